@@ -1,0 +1,19 @@
+#pragma once
+// The subcommands of `dstudio`. Each registers itself on the CLI11 app and returns the exit code
+// through `exit_code` when it runs.
+
+#include <CLI/CLI.hpp>
+
+namespace dstudio::cli {
+
+/// Exit codes scripts can rely on.
+enum ExitCode : int {
+  kOk = 0,
+  kFailed = 1,  ///< the work could not be done: bad input data, I/O error
+  kUsage = 2,   ///< the command line itself is wrong
+};
+
+void add_dataset_commands(CLI::App& app, int& exit_code);
+void add_bench_commands(CLI::App& app, int& exit_code);
+
+}  // namespace dstudio::cli

@@ -1,0 +1,180 @@
+// dstudio dataset info | validate | synth
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "dstudio/data/dataset_io.h"
+#include "dstudio/data/synthetic.h"
+#include "terminal_progress.h"
+
+namespace dstudio::cli {
+namespace {
+
+using data::Dataset;
+using data::DatasetSummary;
+
+nlohmann::ordered_json to_json(const Dataset& ds, const DatasetSummary& s) {
+  nlohmann::ordered_json arrays = nlohmann::ordered_json::array();
+  for (const auto& a : ds.arrays) arrays.push_back({{"key", a.key}, {"dtype", a.dtype}, {"shape", a.shape}});
+  return {
+      {"path", ds.path},
+      {"format", data::to_string(ds.format)},
+      {"env_id", ds.env_id},
+      {"transitions", s.transitions},
+      {"episodes", s.episodes},
+      {"terminated", s.terminated},
+      {"timed_out", s.timed_out},
+      {"unterminated_episodes", s.unterminated_episodes},
+      {"tail_steps", s.tail_steps},
+      {"timeouts_synthesized", ds.timeouts_synthesized},
+      {"obs_dim", s.obs_dim},
+      {"act_dim", s.act_dim},
+      {"qpos_dim", ds.data.qpos_dim},
+      {"qvel_dim", ds.data.qvel_dim},
+      {"return_min", s.return_min},
+      {"return_mean", s.return_mean},
+      {"return_max", s.return_max},
+      {"return_std", s.return_std},
+      {"length_min", s.length_min},
+      {"length_mean", s.length_mean},
+      {"length_max", s.length_max},
+      {"state_mean", ds.state_mean},
+      {"state_std", ds.state_std},
+      {"arrays", arrays},
+      {"metadata", ds.metadata},
+      {"fingerprint", ds.fingerprint},
+      {"warnings", ds.warnings},
+  };
+}
+
+void print_text(const Dataset& ds, const DatasetSummary& s) {
+  std::printf("File          %s\n", ds.path.c_str());
+  std::printf("Format        %s%s\n", data::to_string(ds.format),
+              ds.env_id.empty() ? "" : ("  (environment " + ds.env_id + ")").c_str());
+  std::printf("Transitions   %lld\n", static_cast<long long>(s.transitions));
+  std::printf("Episodes      %lld complete: %lld terminal, %lld timeout%s\n",
+              static_cast<long long>(s.episodes), static_cast<long long>(s.terminated),
+              static_cast<long long>(s.timed_out),
+              ds.timeouts_synthesized ? " (cut every 1000 steps: no 'timeouts' in the file)" : "");
+  std::printf("Tail          %lld steps in %lld unterminated episode(s)\n",
+              static_cast<long long>(s.tail_steps), static_cast<long long>(s.unterminated_episodes));
+  std::printf("Dims          obs %lld, act %lld, qpos %lld, qvel %lld\n",
+              static_cast<long long>(s.obs_dim), static_cast<long long>(s.act_dim),
+              static_cast<long long>(ds.data.qpos_dim), static_cast<long long>(ds.data.qvel_dim));
+  std::printf("Returns       min %.3f  mean %.3f  max %.3f  (std %.3f)\n", s.return_min, s.return_mean,
+              s.return_max, s.return_std);
+  std::printf("Lengths       min %lld  mean %.1f  max %lld\n", static_cast<long long>(s.length_min),
+              s.length_mean, static_cast<long long>(s.length_max));
+  std::printf("Arrays\n");
+  for (const auto& a : ds.arrays) {
+    std::string shape;
+    for (std::size_t i = 0; i < a.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(a.shape[i]);
+    std::printf("  %-24s %-8s (%s)\n", a.key.c_str(), a.dtype.c_str(), shape.c_str());
+  }
+  if (!ds.metadata.empty()) {
+    std::printf("Metadata\n");
+    for (const auto& [k, v] : ds.metadata) {
+      const std::string shown = v.size() > 70 ? v.substr(0, 67) + "..." : v;
+      std::printf("  %-24s %s\n", k.c_str(), shown.c_str());
+    }
+  }
+  std::printf("Fingerprint   %s\n", ds.fingerprint.c_str());
+  for (const auto& w : ds.warnings) std::printf("Warning       %s\n", w.c_str());
+}
+
+// Loads with a progress bar; prints the error and returns nullptr when the file is unusable.
+std::unique_ptr<Dataset> load_or_report(const std::string& path) {
+  try {
+    TerminalProgress bar("loading");
+    return std::make_unique<Dataset>(data::load_dataset(path, {}, bar.progress()));
+  } catch (const data::DatasetError& e) {
+    std::fprintf(stderr, "dstudio: error: %s\n", e.what());
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+void add_dataset_commands(CLI::App& app, int& exit_code) {
+  auto* dataset = app.add_subcommand("dataset", "Inspect, check and make offline-RL datasets");
+  dataset->require_subcommand(1);
+
+  // dataset info
+  auto* info = dataset->add_subcommand("info", "Summarise a D4RL or Minari dataset");
+  auto info_path = std::make_shared<std::string>();
+  auto info_json = std::make_shared<bool>(false);
+  info->add_option("path", *info_path, "D4RL .hdf5 file, Minari main_data.hdf5, or Minari dataset folder")
+      ->required();
+  info->add_flag("--json", *info_json, "Print one JSON object on stdout");
+  info->callback([&exit_code, info_path, info_json] {
+    auto ds = load_or_report(*info_path);
+    if (!ds) {
+      exit_code = kFailed;
+      return;
+    }
+    const auto summary = data::summarize(*ds);
+    if (*info_json) std::cout << to_json(*ds, summary).dump(2) << std::endl;
+    else print_text(*ds, summary);
+  });
+
+  // dataset validate
+  auto* validate = dataset->add_subcommand(
+      "validate", "Exit 0 when a dataset is usable for training, else print why and exit 1");
+  auto validate_path = std::make_shared<std::string>();
+  validate->add_option("path", *validate_path, "Dataset file or Minari folder")->required();
+  validate->callback([&exit_code, validate_path] {
+    auto ds = load_or_report(*validate_path);
+    if (!ds) {
+      exit_code = kFailed;
+      return;
+    }
+    const auto s = data::summarize(*ds);
+    for (const auto& w : ds->warnings) std::fprintf(stderr, "dstudio: warning: %s\n", w.c_str());
+    if (s.episodes == 0) {
+      std::fprintf(stderr, "dstudio: error: %s: no complete episode (terminal or timeout)\n",
+                   ds->path.c_str());
+      exit_code = kFailed;
+      return;
+    }
+    std::printf("ok: %s: %lld transitions, %lld complete episodes\n", ds->path.c_str(),
+                static_cast<long long>(s.transitions), static_cast<long long>(s.episodes));
+  });
+
+  // dataset synth
+  auto* synth = dataset->add_subcommand(
+      "synth", "Write a deterministic synthetic dataset (hopper's shapes, not physics) in the D4RL layout");
+  struct SynthArgs {
+    std::string out;
+    data::SyntheticSpec spec;
+    bool float64 = false, no_timeouts = false;
+  };
+  auto args = std::make_shared<SynthArgs>();
+  synth->add_option("--out", args->out, "Output .hdf5 file")->required();
+  synth->add_option("--transitions", args->spec.transitions, "Number of transitions")
+      ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}))
+      ->capture_default_str();
+  synth->add_option("--seed", args->spec.seed, "Random seed")->capture_default_str();
+  synth->add_flag("--float64", args->float64, "Store floats as float64 (as D4RL replay files do)");
+  synth->add_flag("--no-timeouts", args->no_timeouts, "Omit 'timeouts' (as old D4RL files do)");
+  synth->callback([&exit_code, args] {
+    args->spec.tail_steps = std::min<std::int64_t>(args->spec.tail_steps, args->spec.transitions / 10);
+    data::WriteOptions options;
+    options.float64 = args->float64;
+    options.write_timeouts = !args->no_timeouts;
+    try {
+      data::write_d4rl(args->out, data::make_synthetic(args->spec), data::synthetic_metadata(args->spec),
+                       options);
+    } catch (const data::DatasetError& e) {
+      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
+      exit_code = kFailed;
+      return;
+    }
+    std::printf("wrote %s\n", args->out.c_str());
+  });
+}
+
+}  // namespace dstudio::cli

@@ -1,0 +1,42 @@
+// dstudio: every computation of Decision Studio from the command line, headless.
+
+#include <cstdio>
+#include <exception>
+
+#include "commands.h"
+#include "dstudio/common/system_info.h"
+
+int main(int argc, char** argv) {
+  using namespace dstudio::cli;
+  CLI::App app{"dstudio: Decision Studio from the command line.\n"
+               "Exit codes: 0 done, 1 the work failed (bad input data, I/O), 2 wrong usage.",
+               "dstudio"};
+  app.set_version_flag("--version", dstudio::studio_version());
+  app.require_subcommand(1);
+  app.fallthrough(false);
+  int exit_code = kOk;
+  add_dataset_commands(app, exit_code);
+  add_bench_commands(app, exit_code);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    return kOk;
+  } catch (const CLI::CallForAllHelp&) {
+    std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
+    return kOk;
+  } catch (const CLI::CallForVersion&) {
+    std::puts(dstudio::studio_version().c_str());
+    return kOk;
+  } catch (const CLI::ParseError& e) {
+    // CLI11 prints subcommand help for `--help` after a subcommand through the same path.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "dstudio: error: %s\nRun 'dstudio --help' for usage.\n", e.what());
+    return kUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dstudio: error: %s\n", e.what());
+    return kFailed;
+  }
+  return exit_code;
+}

@@ -1,0 +1,32 @@
+#pragma once
+/// \file
+/// Facts about the running machine that benchmarks and checkpoints record next to their numbers.
+
+#include <cstdint>
+#include <string>
+
+namespace dstudio {
+
+/// The library the `libblas.so.3` alternative resolves to (e.g. ".../openblas-pthread/libblas.so.3"),
+/// or "unknown" when it cannot be determined.
+std::string active_blas();
+
+/// A short name for `active_blas()`: "openblas-pthread", "openblas-openmp", "reference", ...
+std::string active_blas_name();
+
+/// Peak resident set size of this process so far, in bytes.
+std::int64_t peak_rss_bytes();
+
+/// Current resident set size of this process, in bytes (0 if unavailable).
+std::int64_t current_rss_bytes();
+
+/// Physical memory of the machine, in bytes.
+std::int64_t physical_memory_bytes();
+
+/// The number of hardware threads.
+int hardware_threads();
+
+/// "Decision Studio 0.1.0".
+std::string studio_version();
+
+}  // namespace dstudio

@@ -1,0 +1,142 @@
+#pragma once
+/// \file
+/// An offline-RL dataset in memory: the transitions of a D4RL or Minari file, cut into episodes.
+///
+/// Arrays are held as float32 whatever the file stores (float64 replay files are converted on
+/// load; the source dtype is kept in `ArrayInfo`), row-major, one row per transition. Episodes are
+/// never merged: each has an end reason, and steps after the last boundary (D4RL's unterminated
+/// tail, or a Minari episode with neither flag at its last step) are kept as an `Unterminated`
+/// episode that is reported but excluded from statistics and sampling, as in the Decision
+/// Transformer reference code.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dstudio::data {
+
+/// Which on-disk layout a dataset came from.
+enum class DatasetFormat { D4RL, Minari };
+
+/// Why an episode ended.
+enum class EndReason {
+  Terminal,      ///< `terminals` (Minari: `terminations`) set at its last step
+  Timeout,       ///< `timeouts` (Minari: `truncations`) set, or cut at 1000 steps in old files
+  Unterminated,  ///< no flag at its last step: the file ended (or the episode group ended) first
+};
+
+/// "terminal", "timeout" or "unterminated".
+const char* to_string(EndReason reason);
+/// "d4rl" or "minari".
+const char* to_string(DatasetFormat format);
+
+/// One episode: a contiguous run of transitions `[start, start + length)`.
+struct Episode {
+  std::int64_t start = 0;
+  std::int64_t length = 0;
+  EndReason end = EndReason::Unterminated;
+  double ret = 0.0;  ///< undiscounted sum of rewards
+
+  [[nodiscard]] bool complete() const { return end != EndReason::Unterminated; }
+};
+
+/// The transitions in the D4RL layout, as the writer takes them and the loader returns them.
+/// Arrays are row-major with one row per transition; optional arrays are empty when absent.
+struct TransitionArrays {
+  std::int64_t obs_dim = 0;
+  std::int64_t act_dim = 0;
+  std::int64_t qpos_dim = 0;  ///< 0 when there is no `infos/qpos`
+  std::int64_t qvel_dim = 0;  ///< 0 when there is no `infos/qvel`
+
+  std::vector<float> observations;       ///< (N, obs_dim)
+  std::vector<float> next_observations;  ///< (N, obs_dim); optional
+  std::vector<float> actions;            ///< (N, act_dim)
+  std::vector<float> rewards;            ///< (N)
+  std::vector<std::uint8_t> terminals;   ///< (N), 0 or 1
+  std::vector<std::uint8_t> timeouts;    ///< (N), 0 or 1
+  std::vector<float> qpos;               ///< (N, qpos_dim); optional
+  std::vector<float> qvel;               ///< (N, qvel_dim); optional
+
+  /// Number of transitions (rows of `observations`).
+  [[nodiscard]] std::int64_t size() const {
+    return obs_dim > 0 ? static_cast<std::int64_t>(observations.size()) / obs_dim : 0;
+  }
+  /// Bytes held by the arrays.
+  [[nodiscard]] std::int64_t memory_bytes() const;
+  bool operator==(const TransitionArrays&) const = default;
+};
+
+/// Name, dtype and shape of one array as the file stores it.
+struct ArrayInfo {
+  std::string key;    ///< e.g. "observations", "infos/qpos", "episode_0/actions"
+  std::string dtype;  ///< "float32", "float64", "bool", "uint8", ...
+  std::vector<std::int64_t> shape;
+};
+
+/// A loaded dataset: transitions, episodes and the statistics the models need.
+struct Dataset {
+  std::string path;
+  DatasetFormat format = DatasetFormat::D4RL;
+  TransitionArrays data;
+  /// True when the file has no `timeouts` and episodes were cut every 1000 steps.
+  bool timeouts_synthesized = false;
+
+  std::vector<Episode> episodes;  ///< in file order, unterminated ones included
+  std::vector<ArrayInfo> arrays;  ///< every array found, as stored
+  /// Scalar entries of `metadata/` (D4RL) or root attributes (Minari), as text.
+  std::map<std::string, std::string> metadata;
+  /// Environment id when the file names one (Minari `env_spec`, or `metadata/env`), else empty.
+  std::string env_id;
+
+  /// Mean and standard deviation (population) of the states of complete episodes.
+  std::vector<float> state_mean;
+  std::vector<float> state_std;
+  /// "xxh3-128:<hex>" over dims and the float32 contents of observations, actions, rewards,
+  /// terminals and timeouts: equal for the same data whatever the file's dtype or compression.
+  std::string fingerprint;
+  /// Things a user should know that do not make the dataset unusable.
+  std::vector<std::string> warnings;
+
+  [[nodiscard]] std::int64_t transitions() const { return data.size(); }
+  /// Bytes held in memory by this dataset (arrays, episodes, statistics).
+  [[nodiscard]] std::int64_t memory_bytes() const;
+};
+
+/// Counts and return statistics of a dataset, as `dstudio dataset info` prints them.
+struct DatasetSummary {
+  std::int64_t transitions = 0;
+  std::int64_t episodes = 0;  ///< complete episodes only
+  std::int64_t terminated = 0;
+  std::int64_t timed_out = 0;
+  std::int64_t unterminated_episodes = 0;
+  std::int64_t tail_steps = 0;  ///< steps in unterminated episodes
+  std::int64_t obs_dim = 0;
+  std::int64_t act_dim = 0;
+  double return_min = 0, return_mean = 0, return_max = 0, return_std = 0;  ///< complete episodes
+  std::int64_t length_min = 0, length_max = 0;
+  double length_mean = 0;
+};
+
+/// Summarises a dataset; return and length statistics cover complete episodes only.
+DatasetSummary summarize(const Dataset& dataset);
+
+/// Cuts transitions into episodes at every index where `terminals[i] || timeouts[i]`; when
+/// `cut_every > 0` an episode is also ended (as a timeout) after that many steps, as D4RL does for
+/// files without `timeouts`. Steps after the last boundary form one `Unterminated` episode.
+/// Returns are computed from `rewards`. The flag vectors may be empty (meaning all zero).
+std::vector<Episode> segment_episodes(const std::vector<float>& rewards,
+                                      const std::vector<std::uint8_t>& terminals,
+                                      const std::vector<std::uint8_t>& timeouts,
+                                      std::int64_t cut_every = 0);
+
+/// Mean and population standard deviation of the states of the complete episodes, per dimension.
+void state_statistics(const TransitionArrays& data, const std::vector<Episode>& episodes,
+                      std::vector<float>& mean, std::vector<float>& std);
+
+/// The content fingerprint described at `Dataset::fingerprint`.
+std::string content_fingerprint(const TransitionArrays& data);
+
+}  // namespace dstudio::data

@@ -1,0 +1,50 @@
+#include "dstudio/common/system_info.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace dstudio {
+
+std::string active_blas() {
+  // Debian selects the BLAS through the alternatives system; LibTorch, NumPy and friends all load
+  // whatever this link points at.
+  const std::filesystem::path link = "/etc/alternatives/libblas.so.3-x86_64-linux-gnu";
+  std::error_code ec;
+  auto target = std::filesystem::canonical(link, ec);
+  return ec ? std::string("unknown") : target.string();
+}
+
+std::string active_blas_name() {
+  const std::string path = active_blas();
+  if (path == "unknown") return path;
+  const auto dir = std::filesystem::path(path).parent_path().filename().string();
+  if (dir == "blas") return "reference";
+  return dir;  // openblas-pthread, openblas-openmp, blis-pthread, atlas, ...
+}
+
+std::int64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+std::int64_t current_rss_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::int64_t size = 0, resident = 0;
+  if (!(statm >> size >> resident)) return 0;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+std::int64_t physical_memory_bytes() {
+  return static_cast<std::int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+}
+
+int hardware_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+std::string studio_version() { return "Decision Studio " DSTUDIO_VERSION; }
+
+}  // namespace dstudio

@@ -1,0 +1,159 @@
+#include "dstudio/data/dataset.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace dstudio::data {
+
+const char* to_string(EndReason reason) {
+  switch (reason) {
+    case EndReason::Terminal: return "terminal";
+    case EndReason::Timeout: return "timeout";
+    case EndReason::Unterminated: return "unterminated";
+  }
+  return "?";
+}
+
+const char* to_string(DatasetFormat format) {
+  return format == DatasetFormat::D4RL ? "d4rl" : "minari";
+}
+
+template <class T>
+static std::int64_t bytes_of(const std::vector<T>& v) {
+  return static_cast<std::int64_t>(v.capacity() * sizeof(T));
+}
+
+std::int64_t TransitionArrays::memory_bytes() const {
+  return bytes_of(observations) + bytes_of(next_observations) + bytes_of(actions) +
+         bytes_of(rewards) + bytes_of(terminals) + bytes_of(timeouts) + bytes_of(qpos) +
+         bytes_of(qvel);
+}
+
+std::int64_t Dataset::memory_bytes() const {
+  return data.memory_bytes() + bytes_of(episodes) + bytes_of(state_mean) + bytes_of(state_std);
+}
+
+std::vector<Episode> segment_episodes(const std::vector<float>& rewards,
+                                      const std::vector<std::uint8_t>& terminals,
+                                      const std::vector<std::uint8_t>& timeouts,
+                                      std::int64_t cut_every) {
+  const auto n = static_cast<std::int64_t>(rewards.size());
+  std::vector<Episode> episodes;
+  Episode current;
+  for (std::int64_t i = 0; i < n; ++i) {
+    current.ret += rewards[i];
+    ++current.length;
+    const bool terminal = !terminals.empty() && terminals[i];
+    const bool timeout = !timeouts.empty() && timeouts[i];
+    const bool cut = cut_every > 0 && current.length == cut_every;
+    if (terminal || timeout || cut) {
+      current.end = terminal ? EndReason::Terminal : EndReason::Timeout;
+      episodes.push_back(current);
+      current = Episode{.start = i + 1};
+    }
+  }
+  if (current.length > 0) {
+    current.end = EndReason::Unterminated;
+    episodes.push_back(current);
+  }
+  return episodes;
+}
+
+void state_statistics(const TransitionArrays& data, const std::vector<Episode>& episodes,
+                      std::vector<float>& mean, std::vector<float>& std) {
+  const auto dim = static_cast<std::size_t>(data.obs_dim);
+  // Two passes in double precision: the single-pass formula loses digits on long datasets.
+  std::vector<double> sum(dim, 0.0), sq(dim, 0.0);
+  std::int64_t count = 0;
+  for (const auto& ep : episodes) {
+    if (!ep.complete()) continue;
+    for (std::int64_t t = ep.start; t < ep.start + ep.length; ++t) {
+      const float* row = &data.observations[static_cast<std::size_t>(t) * dim];
+      for (std::size_t d = 0; d < dim; ++d) sum[d] += row[d];
+    }
+    count += ep.length;
+  }
+  mean.assign(dim, 0.0f);
+  std.assign(dim, 1.0f);
+  if (count == 0) return;
+  for (std::size_t d = 0; d < dim; ++d) sum[d] /= static_cast<double>(count);
+  for (const auto& ep : episodes) {
+    if (!ep.complete()) continue;
+    for (std::int64_t t = ep.start; t < ep.start + ep.length; ++t) {
+      const float* row = &data.observations[static_cast<std::size_t>(t) * dim];
+      for (std::size_t d = 0; d < dim; ++d) {
+        const double c = row[d] - sum[d];
+        sq[d] += c * c;
+      }
+    }
+  }
+  for (std::size_t d = 0; d < dim; ++d) {
+    mean[d] = static_cast<float>(sum[d]);
+    std[d] = static_cast<float>(std::sqrt(sq[d] / static_cast<double>(count)));
+  }
+}
+
+std::string content_fingerprint(const TransitionArrays& data) {
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_128bits_reset(state);
+  const std::int64_t header[3] = {data.obs_dim, data.act_dim, data.size()};
+  XXH3_128bits_update(state, header, sizeof header);
+  auto add = [&](const auto& v) {
+    XXH3_128bits_update(state, v.data(), v.size() * sizeof(v[0]));
+  };
+  add(data.observations);
+  add(data.actions);
+  add(data.rewards);
+  add(data.terminals);
+  add(data.timeouts);
+  const XXH128_hash_t h = XXH3_128bits_digest(state);
+  XXH3_freeState(state);
+  char text[64];
+  std::snprintf(text, sizeof text, "xxh3-128:%016llx%016llx",
+                static_cast<unsigned long long>(h.high64), static_cast<unsigned long long>(h.low64));
+  return text;
+}
+
+DatasetSummary summarize(const Dataset& dataset) {
+  DatasetSummary s;
+  s.transitions = dataset.transitions();
+  s.obs_dim = dataset.data.obs_dim;
+  s.act_dim = dataset.data.act_dim;
+  double sum = 0, sum_sq = 0, len_sum = 0;
+  bool first = true;
+  for (const auto& ep : dataset.episodes) {
+    switch (ep.end) {
+      case EndReason::Terminal: ++s.terminated; break;
+      case EndReason::Timeout: ++s.timed_out; break;
+      case EndReason::Unterminated:
+        ++s.unterminated_episodes;
+        s.tail_steps += ep.length;
+        continue;
+    }
+    ++s.episodes;
+    sum += ep.ret;
+    sum_sq += ep.ret * ep.ret;
+    len_sum += static_cast<double>(ep.length);
+    if (first) {
+      s.return_min = s.return_max = ep.ret;
+      s.length_min = s.length_max = ep.length;
+      first = false;
+    }
+    s.return_min = std::min(s.return_min, ep.ret);
+    s.return_max = std::max(s.return_max, ep.ret);
+    s.length_min = std::min(s.length_min, ep.length);
+    s.length_max = std::max(s.length_max, ep.length);
+  }
+  if (s.episodes > 0) {
+    const auto n = static_cast<double>(s.episodes);
+    s.return_mean = sum / n;
+    s.return_std = std::sqrt(std::max(0.0, sum_sq / n - s.return_mean * s.return_mean));
+    s.length_mean = len_sum / n;
+  }
+  return s;
+}
+
+}  // namespace dstudio::data

@@ -1,0 +1,112 @@
+#pragma once
+// Internal: RAII handles and typed reads over HDF5's C API, shared by the readers and the writer.
+// Every function here expects the caller to hold `library_mutex()`.
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dstudio/data/dataset_io.h"
+
+namespace dstudio::data::h5 {
+
+/// Debian's serial HDF5 is not built thread-safe: every use of the library takes this lock.
+std::mutex& library_mutex();
+
+/// Turns off HDF5's automatic error printing (we turn the stack into DatasetError messages).
+void silence_library();
+
+/// The most specific description on HDF5's current error stack ("" if none).
+std::string error_stack_message();
+
+/// Owns an HDF5 identifier and closes it with the matching H5?close.
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle() = default;
+  Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  Handle(Handle&& o) noexcept : id_(std::exchange(o.id_, H5I_INVALID_HID)), closer_(o.closer_) {}
+  Handle& operator=(Handle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      id_ = std::exchange(o.id_, H5I_INVALID_HID);
+      closer_ = o.closer_;
+    }
+    return *this;
+  }
+  ~Handle() { reset(); }
+  void reset() {
+    if (id_ >= 0 && closer_) closer_(id_);
+    id_ = H5I_INVALID_HID;
+  }
+  [[nodiscard]] bool valid() const { return id_ >= 0; }
+  operator hid_t() const { return id_; }  // NOLINT: handles are used where hid_t is expected
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+  Closer closer_ = nullptr;
+};
+
+/// Raises DatasetError for one file, adding HDF5's own explanation when it has one.
+struct Context {
+  std::string file;
+  [[noreturn]] void fail(const std::string& key, const std::string& problem) const;
+  [[noreturn]] void fail_h5(const std::string& key, const std::string& what) const;
+};
+
+/// What kind of values an array holds.
+enum class Kind { Float, Integer, Bool, String, Other };
+
+/// An opened HDF5 dataset with its type and shape.
+struct Array {
+  std::string key;
+  Handle dataset, type, space;
+  std::vector<std::int64_t> shape;
+  Kind kind = Kind::Other;
+  std::size_t element_size = 0;
+  std::string dtype;  // "float32", "bool", "uint8", ...
+  [[nodiscard]] std::int64_t rows() const { return shape.empty() ? 1 : shape[0]; }
+  [[nodiscard]] ArrayInfo info() const { return {key, dtype, shape}; }
+};
+
+/// True if `loc` has a link called `name` (a single path component).
+bool has_link(hid_t loc, const std::string& name);
+/// True if `path` (possibly nested, e.g. "infos/qpos") exists below `loc`.
+bool has_path(hid_t loc, const std::string& path);
+/// True if the object at `path` is a group.
+bool is_group(hid_t loc, const std::string& path);
+/// The link names directly inside group `loc`, in HDF5's name order.
+std::vector<std::string> link_names(hid_t loc);
+
+/// Opens `path` below `loc`; `key` is the name used in messages.
+Array open_array(const Context& ctx, hid_t loc, const std::string& path, const std::string& key);
+
+/// Checks that `a` is (rows, cols) with cols >= 1, or (rows) when `allow_vector`.
+/// Returns cols (1 for a vector).
+std::int64_t matrix_cols(const Context& ctx, const Array& a, bool allow_vector);
+/// Checks that `a` is (N) or (N, 1).
+void require_vector(const Context& ctx, const Array& a);
+
+/// Reads rows [row0, row0 + rows) of a float array (float32 or float64 in the file) as float32
+/// into `out` (rows x cols), in blocks, calling `on_rows(n)` after each block. Non-finite values
+/// raise DatasetError naming the count and the first (row, column), offset by `row_offset`.
+void read_floats(const Context& ctx, const Array& a, std::int64_t cols, float* out,
+                 const std::function<void(std::int64_t)>& on_rows, std::int64_t row_offset = 0);
+
+/// Reads a flag vector stored as bool (h5py's enum), integer or float; each value must be 0 or 1.
+void read_flags(const Context& ctx, const Array& a, std::uint8_t* out, std::int64_t row_offset = 0);
+
+/// Reads a scalar (or one-element) dataset or attribute as text; "" if it is not scalar-like.
+std::string read_scalar_text(const Array& a);
+std::string read_attribute_text(hid_t obj, const std::string& name);
+/// Names of the attributes of `obj`.
+std::vector<std::string> attribute_names(hid_t obj);
+
+}  // namespace dstudio::data::h5

@@ -1,0 +1,406 @@
+// Reading D4RL and Minari files into a Dataset. See dataset_io.h for the contract.
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+
+#include "dstudio/common/system_info.h"
+#include "dstudio/data/dataset_io.h"
+#include "h5.h"
+
+namespace dstudio::data {
+
+DatasetError::DatasetError(std::string file, std::string key, const std::string& problem)
+    : std::runtime_error(file + (key.empty() ? "" : ": '" + key + "'") + ": " + problem),
+      file_(std::move(file)),
+      key_(std::move(key)) {}
+
+namespace {
+
+using h5::Array;
+using h5::Context;
+
+// Dimensions beyond this are not an observation or action space; they are a corrupt header.
+constexpr std::int64_t kMaxDim = 1 << 20;
+
+std::string gib(std::int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1 << 30));
+  return text;
+}
+
+// Adds up what the arrays to be loaded will need and refuses absurd totals before allocating.
+struct MemoryBudget {
+  const Context& ctx;
+  std::int64_t limit;
+  std::int64_t total = 0;
+
+  void add(const std::string& key, std::int64_t rows, std::int64_t cols, std::int64_t bytes_per) {
+    if (rows < 0 || cols < 0 || cols > kMaxDim)
+      ctx.fail(key, "declares an impossible shape (" + std::to_string(rows) + ", " +
+                        std::to_string(cols) + ")");
+    // Compare by division first so that absurd declared sizes cannot overflow.
+    if (cols > 0 && rows > (limit - total) / (cols * bytes_per))
+      ctx.fail(key, "declares " + std::to_string(rows) + " x " + std::to_string(cols) +
+                        " values, more than the " + gib(limit) +
+                        " this machine allows for a dataset; refusing to allocate it");
+    total += rows * cols * bytes_per;
+  }
+};
+
+// Reports fractions of the values read so far.
+struct ReadProgress {
+  const Progress& progress;
+  std::int64_t total = 1;
+  std::int64_t done = 0;
+  std::function<void(std::int64_t)> counter(std::int64_t cols, std::string stage) {
+    return [this, cols, stage = std::move(stage)](std::int64_t rows) {
+      done += rows * cols;
+      progress.update(0.02 + 0.88 * static_cast<double>(done) / static_cast<double>(total), stage);
+    };
+  }
+};
+
+void check_rows(const Context& ctx, const Array& a, std::int64_t n, const std::string& reference) {
+  if (a.rows() != n)
+    ctx.fail(a.key, "has " + std::to_string(a.rows()) + " rows but '" + reference + "' has " +
+                        std::to_string(n) + "; there must be one row per transition");
+}
+
+// Scalars anywhere below `group` go to `metadata` as text; every array is listed in `arrays`.
+void read_metadata(const Context& ctx, hid_t loc, const std::string& prefix, Dataset& ds) {
+  for (const auto& name : h5::link_names(loc)) {
+    const std::string path = prefix + "/" + name;
+    if (h5::is_group(loc, name)) {
+      h5::Handle group(H5Gopen2(loc, name.c_str(), H5P_DEFAULT), H5Gclose);
+      if (group.valid()) read_metadata(ctx, group, path, ds);
+      continue;
+    }
+    if (!h5::has_link(loc, name)) continue;
+    h5::Handle probe(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
+    if (!probe.valid()) {
+      H5Eclear2(H5E_DEFAULT);
+      continue;
+    }
+    probe.reset();
+    Array a = h5::open_array(ctx, loc, name, path);
+    ds.arrays.push_back(a.info());
+    if (const std::string text = h5::read_scalar_text(a); !text.empty())
+      ds.metadata[path.substr(std::string("metadata/").size())] = text;
+  }
+}
+
+void read_d4rl(const Context& ctx, hid_t file, const LoadOptions& options,
+               const Progress& progress, Dataset& ds) {
+  Array obs = h5::open_array(ctx, file, "observations", "observations");
+  const std::int64_t obs_dim = h5::matrix_cols(ctx, obs, false);
+  const std::int64_t n = obs.rows();
+  if (n == 0) ctx.fail("observations", "holds zero transitions");
+  Array act = h5::open_array(ctx, file, "actions", "actions");
+  const std::int64_t act_dim = h5::matrix_cols(ctx, act, false);
+  Array rew = h5::open_array(ctx, file, "rewards", "rewards");
+  h5::require_vector(ctx, rew);
+  Array term = h5::open_array(ctx, file, "terminals", "terminals");
+  h5::require_vector(ctx, term);
+  std::optional<Array> tout, next_obs, qpos, qvel;
+  if (h5::has_path(file, "timeouts")) {
+    tout = h5::open_array(ctx, file, "timeouts", "timeouts");
+    h5::require_vector(ctx, *tout);
+  }
+  if (h5::has_path(file, "next_observations")) {
+    next_obs = h5::open_array(ctx, file, "next_observations", "next_observations");
+    if (h5::matrix_cols(ctx, *next_obs, false) != obs_dim)
+      ctx.fail("next_observations", "has " + std::to_string(next_obs->shape[1]) +
+                                        " columns but 'observations' has " + std::to_string(obs_dim));
+  }
+  if (options.infos && h5::has_path(file, "infos/qpos")) qpos = h5::open_array(ctx, file, "infos/qpos", "infos/qpos");
+  if (options.infos && h5::has_path(file, "infos/qvel")) qvel = h5::open_array(ctx, file, "infos/qvel", "infos/qvel");
+
+  // Every length must agree before anything is read.
+  for (const Array* a : {&act, &rew, &term}) check_rows(ctx, *a, n, "observations");
+  for (const auto* a : {&tout, &next_obs, &qpos, &qvel})
+    if (*a) check_rows(ctx, **a, n, "observations");
+  const std::int64_t nq = qpos ? h5::matrix_cols(ctx, *qpos, false) : 0;
+  const std::int64_t nv = qvel ? h5::matrix_cols(ctx, *qvel, false) : 0;
+
+  MemoryBudget budget{ctx, options.max_bytes > 0 ? options.max_bytes : physical_memory_bytes() / 2};
+  budget.add("observations", n, obs_dim, 4);
+  budget.add("actions", n, act_dim, 4);
+  budget.add("rewards", n, 1, 4);
+  budget.add("terminals", n, 1, 9);  // flags pass through an 8-byte buffer
+  if (tout) budget.add("timeouts", n, 1, 9);
+  if (next_obs && options.next_observations) budget.add("next_observations", n, obs_dim, 4);
+  if (qpos) budget.add("infos/qpos", n, nq, 4);
+  if (qvel) budget.add("infos/qvel", n, nv, 4);
+
+  for (const Array* a : {&obs, &act, &rew, &term}) ds.arrays.push_back(a->info());
+  for (const auto* a : {&tout, &next_obs})
+    if (*a) ds.arrays.push_back((*a)->info());
+  if (h5::is_group(file, "infos")) {
+    h5::Handle infos(H5Gopen2(file, "infos", H5P_DEFAULT), H5Gclose);
+    for (const auto& name : h5::link_names(infos)) {
+      if (h5::is_group(infos, name)) continue;
+      ds.arrays.push_back(h5::open_array(ctx, infos, name, "infos/" + name).info());
+    }
+  }
+
+  auto& d = ds.data;
+  d.obs_dim = obs_dim;
+  d.act_dim = act_dim;
+  d.qpos_dim = nq;
+  d.qvel_dim = nv;
+  ReadProgress read{progress};
+  read.total = n * (obs_dim + act_dim + 1 + nq + nv +
+                    (next_obs && options.next_observations ? obs_dim : 0));
+  d.observations.resize(n * obs_dim);
+  h5::read_floats(ctx, obs, obs_dim, d.observations.data(), read.counter(obs_dim, "reading observations"));
+  d.actions.resize(n * act_dim);
+  h5::read_floats(ctx, act, act_dim, d.actions.data(), read.counter(act_dim, "reading actions"));
+  d.rewards.resize(n);
+  h5::read_floats(ctx, rew, 1, d.rewards.data(), read.counter(1, "reading rewards"));
+  d.terminals.resize(n);
+  h5::read_flags(ctx, term, d.terminals.data());
+  if (tout) {
+    d.timeouts.resize(n);
+    h5::read_flags(ctx, *tout, d.timeouts.data());
+  }
+  if (next_obs && options.next_observations) {
+    d.next_observations.resize(n * obs_dim);
+    h5::read_floats(ctx, *next_obs, obs_dim, d.next_observations.data(),
+                    read.counter(obs_dim, "reading next_observations"));
+  }
+  if (qpos) {
+    d.qpos.resize(n * nq);
+    h5::read_floats(ctx, *qpos, nq, d.qpos.data(), read.counter(nq, "reading infos/qpos"));
+  }
+  if (qvel) {
+    d.qvel.resize(n * nv);
+    h5::read_floats(ctx, *qvel, nv, d.qvel.data(), read.counter(nv, "reading infos/qvel"));
+  }
+
+  if (h5::is_group(file, "metadata")) {
+    h5::Handle meta(H5Gopen2(file, "metadata", H5P_DEFAULT), H5Gclose);
+    read_metadata(ctx, meta, "metadata", ds);
+  }
+  for (const char* key : {"env_id", "env", "environment"}) {
+    if (auto it = ds.metadata.find(key); it != ds.metadata.end() && ds.env_id.empty()) ds.env_id = it->second;
+  }
+
+  ds.timeouts_synthesized = !tout;
+  ds.episodes = segment_episodes(d.rewards, d.terminals, d.timeouts,
+                                 tout ? 0 : options.max_episode_steps);
+  if (!tout)
+    ds.warnings.push_back("the file has no 'timeouts': episodes were cut every " +
+                          std::to_string(options.max_episode_steps) + " steps, as D4RL does");
+}
+
+// Minari: one group per episode; observations carry the reset observation (steps + 1 rows).
+struct MinariEpisode {
+  std::string name;
+  std::vector<Array> observations;  // one array, or the members of a dict observation
+  Array actions, rewards, terminations, truncations;
+  std::int64_t steps = 0;
+};
+
+std::optional<std::int64_t> episode_id(const std::string& name) {
+  constexpr std::string_view prefix = "episode_";
+  if (name.rfind(prefix, 0) != 0) return std::nullopt;
+  std::int64_t id = 0;
+  const char* begin = name.data() + prefix.size();
+  const char* end = name.data() + name.size();
+  auto [ptr, ec] = std::from_chars(begin, end, id);
+  if (ec != std::errc() || ptr != end || begin == end) return std::nullopt;
+  return id;
+}
+
+void read_minari(const Context& ctx, hid_t file, const std::vector<std::pair<std::int64_t, std::string>>& names,
+                 const LoadOptions& options, const Progress& progress, Dataset& ds) {
+  for (const auto& attr : h5::attribute_names(file))
+    if (auto text = h5::read_attribute_text(file, attr); !text.empty()) ds.metadata[attr] = text;
+  if (auto it = ds.metadata.find("env_spec"); it != ds.metadata.end()) {
+    const auto spec = nlohmann::json::parse(it->second, nullptr, false);
+    if (spec.is_object() && spec.contains("id") && spec["id"].is_string()) ds.env_id = spec["id"];
+  }
+
+  std::vector<MinariEpisode> episodes;
+  episodes.reserve(names.size());
+  std::int64_t obs_dim = -1, act_dim = -1, total = 0;
+  bool dict_observations = false;
+  for (const auto& [id, name] : names) {
+    MinariEpisode e;
+    e.name = name;
+    e.actions = h5::open_array(ctx, file, name + "/actions", name + "/actions");
+    e.steps = e.actions.rows();
+    const std::int64_t a_dim = h5::matrix_cols(ctx, e.actions, true);
+    e.rewards = h5::open_array(ctx, file, name + "/rewards", name + "/rewards");
+    e.terminations = h5::open_array(ctx, file, name + "/terminations", name + "/terminations");
+    e.truncations = h5::open_array(ctx, file, name + "/truncations", name + "/truncations");
+    for (Array* a : {&e.rewards, &e.terminations, &e.truncations}) {
+      h5::require_vector(ctx, *a);
+      check_rows(ctx, *a, e.steps, name + "/actions");
+    }
+    // A dict observation space (goal-conditioned tasks) is a group: concatenate its members.
+    std::vector<std::string> obs_paths;
+    if (h5::is_group(file, name + "/observations")) {
+      dict_observations = true;
+      h5::Handle g(H5Gopen2(file, (name + "/observations").c_str(), H5P_DEFAULT), H5Gclose);
+      for (const auto& member : h5::link_names(g)) obs_paths.push_back(name + "/observations/" + member);
+      if (obs_paths.empty()) ctx.fail(name + "/observations", "is an empty group");
+    } else {
+      obs_paths.push_back(name + "/observations");
+    }
+    std::int64_t o_dim = 0;
+    for (const auto& path : obs_paths) {
+      Array a = h5::open_array(ctx, file, path, path);
+      o_dim += h5::matrix_cols(ctx, a, true);
+      if (a.rows() != e.steps + 1)
+        ctx.fail(path, "has " + std::to_string(a.rows()) + " rows; a Minari episode of " +
+                           std::to_string(e.steps) + " steps needs steps + 1 = " +
+                           std::to_string(e.steps + 1) + " (the reset observation first)");
+      e.observations.push_back(std::move(a));
+    }
+    if (obs_dim >= 0 && (o_dim != obs_dim || a_dim != act_dim))
+      ctx.fail(name, "has observation/action dims " + std::to_string(o_dim) + "/" + std::to_string(a_dim) +
+                         " but earlier episodes have " + std::to_string(obs_dim) + "/" + std::to_string(act_dim));
+    obs_dim = o_dim;
+    act_dim = a_dim;
+    total += e.steps;
+    episodes.push_back(std::move(e));
+  }
+  if (total == 0) ctx.fail(names.front().second, "holds zero transitions (every episode is empty)");
+
+  MemoryBudget budget{ctx, options.max_bytes > 0 ? options.max_bytes : physical_memory_bytes() / 2};
+  budget.add("observations", total, obs_dim, 4);
+  budget.add("actions", total, act_dim, 4);
+  budget.add("rewards", total, 1, 4);
+  budget.add("terminations", total, 2, 9);
+
+  auto& d = ds.data;
+  d.obs_dim = obs_dim;
+  d.act_dim = act_dim;
+  d.observations.resize(total * obs_dim);
+  d.actions.resize(total * act_dim);
+  d.rewards.resize(total);
+  d.terminals.resize(total);
+  d.timeouts.resize(total);
+  ReadProgress read{progress};
+  read.total = total * (obs_dim + act_dim + 1);
+  std::int64_t row = 0, early_flags = 0;
+  std::vector<float> block;
+  for (auto& e : episodes) {
+    // Observations: copy the first `steps` rows of each member into its columns.
+    std::int64_t col0 = 0;
+    for (const auto& a : e.observations) {
+      const std::int64_t cols = a.shape.size() == 2 ? a.shape[1] : 1;
+      block.resize((e.steps + 1) * cols);
+      h5::read_floats(ctx, a, cols, block.data(), nullptr, 0);
+      for (std::int64_t t = 0; t < e.steps; ++t)
+        std::copy_n(&block[t * cols], cols, &d.observations[(row + t) * obs_dim + col0]);
+      col0 += cols;
+    }
+    read.counter(obs_dim, "reading observations")(e.steps);
+    h5::read_floats(ctx, e.actions, act_dim, &d.actions[row * act_dim], read.counter(act_dim, "reading actions"), 0);
+    h5::read_floats(ctx, e.rewards, 1, &d.rewards[row], read.counter(1, "reading rewards"), 0);
+    h5::read_flags(ctx, e.terminations, &d.terminals[row]);
+    h5::read_flags(ctx, e.truncations, &d.timeouts[row]);
+    Episode ep{.start = row, .length = e.steps};
+    for (std::int64_t t = row; t < row + e.steps; ++t) {
+      ep.ret += d.rewards[t];
+      if (t + 1 < row + e.steps && (d.terminals[t] || d.timeouts[t])) ++early_flags;
+    }
+    if (e.steps > 0) {
+      const std::int64_t last = row + e.steps - 1;
+      ep.end = d.terminals[last] ? EndReason::Terminal
+               : d.timeouts[last] ? EndReason::Timeout
+                                  : EndReason::Unterminated;
+      ds.episodes.push_back(ep);
+    }
+    row += e.steps;
+  }
+  ds.arrays.push_back({"observations", episodes.front().observations.front().dtype, {total + static_cast<std::int64_t>(episodes.size()), obs_dim}});
+  ds.arrays.push_back({"actions", episodes.front().actions.dtype, {total, act_dim}});
+  ds.arrays.push_back({"rewards", episodes.front().rewards.dtype, {total}});
+  ds.arrays.push_back({"terminations", episodes.front().terminations.dtype, {total}});
+  ds.arrays.push_back({"truncations", episodes.front().truncations.dtype, {total}});
+  if (dict_observations)
+    ds.warnings.push_back("observations are a dict: their members were concatenated in name order");
+  if (early_flags > 0)
+    ds.warnings.push_back(std::to_string(early_flags) +
+                          " steps before an episode's last step carry a termination or truncation flag; "
+                          "episodes follow the groups, not these flags");
+}
+
+}  // namespace
+
+Dataset load_dataset(const std::filesystem::path& path, const LoadOptions& options,
+                     const Progress& progress) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path file = path;
+  if (fs::is_directory(path, ec)) {
+    if (fs::exists(path / "data" / "main_data.hdf5", ec)) file = path / "data" / "main_data.hdf5";
+    else if (fs::exists(path / "main_data.hdf5", ec)) file = path / "main_data.hdf5";
+    else throw DatasetError(path.string(), "", "is a folder without data/main_data.hdf5 (not a Minari dataset)");
+  }
+  const Context ctx{file.string()};
+  if (!fs::exists(file, ec)) ctx.fail("", "no such file");
+  if (fs::file_size(file, ec) == 0) ctx.fail("", "is empty (0 bytes)");
+  progress.update(0.0, "opening");
+
+  Dataset ds;
+  ds.path = file.string();
+  {
+    std::lock_guard lock(h5::library_mutex());
+    h5::silence_library();
+    if (H5Fis_hdf5(file.c_str()) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      ctx.fail("", "is not an HDF5 file");
+    }
+    h5::Handle fid(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    if (!fid.valid()) ctx.fail_h5("", "cannot be opened: the file is truncated or corrupt");
+
+    std::vector<std::pair<std::int64_t, std::string>> minari_episodes;
+    std::vector<std::string> keys = h5::link_names(fid);
+    for (const auto& name : keys)
+      if (auto id = episode_id(name)) minari_episodes.emplace_back(*id, name);
+    std::sort(minari_episodes.begin(), minari_episodes.end());
+
+    if (h5::has_link(fid, "observations")) {
+      ds.format = DatasetFormat::D4RL;
+      read_d4rl(ctx, fid, options, progress, ds);
+    } else if (!minari_episodes.empty()) {
+      ds.format = DatasetFormat::Minari;
+      read_minari(ctx, fid, minari_episodes, options, progress, ds);
+    } else {
+      std::string found;
+      for (std::size_t i = 0; i < keys.size() && i < 8; ++i) found += (i ? ", " : "") + keys[i];
+      ctx.fail("", "is neither a D4RL file (no 'observations') nor a Minari file (no 'episode_*' "
+                   "groups); its top-level keys are: " + (found.empty() ? "none" : found));
+    }
+  }
+
+  progress.update(0.92, "statistics");
+  std::int64_t tail = 0, unterminated = 0, complete = 0;
+  for (const auto& ep : ds.episodes) {
+    if (ep.complete()) ++complete;
+    else { ++unterminated; tail += ep.length; }
+  }
+  if (ds.format == DatasetFormat::D4RL && tail > 0)
+    ds.warnings.push_back("the last " + std::to_string(tail) +
+                          " steps end without a terminal or timeout: an unterminated tail, left "
+                          "out of the statistics and of training windows");
+  if (ds.format == DatasetFormat::Minari && unterminated > 0)
+    ds.warnings.push_back(std::to_string(unterminated) + " episodes (" + std::to_string(tail) +
+                          " steps) end with neither termination nor truncation: left out of the "
+                          "statistics and of training windows");
+  if (complete == 0) ds.warnings.push_back("no complete episode: nothing can be sampled for training");
+  state_statistics(ds.data, ds.episodes, ds.state_mean, ds.state_std);
+  progress.update(0.96, "fingerprint");
+  ds.fingerprint = content_fingerprint(ds.data);
+  progress.update(1.0, "done");
+  return ds;
+}
+
+}  // namespace dstudio::data

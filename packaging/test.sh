@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The README's second command (and .ci/run): install what is missing, build everything, run every
+# test. GUI tests use Qt's offscreen platform, so no display is needed.
+set -euo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bash "$top/packaging/setup.sh"
+bash "$top/packaging/build.sh"
+cd "$top"
+ctest --preset release --parallel "${DSTUDIO_JOBS:-$(nproc)}"
