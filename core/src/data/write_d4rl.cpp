@@ -47,13 +47,21 @@ class Writer {
     H5Tset_cset(type, H5T_CSET_UTF8);
     Handle space(H5Screate(H5S_SCALAR), H5Sclose);
     Handle lcpl = group_creating_plist();
-    Handle d(H5Dcreate2(file_, key.c_str(), type, space, lcpl, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+    Handle dcpl = dataset_plist();
+    Handle d(H5Dcreate2(file_, key.c_str(), type, space, lcpl, dcpl, H5P_DEFAULT), H5Dclose);
     const char* data = value.c_str();
     if (!d.valid() || H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, &data) < 0)
       ctx_.fail_h5(key, "could not be written");
   }
 
  private:
+  // No modification times in object headers: the same arrays give the same bytes.
+  static Handle dataset_plist() {
+    Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    H5Pset_obj_track_times(dcpl, 0);
+    return dcpl;
+  }
+
   static Handle group_creating_plist() {
     Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
     H5Pset_create_intermediate_group(lcpl, 1);
@@ -65,7 +73,7 @@ class Writer {
     const int rank = vector ? 1 : 2;
     const hsize_t dims[2] = {static_cast<hsize_t>(rows), static_cast<hsize_t>(cols)};
     Handle space(H5Screate_simple(rank, dims, nullptr), H5Sclose);
-    Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    Handle dcpl = dataset_plist();
     if (options_.gzip_level > 0 && rows > 0) {
       const hsize_t chunk[2] = {static_cast<hsize_t>(std::min(rows, options_.chunk_rows)),
                                 static_cast<hsize_t>(cols)};
@@ -119,7 +127,9 @@ void write_d4rl(const std::filesystem::path& path, const TransitionArrays& data,
     {
       std::lock_guard lock(h5::library_mutex());
       h5::silence_library();
-      Handle file(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+      Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
+      H5Pset_obj_track_times(fcpl, 0);  // intermediate groups inherit this
+      Handle file(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT), H5Fclose);
       if (!file.valid()) ctx.fail_h5("", "cannot be created (is the folder writable?)");
       Writer w(ctx, file, options);
       const std::int64_t n = data.size();

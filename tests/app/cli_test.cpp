@@ -1,0 +1,124 @@
+// The dstudio command line, run as a user runs it: exit codes, stdout JSON and stderr messages.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "h5_fixture.h"
+
+namespace {
+
+using testing::HasSubstr;
+
+struct Result {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+Result run(const std::string& args, const dstudio::test::TempDir& dir) {
+  const auto err_file = dir / "stderr.txt";
+  const std::string cmd = std::string(DSTUDIO_CLI) + " " + args + " 2>" + err_file.string();
+  Result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  char buffer[4096];
+  for (std::size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) r.out.append(buffer, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_file);
+  std::stringstream s;
+  s << in.rdbuf();
+  r.err = s.str();
+  return r;
+}
+
+class Cli : public testing::Test {
+ protected:
+  dstudio::test::TempDir dir;
+};
+
+TEST_F(Cli, InfoJsonHasTheDocumentedKeysAndValues) {
+  dstudio::test::D4rlSpec spec;
+  spec.n = 12;
+  spec.terminals = {0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  spec.timeouts = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0};
+  dstudio::test::write_d4rl_fixture(dir / "d.hdf5", spec);
+  const auto r = run("dataset info --json " + (dir / "d.hdf5").string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);  // exactly one JSON object on stdout
+  EXPECT_EQ(j["transitions"], 12);
+  EXPECT_EQ(j["episodes"], 2);
+  EXPECT_EQ(j["terminated"], 1);
+  EXPECT_EQ(j["timed_out"], 1);
+  EXPECT_EQ(j["tail_steps"], 5);
+  EXPECT_EQ(j["obs_dim"], 3);
+  EXPECT_EQ(j["act_dim"], 2);
+  // Returns over complete episodes: 3.75 and 5.5.
+  EXPECT_DOUBLE_EQ(j["return_min"].get<double>(), 3.75);
+  EXPECT_DOUBLE_EQ(j["return_max"].get<double>(), 5.5);
+  EXPECT_DOUBLE_EQ(j["return_mean"].get<double>(), 4.625);
+  EXPECT_EQ(j["format"], "d4rl");
+  EXPECT_EQ(j["arrays"][0]["dtype"], "float32");
+}
+
+TEST_F(Cli, InfoTextNamesTheTail) {
+  dstudio::test::D4rlSpec spec;
+  spec.terminals = {0, 0, 1};
+  dstudio::test::write_d4rl_fixture(dir / "d.hdf5", spec);
+  const auto r = run("dataset info " + (dir / "d.hdf5").string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Tail          7 steps in 1 unterminated episode(s)"));
+}
+
+TEST_F(Cli, ValidateExitCodes) {
+  dstudio::test::D4rlSpec spec;
+  spec.terminals = {0, 1};
+  dstudio::test::write_d4rl_fixture(dir / "good.hdf5", spec);
+  auto r = run("dataset validate " + (dir / "good.hdf5").string(), dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("ok:"));
+
+  std::ofstream(dir / "bad.hdf5") << "not hdf5";
+  r = run("dataset validate " + (dir / "bad.hdf5").string(), dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_THAT(r.err, HasSubstr("bad.hdf5: is not an HDF5 file"));
+
+  // Readable but with no complete episode: not usable for training.
+  dstudio::test::D4rlSpec tail_only;
+  dstudio::test::write_d4rl_fixture(dir / "tail.hdf5", tail_only);
+  r = run("dataset validate " + (dir / "tail.hdf5").string(), dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("no complete episode"));
+}
+
+TEST_F(Cli, UsageErrorsExitTwoAndHelpExitsZero) {
+  EXPECT_EQ(run("", dir).exit_code, 2);
+  EXPECT_EQ(run("dataset frobnicate", dir).exit_code, 2);
+  auto r = run("dataset info --no-such-option x", dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--no-such-option"));
+  r = run("dataset info --help", dir);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("--json"));
+  for (const char* cmd : {"--help", "dataset --help", "dataset validate --help", "dataset synth --help",
+                          "bench --help", "bench dataset-load --help"})
+    EXPECT_EQ(run(cmd, dir).exit_code, 0) << cmd;
+}
+
+TEST_F(Cli, SynthWritesALoadableDeterministicFile) {
+  const auto a = (dir / "a.hdf5").string(), b = (dir / "b.hdf5").string();
+  ASSERT_EQ(run("dataset synth --transitions 5000 --seed 2 --out " + a, dir).exit_code, 0);
+  ASSERT_EQ(run("dataset synth --transitions 5000 --seed 2 --out " + b, dir).exit_code, 0);
+  const auto ja = nlohmann::json::parse(run("dataset info --json " + a, dir).out);
+  const auto jb = nlohmann::json::parse(run("dataset info --json " + b, dir).out);
+  EXPECT_EQ(ja["transitions"], 5000);
+  EXPECT_EQ(ja["fingerprint"], jb["fingerprint"]);
+  EXPECT_GT(ja["tail_steps"].get<int>(), 0);
+}
+
+}  // namespace
