@@ -1,0 +1,244 @@
+#include "main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTimer>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "default_dataset.h"
+#include "dstudio/common/system_info.h"
+#include "dstudio/data/dataset_io.h"
+#include "dstudio/viz/dataset_view.h"
+
+namespace dstudio::studio {
+
+namespace {
+constexpr int kMaxRecent = 10;
+const char* kRecentKey = "recentDatasets";
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent),
+      view_(new viz::DatasetView),
+      status_(new QLabel),
+      progress_(new QProgressBar),
+      cancel_button_(new QPushButton(tr("Cancel"))),
+      progress_timer_(new QTimer(this)) {
+  setWindowTitle(tr("Decision Studio"));
+  setCentralWidget(view_);
+  setAcceptDrops(true);
+  resize(1280, 800);
+
+  auto* file_menu = menuBar()->addMenu(tr("&File"));
+  auto* open = file_menu->addAction(tr("&Open Dataset…"), this, &MainWindow::chooseFile);
+  open->setShortcut(QKeySequence::Open);
+  recent_menu_ = file_menu->addMenu(tr("Open &Recent"));
+  file_menu->addAction(tr("Open &Default Dataset"), this, &MainWindow::openDefaultDataset);
+  file_menu->addSeparator();
+  auto* quit = file_menu->addAction(tr("&Quit"), this, &QWidget::close);
+  quit->setShortcut(QKeySequence::Quit);
+  auto* help_menu = menuBar()->addMenu(tr("&Help"));
+  help_menu->addAction(tr("&About Decision Studio"), this, &MainWindow::showAbout);
+
+  progress_->setRange(0, 1000);
+  progress_->setMaximumWidth(220);
+  progress_->setTextVisible(false);
+  progress_->hide();
+  cancel_button_->hide();
+  cancel_button_->setShortcut(Qt::Key_Escape);
+  connect(cancel_button_, &QPushButton::clicked, this, &MainWindow::cancelLoad);
+  statusBar()->addWidget(status_, 1);
+  statusBar()->addPermanentWidget(progress_);
+  statusBar()->addPermanentWidget(cancel_button_);
+  status_->setText(tr("Open a D4RL or Minari dataset: File ▸ Open, or drop a file here."));
+
+  // The worker only stores numbers; the GUI picks them up at its own pace.
+  progress_timer_->setInterval(50);
+  connect(progress_timer_, &QTimer::timeout, this, &MainWindow::showProgress);
+  connect(&watcher_, &QFutureWatcher<LoadOutcome>::finished, this, &MainWindow::onLoadFinished);
+
+  QSettings settings;
+  restoreGeometry(settings.value("mainWindow/geometry").toByteArray());
+  rebuildRecentMenu();
+}
+
+MainWindow::~MainWindow() {
+  // Never destroy the window under a running worker: stop it and wait.
+  cancel_.cancel();
+  watcher_.waitForFinished();
+}
+
+bool MainWindow::isLoading() const { return watcher_.isRunning(); }
+
+QString MainWindow::currentPath() const {
+  const auto& ds = view_->dataset();
+  return ds ? QString::fromStdString(ds->path) : QString();
+}
+
+void MainWindow::openDataset(const QString& path) {
+  startLoad(QFileInfo(path).fileName(), [path] { return path; });
+}
+
+void MainWindow::openDefaultDataset() {
+  startLoad(tr("default dataset"), [] { return ensureDefaultDataset(); });
+}
+
+void MainWindow::startLoad(const QString& label, std::function<QString()> resolve_path) {
+  if (watcher_.isRunning()) {
+    cancel_.cancel();
+    watcher_.waitForFinished();  // a cancelled load stops at its next block
+  }
+  cancel_ = CancelToken();
+  fraction_ = 0.0;
+  {
+    std::lock_guard lock(stage_mutex_);
+    stage_ = tr("opening");
+  }
+  Progress progress;
+  progress.cancel = cancel_;
+  progress.report = [this](double f, std::string_view stage) {
+    fraction_ = f;
+    std::lock_guard lock(stage_mutex_);
+    stage_ = QString::fromUtf8(stage.data(), static_cast<qsizetype>(stage.size()));
+  };
+  status_->setText(tr("Loading %1 …").arg(label));
+  progress_->setValue(0);
+  progress_->show();
+  cancel_button_->show();
+  progress_timer_->start();
+
+  watcher_.setFuture(QtConcurrent::run([resolve_path = std::move(resolve_path), progress] {
+    LoadOutcome outcome;
+    try {
+      outcome.path = resolve_path();
+      outcome.dataset = std::make_shared<const data::Dataset>(data::load_dataset(outcome.path.toStdString(), {}, progress));
+    } catch (const Cancelled&) {
+      outcome.cancelled = true;
+    } catch (const std::exception& e) {
+      outcome.error = QString::fromStdString(e.what());
+    }
+    return outcome;
+  }));
+}
+
+void MainWindow::cancelLoad() {
+  if (!watcher_.isRunning()) return;
+  cancel_.cancel();
+  status_->setText(tr("Cancelling …"));
+}
+
+void MainWindow::showProgress() {
+  progress_->setValue(static_cast<int>(fraction_.load() * 1000));
+  std::lock_guard lock(stage_mutex_);
+  progress_->setToolTip(stage_);
+}
+
+void MainWindow::onLoadFinished() {
+  progress_timer_->stop();
+  progress_->hide();
+  cancel_button_->hide();
+  const LoadOutcome outcome = watcher_.result();
+  if (outcome.cancelled) {
+    status_->setText(tr("Loading cancelled; %1").arg(currentPath().isEmpty() ? tr("nothing is open.") : tr("still showing %1.").arg(QFileInfo(currentPath()).fileName())));
+    emit loadCancelled();
+    return;
+  }
+  if (!outcome.dataset) {
+    status_->setText(tr("Could not open the dataset."));
+    showError(outcome.error);
+    emit loadFailed(outcome.error);
+    return;
+  }
+  view_->setDataset(outcome.dataset);
+  const auto s = data::summarize(*outcome.dataset);
+  const QString name = QFileInfo(outcome.path).fileName();
+  setWindowTitle(tr("%1 — Decision Studio").arg(name));
+  status_->setText(tr("%1: %2 transitions, %3 complete episodes, %4 tail steps")
+                       .arg(name)
+                       .arg(QLocale().toString(static_cast<qlonglong>(s.transitions)))
+                       .arg(s.episodes)
+                       .arg(s.tail_steps));
+  rememberRecent(outcome.path);
+  emit datasetOpened(outcome.path);
+}
+
+void MainWindow::showError(const QString& message) {
+  // Window-modal and non-blocking: the event loop (and any test driving it) keeps running.
+  auto* box = new QMessageBox(QMessageBox::Critical, tr("Cannot open dataset"),
+                              tr("This file cannot be used as a dataset."), QMessageBox::Ok, this);
+  box->setInformativeText(message);
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->setObjectName("datasetErrorDialog");
+  box->open();
+}
+
+void MainWindow::chooseFile() {
+  QSettings settings;
+  const QString dir = settings.value("lastDatasetFolder").toString();
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open Dataset"), dir,
+                                                    tr("HDF5 datasets (*.hdf5 *.h5);;All files (*)"));
+  if (path.isEmpty()) return;
+  settings.setValue("lastDatasetFolder", QFileInfo(path).absolutePath());
+  openDataset(path);
+}
+
+void MainWindow::rememberRecent(const QString& path) {
+  QSettings settings;
+  QStringList recent = settings.value(kRecentKey).toStringList();
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  recent.removeAll(absolute);
+  recent.prepend(absolute);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  settings.setValue(kRecentKey, recent);
+  rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+  recent_menu_->clear();
+  const QStringList recent = QSettings().value(kRecentKey).toStringList();
+  for (int i = 0; i < recent.size(); ++i) {
+    const QString path = recent[i];
+    auto* action = recent_menu_->addAction(QString("&%1  %2").arg(i + 1).arg(QFileInfo(path).fileName()),
+                                           this, [this, path] { openDataset(path); });
+    action->setToolTip(path);
+  }
+  recent_menu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  if (event->mimeData()->hasUrls() && event->mimeData()->urls().first().isLocalFile())
+    event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  const auto urls = event->mimeData()->urls();
+  if (urls.isEmpty() || !urls.first().isLocalFile()) return;
+  event->acceptProposedAction();
+  openDataset(urls.first().toLocalFile());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  QSettings().setValue("mainWindow/geometry", saveGeometry());
+  QMainWindow::closeEvent(event);
+}
+
+void MainWindow::showAbout() {
+  QMessageBox::about(this, tr("About Decision Studio"),
+                     tr("<b>%1</b><p>A studio for return-conditioned sequence models in offline "
+                        "reinforcement learning.</p><p>BLAS: %2</p>")
+                         .arg(QString::fromStdString(studio_version()), QString::fromStdString(active_blas_name())));
+}
+
+}  // namespace dstudio::studio

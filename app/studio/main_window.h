@@ -1,0 +1,88 @@
+#pragma once
+/// \file
+/// The studio's main window. Datasets are opened by menu, drag-and-drop or argument, loaded on a
+/// worker thread with progress and cancel in the status bar; a file that cannot be used is
+/// explained in a dialog and whatever was open stays open.
+
+#include <QFutureWatcher>
+#include <QMainWindow>
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "dstudio/common/progress.h"
+#include "dstudio/data/dataset.h"
+
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QPushButton;
+class QTimer;
+
+namespace dstudio::viz {
+class DatasetView;
+}
+
+namespace dstudio::studio {
+
+/// What a background load produced: a dataset, or an error message, or a cancellation.
+struct LoadOutcome {
+  QString path;
+  std::shared_ptr<const data::Dataset> dataset;
+  QString error;
+  bool cancelled = false;
+};
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  /// Starts loading `path` in the background (cancelling a load already running).
+  void openDataset(const QString& path);
+  /// Writes the embedded default dataset if needed, then opens it.
+  void openDefaultDataset();
+  /// Asks the running load to stop; the previous dataset stays.
+  void cancelLoad();
+
+  [[nodiscard]] bool isLoading() const;
+  [[nodiscard]] QString currentPath() const;
+  [[nodiscard]] viz::DatasetView* datasetView() const { return view_; }
+
+ signals:
+  void datasetOpened(const QString& path);
+  void loadFailed(const QString& message);
+  void loadCancelled();
+
+ protected:
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void startLoad(const QString& label, std::function<QString()> resolve_path);
+  void onLoadFinished();
+  void showProgress();
+  void showError(const QString& message);
+  void chooseFile();
+  void rememberRecent(const QString& path);
+  void rebuildRecentMenu();
+  void showAbout();
+
+  viz::DatasetView* view_;
+  QMenu* recent_menu_;
+  QLabel* status_;
+  QProgressBar* progress_;
+  QPushButton* cancel_button_;
+  QTimer* progress_timer_;
+  QFutureWatcher<LoadOutcome> watcher_;
+  CancelToken cancel_;
+
+  // Written by the worker, read by the progress timer on the GUI thread.
+  std::atomic<double> fraction_{0.0};
+  std::mutex stage_mutex_;
+  QString stage_;
+};
+
+}  // namespace dstudio::studio

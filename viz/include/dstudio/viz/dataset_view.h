@@ -1,0 +1,54 @@
+#pragma once
+/// \file
+/// The dataset browser: a summary of the file (counts, end reasons, tail, dims, dtypes, metadata,
+/// warnings), the episode list, and the histogram of episode returns. Selecting an episode marks
+/// its return on the histogram.
+
+#include <QWidget>
+#include <memory>
+
+#include "dstudio/data/dataset.h"
+
+class QLabel;
+class QTableView;
+class QTreeWidget;
+class QSortFilterProxyModel;
+
+namespace dstudio::viz {
+
+class EpisodeTableModel;
+class ReturnHistogram;
+
+/// Shows one dataset; `setDataset(nullptr)` clears it.
+class DatasetView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit DatasetView(QWidget* parent = nullptr);
+
+  void setDataset(std::shared_ptr<const data::Dataset> dataset);
+  [[nodiscard]] const std::shared_ptr<const data::Dataset>& dataset() const { return dataset_; }
+
+  [[nodiscard]] QTreeWidget* summary() const { return summary_; }
+  [[nodiscard]] QTableView* episodeTable() const { return table_; }
+  [[nodiscard]] ReturnHistogram* returnHistogram() const { return histogram_; }
+  /// The banner listing the dataset's warnings (hidden when there are none).
+  [[nodiscard]] QLabel* warningsBanner() const { return warnings_; }
+
+ signals:
+  /// Emitted with the index into `Dataset::episodes` when the user selects an episode.
+  void episodeSelected(qint64 episode);
+
+ private:
+  void fillSummary();
+  void onRowSelected();
+
+  std::shared_ptr<const data::Dataset> dataset_;
+  QTreeWidget* summary_;
+  QTableView* table_;
+  EpisodeTableModel* model_;
+  QSortFilterProxyModel* proxy_;
+  ReturnHistogram* histogram_;
+  QLabel* warnings_;
+};
+
+}  // namespace dstudio::viz

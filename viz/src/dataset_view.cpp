@@ -1,0 +1,160 @@
+#include "dstudio/viz/dataset_view.h"
+
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLocale>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTableView>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <cmath>
+
+#include "colors.h"
+#include "dstudio/viz/episode_table_model.h"
+#include "dstudio/viz/return_histogram.h"
+
+namespace dstudio::viz {
+
+DatasetView::DatasetView(QWidget* parent)
+    : QWidget(parent),
+      summary_(new QTreeWidget),
+      table_(new QTableView),
+      model_(new EpisodeTableModel(this)),
+      proxy_(new QSortFilterProxyModel(this)),
+      histogram_(new ReturnHistogram),
+      warnings_(new QLabel) {
+  summary_->setColumnCount(2);
+  summary_->setHeaderLabels({tr("Dataset"), tr("Value")});
+  summary_->setAlternatingRowColors(true);
+  summary_->setUniformRowHeights(true);
+  summary_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+
+  proxy_->setSourceModel(model_);
+  proxy_->setSortRole(Qt::UserRole);
+  table_->setModel(proxy_);
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(EpisodeTableModel::Index, Qt::AscendingOrder);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  table_->setAlternatingRowColors(true);
+  table_->verticalHeader()->setVisible(false);
+  table_->verticalHeader()->setDefaultSectionSize(22);
+  table_->horizontalHeader()->setStretchLastSection(true);
+  connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &DatasetView::onRowSelected);
+
+  auto* right = new QSplitter(Qt::Vertical);
+  right->addWidget(histogram_);
+  right->addWidget(table_);
+  right->setStretchFactor(0, 1);
+  right->setStretchFactor(1, 1);
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(summary_);
+  split->addWidget(right);
+  split->setStretchFactor(0, 2);
+  split->setStretchFactor(1, 3);
+  // Warnings get a wrapped banner of their own: they matter and are too long for a tree row.
+  warnings_->setWordWrap(true);
+  warnings_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  warnings_->setObjectName("datasetWarnings");
+  warnings_->setStyleSheet("QLabel { background: #fff4e5; border: 1px solid #d55e00; border-radius: 3px; padding: 4px; }");
+  warnings_->hide();
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(warnings_);
+  layout->addWidget(split, 1);
+}
+
+void DatasetView::setDataset(std::shared_ptr<const data::Dataset> dataset) {
+  dataset_ = std::move(dataset);
+  model_->setDataset(dataset_);
+  table_->resizeColumnsToContents();
+  std::vector<double> returns;
+  if (dataset_)
+    for (const auto& ep : dataset_->episodes)
+      if (ep.complete()) returns.push_back(ep.ret);
+  histogram_->setReturns(returns);
+  fillSummary();
+}
+
+void DatasetView::fillSummary() {
+  summary_->clear();
+  warnings_->hide();
+  if (!dataset_) return;
+  const auto& ds = *dataset_;
+  const auto s = data::summarize(ds);
+  const QLocale locale;
+  auto section = [&](const QString& title) {
+    auto* item = new QTreeWidgetItem(summary_, {title});
+    QFont bold = item->font(0);
+    bold.setBold(true);
+    item->setFont(0, bold);
+    item->setExpanded(true);
+    return item;
+  };
+  auto row = [](QTreeWidgetItem* parent, const QString& key, const QString& value) {
+    auto* item = new QTreeWidgetItem(parent, {key, value});
+    item->setToolTip(1, value);
+    return item;
+  };
+  auto count = [&](std::int64_t n) { return locale.toString(static_cast<qlonglong>(n)); };
+  auto number = [](double v) { return QString::number(v, 'f', 1); };
+
+  auto* file = section(tr("File"));
+  row(file, tr("Name"), QFileInfo(QString::fromStdString(ds.path)).fileName());
+  row(file, tr("Folder"), QFileInfo(QString::fromStdString(ds.path)).absolutePath());
+  row(file, tr("Format"), QString(data::to_string(ds.format)).toUpper());
+  if (!ds.env_id.empty()) row(file, tr("Environment"), QString::fromStdString(ds.env_id));
+  row(file, tr("Fingerprint"), QString::fromStdString(ds.fingerprint));
+
+  auto* counts = section(tr("Transitions and episodes"));
+  row(counts, tr("Transitions"), count(s.transitions));
+  row(counts, tr("Complete episodes"), count(s.episodes));
+  row(counts, tr("  ending in a terminal"), count(s.terminated));
+  row(counts, tr("  ending in a timeout"), count(s.timed_out) + (ds.timeouts_synthesized ? tr(" (cut every 1000 steps)") : QString()));
+  auto* tail = row(counts, tr("Unterminated tail"),
+                   tr("%1 steps in %2 episode(s)").arg(count(s.tail_steps)).arg(s.unterminated_episodes));
+  if (s.tail_steps > 0) tail->setForeground(1, colors::kVermillion);
+  row(counts, tr("Episode length"), tr("min %1, mean %2, max %3").arg(s.length_min).arg(number(s.length_mean)).arg(s.length_max));
+
+  auto* returns = section(tr("Returns (complete episodes)"));
+  row(returns, tr("Minimum"), number(s.return_min));
+  row(returns, tr("Mean ± std"), number(s.return_mean) + " ± " + number(s.return_std));
+  row(returns, tr("Maximum"), number(s.return_max));
+
+  auto* dims = section(tr("Dimensions"));
+  row(dims, tr("Observation"), QString::number(ds.data.obs_dim));
+  row(dims, tr("Action"), QString::number(ds.data.act_dim));
+  if (ds.data.qpos_dim > 0) row(dims, tr("qpos / qvel"), QString("%1 / %2").arg(ds.data.qpos_dim).arg(ds.data.qvel_dim));
+
+  auto* arrays = section(tr("Arrays in the file"));
+  arrays->setExpanded(false);
+  for (const auto& a : ds.arrays) {
+    QStringList shape;
+    for (auto d : a.shape) shape << QString::number(d);
+    row(arrays, QString::fromStdString(a.key), QString::fromStdString(a.dtype) + "  (" + shape.join(", ") + ")");
+  }
+  if (!ds.metadata.empty()) {
+    auto* meta = section(tr("Metadata"));
+    for (const auto& [k, v] : ds.metadata) row(meta, QString::fromStdString(k), QString::fromStdString(v));
+  }
+  QStringList warnings;
+  for (const auto& w : ds.warnings) warnings << QStringLiteral("⚠ ") + QString::fromStdString(w).toHtmlEscaped();
+  warnings_->setText(warnings.join("<br>"));
+  warnings_->setVisible(!warnings.isEmpty());
+}
+
+void DatasetView::onRowSelected() {
+  const auto rows = table_->selectionModel()->selectedRows();
+  if (rows.isEmpty() || !dataset_) {
+    histogram_->markReturn(std::nan(""));
+    return;
+  }
+  const int episode = proxy_->mapToSource(rows.front()).row();
+  const auto& ep = dataset_->episodes.at(static_cast<std::size_t>(episode));
+  histogram_->markReturn(ep.complete() ? ep.ret : std::nan(""));
+  emit episodeSelected(episode);
+}
+
+}  // namespace dstudio::viz
