@@ -23,6 +23,11 @@ ReturnHistogram::ReturnHistogram(QWidget* parent) : QWidget(parent), plot_(new Q
   bars_->setWidthType(QCPBars::wtPlotCoords);
   plot_->xAxis->setLabel(tr("Episode return"));
   plot_->yAxis->setLabel(tr("Episodes"));
+  // Counts are whole numbers: ticks at integer multiples only.
+  QSharedPointer<QCPAxisTickerFixed> counts(new QCPAxisTickerFixed);
+  counts->setTickStep(1.0);
+  counts->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+  plot_->yAxis->setTicker(counts);
   plot_->plotLayout()->insertRow(0);
   plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, tr("Returns of complete episodes"),
                                                             QFont(font().family(), 10, QFont::Bold)));

@@ -1,0 +1,165 @@
+// The studio window driven as a user drives it: open, fail, drop, cancel, remember.
+
+#include <gtest/gtest.h>
+
+#include <QApplication>
+#include <QDir>
+#include <QDropEvent>
+#include <QLabel>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTreeWidget>
+#include <QUrl>
+#include <fstream>
+
+#include "dstudio/data/dataset_io.h"
+#include "dstudio/data/synthetic.h"
+#include "dstudio/viz/dataset_view.h"
+#include "dstudio/viz/return_histogram.h"
+#include "h5_fixture.h"
+#include "main_window.h"
+
+namespace dstudio::studio {
+namespace {
+
+class Studio : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    static int argc = 1;
+    static char name[] = "gui_tests";
+    static char* argv[] = {name, nullptr};
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    QStandardPaths::setTestModeEnabled(true);  // settings and caches in a test location
+    QApplication::setApplicationName("decision-studio-tests");
+    if (!QApplication::instance()) new QApplication(argc, argv);
+  }
+
+  void SetUp() override {
+    QSettings().clear();
+    test::D4rlSpec spec;
+    spec.n = 12;
+    spec.terminals = {0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    spec.timeouts = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0};
+    good = QString::fromStdString((dir / "good.hdf5").string());
+    test::write_d4rl_fixture(good.toStdString(), spec);
+  }
+
+  // Opens `path` and waits for the window to report the outcome.
+  bool open(MainWindow& w, const QString& path) {
+    QSignalSpy opened(&w, &MainWindow::datasetOpened);
+    QSignalSpy failed(&w, &MainWindow::loadFailed);
+    w.openDataset(path);
+    return opened.wait(10000) || !failed.isEmpty() ? !opened.isEmpty() : false;
+  }
+
+  static void save_screenshot(QWidget& w, const QString& name) {
+    const QString dir = DSTUDIO_SCREENSHOT_DIR;
+    QDir().mkpath(dir);
+    w.grab().save(QDir(dir).filePath(name));
+  }
+
+  test::TempDir dir;
+  QString good;
+};
+
+TEST_F(Studio, OpensADatasetAndShowsSummaryEpisodesAndHistogram) {
+  MainWindow w;
+  w.resize(1200, 760);
+  w.show();
+  ASSERT_TRUE(open(w, good));
+  EXPECT_EQ(w.currentPath(), good);
+  auto* view = w.datasetView();
+  EXPECT_EQ(view->episodeTable()->model()->rowCount(), 3);  // two episodes and the tail
+  double counted = 0;
+  for (const auto& [centre, count] : view->returnHistogram()->bars()) counted += count;
+  EXPECT_EQ(counted, 2.0);  // only complete episodes are binned
+  EXPECT_FALSE(view->summary()->findItems("Transitions", Qt::MatchRecursive | Qt::MatchExactly).isEmpty());
+  const auto tail = view->summary()->findItems("Unterminated tail", Qt::MatchRecursive | Qt::MatchExactly);
+  ASSERT_EQ(tail.size(), 1);
+  EXPECT_EQ(tail.front()->text(1), "5 steps in 1 episode(s)");
+  EXPECT_TRUE(view->warningsBanner()->isVisible());
+  EXPECT_TRUE(view->warningsBanner()->text().contains("last 5 steps"));
+  EXPECT_TRUE(w.windowTitle().startsWith("good.hdf5"));
+  view->episodeTable()->selectRow(1);
+  save_screenshot(w, "dataset-view.png");
+}
+
+TEST_F(Studio, ABadFileShowsTheErrorAndKeepsWhatWasOpen) {
+  MainWindow w;
+  w.show();
+  ASSERT_TRUE(open(w, good));
+  const QString bad = QString::fromStdString((dir / "bad.hdf5").string());
+  std::ofstream(bad.toStdString()) << "this is not HDF5";
+  QSignalSpy failed(&w, &MainWindow::loadFailed);
+  w.openDataset(bad);
+  ASSERT_TRUE(failed.wait(10000));
+  EXPECT_TRUE(failed.front().front().toString().contains("bad.hdf5: is not an HDF5 file"));
+  auto* dialog = w.findChild<QMessageBox*>("datasetErrorDialog");
+  ASSERT_NE(dialog, nullptr);
+  EXPECT_TRUE(dialog->isVisible());
+  EXPECT_TRUE(dialog->informativeText().contains("bad.hdf5"));
+  save_screenshot(w, "dataset-error-window.png");
+  save_screenshot(*dialog, "dataset-error-dialog.png");
+  dialog->accept();
+  // The previous dataset is still shown, untouched.
+  EXPECT_EQ(w.currentPath(), good);
+  EXPECT_EQ(w.datasetView()->episodeTable()->model()->rowCount(), 3);
+}
+
+TEST_F(Studio, DroppingAFileOpensIt) {
+  MainWindow w;
+  w.show();
+  QMimeData mime;
+  mime.setUrls({QUrl::fromLocalFile(good)});
+  QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+  QApplication::sendEvent(&w, &enter);
+  EXPECT_TRUE(enter.isAccepted());
+  QSignalSpy opened(&w, &MainWindow::datasetOpened);
+  QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+  QApplication::sendEvent(&w, &drop);
+  ASSERT_TRUE(opened.wait(10000));
+  EXPECT_EQ(w.currentPath(), good);
+}
+
+TEST_F(Studio, CancellingALoadKeepsThePreviousDataset) {
+  data::SyntheticSpec spec;
+  spec.transitions = 400'000;
+  const auto big = dir / "big.hdf5";
+  data::write_d4rl(big, data::make_synthetic(spec));
+  MainWindow w;
+  w.show();
+  ASSERT_TRUE(open(w, good));
+  QSignalSpy cancelled(&w, &MainWindow::loadCancelled);
+  w.openDataset(QString::fromStdString(big.string()));
+  EXPECT_TRUE(w.isLoading());
+  w.cancelLoad();
+  ASSERT_TRUE(cancelled.wait(10000));
+  EXPECT_FALSE(w.isLoading());
+  EXPECT_EQ(w.currentPath(), good);
+}
+
+TEST_F(Studio, RemembersRecentDatasets) {
+  {
+    MainWindow w;
+    ASSERT_TRUE(open(w, good));
+  }
+  const QStringList recent = QSettings().value("recentDatasets").toStringList();
+  ASSERT_FALSE(recent.isEmpty());
+  EXPECT_EQ(recent.front(), good);
+}
+
+TEST_F(Studio, OpensTheEmbeddedDefaultDataset) {
+  MainWindow w;
+  QSignalSpy opened(&w, &MainWindow::datasetOpened);
+  w.openDefaultDataset();
+  ASSERT_TRUE(opened.wait(20000));
+  EXPECT_TRUE(w.currentPath().endsWith("synthetic-hopper-v0.hdf5"));
+  EXPECT_EQ(data::summarize(*w.datasetView()->dataset()).transitions, 20000);
+}
+
+}  // namespace
+}  // namespace dstudio::studio
