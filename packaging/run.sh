@@ -5,7 +5,7 @@ set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bash "$top/packaging/setup.sh"
 bash "$top/packaging/build.sh" --target decision-studio dstudio
-studio="$top/build/release/app/decision-studio"
+studio="$top/build/release/bin/decision-studio"
 if [[ -z "${DISPLAY:-}" && -z "${WAYLAND_DISPLAY:-}" ]]; then
   # No screen to open a window on: render the window offscreen once and say where it went.
   shot="$top/build/release/decision-studio.png"
