@@ -26,7 +26,9 @@ std::int64_t dtype_bytes(const std::string& dtype) {
   return 0;
 }
 
-double mib(std::int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+double mib(std::int64_t bytes) {
+  return static_cast<double>(bytes) / (1 << 20);
+}
 
 struct LoadBenchArgs {
   std::int64_t transitions = 1'000'000;
@@ -77,18 +79,24 @@ int run_load_bench(const LoadBenchArgs& args) {
   const double median = sorted[sorted.size() / 2];
 
   std::printf("benchmark      dataset-load\n");
-  std::printf("file           %s (%.1f MiB on disk, gzip)\n", file.c_str(), mib(fs::file_size(file)));
-  std::printf("configuration  %lld transitions, repeats %d, %s\n", static_cast<long long>(transitions),
-              args.repeats, args.float64 ? "float64 in the file" : "float32 in the file");
-  std::printf("threads        1 (the loader is single-threaded; %d hardware threads)\n", hardware_threads());
+  std::printf("file           %s (%.1f MiB on disk, gzip)\n", file.c_str(),
+              mib(fs::file_size(file)));
+  std::printf("configuration  %lld transitions, repeats %d, %s\n",
+              static_cast<long long>(transitions), args.repeats,
+              args.float64 ? "float64 in the file" : "float32 in the file");
+  std::printf("threads        1 (the loader is single-threaded; %d hardware threads)\n",
+              hardware_threads());
   std::printf("blas           %s (%s)\n", active_blas_name().c_str(), active_blas().c_str());
-  std::printf("load seconds   median %.3f  min %.3f  max %.3f\n", median, sorted.front(), sorted.back());
+  std::printf("load seconds   median %.3f  min %.3f  max %.3f\n", median, sorted.front(),
+              sorted.back());
   std::printf("throughput     %.1f M transitions/s, %.0f MiB/s of raw arrays\n",
               static_cast<double>(transitions) / median / 1e6, mib(raw) / median);
   std::printf("raw arrays     %.1f MiB (uncompressed size of every array in the file)\n", mib(raw));
-  std::printf("held           %.1f MiB  (%.2fx raw)\n", mib(held), static_cast<double>(held) / static_cast<double>(raw));
+  std::printf("held           %.1f MiB  (%.2fx raw)\n", mib(held),
+              static_cast<double>(held) / static_cast<double>(raw));
   std::printf("rss growth     %.1f MiB  (%.2fx raw) during the first load; peak rss %.1f MiB\n",
-              mib(rss_growth), static_cast<double>(rss_growth) / static_cast<double>(raw), mib(peak_rss_bytes()));
+              mib(rss_growth), static_cast<double>(rss_growth) / static_cast<double>(raw),
+              mib(peak_rss_bytes()));
   if (!temp_dir.empty()) fs::remove_all(temp_dir);
   return kOk;
 }
@@ -99,13 +107,17 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
   auto* bench = app.add_subcommand("bench", "Benchmarks: medians, configuration, threads and BLAS");
   bench->require_subcommand(1);
   auto* load = bench->add_subcommand(
-      "dataset-load", "Load a D4RL file repeatedly (by default a generated one of hopper-medium-v2's size)");
+      "dataset-load",
+      "Load a D4RL file repeatedly (by default a generated one of hopper-medium-v2's size)");
   auto args = std::make_shared<LoadBenchArgs>();
   load->add_option("--transitions", args->transitions, "Transitions of the generated file")
       ->check(CLI::Range(int64_t{1000}, int64_t{50'000'000}))
       ->capture_default_str();
-  load->add_option("--repeats", args->repeats, "Timed loads")->check(CLI::Range(1, 1000))->capture_default_str();
-  load->add_option("--file", args->file, "Time this file instead of a generated one")->check(CLI::ExistingPath);
+  load->add_option("--repeats", args->repeats, "Timed loads")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  load->add_option("--file", args->file, "Time this file instead of a generated one")
+      ->check(CLI::ExistingPath);
   load->add_flag("--float64", args->float64, "Generate the file with float64 arrays");
   load->callback([&exit_code, args] {
     try {

@@ -1,10 +1,9 @@
 // dstudio dataset info | validate | synth
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "dstudio/data/dataset_io.h"
@@ -19,7 +18,8 @@ using data::DatasetSummary;
 
 nlohmann::ordered_json to_json(const Dataset& ds, const DatasetSummary& s) {
   nlohmann::ordered_json arrays = nlohmann::ordered_json::array();
-  for (const auto& a : ds.arrays) arrays.push_back({{"key", a.key}, {"dtype", a.dtype}, {"shape", a.shape}});
+  for (const auto& a : ds.arrays)
+    arrays.push_back({{"key", a.key}, {"dtype", a.dtype}, {"shape", a.shape}});
   return {
       {"path", ds.path},
       {"format", data::to_string(ds.format)},
@@ -61,18 +61,20 @@ void print_text(const Dataset& ds, const DatasetSummary& s) {
               static_cast<long long>(s.timed_out),
               ds.timeouts_synthesized ? " (cut every 1000 steps: no 'timeouts' in the file)" : "");
   std::printf("Tail          %lld steps in %lld unterminated episode(s)\n",
-              static_cast<long long>(s.tail_steps), static_cast<long long>(s.unterminated_episodes));
+              static_cast<long long>(s.tail_steps),
+              static_cast<long long>(s.unterminated_episodes));
   std::printf("Dims          obs %lld, act %lld, qpos %lld, qvel %lld\n",
               static_cast<long long>(s.obs_dim), static_cast<long long>(s.act_dim),
               static_cast<long long>(ds.data.qpos_dim), static_cast<long long>(ds.data.qvel_dim));
-  std::printf("Returns       min %.3f  mean %.3f  max %.3f  (std %.3f)\n", s.return_min, s.return_mean,
-              s.return_max, s.return_std);
+  std::printf("Returns       min %.3f  mean %.3f  max %.3f  (std %.3f)\n", s.return_min,
+              s.return_mean, s.return_max, s.return_std);
   std::printf("Lengths       min %lld  mean %.1f  max %lld\n", static_cast<long long>(s.length_min),
               s.length_mean, static_cast<long long>(s.length_max));
   std::printf("Arrays\n");
   for (const auto& a : ds.arrays) {
     std::string shape;
-    for (std::size_t i = 0; i < a.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(a.shape[i]);
+    for (std::size_t i = 0; i < a.shape.size(); ++i)
+      shape += (i ? ", " : "") + std::to_string(a.shape[i]);
     std::printf("  %-24s %-8s (%s)\n", a.key.c_str(), a.dtype.c_str(), shape.c_str());
   }
   if (!ds.metadata.empty()) {
@@ -107,7 +109,8 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
   auto* info = dataset->add_subcommand("info", "Summarise a D4RL or Minari dataset");
   auto info_path = std::make_shared<std::string>();
   auto info_json = std::make_shared<bool>(false);
-  info->add_option("path", *info_path, "D4RL .hdf5 file, Minari main_data.hdf5, or Minari dataset folder")
+  info->add_option("path", *info_path,
+                   "D4RL .hdf5 file, Minari main_data.hdf5, or Minari dataset folder")
       ->required();
   info->add_flag("--json", *info_json, "Print one JSON object on stdout");
   info->callback([&exit_code, info_path, info_json] {
@@ -117,8 +120,10 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
       return;
     }
     const auto summary = data::summarize(*ds);
-    if (*info_json) std::cout << to_json(*ds, summary).dump(2) << std::endl;
-    else print_text(*ds, summary);
+    if (*info_json)
+      std::cout << to_json(*ds, summary).dump(2) << std::endl;
+    else
+      print_text(*ds, summary);
   });
 
   // dataset validate
@@ -146,7 +151,8 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
 
   // dataset synth
   auto* synth = dataset->add_subcommand(
-      "synth", "Write a deterministic synthetic dataset (hopper's shapes, not physics) in the D4RL layout");
+      "synth",
+      "Write a deterministic synthetic dataset (hopper's shapes, not physics) in the D4RL layout");
   struct SynthArgs {
     std::string out;
     data::SyntheticSpec spec;
@@ -161,13 +167,14 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
   synth->add_flag("--float64", args->float64, "Store floats as float64 (as D4RL replay files do)");
   synth->add_flag("--no-timeouts", args->no_timeouts, "Omit 'timeouts' (as old D4RL files do)");
   synth->callback([&exit_code, args] {
-    args->spec.tail_steps = std::min<std::int64_t>(args->spec.tail_steps, args->spec.transitions / 10);
+    args->spec.tail_steps =
+        std::min<std::int64_t>(args->spec.tail_steps, args->spec.transitions / 10);
     data::WriteOptions options;
     options.float64 = args->float64;
     options.write_timeouts = !args->no_timeouts;
     try {
-      data::write_d4rl(args->out, data::make_synthetic(args->spec), data::synthetic_metadata(args->spec),
-                       options);
+      data::write_d4rl(args->out, data::make_synthetic(args->spec),
+                       data::synthetic_metadata(args->spec), options);
     } catch (const data::DatasetError& e) {
       std::fprintf(stderr, "dstudio: error: %s\n", e.what());
       exit_code = kFailed;

@@ -8,9 +8,10 @@
 
 int main(int argc, char** argv) {
   using namespace dstudio::cli;
-  CLI::App app{"dstudio: Decision Studio from the command line.\n"
-               "Exit codes: 0 done, 1 the work failed (bad input data, I/O), 2 wrong usage.",
-               "dstudio"};
+  CLI::App app{
+      "dstudio: Decision Studio from the command line.\n"
+      "Exit codes: 0 done, 1 the work failed (bad input data, I/O), 2 wrong usage.",
+      "dstudio"};
   app.set_version_flag("--version", dstudio::studio_version());
   app.require_subcommand(1);
   app.fallthrough(false);

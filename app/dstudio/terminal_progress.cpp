@@ -25,8 +25,9 @@ void TerminalProgress::draw(double fraction, std::string_view stage) {
   const int filled = static_cast<int>(fraction * width + 0.5);
   std::string bar(static_cast<std::size_t>(filled), '#');
   bar.resize(width, '.');
-  std::fprintf(stderr, "\r\033[K%.*s [%s] %3.0f%% %.*s", static_cast<int>(label_.size()), label_.data(),
-               bar.c_str(), 100.0 * fraction, static_cast<int>(stage.size()), stage.data());
+  std::fprintf(stderr, "\r\033[K%.*s [%s] %3.0f%% %.*s", static_cast<int>(label_.size()),
+               label_.data(), bar.c_str(), 100.0 * fraction, static_cast<int>(stage.size()),
+               stage.data());
   std::fflush(stderr);
 }
 

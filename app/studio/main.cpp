@@ -6,8 +6,8 @@
 #include <QTimer>
 #include <cstdio>
 
-#include "main_window.h"
 #include "dstudio/viz/dataset_view.h"
+#include "main_window.h"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -16,11 +16,14 @@ int main(int argc, char** argv) {
   QApplication::setApplicationVersion(DSTUDIO_VERSION);
 
   QCommandLineParser parser;
-  parser.setApplicationDescription("Decision Studio: inspect offline-RL datasets and sequence models.");
+  parser.setApplicationDescription(
+      "Decision Studio: inspect offline-RL datasets and sequence models.");
   parser.addHelpOption();
   parser.addVersionOption();
-  parser.addPositionalArgument("dataset", "A D4RL .hdf5 file or Minari dataset to open (default: the embedded dataset).");
-  QCommandLineOption screenshot("screenshot", "Open the dataset, save a PNG of the window to <file> and exit.", "file");
+  parser.addPositionalArgument(
+      "dataset", "A D4RL .hdf5 file or Minari dataset to open (default: the embedded dataset).");
+  QCommandLineOption screenshot(
+      "screenshot", "Open the dataset, save a PNG of the window to <file> and exit.", "file");
   parser.addOption(screenshot);
   parser.process(app);
 
@@ -32,7 +35,8 @@ int main(int argc, char** argv) {
       window.datasetView()->episodeTable()->selectRow(0);
       QTimer::singleShot(300, [&] {
         const bool saved = window.grab().save(shot);
-        std::fprintf(saved ? stdout : stderr, saved ? "saved %s\n" : "could not save %s\n", qPrintable(shot));
+        std::fprintf(saved ? stdout : stderr, saved ? "saved %s\n" : "could not save %s\n",
+                     qPrintable(shot));
         QApplication::exit(saved ? 0 : 1);
       });
     });
@@ -43,7 +47,9 @@ int main(int argc, char** argv) {
   }
   window.show();
   const QStringList args = parser.positionalArguments();
-  if (args.isEmpty()) window.openDefaultDataset();
-  else window.openDataset(args.first());
+  if (args.isEmpty())
+    window.openDefaultDataset();
+  else
+    window.openDataset(args.first());
   return QApplication::exec();
 }

@@ -80,7 +80,9 @@ MainWindow::~MainWindow() {
   watcher_.waitForFinished();
 }
 
-bool MainWindow::isLoading() const { return watcher_.isRunning(); }
+bool MainWindow::isLoading() const {
+  return watcher_.isRunning();
+}
 
 QString MainWindow::currentPath() const {
   const auto& ds = view_->dataset();
@@ -123,7 +125,8 @@ void MainWindow::startLoad(const QString& label, std::function<QString()> resolv
     LoadOutcome outcome;
     try {
       outcome.path = resolve_path();
-      outcome.dataset = std::make_shared<const data::Dataset>(data::load_dataset(outcome.path.toStdString(), {}, progress));
+      outcome.dataset = std::make_shared<const data::Dataset>(
+          data::load_dataset(outcome.path.toStdString(), {}, progress));
     } catch (const Cancelled&) {
       outcome.cancelled = true;
     } catch (const std::exception& e) {
@@ -151,7 +154,11 @@ void MainWindow::onLoadFinished() {
   cancel_button_->hide();
   const LoadOutcome outcome = watcher_.result();
   if (outcome.cancelled) {
-    status_->setText(tr("Loading cancelled; %1").arg(currentPath().isEmpty() ? tr("nothing is open.") : tr("still showing %1.").arg(QFileInfo(currentPath()).fileName())));
+    status_->setText(
+        tr("Loading cancelled; %1")
+            .arg(currentPath().isEmpty()
+                     ? tr("nothing is open.")
+                     : tr("still showing %1.").arg(QFileInfo(currentPath()).fileName())));
     emit loadCancelled();
     return;
   }
@@ -187,8 +194,8 @@ void MainWindow::showError(const QString& message) {
 void MainWindow::chooseFile() {
   QSettings settings;
   const QString dir = settings.value("lastDatasetFolder").toString();
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open Dataset"), dir,
-                                                    tr("HDF5 datasets (*.hdf5 *.h5);;All files (*)"));
+  const QString path = QFileDialog::getOpenFileName(
+      this, tr("Open Dataset"), dir, tr("HDF5 datasets (*.hdf5 *.h5);;All files (*)"));
   if (path.isEmpty()) return;
   settings.setValue("lastDatasetFolder", QFileInfo(path).absolutePath());
   openDataset(path);
@@ -210,8 +217,9 @@ void MainWindow::rebuildRecentMenu() {
   const QStringList recent = QSettings().value(kRecentKey).toStringList();
   for (int i = 0; i < recent.size(); ++i) {
     const QString path = recent[i];
-    auto* action = recent_menu_->addAction(QString("&%1  %2").arg(i + 1).arg(QFileInfo(path).fileName()),
-                                           this, [this, path] { openDataset(path); });
+    auto* action =
+        recent_menu_->addAction(QString("&%1  %2").arg(i + 1).arg(QFileInfo(path).fileName()), this,
+                                [this, path] { openDataset(path); });
     action->setToolTip(path);
   }
   recent_menu_->setEnabled(!recent.isEmpty());
@@ -238,7 +246,8 @@ void MainWindow::showAbout() {
   QMessageBox::about(this, tr("About Decision Studio"),
                      tr("<b>%1</b><p>A studio for return-conditioned sequence models in offline "
                         "reinforcement learning.</p><p>BLAS: %2</p>")
-                         .arg(QString::fromStdString(studio_version()), QString::fromStdString(active_blas_name())));
+                         .arg(QString::fromStdString(studio_version()),
+                              QString::fromStdString(active_blas_name())));
 }
 
 }  // namespace dstudio::studio

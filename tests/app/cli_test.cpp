@@ -105,8 +105,8 @@ TEST_F(Cli, UsageErrorsExitTwoAndHelpExitsZero) {
   r = run("dataset info --help", dir);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_THAT(r.out, HasSubstr("--json"));
-  for (const char* cmd : {"--help", "dataset --help", "dataset validate --help", "dataset synth --help",
-                          "bench --help", "bench dataset-load --help"})
+  for (const char* cmd : {"--help", "dataset --help", "dataset validate --help",
+                          "dataset synth --help", "bench --help", "bench dataset-load --help"})
     EXPECT_EQ(run(cmd, dir).exit_code, 0) << cmd;
 }
 

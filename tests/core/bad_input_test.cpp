@@ -14,8 +14,8 @@ namespace {
 using testing::HasSubstr;
 
 // Loads `path` expecting a DatasetError on `key` whose message contains `problem`.
-void expect_error(const std::filesystem::path& path, const std::string& key, const std::string& problem,
-                  const LoadOptions& options = {}) {
+void expect_error(const std::filesystem::path& path, const std::string& key,
+                  const std::string& problem, const LoadOptions& options = {}) {
   try {
     load_dataset(path, options);
     FAIL() << "loading " << path << " should have failed with: " << problem;
@@ -35,7 +35,9 @@ class BadInput : public testing::Test {
   std::filesystem::path file = dir / "bad.hdf5";
 };
 
-TEST_F(BadInput, MissingFile) { expect_error(dir / "nope.hdf5", "", "no such file"); }
+TEST_F(BadInput, MissingFile) {
+  expect_error(dir / "nope.hdf5", "", "no such file");
+}
 
 TEST_F(BadInput, EmptyFile) {
   std::ofstream(file).close();
@@ -57,10 +59,15 @@ TEST_F(BadInput, Truncated) {
   expect_error(file, "", "truncated");
 }
 
-TEST_F(BadInput, FolderThatIsNotAMinariDataset) { expect_error(dir.path(), "", "not a Minari dataset"); }
+TEST_F(BadInput, FolderThatIsNotAMinariDataset) {
+  expect_error(dir.path(), "", "not a Minari dataset");
+}
 
 TEST_F(BadInput, NeitherLayout) {
-  { test::H5Writer w(file); w.numbers("obs", {1, 2}, {2}, H5T_IEEE_F32LE); }
+  {
+    test::H5Writer w(file);
+    w.numbers("obs", {1, 2}, {2}, H5T_IEEE_F32LE);
+  }
   expect_error(file, "", "top-level keys are: obs");
 }
 

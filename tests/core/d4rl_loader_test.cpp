@@ -53,7 +53,8 @@ TEST_P(D4rlQuirks, ReadsValuesEpisodesAndDtypesExactly) {
       EXPECT_EQ(ds.data.observations[i * 3 + j], static_cast<float>(spec.obs(i, j)));
       EXPECT_EQ(ds.data.next_observations[i * 3 + j], static_cast<float>(spec.obs(i + 1, j)));
     }
-    for (int k = 0; k < 2; ++k) EXPECT_EQ(ds.data.actions[i * 2 + k], static_cast<float>(spec.act(i, k)));
+    for (int k = 0; k < 2; ++k)
+      EXPECT_EQ(ds.data.actions[i * 2 + k], static_cast<float>(spec.act(i, k)));
     EXPECT_EQ(ds.data.rewards[i], static_cast<float>(spec.reward(i)));
     EXPECT_EQ(ds.data.terminals[i], spec.terminals[i]);
     EXPECT_EQ(ds.data.timeouts[i], spec.timeouts[i]);
@@ -77,18 +78,21 @@ TEST_P(D4rlQuirks, ReadsValuesEpisodesAndDtypesExactly) {
     return std::string("absent");
   };
   EXPECT_EQ(dtype_of("observations"), float64 ? "float64" : "float32");
-  EXPECT_EQ(dtype_of("terminals"), flags == FlagType::Bool ? "bool" : flags == FlagType::UInt8 ? "uint8" : "float32");
+  EXPECT_EQ(dtype_of("terminals"), flags == FlagType::Bool    ? "bool"
+                                   : flags == FlagType::UInt8 ? "uint8"
+                                                              : "float32");
   EXPECT_EQ(dtype_of("infos/action_log_probs"), float64 ? "float64" : "float32");
   // The tail is reported, never silently merged.
   ASSERT_FALSE(ds.warnings.empty());
   EXPECT_NE(ds.warnings.back().find("last 5 steps"), std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllStorageVariants, D4rlQuirks,
-    testing::Combine(testing::Bool(), testing::Bool(),
-                     testing::Values(FlagType::Bool, FlagType::UInt8, FlagType::Float32), testing::Bool()),
-    QuirksName);
+INSTANTIATE_TEST_SUITE_P(AllStorageVariants, D4rlQuirks,
+                         testing::Combine(testing::Bool(), testing::Bool(),
+                                          testing::Values(FlagType::Bool, FlagType::UInt8,
+                                                          FlagType::Float32),
+                                          testing::Bool()),
+                         QuirksName);
 
 TEST(D4rlLoader, StatisticsCoverCompleteEpisodesOnly) {
   test::TempDir dir;

@@ -1,10 +1,10 @@
 // Histogram binning against counts worked out by hand.
 
+#include "dstudio/common/histogram.h"
+
 #include <gtest/gtest.h>
 
 #include <numeric>
-
-#include "dstudio/common/histogram.h"
 
 namespace dstudio {
 namespace {

@@ -11,7 +11,8 @@ namespace {
 TEST(MinariLoader, FlattensEpisodesAndDropsTheFinalObservation) {
   test::TempDir dir;
   const auto file = dir / "pointmass/test-v0/data/main_data.hdf5";
-  test::write_minari_fixture(file, {{3, true, false, 0.0}, {2, false, true, 100.0}, {4, false, false, 200.0}});
+  test::write_minari_fixture(
+      file, {{3, true, false, 0.0}, {2, false, true, 100.0}, {4, false, false, 200.0}});
 
   // The dataset folder resolves to data/main_data.hdf5.
   const Dataset ds = load_dataset(dir / "pointmass/test-v0");
@@ -48,7 +49,8 @@ TEST(MinariLoader, OrdersEpisodesByNumberNotByName) {
   test::write_minari_fixture(dir / "main_data.hdf5", eps);
   const Dataset ds = load_dataset(dir / "main_data.hdf5");
   ASSERT_EQ(ds.transitions(), 12);
-  for (int e = 0; e < 12; ++e) EXPECT_FLOAT_EQ(ds.data.observations[e * 2], 10.0f * e) << "episode " << e;
+  for (int e = 0; e < 12; ++e)
+    EXPECT_FLOAT_EQ(ds.data.observations[e * 2], 10.0f * e) << "episode " << e;
 }
 
 TEST(MinariLoader, ConcatenatesDictObservations) {
@@ -56,7 +58,8 @@ TEST(MinariLoader, ConcatenatesDictObservations) {
   {
     test::H5Writer w(dir / "main_data.hdf5");
     w.numbers("episode_0/observations/achieved_goal", {1, 2, 3}, {3, 1}, H5T_IEEE_F32LE);
-    w.numbers("episode_0/observations/observation", {10, 11, 20, 21, 30, 31}, {3, 2}, H5T_IEEE_F32LE);
+    w.numbers("episode_0/observations/observation", {10, 11, 20, 21, 30, 31}, {3, 2},
+              H5T_IEEE_F32LE);
     w.numbers("episode_0/actions", {0, 0}, {2, 1}, H5T_IEEE_F32LE);
     w.numbers("episode_0/rewards", {0, 1}, {2}, H5T_IEEE_F32LE);
     w.bools("episode_0/terminations", {0, 1}, {2});

@@ -1,9 +1,9 @@
 // Training windows against windows computed by hand from the reference get_batch semantics.
 
+#include "dstudio/data/window_sampler.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include "dstudio/data/window_sampler.h"
 
 namespace dstudio::data {
 namespace {
@@ -31,7 +31,9 @@ Dataset two_episodes() {
   return ds;
 }
 
-float norm(double x) { return static_cast<float>((x - 2.0) / (4.0 + 1e-6)); }
+float norm(double x) {
+  return static_cast<float>((x - 2.0) / (4.0 + 1e-6));
+}
 
 SamplerConfig config(int K, double scale = 1.0) {
   SamplerConfig c;
@@ -47,7 +49,8 @@ TEST(WindowSampler, ShortWindowAtTheEpisodeEndIsLeftPaddedWithAZeroAppendedToRtg
   WindowBatch b;
   b.resize(1, 4, 1, 1);
   sampler.fill_window(0, 1, b, 0);  // episode A from step 1: two real steps
-  EXPECT_THAT(b.states, ElementsAre(FloatEq(norm(0)), FloatEq(norm(0)), FloatEq(norm(20)), FloatEq(norm(30))));
+  EXPECT_THAT(b.states, ElementsAre(FloatEq(norm(0)), FloatEq(norm(0)), FloatEq(norm(20)),
+                                    FloatEq(norm(30))));
   EXPECT_THAT(b.actions, ElementsAre(-10.0f, -10.0f, 0.2f, 0.3f));
   EXPECT_THAT(b.returns_to_go, ElementsAre(0.0f, 0.0f, 5.0f, 3.0f, 0.0f));
   EXPECT_THAT(b.timesteps, ElementsAre(0, 0, 1, 2));
@@ -60,7 +63,8 @@ TEST(WindowSampler, FullWindowCarriesTheNextRealReturnToGo) {
   WindowBatch b;
   b.resize(1, 4, 1, 1);
   sampler.fill_window(1, 0, b, 0);  // episode B from step 0
-  EXPECT_THAT(b.states, ElementsAre(FloatEq(norm(1)), FloatEq(norm(2)), FloatEq(norm(3)), FloatEq(norm(4))));
+  EXPECT_THAT(b.states,
+              ElementsAre(FloatEq(norm(1)), FloatEq(norm(2)), FloatEq(norm(3)), FloatEq(norm(4))));
   EXPECT_THAT(b.returns_to_go, ElementsAre(FloatEq(0.005f), FloatEq(0.004f), FloatEq(0.003f),
                                            FloatEq(0.002f), FloatEq(0.001f)));
   EXPECT_THAT(b.timesteps, ElementsAre(0, 1, 2, 3));
@@ -151,7 +155,8 @@ TEST(WindowSampler, SampledRowsMatchTheirHandBuiltWindow) {
     one.resize(1, 4, 1, 1);
     sampler.fill_window(batch.episode[i], batch.start[i], one, 0);
     EXPECT_TRUE(std::equal(one.states.begin(), one.states.end(), batch.states.begin() + i * 4));
-    EXPECT_TRUE(std::equal(one.returns_to_go.begin(), one.returns_to_go.end(), batch.returns_to_go.begin() + i * 5));
+    EXPECT_TRUE(std::equal(one.returns_to_go.begin(), one.returns_to_go.end(),
+                           batch.returns_to_go.begin() + i * 5));
   }
 }
 

@@ -72,7 +72,8 @@ TEST(WriteD4rl, FailureLeavesThePreviousFileIntactAndNoPartialFile) {
   EXPECT_THROW(write_d4rl(dir / "d.hdf5", broken), DatasetError);
   EXPECT_EQ(bytes_of(dir / "d.hdf5"), before);
   int files = 0;
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.path())) ++files;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    ++files;
   EXPECT_EQ(files, 1);
   EXPECT_THROW(write_d4rl(dir / "missing-folder" / "d.hdf5", arrays), DatasetError);
 }

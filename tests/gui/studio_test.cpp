@@ -77,8 +77,10 @@ TEST_F(Studio, OpensADatasetAndShowsSummaryEpisodesAndHistogram) {
   double counted = 0;
   for (const auto& [centre, count] : view->returnHistogram()->bars()) counted += count;
   EXPECT_EQ(counted, 2.0);  // only complete episodes are binned
-  EXPECT_FALSE(view->summary()->findItems("Transitions", Qt::MatchRecursive | Qt::MatchExactly).isEmpty());
-  const auto tail = view->summary()->findItems("Unterminated tail", Qt::MatchRecursive | Qt::MatchExactly);
+  EXPECT_FALSE(
+      view->summary()->findItems("Transitions", Qt::MatchRecursive | Qt::MatchExactly).isEmpty());
+  const auto tail =
+      view->summary()->findItems("Unterminated tail", Qt::MatchRecursive | Qt::MatchExactly);
   ASSERT_EQ(tail.size(), 1);
   EXPECT_EQ(tail.front()->text(1), "5 steps in 1 episode(s)");
   EXPECT_TRUE(view->warningsBanner()->isVisible());

@@ -36,7 +36,9 @@ H5Writer::H5Writer(const std::filesystem::path& path) {
   if (file_ < 0) throw std::runtime_error("fixture: cannot create " + path.string());
 }
 
-H5Writer::~H5Writer() { H5Fclose(file_); }
+H5Writer::~H5Writer() {
+  H5Fclose(file_);
+}
 
 void H5Writer::numbers(const std::string& key, const std::vector<double>& values,
                        const std::vector<hsize_t>& shape, hid_t file_type, bool gzip) {
@@ -59,7 +61,8 @@ void H5Writer::numbers(const std::string& key, const std::vector<double>& values
   H5Sclose(space);
 }
 
-void H5Writer::bools(const std::string& key, const std::vector<int>& values, const std::vector<hsize_t>& shape) {
+void H5Writer::bools(const std::string& key, const std::vector<int>& values,
+                     const std::vector<hsize_t>& shape) {
   hid_t type = H5Tenum_create(H5T_NATIVE_INT8);
   const signed char f = 0, t = 1;
   H5Tenum_insert(type, "FALSE", &f);
@@ -89,11 +92,13 @@ void H5Writer::text(const std::string& key, const std::string& value) {
   H5Tclose(type);
 }
 
-void H5Writer::attribute(const std::string& path, const std::string& name, const std::string& value) {
+void H5Writer::attribute(const std::string& path, const std::string& name,
+                         const std::string& value) {
   hid_t type = H5Tcopy(H5T_C_S1);
   H5Tset_size(type, H5T_VARIABLE);
   hid_t space = H5Screate(H5S_SCALAR);
-  hid_t a = H5Acreate_by_name(file_, path.c_str(), name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t a = H5Acreate_by_name(file_, path.c_str(), name.c_str(), type, space, H5P_DEFAULT,
+                              H5P_DEFAULT, H5P_DEFAULT);
   const char* p = value.c_str();
   check(H5Awrite(a, type, &p), name);
   H5Aclose(a);
@@ -103,7 +108,8 @@ void H5Writer::attribute(const std::string& path, const std::string& name, const
 
 void H5Writer::attribute(const std::string& path, const std::string& name, std::int64_t value) {
   hid_t space = H5Screate(H5S_SCALAR);
-  hid_t a = H5Acreate_by_name(file_, path.c_str(), name.c_str(), H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t a = H5Acreate_by_name(file_, path.c_str(), name.c_str(), H5T_STD_I64LE, space, H5P_DEFAULT,
+                              H5P_DEFAULT, H5P_DEFAULT);
   check(H5Awrite(a, H5T_NATIVE_INT64, &value), name);
   H5Aclose(a);
   H5Sclose(space);
@@ -142,7 +148,8 @@ void write_d4rl_fixture(const std::filesystem::path& path, const D4rlSpec& spec)
     for (int k = 0; k < spec.act_dim; ++k) act.push_back(spec.act(i, k));
     rew.push_back(spec.reward(i));
   }
-  const std::vector<hsize_t> vec = spec.column_vectors ? std::vector<hsize_t>{n, 1} : std::vector<hsize_t>{n};
+  const std::vector<hsize_t> vec =
+      spec.column_vectors ? std::vector<hsize_t>{n, 1} : std::vector<hsize_t>{n};
   w.numbers("observations", obs, {n, static_cast<hsize_t>(spec.obs_dim)}, ftype, spec.gzip);
   w.numbers("actions", act, {n, static_cast<hsize_t>(spec.act_dim)}, ftype, spec.gzip);
   w.numbers("rewards", rew, vec, ftype, spec.gzip);
@@ -151,9 +158,15 @@ void write_d4rl_fixture(const std::filesystem::path& path, const D4rlSpec& spec)
   auto flags = [&](const std::string& key, std::vector<int> values) {
     values.resize(n, 0);
     switch (spec.flags) {
-      case FlagType::Bool: w.bools(key, values, vec); break;
-      case FlagType::UInt8: w.numbers(key, {values.begin(), values.end()}, vec, H5T_STD_U8LE, spec.gzip); break;
-      case FlagType::Float32: w.numbers(key, {values.begin(), values.end()}, vec, H5T_IEEE_F32LE, spec.gzip); break;
+      case FlagType::Bool:
+        w.bools(key, values, vec);
+        break;
+      case FlagType::UInt8:
+        w.numbers(key, {values.begin(), values.end()}, vec, H5T_STD_U8LE, spec.gzip);
+        break;
+      case FlagType::Float32:
+        w.numbers(key, {values.begin(), values.end()}, vec, H5T_IEEE_F32LE, spec.gzip);
+        break;
     }
   };
   flags("terminals", spec.terminals);
@@ -176,7 +189,8 @@ void write_d4rl_fixture(const std::filesystem::path& path, const D4rlSpec& spec)
   }
 }
 
-void write_minari_fixture(const std::filesystem::path& path, const std::vector<MinariEpisodeSpec>& episodes) {
+void write_minari_fixture(const std::filesystem::path& path,
+                          const std::vector<MinariEpisodeSpec>& episodes) {
   std::filesystem::create_directories(path.parent_path());
   H5Writer w(path);
   std::int64_t total_steps = 0;

@@ -20,7 +20,9 @@ class TempDir {
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+  [[nodiscard]] std::filesystem::path operator/(const std::string& name) const {
+    return path_ / name;
+  }
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
 
  private:
@@ -41,7 +43,8 @@ class H5Writer {
   void numbers(const std::string& key, const std::vector<double>& values,
                const std::vector<hsize_t>& shape, hid_t file_type, bool gzip = false);
   /// Writes flags as h5py writes numpy bool: an enum {FALSE = 0, TRUE = 1} over int8.
-  void bools(const std::string& key, const std::vector<int>& values, const std::vector<hsize_t>& shape);
+  void bools(const std::string& key, const std::vector<int>& values,
+             const std::vector<hsize_t>& shape);
   /// Writes a scalar variable-length string dataset.
   void text(const std::string& key, const std::string& value);
   /// Writes a scalar attribute (string or int64) on the object at `path`.
@@ -94,6 +97,7 @@ struct MinariEpisodeSpec {
 };
 
 /// Writes a Minari main_data.hdf5 with the given episodes (obs_dim 2, act_dim 1, reward = t + 1).
-void write_minari_fixture(const std::filesystem::path& path, const std::vector<MinariEpisodeSpec>& episodes);
+void write_minari_fixture(const std::filesystem::path& path,
+                          const std::vector<MinariEpisodeSpec>& episodes);
 
 }  // namespace dstudio::test

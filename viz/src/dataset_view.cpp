@@ -42,7 +42,8 @@ DatasetView::DatasetView(QWidget* parent)
   table_->verticalHeader()->setVisible(false);
   table_->verticalHeader()->setDefaultSectionSize(22);
   table_->horizontalHeader()->setStretchLastSection(true);
-  connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &DatasetView::onRowSelected);
+  connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+          &DatasetView::onRowSelected);
 
   auto* right = new QSplitter(Qt::Vertical);
   right->addWidget(histogram_);
@@ -58,7 +59,9 @@ DatasetView::DatasetView(QWidget* parent)
   warnings_->setWordWrap(true);
   warnings_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   warnings_->setObjectName("datasetWarnings");
-  warnings_->setStyleSheet("QLabel { background: #fff4e5; border: 1px solid #d55e00; border-radius: 3px; padding: 4px; }");
+  warnings_->setStyleSheet(
+      "QLabel { background: #fff4e5; border: 1px solid #d55e00; border-radius: 3px; padding: 4px; "
+      "}");
   warnings_->hide();
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
@@ -112,11 +115,14 @@ void DatasetView::fillSummary() {
   row(counts, tr("Transitions"), count(s.transitions));
   row(counts, tr("Complete episodes"), count(s.episodes));
   row(counts, tr("  ending in a terminal"), count(s.terminated));
-  row(counts, tr("  ending in a timeout"), count(s.timed_out) + (ds.timeouts_synthesized ? tr(" (cut every 1000 steps)") : QString()));
-  auto* tail = row(counts, tr("Unterminated tail"),
-                   tr("%1 steps in %2 episode(s)").arg(count(s.tail_steps)).arg(s.unterminated_episodes));
+  row(counts, tr("  ending in a timeout"),
+      count(s.timed_out) + (ds.timeouts_synthesized ? tr(" (cut every 1000 steps)") : QString()));
+  auto* tail =
+      row(counts, tr("Unterminated tail"),
+          tr("%1 steps in %2 episode(s)").arg(count(s.tail_steps)).arg(s.unterminated_episodes));
   if (s.tail_steps > 0) tail->setForeground(1, colors::kVermillion);
-  row(counts, tr("Episode length"), tr("min %1, mean %2, max %3").arg(s.length_min).arg(number(s.length_mean)).arg(s.length_max));
+  row(counts, tr("Episode length"),
+      tr("min %1, mean %2, max %3").arg(s.length_min).arg(number(s.length_mean)).arg(s.length_max));
 
   auto* returns = section(tr("Returns (complete episodes)"));
   row(returns, tr("Minimum"), number(s.return_min));
@@ -126,21 +132,25 @@ void DatasetView::fillSummary() {
   auto* dims = section(tr("Dimensions"));
   row(dims, tr("Observation"), QString::number(ds.data.obs_dim));
   row(dims, tr("Action"), QString::number(ds.data.act_dim));
-  if (ds.data.qpos_dim > 0) row(dims, tr("qpos / qvel"), QString("%1 / %2").arg(ds.data.qpos_dim).arg(ds.data.qvel_dim));
+  if (ds.data.qpos_dim > 0)
+    row(dims, tr("qpos / qvel"), QString("%1 / %2").arg(ds.data.qpos_dim).arg(ds.data.qvel_dim));
 
   auto* arrays = section(tr("Arrays in the file"));
   arrays->setExpanded(false);
   for (const auto& a : ds.arrays) {
     QStringList shape;
     for (auto d : a.shape) shape << QString::number(d);
-    row(arrays, QString::fromStdString(a.key), QString::fromStdString(a.dtype) + "  (" + shape.join(", ") + ")");
+    row(arrays, QString::fromStdString(a.key),
+        QString::fromStdString(a.dtype) + "  (" + shape.join(", ") + ")");
   }
   if (!ds.metadata.empty()) {
     auto* meta = section(tr("Metadata"));
-    for (const auto& [k, v] : ds.metadata) row(meta, QString::fromStdString(k), QString::fromStdString(v));
+    for (const auto& [k, v] : ds.metadata)
+      row(meta, QString::fromStdString(k), QString::fromStdString(v));
   }
   QStringList warnings;
-  for (const auto& w : ds.warnings) warnings << QStringLiteral("⚠ ") + QString::fromStdString(w).toHtmlEscaped();
+  for (const auto& w : ds.warnings)
+    warnings << QStringLiteral("⚠ ") + QString::fromStdString(w).toHtmlEscaped();
   warnings_->setText(warnings.join("<br>"));
   warnings_->setVisible(!warnings.isEmpty());
 }

@@ -30,20 +30,30 @@ QVariant EpisodeTableModel::data(const QModelIndex& index, int role) const {
   switch (role) {
     case Qt::DisplayRole:
       switch (index.column()) {
-        case Index: return index.row();
-        case Start: return static_cast<qlonglong>(ep.start);
-        case Length: return static_cast<qlonglong>(ep.length);
-        case Return: return QString::number(ep.ret, 'f', 1);
-        case End: return tail ? QStringLiteral("unterminated (tail)") : QString(data::to_string(ep.end));
+        case Index:
+          return index.row();
+        case Start:
+          return static_cast<qlonglong>(ep.start);
+        case Length:
+          return static_cast<qlonglong>(ep.length);
+        case Return:
+          return QString::number(ep.ret, 'f', 1);
+        case End:
+          return tail ? QStringLiteral("unterminated (tail)") : QString(data::to_string(ep.end));
       }
       break;
     case Qt::UserRole:  // raw values for sorting
       switch (index.column()) {
-        case Index: return index.row();
-        case Start: return static_cast<qlonglong>(ep.start);
-        case Length: return static_cast<qlonglong>(ep.length);
-        case Return: return ep.ret;
-        case End: return static_cast<int>(ep.end);
+        case Index:
+          return index.row();
+        case Start:
+          return static_cast<qlonglong>(ep.start);
+        case Length:
+          return static_cast<qlonglong>(ep.length);
+        case Return:
+          return ep.ret;
+        case End:
+          return static_cast<int>(ep.end);
       }
       break;
     case Qt::TextAlignmentRole:
@@ -62,8 +72,10 @@ QVariant EpisodeTableModel::data(const QModelIndex& index, int role) const {
       }
       break;
     case Qt::ToolTipRole:
-      if (tail) return tr("Steps after the last terminal or timeout: shown, but left out of the "
-                          "statistics and of training windows.");
+      if (tail)
+        return tr(
+            "Steps after the last terminal or timeout: shown, but left out of the "
+            "statistics and of training windows.");
       break;
   }
   return {};
@@ -72,11 +84,16 @@ QVariant EpisodeTableModel::data(const QModelIndex& index, int role) const {
 QVariant EpisodeTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
   switch (section) {
-    case Index: return tr("#");
-    case Start: return tr("Start row");
-    case Length: return tr("Length");
-    case Return: return tr("Return");
-    case End: return tr("End");
+    case Index:
+      return tr("#");
+    case Start:
+      return tr("Start row");
+    case Length:
+      return tr("Length");
+    case Return:
+      return tr("Return");
+    case End:
+      return tr("End");
   }
   return {};
 }

@@ -29,8 +29,9 @@ ReturnHistogram::ReturnHistogram(QWidget* parent) : QWidget(parent), plot_(new Q
   counts->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
   plot_->yAxis->setTicker(counts);
   plot_->plotLayout()->insertRow(0);
-  plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, tr("Returns of complete episodes"),
-                                                            QFont(font().family(), 10, QFont::Bold)));
+  plot_->plotLayout()->addElement(0, 0,
+                                  new QCPTextElement(plot_, tr("Returns of complete episodes"),
+                                                     QFont(font().family(), 10, QFont::Bold)));
 
   marker_ = new QCPItemStraightLine(plot_);
   marker_->setPen(QPen(colors::kVermillion, 2, Qt::DashLine));

@@ -8,7 +8,8 @@ namespace dstudio {
 std::size_t Histogram::bin_of(double value) const {
   if (counts.empty()) return 0;
   const double position = std::floor((value - lo) / width);
-  return static_cast<std::size_t>(std::clamp(position, 0.0, static_cast<double>(counts.size() - 1)));
+  return static_cast<std::size_t>(
+      std::clamp(position, 0.0, static_cast<double>(counts.size() - 1)));
 }
 
 Histogram histogram(const std::vector<double>& values, int bins) {

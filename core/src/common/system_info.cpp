@@ -43,8 +43,12 @@ std::int64_t physical_memory_bytes() {
   return static_cast<std::int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
 }
 
-int hardware_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+int hardware_threads() {
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
-std::string studio_version() { return "Decision Studio " DSTUDIO_VERSION; }
+std::string studio_version() {
+  return "Decision Studio " DSTUDIO_VERSION;
+}
 
 }  // namespace dstudio

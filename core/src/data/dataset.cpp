@@ -10,9 +10,12 @@ namespace dstudio::data {
 
 const char* to_string(EndReason reason) {
   switch (reason) {
-    case EndReason::Terminal: return "terminal";
-    case EndReason::Timeout: return "timeout";
-    case EndReason::Unterminated: return "unterminated";
+    case EndReason::Terminal:
+      return "terminal";
+    case EndReason::Timeout:
+      return "timeout";
+    case EndReason::Unterminated:
+      return "unterminated";
   }
   return "?";
 }
@@ -101,9 +104,7 @@ std::string content_fingerprint(const TransitionArrays& data) {
   XXH3_128bits_reset(state);
   const std::int64_t header[3] = {data.obs_dim, data.act_dim, data.size()};
   XXH3_128bits_update(state, header, sizeof header);
-  auto add = [&](const auto& v) {
-    XXH3_128bits_update(state, v.data(), v.size() * sizeof(v[0]));
-  };
+  auto add = [&](const auto& v) { XXH3_128bits_update(state, v.data(), v.size() * sizeof(v[0])); };
   add(data.observations);
   add(data.actions);
   add(data.rewards);
@@ -113,7 +114,8 @@ std::string content_fingerprint(const TransitionArrays& data) {
   XXH3_freeState(state);
   char text[64];
   std::snprintf(text, sizeof text, "xxh3-128:%016llx%016llx",
-                static_cast<unsigned long long>(h.high64), static_cast<unsigned long long>(h.low64));
+                static_cast<unsigned long long>(h.high64),
+                static_cast<unsigned long long>(h.low64));
   return text;
 }
 
@@ -126,8 +128,12 @@ DatasetSummary summarize(const Dataset& dataset) {
   bool first = true;
   for (const auto& ep : dataset.episodes) {
     switch (ep.end) {
-      case EndReason::Terminal: ++s.terminated; break;
-      case EndReason::Timeout: ++s.timed_out; break;
+      case EndReason::Terminal:
+        ++s.terminated;
+        break;
+      case EndReason::Timeout:
+        ++s.timed_out;
+        break;
       case EndReason::Unterminated:
         ++s.unterminated_episodes;
         s.tail_steps += ep.length;

@@ -42,7 +42,9 @@ void Context::fail_h5(const std::string& key, const std::string& what) const {
   fail(key, cause.empty() ? what : what + " (" + cause + ")");
 }
 
-bool has_link(hid_t loc, const std::string& name) { return H5Lexists(loc, name.c_str(), H5P_DEFAULT) > 0; }
+bool has_link(hid_t loc, const std::string& name) {
+  return H5Lexists(loc, name.c_str(), H5P_DEFAULT) > 0;
+}
 
 bool has_path(hid_t loc, const std::string& path) {
   std::string prefix;
@@ -93,17 +95,23 @@ static std::string describe_type(hid_t type, Kind& kind) {
       if (H5Tget_nmembers(type) == 2) {
         char* first = H5Tget_member_name(type, 0);
         char* second = H5Tget_member_name(type, 1);
-        const bool is_bool = first && second && std::strcmp(first, "FALSE") == 0 &&
-                             std::strcmp(second, "TRUE") == 0;
+        const bool is_bool =
+            first && second && std::strcmp(first, "FALSE") == 0 && std::strcmp(second, "TRUE") == 0;
         H5free_memory(first);
         H5free_memory(second);
         if (is_bool) return "bool";
       }
       return "enum" + std::to_string(8 * size);
     }
-    case H5T_STRING: kind = Kind::String; return "string";
-    case H5T_COMPOUND: kind = Kind::Other; return "compound";
-    default: kind = Kind::Other; return "other";
+    case H5T_STRING:
+      kind = Kind::String;
+      return "string";
+    case H5T_COMPOUND:
+      kind = Kind::Other;
+      return "compound";
+    default:
+      kind = Kind::Other;
+      return "other";
   }
 }
 
@@ -245,7 +253,8 @@ void read_flags(const Context& ctx, const Array& a, std::uint8_t* out, std::int6
 }
 
 // Reads a scalar value of any simple type as text; `read` does the H5Dread/H5Aread.
-static std::string scalar_text(hid_t type, hid_t space, const std::function<herr_t(hid_t, void*)>& read) {
+static std::string scalar_text(hid_t type, hid_t space,
+                               const std::function<herr_t(hid_t, void*)>& read) {
   if (H5Sget_simple_extent_npoints(space) != 1) return "";
   switch (H5Tget_class(type)) {
     case H5T_STRING: {
@@ -285,7 +294,8 @@ static std::string scalar_text(hid_t type, hid_t space, const std::function<herr
       if (H5Tget_size(memtype) > sizeof v || read(memtype, &v) < 0) return "";
       return v ? "true" : "false";
     }
-    default: return "";
+    default:
+      return "";
   }
 }
 
@@ -305,9 +315,8 @@ std::string read_attribute_text(hid_t obj, const std::string& name) {
   }
   Handle type(H5Aget_type(attr), H5Tclose);
   Handle space(H5Aget_space(attr), H5Sclose);
-  std::string text = scalar_text(type, space, [&](hid_t memtype, void* buffer) {
-    return H5Aread(attr, memtype, buffer);
-  });
+  std::string text = scalar_text(
+      type, space, [&](hid_t memtype, void* buffer) { return H5Aread(attr, memtype, buffer); });
   H5Eclear2(H5E_DEFAULT);
   return text;
 }

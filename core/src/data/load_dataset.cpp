@@ -1,9 +1,8 @@
 // Reading D4RL and Minari files into a Dataset. See dataset_io.h for the contract.
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <charconv>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "dstudio/common/system_info.h"
@@ -92,8 +91,8 @@ void read_metadata(const Context& ctx, hid_t loc, const std::string& prefix, Dat
   }
 }
 
-void read_d4rl(const Context& ctx, hid_t file, const LoadOptions& options,
-               const Progress& progress, Dataset& ds) {
+void read_d4rl(const Context& ctx, hid_t file, const LoadOptions& options, const Progress& progress,
+               Dataset& ds) {
   Array obs = h5::open_array(ctx, file, "observations", "observations");
   const std::int64_t obs_dim = h5::matrix_cols(ctx, obs, false);
   const std::int64_t n = obs.rows();
@@ -113,10 +112,13 @@ void read_d4rl(const Context& ctx, hid_t file, const LoadOptions& options,
     next_obs = h5::open_array(ctx, file, "next_observations", "next_observations");
     if (h5::matrix_cols(ctx, *next_obs, false) != obs_dim)
       ctx.fail("next_observations", "has " + std::to_string(next_obs->shape[1]) +
-                                        " columns but 'observations' has " + std::to_string(obs_dim));
+                                        " columns but 'observations' has " +
+                                        std::to_string(obs_dim));
   }
-  if (options.infos && h5::has_path(file, "infos/qpos")) qpos = h5::open_array(ctx, file, "infos/qpos", "infos/qpos");
-  if (options.infos && h5::has_path(file, "infos/qvel")) qvel = h5::open_array(ctx, file, "infos/qvel", "infos/qvel");
+  if (options.infos && h5::has_path(file, "infos/qpos"))
+    qpos = h5::open_array(ctx, file, "infos/qpos", "infos/qpos");
+  if (options.infos && h5::has_path(file, "infos/qvel"))
+    qvel = h5::open_array(ctx, file, "infos/qvel", "infos/qvel");
 
   // Every length must agree before anything is read.
   for (const Array* a : {&act, &rew, &term}) check_rows(ctx, *a, n, "observations");
@@ -152,10 +154,11 @@ void read_d4rl(const Context& ctx, hid_t file, const LoadOptions& options,
   d.qpos_dim = nq;
   d.qvel_dim = nv;
   ReadProgress read{progress};
-  read.total = n * (obs_dim + act_dim + 1 + nq + nv +
-                    (next_obs && options.next_observations ? obs_dim : 0));
+  read.total =
+      n * (obs_dim + act_dim + 1 + nq + nv + (next_obs && options.next_observations ? obs_dim : 0));
   d.observations.resize(n * obs_dim);
-  h5::read_floats(ctx, obs, obs_dim, d.observations.data(), read.counter(obs_dim, "reading observations"));
+  h5::read_floats(ctx, obs, obs_dim, d.observations.data(),
+                  read.counter(obs_dim, "reading observations"));
   d.actions.resize(n * act_dim);
   h5::read_floats(ctx, act, act_dim, d.actions.data(), read.counter(act_dim, "reading actions"));
   d.rewards.resize(n);
@@ -185,12 +188,13 @@ void read_d4rl(const Context& ctx, hid_t file, const LoadOptions& options,
     read_metadata(ctx, meta, "metadata", ds);
   }
   for (const char* key : {"env_id", "env", "environment"}) {
-    if (auto it = ds.metadata.find(key); it != ds.metadata.end() && ds.env_id.empty()) ds.env_id = it->second;
+    if (auto it = ds.metadata.find(key); it != ds.metadata.end() && ds.env_id.empty())
+      ds.env_id = it->second;
   }
 
   ds.timeouts_synthesized = !tout;
-  ds.episodes = segment_episodes(d.rewards, d.terminals, d.timeouts,
-                                 tout ? 0 : options.max_episode_steps);
+  ds.episodes =
+      segment_episodes(d.rewards, d.terminals, d.timeouts, tout ? 0 : options.max_episode_steps);
   if (!tout)
     ds.warnings.push_back("the file has no 'timeouts': episodes were cut every " +
                           std::to_string(options.max_episode_steps) + " steps, as D4RL does");
@@ -215,7 +219,8 @@ std::optional<std::int64_t> episode_id(const std::string& name) {
   return id;
 }
 
-void read_minari(const Context& ctx, hid_t file, const std::vector<std::pair<std::int64_t, std::string>>& names,
+void read_minari(const Context& ctx, hid_t file,
+                 const std::vector<std::pair<std::int64_t, std::string>>& names,
                  const LoadOptions& options, const Progress& progress, Dataset& ds) {
   for (const auto& attr : h5::attribute_names(file))
     if (auto text = h5::read_attribute_text(file, attr); !text.empty()) ds.metadata[attr] = text;
@@ -246,7 +251,8 @@ void read_minari(const Context& ctx, hid_t file, const std::vector<std::pair<std
     if (h5::is_group(file, name + "/observations")) {
       dict_observations = true;
       h5::Handle g(H5Gopen2(file, (name + "/observations").c_str(), H5P_DEFAULT), H5Gclose);
-      for (const auto& member : h5::link_names(g)) obs_paths.push_back(name + "/observations/" + member);
+      for (const auto& member : h5::link_names(g))
+        obs_paths.push_back(name + "/observations/" + member);
       if (obs_paths.empty()) ctx.fail(name + "/observations", "is an empty group");
     } else {
       obs_paths.push_back(name + "/observations");
@@ -262,8 +268,9 @@ void read_minari(const Context& ctx, hid_t file, const std::vector<std::pair<std
       e.observations.push_back(std::move(a));
     }
     if (obs_dim >= 0 && (o_dim != obs_dim || a_dim != act_dim))
-      ctx.fail(name, "has observation/action dims " + std::to_string(o_dim) + "/" + std::to_string(a_dim) +
-                         " but earlier episodes have " + std::to_string(obs_dim) + "/" + std::to_string(act_dim));
+      ctx.fail(name, "has observation/action dims " + std::to_string(o_dim) + "/" +
+                         std::to_string(a_dim) + " but earlier episodes have " +
+                         std::to_string(obs_dim) + "/" + std::to_string(act_dim));
     obs_dim = o_dim;
     act_dim = a_dim;
     total += e.steps;
@@ -301,7 +308,8 @@ void read_minari(const Context& ctx, hid_t file, const std::vector<std::pair<std
       col0 += cols;
     }
     read.counter(obs_dim, "reading observations")(e.steps);
-    h5::read_floats(ctx, e.actions, act_dim, &d.actions[row * act_dim], read.counter(act_dim, "reading actions"), 0);
+    h5::read_floats(ctx, e.actions, act_dim, &d.actions[row * act_dim],
+                    read.counter(act_dim, "reading actions"), 0);
     h5::read_floats(ctx, e.rewards, 1, &d.rewards[row], read.counter(1, "reading rewards"), 0);
     h5::read_flags(ctx, e.terminations, &d.terminals[row]);
     h5::read_flags(ctx, e.truncations, &d.timeouts[row]);
@@ -312,14 +320,16 @@ void read_minari(const Context& ctx, hid_t file, const std::vector<std::pair<std
     }
     if (e.steps > 0) {
       const std::int64_t last = row + e.steps - 1;
-      ep.end = d.terminals[last] ? EndReason::Terminal
+      ep.end = d.terminals[last]  ? EndReason::Terminal
                : d.timeouts[last] ? EndReason::Timeout
                                   : EndReason::Unterminated;
       ds.episodes.push_back(ep);
     }
     row += e.steps;
   }
-  ds.arrays.push_back({"observations", episodes.front().observations.front().dtype, {total + static_cast<std::int64_t>(episodes.size()), obs_dim}});
+  ds.arrays.push_back({"observations",
+                       episodes.front().observations.front().dtype,
+                       {total + static_cast<std::int64_t>(episodes.size()), obs_dim}});
   ds.arrays.push_back({"actions", episodes.front().actions.dtype, {total, act_dim}});
   ds.arrays.push_back({"rewards", episodes.front().rewards.dtype, {total}});
   ds.arrays.push_back({"terminations", episodes.front().terminations.dtype, {total}});
@@ -327,9 +337,10 @@ void read_minari(const Context& ctx, hid_t file, const std::vector<std::pair<std
   if (dict_observations)
     ds.warnings.push_back("observations are a dict: their members were concatenated in name order");
   if (early_flags > 0)
-    ds.warnings.push_back(std::to_string(early_flags) +
-                          " steps before an episode's last step carry a termination or truncation flag; "
-                          "episodes follow the groups, not these flags");
+    ds.warnings.push_back(
+        std::to_string(early_flags) +
+        " steps before an episode's last step carry a termination or truncation flag; "
+        "episodes follow the groups, not these flags");
 }
 
 }  // namespace
@@ -340,9 +351,13 @@ Dataset load_dataset(const std::filesystem::path& path, const LoadOptions& optio
   std::error_code ec;
   fs::path file = path;
   if (fs::is_directory(path, ec)) {
-    if (fs::exists(path / "data" / "main_data.hdf5", ec)) file = path / "data" / "main_data.hdf5";
-    else if (fs::exists(path / "main_data.hdf5", ec)) file = path / "main_data.hdf5";
-    else throw DatasetError(path.string(), "", "is a folder without data/main_data.hdf5 (not a Minari dataset)");
+    if (fs::exists(path / "data" / "main_data.hdf5", ec))
+      file = path / "data" / "main_data.hdf5";
+    else if (fs::exists(path / "main_data.hdf5", ec))
+      file = path / "main_data.hdf5";
+    else
+      throw DatasetError(path.string(), "",
+                         "is a folder without data/main_data.hdf5 (not a Minari dataset)");
   }
   const Context ctx{file.string()};
   if (!fs::exists(file, ec)) ctx.fail("", "no such file");
@@ -376,16 +391,22 @@ Dataset load_dataset(const std::filesystem::path& path, const LoadOptions& optio
     } else {
       std::string found;
       for (std::size_t i = 0; i < keys.size() && i < 8; ++i) found += (i ? ", " : "") + keys[i];
-      ctx.fail("", "is neither a D4RL file (no 'observations') nor a Minari file (no 'episode_*' "
-                   "groups); its top-level keys are: " + (found.empty() ? "none" : found));
+      ctx.fail("",
+               "is neither a D4RL file (no 'observations') nor a Minari file (no 'episode_*' "
+               "groups); its top-level keys are: " +
+                   (found.empty() ? "none" : found));
     }
   }
 
   progress.update(0.92, "statistics");
   std::int64_t tail = 0, unterminated = 0, complete = 0;
   for (const auto& ep : ds.episodes) {
-    if (ep.complete()) ++complete;
-    else { ++unterminated; tail += ep.length; }
+    if (ep.complete())
+      ++complete;
+    else {
+      ++unterminated;
+      tail += ep.length;
+    }
   }
   if (ds.format == DatasetFormat::D4RL && tail > 0)
     ds.warnings.push_back("the last " + std::to_string(tail) +
@@ -395,7 +416,8 @@ Dataset load_dataset(const std::filesystem::path& path, const LoadOptions& optio
     ds.warnings.push_back(std::to_string(unterminated) + " episodes (" + std::to_string(tail) +
                           " steps) end with neither termination nor truncation: left out of the "
                           "statistics and of training windows");
-  if (complete == 0) ds.warnings.push_back("no complete episode: nothing can be sampled for training");
+  if (complete == 0)
+    ds.warnings.push_back("no complete episode: nothing can be sampled for training");
   state_statistics(ds.data, ds.episodes, ds.state_mean, ds.state_std);
   progress.update(0.96, "fingerprint");
   ds.fingerprint = content_fingerprint(ds.data);

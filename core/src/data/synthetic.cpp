@@ -66,7 +66,8 @@ TransitionArrays make_synthetic(const SyntheticSpec& spec) {
     }
     // Damped random walk, nudged by the first action so actions carry information about states.
     for (std::int64_t k = 0; k < spec.obs_dim; ++k)
-      next[k] = 0.97 * s[k] + 0.05 * d.actions[i * spec.act_dim + k % spec.act_dim] + 0.03 * rng.normal();
+      next[k] =
+          0.97 * s[k] + 0.05 * d.actions[i * spec.act_dim + k % spec.act_dim] + 0.03 * rng.normal();
     const double velocity = skill * (1.0 + 0.2 * rng.normal());
     x += velocity * 0.008;
     double control = 0.0;
@@ -78,19 +79,25 @@ TransitionArrays make_synthetic(const SyntheticSpec& spec) {
       d.next_observations[i * spec.obs_dim + k] = static_cast<float>(next[k]);
     }
     for (std::int64_t k = 0; k < spec.qpos_dim; ++k)
-      d.qpos[i * spec.qpos_dim + k] = static_cast<float>(k == 0 ? x : (k < spec.obs_dim + 1 ? s[k - 1] : 0.0));
+      d.qpos[i * spec.qpos_dim + k] =
+          static_cast<float>(k == 0 ? x : (k < spec.obs_dim + 1 ? s[k - 1] : 0.0));
     for (std::int64_t k = 0; k < spec.qvel_dim; ++k)
-      d.qvel[i * spec.qvel_dim + k] = static_cast<float>(k == 0 ? velocity : s[(k + 4) % spec.obs_dim]);
+      d.qvel[i * spec.qvel_dim + k] =
+          static_cast<float>(k == 0 ? velocity : s[(k + 4) % spec.obs_dim]);
 
     ++step;
     // Low-skill episodes "fall" sooner: a per-step hazard ends them with a terminal.
     const bool fell = rng.uniform() < 0.004 * (3.2 - skill) / 3.0;
     if (i < body_end) {
-      if (fell) d.terminals[i] = 1;
-      else if (step == spec.max_episode_steps) d.timeouts[i] = 1;
+      if (fell)
+        d.terminals[i] = 1;
+      else if (step == spec.max_episode_steps)
+        d.timeouts[i] = 1;
     }
-    if (i + 1 == body_end || d.terminals[i] || d.timeouts[i]) step = 0;
-    else s = next;
+    if (i + 1 == body_end || d.terminals[i] || d.timeouts[i])
+      step = 0;
+    else
+      s = next;
   }
   // The tail must not end an episode; make sure the last boundary is exactly at body_end - 1.
   if (body_end > 0 && body_end < n && !d.terminals[body_end - 1]) d.timeouts[body_end - 1] = 1;

@@ -37,14 +37,15 @@ WindowSampler::WindowSampler(const Dataset& dataset, const SamplerConfig& config
     order.push_back(static_cast<std::int64_t>(i));
     all_steps += dataset.episodes[i].length;
   }
-  if (order.empty()) throw std::invalid_argument("the dataset has no complete episode to sample from");
+  if (order.empty())
+    throw std::invalid_argument("the dataset has no complete episode to sample from");
   std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) {
     return dataset.episodes[a].ret < dataset.episodes[b].ret;
   });
 
   // %BC: keep the best episode, then the next best while the timestep budget allows.
-  const std::int64_t budget =
-      std::max<std::int64_t>(static_cast<std::int64_t>(config.pct_traj * static_cast<double>(all_steps)), 1);
+  const std::int64_t budget = std::max<std::int64_t>(
+      static_cast<std::int64_t>(config.pct_traj * static_cast<double>(all_steps)), 1);
   std::int64_t steps = dataset.episodes[order.back()].length;
   std::size_t kept = 1;
   for (auto i = static_cast<std::ptrdiff_t>(order.size()) - 2; i >= 0; --i) {
@@ -107,7 +108,8 @@ WindowBatch WindowSampler::sample() {
   for (int b = 0; b < config_.batch_size; ++b) {
     // Drawing a step uniformly over all kept steps picks an episode with p proportional to length.
     const auto step = static_cast<std::int64_t>(uniform(total));
-    const auto k = std::upper_bound(cumulative_.begin(), cumulative_.end(), step) - cumulative_.begin();
+    const auto k =
+        std::upper_bound(cumulative_.begin(), cumulative_.end(), step) - cumulative_.begin();
     const std::int64_t episode = kept_[k];
     const auto start = static_cast<std::int64_t>(uniform(dataset_.episodes[episode].length));
     fill_window(episode, start, batch, b);

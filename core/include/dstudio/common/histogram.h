@@ -13,7 +13,9 @@ struct Histogram {
   double width = 1.0;
   std::vector<std::int64_t> counts;
 
-  [[nodiscard]] double left_edge(std::size_t bin) const { return lo + width * static_cast<double>(bin); }
+  [[nodiscard]] double left_edge(std::size_t bin) const {
+    return lo + width * static_cast<double>(bin);
+  }
   [[nodiscard]] double center(std::size_t bin) const { return left_edge(bin) + 0.5 * width; }
   /// The bin holding `value` (clamped to the first and last bins).
   [[nodiscard]] std::size_t bin_of(double value) const;

@@ -7,8 +7,8 @@
 
 namespace dstudio {
 
-/// The library the `libblas.so.3` alternative resolves to (e.g. ".../openblas-pthread/libblas.so.3"),
-/// or "unknown" when it cannot be determined.
+/// The library the `libblas.so.3` alternative resolves to (e.g.
+/// ".../openblas-pthread/libblas.so.3"), or "unknown" when it cannot be determined.
 std::string active_blas();
 
 /// A short name for `active_blas()`: "openblas-pthread", "openblas-openmp", "reference", ...

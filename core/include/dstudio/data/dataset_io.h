@@ -55,8 +55,8 @@ Dataset load_dataset(const std::filesystem::path& path, const LoadOptions& optio
 
 /// Options of `write_d4rl`.
 struct WriteOptions {
-  bool float64 = false;       ///< store float arrays as float64 (as D4RL's replay files do)
-  int gzip_level = 4;         ///< 0 disables compression; D4RL files use gzip (h5py's level 4)
+  bool float64 = false;  ///< store float arrays as float64 (as D4RL's replay files do)
+  int gzip_level = 4;    ///< 0 disables compression; D4RL files use gzip (h5py's level 4)
   std::int64_t chunk_rows = 16384;
   bool write_timeouts = true;  ///< false writes an old-style file without `timeouts`
 };

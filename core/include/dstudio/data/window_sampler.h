@@ -48,7 +48,8 @@ struct WindowBatch {
   void resize(int b, int k, int s, int a);
 };
 
-/// Samples training windows from a dataset. Keeps a reference to the dataset, which must outlive it.
+/// Samples training windows from a dataset. Keeps a reference to the dataset, which must outlive
+/// it.
 class WindowSampler {
  public:
   WindowSampler(const Dataset& dataset, const SamplerConfig& config);
