@@ -121,8 +121,11 @@ void write_d4rl(const std::filesystem::path& path, const TransitionArrays& data,
   check_arrays(ctx, data);
   static std::atomic<int> counter{0};
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  const fs::path temp = dir / ("." + path.filename().string() + ".partial-" +
-                               std::to_string(getpid()) + "-" + std::to_string(counter++));
+  // Built by appending: GCC 12 warns falsely (-Wrestrict) on chains of string concatenation.
+  std::string temp_name = ".";
+  temp_name += path.filename().string();
+  temp_name += ".partial-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+  const fs::path temp = dir / temp_name;
   try {
     {
       std::lock_guard lock(h5::library_mutex());
