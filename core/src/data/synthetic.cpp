@@ -2,30 +2,9 @@
 
 #include <cmath>
 
+#include "dstudio/common/random.h"
+
 namespace dstudio::data {
-namespace {
-
-// SplitMix64 with Box-Muller normals: fixed output for a seed on every platform.
-class Stream {
- public:
-  explicit Stream(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-  double normal() {
-    const double u = 1.0 - uniform(), v = uniform();
-    return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
-  }
-
- private:
-  std::uint64_t state_;
-};
-
-}  // namespace
 
 TransitionArrays make_synthetic(const SyntheticSpec& spec) {
   TransitionArrays d;
@@ -43,7 +22,7 @@ TransitionArrays make_synthetic(const SyntheticSpec& spec) {
   d.qpos.resize(n * spec.qpos_dim);
   d.qvel.resize(n * spec.qvel_dim);
 
-  Stream rng(spec.seed);
+  Random rng(spec.seed);
   // A fixed "behaviour policy": a = tanh(W s) with W drawn once from the seed.
   std::vector<double> W(spec.act_dim * spec.obs_dim);
   for (auto& w : W) w = 0.4 * rng.normal();

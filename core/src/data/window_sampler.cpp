@@ -21,7 +21,7 @@ void WindowBatch::resize(int b, int k, int s, int a) {
 }
 
 WindowSampler::WindowSampler(const Dataset& dataset, const SamplerConfig& config)
-    : dataset_(dataset), config_(config), state_(config.seed) {
+    : dataset_(dataset), config_(config), random_(config.seed) {
   if (config.context_length < 1) throw std::invalid_argument("context length K must be at least 1");
   if (config.batch_size < 1) throw std::invalid_argument("batch size must be at least 1");
   if (config.max_ep_len < 1) throw std::invalid_argument("max_ep_len must be at least 1");
@@ -77,28 +77,6 @@ std::vector<double> WindowSampler::episode_probabilities() const {
   return p;
 }
 
-std::uint64_t WindowSampler::next_random() {
-  // SplitMix64: tiny, fast, and its output is fixed by the seed on every platform.
-  std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-std::uint64_t WindowSampler::uniform(std::uint64_t n) {
-  // Lemire's nearly-divisionless bounded integer, with rejection for exact uniformity.
-  __uint128_t m = static_cast<__uint128_t>(next_random()) * n;
-  auto low = static_cast<std::uint64_t>(m);
-  if (low < n) {
-    const std::uint64_t threshold = -n % n;
-    while (low < threshold) {
-      m = static_cast<__uint128_t>(next_random()) * n;
-      low = static_cast<std::uint64_t>(m);
-    }
-  }
-  return static_cast<std::uint64_t>(m >> 64);
-}
-
 WindowBatch WindowSampler::sample() {
   WindowBatch batch;
   const auto& d = dataset_.data;
@@ -107,11 +85,11 @@ WindowBatch WindowSampler::sample() {
   const auto total = static_cast<std::uint64_t>(cumulative_.back());
   for (int b = 0; b < config_.batch_size; ++b) {
     // Drawing a step uniformly over all kept steps picks an episode with p proportional to length.
-    const auto step = static_cast<std::int64_t>(uniform(total));
+    const auto step = static_cast<std::int64_t>(random_.below(total));
     const auto k =
         std::upper_bound(cumulative_.begin(), cumulative_.end(), step) - cumulative_.begin();
     const std::int64_t episode = kept_[k];
-    const auto start = static_cast<std::int64_t>(uniform(dataset_.episodes[episode].length));
+    const auto start = static_cast<std::int64_t>(random_.below(dataset_.episodes[episode].length));
     fill_window(episode, start, batch, b);
   }
   return batch;

@@ -14,12 +14,13 @@
 /// - states are normalised with the dataset's mean and (std + 1e-6).
 ///
 /// Only complete episodes (terminal or timeout) are sampled; an unterminated tail never is.
-/// The random stream is this class's own (SplitMix64), so a seed gives the same windows on every
-/// platform and standard library.
+/// The random stream is `dstudio::Random`, so a seed gives the same windows on every platform and
+/// standard library.
 
 #include <cstdint>
 #include <vector>
 
+#include "dstudio/common/random.h"
 #include "dstudio/data/dataset.h"
 
 namespace dstudio::data {
@@ -66,15 +67,12 @@ class WindowSampler {
   [[nodiscard]] const SamplerConfig& config() const { return config_; }
 
  private:
-  std::uint64_t next_random();
-  std::uint64_t uniform(std::uint64_t n);  // in [0, n)
-
   const Dataset& dataset_;
   SamplerConfig config_;
   std::vector<std::int64_t> kept_;        // episode indices, lowest return first
   std::vector<std::int64_t> cumulative_;  // cumulative lengths of kept_
   std::vector<double> rtg_;               // return-to-go of every transition, unscaled
-  std::uint64_t state_;
+  Random random_;
 };
 
 }  // namespace dstudio::data
