@@ -1,12 +1,17 @@
 // dstudio dataset info | validate | synth
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "dstudio/behaviour/default_datasets.h"
+#include "dstudio/behaviour/generate.h"
 #include "dstudio/data/dataset_io.h"
+#include "dstudio/env/environment.h"
 #include "dstudio/data/synthetic.h"
 #include "terminal_progress.h"
 
@@ -147,6 +152,71 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
     }
     std::printf("ok: %s: %lld transitions, %lld complete episodes\n", ds->path.c_str(),
                 static_cast<long long>(s.transitions), static_cast<long long>(s.episodes));
+  });
+
+  // dataset generate
+  auto* generate = dataset->add_subcommand(
+      "generate", "Make a dataset in the D4RL layout with the project's behaviour policies (D4RL's recipe)");
+  struct GenerateArgs {
+    std::string env, kind, out, policies;
+    behaviour::GenerateConfig config;
+  };
+  auto g = std::make_shared<GenerateArgs>();
+  generate->add_option("--env", g->env, "hopper, walker2d or halfcheetah")->required();
+  generate->add_option("--kind", g->kind, "random, medium, medium-replay, expert or medium-expert")->required();
+  generate->add_option("--transitions", g->config.transitions, "Number of transitions")
+      ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}))
+      ->capture_default_str();
+  generate->add_option("--seed", g->config.seed, "Random seed (same seed, same bytes)")->capture_default_str();
+  generate->add_option("--noise", g->config.action_noise, "Std of the behaviour policy's Gaussian action noise")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
+  generate->add_option("--threads", g->config.threads, "Rollout threads (the output does not depend on it)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  generate->add_option("--policies", g->policies, "Behaviour-policy JSON (default: the shipped one)");
+  generate->add_option("--out", g->out, "Output .hdf5 file")->required();
+  generate->callback([&exit_code, g] {
+    try {
+      g->config.env = env::task(g->env).name;
+      g->config.kind = behaviour::parse_kind(g->kind);
+      behaviour::ArsRun policies;
+      if (g->config.kind != behaviour::DatasetKind::Random) {
+        if (g->policies.empty()) {
+          policies = behaviour::shipped_policies(g->config.env);
+        } else {
+          std::ifstream in(g->policies);
+          if (!in) throw std::runtime_error(g->policies + ": cannot be read");
+          std::stringstream text;
+          text << in.rdbuf();
+          policies = behaviour::ars_run_from_json(text.str());
+        }
+      }
+      TerminalProgress bar("generating");
+      auto made = behaviour::generate_dataset(g->config, policies, bar.progress());
+      data::write_d4rl(g->out, made.arrays, made.metadata);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
+      exit_code = std::string(e.what()).find("unknown") != std::string::npos ? kUsage : kFailed;
+      return;
+    }
+    std::printf("wrote %s\n", g->out.c_str());
+  });
+
+  // dataset default
+  auto* fallback = dataset->add_subcommand(
+      "default", "Print the path of a default dataset, making it on first use (cached in ~/.cache/decision-studio)");
+  auto d = std::make_shared<std::pair<std::string, std::string>>("hopper", "medium");
+  fallback->add_option("--env", d->first, "Environment")->capture_default_str();
+  fallback->add_option("--kind", d->second, "Dataset kind")->capture_default_str();
+  fallback->callback([&exit_code, d] {
+    try {
+      TerminalProgress bar("making the default dataset");
+      std::puts(behaviour::ensure_default_dataset(d->first, behaviour::parse_kind(d->second), bar.progress()).c_str());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
+      exit_code = kFailed;
+    }
   });
 
   // dataset synth

@@ -4,12 +4,25 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 
 namespace dstudio::cli {
 
-TerminalProgress::TerminalProgress(std::string_view label)
-    : label_(label), enabled_(isatty(STDERR_FILENO) == 1) {
-  if (enabled_) progress_.report = [this](double f, std::string_view stage) { draw(f, stage); };
+TerminalProgress::TerminalProgress(std::string label)
+    : label_(std::move(label)), enabled_(isatty(STDERR_FILENO) == 1) {
+  progress_.report = [this](double f, std::string_view stage) {
+    if (enabled_) draw(f, stage);
+    else log(f, stage);
+  };
+}
+
+void TerminalProgress::log(double fraction, std::string_view stage) {
+  // Logs and pipes get a plain line now and then instead of a redrawn bar.
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_ < std::chrono::seconds(10)) return;
+  last_ = now;
+  std::fprintf(stderr, "%.*s: %3.0f%% %.*s\n", static_cast<int>(label_.size()), label_.data(), 100.0 * fraction,
+               static_cast<int>(stage.size()), stage.data());
 }
 
 TerminalProgress::~TerminalProgress() {

@@ -1,8 +1,9 @@
 #pragma once
-// A one-line progress bar on stderr, drawn only when stderr is a terminal so that scripts and
-// logs see clean output.
+// Progress on stderr: a redrawn one-line bar on a terminal, a plain line every 10 s otherwise,
+// so that logs of long runs show they are alive without filling up.
 
 #include <chrono>
+#include <string>
 #include <string_view>
 
 #include "dstudio/common/progress.h"
@@ -12,7 +13,7 @@ namespace dstudio::cli {
 /// Builds a Progress whose callback redraws a bar labelled `label` at most every 100 ms.
 class TerminalProgress {
  public:
-  explicit TerminalProgress(std::string_view label);
+  explicit TerminalProgress(std::string label);
   ~TerminalProgress();
   TerminalProgress(const TerminalProgress&) = delete;
   TerminalProgress& operator=(const TerminalProgress&) = delete;
@@ -22,8 +23,9 @@ class TerminalProgress {
 
  private:
   void draw(double fraction, std::string_view stage);
+  void log(double fraction, std::string_view stage);
 
-  std::string_view label_;
+  std::string label_;
   bool enabled_;
   bool drawn_ = false;
   std::chrono::steady_clock::time_point last_{};

@@ -1,0 +1,110 @@
+// dstudio behaviour train | eval: the behaviour policies behind the project's own datasets.
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "commands.h"
+#include "dstudio/behaviour/ars.h"
+#include "dstudio/env/environment.h"
+#include "terminal_progress.h"
+
+namespace dstudio::cli {
+namespace {
+
+std::string join_args(int argc, char** argv) {
+  std::string s = "dstudio";
+  for (int i = 1; i < argc; ++i) s += std::string(" ") + argv[i];
+  return s;
+}
+
+behaviour::ArsRun load_run(const std::string& env, const std::string& file) {
+  if (file.empty()) return behaviour::shipped_policies(env);
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error(file + ": cannot be read");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return behaviour::ars_run_from_json(text.str());
+  } catch (const std::exception& e) {
+    throw std::runtime_error(file + ": " + e.what());
+  }
+}
+
+int pick_snapshot(const behaviour::ArsRun& run, const std::string& which) {
+  if (which == "expert") return run.expert;
+  if (which == "medium") return run.medium;
+  const int i = std::stoi(which);
+  if (i < 0 || i >= static_cast<int>(run.snapshots.size())) throw std::runtime_error("no snapshot " + which);
+  return i;
+}
+
+}  // namespace
+
+void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv) {
+  auto* behaviour = app.add_subcommand("behaviour", "Train and evaluate the behaviour policies that generate datasets");
+  behaviour->require_subcommand(1);
+
+  auto* train = behaviour->add_subcommand("train", "Train linear behaviour policies with Augmented Random Search");
+  struct TrainArgs {
+    std::string env, out;
+    int iterations = 0, threads = 2;
+    double target = -1;
+    std::uint64_t seed = 1;
+  };
+  auto t = std::make_shared<TrainArgs>();
+  train->add_option("--env", t->env, "hopper, walker2d or halfcheetah")->required();
+  train->add_option("--out", t->out, "Output JSON with every snapshot and the medium/expert choice")->required();
+  train->add_option("--seed", t->seed, "Random seed")->capture_default_str();
+  train->add_option("--threads", t->threads, "Rollout threads (the result does not depend on it)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  train->add_option("--iterations", t->iterations, "Maximum iterations (default: the task's)");
+  train->add_option("--target", t->target, "Stop at this evaluated return (default: the task's)");
+  const std::string command = join_args(argc, argv);
+  train->callback([&exit_code, t, command] {
+    auto config = behaviour::ars_defaults(t->env);
+    config.seed = t->seed;
+    config.threads = t->threads;
+    if (t->iterations > 0) config.max_iterations = t->iterations;
+    if (t->target >= 0) config.target_return = t->target;
+    TerminalProgress bar("training " + config.env);
+    auto run = behaviour::train_ars(config, bar.progress());
+    run.command = command;
+    std::ofstream(t->out) << behaviour::to_json(run) << "\n";
+    const auto& e = run.snapshots[run.expert];
+    const auto& m = run.snapshots[run.medium];
+    std::printf("%s: expert return %.1f at iteration %d (%lld env steps); medium return %.1f at iteration %d\n",
+                config.env.c_str(), e.eval_return, e.iteration, static_cast<long long>(e.env_steps), m.eval_return,
+                m.iteration);
+    std::printf("wrote %s (%zu snapshots)\n", t->out.c_str(), run.snapshots.size());
+    exit_code = kOk;
+  });
+
+  auto* eval = behaviour->add_subcommand("eval", "Evaluate a behaviour policy: mean return and normalised score");
+  struct EvalArgs {
+    std::string env, file, snapshot = "expert";
+    int episodes = 10;
+    double noise = 0.0;
+    std::uint64_t seed = 0;
+  };
+  auto e = std::make_shared<EvalArgs>();
+  eval->add_option("--env", e->env, "hopper, walker2d or halfcheetah")->required();
+  eval->add_option("--policies", e->file, "A behaviour-policy JSON (default: the shipped one)");
+  eval->add_option("--snapshot", e->snapshot, "expert, medium, or a snapshot index")->capture_default_str();
+  eval->add_option("--episodes", e->episodes, "Episodes")->check(CLI::Range(1, 100000))->capture_default_str();
+  eval->add_option("--noise", e->noise, "Std of the Gaussian action noise (the behaviour policy's)")->capture_default_str();
+  eval->add_option("--seed", e->seed, "Seed of the episodes")->capture_default_str();
+  eval->callback([&exit_code, e] {
+    const auto run = load_run(e->env, e->file);
+    const int i = pick_snapshot(run, e->snapshot);
+    const double ret = behaviour::evaluate_policy(run.config.env, run.snapshots[i].policy, e->episodes, e->seed, e->noise);
+    const auto& spec = env::task(run.config.env);
+    std::printf("%s snapshot %d (iteration %d): mean return %.1f over %d episodes, normalised score %.1f\n",
+                spec.name.c_str(), i, run.snapshots[i].iteration, ret, e->episodes, env::normalized_score(spec, ret));
+    exit_code = kOk;
+  });
+}
+
+}  // namespace dstudio::cli

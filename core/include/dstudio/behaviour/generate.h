@@ -1,0 +1,57 @@
+#pragma once
+/// \file
+/// Datasets in the D4RL layout made by the project's own behaviour policies, following D4RL's
+/// recipe (docs/environments.md):
+///
+/// - random: uniform random actions;
+/// - medium: the medium policy (about a third of the expert's return), its actions sampled with
+///   the behaviour noise;
+/// - expert: the expert policy, sampled likewise;
+/// - medium-replay: what the learner produced until it reached the medium level: every
+///   training snapshot up to the medium one, in order, each given an equal share of transitions;
+/// - medium-expert: medium then expert, concatenated at an episode boundary.
+///
+/// Every episode draws its reset and noise from seeds derived from the dataset seed and its index,
+/// and episodes are appended in index order, so the same arguments give the same bytes whatever
+/// the thread count. The last episode is cut at the requested size and is then the file's
+/// unterminated tail, as in D4RL.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dstudio/behaviour/ars.h"
+#include "dstudio/common/progress.h"
+#include "dstudio/data/dataset.h"
+
+namespace dstudio::behaviour {
+
+enum class DatasetKind { Random, Medium, MediumReplay, Expert, MediumExpert };
+
+/// "random", "medium", "medium-replay", "expert", "medium-expert".
+const char* to_string(DatasetKind kind);
+/// Parses a kind; throws std::invalid_argument listing the known kinds.
+DatasetKind parse_kind(const std::string& text);
+
+struct GenerateConfig {
+  std::string env;
+  DatasetKind kind = DatasetKind::Medium;
+  std::int64_t transitions = 100'000;
+  std::uint64_t seed = 0;
+  double action_noise = 0.1;  ///< std of the behaviour policies' Gaussian action noise
+  int threads = 2;
+};
+
+/// Arrays in the D4RL layout (with next_observations and infos/qpos, infos/qvel) and the metadata
+/// that says how they were made.
+struct GeneratedDataset {
+  data::TransitionArrays arrays;
+  std::map<std::string, std::string> metadata;
+};
+
+/// Generates a dataset with the behaviour policies of `policies` (unused for random).
+GeneratedDataset generate_dataset(const GenerateConfig& config, const ArsRun& policies,
+                                  const Progress& progress = {});
+
+}  // namespace dstudio::behaviour

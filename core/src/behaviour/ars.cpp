@@ -1,0 +1,321 @@
+#include "dstudio/behaviour/ars.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+#include <mutex>
+#include <thread>
+
+#include "dstudio/common/resources.h"
+#include "dstudio/env/environment.h"
+
+namespace dstudio::behaviour {
+namespace {
+
+// Running mean and variance (Chan et al.'s parallel form), merged in a fixed order.
+struct Moments {
+  double count = 0;
+  std::vector<double> mean, m2;
+  explicit Moments(int dim = 0) : mean(static_cast<std::size_t>(dim), 0.0), m2(static_cast<std::size_t>(dim), 0.0) {}
+  void add(std::span<const float> x) {
+    count += 1;
+    for (std::size_t i = 0; i < mean.size(); ++i) {
+      const double d = x[i] - mean[i];
+      mean[i] += d / count;
+      m2[i] += d * (x[i] - mean[i]);
+    }
+  }
+  void merge(const Moments& o) {
+    if (o.count == 0) return;
+    const double n = count + o.count;
+    for (std::size_t i = 0; i < mean.size(); ++i) {
+      const double d = o.mean[i] - mean[i];
+      mean[i] += d * o.count / n;
+      m2[i] += o.m2[i] + d * d * count * o.count / n;
+    }
+    count = n;
+  }
+  std::vector<double> stddev() const {
+    std::vector<double> s(mean.size(), 1.0);
+    if (count < 2) return s;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const double var = m2[i] / count;
+      s[i] = var > 1e-12 ? std::sqrt(var) : 1.0;  // a constant dimension is left unscaled
+    }
+    return s;
+  }
+};
+
+struct Rollout {
+  double ret = 0.0;
+  std::int64_t steps = 0;
+  Moments states;
+};
+
+Rollout run_episode(env::Environment& e, const LinearPolicy& p, std::uint64_t seed, double shift, bool collect) {
+  const auto& spec = e.spec();
+  std::vector<float> obs(static_cast<std::size_t>(spec.obs_dim)), act(static_cast<std::size_t>(spec.act_dim));
+  Rollout r;
+  r.states = Moments(collect ? spec.obs_dim : 0);
+  e.reset(seed, obs);
+  for (;;) {
+    if (collect) r.states.add(obs);
+    p.act(obs, act);
+    const auto s = e.step(act, obs);
+    r.ret += s.reward - shift;
+    ++r.steps;
+    if (s.terminated || s.truncated) break;
+  }
+  return r;
+}
+
+// Runs job(i, env) for i in [0, n) on `envs.size()` threads; job i always runs on thread i % T,
+// and results depend only on i, so the outcome does not depend on the thread count.
+template <class Job>
+void parallel(std::vector<env::Environment>& envs, int n, const Job& job) {
+  const int threads = static_cast<int>(envs.size());
+  if (threads == 1) {
+    for (int i = 0; i < n; ++i) job(i, envs[0]);
+    return;
+  }
+  std::vector<std::thread> pool;
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      try {
+        for (int i = t; i < n; i += threads) job(i, envs[static_cast<std::size_t>(t)]);
+      } catch (...) {
+        std::lock_guard lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+constexpr std::uint64_t kEvalSalt = 0xE7A1E7A1ULL;
+
+}  // namespace
+
+ArsConfig ars_defaults(const std::string& env_name) {
+  const std::string name = env::task(env_name).name;
+  ArsConfig c;
+  c.env = name;
+  if (name == "hopper") {
+    c.directions = 8, c.top_directions = 4, c.step_size = 0.01, c.exploration = 0.025;
+    c.reward_shift = 1.0, c.target_return = 3300.0, c.max_iterations = 1500;
+  } else if (name == "walker2d") {
+    c.directions = 40, c.top_directions = 30, c.step_size = 0.03, c.exploration = 0.025;
+    c.reward_shift = 1.0, c.target_return = 3300.0, c.max_iterations = 1500;
+  } else if (name == "halfcheetah") {
+    c.directions = 32, c.top_directions = 4, c.step_size = 0.02, c.exploration = 0.03;
+    c.reward_shift = 0.0, c.target_return = 4400.0, c.max_iterations = 1500;
+  }
+  return c;
+}
+
+double evaluate_policy(const std::string& env_name, const LinearPolicy& policy, int episodes, std::uint64_t seed,
+                       double noise_std) {
+  env::Environment e(env_name);
+  const auto& spec = e.spec();
+  std::vector<float> obs(static_cast<std::size_t>(spec.obs_dim)), act(static_cast<std::size_t>(spec.act_dim));
+  double total = 0.0;
+  for (int k = 0; k < episodes; ++k) {
+    Random noise(Random::derive(seed, 1000 + k));
+    e.reset(Random::derive(seed, k), obs);
+    for (;;) {
+      if (noise_std > 0) policy.act_noisy(obs, act, noise_std, noise);
+      else policy.act(obs, act);
+      const auto s = e.step(act, obs);
+      total += s.reward;
+      if (s.terminated || s.truncated) break;
+    }
+  }
+  return total / episodes;
+}
+
+ArsRun train_ars(const ArsConfig& config, const Progress& progress) {
+  if (config.directions < 1 || config.top_directions < 1 || config.top_directions > config.directions)
+    throw std::invalid_argument("ARS needs 1 <= top directions <= directions");
+  const env::TaskSpec& spec = env::task(config.env);
+  const env::ModelPtr model = env::load_model(spec);
+  std::vector<env::Environment> envs;
+  for (int t = 0; t < std::max(1, config.threads); ++t) envs.emplace_back(spec, model);
+
+  const int S = spec.obs_dim, A = spec.act_dim, P = S * A, N = config.directions;
+  ArsRun run;
+  run.config = config;
+  run.config.env = spec.name;
+  LinearPolicy policy = LinearPolicy::zeros(S, A);
+  Moments observed(S);
+  Random directions(config.seed);
+  std::int64_t env_steps = 0;
+
+  auto evaluate = [&](int iteration) {
+    std::vector<double> returns(static_cast<std::size_t>(config.eval_episodes));
+    parallel(envs, config.eval_episodes, [&](int k, env::Environment& e) {
+      returns[k] = run_episode(e, policy, Random::derive(config.seed ^ kEvalSalt, k), 0.0, false).ret;
+    });
+    Snapshot s{iteration, env_steps, std::accumulate(returns.begin(), returns.end(), 0.0) / config.eval_episodes, policy};
+    run.snapshots.push_back(s);
+    return s.eval_return;
+  };
+
+  evaluate(0);
+  for (int it = 1; it <= config.max_iterations; ++it) {
+    // Perturbations for this iteration, drawn in a fixed order from one stream.
+    std::vector<double> deltas(static_cast<std::size_t>(N) * P);
+    for (auto& d : deltas) d = directions.normal();
+
+    // 2N rollouts: policy + nu * delta_k and policy - nu * delta_k.
+    std::vector<Rollout> results(static_cast<std::size_t>(2 * N));
+    const std::uint64_t iteration_seed = Random::derive(config.seed, static_cast<std::uint64_t>(it));
+    parallel(envs, 2 * N, [&](int j, env::Environment& e) {
+      LinearPolicy perturbed = policy;
+      const double sign = j % 2 == 0 ? 1.0 : -1.0;
+      const double* delta = &deltas[static_cast<std::size_t>(j / 2) * P];
+      for (int i = 0; i < P; ++i) perturbed.weights[i] += sign * config.exploration * delta[i];
+      results[j] = run_episode(e, perturbed, Random::derive(iteration_seed, j / 2), config.reward_shift, true);
+    });
+
+    // Update with the best b directions, scaled by the standard deviation of their rewards.
+    std::vector<int> order(static_cast<std::size_t>(N));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return std::max(results[2 * a].ret, results[2 * a + 1].ret) > std::max(results[2 * b].ret, results[2 * b + 1].ret);
+    });
+    order.resize(static_cast<std::size_t>(config.top_directions));
+    std::vector<double> used;
+    for (int k : order) used.insert(used.end(), {results[2 * k].ret, results[2 * k + 1].ret});
+    const double mean = std::accumulate(used.begin(), used.end(), 0.0) / static_cast<double>(used.size());
+    double var = 0.0;
+    for (double r : used) var += (r - mean) * (r - mean);
+    const double sigma = std::sqrt(var / static_cast<double>(used.size()));
+    if (sigma > 1e-8) {
+      const double scale = config.step_size / (config.top_directions * sigma);
+      for (int k : order) {
+        const double diff = results[2 * k].ret - results[2 * k + 1].ret;
+        const double* delta = &deltas[static_cast<std::size_t>(k) * P];
+        for (int i = 0; i < P; ++i) policy.weights[i] += scale * diff * delta[i];
+      }
+    }
+    // The observation statistics advance once per iteration, merged in rollout order.
+    for (auto& r : results) {
+      observed.merge(r.states);
+      env_steps += r.steps;
+    }
+    policy.obs_mean = observed.mean;
+    policy.obs_std = observed.stddev();
+
+    if (it % config.eval_every == 0 || it == config.max_iterations) {
+      const double ret = evaluate(it);
+      progress.update(static_cast<double>(it) / config.max_iterations,
+                      "iteration " + std::to_string(it) + ", return " + std::to_string(static_cast<int>(ret)));
+      if (config.target_return > 0 && ret >= config.target_return) break;
+    } else {
+      progress.check();
+    }
+  }
+  choose_medium_and_expert(run);
+  return run;
+}
+
+void choose_medium_and_expert(ArsRun& run) {
+  if (run.snapshots.empty()) throw std::invalid_argument("a run without snapshots");
+  int expert = 0;
+  for (int i = 0; i < static_cast<int>(run.snapshots.size()); ++i)
+    if (run.snapshots[i].eval_return > run.snapshots[expert].eval_return) expert = i;
+  // D4RL's medium policy is the learner stopped at about a third of the expert's return.
+  const double third = run.snapshots[expert].eval_return / 3.0;
+  int medium = expert;
+  for (int i = 0; i <= expert; ++i) {
+    if (run.snapshots[i].eval_return >= third) {
+      medium = i;
+      break;
+    }
+  }
+  run.expert = expert;
+  run.medium = medium;
+}
+
+namespace {
+
+nlohmann::ordered_json policy_json(const LinearPolicy& p) {
+  return {{"obs_dim", p.obs_dim}, {"act_dim", p.act_dim}, {"weights", p.weights}, {"obs_mean", p.obs_mean}, {"obs_std", p.obs_std}};
+}
+
+LinearPolicy policy_from(const nlohmann::json& j) {
+  LinearPolicy p;
+  p.obs_dim = j.at("obs_dim");
+  p.act_dim = j.at("act_dim");
+  p.weights = j.at("weights").get<std::vector<double>>();
+  p.obs_mean = j.at("obs_mean").get<std::vector<double>>();
+  p.obs_std = j.at("obs_std").get<std::vector<double>>();
+  if (p.weights.size() != static_cast<std::size_t>(p.obs_dim * p.act_dim) || p.obs_mean.size() != static_cast<std::size_t>(p.obs_dim) ||
+      p.obs_std.size() != static_cast<std::size_t>(p.obs_dim))
+    throw std::runtime_error("a policy's arrays do not match its dimensions");
+  return p;
+}
+
+}  // namespace
+
+std::string to_json(const ArsRun& run) {
+  const auto& c = run.config;
+  nlohmann::ordered_json j;
+  j["format"] = "dstudio-behaviour-policies-1";
+  j["env"] = c.env;
+  j["command"] = run.command;
+  j["ars"] = {{"directions", c.directions}, {"top_directions", c.top_directions}, {"step_size", c.step_size},
+              {"exploration", c.exploration}, {"reward_shift", c.reward_shift}, {"max_iterations", c.max_iterations},
+              {"target_return", c.target_return}, {"eval_every", c.eval_every}, {"eval_episodes", c.eval_episodes},
+              {"threads", c.threads}, {"seed", c.seed}};
+  j["medium"] = run.medium;
+  j["expert"] = run.expert;
+  auto& snaps = j["snapshots"] = nlohmann::ordered_json::array();
+  for (const auto& s : run.snapshots)
+    snaps.push_back({{"iteration", s.iteration}, {"env_steps", s.env_steps}, {"eval_return", s.eval_return}, {"policy", policy_json(s.policy)}});
+  return j.dump(1);
+}
+
+ArsRun ars_run_from_json(const std::string& text) {
+  const auto j = nlohmann::json::parse(text);
+  if (j.value("format", "") != "dstudio-behaviour-policies-1") throw std::runtime_error("not a behaviour-policy file");
+  ArsRun run;
+  auto& c = run.config;
+  c.env = j.at("env");
+  run.command = j.value("command", "");
+  const auto& a = j.at("ars");
+  c.directions = a.at("directions");
+  c.top_directions = a.at("top_directions");
+  c.step_size = a.at("step_size");
+  c.exploration = a.at("exploration");
+  c.reward_shift = a.at("reward_shift");
+  c.max_iterations = a.at("max_iterations");
+  c.target_return = a.at("target_return");
+  c.eval_every = a.at("eval_every");
+  c.eval_episodes = a.at("eval_episodes");
+  c.threads = a.at("threads");
+  c.seed = a.at("seed");
+  for (const auto& s : j.at("snapshots"))
+    run.snapshots.push_back({s.at("iteration"), s.at("env_steps"), s.at("eval_return"), policy_from(s.at("policy"))});
+  run.medium = j.at("medium");
+  run.expert = j.at("expert");
+  const int n = static_cast<int>(run.snapshots.size());
+  if (run.medium < 0 || run.medium >= n || run.expert < 0 || run.expert >= n)
+    throw std::runtime_error("medium or expert index outside the snapshots");
+  return run;
+}
+
+ArsRun shipped_policies(const std::string& env_name) {
+  const std::string name = env::task(env_name).name;
+  const auto text = embedded_resource("policies/" + name + ".json");
+  if (!text) throw std::runtime_error("no behaviour policies ship for " + name);
+  return ars_run_from_json(std::string(*text));
+}
+
+}  // namespace dstudio::behaviour

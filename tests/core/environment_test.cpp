@@ -1,0 +1,273 @@
+// The environments against MuJoCo itself: observation, reward and termination derived from the
+// simulator's state by hand, D4RL's dimensions, seeding, and bad input.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <mujoco/mujoco.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "dstudio/env/compatibility.h"
+#include "dstudio/env/environment.h"
+#include "h5_fixture.h"
+
+namespace dstudio::env {
+namespace {
+
+using testing::HasSubstr;
+
+std::vector<double> state_of(const Environment& e, bool velocities) {
+  const auto s = velocities ? e.qvel() : e.qpos();
+  return {s.begin(), s.end()};
+}
+
+TEST(Environment, DimensionsMatchD4rl) {
+  struct Expect {
+    const char* name;
+    int obs, act, nq, nv, frame_skip;
+    double dt;
+  };
+  for (const auto& x : {Expect{"hopper", 11, 3, 6, 6, 4, 0.008}, Expect{"walker2d", 17, 6, 9, 9, 4, 0.008},
+                        Expect{"halfcheetah", 17, 6, 9, 9, 5, 0.05}}) {
+    Environment e(x.name);
+    EXPECT_EQ(e.spec().obs_dim, x.obs) << x.name;
+    EXPECT_EQ(e.spec().act_dim, x.act) << x.name;
+    EXPECT_EQ(e.model()->nq, x.nq) << x.name;
+    EXPECT_EQ(e.model()->nv, x.nv) << x.name;
+    EXPECT_EQ(e.model()->nu, x.act) << x.name;
+    EXPECT_EQ(e.spec().frame_skip, x.frame_skip) << x.name;
+    EXPECT_DOUBLE_EQ(e.dt(), x.dt) << x.name;
+    for (int i = 0; i < e.model()->nu; ++i) {
+      EXPECT_EQ(e.model()->actuator_ctrlrange[2 * i], -1.0);
+      EXPECT_EQ(e.model()->actuator_ctrlrange[2 * i + 1], 1.0);
+    }
+  }
+  EXPECT_EQ(Environment("hopper").model()->opt.integrator, mjINT_RK4);
+  EXPECT_EQ(Environment("halfcheetah").model()->opt.integrator, mjINT_EULER);
+}
+
+TEST(Environment, HopperStartsAtItsReferenceHeightWithBoundedNoise) {
+  Environment e("hopper");
+  std::vector<float> obs(11);
+  e.reset(7, obs);
+  const mjModel* m = e.model();
+  EXPECT_DOUBLE_EQ(m->qpos0[1], 1.25);
+  for (int i = 0; i < m->nq; ++i) EXPECT_LE(std::abs(e.qpos()[i] - m->qpos0[i]), 0.005);
+  for (int i = 0; i < m->nv; ++i) EXPECT_LE(std::abs(e.qvel()[i]), 0.005);
+  EXPECT_FLOAT_EQ(obs[0], static_cast<float>(e.qpos()[1]));  // z comes first: qpos[0] (x) is excluded
+}
+
+// Steps one environment and, beside it, a bare mjData driven through MuJoCo's own API; the
+// observation and reward must follow from that state by the task's formulas.
+void check_step_against_mujoco(const char* name, double alive_bonus, double ctrl_cost, bool clip) {
+  Environment e(name);
+  const auto& spec = e.spec();
+  std::vector<float> obs(spec.obs_dim), act(spec.act_dim);
+  e.reset(3, obs);
+  mjData* raw = mj_makeData(e.model());
+  for (int step = 0; step < 40; ++step) {
+    // Mirror the environment's state into the bare copy, then step both.
+    std::copy(e.qpos().begin(), e.qpos().end(), raw->qpos);
+    std::copy(e.qvel().begin(), e.qvel().end(), raw->qvel);
+    std::copy(e.data()->qacc_warmstart, e.data()->qacc_warmstart + e.model()->nv, raw->qacc_warmstart);
+    raw->time = e.data()->time;
+    double control = 0.0;
+    for (int i = 0; i < spec.act_dim; ++i) {
+      act[i] = static_cast<float>(0.9 * std::sin(0.37 * step + i));
+      raw->ctrl[i] = act[i];
+      control += static_cast<double>(act[i]) * act[i];
+    }
+    const double x0 = raw->qpos[0];
+    for (int k = 0; k < spec.frame_skip; ++k) mj_step(e.model(), raw);
+    const double expected_reward = (raw->qpos[0] - x0) / (e.model()->opt.timestep * spec.frame_skip) + alive_bonus -
+                                   ctrl_cost * control;
+    const auto r = e.step(act, obs);
+    ASSERT_NEAR(r.reward, expected_reward, 1e-9) << name << " step " << step;
+    for (int i = 1; i < e.model()->nq; ++i) ASSERT_EQ(obs[i - 1], static_cast<float>(raw->qpos[i])) << name;
+    for (int i = 0; i < e.model()->nv; ++i) {
+      const double v = clip ? std::clamp(raw->qvel[i], -10.0, 10.0) : raw->qvel[i];
+      ASSERT_EQ(obs[e.model()->nq - 1 + i], static_cast<float>(v)) << name;
+    }
+    if (r.terminated) break;
+  }
+  mj_deleteData(raw);
+}
+
+TEST(Environment, RewardAndObservationFollowFromMujocoState) {
+  check_step_against_mujoco("hopper", 1.0, 1e-3, true);
+  check_step_against_mujoco("walker2d", 1.0, 1e-3, true);
+  check_step_against_mujoco("halfcheetah", 0.0, 0.1, false);
+}
+
+// Sets the state with qpos[index] = value (everything else at rest) and reports health.
+bool healthy_with(Environment& e, int index, double value, bool velocity = false) {
+  const auto* m = e.model();
+  std::vector<double> qpos(m->qpos0, m->qpos0 + m->nq), qvel(static_cast<std::size_t>(m->nv), 0.0);
+  (velocity ? qvel : qpos)[static_cast<std::size_t>(index)] = value;
+  e.set_state(qpos, qvel);
+  return e.healthy();
+}
+
+TEST(Environment, HopperTerminationBoundariesOnBothSides) {
+  Environment e("hopper");
+  EXPECT_TRUE(healthy_with(e, 1, 0.7001));
+  EXPECT_FALSE(healthy_with(e, 1, 0.7));  // strictly greater than 0.7
+  EXPECT_FALSE(healthy_with(e, 1, 0.6999));
+  EXPECT_TRUE(healthy_with(e, 2, 0.1999));
+  EXPECT_FALSE(healthy_with(e, 2, 0.2));
+  EXPECT_TRUE(healthy_with(e, 2, -0.1999));
+  EXPECT_FALSE(healthy_with(e, 2, -0.2));
+  EXPECT_TRUE(healthy_with(e, 3, 99.0));  // joint angles inside (-100, 100)
+  EXPECT_FALSE(healthy_with(e, 3, 100.0));
+  EXPECT_TRUE(healthy_with(e, 0, -99.0, true));
+  EXPECT_FALSE(healthy_with(e, 0, -100.0, true));  // velocities too
+  EXPECT_TRUE(healthy_with(e, 0, 1e6));  // x is not part of the health check
+}
+
+TEST(Environment, Walker2dTerminationBoundariesOnBothSides) {
+  Environment e("walker2d");
+  EXPECT_TRUE(healthy_with(e, 1, 0.8001));
+  EXPECT_FALSE(healthy_with(e, 1, 0.8));
+  EXPECT_TRUE(healthy_with(e, 1, 1.9999));
+  EXPECT_FALSE(healthy_with(e, 1, 2.0));
+  EXPECT_TRUE(healthy_with(e, 2, 0.999));
+  EXPECT_FALSE(healthy_with(e, 2, 1.0));
+  EXPECT_TRUE(healthy_with(e, 2, -0.999));
+  EXPECT_FALSE(healthy_with(e, 2, -1.0));
+  EXPECT_TRUE(healthy_with(e, 0, 500.0, true));  // no bound on velocities for walker2d
+}
+
+TEST(Environment, AStepFromAnUnhealthyStateTerminatesWithTheAliveBonus) {
+  Environment e("hopper");
+  std::vector<float> obs(11), act(3, 0.0f);
+  e.reset(0, obs);
+  const auto* m = e.model();
+  std::vector<double> qpos(m->qpos0, m->qpos0 + m->nq), qvel(static_cast<std::size_t>(m->nv), 0.0);
+  qpos[1] = 0.5;  // fallen
+  e.set_state(qpos, qvel);
+  const auto r = e.step(act, obs);
+  EXPECT_TRUE(r.terminated);
+  EXPECT_FALSE(r.truncated);
+  // Gym's Hopper-v3 pays the healthy reward on the terminal step too.
+  EXPECT_NEAR(r.reward, (e.qpos()[0] - qpos[0]) / e.dt() + 1.0, 1e-9);
+}
+
+TEST(Environment, HalfCheetahNeverTerminatesAndTimesOutAt1000Steps) {
+  Environment e("halfcheetah");
+  std::vector<float> obs(17), act(6);
+  e.reset(1, obs);
+  StepResult r;
+  int steps = 0;
+  do {
+    for (int i = 0; i < 6; ++i) act[i] = static_cast<float>(std::sin(steps * 0.5 + i));
+    r = e.step(act, obs);
+    ++steps;
+    ASSERT_FALSE(r.terminated);
+  } while (!r.truncated);
+  EXPECT_EQ(steps, 1000);
+}
+
+TEST(Environment, SameSeedSameTrajectoryDifferentSeedDifferent) {
+  auto trajectory = [](std::uint64_t seed) {
+    Environment e("walker2d");
+    std::vector<float> obs(17), act(6), all;
+    e.reset(seed, obs);
+    for (int t = 0; t < 50; ++t) {
+      for (int i = 0; i < 6; ++i) act[i] = static_cast<float>(std::cos(t * 0.2 + i));
+      e.step(act, obs);
+      all.insert(all.end(), obs.begin(), obs.end());
+    }
+    return all;
+  };
+  EXPECT_EQ(trajectory(5), trajectory(5));
+  EXPECT_NE(trajectory(5), trajectory(6));
+}
+
+TEST(Environment, BatchStepsCopiesInLockstepLikeSingleEnvironments) {
+  BatchEnvironment batch("hopper", 3);
+  std::vector<float> obs(3 * 11), act(3 * 3, 0.3f);
+  std::vector<double> rewards(3);
+  const std::vector<std::uint64_t> seeds = {4, 5, 6};
+  batch.reset(seeds, obs);
+  Environment single("hopper");
+  std::vector<float> single_obs(11);
+  single.reset(5, single_obs);
+  std::vector<float> a(3, 0.3f);
+  for (int t = 0; t < 30; ++t) {
+    batch.step(act, obs, rewards);
+    const auto r = single.step(a, single_obs);
+    ASSERT_EQ(rewards[1], r.reward);
+    ASSERT_TRUE(std::equal(single_obs.begin(), single_obs.end(), obs.begin() + 11));
+  }
+}
+
+TEST(Environment, SetStateReproducesTheObservation) {
+  Environment a("hopper"), b("hopper");
+  std::vector<float> obs_a(11), obs_b(11), act(3, 0.5f);
+  a.reset(9, obs_a);
+  for (int t = 0; t < 20; ++t) a.step(act, obs_a);
+  b.set_state(state_of(a, false), state_of(a, true));
+  b.observe(obs_b);
+  EXPECT_EQ(obs_a, obs_b);
+}
+
+TEST(Environment, BadInputGetsClearErrors) {
+  try {
+    Environment("ant-maze-big");
+    FAIL();
+  } catch (const EnvError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("unknown environment 'ant-maze-big'; known environments: hopper, walker2d, halfcheetah"));
+  }
+  EXPECT_EQ(task("Hopper-v3").name, "hopper");
+  EXPECT_EQ(task("halfcheetah-medium-v2").name, "halfcheetah");
+
+  Environment e("hopper");
+  std::vector<double> four(4, 0.0), six(6, 0.0);
+  EXPECT_THROW(e.set_state(four, six), EnvError);
+  std::vector<float> obs(11), wrong_action(2, 0.0f), nan_action(3, std::nanf(""));
+  e.reset(0, obs);
+  EXPECT_THROW(e.step(wrong_action, obs), EnvError);
+  EXPECT_THROW(e.step(nan_action, obs), EnvError);
+
+  test::TempDir dir;
+  std::ofstream(dir / "broken.xml") << "<mujoco><worldbody><body><geom type='capsule'/></body></worldbody></mujoco";
+  try {
+    load_model(task("hopper"), dir / "broken.xml");
+    FAIL();
+  } catch (const EnvError& err) {
+    EXPECT_THAT(err.what(), HasSubstr("broken.xml: the MJCF model does not compile"));
+  }
+  std::ofstream(dir / "pendulum.xml") << "<mujoco><worldbody><body><joint type='hinge'/><geom size='.1'/></body></worldbody></mujoco>";
+  try {
+    load_model(task("hopper"), dir / "pendulum.xml");
+    FAIL();
+  } catch (const EnvError& err) {
+    EXPECT_THAT(err.what(), HasSubstr("the model has nq 1, nv 1, nu 0 but hopper needs 6, 6, 3"));
+  }
+}
+
+TEST(Environment, DatasetDimensionsMustMatch) {
+  data::Dataset ds;
+  ds.path = "walker.hdf5";
+  ds.data.obs_dim = 17;
+  ds.data.act_dim = 6;
+  ds.data.qpos_dim = 9;
+  EXPECT_NO_THROW(check_dataset_matches(ds, task("walker2d")));
+  try {
+    check_dataset_matches(ds, task("hopper"));
+    FAIL();
+  } catch (const EnvError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("walker.hdf5: does not match the hopper environment: the dataset has observation dim 17 but hopper has 11; action dim 6 but hopper has 3; qpos dim 9 but hopper has 6"));
+  }
+}
+
+TEST(Environment, NormalisedScoreUsesD4rlReferences) {
+  const auto& hopper = task("hopper");
+  EXPECT_DOUBLE_EQ(normalized_score(hopper, -20.272305), 0.0);
+  EXPECT_DOUBLE_EQ(normalized_score(hopper, 3234.3), 100.0);
+  EXPECT_NEAR(normalized_score(task("halfcheetah"), 6000.0), 100.0 * (6000 + 280.178953) / (12135.0 + 280.178953), 1e-12);
+}
+
+}  // namespace
+}  // namespace dstudio::env
