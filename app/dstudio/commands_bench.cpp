@@ -7,12 +7,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include "commands.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/data/synthetic.h"
+#include "dstudio/env/environment.h"
+#include <mujoco/mujoco.h>
+#include <cmath>
 
 namespace dstudio::cli {
 namespace {
@@ -101,6 +105,37 @@ int run_load_bench(const LoadBenchArgs& args) {
   return kOk;
 }
 
+// Environment steps per second on one core, with smooth open-loop actions (episodes reset as
+// they end, so contacts and resets are part of the cost).
+int run_env_bench(const std::vector<std::string>& names, int steps, int repeats) {
+  std::printf("benchmark      env-step\n");
+  std::printf("configuration  %d steps per repeat, %d repeats, MuJoCo %s\n", steps, repeats, mj_versionString());
+  std::printf("threads        1 (one environment on one core; %d hardware threads)\n", hardware_threads());
+  std::printf("blas           %s (not used by MuJoCo)\n", active_blas_name().c_str());
+  for (const auto& name : names) {
+    env::Environment e(name);
+    const auto& spec = e.spec();
+    std::vector<float> obs(static_cast<std::size_t>(spec.obs_dim)), act(static_cast<std::size_t>(spec.act_dim));
+    std::vector<double> rates;
+    std::uint64_t seed = 0;
+    for (int r = 0; r < repeats; ++r) {
+      e.reset(seed++, obs);
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int t = 0; t < steps; ++t) {
+        for (int i = 0; i < spec.act_dim; ++i) act[i] = static_cast<float>(0.8 * std::sin(0.05 * t + i));
+        const auto res = e.step(act, obs);
+        if (res.terminated || res.truncated) e.reset(seed++, obs);
+      }
+      rates.push_back(steps / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(rates.begin(), rates.end());
+    const double median = rates[rates.size() / 2];
+    std::printf("%-12s   median %8.0f env steps/s  (%8.0f physics steps/s, frame skip %d)  min %.0f  max %.0f\n",
+                spec.name.c_str(), median, median * spec.frame_skip, spec.frame_skip, rates.front(), rates.back());
+  }
+  return kOk;
+}
+
 }  // namespace
 
 void add_bench_commands(CLI::App& app, int& exit_code) {
@@ -119,6 +154,16 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
   load->add_option("--file", args->file, "Time this file instead of a generated one")
       ->check(CLI::ExistingPath);
   load->add_flag("--float64", args->float64, "Generate the file with float64 arrays");
+  auto* envs = bench->add_subcommand("env", "Environment steps per second on one core");
+  auto env_args = std::make_shared<std::tuple<std::vector<std::string>, int, int>>(
+      std::vector<std::string>{"hopper", "walker2d", "halfcheetah"}, 20000, 5);
+  envs->add_option("--env", std::get<0>(*env_args), "Environments")->capture_default_str();
+  envs->add_option("--steps", std::get<1>(*env_args), "Steps per repeat")->check(CLI::Range(100, 10'000'000))->capture_default_str();
+  envs->add_option("--repeats", std::get<2>(*env_args), "Repeats")->check(CLI::Range(1, 1000))->capture_default_str();
+  envs->callback([&exit_code, env_args] {
+    exit_code = run_env_bench(std::get<0>(*env_args), std::get<1>(*env_args), std::get<2>(*env_args));
+  });
+
   load->callback([&exit_code, args] {
     try {
       exit_code = run_load_bench(*args);

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   int exit_code = kOk;
   add_dataset_commands(app, exit_code);
   add_bench_commands(app, exit_code);
+  add_render_commands(app, exit_code);
   add_behaviour_commands(app, exit_code, argc, argv);
 
   try {

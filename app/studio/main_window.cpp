@@ -90,14 +90,21 @@ QString MainWindow::currentPath() const {
 }
 
 void MainWindow::openDataset(const QString& path) {
-  startLoad(QFileInfo(path).fileName(), [path] { return path; });
+  startLoad(QFileInfo(path).fileName(), [path](const Progress&) { return path; });
 }
 
 void MainWindow::openDefaultDataset() {
-  startLoad(tr("default dataset"), [] { return ensureDefaultDataset(); });
+  startLoad(tr("default dataset"), [](const Progress& progress) {
+    // Making the dataset is the first half of the bar, loading it the second.
+    Progress making = progress;
+    making.report = [&progress](double f, std::string_view stage) {
+      if (progress.report) progress.report(0.5 * f, std::string("making the default dataset: ") + std::string(stage));
+    };
+    return ensureDefaultDataset(making);
+  });
 }
 
-void MainWindow::startLoad(const QString& label, std::function<QString()> resolve_path) {
+void MainWindow::startLoad(const QString& label, std::function<QString(const Progress&)> resolve_path) {
   if (watcher_.isRunning()) {
     cancel_.cancel();
     watcher_.waitForFinished();  // a cancelled load stops at its next block
@@ -124,7 +131,7 @@ void MainWindow::startLoad(const QString& label, std::function<QString()> resolv
   watcher_.setFuture(QtConcurrent::run([resolve_path = std::move(resolve_path), progress] {
     LoadOutcome outcome;
     try {
-      outcome.path = resolve_path();
+      outcome.path = resolve_path(progress);
       outcome.dataset = std::make_shared<const data::Dataset>(
           data::load_dataset(outcome.path.toStdString(), {}, progress));
     } catch (const Cancelled&) {

@@ -61,7 +61,8 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* event) override;
 
  private:
-  void startLoad(const QString& label, std::function<QString()> resolve_path);
+  // Runs resolve_path (which may make the file) and then the load on a worker thread.
+  void startLoad(const QString& label, std::function<QString(const Progress&)> resolve_path);
   void onLoadFinished();
   void showProgress();
   void showError(const QString& message);

@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -119,6 +121,47 @@ TEST_F(Cli, SynthWritesALoadableDeterministicFile) {
   EXPECT_EQ(ja["transitions"], 5000);
   EXPECT_EQ(ja["fingerprint"], jb["fingerprint"]);
   EXPECT_GT(ja["tail_steps"].get<int>(), 0);
+}
+
+TEST_F(Cli, GenerateWritesTheD4rlLayoutAndRejectsUnknownNames) {
+  const auto out = (dir / "random.hdf5").string();
+  auto r = run("dataset generate --env walker2d --kind random --transitions 1500 --seed 1 --out " + out, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(run("dataset info --json " + out, dir).out);
+  EXPECT_EQ(j["transitions"], 1500);
+  EXPECT_EQ(j["obs_dim"], 17);
+  EXPECT_EQ(j["act_dim"], 6);
+  EXPECT_EQ(j["qpos_dim"], 9);
+  EXPECT_EQ(j["env_id"], "walker2d");
+  EXPECT_EQ(j["metadata"]["kind"], "random");
+
+  r = run("dataset generate --env ant-maze --kind random --transitions 10 --out " + out, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown environment 'ant-maze'; known environments: hopper, walker2d, halfcheetah"));
+  r = run("dataset generate --env hopper --kind replay --transitions 10 --out " + out, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown dataset kind 'replay'"));
+}
+
+TEST_F(Cli, RenderWithoutADisplaySaysSo) {
+  const auto out = (dir / "strip.png").string();
+  const auto r = run("render --env hopper --policy random --steps 5 --out " + out, dir);
+  if (std::getenv("DISPLAY") == nullptr) {
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.err, HasSubstr("no display"));
+    EXPECT_FALSE(std::filesystem::exists(out));
+  } else {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(std::filesystem::exists(out));
+  }
+}
+
+TEST_F(Cli, BenchEnvPrintsMediansThreadsAndBlas) {
+  const auto r = run("bench env --env hopper --steps 500 --repeats 3", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("threads        1"));
+  EXPECT_THAT(r.out, HasSubstr("blas"));
+  EXPECT_THAT(r.out, testing::ContainsRegex("hopper +median +[0-9]+ env steps/s"));
 }
 
 }  // namespace

@@ -158,9 +158,11 @@ TEST_F(Studio, OpensTheEmbeddedDefaultDataset) {
   MainWindow w;
   QSignalSpy opened(&w, &MainWindow::datasetOpened);
   w.openDefaultDataset();
-  ASSERT_TRUE(opened.wait(20000));
-  EXPECT_TRUE(w.currentPath().endsWith("synthetic-hopper-v0.hdf5"));
-  EXPECT_EQ(data::summarize(*w.datasetView()->dataset()).transitions, 20000);
+  ASSERT_TRUE(opened.wait(120000));
+  // The hopper medium dataset made by the shipped behaviour policies.
+  EXPECT_TRUE(w.currentPath().contains("hopper-medium-dstudio"));
+  EXPECT_EQ(data::summarize(*w.datasetView()->dataset()).transitions, 100000);
+  EXPECT_EQ(w.datasetView()->dataset()->env_id, "hopper");
 }
 
 }  // namespace

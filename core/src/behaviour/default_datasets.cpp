@@ -21,7 +21,7 @@ std::filesystem::path default_dataset_path(const std::string& env_name, DatasetK
   const std::string name = env::task(env_name).name;
   const auto policies = embedded_resource("policies/" + name + ".json");
   const std::string settings = std::string(policies.value_or("")) + "|" + to_string(kind) + "|" +
-                               std::to_string(kDefaultTransitions) + "|seed0|noise0.1|v1";
+                               std::to_string(kDefaultTransitions) + "|seed0|noise" + std::to_string(kBehaviourNoise) + "|v1";
   char hash[17];
   std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(XXH3_64bits(settings.data(), settings.size())));
   return cache_folder() / "datasets" / (name + "-" + to_string(kind) + "-dstudio-" + std::string(hash, 8) + ".hdf5");

@@ -1,0 +1,106 @@
+// dstudio render: a film strip of a rollout or of a dataset episode, rendered offscreen.
+
+#include <cstdio>
+#include <memory>
+
+#include "commands.h"
+#include "dstudio/behaviour/ars.h"
+#include "dstudio/data/dataset_io.h"
+#include "dstudio/env/compatibility.h"
+#include "dstudio/env/environment.h"
+#include "dstudio/render/scene_renderer.h"
+
+namespace dstudio::cli {
+
+void add_render_commands(CLI::App& app, int& exit_code) {
+  auto* render = app.add_subcommand(
+      "render", "Render a policy rollout or a dataset episode to a PNG film strip (needs a display or xvfb-run)");
+  struct Args {
+    std::string env = "hopper", policy = "expert", dataset, out;
+    std::int64_t episode = 0;
+    int steps = 300, frames = 12, columns = 4, width = 320, height = 240;
+    std::uint64_t seed = 0;
+  };
+  auto a = std::make_shared<Args>();
+  render->add_option("--env", a->env, "Environment")->capture_default_str();
+  render->add_option("--policy", a->policy, "Shipped behaviour policy: expert, medium or random")->capture_default_str();
+  render->add_option("--dataset", a->dataset, "Replay an episode of this dataset from infos/qpos and infos/qvel instead");
+  render->add_option("--episode", a->episode, "Episode of the dataset to replay")->capture_default_str();
+  render->add_option("--steps", a->steps, "Steps to cover")->check(CLI::Range(1, 100000))->capture_default_str();
+  render->add_option("--frames", a->frames, "Frames in the strip, evenly spaced")->check(CLI::Range(1, 200))->capture_default_str();
+  render->add_option("--columns", a->columns, "Frames per row")->check(CLI::Range(1, 50))->capture_default_str();
+  render->add_option("--width", a->width, "Frame width")->check(CLI::Range(16, 4096))->capture_default_str();
+  render->add_option("--height", a->height, "Frame height")->check(CLI::Range(16, 4096))->capture_default_str();
+  render->add_option("--seed", a->seed, "Seed of the rollout")->capture_default_str();
+  render->add_option("--out", a->out, "Output PNG")->required();
+  render->callback([&exit_code, a] {
+    try {
+      std::unique_ptr<data::Dataset> dataset;
+      std::string name = a->env;
+      if (!a->dataset.empty()) {
+        dataset = std::make_unique<data::Dataset>(data::load_dataset(a->dataset));
+        if (!dataset->env_id.empty()) name = dataset->env_id;
+        env::check_dataset_matches(*dataset, env::task(name));
+        if (dataset->data.qpos.empty() || dataset->data.qvel.empty())
+          throw std::runtime_error(a->dataset + ": has no infos/qpos and infos/qvel to replay");
+        if (a->episode < 0 || a->episode >= static_cast<std::int64_t>(dataset->episodes.size()))
+          throw std::runtime_error(a->dataset + ": has no episode " + std::to_string(a->episode));
+      }
+      env::Environment e(name);
+      const auto& spec = e.spec();
+      render::OffscreenContext context;
+      render::CameraView view;
+      if (spec.name == "halfcheetah") view.lookat_z = 0.4, view.distance = 3.5;
+      render::SceneRenderer renderer(e.model(), a->width, a->height, view);
+
+      std::vector<float> obs(static_cast<std::size_t>(spec.obs_dim)), act(static_cast<std::size_t>(spec.act_dim));
+      std::vector<render::Image> frames;
+      double ret = 0.0;
+      int steps = 0;
+      const int every = std::max(1, a->steps / a->frames);
+      if (dataset) {
+        const auto& ep = dataset->episodes[static_cast<std::size_t>(a->episode)];
+        const int nq = spec.nq, nv = spec.nv;
+        for (std::int64_t t = 0; t < ep.length && t < a->steps; ++t, ++steps) {
+          const auto row = ep.start + t;
+          std::vector<double> qpos(dataset->data.qpos.begin() + row * nq, dataset->data.qpos.begin() + (row + 1) * nq);
+          std::vector<double> qvel(dataset->data.qvel.begin() + row * nv, dataset->data.qvel.begin() + (row + 1) * nv);
+          e.set_state(qpos, qvel);
+          ret += dataset->data.rewards[row];
+          if (t % every == 0) frames.push_back(renderer.render(e.data()));
+        }
+      } else {
+        behaviour::LinearPolicy policy;
+        const bool random = a->policy == "random";
+        if (!random) {
+          const auto run = behaviour::shipped_policies(spec.name);
+          if (a->policy != "expert" && a->policy != "medium")
+            throw std::runtime_error("unknown policy '" + a->policy + "'; known: expert, medium, random");
+          policy = run.snapshots[a->policy == "expert" ? run.expert : run.medium].policy;
+        }
+        Random noise(a->seed);
+        e.reset(a->seed, obs);
+        for (; steps < a->steps; ++steps) {
+          if (steps % every == 0) frames.push_back(renderer.render(e.data()));
+          if (random) for (auto& x : act) x = static_cast<float>(noise.uniform(-1.0, 1.0));
+          else policy.act(obs, act);
+          const auto r = e.step(act, obs);
+          ret += r.reward;
+          if (r.terminated || r.truncated) {
+            ++steps;
+            frames.push_back(renderer.render(e.data()));
+            break;
+          }
+        }
+      }
+      render::write_png(a->out, render::contact_sheet(frames, a->columns));
+      std::printf("%s: %d steps, return %.1f, %zu frames every %d steps -> %s\n", spec.name.c_str(), steps, ret,
+                  frames.size(), every, a->out.c_str());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
+      exit_code = kFailed;
+    }
+  });
+}
+
+}  // namespace dstudio::cli

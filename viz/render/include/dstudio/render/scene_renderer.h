@@ -1,0 +1,74 @@
+#pragma once
+/// \file
+/// Drawing a MuJoCo scene to pixels. `SceneRenderer` needs only a current OpenGL context, so the
+/// same code draws into the studio's viewer widget and offscreen; `OffscreenContext` provides a
+/// context without a visible window (a hidden GLFW window: under a headless X server such as
+/// xvfb-run on machines without a screen).
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+struct mjModel_;
+struct mjData_;
+
+namespace dstudio::render {
+
+/// No display to create a context on, or an OpenGL failure.
+class RenderError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// An OpenGL context with no visible window, current on the creating thread.
+class OffscreenContext {
+ public:
+  OffscreenContext();
+  ~OffscreenContext();
+  OffscreenContext(const OffscreenContext&) = delete;
+  OffscreenContext& operator=(const OffscreenContext&) = delete;
+
+ private:
+  void* window_ = nullptr;
+};
+
+/// An RGB image, rows top to bottom.
+struct Image {
+  int width = 0, height = 0;
+  std::vector<std::uint8_t> rgb;
+};
+
+/// Where the camera looks from. The default follows the torso from the side, as Gym's viewer.
+struct CameraView {
+  int track_body = 1;  ///< body the camera follows; -1 for a free camera
+  double distance = 4.0;
+  double azimuth = 90.0;
+  double elevation = -10.0;
+  double lookat_z = 1.0;  ///< height of the point looked at
+};
+
+/// Renders scenes of one model into an offscreen buffer of a fixed size.
+class SceneRenderer {
+ public:
+  /// Needs a current OpenGL context. The model is copied (the offscreen size lives in it).
+  SceneRenderer(const mjModel_* model, int width, int height, CameraView view = {});
+  ~SceneRenderer();
+  SceneRenderer(const SceneRenderer&) = delete;
+  SceneRenderer& operator=(const SceneRenderer&) = delete;
+
+  /// Draws `data` (which must belong to the model) and reads the pixels back.
+  Image render(const mjData_* data);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+/// Writes `image` as PNG; throws RenderError on failure.
+void write_png(const std::filesystem::path& path, const Image& image);
+/// Places `frames` side by side in rows of `columns` (a film strip for quick inspection).
+Image contact_sheet(const std::vector<Image>& frames, int columns);
+
+}  // namespace dstudio::render

@@ -1,0 +1,126 @@
+#include "dstudio/render/scene_renderer.h"
+
+#include <GLFW/glfw3.h>
+#include <mujoco/mujoco.h>
+#include <stb/stb_image_write.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+namespace dstudio::render {
+
+OffscreenContext::OffscreenContext() {
+  static std::once_flag init;
+  static bool ok = false;
+  std::call_once(init, [] { ok = glfwInit() == GLFW_TRUE; });
+  if (!ok)
+    throw RenderError("cannot initialise GLFW: no display (set DISPLAY, or run under xvfb-run on a machine without a screen)");
+  glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+  glfwWindowHint(GLFW_DOUBLEBUFFER, GLFW_FALSE);
+  auto* window = glfwCreateWindow(64, 64, "dstudio offscreen", nullptr, nullptr);
+  if (!window) throw RenderError("cannot create an OpenGL context (is there a display with OpenGL?)");
+  glfwMakeContextCurrent(window);
+  window_ = window;
+}
+
+OffscreenContext::~OffscreenContext() {
+  if (window_) glfwDestroyWindow(static_cast<GLFWwindow*>(window_));
+}
+
+struct SceneRenderer::State {
+  mjModel* model = nullptr;
+  mjData* data = nullptr;  // a private copy, since mjv_updateScene takes a mutable mjData
+  mjvScene scene;
+  mjvCamera camera;
+  mjvOption option;
+  mjrContext context;
+  int width = 0, height = 0;
+  double lookat_z = 1.0;
+};
+
+SceneRenderer::SceneRenderer(const mjModel_* model, int width, int height, CameraView view) : state_(new State) {
+  auto& s = *state_;
+  s.model = mj_copyModel(nullptr, model);
+  s.model->vis.global.offwidth = std::max(width, 1);
+  s.model->vis.global.offheight = std::max(height, 1);
+  s.width = width;
+  s.height = height;
+  s.data = mj_makeData(s.model);
+  mjv_defaultScene(&s.scene);
+  mjv_defaultCamera(&s.camera);
+  mjv_defaultOption(&s.option);
+  mjr_defaultContext(&s.context);
+  mjv_makeScene(s.model, &s.scene, 2000);
+  mjr_makeContext(s.model, &s.context, mjFONTSCALE_100);
+  mjr_setBuffer(mjFB_OFFSCREEN, &s.context);
+  if (s.context.currentBuffer != mjFB_OFFSCREEN) throw RenderError("the OpenGL context has no offscreen framebuffer");
+  if (view.track_body >= 0) {
+    s.camera.type = mjCAMERA_TRACKING;
+    s.camera.trackbodyid = view.track_body;
+  }
+  s.camera.distance = view.distance;
+  s.camera.azimuth = view.azimuth;
+  s.camera.elevation = view.elevation;
+  s.lookat_z = view.lookat_z;
+}
+
+SceneRenderer::~SceneRenderer() {
+  auto& s = *state_;
+  mjr_freeContext(&s.context);
+  mjv_freeScene(&s.scene);
+  mj_deleteData(s.data);
+  mj_deleteModel(s.model);
+}
+
+Image SceneRenderer::render(const mjData_* data) {
+  auto& s = *state_;
+  // Copy the state so the caller's data stays untouched.
+  std::memcpy(s.data->qpos, data->qpos, sizeof(mjtNum) * s.model->nq);
+  std::memcpy(s.data->qvel, data->qvel, sizeof(mjtNum) * s.model->nv);
+  s.data->time = data->time;
+  mj_forward(s.model, s.data);
+  mjv_updateScene(s.model, s.data, &s.option, nullptr, &s.camera, mjCAT_ALL, &s.scene);
+  // Tracking cameras follow the body's x; keep the height fixed so hops are visible.
+  s.camera.lookat[2] = s.lookat_z;
+  mjv_updateScene(s.model, s.data, &s.option, nullptr, &s.camera, mjCAT_ALL, &s.scene);
+  const mjrRect viewport{0, 0, s.width, s.height};
+  mjr_render(viewport, &s.scene, &s.context);
+  Image image;
+  image.width = s.width;
+  image.height = s.height;
+  image.rgb.resize(static_cast<std::size_t>(3) * s.width * s.height);
+  std::vector<std::uint8_t> flipped(image.rgb.size());
+  mjr_readPixels(flipped.data(), nullptr, viewport, &s.context);
+  // OpenGL rows run bottom to top.
+  const std::size_t row = static_cast<std::size_t>(3) * s.width;
+  for (int y = 0; y < s.height; ++y)
+    std::memcpy(&image.rgb[y * row], &flipped[(s.height - 1 - y) * row], row);
+  return image;
+}
+
+void write_png(const std::filesystem::path& path, const Image& image) {
+  if (image.width <= 0 || image.height <= 0) throw RenderError("cannot write an empty image");
+  if (!stbi_write_png(path.c_str(), image.width, image.height, 3, image.rgb.data(), image.width * 3))
+    throw RenderError(path.string() + ": cannot be written");
+}
+
+Image contact_sheet(const std::vector<Image>& frames, int columns) {
+  Image sheet;
+  if (frames.empty()) return sheet;
+  const int w = frames.front().width, h = frames.front().height;
+  columns = std::max(1, std::min<int>(columns, static_cast<int>(frames.size())));
+  const int rows = (static_cast<int>(frames.size()) + columns - 1) / columns;
+  sheet.width = w * columns;
+  sheet.height = h * rows;
+  sheet.rgb.assign(static_cast<std::size_t>(3) * sheet.width * sheet.height, 255);
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    const int ox = static_cast<int>(i) % columns * w, oy = static_cast<int>(i) / columns * h;
+    for (int y = 0; y < h; ++y)
+      std::memcpy(&sheet.rgb[(static_cast<std::size_t>(oy + y) * sheet.width + ox) * 3],
+                  &frames[i].rgb[static_cast<std::size_t>(y) * w * 3], static_cast<std::size_t>(w) * 3);
+  }
+  return sheet;
+}
+
+}  // namespace dstudio::render
