@@ -9,7 +9,7 @@
 namespace dstudio::cli {
 
 TerminalProgress::TerminalProgress(std::string label)
-    : label_(std::move(label)), enabled_(isatty(STDERR_FILENO) == 1) {
+    : label_(std::move(label)), enabled_(isatty(STDERR_FILENO) == 1), last_(std::chrono::steady_clock::now()) {
   progress_.report = [this](double f, std::string_view stage) {
     if (enabled_) draw(f, stage);
     else log(f, stage);

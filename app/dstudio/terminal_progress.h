@@ -28,7 +28,7 @@ class TerminalProgress {
   std::string label_;
   bool enabled_;
   bool drawn_ = false;
-  std::chrono::steady_clock::time_point last_{};
+  std::chrono::steady_clock::time_point last_;  // the start, so short work logs nothing
   Progress progress_;
 };
 
