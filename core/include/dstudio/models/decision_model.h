@@ -1,0 +1,90 @@
+#pragma once
+/// \file
+/// Every sequence-model variant behind one LibTorch module. Include this only where tensors are
+/// needed: the configuration lives in variant_config.h, which does not pull in LibTorch.
+///
+/// Inputs for a window of K steps: states (B, K, S), actions (B, K, A), returns_to_go (B, K, 1)
+/// already divided by the scale, timesteps (B, K) int64, mask (B, K) with 1 for real steps.
+/// The output is the predicted action at every position, (B, K, A).
+///
+/// Inspection returns, per layer, the token-mixing matrix (B, heads, T, T) and the tokens before
+/// and after merging; it never changes the prediction. The mixing matrix is the attention weights
+/// for attention mixers, and for the others the equivalent matrix derived in docs/models.md
+/// (mean over channels of the convolution taps, the pooling weights, the identity for none).
+
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+#include "dstudio/models/variant_config.h"
+
+namespace dstudio::models {
+
+/// A batch of windows.
+struct ModelInputs {
+  torch::Tensor states;         ///< (B, K, S) float
+  torch::Tensor actions;        ///< (B, K, A) float
+  torch::Tensor returns_to_go;  ///< (B, K, 1) float
+  torch::Tensor timesteps;      ///< (B, K) int64
+  torch::Tensor mask;           ///< (B, K) float, 1 for real steps; undefined means all real
+};
+
+/// Which modality to remove at inference (the ablations of the papers).
+enum class ModalityZeroing {
+  None,
+  ReturnsToGo,  ///< every return-to-go
+  PastStates,   ///< every state but the current (last) one
+  Actions,      ///< every action
+};
+
+/// What inspection returns.
+struct Inspection {
+  std::vector<torch::Tensor> mixing;  ///< per layer, (B, heads, T, T); rows: queries
+  std::vector<std::string> mixers;    ///< per layer, the mixer's name
+  torch::Tensor tokens_before_merge;  ///< (B, 3K, H): the R, s, a embeddings (not for mlp-bc/udt)
+  torch::Tensor tokens;               ///< (B, T, H): what enters the first block
+  std::vector<char> token_types;      ///< per token: 'R', 's', 'a', or 't' for a merged step
+};
+
+/// The model. Construct with a validated configuration whose state_dim and act_dim are set.
+class DecisionModelImpl : public torch::nn::Module {
+ public:
+  explicit DecisionModelImpl(const VariantConfig& config);
+
+  /// Predicted actions (B, K, A). With `inspection`, also fills it.
+  torch::Tensor forward(const ModelInputs& inputs, Inspection* inspection = nullptr,
+                        ModalityZeroing zeroing = ModalityZeroing::None);
+
+  [[nodiscard]] const VariantConfig& config() const { return config_; }
+
+ private:
+  torch::Tensor embed(const ModelInputs& inputs, Inspection* inspection);
+
+  VariantConfig config_;
+  torch::nn::Embedding timestep_{nullptr};
+  torch::nn::Linear embed_return_{nullptr}, embed_state_{nullptr}, embed_action_{nullptr};
+  torch::nn::Linear unified_return_{nullptr}, unified_{nullptr};  // UDT/UDC
+  torch::nn::Linear concat_{nullptr};                              // DHi concatenation merger
+  std::shared_ptr<torch::nn::Module> merger_;                      // DHi attention/convolution merger
+  torch::nn::LayerNorm embed_ln_{nullptr}, final_ln_{nullptr};
+  torch::nn::Dropout embed_dropout_{nullptr};
+  torch::nn::ModuleList blocks_;
+  torch::nn::Linear head_{nullptr};
+  torch::nn::Sequential state_mlp_{nullptr};  // mlp-bc
+};
+TORCH_MODULE(DecisionModel);
+
+/// DC eq. 4 on x (B, T, H): C[p, q] = sum_{l < L} w_{type(p)}[q, l] X[p - l, q] + bias_{type(p)}[q],
+/// with X zero-padded on the left. `weight` is (types, H, L) and `bias` (types, H); with 3 types
+/// the type of position p is p mod 3 (R, s, a), with 1 type every position shares the filter.
+torch::Tensor type_convolution(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
+/// GDT eq. 6's bias: -|w d_ij^2 + b| with d_ij = |i - j|, as a (T, T) matrix.
+torch::Tensor gaussian_bias(int64_t T, double w, double b);
+/// DHi's pooling as a matrix: row i averages tokens max(0, i-P+1)..i.
+torch::Tensor pooling_matrix(int64_t T, int64_t P);
+
+/// Applies `zeroing` to a copy of the inputs.
+ModelInputs apply_zeroing(const ModelInputs& inputs, ModalityZeroing zeroing);
+
+}  // namespace dstudio::models

@@ -1,0 +1,100 @@
+#pragma once
+/// \file
+/// The configuration of every model variant, with the papers' defaults. Free of LibTorch, so the
+/// command line and the GUI can list, edit and validate variants without it.
+///
+/// Every variant is a MetaFormer: tokens -> N x [x += Mixer(LN(x)); x += MLP(LN(x))] -> LN ->
+/// action head. Variants differ in how (return-to-go R, state s, action a) become tokens and in
+/// the token mixer. docs/models.md states each one precisely.
+
+#include <string>
+#include <vector>
+
+namespace dstudio::models {
+
+/// How (R, s, a) become tokens.
+enum class Tokenizer {
+  Triplet,  ///< DT/DC/GDT: (R_1, s_1, a_1, ..., R_K, s_K, a_K), 3K tokens; a_t read at s_t
+  Unified,  ///< UDT/UDC: one token per step from concat(sigmoid(Linear(R)), s_t, a_{t-1})
+  Merged,   ///< Decision HiFormer: (a_{t-1}, R_t, s_t) embedded, then merged into one token
+  State,    ///< MLP behaviour cloning: a_t from s_t alone
+};
+
+/// How DHi's Token Merger fuses a step's three embeddings (Merged tokenizer only).
+enum class Merger { Concat, Attention, Convolution, Pooling };
+
+/// How tokens exchange information.
+enum class Mixer {
+  Attention,          ///< causal self-attention (GPT-2 style)
+  GaussianAttention,  ///< GDT: logits - |w d^2 + b| with d the token distance
+  DirectAttention,    ///< DC fig. 3b: a learned lower-triangular matrix, row-softmaxed
+  Convolution,        ///< DC: causal depthwise convolution, one filter per token type (or one)
+  LinearAttention,    ///< causal linear attention, feature map elu + 1
+  Pooling,            ///< DHi: mean of the last P tokens (parameter-free)
+  GatedConvolution,   ///< UDC: W_o(DWConv(P1 x) * SiLU(P2 x))
+  None,               ///< MLP only
+};
+
+/// A variant's full configuration. Field names follow the papers.
+struct VariantConfig {
+  std::string variant = "dt";  ///< dt, dc, dc-1filter, dc-hybrid, direct-attention, gdt, udt, udc, dhi, mlp-bc, hier
+
+  // Shapes (filled from the dataset when training starts).
+  int state_dim = 0;
+  int act_dim = 0;
+  int context_length = 20;  ///< K: steps in a window
+  int max_ep_len = 1000;    ///< size of the timestep embedding
+
+  // MetaFormer.
+  int hidden = 128;  ///< H (d)
+  int layers = 3;    ///< N
+  int heads = 1;
+  int mlp_ratio = 4;                 ///< MLP inner width = mlp_ratio * H
+  std::string activation = "relu";  ///< relu or gelu
+  double dropout = 0.1;              ///< embedding, residual and MLP dropout
+  double attention_dropout = 0.1;
+  bool action_tanh = true;
+
+  // Tokens.
+  Tokenizer tokenizer = Tokenizer::Triplet;
+  Merger merger = Merger::Convolution;
+  int return_embedding = 32;  ///< UDT: width of sigmoid(Linear(1, 32)(R))
+
+  // Mixers.
+  Mixer mixer = Mixer::Attention;
+  bool hybrid = false;            ///< DC hybrid: the last block uses causal attention
+  int conv_window = 6;            ///< DC: filter length L in tokens (6 = current and previous step)
+  bool single_filter = false;     ///< DC 1-filter: one filter for every token type
+  bool mixer_projection = false;  ///< DC's optional Linear(H, H) after the mixer
+  double gaussian_w = 0.1;        ///< GDT: w >= 0
+  double gaussian_b = -0.05;      ///< GDT: b <= 0 penalises the token itself
+  int pool_size = 2;              ///< DHi: P
+  int gated_kernel = 4;           ///< UDC: depthwise kernel size (the paper leaves it open)
+
+  /// Tokens per window (3K for triplets, K otherwise).
+  [[nodiscard]] int tokens() const { return tokenizer == Tokenizer::Triplet ? 3 * context_length : context_length; }
+  /// Throws std::invalid_argument naming the first field that is out of range.
+  void validate() const;
+  bool operator==(const VariantConfig&) const = default;
+};
+
+/// Names of the variants `make_variant` knows, in a fixed order.
+std::vector<std::string> variant_names();
+/// The defaults of a variant. `hier` takes its merger ("none" means DT's triplets) and mixer
+/// ("none", "attention", "linear-attention", "conv", "pooling"). Throws std::invalid_argument
+/// listing the known names.
+VariantConfig make_variant(const std::string& name, const std::string& merger = "conv",
+                           const std::string& mixer = "pooling");
+
+/// JSON text of a configuration (every field), and back. Unknown keys and bad values throw
+/// std::invalid_argument naming them; missing keys keep the variant's defaults.
+std::string to_json(const VariantConfig& config);
+VariantConfig variant_from_json(const std::string& text);
+/// Applies the keys of a JSON object (e.g. from --config) on top of `config`.
+VariantConfig with_overrides(const VariantConfig& config, const std::string& json_object);
+
+const char* to_string(Tokenizer t);
+const char* to_string(Merger m);
+const char* to_string(Mixer m);
+
+}  // namespace dstudio::models

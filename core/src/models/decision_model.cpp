@@ -1,0 +1,421 @@
+// Every variant's tokenizer, token merger and token mixer. docs/models.md states the maths.
+
+#include "dstudio/models/decision_model.h"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace dstudio::models {
+namespace F = torch::nn::functional;
+
+torch::Tensor type_convolution(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+  const int64_t B = x.size(0), T = x.size(1), H = x.size(2), types = weight.size(0), L = weight.size(2);
+  auto padded = F::pad(x.transpose(1, 2), F::PadFuncOptions({L - 1, 0}));  // (B, H, T + L - 1)
+  torch::Tensor out = torch::zeros({B, H, T}, x.options());
+  const std::vector<int64_t> one{1}, zero{0};
+  for (int64_t t = 0; t < types; ++t) {
+    // conv1d correlates: kernel index k meets X[p - (L - 1) + k], i.e. tap l = L - 1 - k.
+    auto y = torch::conv1d(padded, weight[t].flip(-1).unsqueeze(1), bias[t], one, zero, one, H);
+    if (types == 1) return y.transpose(1, 2);
+    out = out + y * (torch::arange(T) % types == t).to(x.options()).view({1, 1, T});
+  }
+  return out.transpose(1, 2);
+}
+
+torch::Tensor gaussian_bias(int64_t T, double w, double b) {
+  auto pos = torch::arange(T, torch::kFloat);
+  auto d = (pos.unsqueeze(1) - pos.unsqueeze(0)).abs();
+  return -(w * d * d + b).abs();
+}
+
+torch::Tensor pooling_matrix(int64_t T, int64_t P) {
+  // Row i averages what is available of the last P tokens.
+  auto m = torch::zeros({T, T});
+  for (int64_t i = 0; i < T; ++i) {
+    const int64_t first = std::max<int64_t>(0, i - P + 1);
+    for (int64_t j = first; j <= i; ++j) m[i][j] = 1.0 / static_cast<double>(i - first + 1);
+  }
+  return m;
+}
+
+ModelInputs apply_zeroing(const ModelInputs& in, ModalityZeroing zeroing) {
+  ModelInputs out = in;
+  switch (zeroing) {
+    case ModalityZeroing::None: break;
+    case ModalityZeroing::ReturnsToGo: out.returns_to_go = torch::zeros_like(in.returns_to_go); break;
+    case ModalityZeroing::Actions: out.actions = torch::zeros_like(in.actions); break;
+    case ModalityZeroing::PastStates: {
+      // The current state is the last position: windows are left-padded, so it is always real.
+      out.states = in.states.clone();
+      out.states.narrow(1, 0, in.states.size(1) - 1).zero_();
+      break;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+torch::Tensor activate(const torch::Tensor& x, const std::string& activation) {
+  return activation == "gelu" ? F::gelu(x) : torch::relu(x);
+}
+
+// Additive mask (B, 1, T, T): causal, and padded keys excluded. A large finite negative (not
+// -inf) keeps rows whose keys are all padding finite; real queries always see themselves.
+torch::Tensor attention_mask(const torch::Tensor& valid, int64_t T) {
+  auto causal = torch::ones({T, T}, torch::kBool).tril();
+  auto allowed = causal.unsqueeze(0) & valid.unsqueeze(1);  // (B, T, T)
+  return torch::zeros(allowed.sizes(), torch::kFloat).masked_fill(allowed.logical_not(), -1e9).unsqueeze(1);
+}
+
+// A depthwise 1-D convolution without padding (the caller pads on the left for causality).
+torch::Tensor depthwise(const torch::Tensor& x, const torch::Tensor& kernel, const torch::Tensor& bias, int64_t groups) {
+  const std::vector<int64_t> one{1}, zero{0};
+  return torch::conv1d(x, kernel, bias, one, zero, one, groups);
+}
+
+// A token mixer: x (B, T, H) after layer norm, valid (B, T) bool. With `matrix`, also returns
+// its mixing matrix (B, heads, T, T).
+struct MixerImpl : torch::nn::Module {
+  virtual torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& valid, torch::Tensor* matrix) = 0;
+  virtual std::string name() const = 0;
+};
+
+// Softmax attention (plain, Gaussian-biased, direct) and linear attention.
+struct AttentionMixer : MixerImpl {
+  AttentionMixer(const VariantConfig& c, Mixer kind)
+      : kind_(kind), heads_(kind == Mixer::DirectAttention ? 1 : c.heads), hidden_(c.hidden),
+        w_(c.gaussian_w), b_(c.gaussian_b) {
+    if (kind == Mixer::DirectAttention) {
+      value_ = register_module("value", torch::nn::Linear(c.hidden, c.hidden));
+      logits_ = register_parameter("logits", torch::zeros({c.tokens(), c.tokens()}));
+    } else {
+      qkv_ = register_module("qkv", torch::nn::Linear(c.hidden, 3 * c.hidden));
+    }
+    proj_ = register_module("proj", torch::nn::Linear(c.hidden, c.hidden));
+    attn_drop_ = register_module("attn_drop", torch::nn::Dropout(c.attention_dropout));
+  }
+  std::string name() const override { return to_string(kind_); }
+
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& valid, torch::Tensor* matrix) override {
+    const int64_t B = x.size(0), T = x.size(1), hd = hidden_ / heads_;
+    torch::Tensor weights, v;
+    if (kind_ == Mixer::DirectAttention) {
+      // The matrix itself is the parameter, shared by every input; V is learned as usual.
+      auto logits = logits_.narrow(0, 0, T).narrow(1, 0, T).unsqueeze(0).unsqueeze(0) + attention_mask(valid, T);
+      weights = torch::softmax(logits, -1);  // (B, 1, T, T)
+      v = value_->forward(x).view({B, T, 1, hidden_}).transpose(1, 2);
+    } else {
+      auto qkv = qkv_->forward(x).view({B, T, 3, heads_, hd}).permute({2, 0, 3, 1, 4});  // (3, B, h, T, hd)
+      auto q = qkv[0], k = qkv[1];
+      v = qkv[2];
+      if (kind_ == Mixer::LinearAttention) {
+        // phi(x) = elu(x) + 1; A[i, j] = phi(q_i).phi(k_j) / sum_{j' <= i} phi(q_i).phi(k_j').
+        auto scores = torch::matmul(F::elu(q) + 1, (F::elu(k) + 1).transpose(-2, -1));
+        auto allowed = (torch::ones({T, T}, torch::kBool).tril().unsqueeze(0) & valid.unsqueeze(1)).unsqueeze(1);
+        scores = scores.masked_fill(allowed.logical_not(), 0.0);
+        weights = scores / scores.sum(-1, true).clamp_min(1e-6);
+      } else {
+        auto logits = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(hd));
+        if (kind_ == Mixer::GaussianAttention) {
+          // GDT eq. 6: subtract |w d_ij^2 + b|, d_ij = |i - j| in token positions.
+          logits = logits + gaussian_bias(T, w_, b_);
+        }
+        weights = torch::softmax(logits + attention_mask(valid, T), -1);
+      }
+    }
+    if (matrix) *matrix = weights.detach();
+    auto out = torch::matmul(attn_drop_->forward(weights), v);  // (B, h, T, hd)
+    return proj_->forward(out.transpose(1, 2).reshape({B, T, hidden_}));
+  }
+
+  Mixer kind_;
+  int64_t heads_, hidden_;
+  double w_, b_;
+  torch::nn::Linear qkv_{nullptr}, value_{nullptr}, proj_{nullptr};
+  torch::nn::Dropout attn_drop_{nullptr};
+  torch::Tensor logits_;
+};
+
+// DC eq. 4: C[p, q] = sum_l w_{type(p)}[q, l] X[p - l, q], zero-padded on the left, with one
+// filter per token type (R, s, a) or a single filter. Computed as one depthwise convolution per
+// filter over the whole sequence, keeping each output where its position has that type.
+struct ConvMixer : MixerImpl {
+  explicit ConvMixer(const VariantConfig& c)
+      : types_(c.single_filter || c.tokenizer != Tokenizer::Triplet ? 1 : 3), window_(c.conv_window) {
+    weight_ = register_parameter("weight", torch::randn({types_, c.hidden, window_}) * 0.02);
+    bias_ = register_parameter("bias", torch::zeros({types_, c.hidden}));
+  }
+  std::string name() const override { return types_ == 3 ? "conv (3 filters)" : "conv (1 filter)"; }
+
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor&, torch::Tensor* matrix) override {
+    const int64_t B = x.size(0), T = x.size(1), L = window_;
+    auto out = type_convolution(x, weight_, bias_);
+    if (matrix) {
+      // Equivalent matrix: M[p, p - l] = mean over channels of w_{type(p)}[q, l].
+      auto taps = weight_.detach().mean(1);  // (types, L)
+      auto m = torch::zeros({T, T});
+      for (int64_t p = 0; p < T; ++p)
+        for (int64_t l = 0; l < L && p - l >= 0; ++l) m[p][p - l] = taps[types_ == 1 ? 0 : p % 3][l];
+      *matrix = m.view({1, 1, T, T}).expand({B, 1, T, T});
+    }
+    return out;
+  }
+
+  int64_t types_, window_;
+  torch::Tensor weight_, bias_;
+};
+
+struct PoolMixer : MixerImpl {
+  explicit PoolMixer(const VariantConfig& c) : pool_(c.pool_size) {}
+  std::string name() const override { return "pooling"; }
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor&, torch::Tensor* matrix) override {
+    const int64_t B = x.size(0), T = x.size(1);
+    auto m = pooling_matrix(T, pool_).to(x.options());
+    if (matrix) *matrix = m.view({1, 1, T, T}).expand({B, 1, T, T});
+    return torch::matmul(m, x);
+  }
+  int64_t pool_;
+};
+
+// UDC: W_o(DWConv(P1 x) * SiLU(P2 x)) with a causal depthwise convolution.
+struct GatedConvMixer : MixerImpl {
+  explicit GatedConvMixer(const VariantConfig& c) : kernel_(c.gated_kernel) {
+    in_ = register_module("in", torch::nn::Linear(c.hidden, 2 * c.hidden));
+    weight_ = register_parameter("weight", torch::randn({c.hidden, kernel_}) * 0.02);  // taps l = 0..k-1
+    bias_ = register_parameter("bias", torch::zeros({c.hidden}));
+    out_ = register_module("out", torch::nn::Linear(c.hidden, c.hidden));
+  }
+  std::string name() const override { return "gated-conv"; }
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor&, torch::Tensor* matrix) override {
+    const int64_t B = x.size(0), T = x.size(1), H = x.size(2), k = kernel_;
+    auto parts = in_->forward(x).chunk(2, -1);
+    auto padded = F::pad(parts[0].transpose(1, 2), F::PadFuncOptions({k - 1, 0}));
+    auto h = depthwise(padded, weight_.flip(-1).unsqueeze(1), bias_, H).transpose(1, 2);
+    if (matrix) {
+      // The convolution branch's matrix; the gate is an input-dependent elementwise factor.
+      auto taps = weight_.detach().mean(0);
+      auto m = torch::zeros({T, T});
+      for (int64_t p = 0; p < T; ++p)
+        for (int64_t l = 0; l < k && p - l >= 0; ++l) m[p][p - l] = taps[l];
+      *matrix = m.view({1, 1, T, T}).expand({B, 1, T, T});
+    }
+    return out_->forward(h * F::silu(parts[1]));
+  }
+  int64_t kernel_;
+  torch::nn::Linear in_{nullptr}, out_{nullptr};
+  torch::Tensor weight_, bias_;
+};
+
+// One MetaFormer block: x += Mixer(LN(x)); x += MLP(LN(x)). Mixer None skips the first half.
+struct BlockImpl : torch::nn::Module {
+  BlockImpl(const VariantConfig& c, Mixer mixer) : activation_(c.activation), none_(mixer == Mixer::None) {
+    ln1_ = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hidden})));
+    ln2_ = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hidden})));
+    switch (mixer) {
+      case Mixer::Attention:
+      case Mixer::GaussianAttention:
+      case Mixer::DirectAttention:
+      case Mixer::LinearAttention: mixer_ = std::make_shared<AttentionMixer>(c, mixer); break;
+      case Mixer::Convolution: mixer_ = std::make_shared<ConvMixer>(c); break;
+      case Mixer::Pooling: mixer_ = std::make_shared<PoolMixer>(c); break;
+      case Mixer::GatedConvolution: mixer_ = std::make_shared<GatedConvMixer>(c); break;
+      case Mixer::None: break;
+    }
+    if (mixer_) register_module("mixer", mixer_);
+    if (c.mixer_projection && mixer_) proj_ = register_module("proj", torch::nn::Linear(c.hidden, c.hidden));
+    fc1_ = register_module("fc1", torch::nn::Linear(c.hidden, c.mlp_ratio * c.hidden));
+    fc2_ = register_module("fc2", torch::nn::Linear(c.mlp_ratio * c.hidden, c.hidden));
+    drop_ = register_module("drop", torch::nn::Dropout(c.dropout));
+  }
+
+  torch::Tensor forward(torch::Tensor x, const torch::Tensor& valid, torch::Tensor* matrix) {
+    if (mixer_) {
+      auto y = mixer_->forward(ln1_->forward(x), valid, matrix);
+      if (proj_) y = proj_->forward(y);
+      x = x + drop_->forward(y);
+    } else if (matrix) {
+      const int64_t B = x.size(0), T = x.size(1);
+      *matrix = torch::eye(T).view({1, 1, T, T}).expand({B, 1, T, T});
+    }
+    auto h = fc2_->forward(activate(fc1_->forward(ln2_->forward(x)), activation_));
+    return x + drop_->forward(h);
+  }
+  std::string mixer_name() const { return mixer_ ? mixer_->name() : "none"; }
+
+  std::string activation_;
+  bool none_;
+  std::shared_ptr<MixerImpl> mixer_;
+  torch::nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
+  torch::nn::Linear proj_{nullptr}, fc1_{nullptr}, fc2_{nullptr};
+  torch::nn::Dropout drop_{nullptr};
+};
+
+// DHi attention merger: self-attention within a step's three tokens, then their mean.
+struct AttentionMerger : torch::nn::Module {
+  explicit AttentionMerger(int64_t hidden) : hidden_(hidden) {
+    qkv_ = register_module("qkv", torch::nn::Linear(hidden, 3 * hidden));
+    proj_ = register_module("proj", torch::nn::Linear(hidden, hidden));
+  }
+  torch::Tensor forward(const torch::Tensor& triplets) {  // (B, K, 3, H)
+    auto qkv = qkv_->forward(triplets).chunk(3, -1);
+    auto w = torch::softmax(torch::matmul(qkv[0], qkv[1].transpose(-2, -1)) / std::sqrt(static_cast<double>(hidden_)), -1);
+    return proj_->forward(torch::matmul(w, qkv[2]).mean(2));
+  }
+  int64_t hidden_;
+  torch::nn::Linear qkv_{nullptr}, proj_{nullptr};
+};
+
+// DHi convolution merger: a kernel of width 3 across the step's tokens, per channel
+// (merged[q] = sum_k w[k, q] e_k[q] + b[q]); initialised to the mean of the three.
+struct ConvolutionMerger : torch::nn::Module {
+  explicit ConvolutionMerger(int64_t hidden) {
+    weight_ = register_parameter("weight", torch::full({3, hidden}, 1.0 / 3.0));
+    bias_ = register_parameter("bias", torch::zeros({hidden}));
+  }
+  torch::Tensor forward(const torch::Tensor& triplets) { return (triplets * weight_).sum(2) + bias_; }
+  torch::Tensor weight_, bias_;
+};
+
+void init_gpt2(torch::nn::Module& module) {
+  // GPT-2's initialisation, as the reference implementations use: N(0, 0.02), zero biases.
+  torch::NoGradGuard no_grad;
+  for (auto& m : module.modules(/*include_self=*/false)) {
+    if (auto* linear = m->as<torch::nn::Linear>()) {
+      linear->weight.normal_(0.0, 0.02);
+      if (linear->bias.defined()) linear->bias.zero_();
+    } else if (auto* embedding = m->as<torch::nn::Embedding>()) {
+      embedding->weight.normal_(0.0, 0.02);
+    }
+  }
+}
+
+}  // namespace
+
+DecisionModelImpl::DecisionModelImpl(const VariantConfig& config) : config_(config) {
+  config_.validate();
+  const auto& c = config_;
+  if (c.state_dim < 1 || c.act_dim < 1) throw std::invalid_argument("the model needs state_dim and act_dim");
+  const int64_t H = c.hidden;
+  if (c.tokenizer == Tokenizer::State) {
+    // Behaviour cloning: a_t = MLP(s_t) at every position.
+    state_mlp_ = torch::nn::Sequential();
+    int64_t in = c.state_dim;
+    for (int i = 0; i < c.layers; ++i) {
+      state_mlp_->push_back(torch::nn::Linear(in, H));
+      if (c.activation == "gelu") state_mlp_->push_back(torch::nn::GELU());
+      else state_mlp_->push_back(torch::nn::ReLU());
+      state_mlp_->push_back(torch::nn::Dropout(c.dropout));
+      in = H;
+    }
+    state_mlp_->push_back(torch::nn::Linear(H, c.act_dim));
+    register_module("state_mlp", state_mlp_);
+    return;  // PyTorch's default initialisation, as the reference MLP baseline uses
+  }
+  timestep_ = register_module("timestep", torch::nn::Embedding(c.max_ep_len, H));
+  if (c.tokenizer == Tokenizer::Unified) {
+    unified_return_ = register_module("unified_return", torch::nn::Linear(1, c.return_embedding));
+    unified_ = register_module("unified", torch::nn::Linear(c.return_embedding + c.state_dim + c.act_dim, H));
+  } else {
+    embed_return_ = register_module("embed_return", torch::nn::Linear(1, H));
+    embed_state_ = register_module("embed_state", torch::nn::Linear(c.state_dim, H));
+    embed_action_ = register_module("embed_action", torch::nn::Linear(c.act_dim, H));
+    if (c.tokenizer == Tokenizer::Merged) {
+      switch (c.merger) {
+        case Merger::Concat: concat_ = register_module("concat", torch::nn::Linear(c.act_dim + 1 + c.state_dim, H)); break;
+        case Merger::Attention: merger_ = register_module("merger", std::make_shared<AttentionMerger>(H)); break;
+        case Merger::Convolution: merger_ = register_module("merger", std::make_shared<ConvolutionMerger>(H)); break;
+        case Merger::Pooling: break;
+      }
+    }
+  }
+  embed_ln_ = register_module("embed_ln", torch::nn::LayerNorm(torch::nn::LayerNormOptions({H})));
+  embed_dropout_ = register_module("embed_dropout", torch::nn::Dropout(c.dropout));
+  blocks_ = register_module("blocks", torch::nn::ModuleList());
+  for (int i = 0; i < c.layers; ++i) {
+    const Mixer mixer = c.hybrid && i == c.layers - 1 ? Mixer::Attention : c.mixer;
+    blocks_->push_back(std::make_shared<BlockImpl>(c, mixer));
+  }
+  final_ln_ = register_module("final_ln", torch::nn::LayerNorm(torch::nn::LayerNormOptions({H})));
+  head_ = register_module("head", torch::nn::Linear(H, c.act_dim));
+  init_gpt2(*this);
+}
+
+torch::Tensor DecisionModelImpl::embed(const ModelInputs& in, Inspection* inspection) {
+  const auto& c = config_;
+  const int64_t B = in.states.size(0), K = in.states.size(1), H = c.hidden;
+  auto time = timestep_->forward(in.timesteps);  // (B, K, H)
+  auto rtg = in.returns_to_go.dim() == 2 ? in.returns_to_go.unsqueeze(-1) : in.returns_to_go;
+  // The previous action (0 at a window's first real step) for the shifted layouts.
+  auto previous = [&]() {
+    auto prev = torch::cat({torch::zeros_like(in.actions.narrow(1, 0, 1)), in.actions.narrow(1, 0, K - 1)}, 1);
+    auto prev_real = torch::cat({torch::zeros({B, 1}, in.mask.options()), in.mask.narrow(1, 0, K - 1)}, 1);
+    return prev * prev_real.unsqueeze(-1);
+  };
+  torch::Tensor tokens;
+  if (c.tokenizer == Tokenizer::Unified) {
+    auto e_r = torch::sigmoid(unified_return_->forward(rtg));
+    tokens = unified_->forward(torch::cat({e_r, in.states, previous()}, -1)) + time;
+  } else {
+    const bool merged = c.tokenizer == Tokenizer::Merged;
+    auto actions = merged ? previous() : in.actions;
+    auto e_r = embed_return_->forward(rtg) + time;
+    auto e_s = embed_state_->forward(in.states) + time;
+    auto e_a = embed_action_->forward(actions) + time;
+    if (inspection) inspection->tokens_before_merge = torch::stack({e_r, e_s, e_a}, 2).reshape({B, 3 * K, H}).detach();
+    if (!merged) {
+      tokens = torch::stack({e_r, e_s, e_a}, 2).reshape({B, 3 * K, H});  // R_1, s_1, a_1, ...
+    } else {
+      auto triplets = torch::stack({e_a, e_r, e_s}, 2);  // (a_{t-1}, R_t, s_t)
+      switch (c.merger) {
+        case Merger::Concat: tokens = concat_->forward(torch::cat({actions, rtg, in.states}, -1)) + time; break;
+        case Merger::Pooling: tokens = triplets.mean(2); break;
+        case Merger::Attention: tokens = std::static_pointer_cast<AttentionMerger>(merger_)->forward(triplets); break;
+        case Merger::Convolution: tokens = std::static_pointer_cast<ConvolutionMerger>(merger_)->forward(triplets); break;
+      }
+    }
+  }
+  tokens = embed_dropout_->forward(embed_ln_->forward(tokens));
+  if (inspection) {
+    inspection->tokens = tokens.detach();
+    inspection->token_types.clear();
+    for (int64_t t = 0; t < K; ++t) {
+      if (c.tokenizer == Tokenizer::Triplet) inspection->token_types.insert(inspection->token_types.end(), {'R', 's', 'a'});
+      else inspection->token_types.push_back('t');
+    }
+  }
+  return tokens;
+}
+
+torch::Tensor DecisionModelImpl::forward(const ModelInputs& raw, Inspection* inspection, ModalityZeroing zeroing) {
+  ModelInputs in = apply_zeroing(raw, zeroing);
+  const auto& c = config_;
+  const int64_t B = in.states.size(0), K = in.states.size(1);
+  if (K > c.context_length && c.mixer == Mixer::DirectAttention)
+    throw std::invalid_argument("direct attention was built for " + std::to_string(c.context_length) + " steps, not " + std::to_string(K));
+  if (!in.mask.defined()) in.mask = torch::ones({B, K});
+  if (inspection) *inspection = Inspection{};
+
+  if (c.tokenizer == Tokenizer::State) {
+    auto out = state_mlp_->forward(in.states);
+    return c.action_tanh ? torch::tanh(out) : out;
+  }
+  auto x = embed(in, inspection);
+  auto valid = in.mask > 0.5;
+  if (c.tokenizer == Tokenizer::Triplet) valid = valid.repeat_interleave(3, 1);
+  for (const auto& module : *blocks_) {
+    auto* block = module->as<BlockImpl>();
+    torch::Tensor matrix;
+    x = block->forward(x, valid, inspection ? &matrix : nullptr);
+    if (inspection) {
+      inspection->mixing.push_back(matrix);
+      inspection->mixers.push_back(block->mixer_name());
+    }
+  }
+  x = final_ln_->forward(x);
+  if (c.tokenizer == Tokenizer::Triplet) x = x.view({B, K, 3, c.hidden}).select(2, 1);  // the s_t tokens
+  auto out = head_->forward(x);
+  return c.action_tanh ? torch::tanh(out) : out;
+}
+
+}  // namespace dstudio::models

@@ -1,0 +1,211 @@
+#include "dstudio/models/variant_config.h"
+
+#include <nlohmann/json.hpp>
+
+#include <stdexcept>
+
+namespace dstudio::models {
+namespace {
+
+template <class E>
+struct Names {
+  E value;
+  const char* name;
+};
+
+constexpr Names<Tokenizer> kTokenizers[] = {
+    {Tokenizer::Triplet, "triplet"}, {Tokenizer::Unified, "unified"}, {Tokenizer::Merged, "merged"}, {Tokenizer::State, "state"}};
+constexpr Names<Merger> kMergers[] = {
+    {Merger::Concat, "concat"}, {Merger::Attention, "attention"}, {Merger::Convolution, "conv"}, {Merger::Pooling, "pooling"}};
+constexpr Names<Mixer> kMixers[] = {{Mixer::Attention, "attention"},
+                                    {Mixer::GaussianAttention, "gaussian-attention"},
+                                    {Mixer::DirectAttention, "direct-attention"},
+                                    {Mixer::Convolution, "conv"},
+                                    {Mixer::LinearAttention, "linear-attention"},
+                                    {Mixer::Pooling, "pooling"},
+                                    {Mixer::GatedConvolution, "gated-conv"},
+                                    {Mixer::None, "none"}};
+
+template <class E, std::size_t N>
+const char* name_of(const Names<E> (&table)[N], E value) {
+  for (const auto& n : table)
+    if (n.value == value) return n.name;
+  return "?";
+}
+
+template <class E, std::size_t N>
+E parse(const Names<E> (&table)[N], const std::string& text, const char* what) {
+  std::string known;
+  for (const auto& n : table) {
+    if (text == n.name) return n.value;
+    known += (known.empty() ? "" : ", ") + std::string(n.name);
+  }
+  throw std::invalid_argument(std::string("unknown ") + what + " '" + text + "'; known: " + known);
+}
+
+}  // namespace
+
+const char* to_string(Tokenizer t) { return name_of(kTokenizers, t); }
+const char* to_string(Merger m) { return name_of(kMergers, m); }
+const char* to_string(Mixer m) { return name_of(kMixers, m); }
+
+void VariantConfig::validate() const {
+  auto require = [](bool ok, const std::string& what) {
+    if (!ok) throw std::invalid_argument("variant configuration: " + what);
+  };
+  require(context_length >= 1, "context_length must be at least 1");
+  require(max_ep_len >= 1, "max_ep_len must be at least 1");
+  require(hidden >= 1 && layers >= 1 && mlp_ratio >= 1, "hidden, layers and mlp_ratio must be positive");
+  require(heads >= 1 && hidden % heads == 0, "hidden (" + std::to_string(hidden) + ") must be a multiple of heads (" +
+                                                 std::to_string(heads) + ")");
+  require(activation == "relu" || activation == "gelu", "activation must be relu or gelu, not '" + activation + "'");
+  require(dropout >= 0 && dropout < 1 && attention_dropout >= 0 && attention_dropout < 1, "dropout must be in [0, 1)");
+  require(conv_window >= 1, "conv_window must be at least 1");
+  require(gaussian_w >= 0, "gaussian_w must be >= 0");
+  require(pool_size >= 1, "pool_size must be at least 1");
+  require(gated_kernel >= 1, "gated_kernel must be at least 1");
+  require(return_embedding >= 1, "return_embedding must be at least 1");
+}
+
+std::vector<std::string> variant_names() {
+  return {"dt", "dc", "dc-1filter", "dc-hybrid", "direct-attention", "gdt", "udt", "udc", "dhi", "mlp-bc", "hier"};
+}
+
+VariantConfig make_variant(const std::string& name, const std::string& merger, const std::string& mixer) {
+  VariantConfig c;
+  c.variant = name;
+  if (name == "dt") {
+    // Decision Transformer: 3 layers, 1 head, H 128, K 20, ReLU, dropout 0.1.
+  } else if (name == "dc" || name == "dc-1filter" || name == "dc-hybrid") {
+    // Decision ConvFormer (Table 4): K 8, GELU, L 6.
+    c.mixer = Mixer::Convolution;
+    c.context_length = 8;
+    c.activation = "gelu";
+    c.single_filter = name == "dc-1filter";
+    c.hybrid = name == "dc-hybrid";
+  } else if (name == "direct-attention") {
+    c.mixer = Mixer::DirectAttention;
+  } else if (name == "gdt") {
+    // Gaussian-biased DT: 2 heads, w 0.1, b -0.05.
+    c.mixer = Mixer::GaussianAttention;
+    c.heads = 2;
+  } else if (name == "udt") {
+    c.tokenizer = Tokenizer::Unified;
+  } else if (name == "udc") {
+    c.tokenizer = Tokenizer::Unified;
+    c.mixer = Mixer::GatedConvolution;
+    c.activation = "gelu";
+  } else if (name == "dhi" || name == "hier") {
+    // Decision HiFormer: convolution merger + pooling P 2, GELU (Table S2).
+    c.activation = "gelu";
+    c.tokenizer = Tokenizer::Merged;
+    c.merger = Merger::Convolution;
+    c.mixer = Mixer::Pooling;
+    if (name == "hier") {
+      if (merger == "none") c.tokenizer = Tokenizer::Triplet;
+      else c.merger = parse(kMergers, merger, "merger");
+      c.mixer = mixer == "none" ? Mixer::None : parse(kMixers, mixer, "mixer");
+      if (c.mixer == Mixer::Convolution && c.tokenizer != Tokenizer::Triplet) c.conv_window = 2;  // two steps
+      c.single_filter = c.tokenizer != Tokenizer::Triplet;
+    }
+  } else if (name == "mlp-bc") {
+    c.tokenizer = Tokenizer::State;
+    c.mixer = Mixer::None;
+  } else {
+    std::string known;
+    for (const auto& n : variant_names()) known += (known.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("unknown variant '" + name + "'; known variants: " + known);
+  }
+  return c;
+}
+
+namespace {
+
+nlohmann::ordered_json as_json(const VariantConfig& c) {
+  return {{"variant", c.variant},
+          {"state_dim", c.state_dim},
+          {"act_dim", c.act_dim},
+          {"context_length", c.context_length},
+          {"max_ep_len", c.max_ep_len},
+          {"hidden", c.hidden},
+          {"layers", c.layers},
+          {"heads", c.heads},
+          {"mlp_ratio", c.mlp_ratio},
+          {"activation", c.activation},
+          {"dropout", c.dropout},
+          {"attention_dropout", c.attention_dropout},
+          {"action_tanh", c.action_tanh},
+          {"tokenizer", to_string(c.tokenizer)},
+          {"merger", to_string(c.merger)},
+          {"return_embedding", c.return_embedding},
+          {"mixer", to_string(c.mixer)},
+          {"hybrid", c.hybrid},
+          {"conv_window", c.conv_window},
+          {"single_filter", c.single_filter},
+          {"mixer_projection", c.mixer_projection},
+          {"gaussian_w", c.gaussian_w},
+          {"gaussian_b", c.gaussian_b},
+          {"pool_size", c.pool_size},
+          {"gated_kernel", c.gated_kernel}};
+}
+
+void apply(VariantConfig& c, const nlohmann::json& j) {
+  if (!j.is_object()) throw std::invalid_argument("a variant configuration must be a JSON object");
+  const auto known = as_json(c);
+  for (const auto& [key, value] : j.items()) {
+    if (!known.contains(key)) throw std::invalid_argument("unknown configuration key '" + key + "'");
+    try {
+      if (key == "variant") c.variant = value.get<std::string>();
+      else if (key == "state_dim") c.state_dim = value.get<int>();
+      else if (key == "act_dim") c.act_dim = value.get<int>();
+      else if (key == "context_length") c.context_length = value.get<int>();
+      else if (key == "max_ep_len") c.max_ep_len = value.get<int>();
+      else if (key == "hidden") c.hidden = value.get<int>();
+      else if (key == "layers") c.layers = value.get<int>();
+      else if (key == "heads") c.heads = value.get<int>();
+      else if (key == "mlp_ratio") c.mlp_ratio = value.get<int>();
+      else if (key == "activation") c.activation = value.get<std::string>();
+      else if (key == "dropout") c.dropout = value.get<double>();
+      else if (key == "attention_dropout") c.attention_dropout = value.get<double>();
+      else if (key == "action_tanh") c.action_tanh = value.get<bool>();
+      else if (key == "tokenizer") c.tokenizer = parse(kTokenizers, value.get<std::string>(), "tokenizer");
+      else if (key == "merger") c.merger = parse(kMergers, value.get<std::string>(), "merger");
+      else if (key == "return_embedding") c.return_embedding = value.get<int>();
+      else if (key == "mixer") c.mixer = parse(kMixers, value.get<std::string>(), "mixer");
+      else if (key == "hybrid") c.hybrid = value.get<bool>();
+      else if (key == "conv_window") c.conv_window = value.get<int>();
+      else if (key == "single_filter") c.single_filter = value.get<bool>();
+      else if (key == "mixer_projection") c.mixer_projection = value.get<bool>();
+      else if (key == "gaussian_w") c.gaussian_w = value.get<double>();
+      else if (key == "gaussian_b") c.gaussian_b = value.get<double>();
+      else if (key == "pool_size") c.pool_size = value.get<int>();
+      else if (key == "gated_kernel") c.gated_kernel = value.get<int>();
+    } catch (const nlohmann::json::exception&) {
+      throw std::invalid_argument("configuration key '" + key + "' has the wrong type: " + value.dump());
+    }
+  }
+}
+
+}  // namespace
+
+std::string to_json(const VariantConfig& config) { return as_json(config).dump(2); }
+
+VariantConfig variant_from_json(const std::string& text) {
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) throw std::invalid_argument("the variant configuration is not valid JSON");
+  VariantConfig c = make_variant(j.value("variant", "dt"), "conv", "pooling");
+  apply(c, j);
+  c.validate();
+  return c;
+}
+
+VariantConfig with_overrides(const VariantConfig& config, const std::string& json_object) {
+  const auto j = nlohmann::json::parse(json_object, nullptr, false);
+  if (j.is_discarded()) throw std::invalid_argument("--config is not valid JSON: " + json_object);
+  VariantConfig c = config;
+  apply(c, j);
+  c.validate();
+  return c;
+}
+
+}  // namespace dstudio::models
