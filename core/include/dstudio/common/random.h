@@ -53,6 +53,19 @@ class Random {
     return r * std::cos(6.283185307179586 * v);
   }
 
+  /// The complete state, to continue the stream exactly after a restart.
+  struct State {
+    std::uint64_t counter = 0;
+    double spare = 0.0;
+    bool has_spare = false;
+  };
+  [[nodiscard]] State state() const { return {state_, spare_, has_spare_}; }
+  void restore(const State& s) {
+    state_ = s.counter;
+    spare_ = s.spare;
+    has_spare_ = s.has_spare;
+  }
+
   /// A seed for an independent stream derived from this seed and `index` (e.g. episode seeds).
   static std::uint64_t derive(std::uint64_t seed, std::uint64_t index) {
     Random r(seed ^ (0xD1B54A32D192ED03ULL * (index + 1)));

@@ -65,6 +65,8 @@ class WindowSampler {
   /// Probability of drawing each episode of `sampled_episodes()`.
   [[nodiscard]] std::vector<double> episode_probabilities() const;
   [[nodiscard]] const SamplerConfig& config() const { return config_; }
+  /// The random stream, to save and restore with a training run.
+  [[nodiscard]] Random& random() { return random_; }
 
  private:
   const Dataset& dataset_;

@@ -1,0 +1,50 @@
+#pragma once
+/// \file
+/// Checkpoints that say what produced them. One file holds the variant and training
+/// configurations, the dataset fingerprint, state mean/std, the rtg scale, the environment id,
+/// the step, the optimiser state, the random streams, recent metrics and software versions,
+/// next to the weights. Files are written atomically. This header needs no LibTorch; loading the
+/// weights does (models/checkpoint_model.h).
+
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "dstudio/data/dataset.h"
+#include "dstudio/models/training.h"
+#include "dstudio/models/variant_config.h"
+
+namespace dstudio::models {
+
+/// A checkpoint that cannot be read, or does not fit what it is used with.
+class CheckpointError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Everything a checkpoint says about itself.
+struct CheckpointInfo {
+  std::string path;
+  VariantConfig variant;
+  TrainingConfig training;
+  std::string dataset_path;
+  std::string dataset_fingerprint;
+  std::string env_id;
+  std::vector<float> state_mean, state_std;
+  double rtg_scale = 1000.0;
+  std::int64_t step = 0;
+  std::string metrics;   ///< JSON object: the last logged metrics
+  std::string software;  ///< versions of the studio, LibTorch and MuJoCo
+};
+
+/// Reads a checkpoint's description. Throws CheckpointError naming the file for a missing,
+/// truncated or foreign file.
+CheckpointInfo read_checkpoint_info(const std::filesystem::path& path);
+
+/// Throws CheckpointError listing every mismatch (state and action dims, environment) between a
+/// checkpoint and a dataset. A different fingerprint alone is allowed (evaluating on other data).
+void check_compatible(const CheckpointInfo& info, const data::Dataset& dataset);
+
+}  // namespace dstudio::models

@@ -1,0 +1,110 @@
+#pragma once
+/// \file
+/// Training any variant on a dataset, in the foreground (command line) or on a background thread
+/// (GUI), with progress, pause, resume and cancel that take effect within a step. Free of
+/// LibTorch: the model appears only as a forward-declared type in the evaluation hook.
+///
+/// The reference recipe (docs/models.md): AdamW, linear warmup then optional cosine decay,
+/// gradient-norm clipping, dropout, and the mean squared error of the predicted action at every
+/// real position of the window (the s_t token's output predicts a_t). The same seed and thread
+/// count give the same weights, and resuming from a checkpoint continues the run exactly.
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "dstudio/data/dataset.h"
+#include "dstudio/models/variant_config.h"
+
+namespace dstudio::models {
+
+class DecisionModelImpl;
+
+/// Optimisation and sampling settings, with the papers' defaults.
+struct TrainingConfig {
+  std::int64_t steps = 100'000;
+  int batch_size = 64;
+  double learning_rate = 1e-4;
+  double weight_decay = 1e-4;
+  double beta1 = 0.9, beta2 = 0.999;
+  std::int64_t warmup_steps = 10'000;  ///< lr * min(1, (step + 1) / warmup)
+  bool cosine_decay = false;           ///< after warmup, decay to 0 along a half cosine
+  double grad_clip = 0.25;             ///< gradient-norm clip
+  double rtg_scale = 1000.0;
+  double pct_traj = 1.0;
+  std::uint64_t seed = 0;
+  int threads = 1;                          ///< LibTorch intra-op threads
+  std::int64_t log_every = 100;             ///< metrics rows
+  std::int64_t checkpoint_every = 10'000;   ///< 0: only at the end
+  std::int64_t eval_every = 0;              ///< 0: never call the evaluation hook
+};
+std::string to_json(const TrainingConfig& config);
+TrainingConfig training_from_json(const std::string& text);
+
+/// One progress report.
+struct TrainingProgress {
+  std::int64_t step = 0;  ///< steps done
+  std::int64_t total = 0;
+  double loss = 0.0;  ///< mean loss since the previous report
+  double learning_rate = 0.0;
+  double steps_per_second = 0.0;
+  double eta_seconds = 0.0;
+};
+
+enum class TrainingState { Idle, Running, Paused, Finished, Cancelled, Failed };
+const char* to_string(TrainingState state);
+
+/// Numbers an evaluation returns (e.g. {"return_mean": ..., "normalized_score": ...}).
+using EvaluationResult = std::map<std::string, double>;
+/// Called on the training thread every eval_every steps with the model in eval mode.
+using EvaluationHook = std::function<EvaluationResult(DecisionModelImpl& model, std::int64_t step)>;
+
+/// A training run writing into a folder: checkpoints (`checkpoint.pt`, and `checkpoint-<step>.pt`
+/// when asked), `metrics.csv` and `metrics.jsonl`.
+class Trainer {
+ public:
+  /// A new run of `variant` on `dataset` (which must outlive the trainer). The variant's
+  /// state_dim, act_dim are taken from the dataset.
+  Trainer(const data::Dataset& dataset, VariantConfig variant, TrainingConfig training, std::filesystem::path out_dir);
+  /// Continues the run saved in `checkpoint` on the same dataset (its fingerprint must match).
+  static std::unique_ptr<Trainer> resume(const data::Dataset& dataset, const std::filesystem::path& checkpoint,
+                                         std::filesystem::path out_dir = {});
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  void on_progress(std::function<void(const TrainingProgress&)> callback);
+  void on_evaluation(EvaluationHook hook);
+
+  /// Runs to the end (or to a cancel) on the calling thread.
+  void run();
+  /// Runs on a background thread; returns at once.
+  void start();
+  void pause();
+  void resume();
+  void cancel();
+  /// Waits for the background thread.
+  void wait();
+
+  [[nodiscard]] TrainingState state() const;
+  /// Why the run failed (state Failed), e.g. a NaN loss.
+  [[nodiscard]] std::string error() const;
+  [[nodiscard]] std::int64_t step() const;
+  /// The newest checkpoint written ("" before the first).
+  [[nodiscard]] std::filesystem::path last_checkpoint() const;
+  /// Writes a checkpoint of the current state now (between steps).
+  std::filesystem::path save_checkpoint();
+
+  [[nodiscard]] const VariantConfig& variant() const;
+  [[nodiscard]] const TrainingConfig& training() const;
+
+ private:
+  Trainer();
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace dstudio::models

@@ -1,0 +1,469 @@
+// Training runs and checkpoints. See training.h and checkpoint.h.
+
+#include <mujoco/mujoco.h>
+#include <nlohmann/json.hpp>
+#include <torch/version.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "dstudio/common/system_info.h"
+#include "dstudio/data/window_sampler.h"
+#include "dstudio/models/checkpoint_model.h"
+#include "dstudio/models/training.h"
+
+namespace dstudio::models {
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+const char* to_string(TrainingState state) {
+  switch (state) {
+    case TrainingState::Idle: return "idle";
+    case TrainingState::Running: return "running";
+    case TrainingState::Paused: return "paused";
+    case TrainingState::Finished: return "finished";
+    case TrainingState::Cancelled: return "cancelled";
+    case TrainingState::Failed: return "failed";
+  }
+  return "?";
+}
+
+namespace {
+
+ordered_json training_json(const TrainingConfig& c) {
+  return {{"steps", c.steps}, {"batch_size", c.batch_size}, {"learning_rate", c.learning_rate},
+          {"weight_decay", c.weight_decay}, {"beta1", c.beta1}, {"beta2", c.beta2}, {"warmup_steps", c.warmup_steps},
+          {"cosine_decay", c.cosine_decay}, {"grad_clip", c.grad_clip}, {"rtg_scale", c.rtg_scale},
+          {"pct_traj", c.pct_traj}, {"seed", c.seed}, {"threads", c.threads}, {"log_every", c.log_every},
+          {"checkpoint_every", c.checkpoint_every}, {"eval_every", c.eval_every}};
+}
+
+std::string software_versions() {
+  return studio_version() + ", LibTorch " + TORCH_VERSION + ", MuJoCo " + mj_versionString() + ", BLAS " + active_blas_name();
+}
+
+double learning_rate_at(const TrainingConfig& c, std::int64_t step) {
+  const double warm = std::min(1.0, static_cast<double>(step + 1) / static_cast<double>(std::max<std::int64_t>(1, c.warmup_steps)));
+  double lr = c.learning_rate * warm;
+  if (c.cosine_decay && step >= c.warmup_steps && c.steps > c.warmup_steps) {
+    const double progress = static_cast<double>(step - c.warmup_steps) / static_cast<double>(c.steps - c.warmup_steps);
+    lr = c.learning_rate * 0.5 * (1.0 + std::cos(3.141592653589793 * progress));
+  }
+  return lr;
+}
+
+}  // namespace
+
+std::string to_json(const TrainingConfig& config) { return training_json(config).dump(2); }
+
+TrainingConfig training_from_json(const std::string& text) {
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw std::invalid_argument("the training configuration is not a JSON object");
+  TrainingConfig c;
+  const auto known = training_json(c);
+  for (const auto& [key, value] : j.items())
+    if (!known.contains(key)) throw std::invalid_argument("unknown training key '" + key + "'");
+  try {
+    c.steps = j.value("steps", c.steps);
+    c.batch_size = j.value("batch_size", c.batch_size);
+    c.learning_rate = j.value("learning_rate", c.learning_rate);
+    c.weight_decay = j.value("weight_decay", c.weight_decay);
+    c.beta1 = j.value("beta1", c.beta1);
+    c.beta2 = j.value("beta2", c.beta2);
+    c.warmup_steps = j.value("warmup_steps", c.warmup_steps);
+    c.cosine_decay = j.value("cosine_decay", c.cosine_decay);
+    c.grad_clip = j.value("grad_clip", c.grad_clip);
+    c.rtg_scale = j.value("rtg_scale", c.rtg_scale);
+    c.pct_traj = j.value("pct_traj", c.pct_traj);
+    c.seed = j.value("seed", c.seed);
+    c.threads = j.value("threads", c.threads);
+    c.log_every = j.value("log_every", c.log_every);
+    c.checkpoint_every = j.value("checkpoint_every", c.checkpoint_every);
+    c.eval_every = j.value("eval_every", c.eval_every);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("a training key has the wrong type: ") + e.what());
+  }
+  if (c.steps < 1 || c.batch_size < 1 || c.learning_rate <= 0 || c.threads < 1 || c.log_every < 1)
+    throw std::invalid_argument("training: steps, batch_size, learning_rate, threads and log_every must be positive");
+  return c;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checkpoints
+
+namespace {
+
+CheckpointInfo info_from_meta(const std::string& path, const std::string& text) {
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || j.value("format", "") != "dstudio-checkpoint-1")
+    throw CheckpointError(path + ": not a Decision Studio checkpoint (no description inside)");
+  CheckpointInfo info;
+  info.path = path;
+  try {
+    info.variant = variant_from_json(j.at("variant").dump());
+    info.training = training_from_json(j.at("training").dump());
+    info.dataset_path = j.at("dataset").at("path");
+    info.dataset_fingerprint = j.at("dataset").at("fingerprint");
+    info.env_id = j.at("dataset").at("env_id");
+    info.state_mean = j.at("dataset").at("state_mean").get<std::vector<float>>();
+    info.state_std = j.at("dataset").at("state_std").get<std::vector<float>>();
+    info.rtg_scale = j.at("rtg_scale");
+    info.step = j.at("step");
+    info.metrics = j.at("metrics").dump();
+    info.software = j.at("software");
+  } catch (const std::exception& e) {
+    throw CheckpointError(path + ": its description is incomplete (" + e.what() + ")");
+  }
+  return info;
+}
+
+struct LoadedArchive {
+  torch::serialize::InputArchive archive;
+  CheckpointInfo info;
+  ordered_json meta;
+};
+
+void load_archive(const fs::path& path, LoadedArchive& out) {
+  if (!fs::exists(path)) throw CheckpointError(path.string() + ": no such file");
+  try {
+    out.archive.load_from(path.string());
+    c10::IValue meta;
+    out.archive.read("meta", meta);
+    out.meta = ordered_json::parse(meta.toStringRef());
+    out.info = info_from_meta(path.string(), meta.toStringRef());
+  } catch (const CheckpointError&) {
+    throw;
+  } catch (const std::exception& e) {
+    std::string why = e.what();
+    why = why.substr(0, why.find('\n'));
+    throw CheckpointError(path.string() + ": cannot be read as a checkpoint; it is truncated, corrupt or of another program (" + why + ")");
+  }
+}
+
+}  // namespace
+
+CheckpointInfo read_checkpoint_info(const fs::path& path) {
+  LoadedArchive loaded;
+  load_archive(path, loaded);
+  return loaded.info;
+}
+
+void check_compatible(const CheckpointInfo& info, const data::Dataset& dataset) {
+  std::string problems;
+  auto add = [&](const std::string& p) { problems += (problems.empty() ? "" : "; ") + p; };
+  if (info.variant.state_dim != dataset.data.obs_dim)
+    add("state dim " + std::to_string(info.variant.state_dim) + " vs the dataset's " + std::to_string(dataset.data.obs_dim));
+  if (info.variant.act_dim != dataset.data.act_dim)
+    add("action dim " + std::to_string(info.variant.act_dim) + " vs the dataset's " + std::to_string(dataset.data.act_dim));
+  if (!info.env_id.empty() && !dataset.env_id.empty() && info.env_id != dataset.env_id)
+    add("environment " + info.env_id + " vs the dataset's " + dataset.env_id);
+  if (!problems.empty())
+    throw CheckpointError(info.path + " does not fit " + dataset.path + ": " + problems);
+}
+
+DecisionModel load_checkpoint_model(const fs::path& path, CheckpointInfo* info) {
+  LoadedArchive loaded;
+  load_archive(path, loaded);
+  DecisionModel model(loaded.info.variant);
+  try {
+    torch::serialize::InputArchive weights;
+    loaded.archive.read("model", weights);
+    model->load(weights);
+  } catch (const std::exception& e) {
+    std::string why = e.what();
+    throw CheckpointError(path.string() + ": its weights do not match its configuration (" + why.substr(0, why.find('\n')) + ")");
+  }
+  model->eval();
+  if (info) *info = loaded.info;
+  return model;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trainer
+
+struct Trainer::State {
+  const data::Dataset* dataset = nullptr;
+  VariantConfig variant;
+  TrainingConfig training;
+  fs::path out_dir;
+  DecisionModel model{nullptr};
+  std::unique_ptr<torch::optim::AdamW> optimiser;
+  std::unique_ptr<data::WindowSampler> sampler;
+  std::int64_t step = 0;
+  ordered_json last_metrics = ordered_json::object();
+
+  std::function<void(const TrainingProgress&)> progress;
+  EvaluationHook evaluate;
+
+  std::atomic<TrainingState> state{TrainingState::Idle};
+  std::atomic<bool> cancel{false}, paused{false};
+  std::mutex mutex;  // guards error, last_checkpoint, pause waits
+  std::condition_variable wake;
+  std::string error;
+  fs::path last_checkpoint;
+  std::thread thread;
+
+  void build(std::uint64_t seed) {
+    torch::manual_seed(seed);
+    model = DecisionModel(variant);
+    model->train();
+    torch::optim::AdamWOptions options(training.learning_rate);
+    options.weight_decay(training.weight_decay).betas({training.beta1, training.beta2});
+    optimiser = std::make_unique<torch::optim::AdamW>(model->parameters(), options);
+    data::SamplerConfig sc;
+    sc.context_length = variant.context_length;
+    sc.batch_size = training.batch_size;
+    sc.rtg_scale = training.rtg_scale;
+    sc.max_ep_len = variant.max_ep_len;
+    sc.pct_traj = training.pct_traj;
+    sc.seed = seed;
+    sampler = std::make_unique<data::WindowSampler>(*dataset, sc);
+  }
+
+  fs::path write_checkpoint(const fs::path& path) {
+    const auto rs = sampler->random().state();
+    ordered_json meta = {
+        {"format", "dstudio-checkpoint-1"},
+        {"variant", ordered_json::parse(to_json(variant))},
+        {"training", training_json(training)},
+        {"dataset", {{"path", dataset->path}, {"fingerprint", dataset->fingerprint}, {"env_id", dataset->env_id},
+                     {"state_mean", dataset->state_mean}, {"state_std", dataset->state_std}}},
+        {"rtg_scale", training.rtg_scale},
+        {"step", step},
+        {"sampler_random", {{"counter", rs.counter}, {"spare", rs.spare}, {"has_spare", rs.has_spare}}},
+        {"metrics", last_metrics},
+        {"software", software_versions()},
+    };
+    torch::serialize::OutputArchive archive, weights, optim;
+    archive.write("meta", c10::IValue(meta.dump()));
+    model->save(weights);
+    archive.write("model", weights);
+    optimiser->save(optim);
+    archive.write("optimizer", optim);
+    archive.write("torch_generator", at::detail::getDefaultCPUGenerator().get_state());
+    // Atomic: a crash while writing leaves the previous checkpoint as it was.
+    std::string temp_name = ".";  // appended piecewise: GCC 12 warns falsely on chained concatenation
+    temp_name += path.filename().string();
+    temp_name += ".partial-" + std::to_string(getpid());
+    const fs::path temp = path.parent_path() / temp_name;
+    archive.save_to(temp.string());
+    fs::rename(temp, path);
+    std::lock_guard lock(mutex);
+    last_checkpoint = path;
+    return path;
+  }
+
+  void log_row(double loss, double lr, double rate, const EvaluationResult& eval) {
+    last_metrics = {{"step", step}, {"loss", loss}, {"learning_rate", lr}, {"steps_per_second", rate}};
+    for (const auto& [k, v] : eval) last_metrics[k] = v;
+    const bool fresh = !fs::exists(out_dir / "metrics.csv");
+    std::ofstream csv(out_dir / "metrics.csv", std::ios::app);
+    if (fresh) csv << "step,loss,learning_rate,steps_per_second\n";
+    csv << step << ',' << loss << ',' << lr << ',' << rate << '\n';
+    std::ofstream(out_dir / "metrics.jsonl", std::ios::app) << last_metrics.dump() << '\n';
+  }
+
+  void fail(const std::string& why) {
+    {
+      std::lock_guard lock(mutex);
+      error = why;
+    }
+    state = TrainingState::Failed;
+  }
+
+  void loop();
+};
+
+void Trainer::State::loop() {
+  at::set_num_threads(training.threads);
+  state = TrainingState::Running;
+  const auto& c = training;
+  const int K = variant.context_length, S = variant.state_dim, A = variant.act_dim;
+  auto t_last = std::chrono::steady_clock::now();
+  const auto t_start = t_last;
+  const std::int64_t start_step = step;
+  double loss_sum = 0.0;
+  std::int64_t loss_count = 0;
+  try {
+    while (step < c.steps) {
+      if (cancel) {
+        state = TrainingState::Cancelled;
+        return;
+      }
+      if (paused) {
+        state = TrainingState::Paused;
+        std::unique_lock lock(mutex);
+        wake.wait(lock, [&] { return !paused || cancel; });
+        state = TrainingState::Running;
+        continue;
+      }
+      // One step of the reference recipe.
+      const double lr = learning_rate_at(c, step);
+      for (auto& group : optimiser->param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+      auto batch = sampler->sample();
+      const int64_t B = batch.batch;
+      ModelInputs in;
+      in.states = torch::from_blob(batch.states.data(), {B, K, S}, torch::kFloat).clone();
+      in.actions = torch::from_blob(batch.actions.data(), {B, K, A}, torch::kFloat).clone();
+      in.returns_to_go = torch::from_blob(batch.returns_to_go.data(), {B, K + 1}, torch::kFloat).narrow(1, 0, K).unsqueeze(-1).clone();
+      in.timesteps = torch::from_blob(batch.timesteps.data(), {B, K}, torch::kLong).clone();
+      in.mask = torch::from_blob(batch.mask.data(), {B, K}, torch::kFloat).clone();
+      auto predicted = model->forward(in);
+      auto real = in.mask.unsqueeze(-1);
+      auto loss = ((predicted - in.actions).pow(2) * real).sum() / (real.sum() * A);
+      const double value = loss.item<double>();
+      if (!std::isfinite(value)) {
+        std::string where;
+        {
+          std::lock_guard lock(mutex);
+          where = last_checkpoint.empty() ? "no checkpoint was written yet" : "the last good checkpoint is " + last_checkpoint.string();
+        }
+        fail("the loss became " + std::string(std::isnan(value) ? "NaN" : "infinite") + " at step " + std::to_string(step + 1) +
+             "; training stopped and " + where);
+        return;
+      }
+      optimiser->zero_grad();
+      loss.backward();
+      torch::nn::utils::clip_grad_norm_(model->parameters(), c.grad_clip);
+      optimiser->step();
+      ++step;
+      loss_sum += value;
+      ++loss_count;
+
+      EvaluationResult eval;
+      if (evaluate && c.eval_every > 0 && step % c.eval_every == 0) {
+        torch::NoGradGuard no_grad;
+        model->eval();
+        eval = evaluate(*model, step);
+        model->train();
+      }
+      if (step % c.log_every == 0 || step == c.steps || !eval.empty()) {
+        const auto now = std::chrono::steady_clock::now();
+        const double elapsed = std::chrono::duration<double>(now - t_start).count();
+        const double rate = static_cast<double>(step - start_step) / std::max(elapsed, 1e-9);
+        log_row(loss_sum / static_cast<double>(std::max<std::int64_t>(1, loss_count)), lr, rate, eval);
+        if (progress)
+          progress({step, c.steps, loss_sum / static_cast<double>(std::max<std::int64_t>(1, loss_count)), lr, rate,
+                    static_cast<double>(c.steps - step) / std::max(rate, 1e-9)});
+        loss_sum = 0.0;
+        loss_count = 0;
+        t_last = now;
+      }
+      if (c.checkpoint_every > 0 && step % c.checkpoint_every == 0 && step < c.steps)
+        write_checkpoint(out_dir / "checkpoint.pt");
+    }
+    write_checkpoint(out_dir / "checkpoint.pt");
+    state = TrainingState::Finished;
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+}
+
+Trainer::Trainer() : s_(std::make_unique<State>()) {}
+
+Trainer::Trainer(const data::Dataset& dataset, VariantConfig variant, TrainingConfig training, fs::path out_dir)
+    : s_(std::make_unique<State>()) {
+  variant.state_dim = static_cast<int>(dataset.data.obs_dim);
+  variant.act_dim = static_cast<int>(dataset.data.act_dim);
+  variant.validate();
+  s_->dataset = &dataset;
+  s_->variant = variant;
+  s_->training = training;
+  s_->out_dir = std::move(out_dir);
+  fs::create_directories(s_->out_dir);
+  s_->build(training.seed);
+}
+
+std::unique_ptr<Trainer> Trainer::resume(const data::Dataset& dataset, const fs::path& checkpoint, fs::path out_dir) {
+  LoadedArchive loaded;
+  load_archive(checkpoint, loaded);
+  const auto& info = loaded.info;
+  check_compatible(info, dataset);
+  if (info.dataset_fingerprint != dataset.fingerprint)
+    throw CheckpointError(checkpoint.string() + " was trained on other data (fingerprint " + info.dataset_fingerprint +
+                          "), not on " + dataset.path + " (" + dataset.fingerprint + "); resuming needs the same dataset");
+  std::unique_ptr<Trainer> t(new Trainer());
+  auto& s = *t->s_;
+  s.dataset = &dataset;
+  s.variant = info.variant;
+  s.training = info.training;
+  s.out_dir = out_dir.empty() ? checkpoint.parent_path() : std::move(out_dir);
+  fs::create_directories(s.out_dir);
+  s.build(info.training.seed);
+  try {
+    torch::serialize::InputArchive weights, optim;
+    loaded.archive.read("model", weights);
+    s.model->load(weights);
+    loaded.archive.read("optimizer", optim);
+    s.optimiser->load(optim);
+    torch::Tensor generator;
+    loaded.archive.read("torch_generator", generator);
+    at::Generator cpu = at::detail::getDefaultCPUGenerator();  // a handle sharing the generator
+    std::lock_guard<std::mutex> lock(cpu.mutex());
+    cpu.set_state(generator);
+  } catch (const std::exception& e) {
+    std::string why = e.what();
+    throw CheckpointError(checkpoint.string() + ": cannot restore its state (" + why.substr(0, why.find('\n')) + ")");
+  }
+  const auto& r = loaded.meta.at("sampler_random");
+  s.sampler->random().restore({r.at("counter").get<std::uint64_t>(), r.at("spare").get<double>(), r.at("has_spare").get<bool>()});
+  s.step = info.step;
+  s.last_metrics = loaded.meta.at("metrics");
+  s.model->train();
+  return t;
+}
+
+Trainer::~Trainer() {
+  if (s_ && s_->thread.joinable()) {
+    cancel();
+    s_->thread.join();
+  }
+}
+
+void Trainer::on_progress(std::function<void(const TrainingProgress&)> callback) { s_->progress = std::move(callback); }
+void Trainer::on_evaluation(EvaluationHook hook) { s_->evaluate = std::move(hook); }
+void Trainer::run() { s_->loop(); }
+void Trainer::start() {
+  if (s_->thread.joinable()) throw std::logic_error("the run was already started");
+  s_->state = TrainingState::Running;
+  s_->thread = std::thread([this] { s_->loop(); });
+}
+void Trainer::pause() { s_->paused = true; }
+void Trainer::resume() {
+  {
+    std::lock_guard lock(s_->mutex);
+    s_->paused = false;
+  }
+  s_->wake.notify_all();
+}
+void Trainer::cancel() {
+  {
+    std::lock_guard lock(s_->mutex);
+    s_->cancel = true;
+  }
+  s_->wake.notify_all();
+}
+void Trainer::wait() {
+  if (s_->thread.joinable()) s_->thread.join();
+}
+TrainingState Trainer::state() const { return s_->state; }
+std::string Trainer::error() const {
+  std::lock_guard lock(s_->mutex);
+  return s_->error;
+}
+std::int64_t Trainer::step() const { return s_->step; }
+fs::path Trainer::last_checkpoint() const {
+  std::lock_guard lock(s_->mutex);
+  return s_->last_checkpoint;
+}
+fs::path Trainer::save_checkpoint() { return s_->write_checkpoint(s_->out_dir / ("checkpoint-" + std::to_string(s_->step) + ".pt")); }
+const VariantConfig& Trainer::variant() const { return s_->variant; }
+const TrainingConfig& Trainer::training() const { return s_->training; }
+
+}  // namespace dstudio::models

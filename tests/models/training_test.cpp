@@ -1,0 +1,194 @@
+// Training runs: the loss falls, the same seed gives the same weights, a resumed run continues
+// exactly, a NaN stops the run and keeps the last checkpoint, and bad checkpoints are explained.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <fstream>
+
+#include "dstudio/data/synthetic.h"
+#include "dstudio/models/checkpoint_model.h"
+#include "dstudio/models/training.h"
+#include "h5_fixture.h"
+
+namespace dstudio::models {
+namespace {
+
+using testing::HasSubstr;
+
+data::Dataset tiny_dataset() {
+  data::SyntheticSpec spec;
+  spec.transitions = 3000;
+  spec.seed = 2;
+  data::Dataset ds;
+  ds.path = "tiny.hdf5";
+  ds.env_id = "hopper";
+  ds.data = data::make_synthetic(spec);
+  ds.episodes = data::segment_episodes(ds.data.rewards, ds.data.terminals, ds.data.timeouts);
+  data::state_statistics(ds.data, ds.episodes, ds.state_mean, ds.state_std);
+  ds.fingerprint = data::content_fingerprint(ds.data);
+  return ds;
+}
+
+VariantConfig small(const std::string& name) {
+  auto c = make_variant(name);
+  c.hidden = 32;
+  c.layers = 2;
+  c.context_length = 5;
+  return c;
+}
+
+TrainingConfig quick(std::int64_t steps) {
+  TrainingConfig t;
+  t.steps = steps;
+  t.batch_size = 16;
+  t.learning_rate = 1e-3;
+  t.warmup_steps = 10;
+  t.log_every = 10;
+  t.checkpoint_every = 0;
+  return t;
+}
+
+std::vector<torch::Tensor> weights_of(const std::filesystem::path& checkpoint) {
+  auto model = load_checkpoint_model(checkpoint);
+  std::vector<torch::Tensor> out;
+  for (const auto& p : model->parameters()) out.push_back(p.detach().clone());
+  return out;
+}
+
+bool same_weights(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!torch::equal(a[i], b[i])) return false;
+  return true;
+}
+
+TEST(Training, ShortRunsLowerTheLossForDtDcAndDhi) {
+  const auto ds = tiny_dataset();
+  for (const std::string name : {"dt", "dc", "dhi"}) {
+    test::TempDir dir;
+    Trainer trainer(ds, small(name), quick(150), dir.path());
+    std::vector<double> losses;
+    trainer.on_progress([&](const TrainingProgress& p) { losses.push_back(p.loss); });
+    trainer.run();
+    ASSERT_EQ(trainer.state(), TrainingState::Finished) << trainer.error();
+    ASSERT_GE(losses.size(), 10u);
+    EXPECT_LT(losses.back(), 0.7 * losses.front()) << name;
+    EXPECT_TRUE(std::filesystem::exists(dir / "checkpoint.pt"));
+    EXPECT_TRUE(std::filesystem::exists(dir / "metrics.csv"));
+    EXPECT_TRUE(std::filesystem::exists(dir / "metrics.jsonl"));
+  }
+}
+
+TEST(Training, SameSeedSameWeightsAndResumeContinuesExactly) {
+  const auto ds = tiny_dataset();
+  test::TempDir a, b, c;
+  Trainer straight(ds, small("dt"), quick(40), a.path());
+  straight.run();
+  Trainer again(ds, small("dt"), quick(40), b.path());
+  again.run();
+  EXPECT_TRUE(same_weights(weights_of(a / "checkpoint.pt"), weights_of(b / "checkpoint.pt")));
+
+  // Stop after 20 steps (cancel from the progress callback), save, resume, finish.
+  Trainer first_half(ds, small("dt"), quick(40), c.path());
+  first_half.on_progress([&](const TrainingProgress& p) {
+    if (p.step == 20) first_half.cancel();
+  });
+  first_half.run();
+  ASSERT_EQ(first_half.state(), TrainingState::Cancelled);
+  ASSERT_EQ(first_half.step(), 20);
+  const auto saved = first_half.save_checkpoint();
+  auto second_half = Trainer::resume(ds, saved, c.path());
+  EXPECT_EQ(second_half->step(), 20);
+  second_half->run();
+  ASSERT_EQ(second_half->state(), TrainingState::Finished) << second_half->error();
+  EXPECT_TRUE(same_weights(weights_of(a / "checkpoint.pt"), weights_of(c / "checkpoint.pt")));
+}
+
+TEST(Training, BackgroundRunPausesResumesAndCancels) {
+  const auto ds = tiny_dataset();
+  test::TempDir dir;
+  Trainer trainer(ds, small("dc"), quick(100000), dir.path());
+  trainer.start();
+  while (trainer.step() < 5) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  trainer.pause();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto paused_at = trainer.step();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(trainer.state(), TrainingState::Paused);
+  EXPECT_EQ(trainer.step(), paused_at);  // nothing moves while paused
+  trainer.resume();
+  while (trainer.step() < paused_at + 5) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  trainer.cancel();
+  trainer.wait();
+  EXPECT_EQ(trainer.state(), TrainingState::Cancelled);
+}
+
+TEST(Training, ANanLossStopsTheRunAndKeepsTheLastCheckpoint) {
+  const auto ds = tiny_dataset();
+  test::TempDir dir;
+  auto t = quick(200);
+  t.checkpoint_every = 5;
+  t.learning_rate = 1e30;  // diverges within a few steps
+  t.warmup_steps = 1;
+  t.grad_clip = 1e30;
+  Trainer trainer(ds, small("mlp-bc"), t, dir.path());
+  trainer.run();
+  ASSERT_EQ(trainer.state(), TrainingState::Failed);
+  EXPECT_THAT(trainer.error(), testing::ContainsRegex("the loss became (NaN|infinite) at step [0-9]+"));
+  if (!trainer.last_checkpoint().empty()) {
+    EXPECT_THAT(trainer.error(), HasSubstr("the last good checkpoint is"));
+    EXPECT_NO_THROW(read_checkpoint_info(trainer.last_checkpoint()));
+  }
+}
+
+TEST(Checkpoint, SaysWhatProducedItAndRejectsBadFiles) {
+  const auto ds = tiny_dataset();
+  test::TempDir dir;
+  Trainer trainer(ds, small("gdt"), quick(10), dir.path());
+  trainer.run();
+  const auto info = read_checkpoint_info(dir / "checkpoint.pt");
+  EXPECT_EQ(info.variant.variant, "gdt");
+  EXPECT_EQ(info.variant.state_dim, 11);
+  EXPECT_EQ(info.training.steps, 10);
+  EXPECT_EQ(info.dataset_fingerprint, ds.fingerprint);
+  EXPECT_EQ(info.env_id, "hopper");
+  EXPECT_EQ(info.state_mean, ds.state_mean);
+  EXPECT_EQ(info.step, 10);
+  EXPECT_THAT(info.software, HasSubstr("LibTorch"));
+  EXPECT_NO_THROW(check_compatible(info, ds));
+
+  data::Dataset walker = ds;
+  walker.path = "walker.hdf5";
+  walker.data.obs_dim = 17;
+  walker.env_id = "walker2d";
+  try {
+    check_compatible(info, walker);
+    FAIL();
+  } catch (const CheckpointError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("state dim 11 vs the dataset's 17; environment hopper vs the dataset's walker2d"));
+  }
+
+  // Truncated, foreign and missing files give clear errors, never a crash.
+  const auto size = std::filesystem::file_size(dir / "checkpoint.pt");
+  std::filesystem::copy_file(dir / "checkpoint.pt", dir / "cut.pt");
+  std::filesystem::resize_file(dir / "cut.pt", size / 2);
+  EXPECT_THROW(load_checkpoint_model(dir / "cut.pt"), CheckpointError);
+  std::ofstream(dir / "text.pt") << "not a checkpoint";
+  try {
+    read_checkpoint_info(dir / "text.pt");
+    FAIL();
+  } catch (const CheckpointError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("text.pt: cannot be read as a checkpoint"));
+  }
+  EXPECT_THROW(read_checkpoint_info(dir / "missing.pt"), CheckpointError);
+
+  // Resuming needs the same data.
+  data::Dataset other = ds;
+  other.fingerprint = "xxh3-128:0";
+  EXPECT_THROW(Trainer::resume(other, dir / "checkpoint.pt"), CheckpointError);
+}
+
+}  // namespace
+}  // namespace dstudio::models
