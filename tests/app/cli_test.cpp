@@ -164,4 +164,40 @@ TEST_F(Cli, BenchEnvPrintsMediansThreadsAndBlas) {
   EXPECT_THAT(r.out, testing::ContainsRegex("hopper +median +[0-9]+ env steps/s"));
 }
 
+TEST_F(Cli, VariantsListsEveryVariantWithItsDefaults) {
+  const auto r = run("variants --json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* name : {"dt", "dc", "dc-1filter", "dc-hybrid", "direct-attention", "gdt", "udt", "udc", "dhi", "mlp-bc", "hier"})
+    EXPECT_TRUE(j.contains(name)) << name;
+  EXPECT_EQ(j["dc"]["context_length"], 8);
+  EXPECT_EQ(j["dc"]["conv_window"], 6);
+  EXPECT_EQ(j["gdt"]["gaussian_w"], 0.1);
+  EXPECT_EQ(j["dhi"]["mixer"], "pooling");
+  EXPECT_EQ(j["dhi"]["merger"], "conv");
+}
+
+TEST_F(Cli, TrainWritesACheckpointAndResumes) {
+  const auto data = (dir / "d.hdf5").string(), out = (dir / "run").string();
+  ASSERT_EQ(run("dataset synth --transitions 3000 --out " + data, dir).exit_code, 0);
+  auto r = run("train --variant mlp-bc --dataset " + data + " --steps 20 --config '{\"hidden\": 16}' "
+               "--training '{\"log_every\": 10, \"batch_size\": 8}' --out " + out, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir / "run" / "checkpoint.pt"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "run" / "metrics.csv"));
+  r = run("train --resume " + out + "/checkpoint.pt", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;  // already at its last step: finishes at once
+
+  r = run("train --variant decision-mamba --dataset " + data + " --out " + out, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown variant 'decision-mamba'"));
+  r = run("train --variant dt --dataset " + data + " --config '{\"hiden\": 3}' --out " + out, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown configuration key 'hiden'"));
+  std::ofstream(dir / "junk.pt") << "junk";
+  r = run("train --resume " + (dir / "junk.pt").string(), dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("junk.pt: cannot be read as a checkpoint"));
+}
+
 }  // namespace

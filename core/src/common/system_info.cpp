@@ -1,5 +1,6 @@
 #include "dstudio/common/system_info.h"
 
+#include <dlfcn.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -24,6 +25,18 @@ std::string active_blas_name() {
   const auto dir = std::filesystem::path(path).parent_path().filename().string();
   if (dir == "blas") return "reference";
   return dir;  // openblas-pthread, openblas-openmp, blis-pthread, atlas, ...
+}
+
+bool set_blas_threads(int threads) {
+  // Looked up at run time: which BLAS is loaded is the alternatives system's choice.
+  using SetThreads = void (*)(int);
+  for (const char* symbol : {"openblas_set_num_threads", "bli_thread_set_num_threads"}) {
+    if (auto* f = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, symbol))) {
+      f(threads);
+      return true;
+    }
+  }
+  return false;
 }
 
 std::int64_t peak_rss_bytes() {

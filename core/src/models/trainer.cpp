@@ -282,6 +282,7 @@ struct Trainer::State {
 
 void Trainer::State::loop() {
   at::set_num_threads(training.threads);
+  set_blas_threads(training.threads);
   state = TrainingState::Running;
   const auto& c = training;
   const int K = variant.context_length, S = variant.state_dim, A = variant.act_dim;

@@ -14,6 +14,11 @@ std::string active_blas();
 /// A short name for `active_blas()`: "openblas-pthread", "openblas-openmp", "reference", ...
 std::string active_blas_name();
 
+/// Sets the thread count of the active BLAS when it has one of its own (OpenBLAS, BLIS). Without
+/// this, OpenBLAS's pthread pool spins beside LibTorch's threads and burns the machine's cores.
+/// Returns false when the BLAS offers no such control.
+bool set_blas_threads(int threads);
+
 /// Peak resident set size of this process so far, in bytes.
 std::int64_t peak_rss_bytes();
 

@@ -1,0 +1,110 @@
+// dstudio train: train any variant on a dataset, or resume a run from its checkpoint.
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "commands.h"
+#include "dstudio/data/dataset_io.h"
+#include "dstudio/models/checkpoint.h"
+#include "dstudio/models/training.h"
+#include "terminal_progress.h"
+
+namespace dstudio::cli {
+namespace {
+
+models::Trainer* g_running = nullptr;  // for Ctrl-C: stop at the next step and keep a checkpoint
+
+void on_interrupt(int) {
+  if (g_running) g_running->cancel();
+}
+
+int run_training(models::Trainer& trainer) {
+  TerminalProgress bar("training " + trainer.variant().variant);
+  trainer.on_progress([&bar](const models::TrainingProgress& p) {
+    char stage[160];
+    std::snprintf(stage, sizeof stage, "step %lld/%lld  loss %.4f  lr %.2e  %.1f steps/s  ETA %.0f s",
+                  static_cast<long long>(p.step), static_cast<long long>(p.total), p.loss, p.learning_rate,
+                  p.steps_per_second, p.eta_seconds);
+    bar.progress().report(static_cast<double>(p.step) / static_cast<double>(p.total), stage);
+  });
+  g_running = &trainer;
+  auto previous = std::signal(SIGINT, on_interrupt);
+  trainer.run();
+  std::signal(SIGINT, previous);
+  g_running = nullptr;
+  switch (trainer.state()) {
+    case models::TrainingState::Finished:
+      std::printf("finished %lld steps; checkpoint %s\n", static_cast<long long>(trainer.step()), trainer.last_checkpoint().c_str());
+      return kOk;
+    case models::TrainingState::Cancelled: {
+      const auto saved = trainer.save_checkpoint();
+      std::printf("stopped at step %lld; resume with: dstudio train --resume %s\n", static_cast<long long>(trainer.step()), saved.c_str());
+      return 130;
+    }
+    default:
+      std::fprintf(stderr, "dstudio: error: %s\n", trainer.error().c_str());
+      return kFailed;
+  }
+}
+
+}  // namespace
+
+void add_train_commands(CLI::App& app, int& exit_code) {
+  auto* train = app.add_subcommand("train", "Train a model variant on a dataset, or resume a run");
+  struct Args {
+    std::string variant, dataset, config, training, out, resume, merger = "conv", mixer = "pooling";
+    std::int64_t steps = 0;
+    std::uint64_t seed = 0;
+    int threads = 0;
+    bool seed_given = false;
+  };
+  auto a = std::make_shared<Args>();
+  train->add_option("--variant", a->variant, "dt, dc, dc-1filter, dc-hybrid, direct-attention, gdt, udt, udc, dhi, mlp-bc, hier");
+  train->add_option("--merger", a->merger, "hier: none, concat, attention, conv, pooling")->capture_default_str();
+  train->add_option("--mixer", a->mixer, "hier: none, attention, linear-attention, conv, pooling")->capture_default_str();
+  train->add_option("--dataset", a->dataset, "D4RL or Minari dataset (with --resume: default, the checkpoint's)");
+  train->add_option("--config", a->config, "JSON object overriding variant fields, e.g. '{\"hidden\": 256}'");
+  train->add_option("--training", a->training, "JSON object overriding training fields, e.g. '{\"learning_rate\": 1e-3}'");
+  train->add_option("--steps", a->steps, "Training steps (default 100000)");
+  train->add_option("--seed", a->seed, "Seed");
+  train->add_option("--threads", a->threads, "LibTorch threads")->check(CLI::Range(1, 64));
+  train->add_option("--out", a->out, "Output folder (checkpoint.pt, metrics.csv, metrics.jsonl)");
+  train->add_option("--resume", a->resume, "Continue the run saved in this checkpoint");
+  train->callback([&exit_code, a, train] {
+    try {
+      if (!a->resume.empty()) {
+        const auto info = models::read_checkpoint_info(a->resume);
+        const std::string path = a->dataset.empty() ? info.dataset_path : a->dataset;
+        const auto dataset = data::load_dataset(path);
+        auto trainer = models::Trainer::resume(dataset, a->resume, a->out);
+        exit_code = run_training(*trainer);
+        return;
+      }
+      if (a->variant.empty() || a->dataset.empty() || a->out.empty())
+        throw CLI::ValidationError("--variant, --dataset and --out are required (or --resume CKPT)");
+      auto variant = models::make_variant(a->variant, a->merger, a->mixer);
+      if (!a->config.empty()) variant = models::with_overrides(variant, a->config);
+      models::TrainingConfig training;
+      if (!a->training.empty()) training = models::training_from_json(a->training);
+      if (a->steps > 0) training.steps = a->steps;
+      if (train->count("--seed")) training.seed = a->seed;
+      if (a->threads > 0) training.threads = a->threads;
+      const auto dataset = data::load_dataset(a->dataset);
+      models::Trainer trainer(dataset, variant, training, a->out);
+      exit_code = run_training(trainer);
+    } catch (const CLI::ValidationError& e) {
+      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
+      exit_code = kUsage;
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
+      exit_code = kUsage;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
+      exit_code = kFailed;
+    }
+  });
+}
+
+}  // namespace dstudio::cli
