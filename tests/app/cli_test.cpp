@@ -200,4 +200,20 @@ TEST_F(Cli, TrainWritesACheckpointAndResumes) {
   EXPECT_THAT(r.err, HasSubstr("junk.pt: cannot be read as a checkpoint"));
 }
 
+TEST_F(Cli, BenchTrainAndActReportMediansFlopsThreadsAndBlas) {
+  auto r = run("bench train --variant dc --batch 4 --repeats 2 --config '{\"hidden\": 16}' --json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["variant"], "dc");
+  EXPECT_GT(j["median_ms"].get<double>(), 0.0);
+  EXPECT_GT(j["gflop"].get<double>(), 0.0);
+  EXPECT_EQ(j["threads"], 1);
+  EXPECT_TRUE(j.contains("blas"));
+  EXPECT_TRUE(j.contains("peak_rss_mib"));
+  r = run("bench act --variant dhi --repeats 2", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("act (one action, no gradient)"));
+  EXPECT_EQ(run("bench train --variant nope", dir).exit_code, 2);
+}
+
 }  // namespace

@@ -67,6 +67,33 @@ void VariantConfig::validate() const {
   require(return_embedding >= 1, "return_embedding must be at least 1");
 }
 
+double forward_flops(const VariantConfig& c, int batch) {
+  const double B = batch, K = c.context_length, T = c.tokens(), H = c.hidden, S = c.state_dim, A = c.act_dim;
+  const double N = B * T;  // tokens in the batch
+  if (c.tokenizer == Tokenizer::State) return 2.0 * B * K * (S * H + (c.layers - 1) * H * H + H * A);
+  double flops = 0.0;
+  // Embeddings and merging.
+  if (c.tokenizer == Tokenizer::Unified) flops += 2.0 * B * K * (c.return_embedding + (c.return_embedding + S + A) * H);
+  else flops += 2.0 * B * K * (1 + S + A) * H + (c.merger == Merger::Concat ? 2.0 * B * K * (1 + S + A) * H : 0.0) +
+                (c.tokenizer == Tokenizer::Merged && c.merger == Merger::Attention ? 2.0 * B * K * (4 * H * H + 2 * 9 * H) : 0.0);
+  for (int layer = 0; layer < c.layers; ++layer) {
+    const Mixer mixer = c.hybrid && layer == c.layers - 1 ? Mixer::Attention : c.mixer;
+    switch (mixer) {
+      case Mixer::Attention:
+      case Mixer::GaussianAttention:
+      case Mixer::LinearAttention: flops += 2.0 * N * H * 4 * H + 2.0 * 2 * B * T * T * H; break;
+      case Mixer::DirectAttention: flops += 2.0 * N * H * 2 * H + 2.0 * B * T * T * H; break;
+      case Mixer::Convolution: flops += 2.0 * N * H * c.conv_window * (c.single_filter || c.tokenizer != Tokenizer::Triplet ? 1 : 3); break;
+      case Mixer::Pooling: flops += 2.0 * B * T * T * H; break;
+      case Mixer::GatedConvolution: flops += 2.0 * N * H * 3 * H + 2.0 * N * H * c.gated_kernel; break;
+      case Mixer::None: break;
+    }
+    if (c.mixer_projection && mixer != Mixer::None) flops += 2.0 * N * H * H;
+    flops += 2.0 * N * H * c.mlp_ratio * H * 2;  // the MLP's two layers
+  }
+  return flops + 2.0 * B * K * H * A;  // action head
+}
+
 std::vector<std::string> variant_names() {
   return {"dt", "dc", "dc-1filter", "dc-hybrid", "direct-attention", "gdt", "udt", "udc", "dhi", "mlp-bc", "hier"};
 }

@@ -78,6 +78,11 @@ struct VariantConfig {
   bool operator==(const VariantConfig&) const = default;
 };
 
+/// Floating-point operations of one forward pass over `batch` windows (multiply-adds count 2),
+/// counted from the configuration: every Linear, the attention products, convolutions and
+/// pooling. A training step costs about three forward passes.
+double forward_flops(const VariantConfig& config, int batch);
+
 /// Names of the variants `make_variant` knows, in a fixed order.
 std::vector<std::string> variant_names();
 /// The defaults of a variant. `hier` takes its merger ("none" means DT's triplets) and mixer

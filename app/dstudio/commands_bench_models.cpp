@@ -1,0 +1,134 @@
+// dstudio bench train | act: milliseconds per training step and per action for any variant.
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "dstudio/common/system_info.h"
+#include "dstudio/models/decision_model.h"
+
+namespace dstudio::cli {
+namespace {
+
+struct ModelBenchArgs {
+  std::string variant = "dt", merger = "conv", mixer = "pooling", config;
+  int batch = 64, state_dim = 11, act_dim = 3, repeats = 20, threads = 1;
+  bool json = false;
+};
+
+models::ModelInputs synthetic_inputs(const models::VariantConfig& c, int batch) {
+  models::ModelInputs in;
+  in.states = torch::randn({batch, c.context_length, c.state_dim});
+  in.actions = torch::rand({batch, c.context_length, c.act_dim}) * 2 - 1;
+  in.returns_to_go = torch::rand({batch, c.context_length, 1}) * 3.6;
+  in.timesteps = torch::randint(0, c.max_ep_len, {batch, c.context_length});
+  in.mask = torch::ones({batch, c.context_length});
+  return in;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int run_model_bench(const ModelBenchArgs& a, bool training) {
+  at::set_num_threads(a.threads);
+  set_blas_threads(a.threads);
+  auto c = models::make_variant(a.variant, a.merger, a.mixer);
+  if (!a.config.empty()) c = models::with_overrides(c, a.config);
+  c.state_dim = a.state_dim;
+  c.act_dim = a.act_dim;
+  torch::manual_seed(0);
+  models::DecisionModel model(c);
+  const int batch = training ? a.batch : 1;
+  const auto in = synthetic_inputs(c, batch);
+  std::vector<double> ms;
+  if (training) {
+    model->train();
+    torch::optim::AdamW optimiser(model->parameters(), torch::optim::AdamWOptions(1e-4).weight_decay(1e-4));
+    for (int i = 0; i < a.repeats + 3; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto predicted = model->forward(in);
+      auto loss = (predicted - in.actions).pow(2).mean();
+      optimiser.zero_grad();
+      loss.backward();
+      torch::nn::utils::clip_grad_norm_(model->parameters(), 0.25);
+      optimiser.step();
+      const auto t1 = std::chrono::steady_clock::now();
+      if (i >= 3) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());  // after warm-up
+    }
+  } else {
+    model->eval();
+    torch::InferenceMode inference;
+    for (int i = 0; i < a.repeats + 10; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto action = model->forward(in).select(1, c.context_length - 1);
+      (void)action.data_ptr<float>();
+      const auto t1 = std::chrono::steady_clock::now();
+      if (i >= 10) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+  }
+  const double med = median(ms);
+  const double flops = models::forward_flops(c, batch) * (training ? 3.0 : 1.0);
+  const double gflops = flops / (med * 1e-3) / 1e9;
+  std::int64_t parameters = 0;
+  for (const auto& p : model->parameters()) parameters += p.numel();
+  if (a.json) {
+    nlohmann::ordered_json j = {{"benchmark", training ? "train" : "act"}, {"variant", c.variant},
+                                {"batch", batch}, {"context_length", c.context_length}, {"hidden", c.hidden},
+                                {"layers", c.layers}, {"heads", c.heads}, {"parameters", parameters},
+                                {"median_ms", med}, {"min_ms", *std::min_element(ms.begin(), ms.end())},
+                                {"max_ms", *std::max_element(ms.begin(), ms.end())}, {"repeats", a.repeats},
+                                {"gflop", flops / 1e9}, {"gflops_per_second", gflops}, {"threads", a.threads},
+                                {"blas", active_blas_name()}, {"peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20)}};
+    std::cout << j.dump(2) << std::endl;
+    return kOk;
+  }
+  std::printf("benchmark      %s\n", training ? "train (forward, backward, clip, AdamW step)" : "act (one action, no gradient)");
+  std::printf("configuration  %s: batch %d, K %d, H %d, %d layers, %d heads, state %d, action %d, %lld parameters\n",
+              c.variant.c_str(), batch, c.context_length, c.hidden, c.layers, c.heads, c.state_dim, c.act_dim,
+              static_cast<long long>(parameters));
+  std::printf("threads        %d (LibTorch and BLAS)\n", a.threads);
+  std::printf("blas           %s (%s)\n", active_blas_name().c_str(), active_blas().c_str());
+  std::printf("time           median %.2f ms  min %.2f  max %.2f  over %d repeats\n", med,
+              *std::min_element(ms.begin(), ms.end()), *std::max_element(ms.begin(), ms.end()), a.repeats);
+  std::printf("flops          %.2f GFLOP per %s, %.1f GFLOP/s achieved\n", flops / 1e9, training ? "step" : "action", gflops);
+  std::printf("memory         peak rss %.0f MiB\n", static_cast<double>(peak_rss_bytes()) / (1 << 20));
+  return kOk;
+}
+
+}  // namespace
+
+void add_model_bench_commands(CLI::App& app, int& exit_code) {
+  auto* bench = app.get_subcommand("bench");
+  for (const bool training : {true, false}) {
+    auto* cmd = bench->add_subcommand(training ? "train" : "act",
+                                      training ? "Milliseconds per training step of a variant (hopper shapes)"
+                                               : "Milliseconds per action at inference (batch 1)");
+    auto a = std::make_shared<ModelBenchArgs>();
+    cmd->add_option("--variant", a->variant, "Variant")->capture_default_str();
+    cmd->add_option("--merger", a->merger, "hier: merger")->capture_default_str();
+    cmd->add_option("--mixer", a->mixer, "hier: mixer")->capture_default_str();
+    cmd->add_option("--config", a->config, "JSON overrides of the variant");
+    if (training) cmd->add_option("--batch", a->batch, "Batch size")->check(CLI::Range(1, 4096))->capture_default_str();
+    cmd->add_option("--repeats", a->repeats, "Timed repeats")->check(CLI::Range(1, 10000))->capture_default_str();
+    cmd->add_option("--threads", a->threads, "Threads")->check(CLI::Range(1, 64))->capture_default_str();
+    cmd->add_flag("--json", a->json, "Print one JSON object");
+    cmd->callback([&exit_code, a, training] {
+      try {
+        exit_code = run_model_bench(*a, training);
+      } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "dstudio: error: %s\n", e.what());
+        exit_code = kUsage;
+      }
+    });
+  }
+}
+
+}  // namespace dstudio::cli
