@@ -14,23 +14,26 @@ LinearPolicy LinearPolicy::zeros(int obs_dim, int act_dim) {
   return p;
 }
 
+namespace {
+
+// W (s - mean) / std for action dimension a, before the clip.
+double mean_action(const LinearPolicy& p, std::span<const float> obs, int a) {
+  double z = 0.0;
+  const double* w = &p.weights[static_cast<std::size_t>(a) * p.obs_dim];
+  for (int k = 0; k < p.obs_dim; ++k) z += w[k] * ((obs[k] - p.obs_mean[k]) / p.obs_std[k]);
+  return z;
+}
+
+}  // namespace
+
 void LinearPolicy::act(std::span<const float> obs, std::span<float> action) const {
-  for (int a = 0; a < act_dim; ++a) {
-    double z = 0.0;
-    const double* w = &weights[static_cast<std::size_t>(a) * obs_dim];
-    for (int k = 0; k < obs_dim; ++k) z += w[k] * ((obs[k] - obs_mean[k]) / obs_std[k]);
-    action[a] = static_cast<float>(std::clamp(z, -1.0, 1.0));
-  }
+  for (int a = 0; a < act_dim; ++a) action[a] = static_cast<float>(std::clamp(mean_action(*this, obs, a), -1.0, 1.0));
 }
 
 void LinearPolicy::act_noisy(std::span<const float> obs, std::span<float> action, double noise_std,
                              Random& random) const {
-  for (int a = 0; a < act_dim; ++a) {
-    double z = 0.0;
-    const double* w = &weights[static_cast<std::size_t>(a) * obs_dim];
-    for (int k = 0; k < obs_dim; ++k) z += w[k] * ((obs[k] - obs_mean[k]) / obs_std[k]);
-    action[a] = static_cast<float>(std::clamp(z + noise_std * random.normal(), -1.0, 1.0));
-  }
+  for (int a = 0; a < act_dim; ++a)
+    action[a] = static_cast<float>(std::clamp(mean_action(*this, obs, a) + noise_std * random.normal(), -1.0, 1.0));
 }
 
 }  // namespace dstudio::behaviour

@@ -8,14 +8,22 @@
 namespace dstudio::models {
 namespace F = torch::nn::functional;
 
+namespace {
+// A depthwise 1-D convolution without padding (the caller pads on the left for causality).
+torch::Tensor depthwise(const torch::Tensor& x, const torch::Tensor& kernel, const torch::Tensor& bias, int64_t groups) {
+  const std::vector<int64_t> one{1}, zero{0};
+  return torch::conv1d(x, kernel, bias, one, zero, one, groups);
+}
+
+}  // namespace
+
 torch::Tensor type_convolution(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
   const int64_t B = x.size(0), T = x.size(1), H = x.size(2), types = weight.size(0), L = weight.size(2);
   auto padded = F::pad(x.transpose(1, 2), F::PadFuncOptions({L - 1, 0}));  // (B, H, T + L - 1)
   torch::Tensor out = torch::zeros({B, H, T}, x.options());
-  const std::vector<int64_t> one{1}, zero{0};
   for (int64_t t = 0; t < types; ++t) {
     // conv1d correlates: kernel index k meets X[p - (L - 1) + k], i.e. tap l = L - 1 - k.
-    auto y = torch::conv1d(padded, weight[t].flip(-1).unsqueeze(1), bias[t], one, zero, one, H);
+    auto y = depthwise(padded, weight[t].flip(-1).unsqueeze(1), bias[t], H);
     if (types == 1) return y.transpose(1, 2);
     out = out + y * (torch::arange(T) % types == t).to(x.options()).view({1, 1, T});
   }
@@ -66,12 +74,6 @@ torch::Tensor attention_mask(const torch::Tensor& valid, int64_t T) {
   auto causal = torch::ones({T, T}, torch::kBool).tril();
   auto allowed = causal.unsqueeze(0) & valid.unsqueeze(1);  // (B, T, T)
   return torch::zeros(allowed.sizes(), torch::kFloat).masked_fill(allowed.logical_not(), -1e9).unsqueeze(1);
-}
-
-// A depthwise 1-D convolution without padding (the caller pads on the left for causality).
-torch::Tensor depthwise(const torch::Tensor& x, const torch::Tensor& kernel, const torch::Tensor& bias, int64_t groups) {
-  const std::vector<int64_t> one{1}, zero{0};
-  return torch::conv1d(x, kernel, bias, one, zero, one, groups);
 }
 
 // A token mixer: x (B, T, H) after layer norm, valid (B, T) bool. With `matrix`, also returns
