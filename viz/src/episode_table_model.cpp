@@ -29,31 +29,18 @@ QVariant EpisodeTableModel::data(const QModelIndex& index, int role) const {
   const bool tail = !ep.complete();
   switch (role) {
     case Qt::DisplayRole:
-      switch (index.column()) {
-        case Index:
-          return index.row();
-        case Start:
-          return static_cast<qlonglong>(ep.start);
-        case Length:
-          return static_cast<qlonglong>(ep.length);
-        case Return:
-          return QString::number(ep.ret, 'f', 1);
-        case End:
-          return tail ? QStringLiteral("unterminated (tail)") : QString(data::to_string(ep.end));
-      }
-      break;
+      // Displayed values are the sort values, except where text reads better.
+      if (index.column() == Return) return QString::number(ep.ret, 'f', 1);
+      if (index.column() == End)
+        return tail ? QStringLiteral("unterminated (tail)") : QString(data::to_string(ep.end));
+      return data(index, Qt::UserRole);
     case Qt::UserRole:  // raw values for sorting
       switch (index.column()) {
-        case Index:
-          return index.row();
-        case Start:
-          return static_cast<qlonglong>(ep.start);
-        case Length:
-          return static_cast<qlonglong>(ep.length);
-        case Return:
-          return ep.ret;
-        case End:
-          return static_cast<int>(ep.end);
+        case Index: return index.row();
+        case Start: return static_cast<qlonglong>(ep.start);
+        case Length: return static_cast<qlonglong>(ep.length);
+        case Return: return ep.ret;
+        case End: return static_cast<int>(ep.end);
       }
       break;
     case Qt::TextAlignmentRole:
