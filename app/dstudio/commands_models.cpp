@@ -1,12 +1,16 @@
-// dstudio variants: the model variants and their default configurations.
+// dstudio variants | import | predict: the model variants, importing checkpoints from other
+// code, and predictions of a checkpoint on windows from a file.
 
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <memory>
 
 #include "commands.h"
+#include "dstudio/models/import.h"
+#include "dstudio/models/predict.h"
 #include "dstudio/models/variant_config.h"
 
 namespace dstudio::cli {
@@ -36,6 +40,81 @@ void add_model_commands(CLI::App& app, int& exit_code) {
                   "none|attention|linear-attention|conv|pooling (DHi = conv + pooling).\n");
     }
     exit_code = kOk;
+  });
+
+  // Both commands report bad input as "dstudio: error: <file>: <problem>" and write nothing then.
+  auto run = [&exit_code](const std::function<void()>& body) {
+    try {
+      body();
+      exit_code = kOk;
+    } catch (const CLI::ValidationError& e) {
+      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
+      exit_code = kUsage;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
+      exit_code = kFailed;
+    }
+  };
+
+  auto* import = app.add_subcommand("import", "Import a checkpoint saved by other code as a Decision Studio checkpoint");
+  struct ImportArgs {
+    std::string format, file, out;
+    models::CorlImportOptions options;
+  };
+  auto ia = std::make_shared<ImportArgs>();
+  import->add_option("--format", ia->format, "corl-dt: a state_dict of CORL's Decision Transformer (algorithms/offline/dt.py)")
+      ->required()
+      ->check(CLI::IsMember({"corl-dt"}));
+  import->add_option("file", ia->file, "The .pt file (torch.save of model.state_dict(), or CORL's checkpoint dict)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  import->add_option("--out", ia->out, "The checkpoint to write")->required();
+  import->add_option("--heads", ia->options.heads, "Attention heads the model was trained with")->capture_default_str()->check(CLI::Range(1, 64));
+  import->add_option("--seq-len", ia->options.seq_len, "Steps per window K (default: read from the causal mask)")->check(CLI::Range(1, 10000));
+  import->add_option("--rtg-scale", ia->options.rtg_scale, "Returns-to-go are divided by this (1 / CORL's reward_scale)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  import->add_option("--env", ia->options.env_id, "Environment the model acts in (hopper, walker2d, halfcheetah)");
+  import->callback([run, ia] {
+    run([&] {
+      const auto info = models::import_corl_dt(ia->file, ia->out, ia->options);
+      const auto& c = info.variant;
+      std::printf("imported %s -> %s\n  dt: state %d, action %d, K %d, %d layers x %d hidden, heads %d, timesteps < %d\n",
+                  ia->file.c_str(), ia->out.c_str(), c.state_dim, c.act_dim, c.context_length, c.layers, c.hidden, c.heads,
+                  c.max_ep_len);
+      bool stats = false;
+      for (float v : info.state_std) stats |= v != 1.0f;
+      for (float v : info.state_mean) stats |= v != 0.0f;
+      std::printf("  state statistics: %s; rtg scale %g\n", stats ? "from the file" : "none in the file (mean 0, std 1)",
+                  info.rtg_scale);
+    });
+  });
+
+  auto* predict = app.add_subcommand("predict", "Predict the actions of a checkpoint on windows from an HDF5 file");
+  struct PredictArgs {
+    std::string checkpoint, input, output;
+    bool no_normalize = false;
+    int threads = 1;
+  };
+  auto pa = std::make_shared<PredictArgs>();
+  predict->add_option("--checkpoint", pa->checkpoint, "A Decision Studio checkpoint")->required()->check(CLI::ExistingFile);
+  predict->add_option("--input", pa->input,
+                      "HDF5 with states (B,K,S), actions (B,K,A), returns_to_go (B,K) or (B,K,1), timesteps (B,K), optional mask (B,K)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  predict->add_option("--output", pa->output, "HDF5 to write: actions (B,K,A), the prediction at every position")->required();
+  predict->add_flag("--no-normalize", pa->no_normalize,
+                    "Feed the inputs exactly as given (default: states by the checkpoint's mean/std, returns-to-go by its rtg scale)");
+  predict->add_option("--threads", pa->threads, "LibTorch threads")->capture_default_str()->check(CLI::Range(1, 64));
+  predict->callback([run, pa] {
+    run([&] {
+      models::PredictOptions options;
+      options.normalize = !pa->no_normalize;
+      options.threads = pa->threads;
+      const auto s = models::predict_file(pa->checkpoint, pa->input, pa->output, options);
+      std::printf("wrote %s: actions (%lld, %lld, %lld)\n", pa->output.c_str(), static_cast<long long>(s.batch),
+                  static_cast<long long>(s.steps), static_cast<long long>(s.act_dim));
+    });
   });
 }
 

@@ -217,3 +217,33 @@ TEST_F(Cli, BenchTrainAndActReportMediansFlopsThreadsAndBlas) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(Cli, ImportAndPredictRunAsDocumented) {
+  const std::string data = DSTUDIO_TEST_DATA;
+  auto r = run("import --format corl-dt " + data + "/corl_dt/a_state_dict.pt --out " + (dir / "a.pt").string() + " --heads 2", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("K 5, 2 layers x 16 hidden, heads 2"));
+  r = run("predict --checkpoint " + (dir / "a.pt").string() + " --input " + data + "/corl_dt/a_inputs.h5 --output " +
+              (dir / "out.h5").string() + " --no-normalize",
+          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("actions (4, 5, 3)"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "out.h5"));
+
+  // Inputs of another environment: the message names the file and key; nothing is written.
+  r = run("predict --checkpoint " + (dir / "a.pt").string() + " --input " + data + "/pytorch_file/known_values.pt --output " +
+              (dir / "bad.h5").string(),
+          dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("known_values.pt: is not an HDF5 file"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "bad.h5"));
+  r = run("import --format other " + data + "/corl_dt/a_state_dict.pt --out " + (dir / "x.pt").string(), dir);
+  EXPECT_EQ(r.exit_code, 2);
+  r = run("import --format corl-dt " + data + "/pytorch_file/legacy.pt --out " + (dir / "x.pt").string(), dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("legacy format"));
+}
+
+}  // namespace

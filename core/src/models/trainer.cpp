@@ -123,6 +123,22 @@ CheckpointInfo info_from_meta(const std::string& path, const std::string& text) 
   return info;
 }
 
+// A crash while writing leaves the previous file at `path` as it was.
+void save_atomically(torch::serialize::OutputArchive& archive, const fs::path& path) {
+  std::string temp_name = ".";  // appended piecewise: GCC 12 warns falsely on chained concatenation
+  temp_name += path.filename().string();
+  temp_name += ".partial-" + std::to_string(getpid());
+  const fs::path temp = path.parent_path() / temp_name;
+  try {
+    archive.save_to(temp.string());
+    fs::rename(temp, path);
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove(temp, ignored);
+    throw;
+  }
+}
+
 struct LoadedArchive {
   torch::serialize::InputArchive archive;
   CheckpointInfo info;
@@ -165,6 +181,31 @@ void check_compatible(const CheckpointInfo& info, const data::Dataset& dataset) 
     add("environment " + info.env_id + " vs the dataset's " + dataset.env_id);
   if (!problems.empty())
     throw CheckpointError(info.path + " does not fit " + dataset.path + ": " + problems);
+}
+
+void save_weights_checkpoint(const fs::path& path, DecisionModel& model, const CheckpointInfo& info, const std::string& origin) {
+  ordered_json meta = {
+      {"format", "dstudio-checkpoint-1"},
+      {"variant", ordered_json::parse(to_json(info.variant))},
+      {"training", training_json(info.training)},
+      {"dataset", {{"path", info.dataset_path}, {"fingerprint", info.dataset_fingerprint}, {"env_id", info.env_id},
+                   {"state_mean", info.state_mean}, {"state_std", info.state_std}}},
+      {"rtg_scale", info.rtg_scale},
+      {"step", info.step},
+      {"metrics", info.metrics.empty() ? ordered_json::object() : ordered_json::parse(info.metrics)},
+      {"software", software_versions()},
+      {"origin", origin},
+  };
+  torch::serialize::OutputArchive archive, weights;
+  archive.write("meta", c10::IValue(meta.dump()));
+  model->save(weights);
+  archive.write("model", weights);
+  try {
+    save_atomically(archive, path);
+  } catch (const std::exception& e) {
+    std::string why = e.what();
+    throw CheckpointError(path.string() + ": cannot be written (" + why.substr(0, why.find('\n')) + ")");
+  }
 }
 
 DecisionModel load_checkpoint_model(const fs::path& path, CheckpointInfo* info) {
@@ -247,13 +288,7 @@ struct Trainer::State {
     optimiser->save(optim);
     archive.write("optimizer", optim);
     archive.write("torch_generator", at::detail::getDefaultCPUGenerator().get_state());
-    // Atomic: a crash while writing leaves the previous checkpoint as it was.
-    std::string temp_name = ".";  // appended piecewise: GCC 12 warns falsely on chained concatenation
-    temp_name += path.filename().string();
-    temp_name += ".partial-" + std::to_string(getpid());
-    const fs::path temp = path.parent_path() / temp_name;
-    archive.save_to(temp.string());
-    fs::rename(temp, path);
+    save_atomically(archive, path);
     std::lock_guard lock(mutex);
     last_checkpoint = path;
     return path;
@@ -385,6 +420,9 @@ std::unique_ptr<Trainer> Trainer::resume(const data::Dataset& dataset, const fs:
   LoadedArchive loaded;
   load_archive(checkpoint, loaded);
   const auto& info = loaded.info;
+  if (!loaded.meta.contains("sampler_random"))
+    throw CheckpointError(checkpoint.string() + " holds weights only (" + loaded.meta.value("origin", std::string("no training state")) +
+                          "); it can be evaluated and used for predictions, not resumed");
   check_compatible(info, dataset);
   if (info.dataset_fingerprint != dataset.fingerprint)
     throw CheckpointError(checkpoint.string() + " was trained on other data (fingerprint " + info.dataset_fingerprint +

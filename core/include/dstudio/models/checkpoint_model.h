@@ -3,6 +3,7 @@
 /// Loading a checkpoint's weights into a model (needs LibTorch).
 
 #include <filesystem>
+#include <string>
 
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/decision_model.h"
@@ -11,5 +12,11 @@ namespace dstudio::models {
 
 /// The model of a checkpoint, in eval mode; fills `info` when given. Throws CheckpointError.
 DecisionModel load_checkpoint_model(const std::filesystem::path& path, CheckpointInfo* info = nullptr);
+
+/// Writes a checkpoint of weights and description only (no optimiser or random streams), e.g.
+/// for imported models; `origin` says where the weights came from. It can be loaded and
+/// evaluated, not resumed. Atomic; throws CheckpointError when the file cannot be written.
+void save_weights_checkpoint(const std::filesystem::path& path, DecisionModel& model, const CheckpointInfo& info,
+                             const std::string& origin);
 
 }  // namespace dstudio::models

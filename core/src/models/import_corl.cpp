@@ -1,0 +1,164 @@
+// CORL's Decision Transformer (algorithms/offline/dt.py) onto the studio's `dt`. The two share
+// the architecture: timestep embeddings added to the R, s, a embeddings, interleaved tokens,
+// LayerNorm and dropout, pre-LN blocks of causal multi-head attention (in_proj packs q, k, v
+// with heads contiguous, as our qkv does) and a GELU MLP, a final LayerNorm and a tanh head on
+// the state tokens. See import.h.
+
+#include <algorithm>
+#include <sstream>
+
+#include "dstudio/models/checkpoint_model.h"
+#include "dstudio/models/import.h"
+#include "dstudio/models/pytorch_file.h"
+
+namespace dstudio::models {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::ostringstream s;
+  s << '(';
+  for (std::size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
+  s << (shape.size() == 1 ? ",)" : ")");
+  return s.str();
+}
+
+// The CORL name of one of our parameters.
+std::string corl_name(const std::string& ours) {
+  static const std::vector<std::pair<std::string, std::string>> prefixes = {
+      {"timestep.", "timestep_emb."},   {"embed_return.", "return_emb."}, {"embed_state.", "state_emb."},
+      {"embed_action.", "action_emb."}, {"embed_ln.", "emb_norm."},       {"final_ln.", "out_norm."},
+      {"head.", "action_head.0."}};
+  for (const auto& [a, b] : prefixes)
+    if (ours.rfind(a, 0) == 0) return b + ours.substr(a.size());
+  // blocks.N.<part>.<weight|bias>
+  static const std::vector<std::pair<std::string, std::string>> parts = {
+      {".ln1.", ".norm1."}, {".ln2.", ".norm2."}, {".fc1.", ".mlp.0."}, {".fc2.", ".mlp.2."},
+      {".mixer.proj.", ".attention.out_proj."}};
+  for (const auto& [a, b] : parts) {
+    const auto at = ours.find(a);
+    if (at != std::string::npos) return ours.substr(0, at) + b + ours.substr(at + a.size());
+  }
+  const auto at = ours.find(".mixer.qkv.");
+  if (at != std::string::npos) return ours.substr(0, at) + ".attention.in_proj_" + ours.substr(at + 11);
+  return ours;
+}
+
+}  // namespace
+
+CheckpointInfo import_corl_dt(const fs::path& file, const fs::path& out, const CorlImportOptions& options) {
+  const std::string where = file.string();
+  const PyTorchFile contents = read_pytorch_file(file);
+  auto fail = [&](const std::string& why) -> CheckpointError { return CheckpointError(where + ": " + why); };
+
+  // A plain state_dict, CORL's {"model_state": ...} or any other nesting: find state_emb.
+  std::string prefix;
+  bool found = false;
+  for (const auto& name : contents.order) {
+    const std::string key = "state_emb.weight";
+    if (name.size() >= key.size() && name.compare(name.size() - key.size(), key.size(), key) == 0 &&
+        (name.size() == key.size() || name[name.size() - key.size() - 1] == '.')) {
+      prefix = name.substr(0, name.size() - key.size());
+      found = true;
+      break;
+    }
+  }
+  if (!found) {
+    std::string some;
+    for (std::size_t i = 0; i < contents.order.size() && i < 4; ++i) some += (i ? ", " : "") + contents.order[i];
+    throw fail("is not a CORL Decision Transformer: it has no state_emb.weight (" + std::to_string(contents.order.size()) +
+               " tensors" + (some.empty() ? "" : ", such as " + some) + ")");
+  }
+  auto tensor = [&](const std::string& name) -> const StoredTensor& {
+    auto it = contents.tensors.find(prefix + name);
+    if (it == contents.tensors.end()) throw fail("has no " + prefix + name);
+    return it->second;
+  };
+  auto dims = [&](const std::string& name, std::size_t rank) {
+    const auto& t = tensor(name);
+    if (t.shape.size() != rank) throw fail(prefix + name + " has shape " + shape_text(t.shape) + ", expected " + std::to_string(rank) + " dimensions");
+    return t.shape;
+  };
+
+  VariantConfig c = make_variant("dt");
+  const auto state = dims("state_emb.weight", 2);
+  c.hidden = static_cast<int>(state[0]);
+  c.state_dim = static_cast<int>(state[1]);
+  c.act_dim = static_cast<int>(dims("action_emb.weight", 2)[1]);
+  c.max_ep_len = static_cast<int>(dims("timestep_emb.weight", 2)[0]);
+  c.layers = 0;
+  while (contents.tensors.count(prefix + "blocks." + std::to_string(c.layers) + ".norm1.weight")) ++c.layers;
+  if (c.layers == 0) throw fail("has no transformer blocks (" + prefix + "blocks.0.norm1.weight)");
+  const auto inner = dims("blocks.0.mlp.0.weight", 2)[0];
+  if (inner % c.hidden != 0) throw fail("its MLP width " + std::to_string(inner) + " is not a multiple of the embedding width " + std::to_string(c.hidden));
+  c.mlp_ratio = static_cast<int>(inner / c.hidden);
+  c.activation = "gelu";  // CORL's nn.GELU (exact)
+  c.action_tanh = true;
+
+  int seq_len = options.seq_len;
+  const auto mask = contents.tensors.find(prefix + "blocks.0.causal_mask");
+  if (mask != contents.tensors.end() && mask->second.shape.size() == 2) {
+    const auto tokens = mask->second.shape[0];
+    if (tokens % 3 != 0) throw fail(prefix + "blocks.0.causal_mask has " + std::to_string(tokens) + " rows, not 3 per step");
+    if (seq_len != 0 && seq_len != tokens / 3)
+      throw fail("was trained with seq_len " + std::to_string(tokens / 3) + " (its causal mask), not " + std::to_string(seq_len));
+    seq_len = static_cast<int>(tokens / 3);
+  }
+  if (seq_len <= 0) throw fail("does not say its seq_len (no causal_mask); give it with --seq-len");
+  c.context_length = seq_len;
+  if (options.heads < 1 || c.hidden % options.heads != 0)
+    throw fail("--heads " + std::to_string(options.heads) + " does not divide the embedding width " + std::to_string(c.hidden));
+  c.heads = options.heads;
+  try {
+    c.validate();
+  } catch (const std::exception& e) {
+    throw fail(std::string("gives an invalid configuration: ") + e.what());
+  }
+
+  DecisionModel model(c);
+  std::vector<std::string> used;
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& item : model->named_parameters()) {
+      auto& param = item.value();
+      const std::string theirs = corl_name(item.key());
+      const auto& t = tensor(theirs);
+      std::vector<int64_t> expected(param.sizes().begin(), param.sizes().end());
+      if (t.shape != expected)
+        throw fail(prefix + theirs + " has shape " + shape_text(t.shape) + ", the configuration needs " + shape_text(expected));
+      param.copy_(torch::from_blob(const_cast<float*>(t.values.data()), param.sizes(), torch::kFloat));
+      used.push_back(prefix + theirs);
+    }
+  }
+  // Everything of the model must have found a place: a tensor left over means another architecture.
+  std::string unused;
+  for (const auto& name : contents.order) {
+    if (name.rfind(prefix, 0) != 0 || name.find("causal_mask") != std::string::npos) continue;
+    if (name == "state_mean" || name == "state_std") continue;
+    if (std::find(used.begin(), used.end(), name) == used.end()) unused += (unused.empty() ? "" : ", ") + name;
+  }
+  if (!unused.empty()) throw fail("has tensors the Decision Transformer does not: " + unused);
+
+  CheckpointInfo info;
+  info.variant = c;
+  info.training.rtg_scale = options.rtg_scale;
+  info.rtg_scale = options.rtg_scale;
+  info.env_id = options.env_id;
+  info.state_mean.assign(static_cast<std::size_t>(c.state_dim), 0.0f);
+  info.state_std.assign(static_cast<std::size_t>(c.state_dim), 1.0f);
+  // CORL keeps the statistics beside model_state, as arrays of shape (1, S).
+  for (const auto& [key, target] : {std::pair{"state_mean", &info.state_mean}, std::pair{"state_std", &info.state_std}}) {
+    auto it = contents.tensors.find(key);
+    if (it == contents.tensors.end()) continue;
+    if (it->second.numel() != c.state_dim)
+      throw fail(std::string(key) + " has " + std::to_string(it->second.numel()) + " values for a state of " + std::to_string(c.state_dim));
+    *target = it->second.values;
+  }
+  info.metrics = "{}";
+  save_weights_checkpoint(out, model, info, "imported from " + fs::absolute(file).string() + " (CORL Decision Transformer)");
+  info.path = out.string();
+  return info;
+}
+
+}  // namespace dstudio::models

@@ -1,0 +1,95 @@
+// The torch.save reader against files whose contents are known (tests/reference/
+// pytorch_file_fixtures.py writes them; the values below follow from its arange-based tensors),
+// and the files it must refuse with a clear message.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "dstudio/models/pytorch_file.h"
+#include "h5_fixture.h"
+
+namespace dstudio::models {
+namespace {
+
+using testing::HasSubstr;
+namespace fs = std::filesystem;
+
+const fs::path kData = fs::path(DSTUDIO_TEST_DATA);
+
+std::string error_of(const fs::path& path) {
+  try {
+    read_pytorch_file(path);
+  } catch (const PyTorchFileError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(PyTorchFile, ReadsStridedTensorsEveryDtypeNumpyAndNesting) {
+  const auto f = read_pytorch_file(kData / "pytorch_file/known_values.pt");
+  // arange(6).reshape(2, 3).t(): element (i, j) = 3 j + i, stored with strides (1, 3).
+  const auto& t = f.tensors.at("transposed");
+  EXPECT_EQ(t.dtype, "float32");
+  EXPECT_EQ(t.shape, (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(t.values, (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  // arange(10)[2:8:2] in float64: storage offset 2, stride 2.
+  EXPECT_EQ(f.tensors.at("sliced").values, (std::vector<float>{2, 4, 6}));
+  EXPECT_EQ(f.tensors.at("sliced").dtype, "float64");
+  EXPECT_EQ(f.tensors.at("half").values, (std::vector<float>{1.5f, -0.25f, 65504.0f}));
+  EXPECT_EQ(f.tensors.at("bfloat").values, (std::vector<float>{1.5f, -2.0f}));
+  EXPECT_EQ(f.tensors.at("long").values, (std::vector<float>{-3, 7}));
+  EXPECT_EQ(f.tensors.at("long").shape, (std::vector<int64_t>{1, 2}));
+  // ~tril(ones(3, 3)): true strictly above the diagonal.
+  EXPECT_EQ(f.tensors.at("mask").dtype, "bool");
+  EXPECT_EQ(f.tensors.at("mask").values, (std::vector<float>{0, 1, 1, 0, 0, 1, 0, 0, 0}));
+  EXPECT_EQ(f.tensors.at("nested.inner.w").values, (std::vector<float>{0.5f, 0.5f}));
+  EXPECT_EQ(f.tensors.at("nested.items.0").values, (std::vector<float>{1.0f}));
+  EXPECT_EQ(f.numbers.at("nested.items.1"), 3.0);
+  // numpy: big-endian float64 and a Fortran-ordered (2, 3) array, read back in row-major order.
+  EXPECT_EQ(f.tensors.at("big_endian").values, (std::vector<float>{0, 1, 2, 3}));
+  EXPECT_EQ(f.tensors.at("fortran").shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(f.tensors.at("fortran").values, (std::vector<float>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(f.numbers.at("count"), 42.0);
+  EXPECT_EQ(f.numbers.at("rate"), 0.125);
+  EXPECT_EQ(f.order.front(), "transposed");  // the file's order, not alphabetical
+}
+
+TEST(PyTorchFile, ReadsAStateDictAndACorlCheckpointDict) {
+  const auto a = read_pytorch_file(kData / "corl_dt/a_state_dict.pt");
+  EXPECT_EQ(a.tensors.at("state_emb.weight").shape, (std::vector<int64_t>{16, 11}));
+  EXPECT_EQ(a.tensors.at("blocks.1.attention.in_proj_weight").shape, (std::vector<int64_t>{48, 16}));
+  EXPECT_EQ(a.tensors.at("timestep_emb.weight").shape, (std::vector<int64_t>{45, 16}));
+  EXPECT_EQ(a.tensors.at("blocks.0.causal_mask").shape, (std::vector<int64_t>{15, 15}));
+  const auto b = read_pytorch_file(kData / "corl_dt/b_checkpoint.pt");
+  EXPECT_EQ(b.tensors.at("model_state.action_head.0.weight").shape, (std::vector<int64_t>{3, 24}));
+  EXPECT_EQ(b.tensors.at("state_mean").shape, (std::vector<int64_t>{1, 11}));
+  EXPECT_EQ(b.tensors.at("state_std").dtype, "float32");
+  for (float s : b.tensors.at("state_std").values) EXPECT_TRUE(s >= 0.5f && s <= 2.0f);
+}
+
+TEST(PyTorchFile, RefusesOtherFilesWithAClearMessage) {
+  EXPECT_THAT(error_of(kData / "pytorch_file/legacy.pt"), HasSubstr("legacy format"));
+  EXPECT_THAT(error_of(kData / "pytorch_file/torchscript.pt"), HasSubstr("TorchScript"));
+  EXPECT_THAT(error_of(kData / "corl_dt/a_inputs.h5"), HasSubstr("not a file written by torch.save"));
+  EXPECT_THAT(error_of(kData / "missing.pt"), HasSubstr("no such file"));
+
+  test::TempDir dir;
+  std::ifstream in(kData / "corl_dt/a_state_dict.pt", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Cut anywhere: the reader reports it, never crashes.
+  for (std::size_t cut : {std::size_t{10}, bytes.size() / 3, bytes.size() / 2, bytes.size() - 30}) {
+    std::ofstream(dir / "cut.pt", std::ios::binary) << bytes.substr(0, cut);
+    EXPECT_THAT(error_of(dir / "cut.pt"), HasSubstr("cut.pt: ")) << "cut at " << cut;
+  }
+  // A flipped byte inside a tensor's data is caught by the entry's checksum.
+  std::string flipped = bytes;
+  flipped[bytes.size() / 2] = static_cast<char>(flipped[bytes.size() / 2] ^ 0x40);
+  std::ofstream(dir / "flipped.pt", std::ios::binary) << flipped;
+  EXPECT_THAT(error_of(dir / "flipped.pt"), testing::AnyOf(HasSubstr("corrupt"), HasSubstr("broken")));
+}
+
+}  // namespace
+}  // namespace dstudio::models
