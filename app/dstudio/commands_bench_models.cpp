@@ -8,10 +8,12 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "commands.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/models/decision_model.h"
+#include "dstudio/models/train_step.h"
 
 namespace dstudio::cli {
 namespace {
@@ -37,6 +39,46 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// The machine's GEMM throughput at a training step's shapes, measured in the same run so that the
+// step's share of it is a ratio of two numbers taken side by side: every worker runs, on its own
+// rows (N = batch x tokens / workers), a Linear(H, 4H) then Linear(4H, H) forward and backward,
+// which are the step's largest GEMMs (N x H x 4H in its three orientations). Returns GFLOP/s
+// summed over the workers.
+double gemm_reference(const models::VariantConfig& c, int batch, int workers, int repeats) {
+  const int64_t n = static_cast<int64_t>(batch) * c.tokens() / workers, h = c.hidden, w = 4 * c.hidden;
+  std::vector<double> ms;
+  for (int r = 0; r < repeats + 2; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto work = [&] {
+      torch::NoGradGuard no_grad;
+      auto x = torch::randn({n, h}), w1 = torch::randn({w, h}), w2 = torch::randn({h, w});
+      for (int k = 0; k < 3; ++k) {
+        auto y = torch::mm(x, w1.t());   // forward
+        auto z = torch::mm(y, w2.t());
+        auto gy = torch::mm(z, w2);      // input gradients
+        auto gx = torch::mm(gy, w1);
+        auto g2 = torch::mm(z.t(), y);   // weight gradients
+        auto g1 = torch::mm(gy.t(), x);
+        (void)gx.data_ptr<float>();
+        (void)g1.data_ptr<float>();
+        (void)g2.data_ptr<float>();
+      }
+    };
+    std::vector<std::thread> threads;
+    for (int k = 1; k < workers; ++k)
+      threads.emplace_back([&] {
+        at::set_num_threads(1);
+        work();
+      });
+    work();
+    for (auto& t : threads) t.join();
+    const auto t1 = std::chrono::steady_clock::now();
+    if (r >= 2) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  const double flops = 3.0 * 6.0 * 2.0 * static_cast<double>(n * h * w) * workers;
+  return flops / (median(ms) * 1e-3) / 1e9;
+}
+
 int run_model_bench(const ModelBenchArgs& a, bool training) {
   at::set_num_threads(a.threads);
   set_blas_threads(a.threads);
@@ -52,14 +94,13 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
   if (training) {
     model->train();
     torch::optim::AdamW optimiser(model->parameters(), torch::optim::AdamWOptions(1e-4).weight_decay(1e-4));
+    // The trainer's own step: --threads workers, each with one LibTorch and BLAS thread.
+    at::set_num_threads(1);
+    set_blas_threads(1);
+    models::TrainStep step(model, optimiser, 0.25, a.threads, 0);
     for (int i = 0; i < a.repeats + 3; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
-      auto predicted = model->forward(in);
-      auto loss = (predicted - in.actions).pow(2).mean();
-      optimiser.zero_grad();
-      loss.backward();
-      torch::nn::utils::clip_grad_norm_(model->parameters(), 0.25);
-      optimiser.step();
+      step.run(in);
       const auto t1 = std::chrono::steady_clock::now();
       if (i >= 3) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());  // after warm-up
     }
@@ -77,6 +118,7 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
   const double med = median(ms);
   const double flops = models::forward_flops(c, batch) * (training ? 3.0 : 1.0);
   const double gflops = flops / (med * 1e-3) / 1e9;
+  const double gemm = training ? gemm_reference(c, batch, a.threads, std::max(5, a.repeats / 2)) : 0.0;
   std::int64_t parameters = 0;
   for (const auto& p : model->parameters()) parameters += p.numel();
   if (a.json) {
@@ -86,6 +128,7 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
                                 {"median_ms", med}, {"min_ms", *std::min_element(ms.begin(), ms.end())},
                                 {"max_ms", *std::max_element(ms.begin(), ms.end())}, {"repeats", a.repeats},
                                 {"gflop", flops / 1e9}, {"gflops_per_second", gflops}, {"threads", a.threads},
+                                {"gemm_gflops_per_second", gemm}, {"share_of_gemm", training ? gflops / gemm : 0.0},
                                 {"blas", active_blas_name()}, {"peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20)}};
     std::cout << j.dump(2) << std::endl;
     return kOk;
@@ -94,11 +137,16 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
   std::printf("configuration  %s: batch %d, K %d, H %d, %d layers, %d heads, state %d, action %d, %lld parameters\n",
               c.variant.c_str(), batch, c.context_length, c.hidden, c.layers, c.heads, c.state_dim, c.act_dim,
               static_cast<long long>(parameters));
-  std::printf("threads        %d (LibTorch and BLAS)\n", a.threads);
+  std::printf("threads        %d (%s)\n", a.threads, training ? "workers, each on its own part of the batch with one LibTorch and BLAS thread" : "LibTorch and BLAS");
   std::printf("blas           %s (%s)\n", active_blas_name().c_str(), active_blas().c_str());
   std::printf("time           median %.2f ms  min %.2f  max %.2f  over %d repeats\n", med,
               *std::min_element(ms.begin(), ms.end()), *std::max_element(ms.begin(), ms.end()), a.repeats);
   std::printf("flops          %.2f GFLOP per %s, %.1f GFLOP/s achieved\n", flops / 1e9, training ? "step" : "action", gflops);
+  if (training)
+    std::printf("gemm           %.1f GFLOP/s at the step's shapes (%lld x %d x %d, forward and backward, %d worker%s): "
+                "the step runs at %.0f%% of it\n",
+                gemm, static_cast<long long>(static_cast<int64_t>(batch) * c.tokens() / a.threads), c.hidden, 4 * c.hidden,
+                a.threads, a.threads == 1 ? "" : "s", 100.0 * gflops / gemm);
   std::printf("memory         peak rss %.0f MiB\n", static_cast<double>(peak_rss_bytes()) / (1 << 20));
   return kOk;
 }

@@ -8,6 +8,7 @@
 
 int main(int argc, char** argv) {
   using namespace dstudio::cli;
+  dstudio::keep_freed_memory();
   CLI::App app{
       "dstudio: Decision Studio from the command line.\n"
       "Exit codes: 0 done, 1 the work failed (bad input data, I/O), 2 wrong usage.",

@@ -6,10 +6,12 @@
 #include <QTimer>
 #include <cstdio>
 
+#include "dstudio/common/system_info.h"
 #include "dstudio/viz/dataset_view.h"
 #include "main_window.h"
 
 int main(int argc, char** argv) {
+  dstudio::keep_freed_memory();
   QApplication app(argc, argv);
   QApplication::setApplicationName("decision-studio");
   QApplication::setApplicationDisplayName("Decision Studio");

@@ -247,5 +247,33 @@ TEST(VariantConfig, JsonRoundTripAndClearErrors) {
   EXPECT_EQ(with_overrides(make_variant("dt"), R"({"hidden": 64})").hidden, 64);
 }
 
+// Dropout from a stream: exactly 0 or 1 / (1 - p), about a fraction p dropped, the same masks
+// from the same stream state, others after it advances; off in eval mode.
+TEST(Dropout, StreamMasksAreInvertedReproducibleAndAdvance) {
+  Dropout dropout(0.25);
+  dropout->train();
+  const auto x = torch::ones({200, 100});
+  RandomStream stream{12345, 0};
+  torch::Tensor first, second, replay;
+  {
+    DropoutStreamScope scope(stream);
+    first = dropout->forward(x);
+    second = dropout->forward(x);
+  }
+  EXPECT_EQ(stream.counter, 20000u);  // two draws of 10,000 words (two values per word)
+  const auto kept = (first != 0).to(torch::kFloat);
+  EXPECT_TRUE(torch::equal(first * kept, kept * (1.0f / 0.75f)));
+  EXPECT_NEAR(kept.mean().item<double>(), 0.75, 0.01);
+  EXPECT_FALSE(torch::equal(first, second));
+  RandomStream again{12345, 0};
+  {
+    DropoutStreamScope scope(again);
+    replay = dropout->forward(x);
+  }
+  EXPECT_TRUE(torch::equal(first, replay));
+  dropout->eval();
+  EXPECT_TRUE(torch::equal(dropout->forward(x), x));
+}
+
 }  // namespace
 }  // namespace dstudio::models

@@ -9,6 +9,7 @@
 
 #include "dstudio/data/synthetic.h"
 #include "dstudio/models/checkpoint_model.h"
+#include "dstudio/models/train_step.h"
 #include "dstudio/models/training.h"
 #include "h5_fixture.h"
 
@@ -83,27 +84,76 @@ TEST(Training, ShortRunsLowerTheLossForDtDcAndDhi) {
 
 TEST(Training, SameSeedSameWeightsAndResumeContinuesExactly) {
   const auto ds = tiny_dataset();
-  test::TempDir a, b, c;
-  Trainer straight(ds, small("dt"), quick(40), a.path());
-  straight.run();
-  Trainer again(ds, small("dt"), quick(40), b.path());
-  again.run();
-  EXPECT_TRUE(same_weights(weights_of(a / "checkpoint.pt"), weights_of(b / "checkpoint.pt")));
+  // One worker, and two on their own threads: neither depends on scheduling.
+  for (const int threads : {1, 2}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    auto config = quick(40);
+    config.threads = threads;
+    test::TempDir a, b, c;
+    Trainer straight(ds, small("dt"), config, a.path());
+    straight.run();
+    Trainer again(ds, small("dt"), config, b.path());
+    again.run();
+    EXPECT_TRUE(same_weights(weights_of(a / "checkpoint.pt"), weights_of(b / "checkpoint.pt")));
 
-  // Stop after 20 steps (cancel from the progress callback), save, resume, finish.
-  Trainer first_half(ds, small("dt"), quick(40), c.path());
-  first_half.on_progress([&](const TrainingProgress& p) {
-    if (p.step == 20) first_half.cancel();
-  });
-  first_half.run();
-  ASSERT_EQ(first_half.state(), TrainingState::Cancelled);
-  ASSERT_EQ(first_half.step(), 20);
-  const auto saved = first_half.save_checkpoint();
-  auto second_half = Trainer::resume(ds, saved, c.path());
-  EXPECT_EQ(second_half->step(), 20);
-  second_half->run();
-  ASSERT_EQ(second_half->state(), TrainingState::Finished) << second_half->error();
-  EXPECT_TRUE(same_weights(weights_of(a / "checkpoint.pt"), weights_of(c / "checkpoint.pt")));
+    // Stop after 20 steps (cancel from the progress callback), save, resume, finish.
+    Trainer first_half(ds, small("dt"), config, c.path());
+    first_half.on_progress([&](const TrainingProgress& p) {
+      if (p.step == 20) first_half.cancel();
+    });
+    first_half.run();
+    ASSERT_EQ(first_half.state(), TrainingState::Cancelled);
+    ASSERT_EQ(first_half.step(), 20);
+    const auto saved = first_half.save_checkpoint();
+    auto second_half = Trainer::resume(ds, saved, c.path());
+    EXPECT_EQ(second_half->step(), 20);
+    second_half->run();
+    ASSERT_EQ(second_half->state(), TrainingState::Finished) << second_half->error();
+    EXPECT_TRUE(same_weights(weights_of(a / "checkpoint.pt"), weights_of(c / "checkpoint.pt")));
+  }
+}
+
+// Split over workers, the step is the full batch's step: each part's loss is divided by the whole
+// batch's count of real steps, so the summed gradients are the full gradient (dropout off, so the
+// masks cannot differ). Padded windows make the parts' counts unequal.
+TEST(TrainStep, WorkersComputeTheFullBatchGradient) {
+  auto c = small("dt");
+  c.dropout = 0.0;
+  c.attention_dropout = 0.0;
+  c.state_dim = 4;
+  c.act_dim = 2;
+  c.max_ep_len = 50;
+  torch::manual_seed(3);
+  ModelInputs in;
+  const int B = 6, K = c.context_length;
+  in.states = torch::randn({B, K, 4});
+  in.actions = torch::rand({B, K, 2}) * 2 - 1;
+  in.returns_to_go = torch::rand({B, K, 1});
+  in.timesteps = torch::randint(0, 40, {B, K});
+  in.mask = torch::ones({B, K});
+  in.mask.index_put_({0, torch::indexing::Slice(0, 3)}, 0.0);  // left padding, in the first part only
+  in.mask.index_put_({1, torch::indexing::Slice(0, 1)}, 0.0);
+
+  std::vector<std::vector<torch::Tensor>> after;
+  double losses[2];
+  for (const int workers : {1, 2}) {
+    torch::manual_seed(0);
+    DecisionModel model(c);
+    torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(0.1));
+    TrainStep step(model, sgd, 1e9, workers, 0);  // no clipping: the update is the gradient
+    losses[workers - 1] = step.run(in);
+    std::vector<torch::Tensor> w;
+    for (const auto& p : model->parameters()) w.push_back(p.detach().clone());
+    after.push_back(w);
+  }
+  // The reference: the masked mean over real steps, computed directly.
+  torch::manual_seed(0);
+  DecisionModel reference(c);
+  auto predicted = reference->forward(in);
+  const double expected = (((predicted - in.actions).pow(2) * in.mask.unsqueeze(-1)).sum() / (in.mask.sum() * 2)).item<double>();
+  EXPECT_NEAR(losses[0], expected, 1e-6);
+  EXPECT_NEAR(losses[1], expected, 1e-6);
+  for (std::size_t i = 0; i < after[0].size(); ++i) EXPECT_TRUE(torch::allclose(after[0][i], after[1][i], 1e-5, 1e-6)) << i;
 }
 
 TEST(Training, BackgroundRunPausesResumesAndCancels) {

@@ -1,6 +1,7 @@
 #include "dstudio/common/system_info.h"
 
 #include <dlfcn.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -37,6 +38,14 @@ bool set_blas_threads(int threads) {
     }
   }
   return false;
+}
+
+void keep_freed_memory() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's maximum: tensors below 32 MiB come from the heap
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  mallopt(M_TOP_PAD, 64 << 20);
+#endif
 }
 
 std::int64_t peak_rss_bytes() {

@@ -15,7 +15,43 @@ torch::Tensor depthwise(const torch::Tensor& x, const torch::Tensor& kernel, con
   return torch::conv1d(x, kernel, bias, one, zero, one, groups);
 }
 
+thread_local RandomStream* t_stream = nullptr;
+
+// splitmix64's finaliser: a bijective mix, so distinct counters give independent-looking words.
+inline std::uint64_t mix(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// A mask of 0 and 1 / (1 - p), two 32-bit draws per 64-bit word.
+torch::Tensor dropout_mask(const torch::Tensor& like, double p, RandomStream& stream) {
+  auto mask = torch::empty(like.sizes(), like.options().dtype(torch::kFloat));
+  float* m = mask.data_ptr<float>();
+  const std::int64_t n = mask.numel();
+  const auto threshold = static_cast<std::uint32_t>(std::min(p, 1.0) * 4294967295.0);
+  const float keep = static_cast<float>(1.0 / (1.0 - p));
+  const std::uint64_t base = stream.key + stream.counter * 0x9E3779B97F4A7C15ULL;
+  for (std::int64_t i = 0; i < n; i += 2) {
+    const std::uint64_t w = mix(base + static_cast<std::uint64_t>(i / 2) * 0x9E3779B97F4A7C15ULL);
+    m[i] = static_cast<std::uint32_t>(w) >= threshold ? keep : 0.0f;
+    if (i + 1 < n) m[i + 1] = static_cast<std::uint32_t>(w >> 32) >= threshold ? keep : 0.0f;
+  }
+  stream.counter += static_cast<std::uint64_t>((n + 1) / 2);
+  return mask;
+}
+
 }  // namespace
+
+DropoutStreamScope::DropoutStreamScope(RandomStream& stream) : previous_(t_stream) { t_stream = &stream; }
+DropoutStreamScope::~DropoutStreamScope() { t_stream = previous_; }
+
+torch::Tensor DropoutImpl::forward(const torch::Tensor& x) {
+  if (!is_training() || p_ <= 0.0) return x;
+  if (p_ >= 1.0) return torch::zeros_like(x);
+  if (!t_stream) return F::dropout(x, F::DropoutFuncOptions().p(p_).training(true));
+  return x * dropout_mask(x, p_, *t_stream);
+}
 
 torch::Tensor type_convolution(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
   const int64_t B = x.size(0), T = x.size(1), H = x.size(2), types = weight.size(0), L = weight.size(2);
@@ -95,7 +131,7 @@ struct AttentionMixer : MixerImpl {
       qkv_ = register_module("qkv", torch::nn::Linear(c.hidden, 3 * c.hidden));
     }
     proj_ = register_module("proj", torch::nn::Linear(c.hidden, c.hidden));
-    attn_drop_ = register_module("attn_drop", torch::nn::Dropout(c.attention_dropout));
+    attn_drop_ = register_module("attn_drop", Dropout(c.attention_dropout));
   }
   std::string name() const override { return to_string(kind_); }
 
@@ -138,7 +174,7 @@ struct AttentionMixer : MixerImpl {
   int64_t heads_, hidden_;
   double w_, b_;
   torch::nn::Linear qkv_{nullptr}, value_{nullptr}, proj_{nullptr};
-  torch::nn::Dropout attn_drop_{nullptr};
+  Dropout attn_drop_{nullptr};
   torch::Tensor logits_;
 };
 
@@ -231,7 +267,7 @@ struct BlockImpl : torch::nn::Module {
     if (c.mixer_projection && mixer_) proj_ = register_module("proj", torch::nn::Linear(c.hidden, c.hidden));
     fc1_ = register_module("fc1", torch::nn::Linear(c.hidden, c.mlp_ratio * c.hidden));
     fc2_ = register_module("fc2", torch::nn::Linear(c.mlp_ratio * c.hidden, c.hidden));
-    drop_ = register_module("drop", torch::nn::Dropout(c.dropout));
+    drop_ = register_module("drop", Dropout(c.dropout));
   }
 
   torch::Tensor forward(torch::Tensor x, const torch::Tensor& valid, torch::Tensor* matrix) {
@@ -253,7 +289,7 @@ struct BlockImpl : torch::nn::Module {
   std::shared_ptr<MixerImpl> mixer_;
   torch::nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
   torch::nn::Linear proj_{nullptr}, fc1_{nullptr}, fc2_{nullptr};
-  torch::nn::Dropout drop_{nullptr};
+  Dropout drop_{nullptr};
 };
 
 // DHi attention merger: self-attention within a step's three tokens, then their mean.
@@ -310,7 +346,7 @@ DecisionModelImpl::DecisionModelImpl(const VariantConfig& config) : config_(conf
       state_mlp_->push_back(torch::nn::Linear(in, H));
       if (c.activation == "gelu") state_mlp_->push_back(torch::nn::GELU());
       else state_mlp_->push_back(torch::nn::ReLU());
-      state_mlp_->push_back(torch::nn::Dropout(c.dropout));
+      state_mlp_->push_back(Dropout(c.dropout));
       in = H;
     }
     state_mlp_->push_back(torch::nn::Linear(H, c.act_dim));
@@ -335,7 +371,7 @@ DecisionModelImpl::DecisionModelImpl(const VariantConfig& config) : config_(conf
     }
   }
   embed_ln_ = register_module("embed_ln", torch::nn::LayerNorm(torch::nn::LayerNormOptions({H})));
-  embed_dropout_ = register_module("embed_dropout", torch::nn::Dropout(c.dropout));
+  embed_dropout_ = register_module("embed_dropout", Dropout(c.dropout));
   blocks_ = register_module("blocks", torch::nn::ModuleList());
   for (int i = 0; i < c.layers; ++i) {
     const Mixer mixer = c.hybrid && i == c.layers - 1 ? Mixer::Attention : c.mixer;

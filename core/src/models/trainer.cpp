@@ -16,6 +16,7 @@
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/window_sampler.h"
 #include "dstudio/models/checkpoint_model.h"
+#include "dstudio/models/train_step.h"
 #include "dstudio/models/training.h"
 
 namespace dstudio::models {
@@ -236,6 +237,7 @@ struct Trainer::State {
   DecisionModel model{nullptr};
   std::unique_ptr<torch::optim::AdamW> optimiser;
   std::unique_ptr<data::WindowSampler> sampler;
+  std::unique_ptr<TrainStep> stepper;
   std::int64_t step = 0;
   ordered_json last_metrics = ordered_json::object();
 
@@ -265,6 +267,13 @@ struct Trainer::State {
     sc.pct_traj = training.pct_traj;
     sc.seed = seed;
     sampler = std::make_unique<data::WindowSampler>(*dataset, sc);
+    stepper = std::make_unique<TrainStep>(model, *optimiser, training.grad_clip, training.threads, seed);
+  }
+
+  ordered_json dropout_streams() const {
+    ordered_json streams = ordered_json::array();
+    for (const auto& r : stepper->streams()) streams.push_back({{"key", r.key}, {"counter", r.counter}});
+    return streams;
   }
 
   fs::path write_checkpoint(const fs::path& path) {
@@ -278,6 +287,7 @@ struct Trainer::State {
         {"rtg_scale", training.rtg_scale},
         {"step", step},
         {"sampler_random", {{"counter", rs.counter}, {"spare", rs.spare}, {"has_spare", rs.has_spare}}},
+        {"dropout_streams", dropout_streams()},
         {"metrics", last_metrics},
         {"software", software_versions()},
     };
@@ -316,8 +326,9 @@ struct Trainer::State {
 };
 
 void Trainer::State::loop() {
-  at::set_num_threads(training.threads);
-  set_blas_threads(training.threads);
+  // Parallelism comes from the step's workers, one LibTorch and BLAS thread each (train_step.h).
+  at::set_num_threads(1);
+  set_blas_threads(1);
   state = TrainingState::Running;
   const auto& c = training;
   const int K = variant.context_length, S = variant.state_dim, A = variant.act_dim;
@@ -350,10 +361,7 @@ void Trainer::State::loop() {
       in.returns_to_go = torch::from_blob(batch.returns_to_go.data(), {B, K + 1}, torch::kFloat).narrow(1, 0, K).unsqueeze(-1).clone();
       in.timesteps = torch::from_blob(batch.timesteps.data(), {B, K}, torch::kLong).clone();
       in.mask = torch::from_blob(batch.mask.data(), {B, K}, torch::kFloat).clone();
-      auto predicted = model->forward(in);
-      auto real = in.mask.unsqueeze(-1);
-      auto loss = ((predicted - in.actions).pow(2) * real).sum() / (real.sum() * A);
-      const double value = loss.item<double>();
+      const double value = stepper->run(in);
       if (!std::isfinite(value)) {
         std::string where;
         {
@@ -364,10 +372,6 @@ void Trainer::State::loop() {
              "; training stopped and " + where);
         return;
       }
-      optimiser->zero_grad();
-      loss.backward();
-      torch::nn::utils::clip_grad_norm_(model->parameters(), c.grad_clip);
-      optimiser->step();
       ++step;
       loss_sum += value;
       ++loss_count;
@@ -452,6 +456,14 @@ std::unique_ptr<Trainer> Trainer::resume(const data::Dataset& dataset, const fs:
   }
   const auto& r = loaded.meta.at("sampler_random");
   s.sampler->random().restore({r.at("counter").get<std::uint64_t>(), r.at("spare").get<double>(), r.at("has_spare").get<bool>()});
+  if (!loaded.meta.contains("dropout_streams"))
+    throw CheckpointError(checkpoint.string() + ": was written by an earlier version without dropout streams; it cannot be resumed");
+  const auto& streams = loaded.meta.at("dropout_streams");
+  if (streams.size() != s.stepper->streams().size())
+    throw CheckpointError(checkpoint.string() + ": has " + std::to_string(streams.size()) + " dropout streams for " +
+                          std::to_string(info.training.threads) + " threads");
+  for (std::size_t k = 0; k < streams.size(); ++k)
+    s.stepper->streams()[k] = {streams[k].at("key").get<std::uint64_t>(), streams[k].at("counter").get<std::uint64_t>()};
   s.step = info.step;
   s.last_metrics = loaded.meta.at("metrics");
   s.model->train();

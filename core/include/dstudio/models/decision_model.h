@@ -14,6 +14,7 @@
 
 #include <torch/torch.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,38 @@ struct Inspection {
   std::vector<char> token_types;      ///< per token: 'R', 's', 'a', or 't' for a merged step
 };
 
+/// A counter-based stream of random numbers for dropout masks: its whole state is two integers,
+/// so it is saved in checkpoints, and each training worker owns one (no shared generator, no
+/// dependence on thread scheduling).
+struct RandomStream {
+  std::uint64_t key = 0;
+  std::uint64_t counter = 0;
+};
+
+/// While alive, dropout in the calling thread draws its masks from `stream`. Without one,
+/// dropout uses LibTorch's default generator.
+class DropoutStreamScope {
+ public:
+  explicit DropoutStreamScope(RandomStream& stream);
+  ~DropoutStreamScope();
+  DropoutStreamScope(const DropoutStreamScope&) = delete;
+  DropoutStreamScope& operator=(const DropoutStreamScope&) = delete;
+
+ private:
+  RandomStream* previous_;
+};
+
+/// Inverted dropout: x * mask / (1 - p) in training, x otherwise; masks from the thread's stream.
+class DropoutImpl : public torch::nn::Module {
+ public:
+  explicit DropoutImpl(double p) : p_(p) {}
+  torch::Tensor forward(const torch::Tensor& x);
+
+ private:
+  double p_;
+};
+TORCH_MODULE(Dropout);
+
 /// The model. Construct with a validated configuration whose state_dim and act_dim are set.
 class DecisionModelImpl : public torch::nn::Module {
  public:
@@ -68,7 +101,7 @@ class DecisionModelImpl : public torch::nn::Module {
   torch::nn::Linear concat_{nullptr};                              // DHi concatenation merger
   std::shared_ptr<torch::nn::Module> merger_;                      // DHi attention/convolution merger
   torch::nn::LayerNorm embed_ln_{nullptr}, final_ln_{nullptr};
-  torch::nn::Dropout embed_dropout_{nullptr};
+  Dropout embed_dropout_{nullptr};
   torch::nn::ModuleList blocks_;
   torch::nn::Linear head_{nullptr};
   torch::nn::Sequential state_mlp_{nullptr};  // mlp-bc
