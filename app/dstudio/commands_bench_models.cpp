@@ -90,7 +90,7 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
   models::DecisionModel model(c);
   const int batch = training ? a.batch : 1;
   const auto in = synthetic_inputs(c, batch);
-  std::vector<double> ms;
+  std::vector<double> ms, inspect_off_ms, inspect_on_ms;
   if (training) {
     model->train();
     torch::optim::AdamW optimiser(model->parameters(), torch::optim::AdamWOptions(1e-4).weight_decay(1e-4));
@@ -109,10 +109,22 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
     torch::InferenceMode inference;
     for (int i = 0; i < a.repeats + 10; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
-      auto action = model->forward(in).select(1, c.context_length - 1);
+      auto action = model->act(in);
       (void)action.data_ptr<float>();
       const auto t1 = std::chrono::steady_clock::now();
       if (i >= 10) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    // The full pass (every position) with inspection off and on, interleaved so that both see
+    // the same machine: off must cost what a pass without inspection costs, on shows its price.
+    models::Inspection inspection;
+    for (int i = 0; i < a.repeats + 10; ++i) {
+      for (const bool inspect : {false, true}) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto actions = model->forward(in, inspect ? &inspection : nullptr);
+        (void)actions.data_ptr<float>();
+        const auto t1 = std::chrono::steady_clock::now();
+        if (i >= 10) (inspect ? inspect_on_ms : inspect_off_ms).push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      }
     }
   }
   const double med = median(ms);
@@ -129,6 +141,8 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
                                 {"max_ms", *std::max_element(ms.begin(), ms.end())}, {"repeats", a.repeats},
                                 {"gflop", flops / 1e9}, {"gflops_per_second", gflops}, {"threads", a.threads},
                                 {"gemm_gflops_per_second", gemm}, {"share_of_gemm", training ? gflops / gemm : 0.0},
+                                {"full_pass_inspection_off_ms", training ? 0.0 : median(inspect_off_ms)},
+                                {"full_pass_inspection_on_ms", training ? 0.0 : median(inspect_on_ms)},
                                 {"blas", active_blas_name()}, {"peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20)}};
     std::cout << j.dump(2) << std::endl;
     return kOk;
@@ -141,12 +155,16 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
   std::printf("blas           %s (%s)\n", active_blas_name().c_str(), active_blas().c_str());
   std::printf("time           median %.2f ms  min %.2f  max %.2f  over %d repeats\n", med,
               *std::min_element(ms.begin(), ms.end()), *std::max_element(ms.begin(), ms.end()), a.repeats);
-  std::printf("flops          %.2f GFLOP per %s, %.1f GFLOP/s achieved\n", flops / 1e9, training ? "step" : "action", gflops);
+  std::printf("flops          %.2f GFLOP per %s, %.1f GFLOP/s achieved%s\n", flops / 1e9, training ? "step" : "action", gflops,
+              training ? "" : " (counted as a full pass; acting computes the last block for one position only)");
   if (training)
     std::printf("gemm           %.1f GFLOP/s at the step's shapes (%lld x %d x %d, forward and backward, %d worker%s): "
                 "the step runs at %.0f%% of it\n",
                 gemm, static_cast<long long>(static_cast<int64_t>(batch) * c.tokens() / a.threads), c.hidden, 4 * c.hidden,
                 a.threads, a.threads == 1 ? "" : "s", 100.0 * gflops / gemm);
+  if (!training)
+    std::printf("full pass      every position: median %.2f ms with inspection off, %.2f ms on\n", median(inspect_off_ms),
+                median(inspect_on_ms));
   std::printf("memory         peak rss %.0f MiB\n", static_cast<double>(peak_rss_bytes()) / (1 << 20));
   return kOk;
 }

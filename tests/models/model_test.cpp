@@ -81,6 +81,24 @@ TEST_P(EveryVariant, AFutureTokenNeverChangesAnEarlierOutput) {
   }
 }
 
+// act() computes only the last position in the last block; it must agree with the full pass,
+// with padded windows too, and under modality zeroing.
+TEST_P(EveryVariant, ActEqualsTheLastPositionOfTheFullPass) {
+  torch::manual_seed(4);
+  DecisionModel model(GetParam().config);
+  model->eval();
+  torch::NoGradGuard no_grad;
+  auto in = random_inputs(5);
+  in.mask = torch::ones({kB, kK});
+  in.mask.index_put_({1, torch::indexing::Slice(0, 2)}, 0.0);
+  for (const auto zeroing : {ModalityZeroing::None, ModalityZeroing::ReturnsToGo}) {
+    const auto full = model->forward(in, nullptr, zeroing).select(1, kK - 1);
+    const auto last = model->act(in, zeroing);
+    ASSERT_EQ(last.sizes(), full.sizes());
+    EXPECT_TRUE(torch::allclose(last, full, 1e-5, 1e-6)) << (last - full).abs().max().item<float>();
+  }
+}
+
 TEST_P(EveryVariant, InspectionNeverChangesThePrediction) {
   torch::manual_seed(1);
   DecisionModel model(GetParam().config);

@@ -104,18 +104,30 @@ torch::Tensor activate(const torch::Tensor& x, const std::string& activation) {
   return activation == "gelu" ? F::gelu(x) : torch::relu(x);
 }
 
-// Additive mask (B, 1, T, T): causal, and padded keys excluded. A large finite negative (not
-// -inf) keeps rows whose keys are all padding finite; real queries always see themselves.
-torch::Tensor attention_mask(const torch::Tensor& valid, int64_t T) {
+// What every mixer of a forward pass shares, computed once per pass.
+struct Masks {
+  torch::Tensor allowed;   // (B, 1, T, T) or (1, 1, T, T) bool: causal, padded keys excluded
+  torch::Tensor additive;  // the same as 0 / -1e9, added to logits
+};
+
+// A large finite negative (not -inf) keeps rows whose keys are all padding finite; real queries
+// always see themselves. Without padding the causal mask alone is used, broadcast over the batch.
+Masks make_masks(const torch::Tensor& valid, int64_t T) {
+  Masks m;
   auto causal = torch::ones({T, T}, torch::kBool).tril();
-  auto allowed = causal.unsqueeze(0) & valid.unsqueeze(1);  // (B, T, T)
-  return torch::zeros(allowed.sizes(), torch::kFloat).masked_fill(allowed.logical_not(), -1e9).unsqueeze(1);
+  m.allowed = (valid.all().item<bool>() ? causal.unsqueeze(0) : causal.unsqueeze(0) & valid.unsqueeze(1)).unsqueeze(1);
+  m.additive = torch::zeros(m.allowed.sizes(), torch::kFloat).masked_fill(m.allowed.logical_not(), -1e9);
+  return m;
 }
 
-// A token mixer: x (B, T, H) after layer norm, valid (B, T) bool. With `matrix`, also returns
-// its mixing matrix (B, heads, T, T).
+// A token mixer: x (B, T, H) after layer norm. With `matrix`, also returns its mixing matrix
+// (B, heads, T, T). forward_row gives the output at one position only (B, 1, H); mixers whose
+// rows cost little compute them all and keep the one.
 struct MixerImpl : torch::nn::Module {
-  virtual torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& valid, torch::Tensor* matrix) = 0;
+  virtual torch::Tensor forward(const torch::Tensor& x, const Masks& masks, torch::Tensor* matrix) = 0;
+  virtual torch::Tensor forward_row(const torch::Tensor& x, const Masks& masks, int64_t row) {
+    return forward(x, masks, nullptr).narrow(1, row, 1);
+  }
   virtual std::string name() const = 0;
 };
 
@@ -135,39 +147,64 @@ struct AttentionMixer : MixerImpl {
   }
   std::string name() const override { return to_string(kind_); }
 
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& valid, torch::Tensor* matrix) override {
+  torch::Tensor forward(const torch::Tensor& x, const Masks& masks, torch::Tensor* matrix) override {
     const int64_t B = x.size(0), T = x.size(1), hd = hidden_ / heads_;
     torch::Tensor weights, v;
     if (kind_ == Mixer::DirectAttention) {
       // The matrix itself is the parameter, shared by every input; V is learned as usual.
-      auto logits = logits_.narrow(0, 0, T).narrow(1, 0, T).unsqueeze(0).unsqueeze(0) + attention_mask(valid, T);
-      weights = torch::softmax(logits, -1);  // (B, 1, T, T)
+      weights = torch::softmax(logits_.narrow(0, 0, T).narrow(1, 0, T) + masks.additive, -1).expand({B, 1, T, T});
       v = value_->forward(x).view({B, T, 1, hidden_}).transpose(1, 2);
     } else {
       // Heads folded into the batch: 3-D bmm is many times faster than a 4-D matmul whose head
       // dimension broadcasts (measured on this stack).
       auto qkv = qkv_->forward(x).view({B, T, 3, heads_, hd}).permute({2, 0, 3, 1, 4}).reshape({3, B * heads_, T, hd});
-      auto q = qkv[0], k = qkv[1];
       v = qkv[2].view({B, heads_, T, hd});
-      if (kind_ == Mixer::LinearAttention) {
-        // phi(x) = elu(x) + 1; A[i, j] = phi(q_i).phi(k_j) / sum_{j' <= i} phi(q_i).phi(k_j').
-        auto scores = torch::bmm(F::elu(q) + 1, (F::elu(k) + 1).transpose(1, 2)).view({B, heads_, T, T});
-        auto allowed = (torch::ones({T, T}, torch::kBool).tril().unsqueeze(0) & valid.unsqueeze(1)).unsqueeze(1);
-        scores = scores.masked_fill(allowed.logical_not(), 0.0);
-        weights = scores / scores.sum(-1, true).clamp_min(1e-6);
-      } else {
-        auto logits = torch::bmm(q, k.transpose(1, 2)).view({B, heads_, T, T}) / std::sqrt(static_cast<double>(hd));
-        if (kind_ == Mixer::GaussianAttention) {
-          // GDT eq. 6: subtract |w d_ij^2 + b|, d_ij = |i - j| in token positions.
-          logits = logits + gaussian_bias(T, w_, b_);
-        }
-        weights = torch::softmax(logits + attention_mask(valid, T), -1);
-      }
+      weights = attend(qkv[0], qkv[1], masks, B, T, 0, T);
     }
     if (matrix) *matrix = weights.detach();
     const int64_t h = weights.size(1);
     auto out = torch::bmm(attn_drop_->forward(weights).reshape({B * h, T, T}), v.reshape({B * h, T, hd})).view({B, h, T, hd});
     return proj_->forward(out.transpose(1, 2).reshape({B, T, hidden_}));
+  }
+
+  // One query row: keys and values for every token, the query for `row` alone.
+  torch::Tensor forward_row(const torch::Tensor& x, const Masks& masks, int64_t row) override {
+    const int64_t B = x.size(0), T = x.size(1), hd = hidden_ / heads_, H = hidden_;
+    torch::Tensor weights, v;
+    if (kind_ == Mixer::DirectAttention) {
+      auto logits = logits_.narrow(0, row, 1).narrow(1, 0, T) + masks.additive.narrow(2, row, 1);
+      weights = torch::softmax(logits, -1).expand({B, 1, 1, T});
+      v = value_->forward(x).view({B, 1, T, H});
+    } else {
+      const auto& W = qkv_->weight;
+      const auto& bias = qkv_->bias;
+      auto q = F::linear(x.narrow(1, row, 1), W.narrow(0, 0, H), bias.narrow(0, 0, H)).view({B, 1, heads_, hd}).transpose(1, 2);
+      auto kv = F::linear(x, W.narrow(0, H, 2 * H), bias.narrow(0, H, 2 * H)).view({B, T, 2, heads_, hd}).permute({2, 0, 3, 1, 4});
+      v = kv[1];
+      weights = attend(q.reshape({B * heads_, 1, hd}), kv[0].reshape({B * heads_, T, hd}), masks, B, T, row, 1);
+    }
+    const int64_t h = weights.size(1);
+    auto out = torch::bmm(weights.reshape({B * h, 1, T}), v.reshape({B * h, T, hd})).view({B, h, 1, hd});
+    return proj_->forward(out.transpose(1, 2).reshape({B, 1, H}));
+  }
+
+  // Attention weights (B, heads, rows, T) of queries q (B * heads, rows, hd) at positions
+  // first..first+rows-1 over keys k (B * heads, T, hd).
+  torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const Masks& masks, int64_t B, int64_t T, int64_t first,
+                       int64_t rows) const {
+    const int64_t hd = hidden_ / heads_;
+    if (kind_ == Mixer::LinearAttention) {
+      // phi(x) = elu(x) + 1; A[i, j] = phi(q_i).phi(k_j) / sum_{j' <= i} phi(q_i).phi(k_j').
+      auto scores = torch::bmm(F::elu(q) + 1, (F::elu(k) + 1).transpose(1, 2)).view({B, heads_, rows, T});
+      scores = scores.masked_fill(masks.allowed.narrow(2, first, rows).logical_not(), 0.0);
+      return scores / scores.sum(-1, true).clamp_min(1e-6);
+    }
+    auto logits = torch::bmm(q, k.transpose(1, 2)).view({B, heads_, rows, T}) / std::sqrt(static_cast<double>(hd));
+    if (kind_ == Mixer::GaussianAttention) {
+      // GDT eq. 6: subtract |w d_ij^2 + b|, d_ij = |i - j| in token positions.
+      logits = logits + gaussian_bias(T, w_, b_).narrow(0, first, rows);
+    }
+    return torch::softmax(logits + masks.additive.narrow(2, first, rows), -1);
   }
 
   Mixer kind_;
@@ -189,7 +226,7 @@ struct ConvMixer : MixerImpl {
   }
   std::string name() const override { return types_ == 3 ? "conv (3 filters)" : "conv (1 filter)"; }
 
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor&, torch::Tensor* matrix) override {
+  torch::Tensor forward(const torch::Tensor& x, const Masks&, torch::Tensor* matrix) override {
     const int64_t B = x.size(0), T = x.size(1), L = window_;
     auto out = type_convolution(x, weight_, bias_);
     if (matrix) {
@@ -210,7 +247,7 @@ struct ConvMixer : MixerImpl {
 struct PoolMixer : MixerImpl {
   explicit PoolMixer(const VariantConfig& c) : pool_(c.pool_size) {}
   std::string name() const override { return "pooling"; }
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor&, torch::Tensor* matrix) override {
+  torch::Tensor forward(const torch::Tensor& x, const Masks&, torch::Tensor* matrix) override {
     const int64_t B = x.size(0), T = x.size(1);
     auto m = pooling_matrix(T, pool_).to(x.options());
     if (matrix) *matrix = m.view({1, 1, T, T}).expand({B, 1, T, T});
@@ -228,7 +265,7 @@ struct GatedConvMixer : MixerImpl {
     out_ = register_module("out", torch::nn::Linear(c.hidden, c.hidden));
   }
   std::string name() const override { return "gated-conv"; }
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor&, torch::Tensor* matrix) override {
+  torch::Tensor forward(const torch::Tensor& x, const Masks&, torch::Tensor* matrix) override {
     const int64_t B = x.size(0), T = x.size(1), H = x.size(2), k = kernel_;
     auto parts = in_->forward(x).chunk(2, -1);
     auto padded = F::pad(parts[0].transpose(1, 2), F::PadFuncOptions({k - 1, 0}));
@@ -270,9 +307,9 @@ struct BlockImpl : torch::nn::Module {
     drop_ = register_module("drop", Dropout(c.dropout));
   }
 
-  torch::Tensor forward(torch::Tensor x, const torch::Tensor& valid, torch::Tensor* matrix) {
+  torch::Tensor forward(torch::Tensor x, const Masks& masks, torch::Tensor* matrix) {
     if (mixer_) {
-      auto y = mixer_->forward(ln1_->forward(x), valid, matrix);
+      auto y = mixer_->forward(ln1_->forward(x), masks, matrix);
       if (proj_) y = proj_->forward(y);
       x = x + drop_->forward(y);
     } else if (matrix) {
@@ -281,6 +318,17 @@ struct BlockImpl : torch::nn::Module {
     }
     auto h = fc2_->forward(activate(fc1_->forward(ln2_->forward(x)), activation_));
     return x + drop_->forward(h);
+  }
+  // The block's output at one position (B, 1, H): what the last block computes when only the
+  // action at the last step is wanted.
+  torch::Tensor forward_row(const torch::Tensor& x, const Masks& masks, int64_t row) {
+    auto r = x.narrow(1, row, 1);
+    if (mixer_) {
+      auto y = mixer_->forward_row(ln1_->forward(x), masks, row);
+      if (proj_) y = proj_->forward(y);
+      r = r + drop_->forward(y);
+    }
+    return r + drop_->forward(fc2_->forward(activate(fc1_->forward(ln2_->forward(r)), activation_)));
   }
   std::string mixer_name() const { return mixer_ ? mixer_->name() : "none"; }
 
@@ -444,10 +492,11 @@ torch::Tensor DecisionModelImpl::forward(const ModelInputs& raw, Inspection* ins
   auto x = embed(in, inspection);
   auto valid = in.mask > 0.5;
   if (c.tokenizer == Tokenizer::Triplet) valid = valid.repeat_interleave(3, 1);
+  const Masks masks = make_masks(valid, x.size(1));
   for (const auto& module : *blocks_) {
     auto* block = module->as<BlockImpl>();
     torch::Tensor matrix;
-    x = block->forward(x, valid, inspection ? &matrix : nullptr);
+    x = block->forward(x, masks, inspection ? &matrix : nullptr);
     if (inspection) {
       inspection->mixing.push_back(matrix);
       inspection->mixers.push_back(block->mixer_name());
@@ -456,6 +505,32 @@ torch::Tensor DecisionModelImpl::forward(const ModelInputs& raw, Inspection* ins
   x = final_ln_->forward(x);
   if (c.tokenizer == Tokenizer::Triplet) x = x.view({B, K, 3, c.hidden}).select(2, 1);  // the s_t tokens
   auto out = head_->forward(x);
+  return c.action_tanh ? torch::tanh(out) : out;
+}
+
+torch::Tensor DecisionModelImpl::act(const ModelInputs& raw, ModalityZeroing zeroing) {
+  ModelInputs in = apply_zeroing(raw, zeroing);
+  const auto& c = config_;
+  const int64_t B = in.states.size(0), K = in.states.size(1);
+  if (K > c.context_length && c.mixer == Mixer::DirectAttention)
+    throw std::invalid_argument("direct attention was built for " + std::to_string(c.context_length) + " steps, not " + std::to_string(K));
+  if (!in.mask.defined()) in.mask = torch::ones({B, K});
+  torch::Tensor out;
+  if (c.tokenizer == Tokenizer::State) {
+    out = state_mlp_->forward(in.states.select(1, K - 1));
+  } else {
+    auto x = embed(in, nullptr);
+    auto valid = in.mask > 0.5;
+    if (c.tokenizer == Tokenizer::Triplet) valid = valid.repeat_interleave(3, 1);
+    const Masks masks = make_masks(valid, x.size(1));
+    // Every block but the last needs all tokens (they are the next block's keys); the last one
+    // only the token the action is read from: s_K, or the last merged step.
+    const int64_t row = c.tokenizer == Tokenizer::Triplet ? 3 * K - 2 : K - 1;
+    const auto n = static_cast<int64_t>(blocks_->size());
+    for (int64_t i = 0; i + 1 < n; ++i) x = (*blocks_)[static_cast<std::size_t>(i)]->as<BlockImpl>()->forward(x, masks, nullptr);
+    x = (*blocks_)[static_cast<std::size_t>(n - 1)]->as<BlockImpl>()->forward_row(x, masks, row);
+    out = head_->forward(final_ln_->forward(x)).squeeze(1);
+  }
   return c.action_tanh ? torch::tanh(out) : out;
 }
 

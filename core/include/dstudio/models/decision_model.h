@@ -89,6 +89,10 @@ class DecisionModelImpl : public torch::nn::Module {
   torch::Tensor forward(const ModelInputs& inputs, Inspection* inspection = nullptr,
                         ModalityZeroing zeroing = ModalityZeroing::None);
 
+  /// The action at the last position only (B, A), as a policy acting in an environment needs:
+  /// equal to forward(...)[:, -1] (to float rounding) at about two thirds of the last block's cost.
+  torch::Tensor act(const ModelInputs& inputs, ModalityZeroing zeroing = ModalityZeroing::None);
+
   [[nodiscard]] const VariantConfig& config() const { return config_; }
 
  private:
