@@ -1,11 +1,15 @@
 // dstudio train: train any variant on a dataset, or resume a run from its checkpoint.
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <memory>
 
 #include "commands.h"
+#include "dstudio/common/system_info.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/training.h"
@@ -69,7 +73,10 @@ void add_train_commands(CLI::App& app, int& exit_code) {
   train->add_option("--training", a->training, "JSON object overriding training fields, e.g. '{\"learning_rate\": 1e-3}'");
   train->add_option("--steps", a->steps, "Training steps (default 100000)");
   train->add_option("--seed", a->seed, "Seed");
-  train->add_option("--threads", a->threads, "LibTorch threads")->check(CLI::Range(1, 64));
+  train->add_option("--threads", a->threads,
+                    "Workers, each computing its part of every batch on its own core (default: the machine's cores, at most 4; "
+                    "results are reproducible for a seed and a thread count)")
+      ->check(CLI::Range(1, 64));
   train->add_option("--out", a->out, "Output folder (checkpoint.pt, metrics.csv, metrics.jsonl)");
   train->add_option("--resume", a->resume, "Continue the run saved in this checkpoint");
   train->callback([&exit_code, a, train] {
@@ -91,6 +98,8 @@ void add_train_commands(CLI::App& app, int& exit_code) {
       if (a->steps > 0) training.steps = a->steps;
       if (train->count("--seed")) training.seed = a->seed;
       if (a->threads > 0) training.threads = a->threads;
+      else if (a->training.empty() || !nlohmann::json::parse(a->training).contains("threads"))
+        training.threads = std::clamp(hardware_threads(), 1, 4);
       const auto dataset = data::load_dataset(a->dataset);
       models::Trainer trainer(dataset, variant, training, a->out);
       exit_code = run_training(trainer);
