@@ -101,6 +101,16 @@ void add_train_commands(CLI::App& app, int& exit_code) {
       else if (a->training.empty() || !nlohmann::json::parse(a->training).contains("threads"))
         training.threads = std::clamp(hardware_threads(), 1, 4);
       const auto dataset = data::load_dataset(a->dataset);
+      // The papers' dataset-dependent settings, unless given explicitly.
+      const auto given = [](const std::string& json, const char* key) {
+        return !json.empty() && nlohmann::json::parse(json).contains(key);
+      };
+      const auto defaults = models::dataset_defaults(variant.variant, data::dataset_name(dataset));
+      if (defaults.hidden > 0 && !given(a->config, "hidden")) variant.hidden = defaults.hidden;
+      if (defaults.learning_rate > 0 && !given(a->training, "learning_rate")) training.learning_rate = defaults.learning_rate;
+      if (!defaults.source.empty())
+        std::printf("%s: hidden %d, learning rate %g (--config / --training override)\n", defaults.source.c_str(), variant.hidden,
+                    training.learning_rate);
       models::Trainer trainer(dataset, variant, training, a->out);
       exit_code = run_training(trainer);
     } catch (const CLI::ValidationError& e) {

@@ -3,8 +3,10 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 namespace dstudio::data {
 
@@ -160,6 +162,24 @@ DatasetSummary summarize(const Dataset& dataset) {
     s.length_mean = len_sum / n;
   }
   return s;
+}
+
+std::string dataset_name(const Dataset& dataset) {
+  auto env = dataset.metadata.find("env_id");
+  auto kind = dataset.metadata.find("kind");
+  std::string name;
+  if (env != dataset.metadata.end() && kind != dataset.metadata.end()) {
+    name = env->second + "-" + kind->second;
+  } else {
+    name = std::filesystem::path(dataset.path).stem().string();
+    if (name == "main_data") name = std::filesystem::path(dataset.path).parent_path().parent_path().filename().string();  // Minari
+    const auto v = name.rfind("-v");
+    if (v != std::string::npos && v + 2 < name.size() &&
+        std::all_of(name.begin() + static_cast<std::ptrdiff_t>(v) + 2, name.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
+      name.resize(v);
+  }
+  for (auto& ch : name) ch = ch == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return name;
 }
 
 }  // namespace dstudio::data

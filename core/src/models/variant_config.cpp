@@ -235,4 +235,14 @@ VariantConfig with_overrides(const VariantConfig& config, const std::string& jso
   return c;
 }
 
+DatasetDefaults dataset_defaults(const std::string& variant, const std::string& dataset) {
+  DatasetDefaults d;
+  if (dataset.empty() || (variant != "dc" && variant != "dc-1filter" && variant != "dc-hybrid")) return d;
+  const bool hopper_m = dataset == "hopper-medium" || dataset == "hopper-medium-replay";
+  d.hidden = hopper_m ? 256 : 128;
+  d.learning_rate = hopper_m || dataset == "walker2d-medium" || dataset.rfind("antmaze", 0) == 0 ? 1e-4 : 1e-3;
+  d.source = "Decision ConvFormer's Table 4 for " + dataset;
+  return d;
+}
+
 }  // namespace dstudio::models

@@ -123,6 +123,12 @@ struct DatasetSummary {
 /// Summarises a dataset; return and length statistics cover complete episodes only.
 DatasetSummary summarize(const Dataset& dataset);
 
+/// The dataset's D4RL-style name, e.g. "hopper-medium-replay": from the metadata of a generated
+/// file (env_id and kind), else from the file name (hopper_medium_replay-v2.hdf5 and
+/// hopper-medium-v2.hdf5 both give hopper-medium-replay / hopper-medium). Lower case, without
+/// the version.
+std::string dataset_name(const Dataset& dataset);
+
 /// Cuts transitions into episodes at every index where `terminals[i] || timeouts[i]`; when
 /// `cut_every > 0` an episode is also ended (as a timeout) after that many steps, as D4RL does for
 /// files without `timeouts`. Steps after the last boundary form one `Unterminated` episode.

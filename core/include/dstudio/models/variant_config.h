@@ -91,6 +91,17 @@ std::vector<std::string> variant_names();
 VariantConfig make_variant(const std::string& name, const std::string& merger = "conv",
                            const std::string& mixer = "pooling");
 
+/// The papers' settings that depend on the dataset. Decision ConvFormer (Table 4): hidden 256 on
+/// hopper-medium and hopper-medium-replay, else 128; learning rate 1e-4 on hopper-medium,
+/// hopper-medium-replay, walker2d-medium and antmaze, else 1e-3. `dataset` is a D4RL-style name
+/// ("hopper-medium-replay"); other variants and unknown names get nothing (0 = no change).
+struct DatasetDefaults {
+  int hidden = 0;
+  double learning_rate = 0.0;
+  std::string source;  ///< where the numbers come from, for messages
+};
+DatasetDefaults dataset_defaults(const std::string& variant, const std::string& dataset);
+
 /// JSON text of a configuration (every field), and back. Unknown keys and bad values throw
 /// std::invalid_argument naming them; missing keys keep the variant's defaults.
 std::string to_json(const VariantConfig& config);
