@@ -12,7 +12,9 @@
 
 #include "commands.h"
 #include "dstudio/common/system_info.h"
+#include "dstudio/env/environment.h"
 #include "dstudio/models/decision_model.h"
+#include "dstudio/models/evaluation.h"
 #include "dstudio/models/train_step.h"
 
 namespace dstudio::cli {
@@ -171,8 +173,82 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
 
 }  // namespace
 
+// A target-return sweep as the analyses run it: targets x episodes in lockstep, on an environment
+// that never terminates early (halfcheetah), so that every episode runs its 1000 steps.
+int run_eval_bench(const ModelBenchArgs& a, const std::string& env_id, int targets, int episodes) {
+  auto c = models::make_variant(a.variant, a.merger, a.mixer);
+  if (!a.config.empty()) c = models::with_overrides(c, a.config);
+  const auto& spec = env::task(env_id);
+  c.state_dim = spec.obs_dim;
+  c.act_dim = spec.act_dim;
+  torch::manual_seed(0);
+  models::DecisionModel model(c);
+  models::CheckpointInfo info;
+  info.variant = c;
+  info.env_id = spec.name;
+  info.state_mean.assign(static_cast<std::size_t>(c.state_dim), 0.0f);
+  info.state_std.assign(static_cast<std::size_t>(c.state_dim), 1.0f);
+  models::RolloutConfig config;
+  for (int k = 0; k < targets; ++k) config.targets.push_back(1000.0 * (k + 1));
+  config.episodes = episodes;
+  config.threads = a.threads;
+  config.traces = false;
+  std::vector<double> seconds;
+  std::int64_t steps = 0;
+  for (int r = 0; r < a.repeats; ++r) {
+    const auto result = models::rollout(*model, info, config);
+    seconds.push_back(result.seconds);
+    steps = result.env_steps;
+  }
+  const double med = median(seconds);
+  if (a.json) {
+    nlohmann::ordered_json j = {{"benchmark", "eval"}, {"variant", c.variant}, {"env", spec.name}, {"targets", targets},
+                                {"episodes", episodes}, {"context_length", c.context_length}, {"env_steps", steps},
+                                {"median_seconds", med}, {"repeats", a.repeats}, {"threads", a.threads},
+                                {"blas", active_blas_name()}, {"peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20)}};
+    std::cout << j.dump(2) << std::endl;
+    return kOk;
+  }
+  std::printf("benchmark      eval (a target-return sweep: one batched forward pass per step, episodes in lockstep)\n");
+  std::printf("configuration  %s (K %d, H %d, %d layers) on %s: %d targets x %d episodes, %lld env steps\n", c.variant.c_str(),
+              c.context_length, c.hidden, c.layers, spec.name.c_str(), targets, episodes, static_cast<long long>(steps));
+  std::printf("threads        %d (parts of the batch on their own cores)\n", a.threads);
+  std::printf("blas           %s (%s)\n", active_blas_name().c_str(), active_blas().c_str());
+  std::printf("time           median %.1f s  min %.1f  max %.1f  over %d repeats; %.0f env steps/s\n", med,
+              *std::min_element(seconds.begin(), seconds.end()), *std::max_element(seconds.begin(), seconds.end()), a.repeats,
+              static_cast<double>(steps) / med);
+  std::printf("memory         peak rss %.0f MiB\n", static_cast<double>(peak_rss_bytes()) / (1 << 20));
+  return kOk;
+}
+
 void add_model_bench_commands(CLI::App& app, int& exit_code) {
   auto* bench = app.get_subcommand("bench");
+  {
+    auto* cmd = bench->add_subcommand("eval", "Seconds for a target-return sweep: targets x episodes x 1000 steps");
+    auto a = std::make_shared<ModelBenchArgs>();
+    a->repeats = 1;
+    a->threads = 2;
+    auto env_id = std::make_shared<std::string>("halfcheetah");
+    auto counts = std::make_shared<std::pair<int, int>>(6, 10);
+    cmd->add_option("--variant", a->variant, "Variant")->capture_default_str();
+    cmd->add_option("--merger", a->merger, "hier: merger")->capture_default_str();
+    cmd->add_option("--mixer", a->mixer, "hier: mixer")->capture_default_str();
+    cmd->add_option("--config", a->config, "JSON overrides of the variant");
+    cmd->add_option("--env", *env_id, "Environment")->capture_default_str();
+    cmd->add_option("--targets", counts->first, "Target returns")->capture_default_str()->check(CLI::Range(1, 100));
+    cmd->add_option("--episodes", counts->second, "Episodes per target")->capture_default_str()->check(CLI::Range(1, 1000));
+    cmd->add_option("--repeats", a->repeats, "Timed repeats")->check(CLI::Range(1, 100))->capture_default_str();
+    cmd->add_option("--threads", a->threads, "Threads")->check(CLI::Range(1, 64))->capture_default_str();
+    cmd->add_flag("--json", a->json, "Print one JSON object");
+    cmd->callback([&exit_code, a, env_id, counts] {
+      try {
+        exit_code = run_eval_bench(*a, *env_id, counts->first, counts->second);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "dstudio: error: %s\n", e.what());
+        exit_code = kUsage;
+      }
+    });
+  }
   for (const bool training : {true, false}) {
     auto* cmd = bench->add_subcommand(training ? "train" : "act",
                                       training ? "Milliseconds per training step of a variant (hopper shapes)"

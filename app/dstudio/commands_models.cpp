@@ -4,11 +4,13 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <memory>
 
 #include "commands.h"
+#include "dstudio/models/checkpoint.h"
 #include "dstudio/models/import.h"
 #include "dstudio/models/predict.h"
 #include "dstudio/models/variant_config.h"
@@ -114,6 +116,51 @@ void add_model_commands(CLI::App& app, int& exit_code) {
       const auto s = models::predict_file(pa->checkpoint, pa->input, pa->output, options);
       std::printf("wrote %s: actions (%lld, %lld, %lld)\n", pa->output.c_str(), static_cast<long long>(s.batch),
                   static_cast<long long>(s.steps), static_cast<long long>(s.act_dim));
+    });
+  });
+
+  auto* checkpoint = app.add_subcommand("checkpoint", "Describe a checkpoint, or write its weights-only copy");
+  checkpoint->require_subcommand(1);
+  auto* info_cmd = checkpoint->add_subcommand("info", "What produced a checkpoint: variant, data, training, step, versions");
+  auto info_args = std::make_shared<std::pair<std::string, bool>>();
+  info_cmd->add_option("checkpoint", info_args->first, "A Decision Studio checkpoint")->required()->check(CLI::ExistingFile);
+  info_cmd->add_flag("--json", info_args->second, "Print one JSON object");
+  info_cmd->callback([run, info_args] {
+    run([&] {
+      const auto info = models::read_checkpoint_info(info_args->first);
+      nlohmann::ordered_json j = {{"path", info.path},
+                                  {"variant", nlohmann::ordered_json::parse(models::to_json(info.variant))},
+                                  {"training", nlohmann::ordered_json::parse(models::to_json(info.training))},
+                                  {"dataset", info.dataset_path},
+                                  {"dataset_fingerprint", info.dataset_fingerprint},
+                                  {"env_id", info.env_id},
+                                  {"rtg_scale", info.rtg_scale},
+                                  {"step", info.step},
+                                  {"metrics", nlohmann::ordered_json::parse(info.metrics.empty() ? "{}" : info.metrics)},
+                                  {"software", info.software}};
+      if (info_args->second) {
+        std::cout << j.dump(2) << std::endl;
+        return;
+      }
+      const auto& c = info.variant;
+      std::printf("%s\n  variant   %s: K %d, %d layers x %d hidden, %d heads, mixer %s, state %d, action %d\n", info.path.c_str(),
+                  c.variant.c_str(), c.context_length, c.layers, c.hidden, c.heads, models::to_string(c.mixer), c.state_dim, c.act_dim);
+      std::printf("  data      %s (%s), env %s, rtg scale %g\n", info.dataset_path.empty() ? "(none)" : info.dataset_path.c_str(),
+                  info.dataset_fingerprint.empty() ? "no fingerprint" : info.dataset_fingerprint.c_str(),
+                  info.env_id.empty() ? "(none)" : info.env_id.c_str(), info.rtg_scale);
+      std::printf("  training  step %lld of %lld, metrics %s\n  software  %s\n", static_cast<long long>(info.step),
+                  static_cast<long long>(info.training.steps), j["metrics"].dump().c_str(), info.software.c_str());
+    });
+  });
+  auto* slim = checkpoint->add_subcommand("slim", "Write a copy with the weights and the description only (no optimiser state)");
+  auto slim_args = std::make_shared<std::pair<std::string, std::string>>();
+  slim->add_option("checkpoint", slim_args->first, "A Decision Studio checkpoint")->required()->check(CLI::ExistingFile);
+  slim->add_option("--out", slim_args->second, "The copy to write")->required();
+  slim->callback([run, slim_args] {
+    run([&] {
+      models::write_weights_only(slim_args->first, slim_args->second);
+      std::printf("wrote %s (%lld bytes)\n", slim_args->second.c_str(),
+                  static_cast<long long>(std::filesystem::file_size(slim_args->second)));
     });
   });
 }

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   add_render_commands(app, exit_code);
   add_model_commands(app, exit_code);
   add_train_commands(app, exit_code);
+  add_eval_commands(app, exit_code);
   add_model_bench_commands(app, exit_code);
   add_behaviour_commands(app, exit_code, argc, argv);
 

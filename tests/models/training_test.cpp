@@ -113,6 +113,40 @@ TEST(Training, SameSeedSameWeightsAndResumeContinuesExactly) {
   }
 }
 
+// Every variant, with the grid of DHi's mergers and mixers: a run stopped, saved and resumed ends
+// with exactly the weights of a run that never stopped.
+TEST(Training, EveryVariantResumesExactly) {
+  const auto ds = tiny_dataset();
+  std::vector<VariantConfig> variants;
+  for (const auto& name : variant_names())
+    if (name != "hier") variants.push_back(make_variant(name));
+  for (const std::string merger : {"none", "concat", "attention", "conv", "pooling"})
+    for (const std::string mixer : {"none", "attention", "linear-attention", "conv", "pooling"}) variants.push_back(make_variant("hier", merger, mixer));
+  for (auto v : variants) {
+    v.hidden = 16;
+    v.layers = 2;
+    v.context_length = 4;
+    SCOPED_TRACE(v.variant + " " + to_string(v.tokenizer) + "/" + to_string(v.merger) + "/" + to_string(v.mixer));
+    auto config = quick(6);
+    config.batch_size = 4;
+    config.log_every = 1;
+    test::TempDir a, b;
+    Trainer straight(ds, v, config, a.path());
+    straight.run();
+    ASSERT_EQ(straight.state(), TrainingState::Finished) << straight.error();
+    Trainer first(ds, v, config, b.path());
+    first.on_progress([&](const TrainingProgress& p) {
+      if (p.step == 3) first.cancel();
+    });
+    first.run();
+    ASSERT_EQ(first.step(), 3);
+    auto rest = Trainer::resume(ds, first.save_checkpoint(), b.path());
+    rest->run();
+    ASSERT_EQ(rest->state(), TrainingState::Finished) << rest->error();
+    EXPECT_TRUE(same_weights(weights_of(a / "checkpoint.pt"), weights_of(b / "checkpoint.pt")));
+  }
+}
+
 // Split over workers, the step is the full batch's step: each part's loss is divided by the whole
 // batch's count of real steps, so the summed gradients are the full gradient (dropout off, so the
 // masks cannot differ). Padded windows make the parts' counts unequal.

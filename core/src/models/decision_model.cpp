@@ -259,7 +259,7 @@ struct PoolMixer : MixerImpl {
 // UDC: W_o(DWConv(P1 x) * SiLU(P2 x)) with a causal depthwise convolution.
 struct GatedConvMixer : MixerImpl {
   explicit GatedConvMixer(const VariantConfig& c) : kernel_(c.gated_kernel) {
-    in_ = register_module("in", torch::nn::Linear(c.hidden, 2 * c.hidden));
+    in_ = register_module("in_proj", torch::nn::Linear(c.hidden, 2 * c.hidden));
     weight_ = register_parameter("weight", torch::randn({c.hidden, kernel_}) * 0.02);  // taps l = 0..k-1
     bias_ = register_parameter("bias", torch::zeros({c.hidden}));
     out_ = register_module("out", torch::nn::Linear(c.hidden, c.hidden));

@@ -209,6 +209,12 @@ void save_weights_checkpoint(const fs::path& path, DecisionModel& model, const C
   }
 }
 
+void write_weights_only(const fs::path& in, const fs::path& out) {
+  CheckpointInfo info;
+  auto model = load_checkpoint_model(in, &info);
+  save_weights_checkpoint(out, model, info, "weights of " + in.string() + " at step " + std::to_string(info.step));
+}
+
 DecisionModel load_checkpoint_model(const fs::path& path, CheckpointInfo* info) {
   LoadedArchive loaded;
   load_archive(path, loaded);

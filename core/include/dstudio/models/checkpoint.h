@@ -43,6 +43,11 @@ struct CheckpointInfo {
 /// truncated or foreign file.
 CheckpointInfo read_checkpoint_info(const std::filesystem::path& path);
 
+/// Writes a copy of `in` with the weights and the description only, without optimiser state and
+/// random streams (about a third of the size): for shipping and sharing. The copy says what it
+/// was made from. Throws CheckpointError.
+void write_weights_only(const std::filesystem::path& in, const std::filesystem::path& out);
+
 /// Throws CheckpointError listing every mismatch (state and action dims, environment) between a
 /// checkpoint and a dataset. A different fingerprint alone is allowed (evaluating on other data).
 void check_compatible(const CheckpointInfo& info, const data::Dataset& dataset);

@@ -31,14 +31,6 @@ struct ModelInputs {
   torch::Tensor mask;           ///< (B, K) float, 1 for real steps; undefined means all real
 };
 
-/// Which modality to remove at inference (the ablations of the papers).
-enum class ModalityZeroing {
-  None,
-  ReturnsToGo,  ///< every return-to-go
-  PastStates,   ///< every state but the current (last) one
-  Actions,      ///< every action
-};
-
 /// What inspection returns.
 struct Inspection {
   std::vector<torch::Tensor> mixing;  ///< per layer, (B, heads, T, T); rows: queries

@@ -35,6 +35,14 @@ enum class Mixer {
   None,               ///< MLP only
 };
 
+/// Which modality to remove at inference (the ablations of the papers).
+enum class ModalityZeroing {
+  None,
+  ReturnsToGo,  ///< every return-to-go
+  PastStates,   ///< every state but the current (last) one
+  Actions,      ///< every action
+};
+
 /// A variant's full configuration. Field names follow the papers.
 struct VariantConfig {
   std::string variant = "dt";  ///< dt, dc, dc-1filter, dc-hybrid, direct-attention, gdt, udt, udc, dhi, mlp-bc, hier

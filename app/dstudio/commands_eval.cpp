@@ -1,0 +1,132 @@
+// dstudio eval: roll a checkpoint out in its environment for a list of target returns.
+
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "commands.h"
+#include "rollouts.h"
+#include "dstudio/models/evaluation.h"
+#include "terminal_progress.h"
+
+namespace dstudio::cli {
+namespace {
+
+CancelToken* g_cancel = nullptr;  // Ctrl-C cancels the rollout at its next step
+void on_interrupt(int) {
+  if (g_cancel) g_cancel->cancel();
+}
+
+}  // namespace
+
+models::ModalityZeroing parse_zeroing(const std::string& name) {
+  if (name == "none") return models::ModalityZeroing::None;
+  if (name == "rtg") return models::ModalityZeroing::ReturnsToGo;
+  if (name == "states") return models::ModalityZeroing::PastStates;
+  if (name == "actions") return models::ModalityZeroing::Actions;
+  throw std::invalid_argument("--zeroing " + name + ": expected none, rtg, states or actions");
+}
+
+nlohmann::ordered_json rollout_summary_json(const models::RolloutResult& r) {
+  nlohmann::ordered_json targets = nlohmann::ordered_json::array();
+  for (const auto& s : r.summary)
+    targets.push_back({{"target", s.target}, {"episodes", s.episodes}, {"mean_return", s.mean_return},
+                       {"std_return", s.std_return}, {"mean", s.mean_score}, {"std", s.std_score}});
+  nlohmann::ordered_json episodes = nlohmann::ordered_json::array();
+  for (const auto& e : r.episodes)
+    episodes.push_back({{"target", e.target}, {"seed", e.seed}, {"return", e.episode_return}, {"score", e.score},
+                        {"length", e.length}, {"terminated", e.terminated}});
+  return {{"env", r.env_id}, {"targets", targets}, {"episodes", episodes}, {"seconds", r.seconds}, {"env_steps", r.env_steps}};
+}
+
+models::RolloutResult run_rollout(const std::string& checkpoint, const models::RolloutConfig& config, const std::string& label) {
+  TerminalProgress bar(label);
+  CancelToken cancel = bar.progress().cancel;
+  g_cancel = &cancel;
+  auto previous = std::signal(SIGINT, on_interrupt);
+  try {
+    auto result = models::rollout(checkpoint, config, bar.progress());
+    std::signal(SIGINT, previous);
+    g_cancel = nullptr;
+    return result;
+  } catch (...) {
+    std::signal(SIGINT, previous);
+    g_cancel = nullptr;
+    throw;
+  }
+}
+
+void add_eval_commands(CLI::App& app, int& exit_code) {
+  auto* eval = app.add_subcommand("eval", "Roll a checkpoint out in its environment: returns and normalised scores per target");
+  struct Args {
+    std::string checkpoint, env, zeroing = "none", out;
+    std::vector<double> targets;
+    int episodes = 10, threads = 2, max_steps = 0;
+    std::uint64_t seed = 0;
+    bool json = false;
+  };
+  auto a = std::make_shared<Args>();
+  eval->add_option("--checkpoint", a->checkpoint, "A Decision Studio checkpoint")->required()->check(CLI::ExistingFile);
+  eval->add_option("--targets", a->targets, "Target returns (default: the task's, e.g. hopper 3600 1800)")->delimiter(',');
+  eval->add_option("--episodes", a->episodes, "Episodes per target")->capture_default_str()->check(CLI::Range(1, 10000));
+  eval->add_option("--seed", a->seed, "Episode e resets with seed + e")->capture_default_str();
+  eval->add_option("--env", a->env, "Environment (default: the checkpoint's)");
+  eval->add_option("--zeroing", a->zeroing, "Zero a modality at inference: none, rtg, states (all but the current), actions")
+      ->capture_default_str();
+  eval->add_option("--max-steps", a->max_steps, "Steps per episode (default: the task's limit)")->check(CLI::Range(1, 100000));
+  eval->add_option("--threads", a->threads, "Parts of the batch computed on their own cores")->capture_default_str()->check(CLI::Range(1, 64));
+  eval->add_option("--out", a->out, "Folder for summary.json and episodes.csv (every step of every episode)");
+  eval->add_flag("--json", a->json, "Print one JSON object");
+  eval->callback([&exit_code, a] {
+    try {
+      models::RolloutConfig config;
+      config.targets = a->targets;
+      config.episodes = a->episodes;
+      config.seed = a->seed;
+      config.env_id = a->env;
+      config.zeroing = parse_zeroing(a->zeroing);
+      config.max_steps = a->max_steps;
+      config.threads = a->threads;
+      config.traces = !a->out.empty();
+      const auto r = run_rollout(a->checkpoint, config, "rollout");
+      const auto summary = rollout_summary_json(r);
+      if (!a->out.empty()) {
+        std::filesystem::create_directories(a->out);
+        std::ofstream(std::filesystem::path(a->out) / "summary.json") << summary.dump(2) << '\n';
+        std::ofstream csv(std::filesystem::path(a->out) / "episodes.csv");
+        csv << "target,seed,step,reward,return_to_go\n";
+        for (const auto& e : r.episodes)
+          for (int t = 0; t < e.length; ++t)
+            csv << e.target << ',' << e.seed << ',' << t << ',' << e.rewards[static_cast<std::size_t>(t)] << ','
+                << e.returns_to_go[static_cast<std::size_t>(t)] << '\n';
+      }
+      if (a->json) {
+        std::cout << summary.dump(2) << std::endl;
+      } else {
+        std::printf("%s, %zu episodes, %lld env steps in %.1f s\n", r.env_id.c_str(), r.episodes.size(),
+                    static_cast<long long>(r.env_steps), r.seconds);
+        std::printf("%10s %10s %10s %12s %10s\n", "target", "return", "std", "normalised", "std");
+        for (const auto& s : r.summary)
+          std::printf("%10.0f %10.1f %10.1f %12.1f %10.1f\n", s.target, s.mean_return, s.std_return, s.mean_score, s.std_score);
+      }
+      exit_code = kOk;
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
+      exit_code = kUsage;
+    } catch (const Cancelled&) {
+      std::fprintf(stderr, "dstudio: cancelled\n");
+      exit_code = 130;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
+      exit_code = kFailed;
+    }
+  });
+}
+
+}  // namespace dstudio::cli

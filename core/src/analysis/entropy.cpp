@@ -1,0 +1,123 @@
+// Attention entropy and correlation. See entropy.h.
+
+#include "dstudio/analysis/entropy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace dstudio::analysis {
+
+double entropy(std::span<const double> p) {
+  double h = 0.0;
+  for (double v : p)
+    if (v > 0.0) h -= v * std::log(v);
+  return h;
+}
+
+namespace {
+
+// Calls f(i, row) for every real query i with its weights over real keys (others set to 0).
+template <typename F>
+void for_real_rows(std::span<const float> m, int T, std::span<const char> valid, F&& f) {
+  std::vector<double> row(static_cast<std::size_t>(T));
+  for (int i = 0; i < T; ++i) {
+    if (!valid[static_cast<std::size_t>(i)]) continue;
+    for (int j = 0; j < T; ++j)
+      row[static_cast<std::size_t>(j)] = valid[static_cast<std::size_t>(j)] ? m[static_cast<std::size_t>(i) * T + j] : 0.0;
+    f(i, row);
+  }
+}
+
+}  // namespace
+
+double attention_entropy(std::span<const float> matrix, int T, std::span<const char> valid) {
+  double total = 0.0;
+  int n = 0;
+  for_real_rows(matrix, T, valid, [&](int, const std::vector<double>& row) {
+    total += entropy(row);
+    ++n;
+  });
+  return n ? total / n : 0.0;
+}
+
+double intra_step_entropy(std::span<const float> matrix, int T, std::span<const char> valid, int group) {
+  double total = 0.0;
+  int n = 0;
+  for_real_rows(matrix, T, valid, [&](int, const std::vector<double>& row) {
+    for (int s = 0; s * group < T; ++s) {
+      const auto first = row.begin() + s * group, last = row.begin() + std::min(T, (s + 1) * group);
+      const double mass = std::accumulate(first, last, 0.0);
+      if (mass <= 0.0) continue;
+      std::vector<double> p(first, last);
+      for (auto& v : p) v /= mass;
+      total += entropy(p);
+      ++n;
+    }
+  });
+  return n ? total / n : 0.0;
+}
+
+double inter_step_entropy(std::span<const float> matrix, int T, std::span<const char> valid, int group) {
+  double total = 0.0;
+  int n = 0;
+  for_real_rows(matrix, T, valid, [&](int, const std::vector<double>& row) {
+    std::vector<double> steps(static_cast<std::size_t>((T + group - 1) / group), 0.0);
+    for (int j = 0; j < T; ++j) steps[static_cast<std::size_t>(j / group)] += row[static_cast<std::size_t>(j)];
+    total += entropy(steps);
+    ++n;
+  });
+  return n ? total / n : 0.0;
+}
+
+double pearson(std::span<const double> x, std::span<const double> y) {
+  const std::size_t n = std::min(x.size(), y.size());
+  if (n < 2) return std::numeric_limits<double>::quiet_NaN();
+  const double mx = std::accumulate(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n), 0.0) / static_cast<double>(n);
+  const double my = std::accumulate(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(n), 0.0) / static_cast<double>(n);
+  double sxy = 0.0, sxx = 0.0, syy = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+    syy += (y[i] - my) * (y[i] - my);
+  }
+  if (sxx <= 0.0 || syy <= 0.0) return std::numeric_limits<double>::quiet_NaN();
+  return sxy / std::sqrt(sxx * syy);
+}
+
+namespace {
+std::vector<double> ranks(std::span<const double> v) {
+  std::vector<std::size_t> order(v.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    const double average = 0.5 * static_cast<double>(i + j) + 1.0;
+    for (std::size_t k = i; k <= j; ++k) r[order[k]] = average;
+    i = j + 1;
+  }
+  return r;
+}
+}  // namespace
+
+double spearman(std::span<const double> x, std::span<const double> y) {
+  const std::size_t n = std::min(x.size(), y.size());
+  const auto rx = ranks(x.first(n)), ry = ranks(y.first(n));
+  return pearson(rx, ry);
+}
+
+MeanStd mean_std(std::span<const double> values) {
+  MeanStd m;
+  m.n = static_cast<int>(values.size());
+  if (values.empty()) return m;
+  m.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+  double ss = 0.0;
+  for (double v : values) ss += (v - m.mean) * (v - m.mean);
+  m.std = std::sqrt(ss / static_cast<double>(values.size()));
+  return m;
+}
+
+}  // namespace dstudio::analysis

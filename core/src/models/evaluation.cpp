@@ -1,0 +1,241 @@
+// Rollouts of a policy in its environment. See evaluation.h.
+
+#include "dstudio/models/evaluation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "dstudio/analysis/entropy.h"
+#include "dstudio/common/system_info.h"
+#include "dstudio/env/environment.h"
+#include "dstudio/models/checkpoint_model.h"
+
+namespace dstudio::models {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Actions at the last position for rows [0, B) of `in`, split over `parts` threads.
+torch::Tensor act_in_parts(DecisionModelImpl& model, const ModelInputs& in, ModalityZeroing zeroing, int parts) {
+  const int64_t B = in.states.size(0);
+  parts = static_cast<int>(std::min<int64_t>(parts, B));
+  if (parts <= 1) return model.act(in, zeroing);
+  std::vector<torch::Tensor> outs(static_cast<std::size_t>(parts));
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(parts));
+  auto part = [&](int k) {
+    try {
+      torch::InferenceMode inference;
+      const int64_t first = B * k / parts, rows = B * (k + 1) / parts - first;
+      ModelInputs p;
+      p.states = in.states.narrow(0, first, rows);
+      p.actions = in.actions.narrow(0, first, rows);
+      p.returns_to_go = in.returns_to_go.narrow(0, first, rows);
+      p.timesteps = in.timesteps.narrow(0, first, rows);
+      p.mask = in.mask.narrow(0, first, rows);
+      outs[static_cast<std::size_t>(k)] = model.act(p, zeroing);
+    } catch (...) {
+      errors[static_cast<std::size_t>(k)] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int k = 1; k < parts; ++k)
+    threads.emplace_back([&, k] {
+      at::set_num_threads(1);
+      part(k);
+    });
+  part(0);
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return torch::cat(outs, 0);
+}
+
+}  // namespace
+
+RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info, const RolloutConfig& cfg, const Progress& progress) {
+  const auto t_start = std::chrono::steady_clock::now();
+  RolloutResult result;
+  result.env_id = cfg.env_id.empty() ? info.env_id : cfg.env_id;
+  if (result.env_id.empty())
+    throw CheckpointError(info.path + ": names no environment; say which one to act in (e.g. --env hopper)");
+  const auto& spec = env::task(result.env_id);
+  const auto& c = model.config();
+  if (c.state_dim != spec.obs_dim || c.act_dim != spec.act_dim)
+    throw env::EnvError(info.path + ": the model takes states of " + std::to_string(c.state_dim) + " and actions of " +
+                        std::to_string(c.act_dim) + "; " + spec.name + " has " + std::to_string(spec.obs_dim) + " and " +
+                        std::to_string(spec.act_dim));
+  if (cfg.episodes < 1) throw std::invalid_argument("a rollout needs at least one episode per target");
+  const std::vector<double> targets = cfg.targets.empty() ? spec.default_targets : cfg.targets;
+  const int E = cfg.episodes, N = static_cast<int>(targets.size()) * E, K = c.context_length, S = c.state_dim, A = c.act_dim;
+  const int max_steps = cfg.max_steps > 0 ? std::min(cfg.max_steps, spec.max_episode_steps) : spec.max_episode_steps;
+  const double scale = info.rtg_scale;
+  const bool triplet = c.tokenizer == Tokenizer::Triplet;
+  const int per_step = triplet ? 3 : 1;
+
+  env::BatchEnvironment envs(result.env_id, N);
+  std::vector<std::uint64_t> seeds(static_cast<std::size_t>(N));
+  for (int i = 0; i < N; ++i) seeds[static_cast<std::size_t>(i)] = cfg.seed + static_cast<std::uint64_t>(i % E);
+  std::vector<float> obs(static_cast<std::size_t>(N) * S), step_actions(static_cast<std::size_t>(N) * A, 0.0f);
+  std::vector<double> rewards(static_cast<std::size_t>(N));
+  envs.reset(seeds, obs);
+
+  // Histories the windows are cut from: normalised states, actions, scaled returns-to-go.
+  const auto steps1 = static_cast<std::size_t>(max_steps + 1);
+  std::vector<float> hist_states(static_cast<std::size_t>(N) * steps1 * S), hist_actions(static_cast<std::size_t>(N) * steps1 * A, 0.0f),
+      hist_rtg(static_cast<std::size_t>(N) * steps1, 0.0f), raw_states(static_cast<std::size_t>(N) * S);
+  auto store_state = [&](int i, int t) {
+    for (int k = 0; k < S; ++k) {
+      const float v = obs[static_cast<std::size_t>(i) * S + k];
+      raw_states[static_cast<std::size_t>(i) * S + k] = v;
+      hist_states[(static_cast<std::size_t>(i) * steps1 + t) * S + k] =
+          (v - info.state_mean[static_cast<std::size_t>(k)]) / info.state_std[static_cast<std::size_t>(k)];
+    }
+  };
+  result.episodes.resize(static_cast<std::size_t>(N));
+  for (int i = 0; i < N; ++i) {
+    auto& e = result.episodes[static_cast<std::size_t>(i)];
+    e.target = targets[static_cast<std::size_t>(i / E)];
+    e.seed = seeds[static_cast<std::size_t>(i)];
+    hist_rtg[static_cast<std::size_t>(i) * steps1] = static_cast<float>(e.target / scale);
+    store_state(i, 0);
+  }
+
+  const bool was_training = model.is_training();
+  model.eval();
+  at::set_num_threads(1);
+  set_blas_threads(1);
+  torch::InferenceMode inference;
+  try {
+    for (int t = 0; t < max_steps; ++t) {
+      progress.update(static_cast<double>(t) / max_steps, "step " + std::to_string(t + 1) + " of " + std::to_string(max_steps));
+      std::vector<int> active;
+      for (int i = 0; i < N; ++i)
+        if (envs.running(i)) active.push_back(i);
+      if (active.empty()) break;
+      const auto B = static_cast<int64_t>(active.size());
+      // The window: the last K steps, left-padded.
+      const int len = std::min(t + 1, K), offset = K - len;
+      ModelInputs in;
+      in.states = torch::zeros({B, K, S});
+      in.actions = torch::zeros({B, K, A});
+      in.returns_to_go = torch::zeros({B, K, 1});
+      in.timesteps = torch::zeros({B, K}, torch::kLong);
+      in.mask = torch::zeros({B, K});
+      float* ps = in.states.data_ptr<float>();
+      float* pa = in.actions.data_ptr<float>();
+      float* pr = in.returns_to_go.data_ptr<float>();
+      int64_t* pt = in.timesteps.data_ptr<int64_t>();
+      float* pm = in.mask.data_ptr<float>();
+      for (int64_t r = 0; r < B; ++r) {
+        const auto i = static_cast<std::size_t>(active[static_cast<std::size_t>(r)]);
+        for (int p = 0; p < len; ++p) {
+          const auto step = static_cast<std::size_t>(t - len + 1 + p);
+          const auto slot = static_cast<std::size_t>(r * K + offset + p);
+          std::copy_n(&hist_states[(i * steps1 + step) * S], S, ps + slot * S);
+          std::copy_n(&hist_actions[(i * steps1 + step) * A], A, pa + slot * A);  // the current step's slot is 0
+          pr[slot] = hist_rtg[i * steps1 + step];
+          pt[slot] = std::min<int64_t>(static_cast<int64_t>(step), c.max_ep_len - 1);
+          pm[slot] = 1.0f;
+        }
+      }
+      const bool inspect = std::find(cfg.inspect_steps.begin(), cfg.inspect_steps.end(), t) != cfg.inspect_steps.end();
+      torch::Tensor actions;
+      Inspection inspection;
+      if (cfg.entropy || inspect) {
+        actions = model.forward(in, &inspection, cfg.zeroing).select(1, K - 1).contiguous();
+      } else {
+        actions = act_in_parts(model, in, cfg.zeroing, cfg.threads).contiguous();
+      }
+      const float* out = actions.data_ptr<float>();
+      std::fill(step_actions.begin(), step_actions.end(), 0.0f);
+      for (int64_t r = 0; r < B; ++r)
+        std::copy_n(out + r * A, A, &step_actions[static_cast<std::size_t>(active[static_cast<std::size_t>(r)]) * A]);
+
+      // Entropy and inspections of this step's windows.
+      const int64_t T = static_cast<int64_t>(K) * per_step;
+      std::vector<char> valid(static_cast<std::size_t>(T));
+      for (int64_t k = 0; k < T; ++k) valid[static_cast<std::size_t>(k)] = (k / per_step) >= offset;
+      if (cfg.entropy || inspect) {
+        const auto first = inspection.mixing.front().contiguous();
+        const int64_t heads = first.size(1);
+        for (int64_t r = 0; r < B; ++r) {
+          auto& e = result.episodes[static_cast<std::size_t>(active[static_cast<std::size_t>(r)])];
+          if (cfg.entropy) {
+            double sum = 0.0;
+            for (int64_t h = 0; h < heads; ++h) {
+              const float* m = first.data_ptr<float>() + (r * heads + h) * T * T;
+              sum += analysis::attention_entropy({m, static_cast<std::size_t>(T * T)}, static_cast<int>(T), valid);
+            }
+            e.entropy.push_back(sum / static_cast<double>(heads));
+          }
+          if (inspect) {
+            StepInspection s;
+            s.step = t;
+            s.tokens = static_cast<int>(T);
+            s.token_types = inspection.token_types;
+            for (int64_t k = 0; k < T; ++k) {
+              const int64_t p = k / per_step;
+              s.token_steps.push_back(p >= offset ? static_cast<int>(t - (K - 1) + p) : -1);
+            }
+            s.mixers = inspection.mixers;
+            for (const auto& layer : inspection.mixing) {
+              const auto m = layer.select(0, r).contiguous();
+              s.heads.push_back(static_cast<int>(m.size(0)));
+              s.mixing.emplace_back(m.data_ptr<float>(), m.data_ptr<float>() + m.numel());
+            }
+            e.inspections.push_back(std::move(s));
+          }
+        }
+      }
+
+      envs.step(step_actions, obs, rewards);
+      result.env_steps += B;
+      for (int64_t r = 0; r < B; ++r) {
+        const int i = active[static_cast<std::size_t>(r)];
+        const auto si = static_cast<std::size_t>(i);
+        auto& e = result.episodes[si];
+        const double reward = rewards[si];
+        if (cfg.traces) {
+          e.states.insert(e.states.end(), &raw_states[si * S], &raw_states[si * S] + S);
+          e.actions.insert(e.actions.end(), &step_actions[si * A], &step_actions[si * A] + A);
+          e.rewards.push_back(reward);
+          e.returns_to_go.push_back(static_cast<double>(hist_rtg[si * steps1 + static_cast<std::size_t>(t)]) * scale);
+        }
+        std::copy_n(&step_actions[si * A], A, &hist_actions[(si * steps1 + static_cast<std::size_t>(t)) * A]);
+        hist_rtg[si * steps1 + static_cast<std::size_t>(t) + 1] = hist_rtg[si * steps1 + static_cast<std::size_t>(t)] - static_cast<float>(reward / scale);
+        e.episode_return += reward;
+        ++e.length;
+        if (envs.running(i)) store_state(i, t + 1);
+        else e.terminated = envs.last(i).terminated;
+      }
+    }
+  } catch (...) {
+    if (was_training) model.train();
+    throw;
+  }
+  if (was_training) model.train();
+
+  for (std::size_t k = 0; k < targets.size(); ++k) {
+    std::vector<double> returns, scores;
+    for (int e = 0; e < E; ++e) {
+      auto& ep = result.episodes[k * static_cast<std::size_t>(E) + static_cast<std::size_t>(e)];
+      ep.score = env::normalized_score(spec, ep.episode_return);
+      returns.push_back(ep.episode_return);
+      scores.push_back(ep.score);
+    }
+    const auto r = analysis::mean_std(returns), s = analysis::mean_std(scores);
+    result.summary.push_back({targets[k], E, r.mean, r.std, s.mean, s.std});
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  progress.update(1.0, "done");
+  return result;
+}
+
+RolloutResult rollout(const fs::path& checkpoint, const RolloutConfig& config, const Progress& progress) {
+  CheckpointInfo info;
+  DecisionModel model = load_checkpoint_model(checkpoint, &info);
+  return rollout(*model, info, config, progress);
+}
+
+}  // namespace dstudio::models

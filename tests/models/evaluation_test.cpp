@@ -1,0 +1,159 @@
+// Rollouts: determinism, bookkeeping of returns-to-go and summaries, and modality zeroing of an
+// input the weights ignore (which must change nothing).
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "dstudio/analysis/entropy.h"
+#include "dstudio/env/environment.h"
+#include "dstudio/models/checkpoint_model.h"
+#include "dstudio/models/evaluation.h"
+#include "h5_fixture.h"
+
+namespace dstudio::models {
+namespace {
+
+using testing::HasSubstr;
+
+// A small random hopper DT saved as a checkpoint; `ignore` names a modality whose input weights
+// are zeroed, so that the model does not see it.
+std::filesystem::path small_checkpoint(const test::TempDir& dir, const std::string& name, const std::string& ignore = "") {
+  auto c = make_variant("dt");
+  c.state_dim = 11;
+  c.act_dim = 3;
+  c.hidden = 32;
+  c.layers = 2;
+  c.heads = 2;
+  c.context_length = 5;
+  torch::manual_seed(7);
+  DecisionModel model(c);
+  {
+    torch::NoGradGuard no_grad;
+    // Larger weights than GPT-2's initialisation, so that inputs visibly move the actions.
+    for (auto& p : model->parameters()) p.mul_(10.0);
+    for (auto& item : model->named_parameters())
+      if (!ignore.empty() && item.key() == "embed_" + ignore + ".weight") item.value().zero_();
+  }
+  CheckpointInfo info;
+  info.variant = c;
+  info.env_id = "hopper";
+  info.state_mean.assign(11, 0.0f);
+  info.state_std.assign(11, 1.0f);
+  info.metrics = "{}";
+  const auto path = dir / name;
+  save_weights_checkpoint(path, model, info, "test");
+  return path;
+}
+
+std::vector<double> returns_of(const RolloutResult& r) {
+  std::vector<double> out;
+  for (const auto& e : r.episodes) out.push_back(e.episode_return);
+  return out;
+}
+
+TEST(Rollout, IsDeterministicAndKeepsItsBooks) {
+  test::TempDir dir;
+  const auto ckpt = small_checkpoint(dir, "dt.pt");
+  RolloutConfig cfg;
+  cfg.targets = {3600, 1800};
+  cfg.episodes = 3;
+  cfg.max_steps = 60;
+  cfg.seed = 5;
+  const auto a = rollout(ckpt, cfg);
+  EXPECT_EQ(returns_of(a), returns_of(rollout(ckpt, cfg)));
+  cfg.threads = 2;  // the batch split over two threads: the same seed gives the same returns again
+  const auto b = rollout(ckpt, cfg);
+  EXPECT_EQ(returns_of(b), returns_of(rollout(ckpt, cfg)));
+  ASSERT_EQ(a.episodes.size(), 6u);
+  // and the same first actions as one thread, up to the rounding of smaller matrix products.
+  for (std::size_t i = 0; i < 6; ++i)
+    for (int k = 0; k < 3; ++k) EXPECT_NEAR(a.episodes[i].actions[static_cast<std::size_t>(k)], b.episodes[i].actions[static_cast<std::size_t>(k)], 1e-5);
+  ASSERT_EQ(a.summary.size(), 2u);
+  for (std::size_t k = 0; k < 2; ++k) {
+    double sum = 0.0;
+    for (int e = 0; e < 3; ++e) sum += a.episodes[k * 3 + static_cast<std::size_t>(e)].episode_return;
+    EXPECT_NEAR(a.summary[k].mean_return, sum / 3.0, 1e-9);
+    EXPECT_NEAR(a.summary[k].mean_score, env::normalized_score(env::task("hopper"), sum / 3.0), 1e-9);
+  }
+  for (const auto& e : a.episodes) {
+    EXPECT_EQ(e.seed, 5u + (&e - a.episodes.data()) % 3);  // the same starts for every target
+    ASSERT_EQ(static_cast<int>(e.rewards.size()), e.length);
+    ASSERT_EQ(e.states.size(), static_cast<std::size_t>(e.length) * 11);
+    EXPECT_LE(e.length, 60);
+    EXPECT_NEAR(e.returns_to_go.front(), e.target, 1e-3);  // as the policy saw it, in float32
+    // R_{t+1} = R_t - r_t, in float32 as the policy saw it.
+    for (int t = 0; t + 1 < e.length; ++t)
+      EXPECT_NEAR(e.returns_to_go[static_cast<std::size_t>(t) + 1], e.returns_to_go[static_cast<std::size_t>(t)] - e.rewards[static_cast<std::size_t>(t)], 1e-2);
+  }
+}
+
+TEST(Rollout, ZeroingAModalityTheWeightsIgnoreChangesNothing) {
+  test::TempDir dir;
+  RolloutConfig cfg;
+  cfg.targets = {3600};
+  cfg.episodes = 3;
+  cfg.max_steps = 80;
+  for (const auto& [ignored, zeroing] : {std::pair{"return", ModalityZeroing::ReturnsToGo}, std::pair{"action", ModalityZeroing::Actions}}) {
+    const auto ckpt = small_checkpoint(dir, std::string(ignored) + ".pt", ignored);
+    const auto plain = rollout(ckpt, cfg);
+    cfg.zeroing = zeroing;
+    const auto zeroed = rollout(ckpt, cfg);
+    cfg.zeroing = ModalityZeroing::None;
+    EXPECT_EQ(returns_of(plain), returns_of(zeroed)) << ignored;
+  }
+  // A model that does see returns-to-go acts differently without them.
+  const auto ckpt = small_checkpoint(dir, "sees.pt");
+  const auto plain = rollout(ckpt, cfg);
+  cfg.zeroing = ModalityZeroing::ReturnsToGo;
+  EXPECT_NE(returns_of(plain), returns_of(rollout(ckpt, cfg)));
+}
+
+TEST(Rollout, RecordsEntropyAndInspectionsOnDemand) {
+  test::TempDir dir;
+  const auto ckpt = small_checkpoint(dir, "dt.pt");
+  RolloutConfig cfg;
+  cfg.targets = {3600};
+  cfg.episodes = 2;
+  cfg.max_steps = 20;
+  cfg.entropy = true;
+  cfg.inspect_steps = {0, 7};
+  const auto r = rollout(ckpt, cfg);
+  for (const auto& e : r.episodes) {
+    ASSERT_EQ(static_cast<int>(e.entropy.size()), e.length);
+    // At step 0 one real step (3 tokens): entropies lie in [0, log 3].
+    EXPECT_GE(e.entropy[0], 0.0);
+    EXPECT_LE(e.entropy[0], std::log(3.0) + 1e-9);
+    ASSERT_GE(e.inspections.size(), 1u);
+    const auto& s = e.inspections[0];
+    EXPECT_EQ(s.step, 0);
+    EXPECT_EQ(s.tokens, 15);
+    EXPECT_EQ(s.token_steps[12], 0);  // the last step's R token is step 0; earlier slots are padding
+    EXPECT_EQ(s.token_steps[0], -1);
+    ASSERT_EQ(s.mixing.size(), 2u);
+    EXPECT_EQ(s.mixing[0].size(), 2u * 15 * 15);
+    // The recorded entropy is the mean over heads of the first layer's matrix.
+    std::vector<char> valid(15, 0);
+    for (int k = 12; k < 15; ++k) valid[static_cast<std::size_t>(k)] = 1;
+    double mean = 0.0;
+    for (int h = 0; h < 2; ++h) mean += analysis::attention_entropy({s.mixing[0].data() + h * 225, 225}, 15, valid) / 2.0;
+    EXPECT_NEAR(mean, e.entropy[0], 1e-9);
+  }
+}
+
+TEST(Rollout, SaysWhenTheEnvironmentDoesNotFit) {
+  test::TempDir dir;
+  const auto ckpt = small_checkpoint(dir, "dt.pt");
+  RolloutConfig cfg;
+  cfg.env_id = "walker2d";
+  try {
+    rollout(ckpt, cfg);
+    FAIL();
+  } catch (const std::exception& e) {
+    EXPECT_THAT(e.what(), HasSubstr("walker2d has 17"));
+  }
+}
+
+}  // namespace
+}  // namespace dstudio::models
