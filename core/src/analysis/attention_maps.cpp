@@ -1,0 +1,105 @@
+// Attention maps. See attention_maps.h.
+
+#include "dstudio/analysis/attention_maps.h"
+
+#include <stdexcept>
+
+namespace dstudio::analysis {
+
+TokenMatrix head_of(const LayerMixing& layer, int head) {
+  if (head < 0 || head >= layer.heads) throw std::invalid_argument("no head " + std::to_string(head) + " in a layer of " + std::to_string(layer.heads));
+  TokenMatrix m{layer.tokens, {}};
+  const auto n = static_cast<std::size_t>(layer.tokens) * layer.tokens;
+  m.values.assign(layer.values.begin() + static_cast<std::ptrdiff_t>(n * head), layer.values.begin() + static_cast<std::ptrdiff_t>(n * (head + 1)));
+  return m;
+}
+
+TokenMatrix mean_over_heads(const LayerMixing& layer) {
+  TokenMatrix m{layer.tokens, std::vector<double>(static_cast<std::size_t>(layer.tokens) * layer.tokens, 0.0)};
+  const auto n = m.values.size();
+  for (int h = 0; h < layer.heads; ++h)
+    for (std::size_t k = 0; k < n; ++k) m.values[k] += layer.values[n * static_cast<std::size_t>(h) + k] / layer.heads;
+  return m;
+}
+
+TokenMatrix mean_of(const std::vector<TokenMatrix>& matrices) {
+  if (matrices.empty()) return {};
+  TokenMatrix m{matrices.front().tokens, std::vector<double>(matrices.front().values.size(), 0.0)};
+  for (const auto& x : matrices) {
+    if (x.tokens != m.tokens) throw std::invalid_argument("matrices of different sizes cannot be averaged");
+    for (std::size_t k = 0; k < m.values.size(); ++k) m.values[k] += x.values[k] / static_cast<double>(matrices.size());
+  }
+  return m;
+}
+
+TokenMatrix mean_over_layers(const std::vector<LayerMixing>& layers) {
+  std::vector<TokenMatrix> means;
+  for (const auto& l : layers) means.push_back(mean_over_heads(l));
+  return mean_of(means);
+}
+
+TokenMatrix attention_rollout(const std::vector<LayerMixing>& layers) {
+  if (layers.empty()) return {};
+  const int T = layers.front().tokens;
+  const auto n = static_cast<std::size_t>(T);
+  TokenMatrix r{T, std::vector<double>(n * n, 0.0)};
+  for (std::size_t i = 0; i < n; ++i) r.values[i * n + i] = 1.0;
+  for (const auto& layer : layers) {
+    auto a = mean_over_heads(layer);
+    for (std::size_t i = 0; i < n; ++i) {
+      double sum = 0.0;
+      for (std::size_t j = 0; j < n; ++j) {
+        auto& v = a.values[i * n + j];
+        v = 0.5 * v + (i == j ? 0.5 : 0.0);
+        sum += v;
+      }
+      if (sum > 0)
+        for (std::size_t j = 0; j < n; ++j) a.values[i * n + j] /= sum;
+    }
+    // r <- a * r: the later layer mixes what the earlier layers already mixed.
+    std::vector<double> next(n * n, 0.0);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t k = 0; k < n; ++k) {
+        const double aik = a.values[i * n + k];
+        if (aik == 0.0) continue;
+        for (std::size_t j = 0; j < n; ++j) next[i * n + j] += aik * r.values[k * n + j];
+      }
+    r.values = std::move(next);
+  }
+  return r;
+}
+
+TokenMatrix difference(const TokenMatrix& a, const TokenMatrix& b) {
+  if (a.tokens != b.tokens) throw std::invalid_argument("the two maps cover different token counts (" + std::to_string(a.tokens) + " and " + std::to_string(b.tokens) + ")");
+  TokenMatrix d{a.tokens, a.values};
+  for (std::size_t k = 0; k < d.values.size(); ++k) d.values[k] -= b.values[k];
+  return d;
+}
+
+std::vector<std::string> token_labels(const std::vector<char>& types, const std::vector<int>& steps) {
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < types.size(); ++k) {
+    const int step = k < steps.size() ? steps[k] : -1;
+    std::string label = "pad";  // appended piecewise: GCC 12 warns falsely on chained concatenation
+    if (step >= 0) {
+      label.assign(1, types[k]);
+      label += std::to_string(step);
+    }
+    out.push_back(label);
+  }
+  return out;
+}
+
+std::string mixing_derivation(const std::string& mixer) {
+  if (mixer.rfind("conv (", 0) == 0)
+    return "convolution: row p holds the type(p) filter's taps, averaged over channels, at columns p, p-1, ..., p-L+1";
+  if (mixer == "pooling") return "pooling: row i averages tokens max(0, i-P+1)..i (weights 1/count)";
+  if (mixer == "gated-conv") return "gated convolution: the depthwise convolution's taps averaged over channels (the input-dependent gate is left out)";
+  if (mixer == "none") return "no token mixer: the identity";
+  if (mixer == "linear-attention") return "linear attention: phi(q).phi(k) normalised over the causal keys, phi = elu + 1";
+  if (mixer == "direct-attention") return "direct attention: the learned matrix, row-softmaxed under the causal mask";
+  if (mixer == "gaussian-attention") return "attention weights with the Gaussian bias -|w d^2 + b| added to the logits";
+  return "attention weights softmax(q k^T / sqrt(d)) under the causal and padding masks";
+}
+
+}  // namespace dstudio::analysis

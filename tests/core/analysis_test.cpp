@@ -1,0 +1,115 @@
+// Attention maps and t-SNE on constructed cases with known answers.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "dstudio/analysis/attention_maps.h"
+#include "dstudio/analysis/tsne.h"
+
+namespace dstudio::analysis {
+namespace {
+
+// A causal layer whose head h attends uniformly (h = 0) or to itself only (h = 1).
+LayerMixing two_head_layer(int T) {
+  LayerMixing l{2, T, std::vector<float>(static_cast<std::size_t>(2 * T * T), 0.0f), "attention"};
+  for (int i = 0; i < T; ++i) {
+    for (int j = 0; j <= i; ++j) l.values[static_cast<std::size_t>(i * T + j)] = 1.0f / static_cast<float>(i + 1);
+    l.values[static_cast<std::size_t>(T * T + i * T + i)] = 1.0f;
+  }
+  return l;
+}
+
+TEST(AttentionMaps, HeadsLayersRolloutAndDifference) {
+  const int T = 4;
+  const auto layer = two_head_layer(T);
+  EXPECT_DOUBLE_EQ(head_of(layer, 1).at(2, 2), 1.0);
+  const auto mean = mean_over_heads(layer);
+  EXPECT_DOUBLE_EQ(mean.at(3, 3), 0.5 * (0.25 + 1.0));
+  EXPECT_DOUBLE_EQ(mean.at(3, 0), 0.125);
+  EXPECT_DOUBLE_EQ(mean_over_layers({layer, layer}).at(3, 0), 0.125);
+  // Rollout of one layer: 0.5 A + 0.5 I, rows renormalised (they already sum to 1).
+  const auto one = attention_rollout({layer});
+  EXPECT_DOUBLE_EQ(one.at(3, 0), 0.0625);
+  EXPECT_DOUBLE_EQ(one.at(3, 3), 0.5 * mean.at(3, 3) + 0.5);
+  // Two layers: the product; rows still sum to 1 and nothing appears above the diagonal.
+  const auto two = attention_rollout({layer, layer});
+  for (int i = 0; i < T; ++i) {
+    double sum = 0.0;
+    for (int j = 0; j < T; ++j) {
+      sum += two.at(i, j);
+      if (j > i) {
+        EXPECT_EQ(two.at(i, j), 0.0);
+      }
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-12);
+  }
+  double by_hand = 0.0;  // (R)(3, 0) = sum_k R1(3, k) R1(k, 0)
+  for (int k = 0; k < T; ++k) by_hand += one.at(3, k) * one.at(k, 0);
+  EXPECT_NEAR(two.at(3, 0), by_hand, 1e-12);
+  const auto d = difference(head_of(layer, 0), head_of(layer, 1));
+  EXPECT_DOUBLE_EQ(d.at(1, 1), 0.5 - 1.0);
+  EXPECT_THROW(difference(mean, TokenMatrix{3, std::vector<double>(9)}), std::invalid_argument);
+  EXPECT_EQ(token_labels({'R', 's', 'a', 'R'}, {-1, 4, 4, 5}), (std::vector<std::string>{"pad", "s4", "a4", "R5"}));
+}
+
+// Three clusters far apart in 20 dimensions: t-SNE must keep every point nearest to points of
+// its own cluster, and Barnes-Hut must land near the exact gradient's KL divergence.
+TEST(Tsne, KeepsWellSeparatedClustersSeparated) {
+  const int per = 60, d = 20, n = 3 * per;
+  std::mt19937 rng(1);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::vector<float> x(static_cast<std::size_t>(n) * d);
+  std::vector<int> label(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    label[static_cast<std::size_t>(i)] = i / per;
+    for (int q = 0; q < d; ++q) x[static_cast<std::size_t>(i) * d + q] = g(rng) + (q == label[static_cast<std::size_t>(i)] ? 30.0f : 0.0f);
+  }
+  TsneConfig c;
+  c.perplexity = 15;
+  c.iterations = 500;
+  c.threads = 2;
+  c.snapshot_every = 100;
+  const auto r = tsne(x, n, d, c);
+  ASSERT_EQ(r.embedding.size(), static_cast<std::size_t>(n) * 2);
+  EXPECT_EQ(r.snapshots.size(), 5u);
+  int wrong = 0;
+  for (int i = 0; i < n; ++i) {
+    double best = 1e300;
+    int nearest = -1;
+    for (int j = 0; j < n; ++j) {
+      if (j == i) continue;
+      const double dx = r.embedding[static_cast<std::size_t>(i) * 2] - r.embedding[static_cast<std::size_t>(j) * 2];
+      const double dy = r.embedding[static_cast<std::size_t>(i) * 2 + 1] - r.embedding[static_cast<std::size_t>(j) * 2 + 1];
+      if (dx * dx + dy * dy < best) best = dx * dx + dy * dy, nearest = j;
+    }
+    wrong += label[static_cast<std::size_t>(nearest)] != label[static_cast<std::size_t>(i)];
+  }
+  EXPECT_EQ(wrong, 0);
+  // Cluster centres are far apart compared with the clusters' spread.
+  double cx[3] = {0, 0, 0}, cy[3] = {0, 0, 0}, spread = 0.0;
+  for (int i = 0; i < n; ++i) {
+    cx[i / per] += r.embedding[static_cast<std::size_t>(i) * 2] / per;
+    cy[i / per] += r.embedding[static_cast<std::size_t>(i) * 2 + 1] / per;
+  }
+  for (int i = 0; i < n; ++i)
+    spread = std::max(spread, std::hypot(r.embedding[static_cast<std::size_t>(i) * 2] - cx[i / per], r.embedding[static_cast<std::size_t>(i) * 2 + 1] - cy[i / per]));
+  for (int a = 0; a < 3; ++a)
+    for (int b = a + 1; b < 3; ++b) EXPECT_GT(std::hypot(cx[a] - cx[b], cy[a] - cy[b]), 2.0 * spread);
+  EXPECT_GT(r.kl, 0.0);
+  c.theta = 0.0;  // the exact gradient
+  c.snapshot_every = 0;
+  const auto exact = tsne(x, n, d, c);
+  EXPECT_NEAR(r.kl, exact.kl, 0.05 * exact.kl);
+}
+
+TEST(Tsne, RefusesTooFewPointsForThePerplexity) {
+  std::vector<float> x(20 * 3, 1.0f);
+  EXPECT_THROW(tsne(x, 20, 3, {}), std::invalid_argument);  // perplexity 30 needs more than 90 points
+  EXPECT_THROW(tsne(x, 20, 4, {}), std::invalid_argument);  // sizes do not match
+}
+
+}  // namespace
+}  // namespace dstudio::analysis
