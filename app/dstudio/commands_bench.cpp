@@ -11,7 +11,10 @@
 #include <vector>
 
 #include "commands.h"
+#include "dstudio/analysis/tsne.h"
+#include "dstudio/common/random.h"
 #include "dstudio/common/system_info.h"
+#include "dstudio/data/arrays_h5.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/data/synthetic.h"
 #include "dstudio/env/environment.h"
@@ -138,6 +141,56 @@ int run_env_bench(const std::vector<std::string>& names, int steps, int repeats)
 
 }  // namespace
 
+// Clustered points like token embeddings: `clusters` Gaussian blobs in `dims` dimensions, centres
+// N(0, 4^2), unit spread. Deterministic for a seed.
+std::vector<float> clustered_points(int n, int dims, int clusters, std::uint64_t seed) {
+  Random rng(seed);
+  std::vector<float> centres(static_cast<std::size_t>(clusters) * dims), x(static_cast<std::size_t>(n) * dims);
+  for (auto& v : centres) v = static_cast<float>(4.0 * rng.normal());
+  for (int i = 0; i < n; ++i)
+    for (int q = 0; q < dims; ++q)
+      x[static_cast<std::size_t>(i) * dims + q] = centres[static_cast<std::size_t>(i % clusters) * dims + q] + static_cast<float>(rng.normal());
+  return x;
+}
+
+struct TsneBenchArgs {
+  int points = 10000, dims = 128, clusters = 10, threads = 2, repeats = 1;
+  std::string write_points;
+  bool json = false;
+};
+
+int run_tsne_bench(const TsneBenchArgs& a) {
+  const auto x = clustered_points(a.points, a.dims, a.clusters, 0);
+  if (!a.write_points.empty()) {
+    data::NdArray points{{a.points, a.dims}, std::vector<double>(x.begin(), x.end()), "float32"};
+    data::write_nd_arrays(a.write_points, {{"points", points}});
+  }
+  analysis::TsneConfig config;
+  config.threads = a.threads;
+  std::vector<double> seconds;
+  double kl = 0.0;
+  for (int r = 0; r < a.repeats; ++r) {
+    const auto result = analysis::tsne(x, a.points, a.dims, config);
+    seconds.push_back(result.seconds);
+    kl = result.kl;
+  }
+  std::sort(seconds.begin(), seconds.end());
+  const double med = seconds[seconds.size() / 2];
+  if (a.json) {
+    std::printf("{\"benchmark\": \"tsne\", \"points\": %d, \"dims\": %d, \"clusters\": %d, \"perplexity\": 30, "
+                "\"iterations\": 1000, \"theta\": 0.5, \"threads\": %d, \"seconds\": %.3f, \"kl\": %.6f, \"repeats\": %d}\n",
+                a.points, a.dims, a.clusters, a.threads, med, kl, a.repeats);
+    return kOk;
+  }
+  std::printf("benchmark      t-SNE, Barnes-Hut (perplexity 30, exaggeration 12 for 250 of 1000 iterations, theta 0.5, PCA init)\n");
+  std::printf("configuration  %d points in %d dimensions, %d Gaussian clusters, seed 0\n", a.points, a.dims, a.clusters);
+  std::printf("threads        %d\n", a.threads);
+  std::printf("time           median %.2f s over %d repeats (neighbours included)\n", med, a.repeats);
+  std::printf("kl             %.4f (KL(P || Q) of the final layout, computed exactly)\n", kl);
+  std::printf("memory         peak rss %.0f MiB\n", static_cast<double>(peak_rss_bytes()) / (1 << 20));
+  return kOk;
+}
+
 void add_bench_commands(CLI::App& app, int& exit_code) {
   auto* bench = app.add_subcommand("bench", "Benchmarks: medians, configuration, threads and BLAS");
   bench->require_subcommand(1);
@@ -162,6 +215,24 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
   envs->add_option("--repeats", std::get<2>(*env_args), "Repeats")->check(CLI::Range(1, 1000))->capture_default_str();
   envs->callback([&exit_code, env_args] {
     exit_code = run_env_bench(std::get<0>(*env_args), std::get<1>(*env_args), std::get<2>(*env_args));
+  });
+
+  auto* tsne = bench->add_subcommand("tsne", "Seconds and KL divergence of t-SNE on clustered points");
+  auto tsne_args = std::make_shared<TsneBenchArgs>();
+  tsne->add_option("--points", tsne_args->points, "Points")->check(CLI::Range(100, 1'000'000))->capture_default_str();
+  tsne->add_option("--dims", tsne_args->dims, "Dimensions")->check(CLI::Range(2, 4096))->capture_default_str();
+  tsne->add_option("--clusters", tsne_args->clusters, "Clusters")->check(CLI::Range(1, 1000))->capture_default_str();
+  tsne->add_option("--threads", tsne_args->threads, "Threads")->check(CLI::Range(1, 64))->capture_default_str();
+  tsne->add_option("--repeats", tsne_args->repeats, "Timed repeats")->check(CLI::Range(1, 100))->capture_default_str();
+  tsne->add_option("--write-points", tsne_args->write_points, "Also write the points (HDF5 'points') for a reference run");
+  tsne->add_flag("--json", tsne_args->json, "Print one JSON object");
+  tsne->callback([&exit_code, tsne_args] {
+    try {
+      exit_code = run_tsne_bench(*tsne_args);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
+      exit_code = kFailed;
+    }
   });
 
   load->callback([&exit_code, args] {
