@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
   add_model_commands(app, exit_code);
   add_train_commands(app, exit_code);
   add_eval_commands(app, exit_code);
+#ifdef DSTUDIO_HAVE_FIGURES
+  add_analyze_commands(app, exit_code);
+#endif
   add_model_bench_commands(app, exit_code);
   add_behaviour_commands(app, exit_code, argc, argv);
 

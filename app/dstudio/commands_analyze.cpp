@@ -1,0 +1,587 @@
+// dstudio analyze attention | entropy | tsne | ablation | rtg-sweep: the papers' analyses from the
+// command line. Each writes summary.json, CSV files with every number behind its figures, and
+// the figures as PDF, SVG and PNG; with --json it also prints the summary on stdout.
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "commands.h"
+#include "dstudio/analysis/attention_maps.h"
+#include "dstudio/analysis/entropy.h"
+#include "dstudio/analysis/tsne.h"
+#include "dstudio/data/dataset_io.h"
+#include "dstudio/env/environment.h"
+#include "dstudio/models/evaluation.h"
+#include "dstudio/models/windows.h"
+#include "dstudio/viz/figures.h"
+#include "rollouts.h"
+#include "terminal_progress.h"
+
+namespace dstudio::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+struct Common {
+  std::string checkpoint, compare, out, dataset;
+  bool json = false;
+  int threads = 2;
+  std::uint64_t seed = 0;
+  double width = 3.25, font = 8.0;
+};
+
+void add_common(CLI::App* cmd, Common& c) {
+  cmd->add_option("--checkpoint", c.checkpoint, "A Decision Studio checkpoint")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--out", c.out, "Folder for summary.json, the CSV files and the figures (PDF, SVG, PNG)")->required();
+  cmd->add_flag("--json", c.json, "Also print the summary as one JSON object on stdout");
+  cmd->add_option("--threads", c.threads, "Cores to use")->capture_default_str()->check(CLI::Range(1, 64));
+  cmd->add_option("--seed", c.seed, "Episode e resets with seed + e")->capture_default_str();
+  cmd->add_option("--width", c.width, "Figure width in inches (ICML column 3.25, page 6.75; NeurIPS 5.5)")->capture_default_str();
+  cmd->add_option("--font", c.font, "Figure font size in points")->capture_default_str();
+}
+
+viz::FigureStyle style_of(const Common& c, const std::string& title = {}) {
+  viz::FigureStyle s;
+  s.width = c.width;
+  s.font = c.font;
+  s.title = QString::fromStdString(title);
+  return s;
+}
+
+// A short name for titles and legends: the file's stem, or its folder's name for a run's
+// checkpoint.pt.
+std::string name_of(const std::string& checkpoint) {
+  const fs::path p(checkpoint);
+  const auto stem = p.stem().string();
+  if (stem.rfind("checkpoint", 0) == 0 && p.has_parent_path()) return fs::absolute(p).parent_path().filename().string();
+  return stem;
+}
+
+data::Dataset dataset_for(const Common& c, const models::CheckpointInfo& info) {
+  return data::load_dataset(c.dataset.empty() ? models::checkpoint_dataset(info).string() : c.dataset);
+}
+
+void write_matrix_csv(const fs::path& path, const analysis::TokenMatrix& m, const std::vector<std::string>& labels) {
+  std::ofstream out(path);
+  out << "query";
+  for (const auto& l : labels) out << ',' << l;
+  out << '\n';
+  for (int i = 0; i < m.tokens; ++i) {
+    out << labels[static_cast<std::size_t>(i)];
+    for (int j = 0; j < m.tokens; ++j) out << ',' << m.at(i, j);
+    out << '\n';
+  }
+}
+
+// Labels relative to the window's last step: "s-3", "R0".
+std::vector<std::string> relative_labels(const models::WindowInspection& w, int per_step) {
+  std::vector<std::string> out;
+  const int T = static_cast<int>(w.token_types.size()), K = T / per_step;
+  for (int k = 0; k < T; ++k) {
+    std::string l(1, w.token_types[static_cast<std::size_t>(k)]);
+    const int offset = k / per_step - (K - 1);
+    l += offset == 0 ? "0" : std::to_string(offset);
+    out.push_back(l);
+  }
+  return out;
+}
+
+double finite_or_null(double v) { return std::isfinite(v) ? v : 0.0; }
+
+void finish(const Common& c, ordered_json summary, const std::vector<std::string>& files) {
+  summary["files"] = files;
+  std::ofstream(fs::path(c.out) / "summary.json") << summary.dump(2) << '\n';
+  if (c.json) std::cout << summary.dump(2) << std::endl;
+  else std::fprintf(stderr, "wrote %zu files to %s\n", files.size() + 1, c.out.c_str());
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct AttentionArgs : Common {
+  int windows = 16, layer = -1, head = -1, step = -1;
+  std::string source = "dataset";
+};
+
+void run_attention(const AttentionArgs& a) {
+  std::vector<std::string> files;
+  const auto info = models::read_checkpoint_info(a.checkpoint);
+  const auto& cfg = info.variant;
+  const int K = cfg.context_length, per_step = cfg.tokenizer == models::Tokenizer::Triplet ? 3 : 1;
+  std::vector<models::Window> windows;
+  if (a.source == "rollout") {
+    models::RolloutConfig rc;
+    rc.episodes = 1;
+    rc.seed = a.seed;
+    const int step = a.step >= 0 ? a.step : 2 * K;
+    rc.max_steps = step + 1;
+    const auto r = run_rollout(a.checkpoint, rc, "rollout");
+    const auto& e = r.episodes.front();
+    windows.push_back(models::window_from_trace(e, std::min(step, e.length - 1), K, cfg.state_dim, cfg.act_dim));
+  } else {
+    windows = models::sample_windows(dataset_for(a, info), a.windows, K);
+  }
+  const auto inspections = models::inspect_windows(a.checkpoint, windows);
+  const auto labels = windows.size() == 1 ? analysis::token_labels(inspections.front().token_types, inspections.front().token_steps)
+                                          : relative_labels(inspections.front(), per_step);
+  auto map_of = [&](const std::vector<models::WindowInspection>& ins, int layer) {
+    std::vector<analysis::TokenMatrix> per_window;
+    for (const auto& w : ins) {
+      const auto& l = w.layers[static_cast<std::size_t>(layer)];
+      per_window.push_back(a.head >= 0 ? analysis::head_of(l, std::min(a.head, l.heads - 1)) : analysis::mean_over_heads(l));
+    }
+    return analysis::mean_of(per_window);
+  };
+  auto summary_of = [&](const std::vector<models::WindowInspection>& ins) {
+    std::vector<analysis::TokenMatrix> means, rollouts;
+    for (const auto& w : ins) {
+      means.push_back(analysis::mean_over_layers(w.layers));
+      rollouts.push_back(analysis::attention_rollout(w.layers));
+    }
+    return std::pair{analysis::mean_of(means), analysis::mean_of(rollouts)};
+  };
+  const int layers = static_cast<int>(inspections.front().layers.size());
+  const std::string who = name_of(a.checkpoint), head_text = a.head >= 0 ? "head " + std::to_string(a.head) : "mean over heads";
+  ordered_json layer_json = ordered_json::array();
+  viz::FigureContext figures;
+  for (int l = 0; l < layers; ++l) {
+    if (a.layer >= 0 && l != a.layer) continue;
+    const auto m = map_of(inspections, l);
+    const auto& mixer = inspections.front().layers[static_cast<std::size_t>(l)].mixer;
+    const auto base = (fs::path(a.out) / ("attention_layer" + std::to_string(l + 1))).string();
+    write_matrix_csv(base + ".csv", m, labels);
+    files.push_back(base + ".csv");
+    for (auto& f : viz::save_heatmap(base, m, labels, false, "weight",
+                                     style_of(a, who + ", layer " + std::to_string(l + 1) + ": " + mixer + (a.head >= 0 ? ", " + head_text : ""))))
+      files.push_back(f);
+    double entropy = 0.0;
+    for (const auto& w : inspections) {
+      const auto& lm = w.layers[static_cast<std::size_t>(l)];
+      const auto n = static_cast<std::size_t>(lm.tokens) * lm.tokens;
+      for (int h = 0; h < lm.heads; ++h)
+        entropy += analysis::attention_entropy({lm.values.data() + n * static_cast<std::size_t>(h), n}, lm.tokens, w.valid) /
+                   (lm.heads * static_cast<double>(inspections.size()));
+    }
+    layer_json.push_back({{"layer", l + 1}, {"mixer", mixer}, {"heads", inspections.front().layers[static_cast<std::size_t>(l)].heads},
+                          {"derivation", analysis::mixing_derivation(mixer)}, {"mean_entropy", entropy}});
+  }
+  const auto [mean, rollout] = summary_of(inspections);
+  for (const auto& [name, m, title] : {std::tuple{"attention_mean_layers", mean, "mean over layers"},
+                                       std::tuple{"attention_rollout", rollout, "attention rollout"}}) {
+    const auto base = (fs::path(a.out) / name).string();
+    write_matrix_csv(base + ".csv", m, labels);
+    files.push_back(base + ".csv");
+    for (auto& f : viz::save_heatmap(base, m, labels, false, "weight", style_of(a, who + ", " + title))) files.push_back(f);
+  }
+  ordered_json summary = {{"analysis", "attention"}, {"checkpoint", a.checkpoint}, {"variant", cfg.variant},
+                          {"source", a.source}, {"windows", windows.size()}, {"tokens", labels.size()}, {"layers", layer_json}};
+  if (!a.compare.empty()) {
+    const auto other = models::read_checkpoint_info(a.compare);
+    if (other.variant.context_length != K || (other.variant.tokenizer == models::Tokenizer::Triplet) != (per_step == 3))
+      throw std::invalid_argument("the two checkpoints see windows of different sizes (" + std::to_string(cfg.tokens()) + " and " +
+                                  std::to_string(other.variant.tokens()) + " tokens); their maps cannot be subtracted");
+    const auto theirs = models::inspect_windows(a.compare, windows);
+    const auto [other_mean, other_rollout] = summary_of(theirs);
+    const auto diff = analysis::difference(mean, other_mean);
+    const auto base = (fs::path(a.out) / "attention_difference").string();
+    write_matrix_csv(base + ".csv", diff, labels);
+    files.push_back(base + ".csv");
+    for (auto& f : viz::save_heatmap(base, diff, labels, true, "difference",
+                                     style_of(a, who + " - " + name_of(a.compare) + ", mean over layers")))
+      files.push_back(f);
+    double largest = 0.0;
+    for (double v : diff.values) largest = std::max(largest, std::abs(v));
+    summary["compare"] = {{"checkpoint", a.compare}, {"variant", other.variant.variant}, {"max_abs_difference", largest}};
+  }
+  finish(a, summary, files);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct EntropyArgs : Common {
+  int episodes = 5, windows = 16, skip = -1;
+  double target = 0.0;
+};
+
+void run_entropy(const EntropyArgs& a) {
+  std::vector<std::string> files;
+  const auto info = models::read_checkpoint_info(a.checkpoint);
+  const auto& cfg = info.variant;
+  const int K = cfg.context_length, per_step = cfg.tokenizer == models::Tokenizer::Triplet ? 3 : 1;
+  models::RolloutConfig rc;
+  if (a.target > 0) rc.targets = {a.target};
+  else rc.targets = {env::task(info.env_id.empty() ? "hopper" : info.env_id).default_targets.front()};
+  rc.episodes = a.episodes;
+  rc.seed = a.seed;
+  rc.entropy = true;
+  rc.threads = a.threads;
+  const auto r = run_rollout(a.checkpoint, rc, "rollout with entropy");
+  // Only full windows: a younger window has fewer tokens, so less entropy by construction.
+  const int skip = a.skip >= 0 ? a.skip : K - 1;
+  std::vector<double> entropies, rewards;
+  std::ofstream csv(fs::path(a.out) / "entropy_reward.csv");
+  csv << "episode,step,entropy,reward\n";
+  for (std::size_t e = 0; e < r.episodes.size(); ++e) {
+    const auto& ep = r.episodes[e];
+    for (int t = 0; t < ep.length; ++t) {
+      csv << e << ',' << t << ',' << ep.entropy[static_cast<std::size_t>(t)] << ',' << ep.rewards[static_cast<std::size_t>(t)] << '\n';
+      if (t >= skip) {
+        entropies.push_back(ep.entropy[static_cast<std::size_t>(t)]);
+        rewards.push_back(ep.rewards[static_cast<std::size_t>(t)]);
+      }
+    }
+  }
+  csv.close();
+  files.push_back((fs::path(a.out) / "entropy_reward.csv").string());
+  const auto mean = analysis::mean_std(entropies);
+  const double p = analysis::pearson(entropies, rewards), s = analysis::spearman(entropies, rewards);
+
+  // Per layer and head, on dataset windows: entropy, intra-step and inter-step.
+  ordered_json heads = ordered_json::array();
+  std::ofstream hcsv(fs::path(a.out) / "entropy_heads.csv");
+  hcsv << "layer,head,mixer,entropy,intra_step,inter_step\n";
+  const auto windows = models::sample_windows(dataset_for(a, info), a.windows, K);
+  const auto ins = models::inspect_windows(a.checkpoint, windows);
+  for (std::size_t l = 0; l < ins.front().layers.size(); ++l) {
+    const auto& first = ins.front().layers[l];
+    for (int h = 0; h < first.heads; ++h) {
+      double full = 0.0, intra = 0.0, inter = 0.0;
+      for (const auto& w : ins) {
+        const auto& lm = w.layers[l];
+        const std::span<const float> m(lm.values.data() + static_cast<std::size_t>(h) * lm.tokens * lm.tokens, static_cast<std::size_t>(lm.tokens) * lm.tokens);
+        full += analysis::attention_entropy(m, lm.tokens, w.valid) / static_cast<double>(ins.size());
+        intra += analysis::intra_step_entropy(m, lm.tokens, w.valid, per_step == 3 ? 3 : 1) / static_cast<double>(ins.size());
+        inter += analysis::inter_step_entropy(m, lm.tokens, w.valid, per_step == 3 ? 3 : 1) / static_cast<double>(ins.size());
+      }
+      hcsv << l + 1 << ',' << h << ',' << first.mixer << ',' << full << ',' << intra << ',' << inter << '\n';
+      heads.push_back({{"layer", l + 1}, {"head", h}, {"mixer", first.mixer}, {"entropy", full}, {"intra_step", intra}, {"inter_step", inter}});
+    }
+  }
+  hcsv.close();
+  files.push_back((fs::path(a.out) / "entropy_heads.csv").string());
+
+  viz::FigureContext figures;
+  const auto& ep = r.episodes.front();
+  viz::Series ent{"entropy (layer 1)", {}, {}, {}, {}, false}, rew{"reward", {}, {}, {}, {}, true};
+  for (int t = 0; t < ep.length; ++t) {
+    ent.x.push_back(t);
+    ent.y.push_back(ep.entropy[static_cast<std::size_t>(t)]);
+    rew.x.push_back(t);
+    rew.y.push_back(ep.rewards[static_cast<std::size_t>(t)]);
+  }
+  char title[200];
+  std::snprintf(title, sizeof title, "%s: entropy and reward (Pearson %.2f, Spearman %.2f)", name_of(a.checkpoint).c_str(), p, s);
+  auto style = style_of(a, title);
+  for (auto& f : viz::save_lines((fs::path(a.out) / "entropy_reward").string(), {ent, rew}, "step", "attention entropy", style, "reward"))
+    files.push_back(f);
+  ordered_json episodes = ordered_json::array();
+  for (const auto& e : r.episodes) episodes.push_back({{"return", e.episode_return}, {"score", e.score}, {"length", e.length}});
+  finish(a,
+         {{"analysis", "entropy"}, {"checkpoint", a.checkpoint}, {"variant", cfg.variant}, {"target", rc.targets.front()},
+          {"skipped_steps", skip}, {"mean_entropy", mean.mean}, {"std_entropy", mean.std}, {"entropy_reward_pearson", finite_or_null(p)},
+          {"entropy_reward_spearman", finite_or_null(s)}, {"pairs", entropies.size()}, {"episodes", episodes}, {"heads", heads}},
+         files);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct TsneArgs : Common {
+  int windows = 40, iterations = 1000, snapshot_every = 50;
+  double perplexity = 30.0;
+};
+
+void run_tsne(const TsneArgs& a) {
+  std::vector<std::string> files;
+  const auto info = models::read_checkpoint_info(a.checkpoint);
+  const auto& cfg = info.variant;
+  const int K = cfg.context_length;
+  const auto windows = models::sample_windows(dataset_for(a, info), a.windows, K);
+  const auto ins = models::inspect_windows(a.checkpoint, windows);
+  const int H = cfg.hidden;
+  const bool merged = cfg.tokenizer != models::Tokenizer::Triplet;
+  std::vector<float> points;
+  struct Meta {
+    std::string modality;
+    int window, step;
+    double rtg;
+  };
+  std::vector<Meta> meta;
+  for (std::size_t w = 0; w < ins.size(); ++w) {
+    const auto& wi = ins[w];
+    const auto& win = windows[w];
+    // The R, s, a embeddings before merging, then what enters the first block.
+    for (int k = 0; k < 3 * K && !wi.tokens_before_merge.empty(); ++k) {
+      const int p = k / 3;
+      if (win.mask[static_cast<std::size_t>(p)] < 0.5f) continue;
+      points.insert(points.end(), wi.tokens_before_merge.begin() + static_cast<std::ptrdiff_t>(k) * H,
+                    wi.tokens_before_merge.begin() + static_cast<std::ptrdiff_t>(k + 1) * H);
+      meta.push_back({std::string(1, "Rsa"[k % 3]), static_cast<int>(w), static_cast<int>(win.timesteps[static_cast<std::size_t>(p)]),
+                      win.returns_to_go[static_cast<std::size_t>(p)]});
+    }
+    const int T = static_cast<int>(wi.token_types.size()), per = merged ? 1 : 3;
+    for (int k = 0; k < T; ++k) {
+      const int p = k / per;
+      if (win.mask[static_cast<std::size_t>(p)] < 0.5f) continue;
+      points.insert(points.end(), wi.tokens.begin() + static_cast<std::ptrdiff_t>(k) * H, wi.tokens.begin() + static_cast<std::ptrdiff_t>(k + 1) * H);
+      meta.push_back({merged ? std::string("merged") : std::string(1, wi.token_types[static_cast<std::size_t>(k)]) + " (block input)",
+                      static_cast<int>(w), static_cast<int>(win.timesteps[static_cast<std::size_t>(p)]), win.returns_to_go[static_cast<std::size_t>(p)]});
+    }
+  }
+  const int n = static_cast<int>(meta.size());
+  analysis::TsneConfig tc;
+  tc.perplexity = a.perplexity;
+  tc.iterations = a.iterations;
+  tc.snapshot_every = a.snapshot_every;
+  tc.threads = a.threads;
+  TerminalProgress bar("t-SNE of " + std::to_string(n) + " tokens");
+  const auto r = analysis::tsne(points, n, H, tc, bar.progress());
+  std::ofstream csv(fs::path(a.out) / "tsne.csv");
+  csv << "x,y,modality,window,timestep,return_to_go\n";
+  for (int i = 0; i < n; ++i) {
+    const auto& m = meta[static_cast<std::size_t>(i)];
+    csv << r.embedding[static_cast<std::size_t>(i) * 2] << ',' << r.embedding[static_cast<std::size_t>(i) * 2 + 1] << ',' << m.modality
+        << ',' << m.window << ',' << m.step << ',' << m.rtg << '\n';
+  }
+  csv.close();
+  files.push_back((fs::path(a.out) / "tsne.csv").string());
+  std::ofstream snaps(fs::path(a.out) / "tsne_snapshots.csv");
+  snaps << "iteration,index,x,y\n";
+  for (std::size_t k = 0; k < r.snapshots.size(); ++k)
+    for (int i = 0; i < n; ++i)
+      snaps << r.snapshot_iterations[k] << ',' << i << ',' << r.snapshots[k][static_cast<std::size_t>(i) * 2] << ','
+            << r.snapshots[k][static_cast<std::size_t>(i) * 2 + 1] << '\n';
+  snaps.close();
+  files.push_back((fs::path(a.out) / "tsne_snapshots.csv").string());
+
+  viz::FigureContext figures;
+  std::vector<viz::ScatterGroup> groups;
+  for (int i = 0; i < n; ++i) {
+    const auto& name = QString::fromStdString(meta[static_cast<std::size_t>(i)].modality);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.name == name; });
+    if (it == groups.end()) it = groups.insert(groups.end(), viz::ScatterGroup{name, {}, {}});
+    it->x.push_back(r.embedding[static_cast<std::size_t>(i) * 2]);
+    it->y.push_back(r.embedding[static_cast<std::size_t>(i) * 2 + 1]);
+  }
+  for (auto& f : viz::save_scatter((fs::path(a.out) / "tsne_modality").string(), groups, style_of(a, name_of(a.checkpoint) + ": tokens by modality")))
+    files.push_back(f);
+  // By timestep: four groups of equal width over the steps seen.
+  int max_step = 1;
+  for (const auto& m : meta) max_step = std::max(max_step, m.step + 1);
+  std::vector<viz::ScatterGroup> by_time(4);
+  for (int q = 0; q < 4; ++q)
+    by_time[static_cast<std::size_t>(q)].name = QString("steps %1-%2").arg(q * max_step / 4).arg((q + 1) * max_step / 4 - 1);
+  for (int i = 0; i < n; ++i) {
+    auto& g = by_time[static_cast<std::size_t>(std::min(3, meta[static_cast<std::size_t>(i)].step * 4 / max_step))];
+    g.x.push_back(r.embedding[static_cast<std::size_t>(i) * 2]);
+    g.y.push_back(r.embedding[static_cast<std::size_t>(i) * 2 + 1]);
+  }
+  for (auto& f : viz::save_scatter((fs::path(a.out) / "tsne_timestep").string(), by_time, style_of(a, name_of(a.checkpoint) + ": tokens by timestep")))
+    files.push_back(f);
+  finish(a,
+         {{"analysis", "tsne"}, {"checkpoint", a.checkpoint}, {"variant", cfg.variant}, {"windows", windows.size()}, {"points", n},
+          {"dims", H}, {"perplexity", a.perplexity}, {"iterations", a.iterations}, {"seconds", r.seconds}, {"kl", r.kl},
+          {"snapshots", r.snapshots.size()}},
+         files);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct AblationArgs : Common {
+  int episodes = 10, seeds = 3;
+  double target = 0.0;
+};
+
+void run_ablation(const AblationArgs& a) {
+  std::vector<std::string> files;
+  const auto info = models::read_checkpoint_info(a.checkpoint);
+  const double target = a.target > 0 ? a.target : env::task(info.env_id.empty() ? "hopper" : info.env_id).default_targets.front();
+  ordered_json summary = {{"analysis", "ablation"}, {"checkpoint", a.checkpoint}, {"variant", info.variant.variant}, {"target", target},
+                          {"episodes", a.episodes}, {"seeds", a.seeds}};
+  std::ofstream csv(fs::path(a.out) / "ablation.csv");
+  csv << "zeroing,seed,episode,return,score\n";
+  std::vector<viz::Bar> bars;
+  for (const auto& [key, label] : {std::pair{"none", "none"}, std::pair{"rtg", "RTG"}, std::pair{"states", "past states"}, std::pair{"actions", "actions"}}) {
+    std::vector<double> scores, seed_means;
+    for (int s = 0; s < a.seeds; ++s) {
+      models::RolloutConfig rc;
+      rc.targets = {target};
+      rc.episodes = a.episodes;
+      rc.seed = a.seed + static_cast<std::uint64_t>(s) * 1000;
+      rc.zeroing = parse_zeroing(key);
+      rc.threads = a.threads;
+      rc.traces = false;
+      const auto r = run_rollout(a.checkpoint, rc, std::string("zeroing ") + key + ", seed " + std::to_string(s));
+      for (std::size_t e = 0; e < r.episodes.size(); ++e) {
+        scores.push_back(r.episodes[e].score);
+        csv << key << ',' << s << ',' << e << ',' << r.episodes[e].episode_return << ',' << r.episodes[e].score << '\n';
+      }
+      seed_means.push_back(r.summary.front().mean_score);
+    }
+    const auto all = analysis::mean_std(scores), over_seeds = analysis::mean_std(seed_means);
+    summary[key] = {{"mean", all.mean}, {"std", all.std}, {"std_over_seeds", over_seeds.std}, {"episodes", all.n}};
+    bars.push_back({label, all.mean, all.std});
+  }
+  csv.close();
+  files.push_back((fs::path(a.out) / "ablation.csv").string());
+  viz::FigureContext figures;
+  for (auto& f : viz::save_bars((fs::path(a.out) / "ablation").string(), bars, "normalised score",
+                                style_of(a, name_of(a.checkpoint) + ": modality zeroed at inference")))
+    files.push_back(f);
+  finish(a, summary, files);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct SweepArgs : Common {
+  std::vector<double> targets, multiples = {0.5, 1, 2, 5, 10, 20};
+  double base = 0.0;
+  int episodes = 10;
+};
+
+void run_sweep(const SweepArgs& a) {
+  std::vector<std::string> files;
+  const auto info = models::read_checkpoint_info(a.checkpoint);
+  const auto& spec = env::task(info.env_id.empty() ? "hopper" : info.env_id);
+  std::vector<double> targets = a.targets;
+  const double base = a.base > 0 ? a.base : spec.default_targets.front();
+  if (targets.empty())
+    for (double m : a.multiples) targets.push_back(base * m);
+  ordered_json summary = {{"analysis", "rtg-sweep"}, {"checkpoint", a.checkpoint}, {"variant", info.variant.variant},
+                          {"env", spec.name}, {"base_target", base}, {"episodes", a.episodes}};
+  std::vector<viz::Series> series;
+  std::ofstream csv(fs::path(a.out) / "rtg_sweep.csv");
+  csv << "checkpoint,target,mean,std,mean_return\n";
+  for (const auto& ckpt : {a.checkpoint, a.compare}) {
+    if (ckpt.empty()) continue;
+    models::RolloutConfig rc;
+    rc.targets = targets;
+    rc.episodes = a.episodes;
+    rc.seed = a.seed;
+    rc.threads = a.threads;
+    rc.traces = false;
+    const auto r = run_rollout(ckpt, rc, "sweep " + name_of(ckpt));
+    ordered_json points = ordered_json::array();
+    viz::Series sr{QString::fromStdString(name_of(ckpt)), {}, {}, {}, {}, false};
+    for (const auto& s : r.summary) {
+      points.push_back({{"target", s.target}, {"mean", s.mean_score}, {"std", s.std_score}, {"mean_return", s.mean_return}});
+      csv << name_of(ckpt) << ',' << s.target << ',' << s.mean_score << ',' << s.std_score << ',' << s.mean_return << '\n';
+      sr.x.push_back(s.target);
+      sr.y.push_back(s.mean_score);
+      sr.low.push_back(s.mean_score - s.std_score);
+      sr.high.push_back(s.mean_score + s.std_score);
+    }
+    if (ckpt == a.checkpoint) summary["points"] = points;
+    else summary["compare"] = {{"checkpoint", ckpt}, {"points", points}};
+    series.push_back(sr);
+  }
+  csv.close();
+  files.push_back((fs::path(a.out) / "rtg_sweep.csv").string());
+  std::vector<std::pair<QString, double>> refs;
+  try {
+    const auto ds = dataset_for(a, info);
+    double best = -1e300;
+    for (const auto& e : ds.episodes) best = std::max(best, e.ret);
+    summary["dataset_best_return"] = best;
+    summary["dataset_best_score"] = env::normalized_score(spec, best);
+    refs.push_back({"best episode in the data", env::normalized_score(spec, best)});
+  } catch (const std::exception& e) {
+    summary["dataset_best_return"] = nullptr;
+    std::fprintf(stderr, "dstudio: note: no dataset reference line (%s)\n", e.what());
+  }
+  viz::FigureContext figures;
+  for (auto& f : viz::save_lines((fs::path(a.out) / "rtg_sweep").string(), series, "target return", "normalised score",
+                                 style_of(a, "Returns as the target leaves the data"), {}, refs, true))
+    files.push_back(f);
+  finish(a, summary, files);
+}
+
+template <typename Args>
+void wire(CLI::App* cmd, std::shared_ptr<Args> a, int& exit_code, std::function<void(const Args&)> body) {
+  cmd->callback([&exit_code, a, body] {
+    try {
+      std::filesystem::create_directories(a->out);
+      body(*a);
+      exit_code = kOk;
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
+      exit_code = kUsage;
+    } catch (const Cancelled&) {
+      std::fprintf(stderr, "dstudio: cancelled\n");
+      exit_code = 130;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
+      exit_code = kFailed;
+    }
+  });
+}
+
+}  // namespace
+
+void add_analyze_commands(CLI::App& app, int& exit_code) {
+  auto* analyze = app.add_subcommand("analyze", "The papers' analyses: numbers (JSON, CSV) and figures (PDF, SVG, PNG)");
+  analyze->require_subcommand(1);
+
+  auto att = std::make_shared<AttentionArgs>();
+  auto* attention = analyze->add_subcommand("attention", "Attention maps: per layer, mean over layers, rollout; --compare for a difference");
+  add_common(attention, *att);
+  attention->add_option("--compare", att->compare, "A second checkpoint: the difference of the maps on identical windows")->check(CLI::ExistingFile);
+  attention->add_option("--dataset", att->dataset, "Windows from this dataset (default: the checkpoint's)");
+  attention->add_option("--source", att->source, "dataset: windows spread over the dataset; rollout: the window of one step of a rollout")
+      ->check(CLI::IsMember({"dataset", "rollout"}))
+      ->capture_default_str();
+  attention->add_option("--windows", att->windows, "Dataset windows averaged")->capture_default_str()->check(CLI::Range(1, 10000));
+  attention->add_option("--step", att->step, "Rollout step (default 2K)");
+  attention->add_option("--layer", att->layer, "Only this layer (0-based; default all)");
+  attention->add_option("--head", att->head, "This head instead of the mean over heads");
+  wire<AttentionArgs>(attention, att, exit_code, run_attention);
+
+  auto ent = std::make_shared<EntropyArgs>();
+  auto* entropy = analyze->add_subcommand("entropy", "Attention entropy over a rollout next to the reward; per head, intra- and inter-step");
+  add_common(entropy, *ent);
+  entropy->add_option("--dataset", ent->dataset, "Windows for the per-head entropies (default: the checkpoint's dataset)");
+  entropy->add_option("--episodes", ent->episodes, "Rollout episodes")->capture_default_str()->check(CLI::Range(1, 1000));
+  entropy->add_option("--target", ent->target, "Target return (default: the task's first)");
+  entropy->add_option("--windows", ent->windows, "Dataset windows for the per-head entropies")->capture_default_str();
+  entropy->add_option("--skip", ent->skip, "Steps left out of the correlation (default K - 1: only full windows)");
+  wire<EntropyArgs>(entropy, ent, exit_code, run_entropy);
+
+  auto ts = std::make_shared<TsneArgs>();
+  auto* tsne = analyze->add_subcommand("tsne", "t-SNE of token embeddings before and after merging");
+  add_common(tsne, *ts);
+  tsne->add_option("--dataset", ts->dataset, "Windows from this dataset (default: the checkpoint's)");
+  tsne->add_option("--windows", ts->windows, "Dataset windows")->capture_default_str()->check(CLI::Range(1, 100000));
+  tsne->add_option("--perplexity", ts->perplexity, "Perplexity")->capture_default_str();
+  tsne->add_option("--iterations", ts->iterations, "Iterations")->capture_default_str()->check(CLI::Range(250, 100000));
+  tsne->add_option("--snapshot-every", ts->snapshot_every, "Keep the layout every N iterations (tsne_snapshots.csv); 0: never")->capture_default_str();
+  wire<TsneArgs>(tsne, ts, exit_code, run_tsne);
+
+  auto ab = std::make_shared<AblationArgs>();
+  auto* ablation = analyze->add_subcommand("ablation", "Normalised score with RTG, past states or actions zeroed at inference");
+  add_common(ablation, *ab);
+  ablation->add_option("--episodes", ab->episodes, "Episodes per seed")->capture_default_str()->check(CLI::Range(1, 1000));
+  ablation->add_option("--seeds", ab->seeds, "Seeds")->capture_default_str()->check(CLI::Range(1, 100));
+  ablation->add_option("--target", ab->target, "Target return (default: the task's first)");
+  wire<AblationArgs>(ablation, ab, exit_code, run_ablation);
+
+  auto sw = std::make_shared<SweepArgs>();
+  auto* sweep = analyze->add_subcommand("rtg-sweep", "Normalised score as the target return leaves the dataset");
+  add_common(sweep, *sw);
+  sweep->add_option("--compare", sw->compare, "A second checkpoint: a second curve")->check(CLI::ExistingFile);
+  sweep->add_option("--dataset", sw->dataset, "Dataset for the best-episode reference line (default: the checkpoint's)");
+  sweep->add_option("--targets", sw->targets, "Target returns")->delimiter(',');
+  sweep->add_option("--multiples", sw->multiples, "Multiples of --base (default 0.5,1,2,5,10,20)")->delimiter(',');
+  sweep->add_option("--base", sw->base, "Base target (default: the task's first)");
+  sweep->add_option("--episodes", sw->episodes, "Episodes per target")->capture_default_str()->check(CLI::Range(1, 1000));
+  wire<SweepArgs>(sweep, sw, exit_code, run_sweep);
+}
+
+}  // namespace dstudio::cli

@@ -1,0 +1,68 @@
+#pragma once
+/// \file
+/// Windows of K steps cut from a dataset or from a rollout's trace, and what a model's
+/// inspection shows on them: the inputs of the attention, entropy and t-SNE analyses. Windows
+/// hold raw values (states as observed, returns-to-go in the environment's units); each model
+/// normalises them with its own checkpoint's statistics, so two checkpoints see identical inputs.
+/// Free of LibTorch.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "dstudio/analysis/attention_maps.h"
+#include "dstudio/data/dataset.h"
+#include "dstudio/models/checkpoint.h"
+#include "dstudio/models/evaluation.h"
+
+namespace dstudio::models {
+
+class DecisionModelImpl;
+
+/// K steps ending at `last_step` of an episode; left-padded (mask 0) when the episode is younger.
+struct Window {
+  int steps = 0;        ///< K
+  int state_dim = 0, act_dim = 0;
+  int episode = -1;     ///< index in the dataset, or in the rollout
+  int last_step = 0;    ///< the episode step of the window's last position
+  std::vector<float> states;          ///< K x S
+  std::vector<float> actions;         ///< K x A
+  std::vector<float> returns_to_go;   ///< K, unscaled
+  std::vector<std::int64_t> timesteps;  ///< K
+  std::vector<float> mask;            ///< K, 1 for real steps
+};
+
+/// The window ending at `last_step` of episode `episode` of the dataset; returns-to-go are the
+/// sums of the episode's rewards from each step on.
+Window window_from_dataset(const data::Dataset& dataset, int episode, int last_step, int K);
+/// `count` windows spread over the dataset's complete episodes (longest first, then at evenly
+/// spaced steps, never younger than K - 1 steps), deterministic.
+std::vector<Window> sample_windows(const data::Dataset& dataset, int count, int K);
+/// The window the policy saw at `step` of a rollout (its trace must be kept).
+Window window_from_trace(const EpisodeTrace& trace, int step, int K, int state_dim, int act_dim);
+
+/// What inspection shows on one window.
+struct WindowInspection {
+  std::vector<analysis::LayerMixing> layers;
+  std::vector<char> token_types;
+  std::vector<int> token_steps;  ///< the episode step of each token; -1 for padding
+  std::vector<char> valid;       ///< per token: a real step
+  int hidden = 0;
+  std::vector<float> tokens_before_merge;  ///< 3K x H: the R, s, a embeddings (empty for unified tokens)
+  std::vector<float> tokens;               ///< T x H: what enters the first block
+};
+
+/// Runs the model with inspection on each window, normalised with `info`'s statistics.
+std::vector<WindowInspection> inspect_windows(DecisionModelImpl& model, const CheckpointInfo& info,
+                                              const std::vector<Window>& windows, ModalityZeroing zeroing = ModalityZeroing::None);
+/// The same for a checkpoint file.
+std::vector<WindowInspection> inspect_windows(const std::filesystem::path& checkpoint, const std::vector<Window>& windows,
+                                              ModalityZeroing zeroing = ModalityZeroing::None);
+
+/// The dataset a checkpoint was trained on: its recorded path, or, when that file is gone (another
+/// machine), the studio's default dataset of the same name made again if its fingerprint matches.
+/// Throws CheckpointError saying to pass the dataset otherwise.
+std::filesystem::path checkpoint_dataset(const CheckpointInfo& info);
+
+}  // namespace dstudio::models

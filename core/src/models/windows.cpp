@@ -1,0 +1,167 @@
+// Windows and their inspection. See windows.h.
+
+#include "dstudio/models/windows.h"
+
+#include <algorithm>
+
+#include "dstudio/behaviour/default_datasets.h"
+#include "dstudio/data/dataset_io.h"
+#include "dstudio/env/environment.h"
+#include "dstudio/models/checkpoint_model.h"
+
+namespace dstudio::models {
+namespace fs = std::filesystem;
+
+Window window_from_dataset(const data::Dataset& ds, int episode, int last_step, int K) {
+  const auto& e = ds.episodes.at(static_cast<std::size_t>(episode));
+  if (last_step < 0 || last_step >= e.length) throw std::invalid_argument("step " + std::to_string(last_step) + " is outside episode " + std::to_string(episode));
+  const int S = static_cast<int>(ds.data.obs_dim), A = static_cast<int>(ds.data.act_dim);
+  Window w{K, S, A, episode, last_step, std::vector<float>(static_cast<std::size_t>(K) * S, 0.0f),
+           std::vector<float>(static_cast<std::size_t>(K) * A, 0.0f), std::vector<float>(static_cast<std::size_t>(K), 0.0f),
+           std::vector<std::int64_t>(static_cast<std::size_t>(K), 0), std::vector<float>(static_cast<std::size_t>(K), 0.0f)};
+  // Returns-to-go from each step of the episode to its end.
+  std::vector<double> rtg(static_cast<std::size_t>(e.length) + 1, 0.0);
+  for (std::int64_t t = e.length - 1; t >= 0; --t)
+    rtg[static_cast<std::size_t>(t)] = rtg[static_cast<std::size_t>(t) + 1] + ds.data.rewards[static_cast<std::size_t>(e.start + t)];
+  const int len = std::min(K, last_step + 1), offset = K - len;
+  for (int p = 0; p < len; ++p) {
+    const int step = last_step - len + 1 + p;
+    const auto row = static_cast<std::size_t>(e.start + step);
+    const auto slot = static_cast<std::size_t>(offset + p);
+    std::copy_n(&ds.data.observations[row * S], S, &w.states[slot * S]);
+    std::copy_n(&ds.data.actions[row * A], A, &w.actions[slot * A]);
+    w.returns_to_go[slot] = static_cast<float>(rtg[static_cast<std::size_t>(step)]);
+    w.timesteps[slot] = step;
+    w.mask[slot] = 1.0f;
+  }
+  return w;
+}
+
+std::vector<Window> sample_windows(const data::Dataset& ds, int count, int K) {
+  std::vector<int> episodes;
+  for (std::size_t e = 0; e < ds.episodes.size(); ++e)
+    if (ds.episodes[e].complete() && ds.episodes[e].length >= K) episodes.push_back(static_cast<int>(e));
+  if (episodes.empty()) throw std::invalid_argument(ds.path + " has no complete episode of at least " + std::to_string(K) + " steps");
+  std::stable_sort(episodes.begin(), episodes.end(), [&](int a, int b) { return ds.episodes[static_cast<std::size_t>(a)].length > ds.episodes[static_cast<std::size_t>(b)].length; });
+  std::vector<Window> out;
+  const int per = std::max(1, (count + static_cast<int>(episodes.size()) - 1) / static_cast<int>(episodes.size()));
+  for (int e : episodes) {
+    const auto length = static_cast<int>(ds.episodes[static_cast<std::size_t>(e)].length);
+    for (int k = 0; k < per && static_cast<int>(out.size()) < count; ++k) {
+      // Evenly spaced ends in [K - 1, length - 1].
+      const int last = K - 1 + static_cast<int>(static_cast<long long>(length - K) * (2 * k + 1) / (2 * per));
+      out.push_back(window_from_dataset(ds, e, last, K));
+    }
+    if (static_cast<int>(out.size()) >= count) break;
+  }
+  return out;
+}
+
+Window window_from_trace(const EpisodeTrace& trace, int step, int K, int S, int A) {
+  if (step < 0 || step >= trace.length || trace.states.size() < static_cast<std::size_t>(trace.length) * S)
+    throw std::invalid_argument("the rollout has no trace of step " + std::to_string(step));
+  Window w{K, S, A, -1, step, std::vector<float>(static_cast<std::size_t>(K) * S, 0.0f), std::vector<float>(static_cast<std::size_t>(K) * A, 0.0f),
+           std::vector<float>(static_cast<std::size_t>(K), 0.0f), std::vector<std::int64_t>(static_cast<std::size_t>(K), 0),
+           std::vector<float>(static_cast<std::size_t>(K), 0.0f)};
+  const int len = std::min(K, step + 1), offset = K - len;
+  for (int p = 0; p < len; ++p) {
+    const auto s = static_cast<std::size_t>(step - len + 1 + p);
+    const auto slot = static_cast<std::size_t>(offset + p);
+    std::copy_n(&trace.states[s * S], S, &w.states[slot * S]);
+    // The current step's action was not known when the policy acted: its slot stays 0.
+    if (static_cast<int>(s) < step) std::copy_n(&trace.actions[s * A], A, &w.actions[slot * A]);
+    w.returns_to_go[slot] = static_cast<float>(trace.returns_to_go[s]);
+    w.timesteps[slot] = static_cast<std::int64_t>(s);
+    w.mask[slot] = 1.0f;
+  }
+  return w;
+}
+
+std::vector<WindowInspection> inspect_windows(DecisionModelImpl& model, const CheckpointInfo& info, const std::vector<Window>& windows,
+                                              ModalityZeroing zeroing) {
+  const auto& c = model.config();
+  std::vector<WindowInspection> out;
+  if (windows.empty()) return out;
+  const int K = windows.front().steps, S = c.state_dim, A = c.act_dim;
+  for (const auto& w : windows)
+    if (w.steps != K || w.state_dim != S || w.act_dim != A)
+      throw std::invalid_argument("the windows do not fit the model (state " + std::to_string(S) + ", action " + std::to_string(A) + ")");
+  const bool was_training = model.is_training();
+  model.eval();
+  torch::InferenceMode inference;
+  const auto B = static_cast<int64_t>(windows.size());
+  ModelInputs in;
+  in.states = torch::empty({B, K, S});
+  in.actions = torch::empty({B, K, A});
+  in.returns_to_go = torch::empty({B, K, 1});
+  in.timesteps = torch::empty({B, K}, torch::kLong);
+  in.mask = torch::empty({B, K});
+  for (int64_t b = 0; b < B; ++b) {
+    const auto& w = windows[static_cast<std::size_t>(b)];
+    std::copy(w.states.begin(), w.states.end(), in.states.data_ptr<float>() + b * K * S);
+    std::copy(w.actions.begin(), w.actions.end(), in.actions.data_ptr<float>() + b * K * A);
+    for (int k = 0; k < K; ++k) in.returns_to_go.data_ptr<float>()[b * K + k] = static_cast<float>(w.returns_to_go[static_cast<std::size_t>(k)] / info.rtg_scale);
+    std::copy(w.timesteps.begin(), w.timesteps.end(), in.timesteps.data_ptr<int64_t>() + b * K);
+    std::copy(w.mask.begin(), w.mask.end(), in.mask.data_ptr<float>() + b * K);
+  }
+  in.timesteps.clamp_(0, c.max_ep_len - 1);
+  auto mean = torch::tensor(info.state_mean), std = torch::tensor(info.state_std);
+  in.states = (in.states - mean) / std * in.mask.unsqueeze(-1);  // padding stays 0
+  Inspection inspection;
+  model.forward(in, &inspection, zeroing);
+  if (was_training) model.train();
+
+  const int per_step = c.tokenizer == Tokenizer::Triplet ? 3 : 1;
+  const int T = K * per_step, H = c.hidden;
+  for (int64_t b = 0; b < B; ++b) {
+    const auto& w = windows[static_cast<std::size_t>(b)];
+    WindowInspection r;
+    r.token_types = inspection.token_types;
+    r.hidden = H;
+    for (int k = 0; k < T; ++k) {
+      const int p = k / per_step;
+      const bool real = w.mask[static_cast<std::size_t>(p)] > 0.5f;
+      r.valid.push_back(real);
+      r.token_steps.push_back(real ? static_cast<int>(w.timesteps[static_cast<std::size_t>(p)]) : -1);
+    }
+    for (std::size_t l = 0; l < inspection.mixing.size(); ++l) {
+      const auto m = inspection.mixing[l].select(0, b).contiguous();
+      r.layers.push_back({static_cast<int>(m.size(0)), T, std::vector<float>(m.data_ptr<float>(), m.data_ptr<float>() + m.numel()),
+                          inspection.mixers[l]});
+    }
+    if (inspection.tokens_before_merge.defined()) {
+      const auto t = inspection.tokens_before_merge.select(0, b).contiguous();
+      r.tokens_before_merge.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+    }
+    const auto t = inspection.tokens.select(0, b).contiguous();
+    r.tokens.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<WindowInspection> inspect_windows(const fs::path& checkpoint, const std::vector<Window>& windows, ModalityZeroing zeroing) {
+  CheckpointInfo info;
+  DecisionModel model = load_checkpoint_model(checkpoint, &info);
+  return inspect_windows(*model, info, windows, zeroing);
+}
+
+fs::path checkpoint_dataset(const CheckpointInfo& info) {
+  std::error_code ec;
+  if (!info.dataset_path.empty() && fs::exists(info.dataset_path, ec)) return info.dataset_path;
+  // A default dataset made on another machine: the same name is the same settings and policies.
+  for (const auto& env : env::task_names())
+    for (const auto kind : {behaviour::DatasetKind::Random, behaviour::DatasetKind::Medium, behaviour::DatasetKind::MediumReplay,
+                            behaviour::DatasetKind::Expert, behaviour::DatasetKind::MediumExpert}) {
+      const auto path = behaviour::default_dataset_path(env, kind);
+      if (!info.dataset_path.empty() && path.filename() == fs::path(info.dataset_path).filename()) {
+        const auto made = behaviour::ensure_default_dataset(env, kind);
+        const auto ds = data::load_dataset(made);
+        if (ds.fingerprint == info.dataset_fingerprint) return made;
+      }
+    }
+  throw CheckpointError(info.path + ": its dataset " + (info.dataset_path.empty() ? std::string("is not recorded") : info.dataset_path + " is not here") +
+                        "; pass one with --dataset");
+}
+
+}  // namespace dstudio::models
