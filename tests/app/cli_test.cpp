@@ -247,3 +247,98 @@ TEST_F(Cli, ImportAndPredictRunAsDocumented) {
 }
 
 }  // namespace
+
+namespace {
+
+// A hopper dataset from the random behaviour, and a small DT trained on it for a few steps.
+class Analyses : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new dstudio::test::TempDir;
+    const auto data = (*dir_ / "random.hdf5").string();
+    auto r = run("dataset generate --env hopper --kind random --transitions 4000 --seed 1 --out " + data, *dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = run("train --variant dt --dataset " + data + " --steps 20 --threads 1 --config '{\"hidden\": 16, \"context_length\": 5}' --out " +
+                (*dir_ / "dt").string(),
+            *dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    checkpoint_ = (*dir_ / "dt" / "checkpoint.pt").string();
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  void SetUp() override {
+#ifndef DSTUDIO_HAVE_FIGURES
+    GTEST_SKIP() << "dstudio analyze needs the GUI libraries (DSTUDIO_BUILD_GUI)";
+#endif
+  }
+
+  static nlohmann::json analyze(const std::string& args, const std::string& out) {
+    const auto r = run("analyze " + args + " --checkpoint " + checkpoint_ + " --out " + (*dir_ / out).string() + " --json", *dir_);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.out;
+    for (const auto& f : j.value("files", nlohmann::json::array())) EXPECT_TRUE(std::filesystem::exists(f.get<std::string>())) << f;
+    EXPECT_TRUE(std::filesystem::exists(*dir_ / out / "summary.json"));
+    return j;
+  }
+
+  static inline dstudio::test::TempDir* dir_ = nullptr;
+  static inline std::string checkpoint_;
+};
+
+TEST_F(Analyses, EvalPrintsScoresPerTarget) {
+  const auto r = run("eval --checkpoint " + checkpoint_ + " --targets 3600,1800 --episodes 2 --json", *dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["targets"].size(), 2u);
+  EXPECT_EQ(j["targets"][1]["target"], 1800.0);
+  EXPECT_EQ(j["episodes"].size(), 4u);
+  EXPECT_EQ(j["env"], "hopper");
+  EXPECT_EQ(run("eval --checkpoint " + checkpoint_ + " --zeroing sideways", *dir_).exit_code, 2);
+}
+
+TEST_F(Analyses, AttentionWritesMapsAndTheirDerivation) {
+  const auto j = analyze("attention --windows 4 --compare " + checkpoint_, "attention");
+  EXPECT_EQ(j["tokens"], 15);
+  ASSERT_EQ(j["layers"].size(), 3u);
+  EXPECT_THAT(j["layers"][0]["derivation"].get<std::string>(), HasSubstr("softmax"));
+  EXPECT_EQ(j["compare"]["max_abs_difference"], 0.0);  // a checkpoint against itself
+  bool pdf = false, svg = false, png = false;
+  for (const auto& f : j["files"]) {
+    const auto name = f.get<std::string>();
+    pdf |= name.ends_with("attention_layer1.pdf");
+    svg |= name.ends_with("attention_layer1.svg");
+    png |= name.ends_with("attention_layer1.png");
+  }
+  EXPECT_TRUE(pdf && svg && png);
+}
+
+TEST_F(Analyses, EntropyAblationSweepAndTsneSummaries) {
+  auto j = analyze("entropy --episodes 2 --windows 4", "entropy");
+  EXPECT_GT(j["mean_entropy"].get<double>(), 0.0);
+  EXPECT_LE(j["mean_entropy"].get<double>(), std::log(15.0));
+  EXPECT_TRUE(j.contains("entropy_reward_pearson"));
+  j = analyze("ablation --episodes 2 --seeds 1", "ablation");
+  for (const char* key : {"none", "rtg", "states", "actions"}) {
+    EXPECT_TRUE(j[key].contains("mean")) << key;
+    EXPECT_TRUE(j[key].contains("std")) << key;
+  }
+  j = analyze("rtg-sweep --multiples 1,2 --episodes 2", "sweep");
+  ASSERT_EQ(j["points"].size(), 2u);
+  EXPECT_EQ(j["points"][1]["target"], 7200.0);
+  EXPECT_TRUE(j["points"][0].contains("std"));
+  EXPECT_GT(j["dataset_best_return"].get<double>(), 0.0);
+  j = analyze("tsne --windows 6 --perplexity 5 --iterations 250", "tsne");
+  EXPECT_EQ(j["points"], 6 * 15 * 2);  // R, s, a embeddings and the block inputs of 6 full windows
+  EXPECT_GT(j["kl"].get<double>(), 0.0);
+  EXPECT_GT(j["seconds"].get<double>(), 0.0);
+}
+
+TEST_F(Analyses, BadInputSaysWhatAndWhere) {
+  const auto r = run("analyze ablation --checkpoint " + std::string(DSTUDIO_TEST_DATA) + "/corl_dt/a_inputs.h5 --out " +
+                         (*dir_ / "bad").string(),
+                     *dir_);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("a_inputs.h5: "));
+}
+
+}  // namespace
