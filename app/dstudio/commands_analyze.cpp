@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -504,6 +505,58 @@ void run_sweep(const SweepArgs& a) {
   finish(a, summary, files);
 }
 
+// ---------------------------------------------------------------------------------------------
+
+struct TrainingArgs : Common {
+  std::string run, compare_run;
+};
+
+// Metrics of a run over its steps: every key of metrics.jsonl.
+std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> read_metrics(const std::string& run) {
+  const auto path = fs::path(run) / "metrics.jsonl";
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path.string() + ": no such file (is " + run + " a training run's folder?)");
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> out;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.contains("step")) throw std::runtime_error(path.string() + ": line " + std::to_string(number) + " is not a metrics record");
+    for (const auto& [key, value] : j.items())
+      if (key != "step" && value.is_number()) {
+        out[key].first.push_back(j["step"].get<double>());
+        out[key].second.push_back(value.get<double>());
+      }
+  }
+  return out;
+}
+
+void run_training_curves(const TrainingArgs& a) {
+  std::vector<std::string> files;
+  ordered_json summary = {{"analysis", "training"}, {"run", a.run}};
+  std::vector<std::pair<std::string, decltype(read_metrics(""))>> runs = {{fs::path(a.run).filename().string(), read_metrics(a.run)}};
+  if (!a.compare_run.empty()) runs.push_back({fs::path(a.compare_run).filename().string(), read_metrics(a.compare_run)});
+  viz::FigureContext figures;
+  for (const auto& [key, label] : {std::pair{"loss", "training loss"}, std::pair{"entropy_layer1", "attention entropy, layer 1"},
+                                   std::pair{"eval_score", "normalised score"}}) {
+    std::vector<viz::Series> series;
+    ordered_json last = ordered_json::object();
+    for (const auto& [name, metrics] : runs) {
+      auto it = metrics.find(key);
+      if (it == metrics.end()) continue;
+      series.push_back({QString::fromStdString(name), it->second.first, it->second.second, {}, {}, false});
+      last[name] = it->second.second.back();
+    }
+    if (series.empty()) continue;
+    summary[key] = {{"last", last}, {"points", series.front().x.size()}};
+    for (auto& f : viz::save_lines((fs::path(a.out) / ("training_" + std::string(key))).string(), series, "training step",
+                                   QString::fromUtf8(label), style_of(a, label)))
+      files.push_back(f);
+  }
+  finish(a, summary, files);
+}
+
 template <typename Args>
 void wire(CLI::App* cmd, std::shared_ptr<Args> a, int& exit_code, std::function<void(const Args&)> body) {
   cmd->callback([&exit_code, a, body] {
@@ -571,6 +624,18 @@ void add_analyze_commands(CLI::App& app, int& exit_code) {
   ablation->add_option("--seeds", ab->seeds, "Seeds")->capture_default_str()->check(CLI::Range(1, 100));
   ablation->add_option("--target", ab->target, "Target return (default: the task's first)");
   wire<AblationArgs>(ablation, ab, exit_code, run_ablation);
+
+  auto tr = std::make_shared<TrainingArgs>();
+  auto* training = analyze->add_subcommand("training", "Loss, attention entropy and score over the course of training (metrics.jsonl)");
+  training->add_option("--run", tr->run, "A training run's folder (dstudio train --out; --eval-every records entropy and score)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  training->add_option("--compare", tr->compare_run, "A second run's folder")->check(CLI::ExistingDirectory);
+  training->add_option("--out", tr->out, "Folder for summary.json and the figures")->required();
+  training->add_flag("--json", tr->json, "Also print the summary as one JSON object on stdout");
+  training->add_option("--width", tr->width, "Figure width in inches")->capture_default_str();
+  training->add_option("--font", tr->font, "Figure font size in points")->capture_default_str();
+  wire<TrainingArgs>(training, tr, exit_code, run_training_curves);
 
   auto sw = std::make_shared<SweepArgs>();
   auto* sweep = analyze->add_subcommand("rtg-sweep", "Normalised score as the target return leaves the dataset");

@@ -12,6 +12,7 @@
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/models/checkpoint.h"
+#include "dstudio/models/evaluation.h"
 #include "dstudio/models/training.h"
 #include "terminal_progress.h"
 
@@ -61,7 +62,7 @@ void add_train_commands(CLI::App& app, int& exit_code) {
     std::string variant, dataset, config, training, out, resume, merger = "conv", mixer = "pooling";
     std::int64_t steps = 0;
     std::uint64_t seed = 0;
-    int threads = 0;
+    int threads = 0, eval_every = 0, eval_episodes = 5;
     bool seed_given = false;
   };
   auto a = std::make_shared<Args>();
@@ -79,6 +80,10 @@ void add_train_commands(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 64));
   train->add_option("--out", a->out, "Output folder (checkpoint.pt, metrics.csv, metrics.jsonl)");
   train->add_option("--resume", a->resume, "Continue the run saved in this checkpoint");
+  train->add_option("--eval-every", a->eval_every,
+                    "Every N steps, roll the policy out and measure the first layer's attention entropy (metrics.jsonl)")
+      ->check(CLI::Range(0, 100'000'000));
+  train->add_option("--eval-episodes", a->eval_episodes, "Episodes of each evaluation")->capture_default_str()->check(CLI::Range(1, 1000));
   train->callback([&exit_code, a, train] {
     try {
       if (!a->resume.empty()) {
@@ -86,6 +91,8 @@ void add_train_commands(CLI::App& app, int& exit_code) {
         const std::string path = a->dataset.empty() ? info.dataset_path : a->dataset;
         const auto dataset = data::load_dataset(path);
         auto trainer = models::Trainer::resume(dataset, a->resume, a->out);
+        if (trainer->training().eval_every > 0)
+          trainer->on_evaluation(models::evaluation_hook(dataset, trainer->training().rtg_scale, a->eval_episodes));
         exit_code = run_training(*trainer);
         return;
       }
@@ -111,7 +118,9 @@ void add_train_commands(CLI::App& app, int& exit_code) {
       if (!defaults.source.empty())
         std::printf("%s: hidden %d, learning rate %g (--config / --training override)\n", defaults.source.c_str(), variant.hidden,
                     training.learning_rate);
+      if (a->eval_every > 0) training.eval_every = a->eval_every;
       models::Trainer trainer(dataset, variant, training, a->out);
+      if (training.eval_every > 0) trainer.on_evaluation(models::evaluation_hook(dataset, training.rtg_scale, a->eval_episodes));
       exit_code = run_training(trainer);
     } catch (const CLI::ValidationError& e) {
       std::fprintf(stderr, "dstudio: error: %s\n", e.what());

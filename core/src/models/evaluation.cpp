@@ -10,6 +10,7 @@
 #include "dstudio/common/system_info.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint_model.h"
+#include "dstudio/models/windows.h"
 
 namespace dstudio::models {
 namespace fs = std::filesystem;
@@ -236,6 +237,41 @@ RolloutResult rollout(const fs::path& checkpoint, const RolloutConfig& config, c
   CheckpointInfo info;
   DecisionModel model = load_checkpoint_model(checkpoint, &info);
   return rollout(*model, info, config, progress);
+}
+
+EvaluationHook evaluation_hook(const data::Dataset& dataset, double rtg_scale, int episodes, int windows) {
+  CheckpointInfo info;
+  info.path = dataset.path;
+  info.env_id = dataset.env_id;
+  info.state_mean = dataset.state_mean;
+  info.state_std = dataset.state_std;
+  info.rtg_scale = rtg_scale;
+  info.dataset_path = dataset.path;
+  return [&dataset, info, episodes, windows, sampled = std::vector<Window>{}](DecisionModelImpl& model, std::int64_t) mutable {
+    EvaluationResult out;
+    if (!info.env_id.empty()) {
+      RolloutConfig rc;
+      rc.targets = {env::task(info.env_id).default_targets.front()};
+      rc.episodes = episodes;
+      rc.traces = false;
+      const auto r = rollout(model, info, rc);
+      out["eval_score"] = r.summary.front().mean_score;
+      out["eval_score_std"] = r.summary.front().std_score;
+      out["eval_return"] = r.summary.front().mean_return;
+    }
+    if (sampled.empty()) sampled = sample_windows(dataset, windows, model.config().context_length);
+    const auto ins = inspect_windows(model, info, sampled);
+    double entropy = 0.0;
+    for (const auto& w : ins) {
+      const auto& l = w.layers.front();
+      const auto n = static_cast<std::size_t>(l.tokens) * l.tokens;
+      for (int h = 0; h < l.heads; ++h)
+        entropy += analysis::attention_entropy({l.values.data() + n * static_cast<std::size_t>(h), n}, l.tokens, w.valid) /
+                   (l.heads * static_cast<double>(ins.size()));
+    }
+    out["entropy_layer1"] = entropy;
+    return out;
+  };
 }
 
 }  // namespace dstudio::models

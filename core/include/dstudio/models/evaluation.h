@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "dstudio/common/progress.h"
+#include "dstudio/data/dataset.h"
 #include "dstudio/models/checkpoint.h"
+#include "dstudio/models/training.h"
 #include "dstudio/models/variant_config.h"
 
 namespace dstudio::models {
@@ -84,5 +86,12 @@ RolloutResult rollout(const std::filesystem::path& checkpoint, const RolloutConf
 /// The same with a model in memory (e.g. during training) and the description of its data.
 RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info, const RolloutConfig& config,
                       const Progress& progress = {});
+
+/// The trainer's periodic evaluation: `episodes` rollouts at the task's first default target
+/// (normalised with the dataset's statistics) and the first layer's attention entropy on
+/// `windows` fixed windows of the dataset. Reports eval_score, eval_score_std, eval_return and
+/// entropy_layer1 (mean over heads and real queries), which the trainer writes to metrics.jsonl:
+/// entropy over the course of training. The dataset must outlive the hook.
+EvaluationHook evaluation_hook(const data::Dataset& dataset, double rtg_scale, int episodes = 5, int windows = 16);
 
 }  // namespace dstudio::models
