@@ -251,13 +251,13 @@ class QuadTree {
           return;
         }
         const int other = nd.point;
+        const int moved = nd.count - 1;  // the resident leaf may hold duplicates
         const bool same = other >= 0 && y_[static_cast<std::size_t>(other) * 2] == px && y_[static_cast<std::size_t>(other) * 2 + 1] == py;
         if (same || depth > 48) return;  // duplicates stay together in one leaf
-        subdivide(at);
+        subdivide(at);  // grows nodes_: references into it are stale from here on
         // Move the resident point one level down (its mass is already counted here).
         const int c = quadrant(at, y_[static_cast<std::size_t>(other) * 2], y_[static_cast<std::size_t>(other) * 2 + 1]);
         Node& child = nodes_[static_cast<std::size_t>(c)];
-        const int moved = nd.count - 1;  // the resident leaf may hold duplicates
         child.mx = y_[static_cast<std::size_t>(other) * 2] * moved;
         child.my = y_[static_cast<std::size_t>(other) * 2 + 1] * moved;
         child.count = moved;
@@ -273,8 +273,9 @@ class QuadTree {
     const Node parent = nodes_[static_cast<std::size_t>(at)];
     const double h = parent.hw / 2;
     for (int c = 0; c < 4; ++c) {
-      nodes_[static_cast<std::size_t>(at)].child[c] = static_cast<int>(nodes_.size());
+      const int index = static_cast<int>(nodes_.size());
       nodes_.push_back(Node{parent.cx + ((c & 1) ? h : -h), parent.cy + ((c & 2) ? h : -h), h});
+      nodes_[static_cast<std::size_t>(at)].child[c] = index;
     }
   }
 
