@@ -342,3 +342,21 @@ TEST_F(Analyses, BadInputSaysWhatAndWhere) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(Cli, BenchEvalAndTsnePrintTheirConfigurationAndNumbers) {
+  auto r = run("bench eval --variant dt --config '{\"hidden\": 16, \"layers\": 1}' --targets 1 --episodes 2 --json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["env"], "halfcheetah");
+  EXPECT_EQ(j["env_steps"], 2000);  // halfcheetah never ends early: 2 episodes of 1000 steps
+  EXPECT_GT(j["median_seconds"].get<double>(), 0.0);
+  r = run("bench tsne --points 300 --dims 8 --clusters 3 --threads 1 --json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["points"], 300);
+  EXPECT_GT(j["kl"].get<double>(), 0.0);
+}
+
+}  // namespace
