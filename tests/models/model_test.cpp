@@ -235,6 +235,35 @@ TEST(Operators, PoolingIsTheMeanOfTheLastPTokens) {
   EXPECT_FLOAT_EQ(three[3][1].item<float>(), 1.0f / 3.0f);
 }
 
+// What inspection returns for DHi's pooling mixer (P = 3 here) is exactly the formula: row i
+// averages tokens max(0, i - 2)..i.
+TEST(Operators, DhiInspectionReturnsThePoolingFormula) {
+  auto c = make_variant("dhi");
+  c.state_dim = kS;
+  c.act_dim = kA;
+  c.context_length = kK;
+  c.hidden = 16;
+  c.layers = 2;
+  c.max_ep_len = 50;
+  c.pool_size = 3;
+  torch::manual_seed(2);
+  DecisionModel model(c);
+  model->eval();
+  torch::NoGradGuard no_grad;
+  Inspection inspection;
+  model->forward(random_inputs(6), &inspection);
+  for (const auto& m : inspection.mixing) {
+    ASSERT_EQ(m.size(2), kK);
+    for (int64_t b = 0; b < kB; ++b)
+      for (int i = 0; i < kK; ++i)
+        for (int j = 0; j < kK; ++j) {
+          const int first = std::max(0, i - 2);
+          const float expected = j >= first && j <= i ? 1.0f / static_cast<float>(i - first + 1) : 0.0f;
+          EXPECT_FLOAT_EQ(m[b][0][i][j].item<float>(), expected);
+        }
+  }
+}
+
 TEST(Zeroing, RemovesExactlyTheChosenModality) {
   const auto in = random_inputs(10);
   auto z = apply_zeroing(in, ModalityZeroing::ReturnsToGo);
