@@ -29,6 +29,9 @@ TEST(Entropy, OneHotRowsHaveZeroAndUniformRowsLogN) {
     for (int j = 3; j <= i; ++j) padded[static_cast<std::size_t>(i * T + j)] = 1.0f / static_cast<float>(i - 2);
   const std::vector<char> tail = {0, 0, 0, 1, 1, 1};
   EXPECT_NEAR(attention_entropy(padded, T, tail), (std::log(1.0) + std::log(2.0) + std::log(3.0)) / 3.0, 1e-6);
+  // A convolution's equivalent rows do not sum to 1: they are normalised (magnitudes) first.
+  const std::vector<float> taps = {0.3f, 0.0f, -0.3f, 0.3f};
+  EXPECT_NEAR(attention_entropy(taps, 2, std::vector<char>{1, 1}), (0.0 + std::log(2.0)) / 2.0, 1e-6);
 }
 
 TEST(Entropy, GroupingNeverRaisesEntropy) {

@@ -92,9 +92,9 @@ std::vector<std::string> token_labels(const std::vector<char>& types, const std:
 
 std::string mixing_derivation(const std::string& mixer) {
   if (mixer.rfind("conv (", 0) == 0)
-    return "convolution: row p holds the type(p) filter's taps, averaged over channels, at columns p, p-1, ..., p-L+1";
+    return "convolution: row p holds the magnitudes of the type(p) filter's taps, averaged over channels, at columns p, p-1, ..., p-L+1";
   if (mixer == "pooling") return "pooling: row i averages tokens max(0, i-P+1)..i (weights 1/count)";
-  if (mixer == "gated-conv") return "gated convolution: the depthwise convolution's taps averaged over channels (the input-dependent gate is left out)";
+  if (mixer == "gated-conv") return "gated convolution: the magnitudes of the depthwise convolution's taps, averaged over channels (the input-dependent gate is left out)";
   if (mixer == "none") return "no token mixer: the identity";
   if (mixer == "linear-attention") return "linear attention: phi(q).phi(k) normalised over the causal keys, phi = elu + 1";
   if (mixer == "direct-attention") return "direct attention: the learned matrix, row-softmaxed under the causal mask";

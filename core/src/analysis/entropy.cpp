@@ -24,8 +24,14 @@ void for_real_rows(std::span<const float> m, int T, std::span<const char> valid,
   std::vector<double> row(static_cast<std::size_t>(T));
   for (int i = 0; i < T; ++i) {
     if (!valid[static_cast<std::size_t>(i)]) continue;
-    for (int j = 0; j < T; ++j)
-      row[static_cast<std::size_t>(j)] = valid[static_cast<std::size_t>(j)] ? m[static_cast<std::size_t>(i) * T + j] : 0.0;
+    double total = 0.0;
+    for (int j = 0; j < T; ++j) {
+      row[static_cast<std::size_t>(j)] = valid[static_cast<std::size_t>(j)] ? std::abs(m[static_cast<std::size_t>(i) * T + j]) : 0.0;
+      total += row[static_cast<std::size_t>(j)];
+    }
+    // Attention rows already sum to 1; other mixers' equivalent rows are normalised.
+    if (total > 0.0 && std::abs(total - 1.0) > 1e-6)
+      for (auto& v : row) v /= total;
     f(i, row);
   }
 }

@@ -230,8 +230,9 @@ struct ConvMixer : MixerImpl {
     const int64_t B = x.size(0), T = x.size(1), L = window_;
     auto out = type_convolution(x, weight_, bias_);
     if (matrix) {
-      // Equivalent matrix: M[p, p - l] = mean over channels of w_{type(p)}[q, l].
-      auto taps = weight_.detach().mean(1);  // (types, L)
+      // Equivalent matrix: M[p, p - l] = mean over channels of |w_{type(p)}[q, l]|, the taps'
+      // magnitudes (a signed mean would let channels cancel).
+      auto taps = weight_.detach().abs().mean(1);  // (types, L)
       auto m = torch::zeros({T, T});
       for (int64_t p = 0; p < T; ++p)
         for (int64_t l = 0; l < L && p - l >= 0; ++l) m[p][p - l] = taps[types_ == 1 ? 0 : p % 3][l];
@@ -272,7 +273,7 @@ struct GatedConvMixer : MixerImpl {
     auto h = depthwise(padded, weight_.flip(-1).unsqueeze(1), bias_, H).transpose(1, 2);
     if (matrix) {
       // The convolution branch's matrix; the gate is an input-dependent elementwise factor.
-      auto taps = weight_.detach().mean(0);
+      auto taps = weight_.detach().abs().mean(0);
       auto m = torch::zeros({T, T});
       for (int64_t p = 0; p < T; ++p)
         for (int64_t l = 0; l < k && p - l >= 0; ++l) m[p][p - l] = taps[l];

@@ -6,6 +6,8 @@
 ///
 /// A mixing matrix of one head is T x T, row-major, rows are queries; `valid[j]` marks real
 /// (unpadded) tokens. Only real queries are averaged and only real keys count. Natural logs.
+/// A row whose weights over real keys do not sum to 1 (a convolution's equivalent matrix) is
+/// normalised first: the entropy is that of where the row puts its weight.
 
 #include <span>
 #include <vector>

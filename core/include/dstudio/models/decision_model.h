@@ -10,7 +10,7 @@
 /// Inspection returns, per layer, the token-mixing matrix (B, heads, T, T) and the tokens before
 /// and after merging; it never changes the prediction. The mixing matrix is the attention weights
 /// for attention mixers, and for the others the equivalent matrix derived in docs/models.md
-/// (mean over channels of the convolution taps, the pooling weights, the identity for none).
+/// (mean over channels of the convolution taps' magnitudes, the pooling weights, the identity for none).
 
 #include <torch/torch.h>
 
