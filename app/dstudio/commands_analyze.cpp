@@ -97,7 +97,8 @@ std::vector<std::string> relative_labels(const models::WindowInspection& w, int 
   return out;
 }
 
-double finite_or_null(double v) { return std::isfinite(v) ? v : 0.0; }
+// NaN (e.g. the correlation of a constant series) as JSON null.
+ordered_json finite_or_null(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
 
 void finish(const Common& c, ordered_json summary, const std::vector<std::string>& files) {
   summary["files"] = files;
@@ -264,7 +265,9 @@ void run_entropy(const EntropyArgs& a) {
         inter += analysis::inter_step_entropy(m, lm.tokens, w.valid, per_step == 3 ? 3 : 1) / static_cast<double>(ins.size());
       }
       hcsv << l + 1 << ',' << h << ',' << first.mixer << ',' << full << ',' << intra << ',' << inter << '\n';
-      heads.push_back({{"layer", l + 1}, {"head", h}, {"mixer", first.mixer}, {"entropy", full}, {"intra_step", intra}, {"inter_step", inter}});
+      // With one token per step (merged or unified tokens) there is nothing within a step.
+      heads.push_back({{"layer", l + 1}, {"head", h}, {"mixer", first.mixer}, {"entropy", full},
+                       {"intra_step", per_step == 3 ? ordered_json(intra) : ordered_json(nullptr)}, {"inter_step", inter}});
     }
   }
   hcsv.close();
