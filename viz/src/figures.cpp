@@ -315,13 +315,15 @@ std::vector<std::string> save_scatter(const std::string& base, const std::vector
   style_plot(plot, s);
   for (std::size_t k = 0; k < groups.size(); ++k) {
     auto* g = plot.addGraph();
-    g->setData(QVector<double>(groups[k].x.begin(), groups[k].x.end()), QVector<double>(groups[k].y.begin(), groups[k].y.end()), true);
+    // Unsorted keys (the graph sorts them) and no adaptive sampling: every point is drawn.
+    g->setData(QVector<double>(groups[k].x.begin(), groups[k].x.end()), QVector<double>(groups[k].y.begin(), groups[k].y.end()));
+    g->setAdaptiveSampling(false);
     g->setLineStyle(QCPGraph::lsNone);
     QColor colour = categorical()[k % categorical().size()];
     colour.setAlpha(170);
     const QCPScatterStyle::ScatterShape shapes[] = {QCPScatterStyle::ssDisc, QCPScatterStyle::ssTriangle, QCPScatterStyle::ssSquare,
                                                      QCPScatterStyle::ssDiamond, QCPScatterStyle::ssCross};
-    g->setScatterStyle(QCPScatterStyle(shapes[k % 5], colour, colour, 2.5));
+    g->setScatterStyle(QCPScatterStyle(shapes[k % 5], colour, colour, 2.0));
     g->setName(groups[k].name);
   }
   plot.rescaleAxes();
