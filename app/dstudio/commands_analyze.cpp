@@ -283,7 +283,8 @@ void run_entropy(const EntropyArgs& a) {
     rew.y.push_back(ep.rewards[static_cast<std::size_t>(t)]);
   }
   char title[200];
-  std::snprintf(title, sizeof title, "%s: entropy and reward (Pearson %.2f, Spearman %.2f)", name_of(a.checkpoint).c_str(), p, s);
+  std::snprintf(title, sizeof title, "%s, episode 1\nPearson %.2f, Spearman %.2f over %zu steps", name_of(a.checkpoint).c_str(), p, s,
+                entropies.size());
   auto style = style_of(a, title);
   for (auto& f : viz::save_lines((fs::path(a.out) / "entropy_reward").string(), {ent, rew}, "step", "attention entropy", style, "reward"))
     files.push_back(f);

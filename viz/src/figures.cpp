@@ -86,6 +86,17 @@ void style_plot(QCustomPlot& plot, const FigureStyle& s) {
   }
 }
 
+// The legend in a row under the plot, where it hides no data.
+void legend_below(QCustomPlot& plot) {
+  auto* sub = new QCPLayoutGrid;
+  plot.plotLayout()->addElement(plot.plotLayout()->rowCount(), 0, sub);
+  plot.plotLayout()->setRowStretchFactor(plot.plotLayout()->rowCount() - 1, 0.001);
+  sub->addElement(0, 0, plot.legend);
+  plot.legend->setFillOrder(QCPLegend::foColumnsFirst);
+  plot.legend->setWrap(4);
+  plot.legend->setVisible(true);
+}
+
 std::vector<std::string> save_all(QCustomPlot& plot, const std::string& base, const FigureStyle& s) {
   const auto c = canvas(s);
   plot.resize(c.width, c.height);
@@ -273,7 +284,7 @@ std::vector<std::string> save_lines(const std::string& base, const std::vector<S
   }
   plot.yAxis->scaleRange(1.08, plot.yAxis->range().center());
   if (!log_x) plot.xAxis->scaleRange(1.04, plot.xAxis->range().center());
-  plot.legend->setVisible(series.size() > 1);
+  if (series.size() > 1) legend_below(plot);
   return save_all(plot, base, style);
 }
 
@@ -335,16 +346,7 @@ std::vector<std::string> save_scatter(const std::string& base, const std::vector
     axis->grid()->setVisible(false);
     axis->grid()->setZeroLinePen(Qt::NoPen);
   }
-  if (groups.size() > 1) {
-    // The legend in a row under the plot, where it hides no points.
-    auto* sub = new QCPLayoutGrid;
-    plot.plotLayout()->addElement(plot.plotLayout()->rowCount(), 0, sub);
-    plot.plotLayout()->setRowStretchFactor(plot.plotLayout()->rowCount() - 1, 0.001);
-    sub->addElement(0, 0, plot.legend);
-    plot.legend->setFillOrder(QCPLegend::foColumnsFirst);
-    plot.legend->setWrap(4);
-    plot.legend->setVisible(true);
-  }
+  if (groups.size() > 1) legend_below(plot);
   return save_all(plot, base, s);
 }
 
