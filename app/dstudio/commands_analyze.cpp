@@ -391,6 +391,21 @@ void run_tsne(const TsneArgs& a) {
   }
   for (auto& f : viz::save_scatter((fs::path(a.out) / "tsne_timestep").string(), by_time, style_of(a, name_of(a.checkpoint) + ": tokens by timestep")))
     files.push_back(f);
+  // By return-to-go: quartiles of the values seen.
+  std::vector<double> rtgs;
+  for (const auto& m : meta) rtgs.push_back(m.rtg);
+  std::sort(rtgs.begin(), rtgs.end());
+  const double q[5] = {rtgs.front(), rtgs[rtgs.size() / 4], rtgs[rtgs.size() / 2], rtgs[rtgs.size() * 3 / 4], rtgs.back()};
+  std::vector<viz::ScatterGroup> by_rtg(4);
+  for (int k = 0; k < 4; ++k) by_rtg[static_cast<std::size_t>(k)].name = QString("RTG %1-%2").arg(q[k], 0, 'f', 0).arg(q[k + 1], 0, 'f', 0);
+  for (int i = 0; i < n; ++i) {
+    const double v = meta[static_cast<std::size_t>(i)].rtg;
+    const int k = v < q[1] ? 0 : v < q[2] ? 1 : v < q[3] ? 2 : 3;
+    by_rtg[static_cast<std::size_t>(k)].x.push_back(r.embedding[static_cast<std::size_t>(i) * 2]);
+    by_rtg[static_cast<std::size_t>(k)].y.push_back(r.embedding[static_cast<std::size_t>(i) * 2 + 1]);
+  }
+  for (auto& f : viz::save_scatter((fs::path(a.out) / "tsne_rtg").string(), by_rtg, style_of(a, name_of(a.checkpoint) + ": tokens by return-to-go")))
+    files.push_back(f);
   finish(a,
          {{"analysis", "tsne"}, {"checkpoint", a.checkpoint}, {"variant", cfg.variant}, {"windows", windows.size()}, {"points", n},
           {"dims", H}, {"perplexity", a.perplexity}, {"iterations", a.iterations}, {"seconds", r.seconds}, {"kl", r.kl},
