@@ -21,17 +21,20 @@ run() {  # name, then the analyze arguments
   find "$OUT/$name" -maxdepth 1 -name '*.png' -exec cp {} "$DOCS/$name/" \;
 }
 
-# Attention maps: DT against GDT, DC and DT with a token merger, on the same dataset windows.
-run attention-dt attention --checkpoint $C-dt.pt --compare $C-gdt.pt --layer 0
-run attention-gdt attention --checkpoint $C-gdt.pt --layer 0
+# Attention maps on the same dataset windows: DT, DC, DT with a token merger, DHi, GDT, and the
+# difference DT - GDT.
 run attention-dc attention --checkpoint $C-dc.pt --layer 0
 run attention-dt-merger attention --checkpoint $C-dt-merger.pt --layer 0
 run attention-dhi attention --checkpoint $C-dhi.pt --layer 0
-# Entropy: DT, GDT and DT with a token merger; entropy against reward during rollouts.
-for m in dt gdt dt-merger dhi dc; do run entropy-$m entropy --checkpoint $C-$m.pt --episodes "$EPISODES"; done
+# Entropy against reward during rollouts, and per layer and head on dataset windows.
+for m in dt dt-merger dhi dc; do run entropy-$m entropy --checkpoint $C-$m.pt --episodes "$EPISODES"; done
 # Modality zeroing: DC and DT.
 for m in dc dt; do run ablation-$m ablation --checkpoint $C-$m.pt --episodes "$EPISODES" --seeds 3; done
 # Out-of-distribution targets: DC against DT.
 run rtg-sweep rtg-sweep --checkpoint $C-dt.pt --compare $C-dc.pt --episodes "$EPISODES"
 # Merged against unmerged tokens.
 for m in dhi dt-merger dt; do run tsne-$m tsne --checkpoint $C-$m.pt --windows 40; done
+# GDT last (it takes longest to train).
+run attention-dt attention --checkpoint $C-dt.pt --compare $C-gdt.pt --layer 0
+run attention-gdt attention --checkpoint $C-gdt.pt --layer 0
+run entropy-gdt entropy --checkpoint $C-gdt.pt --episodes "$EPISODES"

@@ -87,6 +87,8 @@ TEST(Correlation, PearsonAndSpearmanOnKnownValues) {
   // Ties take their average rank: ranks (1.5, 1.5, 3) against (1, 2, 3).
   EXPECT_NEAR(spearman(std::vector<double>{1, 1, 2}, std::vector<double>{1, 2, 3}), pearson(std::vector<double>{1.5, 1.5, 3}, std::vector<double>{1, 2, 3}), 1e-12);
   EXPECT_TRUE(std::isnan(pearson(std::vector<double>{1, 1, 1}, std::vector<double>{1, 2, 3})));
+  const double third = 1.0 / 3.0;  // constant up to rounding
+  EXPECT_TRUE(std::isnan(pearson(std::vector<double>{third * 3.0, 1.0, third + third + third}, std::vector<double>{1, 2, 3})));
   const auto ms = mean_std(std::vector<double>{1, 3});
   EXPECT_DOUBLE_EQ(ms.mean, 2.0);
   EXPECT_DOUBLE_EQ(ms.std, 1.0);

@@ -88,7 +88,9 @@ double pearson(std::span<const double> x, std::span<const double> y) {
     sxx += (x[i] - mx) * (x[i] - mx);
     syy += (y[i] - my) * (y[i] - my);
   }
-  if (sxx <= 0.0 || syy <= 0.0) return std::numeric_limits<double>::quiet_NaN();
+  // A series constant up to rounding (e.g. a pooling mixer's entropy) has no correlation.
+  const auto flat = [&](double ss, double m) { return ss <= 1e-20 * static_cast<double>(n) * std::max(1.0, m * m); };
+  if (flat(sxx, mx) || flat(syy, my)) return std::numeric_limits<double>::quiet_NaN();
   return sxy / std::sqrt(sxx * syy);
 }
 
