@@ -337,7 +337,7 @@ void run_tsne(const TsneArgs& a) {
       const int p = k / per;
       if (win.mask[static_cast<std::size_t>(p)] < 0.5f) continue;
       points.insert(points.end(), wi.tokens.begin() + static_cast<std::ptrdiff_t>(k) * H, wi.tokens.begin() + static_cast<std::ptrdiff_t>(k + 1) * H);
-      meta.push_back({merged ? std::string("merged") : std::string(1, wi.token_types[static_cast<std::size_t>(k)]) + " (block input)",
+      meta.push_back({merged ? std::string("merged") : std::string(1, wi.token_types[static_cast<std::size_t>(k)]) + " in block",
                       static_cast<int>(w), static_cast<int>(win.timesteps[static_cast<std::size_t>(p)]), win.returns_to_go[static_cast<std::size_t>(p)]});
     }
   }

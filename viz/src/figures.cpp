@@ -92,8 +92,9 @@ void legend_below(QCustomPlot& plot) {
   plot.plotLayout()->addElement(plot.plotLayout()->rowCount(), 0, sub);
   plot.plotLayout()->setRowStretchFactor(plot.plotLayout()->rowCount() - 1, 0.001);
   sub->addElement(0, 0, plot.legend);
-  plot.legend->setFillOrder(QCPLegend::foColumnsFirst);
-  plot.legend->setWrap(4);
+  // Three entries a row; the items already in the legend are laid out again.
+  plot.legend->setWrap(3);
+  plot.legend->setFillOrder(QCPLegend::foColumnsFirst, true);
   plot.legend->setVisible(true);
 }
 
