@@ -163,7 +163,7 @@ void run_attention(const AttentionArgs& a) {
     write_matrix_csv(base + ".csv", m, labels);
     files.push_back(base + ".csv");
     for (auto& f : viz::save_heatmap(base, m, labels, false, "weight",
-                                     style_of(a, who + ", layer " + std::to_string(l + 1) + ": " + mixer + (a.head >= 0 ? ", " + head_text : ""))))
+                                     style_of(a, who + "\nlayer " + std::to_string(l + 1) + ": " + mixer + (a.head >= 0 ? ", " + head_text : ""))))
       files.push_back(f);
     double entropy = 0.0;
     for (const auto& w : inspections) {
@@ -182,7 +182,7 @@ void run_attention(const AttentionArgs& a) {
     const auto base = (fs::path(a.out) / name).string();
     write_matrix_csv(base + ".csv", m, labels);
     files.push_back(base + ".csv");
-    for (auto& f : viz::save_heatmap(base, m, labels, false, "weight", style_of(a, who + ", " + title))) files.push_back(f);
+    for (auto& f : viz::save_heatmap(base, m, labels, false, "weight", style_of(a, who + "\n" + title))) files.push_back(f);
   }
   ordered_json summary = {{"analysis", "attention"}, {"checkpoint", a.checkpoint}, {"variant", cfg.variant},
                           {"source", a.source}, {"windows", windows.size()}, {"tokens", labels.size()}, {"layers", layer_json}};
@@ -198,7 +198,7 @@ void run_attention(const AttentionArgs& a) {
     write_matrix_csv(base + ".csv", diff, labels);
     files.push_back(base + ".csv");
     for (auto& f : viz::save_heatmap(base, diff, labels, true, "difference",
-                                     style_of(a, who + " - " + name_of(a.compare) + ", mean over layers")))
+                                     style_of(a, who + " - " + name_of(a.compare) + "\nmean over layers")))
       files.push_back(f);
     double largest = 0.0;
     for (double v : diff.values) largest = std::max(largest, std::abs(v));
