@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <functional>
+
 namespace dstudio::cli {
 
 /// Exit codes scripts can rely on.
@@ -12,6 +14,11 @@ enum ExitCode : int {
   kFailed = 1,  ///< the work could not be done: bad input data, I/O error
   kUsage = 2,   ///< the command line itself is wrong
 };
+
+/// Runs a command's body and turns what it throws into an exit code with a message on stderr:
+/// std::invalid_argument and CLI::ValidationError are usage errors (2), Cancelled is 130 (as
+/// for Ctrl-C), anything else means the work failed (1).
+int run_guarded(const std::function<void()>& body);
 
 void add_dataset_commands(CLI::App& app, int& exit_code);
 void add_bench_commands(CLI::App& app, int& exit_code);

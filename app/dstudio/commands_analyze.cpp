@@ -579,20 +579,10 @@ void run_training_curves(const TrainingArgs& a) {
 template <typename Args>
 void wire(CLI::App* cmd, std::shared_ptr<Args> a, int& exit_code, std::function<void(const Args&)> body) {
   cmd->callback([&exit_code, a, body] {
-    try {
+    exit_code = run_guarded([&] {
       std::filesystem::create_directories(a->out);
       body(*a);
-      exit_code = kOk;
-    } catch (const std::invalid_argument& e) {
-      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
-      exit_code = kUsage;
-    } catch (const Cancelled&) {
-      std::fprintf(stderr, "dstudio: cancelled\n");
-      exit_code = 130;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
-      exit_code = kFailed;
-    }
+    });
   });
 }
 

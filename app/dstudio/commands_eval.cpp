@@ -84,7 +84,7 @@ void add_eval_commands(CLI::App& app, int& exit_code) {
   eval->add_option("--out", a->out, "Folder for summary.json and episodes.csv (every step of every episode)");
   eval->add_flag("--json", a->json, "Print one JSON object");
   eval->callback([&exit_code, a] {
-    try {
+    exit_code = run_guarded([&] {
       models::RolloutConfig config;
       config.targets = a->targets;
       config.episodes = a->episodes;
@@ -115,17 +115,7 @@ void add_eval_commands(CLI::App& app, int& exit_code) {
         for (const auto& s : r.summary)
           std::printf("%10.0f %10.1f %10.1f %12.1f %10.1f\n", s.target, s.mean_return, s.std_return, s.mean_score, s.std_score);
       }
-      exit_code = kOk;
-    } catch (const std::invalid_argument& e) {
-      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
-      exit_code = kUsage;
-    } catch (const Cancelled&) {
-      std::fprintf(stderr, "dstudio: cancelled\n");
-      exit_code = 130;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
-      exit_code = kFailed;
-    }
+    });
   });
 }
 

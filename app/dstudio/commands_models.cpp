@@ -44,19 +44,8 @@ void add_model_commands(CLI::App& app, int& exit_code) {
     exit_code = kOk;
   });
 
-  // Both commands report bad input as "dstudio: error: <file>: <problem>" and write nothing then.
-  auto run = [&exit_code](const std::function<void()>& body) {
-    try {
-      body();
-      exit_code = kOk;
-    } catch (const CLI::ValidationError& e) {
-      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
-      exit_code = kUsage;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
-      exit_code = kFailed;
-    }
-  };
+  // Bad input is reported as "dstudio: error: <file>: <problem>", and nothing is written then.
+  auto run = [&exit_code](const std::function<void()>& body) { exit_code = run_guarded(body); };
 
   auto* import = app.add_subcommand("import", "Import a checkpoint saved by other code as a Decision Studio checkpoint");
   struct ImportArgs {

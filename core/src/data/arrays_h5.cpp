@@ -2,9 +2,6 @@
 
 #include "dstudio/data/arrays_h5.h"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -80,36 +77,16 @@ void write_nd_arrays(const fs::path& path, const std::map<std::string, NdArray>&
   for (const auto& [key, a] : arrays)
     if (static_cast<std::int64_t>(a.values.size()) != a.numel())
       ctx.fail(key, "holds " + std::to_string(a.values.size()) + " values for its shape");
-  static std::atomic<int> counter{0};
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  std::string temp_name = ".";  // appended piecewise: GCC 12 warns falsely on chained concatenation
-  temp_name += path.filename().string();
-  temp_name += ".partial-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
-  const fs::path temp = dir / temp_name;
-  try {
-    {
-      std::lock_guard lock(h5::library_mutex());
-      h5::silence_library();
-      Handle file(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-      if (!file.valid()) ctx.fail_h5("", "cannot be created (is the folder writable?)");
-      for (const auto& [key, a] : arrays) {
-        std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());
-        std::vector<float> values(a.values.begin(), a.values.end());
-        Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
-        Handle d(H5Dcreate2(file, key.c_str(), H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
-        if (!d.valid() || H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
-          ctx.fail_h5(key, "could not be written");
-      }
-      if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) ctx.fail_h5("", "could not be flushed to disk");
+  h5::write_file_atomically(ctx, path, /*track_times=*/true, [&](hid_t file) {
+    for (const auto& [key, a] : arrays) {
+      std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());
+      std::vector<float> values(a.values.begin(), a.values.end());
+      Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
+      Handle d(H5Dcreate2(file, key.c_str(), H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+      if (!d.valid() || H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
+        ctx.fail_h5(key, "could not be written");
     }
-    std::error_code ec;
-    fs::rename(temp, path, ec);
-    if (ec) ctx.fail("", "could not be moved into place: " + ec.message());
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove(temp, ignored);
-    throw;
-  }
+  });
 }
 
 }  // namespace dstudio::data

@@ -1,6 +1,9 @@
 #include "h5.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -331,6 +334,37 @@ std::vector<std::string> attribute_names(hid_t obj) {
       },
       &names);
   return names;
+}
+
+void write_file_atomically(const Context& ctx, const std::filesystem::path& path, bool track_times,
+                           const std::function<void(hid_t file)>& fill) {
+  namespace fs = std::filesystem;
+  static std::atomic<int> counter{0};
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  // Built by appending: GCC 12 warns falsely (-Wrestrict) on chains of string concatenation.
+  std::string temp_name = ".";
+  temp_name += path.filename().string();
+  temp_name += ".partial-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+  const fs::path temp = dir / temp_name;
+  try {
+    {
+      std::lock_guard lock(library_mutex());
+      silence_library();
+      Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
+      if (!track_times) H5Pset_obj_track_times(fcpl, 0);  // intermediate groups inherit this
+      Handle file(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT), H5Fclose);
+      if (!file.valid()) ctx.fail_h5("", "cannot be created (is the folder writable?)");
+      fill(file);
+      if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) ctx.fail_h5("", "could not be flushed to disk");
+    }
+    std::error_code ec;
+    fs::rename(temp, path, ec);
+    if (ec) ctx.fail("", "could not be moved into place: " + ec.message());
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove(temp, ignored);
+    throw;
+  }
 }
 
 }  // namespace dstudio::data::h5

@@ -5,6 +5,7 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -60,6 +61,13 @@ struct Context {
   [[noreturn]] void fail(const std::string& key, const std::string& problem) const;
   [[noreturn]] void fail_h5(const std::string& key, const std::string& what) const;
 };
+
+/// Creates `path` as a new HDF5 file whose contents `fill` writes, under a temporary name beside
+/// it that is renamed into place only when complete: a failure or crash leaves no half-written
+/// file. Without `track_times`, object headers carry no modification times, so the same
+/// contents give the same bytes. Takes the library lock.
+void write_file_atomically(const Context& ctx, const std::filesystem::path& path, bool track_times,
+                           const std::function<void(hid_t file)>& fill);
 
 /// What kind of values an array holds.
 enum class Kind { Float, Integer, Bool, String, Other };

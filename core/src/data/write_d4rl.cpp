@@ -1,10 +1,7 @@
 // Writing the D4RL layout. The file is created under a temporary name beside the target and
 // renamed into place only when complete.
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 
 #include "dstudio/data/dataset_io.h"
@@ -116,49 +113,24 @@ void check_arrays(const h5::Context& ctx, const TransitionArrays& d) {
 
 void write_d4rl(const std::filesystem::path& path, const TransitionArrays& data,
                 const std::map<std::string, std::string>& metadata, const WriteOptions& options) {
-  namespace fs = std::filesystem;
   const h5::Context ctx{path.string()};
   check_arrays(ctx, data);
-  static std::atomic<int> counter{0};
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  // Built by appending: GCC 12 warns falsely (-Wrestrict) on chains of string concatenation.
-  std::string temp_name = ".";
-  temp_name += path.filename().string();
-  temp_name += ".partial-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
-  const fs::path temp = dir / temp_name;
-  try {
-    {
-      std::lock_guard lock(h5::library_mutex());
-      h5::silence_library();
-      Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
-      H5Pset_obj_track_times(fcpl, 0);  // intermediate groups inherit this
-      Handle file(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT), H5Fclose);
-      if (!file.valid()) ctx.fail_h5("", "cannot be created (is the folder writable?)");
-      Writer w(ctx, file, options);
-      const std::int64_t n = data.size();
-      w.floats("observations", data.observations, n, data.obs_dim, false);
-      w.floats("actions", data.actions, n, data.act_dim, false);
-      w.floats("rewards", data.rewards, n, 1, true);
-      w.flags("terminals", data.terminals, n);
-      if (options.write_timeouts) {
-        std::vector<std::uint8_t> none;
-        w.flags("timeouts", data.timeouts.empty() ? (none.assign(n, 0), none) : data.timeouts, n);
-      }
-      if (!data.next_observations.empty())
-        w.floats("next_observations", data.next_observations, n, data.obs_dim, false);
-      if (!data.qpos.empty()) w.floats("infos/qpos", data.qpos, n, data.qpos_dim, false);
-      if (!data.qvel.empty()) w.floats("infos/qvel", data.qvel, n, data.qvel_dim, false);
-      for (const auto& [key, value] : metadata) w.text("metadata/" + key, value);
-      if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) ctx.fail_h5("", "could not be flushed to disk");
+  h5::write_file_atomically(ctx, path, /*track_times=*/false, [&](hid_t file) {
+    Writer w(ctx, file, options);
+    const std::int64_t n = data.size();
+    w.floats("observations", data.observations, n, data.obs_dim, false);
+    w.floats("actions", data.actions, n, data.act_dim, false);
+    w.floats("rewards", data.rewards, n, 1, true);
+    w.flags("terminals", data.terminals, n);
+    if (options.write_timeouts) {
+      std::vector<std::uint8_t> none;
+      w.flags("timeouts", data.timeouts.empty() ? (none.assign(n, 0), none) : data.timeouts, n);
     }
-    std::error_code ec;
-    fs::rename(temp, path, ec);
-    if (ec) ctx.fail("", "could not be moved into place: " + ec.message());
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove(temp, ignored);
-    throw;
-  }
+    if (!data.next_observations.empty()) w.floats("next_observations", data.next_observations, n, data.obs_dim, false);
+    if (!data.qpos.empty()) w.floats("infos/qpos", data.qpos, n, data.qpos_dim, false);
+    if (!data.qvel.empty()) w.floats("infos/qvel", data.qvel, n, data.qvel_dim, false);
+    for (const auto& [key, value] : metadata) w.text("metadata/" + key, value);
+  });
 }
 
 }  // namespace dstudio::data

@@ -82,6 +82,16 @@ torch::Tensor pooling_matrix(int64_t T, int64_t P) {
   return m;
 }
 
+ModelInputs rows_of(const ModelInputs& in, int64_t first, int64_t rows) {
+  ModelInputs out;
+  out.states = in.states.narrow(0, first, rows);
+  out.actions = in.actions.narrow(0, first, rows);
+  out.returns_to_go = in.returns_to_go.narrow(0, first, rows);
+  out.timesteps = in.timesteps.narrow(0, first, rows);
+  if (in.mask.defined()) out.mask = in.mask.narrow(0, first, rows);
+  return out;
+}
+
 ModelInputs apply_zeroing(const ModelInputs& in, ModalityZeroing zeroing) {
   ModelInputs out = in;
   switch (zeroing) {
@@ -104,6 +114,8 @@ torch::Tensor activate(const torch::Tensor& x, const std::string& activation) {
   return activation == "gelu" ? F::gelu(x) : torch::relu(x);
 }
 
+}  // namespace
+
 // What every mixer of a forward pass shares, computed once per pass.
 struct Masks {
   torch::Tensor allowed;   // (B, 1, T, T) or (1, 1, T, T) bool: causal, padded keys excluded
@@ -112,13 +124,15 @@ struct Masks {
 
 // A large finite negative (not -inf) keeps rows whose keys are all padding finite; real queries
 // always see themselves. Without padding the causal mask alone is used, broadcast over the batch.
-Masks make_masks(const torch::Tensor& valid, int64_t T) {
+static Masks make_masks(const torch::Tensor& valid, int64_t T) {
   Masks m;
   auto causal = torch::ones({T, T}, torch::kBool).tril();
   m.allowed = (valid.all().item<bool>() ? causal.unsqueeze(0) : causal.unsqueeze(0) & valid.unsqueeze(1)).unsqueeze(1);
   m.additive = torch::zeros(m.allowed.sizes(), torch::kFloat).masked_fill(m.allowed.logical_not(), -1e9);
   return m;
 }
+
+namespace {
 
 // A token mixer: x (B, T, H) after layer norm. With `matrix`, also returns its mixing matrix
 // (B, heads, T, T). forward_row gives the output at one position only (B, 1, H); mixers whose
@@ -477,13 +491,26 @@ torch::Tensor DecisionModelImpl::embed(const ModelInputs& in, Inspection* inspec
   return tokens;
 }
 
-torch::Tensor DecisionModelImpl::forward(const ModelInputs& raw, Inspection* inspection, ModalityZeroing zeroing) {
+ModelInputs DecisionModelImpl::prepare(const ModelInputs& raw, ModalityZeroing zeroing) const {
   ModelInputs in = apply_zeroing(raw, zeroing);
+  const int64_t B = in.states.size(0), K = in.states.size(1);
+  if (K > config_.context_length && config_.mixer == Mixer::DirectAttention)
+    throw std::invalid_argument("direct attention was built for " + std::to_string(config_.context_length) + " steps, not " +
+                                std::to_string(K));
+  if (!in.mask.defined()) in.mask = torch::ones({B, K});
+  return in;
+}
+
+Masks DecisionModelImpl::masks_for(const ModelInputs& in, int64_t tokens) const {
+  auto valid = in.mask > 0.5;
+  if (config_.tokenizer == Tokenizer::Triplet) valid = valid.repeat_interleave(3, 1);
+  return make_masks(valid, tokens);
+}
+
+torch::Tensor DecisionModelImpl::forward(const ModelInputs& raw, Inspection* inspection, ModalityZeroing zeroing) {
+  const ModelInputs in = prepare(raw, zeroing);
   const auto& c = config_;
   const int64_t B = in.states.size(0), K = in.states.size(1);
-  if (K > c.context_length && c.mixer == Mixer::DirectAttention)
-    throw std::invalid_argument("direct attention was built for " + std::to_string(c.context_length) + " steps, not " + std::to_string(K));
-  if (!in.mask.defined()) in.mask = torch::ones({B, K});
   if (inspection) *inspection = Inspection{};
 
   if (c.tokenizer == Tokenizer::State) {
@@ -491,9 +518,7 @@ torch::Tensor DecisionModelImpl::forward(const ModelInputs& raw, Inspection* ins
     return c.action_tanh ? torch::tanh(out) : out;
   }
   auto x = embed(in, inspection);
-  auto valid = in.mask > 0.5;
-  if (c.tokenizer == Tokenizer::Triplet) valid = valid.repeat_interleave(3, 1);
-  const Masks masks = make_masks(valid, x.size(1));
+  const Masks masks = masks_for(in, x.size(1));
   for (const auto& module : *blocks_) {
     auto* block = module->as<BlockImpl>();
     torch::Tensor matrix;
@@ -510,20 +535,15 @@ torch::Tensor DecisionModelImpl::forward(const ModelInputs& raw, Inspection* ins
 }
 
 torch::Tensor DecisionModelImpl::act(const ModelInputs& raw, ModalityZeroing zeroing) {
-  ModelInputs in = apply_zeroing(raw, zeroing);
+  const ModelInputs in = prepare(raw, zeroing);
   const auto& c = config_;
-  const int64_t B = in.states.size(0), K = in.states.size(1);
-  if (K > c.context_length && c.mixer == Mixer::DirectAttention)
-    throw std::invalid_argument("direct attention was built for " + std::to_string(c.context_length) + " steps, not " + std::to_string(K));
-  if (!in.mask.defined()) in.mask = torch::ones({B, K});
+  const int64_t K = in.states.size(1);
   torch::Tensor out;
   if (c.tokenizer == Tokenizer::State) {
     out = state_mlp_->forward(in.states.select(1, K - 1));
   } else {
     auto x = embed(in, nullptr);
-    auto valid = in.mask > 0.5;
-    if (c.tokenizer == Tokenizer::Triplet) valid = valid.repeat_interleave(3, 1);
-    const Masks masks = make_masks(valid, x.size(1));
+    const Masks masks = masks_for(in, x.size(1));
     // Every block but the last needs all tokens (they are the next block's keys); the last one
     // only the token the action is read from: s_K, or the last merged step.
     const int64_t row = c.tokenizer == Tokenizer::Triplet ? 3 * K - 2 : K - 1;

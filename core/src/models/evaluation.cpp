@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/windows.h"
+#include "parts.h"
 
 namespace dstudio::models {
 namespace fs = std::filesystem;
@@ -23,32 +23,11 @@ torch::Tensor act_in_parts(DecisionModelImpl& model, const ModelInputs& in, Moda
   parts = static_cast<int>(std::min<int64_t>(parts, B));
   if (parts <= 1) return model.act(in, zeroing);
   std::vector<torch::Tensor> outs(static_cast<std::size_t>(parts));
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(parts));
-  auto part = [&](int k) {
-    try {
-      torch::InferenceMode inference;
-      const int64_t first = B * k / parts, rows = B * (k + 1) / parts - first;
-      ModelInputs p;
-      p.states = in.states.narrow(0, first, rows);
-      p.actions = in.actions.narrow(0, first, rows);
-      p.returns_to_go = in.returns_to_go.narrow(0, first, rows);
-      p.timesteps = in.timesteps.narrow(0, first, rows);
-      p.mask = in.mask.narrow(0, first, rows);
-      outs[static_cast<std::size_t>(k)] = model.act(p, zeroing);
-    } catch (...) {
-      errors[static_cast<std::size_t>(k)] = std::current_exception();
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int k = 1; k < parts; ++k)
-    threads.emplace_back([&, k] {
-      at::set_num_threads(1);
-      part(k);
-    });
-  part(0);
-  for (auto& t : threads) t.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  run_parts(parts, [&](int k) {
+    torch::InferenceMode inference;
+    const int64_t first = B * k / parts, rows = B * (k + 1) / parts - first;
+    outs[static_cast<std::size_t>(k)] = model.act(rows_of(in, first, rows), zeroing);
+  });
   return torch::cat(outs, 0);
 }
 

@@ -3,10 +3,8 @@
 #include "dstudio/models/train_step.h"
 
 #include <cmath>
-#include <exception>
-#include <thread>
 
-#include "dstudio/common/system_info.h"
+#include "parts.h"
 
 namespace dstudio::models {
 
@@ -30,40 +28,15 @@ double TrainStep::run(const ModelInputs& batch) {
   const double denominator = batch.mask.sum().item<double>() * static_cast<double>(batch.actions.size(2));
   std::vector<std::vector<torch::Tensor>> grads(static_cast<std::size_t>(parts));
   std::vector<double> losses(static_cast<std::size_t>(parts), 0.0);
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(parts));
-
-  auto part = [&](int k) {
-    try {
-      const int64_t first = B * k / parts, rows = B * (k + 1) / parts - first;
-      ModelInputs in;
-      in.states = batch.states.narrow(0, first, rows);
-      in.actions = batch.actions.narrow(0, first, rows);
-      in.returns_to_go = batch.returns_to_go.narrow(0, first, rows);
-      in.timesteps = batch.timesteps.narrow(0, first, rows);
-      in.mask = batch.mask.narrow(0, first, rows);
-      DropoutStreamScope scope(streams_[static_cast<std::size_t>(k)]);
-      auto predicted = model_->forward(in);
-      auto loss = ((predicted - in.actions).pow(2) * in.mask.unsqueeze(-1)).sum() / std::max(denominator, 1.0);
-      grads[static_cast<std::size_t>(k)] = torch::autograd::grad({loss}, params, {}, false, false, /*allow_unused=*/true);
-      losses[static_cast<std::size_t>(k)] = loss.item<double>();
-    } catch (...) {
-      errors[static_cast<std::size_t>(k)] = std::current_exception();
-    }
-  };
-  if (parts == 1) {
-    part(0);
-  } else {
-    std::vector<std::thread> threads;
-    for (int k = 1; k < parts; ++k)
-      threads.emplace_back([&, k] {
-        at::set_num_threads(1);
-        part(k);
-      });
-    part(0);
-    for (auto& t : threads) t.join();
-  }
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  run_parts(parts, [&](int k) {
+    const int64_t first = B * k / parts, rows = B * (k + 1) / parts - first;
+    const ModelInputs in = rows_of(batch, first, rows);
+    DropoutStreamScope scope(streams_[static_cast<std::size_t>(k)]);
+    auto predicted = model_->forward(in);
+    auto loss = ((predicted - in.actions).pow(2) * in.mask.unsqueeze(-1)).sum() / std::max(denominator, 1.0);
+    grads[static_cast<std::size_t>(k)] = torch::autograd::grad({loss}, params, {}, false, false, /*allow_unused=*/true);
+    losses[static_cast<std::size_t>(k)] = loss.item<double>();
+  });
 
   double loss = 0.0;
   for (double l : losses) loss += l;

@@ -72,6 +72,11 @@ class DropoutImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Dropout);
 
+struct Masks;
+
+/// Rows [first, first + rows) of every input (the mask too, when defined).
+ModelInputs rows_of(const ModelInputs& inputs, int64_t first, int64_t rows);
+
 /// The model. Construct with a validated configuration whose state_dim and act_dim are set.
 class DecisionModelImpl : public torch::nn::Module {
  public:
@@ -89,6 +94,10 @@ class DecisionModelImpl : public torch::nn::Module {
 
  private:
   torch::Tensor embed(const ModelInputs& inputs, Inspection* inspection);
+  /// Zeroing applied, the window size checked, a full mask when none is given.
+  ModelInputs prepare(const ModelInputs& raw, ModalityZeroing zeroing) const;
+  /// The attention masks of a pass over `tokens` tokens.
+  Masks masks_for(const ModelInputs& inputs, int64_t tokens) const;
 
   VariantConfig config_;
   torch::nn::Embedding timestep_{nullptr};
