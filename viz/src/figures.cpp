@@ -92,8 +92,13 @@ void legend_below(QCustomPlot& plot) {
   plot.plotLayout()->addElement(plot.plotLayout()->rowCount(), 0, sub);
   plot.plotLayout()->setRowStretchFactor(plot.plotLayout()->rowCount() - 1, 0.001);
   sub->addElement(0, 0, plot.legend);
-  // Three entries a row; the items already in the legend are laid out again.
-  plot.legend->setWrap(3);
+  // Three entries a row, two when the names are long; the items already in the legend are laid
+  // out again.
+  int longest = 0;
+  for (int i = 0; i < plot.legend->itemCount(); ++i)
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot.legend->item(i)))
+      longest = std::max(longest, static_cast<int>(item->plottable()->name().size()));
+  plot.legend->setWrap(longest > 10 ? 2 : 3);
   plot.legend->setFillOrder(QCPLegend::foColumnsFirst, true);
   plot.legend->setVisible(true);
 }
