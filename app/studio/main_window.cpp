@@ -13,6 +13,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
+#include <QTabWidget>
 #include <QStatusBar>
 #include <QTimer>
 #include <QtConcurrent/QtConcurrentRun>
@@ -20,6 +21,8 @@
 #include "default_dataset.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/dataset_io.h"
+#include "dstudio/models/checkpoint.h"
+#include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/dataset_view.h"
 
 namespace dstudio::studio {
@@ -32,12 +35,16 @@ const char* kRecentKey = "recentDatasets";
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       view_(new viz::DatasetView),
+      attention_(new viz::AttentionMapView),
+      tabs_(new QTabWidget),
       status_(new QLabel),
       progress_(new QProgressBar),
       cancel_button_(new QPushButton(tr("Cancel"))),
       progress_timer_(new QTimer(this)) {
   setWindowTitle(tr("Decision Studio"));
-  setCentralWidget(view_);
+  tabs_->addTab(view_, tr("Dataset"));
+  tabs_->addTab(attention_, tr("Attention"));
+  setCentralWidget(tabs_);
   setAcceptDrops(true);
   resize(1280, 800);
 
@@ -46,6 +53,10 @@ MainWindow::MainWindow(QWidget* parent)
   open->setShortcut(QKeySequence::Open);
   recent_menu_ = file_menu->addMenu(tr("Open &Recent"));
   file_menu->addAction(tr("Open &Default Dataset"), this, &MainWindow::openDefaultDataset);
+  file_menu->addSeparator();
+  auto* open_checkpoint = file_menu->addAction(tr("Open &Checkpoint…"), this, &MainWindow::chooseCheckpoint);
+  open_checkpoint->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+  file_menu->addAction(tr("Open Default C&heckpoint (DT)"), this, &MainWindow::openDefaultCheckpoint);
   file_menu->addSeparator();
   auto* quit = file_menu->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);
@@ -68,6 +79,7 @@ MainWindow::MainWindow(QWidget* parent)
   progress_timer_->setInterval(50);
   connect(progress_timer_, &QTimer::timeout, this, &MainWindow::showProgress);
   connect(&watcher_, &QFutureWatcher<LoadOutcome>::finished, this, &MainWindow::onLoadFinished);
+  connect(&checkpoint_watcher_, &QFutureWatcher<CheckpointOutcome>::finished, this, &MainWindow::onCheckpointFinished);
 
   QSettings settings;
   restoreGeometry(settings.value("mainWindow/geometry").toByteArray());
@@ -78,6 +90,7 @@ MainWindow::~MainWindow() {
   // Never destroy the window under a running worker: stop it and wait.
   cancel_.cancel();
   watcher_.waitForFinished();
+  checkpoint_watcher_.waitForFinished();
 }
 
 bool MainWindow::isLoading() const {
@@ -188,13 +201,14 @@ void MainWindow::onLoadFinished() {
   emit datasetOpened(outcome.path);
 }
 
-void MainWindow::showError(const QString& message) {
+void MainWindow::showError(const QString& message, bool checkpoint) {
   // Window-modal and non-blocking: the event loop (and any test driving it) keeps running.
-  auto* box = new QMessageBox(QMessageBox::Critical, tr("Cannot open dataset"),
-                              tr("This file cannot be used as a dataset."), QMessageBox::Ok, this);
+  auto* box = new QMessageBox(QMessageBox::Critical, checkpoint ? tr("Cannot open checkpoint") : tr("Cannot open dataset"),
+                              checkpoint ? tr("This file cannot be inspected as a checkpoint.") : tr("This file cannot be used as a dataset."),
+                              QMessageBox::Ok, this);
   box->setInformativeText(message);
   box->setAttribute(Qt::WA_DeleteOnClose);
-  box->setObjectName("datasetErrorDialog");
+  box->setObjectName(checkpoint ? "checkpointErrorDialog" : "datasetErrorDialog");
   box->open();
 }
 
@@ -255,6 +269,48 @@ void MainWindow::showAbout() {
                         "reinforcement learning.</p><p>BLAS: %2</p>")
                          .arg(QString::fromStdString(studio_version()),
                               QString::fromStdString(active_blas_name())));
+}
+
+void MainWindow::chooseCheckpoint() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open Checkpoint"), QString(), tr("Checkpoints (*.pt);;All files (*)"));
+  if (!path.isEmpty()) openCheckpoint(path);
+}
+
+void MainWindow::openDefaultCheckpoint() { openCheckpoint(QStringLiteral(DSTUDIO_RESOURCES_DIR "/checkpoints/hopper-medium-dt.pt")); }
+
+bool MainWindow::isInspecting() const { return checkpoint_watcher_.isRunning(); }
+
+void MainWindow::openCheckpoint(const QString& path) {
+  if (checkpoint_watcher_.isRunning()) return;  // one inspection at a time; it takes seconds
+  status_->setText(tr("Inspecting %1…").arg(QFileInfo(path).fileName()));
+  tabs_->setCurrentWidget(attention_);
+  checkpoint_watcher_.setFuture(QtConcurrent::run([path] {
+    CheckpointOutcome out;
+    out.path = path;
+    try {
+      const auto info = models::read_checkpoint_info(path.toStdString());
+      const auto dataset = data::load_dataset(models::checkpoint_dataset(info).string());
+      const auto windows = models::sample_windows(dataset, 16, info.variant.context_length);
+      out.windows = models::inspect_windows(path.toStdString(), windows);
+      out.title = QFileInfo(path).completeBaseName() + " (" + QString::fromStdString(info.variant.variant) + ")";
+    } catch (const std::exception& e) {
+      out.error = QString::fromStdString(e.what());
+    }
+    return out;
+  }));
+}
+
+void MainWindow::onCheckpointFinished() {
+  const auto outcome = checkpoint_watcher_.result();
+  if (!outcome.error.isEmpty()) {
+    status_->setText(tr("Could not inspect %1").arg(QFileInfo(outcome.path).fileName()));
+    showError(outcome.error, /*checkpoint=*/true);
+    emit checkpointFailed(outcome.error);
+    return;
+  }
+  attention_->setInspections(outcome.title, outcome.windows);
+  status_->setText(tr("%1: attention maps on %2 dataset windows").arg(outcome.title).arg(outcome.windows.size()));
+  emit checkpointShown(outcome.path);
 }
 
 }  // namespace dstudio::studio

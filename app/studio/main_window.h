@@ -12,6 +12,7 @@
 
 #include "dstudio/common/progress.h"
 #include "dstudio/data/dataset.h"
+#include "dstudio/models/windows.h"
 
 class QLabel;
 class QMenu;
@@ -20,10 +21,20 @@ class QPushButton;
 class QTimer;
 
 namespace dstudio::viz {
+class AttentionMapView;
 class DatasetView;
 }
 
+class QTabWidget;
+
 namespace dstudio::studio {
+
+/// What a checkpoint's inspection on a worker produced: its windows' mixing matrices, or an error.
+struct CheckpointOutcome {
+  QString path, title;
+  std::vector<models::WindowInspection> windows;
+  QString error;
+};
 
 /// What a background load produced: a dataset, or an error message, or a cancellation.
 struct LoadOutcome {
@@ -45,15 +56,25 @@ class MainWindow : public QMainWindow {
   void openDefaultDataset();
   /// Asks the running load to stop; the previous dataset stays.
   void cancelLoad();
+  /// Inspects a checkpoint on a worker thread (16 windows of its dataset) and shows its
+  /// attention maps.
+  void openCheckpoint(const QString& path);
+  /// The shipped DT checkpoint.
+  void openDefaultCheckpoint();
 
   [[nodiscard]] bool isLoading() const;
   [[nodiscard]] QString currentPath() const;
   [[nodiscard]] viz::DatasetView* datasetView() const { return view_; }
+  [[nodiscard]] viz::AttentionMapView* attentionView() const { return attention_; }
+  [[nodiscard]] QTabWidget* tabs() const { return tabs_; }
+  [[nodiscard]] bool isInspecting() const;
 
  signals:
   void datasetOpened(const QString& path);
   void loadFailed(const QString& message);
   void loadCancelled();
+  void checkpointShown(const QString& path);
+  void checkpointFailed(const QString& message);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -65,13 +86,18 @@ class MainWindow : public QMainWindow {
   void startLoad(const QString& label, std::function<QString(const Progress&)> resolve_path);
   void onLoadFinished();
   void showProgress();
-  void showError(const QString& message);
+  void showError(const QString& message, bool checkpoint = false);
   void chooseFile();
+  void chooseCheckpoint();
+  void onCheckpointFinished();
   void rememberRecent(const QString& path);
   void rebuildRecentMenu();
   void showAbout();
 
   viz::DatasetView* view_;
+  viz::AttentionMapView* attention_;
+  QTabWidget* tabs_;
+  QFutureWatcher<CheckpointOutcome> checkpoint_watcher_;
   QMenu* recent_menu_;
   QLabel* status_;
   QProgressBar* progress_;

@@ -10,6 +10,7 @@
 #include <QMimeData>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTreeWidget>
@@ -20,6 +21,7 @@
 #include "dstudio/data/synthetic.h"
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/return_histogram.h"
+#include "dstudio/viz/attention_map_view.h"
 #include "h5_fixture.h"
 #include "main_window.h"
 
@@ -163,6 +165,52 @@ TEST_F(Studio, OpensTheEmbeddedDefaultDataset) {
   EXPECT_TRUE(w.currentPath().contains("hopper-medium-dstudio"));
   EXPECT_EQ(data::summarize(*w.datasetView()->dataset()).transitions, 100000);
   EXPECT_EQ(w.datasetView()->dataset()->env_id, "hopper");
+}
+
+// The shipped DT checkpoint: its attention maps on dataset windows, computed on a worker thread.
+TEST_F(Studio, ShowsTheAttentionMapsOfTheDefaultCheckpoint) {
+  MainWindow w;
+  w.resize(1100, 800);
+  QSignalSpy shown(&w, &MainWindow::checkpointShown);
+  QSignalSpy failed(&w, &MainWindow::checkpointFailed);
+  w.openDefaultCheckpoint();
+  EXPECT_TRUE(w.isInspecting());
+  ASSERT_TRUE(shown.wait(180000)) << (failed.isEmpty() ? "timed out" : failed.front().front().toString().toStdString());
+  auto* view = w.attentionView();
+  EXPECT_EQ(w.tabs()->currentWidget(), view);
+  ASSERT_EQ(view->layerCount(), 3);
+  ASSERT_EQ(view->tokenCount(), 60);  // K 20 steps of R, s, a
+  // Attention rows sum to 1 over the keys a query may see; nothing above the diagonal.
+  for (int i = 0; i < 60; ++i) {
+    double sum = 0.0;
+    for (int j = 0; j <= i; ++j) sum += view->matrix().at(i, j);
+    EXPECT_NEAR(sum, 1.0, 1e-4) << "row " << i;
+  }
+  EXPECT_EQ(view->labels()[58], "s0");  // the last state token, relative to the window's last step
+  EXPECT_TRUE(view->cellText(58, 0).startsWith("query s0, key R-19: "));
+  EXPECT_TRUE(view->cellText(0, 58).contains("masked"));
+  w.show();
+  save_screenshot(w, "attention-view.png");
+  view->setMode(viz::AttentionMapView::Mode::Rollout);
+  double sum = 0.0;
+  for (int j = 0; j < 60; ++j) sum += view->matrix().at(59, j);
+  EXPECT_NEAR(sum, 1.0, 1e-4);
+  save_screenshot(w, "attention-rollout.png");
+}
+
+TEST_F(Studio, AFileThatIsNotACheckpointIsExplained) {
+  MainWindow w;
+  w.show();
+  QSignalSpy failed(&w, &MainWindow::checkpointFailed);
+  w.openCheckpoint(good);
+  ASSERT_TRUE(failed.wait(30000));
+  EXPECT_TRUE(failed.front().front().toString().contains("good.hdf5"));
+  auto* dialog = w.findChild<QMessageBox*>("checkpointErrorDialog");
+  ASSERT_NE(dialog, nullptr);
+  EXPECT_TRUE(dialog->isVisible());
+  save_screenshot(*dialog, "checkpoint-error-dialog.png");
+  dialog->accept();
+  EXPECT_EQ(w.attentionView()->tokenCount(), 0);
 }
 
 }  // namespace

@@ -1,0 +1,68 @@
+#pragma once
+/// \file
+/// The attention map view: a token-by-token map of one layer and head, the mean over heads, the
+/// mean over layers or attention rollout, averaged over the windows it is given. Rows are
+/// queries, labelled by type and step; the causal mask and padding are left blank; hovering a
+/// cell shows its query, key and exact weight. It draws what core computed (windows.h) and
+/// computes nothing but averages.
+
+#include <QString>
+#include <QWidget>
+#include <vector>
+
+#include "dstudio/analysis/attention_maps.h"
+#include "dstudio/models/windows.h"
+
+class QComboBox;
+class QCustomPlot;
+class QCPColorMap;
+class QCPColorScale;
+class QLabel;
+class QMouseEvent;
+
+namespace dstudio::viz {
+
+class AttentionMapView : public QWidget {
+  Q_OBJECT
+ public:
+  enum class Mode { Layer, MeanOverLayers, Rollout };
+
+  explicit AttentionMapView(QWidget* parent = nullptr);
+
+  /// Shows `windows` (all of one model and window size), averaged; `title` names the model.
+  void setInspections(const QString& title, std::vector<models::WindowInspection> windows);
+  /// Nothing to show; `message` says why.
+  void clear(const QString& message);
+
+  void setMode(Mode mode);
+  void setLayer(int layer);
+  /// -1: the mean over heads.
+  void setHead(int head);
+
+  [[nodiscard]] int layerCount() const;
+  [[nodiscard]] int tokenCount() const { return matrix_.tokens; }
+  /// The matrix on screen.
+  [[nodiscard]] const analysis::TokenMatrix& matrix() const { return matrix_; }
+  [[nodiscard]] const std::vector<std::string>& labels() const { return labels_; }
+  [[nodiscard]] QCustomPlot* plot() const { return plot_; }
+  /// What hovering the cell (query, key) shows.
+  [[nodiscard]] QString cellText(int query, int key) const;
+
+ private:
+  void refresh();
+  void showTip(QMouseEvent* event);
+
+  std::vector<models::WindowInspection> windows_;
+  QString title_;
+  analysis::TokenMatrix matrix_;
+  std::vector<std::string> labels_;
+  QComboBox* mode_;
+  QComboBox* layer_;
+  QComboBox* head_;
+  QLabel* caption_;
+  QCustomPlot* plot_;
+  QCPColorMap* map_;
+  QCPColorScale* scale_;
+};
+
+}  // namespace dstudio::viz

@@ -1,0 +1,191 @@
+// The attention map view. See attention_map_view.h.
+
+#include "dstudio/viz/attention_map_view.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+#include "gradients.h"
+
+namespace dstudio::viz {
+
+AttentionMapView::AttentionMapView(QWidget* parent)
+    : QWidget(parent),
+      mode_(new QComboBox),
+      layer_(new QComboBox),
+      head_(new QComboBox),
+      caption_(new QLabel),
+      plot_(new QCustomPlot),
+      map_(new QCPColorMap(plot_->xAxis, plot_->yAxis)),
+      scale_(new QCPColorScale(plot_)) {
+  mode_->addItems({tr("One layer"), tr("Mean over layers"), tr("Attention rollout")});
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel(tr("Show")));
+  controls->addWidget(mode_);
+  controls->addWidget(new QLabel(tr("Layer")));
+  controls->addWidget(layer_);
+  controls->addWidget(new QLabel(tr("Head")));
+  controls->addWidget(head_);
+  controls->addStretch(1);
+  caption_->setWordWrap(true);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(controls);
+  layout->addWidget(caption_);
+  layout->addWidget(plot_, 1);
+
+  plot_->plotLayout()->addElement(0, 1, scale_);
+  scale_->setType(QCPAxis::atRight);
+  scale_->axis()->setLabel(tr("weight"));
+  map_->setColorScale(scale_);
+  scale_->setGradient(viridis());
+  map_->setInterpolate(false);
+  plot_->yAxis->setRangeReversed(true);
+  plot_->xAxis->setLabel(tr("key"));
+  plot_->yAxis->setLabel(tr("query"));
+  plot_->xAxis->grid()->setVisible(false);
+  plot_->yAxis->grid()->setVisible(false);
+  plot_->xAxis->setTickLabelRotation(90);
+  plot_->axisRect()->setBackground(QBrush(QColor(238, 238, 238)));  // the causal mask and padding
+
+  connect(mode_, &QComboBox::currentIndexChanged, this, [this] {
+    layer_->setEnabled(mode_->currentIndex() == 0);
+    head_->setEnabled(mode_->currentIndex() == 0);
+    refresh();
+  });
+  connect(layer_, &QComboBox::currentIndexChanged, this, [this] {
+    // The head list follows the layer's head count.
+    const QSignalBlocker block(head_);
+    const int previous = head_->currentIndex();
+    head_->clear();
+    head_->addItem(tr("mean over heads"));
+    if (!windows_.empty() && layer_->currentIndex() >= 0)
+      for (int h = 0; h < windows_.front().layers[static_cast<std::size_t>(layer_->currentIndex())].heads; ++h)
+        head_->addItem(QString::number(h + 1));
+    head_->setCurrentIndex(std::clamp(previous, 0, head_->count() - 1));
+    refresh();
+  });
+  connect(head_, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
+  connect(plot_, &QCustomPlot::mouseMove, this, &AttentionMapView::showTip);
+  clear(tr("Open a checkpoint to see how its tokens mix: File ▸ Open Checkpoint."));
+}
+
+void AttentionMapView::setInspections(const QString& title, std::vector<models::WindowInspection> windows) {
+  windows_ = std::move(windows);
+  title_ = title;
+  {
+    const QSignalBlocker block(layer_);
+    layer_->clear();
+    if (!windows_.empty())
+      for (std::size_t l = 0; l < windows_.front().layers.size(); ++l)
+        layer_->addItem(QString("%1: %2").arg(l + 1).arg(QString::fromStdString(windows_.front().layers[l].mixer)));
+    layer_->setCurrentIndex(-1);
+  }
+  layer_->setCurrentIndex(0);  // rebuilds the head list and redraws
+}
+
+void AttentionMapView::clear(const QString& message) {
+  windows_.clear();
+  matrix_ = {};
+  labels_.clear();
+  layer_->clear();
+  head_->clear();
+  map_->data()->clear();
+  caption_->setText(message);
+  plot_->replot();
+}
+
+void AttentionMapView::setMode(Mode mode) { mode_->setCurrentIndex(static_cast<int>(mode)); }
+void AttentionMapView::setLayer(int layer) { layer_->setCurrentIndex(layer); }
+void AttentionMapView::setHead(int head) { head_->setCurrentIndex(head + 1); }
+int AttentionMapView::layerCount() const { return windows_.empty() ? 0 : static_cast<int>(windows_.front().layers.size()); }
+
+QString AttentionMapView::cellText(int query, int key) const {
+  if (query < 0 || key < 0 || query >= matrix_.tokens || key >= matrix_.tokens) return {};
+  const auto& q = labels_[static_cast<std::size_t>(query)];
+  const auto& k = labels_[static_cast<std::size_t>(key)];
+  if (key > query) return tr("query %1, key %2: masked (a query sees only earlier tokens)").arg(QString::fromStdString(q), QString::fromStdString(k));
+  return tr("query %1, key %2: %3").arg(QString::fromStdString(q), QString::fromStdString(k)).arg(matrix_.at(query, key), 0, 'g', 4);
+}
+
+void AttentionMapView::refresh() {
+  if (windows_.empty()) return;
+  const int layer = std::max(0, layer_->currentIndex()), head = head_->currentIndex() - 1;
+  std::vector<analysis::TokenMatrix> per_window;
+  for (const auto& w : windows_) {
+    switch (static_cast<Mode>(mode_->currentIndex())) {
+      case Mode::Layer: {
+        const auto& l = w.layers[static_cast<std::size_t>(layer)];
+        per_window.push_back(head >= 0 && head < l.heads ? analysis::head_of(l, head) : analysis::mean_over_heads(l));
+        break;
+      }
+      case Mode::MeanOverLayers: per_window.push_back(analysis::mean_over_layers(w.layers)); break;
+      case Mode::Rollout: per_window.push_back(analysis::attention_rollout(w.layers)); break;
+    }
+  }
+  matrix_ = analysis::mean_of(per_window);
+  // Several windows: labels relative to the window's last step ("s-3"); one: the episode's steps.
+  const auto& first = windows_.front();
+  const int T = matrix_.tokens, per_step = first.token_types.size() == static_cast<std::size_t>(T) && T > 0 && first.token_types[0] == 'R' ? 3 : 1;
+  labels_.clear();
+  for (int k = 0; k < T; ++k) {
+    std::string label(1, first.token_types[static_cast<std::size_t>(k)]);
+    if (windows_.size() == 1) {
+      const int step = first.token_steps[static_cast<std::size_t>(k)];
+      label = step < 0 ? std::string("pad") : label + std::to_string(step);
+    } else {
+      const int offset = k / per_step - (T / per_step - 1);
+      label += offset == 0 ? "0" : std::to_string(offset);
+    }
+    labels_.push_back(label);
+  }
+  map_->data()->setSize(T, T);
+  map_->data()->setRange(QCPRange(0, T - 1), QCPRange(0, T - 1));
+  double hi = 0.0;
+  for (int i = 0; i < T; ++i)
+    for (int j = 0; j < T; ++j) {
+      const bool blank = j > i || labels_[static_cast<std::size_t>(i)] == "pad" || labels_[static_cast<std::size_t>(j)] == "pad";
+      map_->data()->setCell(j, i, blank ? std::nan("") : matrix_.at(i, j));
+      if (!blank) hi = std::max(hi, matrix_.at(i, j));
+    }
+  // A few large weights (the first queries have one key) would flatten the rest: the colours end
+  // at the 99th percentile; hovering still shows every exact value.
+  std::vector<double> seen;
+  for (int i = 0; i < T; ++i)
+    for (int j = 0; j < T; ++j)
+      if (!std::isnan(map_->data()->cell(j, i))) seen.push_back(map_->data()->cell(j, i));
+  if (seen.size() > 20) {
+    std::sort(seen.begin(), seen.end());
+    hi = std::min(hi, seen[seen.size() * 99 / 100]);
+  }
+  scale_->setDataRange(QCPRange(0.0, std::max(hi, 1e-9)));
+  scale_->axis()->setLabel(seen.size() > 20 ? tr("weight (colours clipped at p99)") : tr("weight"));
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  for (int k = 0; k < T; ++k)
+    if (T <= 24 || labels_[static_cast<std::size_t>(k)][0] == 's' || labels_[static_cast<std::size_t>(k)][0] == 't')
+      ticker->addTick(k, QString::fromStdString(labels_[static_cast<std::size_t>(k)]));
+  plot_->xAxis->setTicker(ticker);
+  plot_->yAxis->setTicker(ticker);
+  plot_->xAxis->setRange(-0.5, T - 0.5);
+  plot_->yAxis->setRange(-0.5, T - 0.5);
+  const auto& mixer = first.layers[static_cast<std::size_t>(layer)].mixer;
+  caption_->setText(tr("%1 — %2 windows. %3").arg(title_).arg(windows_.size())
+                        .arg(QString::fromStdString(mode_->currentIndex() == 0 ? analysis::mixing_derivation(mixer)
+                                                                                : std::string("Rows are queries; blank cells are masked."))));
+  plot_->replot();
+}
+
+void AttentionMapView::showTip(QMouseEvent* event) {
+  if (matrix_.tokens == 0) return;
+  const int key = static_cast<int>(std::lround(plot_->xAxis->pixelToCoord(event->position().x())));
+  const int query = static_cast<int>(std::lround(plot_->yAxis->pixelToCoord(event->position().y())));
+  const QString text = cellText(query, key);
+  if (text.isEmpty()) QToolTip::hideText();
+  else QToolTip::showText(event->globalPosition().toPoint(), text, plot_);
+}
+
+}  // namespace dstudio::viz
