@@ -15,6 +15,8 @@
 #include <QTableView>
 #include <QTreeWidget>
 #include <QUrl>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "dstudio/data/dataset_io.h"
@@ -196,6 +198,19 @@ TEST_F(Studio, ShowsTheAttentionMapsOfTheDefaultCheckpoint) {
   for (int j = 0; j < 60; ++j) sum += view->matrix().at(59, j);
   EXPECT_NEAR(sum, 1.0, 1e-4);
   save_screenshot(w, "attention-rollout.png");
+  // Export: the three figure formats and the numbers; the PDF embeds its fonts (no Type 3).
+  const auto base = (dir / "rollout").string();
+  const auto written = view->exportFigure(base);
+  ASSERT_EQ(written.size(), 4u);
+  for (const auto& f : written) EXPECT_GT(std::filesystem::file_size(f), 1000u) << f;
+  if (std::system("command -v pdffonts > /dev/null") == 0) {
+    const std::string fonts = (dir / "fonts.txt").string();
+    ASSERT_EQ(std::system(("pdffonts " + base + ".pdf > " + fonts).c_str()), 0);
+    std::ifstream in(fonts);
+    const std::string listing((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(listing.find("Type 3"), std::string::npos) << listing;
+    EXPECT_NE(listing.find("TrueType"), std::string::npos) << listing;
+  }
 }
 
 TEST_F(Studio, AFileThatIsNotACheckpointIsExplained) {

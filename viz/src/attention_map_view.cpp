@@ -3,13 +3,19 @@
 #include "dstudio/viz/attention_map_view.h"
 
 #include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QPushButton>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 
+#include "dstudio/viz/figures.h"
 #include "gradients.h"
 
 namespace dstudio::viz {
@@ -20,6 +26,7 @@ AttentionMapView::AttentionMapView(QWidget* parent)
       layer_(new QComboBox),
       head_(new QComboBox),
       caption_(new QLabel),
+      export_(new QPushButton(tr("Export figure…"))),
       plot_(new QCustomPlot),
       map_(new QCPColorMap(plot_->xAxis, plot_->yAxis)),
       scale_(new QCPColorScale(plot_)) {
@@ -32,6 +39,10 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   controls->addWidget(new QLabel(tr("Head")));
   controls->addWidget(head_);
   controls->addStretch(1);
+  controls->addWidget(export_);
+  export_->setToolTip(tr("PDF, SVG and PNG at 300 dpi, with the numbers as CSV"));
+  export_->setEnabled(false);
+  connect(export_, &QPushButton::clicked, this, &AttentionMapView::chooseExport);
   caption_->setWordWrap(true);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(controls);
@@ -95,6 +106,7 @@ void AttentionMapView::clear(const QString& message) {
   layer_->clear();
   head_->clear();
   map_->data()->clear();
+  export_->setEnabled(false);
   caption_->setText(message);
   plot_->replot();
 }
@@ -176,7 +188,36 @@ void AttentionMapView::refresh() {
   caption_->setText(tr("%1 — %2 windows. %3").arg(title_).arg(windows_.size())
                         .arg(QString::fromStdString(mode_->currentIndex() == 0 ? analysis::mixing_derivation(mixer)
                                                                                 : std::string("Rows are queries; blank cells are masked."))));
+  export_->setEnabled(true);
   plot_->replot();
+}
+
+std::vector<std::string> AttentionMapView::exportFigure(const std::string& base, double width_inches) const {
+  if (matrix_.tokens == 0) return {};
+  FigureStyle style;
+  style.width = width_inches;
+  style.title = title_ + "\n" + mode_->currentText() + (mode_->currentIndex() == 0 ? ", layer " + layer_->currentText() + ", " + head_->currentText() : QString());
+  auto written = save_heatmap(base, matrix_, labels_, false, tr("weight"), style);
+  std::ofstream csv(base + ".csv");
+  csv << "query";
+  for (const auto& l : labels_) csv << ',' << l;
+  csv << '\n';
+  for (int i = 0; i < matrix_.tokens; ++i) {
+    csv << labels_[static_cast<std::size_t>(i)];
+    for (int j = 0; j < matrix_.tokens; ++j) csv << ',' << matrix_.at(i, j);
+    csv << '\n';
+  }
+  if (csv) written.push_back(base + ".csv");
+  return written;
+}
+
+void AttentionMapView::chooseExport() {
+  const QString file = QFileDialog::getSaveFileName(this, tr("Export figure"), QStringLiteral("attention.pdf"),
+                                                    tr("Figures (*.pdf *.svg *.png)"));
+  if (file.isEmpty()) return;
+  const QFileInfo info(file);
+  const auto written = exportFigure((info.dir().filePath(info.completeBaseName())).toStdString());
+  caption_->setText(tr("Wrote %1 files next to %2").arg(written.size()).arg(info.completeBaseName()));
 }
 
 void AttentionMapView::showTip(QMouseEvent* event) {

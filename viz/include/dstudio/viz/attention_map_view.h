@@ -18,6 +18,7 @@ class QCustomPlot;
 class QCPColorMap;
 class QCPColorScale;
 class QLabel;
+class QPushButton;
 class QMouseEvent;
 
 namespace dstudio::viz {
@@ -47,10 +48,14 @@ class AttentionMapView : public QWidget {
   [[nodiscard]] QCustomPlot* plot() const { return plot_; }
   /// What hovering the cell (query, key) shows.
   [[nodiscard]] QString cellText(int query, int key) const;
+  /// Writes the map on screen as base.pdf, base.svg and base.png (figures.h) and its numbers as
+  /// base.csv; returns the paths written.
+  std::vector<std::string> exportFigure(const std::string& base, double width_inches = 3.25) const;
 
  private:
   void refresh();
   void showTip(QMouseEvent* event);
+  void chooseExport();
 
   std::vector<models::WindowInspection> windows_;
   QString title_;
@@ -60,6 +65,7 @@ class AttentionMapView : public QWidget {
   QComboBox* layer_;
   QComboBox* head_;
   QLabel* caption_;
+  QPushButton* export_;
   QCustomPlot* plot_;
   QCPColorMap* map_;
   QCPColorScale* scale_;
