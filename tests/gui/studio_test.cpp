@@ -11,6 +11,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTreeWidget>
@@ -191,6 +192,11 @@ TEST_F(Studio, ShowsTheAttentionMapsOfTheDefaultCheckpoint) {
   EXPECT_EQ(view->labels()[58], "s0");  // the last state token, relative to the window's last step
   EXPECT_TRUE(view->cellText(58, 0).startsWith("query s0, key R-19: "));
   EXPECT_TRUE(view->cellText(0, 58).contains("masked"));
+  // One entropy row per layer and head; grouping by step never raises entropy (Theorem 3.1).
+  auto* table = view->entropyTable();
+  ASSERT_EQ(table->rowCount(), 3);
+  for (int r = 0; r < 3; ++r)
+    EXPECT_LE(table->item(r, 4)->text().toDouble(), table->item(r, 2)->text().toDouble() + 1e-3);
   w.show();
   save_screenshot(w, "attention-view.png");
   view->setMode(viz::AttentionMapView::Mode::Rollout);

@@ -6,7 +6,10 @@
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHeaderView>
 #include <QPushButton>
+#include <QSplitter>
+#include <QTableWidget>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QToolTip>
@@ -15,6 +18,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "dstudio/analysis/entropy.h"
 #include "dstudio/viz/figures.h"
 #include "gradients.h"
 
@@ -27,6 +31,7 @@ AttentionMapView::AttentionMapView(QWidget* parent)
       head_(new QComboBox),
       caption_(new QLabel),
       export_(new QPushButton(tr("Export figure…"))),
+      entropy_(new QTableWidget),
       plot_(new QCustomPlot),
       map_(new QCPColorMap(plot_->xAxis, plot_->yAxis)),
       scale_(new QCPColorScale(plot_)) {
@@ -47,7 +52,19 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(controls);
   layout->addWidget(caption_);
-  layout->addWidget(plot_, 1);
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(plot_);
+  split->addWidget(entropy_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  layout->addWidget(split, 1);
+  entropy_->setColumnCount(5);
+  entropy_->setHorizontalHeaderLabels({tr("Layer"), tr("Head"), tr("Entropy"), tr("Intra-step"), tr("Inter-step")});
+  entropy_->verticalHeader()->hide();
+  entropy_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  entropy_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  entropy_->setToolTip(tr("Attention entropy (HiFormer eq. 3) over real queries and keys, averaged over the windows. "
+                          "Intra-step: within a step's R, s, a; inter-step: over steps. Lower is more focused."));
 
   plot_->plotLayout()->addElement(0, 1, scale_);
   scale_->setType(QCPAxis::atRight);
@@ -97,6 +114,7 @@ void AttentionMapView::setInspections(const QString& title, std::vector<models::
     layer_->setCurrentIndex(-1);
   }
   layer_->setCurrentIndex(0);  // rebuilds the head list and redraws
+  fillEntropy();
 }
 
 void AttentionMapView::clear(const QString& message) {
@@ -107,6 +125,7 @@ void AttentionMapView::clear(const QString& message) {
   head_->clear();
   map_->data()->clear();
   export_->setEnabled(false);
+  entropy_->setRowCount(0);
   caption_->setText(message);
   plot_->replot();
 }
@@ -218,6 +237,37 @@ void AttentionMapView::chooseExport() {
   const QFileInfo info(file);
   const auto written = exportFigure((info.dir().filePath(info.completeBaseName())).toStdString());
   caption_->setText(tr("Wrote %1 files next to %2").arg(written.size()).arg(info.completeBaseName()));
+}
+
+void AttentionMapView::fillEntropy() {
+  entropy_->setRowCount(0);
+  if (windows_.empty()) return;
+  const bool triplets = !windows_.front().token_types.empty() && windows_.front().token_types.front() == 'R';
+  const int group = triplets ? 3 : 1;
+  for (std::size_t l = 0; l < windows_.front().layers.size(); ++l) {
+    for (int h = 0; h < windows_.front().layers[l].heads; ++h) {
+      double full = 0.0, intra = 0.0, inter = 0.0;
+      for (const auto& w : windows_) {
+        const auto& lm = w.layers[l];
+        const auto n = static_cast<std::size_t>(lm.tokens) * lm.tokens;
+        const std::span<const float> m(lm.values.data() + n * static_cast<std::size_t>(h), n);
+        full += analysis::attention_entropy(m, lm.tokens, w.valid);
+        intra += analysis::intra_step_entropy(m, lm.tokens, w.valid, group);
+        inter += analysis::inter_step_entropy(m, lm.tokens, w.valid, group);
+      }
+      const double count = static_cast<double>(windows_.size());
+      const int row = entropy_->rowCount();
+      entropy_->insertRow(row);
+      const QStringList cells = {QString::number(l + 1), QString::number(h + 1), QString::number(full / count, 'f', 3),
+                                 triplets ? QString::number(intra / count, 'f', 3) : QStringLiteral("—"),
+                                 QString::number(inter / count, 'f', 3)};
+      for (int c = 0; c < cells.size(); ++c) {
+        auto* item = new QTableWidgetItem(cells[c]);
+        item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        entropy_->setItem(row, c, item);
+      }
+    }
+  }
 }
 
 void AttentionMapView::showTip(QMouseEvent* event) {

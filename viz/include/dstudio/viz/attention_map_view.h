@@ -19,6 +19,7 @@ class QCPColorMap;
 class QCPColorScale;
 class QLabel;
 class QPushButton;
+class QTableWidget;
 class QMouseEvent;
 
 namespace dstudio::viz {
@@ -46,6 +47,9 @@ class AttentionMapView : public QWidget {
   [[nodiscard]] const analysis::TokenMatrix& matrix() const { return matrix_; }
   [[nodiscard]] const std::vector<std::string>& labels() const { return labels_; }
   [[nodiscard]] QCustomPlot* plot() const { return plot_; }
+  /// Per layer and head: entropy, intra-step and inter-step entropy (entropy.h), averaged over
+  /// the windows; one row each.
+  [[nodiscard]] QTableWidget* entropyTable() const { return entropy_; }
   /// What hovering the cell (query, key) shows.
   [[nodiscard]] QString cellText(int query, int key) const;
   /// Writes the map on screen as base.pdf, base.svg and base.png (figures.h) and its numbers as
@@ -54,6 +58,7 @@ class AttentionMapView : public QWidget {
 
  private:
   void refresh();
+  void fillEntropy();
   void showTip(QMouseEvent* event);
   void chooseExport();
 
@@ -66,6 +71,7 @@ class AttentionMapView : public QWidget {
   QComboBox* head_;
   QLabel* caption_;
   QPushButton* export_;
+  QTableWidget* entropy_;
   QCustomPlot* plot_;
   QCPColorMap* map_;
   QCPColorScale* scale_;
