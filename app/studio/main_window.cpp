@@ -24,6 +24,8 @@
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/dataset_view.h"
+#include "dstudio/viz/entropy_reward_view.h"
+#include "dstudio/env/environment.h"
 
 namespace dstudio::studio {
 
@@ -37,6 +39,8 @@ MainWindow::MainWindow(QWidget* parent)
       view_(new viz::DatasetView),
       attention_(new viz::AttentionMapView),
       tabs_(new QTabWidget),
+      rollout_view_(new viz::EntropyRewardView),
+      rollout_timer_(new QTimer(this)),
       status_(new QLabel),
       progress_(new QProgressBar),
       cancel_button_(new QPushButton(tr("Cancel"))),
@@ -44,6 +48,14 @@ MainWindow::MainWindow(QWidget* parent)
   setWindowTitle(tr("Decision Studio"));
   tabs_->addTab(view_, tr("Dataset"));
   tabs_->addTab(attention_, tr("Attention"));
+  tabs_->addTab(rollout_view_, tr("Entropy and reward"));
+  connect(rollout_view_, &viz::EntropyRewardView::runRequested, this, &MainWindow::runRollout);
+  connect(rollout_view_, &viz::EntropyRewardView::cancelRequested, this, &MainWindow::cancelRollout);
+  connect(&rollout_watcher_, &QFutureWatcher<RolloutOutcome>::finished, this, &MainWindow::onRolloutFinished);
+  rollout_timer_->setInterval(100);
+  connect(rollout_timer_, &QTimer::timeout, this, [this] {
+    status_->setText(tr("Rolling out… %1%").arg(static_cast<int>(100.0 * rollout_fraction_.load())));
+  });
   setCentralWidget(tabs_);
   setAcceptDrops(true);
   resize(1280, 800);
@@ -91,6 +103,8 @@ MainWindow::~MainWindow() {
   cancel_.cancel();
   watcher_.waitForFinished();
   checkpoint_watcher_.waitForFinished();
+  rollout_cancel_.cancel();
+  rollout_watcher_.waitForFinished();
 }
 
 bool MainWindow::isLoading() const {
@@ -292,6 +306,8 @@ void MainWindow::openCheckpoint(const QString& path) {
       const auto dataset = data::load_dataset(models::checkpoint_dataset(info).string());
       const auto windows = models::sample_windows(dataset, 16, info.variant.context_length);
       out.windows = models::inspect_windows(path.toStdString(), windows);
+      out.env = QString::fromStdString(info.env_id);
+      out.context = info.variant.context_length;
       out.title = QFileInfo(path).completeBaseName() + " (" + QString::fromStdString(info.variant.variant) + ")";
     } catch (const std::exception& e) {
       out.error = QString::fromStdString(e.what());
@@ -309,8 +325,59 @@ void MainWindow::onCheckpointFinished() {
     return;
   }
   attention_->setInspections(outcome.title, outcome.windows);
+  checkpoint_path_ = outcome.path;
+  checkpoint_context_ = outcome.context;
+  double target = 0.0;
+  try {
+    if (!outcome.env.isEmpty()) target = env::task(outcome.env.toStdString()).default_targets.front();
+  } catch (const std::exception&) {
+  }
+  rollout_view_->setReady(target > 0 ? outcome.env : QString(), target);
   status_->setText(tr("%1: attention maps on %2 dataset windows").arg(outcome.title).arg(outcome.windows.size()));
   emit checkpointShown(outcome.path);
+}
+
+bool MainWindow::isRollingOut() const { return rollout_watcher_.isRunning(); }
+
+void MainWindow::runRollout(const models::RolloutConfig& config) {
+  if (rollout_watcher_.isRunning() || checkpoint_path_.isEmpty()) return;
+  rollout_cancel_ = CancelToken();
+  rollout_fraction_ = 0.0;
+  rollout_view_->setRunning(true);
+  rollout_timer_->start();
+  Progress progress;
+  progress.cancel = rollout_cancel_;
+  progress.report = [this](double fraction, std::string_view) { rollout_fraction_ = fraction; };
+  const std::string path = checkpoint_path_.toStdString();
+  rollout_watcher_.setFuture(QtConcurrent::run([path, config, progress] {
+    RolloutOutcome out;
+    try {
+      out.result = models::rollout(path, config, progress);
+    } catch (const Cancelled&) {
+      out.cancelled = true;
+    } catch (const std::exception& e) {
+      out.error = QString::fromStdString(e.what());
+    }
+    return out;
+  }));
+}
+
+void MainWindow::cancelRollout() { rollout_cancel_.cancel(); }
+
+void MainWindow::onRolloutFinished() {
+  rollout_timer_->stop();
+  rollout_view_->setRunning(false);
+  const auto outcome = rollout_watcher_.result();
+  if (outcome.cancelled || !outcome.error.isEmpty()) {
+    const QString why = outcome.cancelled ? tr("cancelled") : outcome.error;
+    status_->setText(tr("Rollout stopped: %1").arg(why));
+    if (!outcome.cancelled) showError(outcome.error, /*checkpoint=*/true);
+    emit rolloutStopped(why);
+    return;
+  }
+  rollout_view_->setRollout(QFileInfo(checkpoint_path_).completeBaseName(), outcome.result, checkpoint_context_ - 1);
+  status_->setText(tr("Rollout: %1 episodes in %2 s").arg(outcome.result.episodes.size()).arg(outcome.result.seconds, 0, 'f', 1));
+  emit rolloutShown();
 }
 
 }  // namespace dstudio::studio

@@ -12,6 +12,7 @@
 
 #include "dstudio/common/progress.h"
 #include "dstudio/data/dataset.h"
+#include "dstudio/models/evaluation.h"
 #include "dstudio/models/windows.h"
 
 class QLabel;
@@ -22,6 +23,7 @@ class QTimer;
 
 namespace dstudio::viz {
 class AttentionMapView;
+class EntropyRewardView;
 class DatasetView;
 }
 
@@ -31,9 +33,17 @@ namespace dstudio::studio {
 
 /// What a checkpoint's inspection on a worker produced: its windows' mixing matrices, or an error.
 struct CheckpointOutcome {
-  QString path, title;
+  QString path, title, env;
+  int context = 1;
   std::vector<models::WindowInspection> windows;
   QString error;
+};
+
+/// What a rollout on a worker produced.
+struct RolloutOutcome {
+  models::RolloutResult result;
+  QString error;
+  bool cancelled = false;
 };
 
 /// What a background load produced: a dataset, or an error message, or a cancellation.
@@ -66,6 +76,11 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] QString currentPath() const;
   [[nodiscard]] viz::DatasetView* datasetView() const { return view_; }
   [[nodiscard]] viz::AttentionMapView* attentionView() const { return attention_; }
+  [[nodiscard]] viz::EntropyRewardView* rolloutView() const { return rollout_view_; }
+  /// Rolls the open checkpoint's policy out on a worker thread (progress in the status bar).
+  void runRollout(const models::RolloutConfig& config);
+  void cancelRollout();
+  [[nodiscard]] bool isRollingOut() const;
   [[nodiscard]] QTabWidget* tabs() const { return tabs_; }
   [[nodiscard]] bool isInspecting() const;
 
@@ -75,6 +90,8 @@ class MainWindow : public QMainWindow {
   void loadCancelled();
   void checkpointShown(const QString& path);
   void checkpointFailed(const QString& message);
+  void rolloutShown();
+  void rolloutStopped(const QString& why);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -90,6 +107,7 @@ class MainWindow : public QMainWindow {
   void chooseFile();
   void chooseCheckpoint();
   void onCheckpointFinished();
+  void onRolloutFinished();
   void rememberRecent(const QString& path);
   void rebuildRecentMenu();
   void showAbout();
@@ -98,6 +116,13 @@ class MainWindow : public QMainWindow {
   viz::AttentionMapView* attention_;
   QTabWidget* tabs_;
   QFutureWatcher<CheckpointOutcome> checkpoint_watcher_;
+  viz::EntropyRewardView* rollout_view_;
+  QFutureWatcher<RolloutOutcome> rollout_watcher_;
+  CancelToken rollout_cancel_;
+  std::atomic<double> rollout_fraction_{0.0};
+  QTimer* rollout_timer_;
+  QString checkpoint_path_;
+  int checkpoint_context_ = 1;
   QMenu* recent_menu_;
   QLabel* status_;
   QProgressBar* progress_;

@@ -16,15 +16,18 @@
 #include <QTableView>
 #include <QTreeWidget>
 #include <QUrl>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <qcustomplot.h>
 
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/data/synthetic.h"
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/return_histogram.h"
 #include "dstudio/viz/attention_map_view.h"
+#include "dstudio/viz/entropy_reward_view.h"
 #include "h5_fixture.h"
 #include "main_window.h"
 
@@ -232,6 +235,42 @@ TEST_F(Studio, AFileThatIsNotACheckpointIsExplained) {
   save_screenshot(*dialog, "checkpoint-error-dialog.png");
   dialog->accept();
   EXPECT_EQ(w.attentionView()->tokenCount(), 0);
+}
+
+// A rollout of the shipped DT from the window: entropy next to reward, on a worker thread that
+// can be cancelled.
+TEST_F(Studio, RollsTheCheckpointOutAndShowsEntropyAgainstReward) {
+  MainWindow w;
+  w.resize(1100, 700);
+  QSignalSpy shown(&w, &MainWindow::checkpointShown);
+  w.openDefaultCheckpoint();
+  ASSERT_TRUE(shown.wait(180000));
+  auto* view = w.rolloutView();
+  auto config = view->request();
+  EXPECT_EQ(config.targets.front(), 3600.0);  // hopper's default target
+  EXPECT_TRUE(config.entropy);
+
+  // Cancelled at once: the worker stops at its next step and the window says so.
+  QSignalSpy stopped(&w, &MainWindow::rolloutStopped);
+  config.episodes = 50;
+  w.runRollout(config);
+  EXPECT_TRUE(w.isRollingOut());
+  w.cancelRollout();
+  ASSERT_TRUE(stopped.wait(60000));
+  EXPECT_EQ(stopped.front().front().toString(), "cancelled");
+
+  QSignalSpy done(&w, &MainWindow::rolloutShown);
+  config.episodes = 2;
+  w.runRollout(config);
+  ASSERT_TRUE(done.wait(120000));
+  EXPECT_GT(view->pairs(), 100);  // steps with full windows
+  EXPECT_TRUE(std::isfinite(view->pearson()));
+  EXPECT_GE(view->pearson(), -1.0);
+  EXPECT_LE(view->pearson(), 1.0);
+  EXPECT_GT(view->seriesPlot()->graph(0)->dataCount(), 100);
+  w.tabs()->setCurrentWidget(view);
+  w.show();
+  save_screenshot(w, "entropy-reward-view.png");
 }
 
 }  // namespace

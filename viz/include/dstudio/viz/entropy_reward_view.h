@@ -1,0 +1,66 @@
+#pragma once
+/// \file
+/// Attention entropy against reward over a rollout (HiFormer fig. 2): one episode's first-layer
+/// entropy and reward on two axes, and every step of every episode as a scatter with its Pearson
+/// and Spearman correlation. The controls ask for a rollout (target return, episodes, modality
+/// zeroing); whoever owns the worker runs it (core's models::rollout) and hands the result back.
+
+#include <QWidget>
+
+#include "dstudio/models/evaluation.h"
+
+class QComboBox;
+class QCustomPlot;
+class QDoubleSpinBox;
+class QLabel;
+class QPushButton;
+class QSpinBox;
+
+namespace dstudio::viz {
+
+class EntropyRewardView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit EntropyRewardView(QWidget* parent = nullptr);
+
+  /// Shows a rollout recorded with entropy; the first `skip` steps of each episode (windows not
+  /// yet full) stay out of the correlation.
+  void setRollout(const QString& title, models::RolloutResult result, int skip);
+  /// Enables the controls for a model acting in `env` (its default target preset), or disables
+  /// them with `env` empty.
+  void setReady(const QString& env, double default_target);
+  /// While a rollout runs: the Run button becomes Cancel.
+  void setRunning(bool running);
+  void showEpisode(int episode);
+
+  /// What the controls ask for.
+  [[nodiscard]] models::RolloutConfig request() const;
+  [[nodiscard]] double pearson() const { return pearson_; }
+  [[nodiscard]] double spearman() const { return spearman_; }
+  [[nodiscard]] int pairs() const { return pairs_; }
+  [[nodiscard]] QCustomPlot* seriesPlot() const { return series_; }
+
+ signals:
+  void runRequested(const models::RolloutConfig& config);
+  void cancelRequested();
+
+ private:
+  void drawEpisode();
+
+  models::RolloutResult result_;
+  QString title_;
+  int skip_ = 0;
+  double pearson_ = 0.0, spearman_ = 0.0;
+  int pairs_ = 0;
+  bool running_ = false;
+  QDoubleSpinBox* target_;
+  QSpinBox* episodes_;
+  QComboBox* zeroing_;
+  QPushButton* run_;
+  QComboBox* episode_;
+  QLabel* caption_;
+  QCustomPlot* series_;
+  QCustomPlot* scatter_;
+};
+
+}  // namespace dstudio::viz

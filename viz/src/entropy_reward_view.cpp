@@ -1,0 +1,173 @@
+// Attention entropy against reward. See entropy_reward_view.h.
+
+#include "dstudio/viz/entropy_reward_view.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <cmath>
+#include <qcustomplot.h>
+
+#include "colors.h"
+#include "dstudio/analysis/entropy.h"
+
+namespace dstudio::viz {
+
+EntropyRewardView::EntropyRewardView(QWidget* parent)
+    : QWidget(parent),
+      target_(new QDoubleSpinBox),
+      episodes_(new QSpinBox),
+      zeroing_(new QComboBox),
+      run_(new QPushButton(tr("Run rollout"))),
+      episode_(new QComboBox),
+      caption_(new QLabel),
+      series_(new QCustomPlot),
+      scatter_(new QCustomPlot) {
+  target_->setRange(0.0, 1e6);
+  target_->setDecimals(0);
+  target_->setSingleStep(100.0);
+  target_->setToolTip(tr("The return the policy is asked for (its first return-to-go)"));
+  episodes_->setRange(1, 100);
+  episodes_->setValue(5);
+  zeroing_->addItems({tr("nothing"), tr("every return-to-go"), tr("past states"), tr("every action")});
+  zeroing_->setToolTip(tr("Remove a modality at inference (the papers' ablation)"));
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel(tr("Target return")));
+  controls->addWidget(target_);
+  controls->addWidget(new QLabel(tr("Episodes")));
+  controls->addWidget(episodes_);
+  controls->addWidget(new QLabel(tr("Zero")));
+  controls->addWidget(zeroing_);
+  controls->addWidget(run_);
+  controls->addSpacing(20);
+  controls->addWidget(new QLabel(tr("Show episode")));
+  controls->addWidget(episode_);
+  controls->addStretch(1);
+  caption_->setWordWrap(true);
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(series_);
+  split->addWidget(scatter_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(controls);
+  layout->addWidget(caption_);
+  layout->addWidget(split, 1);
+
+  series_->xAxis->setLabel(tr("step"));
+  series_->yAxis->setLabel(tr("attention entropy, layer 1"));
+  series_->yAxis2->setVisible(true);
+  series_->yAxis2->setLabel(tr("reward"));
+  series_->addGraph(series_->xAxis, series_->yAxis)->setPen(QPen(colors::kBlue, 1.5));
+  series_->addGraph(series_->xAxis, series_->yAxis2)->setPen(QPen(colors::kVermillion, 1.5, Qt::DashLine));
+  series_->graph(0)->setName(tr("entropy"));
+  series_->graph(1)->setName(tr("reward"));
+  series_->legend->setVisible(true);
+  scatter_->xAxis->setLabel(tr("attention entropy, layer 1"));
+  scatter_->yAxis->setLabel(tr("reward"));
+  auto* points = scatter_->addGraph();
+  points->setLineStyle(QCPGraph::lsNone);
+  QColor c = colors::kBlue;
+  c.setAlpha(90);
+  points->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, c, c, 3));
+  points->setAdaptiveSampling(false);
+
+  connect(run_, &QPushButton::clicked, this, [this] {
+    if (running_) emit cancelRequested();
+    else emit runRequested(request());
+  });
+  connect(episode_, &QComboBox::currentIndexChanged, this, [this] { drawEpisode(); });
+  setReady({}, 0.0);
+}
+
+models::RolloutConfig EntropyRewardView::request() const {
+  models::RolloutConfig c;
+  c.targets = {target_->value()};
+  c.episodes = episodes_->value();
+  c.zeroing = static_cast<models::ModalityZeroing>(zeroing_->currentIndex());
+  c.entropy = true;
+  c.threads = 1;
+  return c;
+}
+
+void EntropyRewardView::setReady(const QString& env, double default_target) {
+  const bool ready = !env.isEmpty();
+  for (QWidget* w : std::initializer_list<QWidget*>{target_, episodes_, zeroing_, run_}) w->setEnabled(ready);
+  if (ready) target_->setValue(default_target);
+  caption_->setText(ready ? tr("Roll the policy out in %1 to see its attention entropy next to the reward.").arg(env)
+                          : tr("Open a checkpoint to roll its policy out: File ▸ Open Checkpoint."));
+}
+
+void EntropyRewardView::setRunning(bool running) {
+  running_ = running;
+  run_->setText(running ? tr("Cancel") : tr("Run rollout"));
+  for (QWidget* w : std::initializer_list<QWidget*>{target_, episodes_, zeroing_}) w->setEnabled(!running);
+}
+
+void EntropyRewardView::setRollout(const QString& title, models::RolloutResult result, int skip) {
+  result_ = std::move(result);
+  title_ = title;
+  skip_ = skip;
+  std::vector<double> entropy, reward;
+  QVector<double> ex, ry;
+  for (const auto& e : result_.episodes)
+    for (int t = skip_; t < e.length && t < static_cast<int>(e.entropy.size()); ++t) {
+      entropy.push_back(e.entropy[static_cast<std::size_t>(t)]);
+      reward.push_back(e.rewards[static_cast<std::size_t>(t)]);
+      ex << entropy.back();
+      ry << reward.back();
+    }
+  pearson_ = analysis::pearson(entropy, reward);
+  spearman_ = analysis::spearman(entropy, reward);
+  pairs_ = static_cast<int>(entropy.size());
+  scatter_->graph(0)->setData(ex, ry);
+  scatter_->rescaleAxes();
+  scatter_->xAxis->scaleRange(1.08, scatter_->xAxis->range().center());  // no point on the frame
+  scatter_->yAxis->scaleRange(1.08, scatter_->yAxis->range().center());
+  scatter_->replot();
+  {
+    const QSignalBlocker block(episode_);
+    episode_->clear();
+    for (std::size_t e = 0; e < result_.episodes.size(); ++e)
+      episode_->addItem(tr("%1 (return %2)").arg(e + 1).arg(result_.episodes[e].episode_return, 0, 'f', 0));
+  }
+  const auto fmt = [](double v) { return std::isfinite(v) ? QString::number(v, 'f', 2) : QStringLiteral("—"); };
+  double mean = 0.0;
+  for (const auto& s : result_.summary) mean = s.mean_score;
+  caption_->setText(tr("%1: %2 episodes, normalised score %3. Over %4 steps with full windows, entropy and reward "
+                       "correlate with Pearson %5 and Spearman %6 (— when the entropy does not vary).")
+                        .arg(title_)
+                        .arg(result_.episodes.size())
+                        .arg(mean, 0, 'f', 1)
+                        .arg(pairs_)
+                        .arg(fmt(pearson_), fmt(spearman_)));
+  showEpisode(0);
+}
+
+void EntropyRewardView::showEpisode(int episode) {
+  if (episode_->currentIndex() != episode) episode_->setCurrentIndex(episode);
+  else drawEpisode();
+}
+
+void EntropyRewardView::drawEpisode() {
+  const int e = episode_->currentIndex();
+  if (e < 0 || e >= static_cast<int>(result_.episodes.size())) return;
+  const auto& ep = result_.episodes[static_cast<std::size_t>(e)];
+  QVector<double> x, ent, rew;
+  for (int t = 0; t < ep.length && t < static_cast<int>(ep.entropy.size()); ++t) {
+    x << t;
+    ent << ep.entropy[static_cast<std::size_t>(t)];
+    rew << ep.rewards[static_cast<std::size_t>(t)];
+  }
+  series_->graph(0)->setData(x, ent);
+  series_->graph(1)->setData(x, rew);
+  series_->rescaleAxes();
+  series_->replot();
+}
+
+}  // namespace dstudio::viz
