@@ -1,5 +1,8 @@
 #include "main_window.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
@@ -25,6 +28,7 @@
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
+#include "dstudio/viz/return_analysis_view.h"
 #include "dstudio/env/environment.h"
 
 namespace dstudio::studio {
@@ -41,6 +45,7 @@ MainWindow::MainWindow(QWidget* parent)
       tabs_(new QTabWidget),
       rollout_view_(new viz::EntropyRewardView),
       rollout_timer_(new QTimer(this)),
+      returns_view_(new viz::ReturnAnalysisView),
       status_(new QLabel),
       progress_(new QProgressBar),
       cancel_button_(new QPushButton(tr("Cancel"))),
@@ -49,6 +54,11 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(view_, tr("Dataset"));
   tabs_->addTab(attention_, tr("Attention"));
   tabs_->addTab(rollout_view_, tr("Entropy and reward"));
+  tabs_->addTab(returns_view_, tr("Zeroing and target sweep"));
+  connect(returns_view_, &viz::ReturnAnalysisView::ablationRequested, this, &MainWindow::runAblation);
+  connect(returns_view_, &viz::ReturnAnalysisView::sweepRequested, this, &MainWindow::runSweep);
+  connect(returns_view_, &viz::ReturnAnalysisView::cancelRequested, this, &MainWindow::cancelRollout);
+  connect(&returns_watcher_, &QFutureWatcher<ReturnJobOutcome>::finished, this, &MainWindow::onReturnsFinished);
   connect(rollout_view_, &viz::EntropyRewardView::runRequested, this, &MainWindow::runRollout);
   connect(rollout_view_, &viz::EntropyRewardView::cancelRequested, this, &MainWindow::cancelRollout);
   connect(&rollout_watcher_, &QFutureWatcher<RolloutOutcome>::finished, this, &MainWindow::onRolloutFinished);
@@ -105,6 +115,7 @@ MainWindow::~MainWindow() {
   checkpoint_watcher_.waitForFinished();
   rollout_cancel_.cancel();
   rollout_watcher_.waitForFinished();
+  returns_watcher_.waitForFinished();
 }
 
 bool MainWindow::isLoading() const {
@@ -307,6 +318,10 @@ void MainWindow::openCheckpoint(const QString& path) {
       const auto windows = models::sample_windows(dataset, 16, info.variant.context_length);
       out.windows = models::inspect_windows(path.toStdString(), windows);
       out.env = QString::fromStdString(info.env_id);
+      double best = -1e300;
+      for (const auto& e : dataset.episodes)
+        if (e.complete()) best = std::max(best, e.ret);
+      out.best_score = info.env_id.empty() ? std::nan("") : env::normalized_score(env::task(info.env_id), best);
       out.context = info.variant.context_length;
       out.title = QFileInfo(path).completeBaseName() + " (" + QString::fromStdString(info.variant.variant) + ")";
     } catch (const std::exception& e) {
@@ -333,14 +348,16 @@ void MainWindow::onCheckpointFinished() {
   } catch (const std::exception&) {
   }
   rollout_view_->setReady(target > 0 ? outcome.env : QString(), target);
+  returns_view_->setReady(target);
+  best_score_ = outcome.best_score;
   status_->setText(tr("%1: attention maps on %2 dataset windows").arg(outcome.title).arg(outcome.windows.size()));
   emit checkpointShown(outcome.path);
 }
 
-bool MainWindow::isRollingOut() const { return rollout_watcher_.isRunning(); }
+bool MainWindow::isRollingOut() const { return rollout_watcher_.isRunning() || returns_watcher_.isRunning(); }
 
 void MainWindow::runRollout(const models::RolloutConfig& config) {
-  if (rollout_watcher_.isRunning() || checkpoint_path_.isEmpty()) return;
+  if (rollout_watcher_.isRunning() || returns_watcher_.isRunning() || checkpoint_path_.isEmpty()) return;
   rollout_cancel_ = CancelToken();
   rollout_fraction_ = 0.0;
   rollout_view_->setRunning(true);
@@ -378,6 +395,69 @@ void MainWindow::onRolloutFinished() {
   rollout_view_->setRollout(QFileInfo(checkpoint_path_).completeBaseName(), outcome.result, checkpoint_context_ - 1);
   status_->setText(tr("Rollout: %1 episodes in %2 s").arg(outcome.result.episodes.size()).arg(outcome.result.seconds, 0, 'f', 1));
   emit rolloutShown();
+}
+
+void MainWindow::runAblation() { startReturnJob(false); }
+void MainWindow::runSweep() { startReturnJob(true); }
+
+void MainWindow::startReturnJob(bool sweep) {
+  if (isRollingOut() || checkpoint_path_.isEmpty()) return;
+  const std::vector<double> targets = sweep ? returns_view_->sweepTargets() : std::vector<double>{};
+  if (sweep && targets.empty()) {
+    status_->setText(tr("Type target multiples, e.g. 0.5, 1, 2, 5"));
+    return;
+  }
+  rollout_cancel_ = CancelToken();
+  rollout_fraction_ = 0.0;
+  returns_view_->setRunning(true);
+  rollout_timer_->start();
+  const int episodes = returns_view_->episodes();
+  const std::string path = checkpoint_path_.toStdString();
+  const CancelToken cancel = rollout_cancel_;
+  auto* fraction = &rollout_fraction_;
+  returns_watcher_.setFuture(QtConcurrent::run([path, sweep, targets, episodes, cancel, fraction] {
+    ReturnJobOutcome out;
+    out.sweep = sweep;
+    try {
+      models::RolloutConfig config;
+      config.episodes = episodes;
+      config.traces = false;
+      const int jobs = sweep ? 1 : 4;
+      for (int k = 0; k < jobs; ++k) {
+        // Each of the four ablation rollouts is a quarter of the progress.
+        Progress progress;
+        progress.cancel = cancel;
+        progress.report = [fraction, k, jobs](double f, std::string_view) { *fraction = (k + f) / jobs; };
+        if (sweep) config.targets = targets;
+        else config.zeroing = static_cast<models::ModalityZeroing>(k);
+        const auto result = models::rollout(path, config, progress);
+        out.summaries.insert(out.summaries.end(), result.summary.begin(), result.summary.end());
+      }
+    } catch (const Cancelled&) {
+      out.cancelled = true;
+    } catch (const std::exception& e) {
+      out.error = QString::fromStdString(e.what());
+    }
+    return out;
+  }));
+}
+
+void MainWindow::onReturnsFinished() {
+  rollout_timer_->stop();
+  returns_view_->setRunning(false);
+  const auto outcome = returns_watcher_.result();
+  if (outcome.cancelled || !outcome.error.isEmpty()) {
+    const QString why = outcome.cancelled ? tr("cancelled") : outcome.error;
+    status_->setText(tr("Stopped: %1").arg(why));
+    if (!outcome.cancelled) showError(outcome.error, /*checkpoint=*/true);
+    emit rolloutStopped(why);
+    return;
+  }
+  const QString title = QFileInfo(checkpoint_path_).completeBaseName();
+  if (outcome.sweep) returns_view_->setSweep(title, outcome.summaries, best_score_);
+  else returns_view_->setAblation(title, outcome.summaries);
+  status_->setText(outcome.sweep ? tr("Target sweep done") : tr("Modality zeroing done"));
+  emit returnsShown(outcome.sweep);
 }
 
 }  // namespace dstudio::studio

@@ -24,6 +24,7 @@ class QTimer;
 namespace dstudio::viz {
 class AttentionMapView;
 class EntropyRewardView;
+class ReturnAnalysisView;
 class DatasetView;
 }
 
@@ -35,6 +36,7 @@ namespace dstudio::studio {
 struct CheckpointOutcome {
   QString path, title, env;
   int context = 1;
+  double best_score = 0.0;  ///< the dataset's best episode, normalised
   std::vector<models::WindowInspection> windows;
   QString error;
 };
@@ -42,6 +44,14 @@ struct CheckpointOutcome {
 /// What a rollout on a worker produced.
 struct RolloutOutcome {
   models::RolloutResult result;
+  QString error;
+  bool cancelled = false;
+};
+
+/// What an ablation or a sweep on a worker produced: one summary per zeroing or per target.
+struct ReturnJobOutcome {
+  bool sweep = false;
+  std::vector<models::TargetSummary> summaries;
   QString error;
   bool cancelled = false;
 };
@@ -81,6 +91,11 @@ class MainWindow : public QMainWindow {
   void runRollout(const models::RolloutConfig& config);
   void cancelRollout();
   [[nodiscard]] bool isRollingOut() const;
+  [[nodiscard]] viz::ReturnAnalysisView* returnsView() const { return returns_view_; }
+  /// Normalised score with each modality zeroed (none, RTG, past states, actions).
+  void runAblation();
+  /// Normalised score at each of the view's targets.
+  void runSweep();
   [[nodiscard]] QTabWidget* tabs() const { return tabs_; }
   [[nodiscard]] bool isInspecting() const;
 
@@ -92,6 +107,7 @@ class MainWindow : public QMainWindow {
   void checkpointFailed(const QString& message);
   void rolloutShown();
   void rolloutStopped(const QString& why);
+  void returnsShown(bool sweep);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -108,6 +124,8 @@ class MainWindow : public QMainWindow {
   void chooseCheckpoint();
   void onCheckpointFinished();
   void onRolloutFinished();
+  void onReturnsFinished();
+  void startReturnJob(bool sweep);
   void rememberRecent(const QString& path);
   void rebuildRecentMenu();
   void showAbout();
@@ -121,6 +139,9 @@ class MainWindow : public QMainWindow {
   CancelToken rollout_cancel_;
   std::atomic<double> rollout_fraction_{0.0};
   QTimer* rollout_timer_;
+  viz::ReturnAnalysisView* returns_view_;
+  QFutureWatcher<ReturnJobOutcome> returns_watcher_;
+  double best_score_ = 0.0;
   QString checkpoint_path_;
   int checkpoint_context_ = 1;
   QMenu* recent_menu_;

@@ -28,6 +28,7 @@
 #include "dstudio/viz/return_histogram.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
+#include "dstudio/viz/return_analysis_view.h"
 #include "h5_fixture.h"
 #include "main_window.h"
 
@@ -271,6 +272,33 @@ TEST_F(Studio, RollsTheCheckpointOutAndShowsEntropyAgainstReward) {
   w.tabs()->setCurrentWidget(view);
   w.show();
   save_screenshot(w, "entropy-reward-view.png");
+}
+
+// Modality zeroing and the target sweep from the window, on worker threads.
+TEST_F(Studio, RunsTheAblationAndTheTargetSweep) {
+  MainWindow w;
+  w.resize(1100, 600);
+  QSignalSpy shown(&w, &MainWindow::checkpointShown);
+  w.openDefaultCheckpoint();
+  ASSERT_TRUE(shown.wait(180000));
+  auto* view = w.returnsView();
+  view->setEpisodes(2);
+  QSignalSpy done(&w, &MainWindow::returnsShown);
+  w.runAblation();
+  ASSERT_TRUE(done.wait(120000));
+  EXPECT_FALSE(done.front().front().toBool());
+  auto* bars = qobject_cast<QCPBars*>(view->ablationPlot()->plottable(0));
+  ASSERT_NE(bars, nullptr);
+  ASSERT_EQ(bars->data()->size(), 4);  // none, RTG, past states, actions
+  for (int k = 0; k < 4; ++k) EXPECT_GT(bars->data()->at(k)->value, 0.0);
+  EXPECT_EQ(view->sweepTargets(), (std::vector<double>{1800, 3600, 7200, 18000, 36000, 72000}));
+  w.runSweep();
+  ASSERT_TRUE(done.wait(120000));
+  EXPECT_TRUE(done.back().front().toBool());
+  EXPECT_EQ(view->sweepPlot()->graph(2)->dataCount(), 6);
+  w.tabs()->setCurrentWidget(view);
+  w.show();
+  save_screenshot(w, "returns-view.png");
 }
 
 }  // namespace

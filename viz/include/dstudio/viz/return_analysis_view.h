@@ -1,0 +1,58 @@
+#pragma once
+/// \file
+/// How the return depends on what the policy is given: the modality-zeroing ablation (DC sec.
+/// 5.3) as bars with error bars, and the out-of-distribution target-return sweep (DC fig. 6) as
+/// a curve with a band and the dataset's best episode as a reference line. The controls ask for
+/// either; whoever owns the worker runs the rollouts (core's models::rollout).
+
+#include <QWidget>
+#include <vector>
+
+#include "dstudio/models/evaluation.h"
+
+class QCustomPlot;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSpinBox;
+
+namespace dstudio::viz {
+
+class ReturnAnalysisView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ReturnAnalysisView(QWidget* parent = nullptr);
+
+  /// Enables the controls for a policy whose default target is `base` (0 disables them).
+  void setReady(double base);
+  void setRunning(bool running);
+  /// Normalised scores of the four zeroings, in the order none, RTG, past states, actions.
+  void setAblation(const QString& title, const std::vector<models::TargetSummary>& by_zeroing);
+  /// A sweep's summaries (one per target); `best_score` is the dataset's best episode (NaN: none).
+  void setSweep(const QString& title, const std::vector<models::TargetSummary>& by_target, double best_score);
+
+  [[nodiscard]] int episodes() const;
+  void setEpisodes(int episodes);
+  /// The targets of a sweep: the multiples typed in, times the default target.
+  [[nodiscard]] std::vector<double> sweepTargets() const;
+  [[nodiscard]] QCustomPlot* ablationPlot() const { return ablation_; }
+  [[nodiscard]] QCustomPlot* sweepPlot() const { return sweep_; }
+
+ signals:
+  void ablationRequested();
+  void sweepRequested();
+  void cancelRequested();
+
+ private:
+  double base_ = 0.0;
+  bool running_ = false;
+  QSpinBox* episodes_;
+  QLineEdit* multiples_;
+  QPushButton* ablation_button_;
+  QPushButton* sweep_button_;
+  QLabel* caption_;
+  QCustomPlot* ablation_;
+  QCustomPlot* sweep_;
+};
+
+}  // namespace dstudio::viz

@@ -1,0 +1,160 @@
+// Modality zeroing and target-return sweeps. See return_analysis_view.h.
+
+#include "dstudio/viz/return_analysis_view.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <cmath>
+#include <qcustomplot.h>
+
+#include "colors.h"
+
+namespace dstudio::viz {
+
+ReturnAnalysisView::ReturnAnalysisView(QWidget* parent)
+    : QWidget(parent),
+      episodes_(new QSpinBox),
+      multiples_(new QLineEdit("0.5, 1, 2, 5, 10, 20")),
+      ablation_button_(new QPushButton(tr("Run ablation"))),
+      sweep_button_(new QPushButton(tr("Run sweep"))),
+      caption_(new QLabel),
+      ablation_(new QCustomPlot),
+      sweep_(new QCustomPlot) {
+  episodes_->setRange(1, 1000);
+  episodes_->setValue(10);
+  multiples_->setToolTip(tr("Targets of the sweep, as multiples of the task's default target"));
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel(tr("Episodes")));
+  controls->addWidget(episodes_);
+  controls->addWidget(ablation_button_);
+  controls->addSpacing(20);
+  controls->addWidget(new QLabel(tr("Target multiples")));
+  controls->addWidget(multiples_);
+  controls->addWidget(sweep_button_);
+  controls->addStretch(1);
+  caption_->setWordWrap(true);
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(ablation_);
+  split->addWidget(sweep_);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(controls);
+  layout->addWidget(caption_);
+  layout->addWidget(split, 1);
+  ablation_->yAxis->setLabel(tr("normalised score"));
+  sweep_->xAxis->setLabel(tr("target return"));
+  sweep_->yAxis->setLabel(tr("normalised score"));
+  sweep_->xAxis->setScaleType(QCPAxis::stLogarithmic);
+  connect(ablation_button_, &QPushButton::clicked, this, [this] { running_ ? emit cancelRequested() : emit ablationRequested(); });
+  connect(sweep_button_, &QPushButton::clicked, this, [this] { running_ ? emit cancelRequested() : emit sweepRequested(); });
+  setReady(0.0);
+}
+
+void ReturnAnalysisView::setReady(double base) {
+  base_ = base;
+  for (QWidget* w : std::initializer_list<QWidget*>{episodes_, multiples_, ablation_button_, sweep_button_}) w->setEnabled(base > 0);
+  caption_->setText(base > 0 ? tr("Zero a modality at inference, or raise the target return beyond the data (default target %1).").arg(base)
+                             : tr("Open a checkpoint to measure how its return depends on what it is given."));
+}
+
+void ReturnAnalysisView::setRunning(bool running) {
+  running_ = running;
+  ablation_button_->setText(running ? tr("Cancel") : tr("Run ablation"));
+  sweep_button_->setText(running ? tr("Cancel") : tr("Run sweep"));
+  episodes_->setEnabled(!running);
+  multiples_->setEnabled(!running);
+}
+
+int ReturnAnalysisView::episodes() const { return episodes_->value(); }
+void ReturnAnalysisView::setEpisodes(int episodes) { episodes_->setValue(episodes); }
+
+std::vector<double> ReturnAnalysisView::sweepTargets() const {
+  std::vector<double> out;
+  for (const auto& part : multiples_->text().split(',', Qt::SkipEmptyParts)) {
+    bool ok = false;
+    const double m = part.trimmed().toDouble(&ok);
+    if (ok && m > 0) out.push_back(m * base_);
+  }
+  return out;
+}
+
+void ReturnAnalysisView::setAblation(const QString& title, const std::vector<models::TargetSummary>& s) {
+  ablation_->clearPlottables();
+  auto* bars = new QCPBars(ablation_->xAxis, ablation_->yAxis);
+  bars->setBrush(colors::kBlue);
+  bars->setPen(QPen(colors::kBlue.darker(130)));
+  bars->setWidth(0.6);
+  auto* errors = new QCPErrorBars(ablation_->xAxis, ablation_->yAxis);
+  errors->setDataPlottable(bars);
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  const QStringList names = {tr("none"), tr("RTG"), tr("past states"), tr("actions")};
+  QVector<double> keys, values, spread;
+  double top = 1.0;
+  for (std::size_t k = 0; k < s.size() && k < 4; ++k) {
+    keys << static_cast<double>(k + 1);
+    values << s[k].mean_score;
+    spread << s[k].std_score;
+    ticker->addTick(static_cast<double>(k + 1), names[static_cast<int>(k)]);
+    top = std::max(top, s[k].mean_score + s[k].std_score);
+  }
+  bars->setData(keys, values);
+  errors->setData(spread);
+  ablation_->xAxis->setTicker(ticker);
+  ablation_->xAxis->setRange(0.3, 4.7);
+  ablation_->yAxis->setRange(0, top * 1.15);
+  ablation_->replot();
+  caption_->setText(tr("%1: normalised score with each modality zeroed at inference, mean ± std over %2 episodes.")
+                        .arg(title).arg(s.empty() ? 0 : s.front().episodes));
+}
+
+void ReturnAnalysisView::setSweep(const QString& title, const std::vector<models::TargetSummary>& s, double best_score) {
+  sweep_->clearGraphs();
+  sweep_->clearItems();
+  QVector<double> x, y, lo, hi;
+  for (const auto& p : s) {
+    x << p.target;
+    y << p.mean_score;
+    lo << p.mean_score - p.std_score;
+    hi << p.mean_score + p.std_score;
+  }
+  auto* low = sweep_->addGraph();
+  low->setData(x, lo);
+  low->setPen(Qt::NoPen);
+  auto* high = sweep_->addGraph();
+  high->setData(x, hi);
+  high->setPen(Qt::NoPen);
+  QColor band = colors::kBlue;
+  band.setAlpha(50);
+  high->setBrush(band);
+  high->setChannelFillGraph(low);
+  auto* mean = sweep_->addGraph();
+  mean->setData(x, y);
+  mean->setPen(QPen(colors::kBlue, 1.5));
+  mean->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colors::kBlue, 5));
+  // Ticks where the targets are, written compactly (1.8k, 36k).
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  for (double v : x) ticker->addTick(v, std::abs(v) >= 1000 ? QString::number(v / 1000.0, 'g', 3) + "k" : QString::number(v, 'g', 3));
+  sweep_->xAxis->setTicker(ticker);
+  sweep_->rescaleAxes();
+  double top = sweep_->yAxis->range().upper, bottom = std::min(0.0, sweep_->yAxis->range().lower);
+  if (std::isfinite(best_score)) {
+    auto* line = new QCPItemStraightLine(sweep_);
+    line->point1->setCoords(x.isEmpty() ? 1 : x.front(), best_score);
+    line->point2->setCoords(x.isEmpty() ? 2 : x.back(), best_score);
+    line->setPen(QPen(colors::kGrey, 1, Qt::DotLine));
+    top = std::max(top, best_score);
+  }
+  sweep_->yAxis->setRange(bottom, top * 1.1 + 1.0);
+  sweep_->xAxis->scaleRange(1.15, std::sqrt(sweep_->xAxis->range().lower * sweep_->xAxis->range().upper));
+  sweep_->replot();
+  caption_->setText(tr("%1: normalised score against the target return, mean ± std over %2 episodes each%3.")
+                        .arg(title)
+                        .arg(s.empty() ? 0 : s.front().episodes)
+                        .arg(std::isfinite(best_score) ? tr("; dotted: the dataset's best episode (%1)").arg(best_score, 0, 'f', 1) : QString()));
+}
+
+}  // namespace dstudio::viz
