@@ -9,6 +9,7 @@
 #include "dstudio/common/system_info.h"
 #include "dstudio/viz/dataset_view.h"
 #include "main_window.h"
+#include "screenshot_tour.h"
 
 int main(int argc, char** argv) {
   dstudio::keep_freed_memory();
@@ -27,6 +28,10 @@ int main(int argc, char** argv) {
   QCommandLineOption screenshot(
       "screenshot", "Open the dataset, save a PNG of the window to <file> and exit.", "file");
   parser.addOption(screenshot);
+  QCommandLineOption screenshot_all(
+      "screenshot-all", "Open the default dataset and checkpoint, fill every view, save one PNG per view into <dir> and exit.",
+      "dir");
+  parser.addOption(screenshot_all);
   parser.process(app);
 
   dstudio::studio::MainWindow window;
@@ -48,6 +53,15 @@ int main(int argc, char** argv) {
     });
   }
   window.show();
+  if (parser.isSet(screenshot_all)) {
+    auto* tour = new dstudio::studio::ScreenshotTour(window, parser.value(screenshot_all));
+    QObject::connect(tour, &dstudio::studio::ScreenshotTour::finished, [](bool ok, const QString& message) {
+      std::fprintf(ok ? stdout : stderr, ok ? "%s\n" : "decision-studio: error: %s\n", qPrintable(message));
+      QApplication::exit(ok ? 0 : 1);
+    });
+    tour->start();
+    return QApplication::exec();
+  }
   const QStringList args = parser.positionalArguments();
   if (args.isEmpty())
     window.openDefaultDataset();

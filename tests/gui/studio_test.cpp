@@ -4,6 +4,7 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QImage>
 #include <QDropEvent>
 #include <QLabel>
 #include <QMessageBox>
@@ -31,6 +32,7 @@
 #include "dstudio/viz/return_analysis_view.h"
 #include "h5_fixture.h"
 #include "main_window.h"
+#include "screenshot_tour.h"
 
 namespace dstudio::studio {
 namespace {
@@ -299,6 +301,27 @@ TEST_F(Studio, RunsTheAblationAndTheTargetSweep) {
   w.tabs()->setCurrentWidget(view);
   w.show();
   save_screenshot(w, "returns-view.png");
+}
+
+// --screenshot-all: every view filled with real content, one PNG each.
+TEST_F(Studio, TheScreenshotTourSavesEveryView) {
+  MainWindow w;
+  w.resize(1100, 700);
+  w.show();
+  const QString out = QString::fromStdString((dir / "tour").string());
+  ScreenshotTour tour(w, out);
+  QSignalSpy finished(&tour, &ScreenshotTour::finished);
+  tour.start();
+  ASSERT_TRUE(finished.wait(300000));
+  ASSERT_TRUE(finished.front().at(0).toBool()) << finished.front().at(1).toString().toStdString();
+  ASSERT_EQ(tour.written().size(), 4);
+  for (const auto& name : {"dataset.png", "attention.png", "entropy-reward.png", "zeroing-and-sweep.png"}) {
+    const QImage image(QDir(out).filePath(name));
+    EXPECT_FALSE(image.isNull()) << name;
+    EXPECT_GE(image.width(), 1000) << name;
+    QDir().mkpath(DSTUDIO_SCREENSHOT_DIR);
+    image.save(QDir(DSTUDIO_SCREENSHOT_DIR).filePath(QString("tour-") + name));
+  }
 }
 
 }  // namespace

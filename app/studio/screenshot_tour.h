@@ -1,0 +1,36 @@
+#pragma once
+/// \file
+/// `decision-studio --screenshot-all DIR`: opens the default dataset and checkpoint, fills every
+/// view with real content (a rollout, the ablation, the sweep), saves one PNG per view and
+/// reports when done. For tests and the user guide.
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+namespace dstudio::studio {
+
+class MainWindow;
+
+class ScreenshotTour : public QObject {
+  Q_OBJECT
+ public:
+  ScreenshotTour(MainWindow& window, QString dir);
+  /// Starts the tour; `finished` follows.
+  void start();
+  [[nodiscard]] const QStringList& written() const { return written_; }
+
+ signals:
+  void finished(bool ok, const QString& message);
+
+ private:
+  void save(int tab, const QString& name);
+  void fail(const QString& why);
+
+  MainWindow& window_;
+  QString dir_;
+  QStringList written_;
+  bool done_ = false;
+};
+
+}  // namespace dstudio::studio
