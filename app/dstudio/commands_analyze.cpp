@@ -84,19 +84,6 @@ void write_matrix_csv(const fs::path& path, const analysis::TokenMatrix& m, cons
   }
 }
 
-// Labels relative to the window's last step: "s-3", "R0".
-std::vector<std::string> relative_labels(const models::WindowInspection& w, int per_step) {
-  std::vector<std::string> out;
-  const int T = static_cast<int>(w.token_types.size()), K = T / per_step;
-  for (int k = 0; k < T; ++k) {
-    std::string l(1, w.token_types[static_cast<std::size_t>(k)]);
-    const int offset = k / per_step - (K - 1);
-    l += offset == 0 ? "0" : std::to_string(offset);
-    out.push_back(l);
-  }
-  return out;
-}
-
 // NaN (e.g. the correlation of a constant series) as JSON null.
 ordered_json finite_or_null(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
 
@@ -134,7 +121,7 @@ void run_attention(const AttentionArgs& a) {
   }
   const auto inspections = models::inspect_windows(a.checkpoint, windows);
   const auto labels = windows.size() == 1 ? analysis::token_labels(inspections.front().token_types, inspections.front().token_steps)
-                                          : relative_labels(inspections.front(), per_step);
+                                          : analysis::relative_token_labels(inspections.front().token_types);
   auto map_of = [&](const std::vector<models::WindowInspection>& ins, int layer) {
     std::vector<analysis::TokenMatrix> per_window;
     for (const auto& w : ins) {
@@ -168,10 +155,7 @@ void run_attention(const AttentionArgs& a) {
     double entropy = 0.0;
     for (const auto& w : inspections) {
       const auto& lm = w.layers[static_cast<std::size_t>(l)];
-      const auto n = static_cast<std::size_t>(lm.tokens) * lm.tokens;
-      for (int h = 0; h < lm.heads; ++h)
-        entropy += analysis::attention_entropy({lm.values.data() + n * static_cast<std::size_t>(h), n}, lm.tokens, w.valid) /
-                   (lm.heads * static_cast<double>(inspections.size()));
+      entropy += analysis::mean_head_entropy(lm.values, lm.heads, lm.tokens, w.valid) / static_cast<double>(inspections.size());
     }
     layer_json.push_back({{"layer", l + 1}, {"mixer", mixer}, {"heads", inspections.front().layers[static_cast<std::size_t>(l)].heads},
                           {"derivation", analysis::mixing_derivation(mixer)}, {"mean_entropy", entropy}});
@@ -261,8 +245,8 @@ void run_entropy(const EntropyArgs& a) {
         const auto& lm = w.layers[l];
         const std::span<const float> m(lm.values.data() + static_cast<std::size_t>(h) * lm.tokens * lm.tokens, static_cast<std::size_t>(lm.tokens) * lm.tokens);
         full += analysis::attention_entropy(m, lm.tokens, w.valid) / static_cast<double>(ins.size());
-        intra += analysis::intra_step_entropy(m, lm.tokens, w.valid, per_step == 3 ? 3 : 1) / static_cast<double>(ins.size());
-        inter += analysis::inter_step_entropy(m, lm.tokens, w.valid, per_step == 3 ? 3 : 1) / static_cast<double>(ins.size());
+        intra += analysis::intra_step_entropy(m, lm.tokens, w.valid, per_step) / static_cast<double>(ins.size());
+        inter += analysis::inter_step_entropy(m, lm.tokens, w.valid, per_step) / static_cast<double>(ins.size());
       }
       hcsv << l + 1 << ',' << h << ',' << first.mixer << ',' << full << ',' << intra << ',' << inter << '\n';
       // With one token per step (merged or unified tokens) there is nothing within a step.

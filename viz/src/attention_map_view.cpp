@@ -161,19 +161,9 @@ void AttentionMapView::refresh() {
   matrix_ = analysis::mean_of(per_window);
   // Several windows: labels relative to the window's last step ("s-3"); one: the episode's steps.
   const auto& first = windows_.front();
-  const int T = matrix_.tokens, per_step = first.token_types.size() == static_cast<std::size_t>(T) && T > 0 && first.token_types[0] == 'R' ? 3 : 1;
-  labels_.clear();
-  for (int k = 0; k < T; ++k) {
-    std::string label(1, first.token_types[static_cast<std::size_t>(k)]);
-    if (windows_.size() == 1) {
-      const int step = first.token_steps[static_cast<std::size_t>(k)];
-      label = step < 0 ? std::string("pad") : label + std::to_string(step);
-    } else {
-      const int offset = k / per_step - (T / per_step - 1);
-      label += offset == 0 ? "0" : std::to_string(offset);
-    }
-    labels_.push_back(label);
-  }
+  const int T = matrix_.tokens;
+  labels_ = windows_.size() == 1 ? analysis::token_labels(first.token_types, first.token_steps)
+                                 : analysis::relative_token_labels(first.token_types);
   map_->data()->setSize(T, T);
   map_->data()->setRange(QCPRange(0, T - 1), QCPRange(0, T - 1));
   double hi = 0.0;

@@ -90,6 +90,18 @@ std::vector<std::string> token_labels(const std::vector<char>& types, const std:
   return out;
 }
 
+std::vector<std::string> relative_token_labels(const std::vector<char>& types) {
+  const int T = static_cast<int>(types.size()), per_step = !types.empty() && types.front() == 'R' ? 3 : 1, K = T / per_step;
+  std::vector<std::string> out;
+  for (int k = 0; k < T; ++k) {
+    std::string label(1, types[static_cast<std::size_t>(k)]);
+    const int offset = k / per_step - (K - 1);
+    label += offset == 0 ? "0" : std::to_string(offset);
+    out.push_back(label);
+  }
+  return out;
+}
+
 std::string mixing_derivation(const std::string& mixer) {
   if (mixer.rfind("conv (", 0) == 0)
     return "convolution: row p holds the magnitudes of the type(p) filter's taps, averaged over channels, at columns p, p-1, ..., p-L+1";

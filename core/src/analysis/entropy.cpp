@@ -48,6 +48,13 @@ double attention_entropy(std::span<const float> matrix, int T, std::span<const c
   return n ? total / n : 0.0;
 }
 
+double mean_head_entropy(std::span<const float> matrices, int heads, int T, std::span<const char> valid) {
+  const auto n = static_cast<std::size_t>(T) * static_cast<std::size_t>(T);
+  double sum = 0.0;
+  for (int h = 0; h < heads; ++h) sum += attention_entropy(matrices.subspan(n * static_cast<std::size_t>(h), n), T, valid);
+  return heads > 0 ? sum / heads : 0.0;
+}
+
 double intra_step_entropy(std::span<const float> matrix, int T, std::span<const char> valid, int group) {
   double total = 0.0;
   int n = 0;

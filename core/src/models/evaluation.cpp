@@ -142,12 +142,9 @@ RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info, cons
         for (int64_t r = 0; r < B; ++r) {
           auto& e = result.episodes[static_cast<std::size_t>(active[static_cast<std::size_t>(r)])];
           if (cfg.entropy) {
-            double sum = 0.0;
-            for (int64_t h = 0; h < heads; ++h) {
-              const float* m = first.data_ptr<float>() + (r * heads + h) * T * T;
-              sum += analysis::attention_entropy({m, static_cast<std::size_t>(T * T)}, static_cast<int>(T), valid);
-            }
-            e.entropy.push_back(sum / static_cast<double>(heads));
+            const float* m = first.data_ptr<float>() + r * heads * T * T;
+            e.entropy.push_back(analysis::mean_head_entropy({m, static_cast<std::size_t>(heads * T * T)}, static_cast<int>(heads),
+                                                            static_cast<int>(T), valid));
           }
           if (inspect) {
             StepInspection s;
@@ -243,10 +240,7 @@ EvaluationHook evaluation_hook(const data::Dataset& dataset, double rtg_scale, i
     double entropy = 0.0;
     for (const auto& w : ins) {
       const auto& l = w.layers.front();
-      const auto n = static_cast<std::size_t>(l.tokens) * l.tokens;
-      for (int h = 0; h < l.heads; ++h)
-        entropy += analysis::attention_entropy({l.values.data() + n * static_cast<std::size_t>(h), n}, l.tokens, w.valid) /
-                   (l.heads * static_cast<double>(ins.size()));
+      entropy += analysis::mean_head_entropy(l.values, l.heads, l.tokens, w.valid) / static_cast<double>(ins.size());
     }
     out["entropy_layer1"] = entropy;
     return out;

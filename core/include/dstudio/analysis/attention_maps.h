@@ -45,6 +45,10 @@ TokenMatrix mean_of(const std::vector<TokenMatrix>& matrices);
 /// step, "pad" for padding. `types` from inspection ('R', 's', 'a', 't'), `steps` -1 for padding.
 std::vector<std::string> token_labels(const std::vector<char>& types, const std::vector<int>& steps);
 
+/// Labels relative to a window's last step, for maps averaged over windows: "s-3", "R0", "t-19".
+/// Triplet windows (types starting with 'R') have three tokens a step, merged ones one.
+std::vector<std::string> relative_token_labels(const std::vector<char>& types);
+
 /// How the matrix of a mixer was derived, for figure captions and the JSON output.
 std::string mixing_derivation(const std::string& mixer);
 

@@ -20,6 +20,10 @@ double entropy(std::span<const double> p);
 /// S_h = -(1/N) sum_i sum_j a_ij log a_ij over the N real queries of one head.
 double attention_entropy(std::span<const float> matrix, int T, std::span<const char> valid);
 
+/// S = the mean of attention_entropy over `heads` matrices stored one after the other (heads x T x
+/// T, as inspection returns a layer).
+double mean_head_entropy(std::span<const float> matrices, int heads, int T, std::span<const char> valid);
+
 /// Intra-step entropy of one head for tokens grouped `group` to a step (3 for R, s, a): for every
 /// real query and every step holding a real key it may attend to, the entropy of its attention
 /// restricted to that step's tokens and renormalised; the mean over those (query, step) pairs.
