@@ -36,6 +36,11 @@ AttentionMapView::AttentionMapView(QWidget* parent)
       map_(new QCPColorMap(plot_->xAxis, plot_->yAxis)),
       scale_(new QCPColorScale(plot_)) {
   mode_->addItems({tr("One layer"), tr("Mean over layers"), tr("Attention rollout")});
+  // Wide enough for "3: gaussian-attention" and "mean over heads" before any item exists.
+  for (auto* box : {layer_, head_}) {
+    box->setMinimumContentsLength(20);
+    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  }
   auto* controls = new QHBoxLayout;
   controls->addWidget(new QLabel(tr("Show")));
   controls->addWidget(mode_);
