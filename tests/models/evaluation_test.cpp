@@ -9,7 +9,11 @@
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint_model.h"
+#include "dstudio/models/episode_player.h"
 #include "dstudio/models/evaluation.h"
+
+#include <chrono>
+#include <thread>
 #include "h5_fixture.h"
 
 namespace dstudio::models {
@@ -153,6 +157,162 @@ TEST(Rollout, SaysWhenTheEnvironmentDoesNotFit) {
   } catch (const std::exception& e) {
     EXPECT_THAT(e.what(), HasSubstr("walker2d has 17"));
   }
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// The step-by-step player: the same numbers as a rollout, exact branching, and a live thread.
+
+std::vector<FramePtr> play_to_end(EpisodePlayer& player, int limit = 1000) {
+  for (int i = 0; i < limit && player.step(); ++i) {
+  }
+  return player.frames();
+}
+
+TEST(EpisodePlayer, ComputesWhatARolloutComputes) {
+  test::TempDir dir;
+  const auto ckpt = small_checkpoint(dir, "dt.pt");
+  RolloutConfig config;
+  config.targets = {3600.0};
+  config.episodes = 1;
+  config.seed = 5;
+  config.entropy = true;
+  config.inspect_steps = {0, 3};
+  const auto reference = rollout(ckpt, config).episodes.front();
+  ASSERT_GT(reference.length, 4);
+
+  EpisodePlayer player(ckpt);
+  player.reset(5, 3600.0);
+  const auto frames = play_to_end(player);
+  ASSERT_EQ(static_cast<int>(frames.size()), reference.length + 1);
+  EXPECT_TRUE(frames.back()->terminal);
+  EXPECT_EQ(frames.back()->terminated, reference.terminated);
+  EXPECT_DOUBLE_EQ(frames.back()->return_so_far, reference.episode_return);
+  for (int t = 0; t < reference.length; ++t) {
+    const auto& f = *frames[static_cast<std::size_t>(t)];
+    ASSERT_TRUE(f.acted);
+    EXPECT_EQ(f.step, t);
+    const std::vector<float> action(reference.actions.begin() + t * 3, reference.actions.begin() + t * 3 + 3);
+    ASSERT_EQ(f.action, action) << "step " << t;
+    EXPECT_EQ(f.reward, reference.rewards[static_cast<std::size_t>(t)]);
+    EXPECT_EQ(f.return_to_go, reference.returns_to_go[static_cast<std::size_t>(t)]);
+    EXPECT_EQ(f.entropy, reference.entropy[static_cast<std::size_t>(t)]);
+  }
+  // The kept mixing matrices are the rollout's inspections of the same steps.
+  for (const auto& inspected : reference.inspections) {
+    const auto& mine = *frames[static_cast<std::size_t>(inspected.step)]->inspection;
+    ASSERT_EQ(mine.layers.size(), inspected.mixing.size());
+    for (std::size_t l = 0; l < mine.layers.size(); ++l) EXPECT_EQ(mine.layers[l].values, inspected.mixing[l]);
+    EXPECT_EQ(mine.token_steps, inspected.token_steps);
+  }
+}
+
+// The shipped DT, which keeps the hopper up for hundreds of steps.
+const std::filesystem::path shipped_dt = std::filesystem::path(DSTUDIO_RESOURCES_DIR) / "checkpoints/hopper-medium-dt.pt";
+
+TEST(EpisodePlayer, BranchingWithTheSameSettingsReplaysExactly) {
+  EpisodePlayer player(shipped_dt);
+  player.reset(2, 3600.0);
+  const auto original = play_to_end(player, 40);
+  ASSERT_GT(original.size(), 12u);
+  player.branch(10, 3600.0, ModalityZeroing::None);
+  ASSERT_EQ(player.frames().size(), 11u);
+  EXPECT_FALSE(player.frames().back()->acted);
+  const auto again = play_to_end(player, static_cast<int>(original.size()) - 11);
+  ASSERT_EQ(again.size(), original.size());
+  for (std::size_t t = 0; t + 1 < original.size(); ++t) {
+    EXPECT_EQ(again[t]->action, original[t]->action) << "step " << t;
+    EXPECT_EQ(again[t]->reward, original[t]->reward) << "step " << t;
+    EXPECT_EQ(again[t]->physics.qpos, original[t]->physics.qpos) << "step " << t;
+  }
+}
+
+TEST(EpisodePlayer, ANewTargetReconditionsTheCurrentStep) {
+  EpisodePlayer player(shipped_dt);
+  player.reset(2, 3600.0);
+  const auto original = play_to_end(player, 12);
+  ASSERT_EQ(original.size(), 13u);
+  player.branch(10, 90000.0, ModalityZeroing::None);
+  const auto& kept = *player.frames().back();
+  EXPECT_EQ(kept.target, 90000.0);
+  EXPECT_NEAR(kept.return_to_go, 90000.0 - original[10]->return_so_far, 1e-2);
+  EXPECT_EQ(kept.physics.qpos, original[10]->physics.qpos);
+  ASSERT_TRUE(player.step());
+  EXPECT_NE(player.frames()[10]->action, original[10]->action) << "the return-to-go reaches the policy";
+  // Earlier frames keep what they were conditioned on.
+  EXPECT_EQ(player.frames()[9]->return_to_go, original[9]->return_to_go);
+}
+
+TEST(EpisodePlayer, ZeroingFromTheFirstStepEqualsZeroingFromTheStart) {
+  test::TempDir dir;
+  const auto ckpt = small_checkpoint(dir, "dt.pt");
+  EpisodePlayer zeroed(ckpt), switched(ckpt);
+  zeroed.reset(4, 3600.0, ModalityZeroing::ReturnsToGo);
+  switched.reset(4, 3600.0);
+  switched.branch(0, 3600.0, ModalityZeroing::ReturnsToGo);
+  const auto a = play_to_end(zeroed, 30), b = play_to_end(switched, 30);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t t = 0; t + 1 < a.size(); ++t) EXPECT_EQ(a[t]->action, b[t]->action) << "step " << t;
+}
+
+template <typename Predicate>
+PlaybackState wait_for(const LivePlayer& live, Predicate done) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto s = live.state();
+  while (!done(s) && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    s = live.state();
+  }
+  return s;
+}
+
+TEST(LivePlayer, PlaysPausesStepsBackAndBranchesOnItsOwnThread) {
+  auto player = std::make_unique<EpisodePlayer>(shipped_dt);
+  player->reset(2, 3600.0);
+  LivePlayer live(std::move(player));
+  EXPECT_EQ(live.state().frames, 1);
+  live.set_speed(0.0);
+  live.play();
+  auto s = wait_for(live, [](const PlaybackState& p) { return p.frames >= 30; });
+  live.pause();
+  // A step under way when the pause arrived still lands: wait until nothing moves.
+  for (int previous = -1; previous != live.state().frames;) {
+    previous = live.state().frames;
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  }
+  s = live.state();
+  EXPECT_FALSE(s.playing);
+  ASSERT_GE(s.frames, 30);
+  const int frames = live.state().frames, cursor = live.state().cursor;
+  EXPECT_EQ(cursor, frames - 1) << "playing shows the newest frame";
+
+  live.step_back();
+  live.step_back();
+  EXPECT_EQ(live.state().cursor, cursor - 2);
+  live.step_forward();
+  s = wait_for(live, [&](const PlaybackState& p) { return p.cursor == cursor - 1; });
+  EXPECT_EQ(s.cursor, cursor - 1);
+  EXPECT_EQ(s.frames, frames) << "stepping over kept frames replays them";
+  EXPECT_EQ(s.frame->step, cursor - 1);
+
+  live.seek(3);
+  const auto generation = live.state().generation;
+  live.set_target(50000.0);
+  s = wait_for(live, [&](const PlaybackState& p) { return p.generation != generation; });
+  EXPECT_EQ(s.frames, 4) << "frames after the cursor are dropped";
+  EXPECT_EQ(s.frame->target, 50000.0);
+  EXPECT_EQ(live.target(), 50000.0);
+
+  live.step_forward();
+  s = wait_for(live, [](const PlaybackState& p) { return p.frames == 5 && p.cursor == 4; });
+  EXPECT_EQ(s.frames, 5) << "a step at the newest frame acts";
+  EXPECT_EQ(s.frame->target, 50000.0);
+
+  live.restart(9);
+  s = wait_for(live, [&](const PlaybackState& p) { return p.seed == 9; });
+  EXPECT_EQ(s.frames, 1);
+  EXPECT_EQ(s.cursor, 0);
+  live.play();  // destroyed while playing: the destructor stops the thread
 }
 
 }  // namespace

@@ -213,6 +213,36 @@ void Environment::set_state(std::span<const double> qpos, std::span<const double
   mj_forward(model_.get(), data_);
 }
 
+PhysicsState Environment::save_state() const {
+  const mjModel* m = model_.get();
+  PhysicsState s;
+  s.qpos.assign(data_->qpos, data_->qpos + m->nq);
+  s.qvel.assign(data_->qvel, data_->qvel + m->nv);
+  s.qacc_warmstart.assign(data_->qacc_warmstart, data_->qacc_warmstart + m->nv);
+  s.ctrl.assign(data_->ctrl, data_->ctrl + m->nu);
+  s.time = data_->time;
+  s.elapsed_steps = steps_;
+  return s;
+}
+
+void Environment::restore_state(const PhysicsState& s) {
+  const mjModel* m = model_.get();
+  check_size(s.qpos.size(), m->nq, "qpos");
+  check_size(s.qvel.size(), m->nv, "qvel");
+  check_size(s.qacc_warmstart.size(), m->nv, "qacc_warmstart");
+  check_size(s.ctrl.size(), m->nu, "ctrl");
+  std::copy(s.qpos.begin(), s.qpos.end(), data_->qpos);
+  std::copy(s.qvel.begin(), s.qvel.end(), data_->qvel);
+  std::copy(s.qacc_warmstart.begin(), s.qacc_warmstart.end(), data_->qacc_warmstart);
+  std::copy(s.ctrl.begin(), s.ctrl.end(), data_->ctrl);
+  data_->time = s.time;
+  steps_ = s.elapsed_steps;
+  mj_forward(m, data_);
+  // The constraint solver leaves its answer as the next warm start; the next step must start
+  // from the saved one, as it did the first time.
+  std::copy(s.qacc_warmstart.begin(), s.qacc_warmstart.end(), data_->qacc_warmstart);
+}
+
 bool Environment::healthy() const {
   const double z = data_->qpos[1], angle = data_->qpos[2];
   if (!(spec_.min_z < z && z < spec_.max_z)) return false;

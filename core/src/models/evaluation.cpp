@@ -11,6 +11,7 @@
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/windows.h"
 #include "parts.h"
+#include "policy_window.h"
 
 namespace dstudio::models {
 namespace fs = std::filesystem;
@@ -96,28 +97,10 @@ RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info, cons
       const auto B = static_cast<int64_t>(active.size());
       // The window: the last K steps, left-padded.
       const int len = std::min(t + 1, K), offset = K - len;
-      ModelInputs in;
-      in.states = torch::zeros({B, K, S});
-      in.actions = torch::zeros({B, K, A});
-      in.returns_to_go = torch::zeros({B, K, 1});
-      in.timesteps = torch::zeros({B, K}, torch::kLong);
-      in.mask = torch::zeros({B, K});
-      float* ps = in.states.data_ptr<float>();
-      float* pa = in.actions.data_ptr<float>();
-      float* pr = in.returns_to_go.data_ptr<float>();
-      int64_t* pt = in.timesteps.data_ptr<int64_t>();
-      float* pm = in.mask.data_ptr<float>();
+      ModelInputs in = empty_windows(B, K, S, A);
       for (int64_t r = 0; r < B; ++r) {
         const auto i = static_cast<std::size_t>(active[static_cast<std::size_t>(r)]);
-        for (int p = 0; p < len; ++p) {
-          const auto step = static_cast<std::size_t>(t - len + 1 + p);
-          const auto slot = static_cast<std::size_t>(r * K + offset + p);
-          std::copy_n(&hist_states[(i * steps1 + step) * S], S, ps + slot * S);
-          std::copy_n(&hist_actions[(i * steps1 + step) * A], A, pa + slot * A);  // the current step's slot is 0
-          pr[slot] = hist_rtg[i * steps1 + step];
-          pt[slot] = std::min<int64_t>(static_cast<int64_t>(step), c.max_ep_len - 1);
-          pm[slot] = 1.0f;
-        }
+        fill_window_row(in, r, &hist_states[i * steps1 * S], &hist_actions[i * steps1 * A], &hist_rtg[i * steps1], t, c.max_ep_len);
       }
       const bool inspect = std::find(cfg.inspect_steps.begin(), cfg.inspect_steps.end(), t) != cfg.inspect_steps.end();
       torch::Tensor actions;

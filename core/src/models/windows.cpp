@@ -8,6 +8,7 @@
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint_model.h"
+#include "policy_window.h"
 
 namespace dstudio::models {
 namespace fs = std::filesystem;
@@ -77,6 +78,33 @@ Window window_from_trace(const EpisodeTrace& trace, int step, int K, int S, int 
   return w;
 }
 
+WindowInspection inspection_row(const Inspection& inspection, int64_t b, const std::vector<float>& mask,
+                                const std::vector<std::int64_t>& timesteps, int per_step, int hidden, bool keep_tokens) {
+  const int T = static_cast<int>(mask.size()) * per_step;
+  WindowInspection r;
+  r.token_types = inspection.token_types;
+  r.hidden = hidden;
+  for (int k = 0; k < T; ++k) {
+    const int p = k / per_step;
+    const bool real = mask[static_cast<std::size_t>(p)] > 0.5f;
+    r.valid.push_back(real);
+    r.token_steps.push_back(real ? static_cast<int>(timesteps[static_cast<std::size_t>(p)]) : -1);
+  }
+  for (std::size_t l = 0; l < inspection.mixing.size(); ++l) {
+    const auto m = inspection.mixing[l].select(0, b).contiguous();
+    r.layers.push_back({static_cast<int>(m.size(0)), T, std::vector<float>(m.data_ptr<float>(), m.data_ptr<float>() + m.numel()),
+                        inspection.mixers[l]});
+  }
+  if (!keep_tokens) return r;
+  if (inspection.tokens_before_merge.defined()) {
+    const auto t = inspection.tokens_before_merge.select(0, b).contiguous();
+    r.tokens_before_merge.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+  }
+  const auto t = inspection.tokens.select(0, b).contiguous();
+  r.tokens.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+  return r;
+}
+
 std::vector<WindowInspection> inspect_windows(DecisionModelImpl& model, const CheckpointInfo& info, const std::vector<Window>& windows,
                                               ModalityZeroing zeroing) {
   const auto& c = model.config();
@@ -112,30 +140,9 @@ std::vector<WindowInspection> inspect_windows(DecisionModelImpl& model, const Ch
   if (was_training) model.train();
 
   const int per_step = c.tokenizer == Tokenizer::Triplet ? 3 : 1;
-  const int T = K * per_step, H = c.hidden;
   for (int64_t b = 0; b < B; ++b) {
     const auto& w = windows[static_cast<std::size_t>(b)];
-    WindowInspection r;
-    r.token_types = inspection.token_types;
-    r.hidden = H;
-    for (int k = 0; k < T; ++k) {
-      const int p = k / per_step;
-      const bool real = w.mask[static_cast<std::size_t>(p)] > 0.5f;
-      r.valid.push_back(real);
-      r.token_steps.push_back(real ? static_cast<int>(w.timesteps[static_cast<std::size_t>(p)]) : -1);
-    }
-    for (std::size_t l = 0; l < inspection.mixing.size(); ++l) {
-      const auto m = inspection.mixing[l].select(0, b).contiguous();
-      r.layers.push_back({static_cast<int>(m.size(0)), T, std::vector<float>(m.data_ptr<float>(), m.data_ptr<float>() + m.numel()),
-                          inspection.mixers[l]});
-    }
-    if (inspection.tokens_before_merge.defined()) {
-      const auto t = inspection.tokens_before_merge.select(0, b).contiguous();
-      r.tokens_before_merge.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
-    }
-    const auto t = inspection.tokens.select(0, b).contiguous();
-    r.tokens.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
-    out.push_back(std::move(r));
+    out.push_back(inspection_row(inspection, b, w.mask, w.timesteps, per_step, c.hidden));
   }
   return out;
 }

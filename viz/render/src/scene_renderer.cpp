@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <string>
 
 namespace dstudio::render {
 
@@ -76,10 +77,35 @@ SceneRenderer::~SceneRenderer() {
 
 Image SceneRenderer::render(const mjData_* data) {
   auto& s = *state_;
-  // Copy the state so the caller's data stays untouched.
-  std::memcpy(s.data->qpos, data->qpos, sizeof(mjtNum) * s.model->nq);
-  std::memcpy(s.data->qvel, data->qvel, sizeof(mjtNum) * s.model->nv);
   s.data->time = data->time;
+  return render({data->qpos, static_cast<std::size_t>(s.model->nq)}, {data->qvel, static_cast<std::size_t>(s.model->nv)});
+}
+
+int SceneRenderer::width() const { return state_->width; }
+int SceneRenderer::height() const { return state_->height; }
+
+CameraView SceneRenderer::view() const {
+  const auto& s = *state_;
+  return {s.track_body, s.camera.distance, s.camera.azimuth, s.camera.elevation, s.lookat_z};
+}
+
+void SceneRenderer::set_view(const CameraView& view) {
+  auto& s = *state_;
+  s.track_body = view.track_body;
+  s.camera.distance = view.distance;
+  s.camera.azimuth = view.azimuth;
+  s.camera.elevation = view.elevation;
+  s.lookat_z = view.lookat_z;
+}
+
+Image SceneRenderer::render(std::span<const double> qpos, std::span<const double> qvel) {
+  auto& s = *state_;
+  if (qpos.size() != static_cast<std::size_t>(s.model->nq) || qvel.size() != static_cast<std::size_t>(s.model->nv))
+    throw RenderError("the state does not belong to the rendered model (qpos " + std::to_string(qpos.size()) + ", nq " +
+                      std::to_string(s.model->nq) + ")");
+  // Copy the state so the caller's data stays untouched.
+  std::copy(qpos.begin(), qpos.end(), s.data->qpos);
+  std::copy(qvel.begin(), qvel.end(), s.data->qvel);
   mj_forward(s.model, s.data);
   // Follow the body along x; keep the height fixed so that hops and falls are visible.
   if (s.track_body >= 0 && s.track_body < s.model->nbody) {
@@ -88,6 +114,7 @@ Image SceneRenderer::render(const mjData_* data) {
   }
   s.camera.lookat[2] = s.lookat_z;
   mjv_updateScene(s.model, s.data, &s.option, nullptr, &s.camera, mjCAT_ALL, &s.scene);
+  mjr_setBuffer(mjFB_OFFSCREEN, &s.context);
   const mjrRect viewport{0, 0, s.width, s.height};
   mjr_render(viewport, &s.scene, &s.context);
   Image image;

@@ -75,6 +75,14 @@ struct StepResult {
   bool truncated = false;   ///< reached max_episode_steps without terminating
 };
 
+/// Everything that determines how an environment continues: restoring it and stepping with the
+/// same actions reproduces the same trajectory bit for bit (the solver's warm start included).
+struct PhysicsState {
+  std::vector<double> qpos, qvel, qacc_warmstart, ctrl;
+  double time = 0.0;
+  int elapsed_steps = 0;
+};
+
 /// One environment: a MuJoCo state, its task, and a step counter.
 class Environment {
  public:
@@ -100,6 +108,11 @@ class Environment {
   void observe(std::span<float> obs) const;
   /// Sets qpos and qvel (e.g. from a dataset's infos) and recomputes derived quantities.
   void set_state(std::span<const double> qpos, std::span<const double> qvel);
+  /// The full state, for stepping back and branching (see PhysicsState).
+  [[nodiscard]] PhysicsState save_state() const;
+  /// Restores a state saved from an environment of the same task; throws EnvError on a size
+  /// mismatch.
+  void restore_state(const PhysicsState& state);
   /// Whether the current state is in the healthy set.
   [[nodiscard]] bool healthy() const;
   [[nodiscard]] int elapsed_steps() const { return steps_; }

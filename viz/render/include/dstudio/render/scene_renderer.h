@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -60,6 +61,14 @@ class SceneRenderer {
 
   /// Draws `data` (which must belong to the model) and reads the pixels back.
   Image render(const mjData_* data);
+  /// The same for a state given by its generalised positions and velocities.
+  Image render(std::span<const double> qpos, std::span<const double> qvel);
+
+  [[nodiscard]] int width() const;
+  [[nodiscard]] int height() const;
+  /// The camera; changes apply from the next frame.
+  [[nodiscard]] CameraView view() const;
+  void set_view(const CameraView& view);
 
  private:
   struct State;

@@ -1,0 +1,154 @@
+#pragma once
+/// \file
+/// One episode of a policy, played step by step as a viewer needs it: every step is kept (the
+/// physics state, what the policy was conditioned on, its action, the first layer's attention
+/// entropy and the mixing matrices of its window), so a viewer can step back and forth, and the
+/// target return or the modality zeroing can change mid-episode, branching from any kept step.
+///
+/// `EpisodePlayer` does the work on the calling thread and computes exactly what `rollout` does
+/// for one episode (same window, same arithmetic). `LivePlayer` owns one on a thread of its own,
+/// paced to real time times a speed, and takes requests from another thread (a GUI) as intents
+/// it applies between steps; the other thread reads copies of shared, immutable frames.
+/// Free of LibTorch.
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dstudio/env/environment.h"
+#include "dstudio/models/checkpoint.h"
+#include "dstudio/models/variant_config.h"
+#include "dstudio/models/windows.h"
+
+namespace dstudio::models {
+
+/// Step t of a played episode: the state before acting, and what happened there.
+struct PlayerFrame {
+  int step = 0;
+  env::PhysicsState physics;       ///< the simulator before acting at this step
+  std::vector<float> observation;  ///< as observed (not normalised)
+  double return_to_go = 0.0;       ///< what the policy is conditioned on here, unscaled
+  double return_so_far = 0.0;      ///< rewards of the steps before this one
+  double target = 0.0;             ///< the target return in force
+  ModalityZeroing zeroing = ModalityZeroing::None;
+
+  bool acted = false;  ///< the fields below are set
+  std::vector<float> action;
+  double reward = 0.0;
+  double entropy = std::numeric_limits<double>::quiet_NaN();  ///< first layer, mean over heads and real queries
+  std::shared_ptr<const WindowInspection> inspection;         ///< every layer's mixing of this step's window
+
+  bool terminal = false;    ///< the episode ended here; no action follows
+  bool terminated = false;  ///< ... because the state left the healthy set (else the time limit)
+};
+using FramePtr = std::shared_ptr<const PlayerFrame>;
+
+/// A policy playing one episode, on the calling thread.
+class EpisodePlayer {
+ public:
+  /// Loads the checkpoint's model and its environment (`env_id` overrides the checkpoint's).
+  /// Throws CheckpointError or env::EnvError naming what does not fit.
+  explicit EpisodePlayer(const std::filesystem::path& checkpoint, const std::string& env_id = {});
+  ~EpisodePlayer();
+  EpisodePlayer(const EpisodePlayer&) = delete;
+  EpisodePlayer& operator=(const EpisodePlayer&) = delete;
+
+  /// A new episode reset with `seed` (as rollout's episode with that seed), aiming at `target`.
+  void reset(std::uint64_t seed, double target, ModalityZeroing zeroing = ModalityZeroing::None);
+  /// Acts at the last frame and steps the simulator. Returns false, doing nothing, once the
+  /// episode has ended.
+  bool step();
+  /// Keeps frames [0, frame] and re-conditions `frame`: the target becomes `target` (the
+  /// return-to-go there is target minus the return so far) and `zeroing` applies from it on.
+  /// Stepping then continues from that frame's physics state exactly.
+  void branch(int frame, double target, ModalityZeroing zeroing);
+
+  [[nodiscard]] const std::vector<FramePtr>& frames() const { return frames_; }
+  [[nodiscard]] bool finished() const { return !frames_.empty() && frames_.back()->terminal; }
+  [[nodiscard]] std::uint64_t seed() const { return seed_; }
+  [[nodiscard]] const CheckpointInfo& info() const;
+  [[nodiscard]] const VariantConfig& config() const;
+  [[nodiscard]] const env::TaskSpec& task() const;
+  /// The compiled MuJoCo model, shared (e.g. with a renderer).
+  [[nodiscard]] const env::ModelPtr& physics_model() const;
+  /// Simulated seconds per step.
+  [[nodiscard]] double dt() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+  std::vector<FramePtr> frames_;
+  std::uint64_t seed_ = 0;
+};
+
+/// What a LivePlayer shows at one moment.
+struct PlaybackState {
+  int cursor = 0;       ///< the frame on screen
+  int frames = 0;       ///< frames kept
+  bool playing = false;
+  bool finished = false;  ///< the episode has ended (its last frame is terminal)
+  double speed = 1.0;     ///< times real time; 0 as fast as the policy goes
+  std::uint64_t seed = 0;
+  std::uint64_t generation = 0;  ///< grows when kept frames are dropped (branch or restart)
+  FramePtr frame;                ///< the frame at the cursor
+  std::string error;             ///< why the player stopped, when it failed
+};
+
+/// An EpisodePlayer on its own thread. Every method may be called from any thread and returns
+/// at once; requests take effect between steps.
+class LivePlayer {
+ public:
+  /// Takes the player (reset or not: a new episode with seed 0 at the task's first default
+  /// target starts when it has no frames).
+  explicit LivePlayer(std::unique_ptr<EpisodePlayer> player);
+  /// Stops the thread (within one step).
+  ~LivePlayer();
+  LivePlayer(const LivePlayer&) = delete;
+  LivePlayer& operator=(const LivePlayer&) = delete;
+
+  void play();
+  void pause();
+  /// Pauses and moves one frame on, acting when the cursor is at the newest frame.
+  void step_forward();
+  /// Pauses and moves one frame back.
+  void step_back();
+  /// Pauses and shows `frame` (clamped to the frames kept).
+  void seek(int frame);
+  /// Times real time (simulated dt per step); 0 runs as fast as the policy goes.
+  void set_speed(double speed);
+  /// New target return from the cursor on (frames after it are dropped).
+  void set_target(double target);
+  /// New modality zeroing from the cursor on (frames after it are dropped).
+  void set_zeroing(ModalityZeroing zeroing);
+  /// A new episode with `seed`, keeping the target and zeroing.
+  void restart(std::uint64_t seed);
+
+  [[nodiscard]] PlaybackState state() const;
+  /// Frames [from, end) as they are now (shared, immutable).
+  [[nodiscard]] std::vector<FramePtr> frames(int from = 0) const;
+  /// The task, model and timing of the player (fixed for its life).
+  [[nodiscard]] const env::TaskSpec& task() const { return task_; }
+  [[nodiscard]] const env::ModelPtr& physics_model() const { return physics_model_; }
+  [[nodiscard]] const CheckpointInfo& info() const { return info_; }
+  [[nodiscard]] const VariantConfig& config() const { return config_; }
+  [[nodiscard]] double dt() const { return dt_; }
+  /// Target return and zeroing in force for the next step.
+  [[nodiscard]] double target() const;
+  [[nodiscard]] ModalityZeroing zeroing() const;
+
+ private:
+  void run();
+  struct Shared;
+  std::unique_ptr<Shared> s_;
+  env::TaskSpec task_;
+  env::ModelPtr physics_model_;
+  CheckpointInfo info_;
+  VariantConfig config_;
+  double dt_ = 0.0;
+};
+
+}  // namespace dstudio::models

@@ -1,0 +1,409 @@
+// One episode played step by step, and the same on a thread of its own. See episode_player.h.
+
+#include "dstudio/models/episode_player.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "dstudio/analysis/entropy.h"
+#include "dstudio/common/system_info.h"
+#include "dstudio/models/checkpoint_model.h"
+#include "policy_window.h"
+
+namespace dstudio::models {
+
+struct EpisodePlayer::State {
+  DecisionModel model{nullptr};
+  CheckpointInfo info;
+  const env::TaskSpec* spec = nullptr;
+  env::ModelPtr physics;
+  std::unique_ptr<env::Environment> env;
+  // The histories windows are cut from, one row per frame, exactly as rollout keeps them:
+  // normalised states, actions (the newest row 0) and returns-to-go divided by the scale.
+  std::vector<float> states, actions, rtg;
+  double target = 0.0;
+  ModalityZeroing zeroing = ModalityZeroing::None;
+
+  void push_state(const std::vector<float>& obs) {
+    const auto S = obs.size();
+    for (std::size_t k = 0; k < S; ++k) states.push_back((obs[k] - info.state_mean[k]) / info.state_std[k]);
+    actions.resize(actions.size() + static_cast<std::size_t>(spec->act_dim), 0.0f);
+  }
+};
+
+EpisodePlayer::EpisodePlayer(const std::filesystem::path& checkpoint, const std::string& env_id) : s_(new State) {
+  s_->model = load_checkpoint_model(checkpoint, &s_->info);
+  s_->model->eval();
+  const std::string id = env_id.empty() ? s_->info.env_id : env_id;
+  if (id.empty())
+    throw CheckpointError(checkpoint.string() + ": names no environment; say which one to act in (e.g. hopper)");
+  s_->spec = &env::task(id);
+  const auto& c = s_->model->config();
+  if (c.state_dim != s_->spec->obs_dim || c.act_dim != s_->spec->act_dim) {
+    std::string message = checkpoint.string();
+    message += ": the model takes states of " + std::to_string(c.state_dim);
+    message += " and actions of " + std::to_string(c.act_dim);
+    message += "; " + s_->spec->name + " has " + std::to_string(s_->spec->obs_dim);
+    message += " and " + std::to_string(s_->spec->act_dim);
+    throw env::EnvError(message);
+  }
+  s_->physics = env::load_model(*s_->spec);
+  s_->env = std::make_unique<env::Environment>(*s_->spec, s_->physics);
+}
+
+EpisodePlayer::~EpisodePlayer() = default;
+
+const CheckpointInfo& EpisodePlayer::info() const { return s_->info; }
+const VariantConfig& EpisodePlayer::config() const { return s_->model->config(); }
+const env::TaskSpec& EpisodePlayer::task() const { return *s_->spec; }
+const env::ModelPtr& EpisodePlayer::physics_model() const { return s_->physics; }
+double EpisodePlayer::dt() const { return s_->env->dt(); }
+
+void EpisodePlayer::reset(std::uint64_t seed, double target, ModalityZeroing zeroing) {
+  auto& s = *s_;
+  seed_ = seed;
+  s.target = target;
+  s.zeroing = zeroing;
+  frames_.clear();
+  s.states.clear();
+  s.actions.clear();
+  s.rtg.clear();
+  auto frame = std::make_shared<PlayerFrame>();
+  frame->observation.resize(static_cast<std::size_t>(s.spec->obs_dim));
+  s.env->reset(seed, frame->observation);
+  frame->physics = s.env->save_state();
+  s.rtg.push_back(static_cast<float>(target / s.info.rtg_scale));
+  frame->return_to_go = static_cast<double>(s.rtg.back()) * s.info.rtg_scale;
+  frame->target = target;
+  frame->zeroing = zeroing;
+  s.push_state(frame->observation);
+  frames_.push_back(std::move(frame));
+}
+
+bool EpisodePlayer::step() {
+  auto& s = *s_;
+  if (frames_.empty()) reset(0, s.spec->default_targets.empty() ? 0.0 : s.spec->default_targets.front());
+  if (finished()) return false;
+  const auto& c = s.model->config();
+  const int t = static_cast<int>(frames_.size()) - 1, K = c.context_length, S = c.state_dim, A = c.act_dim;
+  const int per_step = c.tokenizer == Tokenizer::Triplet ? 3 : 1;
+
+  auto acted = std::make_shared<PlayerFrame>(*frames_.back());
+  {
+    torch::InferenceMode inference;
+    ModelInputs in = empty_windows(1, K, S, A);
+    fill_window_row(in, 0, s.states.data(), s.actions.data(), s.rtg.data(), t, c.max_ep_len);
+    Inspection inspection;
+    const auto action = s.model->forward(in, &inspection, s.zeroing).select(1, K - 1).contiguous();
+    acted->action.assign(action.data_ptr<float>(), action.data_ptr<float>() + A);
+
+    const int offset = K - std::min(t + 1, K);
+    const int T = K * per_step;
+    std::vector<char> valid(static_cast<std::size_t>(T));
+    for (int k = 0; k < T; ++k) valid[static_cast<std::size_t>(k)] = (k / per_step) >= offset;
+    const auto first = inspection.mixing.front().contiguous();
+    const auto heads = static_cast<int>(first.size(1));
+    acted->entropy = analysis::mean_head_entropy({first.data_ptr<float>(), static_cast<std::size_t>(first.numel())}, heads, T, valid);
+    const std::vector<float> mask(in.mask.data_ptr<float>(), in.mask.data_ptr<float>() + K);
+    const std::vector<std::int64_t> timesteps(in.timesteps.data_ptr<int64_t>(), in.timesteps.data_ptr<int64_t>() + K);
+    acted->inspection = std::make_shared<const WindowInspection>(
+        inspection_row(inspection, 0, mask, timesteps, per_step, c.hidden, /*keep_tokens=*/false));
+  }
+
+  auto next = std::make_shared<PlayerFrame>();
+  next->observation.resize(static_cast<std::size_t>(S));
+  const auto result = s.env->step(acted->action, next->observation);
+  acted->acted = true;
+  acted->reward = result.reward;
+  std::copy(acted->action.begin(), acted->action.end(), s.actions.begin() + static_cast<std::ptrdiff_t>(t) * A);
+
+  next->step = t + 1;
+  next->physics = s.env->save_state();
+  s.rtg.push_back(s.rtg.back() - static_cast<float>(result.reward / s.info.rtg_scale));
+  next->return_to_go = static_cast<double>(s.rtg.back()) * s.info.rtg_scale;
+  next->return_so_far = acted->return_so_far + result.reward;
+  next->target = s.target;
+  next->zeroing = s.zeroing;
+  next->terminal = result.terminated || result.truncated;
+  next->terminated = result.terminated;
+  s.push_state(next->observation);
+  frames_.back() = std::move(acted);
+  frames_.push_back(std::move(next));
+  return true;
+}
+
+void EpisodePlayer::branch(int frame, double target, ModalityZeroing zeroing) {
+  auto& s = *s_;
+  if (frames_.empty()) {
+    reset(seed_, target, zeroing);
+    return;
+  }
+  frame = std::clamp(frame, 0, static_cast<int>(frames_.size()) - 1);
+  const auto n = static_cast<std::size_t>(frame) + 1;
+  frames_.resize(n);
+  const auto S = static_cast<std::size_t>(s.spec->obs_dim), A = static_cast<std::size_t>(s.spec->act_dim);
+  s.states.resize(n * S);
+  s.actions.resize(n * A);
+  std::fill(s.actions.end() - static_cast<std::ptrdiff_t>(A), s.actions.end(), 0.0f);
+  s.rtg.resize(n);
+  s.target = target;
+  s.zeroing = zeroing;
+
+  auto kept = std::make_shared<PlayerFrame>(*frames_.back());
+  if (kept->target != target) {
+    s.rtg.back() = static_cast<float>((target - kept->return_so_far) / s.info.rtg_scale);
+    kept->return_to_go = static_cast<double>(s.rtg.back()) * s.info.rtg_scale;
+  }
+  kept->target = target;
+  kept->zeroing = zeroing;
+  // The frame has not acted on these settings yet.
+  if (!kept->terminal) {
+    kept->acted = false;
+    kept->action.clear();
+    kept->reward = 0.0;
+    kept->entropy = std::numeric_limits<double>::quiet_NaN();
+    kept->inspection.reset();
+  }
+  s.env->restore_state(kept->physics);
+  frames_.back() = std::move(kept);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct LivePlayer::Shared {
+  std::unique_ptr<EpisodePlayer> player;  // touched by the player thread only
+  mutable std::mutex mutex;
+  std::condition_variable wake;
+  // Under `mutex`: what readers see, and the requests the thread applies between steps.
+  std::vector<FramePtr> frames;
+  int cursor = 0;
+  bool playing = false;
+  bool finished = false;
+  double speed = 1.0;
+  std::uint64_t seed = 0;
+  std::uint64_t generation = 0;
+  std::string error;
+  int forward_requests = 0;  // single steps asked for
+  bool reconfigure = false;  // target or zeroing changed: branch at the cursor
+  double target = 0.0;
+  ModalityZeroing zeroing = ModalityZeroing::None;
+  bool restart = false;
+  std::uint64_t restart_seed = 0;
+  bool stop = false;
+  std::thread thread;
+};
+
+LivePlayer::LivePlayer(std::unique_ptr<EpisodePlayer> player) : s_(new Shared) {
+  task_ = player->task();
+  physics_model_ = player->physics_model();
+  info_ = player->info();
+  config_ = player->config();
+  dt_ = player->dt();
+  if (player->frames().empty())
+    player->reset(0, task_.default_targets.empty() ? 0.0 : task_.default_targets.front());
+  const auto& first = *player->frames().front();
+  s_->target = first.target;
+  s_->zeroing = first.zeroing;
+  s_->seed = player->seed();
+  s_->frames = player->frames();
+  s_->finished = player->finished();
+  s_->cursor = static_cast<int>(s_->frames.size()) - 1;
+  s_->player = std::move(player);
+  s_->thread = std::thread([this] { run(); });
+}
+
+LivePlayer::~LivePlayer() {
+  {
+    std::lock_guard lock(s_->mutex);
+    s_->stop = true;
+  }
+  s_->wake.notify_all();
+  if (s_->thread.joinable()) s_->thread.join();
+}
+
+void LivePlayer::play() {
+  {
+    std::lock_guard lock(s_->mutex);
+    // Playing a finished episode from its end would do nothing: start from the beginning.
+    if (s_->finished && s_->cursor == static_cast<int>(s_->frames.size()) - 1) s_->cursor = 0;
+    s_->playing = true;
+  }
+  s_->wake.notify_all();
+}
+
+void LivePlayer::pause() {
+  std::lock_guard lock(s_->mutex);
+  s_->playing = false;
+}
+
+void LivePlayer::step_forward() {
+  {
+    std::lock_guard lock(s_->mutex);
+    s_->playing = false;
+    ++s_->forward_requests;
+  }
+  s_->wake.notify_all();
+}
+
+void LivePlayer::step_back() {
+  std::lock_guard lock(s_->mutex);
+  s_->playing = false;
+  s_->forward_requests = 0;
+  s_->cursor = std::max(0, s_->cursor - 1);
+}
+
+void LivePlayer::seek(int frame) {
+  std::lock_guard lock(s_->mutex);
+  s_->playing = false;
+  s_->forward_requests = 0;
+  s_->cursor = std::clamp(frame, 0, static_cast<int>(s_->frames.size()) - 1);
+}
+
+void LivePlayer::set_speed(double speed) {
+  {
+    std::lock_guard lock(s_->mutex);
+    s_->speed = std::max(0.0, speed);
+  }
+  s_->wake.notify_all();
+}
+
+void LivePlayer::set_target(double target) {
+  {
+    std::lock_guard lock(s_->mutex);
+    s_->target = target;
+    s_->reconfigure = true;
+  }
+  s_->wake.notify_all();
+}
+
+void LivePlayer::set_zeroing(ModalityZeroing zeroing) {
+  {
+    std::lock_guard lock(s_->mutex);
+    s_->zeroing = zeroing;
+    s_->reconfigure = true;
+  }
+  s_->wake.notify_all();
+}
+
+void LivePlayer::restart(std::uint64_t seed) {
+  {
+    std::lock_guard lock(s_->mutex);
+    s_->restart = true;
+    s_->restart_seed = seed;
+  }
+  s_->wake.notify_all();
+}
+
+double LivePlayer::target() const {
+  std::lock_guard lock(s_->mutex);
+  return s_->target;
+}
+
+ModalityZeroing LivePlayer::zeroing() const {
+  std::lock_guard lock(s_->mutex);
+  return s_->zeroing;
+}
+
+PlaybackState LivePlayer::state() const {
+  std::lock_guard lock(s_->mutex);
+  PlaybackState p;
+  p.cursor = s_->cursor;
+  p.frames = static_cast<int>(s_->frames.size());
+  p.playing = s_->playing;
+  p.finished = s_->finished;
+  p.speed = s_->speed;
+  p.seed = s_->seed;
+  p.generation = s_->generation;
+  p.error = s_->error;
+  if (!s_->frames.empty()) p.frame = s_->frames[static_cast<std::size_t>(s_->cursor)];
+  return p;
+}
+
+std::vector<FramePtr> LivePlayer::frames(int from) const {
+  std::lock_guard lock(s_->mutex);
+  from = std::clamp(from, 0, static_cast<int>(s_->frames.size()));
+  return {s_->frames.begin() + from, s_->frames.end()};
+}
+
+void LivePlayer::run() {
+  at::set_num_threads(1);
+  set_blas_threads(1);
+  using clock = std::chrono::steady_clock;
+  auto& s = *s_;
+  auto next_step = clock::now();
+  std::unique_lock lock(s.mutex);
+  while (!s.stop) {
+    // Requests first: they change which frames exist.
+    if (s.restart || s.reconfigure) {
+      const bool restart = s.restart;
+      const std::uint64_t seed = s.restart_seed;
+      const double target = s.target;
+      const ModalityZeroing zeroing = s.zeroing;
+      const int cursor = s.cursor;
+      s.restart = s.reconfigure = false;
+      lock.unlock();
+      if (restart) s.player->reset(seed, target, zeroing);
+      else s.player->branch(cursor, target, zeroing);
+      lock.lock();
+      s.frames = s.player->frames();
+      s.cursor = restart ? 0 : std::min(cursor, static_cast<int>(s.frames.size()) - 1);
+      s.finished = s.player->finished();
+      s.seed = s.player->seed();
+      ++s.generation;
+      continue;
+    }
+    const bool single = s.forward_requests > 0;
+    if (!single && !s.playing) {
+      s.wake.wait(lock);
+      next_step = clock::now();
+      continue;
+    }
+    if (!single && s.speed > 0.0) {
+      const auto now = clock::now();
+      if (now < next_step) {
+        s.wake.wait_until(lock, next_step);
+        continue;
+      }
+    }
+    if (single) --s.forward_requests;
+    const int last = static_cast<int>(s.frames.size()) - 1;
+    if (s.cursor < last) {
+      ++s.cursor;  // replaying kept frames
+    } else if (!s.finished) {
+      lock.unlock();
+      bool ok = true;
+      std::string error;
+      try {
+        s.player->step();
+      } catch (const std::exception& e) {
+        ok = false;
+        error = e.what();
+      }
+      lock.lock();
+      if (!ok) {
+        s.error = error;
+        s.playing = false;
+        continue;
+      }
+      // A request that arrived meanwhile may have moved the cursor; the new frame is shown
+      // only when it was at the end.
+      const bool at_end = s.cursor == last;
+      s.frames = s.player->frames();
+      if (at_end) s.cursor = static_cast<int>(s.frames.size()) - 1;
+      s.finished = s.player->finished();
+    } else {
+      s.playing = false;  // the episode has ended
+      continue;
+    }
+    if (s.cursor == static_cast<int>(s.frames.size()) - 1 && s.finished) s.playing = false;
+    if (s.speed > 0.0) {
+      const auto period = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(dt_ / s.speed));
+      next_step = std::max(next_step + period, clock::now() - period);  // no catching up after a stall
+    }
+  }
+}
+
+}  // namespace dstudio::models
