@@ -22,6 +22,7 @@
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/evaluation.h"
+#include "dstudio/models/token_cloud.h"
 #include "dstudio/models/windows.h"
 #include "dstudio/viz/figures.h"
 #include "rollouts.h"
@@ -295,37 +296,21 @@ void run_tsne(const TsneArgs& a) {
   const int K = cfg.context_length;
   const auto windows = models::sample_windows(dataset_for(a, info), a.windows, K);
   const auto ins = models::inspect_windows(a.checkpoint, windows);
-  const int H = cfg.hidden;
-  const bool merged = cfg.tokenizer != models::Tokenizer::Triplet;
-  std::vector<float> points;
+  // The same token cloud the studio's t-SNE view shows.
+  const auto cloud = models::token_cloud(windows, ins);
+  const int H = cloud.dims;
+  const auto& points = cloud.points;
+  const int n = cloud.count();
   struct Meta {
     std::string modality;
     int window, step;
     double rtg;
   };
   std::vector<Meta> meta;
-  for (std::size_t w = 0; w < ins.size(); ++w) {
-    const auto& wi = ins[w];
-    const auto& win = windows[w];
-    // The R, s, a embeddings before merging, then what enters the first block.
-    for (int k = 0; k < 3 * K && !wi.tokens_before_merge.empty(); ++k) {
-      const int p = k / 3;
-      if (win.mask[static_cast<std::size_t>(p)] < 0.5f) continue;
-      points.insert(points.end(), wi.tokens_before_merge.begin() + static_cast<std::ptrdiff_t>(k) * H,
-                    wi.tokens_before_merge.begin() + static_cast<std::ptrdiff_t>(k + 1) * H);
-      meta.push_back({std::string(1, "Rsa"[k % 3]), static_cast<int>(w), static_cast<int>(win.timesteps[static_cast<std::size_t>(p)]),
-                      win.returns_to_go[static_cast<std::size_t>(p)]});
-    }
-    const int T = static_cast<int>(wi.token_types.size()), per = merged ? 1 : 3;
-    for (int k = 0; k < T; ++k) {
-      const int p = k / per;
-      if (win.mask[static_cast<std::size_t>(p)] < 0.5f) continue;
-      points.insert(points.end(), wi.tokens.begin() + static_cast<std::ptrdiff_t>(k) * H, wi.tokens.begin() + static_cast<std::ptrdiff_t>(k + 1) * H);
-      meta.push_back({merged ? std::string("merged") : std::string(1, wi.token_types[static_cast<std::size_t>(k)]) + " in block",
-                      static_cast<int>(w), static_cast<int>(win.timesteps[static_cast<std::size_t>(p)]), win.returns_to_go[static_cast<std::size_t>(p)]});
-    }
+  for (int i = 0; i < n; ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    meta.push_back({cloud.modality[at], cloud.window[at], cloud.timestep[at], cloud.return_to_go[at]});
   }
-  const int n = static_cast<int>(meta.size());
   analysis::TsneConfig tc;
   tc.perplexity = a.perplexity;
   tc.iterations = a.iterations;

@@ -26,11 +26,11 @@ void on_interrupt(int) {
 }  // namespace
 
 models::ModalityZeroing parse_zeroing(const std::string& name) {
-  if (name == "none") return models::ModalityZeroing::None;
-  if (name == "rtg") return models::ModalityZeroing::ReturnsToGo;
-  if (name == "states") return models::ModalityZeroing::PastStates;
-  if (name == "actions") return models::ModalityZeroing::Actions;
-  throw std::invalid_argument("--zeroing " + name + ": expected none, rtg, states or actions");
+  try {
+    return models::zeroing_from_string(name);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("--") + e.what());
+  }
 }
 
 nlohmann::ordered_json rollout_summary_json(const models::RolloutResult& r) {

@@ -8,6 +8,7 @@
 
 #include "dstudio/common/system_info.h"
 #include "dstudio/viz/dataset_view.h"
+#include "gui_benchmark.h"
 #include "main_window.h"
 #include "screenshot_tour.h"
 
@@ -23,8 +24,10 @@ int main(int argc, char** argv) {
       "Decision Studio: inspect offline-RL datasets and sequence models.");
   parser.addHelpOption();
   parser.addVersionOption();
-  parser.addPositionalArgument(
-      "dataset", "A D4RL .hdf5 file or Minari dataset to open (default: the embedded dataset).");
+  parser.addPositionalArgument("files",
+                               "D4RL .hdf5 files or Minari datasets, checkpoints (.pt) or a workspace (.json) to open "
+                               "(default: the embedded dataset).",
+                               "[files...]");
   QCommandLineOption screenshot(
       "screenshot", "Open the dataset, save a PNG of the window to <file> and exit.", "file");
   parser.addOption(screenshot);
@@ -32,6 +35,11 @@ int main(int argc, char** argv) {
       "screenshot-all", "Open the default dataset and checkpoint, fill every view, save one PNG per view into <dir> and exit.",
       "dir");
   parser.addOption(screenshot_all);
+  QCommandLineOption bench_gui(
+      "bench-gui", "Measure how long the GUI thread stalls and how fast the viewer draws while a training run, a rollout "
+                   "and the viewer run at once, for <seconds>; print the numbers and exit.",
+      "seconds");
+  parser.addOption(bench_gui);
   parser.process(app);
 
   dstudio::studio::MainWindow window;
@@ -62,10 +70,25 @@ int main(int argc, char** argv) {
     tour->start();
     return QApplication::exec();
   }
+  if (parser.isSet(bench_gui)) {
+    bool ok = false;
+    const double seconds = parser.value(bench_gui).toDouble(&ok);
+    if (!ok || seconds <= 0) {
+      std::fprintf(stderr, "decision-studio: error: --bench-gui takes a number of seconds, not \"%s\"\n", qPrintable(parser.value(bench_gui)));
+      return 2;
+    }
+    auto* bench = new dstudio::studio::GuiBenchmark(window, seconds);
+    QObject::connect(bench, &dstudio::studio::GuiBenchmark::finished, [](bool passed, const QString& report) {
+      std::fprintf(passed ? stdout : stderr, passed ? "%s" : "decision-studio: error: %s\n", qPrintable(report));
+      QApplication::exit(passed ? 0 : 1);
+    });
+    bench->start();
+    return QApplication::exec();
+  }
   const QStringList args = parser.positionalArguments();
   if (args.isEmpty())
     window.openDefaultDataset();
   else
-    window.openDataset(args.first());
+    for (const auto& arg : args) window.openAny(arg);
   return QApplication::exec();
 }

@@ -9,6 +9,9 @@
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSaveFile>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -29,13 +32,22 @@
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
 #include "dstudio/viz/return_analysis_view.h"
+#include "dstudio/viz/export_dialog.h"
+#include "dstudio/viz/tsne_view.h"
 #include "dstudio/env/environment.h"
+#include "training_panel.h"
+#include "tsne_job.h"
+#include "viewer_panel.h"
 
 namespace dstudio::studio {
 
 namespace {
 constexpr int kMaxRecent = 10;
-const char* kRecentKey = "recentDatasets";
+const char* kRecentKey = "recentFiles";
+constexpr int kWorkspaceVersion = 1;
+
+bool isCheckpointFile(const QString& path) { return path.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive); }
+bool isWorkspaceFile(const QString& path) { return path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive); }
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent)
@@ -46,6 +58,10 @@ MainWindow::MainWindow(QWidget* parent)
       rollout_view_(new viz::EntropyRewardView),
       rollout_timer_(new QTimer(this)),
       returns_view_(new viz::ReturnAnalysisView),
+      viewer_(new ViewerPanel),
+      training_(new TrainingPanel),
+      tsne_view_(new viz::TsneView),
+      tsne_job_(new TsneJob(tsne_view_, this)),
       status_(new QLabel),
       progress_(new QProgressBar),
       cancel_button_(new QPushButton(tr("Cancel"))),
@@ -55,6 +71,10 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(attention_, tr("Attention"));
   tabs_->addTab(rollout_view_, tr("Entropy and reward"));
   tabs_->addTab(returns_view_, tr("Zeroing and target sweep"));
+  tabs_->addTab(tsne_view_, tr("Token t-SNE"));
+  tabs_->addTab(viewer_, tr("Viewer"));
+  tabs_->addTab(training_, tr("Training"));
+  tabs_->setMovable(true);
   connect(returns_view_, &viz::ReturnAnalysisView::ablationRequested, this, &MainWindow::runAblation);
   connect(returns_view_, &viz::ReturnAnalysisView::sweepRequested, this, &MainWindow::runSweep);
   connect(returns_view_, &viz::ReturnAnalysisView::cancelRequested, this, &MainWindow::cancelRollout);
@@ -80,8 +100,31 @@ MainWindow::MainWindow(QWidget* parent)
   open_checkpoint->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
   file_menu->addAction(tr("Open Default C&heckpoint (DT)"), this, &MainWindow::openDefaultCheckpoint);
   file_menu->addSeparator();
+  auto* open_workspace = file_menu->addAction(tr("Open &Workspace…"), this, &MainWindow::chooseWorkspaceToOpen);
+  open_workspace->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_O));
+  auto* save_workspace = file_menu->addAction(tr("&Save Workspace…"), this, &MainWindow::chooseWorkspaceToSave);
+  save_workspace->setShortcut(QKeySequence::Save);
+  file_menu->addAction(tr("Reopen &Last Session"), this, [this] {
+    const auto last = QJsonDocument::fromJson(QSettings().value("session/last").toByteArray()).object();
+    QString error;
+    if (last.isEmpty()) status_->setText(tr("No earlier session to reopen."));
+    else if (!applyWorkspace(last, &error)) status_->setText(error);
+  });
+  file_menu->addSeparator();
+  auto* export_all = file_menu->addAction(tr("&Export All Views…"), this, [this] {
+    const auto written = viz::ExportDialog::exportSources(this, {attention_, rollout_view_, returns_view_, tsne_view_});
+    if (!written.empty()) status_->setText(tr("Wrote %1 files").arg(written.size()));
+  });
+  export_all->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+  file_menu->addSeparator();
   auto* quit = file_menu->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);
+  auto* view_menu = menuBar()->addMenu(tr("&View"));
+  for (int i = 0; i < tabs_->count(); ++i) {
+    QWidget* page = tabs_->widget(i);
+    auto* action = view_menu->addAction(tabs_->tabText(i), this, [this, page] { tabs_->setCurrentWidget(page); });
+    action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
+  }
   auto* help_menu = menuBar()->addMenu(tr("&Help"));
   help_menu->addAction(tr("&About Decision Studio"), this, &MainWindow::showAbout);
 
@@ -116,6 +159,7 @@ MainWindow::~MainWindow() {
   rollout_cancel_.cancel();
   rollout_watcher_.waitForFinished();
   returns_watcher_.waitForFinished();
+  viewer_->clear(QString());  // stops the player's thread before the widgets go
 }
 
 bool MainWindow::isLoading() const {
@@ -167,6 +211,7 @@ void MainWindow::startLoad(const QString& label, std::function<QString(const Pro
   progress_timer_->start();
 
   watcher_.setFuture(QtConcurrent::run([resolve_path = std::move(resolve_path), progress] {
+    lower_thread_priority();  // background work yields to the window
     LoadOutcome outcome;
     try {
       outcome.path = resolve_path(progress);
@@ -214,6 +259,7 @@ void MainWindow::onLoadFinished() {
     return;
   }
   view_->setDataset(outcome.dataset);
+  training_->setDataset(outcome.dataset, outcome.path);
   const auto s = data::summarize(*outcome.dataset);
   const QString name = QFileInfo(outcome.path).fileName();
   setWindowTitle(tr("%1 — Decision Studio").arg(name));
@@ -265,7 +311,7 @@ void MainWindow::rebuildRecentMenu() {
     const QString path = recent[i];
     auto* action =
         recent_menu_->addAction(QString("&%1  %2").arg(i + 1).arg(QFileInfo(path).fileName()), this,
-                                [this, path] { openDataset(path); });
+                                [this, path] { openAny(path); });
     action->setToolTip(path);
   }
   recent_menu_->setEnabled(!recent.isEmpty());
@@ -280,11 +326,27 @@ void MainWindow::dropEvent(QDropEvent* event) {
   const auto urls = event->mimeData()->urls();
   if (urls.isEmpty() || !urls.first().isLocalFile()) return;
   event->acceptProposedAction();
-  openDataset(urls.first().toLocalFile());
+  for (const auto& url : urls)
+    if (url.isLocalFile()) openAny(url.toLocalFile());
+}
+
+void MainWindow::openAny(const QString& path) {
+  if (isCheckpointFile(path)) {
+    openCheckpoint(path);
+  } else if (isWorkspaceFile(path)) {
+    QString error;
+    if (!loadWorkspace(path, &error)) showError(error);
+  } else {
+    openDataset(path);
+  }
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-  QSettings().setValue("mainWindow/geometry", saveGeometry());
+  QSettings settings;
+  settings.setValue("mainWindow/geometry", saveGeometry());
+  settings.setValue("session/last", QJsonDocument(workspace()).toJson(QJsonDocument::Compact));
+  training_->cancelAll();
+  tsne_job_->cancel();
   QMainWindow::closeEvent(event);
 }
 
@@ -310,6 +372,7 @@ void MainWindow::openCheckpoint(const QString& path) {
   status_->setText(tr("Inspecting %1…").arg(QFileInfo(path).fileName()));
   tabs_->setCurrentWidget(attention_);
   checkpoint_watcher_.setFuture(QtConcurrent::run([path] {
+    lower_thread_priority();  // background work yields to the window
     CheckpointOutcome out;
     out.path = path;
     try {
@@ -326,6 +389,12 @@ void MainWindow::openCheckpoint(const QString& path) {
       out.title = QFileInfo(path).completeBaseName() + " (" + QString::fromStdString(info.variant.variant) + ")";
     } catch (const std::exception& e) {
       out.error = QString::fromStdString(e.what());
+      return out;
+    }
+    try {
+      out.player = std::make_shared<models::EpisodePlayer>(path.toStdString());
+    } catch (const std::exception& e) {
+      out.player_error = QString::fromStdString(e.what());
     }
     return out;
   }));
@@ -340,7 +409,11 @@ void MainWindow::onCheckpointFinished() {
     return;
   }
   attention_->setInspections(outcome.title, outcome.windows);
+  tsne_job_->setCheckpoint(outcome.path, outcome.title);
+  if (outcome.player) viewer_->setPlayer(outcome.title, outcome.player);
+  else viewer_->clear(tr("This checkpoint cannot act in an environment: %1").arg(outcome.player_error));
   checkpoint_path_ = outcome.path;
+  rememberRecent(outcome.path);
   checkpoint_context_ = outcome.context;
   double target = 0.0;
   try {
@@ -351,6 +424,7 @@ void MainWindow::onCheckpointFinished() {
   returns_view_->setReady(target);
   best_score_ = outcome.best_score;
   status_->setText(tr("%1: attention maps on %2 dataset windows").arg(outcome.title).arg(outcome.windows.size()));
+  applyPendingViewer();
   emit checkpointShown(outcome.path);
 }
 
@@ -367,6 +441,7 @@ void MainWindow::runRollout(const models::RolloutConfig& config) {
   progress.report = [this](double fraction, std::string_view) { rollout_fraction_ = fraction; };
   const std::string path = checkpoint_path_.toStdString();
   rollout_watcher_.setFuture(QtConcurrent::run([path, config, progress] {
+    lower_thread_priority();  // background work yields to the window
     RolloutOutcome out;
     try {
       out.result = models::rollout(path, config, progress);
@@ -416,6 +491,7 @@ void MainWindow::startReturnJob(bool sweep) {
   const CancelToken cancel = rollout_cancel_;
   auto* fraction = &rollout_fraction_;
   returns_watcher_.setFuture(QtConcurrent::run([path, sweep, targets, episodes, cancel, fraction] {
+    lower_thread_priority();  // background work yields to the window
     ReturnJobOutcome out;
     out.sweep = sweep;
     try {
@@ -458,6 +534,125 @@ void MainWindow::onReturnsFinished() {
   else returns_view_->setAblation(title, outcome.summaries);
   status_->setText(outcome.sweep ? tr("Target sweep done") : tr("Modality zeroing done"));
   emit returnsShown(outcome.sweep);
+}
+
+std::vector<std::string> MainWindow::exportAllViews(const QString& dir, const viz::FigureStyle& style) const {
+  return viz::export_all({attention_, rollout_view_, returns_view_, tsne_view_}, dir.toStdString(), style);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workspaces
+
+QJsonObject MainWindow::workspace() const {
+  QJsonObject w;
+  w["decision_studio_workspace"] = kWorkspaceVersion;
+  if (!currentPath().isEmpty()) w["dataset"] = QFileInfo(currentPath()).absoluteFilePath();
+  if (!checkpoint_path_.isEmpty()) w["checkpoint"] = QFileInfo(checkpoint_path_).absoluteFilePath();
+  w["tab"] = tabs_->tabText(tabs_->currentIndex()).remove('&');
+  if (viewer_->hasPlayer()) w["viewer"] = viewer_->settings();
+  const QStringList runs = training_->runFolders();
+  if (!runs.isEmpty()) w["runs"] = QJsonArray::fromStringList(runs);
+  w["window_geometry"] = QString::fromLatin1(saveGeometry().toBase64());
+  w["window_state"] = QString::fromLatin1(saveState().toBase64());
+  return w;
+}
+
+bool MainWindow::applyWorkspace(const QJsonObject& w, QString* error) {
+  if (!w.contains("decision_studio_workspace")) {
+    if (error) *error = tr("not a Decision Studio workspace (no \"decision_studio_workspace\" key)");
+    return false;
+  }
+  if (w["decision_studio_workspace"].toInt() > kWorkspaceVersion) {
+    if (error) *error = tr("written by a newer Decision Studio (workspace version %1)").arg(w["decision_studio_workspace"].toInt());
+    return false;
+  }
+  // Files that moved are reported, and what can be opened still is.
+  QStringList missing;
+  for (const char* key : {"dataset", "checkpoint"})
+    if (w.contains(key) && !QFileInfo::exists(w[key].toString())) missing << w[key].toString();
+  restoreGeometry(QByteArray::fromBase64(w["window_geometry"].toString().toLatin1()));
+  restoreState(QByteArray::fromBase64(w["window_state"].toString().toLatin1()));
+  pending_tab_ = w["tab"].toString();
+  pending_viewer_ = w["viewer"].toObject();
+  if (w.contains("dataset") && QFileInfo::exists(w["dataset"].toString())) openDataset(w["dataset"].toString());
+  const QStringList open_runs = training_->runFolders();
+  for (const auto& run : w["runs"].toArray()) {
+    const QString dir = run.toString();
+    if (open_runs.contains(dir)) continue;
+    if (!QFileInfo::exists(dir)) missing << dir;
+    else if (!training_->addRunFolder(dir)) missing << dir + " (" + training_->lastError() + ")";
+  }
+  if (w.contains("checkpoint") && QFileInfo::exists(w["checkpoint"].toString())) openCheckpoint(w["checkpoint"].toString());
+  else applyPendingViewer();
+  if (!missing.isEmpty()) {
+    if (error) *error = tr("these files are gone: %1").arg(missing.join(", "));
+    status_->setText(tr("Workspace opened without %1").arg(missing.join(", ")));
+  }
+  return true;
+}
+
+void MainWindow::applyPendingViewer() {
+  if (!pending_viewer_.isEmpty() && viewer_->hasPlayer()) {
+    viewer_->applySettings(pending_viewer_);
+    pending_viewer_ = {};
+  }
+  if (!pending_tab_.isEmpty()) {
+    for (int i = 0; i < tabs_->count(); ++i)
+      if (tabs_->tabText(i).remove('&') == pending_tab_) tabs_->setCurrentIndex(i);
+    pending_tab_.clear();
+  }
+}
+
+bool MainWindow::saveWorkspace(const QString& path, QString* error) const {
+  QSaveFile file(path);  // written to a temporary file and renamed: never half a workspace
+  if (!file.open(QIODevice::WriteOnly) || file.write(QJsonDocument(workspace()).toJson()) < 0 || !file.commit()) {
+    if (error) *error = tr("%1: cannot be written (%2)").arg(path, file.errorString());
+    return false;
+  }
+  return true;
+}
+
+bool MainWindow::loadWorkspace(const QString& path, QString* error) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) {
+    if (error) *error = tr("%1: cannot be read (%2)").arg(path, file.errorString());
+    return false;
+  }
+  QJsonParseError parse;
+  const auto doc = QJsonDocument::fromJson(file.readAll(), &parse);
+  if (doc.isNull() || !doc.isObject()) {
+    if (error) *error = tr("%1: not JSON (%2 at byte %3)").arg(path, parse.errorString()).arg(parse.offset);
+    return false;
+  }
+  QString why;
+  if (!applyWorkspace(doc.object(), &why) && !why.isEmpty()) {
+    if (error) *error = tr("%1: %2").arg(path, why);
+    return false;
+  }
+  rememberRecent(path);
+  if (!why.isEmpty() && error) *error = tr("%1: %2").arg(path, why);
+  return true;
+}
+
+void MainWindow::chooseWorkspaceToSave() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save Workspace"), QStringLiteral("workspace.json"),
+                                                    tr("Decision Studio workspaces (*.json)"));
+  if (path.isEmpty()) return;
+  QString error;
+  if (saveWorkspace(path, &error)) {
+    status_->setText(tr("Workspace saved to %1").arg(path));
+    rememberRecent(path);
+  } else {
+    showError(error);
+  }
+}
+
+void MainWindow::chooseWorkspaceToOpen() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open Workspace"), QString(), tr("Decision Studio workspaces (*.json)"));
+  if (path.isEmpty()) return;
+  QString error;
+  if (!loadWorkspace(path, &error)) showError(error);
+  else if (!error.isEmpty()) status_->setText(error);
 }
 
 }  // namespace dstudio::studio

@@ -5,6 +5,7 @@
 /// explained in a dialog and whatever was open stays open.
 
 #include <QFutureWatcher>
+#include <QJsonObject>
 #include <QMainWindow>
 #include <atomic>
 #include <memory>
@@ -12,8 +13,10 @@
 
 #include "dstudio/common/progress.h"
 #include "dstudio/data/dataset.h"
+#include "dstudio/models/episode_player.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/models/windows.h"
+#include "dstudio/viz/figures.h"
 
 class QLabel;
 class QMenu;
@@ -26,11 +29,16 @@ class AttentionMapView;
 class EntropyRewardView;
 class ReturnAnalysisView;
 class DatasetView;
+class TsneView;
 }
 
 class QTabWidget;
 
 namespace dstudio::studio {
+
+class TrainingPanel;
+class TsneJob;
+class ViewerPanel;
 
 /// What a checkpoint's inspection on a worker produced: its windows' mixing matrices, or an error.
 struct CheckpointOutcome {
@@ -39,6 +47,8 @@ struct CheckpointOutcome {
   double best_score = 0.0;  ///< the dataset's best episode, normalised
   std::vector<models::WindowInspection> windows;
   QString error;
+  std::shared_ptr<models::EpisodePlayer> player;  ///< its policy, ready to act in the viewer
+  QString player_error;                           ///< why there is no player
 };
 
 /// What a rollout on a worker produced.
@@ -98,6 +108,26 @@ class MainWindow : public QMainWindow {
   void runSweep();
   [[nodiscard]] QTabWidget* tabs() const { return tabs_; }
   [[nodiscard]] bool isInspecting() const;
+  [[nodiscard]] ViewerPanel* viewer() const { return viewer_; }
+  [[nodiscard]] TrainingPanel* trainingPanel() const { return training_; }
+  [[nodiscard]] viz::TsneView* tsneView() const { return tsne_view_; }
+  [[nodiscard]] TsneJob* tsneJob() const { return tsne_job_; }
+  /// Writes every view that has a figure into `dir` in `style` (figures.h); returns the paths.
+  std::vector<std::string> exportAllViews(const QString& dir, const viz::FigureStyle& style) const;
+  [[nodiscard]] QString checkpointPath() const { return checkpoint_path_; }
+  /// Opens a dataset, a checkpoint (.pt) or a workspace (.json), by its name.
+  void openAny(const QString& path);
+
+  /// The workspace: the open dataset and checkpoint, the viewer's conditioning, the tab on
+  /// screen and the window's layout, as JSON.
+  [[nodiscard]] QJsonObject workspace() const;
+  /// Opens what `workspace` names (in the background) and applies its settings once they arrive.
+  /// Returns false with `error` set when it is not a workspace of this studio.
+  bool applyWorkspace(const QJsonObject& workspace, QString* error = nullptr);
+  /// Writes workspace() to `path` (atomically); false with `error` set on failure.
+  bool saveWorkspace(const QString& path, QString* error = nullptr) const;
+  /// Reads a workspace file and applies it.
+  bool loadWorkspace(const QString& path, QString* error = nullptr);
 
  signals:
   void datasetOpened(const QString& path);
@@ -127,6 +157,9 @@ class MainWindow : public QMainWindow {
   void onReturnsFinished();
   void startReturnJob(bool sweep);
   void rememberRecent(const QString& path);
+  void chooseWorkspaceToSave();
+  void chooseWorkspaceToOpen();
+  void applyPendingViewer();
   void rebuildRecentMenu();
   void showAbout();
 
@@ -140,6 +173,12 @@ class MainWindow : public QMainWindow {
   std::atomic<double> rollout_fraction_{0.0};
   QTimer* rollout_timer_;
   viz::ReturnAnalysisView* returns_view_;
+  ViewerPanel* viewer_;
+  TrainingPanel* training_;
+  viz::TsneView* tsne_view_;
+  TsneJob* tsne_job_;
+  QJsonObject pending_viewer_;  // viewer settings of a workspace, applied when its player arrives
+  QString pending_tab_;
   QFutureWatcher<ReturnJobOutcome> returns_watcher_;
   double best_score_ = 0.0;
   QString checkpoint_path_;

@@ -10,8 +10,17 @@
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/return_analysis_view.h"
 #include "main_window.h"
+#include "training_panel.h"
+#include "tsne_job.h"
+#include "viewer_panel.h"
+#include "dstudio/viz/tsne_view.h"
+
+#include <algorithm>
 
 namespace dstudio::studio {
+namespace {
+constexpr int kViewerStep = 180;  // where the viewer's screenshot stops the episode
+}  // namespace
 
 ScreenshotTour::ScreenshotTour(MainWindow& window, QString dir) : window_(window), dir_(std::move(dir)) {
   // Each view's content arrives from a worker; the next step starts when the previous reports.
@@ -39,10 +48,7 @@ ScreenshotTour::ScreenshotTour(MainWindow& window, QString dir) : window_(window
       return;
     }
     save(3, "zeroing-and-sweep.png");
-    if (!done_) {
-      done_ = true;
-      emit finished(true, QString("saved %1 views to %2").arg(written_.size()).arg(dir_));
-    }
+    showTsne();
   });
   connect(&window_, &MainWindow::loadFailed, this, &ScreenshotTour::fail);
   connect(&window_, &MainWindow::checkpointFailed, this, &ScreenshotTour::fail);
@@ -52,6 +58,71 @@ ScreenshotTour::ScreenshotTour(MainWindow& window, QString dir) : window_(window
 void ScreenshotTour::start() {
   QDir().mkpath(dir_);
   window_.openDefaultDataset();
+}
+
+void ScreenshotTour::showTsne() {
+  auto* job = window_.tsneJob();
+  connect(job, &TsneJob::finished, this, [this](const TsneOutcome& outcome) {
+    if (!outcome.error.isEmpty() || outcome.cancelled) return fail("t-SNE: " + (outcome.cancelled ? QString("cancelled") : outcome.error));
+    save(window_.tabs()->indexOf(window_.tsneView()), "tsne.png");
+    showTraining();
+  }, Qt::SingleShotConnection);
+  window_.tabs()->setCurrentWidget(window_.tsneView());
+  job->startFromCheckpoint(30.0, 500);
+}
+
+void ScreenshotTour::showTraining() {
+  // A small DT trained for a few hundred steps with two evaluations: live curves of a real run.
+  auto* training = window_.trainingPanel();
+  window_.tabs()->setCurrentWidget(training);
+  training->setField("hidden", 32);
+  training->setField("layers", 1);
+  training->setField("steps", 400);
+  training->setField("warmup_steps", 50);
+  training->setField("log_every", 10);
+  training->setField("eval_every", 200);
+  connect(training, &TrainingPanel::runFinished, this, [this, training](const QString&, const QString& state) {
+    if (state != "Finished") return fail("training: " + state + " " + training->lastError());
+    QTimer::singleShot(300, this, [this, training] {
+      save(window_.tabs()->indexOf(training), "training.png");
+      showViewer();
+    });
+  }, Qt::SingleShotConnection);
+  if (!training->startTraining()) fail("training did not start: " + training->lastError());
+}
+
+void ScreenshotTour::showViewer() {
+  // A fresh episode played as fast as the policy acts, stopped mid-way so the map, the timeline
+  // and the scene show one moment of a running policy.
+  auto* viewer = window_.viewer();
+  if (!viewer->hasPlayer()) return fail("the viewer has no policy to play");
+  window_.tabs()->setCurrentWidget(viewer);
+  viewer->pause();
+  viewer->restart();
+  viewer->setSpeed(0.0);
+  viewer->play();
+  auto* poll = new QTimer(this);
+  poll->setInterval(20);
+  connect(poll, &QTimer::timeout, this, [this, poll, viewer] {
+    const auto state = viewer->shown();
+    if (state.cursor < kViewerStep && !state.finished) return;
+    poll->stop();
+    poll->deleteLater();
+    viewer->pause();
+    viewer->seek(std::min(kViewerStep, state.frames - 1));
+    QTimer::singleShot(300, this, [this, viewer] {
+      viewer->sync();
+      viewer->setSpeed(1.0);
+      QTimer::singleShot(200, this, [this, viewer] {
+        save(window_.tabs()->indexOf(viewer), "viewer.png");
+        if (!done_) {
+          done_ = true;
+          emit finished(true, QString("saved %1 views to %2").arg(written_.size()).arg(dir_));
+        }
+      });
+    });
+  });
+  poll->start();
 }
 
 void ScreenshotTour::save(int tab, const QString& name) {

@@ -1,7 +1,8 @@
 #pragma once
 /// \file
 /// `decision-studio --screenshot-all DIR`: opens the default dataset and checkpoint, fills every
-/// view with real content (a rollout, the ablation, the sweep), saves one PNG per view and
+/// view with real content (a rollout, the ablation, the sweep, a t-SNE of tokens, a short training run, the viewer
+/// mid-episode), saves one PNG per view and
 /// reports when done. For tests and the user guide.
 
 #include <QObject>
@@ -25,6 +26,9 @@ class ScreenshotTour : public QObject {
 
  private:
   void save(int tab, const QString& name);
+  void showTsne();
+  void showTraining();
+  void showViewer();
   void fail(const QString& why);
 
   MainWindow& window_;

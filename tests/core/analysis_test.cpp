@@ -105,6 +105,40 @@ TEST(Tsne, KeepsWellSeparatedClustersSeparated) {
   EXPECT_NEAR(r.kl, exact.kl, 0.05 * exact.kl);
 }
 
+// The snapshot callback sees each kept layout as it is taken: the same iterations and the same
+// coordinates as `snapshots`, in order, and the last one is the final embedding.
+TEST(Tsne, SnapshotCallbackSeesTheKeptLayouts) {
+  const int n = 60, d = 5;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::vector<float> x(static_cast<std::size_t>(n) * d);
+  for (auto& v : x) v = g(rng);
+  TsneConfig c;
+  c.perplexity = 10;
+  c.iterations = 300;
+  c.snapshot_every = 10;
+  std::vector<int> seen_iterations;
+  std::vector<std::vector<double>> seen;
+  c.on_snapshot = [&](int iteration, const std::vector<double>& y) {
+    seen_iterations.push_back(iteration);
+    seen.push_back(y);
+  };
+  const auto r = tsne(x, n, d, c);
+  ASSERT_EQ(r.snapshots.size(), 30u);
+  EXPECT_EQ(seen_iterations, r.snapshot_iterations);
+  EXPECT_EQ(seen_iterations.front(), 10);
+  EXPECT_EQ(seen_iterations.back(), 300);
+  ASSERT_EQ(seen.size(), r.snapshots.size());
+  for (std::size_t k = 0; k < seen.size(); ++k) EXPECT_EQ(seen[k], r.snapshots[k]) << "snapshot " << k;
+  EXPECT_EQ(seen.back(), r.embedding);
+  EXPECT_NE(seen.front(), seen.back());  // the layout moved
+  // Without snapshots the callback is never called.
+  c.snapshot_every = 0;
+  seen.clear();
+  tsne(x, n, d, c);
+  EXPECT_TRUE(seen.empty());
+}
+
 TEST(Tsne, RefusesTooFewPointsForThePerplexity) {
   std::vector<float> x(20 * 3, 1.0f);
   EXPECT_THROW(tsne(x, 20, 3, {}), std::invalid_argument);  // perplexity 30 needs more than 90 points

@@ -160,7 +160,7 @@ TEST_F(Studio, RemembersRecentDatasets) {
     MainWindow w;
     ASSERT_TRUE(open(w, good));
   }
-  const QStringList recent = QSettings().value("recentDatasets").toStringList();
+  const QStringList recent = QSettings().value("recentFiles").toStringList();
   ASSERT_FALSE(recent.isEmpty());
   EXPECT_EQ(recent.front(), good);
 }
@@ -314,8 +314,9 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
   tour.start();
   ASSERT_TRUE(finished.wait(300000));
   ASSERT_TRUE(finished.front().at(0).toBool()) << finished.front().at(1).toString().toStdString();
-  ASSERT_EQ(tour.written().size(), 4);
-  for (const auto& name : {"dataset.png", "attention.png", "entropy-reward.png", "zeroing-and-sweep.png"}) {
+  ASSERT_EQ(tour.written().size(), 7);
+  for (const auto& name : {"dataset.png", "attention.png", "entropy-reward.png", "zeroing-and-sweep.png", "tsne.png",
+                           "training.png", "viewer.png"}) {
     const QImage image(QDir(out).filePath(name));
     EXPECT_FALSE(image.isNull()) << name;
     EXPECT_GE(image.width(), 1000) << name;

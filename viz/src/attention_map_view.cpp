@@ -3,9 +3,6 @@
 #include "dstudio/viz/attention_map_view.h"
 
 #include <QComboBox>
-#include <QDir>
-#include <QFileDialog>
-#include <QFileInfo>
 #include <QHeaderView>
 #include <QPushButton>
 #include <QSplitter>
@@ -19,6 +16,7 @@
 #include <fstream>
 
 #include "dstudio/analysis/entropy.h"
+#include "dstudio/viz/export_dialog.h"
 #include "dstudio/viz/figures.h"
 #include "gradients.h"
 
@@ -50,7 +48,7 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   controls->addWidget(head_);
   controls->addStretch(1);
   controls->addWidget(export_);
-  export_->setToolTip(tr("PDF, SVG and PNG at 300 dpi, with the numbers as CSV"));
+  export_->setToolTip(tr("PDF, SVG and PNG in a venue's size and fonts, with the numbers as CSV"));
   export_->setEnabled(false);
   connect(export_, &QPushButton::clicked, this, &AttentionMapView::chooseExport);
   caption_->setWordWrap(true);
@@ -206,12 +204,17 @@ void AttentionMapView::refresh() {
   plot_->replot();
 }
 
-std::vector<std::string> AttentionMapView::exportFigure(const std::string& base, double width_inches) const {
+FigureText AttentionMapView::figureText() const {
+  QString title = title_;
+  title += '\n';
+  title += mode_->currentText();
+  if (mode_->currentIndex() == 0) title += tr(", layer %1, %2").arg(layer_->currentText(), head_->currentText());
+  return {title, tr("key"), tr("query")};
+}
+
+std::vector<std::string> AttentionMapView::exportFigure(const std::string& base, const FigureStyle& style) const {
   if (matrix_.tokens == 0) return {};
-  FigureStyle style;
-  style.width = width_inches;
-  style.title = title_ + "\n" + mode_->currentText() + (mode_->currentIndex() == 0 ? ", layer " + layer_->currentText() + ", " + head_->currentText() : QString());
-  auto written = save_heatmap(base, matrix_, labels_, false, tr("weight"), style);
+  auto written = save_heatmap(base, matrix_, labels_, false, tr("weight"), with_defaults(style, figureText()));
   std::ofstream csv(base + ".csv");
   csv << "query";
   for (const auto& l : labels_) csv << ',' << l;
@@ -226,12 +229,9 @@ std::vector<std::string> AttentionMapView::exportFigure(const std::string& base,
 }
 
 void AttentionMapView::chooseExport() {
-  const QString file = QFileDialog::getSaveFileName(this, tr("Export figure"), QStringLiteral("attention.pdf"),
-                                                    tr("Figures (*.pdf *.svg *.png)"));
-  if (file.isEmpty()) return;
-  const QFileInfo info(file);
-  const auto written = exportFigure((info.dir().filePath(info.completeBaseName())).toStdString());
-  caption_->setText(tr("Wrote %1 files next to %2").arg(written.size()).arg(info.completeBaseName()));
+  const auto written = ExportDialog::exportSource(this, *this);
+  if (!written.empty())
+    caption_->setText(tr("Wrote %1 files: %2").arg(written.size()).arg(QString::fromStdString(written.front())));
 }
 
 void AttentionMapView::fillEntropy() {

@@ -11,10 +11,12 @@
 #include <QSplitter>
 #include <QVBoxLayout>
 #include <cmath>
+#include <fstream>
 #include <qcustomplot.h>
 
 #include "colors.h"
 #include "dstudio/analysis/entropy.h"
+#include "dstudio/viz/export_dialog.h"
 
 namespace dstudio::viz {
 
@@ -24,6 +26,7 @@ EntropyRewardView::EntropyRewardView(QWidget* parent)
       episodes_(new QSpinBox),
       zeroing_(new QComboBox),
       run_(new QPushButton(tr("Run rollout"))),
+      export_(new QPushButton(tr("Export figure…"))),
       episode_(new QComboBox),
       caption_(new QLabel),
       series_(new QCustomPlot),
@@ -48,6 +51,13 @@ EntropyRewardView::EntropyRewardView(QWidget* parent)
   controls->addWidget(new QLabel(tr("Show episode")));
   controls->addWidget(episode_);
   controls->addStretch(1);
+  controls->addWidget(export_);
+  export_->setToolTip(tr("PDF, SVG and PNG in a venue's size and fonts, with the numbers as CSV"));
+  export_->setEnabled(false);
+  connect(export_, &QPushButton::clicked, this, [this] {
+    const auto written = ExportDialog::exportSource(this, *this);
+    if (!written.empty()) caption_->setText(tr("Wrote %1 files: %2").arg(written.size()).arg(QString::fromStdString(written.front())));
+  });
   caption_->setWordWrap(true);
   auto* split = new QSplitter(Qt::Horizontal);
   split->addWidget(series_);
@@ -125,6 +135,7 @@ void EntropyRewardView::setRollout(const QString& title, models::RolloutResult r
   pearson_ = analysis::pearson(entropy, reward);
   spearman_ = analysis::spearman(entropy, reward);
   pairs_ = static_cast<int>(entropy.size());
+  export_->setEnabled(!result_.episodes.empty());
   scatter_->graph(0)->setData(ex, ry);
   scatter_->rescaleAxes();
   scatter_->xAxis->scaleRange(1.08, scatter_->xAxis->range().center());  // no point on the frame
@@ -168,6 +179,59 @@ void EntropyRewardView::drawEpisode() {
   series_->graph(1)->setData(x, rew);
   series_->rescaleAxes();
   series_->replot();
+}
+
+}  // namespace dstudio::viz
+
+namespace dstudio::viz {
+
+FigureText EntropyRewardView::figureText() const {
+  QString title = title_;
+  if (episode_->currentIndex() >= 0) title += tr(", episode %1").arg(episode_->currentIndex() + 1);
+  return {title, tr("step"), tr("attention entropy, layer 1")};
+}
+
+std::vector<std::string> EntropyRewardView::exportFigure(const std::string& base, const FigureStyle& style) const {
+  const int e = episode_->currentIndex();
+  if (result_.episodes.empty() || e < 0 || e >= static_cast<int>(result_.episodes.size())) return {};
+  const FigureStyle s = with_defaults(style, figureText());
+  // The episode on screen: entropy on the left axis, reward on the right.
+  const auto& ep = result_.episodes[static_cast<std::size_t>(e)];
+  Series entropy{tr("entropy"), {}, {}, {}, {}, false}, reward{tr("reward"), {}, {}, {}, {}, true};
+  for (int t = 0; t < ep.length && t < static_cast<int>(ep.entropy.size()); ++t) {
+    entropy.x.push_back(t);
+    entropy.y.push_back(ep.entropy[static_cast<std::size_t>(t)]);
+    reward.x.push_back(t);
+    reward.y.push_back(ep.rewards[static_cast<std::size_t>(t)]);
+  }
+  auto written = save_lines(base, {entropy, reward}, s.x_title, s.y_title, s, tr("reward"));
+  // Every step with a full window, as in the correlation.
+  ScatterGroup steps{tr("steps"), {}, {}};
+  for (const auto& episode : result_.episodes)
+    for (int t = skip_; t < episode.length && t < static_cast<int>(episode.entropy.size()); ++t) {
+      steps.x.push_back(episode.entropy[static_cast<std::size_t>(t)]);
+      steps.y.push_back(episode.rewards[static_cast<std::size_t>(t)]);
+    }
+  FigureStyle scatter = style;
+  scatter.x_title.clear();
+  scatter.y_title.clear();
+  if (scatter.show_title && scatter.title.isEmpty()) {
+    const auto fmt = [](double v) { return std::isfinite(v) ? QString::number(v, 'f', 2) : QStringLiteral("—"); };
+    scatter.title = tr("%1: Pearson %2, Spearman %3").arg(title_, fmt(pearson_), fmt(spearman_));
+  }
+  if (scatter.height <= 0) scatter.height = scatter.width * 0.85;
+  for (auto& f : save_scatter(base + "_correlation", {steps}, scatter, tr("attention entropy, layer 1"), tr("reward")))
+    written.push_back(std::move(f));
+  std::ofstream csv(base + ".csv");
+  csv << "episode,step,entropy,reward,in_correlation\n";
+  for (std::size_t k = 0; k < result_.episodes.size(); ++k) {
+    const auto& episode = result_.episodes[k];
+    for (int t = 0; t < episode.length && t < static_cast<int>(episode.entropy.size()); ++t)
+      csv << k << ',' << t << ',' << episode.entropy[static_cast<std::size_t>(t)] << ',' << episode.rewards[static_cast<std::size_t>(t)]
+          << ',' << (t >= skip_ ? 1 : 0) << '\n';
+  }
+  if (csv) written.push_back(base + ".csv");
+  return written;
 }
 
 }  // namespace dstudio::viz

@@ -6,6 +6,7 @@
 #include <QSvgGenerator>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -17,49 +18,71 @@
 namespace dstudio::viz {
 namespace {
 
-// Okabe-Ito, in an order that stays distinct in grey scale too.
-const std::vector<QColor>& categorical() {
-  static const std::vector<QColor> c = {colors::kBlue, colors::kVermillion, colors::kBluishGreen, QColor(230, 159, 0),
-                                        QColor(204, 121, 167), colors::kSkyBlue, QColor(240, 228, 66), QColor(0, 0, 0)};
-  return c;
-}
+using colors::categorical;
 
 // Sizes in points; the plot's pixels are points, so a font of N pixels prints at N points.
 struct Canvas {
   int width, height;
 };
 
+double height_inches(const FigureStyle& s) { return s.height > 0 ? s.height : s.width / 1.618; }
+
 Canvas canvas(const FigureStyle& s) {
-  const double h = s.height > 0 ? s.height : s.width / 1.618;
-  return {static_cast<int>(std::lround(s.width * 72.0)), static_cast<int>(std::lround(h * 72.0))};
+  return {static_cast<int>(std::lround(s.width * 72.0)), static_cast<int>(std::lround(height_inches(s) * 72.0))};
 }
 
-QFont font_of(const FigureStyle& s, double scale = 1.0) {
-  QFont f("DejaVu Sans");
-  f.setPixelSize(std::max(1, static_cast<int>(std::lround(s.font * scale))));
+// A font of `points` points in the style's family. Pixel sizes are whole numbers, so sizes
+// round to the nearest point.
+QFont font_of(const FigureStyle& s, double points) {
+  QFont f(s.font_family.isEmpty() ? QString(kSansFamily) : s.font_family);
+  f.setPixelSize(std::max(1, static_cast<int>(std::lround(points))));
   return f;
 }
 
+// Axes, ticks and grid are drawn thinner than the data, in proportion to the line width.
+double frame_width(const FigureStyle& s) { return std::clamp(0.5 * s.line_width, 0.3, 1.5); }
+
+void style_axis(QCPAxis* axis, const FigureStyle& s) {
+  axis->setLabelFont(font_of(s, s.axisFont()));
+  axis->setTickLabelFont(font_of(s, s.tickFont()));
+  axis->setBasePen(QPen(Qt::black, frame_width(s)));
+  axis->setTickPen(QPen(Qt::black, frame_width(s)));
+  axis->setSubTickPen(QPen(Qt::black, 0.7 * frame_width(s)));
+  axis->grid()->setPen(QPen(QColor(225, 225, 225), 0.7 * frame_width(s)));
+}
+
+bool has_title(const FigureStyle& s) { return s.show_title && !s.title.isEmpty(); }
+
 void style_plot(QCustomPlot& plot, const FigureStyle& s) {
-  const auto f = font_of(s), small = font_of(s, 0.85);
-  for (auto* axis : {plot.xAxis, plot.yAxis}) {
-    axis->setLabelFont(f);
-    axis->setTickLabelFont(small);
-    axis->setBasePen(QPen(Qt::black, 0.6));
-    axis->setTickPen(QPen(Qt::black, 0.6));
-    axis->setSubTickPen(QPen(Qt::black, 0.4));
-    axis->grid()->setPen(QPen(QColor(225, 225, 225), 0.4));
-  }
-  plot.legend->setFont(small);
-  plot.legend->setBorderPen(QPen(QColor(180, 180, 180), 0.4));
+  for (auto* axis : {plot.xAxis, plot.yAxis, plot.yAxis2}) style_axis(axis, s);
+  // QCustomPlot keeps 15 px around the axes whatever they need; on a 3.25 in figure that is
+  // space the data need more. The right keeps room for the last tick label's overhang.
+  plot.axisRect()->setMinimumMargins(QMargins(3, 3, 8, 3));
+  plot.legend->setFont(font_of(s, s.tickFont()));
+  plot.legend->setBorderPen(QPen(QColor(180, 180, 180), 0.7 * frame_width(s)));
   plot.legend->setIconSize(14, 6);
   plot.legend->setRowSpacing(-2);
   plot.legend->setMargins(QMargins(3, 2, 3, 2));
   plot.legend->setBrush(QColor(255, 255, 255, 210));
-  if (!s.title.isEmpty()) {
+  if (has_title(s)) {
     plot.plotLayout()->insertRow(0);
-    auto* title = new QCPTextElement(&plot, s.title, font_of(s, 0.95));
+    auto* title = new QCPTextElement(&plot, s.title, font_of(s, 0.95 * s.font));
     plot.plotLayout()->addElement(0, 0, title);
+  }
+}
+
+// The figure's own axis titles unless the style overrides them.
+void label_axes(QCustomPlot& plot, const FigureStyle& s, const QString& x, const QString& y) {
+  plot.xAxis->setLabel(s.x_title.isEmpty() ? x : s.x_title);
+  plot.yAxis->setLabel(s.y_title.isEmpty() ? y : s.y_title);
+}
+
+// Axes of an embedding: no ticks, no grid, no zero line.
+void unitless_axes(QCustomPlot& plot) {
+  for (auto* axis : {plot.xAxis, plot.yAxis}) {
+    axis->setTicks(false);
+    axis->grid()->setVisible(false);
+    axis->grid()->setZeroLinePen(Qt::NoPen);
   }
 }
 
@@ -69,6 +92,7 @@ void legend_below(QCustomPlot& plot) {
   plot.plotLayout()->addElement(plot.plotLayout()->rowCount(), 0, sub);
   plot.plotLayout()->setRowStretchFactor(plot.plotLayout()->rowCount() - 1, 0.001);
   sub->addElement(0, 0, plot.legend);
+  sub->setMinimumMargins(QMargins(2, 0, 2, 2));  // the legend's frame stays inside the page
   // Three entries a row, two when the names are long; the items already in the legend are laid
   // out again.
   int longest = 0;
@@ -85,20 +109,41 @@ std::vector<std::string> save_all(QCustomPlot& plot, const std::string& base, co
   plot.resize(c.width, c.height);
   plot.replot();
   const QString b = QString::fromStdString(base);
+  const QString title = has_title(s) ? s.title : QString();
   std::vector<std::string> written;
-  if (plot.savePdf(b + ".pdf", c.width, c.height, QCP::epNoCosmetic, "Decision Studio", s.title)) written.push_back(base + ".pdf");
-  QSvgGenerator svg;
-  svg.setFileName(b + ".svg");
-  svg.setSize(QSize(c.width, c.height));
-  svg.setViewBox(QRect(0, 0, c.width, c.height));
-  svg.setTitle(s.title);
-  QCPPainter painter;
-  if (painter.begin(&svg)) {
-    plot.toPainter(&painter, c.width, c.height);
-    painter.end();
-    written.push_back(base + ".svg");
+  // Qt's PDF engine embeds the TrueType fonts (as CID fonts); text is never drawn as Type 3.
+  if (s.pdf && plot.savePdf(b + ".pdf", c.width, c.height, QCP::epNoCosmetic, "Decision Studio", title))
+    written.push_back(base + ".pdf");
+  if (s.svg) {
+    QSvgGenerator svg;
+    svg.setFileName(b + ".svg");
+    svg.setSize(QSize(c.width, c.height));
+    svg.setViewBox(QRect(0, 0, c.width, c.height));
+    svg.setTitle(title);
+    QCPPainter painter;
+    if (painter.begin(&svg)) {
+      plot.toPainter(&painter, c.width, c.height);
+      painter.end();
+      written.push_back(base + ".svg");
+    }
   }
-  if (plot.savePng(b + ".png", c.width, c.height, s.dpi / 72.0, -1, s.dpi)) written.push_back(base + ".png");
+  if (s.png) {
+    // The canvas is whole points; the PNG has exactly inches x dpi pixels (3.3 in at 600 dpi:
+    // 1980 px, not 238 pt x 600 / 72), scaled by less than a percent per axis to get there.
+    QImage image(static_cast<int>(std::lround(s.width * s.dpi)), static_cast<int>(std::lround(height_inches(s) * s.dpi)),
+                 QImage::Format_ARGB32);
+    image.fill(Qt::white);
+    image.setDotsPerMeterX(static_cast<int>(std::lround(s.dpi / 0.0254)));
+    image.setDotsPerMeterY(static_cast<int>(std::lround(s.dpi / 0.0254)));
+    QCPPainter png;
+    if (png.begin(&image)) {
+      png.setMode(QCPPainter::pmNonCosmetic);  // line widths scale with the resolution
+      png.scale(static_cast<double>(image.width()) / c.width, static_cast<double>(image.height()) / c.height);
+      plot.toPainter(&png, c.width, c.height);
+      png.end();
+      if (image.save(b + ".png", "PNG")) written.push_back(base + ".png");
+    }
+  }
   return written;
 }
 
@@ -160,12 +205,11 @@ std::vector<std::string> save_heatmap(const std::string& base, const analysis::T
   }
   const double extent = std::max(std::abs(lo), std::abs(hi));
   auto* scale = new QCPColorScale(&plot);
-  plot.plotLayout()->addElement(s.title.isEmpty() ? 0 : 1, 1, scale);
+  plot.plotLayout()->addElement(has_title(s) ? 1 : 0, 1, scale);
   scale->setType(QCPAxis::atRight);
   scale->setBarWidth(6);
   scale->axis()->setLabel(label);
-  scale->axis()->setLabelFont(font_of(s, 0.9));
-  scale->axis()->setTickLabelFont(font_of(s, 0.8));
+  style_axis(scale->axis(), s);
   // The map takes its gradient and range from the scale it is attached to.
   map->setColorScale(scale);
   scale->setGradient(diverging_map ? diverging() : viridis());
@@ -186,8 +230,7 @@ std::vector<std::string> save_heatmap(const std::string& base, const analysis::T
   plot.xAxis->setRange(-0.5, T - 0.5);
   plot.yAxis->setRange(-0.5, T - 0.5);
   plot.yAxis->setRangeReversed(true);
-  plot.xAxis->setLabel("key");
-  plot.yAxis->setLabel("query");
+  label_axes(plot, s, "key", "query");
   plot.xAxis->grid()->setVisible(false);
   plot.yAxis->grid()->setVisible(false);
   plot.axisRect()->setBackground(QBrush(QColor(238, 238, 238)));
@@ -221,23 +264,24 @@ std::vector<std::string> save_lines(const std::string& base, const std::vector<S
     }
     auto* g = plot.addGraph(plot.xAxis, sr.right_axis ? plot.yAxis2 : plot.yAxis);
     g->setData(x, y);
-    QPen pen(colour, 1.2);
+    QPen pen(colour, style.line_width);
     if (k % 2 == 1) pen.setStyle(Qt::DashLine);  // readable in black and white
     g->setPen(pen);
-    if (sr.x.size() <= 30) g->setScatterStyle(QCPScatterStyle(k % 2 ? QCPScatterStyle::ssSquare : QCPScatterStyle::ssCircle, colour, 3));
+    if (sr.x.size() <= 30)
+      g->setScatterStyle(QCPScatterStyle(k % 2 ? QCPScatterStyle::ssSquare : QCPScatterStyle::ssCircle, colour, 2.5 * style.line_width));
     g->setName(sr.name);
   }
   for (const auto& [name, value] : references) {
     auto* line = new QCPItemStraightLine(&plot);
     line->point1->setCoords(0, value);
     line->point2->setCoords(1, value);
-    line->setPen(QPen(colors::kGrey, 0.8, Qt::DotLine));
+    line->setPen(QPen(colors::kGrey, 0.67 * style.line_width, Qt::DotLine));
     auto* text = new QCPItemText(&plot);
     text->position->setType(QCPItemPosition::ptPlotCoords);
     text->position->setCoords(xmin, value);
     text->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);  // below the line: above it may leave the axes
     text->setText(name);
-    text->setFont(font_of(style, 0.8));
+    text->setFont(font_of(style, style.tickFont()));
     text->setColor(colors::kGrey);
   }
   if (log_x) {
@@ -251,13 +295,10 @@ std::vector<std::string> save_lines(const std::string& base, const std::vector<S
       }
     plot.xAxis->setTicker(ticker);
   }
-  plot.xAxis->setLabel(x_label);
-  plot.yAxis->setLabel(y_label);
+  label_axes(plot, style, x_label, y_label);
   if (!right_label.isEmpty()) {
     plot.yAxis2->setVisible(true);
     plot.yAxis2->setLabel(right_label);
-    plot.yAxis2->setLabelFont(font_of(style));
-    plot.yAxis2->setTickLabelFont(font_of(style, 0.85));
   }
   plot.rescaleAxes();
   if (!right_label.isEmpty()) plot.yAxis2->scaleRange(1.08, plot.yAxis2->range().center());
@@ -276,11 +317,11 @@ std::vector<std::string> save_bars(const std::string& base, const std::vector<Ba
   style_plot(plot, style);
   auto* b = new QCPBars(plot.xAxis, plot.yAxis);
   b->setWidth(0.6);
-  b->setPen(QPen(colors::kBlue.darker(130), 0.6));
+  b->setPen(QPen(colors::kBlue.darker(130), frame_width(style)));
   b->setBrush(colors::kBlue);
   auto* err = new QCPErrorBars(plot.xAxis, plot.yAxis);
   err->setDataPlottable(b);
-  err->setPen(QPen(Qt::black, 0.8));
+  err->setPen(QPen(Qt::black, 0.67 * style.line_width));
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   QVector<double> keys, values, errors;
   double top = 0.0, bottom = 0.0;
@@ -298,11 +339,12 @@ std::vector<std::string> save_bars(const std::string& base, const std::vector<Ba
   plot.xAxis->grid()->setVisible(false);
   plot.xAxis->setRange(0.3, static_cast<double>(bars.size()) + 0.7);
   plot.yAxis->setRange(bottom * 1.1, top * 1.12 + 1e-9);
-  plot.yAxis->setLabel(y_label);
+  label_axes(plot, style, {}, y_label);
   return save_all(plot, base, style);
 }
 
-std::vector<std::string> save_scatter(const std::string& base, const std::vector<ScatterGroup>& groups, const FigureStyle& style) {
+std::vector<std::string> save_scatter(const std::string& base, const std::vector<ScatterGroup>& groups, const FigureStyle& style,
+                                      const QString& x_label, const QString& y_label) {
   QCustomPlot plot;
   FigureStyle s = style;
   if (s.height <= 0) s.height = s.width;
@@ -313,24 +355,126 @@ std::vector<std::string> save_scatter(const std::string& base, const std::vector
     g->setData(QVector<double>(groups[k].x.begin(), groups[k].x.end()), QVector<double>(groups[k].y.begin(), groups[k].y.end()));
     g->setAdaptiveSampling(false);
     g->setLineStyle(QCPGraph::lsNone);
-    QColor colour = categorical()[k % categorical().size()];
+    QColor colour = groups[k].colour.isValid() ? groups[k].colour : categorical()[k % categorical().size()];
     colour.setAlpha(170);
     const QCPScatterStyle::ScatterShape shapes[] = {QCPScatterStyle::ssDisc, QCPScatterStyle::ssTriangle, QCPScatterStyle::ssSquare,
                                                      QCPScatterStyle::ssDiamond, QCPScatterStyle::ssCross};
-    g->setScatterStyle(QCPScatterStyle(shapes[k % 5], colour, colour, 2.0));
+    const auto marker = groups[k].marker;
+    auto shape = marker == Marker::Automatic ? shapes[k % 5] : shapes[static_cast<int>(marker) - 1];
+    if (shape == QCPScatterStyle::ssDisc) shape = QCPScatterStyle::ssCircle;  // a disc takes the pen's colour, a circle the brush's
+    // Filled markers without an outline: a translucent outline would draw a ring at 600 dpi. (A
+    // Qt::NoPen pen would mean "the graph's pen" to QCustomPlot, hence a transparent one.)
+    g->setScatterStyle(QCPScatterStyle(shape, shape == QCPScatterStyle::ssCross ? QPen(colour, s.line_width) : QPen(Qt::transparent),
+                                       QBrush(colour), 1.7 * s.line_width + 0.5));
     g->setName(groups[k].name);
   }
   plot.rescaleAxes();
   plot.xAxis->scaleRange(1.05, plot.xAxis->range().center());
   plot.yAxis->scaleRange(1.05, plot.yAxis->range().center());
-  // t-SNE axes carry no units: no tick labels, no grid.
-  for (auto* axis : {plot.xAxis, plot.yAxis}) {
-    axis->setTicks(false);
-    axis->grid()->setVisible(false);
-    axis->grid()->setZeroLinePen(Qt::NoPen);
-  }
+  label_axes(plot, s, x_label, y_label);
+  // Embedding axes (t-SNE) carry no units: no tick labels, no grid.
+  if (plot.xAxis->label().isEmpty() && plot.yAxis->label().isEmpty()) unitless_axes(plot);
   if (groups.size() > 1) legend_below(plot);
   return save_all(plot, base, s);
+}
+
+std::vector<std::string> save_value_scatter(const std::string& base, const std::vector<double>& x, const std::vector<double>& y,
+                                            const std::vector<double>& value, const QString& colour_label, const FigureStyle& style) {
+  QCustomPlot plot;
+  FigureStyle s = style;
+  if (s.height <= 0) s.height = s.width * 0.85;
+  style_plot(plot, s);
+  const auto n = std::min({x.size(), y.size(), value.size()});
+  double lo = 1e300, hi = -1e300;
+  for (std::size_t i = 0; i < n; ++i) lo = std::min(lo, value[i]), hi = std::max(hi, value[i]);
+  if (n == 0) lo = 0.0, hi = 1.0;
+  if (hi <= lo) hi = lo + 1.0;
+  // One graph per colour band of the map: a few dozen graphs instead of one per point.
+  QCPColorGradient gradient = viridis();  // color() is not const
+  const QCPRange range(lo, hi);
+  constexpr int kBands = 32;
+  std::vector<QVector<double>> bx(kBands), by(kBands);
+  for (std::size_t i = 0; i < n; ++i) {
+    const int band = std::clamp(static_cast<int>((value[i] - lo) / (hi - lo) * kBands), 0, kBands - 1);
+    bx[static_cast<std::size_t>(band)] << x[i];
+    by[static_cast<std::size_t>(band)] << y[i];
+  }
+  for (int b = 0; b < kBands; ++b) {
+    if (bx[static_cast<std::size_t>(b)].isEmpty()) continue;
+    auto* g = plot.addGraph();
+    g->setData(bx[static_cast<std::size_t>(b)], by[static_cast<std::size_t>(b)]);
+    g->setAdaptiveSampling(false);
+    g->setLineStyle(QCPGraph::lsNone);
+    QColor colour = QColor::fromRgb(gradient.color(lo + (b + 0.5) * (hi - lo) / kBands, range));
+    colour.setAlpha(190);
+    g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(Qt::transparent), QBrush(colour), 1.7 * s.line_width + 0.5));
+  }
+  auto* scale = new QCPColorScale(&plot);
+  plot.plotLayout()->addElement(has_title(s) ? 1 : 0, 1, scale);
+  scale->setType(QCPAxis::atRight);
+  scale->setBarWidth(6);
+  scale->setGradient(gradient);
+  scale->setDataRange(range);
+  scale->axis()->setLabel(colour_label);
+  style_axis(scale->axis(), s);
+  auto* group = new QCPMarginGroup(&plot);
+  plot.axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+  scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+  plot.rescaleAxes();
+  plot.xAxis->scaleRange(1.05, plot.xAxis->range().center());
+  plot.yAxis->scaleRange(1.05, plot.yAxis->range().center());
+  label_axes(plot, s, {}, {});
+  if (plot.xAxis->label().isEmpty() && plot.yAxis->label().isEmpty()) unitless_axes(plot);
+  return save_all(plot, base, s);
+}
+
+FigureStyle with_defaults(FigureStyle style, const FigureText& text) {
+  if (!style.show_title) style.title.clear();
+  else if (style.title.isEmpty()) style.title = text.title;
+  if (style.x_title.isEmpty()) style.x_title = text.x_title;
+  if (style.y_title.isEmpty()) style.y_title = text.y_title;
+  return style;
+}
+
+std::vector<std::string> export_all(const std::vector<const FigureSource*>& sources, const std::string& dir, const FigureStyle& style) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::vector<std::string> written;
+  for (const auto* source : sources) {
+    if (!source || !source->hasFigure()) continue;
+    const auto base = (std::filesystem::path(dir) / source->figureName().toStdString()).string();
+    for (auto& f : source->exportFigure(base, style)) written.push_back(std::move(f));
+  }
+  return written;
+}
+
+std::vector<FigurePreset> venue_presets() {
+  constexpr double golden = 1.618034;
+  const auto preset = [](const char* name, double width, double height, double font, double tick, const char* family, int dpi) {
+    FigureStyle s;
+    s.width = width;
+    s.height = height;
+    s.font = font;
+    s.axis_font = font;
+    s.tick_font = tick;
+    s.font_family = QString::fromLatin1(family);
+    s.dpi = dpi;
+    s.line_width = font < 8 ? 1.0 : 1.2;  // thinner lines with Nature's smaller text
+    return FigurePreset{QString::fromUtf8(name), s};
+  };
+  // Heights: width over the golden ratio unless the venue fixes them (IEEE's 2.5 in).
+  return {
+      preset("ICML column (3.25 in)", 3.25, 3.25 / golden, 8, 7, kSansFamily, 300),
+      preset("ICML page (6.75 in)", 6.75, 6.75 / golden, 9, 8, kSansFamily, 300),
+      preset("NeurIPS / ICLR (5.5 in)", 5.5, 5.5 / golden, 9, 8, kSansFamily, 300),
+      preset("AAAI column (3.3 in)", 3.3, 3.3 / golden, 8, 7, kSansFamily, 300),
+      preset("AAAI page (6.975 in)", 6.975, 6.975 / golden, 9, 8, kSansFamily, 300),
+      preset("CVPR column (3.25 in)", 3.25, 3.25 / golden, 8, 7, kSansFamily, 300),
+      preset("CVPR page (6.875 in)", 6.875, 6.875 / golden, 9, 8, kSansFamily, 300),
+      preset("IEEE column (3.3 × 2.5 in, serif)", 3.3, 2.5, 8, 8, kSerifFamily, 600),
+      preset("Nature single column (89 mm)", 89.0 / 25.4, 89.0 / 25.4 / golden, 7, 6, kSansFamily, 600),
+      preset("Nature double column (183 mm)", 183.0 / 25.4, 183.0 / 25.4 / golden, 7, 6, kSansFamily, 600),
+  };
 }
 
 }  // namespace dstudio::viz

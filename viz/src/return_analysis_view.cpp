@@ -10,9 +10,12 @@
 #include <QSplitter>
 #include <QVBoxLayout>
 #include <cmath>
+#include <fstream>
+#include <limits>
 #include <qcustomplot.h>
 
 #include "colors.h"
+#include "dstudio/viz/export_dialog.h"
 
 namespace dstudio::viz {
 
@@ -22,6 +25,7 @@ ReturnAnalysisView::ReturnAnalysisView(QWidget* parent)
       multiples_(new QLineEdit("0.5, 1, 2, 5, 10, 20")),
       ablation_button_(new QPushButton(tr("Run ablation"))),
       sweep_button_(new QPushButton(tr("Run sweep"))),
+      export_(new QPushButton(tr("Export figure…"))),
       caption_(new QLabel),
       ablation_(new QCustomPlot),
       sweep_(new QCustomPlot) {
@@ -37,6 +41,13 @@ ReturnAnalysisView::ReturnAnalysisView(QWidget* parent)
   controls->addWidget(multiples_);
   controls->addWidget(sweep_button_);
   controls->addStretch(1);
+  controls->addWidget(export_);
+  export_->setToolTip(tr("PDF, SVG and PNG in a venue's size and fonts, with the numbers as CSV"));
+  export_->setEnabled(false);
+  connect(export_, &QPushButton::clicked, this, [this] {
+    const auto written = ExportDialog::exportSource(this, *this);
+    if (!written.empty()) caption_->setText(tr("Wrote %1 files: %2").arg(written.size()).arg(QString::fromStdString(written.front())));
+  });
   caption_->setWordWrap(true);
   auto* split = new QSplitter(Qt::Horizontal);
   split->addWidget(ablation_);
@@ -83,6 +94,9 @@ std::vector<double> ReturnAnalysisView::sweepTargets() const {
 }
 
 void ReturnAnalysisView::setAblation(const QString& title, const std::vector<models::TargetSummary>& s) {
+  ablation_title_ = title;
+  ablation_data_ = s;
+  export_->setEnabled(true);
   ablation_->clearPlottables();
   auto* bars = new QCPBars(ablation_->xAxis, ablation_->yAxis);
   bars->setBrush(colors::kBlue);
@@ -112,6 +126,10 @@ void ReturnAnalysisView::setAblation(const QString& title, const std::vector<mod
 }
 
 void ReturnAnalysisView::setSweep(const QString& title, const std::vector<models::TargetSummary>& s, double best_score) {
+  sweep_title_ = title;
+  sweep_data_ = s;
+  best_score_ = best_score;
+  export_->setEnabled(true);
   sweep_->clearGraphs();
   sweep_->clearItems();
   QVector<double> x, y, lo, hi;
@@ -155,6 +173,54 @@ void ReturnAnalysisView::setSweep(const QString& title, const std::vector<models
                         .arg(title)
                         .arg(s.empty() ? 0 : s.front().episodes)
                         .arg(std::isfinite(best_score) ? tr("; dotted: the dataset's best episode (%1)").arg(best_score, 0, 'f', 1) : QString()));
+}
+
+}  // namespace dstudio::viz
+
+namespace dstudio::viz {
+
+FigureText ReturnAnalysisView::figureText() const {
+  return {ablation_title_.isEmpty() ? sweep_title_ : ablation_title_, {}, tr("normalised score")};
+}
+
+std::vector<std::string> ReturnAnalysisView::exportFigure(const std::string& base, const FigureStyle& style) const {
+  std::vector<std::string> written;
+  const QStringList names = {tr("none"), tr("RTG"), tr("past states"), tr("actions")};
+  if (!ablation_data_.empty()) {
+    const FigureStyle s = with_defaults(style, {tr("%1: modality zeroed").arg(ablation_title_), {}, tr("normalised score")});
+    std::vector<Bar> bars;
+    for (std::size_t k = 0; k < ablation_data_.size() && k < 4; ++k)
+      bars.push_back({names[static_cast<int>(k)], ablation_data_[k].mean_score, ablation_data_[k].std_score});
+    const std::string at = base + "_zeroing";
+    for (auto& f : save_bars(at, bars, s.y_title, s)) written.push_back(std::move(f));
+    std::ofstream csv(at + ".csv");
+    csv << "zeroed,mean_score,std_score,mean_return,std_return,episodes\n";
+    for (std::size_t k = 0; k < ablation_data_.size() && k < 4; ++k)
+      csv << names[static_cast<int>(k)].toStdString() << ',' << ablation_data_[k].mean_score << ',' << ablation_data_[k].std_score << ','
+          << ablation_data_[k].mean_return << ',' << ablation_data_[k].std_return << ',' << ablation_data_[k].episodes << '\n';
+    if (csv) written.push_back(at + ".csv");
+  }
+  if (!sweep_data_.empty()) {
+    const FigureStyle s = with_defaults(style, {tr("%1: target-return sweep").arg(sweep_title_), tr("target return"), tr("normalised score")});
+    Series mean{tr("mean ± std"), {}, {}, {}, {}, false};
+    for (const auto& p : sweep_data_) {
+      mean.x.push_back(p.target);
+      mean.y.push_back(p.mean_score);
+      mean.low.push_back(p.mean_score - p.std_score);
+      mean.high.push_back(p.mean_score + p.std_score);
+    }
+    std::vector<std::pair<QString, double>> references;
+    if (std::isfinite(best_score_)) references.emplace_back(tr("dataset's best episode"), best_score_);
+    const std::string at = base + "_sweep";
+    for (auto& f : save_lines(at, {mean}, s.x_title, s.y_title, s, {}, references, true)) written.push_back(std::move(f));
+    std::ofstream csv(at + ".csv");
+    csv << "target,mean_score,std_score,mean_return,std_return,episodes,dataset_best_score\n";
+    for (const auto& p : sweep_data_)
+      csv << p.target << ',' << p.mean_score << ',' << p.std_score << ',' << p.mean_return << ',' << p.std_return << ',' << p.episodes << ','
+          << (std::isfinite(best_score_) ? best_score_ : std::numeric_limits<double>::quiet_NaN()) << '\n';
+    if (csv) written.push_back(at + ".csv");
+  }
+  return written;
 }
 
 }  // namespace dstudio::viz

@@ -395,6 +395,7 @@ TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneCon
     if (c.snapshot_every > 0 && (it + 1) % c.snapshot_every == 0) {
       result.snapshot_iterations.push_back(it + 1);
       result.snapshots.push_back(y);
+      if (c.on_snapshot) c.on_snapshot(it + 1, result.snapshots.back());
     }
   }
   progress.update(0.99, "KL divergence");

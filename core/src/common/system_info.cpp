@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <malloc.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -26,6 +27,15 @@ std::string active_blas_name() {
   const auto dir = std::filesystem::path(path).parent_path().filename().string();
   if (dir == "blas") return "reference";
   return dir;  // openblas-pthread, openblas-openmp, blis-pthread, atlas, ...
+}
+
+bool lower_thread_priority() {
+#if defined(__linux__)
+  // On Linux the nice value belongs to the thread (its task id), not to the whole process.
+  return setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10) == 0;
+#else
+  return false;
+#endif
 }
 
 bool set_blas_threads(int threads) {

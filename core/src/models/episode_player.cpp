@@ -174,7 +174,7 @@ void EpisodePlayer::branch(int frame, double target, ModalityZeroing zeroing) {
 // ---------------------------------------------------------------------------------------------
 
 struct LivePlayer::Shared {
-  std::unique_ptr<EpisodePlayer> player;  // touched by the player thread only
+  std::shared_ptr<EpisodePlayer> player;  // touched by the player thread only
   mutable std::mutex mutex;
   std::condition_variable wake;
   // Under `mutex`: what readers see, and the requests the thread applies between steps.
@@ -196,7 +196,7 @@ struct LivePlayer::Shared {
   std::thread thread;
 };
 
-LivePlayer::LivePlayer(std::unique_ptr<EpisodePlayer> player) : s_(new Shared) {
+LivePlayer::LivePlayer(std::shared_ptr<EpisodePlayer> player) : s_(new Shared) {
   task_ = player->task();
   physics_model_ = player->physics_model();
   info_ = player->info();

@@ -489,7 +489,10 @@ void Trainer::run() { s_->loop(); }
 void Trainer::start() {
   if (s_->thread.joinable()) throw std::logic_error("the run was already started");
   s_->state = TrainingState::Running;
-  s_->thread = std::thread([this] { s_->loop(); });
+  s_->thread = std::thread([this] {
+    lower_thread_priority();  // a window showing the run stays responsive
+    s_->loop();
+  });
 }
 void Trainer::pause() { s_->paused = true; }
 void Trainer::resume() {

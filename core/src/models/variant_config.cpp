@@ -245,4 +245,20 @@ DatasetDefaults dataset_defaults(const std::string& variant, const std::string& 
   return d;
 }
 
+const char* to_string(ModalityZeroing z) {
+  switch (z) {
+    case ModalityZeroing::None: return "none";
+    case ModalityZeroing::ReturnsToGo: return "rtg";
+    case ModalityZeroing::PastStates: return "states";
+    case ModalityZeroing::Actions: return "actions";
+  }
+  return "none";
+}
+
+ModalityZeroing zeroing_from_string(const std::string& name) {
+  for (auto z : {ModalityZeroing::None, ModalityZeroing::ReturnsToGo, ModalityZeroing::PastStates, ModalityZeroing::Actions})
+    if (name == to_string(z)) return z;
+  throw std::invalid_argument("zeroing " + name + ": expected none, rtg, states or actions");
+}
+
 }  // namespace dstudio::models

@@ -41,9 +41,11 @@ struct SceneRenderer::State {
   int track_body = -1;
 };
 
-SceneRenderer::SceneRenderer(const mjModel_* model, int width, int height, CameraView view) : state_(new State) {
+SceneRenderer::SceneRenderer(const mjModel_* model, int width, int height, CameraView view, RenderQuality quality)
+    : state_(new State) {
   auto& s = *state_;
   s.model = mj_copyModel(nullptr, model);
+  s.model->vis.quality.offsamples = std::max(0, quality.samples);
   s.model->vis.global.offwidth = std::max(width, 1);
   s.model->vis.global.offheight = std::max(height, 1);
   s.width = width;
@@ -54,6 +56,8 @@ SceneRenderer::SceneRenderer(const mjModel_* model, int width, int height, Camer
   mjv_defaultOption(&s.option);
   mjr_defaultContext(&s.context);
   mjv_makeScene(s.model, &s.scene, 2000);
+  s.scene.flags[mjRND_SHADOW] = quality.shadows ? 1 : 0;
+  s.scene.flags[mjRND_REFLECTION] = quality.reflections ? 1 : 0;
   mjr_makeContext(s.model, &s.context, mjFONTSCALE_100);
   mjr_setBuffer(mjFB_OFFSCREEN, &s.context);
   if (s.context.currentBuffer != mjFB_OFFSCREEN) throw RenderError("the OpenGL context has no offscreen framebuffer");
@@ -128,6 +132,16 @@ Image SceneRenderer::render(std::span<const double> qpos, std::span<const double
   for (int y = 0; y < s.height; ++y)
     std::memcpy(&image.rgb[y * row], &flipped[(s.height - 1 - y) * row], row);
   return image;
+}
+
+std::string current_renderer() {
+  const auto* name = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+  return name ? name : "";
+}
+
+bool software_renderer() {
+  const std::string name = current_renderer();
+  return name.find("llvmpipe") != std::string::npos || name.find("softpipe") != std::string::npos;
 }
 
 void write_png(const std::filesystem::path& path, const Image& image) {

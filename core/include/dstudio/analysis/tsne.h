@@ -7,6 +7,7 @@
 /// (3 x perplexity per point). Plain arrays; no LibTorch.
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "dstudio/common/progress.h"
@@ -22,6 +23,9 @@ struct TsneConfig {
   double learning_rate = 0.0;   ///< 0: max(N / early_exaggeration / 4, 50)
   int snapshot_every = 0;       ///< keep the layout every this many iterations (for animation); 0: none
   int threads = 1;
+  /// Called with each snapshot as it is taken (iteration, N x 2 layout), on the computing thread,
+  /// so a viewer can animate the run while it iterates; the same layouts are kept in `snapshots`.
+  std::function<void(int iteration, const std::vector<double>& embedding)> on_snapshot;
 };
 
 struct TsneResult {

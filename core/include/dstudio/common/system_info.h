@@ -25,6 +25,11 @@ bool set_blas_threads(int threads);
 /// a third of a step. Call once at start-up (process-wide; glibc only, a no-op elsewhere).
 void keep_freed_memory();
 
+/// Lowers the calling thread's scheduling priority (nice 10 on Linux; threads it starts inherit
+/// it), so that long background work (training, rollouts, t-SNE) yields the cores to a window
+/// that needs them. Returns false where this is not possible.
+bool lower_thread_priority();
+
 /// Peak resident set size of this process so far, in bytes.
 std::int64_t peak_rss_bytes();
 

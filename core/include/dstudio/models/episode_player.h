@@ -102,9 +102,9 @@ struct PlaybackState {
 /// at once; requests take effect between steps.
 class LivePlayer {
  public:
-  /// Takes the player (reset or not: a new episode with seed 0 at the task's first default
-  /// target starts when it has no frames).
-  explicit LivePlayer(std::unique_ptr<EpisodePlayer> player);
+  /// Takes the player, which only the player thread touches from now on (reset or not: a new
+  /// episode with seed 0 at the task's first default target starts when it has no frames).
+  explicit LivePlayer(std::shared_ptr<EpisodePlayer> player);
   /// Stops the thread (within one step).
   ~LivePlayer();
   LivePlayer(const LivePlayer&) = delete;

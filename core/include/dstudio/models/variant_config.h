@@ -120,5 +120,9 @@ VariantConfig with_overrides(const VariantConfig& config, const std::string& jso
 const char* to_string(Tokenizer t);
 const char* to_string(Merger m);
 const char* to_string(Mixer m);
+/// "none", "rtg", "states" or "actions", as the command line names them.
+const char* to_string(ModalityZeroing z);
+/// The inverse of to_string; throws std::invalid_argument listing the names.
+ModalityZeroing zeroing_from_string(const std::string& name);
 
 }  // namespace dstudio::models

@@ -12,6 +12,7 @@
 
 #include "dstudio/analysis/attention_maps.h"
 #include "dstudio/models/windows.h"
+#include "dstudio/viz/figures.h"
 
 class QComboBox;
 class QCustomPlot;
@@ -24,7 +25,7 @@ class QMouseEvent;
 
 namespace dstudio::viz {
 
-class AttentionMapView : public QWidget {
+class AttentionMapView : public QWidget, public FigureSource {
   Q_OBJECT
  public:
   enum class Mode { Layer, MeanOverLayers, Rollout };
@@ -52,9 +53,14 @@ class AttentionMapView : public QWidget {
   [[nodiscard]] QTableWidget* entropyTable() const { return entropy_; }
   /// What hovering the cell (query, key) shows.
   [[nodiscard]] QString cellText(int query, int key) const;
-  /// Writes the map on screen as base.pdf, base.svg and base.png (figures.h) and its numbers as
-  /// base.csv; returns the paths written.
-  std::vector<std::string> exportFigure(const std::string& base, double width_inches = 3.25) const;
+  /// "attention".
+  [[nodiscard]] QString figureName() const override { return QStringLiteral("attention"); }
+  [[nodiscard]] bool hasFigure() const override { return matrix_.tokens > 0; }
+  /// The model and what is shown (mode, layer, head); key and query.
+  [[nodiscard]] FigureText figureText() const override;
+  /// Writes the map on screen as base.pdf, base.svg and base.png (figures.h) in `style` and its
+  /// numbers as base.csv; returns the paths written.
+  std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style = {}) const override;
 
  private:
   void refresh();

@@ -8,6 +8,7 @@
 #include <QWidget>
 
 #include "dstudio/models/evaluation.h"
+#include "dstudio/viz/figures.h"
 
 class QComboBox;
 class QCustomPlot;
@@ -18,7 +19,7 @@ class QSpinBox;
 
 namespace dstudio::viz {
 
-class EntropyRewardView : public QWidget {
+class EntropyRewardView : public QWidget, public FigureSource {
   Q_OBJECT
  public:
   explicit EntropyRewardView(QWidget* parent = nullptr);
@@ -40,6 +41,15 @@ class EntropyRewardView : public QWidget {
   [[nodiscard]] int pairs() const { return pairs_; }
   [[nodiscard]] QCustomPlot* seriesPlot() const { return series_; }
 
+  /// "entropy_reward".
+  [[nodiscard]] QString figureName() const override { return QStringLiteral("entropy_reward"); }
+  [[nodiscard]] bool hasFigure() const override { return !result_.episodes.empty(); }
+  [[nodiscard]] FigureText figureText() const override;
+  /// The episode on screen (entropy and reward on two axes) as base.*, every step of every
+  /// episode as a scatter with its correlations as base_correlation.*, and every episode's
+  /// entropy and reward per step as base.csv.
+  std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style = {}) const override;
+
  signals:
   void runRequested(const models::RolloutConfig& config);
   void cancelRequested();
@@ -57,6 +67,7 @@ class EntropyRewardView : public QWidget {
   QSpinBox* episodes_;
   QComboBox* zeroing_;
   QPushButton* run_;
+  QPushButton* export_;
   QComboBox* episode_;
   QLabel* caption_;
   QCustomPlot* series_;

@@ -4,8 +4,12 @@
 /// line plots with a spread band, bars with error bars and scatter plots. Sizes are in inches
 /// (ICML's column of 3.25 in by default, height the width over the golden ratio), fonts in
 /// points, colours colour-blind safe (viridis for magnitudes, a diverging map centred at zero for
-/// differences, Okabe-Ito for categories). Works headless through FigureContext.
+/// differences, Okabe-Ito for categories). PDFs embed their fonts as TrueType, never Type 3.
+/// `FigureStyle` carries what a venue asks for (venue_presets()); every view that draws a figure
+/// implements `FigureSource`, so one call (export_all) writes every panel with its numbers as
+/// CSV. Works headless through FigureContext.
 
+#include <QColor>
 #include <QString>
 #include <memory>
 #include <string>
@@ -18,13 +22,71 @@ class QApplication;
 
 namespace dstudio::viz {
 
+/// How a figure is drawn and which files are written. Fonts and line widths are in points; one
+/// point of the figure is one pixel of its canvas, so the PDF and SVG have exactly these sizes and
+/// the PNG has width x dpi pixels.
 struct FigureStyle {
   double width = 3.25;   ///< inches
-  double height = 0.0;   ///< inches; 0: width / golden ratio
-  double font = 8.0;     ///< points
-  int dpi = 300;         ///< of the PNG
-  QString title;
+  double height = 0.0;   ///< inches; 0: width / golden ratio (maps and embeddings: a little squarer)
+  double font = 8.0;     ///< points: title, legend and annotations
+  double axis_font = 0.0;   ///< points: axis titles; 0: `font`
+  double tick_font = 0.0;   ///< points: tick labels; 0: 0.85 x `font`
+  double line_width = 1.2;  ///< points: data lines (axes and grid are drawn thinner, in proportion)
+  QString font_family = QStringLiteral("DejaVu Sans");  ///< "DejaVu Serif" for serif venues
+  int dpi = 300;         ///< of the PNG: 300 or 600
+  QString title;         ///< empty: the figure's own title (when `show_title`)
+  bool show_title = true;
+  QString x_title, y_title;  ///< axis titles; empty: the figure's own
+  bool pdf = true, svg = true, png = true;  ///< which files to write
+
+  [[nodiscard]] double axisFont() const { return axis_font > 0 ? axis_font : font; }
+  [[nodiscard]] double tickFont() const { return tick_font > 0 ? tick_font : 0.85 * font; }
 };
+
+/// The sans and serif families that ship with Debian (fonts-dejavu-core) and embed as TrueType.
+inline constexpr const char* kSansFamily = "DejaVu Sans";
+inline constexpr const char* kSerifFamily = "DejaVu Serif";
+
+/// A venue's figure size and fonts.
+struct FigurePreset {
+  QString name;   ///< e.g. "ICML column (3.25 in)"
+  FigureStyle style;
+};
+/// ICML column 3.25 / page 6.75 in; NeurIPS and ICLR text width 5.5 in; AAAI 3.3 / 6.975 in;
+/// CVPR 3.25 / 6.875 in; IEEE column 3.3 x 2.5 in (8 pt serif, 600 dpi); Nature single 89 mm and
+/// double 183 mm columns (7 pt sans-serif). Heights are the width over the golden ratio unless
+/// the venue fixes them.
+std::vector<FigurePreset> venue_presets();
+
+/// The title and axis titles a figure has unless a style overrides them.
+struct FigureText {
+  QString title, x_title, y_title;
+};
+
+/// Something that draws a figure: each analysis view. It writes what is on screen, in a given
+/// style, with the numbers behind it as CSV.
+class FigureSource {
+ public:
+  virtual ~FigureSource() = default;
+  /// The figure's file name without extension ("attention"), also its name in the dialogs.
+  [[nodiscard]] virtual QString figureName() const = 0;
+  /// False while there is nothing to draw (no checkpoint, no rollout yet).
+  [[nodiscard]] virtual bool hasFigure() const = 0;
+  /// The title and axis titles used when the style leaves them empty.
+  [[nodiscard]] virtual FigureText figureText() const { return {}; }
+  /// Writes base.{pdf,svg,png} (as the style asks) and base.csv; a view with two panels may
+  /// write them as base_<panel>.*. Returns the paths written; nothing without a figure.
+  virtual std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style) const = 0;
+};
+
+/// `style` with an empty title and axis titles taken from `text`, and no title when the style
+/// hides it: what the save_* functions below draw.
+FigureStyle with_defaults(FigureStyle style, const FigureText& text);
+
+/// Writes <dir>/<figureName>.* for every source that has a figure, skipping the others (and null
+/// pointers); makes `dir` if needed. Returns every path written.
+std::vector<std::string> export_all(const std::vector<const FigureSource*>& sources, const std::string& dir,
+                                    const FigureStyle& style);
 
 /// Qt for figure export: makes a QApplication when none exists, on the offscreen platform when
 /// there is no display. Keep it alive while saving figures.
@@ -66,11 +128,20 @@ struct Bar {
 std::vector<std::string> save_bars(const std::string& base, const std::vector<Bar>& bars, const QString& y_label,
                                    const FigureStyle& style = {});
 
+enum class Marker { Automatic, Disc, Triangle, Square, Diamond, Cross };
 struct ScatterGroup {
   QString name;
   std::vector<double> x, y;
+  QColor colour = {};   ///< invalid: the group's Okabe-Ito colour
+  Marker marker = Marker::Automatic;
 };
-/// Points coloured by group, with a legend.
-std::vector<std::string> save_scatter(const std::string& base, const std::vector<ScatterGroup>& groups, const FigureStyle& style = {});
+/// Points coloured by group, with a legend. Without axis titles the axes carry no units (an
+/// embedding such as t-SNE) and have no ticks.
+std::vector<std::string> save_scatter(const std::string& base, const std::vector<ScatterGroup>& groups, const FigureStyle& style = {},
+                                      const QString& x_label = {}, const QString& y_label = {});
+/// Points coloured by a continuous value (viridis, with a colour scale titled `colour_label`).
+std::vector<std::string> save_value_scatter(const std::string& base, const std::vector<double>& x, const std::vector<double>& y,
+                                            const std::vector<double>& value, const QString& colour_label,
+                                            const FigureStyle& style = {});
 
 }  // namespace dstudio::viz

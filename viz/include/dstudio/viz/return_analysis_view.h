@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dstudio/models/evaluation.h"
+#include "dstudio/viz/figures.h"
 
 class QCustomPlot;
 class QLabel;
@@ -18,7 +19,7 @@ class QSpinBox;
 
 namespace dstudio::viz {
 
-class ReturnAnalysisView : public QWidget {
+class ReturnAnalysisView : public QWidget, public FigureSource {
   Q_OBJECT
  public:
   explicit ReturnAnalysisView(QWidget* parent = nullptr);
@@ -38,6 +39,14 @@ class ReturnAnalysisView : public QWidget {
   [[nodiscard]] QCustomPlot* ablationPlot() const { return ablation_; }
   [[nodiscard]] QCustomPlot* sweepPlot() const { return sweep_; }
 
+  /// "returns".
+  [[nodiscard]] QString figureName() const override { return QStringLiteral("returns"); }
+  [[nodiscard]] bool hasFigure() const override { return !ablation_data_.empty() || !sweep_data_.empty(); }
+  [[nodiscard]] FigureText figureText() const override;
+  /// The zeroing ablation as base_zeroing.* and the target sweep as base_sweep.* (whichever has
+  /// been run), each with its numbers as CSV.
+  std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style = {}) const override;
+
  signals:
   void ablationRequested();
   void sweepRequested();
@@ -45,11 +54,15 @@ class ReturnAnalysisView : public QWidget {
 
  private:
   double base_ = 0.0;
+  QString ablation_title_, sweep_title_;
+  std::vector<models::TargetSummary> ablation_data_, sweep_data_;
+  double best_score_ = 0.0;
   bool running_ = false;
   QSpinBox* episodes_;
   QLineEdit* multiples_;
   QPushButton* ablation_button_;
   QPushButton* sweep_button_;
+  QPushButton* export_;
   QLabel* caption_;
   QCustomPlot* ablation_;
   QCustomPlot* sweep_;

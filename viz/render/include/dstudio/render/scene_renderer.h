@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 #include <span>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
@@ -50,11 +51,20 @@ struct CameraView {
   double lookat_z = 1.0;  ///< height of the point looked at
 };
 
+/// How much the picture costs. Software OpenGL (Mesa's llvmpipe) spends most of a frame on
+/// multisampling, shadows and the floor's reflection; `fast()` drops them.
+struct RenderQuality {
+  int samples = 4;  ///< multisamples of the offscreen buffer (0: none)
+  bool shadows = true;
+  bool reflections = true;
+  static RenderQuality fast() { return {0, false, false}; }
+};
+
 /// Renders scenes of one model into an offscreen buffer of a fixed size.
 class SceneRenderer {
  public:
   /// Needs a current OpenGL context. The model is copied (the offscreen size lives in it).
-  SceneRenderer(const mjModel_* model, int width, int height, CameraView view = {});
+  SceneRenderer(const mjModel_* model, int width, int height, CameraView view = {}, RenderQuality quality = {});
   ~SceneRenderer();
   SceneRenderer(const SceneRenderer&) = delete;
   SceneRenderer& operator=(const SceneRenderer&) = delete;
@@ -74,6 +84,11 @@ class SceneRenderer {
   struct State;
   std::unique_ptr<State> state_;
 };
+
+/// The OpenGL renderer of the current context (e.g. "llvmpipe (LLVM 15.0.6, 256 bits)").
+std::string current_renderer();
+/// Whether the current context draws in software (Mesa's llvmpipe or softpipe).
+bool software_renderer();
 
 /// Writes `image` as PNG; throws RenderError on failure.
 void write_png(const std::filesystem::path& path, const Image& image);

@@ -1,0 +1,166 @@
+// The responsiveness benchmark. See gui_benchmark.h.
+
+#include "gui_benchmark.h"
+
+#include <QElapsedTimer>
+#include <memory>
+#include <QGuiApplication>
+#include <QTabWidget>
+#include <QTimer>
+#include <algorithm>
+#include <thread>
+
+#include "dstudio/common/system_info.h"
+#include "dstudio/viz/entropy_reward_view.h"
+#include "dstudio/viz/scene_view.h"
+#include "main_window.h"
+#include "training_panel.h"
+#include "viewer_panel.h"
+
+namespace dstudio::studio {
+namespace {
+
+constexpr int kHeartbeatMs = 5;
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const auto i = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+}  // namespace
+
+GuiBenchmark::GuiBenchmark(MainWindow& window, double seconds) : window_(window), seconds_(seconds) {
+  connect(&window_, &MainWindow::datasetOpened, this, [this] {
+    loaded_dataset_ = true;
+    if (!loaded_checkpoint_) window_.openDefaultCheckpoint();
+  });
+  connect(&window_, &MainWindow::checkpointShown, this, [this] {
+    loaded_checkpoint_ = true;
+    if (loaded_dataset_) beginViewer();
+  });
+  connect(&window_, &MainWindow::loadFailed, this, &GuiBenchmark::fail);
+  connect(&window_, &MainWindow::checkpointFailed, this, &GuiBenchmark::fail);
+}
+
+void GuiBenchmark::start() { window_.openDefaultDataset(); }
+
+void GuiBenchmark::beginViewer() {
+  auto* viewer = window_.viewer();
+  window_.tabs()->setCurrentWidget(viewer);
+  viewer->setSpeed(1.0);
+  viewer->restart();
+  viewer->play();
+  QTimer::singleShot(1000, this, [this] { measure(tr("viewer alone"), &GuiBenchmark::startLoad); });
+}
+
+void GuiBenchmark::startLoad() {
+  // The three kinds of background work at once: training, a batch of rollouts, the viewer.
+  auto* training = window_.trainingPanel();
+  training->setField(QStringLiteral("steps"), 1'000'000);
+  if (!training->startTraining()) return fail(QStringLiteral("the training run did not start: ") + training->lastError());
+  auto config = window_.rolloutView()->request();
+  config.episodes = 100;
+  config.entropy = true;
+  window_.runRollout(config);
+  QTimer::singleShot(1000, this, [this] {
+    measure(tr("viewer with a training run and a rollout"), &GuiBenchmark::hideViewer);
+  });
+}
+
+void GuiBenchmark::hideViewer() {
+  window_.tabs()->setCurrentWidget(window_.trainingPanel());
+  QTimer::singleShot(500, this, [this] {
+    measure(tr("Training tab on screen, training run, rollout and the viewer's policy acting behind it"), &GuiBenchmark::report);
+  });
+}
+
+void GuiBenchmark::measure(const QString& name, void (GuiBenchmark::*next)()) {
+  phases_.push_back({});
+  phases_.back().name = name;
+  auto* heartbeat = new QTimer(this);
+  heartbeat->setTimerType(Qt::PreciseTimer);
+  heartbeat->setInterval(kHeartbeatMs);
+  auto clock = std::make_shared<QElapsedTimer>();
+  clock->start();
+  auto last = std::make_shared<qint64>(0);
+  const long frames_at_start = window_.viewer()->scene()->framesDrawn();
+  connect(heartbeat, &QTimer::timeout, this, [this, clock, last, heartbeat, frames_at_start, next] {
+    auto& phase = phases_.back();
+    const qint64 now = clock->nsecsElapsed();
+    phase.gaps_ms.push_back(static_cast<double>(now - *last) / 1e6 - kHeartbeatMs);
+    *last = now;
+    auto* viewer = window_.viewer();
+    const auto shown = viewer->shown();
+    if (shown.finished && !shown.playing) {  // keep the policy acting for the whole measurement
+      ++restarts_;
+      viewer->restart();
+      viewer->play();
+    }
+    const long drawn = viewer->scene()->framesDrawn();
+    if (drawn > frames_at_start + phase.frames) {
+      phase.frames = drawn - frames_at_start;
+      phase.frame_ms.push_back(viewer->scene()->lastFrameMilliseconds());
+    }
+    if (viewer->lastMapMilliseconds() != last_map_) phase.map_ms.push_back(last_map_ = viewer->lastMapMilliseconds());
+    if (viewer->lastTimelineMilliseconds() != last_timeline_) phase.timeline_ms.push_back(last_timeline_ = viewer->lastTimelineMilliseconds());
+    if (static_cast<double>(now) / 1e9 < seconds_) return;
+    heartbeat->stop();
+    heartbeat->deleteLater();
+    phase.seconds = static_cast<double>(now) / 1e9;
+    phase.training_live = window_.trainingPanel()->isTraining();
+    phase.rollout_live = window_.isRollingOut();
+    (this->*next)();
+  });
+  heartbeat->start();
+}
+
+QString GuiBenchmark::describe(const Phase& p) const {
+  const double max_gap = p.gaps_ms.empty() ? 0.0 : *std::max_element(p.gaps_ms.begin(), p.gaps_ms.end());
+  QString r = QStringLiteral("  %1 (%2 s):\n").arg(p.name).arg(p.seconds, 0, 'f', 1);
+  r += QStringLiteral("    GUI thread stall beyond a %1 ms timer: median %2 ms, p99 %3 ms, max %4 ms (%5 ticks)\n")
+           .arg(kHeartbeatMs)
+           .arg(percentile(p.gaps_ms, 0.5), 0, 'f', 2)
+           .arg(percentile(p.gaps_ms, 0.99), 0, 'f', 2)
+           .arg(max_gap, 0, 'f', 2)
+           .arg(p.gaps_ms.size());
+  r += QStringLiteral("    viewer: %1 frames per second (%2 frames), frame median %3 ms (scene, read-back, overlay)\n")
+           .arg(p.seconds > 0 ? static_cast<double>(p.frames) / p.seconds : 0.0, 0, 'f', 1)
+           .arg(p.frames)
+           .arg(percentile(p.frame_ms, 0.5), 0, 'f', 2);
+  if (!p.map_ms.empty() || !p.timeline_ms.empty())
+    r += QStringLiteral("    on the GUI thread: attention map update median %1 ms (max %2), timeline replot median %3 ms (max %4)\n")
+             .arg(percentile(p.map_ms, 0.5), 0, 'f', 1)
+             .arg(percentile(p.map_ms, 1.0), 0, 'f', 1)
+             .arg(percentile(p.timeline_ms, 0.5), 0, 'f', 1)
+             .arg(percentile(p.timeline_ms, 1.0), 0, 'f', 1);
+  return r;
+}
+
+void GuiBenchmark::report() {
+  if (done_) return;
+  done_ = true;
+  QString r = QStringLiteral("decision-studio --bench-gui %1\n").arg(seconds_);
+  r += QStringLiteral("  platform %1, OpenGL %2, cores %3, BLAS %4, viewer at 1x (%5 steps per second)\n")
+           .arg(QGuiApplication::platformName(), viz::SceneView::openGlAvailable() ? "yes" : "no")
+           .arg(std::thread::hardware_concurrency())
+           .arg(QString::fromStdString(active_blas_name()))
+           .arg(window_.viewer()->stepsPerSecond(), 0, 'f', 0);
+  for (const auto& p : phases_) r += describe(p);
+  const auto& loaded = phases_.back();
+  r += QStringLiteral("  under load: training %1, rollout %2; episodes restarted %3\n")
+           .arg(loaded.training_live ? "live to the end" : "ended early", loaded.rollout_live ? "live to the end" : "ended early")
+           .arg(restarts_);
+  window_.trainingPanel()->cancelAll();
+  window_.cancelRollout();
+  emit finished(true, r);
+}
+
+void GuiBenchmark::fail(const QString& why) {
+  if (done_) return;
+  done_ = true;
+  emit finished(false, why);
+}
+
+}  // namespace dstudio::studio

@@ -1,0 +1,52 @@
+#pragma once
+/// \file
+/// `decision-studio --bench-gui SECONDS`: how responsive the window stays under load. With the
+/// default dataset and checkpoint open and the viewer playing at real time on screen, it
+/// measures twice for SECONDS each: the viewer alone, then with a training run and a rollout
+/// with entropy running too, then the same with the Training tab on screen instead. Each phase reports how late a 5 ms timer on the GUI thread fires
+/// (a stall is the delay beyond its interval) and how many frames the viewer draws per second,
+/// with the configuration (Qt platform, OpenGL, cores, BLAS), and the program exits.
+
+#include <QObject>
+#include <QString>
+#include <vector>
+
+namespace dstudio::studio {
+
+class MainWindow;
+
+class GuiBenchmark : public QObject {
+  Q_OBJECT
+ public:
+  GuiBenchmark(MainWindow& window, double seconds);
+  void start();
+
+ signals:
+  void finished(bool ok, const QString& report);
+
+ private:
+  struct Phase {
+    QString name;
+    std::vector<double> gaps_ms, frame_ms, map_ms, timeline_ms;
+    long frames = 0;
+    double seconds = 0.0;
+    bool training_live = false, rollout_live = false;
+  };
+  void beginViewer();
+  void startLoad();
+  void hideViewer();
+  void measure(const QString& name, void (GuiBenchmark::*next)());
+  void report();
+  void fail(const QString& why);
+  [[nodiscard]] QString describe(const Phase& phase) const;
+
+  MainWindow& window_;
+  double seconds_;
+  bool done_ = false;
+  bool loaded_dataset_ = false, loaded_checkpoint_ = false;
+  std::vector<Phase> phases_;
+  long restarts_ = 0;
+  double last_map_ = 0.0, last_timeline_ = 0.0;
+};
+
+}  // namespace dstudio::studio

@@ -1,0 +1,173 @@
+#pragma once
+/// \file
+/// Training any model variant on the open dataset, in the background. The model and optimisation
+/// forms are generated from the configurations' JSON (core's to_json), so every field of every
+/// variant can be set; core validates them and names a bad field before anything starts. Each
+/// run trains on its own thread (models::Trainer) into a new folder; its progress callback only
+/// appends to the run's buffer under a short lock, and the panel pulls the buffers ten times a
+/// second to draw the live curves (loss, learning rate, steps per second, periodic evaluation).
+/// Every run started since the studio opened, and finished runs added from disk, stay in a run
+/// list; the checked ones are compared on one plot, grouped by variant: the mean over seeds with
+/// a min..max or mean +/- std band, smoothed by an exponential moving average with the raw mean
+/// faintly behind.
+
+#include <QString>
+#include <QStringList>
+#include <QVariant>
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+#include "dstudio/data/dataset.h"
+#include "dstudio/models/training.h"
+#include "dstudio/models/variant_config.h"
+
+class QCheckBox;
+class QComboBox;
+class QFormLayout;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+class QTimer;
+class QTreeWidget;
+class QTreeWidgetItem;
+
+namespace dstudio::viz {
+class TrainingCurvesView;
+class RunComparisonView;
+}  // namespace dstudio::viz
+
+namespace dstudio::studio {
+
+class TrainingPanel : public QWidget {
+  Q_OBJECT
+ public:
+  /// Run list columns.
+  enum Column { ColumnRun, ColumnState, ColumnStep, ColumnLoss, ColumnVariant, ColumnSeed, ColumnCount };
+
+  explicit TrainingPanel(QWidget* parent = nullptr);
+  /// Cancels every run still training and waits for its thread.
+  ~TrainingPanel() override;
+
+  /// The data runs train on; without it Start is disabled. Runs already training keep theirs.
+  void setDataset(std::shared_ptr<const data::Dataset> dataset, const QString& path);
+  /// Where each run gets its own folder, <dir>/<variant>-seed<seed>-<yyyyMMdd-hhmmss>.
+  void setRunsDirectory(const QString& dir);
+  [[nodiscard]] QString runsDirectory() const;
+
+  /// Starts a run of the chosen variant with the forms' values. Returns false, with the reason
+  /// next to the Start button (naming the field), when there is no dataset or a value is invalid.
+  bool startTraining();
+  /// Pause, resume and cancel act on the selected run (the newest one when a run is started).
+  void pauseTraining();
+  void resumeTraining();
+  void cancelTraining();
+  /// Cancels every run still training and waits for them (also done on destruction).
+  void cancelAll();
+  /// True while any run of this panel is running or paused.
+  [[nodiscard]] bool isTraining() const;
+
+  /// Adds a finished run's folder to the list from its metrics.jsonl or metrics.csv. Returns
+  /// false, with the reason in the status line (lastError()), when it has no metrics.
+  bool addRunFolder(const QString& dir);
+  /// Writes the comparison plot as base.pdf, base.svg, base.png and its numbers as base.csv.
+  /// Returns the paths written (none when nothing is compared).
+  std::vector<std::string> exportComparison(const QString& base);
+
+  /// Sets a field of either form by its JSON key ("hidden", "steps", ...); false if unknown.
+  bool setField(const QString& key, const QVariant& value);
+  /// The editor of a form field (QSpinBox, QDoubleSpinBox, QCheckBox, QComboBox or QLineEdit).
+  [[nodiscard]] QWidget* field(const QString& key) const;
+  /// The keys of the variant form, in the configuration's order.
+  [[nodiscard]] QStringList variantKeys() const;
+  [[nodiscard]] QStringList trainingKeys() const;
+  /// What the forms hold, parsed and validated by core. Throw std::invalid_argument naming the
+  /// field that is out of range.
+  [[nodiscard]] models::VariantConfig variantConfig() const;
+  [[nodiscard]] models::TrainingConfig trainingConfig() const;
+
+  [[nodiscard]] QComboBox* variantChooser() const { return variant_; }
+  [[nodiscard]] QComboBox* mergerChooser() const { return merger_; }
+  [[nodiscard]] QComboBox* mixerChooser() const { return mixer_; }
+  [[nodiscard]] QPushButton* startButton() const { return start_; }
+  [[nodiscard]] QLabel* messageLabel() const { return message_; }
+  [[nodiscard]] QLabel* statusLabel() const { return status_; }
+  [[nodiscard]] QProgressBar* progressBar() const { return progress_; }
+  [[nodiscard]] QTreeWidget* runList() const { return runs_list_; }
+  [[nodiscard]] viz::TrainingCurvesView* liveView() const { return live_; }
+  [[nodiscard]] viz::RunComparisonView* comparisonView() const { return compare_; }
+  /// Metric compared: "loss", "eval_score", "entropy_layer1", "learning_rate", "steps_per_second".
+  [[nodiscard]] QComboBox* comparisonMetric() const { return metric_; }
+  /// 0..99: the EMA weight in hundredths.
+  [[nodiscard]] QSlider* smoothingSlider() const { return smoothing_; }
+  /// 0: min..max band, 1: mean -/+ std.
+  [[nodiscard]] QComboBox* bandChooser() const { return band_; }
+  [[nodiscard]] QString lastError() const { return last_error_; }
+  /// The folder of each run in the list, in list order.
+  [[nodiscard]] QStringList runFolders() const;
+
+ signals:
+  void runStarted(const QString& dir);
+  /// `state` is Finished, Cancelled or Failed.
+  void runFinished(const QString& dir, const QString& state);
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  struct Run;
+
+  void rebuildVariantForm();
+  void rebuildTrainingForm(const models::TrainingConfig& config);
+  void applyDatasetDefaults();
+  void pull();
+  void showRun(Run* run);
+  void updateItem(Run& run);
+  void updateButtons();
+  void updateComparison();
+  void showMessage(const QString& text, bool error);
+  void markInvalidField(const QString& message);
+  void chooseRunFolder();
+  void exportWithDialog();
+  Run* selectedRun() const;
+  [[nodiscard]] QString variantLabel() const;
+
+  std::shared_ptr<const data::Dataset> dataset_;
+  QString dataset_path_;
+  QString runs_dir_;
+  QString last_error_;
+  double applied_lr_ = 0.0;  // the learning rate the dataset's table put in the form
+  std::vector<std::unique_ptr<Run>> runs_;
+
+  QComboBox* variant_;
+  QComboBox* merger_;
+  QComboBox* mixer_;
+  QLabel* merger_label_;
+  QLabel* mixer_label_;
+  QLabel* defaults_note_;
+  QFormLayout* variant_form_;
+  QFormLayout* training_form_;
+  std::vector<std::pair<QString, QWidget*>> variant_fields_, training_fields_;
+  QSpinBox* eval_episodes_;
+  QLineEdit* runs_dir_edit_;
+  QPushButton* start_;
+  QPushButton* pause_;
+  QPushButton* resume_;
+  QPushButton* cancel_;
+  QLabel* message_;
+  QLabel* status_;
+  QProgressBar* progress_;
+  viz::TrainingCurvesView* live_;
+  QTreeWidget* runs_list_;
+  viz::RunComparisonView* compare_;
+  QComboBox* metric_;
+  QComboBox* band_;
+  QSlider* smoothing_;
+  QLabel* smoothing_label_;
+  QTimer* timer_;
+};
+
+}  // namespace dstudio::studio

@@ -1,0 +1,76 @@
+#pragma once
+/// \file
+/// Runs the token t-SNE on a worker thread and animates it in a TsneView: the checkpoint's tokens
+/// are gathered as `dstudio analyze tsne` gathers them (sample_windows, inspect_windows,
+/// token_cloud), laid out by core's analysis::tsne with a layout kept every 10 iterations, and
+/// each layout reaches the view by a queued signal. The GUI thread never waits on the worker;
+/// Cancel sets the run's CancelToken, which tsne polls every 10 iterations.
+
+#include <QFutureWatcher>
+#include <QObject>
+#include <QPointer>
+#include <QString>
+#include <functional>
+#include <vector>
+
+#include "dstudio/analysis/tsne.h"
+#include "dstudio/common/progress.h"
+#include "dstudio/models/token_cloud.h"
+
+namespace dstudio::viz {
+class TsneView;
+}
+
+namespace dstudio::studio {
+
+/// How a run ended.
+struct TsneOutcome {
+  double kl = 0.0, seconds = 0.0;
+  int points = 0;
+  QString error;
+  bool cancelled = false;
+};
+
+class TsneJob : public QObject {
+  Q_OBJECT
+ public:
+  /// Drives `view`: its Run button lays out the checkpoint set with setCheckpoint, its Cancel
+  /// button stops the run.
+  explicit TsneJob(viz::TsneView* view, QObject* parent = nullptr);
+  /// Cancels a run and waits for the worker to return (at most one poll interval).
+  ~TsneJob() override;
+  TsneJob(const TsneJob&) = delete;
+  TsneJob& operator=(const TsneJob&) = delete;
+
+  /// The checkpoint whose tokens Run lays out: `windows` windows of its dataset (the command
+  /// line's default is 40). An empty path disables Run.
+  void setCheckpoint(const QString& path, const QString& title, int windows = 40);
+  /// Gathers the checkpoint's tokens and lays them out, on the worker.
+  void startFromCheckpoint(double perplexity, int iterations);
+  /// Lays out tokens already gathered, on the worker. `config.snapshot_every` 0 becomes 10.
+  void start(const QString& title, models::TokenCloud tokens, analysis::TsneConfig config);
+  /// Asks the worker to stop; the view keeps the layouts it has.
+  void cancel();
+  [[nodiscard]] bool isRunning() const;
+  /// How the last run ended (valid after `finished`).
+  [[nodiscard]] const TsneOutcome& outcome() const { return outcome_; }
+
+ signals:
+  /// From the worker: a layout after `iteration` iterations (queued to the view).
+  void layout(int iteration, std::vector<double> xy);
+  /// On the GUI thread, once the worker has returned.
+  void finished(const dstudio::studio::TsneOutcome& outcome);
+
+ private:
+  void run(std::function<models::TokenCloud(const Progress&)> gather, const QString& title, analysis::TsneConfig config);
+  void onFinished();
+
+  QPointer<viz::TsneView> view_;
+  QString checkpoint_, title_;
+  int windows_ = 40;
+  CancelToken cancel_;
+  QFutureWatcher<TsneOutcome> watcher_;
+  TsneOutcome outcome_;
+};
+
+}  // namespace dstudio::studio

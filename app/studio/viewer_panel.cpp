@@ -1,0 +1,408 @@
+// The live viewer panel. See viewer_panel.h.
+
+#include "viewer_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDateTime>
+#include <QElapsedTimer>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QShortcut>
+#include <QSlider>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStyle>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <cmath>
+
+#include "dstudio/env/environment.h"
+#include "dstudio/viz/attention_map_view.h"
+#include "dstudio/viz/episode_timeline.h"
+#include "dstudio/viz/scene_view.h"
+
+namespace dstudio::studio {
+namespace {
+
+// While playing, the attention map and the timeline are redrawn at most this often (their plots
+// cost milliseconds each, which software OpenGL needs for the scene); when paused, at once.
+constexpr qint64 kMapIntervalMs = 250;
+constexpr qint64 kTimelineIntervalMs = 100;
+
+struct SpeedChoice {
+  const char* label;
+  double speed;
+};
+constexpr SpeedChoice kSpeeds[] = {{"0.1x", 0.1}, {"0.25x", 0.25}, {"0.5x", 0.5}, {"1x", 1.0},
+                                   {"2x", 2.0},   {"4x", 4.0},     {"max", 0.0}};
+
+QString number(double v, int decimals = 1) { return std::isfinite(v) ? QString::number(v, 'f', decimals) : QStringLiteral("–"); }
+
+}  // namespace
+
+ViewerPanel::ViewerPanel(QWidget* parent)
+    : QWidget(parent),
+      scene_(new viz::SceneView),
+      attention_(new viz::AttentionMapView),
+      timeline_(new viz::EpisodeTimeline),
+      readout_(new QLabel),
+      map_caption_(new QLabel),
+      restart_(new QPushButton),
+      back_(new QPushButton),
+      play_(new QPushButton),
+      forward_(new QPushButton),
+      speed_(new QComboBox),
+      slider_(new QSlider(Qt::Horizontal)),
+      position_(new QLabel),
+      track_(new QCheckBox(tr("Track torso"))),
+      target_(new QDoubleSpinBox),
+      zeroing_(new QComboBox),
+      seed_(new QSpinBox),
+      timer_(new QTimer(this)) {
+  restart_->setIcon(style()->standardIcon(QStyle::SP_MediaSkipBackward));
+  restart_->setToolTip(tr("New episode with the seed on the right (Home)"));
+  back_->setIcon(style()->standardIcon(QStyle::SP_MediaSeekBackward));
+  back_->setToolTip(tr("Step back (Left or ,)"));
+  play_->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
+  play_->setToolTip(tr("Play or pause (Space)"));
+  forward_->setIcon(style()->standardIcon(QStyle::SP_MediaSeekForward));
+  forward_->setToolTip(tr("Single step: the policy acts once (Right or .)"));
+  for (const auto& s : kSpeeds) speed_->addItem(tr(s.label), s.speed);
+  speed_->setItemData(static_cast<int>(std::size(kSpeeds)) - 1, tr("As fast as the policy acts"), Qt::ToolTipRole);
+  speed_->setCurrentIndex(3);
+  speed_->setToolTip(tr("Speed: times real time (the task's simulated seconds per step)"));
+  speed_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  slider_->setRange(0, 0);
+  slider_->setMinimumWidth(160);
+  slider_->setToolTip(tr("The episode's timeline: drag to go back to any step"));
+  position_->setMinimumWidth(110);
+  track_->setChecked(true);
+  track_->setToolTip(tr("Keep the camera on the torso as it moves; off, drag to orbit and scroll to zoom"));
+
+  target_->setRange(-1e6, 1e6);
+  target_->setDecimals(0);
+  target_->setSingleStep(100);
+  target_->setKeyboardTracking(false);
+  target_->setToolTip(tr("The return the policy is asked for. Changing it re-conditions the policy from the step on "
+                         "screen: its return-to-go becomes the new target minus the return collected so far."));
+  zeroing_->addItem(tr("nothing"), static_cast<int>(models::ModalityZeroing::None));
+  zeroing_->addItem(tr("returns-to-go"), static_cast<int>(models::ModalityZeroing::ReturnsToGo));
+  zeroing_->addItem(tr("past states"), static_cast<int>(models::ModalityZeroing::PastStates));
+  zeroing_->addItem(tr("actions"), static_cast<int>(models::ModalityZeroing::Actions));
+  zeroing_->setToolTip(tr("Zero a modality in the policy's input from the step on screen on"));
+  seed_->setRange(0, 1'000'000);
+  seed_->setToolTip(tr("Reset noise of the next new episode (the same seed as `dstudio eval --seed`)"));
+
+  auto* transport = new QHBoxLayout;
+  for (auto* b : {restart_, back_, play_, forward_}) {
+    b->setFocusPolicy(Qt::NoFocus);
+    transport->addWidget(b);
+  }
+  transport->addWidget(speed_);
+  transport->addWidget(slider_, 1);
+  transport->addWidget(position_);
+  transport->addWidget(track_);
+
+  auto* conditioning = new QGroupBox(tr("Conditioning of the running policy"));
+  auto* form = new QHBoxLayout(conditioning);
+  form->addWidget(new QLabel(tr("Target return")));
+  form->addWidget(target_);
+  form->addSpacing(12);
+  form->addWidget(new QLabel(tr("Zero")));
+  form->addWidget(zeroing_);
+  form->addSpacing(12);
+  form->addWidget(new QLabel(tr("Seed")));
+  form->addWidget(seed_);
+  form->addStretch(1);
+
+  readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  readout_->setWordWrap(true);
+
+  auto* left = new QWidget;
+  auto* left_layout = new QVBoxLayout(left);
+  left_layout->setContentsMargins(0, 0, 0, 0);
+  left_layout->addWidget(scene_, 3);
+  left_layout->addLayout(transport);
+  left_layout->addWidget(conditioning);
+  left_layout->addWidget(timeline_, 2);
+  left_layout->addWidget(readout_);
+
+  auto* right = new QWidget;
+  auto* right_layout = new QVBoxLayout(right);
+  right_layout->setContentsMargins(0, 0, 0, 0);
+  map_caption_->setWordWrap(true);
+  right_layout->addWidget(map_caption_);
+  right_layout->addWidget(attention_, 1);
+
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(left);
+  split->addWidget(right);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(split);
+
+  connect(restart_, &QPushButton::clicked, this, &ViewerPanel::restart);
+  connect(back_, &QPushButton::clicked, this, &ViewerPanel::stepBack);
+  connect(play_, &QPushButton::clicked, this, &ViewerPanel::togglePlay);
+  connect(forward_, &QPushButton::clicked, this, &ViewerPanel::stepForward);
+  connect(speed_, &QComboBox::currentIndexChanged, this, [this] { setSpeed(speed_->currentData().toDouble()); });
+  connect(slider_, &QSlider::sliderMoved, this, &ViewerPanel::seek);
+  connect(timeline_, &viz::EpisodeTimeline::seekRequested, this, &ViewerPanel::seek);
+  connect(track_, &QCheckBox::toggled, scene_, &viz::SceneView::setTracking);
+  connect(target_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+    if (live_ && v != live_->target()) setTarget(v);
+  });
+  connect(zeroing_, &QComboBox::currentIndexChanged, this, [this] {
+    const auto z = static_cast<models::ModalityZeroing>(zeroing_->currentData().toInt());
+    if (live_ && z != live_->zeroing()) setZeroing(z);
+  });
+
+  // Shortcuts work anywhere in the panel except where a field needs the key.
+  auto shortcut = [this](const QKeySequence& keys, void (ViewerPanel::*slot)()) {
+    auto* s = new QShortcut(keys, this);
+    s->setContext(Qt::WidgetWithChildrenShortcut);
+    connect(s, &QShortcut::activated, this, slot);
+  };
+  shortcut(Qt::Key_Space, &ViewerPanel::togglePlay);
+  shortcut(Qt::Key_Right, &ViewerPanel::stepForward);
+  shortcut(Qt::Key_Period, &ViewerPanel::stepForward);
+  shortcut(Qt::Key_Left, &ViewerPanel::stepBack);
+  shortcut(Qt::Key_Comma, &ViewerPanel::stepBack);
+  shortcut(Qt::Key_Home, &ViewerPanel::restart);
+
+  timer_->setInterval(16);  // about 60 frames per second
+  connect(timer_, &QTimer::timeout, this, &ViewerPanel::poll);
+  clear(tr("Open a checkpoint (File ▸ Open Checkpoint) to watch its policy act."));
+}
+
+ViewerPanel::~ViewerPanel() = default;
+
+void ViewerPanel::clear(const QString& message) {
+  timer_->stop();
+  live_.reset();
+  shown_ = {};
+  timeline_->clear();
+  timeline_->replotIfChanged();
+  timeline_frames_ = 0;
+  map_step_ = -1;
+  attention_->clear(message);
+  map_caption_->setText(QString());
+  readout_->setText(message);
+  scene_->setOverlay({});
+  updateControls();
+}
+
+void ViewerPanel::setPlayer(const QString& title, std::shared_ptr<models::EpisodePlayer> player, bool autoplay) {
+  clear(QString());
+  title_ = title;
+  scene_->setPhysicsModel(player->physics_model());
+  scene_->setTracking(track_->isChecked());
+  const auto& task = player->task();
+  {
+    const QSignalBlocker block(target_);
+    const double target = task.default_targets.empty() ? 0.0 : task.default_targets.front();
+    target_->setValue(player->frames().empty() ? target : player->frames().front()->target);
+  }
+  {
+    const QSignalBlocker block(zeroing_);
+    zeroing_->setCurrentIndex(0);
+  }
+  if (player->frames().empty()) player->reset(static_cast<std::uint64_t>(seed_->value()), target_->value());
+  live_ = std::make_unique<models::LivePlayer>(std::move(player));
+  live_->set_speed(speed_->currentData().toDouble());
+  timeline_generation_ = live_->state().generation;
+  if (autoplay) live_->play();
+  timer_->start();
+  sync();
+}
+
+void ViewerPanel::play() {
+  if (live_) live_->play();
+}
+void ViewerPanel::pause() {
+  if (live_) live_->pause();
+}
+void ViewerPanel::togglePlay() {
+  if (!live_) return;
+  if (live_->state().playing) live_->pause();
+  else live_->play();
+}
+void ViewerPanel::stepForward() {
+  if (live_) live_->step_forward();
+}
+void ViewerPanel::stepBack() {
+  if (live_) live_->step_back();
+}
+void ViewerPanel::seek(int frame) {
+  if (live_) live_->seek(frame);
+}
+void ViewerPanel::restart() {
+  if (live_) live_->restart(static_cast<std::uint64_t>(seed_->value()));
+}
+void ViewerPanel::setSpeed(double speed) {
+  const int i = speed_->findData(speed);
+  if (i >= 0 && i != speed_->currentIndex()) {
+    const QSignalBlocker block(speed_);
+    speed_->setCurrentIndex(i);
+  }
+  if (live_) live_->set_speed(speed);
+}
+void ViewerPanel::setTarget(double target) {
+  {
+    const QSignalBlocker block(target_);
+    target_->setValue(target);
+  }
+  if (live_) live_->set_target(target);
+}
+void ViewerPanel::setZeroing(models::ModalityZeroing zeroing) {
+  {
+    const QSignalBlocker block(zeroing_);
+    zeroing_->setCurrentIndex(zeroing_->findData(static_cast<int>(zeroing)));
+  }
+  if (live_) live_->set_zeroing(zeroing);
+}
+
+void ViewerPanel::sync() {
+  if (!live_) return;
+  showFrame(live_->state(), true);
+}
+
+void ViewerPanel::poll() {
+  if (!live_) return;
+  showFrame(live_->state(), false);
+}
+
+void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) {
+  const bool moved = state.cursor != shown_.cursor || state.generation != shown_.generation || !shown_.frame;
+  // New frames (or, after a branch or restart, all of them) go to the timeline.
+  if (state.generation != timeline_generation_) {
+    timeline_->clear();
+    timeline_frames_ = 0;
+    timeline_generation_ = state.generation;
+  }
+  if (state.frames != timeline_frames_) {
+    const auto fresh = live_->frames(std::max(0, timeline_frames_ - 1));  // the last one has acted since
+    for (const auto& f : fresh) timeline_->addStep(f->step, f->return_to_go, f->return_so_far, f->entropy);
+    timeline_frames_ = state.frames;
+  }
+  timeline_->setCursor(state.cursor);
+  const qint64 now = QDateTime::currentMSecsSinceEpoch();
+  if (force_map || !state.playing || now - last_timeline_ms_ >= kTimelineIntervalMs) {
+    last_timeline_ms_ = now;
+    QElapsedTimer timer;
+    timer.start();
+    timeline_->replotIfChanged();
+    timeline_ms_ = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+  }
+
+  if (state.frame && moved) {
+    const auto& f = *state.frame;
+    scene_->setState(f.physics.qpos, f.physics.qvel);
+    QStringList overlay;
+    overlay << QStringLiteral("%1  step %2").arg(title_).arg(f.step);
+    overlay << tr("target %1   return-to-go %2").arg(number(f.target, 0), number(f.return_to_go));
+    overlay << tr("return %1   score %2")
+                   .arg(number(f.return_so_far), number(live_ ? env::normalized_score(live_->task(), f.return_so_far) : 0.0));
+    if (f.zeroing != models::ModalityZeroing::None) overlay << tr("zeroed: %1").arg(zeroing_->itemText(zeroing_->findData(static_cast<int>(f.zeroing))));
+    if (f.terminal) overlay << (f.terminated ? tr("episode over: the body left its healthy range") : tr("episode over: time limit"));
+    scene_->setOverlay(overlay);
+    emit cursorMoved(f.step);
+  }
+  if (!state.error.empty() && QString::fromStdString(state.error) != error_shown_) {
+    error_shown_ = QString::fromStdString(state.error);
+    readout_->setText(tr("The policy stopped: %1").arg(error_shown_));
+    emit failed(error_shown_);
+  }
+
+  // The attention map of the window the policy acted on at the step on screen; the newest step
+  // has not acted yet, so it shows the one before.
+  if (state.frame && (force_map || !state.playing || now - last_map_ms_ >= kMapIntervalMs)) {
+    models::FramePtr source = state.frame;
+    if (!source->inspection && state.cursor > 0) {
+      const auto previous = live_->frames(state.cursor - 1);
+      if (!previous.empty()) source = previous.front();
+    }
+    if (source->inspection && (source->step != map_step_ || state.generation != map_generation_)) {
+      map_step_ = source->step;
+      map_generation_ = state.generation;
+      last_map_ms_ = now;
+      QElapsedTimer timer;
+      timer.start();
+      attention_->setInspections(QStringLiteral("%1, step %2").arg(title_).arg(source->step), {*source->inspection});
+      map_ms_ = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+      map_caption_->setText(source->step == state.frame->step
+                                ? tr("The window the policy acted on at step %1.").arg(source->step)
+                                : tr("The window the policy acted on at step %1 (it has not acted at step %2 yet).")
+                                      .arg(source->step)
+                                      .arg(state.frame->step));
+    }
+  }
+
+  if (state.frame) {
+    const auto& f = *state.frame;
+    QString text = tr("Step %1 of %2 kept · return-to-go %3 · return %4").arg(f.step).arg(state.frames - 1).arg(number(f.return_to_go), number(f.return_so_far));
+    if (f.acted) text += tr(" · reward %1 · entropy (layer 1) %2 nats").arg(number(f.reward, 3), number(f.entropy, 3));
+    if (state.error.empty()) readout_->setText(text);
+  }
+  const bool controls_changed = state.playing != shown_.playing || state.frames != shown_.frames || state.cursor != shown_.cursor ||
+                                state.finished != shown_.finished;
+  shown_ = state;
+  if (controls_changed) updateControls();
+}
+
+void ViewerPanel::updateControls() {
+  const bool ready = live_ != nullptr;
+  for (QWidget* w : std::initializer_list<QWidget*>{restart_, back_, play_, forward_, speed_, slider_, target_, zeroing_, seed_})
+    w->setEnabled(ready);
+  play_->setIcon(style()->standardIcon(shown_.playing ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
+  {
+    const QSignalBlocker block(slider_);
+    slider_->setRange(0, std::max(0, shown_.frames - 1));
+    slider_->setValue(shown_.cursor);
+  }
+  position_->setText(ready ? tr("step %1 / %2").arg(shown_.cursor).arg(std::max(0, shown_.frames - 1)) : QString());
+}
+
+QString ViewerPanel::readout() const { return readout_->text(); }
+
+QJsonObject ViewerPanel::settings() const {
+  QJsonObject o;
+  o["target"] = target_->value();
+  o["zeroing"] = QString::fromLatin1(models::to_string(static_cast<models::ModalityZeroing>(zeroing_->currentData().toInt())));
+  o["seed"] = seed_->value();
+  o["speed"] = speed_->currentData().toDouble();
+  o["track"] = track_->isChecked();
+  o["step"] = shown_.cursor;
+  return o;
+}
+
+void ViewerPanel::applySettings(const QJsonObject& o) {
+  if (o.contains("speed")) {
+    const int i = speed_->findData(o["speed"].toDouble());
+    if (i >= 0) speed_->setCurrentIndex(i);
+  }
+  if (o.contains("track")) track_->setChecked(o["track"].toBool());
+  if (o.contains("seed")) seed_->setValue(o["seed"].toInt());
+  if (!live_) return;
+  live_->pause();
+  live_->restart(static_cast<std::uint64_t>(seed_->value()));
+  if (o.contains("target")) setTarget(o["target"].toDouble());
+  if (o.contains("zeroing")) {
+    try {
+      setZeroing(models::zeroing_from_string(o["zeroing"].toString().toStdString()));
+    } catch (const std::invalid_argument&) {
+      // A workspace from a newer studio: keep the current zeroing.
+    }
+  }
+  // The saved step is reached by playing there: the episode is recomputed, not stored.
+  const int step = o["step"].toInt();
+  for (int i = 0; i < step; ++i) live_->step_forward();
+}
+
+}  // namespace dstudio::studio

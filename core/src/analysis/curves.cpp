@@ -1,0 +1,147 @@
+// Smoothing, spread across runs and run metrics. See curves.h.
+
+#include "dstudio/analysis/curves.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+namespace dstudio::analysis {
+namespace fs = std::filesystem;
+
+std::vector<double> ema_smooth(const std::vector<double>& y, double smoothing) {
+  if (!(smoothing >= 0.0 && smoothing < 1.0))
+    throw std::invalid_argument("smoothing must be in [0, 1), not " + std::to_string(smoothing));
+  std::vector<double> out(y.size());
+  double last = 0.0;
+  bool started = false;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    if (!std::isfinite(y[i])) {
+      out[i] = y[i];
+      continue;
+    }
+    last = started ? smoothing * last + (1.0 - smoothing) * y[i] : y[i];
+    started = true;
+    out[i] = last;
+  }
+  return out;
+}
+
+namespace {
+
+// The curve's value at `at` inside its range, interpolated linearly; NaN outside it.
+double value_at(const Curve& c, double at) {
+  const auto n = std::min(c.x.size(), c.y.size());
+  if (n == 0 || at < c.x.front() || at > c.x[n - 1]) return std::numeric_limits<double>::quiet_NaN();
+  const auto hi = static_cast<std::size_t>(std::lower_bound(c.x.begin(), c.x.begin() + static_cast<std::ptrdiff_t>(n), at) - c.x.begin());
+  if (c.x[hi] == at || hi == 0) return c.y[hi];
+  const std::size_t lo = hi - 1;
+  const double t = (at - c.x[lo]) / (c.x[hi] - c.x[lo]);
+  return c.y[lo] + t * (c.y[hi] - c.y[lo]);
+}
+
+}  // namespace
+
+CurveSpread curve_spread(const std::vector<Curve>& curves) {
+  std::vector<double> grid;
+  for (const auto& c : curves) grid.insert(grid.end(), c.x.begin(), c.x.begin() + static_cast<std::ptrdiff_t>(std::min(c.x.size(), c.y.size())));
+  std::sort(grid.begin(), grid.end());
+  grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
+
+  CurveSpread s;
+  std::vector<double> values;
+  for (const double at : grid) {
+    values.clear();
+    for (const auto& c : curves) {
+      const double v = value_at(c, at);
+      if (std::isfinite(v)) values.push_back(v);
+    }
+    if (values.empty()) continue;
+    const double n = static_cast<double>(values.size());
+    double sum = 0.0;
+    for (const double v : values) sum += v;
+    const double mean = sum / n;
+    double squares = 0.0;
+    for (const double v : values) squares += (v - mean) * (v - mean);
+    s.x.push_back(at);
+    s.mean.push_back(mean);
+    s.std.push_back(std::sqrt(squares / n));
+    s.min.push_back(*std::min_element(values.begin(), values.end()));
+    s.max.push_back(*std::max_element(values.begin(), values.end()));
+    s.count.push_back(static_cast<int>(values.size()));
+  }
+  return s;
+}
+
+namespace {
+
+void read_jsonl(const fs::path& file, RunMetrics& out) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const auto row = nlohmann::json::parse(line, nullptr, false);
+    if (row.is_discarded() || !row.is_object() || !row.contains("step") || !row["step"].is_number()) continue;
+    const double step = row["step"].get<double>();
+    for (const auto& [key, value] : row.items()) {
+      if (key == "step" || !value.is_number()) continue;
+      auto& curve = out.columns[key];
+      curve.x.push_back(step);
+      curve.y.push_back(value.get<double>());
+    }
+  }
+}
+
+void read_csv(const fs::path& file, RunMetrics& out) {
+  std::ifstream in(file);
+  std::string line;
+  std::vector<std::string> header;
+  if (!std::getline(in, line)) return;
+  {
+    std::stringstream cells(line);
+    std::string cell;
+    while (std::getline(cells, cell, ',')) header.push_back(cell);
+  }
+  const auto step_column = std::find(header.begin(), header.end(), "step") - header.begin();
+  if (step_column == static_cast<std::ptrdiff_t>(header.size())) return;
+  while (std::getline(in, line)) {
+    std::vector<double> row;
+    std::stringstream cells(line);
+    std::string cell;
+    while (std::getline(cells, cell, ',')) row.push_back(std::strtod(cell.c_str(), nullptr));
+    if (row.size() != header.size()) continue;  // a row cut short by a crash
+    for (std::size_t k = 0; k < header.size(); ++k) {
+      if (static_cast<std::ptrdiff_t>(k) == step_column) continue;
+      auto& curve = out.columns[header[k]];
+      curve.x.push_back(row[static_cast<std::size_t>(step_column)]);
+      curve.y.push_back(row[k]);
+    }
+  }
+}
+
+}  // namespace
+
+RunMetrics read_run_metrics(const fs::path& dir) {
+  RunMetrics out;
+  if (!fs::is_directory(dir)) throw std::runtime_error(dir.string() + ": no such folder");
+  // The JSON lines hold the evaluation columns too; the CSV is the fallback.
+  for (const char* name : {"metrics.jsonl", "metrics.csv"}) {
+    const fs::path file = dir / name;
+    if (!fs::exists(file)) continue;
+    if (file.extension() == ".jsonl") read_jsonl(file, out);
+    else read_csv(file, out);
+    if (!out.columns.empty()) {
+      out.source = file.string();
+      return out;
+    }
+  }
+  throw std::runtime_error(dir.string() + " holds no training metrics (metrics.jsonl or metrics.csv with a step column)");
+}
+
+}  // namespace dstudio::analysis

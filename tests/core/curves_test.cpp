@@ -1,0 +1,109 @@
+// Training curves: EMA smoothing, mean and spread across runs, and run folders, against values
+// worked out by hand.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+
+#include "dstudio/analysis/curves.h"
+#include "h5_fixture.h"
+
+namespace dstudio::analysis {
+namespace {
+
+TEST(Curves, EmaFollowsTheRecurrenceFromTheFirstValue) {
+  // s0 = 1; s1 = .5 * 1 + .5 * 3 = 2; s2 = .5 * 2 + .5 * 2 = 2; s3 = .5 * 2 + .5 * 6 = 4.
+  EXPECT_THAT(ema_smooth({1, 3, 2, 6}, 0.5), testing::ElementsAre(1.0, 2.0, 2.0, 4.0));
+  // s1 = .9 * 10 + .1 * 0 = 9; s2 = .9 * 9 + .1 * 0 = 8.1.
+  const auto s = ema_smooth({10, 0, 0}, 0.9);
+  EXPECT_DOUBLE_EQ(s[1], 9.0);
+  EXPECT_DOUBLE_EQ(s[2], 8.1);
+  EXPECT_THAT(ema_smooth({4, -1, 7}, 0.0), testing::ElementsAre(4.0, -1.0, 7.0));
+  EXPECT_TRUE(ema_smooth({}, 0.5).empty());
+  EXPECT_THROW(ema_smooth({1}, 1.0), std::invalid_argument);
+  EXPECT_THROW(ema_smooth({1}, -0.1), std::invalid_argument);
+}
+
+TEST(Curves, EmaSkipsNonFiniteValues) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto s = ema_smooth({2, nan, 4}, 0.5);
+  EXPECT_DOUBLE_EQ(s[0], 2.0);
+  EXPECT_TRUE(std::isnan(s[1]));
+  EXPECT_DOUBLE_EQ(s[2], 3.0);  // .5 * 2 + .5 * 4: the NaN left the average alone
+}
+
+TEST(Curves, SpreadOfTwoSeedsOnTheSameSteps) {
+  const Curve a{{10, 20, 30}, {1.0, 4.0, 2.0}};
+  const Curve b{{10, 20, 30}, {3.0, 2.0, 2.0}};
+  const auto s = curve_spread({a, b});
+  EXPECT_THAT(s.x, testing::ElementsAre(10.0, 20.0, 30.0));
+  EXPECT_THAT(s.mean, testing::ElementsAre(2.0, 3.0, 2.0));
+  EXPECT_THAT(s.std, testing::ElementsAre(1.0, 1.0, 0.0));  // population: |a - b| / 2
+  EXPECT_THAT(s.min, testing::ElementsAre(1.0, 2.0, 2.0));
+  EXPECT_THAT(s.max, testing::ElementsAre(3.0, 4.0, 2.0));
+  EXPECT_THAT(s.count, testing::ElementsAre(2, 2, 2));
+}
+
+TEST(Curves, SpreadInterpolatesAndCoversEachCurveOnlyInItsRange) {
+  // b logs every 20 steps and stops at 20; a logs every 10 steps up to 30.
+  const Curve a{{10, 20, 30}, {2.0, 2.0, 8.0}};
+  const Curve b{{0, 20}, {0.0, 4.0}};
+  const Curve c{{5, 15, 25, 35}, {9.0, 9.0, 9.0, 9.0}};
+  const auto s = curve_spread({a, b});
+  EXPECT_THAT(s.x, testing::ElementsAre(0.0, 10.0, 20.0, 30.0));
+  // Step 0: b only. Step 10: a 2, b halfway from 0 to 4 = 2. Step 20: (2 + 4) / 2. Step 30: a only.
+  EXPECT_THAT(s.mean, testing::ElementsAre(0.0, 2.0, 3.0, 8.0));
+  EXPECT_THAT(s.count, testing::ElementsAre(1, 2, 2, 1));
+  const auto three = curve_spread({a, b, c});
+  ASSERT_EQ(three.x.size(), 8u);  // 0 5 10 15 20 25 30 35
+  EXPECT_DOUBLE_EQ(three.x[1], 5.0);
+  EXPECT_DOUBLE_EQ(three.mean[1], (1.0 + 9.0) / 2.0);  // a does not reach back to 5
+  EXPECT_DOUBLE_EQ(three.mean[5], (5.0 + 9.0) / 2.0);  // step 25: a halfway from 2 to 8, b ended
+  const double m = (2.0 + 2.0 + 9.0) / 3.0;        // step 10
+  EXPECT_DOUBLE_EQ(three.std[2], std::sqrt(((2 - m) * (2 - m) * 2 + (9 - m) * (9 - m)) / 3.0));
+}
+
+TEST(Curves, SpreadLeavesOutNonFiniteValuesAndEmptyCurves) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto s = curve_spread({Curve{{1, 2}, {nan, 5.0}}, Curve{{1, 2}, {3.0, 7.0}}, Curve{}});
+  EXPECT_THAT(s.mean, testing::ElementsAre(3.0, 6.0));
+  EXPECT_THAT(s.count, testing::ElementsAre(1, 2));
+  EXPECT_TRUE(curve_spread({}).x.empty());
+}
+
+TEST(Curves, ReadsARunFolderFromJsonLinesWithEvaluations) {
+  test::TempDir dir;
+  std::ofstream(dir / "metrics.jsonl") << R"({"step":5,"loss":0.5,"learning_rate":0.001,"steps_per_second":20.0})" "\n"
+                                       << R"({"step":10,"loss":0.25,"learning_rate":0.001,"steps_per_second":21.0,"eval_score":12.5,"entropy_layer1":1.5})" "\n";
+  std::ofstream(dir / "metrics.csv") << "step,loss\n5,99\n";  // ignored: the JSON lines win
+  const auto m = read_run_metrics(dir.path());
+  EXPECT_THAT(m.columns.at("loss").x, testing::ElementsAre(5.0, 10.0));
+  EXPECT_THAT(m.columns.at("loss").y, testing::ElementsAre(0.5, 0.25));
+  EXPECT_THAT(m.columns.at("eval_score").x, testing::ElementsAre(10.0));
+  EXPECT_THAT(m.columns.at("entropy_layer1").y, testing::ElementsAre(1.5));
+  EXPECT_THAT(m.source, testing::EndsWith("metrics.jsonl"));
+}
+
+TEST(Curves, ReadsARunFolderFromCsvAndExplainsAnEmptyOne) {
+  test::TempDir dir;
+  std::ofstream(dir / "metrics.csv") << "step,loss,learning_rate,steps_per_second\n100,0.75,0.0001,50\n200,0.5,0.0002,55\n300,0.2";
+  const auto m = read_run_metrics(dir.path());
+  EXPECT_THAT(m.columns.at("loss").y, testing::ElementsAre(0.75, 0.5));  // the truncated row is dropped
+  EXPECT_THAT(m.columns.at("steps_per_second").x, testing::ElementsAre(100.0, 200.0));
+
+  test::TempDir empty;
+  try {
+    read_run_metrics(empty.path());
+    FAIL() << "an empty folder has no metrics";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("no training metrics"));
+    EXPECT_THAT(e.what(), testing::HasSubstr(empty.path().string()));
+  }
+  EXPECT_THROW(read_run_metrics(empty / "missing"), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace dstudio::analysis

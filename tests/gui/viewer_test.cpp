@@ -1,0 +1,232 @@
+// The live viewer and workspaces, driven as a user drives them: open the shipped checkpoint,
+// step, step back, seek, re-condition the running policy; save a workspace and open it in a new
+// window. On Qt's offscreen platform the 3-D scene itself is not drawn (no OpenGL there);
+// viewer_render_test.cpp covers it under a virtual X server.
+
+#include <gtest/gtest.h>
+
+#include <QApplication>
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTest>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "dstudio/data/dataset.h"
+#include "dstudio/viz/attention_map_view.h"
+#include "dstudio/viz/episode_timeline.h"
+#include "h5_fixture.h"
+#include "main_window.h"
+#include "training_panel.h"
+#include "viewer_panel.h"
+
+namespace dstudio::studio {
+namespace {
+
+class Viewer : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    static int argc = 1;
+    static char name[] = "gui_tests";
+    static char* argv[] = {name, nullptr};
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    QStandardPaths::setTestModeEnabled(true);
+    QApplication::setApplicationName("decision-studio-tests");
+    if (!QApplication::instance()) new QApplication(argc, argv);
+  }
+  void SetUp() override { QSettings().clear(); }
+
+  // Opens the shipped DT and waits until the viewer has its player, paused on a fresh episode.
+  static void openCheckpoint(MainWindow& w) {
+    QSignalSpy shown(&w, &MainWindow::checkpointShown);
+    QSignalSpy failed(&w, &MainWindow::checkpointFailed);
+    w.openDefaultCheckpoint();
+    ASSERT_TRUE(shown.wait(180000)) << (failed.isEmpty() ? "timed out" : failed.front().front().toString().toStdString());
+    ASSERT_TRUE(w.viewer()->hasPlayer());
+  }
+
+  // Processes events until `done` holds for what the viewer shows (at most 20 s).
+  template <typename Predicate>
+  static bool waitFor(ViewerPanel* v, Predicate done) {
+    for (int i = 0; i < 2000; ++i) {
+      v->sync();
+      if (done(v->shown())) return true;
+      QTest::qWait(10);
+    }
+    return false;
+  }
+
+  test::TempDir dir;
+};
+
+TEST_F(Viewer, StepsStepsBackSeeksAndFollowsTheCursorEverywhere) {
+  MainWindow w;
+  w.resize(1300, 850);
+  openCheckpoint(w);
+  auto* v = w.viewer();
+  v->pause();
+  v->restart();
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.frames == 1 && s.cursor == 0; }));
+  for (int i = 0; i < 5; ++i) v->stepForward();
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor == 5; }));
+  EXPECT_EQ(v->shown().frames, 6) << "each single step acted once";
+  EXPECT_FALSE(v->shown().playing);
+
+  v->stepBack();
+  v->stepBack();
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor == 3; }));
+  EXPECT_EQ(v->shown().frames, 6) << "stepping back keeps the later steps";
+  EXPECT_EQ(v->shown().frame->step, 3);
+  // The slider, the timeline cursor, the readout and the attention map follow the step on screen.
+  EXPECT_EQ(v->slider()->value(), 3);
+  EXPECT_EQ(v->slider()->maximum(), 5);
+  EXPECT_EQ(v->timeline()->cursor(), 3);
+  EXPECT_EQ(v->timeline()->steps(), 6);
+  EXPECT_TRUE(v->readout().startsWith("Step 3 of 5 kept")) << v->readout().toStdString();
+  EXPECT_EQ(v->attention()->tokenCount(), 60);
+  // At step 3 the window holds 4 real steps in its last positions (16..19, tokens 48..59): the
+  // newest state's query (token 58) attends to those keys only, never to the padding.
+  double real_mass = 0.0;
+  for (int key = 48; key <= 58; ++key) real_mass += v->attention()->matrix().at(58, key);
+  EXPECT_NEAR(real_mass, 1.0, 1e-4) << "the newest state attends to the four real steps only";
+
+  // Seeking on the timeline plot moves the shared cursor.
+  emit v->timeline()->seekRequested(1);
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor == 1; }));
+  EXPECT_EQ(v->slider()->value(), 1);
+
+  // Playing on from a rewound step replays the kept steps, then acts.
+  v->setSpeed(0.0);
+  v->play();
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.frames >= 40; }));
+  v->pause();
+  w.tabs()->setCurrentWidget(v);
+  w.show();
+  const QString shots = DSTUDIO_SCREENSHOT_DIR;
+  QDir().mkpath(shots);
+  w.grab().save(QDir(shots).filePath("viewer-offscreen.png"));
+}
+
+TEST_F(Viewer, TargetAndZeroingActOnTheRunningPolicy) {
+  MainWindow w;
+  openCheckpoint(w);
+  auto* v = w.viewer();
+  v->pause();
+  v->restart();
+  for (int i = 0; i < 10; ++i) v->stepForward();
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor == 10; }));
+  const double collected = v->shown().frame->return_so_far;
+  v->seek(6);
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor == 6; }));
+  const auto generation = v->shown().generation;
+  v->setTarget(9000.0);
+  ASSERT_TRUE(waitFor(v, [&](const models::PlaybackState& s) { return s.generation != generation; }));
+  const auto& f = *v->shown().frame;
+  EXPECT_EQ(f.step, 6);
+  EXPECT_EQ(v->shown().frames, 7) << "the steps after the re-conditioned one are dropped";
+  EXPECT_EQ(f.target, 9000.0);
+  EXPECT_NEAR(f.return_to_go, 9000.0 - f.return_so_far, 0.05);
+  EXPECT_LT(f.return_so_far, collected);
+  EXPECT_EQ(v->settings()["target"].toDouble(), 9000.0);
+
+  v->setZeroing(models::ModalityZeroing::ReturnsToGo);
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.frame->zeroing == models::ModalityZeroing::ReturnsToGo; }));
+  v->stepForward();
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor == 7; }));
+  EXPECT_EQ(v->shown().frame->zeroing, models::ModalityZeroing::ReturnsToGo);
+  EXPECT_EQ(v->settings()["zeroing"].toString(), "rtg");
+}
+
+TEST_F(Viewer, AWorkspaceIsSavedAndRestoredInANewWindow) {
+  test::D4rlSpec spec;
+  spec.n = 12;
+  spec.terminals = {0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  spec.timeouts = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0};
+  const QString dataset = QString::fromStdString((dir / "small.hdf5").string());
+  test::write_d4rl_fixture(dataset.toStdString(), spec);
+  const QString file = QString::fromStdString((dir / "workspace.json").string());
+  // A finished training run on disk, compared in the Training tab.
+  const QString run = QString::fromStdString((dir / "dt-seed1-20260101-000000").string());
+  QDir().mkpath(run);
+  std::ofstream((dir / "dt-seed1-20260101-000000" / "metrics.csv").string())
+      << "step,loss,learning_rate,steps_per_second\n10,0.8,1e-4,50\n20,0.4,1e-4,50\n";
+  {
+    MainWindow w;
+    ASSERT_TRUE(w.trainingPanel()->addRunFolder(run)) << w.trainingPanel()->lastError().toStdString();
+    QSignalSpy opened(&w, &MainWindow::datasetOpened);
+    w.openDataset(dataset);
+    ASSERT_TRUE(opened.wait(20000));
+    openCheckpoint(w);
+    auto* v = w.viewer();
+    v->pause();
+    v->setTarget(4200.0);
+    v->setZeroing(models::ModalityZeroing::Actions);
+    v->setSpeed(2.0);
+    w.tabs()->setCurrentWidget(v);
+    QString error;
+    ASSERT_TRUE(w.saveWorkspace(file, &error)) << error.toStdString();
+  }
+  QFile saved(file);
+  ASSERT_TRUE(saved.open(QIODevice::ReadOnly));
+  const auto json = QJsonDocument::fromJson(saved.readAll()).object();
+  EXPECT_EQ(json["decision_studio_workspace"].toInt(), 1);
+  EXPECT_EQ(json["dataset"].toString(), dataset);
+  EXPECT_TRUE(json["checkpoint"].toString().endsWith("checkpoints/hopper-medium-dt.pt"));
+  EXPECT_EQ(json["tab"].toString(), "Viewer");
+  EXPECT_EQ(json["runs"].toArray().size(), 1);
+
+  MainWindow restored;
+  QSignalSpy opened(&restored, &MainWindow::datasetOpened);
+  QSignalSpy shown(&restored, &MainWindow::checkpointShown);
+  QString error;
+  ASSERT_TRUE(restored.loadWorkspace(file, &error)) << error.toStdString();
+  ASSERT_TRUE(shown.wait(180000));
+  ASSERT_TRUE(opened.count() > 0 || opened.wait(20000));
+  EXPECT_EQ(restored.currentPath(), dataset);
+  EXPECT_EQ(restored.checkpointPath(), json["checkpoint"].toString());
+  EXPECT_EQ(restored.tabs()->currentWidget(), restored.viewer());
+  EXPECT_EQ(restored.trainingPanel()->runFolders(), QStringList{run});
+  const auto settings = restored.viewer()->settings();
+  EXPECT_EQ(settings["target"].toDouble(), 4200.0);
+  EXPECT_EQ(settings["zeroing"].toString(), "actions");
+  EXPECT_EQ(settings["speed"].toDouble(), 2.0);
+  ASSERT_TRUE(waitFor(restored.viewer(), [](const models::PlaybackState& s) {
+    return s.frame && s.frame->target == 4200.0 && s.frame->zeroing == models::ModalityZeroing::Actions;
+  }));
+}
+
+TEST_F(Viewer, AFileThatIsNotAWorkspaceChangesNothing) {
+  MainWindow w;
+  const QString text = QString::fromStdString((dir / "notes.json").string());
+  std::ofstream(text.toStdString()) << "not json {";
+  QString error;
+  EXPECT_FALSE(w.loadWorkspace(text, &error));
+  EXPECT_TRUE(error.contains("notes.json")) << error.toStdString();
+  EXPECT_TRUE(error.contains("not JSON")) << error.toStdString();
+
+  const QString other = QString::fromStdString((dir / "other.json").string());
+  std::ofstream(other.toStdString()) << R"({"layers": 3})";
+  EXPECT_FALSE(w.loadWorkspace(other, &error));
+  EXPECT_TRUE(error.contains("not a Decision Studio workspace")) << error.toStdString();
+
+  EXPECT_FALSE(w.loadWorkspace(QString::fromStdString((dir / "missing.json").string()), &error));
+  EXPECT_TRUE(error.contains("cannot be read")) << error.toStdString();
+  EXPECT_TRUE(w.currentPath().isEmpty());
+  EXPECT_TRUE(w.checkpointPath().isEmpty());
+
+  // Writing where no file can be: refused with the reason, nothing half-written.
+  EXPECT_FALSE(w.saveWorkspace(QString::fromStdString((dir / "no-such-folder" / "w.json").string()), &error));
+  EXPECT_TRUE(error.contains("cannot be written")) << error.toStdString();
+}
+
+}  // namespace
+}  // namespace dstudio::studio

@@ -1,0 +1,48 @@
+#pragma once
+/// \file
+/// The timeline of a played episode: the return-to-go the policy is conditioned on and the
+/// return collected so far (left axis), the first layer's attention entropy (right axis), and a
+/// cursor at the step on screen. Clicking or dragging on the plot asks to move the cursor there,
+/// so the viewer, the attention map and this plot share one time.
+
+#include <QWidget>
+#include <vector>
+
+class QCustomPlot;
+class QCPItemStraightLine;
+
+namespace dstudio::viz {
+
+class EpisodeTimeline : public QWidget {
+  Q_OBJECT
+ public:
+  explicit EpisodeTimeline(QWidget* parent = nullptr);
+
+  /// Drops every step.
+  void clear();
+  /// Appends step `step` (steps arrive in order; a step already drawn is replaced with the
+  /// ones after it dropped).
+  void addStep(int step, double return_to_go, double return_so_far, double entropy);
+  /// Moves the cursor.
+  void setCursor(int step);
+  [[nodiscard]] int cursor() const { return cursor_; }
+  [[nodiscard]] int steps() const { return static_cast<int>(rtg_.size()); }
+  [[nodiscard]] QCustomPlot* plot() const { return plot_; }
+  /// Redraws if anything changed since the last call (call it on a timer, not per step).
+  void replotIfChanged();
+
+ signals:
+  void seekRequested(int step);
+
+ private:
+  void seekTo(double x);
+
+  QCustomPlot* plot_;
+  QCPItemStraightLine* cursor_line_;
+  std::vector<double> rtg_, collected_, entropy_;
+  int cursor_ = 0;
+  bool dirty_ = false;
+  bool dragging_ = false;
+};
+
+}  // namespace dstudio::viz

@@ -1,0 +1,68 @@
+#pragma once
+/// \file
+/// The 3-D view of a MuJoCo scene: a QOpenGLWidget in which MuJoCo draws the state it is given
+/// (render/scene_renderer.h), with a text overlay and a camera that follows the torso or is
+/// dragged and zoomed with the mouse. It draws a copy of a state and never touches a simulation,
+/// so physics can run on another thread. Where Qt has no OpenGL (the offscreen platform), it
+/// says so in place of the scene.
+
+#include <QImage>
+#include <QStringList>
+#include <QWidget>
+#include <memory>
+#include <span>
+#include <vector>
+
+struct mjModel_;
+
+namespace dstudio::viz {
+
+class SceneCanvas;
+
+class SceneView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit SceneView(QWidget* parent = nullptr);
+  ~SceneView() override;
+
+  /// Whether this Qt platform can give the view an OpenGL context.
+  static bool openGlAvailable();
+
+  /// The model whose states will be drawn (shared; it must not change while shown).
+  void setPhysicsModel(std::shared_ptr<const mjModel_> model);
+  /// The state to draw next (copied); schedules a repaint.
+  void setState(std::span<const double> qpos, std::span<const double> qvel);
+  /// Lines of text drawn over the scene's top-left corner.
+  void setOverlay(const QStringList& lines);
+  /// Follow the torso (body 1) along the ground, or leave the camera where it is.
+  void setTracking(bool on);
+  [[nodiscard]] bool tracking() const;
+  /// Puts the camera back to the side view.
+  void resetCamera();
+  /// Multisampling, shadows and the floor's reflection. On by default except on software OpenGL,
+  /// where they cost most of a frame.
+  void setHighQuality(bool on);
+  [[nodiscard]] bool highQuality() const;
+  /// The OpenGL renderer ("" before the first frame or without OpenGL).
+  [[nodiscard]] QString rendererName() const;
+
+  /// Frames drawn per second over the last second, and the milliseconds the last frame took
+  /// (scene, read-back and overlay).
+  [[nodiscard]] double framesPerSecond() const;
+  [[nodiscard]] double lastFrameMilliseconds() const;
+  [[nodiscard]] long framesDrawn() const;
+  /// Whether the scene is drawn (else the view shows why not).
+  [[nodiscard]] bool hasScene() const { return canvas_ != nullptr; }
+  /// The last frame drawn, overlay included (null before the first).
+  [[nodiscard]] QImage lastFrame() const;
+
+ signals:
+  /// The first frame after a model was set, or a failure to draw.
+  void frameDrawn();
+  void renderFailed(const QString& message);
+
+ private:
+  SceneCanvas* canvas_ = nullptr;
+};
+
+}  // namespace dstudio::viz

@@ -1,0 +1,123 @@
+// The played episode's timeline. See episode_timeline.h.
+
+#include "dstudio/viz/episode_timeline.h"
+
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <qcustomplot.h>
+
+#include "colors.h"
+
+namespace dstudio::viz {
+
+EpisodeTimeline::EpisodeTimeline(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(plot_);
+  plot_->setMinimumHeight(150);
+  plot_->xAxis->setLabel(tr("step"));
+  plot_->yAxis->setLabel(tr("return"));
+  plot_->yAxis2->setVisible(true);
+  plot_->yAxis2->setLabel(tr("attention entropy (nats)"));
+  auto* rtg = plot_->addGraph();
+  rtg->setName(tr("return-to-go"));
+  rtg->setPen(QPen(colors::kBlue, 1.5));
+  auto* collected = plot_->addGraph();
+  collected->setName(tr("return so far"));
+  collected->setPen(QPen(colors::kVermillion, 1.5, Qt::DashLine));
+  auto* entropy = plot_->addGraph(plot_->xAxis, plot_->yAxis2);
+  entropy->setName(tr("entropy, layer 1"));
+  entropy->setPen(QPen(colors::kBluishGreen, 1.2));
+  plot_->legend->setVisible(true);
+  plot_->legend->setFont(QFont(font().family(), 8));
+  // The legend in a row of its own above the plot, so it never hides a curve.
+  plot_->plotLayout()->insertRow(0);
+  plot_->plotLayout()->addElement(0, 0, plot_->legend);
+  plot_->legend->setFillOrder(QCPLegend::foColumnsFirst, true);
+  plot_->legend->setBorderPen(Qt::NoPen);
+  plot_->legend->setMargins(QMargins(4, 2, 4, 0));
+  plot_->plotLayout()->setRowStretchFactor(0, 0.001);
+  cursor_line_ = new QCPItemStraightLine(plot_);
+  cursor_line_->setPen(QPen(QColor(200, 30, 30), 1.2));
+  cursor_line_->point1->setCoords(0, 0);
+  cursor_line_->point2->setCoords(0, 1);
+  connect(plot_, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
+    dragging_ = true;
+    seekTo(plot_->xAxis->pixelToCoord(e->position().x()));
+  });
+  connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
+    if (dragging_ && (e->buttons() & Qt::LeftButton)) seekTo(plot_->xAxis->pixelToCoord(e->position().x()));
+  });
+  connect(plot_, &QCustomPlot::mouseRelease, this, [this](QMouseEvent*) { dragging_ = false; });
+  plot_->setToolTip(tr("Click or drag to move the episode's cursor"));
+}
+
+void EpisodeTimeline::clear() {
+  rtg_.clear();
+  collected_.clear();
+  entropy_.clear();
+  cursor_ = 0;
+  dirty_ = true;
+}
+
+void EpisodeTimeline::addStep(int step, double return_to_go, double return_so_far, double entropy) {
+  if (step < 0) return;
+  const auto n = static_cast<std::size_t>(step);
+  if (n < rtg_.size()) {
+    rtg_.resize(n);
+    collected_.resize(n);
+    entropy_.resize(n);
+  }
+  // Steps arrive in order; fill a gap (which should not happen) with NaN rather than shift.
+  while (rtg_.size() < n) {
+    rtg_.push_back(std::nan(""));
+    collected_.push_back(std::nan(""));
+    entropy_.push_back(std::nan(""));
+  }
+  rtg_.push_back(return_to_go);
+  collected_.push_back(return_so_far);
+  entropy_.push_back(entropy);
+  dirty_ = true;
+}
+
+void EpisodeTimeline::setCursor(int step) {
+  if (step == cursor_) return;
+  cursor_ = step;
+  dirty_ = true;
+}
+
+void EpisodeTimeline::replotIfChanged() {
+  if (!dirty_) return;
+  dirty_ = false;
+  const auto n = static_cast<int>(rtg_.size());
+  QVector<double> x(n);
+  for (int i = 0; i < n; ++i) x[i] = i;
+  auto values = [](const std::vector<double>& v) { return QVector<double>(v.begin(), v.end()); };
+  plot_->graph(0)->setData(x, values(rtg_), true);
+  plot_->graph(1)->setData(x, values(collected_), true);
+  plot_->graph(2)->setData(x, values(entropy_), true);
+  // A window of at least 100 steps, so the first steps do not fill the width.
+  plot_->xAxis->setRange(0, std::max(100, n));
+  bool found = false;
+  QCPRange left = plot_->graph(0)->getValueRange(found);
+  if (found) {
+    bool found2 = false;
+    const QCPRange other = plot_->graph(1)->getValueRange(found2);
+    if (found2) left.expand(other);
+    if (left.size() < 1e-9) left = QCPRange(left.lower - 1, left.upper + 1);
+    plot_->yAxis->setRange(left.lower - 0.05 * left.size(), left.upper + 0.08 * left.size());
+  }
+  plot_->graph(2)->rescaleValueAxis(false, true);
+  cursor_line_->point1->setCoords(cursor_, 0);
+  cursor_line_->point2->setCoords(cursor_, 1);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void EpisodeTimeline::seekTo(double x) {
+  if (rtg_.empty()) return;
+  const int step = std::clamp(static_cast<int>(std::lround(x)), 0, static_cast<int>(rtg_.size()) - 1);
+  emit seekRequested(step);
+}
+
+}  // namespace dstudio::viz

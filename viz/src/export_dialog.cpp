@@ -1,0 +1,360 @@
+// The figure export dialog. See export_dialog.h.
+
+#include "dstudio/viz/export_dialog.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QVBoxLayout>
+#include <cmath>
+
+namespace dstudio::viz {
+namespace {
+
+constexpr double kGolden = 1.618034;
+
+QDoubleSpinBox* points_box(double lo, double hi, double step) {
+  auto* box = new QDoubleSpinBox;
+  box->setRange(lo, hi);
+  box->setSingleStep(step);
+  box->setDecimals(step < 0.5 ? 2 : 1);
+  box->setSuffix(QStringLiteral(" pt"));
+  return box;
+}
+
+bool near(double a, double b) { return std::abs(a - b) < 1e-3; }
+
+// Whether `s` has a preset's size, fonts, line width and resolution.
+bool matches(const FigureStyle& s, const FigureStyle& p) {
+  return near(s.width, p.width) && near(s.height, p.height) && near(s.font, p.font) && near(s.axisFont(), p.axisFont()) &&
+         near(s.tickFont(), p.tickFont()) && near(s.line_width, p.line_width) && s.font_family == p.font_family && s.dpi == p.dpi;
+}
+
+QString default_folder() {
+  const QString pictures = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation);
+  return pictures.isEmpty() ? QDir::homePath() : pictures;
+}
+
+}  // namespace
+
+ExportDialog::ExportDialog(QWidget* parent, bool folder)
+    : QDialog(parent),
+      folder_(folder),
+      preset_(new QComboBox),
+      width_(new QDoubleSpinBox),
+      height_(new QDoubleSpinBox),
+      family_(new QComboBox),
+      font_(points_box(4, 24, 0.5)),
+      axis_font_(points_box(4, 24, 0.5)),
+      tick_font_(points_box(4, 24, 0.5)),
+      line_width_(points_box(0.25, 4, 0.25)),
+      show_title_(new QCheckBox(tr("Title"))),
+      title_(new QLineEdit),
+      x_title_(new QLineEdit),
+      y_title_(new QLineEdit),
+      dpi_(new QComboBox),
+      pdf_(new QCheckBox(QStringLiteral("PDF"))),
+      svg_(new QCheckBox(QStringLiteral("SVG"))),
+      png_(new QCheckBox(QStringLiteral("PNG"))),
+      output_(new QLineEdit),
+      browse_(new QPushButton(tr("Browse…"))),
+      summary_(new QLabel),
+      buttons_(new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel)) {
+  setWindowTitle(folder ? tr("Export all figures") : tr("Export figure"));
+  setObjectName(QStringLiteral("exportDialog"));
+  for (const auto& p : venue_presets()) preset_->addItem(p.name);
+  preset_->addItem(tr("Custom"));
+  preset_->setToolTip(tr("The size and fonts a venue asks for; height is the width over the golden ratio unless the venue fixes it"));
+  for (auto* box : {width_, height_}) {
+    box->setDecimals(3);
+    box->setSingleStep(0.05);
+    box->setSuffix(QStringLiteral(" in"));
+  }
+  width_->setRange(1.0, 20.0);
+  height_->setRange(0.0, 20.0);
+  height_->setSpecialValueText(tr("auto (width / golden ratio)"));
+  family_->addItem(tr("Sans-serif (DejaVu Sans)"), QString(kSansFamily));
+  family_->addItem(tr("Serif (DejaVu Serif)"), QString(kSerifFamily));
+  family_->setToolTip(tr("Fonts that ship with Debian; PDFs embed them as TrueType, never Type 3"));
+  dpi_->addItem(tr("300 dpi"), 300);
+  dpi_->addItem(tr("600 dpi"), 600);
+  font_->setToolTip(tr("Title, legend and annotations"));
+  line_width_->setToolTip(tr("Data lines; axes and grid are drawn thinner, in proportion"));
+  x_title_->setClearButtonEnabled(true);
+  y_title_->setClearButtonEnabled(true);
+  title_->setClearButtonEnabled(true);
+
+  auto* size = new QGroupBox(tr("Size"));
+  auto* size_form = new QFormLayout(size);
+  size_form->addRow(tr("Preset"), preset_);
+  size_form->addRow(tr("Width"), width_);
+  size_form->addRow(tr("Height"), height_);
+
+  auto* text = new QGroupBox(tr("Text and lines"));
+  auto* text_form = new QFormLayout(text);
+  text_form->addRow(tr("Font"), family_);
+  text_form->addRow(tr("Text size"), font_);
+  text_form->addRow(tr("Axis titles"), axis_font_);
+  text_form->addRow(tr("Tick labels"), tick_font_);
+  text_form->addRow(tr("Line width"), line_width_);
+  text_form->addRow(show_title_, title_);
+  text_form->addRow(tr("x axis title"), x_title_);
+  text_form->addRow(tr("y axis title"), y_title_);
+  if (folder) {
+    // Every view keeps its own titles; only whether to draw them is common.
+    text_form->setRowVisible(x_title_, false);
+    text_form->setRowVisible(y_title_, false);
+    title_->hide();
+    show_title_->setText(tr("Titles"));
+  }
+
+  auto* files = new QGroupBox(tr("Files"));
+  auto* files_form = new QFormLayout(files);
+  auto* formats = new QHBoxLayout;
+  formats->addWidget(pdf_);
+  formats->addWidget(svg_);
+  formats->addWidget(png_);
+  formats->addWidget(dpi_);
+  formats->addStretch(1);
+  files_form->addRow(tr("Formats"), formats);
+  auto* where = new QHBoxLayout;
+  where->addWidget(output_, 1);
+  where->addWidget(browse_);
+  files_form->addRow(folder ? tr("Folder") : tr("Save as"), where);
+  output_->setToolTip(folder ? tr("Each view is written as <name>.pdf, .svg, .png and .csv in this folder")
+                             : tr("Without extension: each format and the CSV of the numbers are written next to each other"));
+  output_->setMinimumWidth(320);
+  summary_->setWordWrap(true);
+  summary_->setStyleSheet(QStringLiteral("color: palette(mid);"));
+
+  auto* layout = new QVBoxLayout(this);
+  auto* columns = new QHBoxLayout;
+  auto* left = new QVBoxLayout;
+  left->addWidget(size);
+  left->addWidget(files);
+  left->addStretch(1);
+  columns->addLayout(left);
+  columns->addWidget(text);
+  layout->addLayout(columns);
+  layout->addWidget(summary_);
+  layout->addWidget(buttons_);
+
+  connect(preset_, &QComboBox::activated, this, &ExportDialog::applyPreset);
+  for (auto* box : {width_, height_, font_, axis_font_, tick_font_, line_width_})
+    connect(box, &QDoubleSpinBox::valueChanged, this, &ExportDialog::updatePresetName);
+  for (auto* box : {family_, dpi_}) connect(box, &QComboBox::currentIndexChanged, this, &ExportDialog::updatePresetName);
+  for (auto* box : {pdf_, svg_, png_}) connect(box, &QCheckBox::toggled, this, &ExportDialog::updatePresetName);
+  connect(output_, &QLineEdit::textChanged, this, &ExportDialog::updatePresetName);
+  connect(show_title_, &QCheckBox::toggled, title_, &QWidget::setEnabled);
+  connect(browse_, &QPushButton::clicked, this, &ExportDialog::browse);
+  connect(buttons_, &QDialogButtonBox::accepted, this, [this] {
+    remember();
+    accept();
+  });
+  connect(buttons_, &QDialogButtonBox::rejected, this, &QDialog::reject);
+
+  setStyle(venue_presets().front().style);  // ICML's column until a choice is remembered
+  restore();
+}
+
+void ExportDialog::setDefaultText(const FigureText& text) {
+  title_->setPlaceholderText(text.title.isEmpty() ? tr("none") : QString(text.title).replace('\n', QStringLiteral(" / ")));
+  x_title_->setPlaceholderText(text.x_title.isEmpty() ? tr("none") : text.x_title);
+  y_title_->setPlaceholderText(text.y_title.isEmpty() ? tr("none") : text.y_title);
+}
+
+bool ExportDialog::selectPreset(const QString& name) {
+  const int index = preset_->findText(name);
+  if (index < 0 || index >= preset_->count() - 1) return false;
+  applyPreset(index);
+  return true;
+}
+
+QString ExportDialog::presetName() const { return preset_->currentText(); }
+
+void ExportDialog::applyPreset(int index) {
+  const auto presets = venue_presets();
+  if (index < 0 || index >= static_cast<int>(presets.size())) {
+    updatePresetName();
+    return;
+  }
+  // A preset sets size, fonts, line width and resolution; titles, formats and output stay.
+  FigureStyle s = style();
+  const auto& p = presets[static_cast<std::size_t>(index)].style;
+  s.width = p.width;
+  s.height = p.height;
+  s.font = p.font;
+  s.axis_font = p.axis_font;
+  s.tick_font = p.tick_font;
+  s.line_width = p.line_width;
+  s.font_family = p.font_family;
+  s.dpi = p.dpi;
+  setStyle(s);
+}
+
+void ExportDialog::setStyle(const FigureStyle& s) {
+  applying_ = true;
+  width_->setValue(s.width);
+  height_->setValue(s.height);
+  int family = family_->findData(s.font_family);
+  if (family < 0) {
+    family_->addItem(s.font_family, s.font_family);
+    family = family_->count() - 1;
+  }
+  family_->setCurrentIndex(family);
+  font_->setValue(s.font);
+  axis_font_->setValue(s.axisFont());
+  tick_font_->setValue(s.tickFont());
+  line_width_->setValue(s.line_width);
+  show_title_->setChecked(s.show_title);
+  title_->setEnabled(s.show_title);
+  title_->setText(s.title);
+  x_title_->setText(s.x_title);
+  y_title_->setText(s.y_title);
+  int dpi = dpi_->findData(s.dpi);
+  if (dpi < 0) {
+    dpi_->addItem(tr("%1 dpi").arg(s.dpi), s.dpi);
+    dpi = dpi_->count() - 1;
+  }
+  dpi_->setCurrentIndex(dpi);
+  pdf_->setChecked(s.pdf);
+  svg_->setChecked(s.svg);
+  png_->setChecked(s.png);
+  applying_ = false;
+  updatePresetName();
+}
+
+FigureStyle ExportDialog::style() const {
+  FigureStyle s;
+  s.width = width_->value();
+  s.height = height_->value();
+  s.font_family = family_->currentData().toString();
+  s.font = font_->value();
+  s.axis_font = axis_font_->value();
+  s.tick_font = tick_font_->value();
+  s.line_width = line_width_->value();
+  s.show_title = show_title_->isChecked();
+  s.title = title_->text();
+  s.x_title = x_title_->text();
+  s.y_title = y_title_->text();
+  s.dpi = dpi_->currentData().toInt();
+  s.pdf = pdf_->isChecked();
+  s.svg = svg_->isChecked();
+  s.png = png_->isChecked();
+  return s;
+}
+
+void ExportDialog::setOutput(const QString& path) { output_->setText(path); }
+QString ExportDialog::output() const { return output_->text().trimmed(); }
+
+void ExportDialog::updatePresetName() {
+  if (applying_) return;
+  const FigureStyle s = style();
+  const auto presets = venue_presets();
+  int index = static_cast<int>(presets.size());  // Custom
+  for (std::size_t k = 0; k < presets.size(); ++k)
+    if (matches(s, presets[k].style)) {
+      index = static_cast<int>(k);
+      break;
+    }
+  {
+    const QSignalBlocker block(preset_);
+    preset_->setCurrentIndex(index);
+  }
+  // What the files will be, so the numbers a venue checks are visible before writing.
+  const double h = s.height > 0 ? s.height : s.width / kGolden;
+  QString line = tr("%1 × %2 in").arg(s.width, 0, 'g', 4).arg(h, 0, 'g', 3);
+  if (s.height <= 0) line += tr(" (maps and embeddings squarer)");
+  if (s.pdf || s.svg) line += tr("; PDF/SVG %1 × %2 pt").arg(std::lround(s.width * 72)).arg(std::lround(h * 72));
+  if (s.png) line += tr("; PNG %1 × %2 px").arg(std::lround(s.width * s.dpi)).arg(std::lround(h * s.dpi));
+  line += tr("; and the numbers as CSV.");
+  summary_->setText(line);
+  buttons_->button(QDialogButtonBox::Save)->setEnabled((s.pdf || s.svg || s.png) && !output().isEmpty());
+}
+
+void ExportDialog::browse() {
+  const QString current = output().isEmpty() ? default_folder() : output();
+  if (folder_) {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for the figures"), current);
+    if (!dir.isEmpty()) setOutput(dir);
+    return;
+  }
+  const QString file = QFileDialog::getSaveFileName(this, tr("Export figure"), current + QStringLiteral(".pdf"),
+                                                    tr("Figures (*.pdf *.svg *.png)"));
+  if (file.isEmpty()) return;
+  const QFileInfo info(file);
+  setOutput(info.dir().filePath(info.completeBaseName()));
+}
+
+void ExportDialog::restore() {
+  QSettings settings;
+  settings.beginGroup(QStringLiteral("export"));
+  FigureStyle s = style();
+  s.width = settings.value(QStringLiteral("width"), s.width).toDouble();
+  s.height = settings.value(QStringLiteral("height"), s.height).toDouble();
+  s.font_family = settings.value(QStringLiteral("font_family"), s.font_family).toString();
+  s.font = settings.value(QStringLiteral("font"), s.font).toDouble();
+  s.axis_font = settings.value(QStringLiteral("axis_font"), s.axisFont()).toDouble();
+  s.tick_font = settings.value(QStringLiteral("tick_font"), s.tickFont()).toDouble();
+  s.line_width = settings.value(QStringLiteral("line_width"), s.line_width).toDouble();
+  s.show_title = settings.value(QStringLiteral("show_title"), s.show_title).toBool();
+  s.dpi = settings.value(QStringLiteral("dpi"), s.dpi).toInt();
+  s.pdf = settings.value(QStringLiteral("pdf"), s.pdf).toBool();
+  s.svg = settings.value(QStringLiteral("svg"), s.svg).toBool();
+  s.png = settings.value(QStringLiteral("png"), s.png).toBool();
+  setStyle(s);
+  const QString folder = settings.value(QStringLiteral("folder")).toString();
+  if (!folder.isEmpty() && output().isEmpty() && folder_) setOutput(folder);
+}
+
+void ExportDialog::remember() const {
+  // Titles belong to one figure and are not carried over to the next.
+  const FigureStyle s = style();
+  QSettings settings;
+  settings.beginGroup(QStringLiteral("export"));
+  settings.setValue(QStringLiteral("width"), s.width);
+  settings.setValue(QStringLiteral("height"), s.height);
+  settings.setValue(QStringLiteral("font_family"), s.font_family);
+  settings.setValue(QStringLiteral("font"), s.font);
+  settings.setValue(QStringLiteral("axis_font"), s.axis_font);
+  settings.setValue(QStringLiteral("tick_font"), s.tick_font);
+  settings.setValue(QStringLiteral("line_width"), s.line_width);
+  settings.setValue(QStringLiteral("show_title"), s.show_title);
+  settings.setValue(QStringLiteral("dpi"), s.dpi);
+  settings.setValue(QStringLiteral("pdf"), s.pdf);
+  settings.setValue(QStringLiteral("svg"), s.svg);
+  settings.setValue(QStringLiteral("png"), s.png);
+  if (!output().isEmpty())
+    settings.setValue(QStringLiteral("folder"), folder_ ? output() : QFileInfo(output()).absolutePath());
+}
+
+std::vector<std::string> ExportDialog::exportSource(QWidget* parent, const FigureSource& source) {
+  ExportDialog dialog(parent);
+  dialog.setDefaultText(source.figureText());
+  QString folder = QSettings().value(QStringLiteral("export/folder")).toString();
+  if (folder.isEmpty()) folder = default_folder();
+  dialog.setOutput(QDir(folder).filePath(source.figureName()));
+  if (dialog.exec() != QDialog::Accepted) return {};
+  return source.exportFigure(dialog.output().toStdString(), dialog.style());
+}
+
+std::vector<std::string> ExportDialog::exportSources(QWidget* parent, const std::vector<const FigureSource*>& sources) {
+  ExportDialog dialog(parent, true);
+  if (dialog.output().isEmpty()) dialog.setOutput(QDir(default_folder()).filePath(QStringLiteral("figures")));
+  if (dialog.exec() != QDialog::Accepted) return {};
+  return export_all(sources, dialog.output().toStdString(), dialog.style());
+}
+
+}  // namespace dstudio::viz

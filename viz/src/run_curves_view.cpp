@@ -1,0 +1,249 @@
+// Live and compared training curves. See run_curves_view.h.
+
+#include "dstudio/viz/run_curves_view.h"
+
+#include <QGridLayout>
+#include <QLabel>
+#include <QVBoxLayout>
+#include <cmath>
+#include <qcustomplot.h>
+
+#include "colors.h"
+
+namespace dstudio::viz {
+namespace {
+
+// Okabe-Ito, without black and yellow (too faint as a band on white).
+const QColor kGroupColours[] = {colors::kBlue, colors::kVermillion, colors::kBluishGreen, QColor(204, 121, 167),
+                                QColor(230, 159, 0), colors::kSkyBlue, colors::kGrey};
+
+QColor group_colour(std::size_t g) { return kGroupColours[g % (sizeof kGroupColours / sizeof kGroupColours[0])]; }
+
+QColor with_alpha(QColor c, int alpha) {
+  c.setAlpha(alpha);
+  return c;
+}
+
+QVector<double> to_qvector(const std::vector<double>& v) { return QVector<double>(v.begin(), v.end()); }
+
+void set_log_y(QCustomPlot* plot, bool log_y) {
+  if (log_y) {
+    plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
+    plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    plot->yAxis->setNumberFormat("gb");
+    plot->yAxis->setNumberPrecision(2);
+  } else {
+    plot->yAxis->setScaleType(QCPAxis::stLinear);
+    plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    plot->yAxis->setNumberFormat("gb");
+    plot->yAxis->setNumberPrecision(3);
+  }
+}
+
+QCustomPlot* make_plot(const QString& y_label) {
+  auto* plot = new QCustomPlot;
+  plot->xAxis->setLabel(QObject::tr("step"));
+  plot->yAxis->setLabel(y_label);
+  plot->setMinimumSize(220, 150);
+  plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  return plot;
+}
+
+// A line with small discs, readable with one point as with thousands.
+QCPGraph* add_line(QCustomPlot* plot, QCPAxis* value_axis, const QColor& colour, const QString& name) {
+  auto* g = plot->addGraph(plot->xAxis, value_axis);
+  g->setPen(QPen(colour, 1.5));
+  g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, colour, colour, 4));
+  g->setAdaptiveSampling(false);
+  g->setName(name);
+  return g;
+}
+
+// Fits the axes to the data with a little margin, so no point sits on the frame; a flat curve
+// gets a span of a few percent of its value instead of an axis of rounding noise.
+void fit(QCustomPlot* plot) {
+  plot->rescaleAxes(true);
+  for (QCPAxis* axis : {plot->yAxis, plot->yAxis2}) {
+    if (!axis->visible()) continue;
+    const bool log = axis->scaleType() == QCPAxis::stLogarithmic;
+    bool found = false;
+    QCPRange r;
+    for (int i = 0; i < plot->graphCount(); ++i) {
+      QCPGraph* g = plot->graph(i);
+      if (g->valueAxis() != axis || g->dataCount() == 0) continue;
+      bool here = false;
+      const QCPRange gr = g->getValueRange(here, log ? QCP::sdPositive : QCP::sdBoth);
+      if (!here) continue;
+      r = found ? QCPRange(std::min(r.lower, gr.lower), std::max(r.upper, gr.upper)) : gr;
+      found = true;
+    }
+    if (!found) continue;
+    if (log) {
+      axis->setRange(r.lower / 1.25, r.upper * 1.25);
+      continue;
+    }
+    const double centre = r.center();
+    const double span = std::max(r.size(), std::max(0.04 * std::abs(centre), 1e-12));
+    axis->setRange(centre - 0.56 * span, centre + 0.56 * span);
+  }
+  const auto x = plot->xAxis->range();
+  if (x.size() <= 0) plot->xAxis->setRange(x.lower - 1, x.upper + 1);
+}
+
+const analysis::Curve* column(const analysis::RunMetrics& m, const char* key) {
+  const auto it = m.columns.find(key);
+  return it == m.columns.end() ? nullptr : &it->second;
+}
+
+void draw_curve(QCPGraph* graph, const analysis::Curve* curve) {
+  if (curve) graph->setData(to_qvector(curve->x), to_qvector(curve->y), true);
+  else graph->data()->clear();
+}
+
+}  // namespace
+
+TrainingCurvesView::TrainingCurvesView(QWidget* parent)
+    : QWidget(parent),
+      title_(new QLabel),
+      loss_(make_plot(tr("loss (action MSE)"))),
+      lr_(make_plot(tr("learning rate"))),
+      rate_(make_plot(tr("steps per second"))),
+      eval_(make_plot(tr("normalised score"))),
+      eval_hint_(new QCPItemText(eval_)) {
+  set_log_y(loss_, true);
+  add_line(loss_, loss_->yAxis, colors::kBlue, tr("loss"));
+  add_line(lr_, lr_->yAxis, colors::kBluishGreen, tr("learning rate"));
+  lr_->yAxis->setNumberPrecision(3);
+  add_line(rate_, rate_->yAxis, colors::kGrey, tr("steps/s"));
+
+  eval_->yAxis2->setVisible(true);
+  eval_->yAxis2->setLabel(tr("attention entropy, layer 1"));
+  add_line(eval_, eval_->yAxis, colors::kBlue, tr("score"));
+  auto* entropy = add_line(eval_, eval_->yAxis2, colors::kVermillion, tr("entropy"));
+  entropy->setPen(QPen(colors::kVermillion, 1.5, Qt::DashLine));
+  entropy->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, colors::kVermillion, colors::kVermillion, 4));
+  // Score -/+ its std over the evaluation's episodes, as a band behind the score.
+  auto* low = eval_->addGraph(eval_->xAxis, eval_->yAxis);
+  auto* high = eval_->addGraph(eval_->xAxis, eval_->yAxis);
+  low->setPen(Qt::NoPen);
+  high->setPen(Qt::NoPen);
+  high->setBrush(with_alpha(colors::kBlue, 40));
+  high->setChannelFillGraph(low);
+  low->removeFromLegend();
+  high->removeFromLegend();
+  eval_->legend->setVisible(true);
+  eval_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+  eval_->legend->setBrush(QColor(255, 255, 255, 200));
+  QFont small = font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  eval_->legend->setFont(small);
+
+  eval_hint_->position->setType(QCPItemPosition::ptAxisRectRatio);
+  eval_hint_->position->setCoords(0.5, 0.5);
+  eval_hint_->setText(tr("No evaluation yet (eval_every > 0 rolls the policy out\nand measures its attention entropy)"));
+  eval_hint_->setColor(colors::kGrey);
+
+  title_->setWordWrap(true);
+  auto* grid = new QGridLayout;
+  grid->addWidget(loss_, 0, 0);
+  grid->addWidget(lr_, 0, 1);
+  grid->addWidget(rate_, 1, 0);
+  grid->addWidget(eval_, 1, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(title_);
+  layout->addLayout(grid, 1);
+  clear();
+}
+
+void TrainingCurvesView::clear() {
+  setRun(tr("No run yet: choose a variant and press Start."), {});
+}
+
+void TrainingCurvesView::setRun(const QString& title, const analysis::RunMetrics& metrics) {
+  title_->setText(title);
+  title_->setVisible(!title.isEmpty());
+  draw_curve(loss_->graph(0), column(metrics, "loss"));
+  draw_curve(lr_->graph(0), column(metrics, "learning_rate"));
+  draw_curve(rate_->graph(0), column(metrics, "steps_per_second"));
+  const auto* score = column(metrics, "eval_score");
+  draw_curve(eval_->graph(0), score);
+  draw_curve(eval_->graph(1), column(metrics, "entropy_layer1"));
+  const auto* spread = column(metrics, "eval_score_std");
+  if (score && spread && spread->y.size() == score->y.size()) {
+    QVector<double> lo, hi;
+    for (std::size_t i = 0; i < score->y.size(); ++i) {
+      lo << score->y[i] - spread->y[i];
+      hi << score->y[i] + spread->y[i];
+    }
+    eval_->graph(2)->setData(to_qvector(score->x), lo, true);
+    eval_->graph(3)->setData(to_qvector(score->x), hi, true);
+  } else {
+    eval_->graph(2)->data()->clear();
+    eval_->graph(3)->data()->clear();
+  }
+  const bool evaluated = eval_->graph(0)->dataCount() > 0 || eval_->graph(1)->dataCount() > 0;
+  eval_->legend->setVisible(evaluated);
+  eval_hint_->setVisible(!evaluated);
+  eval_->yAxis->setLabel(score || !evaluated ? tr("normalised score") : tr("(no environment: entropy only)"));
+  for (QCustomPlot* plot : {loss_, lr_, rate_, eval_}) {
+    fit(plot);
+    plot->replot(QCustomPlot::rpQueuedReplot);
+  }
+}
+
+RunComparisonView::RunComparisonView(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot) {
+  plot_->xAxis->setLabel(tr("step"));
+  plot_->setMinimumSize(300, 200);
+  plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  plot_->legend->setVisible(true);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(plot_);
+}
+
+void RunComparisonView::setGroups(std::vector<CurveGroup> groups, const QString& y_label, bool log_y, const QString& empty_text) {
+  groups_ = std::move(groups);
+  y_label_ = y_label;
+  plot_->clearGraphs();
+  plot_->clearItems();
+  plot_->yAxis->setLabel(y_label);
+  set_log_y(plot_, log_y);
+  // Bands and raw means first, so every smoothed mean is drawn over every band.
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const auto& group = groups_[g];
+    const QColor colour = group_colour(g);
+    auto* low = plot_->addGraph();
+    auto* high = plot_->addGraph();
+    low->setPen(Qt::NoPen);
+    high->setPen(Qt::NoPen);
+    high->setBrush(with_alpha(colour, 45));
+    high->setChannelFillGraph(low);
+    low->setData(to_qvector(group.x), to_qvector(group.low), true);
+    high->setData(to_qvector(group.x), to_qvector(group.high), true);
+    low->removeFromLegend();
+    high->removeFromLegend();
+    auto* raw = plot_->addGraph();
+    raw->setPen(QPen(with_alpha(colour, 70), 1.0));
+    raw->setData(to_qvector(group.raw_x), to_qvector(group.raw_mean), true);
+    raw->removeFromLegend();
+  }
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    auto* mean = plot_->addGraph();
+    mean->setPen(QPen(group_colour(g), 2.0));
+    mean->setName(groups_[g].name);
+    mean->setData(to_qvector(groups_[g].x), to_qvector(groups_[g].mean), true);
+  }
+  plot_->legend->setVisible(!groups_.empty());
+  if (groups_.empty() && !empty_text.isEmpty()) {
+    auto* text = new QCPItemText(plot_);
+    text->position->setType(QCPItemPosition::ptAxisRectRatio);
+    text->position->setCoords(0.5, 0.5);
+    text->setText(empty_text);
+    text->setColor(colors::kGrey);
+  }
+  if (!groups_.empty()) fit(plot_);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+}  // namespace dstudio::viz

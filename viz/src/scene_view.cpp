@@ -1,0 +1,255 @@
+// The MuJoCo scene in a QOpenGLWidget. See scene_view.h.
+
+#include "dstudio/viz/scene_view.h"
+
+#include <QElapsedTimer>
+#include <QGuiApplication>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QOpenGLContext>
+#include <QOpenGLFunctions>
+#include <QOpenGLWidget>
+#include <QPainter>
+#include <QVBoxLayout>
+#include <QWheelEvent>
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <mujoco/mujoco.h>
+
+#include "dstudio/render/scene_renderer.h"
+
+namespace dstudio::viz {
+
+/// The OpenGL surface: MuJoCo draws into its own offscreen buffer, the pixels are read back and
+/// painted with the overlay (MuJoCo's fixed-function drawing and Qt's painter keep their own
+/// states apart that way).
+class SceneCanvas : public QOpenGLWidget, protected QOpenGLFunctions {
+ public:
+  explicit SceneCanvas(SceneView* owner) : QOpenGLWidget(owner), owner_(owner) {
+    setMinimumSize(240, 180);
+    setMouseTracking(false);
+  }
+  ~SceneCanvas() override {
+    makeCurrent();
+    renderer_.reset();
+    doneCurrent();
+  }
+
+  void setModel(std::shared_ptr<const mjModel_> model) {
+    model_ = std::move(model);
+    qpos_.clear();
+    qvel_.clear();
+    first_frame_ = true;
+    makeCurrent();
+    renderer_.reset();
+    doneCurrent();
+    update();
+  }
+  void setState(std::span<const double> qpos, std::span<const double> qvel) {
+    qpos_.assign(qpos.begin(), qpos.end());
+    qvel_.assign(qvel.begin(), qvel.end());
+    update();
+  }
+  void setOverlay(const QStringList& lines) {
+    overlay_ = lines;
+    update();
+  }
+  void setTracking(bool on) {
+    view_.track_body = on ? 1 : -1;
+    if (renderer_) renderer_->set_view(view_);
+    update();
+  }
+  [[nodiscard]] bool tracking() const { return view_.track_body >= 0; }
+  void setHighQuality(bool on) {
+    quality_chosen_ = true;
+    if (on == high_quality_) return;
+    high_quality_ = on;
+    makeCurrent();
+    renderer_.reset();
+    doneCurrent();
+    update();
+  }
+  [[nodiscard]] bool highQuality() const { return high_quality_; }
+  [[nodiscard]] QString rendererName() const { return renderer_name_; }
+  void resetCamera() {
+    const bool track = tracking();
+    view_ = render::CameraView{};
+    view_.track_body = track ? 1 : -1;
+    if (renderer_) renderer_->set_view(view_);
+    update();
+  }
+  [[nodiscard]] double fps() const {
+    if (stamps_.size() < 2) return 0.0;
+    const double span = static_cast<double>(stamps_.back() - stamps_.front()) / 1000.0;
+    return span > 0 ? static_cast<double>(stamps_.size() - 1) / span : 0.0;
+  }
+  double last_ms = 0.0;
+  long frames = 0;
+  QImage last_frame_;
+
+ protected:
+  void initializeGL() override {
+    initializeOpenGLFunctions();
+    renderer_name_ = QString::fromStdString(render::current_renderer());
+    // Software OpenGL spends most of a frame on multisampling, shadows and reflections.
+    if (!quality_chosen_) high_quality_ = !render::software_renderer();
+  }
+
+  void paintGL() override {
+    QElapsedTimer timer;
+    timer.start();
+    const qreal ratio = devicePixelRatioF();
+    const int w = std::max(1, static_cast<int>(width() * ratio)), h = std::max(1, static_cast<int>(height() * ratio));
+    QImage frame;
+    QString failure;
+    if (model_ && !qpos_.empty()) {
+      try {
+        if (!renderer_ || renderer_->width() != w || renderer_->height() != h)
+          renderer_ = std::make_unique<render::SceneRenderer>(model_.get(), w, h, view_,
+                                                              high_quality_ ? render::RenderQuality{} : render::RenderQuality::fast());
+        const auto image = renderer_->render(qpos_, qvel_);
+        frame = QImage(image.rgb.data(), image.width, image.height, image.width * 3, QImage::Format_RGB888).convertToFormat(QImage::Format_RGB32);
+      } catch (const std::exception& e) {
+        failure = QString::fromUtf8(e.what());
+        renderer_.reset();
+      }
+      glBindFramebuffer(GL_FRAMEBUFFER, defaultFramebufferObject());
+      glViewport(0, 0, w, h);
+    }
+    // The frame is composed in memory (scene, then overlay) and drawn in one piece: the same
+    // picture is kept for lastFrame() and exports.
+    QImage composed = frame.isNull() ? QImage(w, h, QImage::Format_RGB32) : frame;
+    composed.setDevicePixelRatio(ratio);
+    {
+      QPainter painter(&composed);
+      if (frame.isNull()) {
+        painter.fillRect(rect(), QColor(0x20, 0x24, 0x2b));
+        painter.setPen(Qt::lightGray);
+        painter.drawText(rect().adjusted(12, 12, -12, -12), Qt::AlignCenter | Qt::TextWordWrap,
+                         failure.isEmpty() ? tr("No episode yet: open a checkpoint to watch its policy act.") : failure);
+      }
+      if (!overlay_.isEmpty()) drawOverlay(painter);
+    }
+    last_frame_ = composed;
+    QPainter painter(this);
+    painter.drawImage(QPointF(0, 0), composed);
+    painter.end();
+    if (!frame.isNull()) {
+      ++frames;
+      last_ms = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+      if (!clock_.isValid()) clock_.start();
+      stamps_.push_back(clock_.elapsed());
+      while (stamps_.size() > 2 && stamps_.back() - stamps_.front() > 1000) stamps_.pop_front();
+      if (first_frame_) {
+        first_frame_ = false;
+        emit owner_->frameDrawn();
+      }
+    } else if (!failure.isEmpty()) {
+      emit owner_->renderFailed(failure);
+    }
+  }
+
+  void drawOverlay(QPainter& painter) const {
+    QFont font(QStringLiteral("DejaVu Sans Mono"));
+    font.setStyleHint(QFont::Monospace);
+    font.setPointSizeF(9.5);
+    painter.setFont(font);
+    const QFontMetrics metrics(font);
+    int longest = 0;
+    for (const auto& line : overlay_) longest = std::max(longest, metrics.horizontalAdvance(line));
+    const QRect box(8, 8, longest + 16, metrics.lineSpacing() * static_cast<int>(overlay_.size()) + 10);
+    painter.fillRect(box, QColor(0, 0, 0, 150));
+    painter.setPen(Qt::white);
+    for (int i = 0; i < overlay_.size(); ++i)
+      painter.drawText(box.left() + 8, box.top() + 5 + metrics.ascent() + i * metrics.lineSpacing(), overlay_[i]);
+  }
+
+  void mousePressEvent(QMouseEvent* event) override { last_mouse_ = event->position(); }
+  void mouseMoveEvent(QMouseEvent* event) override {
+    const QPointF d = event->position() - last_mouse_;
+    last_mouse_ = event->position();
+    view_.azimuth -= d.x() * 0.4;
+    view_.elevation = std::clamp(view_.elevation - d.y() * 0.4, -89.0, 89.0);
+    if (renderer_) renderer_->set_view(view_);
+    update();
+  }
+  void wheelEvent(QWheelEvent* event) override {
+    view_.distance = std::clamp(view_.distance * std::pow(0.999, event->angleDelta().y()), 0.5, 40.0);
+    if (renderer_) renderer_->set_view(view_);
+    update();
+  }
+
+ private:
+  SceneView* owner_;
+  std::shared_ptr<const mjModel_> model_;
+  std::unique_ptr<render::SceneRenderer> renderer_;
+  render::CameraView view_;
+  std::vector<double> qpos_, qvel_;
+  QStringList overlay_;
+  QPointF last_mouse_;
+  QElapsedTimer clock_;
+  std::deque<qint64> stamps_;
+  bool first_frame_ = true;
+  bool high_quality_ = true, quality_chosen_ = false;
+  QString renderer_name_;
+};
+
+SceneView::SceneView(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  if (openGlAvailable()) {
+    canvas_ = new SceneCanvas(this);
+    layout->addWidget(canvas_);
+  } else {
+    auto* label = new QLabel(tr("The 3-D view needs OpenGL, which this window does not have (Qt platform \"%1\").\n"
+                                "Start the studio on a desktop, or under xvfb-run on a machine without a screen.\n"
+                                "The timeline, plots and attention map below still follow the episode.")
+                                 .arg(QGuiApplication::platformName()));
+    label->setAlignment(Qt::AlignCenter);
+    label->setWordWrap(true);
+    label->setMinimumSize(240, 180);
+    label->setStyleSheet(QStringLiteral("background: #20242b; color: #d0d0d0; padding: 12px;"));
+    layout->addWidget(label);
+  }
+}
+
+SceneView::~SceneView() = default;
+
+bool SceneView::openGlAvailable() {
+  static const bool available = [] {
+    const QString platform = QGuiApplication::platformName();
+    if (platform == QLatin1String("offscreen") || platform == QLatin1String("minimal")) return false;
+    QOpenGLContext context;
+    return context.create();
+  }();
+  return available;
+}
+
+void SceneView::setPhysicsModel(std::shared_ptr<const mjModel_> model) {
+  if (canvas_) canvas_->setModel(std::move(model));
+}
+void SceneView::setState(std::span<const double> qpos, std::span<const double> qvel) {
+  if (canvas_) canvas_->setState(qpos, qvel);
+}
+void SceneView::setOverlay(const QStringList& lines) {
+  if (canvas_) canvas_->setOverlay(lines);
+}
+void SceneView::setTracking(bool on) {
+  if (canvas_) canvas_->setTracking(on);
+}
+bool SceneView::tracking() const { return canvas_ ? canvas_->tracking() : true; }
+void SceneView::resetCamera() {
+  if (canvas_) canvas_->resetCamera();
+}
+void SceneView::setHighQuality(bool on) {
+  if (canvas_) canvas_->setHighQuality(on);
+}
+bool SceneView::highQuality() const { return canvas_ && canvas_->highQuality(); }
+QString SceneView::rendererName() const { return canvas_ ? canvas_->rendererName() : QString(); }
+double SceneView::framesPerSecond() const { return canvas_ ? canvas_->fps() : 0.0; }
+double SceneView::lastFrameMilliseconds() const { return canvas_ ? canvas_->last_ms : 0.0; }
+long SceneView::framesDrawn() const { return canvas_ ? canvas_->frames : 0; }
+QImage SceneView::lastFrame() const { return canvas_ ? canvas_->last_frame_ : QImage(); }
+
+}  // namespace dstudio::viz

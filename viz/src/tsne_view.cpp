@@ -1,0 +1,452 @@
+// The token t-SNE view. See tsne_view.h.
+
+#include "dstudio/viz/tsne_view.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <qcustomplot.h>
+
+#include "colors.h"
+#include "dstudio/viz/export_dialog.h"
+#include "gradients.h"
+
+namespace dstudio::viz {
+namespace {
+
+// Continuous colours are drawn in bands of the map: a few dozen graphs instead of one per point.
+constexpr int kBands = 32;
+
+// R, s and a keep their colour before merging and in the block; the tokens that enter the block
+// are triangles, the embeddings before merging discs.
+QColor modality_colour(const std::string& m, std::size_t index) {
+  if (m == "merged") return colors::kOrange;
+  if (!m.empty() && m[0] == 'R') return colors::kBlue;
+  if (!m.empty() && m[0] == 's') return colors::kVermillion;
+  if (!m.empty() && m[0] == 'a') return colors::kBluishGreen;
+  return colors::categorical()[(index + 4) % colors::categorical().size()];
+}
+
+bool in_block(const std::string& m) { return m.size() > 2 && m.find(" in block") != std::string::npos; }
+
+QString modality_name(const std::string& m) {
+  if (m == "R") return QObject::tr("R (return-to-go)");
+  if (m == "s") return QObject::tr("s (state)");
+  if (m == "a") return QObject::tr("a (action)");
+  return QString::fromStdString(m);
+}
+
+}  // namespace
+
+TsneView::TsneView(QWidget* parent)
+    : QWidget(parent),
+      colour_by_(new QComboBox),
+      perplexity_(new QDoubleSpinBox),
+      iterations_box_(new QSpinBox),
+      run_(new QPushButton(tr("Run t-SNE"))),
+      play_(new QPushButton(tr("Replay"))),
+      export_(new QPushButton(tr("Export figure…"))),
+      slider_(new QSlider(Qt::Horizontal)),
+      iteration_(new QLabel),
+      caption_(new QLabel),
+      plot_(new QCustomPlot),
+      scale_(new QCPColorScale(plot_)),
+      redraw_(new QTimer(this)),
+      player_(new QTimer(this)) {
+  colour_by_->addItems({tr("modality"), tr("timestep"), tr("return-to-go")});
+  perplexity_->setRange(2.0, 200.0);
+  perplexity_->setValue(30.0);
+  perplexity_->setDecimals(0);
+  perplexity_->setToolTip(tr("About the number of neighbours each token keeps close; must stay below a third of the tokens"));
+  iterations_box_->setRange(250, 10000);
+  iterations_box_->setSingleStep(250);
+  iterations_box_->setValue(1000);
+  iterations_box_->setToolTip(tr("The first 250 iterations use early exaggeration (van der Maaten and Hinton, 2008)"));
+  slider_->setMinimumWidth(160);
+  slider_->setToolTip(tr("Replay the layouts of the run, one every 10 iterations"));
+  iteration_->setMinimumWidth(iteration_->fontMetrics().horizontalAdvance(QStringLiteral("iteration 10000 / 10000 · KL 0.000 (000.0 s)")));
+  play_->setToolTip(tr("Play the run again from its first layout"));
+  export_->setToolTip(tr("PDF, SVG and PNG in a venue's size and fonts, with the coordinates as CSV"));
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel(tr("Colour by")));
+  controls->addWidget(colour_by_);
+  controls->addSpacing(12);
+  controls->addWidget(new QLabel(tr("Perplexity")));
+  controls->addWidget(perplexity_);
+  controls->addWidget(new QLabel(tr("Iterations")));
+  controls->addWidget(iterations_box_);
+  controls->addWidget(run_);
+  controls->addSpacing(12);
+  controls->addWidget(play_);
+  controls->addWidget(slider_, 1);
+  controls->addWidget(iteration_);
+  controls->addWidget(export_);
+  caption_->setWordWrap(true);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(controls);
+  layout->addWidget(caption_);
+  layout->addWidget(plot_, 1);
+
+  // The axes of an embedding carry no units.
+  for (auto* axis : {plot_->xAxis, plot_->yAxis}) {
+    axis->setTicks(false);
+    axis->grid()->setVisible(false);
+    axis->grid()->setZeroLinePen(Qt::NoPen);
+  }
+  plot_->xAxis->setLabel(tr("t-SNE 1"));
+  plot_->yAxis->setLabel(tr("t-SNE 2"));
+  // The legend stands to the right of the points, where it hides none of them, at the top.
+  plot_->legend->setVisible(true);
+  plot_->legend->setBorderPen(Qt::NoPen);
+  plot_->axisRect()->insetLayout()->take(plot_->legend);
+  legend_box_ = new QCPLayoutGrid;
+  legend_box_->addElement(0, 0, plot_->legend);
+  legend_box_->addElement(1, 0, new QCPLayoutElement(plot_));
+  legend_box_->setRowStretchFactor(0, 0.001);
+  plot_->plotLayout()->addElement(0, 1, legend_box_);
+  plot_->plotLayout()->setColumnStretchFactor(1, 0.001);
+  scale_->setType(QCPAxis::atRight);
+  scale_->setBarWidth(10);
+  // Scatter graphs take no colour map: the scale only says what the colours mean.
+  scale_->setGradient(viridis());
+  scale_->setVisible(false);
+  auto* margins = new QCPMarginGroup(plot_);
+  plot_->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+  scale_->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+
+  redraw_->setSingleShot(true);
+  redraw_->setInterval(30);
+  connect(redraw_, &QTimer::timeout, this, &TsneView::draw);
+  player_->setInterval(40);
+  connect(player_, &QTimer::timeout, this, [this] {
+    if (shown_ + 1 >= snapshotCount()) {
+      player_->stop();
+      play_->setText(tr("Replay"));
+      return;
+    }
+    showSnapshot(shown_ + 1);
+  });
+  connect(play_, &QPushButton::clicked, this, [this] {
+    if (player_->isActive()) {
+      player_->stop();
+      play_->setText(tr("Replay"));
+      return;
+    }
+    if (shown_ + 1 >= snapshotCount()) showSnapshot(0);
+    play_->setText(tr("Pause"));
+    player_->start();
+  });
+  connect(slider_, &QSlider::valueChanged, this, [this](int index) {
+    if (index != shown_) showSnapshot(index);
+  });
+  connect(colour_by_, &QComboBox::currentIndexChanged, this, [this] { draw(); });
+  connect(run_, &QPushButton::clicked, this, [this] {
+    if (running_) emit cancelRequested();
+    else emit runRequested(perplexity(), iterations());
+  });
+  connect(export_, &QPushButton::clicked, this, &TsneView::exportWithDialog);
+  clear(tr("Open a checkpoint to lay its tokens out: File ▸ Open Checkpoint."));
+}
+
+void TsneView::setTokens(const QString& title, models::TokenCloud tokens) {
+  player_->stop();
+  title_ = title;
+  modality_ = std::move(tokens.modality);
+  window_ = std::move(tokens.window);
+  timestep_ = std::move(tokens.timestep);
+  rtg_ = std::move(tokens.return_to_go);
+  modalities_.clear();
+  for (const auto& m : modality_)
+    if (std::find(modalities_.begin(), modalities_.end(), m) == modalities_.end()) modalities_.push_back(m);
+  iterations_.clear();
+  layouts_.clear();
+  shown_ = -1;
+  kl_ = -1.0;
+  finished_ = false;
+  stopped_.clear();
+  int windows = 0;
+  for (int w : window_) windows = std::max(windows, w + 1);
+  QStringList names;
+  for (const auto& m : modalities_) names << QString::fromStdString(m);
+  caption_->setText(tr("%1 — %2 tokens from %3 windows (%4). Nearby points are tokens the model embeds alike; the axes have no units.")
+                        .arg(title_)
+                        .arg(pointCount())
+                        .arg(windows)
+                        .arg(names.join(QStringLiteral(", "))));
+  draw();
+}
+
+void TsneView::setReady(bool ready, const QString& message) {
+  ready_ = ready;
+  run_->setEnabled(ready || running_);
+  perplexity_->setEnabled(ready && !running_);
+  iterations_box_->setEnabled(ready && !running_);
+  if (!message.isEmpty()) caption_->setText(message);
+}
+
+void TsneView::clear(const QString& message) {
+  player_->stop();
+  title_.clear();
+  modality_.clear();
+  modalities_.clear();
+  window_.clear();
+  timestep_.clear();
+  rtg_.clear();
+  iterations_.clear();
+  layouts_.clear();
+  shown_ = -1;
+  kl_ = -1.0;
+  finished_ = false;
+  caption_->setText(message);
+  setReady(false);
+  draw();
+}
+
+void TsneView::setColourBy(ColourBy by) { colour_by_->setCurrentIndex(static_cast<int>(by)); }
+TsneView::ColourBy TsneView::colourBy() const { return static_cast<ColourBy>(colour_by_->currentIndex()); }
+void TsneView::setParameters(double perplexity, int iterations) {
+  perplexity_->setValue(perplexity);
+  iterations_box_->setValue(iterations);
+}
+
+double TsneView::perplexity() const { return perplexity_->value(); }
+int TsneView::iterations() const { return iterations_box_->value(); }
+
+void TsneView::setRunning(bool running) {
+  running_ = running;
+  if (running) {
+    // A new run: the layouts of the last one no longer apply.
+    total_iterations_ = iterations();
+    finished_ = false;
+    stopped_.clear();
+    player_->stop();
+    iterations_.clear();
+    layouts_.clear();
+    shown_ = -1;
+    kl_ = -1.0;
+    draw();
+  }
+  run_->setText(running ? tr("Cancel") : tr("Run t-SNE"));
+  run_->setEnabled(running || ready_);
+  perplexity_->setEnabled(!running && ready_);
+  iterations_box_->setEnabled(!running && ready_);
+  slider_->setEnabled(!running && snapshotCount() > 1);
+  play_->setEnabled(!running && snapshotCount() > 1);
+  updateStatus();
+}
+
+void TsneView::showLayout(int iteration, std::vector<double> xy) {
+  if (xy.size() != modality_.size() * 2 || modality_.empty()) return;  // a layout of other tokens
+  iterations_.push_back(iteration);
+  layouts_.push_back(std::move(xy));
+  total_iterations_ = std::max(total_iterations_, iteration);
+  shown_ = snapshotCount() - 1;
+  {
+    const QSignalBlocker block(slider_);
+    slider_->setRange(0, snapshotCount() - 1);
+    slider_->setValue(shown_);
+  }
+  // Layouts may come faster than the screen redraws: draw the newest one at most every 30 ms.
+  if (!redraw_->isActive()) redraw_->start();
+  updateStatus();
+}
+
+void TsneView::finish(double kl, double seconds) {
+  kl_ = kl;
+  seconds_ = seconds;
+  finished_ = true;
+  setRunning(false);
+  draw();
+}
+
+void TsneView::stop(const QString& why) {
+  stopped_ = why;
+  setRunning(false);
+  draw();
+}
+
+void TsneView::showSnapshot(int index) {
+  if (snapshotCount() == 0) return;
+  shown_ = std::clamp(index, 0, snapshotCount() - 1);
+  {
+    const QSignalBlocker block(slider_);
+    slider_->setValue(shown_);
+  }
+  draw();
+}
+
+QString TsneView::status() const { return iteration_->text(); }
+
+void TsneView::updateStatus() {
+  if (shown_ < 0) {
+    iteration_->setText(running_ ? tr("gathering tokens and neighbours…") : stopped_);
+    return;
+  }
+  QString text = tr("iteration %1 / %2").arg(iterations_[static_cast<std::size_t>(shown_)]).arg(total_iterations_);
+  if (finished_ && kl_ >= 0) text += tr(" · KL %1 (%2 s)").arg(kl_, 0, 'f', 3).arg(seconds_, 0, 'f', 1);
+  else if (running_) text += tr(" · KL at the end");
+  else if (!stopped_.isEmpty()) text += tr(" · %1").arg(stopped_);
+  iteration_->setText(text);
+}
+
+double TsneView::valueOf(int i) const {
+  const auto at = static_cast<std::size_t>(i);
+  return colourBy() == ColourBy::Timestep ? static_cast<double>(timestep_[at]) : rtg_[at];
+}
+
+QColor TsneView::colourOf(int i) const {
+  if (i < 0 || i >= pointCount()) return {};
+  const auto at = static_cast<std::size_t>(i);
+  if (colourBy() == ColourBy::Modality) {
+    const auto k = static_cast<std::size_t>(std::find(modalities_.begin(), modalities_.end(), modality_[at]) - modalities_.begin());
+    return modality_colour(modality_[at], k);
+  }
+  double lo = 1e300, hi = -1e300;
+  for (int j = 0; j < pointCount(); ++j) lo = std::min(lo, valueOf(j)), hi = std::max(hi, valueOf(j));
+  if (hi <= lo) hi = lo + 1.0;
+  const int band = std::clamp(static_cast<int>((valueOf(i) - lo) / (hi - lo) * kBands), 0, kBands - 1);
+  return QColor::fromRgb(viridis().color(lo + (band + 0.5) * (hi - lo) / kBands, QCPRange(lo, hi)));
+}
+
+void TsneView::draw() {
+  plot_->clearGraphs();
+  const bool continuous = colourBy() != ColourBy::Modality;
+  // Right of the points: the colour scale while colours are continuous, else the legend.
+  QCPLayoutElement* side = continuous ? static_cast<QCPLayoutElement*>(scale_) : legend_box_;
+  if (plot_->plotLayout()->element(0, 1) != side) {
+    QCPLayoutElement* other = continuous ? static_cast<QCPLayoutElement*>(legend_box_) : scale_;
+    plot_->plotLayout()->take(other);
+    other->setVisible(false);
+    plot_->plotLayout()->addElement(0, 1, side);
+    plot_->plotLayout()->setColumnStretchFactor(1, 0.001);
+    side->setVisible(true);
+  }
+  plot_->legend->setVisible(!continuous && shown_ >= 0);
+  if (shown_ >= 0) {
+    const auto& xy = layouts_[static_cast<std::size_t>(shown_)];
+    const int n = pointCount();
+    std::vector<QVector<double>> gx, gy;
+    std::vector<QColor> colour;
+    std::vector<QString> name;
+    std::vector<bool> triangle;
+    if (!continuous) {
+      const auto groups = modalities_.size();
+      gx.resize(groups), gy.resize(groups);
+      for (std::size_t k = 0; k < groups; ++k) {
+        colour.push_back(modality_colour(modalities_[k], k));
+        name.push_back(modality_name(modalities_[k]));
+        triangle.push_back(in_block(modalities_[k]));
+      }
+      for (int i = 0; i < n; ++i) {
+        const auto at = static_cast<std::size_t>(i);
+        const auto k = static_cast<std::size_t>(std::find(modalities_.begin(), modalities_.end(), modality_[at]) - modalities_.begin());
+        gx[k] << xy[at * 2];
+        gy[k] << xy[at * 2 + 1];
+      }
+    } else {
+      double lo = 1e300, hi = -1e300;
+      for (int i = 0; i < n; ++i) lo = std::min(lo, valueOf(i)), hi = std::max(hi, valueOf(i));
+      if (hi <= lo) hi = lo + 1.0;
+      scale_->setDataRange(QCPRange(lo, hi));
+      scale_->axis()->setLabel(colourBy() == ColourBy::Timestep ? tr("timestep") : tr("return-to-go"));
+      gx.resize(kBands), gy.resize(kBands);
+      for (int b = 0; b < kBands; ++b) {
+        colour.push_back(QColor::fromRgb(viridis().color(lo + (b + 0.5) * (hi - lo) / kBands, QCPRange(lo, hi))));
+        name.push_back({});
+        triangle.push_back(false);
+      }
+      for (int i = 0; i < n; ++i) {
+        const auto at = static_cast<std::size_t>(i);
+        const auto b = static_cast<std::size_t>(std::clamp(static_cast<int>((valueOf(i) - lo) / (hi - lo) * kBands), 0, kBands - 1));
+        gx[b] << xy[at * 2];
+        gy[b] << xy[at * 2 + 1];
+      }
+    }
+    for (std::size_t k = 0; k < gx.size(); ++k) {
+      if (gx[k].isEmpty()) continue;
+      auto* g = plot_->addGraph();
+      g->setData(gx[k], gy[k]);  // unsorted keys: the graph sorts them
+      g->setAdaptiveSampling(false);  // every point is drawn
+      g->setLineStyle(QCPGraph::lsNone);
+      QColor c = colour[k];
+      c.setAlpha(170);
+      g->setScatterStyle(QCPScatterStyle(triangle[k] ? QCPScatterStyle::ssTriangle : QCPScatterStyle::ssDisc, c, c, triangle[k] ? 6 : 5));
+      g->setName(name[k]);
+      if (name[k].isEmpty()) g->removeFromLegend();
+    }
+    // The layout grows fast during early exaggeration: the axes follow it.
+    plot_->rescaleAxes();
+    plot_->xAxis->scaleRange(1.06, plot_->xAxis->range().center());
+    plot_->yAxis->scaleRange(1.06, plot_->yAxis->range().center());
+  }
+  export_->setEnabled(shown_ >= 0);
+  updateStatus();
+  plot_->replot();
+}
+
+int TsneView::pointsDrawn() const {
+  int n = 0;
+  for (int g = 0; g < plot_->graphCount(); ++g) n += plot_->graph(g)->dataCount();
+  return n;
+}
+
+int TsneView::groupsDrawn() const { return plot_->graphCount(); }
+bool TsneView::colourScaleShown() const { return plot_->plotLayout()->element(0, 1) == scale_ && scale_->visible(); }
+
+FigureText TsneView::figureText() const {
+  const QString by = colourBy() == ColourBy::Modality ? tr("modality") : colourBy() == ColourBy::Timestep ? tr("timestep") : tr("return-to-go");
+  return {tr("%1: tokens by %2").arg(title_, by), {}, {}};
+}
+
+std::vector<std::string> TsneView::exportFigure(const std::string& base, const FigureStyle& style) const {
+  if (shown_ < 0) return {};
+  const auto& xy = layouts_[static_cast<std::size_t>(shown_)];
+  const FigureStyle s = with_defaults(style, figureText());
+  std::vector<std::string> written;
+  if (colourBy() == ColourBy::Modality) {
+    std::vector<ScatterGroup> groups;
+    for (std::size_t k = 0; k < modalities_.size(); ++k)
+      groups.push_back({modality_name(modalities_[k]), {}, {}, modality_colour(modalities_[k], k),
+                        in_block(modalities_[k]) ? Marker::Triangle : Marker::Disc});
+    for (int i = 0; i < pointCount(); ++i) {
+      const auto at = static_cast<std::size_t>(i);
+      auto& g = groups[static_cast<std::size_t>(std::find(modalities_.begin(), modalities_.end(), modality_[at]) - modalities_.begin())];
+      g.x.push_back(xy[at * 2]);
+      g.y.push_back(xy[at * 2 + 1]);
+    }
+    written = save_scatter(base, groups, s, s.x_title, s.y_title);
+  } else {
+    std::vector<double> x, y, value;
+    for (int i = 0; i < pointCount(); ++i) {
+      x.push_back(xy[static_cast<std::size_t>(i) * 2]);
+      y.push_back(xy[static_cast<std::size_t>(i) * 2 + 1]);
+      value.push_back(valueOf(i));
+    }
+    written = save_value_scatter(base, x, y, value, colourBy() == ColourBy::Timestep ? tr("timestep") : tr("return-to-go"), s);
+  }
+  // The same columns as `dstudio analyze tsne`'s tsne.csv.
+  std::ofstream csv(base + ".csv");
+  csv << "x,y,modality,window,timestep,return_to_go\n";
+  for (int i = 0; i < pointCount(); ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    csv << xy[at * 2] << ',' << xy[at * 2 + 1] << ',' << modality_[at] << ',' << window_[at] << ',' << timestep_[at] << ',' << rtg_[at] << '\n';
+  }
+  if (csv) written.push_back(base + ".csv");
+  return written;
+}
+
+void TsneView::exportWithDialog() {
+  const auto written = ExportDialog::exportSource(this, *this);
+  if (!written.empty()) caption_->setText(tr("Wrote %1 files: %2").arg(written.size()).arg(QString::fromStdString(written.front())));
+}
+
+}  // namespace dstudio::viz
