@@ -75,6 +75,7 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(viewer_, tr("Viewer"));
   tabs_->addTab(training_, tr("Training"));
   tabs_->setMovable(true);
+  connect(view_, &viz::DatasetView::replayRequested, this, &MainWindow::replayEpisode);
   connect(returns_view_, &viz::ReturnAnalysisView::ablationRequested, this, &MainWindow::runAblation);
   connect(returns_view_, &viz::ReturnAnalysisView::sweepRequested, this, &MainWindow::runSweep);
   connect(returns_view_, &viz::ReturnAnalysisView::cancelRequested, this, &MainWindow::cancelRollout);
@@ -328,6 +329,21 @@ void MainWindow::dropEvent(QDropEvent* event) {
   event->acceptProposedAction();
   for (const auto& url : urls)
     if (url.isLocalFile()) openAny(url.toLocalFile());
+}
+
+bool MainWindow::replayEpisode(qint64 episode) {
+  const auto& dataset = view_->dataset();
+  if (!dataset) return false;
+  try {
+    std::shared_ptr<models::EpisodePlayer> replay = models::EpisodePlayer::replay(*dataset, static_cast<int>(episode));
+    viewer_->setPlayer(tr("%1, episode %2").arg(QFileInfo(QString::fromStdString(dataset->path)).completeBaseName()).arg(episode), replay);
+    tabs_->setCurrentWidget(viewer_);
+    status_->setText(tr("Replaying episode %1 of the dataset in the viewer").arg(episode));
+    return true;
+  } catch (const std::exception& e) {
+    status_->setText(tr("Cannot replay episode %1: %2").arg(episode).arg(QString::fromStdString(e.what())));
+    return false;
+  }
 }
 
 void MainWindow::openAny(const QString& path) {

@@ -115,6 +115,8 @@ class MainWindow : public QMainWindow {
   /// Writes every view that has a figure into `dir` in `style` (figures.h); returns the paths.
   std::vector<std::string> exportAllViews(const QString& dir, const viz::FigureStyle& style) const;
   [[nodiscard]] QString checkpointPath() const { return checkpoint_path_; }
+  /// Replays episode `episode` of the open dataset in the viewer from its recorded states.
+  bool replayEpisode(qint64 episode);
   /// Opens a dataset, a checkpoint (.pt) or a workspace (.json), by its name.
   void openAny(const QString& path);
 

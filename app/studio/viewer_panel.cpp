@@ -216,6 +216,11 @@ void ViewerPanel::setPlayer(const QString& title, std::shared_ptr<models::Episod
   if (player->frames().empty()) player->reset(static_cast<std::uint64_t>(seed_->value()), target_->value());
   live_ = std::make_unique<models::LivePlayer>(std::move(player));
   live_->set_speed(speed_->currentData().toDouble());
+  if (live_->replay()) {
+    attention_->clear(tr("A dataset episode replayed from its recorded states: no policy acts, so there is no attention "
+                         "map. Open a checkpoint to watch a policy."));
+    map_caption_->setText(QString());
+  }
   timeline_generation_ = live_->state().generation;
   if (autoplay) live_->play();
   timer_->start();
@@ -306,7 +311,8 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
     scene_->setState(f.physics.qpos, f.physics.qvel);
     QStringList overlay;
     overlay << QStringLiteral("%1  step %2").arg(title_).arg(f.step);
-    overlay << tr("target %1   return-to-go %2").arg(number(f.target, 0), number(f.return_to_go));
+    if (live_ && live_->replay()) overlay << tr("dataset episode   return-to-go %1").arg(number(f.return_to_go));
+    else overlay << tr("target %1   return-to-go %2").arg(number(f.target, 0), number(f.return_to_go));
     overlay << tr("return %1   score %2")
                    .arg(number(f.return_so_far), number(live_ ? env::normalized_score(live_->task(), f.return_so_far) : 0.0));
     if (f.zeroing != models::ModalityZeroing::None) overlay << tr("zeroed: %1").arg(zeroing_->itemText(zeroing_->findData(static_cast<int>(f.zeroing))));
@@ -358,8 +364,12 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
 
 void ViewerPanel::updateControls() {
   const bool ready = live_ != nullptr;
-  for (QWidget* w : std::initializer_list<QWidget*>{restart_, back_, play_, forward_, speed_, slider_, target_, zeroing_, seed_})
+  for (QWidget* w : std::initializer_list<QWidget*>{restart_, back_, play_, forward_, speed_, slider_})
     w->setEnabled(ready);
+  // A replayed dataset episode has no policy to re-condition.
+  const bool policy = ready && !live_->replay();
+  for (QWidget* w : std::initializer_list<QWidget*>{target_, zeroing_, seed_}) w->setEnabled(policy);
+  restart_->setToolTip(policy ? tr("New episode with the seed on the right (Home)") : tr("Back to the first step (Home)"));
   play_->setIcon(style()->standardIcon(shown_.playing ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
   {
     const QSignalBlocker block(slider_);

@@ -7,6 +7,9 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QDoubleSpinBox>
+#include <QPushButton>
+#include <QTableView>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -23,6 +26,7 @@
 
 #include "dstudio/data/dataset.h"
 #include "dstudio/viz/attention_map_view.h"
+#include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/episode_timeline.h"
 #include "h5_fixture.h"
 #include "main_window.h"
@@ -226,6 +230,54 @@ TEST_F(Viewer, AFileThatIsNotAWorkspaceChangesNothing) {
   // Writing where no file can be: refused with the reason, nothing half-written.
   EXPECT_FALSE(w.saveWorkspace(QString::fromStdString((dir / "no-such-folder" / "w.json").string()), &error));
   EXPECT_TRUE(error.contains("cannot be written")) << error.toStdString();
+}
+
+// A dataset episode replayed in the viewer from the file's infos/qpos and infos/qvel.
+TEST_F(Viewer, ReplaysADatasetEpisodeFromItsRecordedStates) {
+  MainWindow w;
+  QSignalSpy opened(&w, &MainWindow::datasetOpened);
+  w.openDefaultDataset();
+  ASSERT_TRUE(opened.wait(180000));
+  auto* table = w.datasetView()->episodeTable();
+  auto* replay = w.datasetView()->replayButton();
+  EXPECT_FALSE(replay->isEnabled()) << "nothing selected yet";
+  table->selectRow(0);
+  ASSERT_TRUE(replay->isEnabled());
+  const auto& episode = w.datasetView()->dataset()->episodes.at(0);
+  replay->click();
+  auto* v = w.viewer();
+  ASSERT_TRUE(v->hasPlayer());
+  EXPECT_EQ(w.tabs()->currentWidget(), v);
+  v->pause();
+  v->seek(0);
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor == 0 && s.frame; }));
+  EXPECT_EQ(v->shown().frames, episode.length);
+  EXPECT_NEAR(v->shown().frame->return_to_go, episode.ret, 1e-3) << "the episode's own return-to-go";
+  const auto& qpos = w.datasetView()->dataset()->data.qpos;
+  EXPECT_FLOAT_EQ(static_cast<float>(v->shown().frame->physics.qpos[1]), qpos[static_cast<std::size_t>(episode.start) * 6 + 1]);
+  // No policy: the conditioning controls are off, and playing runs through the recorded steps.
+  EXPECT_FALSE(v->findChild<QDoubleSpinBox*>()->isEnabled());
+  v->setSpeed(0.0);
+  v->play();
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.finished && !s.playing; }));
+  EXPECT_EQ(v->shown().cursor, static_cast<int>(episode.length) - 1);
+  EXPECT_EQ(v->timeline()->steps(), episode.length);
+}
+
+TEST_F(Viewer, ADatasetWithoutStatesCannotBeReplayed) {
+  test::D4rlSpec spec;
+  spec.n = 12;
+  spec.terminals = {0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  const QString dataset = QString::fromStdString((dir / "no-states.hdf5").string());
+  test::write_d4rl_fixture(dataset.toStdString(), spec);
+  MainWindow w;
+  QSignalSpy opened(&w, &MainWindow::datasetOpened);
+  w.openDataset(dataset);
+  ASSERT_TRUE(opened.wait(20000));
+  w.datasetView()->episodeTable()->selectRow(0);
+  EXPECT_FALSE(w.datasetView()->replayButton()->isEnabled());
+  EXPECT_FALSE(w.replayEpisode(0));
+  EXPECT_FALSE(w.viewer()->hasPlayer());
 }
 
 }  // namespace

@@ -315,5 +315,63 @@ TEST(LivePlayer, PlaysPausesStepsBackAndBranchesOnItsOwnThread) {
   live.play();  // destroyed while playing: the destructor stops the thread
 }
 
+// A dataset episode replayed from its simulator states: the recorded frames, the episode's own
+// returns-to-go, and no policy to re-condition.
+TEST(EpisodePlayer, ReplaysADatasetEpisodeFromItsStates) {
+  data::Dataset ds;
+  ds.path = "made-here.hdf5";
+  ds.env_id = "hopper";
+  auto& t = ds.data;
+  t.obs_dim = 11;
+  t.act_dim = 3;
+  t.qpos_dim = 6;
+  t.qvel_dim = 6;
+  env::Environment e("hopper");
+  std::vector<float> obs(11), action(3);
+  e.reset(1, obs);
+  const int n = 25;
+  for (int k = 0; k < n; ++k) {
+    t.observations.insert(t.observations.end(), obs.begin(), obs.end());
+    for (double q : e.qpos()) t.qpos.push_back(static_cast<float>(q));
+    for (double v : e.qvel()) t.qvel.push_back(static_cast<float>(v));
+    for (int i = 0; i < 3; ++i) action[static_cast<std::size_t>(i)] = static_cast<float>(0.2 * std::sin(k + i));
+    t.actions.insert(t.actions.end(), action.begin(), action.end());
+    t.rewards.push_back(static_cast<float>(e.step(action, obs).reward));
+    t.terminals.push_back(0);
+    t.timeouts.push_back(k == n - 1);
+  }
+  ds.episodes = data::segment_episodes(t.rewards, t.terminals, t.timeouts);
+  ASSERT_EQ(ds.episodes.size(), 1u);
+
+  auto replay = EpisodePlayer::replay(ds, 0);
+  EXPECT_TRUE(replay->isReplay());
+  const auto& frames = replay->frames();
+  ASSERT_EQ(frames.size(), static_cast<std::size_t>(n));
+  double total = 0.0;
+  for (float r : t.rewards) total += r;
+  EXPECT_NEAR(frames.front()->return_to_go, total, 1e-9);
+  for (int k = 0; k < n; ++k) {
+    const auto& f = *frames[static_cast<std::size_t>(k)];
+    EXPECT_EQ(f.step, k);
+    EXPECT_FLOAT_EQ(static_cast<float>(f.physics.qpos[1]), t.qpos[static_cast<std::size_t>(k) * 6 + 1]);
+    EXPECT_EQ(f.action[2], t.actions[static_cast<std::size_t>(k) * 3 + 2]);
+    EXPECT_NEAR(f.return_to_go + f.return_so_far, total, 1e-9) << "what is to go and what was collected add up";
+  }
+  EXPECT_TRUE(replay->finished());
+  EXPECT_FALSE(frames.back()->terminated) << "it ended by the time limit";
+  EXPECT_FALSE(replay->step());
+  replay->branch(3, 1.0, ModalityZeroing::ReturnsToGo);
+  EXPECT_EQ(replay->frames().size(), static_cast<std::size_t>(n)) << "a replay cannot be re-conditioned";
+
+  ds.data.qpos_dim = 0;
+  try {
+    EpisodePlayer::replay(ds, 0);
+    FAIL() << "a dataset without states was replayed";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_THAT(error.what(), HasSubstr("made-here.hdf5: has no infos/qpos"));
+  }
+  EXPECT_THROW(EpisodePlayer::replay(ds, 5), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace dstudio::models

@@ -3,6 +3,7 @@
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QLabel>
+#include <QPushButton>
 #include <QLocale>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -24,7 +25,8 @@ DatasetView::DatasetView(QWidget* parent)
       model_(new EpisodeTableModel(this)),
       proxy_(new QSortFilterProxyModel(this)),
       histogram_(new ReturnHistogram),
-      warnings_(new QLabel) {
+      warnings_(new QLabel),
+      replay_(new QPushButton(tr("Replay in Viewer"))) {
   summary_->setColumnCount(2);
   summary_->setHeaderLabels({tr("Dataset"), tr("Value")});
   summary_->setAlternatingRowColors(true);
@@ -45,9 +47,23 @@ DatasetView::DatasetView(QWidget* parent)
   connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
           &DatasetView::onRowSelected);
 
+  replay_->setEnabled(false);
+  replay_->setToolTip(tr("Play the selected episode in the Viewer from the dataset's infos/qpos and infos/qvel "
+                         "(double-click a row does the same)"));
+  connect(replay_, &QPushButton::clicked, this, [this] {
+    if (selected_ >= 0) emit replayRequested(selected_);
+  });
+  connect(table_, &QTableView::doubleClicked, this, [this] {
+    if (replay_->isEnabled() && selected_ >= 0) emit replayRequested(selected_);
+  });
+  auto* episodes = new QWidget;
+  auto* episodes_layout = new QVBoxLayout(episodes);
+  episodes_layout->setContentsMargins(0, 0, 0, 0);
+  episodes_layout->addWidget(table_, 1);
+  episodes_layout->addWidget(replay_, 0, Qt::AlignLeft);
   auto* right = new QSplitter(Qt::Vertical);
   right->addWidget(histogram_);
-  right->addWidget(table_);
+  right->addWidget(episodes);
   right->setStretchFactor(0, 1);
   right->setStretchFactor(1, 1);
   auto* split = new QSplitter(Qt::Horizontal);
@@ -71,6 +87,8 @@ DatasetView::DatasetView(QWidget* parent)
 
 void DatasetView::setDataset(std::shared_ptr<const data::Dataset> dataset) {
   dataset_ = std::move(dataset);
+  selected_ = -1;
+  replay_->setEnabled(false);
   model_->setDataset(dataset_);
   table_->resizeColumnsToContents();
   std::vector<double> returns;
@@ -159,9 +177,16 @@ void DatasetView::onRowSelected() {
   const auto rows = table_->selectionModel()->selectedRows();
   if (rows.isEmpty() || !dataset_) {
     histogram_->markReturn(std::nan(""));
+    selected_ = -1;
+    replay_->setEnabled(false);
     return;
   }
   const int episode = proxy_->mapToSource(rows.front()).row();
+  selected_ = episode;
+  const bool states = dataset_->data.qpos_dim > 0 && dataset_->data.qvel_dim > 0 && !dataset_->env_id.empty();
+  replay_->setEnabled(states);
+  if (!states)
+    replay_->setToolTip(tr("This dataset has no infos/qpos and infos/qvel (or names no environment): its episodes cannot be replayed"));
   const auto& ep = dataset_->episodes.at(static_cast<std::size_t>(episode));
   histogram_->markReturn(ep.complete() ? ep.ret : std::nan(""));
   emit episodeSelected(episode);

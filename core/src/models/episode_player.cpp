@@ -26,6 +26,8 @@ struct EpisodePlayer::State {
   std::vector<float> states, actions, rtg;
   double target = 0.0;
   ModalityZeroing zeroing = ModalityZeroing::None;
+  bool replay = false;
+  VariantConfig no_model;  // what config() reports for a replay
 
   void push_state(const std::vector<float>& obs) {
     const auto S = obs.size();
@@ -54,16 +56,72 @@ EpisodePlayer::EpisodePlayer(const std::filesystem::path& checkpoint, const std:
   s_->env = std::make_unique<env::Environment>(*s_->spec, s_->physics);
 }
 
+EpisodePlayer::EpisodePlayer() : s_(new State) {}
+
 EpisodePlayer::~EpisodePlayer() = default;
 
+std::unique_ptr<EpisodePlayer> EpisodePlayer::replay(const data::Dataset& dataset, int episode) {
+  if (episode < 0 || episode >= static_cast<int>(dataset.episodes.size()))
+    throw std::invalid_argument("episode " + std::to_string(episode) + " does not exist (the dataset has " +
+                                std::to_string(dataset.episodes.size()) + ")");
+  if (dataset.env_id.empty())
+    throw std::invalid_argument(dataset.path + ": names no environment, so its episodes cannot be replayed");
+  const auto& t = dataset.data;
+  if (t.qpos_dim == 0 || t.qvel_dim == 0)
+    throw std::invalid_argument(dataset.path + ": has no infos/qpos and infos/qvel, so its episodes cannot be replayed");
+  std::unique_ptr<EpisodePlayer> player(new EpisodePlayer);
+  auto& s = *player->s_;
+  s.replay = true;
+  s.spec = &env::task(dataset.env_id);
+  s.physics = env::load_model(*s.spec);
+  s.env = std::make_unique<env::Environment>(*s.spec, s.physics);
+  s.info.env_id = dataset.env_id;
+  s.info.dataset_path = dataset.path;
+  if (t.qpos_dim != s.spec->nq || t.qvel_dim != s.spec->nv)
+    throw std::invalid_argument(dataset.path + ": its states (qpos " + std::to_string(t.qpos_dim) + ", qvel " +
+                                std::to_string(t.qvel_dim) + ") do not fit " + s.spec->name + " (" + std::to_string(s.spec->nq) +
+                                ", " + std::to_string(s.spec->nv) + ")");
+  const auto& e = dataset.episodes[static_cast<std::size_t>(episode)];
+  const auto n = static_cast<std::size_t>(e.length), first = static_cast<std::size_t>(e.start);
+  const auto S = static_cast<std::size_t>(t.obs_dim), A = static_cast<std::size_t>(t.act_dim);
+  const auto Q = static_cast<std::size_t>(t.qpos_dim), V = static_cast<std::size_t>(t.qvel_dim);
+  double to_go = e.ret, collected = 0.0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t row = first + k;
+    auto f = std::make_shared<PlayerFrame>();
+    f->step = static_cast<int>(k);
+    f->physics.qpos.assign(t.qpos.begin() + static_cast<std::ptrdiff_t>(row * Q), t.qpos.begin() + static_cast<std::ptrdiff_t>((row + 1) * Q));
+    f->physics.qvel.assign(t.qvel.begin() + static_cast<std::ptrdiff_t>(row * V), t.qvel.begin() + static_cast<std::ptrdiff_t>((row + 1) * V));
+    f->physics.qacc_warmstart.assign(V, 0.0);
+    f->physics.ctrl.assign(A, 0.0);  // the task has one actuator per action dimension
+    f->physics.elapsed_steps = static_cast<int>(k);
+    f->observation.assign(t.observations.begin() + static_cast<std::ptrdiff_t>(row * S),
+                          t.observations.begin() + static_cast<std::ptrdiff_t>((row + 1) * S));
+    f->action.assign(t.actions.begin() + static_cast<std::ptrdiff_t>(row * A), t.actions.begin() + static_cast<std::ptrdiff_t>((row + 1) * A));
+    f->reward = t.rewards[row];
+    f->return_to_go = to_go;
+    f->return_so_far = collected;
+    f->target = e.ret;
+    f->acted = true;
+    f->terminal = k + 1 == n;  // the dataset keeps no state after its last action
+    f->terminated = f->terminal && e.end == data::EndReason::Terminal;
+    to_go -= f->reward;
+    collected += f->reward;
+    player->frames_.push_back(std::move(f));
+  }
+  return player;
+}
+
+bool EpisodePlayer::isReplay() const { return s_->replay; }
 const CheckpointInfo& EpisodePlayer::info() const { return s_->info; }
-const VariantConfig& EpisodePlayer::config() const { return s_->model->config(); }
+const VariantConfig& EpisodePlayer::config() const { return s_->replay ? s_->no_model : s_->model->config(); }
 const env::TaskSpec& EpisodePlayer::task() const { return *s_->spec; }
 const env::ModelPtr& EpisodePlayer::physics_model() const { return s_->physics; }
 double EpisodePlayer::dt() const { return s_->env->dt(); }
 
 void EpisodePlayer::reset(std::uint64_t seed, double target, ModalityZeroing zeroing) {
   auto& s = *s_;
+  if (s.replay) return;
   seed_ = seed;
   s.target = target;
   s.zeroing = zeroing;
@@ -85,6 +143,7 @@ void EpisodePlayer::reset(std::uint64_t seed, double target, ModalityZeroing zer
 
 bool EpisodePlayer::step() {
   auto& s = *s_;
+  if (s.replay) return false;
   if (frames_.empty()) reset(0, s.spec->default_targets.empty() ? 0.0 : s.spec->default_targets.front());
   if (finished()) return false;
   const auto& c = s.model->config();
@@ -137,6 +196,7 @@ bool EpisodePlayer::step() {
 
 void EpisodePlayer::branch(int frame, double target, ModalityZeroing zeroing) {
   auto& s = *s_;
+  if (s.replay) return;  // the recorded episode is what it is
   if (frames_.empty()) {
     reset(seed_, target, zeroing);
     return;
@@ -202,6 +262,7 @@ LivePlayer::LivePlayer(std::shared_ptr<EpisodePlayer> player) : s_(new Shared) {
   info_ = player->info();
   config_ = player->config();
   dt_ = player->dt();
+  replay_ = player->isReplay();
   if (player->frames().empty())
     player->reset(0, task_.default_targets.empty() ? 0.0 : task_.default_targets.front());
   const auto& first = *player->frames().front();

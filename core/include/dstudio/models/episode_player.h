@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "dstudio/data/dataset.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/variant_config.h"
@@ -53,6 +54,12 @@ class EpisodePlayer {
   /// Loads the checkpoint's model and its environment (`env_id` overrides the checkpoint's).
   /// Throws CheckpointError or env::EnvError naming what does not fit.
   explicit EpisodePlayer(const std::filesystem::path& checkpoint, const std::string& env_id = {});
+  /// Replays episode `episode` of a dataset from its `infos/qpos` and `infos/qvel`: every frame
+  /// is kept from the start, with the recorded actions and rewards and the episode's own
+  /// returns-to-go; no policy acts, so step() and branch() do nothing. Throws
+  /// std::invalid_argument when the dataset has no simulator states, names no environment, or
+  /// its states do not fit the environment.
+  static std::unique_ptr<EpisodePlayer> replay(const data::Dataset& dataset, int episode);
   ~EpisodePlayer();
   EpisodePlayer(const EpisodePlayer&) = delete;
   EpisodePlayer& operator=(const EpisodePlayer&) = delete;
@@ -69,6 +76,8 @@ class EpisodePlayer {
 
   [[nodiscard]] const std::vector<FramePtr>& frames() const { return frames_; }
   [[nodiscard]] bool finished() const { return !frames_.empty() && frames_.back()->terminal; }
+  /// A dataset replay (no policy).
+  [[nodiscard]] bool isReplay() const;
   [[nodiscard]] std::uint64_t seed() const { return seed_; }
   [[nodiscard]] const CheckpointInfo& info() const;
   [[nodiscard]] const VariantConfig& config() const;
@@ -79,6 +88,7 @@ class EpisodePlayer {
   [[nodiscard]] double dt() const;
 
  private:
+  EpisodePlayer();
   struct State;
   std::unique_ptr<State> s_;
   std::vector<FramePtr> frames_;
@@ -136,6 +146,8 @@ class LivePlayer {
   [[nodiscard]] const CheckpointInfo& info() const { return info_; }
   [[nodiscard]] const VariantConfig& config() const { return config_; }
   [[nodiscard]] double dt() const { return dt_; }
+  /// Whether it replays a dataset episode (no policy: target and zeroing do nothing).
+  [[nodiscard]] bool replay() const { return replay_; }
   /// Target return and zeroing in force for the next step.
   [[nodiscard]] double target() const;
   [[nodiscard]] ModalityZeroing zeroing() const;
@@ -149,6 +161,7 @@ class LivePlayer {
   CheckpointInfo info_;
   VariantConfig config_;
   double dt_ = 0.0;
+  bool replay_ = false;
 };
 
 }  // namespace dstudio::models

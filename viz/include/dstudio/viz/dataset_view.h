@@ -10,6 +10,7 @@
 #include "dstudio/data/dataset.h"
 
 class QLabel;
+class QPushButton;
 class QTableView;
 class QTreeWidget;
 class QSortFilterProxyModel;
@@ -33,10 +34,13 @@ class DatasetView : public QWidget {
   [[nodiscard]] ReturnHistogram* returnHistogram() const { return histogram_; }
   /// The banner listing the dataset's warnings (hidden when there are none).
   [[nodiscard]] QLabel* warningsBanner() const { return warnings_; }
+  [[nodiscard]] QPushButton* replayButton() const { return replay_; }
 
  signals:
   /// Emitted with the index into `Dataset::episodes` when the user selects an episode.
   void episodeSelected(qint64 episode);
+  /// The user asked to replay an episode in the viewer (only for datasets with simulator states).
+  void replayRequested(qint64 episode);
 
  private:
   void fillSummary();
@@ -49,6 +53,8 @@ class DatasetView : public QWidget {
   QSortFilterProxyModel* proxy_;
   ReturnHistogram* histogram_;
   QLabel* warnings_;
+  QPushButton* replay_;
+  qint64 selected_ = -1;
 };
 
 }  // namespace dstudio::viz
