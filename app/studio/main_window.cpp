@@ -126,7 +126,30 @@ MainWindow::MainWindow(QWidget* parent)
     auto* action = view_menu->addAction(tabs_->tabText(i), this, [this, page] { tabs_->setCurrentWidget(page); });
     action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
   }
+  view_menu->addSeparator();
+  auto* presentation = view_menu->addAction(tr("&Presentation Mode (large type)"));
+  presentation->setCheckable(true);
+  presentation->setShortcut(QKeySequence(Qt::Key_F11));
+  connect(presentation, &QAction::toggled, this, &MainWindow::setPresentationMode);
   auto* help_menu = menuBar()->addMenu(tr("&Help"));
+  help_menu->addAction(tr("&Keyboard Shortcuts"), this, [this] {
+    QMessageBox::information(
+        this, tr("Keyboard shortcuts"),
+        tr("<table>"
+           "<tr><td><b>Ctrl+O</b></td><td>open a dataset</td></tr>"
+           "<tr><td><b>Ctrl+Shift+O</b></td><td>open a checkpoint</td></tr>"
+           "<tr><td><b>Ctrl+Alt+O</b> / <b>Ctrl+S</b></td><td>open / save a workspace</td></tr>"
+           "<tr><td><b>Ctrl+Shift+E</b></td><td>export all views</td></tr>"
+           "<tr><td><b>Ctrl+1</b> … <b>Ctrl+7</b></td><td>go to a tab</td></tr>"
+           "<tr><td><b>F11</b></td><td>presentation mode (large type)</td></tr>"
+           "<tr><td colspan=2><br><i>In the viewer</i></td></tr>"
+           "<tr><td><b>Space</b></td><td>play or pause</td></tr>"
+           "<tr><td><b>Right</b> or <b>.</b></td><td>single step</td></tr>"
+           "<tr><td><b>Left</b> or <b>,</b></td><td>step back</td></tr>"
+           "<tr><td><b>Home</b></td><td>new episode (a replay: back to its start)</td></tr>"
+           "<tr><td><b>Esc</b></td><td>cancel a loading dataset</td></tr>"
+           "</table>"));
+  });
   help_menu->addAction(tr("&About Decision Studio"), this, &MainWindow::showAbout);
 
   progress_->setRange(0, 1000);
@@ -150,6 +173,10 @@ MainWindow::MainWindow(QWidget* parent)
   QSettings settings;
   restoreGeometry(settings.value("mainWindow/geometry").toByteArray());
   rebuildRecentMenu();
+  // The font before any window enlarged it (once per process: windows share the application font).
+  static const QFont base = QApplication::font();
+  base_font_ = base;
+  if (settings.value("view/presentation", false).toBool()) presentation->setChecked(true);
 }
 
 MainWindow::~MainWindow() {
@@ -329,6 +356,15 @@ void MainWindow::dropEvent(QDropEvent* event) {
   event->acceptProposedAction();
   for (const auto& url : urls)
     if (url.isLocalFile()) openAny(url.toLocalFile());
+}
+
+void MainWindow::setPresentationMode(bool on) {
+  if (on == presentation_) return;
+  presentation_ = on;
+  QFont font = base_font_;
+  if (on) font.setPointSizeF(base_font_.pointSizeF() * 1.6);
+  QApplication::setFont(font);
+  QSettings().setValue("view/presentation", on);
 }
 
 bool MainWindow::replayEpisode(qint64 episode) {

@@ -6,6 +6,7 @@
 
 #include <QFutureWatcher>
 #include <QJsonObject>
+#include <QFont>
 #include <QMainWindow>
 #include <atomic>
 #include <memory>
@@ -115,6 +116,9 @@ class MainWindow : public QMainWindow {
   /// Writes every view that has a figure into `dir` in `style` (figures.h); returns the paths.
   std::vector<std::string> exportAllViews(const QString& dir, const viz::FigureStyle& style) const;
   [[nodiscard]] QString checkpointPath() const { return checkpoint_path_; }
+  /// Large type for a lecture hall: every widget's font at 1.6 times its size (remembered).
+  void setPresentationMode(bool on);
+  [[nodiscard]] bool presentationMode() const { return presentation_; }
   /// Replays episode `episode` of the open dataset in the viewer from its recorded states.
   bool replayEpisode(qint64 episode);
   /// Opens a dataset, a checkpoint (.pt) or a workspace (.json), by its name.
@@ -181,6 +185,8 @@ class MainWindow : public QMainWindow {
   TsneJob* tsne_job_;
   QJsonObject pending_viewer_;  // viewer settings of a workspace, applied when its player arrives
   QString pending_tab_;
+  bool presentation_ = false;
+  QFont base_font_;
   QFutureWatcher<ReturnJobOutcome> returns_watcher_;
   double best_score_ = 0.0;
   QString checkpoint_path_;

@@ -280,5 +280,22 @@ TEST_F(Viewer, ADatasetWithoutStatesCannotBeReplayed) {
   EXPECT_FALSE(w.viewer()->hasPlayer());
 }
 
+// For a lecture hall: larger type everywhere, remembered for the next start.
+TEST_F(Viewer, PresentationModeEnlargesTheTypeAndIsRemembered) {
+  const double base = QApplication::font().pointSizeF();
+  {
+    MainWindow w;
+    w.setPresentationMode(true);
+    EXPECT_NEAR(QApplication::font().pointSizeF(), 1.6 * base, 1e-6);
+    w.setPresentationMode(false);
+    EXPECT_NEAR(QApplication::font().pointSizeF(), base, 1e-6);
+    w.setPresentationMode(true);
+  }
+  MainWindow next;
+  EXPECT_TRUE(next.presentationMode());
+  next.setPresentationMode(false);
+  EXPECT_NEAR(QApplication::font().pointSizeF(), base, 1e-6);
+}
+
 }  // namespace
 }  // namespace dstudio::studio
