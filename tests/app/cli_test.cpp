@@ -4,12 +4,16 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "h5_fixture.h"
 
@@ -331,6 +335,112 @@ TEST_F(Analyses, EntropyAblationSweepAndTsneSummaries) {
   EXPECT_EQ(j["points"], 6 * 15 * 2);  // R, s, a embeddings and the block inputs of 6 full windows
   EXPECT_GT(j["kl"].get<double>(), 0.0);
   EXPECT_GT(j["seconds"].get<double>(), 0.0);
+}
+
+// The first page's MediaBox of a PDF Qt wrote (page dictionaries are not compressed): width, height.
+std::pair<double, double> pdf_size(const std::filesystem::path& pdf) {
+  std::ifstream in(pdf, std::ios::binary);
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::smatch m;
+  if (!std::regex_search(text, m, std::regex(R"(/MediaBox\s*\[\s*([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s*\])")))
+    return {-1, -1};
+  return {std::stod(m[3]) - std::stod(m[1]), std::stod(m[4]) - std::stod(m[2])};
+}
+
+// A PNG's width and height in pixels and its resolution in dpi (IHDR and pHYs chunks).
+struct PngSize {
+  int width = -1, height = -1;
+  double dpi = -1;
+};
+PngSize png_size(const std::filesystem::path& png) {
+  std::ifstream in(png, std::ios::binary);
+  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const auto be32 = [&](std::size_t at) {
+    std::uint32_t v = 0;
+    for (std::size_t k = 0; k < 4; ++k) v = (v << 8) | static_cast<unsigned char>(bytes[at + k]);
+    return v;
+  };
+  PngSize size;
+  if (bytes.size() < 24 || bytes.compare(12, 4, "IHDR") != 0) return size;
+  size.width = static_cast<int>(be32(16));
+  size.height = static_cast<int>(be32(20));
+  const auto phys = bytes.find("pHYs");
+  if (phys != std::string::npos && phys + 13 <= bytes.size() && bytes[phys + 12] == 1) size.dpi = be32(phys + 4) * 0.0254;
+  return size;
+}
+
+TEST_F(Analyses, AnalyzePresetIeeeSetsThePngPixelsAndThePdfPoints) {
+  analyze("attention --windows 2 --layer 0 --preset IEEE", "ieee");
+  const auto base = *dir_ / "ieee" / "attention_layer1";
+  for (const char* ext : {".pdf", ".svg", ".png", ".csv"}) EXPECT_TRUE(std::filesystem::exists(base.string() + ext)) << ext;
+  // 3.3 x 2.5 in at 600 dpi.
+  const auto png = png_size(base.string() + ".png");
+  EXPECT_EQ(png.width, 1980);
+  EXPECT_EQ(png.height, 1500);
+  EXPECT_NEAR(png.dpi, 600, 1);
+  // 237.6 x 180 pt; the canvas is whole points, so within half a point.
+  const auto [w, h] = pdf_size(base.string() + ".pdf");
+  EXPECT_NEAR(w, 237.6, 0.5);
+  EXPECT_NEAR(h, 180.0, 0.5);
+  std::ifstream svg(base.string() + ".svg");
+  const std::string text{std::istreambuf_iterator<char>(svg), std::istreambuf_iterator<char>()};
+  EXPECT_THAT(text, HasSubstr("DejaVu Serif"));  // the preset's serif family
+
+  // The slug and the export dialog's full name are the same preset.
+  analyze("attention --windows 2 --layer 0 --formats png --preset 'IEEE column (3.3 × 2.5 in, serif)'", "ieee_named");
+  const auto named = png_size(*dir_ / "ieee_named" / "attention_layer1.png");
+  EXPECT_EQ(named.width, 1980);
+  EXPECT_EQ(named.height, 1500);
+}
+
+TEST_F(Analyses, AnalyzeExplicitOptionsOverrideThePresetAndFormatsChooseTheFiles) {
+  const auto j = analyze("attention --windows 2 --layer 0 --preset ieee --width 6.6 --dpi 300 --formats png --no-title "
+                         "--font-family sans --line-width 0.8",
+                         "override");
+  const auto out = *dir_ / "override";
+  int png = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(out)) {
+    const auto ext = entry.path().extension().string();
+    EXPECT_TRUE(ext == ".png" || ext == ".csv" || ext == ".json") << entry.path();
+    png += ext == ".png";
+  }
+  EXPECT_EQ(png, 3);  // layer 1, mean over layers, rollout
+  for (const auto& f : j["files"]) EXPECT_FALSE(f.get<std::string>().ends_with(".pdf") || f.get<std::string>().ends_with(".svg")) << f;
+  EXPECT_TRUE(std::filesystem::exists(out / "attention_layer1.csv"));
+  EXPECT_TRUE(std::filesystem::exists(out / "summary.json"));
+  // Twice the width at 300 dpi: 6.6 in, 1980 px; the height keeps IEEE's 3.3 : 2.5.
+  const auto size = png_size(out / "attention_layer1.png");
+  EXPECT_EQ(size.width, 1980);
+  EXPECT_EQ(size.height, 1500);
+  EXPECT_NEAR(size.dpi, 300, 1);
+
+  // Without a preset, --width and --font still work as before.
+  analyze("attention --windows 2 --layer 0 --width 5.5 --font 9 --formats pdf", "plain");
+  const auto [w, h] = pdf_size(*dir_ / "plain" / "attention_layer1.pdf");
+  EXPECT_NEAR(w, 5.5 * 72, 0.5);
+  EXPECT_FALSE(std::filesystem::exists(*dir_ / "plain" / "attention_layer1.png"));
+}
+
+TEST_F(Analyses, AnalyzeRefusesUnknownPresetsResolutionsAndFormats) {
+  const auto bad = [](const std::string& options, const std::string& out) {
+    return run("analyze attention --windows 2 --checkpoint " + checkpoint_ + " --out " + (*dir_ / out).string() + " " + options, *dir_);
+  };
+  auto r = bad("--preset acm", "unknown");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown preset 'acm'"));
+  for (const char* known : {"icml", "icml-page", "neurips", "aaai-page", "cvpr-page", "ieee", "nature", "nature-page", "ICML column (3.25 in)"})
+    EXPECT_THAT(r.err, HasSubstr(known));
+  EXPECT_FALSE(std::filesystem::exists(*dir_ / "unknown"));  // nothing written
+  // The export dialog's resolutions only.
+  r = bad("--dpi 450", "dpi");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--dpi"));
+  EXPECT_FALSE(std::filesystem::exists(*dir_ / "dpi"));
+  r = bad("--formats pdf,gif", "gif");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_FALSE(std::filesystem::exists(*dir_ / "gif"));
+  r = bad("--width 0", "zero");
+  EXPECT_EQ(r.exit_code, 2);
 }
 
 TEST_F(Analyses, BadInputSaysWhatAndWhere) {

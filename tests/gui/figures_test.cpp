@@ -25,6 +25,8 @@
 #include "dstudio/viz/tsne_view.h"
 #include "h5_fixture.h"
 
+#include "test_application.h"
+
 namespace dstudio::viz {
 namespace {
 
@@ -33,13 +35,7 @@ namespace fs = std::filesystem;
 class Figures : public testing::Test {
  protected:
   static void SetUpTestSuite() {
-    static int argc = 1;
-    static char name[] = "gui_tests";
-    static char* argv[] = {name, nullptr};
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    QStandardPaths::setTestModeEnabled(true);
-    QApplication::setApplicationName("decision-studio-tests");
-    if (!QApplication::instance()) new QApplication(argc, argv);
+    test::ensure_application();
   }
   void SetUp() override {
     QSettings().clear();
@@ -103,6 +99,28 @@ FigurePreset preset_named(const QString& prefix) {
     if (p.name.startsWith(prefix)) return p;
   ADD_FAILURE() << "no preset " << prefix.toStdString();
   return {};
+}
+
+TEST_F(Figures, VenuePresetsAreFoundBySlugOrFullNameInAnyCase) {
+  const auto presets = venue_presets();
+  const auto slugs = venue_preset_slugs();
+  ASSERT_EQ(slugs.size(), presets.size());
+  EXPECT_EQ(slugs, (std::vector<std::string>{"icml", "icml-page", "neurips", "aaai", "aaai-page", "cvpr", "cvpr-page", "ieee", "nature",
+                                             "nature-page"}));
+  for (std::size_t k = 0; k < presets.size(); ++k) {
+    EXPECT_EQ(venue_preset_index(slugs[k]), static_cast<int>(k));
+    EXPECT_EQ(venue_preset_index(presets[k].name.toUpper().toStdString()), static_cast<int>(k)) << slugs[k];
+  }
+  const auto ieee = venue_preset(" IEEE ");
+  ASSERT_TRUE(ieee.has_value());
+  EXPECT_DOUBLE_EQ(ieee->width, 3.3);
+  EXPECT_EQ(ieee->dpi, 600);
+  EXPECT_EQ(ieee->font_family, QString(kSerifFamily));
+  EXPECT_FALSE(venue_preset("acm").has_value());
+  EXPECT_FALSE(venue_preset("").has_value());
+  ExportDialog dialog;
+  ASSERT_TRUE(dialog.selectPreset("nature-page"));
+  EXPECT_EQ(dialog.presetName(), preset_named("Nature double").name);
 }
 
 TEST_F(Figures, VenuePresetsHaveThePublishedSizes) {

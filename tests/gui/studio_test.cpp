@@ -34,19 +34,15 @@
 #include "main_window.h"
 #include "screenshot_tour.h"
 
+#include "test_application.h"
+
 namespace dstudio::studio {
 namespace {
 
 class Studio : public testing::Test {
  protected:
   static void SetUpTestSuite() {
-    static int argc = 1;
-    static char name[] = "gui_tests";
-    static char* argv[] = {name, nullptr};
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    QStandardPaths::setTestModeEnabled(true);  // settings and caches in a test location
-    QApplication::setApplicationName("decision-studio-tests");
-    if (!QApplication::instance()) new QApplication(argc, argv);
+    test::ensure_application();
   }
 
   void SetUp() override {

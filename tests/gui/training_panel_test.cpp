@@ -35,6 +35,8 @@
 #include "h5_fixture.h"
 #include "training_panel.h"
 
+#include "test_application.h"
+
 namespace dstudio::studio {
 namespace {
 
@@ -77,13 +79,7 @@ std::map<double, double> csv_losses(const QString& dir) {
 class TrainingPanelTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
-    static int argc = 1;
-    static char name[] = "gui_tests";
-    static char* argv[] = {name, nullptr};
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    QStandardPaths::setTestModeEnabled(true);
-    QApplication::setApplicationName("decision-studio-tests");
-    if (!QApplication::instance()) new QApplication(argc, argv);
+    test::ensure_application();
   }
 
   void SetUp() override {

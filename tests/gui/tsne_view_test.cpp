@@ -23,19 +23,15 @@
 #include "h5_fixture.h"
 #include "tsne_job.h"
 
+#include "test_application.h"
+
 namespace dstudio::studio {
 namespace {
 
 class Tsne : public testing::Test {
  protected:
   static void SetUpTestSuite() {
-    static int argc = 1;
-    static char name[] = "gui_tests";
-    static char* argv[] = {name, nullptr};
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    QStandardPaths::setTestModeEnabled(true);
-    QApplication::setApplicationName("decision-studio-tests");
-    if (!QApplication::instance()) new QApplication(argc, argv);
+    test::ensure_application();
     QDir().mkpath(DSTUDIO_SCREENSHOT_DIR);
   }
 

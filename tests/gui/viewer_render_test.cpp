@@ -17,17 +17,15 @@
 #include "main_window.h"
 #include "viewer_panel.h"
 
+#include "test_application.h"
+
 namespace dstudio::studio {
 namespace {
 
 class Render : public testing::Test {
  protected:
   static void SetUpTestSuite() {
-    static int argc = 1;
-    static char name[] = "gui_render_tests";
-    static char* argv[] = {name, nullptr};
-    QStandardPaths::setTestModeEnabled(true);
-    if (!QApplication::instance()) new QApplication(argc, argv);
+    test::ensure_application();
   }
   void SetUp() override {
     if (!viz::SceneView::openGlAvailable()) GTEST_SKIP() << "no OpenGL on Qt platform " << QApplication::platformName().toStdString();

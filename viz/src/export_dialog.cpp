@@ -176,8 +176,9 @@ void ExportDialog::setDefaultText(const FigureText& text) {
 }
 
 bool ExportDialog::selectPreset(const QString& name) {
-  const int index = preset_->findText(name);
-  if (index < 0 || index >= preset_->count() - 1) return false;
+  // The same lookup as `dstudio analyze --preset`: full name or slug, in any case.
+  const int index = venue_preset_index(name.toStdString());
+  if (index < 0) return false;
   applyPreset(index);
   return true;
 }

@@ -450,7 +450,8 @@ std::vector<std::string> export_all(const std::vector<const FigureSource*>& sour
 
 std::vector<FigurePreset> venue_presets() {
   constexpr double golden = 1.618034;
-  const auto preset = [](const char* name, double width, double height, double font, double tick, const char* family, int dpi) {
+  const auto preset = [](const char* slug, const char* name, double width, double height, double font, double tick,
+                         const char* family, int dpi) {
     FigureStyle s;
     s.width = width;
     s.height = height;
@@ -460,21 +461,42 @@ std::vector<FigurePreset> venue_presets() {
     s.font_family = QString::fromLatin1(family);
     s.dpi = dpi;
     s.line_width = font < 8 ? 1.0 : 1.2;  // thinner lines with Nature's smaller text
-    return FigurePreset{QString::fromUtf8(name), s};
+    return FigurePreset{QString::fromUtf8(name), s, QString::fromLatin1(slug)};
   };
   // Heights: width over the golden ratio unless the venue fixes them (IEEE's 2.5 in).
   return {
-      preset("ICML column (3.25 in)", 3.25, 3.25 / golden, 8, 7, kSansFamily, 300),
-      preset("ICML page (6.75 in)", 6.75, 6.75 / golden, 9, 8, kSansFamily, 300),
-      preset("NeurIPS / ICLR (5.5 in)", 5.5, 5.5 / golden, 9, 8, kSansFamily, 300),
-      preset("AAAI column (3.3 in)", 3.3, 3.3 / golden, 8, 7, kSansFamily, 300),
-      preset("AAAI page (6.975 in)", 6.975, 6.975 / golden, 9, 8, kSansFamily, 300),
-      preset("CVPR column (3.25 in)", 3.25, 3.25 / golden, 8, 7, kSansFamily, 300),
-      preset("CVPR page (6.875 in)", 6.875, 6.875 / golden, 9, 8, kSansFamily, 300),
-      preset("IEEE column (3.3 × 2.5 in, serif)", 3.3, 2.5, 8, 8, kSerifFamily, 600),
-      preset("Nature single column (89 mm)", 89.0 / 25.4, 89.0 / 25.4 / golden, 7, 6, kSansFamily, 600),
-      preset("Nature double column (183 mm)", 183.0 / 25.4, 183.0 / 25.4 / golden, 7, 6, kSansFamily, 600),
+      preset("icml", "ICML column (3.25 in)", 3.25, 3.25 / golden, 8, 7, kSansFamily, 300),
+      preset("icml-page", "ICML page (6.75 in)", 6.75, 6.75 / golden, 9, 8, kSansFamily, 300),
+      preset("neurips", "NeurIPS / ICLR (5.5 in)", 5.5, 5.5 / golden, 9, 8, kSansFamily, 300),
+      preset("aaai", "AAAI column (3.3 in)", 3.3, 3.3 / golden, 8, 7, kSansFamily, 300),
+      preset("aaai-page", "AAAI page (6.975 in)", 6.975, 6.975 / golden, 9, 8, kSansFamily, 300),
+      preset("cvpr", "CVPR column (3.25 in)", 3.25, 3.25 / golden, 8, 7, kSansFamily, 300),
+      preset("cvpr-page", "CVPR page (6.875 in)", 6.875, 6.875 / golden, 9, 8, kSansFamily, 300),
+      preset("ieee", "IEEE column (3.3 × 2.5 in, serif)", 3.3, 2.5, 8, 8, kSerifFamily, 600),
+      preset("nature", "Nature single column (89 mm)", 89.0 / 25.4, 89.0 / 25.4 / golden, 7, 6, kSansFamily, 600),
+      preset("nature-page", "Nature double column (183 mm)", 183.0 / 25.4, 183.0 / 25.4 / golden, 7, 6, kSansFamily, 600),
   };
+}
+
+std::vector<std::string> venue_preset_slugs() {
+  std::vector<std::string> slugs;
+  for (const auto& p : venue_presets()) slugs.push_back(p.slug.toStdString());
+  return slugs;
+}
+
+int venue_preset_index(const std::string& name) {
+  const QString wanted = QString::fromStdString(name).trimmed();
+  const auto presets = venue_presets();
+  for (std::size_t k = 0; k < presets.size(); ++k)
+    if (wanted.compare(presets[k].slug, Qt::CaseInsensitive) == 0 || wanted.compare(presets[k].name, Qt::CaseInsensitive) == 0)
+      return static_cast<int>(k);
+  return -1;
+}
+
+std::optional<FigureStyle> venue_preset(const std::string& name) {
+  const int index = venue_preset_index(name);
+  if (index < 0) return std::nullopt;
+  return venue_presets()[static_cast<std::size_t>(index)].style;
 }
 
 }  // namespace dstudio::viz

@@ -30,7 +30,7 @@ class ExportDialog : public QDialog {
 
   /// The figure's own title and axis titles, shown greyed out in the empty fields.
   void setDefaultText(const FigureText& text);
-  /// Picks a venue preset by its name (venue_presets()); false when there is none of that name.
+  /// Picks a venue preset by its name or slug (venue_preset_index()); false when there is none.
   bool selectPreset(const QString& name);
   /// The preset the fields match, or "Custom".
   [[nodiscard]] QString presetName() const;

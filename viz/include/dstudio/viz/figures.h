@@ -12,6 +12,7 @@
 #include <QColor>
 #include <QString>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,12 +52,21 @@ inline constexpr const char* kSerifFamily = "DejaVu Serif";
 struct FigurePreset {
   QString name;   ///< e.g. "ICML column (3.25 in)"
   FigureStyle style;
+  QString slug;   ///< a short name for the command line, e.g. "icml", "icml-page"
 };
 /// ICML column 3.25 / page 6.75 in; NeurIPS and ICLR text width 5.5 in; AAAI 3.3 / 6.975 in;
 /// CVPR 3.25 / 6.875 in; IEEE column 3.3 x 2.5 in (8 pt serif, 600 dpi); Nature single 89 mm and
 /// double 183 mm columns (7 pt sans-serif). Heights are the width over the golden ratio unless
 /// the venue fixes them.
 std::vector<FigurePreset> venue_presets();
+/// The presets' slugs in venue_presets()' order: icml, icml-page, neurips, aaai, aaai-page, cvpr,
+/// cvpr-page, ieee, nature, nature-page.
+std::vector<std::string> venue_preset_slugs();
+/// The index in venue_presets() of the preset called `name` (its slug or its full name, in any
+/// case, surrounding spaces ignored); -1 when there is none.
+int venue_preset_index(const std::string& name);
+/// The style of the preset called `name` (as venue_preset_index); nullopt when there is none.
+std::optional<FigureStyle> venue_preset(const std::string& name);
 
 /// The title and axis titles a figure has unless a style overrides them.
 struct FigureText {

@@ -1,0 +1,21 @@
+#pragma once
+// The one QApplication of a GUI test binary: on Qt's offscreen platform unless QT_QPA_PLATFORM
+// says otherwise, with settings and caches in Qt's test locations.
+
+#include <QApplication>
+#include <QStandardPaths>
+
+namespace dstudio::test {
+
+inline void ensure_application() {
+  static int argc = 1;
+  static char name[] = "gui_tests";
+  static char* argv[] = {name, nullptr};
+  if (QApplication::instance()) return;
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QStandardPaths::setTestModeEnabled(true);  // settings and caches in a test location
+  QApplication::setApplicationName("decision-studio-tests");
+  new QApplication(argc, argv);
+}
+
+}  // namespace dstudio::test
