@@ -169,6 +169,12 @@ MainWindow::MainWindow(QWidget* parent)
   connect(progress_timer_, &QTimer::timeout, this, &MainWindow::showProgress);
   connect(&watcher_, &QFutureWatcher<LoadOutcome>::finished, this, &MainWindow::onLoadFinished);
   connect(&checkpoint_watcher_, &QFutureWatcher<CheckpointOutcome>::finished, this, &MainWindow::onCheckpointFinished);
+  connect(&comparison_watcher_, &QFutureWatcher<CheckpointOutcome>::finished, this, &MainWindow::onComparisonFinished);
+  connect(attention_, &viz::AttentionMapView::compareRequested, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Compare with Checkpoint"), QFileInfo(checkpoint_path_).absolutePath(),
+                                                      tr("Checkpoints (*.pt);;All files (*)"));
+    if (!path.isEmpty()) compareCheckpoint(path);
+  });
 
   QSettings settings;
   restoreGeometry(settings.value("mainWindow/geometry").toByteArray());
@@ -184,6 +190,7 @@ MainWindow::~MainWindow() {
   cancel_.cancel();
   watcher_.waitForFinished();
   checkpoint_watcher_.waitForFinished();
+  comparison_watcher_.waitForFinished();
   rollout_cancel_.cancel();
   rollout_watcher_.waitForFinished();
   returns_watcher_.waitForFinished();
@@ -432,6 +439,7 @@ void MainWindow::openCheckpoint(const QString& path) {
       const auto dataset = data::load_dataset(models::checkpoint_dataset(info).string());
       const auto windows = models::sample_windows(dataset, 16, info.variant.context_length);
       out.windows = models::inspect_windows(path.toStdString(), windows);
+      out.sampled = windows;
       out.env = QString::fromStdString(info.env_id);
       double best = -1e300;
       for (const auto& e : dataset.episodes)
@@ -465,6 +473,7 @@ void MainWindow::onCheckpointFinished() {
   if (outcome.player) viewer_->setPlayer(outcome.title, outcome.player);
   else viewer_->clear(tr("This checkpoint cannot act in an environment: %1").arg(outcome.player_error));
   checkpoint_path_ = outcome.path;
+  checkpoint_windows_ = outcome.sampled;
   rememberRecent(outcome.path);
   checkpoint_context_ = outcome.context;
   double target = 0.0;
@@ -478,6 +487,53 @@ void MainWindow::onCheckpointFinished() {
   status_->setText(tr("%1: attention maps on %2 dataset windows").arg(outcome.title).arg(outcome.windows.size()));
   applyPendingViewer();
   emit checkpointShown(outcome.path);
+}
+
+void MainWindow::compareCheckpoint(const QString& path) {
+  if (comparison_watcher_.isRunning()) return;
+  if (checkpoint_windows_.empty()) {
+    emit comparisonFailed(tr("Open a checkpoint first: the comparison uses its windows."));
+    return;
+  }
+  status_->setText(tr("Inspecting %1 on the same windows…").arg(QFileInfo(path).fileName()));
+  const auto windows = checkpoint_windows_;
+  comparison_watcher_.setFuture(QtConcurrent::run([path, windows] {
+    lower_thread_priority();  // background work yields to the window
+    CheckpointOutcome out;
+    out.path = path;
+    try {
+      const auto info = models::read_checkpoint_info(path.toStdString());
+      if (info.variant.context_length != windows.front().steps)
+        throw std::invalid_argument(path.toStdString() + ": sees windows of " + std::to_string(info.variant.context_length) +
+                                    " steps, the open checkpoint " + std::to_string(windows.front().steps));
+      out.windows = models::inspect_windows(path.toStdString(), windows);
+      out.title = QFileInfo(path).completeBaseName() + " (" + QString::fromStdString(info.variant.variant) + ")";
+    } catch (const std::exception& e) {
+      out.error = QString::fromStdString(e.what());
+    }
+    return out;
+  }));
+}
+
+void MainWindow::onComparisonFinished() {
+  const auto outcome = comparison_watcher_.result();
+  QString error = outcome.error;
+  if (error.isEmpty()) {
+    try {
+      attention_->setComparison(outcome.title, outcome.windows);
+    } catch (const std::exception& e) {
+      error = QFileInfo(outcome.path).fileName() + ": " + QString::fromStdString(e.what());
+    }
+  }
+  if (!error.isEmpty()) {
+    status_->setText(tr("Could not compare with %1").arg(QFileInfo(outcome.path).fileName()));
+    showError(error, /*checkpoint=*/true);
+    emit comparisonFailed(error);
+    return;
+  }
+  tabs_->setCurrentWidget(attention_);
+  status_->setText(tr("Attention: the open checkpoint minus %1, on the same windows").arg(outcome.title));
+  emit comparisonShown(outcome.path);
 }
 
 bool MainWindow::isRollingOut() const { return rollout_watcher_.isRunning() || returns_watcher_.isRunning(); }

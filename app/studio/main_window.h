@@ -47,6 +47,7 @@ struct CheckpointOutcome {
   int context = 1;
   double best_score = 0.0;  ///< the dataset's best episode, normalised
   std::vector<models::WindowInspection> windows;
+  std::vector<models::Window> sampled;  ///< the dataset windows inspected, for comparisons
   QString error;
   std::shared_ptr<models::EpisodePlayer> player;  ///< its policy, ready to act in the viewer
   QString player_error;                           ///< why there is no player
@@ -92,6 +93,9 @@ class MainWindow : public QMainWindow {
   void openCheckpoint(const QString& path);
   /// The shipped DT checkpoint.
   void openDefaultCheckpoint();
+  /// Inspects another checkpoint on the open checkpoint's windows (worker thread) and shows the
+  /// difference of the two attention maps.
+  void compareCheckpoint(const QString& path);
 
   [[nodiscard]] bool isLoading() const;
   [[nodiscard]] QString currentPath() const;
@@ -141,6 +145,8 @@ class MainWindow : public QMainWindow {
   void loadCancelled();
   void checkpointShown(const QString& path);
   void checkpointFailed(const QString& message);
+  void comparisonShown(const QString& path);
+  void comparisonFailed(const QString& message);
   void rolloutShown();
   void rolloutStopped(const QString& why);
   void returnsShown(bool sweep);
@@ -159,6 +165,7 @@ class MainWindow : public QMainWindow {
   void chooseFile();
   void chooseCheckpoint();
   void onCheckpointFinished();
+  void onComparisonFinished();
   void onRolloutFinished();
   void onReturnsFinished();
   void startReturnJob(bool sweep);
@@ -173,6 +180,8 @@ class MainWindow : public QMainWindow {
   viz::AttentionMapView* attention_;
   QTabWidget* tabs_;
   QFutureWatcher<CheckpointOutcome> checkpoint_watcher_;
+  QFutureWatcher<CheckpointOutcome> comparison_watcher_;
+  std::vector<models::Window> checkpoint_windows_;
   viz::EntropyRewardView* rollout_view_;
   QFutureWatcher<RolloutOutcome> rollout_watcher_;
   CancelToken rollout_cancel_;

@@ -3,10 +3,12 @@
 #include "screenshot_tour.h"
 
 #include <QDir>
+#include <QFileInfo>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
 
+#include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/return_analysis_view.h"
 #include "main_window.h"
@@ -31,6 +33,13 @@ ScreenshotTour::ScreenshotTour(MainWindow& window, QString dir) : window_(window
   });
   connect(&window_, &MainWindow::checkpointShown, this, [this] {
     save(1, "attention.png");
+    // The shipped GDT on the same windows: DT minus GDT, as in GDT's figure 4.
+    window_.compareCheckpoint(QFileInfo(window_.checkpointPath()).absolutePath() + "/hopper-medium-gdt.pt");
+  });
+  connect(&window_, &MainWindow::comparisonFailed, this, &ScreenshotTour::fail);
+  connect(&window_, &MainWindow::comparisonShown, this, [this] {
+    save(1, "attention-difference.png");
+    window_.attentionView()->setShowDifference(false);
     auto config = models::RolloutConfig{};
     config.targets = {3600.0};
     config.episodes = 3;

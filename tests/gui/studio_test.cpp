@@ -310,8 +310,8 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
   tour.start();
   ASSERT_TRUE(finished.wait(300000));
   ASSERT_TRUE(finished.front().at(0).toBool()) << finished.front().at(1).toString().toStdString();
-  ASSERT_EQ(tour.written().size(), 7);
-  for (const auto& name : {"dataset.png", "attention.png", "entropy-reward.png", "zeroing-and-sweep.png", "tsne.png",
+  ASSERT_EQ(tour.written().size(), 8);
+  for (const auto& name : {"dataset.png", "attention.png", "attention-difference.png", "entropy-reward.png", "zeroing-and-sweep.png", "tsne.png",
                            "training.png", "viewer.png"}) {
     const QImage image(QDir(out).filePath(name));
     EXPECT_FALSE(image.isNull()) << name;

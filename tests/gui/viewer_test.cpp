@@ -7,6 +7,7 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QFileInfo>
 #include <QDoubleSpinBox>
 #include <QPushButton>
 #include <QTableView>
@@ -274,6 +275,74 @@ TEST_F(Viewer, ADatasetWithoutStatesCannotBeReplayed) {
   EXPECT_FALSE(w.datasetView()->replayButton()->isEnabled());
   EXPECT_FALSE(w.replayEpisode(0));
   EXPECT_FALSE(w.viewer()->hasPlayer());
+}
+
+// Training from the window: the open dataset reaches the Training tab; a long run starts on its
+// own thread and is cancelled while the window keeps running.
+TEST_F(Viewer, StartsAndCancelsATrainingRunOnTheOpenDataset) {
+  test::D4rlSpec spec;
+  spec.n = 300;
+  spec.terminals.assign(300, 0);
+  spec.terminals[149] = 1;
+  spec.terminals[299] = 1;
+  const QString dataset = QString::fromStdString((dir / "train.hdf5").string());
+  test::write_d4rl_fixture(dataset.toStdString(), spec);
+  MainWindow w;
+  QSignalSpy opened(&w, &MainWindow::datasetOpened);
+  w.openDataset(dataset);
+  ASSERT_TRUE(opened.wait(20000));
+  auto* training = w.trainingPanel();
+  training->setRunsDirectory(QString::fromStdString((dir / "runs").string()));
+  training->setField("hidden", 16);
+  training->setField("layers", 1);
+  training->setField("context_length", 5);
+  training->setField("steps", 1'000'000);
+  QSignalSpy started(training, &TrainingPanel::runStarted);
+  QSignalSpy finished(training, &TrainingPanel::runFinished);
+  ASSERT_TRUE(training->startTraining()) << training->lastError().toStdString();
+  ASSERT_EQ(started.count(), 1);
+  EXPECT_TRUE(training->isTraining());
+  QTest::qWait(300);  // the window keeps processing events while the run trains
+  training->cancelTraining();
+  ASSERT_TRUE(finished.wait(30000));
+  EXPECT_EQ(finished.front().at(1).toString(), "Cancelled");
+  EXPECT_FALSE(training->isTraining());
+  const QDir run(started.front().front().toString());
+  EXPECT_FALSE(run.entryList({"checkpoint*.pt"}).isEmpty()) << "a cancelled run keeps a resumable checkpoint";
+}
+
+// Two checkpoints on the same windows: DT minus GDT on a diverging map (GDT fig. 4); a model
+// whose tokens differ (DHi merges each step into one token) is refused with the reason.
+TEST_F(Viewer, ComparesTwoCheckpointsAsADifferenceOfTheirMaps) {
+  MainWindow w;
+  openCheckpoint(w);
+  auto* view = w.attentionView();
+  const auto alone = view->matrix();
+  QSignalSpy shown(&w, &MainWindow::comparisonShown);
+  QSignalSpy failed(&w, &MainWindow::comparisonFailed);
+  const QString checkpoints = QFileInfo(w.checkpointPath()).absolutePath();
+  w.compareCheckpoint(checkpoints + "/hopper-medium-gdt.pt");
+  ASSERT_TRUE(shown.wait(180000)) << (failed.isEmpty() ? "timed out" : failed.front().front().toString().toStdString());
+  ASSERT_TRUE(view->showingDifference());
+  const auto& gdt = view->comparisonMatrix();
+  ASSERT_EQ(gdt.tokens, 60);
+  double largest = 0.0;
+  for (int i = 0; i < 60; ++i)
+    for (int j = 0; j <= i; ++j) {
+      EXPECT_NEAR(view->matrix().at(i, j), alone.at(i, j) - gdt.at(i, j), 1e-9);
+      largest = std::max(largest, std::abs(view->matrix().at(i, j)));
+    }
+  EXPECT_GT(largest, 0.01) << "the two models attend differently";
+  EXPECT_TRUE(view->cellText(58, 0).contains(" − ")) << view->cellText(58, 0).toStdString();
+  const auto written = view->exportFigure((dir / "difference").string(), {});
+  EXPECT_EQ(written.size(), 4u);
+  view->setShowDifference(false);
+  EXPECT_NEAR(view->matrix().at(58, 0), alone.at(58, 0), 1e-12);
+
+  w.compareCheckpoint(checkpoints + "/hopper-medium-dhi.pt");
+  ASSERT_TRUE(failed.wait(180000));
+  EXPECT_TRUE(failed.back().front().toString().contains("different tokens")) << failed.back().front().toString().toStdString();
+  EXPECT_EQ(view->comparisonMatrix().tokens, 60) << "the earlier comparison stays";
 }
 
 // For a lecture hall: larger type everywhere, remembered for the next start.

@@ -2,6 +2,7 @@
 
 #include "dstudio/viz/attention_map_view.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QHeaderView>
 #include <QPushButton>
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <stdexcept>
 
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/viz/export_dialog.h"
@@ -30,6 +32,8 @@ AttentionMapView::AttentionMapView(QWidget* parent)
       caption_(new QLabel),
       export_(new QPushButton(tr("Export figure…"))),
       entropy_(new QTableWidget),
+      compare_(new QPushButton(tr("Compare with…"))),
+      difference_(new QCheckBox(tr("Difference"))),
       plot_(new QCustomPlot),
       map_(new QCPColorMap(plot_->xAxis, plot_->yAxis)),
       scale_(new QCPColorScale(plot_)) {
@@ -47,7 +51,15 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   controls->addWidget(new QLabel(tr("Head")));
   controls->addWidget(head_);
   controls->addStretch(1);
+  controls->addWidget(compare_);
+  controls->addWidget(difference_);
   controls->addWidget(export_);
+  compare_->setToolTip(tr("Inspect another checkpoint on the same windows, to show this model's map minus its map"));
+  compare_->setEnabled(false);
+  difference_->setToolTip(tr("This model minus the compared one, on a diverging map centred at zero"));
+  difference_->setEnabled(false);
+  connect(compare_, &QPushButton::clicked, this, &AttentionMapView::compareRequested);
+  connect(difference_, &QCheckBox::toggled, this, [this] { refresh(); });
   export_->setToolTip(tr("PDF, SVG and PNG in a venue's size and fonts, with the numbers as CSV"));
   export_->setEnabled(false);
   connect(export_, &QPushButton::clicked, this, &AttentionMapView::chooseExport);
@@ -108,6 +120,10 @@ AttentionMapView::AttentionMapView(QWidget* parent)
 void AttentionMapView::setInspections(const QString& title, std::vector<models::WindowInspection> windows) {
   windows_ = std::move(windows);
   title_ = title;
+  compare_->setEnabled(!windows_.empty());
+  if (!other_.empty() && (other_.size() != windows_.size() || windows_.empty() ||
+                          other_.front().token_types != windows_.front().token_types))
+    clearComparison();
   {
     const QSignalBlocker block(layer_);
     layer_->clear();
@@ -120,7 +136,38 @@ void AttentionMapView::setInspections(const QString& title, std::vector<models::
   fillEntropy();
 }
 
+void AttentionMapView::setComparison(const QString& title, std::vector<models::WindowInspection> windows) {
+  if (windows.size() != windows_.size() || windows.empty())
+    throw std::invalid_argument("the compared model was inspected on " + std::to_string(windows.size()) + " windows, this one on " +
+                                std::to_string(windows_.size()));
+  if (windows.front().token_types != windows_.front().token_types)
+    throw std::invalid_argument("the two models make different tokens of a window (" +
+                                std::to_string(windows.front().token_types.size()) + " against " +
+                                std::to_string(windows_.front().token_types.size()) + "), so their maps cannot be subtracted");
+  other_ = std::move(windows);
+  other_title_ = title;
+  difference_->setEnabled(true);
+  difference_->setToolTip(tr("This model minus %1, on a diverging map centred at zero").arg(title));
+  if (difference_->isChecked()) refresh();
+  else difference_->setChecked(true);
+}
+
+void AttentionMapView::clearComparison() {
+  other_.clear();
+  other_title_.clear();
+  other_matrix_ = {};
+  const QSignalBlocker block(difference_);
+  difference_->setChecked(false);
+  difference_->setEnabled(false);
+  difference_->setToolTip(tr("This model minus the compared one, on a diverging map centred at zero"));
+}
+
+void AttentionMapView::setShowDifference(bool on) { difference_->setChecked(on && hasComparison()); }
+bool AttentionMapView::showingDifference() const { return difference_->isChecked() && hasComparison(); }
+
 void AttentionMapView::clear(const QString& message) {
+  clearComparison();
+  compare_->setEnabled(false);
   windows_.clear();
   matrix_ = {};
   labels_.clear();
@@ -143,25 +190,24 @@ QString AttentionMapView::cellText(int query, int key) const {
   const auto& q = labels_[static_cast<std::size_t>(query)];
   const auto& k = labels_[static_cast<std::size_t>(key)];
   if (key > query) return tr("query %1, key %2: masked (a query sees only earlier tokens)").arg(QString::fromStdString(q), QString::fromStdString(k));
+  if (showingDifference())
+    return tr("query %1, key %2: %3 − %4 = %5")
+        .arg(QString::fromStdString(q), QString::fromStdString(k))
+        .arg(a_matrix_.at(query, key), 0, 'g', 4)
+        .arg(other_matrix_.at(query, key), 0, 'g', 4)
+        .arg(matrix_.at(query, key), 0, 'g', 4);
   return tr("query %1, key %2: %3").arg(QString::fromStdString(q), QString::fromStdString(k)).arg(matrix_.at(query, key), 0, 'g', 4);
 }
 
 void AttentionMapView::refresh() {
   if (windows_.empty()) return;
-  const int layer = std::max(0, layer_->currentIndex()), head = head_->currentIndex() - 1;
-  std::vector<analysis::TokenMatrix> per_window;
-  for (const auto& w : windows_) {
-    switch (static_cast<Mode>(mode_->currentIndex())) {
-      case Mode::Layer: {
-        const auto& l = w.layers[static_cast<std::size_t>(layer)];
-        per_window.push_back(head >= 0 && head < l.heads ? analysis::head_of(l, head) : analysis::mean_over_heads(l));
-        break;
-      }
-      case Mode::MeanOverLayers: per_window.push_back(analysis::mean_over_layers(w.layers)); break;
-      case Mode::Rollout: per_window.push_back(analysis::attention_rollout(w.layers)); break;
-    }
-  }
-  matrix_ = analysis::mean_of(per_window);
+  const int layer = std::max(0, layer_->currentIndex());
+  QString problem;
+  a_matrix_ = selection(windows_, nullptr);
+  other_matrix_ = hasComparison() ? selection(other_, &problem) : analysis::TokenMatrix{};
+  const bool diff = showingDifference() && other_matrix_.tokens == a_matrix_.tokens;
+  matrix_ = diff ? analysis::difference(a_matrix_, other_matrix_) : a_matrix_;
+
   // Several windows: labels relative to the window's last step ("s-3"); one: the episode's steps.
   const auto& first = windows_.front();
   const int T = matrix_.tokens;
@@ -174,20 +220,23 @@ void AttentionMapView::refresh() {
     for (int j = 0; j < T; ++j) {
       const bool blank = j > i || labels_[static_cast<std::size_t>(i)] == "pad" || labels_[static_cast<std::size_t>(j)] == "pad";
       map_->data()->setCell(j, i, blank ? std::nan("") : matrix_.at(i, j));
-      if (!blank) hi = std::max(hi, matrix_.at(i, j));
+      if (!blank) hi = std::max(hi, std::abs(matrix_.at(i, j)));
     }
   // A few large weights (the first queries have one key) would flatten the rest: the colours end
   // at the 99th percentile; hovering still shows every exact value.
   std::vector<double> seen;
   for (int i = 0; i < T; ++i)
     for (int j = 0; j < T; ++j)
-      if (!std::isnan(map_->data()->cell(j, i))) seen.push_back(map_->data()->cell(j, i));
+      if (!std::isnan(map_->data()->cell(j, i))) seen.push_back(std::abs(map_->data()->cell(j, i)));
   if (seen.size() > 20) {
     std::sort(seen.begin(), seen.end());
     hi = std::min(hi, seen[seen.size() * 99 / 100]);
   }
-  scale_->setDataRange(QCPRange(0.0, std::max(hi, 1e-9)));
-  scale_->axis()->setLabel(seen.size() > 20 ? tr("weight (colours clipped at p99)") : tr("weight"));
+  // A difference is centred at zero on a diverging map; weights run from zero on viridis.
+  scale_->setGradient(diff ? diverging() : viridis());
+  scale_->setDataRange(diff ? QCPRange(-std::max(hi, 1e-9), std::max(hi, 1e-9)) : QCPRange(0.0, std::max(hi, 1e-9)));
+  const QString what = diff ? tr("weight difference") : tr("weight");
+  scale_->axis()->setLabel(seen.size() > 20 ? tr("%1 (colours clipped at p99)").arg(what) : what);
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   for (int k = 0; k < T; ++k)
     if (T <= 24 || labels_[static_cast<std::size_t>(k)][0] == 's' || labels_[static_cast<std::size_t>(k)][0] == 't')
@@ -197,15 +246,40 @@ void AttentionMapView::refresh() {
   plot_->xAxis->setRange(-0.5, T - 0.5);
   plot_->yAxis->setRange(-0.5, T - 0.5);
   const auto& mixer = first.layers[static_cast<std::size_t>(layer)].mixer;
-  caption_->setText(tr("%1 — %2 windows. %3").arg(title_).arg(windows_.size())
+  QString caption = tr("%1 — %2 windows. %3").arg(diff ? tr("%1 minus %2").arg(title_, other_title_) : title_).arg(windows_.size())
                         .arg(QString::fromStdString(mode_->currentIndex() == 0 ? analysis::mixing_derivation(mixer)
-                                                                                : std::string("Rows are queries; blank cells are masked."))));
+                                                                                : std::string("Rows are queries; blank cells are masked.")));
+  if (!problem.isEmpty()) caption += tr(" (The compared model: %1.)").arg(problem);
+  caption_->setText(caption);
   export_->setEnabled(true);
   plot_->replot();
 }
 
+analysis::TokenMatrix AttentionMapView::selection(const std::vector<models::WindowInspection>& windows, QString* problem) const {
+  const int layer = std::max(0, layer_->currentIndex()), head = head_->currentIndex() - 1;
+  std::vector<analysis::TokenMatrix> per_window;
+  for (const auto& w : windows) {
+    switch (static_cast<Mode>(mode_->currentIndex())) {
+      case Mode::Layer: {
+        if (layer >= static_cast<int>(w.layers.size())) {
+          if (problem) *problem = tr("it has no layer %1").arg(layer + 1);
+          return {};
+        }
+        const auto& l = w.layers[static_cast<std::size_t>(layer)];
+        // A head the other model lacks: its mean over heads stands in.
+        if (problem && head >= l.heads) *problem = tr("it has %1 heads, so its mean over heads is used").arg(l.heads);
+        per_window.push_back(head >= 0 && head < l.heads ? analysis::head_of(l, head) : analysis::mean_over_heads(l));
+        break;
+      }
+      case Mode::MeanOverLayers: per_window.push_back(analysis::mean_over_layers(w.layers)); break;
+      case Mode::Rollout: per_window.push_back(analysis::attention_rollout(w.layers)); break;
+    }
+  }
+  return analysis::mean_of(per_window);
+}
+
 FigureText AttentionMapView::figureText() const {
-  QString title = title_;
+  QString title = showingDifference() ? tr("%1 minus %2").arg(title_, other_title_) : title_;
   title += '\n';
   title += mode_->currentText();
   if (mode_->currentIndex() == 0) title += tr(", layer %1, %2").arg(layer_->currentText(), head_->currentText());
@@ -214,7 +288,9 @@ FigureText AttentionMapView::figureText() const {
 
 std::vector<std::string> AttentionMapView::exportFigure(const std::string& base, const FigureStyle& style) const {
   if (matrix_.tokens == 0) return {};
-  auto written = save_heatmap(base, matrix_, labels_, false, tr("weight"), with_defaults(style, figureText()));
+  const bool diff = showingDifference();
+  auto written = save_heatmap(base, matrix_, labels_, diff, diff ? tr("weight difference") : tr("weight"),
+                              with_defaults(style, figureText()));
   std::ofstream csv(base + ".csv");
   csv << "query";
   for (const auto& l : labels_) csv << ',' << l;

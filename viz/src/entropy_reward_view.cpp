@@ -146,17 +146,20 @@ void EntropyRewardView::setRollout(const QString& title, models::RolloutResult r
     episode_->clear();
     for (std::size_t e = 0; e < result_.episodes.size(); ++e)
       episode_->addItem(tr("%1 (return %2)").arg(e + 1).arg(result_.episodes[e].episode_return, 0, 'f', 0));
+    episode_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   }
   const auto fmt = [](double v) { return std::isfinite(v) ? QString::number(v, 'f', 2) : QStringLiteral("—"); };
   double mean = 0.0;
   for (const auto& s : result_.summary) mean = s.mean_score;
-  caption_->setText(tr("%1: %2 episodes, normalised score %3. Over %4 steps with full windows, entropy and reward "
-                       "correlate with Pearson %5 and Spearman %6 (— when the entropy does not vary).")
-                        .arg(title_)
-                        .arg(result_.episodes.size())
-                        .arg(mean, 0, 'f', 1)
-                        .arg(pairs_)
-                        .arg(fmt(pearson_), fmt(spearman_)));
+  QString text = tr("%1: %2 episodes, normalised score %3. Over %4 steps with full windows, entropy and reward "
+                    "correlate with Pearson %5 and Spearman %6.")
+                     .arg(title_)
+                     .arg(result_.episodes.size())
+                     .arg(mean, 0, 'f', 1)
+                     .arg(pairs_)
+                     .arg(fmt(pearson_), fmt(spearman_));
+  if (!std::isfinite(pearson_) || !std::isfinite(spearman_)) text += tr(" (No correlation where the entropy does not vary.)");
+  caption_->setText(text);
   showEpisode(0);
 }
 

@@ -4,7 +4,8 @@
 /// mean over layers or attention rollout, averaged over the windows it is given. Rows are
 /// queries, labelled by type and step; the causal mask and padding are left blank; hovering a
 /// cell shows its query, key and exact weight. It draws what core computed (windows.h) and
-/// computes nothing but averages.
+/// computes nothing but averages. With a second checkpoint's inspections of the same windows it
+/// shows the difference of the two on a diverging map (GDT fig. 4).
 
 #include <QString>
 #include <QWidget>
@@ -14,6 +15,7 @@
 #include "dstudio/models/windows.h"
 #include "dstudio/viz/figures.h"
 
+class QCheckBox;
 class QComboBox;
 class QCustomPlot;
 class QCPColorMap;
@@ -36,6 +38,15 @@ class AttentionMapView : public QWidget, public FigureSource {
   void setInspections(const QString& title, std::vector<models::WindowInspection> windows);
   /// Nothing to show; `message` says why.
   void clear(const QString& message);
+  /// A second model's inspections of the same windows (same count, same tokens): the view can
+  /// then show this model's map minus the other's, on a diverging colour map centred at zero.
+  /// Throws std::invalid_argument when the windows do not match.
+  void setComparison(const QString& title, std::vector<models::WindowInspection> windows);
+  void clearComparison();
+  /// Shows the difference (this model minus the comparison) or this model alone.
+  void setShowDifference(bool on);
+  [[nodiscard]] bool showingDifference() const;
+  [[nodiscard]] bool hasComparison() const { return !other_.empty(); }
 
   void setMode(Mode mode);
   void setLayer(int layer);
@@ -53,6 +64,8 @@ class AttentionMapView : public QWidget, public FigureSource {
   [[nodiscard]] QTableWidget* entropyTable() const { return entropy_; }
   /// What hovering the cell (query, key) shows.
   [[nodiscard]] QString cellText(int query, int key) const;
+  /// The comparison model's matrix for the same selection (empty without a comparison).
+  [[nodiscard]] const analysis::TokenMatrix& comparisonMatrix() const { return other_matrix_; }
   /// "attention".
   [[nodiscard]] QString figureName() const override { return QStringLiteral("attention"); }
   [[nodiscard]] bool hasFigure() const override { return matrix_.tokens > 0; }
@@ -62,8 +75,13 @@ class AttentionMapView : public QWidget, public FigureSource {
   /// numbers as base.csv; returns the paths written.
   std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style = {}) const override;
 
+ signals:
+  /// The user asked to compare with another checkpoint (the window picks it and inspects it).
+  void compareRequested();
+
  private:
   void refresh();
+  [[nodiscard]] analysis::TokenMatrix selection(const std::vector<models::WindowInspection>& windows, QString* problem) const;
   void fillEntropy();
   void showTip(QMouseEvent* event);
   void chooseExport();
@@ -78,6 +96,11 @@ class AttentionMapView : public QWidget, public FigureSource {
   QLabel* caption_;
   QPushButton* export_;
   QTableWidget* entropy_;
+  QPushButton* compare_;
+  QCheckBox* difference_;
+  std::vector<models::WindowInspection> other_;
+  QString other_title_;
+  analysis::TokenMatrix a_matrix_, other_matrix_;
   QCustomPlot* plot_;
   QCPColorMap* map_;
   QCPColorScale* scale_;
