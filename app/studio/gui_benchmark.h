@@ -47,6 +47,7 @@ class GuiBenchmark : public QObject {
   std::vector<Phase> phases_;
   long restarts_ = 0;
   double last_map_ = 0.0, last_timeline_ = 0.0;
+  double start_ms_ = 0.0;
 };
 
 }  // namespace dstudio::studio

@@ -60,9 +60,7 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   difference_->setEnabled(false);
   connect(compare_, &QPushButton::clicked, this, &AttentionMapView::compareRequested);
   connect(difference_, &QCheckBox::toggled, this, [this] { refresh(); });
-  export_->setToolTip(tr("PDF, SVG and PNG in a venue's size and fonts, with the numbers as CSV"));
-  export_->setEnabled(false);
-  connect(export_, &QPushButton::clicked, this, &AttentionMapView::chooseExport);
+  ExportDialog::attach(export_, this, *this, caption_);
   caption_->setWordWrap(true);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(controls);
@@ -302,12 +300,6 @@ std::vector<std::string> AttentionMapView::exportFigure(const std::string& base,
   }
   if (csv) written.push_back(base + ".csv");
   return written;
-}
-
-void AttentionMapView::chooseExport() {
-  const auto written = ExportDialog::exportSource(this, *this);
-  if (!written.empty())
-    caption_->setText(tr("Wrote %1 files: %2").arg(written.size()).arg(QString::fromStdString(written.front())));
 }
 
 void AttentionMapView::fillEntropy() {

@@ -52,12 +52,7 @@ EntropyRewardView::EntropyRewardView(QWidget* parent)
   controls->addWidget(episode_);
   controls->addStretch(1);
   controls->addWidget(export_);
-  export_->setToolTip(tr("PDF, SVG and PNG in a venue's size and fonts, with the numbers as CSV"));
-  export_->setEnabled(false);
-  connect(export_, &QPushButton::clicked, this, [this] {
-    const auto written = ExportDialog::exportSource(this, *this);
-    if (!written.empty()) caption_->setText(tr("Wrote %1 files: %2").arg(written.size()).arg(QString::fromStdString(written.front())));
-  });
+  ExportDialog::attach(export_, this, *this, caption_);
   caption_->setWordWrap(true);
   auto* split = new QSplitter(Qt::Horizontal);
   split->addWidget(series_);

@@ -351,6 +351,16 @@ std::vector<std::string> ExportDialog::exportSource(QWidget* parent, const Figur
   return source.exportFigure(dialog.output().toStdString(), dialog.style());
 }
 
+void ExportDialog::attach(QPushButton* button, QWidget* owner, const FigureSource& source, QLabel* report) {
+  button->setToolTip(tr("PDF, SVG and PNG in a venue's size and fonts, with the numbers as CSV"));
+  button->setEnabled(false);
+  QObject::connect(button, &QPushButton::clicked, owner, [owner, &source, report] {
+    const auto written = exportSource(owner, source);
+    if (!written.empty() && report)
+      report->setText(tr("Wrote %1 files: %2").arg(written.size()).arg(QString::fromStdString(written.front())));
+  });
+}
+
 std::vector<std::string> ExportDialog::exportSources(QWidget* parent, const std::vector<const FigureSource*>& sources) {
   ExportDialog dialog(parent, true);
   if (dialog.output().isEmpty()) dialog.setOutput(QDir(default_folder()).filePath(QStringLiteral("figures")));

@@ -84,7 +84,6 @@ class AttentionMapView : public QWidget, public FigureSource {
   [[nodiscard]] analysis::TokenMatrix selection(const std::vector<models::WindowInspection>& windows, QString* problem) const;
   void fillEntropy();
   void showTip(QMouseEvent* event);
-  void chooseExport();
 
   std::vector<models::WindowInspection> windows_;
   QString title_;

@@ -49,6 +49,9 @@ class ExportDialog : public QDialog {
 
   /// Asks how to export `source`, then writes it; returns the paths written (none if cancelled).
   static std::vector<std::string> exportSource(QWidget* parent, const FigureSource& source);
+  /// Makes `button` a view's "Export figure…": disabled until the view has a figure, opening this
+  /// dialog for `source` when clicked, and reporting what was written in `report`.
+  static void attach(QPushButton* button, QWidget* owner, const FigureSource& source, QLabel* report);
   /// Asks for a style and a folder, then writes every source that has a figure (export_all).
   static std::vector<std::string> exportSources(QWidget* parent, const std::vector<const FigureSource*>& sources);
 
