@@ -76,6 +76,7 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(training_, tr("Training"));
   tabs_->setMovable(true);
   connect(view_, &viz::DatasetView::replayRequested, this, &MainWindow::replayEpisode);
+  connect(viewer_, &ViewerPanel::message, status_, &QLabel::setText);
   connect(returns_view_, &viz::ReturnAnalysisView::ablationRequested, this, &MainWindow::runAblation);
   connect(returns_view_, &viz::ReturnAnalysisView::sweepRequested, this, &MainWindow::runSweep);
   connect(returns_view_, &viz::ReturnAnalysisView::cancelRequested, this, &MainWindow::cancelRollout);

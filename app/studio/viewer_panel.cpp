@@ -3,6 +3,12 @@
 #include "viewer_panel.h"
 
 #include <QCheckBox>
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QTextStream>
+#include <QThreadPool>
 #include <QComboBox>
 #include <QDateTime>
 #include <QElapsedTimer>
@@ -63,7 +69,26 @@ ViewerPanel::ViewerPanel(QWidget* parent)
       target_(new QDoubleSpinBox),
       zeroing_(new QComboBox),
       seed_(new QSpinBox),
-      timer_(new QTimer(this)) {
+      timer_(new QTimer(this)),
+      record_(new QPushButton(tr("Record"))),
+      pending_writes_(std::make_shared<std::atomic<int>>(0)),
+      writer_(new QThreadPool(this)) {
+  writer_->setMaxThreadCount(1);  // frames are written in order, one at a time
+  record_->setCheckable(true);
+  record_->setFocusPolicy(Qt::NoFocus);
+  record_->setToolTip(tr("Write every frame of the 3-D view, with its overlay, as numbered PNGs into a folder "
+                         "(recording.txt says how to make a video of them)"));
+  record_->setEnabled(viz::SceneView::openGlAvailable());
+  connect(record_, &QPushButton::toggled, this, [this](bool on) {
+    if (on == recording_) return;
+    if (!on) return stopRecording();
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Record frames into"), QDir::homePath());
+    if (dir.isEmpty() || !startRecording(dir)) {
+      const QSignalBlocker block(record_);
+      record_->setChecked(false);
+    }
+  });
+  connect(scene_, &viz::SceneView::framePainted, this, &ViewerPanel::recordFrame);
   restart_->setIcon(style()->standardIcon(QStyle::SP_MediaSkipBackward));
   restart_->setToolTip(tr("New episode with the seed on the right (Home)"));
   back_->setIcon(style()->standardIcon(QStyle::SP_MediaSeekBackward));
@@ -107,6 +132,7 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   transport->addWidget(slider_, 1);
   transport->addWidget(position_);
   transport->addWidget(track_);
+  transport->addWidget(record_);
 
   auto* conditioning = new QGroupBox(tr("Conditioning of the running policy"));
   auto* form = new QHBoxLayout(conditioning);
@@ -181,7 +207,76 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   clear(tr("Open a checkpoint (File ▸ Open Checkpoint) to watch its policy act."));
 }
 
-ViewerPanel::~ViewerPanel() = default;
+ViewerPanel::~ViewerPanel() {
+  stopRecording();
+  writer_->waitForDone();  // frames already queued land on disk
+}
+
+bool ViewerPanel::startRecording(const QString& dir) {
+  if (!scene_->hasScene()) {
+    emit message(tr("Recording needs the 3-D view, which needs OpenGL."));
+    return false;
+  }
+  if (!QDir().mkpath(dir)) {
+    emit message(tr("Cannot record into %1: the folder cannot be made.").arg(dir));
+    return false;
+  }
+  record_dir_ = dir;
+  recorded_ = dropped_ = 0;
+  record_started_ms_ = QDateTime::currentMSecsSinceEpoch();
+  recording_ = true;
+  const QSignalBlocker block(record_);
+  record_->setChecked(true);
+  return true;
+}
+
+void ViewerPanel::recordFrame(const QImage& frame) {
+  if (!recording_) return;
+  // A slow disk must not hold the window: past a second of frames waiting, new ones are dropped.
+  if (pending_writes_->load() > 60) {
+    ++dropped_;
+    return;
+  }
+  const QString path = QDir(record_dir_).filePath(QStringLiteral("frame-%1.png").arg(recorded_, 6, 10, QLatin1Char('0')));
+  ++recorded_;
+  ++*pending_writes_;
+  record_->setText(tr("Stop (%1)").arg(recorded_));
+  auto pending = pending_writes_;
+  writer_->start([frame, path, pending] {
+    frame.save(path, "PNG");
+    --*pending;
+  });
+}
+
+void ViewerPanel::stopRecording() {
+  if (!recording_) return;
+  recording_ = false;
+  {
+    const QSignalBlocker block(record_);
+    record_->setChecked(false);
+  }
+  const double seconds = static_cast<double>(QDateTime::currentMSecsSinceEpoch() - record_started_ms_) / 1000.0;
+  const double rate = seconds > 0 ? recorded_ / seconds : 0.0;
+  QFile notes(QDir(record_dir_).filePath(QStringLiteral("recording.txt")));
+  if (notes.open(QIODevice::WriteOnly | QIODevice::Text)) {
+    QTextStream out(&notes);
+    out << "frames " << recorded_ << "\nseconds " << QString::number(seconds, 'f', 2) << "\nframes_per_second "
+        << QString::number(rate, 'f', 2) << "\ndropped " << dropped_ << "\n"
+        << "# a video at the speed it was watched:\n"
+        << "ffmpeg -framerate " << QString::number(rate, 'f', 2) << " -i frame-%06d.png -pix_fmt yuv420p viewer.mp4\n";
+  }
+  record_->setText(tr("Record"));
+  emit message(tr("Recorded %1 frames (%2 per second, %3 dropped) into %4; recording.txt says how to make a video")
+                   .arg(recorded_)
+                   .arg(rate, 0, 'f', 1)
+                   .arg(dropped_)
+                   .arg(record_dir_));
+}
+
+void ViewerPanel::waitForRecording() {
+  while (pending_writes_->load() > 0) QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+  writer_->waitForDone();
+}
 
 void ViewerPanel::clear(const QString& message) {
   timer_->stop();

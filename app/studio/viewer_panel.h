@@ -8,6 +8,7 @@
 
 #include <QJsonObject>
 #include <QWidget>
+#include <atomic>
 #include <memory>
 
 #include "dstudio/models/episode_player.h"
@@ -19,6 +20,7 @@ class QLabel;
 class QPushButton;
 class QSlider;
 class QSpinBox;
+class QThreadPool;
 class QTimer;
 
 namespace dstudio::viz {
@@ -52,6 +54,20 @@ class ViewerPanel : public QWidget {
   void setTarget(double target);
   void setZeroing(models::ModalityZeroing zeroing);
 
+  /// Writes every frame the scene draws, overlay included, as <dir>/frame-000000.png, ... on a
+  /// writer thread, until stopRecording(); the frame rate goes to <dir>/recording.txt with the
+  /// command that makes a video of them. Returns false (with the reason in the readout) when the
+  /// folder cannot be made or there is no 3-D view.
+  bool startRecording(const QString& dir);
+  /// Stops recording; the frames still being written are finished on the writer thread.
+  void stopRecording();
+  [[nodiscard]] bool isRecording() const { return recording_; }
+  /// Frames handed to the writer, and frames dropped because it fell behind.
+  [[nodiscard]] int recordedFrames() const { return recorded_; }
+  [[nodiscard]] int droppedFrames() const { return dropped_; }
+  /// Waits (processing events) until every recorded frame is on disk.
+  void waitForRecording();
+
   /// What the panel last drew (updated by its timer; `sync()` forces an update now).
   [[nodiscard]] models::PlaybackState shown() const { return shown_; }
   void sync();
@@ -76,9 +92,12 @@ class ViewerPanel : public QWidget {
   void cursorMoved(int step);
   /// The player stopped with an error.
   void failed(const QString& message);
+  /// Something to tell the user in the status bar (e.g. where a recording went).
+  void message(const QString& text);
 
  private:
   void poll();
+  void recordFrame(const QImage& frame);
   void showFrame(const models::PlaybackState& state, bool force_map);
   void updateControls();
 
@@ -111,6 +130,13 @@ class ViewerPanel : public QWidget {
   QComboBox* zeroing_;
   QSpinBox* seed_;
   QTimer* timer_;
+  QPushButton* record_;
+  bool recording_ = false;
+  QString record_dir_;
+  int recorded_ = 0, dropped_ = 0;
+  qint64 record_started_ms_ = 0;
+  std::shared_ptr<std::atomic<int>> pending_writes_;
+  QThreadPool* writer_;
 };
 
 }  // namespace dstudio::studio

@@ -5,6 +5,7 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QFile>
 #include <QImage>
 #include <QSet>
 #include <QSignalSpy>
@@ -101,6 +102,27 @@ TEST_F(Render, TheViewerShowsTheRunningPolicyMidEpisode) {
   const QString shots = DSTUDIO_SCREENSHOT_DIR;
   QDir().mkpath(shots);
   w.grab().save(QDir(shots).filePath("viewer.png"));
+
+  // Recording: every frame drawn, with its overlay, as numbered PNGs and a note on the rate.
+  const QString frames = QDir(shots).filePath("recording");
+  QDir(frames).removeRecursively();
+  ASSERT_TRUE(v->startRecording(frames));
+  v->setSpeed(1.0);
+  v->play();
+  QTest::qWait(1000);
+  v->pause();
+  v->stopRecording();
+  v->waitForRecording();
+  EXPECT_GT(v->recordedFrames(), 5);
+  const QStringList pngs = QDir(frames).entryList({"frame-*.png"}, QDir::Files, QDir::Name);
+  EXPECT_EQ(pngs.size(), v->recordedFrames()) << "every frame handed over is on disk";
+  ASSERT_FALSE(pngs.isEmpty());
+  EXPECT_EQ(pngs.front(), "frame-000000.png");
+  const QImage first(QDir(frames).filePath(pngs.front()));
+  EXPECT_EQ(first.size(), v->scene()->lastFrame().size());
+  QFile notes(QDir(frames).filePath("recording.txt"));
+  ASSERT_TRUE(notes.open(QIODevice::ReadOnly));
+  EXPECT_TRUE(notes.readAll().contains("ffmpeg -framerate"));
 }
 
 }  // namespace

@@ -141,6 +141,7 @@ class SceneCanvas : public QOpenGLWidget, protected QOpenGLFunctions {
       if (!clock_.isValid()) clock_.start();
       stamps_.push_back(clock_.elapsed());
       while (stamps_.size() > 2 && stamps_.back() - stamps_.front() > 1000) stamps_.pop_front();
+      emit owner_->framePainted(last_frame_);
       if (first_frame_) {
         first_frame_ = false;
         emit owner_->frameDrawn();

@@ -59,6 +59,8 @@ class SceneView : public QWidget {
  signals:
   /// The first frame after a model was set, or a failure to draw.
   void frameDrawn();
+  /// Every frame drawn, overlay included (for recording).
+  void framePainted(const QImage& frame);
   void renderFailed(const QString& message);
 
  private:
