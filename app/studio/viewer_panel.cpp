@@ -19,6 +19,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QShortcut>
+#include <QSettings>
 #include <QSlider>
 #include <QSpinBox>
 #include <QSplitter>
@@ -74,6 +75,7 @@ ViewerPanel::ViewerPanel(QWidget* parent)
       pending_writes_(std::make_shared<std::atomic<int>>(0)),
       writer_(new QThreadPool(this)) {
   writer_->setMaxThreadCount(1);  // frames are written in order, one at a time
+  attention_->setComparable(false);
   record_->setCheckable(true);
   record_->setFocusPolicy(Qt::NoFocus);
   record_->setToolTip(tr("Write every frame of the 3-D view, with its overlay, as numbered PNGs into a folder "
@@ -201,6 +203,16 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   shortcut(Qt::Key_Left, &ViewerPanel::stepBack);
   shortcut(Qt::Key_Comma, &ViewerPanel::stepBack);
   shortcut(Qt::Key_Home, &ViewerPanel::restart);
+
+  // Speed and camera tracking are remembered between sessions.
+  {
+    QSettings settings;
+    const int speed = speed_->findData(settings.value("viewer/speed", 1.0).toDouble());
+    if (speed >= 0) speed_->setCurrentIndex(speed);
+    track_->setChecked(settings.value("viewer/track", true).toBool());
+  }
+  connect(speed_, &QComboBox::currentIndexChanged, this, [this] { QSettings().setValue("viewer/speed", speed_->currentData()); });
+  connect(track_, &QCheckBox::toggled, this, [](bool on) { QSettings().setValue("viewer/track", on); });
 
   timer_->setInterval(16);  // about 60 frames per second
   connect(timer_, &QTimer::timeout, this, &ViewerPanel::poll);

@@ -160,6 +160,12 @@ void AttentionMapView::clearComparison() {
   difference_->setToolTip(tr("This model minus the compared one, on a diverging map centred at zero"));
 }
 
+void AttentionMapView::setComparable(bool on) {
+  compare_->setVisible(on);
+  difference_->setVisible(on);
+  if (!on) clearComparison();
+}
+
 void AttentionMapView::setShowDifference(bool on) { difference_->setChecked(on && hasComparison()); }
 bool AttentionMapView::showingDifference() const { return difference_->isChecked() && hasComparison(); }
 

@@ -43,6 +43,9 @@ class AttentionMapView : public QWidget, public FigureSource {
   /// Throws std::invalid_argument when the windows do not match.
   void setComparison(const QString& title, std::vector<models::WindowInspection> windows);
   void clearComparison();
+  /// Shows or hides the Compare and Difference controls (a view of one live window has no use
+  /// for them).
+  void setComparable(bool on);
   /// Shows the difference (this model minus the comparison) or this model alone.
   void setShowDifference(bool on);
   [[nodiscard]] bool showingDifference() const;
