@@ -22,6 +22,7 @@
 #include <QTabWidget>
 #include <QStatusBar>
 #include <QTimer>
+#include <QTreeWidget>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "default_dataset.h"
@@ -34,6 +35,7 @@
 #include "dstudio/viz/return_analysis_view.h"
 #include "dstudio/viz/export_dialog.h"
 #include "dstudio/viz/tsne_view.h"
+#include "dstudio/viz/workspace_view.h"
 #include "dstudio/env/environment.h"
 #include "training_panel.h"
 #include "tsne_job.h"
@@ -62,6 +64,7 @@ MainWindow::MainWindow(QWidget* parent)
       training_(new TrainingPanel),
       tsne_view_(new viz::TsneView),
       tsne_job_(new TsneJob(tsne_view_, this)),
+      workspace_view_(new viz::WorkspaceView),
       status_(new QLabel),
       progress_(new QProgressBar),
       cancel_button_(new QPushButton(tr("Cancel"))),
@@ -74,6 +77,11 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(tsne_view_, tr("Token t-SNE"));
   tabs_->addTab(viewer_, tr("Viewer"));
   tabs_->addTab(training_, tr("Training"));
+  tabs_->addTab(workspace_view_, tr("Workspace"));
+  connect(workspace_view_, &viz::WorkspaceView::saveRequested, this, &MainWindow::chooseWorkspaceToSave);
+  connect(workspace_view_, &viz::WorkspaceView::openRequested, this, &MainWindow::chooseWorkspaceToOpen);
+  connect(training_, &TrainingPanel::runStarted, this, &MainWindow::refreshRuns);
+  connect(training_, &TrainingPanel::runFinished, this, &MainWindow::refreshRuns);
   tabs_->setMovable(true);
   connect(view_, &viz::DatasetView::replayRequested, this, &MainWindow::replayEpisode);
   connect(viewer_, &ViewerPanel::message, status_, &QLabel::setText);
@@ -141,7 +149,7 @@ MainWindow::MainWindow(QWidget* parent)
            "<tr><td><b>Ctrl+Shift+O</b></td><td>open a checkpoint</td></tr>"
            "<tr><td><b>Ctrl+Alt+O</b> / <b>Ctrl+S</b></td><td>open / save a workspace</td></tr>"
            "<tr><td><b>Ctrl+Shift+E</b></td><td>export all views</td></tr>"
-           "<tr><td><b>Ctrl+1</b> … <b>Ctrl+7</b></td><td>go to a tab</td></tr>"
+           "<tr><td><b>Ctrl+1</b> … <b>Ctrl+8</b></td><td>go to a tab</td></tr>"
            "<tr><td><b>F11</b></td><td>presentation mode (large type)</td></tr>"
            "<tr><td colspan=2><br><i>In the viewer</i></td></tr>"
            "<tr><td><b>Space</b></td><td>play or pause</td></tr>"
@@ -296,6 +304,7 @@ void MainWindow::onLoadFinished() {
   }
   view_->setDataset(outcome.dataset);
   training_->setDataset(outcome.dataset, outcome.path);
+  workspace_view_->setDataset(outcome.dataset.get());
   const auto s = data::summarize(*outcome.dataset);
   const QString name = QFileInfo(outcome.path).fileName();
   setWindowTitle(tr("%1 — Decision Studio").arg(name));
@@ -441,6 +450,7 @@ void MainWindow::openCheckpoint(const QString& path) {
       const auto windows = models::sample_windows(dataset, 16, info.variant.context_length);
       out.windows = models::inspect_windows(path.toStdString(), windows);
       out.sampled = windows;
+      out.info = info;
       out.env = QString::fromStdString(info.env_id);
       double best = -1e300;
       for (const auto& e : dataset.episodes)
@@ -475,6 +485,8 @@ void MainWindow::onCheckpointFinished() {
   else viewer_->clear(tr("This checkpoint cannot act in an environment: %1").arg(outcome.player_error));
   checkpoint_path_ = outcome.path;
   checkpoint_windows_ = outcome.sampled;
+  workspace_view_->setCheckpoint(&outcome.info);
+  workspace_view_->setCheckpoint(nullptr, /*compared=*/true);
   rememberRecent(outcome.path);
   checkpoint_context_ = outcome.context;
   double target = 0.0;
@@ -508,6 +520,7 @@ void MainWindow::compareCheckpoint(const QString& path) {
         throw std::invalid_argument(path.toStdString() + ": sees windows of " + std::to_string(info.variant.context_length) +
                                     " steps, the open checkpoint " + std::to_string(windows.front().steps));
       out.windows = models::inspect_windows(path.toStdString(), windows);
+      out.info = info;
       out.title = QFileInfo(path).completeBaseName() + " (" + QString::fromStdString(info.variant.variant) + ")";
     } catch (const std::exception& e) {
       out.error = QString::fromStdString(e.what());
@@ -532,6 +545,7 @@ void MainWindow::onComparisonFinished() {
     emit comparisonFailed(error);
     return;
   }
+  workspace_view_->setCheckpoint(&outcome.info, /*compared=*/true);
   tabs_->setCurrentWidget(attention_);
   status_->setText(tr("Attention: the open checkpoint minus %1, on the same windows").arg(outcome.title));
   emit comparisonShown(outcome.path);
@@ -645,6 +659,18 @@ void MainWindow::onReturnsFinished() {
   emit returnsShown(outcome.sweep);
 }
 
+void MainWindow::refreshRuns() {
+  // The run list and the folders are in the same order: one row per run, as it was added.
+  const QStringList folders = training_->runFolders();
+  std::vector<viz::WorkspaceView::Run> runs;
+  for (int i = 0; i < folders.size(); ++i) {
+    const auto* item = training_->runList()->topLevelItem(i);
+    runs.push_back({folders[i], item ? item->text(TrainingPanel::ColumnState) : QString(),
+                    item ? item->text(TrainingPanel::ColumnLoss) : QString()});
+  }
+  workspace_view_->setRuns(runs);
+}
+
 std::vector<std::string> MainWindow::exportAllViews(const QString& dir, const viz::FigureStyle& style) const {
   return viz::export_all({attention_, rollout_view_, returns_view_, tsne_view_}, dir.toStdString(), style);
 }
@@ -691,6 +717,7 @@ bool MainWindow::applyWorkspace(const QJsonObject& w, QString* error) {
     if (!QFileInfo::exists(dir)) missing << dir;
     else if (!training_->addRunFolder(dir)) missing << dir + " (" + training_->lastError() + ")";
   }
+  refreshRuns();
   if (w.contains("checkpoint") && QFileInfo::exists(w["checkpoint"].toString())) openCheckpoint(w["checkpoint"].toString());
   else applyPendingViewer();
   if (!missing.isEmpty()) {

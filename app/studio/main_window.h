@@ -31,6 +31,7 @@ class EntropyRewardView;
 class ReturnAnalysisView;
 class DatasetView;
 class TsneView;
+class WorkspaceView;
 }
 
 class QTabWidget;
@@ -48,6 +49,7 @@ struct CheckpointOutcome {
   double best_score = 0.0;  ///< the dataset's best episode, normalised
   std::vector<models::WindowInspection> windows;
   std::vector<models::Window> sampled;  ///< the dataset windows inspected, for comparisons
+  models::CheckpointInfo info;          ///< what the checkpoint says about itself
   QString error;
   std::shared_ptr<models::EpisodePlayer> player;  ///< its policy, ready to act in the viewer
   QString player_error;                           ///< why there is no player
@@ -116,6 +118,7 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] ViewerPanel* viewer() const { return viewer_; }
   [[nodiscard]] TrainingPanel* trainingPanel() const { return training_; }
   [[nodiscard]] viz::TsneView* tsneView() const { return tsne_view_; }
+  [[nodiscard]] viz::WorkspaceView* workspaceView() const { return workspace_view_; }
   [[nodiscard]] TsneJob* tsneJob() const { return tsne_job_; }
   /// Writes every view that has a figure into `dir` in `style` (figures.h); returns the paths.
   std::vector<std::string> exportAllViews(const QString& dir, const viz::FigureStyle& style) const;
@@ -173,6 +176,7 @@ class MainWindow : public QMainWindow {
   void chooseWorkspaceToSave();
   void chooseWorkspaceToOpen();
   void applyPendingViewer();
+  void refreshRuns();
   void rebuildRecentMenu();
   void showAbout();
 
@@ -192,6 +196,7 @@ class MainWindow : public QMainWindow {
   TrainingPanel* training_;
   viz::TsneView* tsne_view_;
   TsneJob* tsne_job_;
+  viz::WorkspaceView* workspace_view_;
   QJsonObject pending_viewer_;  // viewer settings of a workspace, applied when its player arrives
   QString pending_tab_;
   bool presentation_ = false;

@@ -16,6 +16,7 @@
 #include "tsne_job.h"
 #include "viewer_panel.h"
 #include "dstudio/viz/tsne_view.h"
+#include "dstudio/viz/workspace_view.h"
 
 #include <algorithm>
 
@@ -124,6 +125,7 @@ void ScreenshotTour::showViewer() {
       viewer->setSpeed(1.0);
       QTimer::singleShot(200, this, [this, viewer] {
         save(window_.tabs()->indexOf(viewer), "viewer.png");
+        save(window_.tabs()->indexOf(window_.workspaceView()), "workspace.png");
         if (!done_) {
           done_ = true;
           emit finished(true, QString("saved %1 views to %2").arg(written_.size()).arg(dir_));

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "dstudio/data/dataset.h"
+#include "dstudio/models/checkpoint.h"
 #include "dstudio/models/variant_config.h"
 
 namespace dstudio {
@@ -39,6 +42,37 @@ TEST(DatasetDefaults, DecisionConvFormersTable4) {
   EXPECT_EQ(d.hidden, 0);
   EXPECT_EQ(d.learning_rate, 0.0);
   EXPECT_TRUE(d.source.empty());
+}
+
+// A checkpoint described for people: every fact the studio's workspace lists, from the info.
+TEST(CheckpointSummary, ListsModelDataTrainingAndSoftware) {
+  models::CheckpointInfo info;
+  info.variant = models::make_variant("dhi");
+  info.variant.state_dim = 11;
+  info.variant.act_dim = 3;
+  info.dataset_path = "/data/hopper-medium.hdf5";
+  info.dataset_fingerprint = "xxh3-128:abc";
+  info.env_id = "hopper";
+  info.step = 500;
+  info.training.steps = 1000;
+  info.metrics = R"({"loss": 0.0125, "note": "text is left out"})";
+  info.software = "Decision Studio 0.1.0";
+  std::map<std::string, std::string> rows;
+  std::vector<std::string> sections;
+  for (const auto& r : models::summarize(info)) {
+    rows[r.field] = r.value;
+    if (sections.empty() || sections.back() != r.section) sections.push_back(r.section);
+  }
+  EXPECT_EQ(sections, (std::vector<std::string>{"Model", "Data", "Training", "Software"}));
+  EXPECT_EQ(rows["Variant"], "dhi");
+  EXPECT_EQ(rows["Context K"], std::to_string(info.variant.context_length) + " steps (" +
+                                   std::to_string(info.variant.context_length) + " tokens)");  // one merged token a step
+  EXPECT_EQ(rows["State / action"], "11 / 3");
+  EXPECT_EQ(rows["Step"], "500 of 1000");
+  EXPECT_EQ(rows["loss"], "0.0125");
+  EXPECT_EQ(rows.count("note"), 0u);
+  EXPECT_EQ(rows["Environment"], "hopper");
+  EXPECT_NE(rows["Tokens"].find("merger"), std::string::npos);
 }
 
 }  // namespace

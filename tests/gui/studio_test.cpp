@@ -310,9 +310,9 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
   tour.start();
   ASSERT_TRUE(finished.wait(300000));
   ASSERT_TRUE(finished.front().at(0).toBool()) << finished.front().at(1).toString().toStdString();
-  ASSERT_EQ(tour.written().size(), 8);
+  ASSERT_EQ(tour.written().size(), 9);
   for (const auto& name : {"dataset.png", "attention.png", "attention-difference.png", "entropy-reward.png", "zeroing-and-sweep.png", "tsne.png",
-                           "training.png", "viewer.png"}) {
+                           "training.png", "viewer.png", "workspace.png"}) {
     const QImage image(QDir(out).filePath(name));
     EXPECT_FALSE(image.isNull()) << name;
     EXPECT_GE(image.width(), 1000) << name;

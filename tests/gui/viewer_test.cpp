@@ -21,6 +21,7 @@
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTest>
+#include <QTreeWidget>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +30,7 @@
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/episode_timeline.h"
+#include "dstudio/viz/workspace_view.h"
 #include "h5_fixture.h"
 #include "main_window.h"
 #include "training_panel.h"
@@ -196,6 +198,18 @@ TEST_F(Viewer, AWorkspaceIsSavedAndRestoredInANewWindow) {
   EXPECT_EQ(restored.checkpointPath(), json["checkpoint"].toString());
   EXPECT_EQ(restored.tabs()->currentWidget(), restored.viewer());
   EXPECT_EQ(restored.trainingPanel()->runFolders(), QStringList{run});
+  // The Workspace tab lists each with its summary, as core describes it.
+  auto* ws = restored.workspaceView();
+  EXPECT_EQ(ws->section("Dataset")->text(1), "small.hdf5");
+  EXPECT_EQ(ws->section("Checkpoint")->text(1), "hopper-medium-dt.pt");
+  EXPECT_EQ(ws->section("Training runs")->childCount(), 1);
+  bool variant_listed = false;
+  for (int g = 0; g < ws->section("Checkpoint")->childCount(); ++g)
+    for (int k = 0; k < ws->section("Checkpoint")->child(g)->childCount(); ++k) {
+      const auto* row = ws->section("Checkpoint")->child(g)->child(k);
+      if (row->text(0) == "Variant") variant_listed = row->text(1) == "dt";
+    }
+  EXPECT_TRUE(variant_listed);
   const auto settings = restored.viewer()->settings();
   EXPECT_EQ(settings["target"].toDouble(), 4200.0);
   EXPECT_EQ(settings["zeroing"].toString(), "actions");

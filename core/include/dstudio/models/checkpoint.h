@@ -39,6 +39,15 @@ struct CheckpointInfo {
   std::string software;  ///< versions of the studio, LibTorch and MuJoCo
 };
 
+/// One line of a checkpoint's description, grouped by section ("Model", "Data", "Training",
+/// "Software").
+struct CheckpointSummaryRow {
+  std::string section, field, value;
+};
+/// What a checkpoint says about itself, as rows for people: the studio's workspace shows them, as
+/// `dstudio checkpoint info` prints the same facts.
+std::vector<CheckpointSummaryRow> summarize(const CheckpointInfo& info);
+
 /// Reads a checkpoint's description. Throws CheckpointError naming the file for a missing,
 /// truncated or foreign file.
 CheckpointInfo read_checkpoint_info(const std::filesystem::path& path);

@@ -1,0 +1,60 @@
+// A checkpoint's description for people. See checkpoint.h.
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+#include "dstudio/models/checkpoint.h"
+
+namespace dstudio::models {
+namespace {
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+}  // namespace
+
+std::vector<CheckpointSummaryRow> summarize(const CheckpointInfo& info) {
+  const auto& c = info.variant;
+  const auto& t = info.training;
+  std::vector<CheckpointSummaryRow> rows;
+  auto add = [&rows](const char* section, const char* field, std::string value) {
+    rows.push_back({section, field, std::move(value)});
+  };
+  add("Model", "Variant", c.variant);
+  add("Model", "Tokens", std::string(to_string(c.tokenizer)) + (c.tokenizer == Tokenizer::Merged ? std::string(", merger ") + to_string(c.merger) : ""));
+  add("Model", "Mixer", to_string(c.mixer));
+  std::string shape = std::to_string(c.layers);
+  shape += " layers x ";
+  shape += std::to_string(c.hidden);
+  shape += " hidden, ";
+  shape += std::to_string(c.heads);
+  shape += c.heads == 1 ? " head" : " heads";
+  add("Model", "Blocks", shape);
+  add("Model", "Context K", std::to_string(c.context_length) + " steps (" + std::to_string(c.tokens()) + " tokens)");
+  add("Model", "State / action", std::to_string(c.state_dim) + " / " + std::to_string(c.act_dim));
+  add("Data", "Dataset", info.dataset_path.empty() ? "(none)" : info.dataset_path);
+  add("Data", "Fingerprint", info.dataset_fingerprint.empty() ? "(none)" : info.dataset_fingerprint);
+  add("Data", "Environment", info.env_id.empty() ? "(none)" : info.env_id);
+  add("Data", "Return-to-go scale", number(info.rtg_scale));
+  add("Training", "Step", std::to_string(info.step) + " of " + std::to_string(t.steps));
+  std::string optimiser = "AdamW, lr ";
+  optimiser += number(t.learning_rate);
+  optimiser += ", batch ";
+  optimiser += std::to_string(t.batch_size);
+  optimiser += ", warmup ";
+  optimiser += std::to_string(t.warmup_steps);
+  add("Training", "Optimiser", optimiser);
+  add("Training", "Seed", std::to_string(t.seed));
+  const auto metrics = nlohmann::json::parse(info.metrics.empty() ? "{}" : info.metrics, nullptr, false);
+  if (metrics.is_object())
+    for (const auto& [key, value] : metrics.items())
+      if (value.is_number() && key != "step") add("Training", key.c_str(), number(value.get<double>()));
+  add("Software", "Written by", info.software.empty() ? "(not recorded)" : info.software);
+  return rows;
+}
+
+}  // namespace dstudio::models
