@@ -376,8 +376,16 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   auto* list_layout = new QVBoxLayout(list_box);
   list_layout->setContentsMargins(0, 0, 0, 0);
   list_layout->addWidget(runs_list_, 1);
+  auto* continue_run = new QPushButton(tr("Continue checkpoint…"));
+  continue_run->setToolTip(tr("Resume a run from its checkpoint.pt on the open dataset, exactly where it stopped "
+                              "(optimiser, sampler and random streams included)"));
+  connect(continue_run, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Continue training from"), runs_dir_, tr("Checkpoints (*.pt)"));
+    if (!path.isEmpty()) resumeFromCheckpoint(path);
+  });
   auto* list_buttons = new QHBoxLayout;
   list_buttons->addWidget(add_folder);
+  list_buttons->addWidget(continue_run);
   list_buttons->addStretch(1);
   list_layout->addLayout(list_buttons);
 
@@ -700,14 +708,47 @@ bool TrainingPanel::startTraining() {
     std::ofstream(QDir(run->dir).filePath("run.json").toStdString()) << description.dump(2) << '\n';
   }
 
+  return launch(std::move(run), training.eval_every);
+}
+
+bool TrainingPanel::resumeFromCheckpoint(const QString& checkpoint) {
+  if (!dataset_) {
+    showMessage(tr("Open the dataset the checkpoint was trained on first."), true);
+    return false;
+  }
+  auto run = std::make_unique<Run>();
+  try {
+    run->trainer = models::Trainer::resume(*dataset_, checkpoint.toStdString());
+  } catch (const std::exception& e) {
+    showMessage(tr("Not continued: %1").arg(QString::fromStdString(e.what())), true);
+    return false;
+  }
+  const auto& training = run->trainer->training();
+  const QFileInfo file(checkpoint);
+  run->dir = file.absolutePath();
+  run->name = QFileInfo(run->dir).fileName();
+  run->label = QString::fromStdString(run->trainer->variant().variant);
+  run->seed = QString::number(training.seed);
+  run->dataset = dataset_;
+  run->total = training.steps;
+  // The curves so far, from the run's own metrics, so the continuation draws on after them.
+  try {
+    run->metrics = analysis::read_run_metrics(run->dir.toStdString());
+  } catch (const std::exception&) {
+    // A checkpoint without its metrics next to it: the curves start at the resumed step.
+  }
+  return launch(std::move(run), training.eval_every);
+}
+
+bool TrainingPanel::launch(std::unique_ptr<Run> run, std::int64_t eval_every) {
   // The training thread only appends to the run's inbox; pull() takes it on the GUI thread.
   Run* r = run.get();
   r->trainer->on_progress([r](const models::TrainingProgress& p) {
     std::lock_guard lock(r->inbox_mutex);
     r->inbox.push_back(p);
   });
-  if (training.eval_every > 0) {
-    auto evaluate = models::evaluation_hook(*r->dataset, training.rtg_scale, eval_episodes_->value());
+  if (eval_every > 0) {
+    auto evaluate = models::evaluation_hook(*r->dataset, r->trainer->training().rtg_scale, eval_episodes_->value());
     r->trainer->on_evaluation([r, evaluate](models::DecisionModelImpl& model, std::int64_t step) {
       auto result = evaluate(model, step);
       std::lock_guard lock(r->inbox_mutex);

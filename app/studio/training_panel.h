@@ -61,6 +61,10 @@ class TrainingPanel : public QWidget {
   /// Starts a run of the chosen variant with the forms' values. Returns false, with the reason
   /// next to the Start button (naming the field), when there is no dataset or a value is invalid.
   bool startTraining();
+  /// Continues the run saved in `checkpoint` (its folder keeps receiving checkpoints and
+  /// metrics) on the open dataset, which must be the one it was trained on. Returns false, with
+  /// the reason next to Start, otherwise.
+  bool resumeFromCheckpoint(const QString& checkpoint);
   /// Pause, resume and cancel act on the selected run (the newest one when a run is started).
   void pauseTraining();
   void resumeTraining();
@@ -120,6 +124,7 @@ class TrainingPanel : public QWidget {
  private:
   struct Run;
 
+  bool launch(std::unique_ptr<Run> run, std::int64_t eval_every);
   void rebuildVariantForm();
   void rebuildTrainingForm(const models::TrainingConfig& config);
   void applyDatasetDefaults();

@@ -21,6 +21,7 @@
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTest>
+#include <QLabel>
 #include <QTreeWidget>
 #include <cmath>
 #include <filesystem>
@@ -67,6 +68,8 @@ class Viewer : public testing::Test {
     }
     return false;
   }
+
+  static std::string models_dir() { return DSTUDIO_CHECKPOINTS_DIR; }
 
   test::TempDir dir;
 };
@@ -322,7 +325,26 @@ TEST_F(Viewer, StartsAndCancelsATrainingRunOnTheOpenDataset) {
   EXPECT_EQ(finished.front().at(1).toString(), "Cancelled");
   EXPECT_FALSE(training->isTraining());
   const QDir run(started.front().front().toString());
-  EXPECT_FALSE(run.entryList({"checkpoint*.pt"}).isEmpty()) << "a cancelled run keeps a resumable checkpoint";
+  const QStringList saved = run.entryList({"checkpoint-*.pt"});
+  ASSERT_FALSE(saved.isEmpty()) << "a cancelled run keeps a resumable checkpoint";
+
+  // Continued from that checkpoint: the same folder, on from the saved step.
+  const QString checkpoint = run.filePath(saved.front());
+  const int saved_step = saved.front().section('-', 1).section('.', 0, 0).toInt();
+  ASSERT_TRUE(training->resumeFromCheckpoint(checkpoint)) << training->messageLabel()->text().toStdString();
+  ASSERT_EQ(started.count(), 2);
+  EXPECT_EQ(started.back().front().toString(), run.absolutePath());
+  for (int i = 0; i < 500 && training->runList()->topLevelItem(1)->text(TrainingPanel::ColumnStep).section(' ', 0, 0).toInt() <= saved_step; ++i)
+    QTest::qWait(10);
+  EXPECT_GT(training->runList()->topLevelItem(1)->text(TrainingPanel::ColumnStep).section(' ', 0, 0).toInt(), saved_step);
+  training->cancelTraining();
+  ASSERT_TRUE(finished.wait(30000));
+  EXPECT_EQ(finished.back().at(1).toString(), "Cancelled");
+
+  // Another dataset's checkpoint is refused with the reason, and nothing starts.
+  EXPECT_FALSE(training->resumeFromCheckpoint(QDir(QString::fromStdString(models_dir())).filePath("hopper-medium-dt.pt")));
+  EXPECT_FALSE(training->messageLabel()->text().isEmpty());
+  EXPECT_EQ(started.count(), 2);
 }
 
 // Two checkpoints on the same windows: DT minus GDT on a diverging map (GDT fig. 4); a model
