@@ -10,6 +10,7 @@
 #include <QOpenGLFunctions>
 #include <QOpenGLWidget>
 #include <QPainter>
+#include <QPainterPath>
 #include <QVBoxLayout>
 #include <QWheelEvent>
 #include <algorithm>
@@ -53,6 +54,11 @@ class SceneCanvas : public QOpenGLWidget, protected QOpenGLFunctions {
   }
   void setOverlay(const QStringList& lines) {
     overlay_ = lines;
+    update();
+  }
+  void setOverlayPlot(const QString& label, std::vector<double> values) {
+    plot_label_ = label;
+    plot_values_ = std::move(values);
     update();
   }
   void setTracking(bool on) {
@@ -164,6 +170,43 @@ class SceneCanvas : public QOpenGLWidget, protected QOpenGLFunctions {
     painter.setPen(Qt::white);
     for (int i = 0; i < overlay_.size(); ++i)
       painter.drawText(box.left() + 8, box.top() + 5 + metrics.ascent() + i * metrics.lineSpacing(), overlay_[i]);
+    drawOverlayPlot(painter, QRect(box.left(), box.bottom() + 6, std::max(box.width(), 220), 64), metrics);
+  }
+
+  // The plot inside the scene: its values scaled to the box, the newest one marked.
+  void drawOverlayPlot(QPainter& painter, const QRect& box, const QFontMetrics& metrics) const {
+    double lo = 1e300, hi = -1e300;
+    for (double v : plot_values_)
+      if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+    if (plot_values_.size() < 2 || lo > hi) return;
+    if (hi - lo < 1e-9) hi = lo + 1.0;
+    painter.fillRect(box, QColor(0, 0, 0, 150));
+    painter.setPen(Qt::white);
+    painter.drawText(box.left() + 8, box.top() + 4 + metrics.ascent(),
+                     QStringLiteral("%1  %2").arg(plot_label_).arg(plot_values_.back(), 0, 'f', 2));
+    const QRectF area(box.left() + 8, box.top() + 8 + metrics.height(), box.width() - 16, box.height() - 14 - metrics.height());
+    const auto n = static_cast<double>(plot_values_.size() - 1);
+    QPainterPath path;
+    bool pen_down = false;
+    QPointF last;
+    for (std::size_t i = 0; i < plot_values_.size(); ++i) {
+      const double v = plot_values_[i];
+      if (!std::isfinite(v)) {
+        pen_down = false;
+        continue;
+      }
+      const QPointF p(area.left() + area.width() * static_cast<double>(i) / n, area.bottom() - area.height() * (v - lo) / (hi - lo));
+      if (pen_down) path.lineTo(p);
+      else path.moveTo(p);
+      pen_down = true;
+      last = p;
+    }
+    painter.setRenderHint(QPainter::Antialiasing);
+    painter.setPen(QPen(QColor(86, 180, 233), 1.5));  // Okabe-Ito sky blue reads on the dark box
+    painter.drawPath(path);
+    painter.setBrush(QColor(230, 159, 0));
+    painter.setPen(Qt::NoPen);
+    if (pen_down) painter.drawEllipse(last, 3.0, 3.0);
   }
 
   void mousePressEvent(QMouseEvent* event) override { last_mouse_ = event->position(); }
@@ -188,6 +231,8 @@ class SceneCanvas : public QOpenGLWidget, protected QOpenGLFunctions {
   render::CameraView view_;
   std::vector<double> qpos_, qvel_;
   QStringList overlay_;
+  QString plot_label_;
+  std::vector<double> plot_values_;
   QPointF last_mouse_;
   QElapsedTimer clock_;
   std::deque<qint64> stamps_;
@@ -235,6 +280,9 @@ void SceneView::setState(std::span<const double> qpos, std::span<const double> q
 }
 void SceneView::setOverlay(const QStringList& lines) {
   if (canvas_) canvas_->setOverlay(lines);
+}
+void SceneView::setOverlayPlot(const QString& label, std::vector<double> values) {
+  if (canvas_) canvas_->setOverlayPlot(label, std::move(values));
 }
 void SceneView::setTracking(bool on) {
   if (canvas_) canvas_->setTracking(on);

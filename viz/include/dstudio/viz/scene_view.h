@@ -34,6 +34,9 @@ class SceneView : public QWidget {
   void setState(std::span<const double> qpos, std::span<const double> qvel);
   /// Lines of text drawn over the scene's top-left corner.
   void setOverlay(const QStringList& lines);
+  /// A small line plot drawn under the text (e.g. the attention entropy of the last steps), its
+  /// last value marked; empty values hide it. NaNs are gaps.
+  void setOverlayPlot(const QString& label, std::vector<double> values);
   /// Follow the torso (body 1) along the ground, or leave the camera where it is.
   void setTracking(bool on);
   [[nodiscard]] bool tracking() const;
