@@ -487,6 +487,8 @@ void MainWindow::onCheckpointFinished() {
   checkpoint_windows_ = outcome.sampled;
   workspace_view_->setCheckpoint(&outcome.info);
   workspace_view_->setCheckpoint(nullptr, /*compared=*/true);
+  compared_path_.clear();
+  compared_title_.clear();
   rememberRecent(outcome.path);
   checkpoint_context_ = outcome.context;
   double target = 0.0;
@@ -546,6 +548,8 @@ void MainWindow::onComparisonFinished() {
     return;
   }
   workspace_view_->setCheckpoint(&outcome.info, /*compared=*/true);
+  compared_path_ = outcome.path;
+  compared_title_ = outcome.title;
   tabs_->setCurrentWidget(attention_);
   status_->setText(tr("Attention: the open checkpoint minus %1, on the same windows").arg(outcome.title));
   emit comparisonShown(outcome.path);
@@ -611,9 +615,11 @@ void MainWindow::startReturnJob(bool sweep) {
   rollout_timer_->start();
   const int episodes = returns_view_->episodes();
   const std::string path = checkpoint_path_.toStdString();
+  // A sweep also runs the compared checkpoint, so the two curves share the same targets.
+  const std::string compared = sweep ? compared_path_.toStdString() : std::string();
   const CancelToken cancel = rollout_cancel_;
   auto* fraction = &rollout_fraction_;
-  returns_watcher_.setFuture(QtConcurrent::run([path, sweep, targets, episodes, cancel, fraction] {
+  returns_watcher_.setFuture(QtConcurrent::run([path, compared, sweep, targets, episodes, cancel, fraction] {
     lower_thread_priority();  // background work yields to the window
     ReturnJobOutcome out;
     out.sweep = sweep;
@@ -621,16 +627,17 @@ void MainWindow::startReturnJob(bool sweep) {
       models::RolloutConfig config;
       config.episodes = episodes;
       config.traces = false;
-      const int jobs = sweep ? 1 : 4;
+      const int jobs = sweep ? (compared.empty() ? 1 : 2) : 4;
       for (int k = 0; k < jobs; ++k) {
-        // Each of the four ablation rollouts is a quarter of the progress.
+        // Each rollout is an equal part of the progress.
         Progress progress;
         progress.cancel = cancel;
         progress.report = [fraction, k, jobs](double f, std::string_view) { *fraction = (k + f) / jobs; };
         if (sweep) config.targets = targets;
         else config.zeroing = static_cast<models::ModalityZeroing>(k);
-        const auto result = models::rollout(path, config, progress);
-        out.summaries.insert(out.summaries.end(), result.summary.begin(), result.summary.end());
+        const auto result = models::rollout(sweep && k == 1 ? compared : path, config, progress);
+        auto& into = sweep && k == 1 ? out.compared : out.summaries;
+        into.insert(into.end(), result.summary.begin(), result.summary.end());
       }
     } catch (const Cancelled&) {
       out.cancelled = true;
@@ -653,7 +660,10 @@ void MainWindow::onReturnsFinished() {
     return;
   }
   const QString title = QFileInfo(checkpoint_path_).completeBaseName();
-  if (outcome.sweep) returns_view_->setSweep(title, outcome.summaries, best_score_);
+  if (outcome.sweep) {
+    returns_view_->setSweep(title, outcome.summaries, best_score_);
+    if (!outcome.compared.empty()) returns_view_->addSweep(compared_title_.section(' ', 0, 0), outcome.compared);
+  }
   else returns_view_->setAblation(title, outcome.summaries);
   status_->setText(outcome.sweep ? tr("Target sweep done") : tr("Modality zeroing done"));
   emit returnsShown(outcome.sweep);

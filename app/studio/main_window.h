@@ -66,6 +66,7 @@ struct RolloutOutcome {
 struct ReturnJobOutcome {
   bool sweep = false;
   std::vector<models::TargetSummary> summaries;
+  std::vector<models::TargetSummary> compared;  ///< the compared checkpoint's sweep, when there is one
   QString error;
   bool cancelled = false;
 };
@@ -111,7 +112,8 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] viz::ReturnAnalysisView* returnsView() const { return returns_view_; }
   /// Normalised score with each modality zeroed (none, RTG, past states, actions).
   void runAblation();
-  /// Normalised score at each of the view's targets.
+  /// Normalised score at each of the view's targets; with a compared checkpoint (Attention ▸
+  /// Compare with…), both are swept over the same targets and drawn together.
   void runSweep();
   [[nodiscard]] QTabWidget* tabs() const { return tabs_; }
   [[nodiscard]] bool isInspecting() const;
@@ -186,6 +188,7 @@ class MainWindow : public QMainWindow {
   QFutureWatcher<CheckpointOutcome> checkpoint_watcher_;
   QFutureWatcher<CheckpointOutcome> comparison_watcher_;
   std::vector<models::Window> checkpoint_windows_;
+  QString compared_path_, compared_title_;  // the checkpoint the attention maps are compared with
   viz::EntropyRewardView* rollout_view_;
   QFutureWatcher<RolloutOutcome> rollout_watcher_;
   CancelToken rollout_cancel_;

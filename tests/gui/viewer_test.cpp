@@ -22,6 +22,7 @@
 #include <QTabWidget>
 #include <QTest>
 #include <QLabel>
+#include <QLineEdit>
 #include <QTreeWidget>
 #include <cmath>
 #include <filesystem>
@@ -29,6 +30,7 @@
 
 #include "dstudio/data/dataset.h"
 #include "dstudio/viz/attention_map_view.h"
+#include "dstudio/viz/return_analysis_view.h"
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/episode_timeline.h"
 #include "dstudio/viz/workspace_view.h"
@@ -374,6 +376,19 @@ TEST_F(Viewer, ComparesTwoCheckpointsAsADifferenceOfTheirMaps) {
   EXPECT_EQ(written.size(), 4u);
   view->setShowDifference(false);
   EXPECT_NEAR(view->matrix().at(58, 0), alone.at(58, 0), 1e-12);
+
+  // The target sweep now runs both checkpoints over the same targets and draws them together.
+  w.returnsView()->setEpisodes(1);
+  w.returnsView()->findChild<QLineEdit*>()->setText("1, 2");
+  QSignalSpy returns(&w, &MainWindow::returnsShown);
+  w.runSweep();
+  ASSERT_TRUE(returns.wait(180000));
+  EXPECT_EQ(w.returnsView()->sweepCount(), 2);
+  const auto sweep_files = w.returnsView()->exportFigure((dir / "sweep").string(), {});
+  std::ifstream csv((dir / "sweep_sweep.csv").string());
+  const std::string text((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("hopper-medium-dt"), std::string::npos) << text;
+  EXPECT_NE(text.find("hopper-medium-gdt"), std::string::npos) << text;
 
   w.compareCheckpoint(checkpoints + "/hopper-medium-dhi.pt");
   ASSERT_TRUE(failed.wait(180000));

@@ -124,50 +124,75 @@ void ReturnAnalysisView::setSweep(const QString& title, const std::vector<models
   sweep_title_ = title;
   sweep_data_ = s;
   best_score_ = best_score;
+  sweeps_ = {{title, s}};
+  drawSweeps();
+}
+
+void ReturnAnalysisView::addSweep(const QString& title, const std::vector<models::TargetSummary>& s) {
+  sweeps_.emplace_back(title, s);
+  drawSweeps();
+}
+
+void ReturnAnalysisView::drawSweeps() {
   export_->setEnabled(true);
   sweep_->clearGraphs();
   sweep_->clearItems();
-  QVector<double> x, y, lo, hi;
-  for (const auto& p : s) {
-    x << p.target;
-    y << p.mean_score;
-    lo << p.mean_score - p.std_score;
-    hi << p.mean_score + p.std_score;
+  QVector<double> targets;
+  for (std::size_t m = 0; m < sweeps_.size(); ++m) {
+    const auto& [name, s] = sweeps_[m];
+    const QColor colour = colors::categorical()[m % colors::categorical().size()];
+    QVector<double> x, y, lo, hi;
+    for (const auto& p : s) {
+      x << p.target;
+      y << p.mean_score;
+      lo << p.mean_score - p.std_score;
+      hi << p.mean_score + p.std_score;
+    }
+    if (targets.isEmpty()) targets = x;
+    auto* low = sweep_->addGraph();
+    low->setData(x, lo);
+    low->setPen(Qt::NoPen);
+    low->removeFromLegend();
+    auto* high = sweep_->addGraph();
+    high->setData(x, hi);
+    high->setPen(Qt::NoPen);
+    QColor band = colour;
+    band.setAlpha(50);
+    high->setBrush(band);
+    high->setChannelFillGraph(low);
+    high->removeFromLegend();
+    auto* mean = sweep_->addGraph();
+    mean->setData(x, y);
+    mean->setName(name);
+    // Markers differ by model too, so the curves read in black and white.
+    mean->setPen(QPen(colour, 1.5, m == 0 ? Qt::SolidLine : Qt::DashLine));
+    mean->setScatterStyle(QCPScatterStyle(m == 0 ? QCPScatterStyle::ssCircle : QCPScatterStyle::ssTriangle, colour, 5));
   }
-  auto* low = sweep_->addGraph();
-  low->setData(x, lo);
-  low->setPen(Qt::NoPen);
-  auto* high = sweep_->addGraph();
-  high->setData(x, hi);
-  high->setPen(Qt::NoPen);
-  QColor band = colors::kBlue;
-  band.setAlpha(50);
-  high->setBrush(band);
-  high->setChannelFillGraph(low);
-  auto* mean = sweep_->addGraph();
-  mean->setData(x, y);
-  mean->setPen(QPen(colors::kBlue, 1.5));
-  mean->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colors::kBlue, 5));
+  sweep_->legend->setVisible(sweeps_.size() > 1);
+  // Scores sit well below the dataset's best: the bottom right is where the legend hides least.
+  sweep_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
   // Ticks where the targets are, written compactly (1.8k, 36k).
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-  for (double v : x) ticker->addTick(v, std::abs(v) >= 1000 ? QString::number(v / 1000.0, 'g', 3) + "k" : QString::number(v, 'g', 3));
+  for (double v : targets) ticker->addTick(v, std::abs(v) >= 1000 ? QString::number(v / 1000.0, 'g', 3) + "k" : QString::number(v, 'g', 3));
   sweep_->xAxis->setTicker(ticker);
   sweep_->rescaleAxes();
   double top = sweep_->yAxis->range().upper, bottom = std::min(0.0, sweep_->yAxis->range().lower);
-  if (std::isfinite(best_score)) {
+  if (std::isfinite(best_score_)) {
     auto* line = new QCPItemStraightLine(sweep_);
-    line->point1->setCoords(x.isEmpty() ? 1 : x.front(), best_score);
-    line->point2->setCoords(x.isEmpty() ? 2 : x.back(), best_score);
+    line->point1->setCoords(targets.isEmpty() ? 1 : targets.front(), best_score_);
+    line->point2->setCoords(targets.isEmpty() ? 2 : targets.back(), best_score_);
     line->setPen(QPen(colors::kGrey, 1, Qt::DotLine));
-    top = std::max(top, best_score);
+    top = std::max(top, best_score_);
   }
   sweep_->yAxis->setRange(bottom, top * 1.1 + 1.0);
   sweep_->xAxis->scaleRange(1.15, std::sqrt(sweep_->xAxis->range().lower * sweep_->xAxis->range().upper));
   sweep_->replot();
+  QStringList names;
+  for (const auto& [name, s] : sweeps_) names << name;
   caption_->setText(tr("%1: normalised score against the target return, mean ± std over %2 episodes each%3.")
-                        .arg(title)
-                        .arg(s.empty() ? 0 : s.front().episodes)
-                        .arg(std::isfinite(best_score) ? tr("; dotted: the dataset's best episode (%1)").arg(best_score, 0, 'f', 1) : QString()));
+                        .arg(names.join(tr(" and ")))
+                        .arg(sweep_data_.empty() ? 0 : sweep_data_.front().episodes)
+                        .arg(std::isfinite(best_score_) ? tr("; dotted: the dataset's best episode (%1)").arg(best_score_, 0, 'f', 1) : QString()));
 }
 
 }  // namespace dstudio::viz
@@ -197,22 +222,28 @@ std::vector<std::string> ReturnAnalysisView::exportFigure(const std::string& bas
   }
   if (!sweep_data_.empty()) {
     const FigureStyle s = with_defaults(style, {tr("%1: target-return sweep").arg(sweep_title_), tr("target return"), tr("normalised score")});
-    Series mean{tr("mean ± std"), {}, {}, {}, {}, false};
-    for (const auto& p : sweep_data_) {
-      mean.x.push_back(p.target);
-      mean.y.push_back(p.mean_score);
-      mean.low.push_back(p.mean_score - p.std_score);
-      mean.high.push_back(p.mean_score + p.std_score);
+    std::vector<Series> curves;
+    for (const auto& [name, summaries] : sweeps_) {
+      Series mean{sweeps_.size() > 1 ? name : tr("mean ± std"), {}, {}, {}, {}, false};
+      for (const auto& p : summaries) {
+        mean.x.push_back(p.target);
+        mean.y.push_back(p.mean_score);
+        mean.low.push_back(p.mean_score - p.std_score);
+        mean.high.push_back(p.mean_score + p.std_score);
+      }
+      curves.push_back(std::move(mean));
     }
     std::vector<std::pair<QString, double>> references;
     if (std::isfinite(best_score_)) references.emplace_back(tr("dataset's best episode"), best_score_);
     const std::string at = base + "_sweep";
-    for (auto& f : save_lines(at, {mean}, s.x_title, s.y_title, s, {}, references, true)) written.push_back(std::move(f));
+    for (auto& f : save_lines(at, curves, s.x_title, s.y_title, s, {}, references, true)) written.push_back(std::move(f));
     std::ofstream csv(at + ".csv");
-    csv << "target,mean_score,std_score,mean_return,std_return,episodes,dataset_best_score\n";
-    for (const auto& p : sweep_data_)
-      csv << p.target << ',' << p.mean_score << ',' << p.std_score << ',' << p.mean_return << ',' << p.std_return << ',' << p.episodes << ','
-          << (std::isfinite(best_score_) ? best_score_ : std::numeric_limits<double>::quiet_NaN()) << '\n';
+    csv << "model,target,mean_score,std_score,mean_return,std_return,episodes,dataset_best_score\n";
+    for (const auto& [name, summaries] : sweeps_)
+      for (const auto& p : summaries)
+        csv << '"' << name.toStdString() << "\"," << p.target << ',' << p.mean_score << ',' << p.std_score << ',' << p.mean_return << ','
+            << p.std_return << ',' << p.episodes << ','
+            << (std::isfinite(best_score_) ? best_score_ : std::numeric_limits<double>::quiet_NaN()) << '\n';
     if (csv) written.push_back(at + ".csv");
   }
   return written;

@@ -31,6 +31,11 @@ class ReturnAnalysisView : public QWidget, public FigureSource {
   void setAblation(const QString& title, const std::vector<models::TargetSummary>& by_zeroing);
   /// A sweep's summaries (one per target); `best_score` is the dataset's best episode (NaN: none).
   void setSweep(const QString& title, const std::vector<models::TargetSummary>& by_target, double best_score);
+  /// Another model's sweep over the same targets, drawn beside the first in its own colour
+  /// (DC fig. 6 compares DT and DC this way).
+  void addSweep(const QString& title, const std::vector<models::TargetSummary>& by_target);
+  /// Models in the sweep plot.
+  [[nodiscard]] int sweepCount() const { return static_cast<int>(sweeps_.size()); }
 
   [[nodiscard]] int episodes() const;
   void setEpisodes(int episodes);
@@ -56,6 +61,8 @@ class ReturnAnalysisView : public QWidget, public FigureSource {
   double base_ = 0.0;
   QString ablation_title_, sweep_title_;
   std::vector<models::TargetSummary> ablation_data_, sweep_data_;
+  std::vector<std::pair<QString, std::vector<models::TargetSummary>>> sweeps_;  // every model in the sweep plot
+  void drawSweeps();
   double best_score_ = 0.0;
   bool running_ = false;
   QSpinBox* episodes_;
