@@ -369,7 +369,7 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   runs_list_->header()->setSectionResizeMode(ColumnRun, QHeaderView::Interactive);
   runs_list_->setColumnWidth(ColumnRun, runs_list_->fontMetrics().horizontalAdvance("dt-seed0-20240101-000000") + 48);
   for (int c = ColumnRun + 1; c < ColumnCount; ++c) runs_list_->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
-  runs_list_->setMinimumWidth(320);
+  runs_list_->setMinimumWidth(260);
   auto* add_folder = new QPushButton(tr("Add run folder…"));
   add_folder->setToolTip(tr("Compare a finished run from disk (a folder with metrics.jsonl or metrics.csv)"));
   auto* list_box = new QWidget;
@@ -399,18 +399,21 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   smoothing_label_->setMinimumWidth(smoothing_label_->fontMetrics().horizontalAdvance("0.00") + 6);
   auto* export_button = new QPushButton(tr("Export…"));
   export_button->setToolTip(tr("Write the comparison as PDF, SVG and PNG, with its numbers as CSV"));
+  // Two rows of controls, so the tab fits a laptop screen.
   auto* compare_controls = new QHBoxLayout;
   compare_controls->addWidget(new QLabel(tr("Compare")));
-  compare_controls->addWidget(metric_);
+  compare_controls->addWidget(metric_, 1);
   compare_controls->addWidget(band_);
-  compare_controls->addWidget(new QLabel(tr("smoothing")));
-  compare_controls->addWidget(smoothing_, 1);
-  compare_controls->addWidget(smoothing_label_);
   compare_controls->addWidget(export_button);
+  auto* smoothing_controls = new QHBoxLayout;
+  smoothing_controls->addWidget(new QLabel(tr("smoothing")));
+  smoothing_controls->addWidget(smoothing_, 1);
+  smoothing_controls->addWidget(smoothing_label_);
   auto* compare_box = new QWidget;
   auto* compare_layout = new QVBoxLayout(compare_box);
   compare_layout->setContentsMargins(0, 0, 0, 0);
   compare_layout->addLayout(compare_controls);
+  compare_layout->addLayout(smoothing_controls);
   compare_layout->addWidget(compare_, 1);
 
   auto* bottom = new QSplitter(Qt::Horizontal);

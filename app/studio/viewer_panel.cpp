@@ -107,9 +107,9 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   speed_->setToolTip(tr("Speed: times real time (the task's simulated seconds per step)"));
   speed_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   slider_->setRange(0, 0);
-  slider_->setMinimumWidth(160);
+  slider_->setMinimumWidth(90);
   slider_->setToolTip(tr("The episode's timeline: drag to go back to any step"));
-  position_->setMinimumWidth(110);
+  position_->setMinimumWidth(80);
   track_->setChecked(true);
   track_->setToolTip(tr("Keep the camera on the torso as it moves; off, drag to orbit and scroll to zoom"));
 
@@ -137,6 +137,7 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   transport->addWidget(position_);
   transport->addWidget(track_);
   transport->addWidget(record_);
+
 
   auto* conditioning = new QGroupBox(tr("Conditioning of the running policy"));
   auto* form = new QHBoxLayout(conditioning);

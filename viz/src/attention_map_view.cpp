@@ -38,9 +38,10 @@ AttentionMapView::AttentionMapView(QWidget* parent)
       map_(new QCPColorMap(plot_->xAxis, plot_->yAxis)),
       scale_(new QCPColorScale(plot_)) {
   mode_->addItems({tr("One layer"), tr("Mean over layers"), tr("Attention rollout")});
-  // Wide enough for "3: gaussian-attention" and "mean over heads" before any item exists.
-  for (auto* box : {layer_, head_}) {
-    box->setMinimumContentsLength(20);
+  // Wide enough for "2: attention" before any item exists. Longer names ("mean over heads",
+  // "3: gaussian-attention") show in full in the popup, and the window fits a laptop screen.
+  for (auto* box : {mode_, layer_, head_}) {
+    box->setMinimumContentsLength(11);
     box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   }
   auto* controls = new QHBoxLayout;

@@ -85,14 +85,17 @@ TsneView::TsneView(QWidget* parent)
   controls->addWidget(new QLabel(tr("Iterations")));
   controls->addWidget(iterations_box_);
   controls->addWidget(run_);
-  controls->addSpacing(12);
-  controls->addWidget(play_);
-  controls->addWidget(slider_, 1);
-  controls->addWidget(iteration_);
+  controls->addStretch(1);
   controls->addWidget(export_);
+  // The replay gets a row of its own, so the tab fits a laptop screen.
+  auto* replay = new QHBoxLayout;
+  replay->addWidget(play_);
+  replay->addWidget(slider_, 1);
+  replay->addWidget(iteration_);
   caption_->setWordWrap(true);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(controls);
+  layout->addLayout(replay);
   layout->addWidget(caption_);
   layout->addWidget(plot_, 1);
 
