@@ -3,7 +3,10 @@
 // says otherwise, with settings and caches in Qt's test locations.
 
 #include <QApplication>
+#include <QElapsedTimer>
 #include <QStandardPaths>
+#include <QTest>
+#include <functional>
 
 namespace dstudio::test {
 
@@ -16,6 +19,18 @@ inline void ensure_application() {
   QStandardPaths::setTestModeEnabled(true);  // settings and caches in a test location
   QApplication::setApplicationName("decision-studio-tests");
   new QApplication(argc, argv);
+}
+
+/// Runs the event loop until `done` holds or `ms` pass (Qt's QTRY_ macros do not report to
+/// GoogleTest).
+inline bool wait_until(const std::function<bool()>& done, int ms) {
+  QElapsedTimer clock;
+  clock.start();
+  while (!done()) {
+    if (clock.elapsed() > ms) return false;
+    QTest::qWait(10);
+  }
+  return true;
 }
 
 }  // namespace dstudio::test

@@ -107,16 +107,7 @@ class TrainingPanelTest : public testing::Test {
     ASSERT_TRUE(panel->setField("threads", 1));
   }
 
-  // Runs the event loop until `done` holds.
-  static bool wait_until(const std::function<bool()>& done, int ms) {
-    QElapsedTimer clock;
-    clock.start();
-    while (!done()) {
-      if (clock.elapsed() > ms) return false;
-      QTest::qWait(10);
-    }
-    return true;
-  }
+  static bool wait_until(const std::function<bool()>& done, int ms) { return test::wait_until(done, ms); }
 
   int loss_points() const { return panel->liveView()->lossPlot()->graph(0)->dataCount(); }
   QString state_of(int row) const { return panel->runList()->topLevelItem(row)->text(TrainingPanel::ColumnState); }

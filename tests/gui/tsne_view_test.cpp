@@ -55,17 +55,7 @@ class Tsne : public testing::Test {
     return c;
   }
 
-  // Runs the event loop until `done` holds or `ms` pass (Qt's QTRY_ macros do not report to
-  // GoogleTest).
-  static bool wait_until(const std::function<bool()>& done, int ms) {
-    QElapsedTimer clock;
-    clock.start();
-    while (!done()) {
-      if (clock.elapsed() > ms) return false;
-      QTest::qWait(10);
-    }
-    return true;
-  }
+  static bool wait_until(const std::function<bool()>& done, int ms) { return test::wait_until(done, ms); }
 
   static QString screenshot(const char* name) { return QDir(DSTUDIO_SCREENSHOT_DIR).filePath(name); }
 
