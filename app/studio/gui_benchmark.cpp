@@ -3,11 +3,11 @@
 #include "gui_benchmark.h"
 
 #include <QElapsedTimer>
-#include <memory>
 #include <QGuiApplication>
 #include <QTabWidget>
 #include <QTimer>
 #include <algorithm>
+#include <memory>
 #include <thread>
 
 #include "dstudio/common/system_info.h"

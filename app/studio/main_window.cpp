@@ -583,17 +583,20 @@ void MainWindow::runRollout(const models::RolloutConfig& config) {
 
 void MainWindow::cancelRollout() { rollout_cancel_.cancel(); }
 
+bool MainWindow::reportStopped(const QString& status, bool cancelled, const QString& error) {
+  if (!cancelled && error.isEmpty()) return false;
+  const QString why = cancelled ? tr("cancelled") : error;
+  status_->setText(status.arg(why));
+  if (!cancelled) showError(error, /*checkpoint=*/true);
+  emit rolloutStopped(why);
+  return true;
+}
+
 void MainWindow::onRolloutFinished() {
   rollout_timer_->stop();
   rollout_view_->setRunning(false);
   const auto outcome = rollout_watcher_.result();
-  if (outcome.cancelled || !outcome.error.isEmpty()) {
-    const QString why = outcome.cancelled ? tr("cancelled") : outcome.error;
-    status_->setText(tr("Rollout stopped: %1").arg(why));
-    if (!outcome.cancelled) showError(outcome.error, /*checkpoint=*/true);
-    emit rolloutStopped(why);
-    return;
-  }
+  if (reportStopped(tr("Rollout stopped: %1"), outcome.cancelled, outcome.error)) return;
   rollout_view_->setRollout(QFileInfo(checkpoint_path_).completeBaseName(), outcome.result, checkpoint_context_ - 1);
   status_->setText(tr("Rollout: %1 episodes in %2 s").arg(outcome.result.episodes.size()).arg(outcome.result.seconds, 0, 'f', 1));
   emit rolloutShown();
@@ -652,13 +655,7 @@ void MainWindow::onReturnsFinished() {
   rollout_timer_->stop();
   returns_view_->setRunning(false);
   const auto outcome = returns_watcher_.result();
-  if (outcome.cancelled || !outcome.error.isEmpty()) {
-    const QString why = outcome.cancelled ? tr("cancelled") : outcome.error;
-    status_->setText(tr("Stopped: %1").arg(why));
-    if (!outcome.cancelled) showError(outcome.error, /*checkpoint=*/true);
-    emit rolloutStopped(why);
-    return;
-  }
+  if (reportStopped(tr("Stopped: %1"), outcome.cancelled, outcome.error)) return;
   const QString title = QFileInfo(checkpoint_path_).completeBaseName();
   if (outcome.sweep) {
     returns_view_->setSweep(title, outcome.summaries, best_score_);
@@ -679,10 +676,6 @@ void MainWindow::refreshRuns() {
                     item ? item->text(TrainingPanel::ColumnLoss) : QString()});
   }
   workspace_view_->setRuns(runs);
-}
-
-std::vector<std::string> MainWindow::exportAllViews(const QString& dir, const viz::FigureStyle& style) const {
-  return viz::export_all({attention_, rollout_view_, returns_view_, tsne_view_}, dir.toStdString(), style);
 }
 
 // ---------------------------------------------------------------------------------------------

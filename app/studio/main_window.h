@@ -17,7 +17,6 @@
 #include "dstudio/models/episode_player.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/models/windows.h"
-#include "dstudio/viz/figures.h"
 
 class QLabel;
 class QMenu;
@@ -122,8 +121,6 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] viz::TsneView* tsneView() const { return tsne_view_; }
   [[nodiscard]] viz::WorkspaceView* workspaceView() const { return workspace_view_; }
   [[nodiscard]] TsneJob* tsneJob() const { return tsne_job_; }
-  /// Writes every view that has a figure into `dir` in `style` (figures.h); returns the paths.
-  std::vector<std::string> exportAllViews(const QString& dir, const viz::FigureStyle& style) const;
   [[nodiscard]] QString checkpointPath() const { return checkpoint_path_; }
   /// Large type for a lecture hall: every widget's font at 1.6 times its size (remembered).
   void setPresentationMode(bool on);
@@ -173,6 +170,9 @@ class MainWindow : public QMainWindow {
   void onComparisonFinished();
   void onRolloutFinished();
   void onReturnsFinished();
+  // A rollout job that was cancelled or failed: says so (`status` takes the reason) and returns
+  // true; false when it succeeded.
+  bool reportStopped(const QString& status, bool cancelled, const QString& error);
   void startReturnJob(bool sweep);
   void rememberRecent(const QString& path);
   void chooseWorkspaceToSave();

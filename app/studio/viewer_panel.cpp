@@ -300,7 +300,6 @@ void ViewerPanel::clear(const QString& message) {
   timeline_->clear();
   timeline_->replotIfChanged();
   timeline_frames_ = 0;
-  entropy_by_step_.clear();
   scene_->setOverlayPlot(QString(), {});
   map_step_ = -1;
   attention_->clear(message);
@@ -399,18 +398,13 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
   const bool moved = state.cursor != shown_.cursor || state.generation != shown_.generation || !shown_.frame;
   // New frames (or, after a branch or restart, all of them) go to the timeline.
   if (state.generation != timeline_generation_) {
-    entropy_by_step_.clear();
     timeline_->clear();
     timeline_frames_ = 0;
     timeline_generation_ = state.generation;
   }
   if (state.frames != timeline_frames_) {
     const auto fresh = live_->frames(std::max(0, timeline_frames_ - 1));  // the last one has acted since
-    for (const auto& f : fresh) {
-      timeline_->addStep(f->step, f->return_to_go, f->return_so_far, f->entropy);
-      entropy_by_step_.resize(static_cast<std::size_t>(f->step) + 1);
-      entropy_by_step_[static_cast<std::size_t>(f->step)] = f->entropy;
-    }
+    for (const auto& f : fresh) timeline_->addStep(f->step, f->return_to_go, f->return_so_far, f->entropy);
     timeline_frames_ = state.frames;
   }
   timeline_->setCursor(state.cursor);
@@ -436,10 +430,11 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
     if (f.terminal) overlay << (f.terminated ? tr("episode over: the body left its healthy range") : tr("episode over: time limit"));
     scene_->setOverlay(overlay);
     // The entropy of the last steps, inside the scene: what the policy attends to as it moves.
-    const auto end = std::min(entropy_by_step_.size(), static_cast<std::size_t>(f.step) + 1);
+    const auto& entropy = timeline_->entropy();
+    const auto end = std::min(entropy.size(), static_cast<std::size_t>(f.step) + 1);
     const auto begin = end > kOverlaySteps ? end - kOverlaySteps : 0;
-    scene_->setOverlayPlot(tr("entropy, layer 1"), std::vector<double>(entropy_by_step_.begin() + static_cast<std::ptrdiff_t>(begin),
-                                                                      entropy_by_step_.begin() + static_cast<std::ptrdiff_t>(end)));
+    scene_->setOverlayPlot(tr("entropy, layer 1"), std::vector<double>(entropy.begin() + static_cast<std::ptrdiff_t>(begin),
+                                                                      entropy.begin() + static_cast<std::ptrdiff_t>(end)));
     emit cursorMoved(f.step);
   }
   if (!state.error.empty() && QString::fromStdString(state.error) != error_shown_) {

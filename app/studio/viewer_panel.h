@@ -10,7 +10,6 @@
 #include <QWidget>
 #include <atomic>
 #include <memory>
-#include <vector>
 
 #include "dstudio/models/episode_player.h"
 
@@ -106,7 +105,6 @@ class ViewerPanel : public QWidget {
   QString title_;
   models::PlaybackState shown_;
   int timeline_frames_ = 0;
-  std::vector<double> entropy_by_step_;
   std::uint64_t timeline_generation_ = 0;
   qint64 last_map_ms_ = 0;
   qint64 last_timeline_ms_ = 0;

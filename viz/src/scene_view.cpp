@@ -15,7 +15,6 @@
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <mujoco/mujoco.h>
 
 #include "dstudio/render/scene_renderer.h"
@@ -67,29 +66,6 @@ class SceneCanvas : public QOpenGLWidget, protected QOpenGLFunctions {
     update();
   }
   [[nodiscard]] bool tracking() const { return view_.track_body >= 0; }
-  void setHighQuality(bool on) {
-    quality_chosen_ = true;
-    if (on == high_quality_) return;
-    high_quality_ = on;
-    makeCurrent();
-    renderer_.reset();
-    doneCurrent();
-    update();
-  }
-  [[nodiscard]] bool highQuality() const { return high_quality_; }
-  [[nodiscard]] QString rendererName() const { return renderer_name_; }
-  void resetCamera() {
-    const bool track = tracking();
-    view_ = render::CameraView{};
-    view_.track_body = track ? 1 : -1;
-    if (renderer_) renderer_->set_view(view_);
-    update();
-  }
-  [[nodiscard]] double fps() const {
-    if (stamps_.size() < 2) return 0.0;
-    const double span = static_cast<double>(stamps_.back() - stamps_.front()) / 1000.0;
-    return span > 0 ? static_cast<double>(stamps_.size() - 1) / span : 0.0;
-  }
   double last_ms = 0.0;
   long frames = 0;
   QImage last_frame_;
@@ -97,9 +73,8 @@ class SceneCanvas : public QOpenGLWidget, protected QOpenGLFunctions {
  protected:
   void initializeGL() override {
     initializeOpenGLFunctions();
-    renderer_name_ = QString::fromStdString(render::current_renderer());
     // Software OpenGL spends most of a frame on multisampling, shadows and reflections.
-    if (!quality_chosen_) high_quality_ = !render::software_renderer();
+    high_quality_ = !render::software_renderer();
   }
 
   void paintGL() override {
@@ -144,9 +119,6 @@ class SceneCanvas : public QOpenGLWidget, protected QOpenGLFunctions {
     if (!frame.isNull()) {
       ++frames;
       last_ms = static_cast<double>(timer.nsecsElapsed()) / 1e6;
-      if (!clock_.isValid()) clock_.start();
-      stamps_.push_back(clock_.elapsed());
-      while (stamps_.size() > 2 && stamps_.back() - stamps_.front() > 1000) stamps_.pop_front();
       emit owner_->framePainted(last_frame_);
       if (first_frame_) {
         first_frame_ = false;
@@ -234,11 +206,8 @@ class SceneCanvas : public QOpenGLWidget, protected QOpenGLFunctions {
   QString plot_label_;
   std::vector<double> plot_values_;
   QPointF last_mouse_;
-  QElapsedTimer clock_;
-  std::deque<qint64> stamps_;
   bool first_frame_ = true;
-  bool high_quality_ = true, quality_chosen_ = false;
-  QString renderer_name_;
+  bool high_quality_ = true;
 };
 
 SceneView::SceneView(QWidget* parent) : QWidget(parent) {
@@ -288,15 +257,6 @@ void SceneView::setTracking(bool on) {
   if (canvas_) canvas_->setTracking(on);
 }
 bool SceneView::tracking() const { return canvas_ ? canvas_->tracking() : true; }
-void SceneView::resetCamera() {
-  if (canvas_) canvas_->resetCamera();
-}
-void SceneView::setHighQuality(bool on) {
-  if (canvas_) canvas_->setHighQuality(on);
-}
-bool SceneView::highQuality() const { return canvas_ && canvas_->highQuality(); }
-QString SceneView::rendererName() const { return canvas_ ? canvas_->rendererName() : QString(); }
-double SceneView::framesPerSecond() const { return canvas_ ? canvas_->fps() : 0.0; }
 double SceneView::lastFrameMilliseconds() const { return canvas_ ? canvas_->last_ms : 0.0; }
 long SceneView::framesDrawn() const { return canvas_ ? canvas_->frames : 0; }
 QImage SceneView::lastFrame() const { return canvas_ ? canvas_->last_frame_ : QImage(); }

@@ -118,12 +118,7 @@ std::vector<WindowInspection> inspect_windows(DecisionModelImpl& model, const Ch
   model.eval();
   torch::InferenceMode inference;
   const auto B = static_cast<int64_t>(windows.size());
-  ModelInputs in;
-  in.states = torch::empty({B, K, S});
-  in.actions = torch::empty({B, K, A});
-  in.returns_to_go = torch::empty({B, K, 1});
-  in.timesteps = torch::empty({B, K}, torch::kLong);
-  in.mask = torch::empty({B, K});
+  ModelInputs in = empty_windows(B, K, S, A);
   for (int64_t b = 0; b < B; ++b) {
     const auto& w = windows[static_cast<std::size_t>(b)];
     std::copy(w.states.begin(), w.states.end(), in.states.data_ptr<float>() + b * K * S);

@@ -27,6 +27,8 @@ class EpisodeTimeline : public QWidget {
   void setCursor(int step);
   [[nodiscard]] int cursor() const { return cursor_; }
   [[nodiscard]] int steps() const { return static_cast<int>(rtg_.size()); }
+  /// The entropy of every step added (NaN where unknown).
+  [[nodiscard]] const std::vector<double>& entropy() const { return entropy_; }
   [[nodiscard]] QCustomPlot* plot() const { return plot_; }
   /// Redraws if anything changed since the last call (call it on a timer, not per step).
   void replotIfChanged();

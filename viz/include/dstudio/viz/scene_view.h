@@ -40,18 +40,9 @@ class SceneView : public QWidget {
   /// Follow the torso (body 1) along the ground, or leave the camera where it is.
   void setTracking(bool on);
   [[nodiscard]] bool tracking() const;
-  /// Puts the camera back to the side view.
-  void resetCamera();
-  /// Multisampling, shadows and the floor's reflection. On by default except on software OpenGL,
-  /// where they cost most of a frame.
-  void setHighQuality(bool on);
-  [[nodiscard]] bool highQuality() const;
-  /// The OpenGL renderer ("" before the first frame or without OpenGL).
-  [[nodiscard]] QString rendererName() const;
 
-  /// Frames drawn per second over the last second, and the milliseconds the last frame took
-  /// (scene, read-back and overlay).
-  [[nodiscard]] double framesPerSecond() const;
+  /// The milliseconds the last frame took (scene, read-back and overlay). Multisampling, shadows
+  /// and the floor's reflection are on, except on software OpenGL where they cost most of a frame.
   [[nodiscard]] double lastFrameMilliseconds() const;
   [[nodiscard]] long framesDrawn() const;
   /// Whether the scene is drawn (else the view shows why not).
