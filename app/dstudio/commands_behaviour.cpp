@@ -1,12 +1,16 @@
 // dstudio behaviour train | eval: the behaviour policies behind the project's own datasets.
 
 #include <cstdio>
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
 
 #include "commands.h"
 #include "dstudio/behaviour/ars.h"
+#include "dstudio/behaviour/policy_set.h"
+#include "dstudio/behaviour/sac.h"
 #include "dstudio/env/environment.h"
 #include "terminal_progress.h"
 
@@ -30,6 +34,17 @@ behaviour::ArsRun load_run(const std::string& env, const std::string& file) {
   } catch (const std::exception& e) {
     throw std::runtime_error(file + ": " + e.what());
   }
+}
+
+// Writes `text` to `path` through a temporary file, so a failure leaves no half-written file.
+void write_text_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".partial";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out) throw std::runtime_error(path + ": cannot be written");
+  }
+  std::filesystem::rename(tmp, path);
 }
 
 int pick_snapshot(const behaviour::ArsRun& run, const std::string& which) {
@@ -82,13 +97,78 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     TerminalProgress bar("training " + config.env);
     auto run = behaviour::train_ars(config, bar.progress());
     run.command = command;
-    std::ofstream(t->out) << behaviour::to_json(run) << "\n";
+    write_text_atomically(t->out, behaviour::to_json(run) + "\n");
     const auto& e = run.snapshots[run.expert];
     const auto& m = run.snapshots[run.medium];
     std::printf("%s: expert return %.1f at iteration %d (%lld env steps); medium return %.1f at iteration %d\n",
                 config.env.c_str(), e.eval_return, e.iteration, static_cast<long long>(e.env_steps), m.eval_return,
                 m.iteration);
     std::printf("wrote %s (%zu snapshots)\n", t->out.c_str(), run.snapshots.size());
+    exit_code = kOk;
+  });
+
+  auto* sac = behaviour->add_subcommand("sac", "Train stochastic behaviour policies with Soft Actor-Critic, as D4RL did");
+  struct SacArgs {
+    behaviour::SacConfig config;
+    std::string out;
+    std::int64_t chunk = 0;
+  };
+  auto sa = std::make_shared<SacArgs>();
+  sac->add_option("--env", sa->config.env, "hopper, walker2d or halfcheetah")->required();
+  sac->add_option("--out", sa->out, "Run folder; an existing run there continues exactly where it stopped")->required();
+  sac->add_option("--steps", sa->config.total_steps, "Environment steps of the whole run")->check(CLI::Range(std::int64_t{1}, std::int64_t{100'000'000}))->capture_default_str();
+  sac->add_option("--chunk", sa->chunk, "Stop after this many steps in this call (0: run to the end)")->check(CLI::NonNegativeNumber);
+  sac->add_option("--seed", sa->config.seed, "Random seed")->capture_default_str();
+  sac->add_option("--threads", sa->config.threads, "LibTorch threads (results are reproducible for a thread count)")->check(CLI::Range(1, 64))->capture_default_str();
+  sac->add_option("--eval-every", sa->config.eval_every, "Environment steps between evaluated snapshots")->check(CLI::PositiveNumber)->capture_default_str();
+  sac->add_option("--eval-episodes", sa->config.eval_episodes, "Episodes per evaluation")->check(CLI::Range(1, 1000))->capture_default_str();
+  sac->add_option("--checkpoint-every", sa->config.checkpoint_every, "Environment steps between checkpoints")->check(CLI::PositiveNumber)->capture_default_str();
+  sac->add_option("--random-steps", sa->config.random_steps, "Uniformly random actions before the actor acts")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sac->add_option("--batch", sa->config.batch, "Minibatch size")->check(CLI::Range(1, 65536))->capture_default_str();
+  sac->add_option("--hidden", sa->config.hidden, "Units in each of the two hidden layers")->check(CLI::Range(1, 4096))->capture_default_str();
+  sac->add_option("--replay-size", sa->config.replay_size, "Replay buffer capacity")->check(CLI::PositiveNumber)->capture_default_str();
+  const std::string sac_command = join_args(argc, argv);
+  sac->callback([&exit_code, sa, sac_command] {
+    sa->config.env = env::task(sa->config.env).name;
+    TerminalProgress bar("SAC " + sa->config.env);
+    const auto run = behaviour::train_sac(sa->config, sa->out, sa->chunk, bar.progress(), sac_command);
+    const auto& snaps = run.policies.snapshots;
+    std::printf("%s: %lld of %lld steps, %zu snapshots", sa->config.env.c_str(), static_cast<long long>(run.steps),
+                static_cast<long long>(run.config.total_steps), snaps.size());
+    if (!snaps.empty()) {
+      const auto best = std::max_element(snaps.begin(), snaps.end(), [](const auto& a, const auto& b) { return a.behaviour_return < b.behaviour_return; });
+      std::printf("; last sampled return %.0f, best %.0f at step %lld", snaps.back().behaviour_return, best->behaviour_return,
+                  static_cast<long long>(best->env_steps));
+    }
+    std::printf("\n");
+    exit_code = kOk;
+  });
+
+  auto* ship = behaviour->add_subcommand("ship", "Choose the expert, medium and replay policies of a SAC run and write them as one file");
+  struct ShipArgs {
+    std::string run, out;
+    int episodes = 20, candidates = 8, replay = 6, threads = 2;
+    double fraction = 1.0 / 3.0;
+  };
+  auto sh = std::make_shared<ShipArgs>();
+  ship->add_option("--run", sh->run, "A SAC run folder")->required()->check(CLI::ExistingDirectory);
+  ship->add_option("--out", sh->out, "Policy file, e.g. resources/policies/hopper-sac.json")->required();
+  ship->add_option("--episodes", sh->episodes, "Fresh episodes to confirm each candidate")->check(CLI::Range(1, 1000))->capture_default_str();
+  ship->add_option("--candidates", sh->candidates, "Best snapshots of the curve considered for the expert")->check(CLI::Range(1, 1000))->capture_default_str();
+  ship->add_option("--replay", sh->replay, "Snapshots before medium kept for medium-replay")->check(CLI::Range(0, 100))->capture_default_str();
+  ship->add_option("--medium-fraction", sh->fraction, "Medium: the first snapshot reaching this share of the expert's return")->check(CLI::Range(0.05, 1.0))->capture_default_str();
+  ship->add_option("--threads", sh->threads, "Evaluation threads (the result does not depend on it)")->check(CLI::Range(1, 64))->capture_default_str();
+  ship->callback([&exit_code, sh] {
+    const auto run = behaviour::read_sac_run(sh->run);
+    TerminalProgress bar("choosing policies");
+    const auto set = behaviour::choose_shipped_policies(run, sh->episodes, sh->candidates, sh->fraction, sh->replay, sh->threads, bar.progress());
+    write_text_atomically(sh->out, behaviour::to_json(set) + "\n");
+    for (std::size_t i = 0; i < set.snapshots.size(); ++i) {
+      const int k = static_cast<int>(i);
+      const char* role = k == set.expert ? "expert" : k == set.medium ? "medium" : "replay";
+      std::printf("%-7s %s\n", role, set.describe(k).c_str());
+    }
+    std::printf("wrote %s\n", sh->out.c_str());
     exit_code = kOk;
   });
 

@@ -1,5 +1,6 @@
 // dstudio dataset info | validate | synth
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include "commands.h"
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/behaviour/generate.h"
+#include "dstudio/behaviour/policy_set.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/data/synthetic.h"
@@ -21,7 +23,18 @@ namespace {
 using data::Dataset;
 using data::DatasetSummary;
 
-nlohmann::ordered_json to_json(const Dataset& ds, const DatasetSummary& s) {
+// Normalised by D4RL's reference returns when the environment is known, else NaN.
+double normalised(const Dataset& ds, double ret) {
+  try {
+    return ds.env_id.empty() ? std::nan("") : env::normalized_score(env::task(ds.env_id), ret);
+  } catch (const env::EnvError&) {
+    return std::nan("");
+  }
+}
+
+nlohmann::ordered_json number_or_null(double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); }
+
+nlohmann::ordered_json to_json(const Dataset& ds, const DatasetSummary& s, double r2) {
   nlohmann::ordered_json arrays = nlohmann::ordered_json::array();
   for (const auto& a : ds.arrays)
     arrays.push_back({{"key", a.key}, {"dtype", a.dtype}, {"shape", a.shape}});
@@ -44,6 +57,9 @@ nlohmann::ordered_json to_json(const Dataset& ds, const DatasetSummary& s) {
       {"return_mean", s.return_mean},
       {"return_max", s.return_max},
       {"return_std", s.return_std},
+      {"return_quantiles", {{"p10", s.return_p10}, {"p25", s.return_p25}, {"median", s.return_median}, {"p75", s.return_p75}, {"p90", s.return_p90}}},
+      {"normalized_return_mean", number_or_null(normalised(ds, s.return_mean))},
+      {"linear_action_r2", number_or_null(r2)},
       {"length_min", s.length_min},
       {"length_mean", s.length_mean},
       {"length_max", s.length_max},
@@ -56,7 +72,7 @@ nlohmann::ordered_json to_json(const Dataset& ds, const DatasetSummary& s) {
   };
 }
 
-void print_text(const Dataset& ds, const DatasetSummary& s) {
+void print_text(const Dataset& ds, const DatasetSummary& s, double r2) {
   std::printf("File          %s\n", ds.path.c_str());
   std::printf("Format        %s%s\n", data::to_string(ds.format),
               ds.env_id.empty() ? "" : ("  (environment " + ds.env_id + ")").c_str());
@@ -73,6 +89,11 @@ void print_text(const Dataset& ds, const DatasetSummary& s) {
               static_cast<long long>(ds.data.qpos_dim), static_cast<long long>(ds.data.qvel_dim));
   std::printf("Returns       min %.3f  mean %.3f  max %.3f  (std %.3f)\n", s.return_min,
               s.return_mean, s.return_max, s.return_std);
+  std::printf("              p10 %.1f  p25 %.1f  median %.1f  p75 %.1f  p90 %.1f", s.return_p10, s.return_p25,
+              s.return_median, s.return_p75, s.return_p90);
+  if (const double n = normalised(ds, s.return_mean); std::isfinite(n)) std::printf("  (normalised mean %.1f)", n);
+  std::printf("\n");
+  std::printf("State->action linear R^2 %.3f (share of the action variance a linear function of the state explains)\n", r2);
   std::printf("Lengths       min %lld  mean %.1f  max %lld\n", static_cast<long long>(s.length_min),
               s.length_mean, static_cast<long long>(s.length_max));
   std::printf("Arrays\n");
@@ -125,10 +146,11 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
       return;
     }
     const auto summary = data::summarize(*ds);
+    const double r2 = data::linear_action_r2(ds->data);
     if (*info_json)
-      std::cout << to_json(*ds, summary).dump(2) << std::endl;
+      std::cout << to_json(*ds, summary, r2).dump(2) << std::endl;
     else
-      print_text(*ds, summary);
+      print_text(*ds, summary, r2);
   });
 
   // dataset validate
@@ -158,17 +180,21 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
   auto* generate = dataset->add_subcommand(
       "generate", "Make a dataset in the D4RL layout with the project's behaviour policies (D4RL's recipe)");
   struct GenerateArgs {
-    std::string env, kind, out, policies;
+    std::string env, kind, out, policies, algorithm = "sac";
+    double noise = behaviour::kBehaviourNoise;
     behaviour::GenerateConfig config;
   };
   auto g = std::make_shared<GenerateArgs>();
   generate->add_option("--env", g->env, "hopper, walker2d or halfcheetah")->required();
   generate->add_option("--kind", g->kind, "random, medium, medium-replay, expert or medium-expert")->required();
-  generate->add_option("--transitions", g->config.transitions, "Number of transitions")
-      ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}))
+  generate->add_option("--transitions", g->config.transitions,
+                       "Number of transitions (default: D4RL's: 1M, medium-expert 2M, medium-replay the steps to reach medium)")
+      ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}));
+  generate->add_option("--algorithm", g->algorithm, "Behaviour policies: sac (D4RL's, stochastic) or ars (linear with Gaussian noise)")
+      ->check(CLI::IsMember({"sac", "ars"}))
       ->capture_default_str();
   generate->add_option("--seed", g->config.seed, "Random seed (same seed, same bytes)")->capture_default_str();
-  generate->add_option("--noise", g->config.action_noise, "Std of the behaviour policy's Gaussian action noise")
+  generate->add_option("--noise", g->noise, "Std of the Gaussian action noise of ARS policies")
       ->check(CLI::Range(0.0, 10.0))
       ->capture_default_str();
   generate->add_option("--threads", g->config.threads, "Rollout threads (the output does not depend on it)")
@@ -180,16 +206,21 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
     try {
       g->config.env = env::task(g->env).name;
       g->config.kind = behaviour::parse_kind(g->kind);
-      behaviour::ArsRun policies;
+      behaviour::PolicySet policies;
       if (g->config.kind != behaviour::DatasetKind::Random) {
         if (g->policies.empty()) {
-          policies = behaviour::shipped_policies(g->config.env);
+          policies = behaviour::shipped_policy_set(g->config.env, behaviour::parse_algorithm(g->algorithm));
+          if (policies.algorithm == behaviour::PolicyAlgorithm::Ars) policies.action_noise = g->noise;
         } else {
           std::ifstream in(g->policies);
           if (!in) throw std::runtime_error(g->policies + ": cannot be read");
           std::stringstream text;
           text << in.rdbuf();
-          policies = behaviour::ars_run_from_json(text.str());
+          try {
+            policies = behaviour::policy_set_from_text(text.str(), g->noise);
+          } catch (const std::exception& e) {
+            throw std::runtime_error(g->policies + ": " + e.what());
+          }
         }
       }
       TerminalProgress bar("generating");

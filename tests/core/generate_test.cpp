@@ -16,6 +16,9 @@
 namespace dstudio::behaviour {
 namespace {
 
+// The shipped ARS policies acting with the behaviour noise.
+PolicySet ars(const std::string& env) { return policy_set_from_ars(shipped_policies(env), kBehaviourNoise); }
+
 std::string bytes_of(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), {}};
@@ -32,7 +35,7 @@ GenerateConfig config(const std::string& env, DatasetKind kind, std::int64_t n, 
 
 TEST(Generate, RoundTripThroughTheLoaderIsExactAndMatchesTheEnvironment) {
   test::TempDir dir;
-  const auto policies = shipped_policies("hopper");
+  const auto policies = ars("hopper");
   const auto made = generate_dataset(config("hopper", DatasetKind::Medium, 4000), policies);
   data::write_d4rl(dir / "d.hdf5", made.arrays, made.metadata);
   data::LoadOptions options;
@@ -69,7 +72,7 @@ TEST(Generate, InfosHoldTheStateOfEachObservation) {
 
 TEST(Generate, SameSeedSameBytesWhateverTheThreadCount) {
   test::TempDir dir;
-  const auto policies = shipped_policies("hopper");
+  const auto policies = ars("hopper");
   auto c = config("hopper", DatasetKind::MediumReplay, 3000);
   c.threads = 1;
   auto a = generate_dataset(c, policies);
@@ -102,7 +105,7 @@ TEST(Generate, RandomActionsAreUniformInTheActionBounds) {
 }
 
 TEST(Generate, MediumExpertJoinsTheHalvesAtAnEpisodeBoundary) {
-  const auto policies = shipped_policies("hopper");
+  const auto policies = ars("hopper");
   const auto made = generate_dataset(config("hopper", DatasetKind::MediumExpert, 6000), policies);
   EXPECT_EQ(made.arrays.size(), 6000);
   const auto eps = data::segment_episodes(made.arrays.rewards, made.arrays.terminals, made.arrays.timeouts);
@@ -138,7 +141,7 @@ TEST(Generate, BadInputGetsClearErrors) {
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), testing::HasSubstr("known kinds: random, medium, medium-replay, expert, medium-expert"));
   }
-  EXPECT_THROW(generate_dataset(config("hopper", DatasetKind::Medium, 100), shipped_policies("halfcheetah")),
+  EXPECT_THROW(generate_dataset(config("hopper", DatasetKind::Medium, 100), ars("halfcheetah")),
                std::invalid_argument);
   EXPECT_THROW(generate_dataset(config("ant-maze", DatasetKind::Random, 100), {}), env::EnvError);
 }

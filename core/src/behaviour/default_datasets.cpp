@@ -35,7 +35,8 @@ std::filesystem::path ensure_default_dataset(const std::string& env_name, Datase
   config.env = env::task(env_name).name;
   config.kind = kind;
   config.transitions = kDefaultTransitions;
-  const ArsRun policies = kind == DatasetKind::Random ? ArsRun{} : shipped_policies(config.env);
+  const PolicySet policies =
+      kind == DatasetKind::Random ? PolicySet{} : policy_set_from_ars(shipped_policies(config.env), kBehaviourNoise);
   auto made = generate_dataset(config, policies, progress);
   data::write_d4rl(path, made.arrays, made.metadata);  // atomic: a crash leaves no partial file
   return path;

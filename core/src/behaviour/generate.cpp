@@ -123,16 +123,13 @@ class Collector {
   std::uint64_t episode_ = 0;
 };
 
-Actor noisy(const LinearPolicy& policy, double noise_std) {
-  return [&policy, noise_std](std::span<const float> obs, std::span<float> action, Random& random) {
-    policy.act_noisy(obs, action, noise_std, random);
-  };
+// The behaviour policy of snapshot `index` acting: sampled from its own distribution.
+Actor behaviour_of(const PolicySet& set, int index) {
+  return [&set, index](std::span<const float> obs, std::span<float> action, Random& random) { set.act(index, obs, action, random); };
 }
 
-std::string describe(const ArsRun& run, int index) {
-  const auto& s = run.snapshots.at(static_cast<std::size_t>(index));
-  return "ARS linear policy, snapshot " + std::to_string(index) + " (iteration " + std::to_string(s.iteration) +
-         ", deterministic return " + std::to_string(s.eval_return) + ")";
+void uniform_actions(std::span<const float>, std::span<float> action, Random& random) {
+  for (auto& a : action) a = static_cast<float>(random.uniform(-1.0, 1.0));
 }
 
 }  // namespace
@@ -156,43 +153,84 @@ DatasetKind parse_kind(const std::string& text) {
                               "'; known kinds: random, medium, medium-replay, expert, medium-expert");
 }
 
-GeneratedDataset generate_dataset(const GenerateConfig& config, const ArsRun& policies, const Progress& progress) {
+std::int64_t d4rl_transitions(const std::string& env_name, DatasetKind kind, const PolicySet* policies) {
+  switch (kind) {
+    case DatasetKind::MediumExpert: return 2'000'000;
+    case DatasetKind::MediumReplay:
+      // The learner's whole history up to the medium policy, as its replay buffer held it.
+      if (policies && policies->algorithm == PolicyAlgorithm::Sac && policies->medium >= 0)
+        return std::max<std::int64_t>(1, policies->snapshots[static_cast<std::size_t>(policies->medium)].env_steps);
+      {
+        const std::string name = env::task(env_name).name;
+        return name == "hopper" ? 402'000 : name == "walker2d" ? 302'000 : 202'000;  // D4RL's sizes
+      }
+    default: return 1'000'000;
+  }
+}
+
+GeneratedDataset generate_dataset(const GenerateConfig& config_in, const PolicySet& policies, const Progress& progress) {
+  GenerateConfig config = config_in;
+  if (config.transitions == 0) config.transitions = d4rl_transitions(config.env, config.kind, &policies);
   if (config.transitions < 1) throw std::invalid_argument("a dataset needs at least one transition");
   Collector collector(config, progress);
   const auto& spec = collector.spec();
-  if (config.kind != DatasetKind::Random && env::task(policies.config.env).name != spec.name)
-    throw std::invalid_argument("the behaviour policies are for " + policies.config.env + ", not " + spec.name);
+  if (config.kind != DatasetKind::Random) {
+    policies.validate();
+    if (env::task(policies.env).name != spec.name)
+      throw std::invalid_argument("the behaviour policies are for " + policies.env + ", not " + spec.name);
+  }
+  const bool sac = policies.algorithm == PolicyAlgorithm::Sac;
   const std::int64_t n = config.transitions;
   std::string policy_text;
   switch (config.kind) {
     case DatasetKind::Random:
-      collector.collect([](std::span<const float>, std::span<float> action, Random& random) {
-        for (auto& a : action) a = static_cast<float>(random.uniform(-1.0, 1.0));
-      }, n);
+      collector.collect(uniform_actions, n);
       policy_text = "uniform random actions in [-1, 1]";
       break;
     case DatasetKind::Medium:
-      collector.collect(noisy(policies.snapshots[policies.medium].policy, config.action_noise), n);
-      policy_text = describe(policies, policies.medium);
+      collector.collect(behaviour_of(policies, policies.medium), n);
+      policy_text = policies.describe(policies.medium);
       break;
     case DatasetKind::Expert:
-      collector.collect(noisy(policies.snapshots[policies.expert].policy, config.action_noise), n);
-      policy_text = describe(policies, policies.expert);
+      collector.collect(behaviour_of(policies, policies.expert), n);
+      policy_text = policies.describe(policies.expert);
       break;
     case DatasetKind::MediumReplay: {
-      // The learner's history up to the medium level: each snapshot an equal share, in order.
-      const int count = policies.medium + 1;
-      for (int i = 0; i < count; ++i)
-        collector.collect(noisy(policies.snapshots[i].policy, config.action_noise), n * (i + 1) / count);
-      policy_text = "ARS snapshots 0.." + std::to_string(policies.medium) + " in training order; " +
-                    describe(policies, policies.medium) + " last";
+      // The learner's history up to the medium level, in training order. SAC's starts with its
+      // uniformly random warm-up, and each snapshot stands for the steps since the one before
+      // it; ARS's snapshots each take an equal share.
+      std::vector<std::pair<int, double>> segments;  // snapshot (-1: random actions), weight
+      if (sac) {
+        std::int64_t before = 0;
+        if (policies.random_steps > 0) segments.emplace_back(-1, static_cast<double>(policies.random_steps)), before = policies.random_steps;
+        for (int i : policies.replay) {
+          const auto at = policies.snapshots[static_cast<std::size_t>(i)].env_steps;
+          segments.emplace_back(i, static_cast<double>(std::max<std::int64_t>(1, at - before)));
+          before = std::max(before, at);
+        }
+      } else {
+        for (int i : policies.replay) segments.emplace_back(i, 1.0);
+      }
+      double total = 0, done = 0;
+      for (const auto& s : segments) total += s.second;
+      for (std::size_t k = 0; k < segments.size(); ++k) {
+        done += segments[k].second;
+        // ARS keeps its exact integer shares, so its datasets stay as they were.
+        const std::int64_t until = sac ? static_cast<std::int64_t>(std::llround(static_cast<double>(n) * done / total))
+                                       : n * static_cast<std::int64_t>(k + 1) / static_cast<std::int64_t>(segments.size());
+        if (segments[k].first < 0) collector.collect(uniform_actions, k + 1 == segments.size() ? n : until);
+        else collector.collect(behaviour_of(policies, segments[k].first), k + 1 == segments.size() ? n : until);
+      }
+      policy_text = std::string(sac ? "SAC" : "ARS") + " learning history up to the medium policy: " +
+                    (sac && policies.random_steps > 0 ? "uniform random warm-up, " : "") + std::to_string(policies.replay.size()) +
+                    " snapshots in training order; " + policies.describe(policies.medium) + " last";
       break;
     }
     case DatasetKind::MediumExpert:
       // Medium first, finished at an episode boundary, so the halves never merge into one episode.
-      collector.collect(noisy(policies.snapshots[policies.medium].policy, config.action_noise), n / 2);
-      collector.collect(noisy(policies.snapshots[policies.expert].policy, config.action_noise), n);
-      policy_text = describe(policies, policies.medium) + ", then " + describe(policies, policies.expert);
+      collector.collect(behaviour_of(policies, policies.medium), n / 2);
+      collector.collect(behaviour_of(policies, policies.expert), n);
+      policy_text = policies.describe(policies.medium) + ", then " + policies.describe(policies.expert);
       break;
   }
   GeneratedDataset out;
@@ -203,7 +241,8 @@ GeneratedDataset generate_dataset(const GenerateConfig& config, const ArsRun& po
       {"seed", std::to_string(config.seed)},
       {"transitions", std::to_string(n)},
       {"behaviour_policy", policy_text},
-      {"action_noise_std", config.kind == DatasetKind::Random ? "0" : std::to_string(config.action_noise)},
+      {"behaviour_algorithm", config.kind == DatasetKind::Random ? "none" : to_string(policies.algorithm)},
+      {"action_noise_std", config.kind == DatasetKind::Random || sac ? "0" : std::to_string(policies.action_noise)},
       {"behaviour_training", policies.command},
       {"software", studio_version() + ", MuJoCo " + mj_versionString()},
   };

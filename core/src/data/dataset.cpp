@@ -156,12 +156,83 @@ DatasetSummary summarize(const Dataset& dataset) {
     s.length_max = std::max(s.length_max, ep.length);
   }
   if (s.episodes > 0) {
+    std::vector<double> returns;
+    returns.reserve(static_cast<std::size_t>(s.episodes));
+    for (const auto& ep : dataset.episodes)
+      if (ep.end != EndReason::Unterminated) returns.push_back(ep.ret);
+    std::sort(returns.begin(), returns.end());
+    auto quantile = [&](double q) {
+      const double at = q * static_cast<double>(returns.size() - 1);
+      const auto lo = static_cast<std::size_t>(at);
+      const std::size_t hi = std::min(lo + 1, returns.size() - 1);
+      return returns[lo] + (at - static_cast<double>(lo)) * (returns[hi] - returns[lo]);
+    };
+    s.return_p10 = quantile(0.10);
+    s.return_p25 = quantile(0.25);
+    s.return_median = quantile(0.50);
+    s.return_p75 = quantile(0.75);
+    s.return_p90 = quantile(0.90);
     const auto n = static_cast<double>(s.episodes);
     s.return_mean = sum / n;
     s.return_std = std::sqrt(std::max(0.0, sum_sq / n - s.return_mean * s.return_mean));
     s.length_mean = len_sum / n;
   }
   return s;
+}
+
+double linear_action_r2(const TransitionArrays& data) {
+  const std::int64_t N = data.size(), S = data.obs_dim, A = data.act_dim, P = S + 1;
+  if (N == 0 || A == 0) return std::nan("");
+  // Normal equations (X^T X) B = X^T Y with X = [s, 1], accumulated in double.
+  std::vector<double> xtx(static_cast<std::size_t>(P * P), 0.0), xty(static_cast<std::size_t>(P * A), 0.0), x(static_cast<std::size_t>(P));
+  std::vector<double> mean(static_cast<std::size_t>(A), 0.0);
+  for (std::int64_t i = 0; i < N; ++i) {
+    for (std::int64_t k = 0; k < S; ++k) x[k] = data.observations[i * S + k];
+    x[S] = 1.0;
+    for (std::int64_t r = 0; r < P; ++r) {
+      for (std::int64_t c = 0; c <= r; ++c) xtx[r * P + c] += x[r] * x[c];
+      for (std::int64_t a = 0; a < A; ++a) xty[r * A + a] += x[r] * data.actions[i * A + a];
+    }
+    for (std::int64_t a = 0; a < A; ++a) mean[a] += data.actions[i * A + a];
+  }
+  for (auto& m : mean) m /= static_cast<double>(N);
+  // Cholesky of the symmetric matrix, with a tiny ridge so constant state dimensions do no harm.
+  double trace = 0;
+  for (std::int64_t r = 0; r < P; ++r) trace += xtx[r * P + r];
+  for (std::int64_t r = 0; r < P; ++r) xtx[r * P + r] += 1e-10 * trace / static_cast<double>(P) + 1e-12;
+  std::vector<double> L(static_cast<std::size_t>(P * P), 0.0);
+  for (std::int64_t r = 0; r < P; ++r)
+    for (std::int64_t c = 0; c <= r; ++c) {
+      double v = xtx[r * P + c];
+      for (std::int64_t k = 0; k < c; ++k) v -= L[r * P + k] * L[c * P + k];
+      L[r * P + c] = r == c ? std::sqrt(std::max(v, 1e-300)) : v / L[c * P + c];
+    }
+  std::vector<double> beta(static_cast<std::size_t>(P * A));
+  for (std::int64_t a = 0; a < A; ++a) {
+    std::vector<double> z(static_cast<std::size_t>(P));
+    for (std::int64_t r = 0; r < P; ++r) {
+      double v = xty[r * A + a];
+      for (std::int64_t k = 0; k < r; ++k) v -= L[r * P + k] * z[k];
+      z[r] = v / L[r * P + r];
+    }
+    for (std::int64_t r = P - 1; r >= 0; --r) {
+      double v = z[r];
+      for (std::int64_t k = r + 1; k < P; ++k) v -= L[k * P + r] * beta[k * A + a];
+      beta[r * A + a] = v / L[r * P + r];
+    }
+  }
+  // Residuals in a second pass, so the sums are of small numbers.
+  double residual = 0, total = 0;
+  for (std::int64_t i = 0; i < N; ++i)
+    for (std::int64_t a = 0; a < A; ++a) {
+      double pred = beta[S * A + a];
+      for (std::int64_t k = 0; k < S; ++k) pred += beta[k * A + a] * data.observations[i * S + k];
+      const double y = data.actions[i * A + a];
+      residual += (y - pred) * (y - pred);
+      total += (y - mean[a]) * (y - mean[a]);
+    }
+  if (total <= 0) return std::nan("");
+  return 1.0 - residual / total;
 }
 
 std::string dataset_name(const Dataset& dataset) {

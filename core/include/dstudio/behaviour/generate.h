@@ -4,12 +4,16 @@
 /// recipe (docs/environments.md):
 ///
 /// - random: uniform random actions;
-/// - medium: the medium policy (about a third of the expert's return), its actions sampled with
-///   the behaviour noise;
+/// - medium: the medium policy (about a third of the expert's return), its actions sampled from
+///   the policy (SAC's own tanh-Gaussian; ARS's linear policy with a fixed Gaussian noise);
 /// - expert: the expert policy, sampled likewise;
-/// - medium-replay: what the learner produced until it reached the medium level: every
-///   training snapshot up to the medium one, in order, each given an equal share of transitions;
+/// - medium-replay: what the learner produced until it reached the medium level: SAC's uniformly
+///   random warm-up, then its kept snapshots in training order, each for the steps it stands
+///   for (ARS: every snapshot up to the medium one, each an equal share);
 /// - medium-expert: medium then expert, concatenated at an episode boundary.
+///
+/// Without a size the datasets have D4RL's: 1M transitions (medium-expert 2M), and medium-replay
+/// as many as the learner took to reach the medium policy.
 ///
 /// Every episode draws its reset and noise from seeds derived from the dataset seed and its index,
 /// and episodes are appended in index order, so the same arguments give the same bytes whatever
@@ -22,6 +26,7 @@
 #include <vector>
 
 #include "dstudio/behaviour/ars.h"
+#include "dstudio/behaviour/policy_set.h"
 #include "dstudio/common/progress.h"
 #include "dstudio/data/dataset.h"
 
@@ -29,7 +34,7 @@ namespace dstudio::behaviour {
 
 enum class DatasetKind { Random, Medium, MediumReplay, Expert, MediumExpert };
 
-/// Std of the Gaussian noise added to the behaviour policies' actions. Linear policies are
+/// Std of the Gaussian noise added to the ARS behaviour policies' actions. Linear policies are
 /// fragile: at 0.1 the hopper expert lost a quarter of its return, at 0.05 it keeps it (3265 of
 /// 3287), as D4RL's expert data keeps its policy's.
 inline constexpr double kBehaviourNoise = 0.05;
@@ -42,9 +47,8 @@ DatasetKind parse_kind(const std::string& text);
 struct GenerateConfig {
   std::string env;
   DatasetKind kind = DatasetKind::Medium;
-  std::int64_t transitions = 100'000;
+  std::int64_t transitions = 0;  ///< 0: D4RL's size (`d4rl_transitions`)
   std::uint64_t seed = 0;
-  double action_noise = kBehaviourNoise;  ///< std of the behaviour policies' Gaussian action noise
   int threads = 2;
 };
 
@@ -55,8 +59,12 @@ struct GeneratedDataset {
   std::map<std::string, std::string> metadata;
 };
 
+/// D4RL's size of a dataset of `kind`; medium-replay's is the steps SAC took to reach the medium
+/// policy of `policies` (D4RL's own sizes for other policies).
+std::int64_t d4rl_transitions(const std::string& env, DatasetKind kind, const PolicySet* policies = nullptr);
+
 /// Generates a dataset with the behaviour policies of `policies` (unused for random).
-GeneratedDataset generate_dataset(const GenerateConfig& config, const ArsRun& policies,
+GeneratedDataset generate_dataset(const GenerateConfig& config, const PolicySet& policies,
                                   const Progress& progress = {});
 
 }  // namespace dstudio::behaviour

@@ -116,12 +116,21 @@ struct DatasetSummary {
   std::int64_t obs_dim = 0;
   std::int64_t act_dim = 0;
   double return_min = 0, return_mean = 0, return_max = 0, return_std = 0;  ///< complete episodes
+  /// Quantiles of complete episodes' returns (linear interpolation between order statistics).
+  double return_p10 = 0, return_p25 = 0, return_median = 0, return_p75 = 0, return_p90 = 0;
   std::int64_t length_min = 0, length_max = 0;
   double length_mean = 0;
 };
 
 /// Summarises a dataset; return and length statistics cover complete episodes only.
 DatasetSummary summarize(const Dataset& dataset);
+
+/// The share of the action variance a linear function of the state explains: least squares with
+/// an intercept over every transition, R^2 = 1 - (sum of squared residuals) / (total sum of
+/// squares), the action dimensions pooled. Near 1 the state determines the action, and a
+/// return-to-go has nothing left to tell a model (docs/findings.md). NaN without transitions or
+/// when the actions do not vary.
+double linear_action_r2(const TransitionArrays& data);
 
 /// The dataset's D4RL-style name, e.g. "hopper-medium-replay": from the metadata of a generated
 /// file (env_id and kind), else from the file name (hopper_medium_replay-v2.hdf5 and

@@ -1,0 +1,71 @@
+#pragma once
+/// \file
+/// Soft Actor-Critic (Haarnoja et al. 2018, with the learned temperature of the second paper), the
+/// algorithm that trained D4RL's behaviour policies, on LibTorch. A tanh-squashed Gaussian actor
+/// and two Q critics with Polyak-averaged targets, all two hidden layers of 256 ReLU units;
+/// Adam at 3e-4; discount 0.99; target rate 0.005; batch 256; target entropy -|A|; one update per
+/// environment step after a warm-up of uniformly random actions. Time-limit ends bootstrap, only
+/// true terminations cut the return.
+///
+/// A run lives in a folder and can be stopped and resumed exactly: the networks, optimisers,
+/// replay buffer, environment state and every random stream go into a checkpoint there, so a
+/// resumed run takes the same steps as one that never stopped (for the same thread count). Every
+/// `eval_every` steps the actor is rounded to half precision, evaluated as it will ship (mean
+/// action and sampled), and kept as a snapshot of the learning curve.
+///
+/// The header needs no LibTorch; the implementation is part of the models library.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "dstudio/behaviour/policy_set.h"
+#include "dstudio/common/progress.h"
+
+namespace dstudio::behaviour {
+
+struct SacConfig {
+  std::string env;
+  std::int64_t total_steps = 1'000'000;  ///< environment steps (and updates) of the whole run
+  int hidden = 256;
+  int batch = 256;
+  double lr = 3e-4;
+  double gamma = 0.99;
+  double tau = 0.005;
+  std::int64_t random_steps = 10'000;  ///< uniformly random actions before the actor acts
+  std::int64_t replay_size = 1'000'000;
+  std::int64_t eval_every = 5'000;
+  int eval_episodes = 5;
+  std::int64_t checkpoint_every = 25'000;
+  int threads = 1;
+  std::uint64_t seed = 0;
+  bool operator==(const SacConfig&) const = default;
+};
+
+/// What a run folder holds: its configuration, how far it got, its learning curve as snapshots.
+struct SacRun {
+  SacConfig config;
+  std::int64_t steps = 0;      ///< environment steps taken
+  PolicySet policies;          ///< every snapshot so far, medium and expert not yet chosen
+  std::string command;
+};
+
+/// Trains (or, when `folder` holds a checkpoint, continues) until `config.total_steps` or until
+/// `stop_at` steps in this call (0: no limit), saving a checkpoint then and every
+/// `checkpoint_every` steps. Cancelling saves a checkpoint and throws `Cancelled`. A folder whose
+/// checkpoint has a different configuration is refused with the difference named.
+SacRun train_sac(const SacConfig& config, const std::filesystem::path& folder, std::int64_t stop_at = 0,
+                 const Progress& progress = {}, const std::string& command = {});
+
+/// Reads the run in `folder` (its snapshots and configuration) without the networks.
+SacRun read_sac_run(const std::filesystem::path& folder);
+
+/// Chooses what ships from a finished run's snapshots: the expert is the snapshot with the best
+/// sampled return over `episodes` fresh episodes among the `candidates` best of the curve; medium
+/// is the first snapshot whose sampled return reaches `medium_fraction` of the expert's; replay
+/// holds `replay_count` snapshots spread evenly over the steps before medium, then medium.
+PolicySet choose_shipped_policies(const SacRun& run, int episodes = 20, int candidates = 8,
+                                  double medium_fraction = 1.0 / 3.0, int replay_count = 6, int threads = 2,
+                                  const Progress& progress = {});
+
+}  // namespace dstudio::behaviour

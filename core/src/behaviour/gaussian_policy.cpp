@@ -1,0 +1,242 @@
+#include "dstudio/behaviour/gaussian_policy.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "policy_json.h"
+
+namespace dstudio::behaviour {
+namespace {
+
+// y = W x + b, accumulated input by input so the order of additions never depends on how the
+// compiler vectorises the loop over outputs.
+void dense(const DenseLayer& layer, const float* x, float* y) {
+  std::copy(layer.bias.begin(), layer.bias.end(), y);
+  for (int i = 0; i < layer.in; ++i) {
+    const float xi = x[i];
+    const float* w = &layer.weight[static_cast<std::size_t>(i) * layer.out];
+    for (int o = 0; o < layer.out; ++o) y[o] += w[o] * xi;
+  }
+}
+
+constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+std::string base64(const std::vector<std::uint8_t>& bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::uint32_t b0 = bytes[i], b1 = i + 1 < bytes.size() ? bytes[i + 1] : 0,
+                        b2 = i + 2 < bytes.size() ? bytes[i + 2] : 0;
+    const std::uint32_t v = (b0 << 16) | (b1 << 8) | b2;
+    out += kBase64[(v >> 18) & 63];
+    out += kBase64[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? kBase64[(v >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? kBase64[v & 63] : '=';
+  }
+  return out;
+}
+
+std::vector<std::uint8_t> unbase64(const std::string& text) {
+  if (text.size() % 4 != 0) throw std::invalid_argument("base64 text whose length is not a multiple of 4");
+  std::vector<std::uint8_t> out;
+  out.reserve(text.size() / 4 * 3);
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    throw std::invalid_argument(std::string("a character that is not base64: '") + c + "'");
+  };
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    const int pad = (text[i + 3] == '=') + (text[i + 2] == '=');
+    if (pad && i + 4 != text.size()) throw std::invalid_argument("base64 padding before the end");
+    std::uint32_t v = static_cast<std::uint32_t>(value(text[i])) << 18 | static_cast<std::uint32_t>(value(text[i + 1])) << 12;
+    if (pad < 2) v |= static_cast<std::uint32_t>(value(text[i + 2])) << 6;
+    if (pad < 1) v |= static_cast<std::uint32_t>(value(text[i + 3]));
+    out.push_back(static_cast<std::uint8_t>(v >> 16));
+    if (pad < 2) out.push_back(static_cast<std::uint8_t>(v >> 8));
+    if (pad < 1) out.push_back(static_cast<std::uint8_t>(v));
+  }
+  return out;
+}
+
+std::string halves(const std::vector<float>& values) {
+  std::vector<std::uint8_t> bytes(values.size() * 2);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::uint16_t h = float_to_half(values[i]);
+    bytes[2 * i] = static_cast<std::uint8_t>(h & 0xFF);
+    bytes[2 * i + 1] = static_cast<std::uint8_t>(h >> 8);
+  }
+  return base64(bytes);
+}
+
+std::vector<float> from_halves(const std::string& text, std::size_t count, const std::string& what) {
+  const auto bytes = unbase64(text);
+  if (bytes.size() != 2 * count)
+    throw std::invalid_argument(what + " holds " + std::to_string(bytes.size() / 2) + " values, expected " +
+                                std::to_string(count));
+  std::vector<float> out(count);
+  for (std::size_t i = 0; i < count; ++i)
+    out[i] = half_to_float(static_cast<std::uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8)));
+  return out;
+}
+
+}  // namespace
+
+std::int64_t GaussianPolicy::parameter_count() const {
+  std::int64_t n = 0;
+  for (const auto& l : layers) n += static_cast<std::int64_t>(l.weight.size() + l.bias.size());
+  return n;
+}
+
+void GaussianPolicy::distribution(std::span<const float> obs, std::span<float> mean, std::span<float> log_std) const {
+  // Two buffers on the stack side of the heap: hidden layers are a few hundred units.
+  thread_local std::vector<float> a, b;
+  std::size_t widest = static_cast<std::size_t>(obs_dim);
+  for (const auto& l : layers) widest = std::max(widest, static_cast<std::size_t>(l.out));
+  a.resize(widest);
+  b.resize(widest);
+  std::copy(obs.begin(), obs.begin() + obs_dim, a.begin());
+  for (std::size_t k = 0; k < layers.size(); ++k) {
+    dense(layers[k], a.data(), b.data());
+    if (k + 1 < layers.size())
+      for (int o = 0; o < layers[k].out; ++o) b[o] = std::max(b[o], 0.0f);
+    std::swap(a, b);
+  }
+  for (int j = 0; j < act_dim; ++j) {
+    mean[j] = a[j];
+    log_std[j] = std::clamp(a[act_dim + j], kLogStdMin, kLogStdMax);
+  }
+}
+
+void GaussianPolicy::act(std::span<const float> obs, std::span<float> action) const {
+  float mean[64], log_std[64];
+  distribution(obs, {mean, static_cast<std::size_t>(act_dim)}, {log_std, static_cast<std::size_t>(act_dim)});
+  for (int j = 0; j < act_dim; ++j) action[j] = std::tanh(mean[j]);
+}
+
+void GaussianPolicy::sample(std::span<const float> obs, std::span<float> action, Random& random) const {
+  float mean[64], log_std[64];
+  distribution(obs, {mean, static_cast<std::size_t>(act_dim)}, {log_std, static_cast<std::size_t>(act_dim)});
+  for (int j = 0; j < act_dim; ++j)
+    action[j] = std::tanh(mean[j] + std::exp(log_std[j]) * static_cast<float>(random.normal()));
+}
+
+void GaussianPolicy::validate() const {
+  if (obs_dim < 1 || act_dim < 1 || act_dim > 64) throw std::invalid_argument("a Gaussian policy needs 1 to 64 action dimensions and observations");
+  if (layers.empty()) throw std::invalid_argument("a Gaussian policy needs at least one layer");
+  int width = obs_dim;
+  for (std::size_t k = 0; k < layers.size(); ++k) {
+    const auto& l = layers[k];
+    const std::string name = "layer " + std::to_string(k);
+    if (l.in != width) throw std::invalid_argument(name + " takes " + std::to_string(l.in) + " inputs, expected " + std::to_string(width));
+    if (l.out < 1) throw std::invalid_argument(name + " has no outputs");
+    if (l.weight.size() != static_cast<std::size_t>(l.in) * l.out || l.bias.size() != static_cast<std::size_t>(l.out))
+      throw std::invalid_argument(name + " has weights of the wrong size");
+    width = l.out;
+  }
+  if (width != 2 * act_dim)
+    throw std::invalid_argument("the last layer has " + std::to_string(width) + " outputs, expected 2 x " + std::to_string(act_dim));
+}
+
+GaussianPolicy zero_gaussian_policy(int obs_dim, int act_dim, const std::vector<int>& hidden) {
+  GaussianPolicy p;
+  p.obs_dim = obs_dim;
+  p.act_dim = act_dim;
+  int in = obs_dim;
+  auto add = [&](int out) {
+    p.layers.push_back({in, out, std::vector<float>(static_cast<std::size_t>(in) * out, 0.0f),
+                        std::vector<float>(static_cast<std::size_t>(out), 0.0f)});
+    in = out;
+  };
+  for (int h : hidden) add(h);
+  add(2 * act_dim);
+  return p;
+}
+
+std::uint16_t float_to_half(float value) {
+  const auto bits = std::bit_cast<std::uint32_t>(value);
+  const std::uint32_t sign = (bits >> 16) & 0x8000u;
+  const std::uint32_t abs = bits & 0x7FFFFFFFu;
+  if (abs >= 0x7F800000u) return static_cast<std::uint16_t>(sign | (abs > 0x7F800000u ? 0x7E00u : 0x7C00u));
+  if (abs >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);  // rounds past 65504
+  if (abs < 0x38800000u) {
+    // Subnormal half (or zero): value = m * 2^-24, rounded to nearest even.
+    if (abs < 0x33000000u) return static_cast<std::uint16_t>(sign);  // below half the smallest subnormal
+    const int exponent = static_cast<int>(abs >> 23);
+    const std::uint32_t mantissa = (abs & 0x7FFFFFu) | 0x800000u;
+    const int shift = 126 - exponent;  // 2^(e-127) * 1.m = m24 * 2^(e-150); half unit is 2^-24
+    std::uint32_t h = mantissa >> shift;
+    const std::uint32_t rest = mantissa & ((1u << shift) - 1u), halfway = 1u << (shift - 1);
+    if (rest > halfway || (rest == halfway && (h & 1u))) ++h;
+    return static_cast<std::uint16_t>(sign | h);
+  }
+  // Normal: rebias the exponent and round the mantissa from 23 to 10 bits.
+  std::uint32_t h = ((abs >> 13) - (112u << 10));
+  const std::uint32_t rest = abs & 0x1FFFu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // a carry into the exponent is right
+  return static_cast<std::uint16_t>(sign | h);
+}
+
+float half_to_float(std::uint16_t half) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(half & 0x8000u) << 16;
+  const std::uint32_t exponent = (half >> 10) & 0x1Fu, mantissa = half & 0x3FFu;
+  if (exponent == 0) {
+    const float v = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign ? -v : v;
+  }
+  if (exponent == 31) return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
+  return std::bit_cast<float>(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+}
+
+void round_to_half(GaussianPolicy& policy) {
+  for (auto& l : policy.layers) {
+    for (auto& w : l.weight) w = half_to_float(float_to_half(w));
+    for (auto& b : l.bias) b = half_to_float(float_to_half(b));
+  }
+}
+
+nlohmann::ordered_json policy_to_json(const GaussianPolicy& policy) {
+  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+  for (const auto& l : policy.layers)
+    layers.push_back({{"in", l.in}, {"out", l.out}, {"weight_f16", halves(l.weight)}, {"bias_f16", halves(l.bias)}});
+  return {{"kind", "tanh-gaussian-mlp"}, {"obs_dim", policy.obs_dim}, {"act_dim", policy.act_dim}, {"layers", layers}};
+}
+
+GaussianPolicy policy_from_json(const nlohmann::json& j) {
+  if (j.value("kind", "") != "tanh-gaussian-mlp") throw std::invalid_argument("not a tanh-Gaussian policy (kind is not tanh-gaussian-mlp)");
+  GaussianPolicy p;
+  p.obs_dim = j.at("obs_dim").get<int>();
+  p.act_dim = j.at("act_dim").get<int>();
+  for (const auto& l : j.at("layers")) {
+    DenseLayer layer;
+    layer.in = l.at("in").get<int>();
+    layer.out = l.at("out").get<int>();
+    if (layer.in < 1 || layer.out < 1 || layer.in > 65536 || layer.out > 65536)
+      throw std::invalid_argument("layer " + std::to_string(p.layers.size()) + " has an impossible shape");
+    const std::string name = "layer " + std::to_string(p.layers.size());
+    layer.weight = from_halves(l.at("weight_f16").get<std::string>(), static_cast<std::size_t>(layer.in) * layer.out, name + " weight_f16");
+    layer.bias = from_halves(l.at("bias_f16").get<std::string>(), static_cast<std::size_t>(layer.out), name + " bias_f16");
+    p.layers.push_back(std::move(layer));
+  }
+  p.validate();
+  return p;
+}
+
+std::string to_json_text(const GaussianPolicy& policy) { return policy_to_json(policy).dump(); }
+
+GaussianPolicy gaussian_policy_from_json_text(const std::string& text) {
+  try {
+    return policy_from_json(nlohmann::json::parse(text));
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("not a policy: ") + e.what());
+  }
+}
+
+}  // namespace dstudio::behaviour

@@ -1,0 +1,205 @@
+#include "dstudio/behaviour/policy_set.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <mutex>
+#include <numeric>
+#include <stdexcept>
+#include <thread>
+
+#include "dstudio/common/resources.h"
+#include "dstudio/env/environment.h"
+#include "policy_json.h"
+
+namespace dstudio::behaviour {
+
+const char* to_string(PolicyAlgorithm algorithm) { return algorithm == PolicyAlgorithm::Sac ? "sac" : "ars"; }
+
+PolicyAlgorithm parse_algorithm(const std::string& text) {
+  if (text == "sac") return PolicyAlgorithm::Sac;
+  if (text == "ars") return PolicyAlgorithm::Ars;
+  throw std::invalid_argument("unknown behaviour-policy algorithm '" + text + "'; known: sac, ars");
+}
+
+void PolicySet::act(int index, std::span<const float> obs, std::span<float> action, Random& random) const {
+  const auto& p = snapshots.at(static_cast<std::size_t>(index)).policy;
+  if (const auto* g = std::get_if<GaussianPolicy>(&p)) g->sample(obs, action, random);
+  else std::get<LinearPolicy>(p).act_noisy(obs, action, action_noise, random);
+}
+
+void PolicySet::act_deterministic(int index, std::span<const float> obs, std::span<float> action) const {
+  const auto& p = snapshots.at(static_cast<std::size_t>(index)).policy;
+  if (const auto* g = std::get_if<GaussianPolicy>(&p)) g->act(obs, action);
+  else std::get<LinearPolicy>(p).act(obs, action);
+}
+
+std::string PolicySet::describe(int index) const {
+  const auto& s = snapshots.at(static_cast<std::size_t>(index));
+  char text[256];
+  if (algorithm == PolicyAlgorithm::Sac)
+    std::snprintf(text, sizeof text, "SAC tanh-Gaussian policy after %lld environment steps (sampled return %.0f, mean-action return %.0f)",
+                  static_cast<long long>(s.env_steps), s.behaviour_return, s.deterministic_return);
+  else
+    std::snprintf(text, sizeof text, "ARS linear policy, snapshot %d (%lld environment steps, deterministic return %.0f)", index,
+                  static_cast<long long>(s.env_steps), s.deterministic_return);
+  return text;
+}
+
+void PolicySet::validate() const {
+  const auto& spec = env::task(env);
+  const int n = static_cast<int>(snapshots.size());
+  if (n == 0) throw std::invalid_argument("a policy set without snapshots");
+  if (medium < 0 || medium >= n || expert < 0 || expert >= n)
+    throw std::invalid_argument("the medium or expert index is outside the " + std::to_string(n) + " snapshots");
+  for (int r : replay)
+    if (r < 0 || r >= n) throw std::invalid_argument("a replay index is outside the snapshots");
+  for (int i = 0; i < n; ++i) {
+    const auto& p = snapshots[static_cast<std::size_t>(i)].policy;
+    int obs = 0, act = 0;
+    if (const auto* g = std::get_if<GaussianPolicy>(&p)) {
+      g->validate();
+      obs = g->obs_dim, act = g->act_dim;
+    } else {
+      obs = std::get<LinearPolicy>(p).obs_dim, act = std::get<LinearPolicy>(p).act_dim;
+    }
+    if (obs != spec.obs_dim || act != spec.act_dim)
+      throw std::invalid_argument("snapshot " + std::to_string(i) + " has " + std::to_string(obs) + " observations and " +
+                                  std::to_string(act) + " actions; " + spec.name + " has " + std::to_string(spec.obs_dim) +
+                                  " and " + std::to_string(spec.act_dim));
+  }
+}
+
+PolicySet policy_set_from_ars(const ArsRun& run, double action_noise) {
+  PolicySet set;
+  set.env = run.config.env;
+  set.algorithm = PolicyAlgorithm::Ars;
+  set.action_noise = action_noise;
+  for (const auto& s : run.snapshots) set.snapshots.push_back({s.env_steps, s.eval_return, s.eval_return, s.policy});
+  set.medium = run.medium;
+  set.expert = run.expert;
+  // ARS's history up to the medium policy: every snapshot, each an equal share.
+  for (int i = 0; i <= run.medium; ++i) set.replay.push_back(i);
+  set.command = run.command;
+  return set;
+}
+
+nlohmann::ordered_json policy_set_to_json(const PolicySet& set) {
+  if (set.algorithm != PolicyAlgorithm::Sac) throw std::invalid_argument("ARS policies are written as ARS runs (behaviour::to_json(ArsRun))");
+  nlohmann::ordered_json j;
+  j["format"] = "dstudio-sac-policies-1";
+  j["env"] = set.env;
+  j["command"] = set.command;
+  j["random_steps"] = set.random_steps;
+  j["medium"] = set.medium;
+  j["expert"] = set.expert;
+  j["replay"] = set.replay;
+  auto& snaps = j["snapshots"] = nlohmann::ordered_json::array();
+  for (const auto& s : set.snapshots)
+    snaps.push_back({{"env_steps", s.env_steps},
+                     {"deterministic_return", s.deterministic_return},
+                     {"behaviour_return", s.behaviour_return},
+                     {"policy", policy_to_json(std::get<GaussianPolicy>(s.policy))}});
+  return j;
+}
+
+PolicySet policy_set_from_json(const nlohmann::json& j, bool chosen) {
+  if (!j.is_object() || j.value("format", "") != "dstudio-sac-policies-1")
+    throw std::invalid_argument("not a SAC behaviour-policy set (format is not dstudio-sac-policies-1)");
+  try {
+    PolicySet set;
+    set.algorithm = PolicyAlgorithm::Sac;
+    set.env = env::task(j.at("env").get<std::string>()).name;
+    set.command = j.value("command", "");
+    set.random_steps = j.value("random_steps", std::int64_t{0});
+    set.medium = j.at("medium").get<int>();
+    set.expert = j.at("expert").get<int>();
+    set.replay = j.at("replay").get<std::vector<int>>();
+    for (const auto& s : j.at("snapshots")) {
+      try {
+        set.snapshots.push_back({s.at("env_steps").get<std::int64_t>(), s.at("deterministic_return").get<double>(),
+                                 s.at("behaviour_return").get<double>(), policy_from_json(s.at("policy"))});
+      } catch (const std::exception& e) {
+        throw std::invalid_argument("snapshot " + std::to_string(set.snapshots.size()) + ": " + e.what());
+      }
+    }
+    if (chosen) set.validate();
+    return set;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("a behaviour-policy file with a missing or wrong field: ") + e.what());
+  }
+}
+
+std::string to_json(const PolicySet& set) { return policy_set_to_json(set).dump(1); }
+
+PolicySet policy_set_from_text(const std::string& text, double ars_action_noise) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("not JSON: ") + e.what());
+  }
+  const std::string format = j.is_object() ? j.value("format", "") : "";
+  if (format == "dstudio-behaviour-policies-1") return policy_set_from_ars(ars_run_from_json(text), ars_action_noise);
+  if (format != "dstudio-sac-policies-1")
+    throw std::invalid_argument("not a behaviour-policy file (format is neither dstudio-sac-policies-1 nor dstudio-behaviour-policies-1)");
+  return policy_set_from_json(j, true);
+}
+
+PolicySet shipped_policy_set(const std::string& env_name, PolicyAlgorithm algorithm) {
+  const std::string name = env::task(env_name).name;
+  if (algorithm == PolicyAlgorithm::Ars) return policy_set_from_ars(shipped_policies(name), 0.05);
+  const auto text = embedded_resource("policies/" + name + "-sac.json");
+  if (!text) throw std::runtime_error("no SAC behaviour policies ship for " + name);
+  return policy_set_from_text(std::string(*text), 0.0);
+}
+
+std::vector<double> episode_returns(const std::string& env_name, int episodes, std::uint64_t seed, int threads,
+                                    const std::function<void(std::span<const float>, std::span<float>, Random&)>& act) {
+  const auto& spec = env::task(env_name);
+  const env::ModelPtr model = env::load_model(spec);
+  std::vector<double> returns(static_cast<std::size_t>(std::max(0, episodes)), 0.0);
+  const int T = std::max(1, std::min(threads, episodes));
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  // Episode k always has the same reset and action streams, whichever thread runs it.
+  auto worker = [&](int t) {
+    try {
+      env::Environment e(spec, model);
+      std::vector<float> obs(static_cast<std::size_t>(spec.obs_dim)), action(static_cast<std::size_t>(spec.act_dim));
+      for (int k = t; k < episodes; k += T) {
+        Random noise(Random::derive(seed, 1000 + static_cast<std::uint64_t>(k)));
+        e.reset(Random::derive(seed, static_cast<std::uint64_t>(k)), obs);
+        double total = 0.0;
+        for (;;) {
+          act(obs, action, noise);
+          const auto s = e.step(action, obs);
+          total += s.reward;
+          if (s.terminated || s.truncated) break;
+        }
+        returns[static_cast<std::size_t>(k)] = total;
+      }
+    } catch (...) {
+      std::lock_guard lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < T; ++t) pool.emplace_back(worker, t);
+  worker(0);
+  for (auto& th : pool) th.join();
+  if (failure) std::rethrow_exception(failure);
+  return returns;
+}
+
+double evaluate_snapshot(const PolicySet& set, int index, int episodes, std::uint64_t seed, bool sampled, int threads) {
+  if (episodes < 1) throw std::invalid_argument("evaluation needs at least one episode");
+  const auto returns = episode_returns(set.env, episodes, seed, threads, [&](std::span<const float> obs, std::span<float> action, Random& random) {
+    if (sampled) set.act(index, obs, action, random);
+    else set.act_deterministic(index, obs, action);
+  });
+  return std::accumulate(returns.begin(), returns.end(), 0.0) / episodes;
+}
+
+}  // namespace dstudio::behaviour

@@ -1,0 +1,620 @@
+// Soft Actor-Critic on LibTorch (part of the models library: this file pays for LibTorch).
+
+#include "dstudio/behaviour/sac.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <stdexcept>
+
+#include "dstudio/common/system_info.h"
+#include "dstudio/env/environment.h"
+#include "policy_json.h"
+
+namespace dstudio::behaviour {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+constexpr std::int64_t kUpdateAfter = 1000;           // transitions in the buffer before learning
+constexpr std::uint64_t kEvalSeedSalt = 0xE7A15ACULL;  // evaluation episodes, the same for every snapshot
+constexpr double kHalfLog2Pi = 0.91893853320467274178;
+
+// Two hidden ReLU layers, as rlkit's networks for D4RL's behaviour policies.
+struct MlpImpl : torch::nn::Module {
+  MlpImpl(int in, int hidden, int out)
+      : l1(register_module("l1", torch::nn::Linear(in, hidden))),
+        l2(register_module("l2", torch::nn::Linear(hidden, hidden))),
+        l3(register_module("l3", torch::nn::Linear(hidden, out))) {}
+  torch::Tensor forward(const torch::Tensor& x) { return l3(torch::relu(l2(torch::relu(l1(x))))); }
+  torch::nn::Linear l1, l2, l3;
+};
+TORCH_MODULE(Mlp);
+
+// Transitions in preallocated arrays, overwritten oldest first once full.
+struct ReplayBuffer {
+  int S = 0, A = 0;
+  std::int64_t capacity = 0, size = 0, next = 0;
+  std::vector<float> obs, act, rew, next_obs, done;
+
+  ReplayBuffer(int s, int a, std::int64_t cap) : S(s), A(a), capacity(cap) {
+    obs.resize(static_cast<std::size_t>(cap * S));
+    next_obs.resize(static_cast<std::size_t>(cap * S));
+    act.resize(static_cast<std::size_t>(cap * A));
+    rew.resize(static_cast<std::size_t>(cap));
+    done.resize(static_cast<std::size_t>(cap));
+  }
+  void add(std::span<const float> o, std::span<const float> a, float r, std::span<const float> o2, bool terminal) {
+    const auto i = static_cast<std::size_t>(next);
+    std::copy(o.begin(), o.end(), obs.begin() + i * S);
+    std::copy(o2.begin(), o2.end(), next_obs.begin() + i * S);
+    std::copy(a.begin(), a.end(), act.begin() + i * A);
+    rew[i] = r;
+    done[i] = terminal ? 1.0f : 0.0f;
+    next = (next + 1) % capacity;
+    size = std::min(size + 1, capacity);
+  }
+};
+
+struct Batch {
+  torch::Tensor obs, act, rew, next_obs, done, eps_next, eps_now;
+};
+
+// The tanh-squashed Gaussian sample and its log-density, from the actor's raw output and noise.
+std::pair<torch::Tensor, torch::Tensor> squashed_sample(const torch::Tensor& out, const torch::Tensor& eps, int A) {
+  auto parts = out.split(A, 1);
+  const auto mean = parts[0];
+  const auto log_std = parts[1].clamp(kLogStdMin, kLogStdMax);
+  const auto u = mean + log_std.exp() * eps;
+  const auto action = torch::tanh(u);
+  // log N(u; mean, std) - sum log(1 - tanh(u)^2), the latter in the stable form
+  // 2 (log 2 - u - softplus(-2u)).
+  const auto gaussian = (-0.5 * eps.pow(2) - log_std - kHalfLog2Pi).sum(1);
+  const auto squash = (2.0 * (std::log(2.0) - u - torch::softplus(-2.0 * u))).sum(1);
+  return {action, gaussian - squash};
+}
+
+// The actor's weights as the acting-side policy, rounded to half precision as it ships.
+GaussianPolicy export_actor(Mlp& actor, int S, int A) {
+  GaussianPolicy p;
+  p.obs_dim = S;
+  p.act_dim = A;
+  for (auto* l : {&actor->l1, &actor->l2, &actor->l3}) {
+    const auto w = (*l)->weight.detach().t().contiguous();  // (in, out)
+    const auto b = (*l)->bias.detach().contiguous();
+    DenseLayer d;
+    d.in = static_cast<int>(w.size(0));
+    d.out = static_cast<int>(w.size(1));
+    d.weight.assign(w.data_ptr<float>(), w.data_ptr<float>() + w.numel());
+    d.bias.assign(b.data_ptr<float>(), b.data_ptr<float>() + b.numel());
+    p.layers.push_back(std::move(d));
+  }
+  round_to_half(p);
+  return p;
+}
+
+ordered_json config_json(const SacConfig& c) {
+  return {{"env", c.env},           {"total_steps", c.total_steps}, {"hidden", c.hidden},
+          {"batch", c.batch},       {"lr", c.lr},                   {"gamma", c.gamma},
+          {"tau", c.tau},           {"random_steps", c.random_steps}, {"replay_size", c.replay_size},
+          {"eval_every", c.eval_every}, {"eval_episodes", c.eval_episodes}, {"checkpoint_every", c.checkpoint_every},
+          {"threads", c.threads},   {"seed", c.seed}};
+}
+
+SacConfig config_from(const json& j) {
+  SacConfig c;
+  c.env = j.at("env").get<std::string>();
+  c.total_steps = j.at("total_steps");
+  c.hidden = j.at("hidden");
+  c.batch = j.at("batch");
+  c.lr = j.at("lr");
+  c.gamma = j.at("gamma");
+  c.tau = j.at("tau");
+  c.random_steps = j.at("random_steps");
+  c.replay_size = j.at("replay_size");
+  c.eval_every = j.at("eval_every");
+  c.eval_episodes = j.at("eval_episodes");
+  c.checkpoint_every = j.at("checkpoint_every");
+  c.threads = j.at("threads");
+  c.seed = j.at("seed");
+  return c;
+}
+
+// What may not change when a run continues (the length, threads and checkpoint interval may).
+std::string learning_difference(const SacConfig& saved, const SacConfig& asked) {
+  const auto a = config_json(saved), b = config_json(asked);
+  std::string diff;
+  for (const auto& [key, value] : a.items()) {
+    if (key == "total_steps" || key == "threads" || key == "checkpoint_every") continue;
+    if (b.at(key) != value) diff += (diff.empty() ? "" : ", ") + key + " " + value.dump() + " (asked " + b.at(key).dump() + ")";
+  }
+  return diff;
+}
+
+ordered_json random_json(const Random& r) {
+  const auto s = r.state();
+  return {{"counter", s.counter}, {"spare", s.spare}, {"has_spare", s.has_spare}};
+}
+
+void restore_random(Random& r, const json& j) {
+  r.restore({j.at("counter").get<std::uint64_t>(), j.at("spare").get<double>(), j.at("has_spare").get<bool>()});
+}
+
+void write_atomically(const fs::path& path, const std::function<void(const fs::path&)>& write) {
+  const fs::path tmp = path.string() + ".partial";
+  write(tmp);
+  fs::rename(tmp, path);
+}
+
+class Sac {
+ public:
+  Sac(const SacConfig& config, const fs::path& folder)
+      : c_(config),
+        folder_(folder),
+        spec_(env::task(config.env)),
+        S_(spec_.obs_dim),
+        A_(spec_.act_dim),
+        env_(spec_.name),
+        buffer_(S_, A_, config.replay_size),
+        act_random_(Random::derive(config.seed, 0xAC7)),
+        batch_random_(Random::derive(config.seed, 0xBA7C)) {
+    torch::manual_seed(config.seed);
+    actor_ = Mlp(S_, c_.hidden, 2 * A_);
+    q1_ = Mlp(S_ + A_, c_.hidden, 1);
+    q2_ = Mlp(S_ + A_, c_.hidden, 1);
+    q1_target_ = Mlp(S_ + A_, c_.hidden, 1);
+    q2_target_ = Mlp(S_ + A_, c_.hidden, 1);
+    copy_into(q1_, q1_target_);
+    copy_into(q2_, q2_target_);
+    for (auto& p : q1_target_->parameters()) p.requires_grad_(false);
+    for (auto& p : q2_target_->parameters()) p.requires_grad_(false);
+    log_alpha_ = torch::zeros({1}, torch::requires_grad());
+    actor_opt_ = std::make_unique<torch::optim::Adam>(actor_->parameters(), torch::optim::AdamOptions(c_.lr));
+    auto critic_params = q1_->parameters();
+    for (auto& p : q2_->parameters()) critic_params.push_back(p);
+    critic_opt_ = std::make_unique<torch::optim::Adam>(critic_params, torch::optim::AdamOptions(c_.lr));
+    alpha_opt_ = std::make_unique<torch::optim::Adam>(std::vector<torch::Tensor>{log_alpha_}, torch::optim::AdamOptions(c_.lr));
+    target_entropy_ = -static_cast<double>(A_);
+
+    run_.config = c_;
+    run_.config.env = spec_.name;
+    run_.policies.env = spec_.name;
+    run_.policies.algorithm = PolicyAlgorithm::Sac;
+    run_.policies.random_steps = c_.random_steps;
+
+    obs_.resize(static_cast<std::size_t>(S_));
+    next_obs_.resize(static_cast<std::size_t>(S_));
+    action_.resize(static_cast<std::size_t>(A_));
+    env_.reset(Random::derive(c_.seed, episode_), obs_);
+  }
+
+  bool has_checkpoint() const { return fs::exists(folder_ / "checkpoint.pt"); }
+
+  void load(const std::string& command) {
+    std::ifstream in(folder_ / "state.json");
+    if (!in) throw std::runtime_error((folder_ / "state.json").string() + ": cannot be read");
+    json j;
+    try {
+      j = json::parse(in);
+    } catch (const json::exception& e) {
+      throw std::runtime_error((folder_ / "state.json").string() + ": not JSON (" + e.what() + ")");
+    }
+    const SacConfig saved = config_from(j.at("config"));
+    if (const auto diff = learning_difference(saved, c_); !diff.empty())
+      throw std::invalid_argument(folder_.string() + " holds a run with other settings: " + diff);
+    steps_ = j.at("steps");
+    episode_ = j.at("episode");
+    episode_return_ = j.at("episode_return");
+    restore_random(act_random_, j.at("act_random"));
+    restore_random(batch_random_, j.at("batch_random"));
+    env::PhysicsState ps;
+    const auto& e = j.at("env_state");
+    ps.qpos = e.at("qpos").get<std::vector<double>>();
+    ps.qvel = e.at("qvel").get<std::vector<double>>();
+    ps.qacc_warmstart = e.at("qacc_warmstart").get<std::vector<double>>();
+    ps.ctrl = e.at("ctrl").get<std::vector<double>>();
+    ps.time = e.at("time");
+    ps.elapsed_steps = e.at("elapsed_steps");
+    env_.restore_state(ps);
+    obs_ = j.at("obs").get<std::vector<float>>();
+    run_.policies = policy_set_from_json(j.at("policies"), false);
+    run_.steps = steps_;
+    run_.command = j.value("command", command);
+
+    torch::serialize::InputArchive archive;
+    archive.load_from((folder_ / "checkpoint.pt").string());
+    auto load_module = [&](const char* name, torch::nn::Module& m) {
+      torch::serialize::InputArchive a;
+      archive.read(name, a);
+      m.load(a);
+    };
+    load_module("actor", *actor_);
+    load_module("q1", *q1_);
+    load_module("q2", *q2_);
+    load_module("q1_target", *q1_target_);
+    load_module("q2_target", *q2_target_);
+    auto load_optimizer = [&](const char* name, torch::optim::Optimizer& o) {
+      torch::serialize::InputArchive a;
+      archive.read(name, a);
+      o.load(a);
+    };
+    load_optimizer("actor_opt", *actor_opt_);
+    load_optimizer("critic_opt", *critic_opt_);
+    load_optimizer("alpha_opt", *alpha_opt_);
+    torch::Tensor log_alpha, stamp;
+    archive.read("log_alpha", log_alpha);
+    archive.read("steps", stamp);
+    if (stamp.item<std::int64_t>() != steps_)
+      throw std::runtime_error(folder_.string() + ": checkpoint.pt and state.json are from different steps");
+    {
+      torch::NoGradGuard guard;
+      log_alpha_.copy_(log_alpha);
+    }
+    load_buffer();
+  }
+
+  void save() {
+    fs::create_directories(folder_);
+    write_atomically(folder_ / "checkpoint.pt", [&](const fs::path& tmp) {
+      torch::serialize::OutputArchive archive;
+      auto save_module = [&](const char* name, torch::nn::Module& m) {
+        torch::serialize::OutputArchive a;
+        m.save(a);
+        archive.write(name, a);
+      };
+      save_module("actor", *actor_);
+      save_module("q1", *q1_);
+      save_module("q2", *q2_);
+      save_module("q1_target", *q1_target_);
+      save_module("q2_target", *q2_target_);
+      auto save_optimizer = [&](const char* name, torch::optim::Optimizer& o) {
+        torch::serialize::OutputArchive a;
+        o.save(a);
+        archive.write(name, a);
+      };
+      save_optimizer("actor_opt", *actor_opt_);
+      save_optimizer("critic_opt", *critic_opt_);
+      save_optimizer("alpha_opt", *alpha_opt_);
+      archive.write("log_alpha", log_alpha_.detach().clone());
+      archive.write("steps", torch::tensor(steps_, torch::kInt64));
+      archive.save_to(tmp.string());
+    });
+    write_atomically(folder_ / "replay.bin", [&](const fs::path& tmp) { save_buffer(tmp); });
+    const auto ps = env_.save_state();
+    ordered_json j;
+    j["format"] = "dstudio-sac-run-1";
+    j["config"] = config_json(c_);
+    j["command"] = run_.command;
+    j["steps"] = steps_;
+    j["episode"] = episode_;
+    j["episode_return"] = episode_return_;
+    j["alpha"] = std::exp(log_alpha_.item<double>());
+    j["act_random"] = random_json(act_random_);
+    j["batch_random"] = random_json(batch_random_);
+    j["env_state"] = {{"qpos", ps.qpos}, {"qvel", ps.qvel}, {"qacc_warmstart", ps.qacc_warmstart},
+                      {"ctrl", ps.ctrl}, {"time", ps.time}, {"elapsed_steps", ps.elapsed_steps}};
+    j["obs"] = obs_;
+    j["policies"] = policy_set_to_json(run_.policies);
+    write_atomically(folder_ / "state.json", [&](const fs::path& tmp) {
+      std::ofstream out(tmp);
+      out << j.dump(1) << "\n";
+      if (!out) throw std::runtime_error(tmp.string() + ": cannot be written");
+    });
+  }
+
+  SacRun train(std::int64_t stop_at, const Progress& progress) {
+    const std::int64_t end = stop_at > 0 ? std::min(c_.total_steps, steps_ + stop_at) : c_.total_steps;
+    auto last_report = steps_;
+    while (steps_ < end) {
+      act();
+      const auto r = env_.step(action_, next_obs_);
+      buffer_.add(obs_, action_, static_cast<float>(r.reward), next_obs_, r.terminated);
+      episode_return_ += r.reward;
+      ++steps_;
+      if (r.terminated || r.truncated) {
+        last_returns_.push_back(episode_return_);
+        if (last_returns_.size() > 10) last_returns_.erase(last_returns_.begin());
+        ++episode_;
+        episode_return_ = 0.0;
+        env_.reset(Random::derive(c_.seed, episode_), obs_);
+      } else {
+        obs_ = next_obs_;
+      }
+      if (buffer_.size >= kUpdateAfter) update();
+      if (steps_ % c_.eval_every == 0) snapshot();
+      if (steps_ % c_.checkpoint_every == 0 && steps_ < end) save();
+      if (progress.cancel.cancelled()) {
+        save();
+        throw Cancelled();
+      }
+      if (steps_ - last_report >= 1000 || steps_ == end) {
+        last_report = steps_;
+        progress.update(static_cast<double>(steps_) / static_cast<double>(c_.total_steps), status());
+      }
+    }
+    save();
+    run_.steps = steps_;
+    return run_;
+  }
+
+  void set_command(const std::string& command) {
+    if (run_.command.empty()) run_.command = command;
+    run_.policies.command = run_.command;
+  }
+
+ private:
+  static void copy_into(Mlp& from, Mlp& to) {
+    torch::NoGradGuard guard;
+    auto src = from->parameters();
+    auto dst = to->parameters();
+    for (std::size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
+  }
+
+  std::string status() const {
+    char text[160];
+    double recent = 0;
+    for (double r : last_returns_) recent += r;
+    if (!last_returns_.empty()) recent /= static_cast<double>(last_returns_.size());
+    const double last_eval = run_.policies.snapshots.empty() ? 0.0 : run_.policies.snapshots.back().behaviour_return;
+    std::snprintf(text, sizeof text, "step %lld, training return %.0f, last evaluation %.0f", static_cast<long long>(steps_),
+                  recent, last_eval);
+    return text;
+  }
+
+  // The action taken in the environment: uniform during the warm-up, then a sample of the actor.
+  void act() {
+    if (steps_ < c_.random_steps) {
+      for (auto& a : action_) a = static_cast<float>(act_random_.uniform(-1.0, 1.0));
+      return;
+    }
+    torch::NoGradGuard guard;
+    const auto out = actor_->forward(torch::from_blob(obs_.data(), {1, S_}, torch::kFloat32));
+    const auto o = out.contiguous();
+    const float* v = o.data_ptr<float>();
+    for (int j = 0; j < A_; ++j) {
+      const float log_std = std::clamp(v[A_ + j], kLogStdMin, kLogStdMax);
+      action_[static_cast<std::size_t>(j)] = std::tanh(v[j] + std::exp(log_std) * static_cast<float>(act_random_.normal()));
+    }
+  }
+
+  Batch sample_batch() {
+    const int B = c_.batch;
+    Batch b{torch::empty({B, S_}), torch::empty({B, A_}),     torch::empty({B, 1}), torch::empty({B, S_}),
+            torch::empty({B, 1}),  torch::empty({B, A_}), torch::empty({B, A_})};
+    float* obs = b.obs.data_ptr<float>();
+    float* act = b.act.data_ptr<float>();
+    float* rew = b.rew.data_ptr<float>();
+    float* next = b.next_obs.data_ptr<float>();
+    float* done = b.done.data_ptr<float>();
+    for (int k = 0; k < B; ++k) {
+      const auto i = static_cast<std::size_t>(batch_random_.below(static_cast<std::uint64_t>(buffer_.size)));
+      std::copy_n(&buffer_.obs[i * S_], S_, obs + static_cast<std::size_t>(k) * S_);
+      std::copy_n(&buffer_.next_obs[i * S_], S_, next + static_cast<std::size_t>(k) * S_);
+      std::copy_n(&buffer_.act[i * A_], A_, act + static_cast<std::size_t>(k) * A_);
+      rew[k] = buffer_.rew[i];
+      done[k] = buffer_.done[i];
+    }
+    for (auto* eps : {&b.eps_next, &b.eps_now}) {
+      float* e = eps->data_ptr<float>();
+      for (int k = 0; k < B * A_; ++k) e[k] = static_cast<float>(batch_random_.normal());
+    }
+    return b;
+  }
+
+  void update() {
+    const Batch b = sample_batch();
+    const double alpha = std::exp(log_alpha_.item<double>());
+
+    // Critics: soft Bellman targets from the target networks and a fresh action at s'.
+    torch::Tensor target;
+    {
+      torch::NoGradGuard guard;
+      const auto [next_action, next_logp] = squashed_sample(actor_->forward(b.next_obs), b.eps_next, A_);
+      const auto next_in = torch::cat({b.next_obs, next_action}, 1);
+      const auto q_next = torch::min(q1_target_->forward(next_in), q2_target_->forward(next_in)) - alpha * next_logp.unsqueeze(1);
+      target = b.rew + c_.gamma * (1.0 - b.done) * q_next;
+    }
+    const auto in = torch::cat({b.obs, b.act}, 1);
+    const auto critic_loss = (q1_->forward(in) - target).pow(2).mean() + (q2_->forward(in) - target).pow(2).mean();
+    critic_opt_->zero_grad();
+    critic_loss.backward();
+    critic_opt_->step();
+
+    // Actor: maximise min Q - alpha log pi; the critics only pass gradients through the action.
+    for (auto* q : {&q1_, &q2_})
+      for (auto& p : (*q)->parameters()) p.requires_grad_(false);
+    const auto [action, logp] = squashed_sample(actor_->forward(b.obs), b.eps_now, A_);
+    const auto now_in = torch::cat({b.obs, action}, 1);
+    const auto q_now = torch::min(q1_->forward(now_in), q2_->forward(now_in)).squeeze(1);
+    const auto actor_loss = (alpha * logp - q_now).mean();
+    actor_opt_->zero_grad();
+    actor_loss.backward();
+    actor_opt_->step();
+    for (auto* q : {&q1_, &q2_})
+      for (auto& p : (*q)->parameters()) p.requires_grad_(true);
+
+    // Temperature: keep the policy's entropy near -|A|.
+    const auto alpha_loss = -(log_alpha_ * (logp.detach() + target_entropy_)).mean();
+    alpha_opt_->zero_grad();
+    alpha_loss.backward();
+    alpha_opt_->step();
+
+    // Targets follow the critics slowly.
+    torch::NoGradGuard guard;
+    for (auto [from, to] : {std::pair{&q1_, &q1_target_}, std::pair{&q2_, &q2_target_}}) {
+      auto src = (*from)->parameters();
+      auto dst = (*to)->parameters();
+      for (std::size_t i = 0; i < src.size(); ++i) dst[i].mul_(1.0 - c_.tau).add_(src[i], c_.tau);
+    }
+  }
+
+  // Evaluates the actor as it will ship and keeps it on the learning curve.
+  void snapshot() {
+    PolicySet one;
+    one.env = spec_.name;
+    one.snapshots.push_back({steps_, 0, 0, export_actor(actor_, S_, A_)});
+    const std::uint64_t seed = c_.seed ^ kEvalSeedSalt;
+    auto& s = one.snapshots.back();
+    s.deterministic_return = evaluate_snapshot(one, 0, c_.eval_episodes, seed, false, c_.threads);
+    s.behaviour_return = evaluate_snapshot(one, 0, c_.eval_episodes, seed, true, c_.threads);
+    run_.policies.snapshots.push_back(std::move(s));
+  }
+
+  void save_buffer(const fs::path& path) const {
+    std::ofstream out(path, std::ios::binary);
+    const std::int64_t header[5] = {0x31424C50534143LL /* "CASPLB1" */, S_, A_, buffer_.size, buffer_.next};
+    out.write(reinterpret_cast<const char*>(header), sizeof header);
+    out.write(reinterpret_cast<const char*>(&steps_), sizeof steps_);
+    auto put = [&](const std::vector<float>& v, std::int64_t width) {
+      out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(buffer_.size * width * sizeof(float)));
+    };
+    put(buffer_.obs, S_);
+    put(buffer_.next_obs, S_);
+    put(buffer_.act, A_);
+    put(buffer_.rew, 1);
+    put(buffer_.done, 1);
+    if (!out) throw std::runtime_error(path.string() + ": cannot be written");
+  }
+
+  void load_buffer() {
+    const fs::path path = folder_ / "replay.bin";
+    std::ifstream in(path, std::ios::binary);
+    std::int64_t header[5] = {}, steps = -1;
+    in.read(reinterpret_cast<char*>(header), sizeof header);
+    in.read(reinterpret_cast<char*>(&steps), sizeof steps);
+    if (!in || header[0] != 0x31424C50534143LL || header[1] != S_ || header[2] != A_ || header[3] < 0 ||
+        header[3] > buffer_.capacity || header[4] < 0 || header[4] >= buffer_.capacity)
+      throw std::runtime_error(path.string() + ": not this run's replay buffer");
+    if (steps != steps_) throw std::runtime_error(path.string() + ": from step " + std::to_string(steps) + ", the checkpoint is at " + std::to_string(steps_));
+    buffer_.size = header[3];
+    buffer_.next = header[4];
+    auto get = [&](std::vector<float>& v, std::int64_t width) {
+      in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(buffer_.size * width * sizeof(float)));
+    };
+    get(buffer_.obs, S_);
+    get(buffer_.next_obs, S_);
+    get(buffer_.act, A_);
+    get(buffer_.rew, 1);
+    get(buffer_.done, 1);
+    if (!in) throw std::runtime_error(path.string() + ": cut short");
+  }
+
+  SacConfig c_;
+  fs::path folder_;
+  const env::TaskSpec& spec_;
+  int S_, A_;
+  env::Environment env_;
+  ReplayBuffer buffer_;
+  Random act_random_, batch_random_;
+  Mlp actor_{nullptr}, q1_{nullptr}, q2_{nullptr}, q1_target_{nullptr}, q2_target_{nullptr};
+  torch::Tensor log_alpha_;
+  std::unique_ptr<torch::optim::Adam> actor_opt_, critic_opt_, alpha_opt_;
+  double target_entropy_ = 0;
+  std::int64_t steps_ = 0;
+  std::uint64_t episode_ = 0;
+  double episode_return_ = 0;
+  std::vector<double> last_returns_;
+  std::vector<float> obs_, next_obs_, action_;
+  SacRun run_;
+};
+
+}  // namespace
+
+SacRun train_sac(const SacConfig& config, const fs::path& folder, std::int64_t stop_at, const Progress& progress,
+                 const std::string& command) {
+  if (config.batch < 1 || config.hidden < 1 || config.total_steps < 1 || config.eval_every < 1 || config.eval_episodes < 1 ||
+      config.checkpoint_every < 1 || config.replay_size < config.batch || config.threads < 1)
+    throw std::invalid_argument("SAC needs positive sizes, steps and intervals, and a replay buffer at least a batch long");
+  at::set_num_threads(config.threads);
+  set_blas_threads(config.threads);
+  Sac sac(config, folder);
+  if (sac.has_checkpoint()) sac.load(command);
+  sac.set_command(command);
+  return sac.train(stop_at, progress);
+}
+
+SacRun read_sac_run(const fs::path& folder) {
+  const fs::path path = folder / "state.json";
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path.string() + ": cannot be read (not a SAC run folder?)");
+  try {
+    const json j = json::parse(in);
+    if (j.value("format", "") != "dstudio-sac-run-1") throw std::runtime_error(path.string() + ": not a SAC run");
+    SacRun run;
+    run.config = config_from(j.at("config"));
+    run.steps = j.at("steps");
+    run.command = j.value("command", "");
+    run.policies = policy_set_from_json(j.at("policies"), false);
+    return run;
+  } catch (const json::exception& e) {
+    throw std::runtime_error(path.string() + ": " + e.what());
+  }
+}
+
+PolicySet choose_shipped_policies(const SacRun& run, int episodes, int candidates, double medium_fraction, int replay_count,
+                                  int threads, const Progress& progress) {
+  const auto& all = run.policies;
+  const int n = static_cast<int>(all.snapshots.size());
+  if (n == 0) throw std::invalid_argument("the run has no snapshots yet");
+  // Candidates for the expert: the best of the curve by its (short) sampled evaluation, each
+  // evaluated again on fresh episodes, so the choice is not a lucky evaluation.
+  std::vector<int> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return all.snapshots[a].behaviour_return > all.snapshots[b].behaviour_return; });
+  order.resize(static_cast<std::size_t>(std::min(candidates, n)));
+  const std::uint64_t fresh = Random::derive(run.config.seed, 0xF4E54);
+  int expert = order.front();
+  double best = -1e300;
+  std::vector<double> fresh_returns(static_cast<std::size_t>(n), 0.0);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    progress.update(static_cast<double>(k) / static_cast<double>(order.size()), "choosing the expert");
+    const double r = evaluate_snapshot(all, order[k], episodes, fresh, true, threads);
+    fresh_returns[static_cast<std::size_t>(order[k])] = r;
+    if (r > best) best = r, expert = order[k];
+  }
+  // Medium: the first snapshot whose sampled return reaches the fraction of the expert's, confirmed
+  // on fresh episodes (a short evaluation can be lucky early in training).
+  int medium = -1;
+  for (int i = 0; i < expert && medium < 0; ++i) {
+    if (all.snapshots[i].behaviour_return < medium_fraction * best) continue;
+    const double r = evaluate_snapshot(all, i, episodes, fresh, true, threads);
+    if (r >= medium_fraction * best * 0.9) medium = i, fresh_returns[static_cast<std::size_t>(i)] = r;
+  }
+  if (medium < 0) medium = expert;
+
+  PolicySet set;
+  set.env = all.env;
+  set.algorithm = PolicyAlgorithm::Sac;
+  set.random_steps = all.random_steps;
+  set.command = run.command;
+  auto keep = [&](int i) {
+    auto s = all.snapshots[static_cast<std::size_t>(i)];
+    if (fresh_returns[static_cast<std::size_t>(i)] != 0.0) s.behaviour_return = fresh_returns[static_cast<std::size_t>(i)];
+    set.snapshots.push_back(std::move(s));
+    return static_cast<int>(set.snapshots.size()) - 1;
+  };
+  // The learner's history before medium, at evenly spread steps, then medium itself.
+  std::vector<int> history;
+  for (int k = 1; k <= replay_count; ++k) {
+    const double at = static_cast<double>(all.snapshots[static_cast<std::size_t>(medium)].env_steps) * k / (replay_count + 1);
+    int nearest = 0;
+    for (int i = 0; i < medium; ++i)
+      if (std::abs(all.snapshots[i].env_steps - at) < std::abs(all.snapshots[nearest].env_steps - at)) nearest = i;
+    if (nearest < medium && (history.empty() || nearest > history.back())) history.push_back(nearest);
+  }
+  for (int i : history) set.replay.push_back(keep(i));
+  set.medium = keep(medium);
+  set.replay.push_back(set.medium);
+  set.expert = expert == medium ? set.medium : keep(expert);
+  set.validate();
+  return set;
+}
+
+}  // namespace dstudio::behaviour

@@ -1,0 +1,127 @@
+// Soft Actor-Critic: a run that stops and continues takes exactly the steps of one that never
+// stopped; other settings are refused; snapshots are the policy as it ships; the shipped choice
+// follows its rules.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+
+#include <nlohmann/json.hpp>
+
+#include "dstudio/behaviour/sac.h"
+#include "h5_fixture.h"
+
+namespace dstudio::behaviour {
+namespace {
+
+SacConfig tiny(std::int64_t steps) {
+  SacConfig c;
+  c.env = "hopper";
+  c.total_steps = steps;
+  c.hidden = 16;
+  c.batch = 16;
+  c.random_steps = 1100;  // past the first update, so both phases of acting are covered
+  c.replay_size = 5000;
+  c.eval_every = 600;
+  c.eval_episodes = 1;
+  c.checkpoint_every = 700;
+  c.seed = 3;
+  return c;
+}
+
+std::string text_of(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+TEST(Sac, StoppingAndContinuingIsExactlyOneRun) {
+  test::TempDir dir;
+  const auto straight = train_sac(tiny(1800), dir / "straight");
+  train_sac(tiny(1800), dir / "chunked", 1300);  // stops mid-episode, after learning started
+  EXPECT_EQ(read_sac_run(dir / "chunked").steps, 1300);
+  const auto resumed = train_sac(tiny(1800), dir / "chunked");
+  EXPECT_EQ(resumed.steps, 1800);
+  EXPECT_EQ(text_of(dir / "straight" / "replay.bin"), text_of(dir / "chunked" / "replay.bin"));
+  auto a = nlohmann::json::parse(text_of(dir / "straight" / "state.json"));
+  auto b = nlohmann::json::parse(text_of(dir / "chunked" / "state.json"));
+  EXPECT_EQ(a.at("alpha"), b.at("alpha"));
+  EXPECT_EQ(a.at("obs"), b.at("obs"));
+  EXPECT_EQ(a.at("env_state"), b.at("env_state"));
+  EXPECT_EQ(a.at("policies"), b.at("policies"));  // every snapshot's weights and returns
+  ASSERT_EQ(straight.policies.snapshots.size(), 3u);
+  EXPECT_EQ(straight.policies.snapshots[2].env_steps, 1800);
+  EXPECT_NE(a.at("alpha").get<double>(), 1.0);  // the temperature learned
+}
+
+TEST(Sac, RefusesToContinueARunWithOtherSettings) {
+  test::TempDir dir;
+  train_sac(tiny(700), dir / "run");
+  auto other = tiny(1400);
+  other.batch = 32;
+  other.gamma = 0.98;
+  EXPECT_THAT([&] { train_sac(other, dir / "run"); },
+              testing::ThrowsMessage<std::invalid_argument>(testing::AllOf(testing::HasSubstr("batch 16 (asked 32)"), testing::HasSubstr("gamma"))));
+  // A longer run with more threads may continue.
+  auto longer = tiny(1400);
+  longer.threads = 2;
+  EXPECT_EQ(train_sac(longer, dir / "run").steps, 1400);
+}
+
+TEST(Sac, SnapshotsAreThePolicyAsItShips) {
+  test::TempDir dir;
+  const auto run = train_sac(tiny(1200), dir / "run");
+  const auto& set = run.policies;
+  ASSERT_EQ(set.snapshots.size(), 2u);
+  const auto& policy = std::get<GaussianPolicy>(set.snapshots[1].policy);
+  auto rounded = policy;
+  round_to_half(rounded);
+  EXPECT_TRUE(rounded == policy);  // already in half precision
+  EXPECT_EQ(policy.layers.size(), 3u);
+  EXPECT_EQ(policy.layers[0].out, 16);
+  // Its recorded returns are reproduced by evaluating it again on the same episodes.
+  const auto seed = tiny(0).seed ^ 0xE7A15ACULL;
+  EXPECT_DOUBLE_EQ(evaluate_snapshot(set, 1, 1, seed, false), set.snapshots[1].deterministic_return);
+  EXPECT_DOUBLE_EQ(evaluate_snapshot(set, 1, 1, seed, true), set.snapshots[1].behaviour_return);
+}
+
+TEST(Sac, ShippedChoiceFollowsTheCurve) {
+  // A learning curve made by hand: policies whose constant action makes hopper move more or less.
+  SacRun run;
+  run.config = tiny(1);
+  run.policies.env = "hopper";
+  run.policies.random_steps = 1000;
+  const float pushes[6] = {0.0f, 0.05f, 0.1f, 0.2f, 0.3f, 0.9f};
+  for (int k = 0; k < 6; ++k) {
+    auto p = zero_gaussian_policy(11, 3, {4});
+    p.layers.back().bias = {pushes[k], -pushes[k], pushes[k], -20.0f, -20.0f, -20.0f};
+    round_to_half(p);
+    run.policies.snapshots.push_back({1000 * (k + 1), 0, 0, p});
+  }
+  for (int k = 0; k < 6; ++k) run.policies.snapshots[k].behaviour_return = evaluate_snapshot(run.policies, k, 3, 1, true);
+  const auto set = choose_shipped_policies(run, 3, 6, 0.5, 2, 1);
+  // The expert is the best by fresh episodes; medium the first to reach half of it; replay the
+  // snapshots before medium, in order, then medium.
+  double best = -1e9;
+  int best_k = 0;
+  std::vector<double> fresh(6);
+  for (int k = 0; k < 6; ++k) {
+    fresh[k] = evaluate_snapshot(run.policies, k, 3, Random::derive(run.config.seed, 0xF4E54), true);
+    if (fresh[k] > best) best = fresh[k], best_k = k;
+  }
+  EXPECT_EQ(set.snapshots[static_cast<std::size_t>(set.expert)].env_steps, 1000 * (best_k + 1));
+  const auto medium_steps = set.snapshots[static_cast<std::size_t>(set.medium)].env_steps;
+  const int medium_k = static_cast<int>(medium_steps / 1000) - 1;
+  EXPECT_GE(run.policies.snapshots[medium_k].behaviour_return, 0.5 * best);
+  for (int k = 0; k < medium_k; ++k)  // no earlier snapshot reached half of the expert on both evaluations
+    EXPECT_TRUE(run.policies.snapshots[k].behaviour_return < 0.5 * best || fresh[k] < 0.45 * best) << k;
+  ASSERT_FALSE(set.replay.empty());
+  EXPECT_EQ(set.replay.back(), set.medium);
+  for (std::size_t i = 1; i < set.replay.size(); ++i)
+    EXPECT_LT(set.snapshots[static_cast<std::size_t>(set.replay[i - 1])].env_steps, set.snapshots[static_cast<std::size_t>(set.replay[i])].env_steps);
+  EXPECT_EQ(set.random_steps, 1000);
+}
+
+}  // namespace
+}  // namespace dstudio::behaviour
