@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include "commands.h"
 #include "dstudio/behaviour/ars.h"
+#include "dstudio/behaviour/generate.h"
 #include "dstudio/behaviour/policy_set.h"
 #include "dstudio/behaviour/sac.h"
 #include "dstudio/env/environment.h"
@@ -17,23 +19,36 @@
 namespace dstudio::cli {
 namespace {
 
+const CancelToken* g_cancel = nullptr;  // Ctrl-C or a termination request: checkpoint, then stop
+
+void on_interrupt(int) {
+  if (g_cancel) g_cancel->cancel();
+}
+
 std::string join_args(int argc, char** argv) {
   std::string s = "dstudio";
   for (int i = 1; i < argc; ++i) s += std::string(" ") + argv[i];
   return s;
 }
 
-behaviour::ArsRun load_run(const std::string& env, const std::string& file) {
-  if (file.empty()) return behaviour::shipped_policies(env);
+behaviour::PolicySet load_set(const std::string& env, const std::string& algorithm, const std::string& file, double noise) {
+  if (file.empty()) {
+    auto set = behaviour::shipped_policy_set(env, behaviour::parse_algorithm(algorithm));
+    if (set.algorithm == behaviour::PolicyAlgorithm::Ars) set.action_noise = noise;
+    return set;
+  }
   std::ifstream in(file);
   if (!in) throw std::runtime_error(file + ": cannot be read");
   std::stringstream text;
   text << in.rdbuf();
+  behaviour::PolicySet set;
   try {
-    return behaviour::ars_run_from_json(text.str());
+    set = behaviour::policy_set_from_text(text.str(), noise);
   } catch (const std::exception& e) {
     throw std::runtime_error(file + ": " + e.what());
   }
+  if (set.env != env) throw std::runtime_error(file + ": holds policies for " + set.env + ", not " + env);
+  return set;
 }
 
 // Writes `text` to `path` through a temporary file, so a failure leaves no half-written file.
@@ -47,11 +62,16 @@ void write_text_atomically(const std::string& path, const std::string& text) {
   std::filesystem::rename(tmp, path);
 }
 
-int pick_snapshot(const behaviour::ArsRun& run, const std::string& which) {
-  if (which == "expert") return run.expert;
-  if (which == "medium") return run.medium;
-  const int i = std::stoi(which);
-  if (i < 0 || i >= static_cast<int>(run.snapshots.size())) throw std::runtime_error("no snapshot " + which);
+int pick_snapshot(const behaviour::PolicySet& set, const std::string& which) {
+  if (which == "expert") return set.expert;
+  if (which == "medium") return set.medium;
+  int i = -1;
+  try {
+    i = std::stoi(which);
+  } catch (const std::exception&) {
+  }
+  if (i < 0 || i >= static_cast<int>(set.snapshots.size()))
+    throw CLI::ValidationError("--snapshot", "'" + which + "' is not expert, medium or a snapshot index below " + std::to_string(set.snapshots.size()));
   return i;
 }
 
@@ -131,7 +151,24 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
   sac->callback([&exit_code, sa, sac_command] {
     sa->config.env = env::task(sa->config.env).name;
     TerminalProgress bar("SAC " + sa->config.env);
-    const auto run = behaviour::train_sac(sa->config, sa->out, sa->chunk, bar.progress(), sac_command);
+    g_cancel = &bar.progress().cancel;
+    auto previous_int = std::signal(SIGINT, on_interrupt);
+    auto previous_term = std::signal(SIGTERM, on_interrupt);
+    behaviour::SacRun run;
+    try {
+      run = behaviour::train_sac(sa->config, sa->out, sa->chunk, bar.progress(), sac_command);
+    } catch (const Cancelled&) {
+      std::signal(SIGINT, previous_int);
+      std::signal(SIGTERM, previous_term);
+      g_cancel = nullptr;
+      std::printf("stopped at step %lld with a checkpoint; the same command continues it\n",
+                  static_cast<long long>(behaviour::read_sac_run(sa->out).steps));
+      exit_code = 130;
+      return;
+    }
+    std::signal(SIGINT, previous_int);
+    std::signal(SIGTERM, previous_term);
+    g_cancel = nullptr;
     const auto& snaps = run.policies.snapshots;
     std::printf("%s: %lld of %lld steps, %zu snapshots", sa->config.env.c_str(), static_cast<long long>(run.steps),
                 static_cast<long long>(run.config.total_steps), snaps.size());
@@ -172,27 +209,33 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     exit_code = kOk;
   });
 
-  auto* eval = behaviour->add_subcommand("eval", "Evaluate a behaviour policy: mean return and normalised score");
+  auto* eval = behaviour->add_subcommand("eval", "Evaluate a behaviour policy: mean return and normalised score, sampled and with its mean action");
   struct EvalArgs {
-    std::string env, file, snapshot = "expert";
-    int episodes = 10;
-    double noise = 0.0;
+    std::string env, file, snapshot = "expert", algorithm = "sac";
+    int episodes = 10, threads = 2;
+    double noise = behaviour::kBehaviourNoise;
     std::uint64_t seed = 0;
   };
   auto e = std::make_shared<EvalArgs>();
   eval->add_option("--env", e->env, "hopper, walker2d or halfcheetah")->required();
-  eval->add_option("--policies", e->file, "A behaviour-policy JSON (default: the shipped one)");
+  eval->add_option("--algorithm", e->algorithm, "The shipped policies to evaluate: sac or ars")->check(CLI::IsMember({"sac", "ars"}))->capture_default_str();
+  eval->add_option("--policies", e->file, "A behaviour-policy JSON or shipped-policy file (default: the shipped one)");
   eval->add_option("--snapshot", e->snapshot, "expert, medium, or a snapshot index")->capture_default_str();
   eval->add_option("--episodes", e->episodes, "Episodes")->check(CLI::Range(1, 100000))->capture_default_str();
-  eval->add_option("--noise", e->noise, "Std of the Gaussian action noise (the behaviour policy's)")->capture_default_str();
+  eval->add_option("--noise", e->noise, "Std of the Gaussian action noise of ARS policies")->check(CLI::Range(0.0, 10.0))->capture_default_str();
   eval->add_option("--seed", e->seed, "Seed of the episodes")->capture_default_str();
+  eval->add_option("--threads", e->threads, "Threads (the result does not depend on it)")->check(CLI::Range(1, 64))->capture_default_str();
   eval->callback([&exit_code, e] {
-    const auto run = load_run(e->env, e->file);
-    const int i = pick_snapshot(run, e->snapshot);
-    const double ret = behaviour::evaluate_policy(run.config.env, run.snapshots[i].policy, e->episodes, e->seed, e->noise);
-    const auto& spec = env::task(run.config.env);
-    std::printf("%s snapshot %d (iteration %d): mean return %.1f over %d episodes, normalised score %.1f\n",
-                spec.name.c_str(), i, run.snapshots[i].iteration, ret, e->episodes, env::normalized_score(spec, ret));
+    const auto set = load_set(env::task(e->env).name, e->algorithm, e->file, e->noise);
+    const int i = pick_snapshot(set, e->snapshot);
+    const auto& spec = env::task(set.env);
+    const double sampled = behaviour::evaluate_snapshot(set, i, e->episodes, e->seed, true, e->threads);
+    const double mean_action = behaviour::evaluate_snapshot(set, i, e->episodes, e->seed, false, e->threads);
+    std::printf("%s snapshot %d: %s\n", spec.name.c_str(), i, set.describe(i).c_str());
+    std::printf("  as the behaviour policy (sampled): mean return %.1f over %d episodes, normalised score %.1f\n", sampled,
+                e->episodes, env::normalized_score(spec, sampled));
+    std::printf("  with its mean action:              mean return %.1f, normalised score %.1f\n", mean_action,
+                env::normalized_score(spec, mean_action));
     exit_code = kOk;
   });
 }

@@ -125,6 +125,8 @@ void add_model_commands(CLI::App& app, int& exit_code) {
                                   {"env_id", info.env_id},
                                   {"rtg_scale", info.rtg_scale},
                                   {"step", info.step},
+                                  {"parameters", models::checkpoint_parameter_count(info_args->first)},
+                                  {"file_bytes", std::filesystem::file_size(info_args->first)},
                                   {"metrics", nlohmann::ordered_json::parse(info.metrics.empty() ? "{}" : info.metrics)},
                                   {"software", info.software}};
       if (info_args->second) {
@@ -137,6 +139,7 @@ void add_model_commands(CLI::App& app, int& exit_code) {
       std::printf("  data      %s (%s), env %s, rtg scale %g\n", info.dataset_path.empty() ? "(none)" : info.dataset_path.c_str(),
                   info.dataset_fingerprint.empty() ? "no fingerprint" : info.dataset_fingerprint.c_str(),
                   info.env_id.empty() ? "(none)" : info.env_id.c_str(), info.rtg_scale);
+      std::printf("  size      %s parameters, file %s bytes\n", j["parameters"].dump().c_str(), j["file_bytes"].dump().c_str());
       std::printf("  training  step %lld of %lld, metrics %s\n  software  %s\n", static_cast<long long>(info.step),
                   static_cast<long long>(info.training.steps), j["metrics"].dump().c_str(), info.software.c_str());
     });

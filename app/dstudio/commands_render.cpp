@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "commands.h"
-#include "dstudio/behaviour/ars.h"
+#include "dstudio/behaviour/policy_set.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/compatibility.h"
 #include "dstudio/env/environment.h"
@@ -16,7 +16,7 @@ void add_render_commands(CLI::App& app, int& exit_code) {
   auto* render = app.add_subcommand(
       "render", "Render a policy rollout or a dataset episode to a PNG film strip (needs a display or xvfb-run)");
   struct Args {
-    std::string env = "hopper", policy = "expert", dataset, out;
+    std::string env = "hopper", policy = "expert", algorithm = "sac", dataset, out;
     std::int64_t episode = 0;
     int steps = 300, frames = 12, columns = 4, width = 320, height = 240;
     std::uint64_t seed = 0;
@@ -24,6 +24,7 @@ void add_render_commands(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<Args>();
   render->add_option("--env", a->env, "Environment")->capture_default_str();
   render->add_option("--policy", a->policy, "Shipped behaviour policy: expert, medium or random")->capture_default_str();
+  render->add_option("--algorithm", a->algorithm, "Which shipped policies: sac or ars")->check(CLI::IsMember({"sac", "ars"}))->capture_default_str();
   render->add_option("--dataset", a->dataset, "Replay an episode of this dataset from infos/qpos and infos/qvel instead");
   render->add_option("--episode", a->episode, "Episode of the dataset to replay")->capture_default_str();
   render->add_option("--steps", a->steps, "Steps to cover")->check(CLI::Range(1, 100000))->capture_default_str();
@@ -70,20 +71,21 @@ void add_render_commands(CLI::App& app, int& exit_code) {
           if (t % every == 0) frames.push_back(renderer.render(e.data()));
         }
       } else {
-        behaviour::LinearPolicy policy;
+        behaviour::PolicySet set;
+        int index = -1;
         const bool random = a->policy == "random";
         if (!random) {
-          const auto run = behaviour::shipped_policies(spec.name);
           if (a->policy != "expert" && a->policy != "medium")
             throw std::runtime_error("unknown policy '" + a->policy + "'; known: expert, medium, random");
-          policy = run.snapshots[a->policy == "expert" ? run.expert : run.medium].policy;
+          set = behaviour::shipped_policy_set(spec.name, behaviour::parse_algorithm(a->algorithm));
+          index = a->policy == "expert" ? set.expert : set.medium;
         }
         Random noise(a->seed);
         e.reset(a->seed, obs);
         for (; steps < a->steps; ++steps) {
           if (steps % every == 0) frames.push_back(renderer.render(e.data()));
           if (random) for (auto& x : act) x = static_cast<float>(noise.uniform(-1.0, 1.0));
-          else policy.act(obs, act);
+          else set.act_deterministic(index, obs, act);
           const auto r = e.step(act, obs);
           ret += r.reward;
           if (r.terminated || r.truncated) {

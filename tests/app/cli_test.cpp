@@ -69,6 +69,10 @@ TEST_F(Cli, InfoJsonHasTheDocumentedKeysAndValues) {
   EXPECT_DOUBLE_EQ(j["return_mean"].get<double>(), 4.625);
   EXPECT_EQ(j["format"], "d4rl");
   EXPECT_EQ(j["arrays"][0]["dtype"], "float32");
+  // Two episode returns: every quantile interpolates between them.
+  EXPECT_DOUBLE_EQ(j["return_quantiles"]["median"].get<double>(), 4.625);
+  EXPECT_DOUBLE_EQ(j["return_quantiles"]["p10"].get<double>(), 3.75 + 0.1 * 1.75);
+  EXPECT_TRUE(j.contains("linear_action_r2"));
 }
 
 TEST_F(Cli, InfoTextNamesTheTail) {
@@ -145,6 +149,61 @@ TEST_F(Cli, GenerateWritesTheD4rlLayoutAndRejectsUnknownNames) {
   r = run("dataset generate --env hopper --kind replay --transitions 10 --out " + out, dir);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("unknown dataset kind 'replay'"));
+}
+
+// A tiny SAC run: it continues where a chunk stopped, Ctrl-C keeps a checkpoint, and its
+// policies can be chosen, shipped, evaluated and generated from.
+TEST_F(Cli, BehaviourSacRunsInChunksStopsOnInterruptAndShips) {
+  const auto folder = (dir / "sac").string();
+  const std::string common = "behaviour sac --env hopper --steps 1600 --hidden 16 --random-steps 300 "
+                             "--eval-every 400 --eval-episodes 1 --checkpoint-every 400 --replay-size 4000 --out " + folder;
+  const std::string sac = common + " --batch 16";
+  auto r = run(sac + " --chunk 800", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("hopper: 800 of 1600 steps, 2 snapshots"));
+  r = run(sac, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("hopper: 1600 of 1600 steps, 4 snapshots"));
+  r = run(common + " --batch 32", dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("batch 16 (asked 32)"));
+
+  // Interrupted, it says where it stopped and continues from there.
+  const auto long_folder = (dir / "sac-long").string();
+  const std::string cmd = std::string(DSTUDIO_CLI) + " behaviour sac --env hopper --steps 1000000 --hidden 16 --batch 16 --out " +
+                          long_folder + " >" + (dir / "long.txt").string() + " 2>&1 & pid=$!; sleep 3; kill -INT $pid; wait $pid; echo $?";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  char code[32] = {};
+  ASSERT_NE(fgets(code, sizeof code, pipe), nullptr);
+  pclose(pipe);
+  EXPECT_STREQ(code, "130\n");
+  std::ifstream log(dir / "long.txt");
+  const std::string text{std::istreambuf_iterator<char>(log), {}};
+  EXPECT_THAT(text, HasSubstr("with a checkpoint; the same command continues it"));
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(long_folder) / "replay.bin"));
+
+  const auto shipped = (dir / "hopper-sac.json").string();
+  r = run("behaviour ship --run " + folder + " --episodes 2 --candidates 2 --replay 1 --out " + shipped, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("expert  SAC tanh-Gaussian policy after"));
+  r = run("behaviour eval --env hopper --policies " + shipped + " --episodes 2", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("as the behaviour policy (sampled): mean return"));
+  const auto data = (dir / "mr.hdf5").string();
+  r = run("dataset generate --env hopper --kind medium-replay --policies " + shipped + " --out " + data, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(run("dataset info --json " + data, dir).out);
+  EXPECT_EQ(j["metadata"]["behaviour_algorithm"], "sac");
+  // Without --transitions, medium-replay holds the steps the learner took to reach medium.
+  EXPECT_GT(j["transitions"].get<int>(), 0);
+  EXPECT_LE(j["transitions"].get<int>(), 1600);
+  EXPECT_EQ(j["transitions"].get<int>() % 400, 0);
+
+  r = run("behaviour ship --run " + (dir / "nowhere").string() + " --out " + shipped, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  r = run("behaviour eval --env walker2d --policies " + shipped, dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("policies for hopper, not walker2d"));
 }
 
 TEST_F(Cli, RenderWithoutADisplaySaysSo) {

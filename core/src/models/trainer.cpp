@@ -215,6 +215,13 @@ void write_weights_only(const fs::path& in, const fs::path& out) {
   save_weights_checkpoint(out, model, info, "weights of " + in.string() + " at step " + std::to_string(info.step));
 }
 
+std::int64_t checkpoint_parameter_count(const fs::path& path) {
+  auto model = load_checkpoint_model(path);
+  std::int64_t n = 0;
+  for (const auto& p : model->parameters()) n += p.numel();
+  return n;
+}
+
 DecisionModel load_checkpoint_model(const fs::path& path, CheckpointInfo* info) {
   LoadedArchive loaded;
   load_archive(path, loaded);

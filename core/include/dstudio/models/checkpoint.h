@@ -52,6 +52,10 @@ std::vector<CheckpointSummaryRow> summarize(const CheckpointInfo& info);
 /// truncated or foreign file.
 CheckpointInfo read_checkpoint_info(const std::filesystem::path& path);
 
+/// Number of learned parameters of the model in a checkpoint (loads its weights; needs the models
+/// library). Throws CheckpointError.
+std::int64_t checkpoint_parameter_count(const std::filesystem::path& path);
+
 /// Writes a copy of `in` with the weights and the description only, without optimiser state and
 /// random streams (about a third of the size): for shipping and sharing. The copy says what it
 /// was made from. Throws CheckpointError.
