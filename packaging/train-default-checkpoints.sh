@@ -12,7 +12,7 @@ B=${B:-build/release/bin}
 OUT=${OUT:-build/default-checkpoints}
 STEPS=${STEPS:-10000}
 THREADS=${THREADS:-1}
-DATA=$("$B/dstudio" dataset default --env hopper --kind medium)
+DATA=$("$B/dstudio" dataset default --env hopper --kind medium --algorithm ars)
 TRAINING='{"learning_rate": 3e-4, "warmup_steps": 1000, "cosine_decay": true, "checkpoint_every": 0}'
 
 # name, then the variant's arguments

@@ -237,13 +237,24 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
   // dataset default
   auto* fallback = dataset->add_subcommand(
       "default", "Print the path of a default dataset, making it on first use (cached in ~/.cache/decision-studio)");
-  auto d = std::make_shared<std::pair<std::string, std::string>>("hopper", "medium");
-  fallback->add_option("--env", d->first, "Environment")->capture_default_str();
-  fallback->add_option("--kind", d->second, "Dataset kind")->capture_default_str();
+  struct DefaultArgs {
+    std::string env = "hopper", kind = "medium", algorithm = "sac";
+    bool story = false;
+  };
+  auto d = std::make_shared<DefaultArgs>();
+  fallback->add_option("--env", d->env, "Environment")->capture_default_str();
+  fallback->add_option("--kind", d->kind, "Dataset kind")->capture_default_str();
+  fallback->add_option("--algorithm", d->algorithm, "Behaviour policies: sac (D4RL's sizes) or ars (100,000 transitions)")
+      ->check(CLI::IsMember({"sac", "ars"}))
+      ->capture_default_str();
+  fallback->add_flag("--story", d->story, "The dataset of the shipped checkpoints and the studio's default view");
   fallback->callback([&exit_code, d] {
     try {
       TerminalProgress bar("making the default dataset");
-      std::puts(behaviour::ensure_default_dataset(d->first, behaviour::parse_kind(d->second), bar.progress()).c_str());
+      const auto path = d->story ? behaviour::ensure_story_dataset(bar.progress())
+                                 : behaviour::ensure_default_dataset(d->env, behaviour::parse_kind(d->kind), bar.progress(),
+                                                                     behaviour::parse_algorithm(d->algorithm));
+      std::puts(path.c_str());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "dstudio: error: %s\n", e.what());
       exit_code = kFailed;

@@ -5,7 +5,7 @@
 namespace dstudio::studio {
 
 QString ensureDefaultDataset(const Progress& progress) {
-  const auto path = behaviour::ensure_default_dataset("hopper", behaviour::DatasetKind::Medium, progress);
+  const auto path = behaviour::ensure_default_dataset("hopper", behaviour::DatasetKind::Medium, progress, behaviour::PolicyAlgorithm::Ars);
   return QString::fromStdString(path.string());
 }
 

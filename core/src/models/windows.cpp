@@ -154,14 +154,20 @@ fs::path checkpoint_dataset(const CheckpointInfo& info) {
   // A default dataset made on another machine: the same name is the same settings and policies.
   for (const auto& env : env::task_names())
     for (const auto kind : {behaviour::DatasetKind::Random, behaviour::DatasetKind::Medium, behaviour::DatasetKind::MediumReplay,
-                            behaviour::DatasetKind::Expert, behaviour::DatasetKind::MediumExpert}) {
-      const auto path = behaviour::default_dataset_path(env, kind);
-      if (!info.dataset_path.empty() && path.filename() == fs::path(info.dataset_path).filename()) {
-        const auto made = behaviour::ensure_default_dataset(env, kind);
-        const auto ds = data::load_dataset(made);
-        if (ds.fingerprint == info.dataset_fingerprint) return made;
+                            behaviour::DatasetKind::Expert, behaviour::DatasetKind::MediumExpert})
+      for (const auto algorithm : {behaviour::PolicyAlgorithm::Sac, behaviour::PolicyAlgorithm::Ars}) {
+        std::filesystem::path path;
+        try {
+          path = behaviour::default_dataset_path(env, kind, algorithm);
+        } catch (const std::runtime_error&) {
+          continue;  // no policies of that algorithm ship for this environment
+        }
+        if (!info.dataset_path.empty() && path.filename() == fs::path(info.dataset_path).filename()) {
+          const auto made = behaviour::ensure_default_dataset(env, kind, {}, algorithm);
+          const auto ds = data::load_dataset(made);
+          if (ds.fingerprint == info.dataset_fingerprint) return made;
+        }
       }
-    }
   throw CheckpointError(info.path + ": its dataset " + (info.dataset_path.empty() ? std::string("is not recorded") : info.dataset_path + " is not here") +
                         "; pass one with --dataset");
 }

@@ -3,27 +3,47 @@
 /// The studio's default datasets: made on first use from the shipped behaviour policies and
 /// cached in the user's cache folder ($XDG_CACHE_HOME or ~/.cache, under decision-studio/), so
 /// nothing large is committed or downloaded.
+///
+/// SAC defaults (D4RL's recipe and policies) have D4RL's sizes; the earlier ARS defaults keep
+/// their 100,000 transitions, so checkpoints trained on them still find their data.
 
 #include <cstdint>
 #include <filesystem>
 #include <string>
 
 #include "dstudio/behaviour/generate.h"
+#include "dstudio/behaviour/policy_set.h"
 #include "dstudio/common/progress.h"
 
 namespace dstudio::behaviour {
 
-/// Size of the default datasets: large enough to train the papers' models, small enough to be
-/// made in seconds.
+/// Size of the ARS default datasets.
 inline constexpr std::int64_t kDefaultTransitions = 100'000;
+
+/// The dataset the studio's story is told on: its shipped checkpoints were trained on it, and the
+/// window opens it when started without arguments (docs/findings.md says why this one).
+struct StoryDataset {
+  const char* env;
+  DatasetKind kind;
+  PolicyAlgorithm algorithm;
+};
+inline constexpr StoryDataset kStoryDataset{"hopper", DatasetKind::MediumExpert, PolicyAlgorithm::Sac};
+
+/// Number of transitions of a default dataset: D4RL's size for SAC policies, 100,000 for ARS.
+std::int64_t default_transitions(const std::string& env, DatasetKind kind, PolicyAlgorithm algorithm);
 
 /// The cache path of a default dataset. The name carries a hash of the shipped policies and of
 /// the generation settings, so new policies or settings never reuse a stale file.
-std::filesystem::path default_dataset_path(const std::string& env = "hopper", DatasetKind kind = DatasetKind::Medium);
+std::filesystem::path default_dataset_path(const std::string& env = "hopper", DatasetKind kind = DatasetKind::Medium,
+                                           PolicyAlgorithm algorithm = PolicyAlgorithm::Sac);
 
 /// Generates the default dataset if it is not cached yet and returns its path.
 std::filesystem::path ensure_default_dataset(const std::string& env = "hopper", DatasetKind kind = DatasetKind::Medium,
-                                             const Progress& progress = {});
+                                             const Progress& progress = {},
+                                             PolicyAlgorithm algorithm = PolicyAlgorithm::Sac);
+
+/// The story dataset (kStoryDataset), made if needed.
+std::filesystem::path ensure_story_dataset(const Progress& progress = {});
 
 /// The user's cache folder for the studio.
 std::filesystem::path cache_folder();
