@@ -93,6 +93,12 @@ TEST_F(Studio, OpensADatasetAndShowsSummaryEpisodesAndHistogram) {
   EXPECT_TRUE(view->warningsBanner()->isVisible());
   EXPECT_TRUE(view->warningsBanner()->text().contains("last 5 steps"));
   EXPECT_TRUE(w.windowTitle().startsWith("good.hdf5"));
+  // The state -> action R^2 is computed off the GUI thread and fills its row when done.
+  const auto r2 = view->summary()->findItems("State → action linear R²", Qt::MatchRecursive | Qt::MatchExactly);
+  ASSERT_EQ(r2.size(), 1);
+  const double expected = data::linear_action_r2(view->dataset()->data);
+  EXPECT_TRUE(test::wait_until([&] { return r2.front()->text(1) != "computing…"; }, 10000));
+  EXPECT_EQ(r2.front()->text(1), std::isfinite(expected) ? QString::number(expected, 'f', 3) : QString("undefined (constant actions)"));
   view->episodeTable()->selectRow(1);
   save_screenshot(w, "dataset-view.png");
 }

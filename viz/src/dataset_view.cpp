@@ -1,6 +1,8 @@
 #include "dstudio/viz/dataset_view.h"
 
 #include <QFileInfo>
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
@@ -13,6 +15,7 @@
 #include <cmath>
 
 #include "colors.h"
+#include "dstudio/env/environment.h"
 #include "dstudio/viz/episode_table_model.h"
 #include "dstudio/viz/return_histogram.h"
 
@@ -26,7 +29,9 @@ DatasetView::DatasetView(QWidget* parent)
       proxy_(new QSortFilterProxyModel(this)),
       histogram_(new ReturnHistogram),
       warnings_(new QLabel),
-      replay_(new QPushButton(tr("Replay in Viewer"))) {
+      replay_(new QPushButton(tr("Replay in Viewer"))),
+      r2_watcher_(new QFutureWatcher<double>(this)) {
+  connect(r2_watcher_, &QFutureWatcher<double>::finished, this, &DatasetView::showActionR2);
   summary_->setColumnCount(2);
   summary_->setHeaderLabels({tr("Dataset"), tr("Value")});
   summary_->setAlternatingRowColors(true);
@@ -99,7 +104,14 @@ void DatasetView::setDataset(std::shared_ptr<const data::Dataset> dataset) {
   fillSummary();
 }
 
+void DatasetView::showActionR2() {
+  if (!r2_row_) return;  // the summary was cleared since
+  const double r2 = r2_watcher_->result();
+  r2_row_->setText(1, std::isfinite(r2) ? QString::number(r2, 'f', 3) : tr("undefined (constant actions)"));
+}
+
 void DatasetView::fillSummary() {
+  r2_row_ = nullptr;
   summary_->clear();
   warnings_->hide();
   if (!dataset_) return;
@@ -146,6 +158,23 @@ void DatasetView::fillSummary() {
   row(returns, tr("Minimum"), number(s.return_min));
   row(returns, tr("Mean ± std"), number(s.return_mean) + " ± " + number(s.return_std));
   row(returns, tr("Maximum"), number(s.return_max));
+  row(returns, tr("Quantiles 10 / 25 / 50 / 75 / 90 %"),
+      QStringLiteral("%1 / %2 / %3 / %4 / %5")
+          .arg(number(s.return_p10), number(s.return_p25), number(s.return_median), number(s.return_p75), number(s.return_p90)));
+  try {
+    if (!ds.env_id.empty())
+      row(returns, tr("Normalised mean (D4RL)"), number(env::normalized_score(env::task(ds.env_id), s.return_mean)));
+  } catch (const env::EnvError&) {
+    // An environment the studio does not simulate has no reference returns.
+  }
+
+  // How much of the action the state alone explains: a full pass over the data, so off the GUI
+  // thread; the row fills in when it is done.
+  auto* behaviour = section(tr("Behaviour"));
+  r2_row_ = row(behaviour, tr("State → action linear R²"), tr("computing…"));
+  r2_row_->setToolTip(0, tr("Share of the action variance a linear function of the state explains. Near 1 the state "
+                            "determines the action, and a return-to-go has little left to tell a model."));
+  r2_watcher_->setFuture(QtConcurrent::run([data = dataset_] { return data::linear_action_r2(data->data); }));
 
   auto* dims = section(tr("Dimensions"));
   row(dims, tr("Observation"), QString::number(ds.data.obs_dim));

@@ -1,7 +1,8 @@
 #pragma once
 /// \file
-/// The dataset browser: a summary of the file (counts, end reasons, tail, dims, dtypes, metadata,
-/// warnings), the episode list, and the histogram of episode returns. Selecting an episode marks
+/// The dataset browser: a summary of the file (counts, end reasons, tail, returns and their
+/// quantiles, how much of the action the state explains, dims, dtypes, metadata, warnings), the
+/// episode list, and the histogram of episode returns. Selecting an episode marks
 /// its return on the histogram.
 
 #include <QWidget>
@@ -9,7 +10,10 @@
 
 #include "dstudio/data/dataset.h"
 
+template <typename T>
+class QFutureWatcher;
 class QLabel;
+class QTreeWidgetItem;
 class QPushButton;
 class QTableView;
 class QTreeWidget;
@@ -45,6 +49,7 @@ class DatasetView : public QWidget {
  private:
   void fillSummary();
   void onRowSelected();
+  void showActionR2();
 
   std::shared_ptr<const data::Dataset> dataset_;
   QTreeWidget* summary_;
@@ -55,6 +60,8 @@ class DatasetView : public QWidget {
   QLabel* warnings_;
   QPushButton* replay_;
   qint64 selected_ = -1;
+  QFutureWatcher<double>* r2_watcher_;
+  QTreeWidgetItem* r2_row_ = nullptr;
 };
 
 }  // namespace dstudio::viz
