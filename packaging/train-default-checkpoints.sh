@@ -1,39 +1,64 @@
 #!/usr/bin/env bash
 # Trains the default checkpoints shipped in resources/checkpoints/, with the project's own command
-# line, on the default hopper-medium dataset (made by the shipped behaviour policies, seed 0).
-# Small models (hidden 64) so that all five train within an hour on two cores and ship in a few
-# megabytes; the recipe is otherwise the papers' (AdamW, clip 0.25, dropout 0.1, batch 64).
+# line, on the story dataset (`dstudio dataset default --story`: made by the shipped SAC behaviour
+# policies, seed 0). Models at the papers' sizes (each variant's defaults: hidden 128, 3 layers,
+# K 20, or DC's Table 4 values; the papers' learning-rate schedules), evaluated every EVAL_EVERY
+# steps so the learning curve says when the score stops improving.
 #
-#   bash packaging/train-default-checkpoints.sh            # all five
-#   bash packaging/train-default-checkpoints.sh dt gdt     # some of them
+# Long: run it in chunks. Each call gives every named model at most MINUTES minutes and then stops
+# it with a checkpoint (Ctrl-C semantics); the next call continues each run exactly where it
+# stopped. A finished run's weights-only copy goes to resources/checkpoints/.
+#
+#   bash packaging/train-default-checkpoints.sh                 # all six
+#   bash packaging/train-default-checkpoints.sh dt dc           # some of them
+#   MINUTES=120 THREADS=2 bash packaging/train-default-checkpoints.sh dt
+#   SEED=1 STEPS=20000 OUT=build/seeds bash packaging/train-default-checkpoints.sh dt dc   # other seeds, not shipped
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${B:-build/release/bin}
 OUT=${OUT:-build/default-checkpoints}
-STEPS=${STEPS:-10000}
+STEPS=${STEPS:-50000}
+SEED=${SEED:-0}
 THREADS=${THREADS:-1}
-DATA=$("$B/dstudio" dataset default --env hopper --kind medium --algorithm ars)
-TRAINING='{"learning_rate": 3e-4, "warmup_steps": 1000, "cosine_decay": true, "checkpoint_every": 0}'
+MINUTES=${MINUTES:-150}
+EVAL_EVERY=${EVAL_EVERY:-5000}
+DATA=$("$B/dstudio" dataset default --story)
+NAME=$(basename "$DATA" | sed 's/-dstudio-.*//')  # e.g. hopper-medium-expert
 
-# name, then the variant's arguments
+# name, then the variant's arguments (each paper's defaults; see `dstudio variants --json`)
 recipe() {
   case "$1" in
-    dt) echo "--variant dt --config {\"hidden\":64}" ;;
-    dc) echo "--variant dc --config {\"hidden\":64}" ;;
-    gdt) echo "--variant gdt --config {\"hidden\":64}" ;;
-    dhi) echo "--variant dhi --config {\"hidden\":64}" ;;
-    dt-merger) echo "--variant hier --merger conv --mixer attention --config {\"hidden\":64}" ;;
-    *) echo "unknown default checkpoint: $1 (dt, dc, gdt, dhi, dt-merger)" >&2; exit 2 ;;
+    dt) echo "--variant dt" ;;
+    dc) echo "--variant dc" ;;
+    gdt) echo "--variant gdt" ;;
+    dhi) echo "--variant dhi --training {\"cosine_decay\":true}" ;;
+    dt-merger) echo "--variant hier --merger conv --mixer attention" ;;
+    udc) echo "--variant udc" ;;
+    *) echo "unknown default checkpoint: $1 (dt, dc, gdt, dhi, dt-merger, udc)" >&2; exit 2 ;;
   esac
 }
 
 names=("$@")
-[ ${#names[@]} -eq 0 ] && names=(dt dc gdt dhi dt-merger)
+[ ${#names[@]} -eq 0 ] && names=(dt dc gdt dhi dt-merger udc)
 for name in "${names[@]}"; do
   args=$(recipe "$name")
-  echo "== $name: dstudio train $args --steps $STEPS"
-  # shellcheck disable=SC2086  # the recipe is a list of arguments
-  "$B/dstudio" train $args --dataset "$DATA" --steps "$STEPS" --seed 0 --threads "$THREADS" \
-    --training "$TRAINING" --out "$OUT/$name"
-  "$B/dstudio" checkpoint slim "$OUT/$name/checkpoint.pt" --out "resources/checkpoints/hopper-medium-$name.pt"
+  run="$OUT/$name"
+  status=0
+  if [ -f "$run/checkpoint.pt" ]; then
+    echo "== $name: continuing $run"
+    timeout -s INT "${MINUTES}m" "$B/dstudio" train --resume "$run/checkpoint.pt" --threads "$THREADS" || status=$?
+  else
+    echo "== $name: dstudio train $args --steps $STEPS --seed $SEED"
+    # shellcheck disable=SC2086  # the recipe is a list of arguments
+    timeout -s INT "${MINUTES}m" "$B/dstudio" train $args --dataset "$DATA" --steps "$STEPS" --seed "$SEED" \
+      --threads "$THREADS" --eval-every "$EVAL_EVERY" --eval-episodes 5 --out "$run" || status=$?
+  fi
+  if [ "$status" -eq 130 ] || [ "$status" -eq 124 ]; then
+    echo "== $name: stopped for now; run this again to continue"
+    continue
+  fi
+  [ "$status" -eq 0 ] || exit "$status"
+  if [ "$SEED" = 0 ]; then
+    "$B/dstudio" checkpoint slim "$run/checkpoint.pt" --out "resources/checkpoints/$NAME-$name.pt"
+  fi
 done

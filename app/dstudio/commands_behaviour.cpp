@@ -184,7 +184,7 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
   auto* ship = behaviour->add_subcommand("ship", "Choose the expert, medium and replay policies of a SAC run and write them as one file");
   struct ShipArgs {
     std::string run, out;
-    int episodes = 20, candidates = 8, replay = 6, threads = 2;
+    int episodes = 20, candidates = 8, replay = 4, threads = 2;
     double fraction = 1.0 / 3.0;
   };
   auto sh = std::make_shared<ShipArgs>();

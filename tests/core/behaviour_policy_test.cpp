@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/behaviour/gaussian_policy.h"
 #include "dstudio/behaviour/generate.h"
 #include "dstudio/behaviour/policy_set.h"
@@ -332,6 +333,29 @@ TEST(DatasetStatistics, ReturnQuantilesInterpolateBetweenEpisodes) {
   EXPECT_DOUBLE_EQ(s.return_p25, 25.0);
   EXPECT_DOUBLE_EQ(s.return_median, 50.0);
   EXPECT_DOUBLE_EQ(s.return_p90, 90.0);
+}
+
+}  // namespace
+}  // namespace dstudio::behaviour
+
+namespace dstudio::behaviour {
+namespace {
+
+TEST(DefaultDatasets, ArsNamesAreThoseOlderCheckpointsRecorded) {
+  // The shipped hopper checkpoints were trained on this file; its name must not change.
+  EXPECT_EQ(default_dataset_path("hopper", DatasetKind::Medium, PolicyAlgorithm::Ars).filename(), "hopper-medium-dstudio-522ddb6a.hdf5");
+  EXPECT_EQ(default_transitions("hopper", DatasetKind::MediumExpert, PolicyAlgorithm::Ars), kDefaultTransitions);
+}
+
+TEST(DefaultDatasets, SacDefaultsHaveD4rlSizesAndNamesOfTheirOwn) {
+  const auto set = shipped_policy_set("halfcheetah", PolicyAlgorithm::Sac);
+  EXPECT_EQ(default_transitions("halfcheetah", DatasetKind::Medium, PolicyAlgorithm::Sac), 1'000'000);
+  EXPECT_EQ(default_transitions("halfcheetah", DatasetKind::MediumExpert, PolicyAlgorithm::Sac), 2'000'000);
+  EXPECT_EQ(default_transitions("halfcheetah", DatasetKind::MediumReplay, PolicyAlgorithm::Sac),
+            set.snapshots[static_cast<std::size_t>(set.medium)].env_steps);
+  const auto sac = default_dataset_path("halfcheetah", DatasetKind::Medium, PolicyAlgorithm::Sac).filename().string();
+  EXPECT_THAT(sac, testing::StartsWith("halfcheetah-medium-dstudio-sac-"));
+  EXPECT_NE(sac, default_dataset_path("halfcheetah", DatasetKind::Medium, PolicyAlgorithm::Ars).filename().string());
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ SacRun read_sac_run(const std::filesystem::path& folder);
 /// is the first snapshot whose sampled return reaches `medium_fraction` of the expert's; replay
 /// holds `replay_count` snapshots spread evenly over the steps before medium, then medium.
 PolicySet choose_shipped_policies(const SacRun& run, int episodes = 20, int candidates = 8,
-                                  double medium_fraction = 1.0 / 3.0, int replay_count = 6, int threads = 2,
+                                  double medium_fraction = 1.0 / 3.0, int replay_count = 4, int threads = 2,
                                   const Progress& progress = {});
 
 }  // namespace dstudio::behaviour
