@@ -229,24 +229,20 @@ class Sac {
 
     torch::serialize::InputArchive archive;
     archive.load_from((folder_ / "checkpoint.pt").string());
-    auto load_module = [&](const char* name, torch::nn::Module& m) {
+    // Modules and optimisers alike read their own nested archive.
+    auto load_part = [&](const char* name, auto& part) {
       torch::serialize::InputArchive a;
       archive.read(name, a);
-      m.load(a);
+      part.load(a);
     };
-    load_module("actor", *actor_);
-    load_module("q1", *q1_);
-    load_module("q2", *q2_);
-    load_module("q1_target", *q1_target_);
-    load_module("q2_target", *q2_target_);
-    auto load_optimizer = [&](const char* name, torch::optim::Optimizer& o) {
-      torch::serialize::InputArchive a;
-      archive.read(name, a);
-      o.load(a);
-    };
-    load_optimizer("actor_opt", *actor_opt_);
-    load_optimizer("critic_opt", *critic_opt_);
-    load_optimizer("alpha_opt", *alpha_opt_);
+    load_part("actor", *actor_);
+    load_part("q1", *q1_);
+    load_part("q2", *q2_);
+    load_part("q1_target", *q1_target_);
+    load_part("q2_target", *q2_target_);
+    load_part("actor_opt", *actor_opt_);
+    load_part("critic_opt", *critic_opt_);
+    load_part("alpha_opt", *alpha_opt_);
     torch::Tensor log_alpha, stamp;
     archive.read("log_alpha", log_alpha);
     archive.read("steps", stamp);
@@ -263,24 +259,19 @@ class Sac {
     fs::create_directories(folder_);
     write_atomically(folder_ / "checkpoint.pt", [&](const fs::path& tmp) {
       torch::serialize::OutputArchive archive;
-      auto save_module = [&](const char* name, torch::nn::Module& m) {
+      auto save_part = [&](const char* name, auto& part) {
         torch::serialize::OutputArchive a;
-        m.save(a);
+        part.save(a);
         archive.write(name, a);
       };
-      save_module("actor", *actor_);
-      save_module("q1", *q1_);
-      save_module("q2", *q2_);
-      save_module("q1_target", *q1_target_);
-      save_module("q2_target", *q2_target_);
-      auto save_optimizer = [&](const char* name, torch::optim::Optimizer& o) {
-        torch::serialize::OutputArchive a;
-        o.save(a);
-        archive.write(name, a);
-      };
-      save_optimizer("actor_opt", *actor_opt_);
-      save_optimizer("critic_opt", *critic_opt_);
-      save_optimizer("alpha_opt", *alpha_opt_);
+      save_part("actor", *actor_);
+      save_part("q1", *q1_);
+      save_part("q2", *q2_);
+      save_part("q1_target", *q1_target_);
+      save_part("q2_target", *q2_target_);
+      save_part("actor_opt", *actor_opt_);
+      save_part("critic_opt", *critic_opt_);
+      save_part("alpha_opt", *alpha_opt_);
       archive.write("log_alpha", log_alpha_.detach().clone());
       archive.write("steps", torch::tensor(steps_, torch::kInt64));
       archive.save_to(tmp.string());
