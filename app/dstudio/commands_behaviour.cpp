@@ -186,6 +186,7 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     std::string run, out;
     int episodes = 20, candidates = 8, replay = 4, threads = 2;
     double fraction = 1.0 / 3.0;
+    std::int64_t medium_after = 0;
   };
   auto sh = std::make_shared<ShipArgs>();
   ship->add_option("--run", sh->run, "A SAC run folder")->required()->check(CLI::ExistingDirectory);
@@ -194,11 +195,15 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
   ship->add_option("--candidates", sh->candidates, "Best snapshots of the curve considered for the expert")->check(CLI::Range(1, 1000))->capture_default_str();
   ship->add_option("--replay", sh->replay, "Snapshots before medium kept for medium-replay")->check(CLI::Range(0, 100))->capture_default_str();
   ship->add_option("--medium-fraction", sh->fraction, "Medium: the first snapshot reaching this share of the expert's return")->check(CLI::Range(0.05, 1.0))->capture_default_str();
+  ship->add_option("--medium-after", sh->medium_after, "Medium: only snapshots from this many steps on (skip an early gait that reaches the return another way)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   ship->add_option("--threads", sh->threads, "Evaluation threads (the result does not depend on it)")->check(CLI::Range(1, 64))->capture_default_str();
   ship->callback([&exit_code, sh] {
     const auto run = behaviour::read_sac_run(sh->run);
     TerminalProgress bar("choosing policies");
-    const auto set = behaviour::choose_shipped_policies(run, sh->episodes, sh->candidates, sh->fraction, sh->replay, sh->threads, bar.progress());
+    const auto set = behaviour::choose_shipped_policies(run, sh->episodes, sh->candidates, sh->fraction, sh->replay, sh->threads,
+                                                          bar.progress(), sh->medium_after);
     write_text_atomically(sh->out, behaviour::to_json(set) + "\n");
     for (std::size_t i = 0; i < set.snapshots.size(); ++i) {
       const int k = static_cast<int>(i);

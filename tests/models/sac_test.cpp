@@ -121,6 +121,11 @@ TEST(Sac, ShippedChoiceFollowsTheCurve) {
   for (std::size_t i = 1; i < set.replay.size(); ++i)
     EXPECT_LT(set.snapshots[static_cast<std::size_t>(set.replay[i - 1])].env_steps, set.snapshots[static_cast<std::size_t>(set.replay[i])].env_steps);
   EXPECT_EQ(set.random_steps, 1000);
+  // A later medium on request: never before the step asked (or, with none there before the
+  // expert, the expert itself).
+  const auto later = choose_shipped_policies(run, 3, 6, 0.5, 2, 1, {}, medium_steps + 1);
+  const auto& chosen = later.snapshots[static_cast<std::size_t>(later.medium)];
+  EXPECT_TRUE(chosen.env_steps > medium_steps || later.medium == later.expert) << chosen.env_steps;
 }
 
 }  // namespace

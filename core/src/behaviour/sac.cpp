@@ -549,7 +549,7 @@ SacRun read_sac_run(const fs::path& folder) {
 }
 
 PolicySet choose_shipped_policies(const SacRun& run, int episodes, int candidates, double medium_fraction, int replay_count,
-                                  int threads, const Progress& progress) {
+                                  int threads, const Progress& progress, std::int64_t medium_after) {
   const auto& all = run.policies;
   const int n = static_cast<int>(all.snapshots.size());
   if (n == 0) throw std::invalid_argument("the run has no snapshots yet");
@@ -574,7 +574,7 @@ PolicySet choose_shipped_policies(const SacRun& run, int episodes, int candidate
   // on fresh episodes (a short evaluation can be lucky early in training).
   int medium = -1;
   for (int i = 0; i < expert && medium < 0; ++i) {
-    if (all.snapshots[i].behaviour_return < medium_fraction * best) continue;
+    if (all.snapshots[i].env_steps < medium_after || all.snapshots[i].behaviour_return < medium_fraction * best) continue;
     const double r = evaluate_snapshot(all, i, episodes, fresh, true, threads);
     if (r >= medium_fraction * best * 0.9) medium = i, fresh_returns[static_cast<std::size_t>(i)] = r;
   }

@@ -62,10 +62,12 @@ SacRun read_sac_run(const std::filesystem::path& folder);
 
 /// Chooses what ships from a finished run's snapshots: the expert is the snapshot with the best
 /// sampled return over `episodes` fresh episodes among the `candidates` best of the curve; medium
-/// is the first snapshot whose sampled return reaches `medium_fraction` of the expert's; replay
-/// holds `replay_count` snapshots spread evenly over the steps before medium, then medium.
+/// is the first snapshot from `medium_after` steps on whose sampled return reaches
+/// `medium_fraction` of the expert's (a curve can reach it early with a different gait, e.g. a
+/// hopper standing still for 1000 steps); replay holds `replay_count` snapshots spread evenly over
+/// the steps before medium, then medium.
 PolicySet choose_shipped_policies(const SacRun& run, int episodes = 20, int candidates = 8,
                                   double medium_fraction = 1.0 / 3.0, int replay_count = 4, int threads = 2,
-                                  const Progress& progress = {});
+                                  const Progress& progress = {}, std::int64_t medium_after = 0);
 
 }  // namespace dstudio::behaviour
