@@ -202,7 +202,10 @@ GeneratedDataset generate_dataset(const GenerateConfig& config_in, const PolicyS
       std::vector<std::pair<int, double>> segments;  // snapshot (-1: random actions), weight
       if (sac) {
         std::int64_t before = 0;
-        if (policies.random_steps > 0) segments.emplace_back(-1, static_cast<double>(policies.random_steps)), before = policies.random_steps;
+        if (policies.random_steps > 0) {
+          segments.emplace_back(-1, static_cast<double>(policies.random_steps));
+          before = policies.random_steps;
+        }
         for (int i : policies.replay) {
           const auto at = policies.snapshots[static_cast<std::size_t>(i)].env_steps;
           segments.emplace_back(i, static_cast<double>(std::max<std::int64_t>(1, at - before)));
