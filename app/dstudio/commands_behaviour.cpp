@@ -1,4 +1,4 @@
-// dstudio behaviour train | eval: the behaviour policies behind the project's own datasets.
+// dstudio behaviour train | sac | ship | eval: the behaviour policies behind the project's own datasets.
 
 #include <cstdio>
 #include <algorithm>
