@@ -230,19 +230,11 @@ class Sac {
     torch::serialize::InputArchive archive;
     archive.load_from((folder_ / "checkpoint.pt").string());
     // Modules and optimisers alike read their own nested archive.
-    auto load_part = [&](const char* name, auto& part) {
+    for_each_part([&](const char* name, auto& part) {
       torch::serialize::InputArchive a;
       archive.read(name, a);
       part.load(a);
-    };
-    load_part("actor", *actor_);
-    load_part("q1", *q1_);
-    load_part("q2", *q2_);
-    load_part("q1_target", *q1_target_);
-    load_part("q2_target", *q2_target_);
-    load_part("actor_opt", *actor_opt_);
-    load_part("critic_opt", *critic_opt_);
-    load_part("alpha_opt", *alpha_opt_);
+    });
     torch::Tensor log_alpha, stamp;
     archive.read("log_alpha", log_alpha);
     archive.read("steps", stamp);
@@ -259,19 +251,11 @@ class Sac {
     fs::create_directories(folder_);
     write_atomically(folder_ / "checkpoint.pt", [&](const fs::path& tmp) {
       torch::serialize::OutputArchive archive;
-      auto save_part = [&](const char* name, auto& part) {
+      for_each_part([&](const char* name, auto& part) {
         torch::serialize::OutputArchive a;
         part.save(a);
         archive.write(name, a);
-      };
-      save_part("actor", *actor_);
-      save_part("q1", *q1_);
-      save_part("q2", *q2_);
-      save_part("q1_target", *q1_target_);
-      save_part("q2_target", *q2_target_);
-      save_part("actor_opt", *actor_opt_);
-      save_part("critic_opt", *critic_opt_);
-      save_part("alpha_opt", *alpha_opt_);
+      });
       archive.write("log_alpha", log_alpha_.detach().clone());
       archive.write("steps", torch::tensor(steps_, torch::kInt64));
       archive.save_to(tmp.string());
@@ -340,6 +324,19 @@ class Sac {
   }
 
  private:
+  // Every network and optimiser of the run, by its name in checkpoint.pt.
+  template <typename F>
+  void for_each_part(F&& f) {
+    f("actor", *actor_);
+    f("q1", *q1_);
+    f("q2", *q2_);
+    f("q1_target", *q1_target_);
+    f("q2_target", *q2_target_);
+    f("actor_opt", *actor_opt_);
+    f("critic_opt", *critic_opt_);
+    f("alpha_opt", *alpha_opt_);
+  }
+
   static void copy_into(Mlp& from, Mlp& to) {
     torch::NoGradGuard guard;
     auto src = from->parameters();
