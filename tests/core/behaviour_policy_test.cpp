@@ -5,10 +5,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/behaviour/gaussian_policy.h"
@@ -356,6 +364,55 @@ TEST(DefaultDatasets, SacDefaultsHaveD4rlSizesAndNamesOfTheirOwn) {
   const auto sac = default_dataset_path("halfcheetah", DatasetKind::Medium, PolicyAlgorithm::Sac).filename().string();
   EXPECT_THAT(sac, testing::StartsWith("halfcheetah-medium-dstudio-sac-"));
   EXPECT_NE(sac, default_dataset_path("halfcheetah", DatasetKind::Medium, PolicyAlgorithm::Ars).filename().string());
+}
+
+// Another process making the same default dataset holds `<file>.lock`: a second caller waits
+// (cancellably) and then takes the other's file instead of making its own.
+TEST(DefaultDatasets, WaitsForAnotherProcessMakingTheSameFile) {
+  test::TempDir dir;
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = old ? old : "";
+  ::setenv("XDG_CACHE_HOME", dir.path().c_str(), 1);
+  const auto path = default_dataset_path("hopper", DatasetKind::Random, PolicyAlgorithm::Ars);
+  std::filesystem::create_directories(path.parent_path());
+  const int other = ::open((path.string() + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(other, 0);
+  ASSERT_EQ(::flock(other, LOCK_EX), 0);
+
+  // Cancelled while waiting: it throws Cancelled and leaves nothing behind.
+  std::atomic<bool> waiting{false};
+  Progress progress;
+  progress.report = [&](double, std::string_view stage) {
+    if (stage.find("waiting for another process") != std::string_view::npos) waiting = true;
+  };
+  bool cancelled = false;
+  std::thread first([&] {
+    try {
+      (void)ensure_default_dataset("hopper", DatasetKind::Random, progress, PolicyAlgorithm::Ars);
+    } catch (const Cancelled&) {
+      cancelled = true;
+    }
+  });
+  for (int i = 0; i < 100 && !waiting; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(waiting);
+  progress.cancel.cancel();
+  first.join();
+  EXPECT_TRUE(cancelled);
+  EXPECT_FALSE(std::filesystem::exists(path));
+
+  // The other process finishes: the waiting caller returns its file, untouched.
+  std::filesystem::path returned;
+  std::thread second([&] { returned = ensure_default_dataset("hopper", DatasetKind::Random, {}, PolicyAlgorithm::Ars); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  { std::ofstream(path, std::ios::binary) << "made by the other process"; }
+  ::close(other);
+  second.join();
+  EXPECT_EQ(returned, path);
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), "made by the other process");
+
+  if (old) ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else ::unsetenv("XDG_CACHE_HOME");
 }
 
 }  // namespace

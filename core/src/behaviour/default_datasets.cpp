@@ -2,8 +2,17 @@
 
 #include <xxhash.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
 
 #include "dstudio/common/resources.h"
 #include "dstudio/data/dataset_io.h"
@@ -53,11 +62,48 @@ std::filesystem::path default_dataset_path(const std::string& env_name, DatasetK
   return cache_folder() / "datasets" / (file + std::string(hash, 8) + ".hdf5");
 }
 
+namespace {
+
+// An exclusive lock on `<dataset>.lock`, so that two processes asking for the same default dataset
+// (a studio and a command, or tests run in parallel) make it once: the second waits, cancellably,
+// and then finds the file.
+class MakingLock {
+ public:
+  MakingLock(const std::filesystem::path& dataset, const Progress& progress) {
+    const auto file = dataset.string() + ".lock";
+    fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) return;  // a read-only cache: make it without the lock, as before
+    bool told = false;
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK && errno != EINTR) {
+        ::close(fd_);
+        throw std::runtime_error(file + ": cannot lock: " + std::strerror(errno));
+      }
+      if (!told) progress.update(0.0, "waiting for another process making " + dataset.filename().string());
+      told = true;
+      progress.check();
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+  ~MakingLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  MakingLock(const MakingLock&) = delete;
+  MakingLock& operator=(const MakingLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace
+
 std::filesystem::path ensure_default_dataset(const std::string& env_name, DatasetKind kind, const Progress& progress,
                                              PolicyAlgorithm algorithm) {
   const auto path = default_dataset_path(env_name, kind, algorithm);
   if (std::filesystem::exists(path)) return path;
   std::filesystem::create_directories(path.parent_path());
+  const MakingLock lock(path, progress);
+  if (std::filesystem::exists(path)) return path;  // made by the process we waited for
   GenerateConfig config;
   config.env = env::task(env_name).name;
   config.kind = kind;

@@ -37,7 +37,8 @@ std::int64_t default_transitions(const std::string& env, DatasetKind kind, Polic
 std::filesystem::path default_dataset_path(const std::string& env = "hopper", DatasetKind kind = DatasetKind::Medium,
                                            PolicyAlgorithm algorithm = PolicyAlgorithm::Sac);
 
-/// Generates the default dataset if it is not cached yet and returns its path.
+/// Generates the default dataset if it is not cached yet and returns its path. Another process
+/// making the same dataset meanwhile is waited for (cancellably), not repeated.
 std::filesystem::path ensure_default_dataset(const std::string& env = "hopper", DatasetKind kind = DatasetKind::Medium,
                                              const Progress& progress = {},
                                              PolicyAlgorithm algorithm = PolicyAlgorithm::Sac);
