@@ -7,11 +7,13 @@
 #
 # Long: run it in chunks. Each call gives every named model at most MINUTES minutes and then stops
 # it with a checkpoint (Ctrl-C semantics); the next call continues each run exactly where it
-# stopped. A finished run's weights-only copy goes to resources/checkpoints/.
+# stopped. A finished run's weights-only copy goes to resources/checkpoints/. The models train one
+# after another with THREADS workers each (default 2): on two cores that is faster in total than
+# two one-thread runs side by side, and a run's numbers depend on its thread count.
 #
 #   bash packaging/train-default-checkpoints.sh                 # all six
 #   bash packaging/train-default-checkpoints.sh dt dc           # some of them
-#   MINUTES=120 THREADS=2 bash packaging/train-default-checkpoints.sh dt
+#   MINUTES=120 bash packaging/train-default-checkpoints.sh dt           # at most two hours, then stop
 #   SEED=1 STEPS=20000 OUT=build/seeds bash packaging/train-default-checkpoints.sh dt dc   # other seeds, not shipped
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +21,7 @@ B=${B:-build/release/bin}
 OUT=${OUT:-build/default-checkpoints}
 STEPS=${STEPS:-50000}
 SEED=${SEED:-0}
-THREADS=${THREADS:-1}
+THREADS=${THREADS:-2}
 MINUTES=${MINUTES:-150}
 EVAL_EVERY=${EVAL_EVERY:-5000}
 DATA=$("$B/dstudio" dataset default --story)
@@ -44,9 +46,11 @@ for name in "${names[@]}"; do
   args=$(recipe "$name")
   run="$OUT/$name"
   status=0
-  if [ -f "$run/checkpoint.pt" ]; then
-    echo "== $name: continuing $run"
-    timeout -s INT "${MINUTES}m" "$B/dstudio" train --resume "$run/checkpoint.pt" --threads "$THREADS" || status=$?
+  # The newest of the periodic checkpoint.pt and the checkpoint-<step>.pt a stop leaves.
+  latest=$(ls -t "$run"/checkpoint*.pt 2>/dev/null | head -n 1 || true)
+  if [ -n "$latest" ]; then
+    echo "== $name: continuing $latest"
+    timeout -s INT "${MINUTES}m" "$B/dstudio" train --resume "$latest" --threads "$THREADS" || status=$?
   else
     echo "== $name: dstudio train $args --steps $STEPS --seed $SEED"
     # shellcheck disable=SC2086  # the recipe is a list of arguments
