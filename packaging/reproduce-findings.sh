@@ -1,40 +1,104 @@
 #!/usr/bin/env bash
-# Runs the analyses behind docs/findings.md on the shipped default checkpoints and copies their
-# summaries and PNG figures into docs/findings/. Every number in docs/findings.md comes from here.
+# Runs the analyses behind docs/findings.md on the shipped checkpoints and copies their summaries
+# and PNG figures into docs/findings/. Every number in docs/findings.md comes from here.
 #
-#   bash packaging/reproduce-findings.sh
+# The story: the checkpoints trained on the story dataset (resources/checkpoints/<story>-*.pt, made
+# by packaging/train-default-checkpoints.sh). The contrast: the earlier checkpoints trained on the
+# ARS hopper medium (resources/checkpoints/hopper-medium-*.pt), where return conditioning vanishes.
+# The seeds: DT and DC trained with seeds 0, 1 and 2 in shorter runs (SEEDS, made by
+# `SEED=s STEPS=10000 WARMUP=1000 OUT=build/seeds/seed-s bash packaging/train-default-checkpoints.sh dt dc`),
+# each scored at its best target of the sweep, then mean and standard deviation over the seeds.
+#
+#   bash packaging/reproduce-findings.sh                  # all three
+#   bash packaging/reproduce-findings.sh story seeds      # some of them
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${B:-build/release/bin}
-C=resources/checkpoints/hopper-medium
 OUT=${OUT:-build/findings}
 DOCS=docs/findings
 EPISODES=${EPISODES:-10}
-mkdir -p "$DOCS"
+STORY=resources/checkpoints/$(basename "$("$B/dstudio" dataset default --story)" | sed 's/-dstudio-.*//')
+ARS=resources/checkpoints/hopper-medium
+SEEDS=${SEEDS:-build/seeds}
 
-run() {  # name, then the analyze arguments
+run() {  # folder, then the analyze arguments
   local name=$1; shift
+  local missing
+  for missing in "$@"; do
+    if [[ $missing == *.pt && ! -f $missing ]]; then
+      echo "== $name: skipped, $missing is not trained yet" >&2
+      return 0
+    fi
+  done
   echo "== $name: dstudio analyze $*"
   "$B/dstudio" analyze "$@" --out "$OUT/$name" --threads 2 > /dev/null
+  rm -rf "${DOCS:?}/$name"
   mkdir -p "$DOCS/$name"
   cp "$OUT/$name/summary.json" "$DOCS/$name/"
   find "$OUT/$name" -maxdepth 1 -name '*.png' -exec cp {} "$DOCS/$name/" \;
 }
 
-# Attention maps on the same dataset windows: DT, DC, DT with a token merger, DHi, GDT, and the
-# difference DT - GDT.
-run attention-dc attention --checkpoint $C-dc.pt --layer 0
-run attention-dt-merger attention --checkpoint $C-dt-merger.pt --layer 0
-run attention-dhi attention --checkpoint $C-dhi.pt --layer 0
-# Entropy against reward during rollouts, and per layer and head on dataset windows.
-for m in dt dt-merger dhi dc; do run entropy-$m entropy --checkpoint $C-$m.pt --episodes "$EPISODES"; done
-# Modality zeroing: DC and DT.
-for m in dc dt; do run ablation-$m ablation --checkpoint $C-$m.pt --episodes "$EPISODES" --seeds 3; done
-# Out-of-distribution targets: DC against DT.
-run rtg-sweep rtg-sweep --checkpoint $C-dt.pt --compare $C-dc.pt --episodes "$EPISODES"
-# Merged against unmerged tokens.
-for m in dhi dt-merger dt; do run tsne-$m tsne --checkpoint $C-$m.pt --windows 40; done
-# GDT last (it takes longest to train).
-run attention-dt attention --checkpoint $C-dt.pt --compare $C-gdt.pt --layer 0
-run attention-gdt attention --checkpoint $C-gdt.pt --layer 0
-run entropy-gdt entropy --checkpoint $C-gdt.pt --episodes "$EPISODES"
+story() {
+  local C=$STORY
+  # Modality zeroing and out-of-distribution targets, over 3 evaluation seeds: DC against DT.
+  for m in dc dt; do run ablation-$m ablation --checkpoint $C-$m.pt --episodes "$EPISODES" --seeds 3; done
+  run rtg-sweep rtg-sweep --checkpoint $C-dt.pt --compare $C-dc.pt --episodes "$EPISODES"
+  # Attention maps on the same dataset windows, and DT - GDT (GDT's figure 4).
+  run attention-dt attention --checkpoint $C-dt.pt --compare $C-gdt.pt --layer 0
+  for m in gdt dt-merger dhi; do run attention-$m attention --checkpoint $C-$m.pt --layer 0; done
+  # Entropy against reward during rollouts, and per layer and head on dataset windows (DHi fig. 2).
+  for m in dt dt-merger dhi gdt; do run entropy-$m entropy --checkpoint $C-$m.pt --episodes "$EPISODES"; done
+  # Merged against unmerged tokens (DHi fig. 5).
+  for m in dhi dt-merger dt; do run tsne-$m tsne --checkpoint $C-$m.pt --windows 40; done
+  # Table 1's ordering: every model at its best of the sweep's targets.
+  for m in gdt dhi dt-merger udc; do run rtg-sweep-$m rtg-sweep --checkpoint $C-$m.pt --episodes "$EPISODES"; done
+}
+
+contrast() {
+  local C=$ARS
+  for m in dc dt; do run ars/ablation-$m ablation --checkpoint $C-$m.pt --episodes "$EPISODES" --seeds 3; done
+  run ars/rtg-sweep rtg-sweep --checkpoint $C-dt.pt --compare $C-dc.pt --episodes "$EPISODES"
+}
+
+seeds() {
+  local m s
+  for m in dc dt; do
+    for s in 0 1 2; do
+      run seeds/$m-seed-$s rtg-sweep --checkpoint "$SEEDS/seed-$s/$m/checkpoint.pt" --episodes "$EPISODES"
+    done
+  done
+  mkdir -p "$DOCS/seeds"
+  python3 - "$DOCS/seeds" <<'PY' | tee "$DOCS/seeds/summary.md"
+import json, statistics, sys
+from pathlib import Path
+root = Path(sys.argv[1])
+print("| model | seed 0 | seed 1 | seed 2 | mean | std |")
+print("|---|---|---|---|---|---|")
+for m in ("dc", "dt"):
+    best = []
+    for s in (0, 1, 2):
+        f = root / f"{m}-seed-{s}" / "summary.json"
+        if not f.exists():
+            best.append(None)
+            continue
+        points = json.loads(f.read_text())["points"]
+        top = max(points, key=lambda p: p["mean"])
+        best.append((top["mean"], top["target"]))
+    cells = ["%.1f (at %.0f)" % b if b else "not trained" for b in best]
+    scores = [b[0] for b in best if b]
+    mean = "%.1f" % statistics.mean(scores) if scores else "-"
+    std = "%.1f" % statistics.stdev(scores) if len(scores) > 1 else "-"
+    print("| %s | %s | %s | %s |" % (m.upper(), " | ".join(cells), mean, std))
+PY
+}
+
+parts=("$@")
+[ ${#parts[@]} -eq 0 ] && parts=(story contrast seeds)
+for part in "${parts[@]}"; do
+  case "$part" in
+    story) story ;;
+    contrast) contrast ;;
+    seeds) seeds ;;
+    *) echo "unknown part: $part (story, contrast, seeds)" >&2; exit 2 ;;
+  esac
+done

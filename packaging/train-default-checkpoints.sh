@@ -14,7 +14,8 @@
 #   bash packaging/train-default-checkpoints.sh                 # all six
 #   bash packaging/train-default-checkpoints.sh dt dc           # some of them
 #   MINUTES=120 bash packaging/train-default-checkpoints.sh dt           # at most two hours, then stop
-#   SEED=1 STEPS=20000 OUT=build/seeds bash packaging/train-default-checkpoints.sh dt dc   # other seeds, not shipped
+#   SEED=1 STEPS=10000 WARMUP=1000 OUT=build/seeds/seed-1 bash packaging/train-default-checkpoints.sh dt dc
+#                                   # shorter runs of other seeds for the findings; only OUT's default ships
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${B:-build/release/bin}
@@ -24,6 +25,7 @@ SEED=${SEED:-0}
 THREADS=${THREADS:-2}
 MINUTES=${MINUTES:-150}
 EVAL_EVERY=${EVAL_EVERY:-5000}
+WARMUP=${WARMUP:-}  # learning-rate warm-up steps, if not the paper's 10,000
 DATA=$("$B/dstudio" dataset default --story)
 NAME=$(basename "$DATA" | sed 's/-dstudio-.*//')  # e.g. hopper-medium-expert
 
@@ -33,11 +35,20 @@ recipe() {
     dt) echo "--variant dt" ;;
     dc) echo "--variant dc" ;;
     gdt) echo "--variant gdt" ;;
-    dhi) echo "--variant dhi --training {\"cosine_decay\":true}" ;;
+    dhi) echo "--variant dhi" ;;
     dt-merger) echo "--variant hier --merger conv --mixer attention" ;;
     udc) echo "--variant udc" ;;
     *) echo "unknown default checkpoint: $1 (dt, dc, gdt, dhi, dt-merger, udc)" >&2; exit 2 ;;
   esac
+}
+
+# training fields beyond the defaults, as one JSON object
+training() {
+  local fields=()
+  [ "$1" = dhi ] && fields+=('"cosine_decay":true')
+  [ -n "$WARMUP" ] && fields+=("\"warmup_steps\":$WARMUP")
+  local IFS=,
+  echo "{${fields[*]}}"
 }
 
 names=("$@")
@@ -52,17 +63,18 @@ for name in "${names[@]}"; do
     echo "== $name: continuing $latest"
     timeout -s INT "${MINUTES}m" "$B/dstudio" train --resume "$latest" --threads "$THREADS" || status=$?
   else
-    echo "== $name: dstudio train $args --steps $STEPS --seed $SEED"
+    fields=$(training "$name")
+    echo "== $name: dstudio train $args --training $fields --steps $STEPS --seed $SEED"
     # shellcheck disable=SC2086  # the recipe is a list of arguments
-    timeout -s INT "${MINUTES}m" "$B/dstudio" train $args --dataset "$DATA" --steps "$STEPS" --seed "$SEED" \
-      --threads "$THREADS" --eval-every "$EVAL_EVERY" --eval-episodes 5 --out "$run" || status=$?
+    timeout -s INT "${MINUTES}m" "$B/dstudio" train $args --training "$fields" --dataset "$DATA" --steps "$STEPS" \
+      --seed "$SEED" --threads "$THREADS" --eval-every "$EVAL_EVERY" --eval-episodes 5 --out "$run" || status=$?
   fi
   if [ "$status" -eq 130 ] || [ "$status" -eq 124 ]; then
     echo "== $name: stopped for now; run this again to continue"
     continue
   fi
   [ "$status" -eq 0 ] || exit "$status"
-  if [ "$SEED" = 0 ]; then
+  if [ "$OUT" = build/default-checkpoints ]; then
     "$B/dstudio" checkpoint slim "$run/checkpoint.pt" --out "resources/checkpoints/$NAME-$name.pt"
   fi
 done
