@@ -432,7 +432,7 @@ void MainWindow::chooseCheckpoint() {
   if (!path.isEmpty()) openCheckpoint(path);
 }
 
-void MainWindow::openDefaultCheckpoint() { openCheckpoint(QStringLiteral(DSTUDIO_RESOURCES_DIR "/checkpoints/hopper-medium-dt.pt")); }
+void MainWindow::openDefaultCheckpoint() { openCheckpoint(defaultCheckpoint()); }
 
 bool MainWindow::isInspecting() const { return checkpoint_watcher_.isRunning(); }
 

@@ -11,6 +11,7 @@
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/return_analysis_view.h"
+#include "default_dataset.h"
 #include "main_window.h"
 #include "training_panel.h"
 #include "tsne_job.h"
@@ -35,7 +36,7 @@ ScreenshotTour::ScreenshotTour(MainWindow& window, QString dir) : window_(window
   connect(&window_, &MainWindow::checkpointShown, this, [this] {
     save(1, "attention.png");
     // The shipped GDT on the same windows: DT minus GDT, as in GDT's figure 4.
-    window_.compareCheckpoint(QFileInfo(window_.checkpointPath()).absolutePath() + "/hopper-medium-gdt.pt");
+    window_.compareCheckpoint(defaultCheckpoint(QStringLiteral("gdt")));
   });
   connect(&window_, &MainWindow::comparisonFailed, this, &ScreenshotTour::fail);
   connect(&window_, &MainWindow::comparisonShown, this, [this] {

@@ -21,6 +21,7 @@
 #include "dstudio/models/token_cloud.h"
 #include "dstudio/viz/tsne_view.h"
 #include "h5_fixture.h"
+#include "default_dataset.h"
 #include "tsne_job.h"
 
 #include "test_application.h"
@@ -253,7 +254,7 @@ TEST_F(Tsne, JobLaysOutTheTokensOfACheckpoint) {
   view.show();
   TsneJob job(&view);
   QSignalSpy finished(&job, &TsneJob::finished);
-  job.setCheckpoint(DSTUDIO_CHECKPOINTS_DIR "/hopper-medium-dt.pt", "DT, hopper-medium", 6);
+  job.setCheckpoint(studio::defaultCheckpoint(), "DT", 6);
   view.setParameters(30, 250);
   emit view.runRequested(view.perplexity(), view.iterations());  // what Run does
   ASSERT_TRUE(wait_until([&] { return finished.count() == 1; }, 120000));

@@ -35,6 +35,7 @@
 #include "dstudio/viz/episode_timeline.h"
 #include "dstudio/viz/workspace_view.h"
 #include "h5_fixture.h"
+#include "default_dataset.h"
 #include "main_window.h"
 #include "training_panel.h"
 #include "viewer_panel.h"
@@ -70,8 +71,6 @@ class Viewer : public testing::Test {
     }
     return false;
   }
-
-  static std::string models_dir() { return DSTUDIO_CHECKPOINTS_DIR; }
 
   test::TempDir dir;
 };
@@ -188,7 +187,7 @@ TEST_F(Viewer, AWorkspaceIsSavedAndRestoredInANewWindow) {
   const auto json = QJsonDocument::fromJson(saved.readAll()).object();
   EXPECT_EQ(json["decision_studio_workspace"].toInt(), 1);
   EXPECT_EQ(json["dataset"].toString(), dataset);
-  EXPECT_TRUE(json["checkpoint"].toString().endsWith("checkpoints/hopper-medium-dt.pt"));
+  EXPECT_TRUE(json["checkpoint"].toString().endsWith("checkpoints/" + QFileInfo(studio::defaultCheckpoint()).fileName()));
   EXPECT_EQ(json["tab"].toString(), "Viewer");
   EXPECT_EQ(json["runs"].toArray().size(), 1);
 
@@ -206,7 +205,7 @@ TEST_F(Viewer, AWorkspaceIsSavedAndRestoredInANewWindow) {
   // The Workspace tab lists each with its summary, as core describes it.
   auto* ws = restored.workspaceView();
   EXPECT_EQ(ws->section("Dataset")->text(1), "small.hdf5");
-  EXPECT_EQ(ws->section("Checkpoint")->text(1), "hopper-medium-dt.pt");
+  EXPECT_EQ(ws->section("Checkpoint")->text(1), QFileInfo(studio::defaultCheckpoint()).fileName());
   EXPECT_EQ(ws->section("Training runs")->childCount(), 1);
   bool variant_listed = false;
   for (int g = 0; g < ws->section("Checkpoint")->childCount(); ++g)
@@ -344,7 +343,7 @@ TEST_F(Viewer, StartsAndCancelsATrainingRunOnTheOpenDataset) {
   EXPECT_EQ(finished.back().at(1).toString(), "Cancelled");
 
   // Another dataset's checkpoint is refused with the reason, and nothing starts.
-  EXPECT_FALSE(training->resumeFromCheckpoint(QDir(QString::fromStdString(models_dir())).filePath("hopper-medium-dt.pt")));
+  EXPECT_FALSE(training->resumeFromCheckpoint(studio::defaultCheckpoint()));
   EXPECT_FALSE(training->messageLabel()->text().isEmpty());
   EXPECT_EQ(started.count(), 2);
 }
@@ -358,8 +357,7 @@ TEST_F(Viewer, ComparesTwoCheckpointsAsADifferenceOfTheirMaps) {
   const auto alone = view->matrix();
   QSignalSpy shown(&w, &MainWindow::comparisonShown);
   QSignalSpy failed(&w, &MainWindow::comparisonFailed);
-  const QString checkpoints = QFileInfo(w.checkpointPath()).absolutePath();
-  w.compareCheckpoint(checkpoints + "/hopper-medium-gdt.pt");
+  w.compareCheckpoint(studio::defaultCheckpoint("gdt"));
   ASSERT_TRUE(shown.wait(180000)) << (failed.isEmpty() ? "timed out" : failed.front().front().toString().toStdString());
   ASSERT_TRUE(view->showingDifference());
   const auto& gdt = view->comparisonMatrix();
@@ -387,10 +385,10 @@ TEST_F(Viewer, ComparesTwoCheckpointsAsADifferenceOfTheirMaps) {
   const auto sweep_files = w.returnsView()->exportFigure((dir / "sweep").string(), {});
   std::ifstream csv((dir / "sweep_sweep.csv").string());
   const std::string text((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("hopper-medium-dt"), std::string::npos) << text;
-  EXPECT_NE(text.find("hopper-medium-gdt"), std::string::npos) << text;
+  EXPECT_NE(text.find(QFileInfo(studio::defaultCheckpoint()).baseName().toStdString()), std::string::npos) << text;
+  EXPECT_NE(text.find(QFileInfo(studio::defaultCheckpoint("gdt")).baseName().toStdString()), std::string::npos) << text;
 
-  w.compareCheckpoint(checkpoints + "/hopper-medium-dhi.pt");
+  w.compareCheckpoint(studio::defaultCheckpoint("dhi"));
   ASSERT_TRUE(failed.wait(180000));
   EXPECT_TRUE(failed.back().front().toString().contains("different tokens")) << failed.back().front().toString().toStdString();
   EXPECT_EQ(view->comparisonMatrix().tokens, 60) << "the earlier comparison stays";
