@@ -3,7 +3,6 @@
 #include "screenshot_tour.h"
 
 #include <QDir>
-#include <QFileInfo>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
