@@ -279,7 +279,7 @@ std::vector<std::string> save_lines(const std::string& base, const std::vector<S
     auto* text = new QCPItemText(&plot);
     text->position->setType(QCPItemPosition::ptPlotCoords);
     text->position->setCoords(xmin, value);
-    text->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);  // below the line: above it may leave the axes
+    text->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);  // above the line, where curves rarely go; room is made below
     text->setText(name);
     text->setFont(font_of(style, style.tickFont()));
     text->setColor(colors::kGrey);
@@ -307,6 +307,10 @@ std::vector<std::string> save_lines(const std::string& base, const std::vector<S
     plot.yAxis->setRange(std::min(r.lower, value), std::max(r.upper, value));
   }
   plot.yAxis->scaleRange(1.08, plot.yAxis->range().center());
+  for (const auto& [name, value] : references) {  // headroom for the label above each line
+    const auto r = plot.yAxis->range();
+    plot.yAxis->setRange(r.lower, std::max(r.upper, value + 0.12 * r.size()));
+  }
   if (!log_x) plot.xAxis->scaleRange(1.04, plot.xAxis->range().center());
   if (series.size() > 1) legend_below(plot);
   return save_all(plot, base, style);
@@ -322,6 +326,7 @@ std::vector<std::string> save_bars(const std::string& base, const std::vector<Ba
   auto* err = new QCPErrorBars(plot.xAxis, plot.yAxis);
   err->setDataPlottable(b);
   err->setPen(QPen(Qt::black, 0.67 * style.line_width));
+  err->setSymbolGap(0);  // a whisker through the bar's top, not broken around it
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   QVector<double> keys, values, errors;
   double top = 0.0, bottom = 0.0;
@@ -337,6 +342,7 @@ std::vector<std::string> save_bars(const std::string& base, const std::vector<Ba
   err->setData(errors);
   plot.xAxis->setTicker(ticker);
   plot.xAxis->grid()->setVisible(false);
+  plot.xAxis->setTickLength(0, 4);  // outside: a tick inside would stand in the bar
   plot.xAxis->setRange(0.3, static_cast<double>(bars.size()) + 0.7);
   plot.yAxis->setRange(bottom * 1.1, top * 1.12 + 1e-9);
   label_axes(plot, style, {}, y_label);

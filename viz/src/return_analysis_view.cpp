@@ -99,6 +99,7 @@ void ReturnAnalysisView::setAblation(const QString& title, const std::vector<mod
   bars->setWidth(0.6);
   auto* errors = new QCPErrorBars(ablation_->xAxis, ablation_->yAxis);
   errors->setDataPlottable(bars);
+  errors->setSymbolGap(0);  // a whisker through the bar's top, not broken around it
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   const QStringList names = {tr("none"), tr("RTG"), tr("past states"), tr("actions")};
   QVector<double> keys, values, spread;
