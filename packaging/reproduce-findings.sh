@@ -38,26 +38,30 @@ run() {  # folder, then the analyze arguments
   find "$OUT/$name" -maxdepth 1 -name '*.png' -exec cp {} "$DOCS/$name/" \;
 }
 
-story() {
-  local C=$STORY
-  # Modality zeroing and out-of-distribution targets, over 3 evaluation seeds: DC against DT.
-  for m in dc dt; do run ablation-$m ablation --checkpoint $C-$m.pt --episodes "$EPISODES" --seeds 3; done
-  run rtg-sweep rtg-sweep --checkpoint $C-dt.pt --compare $C-dc.pt --episodes "$EPISODES"
-  # Attention maps on the same dataset windows, and DT - GDT (GDT's figure 4).
-  run attention-dt attention --checkpoint $C-dt.pt --compare $C-gdt.pt --layer 0
-  for m in gdt dt-merger dhi; do run attention-$m attention --checkpoint $C-$m.pt --layer 0; done
-  # Entropy against reward during rollouts, and per layer and head on dataset windows (DHi fig. 2).
-  for m in dt dt-merger dhi gdt; do run entropy-$m entropy --checkpoint $C-$m.pt --episodes "$EPISODES"; done
+# The analyses of one set of checkpoints: prefix C (…/<dataset>), output folders under P.
+analyses() {
+  local C=$1 P=$2 m
+  # Modality zeroing (DC fig. 5), over 3 evaluation seeds, and out-of-distribution targets (fig. 6).
+  for m in dc dt; do run ${P}ablation-$m ablation --checkpoint $C-$m.pt --episodes "$EPISODES" --seeds 3; done
+  run ${P}rtg-sweep rtg-sweep --checkpoint $C-dt.pt --compare $C-dc.pt --episodes "$EPISODES"
+  # Attention maps on the same dataset windows (DC fig. 3), and DT - GDT (GDT fig. 4).
+  run ${P}attention-dt attention --checkpoint $C-dt.pt --compare $C-gdt.pt --layer 0
+  for m in gdt dc dt-merger dhi; do run ${P}attention-$m attention --checkpoint $C-$m.pt --layer 0; done
+  # Entropy against reward during rollouts, per layer and head, intra- and inter-step (DHi fig. 2).
+  for m in dt gdt dt-merger dhi dc; do run ${P}entropy-$m entropy --checkpoint $C-$m.pt --episodes "$EPISODES"; done
   # Merged against unmerged tokens (DHi fig. 5).
-  for m in dhi dt-merger dt; do run tsne-$m tsne --checkpoint $C-$m.pt --windows 40; done
+  for m in dhi dt-merger dt; do run ${P}tsne-$m tsne --checkpoint $C-$m.pt --windows 40; done
+}
+
+story() {
+  analyses "$STORY" ""
   # Table 1's ordering: every model at its best of the sweep's targets.
-  for m in gdt dhi dt-merger udc; do run rtg-sweep-$m rtg-sweep --checkpoint $C-$m.pt --episodes "$EPISODES"; done
+  local m
+  for m in dc dt gdt dhi dt-merger udc; do run rtg-sweep-$m rtg-sweep --checkpoint $STORY-$m.pt --episodes "$EPISODES"; done
 }
 
 contrast() {
-  local C=$ARS
-  for m in dc dt; do run ars/ablation-$m ablation --checkpoint $C-$m.pt --episodes "$EPISODES" --seeds 3; done
-  run ars/rtg-sweep rtg-sweep --checkpoint $C-dt.pt --compare $C-dc.pt --episodes "$EPISODES"
+  analyses "$ARS" ars/
 }
 
 seeds() {

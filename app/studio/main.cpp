@@ -46,14 +46,20 @@ int main(int argc, char** argv) {
   const QString shot = parser.value(screenshot);
   if (!shot.isEmpty()) {
     // Headless use (tests, documentation): show the window with real content, save it, exit.
-    QObject::connect(&window, &dstudio::studio::MainWindow::datasetOpened, [&] {
-      window.datasetView()->episodeTable()->selectRow(0);
+    auto save = [&] {
       QTimer::singleShot(300, [&] {
         const bool saved = window.grab().save(shot);
         std::fprintf(saved ? stdout : stderr, saved ? "saved %s\n" : "could not save %s\n",
                      qPrintable(shot));
         QApplication::exit(saved ? 0 : 1);
       });
+    };
+    QObject::connect(&window, &dstudio::studio::MainWindow::datasetOpened, [&, save] {
+      auto* view = window.datasetView();
+      view->episodeTable()->selectRow(0);
+      // Rows computed after the dataset is shown (the R^2) belong in the picture too.
+      if (view->summaryComplete()) save();
+      else QObject::connect(view, &dstudio::viz::DatasetView::summaryCompleted, view, save, Qt::SingleShotConnection);
     });
     QObject::connect(&window, &dstudio::studio::MainWindow::loadFailed, [](const QString& message) {
       std::fprintf(stderr, "decision-studio: error: %s\n", qPrintable(message));

@@ -28,9 +28,15 @@ constexpr int kViewerStep = 180;  // where the viewer's screenshot stops the epi
 ScreenshotTour::ScreenshotTour(MainWindow& window, QString dir) : window_(window), dir_(std::move(dir)) {
   // Each view's content arrives from a worker; the next step starts when the previous reports.
   connect(&window_, &MainWindow::datasetOpened, this, [this] {
-    window_.datasetView()->episodeTable()->selectRow(0);
-    save(0, "dataset.png");
-    window_.openDefaultCheckpoint();
+    auto* view = window_.datasetView();
+    view->episodeTable()->selectRow(0);
+    auto next = [this] {
+      save(0, "dataset.png");
+      window_.openDefaultCheckpoint();
+    };
+    // Rows computed after the dataset is shown (the R^2) belong in the picture too.
+    if (view->summaryComplete()) next();
+    else connect(view, &viz::DatasetView::summaryCompleted, this, next, Qt::SingleShotConnection);
   });
   connect(&window_, &MainWindow::checkpointShown, this, [this] {
     save(1, "attention.png");

@@ -108,6 +108,8 @@ void DatasetView::showActionR2() {
   if (!r2_row_) return;  // the summary was cleared since
   const double r2 = r2_watcher_->result();
   r2_row_->setText(1, std::isfinite(r2) ? QString::number(r2, 'f', 3) : tr("undefined (constant actions)"));
+  r2_row_ = nullptr;
+  emit summaryCompleted();
 }
 
 void DatasetView::fillSummary() {

@@ -39,12 +39,16 @@ class DatasetView : public QWidget {
   /// The banner listing the dataset's warnings (hidden when there are none).
   [[nodiscard]] QLabel* warningsBanner() const { return warnings_; }
   [[nodiscard]] QPushButton* replayButton() const { return replay_; }
+  /// Whether every summary row is filled (see summaryCompleted()).
+  [[nodiscard]] bool summaryComplete() const { return dataset_ && !r2_row_; }
 
  signals:
   /// Emitted with the index into `Dataset::episodes` when the user selects an episode.
   void episodeSelected(qint64 episode);
   /// The user asked to replay an episode in the viewer (only for datasets with simulator states).
   void replayRequested(qint64 episode);
+  /// Every summary row is filled, including those computed on a worker after the dataset was shown.
+  void summaryCompleted();
 
  private:
   void fillSummary();
