@@ -54,9 +54,15 @@ analyses() {
 }
 
 story() {
-  analyses "$STORY" ""
-  # Table 1's ordering: every model at its best of the sweep's targets.
   local m
+  analyses "$STORY" ""
+  # Learning curves of the shipped runs, where their folders are here (training leaves them in
+  # build/default-checkpoints; the figures in docs/findings/training-* stay otherwise).
+  local folder
+  for folder in "${RUNS:-build/default-checkpoints}"/*/; do
+    if [ -f "$folder/metrics.jsonl" ]; then run "training-$(basename "$folder")" training --run "$folder"; fi
+  done
+  # Table 1's ordering: every model at its best of the sweep's targets.
   for m in dc dt gdt dhi dt-merger udc; do run rtg-sweep-$m rtg-sweep --checkpoint $STORY-$m.pt --episodes "$EPISODES"; done
 }
 

@@ -22,6 +22,7 @@
 
 #include "commands.h"
 #include "dstudio/analysis/attention_maps.h"
+#include "dstudio/analysis/curves.h"
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/analysis/tsne.h"
 #include "dstudio/data/dataset_io.h"
@@ -617,42 +618,21 @@ struct TrainingArgs : Common {
   std::string run, compare_run;
 };
 
-// Metrics of a run over its steps: every key of metrics.jsonl.
-std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> read_metrics(const std::string& run) {
-  const auto path = fs::path(run) / "metrics.jsonl";
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path.string() + ": no such file (is " + run + " a training run's folder?)");
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> out;
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.contains("step")) throw std::runtime_error(path.string() + ": line " + std::to_string(number) + " is not a metrics record");
-    for (const auto& [key, value] : j.items())
-      if (key != "step" && value.is_number()) {
-        out[key].first.push_back(j["step"].get<double>());
-        out[key].second.push_back(value.get<double>());
-      }
-  }
-  return out;
-}
-
 void run_training_curves(const TrainingArgs& a) {
   std::vector<std::string> files;
   ordered_json summary = {{"analysis", "training"}, {"run", a.run}};
-  std::vector<std::pair<std::string, decltype(read_metrics(""))>> runs = {{fs::path(a.run).filename().string(), read_metrics(a.run)}};
-  if (!a.compare_run.empty()) runs.push_back({fs::path(a.compare_run).filename().string(), read_metrics(a.compare_run)});
+  std::vector<std::pair<std::string, analysis::RunMetrics>> runs = {{fs::path(a.run).filename().string(), analysis::read_run_metrics(a.run)}};
+  if (!a.compare_run.empty()) runs.push_back({fs::path(a.compare_run).filename().string(), analysis::read_run_metrics(a.compare_run)});
   viz::FigureContext figures;
   for (const auto& [key, label] : {std::pair{"loss", "training loss"}, std::pair{"entropy_layer1", "attention entropy, layer 1"},
                                    std::pair{"eval_score", "normalised score"}}) {
     std::vector<viz::Series> series;
     ordered_json last = ordered_json::object();
     for (const auto& [name, metrics] : runs) {
-      auto it = metrics.find(key);
-      if (it == metrics.end()) continue;
-      series.push_back({QString::fromStdString(name), it->second.first, it->second.second, {}, {}, false});
-      last[name] = it->second.second.back();
+      auto it = metrics.columns.find(key);
+      if (it == metrics.columns.end() || it->second.x.empty()) continue;
+      series.push_back({QString::fromStdString(name), it->second.x, it->second.y, {}, {}, false});
+      last[name] = it->second.y.back();
     }
     if (series.empty()) continue;
     summary[key] = {{"last", last}, {"points", series.front().x.size()}};
