@@ -25,6 +25,7 @@
 #include "dstudio/analysis/curves.h"
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/analysis/tsne.h"
+#include "dstudio/common/error.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/evaluation.h"
@@ -60,7 +61,7 @@ viz::FigureStyle FigureOptions::resolve() const {
   viz::FigureStyle s;
   if (!preset.empty()) {
     const auto p = viz::venue_preset(preset);
-    if (!p) throw std::invalid_argument("unknown figure preset: " + preset);
+    if (!p) throw UsageError("unknown figure preset: " + preset);
     s = *p;
   }
   if (preset.empty() || given(width_given)) {
@@ -293,7 +294,7 @@ void run_attention(const AttentionArgs& a) {
   if (!a.compare.empty()) {
     const auto other = models::read_checkpoint_info(a.compare);
     if (other.variant.context_length != K || (other.variant.tokenizer == models::Tokenizer::Triplet) != (per_step == 3))
-      throw std::invalid_argument("the two checkpoints see windows of different sizes (" + std::to_string(cfg.tokens()) + " and " +
+      throw Error("the two checkpoints see windows of different sizes (" + std::to_string(cfg.tokens()) + " and " +
                                   std::to_string(other.variant.tokens()) + " tokens); their maps cannot be subtracted");
     const auto theirs = models::inspect_windows(a.compare, windows);
     const auto [other_mean, other_rollout] = summary_of(theirs);

@@ -263,12 +263,9 @@ void add_model_bench_commands(CLI::App& app, int& exit_code) {
     cmd->add_option("--threads", a->threads, "Threads")->check(CLI::Range(1, 64))->capture_default_str();
     cmd->add_flag("--json", a->json, "Print one JSON object");
     cmd->callback([&exit_code, a, training] {
-      try {
-        exit_code = run_model_bench(*a, training);
-      } catch (const std::invalid_argument& e) {
-        std::fprintf(stderr, "dstudio: error: %s\n", e.what());
-        exit_code = kUsage;
-      }
+      int measured = kOk;
+      exit_code = run_guarded([&] { measured = run_model_bench(*a, training); });
+      if (exit_code == kOk) exit_code = measured;
     });
   }
 }

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "dstudio/common/error.h"
 #include "rollouts.h"
 #include "dstudio/models/evaluation.h"
 #include "terminal_progress.h"
@@ -28,8 +29,8 @@ void on_interrupt(int) {
 models::ModalityZeroing parse_zeroing(const std::string& name) {
   try {
     return models::zeroing_from_string(name);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("--") + e.what());
+  } catch (const UsageError& e) {
+    throw UsageError(std::string("--") + e.what());
   }
 }
 

@@ -85,7 +85,8 @@ void add_train_commands(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, 100'000'000));
   train->add_option("--eval-episodes", a->eval_episodes, "Episodes of each evaluation")->capture_default_str()->check(CLI::Range(1, 1000));
   train->callback([&exit_code, a, train] {
-    try {
+    int trained = kOk;  // what run_training says: finished, stopped (130) or failed
+    exit_code = run_guarded([&] {
       if (!a->resume.empty()) {
         const auto info = models::read_checkpoint_info(a->resume);
         const std::string path = a->dataset.empty() ? info.dataset_path : a->dataset;
@@ -93,7 +94,7 @@ void add_train_commands(CLI::App& app, int& exit_code) {
         auto trainer = models::Trainer::resume(dataset, a->resume, a->out);
         if (trainer->training().eval_every > 0)
           trainer->on_evaluation(models::evaluation_hook(dataset, trainer->training().rtg_scale, a->eval_episodes));
-        exit_code = run_training(*trainer);
+        trained = run_training(*trainer);
         return;
       }
       if (a->variant.empty() || a->dataset.empty() || a->out.empty())
@@ -121,17 +122,9 @@ void add_train_commands(CLI::App& app, int& exit_code) {
       if (a->eval_every > 0) training.eval_every = a->eval_every;
       models::Trainer trainer(dataset, variant, training, a->out);
       if (training.eval_every > 0) trainer.on_evaluation(models::evaluation_hook(dataset, training.rtg_scale, a->eval_episodes));
-      exit_code = run_training(trainer);
-    } catch (const CLI::ValidationError& e) {
-      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
-      exit_code = kUsage;
-    } catch (const std::invalid_argument& e) {
-      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
-      exit_code = kUsage;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
-      exit_code = kFailed;
-    }
+      trained = run_training(trainer);
+    });
+    if (exit_code == kOk) exit_code = trained;
   });
 }
 

@@ -18,7 +18,7 @@ models::RolloutResult run_rollout(const std::string& checkpoint, const models::R
 /// "mean" and "std" are normalised scores.
 nlohmann::ordered_json rollout_summary_json(const models::RolloutResult& result);
 
-/// "none", "rtg", "states", "actions"; throws CLI-style usage errors (std::invalid_argument) otherwise.
+/// "none", "rtg", "states", "actions"; throws UsageError otherwise.
 models::ModalityZeroing parse_zeroing(const std::string& name);
 
 }  // namespace dstudio::cli

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "commands.h"
+#include "dstudio/common/error.h"
 #include "dstudio/common/progress.h"
 
 namespace dstudio::cli {
@@ -13,6 +14,9 @@ int run_guarded(const std::function<void()>& body) {
     body();
     return kOk;
   } catch (const CLI::ValidationError& e) {
+    std::fprintf(stderr, "dstudio: error: %s\n", e.what());
+    return kUsage;
+  } catch (const UsageError& e) {
     std::fprintf(stderr, "dstudio: error: %s\n", e.what());
     return kUsage;
   } catch (const std::invalid_argument& e) {

@@ -26,6 +26,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "default_dataset.h"
+#include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/models/checkpoint.h"
@@ -519,8 +520,8 @@ void MainWindow::compareCheckpoint(const QString& path) {
     try {
       const auto info = models::read_checkpoint_info(path.toStdString());
       if (info.variant.context_length != windows.front().steps)
-        throw std::invalid_argument(path.toStdString() + ": sees windows of " + std::to_string(info.variant.context_length) +
-                                    " steps, the open checkpoint " + std::to_string(windows.front().steps));
+        throw Error(path.toStdString() + ": sees windows of " + std::to_string(info.variant.context_length) +
+                   " steps, the open checkpoint " + std::to_string(windows.front().steps));
       out.windows = models::inspect_windows(path.toStdString(), windows);
       out.info = info;
       out.title = QFileInfo(path).completeBaseName() + " (" + QString::fromStdString(info.variant.variant) + ")";

@@ -39,6 +39,7 @@
 #include <fstream>
 #include <mutex>
 
+#include "dstudio/common/error.h"
 #include "dstudio/analysis/curves.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/evaluation.h"
@@ -520,7 +521,7 @@ void TrainingPanel::rebuildVariantForm() {
   try {
     config = models::make_variant(variant_->currentText().toStdString(), merger_->currentText().toStdString(),
                                   mixer_->currentText().toStdString());
-  } catch (const std::invalid_argument& e) {
+  } catch (const UsageError& e) {
     showMessage(QString::fromStdString(e.what()), true);
     return;
   }
@@ -663,7 +664,7 @@ bool TrainingPanel::startTraining() {
   try {
     variant = variantConfig();
     training = trainingConfig();
-  } catch (const std::invalid_argument& e) {
+  } catch (const UsageError& e) {
     const QString why = QString::fromStdString(e.what());
     showMessage(tr("Not started: %1").arg(why), true);
     markInvalidField(why);

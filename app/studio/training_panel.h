@@ -88,7 +88,7 @@ class TrainingPanel : public QWidget {
   /// The keys of the variant form, in the configuration's order.
   [[nodiscard]] QStringList variantKeys() const;
   [[nodiscard]] QStringList trainingKeys() const;
-  /// What the forms hold, parsed and validated by core. Throw std::invalid_argument naming the
+  /// What the forms hold, parsed and validated by core. Throw UsageError naming the
   /// field that is out of range.
   [[nodiscard]] models::VariantConfig variantConfig() const;
   [[nodiscard]] models::TrainingConfig trainingConfig() const;

@@ -28,6 +28,7 @@
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "dstudio/common/error.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/episode_timeline.h"
@@ -523,7 +524,7 @@ void ViewerPanel::applySettings(const QJsonObject& o) {
   if (o.contains("zeroing")) {
     try {
       setZeroing(models::zeroing_from_string(o["zeroing"].toString().toStdString()));
-    } catch (const std::invalid_argument&) {
+    } catch (const UsageError&) {
       // A workspace from a newer studio: keep the current zeroing.
     }
   }

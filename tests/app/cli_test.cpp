@@ -204,6 +204,14 @@ TEST_F(Cli, BehaviourSacRunsInChunksStopsOnInterruptAndShips) {
   r = run("behaviour eval --env walker2d --policies " + shipped, dir);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("policies for hopper, not walker2d"));
+  // A damaged file is a problem with the data (1), named with its path; an unknown name is wrong usage (2).
+  const auto broken = (dir / "broken.json").string();
+  { std::ofstream(broken) << R"({"format": "dstudio-sac-policies-1"})"; }
+  r = run("behaviour eval --env hopper --policies " + broken, dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr(broken + ": a behaviour-policy file with a missing or wrong field"));
+  r = run("behaviour eval --env hopper --algorithm sac --policies " + shipped + " --snapshot best", dir);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
 }
 
 TEST_F(Cli, RenderWithoutADisplaySaysSo) {

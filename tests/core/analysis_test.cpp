@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "dstudio/common/error.h"
 #include "dstudio/analysis/attention_maps.h"
 #include "dstudio/analysis/tsne.h"
 
@@ -51,7 +52,7 @@ TEST(AttentionMaps, HeadsLayersRolloutAndDifference) {
   EXPECT_NEAR(two.at(3, 0), by_hand, 1e-12);
   const auto d = difference(head_of(layer, 0), head_of(layer, 1));
   EXPECT_DOUBLE_EQ(d.at(1, 1), 0.5 - 1.0);
-  EXPECT_THROW(difference(mean, TokenMatrix{3, std::vector<double>(9)}), std::invalid_argument);
+  EXPECT_THROW(difference(mean, TokenMatrix{3, std::vector<double>(9)}), dstudio::Error);
   EXPECT_EQ(token_labels({'R', 's', 'a', 'R'}, {-1, 4, 4, 5}), (std::vector<std::string>{"pad", "s4", "a4", "R5"}));
 }
 
@@ -141,8 +142,8 @@ TEST(Tsne, SnapshotCallbackSeesTheKeptLayouts) {
 
 TEST(Tsne, RefusesTooFewPointsForThePerplexity) {
   std::vector<float> x(20 * 3, 1.0f);
-  EXPECT_THROW(tsne(x, 20, 3, {}), std::invalid_argument);  // perplexity 30 needs more than 90 points
-  EXPECT_THROW(tsne(x, 20, 4, {}), std::invalid_argument);  // sizes do not match
+  EXPECT_THROW(tsne(x, 20, 3, {}), dstudio::UsageError);  // perplexity 30 needs more than 90 points
+  EXPECT_THROW(tsne(x, 20, 4, {}), dstudio::UsageError);  // sizes do not match
 }
 
 }  // namespace

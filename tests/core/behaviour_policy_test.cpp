@@ -18,6 +18,7 @@
 #include <iterator>
 #include <thread>
 
+#include "dstudio/common/error.h"
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/behaviour/gaussian_policy.h"
 #include "dstudio/behaviour/generate.h"
@@ -143,16 +144,16 @@ TEST(GaussianPolicy, BadFilesSayWhatIsWrong) {
   auto p = random_policy(3, 1, {4}, 4);
   round_to_half(p);
   auto text = to_json_text(p);
-  EXPECT_THAT([&] { gaussian_policy_from_json_text("{}"); }, testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr("tanh-gaussian-mlp")));
+  EXPECT_THAT([&] { gaussian_policy_from_json_text("{}"); }, testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("tanh-gaussian-mlp")));
   auto cut = text;
   cut.replace(cut.find("weight_f16\":\"") + 13, 4, "");  // four base64 characters fewer: 3 bytes
-  EXPECT_THAT([&] { gaussian_policy_from_json_text(cut); }, testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr("layer 0 weight_f16")));
+  EXPECT_THAT([&] { gaussian_policy_from_json_text(cut); }, testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("layer 0 weight_f16")));
   auto wrong = text;
   wrong.replace(wrong.find("\"in\":4"), 6, "\"in\":5");
-  EXPECT_THAT([&] { gaussian_policy_from_json_text(wrong); }, testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr("layer 1")));
+  EXPECT_THAT([&] { gaussian_policy_from_json_text(wrong); }, testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("layer 1")));
   auto bad_char = text;
   bad_char[bad_char.find("bias_f16\":\"") + 11] = '*';
-  EXPECT_THAT([&] { gaussian_policy_from_json_text(bad_char); }, testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr("not base64")));
+  EXPECT_THAT([&] { gaussian_policy_from_json_text(bad_char); }, testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("not base64")));
 }
 
 // A SAC-style set for hopper whose policies act (almost) deterministically with a constant action
@@ -203,14 +204,14 @@ TEST(PolicySet, JsonRoundTripIsExact) {
 TEST(PolicySet, RefusesSetsThatDoNotFitTheirEnvironment) {
   auto set = constant_set();
   set.medium = 7;
-  EXPECT_THAT([&] { set.validate(); }, testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr("outside the 3 snapshots")));
+  EXPECT_THAT([&] { set.validate(); }, testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("outside the 3 snapshots")));
   set = constant_set();
   set.env = "walker2d";
-  EXPECT_THAT([&] { set.validate(); }, testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr("walker2d has 17 and 6")));
-  EXPECT_THAT([&] { policy_set_from_text("[1, 2]", 0.0); }, testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr("not a behaviour-policy file")));
+  EXPECT_THAT([&] { set.validate(); }, testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("walker2d has 17 and 6")));
+  EXPECT_THAT([&] { policy_set_from_text("[1, 2]", 0.0); }, testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("not a behaviour-policy file")));
   EXPECT_THAT([&] { policy_set_from_text("{\"format\": \"dstudio-sac-policies-1\", \"env\": \"hopper\"}", 0.0); },
-              testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr("missing or wrong field")));
-  EXPECT_THROW(parse_algorithm("ppo"), std::invalid_argument);
+              testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("missing or wrong field")));
+  EXPECT_THROW(parse_algorithm("ppo"), dstudio::UsageError);
 }
 
 TEST(PolicySet, ArsRunsActAsTheirLinearPolicyWithNoise) {

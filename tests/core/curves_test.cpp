@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 
+#include "dstudio/common/error.h"
 #include "dstudio/analysis/curves.h"
 #include "h5_fixture.h"
 
@@ -23,8 +24,8 @@ TEST(Curves, EmaFollowsTheRecurrenceFromTheFirstValue) {
   EXPECT_DOUBLE_EQ(s[2], 8.1);
   EXPECT_THAT(ema_smooth({4, -1, 7}, 0.0), testing::ElementsAre(4.0, -1.0, 7.0));
   EXPECT_TRUE(ema_smooth({}, 0.5).empty());
-  EXPECT_THROW(ema_smooth({1}, 1.0), std::invalid_argument);
-  EXPECT_THROW(ema_smooth({1}, -0.1), std::invalid_argument);
+  EXPECT_THROW(ema_smooth({1}, 1.0), dstudio::UsageError);
+  EXPECT_THROW(ema_smooth({1}, -0.1), dstudio::UsageError);
 }
 
 TEST(Curves, EmaSkipsNonFiniteValues) {

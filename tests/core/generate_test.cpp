@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "dstudio/common/error.h"
 #include "dstudio/behaviour/generate.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/compatibility.h"
@@ -135,14 +136,14 @@ TEST(Generate, ShippedExpertsReachTheTargetsAndMediumIsAboutAThird) {
 }
 
 TEST(Generate, BadInputGetsClearErrors) {
-  EXPECT_THROW(parse_kind("medium-random"), std::invalid_argument);
+  EXPECT_THROW(parse_kind("medium-random"), dstudio::UsageError);
   try {
     parse_kind("replay");
-  } catch (const std::invalid_argument& e) {
+  } catch (const dstudio::UsageError& e) {
     EXPECT_THAT(e.what(), testing::HasSubstr("known kinds: random, medium, medium-replay, expert, medium-expert"));
   }
   EXPECT_THROW(generate_dataset(config("hopper", DatasetKind::Medium, 100), ars("halfcheetah")),
-               std::invalid_argument);
+               dstudio::Error);
   EXPECT_THROW(generate_dataset(config("ant-maze", DatasetKind::Random, 100), {}), env::EnvError);
 }
 

@@ -1,5 +1,6 @@
 // Training windows against windows computed by hand from the reference get_batch semantics.
 
+#include "dstudio/common/error.h"
 #include "dstudio/data/window_sampler.h"
 
 #include <gmock/gmock.h>
@@ -163,13 +164,13 @@ TEST(WindowSampler, SampledRowsMatchTheirHandBuiltWindow) {
 TEST(WindowSampler, RejectsImpossibleConfigurations) {
   const Dataset ds = two_episodes();
   auto c = config(0);
-  EXPECT_THROW(WindowSampler(ds, c), std::invalid_argument);
+  EXPECT_THROW(WindowSampler(ds, c), dstudio::UsageError);
   c = config(2);
   c.pct_traj = 0.0;
-  EXPECT_THROW(WindowSampler(ds, c), std::invalid_argument);
+  EXPECT_THROW(WindowSampler(ds, c), dstudio::UsageError);
   Dataset tail_only = ds;
   for (auto& e : tail_only.episodes) e.end = EndReason::Unterminated;
-  EXPECT_THROW(WindowSampler(tail_only, config(2)), std::invalid_argument);
+  EXPECT_THROW(WindowSampler(tail_only, config(2)), dstudio::Error);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <qcustomplot.h>
 #include <random>
 
+#include "dstudio/common/error.h"
 #include "dstudio/models/token_cloud.h"
 #include "dstudio/viz/tsne_view.h"
 #include "h5_fixture.h"
@@ -99,7 +100,7 @@ TEST_F(Tsne, TokenCloudGathersRealStepsBeforeAndAfterMerging) {
   EXPECT_EQ(merged.modalities(), std::vector<std::string>{"merged"});
   EXPECT_EQ(merged.timestep, (std::vector<int>{0, 7, 0, 7}));
   EXPECT_EQ(merged.window, (std::vector<int>{0, 0, 1, 1}));
-  EXPECT_THROW(models::token_cloud({win}, {}), std::invalid_argument);
+  EXPECT_THROW(models::token_cloud({win}, {}), dstudio::Error);
 }
 
 TEST_F(Tsne, ViewDrawsEveryPointOfEachLayoutAndReplaysThem) {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "dstudio/common/error.h"
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint_model.h"
@@ -367,10 +368,10 @@ TEST(EpisodePlayer, ReplaysADatasetEpisodeFromItsStates) {
   try {
     EpisodePlayer::replay(ds, 0);
     FAIL() << "a dataset without states was replayed";
-  } catch (const std::invalid_argument& error) {
+  } catch (const dstudio::Error& error) {
     EXPECT_THAT(error.what(), HasSubstr("made-here.hdf5: has no infos/qpos"));
   }
-  EXPECT_THROW(EpisodePlayer::replay(ds, 5), std::invalid_argument);
+  EXPECT_THROW(EpisodePlayer::replay(ds, 5), dstudio::UsageError);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "dstudio/common/error.h"
 #include "dstudio/models/decision_model.h"
 
 namespace dstudio::models {
@@ -286,11 +287,11 @@ TEST(VariantConfig, JsonRoundTripAndClearErrors) {
   EXPECT_EQ(make_variant("dc").context_length, 8);
   EXPECT_EQ(make_variant("gdt").heads, 2);
   EXPECT_EQ(make_variant("dhi").pool_size, 2);
-  EXPECT_THROW(make_variant("decision-mamba"), std::invalid_argument);
-  EXPECT_THROW(make_variant("hier", "sum", "pooling"), std::invalid_argument);
-  EXPECT_THROW(with_overrides(make_variant("dt"), R"({"hiden": 64})"), std::invalid_argument);
-  EXPECT_THROW(with_overrides(make_variant("dt"), R"({"hidden": 100, "heads": 3})"), std::invalid_argument);
-  EXPECT_THROW(with_overrides(make_variant("dt"), R"({"hidden": "big"})"), std::invalid_argument);
+  EXPECT_THROW(make_variant("decision-mamba"), dstudio::UsageError);
+  EXPECT_THROW(make_variant("hier", "sum", "pooling"), dstudio::UsageError);
+  EXPECT_THROW(with_overrides(make_variant("dt"), R"({"hiden": 64})"), dstudio::UsageError);
+  EXPECT_THROW(with_overrides(make_variant("dt"), R"({"hidden": 100, "heads": 3})"), dstudio::UsageError);
+  EXPECT_THROW(with_overrides(make_variant("dt"), R"({"hidden": "big"})"), dstudio::UsageError);
   EXPECT_EQ(with_overrides(make_variant("dt"), R"({"hidden": 64})").hidden, 64);
 }
 

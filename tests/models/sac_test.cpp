@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dstudio/common/error.h"
 #include "dstudio/behaviour/sac.h"
 #include "h5_fixture.h"
 
@@ -62,7 +63,7 @@ TEST(Sac, RefusesToContinueARunWithOtherSettings) {
   other.batch = 32;
   other.gamma = 0.98;
   EXPECT_THAT([&] { train_sac(other, dir / "run"); },
-              testing::ThrowsMessage<std::invalid_argument>(testing::AllOf(testing::HasSubstr("batch 16 (asked 32)"), testing::HasSubstr("gamma"))));
+              testing::ThrowsMessage<dstudio::Error>(testing::AllOf(testing::HasSubstr("batch 16 (asked 32)"), testing::HasSubstr("gamma"))));
   // A longer run with more threads may continue.
   auto longer = tiny(1400);
   longer.threads = 2;

@@ -1,5 +1,6 @@
 // The attention map view. See attention_map_view.h.
 
+#include "dstudio/common/error.h"
 #include "dstudio/viz/attention_map_view.h"
 
 #include <QCheckBox>
@@ -137,10 +138,10 @@ void AttentionMapView::setInspections(const QString& title, std::vector<models::
 
 void AttentionMapView::setComparison(const QString& title, std::vector<models::WindowInspection> windows) {
   if (windows.size() != windows_.size() || windows.empty())
-    throw std::invalid_argument("the compared model was inspected on " + std::to_string(windows.size()) + " windows, this one on " +
+    throw Error("the compared model was inspected on " + std::to_string(windows.size()) + " windows, this one on " +
                                 std::to_string(windows_.size()));
   if (windows.front().token_types != windows_.front().token_types)
-    throw std::invalid_argument("the two models make different tokens of a window (" +
+    throw Error("the two models make different tokens of a window (" +
                                 std::to_string(windows.front().token_types.size()) + " against " +
                                 std::to_string(windows_.front().token_types.size()) + "), so their maps cannot be subtracted");
   other_ = std::move(windows);

@@ -1,5 +1,6 @@
 // Attention maps. See attention_maps.h.
 
+#include "dstudio/common/error.h"
 #include "dstudio/analysis/attention_maps.h"
 
 #include <stdexcept>
@@ -7,7 +8,7 @@
 namespace dstudio::analysis {
 
 TokenMatrix head_of(const LayerMixing& layer, int head) {
-  if (head < 0 || head >= layer.heads) throw std::invalid_argument("no head " + std::to_string(head) + " in a layer of " + std::to_string(layer.heads));
+  if (head < 0 || head >= layer.heads) throw UsageError("no head " + std::to_string(head) + " in a layer of " + std::to_string(layer.heads));
   TokenMatrix m{layer.tokens, {}};
   const auto n = static_cast<std::size_t>(layer.tokens) * layer.tokens;
   m.values.assign(layer.values.begin() + static_cast<std::ptrdiff_t>(n * head), layer.values.begin() + static_cast<std::ptrdiff_t>(n * (head + 1)));
@@ -26,7 +27,7 @@ TokenMatrix mean_of(const std::vector<TokenMatrix>& matrices) {
   if (matrices.empty()) return {};
   TokenMatrix m{matrices.front().tokens, std::vector<double>(matrices.front().values.size(), 0.0)};
   for (const auto& x : matrices) {
-    if (x.tokens != m.tokens) throw std::invalid_argument("matrices of different sizes cannot be averaged");
+    if (x.tokens != m.tokens) throw Error("matrices of different sizes cannot be averaged");
     for (std::size_t k = 0; k < m.values.size(); ++k) m.values[k] += x.values[k] / static_cast<double>(matrices.size());
   }
   return m;
@@ -70,7 +71,7 @@ TokenMatrix attention_rollout(const std::vector<LayerMixing>& layers) {
 }
 
 TokenMatrix difference(const TokenMatrix& a, const TokenMatrix& b) {
-  if (a.tokens != b.tokens) throw std::invalid_argument("the two maps cover different token counts (" + std::to_string(a.tokens) + " and " + std::to_string(b.tokens) + ")");
+  if (a.tokens != b.tokens) throw Error("the two maps cover different token counts (" + std::to_string(a.tokens) + " and " + std::to_string(b.tokens) + ")");
   TokenMatrix d{a.tokens, a.values};
   for (std::size_t k = 0; k < d.values.size(); ++k) d.values[k] -= b.values[k];
   return d;

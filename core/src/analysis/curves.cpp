@@ -1,5 +1,6 @@
 // Smoothing, spread across runs and run metrics. See curves.h.
 
+#include "dstudio/common/error.h"
 #include "dstudio/analysis/curves.h"
 
 #include <nlohmann/json.hpp>
@@ -17,7 +18,7 @@ namespace fs = std::filesystem;
 
 std::vector<double> ema_smooth(const std::vector<double>& y, double smoothing) {
   if (!(smoothing >= 0.0 && smoothing < 1.0))
-    throw std::invalid_argument("smoothing must be in [0, 1), not " + std::to_string(smoothing));
+    throw UsageError("smoothing must be in [0, 1), not " + std::to_string(smoothing));
   std::vector<double> out(y.size());
   double last = 0.0;
   bool started = false;

@@ -1,6 +1,7 @@
 // Barnes-Hut t-SNE. See tsne.h. The steps and constants follow scikit-learn's implementation so
 // that layouts and KL divergences are comparable with it.
 
+#include "dstudio/common/error.h"
 #include "dstudio/analysis/tsne.h"
 
 #include <algorithm>
@@ -325,10 +326,10 @@ double exact_kl(const Joint& p, const std::vector<double>& y, int n, int threads
 TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneConfig& c, const Progress& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   if (n < 3 || dims < 1 || points.size() != static_cast<std::size_t>(n) * dims)
-    throw std::invalid_argument("t-SNE needs at least 3 points with the given number of values each");
+    throw UsageError("t-SNE needs at least 3 points with the given number of values each");
   const int k = std::min(n - 1, static_cast<int>(3.0 * c.perplexity + 1.0));
   if (c.perplexity <= 0 || 3.0 * c.perplexity >= n)
-    throw std::invalid_argument("perplexity " + std::to_string(c.perplexity) + " needs more than 3 x perplexity points; there are " + std::to_string(n));
+    throw UsageError("perplexity " + std::to_string(c.perplexity) + " needs more than 3 x perplexity points; there are " + std::to_string(n));
   progress.update(0.0, "neighbours");
   std::vector<int> index;
   std::vector<double> dist2, cond;

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "dstudio/common/error.h"
 #include "dstudio/common/resources.h"
 #include "dstudio/env/environment.h"
 
@@ -145,7 +146,7 @@ double evaluate_policy(const std::string& env_name, const LinearPolicy& policy, 
 
 ArsRun train_ars(const ArsConfig& config, const Progress& progress) {
   if (config.directions < 1 || config.top_directions < 1 || config.top_directions > config.directions)
-    throw std::invalid_argument("ARS needs 1 <= top directions <= directions");
+    throw UsageError("ARS needs 1 <= top directions <= directions");
   const env::TaskSpec& spec = env::task(config.env);
   const env::ModelPtr model = env::load_model(spec);
   std::vector<env::Environment> envs;
@@ -230,7 +231,7 @@ ArsRun train_ars(const ArsConfig& config, const Progress& progress) {
 }
 
 void choose_medium_and_expert(ArsRun& run) {
-  if (run.snapshots.empty()) throw std::invalid_argument("a run without snapshots");
+  if (run.snapshots.empty()) throw Error("a run without snapshots");
   int expert = 0;
   for (int i = 0; i < static_cast<int>(run.snapshots.size()); ++i)
     if (run.snapshots[i].eval_return > run.snapshots[expert].eval_return) expert = i;

@@ -1,3 +1,4 @@
+#include "dstudio/common/error.h"
 #include "dstudio/behaviour/gaussian_policy.h"
 
 #include <nlohmann/json.hpp>
@@ -42,7 +43,7 @@ std::string base64(const std::vector<std::uint8_t>& bytes) {
 }
 
 std::vector<std::uint8_t> unbase64(const std::string& text) {
-  if (text.size() % 4 != 0) throw std::invalid_argument("base64 text whose length is not a multiple of 4");
+  if (text.size() % 4 != 0) throw Error("base64 text whose length is not a multiple of 4");
   std::vector<std::uint8_t> out;
   out.reserve(text.size() / 4 * 3);
   auto value = [](char c) -> int {
@@ -51,11 +52,11 @@ std::vector<std::uint8_t> unbase64(const std::string& text) {
     if (c >= '0' && c <= '9') return c - '0' + 52;
     if (c == '+') return 62;
     if (c == '/') return 63;
-    throw std::invalid_argument(std::string("a character that is not base64: '") + c + "'");
+    throw Error(std::string("a character that is not base64: '") + c + "'");
   };
   for (std::size_t i = 0; i < text.size(); i += 4) {
     const int pad = (text[i + 3] == '=') + (text[i + 2] == '=');
-    if (pad && i + 4 != text.size()) throw std::invalid_argument("base64 padding before the end");
+    if (pad && i + 4 != text.size()) throw Error("base64 padding before the end");
     std::uint32_t v = static_cast<std::uint32_t>(value(text[i])) << 18 | static_cast<std::uint32_t>(value(text[i + 1])) << 12;
     if (pad < 2) v |= static_cast<std::uint32_t>(value(text[i + 2])) << 6;
     if (pad < 1) v |= static_cast<std::uint32_t>(value(text[i + 3]));
@@ -79,7 +80,7 @@ std::string halves(const std::vector<float>& values) {
 std::vector<float> from_halves(const std::string& text, std::size_t count, const std::string& what) {
   const auto bytes = unbase64(text);
   if (bytes.size() != 2 * count)
-    throw std::invalid_argument(what + " holds " + std::to_string(bytes.size() / 2) + " values, expected " +
+    throw Error(what + " holds " + std::to_string(bytes.size() / 2) + " values, expected " +
                                 std::to_string(count));
   std::vector<float> out(count);
   for (std::size_t i = 0; i < count; ++i)
@@ -129,20 +130,20 @@ void GaussianPolicy::sample(std::span<const float> obs, std::span<float> action,
 }
 
 void GaussianPolicy::validate() const {
-  if (obs_dim < 1 || act_dim < 1 || act_dim > 64) throw std::invalid_argument("a Gaussian policy needs 1 to 64 action dimensions and observations");
-  if (layers.empty()) throw std::invalid_argument("a Gaussian policy needs at least one layer");
+  if (obs_dim < 1 || act_dim < 1 || act_dim > 64) throw Error("a Gaussian policy needs 1 to 64 action dimensions and observations");
+  if (layers.empty()) throw Error("a Gaussian policy needs at least one layer");
   int width = obs_dim;
   for (std::size_t k = 0; k < layers.size(); ++k) {
     const auto& l = layers[k];
     const std::string name = "layer " + std::to_string(k);
-    if (l.in != width) throw std::invalid_argument(name + " takes " + std::to_string(l.in) + " inputs, expected " + std::to_string(width));
-    if (l.out < 1) throw std::invalid_argument(name + " has no outputs");
+    if (l.in != width) throw Error(name + " takes " + std::to_string(l.in) + " inputs, expected " + std::to_string(width));
+    if (l.out < 1) throw Error(name + " has no outputs");
     if (l.weight.size() != static_cast<std::size_t>(l.in) * l.out || l.bias.size() != static_cast<std::size_t>(l.out))
-      throw std::invalid_argument(name + " has weights of the wrong size");
+      throw Error(name + " has weights of the wrong size");
     width = l.out;
   }
   if (width != 2 * act_dim)
-    throw std::invalid_argument("the last layer has " + std::to_string(width) + " outputs, expected 2 x " + std::to_string(act_dim));
+    throw Error("the last layer has " + std::to_string(width) + " outputs, expected 2 x " + std::to_string(act_dim));
 }
 
 GaussianPolicy zero_gaussian_policy(int obs_dim, int act_dim, const std::vector<int>& hidden) {
@@ -210,7 +211,7 @@ nlohmann::ordered_json policy_to_json(const GaussianPolicy& policy) {
 }
 
 GaussianPolicy policy_from_json(const nlohmann::json& j) {
-  if (j.value("kind", "") != "tanh-gaussian-mlp") throw std::invalid_argument("not a tanh-Gaussian policy (kind is not tanh-gaussian-mlp)");
+  if (j.value("kind", "") != "tanh-gaussian-mlp") throw Error("not a tanh-Gaussian policy (kind is not tanh-gaussian-mlp)");
   GaussianPolicy p;
   p.obs_dim = j.at("obs_dim").get<int>();
   p.act_dim = j.at("act_dim").get<int>();
@@ -219,7 +220,7 @@ GaussianPolicy policy_from_json(const nlohmann::json& j) {
     layer.in = l.at("in").get<int>();
     layer.out = l.at("out").get<int>();
     if (layer.in < 1 || layer.out < 1 || layer.in > 65536 || layer.out > 65536)
-      throw std::invalid_argument("layer " + std::to_string(p.layers.size()) + " has an impossible shape");
+      throw Error("layer " + std::to_string(p.layers.size()) + " has an impossible shape");
     const std::string name = "layer " + std::to_string(p.layers.size());
     layer.weight = from_halves(l.at("weight_f16").get<std::string>(), static_cast<std::size_t>(layer.in) * layer.out, name + " weight_f16");
     layer.bias = from_halves(l.at("bias_f16").get<std::string>(), static_cast<std::size_t>(layer.out), name + " bias_f16");
@@ -235,7 +236,7 @@ GaussianPolicy gaussian_policy_from_json_text(const std::string& text) {
   try {
     return policy_from_json(nlohmann::json::parse(text));
   } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(std::string("not a policy: ") + e.what());
+    throw Error(std::string("not a policy: ") + e.what());
   }
 }
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "dstudio/common/error.h"
 #include "dstudio/common/random.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/env/environment.h"
@@ -149,7 +150,7 @@ DatasetKind parse_kind(const std::string& text) {
   for (auto k : {DatasetKind::Random, DatasetKind::Medium, DatasetKind::MediumReplay, DatasetKind::Expert,
                  DatasetKind::MediumExpert})
     if (text == to_string(k)) return k;
-  throw std::invalid_argument("unknown dataset kind '" + text +
+  throw UsageError("unknown dataset kind '" + text +
                               "'; known kinds: random, medium, medium-replay, expert, medium-expert");
 }
 
@@ -171,13 +172,13 @@ std::int64_t d4rl_transitions(const std::string& env_name, DatasetKind kind, con
 GeneratedDataset generate_dataset(const GenerateConfig& config_in, const PolicySet& policies, const Progress& progress) {
   GenerateConfig config = config_in;
   if (config.transitions == 0) config.transitions = d4rl_transitions(config.env, config.kind, &policies);
-  if (config.transitions < 1) throw std::invalid_argument("a dataset needs at least one transition");
+  if (config.transitions < 1) throw UsageError("a dataset needs at least one transition");
   Collector collector(config, progress);
   const auto& spec = collector.spec();
   if (config.kind != DatasetKind::Random) {
     policies.validate();
     if (env::task(policies.env).name != spec.name)
-      throw std::invalid_argument("the behaviour policies are for " + policies.env + ", not " + spec.name);
+      throw Error("the behaviour policies are for " + policies.env + ", not " + spec.name);
   }
   const bool sac = policies.algorithm == PolicyAlgorithm::Sac;
   const std::int64_t n = config.transitions;

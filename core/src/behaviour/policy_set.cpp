@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "dstudio/common/error.h"
 #include "dstudio/common/resources.h"
 #include "dstudio/env/environment.h"
 #include "policy_json.h"
@@ -20,7 +21,7 @@ const char* to_string(PolicyAlgorithm algorithm) { return algorithm == PolicyAlg
 PolicyAlgorithm parse_algorithm(const std::string& text) {
   if (text == "sac") return PolicyAlgorithm::Sac;
   if (text == "ars") return PolicyAlgorithm::Ars;
-  throw std::invalid_argument("unknown behaviour-policy algorithm '" + text + "'; known: sac, ars");
+  throw UsageError("unknown behaviour-policy algorithm '" + text + "'; known: sac, ars");
 }
 
 void PolicySet::act(int index, std::span<const float> obs, std::span<float> action, Random& random) const {
@@ -50,11 +51,11 @@ std::string PolicySet::describe(int index) const {
 void PolicySet::validate() const {
   const auto& spec = env::task(env);
   const int n = static_cast<int>(snapshots.size());
-  if (n == 0) throw std::invalid_argument("a policy set without snapshots");
+  if (n == 0) throw Error("a policy set without snapshots");
   if (medium < 0 || medium >= n || expert < 0 || expert >= n)
-    throw std::invalid_argument("the medium or expert index is outside the " + std::to_string(n) + " snapshots");
+    throw Error("the medium or expert index is outside the " + std::to_string(n) + " snapshots");
   for (int r : replay)
-    if (r < 0 || r >= n) throw std::invalid_argument("a replay index is outside the snapshots");
+    if (r < 0 || r >= n) throw Error("a replay index is outside the snapshots");
   for (int i = 0; i < n; ++i) {
     const auto& p = snapshots[static_cast<std::size_t>(i)].policy;
     int obs = 0, act = 0;
@@ -65,7 +66,7 @@ void PolicySet::validate() const {
       obs = std::get<LinearPolicy>(p).obs_dim, act = std::get<LinearPolicy>(p).act_dim;
     }
     if (obs != spec.obs_dim || act != spec.act_dim)
-      throw std::invalid_argument("snapshot " + std::to_string(i) + " has " + std::to_string(obs) + " observations and " +
+      throw Error("snapshot " + std::to_string(i) + " has " + std::to_string(obs) + " observations and " +
                                   std::to_string(act) + " actions; " + spec.name + " has " + std::to_string(spec.obs_dim) +
                                   " and " + std::to_string(spec.act_dim));
   }
@@ -86,7 +87,7 @@ PolicySet policy_set_from_ars(const ArsRun& run, double action_noise) {
 }
 
 nlohmann::ordered_json policy_set_to_json(const PolicySet& set) {
-  if (set.algorithm != PolicyAlgorithm::Sac) throw std::invalid_argument("ARS policies are written as ARS runs (behaviour::to_json(ArsRun))");
+  if (set.algorithm != PolicyAlgorithm::Sac) throw Error("ARS policies are written as ARS runs (behaviour::to_json(ArsRun))");
   nlohmann::ordered_json j;
   j["format"] = "dstudio-sac-policies-1";
   j["env"] = set.env;
@@ -106,7 +107,7 @@ nlohmann::ordered_json policy_set_to_json(const PolicySet& set) {
 
 PolicySet policy_set_from_json(const nlohmann::json& j, bool chosen) {
   if (!j.is_object() || j.value("format", "") != "dstudio-sac-policies-1")
-    throw std::invalid_argument("not a SAC behaviour-policy set (format is not dstudio-sac-policies-1)");
+    throw Error("not a SAC behaviour-policy set (format is not dstudio-sac-policies-1)");
   try {
     PolicySet set;
     set.algorithm = PolicyAlgorithm::Sac;
@@ -121,13 +122,13 @@ PolicySet policy_set_from_json(const nlohmann::json& j, bool chosen) {
         set.snapshots.push_back({s.at("env_steps").get<std::int64_t>(), s.at("deterministic_return").get<double>(),
                                  s.at("behaviour_return").get<double>(), policy_from_json(s.at("policy"))});
       } catch (const std::exception& e) {
-        throw std::invalid_argument("snapshot " + std::to_string(set.snapshots.size()) + ": " + e.what());
+        throw Error("snapshot " + std::to_string(set.snapshots.size()) + ": " + e.what());
       }
     }
     if (chosen) set.validate();
     return set;
   } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(std::string("a behaviour-policy file with a missing or wrong field: ") + e.what());
+    throw Error(std::string("a behaviour-policy file with a missing or wrong field: ") + e.what());
   }
 }
 
@@ -138,12 +139,12 @@ PolicySet policy_set_from_text(const std::string& text, double ars_action_noise)
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(std::string("not JSON: ") + e.what());
+    throw Error(std::string("not JSON: ") + e.what());
   }
   const std::string format = j.is_object() ? j.value("format", "") : "";
   if (format == "dstudio-behaviour-policies-1") return policy_set_from_ars(ars_run_from_json(text), ars_action_noise);
   if (format != "dstudio-sac-policies-1")
-    throw std::invalid_argument("not a behaviour-policy file (format is neither dstudio-sac-policies-1 nor dstudio-behaviour-policies-1)");
+    throw Error("not a behaviour-policy file (format is neither dstudio-sac-policies-1 nor dstudio-behaviour-policies-1)");
   return policy_set_from_json(j, true);
 }
 
@@ -194,7 +195,7 @@ std::vector<double> episode_returns(const std::string& env_name, int episodes, s
 }
 
 double evaluate_snapshot(const PolicySet& set, int index, int episodes, std::uint64_t seed, bool sampled, int threads) {
-  if (episodes < 1) throw std::invalid_argument("evaluation needs at least one episode");
+  if (episodes < 1) throw UsageError("evaluation needs at least one episode");
   const auto returns = episode_returns(set.env, episodes, seed, threads, [&](std::span<const float> obs, std::span<float> action, Random& random) {
     if (sampled) set.act(index, obs, action, random);
     else set.act_deterministic(index, obs, action);

@@ -11,6 +11,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/env/environment.h"
 #include "policy_json.h"
@@ -207,7 +208,7 @@ class Sac {
     }
     const SacConfig saved = config_from(j.at("config"));
     if (const auto diff = learning_difference(saved, c_); !diff.empty())
-      throw std::invalid_argument(folder_.string() + " holds a run with other settings: " + diff);
+      throw Error(folder_.string() + " holds a run with other settings: " + diff);
     steps_ = j.at("steps");
     episode_ = j.at("episode");
     episode_return_ = j.at("episode_return");
@@ -518,7 +519,7 @@ SacRun train_sac(const SacConfig& config, const fs::path& folder, std::int64_t s
                  const std::string& command) {
   if (config.batch < 1 || config.hidden < 1 || config.total_steps < 1 || config.eval_every < 1 || config.eval_episodes < 1 ||
       config.checkpoint_every < 1 || config.replay_size < config.batch || config.threads < 1)
-    throw std::invalid_argument("SAC needs positive sizes, steps and intervals, and a replay buffer at least a batch long");
+    throw UsageError("SAC needs positive sizes, steps and intervals, and a replay buffer at least a batch long");
   at::set_num_threads(config.threads);
   set_blas_threads(config.threads);
   Sac sac(config, folder);
@@ -549,7 +550,7 @@ PolicySet choose_shipped_policies(const SacRun& run, int episodes, int candidate
                                   int threads, const Progress& progress, std::int64_t medium_after) {
   const auto& all = run.policies;
   const int n = static_cast<int>(all.snapshots.size());
-  if (n == 0) throw std::invalid_argument("the run has no snapshots yet");
+  if (n == 0) throw Error("the run has no snapshots yet");
   // Candidates for the expert: the best of the curve by its (short) sampled evaluation, each
   // evaluated again on fresh episodes, so the choice is not a lucky evaluation.
   std::vector<int> order(static_cast<std::size_t>(n));

@@ -12,7 +12,7 @@
 namespace dstudio::data {
 
 DatasetError::DatasetError(std::string file, std::string key, const std::string& problem)
-    : std::runtime_error(file + (key.empty() ? "" : ": '" + key + "'") + ": " + problem),
+    : Error(file + (key.empty() ? "" : ": '" + key + "'") + ": " + problem),
       file_(std::move(file)),
       key_(std::move(key)) {}
 

@@ -1,3 +1,4 @@
+#include "dstudio/common/error.h"
 #include "dstudio/data/window_sampler.h"
 
 #include <algorithm>
@@ -22,12 +23,12 @@ void WindowBatch::resize(int b, int k, int s, int a) {
 
 WindowSampler::WindowSampler(const Dataset& dataset, const SamplerConfig& config)
     : dataset_(dataset), config_(config), random_(config.seed) {
-  if (config.context_length < 1) throw std::invalid_argument("context length K must be at least 1");
-  if (config.batch_size < 1) throw std::invalid_argument("batch size must be at least 1");
-  if (config.max_ep_len < 1) throw std::invalid_argument("max_ep_len must be at least 1");
+  if (config.context_length < 1) throw UsageError("context length K must be at least 1");
+  if (config.batch_size < 1) throw UsageError("batch size must be at least 1");
+  if (config.max_ep_len < 1) throw UsageError("max_ep_len must be at least 1");
   if (!(config.pct_traj > 0.0 && config.pct_traj <= 1.0))
-    throw std::invalid_argument("pct_traj must be in (0, 1]");
-  if (!(config.rtg_scale > 0.0)) throw std::invalid_argument("rtg_scale must be positive");
+    throw UsageError("pct_traj must be in (0, 1]");
+  if (!(config.rtg_scale > 0.0)) throw UsageError("rtg_scale must be positive");
 
   // Complete episodes, sorted by return (stable, lowest first) as np.argsort does.
   std::vector<std::int64_t> order;
@@ -38,7 +39,7 @@ WindowSampler::WindowSampler(const Dataset& dataset, const SamplerConfig& config
     all_steps += dataset.episodes[i].length;
   }
   if (order.empty())
-    throw std::invalid_argument("the dataset has no complete episode to sample from");
+    throw Error("the dataset has no complete episode to sample from");
   std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) {
     return dataset.episodes[a].ret < dataset.episodes[b].ret;
   });

@@ -1,5 +1,6 @@
 // Every variant's tokenizer, token merger and token mixer. docs/models.md states the maths.
 
+#include "dstudio/common/error.h"
 #include "dstudio/models/decision_model.h"
 
 #include <cmath>
@@ -399,7 +400,7 @@ void init_gpt2(torch::nn::Module& module) {
 DecisionModelImpl::DecisionModelImpl(const VariantConfig& config) : config_(config) {
   config_.validate();
   const auto& c = config_;
-  if (c.state_dim < 1 || c.act_dim < 1) throw std::invalid_argument("the model needs state_dim and act_dim");
+  if (c.state_dim < 1 || c.act_dim < 1) throw Error("the model needs state_dim and act_dim");
   const int64_t H = c.hidden;
   if (c.tokenizer == Tokenizer::State) {
     // Behaviour cloning: a_t = MLP(s_t) at every position.
@@ -495,7 +496,7 @@ ModelInputs DecisionModelImpl::prepare(const ModelInputs& raw, ModalityZeroing z
   ModelInputs in = apply_zeroing(raw, zeroing);
   const int64_t B = in.states.size(0), K = in.states.size(1);
   if (K > config_.context_length && config_.mixer == Mixer::DirectAttention)
-    throw std::invalid_argument("direct attention was built for " + std::to_string(config_.context_length) + " steps, not " +
+    throw Error("direct attention was built for " + std::to_string(config_.context_length) + " steps, not " +
                                 std::to_string(K));
   if (!in.mask.defined()) in.mask = torch::ones({B, K});
   return in;

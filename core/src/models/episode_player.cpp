@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "dstudio/common/error.h"
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/models/checkpoint_model.h"
@@ -62,13 +63,13 @@ EpisodePlayer::~EpisodePlayer() = default;
 
 std::unique_ptr<EpisodePlayer> EpisodePlayer::replay(const data::Dataset& dataset, int episode) {
   if (episode < 0 || episode >= static_cast<int>(dataset.episodes.size()))
-    throw std::invalid_argument("episode " + std::to_string(episode) + " does not exist (the dataset has " +
+    throw UsageError("episode " + std::to_string(episode) + " does not exist (the dataset has " +
                                 std::to_string(dataset.episodes.size()) + ")");
   if (dataset.env_id.empty())
-    throw std::invalid_argument(dataset.path + ": names no environment, so its episodes cannot be replayed");
+    throw Error(dataset.path + ": names no environment, so its episodes cannot be replayed");
   const auto& t = dataset.data;
   if (t.qpos_dim == 0 || t.qvel_dim == 0)
-    throw std::invalid_argument(dataset.path + ": has no infos/qpos and infos/qvel, so its episodes cannot be replayed");
+    throw Error(dataset.path + ": has no infos/qpos and infos/qvel, so its episodes cannot be replayed");
   std::unique_ptr<EpisodePlayer> player(new EpisodePlayer);
   auto& s = *player->s_;
   s.replay = true;
@@ -78,7 +79,7 @@ std::unique_ptr<EpisodePlayer> EpisodePlayer::replay(const data::Dataset& datase
   s.info.env_id = dataset.env_id;
   s.info.dataset_path = dataset.path;
   if (t.qpos_dim != s.spec->nq || t.qvel_dim != s.spec->nv)
-    throw std::invalid_argument(dataset.path + ": its states (qpos " + std::to_string(t.qpos_dim) + ", qvel " +
+    throw Error(dataset.path + ": its states (qpos " + std::to_string(t.qpos_dim) + ", qvel " +
                                 std::to_string(t.qvel_dim) + ") do not fit " + s.spec->name + " (" + std::to_string(s.spec->nq) +
                                 ", " + std::to_string(s.spec->nv) + ")");
   const auto& e = dataset.episodes[static_cast<std::size_t>(episode)];

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "dstudio/common/error.h"
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/env/environment.h"
@@ -46,7 +47,7 @@ RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info, cons
     throw env::EnvError(info.path + ": the model takes states of " + std::to_string(c.state_dim) + " and actions of " +
                         std::to_string(c.act_dim) + "; " + spec.name + " has " + std::to_string(spec.obs_dim) + " and " +
                         std::to_string(spec.act_dim));
-  if (cfg.episodes < 1) throw std::invalid_argument("a rollout needs at least one episode per target");
+  if (cfg.episodes < 1) throw UsageError("a rollout needs at least one episode per target");
   const std::vector<double> targets = cfg.targets.empty() ? spec.default_targets : cfg.targets;
   const int E = cfg.episodes, N = static_cast<int>(targets.size()) * E, K = c.context_length, S = c.state_dim, A = c.act_dim;
   const int max_steps = cfg.max_steps > 0 ? std::min(cfg.max_steps, spec.max_episode_steps) : spec.max_episode_steps;

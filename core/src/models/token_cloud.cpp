@@ -1,5 +1,6 @@
 // Token embeddings as a point cloud. See token_cloud.h.
 
+#include "dstudio/common/error.h"
 #include "dstudio/models/token_cloud.h"
 
 #include <algorithm>
@@ -15,7 +16,7 @@ std::vector<std::string> TokenCloud::modalities() const {
 }
 
 TokenCloud token_cloud(const std::vector<Window>& windows, const std::vector<WindowInspection>& inspections) {
-  if (windows.size() != inspections.size()) throw std::invalid_argument("token_cloud: one inspection per window is needed");
+  if (windows.size() != inspections.size()) throw Error("token_cloud: one inspection per window is needed");
   TokenCloud c;
   const auto add = [&c](const std::vector<float>& source, int k, const std::string& modality, int w, const Window& win, int p) {
     const auto H = static_cast<std::ptrdiff_t>(c.dims);
@@ -29,7 +30,7 @@ TokenCloud token_cloud(const std::vector<Window>& windows, const std::vector<Win
     const auto& wi = inspections[w];
     const auto& win = windows[w];
     if (c.dims == 0) c.dims = wi.hidden;
-    if (wi.hidden != c.dims) throw std::invalid_argument("token_cloud: inspections of different widths");
+    if (wi.hidden != c.dims) throw Error("token_cloud: inspections of different widths");
     const int K = win.steps;
     if (K <= 0) continue;
     // The R, s, a embeddings before merging, three per step.

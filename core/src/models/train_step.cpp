@@ -1,5 +1,6 @@
 // One training step, optionally split over worker threads. See train_step.h.
 
+#include "dstudio/common/error.h"
 #include "dstudio/models/train_step.h"
 
 #include <cmath>
@@ -10,7 +11,7 @@ namespace dstudio::models {
 
 TrainStep::TrainStep(DecisionModel model, torch::optim::Optimizer& optimiser, double grad_clip, int workers, std::uint64_t seed)
     : model_(std::move(model)), optimiser_(optimiser), grad_clip_(grad_clip) {
-  if (workers < 1) throw std::invalid_argument("a training step needs at least one worker");
+  if (workers < 1) throw UsageError("a training step needs at least one worker");
   for (int k = 0; k < workers; ++k) {
     // Distinct, well-mixed keys per worker (splitmix64 of seed and index).
     std::uint64_t z = seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(k + 1) * 0xD1B54A32D192ED03ULL;

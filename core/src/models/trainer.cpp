@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/window_sampler.h"
 #include "dstudio/models/checkpoint_model.h"
@@ -65,11 +66,11 @@ std::string to_json(const TrainingConfig& config) { return training_json(config)
 
 TrainingConfig training_from_json(const std::string& text) {
   const auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw std::invalid_argument("the training configuration is not a JSON object");
+  if (j.is_discarded() || !j.is_object()) throw UsageError("the training configuration is not a JSON object");
   TrainingConfig c;
   const auto known = training_json(c);
   for (const auto& [key, value] : j.items())
-    if (!known.contains(key)) throw std::invalid_argument("unknown training key '" + key + "'");
+    if (!known.contains(key)) throw UsageError("unknown training key '" + key + "'");
   try {
     c.steps = j.value("steps", c.steps);
     c.batch_size = j.value("batch_size", c.batch_size);
@@ -88,10 +89,10 @@ TrainingConfig training_from_json(const std::string& text) {
     c.checkpoint_every = j.value("checkpoint_every", c.checkpoint_every);
     c.eval_every = j.value("eval_every", c.eval_every);
   } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(std::string("a training key has the wrong type: ") + e.what());
+    throw UsageError(std::string("a training key has the wrong type: ") + e.what());
   }
   if (c.steps < 1 || c.batch_size < 1 || c.learning_rate <= 0 || c.threads < 1 || c.log_every < 1)
-    throw std::invalid_argument("training: steps, batch_size, learning_rate, threads and log_every must be positive");
+    throw UsageError("training: steps, batch_size, learning_rate, threads and log_every must be positive");
   return c;
 }
 

@@ -1,3 +1,4 @@
+#include "dstudio/common/error.h"
 #include "dstudio/models/variant_config.h"
 
 #include <nlohmann/json.hpp>
@@ -40,7 +41,7 @@ E parse(const Names<E> (&table)[N], const std::string& text, const char* what) {
     if (text == n.name) return n.value;
     known += (known.empty() ? "" : ", ") + std::string(n.name);
   }
-  throw std::invalid_argument(std::string("unknown ") + what + " '" + text + "'; known: " + known);
+  throw UsageError(std::string("unknown ") + what + " '" + text + "'; known: " + known);
 }
 
 }  // namespace
@@ -51,7 +52,7 @@ const char* to_string(Mixer m) { return name_of(kMixers, m); }
 
 void VariantConfig::validate() const {
   auto require = [](bool ok, const std::string& what) {
-    if (!ok) throw std::invalid_argument("variant configuration: " + what);
+    if (!ok) throw UsageError("variant configuration: " + what);
   };
   require(context_length >= 1, "context_length must be at least 1");
   require(max_ep_len >= 1, "max_ep_len must be at least 1");
@@ -141,7 +142,7 @@ VariantConfig make_variant(const std::string& name, const std::string& merger, c
   } else {
     std::string known;
     for (const auto& n : variant_names()) known += (known.empty() ? "" : ", ") + n;
-    throw std::invalid_argument("unknown variant '" + name + "'; known variants: " + known);
+    throw UsageError("unknown variant '" + name + "'; known variants: " + known);
   }
   return c;
 }
@@ -177,10 +178,10 @@ nlohmann::ordered_json as_json(const VariantConfig& c) {
 }
 
 void apply(VariantConfig& c, const nlohmann::json& j) {
-  if (!j.is_object()) throw std::invalid_argument("a variant configuration must be a JSON object");
+  if (!j.is_object()) throw UsageError("a variant configuration must be a JSON object");
   const auto known = as_json(c);
   for (const auto& [key, value] : j.items()) {
-    if (!known.contains(key)) throw std::invalid_argument("unknown configuration key '" + key + "'");
+    if (!known.contains(key)) throw UsageError("unknown configuration key '" + key + "'");
     try {
       if (key == "variant") c.variant = value.get<std::string>();
       else if (key == "state_dim") c.state_dim = value.get<int>();
@@ -208,7 +209,7 @@ void apply(VariantConfig& c, const nlohmann::json& j) {
       else if (key == "pool_size") c.pool_size = value.get<int>();
       else if (key == "gated_kernel") c.gated_kernel = value.get<int>();
     } catch (const nlohmann::json::exception&) {
-      throw std::invalid_argument("configuration key '" + key + "' has the wrong type: " + value.dump());
+      throw UsageError("configuration key '" + key + "' has the wrong type: " + value.dump());
     }
   }
 }
@@ -219,7 +220,7 @@ std::string to_json(const VariantConfig& config) { return as_json(config).dump(2
 
 VariantConfig variant_from_json(const std::string& text) {
   const auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded()) throw std::invalid_argument("the variant configuration is not valid JSON");
+  if (j.is_discarded()) throw UsageError("the variant configuration is not valid JSON");
   VariantConfig c = make_variant(j.value("variant", "dt"), "conv", "pooling");
   apply(c, j);
   c.validate();
@@ -228,7 +229,7 @@ VariantConfig variant_from_json(const std::string& text) {
 
 VariantConfig with_overrides(const VariantConfig& config, const std::string& json_object) {
   const auto j = nlohmann::json::parse(json_object, nullptr, false);
-  if (j.is_discarded()) throw std::invalid_argument("--config is not valid JSON: " + json_object);
+  if (j.is_discarded()) throw UsageError("--config is not valid JSON: " + json_object);
   VariantConfig c = config;
   apply(c, j);
   c.validate();
@@ -258,7 +259,7 @@ const char* to_string(ModalityZeroing z) {
 ModalityZeroing zeroing_from_string(const std::string& name) {
   for (auto z : {ModalityZeroing::None, ModalityZeroing::ReturnsToGo, ModalityZeroing::PastStates, ModalityZeroing::Actions})
     if (name == to_string(z)) return z;
-  throw std::invalid_argument("zeroing " + name + ": expected none, rtg, states or actions");
+  throw UsageError("zeroing " + name + ": expected none, rtg, states or actions");
 }
 
 }  // namespace dstudio::models

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "dstudio/common/error.h"
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
@@ -15,7 +16,7 @@ namespace fs = std::filesystem;
 
 Window window_from_dataset(const data::Dataset& ds, int episode, int last_step, int K) {
   const auto& e = ds.episodes.at(static_cast<std::size_t>(episode));
-  if (last_step < 0 || last_step >= e.length) throw std::invalid_argument("step " + std::to_string(last_step) + " is outside episode " + std::to_string(episode));
+  if (last_step < 0 || last_step >= e.length) throw UsageError("step " + std::to_string(last_step) + " is outside episode " + std::to_string(episode));
   const int S = static_cast<int>(ds.data.obs_dim), A = static_cast<int>(ds.data.act_dim);
   Window w{K, S, A, episode, last_step, std::vector<float>(static_cast<std::size_t>(K) * S, 0.0f),
            std::vector<float>(static_cast<std::size_t>(K) * A, 0.0f), std::vector<float>(static_cast<std::size_t>(K), 0.0f),
@@ -42,7 +43,7 @@ std::vector<Window> sample_windows(const data::Dataset& ds, int count, int K) {
   std::vector<int> episodes;
   for (std::size_t e = 0; e < ds.episodes.size(); ++e)
     if (ds.episodes[e].complete() && ds.episodes[e].length >= K) episodes.push_back(static_cast<int>(e));
-  if (episodes.empty()) throw std::invalid_argument(ds.path + " has no complete episode of at least " + std::to_string(K) + " steps");
+  if (episodes.empty()) throw Error(ds.path + " has no complete episode of at least " + std::to_string(K) + " steps");
   std::stable_sort(episodes.begin(), episodes.end(), [&](int a, int b) { return ds.episodes[static_cast<std::size_t>(a)].length > ds.episodes[static_cast<std::size_t>(b)].length; });
   std::vector<Window> out;
   const int per = std::max(1, (count + static_cast<int>(episodes.size()) - 1) / static_cast<int>(episodes.size()));
@@ -60,7 +61,7 @@ std::vector<Window> sample_windows(const data::Dataset& ds, int count, int K) {
 
 Window window_from_trace(const EpisodeTrace& trace, int step, int K, int S, int A) {
   if (step < 0 || step >= trace.length || trace.states.size() < static_cast<std::size_t>(trace.length) * S)
-    throw std::invalid_argument("the rollout has no trace of step " + std::to_string(step));
+    throw UsageError("the rollout has no trace of step " + std::to_string(step));
   Window w{K, S, A, -1, step, std::vector<float>(static_cast<std::size_t>(K) * S, 0.0f), std::vector<float>(static_cast<std::size_t>(K) * A, 0.0f),
            std::vector<float>(static_cast<std::size_t>(K), 0.0f), std::vector<std::int64_t>(static_cast<std::size_t>(K), 0),
            std::vector<float>(static_cast<std::size_t>(K), 0.0f)};
@@ -113,7 +114,7 @@ std::vector<WindowInspection> inspect_windows(DecisionModelImpl& model, const Ch
   const int K = windows.front().steps, S = c.state_dim, A = c.act_dim;
   for (const auto& w : windows)
     if (w.steps != K || w.state_dim != S || w.act_dim != A)
-      throw std::invalid_argument("the windows do not fit the model (state " + std::to_string(S) + ", action " + std::to_string(A) + ")");
+      throw Error("the windows do not fit the model (state " + std::to_string(S) + ", action " + std::to_string(A) + ")");
   const bool was_training = model.is_training();
   model.eval();
   torch::InferenceMode inference;

@@ -19,7 +19,7 @@ struct Curve {
 /// Exponential moving average with weight `smoothing` in [0, 1):
 /// s_0 = y_0, s_i = smoothing * s_{i-1} + (1 - smoothing) * y_i. A smoothing of 0 returns `y`.
 /// Non-finite values are returned as they are and leave the average untouched. Throws
-/// std::invalid_argument when `smoothing` is outside [0, 1).
+/// UsageError when `smoothing` is outside [0, 1).
 std::vector<double> ema_smooth(const std::vector<double>& y, double smoothing);
 
 /// Mean and spread of several curves at every step any of them logged.

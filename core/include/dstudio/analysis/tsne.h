@@ -36,7 +36,7 @@ struct TsneResult {
   std::vector<std::vector<double>> snapshots;  ///< N x 2 each
 };
 
-/// Embeds `n` points of `dims` values each (row-major) in 2-D. Throws std::invalid_argument for
+/// Embeds `n` points of `dims` values each (row-major) in 2-D. Throws UsageError for
 /// fewer than 3 points or a perplexity that needs more neighbours than there are points
 /// (perplexity must be below N / 3); throws Cancelled.
 TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneConfig& config = {}, const Progress& progress = {});

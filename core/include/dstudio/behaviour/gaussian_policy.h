@@ -46,7 +46,7 @@ struct GaussianPolicy {
   void act(std::span<const float> obs, std::span<float> action) const;
   /// A sample tanh(mu + sigma * eps) with eps drawn from `random`: the behaviour policy acting.
   void sample(std::span<const float> obs, std::span<float> action, Random& random) const;
-  /// Checks the shapes of the layers; throws std::invalid_argument saying which layer is wrong.
+  /// Checks the shapes of the layers; throws Error saying which layer is wrong.
   void validate() const;
   bool operator==(const GaussianPolicy&) const = default;
 };
@@ -63,7 +63,7 @@ void round_to_half(GaussianPolicy& policy);
 /// A compact JSON object of the policy: shapes, and weights as base64 little-endian binary16.
 /// Only exact for a policy already rounded to half precision.
 std::string to_json_text(const GaussianPolicy& policy);
-/// Parses `to_json_text`'s output; throws std::invalid_argument naming what is wrong.
+/// Parses `to_json_text`'s output; throws Error naming what is wrong.
 GaussianPolicy gaussian_policy_from_json_text(const std::string& text);
 
 }  // namespace dstudio::behaviour

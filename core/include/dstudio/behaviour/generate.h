@@ -41,7 +41,7 @@ inline constexpr double kBehaviourNoise = 0.05;
 
 /// "random", "medium", "medium-replay", "expert", "medium-expert".
 const char* to_string(DatasetKind kind);
-/// Parses a kind; throws std::invalid_argument listing the known kinds.
+/// Parses a kind; throws UsageError listing the known kinds.
 DatasetKind parse_kind(const std::string& text);
 
 struct GenerateConfig {

@@ -25,7 +25,7 @@ namespace dstudio::behaviour {
 enum class PolicyAlgorithm { Sac, Ars };
 /// "sac" or "ars".
 const char* to_string(PolicyAlgorithm algorithm);
-/// Parses "sac" or "ars"; throws std::invalid_argument naming both.
+/// Parses "sac" or "ars"; throws UsageError naming both.
 PolicyAlgorithm parse_algorithm(const std::string& text);
 
 /// One policy of a learning curve.
@@ -59,7 +59,7 @@ struct PolicySet {
   void act_deterministic(int index, std::span<const float> obs, std::span<float> action) const;
   /// One line saying what snapshot `index` is.
   [[nodiscard]] std::string describe(int index) const;
-  /// Checks indices and shapes; throws std::invalid_argument saying what is wrong.
+  /// Checks indices and shapes; throws Error saying what is wrong.
   void validate() const;
 };
 

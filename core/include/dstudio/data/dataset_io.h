@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "dstudio/common/error.h"
 #include "dstudio/common/progress.h"
 #include "dstudio/data/dataset.h"
 
@@ -21,7 +22,7 @@ namespace dstudio::data {
 
 /// Why a dataset could not be read or written. `what()` is a complete sentence for the user:
 /// "<file>: '<key>': <problem>".
-class DatasetError : public std::runtime_error {
+class DatasetError : public Error {
  public:
   DatasetError(std::string file, std::string key, const std::string& problem);
   /// The file concerned.

@@ -18,15 +18,17 @@
 #include <string_view>
 #include <vector>
 
+#include "dstudio/common/error.h"
+
 struct mjModel_;
 struct mjData_;
 
 namespace dstudio::env {
 
 /// Unknown environments, models that fail to compile, states or actions of the wrong size.
-class EnvError : public std::runtime_error {
+class EnvError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 /// Everything that defines one task besides its MJCF model.

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "dstudio/common/error.h"
 #include "dstudio/data/dataset.h"
 #include "dstudio/models/training.h"
 #include "dstudio/models/variant_config.h"
@@ -19,9 +20,9 @@
 namespace dstudio::models {
 
 /// A checkpoint that cannot be read, or does not fit what it is used with.
-class CheckpointError : public std::runtime_error {
+class CheckpointError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 /// Everything a checkpoint says about itself.

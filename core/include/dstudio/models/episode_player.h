@@ -56,9 +56,9 @@ class EpisodePlayer {
   explicit EpisodePlayer(const std::filesystem::path& checkpoint, const std::string& env_id = {});
   /// Replays episode `episode` of a dataset from its `infos/qpos` and `infos/qvel`: every frame
   /// is kept from the start, with the recorded actions and rewards and the episode's own
-  /// returns-to-go; no policy acts, so step() and branch() do nothing. Throws
-  /// std::invalid_argument when the dataset has no simulator states, names no environment, or
-  /// its states do not fit the environment.
+  /// returns-to-go; no policy acts, so step() and branch() do nothing. Throws Error when the
+  /// dataset has no simulator states, names no environment, or its states do not fit the
+  /// environment, and UsageError for an episode it does not have.
   static std::unique_ptr<EpisodePlayer> replay(const data::Dataset& dataset, int episode);
   ~EpisodePlayer();
   EpisodePlayer(const EpisodePlayer&) = delete;

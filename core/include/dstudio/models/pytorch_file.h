@@ -14,12 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "dstudio/common/error.h"
+
 namespace dstudio::models {
 
 /// A file that is not a readable torch.save archive; the message names the file and the problem.
-class PyTorchFileError : public std::runtime_error {
+class PyTorchFileError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 /// A tensor or numpy array from the file, its values converted to float (bool and integer

@@ -30,7 +30,7 @@ struct TokenCloud {
 
 /// Gathers, for every window and its inspection (same order, same length), the R, s and a
 /// embeddings before merging (when the model has them) and then the tokens that enter the first
-/// block. Throws std::invalid_argument when the lists do not match.
+/// block. Throws Error when the lists do not match.
 TokenCloud token_cloud(const std::vector<Window>& windows, const std::vector<WindowInspection>& inspections);
 
 }  // namespace dstudio::models

@@ -81,7 +81,7 @@ struct VariantConfig {
 
   /// Tokens per window (3K for triplets, K otherwise).
   [[nodiscard]] int tokens() const { return tokenizer == Tokenizer::Triplet ? 3 * context_length : context_length; }
-  /// Throws std::invalid_argument naming the first field that is out of range.
+  /// Throws UsageError naming the first field that is out of range.
   void validate() const;
   bool operator==(const VariantConfig&) const = default;
 };
@@ -94,7 +94,7 @@ double forward_flops(const VariantConfig& config, int batch);
 /// Names of the variants `make_variant` knows, in a fixed order.
 std::vector<std::string> variant_names();
 /// The defaults of a variant. `hier` takes its merger ("none" means DT's triplets) and mixer
-/// ("none", "attention", "linear-attention", "conv", "pooling"). Throws std::invalid_argument
+/// ("none", "attention", "linear-attention", "conv", "pooling"). Throws UsageError
 /// listing the known names.
 VariantConfig make_variant(const std::string& name, const std::string& merger = "conv",
                            const std::string& mixer = "pooling");
@@ -111,7 +111,7 @@ struct DatasetDefaults {
 DatasetDefaults dataset_defaults(const std::string& variant, const std::string& dataset);
 
 /// JSON text of a configuration (every field), and back. Unknown keys and bad values throw
-/// std::invalid_argument naming them; missing keys keep the variant's defaults.
+/// UsageError naming them; missing keys keep the variant's defaults.
 std::string to_json(const VariantConfig& config);
 VariantConfig variant_from_json(const std::string& text);
 /// Applies the keys of a JSON object (e.g. from --config) on top of `config`.
@@ -122,7 +122,7 @@ const char* to_string(Merger m);
 const char* to_string(Mixer m);
 /// "none", "rtg", "states" or "actions", as the command line names them.
 const char* to_string(ModalityZeroing z);
-/// The inverse of to_string; throws std::invalid_argument listing the names.
+/// The inverse of to_string; throws UsageError listing the names.
 ModalityZeroing zeroing_from_string(const std::string& name);
 
 }  // namespace dstudio::models

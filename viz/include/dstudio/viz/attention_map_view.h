@@ -40,7 +40,7 @@ class AttentionMapView : public QWidget, public FigureSource {
   void clear(const QString& message);
   /// A second model's inspections of the same windows (same count, same tokens): the view can
   /// then show this model's map minus the other's, on a diverging colour map centred at zero.
-  /// Throws std::invalid_argument when the windows do not match.
+  /// Throws dstudio::Error when the windows do not match.
   void setComparison(const QString& title, std::vector<models::WindowInspection> windows);
   void clearComparison();
   /// Shows or hides the Compare and Difference controls (a view of one live window has no use
