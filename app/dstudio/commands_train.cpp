@@ -72,7 +72,7 @@ void add_train_commands(CLI::App& app, int& exit_code) {
   train->add_option("--dataset", a->dataset, "D4RL or Minari dataset (with --resume: default, the checkpoint's)");
   train->add_option("--config", a->config, "JSON object overriding variant fields, e.g. '{\"hidden\": 256}'");
   train->add_option("--training", a->training, "JSON object overriding training fields, e.g. '{\"learning_rate\": 1e-3}'");
-  train->add_option("--steps", a->steps, "Training steps (default 100000)");
+  train->add_option("--steps", a->steps, "Training steps (default 100000; with --resume, the run's new end)");
   train->add_option("--seed", a->seed, "Seed");
   train->add_option("--threads", a->threads,
                     "Workers, each computing its part of every batch on its own core (default: the machine's cores, at most 4; "
@@ -91,7 +91,7 @@ void add_train_commands(CLI::App& app, int& exit_code) {
         const auto info = models::read_checkpoint_info(a->resume);
         const std::string path = a->dataset.empty() ? info.dataset_path : a->dataset;
         const auto dataset = data::load_dataset(path);
-        auto trainer = models::Trainer::resume(dataset, a->resume, a->out);
+        auto trainer = models::Trainer::resume(dataset, a->resume, a->out, a->steps);
         if (trainer->training().eval_every > 0)
           trainer->on_evaluation(models::evaluation_hook(dataset, trainer->training().rtg_scale, a->eval_episodes));
         trained = run_training(*trainer);

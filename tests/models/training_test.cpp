@@ -7,6 +7,7 @@
 
 #include <fstream>
 
+#include "dstudio/common/error.h"
 #include "dstudio/data/synthetic.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/train_step.h"
@@ -111,6 +112,30 @@ TEST(Training, SameSeedSameWeightsAndResumeContinuesExactly) {
     ASSERT_EQ(second_half->state(), TrainingState::Finished) << second_half->error();
     EXPECT_TRUE(same_weights(weights_of(a / "checkpoint.pt"), weights_of(c / "checkpoint.pt")));
   }
+}
+
+// A run planned for 40 steps, stopped at 10 and resumed with a new end of 20, is the run planned
+// for 20 (the schedule is warm-up then constant, so the plan's length changes nothing before its
+// end); an end before the saved step is refused.
+TEST(Training, ResumeMovesTheRunsEnd) {
+  const auto ds = tiny_dataset();
+  test::TempDir a, b;
+  Trainer planned(ds, small("dt"), quick(20), a.path());
+  planned.run();
+  Trainer longer(ds, small("dt"), quick(40), b.path());
+  longer.on_progress([&](const TrainingProgress& p) {
+    if (p.step == 10) longer.cancel();
+  });
+  longer.run();
+  ASSERT_EQ(longer.step(), 10);
+  const auto saved = longer.save_checkpoint();
+  EXPECT_THROW(Trainer::resume(ds, saved, b.path(), 5), UsageError);
+  auto rest = Trainer::resume(ds, saved, b.path(), 20);
+  EXPECT_EQ(rest->training().steps, 20);
+  rest->run();
+  ASSERT_EQ(rest->state(), TrainingState::Finished) << rest->error();
+  EXPECT_EQ(rest->step(), 20);
+  EXPECT_TRUE(same_weights(weights_of(a / "checkpoint.pt"), weights_of(b / "checkpoint.pt")));
 }
 
 // Every variant, with the grid of DHi's mergers and mixers: a run stopped, saved and resumed ends

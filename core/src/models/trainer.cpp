@@ -434,7 +434,8 @@ Trainer::Trainer(const data::Dataset& dataset, VariantConfig variant, TrainingCo
   s_->build(training.seed);
 }
 
-std::unique_ptr<Trainer> Trainer::resume(const data::Dataset& dataset, const fs::path& checkpoint, fs::path out_dir) {
+std::unique_ptr<Trainer> Trainer::resume(const data::Dataset& dataset, const fs::path& checkpoint, fs::path out_dir,
+                                         std::int64_t steps) {
   LoadedArchive loaded;
   load_archive(checkpoint, loaded);
   const auto& info = loaded.info;
@@ -442,6 +443,9 @@ std::unique_ptr<Trainer> Trainer::resume(const data::Dataset& dataset, const fs:
     throw CheckpointError(checkpoint.string() + " holds weights only (" + loaded.meta.value("origin", std::string("no training state")) +
                           "); it can be evaluated and used for predictions, not resumed");
   check_compatible(info, dataset);
+  if (steps > 0 && steps < info.step)
+    throw UsageError(checkpoint.string() + " is at step " + std::to_string(info.step) + "; the run cannot end earlier, at step " +
+                     std::to_string(steps));
   if (info.dataset_fingerprint != dataset.fingerprint)
     throw CheckpointError(checkpoint.string() + " was trained on other data (fingerprint " + info.dataset_fingerprint +
                           "), not on " + dataset.path + " (" + dataset.fingerprint + "); resuming needs the same dataset");
@@ -450,6 +454,7 @@ std::unique_ptr<Trainer> Trainer::resume(const data::Dataset& dataset, const fs:
   s.dataset = &dataset;
   s.variant = info.variant;
   s.training = info.training;
+  if (steps > 0) s.training.steps = steps;
   s.out_dir = out_dir.empty() ? checkpoint.parent_path() : std::move(out_dir);
   fs::create_directories(s.out_dir);
   s.build(info.training.seed);

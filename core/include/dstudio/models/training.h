@@ -70,8 +70,10 @@ class Trainer {
   /// state_dim, act_dim are taken from the dataset.
   Trainer(const data::Dataset& dataset, VariantConfig variant, TrainingConfig training, std::filesystem::path out_dir);
   /// Continues the run saved in `checkpoint` on the same dataset (its fingerprint must match).
+  /// `steps` > 0 moves the run's end (not below the checkpoint's step; a cosine decay then follows
+  /// the new length); 0 keeps the saved one.
   static std::unique_ptr<Trainer> resume(const data::Dataset& dataset, const std::filesystem::path& checkpoint,
-                                         std::filesystem::path out_dir = {});
+                                         std::filesystem::path out_dir = {}, std::int64_t steps = 0);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
