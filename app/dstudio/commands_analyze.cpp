@@ -511,33 +511,26 @@ struct AblationArgs : Common {
 
 void run_ablation(const AblationArgs& a) {
   std::vector<std::string> files;
-  const auto info = models::read_checkpoint_info(a.checkpoint);
-  const double target = a.target > 0 ? a.target : env::task(info.env_id.empty() ? "hopper" : info.env_id).default_targets.front();
-  ordered_json summary = {{"analysis", "ablation"}, {"checkpoint", a.checkpoint}, {"variant", info.variant.variant}, {"target", target},
-                          {"episodes", a.episodes}, {"seeds", a.seeds}};
+  models::AblationConfig config;
+  config.target = a.target;
+  config.episodes = a.episodes;
+  config.seeds = a.seeds;
+  config.seed = a.seed;
+  config.threads = a.threads;
+  const auto result = run_zeroing_ablation(a.checkpoint, config, "ablation " + name_of(a.checkpoint));
+  ordered_json summary = {{"analysis", "ablation"}, {"checkpoint", a.checkpoint}, {"variant", models::read_checkpoint_info(a.checkpoint).variant.variant},
+                          {"target", result.target}, {"episodes", a.episodes}, {"seeds", a.seeds}};
   std::ofstream csv(fs::path(a.out) / "ablation.csv");
   csv << "zeroing,seed,episode,return,score\n";
   std::vector<viz::Bar> bars;
-  for (const auto& [key, label] : {std::pair{"none", "none"}, std::pair{"rtg", "RTG"}, std::pair{"states", "past states"}, std::pair{"actions", "actions"}}) {
-    std::vector<double> scores, seed_means;
-    for (int s = 0; s < a.seeds; ++s) {
-      models::RolloutConfig rc;
-      rc.targets = {target};
-      rc.episodes = a.episodes;
-      rc.seed = a.seed + static_cast<std::uint64_t>(s) * 1000;
-      rc.zeroing = parse_zeroing(key);
-      rc.threads = a.threads;
-      rc.traces = false;
-      const auto r = run_rollout(a.checkpoint, rc, std::string("zeroing ") + key + ", seed " + std::to_string(s));
-      for (std::size_t e = 0; e < r.episodes.size(); ++e) {
-        scores.push_back(r.episodes[e].score);
-        csv << key << ',' << s << ',' << e << ',' << r.episodes[e].episode_return << ',' << r.episodes[e].score << '\n';
-      }
-      seed_means.push_back(r.summary.front().mean_score);
+  for (const auto& z : result.zeroings) {
+    const std::string key = models::to_string(z.zeroing);
+    for (std::size_t e = 0; e < z.episodes.size(); ++e) {
+      const auto seed = e / static_cast<std::size_t>(a.episodes), episode = e % static_cast<std::size_t>(a.episodes);
+      csv << key << ',' << seed << ',' << episode << ',' << z.episodes[e].episode_return << ',' << z.episodes[e].score << '\n';
     }
-    const auto all = analysis::mean_std(scores), over_seeds = analysis::mean_std(seed_means);
-    summary[key] = {{"mean", all.mean}, {"std", all.std}, {"std_over_seeds", over_seeds.std}, {"episodes", all.n}};
-    bars.push_back({label, all.mean, all.std});
+    summary[key] = {{"mean", z.summary.mean_score}, {"std", z.summary.std_score}, {"std_over_seeds", z.std_over_seeds}, {"episodes", z.summary.episodes}};
+    bars.push_back({models::zeroing_label(z.zeroing), z.summary.mean_score, z.summary.std_score});
   }
   csv.close();
   files.push_back((fs::path(a.out) / "ablation.csv").string());

@@ -12,6 +12,8 @@ namespace dstudio::cli {
 
 /// Runs models::rollout with a terminal progress bar; Ctrl-C cancels (throws Cancelled).
 models::RolloutResult run_rollout(const std::string& checkpoint, const models::RolloutConfig& config, const std::string& label);
+/// Runs models::zeroing_ablation the same way.
+models::AblationResult run_zeroing_ablation(const std::string& checkpoint, const models::AblationConfig& config, const std::string& label);
 
 /// {"env", "targets": [{"target", "episodes", "mean_return", "std_return", "mean", "std"}],
 /// "episodes": [{"target", "seed", "return", "score", "length", "terminated"}], "seconds", "env_steps"};

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "dstudio/common/error.h"
@@ -115,6 +116,52 @@ TEST(Rollout, ZeroingAModalityTheWeightsIgnoreChangesNothing) {
   EXPECT_NE(returns_of(plain), returns_of(rollout(ckpt, cfg)));
 }
 
+// The ablation is, for each zeroing in order, the rollouts of each seed (seed + 1000 s) at the
+// target, pooled; its spread over seeds is that of the seeds' means.
+TEST(Ablation, PoolsEachZeroingsRolloutsOverSeeds) {
+  test::TempDir dir;
+  const auto ckpt = small_checkpoint(dir, "dt.pt");
+  AblationConfig config;
+  config.target = 3000;
+  config.episodes = 2;
+  config.seeds = 2;
+  config.seed = 3;
+  config.max_steps = 40;
+  std::vector<double> fractions;
+  Progress progress;
+  progress.report = [&](double f, std::string_view) { fractions.push_back(f); };
+  const auto ablation = zeroing_ablation(ckpt, config, progress);
+  EXPECT_EQ(ablation.target, 3000.0);
+  ASSERT_EQ(ablation.zeroings.size(), kModalityZeroings.size());
+  EXPECT_TRUE(std::is_sorted(fractions.begin(), fractions.end()));
+  EXPECT_EQ(fractions.back(), 1.0);
+  for (std::size_t k = 0; k < kModalityZeroings.size(); ++k) {
+    const auto& z = ablation.zeroings[k];
+    EXPECT_EQ(z.zeroing, kModalityZeroings[k]);
+    RolloutConfig rc;
+    rc.targets = {3000};
+    rc.episodes = 2;
+    rc.max_steps = 40;
+    rc.zeroing = z.zeroing;
+    std::vector<double> scores, means;
+    for (const std::uint64_t seed : {3u, 1003u}) {
+      rc.seed = seed;
+      const auto r = rollout(ckpt, rc);
+      for (const auto& e : r.episodes) scores.push_back(e.score);
+      means.push_back(r.summary.front().mean_score);
+    }
+    ASSERT_EQ(z.episodes.size(), 4u);
+    for (std::size_t e = 0; e < 4; ++e) EXPECT_EQ(z.episodes[e].score, scores[e]);
+    EXPECT_EQ(z.summary.episodes, 4);
+    EXPECT_NEAR(z.summary.mean_score, (scores[0] + scores[1] + scores[2] + scores[3]) / 4.0, 1e-9);
+    EXPECT_NEAR(z.std_over_seeds, std::abs(means[0] - means[1]) / 2.0, 1e-9);  // population std
+  }
+  // Zeroing the returns-to-go of a model that sees them changes what it does.
+  EXPECT_NE(ablation.zeroings[0].summary.mean_return, ablation.zeroings[1].summary.mean_return);
+  config.seeds = 0;
+  EXPECT_THROW(zeroing_ablation(ckpt, config), UsageError);
+}
+
 TEST(Rollout, RecordsEntropyAndInspectionsOnDemand) {
   test::TempDir dir;
   const auto ckpt = small_checkpoint(dir, "dt.pt");
@@ -209,7 +256,7 @@ TEST(EpisodePlayer, ComputesWhatARolloutComputes) {
 }
 
 // The shipped DT, which keeps the hopper up for hundreds of steps.
-const std::filesystem::path shipped_dt = std::filesystem::path(DSTUDIO_RESOURCES_DIR) / "checkpoints/hopper-medium-dt.pt";
+const std::filesystem::path shipped_dt = std::filesystem::path(DSTUDIO_RESOURCES_DIR) / "checkpoints/hopper-medium-expert-dt.pt";
 
 TEST(EpisodePlayer, BranchingWithTheSameSettingsReplaysExactly) {
   EpisodePlayer player(shipped_dt);

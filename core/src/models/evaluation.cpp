@@ -199,6 +199,52 @@ RolloutResult rollout(const fs::path& checkpoint, const RolloutConfig& config, c
   return rollout(*model, info, config, progress);
 }
 
+AblationResult zeroing_ablation(const fs::path& checkpoint, const AblationConfig& config, const Progress& progress) {
+  if (config.episodes < 1 || config.seeds < 1) throw UsageError("an ablation needs at least one episode and one seed");
+  CheckpointInfo info;
+  DecisionModel model = load_checkpoint_model(checkpoint, &info);
+  AblationResult result;
+  result.target = config.target > 0 ? config.target : env::task(info.env_id.empty() ? "hopper" : info.env_id).default_targets.front();
+  const int parts = static_cast<int>(kModalityZeroings.size()) * config.seeds;
+  int part = 0;
+  for (const auto zeroing : kModalityZeroings) {
+    ZeroingResult z;
+    z.zeroing = zeroing;
+    std::vector<double> returns, scores, seed_means;
+    for (int s = 0; s < config.seeds; ++s, ++part) {
+      RolloutConfig rc;
+      rc.targets = {result.target};
+      rc.episodes = config.episodes;
+      rc.seed = config.seed + static_cast<std::uint64_t>(s) * 1000;
+      rc.zeroing = zeroing;
+      rc.threads = config.threads;
+      rc.max_steps = config.max_steps;
+      rc.traces = false;
+      // Each rollout an equal part of the whole.
+      Progress part_progress;
+      part_progress.cancel = progress.cancel;
+      const std::string stage = std::string(to_string(zeroing)) + ", seed " + std::to_string(s) + ": ";
+      if (progress.report)
+        part_progress.report = [&progress, part, parts, &stage](double f, std::string_view what) {
+          progress.report((part + f) / parts, stage + std::string(what));
+        };
+      auto r = rollout(*model, info, rc, part_progress);
+      seed_means.push_back(r.summary.front().mean_score);
+      for (auto& e : r.episodes) {
+        returns.push_back(e.episode_return);
+        scores.push_back(e.score);
+        z.episodes.push_back(std::move(e));
+      }
+    }
+    const auto r = analysis::mean_std(returns), sc = analysis::mean_std(scores);
+    z.summary = {result.target, static_cast<int>(scores.size()), r.mean, r.std, sc.mean, sc.std};
+    z.std_over_seeds = analysis::mean_std(seed_means).std;
+    result.zeroings.push_back(std::move(z));
+  }
+  progress.update(1.0, "done");
+  return result;
+}
+
 EvaluationHook evaluation_hook(const data::Dataset& dataset, double rtg_scale, int episodes, int windows) {
   CheckpointInfo info;
   info.path = dataset.path;

@@ -257,9 +257,19 @@ const char* to_string(ModalityZeroing z) {
 }
 
 ModalityZeroing zeroing_from_string(const std::string& name) {
-  for (auto z : {ModalityZeroing::None, ModalityZeroing::ReturnsToGo, ModalityZeroing::PastStates, ModalityZeroing::Actions})
+  for (auto z : kModalityZeroings)
     if (name == to_string(z)) return z;
   throw UsageError("zeroing " + name + ": expected none, rtg, states or actions");
+}
+
+const char* zeroing_label(ModalityZeroing z) {
+  switch (z) {
+    case ModalityZeroing::None: return "nothing";
+    case ModalityZeroing::ReturnsToGo: return "RTG";
+    case ModalityZeroing::PastStates: return "past states";
+    case ModalityZeroing::Actions: return "actions";
+  }
+  return "nothing";
 }
 
 }  // namespace dstudio::models

@@ -87,6 +87,34 @@ RolloutResult rollout(const std::filesystem::path& checkpoint, const RolloutConf
 RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info, const RolloutConfig& config,
                       const Progress& progress = {});
 
+/// The DC paper's modality-zeroing ablation (fig. 5): at one target, `episodes` rollouts for each
+/// of `seeds` evaluation seeds, once with each zeroing of kModalityZeroings.
+struct AblationConfig {
+  double target = 0.0;     ///< 0: the task's first default target
+  int episodes = 10;       ///< per seed
+  int seeds = 1;           ///< seed s resets its episodes with seed + 1000 s + e
+  std::uint64_t seed = 0;
+  int threads = 1;
+  int max_steps = 0;       ///< 0: the task's limit
+};
+
+/// One zeroing's outcome.
+struct ZeroingResult {
+  ModalityZeroing zeroing = ModalityZeroing::None;
+  TargetSummary summary;               ///< over every episode of every seed
+  double std_over_seeds = 0.0;         ///< spread of the seeds' mean scores
+  std::vector<EpisodeTrace> episodes;  ///< seed-major, without per-step traces
+};
+
+struct AblationResult {
+  double target = 0.0;
+  std::vector<ZeroingResult> zeroings;  ///< in the order of kModalityZeroings
+};
+
+/// Runs the ablation on the checkpoint's model (loaded once). Progress runs over all rollouts;
+/// throws what rollout() throws.
+AblationResult zeroing_ablation(const std::filesystem::path& checkpoint, const AblationConfig& config, const Progress& progress = {});
+
 /// The trainer's periodic evaluation: `episodes` rollouts at the task's first default target
 /// (normalised with the dataset's statistics) and the first layer's attention entropy on
 /// `windows` fixed windows of the dataset. Reports eval_score, eval_score_std, eval_return and

@@ -7,6 +7,7 @@
 /// action head. Variants differ in how (return-to-go R, state s, action a) become tokens and in
 /// the token mixer. docs/models.md states each one precisely.
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -124,5 +125,11 @@ const char* to_string(Mixer m);
 const char* to_string(ModalityZeroing z);
 /// The inverse of to_string; throws UsageError listing the names.
 ModalityZeroing zeroing_from_string(const std::string& name);
+/// Every zeroing, in the order the DC paper's figure 5 and the studio's charts show them.
+inline constexpr std::array<ModalityZeroing, 4> kModalityZeroings{ModalityZeroing::None, ModalityZeroing::ReturnsToGo,
+                                                                  ModalityZeroing::PastStates, ModalityZeroing::Actions};
+/// What charts, menus and tables call it, as the DC paper does: "nothing", "RTG", "past states",
+/// "actions".
+const char* zeroing_label(ModalityZeroing z);
 
 }  // namespace dstudio::models
