@@ -45,8 +45,8 @@ analyses() {
   for m in dc dt; do run ${P}ablation-$m ablation --checkpoint $C-$m.pt --episodes "$EPISODES" --seeds 3; done
   run ${P}rtg-sweep rtg-sweep --checkpoint $C-dt.pt --compare $C-dc.pt --episodes "$EPISODES"
   # Attention maps on the same dataset windows (DC fig. 3), and DT - GDT (GDT fig. 4).
-  run ${P}attention-dt attention --checkpoint $C-dt.pt --compare $C-gdt.pt --layer 0
-  for m in gdt dc dt-merger dhi; do run ${P}attention-$m attention --checkpoint $C-$m.pt --layer 0; done
+  run ${P}attention-dt attention --checkpoint $C-dt.pt --compare $C-gdt.pt --layer 1
+  for m in gdt dc dt-merger dhi; do run ${P}attention-$m attention --checkpoint $C-$m.pt --layer 1; done
   # Entropy against reward during rollouts, per layer and head, intra- and inter-step (DHi fig. 2).
   for m in dt gdt dt-merger dhi dc; do run ${P}entropy-$m entropy --checkpoint $C-$m.pt --episodes "$EPISODES"; done
   # Merged against unmerged tokens (DHi fig. 5).

@@ -22,6 +22,7 @@
 
 #include "commands.h"
 #include "dstudio/analysis/attention_maps.h"
+#include "dstudio/analysis/window_maps.h"
 #include "dstudio/analysis/curves.h"
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/analysis/tsne.h"
@@ -193,16 +194,8 @@ data::Dataset dataset_for(const Common& c, const models::CheckpointInfo& info) {
   return data::load_dataset(c.dataset.empty() ? models::checkpoint_dataset(info).string() : c.dataset);
 }
 
-void write_matrix_csv(const fs::path& path, const analysis::TokenMatrix& m, const std::vector<std::string>& labels) {
-  std::ofstream out(path);
-  out << "query";
-  for (const auto& l : labels) out << ',' << l;
-  out << '\n';
-  for (int i = 0; i < m.tokens; ++i) {
-    out << labels[static_cast<std::size_t>(i)];
-    for (int j = 0; j < m.tokens; ++j) out << ',' << m.at(i, j);
-    out << '\n';
-  }
+void write_csv(const fs::path& path, const analysis::TokenMatrix& m, const std::vector<std::string>& labels) {
+  if (!analysis::write_map_csv(path, m, labels)) throw Error("cannot write " + path.string());
 }
 
 // NaN (e.g. the correlation of a constant series) as JSON null.
@@ -218,7 +211,7 @@ void finish(const Common& c, ordered_json summary, const std::vector<std::string
 // ---------------------------------------------------------------------------------------------
 
 struct AttentionArgs : Common {
-  int windows = 16, layer = -1, head = -1, step = -1;
+  int windows = 16, layer = 0, head = 0, step = -1;  // layer, head: from 1; 0 all layers, the mean over heads
   std::string source = "dataset";
 };
 
@@ -241,37 +234,30 @@ void run_attention(const AttentionArgs& a) {
     windows = models::sample_windows(dataset_for(a, info), a.windows, K);
   }
   const auto inspections = models::inspect_windows(a.checkpoint, windows);
-  const auto labels = windows.size() == 1 ? analysis::token_labels(inspections.front().token_types, inspections.front().token_steps)
-                                          : analysis::relative_token_labels(inspections.front().token_types);
-  auto map_of = [&](const std::vector<models::WindowInspection>& ins, int layer) {
-    std::vector<analysis::TokenMatrix> per_window;
-    for (const auto& w : ins) {
-      const auto& l = w.layers[static_cast<std::size_t>(layer)];
-      per_window.push_back(a.head >= 0 ? analysis::head_of(l, std::min(a.head, l.heads - 1)) : analysis::mean_over_heads(l));
-    }
-    return analysis::mean_of(per_window);
-  };
-  auto summary_of = [&](const std::vector<models::WindowInspection>& ins) {
-    std::vector<analysis::TokenMatrix> means, rollouts;
-    for (const auto& w : ins) {
-      means.push_back(analysis::mean_over_layers(w.layers));
-      rollouts.push_back(analysis::attention_rollout(w.layers));
-    }
-    return std::pair{analysis::mean_of(means), analysis::mean_of(rollouts)};
-  };
+  const auto labels = analysis::window_labels(inspections);
   const int layers = static_cast<int>(inspections.front().layers.size());
-  const std::string who = name_of(a.checkpoint), head_text = a.head >= 0 ? "head " + std::to_string(a.head) : "mean over heads";
+  if (a.layer > layers) throw UsageError("--layer " + std::to_string(a.layer) + ": the model has layers 1 to " + std::to_string(layers));
+  const auto map_of = [&](int layer) {
+    std::string note;
+    auto m = analysis::select_map(inspections, {analysis::MapKind::Layer, layer, a.head}, &note);
+    if (!note.empty()) std::fprintf(stderr, "layer %d: %s\n", layer, note.c_str());
+    return m;
+  };
+  const auto summary_of = [](const std::vector<models::WindowInspection>& ins) {
+    return std::pair{analysis::select_map(ins, {analysis::MapKind::MeanOverLayers}), analysis::select_map(ins, {analysis::MapKind::Rollout})};
+  };
+  const std::string who = name_of(a.checkpoint), head_text = a.head > 0 ? "head " + std::to_string(a.head) : "mean over heads";
   ordered_json layer_json = ordered_json::array();
   viz::FigureContext figures;
   for (int l = 0; l < layers; ++l) {
-    if (a.layer >= 0 && l != a.layer) continue;
-    const auto m = map_of(inspections, l);
+    if (a.layer > 0 && l + 1 != a.layer) continue;
+    const auto m = map_of(l + 1);
     const auto& mixer = inspections.front().layers[static_cast<std::size_t>(l)].mixer;
     const auto base = (fs::path(a.out) / ("attention_layer" + std::to_string(l + 1))).string();
-    write_matrix_csv(base + ".csv", m, labels);
+    write_csv(base + ".csv", m, labels);
     files.push_back(base + ".csv");
     for (auto& f : viz::save_heatmap(base, m, labels, false, "weight",
-                                     style_of(a, who + "\nlayer " + std::to_string(l + 1) + ": " + mixer + (a.head >= 0 ? ", " + head_text : ""))))
+                                     style_of(a, who + "\nlayer " + std::to_string(l + 1) + ": " + mixer + (a.head > 0 ? ", " + head_text : ""))))
       files.push_back(f);
     double entropy = 0.0;
     for (const auto& w : inspections) {
@@ -285,7 +271,7 @@ void run_attention(const AttentionArgs& a) {
   for (const auto& [name, m, title] : {std::tuple{"attention_mean_layers", mean, "mean over layers"},
                                        std::tuple{"attention_rollout", rollout, "attention rollout"}}) {
     const auto base = (fs::path(a.out) / name).string();
-    write_matrix_csv(base + ".csv", m, labels);
+    write_csv(base + ".csv", m, labels);
     files.push_back(base + ".csv");
     for (auto& f : viz::save_heatmap(base, m, labels, false, "weight", style_of(a, who + "\n" + title))) files.push_back(f);
   }
@@ -300,7 +286,7 @@ void run_attention(const AttentionArgs& a) {
     const auto [other_mean, other_rollout] = summary_of(theirs);
     const auto diff = analysis::difference(mean, other_mean);
     const auto base = (fs::path(a.out) / "attention_difference").string();
-    write_matrix_csv(base + ".csv", diff, labels);
+    write_csv(base + ".csv", diff, labels);
     files.push_back(base + ".csv");
     for (auto& f : viz::save_heatmap(base, diff, labels, true, "difference",
                                      style_of(a, who + " - " + name_of(a.compare) + "\nmean over layers")))
@@ -323,7 +309,7 @@ void run_entropy(const EntropyArgs& a) {
   std::vector<std::string> files;
   const auto info = models::read_checkpoint_info(a.checkpoint);
   const auto& cfg = info.variant;
-  const int K = cfg.context_length, per_step = cfg.tokenizer == models::Tokenizer::Triplet ? 3 : 1;
+  const int K = cfg.context_length;
   models::RolloutConfig rc;
   if (a.target > 0) rc.targets = {a.target};
   else rc.targets = {env::task(info.env_id.empty() ? "hopper" : info.env_id).default_targets.front()};
@@ -357,23 +343,12 @@ void run_entropy(const EntropyArgs& a) {
   std::ofstream hcsv(fs::path(a.out) / "entropy_heads.csv");
   hcsv << "layer,head,mixer,entropy,intra_step,inter_step\n";
   const auto windows = models::sample_windows(dataset_for(a, info), a.windows, K);
-  const auto ins = models::inspect_windows(a.checkpoint, windows);
-  for (std::size_t l = 0; l < ins.front().layers.size(); ++l) {
-    const auto& first = ins.front().layers[l];
-    for (int h = 0; h < first.heads; ++h) {
-      double full = 0.0, intra = 0.0, inter = 0.0;
-      for (const auto& w : ins) {
-        const auto& lm = w.layers[l];
-        const std::span<const float> m(lm.values.data() + static_cast<std::size_t>(h) * lm.tokens * lm.tokens, static_cast<std::size_t>(lm.tokens) * lm.tokens);
-        full += analysis::attention_entropy(m, lm.tokens, w.valid) / static_cast<double>(ins.size());
-        intra += analysis::intra_step_entropy(m, lm.tokens, w.valid, per_step) / static_cast<double>(ins.size());
-        inter += analysis::inter_step_entropy(m, lm.tokens, w.valid, per_step) / static_cast<double>(ins.size());
-      }
-      hcsv << l + 1 << ',' << h << ',' << first.mixer << ',' << full << ',' << intra << ',' << inter << '\n';
-      // With one token per step (merged or unified tokens) there is nothing within a step.
-      heads.push_back({{"layer", l + 1}, {"head", h}, {"mixer", first.mixer}, {"entropy", full},
-                       {"intra_step", per_step == 3 ? ordered_json(intra) : ordered_json(nullptr)}, {"inter_step", inter}});
-    }
+  for (const auto& h : analysis::head_entropies(models::inspect_windows(a.checkpoint, windows))) {
+    hcsv << h.layer << ',' << h.head << ',' << h.mixer << ',' << h.entropy << ',';
+    if (std::isfinite(h.intra_step)) hcsv << h.intra_step;  // empty: one token a step
+    hcsv << ',' << h.inter_step << '\n';
+    heads.push_back({{"layer", h.layer}, {"head", h.head}, {"mixer", h.mixer}, {"entropy", h.entropy},
+                     {"intra_step", finite_or_null(h.intra_step)}, {"inter_step", h.inter_step}});
   }
   hcsv.close();
   files.push_back((fs::path(a.out) / "entropy_heads.csv").string());
@@ -664,8 +639,8 @@ void add_analyze_commands(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   attention->add_option("--windows", att->windows, "Dataset windows averaged")->capture_default_str()->check(CLI::Range(1, 10000));
   attention->add_option("--step", att->step, "Rollout step (default 2K)");
-  attention->add_option("--layer", att->layer, "Only this layer (0-based; default all)");
-  attention->add_option("--head", att->head, "This head instead of the mean over heads");
+  attention->add_option("--layer", att->layer, "Only this layer (from 1; default all)")->check(CLI::PositiveNumber);
+  attention->add_option("--head", att->head, "This head (from 1) instead of the mean over heads")->check(CLI::PositiveNumber);
   wire<AttentionArgs>(attention, att, exit_code, run_attention);
 
   auto ent = std::make_shared<EntropyArgs>();

@@ -5,8 +5,9 @@
 namespace dstudio::studio {
 
 namespace {
-// The dataset the shipped checkpoints were trained on; the checkpoints' file names follow it.
-constexpr behaviour::StoryDataset kWindowDefault{"hopper", behaviour::DatasetKind::Medium, behaviour::PolicyAlgorithm::Ars};
+// The dataset the shipped checkpoints were trained on (the story: hopper medium-expert made by the
+// shipped SAC policies); the checkpoints' file names follow it.
+constexpr behaviour::StoryDataset kWindowDefault = behaviour::kStoryDataset;
 }  // namespace
 
 QString ensureDefaultDataset(const Progress& progress) {

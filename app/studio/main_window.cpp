@@ -628,19 +628,28 @@ void MainWindow::startReturnJob(bool sweep) {
     ReturnJobOutcome out;
     out.sweep = sweep;
     try {
+      if (!sweep) {
+        // The same ablation as `dstudio analyze ablation`, at the task's first default target.
+        models::AblationConfig config;
+        config.episodes = episodes;
+        Progress progress;
+        progress.cancel = cancel;
+        progress.report = [fraction](double f, std::string_view) { *fraction = f; };
+        for (const auto& z : models::zeroing_ablation(path, config, progress).zeroings) out.summaries.push_back(z.summary);
+        return out;
+      }
       models::RolloutConfig config;
       config.episodes = episodes;
       config.traces = false;
-      const int jobs = sweep ? (compared.empty() ? 1 : 2) : 4;
+      config.targets = targets;
+      const int jobs = compared.empty() ? 1 : 2;
       for (int k = 0; k < jobs; ++k) {
-        // Each rollout is an equal part of the progress.
+        // Each checkpoint's sweep is an equal part of the progress.
         Progress progress;
         progress.cancel = cancel;
         progress.report = [fraction, k, jobs](double f, std::string_view) { *fraction = (k + f) / jobs; };
-        if (sweep) config.targets = targets;
-        else config.zeroing = static_cast<models::ModalityZeroing>(k);
-        const auto result = models::rollout(sweep && k == 1 ? compared : path, config, progress);
-        auto& into = sweep && k == 1 ? out.compared : out.summaries;
+        const auto result = models::rollout(k == 1 ? compared : path, config, progress);
+        auto& into = k == 1 ? out.compared : out.summaries;
         into.insert(into.end(), result.summary.begin(), result.summary.end());
       }
     } catch (const Cancelled&) {

@@ -26,6 +26,7 @@
 #include <QStyle>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 
 #include "dstudio/common/error.h"
@@ -53,6 +54,18 @@ constexpr SpeedChoice kSpeeds[] = {{"0.1x", 0.1}, {"0.25x", 0.25}, {"0.5x", 0.5}
 
 QString number(double v, int decimals = 1) { return std::isfinite(v) ? QString::number(v, 'f', decimals) : QStringLiteral("–"); }
 
+// The step readout always keeps room for two lines: its text changes every frame, and a line
+// more or less would resize the 3-D view above it while playing (and a recording's frames).
+class ReadoutLabel : public QLabel {
+ public:
+  int heightForWidth(int width) const override { return std::max(QLabel::heightForWidth(width), twoLines()); }
+  QSize minimumSizeHint() const override { return QLabel::minimumSizeHint().expandedTo({0, twoLines()}); }
+  QSize sizeHint() const override { return QLabel::sizeHint().expandedTo({0, twoLines()}); }
+
+ private:
+  int twoLines() const { return 2 * fontMetrics().lineSpacing() + contentsMargins().top() + contentsMargins().bottom(); }
+};
+
 }  // namespace
 
 ViewerPanel::ViewerPanel(QWidget* parent)
@@ -60,7 +73,7 @@ ViewerPanel::ViewerPanel(QWidget* parent)
       scene_(new viz::SceneView),
       attention_(new viz::AttentionMapView),
       timeline_(new viz::EpisodeTimeline),
-      readout_(new QLabel),
+      readout_(new ReadoutLabel),
       map_caption_(new QLabel),
       restart_(new QPushButton),
       back_(new QPushButton),
@@ -120,10 +133,7 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   target_->setKeyboardTracking(false);
   target_->setToolTip(tr("The return the policy is asked for. Changing it re-conditions the policy from the step on "
                          "screen: its return-to-go becomes the new target minus the return collected so far."));
-  zeroing_->addItem(tr("nothing"), static_cast<int>(models::ModalityZeroing::None));
-  zeroing_->addItem(tr("returns-to-go"), static_cast<int>(models::ModalityZeroing::ReturnsToGo));
-  zeroing_->addItem(tr("past states"), static_cast<int>(models::ModalityZeroing::PastStates));
-  zeroing_->addItem(tr("actions"), static_cast<int>(models::ModalityZeroing::Actions));
+  for (const auto z : models::kModalityZeroings) zeroing_->addItem(QString::fromUtf8(models::zeroing_label(z)), static_cast<int>(z));
   zeroing_->setToolTip(tr("Zero a modality in the policy's input from the step on screen on"));
   seed_->setRange(0, 1'000'000);
   seed_->setToolTip(tr("Reset noise of the next new episode (the same seed as `dstudio eval --seed`)"));

@@ -383,8 +383,25 @@ TEST_F(Analyses, AttentionWritesMapsAndTheirDerivation) {
   EXPECT_TRUE(pdf && svg && png);
 }
 
+TEST_F(Analyses, AttentionCountsLayersFromOne) {
+  const auto base = "analyze attention --windows 2 --checkpoint " + checkpoint_ + " --out " + (*dir_ / "layers").string();
+  auto r = run(base + " --layer 4", *dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("layers 1 to 3"));
+  EXPECT_EQ(run(base + " --layer 0", *dir_).exit_code, 2);
+  r = run(base + " --layer 3 --json", *dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["layers"].size(), 1u);
+  EXPECT_EQ(j["layers"][0]["layer"], 3);
+}
+
 TEST_F(Analyses, EntropyAblationSweepAndTsneSummaries) {
   auto j = analyze("entropy --episodes 2 --windows 4", "entropy");
+  // Layers and heads counted from 1, as in the window and the papers' figures.
+  ASSERT_FALSE(j["heads"].empty());
+  EXPECT_EQ(j["heads"][0]["layer"], 1);
+  EXPECT_EQ(j["heads"][0]["head"], 1);
   EXPECT_GT(j["mean_entropy"].get<double>(), 0.0);
   EXPECT_LE(j["mean_entropy"].get<double>(), std::log(15.0));
   EXPECT_TRUE(j.contains("entropy_reward_pearson"));
@@ -437,7 +454,7 @@ PngSize png_size(const std::filesystem::path& png) {
 }
 
 TEST_F(Analyses, AnalyzePresetIeeeSetsThePngPixelsAndThePdfPoints) {
-  analyze("attention --windows 2 --layer 0 --preset IEEE", "ieee");
+  analyze("attention --windows 2 --layer 1 --preset IEEE", "ieee");
   const auto base = *dir_ / "ieee" / "attention_layer1";
   for (const char* ext : {".pdf", ".svg", ".png", ".csv"}) EXPECT_TRUE(std::filesystem::exists(base.string() + ext)) << ext;
   // 3.3 x 2.5 in at 600 dpi.
@@ -454,14 +471,14 @@ TEST_F(Analyses, AnalyzePresetIeeeSetsThePngPixelsAndThePdfPoints) {
   EXPECT_THAT(text, HasSubstr("DejaVu Serif"));  // the preset's serif family
 
   // The slug and the export dialog's full name are the same preset.
-  analyze("attention --windows 2 --layer 0 --formats png --preset 'IEEE column (3.3 × 2.5 in, serif)'", "ieee_named");
+  analyze("attention --windows 2 --layer 1 --formats png --preset 'IEEE column (3.3 × 2.5 in, serif)'", "ieee_named");
   const auto named = png_size(*dir_ / "ieee_named" / "attention_layer1.png");
   EXPECT_EQ(named.width, 1980);
   EXPECT_EQ(named.height, 1500);
 }
 
 TEST_F(Analyses, AnalyzeExplicitOptionsOverrideThePresetAndFormatsChooseTheFiles) {
-  const auto j = analyze("attention --windows 2 --layer 0 --preset ieee --width 6.6 --dpi 300 --formats png --no-title "
+  const auto j = analyze("attention --windows 2 --layer 1 --preset ieee --width 6.6 --dpi 300 --formats png --no-title "
                          "--font-family sans --line-width 0.8",
                          "override");
   const auto out = *dir_ / "override";
@@ -482,7 +499,7 @@ TEST_F(Analyses, AnalyzeExplicitOptionsOverrideThePresetAndFormatsChooseTheFiles
   EXPECT_NEAR(size.dpi, 300, 1);
 
   // Without a preset, --width and --font still work as before.
-  analyze("attention --windows 2 --layer 0 --width 5.5 --font 9 --formats pdf", "plain");
+  analyze("attention --windows 2 --layer 1 --width 5.5 --font 9 --formats pdf", "plain");
   const auto [w, h] = pdf_size(*dir_ / "plain" / "attention_layer1.pdf");
   EXPECT_NEAR(w, 5.5 * 72, 0.5);
   EXPECT_FALSE(std::filesystem::exists(*dir_ / "plain" / "attention_layer1.png"));

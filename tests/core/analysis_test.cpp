@@ -9,6 +9,7 @@
 #include "dstudio/common/error.h"
 #include "dstudio/analysis/attention_maps.h"
 #include "dstudio/analysis/tsne.h"
+#include "dstudio/analysis/window_maps.h"
 
 namespace dstudio::analysis {
 namespace {
@@ -54,6 +55,53 @@ TEST(AttentionMaps, HeadsLayersRolloutAndDifference) {
   EXPECT_DOUBLE_EQ(d.at(1, 1), 0.5 - 1.0);
   EXPECT_THROW(difference(mean, TokenMatrix{3, std::vector<double>(9)}), dstudio::Error);
   EXPECT_EQ(token_labels({'R', 's', 'a', 'R'}, {-1, 4, 4, 5}), (std::vector<std::string>{"pad", "s4", "a4", "R5"}));
+}
+
+// Windows of two triplet steps (R, s, a): head 1 uniform, head 2 on itself.
+models::WindowInspection triplet_window() {
+  models::WindowInspection w;
+  w.layers = {two_head_layer(6), two_head_layer(6)};
+  w.token_types = {'R', 's', 'a', 'R', 's', 'a'};
+  w.token_steps = {4, 4, 4, 5, 5, 5};
+  w.valid.assign(6, 1);
+  return w;
+}
+
+TEST(WindowMaps, SelectsAveragesAndCountsFromOne) {
+  auto w = triplet_window();
+  auto other = w;
+  other.layers[1].values.assign(other.layers[1].values.size(), 0.0f);  // a second window: layer 2 all zero
+  const std::vector<models::WindowInspection> windows{w, other};
+  // Layer 2, head 2, averaged over the two windows: (1 + 0) / 2 on the diagonal.
+  EXPECT_DOUBLE_EQ(select_map(windows, {MapKind::Layer, 2, 2}).at(3, 3), 0.5);
+  EXPECT_DOUBLE_EQ(select_map(windows, {MapKind::Layer, 1, 1}).at(3, 0), 0.25);
+  EXPECT_DOUBLE_EQ(select_map(windows, {MapKind::Layer, 1, 0}).at(3, 3), 0.5 * (0.25 + 1.0));
+  std::string note;
+  EXPECT_DOUBLE_EQ(select_map(windows, {MapKind::Layer, 1, 3}, &note).at(3, 3), 0.5 * (0.25 + 1.0));
+  EXPECT_THAT(note, testing::HasSubstr("2 heads"));
+  EXPECT_THROW(select_map(windows, {MapKind::Layer, 3, 0}), UsageError);
+  EXPECT_THROW(select_map(windows, {MapKind::Layer, 0, 0}), UsageError);
+  EXPECT_EQ(window_labels({w}), (std::vector<std::string>{"R4", "s4", "a4", "R5", "s5", "a5"}));
+  EXPECT_EQ(window_labels(windows).back(), "a0");
+}
+
+TEST(WindowMaps, HeadEntropiesByHand) {
+  const std::vector<models::WindowInspection> windows{triplet_window()};
+  const auto heads = head_entropies(windows);
+  ASSERT_EQ(heads.size(), 4u);
+  EXPECT_EQ(heads[3].layer, 2);
+  EXPECT_EQ(heads[3].head, 2);
+  // Head 2 puts all weight on itself: zero entropy everywhere.
+  EXPECT_DOUBLE_EQ(heads[1].entropy, 0.0);
+  // Head 1, uniform over the i + 1 keys of query i: the mean of log(i + 1) over six queries.
+  double expected = 0.0;
+  for (int i = 0; i < 6; ++i) expected += std::log(static_cast<double>(i + 1)) / 6.0;
+  EXPECT_NEAR(heads[0].entropy, expected, 1e-6);
+  EXPECT_TRUE(std::isfinite(heads[0].intra_step));
+  // One token a step (merged): nothing within a step.
+  auto merged = triplet_window();
+  merged.token_types.assign(6, 't');
+  EXPECT_TRUE(std::isnan(head_entropies({merged})[0].intra_step));
 }
 
 // Three clusters far apart in 20 dimensions: t-SNE must keep every point nearest to points of

@@ -25,11 +25,13 @@
 
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/data/synthetic.h"
+#include "dstudio/models/evaluation.h"
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/return_histogram.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
 #include "dstudio/viz/return_analysis_view.h"
+#include "default_dataset.h"
 #include "h5_fixture.h"
 #include "main_window.h"
 #include "screenshot_tour.h"
@@ -174,10 +176,10 @@ TEST_F(Studio, OpensTheEmbeddedDefaultDataset) {
   MainWindow w;
   QSignalSpy opened(&w, &MainWindow::datasetOpened);
   w.openDefaultDataset();
-  ASSERT_TRUE(opened.wait(120000));
-  // The hopper medium dataset made by the shipped behaviour policies.
-  EXPECT_TRUE(w.currentPath().contains("hopper-medium-dstudio"));
-  EXPECT_EQ(data::summarize(*w.datasetView()->dataset()).transitions, 100000);
+  ASSERT_TRUE(opened.wait(280000));  // made on first use: 2M transitions, about 100 s on two cores
+  // The story dataset: hopper medium-expert made by the shipped SAC behaviour policies.
+  EXPECT_TRUE(w.currentPath().contains("hopper-medium-expert-dstudio-sac"));
+  EXPECT_EQ(data::summarize(*w.datasetView()->dataset()).transitions, 2000000);
   EXPECT_EQ(w.datasetView()->dataset()->env_id, "hopper");
 }
 
@@ -296,8 +298,13 @@ TEST_F(Studio, RunsTheAblationAndTheTargetSweep) {
   EXPECT_FALSE(done.front().front().toBool());
   auto* bars = qobject_cast<QCPBars*>(view->ablationPlot()->plottable(0));
   ASSERT_NE(bars, nullptr);
-  ASSERT_EQ(bars->data()->size(), 4);  // none, RTG, past states, actions
-  for (int k = 0; k < 4; ++k) EXPECT_GT(bars->data()->at(k)->value, 0.0);
+  ASSERT_EQ(bars->data()->size(), 4);  // nothing, RTG, past states, actions zeroed
+  // The bars are core's ablation at the default target, one bar a zeroing in its order.
+  models::AblationConfig config;
+  config.episodes = 2;
+  const auto expected = models::zeroing_ablation(studio::defaultCheckpoint().toStdString(), config);
+  ASSERT_EQ(expected.zeroings.size(), 4u);
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(bars->data()->at(k)->value, expected.zeroings[static_cast<std::size_t>(k)].summary.mean_score) << k;
   EXPECT_EQ(view->sweepTargets(), (std::vector<double>{1800, 3600, 7200, 18000, 36000, 72000}));
   w.runSweep();
   ASSERT_TRUE(done.wait(120000));

@@ -18,7 +18,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "dstudio/analysis/entropy.h"
+#include "dstudio/analysis/window_maps.h"
 #include "dstudio/viz/export_dialog.h"
 #include "dstudio/viz/figures.h"
 #include "gradients.h"
@@ -217,8 +217,7 @@ void AttentionMapView::refresh() {
   // Several windows: labels relative to the window's last step ("s-3"); one: the episode's steps.
   const auto& first = windows_.front();
   const int T = matrix_.tokens;
-  labels_ = windows_.size() == 1 ? analysis::token_labels(first.token_types, first.token_steps)
-                                 : analysis::relative_token_labels(first.token_types);
+  labels_ = analysis::window_labels(windows_);
   map_->data()->setSize(T, T);
   map_->data()->setRange(QCPRange(0, T - 1), QCPRange(0, T - 1));
   double hi = 0.0;
@@ -262,26 +261,23 @@ void AttentionMapView::refresh() {
 }
 
 analysis::TokenMatrix AttentionMapView::selection(const std::vector<models::WindowInspection>& windows, QString* problem) const {
-  const int layer = std::max(0, layer_->currentIndex()), head = head_->currentIndex() - 1;
-  std::vector<analysis::TokenMatrix> per_window;
-  for (const auto& w : windows) {
-    switch (static_cast<Mode>(mode_->currentIndex())) {
-      case Mode::Layer: {
-        if (layer >= static_cast<int>(w.layers.size())) {
-          if (problem) *problem = tr("it has no layer %1").arg(layer + 1);
-          return {};
-        }
-        const auto& l = w.layers[static_cast<std::size_t>(layer)];
-        // A head the other model lacks: its mean over heads stands in.
-        if (problem && head >= l.heads) *problem = tr("it has %1 heads, so its mean over heads is used").arg(l.heads);
-        per_window.push_back(head >= 0 && head < l.heads ? analysis::head_of(l, head) : analysis::mean_over_heads(l));
-        break;
-      }
-      case Mode::MeanOverLayers: per_window.push_back(analysis::mean_over_layers(w.layers)); break;
-      case Mode::Rollout: per_window.push_back(analysis::attention_rollout(w.layers)); break;
-    }
+  analysis::MapSelection selection;
+  switch (static_cast<Mode>(mode_->currentIndex())) {
+    case Mode::Layer: selection.kind = analysis::MapKind::Layer; break;
+    case Mode::MeanOverLayers: selection.kind = analysis::MapKind::MeanOverLayers; break;
+    case Mode::Rollout: selection.kind = analysis::MapKind::Rollout; break;
   }
-  return analysis::mean_of(per_window);
+  selection.layer = std::max(0, layer_->currentIndex()) + 1;
+  selection.head = std::max(0, head_->currentIndex());  // item 0 is the mean over heads
+  try {
+    std::string note;
+    auto m = analysis::select_map(windows, selection, &note);
+    if (problem) *problem = QString::fromStdString(note);
+    return m;
+  } catch (const std::exception& e) {  // e.g. a compared model with fewer layers
+    if (problem) *problem = QString::fromStdString(e.what());
+    return {};
+  }
 }
 
 FigureText AttentionMapView::figureText() const {
@@ -297,46 +293,22 @@ std::vector<std::string> AttentionMapView::exportFigure(const std::string& base,
   const bool diff = showingDifference();
   auto written = save_heatmap(base, matrix_, labels_, diff, diff ? tr("weight difference") : tr("weight"),
                               with_defaults(style, figureText()));
-  std::ofstream csv(base + ".csv");
-  csv << "query";
-  for (const auto& l : labels_) csv << ',' << l;
-  csv << '\n';
-  for (int i = 0; i < matrix_.tokens; ++i) {
-    csv << labels_[static_cast<std::size_t>(i)];
-    for (int j = 0; j < matrix_.tokens; ++j) csv << ',' << matrix_.at(i, j);
-    csv << '\n';
-  }
-  if (csv) written.push_back(base + ".csv");
+  if (analysis::write_map_csv(base + ".csv", matrix_, labels_)) written.push_back(base + ".csv");
   return written;
 }
 
 void AttentionMapView::fillEntropy() {
   entropy_->setRowCount(0);
-  if (windows_.empty()) return;
-  const bool triplets = !windows_.front().token_types.empty() && windows_.front().token_types.front() == 'R';
-  const int group = triplets ? 3 : 1;
-  for (std::size_t l = 0; l < windows_.front().layers.size(); ++l) {
-    for (int h = 0; h < windows_.front().layers[l].heads; ++h) {
-      double full = 0.0, intra = 0.0, inter = 0.0;
-      for (const auto& w : windows_) {
-        const auto& lm = w.layers[l];
-        const auto n = static_cast<std::size_t>(lm.tokens) * lm.tokens;
-        const std::span<const float> m(lm.values.data() + n * static_cast<std::size_t>(h), n);
-        full += analysis::attention_entropy(m, lm.tokens, w.valid);
-        intra += analysis::intra_step_entropy(m, lm.tokens, w.valid, group);
-        inter += analysis::inter_step_entropy(m, lm.tokens, w.valid, group);
-      }
-      const double count = static_cast<double>(windows_.size());
-      const int row = entropy_->rowCount();
-      entropy_->insertRow(row);
-      const QStringList cells = {QString::number(l + 1), QString::number(h + 1), QString::number(full / count, 'f', 3),
-                                 triplets ? QString::number(intra / count, 'f', 3) : QStringLiteral("—"),
-                                 QString::number(inter / count, 'f', 3)};
-      for (int c = 0; c < cells.size(); ++c) {
-        auto* item = new QTableWidgetItem(cells[c]);
-        item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-        entropy_->setItem(row, c, item);
-      }
+  for (const auto& h : analysis::head_entropies(windows_)) {
+    const int row = entropy_->rowCount();
+    entropy_->insertRow(row);
+    const QStringList cells = {QString::number(h.layer), QString::number(h.head), QString::number(h.entropy, 'f', 3),
+                               std::isfinite(h.intra_step) ? QString::number(h.intra_step, 'f', 3) : QStringLiteral("—"),
+                               QString::number(h.inter_step, 'f', 3)};
+    for (int c = 0; c < cells.size(); ++c) {
+      auto* item = new QTableWidgetItem(cells[c]);
+      item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+      entropy_->setItem(row, c, item);
     }
   }
 }

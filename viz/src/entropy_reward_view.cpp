@@ -16,6 +16,7 @@
 
 #include "colors.h"
 #include "dstudio/analysis/entropy.h"
+#include "dstudio/models/variant_config.h"
 #include "dstudio/viz/export_dialog.h"
 
 namespace dstudio::viz {
@@ -37,7 +38,7 @@ EntropyRewardView::EntropyRewardView(QWidget* parent)
   target_->setToolTip(tr("The return the policy is asked for (its first return-to-go)"));
   episodes_->setRange(1, 100);
   episodes_->setValue(5);
-  zeroing_->addItems({tr("nothing"), tr("every return-to-go"), tr("past states"), tr("every action")});
+  for (const auto z : models::kModalityZeroings) zeroing_->addItem(QString::fromUtf8(models::zeroing_label(z)), static_cast<int>(z));
   zeroing_->setToolTip(tr("Remove a modality at inference (the papers' ablation)"));
   auto* controls = new QHBoxLayout;
   controls->addWidget(new QLabel(tr("Target return")));
@@ -94,7 +95,7 @@ models::RolloutConfig EntropyRewardView::request() const {
   models::RolloutConfig c;
   c.targets = {target_->value()};
   c.episodes = episodes_->value();
-  c.zeroing = static_cast<models::ModalityZeroing>(zeroing_->currentIndex());
+  c.zeroing = static_cast<models::ModalityZeroing>(zeroing_->currentData().toInt());
   c.entropy = true;
   c.threads = 1;
   return c;

@@ -15,9 +15,19 @@
 #include <qcustomplot.h>
 
 #include "colors.h"
+#include "dstudio/models/variant_config.h"
 #include "dstudio/viz/export_dialog.h"
 
 namespace dstudio::viz {
+
+namespace {
+// The bars' names, in the order of the ablation's results (models::kModalityZeroings).
+QStringList zeroing_names() {
+  QStringList names;
+  for (const auto z : models::kModalityZeroings) names << QString::fromUtf8(models::zeroing_label(z));
+  return names;
+}
+}  // namespace
 
 ReturnAnalysisView::ReturnAnalysisView(QWidget* parent)
     : QWidget(parent),
@@ -101,7 +111,7 @@ void ReturnAnalysisView::setAblation(const QString& title, const std::vector<mod
   errors->setDataPlottable(bars);
   errors->setSymbolGap(0);  // a whisker through the bar's top, not broken around it
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-  const QStringList names = {tr("none"), tr("RTG"), tr("past states"), tr("actions")};
+  const auto names = zeroing_names();
   QVector<double> keys, values, spread;
   double top = 1.0;
   for (std::size_t k = 0; k < s.size() && k < 4; ++k) {
@@ -206,7 +216,7 @@ FigureText ReturnAnalysisView::figureText() const {
 
 std::vector<std::string> ReturnAnalysisView::exportFigure(const std::string& base, const FigureStyle& style) const {
   std::vector<std::string> written;
-  const QStringList names = {tr("none"), tr("RTG"), tr("past states"), tr("actions")};
+  const auto names = zeroing_names();
   if (!ablation_data_.empty()) {
     const FigureStyle s = with_defaults(style, {tr("%1: modality zeroed").arg(ablation_title_), {}, tr("normalised score")});
     std::vector<Bar> bars;
