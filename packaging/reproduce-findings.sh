@@ -9,8 +9,9 @@
 # `SEED=s STEPS=10000 WARMUP=1000 OUT=build/seeds/seed-s bash packaging/train-default-checkpoints.sh dt dc`),
 # each scored at its best target of the sweep, then mean and standard deviation over the seeds.
 #
-#   bash packaging/reproduce-findings.sh                  # all three
+#   bash packaging/reproduce-findings.sh                  # all four (story, contrast, seeds, efficiency)
 #   bash packaging/reproduce-findings.sh story seeds      # some of them
+#   ONLY=rtg-sweep,attention-dt bash packaging/reproduce-findings.sh story   # just these folders
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${B:-build/release/bin}
@@ -24,6 +25,7 @@ SEEDS=${SEEDS:-build/seeds}
 run() {  # folder, then the analyze arguments
   local name=$1; shift
   local missing
+  if [[ -n ${ONLY:-} && ,$ONLY, != *,$name,* ]]; then return 0; fi
   for missing in "$@"; do
     if [[ $missing == *.pt && ! -f $missing ]]; then
       echo "== $name: skipped, $missing is not trained yet" >&2
@@ -102,13 +104,46 @@ for m in ("dc", "dt"):
 PY
 }
 
+# The UTR paper's efficiency claims (its Table 2): milliseconds and GFLOPs of a training step
+# (batch 64) and of one action, parameters, for DT, UDT, DC (at its K of 8 and at UTR's 20), UDC
+# and DHi, at the shipped sizes, one thread each, in one run so that they compare as ratios.
+efficiency() {
+  [[ -n ${ONLY:-} && ,$ONLY, != *,efficiency,* ]] && return 0
+  local out=$DOCS/efficiency
+  mkdir -p "$out"
+  echo "== efficiency: dstudio bench train|act"
+  {
+    for v in dt udt dc dc-k20 udc dhi; do
+      local args=(--variant "$v")
+      [ "$v" = dc-k20 ] && args=(--variant dc --config '{"context_length":20}')
+      "$B/dstudio" bench train "${args[@]}" --repeats 15 --threads 1 --json | python3 -c "import json,sys; d=json.load(sys.stdin); d['name']='$v'; print(json.dumps(d))"
+      "$B/dstudio" bench act "${args[@]}" --repeats 50 --threads 1 --json | python3 -c "import json,sys; d=json.load(sys.stdin); d['name']='$v'; print(json.dumps(d))"
+    done
+  } > "$out/bench.jsonl"
+  python3 - "$out/bench.jsonl" <<'PY' | tee "$out/summary.md"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+train = {r["name"]: r for r in rows if r["benchmark"] == "train"}
+act = {r["name"]: r for r in rows if r["benchmark"] != "train"}
+print("| model | K | parameters | training step (ms) | GFLOP a step | one action (ms) |")
+print("|---|---|---|---|---|---|")
+for name, t in train.items():
+    a = act[name]
+    print("| %s | %d | %s | %.0f | %.2f | %.2f |" % (name, t["context_length"], format(t["parameters"], ","), t["median_ms"], t["gflop"], a["median_ms"]))
+t = train["dt"]
+print()
+print("Medians of 15 training steps (batch 64) and 50 actions, one thread, BLAS %s." % t["blas"])
+PY
+}
+
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(story contrast seeds)
+[ ${#parts[@]} -eq 0 ] && parts=(story contrast seeds efficiency)
 for part in "${parts[@]}"; do
   case "$part" in
     story) story ;;
     contrast) contrast ;;
     seeds) seeds ;;
-    *) echo "unknown part: $part (story, contrast, seeds)" >&2; exit 2 ;;
+    efficiency) efficiency ;;
+    *) echo "unknown part: $part (story, contrast, seeds, efficiency)" >&2; exit 2 ;;
   esac
 done

@@ -51,6 +51,38 @@ void style_axis(QCPAxis* axis, const FigureStyle& s) {
   axis->grid()->setPen(QPen(QColor(225, 225, 225), 0.7 * frame_width(s)));
 }
 
+// A title line wider than the page is broken at its last space (or " - ") that fits, so that no
+// word is cut at the page's edge.
+QString fitted_title(const QString& title, const QFont& font, int width) {
+  const QFontMetrics metrics(font);
+  QStringList lines;
+  for (QString line : title.split('\n')) {
+    while (metrics.horizontalAdvance(line) > width) {
+      int cut = -1;
+      for (int i = line.size() - 1; i > 0; --i)
+        if (line[i] == ' ' && metrics.horizontalAdvance(line.left(i)) <= width) {
+          cut = i;
+          break;
+        }
+      if (cut <= 0) break;  // one word wider than the page: left as it is
+      lines << line.left(cut);
+      line = line.mid(cut + 1);
+    }
+    lines << line;
+  }
+  return lines.join('\n');
+}
+
+bool has_title(const FigureStyle& s);
+
+// With a colour scale on the right the title's cell is the plot's column only: its lines are
+// fitted to that column (about three quarters of the page).
+void title_beside_scale(QCustomPlot& plot, const FigureStyle& s) {
+  if (!has_title(s)) return;
+  if (auto* title = qobject_cast<QCPTextElement*>(plot.plotLayout()->element(0, 0)))
+    title->setText(fitted_title(s.title, title->font(), canvas(s).width * 3 / 4));
+}
+
 bool has_title(const FigureStyle& s) { return s.show_title && !s.title.isEmpty(); }
 
 void style_plot(QCustomPlot& plot, const FigureStyle& s) {
@@ -66,7 +98,7 @@ void style_plot(QCustomPlot& plot, const FigureStyle& s) {
   plot.legend->setBrush(QColor(255, 255, 255, 210));
   if (has_title(s)) {
     plot.plotLayout()->insertRow(0);
-    auto* title = new QCPTextElement(&plot, s.title, font_of(s, 0.95 * s.font));
+    auto* title = new QCPTextElement(&plot, fitted_title(s.title, font_of(s, 0.95 * s.font), canvas(s).width - 8), font_of(s, 0.95 * s.font));
     plot.plotLayout()->addElement(0, 0, title);
   }
 }
@@ -86,20 +118,24 @@ void unitless_axes(QCustomPlot& plot) {
   }
 }
 
-// The legend in a row under the plot, where it hides no data.
-void legend_below(QCustomPlot& plot) {
+// The legend in rows under the plot, where it hides no data: as many entries a row (up to three)
+// as fit the page's width with their names whole.
+void legend_below(QCustomPlot& plot, const FigureStyle& s) {
   auto* sub = new QCPLayoutGrid;
   plot.plotLayout()->addElement(plot.plotLayout()->rowCount(), 0, sub);
   plot.plotLayout()->setRowStretchFactor(plot.plotLayout()->rowCount() - 1, 0.001);
   sub->addElement(0, 0, plot.legend);
   sub->setMinimumMargins(QMargins(2, 0, 2, 2));  // the legend's frame stays inside the page
-  // Three entries a row, two when the names are long; the items already in the legend are laid
-  // out again.
-  int longest = 0;
+  const QFontMetrics metrics(plot.legend->font());
+  int widest = 0;
   for (int i = 0; i < plot.legend->itemCount(); ++i)
     if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot.legend->item(i)))
-      longest = std::max(longest, static_cast<int>(item->plottable()->name().size()));
-  plot.legend->setWrap(longest > 10 ? 2 : 3);
+      widest = std::max(widest, metrics.horizontalAdvance(item->plottable()->name()));
+  const auto m = plot.legend->margins();
+  const int entry = plot.legend->iconSize().width() + plot.legend->iconTextPadding() + widest + plot.legend->columnSpacing() + 6;
+  const int room = canvas(s).width - 4 - m.left() - m.right();
+  // The items already in the legend are laid out again.
+  plot.legend->setWrap(std::clamp(room / std::max(1, entry), 1, 3));
   plot.legend->setFillOrder(QCPLegend::foColumnsFirst, true);
   plot.legend->setVisible(true);
 }
@@ -206,6 +242,7 @@ std::vector<std::string> save_heatmap(const std::string& base, const analysis::T
   const double extent = std::max(std::abs(lo), std::abs(hi));
   auto* scale = new QCPColorScale(&plot);
   plot.plotLayout()->addElement(has_title(s) ? 1 : 0, 1, scale);
+  title_beside_scale(plot, s);
   scale->setType(QCPAxis::atRight);
   scale->setBarWidth(6);
   scale->axis()->setLabel(label);
@@ -219,7 +256,7 @@ std::vector<std::string> save_heatmap(const std::string& base, const analysis::T
   scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
   // Token labels; with many tokens, every step's state token only.
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-  const int every = T > 24 ? 3 : 1;
+  const int every = T > 20 ? 3 : 1;  // rotated labels overlap beyond about 20 on a column-wide figure
   for (int k = 0; k < T && k < static_cast<int>(labels.size()); ++k) {
     const auto& l = labels[static_cast<std::size_t>(k)];
     if (every == 1 || (!l.empty() && (l[0] == 's' || l[0] == 't'))) ticker->addTick(k, QString::fromStdString(l));
@@ -312,7 +349,7 @@ std::vector<std::string> save_lines(const std::string& base, const std::vector<S
     plot.yAxis->setRange(r.lower, std::max(r.upper, value + 0.12 * r.size()));
   }
   if (!log_x) plot.xAxis->scaleRange(1.04, plot.xAxis->range().center());
-  if (series.size() > 1) legend_below(plot);
+  if (series.size() > 1) legend_below(plot, style);
   return save_all(plot, base, style);
 }
 
@@ -380,7 +417,7 @@ std::vector<std::string> save_scatter(const std::string& base, const std::vector
   label_axes(plot, s, x_label, y_label);
   // Embedding axes (t-SNE) carry no units: no tick labels, no grid.
   if (plot.xAxis->label().isEmpty() && plot.yAxis->label().isEmpty()) unitless_axes(plot);
-  if (groups.size() > 1) legend_below(plot);
+  if (groups.size() > 1) legend_below(plot, style);
   return save_all(plot, base, s);
 }
 
@@ -417,6 +454,7 @@ std::vector<std::string> save_value_scatter(const std::string& base, const std::
   }
   auto* scale = new QCPColorScale(&plot);
   plot.plotLayout()->addElement(has_title(s) ? 1 : 0, 1, scale);
+  title_beside_scale(plot, s);
   scale->setType(QCPAxis::atRight);
   scale->setBarWidth(6);
   scale->setGradient(gradient);
