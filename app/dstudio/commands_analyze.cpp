@@ -221,6 +221,7 @@ void run_attention(const AttentionArgs& a) {
   const auto& cfg = info.variant;
   const int K = cfg.context_length, per_step = cfg.tokenizer == models::Tokenizer::Triplet ? 3 : 1;
   std::vector<models::Window> windows;
+  std::vector<models::WindowInspection> inspections;
   if (a.source == "rollout") {
     models::RolloutConfig rc;
     rc.episodes = 1;
@@ -230,10 +231,12 @@ void run_attention(const AttentionArgs& a) {
     const auto r = run_rollout(a.checkpoint, rc, "rollout");
     const auto& e = r.episodes.front();
     windows.push_back(models::window_from_trace(e, std::min(step, e.length - 1), K, cfg.state_dim, cfg.act_dim));
+    inspections = models::inspect_windows(a.checkpoint, windows);
   } else {
-    windows = models::sample_windows(dataset_for(a, info), a.windows, K);
+    auto inspected = models::inspect_on_dataset(a.checkpoint, a.windows, a.dataset);
+    windows = std::move(inspected.windows);
+    inspections = std::move(inspected.inspections);
   }
-  const auto inspections = models::inspect_windows(a.checkpoint, windows);
   const auto labels = analysis::window_labels(inspections);
   const int layers = static_cast<int>(inspections.front().layers.size());
   if (a.layer > layers) throw UsageError("--layer " + std::to_string(a.layer) + ": the model has layers 1 to " + std::to_string(layers));
@@ -342,8 +345,7 @@ void run_entropy(const EntropyArgs& a) {
   ordered_json heads = ordered_json::array();
   std::ofstream hcsv(fs::path(a.out) / "entropy_heads.csv");
   hcsv << "layer,head,mixer,entropy,intra_step,inter_step\n";
-  const auto windows = models::sample_windows(dataset_for(a, info), a.windows, K);
-  for (const auto& h : analysis::head_entropies(models::inspect_windows(a.checkpoint, windows))) {
+  for (const auto& h : analysis::head_entropies(models::inspect_on_dataset(a.checkpoint, a.windows, a.dataset).inspections)) {
     hcsv << h.layer << ',' << h.head << ',' << h.mixer << ',' << h.entropy << ',';
     if (std::isfinite(h.intra_step)) hcsv << h.intra_step;  // empty: one token a step
     hcsv << ',' << h.inter_step << '\n';
@@ -386,11 +388,10 @@ struct TsneArgs : Common {
 
 void run_tsne(const TsneArgs& a) {
   std::vector<std::string> files;
-  const auto info = models::read_checkpoint_info(a.checkpoint);
-  const auto& cfg = info.variant;
-  const int K = cfg.context_length;
-  const auto windows = models::sample_windows(dataset_for(a, info), a.windows, K);
-  const auto ins = models::inspect_windows(a.checkpoint, windows);
+  const auto inspected = models::inspect_on_dataset(a.checkpoint, a.windows, a.dataset);
+  const auto& cfg = inspected.info.variant;
+  const auto& windows = inspected.windows;
+  const auto& ins = inspected.inspections;
   // The same token cloud the studio's t-SNE view shows.
   const auto cloud = models::token_cloud(windows, ins);
   const int H = cloud.dims;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <QAction>
 #include <QApplication>
@@ -157,7 +158,7 @@ MainWindow::MainWindow(QWidget* parent)
            "<tr><td><b>Right</b> or <b>.</b></td><td>single step</td></tr>"
            "<tr><td><b>Left</b> or <b>,</b></td><td>step back</td></tr>"
            "<tr><td><b>Home</b></td><td>new episode (a replay: back to its start)</td></tr>"
-           "<tr><td><b>Esc</b></td><td>cancel a loading dataset</td></tr>"
+           "<tr><td><b>Esc</b></td><td>cancel a dataset load or a checkpoint inspection</td></tr>"
            "</table>"));
   });
   help_menu->addAction(tr("&About Decision Studio"), this, &MainWindow::showAbout);
@@ -168,7 +169,11 @@ MainWindow::MainWindow(QWidget* parent)
   progress_->hide();
   cancel_button_->hide();
   cancel_button_->setShortcut(Qt::Key_Escape);
-  connect(cancel_button_, &QPushButton::clicked, this, &MainWindow::cancelLoad);
+  // Cancel stops whatever the bar shows: a dataset load, a checkpoint inspection, or both.
+  connect(cancel_button_, &QPushButton::clicked, this, [this] {
+    cancelLoad();
+    cancelInspection();
+  });
   statusBar()->addWidget(status_, 1);
   statusBar()->addPermanentWidget(progress_);
   statusBar()->addPermanentWidget(cancel_button_);
@@ -199,6 +204,7 @@ MainWindow::~MainWindow() {
   // Never destroy the window under a running worker: stop it and wait.
   cancel_.cancel();
   watcher_.waitForFinished();
+  checkpoint_cancel_.cancel();
   checkpoint_watcher_.waitForFinished();
   comparison_watcher_.waitForFinished();
   rollout_cancel_.cancel();
@@ -251,9 +257,6 @@ void MainWindow::startLoad(const QString& label, std::function<QString(const Pro
   };
   status_->setText(tr("Loading %1 …").arg(label));
   progress_->setValue(0);
-  progress_->show();
-  cancel_button_->show();
-  progress_timer_->start();
 
   watcher_.setFuture(QtConcurrent::run([resolve_path = std::move(resolve_path), progress] {
     lower_thread_priority();  // background work yields to the window
@@ -269,6 +272,15 @@ void MainWindow::startLoad(const QString& label, std::function<QString(const Pro
     }
     return outcome;
   }));
+  updateBusy();
+}
+
+void MainWindow::updateBusy() {
+  const bool busy = watcher_.isRunning() || checkpoint_watcher_.isRunning();
+  progress_->setVisible(busy);
+  cancel_button_->setVisible(busy);
+  if (busy && !progress_timer_->isActive()) progress_timer_->start();
+  if (!busy) progress_timer_->stop();
 }
 
 void MainWindow::cancelLoad() {
@@ -278,15 +290,15 @@ void MainWindow::cancelLoad() {
 }
 
 void MainWindow::showProgress() {
-  progress_->setValue(static_cast<int>(fraction_.load() * 1000));
+  // A load shows its own progress; an inspection alone shows the inspection's.
+  const double f = watcher_.isRunning() ? fraction_.load() : inspect_fraction_.load();
+  progress_->setValue(static_cast<int>(f * 1000));
   std::lock_guard lock(stage_mutex_);
   progress_->setToolTip(stage_);
 }
 
 void MainWindow::onLoadFinished() {
-  progress_timer_->stop();
-  progress_->hide();
-  cancel_button_->hide();
+  updateBusy();
   const LoadOutcome outcome = watcher_.result();
   if (outcome.cancelled) {
     status_->setText(
@@ -438,27 +450,49 @@ void MainWindow::openDefaultCheckpoint() { openCheckpoint(defaultCheckpoint()); 
 bool MainWindow::isInspecting() const { return checkpoint_watcher_.isRunning(); }
 
 void MainWindow::openCheckpoint(const QString& path) {
-  if (checkpoint_watcher_.isRunning()) return;  // one inspection at a time; it takes seconds
+  if (checkpoint_watcher_.isRunning()) {
+    // The newest request wins: the running inspection stops at its next stage, then this one starts.
+    next_checkpoint_ = path;
+    checkpoint_cancel_.cancel();
+    status_->setText(tr("Inspecting %1 next…").arg(QFileInfo(path).fileName()));
+    return;
+  }
+  startInspection(path);
+}
+
+void MainWindow::cancelInspection() {
+  if (!checkpoint_watcher_.isRunning()) return;
+  next_checkpoint_.clear();
+  checkpoint_cancel_.cancel();
+  status_->setText(tr("Cancelling the inspection…"));
+}
+
+void MainWindow::startInspection(const QString& path) {
   status_->setText(tr("Inspecting %1…").arg(QFileInfo(path).fileName()));
   tabs_->setCurrentWidget(attention_);
-  checkpoint_watcher_.setFuture(QtConcurrent::run([path] {
+  checkpoint_cancel_ = CancelToken();
+  inspect_fraction_ = 0.0;
+  Progress progress;
+  progress.cancel = checkpoint_cancel_;
+  progress.report = [this](double f, std::string_view) { inspect_fraction_ = f; };
+  checkpoint_watcher_.setFuture(QtConcurrent::run([path, progress] {
     lower_thread_priority();  // background work yields to the window
     CheckpointOutcome out;
     out.path = path;
     try {
-      const auto info = models::read_checkpoint_info(path.toStdString());
-      const auto dataset = data::load_dataset(models::checkpoint_dataset(info).string());
-      const auto windows = models::sample_windows(dataset, 16, info.variant.context_length);
-      out.windows = models::inspect_windows(path.toStdString(), windows);
-      out.sampled = windows;
+      // The command line's steps (dstudio analyze attention): 16 windows of the checkpoint's dataset.
+      auto inspected = models::inspect_on_dataset(path.toStdString(), 16, {}, progress);
+      const auto& info = inspected.info;
+      out.windows = std::move(inspected.inspections);
+      out.sampled = std::move(inspected.windows);
       out.info = info;
       out.env = QString::fromStdString(info.env_id);
-      double best = -1e300;
-      for (const auto& e : dataset.episodes)
-        if (e.complete()) best = std::max(best, e.ret);
-      out.best_score = info.env_id.empty() ? std::nan("") : env::normalized_score(env::task(info.env_id), best);
+      out.best_score = info.env_id.empty() ? std::nan("") : env::normalized_score(env::task(info.env_id), inspected.best_return);
       out.context = info.variant.context_length;
       out.title = QFileInfo(path).completeBaseName() + " (" + QString::fromStdString(info.variant.variant) + ")";
+    } catch (const Cancelled&) {
+      out.cancelled = true;
+      return out;
     } catch (const std::exception& e) {
       out.error = QString::fromStdString(e.what());
       return out;
@@ -470,10 +504,23 @@ void MainWindow::openCheckpoint(const QString& path) {
     }
     return out;
   }));
+  updateBusy();
 }
 
 void MainWindow::onCheckpointFinished() {
+  updateBusy();
   const auto outcome = checkpoint_watcher_.result();
+  if (!next_checkpoint_.isEmpty()) {  // asked for another meanwhile: that one now
+    const QString next = std::exchange(next_checkpoint_, QString());
+    startInspection(next);
+    return;
+  }
+  if (outcome.cancelled) {
+    status_->setText(checkpoint_path_.isEmpty() ? tr("Inspection cancelled; no checkpoint is open.")
+                                                : tr("Inspection cancelled; still showing %1.").arg(QFileInfo(checkpoint_path_).fileName()));
+    emit checkpointCancelled(outcome.path);
+    return;
+  }
   if (!outcome.error.isEmpty()) {
     status_->setText(tr("Could not inspect %1").arg(QFileInfo(outcome.path).fileName()));
     showError(outcome.error, /*checkpoint=*/true);

@@ -50,6 +50,7 @@ struct CheckpointOutcome {
   std::vector<models::Window> sampled;  ///< the dataset windows inspected, for comparisons
   models::CheckpointInfo info;          ///< what the checkpoint says about itself
   QString error;
+  bool cancelled = false;
   std::shared_ptr<models::EpisodePlayer> player;  ///< its policy, ready to act in the viewer
   QString player_error;                           ///< why there is no player
 };
@@ -91,8 +92,10 @@ class MainWindow : public QMainWindow {
   /// Asks the running load to stop; the previous dataset stays.
   void cancelLoad();
   /// Inspects a checkpoint on a worker thread (16 windows of its dataset) and shows its
-  /// attention maps.
+  /// attention maps. While another inspection runs, that one is cancelled and this one follows.
   void openCheckpoint(const QString& path);
+  /// Asks the running inspection to stop; the open checkpoint stays.
+  void cancelInspection();
   /// The shipped DT checkpoint.
   void openDefaultCheckpoint();
   /// Inspects another checkpoint on the open checkpoint's windows (worker thread) and shows the
@@ -147,6 +150,7 @@ class MainWindow : public QMainWindow {
   void loadCancelled();
   void checkpointShown(const QString& path);
   void checkpointFailed(const QString& message);
+  void checkpointCancelled(const QString& path);
   void comparisonShown(const QString& path);
   void comparisonFailed(const QString& message);
   void rolloutShown();
@@ -163,6 +167,9 @@ class MainWindow : public QMainWindow {
   void startLoad(const QString& label, std::function<QString(const Progress&)> resolve_path);
   void onLoadFinished();
   void showProgress();
+  // The status bar's bar and Cancel button show while a load or an inspection runs.
+  void updateBusy();
+  void startInspection(const QString& path);
   void showError(const QString& message, bool checkpoint = false);
   void chooseFile();
   void chooseCheckpoint();
@@ -186,6 +193,9 @@ class MainWindow : public QMainWindow {
   viz::AttentionMapView* attention_;
   QTabWidget* tabs_;
   QFutureWatcher<CheckpointOutcome> checkpoint_watcher_;
+  CancelToken checkpoint_cancel_;
+  std::atomic<double> inspect_fraction_{0.0};
+  QString next_checkpoint_;  // asked for while another inspection ran
   QFutureWatcher<CheckpointOutcome> comparison_watcher_;
   std::vector<models::Window> checkpoint_windows_;
   QString compared_path_, compared_title_;  // the checkpoint the attention maps are compared with

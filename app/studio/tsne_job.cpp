@@ -49,14 +49,11 @@ void TsneJob::startFromCheckpoint(double perplexity, int iterations) {
   run(
       [path, count](const Progress& progress) {
         // The command line's steps: windows of the checkpoint's dataset, inspected, gathered.
-        const auto info = models::read_checkpoint_info(path);
+        Progress cancellable;
+        cancellable.cancel = progress.cancel;
+        const auto inspected = models::inspect_on_dataset(path, count, {}, cancellable);
         progress.check();
-        const auto dataset = data::load_dataset(models::checkpoint_dataset(info).string());
-        progress.check();
-        const auto windows = models::sample_windows(dataset, count, info.variant.context_length);
-        const auto inspections = models::inspect_windows(path, windows);
-        progress.check();
-        return models::token_cloud(windows, inspections);
+        return models::token_cloud(inspected.windows, inspected.inspections);
       },
       title_, config);
 }

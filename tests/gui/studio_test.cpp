@@ -232,6 +232,30 @@ TEST_F(Studio, ShowsTheAttentionMapsOfTheDefaultCheckpoint) {
   }
 }
 
+TEST_F(Studio, AnInspectionCanBeCancelledAndTheNewestRequestWins) {
+  MainWindow w;
+  QSignalSpy shown(&w, &MainWindow::checkpointShown);
+  QSignalSpy cancelled(&w, &MainWindow::checkpointCancelled);
+  QSignalSpy failed(&w, &MainWindow::checkpointFailed);
+  // Cancelled at once: it stops at its next stage and nothing is shown.
+  w.openDefaultCheckpoint();
+  ASSERT_TRUE(w.isInspecting());
+  w.cancelInspection();
+  ASSERT_TRUE(cancelled.wait(120000));
+  EXPECT_EQ(cancelled.front().front().toString(), defaultCheckpoint());
+  EXPECT_TRUE(shown.isEmpty());
+  EXPECT_TRUE(w.checkpointPath().isEmpty());
+  EXPECT_FALSE(w.isInspecting());
+  // Two requests in a row: the first stops, the second is the one shown.
+  w.openCheckpoint(defaultCheckpoint("dt"));
+  w.openCheckpoint(defaultCheckpoint("dc"));
+  ASSERT_TRUE(shown.wait(180000)) << (failed.isEmpty() ? "timed out" : failed.front().front().toString().toStdString());
+  EXPECT_EQ(shown.size(), 1);
+  EXPECT_EQ(shown.front().front().toString(), defaultCheckpoint("dc"));
+  EXPECT_EQ(w.checkpointPath(), defaultCheckpoint("dc"));
+  EXPECT_EQ(w.attentionView()->tokenCount(), 24);  // DC: K 8 steps of R, s, a
+}
+
 TEST_F(Studio, AFileThatIsNotACheckpointIsExplained) {
   MainWindow w;
   w.show();

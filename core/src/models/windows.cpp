@@ -3,6 +3,8 @@
 #include "dstudio/models/windows.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "dstudio/common/error.h"
 #include "dstudio/behaviour/default_datasets.h"
@@ -149,7 +151,7 @@ std::vector<WindowInspection> inspect_windows(const fs::path& checkpoint, const 
   return inspect_windows(*model, info, windows, zeroing);
 }
 
-fs::path checkpoint_dataset(const CheckpointInfo& info) {
+fs::path checkpoint_dataset(const CheckpointInfo& info, const Progress& progress) {
   std::error_code ec;
   if (!info.dataset_path.empty() && fs::exists(info.dataset_path, ec)) return info.dataset_path;
   // A default dataset made on another machine: the same name is the same settings and policies.
@@ -164,13 +166,34 @@ fs::path checkpoint_dataset(const CheckpointInfo& info) {
           continue;  // no policies of that algorithm ship for this environment
         }
         if (!info.dataset_path.empty() && path.filename() == fs::path(info.dataset_path).filename()) {
-          const auto made = behaviour::ensure_default_dataset(env, kind, {}, algorithm);
+          const auto made = behaviour::ensure_default_dataset(env, kind, progress, algorithm);
           const auto ds = data::load_dataset(made);
           if (ds.fingerprint == info.dataset_fingerprint) return made;
         }
       }
   throw CheckpointError(info.path + ": its dataset " + (info.dataset_path.empty() ? std::string("is not recorded") : info.dataset_path + " is not here") +
                         "; pass one with --dataset");
+}
+
+DatasetInspection inspect_on_dataset(const fs::path& checkpoint, int count, const fs::path& dataset, const Progress& progress) {
+  DatasetInspection out;
+  progress.update(0.0, "reading the checkpoint");
+  out.info = read_checkpoint_info(checkpoint);
+  // Finding the checkpoint's dataset may mean making it again; that is most of the work then.
+  Progress finding;
+  finding.cancel = progress.cancel;
+  if (progress.report) finding.report = [&progress](double f, std::string_view stage) { progress.report(0.8 * f, stage); };
+  out.dataset = dataset.empty() ? checkpoint_dataset(out.info, finding) : dataset;
+  progress.update(0.8, "loading the dataset");
+  const auto ds = data::load_dataset(out.dataset, {}, {{}, progress.cancel});
+  out.best_return = std::numeric_limits<double>::quiet_NaN();
+  for (const auto& e : ds.episodes)
+    if (e.complete() && (std::isnan(out.best_return) || e.ret > out.best_return)) out.best_return = e.ret;
+  progress.update(0.9, "inspecting windows");
+  out.windows = sample_windows(ds, count, out.info.variant.context_length);
+  out.inspections = inspect_windows(checkpoint, out.windows);
+  progress.update(1.0, "inspected");
+  return out;
 }
 
 }  // namespace dstudio::models

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dstudio/analysis/attention_maps.h"
+#include "dstudio/common/progress.h"
 #include "dstudio/data/dataset.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/evaluation.h"
@@ -61,8 +62,25 @@ std::vector<WindowInspection> inspect_windows(const std::filesystem::path& check
                                               ModalityZeroing zeroing = ModalityZeroing::None);
 
 /// The dataset a checkpoint was trained on: its recorded path, or, when that file is gone (another
-/// machine), the studio's default dataset of the same name made again if its fingerprint matches.
-/// Throws CheckpointError saying to pass the dataset otherwise.
-std::filesystem::path checkpoint_dataset(const CheckpointInfo& info);
+/// machine), the studio's default dataset of the same name made again if its fingerprint matches
+/// (which can take minutes: `progress` reports it and can cancel it). Throws CheckpointError
+/// saying to pass the dataset otherwise.
+std::filesystem::path checkpoint_dataset(const CheckpointInfo& info, const Progress& progress = {});
+
+/// A checkpoint inspected on windows of a dataset: what the attention, entropy and t-SNE analyses
+/// start from, in the command line and the window alike.
+struct DatasetInspection {
+  CheckpointInfo info;
+  std::filesystem::path dataset;  ///< where the windows come from
+  double best_return = 0.0;       ///< the dataset's best complete episode (NaN without one)
+  std::vector<Window> windows;
+  std::vector<WindowInspection> inspections;
+};
+
+/// Reads `checkpoint`, loads `dataset` (empty: the checkpoint's own, see checkpoint_dataset),
+/// samples `count` windows of the model's K (sample_windows) and inspects them. Reports its
+/// stages through `progress` and stops with `Cancelled` between them.
+DatasetInspection inspect_on_dataset(const std::filesystem::path& checkpoint, int count, const std::filesystem::path& dataset = {},
+                                     const Progress& progress = {});
 
 }  // namespace dstudio::models
