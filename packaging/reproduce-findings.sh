@@ -77,6 +77,7 @@ seeds() {
   for m in dc dt; do
     for s in 0 1 2; do
       run seeds/$m-seed-$s rtg-sweep --checkpoint "$SEEDS/seed-$s/$m/checkpoint.pt" --episodes "$EPISODES"
+      run seeds/$m-seed-$s-ablation ablation --checkpoint "$SEEDS/seed-$s/$m/checkpoint.pt" --episodes "$EPISODES"
     done
   done
   mkdir -p "$DOCS/seeds"
@@ -101,6 +102,27 @@ for m in ("dc", "dt"):
     mean = "%.1f" % statistics.mean(scores) if scores else "-"
     std = "%.1f" % statistics.stdev(scores) if len(scores) > 1 else "-"
     print("| %s | %s | %s | %s |" % (m.upper(), " | ".join(cells), mean, std))
+print()
+print("Modality zeroing at the default target (10 episodes for each of 3 evaluation seeds): the change")
+print("from zeroing nothing, per training seed, then mean and standard deviation over the training seeds.")
+print()
+print("| model | zeroed | seed 0 | seed 1 | seed 2 | mean | std |")
+print("|---|---|---|---|---|---|---|")
+for m in ("dc", "dt"):
+    for key, label in (("rtg", "return-to-go"), ("states", "past states"), ("actions", "actions")):
+        changes = []
+        for s in (0, 1, 2):
+            f = root / f"{m}-seed-{s}-ablation" / "summary.json"
+            if not f.exists():
+                changes.append(None)
+                continue
+            d = json.loads(f.read_text())
+            changes.append(100.0 * (d[key]["mean"] / d["none"]["mean"] - 1.0))
+        cells = ["%+.0f%%" % c if c is not None else "not trained" for c in changes]
+        done = [c for c in changes if c is not None]
+        mean = "%+.0f%%" % statistics.mean(done) if done else "-"
+        std = "%.0f" % statistics.stdev(done) if len(done) > 1 else "-"
+        print("| %s | %s | %s | %s | %s |" % (m.upper(), label, " | ".join(cells), mean, std))
 PY
 }
 
