@@ -49,13 +49,13 @@ ScreenshotTour::ScreenshotTour(MainWindow& window, QString dir) : window_(window
     window_.attentionView()->setShowDifference(false);
     auto config = models::RolloutConfig{};
     config.targets = {3600.0};
-    config.episodes = 3;
+    config.episodes = 2;  // the shipped models hop whole 1000-step episodes: two a point keep the tour to minutes
     config.entropy = true;
     window_.runRollout(config);
   });
   connect(&window_, &MainWindow::rolloutShown, this, [this] {
     save(2, "entropy-reward.png");
-    window_.returnsView()->setEpisodes(3);
+    window_.returnsView()->setEpisodes(2);
     window_.runAblation();
   });
   connect(&window_, &MainWindow::returnsShown, this, [this](bool sweep) {

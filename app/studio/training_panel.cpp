@@ -42,6 +42,7 @@
 #include "dstudio/common/error.h"
 #include "dstudio/analysis/curves.h"
 #include "dstudio/models/checkpoint.h"
+#include "dstudio/models/config_fields.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/run_curves_view.h"
@@ -74,59 +75,22 @@ class ScientificSpinBox : public QDoubleSpinBox {
 // The values a string field may take, when it is one of the configuration's enumerations.
 QStringList choices_for(const std::string& key) {
   QStringList out;
-  const auto collect = [&out](auto to_name) {
-    for (int i = 0; i < 64; ++i) {
-      const QString name = QString::fromLatin1(to_name(i));
-      if (name == QLatin1String("?")) break;
-      out << name;
-    }
-  };
-  if (key == "activation") out << "relu" << "gelu";
-  else if (key == "tokenizer") collect([](int i) { return models::to_string(static_cast<models::Tokenizer>(i)); });
-  else if (key == "merger") collect([](int i) { return models::to_string(static_cast<models::Merger>(i)); });
-  else if (key == "mixer") collect([](int i) { return models::to_string(static_cast<models::Mixer>(i)); });
+  if (const auto* field = models::config_field(key))
+    for (const auto& c : field->choices) out << QString::fromStdString(c);
   return out;
 }
 
-// What each field means, in the papers' words (variant_config.h and training.h).
+// What each field means, in the papers' words.
 QString tooltip_for(const std::string& key) {
-  static const std::map<std::string, const char*> tips = {
-      {"context_length", "K: steps in a window"},
-      {"max_ep_len", "size of the timestep embedding"},
-      {"hidden", "H: width of every token"},
-      {"layers", "N: MetaFormer blocks"},
-      {"heads", "attention heads (hidden must be a multiple)"},
-      {"mlp_ratio", "MLP inner width = mlp_ratio x H"},
-      {"activation", "relu or gelu"},
-      {"dropout", "embedding, residual and MLP dropout, in [0, 1)"},
-      {"attention_dropout", "dropout of the attention weights, in [0, 1)"},
-      {"action_tanh", "squash predicted actions with tanh"},
-      {"tokenizer", "how (R, s, a) become tokens"},
-      {"merger", "DHi's token merger (merged tokenizer only)"},
-      {"return_embedding", "UDT: width of sigmoid(Linear(1, w)(R))"},
-      {"mixer", "how tokens exchange information"},
-      {"hybrid", "DC hybrid: the last block uses causal attention"},
-      {"conv_window", "DC: filter length L in tokens"},
-      {"single_filter", "DC 1-filter: one filter for every token type"},
-      {"mixer_projection", "DC's optional Linear(H, H) after the mixer"},
-      {"gaussian_w", "GDT: w >= 0"},
-      {"gaussian_b", "GDT: b <= 0 penalises the token itself"},
-      {"pool_size", "DHi: P, tokens pooled"},
-      {"gated_kernel", "UDC: depthwise kernel size"},
-      {"steps", "optimiser steps"},
-      {"learning_rate", "peak learning rate of AdamW"},
-      {"warmup_steps", "lr x min(1, (step + 1) / warmup)"},
-      {"cosine_decay", "after warmup, decay to 0 along a half cosine"},
-      {"grad_clip", "gradient-norm clip"},
-      {"rtg_scale", "returns-to-go are divided by this"},
-      {"pct_traj", "fraction of the best trajectories sampled"},
-      {"threads", "workers, each computing part of every batch on its own core"},
-      {"log_every", "steps per metrics row and per live point"},
-      {"checkpoint_every", "steps between checkpoints; 0: only at the end"},
-      {"eval_every", "steps between evaluations (rollouts and attention entropy); 0: never"},
-  };
-  const auto it = tips.find(key);
-  return it == tips.end() ? QString() : QString::fromLatin1(it->second);
+  const auto* field = models::config_field(key);
+  return field ? QString::fromStdString(field->description) : QString();
+}
+
+// The smallest value a number field may take (core's validate() has the last word).
+double minimum_for(const std::string& key, double value) {
+  const auto* field = models::config_field(key);
+  if (field && std::isfinite(field->minimum)) return field->minimum;
+  return value < 0 ? -1e300 : 0.0;
 }
 
 // An editor for one JSON value, chosen by the value's type.
@@ -140,14 +104,15 @@ QWidget* make_editor(const std::string& key, const ordered_json& value) {
     auto* spin = new QSpinBox;
     const auto v = value.is_number_unsigned() ? static_cast<long long>(std::min<std::uint64_t>(value.get<std::uint64_t>(), INT_MAX))
                                               : value.get<long long>();
-    spin->setRange(v < 0 ? -INT_MAX : 0, INT_MAX);  // core's validate() decides what is valid
+    const double low = minimum_for(key, static_cast<double>(v));
+    spin->setRange(low < -INT_MAX ? -INT_MAX : static_cast<int>(std::ceil(low)), INT_MAX);
     spin->setValue(static_cast<int>(v));
     spin->setKeyboardTracking(false);
     editor = spin;
   } else if (value.is_number()) {
     auto* spin = new ScientificSpinBox;
     const double v = value.get<double>();
-    spin->setRange(v < 0 ? -1e300 : 0.0, 1e300);
+    spin->setRange(minimum_for(key, v), 1e300);
     spin->setValue(v);
     editor = spin;
   } else if (value.is_string()) {
@@ -284,9 +249,9 @@ TrainingPanel::TrainingPanel(QWidget* parent)
       timer_(new QTimer(this)) {
   // Variant chooser: hier takes its merger and mixer.
   for (const auto& name : models::variant_names()) variant_->addItem(QString::fromStdString(name));
-  merger_->addItems({"none", "concat", "attention", "conv", "pooling"});
+  for (const auto& m : models::hier_mergers()) merger_->addItem(QString::fromStdString(m));
   merger_->setCurrentText("conv");
-  mixer_->addItems({"none", "attention", "linear-attention", "conv", "pooling"});
+  for (const auto& m : models::hier_mixers()) mixer_->addItem(QString::fromStdString(m));
   mixer_->setCurrentText("pooling");
   variant_->setToolTip(tr("dt: Decision Transformer; dc: Decision ConvFormer; gdt: Gaussian-biased DT; udt/udc: unified "
                           "tokens; dhi: Decision HiFormer; hier: any merger and mixer; mlp-bc: behaviour cloning"));

@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "dstudio/common/error.h"
 #include "dstudio/data/synthetic.h"
 #include "dstudio/models/checkpoint_model.h"
+#include "dstudio/models/config_fields.h"
 #include "dstudio/models/train_step.h"
 #include "dstudio/models/training.h"
 #include "h5_fixture.h"
@@ -64,6 +66,19 @@ bool same_weights(const std::vector<torch::Tensor>& a, const std::vector<torch::
   for (std::size_t i = 0; i < a.size(); ++i)
     if (!torch::equal(a[i], b[i])) return false;
   return true;
+}
+
+// The training form's floors (config_fields.h) are where training_from_json starts refusing.
+TEST(Training, TheFieldsMinimumsAreWhereTheConfigurationIsRefused) {
+  for (const auto& f : dstudio::models::training_fields()) {
+    if (!std::isfinite(f.minimum)) continue;
+    const bool integer = f.key != "learning_rate";
+    const auto value = [&](double v) { return integer ? std::to_string(static_cast<long long>(v)) : std::to_string(v); };
+    const double lowest_valid = f.above ? f.minimum + 1e-6 : f.minimum;
+    EXPECT_NO_THROW(dstudio::models::training_from_json("{\"" + f.key + "\": " + value(lowest_valid) + "}")) << f.key;
+    const double invalid = f.above ? f.minimum : f.minimum - 1;
+    EXPECT_THROW(dstudio::models::training_from_json("{\"" + f.key + "\": " + value(invalid) + "}"), dstudio::UsageError) << f.key;
+  }
 }
 
 TEST(Training, ShortRunsLowerTheLossForDtDcAndDhi) {

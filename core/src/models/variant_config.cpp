@@ -50,6 +50,19 @@ const char* to_string(Tokenizer t) { return name_of(kTokenizers, t); }
 const char* to_string(Merger m) { return name_of(kMergers, m); }
 const char* to_string(Mixer m) { return name_of(kMixers, m); }
 
+namespace {
+template <class E, std::size_t N>
+std::vector<std::string> names_of(const Names<E> (&table)[N]) {
+  std::vector<std::string> out;
+  for (const auto& n : table) out.emplace_back(n.name);
+  return out;
+}
+}  // namespace
+
+std::vector<std::string> tokenizer_names() { return names_of(kTokenizers); }
+std::vector<std::string> merger_names() { return names_of(kMergers); }
+std::vector<std::string> mixer_names() { return names_of(kMixers); }
+
 void VariantConfig::validate() const {
   auto require = [](bool ok, const std::string& what) {
     if (!ok) throw UsageError("variant configuration: " + what);

@@ -121,6 +121,10 @@ VariantConfig with_overrides(const VariantConfig& config, const std::string& jso
 const char* to_string(Tokenizer t);
 const char* to_string(Merger m);
 const char* to_string(Mixer m);
+/// Every name to_string gives, in the enumerations' order.
+std::vector<std::string> tokenizer_names();
+std::vector<std::string> merger_names();
+std::vector<std::string> mixer_names();
 /// "none", "rtg", "states" or "actions", as the command line names them.
 const char* to_string(ModalityZeroing z);
 /// The inverse of to_string; throws UsageError listing the names.

@@ -1,0 +1,36 @@
+#pragma once
+/// \file
+/// What each field of a variant's and a training run's configuration is, said once for every
+/// place that shows or edits them (the studio's training form, help texts): its meaning in the
+/// papers' words, the names an enumeration takes, and the smallest value a number may take
+/// (VariantConfig::validate enforces the same). Also the token mergers and mixers of the `hier`
+/// variant. No LibTorch.
+
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace dstudio::models {
+
+struct ConfigField {
+  std::string key;                  ///< as in the configuration's JSON
+  std::string description;          ///< what it means, in the papers' words
+  std::vector<std::string> choices; ///< the names a text field takes; empty for free fields
+  double minimum = -std::numeric_limits<double>::infinity();  ///< smallest valid value of a number
+  bool above = false;  ///< the value must be above `minimum`, not at it (a learning rate of 0 is refused)
+};
+
+/// The fields of VariantConfig that a user sets (not `variant` and the dataset's shapes), in the
+/// order of its JSON.
+const std::vector<ConfigField>& variant_fields();
+/// The fields of TrainingConfig, in the order of its JSON.
+const std::vector<ConfigField>& training_fields();
+/// The field named `key` of either list, or nullptr.
+const ConfigField* config_field(const std::string& key);
+
+/// The token mergers `make_variant("hier", merger, …)` takes; "none" (DT's triplets) first.
+std::vector<std::string> hier_mergers();
+/// The token mixers `make_variant("hier", …, mixer)` takes.
+std::vector<std::string> hier_mixers();
+
+}  // namespace dstudio::models
