@@ -85,22 +85,28 @@ seeds() {
 import json, statistics, sys
 from pathlib import Path
 root = Path(sys.argv[1])
+def per_seed(m, suffix, value):
+    """value(summary) of each seed's folder <m>-seed-<s><suffix>, None where it is not trained."""
+    out = []
+    for s in (0, 1, 2):
+        f = root / f"{m}-seed-{s}{suffix}" / "summary.json"
+        out.append(value(json.loads(f.read_text())) if f.exists() else None)
+    return out
+
+def mean_std(values, fmt, std_fmt):
+    done = [v for v in values if v is not None]
+    return (fmt % statistics.mean(done) if done else "-", std_fmt % statistics.stdev(done) if len(done) > 1 else "-")
+
+def best_of(summary):
+    top = max(summary["points"], key=lambda p: p["mean"])
+    return (top["mean"], top["target"])
+
 print("| model | seed 0 | seed 1 | seed 2 | mean | std |")
 print("|---|---|---|---|---|---|")
 for m in ("dc", "dt"):
-    best = []
-    for s in (0, 1, 2):
-        f = root / f"{m}-seed-{s}" / "summary.json"
-        if not f.exists():
-            best.append(None)
-            continue
-        points = json.loads(f.read_text())["points"]
-        top = max(points, key=lambda p: p["mean"])
-        best.append((top["mean"], top["target"]))
+    best = per_seed(m, "", best_of)
     cells = ["%.1f (at %.0f)" % b if b else "not trained" for b in best]
-    scores = [b[0] for b in best if b]
-    mean = "%.1f" % statistics.mean(scores) if scores else "-"
-    std = "%.1f" % statistics.stdev(scores) if len(scores) > 1 else "-"
+    mean, std = mean_std([b[0] if b else None for b in best], "%.1f", "%.1f")
     print("| %s | %s | %s | %s |" % (m.upper(), " | ".join(cells), mean, std))
 print()
 print("Modality zeroing at the default target (10 episodes for each of 3 evaluation seeds): the change")
@@ -110,18 +116,9 @@ print("| model | zeroed | seed 0 | seed 1 | seed 2 | mean | std |")
 print("|---|---|---|---|---|---|---|")
 for m in ("dc", "dt"):
     for key, label in (("rtg", "return-to-go"), ("states", "past states"), ("actions", "actions")):
-        changes = []
-        for s in (0, 1, 2):
-            f = root / f"{m}-seed-{s}-ablation" / "summary.json"
-            if not f.exists():
-                changes.append(None)
-                continue
-            d = json.loads(f.read_text())
-            changes.append(100.0 * (d[key]["mean"] / d["none"]["mean"] - 1.0))
+        changes = per_seed(m, "-ablation", lambda d: 100.0 * (d[key]["mean"] / d["none"]["mean"] - 1.0))
         cells = ["%+.0f%%" % c if c is not None else "not trained" for c in changes]
-        done = [c for c in changes if c is not None]
-        mean = "%+.0f%%" % statistics.mean(done) if done else "-"
-        std = "%.0f" % statistics.stdev(done) if len(done) > 1 else "-"
+        mean, std = mean_std(changes, "%+.0f%%", "%.0f")
         print("| %s | %s | %s | %s | %s |" % (m.upper(), label, " | ".join(cells), mean, std))
 PY
 }

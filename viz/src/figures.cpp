@@ -51,7 +51,9 @@ void style_axis(QCPAxis* axis, const FigureStyle& s) {
   axis->grid()->setPen(QPen(QColor(225, 225, 225), 0.7 * frame_width(s)));
 }
 
-// A title line wider than the page is broken at its last space (or " - ") that fits, so that no
+bool has_title(const FigureStyle& s) { return s.show_title && !s.title.isEmpty(); }
+
+// A title line wider than the page is broken at its last space that fits, so that no
 // word is cut at the page's edge.
 QString fitted_title(const QString& title, const QFont& font, int width) {
   const QFontMetrics metrics(font);
@@ -73,8 +75,6 @@ QString fitted_title(const QString& title, const QFont& font, int width) {
   return lines.join('\n');
 }
 
-bool has_title(const FigureStyle& s);
-
 // With a colour scale on the right the title's cell is the plot's column only: its lines are
 // fitted to that column (about three quarters of the page).
 void title_beside_scale(QCustomPlot& plot, const FigureStyle& s) {
@@ -82,8 +82,6 @@ void title_beside_scale(QCustomPlot& plot, const FigureStyle& s) {
   if (auto* title = qobject_cast<QCPTextElement*>(plot.plotLayout()->element(0, 0)))
     title->setText(fitted_title(s.title, title->font(), canvas(s).width * 3 / 4));
 }
-
-bool has_title(const FigureStyle& s) { return s.show_title && !s.title.isEmpty(); }
 
 void style_plot(QCustomPlot& plot, const FigureStyle& s) {
   for (auto* axis : {plot.xAxis, plot.yAxis, plot.yAxis2}) style_axis(axis, s);
