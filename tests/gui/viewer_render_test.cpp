@@ -88,7 +88,8 @@ TEST_F(Render, TheViewerShowsTheRunningPolicyMidEpisode) {
   v->restart();
   v->setSpeed(0.0);
   v->play();
-  for (int i = 0; i < 2000 && v->shown().cursor < 120; ++i) QTest::qWait(10);
+  // Until step 120 and a few frames drawn: on a loaded machine the policy can outrun the scene.
+  for (int i = 0; i < 2000 && (v->shown().cursor < 120 || v->scene()->framesDrawn() <= 3); ++i) QTest::qWait(10);
   v->pause();
   v->seek(120);
   QTest::qWait(300);
