@@ -22,6 +22,8 @@ enum ExitCode : int {
 int run_guarded(const std::function<void()>& body);
 
 void add_dataset_commands(CLI::App& app, int& exit_code);
+/// `plugins`: what plugins/loader.h found.
+void add_plugin_commands(CLI::App& app, int& exit_code);
 void add_bench_commands(CLI::App& app, int& exit_code);
 void add_render_commands(CLI::App& app, int& exit_code);
 void add_model_commands(CLI::App& app, int& exit_code);

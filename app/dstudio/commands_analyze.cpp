@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "dstudio/analysis/analysis_registry.h"
 #include "dstudio/analysis/attention_maps.h"
 #include "dstudio/analysis/window_maps.h"
 #include "dstudio/analysis/curves.h"
@@ -613,6 +614,70 @@ void run_training_curves(const TrainingArgs& a) {
   finish(a, summary, files);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Analyses from the registry (plugins): options, --help and output files from their definitions.
+
+struct RegisteredArgs : Common {
+  std::map<std::string, std::string> given;
+};
+
+void run_registered(const analysis::AnalysisDefinition& definition, const RegisteredArgs& a) {
+  TerminalProgress bar(definition.name);
+  const auto result = analysis::run_analysis(definition, {a.checkpoint, a.dataset, analysis::AnalysisOptions(a.given)}, bar.progress());
+  auto files = analysis::write_result_files(result, a.out);
+  files.erase(files.begin());  // summary.json: rewritten below with the list of files
+  viz::FigureContext figures;
+  for (const auto& figure : result.figures)
+    for (auto& f : viz::save_analysis_figure((fs::path(a.out) / figure.name).string(), figure, style_of(a)))
+      files.push_back(f);
+  ordered_json summary = {{"analysis", definition.name}, {"from", definition.origin.label()}};
+  if (!a.checkpoint.empty()) summary["checkpoint"] = a.checkpoint;
+  summary["options"] = analysis::resolve_options(definition, a.given).values();
+  const auto computed = ordered_json::parse(result.summary_json);
+  for (const auto& [key, value] : computed.items()) summary[key] = value;
+  finish(a, summary, files);
+}
+
+void add_registered_analyses(CLI::App* analyze, int& exit_code) {
+  using Type = analysis::AnalysisOption::Type;
+  for (const auto& definition : analysis::analysis_registry().all()) {
+    auto* cmd = analyze->add_subcommand(definition->name, definition->description + " [" + definition->origin.label() + "]");
+    auto a = std::make_shared<RegisteredArgs>();
+    if (definition->needs_checkpoint)
+      cmd->add_option("--checkpoint", a->checkpoint, "A Decision Studio checkpoint")->required()->check(CLI::ExistingFile);
+    cmd->add_option("--dataset", a->dataset, "Windows from this dataset (default: the checkpoint's)");
+    cmd->add_option("--out", a->out, "Folder for summary.json, the CSV files and the figures (PDF, SVG, PNG; see --formats)")->required();
+    cmd->add_flag("--json", a->json, "Also print the summary as one JSON object on stdout");
+    for (const auto& o : definition->options) {
+      const std::string key = o.key;
+      std::string help = o.description;
+      if (o.type == Type::Choice) {
+        help += " (";
+        for (std::size_t i = 0; i < o.choices.size(); ++i) help += (i ? ", " : "") + o.choices[i];
+        help += ")";
+      }
+      if (o.type == Type::Flag) {
+        cmd->add_flag_function("--" + key, [a, key](std::int64_t) { a->given[key] = "true"; }, help);
+        continue;
+      }
+      if (!o.default_value.empty()) help += " [default: " + o.default_value + "]";
+      auto* option = cmd->add_option_function<std::string>("--" + key, [a, key](const std::string& v) { a->given[key] = v; }, help);
+      option->type_name(o.type == Type::Integer ? "INT" : o.type == Type::Number ? "FLOAT" : o.type == Type::Choice ? "CHOICE" : "TEXT");
+    }
+    add_figure_options(cmd, a->figure);
+    const auto def = definition;
+    cmd->callback([&exit_code, a, def] {
+      exit_code = run_guarded([&] {
+        a->style = a->figure.resolve();
+        // Options are checked before any folder is made or anything is computed.
+        (void)analysis::resolve_options(*def, a->given);
+        std::filesystem::create_directories(a->out);
+        run_registered(*def, *a);
+      });
+    });
+  }
+}
+
 template <typename Args>
 void wire(CLI::App* cmd, std::shared_ptr<Args> a, int& exit_code, std::function<void(const Args&)> body) {
   cmd->callback([&exit_code, a, body] {
@@ -693,6 +758,8 @@ void add_analyze_commands(CLI::App& app, int& exit_code) {
   sweep->add_option("--base", sw->base, "Base target (default: the task's first)");
   sweep->add_option("--episodes", sw->episodes, "Episodes per target")->capture_default_str()->check(CLI::Range(1, 1000));
   wire<SweepArgs>(sweep, sw, exit_code, run_sweep);
+
+  add_registered_analyses(analyze, exit_code);
 }
 
 }  // namespace dstudio::cli

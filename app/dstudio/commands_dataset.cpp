@@ -40,7 +40,7 @@ nlohmann::ordered_json to_json(const Dataset& ds, const DatasetSummary& s, doubl
     arrays.push_back({{"key", a.key}, {"dtype", a.dtype}, {"shape", a.shape}});
   return {
       {"path", ds.path},
-      {"format", data::to_string(ds.format)},
+      {"format", ds.format == data::DatasetFormat::Plugin ? ds.format_name : data::to_string(ds.format)},
       {"env_id", ds.env_id},
       {"transitions", s.transitions},
       {"episodes", s.episodes},
@@ -74,7 +74,7 @@ nlohmann::ordered_json to_json(const Dataset& ds, const DatasetSummary& s, doubl
 
 void print_text(const Dataset& ds, const DatasetSummary& s, double r2) {
   std::printf("File          %s\n", ds.path.c_str());
-  std::printf("Format        %s%s\n", data::to_string(ds.format),
+  std::printf("Format        %s%s\n", ds.format == data::DatasetFormat::Plugin ? ds.format_name.c_str() : data::to_string(ds.format),
               ds.env_id.empty() ? "" : ("  (environment " + ds.env_id + ")").c_str());
   std::printf("Transitions   %lld\n", static_cast<long long>(s.transitions));
   std::printf("Episodes      %lld complete: %lld terminal, %lld timeout%s\n",

@@ -14,6 +14,7 @@
 #include "dstudio/models/import.h"
 #include "dstudio/models/predict.h"
 #include "dstudio/models/variant_config.h"
+#include "dstudio/models/variant_registry.h"
 
 namespace dstudio::cli {
 
@@ -28,9 +29,12 @@ void add_model_commands(CLI::App& app, int& exit_code) {
       std::cout << all.dump(2) << std::endl;
     } else {
       std::printf("%-17s %-12s %-19s %-7s %s\n", "variant", "tokens", "mixer", "K", "layers x hidden, heads");
-      for (const auto& name : models::variant_names()) {
+      std::string from_plugins;
+      for (const auto& definition : models::variant_registry().all()) {
+        const auto& name = definition->name;
         const auto c = models::make_variant(name);
-        std::string mixer = models::to_string(c.mixer);
+        if (!definition->origin.builtin()) from_plugins += "\n  " + name + ": " + definition->description + " [" + definition->origin.label() + "]";
+        std::string mixer = c.mixer_name();
         if (c.hybrid) mixer += " + attention";
         if (c.single_filter && c.tokenizer == models::Tokenizer::Triplet) mixer += " (1 filter)";
         std::string tokens = models::to_string(c.tokenizer);
@@ -38,8 +42,10 @@ void add_model_commands(CLI::App& app, int& exit_code) {
         std::printf("%-17s %-12s %-19s %-7d %d x %d, %d\n", name.c_str(), tokens.c_str(), mixer.c_str(), c.context_length,
                     c.layers, c.hidden, c.heads);
       }
-      std::printf("\nhier takes --merger none|concat|attention|conv|pooling and --mixer "
-                  "none|attention|linear-attention|conv|pooling (DHi = conv + pooling).\n");
+      std::string mixers;
+      for (const auto& m : models::hier_mixers()) mixers += (mixers.empty() ? "" : "|") + m;
+      std::printf("\nhier takes --merger none|concat|attention|conv|pooling and --mixer %s (DHi = conv + pooling).\n", mixers.c_str());
+      if (!from_plugins.empty()) std::printf("\nFrom plugins:%s\n", from_plugins.c_str());
     }
     exit_code = kOk;
   });
@@ -135,7 +141,7 @@ void add_model_commands(CLI::App& app, int& exit_code) {
       }
       const auto& c = info.variant;
       std::printf("%s\n  variant   %s: K %d, %d layers x %d hidden, %d heads, mixer %s, state %d, action %d\n", info.path.c_str(),
-                  c.variant.c_str(), c.context_length, c.layers, c.hidden, c.heads, models::to_string(c.mixer), c.state_dim, c.act_dim);
+                  c.variant.c_str(), c.context_length, c.layers, c.hidden, c.heads, c.mixer_name().c_str(), c.state_dim, c.act_dim);
       std::printf("  data      %s (%s), env %s, rtg scale %g\n", info.dataset_path.empty() ? "(none)" : info.dataset_path.c_str(),
                   info.dataset_fingerprint.empty() ? "no fingerprint" : info.dataset_fingerprint.c_str(),
                   info.env_id.empty() ? "(none)" : info.env_id.c_str(), info.rtg_scale);

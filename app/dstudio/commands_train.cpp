@@ -9,6 +9,8 @@
 #include <memory>
 
 #include "commands.h"
+#include "dstudio/models/config_fields.h"
+#include "dstudio/models/variant_registry.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/models/checkpoint.h"
@@ -66,9 +68,11 @@ void add_train_commands(CLI::App& app, int& exit_code) {
     bool seed_given = false;
   };
   auto a = std::make_shared<Args>();
-  train->add_option("--variant", a->variant, "dt, dc, dc-1filter, dc-hybrid, direct-attention, gdt, udt, udc, dhi, mlp-bc, hier");
+  train->add_option("--variant", a->variant, "The variant: " + models::variant_registry().joined_names() + " (dstudio variants)");
   train->add_option("--merger", a->merger, "hier: none, concat, attention, conv, pooling")->capture_default_str();
-  train->add_option("--mixer", a->mixer, "hier: none, attention, linear-attention, conv, pooling")->capture_default_str();
+  std::string mixers;
+  for (const auto& m : models::hier_mixers()) mixers += (mixers.empty() ? "" : ", ") + m;
+  train->add_option("--mixer", a->mixer, "hier: " + mixers)->capture_default_str();
   train->add_option("--dataset", a->dataset, "D4RL or Minari dataset (with --resume: default, the checkpoint's)");
   train->add_option("--config", a->config, "JSON object overriding variant fields, e.g. '{\"hidden\": 256}'");
   train->add_option("--training", a->training, "JSON object overriding training fields, e.g. '{\"learning_rate\": 1e-3}'");

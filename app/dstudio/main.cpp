@@ -5,10 +5,15 @@
 
 #include "commands.h"
 #include "dstudio/common/system_info.h"
+#include "dstudio/plugins/loader.h"
 
 int main(int argc, char** argv) {
   using namespace dstudio::cli;
   dstudio::keep_freed_memory();
+  // Plugins first: their variants and analyses become options and subcommands below. One that is
+  // refused is named here and everything else carries on.
+  for (const auto& r : dstudio::plugins::load_default_plugins())
+    if (!r.loaded) std::fprintf(stderr, "dstudio: plugin %s refused: %s\n", r.file.c_str(), r.error.c_str());
   CLI::App app{
       "dstudio: Decision Studio from the command line.\n"
       "Exit codes: 0 done, 1 the work failed (bad input data, I/O), 2 wrong usage.",
@@ -18,6 +23,7 @@ int main(int argc, char** argv) {
   app.fallthrough(false);
   int exit_code = kOk;
   add_dataset_commands(app, exit_code);
+  add_plugin_commands(app, exit_code);
   add_bench_commands(app, exit_code);
   add_render_commands(app, exit_code);
   add_model_commands(app, exit_code);

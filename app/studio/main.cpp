@@ -1,6 +1,8 @@
 // decision-studio: the Qt GUI.
 
 #include <QApplication>
+
+#include <cstdio>
 #include <QCommandLineParser>
 #include <QTableView>
 #include <QTimer>
@@ -11,6 +13,7 @@
 #include "gui_benchmark.h"
 #include "main_window.h"
 #include "screenshot_tour.h"
+#include "dstudio/plugins/loader.h"
 
 int main(int argc, char** argv) {
   dstudio::keep_freed_memory();
@@ -18,6 +21,10 @@ int main(int argc, char** argv) {
   QApplication::setApplicationName("decision-studio");
   QApplication::setApplicationDisplayName("Decision Studio");
   QApplication::setApplicationVersion(DSTUDIO_VERSION);
+  // Plugins before the window: their variants and analyses fill its forms. A refused one is named
+  // on stderr and in Help ▸ Plugins; the studio carries on without it.
+  for (const auto& r : dstudio::plugins::load_default_plugins())
+    if (!r.loaded) std::fprintf(stderr, "decision-studio: plugin %s refused: %s\n", r.file.c_str(), r.error.c_str());
 
   QCommandLineParser parser;
   parser.setApplicationDescription(

@@ -1,4 +1,5 @@
 #include "main_window.h"
+#include "plugins_dialog.h"
 
 #include <algorithm>
 #include <cmath>
@@ -160,6 +161,10 @@ MainWindow::MainWindow(QWidget* parent)
            "<tr><td><b>Home</b></td><td>new episode (a replay: back to its start)</td></tr>"
            "<tr><td><b>Esc</b></td><td>cancel a dataset load or a checkpoint inspection</td></tr>"
            "</table>"));
+  });
+  help_menu->addAction(tr("&Plugins…"), this, [this] {
+    PluginsDialog dialog(this);
+    dialog.exec();
   });
   help_menu->addAction(tr("&About Decision Studio"), this, &MainWindow::showAbout);
 

@@ -36,6 +36,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 
@@ -43,6 +44,7 @@
 #include "dstudio/analysis/curves.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/config_fields.h"
+#include "dstudio/models/variant_registry.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/run_curves_view.h"
@@ -143,9 +145,17 @@ ordered_json read_editor(const QWidget* w) {
   return nullptr;
 }
 
+// A plugin mixer's options are edited one field each, "mixer_options.<name>", and read back into
+// the configuration's "mixer_options" object.
+constexpr const char* kMixerOptionPrefix = "mixer_options.";
+
 ordered_json read_form(const std::vector<std::pair<QString, QWidget*>>& fields) {
   ordered_json j = ordered_json::object();
-  for (const auto& [key, w] : fields) j[key.toStdString()] = read_editor(w);
+  for (const auto& [key, w] : fields) {
+    const std::string k = key.toStdString();
+    if (k.rfind(kMixerOptionPrefix, 0) == 0) j["mixer_options"][k.substr(std::strlen(kMixerOptionPrefix))] = read_editor(w);
+    else j[k] = read_editor(w);
+  }
   return j;
 }
 
@@ -492,9 +502,33 @@ void TrainingPanel::rebuildVariantForm() {
   }
   clear_form(variant_form_, variant_fields_);
   const auto j = ordered_json::parse(models::to_json(config));
+  const auto mixer = models::mixer_registry().find(config.registered_mixer);
   for (const auto& [key, value] : j.items()) {
-    // The variant is chosen above; the shapes come from the dataset.
-    if (key == "variant" || key == "state_dim" || key == "act_dim") continue;
+    // The variant is chosen above; the shapes come from the dataset; the plugin is the variant's.
+    if (key == "variant" || key == "state_dim" || key == "act_dim" || key == "plugin" || key == "plugin_version") continue;
+    if (key == "mixer_options" && mixer) {
+      for (const auto& option : mixer->options) {
+        const double v = models::mixer_option(config, option.field.key);
+        QWidget* editor = nullptr;
+        if (option.integer) {
+          auto* spin = new QSpinBox;
+          spin->setRange(std::isfinite(option.field.minimum) ? static_cast<int>(std::ceil(option.field.minimum)) : -INT_MAX, INT_MAX);
+          spin->setValue(static_cast<int>(v));
+          editor = spin;
+        } else {
+          auto* spin = new ScientificSpinBox;
+          spin->setRange(std::isfinite(option.field.minimum) ? option.field.minimum : -1e300, 1e300);
+          spin->setValue(v);
+          editor = spin;
+        }
+        const QString name = QString::fromStdString(kMixerOptionPrefix + option.field.key);
+        editor->setObjectName(name);
+        editor->setToolTip(QString::fromStdString(option.field.description + " (" + mixer->origin.label() + ")"));
+        variant_form_->addRow(QString::fromStdString(option.field.key), editor);
+        variant_fields_.emplace_back(name, editor);
+      }
+      continue;
+    }
     QWidget* editor = make_editor(key, value);
     variant_form_->addRow(QString::fromStdString(key), editor);
     variant_fields_.emplace_back(QString::fromStdString(key), editor);

@@ -541,4 +541,47 @@ std::optional<FigureStyle> venue_preset(const std::string& name) {
   return venue_presets()[static_cast<std::size_t>(index)].style;
 }
 
+std::vector<std::string> save_analysis_figure(const std::string& base, const analysis::AnalysisFigure& figure,
+                                              const FigureStyle& style) {
+  const FigureText text{QString::fromStdString(figure.title), QString::fromStdString(figure.x_label),
+                        QString::fromStdString(figure.y_label)};
+  const FigureStyle s = with_defaults(style, text);
+  std::vector<std::string> written;
+  if (figure.kind == analysis::AnalysisFigure::Kind::Bars) {
+    std::vector<Bar> bars;
+    if (!figure.series.empty()) {
+      const auto& series = figure.series.front();
+      for (std::size_t k = 0; k < series.y.size(); ++k) {
+        const auto index = k < series.x.size() ? static_cast<std::size_t>(series.x[k]) : k;
+        const QString name = index < figure.categories.size() ? QString::fromStdString(figure.categories[index]) : QString::number(k + 1);
+        bars.push_back({name, series.y[k], k < series.spread.size() ? series.spread[k] : 0.0});
+      }
+    }
+    written = save_bars(base, bars, s.y_title, s);
+  } else {
+    std::vector<Series> lines;
+    for (const auto& a : figure.series) {
+      Series line{QString::fromStdString(a.name), a.x, a.y, {}, {}, false};
+      if (a.spread.size() == a.y.size())
+        for (std::size_t k = 0; k < a.y.size(); ++k) {
+          line.low.push_back(a.y[k] - a.spread[k]);
+          line.high.push_back(a.y[k] + a.spread[k]);
+        }
+      lines.push_back(std::move(line));
+    }
+    written = save_lines(base, lines, s.x_title, s.y_title, s);
+  }
+  const std::string csv = base + ".csv";
+  if (FILE* f = std::fopen(csv.c_str(), "w")) {
+    std::fprintf(f, "series,x,y,spread\n");
+    for (const auto& a : figure.series)
+      for (std::size_t k = 0; k < a.y.size(); ++k)
+        std::fprintf(f, "%s,%.9g,%.9g,%.9g\n", a.name.c_str(), k < a.x.size() ? a.x[k] : static_cast<double>(k), a.y[k],
+                     k < a.spread.size() ? a.spread[k] : 0.0);
+    std::fclose(f);
+    written.push_back(csv);
+  }
+  return written;
+}
+
 }  // namespace dstudio::viz

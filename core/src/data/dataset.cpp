@@ -23,7 +23,12 @@ const char* to_string(EndReason reason) {
 }
 
 const char* to_string(DatasetFormat format) {
-  return format == DatasetFormat::D4RL ? "d4rl" : "minari";
+  switch (format) {
+    case DatasetFormat::D4RL: return "d4rl";
+    case DatasetFormat::Minari: return "minari";
+    case DatasetFormat::Plugin: return "plugin";
+  }
+  return "d4rl";
 }
 
 template <class T>

@@ -7,6 +7,7 @@
 
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/dataset_io.h"
+#include "dstudio/data/format_registry.h"
 #include "h5.h"
 
 namespace dstudio::data {
@@ -345,8 +346,10 @@ void read_minari(const Context& ctx, hid_t file,
 
 }  // namespace
 
-Dataset load_dataset(const std::filesystem::path& path, const LoadOptions& options,
-                     const Progress& progress) {
+namespace {
+
+// The HDF5 layouts (D4RL, Minari): one open of the file decides which.
+Dataset load_hdf5(const std::filesystem::path& path, const LoadOptions& options, const Progress& progress) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path file = path;
@@ -397,7 +400,11 @@ Dataset load_dataset(const std::filesystem::path& path, const LoadOptions& optio
                    (found.empty() ? "none" : found));
     }
   }
+  return ds;
+}
 
+// What every dataset gets, whichever format it came from.
+void finish(Dataset& ds, const Progress& progress) {
   progress.update(0.92, "statistics");
   std::int64_t tail = 0, unterminated = 0, complete = 0;
   for (const auto& ep : ds.episodes) {
@@ -422,7 +429,98 @@ Dataset load_dataset(const std::filesystem::path& path, const LoadOptions& optio
   progress.update(0.96, "fingerprint");
   ds.fingerprint = content_fingerprint(ds.data);
   progress.update(1.0, "done");
+}
+
+// A plugin format's result, checked before anything relies on it.
+void check_plugin_dataset(const Dataset& ds, const std::string& format) {
+  const Context ctx{ds.path};
+  const auto& d = ds.data;
+  const std::int64_t n = d.size();
+  auto rows = [&](std::size_t size, std::int64_t width, const char* key) {
+    if (static_cast<std::int64_t>(size) != n * width)
+      ctx.fail(key, "the " + format + " format gave " + std::to_string(size) + " values for " + std::to_string(n) + " transitions");
+  };
+  if (d.obs_dim < 1 || d.act_dim < 1) ctx.fail("", "the " + format + " format gave no observations or actions");
+  rows(d.actions.size(), d.act_dim, "actions");
+  rows(d.rewards.size(), 1, "rewards");
+  rows(d.terminals.size(), 1, "terminals");
+  rows(d.timeouts.size(), 1, "timeouts");
+  std::int64_t next = 0;
+  for (const auto& e : ds.episodes) {
+    if (e.start != next || e.length < 1) ctx.fail("", "the " + format + " format gave episodes that do not tile the transitions");
+    next = e.start + e.length;
+  }
+  if (next != n) ctx.fail("", "the " + format + " format gave episodes covering " + std::to_string(next) + " of " + std::to_string(n) + " transitions");
+}
+
+bool hdf5_with(const std::filesystem::path& file, bool minari) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) return false;
+  std::lock_guard lock(h5::library_mutex());
+  h5::silence_library();
+  if (H5Fis_hdf5(file.c_str()) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return false;
+  }
+  h5::Handle fid(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!fid.valid()) return false;
+  if (!minari) return h5::has_link(fid, "observations");
+  for (const auto& name : h5::link_names(fid))
+    if (episode_id(name)) return true;
+  return false;
+}
+
+}  // namespace
+
+Registry<DatasetFormatDefinition>& dataset_format_registry() {
+  static auto* registry = [] {  // never destroyed: plugins' code
+    auto* r = new Registry<DatasetFormatDefinition>("dataset format");
+    r->add({"d4rl", "D4RL HDF5: observations, actions, rewards, terminals, timeouts (infos/, metadata/)",
+            [](const std::filesystem::path& p) { return hdf5_with(p, false); }, load_hdf5, {}});
+    r->add({"minari", "Minari: a dataset folder or its main_data.hdf5, one group per episode",
+            [](const std::filesystem::path& p) {
+              std::error_code ec;
+              if (std::filesystem::is_directory(p, ec))
+                return std::filesystem::exists(p / "data" / "main_data.hdf5", ec) || std::filesystem::exists(p / "main_data.hdf5", ec);
+              return hdf5_with(p, true);
+            },
+            load_hdf5, {}});
+    return r;
+  }();
+  return *registry;
+}
+
+Dataset load_dataset(const std::filesystem::path& path, const LoadOptions& options, const Progress& progress) {
+  for (const auto& format : dataset_format_registry().all()) {
+    if (format->origin.builtin() || !format->detect || !format->load) continue;
+    bool mine = false;
+    try {
+      mine = format->detect(path);
+    } catch (...) {
+      mine = false;  // a format that cannot tell is not this file's
+    }
+    if (!mine) continue;
+    Dataset ds;
+    try {
+      ds = format->load(path, options, progress);
+    } catch (const Error&) {
+      throw;
+    } catch (const Cancelled&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw DatasetError(path.string(), "", "the " + format->name + " format (" + format->origin.label() + ") failed: " + e.what());
+    }
+    if (ds.path.empty()) ds.path = path.string();
+    ds.format = DatasetFormat::Plugin;
+    ds.format_name = format->name;
+    check_plugin_dataset(ds, format->name);
+    finish(ds, progress);
+    return ds;
+  }
+  Dataset ds = load_hdf5(path, options, progress);
+  finish(ds, progress);
   return ds;
 }
+
 
 }  // namespace dstudio::data

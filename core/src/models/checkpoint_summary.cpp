@@ -26,7 +26,8 @@ std::vector<CheckpointSummaryRow> summarize(const CheckpointInfo& info) {
   };
   add("Model", "Variant", c.variant);
   add("Model", "Tokens", std::string(to_string(c.tokenizer)) + (c.tokenizer == Tokenizer::Merged ? std::string(", merger ") + to_string(c.merger) : ""));
-  add("Model", "Mixer", to_string(c.mixer));
+  add("Model", "Mixer", c.mixer_name());
+  if (!c.plugin.empty()) add("Model", "Plugin", c.plugin + " " + c.plugin_version);
   std::string shape = std::to_string(c.layers);
   shape += " layers x ";
   shape += std::to_string(c.hidden);

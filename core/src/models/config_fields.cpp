@@ -2,7 +2,10 @@
 
 #include "dstudio/models/config_fields.h"
 
+#include <mutex>
+
 #include "dstudio/models/variant_config.h"
+#include "dstudio/models/variant_registry.h"
 
 namespace dstudio::models {
 namespace {
@@ -10,7 +13,14 @@ constexpr double kAny = -std::numeric_limits<double>::infinity();
 }  // namespace
 
 const std::vector<ConfigField>& variant_fields() {
-  static const std::vector<ConfigField> fields = {
+  // Rebuilt when plugins add mixers (they load at start-up, before anything shows a form).
+  static std::mutex mutex;
+  static std::vector<ConfigField> fields;
+  static std::vector<std::string> mixers;
+  std::lock_guard lock(mutex);
+  if (!fields.empty() && mixers == mixer_names()) return fields;
+  mixers = mixer_names();
+  fields = {
       {"context_length", "K: steps in a window", {}, 1},
       {"max_ep_len", "size of the timestep embedding", {}, 1},
       {"hidden", "H: width of every token", {}, 1},
@@ -24,7 +34,7 @@ const std::vector<ConfigField>& variant_fields() {
       {"tokenizer", "how (R, s, a) become tokens", tokenizer_names(), kAny},
       {"merger", "DHi's token merger (merged tokenizer only)", merger_names(), kAny},
       {"return_embedding", "UDT: width of sigmoid(Linear(1, w)(R))", {}, 1},
-      {"mixer", "how tokens exchange information", mixer_names(), kAny},
+      {"mixer", "how tokens exchange information", mixers, kAny},
       {"hybrid", "DC hybrid: the last block uses causal attention", {}, kAny},
       {"conv_window", "DC: filter length L in tokens", {}, 1},
       {"single_filter", "DC 1-filter: one filter for every token type", {}, kAny},
@@ -72,7 +82,11 @@ std::vector<std::string> hier_mergers() {
   return out;
 }
 
-// The mixers of HiFormer's grid (its Table 1).
-std::vector<std::string> hier_mixers() { return {"none", "attention", "linear-attention", "conv", "pooling"}; }
+// The mixers of HiFormer's grid (its Table 1), then those of plugins.
+std::vector<std::string> hier_mixers() {
+  std::vector<std::string> out{"none", "attention", "linear-attention", "conv", "pooling"};
+  for (auto& m : mixer_registry().names()) out.push_back(std::move(m));
+  return out;
+}
 
 }  // namespace dstudio::models

@@ -2,8 +2,12 @@
 
 #include "dstudio/common/error.h"
 #include "dstudio/models/decision_model.h"
+#include "dstudio/models/token_mixer.h"
+#include "dstudio/models/variant_registry.h"
 
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 
 namespace dstudio::models {
@@ -117,11 +121,7 @@ torch::Tensor activate(const torch::Tensor& x, const std::string& activation) {
 
 }  // namespace
 
-// What every mixer of a forward pass shares, computed once per pass.
-struct Masks {
-  torch::Tensor allowed;   // (B, 1, T, T) or (1, 1, T, T) bool: causal, padded keys excluded
-  torch::Tensor additive;  // the same as 0 / -1e9, added to logits
-};
+struct Masks : MixerMasks {};
 
 // A large finite negative (not -inf) keeps rows whose keys are all padding finite; real queries
 // always see themselves. Without padding the causal mask alone is used, broadcast over the batch.
@@ -135,16 +135,7 @@ static Masks make_masks(const torch::Tensor& valid, int64_t T) {
 
 namespace {
 
-// A token mixer: x (B, T, H) after layer norm. With `matrix`, also returns its mixing matrix
-// (B, heads, T, T). forward_row gives the output at one position only (B, 1, H); mixers whose
-// rows cost little compute them all and keep the one.
-struct MixerImpl : torch::nn::Module {
-  virtual torch::Tensor forward(const torch::Tensor& x, const Masks& masks, torch::Tensor* matrix) = 0;
-  virtual torch::Tensor forward_row(const torch::Tensor& x, const Masks& masks, int64_t row) {
-    return forward(x, masks, nullptr).narrow(1, row, 1);
-  }
-  virtual std::string name() const = 0;
-};
+using MixerImpl = TokenMixer;
 
 // Softmax attention (plain, Gaussian-biased, direct) and linear attention.
 struct AttentionMixer : MixerImpl {
@@ -160,9 +151,9 @@ struct AttentionMixer : MixerImpl {
     proj_ = register_module("proj", torch::nn::Linear(c.hidden, c.hidden));
     attn_drop_ = register_module("attn_drop", Dropout(c.attention_dropout));
   }
-  std::string name() const override { return to_string(kind_); }
+  [[nodiscard]] std::string name() const override { return to_string(kind_); }
 
-  torch::Tensor forward(const torch::Tensor& x, const Masks& masks, torch::Tensor* matrix) override {
+  torch::Tensor forward(const torch::Tensor& x, const MixerMasks& masks, torch::Tensor* matrix) override {
     const int64_t B = x.size(0), T = x.size(1), hd = hidden_ / heads_;
     torch::Tensor weights, v;
     if (kind_ == Mixer::DirectAttention) {
@@ -183,7 +174,7 @@ struct AttentionMixer : MixerImpl {
   }
 
   // One query row: keys and values for every token, the query for `row` alone.
-  torch::Tensor forward_row(const torch::Tensor& x, const Masks& masks, int64_t row) override {
+  torch::Tensor forward_row(const torch::Tensor& x, const MixerMasks& masks, int64_t row) override {
     const int64_t B = x.size(0), T = x.size(1), hd = hidden_ / heads_, H = hidden_;
     torch::Tensor weights, v;
     if (kind_ == Mixer::DirectAttention) {
@@ -205,7 +196,7 @@ struct AttentionMixer : MixerImpl {
 
   // Attention weights (B, heads, rows, T) of queries q (B * heads, rows, hd) at positions
   // first..first+rows-1 over keys k (B * heads, T, hd).
-  torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const Masks& masks, int64_t B, int64_t T, int64_t first,
+  torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const MixerMasks& masks, int64_t B, int64_t T, int64_t first,
                        int64_t rows) const {
     const int64_t hd = hidden_ / heads_;
     if (kind_ == Mixer::LinearAttention) {
@@ -239,9 +230,9 @@ struct ConvMixer : MixerImpl {
     weight_ = register_parameter("weight", torch::randn({types_, c.hidden, window_}) * 0.02);
     bias_ = register_parameter("bias", torch::zeros({types_, c.hidden}));
   }
-  std::string name() const override { return types_ == 3 ? "conv (3 filters)" : "conv (1 filter)"; }
+  [[nodiscard]] std::string name() const override { return types_ == 3 ? "conv (3 filters)" : "conv (1 filter)"; }
 
-  torch::Tensor forward(const torch::Tensor& x, const Masks&, torch::Tensor* matrix) override {
+  torch::Tensor forward(const torch::Tensor& x, const MixerMasks&, torch::Tensor* matrix) override {
     const int64_t B = x.size(0), T = x.size(1), L = window_;
     auto out = type_convolution(x, weight_, bias_);
     if (matrix) {
@@ -262,8 +253,8 @@ struct ConvMixer : MixerImpl {
 
 struct PoolMixer : MixerImpl {
   explicit PoolMixer(const VariantConfig& c) : pool_(c.pool_size) {}
-  std::string name() const override { return "pooling"; }
-  torch::Tensor forward(const torch::Tensor& x, const Masks&, torch::Tensor* matrix) override {
+  [[nodiscard]] std::string name() const override { return "pooling"; }
+  torch::Tensor forward(const torch::Tensor& x, const MixerMasks&, torch::Tensor* matrix) override {
     const int64_t B = x.size(0), T = x.size(1);
     auto m = pooling_matrix(T, pool_).to(x.options());
     if (matrix) *matrix = m.view({1, 1, T, T}).expand({B, 1, T, T});
@@ -280,8 +271,8 @@ struct GatedConvMixer : MixerImpl {
     bias_ = register_parameter("bias", torch::zeros({c.hidden}));
     out_ = register_module("out", torch::nn::Linear(c.hidden, c.hidden));
   }
-  std::string name() const override { return "gated-conv"; }
-  torch::Tensor forward(const torch::Tensor& x, const Masks&, torch::Tensor* matrix) override {
+  [[nodiscard]] std::string name() const override { return "gated-conv"; }
+  torch::Tensor forward(const torch::Tensor& x, const MixerMasks&, torch::Tensor* matrix) override {
     const int64_t B = x.size(0), T = x.size(1), H = x.size(2), k = kernel_;
     auto parts = in_->forward(x).chunk(2, -1);
     auto padded = F::pad(parts[0].transpose(1, 2), F::PadFuncOptions({k - 1, 0}));
@@ -315,6 +306,7 @@ struct BlockImpl : torch::nn::Module {
       case Mixer::Pooling: mixer_ = std::make_shared<PoolMixer>(c); break;
       case Mixer::GatedConvolution: mixer_ = std::make_shared<GatedConvMixer>(c); break;
       case Mixer::None: break;
+      case Mixer::Registered: mixer_ = make_registered_mixer(c); break;
     }
     if (mixer_) register_module("mixer", mixer_);
     if (c.mixer_projection && mixer_) proj_ = register_module("proj", torch::nn::Linear(c.hidden, c.hidden));
@@ -554,6 +546,44 @@ torch::Tensor DecisionModelImpl::act(const ModelInputs& raw, ModalityZeroing zer
     out = head_->forward(final_ln_->forward(x)).squeeze(1);
   }
   return c.action_tanh ? torch::tanh(out) : out;
+}
+
+namespace {
+std::mutex& factories_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, TokenMixerFactory>& factories() {
+  static auto* f = new std::map<std::string, TokenMixerFactory>();  // never destroyed, as the registries
+  return *f;
+}
+}  // namespace
+
+void register_token_mixer(const std::string& name, TokenMixerFactory factory) {
+  std::lock_guard lock(factories_mutex());
+  if (!factory) throw UsageError("the token mixer '" + name + "' needs a factory");
+  if (!factories().emplace(name, std::move(factory)).second)
+    throw UsageError("the token mixer '" + name + "' already has a module");
+}
+
+void unregister_token_mixer(const std::string& name) {
+  std::lock_guard lock(factories_mutex());
+  factories().erase(name);
+}
+
+std::shared_ptr<TokenMixer> make_registered_mixer(const VariantConfig& config) {
+  TokenMixerFactory factory;
+  {
+    std::lock_guard lock(factories_mutex());
+    if (auto it = factories().find(config.registered_mixer); it != factories().end()) factory = it->second;
+  }
+  if (!factory) {
+    if (!config.plugin.empty()) throw MissingPluginError(config.plugin, config.plugin_version, "the mixer '" + config.registered_mixer + "'");
+    throw UsageError("no module for the token mixer '" + config.registered_mixer + "'");
+  }
+  auto mixer = factory(config);
+  if (!mixer) throw Error("the token mixer '" + config.registered_mixer + "' made no module");
+  return mixer;
 }
 
 }  // namespace dstudio::models

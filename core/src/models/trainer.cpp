@@ -19,6 +19,7 @@
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/train_step.h"
 #include "dstudio/models/training.h"
+#include "dstudio/models/variant_registry.h"
 
 namespace dstudio::models {
 namespace fs = std::filesystem;
@@ -119,6 +120,8 @@ CheckpointInfo info_from_meta(const std::string& path, const std::string& text) 
     info.step = j.at("step");
     info.metrics = j.at("metrics").dump();
     info.software = j.at("software");
+  } catch (const MissingPluginError& e) {
+    throw CheckpointError(path + ": " + e.what());
   } catch (const std::exception& e) {
     throw CheckpointError(path + ": its description is incomplete (" + e.what() + ")");
   }

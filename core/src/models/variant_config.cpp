@@ -1,5 +1,6 @@
 #include "dstudio/common/error.h"
 #include "dstudio/models/variant_config.h"
+#include "dstudio/models/variant_registry.h"
 
 #include <nlohmann/json.hpp>
 
@@ -48,7 +49,24 @@ E parse(const Names<E> (&table)[N], const std::string& text, const char* what) {
 
 const char* to_string(Tokenizer t) { return name_of(kTokenizers, t); }
 const char* to_string(Merger m) { return name_of(kMergers, m); }
-const char* to_string(Mixer m) { return name_of(kMixers, m); }
+const char* to_string(Mixer m) { return m == Mixer::Registered ? "registered" : name_of(kMixers, m); }
+
+namespace {
+// A built-in mixer's name, or a plugin's (which sets `registered`).
+Mixer parse_mixer(const std::string& text, std::string& registered) {
+  for (const auto& n : kMixers)
+    if (text == n.name) return n.value;
+  if (mixer_registry().find(text)) {
+    registered = text;
+    return Mixer::Registered;
+  }
+  std::string known;
+  for (const auto& n : mixer_names()) known += (known.empty() ? "" : ", ") + n;
+  throw UsageError("unknown mixer '" + text + "'; known: " + known);
+}
+}  // namespace
+
+std::string VariantConfig::mixer_name() const { return mixer == Mixer::Registered ? registered_mixer : to_string(mixer); }
 
 namespace {
 template <class E, std::size_t N>
@@ -61,7 +79,11 @@ std::vector<std::string> names_of(const Names<E> (&table)[N]) {
 
 std::vector<std::string> tokenizer_names() { return names_of(kTokenizers); }
 std::vector<std::string> merger_names() { return names_of(kMergers); }
-std::vector<std::string> mixer_names() { return names_of(kMixers); }
+std::vector<std::string> mixer_names() {
+  auto names = names_of(kMixers);
+  for (const auto& n : mixer_registry().names()) names.push_back(n);
+  return names;
+}
 
 void VariantConfig::validate() const {
   auto require = [](bool ok, const std::string& what) {
@@ -79,6 +101,25 @@ void VariantConfig::validate() const {
   require(pool_size >= 1, "pool_size must be at least 1");
   require(gated_kernel >= 1, "gated_kernel must be at least 1");
   require(return_embedding >= 1, "return_embedding must be at least 1");
+  const bool registered = mixer == Mixer::Registered;
+  if (!registered) {
+    require(mixer_options.empty(), "mixer_options are for a plugin's mixer, not '" + std::string(to_string(mixer)) + "'");
+    return;
+  }
+  const auto definition = mixer_registry().find(registered_mixer);
+  if (!definition) {
+    if (!plugin.empty()) throw MissingPluginError(plugin, plugin_version, "the mixer '" + registered_mixer + "'");
+    throw UsageError("variant configuration: unknown mixer '" + registered_mixer + "'");
+  }
+  for (const auto& [key, value] : mixer_options) {
+    const MixerOption* option = nullptr;
+    for (const auto& o : definition->options)
+      if (o.field.key == key) option = &o;
+    require(option != nullptr, "the mixer '" + registered_mixer + "' has no option '" + key + "'");
+    const bool ok = option->field.above ? value > option->field.minimum : value >= option->field.minimum;
+    require(ok, key + " must be " + (option->field.above ? "above " : "at least ") + std::to_string(option->field.minimum));
+    require(!option->integer || value == static_cast<double>(static_cast<long long>(value)), key + " must be a whole number");
+  }
 }
 
 double forward_flops(const VariantConfig& c, int batch) {
@@ -101,6 +142,9 @@ double forward_flops(const VariantConfig& c, int batch) {
       case Mixer::Pooling: flops += 2.0 * B * T * T * H; break;
       case Mixer::GatedConvolution: flops += 2.0 * N * H * 3 * H + 2.0 * N * H * c.gated_kernel; break;
       case Mixer::None: break;
+      case Mixer::Registered:
+        if (const auto d = mixer_registry().find(c.registered_mixer); d && d->flops) flops += d->flops(c, N);
+        break;
     }
     if (c.mixer_projection && mixer != Mixer::None) flops += 2.0 * N * H * H;
     flops += 2.0 * N * H * c.mlp_ratio * H * 2;  // the MLP's two layers
@@ -108,11 +152,24 @@ double forward_flops(const VariantConfig& c, int batch) {
   return flops + 2.0 * B * K * H * A;  // action head
 }
 
-std::vector<std::string> variant_names() {
-  return {"dt", "dc", "dc-1filter", "dc-hybrid", "direct-attention", "gdt", "udt", "udc", "dhi", "mlp-bc", "hier"};
-}
+namespace {
 
-VariantConfig make_variant(const std::string& name, const std::string& merger, const std::string& mixer) {
+// The studio's own variants, in the order `dstudio variants` lists them.
+constexpr std::pair<const char*, const char*> kBuiltinVariants[] = {
+    {"dt", "Decision Transformer: causal attention over (R, s, a) triplets"},
+    {"dc", "Decision ConvFormer: causal convolution, one filter per token type"},
+    {"dc-1filter", "Decision ConvFormer with one filter for every token type"},
+    {"dc-hybrid", "Decision ConvFormer whose last block attends"},
+    {"direct-attention", "DC fig. 3b: a learned attention matrix shared by every input"},
+    {"gdt", "Gaussian-biased Decision Transformer: attention minus |w d^2 + b|"},
+    {"udt", "Unified-token Decision Transformer: one token per step"},
+    {"udc", "Unified-token Decision ConvFormer: gated convolution"},
+    {"dhi", "Decision HiFormer: token merger + pooling"},
+    {"mlp-bc", "Behaviour cloning with an MLP (no sequence)"},
+    {"hier", "HiFormer's grid: any token merger with any token mixer"},
+};
+
+VariantConfig builtin_variant(const std::string& name, const std::string& merger, const std::string& mixer) {
   VariantConfig c;
   c.variant = name;
   if (name == "dt") {
@@ -145,25 +202,77 @@ VariantConfig make_variant(const std::string& name, const std::string& merger, c
     if (name == "hier") {
       if (merger == "none") c.tokenizer = Tokenizer::Triplet;
       else c.merger = parse(kMergers, merger, "merger");
-      c.mixer = mixer == "none" ? Mixer::None : parse(kMixers, mixer, "mixer");
+      c.mixer = parse_mixer(mixer, c.registered_mixer);
+      if (c.mixer == Mixer::Registered) {
+        const auto d = mixer_registry().find(mixer);
+        for (const auto& o : d->options) c.mixer_options[o.field.key] = o.value;
+        c.plugin = d->origin.plugin;
+        c.plugin_version = d->origin.version;
+      }
       if (c.mixer == Mixer::Convolution && c.tokenizer != Tokenizer::Triplet) c.conv_window = 2;  // two steps
       c.single_filter = c.tokenizer != Tokenizer::Triplet;
     }
   } else if (name == "mlp-bc") {
     c.tokenizer = Tokenizer::State;
     c.mixer = Mixer::None;
-  } else {
-    std::string known;
-    for (const auto& n : variant_names()) known += (known.empty() ? "" : ", ") + n;
-    throw UsageError("unknown variant '" + name + "'; known variants: " + known);
   }
   return c;
 }
 
+}  // namespace
+
+Registry<VariantDefinition>& variant_registry() {
+  // Never destroyed: plugins' definitions must not outlive their code at exit.
+  static auto* registry = [] {
+    auto* r = new Registry<VariantDefinition>("variant");
+    for (const auto& [name, description] : kBuiltinVariants) {
+      const std::string n = name;
+      r->add({n, description, [n] { return builtin_variant(n, "conv", "pooling"); }, {}});
+    }
+    return r;
+  }();
+  return *registry;
+}
+
+Registry<MixerDefinition>& mixer_registry() {
+  static auto* registry = new Registry<MixerDefinition>("token mixer");
+  return *registry;
+}
+
+double mixer_option(const VariantConfig& config, const std::string& key) {
+  if (auto it = config.mixer_options.find(key); it != config.mixer_options.end()) return it->second;
+  if (const auto d = mixer_registry().find(config.registered_mixer))
+    for (const auto& o : d->options)
+      if (o.field.key == key) return o.value;
+  throw UsageError("the mixer '" + config.registered_mixer + "' has no option '" + key + "'");
+}
+
+MissingPluginError::MissingPluginError(const std::string& plugin, const std::string& version, const std::string& what)
+    : Error(what + " comes from the plugin '" + plugin + (version.empty() ? "" : " " + version) +
+            "', which is not loaded (put it in a plugin folder, see `dstudio plugins`)"),
+      plugin_(plugin) {}
+
+std::vector<std::string> variant_names() { return variant_registry().names(); }
+
+VariantConfig make_variant(const std::string& name, const std::string& merger, const std::string& mixer) {
+  if (name == "hier") return builtin_variant(name, merger, mixer);
+  const auto definition = variant_registry().find(name);
+  if (!definition) throw UsageError("unknown variant '" + name + "'; known variants: " + variant_registry().joined_names());
+  VariantConfig c = definition->defaults();
+  c.variant = name;
+  if (!definition->origin.builtin()) {
+    c.plugin = definition->origin.plugin;
+    c.plugin_version = definition->origin.version;
+  }
+  return c;
+}
+
+
+
 namespace {
 
 nlohmann::ordered_json as_json(const VariantConfig& c) {
-  return {{"variant", c.variant},
+  nlohmann::ordered_json j = {{"variant", c.variant},
           {"state_dim", c.state_dim},
           {"act_dim", c.act_dim},
           {"context_length", c.context_length},
@@ -179,7 +288,7 @@ nlohmann::ordered_json as_json(const VariantConfig& c) {
           {"tokenizer", to_string(c.tokenizer)},
           {"merger", to_string(c.merger)},
           {"return_embedding", c.return_embedding},
-          {"mixer", to_string(c.mixer)},
+          {"mixer", c.mixer_name()},
           {"hybrid", c.hybrid},
           {"conv_window", c.conv_window},
           {"single_filter", c.single_filter},
@@ -188,13 +297,20 @@ nlohmann::ordered_json as_json(const VariantConfig& c) {
           {"gaussian_b", c.gaussian_b},
           {"pool_size", c.pool_size},
           {"gated_kernel", c.gated_kernel}};
+  if (!c.mixer_options.empty()) j["mixer_options"] = c.mixer_options;
+  if (!c.plugin.empty()) {
+    j["plugin"] = c.plugin;
+    j["plugin_version"] = c.plugin_version;
+  }
+  return j;
 }
 
 void apply(VariantConfig& c, const nlohmann::json& j) {
   if (!j.is_object()) throw UsageError("a variant configuration must be a JSON object");
   const auto known = as_json(c);
   for (const auto& [key, value] : j.items()) {
-    if (!known.contains(key)) throw UsageError("unknown configuration key '" + key + "'");
+    const bool optional = key == "mixer_options" || key == "plugin" || key == "plugin_version";
+    if (!known.contains(key) && !optional) throw UsageError("unknown configuration key '" + key + "'");
     try {
       if (key == "variant") c.variant = value.get<std::string>();
       else if (key == "state_dim") c.state_dim = value.get<int>();
@@ -212,7 +328,14 @@ void apply(VariantConfig& c, const nlohmann::json& j) {
       else if (key == "tokenizer") c.tokenizer = parse(kTokenizers, value.get<std::string>(), "tokenizer");
       else if (key == "merger") c.merger = parse(kMergers, value.get<std::string>(), "merger");
       else if (key == "return_embedding") c.return_embedding = value.get<int>();
-      else if (key == "mixer") c.mixer = parse(kMixers, value.get<std::string>(), "mixer");
+      else if (key == "mixer") {
+        c.registered_mixer.clear();
+        c.mixer = parse_mixer(value.get<std::string>(), c.registered_mixer);
+        if (c.mixer != Mixer::Registered) c.mixer_options.clear();
+      }
+      else if (key == "mixer_options") c.mixer_options = value.get<std::map<std::string, double>>();
+      else if (key == "plugin") c.plugin = value.get<std::string>();
+      else if (key == "plugin_version") c.plugin_version = value.get<std::string>();
       else if (key == "hybrid") c.hybrid = value.get<bool>();
       else if (key == "conv_window") c.conv_window = value.get<int>();
       else if (key == "single_filter") c.single_filter = value.get<bool>();
@@ -234,6 +357,22 @@ std::string to_json(const VariantConfig& config) { return as_json(config).dump(2
 VariantConfig variant_from_json(const std::string& text) {
   const auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) throw UsageError("the variant configuration is not valid JSON");
+  if (j.is_object() && j.contains("plugin") && j["plugin"].is_string()) {
+    // A configuration a plugin made: say which plugin is missing rather than what is unknown.
+    const auto plugin = j["plugin"].get<std::string>();
+    const auto version = j.value("plugin_version", std::string());
+    const auto variant = j.value("variant", std::string("dt"));
+    if (!variant_registry().find(variant) && variant != "hier") throw MissingPluginError(plugin, version, "the variant '" + variant + "'");
+    if (j.contains("mixer") && j["mixer"].is_string()) {
+      std::string ignored;
+      const auto mixer = j["mixer"].get<std::string>();
+      try {
+        parse_mixer(mixer, ignored);
+      } catch (const UsageError&) {
+        throw MissingPluginError(plugin, version, "the mixer '" + mixer + "'");
+      }
+    }
+  }
   VariantConfig c = make_variant(j.value("variant", "dt"), "conv", "pooling");
   apply(c, j);
   c.validate();

@@ -19,7 +19,11 @@
 namespace dstudio::data {
 
 /// Which on-disk layout a dataset came from.
-enum class DatasetFormat { D4RL, Minari };
+enum class DatasetFormat {
+  D4RL,
+  Minari,
+  Plugin,  ///< a format a plugin added (Dataset::format_name names it)
+};
 
 /// Why an episode ended.
 enum class EndReason {
@@ -30,7 +34,7 @@ enum class EndReason {
 
 /// "terminal", "timeout" or "unterminated".
 const char* to_string(EndReason reason);
-/// "d4rl" or "minari".
+/// "d4rl", "minari" or "plugin".
 const char* to_string(DatasetFormat format);
 
 /// One episode: a contiguous run of transitions `[start, start + length)`.
@@ -80,6 +84,7 @@ struct ArrayInfo {
 struct Dataset {
   std::string path;
   DatasetFormat format = DatasetFormat::D4RL;
+  std::string format_name;  ///< the plugin format's name (format == Plugin)
   TransitionArrays data;
   /// True when the file has no `timeouts` and episodes were cut every 1000 steps.
   bool timeouts_synthesized = false;

@@ -8,6 +8,7 @@
 /// the token mixer. docs/models.md states each one precisely.
 
 #include <array>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,7 @@ enum class Mixer {
   Pooling,            ///< DHi: mean of the last P tokens (parameter-free)
   GatedConvolution,   ///< UDC: W_o(DWConv(P1 x) * SiLU(P2 x))
   None,               ///< MLP only
+  Registered,         ///< a token mixer a plugin added (VariantConfig::registered_mixer names it)
 };
 
 /// Which modality to remove at inference (the ablations of the papers).
@@ -80,10 +82,20 @@ struct VariantConfig {
   int pool_size = 2;              ///< DHi: P
   int gated_kernel = 4;           ///< UDC: depthwise kernel size (the paper leaves it open)
 
+  // What plugins add. Written to JSON only when set, so the studio's own variants read and write
+  // exactly as before.
+  std::string registered_mixer;                ///< the plugin mixer's name (mixer == Registered)
+  std::map<std::string, double> mixer_options;  ///< its options (variant_registry.h's MixerOption)
+  std::string plugin;                           ///< the plugin that defines this variant or its mixer
+  std::string plugin_version;
+
   /// Tokens per window (3K for triplets, K otherwise).
   [[nodiscard]] int tokens() const { return tokenizer == Tokenizer::Triplet ? 3 * context_length : context_length; }
-  /// Throws UsageError naming the first field that is out of range.
+  /// Throws UsageError naming the first field that is out of range, MissingPluginError
+  /// (variant_registry.h) when its mixer comes from a plugin that is not loaded.
   void validate() const;
+  /// The mixer's name as configurations write it: to_string(mixer), or the plugin mixer's name.
+  [[nodiscard]] std::string mixer_name() const;
   bool operator==(const VariantConfig&) const = default;
 };
 
@@ -92,11 +104,12 @@ struct VariantConfig {
 /// pooling. A training step costs about three forward passes.
 double forward_flops(const VariantConfig& config, int batch);
 
-/// Names of the variants `make_variant` knows, in a fixed order.
+/// Names of the variants `make_variant` knows: the studio's own in a fixed order, then those of
+/// plugins (variant_registry.h).
 std::vector<std::string> variant_names();
 /// The defaults of a variant. `hier` takes its merger ("none" means DT's triplets) and mixer
-/// ("none", "attention", "linear-attention", "conv", "pooling"). Throws UsageError
-/// listing the known names.
+/// ("none", "attention", "linear-attention", "conv", "pooling", or a plugin's mixer). Throws
+/// UsageError listing the known names.
 VariantConfig make_variant(const std::string& name, const std::string& merger = "conv",
                            const std::string& mixer = "pooling");
 
@@ -121,7 +134,8 @@ VariantConfig with_overrides(const VariantConfig& config, const std::string& jso
 const char* to_string(Tokenizer t);
 const char* to_string(Merger m);
 const char* to_string(Mixer m);
-/// Every name to_string gives, in the enumerations' order.
+/// Every name to_string gives, in the enumerations' order; mixer_names() without "registered"
+/// and with the plugins' mixers after the studio's own.
 std::vector<std::string> tokenizer_names();
 std::vector<std::string> merger_names();
 std::vector<std::string> mixer_names();

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "dstudio/analysis/analysis_registry.h"
 #include "dstudio/analysis/attention_maps.h"
 
 class QApplication;
@@ -153,5 +154,11 @@ std::vector<std::string> save_scatter(const std::string& base, const std::vector
 std::vector<std::string> save_value_scatter(const std::string& base, const std::vector<double>& x, const std::vector<double>& y,
                                             const std::vector<double>& value, const QString& colour_label,
                                             const FigureStyle& style = {});
+
+/// A registered analysis's figure (analysis_registry.h): lines with their bands, or the first
+/// series as bars with error bars over `categories`; its numbers as base.csv (series, x, y, spread).
+/// The figure's own title and axis titles unless `style` sets them.
+std::vector<std::string> save_analysis_figure(const std::string& base, const analysis::AnalysisFigure& figure,
+                                              const FigureStyle& style = {});
 
 }  // namespace dstudio::viz

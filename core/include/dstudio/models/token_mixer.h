@@ -1,0 +1,53 @@
+#pragma once
+/// \file
+/// A token mixer as a module: the interface a plugin implements to add one (the studio's own
+/// mixers implement it too). A mixer gets the tokens after layer norm, (B, T, H), and returns
+/// what it mixes into them, (B, T, H). Asked for its mixing matrix, it also returns the (B, heads,
+/// T, T) matrix M whose rows say how much each earlier token contributes to each position: the
+/// attention weights for attention, and for other mixers an equivalent matrix derived from their
+/// parameters (docs/models.md), which the attention views, entropies and ablations read. Needs
+/// LibTorch.
+
+#include <torch/torch.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "dstudio/models/variant_config.h"
+
+namespace dstudio::models {
+
+/// What every mixer of a forward pass shares, computed once per pass.
+struct MixerMasks {
+  torch::Tensor allowed;   ///< (B or 1, 1, T, T) bool: causal, padded keys excluded
+  torch::Tensor additive;  ///< the same as 0 / -1e9, to add to logits
+};
+
+/// A token mixer. Causal: position p may use only positions <= p (where `allowed` says so).
+class TokenMixer : public torch::nn::Module {
+ public:
+  /// The mixed tokens (B, T, H); with `matrix`, also its mixing matrix (B, heads, T, T).
+  virtual torch::Tensor forward(const torch::Tensor& x, const MixerMasks& masks, torch::Tensor* matrix) = 0;
+  /// The output at position `row` only, (B, 1, H): what acting needs from the last block.
+  /// Mixers whose rows cost little compute them all and keep the one.
+  virtual torch::Tensor forward_row(const torch::Tensor& x, const MixerMasks& masks, int64_t row) {
+    return forward(x, masks, nullptr).narrow(1, row, 1);
+  }
+  /// The name the inspection shows for this layer.
+  [[nodiscard]] virtual std::string name() const = 0;
+};
+
+/// Makes the mixer of one block from a validated configuration (mixer_option() reads its options).
+using TokenMixerFactory = std::function<std::shared_ptr<TokenMixer>(const VariantConfig& config)>;
+
+/// Registers the module of a plugin's mixer, under the name its MixerDefinition has
+/// (variant_registry.h). Throws UsageError when the name is taken.
+void register_token_mixer(const std::string& name, TokenMixerFactory factory);
+/// Forgets the module of `name` (a plugin whose registration failed).
+void unregister_token_mixer(const std::string& name);
+/// The mixer `config.registered_mixer` for one block; throws UsageError (or MissingPluginError)
+/// when no plugin provides it.
+std::shared_ptr<TokenMixer> make_registered_mixer(const VariantConfig& config);
+
+}  // namespace dstudio::models

@@ -1,0 +1,48 @@
+#pragma once
+/// \file
+/// Finding and loading plugins (plugins/plugin.h), defensively: a plugin that cannot be used is
+/// refused with a message naming its file and why (not a shared library, built for another
+/// interface or LibTorch, missing symbols, a registration that throws), and the studio carries on
+/// without it. Loading happens once per file; what was found is listed by `plugin_records`.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace dstudio::plugins {
+
+/// One plugin file the studio tried.
+struct PluginRecord {
+  std::string file;
+  std::string name, version, description;  ///< empty when the file could not be read as a plugin
+  bool loaded = false;
+  std::string error;  ///< why it was refused (empty when loaded)
+  /// What it added.
+  std::vector<std::string> variants, mixers, analyses, dataset_formats;
+};
+
+/// Where plugins are looked for, in this order: the folders of DSTUDIO_PLUGIN_PATH (separated by
+/// ':'), the user's folder ($XDG_DATA_HOME or ~/.local/share, then decision-studio/plugins), and
+/// the studio's resources (share/decision-studio/plugins beside an installed studio, resources/plugins
+/// of the source tree it was built from). Folders that do not exist are left out.
+std::vector<std::filesystem::path> plugin_folders();
+
+/// The user's plugin folder (whether or not it exists).
+std::filesystem::path user_plugin_folder();
+
+/// Loads every `*.so` in `folders` (not their subfolders), in name order; a file already tried is
+/// not tried again. Returns the records of this call.
+std::vector<PluginRecord> load_plugins(const std::vector<std::filesystem::path>& folders);
+/// load_plugins(plugin_folders()), once per process: later calls return the first call's records.
+const std::vector<PluginRecord>& load_default_plugins();
+
+/// Loads one plugin file.
+PluginRecord load_plugin(const std::filesystem::path& file);
+
+/// Every plugin tried so far, loaded or refused, in the order tried.
+std::vector<PluginRecord> plugin_records();
+
+/// One JSON array of the records: what `dstudio plugins --json` prints.
+std::string records_json(const std::vector<PluginRecord>& records);
+
+}  // namespace dstudio::plugins
