@@ -16,9 +16,9 @@ enum ExitCode : int {
 };
 
 /// Runs a command's body and turns what it throws into an exit code with a message on stderr:
-/// UsageError, CLI::ValidationError and std::invalid_argument (a number that does not parse)
-/// are usage errors (2), Cancelled is 130 (as for Ctrl-C), anything else (dstudio::Error above
-/// all: a file, a dataset or a checkpoint that is wrong) means the work failed (1).
+/// UsageError and CLI::ValidationError are usage errors (2), Cancelled is 130 (as for Ctrl-C),
+/// anything else (dstudio::Error above all: a file, a dataset or a checkpoint that is wrong; a
+/// standard exception from reading one) means the work failed (1).
 int run_guarded(const std::function<void()>& body);
 
 void add_dataset_commands(CLI::App& app, int& exit_code);

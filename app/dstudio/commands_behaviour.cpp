@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "dstudio/common/atomic_file.h"
 #include "dstudio/behaviour/ars.h"
 #include "dstudio/behaviour/generate.h"
 #include "dstudio/behaviour/policy_set.h"
@@ -51,16 +52,6 @@ behaviour::PolicySet load_set(const std::string& env, const std::string& algorit
   return set;
 }
 
-// Writes `text` to `path` through a temporary file, so a failure leaves no half-written file.
-void write_text_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".partial";
-  {
-    std::ofstream out(tmp);
-    out << text;
-    if (!out) throw std::runtime_error(path + ": cannot be written");
-  }
-  std::filesystem::rename(tmp, path);
-}
 
 int pick_snapshot(const behaviour::PolicySet& set, const std::string& which) {
   if (which == "expert") return set.expert;

@@ -28,7 +28,15 @@ std::int64_t dtype_bytes(const std::string& dtype) {
   if (dtype == "bool") return 1;
   for (const char* prefix : {"float", "uint", "int", "enum"}) {
     const std::string p = prefix;
-    if (dtype.rfind(p, 0) == 0) return std::stoll(dtype.substr(p.size())) / 8;
+    if (dtype.rfind(p, 0) != 0) continue;
+    // "float32": the bits after the name; a dtype without them counts as unknown (0).
+    std::int64_t bits = 0;
+    for (char ch : dtype.substr(p.size())) {
+      if (ch < '0' || ch > '9') return 0;
+      bits = bits * 10 + (ch - '0');
+      if (bits > 4096) return 0;
+    }
+    return bits / 8;
   }
   return 0;
 }

@@ -19,9 +19,6 @@ int run_guarded(const std::function<void()>& body) {
   } catch (const UsageError& e) {
     std::fprintf(stderr, "dstudio: error: %s\n", e.what());
     return kUsage;
-  } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "dstudio: error: %s\n", e.what());
-    return kUsage;
   } catch (const Cancelled&) {
     std::fprintf(stderr, "dstudio: cancelled\n");
     return 130;

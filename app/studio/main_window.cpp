@@ -40,6 +40,8 @@
 #include "dstudio/viz/tsne_view.h"
 #include "dstudio/viz/workspace_view.h"
 #include "dstudio/env/environment.h"
+#include "analyses_panel.h"
+#include "job.h"
 #include "training_panel.h"
 #include "tsne_job.h"
 #include "viewer_panel.h"
@@ -60,24 +62,29 @@ MainWindow::MainWindow(QWidget* parent)
       view_(new viz::DatasetView),
       attention_(new viz::AttentionMapView),
       tabs_(new QTabWidget),
+      load_job_(addJob(tr("Loading"))),
+      inspect_job_(addJob(tr("Inspecting"))),
+      compare_job_(addJob(tr("Comparing with"))),
+      rollout_job_(addJob(tr("Rolling out"))),
+      returns_job_(addJob(tr("Running"))),
       rollout_view_(new viz::EntropyRewardView),
-      rollout_timer_(new QTimer(this)),
       returns_view_(new viz::ReturnAnalysisView),
       viewer_(new ViewerPanel),
       training_(new TrainingPanel),
       tsne_view_(new viz::TsneView),
       tsne_job_(new TsneJob(tsne_view_, this)),
+      analyses_(new AnalysesPanel),
       workspace_view_(new viz::WorkspaceView),
       status_(new QLabel),
       progress_(new QProgressBar),
-      cancel_button_(new QPushButton(tr("Cancel"))),
-      progress_timer_(new QTimer(this)) {
+      cancel_button_(new QPushButton(tr("Cancel"))) {
   setWindowTitle(tr("Decision Studio"));
   tabs_->addTab(view_, tr("Dataset"));
   tabs_->addTab(attention_, tr("Attention"));
   tabs_->addTab(rollout_view_, tr("Entropy and reward"));
   tabs_->addTab(returns_view_, tr("Zeroing and target sweep"));
   tabs_->addTab(tsne_view_, tr("Token t-SNE"));
+  tabs_->addTab(analyses_, tr("Analyses"));
   tabs_->addTab(viewer_, tr("Viewer"));
   tabs_->addTab(training_, tr("Training"));
   tabs_->addTab(workspace_view_, tr("Workspace"));
@@ -91,14 +98,10 @@ MainWindow::MainWindow(QWidget* parent)
   connect(returns_view_, &viz::ReturnAnalysisView::ablationRequested, this, &MainWindow::runAblation);
   connect(returns_view_, &viz::ReturnAnalysisView::sweepRequested, this, &MainWindow::runSweep);
   connect(returns_view_, &viz::ReturnAnalysisView::cancelRequested, this, &MainWindow::cancelRollout);
-  connect(&returns_watcher_, &QFutureWatcher<ReturnJobOutcome>::finished, this, &MainWindow::onReturnsFinished);
   connect(rollout_view_, &viz::EntropyRewardView::runRequested, this, &MainWindow::runRollout);
   connect(rollout_view_, &viz::EntropyRewardView::cancelRequested, this, &MainWindow::cancelRollout);
-  connect(&rollout_watcher_, &QFutureWatcher<RolloutOutcome>::finished, this, &MainWindow::onRolloutFinished);
-  rollout_timer_->setInterval(100);
-  connect(rollout_timer_, &QTimer::timeout, this, [this] {
-    status_->setText(tr("Rolling out… %1%").arg(static_cast<int>(100.0 * rollout_fraction_.load())));
-  });
+  addJob(tsne_job_->job());
+  for (Job* job : analyses_->jobs()) addJob(job);
   setCentralWidget(tabs_);
   setAcceptDrops(true);
   resize(1280, 800);
@@ -125,7 +128,9 @@ MainWindow::MainWindow(QWidget* parent)
   });
   file_menu->addSeparator();
   auto* export_all = file_menu->addAction(tr("&Export All Views…"), this, [this] {
-    const auto written = viz::ExportDialog::exportSources(this, {attention_, rollout_view_, returns_view_, tsne_view_});
+    std::vector<const viz::FigureSource*> sources = {attention_, rollout_view_, returns_view_, tsne_view_};
+    for (const auto* source : analyses_->figureSources()) sources.push_back(source);
+    const auto written = viz::ExportDialog::exportSources(this, sources);
     if (!written.empty()) status_->setText(tr("Wrote %1 files").arg(written.size()));
   });
   export_all->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
@@ -152,7 +157,7 @@ MainWindow::MainWindow(QWidget* parent)
            "<tr><td><b>Ctrl+Shift+O</b></td><td>open a checkpoint</td></tr>"
            "<tr><td><b>Ctrl+Alt+O</b> / <b>Ctrl+S</b></td><td>open / save a workspace</td></tr>"
            "<tr><td><b>Ctrl+Shift+E</b></td><td>export all views</td></tr>"
-           "<tr><td><b>Ctrl+1</b> … <b>Ctrl+8</b></td><td>go to a tab</td></tr>"
+           "<tr><td><b>Ctrl+1</b> … <b>Ctrl+9</b></td><td>go to a tab</td></tr>"
            "<tr><td><b>F11</b></td><td>presentation mode (large type)</td></tr>"
            "<tr><td colspan=2><br><i>In the viewer</i></td></tr>"
            "<tr><td><b>Space</b></td><td>play or pause</td></tr>"
@@ -174,22 +179,70 @@ MainWindow::MainWindow(QWidget* parent)
   progress_->hide();
   cancel_button_->hide();
   cancel_button_->setShortcut(Qt::Key_Escape);
-  // Cancel stops whatever the bar shows: a dataset load, a checkpoint inspection, or both.
+  // Cancel stops what the bar shows: the job started last of those running.
   connect(cancel_button_, &QPushButton::clicked, this, [this] {
-    cancelLoad();
-    cancelInspection();
+    if (shown_job_) shown_job_->cancel();
+    if (shown_job_ == load_job_ || shown_job_ == inspect_job_) status_->setText(tr("Cancelling …"));
   });
   statusBar()->addWidget(status_, 1);
   statusBar()->addPermanentWidget(progress_);
   statusBar()->addPermanentWidget(cancel_button_);
   status_->setText(tr("Open a D4RL or Minari dataset: File ▸ Open, or drop a file here."));
 
-  // The worker only stores numbers; the GUI picks them up at its own pace.
-  progress_timer_->setInterval(50);
-  connect(progress_timer_, &QTimer::timeout, this, &MainWindow::showProgress);
-  connect(&watcher_, &QFutureWatcher<LoadOutcome>::finished, this, &MainWindow::onLoadFinished);
-  connect(&checkpoint_watcher_, &QFutureWatcher<CheckpointOutcome>::finished, this, &MainWindow::onCheckpointFinished);
-  connect(&comparison_watcher_, &QFutureWatcher<CheckpointOutcome>::finished, this, &MainWindow::onComparisonFinished);
+  connect(load_job_, &Job::finished, this, [this](Job::End end, const QString& error) {
+    if (end == Job::End::Cancelled) {
+      status_->setText(tr("Loading cancelled; %1")
+                           .arg(currentPath().isEmpty() ? tr("nothing is open.")
+                                                        : tr("still showing %1.").arg(QFileInfo(currentPath()).fileName())));
+      emit loadCancelled();
+    } else if (end == Job::End::Failed) {
+      status_->setText(tr("Could not open the dataset."));
+      showError(error);
+      emit loadFailed(error);
+    }
+  });
+  connect(inspect_job_, &Job::finished, this, [this](Job::End end, const QString& error) {
+    const QString path = std::exchange(inspecting_, QString());
+    if (end == Job::End::Cancelled) {
+      status_->setText(checkpoint_path_.isEmpty() ? tr("Inspection cancelled; no checkpoint is open.")
+                                                  : tr("Inspection cancelled; still showing %1.").arg(QFileInfo(checkpoint_path_).fileName()));
+      emit checkpointCancelled(path);
+    } else if (end == Job::End::Failed) {
+      status_->setText(tr("Could not inspect %1").arg(QFileInfo(path).fileName()));
+      showError(error, /*checkpoint=*/true);
+      emit checkpointFailed(error);
+    }
+  });
+  connect(inspect_job_, &Job::restarting, this, [this](const QString& path) {
+    status_->setText(tr("Inspecting %1 next…").arg(QFileInfo(path).fileName()));
+  });
+  connect(compare_job_, &Job::finished, this, [this](Job::End end, const QString& error) {
+    if (end == Job::End::Cancelled) {
+      status_->setText(tr("Comparison cancelled; the maps on screen stay."));
+      emit comparisonFailed(tr("cancelled"));
+    } else if (end == Job::End::Failed) {
+      status_->setText(tr("Could not compare with %1").arg(QFileInfo(compare_job_->label()).fileName()));
+      showError(error, /*checkpoint=*/true);
+      emit comparisonFailed(error);
+    }
+  });
+  connect(rollout_job_, &Job::progressed, this, [this](double fraction, const QString&) {
+    if (rollout_job_->isRunning()) status_->setText(tr("Rolling out… %1%").arg(static_cast<int>(100.0 * fraction)));
+  });
+  connect(rollout_job_, &Job::finished, this, [this](Job::End end, const QString&) {
+    rollout_view_->setRunning(false);
+    if (end != Job::End::Done) reportStopped(tr("Rollout stopped: %1"), rollout_job_);
+  });
+  connect(returns_job_, &Job::progressed, this, [this](double fraction, const QString&) {
+    if (returns_job_->isRunning()) status_->setText(tr("Rolling out… %1%").arg(static_cast<int>(100.0 * fraction)));
+  });
+  connect(returns_job_, &Job::finished, this, [this](Job::End end, const QString&) {
+    returns_view_->setRunning(false);
+    if (end != Job::End::Done) reportStopped(tr("Stopped: %1"), returns_job_);
+  });
+  for (Job* job : {rollout_job_, returns_job_})
+    connect(job, &Job::restarting, this, [this, job] { status_->setText(tr("%1: the earlier run stops, this one follows").arg(job->name())); });
+  connect(analyses_, &AnalysesPanel::message, status_, &QLabel::setText);
   connect(attention_, &viz::AttentionMapView::compareRequested, this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, tr("Compare with Checkpoint"), QFileInfo(checkpoint_path_).absolutePath(),
                                                       tr("Checkpoints (*.pt);;All files (*)"));
@@ -206,21 +259,48 @@ MainWindow::MainWindow(QWidget* parent)
 }
 
 MainWindow::~MainWindow() {
-  // Never destroy the window under a running worker: stop it and wait.
-  cancel_.cancel();
-  watcher_.waitForFinished();
-  checkpoint_cancel_.cancel();
-  checkpoint_watcher_.waitForFinished();
-  comparison_watcher_.waitForFinished();
-  rollout_cancel_.cancel();
-  rollout_watcher_.waitForFinished();
-  returns_watcher_.waitForFinished();
+  // Never destroy the window under a running worker: stop them all, then wait.
+  for (Job* job : jobs_) job->cancel();
+  for (Job* job : jobs_) job->cancelAndWait();
   viewer_->clear(QString());  // stops the player's thread before the widgets go
 }
 
-bool MainWindow::isLoading() const {
-  return watcher_.isRunning();
+Job* MainWindow::addJob(const QString& name) { return addJob(new Job(name, this)); }
+
+Job* MainWindow::addJob(Job* job) {
+  jobs_.push_back(job);
+  connect(job, &Job::started, this, [this, job] {
+    shown_job_ = job;
+    progress_->setValue(0);
+    updateBusy();
+  });
+  connect(job, &Job::progressed, this, [this, job](double fraction, const QString& stage) {
+    if (job != shown_job_) return;
+    progress_->setValue(static_cast<int>(fraction * 1000));
+    progress_->setToolTip(job->name() + ": " + (stage.isEmpty() ? QFileInfo(job->label()).fileName() : stage));
+  });
+  connect(job, &Job::finished, this, &MainWindow::updateBusy);
+  return job;
 }
+
+std::vector<Job*> MainWindow::jobs() const {
+  auto all = jobs_;
+  return all;
+}
+
+void MainWindow::updateBusy() {
+  if (!shown_job_ || !shown_job_->isRunning()) {
+    shown_job_ = nullptr;
+    for (Job* job : jobs_)
+      if (job->isRunning()) shown_job_ = job;  // the last made of those running
+  }
+  const bool busy = shown_job_ != nullptr;
+  progress_->setVisible(busy);
+  cancel_button_->setVisible(busy);
+  if (busy) cancel_button_->setToolTip(tr("Cancel: %1").arg(shown_job_->name().toLower()));
+}
+
+bool MainWindow::isLoading() const { return load_job_->isRunning(); }
 
 QString MainWindow::currentPath() const {
   const auto& ds = view_->dataset();
@@ -243,96 +323,37 @@ void MainWindow::openDefaultDataset() {
 }
 
 void MainWindow::startLoad(const QString& label, std::function<QString(const Progress&)> resolve_path) {
-  if (watcher_.isRunning()) {
-    cancel_.cancel();
-    watcher_.waitForFinished();  // a cancelled load stops at its next block
-  }
-  cancel_ = CancelToken();
-  fraction_ = 0.0;
-  {
-    std::lock_guard lock(stage_mutex_);
-    stage_ = tr("opening");
-  }
-  Progress progress;
-  progress.cancel = cancel_;
-  progress.report = [this](double f, std::string_view stage) {
-    fraction_ = f;
-    std::lock_guard lock(stage_mutex_);
-    stage_ = QString::fromUtf8(stage.data(), static_cast<qsizetype>(stage.size()));
-  };
   status_->setText(tr("Loading %1 …").arg(label));
-  progress_->setValue(0);
-
-  watcher_.setFuture(QtConcurrent::run([resolve_path = std::move(resolve_path), progress] {
-    lower_thread_priority();  // background work yields to the window
-    LoadOutcome outcome;
-    try {
-      outcome.path = resolve_path(progress);
-      outcome.dataset = std::make_shared<const data::Dataset>(
-          data::load_dataset(outcome.path.toStdString(), {}, progress));
-    } catch (const Cancelled&) {
-      outcome.cancelled = true;
-    } catch (const std::exception& e) {
-      outcome.error = QString::fromStdString(e.what());
-    }
-    return outcome;
-  }));
-  updateBusy();
-}
-
-void MainWindow::updateBusy() {
-  const bool busy = watcher_.isRunning() || checkpoint_watcher_.isRunning();
-  progress_->setVisible(busy);
-  cancel_button_->setVisible(busy);
-  if (busy && !progress_timer_->isActive()) progress_timer_->start();
-  if (!busy) progress_timer_->stop();
+  load_job_->start(
+      [this, resolve_path = std::move(resolve_path)](const Progress& progress) -> Job::Deliver {
+        const QString path = resolve_path(progress);
+        auto dataset = std::make_shared<const data::Dataset>(data::load_dataset(path.toStdString(), {}, progress));
+        return [this, path, dataset] { showDataset(path, dataset); };
+      },
+      label);
 }
 
 void MainWindow::cancelLoad() {
-  if (!watcher_.isRunning()) return;
-  cancel_.cancel();
+  if (!load_job_->isRunning()) return;
+  load_job_->cancel();
   status_->setText(tr("Cancelling …"));
 }
 
-void MainWindow::showProgress() {
-  // A load shows its own progress; an inspection alone shows the inspection's.
-  const double f = watcher_.isRunning() ? fraction_.load() : inspect_fraction_.load();
-  progress_->setValue(static_cast<int>(f * 1000));
-  std::lock_guard lock(stage_mutex_);
-  progress_->setToolTip(stage_);
-}
-
-void MainWindow::onLoadFinished() {
-  updateBusy();
-  const LoadOutcome outcome = watcher_.result();
-  if (outcome.cancelled) {
-    status_->setText(
-        tr("Loading cancelled; %1")
-            .arg(currentPath().isEmpty()
-                     ? tr("nothing is open.")
-                     : tr("still showing %1.").arg(QFileInfo(currentPath()).fileName())));
-    emit loadCancelled();
-    return;
-  }
-  if (!outcome.dataset) {
-    status_->setText(tr("Could not open the dataset."));
-    showError(outcome.error);
-    emit loadFailed(outcome.error);
-    return;
-  }
-  view_->setDataset(outcome.dataset);
-  training_->setDataset(outcome.dataset, outcome.path);
-  workspace_view_->setDataset(outcome.dataset.get());
-  const auto s = data::summarize(*outcome.dataset);
-  const QString name = QFileInfo(outcome.path).fileName();
+void MainWindow::showDataset(const QString& path, const std::shared_ptr<const data::Dataset>& dataset) {
+  view_->setDataset(dataset);
+  training_->setDataset(dataset, path);
+  workspace_view_->setDataset(dataset.get());
+  analyses_->setDataset(path);
+  const auto s = data::summarize(*dataset);
+  const QString name = QFileInfo(path).fileName();
   setWindowTitle(tr("%1 — Decision Studio").arg(name));
   status_->setText(tr("%1: %2 transitions, %3 complete episodes, %4 tail steps")
                        .arg(name)
                        .arg(QLocale().toString(static_cast<qlonglong>(s.transitions)))
                        .arg(s.episodes)
                        .arg(s.tail_steps));
-  rememberRecent(outcome.path);
-  emit datasetOpened(outcome.path);
+  rememberRecent(path);
+  emit datasetOpened(path);
 }
 
 void MainWindow::showError(const QString& message, bool checkpoint) {
@@ -433,7 +454,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   settings.setValue("mainWindow/geometry", saveGeometry());
   settings.setValue("session/last", QJsonDocument(workspace()).toJson(QJsonDocument::Compact));
   training_->cancelAll();
-  tsne_job_->cancel();
+  for (Job* job : jobs_) job->cancel();
   QMainWindow::closeEvent(event);
 }
 
@@ -452,280 +473,193 @@ void MainWindow::chooseCheckpoint() {
 
 void MainWindow::openDefaultCheckpoint() { openCheckpoint(defaultCheckpoint()); }
 
-bool MainWindow::isInspecting() const { return checkpoint_watcher_.isRunning(); }
+bool MainWindow::isInspecting() const { return inspect_job_->isRunning(); }
 
 void MainWindow::openCheckpoint(const QString& path) {
-  if (checkpoint_watcher_.isRunning()) {
-    // The newest request wins: the running inspection stops at its next stage, then this one starts.
-    next_checkpoint_ = path;
-    checkpoint_cancel_.cancel();
-    status_->setText(tr("Inspecting %1 next…").arg(QFileInfo(path).fileName()));
-    return;
-  }
-  startInspection(path);
+  // The newest request wins: a running inspection stops at its next stage, then this one starts.
+  if (!inspect_job_->isRunning()) status_->setText(tr("Inspecting %1…").arg(QFileInfo(path).fileName()));
+  tabs_->setCurrentWidget(attention_);
+  inspecting_ = path;
+  inspect_job_->start(
+      [this, path](const Progress& progress) -> Job::Deliver {
+        // The command line's steps (dstudio analyze attention): 16 windows of the checkpoint's dataset.
+        auto inspected = std::make_shared<models::DatasetInspection>(models::inspect_on_dataset(path.toStdString(), 16, {}, progress));
+        std::shared_ptr<models::EpisodePlayer> player;
+        QString player_error;
+        try {
+          player = std::make_shared<models::EpisodePlayer>(path.toStdString());
+        } catch (const std::exception& e) {
+          player_error = QString::fromStdString(e.what());
+        }
+        progress.check();
+        return [this, path, inspected, player, player_error] { showCheckpoint(path, *inspected, player, player_error); };
+      },
+      path);
 }
 
 void MainWindow::cancelInspection() {
-  if (!checkpoint_watcher_.isRunning()) return;
-  next_checkpoint_.clear();
-  checkpoint_cancel_.cancel();
+  if (!inspect_job_->isRunning()) return;
+  inspect_job_->cancel();
   status_->setText(tr("Cancelling the inspection…"));
 }
 
-void MainWindow::startInspection(const QString& path) {
-  status_->setText(tr("Inspecting %1…").arg(QFileInfo(path).fileName()));
-  tabs_->setCurrentWidget(attention_);
-  checkpoint_cancel_ = CancelToken();
-  inspect_fraction_ = 0.0;
-  Progress progress;
-  progress.cancel = checkpoint_cancel_;
-  progress.report = [this](double f, std::string_view) { inspect_fraction_ = f; };
-  checkpoint_watcher_.setFuture(QtConcurrent::run([path, progress] {
-    lower_thread_priority();  // background work yields to the window
-    CheckpointOutcome out;
-    out.path = path;
-    try {
-      // The command line's steps (dstudio analyze attention): 16 windows of the checkpoint's dataset.
-      auto inspected = models::inspect_on_dataset(path.toStdString(), 16, {}, progress);
-      const auto& info = inspected.info;
-      out.windows = std::move(inspected.inspections);
-      out.sampled = std::move(inspected.windows);
-      out.info = info;
-      out.env = QString::fromStdString(info.env_id);
-      out.best_score = info.env_id.empty() ? std::nan("") : env::normalized_score(env::task(info.env_id), inspected.best_return);
-      out.context = info.variant.context_length;
-      out.title = QFileInfo(path).completeBaseName() + " (" + QString::fromStdString(info.variant.variant) + ")";
-    } catch (const Cancelled&) {
-      out.cancelled = true;
-      return out;
-    } catch (const std::exception& e) {
-      out.error = QString::fromStdString(e.what());
-      return out;
-    }
-    try {
-      out.player = std::make_shared<models::EpisodePlayer>(path.toStdString());
-    } catch (const std::exception& e) {
-      out.player_error = QString::fromStdString(e.what());
-    }
-    return out;
-  }));
-  updateBusy();
-}
-
-void MainWindow::onCheckpointFinished() {
-  updateBusy();
-  const auto outcome = checkpoint_watcher_.result();
-  if (!next_checkpoint_.isEmpty()) {  // asked for another meanwhile: that one now
-    const QString next = std::exchange(next_checkpoint_, QString());
-    startInspection(next);
-    return;
-  }
-  if (outcome.cancelled) {
-    status_->setText(checkpoint_path_.isEmpty() ? tr("Inspection cancelled; no checkpoint is open.")
-                                                : tr("Inspection cancelled; still showing %1.").arg(QFileInfo(checkpoint_path_).fileName()));
-    emit checkpointCancelled(outcome.path);
-    return;
-  }
-  if (!outcome.error.isEmpty()) {
-    status_->setText(tr("Could not inspect %1").arg(QFileInfo(outcome.path).fileName()));
-    showError(outcome.error, /*checkpoint=*/true);
-    emit checkpointFailed(outcome.error);
-    return;
-  }
-  attention_->setInspections(outcome.title, outcome.windows);
-  tsne_job_->setCheckpoint(outcome.path, outcome.title);
-  if (outcome.player) viewer_->setPlayer(outcome.title, outcome.player);
-  else viewer_->clear(tr("This checkpoint cannot act in an environment: %1").arg(outcome.player_error));
-  checkpoint_path_ = outcome.path;
-  checkpoint_windows_ = outcome.sampled;
-  workspace_view_->setCheckpoint(&outcome.info);
+void MainWindow::showCheckpoint(const QString& path, const models::DatasetInspection& inspected,
+                                const std::shared_ptr<models::EpisodePlayer>& player, const QString& player_error) {
+  const auto& info = inspected.info;
+  const QString title = checkpointTitle(path, info);
+  attention_->setInspections(title, inspected.inspections);
+  tsne_job_->setCheckpoint(path, title);
+  analyses_->setCheckpoint(path, title);
+  if (player) viewer_->setPlayer(title, player);
+  else viewer_->clear(tr("This checkpoint cannot act in an environment: %1").arg(player_error));
+  checkpoint_path_ = path;
+  checkpoint_windows_ = inspected.windows;
+  workspace_view_->setCheckpoint(&info);
   workspace_view_->setCheckpoint(nullptr, /*compared=*/true);
   compared_path_.clear();
   compared_title_.clear();
-  rememberRecent(outcome.path);
-  checkpoint_context_ = outcome.context;
+  rememberRecent(path);
+  checkpoint_context_ = info.variant.context_length;
   double target = 0.0;
+  const QString env = QString::fromStdString(info.env_id);
   try {
-    if (!outcome.env.isEmpty()) target = env::task(outcome.env.toStdString()).default_targets.front();
+    if (!info.env_id.empty()) target = env::task(info.env_id).default_targets.front();
   } catch (const std::exception&) {
   }
-  rollout_view_->setReady(target > 0 ? outcome.env : QString(), target);
+  rollout_view_->setReady(target > 0 ? env : QString(), target);
   returns_view_->setReady(target);
-  best_score_ = outcome.best_score;
-  status_->setText(tr("%1: attention maps on %2 dataset windows").arg(outcome.title).arg(outcome.windows.size()));
+  best_score_ = info.env_id.empty() ? std::nan("") : env::normalized_score(env::task(info.env_id), inspected.best_return);
+  status_->setText(tr("%1: attention maps on %2 dataset windows").arg(title).arg(inspected.inspections.size()));
   applyPendingViewer();
-  emit checkpointShown(outcome.path);
+  emit checkpointShown(path);
+}
+
+QString MainWindow::checkpointTitle(const QString& path, const models::CheckpointInfo& info) {
+  return QFileInfo(path).completeBaseName() + " (" + QString::fromStdString(info.variant.variant) + ")";
 }
 
 void MainWindow::compareCheckpoint(const QString& path) {
-  if (comparison_watcher_.isRunning()) return;
   if (checkpoint_windows_.empty()) {
     emit comparisonFailed(tr("Open a checkpoint first: the comparison uses its windows."));
     return;
   }
   status_->setText(tr("Inspecting %1 on the same windows…").arg(QFileInfo(path).fileName()));
   const auto windows = checkpoint_windows_;
-  comparison_watcher_.setFuture(QtConcurrent::run([path, windows] {
-    lower_thread_priority();  // background work yields to the window
-    CheckpointOutcome out;
-    out.path = path;
-    try {
-      const auto info = models::read_checkpoint_info(path.toStdString());
-      if (info.variant.context_length != windows.front().steps)
-        throw Error(path.toStdString() + ": sees windows of " + std::to_string(info.variant.context_length) +
-                   " steps, the open checkpoint " + std::to_string(windows.front().steps));
-      out.windows = models::inspect_windows(path.toStdString(), windows);
-      out.info = info;
-      out.title = QFileInfo(path).completeBaseName() + " (" + QString::fromStdString(info.variant.variant) + ")";
-    } catch (const std::exception& e) {
-      out.error = QString::fromStdString(e.what());
-    }
-    return out;
-  }));
+  compare_job_->start(
+      [this, path, windows](const Progress& progress) -> Job::Deliver {
+        const auto info = models::read_checkpoint_info(path.toStdString());
+        if (info.variant.context_length != windows.front().steps)
+          throw Error(path.toStdString() + ": sees windows of " + std::to_string(info.variant.context_length) +
+                      " steps, the open checkpoint " + std::to_string(windows.front().steps));
+        auto inspections = std::make_shared<std::vector<models::WindowInspection>>(models::inspect_windows(path.toStdString(), windows, models::ModalityZeroing::None, progress));
+        return [this, path, info, inspections] {
+          const QString title = checkpointTitle(path, info);
+          try {
+            attention_->setComparison(title, *inspections);
+          } catch (const std::exception& e) {
+            throw Error(QFileInfo(path).fileName().toStdString() + ": " + e.what());
+          }
+          workspace_view_->setCheckpoint(&info, /*compared=*/true);
+          compared_path_ = path;
+          compared_title_ = title;
+          tabs_->setCurrentWidget(attention_);
+          status_->setText(tr("Attention: the open checkpoint minus %1, on the same windows").arg(title));
+          emit comparisonShown(path);
+        };
+      },
+      path);
 }
 
-void MainWindow::onComparisonFinished() {
-  const auto outcome = comparison_watcher_.result();
-  QString error = outcome.error;
-  if (error.isEmpty()) {
-    try {
-      attention_->setComparison(outcome.title, outcome.windows);
-    } catch (const std::exception& e) {
-      error = QFileInfo(outcome.path).fileName() + ": " + QString::fromStdString(e.what());
-    }
-  }
-  if (!error.isEmpty()) {
-    status_->setText(tr("Could not compare with %1").arg(QFileInfo(outcome.path).fileName()));
-    showError(error, /*checkpoint=*/true);
-    emit comparisonFailed(error);
-    return;
-  }
-  workspace_view_->setCheckpoint(&outcome.info, /*compared=*/true);
-  compared_path_ = outcome.path;
-  compared_title_ = outcome.title;
-  tabs_->setCurrentWidget(attention_);
-  status_->setText(tr("Attention: the open checkpoint minus %1, on the same windows").arg(outcome.title));
-  emit comparisonShown(outcome.path);
-}
+void MainWindow::cancelComparison() { compare_job_->cancel(); }
 
-bool MainWindow::isRollingOut() const { return rollout_watcher_.isRunning() || returns_watcher_.isRunning(); }
+bool MainWindow::isComparing() const { return compare_job_->isRunning(); }
+
+bool MainWindow::isRollingOut() const { return rollout_job_->isRunning() || returns_job_->isRunning(); }
 
 void MainWindow::runRollout(const models::RolloutConfig& config) {
-  if (rollout_watcher_.isRunning() || returns_watcher_.isRunning() || checkpoint_path_.isEmpty()) return;
-  rollout_cancel_ = CancelToken();
-  rollout_fraction_ = 0.0;
+  if (checkpoint_path_.isEmpty()) return;
   rollout_view_->setRunning(true);
-  rollout_timer_->start();
-  Progress progress;
-  progress.cancel = rollout_cancel_;
-  progress.report = [this](double fraction, std::string_view) { rollout_fraction_ = fraction; };
   const std::string path = checkpoint_path_.toStdString();
-  rollout_watcher_.setFuture(QtConcurrent::run([path, config, progress] {
-    lower_thread_priority();  // background work yields to the window
-    RolloutOutcome out;
-    try {
-      out.result = models::rollout(path, config, progress);
-    } catch (const Cancelled&) {
-      out.cancelled = true;
-    } catch (const std::exception& e) {
-      out.error = QString::fromStdString(e.what());
-    }
-    return out;
-  }));
+  const QString title = QFileInfo(checkpoint_path_).completeBaseName();
+  const int context = checkpoint_context_;
+  rollout_job_->start(
+      [this, path, config, title, context](const Progress& progress) -> Job::Deliver {
+        auto result = std::make_shared<models::RolloutResult>(models::rollout(path, config, progress));
+        return [this, result, title, context] {
+          rollout_view_->setRollout(title, *result, context - 1);
+          status_->setText(tr("Rollout: %1 episodes in %2 s").arg(result->episodes.size()).arg(result->seconds, 0, 'f', 1));
+          emit rolloutShown();
+        };
+      },
+      checkpoint_path_);
 }
 
-void MainWindow::cancelRollout() { rollout_cancel_.cancel(); }
+void MainWindow::cancelRollout() {
+  rollout_job_->cancel();
+  returns_job_->cancel();
+}
 
-bool MainWindow::reportStopped(const QString& status, bool cancelled, const QString& error) {
-  if (!cancelled && error.isEmpty()) return false;
-  const QString why = cancelled ? tr("cancelled") : error;
+void MainWindow::reportStopped(const QString& status, Job* job) {
+  const bool cancelled = job->lastEnd() == Job::End::Cancelled;
+  const QString why = cancelled ? tr("cancelled") : job->lastError();
   status_->setText(status.arg(why));
-  if (!cancelled) showError(error, /*checkpoint=*/true);
+  if (!cancelled) showError(why, /*checkpoint=*/true);
   emit rolloutStopped(why);
-  return true;
-}
-
-void MainWindow::onRolloutFinished() {
-  rollout_timer_->stop();
-  rollout_view_->setRunning(false);
-  const auto outcome = rollout_watcher_.result();
-  if (reportStopped(tr("Rollout stopped: %1"), outcome.cancelled, outcome.error)) return;
-  rollout_view_->setRollout(QFileInfo(checkpoint_path_).completeBaseName(), outcome.result, checkpoint_context_ - 1);
-  status_->setText(tr("Rollout: %1 episodes in %2 s").arg(outcome.result.episodes.size()).arg(outcome.result.seconds, 0, 'f', 1));
-  emit rolloutShown();
 }
 
 void MainWindow::runAblation() { startReturnJob(false); }
 void MainWindow::runSweep() { startReturnJob(true); }
 
 void MainWindow::startReturnJob(bool sweep) {
-  if (isRollingOut() || checkpoint_path_.isEmpty()) return;
+  if (checkpoint_path_.isEmpty()) return;
   const std::vector<double> targets = sweep ? returns_view_->sweepTargets() : std::vector<double>{};
   if (sweep && targets.empty()) {
     status_->setText(tr("Type target multiples, e.g. 0.5, 1, 2, 5"));
     return;
   }
-  rollout_cancel_ = CancelToken();
-  rollout_fraction_ = 0.0;
   returns_view_->setRunning(true);
-  rollout_timer_->start();
   const int episodes = returns_view_->episodes();
   const std::string path = checkpoint_path_.toStdString();
   // A sweep also runs the compared checkpoint, so the two curves share the same targets.
   const std::string compared = sweep ? compared_path_.toStdString() : std::string();
-  const CancelToken cancel = rollout_cancel_;
-  auto* fraction = &rollout_fraction_;
-  returns_watcher_.setFuture(QtConcurrent::run([path, compared, sweep, targets, episodes, cancel, fraction] {
-    lower_thread_priority();  // background work yields to the window
-    ReturnJobOutcome out;
-    out.sweep = sweep;
-    try {
-      if (!sweep) {
-        // The same ablation as `dstudio analyze ablation`, at the task's first default target.
-        models::AblationConfig config;
+  const QString title = QFileInfo(checkpoint_path_).completeBaseName(), compared_title = compared_title_.section(' ', 0, 0);
+  returns_job_->start(
+      [this, path, compared, sweep, targets, episodes, title, compared_title](const Progress& progress) -> Job::Deliver {
+        auto mine = std::make_shared<std::vector<models::TargetSummary>>();
+        if (!sweep) {
+          // The same ablation as `dstudio analyze ablation`, at the task's first default target.
+          models::AblationConfig config;
+          config.episodes = episodes;
+          for (const auto& z : models::zeroing_ablation(path, config, progress).zeroings) mine->push_back(z.summary);
+          return [this, title, mine] {
+            returns_view_->setAblation(title, *mine);
+            status_->setText(tr("Modality zeroing done"));
+            emit returnsShown(false);
+          };
+        }
+        auto theirs = std::make_shared<std::vector<models::TargetSummary>>();
+        models::RolloutConfig config;
         config.episodes = episodes;
-        Progress progress;
-        progress.cancel = cancel;
-        progress.report = [fraction](double f, std::string_view) { *fraction = f; };
-        for (const auto& z : models::zeroing_ablation(path, config, progress).zeroings) out.summaries.push_back(z.summary);
-        return out;
-      }
-      models::RolloutConfig config;
-      config.episodes = episodes;
-      config.traces = false;
-      config.targets = targets;
-      const int jobs = compared.empty() ? 1 : 2;
-      for (int k = 0; k < jobs; ++k) {
-        // Each checkpoint's sweep is an equal part of the progress.
-        Progress progress;
-        progress.cancel = cancel;
-        progress.report = [fraction, k, jobs](double f, std::string_view) { *fraction = (k + f) / jobs; };
-        const auto result = models::rollout(k == 1 ? compared : path, config, progress);
-        auto& into = k == 1 ? out.compared : out.summaries;
-        into.insert(into.end(), result.summary.begin(), result.summary.end());
-      }
-    } catch (const Cancelled&) {
-      out.cancelled = true;
-    } catch (const std::exception& e) {
-      out.error = QString::fromStdString(e.what());
-    }
-    return out;
-  }));
-}
-
-void MainWindow::onReturnsFinished() {
-  rollout_timer_->stop();
-  returns_view_->setRunning(false);
-  const auto outcome = returns_watcher_.result();
-  if (reportStopped(tr("Stopped: %1"), outcome.cancelled, outcome.error)) return;
-  const QString title = QFileInfo(checkpoint_path_).completeBaseName();
-  if (outcome.sweep) {
-    returns_view_->setSweep(title, outcome.summaries, best_score_);
-    if (!outcome.compared.empty()) returns_view_->addSweep(compared_title_.section(' ', 0, 0), outcome.compared);
-  }
-  else returns_view_->setAblation(title, outcome.summaries);
-  status_->setText(outcome.sweep ? tr("Target sweep done") : tr("Modality zeroing done"));
-  emit returnsShown(outcome.sweep);
+        config.traces = false;
+        config.targets = targets;
+        const int jobs = compared.empty() ? 1 : 2;
+        for (int k = 0; k < jobs; ++k) {
+          // Each checkpoint's sweep is an equal part of the progress.
+          Progress part;
+          part.cancel = progress.cancel;
+          part.report = [&progress, k, jobs](double f, std::string_view stage) { progress.report((k + f) / jobs, stage); };
+          const auto result = models::rollout(k == 1 ? compared : path, config, part);
+          auto& into = k == 1 ? *theirs : *mine;
+          into.insert(into.end(), result.summary.begin(), result.summary.end());
+        }
+        return [this, title, compared_title, mine, theirs] {
+          returns_view_->setSweep(title, *mine, best_score_);
+          if (!theirs->empty()) returns_view_->addSweep(compared_title, *theirs);
+          status_->setText(tr("Target sweep done"));
+          emit returnsShown(true);
+        };
+      },
+      checkpoint_path_);
 }
 
 void MainWindow::refreshRuns() {

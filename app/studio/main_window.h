@@ -4,13 +4,11 @@
 /// worker thread with progress and cancel in the status bar; a file that cannot be used is
 /// explained in a dialog and whatever was open stays open.
 
-#include <QFutureWatcher>
 #include <QJsonObject>
 #include <QFont>
 #include <QMainWindow>
-#include <atomic>
 #include <memory>
-#include <mutex>
+#include <vector>
 
 #include "dstudio/common/progress.h"
 #include "dstudio/data/dataset.h"
@@ -37,47 +35,11 @@ class QTabWidget;
 
 namespace dstudio::studio {
 
+class Job;
+class AnalysesPanel;
 class TrainingPanel;
 class TsneJob;
 class ViewerPanel;
-
-/// What a checkpoint's inspection on a worker produced: its windows' mixing matrices, or an error.
-struct CheckpointOutcome {
-  QString path, title, env;
-  int context = 1;
-  double best_score = 0.0;  ///< the dataset's best episode, normalised
-  std::vector<models::WindowInspection> windows;
-  std::vector<models::Window> sampled;  ///< the dataset windows inspected, for comparisons
-  models::CheckpointInfo info;          ///< what the checkpoint says about itself
-  QString error;
-  bool cancelled = false;
-  std::shared_ptr<models::EpisodePlayer> player;  ///< its policy, ready to act in the viewer
-  QString player_error;                           ///< why there is no player
-};
-
-/// What a rollout on a worker produced.
-struct RolloutOutcome {
-  models::RolloutResult result;
-  QString error;
-  bool cancelled = false;
-};
-
-/// What an ablation or a sweep on a worker produced: one summary per zeroing or per target.
-struct ReturnJobOutcome {
-  bool sweep = false;
-  std::vector<models::TargetSummary> summaries;
-  std::vector<models::TargetSummary> compared;  ///< the compared checkpoint's sweep, when there is one
-  QString error;
-  bool cancelled = false;
-};
-
-/// What a background load produced: a dataset, or an error message, or a cancellation.
-struct LoadOutcome {
-  QString path;
-  std::shared_ptr<const data::Dataset> dataset;
-  QString error;
-  bool cancelled = false;
-};
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -124,6 +86,14 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] viz::TsneView* tsneView() const { return tsne_view_; }
   [[nodiscard]] viz::WorkspaceView* workspaceView() const { return workspace_view_; }
   [[nodiscard]] TsneJob* tsneJob() const { return tsne_job_; }
+  /// The panel of the registered analyses (those plugins add among them).
+  [[nodiscard]] AnalysesPanel* analysesPanel() const { return analyses_; }
+  /// Every background job of the window: loading, inspecting, comparing, rolling out, zeroing
+  /// and sweeping, the t-SNE and each registered analysis. Each can be cancelled.
+  [[nodiscard]] std::vector<Job*> jobs() const;
+  /// Asks the running comparison to stop; the maps on screen stay.
+  void cancelComparison();
+  [[nodiscard]] bool isComparing() const;
   [[nodiscard]] QString checkpointPath() const { return checkpoint_path_; }
   /// Large type for a lecture hall: every widget's font at 1.6 times its size (remembered).
   void setPresentationMode(bool on);
@@ -165,21 +135,21 @@ class MainWindow : public QMainWindow {
  private:
   // Runs resolve_path (which may make the file) and then the load on a worker thread.
   void startLoad(const QString& label, std::function<QString(const Progress&)> resolve_path);
-  void onLoadFinished();
-  void showProgress();
-  // The status bar's bar and Cancel button show while a load or an inspection runs.
+  // Every job of the window reports to the status bar: its progress, Cancel, its outcome.
+  Job* addJob(const QString& name);
+  Job* addJob(Job* job);
+  void showDataset(const QString& path, const std::shared_ptr<const data::Dataset>& dataset);
+  void showCheckpoint(const QString& path, const models::DatasetInspection& inspected,
+                      const std::shared_ptr<models::EpisodePlayer>& player, const QString& player_error);
+  static QString checkpointTitle(const QString& path, const models::CheckpointInfo& info);
+  // The status bar's bar and Cancel button show while any job runs; they follow the newest.
   void updateBusy();
-  void startInspection(const QString& path);
   void showError(const QString& message, bool checkpoint = false);
   void chooseFile();
   void chooseCheckpoint();
-  void onCheckpointFinished();
-  void onComparisonFinished();
-  void onRolloutFinished();
-  void onReturnsFinished();
-  // A rollout job that was cancelled or failed: says so (`status` takes the reason) and returns
-  // true; false when it succeeded.
-  bool reportStopped(const QString& status, bool cancelled, const QString& error);
+  // A rollout job that was cancelled or failed: says so (`status` takes the reason) and emits
+  // rolloutStopped.
+  void reportStopped(const QString& status, Job* job);
   void startReturnJob(bool sweep);
   void rememberRecent(const QString& path);
   void chooseWorkspaceToSave();
@@ -192,29 +162,28 @@ class MainWindow : public QMainWindow {
   viz::DatasetView* view_;
   viz::AttentionMapView* attention_;
   QTabWidget* tabs_;
-  QFutureWatcher<CheckpointOutcome> checkpoint_watcher_;
-  CancelToken checkpoint_cancel_;
-  std::atomic<double> inspect_fraction_{0.0};
-  QString next_checkpoint_;  // asked for while another inspection ran
-  QFutureWatcher<CheckpointOutcome> comparison_watcher_;
+  std::vector<Job*> jobs_;  // every job, in the order made
+  Job* shown_job_ = nullptr;  // the one the status bar's bar follows
+  Job* load_job_;
+  Job* inspect_job_;
+  Job* compare_job_;
+  Job* rollout_job_;
+  Job* returns_job_;
+  QString inspecting_;  // the checkpoint the inspection job runs on
   std::vector<models::Window> checkpoint_windows_;
   QString compared_path_, compared_title_;  // the checkpoint the attention maps are compared with
   viz::EntropyRewardView* rollout_view_;
-  QFutureWatcher<RolloutOutcome> rollout_watcher_;
-  CancelToken rollout_cancel_;
-  std::atomic<double> rollout_fraction_{0.0};
-  QTimer* rollout_timer_;
   viz::ReturnAnalysisView* returns_view_;
   ViewerPanel* viewer_;
   TrainingPanel* training_;
   viz::TsneView* tsne_view_;
   TsneJob* tsne_job_;
+  AnalysesPanel* analyses_;
   viz::WorkspaceView* workspace_view_;
   QJsonObject pending_viewer_;  // viewer settings of a workspace, applied when its player arrives
   QString pending_tab_;
   bool presentation_ = false;
   QFont base_font_;
-  QFutureWatcher<ReturnJobOutcome> returns_watcher_;
   double best_score_ = 0.0;
   QString checkpoint_path_;
   int checkpoint_context_ = 1;
@@ -222,14 +191,6 @@ class MainWindow : public QMainWindow {
   QLabel* status_;
   QProgressBar* progress_;
   QPushButton* cancel_button_;
-  QTimer* progress_timer_;
-  QFutureWatcher<LoadOutcome> watcher_;
-  CancelToken cancel_;
-
-  // Written by the worker, read by the progress timer on the GUI thread.
-  std::atomic<double> fraction_{0.0};
-  std::mutex stage_mutex_;
-  QString stage_;
 };
 
 }  // namespace dstudio::studio

@@ -10,7 +10,9 @@
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/return_analysis_view.h"
+#include "analyses_panel.h"
 #include "default_dataset.h"
+#include "job.h"
 #include "main_window.h"
 #include "training_panel.h"
 #include "tsne_job.h"
@@ -81,10 +83,34 @@ void ScreenshotTour::showTsne() {
   connect(job, &TsneJob::finished, this, [this](const TsneOutcome& outcome) {
     if (!outcome.error.isEmpty() || outcome.cancelled) return fail("t-SNE: " + (outcome.cancelled ? QString("cancelled") : outcome.error));
     save(window_.tabs()->indexOf(window_.tsneView()), "tsne.png");
-    showTraining();
+    showAnalyses();
   }, Qt::SingleShotConnection);
   window_.tabs()->setCurrentWidget(window_.tsneView());
   job->startFromCheckpoint(30.0, 500);
+}
+
+void ScreenshotTour::showAnalyses() {
+  // The first registered analysis (plugins add them) run on the open checkpoint; without any,
+  // the page that says where they come from.
+  auto* panel = window_.analysesPanel();
+  const int tab = window_.tabs()->indexOf(panel);
+  if (panel->count() == 0) {
+    save(tab, "analyses.png");
+    return showTraining();
+  }
+  const QString name = panel->names().front();
+  connect(panel, &AnalysesPanel::resultShown, this, [this, tab] {
+    QTimer::singleShot(200, this, [this, tab] {
+      save(tab, "analyses.png");
+      showTraining();
+    });
+  }, Qt::SingleShotConnection);
+  connect(panel->job(name), &Job::finished, this, [this, name](Job::End end, const QString& error) {
+    if (end != Job::End::Done) fail(name + ": " + (end == Job::End::Cancelled ? tr("cancelled") : error));
+  }, Qt::SingleShotConnection);
+  window_.tabs()->setCurrentWidget(panel);
+  panel->select(name);
+  if (!panel->run(name)) fail(name + ": nothing to run on");
 }
 
 void ScreenshotTour::showTraining() {

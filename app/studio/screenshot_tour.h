@@ -27,6 +27,7 @@ class ScreenshotTour : public QObject {
  private:
   void save(int tab, const QString& name);
   void showTsne();
+  void showAnalyses();
   void showTraining();
   void showViewer();
   void fail(const QString& why);

@@ -2,10 +2,7 @@
 
 #include "tsne_job.h"
 
-#include "dstudio/common/system_info.h"
-
 #include <QThread>
-#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <exception>
 
@@ -13,22 +10,33 @@
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/windows.h"
 #include "dstudio/viz/tsne_view.h"
+#include "job.h"
 
 namespace dstudio::studio {
 
-TsneJob::TsneJob(viz::TsneView* view, QObject* parent) : QObject(parent), view_(view) {
+TsneJob::TsneJob(viz::TsneView* view, QObject* parent) : QObject(parent), view_(view), job_(new Job(tr("Laying out the tokens"), this)) {
   qRegisterMetaType<std::vector<double>>("std::vector<double>");
   // Emitted on the worker, delivered on the view's (GUI) thread.
   connect(this, &TsneJob::layout, view, &viz::TsneView::showLayout, Qt::QueuedConnection);
   connect(view, &viz::TsneView::runRequested, this, &TsneJob::startFromCheckpoint);
   connect(view, &viz::TsneView::cancelRequested, this, &TsneJob::cancel);
-  connect(&watcher_, &QFutureWatcher<TsneOutcome>::finished, this, &TsneJob::onFinished);
+  connect(job_, &Job::finished, this, [this](Job::End end, const QString& error) {
+    if (end != Job::End::Done) {
+      outcome_ = {};
+      outcome_.cancelled = end == Job::End::Cancelled;
+      outcome_.error = error;
+    }
+    if (view_) {
+      if (outcome_.cancelled) view_->stop(tr("cancelled"));
+      else if (!outcome_.error.isEmpty()) view_->stop(outcome_.error);
+      else view_->finish(outcome_.kl, outcome_.seconds);
+    }
+    emit finished(outcome_);
+  });
 }
 
-TsneJob::~TsneJob() {
-  cancel_.cancel();
-  watcher_.waitForFinished();
-}
+// The worker emits layouts from this object: it must have returned before this object goes.
+TsneJob::~TsneJob() { job_->cancelAndWait(); }
 
 void TsneJob::setCheckpoint(const QString& path, const QString& title, int windows) {
   checkpoint_ = path;
@@ -63,8 +71,6 @@ void TsneJob::start(const QString& title, models::TokenCloud tokens, analysis::T
 }
 
 void TsneJob::run(std::function<models::TokenCloud(const Progress&)> gather, const QString& title, analysis::TsneConfig config) {
-  if (isRunning()) return;
-  cancel_ = CancelToken();
   if (config.snapshot_every <= 0) config.snapshot_every = 10;
   // One core stays with the window on small machines.
   config.threads = std::max(1, QThread::idealThreadCount() - 1);
@@ -72,52 +78,34 @@ void TsneJob::run(std::function<models::TokenCloud(const Progress&)> gather, con
     view_->setParameters(config.perplexity, config.iterations);
     view_->setRunning(true);
   }
-  const CancelToken cancel = cancel_;
-  // The worker only emits signals and posts to this object, which waits for it before it dies.
-  watcher_.setFuture(QtConcurrent::run([this, gather = std::move(gather), title, config, cancel]() mutable {
-    lower_thread_priority();  // background work yields to the window
-    TsneOutcome out;
-    Progress progress;
-    progress.cancel = cancel;
-    try {
-      auto tokens = gather(progress);
-      out.points = tokens.count();
-      // The view learns which tokens are coming before their first layout (same queue, so in order).
-      models::TokenCloud labels;
-      labels.modality = tokens.modality;
-      labels.window = tokens.window;
-      labels.timestep = tokens.timestep;
-      labels.return_to_go = tokens.return_to_go;
-      QMetaObject::invokeMethod(
-          this, [this, title, labels = std::move(labels)]() mutable {
-            if (view_) view_->setTokens(title, std::move(labels));
-          },
-          Qt::QueuedConnection);
-      config.on_snapshot = [this](int iteration, const std::vector<double>& y) { emit layout(iteration, y); };
-      const auto r = analysis::tsne(tokens.points, tokens.count(), tokens.dims, config, progress);
-      out.kl = r.kl;
-      out.seconds = r.seconds;
-    } catch (const Cancelled&) {
-      out.cancelled = true;
-    } catch (const std::exception& e) {
-      out.error = QString::fromStdString(e.what());
-    }
-    return out;
-  }));
+  job_->start(
+      [this, gather = std::move(gather), title, config](const Progress& progress) mutable -> Job::Deliver {
+        auto tokens = gather(progress);
+        // The view learns which tokens are coming before their first layout (same queue, so in order).
+        models::TokenCloud labels;
+        labels.modality = tokens.modality;
+        labels.window = tokens.window;
+        labels.timestep = tokens.timestep;
+        labels.return_to_go = tokens.return_to_go;
+        QMetaObject::invokeMethod(
+            this, [this, title, labels = std::move(labels)]() mutable {
+              if (view_) view_->setTokens(title, std::move(labels));
+            },
+            Qt::QueuedConnection);
+        config.on_snapshot = [this](int iteration, const std::vector<double>& y) { emit layout(iteration, y); };
+        // t-SNE reports its own fraction; the gathering before it is quick.
+        const auto r = analysis::tsne(tokens.points, tokens.count(), tokens.dims, config, progress);
+        TsneOutcome out;
+        out.points = tokens.count();
+        out.kl = r.kl;
+        out.seconds = r.seconds;
+        return [this, out] { outcome_ = out; };
+      },
+      title);
 }
 
-void TsneJob::cancel() { cancel_.cancel(); }
+void TsneJob::cancel() { job_->cancel(); }
 
-bool TsneJob::isRunning() const { return watcher_.isRunning(); }
-
-void TsneJob::onFinished() {
-  outcome_ = watcher_.result();
-  if (view_) {
-    if (outcome_.cancelled) view_->stop(tr("cancelled"));
-    else if (!outcome_.error.isEmpty()) view_->stop(outcome_.error);
-    else view_->finish(outcome_.kl, outcome_.seconds);
-  }
-  emit finished(outcome_);
-}
+bool TsneJob::isRunning() const { return job_->isRunning(); }
 
 }  // namespace dstudio::studio

@@ -3,10 +3,10 @@
 /// Runs the token t-SNE on a worker thread and animates it in a TsneView: the checkpoint's tokens
 /// are gathered as `dstudio analyze tsne` gathers them (sample_windows, inspect_windows,
 /// token_cloud), laid out by core's analysis::tsne with a layout kept every 10 iterations, and
-/// each layout reaches the view by a queued signal. The GUI thread never waits on the worker;
-/// Cancel sets the run's CancelToken, which tsne polls every 10 iterations.
+/// each layout reaches the view by a queued signal. It runs as the window's other work does (job.h):
+/// Cancel stops it within 10 iterations; Run while it runs starts the new layout once the old
+/// one has stopped.
 
-#include <QFutureWatcher>
 #include <QObject>
 #include <QPointer>
 #include <QString>
@@ -22,6 +22,8 @@ class TsneView;
 }
 
 namespace dstudio::studio {
+
+class Job;
 
 /// How a run ended.
 struct TsneOutcome {
@@ -54,6 +56,8 @@ class TsneJob : public QObject {
   [[nodiscard]] bool isRunning() const;
   /// How the last run ended (valid after `finished`).
   [[nodiscard]] const TsneOutcome& outcome() const { return outcome_; }
+  /// The background job that runs it (the window's status bar follows it).
+  [[nodiscard]] Job* job() const { return job_; }
 
  signals:
   /// From the worker: a layout after `iteration` iterations (queued to the view).
@@ -63,13 +67,11 @@ class TsneJob : public QObject {
 
  private:
   void run(std::function<models::TokenCloud(const Progress&)> gather, const QString& title, analysis::TsneConfig config);
-  void onFinished();
 
   QPointer<viz::TsneView> view_;
   QString checkpoint_, title_;
   int windows_ = 40;
-  CancelToken cancel_;
-  QFutureWatcher<TsneOutcome> watcher_;
+  Job* job_;
   TsneOutcome outcome_;
 };
 

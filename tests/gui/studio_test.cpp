@@ -17,13 +17,22 @@
 #include <QTableView>
 #include <QTreeWidget>
 #include <QUrl>
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <thread>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <qcustomplot.h>
 
+#include "analyses_panel.h"
+#include "dstudio/analysis/analysis_registry.h"
 #include "dstudio/data/dataset_io.h"
+#include "dstudio/viz/analysis_view.h"
+#include "dstudio/viz/tsne_view.h"
+#include "job.h"
+#include "tsne_job.h"
 #include "dstudio/data/synthetic.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/viz/dataset_view.h"
@@ -350,15 +359,184 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
   tour.start();
   ASSERT_TRUE(finished.wait(290000));  // within ctest's 300 s
   ASSERT_TRUE(finished.front().at(0).toBool()) << finished.front().at(1).toString().toStdString();
-  ASSERT_EQ(tour.written().size(), 9);
+  ASSERT_EQ(tour.written().size(), 10);
   for (const auto& name : {"dataset.png", "attention.png", "attention-difference.png", "entropy-reward.png", "zeroing-and-sweep.png", "tsne.png",
-                           "training.png", "viewer.png", "workspace.png"}) {
+                           "analyses.png", "training.png", "viewer.png", "workspace.png"}) {
     const QImage image(QDir(out).filePath(name));
     EXPECT_FALSE(image.isNull()) << name;
     EXPECT_GE(image.width(), 1000) << name;
     QDir().mkpath(DSTUDIO_SCREENSHOT_DIR);
     image.save(QDir(DSTUDIO_SCREENSHOT_DIR).filePath(QString("tour-") + name));
   }
+}
+
+
+// Every job the window runs in the background stops when asked: the comparison, the ablation,
+// the sweep, the t-SNE and a registered analysis (the load, the inspection and the rollout have
+// their own tests above), and after each the window still works.
+TEST_F(Studio, EveryLongJobInTheWindowCanBeCancelled) {
+  // An analysis registered as a plugin would: it counts up to --steps, one step a millisecond.
+  analysis::AnalysisDefinition counting;
+  counting.name = "count-steps";
+  counting.title = "Count steps";
+  counting.description = "Counts to --steps, slowly";
+  counting.options = {{"steps", "how far", analysis::AnalysisOption::Type::Integer, "100000", {}, 1, 1e9}};
+  counting.run = [](const analysis::AnalysisInputs& in, const Progress& progress) {
+    const auto steps = in.options.integer("steps");
+    for (std::int64_t i = 0; i < steps; ++i) {
+      progress.update(static_cast<double>(i) / static_cast<double>(steps), "counting");
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    analysis::AnalysisResult r;
+    r.summary_json = "{\"counted\": " + std::to_string(steps) + "}";
+    return r;
+  };
+  counting.origin = {"gui-test", "1.0"};
+  analysis::analysis_registry().add(counting);
+  struct Unregister {
+    ~Unregister() { analysis::analysis_registry().remove_plugin("gui-test"); }
+  } unregister;
+
+  MainWindow w;
+  QSignalSpy shown(&w, &MainWindow::checkpointShown);
+  w.openDefaultCheckpoint();
+  ASSERT_TRUE(shown.wait(180000));
+  for (Job* job : w.jobs()) EXPECT_FALSE(job->isRunning()) << job->name().toStdString();
+  EXPECT_GE(w.jobs().size(), 7u);  // load, inspect, compare, rollout, returns, t-SNE, each analysis
+
+  QSignalSpy compare_failed(&w, &MainWindow::comparisonFailed);
+  w.compareCheckpoint(defaultCheckpoint("dt"));
+  EXPECT_TRUE(w.isComparing());
+  w.cancelComparison();
+  ASSERT_TRUE(compare_failed.wait(60000));
+  EXPECT_EQ(compare_failed.front().front().toString(), "cancelled");
+  EXPECT_FALSE(w.isComparing());
+
+  QSignalSpy stopped(&w, &MainWindow::rolloutStopped);
+  w.returnsView()->setEpisodes(50);
+  w.runAblation();
+  EXPECT_TRUE(w.isRollingOut());
+  w.cancelRollout();
+  ASSERT_TRUE(stopped.wait(60000));
+  EXPECT_EQ(stopped.back().front().toString(), "cancelled");
+  w.runSweep();
+  EXPECT_TRUE(w.isRollingOut());
+  w.cancelRollout();
+  ASSERT_TRUE(stopped.wait(60000));
+  EXPECT_EQ(stopped.size(), 2);
+  EXPECT_EQ(stopped.back().front().toString(), "cancelled");
+
+  QSignalSpy tsne_finished(w.tsneJob(), &TsneJob::finished);
+  emit w.tsneView()->runRequested(30, 5000);
+  EXPECT_TRUE(w.tsneJob()->isRunning());
+  emit w.tsneView()->cancelRequested();
+  ASSERT_TRUE(tsne_finished.wait(60000));
+  EXPECT_TRUE(w.tsneJob()->outcome().cancelled);
+
+  auto* panel = w.analysesPanel();
+  auto* view = panel->view("count-steps");
+  ASSERT_NE(view, nullptr);
+  QSignalSpy analysis_finished(panel->job("count-steps"), &Job::finished);
+  ASSERT_TRUE(panel->run("count-steps"));
+  ASSERT_TRUE(test::wait_until([&] { return panel->job("count-steps")->fraction() > 0.0; }, 10000));
+  emit view->cancelRequested();  // the panel's Cancel button
+  ASSERT_TRUE(analysis_finished.wait(10000));
+  EXPECT_EQ(panel->job("count-steps")->lastEnd(), Job::End::Cancelled);
+  EXPECT_TRUE(view->status().contains("cancelled")) << view->status().toStdString();
+  EXPECT_FALSE(view->hasResult());
+
+  // A second Run while one runs restarts it visibly; the newest options are the ones computed.
+  QSignalSpy restarting(panel->job("count-steps"), &Job::restarting);
+  QSignalSpy result_shown(panel, &AnalysesPanel::resultShown);
+  ASSERT_TRUE(panel->run("count-steps"));
+  ASSERT_TRUE(view->setOption("steps", "20"));
+  ASSERT_TRUE(panel->run("count-steps"));
+  EXPECT_EQ(restarting.size(), 1);
+  ASSERT_TRUE(result_shown.wait(30000));
+  ASSERT_TRUE(view->hasResult());
+  EXPECT_NE(view->result()->summary_json.find("\"counted\": 20"), std::string::npos) << view->result()->summary_json;
+  for (Job* job : w.jobs()) EXPECT_FALSE(job->isRunning()) << job->name().toStdString();
+}
+
+// An analysis from a plugin appears as a panel of its own: its form from its options, its
+// result's summary, tables and figure, and its figure in Export All Views.
+TEST_F(Studio, ARegisteredAnalysisRunsFromItsPanel) {
+  analysis::AnalysisDefinition returns;
+  returns.name = "episode-lengths";
+  returns.title = "Episode lengths";
+  returns.description = "The lengths of a dataset's episodes";
+  returns.needs_checkpoint = false;
+  returns.options = {{"longest", "episodes listed", analysis::AnalysisOption::Type::Integer, "5", {}, 1, 1000},
+                     {"scale", "a factor", analysis::AnalysisOption::Type::Number, "1", {}, 0, 10},
+                     {"order", "the order", analysis::AnalysisOption::Type::Choice, "longest", {"longest", "shortest"}},
+                     {"bars", "as bars", analysis::AnalysisOption::Type::Flag, "false"}};
+  returns.run = [](const analysis::AnalysisInputs& in, const Progress& progress) {
+    const auto ds = data::load_dataset(in.dataset, {}, progress);
+    std::vector<double> lengths;
+    for (const auto& e : ds.episodes) lengths.push_back(in.options.number("scale") * static_cast<double>(e.length));
+    std::sort(lengths.begin(), lengths.end());
+    if (in.options.text("order") == "longest") std::reverse(lengths.begin(), lengths.end());
+    analysis::AnalysisResult r;
+    r.summary_json = "{\"episodes\": " + std::to_string(ds.episodes.size()) + "}";
+    analysis::AnalysisTable t{"lengths", {"rank", "length"}, {}};
+    analysis::AnalysisFigure f{"lengths", "Episode lengths", "rank", "steps",
+                               in.options.flag("bars") ? analysis::AnalysisFigure::Kind::Bars : analysis::AnalysisFigure::Kind::Lines,
+                               {{"length", {}, {}, {}}}, {}};
+    for (std::size_t i = 0; i < lengths.size() && i < static_cast<std::size_t>(in.options.integer("longest")); ++i) {
+      t.rows.push_back({static_cast<double>(i + 1), lengths[i]});
+      f.series.front().x.push_back(static_cast<double>(i + 1));
+      f.series.front().y.push_back(lengths[i]);
+    }
+    r.tables.push_back(t);
+    r.figures.push_back(f);
+    return r;
+  };
+  returns.origin = {"gui-test", "1.0"};
+  analysis::analysis_registry().add(returns);
+  struct Unregister {
+    ~Unregister() { analysis::analysis_registry().remove_plugin("gui-test"); }
+  } unregister;
+
+  MainWindow w;
+  w.resize(1200, 760);
+  auto* panel = w.analysesPanel();
+  auto* view = panel->view("episode-lengths");
+  ASSERT_NE(view, nullptr);
+  // The form holds the schema's defaults, typed.
+  EXPECT_EQ(view->options(), (std::map<std::string, std::string>{{"bars", "false"}, {"longest", "5"}, {"order", "longest"}, {"scale", "1"}}));
+  EXPECT_FALSE(panel->run("episode-lengths")) << "nothing open to run on";
+  ASSERT_TRUE(open(w, good));
+  ASSERT_TRUE(view->setOption("order", "shortest"));
+  ASSERT_TRUE(view->setOption("scale", "2"));
+  QSignalSpy result_shown(panel, &AnalysesPanel::resultShown);
+  ASSERT_TRUE(panel->run("episode-lengths"));
+  ASSERT_TRUE(result_shown.wait(30000));
+  // good.hdf5: episodes of 3 and 4 steps and a tail, scaled by 2 and shortest first.
+  const auto ds = data::load_dataset(good.toStdString());
+  std::vector<double> expected;
+  for (const auto& e : ds.episodes) expected.push_back(2.0 * static_cast<double>(e.length));
+  std::sort(expected.begin(), expected.end());
+  auto* table = qobject_cast<QTableWidget*>(view->tables()->widget(0));
+  ASSERT_NE(table, nullptr);
+  ASSERT_EQ(table->rowCount(), static_cast<int>(expected.size()));
+  for (int r = 0; r < table->rowCount(); ++r) EXPECT_EQ(table->item(r, 1)->text().toDouble(), expected[static_cast<std::size_t>(r)]);
+  ASSERT_EQ(view->summary()->topLevelItemCount(), 1);
+  EXPECT_EQ(view->summary()->topLevelItem(0)->text(1), QString::number(ds.episodes.size()));
+  w.tabs()->setCurrentWidget(panel);
+  panel->select("episode-lengths");
+  w.show();
+  save_screenshot(w, "registered-analysis.png");
+  // Its figure exports with the others.
+  const auto written = viz::export_all(panel->figureSources(), (dir / "export").string(), {});
+  ASSERT_EQ(written.size(), 4u);  // pdf, svg, png, csv
+  for (const auto& f : written)
+    if (f.ends_with(".csv")) {
+      std::ifstream in(f);
+      const std::string csv((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      EXPECT_EQ(csv.substr(0, csv.find('\n', csv.find('\n') + 1)), "series,x,y,spread\nlength,1,6,0") << csv;
+    } else {
+      EXPECT_GT(std::filesystem::file_size(f), 1000u) << f;
+    }
 }
 
 }  // namespace

@@ -138,6 +138,27 @@ void legend_below(QCustomPlot& plot, const FigureStyle& s) {
   plot.legend->setVisible(true);
 }
 
+// The plot at the style's dpi. The canvas is whole points; the image has exactly inches x dpi
+// pixels (3.3 in at 600 dpi: 1980 px, not 238 pt x 600 / 72), scaled by less than a percent per
+// axis to get there.
+QImage raster(QCustomPlot& plot, const FigureStyle& s) {
+  const auto c = canvas(s);
+  plot.resize(c.width, c.height);
+  plot.replot();
+  QImage image(static_cast<int>(std::lround(s.width * s.dpi)), static_cast<int>(std::lround(height_inches(s) * s.dpi)),
+               QImage::Format_ARGB32);
+  image.fill(Qt::white);
+  image.setDotsPerMeterX(static_cast<int>(std::lround(s.dpi / 0.0254)));
+  image.setDotsPerMeterY(static_cast<int>(std::lround(s.dpi / 0.0254)));
+  QCPPainter painter;
+  if (!painter.begin(&image)) return {};
+  painter.setMode(QCPPainter::pmNonCosmetic);  // line widths scale with the resolution
+  painter.scale(static_cast<double>(image.width()) / c.width, static_cast<double>(image.height()) / c.height);
+  plot.toPainter(&painter, c.width, c.height);
+  painter.end();
+  return image;
+}
+
 std::vector<std::string> save_all(QCustomPlot& plot, const std::string& base, const FigureStyle& s) {
   const auto c = canvas(s);
   plot.resize(c.width, c.height);
@@ -162,21 +183,8 @@ std::vector<std::string> save_all(QCustomPlot& plot, const std::string& base, co
     }
   }
   if (s.png) {
-    // The canvas is whole points; the PNG has exactly inches x dpi pixels (3.3 in at 600 dpi:
-    // 1980 px, not 238 pt x 600 / 72), scaled by less than a percent per axis to get there.
-    QImage image(static_cast<int>(std::lround(s.width * s.dpi)), static_cast<int>(std::lround(height_inches(s) * s.dpi)),
-                 QImage::Format_ARGB32);
-    image.fill(Qt::white);
-    image.setDotsPerMeterX(static_cast<int>(std::lround(s.dpi / 0.0254)));
-    image.setDotsPerMeterY(static_cast<int>(std::lround(s.dpi / 0.0254)));
-    QCPPainter png;
-    if (png.begin(&image)) {
-      png.setMode(QCPPainter::pmNonCosmetic);  // line widths scale with the resolution
-      png.scale(static_cast<double>(image.width()) / c.width, static_cast<double>(image.height()) / c.height);
-      plot.toPainter(&png, c.width, c.height);
-      png.end();
-      if (image.save(b + ".png", "PNG")) written.push_back(base + ".png");
-    }
+    const QImage image = raster(plot, s);
+    if (!image.isNull() && image.save(b + ".png", "PNG")) written.push_back(base + ".png");
   }
   return written;
 }
@@ -272,10 +280,11 @@ std::vector<std::string> save_heatmap(const std::string& base, const analysis::T
   return save_all(plot, base, s);
 }
 
-std::vector<std::string> save_lines(const std::string& base, const std::vector<Series>& series, const QString& x_label,
-                                    const QString& y_label, const FigureStyle& style, const QString& right_label,
-                                    const std::vector<std::pair<QString, double>>& references, bool log_x) {
-  QCustomPlot plot;
+namespace {
+
+void plot_lines(QCustomPlot& plot, const std::vector<Series>& series, const QString& x_label, const QString& y_label,
+                const FigureStyle& style, const QString& right_label, const std::vector<std::pair<QString, double>>& references,
+                bool log_x) {
   style_plot(plot, style);
   double xmin = 1e300, xmax = -1e300;
   for (std::size_t k = 0; k < series.size(); ++k) {
@@ -348,11 +357,9 @@ std::vector<std::string> save_lines(const std::string& base, const std::vector<S
   }
   if (!log_x) plot.xAxis->scaleRange(1.04, plot.xAxis->range().center());
   if (series.size() > 1) legend_below(plot, style);
-  return save_all(plot, base, style);
 }
 
-std::vector<std::string> save_bars(const std::string& base, const std::vector<Bar>& bars, const QString& y_label, const FigureStyle& style) {
-  QCustomPlot plot;
+void plot_bars(QCustomPlot& plot, const std::vector<Bar>& bars, const QString& y_label, const FigureStyle& style) {
   style_plot(plot, style);
   auto* b = new QCPBars(plot.xAxis, plot.yAxis);
   b->setWidth(0.6);
@@ -381,6 +388,21 @@ std::vector<std::string> save_bars(const std::string& base, const std::vector<Ba
   plot.xAxis->setRange(0.3, static_cast<double>(bars.size()) + 0.7);
   plot.yAxis->setRange(bottom * 1.1, top * 1.12 + 1e-9);
   label_axes(plot, style, {}, y_label);
+}
+
+}  // namespace
+
+std::vector<std::string> save_lines(const std::string& base, const std::vector<Series>& series, const QString& x_label,
+                                    const QString& y_label, const FigureStyle& style, const QString& right_label,
+                                    const std::vector<std::pair<QString, double>>& references, bool log_x) {
+  QCustomPlot plot;
+  plot_lines(plot, series, x_label, y_label, style, right_label, references, log_x);
+  return save_all(plot, base, style);
+}
+
+std::vector<std::string> save_bars(const std::string& base, const std::vector<Bar>& bars, const QString& y_label, const FigureStyle& style) {
+  QCustomPlot plot;
+  plot_bars(plot, bars, y_label, style);
   return save_all(plot, base, style);
 }
 
@@ -541,12 +563,10 @@ std::optional<FigureStyle> venue_preset(const std::string& name) {
   return venue_presets()[static_cast<std::size_t>(index)].style;
 }
 
-std::vector<std::string> save_analysis_figure(const std::string& base, const analysis::AnalysisFigure& figure,
-                                              const FigureStyle& style) {
-  const FigureText text{QString::fromStdString(figure.title), QString::fromStdString(figure.x_label),
-                        QString::fromStdString(figure.y_label)};
-  const FigureStyle s = with_defaults(style, text);
-  std::vector<std::string> written;
+namespace {
+
+// A registered analysis's figure on `plot`: lines with their bands, or the first series as bars.
+void plot_analysis_figure(QCustomPlot& plot, const analysis::AnalysisFigure& figure, const FigureStyle& s) {
   if (figure.kind == analysis::AnalysisFigure::Kind::Bars) {
     std::vector<Bar> bars;
     if (!figure.series.empty()) {
@@ -557,20 +577,42 @@ std::vector<std::string> save_analysis_figure(const std::string& base, const ana
         bars.push_back({name, series.y[k], k < series.spread.size() ? series.spread[k] : 0.0});
       }
     }
-    written = save_bars(base, bars, s.y_title, s);
-  } else {
-    std::vector<Series> lines;
-    for (const auto& a : figure.series) {
-      Series line{QString::fromStdString(a.name), a.x, a.y, {}, {}, false};
-      if (a.spread.size() == a.y.size())
-        for (std::size_t k = 0; k < a.y.size(); ++k) {
-          line.low.push_back(a.y[k] - a.spread[k]);
-          line.high.push_back(a.y[k] + a.spread[k]);
-        }
-      lines.push_back(std::move(line));
-    }
-    written = save_lines(base, lines, s.x_title, s.y_title, s);
+    plot_bars(plot, bars, s.y_title, s);
+    return;
   }
+  std::vector<Series> lines;
+  for (const auto& a : figure.series) {
+    Series line{QString::fromStdString(a.name), a.x, a.y, {}, {}, false};
+    if (a.spread.size() == a.y.size())
+      for (std::size_t k = 0; k < a.y.size(); ++k) {
+        line.low.push_back(a.y[k] - a.spread[k]);
+        line.high.push_back(a.y[k] + a.spread[k]);
+      }
+    lines.push_back(std::move(line));
+  }
+  plot_lines(plot, lines, s.x_title, s.y_title, s, {}, {}, false);
+}
+
+FigureStyle analysis_style(const analysis::AnalysisFigure& figure, const FigureStyle& style) {
+  return with_defaults(style, {QString::fromStdString(figure.title), QString::fromStdString(figure.x_label),
+                               QString::fromStdString(figure.y_label)});
+}
+
+}  // namespace
+
+QImage render_analysis_figure(const analysis::AnalysisFigure& figure, const FigureStyle& style) {
+  const FigureStyle s = analysis_style(figure, style);
+  QCustomPlot plot;
+  plot_analysis_figure(plot, figure, s);
+  return raster(plot, s);
+}
+
+std::vector<std::string> save_analysis_figure(const std::string& base, const analysis::AnalysisFigure& figure,
+                                              const FigureStyle& style) {
+  const FigureStyle s = analysis_style(figure, style);
+  QCustomPlot plot;
+  plot_analysis_figure(plot, figure, s);
+  std::vector<std::string> written = save_all(plot, base, s);
   const std::string csv = base + ".csv";
   if (FILE* f = std::fopen(csv.c_str(), "w")) {
     std::fprintf(f, "series,x,y,spread\n");

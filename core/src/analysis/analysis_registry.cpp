@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
 
 namespace dstudio::analysis {
@@ -143,26 +144,6 @@ AnalysisResult run_analysis(const AnalysisDefinition& definition, AnalysisInputs
 
 namespace {
 
-void write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".part";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw Error(path.string() + ": cannot be written");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw Error(path.string() + ": cannot be written (" + ec.message() + ")");
-  }
-}
-
 }  // namespace
 
 std::vector<std::string> write_result_files(const AnalysisResult& result, const std::string& dir) {
@@ -171,7 +152,7 @@ std::vector<std::string> write_result_files(const AnalysisResult& result, const 
   if (ec) throw Error(dir + ": cannot make the folder (" + ec.message() + ")");
   std::vector<std::string> written;
   const fs::path summary = fs::path(dir) / "summary.json";
-  write_atomically(summary, nlohmann::ordered_json::parse(result.summary_json.empty() ? "{}" : result.summary_json).dump(2) + "\n");
+  write_text_atomically(summary, nlohmann::ordered_json::parse(result.summary_json.empty() ? "{}" : result.summary_json).dump(2) + "\n");
   written.push_back(summary.string());
   for (const auto& t : result.tables) {
     std::ostringstream csv;
@@ -183,7 +164,7 @@ std::vector<std::string> write_result_files(const AnalysisResult& result, const 
       csv << "\n";
     }
     const fs::path path = fs::path(dir) / (t.name + ".csv");
-    write_atomically(path, csv.str());
+    write_text_atomically(path, csv.str());
     written.push_back(path.string());
   }
   return written;

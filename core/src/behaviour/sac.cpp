@@ -1,6 +1,7 @@
 // Soft Actor-Critic on LibTorch (part of the models library: this file pays for LibTorch).
 
 #include "dstudio/behaviour/sac.h"
+#include "dstudio/common/atomic_file.h"
 
 #include <torch/torch.h>
 
@@ -147,12 +148,6 @@ void restore_random(Random& r, const json& j) {
   r.restore({j.at("counter").get<std::uint64_t>(), j.at("spare").get<double>(), j.at("has_spare").get<bool>()});
 }
 
-void write_atomically(const fs::path& path, const std::function<void(const fs::path&)>& write) {
-  const fs::path tmp = path.string() + ".partial";
-  write(tmp);
-  fs::rename(tmp, path);
-}
-
 class Sac {
  public:
   Sac(const SacConfig& config, const fs::path& folder)
@@ -250,7 +245,7 @@ class Sac {
 
   void save() {
     fs::create_directories(folder_);
-    write_atomically(folder_ / "checkpoint.pt", [&](const fs::path& tmp) {
+    write_file_atomically(folder_ / "checkpoint.pt", [&](const fs::path& tmp) {
       torch::serialize::OutputArchive archive;
       for_each_part([&](const char* name, auto& part) {
         torch::serialize::OutputArchive a;
@@ -261,7 +256,7 @@ class Sac {
       archive.write("steps", torch::tensor(steps_, torch::kInt64));
       archive.save_to(tmp.string());
     });
-    write_atomically(folder_ / "replay.bin", [&](const fs::path& tmp) { save_buffer(tmp); });
+    write_file_atomically(folder_ / "replay.bin", [&](const fs::path& tmp) { save_buffer(tmp); });
     const auto ps = env_.save_state();
     ordered_json j;
     j["format"] = "dstudio-sac-run-1";
@@ -277,7 +272,7 @@ class Sac {
                       {"ctrl", ps.ctrl}, {"time", ps.time}, {"elapsed_steps", ps.elapsed_steps}};
     j["obs"] = obs_;
     j["policies"] = policy_set_to_json(run_.policies);
-    write_atomically(folder_ / "state.json", [&](const fs::path& tmp) {
+    write_file_atomically(folder_ / "state.json", [&](const fs::path& tmp) {
       std::ofstream out(tmp);
       out << j.dump(1) << "\n";
       if (!out) throw std::runtime_error(tmp.string() + ": cannot be written");

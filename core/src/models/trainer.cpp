@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/window_sampler.h"
@@ -130,18 +131,7 @@ CheckpointInfo info_from_meta(const std::string& path, const std::string& text) 
 
 // A crash while writing leaves the previous file at `path` as it was.
 void save_atomically(torch::serialize::OutputArchive& archive, const fs::path& path) {
-  std::string temp_name = ".";  // appended piecewise: GCC 12 warns falsely on chained concatenation
-  temp_name += path.filename().string();
-  temp_name += ".partial-" + std::to_string(getpid());
-  const fs::path temp = path.parent_path() / temp_name;
-  try {
-    archive.save_to(temp.string());
-    fs::rename(temp, path);
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove(temp, ignored);
-    throw;
-  }
+  write_file_atomically(path, [&](const fs::path& temp) { archive.save_to(temp.string()); });
 }
 
 struct LoadedArchive {

@@ -145,10 +145,15 @@ std::vector<WindowInspection> inspect_windows(DecisionModelImpl& model, const Ch
   return out;
 }
 
-std::vector<WindowInspection> inspect_windows(const fs::path& checkpoint, const std::vector<Window>& windows, ModalityZeroing zeroing) {
+std::vector<WindowInspection> inspect_windows(const fs::path& checkpoint, const std::vector<Window>& windows, ModalityZeroing zeroing,
+                                              const Progress& progress) {
+  progress.update(0.0, "reading the checkpoint");
   CheckpointInfo info;
   DecisionModel model = load_checkpoint_model(checkpoint, &info);
-  return inspect_windows(*model, info, windows, zeroing);
+  progress.update(0.5, "running the model on the windows");
+  auto out = inspect_windows(*model, info, windows, zeroing);
+  progress.update(1.0, "inspected");
+  return out;
 }
 
 fs::path checkpoint_dataset(const CheckpointInfo& info, const Progress& progress) {

@@ -57,9 +57,9 @@ struct WindowInspection {
 /// Runs the model with inspection on each window, normalised with `info`'s statistics.
 std::vector<WindowInspection> inspect_windows(DecisionModelImpl& model, const CheckpointInfo& info,
                                               const std::vector<Window>& windows, ModalityZeroing zeroing = ModalityZeroing::None);
-/// The same for a checkpoint file.
+/// The same for a checkpoint file; `progress` may stop it between reading and running.
 std::vector<WindowInspection> inspect_windows(const std::filesystem::path& checkpoint, const std::vector<Window>& windows,
-                                              ModalityZeroing zeroing = ModalityZeroing::None);
+                                              ModalityZeroing zeroing = ModalityZeroing::None, const Progress& progress = {});
 
 /// The dataset a checkpoint was trained on: its recorded path, or, when that file is gone (another
 /// machine), the studio's default dataset of the same name made again if its fingerprint matches

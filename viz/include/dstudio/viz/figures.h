@@ -10,6 +10,7 @@
 /// CSV. Works headless through FigureContext.
 
 #include <QColor>
+#include <QImage>
 #include <QString>
 #include <memory>
 #include <optional>
@@ -160,5 +161,9 @@ std::vector<std::string> save_value_scatter(const std::string& base, const std::
 /// The figure's own title and axis titles unless `style` sets them.
 std::vector<std::string> save_analysis_figure(const std::string& base, const analysis::AnalysisFigure& figure,
                                               const FigureStyle& style = {});
+
+/// The same figure as an image at the style's size and dpi (on screen: dpi 96 and the widget's
+/// width in inches).
+QImage render_analysis_figure(const analysis::AnalysisFigure& figure, const FigureStyle& style = {});
 
 }  // namespace dstudio::viz

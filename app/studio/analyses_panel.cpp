@@ -1,0 +1,129 @@
+// The registered analyses in the window. See analyses_panel.h.
+
+#include "analyses_panel.h"
+
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QStackedWidget>
+#include <memory>
+
+#include "dstudio/analysis/analysis_registry.h"
+#include "dstudio/viz/analysis_view.h"
+#include "job.h"
+
+namespace dstudio::studio {
+
+AnalysesPanel::AnalysesPanel(QWidget* parent) : QWidget(parent), list_(new QListWidget), stack_(new QStackedWidget) {
+  for (const auto& definition : analysis::analysis_registry().all()) {
+    auto* view = new viz::AnalysisView(definition);
+    const QString name = QString::fromStdString(definition->name);
+    auto* job = new Job(tr("Running %1").arg(name), this);
+    definitions_.push_back(definition);
+    views_.push_back(view);
+    jobs_.push_back(job);
+    stack_->addWidget(view);
+    auto* item = new QListWidgetItem(QString::fromStdString(definition->title.empty() ? definition->name : definition->title), list_);
+    item->setToolTip(QString::fromStdString(definition->description + " (" + definition->origin.label() + ")"));
+    connect(view, &viz::AnalysisView::runRequested, this, [this, name] { run(name); });
+    connect(view, &viz::AnalysisView::cancelRequested, job, &Job::cancel);
+    connect(job, &Job::progressed, view, &viz::AnalysisView::setProgress);
+    connect(job, &Job::restarting, this, [this, view] { emit message(tr("%1: the earlier run stops, this one follows").arg(view->figureName())); });
+    connect(job, &Job::finished, this, [this, view](Job::End end, const QString& error) {
+      if (end == Job::End::Done) emit resultShown(view->figureName());
+      else if (end == Job::End::Cancelled) view->stop(tr("cancelled"));
+      else if (end == Job::End::Failed) {
+        view->stop(error);
+        emit message(tr("%1 failed: %2").arg(view->figureName(), error));
+      }
+    });
+  }
+  if (views_.empty()) {
+    auto* none = new QLabel(tr("No analyses are registered. Plugins add them (Help ▸ Plugins); the "
+                               "studio's own analyses have their tabs."));
+    none->setWordWrap(true);
+    none->setAlignment(Qt::AlignCenter);
+    stack_->addWidget(none);
+  }
+  list_->setMaximumWidth(220);
+  connect(list_, &QListWidget::currentRowChanged, stack_, &QStackedWidget::setCurrentIndex);
+  if (!views_.empty()) list_->setCurrentRow(0);
+  auto* layout = new QHBoxLayout(this);
+  layout->addWidget(list_);
+  layout->addWidget(stack_, 1);
+}
+
+void AnalysesPanel::setCheckpoint(const QString& path, const QString& title) {
+  checkpoint_ = path;
+  checkpoint_title_ = title;
+  updateReady();
+}
+
+void AnalysesPanel::setDataset(const QString& path) {
+  dataset_ = path;
+  updateReady();
+}
+
+void AnalysesPanel::updateReady() {
+  for (auto* view : views_) {
+    if (view->definition().needs_checkpoint)
+      view->setReady(!checkpoint_.isEmpty(), tr("Runs on %1 and windows of its dataset.").arg(checkpoint_title_));
+    else
+      view->setReady(!dataset_.isEmpty(), dataset_.isEmpty() ? tr("Open a dataset (File ▸ Open Dataset) to run this analysis on it.")
+                                                             : tr("Runs on the open dataset, %1.").arg(QFileInfo(dataset_).fileName()));
+  }
+}
+
+bool AnalysesPanel::run(const QString& name) {
+  for (std::size_t i = 0; i < views_.size(); ++i) {
+    auto* view = views_[i];
+    if (view->figureName() != name) continue;
+    const auto shared = definitions_[i];
+    if (shared->needs_checkpoint ? checkpoint_.isEmpty() : dataset_.isEmpty()) return false;
+    // With a checkpoint, windows of its own dataset (as on the command line); without, the open one.
+    const QString on = shared->needs_checkpoint ? checkpoint_ : dataset_;
+    analysis::AnalysisInputs inputs{checkpoint_.toStdString(), shared->needs_checkpoint ? std::string() : dataset_.toStdString(),
+                                    analysis::AnalysisOptions(view->options())};
+    view->setRunning(true);
+    jobs_[i]->start(
+        [view, shared, inputs](const Progress& progress) -> Job::Deliver {
+          auto result = std::make_shared<analysis::AnalysisResult>(analysis::run_analysis(*shared, inputs, progress));
+          return [view, result] { view->setResult(*result); };
+        },
+        on);
+    return true;
+  }
+  return false;
+}
+
+viz::AnalysisView* AnalysesPanel::view(const QString& name) const {
+  for (auto* v : views_)
+    if (v->figureName() == name) return v;
+  return nullptr;
+}
+
+Job* AnalysesPanel::job(const QString& name) const {
+  for (std::size_t i = 0; i < views_.size(); ++i)
+    if (views_[i]->figureName() == name) return jobs_[i];
+  return nullptr;
+}
+
+void AnalysesPanel::select(const QString& name) {
+  for (std::size_t i = 0; i < views_.size(); ++i)
+    if (views_[i]->figureName() == name) list_->setCurrentRow(static_cast<int>(i));
+}
+
+QStringList AnalysesPanel::names() const {
+  QStringList out;
+  for (auto* v : views_) out << v->figureName();
+  return out;
+}
+
+std::vector<const viz::FigureSource*> AnalysesPanel::figureSources() const {
+  std::vector<const viz::FigureSource*> out;
+  for (auto* v : views_) out.push_back(v);
+  return out;
+}
+
+}  // namespace dstudio::studio

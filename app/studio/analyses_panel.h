@@ -1,0 +1,67 @@
+#pragma once
+/// \file
+/// The window's page of registered analyses (analysis_registry.h), those plugins add among them:
+/// a list on the left, the chosen analysis's panel (viz::AnalysisView, made from its definition)
+/// on the right. Each analysis runs as a Job on the open checkpoint with the panel's options, so
+/// it shows progress, can be cancelled, and a second Run restarts it visibly.
+
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+#include "dstudio/analysis/analysis_registry.h"
+
+class QListWidget;
+class QStackedWidget;
+class QLabel;
+
+namespace dstudio::viz {
+class AnalysisView;
+class FigureSource;
+}
+
+namespace dstudio::studio {
+
+class Job;
+
+class AnalysesPanel : public QWidget {
+  Q_OBJECT
+ public:
+  /// One panel and one job per analysis registered now (plugins are loaded before the window).
+  explicit AnalysesPanel(QWidget* parent = nullptr);
+
+  /// The checkpoint the analyses run on (with windows of its own dataset); empty: none.
+  void setCheckpoint(const QString& path, const QString& title);
+  /// The open dataset: what an analysis that needs no checkpoint runs on.
+  void setDataset(const QString& path);
+  /// Runs the analysis called `name` with its panel's options; false when there is none or no
+  /// checkpoint is open.
+  bool run(const QString& name);
+  /// The panel of the analysis called `name`, or null.
+  [[nodiscard]] viz::AnalysisView* view(const QString& name) const;
+  [[nodiscard]] Job* job(const QString& name) const;
+  /// Selects the analysis called `name` in the list.
+  void select(const QString& name);
+  [[nodiscard]] std::vector<Job*> jobs() const { return jobs_; }
+  [[nodiscard]] std::vector<const viz::FigureSource*> figureSources() const;
+  [[nodiscard]] int count() const { return static_cast<int>(views_.size()); }
+  /// The analyses' names, in the list's order.
+  [[nodiscard]] QStringList names() const;
+
+ signals:
+  /// A line for the status bar.
+  void message(const QString& text);
+  /// An analysis has shown its result.
+  void resultShown(const QString& name);
+
+ private:
+  QListWidget* list_;
+  QStackedWidget* stack_;
+  std::vector<std::shared_ptr<const analysis::AnalysisDefinition>> definitions_;
+  std::vector<viz::AnalysisView*> views_;
+  std::vector<Job*> jobs_;
+  void updateReady();
+  QString checkpoint_, checkpoint_title_, dataset_;
+};
+
+}  // namespace dstudio::studio

@@ -1,0 +1,121 @@
+// The example plugins of plugins/ (built out of tree against the installed SDK by the
+// plugin_examples fixture) as a user meets them in the window: the diagonal state-space mixer in
+// the training form with its own options, trained for a few steps, and the token-distance
+// analysis as a panel of the Analyses tab, run on the shipped DT.
+
+#include <gtest/gtest.h>
+
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QComboBox>
+#include <QSignalSpy>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <filesystem>
+
+#include "analyses_panel.h"
+#include "default_dataset.h"
+#include "dstudio/data/dataset_io.h"
+#include "dstudio/data/synthetic.h"
+#include "dstudio/models/variant_registry.h"
+#include "dstudio/plugins/loader.h"
+#include "dstudio/viz/analysis_view.h"
+#include "h5_fixture.h"
+#include "job.h"
+#include "main_window.h"
+#include "test_application.h"
+#include "training_panel.h"
+
+namespace dstudio::studio {
+namespace {
+
+class PluginWindow : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    test::ensure_application();
+    const auto records = plugins::load_plugins({DSTUDIO_EXAMPLE_PLUGINS});
+    for (const auto& r : records) ASSERT_TRUE(r.loaded) << r.file << ": " << r.error;
+    ASSERT_EQ(records.size(), 2u);
+  }
+  static void save(QWidget& w, const QString& name) {
+    QTest::qWait(200);  // laid out and drawn
+    QDir().mkpath(DSTUDIO_SCREENSHOT_DIR);
+    w.grab().save(QDir(DSTUDIO_SCREENSHOT_DIR).filePath(name));
+  }
+  test::TempDir dir;
+};
+
+TEST_F(PluginWindow, ThePluginMixerIsInTheTrainingFormWithItsOptionsAndTrains) {
+  data::SyntheticSpec spec;
+  spec.transitions = 4000;
+  const auto path = dir / "small.hdf5";
+  data::write_d4rl(path, data::make_synthetic(spec));
+  TrainingPanel panel;
+  panel.resize(1300, 800);
+  panel.setRunsDirectory(QString::fromStdString((dir / "runs").string()));
+  panel.setDataset(std::make_shared<const data::Dataset>(data::load_dataset(path)), QString::fromStdString(path.string()));
+  const int index = panel.variantChooser()->findText("dssm");
+  ASSERT_GE(index, 0) << "the plugin's variant is offered";
+  panel.variantChooser()->setCurrentIndex(index);
+  // Its mixer's own options, with the plugin's defaults.
+  ASSERT_TRUE(panel.variantKeys().contains("mixer_options.timescale_max")) << panel.variantKeys().join(", ").toStdString();
+  ASSERT_TRUE(panel.variantKeys().contains("mixer_options.gate"));
+  auto* timescale = qobject_cast<QDoubleSpinBox*>(panel.field("mixer_options.timescale_max"));
+  ASSERT_NE(timescale, nullptr);
+  EXPECT_EQ(timescale->value(), 30.0);
+  ASSERT_TRUE(panel.setField("mixer_options.timescale_max", 12.0));
+  ASSERT_TRUE(panel.setField("hidden", 32));
+  ASSERT_TRUE(panel.setField("steps", 20));
+  ASSERT_TRUE(panel.setField("log_every", 5));
+  ASSERT_TRUE(panel.setField("eval_every", 0));
+  const auto config = panel.variantConfig();
+  EXPECT_EQ(config.plugin, "diagonal-ssm");
+  EXPECT_EQ(config.mixer_options.at("timescale_max"), 12.0);
+  panel.show();
+  // The mixer's options are at the form's end: scrolled into view for the picture.
+  QTest::qWait(200);
+  for (QWidget* p = timescale->parentWidget(); p; p = p->parentWidget())
+    if (auto* area = qobject_cast<QScrollArea*>(p)) area->ensureWidgetVisible(timescale);
+  save(panel, "plugin-training-form.png");
+  QSignalSpy finished(&panel, &TrainingPanel::runFinished);
+  ASSERT_TRUE(panel.startTraining()) << panel.lastError().toStdString();
+  ASSERT_TRUE(finished.wait(120000));
+  EXPECT_EQ(finished.front().at(1).toString(), "Finished") << panel.lastError().toStdString();
+  const auto info = models::read_checkpoint_info((std::filesystem::path(finished.front().at(0).toString().toStdString()) / "checkpoint.pt").string());
+  EXPECT_EQ(info.variant.plugin, "diagonal-ssm");
+  EXPECT_EQ(info.variant.mixer_options.at("timescale_max"), 12.0);
+}
+
+TEST_F(PluginWindow, ThePluginAnalysisHasItsPanelAndRunsOnTheOpenCheckpoint) {
+  MainWindow w;
+  w.resize(1300, 800);
+  auto* panel = w.analysesPanel();
+  ASSERT_TRUE(panel->names().contains("token-distance")) << panel->names().join(", ").toStdString();
+  auto* view = panel->view("token-distance");
+  QSignalSpy shown(&w, &MainWindow::checkpointShown);
+  w.openDefaultCheckpoint();
+  ASSERT_TRUE(shown.wait(180000));
+  ASSERT_TRUE(view->setOption("windows", "8"));
+  QSignalSpy result(panel, &AnalysesPanel::resultShown);
+  ASSERT_TRUE(panel->run("token-distance"));
+  ASSERT_TRUE(result.wait(120000)) << view->status().toStdString();
+  ASSERT_TRUE(view->hasResult());
+  // One row per layer of the shipped DT, its mean distance within the window's 20 steps.
+  auto* table = qobject_cast<QTableWidget*>(view->tables()->widget(0));
+  ASSERT_NE(table, nullptr);
+  ASSERT_EQ(table->rowCount(), 3);
+  for (int r = 0; r < 3; ++r) {
+    const double steps = table->item(r, 1)->text().toDouble();
+    EXPECT_GT(steps, 0.0);
+    EXPECT_LT(steps, 19.0);
+  }
+  w.tabs()->setCurrentWidget(panel);
+  panel->select("token-distance");
+  w.show();
+  save(w, "plugin-analysis-panel.png");
+}
+
+}  // namespace
+}  // namespace dstudio::studio

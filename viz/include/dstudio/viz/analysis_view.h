@@ -1,0 +1,87 @@
+#pragma once
+/// \file
+/// The panel of one registered analysis (analysis_registry.h), made from its definition alone:
+/// an option form from its options schema (integers, numbers with their ranges, text, choices,
+/// flags, each with its default), Run and Cancel, a progress bar, and once it has run its summary,
+/// its tables and its figures. It computes nothing: Run asks for the analysis with the form's
+/// options (runRequested) and whoever runs it hands the result back (setResult). Its figures
+/// export like every other view's (FigureSource).
+
+#include <QWidget>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dstudio/analysis/analysis_registry.h"
+#include "dstudio/viz/figures.h"
+
+class QComboBox;
+class QFormLayout;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QTabWidget;
+class QTreeWidget;
+
+namespace dstudio::viz {
+
+class AnalysisView : public QWidget, public FigureSource {
+  Q_OBJECT
+ public:
+  explicit AnalysisView(std::shared_ptr<const analysis::AnalysisDefinition> definition, QWidget* parent = nullptr);
+
+  [[nodiscard]] const analysis::AnalysisDefinition& definition() const { return *definition_; }
+  /// The form's values by option key, as the command line would pass them.
+  [[nodiscard]] std::map<std::string, std::string> options() const;
+  /// Sets the form's value of `key` (as text); false when there is no such option.
+  bool setOption(const std::string& key, const std::string& value);
+  /// Run is offered once there is something to run on; `note` says what it will run on.
+  void setReady(bool ready, const QString& note = {});
+  void setRunning(bool running);
+  void setProgress(double fraction, const QString& stage);
+  /// Shows what the analysis computed and ends the run.
+  void setResult(const analysis::AnalysisResult& result);
+  /// Ends the run without a result: `why` (cancelled, or an error).
+  void stop(const QString& why);
+  [[nodiscard]] bool hasResult() const { return result_ != nullptr; }
+  [[nodiscard]] const analysis::AnalysisResult* result() const { return result_.get(); }
+  [[nodiscard]] QString status() const;
+  /// The figure on screen (index into the result's figures).
+  void showFigure(int index);
+  [[nodiscard]] QTabWidget* tables() const { return tables_; }
+  [[nodiscard]] QTreeWidget* summary() const { return summary_; }
+
+  [[nodiscard]] QString figureName() const override;
+  [[nodiscard]] bool hasFigure() const override;
+  [[nodiscard]] FigureText figureText() const override;
+  /// Every figure of the result: base.* when there is one, base_<figure>.* otherwise, each with
+  /// its numbers as CSV.
+  std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style = {}) const override;
+
+ signals:
+  void runRequested();
+  void cancelRequested();
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
+ private:
+  void redrawFigure();
+
+  std::shared_ptr<const analysis::AnalysisDefinition> definition_;
+  std::map<std::string, QWidget*> fields_;
+  QLabel* note_;
+  QPushButton* run_;
+  QPushButton* cancel_;
+  QProgressBar* progress_;
+  QLabel* status_;
+  QTreeWidget* summary_;
+  QTabWidget* tables_;
+  QComboBox* figure_choice_;
+  QLabel* figure_;
+  std::shared_ptr<const analysis::AnalysisResult> result_;
+  bool ready_ = false;
+};
+
+}  // namespace dstudio::viz
