@@ -46,35 +46,26 @@ nlohmann::ordered_json rollout_summary_json(const models::RolloutResult& r) {
   return {{"env", r.env_id}, {"targets", targets}, {"episodes", episodes}, {"seconds", r.seconds}, {"env_steps", r.env_steps}};
 }
 
-namespace {
-
-// Runs `work` with a terminal progress bar labelled `label`; Ctrl-C cancels it (throws Cancelled).
-template <typename Work>
-auto interruptible(const std::string& label, Work work) {
+void run_interruptible(const std::string& label, const std::function<void(const Progress&)>& work) {
   TerminalProgress bar(label);
   CancelToken cancel = bar.progress().cancel;
   g_cancel = &cancel;
   auto previous = std::signal(SIGINT, on_interrupt);
   try {
-    auto result = work(bar.progress());
-    std::signal(SIGINT, previous);
-    g_cancel = nullptr;
-    return result;
+    work(bar.progress());
   } catch (...) {
     std::signal(SIGINT, previous);
     g_cancel = nullptr;
     throw;
   }
+  std::signal(SIGINT, previous);
+  g_cancel = nullptr;
 }
-
-}  // namespace
 
 models::RolloutResult run_rollout(const std::string& checkpoint, const models::RolloutConfig& config, const std::string& label) {
-  return interruptible(label, [&](const Progress& p) { return models::rollout(checkpoint, config, p); });
-}
-
-models::AblationResult run_zeroing_ablation(const std::string& checkpoint, const models::AblationConfig& config, const std::string& label) {
-  return interruptible(label, [&](const Progress& p) { return models::zeroing_ablation(checkpoint, config, p); });
+  models::RolloutResult result;
+  run_interruptible(label, [&](const Progress& p) { result = models::rollout(checkpoint, config, p); });
+  return result;
 }
 
 void add_eval_commands(CLI::App& app, int& exit_code) {

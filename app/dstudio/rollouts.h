@@ -4,16 +4,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <string>
 
 #include "dstudio/models/evaluation.h"
 
 namespace dstudio::cli {
 
+/// Runs `work` with a terminal progress bar labelled `label`; Ctrl-C cancels it (throws Cancelled).
+void run_interruptible(const std::string& label, const std::function<void(const Progress&)>& work);
 /// Runs models::rollout with a terminal progress bar; Ctrl-C cancels (throws Cancelled).
 models::RolloutResult run_rollout(const std::string& checkpoint, const models::RolloutConfig& config, const std::string& label);
-/// Runs models::zeroing_ablation the same way.
-models::AblationResult run_zeroing_ablation(const std::string& checkpoint, const models::AblationConfig& config, const std::string& label);
 
 /// {"env", "targets": [{"target", "episodes", "mean_return", "std_return", "mean", "std"}],
 /// "episodes": [{"target", "seed", "return", "score", "length", "terminated"}], "seconds", "env_steps"};

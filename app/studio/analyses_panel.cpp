@@ -40,8 +40,7 @@ AnalysesPanel::AnalysesPanel(QWidget* parent) : QWidget(parent), list_(new QList
     });
   }
   if (views_.empty()) {
-    auto* none = new QLabel(tr("No analyses are registered. Plugins add them (Help ▸ Plugins); the "
-                               "studio's own analyses have their tabs."));
+    auto* none = new QLabel(tr("No analyses are registered."));
     none->setWordWrap(true);
     none->setAlignment(Qt::AlignCenter);
     stack_->addWidget(none);
@@ -69,9 +68,8 @@ void AnalysesPanel::updateReady() {
   for (auto* view : views_) {
     if (view->definition().needs_checkpoint)
       view->setReady(!checkpoint_.isEmpty(), tr("Runs on %1 and windows of its dataset.").arg(checkpoint_title_));
-    else
-      view->setReady(!dataset_.isEmpty(), dataset_.isEmpty() ? tr("Open a dataset (File ▸ Open Dataset) to run this analysis on it.")
-                                                             : tr("Runs on the open dataset, %1.").arg(QFileInfo(dataset_).fileName()));
+    else  // it says what it needs in its options; the open dataset, if any, is handed to it
+      view->setReady(true, dataset_.isEmpty() ? QString() : tr("The open dataset, %1, is its dataset.").arg(QFileInfo(dataset_).fileName()));
   }
 }
 
@@ -80,7 +78,7 @@ bool AnalysesPanel::run(const QString& name) {
     auto* view = views_[i];
     if (view->figureName() != name) continue;
     const auto shared = definitions_[i];
-    if (shared->needs_checkpoint ? checkpoint_.isEmpty() : dataset_.isEmpty()) return false;
+    if (shared->needs_checkpoint && checkpoint_.isEmpty()) return false;
     // With a checkpoint, windows of its own dataset (as on the command line); without, the open one.
     const QString on = shared->needs_checkpoint ? checkpoint_ : dataset_;
     analysis::AnalysisInputs inputs{checkpoint_.toStdString(), shared->needs_checkpoint ? std::string() : dataset_.toStdString(),

@@ -1,8 +1,8 @@
 #pragma once
 /// \file
-/// The window's page of registered analyses (analysis_registry.h), those plugins add among them:
-/// a list on the left, the chosen analysis's panel (viz::AnalysisView, made from its definition)
-/// on the right. Each analysis runs as a Job on the open checkpoint with the panel's options, so
+/// The window's page of registered analyses (analysis_registry.h): the studio's own, with every
+/// option `dstudio analyze` has, and those plugins add. A list on the left, the chosen analysis's
+/// panel (viz::AnalysisView, made from its definition) on the right. Each analysis runs as a Job on the open checkpoint with the panel's options, so
 /// it shows progress, can be cancelled, and a second Run restarts it visibly.
 
 #include <QWidget>
@@ -34,8 +34,8 @@ class AnalysesPanel : public QWidget {
   void setCheckpoint(const QString& path, const QString& title);
   /// The open dataset: what an analysis that needs no checkpoint runs on.
   void setDataset(const QString& path);
-  /// Runs the analysis called `name` with its panel's options; false when there is none or no
-  /// checkpoint is open.
+  /// Runs the analysis called `name` with its panel's options; false when there is none, or it
+  /// needs a checkpoint and none is open.
   bool run(const QString& name);
   /// The panel of the analysis called `name`, or null.
   [[nodiscard]] viz::AnalysisView* view(const QString& name) const;

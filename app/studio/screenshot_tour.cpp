@@ -7,6 +7,7 @@
 #include <QTableView>
 #include <QTimer>
 
+#include "dstudio/viz/analysis_view.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/return_analysis_view.h"
@@ -90,15 +91,16 @@ void ScreenshotTour::showTsne() {
 }
 
 void ScreenshotTour::showAnalyses() {
-  // The first registered analysis (plugins add them) run on the open checkpoint; without any,
-  // the page that says where they come from.
+  // The first analysis a plugin added, run on the open checkpoint; without plugins, the studio's
+  // attention maps with every option the command line has.
   auto* panel = window_.analysesPanel();
   const int tab = window_.tabs()->indexOf(panel);
-  if (panel->count() == 0) {
-    save(tab, "analyses.png");
-    return showTraining();
-  }
-  const QString name = panel->names().front();
+  QString name = QStringLiteral("attention");
+  for (const auto& n : panel->names())
+    if (!panel->view(n)->definition().has_own_view) {
+      name = n;
+      break;
+    }
   connect(panel, &AnalysesPanel::resultShown, this, [this, tab] {
     QTimer::singleShot(200, this, [this, tab] {
       save(tab, "analyses.png");

@@ -458,6 +458,44 @@ TEST_F(Studio, EveryLongJobInTheWindowCanBeCancelled) {
   for (Job* job : w.jobs()) EXPECT_FALSE(job->isRunning()) << job->name().toStdString();
 }
 
+// The studio's own analyses have panels too, with every option of `dstudio analyze`: the form
+// leaves out what the command line leaves out, and the attention analysis run from its panel
+// draws the very map the Attention tab shows.
+TEST_F(Studio, TheStudiosAnalysesRunFromTheirPanelsAsOnTheCommandLine) {
+  MainWindow w;
+  w.resize(1200, 760);
+  auto* panel = w.analysesPanel();
+  EXPECT_EQ(panel->names().mid(0, 6), (QStringList{"attention", "entropy", "tsne", "ablation", "training", "rtg-sweep"}));
+  auto* view = panel->view("attention");
+  EXPECT_EQ(view->options(), (std::map<std::string, std::string>{
+                                 {"compare", ""}, {"seed", "0"}, {"source", "dataset"}, {"threads", "2"}, {"windows", "16"}}));
+  ASSERT_TRUE(view->setOption("layer", "2"));
+  EXPECT_EQ(view->options().at("layer"), "2");
+  ASSERT_TRUE(view->setOption("layer", ""));
+  EXPECT_EQ(view->options().count("layer"), 0u) << "back to the default: all layers";
+  EXPECT_FALSE(panel->run("attention")) << "no checkpoint yet";
+  QSignalSpy shown(&w, &MainWindow::checkpointShown);
+  w.openDefaultCheckpoint();
+  ASSERT_TRUE(shown.wait(180000));
+  QSignalSpy result(panel, &AnalysesPanel::resultShown);
+  ASSERT_TRUE(panel->run("attention"));
+  ASSERT_TRUE(result.wait(120000)) << view->status().toStdString();
+  const auto& figures = view->result()->figures;
+  ASSERT_EQ(figures.size(), 5u);  // three layers, their mean, the rollout
+  EXPECT_EQ(figures[3].name, "attention_mean_layers");
+  w.attentionView()->setMode(viz::AttentionMapView::Mode::MeanOverLayers);
+  const auto& on_tab = w.attentionView()->matrix();
+  ASSERT_EQ(figures[3].matrix.tokens, on_tab.tokens);
+  double largest = 0.0;
+  for (std::size_t k = 0; k < on_tab.values.size(); ++k) largest = std::max(largest, std::abs(figures[3].matrix.values[k] - on_tab.values[k]));
+  EXPECT_LT(largest, 1e-6);  // the same windows; float32 passes may split their sums differently across threads
+  w.tabs()->setCurrentWidget(panel);
+  panel->select("attention");
+  view->showFigure(3);
+  w.show();
+  save_screenshot(w, "studio-analysis-panel.png");
+}
+
 // An analysis from a plugin appears as a panel of its own: its form from its options, its
 // result's summary, tables and figure, and its figure in Export All Views.
 TEST_F(Studio, ARegisteredAnalysisRunsFromItsPanel) {
@@ -504,7 +542,13 @@ TEST_F(Studio, ARegisteredAnalysisRunsFromItsPanel) {
   ASSERT_NE(view, nullptr);
   // The form holds the schema's defaults, typed.
   EXPECT_EQ(view->options(), (std::map<std::string, std::string>{{"bars", "false"}, {"longest", "5"}, {"order", "longest"}, {"scale", "1"}}));
-  EXPECT_FALSE(panel->run("episode-lengths")) << "nothing open to run on";
+  // Without a dataset it runs and fails with the analysis's own message, shown in its panel.
+  QSignalSpy ended(panel->job("episode-lengths"), &Job::finished);
+  ASSERT_TRUE(panel->run("episode-lengths"));
+  ASSERT_TRUE(ended.wait(30000));
+  EXPECT_EQ(panel->job("episode-lengths")->lastEnd(), Job::End::Failed);
+  EXPECT_TRUE(view->status().startsWith("Stopped: ")) << view->status().toStdString();
+  EXPECT_FALSE(view->hasResult());
   ASSERT_TRUE(open(w, good));
   ASSERT_TRUE(view->setOption("order", "shortest"));
   ASSERT_TRUE(view->setOption("scale", "2"));

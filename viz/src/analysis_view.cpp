@@ -101,21 +101,30 @@ AnalysisView::AnalysisView(std::shared_ptr<const analysis::AnalysisDefinition> d
     switch (o.type) {
       case Type::Integer: {
         auto* box = new QSpinBox;
-        box->setRange(static_cast<int>(std::max<double>(o.minimum, INT_MIN)), static_cast<int>(std::min<double>(o.maximum, INT_MAX)));
-        box->setValue(QString::fromStdString(o.default_value).toInt());  // 0 when it has none
+        const int low = static_cast<int>(std::max<double>(o.minimum, INT_MIN + 1));
+        // An option without a default may be left out: one below the range, shown as "default".
+        const bool optional = o.default_value.empty();
+        box->setRange(optional ? low - 1 : low, static_cast<int>(std::min<double>(o.maximum, INT_MAX)));
+        if (optional) box->setSpecialValueText(tr("default"));
+        box->setValue(optional ? box->minimum() : QString::fromStdString(o.default_value).toInt());
         field = box;
         break;
       }
       case Type::Number: {
         auto* box = new QDoubleSpinBox;
         box->setDecimals(4);
-        box->setRange(std::isfinite(o.minimum) ? o.minimum : -1e12, std::isfinite(o.maximum) ? o.maximum : 1e12);
-        box->setValue(QString::fromStdString(o.default_value).toDouble());
+        const double low = std::isfinite(o.minimum) ? o.minimum : -1e12;
+        const bool optional = o.default_value.empty();
+        box->setRange(optional ? low - 1 : low, std::isfinite(o.maximum) ? o.maximum : 1e12);
+        if (optional) box->setSpecialValueText(tr("default"));
+        box->setValue(optional ? box->minimum() : QString::fromStdString(o.default_value).toDouble());
         field = box;
         break;
       }
-      case Type::Text: {
+      case Type::Text:
+      case Type::NumberList: {
         auto* edit = new QLineEdit(QString::fromStdString(o.default_value));
+        if (o.type == Type::NumberList) edit->setPlaceholderText(tr("numbers separated by commas"));
         field = edit;
         break;
       }
@@ -202,9 +211,19 @@ std::map<std::string, std::string> AnalysisView::options() const {
   for (const auto& o : definition_->options) {
     QWidget* field = fields_.at(o.key);
     switch (o.type) {
-      case Type::Integer: out[o.key] = std::to_string(static_cast<QSpinBox*>(field)->value()); break;
-      case Type::Number: out[o.key] = number_text(static_cast<QDoubleSpinBox*>(field)->value()); break;
-      case Type::Text: out[o.key] = static_cast<QLineEdit*>(field)->text().toStdString(); break;
+      case Type::Integer: {
+        const auto* box = static_cast<QSpinBox*>(field);
+        // At the "default" place below the range: not given.
+        if (box->specialValueText().isEmpty() || box->value() != box->minimum()) out[o.key] = std::to_string(box->value());
+        break;
+      }
+      case Type::Number: {
+        const auto* box = static_cast<QDoubleSpinBox*>(field);
+        if (box->specialValueText().isEmpty() || box->value() != box->minimum()) out[o.key] = number_text(box->value());
+        break;
+      }
+      case Type::Text:
+      case Type::NumberList: out[o.key] = static_cast<QLineEdit*>(field)->text().toStdString(); break;
       case Type::Choice: out[o.key] = static_cast<QComboBox*>(field)->currentText().toStdString(); break;
       case Type::Flag: out[o.key] = static_cast<QCheckBox*>(field)->isChecked() ? "true" : "false"; break;
     }
@@ -216,8 +235,9 @@ bool AnalysisView::setOption(const std::string& key, const std::string& value) {
   auto it = fields_.find(key);
   if (it == fields_.end()) return false;
   const QString text = QString::fromStdString(value);
-  if (auto* box = qobject_cast<QSpinBox*>(it->second)) box->setValue(text.toInt());
-  else if (auto* dbox = qobject_cast<QDoubleSpinBox*>(it->second)) dbox->setValue(text.toDouble());
+  // An empty value puts an optional number back to "default".
+  if (auto* box = qobject_cast<QSpinBox*>(it->second)) box->setValue(text.isEmpty() ? box->minimum() : text.toInt());
+  else if (auto* dbox = qobject_cast<QDoubleSpinBox*>(it->second)) dbox->setValue(text.isEmpty() ? dbox->minimum() : text.toDouble());
   else if (auto* edit = qobject_cast<QLineEdit*>(it->second)) edit->setText(text);
   else if (auto* combo = qobject_cast<QComboBox*>(it->second)) combo->setCurrentText(text);
   else if (auto* check = qobject_cast<QCheckBox*>(it->second)) check->setChecked(value == "true" || value == "1");
@@ -269,8 +289,13 @@ void AnalysisView::setResult(const analysis::AnalysisResult& result) {
     for (int r = 0; r < table->rowCount(); ++r)
       for (int c = 0; c < table->columnCount(); ++c) {
         const auto& row = t.rows[static_cast<std::size_t>(r)];
-        const double v = static_cast<std::size_t>(c) < row.size() ? row[static_cast<std::size_t>(c)] : std::nan("");
-        table->setItem(r, c, new QTableWidgetItem(std::isfinite(v) ? QString::number(v, 'g', 5) : QStringLiteral("—")));
+        QString text = QStringLiteral("—");
+        if (static_cast<std::size_t>(c) < row.size()) {
+          const auto& cell = row[static_cast<std::size_t>(c)];
+          if (const auto* word = std::get_if<std::string>(&cell)) text = QString::fromStdString(*word);
+          else if (std::isfinite(std::get<double>(cell))) text = QString::number(std::get<double>(cell), 'g', 5);
+        }
+        table->setItem(r, c, new QTableWidgetItem(text));
       }
     table->resizeColumnsToContents();
     tables_->addTab(table, QString::fromStdString(t.name));
@@ -278,7 +303,8 @@ void AnalysisView::setResult(const analysis::AnalysisResult& result) {
   {
     const QSignalBlocker block(figure_choice_);
     figure_choice_->clear();
-    for (const auto& f : result.figures) figure_choice_->addItem(QString::fromStdString(f.title.empty() ? f.name : f.title));
+    for (const auto& f : result.figures)
+      figure_choice_->addItem(QString::fromStdString(f.title.empty() ? f.name : f.title).replace('\n', QStringLiteral(" — ")));
   }
   figure_choice_->setVisible(result.figures.size() > 1);
   redrawFigure();

@@ -11,8 +11,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <qcustomplot.h>
+#include <sstream>
 
 #include "colors.h"
+#include "dstudio/analysis/window_maps.h"
+#include "dstudio/common/atomic_file.h"
 #include "gradients.h"
 
 namespace dstudio::viz {
@@ -210,9 +213,12 @@ FigureContext::FigureContext() {
 
 FigureContext::~FigureContext() = default;
 
-std::vector<std::string> save_heatmap(const std::string& base, const analysis::TokenMatrix& m, const std::vector<std::string>& labels,
-                                      bool diverging_map, const QString& colour_label, const FigureStyle& style) {
-  QCustomPlot plot;
+namespace {
+
+// Each plot_* draws a figure on `plot` and returns the style it was drawn in (a map or an
+// embedding is squarer than a line plot when the height is left to it).
+FigureStyle plot_heatmap(QCustomPlot& plot, const analysis::TokenMatrix& m, const std::vector<std::string>& labels, bool diverging_map,
+                         const QString& colour_label, const FigureStyle& style) {
   FigureStyle s = style;
   if (s.height <= 0) s.height = s.width * 0.85;  // maps are nearly square
   style_plot(plot, s);
@@ -277,10 +283,8 @@ std::vector<std::string> save_heatmap(const std::string& base, const analysis::T
   plot.xAxis->grid()->setVisible(false);
   plot.yAxis->grid()->setVisible(false);
   plot.axisRect()->setBackground(QBrush(QColor(238, 238, 238)));
-  return save_all(plot, base, s);
+  return s;
 }
-
-namespace {
 
 void plot_lines(QCustomPlot& plot, const std::vector<Series>& series, const QString& x_label, const QString& y_label,
                 const FigureStyle& style, const QString& right_label, const std::vector<std::pair<QString, double>>& references,
@@ -406,9 +410,10 @@ std::vector<std::string> save_bars(const std::string& base, const std::vector<Ba
   return save_all(plot, base, style);
 }
 
-std::vector<std::string> save_scatter(const std::string& base, const std::vector<ScatterGroup>& groups, const FigureStyle& style,
-                                      const QString& x_label, const QString& y_label) {
-  QCustomPlot plot;
+namespace {
+
+FigureStyle plot_scatter(QCustomPlot& plot, const std::vector<ScatterGroup>& groups, const FigureStyle& style, const QString& x_label,
+                         const QString& y_label) {
   FigureStyle s = style;
   if (s.height <= 0) s.height = s.width;
   style_plot(plot, s);
@@ -438,6 +443,22 @@ std::vector<std::string> save_scatter(const std::string& base, const std::vector
   // Embedding axes (t-SNE) carry no units: no tick labels, no grid.
   if (plot.xAxis->label().isEmpty() && plot.yAxis->label().isEmpty()) unitless_axes(plot);
   if (groups.size() > 1) legend_below(plot, style);
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> save_heatmap(const std::string& base, const analysis::TokenMatrix& m, const std::vector<std::string>& labels,
+                                      bool diverging_map, const QString& colour_label, const FigureStyle& style) {
+  QCustomPlot plot;
+  const FigureStyle s = plot_heatmap(plot, m, labels, diverging_map, colour_label, style);
+  return save_all(plot, base, s);
+}
+
+std::vector<std::string> save_scatter(const std::string& base, const std::vector<ScatterGroup>& groups, const FigureStyle& style,
+                                      const QString& x_label, const QString& y_label) {
+  QCustomPlot plot;
+  const FigureStyle s = plot_scatter(plot, groups, style, x_label, y_label);
   return save_all(plot, base, s);
 }
 
@@ -565,24 +586,37 @@ std::optional<FigureStyle> venue_preset(const std::string& name) {
 
 namespace {
 
-// A registered analysis's figure on `plot`: lines with their bands, or the first series as bars.
-void plot_analysis_figure(QCustomPlot& plot, const analysis::AnalysisFigure& figure, const FigureStyle& s) {
-  if (figure.kind == analysis::AnalysisFigure::Kind::Bars) {
-    std::vector<Bar> bars;
-    if (!figure.series.empty()) {
-      const auto& series = figure.series.front();
-      for (std::size_t k = 0; k < series.y.size(); ++k) {
-        const auto index = k < series.x.size() ? static_cast<std::size_t>(series.x[k]) : k;
-        const QString name = index < figure.categories.size() ? QString::fromStdString(figure.categories[index]) : QString::number(k + 1);
-        bars.push_back({name, series.y[k], k < series.spread.size() ? series.spread[k] : 0.0});
+// A registered analysis's figure on `plot`, in the style it returns.
+FigureStyle plot_analysis_figure(QCustomPlot& plot, const analysis::AnalysisFigure& figure, const FigureStyle& s) {
+  using Kind = analysis::AnalysisFigure::Kind;
+  switch (figure.kind) {
+    case Kind::Bars: {
+      std::vector<Bar> bars;
+      if (!figure.series.empty()) {
+        const auto& series = figure.series.front();
+        for (std::size_t k = 0; k < series.y.size(); ++k) {
+          const auto index = k < series.x.size() ? static_cast<std::size_t>(series.x[k]) : k;
+          const QString name = index < figure.categories.size() ? QString::fromStdString(figure.categories[index]) : QString::number(k + 1);
+          bars.push_back({name, series.y[k], k < series.spread.size() ? series.spread[k] : 0.0});
+        }
       }
+      plot_bars(plot, bars, s.y_title, s);
+      return s;
     }
-    plot_bars(plot, bars, s.y_title, s);
-    return;
+    case Kind::Heatmap:
+      return plot_heatmap(plot, figure.matrix, figure.labels, figure.diverging, QString::fromStdString(figure.colour_label), s);
+    case Kind::Scatter: {
+      std::vector<ScatterGroup> groups;
+      for (const auto& a : figure.series) groups.push_back({QString::fromStdString(a.name), a.x, a.y});
+      // Axis titles only where the figure has them: an embedding's axes carry no units.
+      return plot_scatter(plot, groups, s, QString::fromStdString(figure.x_label).isEmpty() ? QString() : s.x_title,
+                          QString::fromStdString(figure.y_label).isEmpty() ? QString() : s.y_title);
+    }
+    case Kind::Lines: break;
   }
   std::vector<Series> lines;
   for (const auto& a : figure.series) {
-    Series line{QString::fromStdString(a.name), a.x, a.y, {}, {}, false};
+    Series line{QString::fromStdString(a.name), a.x, a.y, {}, {}, a.right_axis};
     if (a.spread.size() == a.y.size())
       for (std::size_t k = 0; k < a.y.size(); ++k) {
         line.low.push_back(a.y[k] - a.spread[k]);
@@ -590,7 +624,10 @@ void plot_analysis_figure(QCustomPlot& plot, const analysis::AnalysisFigure& fig
       }
     lines.push_back(std::move(line));
   }
-  plot_lines(plot, lines, s.x_title, s.y_title, s, {}, {}, false);
+  std::vector<std::pair<QString, double>> references;
+  for (const auto& [name, y] : figure.references) references.push_back({QString::fromStdString(name), y});
+  plot_lines(plot, lines, s.x_title, s.y_title, s, QString::fromStdString(figure.right_label), references, figure.log_x);
+  return s;
 }
 
 FigureStyle analysis_style(const analysis::AnalysisFigure& figure, const FigureStyle& style) {
@@ -601,28 +638,31 @@ FigureStyle analysis_style(const analysis::AnalysisFigure& figure, const FigureS
 }  // namespace
 
 QImage render_analysis_figure(const analysis::AnalysisFigure& figure, const FigureStyle& style) {
-  const FigureStyle s = analysis_style(figure, style);
   QCustomPlot plot;
-  plot_analysis_figure(plot, figure, s);
+  const FigureStyle s = plot_analysis_figure(plot, figure, analysis_style(figure, style));
   return raster(plot, s);
 }
 
 std::vector<std::string> save_analysis_figure(const std::string& base, const analysis::AnalysisFigure& figure,
-                                              const FigureStyle& style) {
-  const FigureStyle s = analysis_style(figure, style);
+                                              const FigureStyle& style, bool with_csv) {
   QCustomPlot plot;
-  plot_analysis_figure(plot, figure, s);
+  const FigureStyle s = plot_analysis_figure(plot, figure, analysis_style(figure, style));
   std::vector<std::string> written = save_all(plot, base, s);
+  if (!with_csv) return written;
   const std::string csv = base + ".csv";
-  if (FILE* f = std::fopen(csv.c_str(), "w")) {
-    std::fprintf(f, "series,x,y,spread\n");
-    for (const auto& a : figure.series)
-      for (std::size_t k = 0; k < a.y.size(); ++k)
-        std::fprintf(f, "%s,%.9g,%.9g,%.9g\n", a.name.c_str(), k < a.x.size() ? a.x[k] : static_cast<double>(k), a.y[k],
-                     k < a.spread.size() ? a.spread[k] : 0.0);
-    std::fclose(f);
-    written.push_back(csv);
+  if (figure.kind == analysis::AnalysisFigure::Kind::Heatmap) {
+    if (analysis::write_map_csv(csv, figure.matrix, figure.labels)) written.push_back(csv);
+    return written;
   }
+  std::ostringstream out;
+  out.precision(9);
+  out << "series,x,y,spread\n";
+  for (const auto& a : figure.series)
+    for (std::size_t k = 0; k < a.y.size(); ++k)
+      out << analysis::csv_field(a.name) << ',' << (k < a.x.size() ? a.x[k] : static_cast<double>(k)) << ',' << a.y[k] << ','
+          << (k < a.spread.size() ? a.spread[k] : 0.0) << '\n';
+  write_text_atomically(csv, out.str());
+  written.push_back(csv);
   return written;
 }
 

@@ -66,6 +66,37 @@ double AnalysisOptions::number(const std::string& key) const {
 
 std::string AnalysisOptions::text(const std::string& key) const { return value_of(values_, key); }
 
+bool AnalysisOptions::given(const std::string& key) const { return !value_of(values_, key).empty(); }
+
+namespace {
+
+// "0.5, 1,2": the numbers; false at the first that is not one.
+bool parse_numbers(const std::string& text, std::vector<double>& out) {
+  out.clear();
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto end = std::min(text.find(',', start), text.size());
+    std::string item = text.substr(start, end - start);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    double v = 0.0;
+    if (!item.empty() || end < text.size()) {
+      if (!parse_number(item, v)) return false;
+      out.push_back(v);
+    }
+    start = end + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<double> AnalysisOptions::numbers(const std::string& key) const {
+  std::vector<double> v;
+  if (!parse_numbers(value_of(values_, key), v)) throw UsageError("--" + key + " is not a list of numbers: '" + value_of(values_, key) + "'");
+  return v;
+}
+
 bool AnalysisOptions::flag(const std::string& key) const {
   bool v = false;
   if (!parse_flag(value_of(values_, key), v)) throw UsageError("--" + key + " is not true or false: '" + value_of(values_, key) + "'");
@@ -89,6 +120,12 @@ AnalysisOptions resolve_options(const AnalysisDefinition& definition, const std:
     auto it = given.find(o.key);
     std::string text = it != given.end() ? it->second : o.default_value;
     if (o.type == Type::Flag && text.empty()) text = "false";
+    if (o.required && text.empty()) throw UsageError("the analysis '" + definition.name + "' needs --" + o.key + " (" + o.description + ")");
+    // An option without a default may be left out: empty, and given() says so.
+    if (text.empty() && o.type != Type::Choice && o.type != Type::Flag) {
+      values[o.key] = text;
+      continue;
+    }
     const std::string where = "--" + o.key + " of the analysis '" + definition.name + "'";
     switch (o.type) {
       case Type::Integer:
@@ -115,6 +152,14 @@ AnalysisOptions resolve_options(const AnalysisDefinition& definition, const std:
         if (!parse_flag(text, v)) throw UsageError(where + " takes true or false, not '" + text + "'");
         break;
       }
+      case Type::NumberList: {
+        std::vector<double> list;
+        if (!parse_numbers(text, list)) throw UsageError(where + " needs numbers separated by commas, not '" + text + "'");
+        for (double v : list)
+          if (v < o.minimum || v > o.maximum)
+            throw UsageError(where + " takes numbers in [" + number_text(o.minimum) + ", " + number_text(o.maximum) + "], not " + number_text(v));
+        break;
+      }
       case Type::Text: break;
     }
     values[o.key] = text;
@@ -136,7 +181,7 @@ AnalysisResult run_analysis(const AnalysisDefinition& definition, AnalysisInputs
   for (const auto& t : result.tables)
     for (const auto& row : t.rows)
       if (row.size() != t.columns.size())
-        throw Error("the analysis '" + definition.name + "' returned a row of " + std::to_string(row.size()) + " numbers for the " +
+        throw Error("the analysis '" + definition.name + "' returned a row of " + std::to_string(row.size()) + " cells for the " +
                     std::to_string(t.columns.size()) + " columns of its table '" + t.name + "'");
   progress.update(1.0, "done");
   return result;
@@ -145,6 +190,16 @@ AnalysisResult run_analysis(const AnalysisDefinition& definition, AnalysisInputs
 namespace {
 
 }  // namespace
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + '"';
+}
 
 std::vector<std::string> write_result_files(const AnalysisResult& result, const std::string& dir) {
   std::error_code ec;
@@ -157,10 +212,14 @@ std::vector<std::string> write_result_files(const AnalysisResult& result, const 
   for (const auto& t : result.tables) {
     std::ostringstream csv;
     csv.precision(9);
-    for (std::size_t c = 0; c < t.columns.size(); ++c) csv << (c ? "," : "") << t.columns[c];
+    for (std::size_t c = 0; c < t.columns.size(); ++c) csv << (c ? "," : "") << csv_field(t.columns[c]);
     csv << "\n";
     for (const auto& row : t.rows) {
-      for (std::size_t c = 0; c < row.size(); ++c) csv << (c ? "," : "") << row[c];
+      for (std::size_t c = 0; c < row.size(); ++c) {
+        if (c) csv << ',';
+        if (const auto* text = std::get_if<std::string>(&row[c])) csv << csv_field(*text);
+        else if (const double v = std::get<double>(row[c]); std::isfinite(v)) csv << v;
+      }
       csv << "\n";
     }
     const fs::path path = fs::path(dir) / (t.name + ".csv");

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Analyses that plugins add: each says once what it takes (a checkpoint, a dataset, options with
+/// Analyses, the studio's own and those plugins add: each says once what it takes (a checkpoint, a dataset, options with
 /// defaults and ranges) and computes its numbers with a plain function that reports progress and
 /// can be cancelled. From that one definition the studio makes `dstudio analyze <name>` with its
 /// --help, the window's panel with its option form, and its exported figure and CSV files. The
@@ -12,8 +12,11 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
+#include "dstudio/analysis/attention_maps.h"
 #include "dstudio/common/progress.h"
 #include "dstudio/common/registry.h"
 
@@ -21,7 +24,7 @@ namespace dstudio::analysis {
 
 /// One option of an analysis, as the command line and the option form show it.
 struct AnalysisOption {
-  enum class Type { Integer, Number, Text, Choice, Flag };
+  enum class Type { Integer, Number, Text, Choice, Flag, NumberList };
   std::string key;          ///< "--key" on the command line
   std::string description;  ///< one line
   Type type = Type::Number;
@@ -29,6 +32,7 @@ struct AnalysisOption {
   std::vector<std::string> choices;  ///< Choice only
   double minimum = -std::numeric_limits<double>::infinity();
   double maximum = std::numeric_limits<double>::infinity();
+  bool required = false;  ///< must be given (no default)
 };
 
 /// Option values by key, as text, checked against their definitions by resolve_options.
@@ -40,6 +44,10 @@ class AnalysisOptions {
   [[nodiscard]] double number(const std::string& key) const;
   [[nodiscard]] std::string text(const std::string& key) const;
   [[nodiscard]] bool flag(const std::string& key) const;
+  /// False for an option without a default that was not given (its value is empty).
+  [[nodiscard]] bool given(const std::string& key) const;
+  /// A NumberList: "0.5,1,2" as numbers; empty when the option was left empty.
+  [[nodiscard]] std::vector<double> numbers(const std::string& key) const;
   [[nodiscard]] const std::map<std::string, std::string>& values() const { return values_; }
 
  private:
@@ -53,28 +61,42 @@ struct AnalysisInputs {
   AnalysisOptions options;
 };
 
-/// A table of numbers with named columns (written as <name>.csv).
+/// One cell of a table: a number (NaN: left empty) or a text such as a layer's mixer.
+using AnalysisCell = std::variant<double, std::string>;
+
+/// A table with named columns (written as <name>.csv).
 struct AnalysisTable {
   std::string name;
   std::vector<std::string> columns;
-  std::vector<std::vector<double>> rows;
+  std::vector<std::vector<AnalysisCell>> rows;
 };
 
-/// One line or one set of bars of a figure.
+/// One line, one set of bars or one group of points of a figure.
 struct AnalysisSeries {
   std::string name;
   std::vector<double> x, y;
   std::vector<double> spread;  ///< optional: a band (lines) or error bars (bars) of +/- spread
+  bool right_axis = false;     ///< Lines: drawn against a second y axis titled `right_label`
 };
 
-/// A figure as data: lines over x, or bars whose x are indices into `categories`.
+/// A figure as data: lines over x, bars whose x are indices into `categories`, a token-by-token
+/// heatmap, or groups of points.
 struct AnalysisFigure {
-  enum class Kind { Lines, Bars };
+  enum class Kind { Lines, Bars, Heatmap, Scatter };
   std::string name;  ///< file name without extension
   std::string title, x_label, y_label;
   Kind kind = Kind::Lines;
-  std::vector<AnalysisSeries> series;
+  std::vector<AnalysisSeries> series;   ///< Lines; Bars: the first; Scatter: a group each
   std::vector<std::string> categories;  ///< Bars: the label of each x
+  // Lines:
+  std::string right_label;
+  std::vector<std::pair<std::string, double>> references;  ///< horizontal lines: (name, y)
+  bool log_x = false;
+  // Heatmap: rows are queries, labelled; entries above the diagonal are masked.
+  TokenMatrix matrix;
+  std::vector<std::string> labels;
+  bool diverging = false;  ///< a colour map centred at zero (differences)
+  std::string colour_label;
 };
 
 /// What an analysis computed.
@@ -90,6 +112,8 @@ struct AnalysisDefinition {
   std::string title;        ///< what the window's panel and menus call it
   std::string description;  ///< one line for --help
   bool needs_checkpoint = true;
+  /// The studio's own analyses have a view of their own in the window as well.
+  bool has_own_view = false;
   std::vector<AnalysisOption> options;
   /// Computes the result; polls `progress` and throws Cancelled when asked to stop, Error for
   /// input it cannot use.
@@ -97,7 +121,7 @@ struct AnalysisDefinition {
   Origin origin;
 };
 
-/// The analyses plugins added.
+/// Every analysis: the studio's own first, then those plugins added.
 Registry<AnalysisDefinition>& analysis_registry();
 
 /// `given` checked against `definition`'s options and completed with their defaults. Throws
@@ -109,8 +133,12 @@ AnalysisOptions resolve_options(const AnalysisDefinition& definition, const std:
 /// Error when it returns a summary that is not a JSON object.
 AnalysisResult run_analysis(const AnalysisDefinition& definition, AnalysisInputs inputs, const Progress& progress = {});
 
+/// `text` as one CSV field: quoted when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& text);
+
 /// Writes <dir>/summary.json and <dir>/<table>.csv for every table, each atomically (a temporary
-/// name, then a rename). Returns the paths written.
+/// name, then a rename); numbers with 9 significant digits, NaN as an empty field. Returns the
+/// paths written.
 std::vector<std::string> write_result_files(const AnalysisResult& result, const std::string& dir);
 
 }  // namespace dstudio::analysis

@@ -32,7 +32,8 @@ class AnalysisView : public QWidget, public FigureSource {
   explicit AnalysisView(std::shared_ptr<const analysis::AnalysisDefinition> definition, QWidget* parent = nullptr);
 
   [[nodiscard]] const analysis::AnalysisDefinition& definition() const { return *definition_; }
-  /// The form's values by option key, as the command line would pass them.
+  /// The form's values by option key, as the command line would pass them; an option without a
+  /// default that is left at "default" is not among them.
   [[nodiscard]] std::map<std::string, std::string> options() const;
   /// Sets the form's value of `key` (as text); false when there is no such option.
   bool setOption(const std::string& key, const std::string& value);

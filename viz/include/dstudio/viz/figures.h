@@ -156,11 +156,13 @@ std::vector<std::string> save_value_scatter(const std::string& base, const std::
                                             const std::vector<double>& value, const QString& colour_label,
                                             const FigureStyle& style = {});
 
-/// A registered analysis's figure (analysis_registry.h): lines with their bands, or the first
-/// series as bars with error bars over `categories`; its numbers as base.csv (series, x, y, spread).
-/// The figure's own title and axis titles unless `style` sets them.
+/// An analysis's figure (analysis_registry.h) drawn as the save_* functions above draw its kind:
+/// lines with their bands, reference lines and a right axis; the first series as bars; a
+/// token-by-token heatmap; scatter groups. With `with_csv`, its numbers as base.csv (a heatmap as
+/// write_map_csv writes it, otherwise series, x, y, spread). The figure's own title and axis
+/// titles unless `style` sets them.
 std::vector<std::string> save_analysis_figure(const std::string& base, const analysis::AnalysisFigure& figure,
-                                              const FigureStyle& style = {});
+                                              const FigureStyle& style = {}, bool with_csv = true);
 
 /// The same figure as an image at the style's size and dpi (on screen: dpi 96 and the widget's
 /// width in inches).

@@ -1,0 +1,528 @@
+// The papers' analyses as registered analyses (analysis_registry.h): attention maps, entropy
+// against reward, the token t-SNE, modality zeroing, the target-return sweep and training curves.
+// `dstudio analyze <name>` and the window's Analyses tab are made from these definitions; each
+// computes its numbers once, here, with the same steps the views use (inspect_on_dataset,
+// select_map, head_entropies, token_cloud, zeroing_ablation, read_run_metrics).
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "dstudio/analysis/analysis_registry.h"
+#include "dstudio/analysis/curves.h"
+#include "dstudio/analysis/entropy.h"
+#include "dstudio/analysis/tsne.h"
+#include "dstudio/analysis/window_maps.h"
+#include "dstudio/common/error.h"
+#include "dstudio/data/dataset_io.h"
+#include "dstudio/env/environment.h"
+#include "dstudio/models/checkpoint.h"
+#include "dstudio/models/evaluation.h"
+#include "dstudio/models/token_cloud.h"
+#include "dstudio/models/windows.h"
+
+namespace dstudio::models {
+namespace {
+
+namespace fs = std::filesystem;
+using analysis::AnalysisFigure;
+using analysis::AnalysisInputs;
+using analysis::AnalysisOption;
+using analysis::AnalysisResult;
+using analysis::AnalysisTable;
+using nlohmann::ordered_json;
+using Type = AnalysisOption::Type;
+
+// A short name for titles and legends: the file's stem, or its folder's name for a run's
+// checkpoint.pt.
+std::string name_of(const std::string& checkpoint) {
+  const fs::path p(checkpoint);
+  const auto stem = p.stem().string();
+  if (stem.rfind("checkpoint", 0) == 0 && p.has_parent_path()) return fs::absolute(p).parent_path().filename().string();
+  return stem;
+}
+
+// NaN (e.g. the correlation of a constant series) as JSON null.
+ordered_json finite_or_null(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
+
+// The part [from, to] of `progress`: fractions reported by a step are scaled into it.
+Progress part(const Progress& progress, double from, double to) {
+  Progress p;
+  p.cancel = progress.cancel;
+  if (progress.report)
+    p.report = [report = progress.report, from, to](double f, std::string_view stage) { report(from + (to - from) * f, stage); };
+  return p;
+}
+
+// A second checkpoint or a run folder named by an option: it must be there.
+std::string existing(const analysis::AnalysisOptions& o, const std::string& key) {
+  const std::string path = o.text(key);
+  std::error_code ec;
+  if (!path.empty() && !fs::exists(path, ec)) throw UsageError("--" + key + " " + path + ": no such file or folder");
+  return path;
+}
+
+const env::TaskSpec& task_of(const CheckpointInfo& info) { return env::task(info.env_id.empty() ? "hopper" : info.env_id); }
+
+// Options every analysis that acts or samples takes, as the command line always had them.
+std::vector<AnalysisOption> with_common(std::vector<AnalysisOption> options) {
+  options.push_back({"threads", "Cores to use", Type::Integer, "2", {}, 1, 64});
+  options.push_back({"seed", "Episode e resets with seed + e", Type::Integer, "0", {}, 0, 9.0e15});
+  return options;
+}
+
+AnalysisFigure heatmap(std::string name, std::string title, const analysis::TokenMatrix& m, const std::vector<std::string>& labels,
+                       bool diverging, std::string colour_label) {
+  AnalysisFigure f;
+  f.name = std::move(name);
+  f.title = std::move(title);
+  f.x_label = "key";
+  f.y_label = "query";
+  f.kind = AnalysisFigure::Kind::Heatmap;
+  f.matrix = m;
+  f.labels = labels;
+  f.diverging = diverging;
+  f.colour_label = std::move(colour_label);
+  return f;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+AnalysisResult attention(const AnalysisInputs& in, const Progress& progress) {
+  const auto& o = in.options;
+  const auto info = read_checkpoint_info(in.checkpoint);
+  const auto& cfg = info.variant;
+  const int K = cfg.context_length, per_step = cfg.tokenizer == Tokenizer::Triplet ? 3 : 1;
+  const std::string source = o.text("source");
+  std::vector<Window> windows;
+  std::vector<WindowInspection> inspections;
+  if (source == "rollout") {
+    RolloutConfig rc;
+    rc.episodes = 1;
+    rc.seed = static_cast<std::uint64_t>(o.integer("seed"));
+    const int step = o.given("step") ? static_cast<int>(o.integer("step")) : 2 * K;
+    rc.max_steps = step + 1;
+    const auto r = rollout(in.checkpoint, rc, part(progress, 0.0, 0.8));
+    const auto& e = r.episodes.front();
+    windows.push_back(window_from_trace(e, std::min(step, e.length - 1), K, cfg.state_dim, cfg.act_dim));
+    inspections = inspect_windows(in.checkpoint, windows, ModalityZeroing::None, part(progress, 0.8, 0.9));
+  } else {
+    auto inspected = inspect_on_dataset(in.checkpoint, static_cast<int>(o.integer("windows")), in.dataset, part(progress, 0.0, 0.9));
+    windows = std::move(inspected.windows);
+    inspections = std::move(inspected.inspections);
+  }
+  const auto labels = analysis::window_labels(inspections);
+  const int layers = static_cast<int>(inspections.front().layers.size());
+  const int only = o.given("layer") ? static_cast<int>(o.integer("layer")) : 0;
+  const int head = o.given("head") ? static_cast<int>(o.integer("head")) : 0;
+  if (only > layers) throw UsageError("--layer " + std::to_string(only) + ": the model has layers 1 to " + std::to_string(layers));
+  const std::string who = name_of(in.checkpoint), head_text = head > 0 ? "head " + std::to_string(head) : "mean over heads";
+  AnalysisResult result;
+  ordered_json layer_json = ordered_json::array();
+  for (int l = 0; l < layers; ++l) {
+    if (only > 0 && l + 1 != only) continue;
+    std::string note;
+    const auto m = analysis::select_map(inspections, {analysis::MapKind::Layer, l + 1, head}, &note);
+    const auto& mixer = inspections.front().layers[static_cast<std::size_t>(l)].mixer;
+    result.figures.push_back(heatmap("attention_layer" + std::to_string(l + 1),
+                                     who + "\nlayer " + std::to_string(l + 1) + ": " + mixer + (head > 0 ? ", " + head_text : ""), m, labels,
+                                     false, "weight"));
+    double entropy = 0.0;
+    for (const auto& w : inspections) {
+      const auto& lm = w.layers[static_cast<std::size_t>(l)];
+      entropy += analysis::mean_head_entropy(lm.values, lm.heads, lm.tokens, w.valid) / static_cast<double>(inspections.size());
+    }
+    ordered_json entry = {{"layer", l + 1}, {"mixer", mixer}, {"heads", inspections.front().layers[static_cast<std::size_t>(l)].heads},
+                          {"derivation", analysis::mixing_derivation(mixer)}, {"mean_entropy", entropy}};
+    if (!note.empty()) entry["note"] = note;
+    layer_json.push_back(entry);
+  }
+  const auto mean = analysis::select_map(inspections, {analysis::MapKind::MeanOverLayers});
+  result.figures.push_back(heatmap("attention_mean_layers", who + "\nmean over layers", mean, labels, false, "weight"));
+  result.figures.push_back(
+      heatmap("attention_rollout", who + "\nattention rollout", analysis::select_map(inspections, {analysis::MapKind::Rollout}), labels, false, "weight"));
+  ordered_json summary = {{"variant", cfg.variant}, {"source", source}, {"windows", windows.size()}, {"tokens", labels.size()}, {"layers", layer_json}};
+  const std::string compare = existing(o, "compare");
+  if (!compare.empty()) {
+    const auto other = read_checkpoint_info(compare);
+    if (other.variant.context_length != K || (other.variant.tokenizer == Tokenizer::Triplet) != (per_step == 3))
+      throw Error("the two checkpoints see windows of different sizes (" + std::to_string(cfg.tokens()) + " and " +
+                  std::to_string(other.variant.tokens()) + " tokens); their maps cannot be subtracted");
+    const auto theirs = inspect_windows(compare, windows, ModalityZeroing::None, part(progress, 0.9, 1.0));
+    const auto diff = analysis::difference(mean, analysis::select_map(theirs, {analysis::MapKind::MeanOverLayers}));
+    result.figures.push_back(heatmap("attention_difference", who + " - " + name_of(compare) + "\nmean over layers", diff, labels, true, "difference"));
+    double largest = 0.0;
+    for (double v : diff.values) largest = std::max(largest, std::abs(v));
+    summary["compare"] = {{"checkpoint", compare}, {"variant", other.variant.variant}, {"max_abs_difference", largest}};
+  }
+  result.summary_json = summary.dump();
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+AnalysisResult entropy(const AnalysisInputs& in, const Progress& progress) {
+  const auto& o = in.options;
+  const auto info = read_checkpoint_info(in.checkpoint);
+  const int K = info.variant.context_length;
+  RolloutConfig rc;
+  rc.targets = {o.given("target") ? o.number("target") : task_of(info).default_targets.front()};
+  rc.episodes = static_cast<int>(o.integer("episodes"));
+  rc.seed = static_cast<std::uint64_t>(o.integer("seed"));
+  rc.entropy = true;
+  rc.threads = static_cast<int>(o.integer("threads"));
+  const auto r = rollout(in.checkpoint, rc, part(progress, 0.0, 0.8));
+  // Only full windows: a younger window has fewer tokens, so less entropy by construction.
+  const int skip = o.given("skip") ? static_cast<int>(o.integer("skip")) : K - 1;
+  AnalysisResult result;
+  AnalysisTable steps{"entropy_reward", {"episode", "step", "entropy", "reward"}, {}};
+  std::vector<double> entropies, rewards;
+  for (std::size_t e = 0; e < r.episodes.size(); ++e) {
+    const auto& ep = r.episodes[e];
+    for (int t = 0; t < ep.length; ++t) {
+      const auto at = static_cast<std::size_t>(t);
+      steps.rows.push_back({static_cast<double>(e), static_cast<double>(t), ep.entropy[at], ep.rewards[at]});
+      if (t >= skip) {
+        entropies.push_back(ep.entropy[at]);
+        rewards.push_back(ep.rewards[at]);
+      }
+    }
+  }
+  const auto mean = analysis::mean_std(entropies);
+  const double p = analysis::pearson(entropies, rewards), s = analysis::spearman(entropies, rewards);
+
+  // Per layer and head, on dataset windows: entropy, intra-step and inter-step.
+  AnalysisTable heads_table{"entropy_heads", {"layer", "head", "mixer", "entropy", "intra_step", "inter_step"}, {}};
+  ordered_json heads = ordered_json::array();
+  const auto inspected = inspect_on_dataset(in.checkpoint, static_cast<int>(o.integer("windows")), in.dataset, part(progress, 0.8, 1.0));
+  for (const auto& h : analysis::head_entropies(inspected.inspections)) {
+    // intra_step is NaN (an empty cell) with one token a step.
+    heads_table.rows.push_back({static_cast<double>(h.layer), static_cast<double>(h.head), h.mixer, h.entropy, h.intra_step, h.inter_step});
+    heads.push_back({{"layer", h.layer}, {"head", h.head}, {"mixer", h.mixer}, {"entropy", h.entropy},
+                     {"intra_step", finite_or_null(h.intra_step)}, {"inter_step", h.inter_step}});
+  }
+  result.tables = {steps, heads_table};
+
+  const auto& ep = r.episodes.front();
+  AnalysisFigure f;
+  f.name = "entropy_reward";
+  char title[200];
+  std::snprintf(title, sizeof title, "%s, episode 1\nPearson %.2f, Spearman %.2f over %zu steps", name_of(in.checkpoint).c_str(), p, s,
+                entropies.size());
+  f.title = title;
+  f.x_label = "step";
+  f.y_label = "attention entropy";
+  f.right_label = "reward";
+  f.series = {{"entropy (layer 1)", {}, {}, {}, false}, {"reward", {}, {}, {}, true}};
+  for (int t = 0; t < ep.length; ++t) {
+    f.series[0].x.push_back(t);
+    f.series[0].y.push_back(ep.entropy[static_cast<std::size_t>(t)]);
+    f.series[1].x.push_back(t);
+    f.series[1].y.push_back(ep.rewards[static_cast<std::size_t>(t)]);
+  }
+  result.figures.push_back(std::move(f));
+  ordered_json episodes = ordered_json::array();
+  for (const auto& e : r.episodes) episodes.push_back({{"return", e.episode_return}, {"score", e.score}, {"length", e.length}});
+  result.summary_json = ordered_json{{"variant", info.variant.variant},
+                                     {"target", rc.targets.front()},
+                                     {"skipped_steps", skip},
+                                     {"mean_entropy", mean.mean},
+                                     {"std_entropy", mean.std},
+                                     {"entropy_reward_pearson", finite_or_null(p)},
+                                     {"entropy_reward_spearman", finite_or_null(s)},
+                                     {"pairs", entropies.size()},
+                                     {"episodes", episodes},
+                                     {"heads", heads}}
+                            .dump();
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
+  const auto& o = in.options;
+  const auto inspected = inspect_on_dataset(in.checkpoint, static_cast<int>(o.integer("windows")), in.dataset, part(progress, 0.0, 0.1));
+  // The same token cloud the window's t-SNE view shows.
+  const auto cloud = token_cloud(inspected.windows, inspected.inspections);
+  const int n = cloud.count(), H = cloud.dims;
+  analysis::TsneConfig tc;
+  tc.perplexity = o.number("perplexity");
+  tc.iterations = static_cast<int>(o.integer("iterations"));
+  tc.snapshot_every = static_cast<int>(o.integer("snapshot-every"));
+  tc.threads = static_cast<int>(o.integer("threads"));
+  const auto r = analysis::tsne(cloud.points, n, H, tc, part(progress, 0.1, 1.0));
+  const auto xy = [&r](int i, int k) { return r.embedding[static_cast<std::size_t>(i) * 2 + static_cast<std::size_t>(k)]; };
+  AnalysisResult result;
+  AnalysisTable points{"tsne", {"x", "y", "modality", "window", "timestep", "return_to_go"}, {}};
+  for (int i = 0; i < n; ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    points.rows.push_back({xy(i, 0), xy(i, 1), cloud.modality[at], static_cast<double>(cloud.window[at]),
+                           static_cast<double>(cloud.timestep[at]), cloud.return_to_go[at]});
+  }
+  AnalysisTable snapshots{"tsne_snapshots", {"iteration", "index", "x", "y"}, {}};
+  for (std::size_t k = 0; k < r.snapshots.size(); ++k)
+    for (int i = 0; i < n; ++i)
+      snapshots.rows.push_back({static_cast<double>(r.snapshot_iterations[k]), static_cast<double>(i), r.snapshots[k][static_cast<std::size_t>(i) * 2],
+                                r.snapshots[k][static_cast<std::size_t>(i) * 2 + 1]});
+  result.tables = {points, snapshots};
+
+  const std::string who = name_of(in.checkpoint);
+  const auto scatter = [&](std::string name, std::string title, std::vector<std::string> groups, const auto& group_of) {
+    AnalysisFigure f;
+    f.name = std::move(name);
+    f.title = who + ": " + title;
+    f.kind = AnalysisFigure::Kind::Scatter;
+    for (auto& g : groups) f.series.push_back({std::move(g), {}, {}, {}, false});
+    for (int i = 0; i < n; ++i) {
+      auto& s = f.series[static_cast<std::size_t>(group_of(i))];
+      s.x.push_back(xy(i, 0));
+      s.y.push_back(xy(i, 1));
+    }
+    result.figures.push_back(std::move(f));
+  };
+  // By modality, in the order the modalities first appear.
+  std::vector<std::string> modalities;
+  for (const auto& m : cloud.modality)
+    if (std::find(modalities.begin(), modalities.end(), m) == modalities.end()) modalities.push_back(m);
+  scatter("tsne_modality", "tokens by modality", modalities, [&](int i) {
+    return std::find(modalities.begin(), modalities.end(), cloud.modality[static_cast<std::size_t>(i)]) - modalities.begin();
+  });
+  // By timestep: four groups of equal width over the steps seen.
+  int max_step = 1;
+  for (int t : cloud.timestep) max_step = std::max(max_step, t + 1);
+  std::vector<std::string> quarters;
+  for (int q = 0; q < 4; ++q) quarters.push_back("steps " + std::to_string(q * max_step / 4) + "-" + std::to_string((q + 1) * max_step / 4 - 1));
+  scatter("tsne_timestep", "tokens by timestep", quarters,
+          [&](int i) { return std::min(3, cloud.timestep[static_cast<std::size_t>(i)] * 4 / max_step); });
+  // By return-to-go: quartiles of the values seen.
+  std::vector<double> rtgs = cloud.return_to_go;
+  std::sort(rtgs.begin(), rtgs.end());
+  const double q[5] = {rtgs.front(), rtgs[rtgs.size() / 4], rtgs[rtgs.size() / 2], rtgs[rtgs.size() * 3 / 4], rtgs.back()};
+  std::vector<std::string> ranges;
+  for (int k = 0; k < 4; ++k) {
+    char text[64];
+    std::snprintf(text, sizeof text, "RTG %.0f-%.0f", q[k], q[k + 1]);
+    ranges.push_back(text);
+  }
+  scatter("tsne_rtg", "tokens by return-to-go", ranges, [&](int i) {
+    const double v = cloud.return_to_go[static_cast<std::size_t>(i)];
+    return v < q[1] ? 0 : v < q[2] ? 1 : v < q[3] ? 2 : 3;
+  });
+  result.summary_json = ordered_json{{"variant", inspected.info.variant.variant},
+                                     {"windows", inspected.windows.size()},
+                                     {"points", n},
+                                     {"dims", H},
+                                     {"perplexity", tc.perplexity},
+                                     {"iterations", tc.iterations},
+                                     {"seconds", r.seconds},
+                                     {"kl", r.kl},
+                                     {"snapshots", r.snapshots.size()}}
+                            .dump();
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+AnalysisResult ablation(const AnalysisInputs& in, const Progress& progress) {
+  const auto& o = in.options;
+  AblationConfig config;
+  config.target = o.given("target") ? o.number("target") : 0.0;
+  config.episodes = static_cast<int>(o.integer("episodes"));
+  config.seeds = static_cast<int>(o.integer("seeds"));
+  config.seed = static_cast<std::uint64_t>(o.integer("seed"));
+  config.threads = static_cast<int>(o.integer("threads"));
+  const auto r = zeroing_ablation(in.checkpoint, config, progress);
+  ordered_json summary = {{"variant", read_checkpoint_info(in.checkpoint).variant.variant},
+                          {"target", r.target},
+                          {"episodes", config.episodes},
+                          {"seeds", config.seeds}};
+  AnalysisTable table{"ablation", {"zeroing", "seed", "episode", "return", "score"}, {}};
+  AnalysisFigure bars;
+  bars.name = "ablation";
+  bars.title = name_of(in.checkpoint) + ": modality zeroed at inference";
+  bars.y_label = "normalised score";
+  bars.kind = AnalysisFigure::Kind::Bars;
+  bars.series = {{"normalised score", {}, {}, {}, false}};
+  for (const auto& z : r.zeroings) {
+    const std::string key = to_string(z.zeroing);
+    for (std::size_t e = 0; e < z.episodes.size(); ++e) {
+      const auto seed = e / static_cast<std::size_t>(config.episodes), episode = e % static_cast<std::size_t>(config.episodes);
+      table.rows.push_back({key, static_cast<double>(seed), static_cast<double>(episode), z.episodes[e].episode_return, z.episodes[e].score});
+    }
+    summary[key] = {{"mean", z.summary.mean_score}, {"std", z.summary.std_score}, {"std_over_seeds", z.std_over_seeds}, {"episodes", z.summary.episodes}};
+    bars.series.front().x.push_back(static_cast<double>(bars.categories.size()));
+    bars.series.front().y.push_back(z.summary.mean_score);
+    bars.series.front().spread.push_back(z.summary.std_score);
+    bars.categories.push_back(zeroing_label(z.zeroing));
+  }
+  AnalysisResult result;
+  result.tables.push_back(std::move(table));
+  result.figures.push_back(std::move(bars));
+  result.summary_json = summary.dump();
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+AnalysisResult rtg_sweep(const AnalysisInputs& in, const Progress& progress) {
+  const auto& o = in.options;
+  const auto info = read_checkpoint_info(in.checkpoint);
+  const auto& spec = task_of(info);
+  std::vector<double> targets = o.numbers("targets");
+  const double base = o.given("base") ? o.number("base") : spec.default_targets.front();
+  if (targets.empty())
+    for (double m : o.numbers("multiples")) targets.push_back(base * m);
+  if (targets.empty()) throw UsageError("--targets and --multiples are both empty: there is nothing to sweep");
+  const int episodes = static_cast<int>(o.integer("episodes"));
+  ordered_json summary = {{"variant", info.variant.variant}, {"env", spec.name}, {"base_target", base}, {"episodes", episodes}};
+  AnalysisTable table{"rtg_sweep", {"checkpoint", "target", "mean", "std", "mean_return"}, {}};
+  AnalysisFigure f;
+  f.name = "rtg_sweep";
+  f.title = "Returns as the target leaves the data";
+  f.x_label = "target return";
+  f.y_label = "normalised score";
+  f.log_x = true;
+  const std::string compare = existing(o, "compare");
+  const std::vector<std::string> checkpoints = compare.empty() ? std::vector<std::string>{in.checkpoint} : std::vector<std::string>{in.checkpoint, compare};
+  for (std::size_t k = 0; k < checkpoints.size(); ++k) {
+    const auto& ckpt = checkpoints[k];
+    RolloutConfig rc;
+    rc.targets = targets;
+    rc.episodes = episodes;
+    rc.seed = static_cast<std::uint64_t>(o.integer("seed"));
+    rc.threads = static_cast<int>(o.integer("threads"));
+    rc.traces = false;
+    const double share = 1.0 / static_cast<double>(checkpoints.size());
+    const auto r = rollout(ckpt, rc, part(progress, k * share, (k + 1) * share));
+    ordered_json points = ordered_json::array();
+    analysis::AnalysisSeries line{name_of(ckpt), {}, {}, {}, false};
+    for (const auto& s : r.summary) {
+      points.push_back({{"target", s.target}, {"mean", s.mean_score}, {"std", s.std_score}, {"mean_return", s.mean_return}});
+      table.rows.push_back({name_of(ckpt), s.target, s.mean_score, s.std_score, s.mean_return});
+      line.x.push_back(s.target);
+      line.y.push_back(s.mean_score);
+      line.spread.push_back(s.std_score);
+    }
+    if (k == 0) summary["points"] = points;
+    else summary["compare"] = {{"checkpoint", ckpt}, {"points", points}};
+    f.series.push_back(std::move(line));
+  }
+  // The best episode of the data as a reference line, when the data can be found.
+  try {
+    const auto ds = data::load_dataset(in.dataset.empty() ? checkpoint_dataset(info).string() : in.dataset);
+    double best = -1e300;
+    for (const auto& e : ds.episodes) best = std::max(best, e.ret);
+    summary["dataset_best_return"] = best;
+    summary["dataset_best_score"] = env::normalized_score(spec, best);
+    f.references.push_back({"best episode in the data", env::normalized_score(spec, best)});
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const std::exception& e) {
+    summary["dataset_best_return"] = nullptr;
+    summary["dataset_note"] = std::string("no dataset reference line: ") + e.what();
+  }
+  AnalysisResult result;
+  result.tables.push_back(std::move(table));
+  result.figures.push_back(std::move(f));
+  result.summary_json = summary.dump();
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+AnalysisResult training_curves(const AnalysisInputs& in, const Progress& progress) {
+  const auto& o = in.options;
+  const std::string run = existing(o, "run"), compare = existing(o, "compare");
+  std::vector<std::pair<std::string, analysis::RunMetrics>> runs = {{fs::path(run).filename().string(), analysis::read_run_metrics(run)}};
+  if (!compare.empty()) runs.push_back({fs::path(compare).filename().string(), analysis::read_run_metrics(compare)});
+  progress.check();
+  ordered_json summary = {{"run", run}};
+  AnalysisResult result;
+  for (const auto& [key, label] : {std::pair{"loss", "training loss"}, std::pair{"entropy_layer1", "attention entropy, layer 1"},
+                                   std::pair{"eval_score", "normalised score"}}) {
+    AnalysisFigure f;
+    f.name = std::string("training_") + key;
+    f.title = label;
+    f.x_label = "training step";
+    f.y_label = label;
+    ordered_json last = ordered_json::object();
+    for (const auto& [name, metrics] : runs) {
+      auto it = metrics.columns.find(key);
+      if (it == metrics.columns.end() || it->second.x.empty()) continue;
+      f.series.push_back({name, it->second.x, it->second.y, {}, false});
+      last[name] = it->second.y.back();
+    }
+    if (f.series.empty()) continue;
+    summary[key] = {{"last", last}, {"points", f.series.front().x.size()}};
+    result.figures.push_back(std::move(f));
+  }
+  result.summary_json = summary.dump();
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+analysis::AnalysisDefinition studio(std::string name, std::string title, std::string description, std::vector<AnalysisOption> options,
+                                    decltype(analysis::AnalysisDefinition::run) run, bool needs_checkpoint = true) {
+  analysis::AnalysisDefinition d;
+  d.name = std::move(name);
+  d.title = std::move(title);
+  d.description = std::move(description);
+  d.needs_checkpoint = needs_checkpoint;
+  d.has_own_view = true;
+  d.options = std::move(options);
+  d.run = std::move(run);
+  return d;
+}
+
+// Registered when the library is loaded, before any plugin: the studio's analyses come first.
+[[maybe_unused]] const bool registered = [] {
+  auto& r = analysis::analysis_registry();
+  r.add(studio("attention", "Attention maps", "Attention maps: per layer, mean over layers, rollout; --compare for a difference",
+               with_common({{"compare", "A second checkpoint: the difference of the maps on identical windows", Type::Text, ""},
+                            {"source", "dataset: windows spread over the dataset; rollout: the window of one step of a rollout", Type::Choice,
+                             "dataset", {"dataset", "rollout"}},
+                            {"windows", "Dataset windows averaged", Type::Integer, "16", {}, 1, 10000},
+                            {"step", "Rollout step (default 2K)", Type::Integer, "", {}, 0, 100000},
+                            {"layer", "Only this layer (from 1; default all)", Type::Integer, "", {}, 1, 1000},
+                            {"head", "This head (from 1) instead of the mean over heads", Type::Integer, "", {}, 1, 1000}}),
+               attention));
+  r.add(studio("entropy", "Entropy and reward", "Attention entropy over a rollout next to the reward; per head, intra- and inter-step",
+               with_common({{"episodes", "Rollout episodes", Type::Integer, "5", {}, 1, 1000},
+                            {"target", "Target return (default: the task's first)", Type::Number, "", {}, 0, 1e12},
+                            {"windows", "Dataset windows for the per-head entropies", Type::Integer, "16", {}, 1, 10000},
+                            {"skip", "Steps left out of the correlation (default K - 1: only full windows)", Type::Integer, "", {}, 0, 100000}}),
+               entropy));
+  r.add(studio("tsne", "Token t-SNE", "t-SNE of token embeddings before and after merging",
+               with_common({{"windows", "Dataset windows", Type::Integer, "40", {}, 1, 100000},
+                            {"perplexity", "Perplexity", Type::Number, "30", {}, 1, 1000},
+                            {"iterations", "Iterations", Type::Integer, "1000", {}, 250, 100000},
+                            {"snapshot-every", "Keep the layout every N iterations (tsne_snapshots.csv); 0: never", Type::Integer, "50", {}, 0,
+                             100000}}),
+               token_tsne));
+  r.add(studio("ablation", "Modality zeroing", "Normalised score with RTG, past states or actions zeroed at inference",
+               with_common({{"episodes", "Episodes per seed", Type::Integer, "10", {}, 1, 1000},
+                            {"seeds", "Seeds", Type::Integer, "3", {}, 1, 100},
+                            {"target", "Target return (default: the task's first)", Type::Number, "", {}, 0, 1e12}}),
+               ablation));
+  r.add(studio("training", "Training curves", "Loss, attention entropy and score over the course of training (metrics.jsonl)",
+               {{"run", "A training run's folder (dstudio train --out; --eval-every records entropy and score)", Type::Text, "", {}, 0, 0, true},
+                {"compare", "A second run's folder", Type::Text, ""}},
+               training_curves, /*needs_checkpoint=*/false));
+  r.add(studio("rtg-sweep", "Target-return sweep", "Normalised score as the target return leaves the dataset",
+               with_common({{"compare", "A second checkpoint: a second curve", Type::Text, ""},
+                            {"targets", "Target returns", Type::NumberList, ""},
+                            {"multiples", "Multiples of --base", Type::NumberList, "0.5,1,2,5,10,20"},
+                            {"base", "Base target (default: the task's first)", Type::Number, "", {}, 0, 1e12},
+                            {"episodes", "Episodes per target", Type::Integer, "10", {}, 1, 1000}}),
+               rtg_sweep));
+  return true;
+}();
+
+}  // namespace
+}  // namespace dstudio::models
