@@ -19,7 +19,6 @@
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSettings>
 #include <QShortcut>
@@ -27,7 +26,6 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStandardPaths>
-#include <QTextStream>
 #include <QTimer>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -36,16 +34,17 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <cstring>
-#include <fstream>
-#include <mutex>
+#include <filesystem>
 
 #include "dstudio/common/error.h"
 #include "dstudio/analysis/curves.h"
+#include "dstudio/common/atomic_file.h"
 #include "dstudio/models/checkpoint.h"
+#include "dstudio/models/run_folder.h"
 #include "dstudio/models/config_fields.h"
 #include "dstudio/models/variant_registry.h"
 #include "dstudio/models/evaluation.h"
+#include "dstudio/viz/config_form.h"
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/run_curves_view.h"
 
@@ -54,143 +53,12 @@ namespace {
 
 using nlohmann::ordered_json;
 
-// A spin box for rates and scales that span many decades (1e-4, 1000, 1e30): shown with
-// significant digits instead of a fixed number of decimals.
-class ScientificSpinBox : public QDoubleSpinBox {
- public:
-  ScientificSpinBox() {
-    setDecimals(323);  // no rounding of the value; the text is formatted below
-    setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
-    setKeyboardTracking(false);
-  }
-  QString textFromValue(double value) const override { return QString::number(value, 'g', 8); }
-  double valueFromText(const QString& text) const override { return text.trimmed().toDouble(); }
-  QValidator::State validate(QString& text, int&) const override {
-    bool ok = false;
-    const double v = text.trimmed().toDouble(&ok);
-    if (ok) return v >= minimum() && v <= maximum() ? QValidator::Acceptable : QValidator::Intermediate;
-    static const QRegularExpression partial(QStringLiteral(R"(^\s*[-+]?[0-9]*\.?[0-9]*([eE][-+]?[0-9]*)?\s*$)"));
-    return partial.match(text).hasMatch() ? QValidator::Intermediate : QValidator::Invalid;
-  }
-};
-
-// The values a string field may take, when it is one of the configuration's enumerations.
-QStringList choices_for(const std::string& key) {
-  QStringList out;
-  if (const auto* field = models::config_field(key))
-    for (const auto& c : field->choices) out << QString::fromStdString(c);
-  return out;
-}
-
-// What each field means, in the papers' words.
-QString tooltip_for(const std::string& key) {
-  const auto* field = models::config_field(key);
-  return field ? QString::fromStdString(field->description) : QString();
-}
-
-// The smallest value a number field may take (core's validate() has the last word).
-double minimum_for(const std::string& key, double value) {
-  const auto* field = models::config_field(key);
-  if (field && std::isfinite(field->minimum)) return field->minimum;
-  return value < 0 ? -1e300 : 0.0;
-}
-
-// An editor for one JSON value, chosen by the value's type.
-QWidget* make_editor(const std::string& key, const ordered_json& value) {
-  QWidget* editor = nullptr;
-  if (value.is_boolean()) {
-    auto* box = new QCheckBox;
-    box->setChecked(value.get<bool>());
-    editor = box;
-  } else if (value.is_number_integer()) {
-    auto* spin = new QSpinBox;
-    const auto v = value.is_number_unsigned() ? static_cast<long long>(std::min<std::uint64_t>(value.get<std::uint64_t>(), INT_MAX))
-                                              : value.get<long long>();
-    const double low = minimum_for(key, static_cast<double>(v));
-    spin->setRange(low < -INT_MAX ? -INT_MAX : static_cast<int>(std::ceil(low)), INT_MAX);
-    spin->setValue(static_cast<int>(v));
-    spin->setKeyboardTracking(false);
-    editor = spin;
-  } else if (value.is_number()) {
-    auto* spin = new ScientificSpinBox;
-    const double v = value.get<double>();
-    spin->setRange(minimum_for(key, v), 1e300);
-    spin->setValue(v);
-    editor = spin;
-  } else if (value.is_string()) {
-    const auto options = choices_for(key);
-    const QString text = QString::fromStdString(value.get<std::string>());
-    if (!options.isEmpty()) {
-      auto* combo = new QComboBox;
-      combo->addItems(options);
-      combo->setCurrentText(text);
-      editor = combo;
-    } else {
-      editor = new QLineEdit(text);
-    }
-  } else {
-    editor = new QLineEdit(QString::fromStdString(value.dump()));
-  }
-  editor->setObjectName(QString::fromStdString(key));
-  editor->setToolTip(tooltip_for(key));
-  return editor;
-}
-
-ordered_json read_editor(const QWidget* w) {
-  if (const auto* box = qobject_cast<const QCheckBox*>(w)) return box->isChecked();
-  if (const auto* spin = qobject_cast<const QSpinBox*>(w)) return static_cast<long long>(spin->value());
-  if (const auto* spin = qobject_cast<const QDoubleSpinBox*>(w)) return spin->value();
-  if (const auto* combo = qobject_cast<const QComboBox*>(w)) return combo->currentText().toStdString();
-  if (const auto* line = qobject_cast<const QLineEdit*>(w)) return line->text().toStdString();
-  return nullptr;
-}
-
-// A plugin mixer's options are edited one field each, "mixer_options.<name>", and read back into
-// the configuration's "mixer_options" object.
-constexpr const char* kMixerOptionPrefix = "mixer_options.";
-
-ordered_json read_form(const std::vector<std::pair<QString, QWidget*>>& fields) {
-  ordered_json j = ordered_json::object();
-  for (const auto& [key, w] : fields) {
-    const std::string k = key.toStdString();
-    if (k.rfind(kMixerOptionPrefix, 0) == 0) j["mixer_options"][k.substr(std::strlen(kMixerOptionPrefix))] = read_editor(w);
-    else j[k] = read_editor(w);
-  }
-  return j;
-}
-
-void clear_form(QFormLayout* form, std::vector<std::pair<QString, QWidget*>>& fields) {
-  while (form->rowCount() > 0) form->removeRow(0);
-  fields.clear();
-}
-
-QString state_name(models::TrainingState state) {
-  switch (state) {
-    case models::TrainingState::Idle: return QStringLiteral("Starting");
-    case models::TrainingState::Running: return QStringLiteral("Running");
-    case models::TrainingState::Paused: return QStringLiteral("Paused");
-    case models::TrainingState::Finished: return QStringLiteral("Finished");
-    case models::TrainingState::Cancelled: return QStringLiteral("Cancelled");
-    case models::TrainingState::Failed: return QStringLiteral("Failed");
-  }
-  return QStringLiteral("?");
-}
-
-bool is_final(models::TrainingState state) {
-  return state == models::TrainingState::Finished || state == models::TrainingState::Cancelled || state == models::TrainingState::Failed;
-}
-
 QString duration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("—");
   const auto s = static_cast<long long>(std::llround(seconds));
   if (s < 60) return QObject::tr("%1 s").arg(s);
   if (s < 3600) return QObject::tr("%1 min %2 s").arg(s / 60).arg(s % 60);
   return QObject::tr("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
-}
-
-void append(analysis::Curve& curve, double x, double y) {
-  curve.x.push_back(x);
-  curve.y.push_back(y);
 }
 
 struct MetricChoice {
@@ -203,32 +71,11 @@ const MetricChoice kMetrics[] = {{"loss", "loss (action MSE)"},
                                  {"learning_rate", "learning rate"},
                                  {"steps_per_second", "steps per second"}};
 
+// A plugin mixer's options are edited one field each, "mixer_options.<name>", and read back into
+// the configuration's "mixer_options" object.
+constexpr const char* kMixerOptionPrefix = "mixer_options.";
+
 }  // namespace
-
-// One training run: live (with a trainer) or read from disk.
-struct TrainingPanel::Run {
-  QString dir, name, label;  // folder, its name, the variant it is grouped by
-  QString seed;
-  std::int64_t total = 0;
-  std::shared_ptr<const data::Dataset> dataset;  // the trainer reads it until it is joined
-
-  // Written on the training thread, drained by pull() on the GUI thread.
-  std::mutex inbox_mutex;
-  std::vector<models::TrainingProgress> inbox;
-  std::vector<std::pair<std::int64_t, models::EvaluationResult>> inbox_evaluations;
-
-  // GUI thread only.
-  analysis::RunMetrics metrics;
-  models::TrainingProgress last;
-  QString state;
-  QString note;  // the error of a failed run, the checkpoint of a cancelled one
-  bool active = false;
-  bool pause_requested = false;
-  bool cancel_requested = false;
-  QTreeWidgetItem* item = nullptr;
-
-  std::unique_ptr<models::Trainer> trainer;  // declared last: joined before the rest goes
-};
 
 TrainingPanel::TrainingPanel(QWidget* parent)
     : QWidget(parent),
@@ -238,8 +85,8 @@ TrainingPanel::TrainingPanel(QWidget* parent)
       merger_label_(new QLabel(tr("merger"))),
       mixer_label_(new QLabel(tr("mixer"))),
       defaults_note_(new QLabel),
-      variant_form_(new QFormLayout),
-      training_form_(new QFormLayout),
+      variant_form_(new viz::ConfigForm),
+      training_form_(new viz::ConfigForm),
       eval_episodes_(new QSpinBox),
       runs_dir_edit_(new QLineEdit),
       start_(new QPushButton(tr("Start"))),
@@ -278,17 +125,17 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   chooser_box->setLayout(chooser);
 
   auto* model_box = new QGroupBox(tr("Model (variant configuration)"));
-  model_box->setLayout(variant_form_);
+  (new QVBoxLayout(model_box))->addWidget(variant_form_);
   auto* training_box = new QGroupBox(tr("Optimisation (training configuration)"));
   auto* training_layout = new QVBoxLayout(training_box);
-  training_layout->addLayout(training_form_);
+  training_layout->addWidget(training_form_);
   auto* eval_form = new QFormLayout;
   eval_episodes_->setRange(1, 1000);
   eval_episodes_->setValue(5);
   eval_episodes_->setToolTip(tr("Episodes rolled out at each evaluation (eval_every > 0)"));
   eval_form->addRow(tr("evaluation episodes"), eval_episodes_);
   training_layout->addLayout(eval_form);
-  for (QFormLayout* f : {chooser, variant_form_, training_form_, eval_form}) {
+  for (QFormLayout* f : {chooser, eval_form}) {
     f->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     f->setLabelAlignment(Qt::AlignRight);
   }
@@ -469,10 +316,8 @@ void TrainingPanel::closeEvent(QCloseEvent* event) {
 
 void TrainingPanel::cancelAll() {
   // Ask every run to stop first, so they wind down together, then wait for each.
-  for (auto& run : runs_)
-    if (run->trainer && run->active) run->trainer->cancel();
-  for (auto& run : runs_)
-    if (run->trainer && run->active) run->trainer->wait();
+  for (auto& row : runs_) row.run->cancel();
+  for (auto& row : runs_) row.run->wait();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -500,52 +345,19 @@ void TrainingPanel::rebuildVariantForm() {
     showMessage(QString::fromStdString(e.what()), true);
     return;
   }
-  clear_form(variant_form_, variant_fields_);
-  const auto j = ordered_json::parse(models::to_json(config));
-  const auto mixer = models::mixer_registry().find(config.registered_mixer);
-  for (const auto& [key, value] : j.items()) {
-    // The variant is chosen above; the shapes come from the dataset; the plugin is the variant's.
-    if (key == "variant" || key == "state_dim" || key == "act_dim" || key == "plugin" || key == "plugin_version") continue;
-    if (key == "mixer_options" && mixer) {
-      for (const auto& option : mixer->options) {
-        const double v = models::mixer_option(config, option.field.key);
-        QWidget* editor = nullptr;
-        if (option.integer) {
-          auto* spin = new QSpinBox;
-          spin->setRange(std::isfinite(option.field.minimum) ? static_cast<int>(std::ceil(option.field.minimum)) : -INT_MAX, INT_MAX);
-          spin->setValue(static_cast<int>(v));
-          editor = spin;
-        } else {
-          auto* spin = new ScientificSpinBox;
-          spin->setRange(std::isfinite(option.field.minimum) ? option.field.minimum : -1e300, 1e300);
-          spin->setValue(v);
-          editor = spin;
-        }
-        const QString name = QString::fromStdString(kMixerOptionPrefix + option.field.key);
-        editor->setObjectName(name);
-        editor->setToolTip(QString::fromStdString(option.field.description + " (" + mixer->origin.label() + ")"));
-        variant_form_->addRow(QString::fromStdString(option.field.key), editor);
-        variant_fields_.emplace_back(name, editor);
-      }
-      continue;
-    }
-    QWidget* editor = make_editor(key, value);
-    variant_form_->addRow(QString::fromStdString(key), editor);
-    variant_fields_.emplace_back(QString::fromStdString(key), editor);
-  }
+  // The variant is chosen above; the shapes come from the dataset; the plugin is the variant's;
+  // a plugin mixer's options follow, one field each.
+  variant_form_->setConfig(models::to_json(config), {"variant", "state_dim", "act_dim", "plugin", "plugin_version", "mixer_options"});
+  if (const auto mixer = models::mixer_registry().find(config.registered_mixer))
+    for (const auto& option : mixer->options)
+      variant_form_->addNumber(kMixerOptionPrefix + option.field.key, QString::fromStdString(option.field.key),
+                               models::mixer_option(config, option.field.key), option.field.minimum, option.integer,
+                               QString::fromStdString(option.field.description + " (" + mixer->origin.label() + ")"));
   applyDatasetDefaults();
   showMessage({}, false);
 }
 
-void TrainingPanel::rebuildTrainingForm(const models::TrainingConfig& config) {
-  clear_form(training_form_, training_fields_);
-  const auto j = ordered_json::parse(models::to_json(config));
-  for (const auto& [key, value] : j.items()) {
-    QWidget* editor = make_editor(key, value);
-    training_form_->addRow(QString::fromStdString(key), editor);
-    training_fields_.emplace_back(QString::fromStdString(key), editor);
-  }
-}
+void TrainingPanel::rebuildTrainingForm(const models::TrainingConfig& config) { training_form_->setConfig(models::to_json(config)); }
 
 void TrainingPanel::applyDatasetDefaults() {
   // Decision ConvFormer's settings depend on the dataset (Table 4); other variants keep theirs.
@@ -567,53 +379,30 @@ void TrainingPanel::applyDatasetDefaults() {
 }
 
 QWidget* TrainingPanel::field(const QString& key) const {
-  for (const auto* fields : {&variant_fields_, &training_fields_})
-    for (const auto& [k, w] : *fields)
-      if (k == key) return w;
-  return nullptr;
+  QWidget* w = variant_form_->field(key);
+  return w ? w : training_form_->field(key);
 }
 
 bool TrainingPanel::setField(const QString& key, const QVariant& value) {
-  QWidget* w = field(key);
-  if (!w) return false;
-  if (auto* box = qobject_cast<QCheckBox*>(w)) box->setChecked(value.toBool());
-  else if (auto* spin = qobject_cast<QSpinBox*>(w)) spin->setValue(value.toInt());
-  else if (auto* dspin = qobject_cast<QDoubleSpinBox*>(w)) dspin->setValue(value.toDouble());
-  else if (auto* combo = qobject_cast<QComboBox*>(w)) {
-    const int i = combo->findText(value.toString());
-    if (i < 0) return false;
-    combo->setCurrentIndex(i);
-  } else if (auto* line = qobject_cast<QLineEdit*>(w)) line->setText(value.toString());
-  return true;
+  return variant_form_->field(key) ? variant_form_->setField(key, value) : training_form_->setField(key, value);
 }
 
-QStringList TrainingPanel::variantKeys() const {
-  QStringList keys;
-  for (const auto& [k, w] : variant_fields_) keys << k;
-  return keys;
-}
+QStringList TrainingPanel::variantKeys() const { return variant_form_->keys(); }
 
-QStringList TrainingPanel::trainingKeys() const {
-  QStringList keys;
-  for (const auto& [k, w] : training_fields_) keys << k;
-  return keys;
-}
+QStringList TrainingPanel::trainingKeys() const { return training_form_->keys(); }
 
 models::VariantConfig TrainingPanel::variantConfig() const {
-  auto j = read_form(variant_fields_);
+  auto j = ordered_json::parse(variant_form_->json());
   j["variant"] = variant_->currentText().toStdString();
   return models::variant_from_json(j.dump());
 }
 
-models::TrainingConfig TrainingPanel::trainingConfig() const { return models::training_from_json(read_form(training_fields_).dump()); }
+models::TrainingConfig TrainingPanel::trainingConfig() const { return models::training_from_json(training_form_->json()); }
 
 // Outlines every field the message names, so the user sees where to look.
 void TrainingPanel::markInvalidField(const QString& message) {
-  for (const auto* fields : {&variant_fields_, &training_fields_})
-    for (const auto& [key, w] : *fields) {
-      const QRegularExpression named(QStringLiteral("\\b%1\\b").arg(QRegularExpression::escape(key)));
-      w->setStyleSheet(named.match(message).hasMatch() ? QStringLiteral("border: 1px solid #d55e00;") : QString());
-    }
+  variant_form_->markInvalid(message);
+  training_form_->markInvalid(message);
 }
 
 void TrainingPanel::showMessage(const QString& text, bool error) {
@@ -646,7 +435,7 @@ QString TrainingPanel::runsDirectory() const { return runs_dir_; }
 
 QStringList TrainingPanel::runFolders() const {
   QStringList out;
-  for (const auto& run : runs_) out << run->dir;
+  for (const auto& row : runs_) out << row.run->dir();
   return out;
 }
 
@@ -673,45 +462,39 @@ bool TrainingPanel::startTraining() {
     showMessage(tr("Not started: choose a runs folder."), true);
     return false;
   }
-
-  // A new folder per run; a second run in the same second gets a suffix.
-  auto run = std::make_unique<Run>();
-  run->label = variantLabel();
-  run->seed = QString::number(training.seed);
-  QString base = run->label;
-  base += QStringLiteral("-seed%1-").arg(training.seed);
-  base += QDateTime::currentDateTime().toString("yyyyMMdd-hhmmss");
-  QDir root(runs_dir_);
-  QString name = base;
-  for (int n = 2; root.exists(name); ++n) name = QStringLiteral("%1-%2").arg(base).arg(n);
-  if (!root.mkpath(name)) {
-    showMessage(tr("Not started: cannot make a folder in %1.").arg(runs_dir_), true);
+  // A new folder per run.
+  const QString label = variantLabel();
+  std::filesystem::path dir;
+  try {
+    dir = models::make_run_folder(runs_dir_.toStdString(), label.toStdString(), training.seed,
+                                  QDateTime::currentDateTime().toString("yyyyMMdd-hhmmss").toStdString());
+  } catch (const std::exception& e) {
+    showMessage(tr("Not started: %1").arg(QString::fromStdString(e.what())), true);
     return false;
   }
-  run->name = name;
-  run->dir = root.absoluteFilePath(name);
-  run->dataset = dataset_;
-  run->total = training.steps;
+  std::unique_ptr<models::Trainer> trainer;
   try {
-    run->trainer = std::make_unique<models::Trainer>(*run->dataset, variant, training, run->dir.toStdString());
+    trainer = std::make_unique<models::Trainer>(*dataset_, variant, training, dir);
   } catch (const std::exception& e) {
-    QDir(run->dir).removeRecursively();
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
     showMessage(tr("Not started: %1").arg(QString::fromStdString(e.what())), true);
     markInvalidField(QString::fromStdString(e.what()));
     return false;
   }
-
   // What produced the run, next to its metrics, so the folder can be compared later.
-  {
-    ordered_json description = {{"label", run->label.toStdString()},
-                                {"variant", ordered_json::parse(models::to_json(run->trainer->variant()))},
-                                {"training", ordered_json::parse(models::to_json(training))},
-                                {"dataset", {{"path", dataset_path_.toStdString()}, {"fingerprint", dataset_->fingerprint}}},
-                                {"evaluation_episodes", eval_episodes_->value()}};
-    std::ofstream(QDir(run->dir).filePath("run.json").toStdString()) << description.dump(2) << '\n';
+  const ordered_json description = {{"label", label.toStdString()},
+                                    {"variant", ordered_json::parse(models::to_json(trainer->variant()))},
+                                    {"training", ordered_json::parse(models::to_json(training))},
+                                    {"dataset", {{"path", dataset_path_.toStdString()}, {"fingerprint", dataset_->fingerprint}}},
+                                    {"evaluation_episodes", eval_episodes_->value()}};
+  try {
+    write_text_atomically(dir / "run.json", description.dump(2) + "\n");
+  } catch (const std::exception& e) {
+    showMessage(tr("Not started: %1").arg(QString::fromStdString(e.what())), true);
+    return false;
   }
-
-  return launch(std::move(run), training.eval_every);
+  return launch(std::make_unique<TrainingRun>(QString::fromStdString(dir.string()), label, dataset_, std::move(trainer)), training.eval_every);
 }
 
 bool TrainingPanel::resumeFromCheckpoint(const QString& checkpoint) {
@@ -719,158 +502,87 @@ bool TrainingPanel::resumeFromCheckpoint(const QString& checkpoint) {
     showMessage(tr("Open the dataset the checkpoint was trained on first."), true);
     return false;
   }
-  auto run = std::make_unique<Run>();
+  std::unique_ptr<models::Trainer> trainer;
   try {
-    run->trainer = models::Trainer::resume(*dataset_, checkpoint.toStdString());
+    trainer = models::Trainer::resume(*dataset_, checkpoint.toStdString());
   } catch (const std::exception& e) {
     showMessage(tr("Not continued: %1").arg(QString::fromStdString(e.what())), true);
     return false;
   }
-  const auto& training = run->trainer->training();
-  const QFileInfo file(checkpoint);
-  run->dir = file.absolutePath();
-  run->name = QFileInfo(run->dir).fileName();
-  run->label = QString::fromStdString(run->trainer->variant().variant);
-  run->seed = QString::number(training.seed);
-  run->dataset = dataset_;
-  run->total = training.steps;
+  const auto eval_every = trainer->training().eval_every;
+  const QString label = QString::fromStdString(trainer->variant().variant);
+  auto run = std::make_unique<TrainingRun>(QFileInfo(checkpoint).absolutePath(), label, dataset_, std::move(trainer));
   // The curves so far, from the run's own metrics, so the continuation draws on after them.
   try {
-    run->metrics = analysis::read_run_metrics(run->dir.toStdString());
+    run->setMetrics(analysis::read_run_metrics(run->dir().toStdString()));
   } catch (const std::exception&) {
     // A checkpoint without its metrics next to it: the curves start at the resumed step.
   }
-  return launch(std::move(run), training.eval_every);
+  return launch(std::move(run), eval_every);
 }
 
-bool TrainingPanel::launch(std::unique_ptr<Run> run, std::int64_t eval_every) {
-  // The training thread only appends to the run's inbox; pull() takes it on the GUI thread.
-  Run* r = run.get();
-  r->trainer->on_progress([r](const models::TrainingProgress& p) {
-    std::lock_guard lock(r->inbox_mutex);
-    r->inbox.push_back(p);
-  });
-  if (eval_every > 0) {
-    auto evaluate = models::evaluation_hook(*r->dataset, r->trainer->training().rtg_scale, eval_episodes_->value());
-    r->trainer->on_evaluation([r, evaluate](models::DecisionModelImpl& model, std::int64_t step) {
-      auto result = evaluate(model, step);
-      std::lock_guard lock(r->inbox_mutex);
-      r->inbox_evaluations.emplace_back(step, result);
-      return result;
-    });
-  }
-
-  r->state = state_name(models::TrainingState::Running);
-  r->active = true;
-  r->item = new QTreeWidgetItem;
-  r->item->setFlags(r->item->flags() | Qt::ItemIsUserCheckable);
-  {
-    const QSignalBlocker block(runs_list_);
-    r->item->setCheckState(ColumnRun, Qt::Checked);
-    runs_list_->addTopLevelItem(r->item);
-  }
-  runs_.push_back(std::move(run));
-  updateItem(*r);
-  r->trainer->start();
-  runs_list_->setCurrentItem(r->item);
-  showMessage(tr("Started %1.").arg(r->name), false);
-  showRun(r);
+bool TrainingPanel::launch(std::unique_ptr<TrainingRun> run, std::int64_t eval_every) {
+  RunRow& row = addRow(std::move(run));
+  row.run->start(eval_every, eval_episodes_->value());
+  updateItem(row);
+  runs_list_->setCurrentItem(row.item);
+  showMessage(tr("Started %1.").arg(row.run->name()), false);
+  showRun(&row);
   updateButtons();
   timer_->start();
-  emit runStarted(r->dir);
+  emit runStarted(row.run->dir());
   return true;
 }
 
-TrainingPanel::Run* TrainingPanel::selectedRun() const {
+TrainingPanel::RunRow& TrainingPanel::addRow(std::unique_ptr<TrainingRun> run) {
+  auto* item = new QTreeWidgetItem;
+  item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+  {
+    const QSignalBlocker block(runs_list_);
+    item->setCheckState(ColumnRun, Qt::Checked);
+    runs_list_->addTopLevelItem(item);
+  }
+  runs_.push_back({std::move(run), item});
+  return runs_.back();
+}
+
+TrainingPanel::RunRow* TrainingPanel::selectedRun() {
   const auto* item = runs_list_->currentItem();
-  for (const auto& run : runs_)
-    if (run->item == item) return run.get();
+  for (auto& row : runs_)
+    if (row.item == item) return &row;
   return nullptr;
 }
 
 void TrainingPanel::pauseTraining() {
-  Run* run = selectedRun();
-  if (!run || !run->active) return;
-  run->trainer->pause();
-  run->pause_requested = true;
+  if (RunRow* row = selectedRun()) row->run->pause();
   updateButtons();
 }
 
 void TrainingPanel::resumeTraining() {
-  Run* run = selectedRun();
-  if (!run || !run->active) return;
-  run->trainer->resume();
-  run->pause_requested = false;
+  if (RunRow* row = selectedRun()) row->run->resume();
   updateButtons();
 }
 
 void TrainingPanel::cancelTraining() {
-  Run* run = selectedRun();
-  if (!run || !run->active) return;
-  run->trainer->cancel();
-  run->cancel_requested = true;
+  if (RunRow* row = selectedRun()) row->run->cancel();
   updateButtons();
 }
 
 bool TrainingPanel::isTraining() const {
-  for (const auto& run : runs_)
-    if (run->active) return true;
-  return false;
+  return std::any_of(runs_.begin(), runs_.end(), [](const RunRow& row) { return row.run->active(); });
 }
 
 void TrainingPanel::pull() {
   std::vector<std::pair<QString, QString>> finished;
   bool changed_any = false;
-  for (auto& run : runs_) {
-    if (!run->active) continue;
-    // The state first: whatever was pushed before a final state is then in the inbox.
-    const auto state = run->trainer->state();
-    std::vector<models::TrainingProgress> progress;
-    std::vector<std::pair<std::int64_t, models::EvaluationResult>> evaluations;
-    {
-      std::lock_guard lock(run->inbox_mutex);
-      progress.swap(run->inbox);
-      evaluations.swap(run->inbox_evaluations);
-    }
-    auto& columns = run->metrics.columns;
-    for (const auto& p : progress) {
-      const auto step = static_cast<double>(p.step);
-      append(columns["loss"], step, p.loss);
-      append(columns["learning_rate"], step, p.learning_rate);
-      append(columns["steps_per_second"], step, p.steps_per_second);
-      run->last = p;
-    }
-    for (const auto& [step, result] : evaluations)
-      for (const auto& [key, value] : result) append(columns[key], static_cast<double>(step), value);
-
-    const QString name = state_name(state);
-    bool changed = !progress.empty() || !evaluations.empty() || name != run->state;
-    run->state = name;
-    if (is_final(state)) {
-      run->trainer->wait();
-      run->active = false;
-      run->pause_requested = false;
-      if (state == models::TrainingState::Failed) {
-        run->note = QString::fromStdString(run->trainer->error());
-      } else if (state == models::TrainingState::Cancelled) {
-        // As the command line does on Ctrl-C: keep what was learnt, resumable.
-        try {
-          const auto saved = run->trainer->save_checkpoint();
-          run->note = tr("stopped at step %1; %2 keeps it (dstudio train --resume)")
-                          .arg(run->trainer->step())
-                          .arg(QString::fromStdString(saved.filename().string()));
-        } catch (const std::exception& e) {
-          run->note = tr("stopped at step %1; no checkpoint: %2").arg(run->trainer->step()).arg(QString::fromStdString(e.what()));
-        }
-      }
-      finished.emplace_back(run->dir, name);
-      changed = true;
-    }
-    if (changed) {
-      changed_any = true;
-      updateItem(*run);
-      if (run.get() == selectedRun()) showRun(run.get());
-    }
+  const RunRow* selected = selectedRun();
+  for (auto& row : runs_) {
+    if (!row.run->active()) continue;
+    if (!row.run->drain()) continue;
+    changed_any = true;
+    if (!row.run->active()) finished.emplace_back(row.run->dir(), TrainingRun::stateName(row.run->state()));
+    updateItem(row);
+    if (&row == selected) showRun(&row);
   }
   if (changed_any) updateComparison();
   updateButtons();
@@ -878,29 +590,32 @@ void TrainingPanel::pull() {
   for (const auto& [dir, state] : finished) emit runFinished(dir, state);
 }
 
-void TrainingPanel::updateItem(Run& run) {
+void TrainingPanel::updateItem(RunRow& row) {
   const QSignalBlocker block(runs_list_);  // text changes are not check changes
-  auto* item = run.item;
-  item->setText(ColumnRun, run.name);
-  item->setText(ColumnVariant, run.label);
-  item->setText(ColumnSeed, run.seed);
-  item->setText(ColumnState, run.state == QLatin1String("Failed") && !run.note.isEmpty() ? tr("Failed: %1").arg(run.note) : run.state);
-  const auto loss = run.metrics.columns.find("loss");
-  const bool has_loss = loss != run.metrics.columns.end() && !loss->second.y.empty();
-  const auto step = has_loss ? static_cast<std::int64_t>(loss->second.x.back()) : run.last.step;
-  item->setText(ColumnStep, run.total > 0 ? tr("%1 / %2").arg(step).arg(run.total) : QString::number(step));
+  const TrainingRun& run = *row.run;
+  auto* item = row.item;
+  const bool failed = run.state() == TrainingRun::State::Failed;
+  item->setText(ColumnRun, run.name());
+  item->setText(ColumnVariant, run.label());
+  item->setText(ColumnSeed, run.seed().isEmpty() ? tr("—") : run.seed());
+  const QString state = TrainingRun::stateName(run.state());
+  item->setText(ColumnState, failed && !run.note().isEmpty() ? tr("Failed: %1").arg(run.note()) : state);
+  const auto loss = run.metrics().columns.find("loss");
+  const bool has_loss = loss != run.metrics().columns.end() && !loss->second.y.empty();
+  const auto step = has_loss ? static_cast<std::int64_t>(loss->second.x.back()) : run.last().step;
+  item->setText(ColumnStep, run.totalSteps() > 0 ? tr("%1 / %2").arg(step).arg(run.totalSteps()) : QString::number(step));
   item->setText(ColumnLoss, has_loss ? QString::number(loss->second.y.back(), 'g', 4) : QString());
-  QString tip = run.dir;
-  if (!run.note.isEmpty()) {
+  QString tip = run.dir();
+  if (!run.note().isEmpty()) {
     tip += '\n';
-    tip += run.note;
+    tip += run.note();
   }
   for (int c = 0; c < ColumnCount; ++c) item->setToolTip(c, tip);
-  item->setForeground(ColumnState, run.state == QLatin1String("Failed") ? QColor(213, 94, 0) : runs_list_->palette().text().color());
+  item->setForeground(ColumnState, failed ? QColor(213, 94, 0) : runs_list_->palette().text().color());
 }
 
-void TrainingPanel::showRun(Run* run) {
-  if (!run) {
+void TrainingPanel::showRun(const RunRow* row) {
+  if (!row) {
     live_->clear();
     progress_->setRange(0, 1);
     progress_->setValue(0);
@@ -908,173 +623,112 @@ void TrainingPanel::showRun(Run* run) {
     status_->clear();
     return;
   }
-  const auto loss = run->metrics.columns.find("loss");
-  const bool has_loss = loss != run->metrics.columns.end() && !loss->second.y.empty();
-  const std::int64_t step = run->active || !has_loss ? run->last.step : static_cast<std::int64_t>(loss->second.x.back());
-  live_->setRun({}, run->metrics);  // the status line above names the run
+  const TrainingRun& run = *row->run;
+  using State = TrainingRun::State;
+  const std::int64_t step = run.step(), total = run.totalSteps();
+  live_->setRun({}, run.metrics());  // the status line above names the run
 
-  if (run->total > 0 && run->total <= INT_MAX) {
-    progress_->setRange(0, static_cast<int>(run->total));
-    progress_->setValue(static_cast<int>(std::min<std::int64_t>(step, run->total)));
+  if (total > 0 && total <= INT_MAX) {
+    progress_->setRange(0, static_cast<int>(total));
+    progress_->setValue(static_cast<int>(std::min<std::int64_t>(step, total)));
   } else {
     progress_->setRange(0, 1);
-    progress_->setValue(run->active ? 0 : 1);
+    progress_->setValue(run.active() ? 0 : 1);
   }
-  QString format = run->total > 0 ? tr("step %1 / %2").arg(step).arg(run->total) : tr("step %1").arg(step);
-  if (run->state == QLatin1String("Running") && run->last.step > 0) {
-    format += tr("  ·  ETA %1").arg(duration(run->last.eta_seconds));
-  } else if (!run->active) {
-    format += tr("  ·  %1").arg(run->state.toLower());
+  QString format = total > 0 ? tr("step %1 / %2").arg(step).arg(total) : tr("step %1").arg(step);
+  if (run.state() == State::Running && run.last().step > 0) {
+    format += tr("  ·  ETA %1").arg(duration(run.last().eta_seconds));
+  } else if (!run.active()) {
+    format += tr("  ·  %1").arg(TrainingRun::stateName(run.state()).toLower());
   }
   progress_->setFormat(format);
 
-  QString status;
+  const auto loss = run.metrics().columns.find("loss");
+  const bool has_loss = loss != run.metrics().columns.end() && !loss->second.y.empty();
   const QString loss_text = has_loss ? QString::number(loss->second.y.back(), 'g', 4) : tr("—");
-  if (run->state == QLatin1String("Running") || run->state == QLatin1String("Starting"))
-    status = run->last.step > 0 ? tr("%1: running, loss %2, learning rate %3, %4 steps/s")
-                                      .arg(run->name, loss_text, QString::number(run->last.learning_rate, 'g', 3))
-                                      .arg(run->last.steps_per_second, 0, 'f', 1)
-                                : tr("%1: starting…").arg(run->name);
-  else if (run->state == QLatin1String("Paused")) status = tr("%1: paused at step %2").arg(run->name).arg(step);
-  else if (run->state == QLatin1String("Finished")) status = tr("%1: finished, final loss %2; checkpoint.pt in %3").arg(run->name, loss_text, run->dir);
-  else if (run->state == QLatin1String("Cancelled")) status = tr("%1: cancelled, %2").arg(run->name, run->note);
-  else if (run->state == QLatin1String("Failed")) status = tr("%1 failed: %2").arg(run->name, run->note);
-  else status = tr("%1: %2, final loss %3 (%4)").arg(run->name, run->state, loss_text, run->dir);
+  QString status;
+  switch (run.state()) {
+    case State::Starting:
+    case State::Running:
+      status = run.last().step > 0 ? tr("%1: running, loss %2, learning rate %3, %4 steps/s")
+                                         .arg(run.name(), loss_text, QString::number(run.last().learning_rate, 'g', 3))
+                                         .arg(run.last().steps_per_second, 0, 'f', 1)
+                                   : tr("%1: starting…").arg(run.name());
+      break;
+    case State::Paused: status = tr("%1: paused at step %2").arg(run.name()).arg(step); break;
+    case State::Finished: status = tr("%1: finished, final loss %2; checkpoint.pt in %3").arg(run.name(), loss_text, run.dir()); break;
+    case State::Cancelled: status = tr("%1: cancelled, %2").arg(run.name(), run.note()); break;
+    case State::Failed: status = tr("%1 failed: %2").arg(run.name(), run.note()); break;
+    case State::Incomplete:
+      status = tr("%1: %2, final loss %3 (%4)").arg(run.name(), TrainingRun::stateName(run.state()), loss_text, run.dir());
+      break;
+  }
   status_->setText(status);
-  status_->setStyleSheet(run->state == QLatin1String("Failed") ? QStringLiteral("color: #d55e00;") : QString());
+  status_->setStyleSheet(run.state() == State::Failed ? QStringLiteral("color: #d55e00;") : QString());
 }
 
 void TrainingPanel::updateButtons() {
   start_->setEnabled(dataset_ != nullptr);
-  const Run* run = selectedRun();
-  const bool active = run && run->active;
-  const bool paused = active && (run->pause_requested || run->state == QLatin1String("Paused"));
+  const RunRow* row = selectedRun();
+  const bool active = row && row->run->active();
+  const bool paused = active && (row->run->pauseRequested() || row->run->state() == TrainingRun::State::Paused);
   pause_->setEnabled(active && !paused);
   resume_->setEnabled(paused);
-  cancel_->setEnabled(active && !run->cancel_requested);
+  cancel_->setEnabled(active && !row->run->cancelRequested());
 }
 
 // ---------------------------------------------------------------------------------------------
 // Comparison and run folders
 
-void TrainingPanel::updateComparison() {
+analysis::Band TrainingPanel::band() const { return band_->currentIndex() == 0 ? analysis::Band::MinMax : analysis::Band::MeanStd; }
+
+std::vector<analysis::CurveGroup> TrainingPanel::comparedGroups() const {
+  // Checked runs with the chosen metric, grouped by variant in the order they appear.
   const std::string key = metric_->currentData().toString().toStdString();
-  const double smoothing = smoothing_->value() / 100.0;
-  smoothing_label_->setText(QString::number(smoothing, 'f', 2));
-  // Checked runs with this metric, grouped by variant in the order they appear.
-  std::vector<std::pair<QString, std::vector<const analysis::Curve*>>> groups;
-  for (const auto& run : runs_) {
-    if (!run->item || run->item->checkState(ColumnRun) != Qt::Checked) continue;
-    const auto it = run->metrics.columns.find(key);
-    if (it == run->metrics.columns.end() || it->second.x.empty()) continue;
-    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& p) { return p.first == run->label; });
-    if (g == groups.end()) {
-      groups.emplace_back(run->label, std::vector<const analysis::Curve*>{});
-      g = std::prev(groups.end());
-    }
-    g->second.push_back(&it->second);
+  std::vector<std::pair<std::string, const analysis::Curve*>> curves;
+  for (const auto& row : runs_) {
+    if (row.item->checkState(ColumnRun) != Qt::Checked) continue;
+    const auto it = row.run->metrics().columns.find(key);
+    if (it != row.run->metrics().columns.end() && !it->second.x.empty()) curves.emplace_back(row.run->label().toStdString(), &it->second);
   }
+  return analysis::group_curves(curves, smoothing_->value() / 100.0, band());
+}
+
+void TrainingPanel::updateComparison() {
+  smoothing_label_->setText(QString::number(smoothing_->value() / 100.0, 'f', 2));
   std::vector<viz::CurveGroup> drawn;
-  for (const auto& [label, curves] : groups) {
-    std::vector<analysis::Curve> raw, smooth;
-    for (const auto* c : curves) {
-      raw.push_back(*c);
-      smooth.push_back({c->x, analysis::ema_smooth(c->y, smoothing)});
-    }
-    const auto r = analysis::curve_spread(raw);
-    const auto s = analysis::curve_spread(smooth);
-    viz::CurveGroup g;
-    g.name = curves.size() == 1 ? label : tr("%1 (%2 runs)").arg(label).arg(curves.size());
-    g.x = s.x;
-    g.mean = s.mean;
-    if (band_->currentIndex() == 0) {
-      g.low = s.min;
-      g.high = s.max;
-    } else {
-      for (std::size_t i = 0; i < s.x.size(); ++i) {
-        g.low.push_back(s.mean[i] - s.std[i]);
-        g.high.push_back(s.mean[i] + s.std[i]);
-      }
-    }
-    g.raw_x = r.x;
-    g.raw_mean = r.mean;
-    drawn.push_back(std::move(g));
+  for (const auto& g : comparedGroups()) {
+    const QString label = QString::fromStdString(g.label);
+    drawn.push_back({g.runs == 1 ? label : tr("%1 (%2 runs)").arg(label).arg(g.runs), g.x, g.mean, g.low, g.high, g.raw_x, g.raw_mean});
   }
-  compare_->setGroups(std::move(drawn), metric_->currentText(), key == "loss",
+  compare_->setGroups(std::move(drawn), metric_->currentText(), metric_->currentData().toString() == QLatin1String("loss"),
                       runs_.empty() ? tr("Start runs or add run folders to compare them.")
                                     : tr("No checked run has %1 yet.").arg(metric_->currentText()));
 }
 
 bool TrainingPanel::addRunFolder(const QString& dir) {
-  analysis::RunMetrics metrics;
+  models::RunFolder folder;
   try {
-    metrics = analysis::read_run_metrics(dir.toStdString());
+    folder = models::read_run_folder(dir.toStdString());
   } catch (const std::exception& e) {
     last_error_ = tr("Cannot add the run: %1").arg(QString::fromStdString(e.what()));
     status_->setText(last_error_);
     status_->setStyleSheet(QStringLiteral("color: #d55e00;"));
     return false;
   }
-  const QString path = QDir(dir).absolutePath();
-  for (auto& run : runs_)
-    if (run->dir == path && !run->active) {  // read it again
-      run->metrics = std::move(metrics);
-      updateItem(*run);
+  const QString path = QString::fromStdString(folder.dir.string());
+  for (auto& row : runs_)
+    if (row.run->dir() == path && !row.run->active()) {  // read it again
+      row.run->setMetrics(std::move(folder.metrics));
+      updateItem(row);
       updateComparison();
-      runs_list_->setCurrentItem(run->item);
+      runs_list_->setCurrentItem(row.item);
       last_error_.clear();
       return true;
     }
-
-  auto run = std::make_unique<Run>();
-  run->dir = path;
-  run->name = QDir(path).dirName();
-  run->metrics = std::move(metrics);
-  // What produced it: run.json (written by this panel), else the checkpoint, else the folder name.
-  const QDir folder(path);
-  bool described = false;
-  if (QFile::exists(folder.filePath("run.json"))) {
-    std::ifstream in(folder.filePath("run.json").toStdString());
-    const auto j = ordered_json::parse(in, nullptr, false);
-    if (!j.is_discarded() && j.is_object() && j.contains("label") && j["label"].is_string()) {
-      run->label = QString::fromStdString(j["label"].get<std::string>());
-      if (j.contains("training") && j["training"].is_object()) {
-        run->seed = QString::number(j["training"].value("seed", 0ULL));
-        run->total = j["training"].value("steps", 0LL);
-      }
-      described = true;
-    }
-  }
-  if (!described && QFile::exists(folder.filePath("checkpoint.pt"))) {
-    try {
-      const auto info = models::read_checkpoint_info(folder.filePath("checkpoint.pt").toStdString());
-      run->label = QString::fromStdString(info.variant.variant);
-      run->seed = QString::number(info.training.seed);
-      run->total = info.training.steps;
-      described = true;
-    } catch (const std::exception&) {
-      // Named by its folder below.
-    }
-  }
-  if (!described) {
-    static const QRegularExpression pattern(QStringLiteral(R"(^(.+)-seed(\d+)(-.*)?$)"));
-    const auto m = pattern.match(run->name);
-    run->label = m.hasMatch() ? m.captured(1) : run->name;
-    run->seed = m.hasMatch() ? m.captured(2) : tr("—");
-  }
-  run->state = QFile::exists(folder.filePath("checkpoint.pt")) ? tr("Finished") : tr("Incomplete");
-  run->note = tr("added from disk (%1)").arg(QString::fromStdString(run->metrics.source));
-  run->item = new QTreeWidgetItem;
-  run->item->setFlags(run->item->flags() | Qt::ItemIsUserCheckable);
-  {
-    const QSignalBlocker block(runs_list_);
-    run->item->setCheckState(ColumnRun, Qt::Checked);
-    runs_list_->addTopLevelItem(run->item);
-  }
-  Run* r = run.get();
-  runs_.push_back(std::move(run));
-  updateItem(*r);
-  runs_list_->setCurrentItem(r->item);
+  RunRow& row = addRow(std::make_unique<TrainingRun>(std::move(folder)));
+  updateItem(row);
+  runs_list_->setCurrentItem(row.item);
   updateComparison();
   last_error_.clear();
   return true;
@@ -1086,45 +740,21 @@ void TrainingPanel::chooseRunFolder() {
 }
 
 std::vector<std::string> TrainingPanel::exportComparison(const QString& base) {
-  const auto& groups = compare_->groups();
+  const auto groups = comparedGroups();
   if (groups.empty()) {
     last_error_ = tr("Nothing to export: check runs that have %1.").arg(metric_->currentText());
     status_->setText(last_error_);
     return {};
   }
   std::vector<viz::Series> series;
-  for (const auto& g : groups) {
-    viz::Series s;
-    s.name = g.name;
-    s.x = g.x;
-    s.y = g.mean;
-    s.low = g.low;
-    s.high = g.high;
-    series.push_back(std::move(s));
-  }
+  for (const auto& g : compare_->groups()) series.push_back({g.name, g.x, g.mean, g.low, g.high, false});
   std::vector<std::string> written;
   try {
     written = viz::save_lines(base.toStdString(), series, tr("step"), compare_->yLabel());
     // The numbers behind the figure, next to it.
-    const bool min_max = band_->currentIndex() == 0;
-    QFile csv(base + ".csv");
-    if (!csv.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text))
-      throw std::runtime_error(csv.fileName().toStdString() + ": cannot be written");
-    QTextStream out(&csv);
-    out << "group,smoothing,step,mean," << (min_max ? "min,max" : "mean_minus_std,mean_plus_std") << ",raw_mean\n";
-    for (const auto& g : groups)
-      for (std::size_t i = 0; i < g.x.size(); ++i) {
-        QString name = g.name;
-        name.replace('"', "\"\"");
-        const auto raw = std::lower_bound(g.raw_x.begin(), g.raw_x.end(), g.x[i]);
-        const bool has_raw = raw != g.raw_x.end() && *raw == g.x[i];
-        out << '"' << name << "\"," << smoothing_->value() / 100.0 << ',' << QString::number(g.x[i], 'g', 12) << ','
-            << QString::number(g.mean[i], 'g', 10) << ',' << QString::number(g.low[i], 'g', 10) << ','
-            << QString::number(g.high[i], 'g', 10) << ','
-            << (has_raw ? QString::number(g.raw_mean[static_cast<std::size_t>(raw - g.raw_x.begin())], 'g', 10) : QString())
-            << '\n';
-      }
-    written.push_back(csv.fileName().toStdString());
+    const std::string csv = base.toStdString() + ".csv";
+    analysis::write_curve_groups_csv(csv, groups, smoothing_->value() / 100.0, band());
+    written.push_back(csv);
   } catch (const std::exception& e) {
     last_error_ = tr("Export failed: %1").arg(QString::fromStdString(e.what()));
     status_->setText(last_error_);

@@ -15,12 +15,15 @@
 #include <QStringList>
 #include <QVariant>
 #include <QWidget>
+#include <deque>
 #include <memory>
 #include <vector>
 
+#include "dstudio/analysis/curves.h"
 #include "dstudio/data/dataset.h"
 #include "dstudio/models/training.h"
 #include "dstudio/models/variant_config.h"
+#include "training_run.h"
 
 class QCheckBox;
 class QComboBox;
@@ -36,6 +39,7 @@ class QTreeWidget;
 class QTreeWidgetItem;
 
 namespace dstudio::viz {
+class ConfigForm;
 class TrainingCurvesView;
 class RunComparisonView;
 }  // namespace dstudio::viz
@@ -122,22 +126,30 @@ class TrainingPanel : public QWidget {
   void closeEvent(QCloseEvent* event) override;
 
  private:
-  struct Run;
+  // A run and its row in the run list.
+  struct RunRow {
+    std::unique_ptr<TrainingRun> run;
+    QTreeWidgetItem* item = nullptr;
+  };
 
-  bool launch(std::unique_ptr<Run> run, std::int64_t eval_every);
+  bool launch(std::unique_ptr<TrainingRun> run, std::int64_t eval_every);
+  RunRow& addRow(std::unique_ptr<TrainingRun> run);
   void rebuildVariantForm();
   void rebuildTrainingForm(const models::TrainingConfig& config);
   void applyDatasetDefaults();
   void pull();
-  void showRun(Run* run);
-  void updateItem(Run& run);
+  void showRun(const RunRow* row);
+  void updateItem(RunRow& row);
   void updateButtons();
   void updateComparison();
   void showMessage(const QString& text, bool error);
   void markInvalidField(const QString& message);
   void chooseRunFolder();
   void exportWithDialog();
-  Run* selectedRun() const;
+  RunRow* selectedRun();
+  [[nodiscard]] analysis::Band band() const;
+  // The checked runs' curves of the chosen metric, grouped, smoothed and spread (core).
+  [[nodiscard]] std::vector<analysis::CurveGroup> comparedGroups() const;
   [[nodiscard]] QString variantLabel() const;
 
   std::shared_ptr<const data::Dataset> dataset_;
@@ -145,7 +157,7 @@ class TrainingPanel : public QWidget {
   QString runs_dir_;
   QString last_error_;
   double applied_lr_ = 0.0;  // the learning rate the dataset's table put in the form
-  std::vector<std::unique_ptr<Run>> runs_;
+  std::deque<RunRow> runs_;  // rows stay where they are as runs are added
 
   QComboBox* variant_;
   QComboBox* merger_;
@@ -153,9 +165,8 @@ class TrainingPanel : public QWidget {
   QLabel* merger_label_;
   QLabel* mixer_label_;
   QLabel* defaults_note_;
-  QFormLayout* variant_form_;
-  QFormLayout* training_form_;
-  std::vector<std::pair<QString, QWidget*>> variant_fields_, training_fields_;
+  viz::ConfigForm* variant_form_;
+  viz::ConfigForm* training_form_;
   QSpinBox* eval_episodes_;
   QLineEdit* runs_dir_edit_;
   QPushButton* start_;

@@ -106,5 +106,45 @@ TEST(Curves, ReadsARunFolderFromCsvAndExplainsAnEmptyOne) {
   EXPECT_THROW(read_run_metrics(empty / "missing"), std::runtime_error);
 }
 
+TEST(Curves, GroupsAverageTheirRunsByLabelInTheOrderLabelsAppear) {
+  const Curve a1{{10, 20}, {0.8, 0.4}}, b{{10, 20}, {1.0, 1.0}}, a2{{10, 20}, {0.6, 0.2}};
+  const std::vector<std::pair<std::string, const Curve*>> curves = {{"dt", &a1}, {"dc", &b}, {"dt", &a2}};
+  auto groups = group_curves(curves, 0.0, Band::MinMax);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].label, "dt");
+  EXPECT_EQ(groups[0].runs, 2);
+  EXPECT_EQ(groups[1].label, "dc");
+  EXPECT_EQ(groups[1].runs, 1);
+  // The mean of (0.8, 0.6) and (0.4, 0.2); the band their range.
+  EXPECT_NEAR(groups[0].mean[0], 0.7, 1e-12);
+  EXPECT_NEAR(groups[0].mean[1], 0.3, 1e-12);
+  EXPECT_NEAR(groups[0].low[0], 0.6, 1e-12);
+  EXPECT_NEAR(groups[0].high[0], 0.8, 1e-12);
+  // One standard deviation (population: 0.1) about the mean.
+  groups = group_curves(curves, 0.0, Band::MeanStd);
+  EXPECT_NEAR(groups[0].low[1], 0.2, 1e-12);
+  EXPECT_NEAR(groups[0].high[1], 0.4, 1e-12);
+  // Smoothing 0.5: the second point is 0.5 * 0.7 + 0.5 * 0.3 = 0.5; the raw mean stays 0.3.
+  groups = group_curves(curves, 0.5, Band::MinMax);
+  EXPECT_NEAR(groups[0].mean[1], 0.5, 1e-12);
+  EXPECT_NEAR(groups[0].raw_mean[1], 0.3, 1e-12);
+}
+
+TEST(Curves, GroupsAreWrittenAsCsvWithTheirBandAndRawMean) {
+  test::TempDir dir;
+  const Curve a{{10, 20}, {0.8, 0.4}}, b{{10}, {2.0}};
+  const auto groups = group_curves({{"hier-conv,pooling", &a}, {"dc", &b}}, 0.0, Band::MeanStd);
+  const auto path = dir / "compare.csv";
+  write_curve_groups_csv(path, groups, 0.25, Band::MeanStd);
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0], "group,smoothing,step,mean,mean_minus_std,mean_plus_std,raw_mean");
+  EXPECT_EQ(lines[1], "\"hier-conv,pooling\",0.25,10,0.8,0.8,0.8,0.8");  // a comma in a label is quoted
+  EXPECT_EQ(lines[3], "dc,0.25,10,2,2,2,2");
+  EXPECT_THROW(write_curve_groups_csv(dir / "no" / "such" / "folder.csv", groups, 0.0, Band::MinMax), Error);
+}
+
 }  // namespace
 }  // namespace dstudio::analysis

@@ -12,6 +12,7 @@
 #include "dstudio/data/synthetic.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/config_fields.h"
+#include "dstudio/models/run_folder.h"
 #include "dstudio/models/train_step.h"
 #include "dstudio/models/training.h"
 #include "h5_fixture.h"
@@ -312,6 +313,47 @@ TEST(Checkpoint, SaysWhatProducedItAndRejectsBadFiles) {
   data::Dataset other = ds;
   other.fingerprint = "xxh3-128:0";
   EXPECT_THROW(Trainer::resume(other, dir / "checkpoint.pt"), CheckpointError);
+}
+
+TEST(RunFolders, SayWhatMadeThemFromRunJsonOrTheirName) {
+  test::TempDir dir;
+  const auto write = [](const std::filesystem::path& folder, const std::string& file, const std::string& text) {
+    std::filesystem::create_directories(folder);
+    std::ofstream(folder / file) << text;
+  };
+  const std::string metrics = "step,loss,learning_rate,steps_per_second\n10,0.8,1e-4,50\n";
+  // run.json, as the studio writes it.
+  write(dir / "a", "metrics.csv", metrics);
+  write(dir / "a", "run.json", R"({"label": "hier-conv-pooling", "training": {"seed": 7, "steps": 500}})");
+  auto run = models::read_run_folder(dir / "a");
+  EXPECT_EQ(run.label, "hier-conv-pooling");
+  EXPECT_EQ(run.seed, "7");
+  EXPECT_EQ(run.total_steps, 500);
+  EXPECT_FALSE(run.complete);
+  EXPECT_EQ(run.name, "a");
+  EXPECT_EQ(run.metrics.columns.at("loss").y, (std::vector<double>{0.8}));
+  // Without: the folder's name, <label>-seed<N>-<stamp>.
+  write(dir / "dc-seed3-20240101-000000", "metrics.csv", metrics);
+  run = models::read_run_folder((dir / "dc-seed3-20240101-000000").string() + "/");
+  EXPECT_EQ(run.label, "dc");
+  EXPECT_EQ(run.seed, "3");
+  EXPECT_EQ(run.total_steps, 0);
+  write(dir / "odd name", "metrics.csv", metrics);
+  run = models::read_run_folder(dir / "odd name");
+  EXPECT_EQ(run.label, "odd name");
+  EXPECT_EQ(run.seed, "");
+  // A folder without metrics says so, naming it.
+  std::filesystem::create_directories(dir / "empty");
+  EXPECT_THAT([&] { (void)models::read_run_folder(dir / "empty"); }, testing::ThrowsMessage<std::exception>(testing::HasSubstr("empty")));
+}
+
+TEST(RunFolders, ANewRunNeverTakesAnExistingFolder) {
+  test::TempDir dir;
+  const auto first = models::make_run_folder(dir / "runs", "dt", 1, "20260101-120000");
+  const auto second = models::make_run_folder(dir / "runs", "dt", 1, "20260101-120000");
+  EXPECT_EQ(first.filename(), "dt-seed1-20260101-120000");
+  EXPECT_EQ(second.filename(), "dt-seed1-20260101-120000-2");
+  EXPECT_TRUE(std::filesystem::is_directory(second));
 }
 
 }  // namespace

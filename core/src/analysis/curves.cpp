@@ -2,6 +2,8 @@
 
 #include "dstudio/common/error.h"
 #include "dstudio/analysis/curves.h"
+#include "dstudio/analysis/analysis_registry.h"
+#include "dstudio/common/atomic_file.h"
 
 #include <nlohmann/json.hpp>
 
@@ -9,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <iomanip>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -143,6 +146,59 @@ RunMetrics read_run_metrics(const fs::path& dir) {
     }
   }
   throw std::runtime_error(dir.string() + " holds no training metrics (metrics.jsonl or metrics.csv with a step column)");
+}
+
+std::vector<CurveGroup> group_curves(const std::vector<std::pair<std::string, const Curve*>>& curves, double smoothing, Band band) {
+  std::vector<std::pair<std::string, std::vector<const Curve*>>> by_label;
+  for (const auto& [label, curve] : curves) {
+    auto g = std::find_if(by_label.begin(), by_label.end(), [&, &l = label](const auto& p) { return p.first == l; });
+    if (g == by_label.end()) g = by_label.insert(by_label.end(), {label, {}});
+    g->second.push_back(curve);
+  }
+  std::vector<CurveGroup> out;
+  for (const auto& [label, members] : by_label) {
+    std::vector<Curve> raw, smooth;
+    for (const auto* c : members) {
+      raw.push_back(*c);
+      smooth.push_back({c->x, ema_smooth(c->y, smoothing)});
+    }
+    const auto r = curve_spread(raw);
+    const auto s = curve_spread(smooth);
+    CurveGroup g;
+    g.label = label;
+    g.runs = static_cast<int>(members.size());
+    g.x = s.x;
+    g.mean = s.mean;
+    if (band == Band::MinMax) {
+      g.low = s.min;
+      g.high = s.max;
+    } else {
+      for (std::size_t i = 0; i < s.x.size(); ++i) {
+        g.low.push_back(s.mean[i] - s.std[i]);
+        g.high.push_back(s.mean[i] + s.std[i]);
+      }
+    }
+    g.raw_x = r.x;
+    g.raw_mean = r.mean;
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+void write_curve_groups_csv(const std::filesystem::path& path, const std::vector<CurveGroup>& groups, double smoothing, Band band) {
+  std::ostringstream out;
+  out << "group,smoothing,step,mean," << (band == Band::MinMax ? "min,max" : "mean_minus_std,mean_plus_std") << ",raw_mean\n";
+  out.precision(10);
+  for (const auto& g : groups)
+    for (std::size_t i = 0; i < g.x.size(); ++i) {
+      const auto raw = std::lower_bound(g.raw_x.begin(), g.raw_x.end(), g.x[i]);
+      const bool has_raw = raw != g.raw_x.end() && *raw == g.x[i];
+      out << csv_field(g.label) << ',' << smoothing << ',' << std::setprecision(12) << g.x[i] << std::setprecision(10) << ',' << g.mean[i] << ','
+          << g.low[i] << ',' << g.high[i] << ',';
+      if (has_raw) out << g.raw_mean[static_cast<std::size_t>(raw - g.raw_x.begin())];
+      out << '\n';
+    }
+  write_text_atomically(path, out.str());
 }
 
 }  // namespace dstudio::analysis

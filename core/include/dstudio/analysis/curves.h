@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dstudio::analysis {
@@ -49,5 +50,25 @@ struct RunMetrics {
 /// trainer writes them. Throws std::runtime_error naming the folder when it holds neither file or
 /// no row with a step.
 RunMetrics read_run_metrics(const std::filesystem::path& dir);
+
+/// How a group's band is drawn: the range of its runs, or one standard deviation about the mean.
+enum class Band { MinMax, MeanStd };
+
+/// Runs of one kind (one variant, several seeds) compared as one curve.
+struct CurveGroup {
+  std::string label;  ///< what the runs share, e.g. "dc"
+  int runs = 0;
+  std::vector<double> x, mean, low, high;  ///< smoothed, with the band
+  std::vector<double> raw_x, raw_mean;     ///< the mean of the unsmoothed curves
+};
+
+/// `curves` (label, curve) grouped by label in the order labels first appear; each group's
+/// curves are smoothed (ema_smooth) and spread over a shared grid (curve_spread).
+std::vector<CurveGroup> group_curves(const std::vector<std::pair<std::string, const Curve*>>& curves, double smoothing, Band band);
+
+/// The groups as CSV: group, smoothing, step, mean, min and max (or mean_minus_std and
+/// mean_plus_std), raw_mean (empty where the unsmoothed mean has no value at that step). Written
+/// atomically; throws Error naming `path` on failure.
+void write_curve_groups_csv(const std::filesystem::path& path, const std::vector<CurveGroup>& groups, double smoothing, Band band);
 
 }  // namespace dstudio::analysis

@@ -1,0 +1,71 @@
+// Training run folders. See run_folder.h.
+
+#include "dstudio/models/run_folder.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <regex>
+
+#include "dstudio/common/error.h"
+#include "dstudio/models/checkpoint.h"
+
+namespace dstudio::models {
+namespace fs = std::filesystem;
+
+RunFolder read_run_folder(const fs::path& dir) {
+  RunFolder run;
+  run.dir = fs::absolute(dir).lexically_normal();
+  if (!run.dir.has_filename()) run.dir = run.dir.parent_path();  // "runs/a/" names "a"
+  run.name = run.dir.filename().string();
+  run.metrics = analysis::read_run_metrics(run.dir);
+  std::error_code ec;
+  run.complete = fs::exists(run.dir / "checkpoint.pt", ec);
+  // What produced it: run.json (the studio's), else the checkpoint, else the folder's name.
+  if (std::ifstream in(run.dir / "run.json"); in) {
+    const auto j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_discarded() && j.is_object() && j.contains("label") && j["label"].is_string()) {
+      run.label = j["label"].get<std::string>();
+      if (j.contains("training") && j["training"].is_object()) {
+        run.seed = std::to_string(j["training"].value("seed", 0ULL));
+        run.total_steps = j["training"].value("steps", 0LL);
+      }
+      return run;
+    }
+  }
+  if (run.complete) {
+    try {
+      const auto info = read_checkpoint_info(run.dir / "checkpoint.pt");
+      run.label = info.variant.variant;
+      run.seed = std::to_string(info.training.seed);
+      run.total_steps = info.training.steps;
+      return run;
+    } catch (const std::exception&) {
+      // Named by its folder below.
+    }
+  }
+  static const std::regex pattern(R"(^(.+)-seed(\d+)(-.*)?$)");
+  std::smatch m;
+  if (std::regex_match(run.name, m, pattern)) {
+    run.label = m[1];
+    run.seed = m[2];
+  } else {
+    run.label = run.name;
+  }
+  return run;
+}
+
+fs::path make_run_folder(const fs::path& root, const std::string& label, std::uint64_t seed, const std::string& stamp) {
+  const std::string base = label + "-seed" + std::to_string(seed) + "-" + stamp;
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  // A second run in the same second gets a suffix; create_directory says whether it was new.
+  for (int n = 1; n < 10000; ++n) {
+    const fs::path dir = root / (n == 1 ? base : base + "-" + std::to_string(n));
+    if (fs::create_directory(dir, ec)) return fs::absolute(dir);
+    if (ec) throw Error(root.string() + ": cannot make a run folder (" + ec.message() + ")");
+  }
+  throw Error(root.string() + ": too many run folders named " + base);
+}
+
+}  // namespace dstudio::models
