@@ -1,6 +1,5 @@
 #include "job.h"
 
-#include <QCoreApplication>
 #include <QTimer>
 #include <QtConcurrent/QtConcurrentRun>
 #include <atomic>
@@ -82,15 +81,6 @@ QString Job::stage() const {
   if (!shared_) return {};
   std::lock_guard lock(shared_->mutex);
   return shared_->stage;
-}
-
-void Job::wait() {
-  // A waiting request starts from onFinished, which needs the event loop: run it until idle.
-  while (isRunning()) {
-    watcher_.waitForFinished();
-    QCoreApplication::sendPostedEvents(&watcher_);
-    QCoreApplication::processEvents();
-  }
 }
 
 void Job::onFinished() {

@@ -54,9 +54,6 @@ class Job : public QObject {
   /// How the last run ended, and its error when it failed.
   [[nodiscard]] End lastEnd() const { return last_end_; }
   [[nodiscard]] const QString& lastError() const { return last_error_; }
-  /// Blocks until the run and any request waiting behind it have ended (runs the event loop:
-  /// for tests and command-line drivers).
-  void wait();
   /// Cancels, drops a waiting request and blocks until the worker has returned, without running
   /// the event loop: for destructors of what the work refers to.
   void cancelAndWait();

@@ -164,7 +164,7 @@ MainWindow::MainWindow(QWidget* parent)
            "<tr><td><b>Right</b> or <b>.</b></td><td>single step</td></tr>"
            "<tr><td><b>Left</b> or <b>,</b></td><td>step back</td></tr>"
            "<tr><td><b>Home</b></td><td>new episode (a replay: back to its start)</td></tr>"
-           "<tr><td><b>Esc</b></td><td>cancel a dataset load or a checkpoint inspection</td></tr>"
+           "<tr><td><b>Esc</b></td><td>cancel what the status bar shows (the newest running job)</td></tr>"
            "</table>"));
   });
   help_menu->addAction(tr("&Plugins…"), this, [this] {
@@ -283,10 +283,7 @@ Job* MainWindow::addJob(Job* job) {
   return job;
 }
 
-std::vector<Job*> MainWindow::jobs() const {
-  auto all = jobs_;
-  return all;
-}
+std::vector<Job*> MainWindow::jobs() const { return jobs_; }
 
 void MainWindow::updateBusy() {
   if (!shown_job_ || !shown_job_->isRunning()) {

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "dstudio/data/dataset.h"
-#include "dstudio/models/checkpoint.h"
+#include "dstudio/models/checkpoint_info.h"
 #include "dstudio/models/variant_config.h"
 
 namespace dstudio {

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "dstudio/models/checkpoint.h"
+#include "dstudio/models/checkpoint_info.h"
 
 namespace dstudio::models {
 namespace {

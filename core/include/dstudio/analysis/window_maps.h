@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "dstudio/analysis/attention_maps.h"
-#include "dstudio/models/windows.h"
+#include "dstudio/models/window.h"
 
 namespace dstudio::analysis {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "dstudio/models/windows.h"
+#include "dstudio/models/window.h"
 
 namespace dstudio::models {
 

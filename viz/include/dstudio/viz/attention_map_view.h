@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "dstudio/analysis/attention_maps.h"
-#include "dstudio/models/windows.h"
+#include "dstudio/models/window.h"
 #include "dstudio/viz/figures.h"
 
 class QCheckBox;

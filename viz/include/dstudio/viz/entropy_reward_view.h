@@ -7,7 +7,7 @@
 
 #include <QWidget>
 
-#include "dstudio/models/evaluation.h"
+#include "dstudio/models/rollout.h"
 #include "dstudio/viz/figures.h"
 
 class QComboBox;

@@ -8,7 +8,7 @@
 #include <QWidget>
 #include <vector>
 
-#include "dstudio/models/evaluation.h"
+#include "dstudio/models/rollout.h"
 #include "dstudio/viz/figures.h"
 
 class QCustomPlot;

@@ -8,7 +8,7 @@
 #include <QWidget>
 
 #include "dstudio/data/dataset.h"
-#include "dstudio/models/checkpoint.h"
+#include "dstudio/models/checkpoint_info.h"
 
 class QTreeWidget;
 class QTreeWidgetItem;

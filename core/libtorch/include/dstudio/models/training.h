@@ -17,45 +17,12 @@
 #include <string>
 
 #include "dstudio/data/dataset.h"
+#include "dstudio/models/training_config.h"
 #include "dstudio/models/variant_config.h"
 
 namespace dstudio::models {
 
 class DecisionModelImpl;
-
-/// Optimisation and sampling settings, with the papers' defaults.
-struct TrainingConfig {
-  std::int64_t steps = 100'000;
-  int batch_size = 64;
-  double learning_rate = 1e-4;
-  double weight_decay = 1e-4;
-  double beta1 = 0.9, beta2 = 0.999;
-  std::int64_t warmup_steps = 10'000;  ///< lr * min(1, (step + 1) / warmup)
-  bool cosine_decay = false;           ///< after warmup, decay to 0 along a half cosine
-  double grad_clip = 0.25;             ///< gradient-norm clip
-  double rtg_scale = 1000.0;
-  double pct_traj = 1.0;
-  std::uint64_t seed = 0;
-  int threads = 1;                          ///< workers: parts of each batch on their own threads (train_step.h)
-  std::int64_t log_every = 100;             ///< metrics rows
-  std::int64_t checkpoint_every = 10'000;   ///< 0: only at the end
-  std::int64_t eval_every = 0;              ///< 0: never call the evaluation hook
-};
-std::string to_json(const TrainingConfig& config);
-TrainingConfig training_from_json(const std::string& text);
-
-/// One progress report.
-struct TrainingProgress {
-  std::int64_t step = 0;  ///< steps done
-  std::int64_t total = 0;
-  double loss = 0.0;  ///< mean loss since the previous report
-  double learning_rate = 0.0;
-  double steps_per_second = 0.0;
-  double eta_seconds = 0.0;
-};
-
-enum class TrainingState { Idle, Running, Paused, Finished, Cancelled, Failed };
-const char* to_string(TrainingState state);
 
 /// Numbers an evaluation returns (e.g. {"return_mean": ..., "normalized_score": ...}).
 using EvaluationResult = std::map<std::string, double>;

@@ -26,27 +26,7 @@ namespace dstudio::models {
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
-const char* to_string(TrainingState state) {
-  switch (state) {
-    case TrainingState::Idle: return "idle";
-    case TrainingState::Running: return "running";
-    case TrainingState::Paused: return "paused";
-    case TrainingState::Finished: return "finished";
-    case TrainingState::Cancelled: return "cancelled";
-    case TrainingState::Failed: return "failed";
-  }
-  return "?";
-}
-
 namespace {
-
-ordered_json training_json(const TrainingConfig& c) {
-  return {{"steps", c.steps}, {"batch_size", c.batch_size}, {"learning_rate", c.learning_rate},
-          {"weight_decay", c.weight_decay}, {"beta1", c.beta1}, {"beta2", c.beta2}, {"warmup_steps", c.warmup_steps},
-          {"cosine_decay", c.cosine_decay}, {"grad_clip", c.grad_clip}, {"rtg_scale", c.rtg_scale},
-          {"pct_traj", c.pct_traj}, {"seed", c.seed}, {"threads", c.threads}, {"log_every", c.log_every},
-          {"checkpoint_every", c.checkpoint_every}, {"eval_every", c.eval_every}};
-}
 
 std::string software_versions() {
   return studio_version() + ", LibTorch " + TORCH_VERSION + ", MuJoCo " + mj_versionString() + ", BLAS " + active_blas_name();
@@ -64,39 +44,6 @@ double learning_rate_at(const TrainingConfig& c, std::int64_t step) {
 
 }  // namespace
 
-std::string to_json(const TrainingConfig& config) { return training_json(config).dump(2); }
-
-TrainingConfig training_from_json(const std::string& text) {
-  const auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw UsageError("the training configuration is not a JSON object");
-  TrainingConfig c;
-  const auto known = training_json(c);
-  for (const auto& [key, value] : j.items())
-    if (!known.contains(key)) throw UsageError("unknown training key '" + key + "'");
-  try {
-    c.steps = j.value("steps", c.steps);
-    c.batch_size = j.value("batch_size", c.batch_size);
-    c.learning_rate = j.value("learning_rate", c.learning_rate);
-    c.weight_decay = j.value("weight_decay", c.weight_decay);
-    c.beta1 = j.value("beta1", c.beta1);
-    c.beta2 = j.value("beta2", c.beta2);
-    c.warmup_steps = j.value("warmup_steps", c.warmup_steps);
-    c.cosine_decay = j.value("cosine_decay", c.cosine_decay);
-    c.grad_clip = j.value("grad_clip", c.grad_clip);
-    c.rtg_scale = j.value("rtg_scale", c.rtg_scale);
-    c.pct_traj = j.value("pct_traj", c.pct_traj);
-    c.seed = j.value("seed", c.seed);
-    c.threads = j.value("threads", c.threads);
-    c.log_every = j.value("log_every", c.log_every);
-    c.checkpoint_every = j.value("checkpoint_every", c.checkpoint_every);
-    c.eval_every = j.value("eval_every", c.eval_every);
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(std::string("a training key has the wrong type: ") + e.what());
-  }
-  if (c.steps < 1 || c.batch_size < 1 || c.learning_rate <= 0 || c.threads < 1 || c.log_every < 1)
-    throw UsageError("training: steps, batch_size, learning_rate, threads and log_every must be positive");
-  return c;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Checkpoints
@@ -182,7 +129,7 @@ void save_weights_checkpoint(const fs::path& path, DecisionModel& model, const C
   ordered_json meta = {
       {"format", "dstudio-checkpoint-1"},
       {"variant", ordered_json::parse(to_json(info.variant))},
-      {"training", training_json(info.training)},
+      {"training", ordered_json::parse(to_json(info.training))},
       {"dataset", {{"path", info.dataset_path}, {"fingerprint", info.dataset_fingerprint}, {"env_id", info.env_id},
                    {"state_mean", info.state_mean}, {"state_std", info.state_std}}},
       {"rtg_scale", info.rtg_scale},
@@ -288,7 +235,7 @@ struct Trainer::State {
     ordered_json meta = {
         {"format", "dstudio-checkpoint-1"},
         {"variant", ordered_json::parse(to_json(variant))},
-        {"training", training_json(training)},
+        {"training", ordered_json::parse(to_json(training))},
         {"dataset", {{"path", dataset->path}, {"fingerprint", dataset->fingerprint}, {"env_id", dataset->env_id},
                      {"state_mean", dataset->state_mean}, {"state_std", dataset->state_std}}},
         {"rtg_scale", training.rtg_scale},

@@ -16,23 +16,11 @@
 #include "dstudio/data/dataset.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/evaluation.h"
+#include "dstudio/models/window.h"
 
 namespace dstudio::models {
 
 class DecisionModelImpl;
-
-/// K steps ending at `last_step` of an episode; left-padded (mask 0) when the episode is younger.
-struct Window {
-  int steps = 0;        ///< K
-  int state_dim = 0, act_dim = 0;
-  int episode = -1;     ///< index in the dataset, or in the rollout
-  int last_step = 0;    ///< the episode step of the window's last position
-  std::vector<float> states;          ///< K x S
-  std::vector<float> actions;         ///< K x A
-  std::vector<float> returns_to_go;   ///< K, unscaled
-  std::vector<std::int64_t> timesteps;  ///< K
-  std::vector<float> mask;            ///< K, 1 for real steps
-};
 
 /// The window ending at `last_step` of episode `episode` of the dataset; returns-to-go are the
 /// sums of the episode's rewards from each step on.
@@ -42,17 +30,6 @@ Window window_from_dataset(const data::Dataset& dataset, int episode, int last_s
 std::vector<Window> sample_windows(const data::Dataset& dataset, int count, int K);
 /// The window the policy saw at `step` of a rollout (its trace must be kept).
 Window window_from_trace(const EpisodeTrace& trace, int step, int K, int state_dim, int act_dim);
-
-/// What inspection shows on one window.
-struct WindowInspection {
-  std::vector<analysis::LayerMixing> layers;
-  std::vector<char> token_types;
-  std::vector<int> token_steps;  ///< the episode step of each token; -1 for padding
-  std::vector<char> valid;       ///< per token: a real step
-  int hidden = 0;
-  std::vector<float> tokens_before_merge;  ///< 3K x H: the R, s, a embeddings (empty for unified tokens)
-  std::vector<float> tokens;               ///< T x H: what enters the first block
-};
 
 /// Runs the model with inspection on each window, normalised with `info`'s statistics.
 std::vector<WindowInspection> inspect_windows(DecisionModelImpl& model, const CheckpointInfo& info,

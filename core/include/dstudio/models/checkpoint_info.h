@@ -1,0 +1,48 @@
+#pragma once
+/// \file
+/// What a checkpoint says about itself: the variant and training configurations, the dataset
+/// fingerprint, state mean/std, the rtg scale, the environment id, the step, recent metrics and
+/// software versions; and those facts as rows for people. Reading and writing checkpoints is the
+/// models library's (checkpoint.h).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dstudio/common/error.h"
+#include "dstudio/models/training_config.h"
+#include "dstudio/models/variant_config.h"
+
+namespace dstudio::models {
+
+/// A checkpoint that cannot be read, or does not fit what it is used with.
+class CheckpointError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Everything a checkpoint says about itself.
+struct CheckpointInfo {
+  std::string path;
+  VariantConfig variant;
+  TrainingConfig training;
+  std::string dataset_path;
+  std::string dataset_fingerprint;
+  std::string env_id;
+  std::vector<float> state_mean, state_std;
+  double rtg_scale = 1000.0;
+  std::int64_t step = 0;
+  std::string metrics;   ///< JSON object: the last logged metrics
+  std::string software;  ///< versions of the studio, LibTorch and MuJoCo
+};
+
+/// One line of a checkpoint's description, grouped by section ("Model", "Data", "Training",
+/// "Software").
+struct CheckpointSummaryRow {
+  std::string section, field, value;
+};
+/// What a checkpoint says about itself, as rows for people: the studio's workspace shows them, as
+/// `dstudio checkpoint info` prints the same facts.
+std::vector<CheckpointSummaryRow> summarize(const CheckpointInfo& info);
+
+}  // namespace dstudio::models
