@@ -573,6 +573,7 @@ TEST_F(Studio, ARegisteredAnalysisRunsFromItsPanel) {
   // Its figure exports with the others.
   const auto written = viz::export_all(panel->figureSources(), (dir / "export").string(), {});
   ASSERT_EQ(written.size(), 4u);  // pdf, svg, png, csv
+  EXPECT_TRUE(std::any_of(written.begin(), written.end(), [](const auto& f) { return f.ends_with("/episode-lengths_lengths.png"); }));
   for (const auto& f : written)
     if (f.ends_with(".csv")) {
       std::ifstream in(f);

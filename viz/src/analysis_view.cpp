@@ -368,7 +368,8 @@ std::vector<std::string> AnalysisView::exportFigure(const std::string& base, con
     // Each figure its own title: the style's applies only where it was set for this one.
     FigureStyle s = style;
     if (!one) s.title.clear(), s.x_title.clear(), s.y_title.clear();
-    for (auto& path : save_analysis_figure(one ? base : base + "_" + f.name, f, s)) written.push_back(std::move(path));
+    // <analysis>_<figure>: never the name of another view's file (attention.*, tsne.*).
+    for (auto& path : save_analysis_figure(base + "_" + f.name, f, s)) written.push_back(std::move(path));
   }
   return written;
 }

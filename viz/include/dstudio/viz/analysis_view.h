@@ -56,8 +56,8 @@ class AnalysisView : public QWidget, public FigureSource {
   [[nodiscard]] QString figureName() const override;
   [[nodiscard]] bool hasFigure() const override;
   [[nodiscard]] FigureText figureText() const override;
-  /// Every figure of the result: base.* when there is one, base_<figure>.* otherwise, each with
-  /// its numbers as CSV.
+  /// Every figure of the result as base_<figure>.* (the figure's name as the command line writes
+  /// it, after the analysis's), each with its numbers as CSV.
   std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style = {}) const override;
 
  signals:
