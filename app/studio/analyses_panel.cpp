@@ -54,6 +54,13 @@ AnalysesPanel::AnalysesPanel(QWidget* parent) : QWidget(parent), list_(new QList
 }
 
 void AnalysesPanel::setCheckpoint(const QString& path, const QString& title) {
+  // Another model: analyses of the previous one stop and their results leave the panels.
+  if (path != checkpoint_)
+    for (std::size_t i = 0; i < views_.size(); ++i)
+      if (definitions_[i]->needs_checkpoint) {
+        jobs_[i]->cancel();
+        views_[i]->clearResult();
+      }
   checkpoint_ = path;
   checkpoint_title_ = title;
   updateReady();

@@ -504,6 +504,8 @@ void MainWindow::showCheckpoint(const QString& path, const models::DatasetInspec
                                 const std::shared_ptr<models::EpisodePlayer>& player, const QString& player_error) {
   const auto& info = inspected.info;
   const QString title = checkpointTitle(path, info);
+  // Work on the previous model stops; its results leave every view below.
+  for (Job* job : {compare_job_, rollout_job_, returns_job_, tsne_job_->job()}) job->cancel();
   attention_->setInspections(title, inspected.inspections);
   tsne_job_->setCheckpoint(path, title);
   analyses_->setCheckpoint(path, title);
@@ -523,8 +525,9 @@ void MainWindow::showCheckpoint(const QString& path, const models::DatasetInspec
     if (!info.env_id.empty()) target = env::task(info.env_id).default_targets.front();
   } catch (const std::exception&) {
   }
-  rollout_view_->setReady(target > 0 ? env : QString(), target);
-  returns_view_->setReady(target);
+  const QString label = QString::fromStdString(models::checkpoint_label(path.toStdString()));
+  rollout_view_->setReady(target > 0 ? env : QString(), target, label);
+  returns_view_->setReady(target, label);
   best_score_ = info.env_id.empty() ? std::nan("") : env::normalized_score(env::task(info.env_id), inspected.best_return);
   status_->setText(tr("%1: attention maps on %2 dataset windows").arg(title).arg(inspected.inspections.size()));
   applyPendingViewer();
@@ -532,7 +535,7 @@ void MainWindow::showCheckpoint(const QString& path, const models::DatasetInspec
 }
 
 QString MainWindow::checkpointTitle(const QString& path, const models::CheckpointInfo& info) {
-  return QFileInfo(path).completeBaseName() + " (" + QString::fromStdString(info.variant.variant) + ")";
+  return QString::fromStdString(models::checkpoint_label(path.toStdString())) + " (" + QString::fromStdString(info.variant.variant) + ")";
 }
 
 void MainWindow::compareCheckpoint(const QString& path) {
@@ -577,7 +580,7 @@ void MainWindow::runRollout(const models::RolloutConfig& config) {
   if (checkpoint_path_.isEmpty()) return;
   rollout_view_->setRunning(true);
   const std::string path = checkpoint_path_.toStdString();
-  const QString title = QFileInfo(checkpoint_path_).completeBaseName();
+  const QString title = QString::fromStdString(models::checkpoint_label(checkpoint_path_.toStdString()));
   const int context = checkpoint_context_;
   rollout_job_->start(
       [this, path, config, title, context](const Progress& progress) -> Job::Deliver {
@@ -619,7 +622,8 @@ void MainWindow::startReturnJob(bool sweep) {
   const std::string path = checkpoint_path_.toStdString();
   // A sweep also runs the compared checkpoint, so the two curves share the same targets.
   const std::string compared = sweep ? compared_path_.toStdString() : std::string();
-  const QString title = QFileInfo(checkpoint_path_).completeBaseName(), compared_title = compared_title_.section(' ', 0, 0);
+  const QString title = QString::fromStdString(models::checkpoint_label(checkpoint_path_.toStdString()));
+  const QString compared_title = compared.empty() ? QString() : QString::fromStdString(models::checkpoint_label(compared));
   returns_job_->start(
       [this, path, compared, sweep, targets, episodes, title, compared_title](const Progress& progress) -> Job::Deliver {
         auto mine = std::make_shared<std::vector<models::TargetSummary>>();

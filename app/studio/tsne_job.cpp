@@ -39,6 +39,11 @@ TsneJob::TsneJob(viz::TsneView* view, QObject* parent) : QObject(parent), view_(
 TsneJob::~TsneJob() { job_->cancelAndWait(); }
 
 void TsneJob::setCheckpoint(const QString& path, const QString& title, int windows) {
+  // Another model: the previous one's layouts leave the view.
+  if (path != checkpoint_) {
+    job_->cancel();
+    if (view_) view_->clear(QString());
+  }
   checkpoint_ = path;
   title_ = title;
   windows_ = windows;

@@ -45,6 +45,17 @@ TEST(DatasetDefaults, DecisionConvFormersTable4) {
 }
 
 // A checkpoint described for people: every fact the studio's workspace lists, from the info.
+// Runs made in the window or by `dstudio train` all write checkpoint.pt: they are told apart by
+// their run folders in captions, legends, CSV columns and exported file names.
+TEST(CheckpointLabel, ARunsCheckpointIsNamedByItsRunFolder) {
+  EXPECT_EQ(models::checkpoint_label("resources/checkpoints/hopper-medium-expert-dt.pt"), "hopper-medium-expert-dt");
+  EXPECT_EQ(models::checkpoint_label("/runs/dt-seed0-20260101-120000/checkpoint.pt"), "dt-seed0-20260101-120000");
+  EXPECT_EQ(models::checkpoint_label("/runs/dc-seed1-20260101-120000/checkpoint-5000.pt"), "dc-seed1-20260101-120000 step 5000");
+  EXPECT_EQ(models::checkpoint_label("/runs/./dt-seed2/checkpoint.pt"), "dt-seed2");
+  EXPECT_EQ(models::checkpoint_label("/runs/a/checkpointed-best.pt"), "checkpointed-best");
+  EXPECT_NE(models::checkpoint_label("/runs/one/checkpoint.pt"), models::checkpoint_label("/runs/two/checkpoint.pt"));
+}
+
 TEST(CheckpointSummary, ListsModelDataTrainingAndSoftware) {
   models::CheckpointInfo info;
   info.variant = models::make_variant("dhi");

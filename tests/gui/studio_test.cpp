@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QImage>
+#include <QFileInfo>
 #include <QDropEvent>
 #include <QLabel>
 #include <QMessageBox>
@@ -494,6 +495,57 @@ TEST_F(Studio, TheStudiosAnalysesRunFromTheirPanelsAsOnTheCommandLine) {
   view->showFigure(3);
   w.show();
   save_screenshot(w, "studio-analysis-panel.png");
+}
+
+// A second checkpoint never inherits the first one's results: the rollout, the zeroing and sweep,
+// the t-SNE and the analyses' panels are cleared (and their running work stopped), each view
+// names the model it now belongs to, and an export holds only the new model's figures.
+TEST_F(Studio, OpeningAnotherCheckpointClearsEveryViewOfThePreviousOne) {
+  MainWindow w;
+  QSignalSpy shown(&w, &MainWindow::checkpointShown);
+  w.openCheckpoint(defaultCheckpoint("dt"));
+  ASSERT_TRUE(shown.wait(180000));
+  auto config = w.rolloutView()->request();
+  config.episodes = 1;
+  QSignalSpy rolled(&w, &MainWindow::rolloutShown);
+  w.runRollout(config);
+  ASSERT_TRUE(rolled.wait(120000));
+  ASSERT_TRUE(w.rolloutView()->hasFigure());
+  w.returnsView()->setEpisodes(1);
+  QSignalSpy returned(&w, &MainWindow::returnsShown);
+  w.runAblation();
+  ASSERT_TRUE(returned.wait(120000));
+  ASSERT_TRUE(w.returnsView()->hasFigure());
+  QSignalSpy analysed(w.analysesPanel(), &AnalysesPanel::resultShown);
+  ASSERT_TRUE(w.analysesPanel()->view("attention")->setOption("windows", "2"));
+  ASSERT_TRUE(w.analysesPanel()->run("attention"));
+  ASSERT_TRUE(analysed.wait(60000));
+  ASSERT_TRUE(w.analysesPanel()->view("attention")->hasFigure());
+  // A sweep still running when the other model arrives is stopped, not shown under it.
+  w.returnsView()->setEpisodes(50);
+  QSignalSpy stopped(&w, &MainWindow::rolloutStopped);
+  w.runSweep();
+  w.openCheckpoint(defaultCheckpoint("dc"));
+  ASSERT_TRUE(shown.wait(180000));
+  EXPECT_EQ(w.checkpointPath(), defaultCheckpoint("dc"));
+  ASSERT_TRUE(stopped.wait(60000));
+  EXPECT_EQ(stopped.back().front().toString(), "cancelled");
+  QTest::qWait(100);
+  EXPECT_FALSE(w.rolloutView()->hasFigure());
+  EXPECT_FALSE(w.returnsView()->hasFigure());
+  EXPECT_FALSE(w.tsneView()->hasFigure());
+  EXPECT_FALSE(w.analysesPanel()->view("attention")->hasFigure());
+  EXPECT_EQ(w.rolloutView()->pairs(), 0);
+  const QString dc = QFileInfo(defaultCheckpoint("dc")).completeBaseName();
+  bool named = false;
+  for (const auto* label : w.rolloutView()->findChildren<QLabel*>()) named |= label->text().contains(dc);
+  EXPECT_TRUE(named) << "the rollout view names the model it belongs to";
+  // Export All Views now writes the new model's attention only.
+  std::vector<const viz::FigureSource*> sources = {w.attentionView(), w.rolloutView(), w.returnsView(), w.tsneView()};
+  for (const auto* source : w.analysesPanel()->figureSources()) sources.push_back(source);
+  const auto written = viz::export_all(sources, (dir / "after").string(), {});
+  ASSERT_FALSE(written.empty());
+  for (const auto& f : written) EXPECT_TRUE(std::filesystem::path(f).filename().string().rfind("attention.", 0) == 0) << f;
 }
 
 // An analysis from a plugin appears as a panel of its own: its form from its options, its

@@ -25,6 +25,9 @@
 #include <QLineEdit>
 #include <QTreeWidget>
 #include <cmath>
+
+#include "dstudio/viz/scene_view.h"
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -74,6 +77,16 @@ class Viewer : public testing::Test {
 
   test::TempDir dir;
 };
+
+// The step on screen has not acted yet, so its entropy is NaN: the caption shows the newest
+// number instead of "nan" in every frame.
+TEST(SceneOverlay, TheCaptionShowsTheNewestEntropyThatIsANumber) {
+  const double nan = std::nan("");
+  EXPECT_EQ(viz::SceneView::overlayPlotCaption("entropy, layer 1", {1.5, 2.25, nan}), "entropy, layer 1  2.25");
+  EXPECT_EQ(viz::SceneView::overlayPlotCaption("entropy, layer 1", {nan, 1.0}), "entropy, layer 1  1.00");
+  EXPECT_EQ(viz::SceneView::overlayPlotCaption("entropy, layer 1", {nan}), "entropy, layer 1  —");
+  EXPECT_EQ(viz::SceneView::overlayPlotCaption("entropy, layer 1", {}), "entropy, layer 1  —");
+}
 
 TEST_F(Viewer, StepsStepsBackSeeksAndFollowsTheCursorEverywhere) {
   MainWindow w;

@@ -316,6 +316,23 @@ void AnalysisView::setResult(const analysis::AnalysisResult& result) {
                        .arg(figures == 1 ? tr("figure") : tr("figures")));
 }
 
+void AnalysisView::clearResult() {
+  result_.reset();
+  summary_->clear();
+  while (tables_->count() > 0) {
+    QWidget* page = tables_->widget(0);
+    tables_->removeTab(0);
+    delete page;
+  }
+  {
+    const QSignalBlocker block(figure_choice_);
+    figure_choice_->clear();
+  }
+  figure_choice_->hide();
+  redrawFigure();
+  status_->clear();
+}
+
 void AnalysisView::stop(const QString& why) {
   setRunning(false);
   status_->setText(tr("Stopped: %1").arg(why));

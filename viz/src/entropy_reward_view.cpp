@@ -101,11 +101,26 @@ models::RolloutConfig EntropyRewardView::request() const {
   return c;
 }
 
-void EntropyRewardView::setReady(const QString& env, double default_target) {
+void EntropyRewardView::setReady(const QString& env, double default_target, const QString& checkpoint) {
+  // Another model: nothing of the previous one stays on screen or in an export.
+  result_ = {};
+  title_.clear();
+  pairs_ = 0;
+  pearson_ = spearman_ = std::nan("");
+  for (QCustomPlot* plot : {series_, scatter_}) {
+    for (int g = 0; g < plot->graphCount(); ++g) plot->graph(g)->data()->clear();
+    plot->replot();
+  }
+  {
+    const QSignalBlocker block(episode_);
+    episode_->clear();
+  }
+  export_->setEnabled(false);
   const bool ready = !env.isEmpty();
   for (QWidget* w : std::initializer_list<QWidget*>{target_, episodes_, zeroing_, run_}) w->setEnabled(ready);
   if (ready) target_->setValue(default_target);
-  caption_->setText(ready ? tr("Roll the policy out in %1 to see its attention entropy next to the reward.").arg(env)
+  const QString who = checkpoint.isEmpty() ? tr("the policy") : tr("%1's policy").arg(checkpoint);
+  caption_->setText(ready ? tr("Roll %1 out in %2 to see its attention entropy next to the reward.").arg(who, env)
                           : tr("Open a checkpoint to roll its policy out: File ▸ Open Checkpoint."));
 }
 

@@ -70,10 +70,23 @@ ReturnAnalysisView::ReturnAnalysisView(QWidget* parent)
   setReady(0.0);
 }
 
-void ReturnAnalysisView::setReady(double base) {
+void ReturnAnalysisView::setReady(double base, const QString& checkpoint) {
   base_ = base;
+  // Another model: nothing of the previous one stays on screen or in an export.
+  ablation_title_.clear();
+  sweep_title_.clear();
+  ablation_data_.clear();
+  sweep_data_.clear();
+  sweeps_.clear();
+  ablation_->clearPlottables();
+  ablation_->replot();
+  sweep_->clearGraphs();
+  sweep_->clearItems();
+  sweep_->replot();
+  export_->setEnabled(false);
   for (QWidget* w : std::initializer_list<QWidget*>{episodes_, multiples_, ablation_button_, sweep_button_}) w->setEnabled(base > 0);
-  caption_->setText(base > 0 ? tr("Zero a modality at inference, or raise the target return beyond the data (default target %1).").arg(base)
+  const QString who = checkpoint.isEmpty() ? QString() : checkpoint + ": ";
+  caption_->setText(base > 0 ? who + tr("zero a modality at inference, or raise the target return beyond the data (default target %1).").arg(base)
                              : tr("Open a checkpoint to measure how its return depends on what it is given."));
 }
 

@@ -154,8 +154,7 @@ class SceneCanvas : public QOpenGLWidget, protected QOpenGLFunctions {
     if (hi - lo < 1e-9) hi = lo + 1.0;
     painter.fillRect(box, QColor(0, 0, 0, 150));
     painter.setPen(Qt::white);
-    painter.drawText(box.left() + 8, box.top() + 4 + metrics.ascent(),
-                     QStringLiteral("%1  %2").arg(plot_label_).arg(plot_values_.back(), 0, 'f', 2));
+    painter.drawText(box.left() + 8, box.top() + 4 + metrics.ascent(), SceneView::overlayPlotCaption(plot_label_, plot_values_));
     const QRectF area(box.left() + 8, box.top() + 8 + metrics.height(), box.width() - 16, box.height() - 14 - metrics.height());
     const auto n = static_cast<double>(plot_values_.size() - 1);
     QPainterPath path;
@@ -250,6 +249,11 @@ void SceneView::setState(std::span<const double> qpos, std::span<const double> q
 void SceneView::setOverlay(const QStringList& lines) {
   if (canvas_) canvas_->setOverlay(lines);
 }
+QString SceneView::overlayPlotCaption(const QString& label, const std::vector<double>& values) {
+  const auto newest = std::find_if(values.rbegin(), values.rend(), [](double v) { return std::isfinite(v); });
+  return QStringLiteral("%1  %2").arg(label, newest == values.rend() ? QStringLiteral("—") : QString::number(*newest, 'f', 2));
+}
+
 void SceneView::setOverlayPlot(const QString& label, std::vector<double> values) {
   if (canvas_) canvas_->setOverlayPlot(label, std::move(values));
 }

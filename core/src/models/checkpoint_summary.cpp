@@ -17,6 +17,17 @@ std::string number(double v) {
 
 }  // namespace
 
+std::string checkpoint_label(const std::filesystem::path& path) {
+  const std::string stem = path.stem().string();
+  if (stem.rfind("checkpoint", 0) != 0) return stem;
+  const auto folder = std::filesystem::absolute(path).lexically_normal().parent_path().filename().string();
+  if (folder.empty()) return stem;
+  const std::string rest = stem.substr(std::string("checkpoint").size());
+  if (rest.empty()) return folder;
+  if (rest.size() > 1 && rest[0] == '-' && rest.find_first_not_of("0123456789", 1) == std::string::npos) return folder + " step " + rest.substr(1);
+  return stem;  // checkpointed-something: a name of its own
+}
+
 std::vector<CheckpointSummaryRow> summarize(const CheckpointInfo& info) {
   const auto& c = info.variant;
   const auto& t = info.training;

@@ -6,6 +6,7 @@
 /// models library's (checkpoint.h).
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,11 @@ struct CheckpointInfo {
   std::string metrics;   ///< JSON object: the last logged metrics
   std::string software;  ///< versions of the studio, LibTorch and MuJoCo
 };
+
+/// What a checkpoint is called in captions, legends, titles, CSV columns and exported file names:
+/// its file's stem; for a run's checkpoint.pt its run folder's name, and for checkpoint-<step>.pt
+/// the folder's name and the step ("dt-seed0-20260101-120000 step 5000").
+std::string checkpoint_label(const std::filesystem::path& path);
 
 /// One line of a checkpoint's description, grouped by section ("Model", "Data", "Training",
 /// "Software").

@@ -38,14 +38,8 @@ using analysis::AnalysisTable;
 using nlohmann::ordered_json;
 using Type = AnalysisOption::Type;
 
-// A short name for titles and legends: the file's stem, or its folder's name for a run's
-// checkpoint.pt.
-std::string name_of(const std::string& checkpoint) {
-  const fs::path p(checkpoint);
-  const auto stem = p.stem().string();
-  if (stem.rfind("checkpoint", 0) == 0 && p.has_parent_path()) return fs::absolute(p).parent_path().filename().string();
-  return stem;
-}
+// A short name for titles, legends and CSV columns.
+std::string name_of(const std::string& checkpoint) { return checkpoint_label(checkpoint); }
 
 // NaN (e.g. the correlation of a constant series) as JSON null.
 ordered_json finite_or_null(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }

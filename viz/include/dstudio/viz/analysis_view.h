@@ -43,6 +43,8 @@ class AnalysisView : public QWidget, public FigureSource {
   void setProgress(double fraction, const QString& stage);
   /// Shows what the analysis computed and ends the run.
   void setResult(const analysis::AnalysisResult& result);
+  /// Forgets the result (another checkpoint was opened).
+  void clearResult();
   /// Ends the run without a result: `why` (cancelled, or an error).
   void stop(const QString& why);
   [[nodiscard]] bool hasResult() const { return result_ != nullptr; }

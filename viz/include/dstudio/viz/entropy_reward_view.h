@@ -27,9 +27,9 @@ class EntropyRewardView : public QWidget, public FigureSource {
   /// Shows a rollout recorded with entropy; the first `skip` steps of each episode (windows not
   /// yet full) stay out of the correlation.
   void setRollout(const QString& title, models::RolloutResult result, int skip);
-  /// Enables the controls for a model acting in `env` (its default target preset), or disables
-  /// them with `env` empty.
-  void setReady(const QString& env, double default_target);
+  /// A new model, `checkpoint` (its label), acting in `env` (its default target preset): the
+  /// previous model's rollout is cleared and the controls enabled, or disabled with `env` empty.
+  void setReady(const QString& env, double default_target, const QString& checkpoint = {});
   /// While a rollout runs: the Run button becomes Cancel.
   void setRunning(bool running);
   void showEpisode(int episode);

@@ -24,8 +24,9 @@ class ReturnAnalysisView : public QWidget, public FigureSource {
  public:
   explicit ReturnAnalysisView(QWidget* parent = nullptr);
 
-  /// Enables the controls for a policy whose default target is `base` (0 disables them).
-  void setReady(double base);
+  /// A new policy, `checkpoint` (its label), whose default target is `base` (0 disables the
+  /// controls): the previous model's bars and curves are cleared.
+  void setReady(double base, const QString& checkpoint = {});
   void setRunning(bool running);
   /// Normalised scores of the four zeroings, in the order none, RTG, past states, actions.
   void setAblation(const QString& title, const std::vector<models::TargetSummary>& by_zeroing);

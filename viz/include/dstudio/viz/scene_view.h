@@ -37,6 +37,9 @@ class SceneView : public QWidget {
   /// A small line plot drawn under the text (e.g. the attention entropy of the last steps), its
   /// last value marked; empty values hide it. NaNs are gaps.
   void setOverlayPlot(const QString& label, std::vector<double> values);
+  /// The caption over that plot: the label and the newest value that is a number ("—" while
+  /// there is none). The step on screen has often not acted yet, so its own value is NaN.
+  [[nodiscard]] static QString overlayPlotCaption(const QString& label, const std::vector<double>& values);
   /// Follow the torso (body 1) along the ground, or leave the camera where it is.
   void setTracking(bool on);
   [[nodiscard]] bool tracking() const;
