@@ -32,6 +32,7 @@
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/models/checkpoint.h"
+#include "dstudio/models/targets.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
@@ -509,7 +510,7 @@ void MainWindow::showCheckpoint(const QString& path, const models::DatasetInspec
   attention_->setInspections(title, inspected.inspections);
   tsne_job_->setCheckpoint(path, title);
   analyses_->setCheckpoint(path, title);
-  if (player) viewer_->setPlayer(title, player);
+  if (player) viewer_->setPlayer(title, player, true, models::target_choices(player->task(), inspected.episode_returns));
   else viewer_->clear(tr("This checkpoint cannot act in an environment: %1").arg(player_error));
   checkpoint_path_ = path;
   checkpoint_windows_ = inspected.windows;
@@ -519,15 +520,16 @@ void MainWindow::showCheckpoint(const QString& path, const models::DatasetInspec
   compared_title_.clear();
   rememberRecent(path);
   checkpoint_context_ = info.variant.context_length;
-  double target = 0.0;
+  // Targets on offer: the task's references and what this model's data reached.
+  std::vector<models::TargetChoice> targets;
   const QString env = QString::fromStdString(info.env_id);
   try {
-    if (!info.env_id.empty()) target = env::task(info.env_id).default_targets.front();
+    if (!info.env_id.empty()) targets = models::target_choices(env::task(info.env_id), inspected.episode_returns);
   } catch (const std::exception&) {
   }
   const QString label = QString::fromStdString(models::checkpoint_label(path.toStdString()));
-  rollout_view_->setReady(target > 0 ? env : QString(), target, label);
-  returns_view_->setReady(target, label);
+  rollout_view_->setReady(targets.empty() ? QString() : env, targets, label);
+  returns_view_->setReady(targets, label);
   best_score_ = info.env_id.empty() ? std::nan("") : env::normalized_score(env::task(info.env_id), inspected.best_return);
   status_->setText(tr("%1: attention maps on %2 dataset windows").arg(title).arg(inspected.inspections.size()));
   applyPendingViewer();
@@ -619,18 +621,20 @@ void MainWindow::startReturnJob(bool sweep) {
   }
   returns_view_->setRunning(true);
   const int episodes = returns_view_->episodes();
+  const double base = returns_view_->baseTarget();
   const std::string path = checkpoint_path_.toStdString();
   // A sweep also runs the compared checkpoint, so the two curves share the same targets.
   const std::string compared = sweep ? compared_path_.toStdString() : std::string();
   const QString title = QString::fromStdString(models::checkpoint_label(checkpoint_path_.toStdString()));
   const QString compared_title = compared.empty() ? QString() : QString::fromStdString(models::checkpoint_label(compared));
   returns_job_->start(
-      [this, path, compared, sweep, targets, episodes, title, compared_title](const Progress& progress) -> Job::Deliver {
+      [this, path, compared, sweep, targets, episodes, base, title, compared_title](const Progress& progress) -> Job::Deliver {
         auto mine = std::make_shared<std::vector<models::TargetSummary>>();
         if (!sweep) {
-          // The same ablation as `dstudio analyze ablation`, at the task's first default target.
+          // The same ablation as `dstudio analyze ablation`, at the view's target (--target).
           models::AblationConfig config;
           config.episodes = episodes;
+          config.target = base;
           for (const auto& z : models::zeroing_ablation(path, config, progress).zeroings) mine->push_back(z.summary);
           return [this, title, mine] {
             returns_view_->setAblation(title, *mine);

@@ -34,6 +34,7 @@
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/episode_timeline.h"
 #include "dstudio/viz/scene_view.h"
+#include "dstudio/viz/target_chooser.h"
 
 namespace dstudio::studio {
 namespace {
@@ -84,6 +85,7 @@ ViewerPanel::ViewerPanel(QWidget* parent)
       position_(new QLabel),
       track_(new QCheckBox(tr("Track torso"))),
       target_(new QDoubleSpinBox),
+      target_from_(new viz::TargetChooser(target_)),
       zeroing_(new QComboBox),
       seed_(new QSpinBox),
       timer_(new QTimer(this)),
@@ -154,6 +156,7 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   auto* form = new QHBoxLayout(conditioning);
   form->addWidget(new QLabel(tr("Target return")));
   form->addWidget(target_);
+  form->addWidget(target_from_);
   form->addSpacing(12);
   form->addWidget(new QLabel(tr("Zero")));
   form->addWidget(zeroing_);
@@ -320,7 +323,8 @@ void ViewerPanel::clear(const QString& message) {
   updateControls();
 }
 
-void ViewerPanel::setPlayer(const QString& title, std::shared_ptr<models::EpisodePlayer> player, bool autoplay) {
+void ViewerPanel::setPlayer(const QString& title, std::shared_ptr<models::EpisodePlayer> player, bool autoplay,
+                            const std::vector<models::TargetChoice>& targets) {
   clear(QString());
   title_ = title;
   scene_->setPhysicsModel(player->physics_model());
@@ -328,8 +332,11 @@ void ViewerPanel::setPlayer(const QString& title, std::shared_ptr<models::Episod
   const auto& task = player->task();
   {
     const QSignalBlocker block(target_);
-    const double target = task.default_targets.empty() ? 0.0 : task.default_targets.front();
-    target_->setValue(player->frames().empty() ? target : player->frames().front()->target);
+    std::vector<models::TargetChoice> offered = targets;
+    if (offered.empty())
+      for (double t : task.default_targets) offered.push_back({t, task.name + " reference " + QString::number(t, 'f', 0).toStdString()});
+    target_from_->setChoices(offered);  // the first goes into the field
+    if (!player->frames().empty()) target_->setValue(player->frames().front()->target);
   }
   {
     const QSignalBlocker block(zeroing_);

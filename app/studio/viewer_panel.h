@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "dstudio/models/episode_player.h"
+#include "dstudio/models/targets.h"
 
 class QCheckBox;
 class QComboBox;
@@ -27,6 +28,7 @@ namespace dstudio::viz {
 class AttentionMapView;
 class EpisodeTimeline;
 class SceneView;
+class TargetChooser;
 }  // namespace dstudio::viz
 
 namespace dstudio::studio {
@@ -38,7 +40,10 @@ class ViewerPanel : public QWidget {
   ~ViewerPanel() override;
 
   /// Plays `player` (takes it: nothing else may touch it; the previous one stops). `title` names the model.
-  void setPlayer(const QString& title, std::shared_ptr<models::EpisodePlayer> player, bool autoplay = true);
+  /// `targets` (models::target_choices) are offered next to the target field, the first in use;
+  /// without them the task's first reference target is.
+  void setPlayer(const QString& title, std::shared_ptr<models::EpisodePlayer> player, bool autoplay = true,
+                 const std::vector<models::TargetChoice>& targets = {});
   /// Stops and forgets the player; `message` says why the view is empty.
   void clear(const QString& message);
   [[nodiscard]] bool hasPlayer() const { return live_ != nullptr; }
@@ -127,6 +132,7 @@ class ViewerPanel : public QWidget {
   QLabel* position_;
   QCheckBox* track_;
   QDoubleSpinBox* target_;
+  viz::TargetChooser* target_from_;
   QComboBox* zeroing_;
   QSpinBox* seed_;
   QTimer* timer_;

@@ -6,6 +6,8 @@
 
 #include "dstudio/data/dataset.h"
 #include "dstudio/models/checkpoint_info.h"
+#include "dstudio/env/environment.h"
+#include "dstudio/models/targets.h"
 #include "dstudio/models/variant_config.h"
 
 namespace dstudio {
@@ -54,6 +56,35 @@ TEST(CheckpointLabel, ARunsCheckpointIsNamedByItsRunFolder) {
   EXPECT_EQ(models::checkpoint_label("/runs/./dt-seed2/checkpoint.pt"), "dt-seed2");
   EXPECT_EQ(models::checkpoint_label("/runs/a/checkpointed-best.pt"), "checkpointed-best");
   EXPECT_NE(models::checkpoint_label("/runs/one/checkpoint.pt"), models::checkpoint_label("/runs/two/checkpoint.pt"));
+}
+
+// The papers' reference targets belong to their data: a model of weaker data starts from what its
+// data reached, and the list says where each target comes from.
+TEST(TargetChoices, TheDefaultFollowsWhatTheDataReached) {
+  const auto& hopper = env::task("hopper");  // references 3600 and 1800
+  // Data whose best episode returned 1305, under half of 3600: that episode is the default.
+  std::vector<double> weak;
+  for (int i = 0; i <= 100; ++i) weak.push_back(300.0 + 10.05 * i);  // 300 .. 1305, median 802.5, p90 1204.5
+  auto c = models::target_choices(hopper, weak);
+  ASSERT_EQ(c.size(), 5u);
+  EXPECT_DOUBLE_EQ(c[0].value, 1305.0);
+  EXPECT_EQ(c[0].label, "data's best episode 1305");
+  EXPECT_DOUBLE_EQ(c[1].value, 3600.0);
+  EXPECT_EQ(c[1].label, "hopper reference 3600");
+  EXPECT_DOUBLE_EQ(c[2].value, 1800.0);
+  EXPECT_NEAR(c[3].value, 1204.5, 1e-9);
+  EXPECT_NEAR(c[4].value, 802.5, 1e-9);
+  // Data that reach 3241: the paper's 3600 stays the default; the data's returns follow.
+  c = models::target_choices(hopper, {1000.0, 3241.0, 2000.0});
+  ASSERT_GE(c.size(), 3u);
+  EXPECT_DOUBLE_EQ(c[0].value, 3600.0);
+  EXPECT_DOUBLE_EQ(c[1].value, 1800.0);
+  EXPECT_DOUBLE_EQ(c[2].value, 3241.0);
+  // No data: the references alone; a data return equal to a reference is not offered twice.
+  c = models::target_choices(hopper, {});
+  ASSERT_EQ(c.size(), 2u);
+  c = models::target_choices(hopper, {1800.0});
+  EXPECT_EQ(c.size(), 2u);  // 3600, 1800 (best = 90th = median = 1800)
 }
 
 TEST(CheckpointSummary, ListsModelDataTrainingAndSoftware) {

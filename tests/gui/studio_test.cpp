@@ -4,6 +4,7 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QDoubleSpinBox>
 #include <QImage>
 #include <QFileInfo>
 #include <QDropEvent>
@@ -32,6 +33,7 @@
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/viz/analysis_view.h"
 #include "dstudio/viz/tsne_view.h"
+#include "dstudio/viz/target_chooser.h"
 #include "job.h"
 #include "tsne_job.h"
 #include "dstudio/data/synthetic.h"
@@ -291,7 +293,24 @@ TEST_F(Studio, RollsTheCheckpointOutAndShowsEntropyAgainstReward) {
   ASSERT_TRUE(shown.wait(180000));
   auto* view = w.rolloutView();
   auto config = view->request();
-  EXPECT_EQ(config.targets.front(), 3600.0);  // hopper's default target
+  EXPECT_EQ(config.targets.front(), 3600.0);  // hopper's default target: the data reach 3241
+  // The targets on offer say where each comes from; choosing one sets the target.
+  auto* chooser = view->targetChooser();
+  EXPECT_EQ(view->targetChooser()->inUse(), "hopper reference 3600");
+  ASSERT_GE(chooser->count(), 4);
+  EXPECT_TRUE(chooser->itemText(2).startsWith("data's best episode ")) << chooser->itemText(2).toStdString();
+  chooser->setCurrentIndex(2);
+  emit chooser->activated(2);
+  EXPECT_EQ(view->request().targets.front(), std::round(chooser->itemText(2).section(' ', -1).toDouble()));
+  EXPECT_TRUE(w.returnsView()->targetChooser()->inUse().startsWith("hopper reference 3600"));
+  auto* field = view->findChild<QDoubleSpinBox*>();
+  ASSERT_NE(field, nullptr);
+  field->setValue(1234);
+  EXPECT_EQ(chooser->inUse(), "own value");
+  chooser->setCurrentIndex(0);
+  emit chooser->activated(0);
+  config = view->request();
+  EXPECT_EQ(config.targets.front(), 3600.0);
   EXPECT_TRUE(config.entropy);
 
   // Cancelled at once: the worker stops at its next step and the window says so.

@@ -18,12 +18,14 @@
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/models/variant_config.h"
 #include "dstudio/viz/export_dialog.h"
+#include "dstudio/viz/target_chooser.h"
 
 namespace dstudio::viz {
 
 EntropyRewardView::EntropyRewardView(QWidget* parent)
     : QWidget(parent),
       target_(new QDoubleSpinBox),
+      target_from_(new TargetChooser(target_)),
       episodes_(new QSpinBox),
       zeroing_(new QComboBox),
       run_(new QPushButton(tr("Run rollout"))),
@@ -43,6 +45,7 @@ EntropyRewardView::EntropyRewardView(QWidget* parent)
   auto* controls = new QHBoxLayout;
   controls->addWidget(new QLabel(tr("Target return")));
   controls->addWidget(target_);
+  controls->addWidget(target_from_);
   controls->addWidget(new QLabel(tr("Episodes")));
   controls->addWidget(episodes_);
   controls->addWidget(new QLabel(tr("Zero")));
@@ -88,7 +91,7 @@ EntropyRewardView::EntropyRewardView(QWidget* parent)
     else emit runRequested(request());
   });
   connect(episode_, &QComboBox::currentIndexChanged, this, [this] { drawEpisode(); });
-  setReady({}, 0.0);
+  setReady({});
 }
 
 models::RolloutConfig EntropyRewardView::request() const {
@@ -101,7 +104,7 @@ models::RolloutConfig EntropyRewardView::request() const {
   return c;
 }
 
-void EntropyRewardView::setReady(const QString& env, double default_target, const QString& checkpoint) {
+void EntropyRewardView::setReady(const QString& env, const std::vector<models::TargetChoice>& targets, const QString& checkpoint) {
   // Another model: nothing of the previous one stays on screen or in an export.
   result_ = {};
   title_.clear();
@@ -117,17 +120,17 @@ void EntropyRewardView::setReady(const QString& env, double default_target, cons
   }
   export_->setEnabled(false);
   const bool ready = !env.isEmpty();
-  for (QWidget* w : std::initializer_list<QWidget*>{target_, episodes_, zeroing_, run_}) w->setEnabled(ready);
-  if (ready) target_->setValue(default_target);
+  for (QWidget* w : std::initializer_list<QWidget*>{target_, target_from_, episodes_, zeroing_, run_}) w->setEnabled(ready);
+  target_from_->setChoices(ready ? targets : std::vector<models::TargetChoice>{});
   const QString who = checkpoint.isEmpty() ? tr("the policy") : tr("%1's policy").arg(checkpoint);
-  caption_->setText(ready ? tr("Roll %1 out in %2 to see its attention entropy next to the reward.").arg(who, env)
+  caption_->setText(ready ? tr("Roll %1 out in %2 to see its attention entropy next to the reward (target: %3).").arg(who, env, target_from_->inUse())
                           : tr("Open a checkpoint to roll its policy out: File ▸ Open Checkpoint."));
 }
 
 void EntropyRewardView::setRunning(bool running) {
   running_ = running;
   run_->setText(running ? tr("Cancel") : tr("Run rollout"));
-  for (QWidget* w : std::initializer_list<QWidget*>{target_, episodes_, zeroing_}) w->setEnabled(!running);
+  for (QWidget* w : std::initializer_list<QWidget*>{target_, target_from_, episodes_, zeroing_}) w->setEnabled(!running);
 }
 
 void EntropyRewardView::setRollout(const QString& title, models::RolloutResult result, int skip) {

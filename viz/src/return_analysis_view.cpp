@@ -2,6 +2,7 @@
 
 #include "dstudio/viz/return_analysis_view.h"
 
+#include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -17,6 +18,7 @@
 #include "colors.h"
 #include "dstudio/models/variant_config.h"
 #include "dstudio/viz/export_dialog.h"
+#include "dstudio/viz/target_chooser.h"
 
 namespace dstudio::viz {
 
@@ -31,6 +33,8 @@ QStringList zeroing_names() {
 
 ReturnAnalysisView::ReturnAnalysisView(QWidget* parent)
     : QWidget(parent),
+      base_(new QDoubleSpinBox),
+      base_from_(new TargetChooser(base_)),
       episodes_(new QSpinBox),
       multiples_(new QLineEdit("0.5, 1, 2, 5, 10, 20")),
       ablation_button_(new QPushButton(tr("Run ablation"))),
@@ -41,8 +45,16 @@ ReturnAnalysisView::ReturnAnalysisView(QWidget* parent)
       sweep_(new QCustomPlot) {
   episodes_->setRange(1, 1000);
   episodes_->setValue(10);
-  multiples_->setToolTip(tr("Targets of the sweep, as multiples of the task's default target"));
+  multiples_->setToolTip(tr("Targets of the sweep, as multiples of the base target"));
+  base_->setRange(0.0, 1e6);
+  base_->setDecimals(0);
+  base_->setSingleStep(100.0);
+  base_->setToolTip(tr("The target the ablation runs at and the sweep multiplies"));
   auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel(tr("Target")));
+  controls->addWidget(base_);
+  controls->addWidget(base_from_);
+  controls->addSpacing(12);
   controls->addWidget(new QLabel(tr("Episodes")));
   controls->addWidget(episodes_);
   controls->addWidget(ablation_button_);
@@ -67,11 +79,12 @@ ReturnAnalysisView::ReturnAnalysisView(QWidget* parent)
   sweep_->xAxis->setScaleType(QCPAxis::stLogarithmic);
   connect(ablation_button_, &QPushButton::clicked, this, [this] { running_ ? emit cancelRequested() : emit ablationRequested(); });
   connect(sweep_button_, &QPushButton::clicked, this, [this] { running_ ? emit cancelRequested() : emit sweepRequested(); });
-  setReady(0.0);
+  setReady({});
 }
 
-void ReturnAnalysisView::setReady(double base, const QString& checkpoint) {
-  base_ = base;
+void ReturnAnalysisView::setReady(const std::vector<models::TargetChoice>& targets, const QString& checkpoint) {
+  base_from_->setChoices(targets);
+  const double base = targets.empty() ? 0.0 : targets.front().value;
   // Another model: nothing of the previous one stays on screen or in an export.
   ablation_title_.clear();
   sweep_title_.clear();
@@ -84,9 +97,9 @@ void ReturnAnalysisView::setReady(double base, const QString& checkpoint) {
   sweep_->clearItems();
   sweep_->replot();
   export_->setEnabled(false);
-  for (QWidget* w : std::initializer_list<QWidget*>{episodes_, multiples_, ablation_button_, sweep_button_}) w->setEnabled(base > 0);
+  for (QWidget* w : std::initializer_list<QWidget*>{base_, base_from_, episodes_, multiples_, ablation_button_, sweep_button_}) w->setEnabled(base > 0);
   const QString who = checkpoint.isEmpty() ? QString() : checkpoint + ": ";
-  caption_->setText(base > 0 ? who + tr("zero a modality at inference, or raise the target return beyond the data (default target %1).").arg(base)
+  caption_->setText(base > 0 ? who + tr("zero a modality at inference, or raise the target return beyond the data (target: %1).").arg(base_from_->inUse())
                              : tr("Open a checkpoint to measure how its return depends on what it is given."));
 }
 
@@ -94,11 +107,12 @@ void ReturnAnalysisView::setRunning(bool running) {
   running_ = running;
   ablation_button_->setText(running ? tr("Cancel") : tr("Run ablation"));
   sweep_button_->setText(running ? tr("Cancel") : tr("Run sweep"));
-  episodes_->setEnabled(!running);
-  multiples_->setEnabled(!running);
+  for (QWidget* w : std::initializer_list<QWidget*>{base_, base_from_, episodes_, multiples_}) w->setEnabled(!running);
 }
 
 int ReturnAnalysisView::episodes() const { return episodes_->value(); }
+
+double ReturnAnalysisView::baseTarget() const { return base_->value(); }
 void ReturnAnalysisView::setEpisodes(int episodes) { episodes_->setValue(episodes); }
 
 std::vector<double> ReturnAnalysisView::sweepTargets() const {
@@ -106,7 +120,7 @@ std::vector<double> ReturnAnalysisView::sweepTargets() const {
   for (const auto& part : multiples_->text().split(',', Qt::SkipEmptyParts)) {
     bool ok = false;
     const double m = part.trimmed().toDouble(&ok);
-    if (ok && m > 0) out.push_back(m * base_);
+    if (ok && m > 0) out.push_back(m * base_->value());
   }
   return out;
 }

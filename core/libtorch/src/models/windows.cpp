@@ -193,7 +193,10 @@ DatasetInspection inspect_on_dataset(const fs::path& checkpoint, int count, cons
   const auto ds = data::load_dataset(out.dataset, {}, {{}, progress.cancel});
   out.best_return = std::numeric_limits<double>::quiet_NaN();
   for (const auto& e : ds.episodes)
-    if (e.complete() && (std::isnan(out.best_return) || e.ret > out.best_return)) out.best_return = e.ret;
+    if (e.complete()) {
+      out.episode_returns.push_back(e.ret);
+      if (std::isnan(out.best_return) || e.ret > out.best_return) out.best_return = e.ret;
+    }
   progress.update(0.9, "inspecting windows");
   out.windows = sample_windows(ds, count, out.info.variant.context_length);
   out.inspections = inspect_windows(checkpoint, out.windows);

@@ -8,6 +8,7 @@
 #include <QWidget>
 
 #include "dstudio/models/rollout.h"
+#include "dstudio/models/targets.h"
 #include "dstudio/viz/figures.h"
 
 class QComboBox;
@@ -19,6 +20,8 @@ class QSpinBox;
 
 namespace dstudio::viz {
 
+class TargetChooser;
+
 class EntropyRewardView : public QWidget, public FigureSource {
   Q_OBJECT
  public:
@@ -27,9 +30,11 @@ class EntropyRewardView : public QWidget, public FigureSource {
   /// Shows a rollout recorded with entropy; the first `skip` steps of each episode (windows not
   /// yet full) stay out of the correlation.
   void setRollout(const QString& title, models::RolloutResult result, int skip);
-  /// A new model, `checkpoint` (its label), acting in `env` (its default target preset): the
-  /// previous model's rollout is cleared and the controls enabled, or disabled with `env` empty.
-  void setReady(const QString& env, double default_target, const QString& checkpoint = {});
+  /// A new model, `checkpoint` (its label), acting in `env` with `targets` on offer (the first in
+  /// use): the previous model's rollout is cleared and the controls enabled, or disabled with
+  /// `env` empty.
+  void setReady(const QString& env, const std::vector<models::TargetChoice>& targets = {}, const QString& checkpoint = {});
+  [[nodiscard]] TargetChooser* targetChooser() const { return target_from_; }
   /// While a rollout runs: the Run button becomes Cancel.
   void setRunning(bool running);
   void showEpisode(int episode);
@@ -64,6 +69,7 @@ class EntropyRewardView : public QWidget, public FigureSource {
   int pairs_ = 0;
   bool running_ = false;
   QDoubleSpinBox* target_;
+  TargetChooser* target_from_;
   QSpinBox* episodes_;
   QComboBox* zeroing_;
   QPushButton* run_;

@@ -9,24 +9,31 @@
 #include <vector>
 
 #include "dstudio/models/rollout.h"
+#include "dstudio/models/targets.h"
 #include "dstudio/viz/figures.h"
 
 class QCustomPlot;
 class QLabel;
 class QLineEdit;
 class QPushButton;
+class QDoubleSpinBox;
 class QSpinBox;
 
 namespace dstudio::viz {
+
+class TargetChooser;
 
 class ReturnAnalysisView : public QWidget, public FigureSource {
   Q_OBJECT
  public:
   explicit ReturnAnalysisView(QWidget* parent = nullptr);
 
-  /// A new policy, `checkpoint` (its label), whose default target is `base` (0 disables the
-  /// controls): the previous model's bars and curves are cleared.
-  void setReady(double base, const QString& checkpoint = {});
+  /// A new policy, `checkpoint` (its label), with `targets` on offer (the first is the base
+  /// target; none disables the controls): the previous model's bars and curves are cleared.
+  void setReady(const std::vector<models::TargetChoice>& targets, const QString& checkpoint = {});
+  /// The target the ablation runs at and the sweep multiplies.
+  [[nodiscard]] double baseTarget() const;
+  [[nodiscard]] TargetChooser* targetChooser() const { return base_from_; }
   void setRunning(bool running);
   /// Normalised scores of the four zeroings, in the order none, RTG, past states, actions.
   void setAblation(const QString& title, const std::vector<models::TargetSummary>& by_zeroing);
@@ -59,13 +66,14 @@ class ReturnAnalysisView : public QWidget, public FigureSource {
   void cancelRequested();
 
  private:
-  double base_ = 0.0;
   QString ablation_title_, sweep_title_;
   std::vector<models::TargetSummary> ablation_data_, sweep_data_;
   std::vector<std::pair<QString, std::vector<models::TargetSummary>>> sweeps_;  // every model in the sweep plot
   void drawSweeps();
   double best_score_ = 0.0;
   bool running_ = false;
+  QDoubleSpinBox* base_;
+  TargetChooser* base_from_;
   QSpinBox* episodes_;
   QLineEdit* multiples_;
   QPushButton* ablation_button_;

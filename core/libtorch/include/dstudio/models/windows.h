@@ -50,6 +50,7 @@ struct DatasetInspection {
   CheckpointInfo info;
   std::filesystem::path dataset;  ///< where the windows come from
   double best_return = 0.0;       ///< the dataset's best complete episode (NaN without one)
+  std::vector<double> episode_returns;  ///< every complete episode's return
   std::vector<Window> windows;
   std::vector<WindowInspection> inspections;
 };

@@ -1,0 +1,34 @@
+#pragma once
+/// \file
+/// A list of target returns to start a policy from (models::target_choices: the task's reference
+/// targets and the data's own returns), next to the field that holds the target. Choosing one
+/// sets that field; typing another value shows "own value", so the list always says which target
+/// is in use.
+
+#include <QComboBox>
+#include <vector>
+
+#include "dstudio/models/targets.h"
+
+class QDoubleSpinBox;
+
+namespace dstudio::viz {
+
+class TargetChooser : public QComboBox {
+  Q_OBJECT
+ public:
+  /// Follows and sets `field`.
+  explicit TargetChooser(QDoubleSpinBox* field, QWidget* parent = nullptr);
+  /// The targets on offer; the first is chosen and put in the field.
+  void setChoices(const std::vector<models::TargetChoice>& choices);
+  /// What the field's value is: a choice's label, or "own value".
+  [[nodiscard]] QString inUse() const;
+
+ private:
+  void follow(double value);
+
+  QDoubleSpinBox* field_;
+  std::vector<models::TargetChoice> choices_;
+};
+
+}  // namespace dstudio::viz
