@@ -93,6 +93,11 @@ MainWindow::MainWindow(QWidget* parent)
   connect(workspace_view_, &viz::WorkspaceView::openRequested, this, &MainWindow::chooseWorkspaceToOpen);
   connect(training_, &TrainingPanel::runStarted, this, &MainWindow::refreshRuns);
   connect(training_, &TrainingPanel::runFinished, this, &MainWindow::refreshRuns);
+  connect(training_, &TrainingPanel::openCheckpointRequested, this, &MainWindow::openCheckpoint);
+  connect(training_, &TrainingPanel::compareCheckpointRequested, this, [this](const QString& checkpoint) {
+    if (checkpoint_path_.isEmpty()) status_->setText(tr("Open a model first: the run is compared with it."));
+    else compareCheckpoint(checkpoint);
+  });
   tabs_->setMovable(true);
   connect(view_, &viz::DatasetView::replayRequested, this, &MainWindow::replayEpisode);
   connect(viewer_, &ViewerPanel::message, status_, &QLabel::setText);
@@ -245,7 +250,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(job, &Job::restarting, this, [this, job] { status_->setText(tr("%1: the earlier run stops, this one follows").arg(job->name())); });
   connect(analyses_, &AnalysesPanel::message, status_, &QLabel::setText);
   connect(attention_, &viz::AttentionMapView::compareRequested, this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Compare with Checkpoint"), QFileInfo(checkpoint_path_).absolutePath(),
+    const QString path = QFileDialog::getOpenFileName(this, tr("Compare with Checkpoint"), training_->runsDirectory(),
                                                       tr("Checkpoints (*.pt);;All files (*)"));
     if (!path.isEmpty()) compareCheckpoint(path);
   });
@@ -465,7 +470,8 @@ void MainWindow::showAbout() {
 }
 
 void MainWindow::chooseCheckpoint() {
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open Checkpoint"), QString(), tr("Checkpoints (*.pt);;All files (*)"));
+  // The runs folder: where the window's own runs are.
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open Checkpoint"), training_->runsDirectory(), tr("Checkpoints (*.pt);;All files (*)"));
   if (!path.isEmpty()) openCheckpoint(path);
 }
 
@@ -510,7 +516,8 @@ void MainWindow::showCheckpoint(const QString& path, const models::DatasetInspec
   attention_->setInspections(title, inspected.inspections);
   tsne_job_->setCheckpoint(path, title);
   analyses_->setCheckpoint(path, title);
-  if (player) viewer_->setPlayer(title, player, true, models::target_choices(player->task(), inspected.episode_returns));
+  // Paused at step 0: the user starts the policy (Space) when the viewer is on screen.
+  if (player) viewer_->setPlayer(title, player, /*autoplay=*/false, models::target_choices(player->task(), inspected.episode_returns));
   else viewer_->clear(tr("This checkpoint cannot act in an environment: %1").arg(player_error));
   checkpoint_path_ = path;
   checkpoint_windows_ = inspected.windows;
@@ -619,7 +626,7 @@ void MainWindow::startReturnJob(bool sweep) {
     status_->setText(tr("Type target multiples, e.g. 0.5, 1, 2, 5"));
     return;
   }
-  returns_view_->setRunning(true);
+  returns_view_->setRunning(true, sweep);
   const int episodes = returns_view_->episodes();
   const double base = returns_view_->baseTarget();
   const std::string path = checkpoint_path_.toStdString();

@@ -6,6 +6,9 @@
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDateTime>
+#include <QDesktopServices>
+#include <QMenu>
+#include <QUrl>
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFile>
@@ -285,6 +288,13 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   connect(runs_list_, &QTreeWidget::currentItemChanged, this, [this] {
     showRun(selectedRun());
     updateButtons();
+  });
+  runs_list_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(runs_list_, &QTreeWidget::customContextMenuRequested, this, [this](const QPoint& at) {
+    QMenu* menu = runMenu(runs_list_->indexOfTopLevelItem(runs_list_->itemAt(at)));
+    if (!menu) return;
+    menu->setAttribute(Qt::WA_DeleteOnClose);
+    menu->popup(runs_list_->viewport()->mapToGlobal(at));
   });
   connect(runs_list_, &QTreeWidget::itemChanged, this, [this](QTreeWidgetItem*, int column) {
     if (column == ColumnRun) updateComparison();
@@ -732,6 +742,25 @@ bool TrainingPanel::addRunFolder(const QString& dir) {
   updateComparison();
   last_error_.clear();
   return true;
+}
+
+QMenu* TrainingPanel::runMenu(int row) {
+  if (row < 0 || row >= static_cast<int>(runs_.size())) return nullptr;
+  const TrainingRun& run = *runs_[static_cast<std::size_t>(row)].run;
+  const QString checkpoint = QDir(run.dir()).filePath(QStringLiteral("checkpoint.pt"));
+  const bool saved = QFile::exists(checkpoint);
+  auto* menu = new QMenu(this);
+  auto* open = menu->addAction(tr("Open in the Analysis Views"), this, [this, checkpoint] { emit openCheckpointRequested(checkpoint); });
+  open->setEnabled(saved);
+  auto* compare = menu->addAction(tr("Compare with the Open Model"), this, [this, checkpoint] { emit compareCheckpointRequested(checkpoint); });
+  compare->setEnabled(saved);
+  auto* resume = menu->addAction(tr("Continue Training"), this, [this, checkpoint] { resumeFromCheckpoint(checkpoint); });
+  resume->setEnabled(saved && !run.active() && dataset_ != nullptr);
+  menu->addSeparator();
+  const QString dir = run.dir();
+  menu->addAction(tr("Reveal Folder"), this, [dir] { QDesktopServices::openUrl(QUrl::fromLocalFile(dir)); });
+  for (QAction* a : menu->actions()) a->setObjectName(a->text());
+  return menu;
 }
 
 void TrainingPanel::chooseRunFolder() {

@@ -29,6 +29,7 @@ class QCheckBox;
 class QComboBox;
 class QFormLayout;
 class QLabel;
+class QMenu;
 class QLineEdit;
 class QProgressBar;
 class QPushButton;
@@ -81,6 +82,10 @@ class TrainingPanel : public QWidget {
   /// Adds a finished run's folder to the list from its metrics.jsonl or metrics.csv. Returns
   /// false, with the reason in the status line (lastError()), when it has no metrics.
   bool addRunFolder(const QString& dir);
+  /// The menu of the run in row `row` of the list: Open in the analysis views, Compare with the
+  /// open model, Continue training, Reveal folder (each enabled when it applies). The caller owns
+  /// it; null for a row that does not exist.
+  [[nodiscard]] QMenu* runMenu(int row);
   /// Writes the comparison plot as base.pdf, base.svg, base.png and its numbers as base.csv.
   /// Returns the paths written (none when nothing is compared).
   std::vector<std::string> exportComparison(const QString& base);
@@ -118,6 +123,10 @@ class TrainingPanel : public QWidget {
   [[nodiscard]] QStringList runFolders() const;
 
  signals:
+  /// The run list's menu: open a run's checkpoint in the analysis views, or compare it with the
+  /// open model.
+  void openCheckpointRequested(const QString& checkpoint);
+  void compareCheckpointRequested(const QString& checkpoint);
   void runStarted(const QString& dir);
   /// `state` is Finished, Cancelled or Failed.
   void runFinished(const QString& dir, const QString& state);

@@ -9,6 +9,7 @@
 #include <QFileInfo>
 #include <QDropEvent>
 #include <QLabel>
+#include <QMenu>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QSettings>
@@ -46,6 +47,7 @@
 #include "default_dataset.h"
 #include "h5_fixture.h"
 #include "main_window.h"
+#include "training_panel.h"
 #include "screenshot_tour.h"
 
 #include "test_application.h"
@@ -360,6 +362,10 @@ TEST_F(Studio, RunsTheAblationAndTheTargetSweep) {
   for (int k = 0; k < 4; ++k) EXPECT_EQ(bars->data()->at(k)->value, expected.zeroings[static_cast<std::size_t>(k)].summary.mean_score) << k;
   EXPECT_EQ(view->sweepTargets(), (std::vector<double>{1800, 3600, 7200, 18000, 36000, 72000}));
   w.runSweep();
+  // Only the sweep's button turns into Cancel; the ablation's waits.
+  EXPECT_EQ(view->sweepButton()->text(), "Cancel");
+  EXPECT_EQ(view->ablationButton()->text(), "Run ablation");
+  EXPECT_FALSE(view->ablationButton()->isEnabled());
   ASSERT_TRUE(done.wait(120000));
   EXPECT_TRUE(done.back().front().toBool());
   EXPECT_EQ(view->sweepPlot()->graph(2)->dataCount(), 6);
@@ -565,6 +571,47 @@ TEST_F(Studio, OpeningAnotherCheckpointClearsEveryViewOfThePreviousOne) {
   const auto written = viz::export_all(sources, (dir / "after").string(), {});
   ASSERT_FALSE(written.empty());
   for (const auto& f : written) EXPECT_TRUE(std::filesystem::path(f).filename().string().rfind("attention.", 0) == 0) << f;
+}
+
+// A run in the training list opens in the analysis views from its menu, named by its run folder,
+// and compares with the open model.
+TEST_F(Studio, ARunOpensFromTheRunListAndIsNamedByItsFolder) {
+  const auto run = dir / "dt-seed3-20260101-120000";
+  std::filesystem::create_directories(run);
+  std::filesystem::copy_file(defaultCheckpoint("dt").toStdString(), run / "checkpoint.pt");
+  std::ofstream(run / "metrics.csv") << "step,loss,learning_rate,steps_per_second\n10,0.8,1e-4,50\n";
+  const auto bare = dir / "dc-seed1-20260101-120000";  // metrics only: nothing to open
+  std::filesystem::create_directories(bare);
+  std::ofstream(bare / "metrics.csv") << "step,loss,learning_rate,steps_per_second\n10,0.8,1e-4,50\n";
+  MainWindow w;
+  auto* panel = w.trainingPanel();
+  ASSERT_TRUE(panel->addRunFolder(QString::fromStdString(run.string())));
+  ASSERT_TRUE(panel->addRunFolder(QString::fromStdString(bare.string())));
+  std::unique_ptr<QMenu> menu(panel->runMenu(0));
+  ASSERT_NE(menu, nullptr);
+  auto* open = menu->findChild<QAction*>("Open in the Analysis Views");
+  auto* compare = menu->findChild<QAction*>("Compare with the Open Model");
+  auto* resume = menu->findChild<QAction*>("Continue Training");
+  ASSERT_TRUE(open && compare && resume);
+  EXPECT_TRUE(open->isEnabled());
+  EXPECT_FALSE(resume->isEnabled()) << "no dataset is open to continue on";
+  std::unique_ptr<QMenu> bare_menu(panel->runMenu(1));
+  EXPECT_FALSE(bare_menu->findChild<QAction*>("Open in the Analysis Views")->isEnabled());
+  EXPECT_EQ(panel->runMenu(2), nullptr);
+
+  QSignalSpy shown(&w, &MainWindow::checkpointShown);
+  open->trigger();
+  ASSERT_TRUE(shown.wait(180000));
+  EXPECT_EQ(std::filesystem::path(w.checkpointPath().toStdString()), run / "checkpoint.pt");
+  bool named = false;
+  for (const auto* label : w.attentionView()->findChildren<QLabel*>()) named |= label->text().contains("dt-seed3-20260101-120000");
+  EXPECT_TRUE(named) << "the attention view names the run, not \"checkpoint\"";
+  // Compared with itself from the menu: the difference is zero.
+  QSignalSpy compared(&w, &MainWindow::comparisonShown);
+  std::unique_ptr<QMenu> again(panel->runMenu(0));
+  again->findChild<QAction*>("Compare with the Open Model")->trigger();
+  ASSERT_TRUE(compared.wait(60000));
+  EXPECT_EQ(std::filesystem::path(compared.front().front().toString().toStdString()), run / "checkpoint.pt");
 }
 
 // An analysis from a plugin appears as a panel of its own: its form from its options, its

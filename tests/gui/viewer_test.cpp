@@ -88,6 +88,21 @@ TEST(SceneOverlay, TheCaptionShowsTheNewestEntropyThatIsANumber) {
   EXPECT_EQ(viz::SceneView::overlayPlotCaption("entropy, layer 1", {}), "entropy, layer 1  —");
 }
 
+// A checkpoint opens with its policy paused at step 0, not running on a tab out of sight.
+TEST_F(Viewer, ACheckpointOpensPausedAtStepZero) {
+  MainWindow w;
+  openCheckpoint(w);
+  auto* v = w.viewer();
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.frame != nullptr; }));
+  QTest::qWait(300);
+  v->sync();
+  EXPECT_FALSE(v->shown().playing);
+  EXPECT_EQ(v->shown().cursor, 0);
+  EXPECT_EQ(v->shown().frames, 1);
+  v->play();
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor >= 3; }));
+}
+
 TEST_F(Viewer, StepsStepsBackSeeksAndFollowsTheCursorEverywhere) {
   MainWindow w;
   w.resize(1300, 850);

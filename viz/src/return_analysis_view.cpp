@@ -103,11 +103,14 @@ void ReturnAnalysisView::setReady(const std::vector<models::TargetChoice>& targe
                              : tr("Open a checkpoint to measure how its return depends on what it is given."));
 }
 
-void ReturnAnalysisView::setRunning(bool running) {
+void ReturnAnalysisView::setRunning(bool running, bool sweep) {
   running_ = running;
-  ablation_button_->setText(running ? tr("Cancel") : tr("Run ablation"));
-  sweep_button_->setText(running ? tr("Cancel") : tr("Run sweep"));
-  for (QWidget* w : std::initializer_list<QWidget*>{base_, base_from_, episodes_, multiples_}) w->setEnabled(!running);
+  ablation_button_->setText(running && !sweep ? tr("Cancel") : tr("Run ablation"));
+  sweep_button_->setText(running && sweep ? tr("Cancel") : tr("Run sweep"));
+  const bool ready = base_from_->count() > 1;  // targets on offer besides "own value": a model is open
+  ablation_button_->setEnabled(ready && (!running || !sweep));
+  sweep_button_->setEnabled(ready && (!running || sweep));
+  for (QWidget* w : std::initializer_list<QWidget*>{base_, base_from_, episodes_, multiples_}) w->setEnabled(ready && !running);
 }
 
 int ReturnAnalysisView::episodes() const { return episodes_->value(); }

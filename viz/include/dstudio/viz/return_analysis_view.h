@@ -34,7 +34,11 @@ class ReturnAnalysisView : public QWidget, public FigureSource {
   /// The target the ablation runs at and the sweep multiplies.
   [[nodiscard]] double baseTarget() const;
   [[nodiscard]] TargetChooser* targetChooser() const { return base_from_; }
-  void setRunning(bool running);
+  /// While the ablation (or, with `sweep`, the sweep) runs: its button becomes Cancel, the other
+  /// waits.
+  void setRunning(bool running, bool sweep = false);
+  [[nodiscard]] QPushButton* ablationButton() const { return ablation_button_; }
+  [[nodiscard]] QPushButton* sweepButton() const { return sweep_button_; }
   /// Normalised scores of the four zeroings, in the order none, RTG, past states, actions.
   void setAblation(const QString& title, const std::vector<models::TargetSummary>& by_zeroing);
   /// A sweep's summaries (one per target); `best_score` is the dataset's best episode (NaN: none).
