@@ -99,6 +99,10 @@ MainWindow::MainWindow(QWidget* parent)
     else compareCheckpoint(checkpoint);
   });
   tabs_->setMovable(true);
+  // A job's last words belong to the tab that ran it: another tab shows what is open instead.
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+    if (!shown_job_) status_->setText(openSummary());
+  });
   connect(view_, &viz::DatasetView::replayRequested, this, &MainWindow::replayEpisode);
   connect(viewer_, &ViewerPanel::message, status_, &QLabel::setText);
   connect(returns_view_, &viz::ReturnAnalysisView::ablationRequested, this, &MainWindow::runAblation);
@@ -304,6 +308,16 @@ void MainWindow::updateBusy() {
 }
 
 bool MainWindow::isLoading() const { return load_job_->isRunning(); }
+
+QString MainWindow::statusText() const { return status_->text(); }
+
+QString MainWindow::openSummary() const {
+  QStringList open;
+  if (!currentPath().isEmpty()) open << tr("dataset %1").arg(QFileInfo(currentPath()).fileName());
+  if (!checkpoint_path_.isEmpty()) open << tr("model %1").arg(QString::fromStdString(models::checkpoint_label(checkpoint_path_.toStdString())));
+  if (!compared_path_.isEmpty()) open << tr("compared with %1").arg(QString::fromStdString(models::checkpoint_label(compared_path_.toStdString())));
+  return open.isEmpty() ? tr("Open a D4RL or Minari dataset: File ▸ Open, or drop a file here.") : tr("Open: %1").arg(open.join(QStringLiteral(" · ")));
+}
 
 QString MainWindow::currentPath() const {
   const auto& ds = view_->dataset();

@@ -65,6 +65,10 @@ class MainWindow : public QMainWindow {
   void compareCheckpoint(const QString& path);
 
   [[nodiscard]] bool isLoading() const;
+  /// What is open, as the status bar shows it when no job is speaking: the dataset, the model and
+  /// the model it is compared with.
+  [[nodiscard]] QString openSummary() const;
+  [[nodiscard]] QString statusText() const;
   [[nodiscard]] QString currentPath() const;
   [[nodiscard]] viz::DatasetView* datasetView() const { return view_; }
   [[nodiscard]] viz::AttentionMapView* attentionView() const { return attention_; }

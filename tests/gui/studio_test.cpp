@@ -369,6 +369,10 @@ TEST_F(Studio, RunsTheAblationAndTheTargetSweep) {
   ASSERT_TRUE(done.wait(120000));
   EXPECT_TRUE(done.back().front().toBool());
   EXPECT_EQ(view->sweepPlot()->graph(2)->dataCount(), 6);
+  // The sweep's "done" stays with its tab: another tab's status says what is open.
+  EXPECT_EQ(w.statusText(), "Target sweep done");
+  w.tabs()->setCurrentWidget(w.datasetView());
+  EXPECT_EQ(w.statusText(), "Open: model hopper-medium-expert-dt");
   w.tabs()->setCurrentWidget(view);
   w.show();
   save_screenshot(w, "returns-view.png");
