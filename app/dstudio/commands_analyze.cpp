@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <iostream>
@@ -20,6 +19,7 @@
 
 #include "commands.h"
 #include "dstudio/analysis/analysis_registry.h"
+#include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
 #include "dstudio/viz/figures.h"
 #include "rollouts.h"
@@ -154,7 +154,7 @@ struct Common {
 
 void finish(const Common& c, ordered_json summary, const std::vector<std::string>& files) {
   summary["files"] = files;
-  std::ofstream(fs::path(c.out) / "summary.json") << summary.dump(2) << '\n';
+  write_text_atomically(fs::path(c.out) / "summary.json", summary.dump(2) + "\n");
   if (c.json) std::cout << summary.dump(2) << std::endl;
   else std::fprintf(stderr, "wrote %zu files to %s\n", files.size() + 1, c.out.c_str());
 }

@@ -56,6 +56,8 @@ constexpr int kWorkspaceVersion = 1;
 
 bool isCheckpointFile(const QString& path) { return path.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive); }
 bool isWorkspaceFile(const QString& path) { return path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive); }
+// What a checkpoint is called on screen (models::checkpoint_label: a run by its folder).
+QString labelOf(const QString& checkpoint) { return QString::fromStdString(models::checkpoint_label(checkpoint.toStdString())); }
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent)
@@ -314,8 +316,8 @@ QString MainWindow::statusText() const { return status_->text(); }
 QString MainWindow::openSummary() const {
   QStringList open;
   if (!currentPath().isEmpty()) open << tr("dataset %1").arg(QFileInfo(currentPath()).fileName());
-  if (!checkpoint_path_.isEmpty()) open << tr("model %1").arg(QString::fromStdString(models::checkpoint_label(checkpoint_path_.toStdString())));
-  if (!compared_path_.isEmpty()) open << tr("compared with %1").arg(QString::fromStdString(models::checkpoint_label(compared_path_.toStdString())));
+  if (!checkpoint_path_.isEmpty()) open << tr("model %1").arg(labelOf(checkpoint_path_));
+  if (!compared_path_.isEmpty()) open << tr("compared with %1").arg(labelOf(compared_path_));
   return open.isEmpty() ? tr("Open a D4RL or Minari dataset: File ▸ Open, or drop a file here.") : tr("Open: %1").arg(open.join(QStringLiteral(" · ")));
 }
 
@@ -526,7 +528,8 @@ void MainWindow::showCheckpoint(const QString& path, const models::DatasetInspec
   const auto& info = inspected.info;
   const QString title = checkpointTitle(path, info);
   // Work on the previous model stops; its results leave every view below.
-  for (Job* job : {compare_job_, rollout_job_, returns_job_, tsne_job_->job()}) job->cancel();
+  // (The t-SNE and the analyses panel stop their own when they are given the new checkpoint.)
+  for (Job* job : {compare_job_, rollout_job_, returns_job_}) job->cancel();
   attention_->setInspections(title, inspected.inspections);
   tsne_job_->setCheckpoint(path, title);
   analyses_->setCheckpoint(path, title);
@@ -538,7 +541,6 @@ void MainWindow::showCheckpoint(const QString& path, const models::DatasetInspec
   workspace_view_->setCheckpoint(&info);
   workspace_view_->setCheckpoint(nullptr, /*compared=*/true);
   compared_path_.clear();
-  compared_title_.clear();
   rememberRecent(path);
   checkpoint_context_ = info.variant.context_length;
   // Targets on offer: the task's references and what this model's data reached.
@@ -548,7 +550,7 @@ void MainWindow::showCheckpoint(const QString& path, const models::DatasetInspec
     if (!info.env_id.empty()) targets = models::target_choices(env::task(info.env_id), inspected.episode_returns);
   } catch (const std::exception&) {
   }
-  const QString label = QString::fromStdString(models::checkpoint_label(path.toStdString()));
+  const QString label = labelOf(path);
   rollout_view_->setReady(targets.empty() ? QString() : env, targets, label);
   returns_view_->setReady(targets, label);
   best_score_ = info.env_id.empty() ? std::nan("") : env::normalized_score(env::task(info.env_id), inspected.best_return);
@@ -558,7 +560,7 @@ void MainWindow::showCheckpoint(const QString& path, const models::DatasetInspec
 }
 
 QString MainWindow::checkpointTitle(const QString& path, const models::CheckpointInfo& info) {
-  return QString::fromStdString(models::checkpoint_label(path.toStdString())) + " (" + QString::fromStdString(info.variant.variant) + ")";
+  return labelOf(path) + " (" + QString::fromStdString(info.variant.variant) + ")";
 }
 
 void MainWindow::compareCheckpoint(const QString& path) {
@@ -584,7 +586,6 @@ void MainWindow::compareCheckpoint(const QString& path) {
           }
           workspace_view_->setCheckpoint(&info, /*compared=*/true);
           compared_path_ = path;
-          compared_title_ = title;
           tabs_->setCurrentWidget(attention_);
           status_->setText(tr("Attention: the open checkpoint minus %1, on the same windows").arg(title));
           emit comparisonShown(path);
@@ -603,7 +604,7 @@ void MainWindow::runRollout(const models::RolloutConfig& config) {
   if (checkpoint_path_.isEmpty()) return;
   rollout_view_->setRunning(true);
   const std::string path = checkpoint_path_.toStdString();
-  const QString title = QString::fromStdString(models::checkpoint_label(checkpoint_path_.toStdString()));
+  const QString title = labelOf(checkpoint_path_);
   const int context = checkpoint_context_;
   rollout_job_->start(
       [this, path, config, title, context](const Progress& progress) -> Job::Deliver {
@@ -646,8 +647,8 @@ void MainWindow::startReturnJob(bool sweep) {
   const std::string path = checkpoint_path_.toStdString();
   // A sweep also runs the compared checkpoint, so the two curves share the same targets.
   const std::string compared = sweep ? compared_path_.toStdString() : std::string();
-  const QString title = QString::fromStdString(models::checkpoint_label(checkpoint_path_.toStdString()));
-  const QString compared_title = compared.empty() ? QString() : QString::fromStdString(models::checkpoint_label(compared));
+  const QString title = labelOf(checkpoint_path_);
+  const QString compared_title = compared.empty() ? QString() : labelOf(QString::fromStdString(compared));
   returns_job_->start(
       [this, path, compared, sweep, targets, episodes, base, title, compared_title](const Progress& progress) -> Job::Deliver {
         auto mine = std::make_shared<std::vector<models::TargetSummary>>();

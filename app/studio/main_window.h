@@ -175,7 +175,7 @@ class MainWindow : public QMainWindow {
   Job* returns_job_;
   QString inspecting_;  // the checkpoint the inspection job runs on
   std::vector<models::Window> checkpoint_windows_;
-  QString compared_path_, compared_title_;  // the checkpoint the attention maps are compared with
+  QString compared_path_;  // the checkpoint the attention maps are compared with
   viz::EntropyRewardView* rollout_view_;
   viz::ReturnAnalysisView* returns_view_;
   ViewerPanel* viewer_;

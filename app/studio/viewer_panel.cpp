@@ -332,10 +332,8 @@ void ViewerPanel::setPlayer(const QString& title, std::shared_ptr<models::Episod
   const auto& task = player->task();
   {
     const QSignalBlocker block(target_);
-    std::vector<models::TargetChoice> offered = targets;
-    if (offered.empty())
-      for (double t : task.default_targets) offered.push_back({t, task.name + " reference " + QString::number(t, 'f', 0).toStdString()});
-    target_from_->setChoices(offered);  // the first goes into the field
+    // Without the model's data (a replay), the task's reference targets.
+    target_from_->setChoices(targets.empty() ? models::target_choices(task, {}) : targets);  // the first goes into the field
     if (!player->frames().empty()) target_->setValue(player->frames().front()->target);
   }
   {

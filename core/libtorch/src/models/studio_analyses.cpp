@@ -38,9 +38,6 @@ using analysis::AnalysisTable;
 using nlohmann::ordered_json;
 using Type = AnalysisOption::Type;
 
-// A short name for titles, legends and CSV columns.
-std::string name_of(const std::string& checkpoint) { return checkpoint_label(checkpoint); }
-
 // NaN (e.g. the correlation of a constant series) as JSON null.
 ordered_json finite_or_null(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
 
@@ -115,7 +112,7 @@ AnalysisResult attention(const AnalysisInputs& in, const Progress& progress) {
   const int only = o.given("layer") ? static_cast<int>(o.integer("layer")) : 0;
   const int head = o.given("head") ? static_cast<int>(o.integer("head")) : 0;
   if (only > layers) throw UsageError("--layer " + std::to_string(only) + ": the model has layers 1 to " + std::to_string(layers));
-  const std::string who = name_of(in.checkpoint), head_text = head > 0 ? "head " + std::to_string(head) : "mean over heads";
+  const std::string who = checkpoint_label(in.checkpoint), head_text = head > 0 ? "head " + std::to_string(head) : "mean over heads";
   AnalysisResult result;
   ordered_json layer_json = ordered_json::array();
   for (int l = 0; l < layers; ++l) {
@@ -149,7 +146,7 @@ AnalysisResult attention(const AnalysisInputs& in, const Progress& progress) {
                   std::to_string(other.variant.tokens()) + " tokens); their maps cannot be subtracted");
     const auto theirs = inspect_windows(compare, windows, ModalityZeroing::None, part(progress, 0.9, 1.0));
     const auto diff = analysis::difference(mean, analysis::select_map(theirs, {analysis::MapKind::MeanOverLayers}));
-    result.figures.push_back(heatmap("attention_difference", who + " - " + name_of(compare) + "\nmean over layers", diff, labels, true, "difference"));
+    result.figures.push_back(heatmap("attention_difference", who + " - " + checkpoint_label(compare) + "\nmean over layers", diff, labels, true, "difference"));
     double largest = 0.0;
     for (double v : diff.values) largest = std::max(largest, std::abs(v));
     summary["compare"] = {{"checkpoint", compare}, {"variant", other.variant.variant}, {"max_abs_difference", largest}};
@@ -206,7 +203,7 @@ AnalysisResult entropy(const AnalysisInputs& in, const Progress& progress) {
   AnalysisFigure f;
   f.name = "entropy_reward";
   char title[200];
-  std::snprintf(title, sizeof title, "%s, episode 1\nPearson %.2f, Spearman %.2f over %zu steps", name_of(in.checkpoint).c_str(), p, s,
+  std::snprintf(title, sizeof title, "%s, episode 1\nPearson %.2f, Spearman %.2f over %zu steps", checkpoint_label(in.checkpoint).c_str(), p, s,
                 entropies.size());
   f.title = title;
   f.x_label = "step";
@@ -265,7 +262,7 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
                                 r.snapshots[k][static_cast<std::size_t>(i) * 2 + 1]});
   result.tables = {points, snapshots};
 
-  const std::string who = name_of(in.checkpoint);
+  const std::string who = checkpoint_label(in.checkpoint);
   const auto scatter = [&](std::string name, std::string title, std::vector<std::string> groups, const auto& group_of) {
     AnalysisFigure f;
     f.name = std::move(name);
@@ -338,7 +335,7 @@ AnalysisResult ablation(const AnalysisInputs& in, const Progress& progress) {
   AnalysisTable table{"ablation", {"zeroing", "seed", "episode", "return", "score"}, {}};
   AnalysisFigure bars;
   bars.name = "ablation";
-  bars.title = name_of(in.checkpoint) + ": modality zeroed at inference";
+  bars.title = checkpoint_label(in.checkpoint) + ": modality zeroed at inference";
   bars.y_label = "normalised score";
   bars.kind = AnalysisFigure::Kind::Bars;
   bars.series = {{"normalised score", {}, {}, {}, false}};
@@ -394,10 +391,10 @@ AnalysisResult rtg_sweep(const AnalysisInputs& in, const Progress& progress) {
     const double share = 1.0 / static_cast<double>(checkpoints.size());
     const auto r = rollout(ckpt, rc, part(progress, k * share, (k + 1) * share));
     ordered_json points = ordered_json::array();
-    analysis::AnalysisSeries line{name_of(ckpt), {}, {}, {}, false};
+    analysis::AnalysisSeries line{checkpoint_label(ckpt), {}, {}, {}, false};
     for (const auto& s : r.summary) {
       points.push_back({{"target", s.target}, {"mean", s.mean_score}, {"std", s.std_score}, {"mean_return", s.mean_return}});
-      table.rows.push_back({name_of(ckpt), s.target, s.mean_score, s.std_score, s.mean_return});
+      table.rows.push_back({checkpoint_label(ckpt), s.target, s.mean_score, s.std_score, s.mean_return});
       line.x.push_back(s.target);
       line.y.push_back(s.mean_score);
       line.spread.push_back(s.std_score);

@@ -48,17 +48,12 @@ class RecordingRegistrar final : public Registrar {
   void add_token_mixer(models::MixerDefinition d, models::TokenMixerFactory factory) override {
     d.origin = origin_;
     const auto name = d.name;
-    if (models::mixer_registry().find(name) || name == "registered")
-      throw UsageError("the token mixer '" + name + "' is already defined");
+    // The built-in mixers are not in the registry; a name it already holds it refuses itself. A
+    // failed factory registration is undone with the rest of the plugin (undo()).
     for (const auto& builtin : models::mixer_names())
-      if (builtin == name) throw UsageError("the token mixer '" + name + "' is already defined (built in)");
+      if (builtin == name || name == "registered") throw UsageError("the token mixer '" + name + "' is already defined (built in)");
+    models::mixer_registry().add(std::move(d));
     models::register_token_mixer(name, std::move(factory));
-    try {
-      models::mixer_registry().add(std::move(d));
-    } catch (...) {
-      models::unregister_token_mixer(name);
-      throw;
-    }
     record_.mixers.push_back(name);
   }
   void add_analysis(analysis::AnalysisDefinition d) override {
