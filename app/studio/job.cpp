@@ -92,6 +92,7 @@ void Job::onFinished() {
     launch(std::move(work), label);
     return;
   }
+  emit stopped();
   last_end_ = out.end;
   last_error_ = out.error;
   if (out.end == End::Done && out.deliver) {

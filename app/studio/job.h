@@ -64,7 +64,10 @@ class Job : public QObject {
   void restarting(const QString& label);
   /// Every 100 ms while running.
   void progressed(double fraction, const QString& stage);
-  /// On the GUI thread after the run has ended (after its Deliver step when Done).
+  /// On the GUI thread when the worker has returned, before the result is shown (so a view
+  /// leaves its running state before it announces the result).
+  void stopped();
+  /// On the GUI thread after the run has ended (after `stopped` and, when Done, its Deliver step).
   void finished(dstudio::studio::Job::End end, const QString& error);
 
  private:

@@ -241,15 +241,15 @@ MainWindow::MainWindow(QWidget* parent)
   connect(rollout_job_, &Job::progressed, this, [this](double fraction, const QString&) {
     if (rollout_job_->isRunning()) status_->setText(tr("Rolling out… %1%").arg(static_cast<int>(100.0 * fraction)));
   });
+  connect(rollout_job_, &Job::stopped, this, [this] { rollout_view_->setRunning(false); });
+  connect(returns_job_, &Job::stopped, this, [this] { returns_view_->setRunning(false); });
   connect(rollout_job_, &Job::finished, this, [this](Job::End end, const QString&) {
-    rollout_view_->setRunning(false);
     if (end != Job::End::Done) reportStopped(tr("Rollout stopped: %1"), rollout_job_);
   });
   connect(returns_job_, &Job::progressed, this, [this](double fraction, const QString&) {
     if (returns_job_->isRunning()) status_->setText(tr("Rolling out… %1%").arg(static_cast<int>(100.0 * fraction)));
   });
   connect(returns_job_, &Job::finished, this, [this](Job::End end, const QString&) {
-    returns_view_->setRunning(false);
     if (end != Job::End::Done) reportStopped(tr("Stopped: %1"), returns_job_);
   });
   for (Job* job : {rollout_job_, returns_job_})
@@ -291,7 +291,7 @@ Job* MainWindow::addJob(Job* job) {
     progress_->setValue(static_cast<int>(fraction * 1000));
     progress_->setToolTip(job->name() + ": " + (stage.isEmpty() ? QFileInfo(job->label()).fileName() : stage));
   });
-  connect(job, &Job::finished, this, &MainWindow::updateBusy);
+  connect(job, &Job::stopped, this, &MainWindow::updateBusy);
   return job;
 }
 

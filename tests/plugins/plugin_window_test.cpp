@@ -13,6 +13,7 @@
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTableWidget>
+#include <QTreeWidget>
 #include <filesystem>
 
 #include "analyses_panel.h"
@@ -25,6 +26,7 @@
 #include "h5_fixture.h"
 #include "job.h"
 #include "main_window.h"
+#include "plugins_dialog.h"
 #include "test_application.h"
 #include "training_panel.h"
 
@@ -115,6 +117,22 @@ TEST_F(PluginWindow, ThePluginAnalysisHasItsPanelAndRunsOnTheOpenCheckpoint) {
   panel->select("token-distance");
   w.show();
   save(w, "plugin-analysis-panel.png");
+}
+
+// Help ▸ Plugins lists both examples as loaded, with what each added.
+TEST_F(PluginWindow, HelpPluginsListsTheExamplesAndWhatTheyAdded) {
+  PluginsDialog dialog;
+  dialog.resize(900, 420);
+  dialog.show();
+  auto* tree = dialog.findChild<QTreeWidget*>();
+  ASSERT_NE(tree, nullptr);
+  QStringList loaded;
+  for (int i = 0; i < tree->topLevelItemCount(); ++i)
+    if (tree->topLevelItem(i)->text(1) == "loaded") loaded << tree->topLevelItem(i)->text(0);
+  EXPECT_TRUE(loaded.join(' ').contains("diagonal-ssm")) << loaded.join(", ").toStdString();
+  EXPECT_TRUE(loaded.join(' ').contains("token-distance")) << loaded.join(", ").toStdString();
+  tree->expandAll();
+  save(dialog, "plugins-dialog.png");
 }
 
 }  // namespace
