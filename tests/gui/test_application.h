@@ -1,6 +1,6 @@
 #pragma once
 // The one QApplication of a GUI test binary: on Qt's offscreen platform unless QT_QPA_PLATFORM
-// says otherwise, with settings and caches in Qt's test locations.
+// says otherwise, with settings and caches in Qt's test locations, a file of its own a process.
 
 #include <QApplication>
 #include <QElapsedTimer>
@@ -17,7 +17,9 @@ inline void ensure_application() {
   if (QApplication::instance()) return;
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
   QStandardPaths::setTestModeEnabled(true);  // settings and caches in a test location
-  QApplication::setApplicationName("decision-studio-tests");
+  // One settings file a process: ctest runs test binaries side by side, and one test's
+  // QSettings().clear() must not reach into another's (presentation mode, recent files).
+  QApplication::setApplicationName(QStringLiteral("decision-studio-tests-%1").arg(QCoreApplication::applicationPid()));
   new QApplication(argc, argv);
 }
 
