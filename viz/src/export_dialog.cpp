@@ -76,7 +76,7 @@ ExportDialog::ExportDialog(QWidget* parent, bool folder)
   setObjectName(QStringLiteral("exportDialog"));
   for (const auto& p : venue_presets()) preset_->addItem(p.name);
   preset_->addItem(tr("Custom"));
-  preset_->setToolTip(tr("The size and fonts a venue asks for; height is the width over the golden ratio unless the venue fixes it"));
+  preset_->setToolTip(tr("The size and fonts a venue asks for; the height is left to each figure (a line plot the width over the golden ratio, maps and embeddings squarer) unless the venue fixes it"));
   for (auto* box : {width_, height_}) {
     box->setDecimals(3);
     box->setSingleStep(0.05);

@@ -3,6 +3,7 @@
 #include "dstudio/viz/figures.h"
 
 #include <QApplication>
+#include <QPaintEngine>
 #include <QSvgGenerator>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <qcustomplot.h>
 #include <sstream>
 
@@ -52,6 +54,20 @@ void style_axis(QCPAxis* axis, const FigureStyle& s) {
   axis->setTickPen(QPen(Qt::black, frame_width(s)));
   axis->setSubTickPen(QPen(Qt::black, 0.7 * frame_width(s)));
   axis->grid()->setPen(QPen(QColor(225, 225, 225), 0.7 * frame_width(s)));
+  // Tick marks outside the data, where they cover neither cells nor curves; text close to them,
+  // since a column-wide figure has no room to spare.
+  axis->setTickLength(0, 3);
+  axis->setSubTickLength(0, 1.5);
+  axis->setTickLabelPadding(2);
+  axis->setLabelPadding(3);
+}
+
+// The plot laid out at the canvas's size. A hidden widget gets no resize event, so the viewport
+// is set as well: positions measured after this are those of the page.
+void lay_out(QCustomPlot& plot, Canvas c) {
+  plot.resize(c.width, c.height);
+  plot.setViewport(QRect(0, 0, c.width, c.height));
+  plot.replot();
 }
 
 bool has_title(const FigureStyle& s) { return s.show_title && !s.title.isEmpty(); }
@@ -78,14 +94,6 @@ QString fitted_title(const QString& title, const QFont& font, int width) {
   return lines.join('\n');
 }
 
-// With a colour scale on the right the title's cell is the plot's column only: its lines are
-// fitted to that column (about three quarters of the page).
-void title_beside_scale(QCustomPlot& plot, const FigureStyle& s) {
-  if (!has_title(s)) return;
-  if (auto* title = qobject_cast<QCPTextElement*>(plot.plotLayout()->element(0, 0)))
-    title->setText(fitted_title(s.title, title->font(), canvas(s).width * 3 / 4));
-}
-
 void style_plot(QCustomPlot& plot, const FigureStyle& s) {
   for (auto* axis : {plot.xAxis, plot.yAxis, plot.yAxis2}) style_axis(axis, s);
   // QCustomPlot keeps 15 px around the axes whatever they need; on a 3.25 in figure that is
@@ -94,7 +102,6 @@ void style_plot(QCustomPlot& plot, const FigureStyle& s) {
   plot.legend->setFont(font_of(s, s.tickFont()));
   plot.legend->setBorderPen(QPen(QColor(180, 180, 180), 0.7 * frame_width(s)));
   plot.legend->setIconSize(14, 6);
-  plot.legend->setRowSpacing(-2);
   plot.legend->setMargins(QMargins(3, 2, 3, 2));
   plot.legend->setBrush(QColor(255, 255, 255, 210));
   if (has_title(s)) {
@@ -119,35 +126,249 @@ void unitless_axes(QCustomPlot& plot) {
   }
 }
 
-// The legend in rows under the plot, where it hides no data: as many entries a row (up to three)
-// as fit the page's width with their names whole.
+// The legend in rows under the plot, where it hides no data, no wider than its entries and
+// centred: as many entries a row as fit the page with their names whole, and when that would
+// take more than a sixth of the height, more a row with the names shortened in the middle (runs
+// differ at their ends: seed, date).
 void legend_below(QCustomPlot& plot, const FigureStyle& s) {
   auto* sub = new QCPLayoutGrid;
   plot.plotLayout()->addElement(plot.plotLayout()->rowCount(), 0, sub);
   plot.plotLayout()->setRowStretchFactor(plot.plotLayout()->rowCount() - 1, 0.001);
-  sub->addElement(0, 0, plot.legend);
+  sub->addElement(0, 0, new QCPLayoutElement(&plot));
+  sub->addElement(0, 1, plot.legend);
+  sub->addElement(0, 2, new QCPLayoutElement(&plot));
   sub->setMinimumMargins(QMargins(2, 0, 2, 2));  // the legend's frame stays inside the page
-  const QFontMetrics metrics(plot.legend->font());
-  int widest = 0;
+  plot.legend->setColumnSpacing(6);
+  plot.legend->setRowSpacing(0);
+  plot.legend->setFillOrder(QCPLegend::foColumnsFirst, false);
+  std::vector<std::pair<QCPAbstractPlottable*, QString>> entries;
   for (int i = 0; i < plot.legend->itemCount(); ++i)
-    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot.legend->item(i)))
-      widest = std::max(widest, metrics.horizontalAdvance(item->plottable()->name()));
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot.legend->item(i))) entries.push_back({item->plottable(), item->plottable()->name()});
+  const QFontMetrics metrics(plot.legend->font());
   const auto m = plot.legend->margins();
-  const int entry = plot.legend->iconSize().width() + plot.legend->iconTextPadding() + widest + plot.legend->columnSpacing() + 6;
-  const int room = canvas(s).width - 4 - m.left() - m.right();
-  // The items already in the legend are laid out again.
-  plot.legend->setWrap(std::clamp(room / std::max(1, entry), 1, 3));
-  plot.legend->setFillOrder(QCPLegend::foColumnsFirst, true);
+  const int room = canvas(s).width - 8 - m.left() - m.right();
+  const int count = std::max(1, static_cast<int>(entries.size()));
+  const int chrome = plot.legend->iconSize().width() + plot.legend->iconTextPadding() + plot.legend->columnSpacing() + 4;
+  int widest = 0;
+  for (const auto& e : entries) widest = std::max(widest, metrics.horizontalAdvance(e.second));
+  int columns = std::clamp(room / std::max(1, chrome + widest), 1, count);
+  const auto arrange = [&](int n) {
+    const int width = room / n - chrome;
+    for (const auto& [plottable, name] : entries)
+      plottable->setName(metrics.horizontalAdvance(name) > width ? metrics.elidedText(name, Qt::ElideMiddle, width) : name);
+    plot.legend->setWrap(n);
+    plot.legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // the items already in it are laid out again
+  };
+  arrange(columns);
+  const double most = canvas(s).height / 6.0;
+  while (columns < count && plot.legend->minimumOuterSizeHint().height() > most &&
+         room / (columns + 1) - chrome >= metrics.horizontalAdvance(QStringLiteral("abcd\u2026wxyz")))
+    arrange(++columns);
   plot.legend->setVisible(true);
+  plot.legend->setSizeConstraintRect(QCPLayoutElement::scrOuterRect);
+  plot.legend->setMaximumSize(plot.legend->minimumOuterSizeHint());
 }
+
+// An axis title longer than its axis, broken into lines at spaces (the longest line as short
+// as the words allow within the axis's length).
+QString broken_title(const QString& title, const QFont& font, double length) {
+  const QFontMetricsF metrics(font);
+  if (title.contains('\n') || metrics.horizontalAdvance(title) <= length) return title;
+  const QStringList words = title.split(' ');
+  QStringList lines;
+  QString line;
+  for (const auto& word : words) {
+    const QString longer = line.isEmpty() ? word : line + ' ' + word;
+    if (!line.isEmpty() && metrics.horizontalAdvance(longer) > length) {
+      lines << line;
+      line = word;
+    } else {
+      line = longer;
+    }
+  }
+  lines << line;
+  return lines.join('\n');
+}
+
+// A paint device that draws nothing and remembers where text went: the ink bounding box of each
+// piece of text under the painter's transform (rotated tick labels included).
+class TextRecordingEngine final : public QPaintEngine {
+ public:
+  TextRecordingEngine() : QPaintEngine(QPaintEngine::AllFeatures) {}
+  bool begin(QPaintDevice*) override { return true; }
+  bool end() override { return true; }
+  void updateState(const QPaintEngineState& changed) override {
+    if (changed.state() & QPaintEngine::DirtyTransform) transform_ = changed.transform();
+  }
+  void drawPixmap(const QRectF&, const QPixmap&, const QRectF&) override {}
+  void drawImage(const QRectF&, const QImage&, const QRectF&, Qt::ImageConversionFlags) override {}
+  void drawPath(const QPainterPath&) override {}
+  void drawPolygon(const QPointF*, int, PolygonDrawMode) override {}
+  void drawPolygon(const QPoint*, int, PolygonDrawMode) override {}
+  void drawLines(const QLineF*, int) override {}
+  void drawLines(const QLine*, int) override {}
+  void drawRects(const QRectF*, int) override {}
+  void drawRects(const QRect*, int) override {}
+  void drawPoints(const QPointF*, int) override {}
+  void drawPoints(const QPoint*, int) override {}
+  void drawEllipse(const QRectF&) override {}
+  void drawTiledPixmap(const QRectF&, const QPixmap&, const QPointF&) override {}
+  void drawTextItem(const QPointF& p, const QTextItem& item) override {
+    const QString text = item.text();
+    if (text.trimmed().isEmpty()) return;
+    const QRectF ink = QFontMetricsF(item.font()).tightBoundingRect(text).translated(p);
+    texts.push_back({text, transform_.mapRect(ink)});
+  }
+  [[nodiscard]] Type type() const override { return QPaintEngine::User; }
+
+  std::vector<TextLayout::Text> texts;
+
+ private:
+  QTransform transform_;
+};
+
+class TextRecorder final : public QPaintDevice {
+ public:
+  TextRecorder(int width, int height) : width_(width), height_(height) {}
+  [[nodiscard]] QPaintEngine* paintEngine() const override { return &engine_; }
+  [[nodiscard]] const std::vector<TextLayout::Text>& texts() const { return engine_.texts; }
+
+ protected:
+  [[nodiscard]] int metric(PaintDeviceMetric metric) const override {
+    switch (metric) {
+      case PdmWidth: return width_;
+      case PdmHeight: return height_;
+      case PdmWidthMM: return static_cast<int>(width_ * 25.4 / 72.0);
+      case PdmHeightMM: return static_cast<int>(height_ * 25.4 / 72.0);
+      case PdmNumColors: return 0x7fffffff;
+      case PdmDepth: return 32;
+      case PdmDpiX: case PdmDpiY: case PdmPhysicalDpiX: case PdmPhysicalDpiY: return 72;
+      case PdmDevicePixelRatio: return 1;
+      case PdmDevicePixelRatioScaled: return static_cast<int>(QPaintDevice::devicePixelRatioFScale());
+      default: return 0;
+    }
+  }
+
+ private:
+  int width_, height_;
+  mutable TextRecordingEngine engine_;
+};
+
+// The extent along `axis` of its tick labels, in pixels: (centre, half length) of each.
+std::vector<std::pair<double, double>> tick_label_extents(QCPAxis* axis) {
+  std::vector<std::pair<double, double>> out;
+  if (!axis->visible() || !axis->tickLabels()) return out;
+  const QFontMetricsF metrics(axis->tickLabelFont());
+  const bool horizontal = axis->orientation() == Qt::Horizontal;
+  const double turned = std::abs(std::fmod(axis->tickLabelRotation(), 180.0));
+  const bool across = turned > 45.0;  // rotated labels stand across a horizontal axis
+  const auto ticks = axis->tickVector();
+  const auto labels = axis->tickVectorLabels();
+  for (int k = 0; k < ticks.size() && k < labels.size(); ++k) {
+    if (labels[k].isEmpty()) continue;
+    const QRectF ink = metrics.tightBoundingRect(labels[k]);
+    const double along = horizontal == !across ? ink.width() : metrics.ascent();
+    out.push_back({axis->coordToPixel(ticks[k]), along / 2.0});
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// True when two neighbouring tick labels of `axis` come closer than a third of the font's size.
+bool tick_labels_crowded(QCPAxis* axis) {
+  const auto extents = tick_label_extents(axis);
+  const double gap = axis->tickLabelFont().pixelSize() / 3.0;
+  for (std::size_t k = 1; k < extents.size(); ++k)
+    if (extents[k].first - extents[k].second < extents[k - 1].first + extents[k - 1].second + gap) return true;
+  return false;
+}
+
+// Fewer tick labels on `axis`: a text ticker keeps every other label, any other asks for fewer
+// ticks. False when it cannot thin further.
+bool thin_tick_labels(QCPAxis* axis) {
+  if (auto text = axis->ticker().dynamicCast<QCPAxisTickerText>()) {
+    auto& ticks = text->ticks();
+    if (ticks.size() <= 2) return false;
+    QMap<double, QString> kept;
+    int k = 0;
+    for (auto it = ticks.cbegin(); it != ticks.cend(); ++it, ++k)
+      if (k % 2 == 0) kept.insert(it.key(), it.value());
+    // Minor ticks keep marking what the labels no longer do.
+    text->setSubTickCount((text->subTickCount() + 1) * 2 - 1);
+    ticks = kept;
+    return true;
+  }
+  const int count = axis->ticker()->tickCount();
+  if (count <= 2) return false;
+  axis->ticker()->setTickCount(count - 1);
+  return true;
+}
+
+// Every axis of the plot's axis rects and colour scales.
+std::vector<QCPAxis*> all_axes(QCustomPlot& plot) {
+  std::vector<QCPAxis*> out;
+  for (auto* rect : plot.axisRects())
+    for (auto* axis : rect->axes()) out.push_back(axis);
+  const std::function<void(QCPLayout*)> scales = [&](QCPLayout* layout) {
+    for (int i = 0; i < layout->elementCount(); ++i) {
+      auto* element = layout->elementAt(i);
+      if (auto* scale = qobject_cast<QCPColorScale*>(element)) out.push_back(scale->axis());
+      else if (auto* inner = qobject_cast<QCPLayout*>(element)) scales(inner);
+    }
+  };
+  scales(plot.plotLayout());
+  return out;
+}
+
+// Makes the drawn plot's text fit: tick labels thinned until neighbours keep apart, and margins
+// widened where a label at the end of an axis would reach past the page. A few rounds suffice.
+void fit_text(QCustomPlot& plot) {
+  for (int round = 0; round < 12; ++round) {
+    bool changed = false;
+    for (auto* axis : all_axes(plot)) {
+      if (tick_labels_crowded(axis) && thin_tick_labels(axis)) changed = true;
+      const QRect rect = axis->axisRect()->rect();
+      const QString title = broken_title(axis->label(), axis->labelFont(), axis->orientation() == Qt::Horizontal ? rect.width() : rect.height());
+      if (title != axis->label()) {
+        axis->setLabel(title);
+        changed = true;
+      }
+    }
+    if (!changed) {
+      const TextLayout layout = text_layout(plot);
+      const double w = layout.page.width(), h = layout.page.height();
+      double left = 0, right = 0, top = 0, bottom = 0;
+      for (const auto& t : layout.texts) {
+        left = std::max(left, 1.5 - t.box.left());
+        right = std::max(right, t.box.right() - (w - 1.5));
+        top = std::max(top, 1.5 - t.box.top());
+        bottom = std::max(bottom, t.box.bottom() - (h - 1.5));
+      }
+      if (left > 0 || right > 0 || top > 0 || bottom > 0) {
+        QMargins m = plot.axisRect()->minimumMargins();
+        m += QMargins(static_cast<int>(std::ceil(left)), static_cast<int>(std::ceil(top)), static_cast<int>(std::ceil(right)),
+                      static_cast<int>(std::ceil(bottom)));
+        plot.axisRect()->setMinimumMargins(m);
+        changed = true;
+      }
+    }
+    if (!changed) return;
+    plot.replot();
+  }
+}
+
+// The figures written while a TextLayoutLog exists.
+thread_local TextLayoutLog* layout_log = nullptr;
 
 // The plot at the style's dpi. The canvas is whole points; the image has exactly inches x dpi
 // pixels (3.3 in at 600 dpi: 1980 px, not 238 pt x 600 / 72), scaled by less than a percent per
 // axis to get there.
 QImage raster(QCustomPlot& plot, const FigureStyle& s) {
   const auto c = canvas(s);
-  plot.resize(c.width, c.height);
-  plot.replot();
+  if (plot.viewport().size() != QSize(c.width, c.height)) {
+    lay_out(plot, c);
+    fit_text(plot);
+  }
   QImage image(static_cast<int>(std::lround(s.width * s.dpi)), static_cast<int>(std::lround(height_inches(s) * s.dpi)),
                QImage::Format_ARGB32);
   image.fill(Qt::white);
@@ -164,8 +385,9 @@ QImage raster(QCustomPlot& plot, const FigureStyle& s) {
 
 std::vector<std::string> save_all(QCustomPlot& plot, const std::string& base, const FigureStyle& s) {
   const auto c = canvas(s);
-  plot.resize(c.width, c.height);
-  plot.replot();
+  lay_out(plot, c);
+  fit_text(plot);
+  if (layout_log) layout_log->figures.push_back({base, text_layout(plot)});
   const QString b = QString::fromStdString(base);
   const QString title = has_title(s) ? s.title : QString();
   std::vector<std::string> written;
@@ -213,7 +435,130 @@ FigureContext::FigureContext() {
 
 FigureContext::~FigureContext() = default;
 
+TextLayout text_layout(QCustomPlot& plot) {
+  TextLayout layout;
+  const QSize size = plot.viewport().size();
+  layout.page = QSizeF(size);
+  TextRecorder device(size.width(), size.height());
+  QCPPainter painter;
+  if (painter.begin(&device)) {
+    painter.setMode(QCPPainter::pmNoCaching);  // tick labels as text, not cached pixmaps
+    plot.toPainter(&painter, size.width(), size.height());
+    painter.end();
+  }
+  layout.texts = device.texts();
+  if (auto* rect = plot.axisRect()) {
+    layout.plot_area = rect->rect();
+    for (auto* axis : rect->axes())
+      if (axis->visible() && axis->ticks() && (axis->tickLengthIn() > 0 || axis->subTickLengthIn() > 0)) layout.ticks_inside = true;
+  }
+  if (plot.legend && plot.legend->visible() && plot.legend->itemCount() > 0 && plot.legend->layout())
+    layout.legend = plot.legend->outerRect();
+  return layout;
+}
+
+std::vector<std::string> TextLayout::problems(double margin) const {
+  std::vector<std::string> out;
+  const auto quoted = [](const QString& text) { return "\u00ab" + text.toStdString() + "\u00bb"; };
+  const QRectF inside = QRectF(QPointF(0, 0), page).adjusted(margin, margin, -margin, -margin);
+  for (const auto& t : texts) {
+    if (inside.contains(t.box)) continue;
+    const char* edge = t.box.left() < inside.left()     ? "left"
+                       : t.box.right() > inside.right() ? "right"
+                       : t.box.top() < inside.top()     ? "top"
+                                                        : "bottom";
+    out.push_back(quoted(t.text) + " reaches the page's " + edge + " edge");
+  }
+  for (std::size_t i = 0; i < texts.size(); ++i)
+    for (std::size_t j = i + 1; j < texts.size(); ++j) {
+      const QRectF both = texts[i].box.intersected(texts[j].box);
+      if (both.width() > 0.3 && both.height() > 0.3) out.push_back(quoted(texts[i].text) + " overlaps " + quoted(texts[j].text));
+    }
+  if (!legend.isEmpty()) {
+    const QRectF both = legend.intersected(plot_area);
+    if (both.width() > 1 && both.height() > 1) out.push_back("the legend covers the data");
+    if (legend.height() > page.height() / 5.0)
+      out.push_back("the legend takes " + std::to_string(static_cast<int>(100 * legend.height() / page.height())) + "% of the height");
+  }
+  if (ticks_inside) out.push_back("tick marks reach into the data");
+  return out;
+}
+
+TextLayoutLog::TextLayoutLog() : previous_(layout_log) { layout_log = this; }
+TextLayoutLog::~TextLayoutLog() { layout_log = previous_; }
+
 namespace {
+
+// A colour scale right of the data, the title (when there is one) spanning both: the data and
+// the scale share a row of their own, the scale as narrow as its labels allow.
+QCPColorScale* beside_scale(QCustomPlot& plot, const FigureStyle& s) {
+  auto* row = new QCPLayoutGrid;
+  const int at = has_title(s) ? 1 : 0;
+  auto* rect = plot.axisRect();
+  plot.plotLayout()->take(rect);
+  plot.plotLayout()->simplify();
+  plot.plotLayout()->insertRow(at);
+  plot.plotLayout()->addElement(at, 0, row);
+  row->addElement(0, 0, rect);
+  auto* scale = new QCPColorScale(&plot);
+  row->addElement(0, 1, scale);
+  row->setColumnStretchFactor(1, 0.001);
+  row->setColumnSpacing(0);
+  scale->setType(QCPAxis::atRight);
+  scale->setBarWidth(6);
+  style_axis(scale->axis(), s);
+  auto* group = new QCPMarginGroup(&plot);
+  rect->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+  scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+  return scale;
+}
+
+struct TokenTicks {
+  QSharedPointer<QCPAxisTickerText> ticker;
+  bool by_step = false;
+};
+
+// Ticks of a token axis whose tokens are `per_token` pixels apart. Every token labelled when the
+// labels fit (rotated on a horizontal axis); otherwise the steps: each k-th step's number at its
+// state token (or merged token), k in 1, 2, 5, 10, 20, ... as small as fits, minor ticks at the
+// tokens between. Padding is never labelled.
+TokenTicks token_ticker(const std::vector<std::string>& labels, double per_token, bool horizontal, const QFont& font) {
+  const QFontMetricsF metrics(font);
+  const double height = metrics.ascent(), gap = font.pixelSize() / 3.0;
+  TokenTicks out;
+  out.ticker.reset(new QCPAxisTickerText);
+  if (per_token >= height + gap) {
+    for (std::size_t k = 0; k < labels.size(); ++k)
+      if (labels[k] != "pad") out.ticker->addTick(static_cast<double>(k), QString::fromStdString(labels[k]));
+    return out;
+  }
+  out.by_step = true;
+  // The state (or merged) token of each step, with the step's number.
+  std::vector<std::pair<int, int>> steps;  // token, step
+  for (std::size_t k = 0; k < labels.size(); ++k) {
+    const auto& l = labels[k];
+    if (l.size() < 2 || (l[0] != 's' && l[0] != 't')) continue;
+    try {
+      steps.push_back({static_cast<int>(k), std::stoi(l.substr(1))});
+    } catch (const std::exception&) {
+    }
+  }
+  if (steps.empty()) return out;
+  const double per_step = steps.size() > 1 ? per_token * (steps.back().first - steps.front().first) / static_cast<double>(steps.size() - 1) : per_token;
+  double widest = height;
+  if (horizontal)
+    for (const auto& [token, step] : steps) widest = std::max(widest, metrics.tightBoundingRect(QString::number(step)).width());
+  int every = 1;
+  for (int nice : {1, 2, 5, 10, 20, 25, 50, 100, 200, 500, 1000}) {
+    every = nice;
+    if (every * per_step >= widest + gap) break;
+  }
+  for (const auto& [token, step] : steps)
+    if (step % every == 0) out.ticker->addTick(token, QString::number(step));
+  const int tokens_per_step = steps.size() > 1 ? (steps[1].first - steps[0].first) : 1;
+  out.ticker->setSubTickCount(std::max(0, every * tokens_per_step - 1));
+  return out;
+}
 
 // Each plot_* draws a figure on `plot` and returns the style it was drawn in (a map or an
 // embedding is squarer than a line plot when the height is left to it).
@@ -252,34 +597,31 @@ FigureStyle plot_heatmap(QCustomPlot& plot, const analysis::TokenMatrix& m, cons
     }
   }
   const double extent = std::max(std::abs(lo), std::abs(hi));
-  auto* scale = new QCPColorScale(&plot);
-  plot.plotLayout()->addElement(has_title(s) ? 1 : 0, 1, scale);
-  title_beside_scale(plot, s);
-  scale->setType(QCPAxis::atRight);
-  scale->setBarWidth(6);
+  auto* scale = beside_scale(plot, s);
   scale->axis()->setLabel(label);
-  style_axis(scale->axis(), s);
   // The map takes its gradient and range from the scale it is attached to.
   map->setColorScale(scale);
   scale->setGradient(diverging_map ? diverging() : viridis());
   scale->setDataRange(diverging_map ? QCPRange(-std::max(extent, 1e-12), std::max(extent, 1e-12)) : QCPRange(lo, std::max(hi, lo + 1e-12)));
-  auto* group = new QCPMarginGroup(&plot);
-  plot.axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
-  scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
-  // Token labels; with many tokens, every step's state token only.
-  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-  const int every = T > 20 ? 3 : 1;  // rotated labels overlap beyond about 20 on a column-wide figure
-  for (int k = 0; k < T && k < static_cast<int>(labels.size()); ++k) {
-    const auto& l = labels[static_cast<std::size_t>(k)];
-    if (every == 1 || (!l.empty() && (l[0] == 's' || l[0] == 't'))) ticker->addTick(k, QString::fromStdString(l));
-  }
-  plot.xAxis->setTicker(ticker);
-  plot.yAxis->setTicker(ticker);
-  plot.xAxis->setTickLabelRotation(90);
   plot.xAxis->setRange(-0.5, T - 0.5);
   plot.yAxis->setRange(-0.5, T - 0.5);
   plot.yAxis->setRangeReversed(true);
+  // Token labels as many as fit: every token's, else the step of every k-th step at its state
+  // token, with a minor tick at each token. Measured on the map as laid out at the page's size.
+  const std::vector<std::string> shown(labels.begin(), labels.begin() + std::min<std::size_t>(labels.size(), static_cast<std::size_t>(T)));
+  plot.xAxis->setTicker(token_ticker(shown, 1.0, false, plot.xAxis->tickLabelFont()).ticker);
+  plot.yAxis->setTicker(token_ticker(shown, 1.0, false, plot.yAxis->tickLabelFont()).ticker);
   label_axes(plot, s, "key", "query");
+  lay_out(plot, canvas(s));
+  const double per_token_x = plot.axisRect()->width() / std::max(1.0, static_cast<double>(T));
+  const double per_token_y = plot.axisRect()->height() / std::max(1.0, static_cast<double>(T));
+  const auto x = token_ticker(shown, per_token_x, true, plot.xAxis->tickLabelFont());
+  const auto y = token_ticker(shown, per_token_y, false, plot.yAxis->tickLabelFont());
+  plot.xAxis->setTicker(x.ticker);
+  plot.yAxis->setTicker(y.ticker);
+  plot.xAxis->setTickLabelRotation(x.by_step ? 0 : 90);
+  if (x.by_step) plot.xAxis->setLabel(plot.xAxis->label() + " (step)");
+  if (y.by_step) plot.yAxis->setLabel(plot.yAxis->label() + " (step)");
   plot.xAxis->grid()->setVisible(false);
   plot.yAxis->grid()->setVisible(false);
   plot.axisRect()->setBackground(QBrush(QColor(238, 238, 238)));
@@ -290,12 +632,10 @@ void plot_lines(QCustomPlot& plot, const std::vector<Series>& series, const QStr
                 const FigureStyle& style, const QString& right_label, const std::vector<std::pair<QString, double>>& references,
                 bool log_x) {
   style_plot(plot, style);
-  double xmin = 1e300, xmax = -1e300;
   for (std::size_t k = 0; k < series.size(); ++k) {
     const auto& sr = series[k];
     const QColor colour = categorical()[k % categorical().size()];
     QVector<double> x(sr.x.begin(), sr.x.end()), y(sr.y.begin(), sr.y.end());
-    for (double v : sr.x) xmin = std::min(xmin, v), xmax = std::max(xmax, v);
     if (!sr.low.empty() && sr.low.size() == sr.x.size()) {
       auto* low = plot.addGraph(plot.xAxis, sr.right_axis ? plot.yAxis2 : plot.yAxis);
       low->setData(x, QVector<double>(sr.low.begin(), sr.low.end()));
@@ -325,8 +665,10 @@ void plot_lines(QCustomPlot& plot, const std::vector<Series>& series, const QStr
     line->point2->setCoords(1, value);
     line->setPen(QPen(colors::kGrey, 0.67 * style.line_width, Qt::DotLine));
     auto* text = new QCPItemText(&plot);
-    text->position->setType(QCPItemPosition::ptPlotCoords);
-    text->position->setCoords(xmin, value);
+    // A little right of the axis, whatever its scale, above the line.
+    text->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
+    text->position->setTypeY(QCPItemPosition::ptPlotCoords);
+    text->position->setCoords(0.02, value);
     text->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);  // above the line, where curves rarely go; room is made below
     text->setText(name);
     text->setFont(font_of(style, style.tickFont()));
@@ -367,8 +709,11 @@ void plot_bars(QCustomPlot& plot, const std::vector<Bar>& bars, const QString& y
   style_plot(plot, style);
   auto* b = new QCPBars(plot.xAxis, plot.yAxis);
   b->setWidth(0.6);
-  b->setPen(QPen(colors::kBlue.darker(130), frame_width(style)));
-  b->setBrush(colors::kBlue);
+  // A light fill: the whisker's lower half stands inside the bar and must show there.
+  b->setPen(QPen(colors::kBlue, frame_width(style)));
+  const QColor& blue = colors::kBlue;
+  const auto light = [](int c) { return static_cast<int>(std::lround(255 - 0.45 * (255 - c))); };  // 45% blue on white, opaque
+  b->setBrush(QColor(light(blue.red()), light(blue.green()), light(blue.blue())));
   auto* err = new QCPErrorBars(plot.xAxis, plot.yAxis);
   err->setDataPlottable(b);
   err->setPen(QPen(Qt::black, 0.67 * style.line_width));
@@ -493,18 +838,10 @@ std::vector<std::string> save_value_scatter(const std::string& base, const std::
     colour.setAlpha(190);
     g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(Qt::transparent), QBrush(colour), 1.7 * s.line_width + 0.5));
   }
-  auto* scale = new QCPColorScale(&plot);
-  plot.plotLayout()->addElement(has_title(s) ? 1 : 0, 1, scale);
-  title_beside_scale(plot, s);
-  scale->setType(QCPAxis::atRight);
-  scale->setBarWidth(6);
+  auto* scale = beside_scale(plot, s);
   scale->setGradient(gradient);
   scale->setDataRange(range);
   scale->axis()->setLabel(colour_label);
-  style_axis(scale->axis(), s);
-  auto* group = new QCPMarginGroup(&plot);
-  plot.axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
-  scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
   plot.rescaleAxes();
   plot.xAxis->scaleRange(1.05, plot.xAxis->range().center());
   plot.yAxis->scaleRange(1.05, plot.yAxis->range().center());
@@ -534,7 +871,6 @@ std::vector<std::string> export_all(const std::vector<const FigureSource*>& sour
 }
 
 std::vector<FigurePreset> venue_presets() {
-  constexpr double golden = 1.618034;
   const auto preset = [](const char* slug, const char* name, double width, double height, double font, double tick,
                          const char* family, int dpi) {
     FigureStyle s;
@@ -548,18 +884,19 @@ std::vector<FigurePreset> venue_presets() {
     s.line_width = font < 8 ? 1.0 : 1.2;  // thinner lines with Nature's smaller text
     return FigurePreset{QString::fromUtf8(name), s, QString::fromLatin1(slug)};
   };
-  // Heights: width over the golden ratio unless the venue fixes them (IEEE's 2.5 in).
+  // Heights are left to the figure (0: a line plot the width over the golden ratio, a map or an
+  // embedding squarer) unless the venue fixes them (IEEE's 2.5 in).
   return {
-      preset("icml", "ICML column (3.25 in)", 3.25, 3.25 / golden, 8, 7, kSansFamily, 300),
-      preset("icml-page", "ICML page (6.75 in)", 6.75, 6.75 / golden, 9, 8, kSansFamily, 300),
-      preset("neurips", "NeurIPS / ICLR (5.5 in)", 5.5, 5.5 / golden, 9, 8, kSansFamily, 300),
-      preset("aaai", "AAAI column (3.3 in)", 3.3, 3.3 / golden, 8, 7, kSansFamily, 300),
-      preset("aaai-page", "AAAI page (6.975 in)", 6.975, 6.975 / golden, 9, 8, kSansFamily, 300),
-      preset("cvpr", "CVPR column (3.25 in)", 3.25, 3.25 / golden, 8, 7, kSansFamily, 300),
-      preset("cvpr-page", "CVPR page (6.875 in)", 6.875, 6.875 / golden, 9, 8, kSansFamily, 300),
+      preset("icml", "ICML column (3.25 in)", 3.25, 0, 8, 7, kSansFamily, 300),
+      preset("icml-page", "ICML page (6.75 in)", 6.75, 0, 9, 8, kSansFamily, 300),
+      preset("neurips", "NeurIPS / ICLR (5.5 in)", 5.5, 0, 9, 8, kSansFamily, 300),
+      preset("aaai", "AAAI column (3.3 in)", 3.3, 0, 8, 7, kSansFamily, 300),
+      preset("aaai-page", "AAAI page (6.975 in)", 6.975, 0, 9, 8, kSansFamily, 300),
+      preset("cvpr", "CVPR column (3.25 in)", 3.25, 0, 8, 7, kSansFamily, 300),
+      preset("cvpr-page", "CVPR page (6.875 in)", 6.875, 0, 9, 8, kSansFamily, 300),
       preset("ieee", "IEEE column (3.3 × 2.5 in, serif)", 3.3, 2.5, 8, 8, kSerifFamily, 600),
-      preset("nature", "Nature single column (89 mm)", 89.0 / 25.4, 89.0 / 25.4 / golden, 7, 6, kSansFamily, 600),
-      preset("nature-page", "Nature double column (183 mm)", 183.0 / 25.4, 183.0 / 25.4 / golden, 7, 6, kSansFamily, 600),
+      preset("nature", "Nature single column (89 mm)", 89.0 / 25.4, 0, 7, 6, kSansFamily, 600),
+      preset("nature-page", "Nature double column (183 mm)", 183.0 / 25.4, 0, 7, 6, kSansFamily, 600),
   };
 }
 

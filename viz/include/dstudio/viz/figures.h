@@ -11,6 +11,7 @@
 
 #include <QColor>
 #include <QImage>
+#include <QRectF>
 #include <QString>
 #include <memory>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "dstudio/analysis/attention_maps.h"
 
 class QApplication;
+class QCustomPlot;
 
 namespace dstudio::viz {
 
@@ -155,6 +157,41 @@ std::vector<std::string> save_scatter(const std::string& base, const std::vector
 std::vector<std::string> save_value_scatter(const std::string& base, const std::vector<double>& x, const std::vector<double>& y,
                                             const std::vector<double>& value, const QString& colour_label,
                                             const FigureStyle& style = {});
+
+/// Where the text of a drawn plot lies: every piece of text with its ink bounding box, the data
+/// rectangle and the legend, in the plot's pixels (points of a figure). What a figure test checks
+/// for text that overlaps other text or leaves the page.
+struct TextLayout {
+  struct Text {
+    QString text;
+    QRectF box;
+  };
+  QSizeF page;
+  std::vector<Text> texts;
+  QRectF plot_area;              ///< the data rectangle of the main axes
+  QRectF legend;                 ///< empty without a visible legend
+  bool ticks_inside = false;     ///< some tick mark of the main axes reaches into the data rectangle
+  /// What is wrong, in words, each naming the text concerned: text overlapping other text, text
+  /// outside the page or closer than `margin` to its edge, a legend over the data or taller than
+  /// a fifth of the page, tick marks inside the data. Empty when the layout is clean.
+  [[nodiscard]] std::vector<std::string> problems(double margin = 1.0) const;
+};
+/// The text layout of `plot` drawn at its current size (nothing is painted on screen).
+TextLayout text_layout(QCustomPlot& plot);
+
+/// While one exists (on the creating thread), every figure the save_* functions write records
+/// the layout it was drawn with, by base path: figure tests look at every figure a view exports.
+class TextLayoutLog {
+ public:
+  TextLayoutLog();
+  ~TextLayoutLog();
+  TextLayoutLog(const TextLayoutLog&) = delete;
+  TextLayoutLog& operator=(const TextLayoutLog&) = delete;
+  std::vector<std::pair<std::string, TextLayout>> figures;
+
+ private:
+  TextLayoutLog* previous_;
+};
 
 /// An analysis's figure (analysis_registry.h) drawn as the save_* functions above draw its kind:
 /// lines with their bands, reference lines and a right axis; the first series as bars; a

@@ -1,0 +1,273 @@
+// Figures at every venue's size keep their text apart and on the page: every figure type, and
+// every view's export, is drawn at each preset and its text boxes are compared. The check
+// itself is shown to catch overlapping and clipped text first, so that a clean result means
+// something.
+
+#include <gtest/gtest.h>
+
+#include <QApplication>
+#include <cmath>
+#include <filesystem>
+#include <qcustomplot.h>
+#include <string>
+#include <vector>
+
+#include "dstudio/analysis/attention_maps.h"
+#include "dstudio/viz/attention_map_view.h"
+#include "dstudio/viz/entropy_reward_view.h"
+#include "dstudio/viz/figures.h"
+#include "dstudio/viz/return_analysis_view.h"
+#include "dstudio/viz/tsne_view.h"
+#include "h5_fixture.h"
+#include "test_application.h"
+
+namespace dstudio::viz {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FigureLayout : public testing::Test {
+ protected:
+  static void SetUpTestSuite() { test::ensure_application(); }
+
+  // Every figure a log saw, with what is wrong with it, one line each.
+  static std::string report(const TextLayoutLog& log) {
+    std::string out;
+    for (const auto& [base, layout] : log.figures)
+      for (const auto& problem : layout.problems()) out += fs::path(base).filename().string() + ": " + problem + "\n";
+    return out;
+  }
+
+  // The labels of a K-step window: R, s, a a step, relative to the last step (as averaged maps).
+  static std::vector<std::string> relative_labels(int K) {
+    std::vector<char> types;
+    for (int k = 0; k < K; ++k) types.insert(types.end(), {'R', 's', 'a'});
+    return analysis::relative_token_labels(types);
+  }
+
+  // A causal map whose rows sum to one, with a bump along the diagonal.
+  static analysis::TokenMatrix causal_map(int T, double sign = 1.0) {
+    analysis::TokenMatrix m{T, std::vector<double>(static_cast<std::size_t>(T) * T, 0.0)};
+    for (int i = 0; i < T; ++i)
+      for (int j = 0; j <= i; ++j)
+        m.values[static_cast<std::size_t>(i) * T + j] = sign * (1.0 + (i == j ? 4.0 : 0.0) + std::sin(j)) / (i + 5.0);
+    return m;
+  }
+
+  test::TempDir dir;
+};
+
+TEST_F(FigureLayout, TheCheckFindsOverlappingClippedAndCoveringText) {
+  QCustomPlot plot;
+  QSharedPointer<QCPAxisTickerText> crowded(new QCPAxisTickerText);
+  crowded->addTick(0.0, "first label");
+  crowded->addTick(0.02, "second label");
+  plot.xAxis->setTicker(crowded);
+  plot.xAxis->setRange(-1, 1);
+  auto* outside = new QCPItemText(&plot);
+  outside->position->setType(QCPItemPosition::ptAbsolute);
+  outside->position->setCoords(-20, 50);
+  outside->setText("beyond the edge");
+  plot.addGraph()->setName("a curve");
+  plot.legend->setVisible(true);  // inside the data, as QCustomPlot puts it
+  plot.resize(300, 200);
+  plot.setViewport(QRect(0, 0, 300, 200));
+  plot.replot();
+  const TextLayout layout = text_layout(plot);
+  EXPECT_EQ(layout.page, QSizeF(300, 200));
+  const auto problems = layout.problems();
+  std::string all;
+  for (const auto& p : problems) all += p + "\n";
+  EXPECT_NE(all.find("\u00abfirst label\u00bb overlaps \u00absecond label\u00bb"), std::string::npos) << all;
+  EXPECT_NE(all.find("\u00abbeyond the edge\u00bb reaches the page's left edge"), std::string::npos) << all;
+  EXPECT_NE(all.find("the legend covers the data"), std::string::npos) << all;
+  EXPECT_NE(all.find("tick marks reach into the data"), std::string::npos) << all;  // QCustomPlot's default ticks
+  // The boxes are where the text is: the legend's entry inside the legend, rotated text tall.
+  bool found = false;
+  for (const auto& t : layout.texts)
+    if (t.text == "a curve") {
+      found = true;
+      EXPECT_TRUE(layout.legend.contains(t.box)) << t.box.x() << "," << t.box.y();
+    }
+  EXPECT_TRUE(found);
+  plot.yAxis->setLabel("a rotated title");
+  plot.replot();
+  for (const auto& t : text_layout(plot).texts)
+    if (t.text == "a rotated title") {
+      EXPECT_GT(t.box.height(), 3 * t.box.width());
+    }
+}
+
+TEST_F(FigureLayout, EveryFigureTypeAtEveryVenueKeepsItsTextApartAndOnThePage) {
+  // What the views and the analyses draw, with their longest labels and titles.
+  std::vector<std::string> merged;
+  for (int k = -19; k <= 0; ++k) merged.push_back(std::string(1, 't').append(std::to_string(k)));
+  std::vector<std::string> episode_start;  // absolute steps, padding before the first step
+  for (int k = 0; k < 12; ++k) episode_start.insert(episode_start.end(), {"pad", "pad", "pad"});
+  for (int k = 0; k < 8; ++k)
+    for (const char t : {'R', 's', 'a'}) episode_start.push_back(std::string(1, t).append(std::to_string(990 + k)));
+  Series entropy{"entropy (layer 1)", {}, {}, {}, {}, false}, reward{"reward", {}, {}, {}, {}, true};
+  for (int t = 0; t < 1000; ++t) {
+    entropy.x.push_back(t), entropy.y.push_back(2.5 + 0.3 * std::sin(t * 0.05));
+    reward.x.push_back(t), reward.y.push_back(3.0 + std::cos(t * 0.04));
+  }
+  Series dt{"hopper-medium-expert-dt-seed0-20261125", {}, {}, {}, {}, false}, gdt{"hopper-medium-expert-gdt-seed1-20261125", {}, {}, {}, {}, false};
+  for (double m : {0.5, 1.0, 2.0, 5.0, 10.0, 20.0}) {
+    dt.x.push_back(3600 * m), dt.y.push_back(m < 1 ? 46 : 98);
+    gdt.x.push_back(3600 * m), gdt.y.push_back(m < 1 ? 61 : 97);
+  }
+  std::vector<Series> runs;
+  for (int r = 0; r < 5; ++r) {
+    Series s{QString("dt-seed%1-20261125-0137%2").arg(r).arg(r), {}, {}, {}, {}, false};
+    for (int step = 100; step <= 100000; step += 100) s.x.push_back(step), s.y.push_back(0.32 + 0.03 * std::exp(-step / 2e4) + 0.001 * r);
+    runs.push_back(s);
+  }
+  std::vector<ScatterGroup> groups;
+  std::vector<double> x, y, value;
+  const char* modality[] = {"R", "s", "a", "merged", "R (after merging)", "s (after merging)"};
+  for (int g = 0; g < 6; ++g) {
+    ScatterGroup group{modality[g], {}, {}};
+    for (int i = 0; i < 60; ++i) {
+      group.x.push_back(g * 10 + std::sin(i) * 4), group.y.push_back(std::cos(i * 1.3) * 6 + g);
+      x.push_back(group.x.back()), y.push_back(group.y.back()), value.push_back(i * 60.0);
+    }
+    groups.push_back(group);
+  }
+  const std::vector<Bar> bars{{"nothing", 96.4, 0.5}, {"RTG", 29.9, 3.5}, {"past states", 94.3, 1.0}, {"actions", 96.0, 0.5}};
+
+  for (const auto& preset : venue_presets()) {
+    SCOPED_TRACE(preset.name.toStdString());
+    TextLayoutLog log;
+    FigureStyle s = preset.style;
+    s.svg = s.pdf = s.png = false;  // drawn and laid out, not written
+    const auto at = [&](const char* name) { return (dir / (preset.slug.toStdString() + "_" + name)).string(); };
+    s.title = "hopper-medium-expert-dt-seed0-20261125 minus hopper-medium-expert-gdt-seed1-20261125\nmean over heads, layer 1, head 1";
+    save_heatmap(at("map60"), causal_map(60), relative_labels(20), false, "weight", s);
+    save_heatmap(at("difference60"), analysis::difference(causal_map(60), causal_map(60, -0.5)), relative_labels(20), true,
+                 "weight difference", s);
+    save_heatmap(at("merged20"), causal_map(20), merged, false, "weight", s);
+    save_heatmap(at("episode_start"), causal_map(60), episode_start, false, "weight", s);
+    save_heatmap(at("map3"), causal_map(3), relative_labels(1), false, "weight", s);
+    s.title = "hopper-medium-expert-dt, episode 1\nPearson 0.29, Spearman 0.37 over 1962 steps";
+    save_lines(at("entropy_reward"), {entropy, reward}, "step", "attention entropy", s, "reward");
+    s.title = "Returns as the target leaves the data";
+    save_lines(at("sweep"), {dt, gdt}, "target return", "normalised score", s, {}, {{"best episode in the data", 100.0}}, true);
+    s.title = "training loss";
+    save_lines(at("training_loss"), runs, "training step", "training loss", s);
+    s.title = "hopper-medium-expert-dt-seed0-20261125: modality zeroed at inference";
+    save_bars(at("zeroing"), bars, "normalised score", s);
+    s.title = "hopper-medium-expert-dt-merger: tokens by modality";
+    save_scatter(at("tsne_modality"), groups, s);
+    save_value_scatter(at("tsne_rtg"), x, y, value, "return-to-go", s);
+    save_scatter(at("correlation"), {groups.front()}, s, "attention entropy, layer 1", "reward");
+    ASSERT_EQ(log.figures.size(), 12u);
+    EXPECT_EQ(report(log), "");
+    // Maps use the page: the data at least 55% of its width, square-ish cells on a column.
+    for (const auto& [base, layout] : log.figures)
+      if (base.find("map60") != std::string::npos) {
+        EXPECT_GE(layout.plot_area.width(), 0.55 * layout.page.width()) << base;
+        EXPECT_FALSE(layout.ticks_inside) << base;
+      }
+  }
+}
+
+TEST_F(FigureLayout, ErrorWhiskersStandOutInsideTheirBars) {
+  // One bar, 50 +/- 20: the whisker's lower half runs inside the bar and must contrast with its
+  // fill (a dark fill hid a black whisker).
+  FigureStyle s;
+  s.pdf = s.svg = false;
+  s.show_title = false;
+  const auto base = (dir / "bar").string();
+  save_bars(base, {{"RTG", 50.0, 20.0}}, "normalised score", s);
+  const QImage image(QString::fromStdString(base + ".png"));
+  ASSERT_FALSE(image.isNull());
+  // The bar: the widest run of one non-white, non-black colour in the middle row of the image.
+  int best_left = 0, best_right = -1;
+  const int row = image.height() / 2;
+  for (int x = 0; x < image.width();) {
+    const QRgb c = image.pixel(x, row);
+    int end = x;
+    while (end + 1 < image.width() && image.pixel(end + 1, row) == c) ++end;
+    if (qGray(c) > 60 && qGray(c) < 245 && end - x > best_right - best_left) best_left = x, best_right = end;
+    x = end + 1;
+  }
+  ASSERT_GT(best_right - best_left, 50) << "no bar found";
+  const QRgb fill = image.pixel(best_left + (best_right - best_left) / 4, row);
+  // The whisker splits that row of the bar in two: the bar runs from the first pixel of its fill
+  // to the last.
+  for (int x = 0; x < image.width(); ++x)
+    if (image.pixel(x, row) == fill) best_right = x;
+  for (int x = image.width() - 1; x >= 0; --x)
+    if (image.pixel(x, row) == fill) best_left = x;
+  // The bar's top: going up the quarter column until the fill ends; the whisker goes 40% of the
+  // bar's height below it, through the centre column.
+  const int quarter = best_left + (best_right - best_left) / 4, centre = (best_left + best_right) / 2;
+  int top = 0;
+  while (top < row && image.pixel(quarter, top) != fill) ++top;
+  int darkest = 255;
+  for (int x = centre - 3; x <= centre + 3; ++x) darkest = std::min(darkest, qGray(image.pixel(x, top + (row - top) / 4)));
+  EXPECT_GT(qGray(fill) - darkest, 100) << "whisker " << darkest << " on fill " << qGray(fill) << " at row " << top + (row - top) / 4
+                                        << ", column " << centre << "; the figure: " << DSTUDIO_SCREENSHOT_DIR "/whisker.png";
+  if (HasFailure()) image.save(QStringLiteral(DSTUDIO_SCREENSHOT_DIR "/whisker.png"));
+}
+
+TEST_F(FigureLayout, EveryViewsExportAtIcmlNeuripsAndIeeeKeepsItsTextApartAndOnThePage) {
+  AttentionMapView attention;
+  std::vector<models::WindowInspection> windows(2), other(2);
+  for (auto* set : {&windows, &other})
+    for (auto& w : *set) {
+      for (int k = 0; k < 20; ++k) {
+        w.token_types.insert(w.token_types.end(), {'R', 's', 'a'});
+        w.token_steps.insert(w.token_steps.end(), {k, k, k});
+        w.valid.insert(w.valid.end(), {1, 1, 1});
+      }
+      for (int l = 0; l < 3; ++l) {
+        const auto map = causal_map(60, set == &windows ? 1.0 : 0.7);
+        analysis::LayerMixing layer{1, 60, std::vector<float>(map.values.begin(), map.values.end()), "attention"};
+        w.layers.push_back(layer);
+      }
+    }
+  attention.setInspections("hopper-medium-expert-dt-seed0-20261125", windows);
+  attention.setComparison("hopper-medium-expert-gdt-seed1-20261125", other);
+  attention.setShowDifference(true);
+  ReturnAnalysisView returns;
+  returns.setAblation("hopper-medium-expert-dt-seed0-20261125",
+                      {{0, 5, 3000, 100, 90, 3}, {0, 5, 1000, 200, 30, 6}, {0, 5, 2500, 90, 75, 3}, {0, 5, 2000, 50, 60, 2}});
+  std::vector<models::TargetSummary> sweep;
+  for (double m : {0.5, 1.0, 2.0, 5.0, 10.0, 20.0}) sweep.push_back({3600 * m, 5, 3000, 100, m < 1 ? 46.0 : 98.0, 2});
+  returns.setSweep("hopper-medium-expert-dt-seed0-20261125", sweep, 100.0);
+  EntropyRewardView rollout;
+  models::RolloutResult result;
+  models::EpisodeTrace trace;
+  trace.length = 1000;
+  for (int t = 0; t < 1000; ++t) {
+    trace.rewards.push_back(3.0 + std::sin(t * 0.05));
+    trace.entropy.push_back(2.5 + 0.2 * std::cos(t * 0.03));
+  }
+  result.episodes.push_back(trace);
+  rollout.setRollout("hopper-medium-expert-dt-seed0-20261125", result, 20);
+  TsneView tsne;
+  models::TokenCloud cloud;
+  std::vector<double> xy;
+  for (int i = 0; i < 90; ++i) {
+    cloud.modality.push_back(i % 3 == 0 ? "R" : i % 3 == 1 ? "s" : "a");
+    cloud.window.push_back(i / 30);
+    cloud.timestep.push_back(i / 3);
+    cloud.return_to_go.push_back(3600.0 - 30 * i);
+    xy.push_back(std::sin(i) * 10 + (i % 3) * 20), xy.push_back(std::cos(i * 0.7) * 10);
+  }
+  tsne.setTokens("hopper-medium-expert-dt-merger", cloud);
+  tsne.showLayout(1000, xy);
+  for (const char* venue : {"icml", "neurips", "ieee"}) {
+    SCOPED_TRACE(venue);
+    TextLayoutLog log;
+    auto style = *venue_preset(venue);
+    style.pdf = style.svg = style.png = false;
+    export_all({&attention, &returns, &rollout, &tsne}, (dir / venue).string(), style);
+    EXPECT_GE(log.figures.size(), 5u);
+    EXPECT_EQ(report(log), "");
+  }
+}
+
+}  // namespace
+}  // namespace dstudio::viz
