@@ -208,6 +208,13 @@ ViewerPanel::ViewerPanel(QWidget* parent)
     if (live_ && z != live_->zeroing()) setZeroing(z);
   });
 
+  // A choice made in a list hands the keyboard back to the panel, so that its shortcuts act on
+  // the episode again (and, after a dialog, focus does not come back to the list, where the
+  // arrow keys would change the speed).
+  setFocusPolicy(Qt::StrongFocus);
+  for (auto* box : findChildren<QComboBox*>())
+    connect(box, &QComboBox::activated, this, [this] { setFocus(Qt::OtherFocusReason); });
+
   // Shortcuts work anywhere in the panel except where a field needs the key.
   auto shortcut = [this](const QKeySequence& keys, void (ViewerPanel::*slot)()) {
     auto* s = new QShortcut(keys, this);

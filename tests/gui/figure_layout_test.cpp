@@ -17,6 +17,7 @@
 #include "dstudio/viz/entropy_reward_view.h"
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/return_analysis_view.h"
+#include "dstudio/viz/run_curves_view.h"
 #include "dstudio/viz/tsne_view.h"
 #include "h5_fixture.h"
 #include "test_application.h"
@@ -267,6 +268,54 @@ TEST_F(FigureLayout, EveryViewsExportAtIcmlNeuripsAndIeeeKeepsItsTextApartAndOnT
     EXPECT_GE(log.figures.size(), 5u);
     EXPECT_EQ(report(log), "");
   }
+}
+
+TEST_F(FigureLayout, OnScreenPlotsKeepTickLabelsApartAndLegendsOffTheCurves) {
+  // The training loss on a log axis spanning four decades, in a small panel; the entropy and
+  // reward of a long episode; the run comparison on a log axis.
+  TrainingCurvesView training;
+  analysis::RunMetrics metrics;
+  for (int step = 100; step <= 100000; step += 100) {
+    metrics.columns["loss"].x.push_back(step);
+    metrics.columns["loss"].y.push_back(5.0 * std::pow(step / 100.0, -1.3));
+    metrics.columns["learning_rate"].x.push_back(step);
+    metrics.columns["learning_rate"].y.push_back(1e-4 * std::min(1.0, step / 1e4));
+  }
+  training.setRun("dt-seed0-20261125-013708", metrics);
+  EntropyRewardView rollout;
+  models::RolloutResult result;
+  models::EpisodeTrace trace;
+  trace.length = 1000;
+  for (int t = 0; t < 1000; ++t) {
+    trace.rewards.push_back(3.0 + std::sin(t * 0.05));
+    trace.entropy.push_back(2.5 + 0.2 * std::cos(t * 0.03));
+  }
+  result.episodes.push_back(trace);
+  rollout.setRollout("hopper-medium-expert-dt", result, 20);
+  RunComparisonView comparison;
+  CurveGroup group{"dt (3 runs)", {}, {}, {}, {}, {}, {}};
+  for (int step = 100; step <= 100000; step += 100) {
+    const double loss = 2.0 * std::pow(step / 100.0, -1.1);
+    group.x.push_back(step), group.mean.push_back(loss), group.low.push_back(0.8 * loss), group.high.push_back(1.2 * loss);
+  }
+  comparison.setGroups({group}, "training loss", true);
+  for (QWidget* view : std::initializer_list<QWidget*>{&training, &rollout, &comparison})
+    for (const QSize size : {QSize(460, 330), QSize(900, 700)}) {
+      view->resize(size);
+      view->show();
+      QApplication::processEvents();
+      for (auto* plot : view->findChildren<QCustomPlot*>()) {
+        if (!plot->isVisible()) continue;
+        plot->replot();
+        QApplication::processEvents();  // a queued replot with fewer ticks
+        plot->replot();
+        std::string wrong;
+        for (const auto& problem : text_layout(*plot).problems(0.0))
+          if (problem.find("overlaps") != std::string::npos || problem.find("legend covers") != std::string::npos) wrong += problem + "\n";
+        EXPECT_EQ(wrong, "") << view->metaObject()->className() << " at " << size.width() << "x" << size.height() << ", plot "
+                             << plot->yAxis->label().toStdString();
+      }
+    }
 }
 
 }  // namespace

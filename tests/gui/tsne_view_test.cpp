@@ -12,6 +12,7 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
+#include <QToolTip>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -135,6 +136,38 @@ TEST_F(Tsne, ViewDrawsEveryPointOfEachLayoutAndReplaysThem) {
   EXPECT_EQ(view.pointsDrawn(), n);
   EXPECT_LT(view.plot()->xAxis->range().upper, 1.5);
   EXPECT_EQ(view.snapshotIteration(0), 10);
+}
+
+TEST_F(Tsne, HoveringAPointShowsWhichTokenItIs) {
+  viz::TsneView view;
+  view.resize(900, 600);
+  auto cloud = clusters(10, 6, 3);
+  const int n = cloud.count();
+  view.setTokens("DT", cloud);
+  std::vector<double> xy;
+  for (int i = 0; i < n; ++i) xy.push_back(10.0 * std::cos(i)), xy.push_back(10.0 * std::sin(i) + i % 3);
+  view.showLayout(10, xy);
+  view.finish(0.5, 1.0);
+  view.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&view));
+  ASSERT_TRUE(wait_until([&] { return view.pointsDrawn() == n; }, 2000));
+  view.plot()->replot();
+  for (int i : {0, 17, n - 1}) {
+    const QPointF at(view.plot()->xAxis->coordToPixel(xy[2 * i]), view.plot()->yAxis->coordToPixel(xy[2 * i + 1]));
+    EXPECT_EQ(view.pointAt(at + QPointF(2, -2)), i);
+    const QString text = view.describePoint(i);
+    EXPECT_TRUE(text.startsWith(QString::fromStdString(cloud.modality[i]) + " token")) << text.toStdString();
+    EXPECT_TRUE(text.contains(QString("timestep %1").arg(cloud.timestep[i]))) << text.toStdString();
+    EXPECT_TRUE(text.contains(QString("window %1").arg(cloud.window[i]))) << text.toStdString();
+  }
+  // Far from every point: nothing.
+  EXPECT_EQ(view.pointAt(QPointF(-100, -100)), -1);
+  // The mouse over a point shows its tooltip.
+  const int i = 17;
+  const QPoint at(static_cast<int>(view.plot()->xAxis->coordToPixel(xy[2 * i])), static_cast<int>(view.plot()->yAxis->coordToPixel(xy[2 * i + 1])));
+  QTest::mouseMove(view.plot(), at);
+  ASSERT_TRUE(wait_until([&] { return QToolTip::isVisible(); }, 2000));
+  EXPECT_EQ(QToolTip::text(), view.describePoint(view.pointAt(at)));
 }
 
 TEST_F(Tsne, ColourBySwitchesBetweenModalityTimestepAndReturnToGo) {

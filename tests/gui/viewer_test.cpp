@@ -8,7 +8,10 @@
 #include <QApplication>
 #include <QDir>
 #include <QFileInfo>
+#include <QComboBox>
+#include <QDialog>
 #include <QDoubleSpinBox>
+#include <QTimer>
 #include <QPushButton>
 #include <QTableView>
 #include <QFile>
@@ -101,6 +104,37 @@ TEST_F(Viewer, ACheckpointOpensPausedAtStepZero) {
   EXPECT_EQ(v->shown().frames, 1);
   v->play();
   ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor >= 3; }));
+}
+
+// A speed chosen from the list gives the keyboard back to the panel: after a dialog, the arrow
+// keys do not land in the list and change the speed.
+TEST_F(Viewer, AChoiceInAListGivesTheKeyboardBackToThePanel) {
+  MainWindow w;
+  w.resize(1300, 850);
+  w.show();
+  w.activateWindow();
+  ASSERT_TRUE(QTest::qWaitForWindowActive(&w));
+  openCheckpoint(w);  // the transport is enabled with a policy to play
+  auto* v = w.viewer();
+  w.tabs()->setCurrentWidget(v);
+  QComboBox* speed = nullptr;
+  for (auto* box : v->findChildren<QComboBox*>())
+    if (box->toolTip().startsWith("Speed")) speed = box;
+  ASSERT_NE(speed, nullptr);
+  speed->setFocus();
+  ASSERT_EQ(QApplication::focusWidget(), speed);
+  speed->setCurrentIndex(2);
+  emit speed->activated(2);  // as the popup does when an item is clicked
+  EXPECT_EQ(QApplication::focusWidget(), v) << (QApplication::focusWidget() ? QApplication::focusWidget()->metaObject()->className() : "none")
+                                           << " " << v->isVisible();
+  QDialog dialog(&w);
+  QTimer::singleShot(50, &dialog, &QDialog::accept);
+  dialog.exec();
+  QApplication::processEvents();
+  EXPECT_FALSE(qobject_cast<QComboBox*>(QApplication::focusWidget())) << "focus came back to a list";
+  QTest::keyClick(QApplication::focusWidget() ? QApplication::focusWidget() : v, Qt::Key_Down);
+  QTest::keyClick(QApplication::focusWidget() ? QApplication::focusWidget() : v, Qt::Key_Up);
+  EXPECT_EQ(speed->currentIndex(), 2);
 }
 
 TEST_F(Viewer, StepsStepsBackSeeksAndFollowsTheCursorEverywhere) {

@@ -15,6 +15,7 @@
 #include <qcustomplot.h>
 
 #include "colors.h"
+#include "dstudio/viz/figures.h"
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/models/variant_config.h"
 #include "dstudio/viz/export_dialog.h"
@@ -77,6 +78,9 @@ EntropyRewardView::EntropyRewardView(QWidget* parent)
   series_->graph(0)->setName(tr("entropy"));
   series_->graph(1)->setName(tr("reward"));
   series_->legend->setVisible(true);
+  legend_above(series_);
+  keep_tick_labels_apart(series_);
+  keep_tick_labels_apart(scatter_);
   scatter_->xAxis->setLabel(tr("attention entropy, layer 1"));
   scatter_->yAxis->setLabel(tr("reward"));
   auto* points = scatter_->addGraph();

@@ -8,6 +8,7 @@
 #include <qcustomplot.h>
 
 #include "colors.h"
+#include "dstudio/viz/figures.h"
 
 namespace dstudio::viz {
 
@@ -16,6 +17,7 @@ EpisodeTimeline::EpisodeTimeline(QWidget* parent) : QWidget(parent), plot_(new Q
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(plot_);
   plot_->setMinimumHeight(150);
+  keep_tick_labels_apart(plot_);
   plot_->xAxis->setLabel(tr("step"));
   plot_->yAxis->setLabel(tr("return"));
   plot_->yAxis2->setVisible(true);

@@ -169,27 +169,6 @@ void legend_below(QCustomPlot& plot, const FigureStyle& s) {
   plot.legend->setMaximumSize(plot.legend->minimumOuterSizeHint());
 }
 
-// An axis title longer than its axis, broken into lines at spaces (the longest line as short
-// as the words allow within the axis's length).
-QString broken_title(const QString& title, const QFont& font, double length) {
-  const QFontMetricsF metrics(font);
-  if (title.contains('\n') || metrics.horizontalAdvance(title) <= length) return title;
-  const QStringList words = title.split(' ');
-  QStringList lines;
-  QString line;
-  for (const auto& word : words) {
-    const QString longer = line.isEmpty() ? word : line + ' ' + word;
-    if (!line.isEmpty() && metrics.horizontalAdvance(longer) > length) {
-      lines << line;
-      line = word;
-    } else {
-      line = longer;
-    }
-  }
-  lines << line;
-  return lines.join('\n');
-}
-
 // A paint device that draws nothing and remembers where text went: the ink bounding box of each
 // piece of text under the painter's transform (rotated tick labels included).
 class TextRecordingEngine final : public QPaintEngine {
@@ -277,7 +256,7 @@ std::vector<std::pair<double, double>> tick_label_extents(QCPAxis* axis) {
 // True when two neighbouring tick labels of `axis` come closer than a third of the font's size.
 bool tick_labels_crowded(QCPAxis* axis) {
   const auto extents = tick_label_extents(axis);
-  const double gap = axis->tickLabelFont().pixelSize() / 3.0;
+  const double gap = QFontMetricsF(axis->tickLabelFont()).height() / 3.5;
   for (std::size_t k = 1; k < extents.size(); ++k)
     if (extents[k].first - extents[k].second < extents[k - 1].first + extents[k - 1].second + gap) return true;
   return false;
@@ -328,7 +307,8 @@ void fit_text(QCustomPlot& plot) {
     for (auto* axis : all_axes(plot)) {
       if (tick_labels_crowded(axis) && thin_tick_labels(axis)) changed = true;
       const QRect rect = axis->axisRect()->rect();
-      const QString title = broken_title(axis->label(), axis->labelFont(), axis->orientation() == Qt::Horizontal ? rect.width() : rect.height());
+      // An axis title longer than its axis is broken into lines.
+      const QString title = wrapped_text(axis->label(), axis->labelFont(), axis->orientation() == Qt::Horizontal ? rect.width() : rect.height());
       if (title != axis->label()) {
         axis->setLabel(title);
         changed = true;
@@ -457,6 +437,84 @@ TextLayout text_layout(QCustomPlot& plot) {
   return layout;
 }
 
+QString wrapped_text(const QString& text, const QFont& font, double width) {
+  const QFontMetricsF metrics(font);
+  QStringList lines;
+  for (const QString& paragraph : text.split('\n')) {
+    QString line;
+    for (const QString& word : paragraph.split(' ')) {
+      const QString longer = line.isEmpty() ? word : line + ' ' + word;
+      if (!line.isEmpty() && metrics.horizontalAdvance(longer) > width) {
+        lines << line;
+        line = word;
+      } else {
+        line = longer;
+      }
+    }
+    lines << line;
+  }
+  return lines.join('\n');
+}
+
+void legend_above(QCustomPlot* plot) {
+  auto* legend = plot->legend;
+  if (legend->layout() == plot->plotLayout()) return;
+  if (legend->layout()) legend->layout()->take(legend);
+  plot->plotLayout()->insertRow(0);
+  plot->plotLayout()->addElement(0, 0, legend);
+  plot->plotLayout()->setRowStretchFactor(0, 0.001);
+  legend->setWrap(4);
+  legend->setFillOrder(QCPLegend::foColumnsFirst, true);
+  legend->setBorderPen(Qt::NoPen);
+  legend->setBrush(Qt::NoBrush);
+  legend->setMargins(QMargins(4, 2, 4, 0));
+}
+
+void set_centred_note(QCustomPlot* plot, const QString& text) {
+  constexpr const char* kNote = "dstudio_centred_note";
+  auto* note = plot->findChild<QCPItemText*>(QString::fromLatin1(kNote));
+  if (text.isEmpty()) {
+    if (note) plot->removeItem(note);
+    return;
+  }
+  if (!note) {
+    note = new QCPItemText(plot);
+    note->setObjectName(QString::fromLatin1(kNote));
+    note->position->setType(QCPItemPosition::ptAxisRectRatio);
+    note->position->setCoords(0.5, 0.5);
+    note->setColor(QColor(119, 119, 119));
+    note->setTextAlignment(Qt::AlignCenter);
+    // Re-broken at each layout: the data's width changes with the window.
+    QObject::connect(plot, &QCustomPlot::afterLayout, note, [plot, note] {
+      const QString wanted = wrapped_text(note->property("whole").toString(), note->font(), plot->axisRect()->width() - 12);
+      if (note->text() != wanted) note->setText(wanted);
+    });
+  }
+  note->setProperty("whole", text);
+  note->setText(wrapped_text(text, note->font(), plot->axisRect()->width() - 12));
+}
+
+void keep_tick_labels_apart(QCustomPlot* plot) {
+  QObject::connect(plot, &QCustomPlot::afterLayout, plot, [plot] {
+    bool changed = false;
+    for (auto* axis : all_axes(*plot)) {
+      if (!axis->visible() || !axis->tickLabels() || axis->ticker().dynamicCast<QCPAxisTickerText>()) continue;
+      const int count = axis->ticker()->tickCount();
+      if (tick_labels_crowded(axis)) {
+        if (count > 2) axis->ticker()->setTickCount(count - 1), changed = true;
+        continue;
+      }
+      const auto extents = tick_label_extents(axis);
+      if (count >= 5 || extents.size() < 2) continue;
+      double widest = 0;
+      for (const auto& e : extents) widest = std::max(widest, 2 * e.second);
+      const double spacing = (extents.back().first - extents.front().first) / static_cast<double>(extents.size() - 1);
+      if (spacing > 3 * (widest + QFontMetricsF(axis->tickLabelFont()).height())) axis->ticker()->setTickCount(count + 1), changed = true;
+    }
+    if (changed) plot->replot(QCustomPlot::rpQueuedReplot);
+  });
+}
+
 std::vector<std::string> TextLayout::problems(double margin) const {
   std::vector<std::string> out;
   const auto quoted = [](const QString& text) { return "\u00ab" + text.toStdString() + "\u00bb"; };
@@ -524,7 +582,7 @@ struct TokenTicks {
 // tokens between. Padding is never labelled.
 TokenTicks token_ticker(const std::vector<std::string>& labels, double per_token, bool horizontal, const QFont& font) {
   const QFontMetricsF metrics(font);
-  const double height = metrics.ascent(), gap = font.pixelSize() / 3.0;
+  const double height = metrics.ascent(), gap = metrics.height() / 3.5;
   TokenTicks out;
   out.ticker.reset(new QCPAxisTickerText);
   if (per_token >= height + gap) {

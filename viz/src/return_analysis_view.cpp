@@ -16,6 +16,7 @@
 #include <qcustomplot.h>
 
 #include "colors.h"
+#include "dstudio/viz/figures.h"
 #include "dstudio/models/variant_config.h"
 #include "dstudio/viz/export_dialog.h"
 #include "dstudio/viz/target_chooser.h"
@@ -74,6 +75,8 @@ ReturnAnalysisView::ReturnAnalysisView(QWidget* parent)
   layout->addWidget(caption_);
   layout->addWidget(split, 1);
   ablation_->yAxis->setLabel(tr("normalised score"));
+  keep_tick_labels_apart(ablation_);
+  keep_tick_labels_apart(sweep_);
   sweep_->xAxis->setLabel(tr("target return"));
   sweep_->yAxis->setLabel(tr("normalised score"));
   sweep_->xAxis->setScaleType(QCPAxis::stLogarithmic);

@@ -9,6 +9,7 @@
 #include <qcustomplot.h>
 
 #include "colors.h"
+#include "dstudio/viz/figures.h"
 
 namespace dstudio::viz {
 namespace {
@@ -45,6 +46,7 @@ QCustomPlot* make_plot(const QString& y_label) {
   plot->xAxis->setLabel(QObject::tr("step"));
   plot->yAxis->setLabel(y_label);
   plot->setMinimumSize(220, 150);
+  dstudio::viz::keep_tick_labels_apart(plot);
   plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   return plot;
 }
@@ -108,8 +110,7 @@ TrainingCurvesView::TrainingCurvesView(QWidget* parent)
       loss_(make_plot(tr("loss (action MSE)"))),
       lr_(make_plot(tr("learning rate"))),
       rate_(make_plot(tr("steps per second"))),
-      eval_(make_plot(tr("normalised score"))),
-      eval_hint_(new QCPItemText(eval_)) {
+      eval_(make_plot(tr("normalised score"))) {
   set_log_y(loss_, true);
   add_line(loss_, loss_->yAxis, colors::kBlue, tr("loss"));
   add_line(lr_, lr_->yAxis, colors::kBluishGreen, tr("learning rate"));
@@ -132,16 +133,11 @@ TrainingCurvesView::TrainingCurvesView(QWidget* parent)
   low->removeFromLegend();
   high->removeFromLegend();
   eval_->legend->setVisible(true);
-  eval_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
-  eval_->legend->setBrush(QColor(255, 255, 255, 200));
+  legend_above(eval_);
   QFont small = font();
   small.setPointSizeF(small.pointSizeF() * 0.85);
   eval_->legend->setFont(small);
 
-  eval_hint_->position->setType(QCPItemPosition::ptAxisRectRatio);
-  eval_hint_->position->setCoords(0.5, 0.5);
-  eval_hint_->setText(tr("No evaluation yet (eval_every > 0 rolls the policy out\nand measures its attention entropy)"));
-  eval_hint_->setColor(colors::kGrey);
 
   title_->setWordWrap(true);
   auto* grid = new QGridLayout;
@@ -184,7 +180,7 @@ void TrainingCurvesView::setRun(const QString& title, const analysis::RunMetrics
   }
   const bool evaluated = eval_->graph(0)->dataCount() > 0 || eval_->graph(1)->dataCount() > 0;
   eval_->legend->setVisible(evaluated);
-  eval_hint_->setVisible(!evaluated);
+  set_centred_note(eval_, evaluated ? QString() : tr("No evaluation yet (eval_every > 0 rolls the policy out and measures its attention entropy)"));
   eval_->yAxis->setLabel(score || !evaluated ? tr("normalised score") : tr("(no environment: entropy only)"));
   for (QCustomPlot* plot : {loss_, lr_, rate_, eval_}) {
     fit(plot);
@@ -195,8 +191,10 @@ void TrainingCurvesView::setRun(const QString& title, const analysis::RunMetrics
 RunComparisonView::RunComparisonView(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot) {
   plot_->xAxis->setLabel(tr("step"));
   plot_->setMinimumSize(300, 200);
+  keep_tick_labels_apart(plot_);
   plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   plot_->legend->setVisible(true);
+  legend_above(plot_);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(plot_);
@@ -235,13 +233,7 @@ void RunComparisonView::setGroups(std::vector<CurveGroup> groups, const QString&
     mean->setData(to_qvector(groups_[g].x), to_qvector(groups_[g].mean), true);
   }
   plot_->legend->setVisible(!groups_.empty());
-  if (groups_.empty() && !empty_text.isEmpty()) {
-    auto* text = new QCPItemText(plot_);
-    text->position->setType(QCPItemPosition::ptAxisRectRatio);
-    text->position->setCoords(0.5, 0.5);
-    text->setText(empty_text);
-    text->setColor(colors::kGrey);
-  }
+  set_centred_note(plot_, groups_.empty() ? empty_text : QString());
   if (!groups_.empty()) fit(plot_);
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }

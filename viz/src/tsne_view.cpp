@@ -10,6 +10,7 @@
 #include <QSlider>
 #include <QSpinBox>
 #include <QTimer>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -147,6 +148,12 @@ TsneView::TsneView(QWidget* parent)
     if (shown_ + 1 >= snapshotCount()) showSnapshot(0);
     play_->setText(tr("Pause"));
     player_->start();
+  });
+  // Hovering a point says which token it is.
+  connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
+    const int i = pointAt(event->position());
+    if (i < 0) QToolTip::hideText();
+    else QToolTip::showText(event->globalPosition().toPoint(), describePoint(i), plot_);
   });
   connect(slider_, &QSlider::valueChanged, this, [this](int index) {
     if (index != shown_) showSnapshot(index);
@@ -408,6 +415,29 @@ bool TsneView::colourScaleShown() const { return plot_->plotLayout()->element(0,
 FigureText TsneView::figureText() const {
   const QString by = colourBy() == ColourBy::Modality ? tr("modality") : colourBy() == ColourBy::Timestep ? tr("timestep") : tr("return-to-go");
   return {tr("%1: tokens by %2").arg(title_, by), {}, {}};
+}
+
+int TsneView::pointAt(const QPointF& pixel) const {
+  if (shown_ < 0) return -1;
+  const auto& xy = layouts_[static_cast<std::size_t>(shown_)];
+  int best = -1;
+  double nearest = 8.0 * 8.0;
+  for (int i = 0; i < pointCount() && 2 * i + 1 < static_cast<int>(xy.size()); ++i) {
+    const double dx = plot_->xAxis->coordToPixel(xy[2 * static_cast<std::size_t>(i)]) - pixel.x();
+    const double dy = plot_->yAxis->coordToPixel(xy[2 * static_cast<std::size_t>(i) + 1]) - pixel.y();
+    if (dx * dx + dy * dy <= nearest) nearest = dx * dx + dy * dy, best = i;
+  }
+  return best;
+}
+
+QString TsneView::describePoint(int i) const {
+  if (i < 0 || i >= pointCount()) return {};
+  const auto k = static_cast<std::size_t>(i);
+  return tr("%1 token, window %2, timestep %3\nreturn-to-go %4")
+      .arg(QString::fromStdString(modality_[k]))
+      .arg(k < window_.size() ? window_[k] : -1)
+      .arg(k < timestep_.size() ? timestep_[k] : -1)
+      .arg(k < rtg_.size() ? rtg_[k] : 0.0, 0, 'f', 1);
 }
 
 std::vector<std::string> TsneView::exportFigure(const std::string& base, const FigureStyle& style) const {

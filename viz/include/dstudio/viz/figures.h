@@ -10,6 +10,7 @@
 /// CSV. Works headless through FigureContext.
 
 #include <QColor>
+#include <QFont>
 #include <QImage>
 #include <QRectF>
 #include <QString>
@@ -178,6 +179,23 @@ struct TextLayout {
 };
 /// The text layout of `plot` drawn at its current size (nothing is painted on screen).
 TextLayout text_layout(QCustomPlot& plot);
+
+/// Keeps the tick labels of an on-screen plot apart as it is resized: after each layout, an axis
+/// whose labels crowd gets fewer ticks and one with room to spare more (up to five). Axes with
+/// text tickers are left as their view set them.
+void keep_tick_labels_apart(QCustomPlot* plot);
+
+/// Moves an on-screen plot's legend out of the data into a row of its own above the plot,
+/// entries side by side, so that it never hides a curve.
+void legend_above(QCustomPlot* plot);
+
+/// `text` broken into lines at spaces so that none is wider than `width` pixels in `font`
+/// (where the words allow; line breaks already in it are kept).
+QString wrapped_text(const QString& text, const QFont& font, double width);
+
+/// Shows `text` in the middle of an on-screen plot's data (an empty state's explanation), broken
+/// into lines to fit the data's width whenever the plot is laid out; an empty text removes it.
+void set_centred_note(QCustomPlot* plot, const QString& text);
 
 /// While one exists (on the creating thread), every figure the save_* functions write records
 /// the layout it was drawn with, by base path: figure tests look at every figure a view exports.

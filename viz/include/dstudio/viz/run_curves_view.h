@@ -12,7 +12,6 @@
 
 #include "dstudio/analysis/curves.h"
 
-class QCPItemText;
 class QCustomPlot;
 class QLabel;
 
@@ -41,7 +40,6 @@ class TrainingCurvesView : public QWidget {
   QCustomPlot* lr_;
   QCustomPlot* rate_;
   QCustomPlot* eval_;
-  QCPItemText* eval_hint_;
 };
 
 /// One group of runs as drawn by RunComparisonView.

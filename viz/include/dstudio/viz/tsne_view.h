@@ -64,6 +64,10 @@ class TsneView : public QWidget, public FigureSource {
   [[nodiscard]] double kl() const { return kl_; }
   [[nodiscard]] QString status() const;
   [[nodiscard]] QCustomPlot* plot() const { return plot_; }
+  /// The point drawn nearest to `pixel` of the plot, within 8 px; -1 when none is.
+  [[nodiscard]] int pointAt(const QPointF& pixel) const;
+  /// What the tooltip of point `i` says: its modality, window, timestep and return-to-go.
+  [[nodiscard]] QString describePoint(int i) const;
 
   /// "tsne".
   [[nodiscard]] QString figureName() const override { return QStringLiteral("tsne"); }
