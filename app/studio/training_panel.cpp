@@ -272,6 +272,10 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   connect(variant_, &QComboBox::currentTextChanged, this, [this] { rebuildVariantForm(); });
   connect(merger_, &QComboBox::currentTextChanged, this, [this] { rebuildVariantForm(); });
   connect(mixer_, &QComboBox::currentTextChanged, this, [this] { rebuildVariantForm(); });
+  // Changing the form's tokenizer, mixer or hybrid flag changes which fields matter.
+  connect(variant_form_, &viz::ConfigForm::edited, this, [this](const QString& key) {
+    if (key == QLatin1String("tokenizer") || key == QLatin1String("mixer") || key == QLatin1String("hybrid")) showUsedVariantFields();
+  });
   connect(start_, &QPushButton::clicked, this, [this] { startTraining(); });
   connect(pause_, &QPushButton::clicked, this, &TrainingPanel::pauseTraining);
   connect(resume_, &QPushButton::clicked, this, &TrainingPanel::resumeTraining);
@@ -364,7 +368,21 @@ void TrainingPanel::rebuildVariantForm() {
                                models::mixer_option(config, option.field.key), option.field.minimum, option.integer,
                                QString::fromStdString(option.field.description + " (" + mixer->origin.label() + ")"));
   applyDatasetDefaults();
+  showUsedVariantFields();
   showMessage({}, false);
+}
+
+void TrainingPanel::showUsedVariantFields() {
+  models::VariantConfig config;
+  try {
+    config = models::with_overrides(models::make_variant(variant_->currentText().toStdString(), merger_->currentText().toStdString(),
+                                                         mixer_->currentText().toStdString()),
+                                    variant_form_->json());
+  } catch (const std::exception&) {
+    return;  // a value being typed that does not parse yet: the rows stay as they are
+  }
+  for (const QString& key : variant_form_->keys())
+    if (!key.startsWith(QLatin1String(kMixerOptionPrefix))) variant_form_->setFieldVisible(key, models::uses_field(config, key.toStdString()));
 }
 
 void TrainingPanel::rebuildTrainingForm(const models::TrainingConfig& config) { training_form_->setConfig(models::to_json(config)); }

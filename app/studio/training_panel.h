@@ -94,6 +94,8 @@ class TrainingPanel : public QWidget {
   bool setField(const QString& key, const QVariant& value);
   /// The editor of a form field (QSpinBox, QDoubleSpinBox, QCheckBox, QComboBox or QLineEdit).
   [[nodiscard]] QWidget* field(const QString& key) const;
+  /// The variant's form (its fields as core's configuration has them).
+  [[nodiscard]] viz::ConfigForm* variantForm() const { return variant_form_; }
   /// The keys of the variant form, in the configuration's order.
   [[nodiscard]] QStringList variantKeys() const;
   [[nodiscard]] QStringList trainingKeys() const;
@@ -144,6 +146,8 @@ class TrainingPanel : public QWidget {
   bool launch(std::unique_ptr<TrainingRun> run, std::int64_t eval_every);
   RunRow& addRow(std::unique_ptr<TrainingRun> run);
   void rebuildVariantForm();
+  /// Shows only the variant fields the configuration in the form uses (models::uses_field).
+  void showUsedVariantFields();
   void rebuildTrainingForm(const models::TrainingConfig& config);
   void applyDatasetDefaults();
   void pull();

@@ -67,8 +67,11 @@ TEST(ConfigFields, OnlyTheLearningRateMustBeAboveItsMinimum) {
   EXPECT_TRUE(config_field("learning_rate")->above);
   EXPECT_EQ(config_field("learning_rate")->minimum, 0.0);
   for (const auto* list : {&variant_fields(), &training_fields()})
-    for (const auto& f : *list)
-      if (f.key != "learning_rate") EXPECT_FALSE(f.above) << f.key;
+    for (const auto& f : *list) {
+      if (f.key != "learning_rate") {
+        EXPECT_FALSE(f.above) << f.key;
+      }
+    }
 }
 
 TEST(ConfigFields, EveryHierMergerAndMixerMakesAVariant) {

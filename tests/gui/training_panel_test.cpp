@@ -33,6 +33,7 @@
 #include "dstudio/data/synthetic.h"
 #include "dstudio/viz/run_curves_view.h"
 #include "h5_fixture.h"
+#include "dstudio/viz/config_form.h"
 #include "training_panel.h"
 
 #include "test_application.h"
@@ -171,6 +172,28 @@ TEST_F(TrainingPanelTest, FormsAreGeneratedFromEachVariantsConfiguration) {
   EXPECT_EQ(models::to_json(panel->trainingConfig()), models::to_json(models::TrainingConfig{}))
       << "the training form holds core's defaults";
   EXPECT_EQ(qobject_cast<QDoubleSpinBox*>(panel->field("learning_rate"))->text(), "0.0001");
+}
+
+// The form shows the fields the configuration uses: GDT's Gaussian parameters, not DC's filter;
+// turning DC's hybrid on shows the attention of its last block.
+TEST_F(TrainingPanelTest, TheFormShowsOnlyTheFieldsTheVariantUses) {
+  for (const char* name : {"dt", "dc", "gdt", "udc", "dhi", "mlp-bc"}) {
+    panel->variantChooser()->setCurrentText(name);
+    const auto config = models::make_variant(name);
+    for (const QString& key : panel->variantKeys())
+      EXPECT_EQ(panel->variantForm()->isFieldVisible(key), models::uses_field(config, key.toStdString())) << name << " " << key.toStdString();
+  }
+  panel->variantChooser()->setCurrentText("gdt");
+  EXPECT_TRUE(panel->variantForm()->isFieldVisible("gaussian_w"));
+  EXPECT_FALSE(panel->variantForm()->isFieldVisible("conv_window"));
+  panel->variantChooser()->setCurrentText("dc");
+  EXPECT_FALSE(panel->variantForm()->isFieldVisible("gaussian_w"));
+  EXPECT_TRUE(panel->variantForm()->isFieldVisible("conv_window"));
+  EXPECT_FALSE(panel->variantForm()->isFieldVisible("heads"));
+  qobject_cast<QCheckBox*>(panel->field("hybrid"))->setChecked(true);
+  EXPECT_TRUE(panel->variantForm()->isFieldVisible("heads")) << "the hybrid's last block attends";
+  // Hidden fields are still read back: the configuration is whole.
+  EXPECT_EQ(panel->variantConfig().gaussian_w, models::make_variant("dc").gaussian_w);
 }
 
 TEST_F(TrainingPanelTest, RefusesAnInvalidValueAndNamesTheField) {

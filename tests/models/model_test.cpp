@@ -152,6 +152,49 @@ std::string VariantName(const testing::TestParamInfo<Named>& param) {
   return n;
 }
 
+// The training form hides the fields a configuration does not use (uses_field). Hidden must mean
+// harmless: changing such a field leaves the model's parameters and its outputs (in training
+// mode, so that dropout shows) exactly as they were; a field shown changes them.
+TEST_P(EveryVariant, AFieldTheFormHidesChangesNothingTheModelComputes) {
+  const auto& base = GetParam().config;
+  const auto run = [](const VariantConfig& c) {
+    torch::manual_seed(7);
+    DecisionModel model(c);
+    model->train();
+    torch::NoGradGuard no_grad;
+    const auto in = random_inputs(3);
+    torch::manual_seed(8);
+    int64_t count = 0;
+    for (const auto& p : model->parameters()) count += p.numel();
+    return std::make_pair(count, model->forward(in));
+  };
+  const auto [base_count, base_out] = run(base);
+  const std::vector<std::pair<std::string, std::string>> changes = {
+      {"heads", base.heads == 2 ? R"({"heads": 4})" : R"({"heads": 2})"},
+      {"attention_dropout", R"({"attention_dropout": 0.5})"},
+      {"merger", base.merger == Merger::Pooling ? R"({"merger": "concat"})" : R"({"merger": "pooling"})"},
+      {"return_embedding", R"({"return_embedding": 8})"},
+      {"hybrid", base.hybrid ? R"({"hybrid": false})" : R"({"hybrid": true})"},
+      {"conv_window", R"({"conv_window": 3})"},
+      {"single_filter", base.single_filter ? R"({"single_filter": false})" : R"({"single_filter": true})"},
+      {"mixer_projection", base.mixer_projection ? R"({"mixer_projection": false})" : R"({"mixer_projection": true})"},
+      {"gaussian_w", R"({"gaussian_w": 0.7})"},
+      {"gaussian_b", R"({"gaussian_b": -0.6})"},
+      {"pool_size", R"({"pool_size": 3})"},
+      {"gated_kernel", R"({"gated_kernel": 2})"},
+  };
+  for (const auto& [key, change] : changes) {
+    const auto changed = with_overrides(base, change);
+    const auto [count, out] = run(changed);
+    const bool same = count == base_count && torch::equal(out, base_out);
+    if (!uses_field(base, key)) {
+      EXPECT_TRUE(same) << key << " is hidden but changes the model";
+    } else {
+      EXPECT_FALSE(same) << key << " is shown but changes nothing";
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Variants, EveryVariant, testing::ValuesIn(all_variants()), VariantName);
 
 TEST(Attention, RowsSumToOneOverUnmaskedKeysAndPaddingIsIgnored) {

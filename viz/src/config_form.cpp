@@ -130,7 +130,26 @@ void ConfigForm::setConfig(const std::string& json, const std::vector<std::strin
     editor->setToolTip(tooltip_for(key));
     form_->addRow(QString::fromStdString(key), editor);
     fields_.emplace_back(QString::fromStdString(key), editor);
+    announceEdits(QString::fromStdString(key), editor);
   }
+}
+
+void ConfigForm::announceEdits(const QString& key, QWidget* editor) {
+  const auto edited = [this, key] { emit this->edited(key); };
+  if (auto* box = qobject_cast<QCheckBox*>(editor)) connect(box, &QCheckBox::toggled, this, edited);
+  else if (auto* spin = qobject_cast<QSpinBox*>(editor)) connect(spin, &QSpinBox::valueChanged, this, edited);
+  else if (auto* number = qobject_cast<QDoubleSpinBox*>(editor)) connect(number, &QDoubleSpinBox::valueChanged, this, edited);
+  else if (auto* combo = qobject_cast<QComboBox*>(editor)) connect(combo, &QComboBox::currentTextChanged, this, edited);
+  else if (auto* line = qobject_cast<QLineEdit*>(editor)) connect(line, &QLineEdit::textEdited, this, edited);
+}
+
+void ConfigForm::setFieldVisible(const QString& key, bool visible) {
+  if (QWidget* editor = field(key)) form_->setRowVisible(editor, visible);
+}
+
+bool ConfigForm::isFieldVisible(const QString& key) const {
+  const QWidget* editor = field(key);
+  return editor && !editor->isHidden();
 }
 
 void ConfigForm::addNumber(const std::string& key, const QString& label, double value, double minimum, bool integer, const QString& tooltip) {
@@ -139,6 +158,7 @@ void ConfigForm::addNumber(const std::string& key, const QString& label, double 
   editor->setToolTip(tooltip);
   form_->addRow(label, editor);
   fields_.emplace_back(QString::fromStdString(key), editor);
+  announceEdits(QString::fromStdString(key), editor);
 }
 
 std::string ConfigForm::json() const {

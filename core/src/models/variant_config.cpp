@@ -352,6 +352,32 @@ void apply(VariantConfig& c, const nlohmann::json& j) {
 
 }  // namespace
 
+bool uses_field(const VariantConfig& c, const std::string& key) {
+  // Behaviour cloning maps a state to an action with an MLP: no tokens mix, in no block.
+  if (c.tokenizer == Tokenizer::State)
+    for (const char* mixing : {"heads", "attention_dropout", "hybrid", "conv_window", "single_filter", "mixer_projection", "gaussian_w",
+                               "gaussian_b", "pool_size", "gated_kernel"})
+      if (key == mixing) return false;
+  const bool plugin = c.mixer == Mixer::Registered;  // its fields are its own business
+  const bool attends = c.mixer == Mixer::Attention || c.mixer == Mixer::GaussianAttention || c.mixer == Mixer::DirectAttention ||
+                       c.mixer == Mixer::LinearAttention || c.hybrid;
+  if (key == "heads") return plugin || (attends && (c.mixer != Mixer::DirectAttention || c.hybrid));
+  if (key == "attention_dropout") return plugin || attends;
+  if (key == "merger") return c.tokenizer == Tokenizer::Merged;
+  if (key == "return_embedding") return c.tokenizer == Tokenizer::Unified;
+  // DC hybrid: the last block uses plain causal attention instead of the mixer (also instead of
+  // Gaussian attention, or of no mixer at all).
+  if (key == "hybrid") return c.mixer != Mixer::Attention;
+  if (key == "conv_window") return c.mixer == Mixer::Convolution;
+  // One filter per token type exists only for triplets: other tokens have one type.
+  if (key == "single_filter") return c.mixer == Mixer::Convolution && c.tokenizer == Tokenizer::Triplet;
+  if (key == "mixer_projection") return c.mixer != Mixer::None;
+  if (key == "gaussian_w" || key == "gaussian_b") return c.mixer == Mixer::GaussianAttention;
+  if (key == "pool_size") return c.mixer == Mixer::Pooling;
+  if (key == "gated_kernel") return c.mixer == Mixer::GatedConvolution;
+  return true;
+}
+
 std::string to_json(const VariantConfig& config) { return as_json(config).dump(2); }
 
 VariantConfig variant_from_json(const std::string& text) {

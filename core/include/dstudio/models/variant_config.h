@@ -131,6 +131,12 @@ VariantConfig variant_from_json(const std::string& text);
 /// Applies the keys of a JSON object (e.g. from --config) on top of `config`.
 VariantConfig with_overrides(const VariantConfig& config, const std::string& json_object);
 
+/// Whether `config` uses its field `key` (a key of to_json): the form shows only these. A field of
+/// a mixer, tokenizer or merger the configuration does not have changes nothing it computes
+/// (gaussian_w without Gaussian attention, heads with DirectAttention's single matrix). Keys it
+/// does not know, and every field of a plugin's mixer, count as used.
+bool uses_field(const VariantConfig& config, const std::string& key);
+
 const char* to_string(Tokenizer t);
 const char* to_string(Merger m);
 const char* to_string(Mixer m);

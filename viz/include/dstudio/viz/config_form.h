@@ -37,8 +37,18 @@ class ConfigForm : public QWidget {
   [[nodiscard]] QStringList keys() const;
   /// Outlines every field `message` names (none for an empty message).
   void markInvalid(const QString& message);
+  /// Shows or hides the row of `key` (a field the configuration does not use); its value is
+  /// still read back.
+  void setFieldVisible(const QString& key, bool visible);
+  [[nodiscard]] bool isFieldVisible(const QString& key) const;
+
+ signals:
+  /// The user changed the field `key`.
+  void edited(const QString& key);
 
  private:
+  void announceEdits(const QString& key, QWidget* editor);
+
   QFormLayout* form_;
   std::vector<std::pair<QString, QWidget*>> fields_;
 };
