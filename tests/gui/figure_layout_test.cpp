@@ -55,6 +55,19 @@ class FigureLayout : public testing::Test {
     return m;
   }
 
+  // A rollout of one 1000-step episode, entropy and reward oscillating.
+  static models::RolloutResult long_episode() {
+    models::RolloutResult result;
+    models::EpisodeTrace trace;
+    trace.length = 1000;
+    for (int t = 0; t < 1000; ++t) {
+      trace.rewards.push_back(3.0 + std::sin(t * 0.05));
+      trace.entropy.push_back(2.5 + 0.2 * std::cos(t * 0.03));
+    }
+    result.episodes.push_back(trace);
+    return result;
+  }
+
   test::TempDir dir;
 };
 
@@ -238,15 +251,7 @@ TEST_F(FigureLayout, EveryViewsExportAtIcmlNeuripsAndIeeeKeepsItsTextApartAndOnT
   for (double m : {0.5, 1.0, 2.0, 5.0, 10.0, 20.0}) sweep.push_back({3600 * m, 5, 3000, 100, m < 1 ? 46.0 : 98.0, 2});
   returns.setSweep("hopper-medium-expert-dt-seed0-20261125", sweep, 100.0);
   EntropyRewardView rollout;
-  models::RolloutResult result;
-  models::EpisodeTrace trace;
-  trace.length = 1000;
-  for (int t = 0; t < 1000; ++t) {
-    trace.rewards.push_back(3.0 + std::sin(t * 0.05));
-    trace.entropy.push_back(2.5 + 0.2 * std::cos(t * 0.03));
-  }
-  result.episodes.push_back(trace);
-  rollout.setRollout("hopper-medium-expert-dt-seed0-20261125", result, 20);
+  rollout.setRollout("hopper-medium-expert-dt-seed0-20261125", long_episode(), 20);
   TsneView tsne;
   models::TokenCloud cloud;
   std::vector<double> xy;
@@ -283,15 +288,7 @@ TEST_F(FigureLayout, OnScreenPlotsKeepTickLabelsApartAndLegendsOffTheCurves) {
   }
   training.setRun("dt-seed0-20261125-013708", metrics);
   EntropyRewardView rollout;
-  models::RolloutResult result;
-  models::EpisodeTrace trace;
-  trace.length = 1000;
-  for (int t = 0; t < 1000; ++t) {
-    trace.rewards.push_back(3.0 + std::sin(t * 0.05));
-    trace.entropy.push_back(2.5 + 0.2 * std::cos(t * 0.03));
-  }
-  result.episodes.push_back(trace);
-  rollout.setRollout("hopper-medium-expert-dt", result, 20);
+  rollout.setRollout("hopper-medium-expert-dt", long_episode(), 20);
   RunComparisonView comparison;
   CurveGroup group{"dt (3 runs)", {}, {}, {}, {}, {}, {}};
   for (int step = 100; step <= 100000; step += 100) {
