@@ -55,6 +55,14 @@
 namespace dstudio::studio {
 namespace {
 
+// An analysis in the registry for as long as the test runs, under the origin "gui-test".
+struct RegisteredForTheTest {
+  explicit RegisteredForTheTest(const analysis::AnalysisDefinition& d) { analysis::analysis_registry().add(d); }
+  ~RegisteredForTheTest() { analysis::analysis_registry().remove_plugin("gui-test"); }
+  RegisteredForTheTest(const RegisteredForTheTest&) = delete;
+  RegisteredForTheTest& operator=(const RegisteredForTheTest&) = delete;
+};
+
 class Studio : public testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -422,10 +430,7 @@ TEST_F(Studio, EveryLongJobInTheWindowCanBeCancelled) {
     return r;
   };
   counting.origin = {"gui-test", "1.0"};
-  analysis::analysis_registry().add(counting);
-  struct Unregister {
-    ~Unregister() { analysis::analysis_registry().remove_plugin("gui-test"); }
-  } unregister;
+  const RegisteredForTheTest registered(counting);
 
   MainWindow w;
   QSignalSpy shown(&w, &MainWindow::checkpointShown);
@@ -652,10 +657,7 @@ TEST_F(Studio, ARegisteredAnalysisRunsFromItsPanel) {
     return r;
   };
   returns.origin = {"gui-test", "1.0"};
-  analysis::analysis_registry().add(returns);
-  struct Unregister {
-    ~Unregister() { analysis::analysis_registry().remove_plugin("gui-test"); }
-  } unregister;
+  const RegisteredForTheTest registered(returns);
 
   MainWindow w;
   w.resize(1200, 760);

@@ -50,6 +50,15 @@ Progress part(const Progress& progress, double from, double to) {
   return p;
 }
 
+// The result of an analysis that writes one table and one figure.
+AnalysisResult one_table_result(AnalysisTable table, AnalysisFigure figure, const ordered_json& summary) {
+  AnalysisResult result;
+  result.tables.push_back(std::move(table));
+  result.figures.push_back(std::move(figure));
+  result.summary_json = summary.dump();
+  return result;
+}
+
 // A second checkpoint or a run folder named by an option: it must be there.
 std::string existing(const analysis::AnalysisOptions& o, const std::string& key) {
   const std::string path = o.text(key);
@@ -351,11 +360,7 @@ AnalysisResult ablation(const AnalysisInputs& in, const Progress& progress) {
     bars.series.front().spread.push_back(z.summary.std_score);
     bars.categories.push_back(zeroing_label(z.zeroing));
   }
-  AnalysisResult result;
-  result.tables.push_back(std::move(table));
-  result.figures.push_back(std::move(bars));
-  result.summary_json = summary.dump();
-  return result;
+  return one_table_result(std::move(table), std::move(bars), summary);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -417,11 +422,7 @@ AnalysisResult rtg_sweep(const AnalysisInputs& in, const Progress& progress) {
     summary["dataset_best_return"] = nullptr;
     summary["dataset_note"] = std::string("no dataset reference line: ") + e.what();
   }
-  AnalysisResult result;
-  result.tables.push_back(std::move(table));
-  result.figures.push_back(std::move(f));
-  result.summary_json = summary.dump();
-  return result;
+  return one_table_result(std::move(table), std::move(f), summary);
 }
 
 // ---------------------------------------------------------------------------------------------
