@@ -49,7 +49,9 @@ ScreenshotTour::ScreenshotTour(MainWindow& window, QString dir) : window_(window
   connect(&window_, &MainWindow::comparisonFailed, this, &ScreenshotTour::fail);
   connect(&window_, &MainWindow::comparisonShown, this, [this] {
     save(1, "attention-difference.png");
-    window_.attentionView()->setShowDifference(false);
+    window_.attentionView()->setComparisonMode(viz::AttentionMapView::Comparison::SideBySide);
+    save(1, "attention-side-by-side.png");
+    window_.attentionView()->setComparisonMode(viz::AttentionMapView::Comparison::Alone);
     auto config = models::RolloutConfig{};
     config.targets = {3600.0};
     config.episodes = 2;  // the shipped models hop whole 1000-step episodes: two a point keep the tour to minutes

@@ -162,6 +162,9 @@ TEST_F(FigureLayout, EveryFigureTypeAtEveryVenueKeepsItsTextApartAndOnThePage) {
     save_heatmap(at("merged20"), causal_map(20), merged, false, "weight", s);
     save_heatmap(at("episode_start"), causal_map(60), episode_start, false, "weight", s);
     save_heatmap(at("map3"), causal_map(3), relative_labels(1), false, "weight", s);
+    save_heatmap_pair(at("pair60"), causal_map(60), causal_map(60, 0.7), relative_labels(20), "hopper-medium-expert-dt-seed0-20261125 (dt)",
+                      "hopper-medium-expert-gdt-seed1-20261125 (gdt)", "weight", s);
+    save_heatmap_pair(at("pair_merged20"), causal_map(20), causal_map(20, 0.5), merged, "dhi", "udt", "weight", s);
     s.title = "hopper-medium-expert-dt, episode 1\nPearson 0.29, Spearman 0.37 over 1962 steps";
     save_lines(at("entropy_reward"), {entropy, reward}, "step", "attention entropy", s, "reward");
     s.title = "Returns as the target leaves the data";
@@ -174,7 +177,7 @@ TEST_F(FigureLayout, EveryFigureTypeAtEveryVenueKeepsItsTextApartAndOnThePage) {
     save_scatter(at("tsne_modality"), groups, s);
     save_value_scatter(at("tsne_rtg"), x, y, value, "return-to-go", s);
     save_scatter(at("correlation"), {groups.front()}, s, "attention entropy, layer 1", "reward");
-    ASSERT_EQ(log.figures.size(), 12u);
+    ASSERT_EQ(log.figures.size(), 14u);
     EXPECT_EQ(report(log), "");
     // Maps use the page: the data at least 55% of its width, square-ish cells on a column.
     for (const auto& [base, layout] : log.figures)
@@ -243,7 +246,7 @@ TEST_F(FigureLayout, EveryViewsExportAtIcmlNeuripsAndIeeeKeepsItsTextApartAndOnT
     }
   attention.setInspections("hopper-medium-expert-dt-seed0-20261125", windows);
   attention.setComparison("hopper-medium-expert-gdt-seed1-20261125", other);
-  attention.setShowDifference(true);
+  attention.setComparisonMode(viz::AttentionMapView::Comparison::Difference);
   ReturnAnalysisView returns;
   returns.setAblation("hopper-medium-expert-dt-seed0-20261125",
                       {{0, 5, 3000, 100, 90, 3}, {0, 5, 1000, 200, 30, 6}, {0, 5, 2500, 90, 75, 3}, {0, 5, 2000, 50, 60, 2}});
@@ -272,6 +275,18 @@ TEST_F(FigureLayout, EveryViewsExportAtIcmlNeuripsAndIeeeKeepsItsTextApartAndOnT
     export_all({&attention, &returns, &rollout, &tsne}, (dir / venue).string(), style);
     EXPECT_GE(log.figures.size(), 5u);
     EXPECT_EQ(report(log), "");
+    // The two models side by side: one figure of two maps on one scale.
+    attention.setComparisonMode(viz::AttentionMapView::Comparison::SideBySide);
+    TextLayoutLog pair;
+    EXPECT_EQ(attention.exportFigure((dir / venue / "pair").string(), style).size(), 2u);  // the two maps' CSVs
+    EXPECT_EQ(pair.figures.size(), 1u);
+    EXPECT_EQ(report(pair), "");
+    if (HasFailure()) {
+      auto shown = style;
+      shown.png = true;
+      attention.exportFigure(std::string(DSTUDIO_SCREENSHOT_DIR "/pair-") + venue, shown);
+    }
+    attention.setComparisonMode(viz::AttentionMapView::Comparison::Difference);
   }
 }
 

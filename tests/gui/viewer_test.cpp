@@ -434,7 +434,7 @@ TEST_F(Viewer, ComparesTwoCheckpointsAsADifferenceOfTheirMaps) {
   EXPECT_TRUE(view->cellText(58, 0).contains(" − ")) << view->cellText(58, 0).toStdString();
   const auto written = view->exportFigure((dir / "difference").string(), {});
   EXPECT_EQ(written.size(), 4u);
-  view->setShowDifference(false);
+  view->setComparisonMode(viz::AttentionMapView::Comparison::Alone);
   EXPECT_NEAR(view->matrix().at(58, 0), alone.at(58, 0), 1e-12);
 
   // The target sweep now runs both checkpoints over the same targets and draws them together.

@@ -3,7 +3,6 @@
 #include "dstudio/common/error.h"
 #include "dstudio/viz/attention_map_view.h"
 
-#include <QCheckBox>
 #include <QComboBox>
 #include <QHeaderView>
 #include <QPushButton>
@@ -14,6 +13,7 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <tuple>
 #include <cmath>
 #include <fstream>
 #include <stdexcept>
@@ -34,7 +34,7 @@ AttentionMapView::AttentionMapView(QWidget* parent)
       export_(new QPushButton(tr("Export figure…"))),
       entropy_(new QTableWidget),
       compare_(new QPushButton(tr("Compare with…"))),
-      difference_(new QCheckBox(tr("Difference"))),
+      comparison_(new QComboBox),
       plot_(new QCustomPlot),
       map_(new QCPColorMap(plot_->xAxis, plot_->yAxis)),
       scale_(new QCPColorScale(plot_)) {
@@ -54,14 +54,16 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   controls->addWidget(head_);
   controls->addStretch(1);
   controls->addWidget(compare_);
-  controls->addWidget(difference_);
+  controls->addWidget(comparison_);
   controls->addWidget(export_);
-  compare_->setToolTip(tr("Inspect another checkpoint on the same windows, to show this model's map minus its map"));
+  compare_->setToolTip(tr("Inspect another checkpoint on the same windows, to show its map beside this model's or subtracted from it"));
   compare_->setEnabled(false);
-  difference_->setToolTip(tr("This model minus the compared one, on a diverging map centred at zero"));
-  difference_->setEnabled(false);
+  comparison_->addItems({tr("This model alone"), tr("Side by side"), tr("Difference")});
+  comparison_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  comparison_->setToolTip(tr("Open a second checkpoint with Compare with… to show the two models side by side or their difference"));
+  comparison_->setEnabled(false);
   connect(compare_, &QPushButton::clicked, this, &AttentionMapView::compareRequested);
-  connect(difference_, &QCheckBox::toggled, this, [this] { refresh(); });
+  connect(comparison_, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
   ExportDialog::attach(export_, this, *this, caption_);
   caption_->setWordWrap(true);
   auto* layout = new QVBoxLayout(this);
@@ -73,8 +75,9 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
   layout->addWidget(split, 1);
-  entropy_->setColumnCount(5);
-  entropy_->setHorizontalHeaderLabels({tr("Layer"), tr("Head"), tr("Entropy"), tr("Intra-step"), tr("Inter-step")});
+  entropy_->setColumnCount(6);
+  entropy_->setHorizontalHeaderLabels({tr("Model"), tr("Layer"), tr("Head"), tr("Entropy"), tr("Intra-step"), tr("Inter-step")});
+  entropy_->setColumnHidden(ColumnModel, true);
   entropy_->verticalHeader()->hide();
   entropy_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   entropy_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -123,7 +126,7 @@ void AttentionMapView::setInspections(const QString& title, std::vector<models::
   compare_->setEnabled(!windows_.empty());
   if (!other_.empty() && (other_.size() != windows_.size() || windows_.empty() ||
                           other_.front().token_types != windows_.front().token_types))
-    clearComparison();
+    forgetComparison();
   {
     const QSignalBlocker block(layer_);
     layer_->clear();
@@ -146,33 +149,101 @@ void AttentionMapView::setComparison(const QString& title, std::vector<models::W
                                 std::to_string(windows_.front().token_types.size()) + "), so their maps cannot be subtracted");
   other_ = std::move(windows);
   other_title_ = title;
-  difference_->setEnabled(true);
-  difference_->setToolTip(tr("This model minus %1, on a diverging map centred at zero").arg(title));
-  if (difference_->isChecked()) refresh();
-  else difference_->setChecked(true);
+  comparison_->setEnabled(true);
+  comparison_->setToolTip(tr("%1 beside this model on one colour scale, or this model minus it on a diverging map centred at zero").arg(title));
+  {
+    const QSignalBlocker block(comparison_);
+    if (comparison_->currentIndex() == static_cast<int>(Comparison::Alone)) comparison_->setCurrentIndex(static_cast<int>(Comparison::Difference));
+  }
+  refresh();
+  fillEntropy();
 }
 
 void AttentionMapView::clearComparison() {
+  forgetComparison();
+  refresh();
+}
+
+void AttentionMapView::forgetComparison() {
   other_.clear();
   other_title_.clear();
   other_matrix_ = {};
-  const QSignalBlocker block(difference_);
-  difference_->setChecked(false);
-  difference_->setEnabled(false);
-  difference_->setToolTip(tr("This model minus the compared one, on a diverging map centred at zero"));
+  {
+    const QSignalBlocker block(comparison_);
+    comparison_->setCurrentIndex(static_cast<int>(Comparison::Alone));
+  }
+  comparison_->setEnabled(false);
+  comparison_->setToolTip(tr("Open a second checkpoint with Compare with… to show the two models side by side or their difference"));
+  arrangeMaps(false);
+  fillEntropy();
 }
 
 void AttentionMapView::setComparable(bool on) {
   compare_->setVisible(on);
-  difference_->setVisible(on);
-  if (!on) clearComparison();
+  comparison_->setVisible(on);
+  if (!on && hasComparison()) clearComparison();
 }
 
-void AttentionMapView::setShowDifference(bool on) { difference_->setChecked(on && hasComparison()); }
-bool AttentionMapView::showingDifference() const { return difference_->isChecked() && hasComparison(); }
+void AttentionMapView::setComparisonMode(Comparison mode) {
+  comparison_->setCurrentIndex(static_cast<int>(hasComparison() ? mode : Comparison::Alone));
+}
+
+AttentionMapView::Comparison AttentionMapView::comparisonMode() const {
+  return hasComparison() ? static_cast<Comparison>(std::max(0, comparison_->currentIndex())) : Comparison::Alone;
+}
+
+int AttentionMapView::mapsShown() const { return matrix_.tokens == 0 ? 0 : (other_rect_ ? 2 : 1); }
+
+void AttentionMapView::arrangeMaps(bool side_by_side) {
+  if (side_by_side == (other_rect_ != nullptr)) return;
+  auto* grid = plot_->plotLayout();
+  grid->take(scale_);
+  grid->simplify();
+  auto* top = plot_->axisRect()->axis(QCPAxis::atTop);
+  if (side_by_side) {
+    other_rect_ = new QCPAxisRect(plot_);
+    grid->addElement(0, 1, other_rect_);
+    other_map_ = new QCPColorMap(other_rect_->axis(QCPAxis::atBottom), other_rect_->axis(QCPAxis::atLeft));
+    other_map_->setColorScale(scale_);
+    other_map_->setInterpolate(false);
+    other_rect_->setBackground(QBrush(QColor(238, 238, 238)));
+    other_rect_->axis(QCPAxis::atLeft)->setRangeReversed(true);
+    other_rect_->axis(QCPAxis::atLeft)->setTickLabels(false);
+    other_rect_->axis(QCPAxis::atBottom)->setLabel(tr("key"));
+    other_rect_->axis(QCPAxis::atBottom)->setTickLabelRotation(90);
+    // Both maps and the scale share their top and bottom, so rows line up across the two.
+    auto* group = new QCPMarginGroup(plot_);
+    for (QCPLayoutElement* e : std::initializer_list<QCPLayoutElement*>{plot_->axisRect(), other_rect_, scale_})
+      e->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+    // The second map's left margin as wide as the first's (which holds the query labels), so
+    // the two maps are equally wide.
+    auto* left = new QCPMarginGroup(plot_);
+    plot_->axisRect()->setMarginGroup(QCP::msLeft, left);
+    other_rect_->setMarginGroup(QCP::msLeft, left);
+    for (auto* rect : {plot_->axisRect(), other_rect_}) {
+      rect->axis(QCPAxis::atBottom)->grid()->setVisible(false);
+      rect->axis(QCPAxis::atLeft)->grid()->setVisible(false);
+      auto* title = rect->axis(QCPAxis::atTop);
+      title->setVisible(true);
+      title->setTicks(false);
+      title->setTickLabels(false);
+      title->setBasePen(Qt::NoPen);
+    }
+  } else {
+    plot_->removePlottable(other_map_);
+    grid->remove(other_rect_);
+    grid->simplify();
+    other_rect_ = nullptr;
+    other_map_ = nullptr;
+    top->setVisible(false);
+    plot_->axisRect()->setMarginGroup(QCP::msTop | QCP::msBottom | QCP::msLeft, nullptr);
+    scale_->setMarginGroup(QCP::msTop | QCP::msBottom, nullptr);
+  }
+  grid->addElement(0, grid->columnCount(), scale_);
+}
 
 void AttentionMapView::clear(const QString& message) {
-  clearComparison();
+  forgetComparison();
   compare_->setEnabled(false);
   windows_.clear();
   matrix_ = {};
@@ -196,7 +267,14 @@ QString AttentionMapView::cellText(int query, int key) const {
   const auto& q = labels_[static_cast<std::size_t>(query)];
   const auto& k = labels_[static_cast<std::size_t>(key)];
   if (key > query) return tr("query %1, key %2: masked (a query sees only earlier tokens)").arg(QString::fromStdString(q), QString::fromStdString(k));
-  if (showingDifference())
+  const bool both = other_matrix_.tokens == a_matrix_.tokens;
+  if (showingSideBySide() && both)
+    return tr("query %1, key %2: %3 %4, %5 %6")
+        .arg(QString::fromStdString(q), QString::fromStdString(k), title_)
+        .arg(a_matrix_.at(query, key), 0, 'g', 4)
+        .arg(other_title_)
+        .arg(other_matrix_.at(query, key), 0, 'g', 4);
+  if (showingDifference() && both)
     return tr("query %1, key %2: %3 − %4 = %5")
         .arg(QString::fromStdString(q), QString::fromStdString(k))
         .arg(a_matrix_.at(query, key), 0, 'g', 4)
@@ -211,28 +289,34 @@ void AttentionMapView::refresh() {
   QString problem;
   a_matrix_ = selection(windows_, nullptr);
   other_matrix_ = hasComparison() ? selection(other_, &problem) : analysis::TokenMatrix{};
-  const bool diff = showingDifference() && other_matrix_.tokens == a_matrix_.tokens;
+  const bool both = other_matrix_.tokens == a_matrix_.tokens;
+  const bool diff = showingDifference() && both;
+  const bool pair = showingSideBySide() && both;
   matrix_ = diff ? analysis::difference(a_matrix_, other_matrix_) : a_matrix_;
+  arrangeMaps(pair);
 
   // Several windows: labels relative to the window's last step ("s-3"); one: the episode's steps.
   const auto& first = windows_.front();
   const int T = matrix_.tokens;
   labels_ = analysis::window_labels(windows_);
-  map_->data()->setSize(T, T);
-  map_->data()->setRange(QCPRange(0, T - 1), QCPRange(0, T - 1));
-  double hi = 0.0;
-  for (int i = 0; i < T; ++i)
-    for (int j = 0; j < T; ++j) {
-      const bool blank = j > i || labels_[static_cast<std::size_t>(i)] == "pad" || labels_[static_cast<std::size_t>(j)] == "pad";
-      map_->data()->setCell(j, i, blank ? std::nan("") : matrix_.at(i, j));
-      if (!blank) hi = std::max(hi, std::abs(matrix_.at(i, j)));
-    }
+  std::vector<double> seen;  // the magnitudes drawn, on either map
+  const auto draw = [&](QCPColorMap* map, const analysis::TokenMatrix& m) {
+    map->data()->setSize(T, T);
+    map->data()->setRange(QCPRange(0, T - 1), QCPRange(0, T - 1));
+    for (int i = 0; i < T; ++i)
+      for (int j = 0; j < T; ++j) {
+        const bool blank = j > i || labels_[static_cast<std::size_t>(i)] == "pad" || labels_[static_cast<std::size_t>(j)] == "pad";
+        map->data()->setCell(j, i, blank ? std::nan("") : m.at(i, j));
+        if (!blank && std::isfinite(m.at(i, j))) seen.push_back(std::abs(m.at(i, j)));
+      }
+  };
+  draw(map_, matrix_);
+  if (pair) draw(other_map_, other_matrix_);
   // A few large weights (the first queries have one key) would flatten the rest: the colours end
-  // at the 99th percentile; hovering still shows every exact value.
-  std::vector<double> seen;
-  for (int i = 0; i < T; ++i)
-    for (int j = 0; j < T; ++j)
-      if (!std::isnan(map_->data()->cell(j, i))) seen.push_back(std::abs(map_->data()->cell(j, i)));
+  // at the 99th percentile; hovering still shows every exact value. Side by side, both maps share
+  // one scale, so equal colours are equal weights.
+  double hi = 0.0;
+  for (double v : seen) hi = std::max(hi, v);
   if (seen.size() > 20) {
     std::sort(seen.begin(), seen.end());
     hi = std::min(hi, seen[seen.size() * 99 / 100]);
@@ -246,12 +330,21 @@ void AttentionMapView::refresh() {
   for (int k = 0; k < T; ++k)
     if (T <= 24 || labels_[static_cast<std::size_t>(k)][0] == 's' || labels_[static_cast<std::size_t>(k)][0] == 't')
       ticker->addTick(k, QString::fromStdString(labels_[static_cast<std::size_t>(k)]));
-  plot_->xAxis->setTicker(ticker);
-  plot_->yAxis->setTicker(ticker);
-  plot_->xAxis->setRange(-0.5, T - 0.5);
-  plot_->yAxis->setRange(-0.5, T - 0.5);
+  std::vector<QCPAxisRect*> rects = {plot_->axisRect()};
+  if (pair) rects.push_back(other_rect_);
+  for (auto* rect : rects) {
+    rect->axis(QCPAxis::atBottom)->setTicker(ticker);
+    rect->axis(QCPAxis::atLeft)->setTicker(ticker);
+    rect->axis(QCPAxis::atBottom)->setRange(-0.5, T - 0.5);
+    rect->axis(QCPAxis::atLeft)->setRange(-0.5, T - 0.5);
+  }
+  if (pair) {
+    plot_->axisRect()->axis(QCPAxis::atTop)->setLabel(title_);
+    other_rect_->axis(QCPAxis::atTop)->setLabel(other_title_);
+  }
   const auto& mixer = first.layers[static_cast<std::size_t>(layer)].mixer;
-  QString caption = tr("%1 — %2 windows. %3").arg(diff ? tr("%1 minus %2").arg(title_, other_title_) : title_).arg(windows_.size())
+  const QString who = diff ? tr("%1 minus %2").arg(title_, other_title_) : pair ? tr("%1 beside %2").arg(title_, other_title_) : title_;
+  QString caption = tr("%1 — %2 windows. %3").arg(who).arg(windows_.size())
                         .arg(QString::fromStdString(mode_->currentIndex() == 0 ? analysis::mixing_derivation(mixer)
                                                                                 : std::string("Rows are queries; blank cells are masked.")));
   if (!problem.isEmpty()) caption += tr(" (The compared model: %1.)").arg(problem);
@@ -281,8 +374,9 @@ analysis::TokenMatrix AttentionMapView::selection(const std::vector<models::Wind
 }
 
 FigureText AttentionMapView::figureText() const {
-  QString title = showingDifference() ? tr("%1 minus %2").arg(title_, other_title_) : title_;
-  title += '\n';
+  // Side by side, each map is titled with its model: the figure's title says what is shown.
+  QString title = showingDifference() ? tr("%1 minus %2").arg(title_, other_title_) : showingSideBySide() ? QString() : title_;
+  if (!title.isEmpty()) title += '\n';
   title += mode_->currentText();
   if (mode_->currentIndex() == 0) title += tr(", layer %1, %2").arg(layer_->currentText(), head_->currentText());
   return {title, tr("key"), tr("query")};
@@ -290,6 +384,12 @@ FigureText AttentionMapView::figureText() const {
 
 std::vector<std::string> AttentionMapView::exportFigure(const std::string& base, const FigureStyle& style) const {
   if (matrix_.tokens == 0) return {};
+  if (mapsShown() == 2) {
+    auto written = save_heatmap_pair(base, a_matrix_, other_matrix_, labels_, title_, other_title_, tr("weight"), with_defaults(style, figureText()));
+    if (analysis::write_map_csv(base + ".csv", a_matrix_, labels_)) written.push_back(base + ".csv");
+    if (analysis::write_map_csv(base + "_compared.csv", other_matrix_, labels_)) written.push_back(base + "_compared.csv");
+    return written;
+  }
   const bool diff = showingDifference();
   auto written = save_heatmap(base, matrix_, labels_, diff, diff ? tr("weight difference") : tr("weight"),
                               with_defaults(style, figureText()));
@@ -299,15 +399,29 @@ std::vector<std::string> AttentionMapView::exportFigure(const std::string& base,
 
 void AttentionMapView::fillEntropy() {
   entropy_->setRowCount(0);
-  for (const auto& h : analysis::head_entropies(windows_)) {
+  // With a comparison, each head's row of this model is followed by the compared model's.
+  struct Row {
+    analysis::HeadEntropy head;
+    int model;
+  };
+  std::vector<Row> rows;
+  for (const auto& h : analysis::head_entropies(windows_)) rows.push_back({h, 0});
+  if (hasComparison())
+    for (const auto& h : analysis::head_entropies(other_)) rows.push_back({h, 1});
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    return std::tie(a.head.layer, a.head.head, a.model) < std::tie(b.head.layer, b.head.head, b.model);
+  });
+  entropy_->setColumnHidden(ColumnModel, !hasComparison());
+  for (const auto& [h, model] : rows) {
     const int row = entropy_->rowCount();
     entropy_->insertRow(row);
-    const QStringList cells = {QString::number(h.layer), QString::number(h.head), QString::number(h.entropy, 'f', 3),
+    const QStringList cells = {model == 0 ? title_ : other_title_, QString::number(h.layer), QString::number(h.head), QString::number(h.entropy, 'f', 3),
                                std::isfinite(h.intra_step) ? QString::number(h.intra_step, 'f', 3) : QStringLiteral("—"),
                                QString::number(h.inter_step, 'f', 3)};
     for (int c = 0; c < cells.size(); ++c) {
       auto* item = new QTableWidgetItem(cells[c]);
-      item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+      item->setTextAlignment(c == ColumnModel ? Qt::AlignLeft | Qt::AlignVCenter : Qt::AlignRight | Qt::AlignVCenter);
+      if (model == 1) item->setForeground(palette().color(QPalette::PlaceholderText));
       entropy_->setItem(row, c, item);
     }
   }
@@ -315,8 +429,10 @@ void AttentionMapView::fillEntropy() {
 
 void AttentionMapView::showTip(QMouseEvent* event) {
   if (matrix_.tokens == 0) return;
-  const int key = static_cast<int>(std::lround(plot_->xAxis->pixelToCoord(event->position().x())));
-  const int query = static_cast<int>(std::lround(plot_->yAxis->pixelToCoord(event->position().y())));
+  // Side by side, the map under the mouse gives the cell; the tip names both models' weights.
+  auto* rect = other_rect_ && other_rect_->rect().contains(event->position().toPoint()) ? other_rect_ : plot_->axisRect();
+  const int key = static_cast<int>(std::lround(rect->axis(QCPAxis::atBottom)->pixelToCoord(event->position().x())));
+  const int query = static_cast<int>(std::lround(rect->axis(QCPAxis::atLeft)->pixelToCoord(event->position().y())));
   const QString text = cellText(query, key);
   if (text.isEmpty()) QToolTip::hideText();
   else QToolTip::showText(event->globalPosition().toPoint(), text, plot_);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -439,16 +440,38 @@ TextLayout text_layout(QCustomPlot& plot) {
 
 QString wrapped_text(const QString& text, const QFont& font, double width) {
   const QFontMetricsF metrics(font);
+  // A word wider than the line (a run's name) is broken after its hyphens, as few times as fit.
+  const auto pieces = [&](const QString& word) {
+    QStringList out;
+    if (metrics.horizontalAdvance(word) <= width) return QStringList{word};
+    QString piece;
+    for (const QString& part : word.split('-')) {
+      const QString next = piece.isEmpty() ? part : piece + '-' + part;
+      if (!piece.isEmpty() && metrics.horizontalAdvance(next + '-') > width) {
+        out << piece + '-';
+        piece = part;
+      } else {
+        piece = next;
+      }
+    }
+    out << piece;
+    return out;
+  };
   QStringList lines;
   for (const QString& paragraph : text.split('\n')) {
     QString line;
     for (const QString& word : paragraph.split(' ')) {
-      const QString longer = line.isEmpty() ? word : line + ' ' + word;
+      const QStringList parts = pieces(word);
+      const QString longer = line.isEmpty() ? parts.front() : line + ' ' + parts.front();
       if (!line.isEmpty() && metrics.horizontalAdvance(longer) > width) {
         lines << line;
-        line = word;
+        line = parts.front();
       } else {
         line = longer;
+      }
+      for (qsizetype p = 1; p < parts.size(); ++p) {
+        lines << line;
+        line = parts[p];
       }
     }
     lines << line;
@@ -620,30 +643,31 @@ TokenTicks token_ticker(const std::vector<std::string>& labels, double per_token
 
 // Each plot_* draws a figure on `plot` and returns the style it was drawn in (a map or an
 // embedding is squarer than a line plot when the height is left to it).
-FigureStyle plot_heatmap(QCustomPlot& plot, const analysis::TokenMatrix& m, const std::vector<std::string>& labels, bool diverging_map,
-                         const QString& colour_label, const FigureStyle& style) {
-  FigureStyle s = style;
-  if (s.height <= 0) s.height = s.width * 0.85;  // maps are nearly square
-  style_plot(plot, s);
+// Draws m's cells on `map`; masked (above the diagonal) and padded cells stay blank. Returns the
+// magnitudes of the cells drawn, and widens [lo, hi] to their values.
+std::vector<double> fill_token_map(QCPColorMap* map, const analysis::TokenMatrix& m, const std::vector<std::string>& labels, double& lo,
+                                   double& hi) {
   const int T = m.tokens;
-  auto* map = new QCPColorMap(plot.xAxis, plot.yAxis);
   map->data()->setSize(T, T);
   map->data()->setRange(QCPRange(0, T - 1), QCPRange(0, T - 1));
-  double lo = 0.0, hi = 0.0;
+  map->setInterpolate(false);
+  std::vector<double> seen;
   for (int i = 0; i < T; ++i)
     for (int j = 0; j < T; ++j) {
       const bool blank = j > i || (i < static_cast<int>(labels.size()) && (labels[static_cast<std::size_t>(i)] == "pad" || labels[static_cast<std::size_t>(j)] == "pad"));
       const double v = blank ? std::nan("") : m.at(i, j);
       map->data()->setCell(j, i, v);
-      if (!blank) lo = std::min(lo, v), hi = std::max(hi, v);
+      if (blank || std::isnan(v)) continue;
+      lo = std::min(lo, v), hi = std::max(hi, v);
+      seen.push_back(std::abs(v));
     }
-  map->setInterpolate(false);
-  // A few large weights (a first query has one key) would flatten everything else: the colour
-  // range ends at the 99th percentile, and the scale says so.
-  std::vector<double> seen;
-  for (int i = 0; i < T; ++i)
-    for (int j = 0; j < T; ++j)
-      if (!std::isnan(map->data()->cell(j, i))) seen.push_back(std::abs(map->data()->cell(j, i)));
+  return seen;
+}
+
+// The scale's colours for values in [lo, hi] of magnitudes `seen`. A few large weights (a first
+// query has one key) would flatten everything else: the range ends at the 99th percentile, and
+// the scale's label says so. A diverging map is centred at zero.
+void set_map_range(QCPColorScale* scale, bool diverging_map, double lo, double hi, std::vector<double> seen, const QString& colour_label) {
   QString label = colour_label;
   if (seen.size() > 20) {
     std::sort(seen.begin(), seen.end());
@@ -655,34 +679,138 @@ FigureStyle plot_heatmap(QCustomPlot& plot, const analysis::TokenMatrix& m, cons
     }
   }
   const double extent = std::max(std::abs(lo), std::abs(hi));
-  auto* scale = beside_scale(plot, s);
   scale->axis()->setLabel(label);
-  // The map takes its gradient and range from the scale it is attached to.
-  map->setColorScale(scale);
   scale->setGradient(diverging_map ? diverging() : viridis());
   scale->setDataRange(diverging_map ? QCPRange(-std::max(extent, 1e-12), std::max(extent, 1e-12)) : QCPRange(lo, std::max(hi, lo + 1e-12)));
-  plot.xAxis->setRange(-0.5, T - 0.5);
-  plot.yAxis->setRange(-0.5, T - 0.5);
-  plot.yAxis->setRangeReversed(true);
-  // Token labels as many as fit: every token's, else the step of every k-th step at its state
-  // token, with a minor tick at each token. Measured on the map as laid out at the page's size.
-  const std::vector<std::string> shown(labels.begin(), labels.begin() + std::min<std::size_t>(labels.size(), static_cast<std::size_t>(T)));
-  plot.xAxis->setTicker(token_ticker(shown, 1.0, false, plot.xAxis->tickLabelFont()).ticker);
-  plot.yAxis->setTicker(token_ticker(shown, 1.0, false, plot.yAxis->tickLabelFont()).ticker);
+}
+
+// A map's axes over T tokens: rows top down, the mask's grey behind, no grid.
+void token_axes(QCPAxisRect* rect, int T) {
+  auto* x = rect->axis(QCPAxis::atBottom);
+  auto* y = rect->axis(QCPAxis::atLeft);
+  x->setRange(-0.5, T - 0.5);
+  y->setRange(-0.5, T - 0.5);
+  y->setRangeReversed(true);
+  x->grid()->setVisible(false);
+  y->grid()->setVisible(false);
+  rect->setBackground(QBrush(QColor(238, 238, 238)));
+}
+
+// Token labels as many as fit on the maps as laid out at the page's size: every token's, else the
+// step of every k-th step at its state token, with a minor tick at each token.
+void fit_token_ticks(QCustomPlot& plot, const std::vector<QCPAxisRect*>& rects, const std::vector<std::string>& shown, const Canvas& page) {
+  for (auto* rect : rects) {
+    rect->axis(QCPAxis::atBottom)->setTicker(token_ticker(shown, 1.0, false, rect->axis(QCPAxis::atBottom)->tickLabelFont()).ticker);
+    rect->axis(QCPAxis::atLeft)->setTicker(token_ticker(shown, 1.0, false, rect->axis(QCPAxis::atLeft)->tickLabelFont()).ticker);
+  }
+  lay_out(plot, page);
+  const double T = std::max<double>(1.0, static_cast<double>(shown.size()));
+  for (auto* rect : rects) {
+    auto* xa = rect->axis(QCPAxis::atBottom);
+    auto* ya = rect->axis(QCPAxis::atLeft);
+    const auto x = token_ticker(shown, rect->width() / T, true, xa->tickLabelFont());
+    const auto y = token_ticker(shown, rect->height() / T, false, ya->tickLabelFont());
+    xa->setTicker(x.ticker);
+    ya->setTicker(y.ticker);
+    xa->setTickLabelRotation(x.by_step ? 0 : 90);
+    if (x.by_step && !xa->label().isEmpty()) xa->setLabel(xa->label() + " (step)");
+    if (y.by_step && !ya->label().isEmpty()) ya->setLabel(ya->label() + " (step)");
+  }
+}
+
+FigureStyle plot_heatmap(QCustomPlot& plot, const analysis::TokenMatrix& m, const std::vector<std::string>& labels, bool diverging_map,
+                         const QString& colour_label, const FigureStyle& style) {
+  FigureStyle s = style;
+  if (s.height <= 0) s.height = s.width * 0.85;  // maps are nearly square
+  style_plot(plot, s);
+  auto* map = new QCPColorMap(plot.xAxis, plot.yAxis);
+  double lo = 0.0, hi = 0.0;
+  auto seen = fill_token_map(map, m, labels, lo, hi);
+  auto* scale = beside_scale(plot, s);
+  map->setColorScale(scale);  // the map takes its gradient and range from its scale
+  set_map_range(scale, diverging_map, lo, hi, std::move(seen), colour_label);
+  token_axes(plot.axisRect(), m.tokens);
   label_axes(plot, s, "key", "query");
-  lay_out(plot, canvas(s));
-  const double per_token_x = plot.axisRect()->width() / std::max(1.0, static_cast<double>(T));
-  const double per_token_y = plot.axisRect()->height() / std::max(1.0, static_cast<double>(T));
-  const auto x = token_ticker(shown, per_token_x, true, plot.xAxis->tickLabelFont());
-  const auto y = token_ticker(shown, per_token_y, false, plot.yAxis->tickLabelFont());
-  plot.xAxis->setTicker(x.ticker);
-  plot.yAxis->setTicker(y.ticker);
-  plot.xAxis->setTickLabelRotation(x.by_step ? 0 : 90);
-  if (x.by_step) plot.xAxis->setLabel(plot.xAxis->label() + " (step)");
-  if (y.by_step) plot.yAxis->setLabel(plot.yAxis->label() + " (step)");
-  plot.xAxis->grid()->setVisible(false);
-  plot.yAxis->grid()->setVisible(false);
-  plot.axisRect()->setBackground(QBrush(QColor(238, 238, 238)));
+  const std::vector<std::string> shown(labels.begin(), labels.begin() + std::min<std::size_t>(labels.size(), static_cast<std::size_t>(m.tokens)));
+  fit_token_ticks(plot, {plot.axisRect()}, shown, canvas(s));
+  return s;
+}
+
+FigureStyle plot_heatmap_pair(QCustomPlot& plot, const analysis::TokenMatrix& a, const analysis::TokenMatrix& b,
+                              const std::vector<std::string>& labels, const QString& title_a, const QString& title_b,
+                              const QString& colour_label, const FigureStyle& style) {
+  if (a.tokens != b.tokens) throw std::invalid_argument("two maps side by side need the same tokens");
+  FigureStyle s = style;
+  if (s.height <= 0) s.height = s.width * 0.6;  // two nearly square maps and their titles
+  style_plot(plot, s);
+  auto* rect_a = plot.axisRect();
+  auto* scale = beside_scale(plot, s);
+  // The second map between the first and the colour scale, on the same scale and margins.
+  auto* row = qobject_cast<QCPLayoutGrid*>(rect_a->layout());
+  row->take(scale);
+  row->simplify();
+  auto* rect_b = new QCPAxisRect(&plot);
+  row->addElement(0, 1, rect_b);
+  row->addElement(0, 2, scale);
+  row->setColumnStretchFactors({1.0, 1.0, 0.001});
+  row->setColumnSpacing(static_cast<int>(std::lround(0.6 * font_of(s, s.tickFont()).pixelSize())));
+  rect_b->setMinimumMargins(rect_a->minimumMargins());
+  rect_b->setMarginGroup(QCP::msBottom | QCP::msTop, rect_a->marginGroup(QCP::msTop));
+  for (auto* rect : {rect_a, rect_b})
+    for (auto* axis : rect->axes()) style_axis(axis, s);
+  double lo = 0.0, hi = 0.0;
+  auto* map_a = new QCPColorMap(rect_a->axis(QCPAxis::atBottom), rect_a->axis(QCPAxis::atLeft));
+  auto* map_b = new QCPColorMap(rect_b->axis(QCPAxis::atBottom), rect_b->axis(QCPAxis::atLeft));
+  auto seen = fill_token_map(map_a, a, labels, lo, hi);
+  const auto seen_b = fill_token_map(map_b, b, labels, lo, hi);
+  seen.insert(seen.end(), seen_b.begin(), seen_b.end());
+  map_a->setColorScale(scale);
+  map_b->setColorScale(scale);
+  set_map_range(scale, false, lo, hi, std::move(seen), colour_label);
+  // Each map's model above it; the query labels once, on the left.
+  for (auto [rect, title] : {std::pair{rect_a, title_a}, std::pair{rect_b, title_b}}) {
+    token_axes(rect, a.tokens);
+    auto* top = rect->axis(QCPAxis::atTop);
+    top->setVisible(true);
+    top->setTicks(false);
+    top->setTickLabels(false);
+    top->setBasePen(Qt::NoPen);
+    top->setLabelPadding(2);
+    top->setLabel(title);
+  }
+  label_axes(plot, s, "key", "query");
+  rect_b->axis(QCPAxis::atBottom)->setLabel(plot.xAxis->label());
+  rect_b->axis(QCPAxis::atLeft)->setTickLabels(false);
+  // The two maps equally wide: the first's column also holds the query labels.
+  const auto equal_maps = [&] {
+    lay_out(plot, canvas(s));
+    const double ma = rect_a->margins().left() + rect_a->margins().right(), mb = rect_b->margins().left() + rect_b->margins().right();
+    const double inner = std::max(1.0, (rect_a->outerRect().width() + rect_b->outerRect().width() - ma - mb) / 2.0);
+    row->setColumnStretchFactors({inner + ma, inner + mb, 0.001 * inner});
+    lay_out(plot, canvas(s));
+  };
+  equal_maps();
+  const std::vector<std::string> shown(labels.begin(), labels.begin() + std::min<std::size_t>(labels.size(), static_cast<std::size_t>(a.tokens)));
+  fit_token_ticks(plot, {rect_a, rect_b}, shown, canvas(s));
+  equal_maps();
+  // Names that begin alike (runs of one dataset) are told apart by the rest: the shared part,
+  // up to a hyphen, is left out.
+  QString name_a = title_a, name_b = title_b;
+  qsizetype shared = 0;
+  while (shared < std::min(name_a.size(), name_b.size()) && name_a[shared] == name_b[shared]) ++shared;
+  shared = name_a.left(shared).lastIndexOf('-') + 1;
+  if (shared > 0 && shared < name_a.size() && shared < name_b.size()) name_a.remove(0, shared), name_b.remove(0, shared);
+  // A model's name over its map in at most two lines, broken after a hyphen; a longer one keeps
+  // its end (variant, seed and date tell runs apart), shortened at the start of its second line.
+  for (auto [rect, title] : {std::pair{rect_a, name_a}, std::pair{rect_b, name_b}}) {
+    auto* top = rect->axis(QCPAxis::atTop);
+    const QFontMetricsF metrics(top->labelFont());
+    const double width = 0.95 * rect->width();
+    QStringList lines = wrapped_text(title, top->labelFont(), width).split('\n');
+    if (lines.size() > 2) lines = QStringList{lines.front(), metrics.elidedText(title.mid(lines.front().size()).trimmed(), Qt::ElideLeft, width)};
+    for (auto& line : lines) line = metrics.elidedText(line, Qt::ElideMiddle, width);
+    top->setLabel(lines.join('\n'));
+  }
   return s;
 }
 
@@ -855,6 +983,14 @@ std::vector<std::string> save_heatmap(const std::string& base, const analysis::T
                                       bool diverging_map, const QString& colour_label, const FigureStyle& style) {
   QCustomPlot plot;
   const FigureStyle s = plot_heatmap(plot, m, labels, diverging_map, colour_label, style);
+  return save_all(plot, base, s);
+}
+
+std::vector<std::string> save_heatmap_pair(const std::string& base, const analysis::TokenMatrix& a, const analysis::TokenMatrix& b,
+                                           const std::vector<std::string>& labels, const QString& title_a, const QString& title_b,
+                                           const QString& colour_label, const FigureStyle& style) {
+  QCustomPlot plot;
+  const FigureStyle s = plot_heatmap_pair(plot, a, b, labels, title_a, title_b, colour_label, style);
   return save_all(plot, base, s);
 }
 

@@ -5,7 +5,8 @@
 /// queries, labelled by type and step; the causal mask and padding are left blank; hovering a
 /// cell shows its query, key and exact weight. It draws what core computed (windows.h) and
 /// computes nothing but averages. With a second checkpoint's inspections of the same windows it
-/// shows the difference of the two on a diverging map (GDT fig. 4).
+/// shows the two maps side by side on one colour scale, or their difference on a diverging map
+/// (GDT fig. 4), and the entropy table holds both models' heads.
 
 #include <QString>
 #include <QWidget>
@@ -15,9 +16,9 @@
 #include "dstudio/models/window.h"
 #include "dstudio/viz/figures.h"
 
-class QCheckBox;
 class QComboBox;
 class QCustomPlot;
+class QCPAxisRect;
 class QCPColorMap;
 class QCPColorScale;
 class QLabel;
@@ -31,6 +32,8 @@ class AttentionMapView : public QWidget, public FigureSource {
   Q_OBJECT
  public:
   enum class Mode { Layer, MeanOverLayers, Rollout };
+  /// How a compared model is shown: not at all, its map beside this one's, or this minus it.
+  enum class Comparison { Alone, SideBySide, Difference };
 
   explicit AttentionMapView(QWidget* parent = nullptr);
 
@@ -43,12 +46,17 @@ class AttentionMapView : public QWidget, public FigureSource {
   /// Throws dstudio::Error when the windows do not match.
   void setComparison(const QString& title, std::vector<models::WindowInspection> windows);
   void clearComparison();
-  /// Shows or hides the Compare and Difference controls (a view of one live window has no use
-  /// for them).
+  /// Shows or hides the Compare controls (a view of one live window has no use for them).
   void setComparable(bool on);
-  /// Shows the difference (this model minus the comparison) or this model alone.
-  void setShowDifference(bool on);
-  [[nodiscard]] bool showingDifference() const;
+  /// Without a comparison the view shows this model alone whatever is asked.
+  void setComparisonMode(Comparison mode);
+  [[nodiscard]] Comparison comparisonMode() const;
+  [[nodiscard]] bool showingDifference() const { return comparisonMode() == Comparison::Difference; }
+  [[nodiscard]] bool showingSideBySide() const { return comparisonMode() == Comparison::SideBySide; }
+  /// The maps drawn: 1, or 2 side by side.
+  [[nodiscard]] int mapsShown() const;
+  /// The axis rect of the compared model's map when side by side, else null.
+  [[nodiscard]] QCPAxisRect* comparisonRect() const { return other_rect_; }
   [[nodiscard]] bool hasComparison() const { return !other_.empty(); }
 
   void setMode(Mode mode);
@@ -62,10 +70,12 @@ class AttentionMapView : public QWidget, public FigureSource {
   [[nodiscard]] const analysis::TokenMatrix& matrix() const { return matrix_; }
   [[nodiscard]] const std::vector<std::string>& labels() const { return labels_; }
   [[nodiscard]] QCustomPlot* plot() const { return plot_; }
+  /// The entropy table's columns. Model shows only with a comparison.
+  enum EntropyColumn { ColumnModel, ColumnLayer, ColumnHead, ColumnEntropy, ColumnIntraStep, ColumnInterStep };
   /// Per layer and head: entropy, intra-step and inter-step entropy (entropy.h), averaged over
-  /// the windows; one row each.
+  /// the windows; one row each, and with a comparison the compared model's row after each.
   [[nodiscard]] QTableWidget* entropyTable() const { return entropy_; }
-  /// What hovering the cell (query, key) shows.
+  /// What hovering the cell (query, key) shows: side by side, both models' weights.
   [[nodiscard]] QString cellText(int query, int key) const;
   /// The comparison model's matrix for the same selection (empty without a comparison).
   [[nodiscard]] const analysis::TokenMatrix& comparisonMatrix() const { return other_matrix_; }
@@ -74,7 +84,7 @@ class AttentionMapView : public QWidget, public FigureSource {
   [[nodiscard]] bool hasFigure() const override { return matrix_.tokens > 0; }
   /// The model and what is shown (mode, layer, head); key and query.
   [[nodiscard]] FigureText figureText() const override;
-  /// Writes the map on screen as base.pdf, base.svg and base.png (figures.h) in `style` and its
+  /// Writes the map on screen (side by side: both maps on one scale) as base.pdf, base.svg and base.png (figures.h) in `style` and its
   /// numbers as base.csv; returns the paths written.
   std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style = {}) const override;
 
@@ -86,6 +96,10 @@ class AttentionMapView : public QWidget, public FigureSource {
   void refresh();
   [[nodiscard]] analysis::TokenMatrix selection(const std::vector<models::WindowInspection>& windows, QString* problem) const;
   void fillEntropy();
+  // Drops the compared model without redrawing (the caller redraws).
+  void forgetComparison();
+  // Puts the compared model's map beside this one's (or takes it away), the scale on the right.
+  void arrangeMaps(bool side_by_side);
   void showTip(QMouseEvent* event);
 
   std::vector<models::WindowInspection> windows_;
@@ -99,13 +113,15 @@ class AttentionMapView : public QWidget, public FigureSource {
   QPushButton* export_;
   QTableWidget* entropy_;
   QPushButton* compare_;
-  QCheckBox* difference_;
+  QComboBox* comparison_;
   std::vector<models::WindowInspection> other_;
   QString other_title_;
   analysis::TokenMatrix a_matrix_, other_matrix_;
   QCustomPlot* plot_;
   QCPColorMap* map_;
   QCPColorScale* scale_;
+  QCPAxisRect* other_rect_ = nullptr;
+  QCPColorMap* other_map_ = nullptr;
 };
 
 }  // namespace dstudio::viz

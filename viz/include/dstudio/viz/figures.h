@@ -123,6 +123,13 @@ std::vector<std::string> save_heatmap(const std::string& base, const analysis::T
                                       const std::vector<std::string>& labels, bool diverging, const QString& colour_label,
                                       const FigureStyle& style = {});
 
+/// Two models' maps of the same tokens side by side on one colour scale, each titled with its
+/// model above it (a start the two names share, up to a hyphen, left out; at most two lines).
+/// Throws std::invalid_argument when the maps have different tokens.
+std::vector<std::string> save_heatmap_pair(const std::string& base, const analysis::TokenMatrix& a, const analysis::TokenMatrix& b,
+                                           const std::vector<std::string>& labels, const QString& title_a, const QString& title_b,
+                                           const QString& colour_label, const FigureStyle& style = {});
+
 struct Series {
   QString name;
   std::vector<double> x, y;
@@ -190,7 +197,8 @@ void keep_tick_labels_apart(QCustomPlot* plot);
 void legend_above(QCustomPlot* plot);
 
 /// `text` broken into lines at spaces so that none is wider than `width` pixels in `font`
-/// (where the words allow; line breaks already in it are kept).
+/// (where the words allow; line breaks already in it are kept). A word wider than a line is
+/// broken after one of its hyphens, the hyphen kept at the end of the line.
 QString wrapped_text(const QString& text, const QFont& font, double width);
 
 /// Shows `text` in the middle of an on-screen plot's data (an empty state's explanation), broken
