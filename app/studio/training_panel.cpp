@@ -38,6 +38,8 @@
 #include <climits>
 #include <cmath>
 #include <filesystem>
+#include <optional>
+#include <set>
 
 #include "dstudio/common/error.h"
 #include "dstudio/analysis/curves.h"
@@ -78,6 +80,38 @@ const MetricChoice kMetrics[] = {{"loss", "loss (action MSE)"},
 // the configuration's "mixer_options" object.
 constexpr const char* kMixerOptionPrefix = "mixer_options.";
 
+// A run list row that sorts numbers as numbers: a cell's Qt::UserRole holds its value. Blank
+// cells sort after those with a number.
+class RunItem : public QTreeWidgetItem {
+ public:
+  bool operator<(const QTreeWidgetItem& other) const override {
+    const int c = treeWidget() ? treeWidget()->sortColumn() : 0;
+    const QVariant a = data(c, Qt::UserRole), b = other.data(c, Qt::UserRole);
+    if (a.isValid() && b.isValid()) return a.toDouble() < b.toDouble();
+    if (a.isValid() != b.isValid()) return a.isValid();
+    return QString::localeAwareCompare(text(c), other.text(c)) < 0;
+  }
+};
+
+// A cell's text, and its number for sorting when it is one.
+void set_cell(QTreeWidgetItem* item, int column, const QString& text, std::optional<double> number = std::nullopt) {
+  item->setText(column, text);
+  if (!number) {
+    bool ok = false;
+    const double v = text.toDouble(&ok);
+    if (ok) number = v;
+  }
+  item->setData(column, Qt::UserRole, number ? QVariant(*number) : QVariant());
+  if (number) item->setTextAlignment(column, Qt::AlignRight | Qt::AlignVCenter);
+}
+
+// The last value of a metric, if the run logged it.
+std::optional<double> last_value(const analysis::RunMetrics& metrics, const char* key) {
+  const auto it = metrics.columns.find(key);
+  if (it == metrics.columns.end() || it->second.y.empty()) return std::nullopt;
+  return it->second.y.back();
+}
+
 }  // namespace
 
 TrainingPanel::TrainingPanel(QWidget* parent)
@@ -103,6 +137,7 @@ TrainingPanel::TrainingPanel(QWidget* parent)
       runs_list_(new QTreeWidget),
       compare_(new viz::RunComparisonView),
       metric_(new QComboBox),
+      group_by_(new QComboBox),
       band_(new QComboBox),
       smoothing_(new QSlider(Qt::Horizontal)),
       smoothing_label_(new QLabel),
@@ -187,7 +222,19 @@ TrainingPanel::TrainingPanel(QWidget* parent)
 
   // Run list and the comparison.
   runs_list_->setColumnCount(ColumnCount);
-  runs_list_->setHeaderLabels({tr("Run"), tr("State"), tr("Step"), tr("Loss"), tr("Variant"), tr("Seed")});
+  runs_list_->setHeaderLabels({tr("Run"), tr("State"), tr("Step"), tr("Loss"), tr("Score"), tr("Entropy"), tr("Variant"), tr("Seed")});
+  runs_list_->headerItem()->setToolTip(ColumnLoss, tr("The last logged training loss (action MSE)"));
+  runs_list_->headerItem()->setToolTip(ColumnScore, tr("The last evaluation's normalised score"));
+  runs_list_->headerItem()->setToolTip(ColumnEntropy, tr("The last evaluation's attention entropy of layer 1"));
+  // Sortable by any column; rows keep the order they came in until a header is clicked.
+  runs_list_->header()->setSortIndicator(-1, Qt::AscendingOrder);
+  runs_list_->setSortingEnabled(true);
+  runs_list_->header()->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(runs_list_->header(), &QHeaderView::customContextMenuRequested, this, [this](const QPoint& at) {
+    QMenu* menu = columnMenu();
+    menu->setAttribute(Qt::WA_DeleteOnClose);
+    menu->popup(runs_list_->header()->mapToGlobal(at));
+  });
   runs_list_->setRootIsDecorated(false);
   runs_list_->setUniformRowHeights(true);
   runs_list_->setToolTip(tr("Every run started since the studio opened, and the run folders added; checked runs are compared"));
@@ -216,8 +263,11 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   list_layout->addLayout(list_buttons);
 
   for (const auto& m : kMetrics) metric_->addItem(tr(m.label), QString::fromLatin1(m.key));
+  group_by_->addItem(tr("variant"), QString());
+  group_by_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  group_by_->setToolTip(tr("Runs with the same value of this field are one curve: the mean over them, with a band"));
   band_->addItems({tr("min..max"), tr("mean ± std")});
-  band_->setToolTip(tr("The band around each variant's mean over its checked runs"));
+  band_->setToolTip(tr("The band around each group's mean over its checked runs"));
   smoothing_->setRange(0, 99);
   smoothing_->setValue(60);
   smoothing_->setMinimumWidth(110);
@@ -229,6 +279,8 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   auto* compare_controls = new QHBoxLayout;
   compare_controls->addWidget(new QLabel(tr("Compare")));
   compare_controls->addWidget(metric_, 1);
+  compare_controls->addWidget(new QLabel(tr("by")));
+  compare_controls->addWidget(group_by_);
   compare_controls->addWidget(band_);
   compare_controls->addWidget(export_button);
   auto* smoothing_controls = new QHBoxLayout;
@@ -247,7 +299,7 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   bottom->addWidget(compare_box);
   bottom->setStretchFactor(0, 1);
   bottom->setStretchFactor(1, 1);
-  bottom->setSizes({520, 680});
+  bottom->setSizes({640, 560});  // the runs table's metrics and fields in view
   auto* right_split = new QSplitter(Qt::Vertical);
   right_split->addWidget(live_);
   right_split->addWidget(bottom);
@@ -305,6 +357,7 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   });
   connect(metric_, &QComboBox::currentIndexChanged, this, [this] { updateComparison(); });
   connect(band_, &QComboBox::currentIndexChanged, this, [this] { updateComparison(); });
+  connect(group_by_, &QComboBox::currentIndexChanged, this, [this] { updateComparison(); });
   connect(smoothing_, &QSlider::valueChanged, this, [this] { updateComparison(); });
   auto* shortcut = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), this);
   shortcut->setContext(Qt::WidgetWithChildrenShortcut);
@@ -563,7 +616,7 @@ bool TrainingPanel::launch(std::unique_ptr<TrainingRun> run, std::int64_t eval_e
 }
 
 TrainingPanel::RunRow& TrainingPanel::addRow(std::unique_ptr<TrainingRun> run) {
-  auto* item = new QTreeWidgetItem;
+  auto* item = new RunItem;
   item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
   {
     const QSignalBlocker block(runs_list_);
@@ -571,6 +624,7 @@ TrainingPanel::RunRow& TrainingPanel::addRow(std::unique_ptr<TrainingRun> run) {
     runs_list_->addTopLevelItem(item);
   }
   runs_.push_back({std::move(run), item});
+  updateConfigColumns();
   return runs_.back();
 }
 
@@ -625,20 +679,28 @@ void TrainingPanel::updateItem(RunRow& row) {
   const bool failed = run.state() == TrainingRun::State::Failed;
   item->setText(ColumnRun, run.name());
   item->setText(ColumnVariant, run.label());
-  item->setText(ColumnSeed, run.seed().isEmpty() ? tr("—") : run.seed());
+  set_cell(item, ColumnSeed, run.seed().isEmpty() ? tr("—") : run.seed());
   const QString state = TrainingRun::stateName(run.state());
   item->setText(ColumnState, failed && !run.note().isEmpty() ? tr("Failed: %1").arg(run.note()) : state);
   const auto loss = run.metrics().columns.find("loss");
   const bool has_loss = loss != run.metrics().columns.end() && !loss->second.y.empty();
   const auto step = has_loss ? static_cast<std::int64_t>(loss->second.x.back()) : run.last().step;
-  item->setText(ColumnStep, run.totalSteps() > 0 ? tr("%1 / %2").arg(step).arg(run.totalSteps()) : QString::number(step));
-  item->setText(ColumnLoss, has_loss ? QString::number(loss->second.y.back(), 'g', 4) : QString());
+  set_cell(item, ColumnStep, run.totalSteps() > 0 ? tr("%1 / %2").arg(step).arg(run.totalSteps()) : QString::number(step), static_cast<double>(step));
+  const auto number = [&](int column, std::optional<double> v, int digits) {
+    if (v) set_cell(item, column, QString::number(*v, 'f', digits), *v);
+    else set_cell(item, column, QString());
+  };
+  if (has_loss) set_cell(item, ColumnLoss, QString::number(loss->second.y.back(), 'g', 4), loss->second.y.back());
+  else set_cell(item, ColumnLoss, QString());
+  number(ColumnScore, last_value(run.metrics(), "eval_score"), 1);
+  number(ColumnEntropy, last_value(run.metrics(), "entropy_layer1"), 3);
+  for (int k = 0; k < config_keys_.size(); ++k) set_cell(item, ColumnCount + k, run.configValue(config_keys_[k]));
   QString tip = run.dir();
   if (!run.note().isEmpty()) {
     tip += '\n';
     tip += run.note();
   }
-  for (int c = 0; c < ColumnCount; ++c) item->setToolTip(c, tip);
+  for (int c = 0; c < runs_list_->columnCount(); ++c) item->setToolTip(c, tip);
   item->setForeground(ColumnState, failed ? QColor(213, 94, 0) : runs_list_->palette().text().color());
 }
 
@@ -711,13 +773,13 @@ void TrainingPanel::updateButtons() {
 analysis::Band TrainingPanel::band() const { return band_->currentIndex() == 0 ? analysis::Band::MinMax : analysis::Band::MeanStd; }
 
 std::vector<analysis::CurveGroup> TrainingPanel::comparedGroups() const {
-  // Checked runs with the chosen metric, grouped by variant in the order they appear.
+  // Checked runs with the chosen metric, grouped by the chosen field in the order they appear.
   const std::string key = metric_->currentData().toString().toStdString();
   std::vector<std::pair<std::string, const analysis::Curve*>> curves;
   for (const auto& row : runs_) {
     if (row.item->checkState(ColumnRun) != Qt::Checked) continue;
     const auto it = row.run->metrics().columns.find(key);
-    if (it != row.run->metrics().columns.end() && !it->second.x.empty()) curves.emplace_back(row.run->label().toStdString(), &it->second);
+    if (it != row.run->metrics().columns.end() && !it->second.x.empty()) curves.emplace_back(groupOf(*row.run).toStdString(), &it->second);
   }
   return analysis::group_curves(curves, smoothing_->value() / 100.0, band());
 }
@@ -763,8 +825,11 @@ bool TrainingPanel::addRunFolder(const QString& dir) {
 }
 
 QMenu* TrainingPanel::runMenu(int row) {
-  if (row < 0 || row >= static_cast<int>(runs_.size())) return nullptr;
-  const TrainingRun& run = *runs_[static_cast<std::size_t>(row)].run;
+  // The row as the list shows it, which sorting may have reordered.
+  const QTreeWidgetItem* item = runs_list_->topLevelItem(row);
+  const auto at = std::find_if(runs_.begin(), runs_.end(), [item](const RunRow& r) { return item && r.item == item; });
+  if (at == runs_.end()) return nullptr;
+  const TrainingRun& run = *at->run;
   const QString checkpoint = QDir(run.dir()).filePath(QStringLiteral("checkpoint.pt"));
   const bool saved = QFile::exists(checkpoint);
   auto* menu = new QMenu(this);
@@ -778,6 +843,70 @@ QMenu* TrainingPanel::runMenu(int row) {
   const QString dir = run.dir();
   menu->addAction(tr("Reveal Folder"), this, [dir] { QDesktopServices::openUrl(QUrl::fromLocalFile(dir)); });
   for (QAction* a : menu->actions()) a->setObjectName(a->text());
+  return menu;
+}
+
+int TrainingPanel::configColumn(const QString& key) const {
+  const auto k = config_keys_.indexOf(key);
+  return k < 0 ? -1 : ColumnCount + static_cast<int>(k);
+}
+
+QString TrainingPanel::groupOf(const TrainingRun& run) const {
+  const QString key = group_by_->currentData().toString();
+  if (key.isEmpty()) return run.label();
+  const QString value = run.configValue(key);
+  return QStringLiteral("%1=%2").arg(key, value.isEmpty() ? QStringLiteral("?") : value);
+}
+
+void TrainingPanel::updateConfigColumns() {
+  // The variant and the seed have columns of their own.
+  bool added = false;
+  for (const auto& row : runs_)
+    for (const auto& [key, value] : row.run->config()) {
+      const QString k = QString::fromStdString(key);
+      if (k != QLatin1String("variant") && k != QLatin1String("seed") && !config_keys_.contains(k)) {
+        config_keys_ << k;
+        added = true;
+      }
+    }
+  if (added) {
+    runs_list_->setColumnCount(ColumnCount + static_cast<int>(config_keys_.size()));
+    for (int k = 0; k < config_keys_.size(); ++k) {
+      runs_list_->headerItem()->setText(ColumnCount + k, config_keys_[k]);
+      if (const auto* field = models::config_field(config_keys_[k].toStdString()))
+        runs_list_->headerItem()->setToolTip(ColumnCount + k, QString::fromStdString(field->description));
+      runs_list_->header()->setSectionResizeMode(ColumnCount + k, QHeaderView::ResizeToContents);
+    }
+    const QSignalBlocker block(group_by_);
+    const QString current = group_by_->currentData().toString();
+    while (group_by_->count() > 1) group_by_->removeItem(1);
+    for (const auto& k : config_keys_) group_by_->addItem(k, k);
+    group_by_->setCurrentIndex(std::max(0, group_by_->findData(current)));
+  }
+  // A field is shown when the runs listed differ in it, unless the user said otherwise.
+  for (int k = 0; k < config_keys_.size(); ++k) {
+    std::set<QString> values;
+    for (const auto& row : runs_) values.insert(row.run->configValue(config_keys_[k]));
+    const auto choice = column_choice_.constFind(config_keys_[k]);
+    runs_list_->setColumnHidden(ColumnCount + k, choice != column_choice_.constEnd() ? !*choice : values.size() < 2);
+  }
+  for (auto& row : runs_) updateItem(row);
+}
+
+QMenu* TrainingPanel::columnMenu() {
+  auto* menu = new QMenu(this);
+  for (int c = ColumnRun + 1; c < runs_list_->columnCount(); ++c) {
+    const QString name = runs_list_->headerItem()->text(c);
+    if (c == ColumnCount) menu->addSection(tr("Configuration"));
+    auto* action = menu->addAction(name);
+    action->setObjectName(name);
+    action->setCheckable(true);
+    action->setChecked(!runs_list_->isColumnHidden(c));
+    connect(action, &QAction::toggled, this, [this, c, name](bool on) {
+      column_choice_[name] = on;
+      runs_list_->setColumnHidden(c, !on);
+    });
+  }
   return menu;
 }
 

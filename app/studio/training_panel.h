@@ -7,12 +7,14 @@
 /// appends to the run's buffer under a short lock, and the panel pulls the buffers ten times a
 /// second to draw the live curves (loss, learning rate, steps per second, periodic evaluation).
 /// Every run started since the studio opened, and finished runs added from disk, stay in a run
-/// list; the checked ones are compared on one plot, grouped by variant: the mean over seeds with
-/// a min..max or mean +/- std band, smoothed by an exponential moving average with the raw mean
+/// list, a sortable table of their final metrics and configuration; the checked ones are compared
+/// on one plot, grouped by variant or by any configuration field: the mean over the group with a
+/// min..max or mean +/- std band, smoothed by an exponential moving average with the raw mean
 /// faintly behind.
 
 #include <QString>
 #include <QStringList>
+#include <QMap>
 #include <QVariant>
 #include <QWidget>
 #include <deque>
@@ -50,8 +52,9 @@ namespace dstudio::studio {
 class TrainingPanel : public QWidget {
   Q_OBJECT
  public:
-  /// Run list columns.
-  enum Column { ColumnRun, ColumnState, ColumnStep, ColumnLoss, ColumnVariant, ColumnSeed, ColumnCount };
+  /// Run list columns: the run, its state and final metrics, then (from ColumnCount on) one a
+  /// configuration field of the runs listed. Every column sorts, numbers as numbers.
+  enum Column { ColumnRun, ColumnState, ColumnStep, ColumnLoss, ColumnScore, ColumnEntropy, ColumnVariant, ColumnSeed, ColumnCount };
 
   explicit TrainingPanel(QWidget* parent = nullptr);
   /// Cancels every run still training and waits for its thread.
@@ -112,6 +115,15 @@ class TrainingPanel : public QWidget {
   [[nodiscard]] QLabel* statusLabel() const { return status_; }
   [[nodiscard]] QProgressBar* progressBar() const { return progress_; }
   [[nodiscard]] QTreeWidget* runList() const { return runs_list_; }
+  /// The run list's column of configuration field `key` ("hidden", "learning_rate", ...), or -1
+  /// when no run listed has it. Shown by default when the runs listed differ in it; the header's
+  /// menu shows or hides any column.
+  [[nodiscard]] int configColumn(const QString& key) const;
+  /// What the comparison groups runs by: "variant" (item 0), or any configuration field, whose
+  /// value names the group ("hidden=128").
+  [[nodiscard]] QComboBox* groupByChooser() const { return group_by_; }
+  /// The menu of the run list's header: every column, checked when shown. The caller owns it.
+  [[nodiscard]] QMenu* columnMenu();
   [[nodiscard]] viz::TrainingCurvesView* liveView() const { return live_; }
   [[nodiscard]] viz::RunComparisonView* comparisonView() const { return compare_; }
   /// Metric compared: "loss", "eval_score", "entropy_layer1", "learning_rate", "steps_per_second".
@@ -164,6 +176,10 @@ class TrainingPanel : public QWidget {
   // The checked runs' curves of the chosen metric, grouped, smoothed and spread (core).
   [[nodiscard]] std::vector<analysis::CurveGroup> comparedGroups() const;
   [[nodiscard]] QString variantLabel() const;
+  // Adds a column for each configuration field a run brings, shows those the runs differ in
+  // (unless the user chose otherwise) and offers every field to group by.
+  void updateConfigColumns();
+  [[nodiscard]] QString groupOf(const TrainingRun& run) const;
 
   std::shared_ptr<const data::Dataset> dataset_;
   QString dataset_path_;
@@ -193,6 +209,9 @@ class TrainingPanel : public QWidget {
   QTreeWidget* runs_list_;
   viz::RunComparisonView* compare_;
   QComboBox* metric_;
+  QComboBox* group_by_;
+  QStringList config_keys_;           // the configuration columns, from ColumnCount on
+  QMap<QString, bool> column_choice_;  // columns the user showed or hid, by header text
   QComboBox* band_;
   QSlider* smoothing_;
   QLabel* smoothing_label_;

@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QObject>
 
+#include "dstudio/models/config_fields.h"
 #include "dstudio/models/evaluation.h"
 
 namespace dstudio::studio {
@@ -35,6 +36,7 @@ TrainingRun::TrainingRun(QString dir, QString label, std::shared_ptr<const data:
       label_(std::move(label)),
       seed_(QString::number(trainer->training().seed)),
       total_(trainer->training().steps),
+      config_(models::run_config_values(trainer->variant(), trainer->training())),
       dataset_(std::move(dataset)),
       trainer_(std::move(trainer)) {}
 
@@ -44,9 +46,17 @@ TrainingRun::TrainingRun(models::RunFolder folder)
       label_(QString::fromStdString(folder.label)),
       seed_(QString::fromStdString(folder.seed)),
       total_(folder.total_steps),
+      config_(std::move(folder.config)),
       metrics_(std::move(folder.metrics)),
       state_(folder.complete ? State::Finished : State::Incomplete),
       note_(QObject::tr("added from disk (%1)").arg(QString::fromStdString(metrics_.source))) {}
+
+QString TrainingRun::configValue(const QString& key) const {
+  const std::string k = key.toStdString();
+  for (const auto& [name, value] : config_)
+    if (name == k) return QString::fromStdString(value);
+  return {};
+}
 
 TrainingRun::~TrainingRun() {
   if (trainer_) trainer_->cancel();  // the trainer's destructor joins its thread

@@ -61,6 +61,10 @@ class TrainingRun {
   [[nodiscard]] const QString& seed() const { return seed_; }
   [[nodiscard]] std::int64_t totalSteps() const { return total_; }
   [[nodiscard]] const analysis::RunMetrics& metrics() const { return metrics_; }
+  /// Its configuration as text (models::run_config_values); empty for a folder that does not say.
+  [[nodiscard]] const std::vector<std::pair<std::string, std::string>>& config() const { return config_; }
+  /// One field of config(), or an empty string.
+  [[nodiscard]] QString configValue(const QString& key) const;
   /// The last progress report of a live run.
   [[nodiscard]] const models::TrainingProgress& last() const { return last_; }
   /// The latest step with a loss (or the last report's step).
@@ -71,6 +75,7 @@ class TrainingRun {
  private:
   QString dir_, name_, label_, seed_;
   std::int64_t total_ = 0;
+  std::vector<std::pair<std::string, std::string>> config_;
   std::shared_ptr<const data::Dataset> dataset_;  // the trainer reads it until it is joined
 
   // Written on the training thread, drained on the GUI thread.

@@ -5,10 +5,12 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 
 #include "dstudio/common/error.h"
 #include "dstudio/models/config_fields.h"
+#include "dstudio/models/training_config.h"
 #include "dstudio/models/variant_config.h"
 
 namespace dstudio::models {
@@ -83,6 +85,41 @@ TEST(ConfigFields, EveryHierMergerAndMixerMakesAVariant) {
       EXPECT_NO_THROW(c.validate()) << merger << " + " << mixer;
       EXPECT_EQ(c.tokenizer, merger == "none" ? Tokenizer::Triplet : Tokenizer::Merged);
     }
+}
+
+// A runs table's values: the variant, the fields it uses, every training field, as exact text.
+TEST(ConfigFields, ARunsConfigurationReadsAsTextOfTheFieldsItUses) {
+  TrainingConfig training;
+  training.learning_rate = 1e-4;
+  training.batch_size = 64;
+  training.cosine_decay = true;
+  const auto values = [](const VariantConfig& v, const TrainingConfig& t) {
+    std::map<std::string, std::string> out;
+    for (const auto& [key, value] : run_config_values(v, t)) EXPECT_TRUE(out.emplace(key, value).second) << key << " twice";
+    return out;
+  };
+  auto dt = make_variant("dt");
+  dt.hidden = 96;
+  const auto a = values(dt, training);
+  EXPECT_EQ(run_config_values(dt, training).front(), (std::pair<std::string, std::string>{"variant", "dt"}));
+  EXPECT_EQ(a.at("hidden"), "96");
+  EXPECT_EQ(a.at("learning_rate"), "0.0001");
+  EXPECT_EQ(a.at("batch_size"), "64");
+  EXPECT_EQ(a.at("cosine_decay"), "true");
+  EXPECT_EQ(a.at("activation"), "relu");
+  EXPECT_EQ(a.count("gaussian_w"), 0u) << "DT has no Gaussian bias";
+  EXPECT_EQ(a.size(), 1 + training_fields().size() + [&] {
+    std::size_t used = 0;
+    for (const auto& f : variant_fields()) used += uses_field(dt, f.key);
+    return used;
+  }());
+  // Every value reads back as the configuration holds it.
+  training.weight_decay = 0.1 + 0.2;  // not 0.3 in binary: its text keeps the digits that tell it apart
+  const auto b = values(make_variant("gdt"), training);
+  EXPECT_EQ(std::stod(b.at("weight_decay")), 0.1 + 0.2);
+  EXPECT_EQ(b.at("variant"), "gdt");
+  EXPECT_TRUE(b.count("gaussian_w"));
+  EXPECT_EQ(std::stod(b.at("gaussian_w")), make_variant("gdt").gaussian_w);
 }
 
 }  // namespace

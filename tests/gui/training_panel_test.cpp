@@ -12,6 +12,7 @@
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QLabel>
+#include <QMenu>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
@@ -31,6 +32,8 @@
 
 #include "dstudio/analysis/curves.h"
 #include "dstudio/data/synthetic.h"
+#include "dstudio/models/training_config.h"
+#include "dstudio/models/variant_config.h"
 #include "dstudio/viz/run_curves_view.h"
 #include "h5_fixture.h"
 #include "dstudio/viz/config_form.h"
@@ -431,6 +434,82 @@ TEST_F(TrainingPanelTest, AddsRunFoldersFromDiskAndExplainsAnEmptyOne) {
   EXPECT_NEAR(g.mean[0], 0.7, 1e-12);
   EXPECT_NEAR(g.mean[1], 0.3, 1e-12);
   EXPECT_EQ(panel->liveView()->lossPlot()->graph(0)->dataCount(), 2) << "the added run is shown";
+}
+
+// The runs table as Weights & Biases users know it: final metrics and hyperparameters, sortable
+// as numbers, the fields the runs differ in shown, grouped by any field.
+TEST_F(TrainingPanelTest, TheRunsTableSortsByMetricsAndHyperparametersAndGroupsByAnyField) {
+  struct Made {
+    const char* name;
+    int hidden;
+    double score;
+  };
+  const Made made[] = {{"dt-a", 128, 61.5}, {"dt-b", 64, 80.4}, {"dt-c", 64, 40.0}};
+  for (const auto& m : made) {
+    const QString folder = QDir(runs()).filePath(m.name);
+    QDir().mkpath(folder);
+    auto variant = models::make_variant("dt");
+    variant.hidden = m.hidden;
+    models::TrainingConfig training;
+    training.batch_size = 32;
+    std::ofstream(QDir(folder).filePath("run.json").toStdString())
+        << R"({"label": "dt", "variant": )" << models::to_json(variant) << R"(, "training": )" << models::to_json(training) << "}";
+    std::ofstream(QDir(folder).filePath("metrics.jsonl").toStdString())
+        << R"({"step": 10, "loss": 0.5})" << "\n"
+        << R"({"step": 20, "loss": 0.25, "eval_score": )" << m.score << R"(, "entropy_layer1": )" << m.hidden / 100.0 << "}\n";
+    std::ofstream(QDir(folder).filePath("checkpoint.pt").toStdString()) << "";
+    ASSERT_TRUE(panel->addRunFolder(folder)) << panel->lastError().toStdString();
+  }
+  auto* list = panel->runList();
+  ASSERT_EQ(list->topLevelItemCount(), 3);
+  EXPECT_EQ(list->topLevelItem(1)->text(TrainingPanel::ColumnScore), "80.4");
+  EXPECT_EQ(list->topLevelItem(1)->text(TrainingPanel::ColumnEntropy), "0.640");
+  const int hidden = panel->configColumn("hidden"), batch = panel->configColumn("batch_size");
+  ASSERT_GE(hidden, TrainingPanel::ColumnCount);
+  ASSERT_GE(batch, TrainingPanel::ColumnCount);
+  EXPECT_EQ(list->headerItem()->text(hidden), "hidden");
+  EXPECT_FALSE(list->isColumnHidden(hidden)) << "the runs differ in it";
+  EXPECT_TRUE(list->isColumnHidden(batch)) << "every run has 32";
+  EXPECT_EQ(list->topLevelItem(0)->text(hidden), "128");
+  EXPECT_EQ(panel->configColumn("gaussian_w"), -1) << "DT has no Gaussian bias";
+
+  // Numbers sort as numbers: 64 before 128 (as text "128" < "64").
+  list->sortByColumn(hidden, Qt::AscendingOrder);
+  EXPECT_EQ(list->topLevelItem(2)->text(TrainingPanel::ColumnRun), "dt-a");
+  list->sortByColumn(TrainingPanel::ColumnScore, Qt::DescendingOrder);
+  QStringList order;
+  for (int r = 0; r < 3; ++r) order << list->topLevelItem(r)->text(TrainingPanel::ColumnRun);
+  EXPECT_EQ(order, (QStringList{"dt-b", "dt-a", "dt-c"}));
+  // A row's menu acts on the run the row shows, wherever sorting put it.
+  std::unique_ptr<QMenu> menu(panel->runMenu(0));
+  ASSERT_NE(menu, nullptr);
+  QSignalSpy opened(panel.get(), &TrainingPanel::openCheckpointRequested);
+  auto* open = menu->findChild<QAction*>("Open in the Analysis Views");
+  ASSERT_NE(open, nullptr);
+  open->trigger();
+  ASSERT_EQ(opened.count(), 1);
+  EXPECT_EQ(opened.front().front().toString(), QDir(QDir(runs()).filePath("dt-b")).absoluteFilePath("checkpoint.pt"));
+  // The header's menu shows a hidden field.
+  std::unique_ptr<QMenu> columns(panel->columnMenu());
+  auto* batch_action = columns->findChild<QAction*>("batch_size");
+  ASSERT_NE(batch_action, nullptr);
+  EXPECT_FALSE(batch_action->isChecked());
+  batch_action->setChecked(true);
+  EXPECT_FALSE(list->isColumnHidden(batch));
+
+  // Grouped by the hidden width: two groups, the 64s' mean worked out by hand.
+  panel->smoothingSlider()->setValue(0);
+  panel->comparisonMetric()->setCurrentIndex(panel->comparisonMetric()->findData("eval_score"));
+  ASSERT_EQ(panel->comparisonView()->groups().size(), 1u);
+  EXPECT_EQ(panel->comparisonView()->groups().front().name, "dt (3 runs)");
+  panel->groupByChooser()->setCurrentIndex(panel->groupByChooser()->findData("hidden"));
+  const auto& groups = panel->comparisonView()->groups();
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].name, "hidden=128");
+  EXPECT_EQ(groups[1].name, "hidden=64 (2 runs)");
+  EXPECT_NEAR(groups[1].mean.back(), (80.4 + 40.0) / 2, 1e-9);
+  panel->show();
+  save_screenshot("training-runs-table.png");
 }
 
 TEST_F(TrainingPanelTest, AFailedRunShowsItsMessageInsteadOfCrashing) {

@@ -332,6 +332,25 @@ TEST(RunFolders, SayWhatMadeThemFromRunJsonOrTheirName) {
   EXPECT_FALSE(run.complete);
   EXPECT_EQ(run.name, "a");
   EXPECT_EQ(run.metrics.columns.at("loss").y, (std::vector<double>{0.8}));
+  EXPECT_TRUE(run.config.empty()) << "run.json says no configuration";
+  // A whole run.json: its configuration, as the runs table shows it.
+  auto variant = make_variant("dc");
+  variant.conv_window = 4;
+  TrainingConfig training;
+  training.steps = 900;
+  training.learning_rate = 3e-4;
+  write(dir / "b", "metrics.csv", metrics);
+  write(dir / "b", "run.json", R"({"label": "dc", "variant": )" + to_json(variant) + R"(, "training": )" + to_json(training) + "}");
+  run = models::read_run_folder(dir / "b");
+  EXPECT_EQ(run.config, run_config_values(variant, training));
+  const auto value = [&](const std::string& key) {
+    for (const auto& [k, v] : run.config)
+      if (k == key) return v;
+    return std::string("(none)");
+  };
+  EXPECT_EQ(value("conv_window"), "4");
+  EXPECT_EQ(value("learning_rate"), "0.0003");
+  EXPECT_EQ(value("steps"), "900");
   // Without: the folder's name, <label>-seed<N>-<stamp>.
   write(dir / "dc-seed3-20240101-000000", "metrics.csv", metrics);
   run = models::read_run_folder((dir / "dc-seed3-20240101-000000").string() + "/");

@@ -231,6 +231,8 @@ void RunComparisonView::setGroups(std::vector<CurveGroup> groups, const QString&
     mean->setPen(QPen(group_colour(g), 2.0));
     mean->setName(groups_[g].name);
     mean->setData(to_qvector(groups_[g].x), to_qvector(groups_[g].mean), true);
+    // A few points (evaluations) are marked, so that a single one is seen at all.
+    if (groups_[g].x.size() <= 12) mean->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, group_colour(g), 6));
   }
   plot_->legend->setVisible(!groups_.empty());
   set_centred_note(plot_, groups_.empty() ? empty_text : QString());

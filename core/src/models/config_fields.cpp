@@ -2,15 +2,51 @@
 
 #include "dstudio/models/config_fields.h"
 
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
+#include "dstudio/models/training_config.h"
 #include "dstudio/models/variant_config.h"
 #include "dstudio/models/variant_registry.h"
 
 namespace dstudio::models {
 namespace {
 constexpr double kAny = -std::numeric_limits<double>::infinity();
+
+// A JSON value as a table shows it: numbers in their shortest text that reads back the same.
+std::string value_text(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number_integer()) return std::to_string(v.get<long long>());
+  if (v.is_number_unsigned()) return std::to_string(v.get<unsigned long long>());
+  if (v.is_number_float()) {
+    const double x = v.get<double>();
+    char text[40];
+    for (int digits = 1; digits <= 17; ++digits) {
+      std::snprintf(text, sizeof text, "%.*g", digits, x);
+      if (std::strtod(text, nullptr) == x) break;
+    }
+    return text;
+  }
+  return v.dump();
+}
+
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> run_config_values(const VariantConfig& variant, const TrainingConfig& training) {
+  const auto v = nlohmann::json::parse(to_json(variant));
+  const auto t = nlohmann::json::parse(to_json(training));
+  std::vector<std::pair<std::string, std::string>> out;
+  if (v.contains("variant")) out.emplace_back("variant", value_text(v["variant"]));
+  for (const auto& f : variant_fields())
+    if (v.contains(f.key) && uses_field(variant, f.key)) out.emplace_back(f.key, value_text(v[f.key]));
+  for (const auto& f : training_fields())
+    if (t.contains(f.key)) out.emplace_back(f.key, value_text(t[f.key]));
+  return out;
+}
 
 const std::vector<ConfigField>& variant_fields() {
   // Rebuilt when plugins add mixers (they load at start-up, before anything shows a form).

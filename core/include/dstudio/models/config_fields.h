@@ -8,6 +8,7 @@
 
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dstudio::models {
@@ -27,6 +28,15 @@ const std::vector<ConfigField>& variant_fields();
 const std::vector<ConfigField>& training_fields();
 /// The field named `key` of either list, or nullptr.
 const ConfigField* config_field(const std::string& key);
+
+struct VariantConfig;
+struct TrainingConfig;
+
+/// A run's configuration as text, one (key, value) a field: "variant", then the variant's fields
+/// that it uses (uses_field), then the training fields, in their JSON's order. Numbers as their
+/// shortest exact text ("0.0001", "64"), flags as true/false. What a runs table shows and groups
+/// runs by.
+std::vector<std::pair<std::string, std::string>> run_config_values(const VariantConfig& variant, const TrainingConfig& training);
 
 /// The token mergers `make_variant("hier", merger, …)` takes; "none" (DT's triplets) first.
 std::vector<std::string> hier_mergers();

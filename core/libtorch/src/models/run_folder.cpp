@@ -9,6 +9,9 @@
 
 #include "dstudio/common/error.h"
 #include "dstudio/models/checkpoint.h"
+#include "dstudio/models/config_fields.h"
+#include "dstudio/models/training_config.h"
+#include "dstudio/models/variant_config.h"
 
 namespace dstudio::models {
 namespace fs = std::filesystem;
@@ -30,6 +33,12 @@ RunFolder read_run_folder(const fs::path& dir) {
         run.seed = std::to_string(j["training"].value("seed", 0ULL));
         run.total_steps = j["training"].value("steps", 0LL);
       }
+      try {
+        if (j.contains("variant") && j.contains("training"))
+          run.config = run_config_values(variant_from_json(j["variant"].dump()), training_from_json(j["training"].dump()));
+      } catch (const std::exception&) {
+        // Named and labelled all the same; the table leaves its fields blank.
+      }
       return run;
     }
   }
@@ -39,6 +48,7 @@ RunFolder read_run_folder(const fs::path& dir) {
       run.label = info.variant.variant;
       run.seed = std::to_string(info.training.seed);
       run.total_steps = info.training.steps;
+      run.config = run_config_values(info.variant, info.training);
       return run;
     } catch (const std::exception&) {
       // Named by its folder below.

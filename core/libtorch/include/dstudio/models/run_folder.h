@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dstudio/analysis/curves.h"
 
@@ -21,11 +23,14 @@ struct RunFolder {
   std::int64_t total_steps = 0;  ///< 0 when nothing says
   bool complete = false;      ///< checkpoint.pt is there
   analysis::RunMetrics metrics;
+  /// Its configuration (run_config_values) from run.json or its checkpoint; empty when neither says.
+  std::vector<std::pair<std::string, std::string>> config;
 };
 
 /// Reads `dir`: its metrics (analysis::read_run_metrics, which throws naming the folder when it
 /// has none), then what produced it: run.json (label, training.seed, training.steps), else its
-/// checkpoint's description, else the folder's name <label>-seed<N>[-...].
+/// checkpoint's description, else the folder's name <label>-seed<N>[-...]. A run.json whose
+/// configuration cannot be read still names the run; its config stays empty.
 RunFolder read_run_folder(const std::filesystem::path& dir);
 
 /// Makes `root`/<label>-seed<seed>-<stamp> (with -2, -3, ... when that is taken) and returns it.
