@@ -91,10 +91,11 @@ bool AnalysesPanel::run(const QString& name) {
     analysis::AnalysisInputs inputs{checkpoint_.toStdString(), shared->needs_checkpoint ? std::string() : dataset_.toStdString(),
                                     analysis::AnalysisOptions(view->options())};
     view->setRunning(true);
+    const QString model = shared->needs_checkpoint ? checkpoint_title_ : QString();
     jobs_[i]->start(
-        [view, shared, inputs](const Progress& progress) -> Job::Deliver {
+        [view, shared, inputs, model](const Progress& progress) -> Job::Deliver {
           auto result = std::make_shared<analysis::AnalysisResult>(analysis::run_analysis(*shared, inputs, progress));
-          return [view, result] { view->setResult(*result); };
+          return [view, result, model] { view->setResult(*result, model); };
         },
         on);
     return true;

@@ -142,8 +142,9 @@ MainWindow::MainWindow(QWidget* parent)
   auto* export_all = file_menu->addAction(tr("&Export All Views…"), this, [this] {
     std::vector<const viz::FigureSource*> sources = {attention_, rollout_view_, returns_view_, tsne_view_};
     for (const auto* source : analyses_->figureSources()) sources.push_back(source);
+    for (const auto* source : training_->figureSources()) sources.push_back(source);
     const auto written = viz::ExportDialog::exportSources(this, sources);
-    if (!written.empty()) status_->setText(tr("Wrote %1 files").arg(written.size()));
+    if (!written.empty()) status_->setText(viz::ExportDialog::writtenReport(written));
   });
   export_all->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
   file_menu->addSeparator();
@@ -196,6 +197,7 @@ MainWindow::MainWindow(QWidget* parent)
     if (shown_job_) shown_job_->cancel();
     if (shown_job_ == load_job_ || shown_job_ == inspect_job_) status_->setText(tr("Cancelling …"));
   });
+  status_->setOpenExternalLinks(true);  // an export names its folder as a link
   statusBar()->addWidget(status_, 1);
   statusBar()->addPermanentWidget(progress_);
   statusBar()->addPermanentWidget(cancel_button_);

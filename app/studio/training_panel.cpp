@@ -50,6 +50,7 @@
 #include "dstudio/models/variant_registry.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/viz/config_form.h"
+#include "dstudio/viz/export_dialog.h"
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/run_curves_view.h"
 
@@ -141,7 +142,9 @@ TrainingPanel::TrainingPanel(QWidget* parent)
       band_(new QComboBox),
       smoothing_(new QSlider(Qt::Horizontal)),
       smoothing_label_(new QLabel),
-      timer_(new QTimer(this)) {
+      timer_(new QTimer(this)),
+      curves_figure_(std::make_unique<CurvesFigure>(*this)),
+      comparison_figure_(std::make_unique<ComparisonFigure>(*this)) {
   // Variant chooser: hier takes its merger and mixer.
   for (const auto& name : models::variant_names()) variant_->addItem(QString::fromStdString(name));
   for (const auto& m : models::hier_mergers()) merger_->addItem(QString::fromStdString(m));
@@ -218,7 +221,8 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   progress_->setTextVisible(true);
   progress_->setFormat(tr("no run"));
   status_->setWordWrap(true);
-  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::LinksAccessibleByMouse);
+  status_->setOpenExternalLinks(true);  // an export's folder
 
   // Run list and the comparison.
   runs_list_->setColumnCount(ColumnCount);
@@ -915,22 +919,94 @@ void TrainingPanel::chooseRunFolder() {
   if (!dir.isEmpty()) addRunFolder(dir);
 }
 
-std::vector<std::string> TrainingPanel::exportComparison(const QString& base) {
+// The selected run's curves as figures: its loss, and its evaluations (score, with the attention
+// entropy on a second axis), with every metric as CSV.
+class TrainingPanel::CurvesFigure : public viz::FigureSource {
+ public:
+  explicit CurvesFigure(const TrainingPanel& panel) : panel_(panel) {}
+  [[nodiscard]] QString figureName() const override { return QStringLiteral("training_curves"); }
+  [[nodiscard]] bool hasFigure() const override {
+    const auto* run = panel_.currentRun();
+    return run && last_value(run->metrics(), "loss").has_value();
+  }
+  [[nodiscard]] viz::FigureText figureText() const override {
+    const auto* run = panel_.currentRun();
+    return {run ? run->name() : QString(), tr("step"), {}};
+  }
+  std::vector<std::string> exportFigure(const std::string& base, const viz::FigureStyle& style) const override {
+    const auto* run = panel_.currentRun();
+    if (!hasFigure()) return {};
+    const auto& columns = run->metrics().columns;
+    const auto series = [&](const char* key, const QString& name, bool right) {
+      const auto& c = columns.at(key);
+      return viz::Series{name, c.x, c.y, {}, {}, right};
+    };
+    const QString name = figureText().title;
+    std::vector<std::string> written =
+        viz::save_lines(base + "_loss", {series("loss", tr("loss"), false)}, tr("step"), tr("loss (action MSE)"),
+                        viz::with_defaults(style, {tr("%1: training loss").arg(name), tr("step"), tr("loss (action MSE)")}));
+    if (columns.count("eval_score")) {
+      std::vector<viz::Series> eval = {series("eval_score", tr("normalised score"), false)};
+      const bool entropy = columns.count("entropy_layer1") > 0;
+      if (entropy) eval.push_back(series("entropy_layer1", tr("attention entropy, layer 1"), true));
+      for (auto& f : viz::save_lines(base + "_evaluation", eval, tr("step"), tr("normalised score"),
+                                     viz::with_defaults(style, {tr("%1: evaluation").arg(name), tr("step"), tr("normalised score")}),
+                                     entropy ? tr("attention entropy, layer 1") : QString()))
+        written.push_back(std::move(f));
+    }
+    analysis::write_run_metrics_csv(base + ".csv", run->metrics());
+    written.push_back(base + ".csv");
+    return written;
+  }
+
+ private:
+  const TrainingPanel& panel_;
+};
+
+// The comparison of the checked runs as a figure, with the groups' numbers.
+class TrainingPanel::ComparisonFigure : public viz::FigureSource {
+ public:
+  explicit ComparisonFigure(const TrainingPanel& panel) : panel_(panel) {}
+  [[nodiscard]] QString figureName() const override { return QStringLiteral("run_comparison"); }
+  [[nodiscard]] bool hasFigure() const override { return !panel_.compare_->groups().empty(); }
+  [[nodiscard]] viz::FigureText figureText() const override { return {{}, tr("step"), panel_.compare_->yLabel()}; }
+  std::vector<std::string> exportFigure(const std::string& base, const viz::FigureStyle& style) const override {
+    return hasFigure() ? panel_.writeComparison(base, viz::with_defaults(style, figureText())) : std::vector<std::string>{};
+  }
+
+ private:
+  const TrainingPanel& panel_;
+};
+
+const TrainingRun* TrainingPanel::currentRun() const {
+  const auto* item = runs_list_->currentItem();
+  for (const auto& row : runs_)
+    if (row.item == item) return row.run.get();
+  return nullptr;
+}
+
+std::vector<const viz::FigureSource*> TrainingPanel::figureSources() const { return {curves_figure_.get(), comparison_figure_.get()}; }
+
+std::vector<std::string> TrainingPanel::writeComparison(const std::string& base, const viz::FigureStyle& style) const {
   const auto groups = comparedGroups();
-  if (groups.empty()) {
+  std::vector<viz::Series> series;
+  for (const auto& g : compare_->groups()) series.push_back({g.name, g.x, g.mean, g.low, g.high, false});
+  auto written = viz::save_lines(base, series, tr("step"), compare_->yLabel(), style);
+  // The numbers behind the figure, next to it.
+  analysis::write_curve_groups_csv(base + ".csv", groups, smoothing_->value() / 100.0, band());
+  written.push_back(base + ".csv");
+  return written;
+}
+
+std::vector<std::string> TrainingPanel::exportComparison(const QString& base) {
+  if (comparedGroups().empty()) {
     last_error_ = tr("Nothing to export: check runs that have %1.").arg(metric_->currentText());
     status_->setText(last_error_);
     return {};
   }
-  std::vector<viz::Series> series;
-  for (const auto& g : compare_->groups()) series.push_back({g.name, g.x, g.mean, g.low, g.high, false});
   std::vector<std::string> written;
   try {
-    written = viz::save_lines(base.toStdString(), series, tr("step"), compare_->yLabel());
-    // The numbers behind the figure, next to it.
-    const std::string csv = base.toStdString() + ".csv";
-    analysis::write_curve_groups_csv(csv, groups, smoothing_->value() / 100.0, band());
-    written.push_back(csv);
+    written = writeComparison(base.toStdString(), viz::with_defaults({}, comparison_figure_->figureText()));
   } catch (const std::exception& e) {
     last_error_ = tr("Export failed: %1").arg(QString::fromStdString(e.what()));
     status_->setText(last_error_);
@@ -942,13 +1018,21 @@ std::vector<std::string> TrainingPanel::exportComparison(const QString& base) {
 }
 
 void TrainingPanel::exportWithDialog() {
-  QString suggested = QDir(runs_dir_).filePath("compare-");
-  suggested += metric_->currentData().toString();
-  const QString chosen = QFileDialog::getSaveFileName(this, tr("Export comparison"), suggested,
-                                                      tr("Figures (PDF, SVG, PNG and CSV) (*.pdf)"));
-  if (chosen.isEmpty()) return;
-  const QFileInfo info(chosen);
-  exportComparison(info.dir().filePath(info.completeBaseName()));
+  if (comparedGroups().empty()) {
+    exportComparison({});  // says why there is nothing to write
+    return;
+  }
+  // The dialog every view exports with: a venue's size, a preview, the folder remembered.
+  try {
+    const auto written = viz::ExportDialog::exportSource(this, *comparison_figure_);
+    if (!written.empty()) {
+      status_->setText(viz::ExportDialog::writtenReport(written));
+      status_->setStyleSheet({});
+    }
+  } catch (const std::exception& e) {
+    last_error_ = tr("Export failed: %1").arg(QString::fromStdString(e.what()));
+    status_->setText(last_error_);
+  }
 }
 
 }  // namespace dstudio::studio

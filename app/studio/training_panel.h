@@ -43,6 +43,8 @@ class QTreeWidgetItem;
 
 namespace dstudio::viz {
 class ConfigForm;
+class FigureSource;
+struct FigureStyle;
 class TrainingCurvesView;
 class RunComparisonView;
 }  // namespace dstudio::viz
@@ -92,6 +94,9 @@ class TrainingPanel : public QWidget {
   /// Writes the comparison plot as base.pdf, base.svg, base.png and its numbers as base.csv.
   /// Returns the paths written (none when nothing is compared).
   std::vector<std::string> exportComparison(const QString& base);
+  /// The panel's figures for an export of every view: "training_curves" (the selected run's loss
+  /// and evaluations, with its metrics as CSV) and "run_comparison" (the compared groups).
+  [[nodiscard]] std::vector<const viz::FigureSource*> figureSources() const;
 
   /// Sets a field of either form by its JSON key ("hidden", "steps", ...); false if unknown.
   bool setField(const QString& key, const QVariant& value);
@@ -149,6 +154,12 @@ class TrainingPanel : public QWidget {
   void closeEvent(QCloseEvent* event) override;
 
  private:
+  class CurvesFigure;
+  class ComparisonFigure;
+  // The comparison plot in `style` and its numbers; throws on failure.
+  std::vector<std::string> writeComparison(const std::string& base, const viz::FigureStyle& style) const;
+  [[nodiscard]] const TrainingRun* currentRun() const;
+
   // A run and its row in the run list.
   struct RunRow {
     std::unique_ptr<TrainingRun> run;
@@ -216,6 +227,8 @@ class TrainingPanel : public QWidget {
   QSlider* smoothing_;
   QLabel* smoothing_label_;
   QTimer* timer_;
+  std::unique_ptr<CurvesFigure> curves_figure_;
+  std::unique_ptr<ComparisonFigure> comparison_figure_;
 };
 
 }  // namespace dstudio::studio

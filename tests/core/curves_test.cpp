@@ -106,6 +106,31 @@ TEST(Curves, ReadsARunFolderFromCsvAndExplainsAnEmptyOne) {
   EXPECT_THROW(read_run_metrics(empty / "missing"), std::runtime_error);
 }
 
+// A run's metrics written as CSV read back as the same curves, the evaluations' sparse columns
+// (empty cells between evaluations) included.
+TEST(Curves, RunMetricsWrittenAsCsvReadBackExactly) {
+  test::TempDir dir;
+  std::ofstream(dir / "metrics.jsonl") << R"({"step":5,"loss":0.1,"learning_rate":0.001})" "\n"
+                                       << R"({"step":10,"loss":0.30000000000000004,"learning_rate":0.001,"eval_score":12.5,"entropy_layer1":1.5})" "\n"
+                                       << R"({"step":15,"loss":1e-07,"learning_rate":0.0005})" "\n";
+  const auto m = read_run_metrics(dir.path());
+  test::TempDir out;
+  write_run_metrics_csv(out / "metrics.csv", m);
+  std::ifstream in(out / "metrics.csv");
+  std::string header, row;
+  std::getline(in, header);
+  EXPECT_EQ(header, "step,entropy_layer1,eval_score,learning_rate,loss");
+  std::getline(in, row);
+  EXPECT_EQ(row, "5,,,0.001,0.10000000000000001");
+  const auto back = read_run_metrics(out.path());
+  ASSERT_EQ(back.columns.size(), m.columns.size());
+  for (const auto& [name, curve] : m.columns) {
+    EXPECT_EQ(back.columns.at(name).x, curve.x) << name;
+    EXPECT_EQ(back.columns.at(name).y, curve.y) << name;
+  }
+  EXPECT_THAT(back.columns.at("eval_score").x, testing::ElementsAre(10.0));
+}
+
 TEST(Curves, GroupsAverageTheirRunsByLabelInTheOrderLabelsAppear) {
   const Curve a1{{10, 20}, {0.8, 0.4}}, b{{10, 20}, {1.0, 1.0}}, a2{{10, 20}, {0.6, 0.2}};
   const std::vector<std::pair<std::string, const Curve*>> curves = {{"dt", &a1}, {"dc", &b}, {"dt", &a2}};

@@ -10,6 +10,7 @@
 #include <QProcess>
 #include <QSettings>
 #include <QStandardPaths>
+#include <QUrl>
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -339,6 +340,74 @@ TEST_F(Figures, ExportAllWritesEveryViewWithAFigureAndSkipsTheEmptyOnes) {
   EXPECT_EQ(full.calls, 1);
   ASSERT_EQ(some.size(), 1u);
   EXPECT_EQ(fs::path(some.front()).filename(), "counting.pdf");
+}
+
+// Exporting several views: the dialog lists them with their models, leaves out those with
+// nothing to draw, warns when the chosen ones show different models, and previews the selected
+// one as it will be written at the chosen size.
+TEST_F(Figures, ExportDialogChoosesViewsWarnsOfMixedModelsAndPreviewsAtTheChosenSize) {
+  ReturnAnalysisView returns;
+  returns.setAblation("dt-seed0", {{0, 5, 3000, 100, 90, 3}, {0, 5, 1000, 200, 30, 6}, {0, 5, 2500, 90, 75, 3}, {0, 5, 2000, 50, 60, 2}});
+  TsneView tsne;  // the same model, captioned with its variant
+  models::TokenCloud cloud;
+  for (int i = 0; i < 12; ++i) {
+    cloud.modality.push_back(i % 2 ? "s" : "R");
+    cloud.window.push_back(0);
+    cloud.timestep.push_back(i);
+    cloud.return_to_go.push_back(100.0 - i);
+  }
+  tsne.setTokens("dt-seed0 (dt)", cloud);
+  std::vector<double> xy;
+  for (int i = 0; i < 12; ++i) xy.push_back(i), xy.push_back(i % 3);
+  tsne.showLayout(10, xy);
+  EntropyRewardView rollout;  // nothing to draw yet
+  CountingSource curves(true);  // a figure of no model in particular
+
+  ExportDialog dialog(nullptr, true);
+  dialog.setSources({&returns, &rollout, &tsne, &curves});
+  EXPECT_EQ(dialog.chosenSources(), (std::vector<const FigureSource*>{&returns, &tsne, &curves}));
+  EXPECT_FALSE(dialog.setSourceChosen("entropy_reward", true)) << "nothing to draw";
+  EXPECT_EQ(dialog.mixedModelsWarning(), "") << "one model, and curves of none";
+
+  // Another model's rollout arrives: the warning names the views and their models.
+  models::RolloutResult result;
+  models::EpisodeTrace trace;
+  trace.length = 30;
+  for (int t = 0; t < 30; ++t) trace.rewards.push_back(1.0 + 0.1 * t), trace.entropy.push_back(2.0 - 0.02 * t);
+  result.episodes.push_back(trace);
+  rollout.setRollout("gdt-seed1", result, 5);
+  dialog.setSources({&returns, &rollout, &tsne, &curves});
+  const QString warning = dialog.mixedModelsWarning();
+  EXPECT_TRUE(warning.contains("returns, tsne from dt-seed0")) << warning.toStdString();
+  EXPECT_TRUE(warning.contains("entropy_reward from gdt-seed1")) << warning.toStdString();
+  ASSERT_TRUE(dialog.setSourceChosen("entropy_reward", false));
+  EXPECT_EQ(dialog.mixedModelsWarning(), "");
+  EXPECT_EQ(dialog.chosenSources().size(), 3u);
+
+  // The preview is the figure as written, at the chosen width.
+  ASSERT_TRUE(dialog.selectPreset("icml"));
+  dialog.selectSource("returns");
+  dialog.updatePreview();
+  ASSERT_FALSE(dialog.preview().isNull());
+  const int icml = dialog.preview().width();
+  EXPECT_NEAR(icml, 3.25 * 110, 1.5);
+  ASSERT_TRUE(dialog.selectPreset("neurips"));
+  dialog.updatePreview();
+  EXPECT_NEAR(dialog.preview().width(), dialog.style().width * 110, 1.5);
+  EXPECT_GT(dialog.preview().width(), icml);
+  ASSERT_TRUE(dialog.setSourceChosen("entropy_reward", true));
+  dialog.selectSource("entropy_reward");
+  dialog.updatePreview();
+  EXPECT_FALSE(dialog.preview().isNull());
+  dialog.show();
+  dialog.updatePreview();
+  QDir().mkpath(DSTUDIO_SCREENSHOT_DIR);
+  dialog.grab().save(DSTUDIO_SCREENSHOT_DIR "/export-dialog.png");
+
+  // What was written names its folder as a link.
+  const QString report = ExportDialog::writtenReport({(dir / "figs" / "a.pdf").string(), (dir / "figs" / "a.png").string()});
+  EXPECT_TRUE(report.startsWith("Wrote 2 files in")) << report.toStdString();
+  EXPECT_TRUE(report.contains(QUrl::fromLocalFile(QString::fromStdString((dir / "figs").string())).toString())) << report.toStdString();
 }
 
 TEST_F(Figures, ExportDialogRoundTripsItsSettings) {

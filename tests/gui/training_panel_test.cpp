@@ -11,6 +11,7 @@
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QLabel>
 #include <QMenu>
 #include <QProgressBar>
@@ -34,6 +35,7 @@
 #include "dstudio/data/synthetic.h"
 #include "dstudio/models/training_config.h"
 #include "dstudio/models/variant_config.h"
+#include "dstudio/viz/figures.h"
 #include "dstudio/viz/run_curves_view.h"
 #include "h5_fixture.h"
 #include "dstudio/viz/config_form.h"
@@ -510,6 +512,28 @@ TEST_F(TrainingPanelTest, TheRunsTableSortsByMetricsAndHyperparametersAndGroupsB
   EXPECT_NEAR(groups[1].mean.back(), (80.4 + 40.0) / 2, 1e-9);
   panel->show();
   save_screenshot("training-runs-table.png");
+
+  // The selected run's curves and the comparison are figures for an export of every view; the
+  // curves' CSV reads back as the run's metrics.
+  const auto sources = panel->figureSources();
+  ASSERT_EQ(sources.size(), 2u);
+  list->setCurrentItem(list->topLevelItem(0));  // dt-b, the best score
+  ASSERT_TRUE(sources[0]->hasFigure());
+  ASSERT_TRUE(sources[1]->hasFigure());
+  const QString out = QString::fromStdString((dir / "figures").string());
+  QDir().mkpath(out);
+  viz::FigureStyle png;
+  png.pdf = png.svg = false;
+  const auto curves = sources[0]->exportFigure(QDir(out).filePath("metrics").toStdString(), png);
+  EXPECT_EQ(curves.size(), 3u);  // loss, evaluation, CSV
+  EXPECT_TRUE(QFile::exists(QDir(out).filePath("metrics_evaluation.png")));
+  const auto back = analysis::read_run_metrics(out.toStdString());
+  EXPECT_EQ(back.columns.at("eval_score").y, (std::vector<double>{80.4}));
+  EXPECT_EQ(back.columns.at("loss").y, (std::vector<double>{0.5, 0.25}));
+  const auto compared = sources[1]->exportFigure(QDir(out).filePath("run_comparison").toStdString(), png);
+  EXPECT_EQ(compared.size(), 2u);
+  list->setCurrentItem(nullptr);
+  EXPECT_FALSE(sources[0]->hasFigure()) << "no run selected";
 }
 
 TEST_F(TrainingPanelTest, AFailedRunShowsItsMessageInsteadOfCrashing) {

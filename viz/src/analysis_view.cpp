@@ -268,8 +268,9 @@ void AnalysisView::setProgress(double fraction, const QString& stage) {
   if (!stage.isEmpty()) status_->setText(tr("Running: %1").arg(stage));
 }
 
-void AnalysisView::setResult(const analysis::AnalysisResult& result) {
+void AnalysisView::setResult(const analysis::AnalysisResult& result, const QString& model) {
   result_ = std::make_shared<const analysis::AnalysisResult>(result);
+  model_ = model;
   setRunning(false);
   summary_->clear();
   const auto summary = QJsonDocument::fromJson(QByteArray::fromStdString(result.summary_json)).object();

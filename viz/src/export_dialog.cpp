@@ -14,11 +14,17 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QPushButton>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QUrl>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace dstudio::viz {
 namespace {
@@ -41,6 +47,20 @@ bool matches(const FigureStyle& s, const FigureStyle& p) {
   return near(s.width, p.width) && near(s.height, p.height) && near(s.font, p.font) && near(s.axisFont(), p.axisFont()) &&
          near(s.tickFont(), p.tickFont()) && near(s.line_width, p.line_width) && s.font_family == p.font_family && s.dpi == p.dpi;
 }
+
+// A model's label without the variant a caption may add ("dt-seed0 (dt)" is "dt-seed0"), so
+// that views titled either way are known to show the same model.
+QString model_identity(const QString& model) {
+  const QString m = model.trimmed();
+  if (m.endsWith(')')) {
+    const auto open = m.lastIndexOf(QStringLiteral(" ("));
+    if (open > 0) return m.left(open);
+  }
+  return m;
+}
+
+// The preview's resolution: a figure at about the size it has on a screen.
+constexpr int kPreviewDpi = 110;
 
 QString default_folder() {
   const QString pictures = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation);
@@ -71,7 +91,10 @@ ExportDialog::ExportDialog(QWidget* parent, bool folder)
       output_(new QLineEdit),
       browse_(new QPushButton(tr("Browse…"))),
       summary_(new QLabel),
-      buttons_(new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel)) {
+      buttons_(new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel)),
+      warning_(new QLabel),
+      preview_(new QLabel),
+      preview_timer_(new QTimer(this)) {
   setWindowTitle(folder ? tr("Export all figures") : tr("Export figure"));
   setObjectName(QStringLiteral("exportDialog"));
   for (const auto& p : venue_presets()) preset_->addItem(p.name);
@@ -142,14 +165,46 @@ ExportDialog::ExportDialog(QWidget* parent, bool folder)
   auto* layout = new QVBoxLayout(this);
   auto* columns = new QHBoxLayout;
   auto* left = new QVBoxLayout;
+  if (folder) {
+    auto* chosen = new QGroupBox(tr("Views"));
+    auto* chosen_layout = new QVBoxLayout(chosen);
+    views_ = new QListWidget;
+    views_->setToolTip(tr("The views to write, each with the model it shows; select one to preview it"));
+    views_->setMinimumHeight(120);
+    chosen_layout->addWidget(views_);
+    left->addWidget(chosen);
+    connect(views_, &QListWidget::itemChanged, this, [this] {
+      updateWarning();
+      updatePresetName();
+    });
+    connect(views_, &QListWidget::currentRowChanged, this, [this] { preview_timer_->start(); });
+  }
   left->addWidget(size);
   left->addWidget(files);
   left->addStretch(1);
   columns->addLayout(left);
   columns->addWidget(text);
+  auto* shown = new QGroupBox(tr("Preview"));
+  auto* shown_layout = new QVBoxLayout(shown);
+  preview_->setAlignment(Qt::AlignCenter);
+  preview_->setMinimumSize(360, 280);
+  preview_->setStyleSheet(QStringLiteral("background: white; border: 1px solid palette(mid);"));
+  preview_->setToolTip(tr("The figure as it will be written, at screen resolution"));
+  shown_layout->addWidget(preview_, 1);
+  columns->addWidget(shown, 1);
   layout->addLayout(columns);
+  warning_->setWordWrap(true);
+  warning_->setStyleSheet(QStringLiteral("color: #d55e00;"));
+  warning_->hide();
+  layout->addWidget(warning_);
   layout->addWidget(summary_);
   layout->addWidget(buttons_);
+  // The preview follows the fields after a pause, so typing a title does not redraw per key.
+  preview_timer_->setSingleShot(true);
+  preview_timer_->setInterval(250);
+  connect(preview_timer_, &QTimer::timeout, this, &ExportDialog::updatePreview);
+  for (auto* edit : {title_, x_title_, y_title_}) connect(edit, &QLineEdit::textChanged, preview_timer_, qOverload<>(&QTimer::start));
+  connect(show_title_, &QCheckBox::toggled, preview_timer_, qOverload<>(&QTimer::start));
 
   connect(preset_, &QComboBox::activated, this, &ExportDialog::applyPreset);
   for (auto* box : {width_, height_, font_, axis_font_, tick_font_, line_width_})
@@ -282,7 +337,134 @@ void ExportDialog::updatePresetName() {
   if (s.png) line += tr("; PNG %1 × %2 px").arg(std::lround(s.width * s.dpi)).arg(std::lround(h * s.dpi));
   line += tr("; and the numbers as CSV.");
   summary_->setText(line);
-  buttons_->button(QDialogButtonBox::Save)->setEnabled((s.pdf || s.svg || s.png) && !output().isEmpty());
+  buttons_->button(QDialogButtonBox::Save)->setEnabled((s.pdf || s.svg || s.png) && !output().isEmpty() && (!views_ || !chosenSources().empty()));
+  preview_timer_->start();
+}
+
+ExportDialog::~ExportDialog() = default;
+
+void ExportDialog::setSource(const FigureSource* source) {
+  source_ = source;
+  updatePreview();
+}
+
+void ExportDialog::setSources(const std::vector<const FigureSource*>& sources) {
+  sources_ = sources;
+  if (!views_) return;
+  const QSignalBlocker block(views_);
+  views_->clear();
+  int first = -1;
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    const auto* s = sources[i];
+    const bool drawable = s && s->hasFigure();
+    const QString model = drawable ? s->figureModel() : QString();
+    auto* item = new QListWidgetItem(s ? (model.isEmpty() ? s->figureName() : tr("%1 — %2").arg(s->figureName(), model)) : QString());
+    item->setFlags(drawable ? (Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemIsUserCheckable) : Qt::ItemFlags());
+    item->setCheckState(drawable ? Qt::Checked : Qt::Unchecked);
+    if (!drawable && s) item->setToolTip(tr("Nothing to draw yet"));
+    item->setData(Qt::UserRole, static_cast<int>(i));
+    views_->addItem(item);
+    if (drawable && first < 0) first = views_->count() - 1;
+  }
+  views_->setCurrentRow(first);
+  updateWarning();
+  updatePresetName();
+  updatePreview();
+}
+
+std::vector<const FigureSource*> ExportDialog::chosenSources() const {
+  if (!views_) return source_ ? std::vector<const FigureSource*>{source_} : sources_;
+  std::vector<const FigureSource*> out;
+  for (int r = 0; r < views_->count(); ++r)
+    if (views_->item(r)->checkState() == Qt::Checked) out.push_back(sources_[static_cast<std::size_t>(views_->item(r)->data(Qt::UserRole).toInt())]);
+  return out;
+}
+
+bool ExportDialog::setSourceChosen(const QString& name, bool on) {
+  if (!views_) return false;
+  for (int r = 0; r < views_->count(); ++r) {
+    const auto* s = sources_[static_cast<std::size_t>(views_->item(r)->data(Qt::UserRole).toInt())];
+    if (!s || s->figureName() != name || !(views_->item(r)->flags() & Qt::ItemIsUserCheckable)) continue;
+    views_->item(r)->setCheckState(on ? Qt::Checked : Qt::Unchecked);
+    return true;
+  }
+  return false;
+}
+
+void ExportDialog::selectSource(const QString& name) {
+  if (!views_) return;
+  for (int r = 0; r < views_->count(); ++r) {
+    const auto* s = sources_[static_cast<std::size_t>(views_->item(r)->data(Qt::UserRole).toInt())];
+    if (s && s->figureName() == name) views_->setCurrentRow(r);
+  }
+  updatePreview();
+}
+
+QString ExportDialog::mixedModelsWarning() const {
+  // Views by the model they show; those showing none in particular (training curves) mix with any.
+  std::vector<std::pair<QString, QStringList>> models;
+  for (const auto* s : chosenSources()) {
+    if (!s || !s->hasFigure() || s->figureModel().isEmpty()) continue;
+    const QString id = model_identity(s->figureModel());
+    auto at = std::find_if(models.begin(), models.end(), [&](const auto& m) { return m.first == id; });
+    if (at == models.end()) models.push_back({id, {}}), at = models.end() - 1;
+    at->second << s->figureName();
+  }
+  if (models.size() < 2) return {};
+  QStringList parts;
+  for (const auto& [model, views] : models) parts << tr("%1 from %2").arg(views.join(QStringLiteral(", ")), model);
+  return tr("These views show different models: %1. Re-run the views of the model you mean, or leave the others out.")
+      .arg(parts.join(QStringLiteral("; ")));
+}
+
+void ExportDialog::updateWarning() {
+  const QString warning = mixedModelsWarning();
+  warning_->setText(warning);
+  warning_->setVisible(!warning.isEmpty());
+}
+
+const FigureSource* ExportDialog::previewed() const {
+  if (source_) return source_;
+  if (!views_ || views_->currentRow() < 0) return nullptr;
+  return sources_[static_cast<std::size_t>(views_->currentItem()->data(Qt::UserRole).toInt())];
+}
+
+void ExportDialog::updatePreview() {
+  preview_timer_->stop();
+  const FigureSource* source = previewed();
+  preview_image_ = {};
+  if (source && source->hasFigure()) {
+    // The figure written as the dialog would write it, as PNG at screen resolution, into a
+    // folder of the dialog's own: what is previewed is what the files will hold.
+    if (!preview_dir_) preview_dir_ = std::make_unique<QTemporaryDir>();
+    FigureStyle s = style();
+    s.pdf = s.svg = false;
+    s.png = true;
+    s.dpi = kPreviewDpi;
+    try {
+      for (const auto& path : source->exportFigure(QDir(preview_dir_->path()).filePath(QStringLiteral("preview")).toStdString(), s))
+        if (QString::fromStdString(path).endsWith(QStringLiteral(".png"))) {
+          preview_image_.load(QString::fromStdString(path));
+          break;
+        }
+    } catch (const std::exception& e) {
+      preview_->setText(tr("No preview: %1").arg(QString::fromStdString(e.what())));
+      return;
+    }
+  }
+  if (preview_image_.isNull()) {
+    preview_->setPixmap({});
+    preview_->setText(source ? tr("Nothing to draw yet") : tr("No view chosen"));
+    return;
+  }
+  const QSize room = preview_->contentsRect().size().expandedTo(QSize(360, 280));
+  preview_->setPixmap(QPixmap::fromImage(preview_image_.scaled(room, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
+}
+
+QString ExportDialog::writtenReport(const std::vector<std::string>& written) {
+  if (written.empty()) return tr("Nothing was written.");
+  const QString folder = QFileInfo(QString::fromStdString(written.front())).absolutePath();
+  return tr("Wrote %1 files in <a href=\"%2\">%3</a>").arg(written.size()).arg(QUrl::fromLocalFile(folder).toString(), folder.toHtmlEscaped());
 }
 
 void ExportDialog::browse() {
@@ -344,6 +526,7 @@ void ExportDialog::remember() const {
 std::vector<std::string> ExportDialog::exportSource(QWidget* parent, const FigureSource& source) {
   ExportDialog dialog(parent);
   dialog.setDefaultText(source.figureText());
+  dialog.setSource(&source);
   QString folder = QSettings().value(QStringLiteral("export/folder")).toString();
   if (folder.isEmpty()) folder = default_folder();
   dialog.setOutput(QDir(folder).filePath(source.figureName()));
@@ -356,16 +539,19 @@ void ExportDialog::attach(QPushButton* button, QWidget* owner, const FigureSourc
   button->setEnabled(false);
   QObject::connect(button, &QPushButton::clicked, owner, [owner, &source, report] {
     const auto written = exportSource(owner, source);
-    if (!written.empty() && report)
-      report->setText(tr("Wrote %1 files: %2").arg(written.size()).arg(QString::fromStdString(written.front())));
+    if (!written.empty() && report) {
+      report->setOpenExternalLinks(true);
+      report->setText(writtenReport(written));
+    }
   });
 }
 
 std::vector<std::string> ExportDialog::exportSources(QWidget* parent, const std::vector<const FigureSource*>& sources) {
   ExportDialog dialog(parent, true);
   if (dialog.output().isEmpty()) dialog.setOutput(QDir(default_folder()).filePath(QStringLiteral("figures")));
+  dialog.setSources(sources);
   if (dialog.exec() != QDialog::Accepted) return {};
-  return export_all(sources, dialog.output().toStdString(), dialog.style());
+  return export_all(dialog.chosenSources(), dialog.output().toStdString(), dialog.style());
 }
 
 }  // namespace dstudio::viz

@@ -115,16 +115,18 @@ void read_csv(const fs::path& file, RunMetrics& out) {
   const auto step_column = std::find(header.begin(), header.end(), "step") - header.begin();
   if (step_column == static_cast<std::ptrdiff_t>(header.size())) return;
   while (std::getline(in, line)) {
-    std::vector<double> row;
-    std::stringstream cells(line);
-    std::string cell;
-    while (std::getline(cells, cell, ',')) row.push_back(std::strtod(cell.c_str(), nullptr));
-    if (row.size() != header.size()) continue;  // a row cut short by a crash
+    // Every cell, the empty ones (a metric not logged at that step) included.
+    std::vector<std::string> row;
+    std::size_t from = 0;
+    for (std::size_t comma; (comma = line.find(',', from)) != std::string::npos; from = comma + 1) row.push_back(line.substr(from, comma - from));
+    row.push_back(line.substr(from));
+    if (row.size() != header.size() || row[static_cast<std::size_t>(step_column)].empty()) continue;  // a row cut short by a crash
+    const double step = std::strtod(row[static_cast<std::size_t>(step_column)].c_str(), nullptr);
     for (std::size_t k = 0; k < header.size(); ++k) {
-      if (static_cast<std::ptrdiff_t>(k) == step_column) continue;
+      if (static_cast<std::ptrdiff_t>(k) == step_column || row[k].empty()) continue;
       auto& curve = out.columns[header[k]];
-      curve.x.push_back(row[static_cast<std::size_t>(step_column)]);
-      curve.y.push_back(row[k]);
+      curve.x.push_back(step);
+      curve.y.push_back(std::strtod(row[k].c_str(), nullptr));
     }
   }
 }
@@ -198,6 +200,30 @@ void write_curve_groups_csv(const std::filesystem::path& path, const std::vector
       if (has_raw) out << g.raw_mean[static_cast<std::size_t>(raw - g.raw_x.begin())];
       out << '\n';
     }
+  write_text_atomically(path, out.str());
+}
+
+void write_run_metrics_csv(const std::filesystem::path& path, const RunMetrics& metrics) {
+  std::vector<double> steps;
+  for (const auto& [name, curve] : metrics.columns) steps.insert(steps.end(), curve.x.begin(), curve.x.end());
+  std::sort(steps.begin(), steps.end());
+  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+  std::ostringstream out;
+  out << "step";
+  for (const auto& [name, curve] : metrics.columns) out << ',' << csv_field(name);
+  out << '\n';
+  out.precision(17);
+  // Each column's next unwritten value; the steps of a column increase.
+  std::map<std::string, std::size_t> next;
+  for (double step : steps) {
+    out << std::setprecision(15) << step << std::setprecision(17);
+    for (const auto& [name, curve] : metrics.columns) {
+      out << ',';
+      auto& i = next[name];
+      if (i < curve.x.size() && curve.x[i] == step) out << curve.y[i++];
+    }
+    out << '\n';
+  }
   write_text_atomically(path, out.str());
 }
 

@@ -51,6 +51,12 @@ struct RunMetrics {
 /// no row with a step.
 RunMetrics read_run_metrics(const std::filesystem::path& dir);
 
+/// The run's metrics as CSV: "step" and every column in name order, one row a step any column
+/// logged, empty where a column has no value at that step. Written atomically; throws Error
+/// naming `path` on failure. read_run_metrics of a folder holding it as metrics.csv reads the
+/// same curves back.
+void write_run_metrics_csv(const std::filesystem::path& path, const RunMetrics& metrics);
+
 /// How a group's band is drawn: the range of its runs, or one standard deviation about the mean.
 enum class Band { MinMax, MeanStd };
 

@@ -41,8 +41,8 @@ class AnalysisView : public QWidget, public FigureSource {
   void setReady(bool ready, const QString& note = {});
   void setRunning(bool running);
   void setProgress(double fraction, const QString& stage);
-  /// Shows what the analysis computed and ends the run.
-  void setResult(const analysis::AnalysisResult& result);
+  /// Shows what the analysis computed and ends the run; `model` names the checkpoint it ran on.
+  void setResult(const analysis::AnalysisResult& result, const QString& model = {});
   /// Forgets the result (another checkpoint was opened).
   void clearResult();
   /// Ends the run without a result: `why` (cancelled, or an error).
@@ -58,6 +58,7 @@ class AnalysisView : public QWidget, public FigureSource {
   [[nodiscard]] QString figureName() const override;
   [[nodiscard]] bool hasFigure() const override;
   [[nodiscard]] FigureText figureText() const override;
+  [[nodiscard]] QString figureModel() const override { return result_ ? model_ : QString(); }
   /// Every figure of the result as base_<figure>.* (the figure's name as the command line writes
   /// it, after the analysis's), each with its numbers as CSV.
   std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style = {}) const override;
@@ -84,6 +85,7 @@ class AnalysisView : public QWidget, public FigureSource {
   QComboBox* figure_choice_;
   QLabel* figure_;
   std::shared_ptr<const analysis::AnalysisResult> result_;
+  QString model_;
   bool ready_ = false;
 };
 

@@ -84,6 +84,8 @@ class AttentionMapView : public QWidget, public FigureSource {
   [[nodiscard]] bool hasFigure() const override { return matrix_.tokens > 0; }
   /// The model and what is shown (mode, layer, head); key and query.
   [[nodiscard]] FigureText figureText() const override;
+  /// The model inspected (not the compared one, which the figure names itself).
+  [[nodiscard]] QString figureModel() const override { return matrix_.tokens > 0 ? title_ : QString(); }
   /// Writes the map on screen (side by side: both maps on one scale) as base.pdf, base.svg and base.png (figures.h) in `style` and its
   /// numbers as base.csv; returns the paths written.
   std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style = {}) const override;

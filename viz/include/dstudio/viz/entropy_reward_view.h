@@ -49,6 +49,7 @@ class EntropyRewardView : public QWidget, public FigureSource {
   /// "entropy_reward".
   [[nodiscard]] QString figureName() const override { return QStringLiteral("entropy_reward"); }
   [[nodiscard]] bool hasFigure() const override { return !result_.episodes.empty(); }
+  [[nodiscard]] QString figureModel() const override { return hasFigure() ? title_ : QString(); }
   [[nodiscard]] FigureText figureText() const override;
   /// The episode on screen (entropy and reward on two axes) as base.*, every step of every
   /// episode as a scatter with its correlations as base_correlation.*, and every episode's

@@ -2,11 +2,15 @@
 /// \file
 /// The dialog that asks how to export a figure before writing it: a venue preset (figures.h's
 /// venue_presets), width and height, font family and sizes, line width, title and axis titles,
-/// PNG resolution, which formats to write and where. It remembers the last choices (QSettings,
-/// group "export") and is fully usable without being shown: setters and getters for everything,
-/// so tests and scripts drive it as a user would.
+/// PNG resolution, which formats to write and where, with a preview of the figure as it will be
+/// written. Exporting several views, it lists them to choose from, each with the model it shows,
+/// and warns when the chosen ones show different models. It remembers the last choices
+/// (QSettings, group "export") and is fully usable without being shown: setters and getters for
+/// everything, so tests and scripts drive it as a user would.
 
 #include <QDialog>
+#include <QImage>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,7 +22,10 @@ class QDialogButtonBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
+class QListWidget;
 class QPushButton;
+class QTemporaryDir;
+class QTimer;
 
 namespace dstudio::viz {
 
@@ -27,6 +34,32 @@ class ExportDialog : public QDialog {
  public:
   /// `folder`: the output is a folder (export every view at once) rather than a base path.
   explicit ExportDialog(QWidget* parent = nullptr, bool folder = false);
+  ~ExportDialog() override;
+
+  /// The one figure this dialog exports, for its preview.
+  void setSource(const FigureSource* source);
+  /// The views an export of several may write, listed with the model each shows; those with a
+  /// figure are checked, those with nothing to draw yet are greyed out. The dialog previews the
+  /// view selected in the list.
+  void setSources(const std::vector<const FigureSource*>& sources);
+  /// The checked views, in the order given.
+  [[nodiscard]] std::vector<const FigureSource*> chosenSources() const;
+  /// Checks or unchecks the listed view named `name` (figureName); false when none is, or it has
+  /// nothing to draw.
+  bool setSourceChosen(const QString& name, bool on);
+  /// Selects the listed view to preview.
+  void selectSource(const QString& name);
+  /// What the dialog warns of: the checked views show different models (which views, which
+  /// models); empty when they show one model, or none in particular.
+  [[nodiscard]] QString mixedModelsWarning() const;
+  /// Draws the preview now: the previewed view exported as PNG at the dialog's style, at screen
+  /// resolution (it otherwise follows every change after a short pause).
+  void updatePreview();
+  /// The preview as last drawn; null when there is nothing to preview.
+  [[nodiscard]] QImage preview() const { return preview_image_; }
+
+  /// What was written, for a status line: how many files, and the folder as a link to open it.
+  [[nodiscard]] static QString writtenReport(const std::vector<std::string>& written);
 
   /// The figure's own title and axis titles, shown greyed out in the empty fields.
   void setDefaultText(const FigureText& text);
@@ -59,6 +92,8 @@ class ExportDialog : public QDialog {
   void applyPreset(int index);
   void updatePresetName();
   void browse();
+  void updateWarning();
+  [[nodiscard]] const FigureSource* previewed() const;
 
   bool folder_;
   bool applying_ = false;
@@ -82,6 +117,14 @@ class ExportDialog : public QDialog {
   QPushButton* browse_;
   QLabel* summary_;
   QDialogButtonBox* buttons_;
+  std::vector<const FigureSource*> sources_;
+  const FigureSource* source_ = nullptr;
+  QListWidget* views_ = nullptr;
+  QLabel* warning_;
+  QLabel* preview_;
+  QTimer* preview_timer_;
+  QImage preview_image_;
+  std::unique_ptr<QTemporaryDir> preview_dir_;
 };
 
 }  // namespace dstudio::viz

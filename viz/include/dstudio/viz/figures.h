@@ -89,6 +89,9 @@ class FigureSource {
   [[nodiscard]] virtual bool hasFigure() const = 0;
   /// The title and axis titles used when the style leaves them empty.
   [[nodiscard]] virtual FigureText figureText() const { return {}; }
+  /// The model the figure shows (its label, as captions name it), or empty when it shows none in
+  /// particular (training curves): an export of several views warns when these differ.
+  [[nodiscard]] virtual QString figureModel() const { return {}; }
   /// Writes base.{pdf,svg,png} (as the style asks) and base.csv; a view with two panels may
   /// write them as base_<panel>.*. Returns the paths written; nothing without a figure.
   virtual std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style) const = 0;

@@ -59,6 +59,8 @@ class ReturnAnalysisView : public QWidget, public FigureSource {
   /// "returns".
   [[nodiscard]] QString figureName() const override { return QStringLiteral("returns"); }
   [[nodiscard]] bool hasFigure() const override { return !ablation_data_.empty() || !sweep_data_.empty(); }
+  /// The model zeroed or swept (the sweep's first model when both were swept).
+  [[nodiscard]] QString figureModel() const override { return !ablation_data_.empty() ? ablation_title_ : !sweep_data_.empty() ? sweep_title_ : QString(); }
   [[nodiscard]] FigureText figureText() const override;
   /// The zeroing ablation as base_zeroing.* and the target sweep as base_sweep.* (whichever has
   /// been run), each with its numbers as CSV.

@@ -72,6 +72,7 @@ class TsneView : public QWidget, public FigureSource {
   /// "tsne".
   [[nodiscard]] QString figureName() const override { return QStringLiteral("tsne"); }
   [[nodiscard]] bool hasFigure() const override { return shown_ >= 0; }
+  [[nodiscard]] QString figureModel() const override { return hasFigure() ? title_ : QString(); }
   [[nodiscard]] FigureText figureText() const override;
   /// The layout on screen, coloured as on screen, as base.*, and base.csv with every point's
   /// coordinates, modality, window, timestep and return-to-go.
