@@ -26,6 +26,7 @@
 #include <QTimer>
 #include <QTreeWidget>
 #include <QtConcurrent/QtConcurrentRun>
+#include <qcustomplot.h>
 
 #include "default_dataset.h"
 #include "dstudio/common/error.h"
@@ -38,6 +39,7 @@
 #include "dstudio/viz/entropy_reward_view.h"
 #include "dstudio/viz/return_analysis_view.h"
 #include "dstudio/viz/export_dialog.h"
+#include "dstudio/viz/figures.h"
 #include "dstudio/viz/tsne_view.h"
 #include "dstudio/viz/workspace_view.h"
 #include "dstudio/env/environment.h"
@@ -438,9 +440,14 @@ void MainWindow::dropEvent(QDropEvent* event) {
 void MainWindow::setPresentationMode(bool on) {
   if (on == presentation_) return;
   presentation_ = on;
+  // The window grows with its type; leaving gives it back the size it had.
+  if (on) geometry_before_presentation_ = saveGeometry();
   QFont font = base_font_;
-  if (on) font.setPointSizeF(base_font_.pointSizeF() * 1.6);
+  if (on) font.setPointSizeF(base_font_.pointSizeF() * kPresentationScale);
   QApplication::setFont(font);
+  // Plots draw their text in fonts of their own: they are scaled alike.
+  for (auto* plot : findChildren<QCustomPlot*>()) viz::set_plot_text_scale(plot, on ? kPresentationScale : 1.0);
+  if (!on && !geometry_before_presentation_.isEmpty()) restoreGeometry(geometry_before_presentation_);
   QSettings().setValue("view/presentation", on);
 }
 

@@ -99,7 +99,10 @@ class MainWindow : public QMainWindow {
   void cancelComparison();
   [[nodiscard]] bool isComparing() const;
   [[nodiscard]] QString checkpointPath() const { return checkpoint_path_; }
-  /// Large type for a lecture hall: every widget's font at 1.6 times its size (remembered).
+  /// Type in presentation mode, relative to the usual.
+  static constexpr double kPresentationScale = 1.6;
+  /// Large type for a lecture hall: every widget's font, and every plot's text, at
+  /// kPresentationScale times its size (remembered). Leaving restores the window's size.
   void setPresentationMode(bool on);
   [[nodiscard]] bool presentationMode() const { return presentation_; }
   /// Replays episode `episode` of the open dataset in the viewer from its recorded states.
@@ -187,6 +190,7 @@ class MainWindow : public QMainWindow {
   QJsonObject pending_viewer_;  // viewer settings of a workspace, applied when its player arrives
   QString pending_tab_;
   bool presentation_ = false;
+  QByteArray geometry_before_presentation_;
   QFont base_font_;
   double best_score_ = 0.0;
   QString checkpoint_path_;

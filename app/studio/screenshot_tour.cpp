@@ -162,14 +162,30 @@ void ScreenshotTour::showViewer() {
       QTimer::singleShot(200, this, [this, viewer] {
         save(window_.tabs()->indexOf(viewer), "viewer.png");
         save(window_.tabs()->indexOf(window_.workspaceView()), "workspace.png");
-        if (!done_) {
-          done_ = true;
-          emit finished(true, QString("saved %1 views to %2").arg(written_.size()).arg(dir_));
-        }
+        showPresentation();
       });
     });
   });
   poll->start();
+}
+
+void ScreenshotTour::showPresentation() {
+  // The same views on a projector: large type in the widgets and the plots, then back.
+  const bool was = window_.presentationMode();
+  window_.setPresentationMode(true);
+  QTimer::singleShot(300, this, [this, was] {
+    auto* tabs = window_.tabs();
+    save(tabs->indexOf(window_.attentionView()), "presentation-attention.png");
+    save(2, "presentation-entropy-reward.png");
+    save(3, "presentation-zeroing-and-sweep.png");
+    save(tabs->indexOf(window_.trainingPanel()), "presentation-training.png");
+    save(tabs->indexOf(window_.viewer()), "presentation-viewer.png");
+    window_.setPresentationMode(was);
+    if (!done_) {
+      done_ = true;
+      emit finished(true, QString("saved %1 views to %2").arg(written_.size()).arg(dir_));
+    }
+  });
 }
 
 void ScreenshotTour::save(int tab, const QString& name) {

@@ -30,6 +30,7 @@ class ScreenshotTour : public QObject {
   void showAnalyses();
   void showTraining();
   void showViewer();
+  void showPresentation();
   void fail(const QString& why);
 
   MainWindow& window_;

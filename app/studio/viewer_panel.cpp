@@ -8,7 +8,10 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QTextStream>
-#include <QThreadPool>
+#include <QActionGroup>
+#include <QMenu>
+#include <QRegularExpression>
+#include <QStandardPaths>
 #include <QComboBox>
 #include <QDateTime>
 #include <QElapsedTimer>
@@ -35,6 +38,7 @@
 #include "dstudio/viz/episode_timeline.h"
 #include "dstudio/viz/scene_view.h"
 #include "dstudio/viz/target_chooser.h"
+#include "video_writer.h"
 
 namespace dstudio::studio {
 namespace {
@@ -90,25 +94,61 @@ ViewerPanel::ViewerPanel(QWidget* parent)
       seed_(new QSpinBox),
       timer_(new QTimer(this)),
       record_(new QPushButton(tr("Record"))),
-      pending_writes_(std::make_shared<std::atomic<int>>(0)),
-      writer_(new QThreadPool(this)) {
-  writer_->setMaxThreadCount(1);  // frames are written in order, one at a time
+      record_options_(new QPushButton) {
   attention_->setComparable(false);
   record_->setCheckable(true);
   record_->setFocusPolicy(Qt::NoFocus);
-  record_->setToolTip(tr("Write every frame of the 3-D view, with its overlay, as numbered PNGs into a folder "
-                         "(recording.txt says how to make a video of them)"));
+  record_->setToolTip(VideoWriter::ffmpegAvailable()
+                          ? tr("Record the episode from the step on screen as an MP4 video, frame by frame at a fixed rate")
+                          : tr("Record the episode from the step on screen as numbered PNGs, frame by frame at a fixed rate "
+                               "(install ffmpeg to get an MP4 straight away)"));
   record_->setEnabled(viz::SceneView::openGlAvailable());
   connect(record_, &QPushButton::toggled, this, [this](bool on) {
     if (on == recording_) return;
     if (!on) return stopRecording();
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Record frames into"), QDir::homePath());
-    if (dir.isEmpty() || !startRecording(dir)) {
+    if (record_folder_.isEmpty() || !QDir(record_folder_).exists()) chooseRecordFolder();
+    if (record_folder_.isEmpty() || !startRecording()) {
       const QSignalBlocker block(record_);
       record_->setChecked(false);
     }
   });
-  connect(scene_, &viz::SceneView::framePainted, this, &ViewerPanel::recordFrame);
+  // What to record, how fast, and where: remembered between sessions.
+  {
+    QSettings settings;
+    record_folder_ = settings.value("viewer/record_folder").toString();
+    record_area_ = settings.value("viewer/record_area", "panel").toString() == QLatin1String("scene") ? RecordArea::Scene : RecordArea::Panel;
+    record_fps_ = std::clamp(settings.value("viewer/record_fps", 30).toInt(), 1, 120);
+  }
+  record_options_->setFocusPolicy(Qt::NoFocus);
+  record_options_->setToolTip(tr("What to record, at how many frames per second, and where"));
+  record_options_->setText(QStringLiteral("▾"));
+  record_options_->setFixedWidth(record_options_->fontMetrics().horizontalAdvance(QStringLiteral("▾")) + 20);
+  auto* options = new QMenu(this);
+  auto* areas = new QActionGroup(options);
+  for (const auto& [area, label] : {std::pair{RecordArea::Panel, tr("The Whole Panel (Scene, Map and Timeline)")},
+                                    std::pair{RecordArea::Scene, tr("The Scene Alone")}}) {
+    auto* a = options->addAction(label, this, [this, area = area] { setRecordArea(area); });
+    a->setCheckable(true);
+    a->setChecked(record_area_ == area);
+    a->setObjectName(area == RecordArea::Panel ? QStringLiteral("recordPanel") : QStringLiteral("recordScene"));
+    areas->addAction(a);
+  }
+  options->addSeparator();
+  auto* rates = new QActionGroup(options);
+  for (int fps : {24, 30, 60}) {
+    auto* a = options->addAction(tr("%1 Frames per Second").arg(fps), this, [this, fps] { setRecordFrameRate(fps); });
+    a->setCheckable(true);
+    a->setChecked(record_fps_ == fps);
+    rates->addAction(a);
+  }
+  options->addSeparator();
+  options->addAction(tr("Recording Folder…"), this, &ViewerPanel::chooseRecordFolder);
+  connect(options, &QMenu::aboutToShow, this, [this, areas, rates] {
+    for (auto* a : areas->actions()) a->setChecked((a->objectName() == QLatin1String("recordScene")) == (record_area_ == RecordArea::Scene));
+    for (auto* a : rates->actions()) a->setChecked(a->text().startsWith(QString::number(record_fps_) + ' '));
+  });
+  record_options_->setMenu(options);
+  record_options_->setEnabled(viz::SceneView::openGlAvailable());
   restart_->setIcon(style()->standardIcon(QStyle::SP_MediaSkipBackward));
   restart_->setToolTip(tr("New episode with the seed on the right (Home)"));
   back_->setIcon(style()->standardIcon(QStyle::SP_MediaSeekBackward));
@@ -150,6 +190,7 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   transport->addWidget(position_);
   transport->addWidget(track_);
   transport->addWidget(record_);
+  transport->addWidget(record_options_);
 
 
   auto* conditioning = new QGroupBox(tr("Conditioning of the running policy"));
@@ -243,45 +284,114 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   clear(tr("Open a checkpoint (File ▸ Open Checkpoint) to watch its policy act."));
 }
 
-ViewerPanel::~ViewerPanel() {
-  stopRecording();
-  writer_->waitForDone();  // frames already queued land on disk
+ViewerPanel::~ViewerPanel() { stopRecording(); }
+
+void ViewerPanel::setRecordArea(RecordArea area) {
+  record_area_ = area;
+  QSettings().setValue("viewer/record_area", area == RecordArea::Scene ? "scene" : "panel");
 }
 
-bool ViewerPanel::startRecording(const QString& dir) {
+void ViewerPanel::setRecordFrameRate(int fps) {
+  record_fps_ = std::clamp(fps, 1, 120);
+  QSettings().setValue("viewer/record_fps", record_fps_);
+}
+
+void ViewerPanel::setRecordFolder(const QString& folder) {
+  record_folder_ = folder;
+  QSettings().setValue("viewer/record_folder", folder);
+}
+
+void ViewerPanel::chooseRecordFolder() {
+  QString start = record_folder_;
+  if (start.isEmpty()) start = QStandardPaths::writableLocation(QStandardPaths::MoviesLocation);
+  if (start.isEmpty()) start = QDir::homePath();
+  const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for recordings"), start);
+  if (!dir.isEmpty()) setRecordFolder(dir);
+}
+
+bool ViewerPanel::startRecording() {
+  if (recording_) return true;
+  if (!live_) {
+    emit message(tr("Nothing to record: open a checkpoint first."));
+    return false;
+  }
   if (!scene_->hasScene()) {
     emit message(tr("Recording needs the 3-D view, which needs OpenGL."));
     return false;
   }
-  if (!QDir().mkpath(dir)) {
-    emit message(tr("Cannot record into %1: the folder cannot be made.").arg(dir));
+  if (record_folder_.isEmpty() || !QDir().mkpath(record_folder_)) {
+    emit message(tr("Cannot record into \"%1\": choose a folder for recordings.").arg(record_folder_));
     return false;
   }
-  record_dir_ = dir;
-  recorded_ = dropped_ = 0;
-  record_started_ms_ = QDateTime::currentMSecsSinceEpoch();
+  // <model>-<time>: a name of its own for every recording, safe on any file system.
+  QString name = title_;
+  name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("-"));
+  name = name.left(80);
+  while (name.endsWith('-')) name.chop(1);
+  name = (name.isEmpty() ? QStringLiteral("viewer") : name) + '-' + QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss"));
+  video_ = std::make_unique<VideoWriter>(QDir(record_folder_).filePath(name), record_fps_);
+  recording_path_ = video_->path();
+  recorded_ = 0;
   recording_ = true;
-  const QSignalBlocker block(record_);
-  record_->setChecked(true);
+  // The policy runs ahead as fast as it acts; each frame shows the step the episode reaches at
+  // the chosen speed, so the video plays at that speed whatever the machine managed.
+  const double speed = speed_->currentData().toDouble();
+  speed_before_ = speed;
+  steps_per_frame_ = (speed > 0 ? speed : 1.0) / (live_->dt() * record_fps_);
+  record_first_ = shown_.cursor;
+  record_shown_ = -1;
+  live_->set_speed(0.0);
+  live_->play();
+  {
+    const QSignalBlocker block(record_);
+    record_->setChecked(true);
+  }
+  record_options_->setEnabled(false);
+  emit message(tr("Recording into %1 …").arg(recording_path_));
+  QTimer::singleShot(0, this, &ViewerPanel::recordNext);
   return true;
 }
 
-void ViewerPanel::recordFrame(const QImage& frame) {
+void ViewerPanel::recordNext() {
   if (!recording_) return;
-  // A slow disk must not hold the window: past a second of frames waiting, new ones are dropped.
-  if (pending_writes_->load() > 60) {
-    ++dropped_;
+  if (!live_) return stopRecording();
+  const auto state = live_->state();
+  const int step = record_first_ + static_cast<int>(std::lround(recorded_ * steps_per_frame_));
+  if (step >= state.frames) {
+    // The episode ended before this frame, or the policy has not reached it yet.
+    if (state.finished || !state.error.empty() || !state.playing) return stopRecording();
+    QTimer::singleShot(2, this, &ViewerPanel::recordNext);
     return;
   }
-  const QString path = QDir(record_dir_).filePath(QStringLiteral("frame-%1.png").arg(recorded_, 6, 10, QLatin1Char('0')));
+  if (step == record_shown_) return captureFrame();  // slower than real time: the same step again
+  const auto frames = live_->frames(step);
+  if (frames.empty()) return stopRecording();
+  models::PlaybackState shown = state;
+  shown.cursor = step;
+  shown.frames = step + 1;  // the timeline grows with the video
+  shown.frame = frames.front();
+  shown.playing = false;
+  record_shown_ = step;
+  shown_.frame.reset();  // drawn even when it is the step already on screen
+  showFrame(shown, true);
+  slider_->setValue(step);
+  position_->setText(QString::number(step));
+  captureFrame();
+}
+
+void ViewerPanel::captureFrame() {
+  if (!recording_) return;
+  // Grabbing draws the widgets, the 3-D scene included, as they are now: the step just shown.
+  const QImage frame = (record_area_ == RecordArea::Scene ? scene_->grab() : grab()).toImage();
+  if (!video_->add(frame)) {
+    const QString error = video_->error();
+    stopRecording();
+    emit message(tr("Recording stopped: %1").arg(error));
+    return;
+  }
   ++recorded_;
-  ++*pending_writes_;
-  record_->setText(tr("Stop (%1)").arg(recorded_));
-  auto pending = pending_writes_;
-  writer_->start([frame, path, pending] {
-    frame.save(path, "PNG");
-    --*pending;
-  });
+  record_->setText(tr("Stop (%1 s)").arg(static_cast<double>(recorded_) / record_fps_, 0, 'f', 1));
+  QTimer::singleShot(0, this, &ViewerPanel::recordNext);
 }
 
 void ViewerPanel::stopRecording() {
@@ -291,27 +401,31 @@ void ViewerPanel::stopRecording() {
     const QSignalBlocker block(record_);
     record_->setChecked(false);
   }
-  const double seconds = static_cast<double>(QDateTime::currentMSecsSinceEpoch() - record_started_ms_) / 1000.0;
-  const double rate = seconds > 0 ? recorded_ / seconds : 0.0;
-  QFile notes(QDir(record_dir_).filePath(QStringLiteral("recording.txt")));
-  if (notes.open(QIODevice::WriteOnly | QIODevice::Text)) {
-    QTextStream out(&notes);
-    out << "frames " << recorded_ << "\nseconds " << QString::number(seconds, 'f', 2) << "\nframes_per_second "
-        << QString::number(rate, 'f', 2) << "\ndropped " << dropped_ << "\n"
-        << "# a video at the speed it was watched:\n"
-        << "ffmpeg -framerate " << QString::number(rate, 'f', 2) << " -i frame-%06d.png -pix_fmt yuv420p viewer.mp4\n";
-  }
   record_->setText(tr("Record"));
-  emit message(tr("Recorded %1 frames (%2 per second, %3 dropped) into %4; recording.txt says how to make a video")
-                   .arg(recorded_)
-                   .arg(rate, 0, 'f', 1)
-                   .arg(dropped_)
-                   .arg(record_dir_));
+  record_options_->setEnabled(true);
+  // Back to where the video ended, paused, at the speed the user chose.
+  if (live_) {
+    live_->pause();
+    live_->set_speed(speed_before_);
+    if (record_shown_ >= 0) live_->seek(record_shown_);
+  }
+  const bool ok = video_->finish();
+  const QString error = ok ? QString() : video_->error();
+  recording_path_ = video_->path();
+  video_.reset();
+  if (ok)
+    emit message(tr("Recorded %1 frames (%2 s at %3 frames per second) into %4")
+                     .arg(recorded_)
+                     .arg(static_cast<double>(recorded_) / record_fps_, 0, 'f', 1)
+                     .arg(record_fps_)
+                     .arg(recording_path_));
+  else
+    emit message(tr("The recording could not be written: %1").arg(error));
+  emit recordingFinished(recording_path_, recorded_, error);
 }
 
 void ViewerPanel::waitForRecording() {
-  while (pending_writes_->load() > 0) QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
-  writer_->waitForDone();
+  while (recording_) QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
 }
 
 void ViewerPanel::clear(const QString& message) {
@@ -413,7 +527,7 @@ void ViewerPanel::sync() {
 }
 
 void ViewerPanel::poll() {
-  if (!live_) return;
+  if (!live_ || recording_) return;  // a recording shows its frames itself
   showFrame(live_->state(), false);
 }
 
@@ -426,8 +540,11 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
     timeline_generation_ = state.generation;
   }
   if (state.frames != timeline_frames_) {
-    const auto fresh = live_->frames(std::max(0, timeline_frames_ - 1));  // the last one has acted since
-    for (const auto& f : fresh) timeline_->addStep(f->step, f->return_to_go, f->return_so_far, f->entropy);
+    // The last one has acted since; frames past state.frames (a recording's) wait their turn.
+    const int from = std::max(0, timeline_frames_ - 1);
+    const auto fresh = live_->frames(from);
+    for (std::size_t i = 0; i < fresh.size() && from + static_cast<int>(i) < state.frames; ++i)
+      timeline_->addStep(fresh[i]->step, fresh[i]->return_to_go, fresh[i]->return_so_far, fresh[i]->entropy);
     timeline_frames_ = state.frames;
   }
   timeline_->setCursor(state.cursor);

@@ -8,7 +8,6 @@
 
 #include <QJsonObject>
 #include <QWidget>
-#include <atomic>
 #include <memory>
 
 #include "dstudio/models/episode_player.h"
@@ -32,6 +31,8 @@ class TargetChooser;
 }  // namespace dstudio::viz
 
 namespace dstudio::studio {
+
+class VideoWriter;
 
 class ViewerPanel : public QWidget {
   Q_OBJECT
@@ -59,18 +60,33 @@ class ViewerPanel : public QWidget {
   void setTarget(double target);
   void setZeroing(models::ModalityZeroing zeroing);
 
-  /// Writes every frame the scene draws, overlay included, as <dir>/frame-000000.png, ... on a
-  /// writer thread, until stopRecording(); the frame rate goes to <dir>/recording.txt with the
-  /// command that makes a video of them. Returns false (with the reason in the readout) when the
-  /// folder cannot be made or there is no 3-D view.
-  bool startRecording(const QString& dir);
-  /// Stops recording; the frames still being written are finished on the writer thread.
+  /// What a recording shows: the whole panel (scene, transport, timeline and attention map) or
+  /// the 3-D scene with its overlay alone.
+  enum class RecordArea { Panel, Scene };
+  void setRecordArea(RecordArea area);
+  [[nodiscard]] RecordArea recordArea() const { return record_area_; }
+  /// Frames per second of the video (24, 30 or 60 on offer; any from 1 to 120 taken).
+  void setRecordFrameRate(int fps);
+  [[nodiscard]] int recordFrameRate() const { return record_fps_; }
+  /// Where recordings go; asked the first time Record is pressed, then remembered (QSettings).
+  void setRecordFolder(const QString& folder);
+  [[nodiscard]] QString recordFolder() const { return record_folder_; }
+
+  /// Records the episode from the step on screen on, into recordFolder(): frame by frame at
+  /// recordFrameRate() (each frame the step the episode reaches at the chosen speed, drawn before
+  /// it is taken, however long the policy or the drawing takes), until stopRecording() or the
+  /// episode's end. With ffmpeg the frames go straight into <title>-<time>.mp4, else into a
+  /// folder of PNGs of that name. Returns false (with the reason in message()) when there is no
+  /// policy, no 3-D view or no folder.
+  bool startRecording();
+  /// Ends the recording and finishes its file; recordingFinished() says where it is.
   void stopRecording();
   [[nodiscard]] bool isRecording() const { return recording_; }
-  /// Frames handed to the writer, and frames dropped because it fell behind.
+  /// Frames written so far (or by the last recording).
   [[nodiscard]] int recordedFrames() const { return recorded_; }
-  [[nodiscard]] int droppedFrames() const { return dropped_; }
-  /// Waits (processing events) until every recorded frame is on disk.
+  /// The video, or the folder of frames, being or last written.
+  [[nodiscard]] QString recordingPath() const { return recording_path_; }
+  /// Waits (processing events) until the recording ends.
   void waitForRecording();
 
   /// What the panel last drew (updated by its timer; `sync()` forces an update now).
@@ -99,10 +115,15 @@ class ViewerPanel : public QWidget {
   void failed(const QString& message);
   /// Something to tell the user in the status bar (e.g. where a recording went).
   void message(const QString& text);
+  /// A recording ended: its file (or folder of frames) and frames; `error` is empty on success.
+  void recordingFinished(const QString& path, int frames, const QString& error);
 
  private:
   void poll();
-  void recordFrame(const QImage& frame);
+  // One frame of a recording: the next step shown, then taken.
+  void recordNext();
+  void captureFrame();
+  void chooseRecordFolder();
   void showFrame(const models::PlaybackState& state, bool force_map);
   void updateControls();
 
@@ -137,12 +158,18 @@ class ViewerPanel : public QWidget {
   QSpinBox* seed_;
   QTimer* timer_;
   QPushButton* record_;
+  QPushButton* record_options_;
+  RecordArea record_area_ = RecordArea::Panel;
+  int record_fps_ = 30;
+  QString record_folder_;
   bool recording_ = false;
-  QString record_dir_;
-  int recorded_ = 0, dropped_ = 0;
-  qint64 record_started_ms_ = 0;
-  std::shared_ptr<std::atomic<int>> pending_writes_;
-  QThreadPool* writer_;
+  int recorded_ = 0;
+  QString recording_path_;
+  std::unique_ptr<VideoWriter> video_;
+  int record_first_ = 0;          // the step the recording started at
+  double steps_per_frame_ = 1.0;  // episode steps a video frame
+  int record_shown_ = -1;         // the step the last frame showed
+  double speed_before_ = 1.0;
 };
 
 }  // namespace dstudio::studio

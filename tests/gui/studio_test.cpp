@@ -397,9 +397,11 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
   tour.start();
   ASSERT_TRUE(finished.wait(290000));  // within ctest's 300 s
   ASSERT_TRUE(finished.front().at(0).toBool()) << finished.front().at(1).toString().toStdString();
-  ASSERT_EQ(tour.written().size(), 10);
-  for (const auto& name : {"dataset.png", "attention.png", "attention-difference.png", "entropy-reward.png", "zeroing-and-sweep.png", "tsne.png",
-                           "analyses.png", "training.png", "viewer.png", "workspace.png"}) {
+  ASSERT_EQ(tour.written().size(), 16);
+  for (const auto& name : {"dataset.png", "attention.png", "attention-difference.png", "attention-side-by-side.png", "entropy-reward.png",
+                           "zeroing-and-sweep.png", "tsne.png", "analyses.png", "training.png", "viewer.png", "workspace.png",
+                           "presentation-attention.png", "presentation-entropy-reward.png", "presentation-zeroing-and-sweep.png",
+                           "presentation-training.png", "presentation-viewer.png"}) {
     const QImage image(QDir(out).filePath(name));
     EXPECT_FALSE(image.isNull()) << name;
     EXPECT_GE(image.width(), 1000) << name;

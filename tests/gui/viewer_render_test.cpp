@@ -11,17 +11,22 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
+#include <cmath>
 #include <vector>
 
 #include "dstudio/env/environment.h"
 #include "dstudio/viz/scene_view.h"
 #include "main_window.h"
+#include "video_probe.h"
+#include "video_writer.h"
 #include "viewer_panel.h"
 
 #include "test_application.h"
 
 namespace dstudio::studio {
 namespace {
+
+using test::probe_video;
 
 class Render : public testing::Test {
  protected:
@@ -104,26 +109,52 @@ TEST_F(Render, TheViewerShowsTheRunningPolicyMidEpisode) {
   QDir().mkpath(shots);
   w.grab().save(QDir(shots).filePath("viewer.png"));
 
-  // Recording: every frame drawn, with its overlay, as numbered PNGs and a note on the rate.
-  const QString frames = QDir(shots).filePath("recording");
-  QDir(frames).removeRecursively();
-  ASSERT_TRUE(v->startRecording(frames));
+  // Recording: frame by frame at a fixed rate, each frame the step the episode reaches at the
+  // chosen speed; the whole panel as MP4 when ffmpeg is there (PNG frames otherwise).
+  const QString folder = QDir(shots).filePath("recordings");
+  QDir(folder).removeRecursively();
+  v->setRecordFolder(folder);
+  v->setRecordFrameRate(30);
+  v->setRecordArea(ViewerPanel::RecordArea::Panel);
   v->setSpeed(1.0);
-  v->play();
-  QTest::qWait(1000);
-  v->pause();
+  QSignalSpy finished(v, &ViewerPanel::recordingFinished);
+  const int first = v->shown().cursor;
+  ASSERT_TRUE(v->startRecording());
+  for (int i = 0; i < 3000 && v->isRecording() && v->recordedFrames() < 30; ++i) QTest::qWait(10);
   v->stopRecording();
-  v->waitForRecording();
-  EXPECT_GT(v->recordedFrames(), 5);
-  const QStringList pngs = QDir(frames).entryList({"frame-*.png"}, QDir::Files, QDir::Name);
-  EXPECT_EQ(pngs.size(), v->recordedFrames()) << "every frame handed over is on disk";
-  ASSERT_FALSE(pngs.isEmpty());
-  EXPECT_EQ(pngs.front(), "frame-000000.png");
-  const QImage first(QDir(frames).filePath(pngs.front()));
-  EXPECT_EQ(first.size(), v->scene()->lastFrame().size());
-  QFile notes(QDir(frames).filePath("recording.txt"));
-  ASSERT_TRUE(notes.open(QIODevice::ReadOnly));
-  EXPECT_TRUE(notes.readAll().contains("ffmpeg -framerate"));
+  ASSERT_EQ(finished.count(), 1);
+  EXPECT_EQ(finished.front().at(2).toString(), "") << "no error";
+  const int n = v->recordedFrames();
+  EXPECT_GE(n, 30);
+  // The last frame showed the step 1x speed reaches after n - 1 frames at 30 per second.
+  v->sync();
+  EXPECT_EQ(v->shown().cursor, first + static_cast<int>(std::lround((n - 1) * v->stepsPerSecond() / 30.0)));
+  const QString path = finished.front().at(0).toString();
+  if (VideoWriter::ffmpegAvailable()) {
+    ASSERT_TRUE(path.endsWith(".mp4")) << path.toStdString();
+    const auto probe = probe_video(path);
+    EXPECT_EQ(probe.frames, n);
+    EXPECT_EQ(probe.rate, "30/1");
+    EXPECT_EQ(probe.width, v->width() & ~1);
+    EXPECT_EQ(probe.height, v->height() & ~1);
+    EXPECT_FALSE(QFile::exists(path + ".part"));
+  } else {
+    EXPECT_EQ(QDir(path).entryList({"frame-*.png"}, QDir::Files).size(), n);
+  }
+
+  // The scene alone, into the same folder without asking again.
+  v->setRecordArea(ViewerPanel::RecordArea::Scene);
+  ASSERT_TRUE(v->startRecording());
+  for (int i = 0; i < 3000 && v->isRecording() && v->recordedFrames() < 5; ++i) QTest::qWait(10);
+  v->stopRecording();
+  ASSERT_EQ(finished.count(), 2);
+  EXPECT_EQ(finished.back().at(2).toString(), "");
+  if (VideoWriter::ffmpegAvailable()) {
+    const auto probe = probe_video(finished.back().at(0).toString());
+    EXPECT_EQ(probe.width, v->scene()->width() & ~1);
+    EXPECT_EQ(probe.height, v->scene()->height() & ~1);
+  }
+  EXPECT_EQ(QDir(folder).entryList(QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot).size(), 2) << "a file of its own for each recording";
 }
 
 }  // namespace

@@ -207,6 +207,11 @@ void AttentionMapView::arrangeMaps(bool side_by_side) {
     other_map_->setColorScale(scale_);
     other_map_->setInterpolate(false);
     other_rect_->setBackground(QBrush(QColor(238, 238, 238)));
+    // The second map's text as large as the first's (presentation mode may have scaled it).
+    for (auto type : {QCPAxis::atBottom, QCPAxis::atLeft, QCPAxis::atTop}) {
+      other_rect_->axis(type)->setLabelFont(plot_->xAxis->labelFont());
+      other_rect_->axis(type)->setTickLabelFont(plot_->xAxis->tickLabelFont());
+    }
     other_rect_->axis(QCPAxis::atLeft)->setRangeReversed(true);
     other_rect_->axis(QCPAxis::atLeft)->setTickLabels(false);
     other_rect_->axis(QCPAxis::atBottom)->setLabel(tr("key"));

@@ -517,6 +517,39 @@ void set_centred_note(QCustomPlot* plot, const QString& text) {
   note->setText(wrapped_text(text, note->font(), plot->axisRect()->width() - 12));
 }
 
+void set_plot_text_scale(QCustomPlot* plot, double scale) {
+  // The scale the plot has now, so that a new one is applied to the sizes it was made with.
+  const QVariant now = plot->property("dstudio_text_scale");
+  const double ratio = scale / (now.isValid() ? now.toDouble() : 1.0);
+  plot->setProperty("dstudio_text_scale", scale);
+  if (std::abs(ratio - 1.0) < 1e-9) return;
+  const auto scaled = [ratio](QFont f) {
+    if (f.pointSizeF() > 0) f.setPointSizeF(f.pointSizeF() * ratio);
+    else if (f.pixelSize() > 0) f.setPixelSize(std::max(1, static_cast<int>(std::lround(f.pixelSize() * ratio))));
+    return f;
+  };
+  for (auto* axis : all_axes(*plot)) {
+    axis->setLabelFont(scaled(axis->labelFont()));
+    axis->setTickLabelFont(scaled(axis->tickLabelFont()));
+    axis->setSelectedLabelFont(scaled(axis->selectedLabelFont()));
+    axis->setSelectedTickLabelFont(scaled(axis->selectedTickLabelFont()));
+  }
+  // Legends (their entries keep fonts of their own), titles and notes, wherever they sit.
+  const std::function<void(QCPLayoutElement*)> texts = [&](QCPLayoutElement* e) {
+    if (!e) return;
+    if (auto* title = qobject_cast<QCPTextElement*>(e)) title->setFont(scaled(title->font()));
+    if (auto* legend = qobject_cast<QCPLegend*>(e)) {
+      legend->setFont(scaled(legend->font()));
+      for (int i = 0; i < legend->itemCount(); ++i) legend->item(i)->setFont(scaled(legend->item(i)->font()));
+    }
+    for (auto* child : e->elements(false)) texts(child);
+  };
+  texts(plot->plotLayout());  // an axis rect's elements are its inset layout, legends inside the data included
+  for (int i = 0; i < plot->itemCount(); ++i)
+    if (auto* text = qobject_cast<QCPItemText*>(plot->item(i))) text->setFont(scaled(text->font()));
+  plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
 void keep_tick_labels_apart(QCustomPlot* plot) {
   QObject::connect(plot, &QCustomPlot::afterLayout, plot, [plot] {
     bool changed = false;

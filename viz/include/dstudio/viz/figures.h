@@ -195,6 +195,11 @@ TextLayout text_layout(QCustomPlot& plot);
 /// text tickers are left as their view set them.
 void keep_tick_labels_apart(QCustomPlot* plot);
 
+/// Draws every text of an on-screen plot (axis titles, tick labels, colour scales, legend,
+/// titles, notes) at `scale` times the size it was made with: presentation mode's large type for
+/// the plots. Scaling again replaces the previous scale; 1 restores the sizes.
+void set_plot_text_scale(QCustomPlot* plot, double scale);
+
 /// Moves an on-screen plot's legend out of the data into a row of its own above the plot,
 /// entries side by side, so that it never hides a curve.
 void legend_above(QCustomPlot* plot);
