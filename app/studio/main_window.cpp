@@ -15,6 +15,7 @@
 #include <QJsonDocument>
 #include <QSaveFile>
 #include <QLabel>
+#include <QLayout>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -271,6 +272,9 @@ MainWindow::MainWindow(QWidget* parent)
   // The font before any window enlarged it (once per process: windows share the application font).
   static const QFont base = QApplication::font();
   base_font_ = base;
+  // Every plot keeps its tick labels apart and its axis titles whole as it is resized or its
+  // type grows.
+  for (auto* plot : findChildren<QCustomPlot*>()) viz::keep_text_fitted(plot);
   if (settings.value("view/presentation", false).toBool()) presentation->setChecked(true);
 }
 
@@ -441,13 +445,23 @@ void MainWindow::setPresentationMode(bool on) {
   if (on == presentation_) return;
   presentation_ = on;
   // The window grows with its type; leaving gives it back the size it had.
-  if (on) geometry_before_presentation_ = saveGeometry();
+  if (on) geometry_before_presentation_ = saveGeometry(), size_before_presentation_ = size();
   QFont font = base_font_;
   if (on) font.setPointSizeF(base_font_.pointSizeF() * kPresentationScale);
   QApplication::setFont(font);
   // Plots draw their text in fonts of their own: they are scaled alike.
   for (auto* plot : findChildren<QCustomPlot*>()) viz::set_plot_text_scale(plot, on ? kPresentationScale : 1.0);
-  if (!on && !geometry_before_presentation_.isEmpty()) restoreGeometry(geometry_before_presentation_);
+  // The smaller type lays the window out anew once its events are handled; the size it had
+  // comes back after that, when nothing holds it larger any more.
+  if (!on && !geometry_before_presentation_.isEmpty())
+    QTimer::singleShot(0, this, [this, geometry = geometry_before_presentation_, size = size_before_presentation_] {
+      if (presentation_) return;
+      // Layouts take the smaller type first, so that nothing holds the window at its large size.
+      QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+      if (layout()) layout()->activate();
+      restoreGeometry(geometry);
+      if (!isMaximized() && !isFullScreen()) resize(size);
+    });
   QSettings().setValue("view/presentation", on);
 }
 

@@ -5,6 +5,7 @@
 /// explained in a dialog and whatever was open stays open.
 
 #include <QJsonObject>
+#include <QSize>
 #include <QFont>
 #include <QMainWindow>
 #include <memory>
@@ -191,6 +192,7 @@ class MainWindow : public QMainWindow {
   QString pending_tab_;
   bool presentation_ = false;
   QByteArray geometry_before_presentation_;
+  QSize size_before_presentation_;
   QFont base_font_;
   double best_score_ = 0.0;
   QString checkpoint_path_;

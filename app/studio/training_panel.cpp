@@ -23,6 +23,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QShortcut>
 #include <QSlider>
@@ -191,7 +192,7 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   scroll->setWidget(forms);
   scroll->setWidgetResizable(true);
   scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  scroll->setMinimumWidth(forms->sizeHint().width() + 24);
+  forms_scroll_ = scroll;
 
   // Runs folder and the run controls under the forms.
   auto* browse = new QPushButton(tr("…"));
@@ -268,7 +269,11 @@ TrainingPanel::TrainingPanel(QWidget* parent)
 
   for (const auto& m : kMetrics) metric_->addItem(tr(m.label), QString::fromLatin1(m.key));
   group_by_->addItem(tr("variant"), QString());
-  group_by_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  // Narrow lists (the popups show the long names), so the tab fits a laptop's screen.
+  for (auto* box : {metric_, group_by_}) {
+    box->setMinimumContentsLength(box == metric_ ? 12 : 8);
+    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  }
   group_by_->setToolTip(tr("Runs with the same value of this field are one curve: the mean over them, with a band"));
   band_->addItems({tr("min..max"), tr("mean ± std")});
   band_->setToolTip(tr("The band around each group's mean over its checked runs"));
@@ -276,18 +281,18 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   smoothing_->setValue(60);
   smoothing_->setMinimumWidth(110);
   smoothing_->setToolTip(tr("Exponential moving average weight; the raw mean stays faintly visible"));
-  smoothing_label_->setMinimumWidth(smoothing_label_->fontMetrics().horizontalAdvance("0.00") + 6);
+  fitToFont();
   auto* export_button = new QPushButton(tr("Export…"));
   export_button->setToolTip(tr("Write the comparison as PDF, SVG and PNG, with its numbers as CSV"));
-  // Two rows of controls, so the tab fits a laptop screen.
+  // Two rows of controls, so the tab fits a laptop screen, in large type too.
   auto* compare_controls = new QHBoxLayout;
   compare_controls->addWidget(new QLabel(tr("Compare")));
   compare_controls->addWidget(metric_, 1);
   compare_controls->addWidget(new QLabel(tr("by")));
   compare_controls->addWidget(group_by_);
-  compare_controls->addWidget(band_);
   compare_controls->addWidget(export_button);
   auto* smoothing_controls = new QHBoxLayout;
+  smoothing_controls->addWidget(band_);
   smoothing_controls->addWidget(new QLabel(tr("smoothing")));
   smoothing_controls->addWidget(smoothing_, 1);
   smoothing_controls->addWidget(smoothing_label_);
@@ -379,6 +384,19 @@ TrainingPanel::TrainingPanel(QWidget* parent)
 }
 
 TrainingPanel::~TrainingPanel() { cancelAll(); }
+
+void TrainingPanel::fitToFont() {
+  // The forms in full beside the plots, and the smoothing's value in its own room, at any type size.
+  if (forms_scroll_ && forms_scroll_->widget())
+    forms_scroll_->setMinimumWidth(forms_scroll_->widget()->sizeHint().width() + forms_scroll_->verticalScrollBar()->sizeHint().width() + 8);
+  smoothing_label_->setMinimumWidth(smoothing_label_->fontMetrics().horizontalAdvance("0.00") + 6);
+}
+
+void TrainingPanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  // After the children have taken the new type too.
+  if (event->type() == QEvent::FontChange) QTimer::singleShot(0, this, &TrainingPanel::fitToFont);
+}
 
 void TrainingPanel::closeEvent(QCloseEvent* event) {
   cancelAll();

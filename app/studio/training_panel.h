@@ -34,6 +34,7 @@ class QLabel;
 class QMenu;
 class QLineEdit;
 class QProgressBar;
+class QScrollArea;
 class QPushButton;
 class QSlider;
 class QSpinBox;
@@ -152,6 +153,7 @@ class TrainingPanel : public QWidget {
 
  protected:
   void closeEvent(QCloseEvent* event) override;
+  void changeEvent(QEvent* event) override;
 
  private:
   class CurvesFigure;
@@ -187,6 +189,8 @@ class TrainingPanel : public QWidget {
   // The checked runs' curves of the chosen metric, grouped, smoothed and spread (core).
   [[nodiscard]] std::vector<analysis::CurveGroup> comparedGroups() const;
   [[nodiscard]] QString variantLabel() const;
+  // Sizes that follow the type: the forms' width, the smoothing readout.
+  void fitToFont();
   // Adds a column for each configuration field a run brings, shows those the runs differ in
   // (unless the user chose otherwise) and offers every field to group by.
   void updateConfigColumns();
@@ -227,6 +231,7 @@ class TrainingPanel : public QWidget {
   QSlider* smoothing_;
   QLabel* smoothing_label_;
   QTimer* timer_;
+  QScrollArea* forms_scroll_ = nullptr;
   std::unique_ptr<CurvesFigure> curves_figure_;
   std::unique_ptr<ComparisonFigure> comparison_figure_;
 };

@@ -17,6 +17,7 @@
 #include <QElapsedTimer>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -163,9 +164,10 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   speed_->setToolTip(tr("Speed: times real time (the task's simulated seconds per step)"));
   speed_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   slider_->setRange(0, 0);
-  slider_->setMinimumWidth(90);
+  slider_->setMinimumWidth(60);
+  position_->setToolTip(tr("The step on screen / the last step kept"));
   slider_->setToolTip(tr("The episode's timeline: drag to go back to any step"));
-  position_->setMinimumWidth(80);
+  fitReadouts();
   track_->setChecked(true);
   track_->setToolTip(tr("Keep the camera on the torso as it moves; off, drag to orbit and scroll to zoom"));
 
@@ -194,17 +196,16 @@ ViewerPanel::ViewerPanel(QWidget* parent)
 
 
   auto* conditioning = new QGroupBox(tr("Conditioning of the running policy"));
-  auto* form = new QHBoxLayout(conditioning);
-  form->addWidget(new QLabel(tr("Target return")));
-  form->addWidget(target_);
-  form->addWidget(target_from_);
-  form->addSpacing(12);
-  form->addWidget(new QLabel(tr("Zero")));
-  form->addWidget(zeroing_);
-  form->addSpacing(12);
-  form->addWidget(new QLabel(tr("Seed")));
-  form->addWidget(seed_);
-  form->addStretch(1);
+  // Two rows, so that the target's source is read in full beside the scene, in large type too.
+  auto* form = new QGridLayout(conditioning);
+  form->addWidget(new QLabel(tr("Target return")), 0, 0);
+  form->addWidget(target_, 0, 1);
+  form->addWidget(target_from_, 0, 2, 1, 3);
+  form->addWidget(new QLabel(tr("Zero")), 1, 0);
+  form->addWidget(zeroing_, 1, 1);
+  form->addWidget(new QLabel(tr("Seed")), 1, 3, Qt::AlignRight);
+  form->addWidget(seed_, 1, 4);
+  form->setColumnStretch(2, 1);
 
   readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   readout_->setWordWrap(true);
@@ -619,6 +620,18 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
   if (controls_changed) updateControls();
 }
 
+void ViewerPanel::fitReadouts() {
+  // The step readout as wide as its longest text, so that it neither clips nor shifts the
+  // slider as the step grows.
+  position_->setMinimumWidth(position_->fontMetrics().horizontalAdvance(tr("%1 / %2").arg(88888).arg(88888)) + 6);
+}
+
+void ViewerPanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  // Presentation mode's type, once the readout has taken it too.
+  if (event->type() == QEvent::FontChange) QTimer::singleShot(0, this, &ViewerPanel::fitReadouts);
+}
+
 void ViewerPanel::updateControls() {
   const bool ready = live_ != nullptr;
   for (QWidget* w : std::initializer_list<QWidget*>{restart_, back_, play_, forward_, speed_, slider_})
@@ -633,7 +646,7 @@ void ViewerPanel::updateControls() {
     slider_->setRange(0, std::max(0, shown_.frames - 1));
     slider_->setValue(shown_.cursor);
   }
-  position_->setText(ready ? tr("step %1 / %2").arg(shown_.cursor).arg(std::max(0, shown_.frames - 1)) : QString());
+  position_->setText(ready ? tr("%1 / %2").arg(shown_.cursor).arg(std::max(0, shown_.frames - 1)) : QString());
 }
 
 QString ViewerPanel::readout() const { return readout_->text(); }

@@ -126,6 +126,12 @@ class ViewerPanel : public QWidget {
   void chooseRecordFolder();
   void showFrame(const models::PlaybackState& state, bool force_map);
   void updateControls();
+  void fitReadouts();
+
+ protected:
+  void changeEvent(QEvent* event) override;
+
+ private:
 
   std::unique_ptr<models::LivePlayer> live_;
   QString title_;

@@ -12,6 +12,8 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPushButton>
+#include <QTest>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -42,6 +44,7 @@
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/return_histogram.h"
 #include "dstudio/viz/attention_map_view.h"
+#include "dstudio/viz/figures.h"
 #include "dstudio/viz/entropy_reward_view.h"
 #include "dstudio/viz/return_analysis_view.h"
 #include "default_dataset.h"
@@ -408,6 +411,42 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
     QDir().mkpath(DSTUDIO_SCREENSHOT_DIR);
     image.save(QDir(DSTUDIO_SCREENSHOT_DIR).filePath(QString("tour-") + name));
   }
+
+  // On a projector nothing is clipped: every plot's text stays on its plot, every button and
+  // one-line label has the room its text needs, the entropy table shows all its columns; and
+  // leaving presentation mode gives the window back its size.
+  w.resize(w.size().expandedTo(w.minimumSizeHint()));
+  QTest::qWait(100);
+  const QSize before = w.size();
+  w.setPresentationMode(true);
+  for (int t = 0; t < w.tabs()->count(); ++t) {
+    w.tabs()->setCurrentIndex(t);
+    QTest::qWait(150);
+    const std::string tab = w.tabs()->tabText(t).toStdString();
+    for (auto* plot : w.tabs()->widget(t)->findChildren<QCustomPlot*>()) {
+      if (!plot->isVisible() || plot->width() < 120 || plot->height() < 120) continue;
+      plot->replot();
+      QTest::qWait(20);  // the replot queued by fitting the text
+      plot->replot();
+      for (const auto& problem : viz::text_layout(*plot).problems(0))
+        if (problem.find("edge") != std::string::npos) ADD_FAILURE() << tab << ": " << problem;
+    }
+    for (auto* button : w.tabs()->widget(t)->findChildren<QPushButton*>())
+      if (button->isVisible() && !button->text().isEmpty())
+        EXPECT_GE(button->width(), button->fontMetrics().horizontalAdvance(button->text()) + 8) << tab << ": button " << button->text().toStdString();
+    for (auto* label : w.tabs()->widget(t)->findChildren<QLabel*>())
+      if (label->isVisible() && !label->wordWrap() && label->pixmap().isNull() && !label->text().isEmpty())
+        EXPECT_GE(label->width(), label->minimumSizeHint().width()) << tab << ": label " << label->text().toStdString();
+  }
+  w.tabs()->setCurrentWidget(w.attentionView());
+  QTest::qWait(100);
+  auto* table = w.attentionView()->entropyTable();
+  for (int c = 0; c < table->columnCount(); ++c)
+    if (!table->isColumnHidden(c))
+      EXPECT_LE(table->columnViewportPosition(c) + table->columnWidth(c), table->viewport()->width()) << "entropy column " << c;
+  w.setPresentationMode(false);
+  QTest::qWait(100);
+  EXPECT_EQ(w.size(), before);
 }
 
 

@@ -6,10 +6,13 @@
 #include <QComboBox>
 #include <QHeaderView>
 #include <QPushButton>
+#include <QResizeEvent>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QTimer>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -39,10 +42,10 @@ AttentionMapView::AttentionMapView(QWidget* parent)
       map_(new QCPColorMap(plot_->xAxis, plot_->yAxis)),
       scale_(new QCPColorScale(plot_)) {
   mode_->addItems({tr("One layer"), tr("Mean over layers"), tr("Attention rollout")});
-  // Wide enough for "2: attention" before any item exists. Longer names ("mean over heads",
-  // "3: gaussian-attention") show in full in the popup, and the window fits a laptop screen.
+  // Wide enough for "One layer" before any item exists. Longer names ("3: gaussian-attention")
+  // show in full in the popup, and the window fits a laptop screen, in large type too.
   for (auto* box : {mode_, layer_, head_}) {
-    box->setMinimumContentsLength(11);
+    box->setMinimumContentsLength(8);
     box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   }
   auto* controls = new QHBoxLayout;
@@ -53,9 +56,13 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   controls->addWidget(new QLabel(tr("Head")));
   controls->addWidget(head_);
   controls->addStretch(1);
-  controls->addWidget(compare_);
-  controls->addWidget(comparison_);
-  controls->addWidget(export_);
+  // The comparison and the export beside the caption: the selection row stays narrow enough for
+  // the viewer's half of the window, in large type too.
+  auto* below = new QHBoxLayout;
+  below->addWidget(caption_, 1);
+  below->addWidget(compare_, 0, Qt::AlignTop);
+  below->addWidget(comparison_, 0, Qt::AlignTop);
+  below->addWidget(export_, 0, Qt::AlignTop);
   compare_->setToolTip(tr("Inspect another checkpoint on the same windows, to show its map beside this model's or subtracted from it"));
   compare_->setEnabled(false);
   comparison_->addItems({tr("This model alone"), tr("Side by side"), tr("Difference")});
@@ -68,13 +75,13 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   caption_->setWordWrap(true);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(controls);
-  layout->addWidget(caption_);
-  auto* split = new QSplitter(Qt::Horizontal);
-  split->addWidget(plot_);
-  split->addWidget(entropy_);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 1);
-  layout->addWidget(split, 1);
+  layout->addLayout(below);
+  split_ = new QSplitter(Qt::Horizontal);
+  split_->addWidget(plot_);
+  split_->addWidget(entropy_);
+  split_->setStretchFactor(0, 3);
+  split_->setStretchFactor(1, 1);
+  layout->addWidget(split_, 1);
   entropy_->setColumnCount(6);
   entropy_->setHorizontalHeaderLabels({tr("Model"), tr("Layer"), tr("Head"), tr("Entropy"), tr("Intra-step"), tr("Inter-step")});
   entropy_->setColumnHidden(ColumnModel, true);
@@ -108,7 +115,8 @@ AttentionMapView::AttentionMapView(QWidget* parent)
     const QSignalBlocker block(head_);
     const int previous = head_->currentIndex();
     head_->clear();
-    head_->addItem(tr("mean over heads"));
+    head_->addItem(tr("mean"));
+    head_->setItemData(0, tr("The mean over the layer's heads"), Qt::ToolTipRole);
     if (!windows_.empty() && layer_->currentIndex() >= 0)
       for (int h = 0; h < windows_.front().layers[static_cast<std::size_t>(layer_->currentIndex())].heads; ++h)
         head_->addItem(QString::number(h + 1));
@@ -117,6 +125,21 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   });
   connect(head_, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
   connect(plot_, &QCustomPlot::mouseMove, this, &AttentionMapView::showTip);
+  // Token labels as many as fit the map's size, as it is resized or its type grows.
+  connect(plot_, &QCustomPlot::afterLayout, this, [this] {
+    bool changed = false;
+    for (auto* rect : plot_->axisRects()) {
+      const QVariant fitted = rect->property("dstudio_ticks_for");
+      if (labels_.empty() || (fitted.isValid() && fitted.toSize() == rect->size() && fitted.toSize().width() > 0 &&
+                              rect->property("dstudio_ticks_tokens").toInt() == static_cast<int>(labels_.size())))
+        continue;
+      set_token_ticks(rect, labels_);
+      rect->setProperty("dstudio_ticks_for", rect->size());
+      rect->setProperty("dstudio_ticks_tokens", static_cast<int>(labels_.size()));
+      changed = true;
+    }
+    if (changed) plot_->replot(QCustomPlot::rpQueuedReplot);
+  });
   clear(tr("Open a checkpoint to see how its tokens mix: File ▸ Open Checkpoint."));
 }
 
@@ -331,15 +354,11 @@ void AttentionMapView::refresh() {
   scale_->setDataRange(diff ? QCPRange(-std::max(hi, 1e-9), std::max(hi, 1e-9)) : QCPRange(0.0, std::max(hi, 1e-9)));
   const QString what = diff ? tr("weight difference") : tr("weight");
   scale_->axis()->setLabel(seen.size() > 20 ? tr("%1 (colours clipped at p99)").arg(what) : what);
-  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-  for (int k = 0; k < T; ++k)
-    if (T <= 24 || labels_[static_cast<std::size_t>(k)][0] == 's' || labels_[static_cast<std::size_t>(k)][0] == 't')
-      ticker->addTick(k, QString::fromStdString(labels_[static_cast<std::size_t>(k)]));
   std::vector<QCPAxisRect*> rects = {plot_->axisRect()};
   if (pair) rects.push_back(other_rect_);
   for (auto* rect : rects) {
-    rect->axis(QCPAxis::atBottom)->setTicker(ticker);
-    rect->axis(QCPAxis::atLeft)->setTicker(ticker);
+    set_token_ticks(rect, labels_);  // for the size it has now; again when it is laid out anew
+    rect->setProperty("dstudio_ticks_for", QVariant());
     rect->axis(QCPAxis::atBottom)->setRange(-0.5, T - 0.5);
     rect->axis(QCPAxis::atLeft)->setRange(-0.5, T - 0.5);
   }
@@ -383,7 +402,8 @@ FigureText AttentionMapView::figureText() const {
   QString title = showingDifference() ? tr("%1 minus %2").arg(title_, other_title_) : showingSideBySide() ? QString() : title_;
   if (!title.isEmpty()) title += '\n';
   title += mode_->currentText();
-  if (mode_->currentIndex() == 0) title += tr(", layer %1, %2").arg(layer_->currentText(), head_->currentText());
+  if (mode_->currentIndex() == 0)
+    title += tr(", layer %1, %2").arg(layer_->currentText(), head_->currentIndex() <= 0 ? tr("mean over heads") : tr("head %1").arg(head_->currentText()));
   return {title, tr("key"), tr("query")};
 }
 
@@ -417,19 +437,58 @@ void AttentionMapView::fillEntropy() {
     return std::tie(a.head.layer, a.head.head, a.model) < std::tie(b.head.layer, b.head.head, b.model);
   });
   entropy_->setColumnHidden(ColumnModel, !hasComparison());
+  // The models by what tells them apart; their whole names in the tooltip.
+  const auto [mine, theirs] = distinguishing_names(title_, other_title_);
   for (const auto& [h, model] : rows) {
     const int row = entropy_->rowCount();
     entropy_->insertRow(row);
-    const QStringList cells = {model == 0 ? title_ : other_title_, QString::number(h.layer), QString::number(h.head), QString::number(h.entropy, 'f', 3),
+    const QStringList cells = {model == 0 ? mine : theirs, QString::number(h.layer), QString::number(h.head), QString::number(h.entropy, 'f', 3),
                                std::isfinite(h.intra_step) ? QString::number(h.intra_step, 'f', 3) : QStringLiteral("—"),
                                QString::number(h.inter_step, 'f', 3)};
     for (int c = 0; c < cells.size(); ++c) {
       auto* item = new QTableWidgetItem(cells[c]);
       item->setTextAlignment(c == ColumnModel ? Qt::AlignLeft | Qt::AlignVCenter : Qt::AlignRight | Qt::AlignVCenter);
       if (model == 1) item->setForeground(palette().color(QPalette::PlaceholderText));
+      item->setToolTip(model == 0 ? title_ : other_title_);
       entropy_->setItem(row, c, item);
     }
   }
+  fitEntropyWidth();
+}
+
+int AttentionMapView::entropyWidth() const {
+  int width = 2 * entropy_->frameWidth() + entropy_->verticalScrollBar()->sizeHint().width();
+  for (int c = 0; c < entropy_->columnCount(); ++c)
+    if (!entropy_->isColumnHidden(c)) width += entropy_->columnWidth(c);
+  return width;
+}
+
+void AttentionMapView::fitEntropyWidth() {
+  if (!split_) return;
+  entropy_->resizeColumnsToContents();
+  arrangeSplit();
+}
+
+void AttentionMapView::arrangeSplit() {
+  // Every column of the table in view without holding the window wider: beside the map when the
+  // view is wide enough for both, under it otherwise (the viewer's half of the window).
+  const int table = entropyWidth();
+  const bool beside = width() >= 1.25 * height() && width() >= table + 3 * kMinimumMapWidth / 2;
+  const auto orientation = beside ? Qt::Horizontal : Qt::Vertical;
+  if (split_->orientation() != orientation) split_->setOrientation(orientation);
+  if (beside) split_->setSizes({std::max(1, width() - table), table});
+  else split_->setSizes({std::max(1, height() * 4 / 5), std::max(1, height() / 5)});
+}
+
+void AttentionMapView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  if (split_) arrangeSplit();
+}
+
+void AttentionMapView::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  // Presentation mode's type, once the table has taken it too.
+  if (event->type() == QEvent::FontChange) QTimer::singleShot(0, this, &AttentionMapView::fitEntropyWidth);
 }
 
 void AttentionMapView::showTip(QMouseEvent* event) {

@@ -79,8 +79,8 @@ EntropyRewardView::EntropyRewardView(QWidget* parent)
   series_->graph(1)->setName(tr("reward"));
   series_->legend->setVisible(true);
   legend_above(series_);
-  keep_tick_labels_apart(series_);
-  keep_tick_labels_apart(scatter_);
+  keep_text_fitted(series_);
+  keep_text_fitted(scatter_);
   scatter_->xAxis->setLabel(tr("attention entropy, layer 1"));
   scatter_->yAxis->setLabel(tr("reward"));
   auto* points = scatter_->addGraph();

@@ -17,7 +17,7 @@ EpisodeTimeline::EpisodeTimeline(QWidget* parent) : QWidget(parent), plot_(new Q
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(plot_);
   plot_->setMinimumHeight(150);
-  keep_tick_labels_apart(plot_);
+  keep_text_fitted(plot_);
   plot_->xAxis->setLabel(tr("step"));
   plot_->yAxis->setLabel(tr("return"));
   plot_->yAxis2->setVisible(true);

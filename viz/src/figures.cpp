@@ -550,11 +550,24 @@ void set_plot_text_scale(QCustomPlot* plot, double scale) {
   plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void keep_tick_labels_apart(QCustomPlot* plot) {
+void keep_text_fitted(QCustomPlot* plot) {
+  if (plot->property("dstudio_keeps_text_fitted").toBool()) return;
+  plot->setProperty("dstudio_keeps_text_fitted", true);
   QObject::connect(plot, &QCustomPlot::afterLayout, plot, [plot] {
     bool changed = false;
     for (auto* axis : all_axes(*plot)) {
-      if (!axis->visible() || !axis->tickLabels() || axis->ticker().dynamicCast<QCPAxisTickerText>()) continue;
+      if (!axis->visible()) continue;
+      // The title as its view set it (a title this wrapped is told from a new one).
+      if (axis->label() != axis->property("dstudio_fitted_label").toString()) axis->setProperty("dstudio_title", axis->label());
+      const QString title = axis->property("dstudio_title").toString();
+      if (!title.isEmpty()) {
+        const QRect rect = axis->axisRect()->rect();
+        const double length = axis->orientation() == Qt::Horizontal ? rect.width() : rect.height();
+        const QString fitted = wrapped_text(title, axis->labelFont(), 0.95 * length);
+        axis->setProperty("dstudio_fitted_label", fitted);
+        if (fitted != axis->label()) axis->setLabel(fitted), changed = true;
+      }
+      if (!axis->tickLabels() || axis->ticker().dynamicCast<QCPAxisTickerText>()) continue;
       const int count = axis->ticker()->tickCount();
       if (tick_labels_crowded(axis)) {
         if (count > 2) axis->ticker()->setTickCount(count - 1), changed = true;
@@ -737,19 +750,38 @@ void fit_token_ticks(QCustomPlot& plot, const std::vector<QCPAxisRect*>& rects, 
     rect->axis(QCPAxis::atLeft)->setTicker(token_ticker(shown, 1.0, false, rect->axis(QCPAxis::atLeft)->tickLabelFont()).ticker);
   }
   lay_out(plot, page);
-  const double T = std::max<double>(1.0, static_cast<double>(shown.size()));
   for (auto* rect : rects) {
     auto* xa = rect->axis(QCPAxis::atBottom);
     auto* ya = rect->axis(QCPAxis::atLeft);
-    const auto x = token_ticker(shown, rect->width() / T, true, xa->tickLabelFont());
-    const auto y = token_ticker(shown, rect->height() / T, false, ya->tickLabelFont());
-    xa->setTicker(x.ticker);
-    ya->setTicker(y.ticker);
-    xa->setTickLabelRotation(x.by_step ? 0 : 90);
-    if (x.by_step && !xa->label().isEmpty()) xa->setLabel(xa->label() + " (step)");
-    if (y.by_step && !ya->label().isEmpty()) ya->setLabel(ya->label() + " (step)");
+    const auto [x_by_step, y_by_step] = set_token_ticks(rect, shown);
+    if (x_by_step && !xa->label().isEmpty()) xa->setLabel(xa->label() + " (step)");
+    if (y_by_step && !ya->label().isEmpty()) ya->setLabel(ya->label() + " (step)");
   }
 }
+
+}  // namespace
+
+std::pair<QString, QString> distinguishing_names(const QString& a, const QString& b) {
+  qsizetype shared = 0;
+  while (shared < std::min(a.size(), b.size()) && a[shared] == b[shared]) ++shared;
+  shared = a.left(shared).lastIndexOf('-') + 1;
+  if (shared <= 0 || shared >= a.size() || shared >= b.size()) return {a, b};
+  return {a.mid(shared), b.mid(shared)};
+}
+
+std::pair<bool, bool> set_token_ticks(QCPAxisRect* rect, const std::vector<std::string>& labels) {
+  const double T = std::max<double>(1.0, static_cast<double>(labels.size()));
+  auto* xa = rect->axis(QCPAxis::atBottom);
+  auto* ya = rect->axis(QCPAxis::atLeft);
+  const auto x = token_ticker(labels, rect->width() / T, true, xa->tickLabelFont());
+  const auto y = token_ticker(labels, rect->height() / T, false, ya->tickLabelFont());
+  xa->setTicker(x.ticker);
+  ya->setTicker(y.ticker);
+  xa->setTickLabelRotation(x.by_step ? 0 : 90);
+  return {x.by_step, y.by_step};
+}
+
+namespace {
 
 FigureStyle plot_heatmap(QCustomPlot& plot, const analysis::TokenMatrix& m, const std::vector<std::string>& labels, bool diverging_map,
                          const QString& colour_label, const FigureStyle& style) {
@@ -826,13 +858,8 @@ FigureStyle plot_heatmap_pair(QCustomPlot& plot, const analysis::TokenMatrix& a,
   const std::vector<std::string> shown(labels.begin(), labels.begin() + std::min<std::size_t>(labels.size(), static_cast<std::size_t>(a.tokens)));
   fit_token_ticks(plot, {rect_a, rect_b}, shown, canvas(s));
   equal_maps();
-  // Names that begin alike (runs of one dataset) are told apart by the rest: the shared part,
-  // up to a hyphen, is left out.
-  QString name_a = title_a, name_b = title_b;
-  qsizetype shared = 0;
-  while (shared < std::min(name_a.size(), name_b.size()) && name_a[shared] == name_b[shared]) ++shared;
-  shared = name_a.left(shared).lastIndexOf('-') + 1;
-  if (shared > 0 && shared < name_a.size() && shared < name_b.size()) name_a.remove(0, shared), name_b.remove(0, shared);
+  // Names that begin alike (runs of one dataset) are told apart by the rest.
+  const auto [name_a, name_b] = distinguishing_names(title_a, title_b);
   // A model's name over its map in at most two lines, broken after a hyphen; a longer one keeps
   // its end (variant, seed and date tell runs apart), shortened at the start of its second line.
   for (auto [rect, title] : {std::pair{rect_a, name_a}, std::pair{rect_b, name_b}}) {

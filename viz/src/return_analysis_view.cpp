@@ -75,8 +75,8 @@ ReturnAnalysisView::ReturnAnalysisView(QWidget* parent)
   layout->addWidget(caption_);
   layout->addWidget(split, 1);
   ablation_->yAxis->setLabel(tr("normalised score"));
-  keep_tick_labels_apart(ablation_);
-  keep_tick_labels_apart(sweep_);
+  keep_text_fitted(ablation_);
+  keep_text_fitted(sweep_);
   sweep_->xAxis->setLabel(tr("target return"));
   sweep_->yAxis->setLabel(tr("normalised score"));
   sweep_->xAxis->setScaleType(QCPAxis::stLogarithmic);

@@ -17,7 +17,7 @@ ReturnHistogram::ReturnHistogram(QWidget* parent) : QWidget(parent), plot_(new Q
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(plot_);
   plot_->setMinimumSize(240, 160);
-  keep_tick_labels_apart(plot_);
+  keep_text_fitted(plot_);
 
   bars_ = new QCPBars(plot_->xAxis, plot_->yAxis);
   bars_->setPen(QPen(colors::kBlue.darker(130)));

@@ -46,7 +46,7 @@ QCustomPlot* make_plot(const QString& y_label) {
   plot->xAxis->setLabel(QObject::tr("step"));
   plot->yAxis->setLabel(y_label);
   plot->setMinimumSize(220, 150);
-  dstudio::viz::keep_tick_labels_apart(plot);
+  dstudio::viz::keep_text_fitted(plot);
   plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   return plot;
 }
@@ -191,7 +191,7 @@ void TrainingCurvesView::setRun(const QString& title, const analysis::RunMetrics
 RunComparisonView::RunComparisonView(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot) {
   plot_->xAxis->setLabel(tr("step"));
   plot_->setMinimumSize(300, 200);
-  keep_tick_labels_apart(plot_);
+  keep_text_fitted(plot_);
   plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   plot_->legend->setVisible(true);
   legend_above(plot_);

@@ -23,6 +23,7 @@ class QCPColorMap;
 class QCPColorScale;
 class QLabel;
 class QPushButton;
+class QSplitter;
 class QTableWidget;
 class QMouseEvent;
 
@@ -98,11 +99,21 @@ class AttentionMapView : public QWidget, public FigureSource {
   void refresh();
   [[nodiscard]] analysis::TokenMatrix selection(const std::vector<models::WindowInspection>& windows, QString* problem) const;
   void fillEntropy();
+  void fitEntropyWidth();
+  void arrangeSplit();
+  [[nodiscard]] int entropyWidth() const;
+  static constexpr int kMinimumMapWidth = 240;
   // Drops the compared model without redrawing (the caller redraws).
   void forgetComparison();
   // Puts the compared model's map beside this one's (or takes it away), the scale on the right.
   void arrangeMaps(bool side_by_side);
   void showTip(QMouseEvent* event);
+
+ protected:
+  void changeEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+
+ private:
 
   std::vector<models::WindowInspection> windows_;
   QString title_;
@@ -114,6 +125,7 @@ class AttentionMapView : public QWidget, public FigureSource {
   QLabel* caption_;
   QPushButton* export_;
   QTableWidget* entropy_;
+  QSplitter* split_ = nullptr;
   QPushButton* compare_;
   QComboBox* comparison_;
   std::vector<models::WindowInspection> other_;

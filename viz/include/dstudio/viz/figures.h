@@ -25,6 +25,7 @@
 
 class QApplication;
 class QCustomPlot;
+class QCPAxisRect;
 
 namespace dstudio::viz {
 
@@ -190,15 +191,26 @@ struct TextLayout {
 /// The text layout of `plot` drawn at its current size (nothing is painted on screen).
 TextLayout text_layout(QCustomPlot& plot);
 
-/// Keeps the tick labels of an on-screen plot apart as it is resized: after each layout, an axis
-/// whose labels crowd gets fewer ticks and one with room to spare more (up to five). Axes with
-/// text tickers are left as their view set them.
-void keep_tick_labels_apart(QCustomPlot* plot);
+/// Keeps the text of an on-screen plot fitted as it is resized or its type grows: after each
+/// layout, an axis whose tick labels crowd gets fewer ticks and one with room to spare more (up
+/// to five; axes with text tickers are left as their view set them), and an axis title longer
+/// than its axis is broken into lines (whole again when there is room). Once per plot; calling
+/// again does nothing.
+void keep_text_fitted(QCustomPlot* plot);
 
 /// Draws every text of an on-screen plot (axis titles, tick labels, colour scales, legend,
 /// titles, notes) at `scale` times the size it was made with: presentation mode's large type for
 /// the plots. Scaling again replaces the previous scale; 1 restores the sizes.
 void set_plot_text_scale(QCustomPlot* plot, double scale);
+
+/// Two models' names without the start they share up to a hyphen ("hopper-medium-expert-dt" and
+/// "hopper-medium-expert-gdt" are "dt" and "gdt"): what tells them apart where room is short.
+std::pair<QString, QString> distinguishing_names(const QString& a, const QString& b);
+
+/// Labels a token map's axes (`labels` a token, as window_labels gives them) with what fits at
+/// the rect's size: every token, else every k-th step's number at its state token with a minor
+/// tick a token. Returns whether the x and the y axis are labelled by step.
+std::pair<bool, bool> set_token_ticks(QCPAxisRect* rect, const std::vector<std::string>& labels);
 
 /// Moves an on-screen plot's legend out of the data into a row of its own above the plot,
 /// entries side by side, so that it never hides a curve.
