@@ -271,7 +271,7 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   group_by_->addItem(tr("variant"), QString());
   // Narrow lists (the popups show the long names), so the tab fits a laptop's screen.
   for (auto* box : {metric_, group_by_}) {
-    box->setMinimumContentsLength(box == metric_ ? 12 : 8);
+    box->setMinimumContentsLength(box == metric_ ? 17 : 8);
     box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   }
   group_by_->setToolTip(tr("Runs with the same value of this field are one curve: the mean over them, with a band"));
@@ -284,15 +284,16 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   fitToFont();
   auto* export_button = new QPushButton(tr("Export…"));
   export_button->setToolTip(tr("Write the comparison as PDF, SVG and PNG, with its numbers as CSV"));
-  // Two rows of controls, so the tab fits a laptop screen, in large type too.
+  // Three short rows of controls, so the tab fits a laptop screen, in large type too.
   auto* compare_controls = new QHBoxLayout;
   compare_controls->addWidget(new QLabel(tr("Compare")));
   compare_controls->addWidget(metric_, 1);
-  compare_controls->addWidget(new QLabel(tr("by")));
-  compare_controls->addWidget(group_by_);
   compare_controls->addWidget(export_button);
+  auto* grouping_controls = new QHBoxLayout;
+  grouping_controls->addWidget(new QLabel(tr("grouped by")));
+  grouping_controls->addWidget(group_by_, 1);
+  grouping_controls->addWidget(band_);
   auto* smoothing_controls = new QHBoxLayout;
-  smoothing_controls->addWidget(band_);
   smoothing_controls->addWidget(new QLabel(tr("smoothing")));
   smoothing_controls->addWidget(smoothing_, 1);
   smoothing_controls->addWidget(smoothing_label_);
@@ -300,6 +301,7 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   auto* compare_layout = new QVBoxLayout(compare_box);
   compare_layout->setContentsMargins(0, 0, 0, 0);
   compare_layout->addLayout(compare_controls);
+  compare_layout->addLayout(grouping_controls);
   compare_layout->addLayout(smoothing_controls);
   compare_layout->addWidget(compare_, 1);
 

@@ -122,8 +122,7 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   }
   record_options_->setFocusPolicy(Qt::NoFocus);
   record_options_->setToolTip(tr("What to record, at how many frames per second, and where"));
-  record_options_->setText(QStringLiteral("▾"));
-  record_options_->setFixedWidth(record_options_->fontMetrics().horizontalAdvance(QStringLiteral("▾")) + 20);
+  record_options_->setFixedWidth(record_options_->fontMetrics().height() + 16);  // the menu's arrow alone
   auto* options = new QMenu(this);
   auto* areas = new QActionGroup(options);
   for (const auto& [area, label] : {std::pair{RecordArea::Panel, tr("The Whole Panel (Scene, Map and Timeline)")},

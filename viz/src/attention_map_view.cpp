@@ -41,15 +41,20 @@ AttentionMapView::AttentionMapView(QWidget* parent)
       plot_(new QCustomPlot),
       map_(new QCPColorMap(plot_->xAxis, plot_->yAxis)),
       scale_(new QCPColorScale(plot_)) {
-  mode_->addItems({tr("One layer"), tr("Mean over layers"), tr("Attention rollout")});
-  // Wide enough for "One layer" before any item exists. Longer names ("3: gaussian-attention")
-  // show in full in the popup, and the window fits a laptop screen, in large type too.
+  // Short names in the list, so that the row fits half a window in large type; figures and
+  // tooltips use the whole ones.
+  mode_->addItems({tr("One layer"), tr("Layer mean"), tr("Rollout")});
+  mode_->setItemData(0, tr("One layer's map, of one head or the mean over its heads"), Qt::ToolTipRole);
+  mode_->setItemData(1, tr("The mean over layers of each layer's mean over heads"), Qt::ToolTipRole);
+  mode_->setItemData(2, tr("Attention rollout: the layers' maps multiplied through"), Qt::ToolTipRole);
+  mode_->setToolTip(tr("What the map shows"));
+  // Wide enough for "1: attention" and "Layer mean" before any item exists. Longer names
+  // ("3: gaussian-attention") show in full in the popup.
   for (auto* box : {mode_, layer_, head_}) {
-    box->setMinimumContentsLength(8);
+    box->setMinimumContentsLength(box == layer_ ? 12 : box == mode_ ? 10 : 5);
     box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   }
   auto* controls = new QHBoxLayout;
-  controls->addWidget(new QLabel(tr("Show")));
   controls->addWidget(mode_);
   controls->addWidget(new QLabel(tr("Layer")));
   controls->addWidget(layer_);
@@ -401,7 +406,8 @@ FigureText AttentionMapView::figureText() const {
   // Side by side, each map is titled with its model: the figure's title says what is shown.
   QString title = showingDifference() ? tr("%1 minus %2").arg(title_, other_title_) : showingSideBySide() ? QString() : title_;
   if (!title.isEmpty()) title += '\n';
-  title += mode_->currentText();
+  const QString modes[] = {tr("One layer"), tr("Mean over layers"), tr("Attention rollout")};
+  title += modes[std::clamp(mode_->currentIndex(), 0, 2)];
   if (mode_->currentIndex() == 0)
     title += tr(", layer %1, %2").arg(layer_->currentText(), head_->currentIndex() <= 0 ? tr("mean over heads") : tr("head %1").arg(head_->currentText()));
   return {title, tr("key"), tr("query")};

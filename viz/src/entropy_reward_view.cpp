@@ -52,11 +52,13 @@ EntropyRewardView::EntropyRewardView(QWidget* parent)
   controls->addWidget(new QLabel(tr("Zero")));
   controls->addWidget(zeroing_);
   controls->addWidget(run_);
-  controls->addSpacing(20);
-  controls->addWidget(new QLabel(tr("Show episode")));
-  controls->addWidget(episode_);
   controls->addStretch(1);
-  controls->addWidget(export_);
+  // What is shown and its export beside the caption: each row fits the window in large type.
+  auto* below = new QHBoxLayout;
+  below->addWidget(caption_, 1);
+  below->addWidget(new QLabel(tr("Show episode")), 0, Qt::AlignTop);
+  below->addWidget(episode_, 0, Qt::AlignTop);
+  below->addWidget(export_, 0, Qt::AlignTop);
   ExportDialog::attach(export_, this, *this, caption_);
   caption_->setWordWrap(true);
   auto* split = new QSplitter(Qt::Horizontal);
@@ -66,7 +68,7 @@ EntropyRewardView::EntropyRewardView(QWidget* parent)
   split->setStretchFactor(1, 2);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(controls);
-  layout->addWidget(caption_);
+  layout->addLayout(below);
   layout->addWidget(split, 1);
 
   series_->xAxis->setLabel(tr("step"));

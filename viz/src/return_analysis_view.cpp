@@ -59,12 +59,14 @@ ReturnAnalysisView::ReturnAnalysisView(QWidget* parent)
   controls->addWidget(new QLabel(tr("Episodes")));
   controls->addWidget(episodes_);
   controls->addWidget(ablation_button_);
-  controls->addSpacing(20);
-  controls->addWidget(new QLabel(tr("Target multiples")));
-  controls->addWidget(multiples_);
-  controls->addWidget(sweep_button_);
   controls->addStretch(1);
-  controls->addWidget(export_);
+  // The sweep on a row of its own: each row fits the window in large type.
+  auto* sweep = new QHBoxLayout;
+  sweep->addWidget(new QLabel(tr("Target multiples")));
+  sweep->addWidget(multiples_);
+  sweep->addWidget(sweep_button_);
+  sweep->addStretch(1);
+  sweep->addWidget(export_);
   ExportDialog::attach(export_, this, *this, caption_);
   caption_->setWordWrap(true);
   auto* split = new QSplitter(Qt::Horizontal);
@@ -72,6 +74,7 @@ ReturnAnalysisView::ReturnAnalysisView(QWidget* parent)
   split->addWidget(sweep_);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(controls);
+  layout->addLayout(sweep);
   layout->addWidget(caption_);
   layout->addWidget(split, 1);
   ablation_->yAxis->setLabel(tr("normalised score"));
