@@ -15,6 +15,8 @@
 #include <QJsonDocument>
 #include <QSaveFile>
 #include <QLabel>
+#include <QPainter>
+#include <QTextDocument>
 #include <QLayout>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -51,6 +53,29 @@
 #include "viewer_panel.h"
 
 namespace dstudio::studio {
+namespace {
+
+// The status bar's text: a line too long for the window is shortened in the middle (its whole
+// text in the tooltip) instead of cut off or widening the window. Text with a link is drawn as
+// it is.
+class StatusLabel : public QLabel {
+ public:
+  StatusLabel() { setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred); }
+
+ protected:
+  void paintEvent(QPaintEvent* event) override {
+    const QString full = text();
+    if (Qt::mightBeRichText(full)) return QLabel::paintEvent(event);
+    const QString shown = fontMetrics().elidedText(full, Qt::ElideMiddle, contentsRect().width());
+    setToolTip(shown == full ? QString() : full);
+    QPainter painter(this);
+    painter.setPen(palette().color(foregroundRole()));
+    painter.drawText(contentsRect(), static_cast<int>(alignment()), shown);
+  }
+};
+
+}  // namespace
+
 
 namespace {
 constexpr int kMaxRecent = 10;
@@ -81,7 +106,7 @@ MainWindow::MainWindow(QWidget* parent)
       tsne_job_(new TsneJob(tsne_view_, this)),
       analyses_(new AnalysesPanel),
       workspace_view_(new viz::WorkspaceView),
-      status_(new QLabel),
+      status_(new StatusLabel),
       progress_(new QProgressBar),
       cancel_button_(new QPushButton(tr("Cancel"))) {
   setWindowTitle(tr("Decision Studio"));
@@ -610,7 +635,7 @@ void MainWindow::compareCheckpoint(const QString& path) {
           workspace_view_->setCheckpoint(&info, /*compared=*/true);
           compared_path_ = path;
           tabs_->setCurrentWidget(attention_);
-          status_->setText(tr("Attention: the open checkpoint minus %1, on the same windows").arg(title));
+          status_->setText(tr("Attention: compared with %1 on the same windows, as a difference or side by side").arg(title));
           emit comparisonShown(path);
         };
       },

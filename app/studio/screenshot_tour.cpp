@@ -2,6 +2,7 @@
 
 #include "screenshot_tour.h"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QTabWidget>
 #include <QTableView>
@@ -190,6 +191,8 @@ void ScreenshotTour::showPresentation() {
 
 void ScreenshotTour::save(int tab, const QString& name) {
   window_.tabs()->setCurrentIndex(tab);
+  // Layouts and the replots they queue settle first, as they would before anyone looked.
+  for (int i = 0; i < 3; ++i) QCoreApplication::processEvents();
   const QString path = QDir(dir_).filePath(name);
   if (window_.grab().save(path)) written_ << path;
   else fail("could not save " + path);

@@ -326,6 +326,7 @@ TEST_F(FigureLayout, OnScreenPlotsKeepTickLabelsApartAndLegendsOffTheCurves) {
           if (problem.find("overlaps") != std::string::npos || problem.find("legend covers") != std::string::npos) wrong += problem + "\n";
         EXPECT_EQ(wrong, "") << view->metaObject()->className() << " at " << size.width() << "x" << size.height() << ", plot "
                              << plot->yAxis->label().toStdString();
+        if (!wrong.empty()) plot->grab().save(QStringLiteral(DSTUDIO_SCREENSHOT_DIR "/on-screen-overlap.png"));
       }
     }
 }

@@ -379,6 +379,8 @@ void AttentionMapView::refresh() {
   if (!problem.isEmpty()) caption += tr(" (The compared model: %1.)").arg(problem);
   caption_->setText(caption);
   export_->setEnabled(true);
+  // The first replot lays the maps out and fits their token labels to it; the second draws them.
+  plot_->replot();
   plot_->replot();
 }
 

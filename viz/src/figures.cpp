@@ -493,6 +493,23 @@ void legend_above(QCustomPlot* plot) {
   legend->setMargins(QMargins(4, 2, 4, 0));
 }
 
+namespace {
+
+// A note broken into lines to the data's width; lines past its height are left out, the last
+// kept one ending in an ellipsis, so that a small plot's note never runs over its axes.
+QString fitted_note(const QString& text, const QFont& font, const QRect& data) {
+  QStringList lines = wrapped_text(text, font, data.width() - 12).split('\n');
+  const int room = std::max(1, static_cast<int>((data.height() - 4) / QFontMetricsF(font).lineSpacing()));
+  if (lines.size() > room) {
+    lines = lines.mid(0, room);
+    lines.back() = QFontMetricsF(font).elidedText(lines.back() + QStringLiteral(" …"), Qt::ElideRight, data.width() - 12);
+    if (!lines.back().endsWith(QChar(0x2026))) lines.back() += QChar(0x2026);
+  }
+  return lines.join('\n');
+}
+
+}  // namespace
+
 void set_centred_note(QCustomPlot* plot, const QString& text) {
   constexpr const char* kNote = "dstudio_centred_note";
   auto* note = plot->findChild<QCPItemText*>(QString::fromLatin1(kNote));
@@ -509,12 +526,12 @@ void set_centred_note(QCustomPlot* plot, const QString& text) {
     note->setTextAlignment(Qt::AlignCenter);
     // Re-broken at each layout: the data's width changes with the window.
     QObject::connect(plot, &QCustomPlot::afterLayout, note, [plot, note] {
-      const QString wanted = wrapped_text(note->property("whole").toString(), note->font(), plot->axisRect()->width() - 12);
+      const QString wanted = fitted_note(note->property("whole").toString(), note->font(), plot->axisRect()->rect());
       if (note->text() != wanted) note->setText(wanted);
     });
   }
   note->setProperty("whole", text);
-  note->setText(wrapped_text(text, note->font(), plot->axisRect()->width() - 12));
+  note->setText(fitted_note(text, note->font(), plot->axisRect()->rect()));
 }
 
 void set_plot_text_scale(QCustomPlot* plot, double scale) {
