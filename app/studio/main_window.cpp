@@ -74,10 +74,6 @@ class StatusLabel : public QLabel {
   }
 };
 
-}  // namespace
-
-
-namespace {
 constexpr int kMaxRecent = 10;
 const char* kRecentKey = "recentFiles";
 constexpr int kWorkspaceVersion = 1;

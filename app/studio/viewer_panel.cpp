@@ -5,9 +5,7 @@
 #include <QCheckBox>
 #include <QCoreApplication>
 #include <QDir>
-#include <QFile>
 #include <QFileDialog>
-#include <QTextStream>
 #include <QActionGroup>
 #include <QMenu>
 #include <QRegularExpression>

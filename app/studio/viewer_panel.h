@@ -20,7 +20,6 @@ class QLabel;
 class QPushButton;
 class QSlider;
 class QSpinBox;
-class QThreadPool;
 class QTimer;
 
 namespace dstudio::viz {

@@ -43,6 +43,21 @@ class Figures : public testing::Test {
     QDir().mkpath(DSTUDIO_SCREENSHOT_DIR);
   }
 
+  // A t-SNE layout of twelve tokens (R and s in turn, one window) of the model `title`.
+  static void show_twelve_tokens(TsneView& tsne, const QString& title) {
+    models::TokenCloud cloud;
+    for (int i = 0; i < 12; ++i) {
+      cloud.modality.push_back(i % 2 ? "s" : "R");
+      cloud.window.push_back(0);
+      cloud.timestep.push_back(i);
+      cloud.return_to_go.push_back(100.0 - i);
+    }
+    tsne.setTokens(title, cloud);
+    std::vector<double> xy;
+    for (int i = 0; i < 12; ++i) xy.push_back(i), xy.push_back(i % 3);
+    tsne.showLayout(10, xy);
+  }
+
   static std::string read(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -294,17 +309,7 @@ TEST_F(Figures, ExportAllWritesEveryViewWithAFigureAndSkipsTheEmptyOnes) {
   }
   rollout.setRollout("DT", result, 5);
   TsneView tsne;
-  models::TokenCloud cloud;
-  for (int i = 0; i < 12; ++i) {
-    cloud.modality.push_back(i % 2 ? "s" : "R");
-    cloud.window.push_back(0);
-    cloud.timestep.push_back(i);
-    cloud.return_to_go.push_back(100.0 - i);
-  }
-  tsne.setTokens("DT", cloud);
-  std::vector<double> xy;
-  for (int i = 0; i < 12; ++i) xy.push_back(i), xy.push_back(i % 3);
-  tsne.showLayout(10, xy);
+  show_twelve_tokens(tsne, "DT");
   ASSERT_TRUE(tsne.hasFigure());
   CountingSource empty(false);
 
@@ -349,17 +354,7 @@ TEST_F(Figures, ExportDialogChoosesViewsWarnsOfMixedModelsAndPreviewsAtTheChosen
   ReturnAnalysisView returns;
   returns.setAblation("dt-seed0", {{0, 5, 3000, 100, 90, 3}, {0, 5, 1000, 200, 30, 6}, {0, 5, 2500, 90, 75, 3}, {0, 5, 2000, 50, 60, 2}});
   TsneView tsne;  // the same model, captioned with its variant
-  models::TokenCloud cloud;
-  for (int i = 0; i < 12; ++i) {
-    cloud.modality.push_back(i % 2 ? "s" : "R");
-    cloud.window.push_back(0);
-    cloud.timestep.push_back(i);
-    cloud.return_to_go.push_back(100.0 - i);
-  }
-  tsne.setTokens("dt-seed0 (dt)", cloud);
-  std::vector<double> xy;
-  for (int i = 0; i < 12; ++i) xy.push_back(i), xy.push_back(i % 3);
-  tsne.showLayout(10, xy);
+  show_twelve_tokens(tsne, "dt-seed0 (dt)");
   EntropyRewardView rollout;  // nothing to draw yet
   CountingSource curves(true);  // a figure of no model in particular
 
