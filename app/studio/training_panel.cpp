@@ -82,6 +82,9 @@ const MetricChoice kMetrics[] = {{"loss", "loss (action MSE)"},
 // the configuration's "mixer_options" object.
 constexpr const char* kMixerOptionPrefix = "mixer_options.";
 
+// The narrowest the forms get beside the plots before they scroll sideways.
+constexpr int kFormsMinimumWidth = 340;
+
 // A run list row that sorts numbers as numbers: a cell's Qt::UserRole holds its value. Blank
 // cells sort after those with a number.
 class RunItem : public QTreeWidgetItem {
@@ -191,7 +194,6 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   auto* scroll = new QScrollArea;
   scroll->setWidget(forms);
   scroll->setWidgetResizable(true);
-  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   forms_scroll_ = scroll;
 
   // Runs folder and the run controls under the forms.
@@ -388,9 +390,10 @@ TrainingPanel::TrainingPanel(QWidget* parent)
 TrainingPanel::~TrainingPanel() { cancelAll(); }
 
 void TrainingPanel::fitToFont() {
-  // The forms in full beside the plots, and the smoothing's value in its own room, at any type size.
+  // The forms in full beside the plots where the window allows (they scroll sideways in a window
+  // narrower than a laptop's screen), and the smoothing's value in its own room, at any type size.
   if (forms_scroll_ && forms_scroll_->widget())
-    forms_scroll_->setMinimumWidth(forms_scroll_->widget()->sizeHint().width() + forms_scroll_->verticalScrollBar()->sizeHint().width() + 8);
+    forms_scroll_->setMinimumWidth(std::min(kFormsMinimumWidth, forms_scroll_->widget()->sizeHint().width() + forms_scroll_->verticalScrollBar()->sizeHint().width() + 8));
   smoothing_label_->setMinimumWidth(smoothing_label_->fontMetrics().horizontalAdvance("0.00") + 6);
 }
 
