@@ -357,7 +357,8 @@ void ViewerPanel::recordNext() {
   const int step = record_first_ + static_cast<int>(std::lround(recorded_ * steps_per_frame_));
   if (step >= state.frames) {
     // The episode ended before this frame, or the policy has not reached it yet.
-    if (state.finished || !state.error.empty() || !state.playing) return stopRecording();
+    if (state.finished || !state.error.empty()) return stopRecording();
+    if (!state.playing) live_->play();  // paused meanwhile (or not started yet): the video goes on
     QTimer::singleShot(2, this, &ViewerPanel::recordNext);
     return;
   }
