@@ -428,6 +428,7 @@ void ViewerPanel::waitForRecording() {
 }
 
 void ViewerPanel::clear(const QString& message) {
+  stopRecording();  // a recording is of one episode of one policy
   timer_->stop();
   live_.reset();
   shown_ = {};
