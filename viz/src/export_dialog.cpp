@@ -372,18 +372,22 @@ void ExportDialog::setSources(const std::vector<const FigureSource*>& sources) {
   updatePreview();
 }
 
+const FigureSource* ExportDialog::sourceAt(int row) const {
+  return sources_[static_cast<std::size_t>(views_->item(row)->data(Qt::UserRole).toInt())];
+}
+
 std::vector<const FigureSource*> ExportDialog::chosenSources() const {
   if (!views_) return source_ ? std::vector<const FigureSource*>{source_} : sources_;
   std::vector<const FigureSource*> out;
   for (int r = 0; r < views_->count(); ++r)
-    if (views_->item(r)->checkState() == Qt::Checked) out.push_back(sources_[static_cast<std::size_t>(views_->item(r)->data(Qt::UserRole).toInt())]);
+    if (views_->item(r)->checkState() == Qt::Checked) out.push_back(sourceAt(r));
   return out;
 }
 
 bool ExportDialog::setSourceChosen(const QString& name, bool on) {
   if (!views_) return false;
   for (int r = 0; r < views_->count(); ++r) {
-    const auto* s = sources_[static_cast<std::size_t>(views_->item(r)->data(Qt::UserRole).toInt())];
+    const auto* s = sourceAt(r);
     if (!s || s->figureName() != name || !(views_->item(r)->flags() & Qt::ItemIsUserCheckable)) continue;
     views_->item(r)->setCheckState(on ? Qt::Checked : Qt::Unchecked);
     return true;
@@ -394,7 +398,7 @@ bool ExportDialog::setSourceChosen(const QString& name, bool on) {
 void ExportDialog::selectSource(const QString& name) {
   if (!views_) return;
   for (int r = 0; r < views_->count(); ++r) {
-    const auto* s = sources_[static_cast<std::size_t>(views_->item(r)->data(Qt::UserRole).toInt())];
+    const auto* s = sourceAt(r);
     if (s && s->figureName() == name) views_->setCurrentRow(r);
   }
   updatePreview();
@@ -426,7 +430,7 @@ void ExportDialog::updateWarning() {
 const FigureSource* ExportDialog::previewed() const {
   if (source_) return source_;
   if (!views_ || views_->currentRow() < 0) return nullptr;
-  return sources_[static_cast<std::size_t>(views_->currentItem()->data(Qt::UserRole).toInt())];
+  return sourceAt(views_->currentRow());
 }
 
 void ExportDialog::updatePreview() {

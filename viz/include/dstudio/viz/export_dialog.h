@@ -94,6 +94,8 @@ class ExportDialog : public QDialog {
   void browse();
   void updateWarning();
   [[nodiscard]] const FigureSource* previewed() const;
+  // The source listed in row `row` of the views.
+  [[nodiscard]] const FigureSource* sourceAt(int row) const;
 
   bool folder_;
   bool applying_ = false;
