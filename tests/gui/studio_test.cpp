@@ -438,19 +438,25 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
       for (const auto& problem : viz::text_layout(*plot).problems(0))
         if (problem.find("edge") != std::string::npos) ADD_FAILURE() << tab << ": " << problem;
     }
-    for (auto* button : w.tabs()->widget(t)->findChildren<QPushButton*>())
-      if (button->isVisible() && !button->text().isEmpty())
+    for (auto* button : w.tabs()->widget(t)->findChildren<QPushButton*>()) {
+      if (button->isVisible() && !button->text().isEmpty()) {
         EXPECT_GE(button->width(), button->fontMetrics().horizontalAdvance(button->text()) + 8) << tab << ": button " << button->text().toStdString();
-    for (auto* label : w.tabs()->widget(t)->findChildren<QLabel*>())
-      if (label->isVisible() && !label->wordWrap() && label->pixmap().isNull() && !label->text().isEmpty())
+      }
+    }
+    for (auto* label : w.tabs()->widget(t)->findChildren<QLabel*>()) {
+      if (label->isVisible() && !label->wordWrap() && label->pixmap().isNull() && !label->text().isEmpty()) {
         EXPECT_GE(label->width(), label->minimumSizeHint().width()) << tab << ": label " << label->text().toStdString();
+      }
+    }
   }
   w.tabs()->setCurrentWidget(w.attentionView());
   QTest::qWait(100);
   auto* table = w.attentionView()->entropyTable();
-  for (int c = 0; c < table->columnCount(); ++c)
-    if (!table->isColumnHidden(c))
+  for (int c = 0; c < table->columnCount(); ++c) {
+    if (!table->isColumnHidden(c)) {
       EXPECT_LE(table->columnViewportPosition(c) + table->columnWidth(c), table->viewport()->width()) << "entropy column " << c;
+    }
+  }
   w.setPresentationMode(false);
   QTest::qWait(100);
   EXPECT_EQ(w.size(), before);

@@ -212,8 +212,13 @@ AnalysisResult entropy(const AnalysisInputs& in, const Progress& progress) {
   AnalysisFigure f;
   f.name = "entropy_reward";
   char title[200];
-  std::snprintf(title, sizeof title, "%s, episode 1\nPearson %.2f, Spearman %.2f over %zu steps", checkpoint_label(in.checkpoint).c_str(), p, s,
-                entropies.size());
+  // The correlation pools every episode; the curves drawn are the first episode's.
+  if (r.episodes.size() == 1)
+    std::snprintf(title, sizeof title, "%s, one episode\nPearson %.2f, Spearman %.2f over %zu steps",
+                  checkpoint_label(in.checkpoint).c_str(), p, s, entropies.size());
+  else
+    std::snprintf(title, sizeof title, "%s, episode 1 of %zu\nPearson %.2f, Spearman %.2f over all %zu steps",
+                  checkpoint_label(in.checkpoint).c_str(), r.episodes.size(), p, s, entropies.size());
   f.title = title;
   f.x_label = "step";
   f.y_label = "attention entropy";
@@ -292,13 +297,16 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
   scatter("tsne_modality", "tokens by modality", modalities, [&](int i) {
     return std::find(modalities.begin(), modalities.end(), cloud.modality[static_cast<std::size_t>(i)]) - modalities.begin();
   });
-  // By timestep: four groups of equal width over the steps seen.
-  int max_step = 1;
-  for (int t : cloud.timestep) max_step = std::max(max_step, t + 1);
+  // By timestep: up to four groups of equal width over the steps seen (fewer when fewer steps).
+  const auto [lowest, highest] = std::minmax_element(cloud.timestep.begin(), cloud.timestep.end());
+  const int first_step = *lowest, span = *highest - *lowest + 1, bins = std::min(4, span);
   std::vector<std::string> quarters;
-  for (int q = 0; q < 4; ++q) quarters.push_back("steps " + std::to_string(q * max_step / 4) + "-" + std::to_string((q + 1) * max_step / 4 - 1));
-  scatter("tsne_timestep", "tokens by timestep", quarters,
-          [&](int i) { return std::min(3, cloud.timestep[static_cast<std::size_t>(i)] * 4 / max_step); });
+  for (int q = 0; q < bins; ++q)
+    quarters.push_back("steps " + std::to_string(first_step + q * span / bins) + "-" +
+                       std::to_string(first_step + (q + 1) * span / bins - 1));
+  scatter("tsne_timestep", "tokens by timestep", quarters, [&](int i) {
+    return std::min(bins - 1, (cloud.timestep[static_cast<std::size_t>(i)] - first_step) * bins / span);
+  });
   // By return-to-go: quartiles of the values seen.
   std::vector<double> rtgs = cloud.return_to_go;
   std::sort(rtgs.begin(), rtgs.end());

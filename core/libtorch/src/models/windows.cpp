@@ -49,14 +49,17 @@ std::vector<Window> sample_windows(const data::Dataset& ds, int count, int K) {
   std::stable_sort(episodes.begin(), episodes.end(), [&](int a, int b) { return ds.episodes[static_cast<std::size_t>(a)].length > ds.episodes[static_cast<std::size_t>(b)].length; });
   std::vector<Window> out;
   const int per = std::max(1, (count + static_cast<int>(episodes.size()) - 1) / static_cast<int>(episodes.size()));
-  for (int e : episodes) {
+  const int used = std::min(static_cast<int>(episodes.size()), (count + per - 1) / per);
+  for (int r = 0; r < used; ++r) {
+    const int e = episodes[static_cast<std::size_t>(r)];
     const auto length = static_cast<int>(ds.episodes[static_cast<std::size_t>(e)].length);
     for (int k = 0; k < per && static_cast<int>(out.size()) < count; ++k) {
-      // Evenly spaced ends in [K - 1, length - 1].
-      const int last = K - 1 + static_cast<int>(static_cast<long long>(length - K) * (2 * k + 1) / (2 * per));
+      // Evenly spaced ends in [K - 1, length - 1], interleaved across episodes, so that a few
+      // windows from many episodes still cover every phase of an episode, not only its middle.
+      const long long slot = static_cast<long long>(k) * used + r, slots = static_cast<long long>(per) * used;
+      const int last = K - 1 + static_cast<int>(static_cast<long long>(length - K) * (2 * slot + 1) / (2 * slots));
       out.push_back(window_from_dataset(ds, e, last, K));
     }
-    if (static_cast<int>(out.size()) >= count) break;
   }
   return out;
 }

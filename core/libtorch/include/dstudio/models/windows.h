@@ -25,8 +25,8 @@ class DecisionModelImpl;
 /// The window ending at `last_step` of episode `episode` of the dataset; returns-to-go are the
 /// sums of the episode's rewards from each step on.
 Window window_from_dataset(const data::Dataset& dataset, int episode, int last_step, int K);
-/// `count` windows spread over the dataset's complete episodes (longest first, then at evenly
-/// spaced steps, never younger than K - 1 steps), deterministic.
+/// `count` windows spread over the dataset's complete episodes (longest first) and over their
+/// steps (evenly spaced, interleaved across episodes, never younger than K - 1 steps), deterministic.
 std::vector<Window> sample_windows(const data::Dataset& dataset, int count, int K);
 /// The window the policy saw at `step` of a rollout (its trace must be kept).
 Window window_from_trace(const EpisodeTrace& trace, int step, int K, int state_dim, int act_dim);
