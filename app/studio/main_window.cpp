@@ -43,12 +43,14 @@
 #include "dstudio/viz/return_analysis_view.h"
 #include "dstudio/viz/export_dialog.h"
 #include "dstudio/viz/figures.h"
+#include "dstudio/viz/markov_lab_view.h"
 #include "dstudio/viz/tsne_view.h"
 #include "dstudio/viz/workspace_view.h"
 #include "dstudio/env/environment.h"
 #include "analyses_panel.h"
 #include "job.h"
 #include "training_panel.h"
+#include "markov_lab_job.h"
 #include "tsne_job.h"
 #include "viewer_panel.h"
 
@@ -100,6 +102,8 @@ MainWindow::MainWindow(QWidget* parent)
       training_(new TrainingPanel),
       tsne_view_(new viz::TsneView),
       tsne_job_(new TsneJob(tsne_view_, this)),
+      markov_lab_(new viz::MarkovLabView),
+      markov_lab_job_(new MarkovLabJob(markov_lab_, this)),
       analyses_(new AnalysesPanel),
       workspace_view_(new viz::WorkspaceView),
       status_(new StatusLabel),
@@ -115,6 +119,7 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(viewer_, tr("Viewer"));
   tabs_->addTab(training_, tr("Training"));
   tabs_->addTab(workspace_view_, tr("Workspace"));
+  tabs_->addTab(markov_lab_, tr("Markov lab"));
   connect(workspace_view_, &viz::WorkspaceView::saveRequested, this, &MainWindow::chooseWorkspaceToSave);
   connect(workspace_view_, &viz::WorkspaceView::openRequested, this, &MainWindow::chooseWorkspaceToOpen);
   connect(training_, &TrainingPanel::runStarted, this, &MainWindow::refreshRuns);
@@ -137,6 +142,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(rollout_view_, &viz::EntropyRewardView::runRequested, this, &MainWindow::runRollout);
   connect(rollout_view_, &viz::EntropyRewardView::cancelRequested, this, &MainWindow::cancelRollout);
   addJob(tsne_job_->job());
+  addJob(markov_lab_job_->job());
   for (Job* job : analyses_->jobs()) addJob(job);
   setCentralWidget(tabs_);
   setAcceptDrops(true);
@@ -167,6 +173,7 @@ MainWindow::MainWindow(QWidget* parent)
     std::vector<const viz::FigureSource*> sources = {attention_, rollout_view_, returns_view_, tsne_view_};
     for (const auto* source : analyses_->figureSources()) sources.push_back(source);
     for (const auto* source : training_->figureSources()) sources.push_back(source);
+    sources.push_back(markov_lab_);
     const auto written = viz::ExportDialog::exportSources(this, sources);
     if (!written.empty()) status_->setText(viz::ExportDialog::writtenReport(written));
   });

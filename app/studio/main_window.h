@@ -29,6 +29,7 @@ class EntropyRewardView;
 class ReturnAnalysisView;
 class DatasetView;
 class TsneView;
+class MarkovLabView;
 class WorkspaceView;
 }
 
@@ -40,6 +41,7 @@ class Job;
 class AnalysesPanel;
 class TrainingPanel;
 class TsneJob;
+class MarkovLabJob;
 class ViewerPanel;
 
 class MainWindow : public QMainWindow {
@@ -89,6 +91,8 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] ViewerPanel* viewer() const { return viewer_; }
   [[nodiscard]] TrainingPanel* trainingPanel() const { return training_; }
   [[nodiscard]] viz::TsneView* tsneView() const { return tsne_view_; }
+  [[nodiscard]] viz::MarkovLabView* markovLab() const { return markov_lab_; }
+  [[nodiscard]] MarkovLabJob* markovLabJob() const { return markov_lab_job_; }
   [[nodiscard]] viz::WorkspaceView* workspaceView() const { return workspace_view_; }
   [[nodiscard]] TsneJob* tsneJob() const { return tsne_job_; }
   /// The panel of the registered analyses (those plugins add among them).
@@ -186,6 +190,8 @@ class MainWindow : public QMainWindow {
   TrainingPanel* training_;
   viz::TsneView* tsne_view_;
   TsneJob* tsne_job_;
+  viz::MarkovLabView* markov_lab_;
+  MarkovLabJob* markov_lab_job_;
   AnalysesPanel* analyses_;
   viz::WorkspaceView* workspace_view_;
   QJsonObject pending_viewer_;  // viewer settings of a workspace, applied when its player arrives

@@ -2,7 +2,7 @@
 /// \file
 /// `decision-studio --screenshot-all DIR`: opens the default dataset and checkpoint, fills every
 /// view with real content (a rollout, the ablation, the sweep, a t-SNE of tokens, a short training run, the viewer
-/// mid-episode, the workspace), saves one PNG per view and
+/// mid-episode, the workspace, two runs of the Markov lab), saves one PNG per view and
 /// reports when done. For tests and the user guide.
 
 #include <QObject>
@@ -30,6 +30,7 @@ class ScreenshotTour : public QObject {
   void showAnalyses();
   void showTraining();
   void showViewer();
+  void showMarkovLab();
   void showPresentation();
   void fail(const QString& why);
 

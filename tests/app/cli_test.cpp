@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -554,3 +555,28 @@ TEST_F(Cli, BenchEvalAndTsnePrintTheirConfigurationAndNumbers) {
 }
 
 }  // namespace
+
+TEST_F(Cli, LabMarkovPrintsTheFloorTheLossAndTheMatrix) {
+  const auto r = run("lab markov --p 0.2 --q 0.3 --mixer pooling --window 2 --steps 400 --json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // The appendix's closed form, worked out here: (q h(p) + p h(q)) / (p + q).
+  const auto h = [](double x) { return -x * std::log(x) - (1 - x) * std::log(1 - x); };
+  EXPECT_NEAR(j["entropy_rate"].get<double>(), (0.3 * h(0.2) + 0.2 * h(0.3)) / 0.5, 1e-9);
+  EXPECT_NEAR(j["gap"].get<double>(), j["final_loss"].get<double>() - j["entropy_rate"].get<double>(), 1e-12);
+  EXPECT_GE(j["gap"].get<double>(), 0.0);
+  EXPECT_LT(j["relative_gap"].get<double>(), 0.01);
+  EXPECT_GT(j["seconds"].get<double>(), 0.0);
+  ASSERT_EQ(j["mixing_matrix"].size(), 32u);
+  EXPECT_EQ(j["mixing_matrix"][5].size(), 32u);
+  EXPECT_NEAR(j["mixing_matrix"][5][4].get<double>(), 0.5, 1e-6);  // the average of two
+  EXPECT_EQ(j["mixing_by_lag"].size(), 2u);
+  EXPECT_EQ(j["curve"].back()["step"], 400);
+  // Out of range: exit 2 and the option named.
+  for (const std::string bad : {"--p 0", "--q 1.5", "--order 4", "--states 9", "--window 0", "--steps 0",
+                                "--mixer mamba", "--window 40"}) {
+    const auto e = run("lab markov " + bad, dir);
+    EXPECT_EQ(e.exit_code, 2) << bad;
+    EXPECT_THAT(e.err, HasSubstr(bad.substr(2, bad.find(' ') - 2))) << bad;
+  }
+}

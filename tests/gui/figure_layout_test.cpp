@@ -16,6 +16,7 @@
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
 #include "dstudio/viz/figures.h"
+#include "dstudio/viz/markov_lab_view.h"
 #include "dstudio/viz/return_analysis_view.h"
 #include "dstudio/viz/run_curves_view.h"
 #include "dstudio/viz/tsne_view.h"
@@ -267,13 +268,32 @@ TEST_F(FigureLayout, EveryViewsExportAtIcmlNeuripsAndIeeeKeepsItsTextApartAndOnT
   }
   tsne.setTokens("hopper-medium-expert-dt-merger", cloud);
   tsne.showLayout(1000, xy);
+  // The Markov lab after two runs: the loss of both against the floor, and the mixing matrix.
+  MarkovLabView lab;
+  models::MarkovLabResult result;
+  for (int run = 0; run < 2; ++run) {
+    lab.beginRun();
+    result = {};
+    result.entropy_rate = lab.floor();
+    for (int step = 0; step <= 600; step += 10)
+      result.curve.push_back({step, 0.7, result.entropy_rate + (run == 0 ? 0.03 : 0.0) + 0.1 * std::exp(-step / 50.0)});
+    lab.addPoints(result.curve);
+    result.final_loss = result.curve.back().loss;
+    result.gap = result.final_loss - result.entropy_rate;
+    result.length = 32;
+    result.mixing_matrix.assign(32 * 32, 0.0);
+    for (int n = 0; n < 32; ++n)
+      for (int i = std::max(0, n - 1); i <= n; ++i) result.mixing_matrix[static_cast<size_t>(n * 32 + i)] = 1.0 / std::min(2, n + 1);
+    result.mixing_by_lag = {0.5, 0.5};
+    lab.showResult(result);
+  }
   for (const char* venue : {"icml", "neurips", "ieee"}) {
     SCOPED_TRACE(venue);
     TextLayoutLog log;
     auto style = *venue_preset(venue);
     style.pdf = style.svg = style.png = false;
-    export_all({&attention, &returns, &rollout, &tsne}, (dir / venue).string(), style);
-    EXPECT_GE(log.figures.size(), 5u);
+    export_all({&attention, &returns, &rollout, &tsne, &lab}, (dir / venue).string(), style);
+    EXPECT_GE(log.figures.size(), 7u);
     EXPECT_EQ(report(log), "");
     // The two models side by side: one figure of two maps on one scale.
     attention.setComparisonMode(viz::AttentionMapView::Comparison::SideBySide);
@@ -329,6 +349,29 @@ TEST_F(FigureLayout, OnScreenPlotsKeepTickLabelsApartAndLegendsOffTheCurves) {
         if (!wrong.empty()) plot->grab().save(QStringLiteral(DSTUDIO_SCREENSHOT_DIR "/on-screen-overlap.png"));
       }
     }
+}
+
+TEST_F(FigureLayout, PresentationScaleGrowsEveryTextOnceAndRestoresIt) {
+  // Axis titles, tick labels and each legend entry grow by the scale exactly once (a legend
+  // passes its font on to its entries, which must not then be scaled again), and 1 restores them.
+  QCustomPlot plot;
+  plot.addGraph()->setName("loss");
+  plot.addGraph()->setName("floor");
+  plot.legend->setVisible(true);
+  legend_above(&plot);
+  plot.legend->item(1)->setFont(QFont("DejaVu Sans", 7));  // an entry with a font of its own
+  const double label = plot.xAxis->labelFont().pointSizeF(), ticks = plot.yAxis->tickLabelFont().pointSizeF();
+  const double entry0 = plot.legend->item(0)->font().pointSizeF(), entry1 = plot.legend->item(1)->font().pointSizeF();
+  ASSERT_GT(label, 0);
+  set_plot_text_scale(&plot, 1.5);
+  EXPECT_DOUBLE_EQ(plot.xAxis->labelFont().pointSizeF(), 1.5 * label);
+  EXPECT_DOUBLE_EQ(plot.yAxis->tickLabelFont().pointSizeF(), 1.5 * ticks);
+  EXPECT_DOUBLE_EQ(plot.legend->item(0)->font().pointSizeF(), 1.5 * entry0);
+  EXPECT_DOUBLE_EQ(plot.legend->item(1)->font().pointSizeF(), 1.5 * entry1);
+  set_plot_text_scale(&plot, 1.0);
+  EXPECT_DOUBLE_EQ(plot.xAxis->labelFont().pointSizeF(), label);
+  EXPECT_DOUBLE_EQ(plot.legend->item(0)->font().pointSizeF(), entry0);
+  EXPECT_DOUBLE_EQ(plot.legend->item(1)->font().pointSizeF(), entry1);
 }
 
 }  // namespace

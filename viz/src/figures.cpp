@@ -556,8 +556,12 @@ void set_plot_text_scale(QCustomPlot* plot, double scale) {
     if (!e) return;
     if (auto* title = qobject_cast<QCPTextElement*>(e)) title->setFont(scaled(title->font()));
     if (auto* legend = qobject_cast<QCPLegend*>(e)) {
+      // QCPLegend::setFont gives every entry the legend's font: the entries' own are read first,
+      // or each would be scaled twice.
+      std::vector<QFont> entries;
+      for (int i = 0; i < legend->itemCount(); ++i) entries.push_back(legend->item(i)->font());
       legend->setFont(scaled(legend->font()));
-      for (int i = 0; i < legend->itemCount(); ++i) legend->item(i)->setFont(scaled(legend->item(i)->font()));
+      for (int i = 0; i < legend->itemCount(); ++i) legend->item(i)->setFont(scaled(entries[static_cast<std::size_t>(i)]));
     }
     for (auto* child : e->elements(false)) texts(child);
   };

@@ -9,45 +9,6 @@
 
 namespace dstudio::models {
 
-std::string to_string(LabMixer mixer) {
-  switch (mixer) {
-    case LabMixer::Pooling: return "pooling";
-    case LabMixer::Attention: return "attention";
-    case LabMixer::Convolution: return "conv";
-  }
-  return "pooling";
-}
-
-LabMixer lab_mixer_from_string(const std::string& name) {
-  for (LabMixer m : {LabMixer::Pooling, LabMixer::Attention, LabMixer::Convolution})
-    if (to_string(m) == name) return m;
-  throw UsageError("unknown mixer '" + name + "' (pooling, attention, conv)");
-}
-
-namespace {
-
-void check_range(const char* name, long long value, long long lo, long long hi) {
-  if (value < lo || value > hi)
-    throw UsageError(std::string(name) + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
-                     std::to_string(value));
-}
-
-}  // namespace
-
-void MarkovLabOptions::check() const {
-  // The chain's own ranges (MarkovChain::make) apply to a chain built by hand as well.
-  analysis::MarkovChain::make(chain.p, chain.q, chain.order, chain.states);
-  check_range("length", length, std::max(8, chain.order + 1), 256);
-  check_range("window", window, 1, length);
-  check_range("steps", steps, 1, 100000);
-  check_range("batch", batch, 1, 1024);
-  check_range("embedding", embedding, 2, 128);
-  check_range("ffn", ffn, 1, 512);
-  check_range("eval_every", eval_every, 1, 100000);
-  if (!(learning_rate > 0.0 && learning_rate <= 1.0))
-    throw UsageError("learning_rate must be in (0, 1], got " + std::to_string(learning_rate));
-}
-
 namespace {
 
 // The appendix's one-layer model with a choice of mixer.
