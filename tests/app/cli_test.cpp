@@ -580,3 +580,25 @@ TEST_F(Cli, LabMarkovPrintsTheFloorTheLossAndTheMatrix) {
     EXPECT_THAT(e.err, HasSubstr(bad.substr(2, bad.find(' ') - 2))) << bad;
   }
 }
+
+TEST_F(Analyses, LocalityWritesTheLagProfilePerLayer) {
+  const auto j = analyze("locality --windows 4 --compare " + checkpoint_, "locality");
+  ASSERT_EQ(j["layers"].size(), 3u);
+  for (const auto& layer : j["layers"]) {
+    double total = 0.0, mean = 0.0;
+    for (std::size_t lag = 0; lag < layer["weight_by_lag"].size(); ++lag) {
+      total += layer["weight_by_lag"][lag].get<double>();
+      mean += static_cast<double>(lag) * layer["weight_by_lag"][lag].get<double>();
+    }
+    EXPECT_NEAR(total, 1.0, 1e-6);
+    EXPECT_NEAR(layer["mean_lag"].get<double>(), mean, 1e-9);
+    EXPECT_NEAR(layer["mass_within_1_step"].get<double>(),
+                layer["weight_by_lag"][0].get<double>() + layer["weight_by_lag"][1].get<double>(), 1e-9);
+  }
+  // Against itself: the same curves.
+  EXPECT_EQ(j["compare"]["layers"][0]["mean_lag"], j["layers"][0]["mean_lag"]);
+  bool figure = false;
+  for (const auto& f : j["files"]) figure |= f.get<std::string>().ends_with("locality_layer1.png");
+  EXPECT_TRUE(figure);
+  EXPECT_TRUE(std::filesystem::exists(*dir_ / "locality" / "locality.csv"));
+}

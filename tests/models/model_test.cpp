@@ -7,7 +7,9 @@
 #include <cmath>
 
 #include "dstudio/common/error.h"
+#include "dstudio/analysis/locality.h"
 #include "dstudio/models/decision_model.h"
+#include "dstudio/models/windows.h"
 
 namespace dstudio::models {
 namespace {
@@ -124,6 +126,45 @@ TEST_P(EveryVariant, InspectionNeverChangesThePrediction) {
   }
   EXPECT_EQ(inspection.tokens.size(1), T);
   EXPECT_EQ(static_cast<int64_t>(inspection.token_types.size()), T);
+}
+
+TEST_P(EveryVariant, LocalityIsADistributionOverLags) {
+  // What `dstudio analyze locality` computes, on every variant's inspection: per layer, shares
+  // over lags 0 .. K-1 that sum to 1; a mixer with a fixed window has nothing beyond it.
+  const auto& c = GetParam().config;
+  if (c.tokenizer == Tokenizer::State) return;
+  torch::manual_seed(2);
+  DecisionModel model(c);
+  model->eval();
+  CheckpointInfo info;
+  info.variant = c;
+  info.state_mean.assign(kS, 0.0f);
+  info.state_std.assign(kS, 1.0f);
+  std::vector<Window> windows(2);
+  for (auto& w : windows) {
+    w = Window{kK, kS, kA, 0, 7, std::vector<float>(kK * kS, 0.3f), std::vector<float>(kK * kA, 0.1f),
+               std::vector<float>(kK, 100.0f), {3, 4, 5, 6, 7}, std::vector<float>(kK, 1.0f)};
+    w.states[1] = -0.7f;
+  }
+  windows[1].mask[0] = 0.0f;  // a padded first step
+  const auto profiles = analysis::layer_lag_profiles(inspect_windows(*model, info, windows));
+  ASSERT_EQ(static_cast<int>(profiles.size()), c.layers);
+  for (const auto& p : profiles) {
+    ASSERT_EQ(p.weight.size(), static_cast<size_t>(kK));
+    double total = 0.0;
+    for (double w : p.weight) {
+      EXPECT_GE(w, 0.0);
+      total += w;
+    }
+    EXPECT_NEAR(total, 1.0, 1e-5);
+    EXPECT_GE(p.mean_lag(), 0.0);
+    EXPECT_LE(p.mean_lag(), kK - 1.0);
+    EXPECT_LE(p.mass_within(1), 1.0 + 1e-9);
+  }
+  // Pooling over two tokens reaches one step back at most.
+  if (c.mixer == Mixer::Pooling && c.pool_size <= 2) {
+    for (const auto& p : profiles) EXPECT_NEAR(p.mass_within(1), 1.0, 1e-6);
+  }
 }
 
 TEST_P(EveryVariant, AFewOptimiserStepsLowerTheLoss) {

@@ -16,6 +16,7 @@
 #include "dstudio/analysis/analysis_registry.h"
 #include "dstudio/analysis/curves.h"
 #include "dstudio/analysis/entropy.h"
+#include "dstudio/analysis/locality.h"
 #include "dstudio/analysis/tsne.h"
 #include "dstudio/analysis/window_maps.h"
 #include "dstudio/common/error.h"
@@ -467,6 +468,63 @@ AnalysisResult training_curves(const AnalysisInputs& in, const Progress& progres
 
 // ---------------------------------------------------------------------------------------------
 
+// Locality: the mixing weight by lag in timesteps, per layer, for one or two checkpoints, each on
+// windows of its own dataset (or the one given).
+AnalysisResult locality(const AnalysisInputs& in, const Progress& progress) {
+  const auto& o = in.options;
+  const std::string compare = existing(o, "compare");
+  std::vector<std::string> checkpoints{in.checkpoint};
+  if (!compare.empty()) checkpoints.push_back(compare);
+  const int windows = static_cast<int>(o.integer("windows"));
+  AnalysisResult result;
+  AnalysisTable table{"locality", {"model", "layer", "mixer", "lag", "weight"}, {}};
+  ordered_json models = ordered_json::array();
+  std::vector<AnalysisFigure> figures;
+  for (std::size_t c = 0; c < checkpoints.size(); ++c) {
+    const double from = static_cast<double>(c) / checkpoints.size(), to = static_cast<double>(c + 1) / checkpoints.size();
+    const auto inspected = inspect_on_dataset(checkpoints[c], windows, in.dataset, part(progress, from, to));
+    const auto profiles = analysis::layer_lag_profiles(inspected.inspections);
+    const std::string who = checkpoint_label(checkpoints[c]);
+    ordered_json layers = ordered_json::array();
+    for (std::size_t l = 0; l < profiles.size(); ++l) {
+      const auto& p = profiles[l];
+      const std::string mixer = inspected.inspections.front().layers[l].mixer;
+      for (std::size_t lag = 0; lag < p.weight.size(); ++lag)
+        table.rows.push_back({who, static_cast<double>(l + 1), mixer, static_cast<double>(lag), p.weight[lag]});
+      layers.push_back({{"layer", l + 1}, {"mixer", mixer}, {"mean_lag", p.mean_lag()},
+                        {"mass_within_1_step", p.mass_within(1)}, {"weight_by_lag", p.weight}});
+      // One figure per layer, with a line per model.
+      if (figures.size() <= l) {
+        AnalysisFigure f;
+        f.name = "locality_layer" + std::to_string(l + 1);
+        f.title = "layer " + std::to_string(l + 1) + ": mixing weight by lag";
+        f.x_label = "lag (steps between query and key)";
+        f.y_label = "share of the weight";
+        figures.push_back(std::move(f));
+      }
+      analysis::AnalysisSeries line{who, {}, {}, {}, false};
+      for (std::size_t lag = 0; lag < p.weight.size(); ++lag) {
+        line.x.push_back(static_cast<double>(lag));
+        line.y.push_back(p.weight[lag]);
+      }
+      figures[l].series.push_back(std::move(line));
+    }
+    models.push_back({{"checkpoint", checkpoints[c]}, {"label", who}, {"variant", inspected.info.variant.variant},
+                      {"windows", inspected.windows.size()}, {"layers", layers}});
+  }
+  // A single model's figures name it in the title; two models' lines name them in the legend.
+  if (checkpoints.size() == 1)
+    for (auto& f : figures) f.title = checkpoint_label(in.checkpoint) + "\n" + f.title;
+  result.figures = std::move(figures);
+  result.tables = {table};
+  ordered_json summary = models.front();
+  if (models.size() > 1) summary["compare"] = models[1];
+  result.summary_json = summary.dump();
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+
 analysis::AnalysisDefinition studio(std::string name, std::string title, std::string description, std::vector<AnalysisOption> options,
                                     decltype(analysis::AnalysisDefinition::run) run, bool needs_checkpoint = true) {
   analysis::AnalysisDefinition d;
@@ -514,6 +572,10 @@ analysis::AnalysisDefinition studio(std::string name, std::string title, std::st
                {{"run", "A training run's folder (dstudio train --out; --eval-every records entropy and score)", Type::Text, "", {}, 0, 0, true},
                 {"compare", "A second run's folder", Type::Text, ""}},
                training_curves, /*needs_checkpoint=*/false));
+  r.add(studio("locality", "Locality", "Mixing weight by lag in timesteps, per layer; mean lag and the mass within one step",
+               with_common({{"compare", "A second checkpoint: its curves beside these", Type::Text, ""},
+                            {"windows", "Dataset windows averaged", Type::Integer, "16", {}, 1, 10000}}),
+               locality));
   r.add(studio("rtg-sweep", "Target-return sweep", "Normalised score as the target return leaves the dataset",
                with_common({{"compare", "A second checkpoint: a second curve", Type::Text, ""},
                             {"targets", "Target returns", Type::NumberList, ""},
