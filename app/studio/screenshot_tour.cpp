@@ -30,6 +30,7 @@
 #include "dstudio/viz/workspace_view.h"
 
 #include <algorithm>
+#include <qcustomplot.h>
 
 namespace dstudio::studio {
 namespace {
@@ -59,6 +60,11 @@ ScreenshotTour::ScreenshotTour(MainWindow& window, QString dir) : window_(window
     save(1, "attention-difference.png");
     window_.attentionView()->setComparisonMode(viz::AttentionMapView::Comparison::SideBySide);
     save(1, "attention-side-by-side.png");
+    // Their locality: DT's weight spread over the steps, GDT's on the last one or two.
+    auto* side = window_.attentionView()->sideTabs();
+    side->setCurrentWidget(window_.attentionView()->localityPlot());
+    save(1, "attention-locality.png");
+    side->setCurrentIndex(0);
     window_.attentionView()->setComparisonMode(viz::AttentionMapView::Comparison::Alone);
     auto config = models::RolloutConfig{};
     config.targets = {3600.0};

@@ -5,6 +5,7 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTest>
 #include <QToolTip>
@@ -138,6 +139,38 @@ TEST_F(AttentionComparison, SideBySideShowsBothMapsOnOneScaleAndBothModelsHeads)
   EXPECT_EQ(table->rowCount(), kLayers * kHeads);
   EXPECT_TRUE(table->isColumnHidden(AttentionMapView::ColumnModel));
   EXPECT_NEAR(view.matrix().at(5, 5), 1.0 / 6.0, 1e-6);
+}
+
+TEST_F(AttentionComparison, LocalityCurvesFollowTheMapOnScreen) {
+  AttentionMapView view;
+  view.resize(1100, 600);
+  view.setInspections("uniform (dt)", windows_of(false));
+  // Uniform causal rows over 3 tokens a step: query i (step i / 3) spreads 1/(i+1) over keys
+  // 0..i; the share at lag L, worked out here, averaged over the 12 queries.
+  std::vector<double> expected(kSteps, 0.0);
+  for (int i = 0; i < kTokens; ++i)
+    for (int j = 0; j <= i; ++j) expected[static_cast<std::size_t>(i / 3 - j / 3)] += 1.0 / (i + 1) / kTokens;
+  const auto& p = view.lagProfile();
+  ASSERT_EQ(p.weight.size(), static_cast<std::size_t>(kSteps));
+  for (int l = 0; l < kSteps; ++l) EXPECT_NEAR(p.weight[static_cast<std::size_t>(l)], expected[static_cast<std::size_t>(l)], 1e-6) << l;
+  auto* plot = view.localityPlot();
+  ASSERT_EQ(plot->graph(0)->dataCount(), kSteps);
+  EXPECT_NEAR(plot->graph(0)->data()->at(1)->value, expected[1], 1e-6);
+  EXPECT_EQ(plot->graph(1)->dataCount(), 0);
+  // A focused model compared: all its weight at lag 0, drawn as the second curve and named.
+  view.setComparison("focused (gdt)", windows_of(true));
+  ASSERT_EQ(view.comparisonLagProfile().weight.size(), static_cast<std::size_t>(kSteps));
+  EXPECT_NEAR(view.comparisonLagProfile().weight[0], 1.0, 1e-6);
+  EXPECT_DOUBLE_EQ(view.comparisonLagProfile().mean_lag(), 0.0);
+  EXPECT_EQ(plot->graph(1)->dataCount(), kSteps);
+  EXPECT_TRUE(plot->graph(1)->name().contains("mean lag 0.00"));
+  EXPECT_GT(view.lagProfile().mean_lag(), 0.5);
+  view.sideTabs()->setCurrentWidget(plot);
+  view.show();
+  QApplication::processEvents();
+  view.grab().save(DSTUDIO_SCREENSHOT_DIR "/attention-locality.png");
+  view.clear("nothing");
+  EXPECT_EQ(plot->graph(0)->dataCount(), 0);
 }
 
 }  // namespace

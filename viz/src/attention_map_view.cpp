@@ -10,6 +10,7 @@
 #include <QScrollBar>
 #include <QSplitter>
 #include <QTableWidget>
+#include <QTabWidget>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QTimer>
@@ -21,9 +22,11 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "dstudio/analysis/locality.h"
 #include "dstudio/analysis/window_maps.h"
 #include "dstudio/viz/export_dialog.h"
 #include "dstudio/viz/figures.h"
+#include "colors.h"
 #include "gradients.h"
 
 namespace dstudio::viz {
@@ -36,6 +39,7 @@ AttentionMapView::AttentionMapView(QWidget* parent)
       caption_(new QLabel),
       export_(new QPushButton(tr("Export figure…"))),
       entropy_(new QTableWidget),
+      locality_(new QCustomPlot),
       compare_(new QPushButton(tr("Compare with…"))),
       comparison_(new QComboBox),
       plot_(new QCustomPlot),
@@ -83,7 +87,14 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   layout->addLayout(below);
   split_ = new QSplitter(Qt::Horizontal);
   split_->addWidget(plot_);
-  split_->addWidget(entropy_);
+  // The entropy table and the locality curve share the side: both summarise the map.
+  side_ = new QTabWidget;
+  side_->setDocumentMode(true);
+  side_->addTab(entropy_, tr("Entropy"));
+  side_->addTab(locality_, tr("Locality"));
+  side_->setTabToolTip(1, tr("The share of each query's weight on keys 0, 1, 2, … steps before its own: "
+                             "Markov dynamics need only the current and the previous step"));
+  split_->addWidget(side_);
   split_->setStretchFactor(0, 3);
   split_->setStretchFactor(1, 1);
   layout->addWidget(split_, 1);
@@ -109,6 +120,20 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   plot_->yAxis->grid()->setVisible(false);
   plot_->xAxis->setTickLabelRotation(90);
   plot_->axisRect()->setBackground(QBrush(QColor(238, 238, 238)));  // the causal mask and padding
+
+  locality_->setMinimumSize(160, 140);
+  locality_->xAxis->setLabel(tr("lag (steps)"));
+  locality_->yAxis->setLabel(tr("share of weight"));
+  for (int g = 0; g < 2; ++g) {
+    auto* graph = locality_->addGraph();
+    const QColor colour = g == 0 ? colors::kBlue : colors::kVermillion;
+    graph->setPen(QPen(colour, 2, g == 0 ? Qt::SolidLine : Qt::DashLine));
+    graph->setScatterStyle(QCPScatterStyle(g == 0 ? QCPScatterStyle::ssDisc : QCPScatterStyle::ssSquare, colour, colour, 5));
+  }
+  locality_->legend->setVisible(true);
+  legend_above(locality_);
+  locality_->legend->setWrap(1);  // one model a row: the side is narrow
+  keep_text_fitted(locality_);
 
   connect(mode_, &QComboBox::currentIndexChanged, this, [this] {
     layer_->setEnabled(mode_->currentIndex() == 0);
@@ -286,6 +311,7 @@ void AttentionMapView::clear(const QString& message) {
   map_->data()->clear();
   export_->setEnabled(false);
   entropy_->setRowCount(0);
+  drawLocality();  // no windows: no curves
   caption_->setText(message);
   plot_->replot();
 }
@@ -379,12 +405,13 @@ void AttentionMapView::refresh() {
   if (!problem.isEmpty()) caption += tr(" (The compared model: %1.)").arg(problem);
   caption_->setText(caption);
   export_->setEnabled(true);
+  drawLocality();
   // The first replot lays the maps out and fits their token labels to it; the second draws them.
   plot_->replot();
   plot_->replot();
 }
 
-analysis::TokenMatrix AttentionMapView::selection(const std::vector<models::WindowInspection>& windows, QString* problem) const {
+analysis::MapSelection AttentionMapView::mapSelection() const {
   analysis::MapSelection selection;
   switch (static_cast<Mode>(mode_->currentIndex())) {
     case Mode::Layer: selection.kind = analysis::MapKind::Layer; break;
@@ -393,15 +420,55 @@ analysis::TokenMatrix AttentionMapView::selection(const std::vector<models::Wind
   }
   selection.layer = std::max(0, layer_->currentIndex()) + 1;
   selection.head = std::max(0, head_->currentIndex());  // item 0 is the mean over heads
+  return selection;
+}
+
+analysis::TokenMatrix AttentionMapView::selection(const std::vector<models::WindowInspection>& windows, QString* problem) const {
   try {
     std::string note;
-    auto m = analysis::select_map(windows, selection, &note);
+    auto m = analysis::select_map(windows, mapSelection(), &note);
     if (problem) *problem = QString::fromStdString(note);
     return m;
   } catch (const std::exception& e) {  // e.g. a compared model with fewer layers
     if (problem) *problem = QString::fromStdString(e.what());
     return {};
   }
+}
+
+void AttentionMapView::drawLocality() {
+  // The map on screen, as weight by lag; a compared model's curve beside it.
+  const auto profile_of = [this](const std::vector<models::WindowInspection>& windows) {
+    try {
+      return analysis::selected_lag_profile(windows, mapSelection());
+    } catch (const std::exception&) {  // a compared model without this layer
+      return analysis::LagProfile{};
+    }
+  };
+  lag_profile_ = profile_of(windows_);
+  other_lag_profile_ = hasComparison() ? profile_of(other_) : analysis::LagProfile{};
+  const std::pair<const analysis::LagProfile*, QString> curves[] = {{&lag_profile_, title_}, {&other_lag_profile_, other_title_}};
+  const bool two = !other_lag_profile_.weight.empty();
+  const auto names = two ? distinguishing_names(title_, other_title_) : std::make_pair(title_, QString());
+  double top = 0.0;
+  int lags = 1;
+  for (int g = 0; g < 2; ++g) {
+    const auto& p = *curves[g].first;
+    QVector<double> x, y;
+    for (std::size_t l = 0; l < p.weight.size(); ++l) {
+      x << static_cast<double>(l);
+      y << p.weight[l];
+      top = std::max(top, p.weight[l]);
+    }
+    lags = std::max(lags, static_cast<int>(p.weight.size()));
+    auto* graph = locality_->graph(g);
+    graph->setData(x, y, true);
+    graph->setName(tr("%1: mean lag %2").arg(g == 0 ? names.first : names.second, QString::number(p.mean_lag(), 'f', 2)));
+    if (p.weight.empty()) graph->removeFromLegend();
+    else graph->addToLegend();
+  }
+  locality_->xAxis->setRange(-0.5, lags - 0.5);
+  locality_->yAxis->setRange(0.0, std::max(0.05, top * 1.1));
+  locality_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 FigureText AttentionMapView::figureText() const {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dstudio/analysis/attention_maps.h"
+#include "dstudio/analysis/window_maps.h"
 #include "dstudio/models/window.h"
 
 namespace dstudio::analysis {
@@ -34,5 +35,9 @@ LagProfile lag_profile(const LayerMixing& layer, std::span<const int> token_step
 
 /// Per layer (from the first), the mean over windows of lag_profile.
 std::vector<LagProfile> layer_lag_profiles(const std::vector<models::WindowInspection>& windows);
+
+/// The lag profile of the map a view selects (a layer or one of its heads, the mean over layers,
+/// attention rollout), taken in each window and averaged over windows.
+LagProfile selected_lag_profile(const std::vector<models::WindowInspection>& windows, const MapSelection& selection);
 
 }  // namespace dstudio::analysis

@@ -28,6 +28,9 @@ struct MapSelection {
   int head = 0;   ///< from 1; 0 is the mean over heads
 };
 
+/// The selected map of one window; throws and notes as select_map does.
+TokenMatrix select_window_map(const models::WindowInspection& window, const MapSelection& selection, std::string* note = nullptr);
+
 /// The selected map averaged over `windows` (all of one model and size). A layer the model lacks
 /// throws UsageError; a head its layer lacks gives the mean over heads, and `note` (if given) says
 /// so, e.g. "it has 1 head, so its mean over heads is used".

@@ -6,13 +6,15 @@
 /// cell shows its query, key and exact weight. It draws what core computed (windows.h) and
 /// computes nothing but averages. With a second checkpoint's inspections of the same windows it
 /// shows the two maps side by side on one colour scale, or their difference on a diverging map
-/// (GDT fig. 4), and the entropy table holds both models' heads.
+/// (GDT fig. 4), and the entropy table holds both models' heads. Beside the table, the map's
+/// locality: its weight by lag in steps, for both models.
 
 #include <QString>
 #include <QWidget>
 #include <vector>
 
 #include "dstudio/analysis/attention_maps.h"
+#include "dstudio/analysis/locality.h"
 #include "dstudio/models/window.h"
 #include "dstudio/viz/figures.h"
 
@@ -25,6 +27,7 @@ class QLabel;
 class QPushButton;
 class QSplitter;
 class QTableWidget;
+class QTabWidget;
 class QMouseEvent;
 
 namespace dstudio::viz {
@@ -76,6 +79,13 @@ class AttentionMapView : public QWidget, public FigureSource {
   /// Per layer and head: entropy, intra-step and inter-step entropy (entropy.h), averaged over
   /// the windows; one row each, and with a comparison the compared model's row after each.
   [[nodiscard]] QTableWidget* entropyTable() const { return entropy_; }
+  /// Beside the entropy table: the map on screen as its weight by lag in steps (locality.h),
+  /// graph 0 this model's, graph 1 the compared model's.
+  [[nodiscard]] QCustomPlot* localityPlot() const { return locality_; }
+  [[nodiscard]] const analysis::LagProfile& lagProfile() const { return lag_profile_; }
+  [[nodiscard]] const analysis::LagProfile& comparisonLagProfile() const { return other_lag_profile_; }
+  /// The tabs holding the entropy table and the locality plot.
+  [[nodiscard]] QTabWidget* sideTabs() const { return side_; }
   /// What hovering the cell (query, key) shows: side by side, both models' weights.
   [[nodiscard]] QString cellText(int query, int key) const;
   /// The comparison model's matrix for the same selection (empty without a comparison).
@@ -97,6 +107,8 @@ class AttentionMapView : public QWidget, public FigureSource {
 
  private:
   void refresh();
+  void drawLocality();
+  [[nodiscard]] analysis::MapSelection mapSelection() const;
   [[nodiscard]] analysis::TokenMatrix selection(const std::vector<models::WindowInspection>& windows, QString* problem) const;
   void fillEntropy();
   void fitEntropyWidth();
@@ -125,6 +137,9 @@ class AttentionMapView : public QWidget, public FigureSource {
   QLabel* caption_;
   QPushButton* export_;
   QTableWidget* entropy_;
+  QCustomPlot* locality_;
+  QTabWidget* side_ = nullptr;
+  analysis::LagProfile lag_profile_, other_lag_profile_;
   QSplitter* split_ = nullptr;
   QPushButton* compare_;
   QComboBox* comparison_;
