@@ -400,11 +400,12 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
   tour.start();
   ASSERT_TRUE(finished.wait(290000));  // within ctest's 300 s
   ASSERT_TRUE(finished.front().at(0).toBool()) << finished.front().at(1).toString().toStdString();
-  ASSERT_EQ(tour.written().size(), 16);
-  for (const auto& name : {"dataset.png", "attention.png", "attention-difference.png", "attention-side-by-side.png", "entropy-reward.png",
-                           "zeroing-and-sweep.png", "tsne.png", "analyses.png", "training.png", "viewer.png", "workspace.png",
-                           "presentation-attention.png", "presentation-entropy-reward.png", "presentation-zeroing-and-sweep.png",
-                           "presentation-training.png", "presentation-viewer.png"}) {
+  ASSERT_EQ(tour.written().size(), 19);
+  for (const auto& name : {"dataset.png", "attention.png", "attention-difference.png", "attention-side-by-side.png",
+                           "attention-locality.png", "entropy-reward.png", "zeroing-and-sweep.png", "tsne.png", "analyses.png",
+                           "training.png", "viewer.png", "workspace.png", "markov-lab.png", "presentation-attention.png",
+                           "presentation-entropy-reward.png", "presentation-zeroing-and-sweep.png", "presentation-training.png",
+                           "presentation-viewer.png", "presentation-markov-lab.png"}) {
     const QImage image(QDir(out).filePath(name));
     EXPECT_FALSE(image.isNull()) << name;
     EXPECT_GE(image.width(), 1000) << name;
@@ -554,7 +555,7 @@ TEST_F(Studio, TheStudiosAnalysesRunFromTheirPanelsAsOnTheCommandLine) {
   MainWindow w;
   w.resize(1200, 760);
   auto* panel = w.analysesPanel();
-  EXPECT_EQ(panel->names().mid(0, 6), (QStringList{"attention", "entropy", "tsne", "ablation", "training", "rtg-sweep"}));
+  EXPECT_EQ(panel->names().mid(0, 7), (QStringList{"attention", "entropy", "tsne", "ablation", "training", "locality", "rtg-sweep"}));
   auto* view = panel->view("attention");
   EXPECT_EQ(view->options(), (std::map<std::string, std::string>{
                                  {"compare", ""}, {"seed", "0"}, {"source", "dataset"}, {"threads", "2"}, {"windows", "16"}}));
