@@ -18,6 +18,8 @@
 #   MINUTES=120 bash packaging/train-default-checkpoints.sh dt           # at most two hours, then stop
 #   SEED=1 STEPS=10000 WARMUP=1000 OUT=build/seeds/seed-1 bash packaging/train-default-checkpoints.sh dt dc
 #                                   # shorter runs of other seeds for the findings; only OUT's default ships
+#   DATA=build/po/hopper-po-medium-expert.hdf5 STEPS=10000 WARMUP=1000 OUT=build/po/positions-only \
+#     bash packaging/train-default-checkpoints.sh dt   # the same recipe on another dataset (the velocities hidden)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${B:-build/release/bin}
@@ -28,7 +30,7 @@ THREADS=${THREADS:-2}
 MINUTES=${MINUTES:-150}
 EVAL_EVERY=${EVAL_EVERY:-5000}
 WARMUP=${WARMUP:-}  # learning-rate warm-up steps, if not the paper's 10,000
-DATA=$("$B/dstudio" dataset default --story)
+DATA=${DATA:-$("$B/dstudio" dataset default --story)}  # another dataset for contrasts; only the story's ship
 NAME=$(basename "$DATA" | sed 's/-dstudio-.*//')  # e.g. hopper-medium-expert
 
 # name, then the variant's arguments (each paper's defaults; see `dstudio variants --json`)

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "dstudio/env/compatibility.h"
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/behaviour/generate.h"
 #include "dstudio/behaviour/policy_set.h"
@@ -259,6 +260,28 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
       std::fprintf(stderr, "dstudio: error: %s\n", e.what());
       exit_code = kFailed;
     }
+  });
+
+  // dataset hide-velocities
+  auto* hide = dataset->add_subcommand(
+      "hide-velocities",
+      "Write the partially observed copy of a dataset: observations cut to the positions, for the task's -po variant");
+  struct HideArgs {
+    std::string in, out;
+  };
+  auto h = std::make_shared<HideArgs>();
+  hide->add_option("dataset", h->in, "A D4RL or Minari dataset that names its environment")->required()->check(CLI::ExistingPath);
+  hide->add_option("--out", h->out, "Output .hdf5 file")->required();
+  hide->callback([&exit_code, h] {
+    exit_code = run_guarded([&] {
+      data::LoadOptions options;
+      options.next_observations = true;
+      const auto full = data::load_dataset(h->in, options);
+      const auto view = env::hide_velocities(full);
+      data::write_d4rl(h->out, view.data, view.metadata);
+      std::printf("wrote %s: %s, observations of %lld values (%lld before)\n", h->out.c_str(), view.task->name.c_str(),
+                  static_cast<long long>(view.data.obs_dim), static_cast<long long>(full.data.obs_dim));
+    });
   });
 
   // dataset synth

@@ -47,6 +47,34 @@ TEST(Environment, DimensionsMatchD4rl) {
   EXPECT_EQ(Environment("halfcheetah").model()->opt.integrator, mjINT_EULER);
 }
 
+TEST(Environment, PartiallyObservedTasksSeeThePositionsOfTheSamePhysics) {
+  for (const std::string name : {"hopper", "walker2d", "halfcheetah"}) {
+    const auto& po = task(name + "-po");
+    EXPECT_TRUE(po.positions_only);
+    EXPECT_EQ(po.base, name);
+    EXPECT_EQ(po.obs_dim, po.nq - 1);
+    EXPECT_EQ(task(name).base, name);
+    EXPECT_FALSE(task(name).positions_only);
+    // The same seed and actions give the same rewards and states; the observation is the
+    // positions the full one starts with.
+    Environment full(name), part(name + "-po");
+    std::vector<float> a(static_cast<size_t>(full.spec().obs_dim)), b(static_cast<size_t>(po.obs_dim));
+    full.reset(5, a);
+    part.reset(5, b);
+    std::vector<float> action(static_cast<size_t>(po.act_dim), 0.3f);
+    for (int t = 0; t < 20; ++t) {
+      for (int k = 0; k < po.obs_dim; ++k) ASSERT_EQ(a[static_cast<size_t>(k)], b[static_cast<size_t>(k)]) << name << " " << t;
+      const auto ra = full.step(action, a), rb = part.step(action, b);
+      ASSERT_EQ(ra.reward, rb.reward);
+      if (ra.terminated) break;
+    }
+  }
+  // Dataset names resolve to the longest task they start with.
+  EXPECT_EQ(task("hopper-po-medium-expert-dstudio-sac").name, "hopper-po");
+  EXPECT_EQ(task("hopper-medium-v2").name, "hopper");
+  EXPECT_EQ(task("Walker2d-PO").name, "walker2d-po");
+}
+
 TEST(Environment, HopperStartsAtItsReferenceHeightWithBoundedNoise) {
   Environment e("hopper");
   std::vector<float> obs(11);

@@ -147,5 +147,41 @@ TEST(Generate, BadInputGetsClearErrors) {
   EXPECT_THROW(generate_dataset(config("ant-maze", DatasetKind::Random, 100), {}), env::EnvError);
 }
 
+TEST(Generate, HidingVelocitiesKeepsThePositionsAndWhatThePolicyDid) {
+  // The partially observed copy: each observation is its first nq - 1 values (the positions),
+  // equal to what the -po environment observes at the recorded state; the rest is unchanged.
+  test::TempDir dir;
+  const auto made = generate_dataset(config("hopper", DatasetKind::Medium, 3000), ars("hopper"));
+  data::write_d4rl(dir / "d.hdf5", made.arrays, made.metadata);
+  data::LoadOptions options;
+  options.next_observations = true;
+  const auto full = data::load_dataset(dir / "d.hdf5", options);
+  const auto view = env::hide_velocities(full);
+  EXPECT_EQ(view.task->name, "hopper-po");
+  ASSERT_EQ(view.data.obs_dim, 5);
+  EXPECT_EQ(view.data.actions, full.data.actions);
+  EXPECT_EQ(view.data.rewards, full.data.rewards);
+  EXPECT_EQ(view.data.qpos, full.data.qpos);
+  env::Environment po("hopper-po");
+  std::vector<float> seen(5);
+  for (std::int64_t t : {0, 17, 1999}) {
+    for (int k = 0; k < 5; ++k) {
+      EXPECT_EQ(view.data.observations[static_cast<size_t>(t * 5 + k)], full.data.observations[static_cast<size_t>(t * 11 + k)]);
+      EXPECT_EQ(view.data.next_observations[static_cast<size_t>(t * 5 + k)], full.data.next_observations[static_cast<size_t>(t * 11 + k)]);
+    }
+    const std::vector<double> qpos(full.data.qpos.begin() + t * 6, full.data.qpos.begin() + (t + 1) * 6);
+    const std::vector<double> qvel(full.data.qvel.begin() + t * 6, full.data.qvel.begin() + (t + 1) * 6);
+    po.set_state(qpos, qvel);
+    po.observe(seen);
+    for (int k = 0; k < 5; ++k) EXPECT_NEAR(seen[static_cast<size_t>(k)], view.data.observations[static_cast<size_t>(t * 5 + k)], 1e-6);
+  }
+  // Written and read back, it names its task and fits it; hiding again is refused.
+  data::write_d4rl(dir / "po.hdf5", view.data, view.metadata);
+  const auto back = data::load_dataset(dir / "po.hdf5");
+  EXPECT_EQ(back.env_id, "hopper-po");
+  EXPECT_NO_THROW(env::check_dataset_matches(back, env::task(back.env_id)));
+  EXPECT_THROW(env::hide_velocities(back), UsageError);
+}
+
 }  // namespace
 }  // namespace dstudio::behaviour

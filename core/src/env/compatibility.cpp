@@ -1,5 +1,9 @@
 #include "dstudio/env/compatibility.h"
 
+#include <algorithm>
+
+#include "dstudio/common/error.h"
+
 #include <string>
 
 namespace dstudio::env {
@@ -16,6 +20,34 @@ void check_dataset_matches(const data::Dataset& dataset, const TaskSpec& spec) {
   if (dataset.data.qpos_dim > 0) compare("qpos dim", dataset.data.qpos_dim, spec.nq);
   if (dataset.data.qvel_dim > 0) compare("qvel dim", dataset.data.qvel_dim, spec.nv);
   if (!problems.empty()) throw EnvError(dataset.path + ": does not match the " + spec.name + " environment: the dataset has " + problems);
+}
+
+PartialView hide_velocities(const data::Dataset& dataset) {
+  if (dataset.env_id.empty())
+    throw EnvError(dataset.path + " names no environment (metadata/env), so its velocities cannot be told from its positions");
+  const TaskSpec& full = task(dataset.env_id);
+  if (full.positions_only) throw UsageError(dataset.path + " is partially observed already (" + full.name + ")");
+  check_dataset_matches(dataset, full);
+  PartialView view;
+  view.task = &task(full.name + "-po");
+  const auto S = static_cast<std::size_t>(full.obs_dim), P = static_cast<std::size_t>(view.task->obs_dim);
+  view.data = dataset.data;
+  const auto cut = [S, P](std::vector<float>& rows) {
+    const std::size_t n = rows.size() / S;
+    for (std::size_t r = 0; r < n; ++r) std::copy_n(rows.begin() + static_cast<std::ptrdiff_t>(r * S), P, rows.begin() + static_cast<std::ptrdiff_t>(r * P));
+    rows.resize(n * P);
+  };
+  cut(view.data.observations);
+  cut(view.data.next_observations);
+  view.data.obs_dim = static_cast<std::int64_t>(P);
+  view.metadata = dataset.metadata;
+  // Every key a loader reads the environment from names the partially observed task.
+  for (const char* key : {"env_id", "environment"})
+    if (view.metadata.count(key)) view.metadata[key] = view.task->name;
+  view.metadata["env"] = view.task->name;
+  view.metadata["observation"] = "positions only (qpos[1:]); velocities hidden";
+  view.metadata["derived_from"] = dataset.path;
+  return view;
 }
 
 }  // namespace dstudio::env

@@ -50,7 +50,16 @@ std::vector<TaskSpec> make_tasks() {
   cheetah.qpos_noise = 0.1, cheetah.qvel_noise = 0.1, cheetah.normal_qvel_noise = true;
   cheetah.ref_min_score = -280.178953, cheetah.ref_max_score = 12135.0;
   cheetah.default_targets = {12000.0, 6000.0};
-  return {hopper, walker, cheetah};
+  std::vector<TaskSpec> all = {hopper, walker, cheetah};
+  for (std::size_t i = 0, n = all.size(); i < n; ++i) {
+    all[i].base = all[i].name;
+    TaskSpec po = all[i];
+    po.name += "-po";
+    po.obs_dim = po.nq - 1;
+    po.positions_only = true;
+    all.push_back(po);
+  }
+  return all;
 }
 
 const std::vector<TaskSpec>& tasks() {
@@ -78,7 +87,7 @@ const TaskSpec& task(std::string_view name) {
   const std::string key = letters_and_digits(name);
   const TaskSpec* best = nullptr;
   for (const auto& t : tasks())
-    if (key.rfind(t.name, 0) == 0 && (!best || t.name.size() > best->name.size())) best = &t;
+    if (key.rfind(letters_and_digits(t.name), 0) == 0 && (!best || t.name.size() > best->name.size())) best = &t;
   if (!best) {
     std::string known;
     for (const auto& n : task_names()) known += (known.empty() ? "" : ", ") + n;
@@ -199,6 +208,7 @@ void Environment::observe(std::span<float> obs) const {
   const mjModel* m = model_.get();
   int k = 0;
   for (int i = 1; i < m->nq; ++i) obs[k++] = static_cast<float>(data_->qpos[i]);
+  if (spec_.positions_only) return;
   for (int i = 0; i < m->nv; ++i) {
     const double v = data_->qvel[i];
     obs[k++] = static_cast<float>(spec_.clip_qvel ? std::clamp(v, -10.0, 10.0) : v);

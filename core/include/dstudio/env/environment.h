@@ -33,7 +33,7 @@ class EnvError : public Error {
 
 /// Everything that defines one task besides its MJCF model.
 struct TaskSpec {
-  std::string name;        ///< "hopper", "walker2d", "halfcheetah"
+  std::string name;        ///< "hopper", "walker2d", "halfcheetah", or one of those with "-po"
   std::string model_file;  ///< path under resources/, e.g. "environments/hopper.xml"
   int obs_dim = 0, act_dim = 0, nq = 0, nv = 0;
   int frame_skip = 1;
@@ -54,6 +54,12 @@ struct TaskSpec {
   /// The return-to-go scale and default target returns of the Decision Transformer papers.
   double rtg_scale = 1000.0;
   std::vector<double> default_targets;
+  /// The partially observed variant ("hopper-po"): the observation is the positions qpos[1:]
+  /// only, the velocities hidden, so one observation no longer determines the next (the state
+  /// is not Markov in what the policy sees). The physics and the rewards are the task's own.
+  bool positions_only = false;
+  /// The fully observed task this one is a view of ("hopper" for "hopper-po"; itself otherwise).
+  std::string base;
 };
 
 /// The task called `name` (case-insensitive; "HalfCheetah", "hopper-medium-v2" and
