@@ -20,6 +20,8 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QProcess>
+#include <QFileInfo>
 #include <QShortcut>
 #include <QSettings>
 #include <QSlider>
@@ -93,7 +95,8 @@ ViewerPanel::ViewerPanel(QWidget* parent)
       seed_(new QSpinBox),
       timer_(new QTimer(this)),
       record_(new QPushButton(tr("Record"))),
-      record_options_(new QPushButton) {
+      record_options_(new QPushButton),
+      live_viewer_(new QPushButton(tr("Open in Live Viewer"))) {
   attention_->setComparable(false);
   record_->setCheckable(true);
   record_->setFocusPolicy(Qt::NoFocus);
@@ -200,6 +203,11 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   form->addWidget(target_from_, 0, 2, 1, 3);
   form->addWidget(new QLabel(tr("Zero")), 1, 0);
   form->addWidget(zeroing_, 1, 1);
+  live_viewer_->setToolTip(tr("The same policy, seed, target, zeroing and step in decision-viewer: a window of its own "
+                              "that draws faster, for a projector or a recording"));
+  live_viewer_->setFocusPolicy(Qt::NoFocus);
+  connect(live_viewer_, &QPushButton::clicked, this, &ViewerPanel::openInLiveViewer);
+  form->addWidget(live_viewer_, 1, 2, Qt::AlignRight);
   form->addWidget(new QLabel(tr("Seed")), 1, 3, Qt::AlignRight);
   form->addWidget(seed_, 1, 4);
   form->setColumnStretch(2, 1);
@@ -637,7 +645,7 @@ void ViewerPanel::updateControls() {
     w->setEnabled(ready);
   // A replayed dataset episode has no policy to re-condition.
   const bool policy = ready && !live_->replay();
-  for (QWidget* w : std::initializer_list<QWidget*>{target_, zeroing_, seed_}) w->setEnabled(policy);
+  for (QWidget* w : std::initializer_list<QWidget*>{target_, zeroing_, seed_, live_viewer_}) w->setEnabled(policy);
   restart_->setToolTip(policy ? tr("New episode with the seed on the right (Home)") : tr("Back to the first step (Home)"));
   play_->setIcon(style()->standardIcon(shown_.playing ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
   {
@@ -649,6 +657,39 @@ void ViewerPanel::updateControls() {
 }
 
 QString ViewerPanel::readout() const { return readout_->text(); }
+
+QStringList ViewerPanel::liveViewerArguments() const {
+  if (!live_ || live_->replay() || live_->info().path.empty()) return {};
+  const auto zeroing = static_cast<models::ModalityZeroing>(zeroing_->currentData().toInt());
+  return {QString::fromStdString(live_->info().path),
+          QStringLiteral("--env"), QString::fromStdString(live_->task().name),
+          QStringLiteral("--seed"), QString::number(shown_.seed),
+          QStringLiteral("--target"), QString::number(target_->value(), 'g', 10),
+          QStringLiteral("--zeroing"), QString::fromLatin1(models::to_string(zeroing)),
+          QStringLiteral("--speed"), QString::number(speed_->currentData().toDouble()),
+          QStringLiteral("--step"), QString::number(shown_.cursor)};
+}
+
+bool ViewerPanel::openInLiveViewer() {
+  const QStringList arguments = liveViewerArguments();
+  if (arguments.isEmpty()) {
+    emit message(tr("Nothing to open in the live viewer: it plays a checkpoint's policy."));
+    return false;
+  }
+  QString exe = QCoreApplication::applicationDirPath() + QStringLiteral("/decision-viewer");
+  if (!QFileInfo(exe).isExecutable()) exe = QStandardPaths::findExecutable(QStringLiteral("decision-viewer"));
+  if (exe.isEmpty()) {
+    emit message(tr("decision-viewer is not installed beside decision-studio or on the PATH."));
+    return false;
+  }
+  pause();
+  if (!QProcess::startDetached(exe, arguments)) {
+    emit message(tr("decision-viewer did not start (%1).").arg(exe));
+    return false;
+  }
+  emit message(tr("Opened %1 at step %2 in decision-viewer.").arg(title_).arg(shown_.cursor));
+  return true;
+}
 
 QJsonObject ViewerPanel::settings() const {
   QJsonObject o;

@@ -7,6 +7,7 @@
 /// camera tracking, the target return and modality zeroing acting on the running policy.
 
 #include <QJsonObject>
+#include <QStringList>
 #include <QWidget>
 #include <memory>
 
@@ -88,6 +89,13 @@ class ViewerPanel : public QWidget {
   /// Waits (processing events) until the recording ends.
   void waitForRecording();
 
+  /// The arguments that open decision-viewer on what this panel shows: the same checkpoint, seed,
+  /// target, zeroing, speed and step (empty without a policy: a replay or nothing open).
+  [[nodiscard]] QStringList liveViewerArguments() const;
+  /// Starts decision-viewer (beside this program, else on the PATH) with liveViewerArguments();
+  /// false, with the reason in message(), when there is nothing to open or it cannot start.
+  bool openInLiveViewer();
+
   /// What the panel last drew (updated by its timer; `sync()` forces an update now).
   [[nodiscard]] models::PlaybackState shown() const { return shown_; }
   void sync();
@@ -164,6 +172,7 @@ class ViewerPanel : public QWidget {
   QTimer* timer_;
   QPushButton* record_;
   QPushButton* record_options_;
+  QPushButton* live_viewer_;
   RecordArea record_area_ = RecordArea::Panel;
   int record_fps_ = 30;
   QString record_folder_;

@@ -215,6 +215,32 @@ TEST_F(Viewer, TargetAndZeroingActOnTheRunningPolicy) {
   EXPECT_EQ(v->settings()["zeroing"].toString(), "rtg");
 }
 
+// "Open in Live Viewer" hands decision-viewer what the panel shows: checkpoint, task, seed,
+// target, zeroing, speed and step, in options decision-viewer takes.
+TEST_F(Viewer, OpenInLiveViewerPassesWhatThePanelShows) {
+  MainWindow w;
+  openCheckpoint(w);
+  auto* v = w.viewer();
+  v->pause();
+  for (int i = 0; i < 4; ++i) v->stepForward();
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor == 4; }));
+  v->setTarget(1800.0);
+  v->setZeroing(models::ModalityZeroing::Actions);
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.frame->zeroing == models::ModalityZeroing::Actions; }));
+  const QStringList a = v->liveViewerArguments();
+  ASSERT_FALSE(a.isEmpty());
+  EXPECT_TRUE(QFileInfo(a.front()).isFile()) << a.front().toStdString();
+  const auto value = [&](const char* option) {
+    const auto i = a.indexOf(QString::fromLatin1(option));
+    return i >= 0 && i + 1 < a.size() ? a[i + 1] : QString();
+  };
+  EXPECT_EQ(value("--target"), "1800");
+  EXPECT_EQ(value("--zeroing"), "actions");
+  EXPECT_EQ(value("--step"), "4");
+  EXPECT_EQ(value("--env"), "hopper");
+  EXPECT_EQ(value("--seed").toULongLong(), v->shown().seed);
+}
+
 TEST_F(Viewer, AWorkspaceIsSavedAndRestoredInANewWindow) {
   test::D4rlSpec spec;
   spec.n = 12;

@@ -73,13 +73,17 @@ std::vector<LagProfile> layer_lag_profiles(const std::vector<models::WindowInspe
   return layers;
 }
 
+LagProfile window_lag_profile(const models::WindowInspection& window, const MapSelection& selection) {
+  const TokenMatrix m = select_window_map(window, selection);
+  const LayerMixing one{1, m.tokens, std::vector<float>(m.values.begin(), m.values.end()), {}};
+  return lag_profile(one, window.token_steps, window.valid);
+}
+
 LagProfile selected_lag_profile(const std::vector<models::WindowInspection>& windows, const MapSelection& selection) {
   LagProfile mean;
   int count = 0;
   for (const auto& w : windows) {
-    const TokenMatrix m = select_window_map(w, selection);
-    const LayerMixing one{1, m.tokens, std::vector<float>(m.values.begin(), m.values.end()), {}};
-    const auto p = lag_profile(one, w.token_steps, w.valid);
+    const auto p = window_lag_profile(w, selection);
     if (p.weight.empty()) continue;
     if (mean.weight.size() < p.weight.size()) mean.weight.resize(p.weight.size(), 0.0);
     for (std::size_t k = 0; k < p.weight.size(); ++k) mean.weight[k] += p.weight[k];

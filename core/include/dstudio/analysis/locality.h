@@ -36,6 +36,9 @@ LagProfile lag_profile(const LayerMixing& layer, std::span<const int> token_step
 /// Per layer (from the first), the mean over windows of lag_profile.
 std::vector<LagProfile> layer_lag_profiles(const std::vector<models::WindowInspection>& windows);
 
+/// The lag profile of the map a view selects in one window (a live viewer's current step); empty
+/// when the window has no real query.
+LagProfile window_lag_profile(const models::WindowInspection& window, const MapSelection& selection);
 /// The lag profile of the map a view selects (a layer or one of its heads, the mean over layers,
 /// attention rollout), taken in each window and averaged over windows.
 LagProfile selected_lag_profile(const std::vector<models::WindowInspection>& windows, const MapSelection& selection);

@@ -248,7 +248,10 @@ struct LivePlayer::Shared {
   std::uint64_t generation = 0;
   std::string error;
   int forward_requests = 0;  // single steps asked for
-  bool reconfigure = false;  // target or zeroing changed: branch at the cursor
+  // Target or zeroing changed: branch at the frame on screen when it was asked (the earliest,
+  // when several requests wait), not wherever the cursor is once the thread gets to it.
+  bool reconfigure = false;
+  int reconfigure_at = 0;
   double target = 0.0;
   ModalityZeroing zeroing = ModalityZeroing::None;
   bool restart = false;
@@ -336,6 +339,7 @@ void LivePlayer::set_target(double target) {
   {
     std::lock_guard lock(s_->mutex);
     s_->target = target;
+    s_->reconfigure_at = s_->reconfigure ? std::min(s_->reconfigure_at, s_->cursor) : s_->cursor;
     s_->reconfigure = true;
   }
   s_->wake.notify_all();
@@ -345,6 +349,7 @@ void LivePlayer::set_zeroing(ModalityZeroing zeroing) {
   {
     std::lock_guard lock(s_->mutex);
     s_->zeroing = zeroing;
+    s_->reconfigure_at = s_->reconfigure ? std::min(s_->reconfigure_at, s_->cursor) : s_->cursor;
     s_->reconfigure = true;
   }
   s_->wake.notify_all();
@@ -404,7 +409,7 @@ void LivePlayer::run() {
       const std::uint64_t seed = s.restart_seed;
       const double target = s.target;
       const ModalityZeroing zeroing = s.zeroing;
-      const int cursor = s.cursor;
+      const int cursor = restart ? 0 : s.reconfigure_at;
       s.restart = s.reconfigure = false;
       lock.unlock();
       if (restart) s.player->reset(seed, target, zeroing);

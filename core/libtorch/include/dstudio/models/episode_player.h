@@ -130,9 +130,10 @@ class LivePlayer {
   void seek(int frame);
   /// Times real time (simulated dt per step); 0 runs as fast as the policy goes.
   void set_speed(double speed);
-  /// New target return from the cursor on (frames after it are dropped).
+  /// New target return from the frame on screen now on (frames after it are dropped), even if the
+  /// cursor moves before the player thread gets to it; the cursor then returns to that frame.
   void set_target(double target);
-  /// New modality zeroing from the cursor on (frames after it are dropped).
+  /// New modality zeroing from the frame on screen now on, as set_target.
   void set_zeroing(ModalityZeroing zeroing);
   /// A new episode with `seed`, keeping the target and zeroing.
   void restart(std::uint64_t seed);

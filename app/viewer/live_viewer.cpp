@@ -1,0 +1,943 @@
+// decision-viewer's window: GLFW, MuJoCo's renderer and Dear ImGui. See live_viewer.h.
+
+#include "live_viewer.h"
+
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui/backends/imgui_impl_glfw.h>
+#include <imgui/backends/imgui_impl_opengl3.h>
+#include <mujoco/mujoco.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <numeric>
+#include <sstream>
+#include <thread>
+
+#include "dstudio/analysis/locality.h"
+#include "dstudio/common/error.h"
+#include "dstudio/common/system_info.h"
+#include "dstudio/data/dataset_io.h"
+#include "dstudio/imgui/plots.h"
+#include "dstudio/models/checkpoint_info.h"
+#include "dstudio/models/targets.h"
+#include "dstudio/render/video_file.h"
+
+namespace dstudio::viewer {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  const double x = q * static_cast<double>(v.size() - 1);
+  const auto i = static_cast<std::size_t>(x);
+  const double f = x - static_cast<double>(i);
+  return i + 1 < v.size() ? v[i] + f * (v[i + 1] - v[i]) : v[i];
+}
+
+std::string fixed(double v, int digits) {
+  if (!std::isfinite(v)) return "-";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, v);
+  return text;
+}
+
+std::string speed_text(double speed) {
+  if (speed <= 0.0) return "max";
+  char text[32];
+  std::snprintf(text, sizeof text, "%gx", speed);
+  return text;
+}
+
+constexpr double kSpeeds[] = {0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 0.0};
+
+// One GLFW initialisation for the process; GLFW is not re-entrant across init/terminate.
+void init_glfw() {
+  static std::once_flag once;
+  static bool ok = false;
+  std::call_once(once, [] { ok = glfwInit() == GLFW_TRUE; });
+  if (!ok) throw render::RenderError("cannot initialise GLFW: no display (set DISPLAY, or run under xvfb-run on a machine without a screen)");
+}
+
+const char* kFont = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+
+// A titled rule between groups of controls.
+void section(const char* title) {
+  ImGui::Spacing();
+  ImGui::TextDisabled("%s", title);
+  ImGui::Separator();
+}
+
+}  // namespace
+
+std::string BenchReport::text() const {
+  std::ostringstream out;
+  out << "decision-viewer bench: " << fixed(seconds, 1) << " s, " << frames << " frames, " << fixed(fps, 1) << " frames/s\n"
+      << "  frame time (ms): median " << fixed(frame_ms_median, 2) << ", p90 " << fixed(frame_ms_p90, 2) << ", p99 "
+      << fixed(frame_ms_p99, 2) << ", max " << fixed(frame_ms_max, 2) << "\n"
+      << "  GUI-thread stall (ms; the loop answers input once a frame): p99 " << fixed(frame_ms_p99, 2) << ", max "
+      << fixed(frame_ms_max, 2) << "\n"
+      << "  per frame (median ms): scene " << fixed(render_ms_median, 2) << ", panels " << fixed(ui_ms_median, 2) << ", swap "
+      << fixed(swap_ms_median, 2) << "\n"
+      << "  policy: " << fixed(steps_per_second, 1) << " steps/s shown, " << fixed(steps_per_second_wanted, 1)
+      << " wanted (real time at the speed set), " << episodes << " episode(s)\n"
+      << "  configuration: " << configuration << "\n"
+      << "  OpenGL: " << renderer << "; BLAS: " << blas << "\n";
+  return out.str();
+}
+
+struct LiveViewer::State {
+  ViewerOptions options;
+  GLFWwindow* window = nullptr;
+  ImGuiContext* imgui = nullptr;
+  ImFont* font = nullptr;
+  ImFont* large_font = nullptr;
+  ImGuiStyle base_style;
+
+  std::unique_ptr<models::LivePlayer> live;
+  std::string title;
+  std::vector<models::TargetChoice> targets;
+
+  // MuJoCo's drawing state: a private copy of the model (its floor drawn coarser) and data.
+  mjModel* model = nullptr;
+  mjData* data = nullptr;
+  mjvScene scene{};
+  mjvCamera camera{};
+  mjvOption vopt{};
+  mjrContext context{};
+  int track_body = 1;
+  bool tracking = true;
+  double track_offset[3] = {0.0, 0.0, 0.0};
+  double lookat_z = 1.0;
+  int drag_button = -1;  // a mouse button pressed over the scene, until released
+
+  // What is on screen.
+  models::PlaybackState shown;
+  models::FramePtr displayed;  // the frame drawn (the cursor's, or a recording's)
+  std::uint64_t generation = ~0ull;
+  std::vector<models::FramePtr> frames;
+  std::vector<double> rtg, ret, entropy, reward;
+  analysis::MapSelection selection;
+  analysis::TokenMatrix map;
+  analysis::LagProfile lag, lag_episode;
+  const models::PlayerFrame* map_of = nullptr;  // the frame `map` and `lag` belong to
+  std::vector<analysis::LagProfile> lag_by_step;  // the selection's profile of each step with a window
+  bool lags_dirty = true;
+  int pending_seek = -1;      // a step the policy has not reached yet
+  double seek_speed = 1.0;    // the speed to return to once there
+  double speed = 1.0;
+  bool presentation = false;
+  std::string message;
+  int layers = 0, heads = 0;
+  float target_field = 0.0f;
+  int seed_field = 0;
+
+  // Recording: frame i shows the step reached after i / fps seconds of the episode at `speed`.
+  std::unique_ptr<render::VideoFile> video;
+  fs::path last_recording;
+  int record_first_step = 0;
+  double record_speed = 1.0;
+  int record_fps = 30;
+  int recorded = 0;
+  bool record_frame_ready = false;
+  fs::path screenshot_to;         // a Screenshot button press, saved once the frame is drawn
+  bool capture_next = false;      // capture() asked for the next frame's pixels
+  render::Image captured;
+
+  // Costs of the last frame (ms).
+  double last_render_ms = 0.0, last_ui_ms = 0.0, last_swap_ms = 0.0;
+
+  // Layout in window pixels (from the top left).
+  int scene_x = 0, scene_y = 0, scene_w = 0, scene_h = 0, side_w = 0, bottom_h = 0;
+
+  void open_player();
+  void make_window();
+  void apply_style();
+  void refresh_frames();
+  void refresh_map();
+  void layout(int width, int height);
+  void camera_input();
+  void draw_scene(bool lean);
+  void draw_panels();
+  void draw_controls();
+  void draw_attention();
+  void draw_overlay();
+  void draw_traces();
+  void record_step();
+  bool start_recording(const fs::path& base, int fps);
+  void finish_recording();
+  fs::path output_folder() const { return options.record_folder.empty() ? fs::current_path() : options.record_folder; }
+  render::Image read_pixels() const;
+  std::string readout() const;
+};
+
+void LiveViewer::State::open_player() {
+  std::shared_ptr<models::EpisodePlayer> player;
+  std::vector<double> returns;
+  if (!options.dataset.empty()) {
+    const auto dataset = data::load_dataset(options.dataset);
+    for (const auto& e : dataset.episodes)
+      if (e.complete()) returns.push_back(e.ret);
+    if (options.episode >= 0) {
+      player = models::EpisodePlayer::replay(dataset, options.episode);
+      title = data::dataset_name(dataset) + ", episode " + std::to_string(options.episode);
+    }
+  }
+  if (!player) {
+    if (options.checkpoint.empty()) throw UsageError("nothing to play: give a checkpoint, or a dataset with --episode");
+    player = std::make_shared<models::EpisodePlayer>(options.checkpoint, options.env_id);
+    title = models::checkpoint_label(options.checkpoint);
+  }
+  targets = models::target_choices(player->task(), returns);
+  if (options.target) targets.insert(targets.begin(), {*options.target, "asked for " + fixed(*options.target, 0)});
+  if (!player->isReplay()) player->reset(options.seed, targets.front().value, options.zeroing);
+  live = std::make_unique<models::LivePlayer>(player);
+  speed = options.speed;
+  live->set_speed(speed);
+  target_field = static_cast<float>(live->target());
+  seed_field = static_cast<int>(options.seed);
+  layers = live->config().layers;
+  heads = live->config().heads;
+}
+
+void LiveViewer::State::make_window() {
+  init_glfw();
+  // No version or profile hints: Mesa then gives a compatibility context, which MuJoCo's
+  // renderer needs (a core profile lacks what mjr_makeContext asks for). One sample a pixel:
+  // multisampling costs most under software OpenGL.
+  glfwDefaultWindowHints();
+  glfwWindowHint(GLFW_SAMPLES, 0);
+  glfwWindowHint(GLFW_VISIBLE, options.visible ? GLFW_TRUE : GLFW_FALSE);
+  window = glfwCreateWindow(options.width, options.height, ("decision-viewer: " + title).c_str(), nullptr, nullptr);
+  if (!window) throw render::RenderError("cannot open a window with OpenGL (is there a display?)");
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(0);  // paced by the loop, not the display: the frame rate is what the machine manages
+
+  // MuJoCo: a copy of the task's model whose floor is drawn as one quad a grid cell of 1 m
+  // instead of 0.125 m (the third plane size is only the rendering grid; no physics changes).
+  model = mj_copyModel(nullptr, live->physics_model().get());
+  for (int g = 0; g < model->ngeom; ++g)
+    if (model->geom_type[g] == mjGEOM_PLANE) model->geom_size[3 * g + 2] = std::max<mjtNum>(model->geom_size[3 * g + 2], 1.0);
+  data = mj_makeData(model);
+  mjv_defaultScene(&scene);
+  mjv_defaultCamera(&camera);
+  mjv_defaultOption(&vopt);
+  mjr_defaultContext(&context);
+  mjv_makeScene(model, &scene, 2000);
+  mjr_makeContext(model, &context, mjFONTSCALE_100);
+  camera.type = mjCAMERA_FREE;
+  const render::CameraView view;
+  track_body = view.track_body < model->nbody ? view.track_body : 0;
+  camera.distance = view.distance;
+  camera.azimuth = view.azimuth;
+  camera.elevation = view.elevation;
+  lookat_z = view.lookat_z;
+
+  IMGUI_CHECKVERSION();
+  imgui = ImGui::CreateContext();
+  ImGui::SetCurrentContext(imgui);
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;  // the layout is computed, nothing to remember
+  // Screenshots and benches of a headless server would otherwise show the tooltip under a
+  // pointer parked mid-screen.
+  if (!options.mouse) io.ConfigFlags |= ImGuiConfigFlags_NoMouse;
+  if (fs::exists(kFont)) {
+    font = io.Fonts->AddFontFromFileTTF(kFont, 15.0f);
+    large_font = io.Fonts->AddFontFromFileTTF(kFont, 26.0f);
+  }
+  if (!font) font = large_font = io.Fonts->AddFontDefault();
+  ImGui::StyleColorsDark();
+  ImGui::GetStyle().WindowRounding = 0.0f;
+  base_style = ImGui::GetStyle();
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 130");
+}
+
+void LiveViewer::State::apply_style() {
+  ImGuiStyle& style = ImGui::GetStyle();
+  style = base_style;
+  if (presentation) style.ScaleAllSizes(26.0f / 15.0f);
+}
+
+void LiveViewer::State::refresh_frames() {
+  shown = live->state();
+  if (shown.generation != generation) {
+    generation = shown.generation;
+    frames = live->frames(0);
+    rtg.clear(), ret.clear(), entropy.clear(), reward.clear();
+    lag_by_step.clear();
+    lags_dirty = true;
+  } else if (!frames.empty() || shown.frames > 0) {
+    // New frames, and the newest one kept, which may have acted since it was read.
+    const std::size_t from = frames.empty() ? 0 : frames.size() - 1;
+    if (frames.empty() || !frames.back()->acted || static_cast<int>(frames.size()) < shown.frames) {
+      auto fresh = live->frames(static_cast<int>(from));
+      frames.resize(from);
+      frames.insert(frames.end(), fresh.begin(), fresh.end());
+      for (auto* trace : {&rtg, &ret, &entropy, &reward}) trace->resize(std::min(trace->size(), from));
+      if (lag_by_step.size() > from) lag_by_step.resize(from);
+    }
+  }
+  for (std::size_t i = rtg.size(); i < frames.size(); ++i) {
+    const auto& f = *frames[i];
+    rtg.push_back(f.return_to_go);
+    ret.push_back(f.return_so_far);
+    entropy.push_back(f.acted ? f.entropy : std::nan(""));
+    reward.push_back(f.acted ? f.reward : std::nan(""));
+  }
+  // A seek beyond the steps taken: the policy runs at full speed until it gets there.
+  if (pending_seek >= 0) {
+    if (shown.frames > pending_seek + 1 || shown.finished) {  // the step has acted: its map is there
+      live->seek(pending_seek);
+      live->set_speed(seek_speed);
+      pending_seek = -1;
+      shown = live->state();
+    } else if (!shown.playing) {
+      live->play();
+    }
+  }
+  displayed = shown.frame;
+  if (video) {
+    // The step this recorded frame shows: the episode's time at the recording's speed.
+    const double dt = live->dt();
+    const double seconds = static_cast<double>(recorded) / record_fps * (record_speed > 0 ? record_speed : 1.0);
+    const int want = record_first_step + static_cast<int>(std::floor(seconds / dt + 1e-9));
+    record_frame_ready = false;
+    if (want < static_cast<int>(frames.size())) {
+      displayed = frames[static_cast<std::size_t>(want)];
+      record_frame_ready = true;
+    } else if (shown.finished || !shown.error.empty()) {
+      finish_recording();
+    } else if (!frames.empty()) {
+      displayed = frames.back();
+    }
+  }
+}
+
+void LiveViewer::State::refresh_map() {
+  if (!displayed || displayed.get() == map_of) return;
+  map_of = displayed.get();
+  map = {};
+  lag = {};
+  if (displayed->inspection) {
+    try {
+      map = analysis::select_window_map(*displayed->inspection, selection);
+      lag = analysis::window_lag_profile(*displayed->inspection, selection);
+    } catch (const Error& e) {
+      message = e.what();
+    }
+  }
+  // The episode's mean up to the step on screen, for the same selection.
+  if (lags_dirty) lag_by_step.clear(), lags_dirty = false;
+  for (std::size_t i = lag_by_step.size(); i < frames.size(); ++i) {
+    if (!frames[i]->acted) break;
+    analysis::LagProfile p;
+    if (frames[i]->inspection) {
+      try {
+        p = analysis::window_lag_profile(*frames[i]->inspection, selection);
+      } catch (const Error&) {
+      }
+    }
+    lag_by_step.push_back(std::move(p));
+  }
+  lag_episode = {};
+  int count = 0;
+  const auto last = std::min<std::size_t>(lag_by_step.size(), static_cast<std::size_t>(displayed->step) + 1);
+  for (std::size_t i = 0; i < last; ++i) {
+    const auto& p = lag_by_step[i];
+    if (p.weight.empty()) continue;
+    if (lag_episode.weight.size() < p.weight.size()) lag_episode.weight.resize(p.weight.size(), 0.0);
+    for (std::size_t k = 0; k < p.weight.size(); ++k) lag_episode.weight[k] += p.weight[k];
+    ++count;
+  }
+  for (auto& w : lag_episode.weight) w /= std::max(1, count);
+}
+
+void LiveViewer::State::layout(int width, int height) {
+  const float scale = presentation ? 26.0f / 15.0f : 1.0f;
+  side_w = std::clamp(static_cast<int>(std::max(380.0f * scale, 0.32f * static_cast<float>(width))), 200, std::max(200, width / 2));
+  bottom_h = std::clamp(static_cast<int>(std::max(150.0f * scale, 0.22f * static_cast<float>(height))), 100, std::max(100, height / 2));
+  scene_x = 0;
+  scene_y = 0;
+  scene_w = std::max(1, width - side_w);
+  scene_h = std::max(1, height - bottom_h);
+}
+
+void LiveViewer::State::camera_input() {
+  ImGuiIO& io = ImGui::GetIO();
+  const ImVec2 m = io.MousePos;
+  const bool over_scene = m.x >= scene_x && m.x < scene_x + scene_w && m.y >= scene_y && m.y < scene_y + scene_h;
+  for (int b = 0; b < 3; ++b)
+    if (ImGui::IsMouseClicked(b) && over_scene && !io.WantCaptureMouse) drag_button = b;
+  if (drag_button >= 0 && !ImGui::IsMouseDown(drag_button)) drag_button = -1;
+  const bool shift = io.KeyShift;
+  if (drag_button >= 0 && (io.MouseDelta.x != 0.0f || io.MouseDelta.y != 0.0f)) {
+    // As MuJoCo's simulate: left rotates, right moves, middle zooms; shift takes the horizontal plane.
+    mjtMouse action = mjMOUSE_ZOOM;
+    if (drag_button == 0) action = shift ? mjMOUSE_ROTATE_H : mjMOUSE_ROTATE_V;
+    else if (drag_button == 1) action = shift ? mjMOUSE_MOVE_H : mjMOUSE_MOVE_V;
+    const double before[3] = {camera.lookat[0], camera.lookat[1], camera.lookat[2]};
+    mjv_moveCamera(model, action, io.MouseDelta.x / scene_h, io.MouseDelta.y / scene_h, &scene, &camera);
+    for (int k = 0; k < 3; ++k) track_offset[k] += camera.lookat[k] - before[k];
+  }
+  if (over_scene && !io.WantCaptureMouse && io.MouseWheel != 0.0f)
+    mjv_moveCamera(model, mjMOUSE_ZOOM, 0.0, -0.05 * io.MouseWheel, &scene, &camera);
+}
+
+void LiveViewer::State::draw_scene(bool lean) {
+  int fb_w = 0, fb_h = 0;
+  glfwGetFramebufferSize(window, &fb_w, &fb_h);
+  glViewport(0, 0, fb_w, fb_h);
+  glClearColor(0.1f, 0.1f, 0.12f, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+  if (!displayed) return;
+  const auto& p = displayed->physics;
+  if (p.qpos.size() != static_cast<std::size_t>(model->nq) || p.qvel.size() != static_cast<std::size_t>(model->nv)) return;
+  std::copy(p.qpos.begin(), p.qpos.end(), data->qpos);
+  std::copy(p.qvel.begin(), p.qvel.end(), data->qvel);
+  data->time = p.time;
+  mj_forward(model, data);
+  // Follow the body along x and y; the height stays, so hops and falls are visible.
+  if (tracking && track_body >= 0) {
+    camera.lookat[0] = data->xpos[3 * track_body] + track_offset[0];
+    camera.lookat[1] = data->xpos[3 * track_body + 1] + track_offset[1];
+    camera.lookat[2] = lookat_z + track_offset[2];
+  }
+  mjv_updateScene(model, data, &vopt, nullptr, &camera, mjCAT_ALL, &scene);
+  // Shadows and reflections cost most under software OpenGL: off while playing, on when paused,
+  // for screenshots and recordings.
+  scene.flags[mjRND_SHADOW] = lean ? 0 : 1;
+  scene.flags[mjRND_REFLECTION] = lean ? 0 : 1;
+  scene.flags[mjRND_SKYBOX] = lean ? 0 : 1;
+  int win_w = 0, win_h = 0;
+  glfwGetWindowSize(window, &win_w, &win_h);
+  const double sx = static_cast<double>(fb_w) / std::max(1, win_w), sy = static_cast<double>(fb_h) / std::max(1, win_h);
+  const mjrRect viewport{static_cast<int>(scene_x * sx), static_cast<int>((win_h - scene_y - scene_h) * sy),
+                         static_cast<int>(scene_w * sx), static_cast<int>(scene_h * sy)};
+  mjr_setBuffer(mjFB_WINDOW, &context);
+  const auto t0 = Clock::now();
+  mjr_render(viewport, &scene, &context);
+  last_render_ms = ms_since(t0);
+}
+
+std::string LiveViewer::State::readout() const {
+  if (!displayed) return shown.error.empty() ? "starting" : shown.error;
+  const auto& f = *displayed;
+  std::string text = "step " + std::to_string(f.step);
+  if (!live->replay()) text += "  ·  target " + fixed(f.target, 0);
+  text += "  ·  return-to-go " + fixed(f.return_to_go, 0) + "  ·  return " + fixed(f.return_so_far, 1);
+  if (f.acted) text += "  ·  reward " + fixed(f.reward, 2);
+  if (f.acted && std::isfinite(f.entropy)) text += "  ·  entropy " + fixed(f.entropy, 2) + " nats";
+  if (f.zeroing != models::ModalityZeroing::None) text += std::string("  ·  zeroing ") + models::zeroing_label(f.zeroing);
+  if (f.terminal) text += f.terminated ? "  ·  fell" : "  ·  time limit";
+  return text;
+}
+
+void LiveViewer::State::draw_overlay() {
+  ImGui::SetNextWindowPos(ImVec2(static_cast<float>(scene_x) + 8, static_cast<float>(scene_y) + 8));
+  ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(static_cast<float>(scene_w) - 16.0f, static_cast<float>(scene_h) * 0.5f));
+  ImGui::SetNextWindowBgAlpha(0.55f);
+  ImGui::Begin("##overlay", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings |
+                   ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav | ImGuiWindowFlags_NoInputs);
+  // The readout wraps inside the scene rather than running under the panels.
+  ImGui::PushTextWrapPos(static_cast<float>(scene_w) - 32.0f);
+  ImGui::TextUnformatted(title.c_str());
+  ImGui::TextUnformatted(readout().c_str());
+  std::string status = video ? "recording " + std::to_string(recorded) + " frames" : shown.playing ? "playing" : "paused";
+  status += "  ·  " + speed_text(speed);
+  if (pending_seek >= 0) status += "  ·  going to step " + std::to_string(pending_seek);
+  if (!shown.error.empty()) status += "  ·  " + shown.error;
+  ImGui::TextDisabled("%s", status.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::End();
+}
+
+void LiveViewer::State::draw_controls() {
+  const bool replay = live->replay();
+  // Transport.
+  if (ImGui::Button("|<")) live->seek(0);
+  ImGui::SameLine();
+  if (ImGui::Button("<")) live->step_back();
+  ImGui::SameLine();
+  if (ImGui::Button(shown.playing ? "Pause" : "Play ")) shown.playing ? live->pause() : live->play();
+  ImGui::SameLine();
+  if (ImGui::Button(">")) live->step_forward();
+  ImGui::SameLine();
+  if (ImGui::Button(">|")) live->seek(std::max(0, shown.frames - 1));
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("0.125x").x + ImGui::GetFrameHeight() * 1.6f);
+  if (ImGui::BeginCombo("speed", speed_text(speed).c_str())) {
+    for (double s : kSpeeds)
+      if (ImGui::Selectable(speed_text(s).c_str(), s == speed)) speed = s, live->set_speed(s);
+    ImGui::EndCombo();
+  }
+  int cursor = shown.cursor;
+  ImGui::SetNextItemWidth(-ImGui::CalcTextSize("step").x - ImGui::GetStyle().ItemInnerSpacing.x * 2);
+  if (ImGui::SliderInt("step", &cursor, 0, std::max(0, shown.frames - 1))) live->seek(cursor);
+
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("000000").x + ImGui::GetFrameHeight() * 2);
+  ImGui::InputInt("seed", &seed_field);
+  ImGui::SameLine();
+  if (ImGui::Button("New episode")) live->restart(static_cast<std::uint64_t>(std::max(0, seed_field)));
+
+  // Conditioning: acts on the running policy from the step on screen.
+  ImGui::BeginDisabled(replay);
+  section("Target return");
+  double top = 0.0;
+  for (const auto& t : targets) top = std::max(top, t.value);
+  const float hi = static_cast<float>(std::max(1000.0, 1.5 * top));
+  ImGui::SetNextItemWidth(-1);
+  ImGui::SliderFloat("##target", &target_field, 0.0f, hi, "target %.0f");
+  if (ImGui::IsItemDeactivatedAfterEdit()) live->set_target(target_field);
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("000000").x + ImGui::GetFrameHeight() * 2);
+  if (ImGui::InputFloat("##target-field", &target_field, 100.0f, 1000.0f, "%.0f", ImGuiInputTextFlags_EnterReturnsTrue))
+    live->set_target(target_field);
+  if (ImGui::IsItemDeactivatedAfterEdit()) live->set_target(target_field);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::BeginCombo("##targets", "targets on offer")) {
+    for (const auto& t : targets)
+      if (ImGui::Selectable(t.label.c_str(), std::abs(t.value - live->target()) < 1e-9)) {
+        target_field = static_cast<float>(t.value);
+        live->set_target(t.value);
+      }
+    ImGui::EndCombo();
+  }
+  section("Modality zeroing");
+  const auto zeroing = live->zeroing();
+  for (std::size_t i = 0; i < models::kModalityZeroings.size(); ++i) {
+    const auto z = models::kModalityZeroings[i];
+    if (i > 0) ImGui::SameLine();
+    if (ImGui::RadioButton(models::zeroing_label(z), zeroing == z)) live->set_zeroing(z);
+  }
+  ImGui::EndDisabled();
+
+  section("View");
+  ImGui::Checkbox("track", &tracking);
+  ImGui::SameLine();
+  if (ImGui::Button("reset camera")) {
+    const render::CameraView view;
+    camera.distance = view.distance, camera.azimuth = view.azimuth, camera.elevation = view.elevation;
+    track_offset[0] = track_offset[1] = track_offset[2] = 0.0;
+    tracking = true;
+  }
+  ImGui::SameLine();
+  if (ImGui::Checkbox("presentation (F11)", &presentation)) apply_style();
+  if (ImGui::Button(video ? "Stop recording" : "Record")) {
+    if (video) finish_recording();
+    else start_recording(output_folder() / (title + "-step" + std::to_string(shown.cursor)), record_fps);
+  }
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("60 fps").x + ImGui::GetFrameHeight() * 1.6f);
+  if (ImGui::BeginCombo("##fps", (std::to_string(record_fps) + " fps").c_str())) {
+    for (int f : {24, 30, 60})
+      if (ImGui::Selectable((std::to_string(f) + " fps").c_str(), f == record_fps)) record_fps = f;
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Screenshot")) screenshot_to = output_folder() / (title + "-step" + std::to_string(shown.cursor) + ".png");
+  if (!message.empty()) ImGui::TextWrapped("%s", message.c_str());
+}
+
+void LiveViewer::State::draw_attention() {
+  if (live->replay()) {
+    ImGui::TextWrapped("A dataset episode replays without a policy: no mixing to show.");
+    return;
+  }
+  // Which map: a layer (a head or the mean over heads), the mean over layers, or rollout.
+  std::vector<std::string> maps;
+  for (int l = 1; l <= layers; ++l) maps.push_back("layer " + std::to_string(l));
+  maps.emplace_back("mean over layers");
+  maps.emplace_back("rollout");
+  int current = selection.kind == analysis::MapKind::Layer ? selection.layer - 1
+                : selection.kind == analysis::MapKind::MeanOverLayers ? layers
+                                                                       : layers + 1;
+  const float half = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) * 0.5f;
+  ImGui::SetNextItemWidth(half);
+  if (ImGui::BeginCombo("##map", maps[static_cast<std::size_t>(current)].c_str())) {
+    for (int i = 0; i < static_cast<int>(maps.size()); ++i)
+      if (ImGui::Selectable(maps[static_cast<std::size_t>(i)].c_str(), i == current)) {
+        analysis::MapSelection next = selection;
+        next.kind = i < layers ? analysis::MapKind::Layer : i == layers ? analysis::MapKind::MeanOverLayers : analysis::MapKind::Rollout;
+        if (i < layers) next.layer = i + 1;
+        selection = next, map_of = nullptr, lags_dirty = true;
+      }
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
+  ImGui::BeginDisabled(selection.kind != analysis::MapKind::Layer || heads <= 1);
+  ImGui::SetNextItemWidth(-1);
+  const std::string head = selection.head == 0 ? "mean over heads" : "head " + std::to_string(selection.head);
+  if (ImGui::BeginCombo("##head", head.c_str())) {
+    for (int h = 0; h <= heads; ++h)
+      if (ImGui::Selectable(h == 0 ? "mean over heads" : ("head " + std::to_string(h)).c_str(), h == selection.head))
+        selection.head = h, map_of = nullptr, lags_dirty = true;
+    ImGui::EndCombo();
+  }
+  ImGui::EndDisabled();
+  const float w = ImGui::GetContentRegionAvail().x;
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const float map_side = std::max(60.0f, std::min(w, ImGui::GetContentRegionAvail().y - 5.5f * line));
+  imgui::token_map("##attention", map, displayed && displayed->inspection ? displayed->inspection->token_types : std::vector<char>{},
+                   displayed && displayed->inspection ? displayed->inspection->token_steps : std::vector<int>{},
+                   displayed && displayed->inspection ? displayed->inspection->valid : std::vector<char>{},
+                   ImVec2(w, map_side));
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+  ImGui::TextWrapped("weight by lag (steps): this window, and the episode so far");
+  ImGui::PopStyleColor();
+  imgui::lag_bars("##lag", lag, ImVec2(w, std::max(3.5f * line, ImGui::GetContentRegionAvail().y)), &lag_episode, "episode");
+}
+
+void LiveViewer::State::draw_traces() {
+  const int steps = static_cast<int>(frames.size());
+  const int cursor = displayed ? displayed->step : -1;
+  const std::vector<imgui::Trace> series = {
+      {"return-to-go", IM_COL32(230, 159, 0, 255), &rtg, false},
+      {"return", IM_COL32(86, 180, 233, 255), &ret, false},
+      {"entropy, layer 1 (right, nats)", IM_COL32(204, 121, 167, 255), &entropy, true},
+  };
+  const int seek_to = imgui::traces("##traces", series, std::max(steps, static_cast<int>(live->task().max_episode_steps)), cursor,
+                                    ImGui::GetContentRegionAvail());
+  if (seek_to >= 0 && seek_to < steps && seek_to != shown.cursor) live->seek(seek_to);
+}
+
+void LiveViewer::State::draw_panels() {
+  ImGuiIO& io = ImGui::GetIO();
+  if (presentation) ImGui::PushFont(large_font);
+  const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
+  draw_overlay();
+
+  ImGui::SetNextWindowPos(ImVec2(static_cast<float>(scene_w), 0));
+  ImGui::SetNextWindowSize(ImVec2(static_cast<float>(side_w), io.DisplaySize.y));
+  ImGui::Begin(live->replay() ? "Episode" : "Policy", nullptr, fixed);
+  if (!presentation) {
+    draw_controls();
+    section("Attention of the window acted on");
+  }
+  draw_attention();
+  ImGui::End();
+
+  ImGui::SetNextWindowPos(ImVec2(0, static_cast<float>(scene_h)));
+  ImGui::SetNextWindowSize(ImVec2(static_cast<float>(scene_w), static_cast<float>(bottom_h)));
+  ImGui::Begin("Episode", nullptr, fixed | ImGuiWindowFlags_NoTitleBar);
+  draw_traces();
+  ImGui::End();
+  if (presentation) ImGui::PopFont();
+
+  // Keys, as in simulate: space plays, arrows step, Home/End, [ ] speed, F11 presentation.
+  if (!io.WantTextInput) {
+    if (ImGui::IsKeyPressed(GLFW_KEY_SPACE, false)) shown.playing ? live->pause() : live->play();
+    if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) live->step_forward();
+    if (ImGui::IsKeyPressed(GLFW_KEY_LEFT)) live->step_back();
+    if (ImGui::IsKeyPressed(GLFW_KEY_HOME, false)) live->seek(0);
+    if (ImGui::IsKeyPressed(GLFW_KEY_END, false)) live->seek(std::max(0, shown.frames - 1));
+    if (ImGui::IsKeyPressed(GLFW_KEY_F11, false)) presentation = !presentation, apply_style();
+    if (ImGui::IsKeyPressed(GLFW_KEY_T, false)) tracking = !tracking;
+    const auto at = std::find(std::begin(kSpeeds), std::end(kSpeeds), speed);
+    if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT_BRACKET, false) && at != std::end(kSpeeds) && at + 1 != std::end(kSpeeds))
+      speed = *(at + 1), live->set_speed(speed);
+    if (ImGui::IsKeyPressed(GLFW_KEY_LEFT_BRACKET, false) && at != std::begin(kSpeeds) && at != std::end(kSpeeds))
+      speed = *(at - 1), live->set_speed(speed);
+  }
+}
+
+render::Image LiveViewer::State::read_pixels() const {
+  int w = 0, h = 0;
+  glfwGetFramebufferSize(window, &w, &h);
+  render::Image image;
+  image.width = w, image.height = h;
+  std::vector<std::uint8_t> flipped(static_cast<std::size_t>(3) * w * h);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadPixels(0, 0, w, h, GL_RGB, GL_UNSIGNED_BYTE, flipped.data());
+  image.rgb.resize(flipped.size());
+  const std::size_t row = static_cast<std::size_t>(3) * w;
+  for (int y = 0; y < h; ++y) std::memcpy(&image.rgb[y * row], &flipped[(h - 1 - y) * row], row);
+  return image;
+}
+
+void LiveViewer::State::record_step() {
+  if (!video || !record_frame_ready) return;
+  if (!video->add(read_pixels())) {
+    message = "recording failed: " + video->error();
+    video.reset();
+    live->set_speed(speed);
+    return;
+  }
+  ++recorded;
+}
+
+bool LiveViewer::State::start_recording(const fs::path& base, int fps) {
+  if (video) {
+    message = "already recording to " + video->path().string();
+    return false;
+  }
+  if (!displayed) {
+    message = "nothing to record yet";
+    return false;
+  }
+  record_fps = std::clamp(fps, 1, 120);
+  video = std::make_unique<render::VideoFile>(base, record_fps);
+  record_first_step = shown.cursor;
+  record_speed = speed > 0 ? speed : 1.0;
+  recorded = 0;
+  // The policy runs ahead at full speed; each recorded frame waits for the step it shows.
+  live->set_speed(0.0);
+  live->play();
+  message = "recording to " + video->path().string();
+  return true;
+}
+
+void LiveViewer::State::finish_recording() {
+  if (!video) return;
+  last_recording = video->path();
+  if (video->finish()) message = "saved " + video->path().string() + " (" + std::to_string(video->frames()) + " frames)";
+  else message = "recording failed: " + video->error();
+  video.reset();
+  live->pause();
+  live->set_speed(speed);
+}
+
+LiveViewer::LiveViewer(ViewerOptions options) : s_(new State) {
+  s_->options = std::move(options);
+  s_->presentation = s_->options.presentation;
+  s_->record_fps = s_->options.record_fps;
+  s_->open_player();
+  s_->make_window();
+  s_->apply_style();
+  if (s_->options.step > 0) seek(s_->options.step);
+  else if (!s_->options.paused) s_->live->play();
+}
+
+LiveViewer::~LiveViewer() {
+  auto& s = *s_;
+  s.finish_recording();
+  s.live.reset();  // the player thread stops before the window goes
+  if (s.imgui) {
+    ImGui::SetCurrentContext(s.imgui);
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext(s.imgui);
+  }
+  if (s.window) {
+    glfwMakeContextCurrent(s.window);
+    mjr_freeContext(&s.context);
+    mjv_freeScene(&s.scene);
+    glfwDestroyWindow(s.window);
+  }
+  if (s.data) mj_deleteData(s.data);
+  if (s.model) mj_deleteModel(s.model);
+}
+
+bool LiveViewer::frame() {
+  auto& s = *s_;
+  glfwMakeContextCurrent(s.window);
+  ImGui::SetCurrentContext(s.imgui);
+  glfwPollEvents();
+  s.refresh_frames();
+  s.refresh_map();
+  int w = 0, h = 0;
+  glfwGetWindowSize(s.window, &w, &h);
+  s.layout(w, h);
+
+  const auto t_ui = Clock::now();
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  ImGui::NewFrame();
+  s.camera_input();
+  s.draw_panels();
+  ImGui::Render();
+  const double build_ms = ms_since(t_ui);
+
+  // Lean while playing; the full picture for pauses, screenshots and recordings.
+  s.draw_scene(s.shown.playing && !s.video);
+  const auto t_draw = Clock::now();
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  s.last_ui_ms = build_ms + ms_since(t_draw);
+  s.record_step();
+  if (!s.screenshot_to.empty()) {
+    try {
+      render::write_png(s.screenshot_to, s.read_pixels());
+      s.message = "saved " + s.screenshot_to.string();
+    } catch (const render::RenderError& e) {
+      s.message = e.what();
+    }
+    s.screenshot_to.clear();
+  }
+  if (s.capture_next) s.captured = s.read_pixels(), s.capture_next = false;
+  const auto t_swap = Clock::now();
+  glfwSwapBuffers(s.window);
+  s.last_swap_ms = ms_since(t_swap);
+  return !glfwWindowShouldClose(s.window);
+}
+
+int LiveViewer::run() {
+  while (frame()) {
+  }
+  return 0;
+}
+
+bool LiveViewer::run_until(const std::function<bool(const models::PlaybackState&)>& done, double timeout_seconds) {
+  const auto start = Clock::now();
+  while (ms_since(start) < timeout_seconds * 1000.0) {
+    frame();
+    if (done(shown()) && s_->pending_seek < 0) return true;
+    if (!s_->shown.playing && s_->pending_seek < 0 && !s_->video) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return false;
+}
+
+BenchReport LiveViewer::bench(double seconds) {
+  auto& s = *s_;
+  BenchReport r;
+  s.live->set_speed(s.speed);
+  s.live->play();
+  const auto warm = Clock::now();
+  while (ms_since(warm) < 1000.0) frame();
+  std::vector<double> frame_ms, render_ms, ui_ms, swap_ms;
+  std::uint64_t seed = s.shown.seed;
+  long steps_shown = 0;
+  int last_step = s.shown.frame ? s.shown.frame->step : 0;
+  const auto start = Clock::now();
+  auto previous = start;
+  while (ms_since(start) < seconds * 1000.0) {
+    frame();
+    const auto now = Clock::now();
+    frame_ms.push_back(std::chrono::duration<double, std::milli>(now - previous).count());
+    previous = now;
+    render_ms.push_back(s.last_render_ms), ui_ms.push_back(s.last_ui_ms), swap_ms.push_back(s.last_swap_ms);
+    const int step = s.shown.frame ? s.shown.frame->step : 0;
+    if (step > last_step) steps_shown += step - last_step;
+    last_step = step;
+    if (s.shown.finished && s.shown.cursor + 1 >= s.shown.frames) {
+      // Another episode: the bench measures a policy that keeps acting.
+      s.live->restart(++seed);
+      s.live->play();
+      ++r.episodes;
+      last_step = 0;
+    }
+  }
+  r.seconds = ms_since(start) / 1000.0;
+  r.frames = static_cast<long>(frame_ms.size());
+  r.fps = static_cast<double>(r.frames) / r.seconds;
+  r.frame_ms_median = quantile(frame_ms, 0.5), r.frame_ms_p90 = quantile(frame_ms, 0.9);
+  r.frame_ms_p99 = quantile(frame_ms, 0.99), r.frame_ms_max = *std::max_element(frame_ms.begin(), frame_ms.end());
+  r.render_ms_median = quantile(render_ms, 0.5), r.ui_ms_median = quantile(ui_ms, 0.5), r.swap_ms_median = quantile(swap_ms, 0.5);
+  r.steps_per_second = static_cast<double>(steps_shown) / r.seconds;
+  r.steps_per_second_wanted = s.speed > 0 ? s.speed / s.live->dt() : 0.0;
+  r.episodes += 1;
+  r.renderer = render::current_renderer();
+  r.blas = active_blas_name();
+  int w = 0, h = 0;
+  glfwGetFramebufferSize(s.window, &w, &h);
+  std::ostringstream c;
+  c << w << "x" << h << " window, " << s.title << " (" << s.live->config().variant << ") on " << s.live->task().name
+    << ", speed " << speed_text(s.speed) << ", scene " << s.scene_w << "x" << s.scene_h
+    << " without shadows or reflections while playing, no multisampling, no vsync; " << std::thread::hardware_concurrency()
+    << " cores, policy on its own thread";
+  const char* lp = std::getenv("LP_NUM_THREADS");
+  if (lp) c << ", LP_NUM_THREADS=" << lp;
+  r.configuration = c.str();
+  return r;
+}
+
+void LiveViewer::play() { s_->live->play(); }
+void LiveViewer::pause() { s_->live->pause(); }
+void LiveViewer::toggle_play() { s_->live->state().playing ? pause() : play(); }
+void LiveViewer::step_forward() { s_->live->step_forward(); }
+void LiveViewer::step_back() { s_->live->step_back(); }
+
+void LiveViewer::seek(int step) {
+  auto& s = *s_;
+  const auto state = s.live->state();
+  if (step < state.frames || state.finished) {
+    s.live->seek(step);
+    return;
+  }
+  // Not there yet: act at full speed until the policy is, then pause there.
+  if (s.pending_seek < 0) s.seek_speed = s.speed;
+  s.pending_seek = step;
+  s.live->set_speed(0.0);
+  s.live->play();
+}
+
+void LiveViewer::set_speed(double speed) {
+  s_->speed = speed;
+  if (s_->pending_seek < 0) s_->live->set_speed(speed);
+  else s_->seek_speed = speed;
+}
+void LiveViewer::set_target(double target) {
+  s_->target_field = static_cast<float>(target);
+  const auto generation = s_->live->state().generation;
+  s_->live->set_target(target);
+  wait_for_branch(generation);
+}
+void LiveViewer::set_zeroing(models::ModalityZeroing zeroing) {
+  const auto generation = s_->live->state().generation;
+  s_->live->set_zeroing(zeroing);
+  wait_for_branch(generation);
+}
+
+void LiveViewer::wait_for_branch(std::uint64_t generation) {
+  // A branch only cuts the kept frames and re-conditions one: it is done within a policy step.
+  // Waiting for it means the next seek sees the frames that follow the new conditioning.
+  const auto start = Clock::now();
+  while (s_->live->state().generation == generation && ms_since(start) < 2000.0)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+}
+void LiveViewer::restart(std::uint64_t seed) { s_->live->restart(seed); }
+void LiveViewer::set_presentation(bool on) {
+  s_->presentation = on;
+  ImGui::SetCurrentContext(s_->imgui);
+  s_->apply_style();
+}
+bool LiveViewer::presentation() const { return s_->presentation; }
+void LiveViewer::set_tracking(bool on) { s_->tracking = on; }
+bool LiveViewer::tracking() const { return s_->tracking; }
+void LiveViewer::set_map(const analysis::MapSelection& selection) {
+  s_->selection = selection;
+  s_->map_of = nullptr;
+  s_->lags_dirty = true;
+}
+analysis::MapSelection LiveViewer::map() const { return s_->selection; }
+
+render::Image LiveViewer::capture() {
+  // The back buffer, read once the next frame is drawn and before it is shown.
+  s_->capture_next = true;
+  frame();
+  return std::move(s_->captured);
+}
+
+void LiveViewer::save_screenshot(const fs::path& png) { render::write_png(png, capture()); }
+
+bool LiveViewer::start_recording(const fs::path& base, int frames_per_second) {
+  return s_->start_recording(base, frames_per_second);
+}
+
+void LiveViewer::stop_recording() { s_->finish_recording(); }
+bool LiveViewer::recording() const { return s_->video != nullptr; }
+fs::path LiveViewer::recording_path() const { return s_->video ? s_->video->path() : s_->last_recording; }
+int LiveViewer::recorded_frames() const { return s_->recorded; }
+models::PlaybackState LiveViewer::shown() const {
+  auto state = s_->shown;
+  if (s_->displayed) state.frame = s_->displayed;
+  return state;
+}
+const models::LivePlayer& LiveViewer::player() const { return *s_->live; }
+const analysis::TokenMatrix& LiveViewer::shown_map() const { return s_->map; }
+std::string LiveViewer::readout() const { return s_->readout(); }
+std::string LiveViewer::message() const { return s_->message; }
+std::array<int, 4> LiveViewer::scene_rect() const { return {s_->scene_x, s_->scene_y, s_->scene_w, s_->scene_h}; }
+
+}  // namespace dstudio::viewer

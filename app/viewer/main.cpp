@@ -1,0 +1,87 @@
+// decision-viewer: a policy acting in MuJoCo, live, beside the attention of the window it acts on.
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+#include "dstudio/common/error.h"
+#include "dstudio/common/system_info.h"
+#include "dstudio/plugins/loader.h"
+#include "dstudio/render/scene_renderer.h"
+#include "live_viewer.h"
+
+int main(int argc, char** argv) {
+  using namespace dstudio;
+  // Plugins' token mixers may be inside the checkpoint.
+  for (const auto& r : plugins::load_default_plugins())
+    if (!r.loaded) std::fprintf(stderr, "decision-viewer: plugin %s refused: %s\n", r.file.c_str(), r.error.c_str());
+
+  CLI::App app{
+      "decision-viewer: a checkpoint's policy acting in its MuJoCo task, live, beside the attention map of the window it\n"
+      "acts on and the episode's return-to-go, return and entropy. Keys: Space play/pause, Left/Right step, Home/End,\n"
+      "[ ] speed, T camera tracking, F11 presentation; mouse: left rotates, right moves, wheel zooms (Shift: horizontal).\n"
+      "Exit codes: 0 done, 1 the work failed (bad input, no display), 2 wrong usage.",
+      "decision-viewer"};
+  app.set_version_flag("--version", studio_version());
+  viewer::ViewerOptions o;
+  std::string zeroing = "none", screenshot;
+  double target = 0.0, bench = 0.0;
+  app.add_option("checkpoint", o.checkpoint, "The policy: a checkpoint (.pt) of any variant")->check(CLI::ExistingFile);
+  app.add_option("--dataset", o.dataset, "A dataset: its episode returns add targets on offer; with --episode, replay that episode")
+      ->check(CLI::ExistingPath);
+  app.add_option("--episode", o.episode, "Replay this episode of --dataset from its simulator states (no policy)")->check(CLI::NonNegativeNumber);
+  app.add_option("--env", o.env_id, "Act in this task instead of the checkpoint's (e.g. hopper-po)");
+  app.add_option("--seed", o.seed, "The episode's seed")->default_val(0);
+  auto* target_option = app.add_option("--target", target, "The target return (default: the first on offer)");
+  app.add_option("--zeroing", zeroing, "Modality zeroing: none, rtg, states or actions")
+      ->check(CLI::IsMember({"none", "rtg", "states", "actions"}))
+      ->default_val("none");
+  app.add_option("--step", o.step, "Open at this step, paused (the policy acts up to it first)")->check(CLI::NonNegativeNumber);
+  app.add_flag("--paused", o.paused, "Start paused");
+  app.add_option("--speed", o.speed, "Times real time; 0 as fast as the policy goes")->check(CLI::Range(0.0, 64.0))->default_val(1.0);
+  std::vector<int> size{o.width, o.height};
+  app.add_option("--size", size, "Window size in pixels: width height")->expected(2)->check(CLI::Range(320, 8192))->default_str("1280 800");
+  app.add_flag("--presentation", o.presentation, "Start in presentation mode (large type, controls hidden; F11 toggles)");
+  app.add_option("--record-folder", o.record_folder, "Where Record and Screenshot write (default: the working folder)");
+  app.add_option("--screenshot", screenshot, "Draw the window at --step (playing until there), write it as PNG and exit");
+  app.add_option("--bench", bench, "Play for this many seconds, print frame times and the configuration, and exit")
+      ->check(CLI::Range(1.0, 3600.0));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (o.checkpoint.empty() && (o.dataset.empty() || o.episode < 0)) {
+    std::fprintf(stderr, "decision-viewer: error: give a checkpoint, or --dataset with --episode\nRun 'decision-viewer --help' for usage.\n");
+    return 2;
+  }
+  try {
+    o.width = size.at(0), o.height = size.at(1);
+    o.zeroing = models::zeroing_from_string(zeroing);
+    if (target_option->count()) o.target = target;
+    if (!screenshot.empty()) o.paused = true;
+    if (!screenshot.empty() || bench > 0) o.mouse = false;
+    viewer::LiveViewer viewer(o);
+    if (bench > 0) {
+      std::fputs(viewer.bench(bench).text().c_str(), stdout);
+      return 0;
+    }
+    if (!screenshot.empty()) {
+      // At the step asked for, with the map of its window drawn.
+      if (!viewer.run_until([](const models::PlaybackState& s) { return s.frame != nullptr; }, 300.0))
+        throw Error("the policy did not reach step " + std::to_string(o.step) + " within 5 minutes");
+      viewer.save_screenshot(screenshot);
+      std::printf("wrote %s\n", screenshot.c_str());
+      return 0;
+    }
+    return viewer.run();
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "decision-viewer: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "decision-viewer: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,252 @@
+// decision-viewer as a user drives it, in a real GLFW window under a virtual X server (CTest starts
+// this binary with xvfb-run): stepping, seeking, the target return and the modality zeroing, with
+// the picture checked to follow, and the policy's actions checked against an EpisodePlayer that
+// makes the same requests on its own.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "dstudio/analysis/locality.h"
+#include "dstudio/models/episode_player.h"
+#include "dstudio/render/video_file.h"
+#include "h5_fixture.h"
+#include "live_viewer.h"
+
+namespace dstudio::viewer {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kCheckpoint = fs::path(DSTUDIO_RESOURCES_DIR) / "checkpoints" / "hopper-medium-expert-dt.pt";
+
+ViewerOptions paused_at_start() {
+  ViewerOptions o;
+  o.checkpoint = kCheckpoint;
+  o.paused = true;
+  o.seed = 3;
+  o.target = 3600.0;
+  o.width = 1024;
+  o.height = 640;
+  o.mouse = false;  // the virtual screen's pointer sits over the window
+  return o;
+}
+
+// How many of the pixels inside `rect` (x, y, w, h) differ between two captures.
+long differing_pixels(const render::Image& a, const render::Image& b, const std::array<int, 4>& rect) {
+  long n = 0;
+  for (int y = rect[1]; y < rect[1] + rect[3]; ++y)
+    for (int x = rect[0]; x < rect[0] + rect[2]; ++x) {
+      const std::size_t i = (static_cast<std::size_t>(y) * a.width + x) * 3;
+      if (a.rgb[i] != b.rgb[i] || a.rgb[i + 1] != b.rgb[i + 1] || a.rgb[i + 2] != b.rgb[i + 2]) ++n;
+    }
+  return n;
+}
+
+bool at_step(LiveViewer& v, int step) {
+  return v.run_until([step](const models::PlaybackState& s) { return s.frame && s.frame->step == step; }, 120.0);
+}
+
+std::string run(const std::string& command) {
+  std::string out;
+  if (FILE* p = popen((command + " 2>&1").c_str(), "r")) {
+    char buffer[4096];
+    while (const auto n = std::fread(buffer, 1, sizeof buffer, p)) out.append(buffer, n);
+    out += "\n[exit " + std::to_string(WEXITSTATUS(pclose(p))) + "]";
+  }
+  return out;
+}
+
+TEST(LiveViewer, StepsSeeksAndThePictureFollowsTheStepOnScreen) {
+  LiveViewer v(paused_at_start());
+  ASSERT_TRUE(at_step(v, 0));
+  const auto scene = v.scene_rect();
+  const auto start = v.capture();
+  ASSERT_EQ(start.width, 1024);
+  ASSERT_EQ(start.height, 640);
+
+  for (int i = 0; i < 5; ++i) v.step_forward();
+  ASSERT_TRUE(at_step(v, 5));
+  EXPECT_FALSE(v.shown().playing);
+  v.step_back();
+  ASSERT_TRUE(at_step(v, 4));
+  const auto four = v.capture();
+  EXPECT_GT(differing_pixels(start, four, scene), 500) << "the hopper moved between steps 0 and 4";
+
+  // A step the policy has not reached: it acts until there, then pauses with the map drawn.
+  v.seek(40);
+  ASSERT_TRUE(at_step(v, 40));
+  EXPECT_FALSE(v.shown().playing);
+  const auto& map = v.shown_map();
+  ASSERT_EQ(map.tokens, 60) << "K = 20 steps of R, s, a";
+  // Each real query's weights sum to 1 and nothing is above the diagonal.
+  const auto& inspection = *v.shown().frame->inspection;
+  for (int q = 0; q < map.tokens; ++q) {
+    if (!inspection.valid[static_cast<std::size_t>(q)]) continue;
+    double sum = 0.0;
+    for (int k = 0; k < map.tokens; ++k) {
+      if (k > q) {
+        EXPECT_EQ(map.at(q, k), 0.0);
+      }
+      sum += map.at(q, k);
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-4) << "query " << q;
+  }
+  const auto forty = v.capture();
+  EXPECT_GT(differing_pixels(four, forty, scene), 500);
+
+  // Back to step 4: the same step draws the same picture.
+  v.seek(4);
+  ASSERT_TRUE(at_step(v, 4));
+  const auto four_again = v.capture();
+  EXPECT_EQ(differing_pixels(four, four_again, scene), 0);
+  EXPECT_NE(v.readout().find("step 4"), std::string::npos) << v.readout();
+}
+
+TEST(LiveViewer, TargetAndZeroingActOnThePolicyFromTheStepOnScreen) {
+  const auto o = paused_at_start();
+  LiveViewer v(o);
+  v.seek(20);
+  ASSERT_TRUE(at_step(v, 20));
+  const auto before = v.capture();
+  v.set_target(900.0);
+  v.seek(35);
+  ASSERT_TRUE(at_step(v, 35));
+  v.seek(35);
+  v.set_zeroing(models::ModalityZeroing::PastStates);
+  v.seek(50);
+  ASSERT_TRUE(at_step(v, 50));
+  const auto frames = v.player().frames();
+  ASSERT_GT(frames.size(), 50u);
+  EXPECT_EQ(frames[10]->target, 3600.0);
+  EXPECT_EQ(frames[20]->target, 900.0);
+  EXPECT_NEAR(frames[20]->return_to_go, 900.0 - frames[20]->return_so_far, 1e-3);  // rewards summed in float
+  EXPECT_EQ(frames[34]->zeroing, models::ModalityZeroing::None);
+  EXPECT_EQ(frames[35]->zeroing, models::ModalityZeroing::PastStates);
+  EXPECT_NE(v.readout().find("target 900"), std::string::npos) << v.readout();
+  EXPECT_NE(v.readout().find("past states"), std::string::npos) << v.readout();
+
+  // The same requests made directly of a player: the same actions, bit for bit.
+  models::EpisodePlayer reference(o.checkpoint);
+  reference.reset(o.seed, 3600.0);
+  while (static_cast<int>(reference.frames().size()) <= 20) reference.step();
+  reference.branch(20, 900.0, models::ModalityZeroing::None);
+  while (static_cast<int>(reference.frames().size()) <= 35) reference.step();
+  reference.branch(35, 900.0, models::ModalityZeroing::PastStates);
+  while (static_cast<int>(reference.frames().size()) <= 50) reference.step();
+  for (int t : {5, 20, 30, 35, 49}) {
+    ASSERT_TRUE(frames[static_cast<std::size_t>(t)]->acted);
+    EXPECT_EQ(frames[static_cast<std::size_t>(t)]->action, reference.frames()[static_cast<std::size_t>(t)]->action) << "step " << t;
+  }
+  // The picture follows: the conditioning changed what the policy did.
+  v.seek(20);
+  ASSERT_TRUE(at_step(v, 20));
+  const auto after = v.capture();
+  EXPECT_GT(differing_pixels(before, after, {0, 0, after.width, after.height}), 0) << "the overlay names the new target";
+}
+
+TEST(LiveViewer, TheLagProfileIsTheCoreAnalysisOfTheWindowOnScreen) {
+  LiveViewer v(paused_at_start());
+  v.set_map({analysis::MapKind::Layer, 2, 0});
+  v.seek(30);
+  ASSERT_TRUE(at_step(v, 30));
+  const auto& window = *v.shown().frame->inspection;
+  const auto expected = analysis::select_window_map(window, {analysis::MapKind::Layer, 2, 0});
+  ASSERT_EQ(v.shown_map().values.size(), expected.values.size());
+  for (std::size_t i = 0; i < expected.values.size(); ++i) ASSERT_EQ(v.shown_map().values[i], expected.values[i]);
+}
+
+TEST(LiveViewer, PresentationModeGivesThePanelsMoreRoom) {
+  LiveViewer v(paused_at_start());
+  ASSERT_TRUE(at_step(v, 0));
+  const auto normal = v.scene_rect();
+  v.set_presentation(true);
+  (void)v.capture();
+  const auto large = v.scene_rect();
+  EXPECT_LT(large[2] * large[3], normal[2] * normal[3]);
+  v.set_presentation(false);
+  (void)v.capture();
+  EXPECT_EQ(v.scene_rect(), normal);
+}
+
+TEST(LiveViewer, RecordsFrameByFrameAtAFixedRate) {
+  if (!render::VideoFile::ffmpeg_available()) GTEST_SKIP() << "no ffmpeg with libx264";
+  test::TempDir dir;
+  LiveViewer v(paused_at_start());
+  v.seek(10);
+  ASSERT_TRUE(at_step(v, 10));
+  ASSERT_TRUE(v.start_recording(dir / "clip", 30));
+  // 24 frames at 30 fps at 1x: frame i shows step 10 + floor(i / 30 / dt), dt the task's seconds a step.
+  ASSERT_TRUE(v.run_until([&](const models::PlaybackState&) { return v.recorded_frames() >= 24; }, 120.0));
+  const int last_step = v.shown().frame->step;
+  v.stop_recording();
+  EXPECT_FALSE(v.recording());
+  EXPECT_EQ(last_step, 10 + static_cast<int>(std::floor(23.0 / 30.0 / v.player().dt() + 1e-9)));
+  ASSERT_TRUE(fs::exists(dir / "clip.mp4")) << v.message();
+  EXPECT_FALSE(fs::exists(dir / "clip.mp4.part"));
+  const auto probe = run("ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames,width,height,r_frame_rate -of "
+                         "default=noprint_wrappers=1 " + (dir / "clip.mp4").string());
+  EXPECT_NE(probe.find("nb_read_frames=24"), std::string::npos) << probe;
+  EXPECT_NE(probe.find("r_frame_rate=30/1"), std::string::npos) << probe;
+  EXPECT_NE(probe.find("width=1024"), std::string::npos) << probe;
+}
+
+TEST(VideoFile, PngFramesWithoutFfmpegAndNothingLeftOfAnAbandonedVideo) {
+  test::TempDir dir;
+  render::Image odd{5, 3, std::vector<std::uint8_t>(45, 200)};
+  {
+    render::VideoFile frames(dir / "frames", 24, /*frames_only=*/true);
+    ASSERT_TRUE(frames.add(odd)) << frames.error();
+    ASSERT_TRUE(frames.add(odd)) << frames.error();
+    ASSERT_TRUE(frames.finish()) << frames.error();
+    EXPECT_EQ(frames.width(), 4);
+    EXPECT_EQ(frames.height(), 2);
+  }
+  EXPECT_TRUE(fs::exists(dir / "frames" / "frame-000001.png"));
+  EXPECT_TRUE(fs::exists(dir / "frames" / "README.txt"));
+  if (render::VideoFile::ffmpeg_available()) {
+    {
+      render::VideoFile video(dir / "gone", 30);
+      ASSERT_TRUE(video.add(odd));
+    }
+    EXPECT_FALSE(fs::exists(dir / "gone.mp4"));
+    EXPECT_FALSE(fs::exists(dir / "gone.mp4.part"));
+    render::VideoFile empty(dir / "empty", 30);
+    EXPECT_FALSE(empty.finish());
+    EXPECT_FALSE(fs::exists(dir / "empty.mp4"));
+  }
+}
+
+TEST(DecisionViewer, ScreenshotBenchAndBadInputFromTheCommandLine) {
+  test::TempDir dir;
+  const std::string exe = DSTUDIO_VIEWER;
+  const auto shot = dir / "shot.png";
+  auto out = run(exe + " " + kCheckpoint.string() + " --step 25 --size 900 600 --screenshot " + shot.string());
+  EXPECT_NE(out.find("[exit 0]"), std::string::npos) << out;
+  ASSERT_TRUE(fs::exists(shot)) << out;
+  EXPECT_GT(fs::file_size(shot), 20000u);
+
+  out = run(exe + " " + kCheckpoint.string() + " --bench 2");
+  EXPECT_NE(out.find("[exit 0]"), std::string::npos) << out;
+  EXPECT_NE(out.find("frames/s"), std::string::npos) << out;
+  EXPECT_NE(out.find("p99"), std::string::npos) << out;
+  EXPECT_NE(out.find("BLAS"), std::string::npos) << out;
+
+  out = run(exe + " " + (dir / "missing.pt").string());
+  EXPECT_NE(out.find("[exit 2]"), std::string::npos) << out;
+  EXPECT_NE(out.find("missing.pt"), std::string::npos) << out;
+  std::ofstream(dir / "not-a-checkpoint.pt") << "hello";
+  out = run(exe + " " + (dir / "not-a-checkpoint.pt").string());
+  EXPECT_NE(out.find("[exit 1]"), std::string::npos) << out;
+  EXPECT_NE(out.find("not-a-checkpoint.pt"), std::string::npos) << out;
+  out = run(exe + " " + kCheckpoint.string() + " --zeroing velocity");
+  EXPECT_NE(out.find("[exit 2]"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace dstudio::viewer
