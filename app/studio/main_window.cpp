@@ -50,6 +50,8 @@
 #include "analyses_panel.h"
 #include "job.h"
 #include "training_panel.h"
+#include "lesson_panel.h"
+#include "lessons.h"
 #include "markov_lab_job.h"
 #include "tsne_job.h"
 #include "viewer_panel.h"
@@ -106,6 +108,7 @@ MainWindow::MainWindow(QWidget* parent)
       markov_lab_job_(new MarkovLabJob(markov_lab_, this)),
       analyses_(new AnalysesPanel),
       workspace_view_(new viz::WorkspaceView),
+      lessons_(new LessonPanel(shippedLessons(), this)),
       status_(new StatusLabel),
       progress_(new QProgressBar),
       cancel_button_(new QPushButton(tr("Cancel"))) {
@@ -121,6 +124,14 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(workspace_view_, tr("Workspace"));
   tabs_->addTab(markov_lab_, tr("Markov lab"));
   connect(workspace_view_, &viz::WorkspaceView::saveRequested, this, &MainWindow::chooseWorkspaceToSave);
+  // A lesson's step is a workspace; its files are the shipped ones.
+  addDockWidget(Qt::RightDockWidgetArea, lessons_);
+  lessons_->hide();
+  connect(lessons_, &LessonPanel::stepChosen, this, [this](const QJsonObject& w) {
+    QString error;
+    if (!applyWorkspace(resolveLessonPaths(w, QStringLiteral(DSTUDIO_RESOURCES_DIR)), &error) && !error.isEmpty())
+      showError(tr("The lesson's step cannot open: %1").arg(error));
+  });
   connect(workspace_view_, &viz::WorkspaceView::openRequested, this, &MainWindow::chooseWorkspaceToOpen);
   connect(training_, &TrainingPanel::runStarted, this, &MainWindow::refreshRuns);
   connect(training_, &TrainingPanel::runFinished, this, &MainWindow::refreshRuns);
@@ -193,6 +204,10 @@ MainWindow::MainWindow(QWidget* parent)
   presentation->setShortcut(QKeySequence(Qt::Key_F11));
   connect(presentation, &QAction::toggled, this, &MainWindow::setPresentationMode);
   auto* help_menu = menuBar()->addMenu(tr("&Help"));
+  auto* lessons_menu = help_menu->addMenu(tr("&Lessons"));
+  for (int i = 0; i < lessons_->lessons().size(); ++i)
+    lessons_menu->addAction(lessons_->lessons()[i].title, this, [this, i] { openLesson(i); });
+  help_menu->addSeparator();
   help_menu->addAction(tr("&Keyboard Shortcuts"), this, [this] {
     QMessageBox::information(
         this, tr("Keyboard shortcuts"),
@@ -607,6 +622,7 @@ void MainWindow::showCheckpoint(const QString& path, const models::DatasetInspec
   best_score_ = info.env_id.empty() ? std::nan("") : env::normalized_score(env::task(info.env_id), inspected.best_return);
   status_->setText(tr("%1: attention maps on %2 dataset windows").arg(title).arg(inspected.inspections.size()));
   applyPendingViewer();
+  applyPendingLesson();
   emit checkpointShown(path);
 }
 
@@ -639,6 +655,12 @@ void MainWindow::compareCheckpoint(const QString& path) {
           compared_path_ = path;
           tabs_->setCurrentWidget(attention_);
           status_->setText(tr("Attention: compared with %1 on the same windows, as a difference or side by side").arg(title));
+          if (!pending_comparison_.isEmpty()) {
+            attention_->setComparisonMode(pending_comparison_ == QLatin1String("difference")
+                                              ? viz::AttentionMapView::Comparison::Difference
+                                              : viz::AttentionMapView::Comparison::SideBySide);
+            pending_comparison_.clear();
+          }
           emit comparisonShown(path);
         };
       },
@@ -786,7 +808,34 @@ bool MainWindow::applyWorkspace(const QJsonObject& w, QString* error) {
   restoreState(QByteArray::fromBase64(w["window_state"].toString().toLatin1()));
   pending_tab_ = w["tab"].toString();
   pending_viewer_ = w["viewer"].toObject();
-  if (w.contains("dataset") && QFileInfo::exists(w["dataset"].toString())) openDataset(w["dataset"].toString());
+  pending_attention_ = w["attention"].toObject();
+  pending_compare_ = w["compare"].toString();
+  pending_comparison_ = w["comparison"].toString();
+  pending_run_ = w["run"].toString();
+  if (!pending_compare_.isEmpty() && !QFileInfo::exists(pending_compare_)) missing << pending_compare_, pending_compare_.clear();
+  // "default": the default dataset, when no dataset is open yet.
+  if (w["dataset"].toString() == QLatin1String("default")) {
+    if (currentPath().isEmpty() && !load_job_->isRunning()) openDefaultDataset();
+  } else if (w.contains("dataset") && QFileInfo::exists(w["dataset"].toString())) {
+    openDataset(w["dataset"].toString());
+  }
+  // The Markov lab needs no checkpoint: its chain and model are set, and trained if asked.
+  if (w.contains("markov_lab")) {
+    const QJsonObject m = w["markov_lab"].toObject();
+    auto options = markov_lab_->options();
+    try {
+      options.chain = analysis::MarkovChain::make(m["p"].toDouble(options.chain.p), m["q"].toDouble(options.chain.q),
+                                                  m["order"].toInt(options.chain.order), m["states"].toInt(options.chain.states));
+      if (m.contains("mixer")) options.mixer = models::lab_mixer_from_string(m["mixer"].toString().toStdString());
+      options.window = m["window"].toInt(options.window);
+      options.steps = m["steps"].toInt(options.steps);
+      options.check();
+      markov_lab_->setOptions(options);
+      if (m["train"].toBool()) markov_lab_job_->start();
+    } catch (const std::exception& e) {
+      missing << tr("the Markov lab's settings (%1)").arg(QString::fromStdString(e.what()));
+    }
+  }
   const QStringList open_runs = training_->runFolders();
   for (const auto& run : w["runs"].toArray()) {
     const QString dir = run.toString();
@@ -795,8 +844,18 @@ bool MainWindow::applyWorkspace(const QJsonObject& w, QString* error) {
     else if (!training_->addRunFolder(dir)) missing << dir + " (" + training_->lastError() + ")";
   }
   refreshRuns();
-  if (w.contains("checkpoint") && QFileInfo::exists(w["checkpoint"].toString())) openCheckpoint(w["checkpoint"].toString());
-  else applyPendingViewer();
+  const QString checkpoint = w["checkpoint"].toString();
+  if (!checkpoint.isEmpty() && QFileInfo(checkpoint) == QFileInfo(checkpoint_path_) && !inspect_job_->isRunning()) {
+    // Open already: its views stay, the requests apply now.
+    compare_job_->cancel();
+    if (pending_compare_.isEmpty()) attention_->setComparisonMode(viz::AttentionMapView::Comparison::Alone);
+    applyPendingViewer();
+    applyPendingLesson();
+  } else if (!checkpoint.isEmpty() && QFileInfo::exists(checkpoint)) {
+    openCheckpoint(checkpoint);
+  } else {
+    applyPendingViewer();
+  }
   if (!missing.isEmpty()) {
     if (error) *error = tr("these files are gone: %1").arg(missing.join(", "));
     status_->setText(tr("Workspace opened without %1").arg(missing.join(", ")));
@@ -814,6 +873,33 @@ void MainWindow::applyPendingViewer() {
       if (tabs_->tabText(i).remove('&') == pending_tab_) tabs_->setCurrentIndex(i);
     pending_tab_.clear();
   }
+}
+
+void MainWindow::applyPendingLesson() {
+  if (!pending_attention_.isEmpty()) {
+    const QString map = pending_attention_["map"].toString(QStringLiteral("layer"));
+    if (map == QLatin1String("mean over layers")) attention_->setMode(viz::AttentionMapView::Mode::MeanOverLayers);
+    else if (map == QLatin1String("rollout")) attention_->setMode(viz::AttentionMapView::Mode::Rollout);
+    else {
+      attention_->setMode(viz::AttentionMapView::Mode::Layer);
+      // Counted from 1 as in the papers, head 0 the mean over heads (analysis::MapSelection).
+      attention_->setLayer(pending_attention_["layer"].toInt(1) - 1);
+      attention_->setHead(pending_attention_["head"].toInt(0) - 1);
+    }
+    pending_attention_ = {};
+  }
+  if (!pending_compare_.isEmpty()) {
+    compareCheckpoint(pending_compare_);
+    pending_compare_.clear();
+  }
+  if (pending_run_ == QLatin1String("sweep")) runSweep();
+  else if (pending_run_ == QLatin1String("ablation")) runAblation();
+  pending_run_.clear();
+}
+
+void MainWindow::openLesson(int lesson, int step) {
+  if (lesson < 0 || lesson >= lessons_->lessons().size()) return;
+  lessons_->open(lesson, step);
 }
 
 bool MainWindow::saveWorkspace(const QString& path, QString* error) const {

@@ -39,6 +39,7 @@ namespace dstudio::studio {
 
 class Job;
 class AnalysesPanel;
+class LessonPanel;
 class TrainingPanel;
 class TsneJob;
 class MarkovLabJob;
@@ -125,6 +126,10 @@ class MainWindow : public QMainWindow {
   bool saveWorkspace(const QString& path, QString* error = nullptr) const;
   /// Reads a workspace file and applies it.
   bool loadWorkspace(const QString& path, QString* error = nullptr);
+  /// Help ▸ Lessons: shows lesson `lesson` (of the shipped ones, in order) at `step` in the lesson
+  /// panel and opens that step's workspace.
+  void openLesson(int lesson, int step = 0);
+  [[nodiscard]] LessonPanel* lessonPanel() const { return lessons_; }
 
  signals:
   void datasetOpened(const QString& path);
@@ -167,6 +172,8 @@ class MainWindow : public QMainWindow {
   void chooseWorkspaceToSave();
   void chooseWorkspaceToOpen();
   void applyPendingViewer();
+  // A lesson's requests that wait for its checkpoint: the map, the comparison, a sweep or ablation.
+  void applyPendingLesson();
   void refreshRuns();
   void rebuildRecentMenu();
   void showAbout();
@@ -196,6 +203,11 @@ class MainWindow : public QMainWindow {
   viz::WorkspaceView* workspace_view_;
   QJsonObject pending_viewer_;  // viewer settings of a workspace, applied when its player arrives
   QString pending_tab_;
+  QJsonObject pending_attention_;  // a workspace's map selection
+  QString pending_compare_;        // a checkpoint to compare with, once the open one is shown
+  QString pending_comparison_;     // "side by side" or "difference", once the comparison is shown
+  QString pending_run_;            // "sweep" or "ablation", once the checkpoint is shown
+  LessonPanel* lessons_;
   bool presentation_ = false;
   QByteArray geometry_before_presentation_;
   QSize size_before_presentation_;

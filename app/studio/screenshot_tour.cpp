@@ -21,6 +21,7 @@
 #include "analyses_panel.h"
 #include "default_dataset.h"
 #include "job.h"
+#include "lesson_panel.h"
 #include "main_window.h"
 #include "markov_lab_job.h"
 #include "training_panel.h"
@@ -224,11 +225,45 @@ void ScreenshotTour::showPresentation() {
     save(tabs->indexOf(window_.viewer()), "presentation-viewer.png");
     save(tabs->indexOf(window_.markovLab()), "presentation-markov-lab.png");
     window_.setPresentationMode(was);
-    if (!done_) {
-      done_ = true;
-      emit finished(true, QString("saved %1 views to %2").arg(written_.size()).arg(dir_));
-    }
+    showLessons();
   });
+}
+
+void ScreenshotTour::showLessons() {
+  // Three lessons as a class sees them, the text beside the views it speaks of: DT and GDT side
+  // by side, the Markov lab's window covering the chain's order, DC without its past states.
+  const auto current = [this] { return window_.tabs()->currentIndex(); };
+  // The tour's first stages answered every checkpoint and comparison shown; the lessons open
+  // their own, so those answers go.
+  disconnect(&window_, nullptr, this, nullptr);
+  connect(&window_, &MainWindow::checkpointFailed, this, &ScreenshotTour::fail);
+  connect(&window_, &MainWindow::comparisonFailed, this, &ScreenshotTour::fail);
+  connect(&window_, &MainWindow::comparisonShown, this, [this, current] {
+    QTimer::singleShot(300, this, [this, current] {
+      save(current(), "lesson-attention-disperses.png");
+      connect(window_.markovLabJob(), &MarkovLabJob::finished, this, [this, current] {
+        QTimer::singleShot(300, this, [this, current] {
+          save(current(), "lesson-markov-pooling-floor.png");
+          connect(&window_, &MainWindow::checkpointShown, this, [this, current] {
+            auto* viewer = window_.viewer();
+            viewer->play();
+            QTimer::singleShot(2500, this, [this, current, viewer] {
+              viewer->pause();
+              save(current(), "lesson-what-the-model-relies-on.png");
+              window_.lessonPanel()->hide();
+              if (!done_) {
+                done_ = true;
+                emit finished(true, QString("saved %1 views to %2").arg(written_.size()).arg(dir_));
+              }
+            });
+          }, Qt::SingleShotConnection);
+          window_.openLesson(3, 1);
+        });
+      }, Qt::SingleShotConnection);
+      window_.openLesson(1, 2);
+    });
+  }, Qt::SingleShotConnection);
+  window_.openLesson(0, 1);
 }
 
 void ScreenshotTour::save(int tab, const QString& name) {

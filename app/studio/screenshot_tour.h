@@ -32,6 +32,7 @@ class ScreenshotTour : public QObject {
   void showViewer();
   void showMarkovLab();
   void showPresentation();
+  void showLessons();
   void fail(const QString& why);
 
   MainWindow& window_;

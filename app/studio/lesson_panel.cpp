@@ -1,0 +1,88 @@
+// The lesson dock. See lesson_panel.h.
+
+#include "lesson_panel.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+#include <algorithm>
+
+namespace dstudio::studio {
+
+LessonPanel::LessonPanel(QVector<Lesson> lessons, QWidget* parent)
+    : QDockWidget(tr("Lesson"), parent),
+      lessons_(std::move(lessons)),
+      choice_(new QComboBox),
+      heading_(new QLabel),
+      text_(new QTextBrowser),
+      previous_(new QPushButton(tr("◀ Previous"))),
+      next_(new QPushButton(tr("Next ▶"))) {
+  setObjectName(QStringLiteral("lessonPanel"));
+  setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+  for (const auto& l : lessons_) choice_->addItem(l.title);
+  choice_->setToolTip(tr("Every lesson opens its checkpoints, views and settings in one click"));
+  heading_->setWordWrap(true);
+  heading_->setTextFormat(Qt::RichText);
+  text_->setOpenExternalLinks(false);
+  text_->setFrameShape(QFrame::NoFrame);
+  // Read from the back of a lecture hall: a size and a half of the window's type.
+  QFont f = text_->font();
+  f.setPointSizeF(f.pointSizeF() * 1.35);
+  text_->setFont(f);
+  for (auto* b : {previous_, next_}) b->setFocusPolicy(Qt::NoFocus);
+
+  auto* body = new QWidget;
+  auto* layout = new QVBoxLayout(body);
+  layout->addWidget(choice_);
+  layout->addWidget(heading_);
+  layout->addWidget(text_, 1);
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(previous_);
+  buttons->addStretch(1);
+  buttons->addWidget(next_);
+  layout->addLayout(buttons);
+  setWidget(body);
+
+  connect(choice_, &QComboBox::activated, this, [this](int i) { open(i, 0); });
+  connect(previous_, &QPushButton::clicked, this, &LessonPanel::previous);
+  connect(next_, &QPushButton::clicked, this, &LessonPanel::next);
+}
+
+void LessonPanel::open(int lesson, int step) {
+  if (lesson < 0 || lesson >= lessons_.size()) return;
+  lesson_ = lesson;
+  step_ = std::clamp(step, 0, static_cast<int>(lessons_[lesson].steps.size()) - 1);
+  show_step();
+  show();
+  raise();
+  emit stepChosen(lessons_[lesson_].steps[step_].workspace);
+}
+
+void LessonPanel::next() {
+  if (lesson_ >= 0 && step_ + 1 < lessons_[lesson_].steps.size()) open(lesson_, step_ + 1);
+}
+
+void LessonPanel::previous() {
+  if (lesson_ >= 0 && step_ > 0) open(lesson_, step_ - 1);
+}
+
+QString LessonPanel::text() const { return heading_->text() + QLatin1Char('\n') + text_->toPlainText(); }
+
+void LessonPanel::show_step() {
+  const Lesson& l = lessons_[lesson_];
+  const LessonStep& s = l.steps[step_];
+  choice_->setCurrentIndex(lesson_);
+  heading_->setText(tr("<h2>%1</h2><p><i>%2</i></p><h3>%3 of %4 · %5</h3>")
+                        .arg(l.title.toHtmlEscaped(), l.summary.toHtmlEscaped())
+                        .arg(step_ + 1)
+                        .arg(l.steps.size())
+                        .arg(s.title.toHtmlEscaped()));
+  text_->setHtml(s.text);
+  previous_->setEnabled(step_ > 0);
+  next_->setEnabled(step_ + 1 < l.steps.size());
+}
+
+}  // namespace dstudio::studio

@@ -1,0 +1,121 @@
+// Help ▸ Lessons: the shipped lessons are whole (every file they name is shipped, every tab they
+// ask for exists, every lab setting is in range), and a step opens what it says: its checkpoint,
+// its comparison, its tab, its lab run, with its text on screen.
+
+#include <gtest/gtest.h>
+
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTest>
+
+#include "dstudio/analysis/markov_chain.h"
+#include "dstudio/models/markov_lab_options.h"
+#include "dstudio/viz/attention_map_view.h"
+#include "dstudio/viz/markov_lab_view.h"
+#include "lesson_panel.h"
+#include "lessons.h"
+#include "main_window.h"
+#include "markov_lab_job.h"
+#include "test_application.h"
+
+namespace dstudio::studio {
+namespace {
+
+class Lessons : public testing::Test {
+ protected:
+  static void SetUpTestSuite() { test::ensure_application(); }
+  void SetUp() override { QSettings().clear(); }
+};
+
+TEST_F(Lessons, EveryShippedLessonNamesShippedFilesRealTabsAndSettingsInRange) {
+  QStringList problems;
+  const auto lessons = shippedLessons(&problems);
+  EXPECT_TRUE(problems.isEmpty()) << problems.join("; ").toStdString();
+  ASSERT_GE(lessons.size(), 4);
+  MainWindow w;
+  QStringList tabs;
+  for (int i = 0; i < w.tabs()->count(); ++i) tabs << w.tabs()->tabText(i).remove('&');
+  for (const auto& lesson : lessons) {
+    EXPECT_FALSE(lesson.summary.isEmpty()) << lesson.file.toStdString();
+    for (const auto& step : lesson.steps) {
+      const auto where = (lesson.file + ": " + step.title).toStdString();
+      const QJsonObject ws = resolveLessonPaths(step.workspace, QStringLiteral(DSTUDIO_RESOURCES_DIR));
+      for (const char* key : {"checkpoint", "compare"}) {
+        if (ws.contains(key)) {
+          EXPECT_TRUE(QFileInfo(ws[key].toString()).isFile()) << where << ": " << ws[key].toString().toStdString();
+        }
+      }
+      EXPECT_TRUE(tabs.contains(ws["tab"].toString())) << where << ": tab " << ws["tab"].toString().toStdString();
+      const QString dataset = ws["dataset"].toString(QStringLiteral("default"));
+      const QString run = ws["run"].toString(QStringLiteral("sweep"));
+      const QString comparison = ws["comparison"].toString(QStringLiteral("difference"));
+      EXPECT_EQ(dataset, "default") << where;
+      EXPECT_TRUE(run == "sweep" || run == "ablation") << where;
+      EXPECT_TRUE(comparison == "side by side" || comparison == "difference") << where;
+      if (ws.contains("markov_lab")) {
+        const QJsonObject m = ws["markov_lab"].toObject();
+        models::MarkovLabOptions o;
+        o.chain = analysis::MarkovChain::make(m["p"].toDouble(), m["q"].toDouble(), m["order"].toInt(), m["states"].toInt());
+        o.mixer = models::lab_mixer_from_string(m["mixer"].toString().toStdString());
+        o.window = m["window"].toInt();
+        o.steps = m["steps"].toInt();
+        EXPECT_NO_THROW(o.check()) << where;
+      }
+    }
+  }
+}
+
+TEST_F(Lessons, ABrokenLessonIsRefusedWithItsFileAndWhy) {
+  try {
+    parseLesson("{\"decision_studio_lesson\": 1, \"title\": \"t\", \"steps\": [{\"title\": \"a\"}]}", "broken.json");
+    FAIL() << "a step without text or workspace was taken";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("broken.json: step 1"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parseLesson("{\"title\": \"t\"", "cut.json"), std::runtime_error);
+  EXPECT_THROW(parseLesson("{\"decision_studio_workspace\": 1}", "workspace.json"), std::runtime_error);
+}
+
+TEST_F(Lessons, AStepOpensItsCheckpointItsComparisonSideBySideAndItsText) {
+  MainWindow w;
+  w.resize(1280, 800);
+  w.show();
+  QSignalSpy compared(&w, &MainWindow::comparisonShown);
+  QSignalSpy failed(&w, &MainWindow::checkpointFailed);
+  w.openLesson(0, 1);  // attention disperses: DT and GDT side by side
+  ASSERT_TRUE(compared.wait(180000)) << (failed.isEmpty() ? "timed out" : failed.front().front().toString().toStdString());
+  EXPECT_TRUE(compared.front().front().toString().endsWith("hopper-medium-expert-gdt.pt"));
+  EXPECT_TRUE(w.attentionView()->showingSideBySide());
+  EXPECT_EQ(w.tabs()->currentWidget(), w.attentionView());
+  EXPECT_TRUE(w.lessonPanel()->isVisible());
+  EXPECT_TRUE(w.lessonPanel()->text().contains("2 of 3")) << w.lessonPanel()->text().toStdString();
+  EXPECT_TRUE(w.lessonPanel()->text().contains("Gaussian")) << w.lessonPanel()->text().toStdString();
+
+  // Next: DC alone, the comparison gone.
+  QSignalSpy shown(&w, &MainWindow::checkpointShown);
+  w.lessonPanel()->next();
+  ASSERT_TRUE(shown.wait(180000));
+  EXPECT_TRUE(shown.front().front().toString().endsWith("hopper-medium-expert-dc.pt"));
+  EXPECT_FALSE(w.attentionView()->showingSideBySide());
+  EXPECT_EQ(w.lessonPanel()->step(), 2);
+}
+
+TEST_F(Lessons, TheMarkovLessonSetsTheLabAndTrainsIt) {
+  MainWindow w;
+  w.openLesson(1, 1);  // order 2, a window of 1
+  const auto o = w.markovLab()->options();
+  EXPECT_EQ(o.chain.order, 2);
+  EXPECT_EQ(o.window, 1);
+  EXPECT_EQ(o.mixer, models::LabMixer::Pooling);
+  EXPECT_EQ(w.tabs()->currentWidget(), w.markovLab());
+  EXPECT_TRUE(w.markovLabJob()->isRunning());
+  QSignalSpy finished(w.markovLabJob(), &MarkovLabJob::finished);
+  w.markovLabJob()->cancel();
+  EXPECT_TRUE(finished.count() > 0 || finished.wait(10000));
+}
+
+}  // namespace
+}  // namespace dstudio::studio
