@@ -486,13 +486,12 @@ void LiveViewer::State::draw_controls() {
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize("step").x - ImGui::GetStyle().ItemInnerSpacing.x * 2);
   if (ImGui::SliderInt("step", &cursor, 0, std::max(0, shown.frames - 1))) live->seek(cursor);
 
+  // Conditioning: acts on the running policy from the step on screen (a replay has none).
+  ImGui::BeginDisabled(replay);
   ImGui::SetNextItemWidth(ImGui::CalcTextSize("000000").x + ImGui::GetFrameHeight() * 2);
   ImGui::InputInt("seed", &seed_field);
   ImGui::SameLine();
   if (ImGui::Button("New episode")) live->restart(static_cast<std::uint64_t>(std::max(0, seed_field)));
-
-  // Conditioning: acts on the running policy from the step on screen.
-  ImGui::BeginDisabled(replay);
   section("Target return");
   double top = 0.0;
   for (const auto& t : targets) top = std::max(top, t.value);
@@ -631,7 +630,7 @@ void LiveViewer::State::draw_panels() {
 
   ImGui::SetNextWindowPos(ImVec2(0, static_cast<float>(scene_h)));
   ImGui::SetNextWindowSize(ImVec2(static_cast<float>(scene_w), static_cast<float>(bottom_h)));
-  ImGui::Begin("Episode", nullptr, fixed | ImGuiWindowFlags_NoTitleBar);
+  ImGui::Begin("##traces", nullptr, fixed | ImGuiWindowFlags_NoTitleBar);
   draw_traces();
   ImGui::End();
   if (presentation) ImGui::PopFont();
@@ -716,8 +715,10 @@ LiveViewer::LiveViewer(ViewerOptions options) : s_(new State) {
   s_->open_player();
   s_->make_window();
   s_->apply_style();
+  // A replay keeps every frame from the start, its cursor on the last: start at the beginning.
   if (s_->options.step > 0) seek(s_->options.step);
-  else if (!s_->options.paused) s_->live->play();
+  else s_->live->seek(0);
+  if (s_->options.step == 0 && !s_->options.paused) s_->live->play();
 }
 
 LiveViewer::~LiveViewer() {

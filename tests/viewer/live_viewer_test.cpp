@@ -13,6 +13,8 @@
 #include <string>
 
 #include "dstudio/analysis/locality.h"
+#include "dstudio/data/dataset_io.h"
+#include "dstudio/env/environment.h"
 #include "dstudio/models/episode_player.h"
 #include "dstudio/render/video_file.h"
 #include "h5_fixture.h"
@@ -194,6 +196,50 @@ TEST(LiveViewer, RecordsFrameByFrameAtAFixedRate) {
   EXPECT_NE(probe.find("nb_read_frames=24"), std::string::npos) << probe;
   EXPECT_NE(probe.find("r_frame_rate=30/1"), std::string::npos) << probe;
   EXPECT_NE(probe.find("width=1024"), std::string::npos) << probe;
+}
+
+// A dataset episode replays from its recorded simulator states: no policy, the same states.
+TEST(LiveViewer, ReplaysADatasetEpisodeFromItsRecordedStates) {
+  test::TempDir dir;
+  env::Environment e("hopper");
+  data::TransitionArrays d;
+  d.obs_dim = 11, d.act_dim = 3, d.qpos_dim = 6, d.qvel_dim = 6;
+  std::vector<float> obs(11);
+  e.reset(7, obs);
+  const int n = 60;
+  for (int t = 0; t < n; ++t) {
+    d.observations.insert(d.observations.end(), obs.begin(), obs.end());
+    d.qpos.insert(d.qpos.end(), e.qpos().begin(), e.qpos().end());
+    d.qvel.insert(d.qvel.end(), e.qvel().begin(), e.qvel().end());
+    const std::vector<float> action = {0.1f * std::sin(0.2f * static_cast<float>(t)), 0.05f, -0.05f};
+    const auto r = e.step(action, obs);
+    d.actions.insert(d.actions.end(), action.begin(), action.end());
+    d.rewards.push_back(static_cast<float>(r.reward));
+    d.terminals.push_back(r.terminated ? 1 : 0);
+    d.timeouts.push_back(!r.terminated && t == n - 1 ? 1 : 0);
+    if (r.terminated) break;
+  }
+  const auto file = dir / "replay.hdf5";
+  data::write_d4rl(file, d, {{"env", "hopper"}});
+  ViewerOptions o;
+  o.dataset = file;
+  o.episode = 0;
+  o.paused = true;
+  o.width = 800, o.height = 500;
+  o.mouse = false;
+  LiveViewer v(o);
+  EXPECT_TRUE(v.player().replay());
+  ASSERT_TRUE(at_step(v, 0));
+  const auto first = v.capture();
+  const int recorded = static_cast<int>(d.rewards.size());
+  ASSERT_GE(recorded, 20);
+  const int middle = recorded / 2;
+  v.seek(middle);
+  ASSERT_TRUE(at_step(v, middle));
+  const auto& physics = v.shown().frame->physics;
+  for (int k = 0; k < 6; ++k) EXPECT_NEAR(physics.qpos[static_cast<std::size_t>(k)], d.qpos[static_cast<std::size_t>(middle * 6 + k)], 1e-6);
+  EXPECT_EQ(v.shown_map().tokens, 0) << "no policy, no map";
+  EXPECT_GT(differing_pixels(first, v.capture(), v.scene_rect()), 500);
 }
 
 TEST(VideoFile, PngFramesWithoutFfmpegAndNothingLeftOfAnAbandonedVideo) {

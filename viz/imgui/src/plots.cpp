@@ -187,7 +187,10 @@ int traces(const char* id, const std::vector<Trace>& series, int steps, int curs
   }
   for (std::size_t i = 0; i < series.size(); ++i) draw->AddText(legend[i], series[i].colour, series[i].name.c_str());
   for (int side = 0; side < 2; ++side) {
-    const bool used = std::any_of(series.begin(), series.end(), [&](const Trace& t) { return t.values && t.right_axis == (side == 1); });
+    // An axis shows only with a number on it (a replay has no entropy).
+    const bool used = std::any_of(series.begin(), series.end(), [&](const Trace& t) {
+      return t.values && t.right_axis == (side == 1) && std::any_of(t.values->begin(), t.values->end(), [](double v) { return std::isfinite(v); });
+    });
     if (!used) continue;
     const std::string top = short_number(hi[side]), bottom = short_number(lo[side]);
     const float x_top = side == 0 ? a.x - ImGui::CalcTextSize(top.c_str()).x - 3.0f : b.x + 3.0f;
