@@ -9,7 +9,7 @@
 # `SEED=s STEPS=10000 WARMUP=1000 OUT=build/seeds/seed-s bash packaging/train-default-checkpoints.sh dt dc`),
 # each scored at its best target of the sweep, then mean and standard deviation over the seeds.
 #
-#   bash packaging/reproduce-findings.sh                  # all four (story, contrast, seeds, efficiency)
+#   bash packaging/reproduce-findings.sh                  # all five (story, contrast, seeds, locality, efficiency)
 #   bash packaging/reproduce-findings.sh story seeds      # some of them
 #   ONLY=rtg-sweep,attention-dt bash packaging/reproduce-findings.sh story   # just these folders
 set -euo pipefail
@@ -21,6 +21,7 @@ EPISODES=${EPISODES:-10}
 STORY=resources/checkpoints/$(basename "$("$B/dstudio" dataset default --story)" | sed 's/-dstudio-.*//')
 ARS=resources/checkpoints/hopper-medium
 SEEDS=${SEEDS:-build/seeds}
+PO=${PO:-build/po}
 
 run() {  # folder, then the analyze arguments
   local name=$1; shift
@@ -123,6 +124,22 @@ for m in ("dc", "dt"):
 PY
 }
 
+# Locality (the Markov argument of DC, GDT and HiFormer): the mixing weight by lag on the shipped
+# checkpoints, and DT trained on the story data with the velocities hidden against DT trained on the
+# full data with the same recipe and steps (PO, made by:
+#   dstudio dataset hide-velocities $(dstudio dataset default --story) --out build/po/hopper-po-medium-expert.hdf5
+#   DATA=build/po/hopper-po-medium-expert.hdf5 STEPS=10000 WARMUP=1000 OUT=build/po/positions-only bash packaging/train-default-checkpoints.sh dt
+#   STEPS=10000 WARMUP=1000 OUT=build/po/full-state bash packaging/train-default-checkpoints.sh dt).
+locality() {
+  local m
+  run locality-dt locality --checkpoint $STORY-dt.pt --compare $STORY-gdt.pt
+  for m in gdt dc dhi dt-merger udc; do run locality-$m locality --checkpoint $STORY-$m.pt; done
+  run locality-positions-only locality --checkpoint "$PO/positions-only/dt/checkpoint.pt" --compare "$PO/full-state/dt/checkpoint.pt"
+  run attention-positions-only attention --checkpoint "$PO/positions-only/dt/checkpoint.pt" --layer 1
+  run attention-full-state attention --checkpoint "$PO/full-state/dt/checkpoint.pt" --layer 1
+  run rtg-sweep-positions-only rtg-sweep --checkpoint "$PO/positions-only/dt/checkpoint.pt" --compare "$PO/full-state/dt/checkpoint.pt" --episodes "$EPISODES"
+}
+
 # The UTR paper's efficiency claims (its Table 2): milliseconds and GFLOPs of a training step
 # (batch 64) and of one action, parameters, for DT, UDT, DC (at its K of 8 and at UTR's 20), UDC
 # and DHi, at the shipped sizes, one thread each, in one run so that they compare as ratios.
@@ -156,13 +173,14 @@ PY
 }
 
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(story contrast seeds efficiency)
+[ ${#parts[@]} -eq 0 ] && parts=(story contrast seeds locality efficiency)
 for part in "${parts[@]}"; do
   case "$part" in
     story) story ;;
     contrast) contrast ;;
     seeds) seeds ;;
+    locality) locality ;;
     efficiency) efficiency ;;
-    *) echo "unknown part: $part (story, contrast, seeds, efficiency)" >&2; exit 2 ;;
+    *) echo "unknown part: $part (story, contrast, seeds, locality, efficiency)" >&2; exit 2 ;;
   esac
 done
