@@ -126,7 +126,7 @@ struct LiveViewer::State {
   models::FramePtr displayed;  // the frame drawn (the cursor's, or a recording's)
   std::uint64_t generation = ~0ull;
   std::vector<models::FramePtr> frames;
-  std::vector<double> rtg, ret, entropy, reward;
+  std::vector<double> rtg, ret, entropy;  // the traces, by step
   analysis::MapSelection selection;
   analysis::TokenMatrix map;
   analysis::LagProfile lag, lag_episode;
@@ -274,7 +274,7 @@ void LiveViewer::State::refresh_frames() {
   if (shown.generation != generation) {
     generation = shown.generation;
     frames = live->frames(0);
-    rtg.clear(), ret.clear(), entropy.clear(), reward.clear();
+    rtg.clear(), ret.clear(), entropy.clear();
     lag_by_step.clear();
     lags_dirty = true;
   } else if (!frames.empty() || shown.frames > 0) {
@@ -284,7 +284,7 @@ void LiveViewer::State::refresh_frames() {
       auto fresh = live->frames(static_cast<int>(from));
       frames.resize(from);
       frames.insert(frames.end(), fresh.begin(), fresh.end());
-      for (auto* trace : {&rtg, &ret, &entropy, &reward}) trace->resize(std::min(trace->size(), from));
+      for (auto* trace : {&rtg, &ret, &entropy}) trace->resize(std::min(trace->size(), from));
       if (lag_by_step.size() > from) lag_by_step.resize(from);
     }
   }
@@ -293,7 +293,6 @@ void LiveViewer::State::refresh_frames() {
     rtg.push_back(f.return_to_go);
     ret.push_back(f.return_so_far);
     entropy.push_back(f.acted ? f.entropy : std::nan(""));
-    reward.push_back(f.acted ? f.reward : std::nan(""));
   }
   // A seek beyond the steps taken: the policy runs at full speed until it gets there.
   if (pending_seek >= 0) {
