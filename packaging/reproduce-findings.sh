@@ -134,10 +134,15 @@ locality() {
   local m
   run locality-dt locality --checkpoint $STORY-dt.pt --compare $STORY-gdt.pt
   for m in gdt dc dhi dt-merger udc; do run locality-$m locality --checkpoint $STORY-$m.pt; done
-  run locality-positions-only locality --checkpoint "$PO/positions-only/dt/checkpoint.pt" --compare "$PO/full-state/dt/checkpoint.pt"
-  run attention-positions-only attention --checkpoint "$PO/positions-only/dt/checkpoint.pt" --layer 1
-  run attention-full-state attention --checkpoint "$PO/full-state/dt/checkpoint.pt" --layer 1
-  run rtg-sweep-positions-only rtg-sweep --checkpoint "$PO/positions-only/dt/checkpoint.pt" --compare "$PO/full-state/dt/checkpoint.pt" --episodes "$EPISODES"
+  # Named copies, so that legends and titles tell the two runs apart.
+  local r
+  for r in positions-only full-state; do
+    if [ -f "$PO/$r/dt/checkpoint.pt" ]; then "$B/dstudio" checkpoint slim "$PO/$r/dt/checkpoint.pt" --out "$PO/dt-$r.pt" > /dev/null; fi
+  done
+  run locality-positions-only locality --checkpoint "$PO/dt-positions-only.pt" --compare "$PO/dt-full-state.pt"
+  run attention-positions-only attention --checkpoint "$PO/dt-positions-only.pt" --layer 1
+  run attention-full-state attention --checkpoint "$PO/dt-full-state.pt" --layer 1
+  run rtg-sweep-positions-only rtg-sweep --checkpoint "$PO/dt-positions-only.pt" --compare "$PO/dt-full-state.pt" --episodes "$EPISODES"
 }
 
 # The UTR paper's efficiency claims (its Table 2): milliseconds and GFLOPs of a training step
