@@ -1,21 +1,19 @@
 #pragma once
 /// \file
-/// Writes the frames of a recording at a fixed frame rate: straight into an MP4 (H.264, yuv420p,
-/// what every player and slide program opens) through an ffmpeg process when ffmpeg is
-/// installed, otherwise as numbered PNGs in a folder with a note of the rate and the command that
-/// makes the video. Frames are given one by one, in order; every frame has the first one's size,
-/// made even (H.264 in yuv420p needs even dimensions). The video is written under a temporary
-/// name and appears under its own only when finished, so a cancelled or failed recording leaves
-/// no half-written file.
+/// The viewer panel's recordings: Qt frames handed to render::VideoFile, which writes them at a
+/// fixed frame rate straight into an MP4 through ffmpeg (PNG frames and a note without it), at
+/// even dimensions, under the video's name only once finished. What is Qt's here: frames come as
+/// QImages, and a frame of another size (the window was resized mid-recording) is scaled to the
+/// recording's.
 
 #include <QImage>
 #include <QSize>
 #include <QString>
-#include <atomic>
 #include <memory>
 
-class QProcess;
-class QThreadPool;
+namespace dstudio::render {
+class VideoFile;
+}
 
 namespace dstudio::studio {
 
@@ -39,29 +37,18 @@ class VideoWriter {
   /// and the note is written. False, with error() set, on failure.
   bool finish();
 
-  [[nodiscard]] bool isVideo() const { return video_; }
+  [[nodiscard]] bool isVideo() const;
   /// The video file, or the folder of frames.
   [[nodiscard]] QString path() const;
-  [[nodiscard]] int frames() const { return frames_; }
+  [[nodiscard]] int frames() const;
   /// The size every frame is written at (even); empty before the first frame.
-  [[nodiscard]] QSize frameSize() const { return size_; }
-  [[nodiscard]] int framesPerSecond() const { return fps_; }
+  [[nodiscard]] QSize frameSize() const;
+  [[nodiscard]] int framesPerSecond() const;
   [[nodiscard]] QString error() const { return error_; }
 
  private:
-  bool start(QSize size);
-  [[nodiscard]] QImage fitted(const QImage& frame) const;
-
-  QString base_;
-  int fps_;
-  bool video_;
-  QSize size_;
-  int frames_ = 0;
-  bool finished_ = false;
+  std::unique_ptr<render::VideoFile> file_;
   QString error_;
-  std::unique_ptr<QProcess> ffmpeg_;
-  std::unique_ptr<QThreadPool> png_writer_;
-  std::shared_ptr<std::atomic<int>> png_failures_;
 };
 
 }  // namespace dstudio::studio

@@ -254,7 +254,7 @@ TEST(VideoFile, PngFramesWithoutFfmpegAndNothingLeftOfAnAbandonedVideo) {
     EXPECT_EQ(frames.height(), 2);
   }
   EXPECT_TRUE(fs::exists(dir / "frames" / "frame-000001.png"));
-  EXPECT_TRUE(fs::exists(dir / "frames" / "README.txt"));
+  EXPECT_TRUE(fs::exists(dir / "frames" / "recording.txt"));
   if (render::VideoFile::ffmpeg_available()) {
     {
       render::VideoFile video(dir / "gone", 30);

@@ -147,11 +147,11 @@ bool VideoFile::finish() {
   }
   finished_ = true;
   if (!video_) {
-    std::ofstream note(base_ / "README.txt");
-    note << frames_ << " frames at " << fps_ << " frames per second, " << width_ << "x" << height_ << ".\n"
-         << "Make a video of them with:\n  ffmpeg -framerate " << fps_
-         << " -i frame-%06d.png -c:v libx264 -pix_fmt yuv420p video.mp4\n";
-    if (!note) error_ = "cannot write " + (base_ / "README.txt").string();
+    std::ofstream note(base_ / "recording.txt");
+    note << "frames " << frames_ << "\nframes_per_second " << fps_ << "\nwidth " << width_ << "\nheight " << height_ << "\n"
+         << "# ffmpeg was not found; the video these frames make:\n"
+         << "ffmpeg -framerate " << fps_ << " -i frame-%06d.png -c:v libx264 -pix_fmt yuv420p video.mp4\n";
+    if (!note) error_ = "cannot write " + (base_ / "recording.txt").string();
     return error_.empty();
   }
   const int status = pclose(ffmpeg_);

@@ -2,7 +2,8 @@
 /// \file
 /// A recording written frame by frame at a fixed rate, without Qt: RGB frames piped into ffmpeg
 /// (H.264, yuv420p, what every player and slide program opens) when ffmpeg is installed, else
-/// numbered PNGs in a folder with a note of the rate and the command that makes the video. Every
+/// numbered PNGs in a folder with a note (recording.txt) of the rate and the command that makes the
+/// video. Every
 /// frame is cut to the first one's size made even (yuv420p needs even dimensions). The video is
 /// written under a temporary name and takes its own only when finished, so an abandoned or failed
 /// recording leaves no half-written file.
