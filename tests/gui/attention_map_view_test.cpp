@@ -131,6 +131,13 @@ TEST_F(AttentionComparison, SideBySideShowsBothMapsOnOneScaleAndBothModelsHeads)
   EXPECT_EQ(view.mapsShown(), 1);
   EXPECT_EQ(view.comparisonRect(), nullptr);
   EXPECT_NEAR(view.matrix().at(5, 5), 1.0 / 6.0 - 1.0, 1e-6);
+  // "This model alone" with the comparison still loaded: this model's heads only, and back.
+  view.setComparisonMode(AttentionMapView::Comparison::Alone);
+  EXPECT_EQ(table->rowCount(), kLayers * kHeads);
+  EXPECT_TRUE(table->isColumnHidden(AttentionMapView::ColumnModel));
+  view.setComparisonMode(AttentionMapView::Comparison::Difference);
+  EXPECT_EQ(table->rowCount(), 2 * kLayers * kHeads);
+  EXPECT_FALSE(table->isColumnHidden(AttentionMapView::ColumnModel));
   // Alone again, and without a comparison the table is this model's heads only.
   view.setComparisonMode(AttentionMapView::Comparison::SideBySide);
   view.clearComparison();

@@ -79,7 +79,10 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   comparison_->setToolTip(tr("Open a second checkpoint with Compare with… to show the two models side by side or their difference"));
   comparison_->setEnabled(false);
   connect(compare_, &QPushButton::clicked, this, &AttentionMapView::compareRequested);
-  connect(comparison_, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
+  connect(comparison_, &QComboBox::currentIndexChanged, this, [this] {
+    fillEntropy();  // "This model alone" lists this model's heads only
+    refresh();
+  });
   ExportDialog::attach(export_, this, *this, caption_);
   caption_->setWordWrap(true);
   auto* layout = new QVBoxLayout(this);
@@ -445,7 +448,7 @@ void AttentionMapView::drawLocality() {
     }
   };
   lag_profile_ = profile_of(windows_);
-  other_lag_profile_ = hasComparison() ? profile_of(other_) : analysis::LagProfile{};
+  other_lag_profile_ = comparisonMode() != Comparison::Alone ? profile_of(other_) : analysis::LagProfile{};
   const std::pair<const analysis::LagProfile*, QString> curves[] = {{&lag_profile_, title_}, {&other_lag_profile_, other_title_}};
   const bool two = !other_lag_profile_.weight.empty();
   const auto names = two ? distinguishing_names(title_, other_title_) : std::make_pair(title_, QString());
@@ -506,12 +509,13 @@ void AttentionMapView::fillEntropy() {
   };
   std::vector<Row> rows;
   for (const auto& h : analysis::head_entropies(windows_)) rows.push_back({h, 0});
-  if (hasComparison())
+  const bool both = comparisonMode() != Comparison::Alone;
+  if (both)
     for (const auto& h : analysis::head_entropies(other_)) rows.push_back({h, 1});
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
     return std::tie(a.head.layer, a.head.head, a.model) < std::tie(b.head.layer, b.head.head, b.model);
   });
-  entropy_->setColumnHidden(ColumnModel, !hasComparison());
+  entropy_->setColumnHidden(ColumnModel, !both);
   // The models by what tells them apart; their whole names in the tooltip.
   const auto [mine, theirs] = distinguishing_names(title_, other_title_);
   for (const auto& [h, model] : rows) {
