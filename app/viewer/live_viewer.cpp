@@ -100,7 +100,6 @@ struct LiveViewer::State {
   ViewerOptions options;
   GLFWwindow* window = nullptr;
   ImGuiContext* imgui = nullptr;
-  ImFont* font = nullptr;
   ImFont* large_font = nullptr;
   ImGuiStyle base_style;
 
@@ -134,11 +133,9 @@ struct LiveViewer::State {
   std::vector<analysis::LagProfile> lag_by_step;  // the selection's profile of each step with a window
   bool lags_dirty = true;
   int pending_seek = -1;      // a step the policy has not reached yet
-  double seek_speed = 1.0;    // the speed to return to once there
   double speed = 1.0;
   bool presentation = false;
   std::string message;
-  int layers = 0, heads = 0;
   float target_field = 0.0f;
   int seed_field = 0;
 
@@ -157,8 +154,8 @@ struct LiveViewer::State {
   // Costs of the last frame (ms).
   double last_render_ms = 0.0, last_ui_ms = 0.0, last_swap_ms = 0.0;
 
-  // Layout in window pixels (from the top left).
-  int scene_x = 0, scene_y = 0, scene_w = 0, scene_h = 0, side_w = 0, bottom_h = 0;
+  // Layout in window pixels: the scene at the top left, the panels right of it and below it.
+  int scene_w = 0, scene_h = 0, side_w = 0, bottom_h = 0;
 
   void open_player();
   void make_window();
@@ -206,8 +203,6 @@ void LiveViewer::State::open_player() {
   live->set_speed(speed);
   target_field = static_cast<float>(live->target());
   seed_field = static_cast<int>(options.seed);
-  layers = live->config().layers;
-  heads = live->config().heads;
 }
 
 void LiveViewer::State::make_window() {
@@ -251,6 +246,7 @@ void LiveViewer::State::make_window() {
   // Screenshots and benches of a headless server would otherwise show the tooltip under a
   // pointer parked mid-screen.
   if (!options.mouse) io.ConfigFlags |= ImGuiConfigFlags_NoMouse;
+  ImFont* font = nullptr;  // the first font added is ImGui's default
   if (fs::exists(kFont)) {
     font = io.Fonts->AddFontFromFileTTF(kFont, 15.0f);
     large_font = io.Fonts->AddFontFromFileTTF(kFont, 26.0f);
@@ -277,7 +273,7 @@ void LiveViewer::State::refresh_frames() {
     rtg.clear(), ret.clear(), entropy.clear();
     lag_by_step.clear();
     lags_dirty = true;
-  } else if (!frames.empty() || shown.frames > 0) {
+  } else {
     // New frames, and the newest one kept, which may have acted since it was read.
     const std::size_t from = frames.empty() ? 0 : frames.size() - 1;
     if (frames.empty() || !frames.back()->acted || static_cast<int>(frames.size()) < shown.frames) {
@@ -298,7 +294,7 @@ void LiveViewer::State::refresh_frames() {
   if (pending_seek >= 0) {
     if (shown.frames > pending_seek + 1 || shown.finished) {  // the step has acted: its map is there
       live->seek(pending_seek);
-      live->set_speed(seek_speed);
+      live->set_speed(speed);
       pending_seek = -1;
       shown = live->state();
     } else if (!shown.playing) {
@@ -366,8 +362,6 @@ void LiveViewer::State::layout(int width, int height) {
   const float scale = presentation ? 26.0f / 15.0f : 1.0f;
   side_w = std::clamp(static_cast<int>(std::max(380.0f * scale, 0.32f * static_cast<float>(width))), 200, std::max(200, width / 2));
   bottom_h = std::clamp(static_cast<int>(std::max(150.0f * scale, 0.22f * static_cast<float>(height))), 100, std::max(100, height / 2));
-  scene_x = 0;
-  scene_y = 0;
   scene_w = std::max(1, width - side_w);
   scene_h = std::max(1, height - bottom_h);
 }
@@ -375,7 +369,7 @@ void LiveViewer::State::layout(int width, int height) {
 void LiveViewer::State::camera_input() {
   ImGuiIO& io = ImGui::GetIO();
   const ImVec2 m = io.MousePos;
-  const bool over_scene = m.x >= scene_x && m.x < scene_x + scene_w && m.y >= scene_y && m.y < scene_y + scene_h;
+  const bool over_scene = m.x >= 0 && m.x < scene_w && m.y >= 0 && m.y < scene_h;
   for (int b = 0; b < 3; ++b)
     if (ImGui::IsMouseClicked(b) && over_scene && !io.WantCaptureMouse) drag_button = b;
   if (drag_button >= 0 && !ImGui::IsMouseDown(drag_button)) drag_button = -1;
@@ -421,7 +415,7 @@ void LiveViewer::State::draw_scene(bool lean) {
   int win_w = 0, win_h = 0;
   glfwGetWindowSize(window, &win_w, &win_h);
   const double sx = static_cast<double>(fb_w) / std::max(1, win_w), sy = static_cast<double>(fb_h) / std::max(1, win_h);
-  const mjrRect viewport{static_cast<int>(scene_x * sx), static_cast<int>((win_h - scene_y - scene_h) * sy),
+  const mjrRect viewport{0, static_cast<int>((win_h - scene_h) * sy),
                          static_cast<int>(scene_w * sx), static_cast<int>(scene_h * sy)};
   mjr_setBuffer(mjFB_WINDOW, &context);
   const auto t0 = Clock::now();
@@ -443,7 +437,7 @@ std::string LiveViewer::State::readout() const {
 }
 
 void LiveViewer::State::draw_overlay() {
-  ImGui::SetNextWindowPos(ImVec2(static_cast<float>(scene_x) + 8, static_cast<float>(scene_y) + 8));
+  ImGui::SetNextWindowPos(ImVec2(8, 8));
   ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(static_cast<float>(scene_w) - 16.0f, static_cast<float>(scene_h) * 0.5f));
   ImGui::SetNextWindowBgAlpha(0.55f);
   ImGui::Begin("##overlay", nullptr,
@@ -554,6 +548,7 @@ void LiveViewer::State::draw_attention() {
     return;
   }
   // Which map: a layer (a head or the mean over heads), the mean over layers, or rollout.
+  const int layers = live->config().layers, heads = live->config().heads;
   std::vector<std::string> maps;
   for (int l = 1; l <= layers; ++l) maps.push_back("layer " + std::to_string(l));
   maps.emplace_back("mean over layers");
@@ -866,16 +861,14 @@ void LiveViewer::seek(int step) {
     return;
   }
   // Not there yet: act at full speed until the policy is, then pause there.
-  if (s.pending_seek < 0) s.seek_speed = s.speed;
   s.pending_seek = step;
   s.live->set_speed(0.0);
   s.live->play();
 }
 
 void LiveViewer::set_speed(double speed) {
-  s_->speed = speed;
+  s_->speed = speed;  // a seek under way keeps full speed and returns to this once there
   if (s_->pending_seek < 0) s_->live->set_speed(speed);
-  else s_->seek_speed = speed;
 }
 void LiveViewer::set_target(double target) {
   s_->target_field = static_cast<float>(target);
@@ -938,6 +931,6 @@ const models::LivePlayer& LiveViewer::player() const { return *s_->live; }
 const analysis::TokenMatrix& LiveViewer::shown_map() const { return s_->map; }
 std::string LiveViewer::readout() const { return s_->readout(); }
 std::string LiveViewer::message() const { return s_->message; }
-std::array<int, 4> LiveViewer::scene_rect() const { return {s_->scene_x, s_->scene_y, s_->scene_w, s_->scene_h}; }
+std::array<int, 4> LiveViewer::scene_rect() const { return {0, 0, s_->scene_w, s_->scene_h}; }
 
 }  // namespace dstudio::viewer
