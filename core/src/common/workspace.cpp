@@ -1,0 +1,281 @@
+// Workspace files, parsed and checked without Qt. See workspace.h.
+
+#include "dstudio/common/workspace.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace dstudio {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+constexpr const char* kVersionKey = "decision_studio_workspace";
+constexpr std::size_t kShownChars = 40;
+
+[[noreturn]] void fail(const std::string& problem) { throw Error("workspace: " + problem); }
+
+// A value as a message shows it: scalars as JSON (long strings cut at a character boundary),
+// arrays and objects by their kind, so a deeply nested value is never printed whole.
+std::string shown(const json& value) {
+  if (value.is_array()) return "an array";
+  if (value.is_object()) return "an object";
+  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() > kShownChars) {
+    std::size_t cut = kShownChars;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) --cut;  // not inside a UTF-8 sequence
+    text = text.substr(0, cut) + "...";
+  }
+  return text;
+}
+
+[[noreturn]] void wrong(const std::string& key, const std::string& expected, const json& value) {
+  fail("\"" + key + "\" must be " + expected + ", not " + shown(value));
+}
+
+double number(const json& value, const std::string& key) {
+  if (!value.is_number()) wrong(key, "a number", value);
+  const double v = value.get<double>();
+  if (!std::isfinite(v)) wrong(key, "a finite number", value);
+  return v;
+}
+
+double number_in(const json& value, const std::string& key, double lo, double hi) {
+  const double v = number(value, key);
+  if (v < lo || v > hi) wrong(key, "in [" + shown(json(lo)) + ", " + shown(json(hi)) + "]", value);
+  return v;
+}
+
+double open_unit(const json& value, const std::string& key) {
+  const double v = number(value, key);
+  if (!(v > 0.0 && v < 1.0)) wrong(key, "in (0, 1)", value);
+  return v;
+}
+
+// An integer in [lo, hi]. JSON writers that store every number as a double (Qt's) write integral
+// values like 3.0; those are integers too.
+int integer_in(const json& value, const std::string& key, int lo, int hi) {
+  const std::string range = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  if (value.is_number_unsigned()) {
+    const auto v = value.get<std::uint64_t>();
+    if (v > static_cast<std::uint64_t>(hi) || (lo > 0 && v < static_cast<std::uint64_t>(lo))) wrong(key, range, value);
+    return static_cast<int>(v);
+  }
+  if (value.is_number_integer()) {
+    const auto v = value.get<std::int64_t>();
+    if (v < lo || v > hi) wrong(key, range, value);
+    return static_cast<int>(v);
+  }
+  if (value.is_number_float()) {
+    const double v = value.get<double>();
+    if (!std::isfinite(v) || v != std::floor(v) || v < lo || v > hi) wrong(key, range, value);
+    return static_cast<int>(v);
+  }
+  wrong(key, range, value);
+}
+
+bool boolean(const json& value, const std::string& key) {
+  if (!value.is_boolean()) wrong(key, "true or false", value);
+  return value.get<bool>();
+}
+
+std::string text(const json& value, const std::string& key) {
+  if (!value.is_string()) wrong(key, "a string", value);
+  auto s = value.get<std::string>();
+  if (s.empty()) wrong(key, "a non-empty string", value);
+  if (s.find('\0') != std::string::npos) wrong(key, "a string without NUL characters", value);
+  return s;
+}
+
+// One of `names` (the index of the match); the message lists them.
+template <std::size_t N>
+std::size_t choice(const json& value, const std::string& key, const char* const (&names)[N]) {
+  std::string listed;
+  for (std::size_t i = 0; i < N; ++i) {
+    if (i > 0) listed += i + 1 == N ? " or " : ", ";
+    listed.append(1, '"').append(names[i]).append(1, '"');
+  }
+  if (!value.is_string()) wrong(key, listed, value);
+  const auto s = value.get<std::string>();
+  for (std::size_t i = 0; i < N; ++i)
+    if (s == names[i]) return i;
+  wrong(key, listed, value);
+}
+
+bool is_base64(const std::string& s) {
+  if (s.size() % 4 != 0) return false;
+  std::size_t padding = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    const bool alphabet = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
+    if (c == '=') ++padding;
+    else if (!alphabet || padding > 0) return false;  // '=' only at the end
+  }
+  return padding <= 2;
+}
+
+std::string base64(const json& value, const std::string& key) {
+  if (!value.is_string() || !is_base64(value.get<std::string>())) wrong(key, "base64 text", value);
+  return value.get<std::string>();
+}
+
+const json& object(const json& value, const std::string& key) {
+  if (!value.is_object()) wrong(key, "an object", value);
+  return value;
+}
+
+constexpr const char* kZeroings[] = {"none", "rtg", "states", "actions"};
+constexpr const char* kMaps[] = {"layer", "mean over layers", "rollout"};
+constexpr const char* kComparisons[] = {"side by side", "difference"};
+constexpr const char* kRuns[] = {"sweep", "ablation"};
+constexpr const char* kLabMixers[] = {"pooling", "attention", "conv"};
+
+WorkspaceViewer viewer_of(const json& o) {
+  WorkspaceViewer v;
+  for (const auto& [key, value] : o.items()) {
+    const std::string name = "viewer." + key;
+    if (key == "target") v.target = number_in(value, name, -1e6, 1e6);
+    else if (key == "zeroing") v.zeroing = models::kModalityZeroings[choice(value, name, kZeroings)];
+    else if (key == "seed") v.seed = integer_in(value, name, 0, 1'000'000);
+    else if (key == "speed") {
+      const double speed = number(value, name);
+      bool listed = false;
+      for (double s : kViewerSpeeds) listed = listed || speed == s;
+      if (!listed) wrong(name, "one of 0.1, 0.25, 0.5, 1, 2, 4 or 0 (as fast as the policy acts)", value);
+      v.speed = speed;
+    } else if (key == "track") v.track = boolean(value, name);
+    else if (key == "step") v.step = integer_in(value, name, 0, 100'000);
+  }
+  return v;
+}
+
+WorkspaceAttention attention_of(const json& o) {
+  WorkspaceAttention a;
+  for (const auto& [key, value] : o.items()) {
+    const std::string name = "attention." + key;
+    if (key == "map") a.map = static_cast<WorkspaceMap>(choice(value, name, kMaps));
+    else if (key == "layer") a.layer = integer_in(value, name, 1, 1000);
+    else if (key == "head") a.head = integer_in(value, name, 0, 1000);
+  }
+  return a;
+}
+
+WorkspaceMarkovLab markov_lab_of(const json& o) {
+  WorkspaceMarkovLab m;
+  for (const auto& [key, value] : o.items()) {
+    const std::string name = "markov_lab." + key;
+    if (key == "p") m.p = open_unit(value, name);
+    else if (key == "q") m.q = open_unit(value, name);
+    else if (key == "order") m.order = integer_in(value, name, 1, 3);
+    else if (key == "states") m.states = integer_in(value, name, 2, 8);
+    else if (key == "mixer") m.mixer = static_cast<models::LabMixer>(choice(value, name, kLabMixers));
+    else if (key == "window") m.window = integer_in(value, name, 1, 256);
+    else if (key == "steps") m.steps = integer_in(value, name, 1, 100'000);
+    else if (key == "train") m.train = boolean(value, name);
+  }
+  return m;
+}
+
+}  // namespace
+
+const char* to_string(WorkspaceMap map) { return kMaps[static_cast<int>(map)]; }
+const char* to_string(WorkspaceComparison comparison) { return kComparisons[static_cast<int>(comparison)]; }
+const char* to_string(WorkspaceRun run) { return kRuns[static_cast<int>(run)]; }
+
+models::MarkovLabOptions WorkspaceMarkovLab::apply(models::MarkovLabOptions options) const {
+  options.chain = analysis::MarkovChain::make(p.value_or(options.chain.p), q.value_or(options.chain.q),
+                                              order.value_or(options.chain.order), states.value_or(options.chain.states));
+  if (mixer) options.mixer = *mixer;
+  options.window = window.value_or(options.window);
+  options.steps = steps.value_or(options.steps);
+  options.check();
+  return options;
+}
+
+Workspace parse_workspace(std::string_view json_text) {
+  json w;
+  try {
+    w = json::parse(json_text.begin(), json_text.end());
+  } catch (const json::exception& e) {  // a syntax error, or a number too large for a double
+    fail("not JSON (" + std::string(e.what()) + ")");
+  }
+  if (!w.is_object()) fail("not a JSON object");
+  const auto version = w.find(kVersionKey);
+  if (version == w.end()) fail("not a Decision Studio workspace (no \"decision_studio_workspace\" key)");
+  if (version->is_number() && version->get<double>() > kWorkspaceVersion)
+    fail("written by a newer Decision Studio (workspace version " + shown(*version) + ", this one reads " +
+         std::to_string(kWorkspaceVersion) + ")");
+
+  Workspace ws;
+  ws.version = integer_in(*version, kVersionKey, 1, kWorkspaceVersion);
+  for (const auto& [key, value] : w.items()) {
+    if (key == "dataset") ws.dataset = text(value, key);
+    else if (key == "checkpoint") ws.checkpoint = text(value, key);
+    else if (key == "compare") ws.compare = text(value, key);
+    else if (key == "comparison") ws.comparison = static_cast<WorkspaceComparison>(choice(value, key, kComparisons));
+    else if (key == "tab") ws.tab = text(value, key);
+    else if (key == "viewer") ws.viewer = viewer_of(object(value, key));
+    else if (key == "attention") ws.attention = attention_of(object(value, key));
+    else if (key == "markov_lab") ws.markov_lab = markov_lab_of(object(value, key));
+    else if (key == "run") ws.run = static_cast<WorkspaceRun>(choice(value, key, kRuns));
+    else if (key == "runs") {
+      if (!value.is_array()) wrong(key, "an array of paths", value);
+      for (std::size_t i = 0; i < value.size(); ++i) ws.runs.push_back(text(value[i], "runs[" + std::to_string(i) + "]"));
+    } else if (key == "window_geometry") ws.window_geometry = base64(value, key);
+    else if (key == "window_state") ws.window_state = base64(value, key);
+  }
+  return ws;
+}
+
+std::string to_json(const Workspace& ws) {
+  ordered_json w;
+  w[kVersionKey] = ws.version;
+  if (!ws.dataset.empty()) w["dataset"] = ws.dataset;
+  if (!ws.checkpoint.empty()) w["checkpoint"] = ws.checkpoint;
+  if (!ws.compare.empty()) w["compare"] = ws.compare;
+  if (ws.comparison) w["comparison"] = to_string(*ws.comparison);
+  if (!ws.tab.empty()) w["tab"] = ws.tab;
+  if (ws.viewer) {
+    ordered_json v = ordered_json::object();
+    const auto& s = *ws.viewer;
+    if (s.target) v["target"] = *s.target;
+    if (s.zeroing) v["zeroing"] = models::to_string(*s.zeroing);
+    if (s.seed) v["seed"] = *s.seed;
+    if (s.speed) v["speed"] = *s.speed;
+    if (s.track) v["track"] = *s.track;
+    if (s.step) v["step"] = *s.step;
+    w["viewer"] = v;
+  }
+  if (ws.attention) w["attention"] = {{"map", to_string(ws.attention->map)}, {"layer", ws.attention->layer}, {"head", ws.attention->head}};
+  if (ws.markov_lab) {
+    ordered_json m = ordered_json::object();
+    const auto& lab = *ws.markov_lab;
+    if (lab.p) m["p"] = *lab.p;
+    if (lab.q) m["q"] = *lab.q;
+    if (lab.order) m["order"] = *lab.order;
+    if (lab.states) m["states"] = *lab.states;
+    if (lab.mixer) m["mixer"] = models::to_string(*lab.mixer);
+    if (lab.window) m["window"] = *lab.window;
+    if (lab.steps) m["steps"] = *lab.steps;
+    m["train"] = lab.train;
+    w["markov_lab"] = m;
+  }
+  if (ws.run) w["run"] = to_string(*ws.run);
+  if (!ws.runs.empty()) w["runs"] = ws.runs;
+  if (!ws.window_geometry.empty()) w["window_geometry"] = ws.window_geometry;
+  if (!ws.window_state.empty()) w["window_state"] = ws.window_state;
+  return w.dump(4);
+}
+
+Workspace resolve_resources(Workspace ws, const std::filesystem::path& resources) {
+  constexpr std::string_view prefix = "@resources/";
+  for (std::string* path : {&ws.dataset, &ws.checkpoint, &ws.compare})
+    if (path->starts_with(prefix)) *path = (resources / path->substr(prefix.size())).string();
+  return ws;
+}
+
+}  // namespace dstudio
