@@ -4,6 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+#include <filesystem>
+#include <set>
 #include <functional>
 
 namespace dstudio::cli {
@@ -13,6 +16,39 @@ enum ExitCode : int {
   kOk = 0,
   kFailed = 1,  ///< the work could not be done: bad input data, I/O error
   kUsage = 2,   ///< the command line itself is wrong
+};
+
+/// Numeric options are checked as text, before any conversion, so nothing wraps, saturates or
+/// defaults silently: "-1" for a count, "1e30" or "" for a step count, "nan" for a width are all
+/// refused with exit code 2 and a message naming the option and its range.
+/// A whole number in [lo, hi], written in decimal digits.
+CLI::Validator whole_number(std::int64_t lo, std::int64_t hi);
+/// A seed: a whole number in [0, 2^63 - 1].
+CLI::Validator seed_number();
+/// A finite number in [lo, hi]; `open_low` excludes lo itself (e.g. a positive rate: (0, 1]).
+CLI::Validator real_number(double lo, double hi, bool open_low = false);
+
+/// A task the studio simulates: hopper, walker2d, halfcheetah (and their -po forms, version
+/// suffixes allowed).
+CLI::Validator known_environment();
+/// Text that parses as a JSON object (a --config or --training override).
+CLI::Validator json_object();
+
+/// An output folder that a failing command leaves as it found it: created if missing; unless
+/// commit() is called, its destructor removes what appeared since (the folder itself if it made
+/// it). A command that fails leaves no partial output.
+class OutputFolder {
+ public:
+  explicit OutputFolder(std::filesystem::path folder);
+  OutputFolder(const OutputFolder&) = delete;
+  OutputFolder& operator=(const OutputFolder&) = delete;
+  ~OutputFolder();
+  void commit() { committed_ = true; }
+
+ private:
+  std::filesystem::path folder_;
+  bool created_ = false, committed_ = false;
+  std::set<std::filesystem::path> before_;
 };
 
 /// Runs a command's body and turns what it throws into an exit code with a message on stderr:

@@ -114,21 +114,21 @@ void add_figure_options(CLI::App* cmd, FigureOptions& f) {
   f.width_given = cmd->add_option("--width", f.width, "Figure width in inches (ICML column 3.25, page 6.75; NeurIPS 5.5); "
                                                       "with --preset, the height keeps the venue's proportions")
                       ->capture_default_str()
-                      ->check(CLI::PositiveNumber)
+                      ->check(real_number(0, 40, true))
                       ->group("Figures");
   f.height_given = cmd->add_option("--height", f.height, "Figure height in inches; 0: width over the golden ratio (maps and "
                                                          "embeddings a little squarer)")
                        ->capture_default_str()
-                       ->check(CLI::NonNegativeNumber)
+                       ->check(real_number(0, 40))
                        ->group("Figures");
   f.font_given = cmd->add_option("--font", f.font, "Font size in points of titles and legends; axis and tick labels follow in "
                                                    "proportion")
                      ->capture_default_str()
-                     ->check(CLI::PositiveNumber)
+                     ->check(real_number(0, 72, true))
                      ->group("Figures");
   f.line_width_given = cmd->add_option("--line-width", f.line_width, "Data line width in points (axes and grid thinner, in proportion)")
                            ->capture_default_str()
-                           ->check(CLI::PositiveNumber)
+                           ->check(real_number(0, 20, true))
                            ->group("Figures");
   f.family_given = cmd->add_option("--font-family", f.font_family, "sans (DejaVu Sans), serif (DejaVu Serif) or an installed family's name")
                        ->capture_default_str()
@@ -169,6 +169,8 @@ void run_registered(const analysis::AnalysisDefinition& definition, const Regist
   run_interruptible(definition.title.empty() ? definition.name : definition.title, [&](const Progress& progress) {
     result = analysis::run_analysis(definition, {a.checkpoint, a.dataset, options}, progress);
   });
+  // The folder appears only once there is something to put in it, and goes again on a failure.
+  OutputFolder out(a.out);
   auto files = analysis::write_result_files(result, a.out);
   files.erase(files.begin());  // summary.json: rewritten below with the list of files
   viz::FigureContext figures;
@@ -186,6 +188,7 @@ void run_registered(const analysis::AnalysisDefinition& definition, const Regist
   const auto computed = ordered_json::parse(result.summary_json);
   for (const auto& [key, value] : computed.items()) summary[key] = value;
   finish(a, summary, files);
+  out.commit();
 }
 
 std::string type_name(analysis::AnalysisOption::Type type) {
@@ -245,7 +248,6 @@ void add_analyze_commands(CLI::App& app, int& exit_code) {
         a->style = a->figure.resolve();
         // Options are checked before any folder is made or anything is computed.
         (void)analysis::resolve_options(*def, a->given);
-        std::filesystem::create_directories(a->out);
         run_registered(*def, *a);
       });
     });

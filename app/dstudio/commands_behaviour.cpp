@@ -80,19 +80,19 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     std::uint64_t seed = 1;
   };
   auto t = std::make_shared<TrainArgs>();
-  train->add_option("--env", t->env, "hopper, walker2d or halfcheetah")->required();
+  train->add_option("--env", t->env, "hopper, walker2d or halfcheetah")->required()->check(known_environment());
   train->add_option("--out", t->out, "Output JSON with every snapshot and the medium/expert choice")->required();
-  train->add_option("--seed", t->seed, "Random seed")->capture_default_str();
+  train->add_option("--seed", t->seed, "Random seed")->capture_default_str()->check(seed_number());
   train->add_option("--threads", t->threads, "Rollout threads (the result does not depend on it)")
-      ->check(CLI::Range(1, 64))
+      ->check(whole_number(1, 64))
       ->capture_default_str();
-  train->add_option("--iterations", t->iterations, "Maximum iterations (default: the task's)");
-  train->add_option("--target", t->target, "Stop at this evaluated return (default: the task's)");
-  train->add_option("--directions", t->directions, "ARS directions N (default: the task's)");
-  train->add_option("--eval-episodes", t->eval_episodes, "Episodes per evaluation (default: the task's)");
-  train->add_option("--top", t->top, "ARS top directions b (default: the task's)");
-  train->add_option("--step-size", t->step_size, "ARS step size alpha (default: the task's)");
-  train->add_option("--exploration", t->exploration, "ARS exploration noise nu (default: the task's)");
+  train->add_option("--iterations", t->iterations, "Maximum iterations (default: the task's)")->check(whole_number(1, 1'000'000));
+  train->add_option("--target", t->target, "Stop at this evaluated return (default: the task's)")->check(real_number(-1e9, 1e9));
+  train->add_option("--directions", t->directions, "ARS directions N (default: the task's)")->check(whole_number(1, 10'000));
+  train->add_option("--eval-episodes", t->eval_episodes, "Episodes per evaluation (default: the task's)")->check(whole_number(1, 1000));
+  train->add_option("--top", t->top, "ARS top directions b (default: the task's)")->check(whole_number(1, 10'000));
+  train->add_option("--step-size", t->step_size, "ARS step size alpha (default: the task's)")->check(real_number(0, 10, true));
+  train->add_option("--exploration", t->exploration, "ARS exploration noise nu (default: the task's)")->check(real_number(0, 10, true));
   const std::string command = join_args(argc, argv);
   train->callback([&exit_code, t, command] {
     auto config = behaviour::ars_defaults(t->env);
@@ -125,19 +125,19 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     std::int64_t chunk = 0;
   };
   auto sa = std::make_shared<SacArgs>();
-  sac->add_option("--env", sa->config.env, "hopper, walker2d or halfcheetah")->required();
+  sac->add_option("--env", sa->config.env, "hopper, walker2d or halfcheetah")->required()->check(known_environment());
   sac->add_option("--out", sa->out, "Run folder; an existing run there continues exactly where it stopped")->required();
-  sac->add_option("--steps", sa->config.total_steps, "Environment steps of the whole run")->check(CLI::Range(std::int64_t{1}, std::int64_t{100'000'000}))->capture_default_str();
-  sac->add_option("--chunk", sa->chunk, "Stop after this many steps in this call (0: run to the end)")->check(CLI::NonNegativeNumber);
-  sac->add_option("--seed", sa->config.seed, "Random seed")->capture_default_str();
-  sac->add_option("--threads", sa->config.threads, "LibTorch threads (results are reproducible for a thread count)")->check(CLI::Range(1, 64))->capture_default_str();
-  sac->add_option("--eval-every", sa->config.eval_every, "Environment steps between evaluated snapshots")->check(CLI::PositiveNumber)->capture_default_str();
-  sac->add_option("--eval-episodes", sa->config.eval_episodes, "Episodes per evaluation")->check(CLI::Range(1, 1000))->capture_default_str();
-  sac->add_option("--checkpoint-every", sa->config.checkpoint_every, "Environment steps between checkpoints")->check(CLI::PositiveNumber)->capture_default_str();
-  sac->add_option("--random-steps", sa->config.random_steps, "Uniformly random actions before the actor acts")->check(CLI::NonNegativeNumber)->capture_default_str();
-  sac->add_option("--batch", sa->config.batch, "Minibatch size")->check(CLI::Range(1, 65536))->capture_default_str();
-  sac->add_option("--hidden", sa->config.hidden, "Units in each of the two hidden layers")->check(CLI::Range(1, 4096))->capture_default_str();
-  sac->add_option("--replay-size", sa->config.replay_size, "Replay buffer capacity")->check(CLI::PositiveNumber)->capture_default_str();
+  sac->add_option("--steps", sa->config.total_steps, "Environment steps of the whole run")->check(whole_number(1, 100'000'000))->capture_default_str();
+  sac->add_option("--chunk", sa->chunk, "Stop after this many steps in this call (0: run to the end)")->check(whole_number(0, 100'000'000));
+  sac->add_option("--seed", sa->config.seed, "Random seed")->capture_default_str()->check(seed_number());
+  sac->add_option("--threads", sa->config.threads, "LibTorch threads (results are reproducible for a thread count)")->check(whole_number(1, 64))->capture_default_str();
+  sac->add_option("--eval-every", sa->config.eval_every, "Environment steps between evaluated snapshots")->check(whole_number(1, 100'000'000))->capture_default_str();
+  sac->add_option("--eval-episodes", sa->config.eval_episodes, "Episodes per evaluation")->check(whole_number(1, 1000))->capture_default_str();
+  sac->add_option("--checkpoint-every", sa->config.checkpoint_every, "Environment steps between checkpoints")->check(whole_number(1, 100'000'000))->capture_default_str();
+  sac->add_option("--random-steps", sa->config.random_steps, "Uniformly random actions before the actor acts")->check(whole_number(0, 100'000'000))->capture_default_str();
+  sac->add_option("--batch", sa->config.batch, "Minibatch size")->check(whole_number(1, 65536))->capture_default_str();
+  sac->add_option("--hidden", sa->config.hidden, "Units in each of the two hidden layers")->check(whole_number(1, 4096))->capture_default_str();
+  sac->add_option("--replay-size", sa->config.replay_size, "Replay buffer capacity")->check(whole_number(1, 100'000'000))->capture_default_str();
   const std::string sac_command = join_args(argc, argv);
   sac->callback([&exit_code, sa, sac_command] {
     sa->config.env = env::task(sa->config.env).name;
@@ -182,14 +182,14 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
   auto sh = std::make_shared<ShipArgs>();
   ship->add_option("--run", sh->run, "A SAC run folder")->required()->check(CLI::ExistingDirectory);
   ship->add_option("--out", sh->out, "Policy file, e.g. resources/policies/hopper-sac.json")->required();
-  ship->add_option("--episodes", sh->episodes, "Fresh episodes to confirm each candidate")->check(CLI::Range(1, 1000))->capture_default_str();
-  ship->add_option("--candidates", sh->candidates, "Best snapshots of the curve considered for the expert")->check(CLI::Range(1, 1000))->capture_default_str();
-  ship->add_option("--replay", sh->replay, "Snapshots before medium kept for medium-replay")->check(CLI::Range(0, 100))->capture_default_str();
-  ship->add_option("--medium-fraction", sh->fraction, "Medium: the first snapshot reaching this share of the expert's return")->check(CLI::Range(0.05, 1.0))->capture_default_str();
+  ship->add_option("--episodes", sh->episodes, "Fresh episodes to confirm each candidate")->check(whole_number(1, 1000))->capture_default_str();
+  ship->add_option("--candidates", sh->candidates, "Best snapshots of the curve considered for the expert")->check(whole_number(1, 1000))->capture_default_str();
+  ship->add_option("--replay", sh->replay, "Snapshots before medium kept for medium-replay")->check(whole_number(0, 100))->capture_default_str();
+  ship->add_option("--medium-fraction", sh->fraction, "Medium: the first snapshot reaching this share of the expert's return")->check(real_number(0.05, 1))->capture_default_str();
   ship->add_option("--medium-after", sh->medium_after, "Medium: only snapshots from this many steps on (skip an early gait that reaches the return another way)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(whole_number(0, 100'000'000))
       ->capture_default_str();
-  ship->add_option("--threads", sh->threads, "Evaluation threads (the result does not depend on it)")->check(CLI::Range(1, 64))->capture_default_str();
+  ship->add_option("--threads", sh->threads, "Evaluation threads (the result does not depend on it)")->check(whole_number(1, 64))->capture_default_str();
   ship->callback([&exit_code, sh] {
     const auto run = behaviour::read_sac_run(sh->run);
     TerminalProgress bar("choosing policies");
@@ -213,14 +213,14 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     std::uint64_t seed = 0;
   };
   auto e = std::make_shared<EvalArgs>();
-  eval->add_option("--env", e->env, "hopper, walker2d or halfcheetah")->required();
+  eval->add_option("--env", e->env, "hopper, walker2d or halfcheetah")->required()->check(known_environment());
   eval->add_option("--algorithm", e->algorithm, "The shipped policies to evaluate: sac or ars")->check(CLI::IsMember({"sac", "ars"}))->capture_default_str();
   eval->add_option("--policies", e->file, "A behaviour-policy JSON or shipped-policy file (default: the shipped one)");
   eval->add_option("--snapshot", e->snapshot, "expert, medium, or a snapshot index")->capture_default_str();
-  eval->add_option("--episodes", e->episodes, "Episodes")->check(CLI::Range(1, 100000))->capture_default_str();
-  eval->add_option("--noise", e->noise, "Std of the Gaussian action noise of ARS policies")->check(CLI::Range(0.0, 10.0))->capture_default_str();
-  eval->add_option("--seed", e->seed, "Seed of the episodes")->capture_default_str();
-  eval->add_option("--threads", e->threads, "Threads (the result does not depend on it)")->check(CLI::Range(1, 64))->capture_default_str();
+  eval->add_option("--episodes", e->episodes, "Episodes")->check(whole_number(1, 100000))->capture_default_str();
+  eval->add_option("--noise", e->noise, "Std of the Gaussian action noise of ARS policies")->check(real_number(0, 10))->capture_default_str();
+  eval->add_option("--seed", e->seed, "Seed of the episodes")->capture_default_str()->check(seed_number());
+  eval->add_option("--threads", e->threads, "Threads (the result does not depend on it)")->check(whole_number(1, 64))->capture_default_str();
   eval->callback([&exit_code, e] {
     const auto set = load_set(env::task(e->env).name, e->algorithm, e->file, e->noise);
     const int i = pick_snapshot(set, e->snapshot);

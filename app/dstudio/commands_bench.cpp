@@ -207,10 +207,10 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
       "Load a D4RL file repeatedly (by default a generated one of hopper-medium-v2's size)");
   auto args = std::make_shared<LoadBenchArgs>();
   load->add_option("--transitions", args->transitions, "Transitions of the generated file")
-      ->check(CLI::Range(int64_t{1000}, int64_t{50'000'000}))
+      ->check(whole_number(1000, 50'000'000))
       ->capture_default_str();
   load->add_option("--repeats", args->repeats, "Timed loads")
-      ->check(CLI::Range(1, 1000))
+      ->check(whole_number(1, 1000))
       ->capture_default_str();
   load->add_option("--file", args->file, "Time this file instead of a generated one")
       ->check(CLI::ExistingPath);
@@ -218,20 +218,20 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
   auto* envs = bench->add_subcommand("env", "Environment steps per second on one core");
   auto env_args = std::make_shared<std::tuple<std::vector<std::string>, int, int>>(
       std::vector<std::string>{"hopper", "walker2d", "halfcheetah"}, 20000, 5);
-  envs->add_option("--env", std::get<0>(*env_args), "Environments")->capture_default_str();
-  envs->add_option("--steps", std::get<1>(*env_args), "Steps per repeat")->check(CLI::Range(100, 10'000'000))->capture_default_str();
-  envs->add_option("--repeats", std::get<2>(*env_args), "Repeats")->check(CLI::Range(1, 1000))->capture_default_str();
+  envs->add_option("--env", std::get<0>(*env_args), "Environments")->capture_default_str()->check(known_environment());
+  envs->add_option("--steps", std::get<1>(*env_args), "Steps per repeat")->check(whole_number(100, 10'000'000))->capture_default_str();
+  envs->add_option("--repeats", std::get<2>(*env_args), "Repeats")->check(whole_number(1, 1000))->capture_default_str();
   envs->callback([&exit_code, env_args] {
     exit_code = run_env_bench(std::get<0>(*env_args), std::get<1>(*env_args), std::get<2>(*env_args));
   });
 
   auto* tsne = bench->add_subcommand("tsne", "Seconds and KL divergence of t-SNE on clustered points");
   auto tsne_args = std::make_shared<TsneBenchArgs>();
-  tsne->add_option("--points", tsne_args->points, "Points")->check(CLI::Range(100, 1'000'000))->capture_default_str();
-  tsne->add_option("--dims", tsne_args->dims, "Dimensions")->check(CLI::Range(2, 4096))->capture_default_str();
-  tsne->add_option("--clusters", tsne_args->clusters, "Clusters")->check(CLI::Range(1, 1000))->capture_default_str();
-  tsne->add_option("--threads", tsne_args->threads, "Threads")->check(CLI::Range(1, 64))->capture_default_str();
-  tsne->add_option("--repeats", tsne_args->repeats, "Timed repeats")->check(CLI::Range(1, 100))->capture_default_str();
+  tsne->add_option("--points", tsne_args->points, "Points")->check(whole_number(100, 1'000'000))->capture_default_str();
+  tsne->add_option("--dims", tsne_args->dims, "Dimensions")->check(whole_number(2, 4096))->capture_default_str();
+  tsne->add_option("--clusters", tsne_args->clusters, "Clusters")->check(whole_number(1, 1000))->capture_default_str();
+  tsne->add_option("--threads", tsne_args->threads, "Threads")->check(whole_number(1, 64))->capture_default_str();
+  tsne->add_option("--repeats", tsne_args->repeats, "Timed repeats")->check(whole_number(1, 100))->capture_default_str();
   tsne->add_option("--write-points", tsne_args->write_points, "Also write the points (HDF5 'points') for a reference run");
   tsne->add_flag("--json", tsne_args->json, "Print one JSON object");
   tsne->callback([&exit_code, tsne_args] {

@@ -233,12 +233,12 @@ void add_model_bench_commands(CLI::App& app, int& exit_code) {
     cmd->add_option("--variant", a->variant, "Variant")->capture_default_str();
     cmd->add_option("--merger", a->merger, "hier: merger")->capture_default_str();
     cmd->add_option("--mixer", a->mixer, "hier: mixer")->capture_default_str();
-    cmd->add_option("--config", a->config, "JSON overrides of the variant");
-    cmd->add_option("--env", *env_id, "Environment")->capture_default_str();
-    cmd->add_option("--targets", counts->first, "Target returns")->capture_default_str()->check(CLI::Range(1, 100));
-    cmd->add_option("--episodes", counts->second, "Episodes per target")->capture_default_str()->check(CLI::Range(1, 1000));
-    cmd->add_option("--repeats", a->repeats, "Timed repeats")->check(CLI::Range(1, 100))->capture_default_str();
-    cmd->add_option("--threads", a->threads, "Threads")->check(CLI::Range(1, 64))->capture_default_str();
+    cmd->add_option("--config", a->config, "JSON overrides of the variant")->check(json_object());
+    cmd->add_option("--env", *env_id, "Environment")->capture_default_str()->check(known_environment());
+    cmd->add_option("--targets", counts->first, "Target returns")->capture_default_str()->check(whole_number(1, 100));
+    cmd->add_option("--episodes", counts->second, "Episodes per target")->capture_default_str()->check(whole_number(1, 1000));
+    cmd->add_option("--repeats", a->repeats, "Timed repeats")->check(whole_number(1, 100))->capture_default_str();
+    cmd->add_option("--threads", a->threads, "Threads")->check(whole_number(1, 64))->capture_default_str();
     cmd->add_flag("--json", a->json, "Print one JSON object");
     cmd->callback([&exit_code, a, env_id, counts] {
       try {
@@ -257,10 +257,10 @@ void add_model_bench_commands(CLI::App& app, int& exit_code) {
     cmd->add_option("--variant", a->variant, "Variant")->capture_default_str();
     cmd->add_option("--merger", a->merger, "hier: merger")->capture_default_str();
     cmd->add_option("--mixer", a->mixer, "hier: mixer")->capture_default_str();
-    cmd->add_option("--config", a->config, "JSON overrides of the variant");
-    if (training) cmd->add_option("--batch", a->batch, "Batch size")->check(CLI::Range(1, 4096))->capture_default_str();
-    cmd->add_option("--repeats", a->repeats, "Timed repeats")->check(CLI::Range(1, 10000))->capture_default_str();
-    cmd->add_option("--threads", a->threads, "Threads")->check(CLI::Range(1, 64))->capture_default_str();
+    cmd->add_option("--config", a->config, "JSON overrides of the variant")->check(json_object());
+    if (training) cmd->add_option("--batch", a->batch, "Batch size")->check(whole_number(1, 4096))->capture_default_str();
+    cmd->add_option("--repeats", a->repeats, "Timed repeats")->check(whole_number(1, 10000))->capture_default_str();
+    cmd->add_option("--threads", a->threads, "Threads")->check(whole_number(1, 64))->capture_default_str();
     cmd->add_flag("--json", a->json, "Print one JSON object");
     cmd->callback([&exit_code, a, training] {
       int measured = kOk;

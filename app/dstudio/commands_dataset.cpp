@@ -186,25 +186,25 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
     behaviour::GenerateConfig config;
   };
   auto g = std::make_shared<GenerateArgs>();
-  generate->add_option("--env", g->env, "hopper, walker2d or halfcheetah")->required();
+  generate->add_option("--env", g->env, "hopper, walker2d or halfcheetah")->required()->check(known_environment());
   generate->add_option("--kind", g->kind, "random, medium, medium-replay, expert or medium-expert")->required();
   generate->add_option("--transitions", g->config.transitions,
                        "Number of transitions (default: D4RL's: 1M, medium-expert 2M, medium-replay the steps to reach medium)")
-      ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}));
+      ->check(whole_number(1, 100'000'000));
   generate->add_option("--algorithm", g->algorithm, "Behaviour policies: sac (D4RL's, stochastic) or ars (linear with Gaussian noise)")
       ->check(CLI::IsMember({"sac", "ars"}))
       ->capture_default_str();
-  generate->add_option("--seed", g->config.seed, "Random seed (same seed, same bytes)")->capture_default_str();
+  generate->add_option("--seed", g->config.seed, "Random seed (same seed, same bytes)")->capture_default_str()->check(seed_number());
   generate->add_option("--noise", g->noise, "Std of the Gaussian action noise of ARS policies")
-      ->check(CLI::Range(0.0, 10.0))
+      ->check(real_number(0, 10))
       ->capture_default_str();
   generate->add_option("--threads", g->config.threads, "Rollout threads (the output does not depend on it)")
-      ->check(CLI::Range(1, 64))
+      ->check(whole_number(1, 64))
       ->capture_default_str();
   generate->add_option("--policies", g->policies, "Behaviour-policy JSON (default: the shipped one)");
   generate->add_option("--out", g->out, "Output .hdf5 file")->required();
   generate->callback([&exit_code, g] {
-    try {
+    exit_code = run_guarded([&] {
       g->config.env = env::task(g->env).name;
       g->config.kind = behaviour::parse_kind(g->kind);
       behaviour::PolicySet policies;
@@ -227,12 +227,8 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
       TerminalProgress bar("generating");
       auto made = behaviour::generate_dataset(g->config, policies, bar.progress());
       data::write_d4rl(g->out, made.arrays, made.metadata);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "dstudio: error: %s\n", e.what());
-      exit_code = std::string(e.what()).find("unknown") != std::string::npos ? kUsage : kFailed;
-      return;
-    }
-    std::printf("wrote %s\n", g->out.c_str());
+      std::printf("wrote %s\n", g->out.c_str());
+    });
   });
 
   // dataset default
@@ -243,7 +239,7 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
     bool story = false;
   };
   auto d = std::make_shared<DefaultArgs>();
-  fallback->add_option("--env", d->env, "Environment")->capture_default_str();
+  fallback->add_option("--env", d->env, "Environment")->capture_default_str()->check(known_environment());
   fallback->add_option("--kind", d->kind, "Dataset kind")->capture_default_str();
   fallback->add_option("--algorithm", d->algorithm, "Behaviour policies: sac (D4RL's sizes) or ars (100,000 transitions)")
       ->check(CLI::IsMember({"sac", "ars"}))
@@ -296,9 +292,9 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<SynthArgs>();
   synth->add_option("--out", args->out, "Output .hdf5 file")->required();
   synth->add_option("--transitions", args->spec.transitions, "Number of transitions")
-      ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}))
+      ->check(whole_number(1, 100'000'000))
       ->capture_default_str();
-  synth->add_option("--seed", args->spec.seed, "Random seed")->capture_default_str();
+  synth->add_option("--seed", args->spec.seed, "Random seed")->capture_default_str()->check(seed_number());
   synth->add_flag("--float64", args->float64, "Store floats as float64 (as D4RL replay files do)");
   synth->add_flag("--no-timeouts", args->no_timeouts, "Omit 'timeouts' (as old D4RL files do)");
   synth->callback([&exit_code, args] {

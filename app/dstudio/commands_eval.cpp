@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
 #include "rollouts.h"
 #include "dstudio/models/evaluation.h"
@@ -79,14 +80,16 @@ void add_eval_commands(CLI::App& app, int& exit_code) {
   };
   auto a = std::make_shared<Args>();
   eval->add_option("--checkpoint", a->checkpoint, "A Decision Studio checkpoint")->required()->check(CLI::ExistingFile);
-  eval->add_option("--targets", a->targets, "Target returns (default: the task's, e.g. hopper 3600 1800)")->delimiter(',');
-  eval->add_option("--episodes", a->episodes, "Episodes per target")->capture_default_str()->check(CLI::Range(1, 10000));
-  eval->add_option("--seed", a->seed, "Episode e resets with seed + e")->capture_default_str();
-  eval->add_option("--env", a->env, "Environment (default: the checkpoint's)");
+  eval->add_option("--targets", a->targets, "Target returns (default: the task's, e.g. hopper 3600 1800)")
+      ->delimiter(',')
+      ->check(real_number(-1e9, 1e9));
+  eval->add_option("--episodes", a->episodes, "Episodes per target")->capture_default_str()->check(whole_number(1, 10000));
+  eval->add_option("--seed", a->seed, "Episode e resets with seed + e")->capture_default_str()->check(seed_number());
+  eval->add_option("--env", a->env, "Environment (default: the checkpoint's)")->check(known_environment());
   eval->add_option("--zeroing", a->zeroing, "Zero a modality at inference: none, rtg, states (all but the current), actions")
       ->capture_default_str();
-  eval->add_option("--max-steps", a->max_steps, "Steps per episode (default: the task's limit)")->check(CLI::Range(1, 100000));
-  eval->add_option("--threads", a->threads, "Parts of the batch computed on their own cores")->capture_default_str()->check(CLI::Range(1, 64));
+  eval->add_option("--max-steps", a->max_steps, "Steps per episode (default: the task's limit)")->check(whole_number(1, 100000));
+  eval->add_option("--threads", a->threads, "Parts of the batch computed on their own cores")->capture_default_str()->check(whole_number(1, 64));
   eval->add_option("--out", a->out, "Folder for summary.json and episodes.csv (every step of every episode)");
   eval->add_flag("--json", a->json, "Print one JSON object");
   eval->callback([&exit_code, a] {
@@ -103,14 +106,16 @@ void add_eval_commands(CLI::App& app, int& exit_code) {
       const auto r = run_rollout(a->checkpoint, config, "rollout");
       const auto summary = rollout_summary_json(r);
       if (!a->out.empty()) {
-        std::filesystem::create_directories(a->out);
-        std::ofstream(std::filesystem::path(a->out) / "summary.json") << summary.dump(2) << '\n';
-        std::ofstream csv(std::filesystem::path(a->out) / "episodes.csv");
+        OutputFolder out(a->out);
+        write_text_atomically(std::filesystem::path(a->out) / "summary.json", summary.dump(2) + "\n");
+        std::ostringstream csv;
         csv << "target,seed,step,reward,return_to_go\n";
         for (const auto& e : r.episodes)
           for (int t = 0; t < e.length; ++t)
             csv << e.target << ',' << e.seed << ',' << t << ',' << e.rewards[static_cast<std::size_t>(t)] << ','
                 << e.returns_to_go[static_cast<std::size_t>(t)] << '\n';
+        write_text_atomically(std::filesystem::path(a->out) / "episodes.csv", csv.str());
+        out.commit();
       }
       if (a->json) {
         std::cout << summary.dump(2) << std::endl;

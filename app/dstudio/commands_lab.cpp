@@ -26,20 +26,22 @@ void add_lab_commands(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<Args>();
   auto& o = a->options;
   markov->add_option("--p", a->p, "Switching probability 0 -> 1 (S > 2: to any other symbol), in [0.001, 0.999]")
-      ->capture_default_str();
-  markov->add_option("--q", a->q, "Switching probability 1 -> 0 (binary chains), in [0.001, 0.999]")->capture_default_str();
+      ->capture_default_str()
+      ->check(real_number(0.001, 0.999));
+  markov->add_option("--q", a->q, "Switching probability 1 -> 0 (binary chains), in [0.001, 0.999]")->capture_default_str()->check(real_number(0.001, 0.999));
   markov->add_option("--order", a->order, "m: the next symbol depends on the last m (through their counts), in [1, 3]")
-      ->capture_default_str();
-  markov->add_option("--states", a->states, "S: symbols, in [2, 8]")->capture_default_str();
+      ->capture_default_str()
+      ->check(whole_number(1, 3));
+  markov->add_option("--states", a->states, "S: symbols, in [2, 8]")->capture_default_str()->check(whole_number(2, 8));
   markov->add_option("--mixer", a->mixer, "pooling (the appendix's), attention or conv")->capture_default_str();
-  markov->add_option("--window", o.window, "k: positions mixed, the current one included, in [1, length]")->capture_default_str();
-  markov->add_option("--steps", o.steps, "Optimiser steps, in [1, 100000]")->capture_default_str();
-  markov->add_option("--batch", o.batch, "Sequences per step, in [1, 1024]")->capture_default_str();
-  markov->add_option("--length", o.length, "N: symbols per sequence, in [8, 256]")->capture_default_str();
-  markov->add_option("--embedding", o.embedding, "d: embedding width, in [2, 128]")->capture_default_str();
-  markov->add_option("--learning-rate", o.learning_rate, "Adam's learning rate, in (0, 1]")->capture_default_str();
-  markov->add_option("--eval-every", o.eval_every, "Steps between points of the loss curve")->capture_default_str();
-  markov->add_option("--seed", o.seed, "Initialisation and data")->capture_default_str();
+  markov->add_option("--window", o.window, "k: positions mixed, the current one included, in [1, length]")->capture_default_str()->check(whole_number(1, 256));
+  markov->add_option("--steps", o.steps, "Optimiser steps, in [1, 100000]")->capture_default_str()->check(whole_number(1, 100000));
+  markov->add_option("--batch", o.batch, "Sequences per step, in [1, 1024]")->capture_default_str()->check(whole_number(1, 1024));
+  markov->add_option("--length", o.length, "N: symbols per sequence, in [8, 256]")->capture_default_str()->check(whole_number(8, 256));
+  markov->add_option("--embedding", o.embedding, "d: embedding width, in [2, 128]")->capture_default_str()->check(whole_number(2, 128));
+  markov->add_option("--learning-rate", o.learning_rate, "Adam's learning rate, in (0, 1]")->capture_default_str()->check(real_number(0, 1, true));
+  markov->add_option("--eval-every", o.eval_every, "Steps between points of the loss curve, in [1, 100000]")->capture_default_str()->check(whole_number(1, 100000));
+  markov->add_option("--seed", o.seed, "Initialisation and data")->capture_default_str()->check(seed_number());
   markov->add_flag("--json", a->json, "Print one JSON object (with the loss curve and the mixing matrix)");
   markov->callback([&exit_code, a] {
     exit_code = run_guarded([&] {

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -10,7 +11,10 @@
 #include <memory>
 
 #include "commands.h"
+#include "dstudio/common/atomic_file.h"
 #include "dstudio/models/checkpoint.h"
+#include "dstudio/models/checkpoint_integrity.h"
+#include "dstudio/models/config_fields.h"
 #include "dstudio/models/import.h"
 #include "dstudio/models/predict.h"
 #include "dstudio/models/variant_config.h"
@@ -21,8 +25,25 @@ namespace dstudio::cli {
 void add_model_commands(CLI::App& app, int& exit_code) {
   auto* variants = app.add_subcommand("variants", "List the model variants with their default configurations");
   auto json = std::make_shared<bool>(false);
+  auto fields = std::make_shared<bool>(false);
   variants->add_flag("--json", *json, "Print one JSON object: variant name -> default configuration");
-  variants->callback([&exit_code, json] {
+  variants->add_flag("--fields", *fields, "Print every field of --config and --training with its range or choices");
+  variants->callback([&exit_code, json, fields] {
+    if (*fields) {
+      // The ranges --config and --training (and the studio's forms) check, from the one table.
+      for (const auto& [title, list] : {std::pair{"--config (variant)", &models::variant_fields()},
+                                        std::pair{"--training", &models::training_fields()}}) {
+        std::printf("%s\n", title);
+        for (const auto& f : *list) {
+          std::string range;
+          for (const auto& c : f.choices) range += (range.empty() ? "" : "|") + c;
+          if (range.empty()) range = std::isfinite(f.minimum) ? models::range_text(f) : "true|false";
+          std::printf("  %-18s %-22s %s\n", f.key.c_str(), range.c_str(), f.description.c_str());
+        }
+      }
+      exit_code = kOk;
+      return;
+    }
     if (*json) {
       nlohmann::ordered_json all;
       for (const auto& name : models::variant_names()) all[name] = nlohmann::ordered_json::parse(models::to_json(models::make_variant(name)));
@@ -66,12 +87,12 @@ void add_model_commands(CLI::App& app, int& exit_code) {
       ->required()
       ->check(CLI::ExistingFile);
   import->add_option("--out", ia->out, "The checkpoint to write")->required();
-  import->add_option("--heads", ia->options.heads, "Attention heads the model was trained with")->capture_default_str()->check(CLI::Range(1, 64));
-  import->add_option("--seq-len", ia->options.seq_len, "Steps per window K (default: read from the causal mask)")->check(CLI::Range(1, 10000));
+  import->add_option("--heads", ia->options.heads, "Attention heads the model was trained with")->capture_default_str()->check(whole_number(1, 64));
+  import->add_option("--seq-len", ia->options.seq_len, "Steps per window K (default: read from the causal mask)")->check(whole_number(1, 10000));
   import->add_option("--rtg-scale", ia->options.rtg_scale, "Returns-to-go are divided by this (1 / CORL's reward_scale)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  import->add_option("--env", ia->options.env_id, "Environment the model acts in (hopper, walker2d, halfcheetah)");
+      ->check(real_number(0, 1e9, true));
+  import->add_option("--env", ia->options.env_id, "Environment the model acts in (hopper, walker2d, halfcheetah)")->check(known_environment());
   import->callback([run, ia] {
     run([&] {
       const auto info = models::import_corl_dt(ia->file, ia->out, ia->options);
@@ -102,7 +123,7 @@ void add_model_commands(CLI::App& app, int& exit_code) {
   predict->add_option("--output", pa->output, "HDF5 to write: actions (B,K,A), the prediction at every position")->required();
   predict->add_flag("--no-normalize", pa->no_normalize,
                     "Feed the inputs exactly as given (default: states by the checkpoint's mean/std, returns-to-go by its rtg scale)");
-  predict->add_option("--threads", pa->threads, "LibTorch threads")->capture_default_str()->check(CLI::Range(1, 64));
+  predict->add_option("--threads", pa->threads, "LibTorch threads")->capture_default_str()->check(whole_number(1, 64));
   predict->callback([run, pa] {
     run([&] {
       models::PredictOptions options;
@@ -114,7 +135,7 @@ void add_model_commands(CLI::App& app, int& exit_code) {
     });
   });
 
-  auto* checkpoint = app.add_subcommand("checkpoint", "Describe a checkpoint, or write its weights-only copy");
+  auto* checkpoint = app.add_subcommand("checkpoint", "Describe, verify or seal a checkpoint, or write its weights-only copy");
   checkpoint->require_subcommand(1);
   auto* info_cmd = checkpoint->add_subcommand("info", "What produced a checkpoint: variant, data, training, step, versions");
   auto info_args = std::make_shared<std::pair<std::string, bool>>();
@@ -149,6 +170,48 @@ void add_model_commands(CLI::App& app, int& exit_code) {
       std::printf("  training  step %lld of %lld, metrics %s\n  software  %s\n", static_cast<long long>(info.step),
                   static_cast<long long>(info.training.steps), j["metrics"].dump().c_str(), info.software.c_str());
     });
+  });
+  auto* verify = checkpoint->add_subcommand(
+      "verify", "Check checkpoints whole: the seal (a digest of every byte), each record's CRC-32, the description and the weights");
+  auto verify_files = std::make_shared<std::vector<std::string>>();
+  verify->add_option("checkpoints", *verify_files, "Checkpoints to check")->required();
+  verify->callback([&exit_code, verify_files] {
+    int failed = 0;
+    for (const auto& file : *verify_files) {
+      const int code = run_guarded([&] {
+        const auto found = models::verify_checkpoint_file(file);
+        const auto parameters = models::checkpoint_parameter_count(file);  // the description and weights load
+        std::printf("%s: ok, %s, %llu records, %llu bytes, %lld parameters\n", file.c_str(),
+                    found.sealed ? ("sealed (xxh3-128 " + found.digest + ")").c_str() : "not sealed (each record's CRC-32 checked; "
+                                                                                       "'dstudio checkpoint seal' adds a seal)",
+                    static_cast<unsigned long long>(found.records), static_cast<unsigned long long>(found.bytes),
+                    static_cast<long long>(parameters));
+      });
+      if (code != kOk) failed = code;
+    }
+    exit_code = failed;
+  });
+  auto* seal = checkpoint->add_subcommand(
+      "seal", "Add the seal (a digest of every byte) to checkpoints written without one, in place, after checking each record's CRC-32");
+  auto seal_files = std::make_shared<std::vector<std::string>>();
+  seal->add_option("checkpoints", *seal_files, "Checkpoints to seal")->required();
+  seal->callback([&exit_code, seal_files] {
+    int failed = 0;
+    for (const auto& file : *seal_files) {
+      const int code = run_guarded([&] {
+        models::CheckpointIntegrity found;
+        std::string bytes = models::read_verified_checkpoint(file, &found);
+        if (found.sealed) {
+          std::printf("%s: sealed already\n", file.c_str());
+          return;
+        }
+        models::seal_checkpoint(bytes);
+        write_bytes_atomically(file, bytes);
+        std::printf("%s: sealed (xxh3-128 %s)\n", file.c_str(), models::verify_checkpoint_file(file).digest.c_str());
+      });
+      if (code != kOk) failed = code;
+    }
+    exit_code = failed;
   });
   auto* slim = checkpoint->add_subcommand("slim", "Write a copy with the weights and the description only (no optimiser state)");
   auto slim_args = std::make_shared<std::pair<std::string, std::string>>();

@@ -22,17 +22,17 @@ void add_render_commands(CLI::App& app, int& exit_code) {
     std::uint64_t seed = 0;
   };
   auto a = std::make_shared<Args>();
-  render->add_option("--env", a->env, "Environment")->capture_default_str();
+  render->add_option("--env", a->env, "Environment")->capture_default_str()->check(known_environment());
   render->add_option("--policy", a->policy, "Shipped behaviour policy: expert, medium or random")->capture_default_str();
   render->add_option("--algorithm", a->algorithm, "Which shipped policies: sac or ars")->check(CLI::IsMember({"sac", "ars"}))->capture_default_str();
   render->add_option("--dataset", a->dataset, "Replay an episode of this dataset from infos/qpos and infos/qvel instead");
-  render->add_option("--episode", a->episode, "Episode of the dataset to replay")->capture_default_str();
-  render->add_option("--steps", a->steps, "Steps to cover")->check(CLI::Range(1, 100000))->capture_default_str();
-  render->add_option("--frames", a->frames, "Frames in the strip, evenly spaced")->check(CLI::Range(1, 200))->capture_default_str();
-  render->add_option("--columns", a->columns, "Frames per row")->check(CLI::Range(1, 50))->capture_default_str();
-  render->add_option("--width", a->width, "Frame width")->check(CLI::Range(16, 4096))->capture_default_str();
-  render->add_option("--height", a->height, "Frame height")->check(CLI::Range(16, 4096))->capture_default_str();
-  render->add_option("--seed", a->seed, "Seed of the rollout")->capture_default_str();
+  render->add_option("--episode", a->episode, "Episode of the dataset to replay")->capture_default_str()->check(whole_number(0, 100'000'000));
+  render->add_option("--steps", a->steps, "Steps to cover")->check(whole_number(1, 100000))->capture_default_str();
+  render->add_option("--frames", a->frames, "Frames in the strip, evenly spaced")->check(whole_number(1, 200))->capture_default_str();
+  render->add_option("--columns", a->columns, "Frames per row")->check(whole_number(1, 50))->capture_default_str();
+  render->add_option("--width", a->width, "Frame width")->check(whole_number(16, 4096))->capture_default_str();
+  render->add_option("--height", a->height, "Frame height")->check(whole_number(16, 4096))->capture_default_str();
+  render->add_option("--seed", a->seed, "Seed of the rollout")->capture_default_str()->check(seed_number());
   render->add_option("--out", a->out, "Output PNG")->required();
   render->callback([&exit_code, a] {
     try {

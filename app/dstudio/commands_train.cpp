@@ -74,20 +74,21 @@ void add_train_commands(CLI::App& app, int& exit_code) {
   for (const auto& m : models::hier_mixers()) mixers += (mixers.empty() ? "" : ", ") + m;
   train->add_option("--mixer", a->mixer, "hier: " + mixers)->capture_default_str();
   train->add_option("--dataset", a->dataset, "D4RL or Minari dataset (with --resume: default, the checkpoint's)");
-  train->add_option("--config", a->config, "JSON object overriding variant fields, e.g. '{\"hidden\": 256}'");
-  train->add_option("--training", a->training, "JSON object overriding training fields, e.g. '{\"learning_rate\": 1e-3}'");
-  train->add_option("--steps", a->steps, "Training steps (default 100000; with --resume, the run's new end)");
-  train->add_option("--seed", a->seed, "Seed");
+  train->add_option("--config", a->config, "JSON object overriding variant fields, e.g. '{\"hidden\": 256}'")->check(json_object());
+  train->add_option("--training", a->training, "JSON object overriding training fields, e.g. '{\"learning_rate\": 1e-3}'")->check(json_object());
+  train->add_option("--steps", a->steps, "Training steps (default 100000; with --resume, the run's new end)")
+      ->check(whole_number(1, models::kMaxTrainingSteps));
+  train->add_option("--seed", a->seed, "Seed")->check(seed_number());
   train->add_option("--threads", a->threads,
                     "Workers, each computing its part of every batch on its own core (default: the machine's cores, at most 4; "
                     "results are reproducible for a seed and a thread count)")
-      ->check(CLI::Range(1, 64));
+      ->check(whole_number(1, 64));
   train->add_option("--out", a->out, "Output folder (checkpoint.pt, metrics.csv, metrics.jsonl)");
   train->add_option("--resume", a->resume, "Continue the run saved in this checkpoint");
   train->add_option("--eval-every", a->eval_every,
                     "Every N steps, roll the policy out and measure the first layer's attention entropy (metrics.jsonl)")
-      ->check(CLI::Range(0, 100'000'000));
-  train->add_option("--eval-episodes", a->eval_episodes, "Episodes of each evaluation")->capture_default_str()->check(CLI::Range(1, 1000));
+      ->check(whole_number(0, models::kMaxTrainingSteps));
+  train->add_option("--eval-episodes", a->eval_episodes, "Episodes of each evaluation")->capture_default_str()->check(whole_number(1, 1000));
   train->callback([&exit_code, a, train] {
     int trained = kOk;  // what run_training says: finished, stopped (130) or failed
     exit_code = run_guarded([&] {

@@ -1,9 +1,8 @@
 // decision-studio: the Qt GUI.
 
 #include <QApplication>
-
-#include <cstdio>
 #include <QCommandLineParser>
+#include <QCoreApplication>
 #include <QTableView>
 #include <QTimer>
 #include <cstdio>
@@ -15,39 +14,74 @@
 #include "screenshot_tour.h"
 #include "dstudio/plugins/loader.h"
 
+namespace {
+
+// The command line, read twice: once before any window system is asked for (so --help, --version
+// and a wrong option need no display), once by the application.
+struct StudioOptions {
+  QCommandLineOption screenshot{"screenshot", "Open the dataset, save a PNG of the window to <file> and exit.", "file"};
+  QCommandLineOption screenshot_all{
+      "screenshot-all", "Open the default dataset and checkpoint, fill every view, save one PNG per view into <dir> and exit.", "dir"};
+  QCommandLineOption bench_gui{"bench-gui",
+                               "Measure how long the GUI thread stalls and how fast the viewer draws while a training run, a rollout "
+                               "and the viewer run at once, for <seconds>; print the numbers and exit.",
+                               "seconds"};
+
+  explicit StudioOptions(QCommandLineParser& parser) {
+    parser.setApplicationDescription("Decision Studio: inspect offline-RL datasets and sequence models.");
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument("files",
+                                 "D4RL .hdf5 files or Minari datasets, checkpoints (.pt) or a workspace (.json) to open "
+                                 "(default: the embedded dataset).",
+                                 "[files...]");
+    parser.addOption(screenshot);
+    parser.addOption(screenshot_all);
+    parser.addOption(bench_gui);
+  }
+};
+
+void name_application() {
+  QCoreApplication::setApplicationName("decision-studio");
+  QCoreApplication::setApplicationVersion(DSTUDIO_VERSION);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   dstudio::keep_freed_memory();
+  {
+    QCoreApplication core(argc, argv);
+    name_application();
+    QCommandLineParser parser;
+    const StudioOptions options(parser);
+    if (!parser.parse(QCoreApplication::arguments())) {
+      std::fprintf(stderr, "decision-studio: error: %s\nRun 'decision-studio --help' for usage.\n", qPrintable(parser.errorText()));
+      return 2;
+    }
+    if (parser.isSet(QStringLiteral("help"))) {
+      std::fputs(qPrintable(parser.helpText()), stdout);
+      return 0;
+    }
+    if (parser.isSet(QStringLiteral("version"))) {
+      std::printf("decision-studio %s\n", DSTUDIO_VERSION);
+      return 0;
+    }
+  }
   QApplication app(argc, argv);
-  QApplication::setApplicationName("decision-studio");
+  name_application();
   QApplication::setApplicationDisplayName("Decision Studio");
-  QApplication::setApplicationVersion(DSTUDIO_VERSION);
   // Plugins before the window: their variants and analyses fill its forms. A refused one is named
   // on stderr and in Help ▸ Plugins; the studio carries on without it.
   for (const auto& r : dstudio::plugins::load_default_plugins())
     if (!r.loaded) std::fprintf(stderr, "decision-studio: plugin %s refused: %s\n", r.file.c_str(), r.error.c_str());
 
   QCommandLineParser parser;
-  parser.setApplicationDescription(
-      "Decision Studio: inspect offline-RL datasets and sequence models.");
-  parser.addHelpOption();
-  parser.addVersionOption();
-  parser.addPositionalArgument("files",
-                               "D4RL .hdf5 files or Minari datasets, checkpoints (.pt) or a workspace (.json) to open "
-                               "(default: the embedded dataset).",
-                               "[files...]");
-  QCommandLineOption screenshot(
-      "screenshot", "Open the dataset, save a PNG of the window to <file> and exit.", "file");
-  parser.addOption(screenshot);
-  QCommandLineOption screenshot_all(
-      "screenshot-all", "Open the default dataset and checkpoint, fill every view, save one PNG per view into <dir> and exit.",
-      "dir");
-  parser.addOption(screenshot_all);
-  QCommandLineOption bench_gui(
-      "bench-gui", "Measure how long the GUI thread stalls and how fast the viewer draws while a training run, a rollout "
-                   "and the viewer run at once, for <seconds>; print the numbers and exit.",
-      "seconds");
-  parser.addOption(bench_gui);
+  const StudioOptions options(parser);
   parser.process(app);
+  const auto& screenshot = options.screenshot;
+  const auto& screenshot_all = options.screenshot_all;
+  const auto& bench_gui = options.bench_gui;
 
   dstudio::studio::MainWindow window;
   const QString shot = parser.value(screenshot);

@@ -1,4 +1,6 @@
 #include "main_window.h"
+
+#include "dstudio/common/workspace.h"
 #include "plugins_dialog.h"
 
 #include <algorithm>
@@ -80,7 +82,6 @@ class StatusLabel : public QLabel {
 
 constexpr int kMaxRecent = 10;
 const char* kRecentKey = "recentFiles";
-constexpr int kWorkspaceVersion = 1;
 
 bool isCheckpointFile(const QString& path) { return path.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive); }
 bool isWorkspaceFile(const QString& path) { return path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive); }
@@ -130,7 +131,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(lessons_, &LessonPanel::stepChosen, this, [this](const QJsonObject& w) {
     QString error;
     if (!applyWorkspace(resolveLessonPaths(w, QStringLiteral(DSTUDIO_RESOURCES_DIR)), &error) && !error.isEmpty())
-      showError(tr("The lesson's step cannot open: %1").arg(error));
+      showError(tr("The lesson's step cannot open: %1").arg(error), ErrorOf::Workspace);
   });
   connect(workspace_view_, &viz::WorkspaceView::openRequested, this, &MainWindow::chooseWorkspaceToOpen);
   connect(training_, &TrainingPanel::runStarted, this, &MainWindow::refreshRuns);
@@ -269,7 +270,7 @@ MainWindow::MainWindow(QWidget* parent)
       emit checkpointCancelled(path);
     } else if (end == Job::End::Failed) {
       status_->setText(tr("Could not inspect %1").arg(QFileInfo(path).fileName()));
-      showError(error, /*checkpoint=*/true);
+      showError(error, ErrorOf::Checkpoint);
       emit checkpointFailed(error);
     }
   });
@@ -282,7 +283,7 @@ MainWindow::MainWindow(QWidget* parent)
       emit comparisonFailed(tr("cancelled"));
     } else if (end == Job::End::Failed) {
       status_->setText(tr("Could not compare with %1").arg(QFileInfo(compare_job_->label()).fileName()));
-      showError(error, /*checkpoint=*/true);
+      showError(error, ErrorOf::Checkpoint);
       emit comparisonFailed(error);
     }
   });
@@ -426,14 +427,18 @@ void MainWindow::showDataset(const QString& path, const std::shared_ptr<const da
   emit datasetOpened(path);
 }
 
-void MainWindow::showError(const QString& message, bool checkpoint) {
+void MainWindow::showError(const QString& message, ErrorOf what) {
   // Window-modal and non-blocking: the event loop (and any test driving it) keeps running.
-  auto* box = new QMessageBox(QMessageBox::Critical, checkpoint ? tr("Cannot open checkpoint") : tr("Cannot open dataset"),
-                              checkpoint ? tr("This file cannot be inspected as a checkpoint.") : tr("This file cannot be used as a dataset."),
+  const bool checkpoint = what == ErrorOf::Checkpoint, workspace = what == ErrorOf::Workspace;
+  auto* box = new QMessageBox(QMessageBox::Critical,
+                              checkpoint ? tr("Cannot open checkpoint") : workspace ? tr("Cannot open workspace") : tr("Cannot open dataset"),
+                              checkpoint  ? tr("This file cannot be inspected as a checkpoint.")
+                              : workspace ? tr("This file cannot be opened as a workspace.")
+                                          : tr("This file cannot be used as a dataset."),
                               QMessageBox::Ok, this);
   box->setInformativeText(message);
   box->setAttribute(Qt::WA_DeleteOnClose);
-  box->setObjectName(checkpoint ? "checkpointErrorDialog" : "datasetErrorDialog");
+  box->setObjectName(checkpoint ? "checkpointErrorDialog" : workspace ? "workspaceErrorDialog" : "datasetErrorDialog");
   box->open();
 }
 
@@ -528,7 +533,7 @@ void MainWindow::openAny(const QString& path) {
     openCheckpoint(path);
   } else if (isWorkspaceFile(path)) {
     QString error;
-    if (!loadWorkspace(path, &error)) showError(error);
+    if (!loadWorkspace(path, &error)) showError(error, ErrorOf::Workspace);
   } else {
     openDataset(path);
   }
@@ -700,7 +705,7 @@ void MainWindow::reportStopped(const QString& status, Job* job) {
   const bool cancelled = job->lastEnd() == Job::End::Cancelled;
   const QString why = cancelled ? tr("cancelled") : job->lastError();
   status_->setText(status.arg(why));
-  if (!cancelled) showError(why, /*checkpoint=*/true);
+  if (!cancelled) showError(why, ErrorOf::Checkpoint);
   emit rolloutStopped(why);
 }
 
@@ -792,12 +797,12 @@ QJsonObject MainWindow::workspace() const {
 }
 
 bool MainWindow::applyWorkspace(const QJsonObject& w, QString* error) {
-  if (!w.contains("decision_studio_workspace")) {
-    if (error) *error = tr("not a Decision Studio workspace (no \"decision_studio_workspace\" key)");
-    return false;
-  }
-  if (w["decision_studio_workspace"].toInt() > kWorkspaceVersion) {
-    if (error) *error = tr("written by a newer Decision Studio (workspace version %1)").arg(w["decision_studio_workspace"].toInt());
+  // Every key's type and range is checked (core's parser) before anything is applied: a file
+  // that does not fit changes nothing.
+  try {
+    (void)parse_workspace(QJsonDocument(w).toJson(QJsonDocument::Compact).toStdString());
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
     return false;
   }
   // Files that moved are reported, and what can be opened still is.
@@ -942,7 +947,7 @@ void MainWindow::chooseWorkspaceToSave() {
     status_->setText(tr("Workspace saved to %1").arg(path));
     rememberRecent(path);
   } else {
-    showError(error);
+    showError(error, ErrorOf::Workspace);
   }
 }
 
@@ -950,7 +955,7 @@ void MainWindow::chooseWorkspaceToOpen() {
   const QString path = QFileDialog::getOpenFileName(this, tr("Open Workspace"), QString(), tr("Decision Studio workspaces (*.json)"));
   if (path.isEmpty()) return;
   QString error;
-  if (!loadWorkspace(path, &error)) showError(error);
+  if (!loadWorkspace(path, &error)) showError(error, ErrorOf::Workspace);
   else if (!error.isEmpty()) status_->setText(error);
 }
 

@@ -161,7 +161,9 @@ class MainWindow : public QMainWindow {
   static QString checkpointTitle(const QString& path, const models::CheckpointInfo& info);
   // The status bar's bar and Cancel button show while any job runs; they follow the newest.
   void updateBusy();
-  void showError(const QString& message, bool checkpoint = false);
+  enum class ErrorOf { Dataset, Checkpoint, Workspace };
+  /// A window-modal message naming what could not be opened; the window stays as it was.
+  void showError(const QString& message, ErrorOf what = ErrorOf::Dataset);
   void chooseFile();
   void chooseCheckpoint();
   // A rollout job that was cancelled or failed: says so (`status` takes the reason) and emits

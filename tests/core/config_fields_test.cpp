@@ -65,15 +65,34 @@ TEST(ConfigFields, TheMinimumIsWhereValidationStarts) {
   }
 }
 
-TEST(ConfigFields, OnlyTheLearningRateMustBeAboveItsMinimum) {
-  EXPECT_TRUE(config_field("learning_rate")->above);
+// Rates and scales must be above zero; the other floors are allowed values.
+TEST(ConfigFields, RatesAndScalesMustBeAboveTheirMinimum) {
+  const std::set<std::string> above = {"learning_rate", "grad_clip", "rtg_scale", "pct_traj"};
   EXPECT_EQ(config_field("learning_rate")->minimum, 0.0);
   for (const auto* list : {&variant_fields(), &training_fields()})
-    for (const auto& f : *list) {
-      if (f.key != "learning_rate") {
-        EXPECT_FALSE(f.above) << f.key;
-      }
-    }
+    for (const auto& f : *list) EXPECT_EQ(f.above, above.count(f.key) > 0) << f.key;
+}
+
+// Every number has an upper bound too, and the variant's are enforced by validate().
+TEST(ConfigFields, TheMaximumIsWhereValidationStops) {
+  for (const auto& f : variant_fields()) {
+    if (!std::isfinite(f.minimum) || !f.choices.empty()) continue;
+    ASSERT_TRUE(std::isfinite(f.maximum)) << f.key;
+    auto at = json::parse(to_json(make_variant("dt")));
+    const bool integer = at[f.key].is_number_integer();
+    if (f.key == "heads") at["hidden"] = static_cast<int>(f.maximum);  // heads must divide hidden
+    const double top = f.below ? f.maximum - 0.01 : f.maximum;
+    at[f.key] = integer ? json(static_cast<long long>(top)) : json(top);
+    EXPECT_NO_THROW(variant_from_json(at.dump()).validate()) << f.key << " at its maximum";
+    auto over = at;
+    over[f.key] = integer ? json(static_cast<long long>(f.maximum) + 1) : json(f.below ? f.maximum : f.maximum + 0.01);
+    EXPECT_THROW(variant_from_json(over.dump()).validate(), UsageError) << f.key << " above its maximum";
+  }
+  auto j = json::parse(to_json(make_variant("dt")));
+  j["hidden"] = 2.5;
+  EXPECT_THROW(variant_from_json(j.dump()), UsageError);
+  j["hidden"] = 1e12;
+  EXPECT_THROW(variant_from_json(j.dump()), UsageError);
 }
 
 TEST(ConfigFields, EveryHierMergerAndMixerMakesAVariant) {

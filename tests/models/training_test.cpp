@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 
 #include "dstudio/common/error.h"
@@ -69,17 +72,35 @@ bool same_weights(const std::vector<torch::Tensor>& a, const std::vector<torch::
   return true;
 }
 
-// The training form's floors (config_fields.h) are where training_from_json starts refusing.
-TEST(Training, TheFieldsMinimumsAreWhereTheConfigurationIsRefused) {
+// The fields' ranges (config_fields.h) are where training_from_json starts refusing, at both ends;
+// counts take whole numbers only, and nothing wraps.
+TEST(Training, TheFieldsRangesAreWhereTheConfigurationIsRefused) {
+  const auto defaults = nlohmann::json::parse(dstudio::models::to_json(dstudio::models::TrainingConfig{}));
   for (const auto& f : dstudio::models::training_fields()) {
     if (!std::isfinite(f.minimum)) continue;
-    const bool integer = f.key != "learning_rate";
-    const auto value = [&](double v) { return integer ? std::to_string(static_cast<long long>(v)) : std::to_string(v); };
-    const double lowest_valid = f.above ? f.minimum + 1e-6 : f.minimum;
-    EXPECT_NO_THROW(dstudio::models::training_from_json("{\"" + f.key + "\": " + value(lowest_valid) + "}")) << f.key;
-    const double invalid = f.above ? f.minimum : f.minimum - 1;
-    EXPECT_THROW(dstudio::models::training_from_json("{\"" + f.key + "\": " + value(invalid) + "}"), dstudio::UsageError) << f.key;
+    const bool integer = defaults[f.key].is_number_integer() || defaults[f.key].is_number_unsigned();
+    const auto value = [&](double v) {
+      char text[64];
+      std::snprintf(text, sizeof text, integer ? "%.0f" : "%.17g", v);
+      return std::string(text);
+    };
+    const auto parse = [&](const std::string& v) { return dstudio::models::training_from_json("{\"" + f.key + "\": " + v + "}"); };
+    const double step = integer ? 1.0 : 1e-6;
+    EXPECT_NO_THROW(parse(value(f.above ? f.minimum + step : f.minimum))) << f.key;
+    EXPECT_THROW(parse(value(f.above ? f.minimum : f.minimum - step)), dstudio::UsageError) << f.key;
+    ASSERT_TRUE(std::isfinite(f.maximum)) << f.key << " has no upper bound";
+    if (f.key != "seed") {  // 2^63 - 1 is not a double
+      EXPECT_NO_THROW(parse(value(f.below ? f.maximum - step : f.maximum))) << f.key;
+      EXPECT_THROW(parse(value(f.below ? f.maximum : f.maximum + std::max(step, f.maximum * 1e-9))), dstudio::UsageError) << f.key;
+    }
+    if (integer) EXPECT_THROW(parse(value(f.minimum) + ".5"), dstudio::UsageError) << f.key;
+    EXPECT_THROW(parse("\"7\""), dstudio::UsageError) << f.key;
   }
+  EXPECT_THROW(dstudio::models::training_from_json("{\"seed\": -1}"), dstudio::UsageError);
+  EXPECT_THROW(dstudio::models::training_from_json("{\"seed\": 18446744073709551615}"), dstudio::UsageError);
+  EXPECT_EQ(dstudio::models::training_from_json("{\"seed\": 9223372036854775807}").seed, 9223372036854775807ULL);
+  EXPECT_EQ(dstudio::models::training_from_json("{\"steps\": 1e5}").steps, 100000);
+  EXPECT_THROW(dstudio::models::training_from_json("{\"cosine_decay\": 1}"), dstudio::UsageError);
 }
 
 TEST(Training, ShortRunsLowerTheLossForDtDcAndDhi) {
@@ -305,7 +326,7 @@ TEST(Checkpoint, SaysWhatProducedItAndRejectsBadFiles) {
     read_checkpoint_info(dir / "text.pt");
     FAIL();
   } catch (const CheckpointError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("text.pt: cannot be read as a checkpoint"));
+    EXPECT_THAT(e.what(), HasSubstr("text.pt: not a checkpoint (not a zip archive)"));
   }
   EXPECT_THROW(read_checkpoint_info(dir / "missing.pt"), CheckpointError);
 

@@ -10,19 +10,37 @@
 #include <limits>
 #include <numeric>
 #include <stdexcept>
+#include <exception>
+#include <functional>
 #include <thread>
 
 namespace dstudio::analysis {
 namespace {
 
+// Runs part(t) for t in [0, threads), part 0 on this thread; what a part throws (memory running
+// out) is rethrown here after every thread has joined, never left to end the process.
+[[gnu::noinline]] void run_parts(int threads, const std::function<void(int)>& part) {
+  std::vector<std::thread> pool;
+  std::vector<std::exception_ptr> failures(static_cast<std::size_t>(threads));
+  const auto guarded = [&](int t) {
+    try {
+      part(t);
+    } catch (...) {
+      failures[static_cast<std::size_t>(t)] = std::current_exception();
+    }
+  };
+  for (int t = 1; t < threads; ++t) pool.emplace_back(guarded, t);
+  guarded(0);
+  for (auto& th : pool) th.join();
+  for (const auto& failure : failures)
+    if (failure) std::rethrow_exception(failure);
+}
+
 // Runs f(begin, end, part) over [0, n) split into `threads` contiguous ranges.
 template <typename F>
 void parallel_for(int n, int threads, F&& f) {
   threads = std::max(1, std::min(threads, n));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back([&, t] { f(n * t / threads, n * (t + 1) / threads, t); });
-  f(0, n / threads, 0);
-  for (auto& th : pool) th.join();
+  run_parts(threads, [&](int t) { f(n * t / threads, n * (t + 1) / threads, t); });
 }
 
 // Squared distances to every point, exact, and the k nearest of each.

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <stdexcept>
+#include <exception>
 #include <thread>
 
 #include "dstudio/common/error.h"
@@ -71,9 +72,19 @@ class Collector {
     while (out_.size() < until) {
       std::vector<EpisodeData> batch(static_cast<std::size_t>(T));
       std::vector<std::thread> pool;
+      // A failure in a worker (a diverging simulation) reaches the caller, never std::terminate.
+      std::vector<std::exception_ptr> failures(static_cast<std::size_t>(T));
       for (int t = 0; t < T; ++t)
-        pool.emplace_back([&, t] { batch[t] = run_episode(envs_[t], actor, Random::derive(config_.seed, episode_ + t)); });
+        pool.emplace_back([&, t] {
+          try {
+            batch[t] = run_episode(envs_[t], actor, Random::derive(config_.seed, episode_ + t));
+          } catch (...) {
+            failures[static_cast<std::size_t>(t)] = std::current_exception();
+          }
+        });
       for (auto& th : pool) th.join();
+      for (const auto& failure : failures)
+        if (failure) std::rethrow_exception(failure);
       for (auto& ep : batch) {
         if (out_.size() >= until) break;
         append(ep);

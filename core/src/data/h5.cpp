@@ -1,5 +1,7 @@
 #include "h5.h"
 
+#include "dstudio/common/atomic_file.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -346,6 +348,7 @@ void write_file_atomically(const Context& ctx, const std::filesystem::path& path
   temp_name += path.filename().string();
   temp_name += ".partial-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
   const fs::path temp = dir / temp_name;
+  remove_stale_temporaries(path);
   try {
     {
       std::lock_guard lock(library_mutex());
@@ -355,11 +358,22 @@ void write_file_atomically(const Context& ctx, const std::filesystem::path& path
       Handle file(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT), H5Fclose);
       if (!file.valid()) ctx.fail_h5("", "cannot be created (is the folder writable?)");
       fill(file);
-      if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) ctx.fail_h5("", "could not be flushed to disk");
+      if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) ctx.fail_h5("", "could not be written (is the disk full?)");
+      if (!file.close()) ctx.fail_h5("", "could not be written (is the disk full?)");
+    }
+    try {
+      sync_to_disk(temp);  // on the disk before it takes the name: a power loss leaves the old file or the new
+    } catch (const Error& e) {
+      ctx.fail("", e.what());
     }
     std::error_code ec;
     fs::rename(temp, path, ec);
     if (ec) ctx.fail("", "could not be moved into place: " + ec.message());
+    try {
+      sync_to_disk(dir);
+    } catch (const Error& e) {
+      ctx.fail("", e.what());
+    }
   } catch (...) {
     std::error_code ignored;
     fs::remove(temp, ignored);

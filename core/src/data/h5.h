@@ -43,9 +43,12 @@ class Handle {
     return *this;
   }
   ~Handle() { reset(); }
-  void reset() {
-    if (id_ >= 0 && closer_) closer_(id_);
+  void reset() { (void)close(); }
+  /// Closes now; false when the library reports a failure (for a file: its last writes failed).
+  bool close() {
+    const bool ok = id_ < 0 || !closer_ || closer_(id_) >= 0;
     id_ = H5I_INVALID_HID;
+    return ok;
   }
   [[nodiscard]] bool valid() const { return id_ >= 0; }
   operator hid_t() const { return id_; }  // NOLINT: handles are used where hid_t is expected

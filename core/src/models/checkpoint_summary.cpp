@@ -2,9 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "dstudio/models/checkpoint_info.h"
+#include "dstudio/models/variant_registry.h"
 
 namespace dstudio::models {
 namespace {
@@ -16,6 +19,45 @@ std::string number(double v) {
 }
 
 }  // namespace
+
+CheckpointInfo checkpoint_info_from_description(const std::string& where, const std::string& json_text) {
+  const auto j = nlohmann::json::parse(json_text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("format") || !j["format"].is_string() || j["format"] != "dstudio-checkpoint-1")
+    throw CheckpointError(where + ": not a Decision Studio checkpoint (no description inside)");
+  CheckpointInfo info;
+  info.path = where;
+  try {
+    info.variant = variant_from_json(j.at("variant").dump());
+    info.training = training_from_json(j.at("training").dump());
+    info.dataset_path = j.at("dataset").at("path");
+    info.dataset_fingerprint = j.at("dataset").at("fingerprint");
+    info.env_id = j.at("dataset").at("env_id");
+    info.state_mean = j.at("dataset").at("state_mean").get<std::vector<float>>();
+    info.state_std = j.at("dataset").at("state_std").get<std::vector<float>>();
+    info.rtg_scale = j.at("rtg_scale");
+    info.step = j.at("step");
+    info.metrics = j.at("metrics").dump();
+    info.software = j.at("software");
+  } catch (const MissingPluginError& e) {
+    throw CheckpointError(where + ": " + e.what());
+  } catch (const std::exception& e) {
+    throw CheckpointError(where + ": its description is incomplete (" + e.what() + ")");
+  }
+  std::string problem;
+  const auto dims = static_cast<std::size_t>(std::max(info.variant.state_dim, 0));
+  if (info.state_mean.size() != dims || info.state_std.size() != dims)
+    problem = "it holds " + std::to_string(info.state_mean.size()) + " state means and " + std::to_string(info.state_std.size()) +
+              " standard deviations for " + std::to_string(dims) + " state dimensions";
+  for (std::size_t i = 0; problem.empty() && i < info.state_mean.size(); ++i)
+    if (!std::isfinite(info.state_mean[i])) problem = "state mean " + std::to_string(i) + " is not a finite number";
+  for (std::size_t i = 0; problem.empty() && i < info.state_std.size(); ++i)
+    if (!(info.state_std[i] > 0.0F) || !std::isfinite(info.state_std[i])) problem = "state standard deviation " + std::to_string(i) + " is not positive";
+  if (problem.empty() && !(info.rtg_scale > 0.0 && std::isfinite(info.rtg_scale))) problem = "its rtg scale is not positive";
+  if (problem.empty() && info.step < 0) problem = "its step is negative";
+  if (problem.empty() && !nlohmann::json::parse(info.metrics).is_object()) problem = "its metrics are not a JSON object";
+  if (!problem.empty()) throw CheckpointError(where + ": its description is inconsistent: " + problem);
+  return info;
+}
 
 std::string checkpoint_label(const std::filesystem::path& path) {
   const std::string stem = path.stem().string();

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -57,52 +58,68 @@ const std::vector<ConfigField>& variant_fields() {
   if (!fields.empty() && mixers == mixer_names()) return fields;
   mixers = mixer_names();
   fields = {
-      {"context_length", "K: steps in a window", {}, 1},
-      {"max_ep_len", "size of the timestep embedding", {}, 1},
-      {"hidden", "H: width of every token", {}, 1},
-      {"layers", "N: MetaFormer blocks", {}, 1},
-      {"heads", "attention heads (hidden must be a multiple)", {}, 1},
-      {"mlp_ratio", "MLP inner width = mlp_ratio x H", {}, 1},
+      {"context_length", "K: steps in a window", {}, 1, false, 1000},
+      {"max_ep_len", "size of the timestep embedding", {}, 1, false, 1000000},
+      {"hidden", "H: width of every token", {}, 1, false, 8192},
+      {"layers", "N: MetaFormer blocks", {}, 1, false, 128},
+      {"heads", "attention heads (hidden must be a multiple)", {}, 1, false, 256},
+      {"mlp_ratio", "MLP inner width = mlp_ratio x H", {}, 1, false, 64},
       {"activation", "the MLP's nonlinearity: relu (DT) or gelu (DC, DHi, UDC)", {"relu", "gelu"}, kAny},
-      {"dropout", "embedding, residual and MLP dropout, in [0, 1)", {}, 0},
-      {"attention_dropout", "dropout of the attention weights, in [0, 1)", {}, 0},
+      {"dropout", "embedding, residual and MLP dropout, in [0, 1)", {}, 0, false, 1, /*below=*/true},
+      {"attention_dropout", "dropout of the attention weights, in [0, 1)", {}, 0, false, 1, /*below=*/true},
       {"action_tanh", "squash predicted actions with tanh", {}, kAny},
       {"tokenizer", "how (R, s, a) become tokens", tokenizer_names(), kAny},
       {"merger", "DHi's token merger (merged tokenizer only)", merger_names(), kAny},
-      {"return_embedding", "UDT: width of sigmoid(Linear(1, w)(R))", {}, 1},
+      {"return_embedding", "UDT: width of sigmoid(Linear(1, w)(R))", {}, 1, false, 8192},
       {"mixer", "how tokens exchange information", mixers, kAny},
       {"hybrid", "DC hybrid: the last block uses causal attention", {}, kAny},
-      {"conv_window", "DC: filter length L in tokens", {}, 1},
+      {"conv_window", "DC: filter length L in tokens", {}, 1, false, 3000},
       {"single_filter", "DC 1-filter: one filter for every token type", {}, kAny},
       {"mixer_projection", "DC's optional Linear(H, H) after the mixer", {}, kAny},
-      {"gaussian_w", "GDT: w >= 0", {}, 0},
-      {"gaussian_b", "GDT: b <= 0 penalises the token itself", {}, kAny},
-      {"pool_size", "DHi: P, tokens pooled", {}, 1},
-      {"gated_kernel", "UDC: depthwise kernel size", {}, 1},
+      {"gaussian_w", "GDT: w >= 0", {}, 0, false, 1e6},
+      {"gaussian_b", "GDT: b <= 0 penalises the token itself", {}, -1e6, false, 1e6},
+      {"pool_size", "DHi: P, tokens pooled", {}, 1, false, 3000},
+      {"gated_kernel", "UDC: depthwise kernel size", {}, 1, false, 3000},
   };
   return fields;
 }
 
 const std::vector<ConfigField>& training_fields() {
+  constexpr double kSteps = static_cast<double>(kMaxTrainingSteps);
   static const std::vector<ConfigField> fields = {
-      {"steps", "optimiser steps", {}, 1},
-      {"batch_size", "windows in a batch", {}, 1},
-      {"learning_rate", "peak learning rate of AdamW", {}, 0, /*above=*/true},
-      {"weight_decay", "AdamW's decoupled weight decay", {}, kAny},
-      {"beta1", "AdamW's first-moment decay", {}, kAny},
-      {"beta2", "AdamW's second-moment decay", {}, kAny},
-      {"warmup_steps", "lr x min(1, (step + 1) / warmup)", {}, kAny},
+      {"steps", "optimiser steps", {}, 1, false, kSteps},
+      {"batch_size", "windows in a batch", {}, 1, false, 65536},
+      {"learning_rate", "peak learning rate of AdamW", {}, 0, /*above=*/true, 1},
+      {"weight_decay", "AdamW's decoupled weight decay", {}, 0, false, 10},
+      {"beta1", "AdamW's first-moment decay", {}, 0, false, 1, /*below=*/true},
+      {"beta2", "AdamW's second-moment decay", {}, 0, false, 1, /*below=*/true},
+      {"warmup_steps", "lr x min(1, (step + 1) / warmup)", {}, 0, false, kSteps},
       {"cosine_decay", "after warmup, decay to 0 along a half cosine", {}, kAny},
-      {"grad_clip", "gradient-norm clip", {}, kAny},
-      {"rtg_scale", "returns-to-go are divided by this", {}, kAny},
-      {"pct_traj", "fraction of the best trajectories sampled", {}, kAny},
-      {"seed", "seeds the initial weights, the batches and dropout", {}, kAny},
-      {"threads", "workers, each computing part of every batch on its own core", {}, 1},
-      {"log_every", "steps per metrics row and per live point", {}, 1},
-      {"checkpoint_every", "steps between checkpoints; 0: only at the end", {}, kAny},
-      {"eval_every", "steps between evaluations (rollouts and attention entropy); 0: never", {}, kAny},
+      {"grad_clip", "gradient-norm clip", {}, 0, /*above=*/true, 1e6},
+      {"rtg_scale", "returns-to-go are divided by this", {}, 0, /*above=*/true, 1e9},
+      {"pct_traj", "fraction of the best trajectories sampled", {}, 0, /*above=*/true, 1},
+      {"seed", "seeds the initial weights, the batches and dropout", {}, 0, false, 9223372036854775807.0},
+      {"threads", "workers, each computing part of every batch on its own core", {}, 1, false, 64},
+      {"log_every", "steps per metrics row and per live point", {}, 1, false, kSteps},
+      {"checkpoint_every", "steps between checkpoints; 0: only at the end", {}, 0, false, kSteps},
+      {"eval_every", "steps between evaluations (rollouts and attention entropy); 0: never", {}, 0, false, kSteps},
   };
   return fields;
+}
+
+std::string range_text(const ConfigField& f) {
+  const auto text = [](double v) { return value_text(nlohmann::json(v)); };
+  std::string out = std::isfinite(f.minimum) ? (f.above ? "(" : "[") + text(f.minimum) : "(-inf";
+  out += ", ";
+  out += std::isfinite(f.maximum) ? text(f.maximum) + (f.below ? ")" : "]") : "inf)";
+  return out;
+}
+
+bool in_range(const ConfigField& f, double v) {
+  if (std::isnan(v)) return false;
+  if (f.above ? !(v > f.minimum) : v < f.minimum) return false;
+  if (f.below ? !(v < f.maximum) : v > f.maximum) return false;
+  return true;
 }
 
 const ConfigField* config_field(const std::string& key) {

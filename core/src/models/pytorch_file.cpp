@@ -4,6 +4,8 @@
 
 #include "dstudio/models/pytorch_file.h"
 
+#include "../common/zip_archive.h"
+
 #include <array>
 #include <cstring>
 #include <fstream>
@@ -25,105 +27,37 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Zip
 
-std::uint32_t crc32(const unsigned char* data, std::size_t n) {
-  static const auto table = [] {
-    std::array<std::uint32_t, 256> t{};
-    for (std::uint32_t i = 0; i < 256; ++i) {
-      std::uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
-  std::uint32_t c = 0xFFFFFFFFu;
-  for (std::size_t i = 0; i < n; ++i) c = table[(c ^ data[i]) & 0xFF] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
-}
-
-struct ZipEntry {
-  std::uint64_t offset = 0, size = 0;  // of the data within the file
-  std::uint32_t crc = 0;
-  std::uint64_t method = 0;  // 0: stored
-};
-
+// The archive's bytes and directory; its errors are the reader's.
 class Zip {
  public:
-  Zip(std::string path, std::vector<unsigned char> bytes) : path_(std::move(path)), bytes_(std::move(bytes)) { read_directory(); }
+  Zip(std::string path, std::string bytes) : path_(std::move(path)), bytes_(std::move(bytes)), archive_(open(path_, bytes_)) {}
 
-  [[nodiscard]] const std::map<std::string, ZipEntry>& entries() const { return entries_; }
+  [[nodiscard]] const std::map<std::string, zip::Record>& entries() const { return archive_.records(); }
 
   /// An entry's bytes, checked against its CRC.
   [[nodiscard]] std::pair<const unsigned char*, std::size_t> read(const std::string& name) const {
-    auto it = entries_.find(name);
-    if (it == entries_.end()) fail("has no entry " + name);
-    const auto& e = it->second;
-    if (e.method != 0) fail("entry " + name + " is compressed; torch.save writes stored entries only");
-    const unsigned char* p = bytes_.data() + e.offset;
-    if (crc32(p, e.size) != e.crc) fail("entry " + name + " is corrupt (its checksum does not match)");
-    return {p, static_cast<std::size_t>(e.size)};
+    try {
+      const auto data = archive_.read(name);
+      return {reinterpret_cast<const unsigned char*>(data.data()), data.size()};
+    } catch (const zip::ZipError& e) {
+      throw PyTorchFileError(e.what());
+    }
   }
 
   [[noreturn]] void fail(const std::string& why) const { throw PyTorchFileError(path_ + ": " + why); }
 
  private:
-  [[nodiscard]] std::uint64_t le(std::uint64_t at, int n) const {
-    if (at + static_cast<std::uint64_t>(n) > bytes_.size()) fail("is truncated (a zip record runs past the end of the file)");
-    std::uint64_t v = 0;
-    for (int i = n - 1; i >= 0; --i) v = (v << 8) | bytes_[at + static_cast<std::uint64_t>(i)];
-    return v;
-  }
-
-  void read_directory() {
-    // The end-of-central-directory record is the last 22 bytes, before an optional comment.
-    if (bytes_.size() < 22) fail("is truncated (too short for a zip archive)");
-    std::optional<std::uint64_t> eocd;
-    const std::uint64_t lowest = bytes_.size() > 22 + 65535 ? bytes_.size() - 22 - 65535 : 0;
-    for (std::uint64_t at = bytes_.size() - 22 + 1; at-- > lowest;)
-      if (le(at, 4) == 0x06054b50) {
-        eocd = at;
-        break;
-      }
-    if (!eocd) fail("is truncated or not a zip archive (no end of central directory)");
-    std::uint64_t count = le(*eocd + 10, 2), dir = le(*eocd + 16, 4);
-    if (dir == 0xFFFFFFFFu || count == 0xFFFF) {
-      // Zip64: the locator sits right before the record and points at the 64-bit record.
-      if (*eocd < 20 || le(*eocd - 20, 4) != 0x07064b50) fail("has a zip64 directory without its locator");
-      const std::uint64_t z = le(*eocd - 20 + 8, 8);
-      if (le(z, 4) != 0x06064b50) fail("has a broken zip64 directory record");
-      count = le(z + 32, 8);
-      dir = le(z + 48, 8);
-    }
-    std::uint64_t at = dir;
-    for (std::uint64_t i = 0; i < count; ++i) {
-      if (le(at, 4) != 0x02014b50) fail("has a broken central directory (entry " + std::to_string(i) + ")");
-      const auto method = le(at + 10, 2);
-      const auto crc = static_cast<std::uint32_t>(le(at + 16, 4));
-      std::uint64_t size = le(at + 20, 4), usize = le(at + 24, 4), local = le(at + 42, 4);
-      const auto name_len = le(at + 28, 2), extra_len = le(at + 30, 2), comment_len = le(at + 32, 2);
-      if (at + 46 + name_len > bytes_.size()) fail("is truncated (in its central directory)");
-      std::string name(reinterpret_cast<const char*>(bytes_.data() + at + 46), name_len);
-      // Zip64 extra field: the 64-bit values of the fields saturated at 0xFFFFFFFF, in order.
-      for (std::uint64_t x = at + 46 + name_len; x + 4 <= at + 46 + name_len + extra_len;) {
-        const auto id = le(x, 2), len = le(x + 2, 2);
-        if (id == 0x0001) {
-          std::uint64_t y = x + 4;
-          if (usize == 0xFFFFFFFFu) usize = le(y, 8), y += 8;
-          if (size == 0xFFFFFFFFu) size = le(y, 8), y += 8;
-          if (local == 0xFFFFFFFFu) local = le(y, 8);
-        }
-        x += 4 + len;
-      }
-      if (le(local, 4) != 0x04034b50) fail("has a broken local header for " + name);
-      const std::uint64_t data = local + 30 + le(local + 26, 2) + le(local + 28, 2);
-      if (data + size > bytes_.size()) fail("is truncated (entry " + name + " runs past the end of the file)");
-      entries_[name] = ZipEntry{data, size, crc, method};
-      at += 46 + name_len + extra_len + comment_len;
+  static zip::Archive open(const std::string& path, std::string_view bytes) {
+    try {
+      return zip::Archive(path, bytes);
+    } catch (const zip::ZipError& e) {
+      throw PyTorchFileError(e.what());
     }
   }
 
   std::string path_;
-  std::vector<unsigned char> bytes_;
-  std::map<std::string, ZipEntry> entries_;
+  std::string bytes_;
+  zip::Archive archive_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -607,8 +541,8 @@ PyTorchFile read_pytorch_file(const std::filesystem::path& path) {
   const std::string where = path.string();
   std::ifstream in(path, std::ios::binary);
   if (!in) throw PyTorchFileError(where + ": cannot be opened (" + (std::filesystem::exists(path) ? "permission denied" : "no such file") + ")");
-  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() >= 2 && bytes[0] == 0x80 && bytes[1] <= 5)
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x80 && bytes[1] <= 5)
     throw PyTorchFileError(where + ": is in PyTorch's legacy format (before 1.6); load it in PyTorch and save it again with torch.save");
   if (bytes.size() < 4 || !(bytes[0] == 'P' && bytes[1] == 'K'))
     throw PyTorchFileError(where + ": is not a file written by torch.save (not a zip archive)");

@@ -4,7 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstdint>
+
 #include "dstudio/common/error.h"
+#include "dstudio/models/config_fields.h"
 
 namespace dstudio::models {
 namespace {
@@ -39,8 +43,26 @@ TrainingConfig training_from_json(const std::string& text) {
   if (j.is_discarded() || !j.is_object()) throw UsageError("the training configuration is not a JSON object");
   TrainingConfig c;
   const auto known = training_json(c);
-  for (const auto& [key, value] : j.items())
+  for (const auto& [key, value] : j.items()) {
     if (!known.contains(key)) throw UsageError("unknown training key '" + key + "'");
+    const auto& expected = known[key];
+    if (expected.is_boolean()) {
+      if (!value.is_boolean()) throw UsageError("training key '" + key + "' takes true or false, not " + value.dump());
+      continue;
+    }
+    const ConfigField* field = config_field(key);
+    const bool whole = expected.is_number_integer() || expected.is_number_unsigned();
+    // Integers are checked as written: nothing wraps (-1 as a seed) or truncates (2.5 steps).
+    const bool integral = value.is_number_integer() || value.is_number_unsigned();
+    if (!value.is_number() || (whole && !integral && !(value.is_number_float() && std::floor(value.get<double>()) == value.get<double>())))
+      throw UsageError("training key '" + key + "' takes " + (whole ? "a whole number" : "a number") + " in " + range_text(*field) +
+                       ", not " + value.dump());
+    const bool negative = value.is_number_integer() && value.get<std::int64_t>() < 0;
+    const double v = value.is_number_unsigned() ? static_cast<double>(value.get<std::uint64_t>()) : value.get<double>();
+    if (!std::isfinite(v) || !in_range(*field, negative ? static_cast<double>(value.get<std::int64_t>()) : v) ||
+        (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(field->maximum)))
+      throw UsageError("training key '" + key + "' must be in " + range_text(*field) + ", not " + value.dump());
+  }
   try {
     c.steps = j.value("steps", c.steps);
     c.batch_size = j.value("batch_size", c.batch_size);
@@ -61,8 +83,6 @@ TrainingConfig training_from_json(const std::string& text) {
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(std::string("a training key has the wrong type: ") + e.what());
   }
-  if (c.steps < 1 || c.batch_size < 1 || c.learning_rate <= 0 || c.threads < 1 || c.log_every < 1)
-    throw UsageError("training: steps, batch_size, learning_rate, threads and log_every must be positive");
   return c;
 }
 

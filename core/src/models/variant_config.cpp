@@ -1,8 +1,11 @@
 #include "dstudio/common/error.h"
 #include "dstudio/models/variant_config.h"
 #include "dstudio/models/variant_registry.h"
+#include "dstudio/models/config_fields.h"
 
 #include <nlohmann/json.hpp>
+
+#include <cmath>
 
 #include <stdexcept>
 
@@ -77,6 +80,10 @@ std::vector<std::string> names_of(const Names<E> (&table)[N]) {
 }
 }  // namespace
 
+namespace {
+nlohmann::ordered_json as_json(const VariantConfig& c);
+}  // namespace
+
 std::vector<std::string> tokenizer_names() { return names_of(kTokenizers); }
 std::vector<std::string> merger_names() { return names_of(kMergers); }
 std::vector<std::string> mixer_names() {
@@ -101,6 +108,14 @@ void VariantConfig::validate() const {
   require(pool_size >= 1, "pool_size must be at least 1");
   require(gated_kernel >= 1, "gated_kernel must be at least 1");
   require(return_embedding >= 1, "return_embedding must be at least 1");
+  require(state_dim >= 0 && state_dim <= 100000 && act_dim >= 0 && act_dim <= 100000, "state_dim and act_dim must be in [0, 100000]");
+  require(std::isfinite(gaussian_w) && std::isfinite(gaussian_b) && std::isfinite(dropout) && std::isfinite(attention_dropout),
+          "numbers must be finite");
+  // Every number in its documented range (config_fields.h), upper bounds included.
+  const auto j = as_json(*this);
+  for (const auto& f : variant_fields())
+    if (f.choices.empty() && j.contains(f.key) && j[f.key].is_number() && !in_range(f, j[f.key].get<double>()))
+      require(false, f.key + " must be in " + range_text(f) + ", not " + j[f.key].dump());
   const bool registered = mixer == Mixer::Registered;
   if (!registered) {
     require(mixer_options.empty(), "mixer_options are for a plugin's mixer, not '" + std::string(to_string(mixer)) + "'");
@@ -305,6 +320,16 @@ nlohmann::ordered_json as_json(const VariantConfig& c) {
   return j;
 }
 
+// A whole number that fits an int, as written: 2.5 or 1e12 hidden units are refused, not cut.
+int whole(const std::string& key, const nlohmann::json& value) {
+  const bool integral = value.is_number_integer() || value.is_number_unsigned() ||
+                        (value.is_number_float() && std::floor(value.get<double>()) == value.get<double>());
+  if (!integral) throw UsageError("configuration key '" + key + "' takes a whole number, not " + value.dump());
+  const double v = value.get<double>();
+  if (v < -2147483648.0 || v > 2147483647.0) throw UsageError("configuration key '" + key + "' is out of range: " + value.dump());
+  return static_cast<int>(v);
+}
+
 void apply(VariantConfig& c, const nlohmann::json& j) {
   if (!j.is_object()) throw UsageError("a variant configuration must be a JSON object");
   const auto known = as_json(c);
@@ -313,21 +338,21 @@ void apply(VariantConfig& c, const nlohmann::json& j) {
     if (!known.contains(key) && !optional) throw UsageError("unknown configuration key '" + key + "'");
     try {
       if (key == "variant") c.variant = value.get<std::string>();
-      else if (key == "state_dim") c.state_dim = value.get<int>();
-      else if (key == "act_dim") c.act_dim = value.get<int>();
-      else if (key == "context_length") c.context_length = value.get<int>();
-      else if (key == "max_ep_len") c.max_ep_len = value.get<int>();
-      else if (key == "hidden") c.hidden = value.get<int>();
-      else if (key == "layers") c.layers = value.get<int>();
-      else if (key == "heads") c.heads = value.get<int>();
-      else if (key == "mlp_ratio") c.mlp_ratio = value.get<int>();
+      else if (key == "state_dim") c.state_dim = whole(key, value);
+      else if (key == "act_dim") c.act_dim = whole(key, value);
+      else if (key == "context_length") c.context_length = whole(key, value);
+      else if (key == "max_ep_len") c.max_ep_len = whole(key, value);
+      else if (key == "hidden") c.hidden = whole(key, value);
+      else if (key == "layers") c.layers = whole(key, value);
+      else if (key == "heads") c.heads = whole(key, value);
+      else if (key == "mlp_ratio") c.mlp_ratio = whole(key, value);
       else if (key == "activation") c.activation = value.get<std::string>();
       else if (key == "dropout") c.dropout = value.get<double>();
       else if (key == "attention_dropout") c.attention_dropout = value.get<double>();
       else if (key == "action_tanh") c.action_tanh = value.get<bool>();
       else if (key == "tokenizer") c.tokenizer = parse(kTokenizers, value.get<std::string>(), "tokenizer");
       else if (key == "merger") c.merger = parse(kMergers, value.get<std::string>(), "merger");
-      else if (key == "return_embedding") c.return_embedding = value.get<int>();
+      else if (key == "return_embedding") c.return_embedding = whole(key, value);
       else if (key == "mixer") {
         c.registered_mixer.clear();
         c.mixer = parse_mixer(value.get<std::string>(), c.registered_mixer);
@@ -337,13 +362,13 @@ void apply(VariantConfig& c, const nlohmann::json& j) {
       else if (key == "plugin") c.plugin = value.get<std::string>();
       else if (key == "plugin_version") c.plugin_version = value.get<std::string>();
       else if (key == "hybrid") c.hybrid = value.get<bool>();
-      else if (key == "conv_window") c.conv_window = value.get<int>();
+      else if (key == "conv_window") c.conv_window = whole(key, value);
       else if (key == "single_filter") c.single_filter = value.get<bool>();
       else if (key == "mixer_projection") c.mixer_projection = value.get<bool>();
       else if (key == "gaussian_w") c.gaussian_w = value.get<double>();
       else if (key == "gaussian_b") c.gaussian_b = value.get<double>();
-      else if (key == "pool_size") c.pool_size = value.get<int>();
-      else if (key == "gated_kernel") c.gated_kernel = value.get<int>();
+      else if (key == "pool_size") c.pool_size = whole(key, value);
+      else if (key == "gated_kernel") c.gated_kernel = whole(key, value);
     } catch (const nlohmann::json::exception&) {
       throw UsageError("configuration key '" + key + "' has the wrong type: " + value.dump());
     }

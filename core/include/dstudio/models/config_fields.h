@@ -19,7 +19,14 @@ struct ConfigField {
   std::vector<std::string> choices; ///< the names a text field takes; empty for free fields
   double minimum = -std::numeric_limits<double>::infinity();  ///< smallest valid value of a number
   bool above = false;  ///< the value must be above `minimum`, not at it (a learning rate of 0 is refused)
+  double maximum = std::numeric_limits<double>::infinity();  ///< largest valid value of a number
+  bool below = false;  ///< the value must be below `maximum`, not at it (Adam's betas stay under 1)
 };
+
+/// The range of a number field as text: "[1, 64]", "(0, 1]", "[0, inf)".
+std::string range_text(const ConfigField& field);
+/// Whether `value` is in the field's range.
+bool in_range(const ConfigField& field, double value);
 
 /// The fields of VariantConfig that a user sets (not `variant` and the dataset's shapes), in the
 /// order of its JSON.

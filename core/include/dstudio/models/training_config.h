@@ -9,6 +9,9 @@
 
 namespace dstudio::models {
 
+/// The most steps a run may take (and the largest step count of any interval).
+constexpr std::int64_t kMaxTrainingSteps = 1'000'000'000;
+
 /// Optimisation and sampling settings, with the papers' defaults.
 struct TrainingConfig {
   std::int64_t steps = 100'000;
@@ -28,6 +31,9 @@ struct TrainingConfig {
   std::int64_t eval_every = 0;              ///< 0: never call the evaluation hook
 };
 std::string to_json(const TrainingConfig& config);
+/// Parses a training configuration (a JSON object; absent keys keep their defaults). Every key
+/// must be known and every value of its type (whole numbers for counts) and in its range
+/// (config_fields.h); throws UsageError naming the key and the range otherwise.
 TrainingConfig training_from_json(const std::string& text);
 
 /// One progress report.

@@ -15,6 +15,8 @@
 #include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/env/environment.h"
+#include "dstudio/models/checkpoint_integrity.h"
+#include "dstudio/models/checkpoint_model.h"
 #include "policy_json.h"
 
 namespace dstudio::behaviour {
@@ -224,7 +226,8 @@ class Sac {
     run_.command = j.value("command", command);
 
     torch::serialize::InputArchive archive;
-    archive.load_from((folder_ / "checkpoint.pt").string());
+    const std::string bytes = models::read_verified_checkpoint(folder_ / "checkpoint.pt");
+    archive.load_from(bytes.data(), bytes.size());
     // Modules and optimisers alike read their own nested archive.
     for_each_part([&](const char* name, auto& part) {
       torch::serialize::InputArchive a;
@@ -245,7 +248,7 @@ class Sac {
 
   void save() {
     fs::create_directories(folder_);
-    write_file_atomically(folder_ / "checkpoint.pt", [&](const fs::path& tmp) {
+    {
       torch::serialize::OutputArchive archive;
       for_each_part([&](const char* name, auto& part) {
         torch::serialize::OutputArchive a;
@@ -254,8 +257,8 @@ class Sac {
       });
       archive.write("log_alpha", log_alpha_.detach().clone());
       archive.write("steps", torch::tensor(steps_, torch::kInt64));
-      archive.save_to(tmp.string());
-    });
+      models::save_sealed_archive(archive, folder_ / "checkpoint.pt");
+    }
     write_file_atomically(folder_ / "replay.bin", [&](const fs::path& tmp) { save_buffer(tmp); });
     const auto ps = env_.save_state();
     ordered_json j;

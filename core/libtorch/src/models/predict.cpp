@@ -1,8 +1,7 @@
 // dstudio predict: windows from HDF5 through a checkpoint's model. See predict.h.
 
 #include "dstudio/models/predict.h"
-
-#include <sstream>
+#include "dstudio/models/predict_inputs.h"
 
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/arrays_h5.h"
@@ -13,20 +12,6 @@ namespace dstudio::models {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string number(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::ostringstream s;
-  s << '(';
-  for (std::size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
-  s << ')';
-  return s.str();
-}
 
 torch::Tensor as_tensor(const data::NdArray& a, torch::ScalarType type) {
   auto t = torch::from_blob(const_cast<double*>(a.values.data()), a.shape, torch::kDouble);
@@ -41,38 +26,9 @@ PredictSummary predict_file(const fs::path& checkpoint, const fs::path& input, c
   DecisionModel model = load_checkpoint_model(checkpoint, &info);
   const auto& c = info.variant;
   auto arrays = data::read_nd_arrays(input, {"states", "actions", "returns_to_go", "timesteps"}, {"mask"});
-  const std::string file = input.string();
-  auto fail = [&](const std::string& key, const std::string& why) { return data::DatasetError(file, key, why); };
-
+  const auto windows = check_predict_arrays(arrays, c, input.string());
+  const std::int64_t B = windows.batch, K = windows.steps;
   const auto& states = arrays["states"];
-  if (states.shape.size() != 3) throw fail("states", "has shape " + shape_text(states.shape) + "; expected (B, K, S)");
-  const std::int64_t B = states.shape[0], K = states.shape[1];
-  if (B < 1 || K < 1) throw fail("states", "holds no windows (shape " + shape_text(states.shape) + ")");
-  auto expect = [&](const std::string& key, const std::vector<std::vector<std::int64_t>>& allowed, const std::string& what) {
-    const auto& a = arrays.at(key);
-    for (const auto& shape : allowed)
-      if (a.shape == shape) return;
-    throw fail(key, "has shape " + shape_text(a.shape) + "; expected " + what + " to match states " + shape_text(states.shape) +
-                        " and the checkpoint");
-  };
-  expect("states", {{B, K, c.state_dim}}, shape_text({B, K, c.state_dim}));
-  expect("actions", {{B, K, c.act_dim}}, shape_text({B, K, c.act_dim}));
-  expect("returns_to_go", {{B, K}, {B, K, 1}}, shape_text({B, K}) + " or " + shape_text({B, K, 1}));
-  expect("timesteps", {{B, K}}, shape_text({B, K}));
-  if (arrays.count("mask")) expect("mask", {{B, K}}, shape_text({B, K}));
-  if (c.mixer == Mixer::DirectAttention && K > c.context_length)
-    throw fail("states", "has windows of " + std::to_string(K) + " steps; this direct-attention model was built for at most " +
-                             std::to_string(c.context_length));
-  const auto& steps = arrays["timesteps"].values;
-  for (std::size_t i = 0; i < steps.size(); ++i)
-    if (steps[i] < 0 || steps[i] >= c.max_ep_len || steps[i] != std::floor(steps[i]))
-      throw fail("timesteps", "holds " + number(steps[i]) + " at window " + std::to_string(static_cast<std::int64_t>(i) / K) +
-                                  ", step " + std::to_string(static_cast<std::int64_t>(i) % K) +
-                                  "; the model's timestep embedding takes whole numbers 0.." + std::to_string(c.max_ep_len - 1));
-  if (arrays.count("mask"))
-    for (double v : arrays["mask"].values)
-      if (v != 0.0 && v != 1.0) throw fail("mask", "holds " + number(v) + "; a mask is 1 for real steps and 0 for padding");
-
   at::set_num_threads(options.threads);
   set_blas_threads(options.threads);
   torch::InferenceMode inference;
@@ -92,7 +48,7 @@ PredictSummary predict_file(const fs::path& checkpoint, const fs::path& input, c
     predicted = model->forward(in).contiguous();
   } catch (const std::exception& e) {
     std::string why = e.what();
-    throw CheckpointError(checkpoint.string() + ": the model could not run on " + file + " (" + why.substr(0, why.find('\n')) + ")");
+    throw CheckpointError(checkpoint.string() + ": the model could not run on " + input.string() + " (" + why.substr(0, why.find('\n')) + ")");
   }
   data::NdArray out;
   out.shape = {B, K, c.act_dim};

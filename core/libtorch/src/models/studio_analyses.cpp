@@ -100,6 +100,14 @@ AnalysisResult attention(const AnalysisInputs& in, const Progress& progress) {
   const auto& cfg = info.variant;
   const int K = cfg.context_length, per_step = cfg.tokenizer == Tokenizer::Triplet ? 3 : 1;
   const std::string source = o.text("source");
+  // What the model has is known from its description: a layer, head or step it lacks is refused
+  // before anything runs.
+  const int only = o.given("layer") ? static_cast<int>(o.integer("layer")) : 0;
+  const int head = o.given("head") ? static_cast<int>(o.integer("head")) : 0;
+  if (only > cfg.layers) throw UsageError("--layer " + std::to_string(only) + ": the model has layers 1 to " + std::to_string(cfg.layers));
+  if (head > cfg.heads) throw UsageError("--head " + std::to_string(head) + ": the model has heads 1 to " + std::to_string(cfg.heads));
+  if (o.given("step") && o.integer("step") >= cfg.max_ep_len)
+    throw UsageError("--step " + std::to_string(o.integer("step")) + ": the model's episodes end before step " + std::to_string(cfg.max_ep_len));
   std::vector<Window> windows;
   std::vector<WindowInspection> inspections;
   if (source == "rollout") {
@@ -110,6 +118,9 @@ AnalysisResult attention(const AnalysisInputs& in, const Progress& progress) {
     rc.max_steps = step + 1;
     const auto r = rollout(in.checkpoint, rc, part(progress, 0.0, 0.8));
     const auto& e = r.episodes.front();
+    if (o.given("step") && step >= e.length)
+      throw UsageError("--step " + std::to_string(step) + ": the episode (seed " + std::to_string(rc.seed) + ") ended after " +
+                       std::to_string(e.length) + " steps; choose a step below " + std::to_string(e.length));
     windows.push_back(window_from_trace(e, std::min(step, e.length - 1), K, cfg.state_dim, cfg.act_dim));
     inspections = inspect_windows(in.checkpoint, windows, ModalityZeroing::None, part(progress, 0.8, 0.9));
   } else {
@@ -119,8 +130,6 @@ AnalysisResult attention(const AnalysisInputs& in, const Progress& progress) {
   }
   const auto labels = analysis::window_labels(inspections);
   const int layers = static_cast<int>(inspections.front().layers.size());
-  const int only = o.given("layer") ? static_cast<int>(o.integer("layer")) : 0;
-  const int head = o.given("head") ? static_cast<int>(o.integer("head")) : 0;
   if (only > layers) throw UsageError("--layer " + std::to_string(only) + ": the model has layers 1 to " + std::to_string(layers));
   const std::string who = checkpoint_label(in.checkpoint), head_text = head > 0 ? "head " + std::to_string(head) : "mean over heads";
   AnalysisResult result;
@@ -578,8 +587,8 @@ analysis::AnalysisDefinition studio(std::string name, std::string title, std::st
                locality));
   r.add(studio("rtg-sweep", "Target-return sweep", "Normalised score as the target return leaves the dataset",
                with_common({{"compare", "A second checkpoint: a second curve", Type::Text, ""},
-                            {"targets", "Target returns", Type::NumberList, ""},
-                            {"multiples", "Multiples of --base", Type::NumberList, "0.5,1,2,5,10,20"},
+                            {"targets", "Target returns", Type::NumberList, "", {}, -1e9, 1e9},
+                            {"multiples", "Multiples of --base", Type::NumberList, "0.5,1,2,5,10,20", {}, 0, 1e6},
                             {"base", "Base target (default: the task's first)", Type::Number, "", {}, 0, 1e12},
                             {"episodes", "Episodes per target", Type::Integer, "10", {}, 1, 1000}}),
                rtg_sweep));

@@ -17,6 +17,7 @@
 #include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/window_sampler.h"
+#include "dstudio/models/checkpoint_integrity.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/train_step.h"
 #include "dstudio/models/training.h"
@@ -48,38 +49,25 @@ double learning_rate_at(const TrainingConfig& c, std::int64_t step) {
 // ---------------------------------------------------------------------------------------------
 // Checkpoints
 
-namespace {
-
-CheckpointInfo info_from_meta(const std::string& path, const std::string& text) {
-  const auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || j.value("format", "") != "dstudio-checkpoint-1")
-    throw CheckpointError(path + ": not a Decision Studio checkpoint (no description inside)");
-  CheckpointInfo info;
-  info.path = path;
+// Serialised in memory, so a failing disk cannot leave LibTorch's writer half done; sealed; then
+// written whole or not at all, and flushed. A crash or a full disk leaves the previous file.
+void save_sealed_archive(torch::serialize::OutputArchive& archive, const fs::path& path) {
+  std::string bytes;
+  archive.save_to([&bytes](const void* data, std::size_t size) {
+    bytes.append(static_cast<const char*>(data), size);
+    return size;
+  });
+  seal_checkpoint(bytes);
   try {
-    info.variant = variant_from_json(j.at("variant").dump());
-    info.training = training_from_json(j.at("training").dump());
-    info.dataset_path = j.at("dataset").at("path");
-    info.dataset_fingerprint = j.at("dataset").at("fingerprint");
-    info.env_id = j.at("dataset").at("env_id");
-    info.state_mean = j.at("dataset").at("state_mean").get<std::vector<float>>();
-    info.state_std = j.at("dataset").at("state_std").get<std::vector<float>>();
-    info.rtg_scale = j.at("rtg_scale");
-    info.step = j.at("step");
-    info.metrics = j.at("metrics").dump();
-    info.software = j.at("software");
-  } catch (const MissingPluginError& e) {
-    throw CheckpointError(path + ": " + e.what());
-  } catch (const std::exception& e) {
-    throw CheckpointError(path + ": its description is incomplete (" + e.what() + ")");
+    write_bytes_atomically(path, bytes);
+  } catch (const CheckpointError&) {
+    throw;
+  } catch (const Error& e) {
+    throw CheckpointError(e.what());
   }
-  return info;
 }
 
-// A crash while writing leaves the previous file at `path` as it was.
-void save_atomically(torch::serialize::OutputArchive& archive, const fs::path& path) {
-  write_file_atomically(path, [&](const fs::path& temp) { archive.save_to(temp.string()); });
-}
+namespace {
 
 struct LoadedArchive {
   torch::serialize::InputArchive archive;
@@ -88,13 +76,15 @@ struct LoadedArchive {
 };
 
 void load_archive(const fs::path& path, LoadedArchive& out) {
-  if (!fs::exists(path)) throw CheckpointError(path.string() + ": no such file");
+  // Every byte is checked before LibTorch reads any: a damaged file is refused, never half used.
+  const std::string bytes = read_verified_checkpoint(path);
   try {
-    out.archive.load_from(path.string());
+    out.archive.load_from(bytes.data(), bytes.size());
     c10::IValue meta;
     out.archive.read("meta", meta);
+    if (!meta.isString()) throw CheckpointError(path.string() + ": not a Decision Studio checkpoint (no description inside)");
+    out.info = checkpoint_info_from_description(path.string(), meta.toStringRef());
     out.meta = ordered_json::parse(meta.toStringRef());
-    out.info = info_from_meta(path.string(), meta.toStringRef());
   } catch (const CheckpointError&) {
     throw;
   } catch (const std::exception& e) {
@@ -142,12 +132,7 @@ void save_weights_checkpoint(const fs::path& path, DecisionModel& model, const C
   archive.write("meta", c10::IValue(meta.dump()));
   model->save(weights);
   archive.write("model", weights);
-  try {
-    save_atomically(archive, path);
-  } catch (const std::exception& e) {
-    std::string why = e.what();
-    throw CheckpointError(path.string() + ": cannot be written (" + why.substr(0, why.find('\n')) + ")");
-  }
+  save_sealed_archive(archive, path);
 }
 
 void write_weights_only(const fs::path& in, const fs::path& out) {
@@ -252,7 +237,7 @@ struct Trainer::State {
     optimiser->save(optim);
     archive.write("optimizer", optim);
     archive.write("torch_generator", at::detail::getDefaultCPUGenerator().get_state());
-    save_atomically(archive, path);
+    save_sealed_archive(archive, path);
     std::lock_guard lock(mutex);
     last_checkpoint = path;
     return path;

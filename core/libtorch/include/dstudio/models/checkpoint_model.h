@@ -8,6 +8,10 @@
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/decision_model.h"
 
+namespace torch::serialize {
+class OutputArchive;
+}
+
 namespace dstudio::models {
 
 /// The model of a checkpoint, in eval mode; fills `info` when given. Throws CheckpointError.
@@ -18,5 +22,10 @@ DecisionModel load_checkpoint_model(const std::filesystem::path& path, Checkpoin
 /// evaluated, not resumed. Atomic; throws CheckpointError when the file cannot be written.
 void save_weights_checkpoint(const std::filesystem::path& path, DecisionModel& model, const CheckpointInfo& info,
                              const std::string& origin);
+
+/// Writes any LibTorch archive as the studio writes checkpoints: serialised in memory, sealed
+/// (checkpoint_integrity.h), then written atomically and flushed to disk. Throws CheckpointError
+/// naming `path` and the reason ("disk full") and leaves the previous file as it was.
+void save_sealed_archive(torch::serialize::OutputArchive& archive, const std::filesystem::path& path);
 
 }  // namespace dstudio::models

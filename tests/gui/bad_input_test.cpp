@@ -1,0 +1,144 @@
+// The window given bad files of every kind, as on the command line or from the File menu (both
+// end in MainWindow::openAny): each shows a message naming the file, and the window stays as it
+// was and usable. And `decision-studio --help`, `--version` and a wrong option need no display.
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <QMessageBox>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTableView>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "default_dataset.h"
+#include "dstudio/viz/dataset_view.h"
+#include "h5_fixture.h"
+#include "main_window.h"
+#include "test_application.h"
+
+namespace dstudio::studio {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_all(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+class BadInput : public testing::Test {
+ protected:
+  static void SetUpTestSuite() { test::ensure_application(); }
+  void SetUp() override {
+    QSettings().clear();
+    test::D4rlSpec spec;
+    spec.n = 12;
+    spec.terminals = {0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    good = dir / "good.hdf5";
+    test::write_d4rl_fixture(good, spec);
+  }
+
+  // Waits for the dialog of `name`, checks it names `file`, closes it.
+  static void expect_dialog(MainWindow& w, const char* name, const std::string& file) {
+    QMessageBox* dialog = nullptr;
+    for (int i = 0; i < 300 && !dialog; ++i) {
+      QTest::qWait(50);
+      dialog = w.findChild<QMessageBox*>(name);
+    }
+    ASSERT_NE(dialog, nullptr) << name << " for " << file;
+    EXPECT_TRUE(dialog->isVisible());
+    EXPECT_TRUE(dialog->informativeText().contains(QString::fromStdString(file))) << dialog->informativeText().toStdString();
+    dialog->accept();
+    QTest::qWait(20);  // deleted on close
+  }
+
+  test::TempDir dir;
+  fs::path good;
+};
+
+TEST_F(BadInput, EveryKindOfBadFileShowsAMessageAndTheWindowStaysUsable) {
+  MainWindow w;
+  w.show();
+  {
+    QSignalSpy opened(&w, &MainWindow::datasetOpened);
+    w.openAny(QString::fromStdString(good.string()));
+    ASSERT_TRUE(opened.wait(10000));
+  }
+  const int episodes = w.datasetView()->episodeTable()->model()->rowCount();
+  ASSERT_GT(episodes, 0);
+  // Datasets: not HDF5, cut short, missing.
+  const auto junk = dir / "junk.hdf5", cut = dir / "cut.hdf5", missing = dir / "missing.hdf5";
+  write_all(junk, "not an HDF5 file");
+  const std::string bytes = read_all(good);
+  write_all(cut, bytes.substr(0, bytes.size() / 2));
+  for (const auto& bad : {junk, cut, missing}) {
+    QSignalSpy failed(&w, &MainWindow::loadFailed);
+    w.openAny(QString::fromStdString(bad.string()));
+    ASSERT_TRUE(failed.wait(10000)) << bad;
+    expect_dialog(w, "datasetErrorDialog", bad.string());
+    EXPECT_EQ(w.currentPath().toStdString(), good.string());
+  }
+  // Checkpoints: not a checkpoint, a shipped one with one bit flipped, one cut short.
+  const std::string shipped = read_all(defaultCheckpoint().toStdString());
+  ASSERT_GT(shipped.size(), 1000u);
+  const auto text = dir / "text.pt", flipped = dir / "flipped.pt", short_one = dir / "short.pt";
+  write_all(text, "not a checkpoint");
+  std::string damaged = shipped;
+  damaged[damaged.size() / 3] = static_cast<char>(damaged[damaged.size() / 3] ^ 0x10);
+  write_all(flipped, damaged);
+  write_all(short_one, shipped.substr(0, shipped.size() - 100));
+  for (const auto& bad : {text, flipped, short_one}) {
+    QSignalSpy failed(&w, &MainWindow::checkpointFailed);
+    w.openAny(QString::fromStdString(bad.string()));
+    ASSERT_TRUE(failed.wait(30000)) << bad;
+    EXPECT_TRUE(failed.front().front().toString().contains(QString::fromStdString(bad.string())));
+    expect_dialog(w, "checkpointErrorDialog", bad.string());
+  }
+  // Workspaces: not JSON, JSON of another program, a value of the wrong type.
+  const auto not_json = dir / "broken.json", foreign = dir / "foreign.json", wrong = dir / "wrong.json";
+  write_all(not_json, "{\"decision_studio_workspace\": 1,");
+  write_all(foreign, "{\"name\": \"package.json\"}");
+  write_all(wrong, "{\"decision_studio_workspace\": 1, \"viewer\": {\"target\": \"high\"}}");
+  for (const auto& bad : {not_json, foreign, wrong}) {
+    w.openAny(QString::fromStdString(bad.string()));
+    expect_dialog(w, "workspaceErrorDialog", bad.string());
+  }
+  // Still the same dataset, and the window still opens what it is given.
+  EXPECT_EQ(w.currentPath().toStdString(), good.string());
+  EXPECT_EQ(w.datasetView()->episodeTable()->model()->rowCount(), episodes);
+  QSignalSpy shown(&w, &MainWindow::checkpointShown);
+  w.openAny(defaultCheckpoint());
+  EXPECT_TRUE(shown.wait(60000));
+}
+
+int run_studio(const std::string& args, std::string& out) {
+  // No display and no platform chosen: what a terminal without X has.
+  const std::string cmd = "env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM " + std::string(DSTUDIO_STUDIO) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  char buffer[4096];
+  out.clear();
+  for (std::size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+  const int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(StudioCommandLine, HelpVersionAndWrongOptionsNeedNoDisplay) {
+  std::string out;
+  EXPECT_EQ(run_studio("--help", out), 0) << out;
+  EXPECT_NE(out.find("--screenshot"), std::string::npos) << out;
+  EXPECT_EQ(run_studio("--version", out), 0) << out;
+  EXPECT_NE(out.find(DSTUDIO_VERSION_TEXT), std::string::npos) << out;
+  EXPECT_EQ(run_studio("--no-such-option", out), 2) << out;
+  EXPECT_NE(out.find("no-such-option"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace dstudio::studio
