@@ -38,7 +38,8 @@ void add_model_commands(CLI::App& app, int& exit_code) {
           std::string range;
           for (const auto& c : f.choices) range += (range.empty() ? "" : "|") + c;
           if (range.empty()) range = std::isfinite(f.minimum) ? models::range_text(f) : "true|false";
-          std::printf("  %-18s %-22s %s\n", f.key.c_str(), range.c_str(), f.description.c_str());
+          if (range.size() > 22) std::printf("  %-18s %s\n  %-18s %-22s %s\n", f.key.c_str(), range.c_str(), "", "", f.description.c_str());
+          else std::printf("  %-18s %-22s %s\n", f.key.c_str(), range.c_str(), f.description.c_str());
         }
       }
       exit_code = kOk;

@@ -108,7 +108,11 @@ const std::vector<ConfigField>& training_fields() {
 }
 
 std::string range_text(const ConfigField& f) {
-  const auto text = [](double v) { return value_text(nlohmann::json(v)); };
+  const auto text = [](double v) {
+    if (v >= 9.2e18) return std::string("2^63 - 1");
+    if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
+    return value_text(nlohmann::json(v));
+  };
   std::string out = std::isfinite(f.minimum) ? (f.above ? "(" : "[") + text(f.minimum) : "(-inf";
   out += ", ";
   out += std::isfinite(f.maximum) ? text(f.maximum) + (f.below ? ")" : "]") : "inf)";
