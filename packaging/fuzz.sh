@@ -111,7 +111,7 @@ for t in "${targets[@]}"; do
     IFS=$'\t' read -r owner kind where < <(python3 tests/fuzz/triage.py "$dir/kept.log")
     if [[ $owner == project ]]; then seen["$kind ${where:0:80}"]=1; fi
   done
-  for input in "$dir"/artifacts/*; do
+  for input in "$dir"/artifacts/{crash,leak,timeout,oom}-*; do  # not slow-unit-*: slow is not a failure
     [[ -f $input ]] || continue
     name=$(basename "$input")
     case $name in timeout-*) timeouts=$((timeouts + 1)) ;; oom-*) ooms=$((ooms + 1)) ;; esac
