@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# Remakes the seed corpora in tests/fuzz/corpus/ (committed; run this only to change them):
-#   the files the project's own writers make (fuzz_make_seeds, built by packaging/fuzz.sh in
-#   build/fuzz), torch.save files and predict inputs from tests/data, a small checkpoint trained by
-#   `dstudio train` (build/release, when it is built) and the description JSON ("meta" record) of
-#   each shipped checkpoint in resources/checkpoints.
+# Remakes the seed corpora in tests/fuzz/corpus/ (committed; run this only to change them).
+# Usage: make_corpus.sh [FUZZ_MAKE_SEEDS]. Takes:
+#   the files the project's own writers make (fuzz_make_seeds, built here in build/fuzz, which
+#   packaging/fuzz.sh configures), torch.save files and predict inputs from tests/data, a small
+#   checkpoint trained by `dstudio train` (build/release, when it is built) and the description
+#   JSON ("meta" record) of each shipped checkpoint in resources/checkpoints.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 corpus=$top/tests/fuzz/corpus
-seeds=${1:-$top/build/fuzz/bin/fuzz_make_seeds}
+seeds=${1:-}
 dstudio=${DSTUDIO_CLI:-$top/build/release/bin/dstudio}
+if [[ -z $seeds ]]; then
+  cmake --build "$top/build/fuzz" --target fuzz_make_seeds >/dev/null
+  seeds=$top/build/fuzz/bin/fuzz_make_seeds
+fi
 
 rm -rf "$corpus"
 mkdir -p "$corpus"/{pytorch_file,checkpoint,dataset,predict,config,workspace}
