@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <limits>
 #include <iterator>
 
 #include "dstudio/common/error.h"
@@ -145,6 +146,23 @@ TEST(Generate, BadInputGetsClearErrors) {
   EXPECT_THROW(generate_dataset(config("hopper", DatasetKind::Medium, 100), ars("halfcheetah")),
                dstudio::Error);
   EXPECT_THROW(generate_dataset(config("ant-maze", DatasetKind::Random, 100), {}), env::EnvError);
+}
+
+// A failure on a rollout thread (here NaN actions from NaN noise) reaches the caller as the
+// environment's error, whatever the thread count; it never ends the process.
+TEST(Generate, AFailureOnAWorkerThreadReachesTheCaller) {
+  auto policies = ars("hopper");
+  policies.action_noise = std::numeric_limits<double>::quiet_NaN();
+  for (int threads : {1, 2, 3}) {
+    auto c = config("hopper", DatasetKind::Medium, 500);
+    c.threads = threads;
+    try {
+      (void)generate_dataset(c, policies);
+      ADD_FAILURE() << threads << " threads: NaN actions were accepted";
+    } catch (const env::EnvError& e) {
+      EXPECT_THAT(e.what(), testing::HasSubstr("NaN")) << threads;
+    }
+  }
 }
 
 TEST(Generate, HidingVelocitiesKeepsThePositionsAndWhatThePolicyDid) {
