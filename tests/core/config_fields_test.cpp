@@ -93,6 +93,9 @@ TEST(ConfigFields, TheMaximumIsWhereValidationStops) {
   EXPECT_THROW(variant_from_json(j.dump()), UsageError);
   j["hidden"] = 1e12;
   EXPECT_THROW(variant_from_json(j.dump()), UsageError);
+  // Not an object, or names that are not strings: refused as configurations, nothing else escapes.
+  for (const char* text : {"[]", "3", "\"dt\"", "{\"variant\": 2}", "{\"plugin\": \"p\", \"plugin_version\": 1}", "{\"plugin\": 7}"})
+    EXPECT_THROW(variant_from_json(text), UsageError) << text;
 }
 
 TEST(ConfigFields, EveryHierMergerAndMixerMakesAVariant) {

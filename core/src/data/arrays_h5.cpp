@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <string>
 
 #include "dstudio/data/dataset_io.h"
 #include "h5.h"
@@ -13,8 +15,13 @@ namespace fs = std::filesystem;
 using h5::Handle;
 
 std::int64_t NdArray::numel() const {
+  // Saturates instead of overflowing: a shape read from a hostile file can multiply past int64.
   std::int64_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape) {
+    if (d < 0) return -1;
+    if (d != 0 && n > std::numeric_limits<std::int64_t>::max() / d) return std::numeric_limits<std::int64_t>::max();
+    n *= d;
+  }
   return n;
 }
 
@@ -37,7 +44,14 @@ std::map<std::string, NdArray> read_nd_arrays(const fs::path& path, const std::v
     NdArray array;
     array.shape = a.shape;
     array.dtype = a.dtype;
-    const auto n = static_cast<std::size_t>(array.numel());
+    // The shape is the file's claim: checked against a limit before anything is allocated.
+    const std::int64_t count = array.numel();
+    if (count < 0 || count > kMaxArrayValues) {
+      std::string shape = "(";
+      for (std::size_t i = 0; i < a.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(a.shape[i]);
+      ctx.fail(key, "has shape " + shape + ", more than the " + std::to_string(kMaxArrayValues) + " values an array may hold");
+    }
+    const auto n = static_cast<std::size_t>(count);
     array.values.resize(n);
     if (n == 0) return array;
     if (a.kind == h5::Kind::Float || a.kind == h5::Kind::Integer) {

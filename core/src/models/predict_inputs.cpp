@@ -51,15 +51,11 @@ PredictWindows check_predict_arrays(const std::map<std::string, data::NdArray>& 
   if (K > c.context_length)
     throw fail("states", "has windows of " + std::to_string(K) + " steps; this model was built for at most " +
                              std::to_string(c.context_length) + " (its context K)");
-  for (const auto& [key, a] : arrays) {
-    if (static_cast<std::int64_t>(a.values.size()) != [&] {
-          std::int64_t n = 1;
-          for (auto d : a.shape) n *= d;
-          return n;
-        }())
-      throw fail(key, "holds a number of values that does not match its shape");
+  for (const auto& entry : arrays) {
+    const auto& a = entry.second;
+    if (static_cast<std::int64_t>(a.values.size()) != a.numel()) throw fail(entry.first, "holds a number of values that does not match its shape");
     for (std::size_t i = 0; i < a.values.size(); ++i)
-      if (!std::isfinite(a.values[i])) throw fail(key, "holds " + number(a.values[i]) + " at index " + std::to_string(i));
+      if (!std::isfinite(a.values[i])) throw fail(entry.first, "holds " + number(a.values[i]) + " at index " + std::to_string(i));
   }
   const auto& steps = arrays.at("timesteps").values;
   for (std::size_t i = 0; i < steps.size(); ++i)

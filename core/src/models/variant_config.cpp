@@ -408,7 +408,10 @@ std::string to_json(const VariantConfig& config) { return as_json(config).dump(2
 VariantConfig variant_from_json(const std::string& text) {
   const auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) throw UsageError("the variant configuration is not valid JSON");
-  if (j.is_object() && j.contains("plugin") && j["plugin"].is_string()) {
+  if (!j.is_object()) throw UsageError("a variant configuration must be a JSON object");
+  for (const char* key : {"variant", "plugin", "plugin_version"})
+    if (j.contains(key) && !j[key].is_string()) throw UsageError(std::string("configuration key '") + key + "' must be a string, not " + j[key].dump());
+  if (j.contains("plugin")) {
     // A configuration a plugin made: say which plugin is missing rather than what is unknown.
     const auto plugin = j["plugin"].get<std::string>();
     const auto version = j.value("plugin_version", std::string());

@@ -18,11 +18,16 @@ struct NdArray {
   std::vector<double> values;
   std::string dtype;  ///< as stored in the file ("float32", "int64", "bool", ...); "float32" for writing
 
+  /// The product of the shape; INT64_MAX when it would overflow, -1 for a negative dimension.
   [[nodiscard]] std::int64_t numel() const;
 };
 
+/// The most values read_nd_arrays reads into one array (2^27: 1 GiB of doubles).
+constexpr std::int64_t kMaxArrayValues = std::int64_t{1} << 27;
+
 /// Reads `required` and, where present, `optional` keys of `path`. Throws DatasetError naming the
-/// file and key for a missing file or key, an unsupported dtype, or NaN/Inf values.
+/// file and key for a missing file or key, an unsupported dtype, NaN/Inf values, or a shape of more
+/// than kMaxArrayValues values (refused before anything is allocated).
 std::map<std::string, NdArray> read_nd_arrays(const std::filesystem::path& path, const std::vector<std::string>& required,
                                               const std::vector<std::string>& optional = {});
 
