@@ -163,9 +163,23 @@ std::vector<float> clustered_points(int n, int dims, int clusters, std::uint64_t
 
 struct TsneBenchArgs {
   int points = 10000, dims = 128, clusters = 10, threads = 2, repeats = 1;
+  std::string method = "auto", neighbours = "auto";
   std::string write_points;
   bool json = false;
 };
+
+analysis::TsneMethod tsne_method(const std::string& name) {
+  if (name == "exact") return analysis::TsneMethod::Exact;
+  if (name == "barnes-hut") return analysis::TsneMethod::BarnesHut;
+  if (name == "fft") return analysis::TsneMethod::Fft;
+  return analysis::TsneMethod::Auto;
+}
+
+analysis::TsneNeighbours tsne_neighbours(const std::string& name) {
+  if (name == "exact") return analysis::TsneNeighbours::Exact;
+  if (name == "approximate") return analysis::TsneNeighbours::Approximate;
+  return analysis::TsneNeighbours::Auto;
+}
 
 int run_tsne_bench(const TsneBenchArgs& a) {
   const auto x = clustered_points(a.points, a.dims, a.clusters, 0);
@@ -175,26 +189,39 @@ int run_tsne_bench(const TsneBenchArgs& a) {
   }
   analysis::TsneConfig config;
   config.threads = a.threads;
-  std::vector<double> seconds;
-  double kl = 0.0;
+  config.method = tsne_method(a.method);
+  config.neighbours = tsne_neighbours(a.neighbours);
+  std::vector<double> seconds, neighbour_seconds;
+  analysis::TsneResult last;
   for (int r = 0; r < a.repeats; ++r) {
-    const auto result = analysis::tsne(x, a.points, a.dims, config);
-    seconds.push_back(result.seconds);
-    kl = result.kl;
+    last = analysis::tsne(x, a.points, a.dims, config);
+    seconds.push_back(last.seconds);
+    neighbour_seconds.push_back(last.neighbour_seconds);
   }
   std::sort(seconds.begin(), seconds.end());
-  const double med = seconds[seconds.size() / 2];
+  std::sort(neighbour_seconds.begin(), neighbour_seconds.end());
+  const double med = seconds[seconds.size() / 2], neighbours_med = neighbour_seconds[neighbour_seconds.size() / 2];
+  const char* method = analysis::to_string(last.method);
+  const char* neighbours = analysis::to_string(last.neighbours);
   if (a.json) {
     std::printf("{\"benchmark\": \"tsne\", \"points\": %d, \"dims\": %d, \"clusters\": %d, \"perplexity\": 30, "
-                "\"iterations\": 1000, \"theta\": 0.5, \"threads\": %d, \"seconds\": %.3f, \"kl\": %.6f, \"repeats\": %d}\n",
-                a.points, a.dims, a.clusters, a.threads, med, kl, a.repeats);
+                "\"iterations\": 1000, \"method\": \"%s\", \"neighbours\": \"%s\", \"threads\": %d, \"blas\": \"%s\", "
+                "\"seconds\": %.3f, \"seconds_min\": %.3f, \"seconds_max\": %.3f, \"neighbour_seconds\": %.3f, "
+                "\"kl\": %.6f, \"kl_exact\": %s, \"repeats\": %d}\n",
+                a.points, a.dims, a.clusters, method, neighbours, a.threads, active_blas_name().c_str(), med, seconds.front(),
+                seconds.back(), neighbours_med, last.kl, last.kl_exact ? "true" : "false", a.repeats);
     return kOk;
   }
-  std::printf("benchmark      t-SNE, Barnes-Hut (perplexity 30, exaggeration 12 for 250 of 1000 iterations, theta 0.5, PCA init)\n");
+  std::printf("benchmark      t-SNE (perplexity 30, exaggeration 12 for 250 of 1000 iterations, PCA init)\n");
+  std::printf("method         %s gradient%s, %s neighbours\n", method, last.method == analysis::TsneMethod::BarnesHut ? " (theta 0.5)" : "",
+              neighbours);
   std::printf("configuration  %d points in %d dimensions, %d Gaussian clusters, seed 0\n", a.points, a.dims, a.clusters);
-  std::printf("threads        %d\n", a.threads);
-  std::printf("time           median %.2f s over %d repeats (neighbours included)\n", med, a.repeats);
-  std::printf("kl             %.4f (KL(P || Q) of the final layout, computed exactly)\n", kl);
+  std::printf("threads        %d (%d hardware threads)\n", a.threads, hardware_threads());
+  std::printf("blas           %s (not used by t-SNE)\n", active_blas_name().c_str());
+  std::printf("time           median %.2f s  min %.2f  max %.2f over %d repeats (neighbours included: median %.2f s)\n", med,
+              seconds.front(), seconds.back(), a.repeats, neighbours_med);
+  std::printf("kl             %.4f (KL(P || Q) of the final layout, %s)\n", last.kl,
+              last.kl_exact ? "Z summed over every pair" : "Z from a fine FFT grid");
   std::printf("memory         peak rss %.0f MiB\n", static_cast<double>(peak_rss_bytes()) / (1 << 20));
   return kOk;
 }
@@ -232,6 +259,12 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
   tsne->add_option("--clusters", tsne_args->clusters, "Clusters")->check(whole_number(1, 1000))->capture_default_str();
   tsne->add_option("--threads", tsne_args->threads, "Threads")->check(whole_number(1, 64))->capture_default_str();
   tsne->add_option("--repeats", tsne_args->repeats, "Timed repeats")->check(whole_number(1, 100))->capture_default_str();
+  tsne->add_option("--method", tsne_args->method, "Repulsive forces: auto (Barnes-Hut below 5,000 points, FFT from there), exact, barnes-hut, fft")
+      ->check(CLI::IsMember({"auto", "exact", "barnes-hut", "fft"}))
+      ->capture_default_str();
+  tsne->add_option("--neighbours", tsne_args->neighbours, "Neighbour search: auto (exact below 8,000 points), exact, approximate")
+      ->check(CLI::IsMember({"auto", "exact", "approximate"}))
+      ->capture_default_str();
   tsne->add_option("--write-points", tsne_args->write_points, "Also write the points (HDF5 'points') for a reference run");
   tsne->add_flag("--json", tsne_args->json, "Print one JSON object");
   tsne->callback([&exit_code, tsne_args] {

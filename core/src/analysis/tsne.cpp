@@ -1,5 +1,6 @@
-// Barnes-Hut t-SNE. See tsne.h. The steps and constants follow scikit-learn's implementation so
-// that layouts and KL divergences are comparable with it.
+// t-SNE. See tsne.h. The steps and constants follow scikit-learn's implementation so that layouts
+// and KL divergences are comparable with it; the neighbour search is in tsne_neighbours.cpp and
+// the FFT repulsion in tsne_fft.cpp.
 
 #include "dstudio/common/error.h"
 #include "dstudio/analysis/tsne.h"
@@ -9,88 +10,29 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
-#include <exception>
-#include <functional>
-#include <thread>
+#include <string>
+
+#include "tsne_internal.h"
 
 namespace dstudio::analysis {
 namespace {
 
-// Runs part(t) for t in [0, threads), part 0 on this thread; what a part throws (memory running
-// out) is rethrown here after every thread has joined, never left to end the process.
-[[gnu::noinline]] void run_parts(int threads, const std::function<void(int)>& part) {
-  std::vector<std::thread> pool;
-  std::vector<std::exception_ptr> failures(static_cast<std::size_t>(threads));
-  const auto guarded = [&](int t) {
-    try {
-      part(t);
-    } catch (...) {
-      failures[static_cast<std::size_t>(t)] = std::current_exception();
-    }
-  };
-  for (int t = 1; t < threads; ++t) pool.emplace_back(guarded, t);
-  guarded(0);
-  for (auto& th : pool) th.join();
-  for (const auto& failure : failures)
-    if (failure) std::rethrow_exception(failure);
-}
-
-// Runs f(begin, end, part) over [0, n) split into `threads` contiguous ranges.
-template <typename F>
-void parallel_for(int n, int threads, F&& f) {
-  threads = std::max(1, std::min(threads, n));
-  run_parts(threads, [&](int t) { f(n * t / threads, n * (t + 1) / threads, t); });
-}
-
-// Squared distances to every point, exact, and the k nearest of each.
-void nearest_neighbours(const std::vector<float>& x, int n, int d, int k, int threads, std::vector<int>& index,
-                        std::vector<double>& dist2) {
-  std::vector<double> norms(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    double s = 0.0;
-    for (int q = 0; q < d; ++q) s += static_cast<double>(x[static_cast<std::size_t>(i) * d + q]) * x[static_cast<std::size_t>(i) * d + q];
-    norms[static_cast<std::size_t>(i)] = s;
-  }
-  index.assign(static_cast<std::size_t>(n) * k, 0);
-  dist2.assign(static_cast<std::size_t>(n) * k, 0.0);
-  parallel_for(n, threads, [&](int begin, int end, int) {
-    std::vector<double> all(static_cast<std::size_t>(n));
-    std::vector<int> order(static_cast<std::size_t>(n));
-    for (int i = begin; i < end; ++i) {
-      const float* a = &x[static_cast<std::size_t>(i) * d];
-      for (int j = 0; j < n; ++j) {
-        const float* b = &x[static_cast<std::size_t>(j) * d];
-        // Eight independent partial sums let the compiler vectorise the dot product.
-        float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        int q = 0;
-        for (; q + 8 <= d; q += 8)
-          for (int l = 0; l < 8; ++l) acc[l] += a[q + l] * b[q + l];
-        double dot = 0.0;
-        for (float v : acc) dot += v;
-        for (; q < d; ++q) dot += static_cast<double>(a[q]) * b[q];
-        all[static_cast<std::size_t>(j)] = std::max(0.0, norms[static_cast<std::size_t>(i)] + norms[static_cast<std::size_t>(j)] - 2.0 * dot);
-      }
-      all[static_cast<std::size_t>(i)] = std::numeric_limits<double>::infinity();
-      std::iota(order.begin(), order.end(), 0);
-      std::nth_element(order.begin(), order.begin() + k, order.end(),
-                       [&](int p, int r) { return all[static_cast<std::size_t>(p)] < all[static_cast<std::size_t>(r)]; });
-      std::sort(order.begin(), order.begin() + k, [&](int p, int r) { return all[static_cast<std::size_t>(p)] < all[static_cast<std::size_t>(r)]; });
-      for (int m = 0; m < k; ++m) {
-        index[static_cast<std::size_t>(i) * k + m] = order[static_cast<std::size_t>(m)];
-        dist2[static_cast<std::size_t>(i) * k + m] = all[static_cast<std::size_t>(order[static_cast<std::size_t>(m)])];
-      }
-    }
-  });
-}
+using tsne_detail::at;
+using tsne_detail::parallel_for;
+using tsne_detail::run_parts;
 
 // p_{j|i} over the k neighbours, with the bandwidth that gives the perplexity (binary search on
 // the precision beta, as scikit-learn's _binary_search_perplexity).
-void conditional_probabilities(const std::vector<double>& dist2, int n, int k, double perplexity, int threads, std::vector<double>& p) {
+void conditional_probabilities(const std::vector<double>& dist2, int n, int k, double perplexity, int threads, std::vector<double>& p,
+                               const Progress& progress) {
   p.assign(dist2.size(), 0.0);
   const double target = std::log(perplexity);
-  parallel_for(n, threads, [&](int begin, int end, int) {
+  tsne_detail::Pacer pacer(progress);
+  parallel_for(n, threads, [&](int begin, int end, int part) {
     for (int i = begin; i < end; ++i) {
+      if ((i - begin) % 256 == 0) pacer.poll(part, 0.1, "perplexity");
       const double* di = &dist2[static_cast<std::size_t>(i) * k];
       double* pi = &p[static_cast<std::size_t>(i) * k];
       double beta = 1.0, lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
@@ -121,47 +63,60 @@ void conditional_probabilities(const std::vector<double>& dist2, int n, int k, d
 struct Joint {
   std::vector<int> start, col;
   std::vector<double> val;
+  std::vector<float> val_single;  // the same, for the attraction's single-precision blocks
 };
 
 Joint symmetrise(const std::vector<int>& index, const std::vector<double>& p, int n, int k) {
-  struct Entry {
-    int row, col;
-    double v;
-  };
-  std::vector<Entry> entries;
-  entries.reserve(index.size() * 2);
+  // Row i holds its own k entries and those of the points that chose i; rows are filled by
+  // counting, then each is sorted by column and its duplicates (i and j chose each other) merged.
+  Joint j;
+  std::vector<int> fill(static_cast<std::size_t>(n) + 1, 0);
+  for (int i = 0; i < n; ++i) {
+    fill[at(i) + 1] += k;
+    for (int m = 0; m < k; ++m) ++fill[at(index[at(i) * at(k) + at(m)]) + 1];
+  }
+  for (int i = 0; i < n; ++i) fill[at(i) + 1] += fill[at(i)];
+  std::vector<std::pair<int, double>> raw(static_cast<std::size_t>(fill[at(n)]));
+  std::vector<int> cursor(fill.begin(), fill.end() - 1);
   for (int i = 0; i < n; ++i)
     for (int m = 0; m < k; ++m) {
-      const auto at = static_cast<std::size_t>(i) * k + m;
-      entries.push_back({i, index[at], p[at]});
-      entries.push_back({index[at], i, p[at]});
+      const auto e = at(i) * at(k) + at(m);
+      const int other = index[e];
+      raw[at(cursor[at(i)]++)] = {other, p[e]};
+      raw[at(cursor[at(other)]++)] = {i, p[e]};
     }
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.row != b.row ? a.row < b.row : a.col < b.col; });
-  Joint j;
   j.start.assign(static_cast<std::size_t>(n) + 1, 0);
+  j.col.reserve(raw.size());
+  j.val.reserve(raw.size());
   double total = 0.0;
-  for (std::size_t e = 0; e < entries.size();) {
-    std::size_t f = e;
-    double v = 0.0;
-    while (f < entries.size() && entries[f].row == entries[e].row && entries[f].col == entries[e].col) v += entries[f++].v;
-    j.col.push_back(entries[e].col);
-    j.val.push_back(v);
-    ++j.start[static_cast<std::size_t>(entries[e].row) + 1];
-    total += v;
-    e = f;
+  for (int i = 0; i < n; ++i) {
+    const auto first = raw.begin() + fill[at(i)], last = raw.begin() + fill[at(i) + 1];
+    std::sort(first, last, [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto e = first; e != last;) {
+      auto f = e;
+      double v = 0.0;
+      while (f != last && f->first == e->first) v += (f++)->second;
+      j.col.push_back(e->first);
+      j.val.push_back(v);
+      total += v;
+      e = f;
+    }
+    j.start[at(i) + 1] = static_cast<int>(j.col.size());
   }
-  for (int i = 0; i < n; ++i) j.start[static_cast<std::size_t>(i) + 1] += j.start[static_cast<std::size_t>(i)];
   for (auto& v : j.val) v /= std::max(total, 1e-300);
+  j.val_single.assign(j.val.begin(), j.val.end());
   return j;
 }
 
 // The first two principal components, scaled as scikit-learn does (std of the first 1e-4).
-std::vector<double> pca_init(const std::vector<float>& x, int n, int d) {
+std::vector<double> pca_init(const std::vector<float>& x, int n, int d, const Progress& progress) {
+  tsne_detail::Pacer pacer(progress);
   std::vector<double> mean(static_cast<std::size_t>(d), 0.0), cov(static_cast<std::size_t>(d) * d, 0.0);
   for (int i = 0; i < n; ++i)
     for (int q = 0; q < d; ++q) mean[static_cast<std::size_t>(q)] += x[static_cast<std::size_t>(i) * d + q] / static_cast<double>(n);
   std::vector<double> row(static_cast<std::size_t>(d));
   for (int i = 0; i < n; ++i) {
+    if (i % 512 == 0) pacer.poll(0, 0.1, "initial layout");
     for (int q = 0; q < d; ++q) row[static_cast<std::size_t>(q)] = x[static_cast<std::size_t>(i) * d + q] - mean[static_cast<std::size_t>(q)];
     for (int a = 0; a < d; ++a)
       for (int b = a; b < d; ++b) cov[static_cast<std::size_t>(a) * d + b] += row[static_cast<std::size_t>(a)] * row[static_cast<std::size_t>(b)];
@@ -307,39 +262,128 @@ class QuadTree {
   std::vector<Node> nodes_;
 };
 
-double exact_kl(const Joint& p, const std::vector<double>& y, int n, int threads) {
+// Z = sum over i != j of 1 / (1 + |y_i - y_j|^2), every pair once.
+double exact_z(const std::vector<double>& y, int n, int threads) {
   const int parts = std::max(1, std::min(threads, n));
   std::vector<double> sums(static_cast<std::size_t>(parts), 0.0);
-  std::vector<std::thread> pool;
-  auto work = [&](int t) {
+  // Rows interleaved over the parts so that the triangle's work is shared evenly.
+  run_parts(parts, [&](int t) {
     double s = 0.0;
-    for (int i = n * t / parts; i < n * (t + 1) / parts; ++i)
-      for (int j = 0; j < n; ++j) {
-        if (j == i) continue;
-        const double dx = y[static_cast<std::size_t>(i) * 2] - y[static_cast<std::size_t>(j) * 2];
-        const double dy = y[static_cast<std::size_t>(i) * 2 + 1] - y[static_cast<std::size_t>(j) * 2 + 1];
+    for (int i = t; i < n; i += parts) {
+      const double xi = y[at(i) * 2], yi = y[at(i) * 2 + 1];
+      for (int j = i + 1; j < n; ++j) {
+        const double dx = xi - y[at(j) * 2], dy = yi - y[at(j) * 2 + 1];
         s += 1.0 / (1.0 + dx * dx + dy * dy);
       }
-    sums[static_cast<std::size_t>(t)] = s;
-  };
-  for (int t = 1; t < parts; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (auto& th : pool) th.join();
-  const double z = std::accumulate(sums.begin(), sums.end(), 0.0);
+    }
+    sums[at(t)] = 2.0 * s;
+  });
+  return std::accumulate(sums.begin(), sums.end(), 0.0);
+}
+
+double kl_divergence(const Joint& p, const std::vector<double>& y, int n, double z) {
   double kl = 0.0;
   for (int i = 0; i < n; ++i)
-    for (int e = p.start[static_cast<std::size_t>(i)]; e < p.start[static_cast<std::size_t>(i) + 1]; ++e) {
-      const int j = p.col[static_cast<std::size_t>(e)];
-      const double dx = y[static_cast<std::size_t>(i) * 2] - y[static_cast<std::size_t>(j) * 2];
-      const double dy = y[static_cast<std::size_t>(i) * 2 + 1] - y[static_cast<std::size_t>(j) * 2 + 1];
+    for (int e = p.start[at(i)]; e < p.start[at(i) + 1]; ++e) {
+      const int j = p.col[at(e)];
+      const double dx = y[at(i) * 2] - y[at(j) * 2];
+      const double dy = y[at(i) * 2 + 1] - y[at(j) * 2 + 1];
       const double q = 1.0 / (1.0 + dx * dx + dy * dy) / z;
-      const double pij = p.val[static_cast<std::size_t>(e)];
+      const double pij = p.val[at(e)];
       if (pij > 0) kl += pij * std::log(std::max(pij, 1e-12) / std::max(q, 1e-12));
     }
   return kl;
 }
 
+// The repulsion of every pair, exactly (O(N^2)).
+double exact_repulsion(const std::vector<double>& y, int n, int threads, std::vector<double>& force) {
+  const int parts = std::max(1, std::min(threads, n));
+  std::vector<double> sum_q(static_cast<std::size_t>(parts), 0.0);
+  force.assign(y.size(), 0.0);
+  parallel_for(n, parts, [&](int begin, int end, int part) {
+    double s = 0.0;
+    for (int i = begin; i < end; ++i) {
+      double fx = 0.0, fy = 0.0;
+      for (int j = 0; j < n; ++j) {
+        if (j == i) continue;
+        const double dx = y[at(i) * 2] - y[at(j) * 2], dy = y[at(i) * 2 + 1] - y[at(j) * 2 + 1];
+        const double q = 1.0 / (1.0 + dx * dx + dy * dy);
+        s += q;
+        fx += q * q * dx;
+        fy += q * q * dy;
+      }
+      force[at(i) * 2] = fx;
+      force[at(i) * 2 + 1] = fy;
+    }
+    sum_q[at(part)] = s;
+  });
+  return std::accumulate(sum_q.begin(), sum_q.end(), 0.0);
+}
+
+// The repulsion by Barnes-Hut with opening angle theta.
+double barnes_hut_repulsion(const std::vector<double>& y, int n, double theta, int threads, std::vector<double>& force) {
+  const int parts = std::max(1, std::min(threads, n));
+  std::vector<double> sum_q(static_cast<std::size_t>(parts), 0.0);
+  force.assign(y.size(), 0.0);
+  const QuadTree tree(y);
+  parallel_for(n, parts, [&](int begin, int end, int part) {
+    double s = 0.0;
+    for (int i = begin; i < end; ++i) tree.repulse(i, theta * theta, s, force[at(i) * 2], force[at(i) * 2 + 1]);
+    sum_q[at(part)] = s;
+  });
+  return std::accumulate(sum_q.begin(), sum_q.end(), 0.0);
+}
+
+// The method Auto stands for, for n points.
+TsneMethod resolve(TsneMethod method, const TsneConfig& c, int n) {
+  if (method != TsneMethod::Auto) return method;
+  if (c.theta <= 0) return TsneMethod::Exact;
+  return n >= c.fft_from_points ? TsneMethod::Fft : TsneMethod::BarnesHut;
+}
+
+TsneNeighbours resolve(TsneNeighbours search, const TsneConfig& c, int n) {
+  if (search != TsneNeighbours::Auto) return search;
+  return n >= c.approximate_from_points ? TsneNeighbours::Approximate : TsneNeighbours::Exact;
+}
+
 }  // namespace
+
+const char* to_string(TsneMethod method) {
+  switch (method) {
+    case TsneMethod::Auto: return "auto";
+    case TsneMethod::Exact: return "exact";
+    case TsneMethod::BarnesHut: return "barnes-hut";
+    case TsneMethod::Fft: return "fft";
+  }
+  return "?";
+}
+
+const char* to_string(TsneNeighbours neighbours) {
+  switch (neighbours) {
+    case TsneNeighbours::Auto: return "auto";
+    case TsneNeighbours::Exact: return "exact";
+    case TsneNeighbours::Approximate: return "approximate";
+  }
+  return "?";
+}
+
+Repulsion tsne_repulsion(const std::vector<double>& y, TsneMethod method, const TsneConfig& c) {
+  const int n = static_cast<int>(y.size() / 2);
+  Repulsion r;
+  if (n < 2) {
+    r.force.assign(y.size(), 0.0);
+    return r;
+  }
+  switch (method == TsneMethod::Auto ? TsneMethod::Fft : method) {
+    case TsneMethod::Exact: r.z = exact_repulsion(y, n, c.threads, r.force); break;
+    case TsneMethod::BarnesHut: r.z = barnes_hut_repulsion(y, n, c.theta, c.threads, r.force); break;
+    default: {
+      tsne_detail::FftRepulsion fft(c.interpolation_points, c.boxes_per_unit, c.threads);
+      r.z = fft.compute(y, r.force);
+    }
+  }
+  return r;
+}
 
 TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneConfig& c, const Progress& progress) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -348,61 +392,96 @@ TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneCon
   const int k = std::min(n - 1, static_cast<int>(3.0 * c.perplexity + 1.0));
   if (c.perplexity <= 0 || 3.0 * c.perplexity >= n)
     throw UsageError("perplexity " + std::to_string(c.perplexity) + " needs more than 3 x perplexity points; there are " + std::to_string(n));
-  progress.update(0.0, "neighbours");
-  std::vector<int> index;
-  std::vector<double> dist2, cond;
-  nearest_neighbours(points, n, dims, k, c.threads, index, dist2);
-  progress.update(0.05, "perplexity");
-  conditional_probabilities(dist2, n, k, c.perplexity, c.threads, cond);
-  const Joint p = symmetrise(index, cond, n, k);
-
+  const int threads = std::max(1, c.threads);
   TsneResult result;
-  std::vector<double> y = pca_init(points, n, dims), update(y.size(), 0.0), gains(y.size(), 1.0), grad(y.size());
+  result.method = resolve(c.method, c, n);
+  result.neighbours = resolve(c.neighbours, c, n);
+
+  // The input similarities: neighbours (the first 10% of the progress), bandwidths, the joint P.
+  progress.update(0.0, "neighbours");
+  const auto graph = nearest_neighbours(points, n, dims, k, result.neighbours, threads, tsne_detail::sub_progress(progress, 0.0, 0.1));
+  result.neighbour_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  progress.update(0.1, "perplexity");
+  std::vector<double> cond;
+  conditional_probabilities(graph.dist2, n, k, c.perplexity, threads, cond, progress);
+  const Joint p = symmetrise(graph.index, cond, n, k);
+
+  // Gradient descent with momentum and gains; the gradient is 4 (attraction - repulsion / Z).
+  std::vector<double> y = pca_init(points, n, dims, progress), update(y.size(), 0.0), gains(y.size(), 1.0), grad(y.size());
   const double lr = c.learning_rate > 0 ? c.learning_rate : std::max(n / c.early_exaggeration / 4.0, 50.0);
-  const double theta2 = c.theta * c.theta;
-  const int parts = std::max(1, std::min(c.threads, n));
-  std::vector<double> sum_q(static_cast<std::size_t>(parts));
+  std::optional<tsne_detail::FftRepulsion> fft;
+  if (result.method == TsneMethod::Fft) fft.emplace(c.interpolation_points, c.boxes_per_unit, threads);
   std::vector<double> neg(y.size());
+  auto last_report = std::chrono::steady_clock::now();
   for (int it = 0; it < c.iterations; ++it) {
-    if (it % 10 == 0) progress.update(0.05 + 0.95 * it / c.iterations, "iteration " + std::to_string(it));
+    // Every 10 iterations, and more often when iterations are slow (large N).
+    const auto now = std::chrono::steady_clock::now();
+    if (it % 10 == 0 || now - last_report > std::chrono::milliseconds(250)) {
+      progress.update(0.1 + 0.89 * it / c.iterations, "iteration " + std::to_string(it));
+      last_report = now;
+    }
     const bool early = it < c.exaggeration_iterations;
     const double exaggeration = early ? c.early_exaggeration : 1.0, momentum = early ? 0.5 : 0.8;
-    const QuadTree tree(y);
-    parallel_for(n, parts, [&](int begin, int end, int part) {
-      double s = 0.0;
-      for (int i = begin; i < end; ++i) {
-        // Attraction along P's edges.
-        double ax = 0.0, ay = 0.0;
-        for (int e = p.start[static_cast<std::size_t>(i)]; e < p.start[static_cast<std::size_t>(i) + 1]; ++e) {
-          const int j = p.col[static_cast<std::size_t>(e)];
-          const double dx = y[static_cast<std::size_t>(i) * 2] - y[static_cast<std::size_t>(j) * 2];
-          const double dy = y[static_cast<std::size_t>(i) * 2 + 1] - y[static_cast<std::size_t>(j) * 2 + 1];
-          const double w = exaggeration * p.val[static_cast<std::size_t>(e)] / (1.0 + dx * dx + dy * dy);
-          ax += w * dx;
-          ay += w * dy;
-        }
-        grad[static_cast<std::size_t>(i) * 2] = ax;
-        grad[static_cast<std::size_t>(i) * 2 + 1] = ay;
-        double fx = 0.0, fy = 0.0;
-        if (c.theta > 0) {
-          tree.repulse(i, theta2, s, fx, fy);
-        } else {
-          for (int j = 0; j < n; ++j) {
-            if (j == i) continue;
-            const double dx = y[static_cast<std::size_t>(i) * 2] - y[static_cast<std::size_t>(j) * 2];
-            const double dy = y[static_cast<std::size_t>(i) * 2 + 1] - y[static_cast<std::size_t>(j) * 2 + 1];
-            const double q = 1.0 / (1.0 + dx * dx + dy * dy);
-            s += q;
-            fx += q * q * dx;
-            fy += q * q * dy;
+    // Attraction along P's edges. With the FFT (large N), in blocks: the neighbours' offsets
+    // gathered, then the weights p_ij / (1 + d_ij^2) in single precision, several at a time;
+    // otherwise in double precision, as before, so that small layouts do not change.
+    if (result.method != TsneMethod::Fft) {
+      parallel_for(n, threads, [&](int begin, int end, int) {
+        for (int i = begin; i < end; ++i) {
+          double ax = 0.0, ay = 0.0;
+          for (int e = p.start[at(i)]; e < p.start[at(i) + 1]; ++e) {
+            const int j = p.col[at(e)];
+            const double dx = y[at(i) * 2] - y[at(j) * 2], dy = y[at(i) * 2 + 1] - y[at(j) * 2 + 1];
+            const double w = exaggeration * p.val[at(e)] / (1.0 + dx * dx + dy * dy);
+            ax += w * dx;
+            ay += w * dy;
           }
+          grad[at(i) * 2] = ax;
+          grad[at(i) * 2 + 1] = ay;
         }
-        neg[static_cast<std::size_t>(i) * 2] = fx;
-        neg[static_cast<std::size_t>(i) * 2 + 1] = fy;
-      }
-      sum_q[static_cast<std::size_t>(part)] = s;
-    });
-    const double z = std::max(std::accumulate(sum_q.begin(), sum_q.end(), 0.0), 1e-300);
+      });
+    } else {
+      parallel_for(n, threads, [&](int begin, int end, int) {
+        constexpr int kBlock = 64;
+        float dxs[kBlock], dys[kBlock], ws[kBlock];
+        for (int i = begin; i < end; ++i) {
+          double ax = 0.0, ay = 0.0;
+          const double xi = y[at(i) * 2], yi = y[at(i) * 2 + 1];
+          for (int e0 = p.start[at(i)]; e0 < p.start[at(i) + 1]; e0 += kBlock) {
+            const int len = std::min(kBlock, p.start[at(i) + 1] - e0);
+            for (int b = 0; b < len; ++b) {
+              const int j = p.col[at(e0 + b)];
+              dxs[b] = static_cast<float>(xi - y[at(j) * 2]);
+              dys[b] = static_cast<float>(yi - y[at(j) * 2 + 1]);
+            }
+            const float* pv = &p.val_single[at(e0)];
+            for (int b = 0; b < len; ++b) ws[b] = pv[b] / (1.0f + dxs[b] * dxs[b] + dys[b] * dys[b]);
+            float sx[4] = {0, 0, 0, 0}, sy[4] = {0, 0, 0, 0};
+            int b = 0;
+            for (; b + 4 <= len; b += 4)
+              for (int l = 0; l < 4; ++l) {
+                sx[l] += ws[b + l] * dxs[b + l];
+                sy[l] += ws[b + l] * dys[b + l];
+              }
+            for (; b < len; ++b) {
+              ax += static_cast<double>(ws[b]) * dxs[b];
+              ay += static_cast<double>(ws[b]) * dys[b];
+            }
+            ax += static_cast<double>(sx[0]) + sx[1] + sx[2] + sx[3];
+            ay += static_cast<double>(sy[0]) + sy[1] + sy[2] + sy[3];
+          }
+          grad[at(i) * 2] = exaggeration * ax;
+          grad[at(i) * 2 + 1] = exaggeration * ay;
+        }
+      });
+    }
+    double z = 0.0;
+    switch (result.method) {
+      case TsneMethod::Exact: z = exact_repulsion(y, n, threads, neg); break;
+      case TsneMethod::Fft: z = fft->compute(y, neg); break;
+      default: z = barnes_hut_repulsion(y, n, c.theta, threads, neg);
+    }
+    z = std::max(z, 1e-300);
     for (std::size_t q = 0; q < y.size(); ++q) {
       const double g = 4.0 * (grad[q] - neg[q] / z);
       // scikit-learn's gains: grow where the step keeps its direction, shrink where it flips.
@@ -417,8 +496,18 @@ TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneCon
       if (c.on_snapshot) c.on_snapshot(it + 1, result.snapshots.back());
     }
   }
+  // KL(P || Q): Z over every pair up to 20,000 points, else from a fine FFT grid.
   progress.update(0.99, "KL divergence");
-  result.kl = exact_kl(p, y, n, c.threads);
+  double z = 0.0;
+  if (n <= 20000) {
+    z = exact_z(y, n, threads);
+  } else {
+    tsne_detail::FftRepulsion fine(5, 2.0, threads);
+    std::vector<double> unused;
+    z = fine.compute(y, unused);
+    result.kl_exact = false;
+  }
+  result.kl = kl_divergence(p, y, n, std::max(z, 1e-300));
   result.embedding = std::move(y);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   progress.update(1.0, "done");
