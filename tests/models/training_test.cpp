@@ -93,7 +93,9 @@ TEST(Training, TheFieldsRangesAreWhereTheConfigurationIsRefused) {
       EXPECT_NO_THROW(parse(value(f.below ? f.maximum - step : f.maximum))) << f.key;
       EXPECT_THROW(parse(value(f.below ? f.maximum : f.maximum + std::max(step, f.maximum * 1e-9))), dstudio::UsageError) << f.key;
     }
-    if (integer) EXPECT_THROW(parse(value(f.minimum) + ".5"), dstudio::UsageError) << f.key;
+    if (integer) {
+      EXPECT_THROW(parse(value(f.minimum) + ".5"), dstudio::UsageError) << f.key;
+    }
     EXPECT_THROW(parse("\"7\""), dstudio::UsageError) << f.key;
   }
   EXPECT_THROW(dstudio::models::training_from_json("{\"seed\": -1}"), dstudio::UsageError);
@@ -372,6 +374,13 @@ TEST(RunFolders, SayWhatMadeThemFromRunJsonOrTheirName) {
   EXPECT_EQ(value("conv_window"), "4");
   EXPECT_EQ(value("learning_rate"), "0.0003");
   EXPECT_EQ(value("steps"), "900");
+  // Values of the wrong type (edited by hand): still named and labelled, nothing escapes.
+  write(dir / "c", "metrics.csv", metrics);
+  write(dir / "c", "run.json", R"({"label": "dt", "training": {"seed": "seven", "steps": [1]}})");
+  run = models::read_run_folder(dir / "c");
+  EXPECT_EQ(run.label, "dt");
+  EXPECT_EQ(run.seed, "0");
+  EXPECT_EQ(run.total_steps, 0);
   // Without: the folder's name, <label>-seed<N>-<stamp>.
   write(dir / "dc-seed3-20240101-000000", "metrics.csv", metrics);
   run = models::read_run_folder((dir / "dc-seed3-20240101-000000").string() + "/");

@@ -29,9 +29,13 @@ RunFolder read_run_folder(const fs::path& dir) {
     const auto j = nlohmann::json::parse(in, nullptr, false);
     if (!j.is_discarded() && j.is_object() && j.contains("label") && j["label"].is_string()) {
       run.label = j["label"].get<std::string>();
+      // Only what has the expected type is read: a run.json edited by hand names the run all the same.
       if (j.contains("training") && j["training"].is_object()) {
-        run.seed = std::to_string(j["training"].value("seed", 0ULL));
-        run.total_steps = j["training"].value("steps", 0LL);
+        const auto& t = j["training"];
+        if (t.contains("seed") && t["seed"].is_number_unsigned()) run.seed = std::to_string(t["seed"].get<std::uint64_t>());
+        else if (t.contains("seed") && t["seed"].is_number_integer()) run.seed = std::to_string(t["seed"].get<std::int64_t>());
+        else run.seed = "0";
+        if (t.contains("steps") && t["steps"].is_number_integer()) run.total_steps = t["steps"].get<std::int64_t>();
       }
       try {
         if (j.contains("variant") && j.contains("training"))
