@@ -409,6 +409,7 @@ TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneCon
   // Gradient descent with momentum and gains; the gradient is 4 (attraction - repulsion / Z).
   std::vector<double> y = pca_init(points, n, dims, progress), update(y.size(), 0.0), gains(y.size(), 1.0), grad(y.size());
   const double lr = c.learning_rate > 0 ? c.learning_rate : std::max(n / c.early_exaggeration / 4.0, 50.0);
+  const double max_step = result.method == TsneMethod::Fft ? c.max_step_norm : 0.0;
   std::optional<tsne_detail::FftRepulsion> fft;
   if (result.method == TsneMethod::Fft) fft.emplace(c.interpolation_points, c.boxes_per_unit, threads);
   std::vector<double> neg(y.size());
@@ -488,8 +489,18 @@ TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneCon
       gains[q] = (update[q] * g < 0.0) ? gains[q] + 0.2 : gains[q] * 0.8;
       gains[q] = std::max(gains[q], 0.01);
       update[q] = momentum * update[q] - lr * gains[q] * g;
-      y[q] += update[q];
     }
+    // FIt-SNE's step clipping: no point moves more than max_step_norm in one iteration, so that
+    // the few that would fly off when the exaggeration ends do not stretch the FFT grid.
+    if (max_step > 0)
+      for (int i = 0; i < n; ++i) {
+        const double step = std::hypot(update[at(i) * 2], update[at(i) * 2 + 1]);
+        if (step > max_step) {
+          update[at(i) * 2] *= max_step / step;
+          update[at(i) * 2 + 1] *= max_step / step;
+        }
+      }
+    for (std::size_t q = 0; q < y.size(); ++q) y[q] += update[q];
     if (c.snapshot_every > 0 && (it + 1) % c.snapshot_every == 0) {
       result.snapshot_iterations.push_back(it + 1);
       result.snapshots.push_back(y);

@@ -56,6 +56,9 @@ struct TsneConfig {
   int approximate_from_points = 8000;   ///< Auto searches neighbours approximately from this many points
   int interpolation_points = 3;         ///< FFT: interpolation nodes per grid box and dimension
   double boxes_per_unit = 1.0;          ///< FFT: grid boxes per unit of layout length (at least 50 boxes a side)
+  /// FFT: no point moves further than this in one iteration (FIt-SNE's default, 5); 0: no limit.
+  /// Barnes-Hut and the exact gradient take scikit-learn's steps, unlimited.
+  double max_step_norm = 5.0;
   /// Called with each snapshot as it is taken (iteration, N x 2 layout), on the computing thread,
   /// so a viewer can animate the run while it iterates; the same layouts are kept in `snapshots`.
   std::function<void(int iteration, const std::vector<double>& embedding)> on_snapshot;
