@@ -66,7 +66,8 @@ struct Joint {
   std::vector<float> val_single;  // the same, for the attraction's single-precision blocks
 };
 
-Joint symmetrise(const std::vector<int>& index, const std::vector<double>& p, int n, int k) {
+Joint symmetrise(const std::vector<int>& index, const std::vector<double>& p, int n, int k, const Progress& progress) {
+  tsne_detail::Pacer pacer(progress);
   // Row i holds its own k entries and those of the points that chose i; rows are filled by
   // counting, then each is sorted by column and its duplicates (i and j chose each other) merged.
   Joint j;
@@ -90,6 +91,7 @@ Joint symmetrise(const std::vector<int>& index, const std::vector<double>& p, in
   j.val.reserve(raw.size());
   double total = 0.0;
   for (int i = 0; i < n; ++i) {
+    if (i % 1024 == 0) pacer.poll(0, 0.1, "perplexity");
     const auto first = raw.begin() + fill[at(i)], last = raw.begin() + fill[at(i) + 1];
     std::sort(first, last, [](const auto& a, const auto& b) { return a.first < b.first; });
     for (auto e = first; e != last;) {
@@ -281,18 +283,23 @@ double exact_z(const std::vector<double>& y, int n, int threads) {
   return std::accumulate(sums.begin(), sums.end(), 0.0);
 }
 
-double kl_divergence(const Joint& p, const std::vector<double>& y, int n, double z) {
-  double kl = 0.0;
-  for (int i = 0; i < n; ++i)
-    for (int e = p.start[at(i)]; e < p.start[at(i) + 1]; ++e) {
-      const int j = p.col[at(e)];
-      const double dx = y[at(i) * 2] - y[at(j) * 2];
-      const double dy = y[at(i) * 2 + 1] - y[at(j) * 2 + 1];
-      const double q = 1.0 / (1.0 + dx * dx + dy * dy) / z;
-      const double pij = p.val[at(e)];
-      if (pij > 0) kl += pij * std::log(std::max(pij, 1e-12) / std::max(q, 1e-12));
-    }
-  return kl;
+double kl_divergence(const Joint& p, const std::vector<double>& y, int n, double z, int threads) {
+  const int parts = std::max(1, std::min(threads, n));
+  std::vector<double> sums(static_cast<std::size_t>(parts), 0.0);
+  parallel_for(n, parts, [&](int begin, int end, int part) {
+    double kl = 0.0;
+    for (int i = begin; i < end; ++i)
+      for (int e = p.start[at(i)]; e < p.start[at(i) + 1]; ++e) {
+        const int j = p.col[at(e)];
+        const double dx = y[at(i) * 2] - y[at(j) * 2];
+        const double dy = y[at(i) * 2 + 1] - y[at(j) * 2 + 1];
+        const double q = 1.0 / (1.0 + dx * dx + dy * dy) / z;
+        const double pij = p.val[at(e)];
+        if (pij > 0) kl += pij * std::log(std::max(pij, 1e-12) / std::max(q, 1e-12));
+      }
+    sums[at(part)] = kl;
+  });
+  return std::accumulate(sums.begin(), sums.end(), 0.0);
 }
 
 // The repulsion of every pair, exactly (O(N^2)).
@@ -404,7 +411,7 @@ TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneCon
   progress.update(0.1, "perplexity");
   std::vector<double> cond;
   conditional_probabilities(graph.dist2, n, k, c.perplexity, threads, cond, progress);
-  const Joint p = symmetrise(graph.index, cond, n, k);
+  const Joint p = symmetrise(graph.index, cond, n, k, progress);
 
   // Gradient descent with momentum and gains; the gradient is 4 (attraction - repulsion / Z).
   std::vector<double> y = pca_init(points, n, dims, progress), update(y.size(), 0.0), gains(y.size(), 1.0), grad(y.size());
@@ -518,7 +525,8 @@ TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneCon
     z = fine.compute(y, unused);
     result.kl_exact = false;
   }
-  result.kl = kl_divergence(p, y, n, std::max(z, 1e-300));
+  progress.update(0.995, "KL divergence");
+  result.kl = kl_divergence(p, y, n, std::max(z, 1e-300), threads);
   result.embedding = std::move(y);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   progress.update(1.0, "done");
