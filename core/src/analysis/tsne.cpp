@@ -73,19 +73,22 @@ Joint symmetrise(const std::vector<int>& index, const std::vector<double>& p, in
   Joint j;
   std::vector<int> fill(static_cast<std::size_t>(n) + 1, 0);
   for (int i = 0; i < n; ++i) {
+    if (i % 4096 == 0) pacer.poll(0, 0.1, "perplexity");
     fill[at(i) + 1] += k;
     for (int m = 0; m < k; ++m) ++fill[at(index[at(i) * at(k) + at(m)]) + 1];
   }
   for (int i = 0; i < n; ++i) fill[at(i) + 1] += fill[at(i)];
   std::vector<std::pair<int, double>> raw(static_cast<std::size_t>(fill[at(n)]));
   std::vector<int> cursor(fill.begin(), fill.end() - 1);
-  for (int i = 0; i < n; ++i)
+  for (int i = 0; i < n; ++i) {
+    if (i % 4096 == 0) pacer.poll(0, 0.1, "perplexity");
     for (int m = 0; m < k; ++m) {
       const auto e = at(i) * at(k) + at(m);
       const int other = index[e];
       raw[at(cursor[at(i)]++)] = {other, p[e]};
       raw[at(cursor[at(other)]++)] = {i, p[e]};
     }
+  }
   j.start.assign(static_cast<std::size_t>(n) + 1, 0);
   j.col.reserve(raw.size());
   j.val.reserve(raw.size());

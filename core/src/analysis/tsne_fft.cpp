@@ -15,6 +15,9 @@
 
 #include <cmath>
 #include <mutex>
+#include <new>
+#include <stdexcept>
+#include <string>
 
 #include "tsne_internal.h"
 

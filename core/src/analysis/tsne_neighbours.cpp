@@ -11,7 +11,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <queue>
+#include <stdexcept>
 #include <random>
 
 #include "dstudio/analysis/tsne.h"
@@ -127,8 +127,8 @@ ProjectionTree build_tree(const std::vector<float>& x, int n, int d, int leaf_si
       normal[at(q)] = static_cast<float>(normal[at(q)] * inv);
       offset += normal[at(q)] * 0.5 * (static_cast<double>(x[at(a) * at(d) + at(q)]) + x[at(b) * at(d) + at(q)]);
     }
-    // Partition the node's points by side; a plane that leaves one side (nearly) empty, as
-    // duplicates do, is replaced by a random halving so that the depth stays logarithmic.
+    // Partition the node's points by side; a plane that leaves one side empty, as duplicates
+    // do, is replaced by an arbitrary halving so that the depth stays logarithmic.
     int left_count = 0;
     side.resize(static_cast<std::size_t>(size));
     for (int e = 0; e < size; ++e) {
@@ -143,7 +143,11 @@ ProjectionTree build_tree(const std::vector<float>& x, int n, int d, int leaf_si
       if (left) tree.order[at(l++)] = work[at(e)];
       else tree.order[at(--r)] = work[at(e)];
     }
-    if (degenerate) std::fill(normal.begin(), normal.end(), 0.0f), offset = 0.0;
+    if (degenerate) {
+      // The search then goes down both sides alike (normal 0, margin 0).
+      std::fill(normal.begin(), normal.end(), 0.0f);
+      offset = 0.0;
+    }
     const int mid = l;
     const int left_node = static_cast<int>(tree.nodes.size());
     tree.nodes[at_node].left = left_node;
@@ -153,7 +157,6 @@ ProjectionTree build_tree(const std::vector<float>& x, int n, int d, int leaf_si
     tree.nodes.push_back({-1, -1, begin, mid, 0.0});
     tree.nodes.push_back({-1, -1, mid, end, 0.0});
     tree.normals.resize(tree.nodes.size() * at(d), 0.0f);
-    // A degenerate split is random: the search goes down both sides equally (normal 0, margin 0).
   }
   return tree;
 }
