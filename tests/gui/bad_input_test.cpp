@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <QDir>
 #include <QMessageBox>
 #include <QSettings>
 #include <QSignalSpy>
@@ -47,7 +48,7 @@ class BadInput : public testing::Test {
   }
 
   // Waits for the dialog of `name`, checks it names `file`, closes it.
-  static void expect_dialog(MainWindow& w, const char* name, const std::string& file) {
+  static void expect_dialog(MainWindow& w, const char* name, const std::string& file, const QString& screenshot = {}) {
     QMessageBox* dialog = nullptr;
     for (int i = 0; i < 300 && !dialog; ++i) {
       QTest::qWait(50);
@@ -56,6 +57,10 @@ class BadInput : public testing::Test {
     ASSERT_NE(dialog, nullptr) << name << " for " << file;
     EXPECT_TRUE(dialog->isVisible());
     EXPECT_TRUE(dialog->informativeText().contains(QString::fromStdString(file))) << dialog->informativeText().toStdString();
+    if (!screenshot.isEmpty()) {
+      QDir().mkpath(DSTUDIO_SCREENSHOT_DIR);
+      dialog->grab().save(QDir(DSTUDIO_SCREENSHOT_DIR).filePath(screenshot));
+    }
     dialog->accept();
     QTest::qWait(20);  // deleted on close
   }
@@ -100,7 +105,7 @@ TEST_F(BadInput, EveryKindOfBadFileShowsAMessageAndTheWindowStaysUsable) {
     w.openAny(QString::fromStdString(bad.string()));
     ASSERT_TRUE(failed.wait(30000)) << bad;
     EXPECT_TRUE(failed.front().front().toString().contains(QString::fromStdString(bad.string())));
-    expect_dialog(w, "checkpointErrorDialog", bad.string());
+    expect_dialog(w, "checkpointErrorDialog", bad.string(), bad == flipped ? QStringLiteral("damaged-checkpoint-dialog.png") : QString());
   }
   // Workspaces: not JSON, JSON of another program, a value of the wrong type.
   const auto not_json = dir / "broken.json", foreign = dir / "foreign.json", wrong = dir / "wrong.json";
@@ -109,7 +114,7 @@ TEST_F(BadInput, EveryKindOfBadFileShowsAMessageAndTheWindowStaysUsable) {
   write_all(wrong, "{\"decision_studio_workspace\": 1, \"viewer\": {\"target\": \"high\"}}");
   for (const auto& bad : {not_json, foreign, wrong}) {
     w.openAny(QString::fromStdString(bad.string()));
-    expect_dialog(w, "workspaceErrorDialog", bad.string());
+    expect_dialog(w, "workspaceErrorDialog", bad.string(), bad == wrong ? QStringLiteral("workspace-error-dialog.png") : QString());
   }
   // Still the same dataset, and the window still opens what it is given.
   EXPECT_EQ(w.currentPath().toStdString(), good.string());
