@@ -8,6 +8,7 @@
 // them, at their exact distances, are the point's neighbours.
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -184,7 +185,11 @@ NeighbourGraph approximate_neighbours(const std::vector<float>& x, int n, int d,
   g.k = k;
   g.index.assign(at(n) * at(k), 0);
   g.dist2.assign(at(n) * at(k), 0.0);
-  parallel_for(n, threads, [&](int begin, int end, int part) {
+  // The threads take chunks of queries in turn, so that they finish together and the calling
+  // thread reports progress to the end.
+  constexpr int kChunk = 256;
+  std::atomic<int> next_chunk{0};
+  run_parts(std::max(1, std::min(threads, n)), [&](int part) {
     struct Entry {
       double priority;
       int tree, node;
@@ -195,8 +200,10 @@ NeighbourGraph approximate_neighbours(const std::vector<float>& x, int n, int d,
     std::vector<Entry> heap;
     // Queries in the order of the first tree's leaves: consecutive points share most of their
     // candidates, which then come from cache rather than memory.
+    for (int begin = next_chunk.fetch_add(kChunk); begin < n; begin = next_chunk.fetch_add(kChunk)) {
+    const int end = std::min(n, begin + kChunk);
     for (int o = begin; o < end; ++o) {
-      if ((o - begin) % 64 == 0) pacer.poll(part, 0.2 + 0.8 * (o - begin) / std::max(1, end - begin), "neighbours (searching trees)");
+      if ((o - begin) % 64 == 0) pacer.poll(part, 0.2 + 0.8 * o / n, "neighbours (searching trees)");
       const int i = forest[0].order[at(o)];
       const float* xi = &x[at(i) * at(d)];
       // Best-first over the forest: a subtree's priority is the smallest margin on the way to it.
@@ -244,6 +251,7 @@ NeighbourGraph approximate_neighbours(const std::vector<float>& x, int n, int d,
         d2[c] = std::max(0.0, norms[at(i)] + norms[at(j)] - 2.0 * dot(xi, &x[at(j) * at(d)], d));
       }
       keep_nearest(candidates, d2, k, i, g);
+    }
     }
   });
   return g;
