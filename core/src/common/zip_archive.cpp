@@ -10,6 +10,9 @@
 #include <optional>
 
 namespace dstudio::zip {
+namespace {
+constexpr std::uint64_t kMaxInflated = std::uint64_t{64} << 20;
+}  // namespace
 
 std::uint32_t crc32(const unsigned char* data, std::size_t n) {
   static const auto table = [] {
@@ -88,6 +91,8 @@ void Archive::read_directory() {
     if (method != 0 && method != 8) fail("entry " + name + " uses a compression other than deflate (method " + std::to_string(method) + ")");
     // Deflate shrinks by at most about 1032:1; a larger claim is a damaged size, not a record.
     if (method == 8 && usize > 1032 * size + 1024) fail("entry " + name + " is damaged (its sizes are impossible)");
+    // LibTorch deflates only its small code records; a larger claim is not inflated into memory.
+    if (method == 8 && usize > kMaxInflated) fail("entry " + name + " claims " + std::to_string(usize) + " bytes once inflated, more than a checkpoint's code holds");
     if (!records_.emplace(name, Record{local, data, size, usize, crc, method}).second) fail("lists the entry " + name + " twice");
     at += 46 + name_len + extra_len + comment_len;
   }
