@@ -16,32 +16,16 @@
 #include <string>
 #include <utility>
 
+#include "cli_run.h"
 #include "h5_fixture.h"
 
 namespace {
 
 using testing::HasSubstr;
 
-struct Result {
-  int exit_code = -1;
-  std::string out, err;
-};
+using Result = dstudio::test::CliResult;
 
-Result run(const std::string& args, const dstudio::test::TempDir& dir) {
-  const auto err_file = dir / "stderr.txt";
-  const std::string cmd = std::string(DSTUDIO_CLI) + " " + args + " 2>" + err_file.string();
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  char buffer[4096];
-  for (std::size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) r.out.append(buffer, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  std::stringstream s;
-  s << in.rdbuf();
-  r.err = s.str();
-  return r;
-}
+Result run(const std::string& args, const dstudio::test::TempDir& dir) { return dstudio::test::run_cli(args, dir); }
 
 class Cli : public testing::Test {
  protected:

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli_run.h"
 #include "h5_fixture.h"
 
 namespace {
@@ -29,26 +30,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::HasSubstr;
 
-struct Result {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-Result run_cli(const std::string& args, const dstudio::test::TempDir& dir) {
-  const auto err_file = dir / "stderr.txt";
-  const std::string cmd = std::string(DSTUDIO_CLI) + " " + args + " 2>" + err_file.string();
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  char buffer[4096];
-  for (std::size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) r.out.append(buffer, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : (WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1);
-  std::ifstream in(err_file);
-  std::stringstream s;
-  s << in.rdbuf();
-  r.err = s.str();
-  return r;
-}
+using dstudio::test::run_cli;
 
 std::string read_all(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
