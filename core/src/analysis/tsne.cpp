@@ -512,9 +512,11 @@ TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneCon
       }
     for (std::size_t q = 0; q < y.size(); ++q) y[q] += update[q];
     if (c.snapshot_every > 0 && (it + 1) % c.snapshot_every == 0) {
-      result.snapshot_iterations.push_back(it + 1);
-      result.snapshots.push_back(y);
-      if (c.on_snapshot) c.on_snapshot(it + 1, result.snapshots.back());
+      if (c.keep_snapshots) {
+        result.snapshot_iterations.push_back(it + 1);
+        result.snapshots.push_back(y);
+      }
+      if (c.on_snapshot) c.on_snapshot(it + 1, y);
     }
   }
   // KL(P || Q): Z over every pair up to 20,000 points, else from a fine FFT grid.

@@ -23,6 +23,7 @@ TokenCloud token_cloud(const std::vector<Window>& windows, const std::vector<Win
     c.points.insert(c.points.end(), source.begin() + k * H, source.begin() + (k + 1) * H);
     c.modality.push_back(modality);
     c.window.push_back(w);
+    c.episode.push_back(win.episode);
     c.timestep.push_back(static_cast<int>(win.timesteps[static_cast<std::size_t>(p)]));
     c.return_to_go.push_back(win.returns_to_go[static_cast<std::size_t>(p)]);
   };

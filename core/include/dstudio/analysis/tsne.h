@@ -61,8 +61,10 @@ struct TsneConfig {
   /// Barnes-Hut and the exact gradient take scikit-learn's steps, unlimited.
   double max_step_norm = 5.0;
   /// Called with each snapshot as it is taken (iteration, N x 2 layout), on the computing thread,
-  /// so a viewer can animate the run while it iterates; the same layouts are kept in `snapshots`.
+  /// so a viewer can animate the run while it iterates; the same layouts are kept in `snapshots`
+  /// unless `keep_snapshots` is false (a viewer that keeps its own: 1.6 MB each at 10^5 points).
   std::function<void(int iteration, const std::vector<double>& embedding)> on_snapshot;
+  bool keep_snapshots = true;
 };
 
 struct TsneResult {

@@ -20,6 +20,7 @@ struct TokenCloud {
   /// tokens that enter the first block.
   std::vector<std::string> modality;
   std::vector<int> window;            ///< index in the windows given
+  std::vector<int> episode;           ///< the window's episode: in the dataset, or the rollout's (-1: not known)
   std::vector<int> timestep;          ///< the episode step
   std::vector<double> return_to_go;   ///< unscaled, at that step
 

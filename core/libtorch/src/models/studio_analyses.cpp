@@ -259,24 +259,54 @@ AnalysisResult entropy(const AnalysisInputs& in, const Progress& progress) {
 
 // ---------------------------------------------------------------------------------------------
 
+// The t-SNE's option names for its methods.
+analysis::TsneMethod tsne_method(const std::string& name) {
+  if (name == "exact") return analysis::TsneMethod::Exact;
+  if (name == "barnes-hut") return analysis::TsneMethod::BarnesHut;
+  if (name == "fft") return analysis::TsneMethod::Fft;
+  return analysis::TsneMethod::Auto;
+}
+
+analysis::TsneNeighbours tsne_neighbours(const std::string& name) {
+  if (name == "exact") return analysis::TsneNeighbours::Exact;
+  if (name == "approximate") return analysis::TsneNeighbours::Approximate;
+  return analysis::TsneNeighbours::Auto;
+}
+
 AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
   const auto& o = in.options;
-  const auto inspected = inspect_on_dataset(in.checkpoint, static_cast<int>(o.integer("windows")), in.dataset, part(progress, 0.0, 0.1));
+  // --episodes alone asks for every step of the dataset's episodes.
+  std::string from = o.text("source");
+  if (from == "windows" && o.given("episodes")) from = "episodes";
+  if (from != "windows" && o.given("windows")) throw UsageError("--windows counts windows; with --source " + from + " give --episodes");
+  if (from == "windows" && o.given("max-tokens")) throw UsageError("--max-tokens limits --source episodes or rollouts; choose fewer --windows");
+  if (from != "rollouts" && o.given("target")) throw UsageError("--target is the rollouts' target return: give --source rollouts");
+  TokenSource source;
+  source.kind = from == "rollouts" ? TokenSource::Kind::Rollouts : from == "episodes" ? TokenSource::Kind::Episodes : TokenSource::Kind::Windows;
+  if (source.kind == TokenSource::Kind::Windows) source.count = o.given("windows") ? static_cast<int>(o.integer("windows")) : 40;
+  else source.count = o.given("episodes") ? static_cast<int>(o.integer("episodes")) : 10;
+  source.max_tokens = o.given("max-tokens") ? static_cast<int>(o.integer("max-tokens")) : 0;
+  source.target = o.given("target") ? o.number("target") : 0.0;
+  source.seed = static_cast<std::uint64_t>(o.integer("seed"));
+  source.threads = static_cast<int>(o.integer("threads"));
+  const auto gathered = gather_tokens(in.checkpoint, source, in.dataset, part(progress, 0.0, 0.2));
   // The same token cloud the window's t-SNE view shows.
-  const auto cloud = token_cloud(inspected.windows, inspected.inspections);
+  const auto& cloud = gathered.cloud;
   const int n = cloud.count(), H = cloud.dims;
   analysis::TsneConfig tc;
   tc.perplexity = o.number("perplexity");
   tc.iterations = static_cast<int>(o.integer("iterations"));
   tc.snapshot_every = static_cast<int>(o.integer("snapshot-every"));
   tc.threads = static_cast<int>(o.integer("threads"));
-  const auto r = analysis::tsne(cloud.points, n, H, tc, part(progress, 0.1, 1.0));
+  tc.method = tsne_method(o.text("method"));
+  tc.neighbours = tsne_neighbours(o.text("neighbours"));
+  const auto r = analysis::tsne(cloud.points, n, H, tc, part(progress, 0.2, 1.0));
   const auto xy = [&r](int i, int k) { return r.embedding[static_cast<std::size_t>(i) * 2 + static_cast<std::size_t>(k)]; };
   AnalysisResult result;
-  AnalysisTable points{"tsne", {"x", "y", "modality", "window", "timestep", "return_to_go"}, {}};
+  AnalysisTable points{"tsne", {"x", "y", "modality", "window", "episode", "timestep", "return_to_go"}, {}};
   for (int i = 0; i < n; ++i) {
     const auto at = static_cast<std::size_t>(i);
-    points.rows.push_back({xy(i, 0), xy(i, 1), cloud.modality[at], static_cast<double>(cloud.window[at]),
+    points.rows.push_back({xy(i, 0), xy(i, 1), cloud.modality[at], static_cast<double>(cloud.window[at]), static_cast<double>(cloud.episode[at]),
                            static_cast<double>(cloud.timestep[at]), cloud.return_to_go[at]});
   }
   AnalysisTable snapshots{"tsne_snapshots", {"iteration", "index", "x", "y"}, {}};
@@ -331,16 +361,23 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
     const double v = cloud.return_to_go[static_cast<std::size_t>(i)];
     return v < q[1] ? 0 : v < q[2] ? 1 : v < q[3] ? 2 : 3;
   });
-  result.summary_json = ordered_json{{"variant", inspected.info.variant.variant},
-                                     {"windows", inspected.windows.size()},
-                                     {"points", n},
-                                     {"dims", H},
-                                     {"perplexity", tc.perplexity},
-                                     {"iterations", tc.iterations},
-                                     {"seconds", r.seconds},
-                                     {"kl", r.kl},
-                                     {"snapshots", r.snapshots.size()}}
-                            .dump();
+  ordered_json summary = {{"variant", gathered.info.variant.variant},
+                          {"source", from},
+                          {"windows", gathered.windows},
+                          {"episodes", gathered.episodes},
+                          {"points", n},
+                          {"dims", H},
+                          {"perplexity", tc.perplexity},
+                          {"iterations", tc.iterations},
+                          {"method", analysis::to_string(r.method)},
+                          {"neighbours", analysis::to_string(r.neighbours)},
+                          {"seconds", r.seconds},
+                          {"neighbour_seconds", r.neighbour_seconds},
+                          {"kl", r.kl},
+                          {"kl_exact", r.kl_exact},
+                          {"snapshots", r.snapshots.size()}};
+  if (source.kind == TokenSource::Kind::Rollouts) summary["episode_returns"] = gathered.episode_returns;
+  result.summary_json = summary.dump();
   return result;
 }
 
@@ -566,9 +603,20 @@ analysis::AnalysisDefinition studio(std::string name, std::string title, std::st
                             {"skip", "Steps left out of the correlation (default K - 1: only full windows)", Type::Integer, "", {}, 0, 100000}}),
                entropy));
   r.add(studio("tsne", "Token t-SNE", "t-SNE of token embeddings before and after merging",
-               with_common({{"windows", "Dataset windows", Type::Integer, "40", {}, 1, 100000},
+               with_common({{"source",
+                             "windows: windows spread over the dataset; episodes: every step of its longest episodes once; rollouts: every "
+                             "step of episodes the model plays (--episodes alone means episodes)",
+                             Type::Choice, "windows", {"windows", "episodes", "rollouts"}},
+                            {"windows", "Dataset windows (default 40)", Type::Integer, "", {}, 1, 100000},
+                            {"episodes", "Episodes of --source episodes or rollouts (default 10)", Type::Integer, "", {}, 1, 100000},
+                            {"max-tokens", "At most this many tokens, in whole steps (default: every one)", Type::Integer, "", {}, 1, 10000000},
+                            {"target", "Target return of the rollouts (default: the task's first)", Type::Number, "", {}, 0, 1e12},
                             {"perplexity", "Perplexity", Type::Number, "30", {}, 1, 1000},
                             {"iterations", "Iterations", Type::Integer, "1000", {}, 250, 100000},
+                            {"method", "Repulsive forces: auto (Barnes-Hut below 5,000 tokens, FFT interpolation from there), exact, barnes-hut, fft",
+                             Type::Choice, "auto", {"auto", "exact", "barnes-hut", "fft"}},
+                            {"neighbours", "Neighbour search: auto (exact below 8,000 tokens), exact, approximate", Type::Choice, "auto",
+                             {"auto", "exact", "approximate"}},
                             {"snapshot-every", "Keep the layout every N iterations (tsne_snapshots.csv); 0: never", Type::Integer, "50", {}, 0,
                              100000}}),
                token_tsne));

@@ -16,29 +16,45 @@
 namespace dstudio::models {
 namespace fs = std::filesystem;
 
+namespace {
+
+// K steps ending at `last_step` of an episode whose rows start at `states` and `actions`, with
+// `rtg` the return-to-go of each of its steps; left-padded when the episode is younger than K.
+Window cut_window(const float* states, const float* actions, const double* rtg, int S, int A, int episode, int last_step, int K) {
+  Window w{K, S, A, episode, last_step, std::vector<float>(static_cast<std::size_t>(K) * S, 0.0f),
+           std::vector<float>(static_cast<std::size_t>(K) * A, 0.0f), std::vector<float>(static_cast<std::size_t>(K), 0.0f),
+           std::vector<std::int64_t>(static_cast<std::size_t>(K), 0), std::vector<float>(static_cast<std::size_t>(K), 0.0f)};
+  const int len = std::min(K, last_step + 1), offset = K - len;
+  for (int p = 0; p < len; ++p) {
+    const auto step = static_cast<std::size_t>(last_step - len + 1 + p);
+    const auto slot = static_cast<std::size_t>(offset + p);
+    std::copy_n(states + step * static_cast<std::size_t>(S), S, &w.states[slot * S]);
+    std::copy_n(actions + step * static_cast<std::size_t>(A), A, &w.actions[slot * A]);
+    w.returns_to_go[slot] = static_cast<float>(rtg[step]);
+    w.timesteps[slot] = static_cast<std::int64_t>(step);
+    w.mask[slot] = 1.0f;
+  }
+  return w;
+}
+
+// Returns-to-go from each step of dataset episode `episode` to its end.
+std::vector<double> episode_returns_to_go(const data::Dataset& ds, int episode) {
+  const auto& e = ds.episodes.at(static_cast<std::size_t>(episode));
+  std::vector<double> rtg(static_cast<std::size_t>(e.length) + 1, 0.0);
+  for (std::int64_t t = e.length - 1; t >= 0; --t)
+    rtg[static_cast<std::size_t>(t)] = rtg[static_cast<std::size_t>(t) + 1] + ds.data.rewards[static_cast<std::size_t>(e.start + t)];
+  return rtg;
+}
+
+}  // namespace
+
 Window window_from_dataset(const data::Dataset& ds, int episode, int last_step, int K) {
   const auto& e = ds.episodes.at(static_cast<std::size_t>(episode));
   if (last_step < 0 || last_step >= e.length) throw UsageError("step " + std::to_string(last_step) + " is outside episode " + std::to_string(episode));
   const int S = static_cast<int>(ds.data.obs_dim), A = static_cast<int>(ds.data.act_dim);
-  Window w{K, S, A, episode, last_step, std::vector<float>(static_cast<std::size_t>(K) * S, 0.0f),
-           std::vector<float>(static_cast<std::size_t>(K) * A, 0.0f), std::vector<float>(static_cast<std::size_t>(K), 0.0f),
-           std::vector<std::int64_t>(static_cast<std::size_t>(K), 0), std::vector<float>(static_cast<std::size_t>(K), 0.0f)};
-  // Returns-to-go from each step of the episode to its end.
-  std::vector<double> rtg(static_cast<std::size_t>(e.length) + 1, 0.0);
-  for (std::int64_t t = e.length - 1; t >= 0; --t)
-    rtg[static_cast<std::size_t>(t)] = rtg[static_cast<std::size_t>(t) + 1] + ds.data.rewards[static_cast<std::size_t>(e.start + t)];
-  const int len = std::min(K, last_step + 1), offset = K - len;
-  for (int p = 0; p < len; ++p) {
-    const int step = last_step - len + 1 + p;
-    const auto row = static_cast<std::size_t>(e.start + step);
-    const auto slot = static_cast<std::size_t>(offset + p);
-    std::copy_n(&ds.data.observations[row * S], S, &w.states[slot * S]);
-    std::copy_n(&ds.data.actions[row * A], A, &w.actions[slot * A]);
-    w.returns_to_go[slot] = static_cast<float>(rtg[static_cast<std::size_t>(step)]);
-    w.timesteps[slot] = step;
-    w.mask[slot] = 1.0f;
-  }
-  return w;
+  const auto rtg = episode_returns_to_go(ds, episode);
+  const auto row = static_cast<std::size_t>(e.start);
+  return cut_window(&ds.data.observations[row * S], &ds.data.actions[row * A], rtg.data(), S, A, episode, last_step, K);
 }
 
 std::vector<Window> sample_windows(const data::Dataset& ds, int count, int K) {
@@ -204,6 +220,147 @@ DatasetInspection inspect_on_dataset(const fs::path& checkpoint, int count, cons
   out.windows = sample_windows(ds, count, out.info.variant.context_length);
   out.inspections = inspect_windows(checkpoint, out.windows);
   progress.update(1.0, "inspected");
+  return out;
+}
+
+std::vector<std::pair<int, int>> episode_window_ends(int length, int K) {
+  std::vector<std::pair<int, int>> out;
+  if (length <= 0 || K <= 0) return out;
+  // Consecutive windows share one step, so each new step has its predecessor in its window.
+  const int stride = std::max(1, K - 1);
+  int end = std::min(K - 1, length - 1);
+  out.emplace_back(end, 0);
+  while (end < length - 1) {
+    const int next = std::min(end + stride, length - 1);
+    out.emplace_back(next, end + 1);
+    end = next;
+  }
+  return out;
+}
+
+namespace {
+
+// The part [from, to] of `progress`.
+Progress progress_part(const Progress& progress, double from, double to) {
+  Progress p;
+  p.cancel = progress.cancel;
+  if (progress.report)
+    p.report = [report = progress.report, from, to](double f, std::string_view stage) { report(from + (to - from) * f, stage); };
+  return p;
+}
+
+// Tokens per real step: R, s and a before merging (not for unified tokens), then one token or
+// three in the block.
+int tokens_per_step(const VariantConfig& c) {
+  return (c.tokenizer == Tokenizer::Unified ? 0 : 3) + (c.tokenizer == Tokenizer::Triplet ? 3 : 1);
+}
+
+}  // namespace
+
+GatheredTokens gather_tokens(const fs::path& checkpoint, const TokenSource& source, const fs::path& dataset, const Progress& progress) {
+  if (source.count < 1) throw UsageError("the tokens need at least one window or episode, not " + std::to_string(source.count));
+  if (source.max_tokens < 0) throw UsageError("the most tokens must be 0 (every one) or more, not " + std::to_string(source.max_tokens));
+  GatheredTokens out;
+  progress.update(0.0, "reading the checkpoint");
+  DecisionModel model = load_checkpoint_model(checkpoint, &out.info);
+  const auto& cfg = out.info.variant;
+  if (cfg.tokenizer == Tokenizer::State)
+    throw UsageError(checkpoint.string() + ": " + cfg.variant + " acts from the state alone and has no tokens to lay out");
+  const int K = cfg.context_length, S = cfg.state_dim, A = cfg.act_dim;
+  const int per_step = tokens_per_step(cfg);
+  long long steps_left = source.max_tokens > 0 ? source.max_tokens / per_step : -1;
+  if (steps_left == 0)
+    throw UsageError("at most " + std::to_string(source.max_tokens) + " tokens is less than one step of this model (" + std::to_string(per_step) +
+                     " tokens)");
+
+  // The windows to run, and in each the first step whose tokens are taken.
+  std::vector<Window> windows;
+  std::vector<int> first_new;
+  std::vector<int> episodes_used;
+  const auto add_episode = [&](const float* states, const float* actions, const double* rtg, int episode, int length) {
+    if (steps_left >= 0) length = static_cast<int>(std::min<long long>(length, steps_left));
+    if (length <= 0) return;
+    for (const auto& [last, from] : episode_window_ends(length, K)) {
+      windows.push_back(cut_window(states, actions, rtg, S, A, episode, last, K));
+      first_new.push_back(from);
+    }
+    if (steps_left >= 0) steps_left -= length;
+    episodes_used.push_back(episode);
+  };
+
+  if (source.kind == TokenSource::Kind::Rollouts) {
+    RolloutConfig rc;
+    rc.episodes = source.count;
+    rc.targets = {source.target > 0.0 ? source.target : env::task(out.info.env_id.empty() ? "hopper" : out.info.env_id).default_targets.front()};
+    rc.seed = source.seed;
+    rc.threads = source.threads;
+    rc.traces = true;
+    const auto played = rollout(*model, out.info, rc, progress_part(progress, 0.0, 0.6));
+    for (std::size_t e = 0; e < played.episodes.size(); ++e) {
+      const auto& trace = played.episodes[e];
+      out.episode_returns.push_back(trace.episode_return);
+      if (trace.states.size() < static_cast<std::size_t>(trace.length) * S || trace.actions.size() < static_cast<std::size_t>(trace.length) * A)
+        throw Error("the rollout kept no trace of episode " + std::to_string(e));
+      add_episode(trace.states.data(), trace.actions.data(), trace.returns_to_go.data(), static_cast<int>(e), trace.length);
+    }
+  } else {
+    Progress finding = progress_part(progress, 0.0, 0.5);
+    out.dataset = dataset.empty() ? checkpoint_dataset(out.info, finding) : dataset;
+    progress.update(0.5, "loading the dataset");
+    const auto ds = data::load_dataset(out.dataset, {}, {{}, progress.cancel});
+    if (static_cast<int>(ds.data.obs_dim) != S || static_cast<int>(ds.data.act_dim) != A)
+      throw Error(out.dataset.string() + " has states of " + std::to_string(ds.data.obs_dim) + " and actions of " + std::to_string(ds.data.act_dim) +
+                  " values; the model takes " + std::to_string(S) + " and " + std::to_string(A));
+    if (source.kind == TokenSource::Kind::Windows) {
+      windows = sample_windows(ds, source.count, K);
+      first_new.assign(windows.size(), 0);
+      for (const auto& w : windows)
+        if (std::find(episodes_used.begin(), episodes_used.end(), w.episode) == episodes_used.end()) episodes_used.push_back(w.episode);
+    } else {
+      // The longest complete episodes first, as sample_windows takes them.
+      std::vector<int> order;
+      for (std::size_t e = 0; e < ds.episodes.size(); ++e)
+        if (ds.episodes[e].complete() && ds.episodes[e].length > 0) order.push_back(static_cast<int>(e));
+      if (order.empty()) throw Error(out.dataset.string() + " has no complete episode");
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int a, int b) { return ds.episodes[static_cast<std::size_t>(a)].length > ds.episodes[static_cast<std::size_t>(b)].length; });
+      for (int k = 0; k < std::min<int>(source.count, static_cast<int>(order.size())) && steps_left != 0; ++k) {
+        const int e = order[static_cast<std::size_t>(k)];
+        const auto& ep = ds.episodes[static_cast<std::size_t>(e)];
+        const auto rtg = episode_returns_to_go(ds, e);
+        const auto row = static_cast<std::size_t>(ep.start);
+        add_episode(&ds.data.observations[row * S], &ds.data.actions[row * A], rtg.data(), e, static_cast<int>(ep.length));
+      }
+    }
+  }
+  out.windows = static_cast<int>(windows.size());
+  out.episodes = static_cast<int>(episodes_used.size());
+
+  // Batches of windows: each batch's inspection (attention maps included) goes once its tokens are taken.
+  constexpr std::size_t kBatch = 128;
+  auto& cloud = out.cloud;
+  cloud.dims = cfg.hidden;
+  for (std::size_t from = 0; from < windows.size(); from += kBatch) {
+    progress.update(0.6 + 0.4 * static_cast<double>(from) / static_cast<double>(windows.size()), "embedding the tokens");
+    const std::size_t to = std::min(windows.size(), from + kBatch);
+    const std::vector<Window> batch(windows.begin() + static_cast<std::ptrdiff_t>(from), windows.begin() + static_cast<std::ptrdiff_t>(to));
+    const auto part = token_cloud(batch, inspect_windows(*model, out.info, batch));
+    const auto H = static_cast<std::size_t>(part.dims);
+    for (int i = 0; i < part.count(); ++i) {
+      const auto at = static_cast<std::size_t>(i);
+      const auto w = from + static_cast<std::size_t>(part.window[at]);
+      if (part.timestep[at] < first_new[w]) continue;  // shown by the window before
+      cloud.points.insert(cloud.points.end(), part.points.begin() + static_cast<std::ptrdiff_t>(at * H),
+                          part.points.begin() + static_cast<std::ptrdiff_t>((at + 1) * H));
+      cloud.modality.push_back(part.modality[at]);
+      cloud.window.push_back(static_cast<int>(w));
+      cloud.episode.push_back(part.episode[at]);
+      cloud.timestep.push_back(part.timestep[at]);
+      cloud.return_to_go.push_back(part.return_to_go[at]);
+    }
+  }
+  if (cloud.count() == 0) throw Error("no tokens: the windows hold no real step");
+  progress.update(1.0, "tokens gathered");
   return out;
 }
 

@@ -16,6 +16,7 @@
 #include "dstudio/data/dataset.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/evaluation.h"
+#include "dstudio/models/token_cloud.h"
 #include "dstudio/models/window.h"
 
 namespace dstudio::models {
@@ -60,5 +61,44 @@ struct DatasetInspection {
 /// stages through `progress` and stops with `Cancelled` between them.
 DatasetInspection inspect_on_dataset(const std::filesystem::path& checkpoint, int count, const std::filesystem::path& dataset = {},
                                      const Progress& progress = {});
+
+/// Where the token t-SNE takes its tokens from.
+struct TokenSource {
+  enum class Kind {
+    Windows,   ///< `count` windows spread over the dataset (sample_windows), every real step of each
+    Episodes,  ///< every step of the dataset's `count` longest complete episodes, once
+    Rollouts,  ///< every step of `count` episodes the model plays itself
+  };
+  Kind kind = Kind::Windows;
+  int count = 40;
+  /// 0: every token; else whole steps while the tokens stay within this many (Episodes, Rollouts).
+  int max_tokens = 0;
+  double target = 0.0;     ///< Rollouts: the target return; 0: the task's first
+  std::uint64_t seed = 0;  ///< Rollouts: episode e resets with seed + e
+  int threads = 1;         ///< Rollouts: cores that play
+};
+
+/// The windows that show every step of an episode of `length` steps exactly once, each step as
+/// the policy saw it (never at a window's first position, where the previous action is unknown,
+/// unless it is the episode's first step): windows of K ending at K - 1, 2K - 2, ... and at the
+/// last step. Returns pairs (last step, first step that is new in this window).
+std::vector<std::pair<int, int>> episode_window_ends(int length, int K);
+
+/// A checkpoint's tokens, gathered for the t-SNE.
+struct GatheredTokens {
+  CheckpointInfo info;
+  std::filesystem::path dataset;  ///< where the steps come from (empty for rollouts)
+  int windows = 0;                ///< windows the model ran on
+  int episodes = 0;               ///< episodes they come from
+  std::vector<double> episode_returns;  ///< Rollouts: the return of each episode played
+  TokenCloud cloud;
+};
+
+/// Gathers the tokens `source` asks for: windows are inspected in batches, and the inspections
+/// are let go once their tokens are taken, so 10^5 tokens need little more memory than their
+/// embeddings. `dataset` empty: the checkpoint's own (checkpoint_dataset). Reports progress and
+/// stops with Cancelled between batches.
+GatheredTokens gather_tokens(const std::filesystem::path& checkpoint, const TokenSource& source, const std::filesystem::path& dataset = {},
+                             const Progress& progress = {});
 
 }  // namespace dstudio::models
