@@ -8,16 +8,22 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QImage>
+#include <QLocale>
+#include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
+#include <QTimer>
 #include <QToolTip>
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <qcustomplot.h>
 #include <random>
+#include <thread>
 
 #include "dstudio/common/error.h"
 #include "dstudio/models/token_cloud.h"
@@ -212,6 +218,288 @@ TEST_F(Tsne, ColourBySwitchesBetweenModalityTimestepAndReturnToGo) {
   view.setColourBy(viz::TsneView::ColourBy::Modality);
   EXPECT_EQ(view.groupsDrawn(), 3);
   EXPECT_FALSE(view.colourScaleShown());
+}
+
+// `colour` blended over `under` with the points' alpha (170), as the plot draws a point.
+static QColor over(const QColor& colour, const QColor& under) {
+  const auto mix = [](int c, int u) { return (c * 170 + u * 85 + 127) / 255; };
+  return QColor(mix(colour.red(), under.red()), mix(colour.green(), under.green()), mix(colour.blue(), under.blue()));
+}
+
+// Every channel within `tolerance`.
+static bool near_colour(const QColor& a, const QColor& b, int tolerance = 10) {
+  return std::abs(a.red() - b.red()) <= tolerance && std::abs(a.green() - b.green()) <= tolerance && std::abs(a.blue() - b.blue()) <= tolerance;
+}
+
+static std::string rgb(const QColor& c) { return QString("(%1, %2, %3)").arg(c.red()).arg(c.green()).arg(c.blue()).toStdString(); }
+
+TEST_F(Tsne, ViewRastersEveryPointInItsGroupsColourAndNothingElse) {
+  viz::TsneView view;
+  view.resize(900, 600);
+  // Six tokens at known places: R, s and a apart, an R and an a on the same spot (a, a later
+  // group, on top), and a triplet token in the block (an outline triangle).
+  models::TokenCloud cloud;
+  cloud.modality = {"R", "s", "a", "R", "a", "R in block"};
+  cloud.window = std::vector<int>(6, 0);
+  cloud.timestep = {0, 1, 2, 3, 4, 5};
+  cloud.return_to_go = std::vector<double>(6, 0.0);
+  view.setTokens("DT", cloud);
+  const std::vector<double> xy = {-10, -10, 10, -10, 10, 10, -10, 10, -10, 10, 0, 0};
+  view.showLayout(10, xy);
+  view.finish(0.1, 0.1);
+  ASSERT_EQ(view.pointsDrawn(), 6);
+  EXPECT_EQ(view.groupsDrawn(), 4);
+  // The axes hold the layout with a margin of 6 %.
+  EXPECT_NEAR(view.plot()->xAxis->range().upper, 10.6, 1e-9);
+  EXPECT_NEAR(view.plot()->yAxis->range().lower, -10.6, 1e-9);
+  for (const double scale : {1.0, 2.0}) {  // the screen, and an export at twice its resolution
+    SCOPED_TRACE(scale);
+    const QCustomPlot& plot = *view.plot();
+    const QImage image = view.plot()->toPixmap(plot.width(), plot.height(), scale).toImage();
+    const auto at = [&](int i) {
+      return image.pixelColor(static_cast<int>(plot.xAxis->coordToPixel(xy[2 * i]) * scale),
+                              static_cast<int>(plot.yAxis->coordToPixel(xy[2 * i + 1]) * scale));
+    };
+    const QColor white(255, 255, 255);
+    for (int i : {0, 1, 2}) EXPECT_TRUE(near_colour(at(i), over(view.colourOf(i), white))) << i << ": " << rgb(at(i)) << " for " << rgb(view.colourOf(i));
+    const QColor stacked = over(view.colourOf(4), over(view.colourOf(3), white));
+    EXPECT_TRUE(near_colour(at(3), stacked)) << rgb(at(3)) << " for " << rgb(stacked) << ": a over R";
+    // The triangle (an outline, as QCP draws it) tints a few pixels around its centre blue.
+    int outline = 0;
+    const int reach = 5 * static_cast<int>(scale);
+    const QPoint centre(static_cast<int>(plot.xAxis->coordToPixel(0) * scale), static_cast<int>(plot.yAxis->coordToPixel(0) * scale));
+    for (int dy = -reach; dy <= reach; ++dy)
+      for (int dx = -reach; dx <= reach; ++dx) {
+        const QColor c = image.pixelColor(centre + QPoint(dx, dy));
+        outline += c.blue() > c.red() + 40 && c.blue() > c.green() + 20;
+      }
+    EXPECT_GE(outline, 8 * static_cast<int>(scale));
+    EXPECT_LT(outline, (2 * reach + 1) * (2 * reach + 1) / 2) << "an outline, not a filled shape";
+    // Between the points, and across most of the plot: the background, untouched.
+    for (const auto& [x, y] : std::vector<std::pair<double, double>>{{-5, -5}, {5, 5}, {0, -10}, {-10, 0}, {5, 0}})
+      EXPECT_EQ(image.pixelColor(static_cast<int>(plot.xAxis->coordToPixel(x) * scale), static_cast<int>(plot.yAxis->coordToPixel(y) * scale)), white)
+          << x << ", " << y;
+  }
+  // A point moved: drawn where it is now, gone from where it was.
+  auto moved = xy;
+  moved[2] = -5, moved[3] = -5;
+  view.showLayout(20, moved);
+  view.showSnapshot(1);
+  const QImage image = view.plot()->toPixmap().toImage();
+  const auto pixel = [&](double x, double y) {
+    return image.pixelColor(static_cast<int>(view.plot()->xAxis->coordToPixel(x)), static_cast<int>(view.plot()->yAxis->coordToPixel(y)));
+  };
+  EXPECT_TRUE(near_colour(pixel(-5, -5), over(view.colourOf(1), Qt::white))) << rgb(pixel(-5, -5));
+  EXPECT_EQ(pixel(10, -10), QColor(Qt::white));
+}
+
+// `count` tokens of a triplet model: R, s and a before merging and in the block, 100 steps a
+// window.
+static models::TokenCloud many_tokens(int count) {
+  models::TokenCloud c;
+  const char* names[] = {"R", "s", "a", "R in block", "s in block", "a in block"};
+  for (int i = 0; i < count; ++i) {
+    c.modality.emplace_back(names[i % 6]);
+    c.window.push_back(i / 600);
+    c.timestep.push_back((i / 6) % 100);
+    c.return_to_go.push_back(3000.0 - 25.0 * ((i / 6) % 100) - 7.0 * (i / 600));
+  }
+  return c;
+}
+
+// A layout of them with a cluster per modality, the tokens in the block beside their embeddings
+// before merging, `spread` wide.
+static std::vector<double> many_points(const models::TokenCloud& c, double spread, unsigned seed = 3) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  std::vector<double> xy;
+  xy.reserve(static_cast<std::size_t>(c.count()) * 2);
+  for (int i = 0; i < c.count(); ++i) {
+    const int m = i % 3;
+    const double angle = 2.0944 * m + 0.6 * (i % 6 >= 3) + 0.004 * c.timestep[static_cast<std::size_t>(i)];
+    const double radius = spread * (1.0 + 0.35 * (i % 6 >= 3));
+    xy.push_back(radius * std::cos(angle) + 0.25 * spread * noise(rng));
+    xy.push_back(radius * std::sin(angle) + 0.25 * spread * noise(rng));
+  }
+  return xy;
+}
+
+template <typename F>
+static double median_ms(int times, F&& f) {
+  std::vector<double> ms;
+  for (int k = 0; k < times; ++k) {
+    QElapsedTimer clock;
+    clock.start();
+    f();
+    ms.push_back(static_cast<double>(clock.nsecsElapsed()) / 1e6);
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+TEST_F(Tsne, ViewDrawsASubsetOf100000TokensWhileItRunsAndAllOfThemAtTheEnd) {
+  viz::TsneView view;
+  view.resize(1600, 1000);
+  view.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&view));
+  const auto cloud = many_tokens(100000);
+  view.setTokens("DT", cloud);
+  view.setRunning(true);
+  view.showLayout(10, many_points(cloud, 5.0));
+  ASSERT_TRUE(wait_until([&] { return view.pointsDrawn() > 0; }, 2000));
+  EXPECT_EQ(view.pointsDrawn(), viz::TsneView::kLivePoints);
+  EXPECT_TRUE(view.drawsSubset());
+  EXPECT_EQ(view.groupsDrawn(), 6);
+  EXPECT_TRUE(view.status().contains(QLocale().toString(viz::TsneView::kLivePoints) + " of " + QLocale().toString(100000)))
+      << view.status().toStdString();
+  // The same tokens in every frame: the same layout again draws the same picture.
+  const QImage first = view.plot()->toPixmap().toImage();
+  view.showLayout(20, many_points(cloud, 5.0));
+  ASSERT_TRUE(wait_until([&] { return view.snapshotCount() == 2 && view.status().startsWith("iteration 20"); }, 2000));
+  QTest::qWait(60);
+  EXPECT_EQ(view.plot()->toPixmap().toImage(), first);
+  // Hovering finds the drawn points while it runs too.
+  const int hovered = view.pointAt(QPointF(view.plot()->xAxis->coordToPixel(5.0), view.plot()->yAxis->coordToPixel(0.0)));
+  ASSERT_GE(hovered, 0);
+  view.grab().save(screenshot("tsne-100k-live.png"));
+  view.showLayout(1000, many_points(cloud, 40.0));
+  view.finish(1.25, 56.0);
+  EXPECT_EQ(view.pointsDrawn(), 100000);
+  EXPECT_FALSE(view.drawsSubset());
+  EXPECT_EQ(view.groupsDrawn(), 6);
+  EXPECT_FALSE(view.status().contains("drawing")) << view.status().toStdString();
+  EXPECT_GT(view.plot()->xAxis->range().upper, 40.0);
+  view.grab().save(screenshot("tsne-100k.png"));
+  view.setColourBy(viz::TsneView::ColourBy::ReturnToGo);
+  EXPECT_EQ(view.pointsDrawn(), 100000);
+  EXPECT_GT(view.groupsDrawn(), 6);
+  view.grab().save(screenshot("tsne-100k-rtg.png"));
+  view.setColourBy(viz::TsneView::ColourBy::Modality);
+  // A layout chosen with the slider: every point.
+  view.showSnapshot(0);
+  EXPECT_EQ(view.pointsDrawn(), 100000);
+  // The replay draws the subset while it plays, every point once it is over.
+  QPushButton* play = nullptr;
+  for (auto* b : view.findChildren<QPushButton*>())
+    if (b->text() == "Replay") play = b;
+  ASSERT_NE(play, nullptr);
+  view.showSnapshot(2);
+  play->click();  // from the first layout
+  EXPECT_EQ(view.shownSnapshot(), 0);
+  EXPECT_EQ(view.pointsDrawn(), viz::TsneView::kLivePoints);
+  EXPECT_TRUE(view.status().contains("while it plays")) << view.status().toStdString();
+  ASSERT_TRUE(wait_until([&] { return view.pointsDrawn() == 100000; }, 5000));
+  EXPECT_EQ(view.shownSnapshot(), 2);
+  EXPECT_EQ(play->text(), "Replay");
+}
+
+// A benchmark, not a test (run it with --gtest_also_run_disabled_tests): 100,000 tokens whose
+// layouts come from another thread every 15 ms, as t-SNE's worker sends them; it reports the
+// longest the GUI thread went without serving its event loop, and the time of one replot.
+TEST_F(Tsne, DISABLED_BenchmarkOf100000TokensArrivingFromAWorker) {
+  viz::TsneView view;
+  view.resize(1600, 1000);
+  view.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&view));
+  const auto cloud = many_tokens(100000);
+  view.setTokens("DT", cloud);
+  view.setRunning(true);
+  const auto layout = many_points(cloud, 30.0);
+  // The event loop's pulse: a 1 ms timer; a gap between its ticks is a stall.
+  QElapsedTimer clock;
+  clock.start();
+  qint64 last = 0, stall = 0;
+  QTimer pulse;
+  pulse.setInterval(1);
+  QObject::connect(&pulse, &QTimer::timeout, [&] {
+    stall = std::max(stall, clock.elapsed() - last);
+    last = clock.elapsed();
+  });
+  pulse.start();
+  // And the longest replot and the longest delivery of a layout, to tell what a stall is made of.
+  qint64 replot_started = 0, longest_replot = 0, longest_delivery = 0;
+  QObject::connect(view.plot(), &QCustomPlot::beforeReplot, [&] { replot_started = clock.nsecsElapsed(); });
+  QObject::connect(view.plot(), &QCustomPlot::afterReplot, [&] { longest_replot = std::max(longest_replot, clock.nsecsElapsed() - replot_started); });
+  constexpr int kLayouts = 150;
+  std::thread worker([&] {
+    for (int k = 1; k <= kLayouts; ++k) {
+      auto xy = layout;
+      for (auto& v : xy) v *= 0.5 + 0.5 * k / kLayouts;  // the layout grows, as in early exaggeration
+      QMetaObject::invokeMethod(
+          &view,
+          [&, k, xy = std::move(xy)]() mutable {
+            const qint64 started = clock.nsecsElapsed();
+            view.showLayout(10 * k, std::move(xy));
+            longest_delivery = std::max(longest_delivery, clock.nsecsElapsed() - started);
+          },
+          Qt::QueuedConnection);
+      std::this_thread::sleep_for(std::chrono::milliseconds(15));
+    }
+  });
+  ASSERT_TRUE(wait_until([&] { return view.snapshotCount() > 0 && view.snapshotIteration(view.snapshotCount() - 1) == 10 * kLayouts; }, 60000));
+  worker.join();
+  QTest::qWait(100);
+  pulse.stop();
+  const double live_replot_ms = static_cast<double>(longest_replot) / 1e6, delivery_ms = static_cast<double>(longest_delivery) / 1e6;
+  EXPECT_EQ(view.pointsDrawn(), viz::TsneView::kLivePoints);
+  EXPECT_LE(view.snapshotCount(), viz::TsneView::kMaxLayouts);
+  const double live_ms = median_ms(7, [&] { view.showSnapshot(view.shownSnapshot()); });
+  clock.restart();
+  view.finish(1.0, 1.0);
+  const qint64 finish_ms = clock.elapsed();
+  ASSERT_EQ(view.pointsDrawn(), 100000);
+  const QSize rect = view.plot()->axisRect()->rect().size();
+  const double full_ms = median_ms(7, [&] { view.plot()->replot(); });
+  // The same replot with 90 tokens: what is not the points (axes, legend, the image's copy).
+  view.setTokens("DT", clusters(10, 6, 3));
+  view.showLayout(10, many_points(clusters(10, 6, 3), 30.0));
+  view.showSnapshot(0);
+  const double few_ms = median_ms(7, [&] { view.plot()->replot(); });
+  std::printf("[ bench  ] while %d layouts of 100,000 tokens arrived: longest stall %lld ms, replot %.1f ms, delivery of a layout %.1f ms\n",
+              kLayouts, static_cast<long long>(stall), live_replot_ms, delivery_ms);
+  std::printf("[ bench  ] replot of %d live points: %.1f ms; finish (all points): %lld ms\n", viz::TsneView::kLivePoints, live_ms,
+              static_cast<long long>(finish_ms));
+  std::printf("[ bench  ] replot into a %dx%d axis rect: 100,000 points %.1f ms, 90 points %.1f ms (medians of 7)\n", rect.width(),
+              rect.height(), full_ms, few_ms);
+}
+
+TEST_F(Tsne, ViewKeepsAtMostFiftyLayoutsSpreadOverALongRun) {
+  viz::TsneView view;
+  view.resize(900, 600);
+  auto cloud = clusters(10, 6, 1);
+  const int n = cloud.count();
+  view.setTokens("DT", cloud);
+  view.setRunning(true);
+  const auto layout = [&](int iteration) {
+    std::vector<double> xy;
+    for (int i = 0; i < n; ++i) xy.push_back(iteration * std::cos(i)), xy.push_back(iteration * std::sin(i));
+    return xy;
+  };
+  for (int k = 1; k <= 120; ++k) {
+    view.showLayout(10 * k, layout(10 * k));
+    ASSERT_LE(view.snapshotCount(), viz::TsneView::kMaxLayouts);
+    EXPECT_EQ(view.shownSnapshot(), view.snapshotCount() - 1);
+    EXPECT_EQ(view.snapshotIteration(view.shownSnapshot()), 10 * k) << "the newest is drawn";
+  }
+  view.finish(0.5, 2.0);
+  const int count = view.snapshotCount();
+  EXPECT_GE(count, viz::TsneView::kMaxLayouts / 2);
+  EXPECT_EQ(view.snapshotIteration(0), 10);
+  EXPECT_EQ(view.snapshotIteration(count - 1), 1200);
+  int widest = 0;
+  for (int k = 1; k < count; ++k) {
+    EXPECT_LT(view.snapshotIteration(k - 1), view.snapshotIteration(k));
+    widest = std::max(widest, view.snapshotIteration(k) - view.snapshotIteration(k - 1));
+  }
+  EXPECT_LE(widest, 2 * 1200 / (viz::TsneView::kMaxLayouts / 2)) << "spread over the whole run";
+  // Each kept layout is the one of its iteration.
+  view.showSnapshot(count / 2);
+  EXPECT_NEAR(view.plot()->xAxis->range().upper, 1.06 * view.snapshotIteration(count / 2), 0.06 * view.snapshotIteration(count / 2));
+  EXPECT_EQ(view.pointsDrawn(), n);
+  // A new run starts again from one layout an arrival.
+  view.setRunning(true);
+  for (int k = 1; k <= 40; ++k) view.showLayout(10 * k, layout(10 * k));
+  EXPECT_EQ(view.snapshotCount(), 40);
 }
 
 TEST_F(Tsne, JobAnimatesTheViewFromAWorkerAndCanBeCancelled) {

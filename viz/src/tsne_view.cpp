@@ -6,6 +6,7 @@
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLocale>
 #include <QPushButton>
 #include <QSlider>
 #include <QSpinBox>
@@ -15,17 +16,44 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <numeric>
 #include <qcustomplot.h>
+#include <random>
+#include <tuple>
+#include <unordered_map>
 
 #include "colors.h"
 #include "dstudio/viz/export_dialog.h"
 #include "gradients.h"
+#include "point_cloud_plottable.h"
 
 namespace dstudio::viz {
 namespace {
 
-// Continuous colours are drawn in bands of the map: a few dozen graphs instead of one per point.
+// Continuous colours are drawn in bands of the map: a few dozen stamps instead of one per point.
 constexpr int kBands = 32;
+
+// The alpha every point is blended with: dense clusters read darker than lone tokens.
+constexpr int kAlpha = 170;
+
+// The band of `value` between lo and hi, and the colour of a band.
+std::uint16_t band_of(double value, double lo, double hi) {
+  return static_cast<std::uint16_t>(std::clamp(static_cast<int>((value - lo) / (hi - lo) * kBands), 0, kBands - 1));
+}
+
+QColor band_colour(int band, double lo, double hi) {
+  return QColor::fromRgb(viridis().color(lo + (band + 0.5) * (hi - lo) / kBands, QCPRange(lo, hi)));
+}
+
+// lo and hi of `values`, hi > lo so that bands have a width.
+template <typename T>
+std::pair<double, double> extent(const std::vector<T>& values) {
+  double lo = 1e300, hi = -1e300;
+  for (const T& v : values) lo = std::min(lo, static_cast<double>(v)), hi = std::max(hi, static_cast<double>(v));
+  if (values.empty()) lo = 0.0, hi = 1.0;
+  if (hi <= lo) hi = lo + 1.0;
+  return {lo, hi};
+}
 
 // R, s and a keep their colour before merging and in the block; the tokens that enter the block
 // are triangles, the embeddings before merging discs.
@@ -60,6 +88,7 @@ TsneView::TsneView(QWidget* parent)
       iteration_(new QLabel),
       caption_(new QLabel),
       plot_(new QCustomPlot),
+      cloud_(new PointCloudPlottable(plot_->xAxis, plot_->yAxis)),
       scale_(new QCPColorScale(plot_)),
       redraw_(new QTimer(this)),
       player_(new QTimer(this)) {
@@ -73,7 +102,7 @@ TsneView::TsneView(QWidget* parent)
   iterations_box_->setValue(1000);
   iterations_box_->setToolTip(tr("The first 250 iterations use early exaggeration (van der Maaten and Hinton, 2008)"));
   slider_->setMinimumWidth(160);
-  slider_->setToolTip(tr("Replay the layouts of the run, one every 10 iterations"));
+  slider_->setToolTip(tr("Replay the layouts of the run, one every 10 iterations (a long run keeps %1, spread over it)").arg(kMaxLayouts));
   iteration_->setMinimumWidth(iteration_->fontMetrics().horizontalAdvance(QStringLiteral("iteration 10000 / 10000 · KL 0.000 (000.0 s)")));
   play_->setToolTip(tr("Play the run again from its first layout"));
   export_->setToolTip(tr("PDF, SVG and PNG in a venue's size and fonts, with the coordinates as CSV"));
@@ -133,21 +162,20 @@ TsneView::TsneView(QWidget* parent)
   player_->setInterval(40);
   connect(player_, &QTimer::timeout, this, [this] {
     if (shown_ + 1 >= snapshotCount()) {
-      player_->stop();
-      play_->setText(tr("Replay"));
+      stopPlayer();  // and every point of the last layout
       return;
     }
     showSnapshot(shown_ + 1);
   });
   connect(play_, &QPushButton::clicked, this, [this] {
     if (player_->isActive()) {
-      player_->stop();
-      play_->setText(tr("Replay"));
+      stopPlayer();
       return;
     }
-    if (shown_ + 1 >= snapshotCount()) showSnapshot(0);
+    // Playing first, so even the first frame is the quick subset.
     play_->setText(tr("Pause"));
     player_->start();
+    if (shown_ + 1 >= snapshotCount()) showSnapshot(0);
   });
   // Hovering a point says which token it is.
   connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
@@ -175,11 +203,33 @@ void TsneView::setTokens(const QString& title, models::TokenCloud tokens) {
   timestep_ = std::move(tokens.timestep);
   rtg_ = std::move(tokens.return_to_go);
   modalities_.clear();
-  for (const auto& m : modality_)
-    if (std::find(modalities_.begin(), modalities_.end(), m) == modalities_.end()) modalities_.push_back(m);
-  iterations_.clear();
-  layouts_.clear();
-  shown_ = -1;
+  modality_group_.clear();
+  modality_group_.reserve(modality_.size());
+  std::unordered_map<std::string, std::uint16_t> group_of;
+  for (const auto& m : modality_) {
+    auto [at, added] = group_of.try_emplace(m, static_cast<std::uint16_t>(std::min<std::size_t>(modalities_.size(), 0xffff)));
+    if (added) modalities_.push_back(m);
+    modality_group_.push_back(at->second);
+  }
+  // What continuous colours need, once instead of per draw and per colourOf.
+  std::tie(timestep_lo_, timestep_hi_) = extent(timestep_);
+  std::tie(rtg_lo_, rtg_hi_) = extent(rtg_);
+  timestep_band_.resize(timestep_.size());
+  for (std::size_t i = 0; i < timestep_.size(); ++i) timestep_band_[i] = band_of(timestep_[i], timestep_lo_, timestep_hi_);
+  rtg_band_.resize(rtg_.size());
+  for (std::size_t i = 0; i < rtg_.size(); ++i) rtg_band_[i] = band_of(rtg_[i], rtg_lo_, rtg_hi_);
+  // A fixed seed: the same tokens in every frame of a run, and in every run of these tokens.
+  live_subset_.clear();
+  if (pointCount() > kLivePoints) {
+    std::vector<int> permutation(modality_.size());
+    std::iota(permutation.begin(), permutation.end(), 0);
+    std::mt19937 rng(20080101u);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(kLivePoints); ++i)  // the first kLivePoints of a Fisher-Yates shuffle
+      std::swap(permutation[i], permutation[i + rng() % (permutation.size() - i)]);
+    live_subset_.assign(permutation.begin(), permutation.begin() + kLivePoints);
+    std::sort(live_subset_.begin(), live_subset_.end());
+  }
+  forgetLayouts();
   kl_ = -1.0;
   finished_ = false;
   stopped_.clear();
@@ -208,12 +258,14 @@ void TsneView::clear(const QString& message) {
   title_.clear();
   modality_.clear();
   modalities_.clear();
+  modality_group_.clear();
+  timestep_band_.clear();
+  rtg_band_.clear();
+  live_subset_.clear();
   window_.clear();
   timestep_.clear();
   rtg_.clear();
-  iterations_.clear();
-  layouts_.clear();
-  shown_ = -1;
+  forgetLayouts();
   kl_ = -1.0;
   finished_ = false;
   caption_->setText(message);
@@ -239,9 +291,8 @@ void TsneView::setRunning(bool running) {
     finished_ = false;
     stopped_.clear();
     player_->stop();
-    iterations_.clear();
-    layouts_.clear();
-    shown_ = -1;
+    play_->setText(tr("Replay"));
+    forgetLayouts();
     kl_ = -1.0;
     draw();
   }
@@ -254,10 +305,51 @@ void TsneView::setRunning(bool running) {
   updateStatus();
 }
 
+void TsneView::forgetLayouts() {
+  iterations_.clear();
+  layouts_.clear();
+  arrival_.clear();
+  arrived_ = 0;
+  stride_ = 1;
+  shown_ = -1;
+  // The plottable's groups and order belong to the tokens: made again at the next draw.
+  drawn_colouring_ = -1;
+  drawn_order_ = -1;
+}
+
+void TsneView::stopPlayer() {
+  player_->stop();
+  play_->setText(tr("Replay"));
+  draw();  // every point again
+}
+
 void TsneView::showLayout(int iteration, std::vector<double> xy) {
   if (xy.size() != modality_.size() * 2 || modality_.empty()) return;  // a layout of other tokens
+  const int arrival = arrived_++;
+  // The newest layout stays even off the stride, until a newer one takes its place.
+  if (!arrival_.empty() && arrival_.back() % stride_ != 0) {
+    iterations_.pop_back();
+    layouts_.pop_back();
+    arrival_.pop_back();
+  }
   iterations_.push_back(iteration);
-  layouts_.push_back(std::move(xy));
+  layouts_.push_back(std::make_shared<const std::vector<double>>(std::move(xy)));
+  arrival_.push_back(arrival);
+  if (snapshotCount() > kMaxLayouts) {
+    // Every other one goes (the first and the newest stay); the next ones come at the new stride.
+    stride_ *= 2;
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < arrival_.size(); ++k) {
+      if (arrival_[k] % stride_ != 0 && k + 1 != arrival_.size()) continue;
+      iterations_[kept] = iterations_[k];
+      layouts_[kept] = std::move(layouts_[k]);
+      arrival_[kept] = arrival_[k];
+      ++kept;
+    }
+    iterations_.resize(kept);
+    layouts_.resize(kept);
+    arrival_.resize(kept);
+  }
   total_iterations_ = std::max(total_iterations_, iteration);
   shown_ = snapshotCount() - 1;
   {
@@ -305,6 +397,11 @@ void TsneView::updateStatus() {
   if (finished_ && kl_ >= 0) text += tr(" · KL %1 (%2 s)").arg(kl_, 0, 'f', 3).arg(seconds_, 0, 'f', 1);
   else if (running_) text += tr(" · KL at the end");
   else if (!stopped_.isEmpty()) text += tr(" · %1").arg(stopped_);
+  if (drawingLive()) {
+    const QLocale locale;
+    text += (running_ ? tr(" · drawing %1 of %2 tokens while it runs") : tr(" · drawing %1 of %2 tokens while it plays"))
+                .arg(locale.toString(kLivePoints), locale.toString(pointCount()));
+  }
   iteration_->setText(text);
 }
 
@@ -313,22 +410,31 @@ double TsneView::valueOf(int i) const {
   return colourBy() == ColourBy::Timestep ? static_cast<double>(timestep_[at]) : rtg_[at];
 }
 
+bool TsneView::drawingLive() const { return (running_ || player_->isActive()) && pointCount() > kLivePoints; }
+
+const std::vector<std::uint16_t>& TsneView::groupOfPoint() const {
+  switch (colourBy()) {
+    case ColourBy::Timestep: return timestep_band_;
+    case ColourBy::ReturnToGo: return rtg_band_;
+    case ColourBy::Modality: break;
+  }
+  return modality_group_;
+}
+
 QColor TsneView::colourOf(int i) const {
   if (i < 0 || i >= pointCount()) return {};
   const auto at = static_cast<std::size_t>(i);
-  if (colourBy() == ColourBy::Modality) {
-    const auto k = static_cast<std::size_t>(std::find(modalities_.begin(), modalities_.end(), modality_[at]) - modalities_.begin());
-    return modality_colour(modality_[at], k);
+  switch (colourBy()) {
+    case ColourBy::Timestep: return band_colour(timestep_band_[at], timestep_lo_, timestep_hi_);
+    case ColourBy::ReturnToGo: return band_colour(rtg_band_[at], rtg_lo_, rtg_hi_);
+    case ColourBy::Modality: break;
   }
-  double lo = 1e300, hi = -1e300;
-  for (int j = 0; j < pointCount(); ++j) lo = std::min(lo, valueOf(j)), hi = std::max(hi, valueOf(j));
-  if (hi <= lo) hi = lo + 1.0;
-  const int band = std::clamp(static_cast<int>((valueOf(i) - lo) / (hi - lo) * kBands), 0, kBands - 1);
-  return QColor::fromRgb(viridis().color(lo + (band + 0.5) * (hi - lo) / kBands, QCPRange(lo, hi)));
+  const auto k = modality_group_[at];
+  return modality_colour(modalities_[k], k);
 }
 
 void TsneView::draw() {
-  plot_->clearGraphs();
+  plot_->clearGraphs();  // the legend's entries; the points are the plottable's
   const bool continuous = colourBy() != ColourBy::Modality;
   // Right of the points: the colour scale while colours are continuous, else the legend.
   QCPLayoutElement* side = continuous ? static_cast<QCPLayoutElement*>(scale_) : legend_box_;
@@ -341,57 +447,66 @@ void TsneView::draw() {
     side->setVisible(true);
   }
   plot_->legend->setVisible(!continuous && shown_ >= 0);
-  if (shown_ >= 0) {
-    const auto& xy = layouts_[static_cast<std::size_t>(shown_)];
-    const int n = pointCount();
-    std::vector<QVector<double>> gx, gy;
-    std::vector<QColor> colour;
-    std::vector<QString> name;
-    std::vector<bool> triangle;
-    if (!continuous) {
-      const auto groups = modalities_.size();
-      gx.resize(groups), gy.resize(groups);
-      for (std::size_t k = 0; k < groups; ++k) {
-        colour.push_back(modality_colour(modalities_[k], k));
-        name.push_back(modality_name(modalities_[k]));
-        triangle.push_back(in_block(modalities_[k]));
+  points_drawn_ = 0;
+  groups_drawn_ = 0;
+  if (shown_ < 0) {
+    cloud_->setLayout(nullptr);
+  } else {
+    const int colouring = static_cast<int>(colourBy());
+    const auto& group = groupOfPoint();
+    if (colouring != drawn_colouring_) {
+      std::vector<PointCloudPlottable::Style> styles;
+      if (!continuous) {
+        for (std::size_t k = 0; k < modalities_.size(); ++k) {
+          QColor c = modality_colour(modalities_[k], k);
+          c.setAlpha(kAlpha);
+          const bool triangle = in_block(modalities_[k]);
+          styles.push_back({c, triangle ? PointCloudPlottable::Marker::Triangle : PointCloudPlottable::Marker::Disc, triangle ? 6.0 : 5.0});
+        }
+      } else {
+        const bool by_step = colourBy() == ColourBy::Timestep;
+        for (int b = 0; b < kBands; ++b) {
+          QColor c = by_step ? band_colour(b, timestep_lo_, timestep_hi_) : band_colour(b, rtg_lo_, rtg_hi_);
+          c.setAlpha(kAlpha);
+          styles.push_back({c, PointCloudPlottable::Marker::Disc, 5.0});
+        }
       }
-      for (int i = 0; i < n; ++i) {
-        const auto at = static_cast<std::size_t>(i);
-        const auto k = static_cast<std::size_t>(std::find(modalities_.begin(), modalities_.end(), modality_[at]) - modalities_.begin());
-        gx[k] << xy[at * 2];
-        gy[k] << xy[at * 2 + 1];
-      }
-    } else {
-      double lo = 1e300, hi = -1e300;
-      for (int i = 0; i < n; ++i) lo = std::min(lo, valueOf(i)), hi = std::max(hi, valueOf(i));
-      if (hi <= lo) hi = lo + 1.0;
-      scale_->setDataRange(QCPRange(lo, hi));
-      scale_->axis()->setLabel(colourBy() == ColourBy::Timestep ? tr("timestep") : tr("return-to-go"));
-      gx.resize(kBands), gy.resize(kBands);
-      for (int b = 0; b < kBands; ++b) {
-        colour.push_back(QColor::fromRgb(viridis().color(lo + (b + 0.5) * (hi - lo) / kBands, QCPRange(lo, hi))));
-        name.push_back({});
-        triangle.push_back(false);
-      }
-      for (int i = 0; i < n; ++i) {
-        const auto at = static_cast<std::size_t>(i);
-        const auto b = static_cast<std::size_t>(std::clamp(static_cast<int>((valueOf(i) - lo) / (hi - lo) * kBands), 0, kBands - 1));
-        gx[b] << xy[at * 2];
-        gy[b] << xy[at * 2 + 1];
-      }
+      cloud_->setGroups(group, std::move(styles));
+      drawn_colouring_ = colouring;
+      drawn_order_ = -1;
     }
-    for (std::size_t k = 0; k < gx.size(); ++k) {
-      if (gx[k].isEmpty()) continue;
-      auto* g = plot_->addGraph();
-      g->setData(gx[k], gy[k]);  // unsorted keys: the graph sorts them
-      g->setAdaptiveSampling(false);  // every point is drawn
-      g->setLineStyle(QCPGraph::lsNone);
-      QColor c = colour[k];
-      c.setAlpha(170);
-      g->setScatterStyle(QCPScatterStyle(triangle[k] ? QCPScatterStyle::ssTriangle : QCPScatterStyle::ssDisc, c, c, triangle[k] ? 6 : 5));
-      g->setName(name[k]);
-      if (name[k].isEmpty()) g->removeFromLegend();
+    // Group by group, as the graphs were drawn: the first group underneath.
+    const bool live = drawingLive();
+    const int order_key = colouring * 2 + (live ? 1 : 0);
+    if (order_key != drawn_order_) {
+      const int n = live ? kLivePoints : pointCount();
+      const auto point = [&](int k) { return live ? live_subset_[static_cast<std::size_t>(k)] : k; };
+      std::vector<int> start(cloud_->styles().size() + 1, 0);
+      for (int k = 0; k < n; ++k) ++start[group[static_cast<std::size_t>(point(k))] + 1u];
+      std::partial_sum(start.begin(), start.end(), start.begin());
+      std::vector<int> order(static_cast<std::size_t>(n));
+      for (int k = 0; k < n; ++k) {
+        const int i = point(k);
+        order[static_cast<std::size_t>(start[group[static_cast<std::size_t>(i)]]++)] = i;
+      }
+      cloud_->setOrder(std::move(order));
+      drawn_order_ = order_key;
+    }
+    cloud_->setLayout(layouts_[static_cast<std::size_t>(shown_)]);
+    points_drawn_ = cloud_->orderSize();
+    groups_drawn_ = cloud_->groupsInOrder();
+    if (continuous) {
+      const bool by_step = colourBy() == ColourBy::Timestep;
+      scale_->setDataRange(by_step ? QCPRange(timestep_lo_, timestep_hi_) : QCPRange(rtg_lo_, rtg_hi_));
+      scale_->axis()->setLabel(by_step ? tr("timestep") : tr("return-to-go"));
+    } else {
+      // One legend entry per modality: point-less graphs with the points' marker.
+      for (std::size_t k = 0; k < modalities_.size(); ++k) {
+        auto* g = plot_->addGraph();
+        g->setLineStyle(QCPGraph::lsNone);
+        g->setScatterStyle(PointCloudPlottable::scatterStyle(cloud_->styles()[k]));
+        g->setName(modality_name(modalities_[k]));
+      }
     }
     // The layout grows fast during early exaggeration: the axes follow it.
     plot_->rescaleAxes();
@@ -403,13 +518,6 @@ void TsneView::draw() {
   plot_->replot();
 }
 
-int TsneView::pointsDrawn() const {
-  int n = 0;
-  for (int g = 0; g < plot_->graphCount(); ++g) n += plot_->graph(g)->dataCount();
-  return n;
-}
-
-int TsneView::groupsDrawn() const { return plot_->graphCount(); }
 bool TsneView::colourScaleShown() const { return plot_->plotLayout()->element(0, 1) == scale_ && scale_->visible(); }
 
 FigureText TsneView::figureText() const {
@@ -417,18 +525,7 @@ FigureText TsneView::figureText() const {
   return {tr("%1: tokens by %2").arg(title_, by), {}, {}};
 }
 
-int TsneView::pointAt(const QPointF& pixel) const {
-  if (shown_ < 0) return -1;
-  const auto& xy = layouts_[static_cast<std::size_t>(shown_)];
-  int best = -1;
-  double nearest = 8.0 * 8.0;
-  for (int i = 0; i < pointCount() && 2 * i + 1 < static_cast<int>(xy.size()); ++i) {
-    const double dx = plot_->xAxis->coordToPixel(xy[2 * static_cast<std::size_t>(i)]) - pixel.x();
-    const double dy = plot_->yAxis->coordToPixel(xy[2 * static_cast<std::size_t>(i) + 1]) - pixel.y();
-    if (dx * dx + dy * dy <= nearest) nearest = dx * dx + dy * dy, best = i;
-  }
-  return best;
-}
+int TsneView::pointAt(const QPointF& pixel) const { return shown_ < 0 ? -1 : cloud_->nearest(pixel, 8.0); }
 
 QString TsneView::describePoint(int i) const {
   if (i < 0 || i >= pointCount()) return {};
@@ -442,7 +539,7 @@ QString TsneView::describePoint(int i) const {
 
 std::vector<std::string> TsneView::exportFigure(const std::string& base, const FigureStyle& style) const {
   if (shown_ < 0) return {};
-  const auto& xy = layouts_[static_cast<std::size_t>(shown_)];
+  const auto& xy = *layouts_[static_cast<std::size_t>(shown_)];
   const FigureStyle s = with_defaults(style, figureText());
   std::vector<std::string> written;
   if (colourBy() == ColourBy::Modality) {
@@ -452,7 +549,7 @@ std::vector<std::string> TsneView::exportFigure(const std::string& base, const F
                         in_block(modalities_[k]) ? Marker::Triangle : Marker::Disc});
     for (int i = 0; i < pointCount(); ++i) {
       const auto at = static_cast<std::size_t>(i);
-      auto& g = groups[static_cast<std::size_t>(std::find(modalities_.begin(), modalities_.end(), modality_[at]) - modalities_.begin())];
+      auto& g = groups[modality_group_[at]];
       g.x.push_back(xy[at * 2]);
       g.y.push_back(xy[at * 2 + 1]);
     }

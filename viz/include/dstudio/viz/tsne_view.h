@@ -5,9 +5,15 @@
 /// by timestep or by return-to-go (viridis, with a colour scale). It animates a run as layouts
 /// arrive (showLayout, fed by queued signals from the worker that runs core's analysis::tsne),
 /// then replays the stored layouts with a slider. It draws; it computes nothing.
+///
+/// Tokens are drawn as one raster (a point cloud plottable, not a QCPGraph per group), so 100,000
+/// of them stay responsive: while a run is live or the replay plays, a fixed subset of at most
+/// kLivePoints is drawn, and every point once the run ends or a layout is chosen with the slider.
 
 #include <QString>
 #include <QWidget>
+#include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "dstudio/models/token_cloud.h"
@@ -26,10 +32,20 @@ class QTimer;
 
 namespace dstudio::viz {
 
+class PointCloudPlottable;
+
 class TsneView : public QWidget, public FigureSource {
   Q_OBJECT
  public:
   enum class ColourBy { Modality, Timestep, ReturnToGo };
+
+  /// Layouts kept for replay. A run that sends more (at 100,000 tokens each is 1.6 MB) drops
+  /// every other stored layout, keeping the first and the newest, so the replay still spans the
+  /// whole run; the ones after come at the wider spacing.
+  static constexpr int kMaxLayouts = 50;
+  /// Points drawn while a run is live or the replay plays: the same pseudo-random subset of the
+  /// tokens in every frame, so the animation follows the same tokens.
+  static constexpr int kLivePoints = 20000;
 
   explicit TsneView(QWidget* parent = nullptr);
 
@@ -49,14 +65,18 @@ class TsneView : public QWidget, public FigureSource {
   [[nodiscard]] int iterations() const;
 
   [[nodiscard]] int pointCount() const { return static_cast<int>(modality_.size()); }
-  /// Layouts received so far (the replay slider's range).
+  /// Layouts kept (the replay slider's range): every one a run sent, up to kMaxLayouts.
   [[nodiscard]] int snapshotCount() const { return static_cast<int>(iterations_.size()); }
+  /// The iteration after which stored layout `index` was made (strictly increasing with index).
   [[nodiscard]] int snapshotIteration(int index) const { return iterations_.at(static_cast<std::size_t>(index)); }
   /// The layout drawn (index into the snapshots; -1: none).
   [[nodiscard]] int shownSnapshot() const { return shown_; }
-  /// Points drawn over all groups, and the groups (graphs) holding them.
-  [[nodiscard]] int pointsDrawn() const;
-  [[nodiscard]] int groupsDrawn() const;
+  /// Points drawn by the last draw (every point, or kLivePoints of them while a run is live or the
+  /// replay plays), and the groups holding them: modalities, or bands of the colour map.
+  [[nodiscard]] int pointsDrawn() const { return points_drawn_; }
+  [[nodiscard]] int groupsDrawn() const { return groups_drawn_; }
+  /// Whether the last draw showed a subset of the tokens.
+  [[nodiscard]] bool drawsSubset() const { return points_drawn_ < pointCount() && points_drawn_ > 0; }
   /// The colour point `i` is drawn with.
   [[nodiscard]] QColor colourOf(int i) const;
   [[nodiscard]] bool colourScaleShown() const;
@@ -98,15 +118,32 @@ class TsneView : public QWidget, public FigureSource {
   void draw();
   void updateStatus();
   void exportWithDialog();
+  void forgetLayouts();
+  void stopPlayer();
   [[nodiscard]] double valueOf(int i) const;
+  [[nodiscard]] bool drawingLive() const;
+  [[nodiscard]] const std::vector<std::uint16_t>& groupOfPoint() const;
 
   QString title_;
   std::vector<std::string> modality_;
   std::vector<std::string> modalities_;  // distinct, in order of first appearance
   std::vector<int> window_, timestep_;
   std::vector<double> rtg_;
+  // Per point, made once in setTokens: its modality, and its band of the colour map by timestep
+  // and by return-to-go (between the lowest and highest value, which colourOf needs too).
+  std::vector<std::uint16_t> modality_group_, timestep_band_, rtg_band_;
+  double timestep_lo_ = 0, timestep_hi_ = 1, rtg_lo_ = 0, rtg_hi_ = 1;
+  // The tokens drawn while live: the first kLivePoints of a fixed permutation, ascending.
+  std::vector<int> live_subset_;
   std::vector<int> iterations_;
-  std::vector<std::vector<double>> layouts_;
+  std::vector<std::shared_ptr<const std::vector<double>>> layouts_;
+  std::vector<int> arrival_;  // which layout of the run (0, 1, ...) each stored one is
+  int arrived_ = 0;
+  int stride_ = 1;            // stored are the arrivals divisible by it, and the newest
+  int drawn_colouring_ = -1;  // what the plottable's groups and order were made for
+  int drawn_order_ = -1;
+  int points_drawn_ = 0;
+  int groups_drawn_ = 0;
   int shown_ = -1;
   int total_iterations_ = 0;
   double kl_ = -1.0;
@@ -125,6 +162,7 @@ class TsneView : public QWidget, public FigureSource {
   QLabel* iteration_;
   QLabel* caption_;
   QCustomPlot* plot_;
+  PointCloudPlottable* cloud_;
   QCPColorScale* scale_;
   QCPLayoutGrid* legend_box_;
   QTimer* redraw_;
