@@ -10,6 +10,7 @@
 #include "dstudio/common/system_info.h"
 #include "dstudio/viz/dataset_view.h"
 #include "gui_benchmark.h"
+#include "tsne_benchmark.h"
 #include "main_window.h"
 #include "screenshot_tour.h"
 #include "dstudio/plugins/loader.h"
@@ -26,6 +27,10 @@ struct StudioOptions {
                                "Measure how long the GUI thread stalls and how fast the viewer draws while a training run, a rollout "
                                "and the viewer run at once, for <seconds>; print the numbers and exit.",
                                "seconds"};
+  QCommandLineOption bench_tsne{"bench-tsne",
+                                "Lay out <tokens> tokens of the shipped DHi checkpoint in the t-SNE view and measure how long the GUI "
+                                "thread stalls meanwhile; print the numbers and exit (with --screenshot, also save the window).",
+                                "tokens"};
 
   explicit StudioOptions(QCommandLineParser& parser) {
     parser.setApplicationDescription("Decision Studio: inspect offline-RL datasets and sequence models.");
@@ -38,6 +43,7 @@ struct StudioOptions {
     parser.addOption(screenshot);
     parser.addOption(screenshot_all);
     parser.addOption(bench_gui);
+    parser.addOption(bench_tsne);
   }
 };
 
@@ -67,6 +73,24 @@ int main(int argc, char** argv) {
       std::printf("decision-studio %s\n", DSTUDIO_VERSION);
       return 0;
     }
+    // The benchmarks' numbers are checked before any window opens.
+    if (parser.isSet(options.bench_gui)) {
+      bool ok = false;
+      const double seconds = parser.value(options.bench_gui).toDouble(&ok);
+      if (!ok || !(seconds > 0 && seconds <= 3600)) {
+        std::fprintf(stderr, "decision-studio: error: --bench-gui takes seconds in (0, 3600], not \"%s\"\n", qPrintable(parser.value(options.bench_gui)));
+        return 2;
+      }
+    }
+    if (parser.isSet(options.bench_tsne)) {
+      bool ok = false;
+      const int tokens = parser.value(options.bench_tsne).toInt(&ok);
+      if (!ok || tokens < 100 || tokens > 10'000'000) {
+        std::fprintf(stderr, "decision-studio: error: --bench-tsne takes a number of tokens in [100, 10000000], not \"%s\"\n",
+                     qPrintable(parser.value(options.bench_tsne)));
+        return 2;
+      }
+    }
   }
   QApplication app(argc, argv);
   name_application();
@@ -85,7 +109,7 @@ int main(int argc, char** argv) {
 
   dstudio::studio::MainWindow window;
   const QString shot = parser.value(screenshot);
-  if (!shot.isEmpty()) {
+  if (!shot.isEmpty() && !parser.isSet(options.bench_tsne)) {
     // Headless use (tests, documentation): show the window with real content, save it, exit.
     auto save = [&] {
       QTimer::singleShot(300, [&] {
@@ -117,13 +141,17 @@ int main(int argc, char** argv) {
     tour->start();
     return QApplication::exec();
   }
+  if (parser.isSet(options.bench_tsne)) {
+    auto* bench = new dstudio::studio::TsneBenchmark(window, parser.value(options.bench_tsne).toInt(), shot);
+    QObject::connect(bench, &dstudio::studio::TsneBenchmark::finished, [](bool passed, const QString& report) {
+      std::fprintf(passed ? stdout : stderr, passed ? "%s" : "decision-studio: error: %s\n", qPrintable(report));
+      QApplication::exit(passed ? 0 : 1);
+    });
+    bench->start();
+    return QApplication::exec();
+  }
   if (parser.isSet(bench_gui)) {
-    bool ok = false;
-    const double seconds = parser.value(bench_gui).toDouble(&ok);
-    if (!ok || seconds <= 0) {
-      std::fprintf(stderr, "decision-studio: error: --bench-gui takes a number of seconds, not \"%s\"\n", qPrintable(parser.value(bench_gui)));
-      return 2;
-    }
+    const double seconds = parser.value(bench_gui).toDouble();
     auto* bench = new dstudio::studio::GuiBenchmark(window, seconds);
     QObject::connect(bench, &dstudio::studio::GuiBenchmark::finished, [](bool passed, const QString& report) {
       std::fprintf(passed ? stdout : stderr, passed ? "%s" : "decision-studio: error: %s\n", qPrintable(report));

@@ -20,6 +20,15 @@ TsneJob::TsneJob(viz::TsneView* view, QObject* parent) : QObject(parent), view_(
   connect(this, &TsneJob::layout, view, &viz::TsneView::showLayout, Qt::QueuedConnection);
   connect(view, &viz::TsneView::runRequested, this, &TsneJob::startFromCheckpoint);
   connect(view, &viz::TsneView::cancelRequested, this, &TsneJob::cancel);
+  // "Tokens from" in the view: the next Run's source.
+  connect(view, &viz::TsneView::tokenSourceChanged, this, [this](viz::TsneView::Source from, int count) {
+    models::TokenSource source;
+    source.kind = from == viz::TsneView::Source::Rollouts   ? models::TokenSource::Kind::Rollouts
+                  : from == viz::TsneView::Source::Episodes ? models::TokenSource::Kind::Episodes
+                                                            : models::TokenSource::Kind::Windows;
+    source.count = count;
+    setTokenSource(source);
+  });
   connect(job_, &Job::finished, this, [this](Job::End end, const QString& error) {
     if (end != Job::End::Done) {
       outcome_ = {};
@@ -38,6 +47,27 @@ TsneJob::TsneJob(viz::TsneView* view, QObject* parent) : QObject(parent), view_(
 // The worker emits layouts from this object: it must have returned before this object goes.
 TsneJob::~TsneJob() { job_->cancelAndWait(); }
 
+namespace {
+
+// What Run lays out, in a sentence's words.
+QString describe(const models::TokenSource& source) {
+  QString what;
+  switch (source.kind) {
+    case models::TokenSource::Kind::Windows: return QObject::tr("%L1 windows of its dataset").arg(source.count);
+    case models::TokenSource::Kind::Episodes:
+      what = source.count == 1 ? QObject::tr("every step of the longest episode of its dataset")
+                               : QObject::tr("every step of the %L1 longest episodes of its dataset").arg(source.count);
+      break;
+    case models::TokenSource::Kind::Rollouts:
+      what = source.count == 1 ? QObject::tr("every step of one episode it plays") : QObject::tr("every step of %L1 episodes it plays").arg(source.count);
+      break;
+  }
+  if (source.max_tokens > 0) what += QObject::tr(", at most %L1 tokens").arg(source.max_tokens);
+  return what;
+}
+
+}  // namespace
+
 void TsneJob::setCheckpoint(const QString& path, const QString& title, int windows) {
   // Another model: the previous one's layouts leave the view.
   if (path != checkpoint_) {
@@ -46,10 +76,23 @@ void TsneJob::setCheckpoint(const QString& path, const QString& title, int windo
   }
   checkpoint_ = path;
   title_ = title;
-  windows_ = windows;
+  if (source_.kind == models::TokenSource::Kind::Windows) source_.count = windows;
   if (!view_) return;
+  if (source_.kind == models::TokenSource::Kind::Windows) view_->setTokenSource(viz::TsneView::Source::Windows, windows);
   if (path.isEmpty()) view_->setReady(false);
-  else view_->setReady(true, tr("%1: lay out the embeddings of its tokens on %2 windows of its dataset with t-SNE (Run).").arg(title).arg(windows));
+  else view_->setReady(true, tr("%1: lay out the embeddings of its tokens on %2 with t-SNE (Run).").arg(title, describe(source_)));
+}
+
+void TsneJob::setTokenSource(const models::TokenSource& source) {
+  source_ = source;
+  if (view_) {
+    const auto from = source.kind == models::TokenSource::Kind::Rollouts   ? viz::TsneView::Source::Rollouts
+                      : source.kind == models::TokenSource::Kind::Episodes ? viz::TsneView::Source::Episodes
+                                                                           : viz::TsneView::Source::Windows;
+    view_->setTokenSource(from, source.count);
+  }
+  if (view_ && !checkpoint_.isEmpty() && !isRunning())
+    view_->setReady(true, tr("%1: lay out the embeddings of its tokens on %2 with t-SNE (Run).").arg(title_, describe(source_)));
 }
 
 void TsneJob::startFromCheckpoint(double perplexity, int iterations) {
@@ -58,15 +101,13 @@ void TsneJob::startFromCheckpoint(double perplexity, int iterations) {
   config.perplexity = perplexity;
   config.iterations = iterations;
   const std::string path = checkpoint_.toStdString();
-  const int count = windows_;
+  auto source = source_;
+  // Rollouts play on the cores the layout will use after them.
+  source.threads = std::max(1, QThread::idealThreadCount() - 1);
   run(
-      [path, count](const Progress& progress) {
-        // The command line's steps: windows of the checkpoint's dataset, inspected, gathered.
-        Progress cancellable;
-        cancellable.cancel = progress.cancel;
-        const auto inspected = models::inspect_on_dataset(path, count, {}, cancellable);
-        progress.check();
-        return models::token_cloud(inspected.windows, inspected.inspections);
+      [path, source](const Progress& progress) {
+        // The command line's steps: the same tokens `dstudio analyze tsne` lays out.
+        return models::gather_tokens(path, source, {}, progress).cloud;
       },
       title_, config);
 }
@@ -85,11 +126,20 @@ void TsneJob::run(std::function<models::TokenCloud(const Progress&)> gather, con
   }
   job_->start(
       [this, gather = std::move(gather), title, config](const Progress& progress) mutable -> Job::Deliver {
-        auto tokens = gather(progress);
+        // Gathering is the first fifth of the bar; t-SNE reports the rest.
+        const auto part = [&progress](double from, double to) {
+          Progress p;
+          p.cancel = progress.cancel;
+          if (progress.report)
+            p.report = [report = progress.report, from, to](double f, std::string_view stage) { report(from + (to - from) * f, stage); };
+          return p;
+        };
+        auto tokens = gather(part(0.0, 0.2));
         // The view learns which tokens are coming before their first layout (same queue, so in order).
         models::TokenCloud labels;
         labels.modality = tokens.modality;
         labels.window = tokens.window;
+        labels.episode = tokens.episode;
         labels.timestep = tokens.timestep;
         labels.return_to_go = tokens.return_to_go;
         QMetaObject::invokeMethod(
@@ -98,12 +148,14 @@ void TsneJob::run(std::function<models::TokenCloud(const Progress&)> gather, con
             },
             Qt::QueuedConnection);
         config.on_snapshot = [this](int iteration, const std::vector<double>& y) { emit layout(iteration, y); };
-        // t-SNE reports its own fraction; the gathering before it is quick.
-        const auto r = analysis::tsne(tokens.points, tokens.count(), tokens.dims, config, progress);
+        config.keep_snapshots = false;  // the view keeps what it replays
+        const auto r = analysis::tsne(tokens.points, tokens.count(), tokens.dims, config, part(0.2, 1.0));
         TsneOutcome out;
         out.points = tokens.count();
         out.kl = r.kl;
         out.seconds = r.seconds;
+        out.neighbour_seconds = r.neighbour_seconds;
+        out.method = QString::fromLatin1(analysis::to_string(r.method));
         return [this, out] { outcome_ = out; };
       },
       title);

@@ -1,8 +1,9 @@
 #pragma once
 /// \file
 /// Runs the token t-SNE on a worker thread and animates it in a TsneView: the checkpoint's tokens
-/// are gathered as `dstudio analyze tsne` gathers them (sample_windows, inspect_windows,
-/// token_cloud), laid out by core's analysis::tsne with a layout kept every 10 iterations, and
+/// are gathered as `dstudio analyze tsne` gathers them (gather_tokens: windows spread over the
+/// dataset, every step of its longest episodes, or of rollouts), laid out by core's analysis::tsne
+/// (Barnes-Hut, or FFT interpolation from 5,000 tokens) with a layout sent every 10 iterations, and
 /// each layout reaches the view by a queued signal. It runs as the window's other work does (job.h):
 /// Cancel stops it within 10 iterations; Run while it runs starts the new layout once the old
 /// one has stopped.
@@ -16,6 +17,7 @@
 #include "dstudio/analysis/tsne.h"
 #include "dstudio/common/progress.h"
 #include "dstudio/models/token_cloud.h"
+#include "dstudio/models/windows.h"
 
 namespace dstudio::viz {
 class TsneView;
@@ -28,7 +30,9 @@ class Job;
 /// How a run ended.
 struct TsneOutcome {
   double kl = 0.0, seconds = 0.0;
+  double neighbour_seconds = 0.0;  ///< of `seconds`
   int points = 0;
+  QString method;  ///< "barnes-hut", "fft" or "exact"
   QString error;
   bool cancelled = false;
 };
@@ -45,8 +49,12 @@ class TsneJob : public QObject {
   TsneJob& operator=(const TsneJob&) = delete;
 
   /// The checkpoint whose tokens Run lays out: `windows` windows of its dataset (the command
-  /// line's default is 40). An empty path disables Run.
+  /// line's default is 40) unless setTokenSource says otherwise. An empty path disables Run.
   void setCheckpoint(const QString& path, const QString& title, int windows = 40);
+  /// Where Run takes the tokens from: windows, every step of the dataset's longest episodes, or
+  /// of rollouts (the view's "Tokens from" choice).
+  void setTokenSource(const models::TokenSource& source);
+  [[nodiscard]] const models::TokenSource& tokenSource() const { return source_; }
   /// Gathers the checkpoint's tokens and lays them out, on the worker.
   void startFromCheckpoint(double perplexity, int iterations);
   /// Lays out tokens already gathered, on the worker. `config.snapshot_every` 0 becomes 10.
@@ -70,7 +78,7 @@ class TsneJob : public QObject {
 
   QPointer<viz::TsneView> view_;
   QString checkpoint_, title_;
-  int windows_ = 40;
+  models::TokenSource source_;
   Job* job_;
   TsneOutcome outcome_;
 };

@@ -402,8 +402,23 @@ TEST_F(Analyses, EntropyAblationSweepAndTsneSummaries) {
   EXPECT_GT(j["dataset_best_return"].get<double>(), 0.0);
   j = analyze("tsne --windows 6 --perplexity 5 --iterations 250", "tsne");
   EXPECT_EQ(j["points"], 6 * 15 * 2);  // R, s, a embeddings and the block inputs of 6 full windows
+  EXPECT_EQ(j["source"], "windows");
+  EXPECT_EQ(j["method"], "barnes-hut");
   EXPECT_GT(j["kl"].get<double>(), 0.0);
   EXPECT_GT(j["seconds"].get<double>(), 0.0);
+  // Every step of the longest episodes once, up to whole steps within 200 tokens, by FFT interpolation.
+  j = analyze("tsne --episodes 3 --max-tokens 200 --perplexity 5 --iterations 250 --method fft --neighbours approximate", "tsne-episodes");
+  EXPECT_EQ(j["source"], "episodes");
+  EXPECT_EQ(j["points"], 200 / 6 * 6);
+  EXPECT_GE(j["episodes"].get<int>(), 1);
+  EXPECT_LE(j["episodes"].get<int>(), 3);
+  EXPECT_EQ(j["method"], "fft");
+  EXPECT_EQ(j["neighbours"], "approximate");
+  // Counts that belong to the other source are refused before any work.
+  const auto r = run("analyze tsne --source rollouts --windows 3 --checkpoint " + checkpoint_ + " --out " + (*dir_ / "never").string(), *dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--episodes"));
+  EXPECT_FALSE(std::filesystem::exists(*dir_ / "never"));
 }
 
 // The first page's MediaBox of a PDF Qt wrote (page dictionaries are not compressed): width, height.

@@ -143,6 +143,11 @@ TEST(StudioCommandLine, HelpVersionAndWrongOptionsNeedNoDisplay) {
   EXPECT_NE(out.find(DSTUDIO_VERSION_TEXT), std::string::npos) << out;
   EXPECT_EQ(run_studio("--no-such-option", out), 2) << out;
   EXPECT_NE(out.find("no-such-option"), std::string::npos) << out;
+  // The benchmarks' numbers are checked before a window is asked for.
+  for (const char* bad : {"--bench-tsne 12", "--bench-tsne lots", "--bench-tsne 1e9", "--bench-gui -3", "--bench-gui x"}) {
+    EXPECT_EQ(run_studio(bad, out), 2) << bad << ": " << out;
+    EXPECT_NE(out.find(std::string(bad).substr(2, 10)), std::string::npos) << bad << ": " << out;
+  }
 }
 
 }  // namespace

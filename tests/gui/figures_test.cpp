@@ -330,8 +330,8 @@ TEST_F(Figures, ExportAllWritesEveryViewWithAFigureAndSkipsTheEmptyOnes) {
   // The numbers behind the figures: one row per point or bar, as drawn.
   const auto tsne_csv = read(out / "tsne.csv");
   EXPECT_EQ(std::count(tsne_csv.begin(), tsne_csv.end(), '\n'), 13);
-  EXPECT_EQ(tsne_csv.rfind("x,y,modality,window,timestep,return_to_go\n", 0), 0u);
-  EXPECT_NE(tsne_csv.find("\n11,2,s,0,11,89\n"), std::string::npos) << tsne_csv;
+  EXPECT_EQ(tsne_csv.rfind("x,y,modality,window,episode,timestep,return_to_go\n", 0), 0u);
+  EXPECT_NE(tsne_csv.find("\n11,2,s,0,-1,11,89\n"), std::string::npos) << tsne_csv;  // no episode known: -1
   const auto zeroing = read(out / "returns_zeroing.csv");
   EXPECT_NE(zeroing.find("RTG,30,6,1000,200,5"), std::string::npos) << zeroing;
   const auto series = read(out / "entropy_reward.csv");

@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <functional>
 #include <qcustomplot.h>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -591,6 +592,49 @@ TEST_F(Tsne, JobLaysOutTheTokensOfACheckpoint) {
   view.grab().save(screenshot("tsne-dt-checkpoint.png"));
   view.setColourBy(viz::TsneView::ColourBy::ReturnToGo);
   view.grab().save(screenshot("tsne-dt-checkpoint-rtg.png"));
+}
+
+// "Tokens from": the view's choice reaches the job, the job's shows in the view, and Run lays out
+// every step of the dataset's longest episode once.
+TEST_F(Tsne, JobTakesEveryStepOfTheLongestEpisodesWhenAskedTo) {
+  viz::TsneView view;
+  view.resize(1000, 650);
+  view.show();
+  TsneJob job(&view);
+  QSignalSpy finished(&job, &TsneJob::finished);
+  job.setCheckpoint(studio::defaultCheckpoint(), "DT", 6);
+  EXPECT_EQ(view.tokenSource(), viz::TsneView::Source::Windows);
+  EXPECT_EQ(view.tokenCount(), 6);
+  emit view.tokenSourceChanged(viz::TsneView::Source::Rollouts, 3);  // what choosing in the view does
+  EXPECT_EQ(job.tokenSource().kind, models::TokenSource::Kind::Rollouts);
+  EXPECT_EQ(job.tokenSource().count, 3);
+  models::TokenSource source;
+  source.kind = models::TokenSource::Kind::Episodes;
+  source.count = 1;
+  source.max_tokens = 600;  // DT: 6 tokens a step, so the episode's first 100 steps
+  job.setTokenSource(source);
+  EXPECT_EQ(view.tokenSource(), viz::TsneView::Source::Episodes);
+  EXPECT_EQ(view.tokenCount(), 1);
+  view.setParameters(30, 250);
+  emit view.runRequested(view.perplexity(), view.iterations());
+  ASSERT_TRUE(wait_until([&] { return finished.count() == 1; }, 120000));
+  ASSERT_TRUE(job.outcome().error.isEmpty()) << job.outcome().error.toStdString();
+  EXPECT_EQ(job.outcome().points, 600);
+  EXPECT_EQ(job.outcome().method, "barnes-hut");
+  ASSERT_EQ(view.pointCount(), 600);
+  // Every step 0..99 of one episode, each with its six tokens; the tooltip names the episode.
+  std::map<int, int> per_step;
+  for (int i = 0; i < view.pointCount(); ++i) {
+    const QString text = view.describePoint(i);
+    ASSERT_TRUE(text.contains("episode ")) << text.toStdString();
+    const auto at = text.indexOf("timestep ");
+    ++per_step[text.mid(at + 9).section('\n', 0, 0).toInt()];
+  }
+  ASSERT_EQ(per_step.size(), 100u);
+  EXPECT_EQ(per_step.begin()->first, 0);
+  EXPECT_EQ(per_step.rbegin()->first, 99);
+  for (const auto& [step, n] : per_step) EXPECT_EQ(n, 6) << "step " << step;
+  view.grab().save(screenshot("tsne-dt-episode.png"));
 }
 
 TEST_F(Tsne, JobIsCancelledWhenItsOwnerGoesAway) {

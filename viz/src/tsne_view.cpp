@@ -79,6 +79,8 @@ QString modality_name(const std::string& m) {
 TsneView::TsneView(QWidget* parent)
     : QWidget(parent),
       colour_by_(new QComboBox),
+      source_(new QComboBox),
+      count_(new QSpinBox),
       perplexity_(new QDoubleSpinBox),
       iterations_box_(new QSpinBox),
       run_(new QPushButton(tr("Run t-SNE"))),
@@ -93,6 +95,12 @@ TsneView::TsneView(QWidget* parent)
       redraw_(new QTimer(this)),
       player_(new QTimer(this)) {
   colour_by_->addItems({tr("modality"), tr("timestep"), tr("return-to-go")});
+  source_->addItems({tr("windows"), tr("dataset episodes"), tr("rollouts")});
+  source_->setToolTip(tr("windows: spread over the dataset; dataset episodes: every step of its longest episodes once; "
+                         "rollouts: every step of episodes the model plays at the task's first target"));
+  count_->setRange(1, 100000);
+  count_->setValue(counts_[0]);
+  count_->setToolTip(tr("How many windows or episodes (a hopper episode is up to 1,000 steps; DHi has 4 tokens a step, DT 6)"));
   perplexity_->setRange(2.0, 200.0);
   perplexity_->setValue(30.0);
   perplexity_->setDecimals(0);
@@ -107,8 +115,9 @@ TsneView::TsneView(QWidget* parent)
   play_->setToolTip(tr("Play the run again from its first layout"));
   export_->setToolTip(tr("PDF, SVG and PNG in a venue's size and fonts, with the coordinates as CSV"));
   auto* controls = new QHBoxLayout;
-  controls->addWidget(new QLabel(tr("Colour by")));
-  controls->addWidget(colour_by_);
+  controls->addWidget(new QLabel(tr("Tokens from")));
+  controls->addWidget(count_);
+  controls->addWidget(source_);
   controls->addSpacing(12);
   controls->addWidget(new QLabel(tr("Perplexity")));
   controls->addWidget(perplexity_);
@@ -119,6 +128,9 @@ TsneView::TsneView(QWidget* parent)
   controls->addWidget(export_);
   // The replay gets a row of its own, so the tab fits a laptop screen.
   auto* replay = new QHBoxLayout;
+  replay->addWidget(new QLabel(tr("Colour by")));
+  replay->addWidget(colour_by_);
+  replay->addSpacing(12);
   replay->addWidget(play_);
   replay->addWidget(slider_, 1);
   replay->addWidget(iteration_);
@@ -186,6 +198,17 @@ TsneView::TsneView(QWidget* parent)
   connect(slider_, &QSlider::valueChanged, this, [this](int index) {
     if (index != shown_) showSnapshot(index);
   });
+  connect(source_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    {
+      const QSignalBlocker block(count_);
+      count_->setValue(counts_[std::clamp(index, 0, 2)]);
+    }
+    emit tokenSourceChanged(tokenSource(), tokenCount());
+  });
+  connect(count_, &QSpinBox::valueChanged, this, [this](int count) {
+    counts_[std::clamp(source_->currentIndex(), 0, 2)] = count;
+    emit tokenSourceChanged(tokenSource(), count);
+  });
   connect(colour_by_, &QComboBox::currentIndexChanged, this, [this] { draw(); });
   connect(run_, &QPushButton::clicked, this, [this] {
     if (running_) emit cancelRequested();
@@ -200,6 +223,8 @@ void TsneView::setTokens(const QString& title, models::TokenCloud tokens) {
   title_ = title;
   modality_ = std::move(tokens.modality);
   window_ = std::move(tokens.window);
+  episode_ = std::move(tokens.episode);
+  if (episode_.size() != window_.size()) episode_.assign(window_.size(), -1);  // not known
   timestep_ = std::move(tokens.timestep);
   rtg_ = std::move(tokens.return_to_go);
   modalities_.clear();
@@ -235,12 +260,18 @@ void TsneView::setTokens(const QString& title, models::TokenCloud tokens) {
   stopped_.clear();
   int windows = 0;
   for (int w : window_) windows = std::max(windows, w + 1);
+  std::vector<int> episodes(episode_.begin(), episode_.end());
+  std::sort(episodes.begin(), episodes.end());
+  episodes.erase(std::unique(episodes.begin(), episodes.end()), episodes.end());
+  const bool known = !episodes.empty() && episodes.front() >= 0;
   QStringList names;
   for (const auto& m : modalities_) names << QString::fromStdString(m);
-  caption_->setText(tr("%1 — %2 tokens from %3 windows (%4). Nearby points are tokens the model embeds alike; the axes have no units.")
+  caption_->setText(tr("%1 — %L2 tokens from %3 (%4). Nearby points are tokens the model embeds alike; the axes have no units.")
                         .arg(title_)
                         .arg(pointCount())
-                        .arg(windows)
+                        .arg(known ? (episodes.size() == 1 ? tr("one episode (%L1 windows)").arg(windows)
+                                                           : tr("%L1 episodes (%L2 windows)").arg(episodes.size()).arg(windows))
+                                    : tr("%L1 windows").arg(windows))
                         .arg(names.join(QStringLiteral(", "))));
   draw();
 }
@@ -250,6 +281,8 @@ void TsneView::setReady(bool ready, const QString& message) {
   run_->setEnabled(ready || running_);
   perplexity_->setEnabled(ready && !running_);
   iterations_box_->setEnabled(ready && !running_);
+  source_->setEnabled(ready && !running_);
+  count_->setEnabled(ready && !running_);
   if (!message.isEmpty()) caption_->setText(message);
 }
 
@@ -263,6 +296,7 @@ void TsneView::clear(const QString& message) {
   rtg_band_.clear();
   live_subset_.clear();
   window_.clear();
+  episode_.clear();
   timestep_.clear();
   rtg_.clear();
   forgetLayouts();
@@ -283,6 +317,17 @@ void TsneView::setParameters(double perplexity, int iterations) {
 double TsneView::perplexity() const { return perplexity_->value(); }
 int TsneView::iterations() const { return iterations_box_->value(); }
 
+void TsneView::setTokenSource(Source source, int count) {
+  const QSignalBlocker block_source(source_), block_count(count_);
+  const int index = std::clamp(static_cast<int>(source), 0, 2);
+  source_->setCurrentIndex(index);
+  count_->setValue(count);
+  counts_[index] = count_->value();
+}
+
+TsneView::Source TsneView::tokenSource() const { return static_cast<Source>(source_->currentIndex()); }
+int TsneView::tokenCount() const { return count_->value(); }
+
 void TsneView::setRunning(bool running) {
   running_ = running;
   if (running) {
@@ -300,6 +345,8 @@ void TsneView::setRunning(bool running) {
   run_->setEnabled(running || ready_);
   perplexity_->setEnabled(!running && ready_);
   iterations_box_->setEnabled(!running && ready_);
+  source_->setEnabled(!running && ready_);
+  count_->setEnabled(!running && ready_);
   slider_->setEnabled(!running && snapshotCount() > 1);
   play_->setEnabled(!running && snapshotCount() > 1);
   updateStatus();
@@ -530,9 +577,10 @@ int TsneView::pointAt(const QPointF& pixel) const { return shown_ < 0 ? -1 : clo
 QString TsneView::describePoint(int i) const {
   if (i < 0 || i >= pointCount()) return {};
   const auto k = static_cast<std::size_t>(i);
-  return tr("%1 token, window %2, timestep %3\nreturn-to-go %4")
-      .arg(QString::fromStdString(modality_[k]))
-      .arg(k < window_.size() ? window_[k] : -1)
+  const int episode = k < episode_.size() ? episode_[k] : -1;
+  const QString where = episode >= 0 ? tr("episode %1").arg(episode) : tr("window %1").arg(k < window_.size() ? window_[k] : -1);
+  return tr("%1 token, %2, timestep %3\nreturn-to-go %4")
+      .arg(QString::fromStdString(modality_[k]), where)
       .arg(k < timestep_.size() ? timestep_[k] : -1)
       .arg(k < rtg_.size() ? rtg_[k] : 0.0, 0, 'f', 1);
 }
@@ -565,10 +613,10 @@ std::vector<std::string> TsneView::exportFigure(const std::string& base, const F
   }
   // The same columns as `dstudio analyze tsne`'s tsne.csv.
   std::ofstream csv(base + ".csv");
-  csv << "x,y,modality,window,timestep,return_to_go\n";
+  csv << "x,y,modality,window,episode,timestep,return_to_go\n";
   for (int i = 0; i < pointCount(); ++i) {
     const auto at = static_cast<std::size_t>(i);
-    csv << xy[at * 2] << ',' << xy[at * 2 + 1] << ',' << modality_[at] << ',' << window_[at] << ',' << timestep_[at] << ',' << rtg_[at] << '\n';
+    csv << xy[at * 2] << ',' << xy[at * 2 + 1] << ',' << modality_[at] << ',' << window_[at] << ',' << episode_[at] << ',' << timestep_[at] << ',' << rtg_[at] << '\n';
   }
   if (csv) written.push_back(base + ".csv");
   return written;

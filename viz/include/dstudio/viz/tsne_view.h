@@ -38,6 +38,9 @@ class TsneView : public QWidget, public FigureSource {
   Q_OBJECT
  public:
   enum class ColourBy { Modality, Timestep, ReturnToGo };
+  /// Where Run takes the tokens from (models::TokenSource::Kind): windows spread over the
+  /// dataset, every step of its longest episodes, or every step of episodes the model plays.
+  enum class Source { Windows, Episodes, Rollouts };
 
   /// Layouts kept for replay. A run that sends more (at 100,000 tokens each is 1.6 MB) drops
   /// every other stored layout, keeping the first and the newest, so the replay still spans the
@@ -63,6 +66,11 @@ class TsneView : public QWidget, public FigureSource {
   void setParameters(double perplexity, int iterations);
   [[nodiscard]] double perplexity() const;
   [[nodiscard]] int iterations() const;
+  /// What "Tokens from" shows: the source and how many windows or episodes. Setting it does not
+  /// emit tokenSourceChanged (that is for the user's choice).
+  void setTokenSource(Source source, int count);
+  [[nodiscard]] Source tokenSource() const;
+  [[nodiscard]] int tokenCount() const;
 
   [[nodiscard]] int pointCount() const { return static_cast<int>(modality_.size()); }
   /// Layouts kept (the replay slider's range): every one a run sent, up to kMaxLayouts.
@@ -86,7 +94,7 @@ class TsneView : public QWidget, public FigureSource {
   [[nodiscard]] QCustomPlot* plot() const { return plot_; }
   /// The point drawn nearest to `pixel` of the plot, within 8 px; -1 when none is.
   [[nodiscard]] int pointAt(const QPointF& pixel) const;
-  /// What the tooltip of point `i` says: its modality, window, timestep and return-to-go.
+  /// What the tooltip of point `i` says: its modality, episode (or window), timestep and return-to-go.
   [[nodiscard]] QString describePoint(int i) const;
 
   /// "tsne".
@@ -95,7 +103,7 @@ class TsneView : public QWidget, public FigureSource {
   [[nodiscard]] QString figureModel() const override { return hasFigure() ? title_ : QString(); }
   [[nodiscard]] FigureText figureText() const override;
   /// The layout on screen, coloured as on screen, as base.*, and base.csv with every point's
-  /// coordinates, modality, window, timestep and return-to-go.
+  /// coordinates, modality, window, episode, timestep and return-to-go.
   std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style = {}) const override;
 
  public slots:
@@ -113,6 +121,8 @@ class TsneView : public QWidget, public FigureSource {
  signals:
   void runRequested(double perplexity, int iterations);
   void cancelRequested();
+  /// The user chose another source or count under "Tokens from".
+  void tokenSourceChanged(dstudio::viz::TsneView::Source source, int count);
 
  private:
   void draw();
@@ -127,7 +137,7 @@ class TsneView : public QWidget, public FigureSource {
   QString title_;
   std::vector<std::string> modality_;
   std::vector<std::string> modalities_;  // distinct, in order of first appearance
-  std::vector<int> window_, timestep_;
+  std::vector<int> window_, episode_, timestep_;
   std::vector<double> rtg_;
   // Per point, made once in setTokens: its modality, and its band of the colour map by timestep
   // and by return-to-go (between the lowest and highest value, which colourOf needs too).
@@ -153,6 +163,9 @@ class TsneView : public QWidget, public FigureSource {
   bool ready_ = false;
   QString stopped_;
   QComboBox* colour_by_;
+  QComboBox* source_;
+  QSpinBox* count_;
+  int counts_[3] = {40, 25, 10};  // the count last chosen for each source
   QDoubleSpinBox* perplexity_;
   QSpinBox* iterations_box_;
   QPushButton* run_;
