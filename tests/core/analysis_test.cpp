@@ -181,6 +181,17 @@ TEST(Tsne, SnapshotCallbackSeesTheKeptLayouts) {
   for (std::size_t k = 0; k < seen.size(); ++k) EXPECT_EQ(seen[k], r.snapshots[k]) << "snapshot " << k;
   EXPECT_EQ(seen.back(), r.embedding);
   EXPECT_NE(seen.front(), seen.back());  // the layout moved
+  // A viewer that keeps its own layouts: the same ones are sent, none kept in the result.
+  const auto kept = seen;
+  seen.clear();
+  seen_iterations.clear();
+  c.keep_snapshots = false;
+  const auto unkept = tsne(x, n, d, c);
+  EXPECT_TRUE(unkept.snapshots.empty());
+  EXPECT_TRUE(unkept.snapshot_iterations.empty());
+  EXPECT_EQ(seen, kept);
+  EXPECT_EQ(unkept.embedding, r.embedding);
+  c.keep_snapshots = true;
   // Without snapshots the callback is never called.
   c.snapshot_every = 0;
   seen.clear();

@@ -64,6 +64,18 @@ TEST(TsneRepulsion, FftMatchesEveryPair) {
   const auto fine = tsne_repulsion(y, TsneMethod::Fft, c);
   EXPECT_LT(relative_error(fine.force, exact.force), 1e-3);
   EXPECT_NEAR(fine.z, exact.z, 1e-4 * exact.z);
+  // The KL's grid (5 nodes) on layouts too wide for half-unit boxes within 1,024 nodes a side:
+  // this one stretched to about 200 and 400 units, where its boxes become one unit wide.
+  for (const double stretch : {4.0, 8.0}) {
+    auto wide = y;
+    for (auto& v : wide) v *= stretch;
+    const auto [lo, hi] = std::minmax_element(wide.begin(), wide.end());
+    c.boxes_per_unit = kl_grid_boxes_per_unit(*hi - *lo);
+    EXPECT_EQ(c.boxes_per_unit, 1.0);
+    const double z = tsne_repulsion(wide, TsneMethod::Exact, c).z;
+    EXPECT_NEAR(tsne_repulsion(wide, TsneMethod::Fft, c).z, z, 2e-4 * z) << "stretched " << stretch << " times";
+  }
+  EXPECT_EQ(kl_grid_boxes_per_unit(60.0), 2.0);
   c.interpolation_points = 3;
   c.boxes_per_unit = 1.0;
   const auto coarse = tsne_repulsion(y, TsneMethod::Fft, c);

@@ -395,6 +395,13 @@ Repulsion tsne_repulsion(const std::vector<double>& y, TsneMethod method, const 
   return r;
 }
 
+double kl_grid_boxes_per_unit(double span) {
+  // Half-unit boxes while they fit in 1,024 nodes a side (5 a box), then wider, but never wider
+  // than one unit, where Z's error stays near 1e-4: a layout 260 units wide would otherwise need
+  // 2,600 nodes a side and 2 GB of FFT buffers for one number.
+  return std::clamp(1024.0 / (5.0 * std::max(span, 1e-9)), 1.0, 2.0);
+}
+
 TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneConfig& c, const Progress& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   if (n < 3 || dims < 1 || points.size() != static_cast<std::size_t>(n) * dims)
@@ -525,7 +532,8 @@ TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneCon
   if (n <= 20000) {
     z = exact_z(y, n, threads);
   } else {
-    tsne_detail::FftRepulsion fine(5, 2.0, threads);
+    const auto [lo, hi] = std::minmax_element(y.begin(), y.end());
+    tsne_detail::FftRepulsion fine(5, kl_grid_boxes_per_unit(*hi - *lo), threads);
     std::vector<double> unused;
     z = fine.compute(y, unused);
     result.kl_exact = false;

@@ -70,7 +70,7 @@ struct TsneConfig {
 struct TsneResult {
   std::vector<double> embedding;  ///< N x 2
   double kl = 0.0;                ///< KL(P || Q) of the final layout
-  bool kl_exact = true;           ///< Z summed over every pair (up to 20,000 points); else from a fine FFT grid (relative error < 1e-4)
+  bool kl_exact = true;           ///< Z summed over every pair (up to 20,000 points); else from a fine FFT grid (kl_grid_boxes_per_unit; relative error about 1e-4)
   double seconds = 0.0;
   double neighbour_seconds = 0.0;  ///< of `seconds`, finding the neighbours
   TsneMethod method = TsneMethod::BarnesHut;          ///< the gradient used (never Auto)
@@ -78,6 +78,10 @@ struct TsneResult {
   std::vector<int> snapshot_iterations;
   std::vector<std::vector<double>> snapshots;  ///< N x 2 each
 };
+
+/// Boxes per unit of the grid the final KL divergence takes Z from (5 nodes a box) on a layout
+/// `span` units wide: 2 while that fits 1,024 nodes a side, fewer for wider layouts, at least 1.
+double kl_grid_boxes_per_unit(double span);
 
 /// Embeds `n` points of `dims` values each (row-major) in 2-D. Throws UsageError for
 /// fewer than 3 points or a perplexity that needs more neighbours than there are points
