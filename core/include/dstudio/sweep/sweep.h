@@ -1,0 +1,81 @@
+#pragma once
+/// \file
+/// A sweep: the grid of training runs behind a paper's table (variants x datasets x seeds, with
+/// configuration and training overrides), laid out as one folder per cell under a sweep folder
+/// with a manifest, sweep.json. Any machine that sees the folder (this one, or the nodes of a
+/// Slurm cluster on a shared filesystem) runs a cell by its index, and each cell's folder says
+/// how far it got (task.json), so the sweep's status and results are read from the folder alone.
+/// Plain data and JSON, free of LibTorch; training a cell is the models library's. The layout is
+/// documented in docs/sweeps.md.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace dstudio::sweep {
+
+/// One training run of a sweep.
+struct Cell {
+  int index = 0;
+  std::string name;                 ///< its folder under cells/: "<index>-<variant>-<dataset>-s<seed>"
+  std::string variant;              ///< a registered variant
+  std::string merger = "conv";      ///< hier only
+  std::string mixer = "pooling";    ///< hier only
+  std::string dataset;              ///< absolute path
+  std::uint64_t seed = 0;
+  std::string config = "{}";        ///< JSON object: variant fields over the variant's defaults
+  std::string training = "{}";      ///< JSON object: training fields over the defaults
+  std::string group;                ///< what its seeds share: variant, dataset and overrides, without the seed
+};
+
+/// A sweep's cells and where they live.
+struct Sweep {
+  std::filesystem::path dir;        ///< the sweep folder (absolute)
+  std::vector<Cell> cells;
+  std::string grid;                 ///< the grid's JSON as given, kept in the manifest
+};
+
+/// Reads a grid (a JSON object):
+/// - "variants": names, or objects {"variant", "merger", "mixer", "config"}; with "datasets" and
+///   "seeds" (whole numbers) they span the cartesian product, in that nesting order;
+/// - "config" and "training": objects applied to every cell (a variant object's "config" on top);
+/// - "axes": {"config.<field>" or "training.<field>": [values, ...]}, more cartesian axes;
+/// - "cells": explicit cells {"variant", "dataset", "seed", "config", "training", ...} added after.
+/// Relative dataset paths are taken from `relative_to`; every dataset must exist. Variant fields
+/// and training fields are checked as `dstudio train` checks them (ranges, types). Throws
+/// UsageError naming the key at fault.
+std::vector<Cell> parse_grid(const std::string& json, const std::filesystem::path& relative_to);
+
+/// Writes the manifest `dir`/sweep.json and an empty folder per cell, atomically. A folder that
+/// already holds a different sweep is refused (UsageError); the same sweep again changes nothing.
+Sweep create_sweep(const std::filesystem::path& dir, const std::vector<Cell>& cells, const std::string& grid);
+
+/// Reads `dir`/sweep.json. Throws Error naming the file when it is missing or damaged.
+Sweep read_sweep(const std::filesystem::path& dir);
+
+/// A cell's folder.
+std::filesystem::path cell_dir(const Sweep& sweep, const Cell& cell);
+
+/// What a cell's task.json says: written by the task that trains it, read by status and collect.
+enum class CellState { Pending, Running, Finished, Failed };
+const char* to_string(CellState state);
+
+struct CellStatus {
+  CellState state = CellState::Pending;
+  std::int64_t step = 0, total = 0;
+  double loss = 0.0;             ///< the last reported (NaN before any)
+  std::string host;              ///< where it ran
+  long long pid = 0;             ///< the task's process
+  std::string slurm_job;         ///< "<array job>_<task>" under Slurm
+  int restarts = 0;              ///< times it resumed from its checkpoint
+  std::string error;             ///< Failed: why
+  std::string updated;           ///< when task.json was written (UTC, ISO 8601)
+};
+
+/// Reads the cell's task.json; Pending when there is none.
+CellStatus read_cell_status(const Sweep& sweep, const Cell& cell);
+/// Writes the cell's task.json atomically.
+void write_cell_status(const Sweep& sweep, const Cell& cell, const CellStatus& status);
+
+}  // namespace dstudio::sweep

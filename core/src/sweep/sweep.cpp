@@ -1,0 +1,327 @@
+// Sweeps: grids of training runs as folders. See sweep.h.
+
+#include "dstudio/sweep/sweep.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "dstudio/common/atomic_file.h"
+#include "dstudio/common/error.h"
+#include "dstudio/models/training_config.h"
+#include "dstudio/models/variant_config.h"
+
+namespace dstudio::sweep {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+namespace {
+
+constexpr const char* kFormat = "dstudio-sweep";
+constexpr int kVersion = 1;
+
+// `over`'s keys on top of `base` (both objects).
+ordered_json merged(ordered_json base, const ordered_json& over) {
+  for (auto it = over.begin(); it != over.end(); ++it) base[it.key()] = it.value();
+  return base;
+}
+
+ordered_json object_at(const ordered_json& j, const char* key, const std::string& where) {
+  if (!j.contains(key)) return ordered_json::object();
+  if (!j[key].is_object()) throw UsageError(where + "\"" + key + "\" must be an object");
+  return j[key];
+}
+
+// Letters, digits, '-', '_' and '.' only, so the name is a folder name everywhere.
+std::string folder_safe(std::string s) {
+  for (auto& c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '_';
+  return s;
+}
+
+std::string variant_label(const Cell& c) { return c.variant == "hier" ? "hier-" + c.merger + "-" + c.mixer : c.variant; }
+
+// Checks the cell as `dstudio train` would (names, ranges, types), and names it.
+void finish_cell(Cell& c, int index, const std::string& where) {
+  c.index = index;
+  try {
+    const auto variant = models::with_overrides(models::make_variant(c.variant, c.merger, c.mixer), c.config);
+    (void)variant;
+    const auto training = models::training_from_json(c.training);
+    (void)training;
+  } catch (const UsageError& e) {
+    throw UsageError(where + e.what());
+  }
+  if (json::parse(c.training).contains("seed")) throw UsageError(where + "the seed is a cell's own: give it in \"seeds\" or a cell's \"seed\"");
+  std::error_code ec;
+  if (!fs::is_regular_file(c.dataset, ec) && !fs::is_directory(c.dataset, ec)) throw UsageError(where + "dataset " + c.dataset + ": no such file");
+  const std::string stem = fs::path(c.dataset).stem().string();
+  char number[16];
+  std::snprintf(number, sizeof number, "%03d", index);
+  c.name = folder_safe(std::string(number) + "-" + variant_label(c) + "-" + stem + "-s" + std::to_string(c.seed));
+  std::string overrides;
+  if (c.config != "{}") overrides += " config " + c.config;
+  if (c.training != "{}") overrides += " training " + c.training;
+  c.group = variant_label(c) + " on " + stem + overrides;
+}
+
+std::string dataset_path(const ordered_json& v, const fs::path& relative_to, const std::string& where) {
+  if (!v.is_string() || v.get<std::string>().empty()) throw UsageError(where + "a dataset is a path");
+  fs::path p = v.get<std::string>();
+  if (p.is_relative()) p = relative_to / p;
+  return fs::absolute(p).lexically_normal().string();
+}
+
+std::uint64_t seed_of(const ordered_json& v, const std::string& where) {
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
+    throw UsageError(where + "a seed is a whole number of 0 or more, not " + v.dump());
+  return v.get<std::uint64_t>();
+}
+
+ordered_json cell_json(const Cell& c) {
+  return {{"index", c.index},         {"name", c.name},   {"variant", c.variant},
+          {"merger", c.merger},       {"mixer", c.mixer}, {"dataset", c.dataset},
+          {"seed", c.seed},           {"config", ordered_json::parse(c.config)},
+          {"training", ordered_json::parse(c.training)}, {"group", c.group}};
+}
+
+std::string now_utc() {
+  const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+}  // namespace
+
+namespace {
+
+std::vector<Cell> cells_of_grid(const std::string& text, const fs::path& relative_to) {
+  ordered_json g;
+  try {
+    g = ordered_json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw UsageError(std::string("the grid is not JSON: ") + e.what());
+  }
+  if (!g.is_object()) throw UsageError("the grid must be a JSON object");
+  for (auto it = g.begin(); it != g.end(); ++it) {
+    static const char* known[] = {"variants", "datasets", "seeds", "config", "training", "axes", "cells", "name"};
+    if (std::find_if(std::begin(known), std::end(known), [&](const char* k) { return it.key() == k; }) == std::end(known))
+      throw UsageError("the grid has no key \"" + it.key() + "\"; its keys: variants, datasets, seeds, config, training, axes, cells");
+  }
+  const auto base_config = object_at(g, "config", "");
+  const auto base_training = object_at(g, "training", "");
+  std::vector<Cell> cells;
+
+  if (g.contains("variants")) {
+    if (!g["variants"].is_array() || g["variants"].empty()) throw UsageError("\"variants\" must be a list of variants");
+    if (!g.contains("datasets") || !g["datasets"].is_array() || g["datasets"].empty())
+      throw UsageError("\"datasets\" must list at least one dataset for the variants");
+    const ordered_json seeds = g.contains("seeds") ? g["seeds"] : ordered_json::array({0});
+    if (!seeds.is_array() || seeds.empty()) throw UsageError("\"seeds\" must be a list of whole numbers");
+    // Extra axes: every combination of their values, in the order given.
+    std::vector<std::pair<std::string, ordered_json>> axes;
+    const auto axes_given = object_at(g, "axes", "");
+    for (const auto& [key, values] : axes_given.items()) {
+      if (key.rfind("config.", 0) != 0 && key.rfind("training.", 0) != 0)
+        throw UsageError("axes: \"" + key + "\" must be config.<field> or training.<field>");
+      if (!values.is_array() || values.empty()) throw UsageError("axes: \"" + key + "\" must be a list of values");
+      axes.emplace_back(key, values);
+    }
+    std::vector<std::pair<ordered_json, ordered_json>> settings{{ordered_json::object(), ordered_json::object()}};
+    for (const auto& [key, values] : axes) {
+      std::vector<std::pair<ordered_json, ordered_json>> next;
+      const bool config = key.rfind("config.", 0) == 0;
+      const std::string field = key.substr(config ? 7 : 9);
+      for (const auto& s : settings)
+        for (const auto& v : values) {
+          auto t = s;
+          (config ? t.first : t.second)[field] = v;
+          next.push_back(std::move(t));
+        }
+      settings = std::move(next);
+    }
+    for (const auto& entry : g["variants"]) {
+      Cell base;
+      ordered_json config = base_config;
+      if (entry.is_string()) {
+        base.variant = entry.get<std::string>();
+      } else if (entry.is_object() && entry.contains("variant") && entry["variant"].is_string()) {
+        base.variant = entry["variant"].get<std::string>();
+        if (entry.contains("merger")) base.merger = entry["merger"].get<std::string>();
+        if (entry.contains("mixer")) base.mixer = entry["mixer"].get<std::string>();
+        config = merged(config, object_at(entry, "config", "variants: "));
+      } else {
+        throw UsageError("variants: each is a name or an object with \"variant\", not " + entry.dump());
+      }
+      for (const auto& d : g["datasets"])
+        for (const auto& [axis_config, axis_training] : settings)
+          for (const auto& s : seeds) {
+            Cell c = base;
+            c.dataset = dataset_path(d, relative_to, "datasets: ");
+            c.seed = seed_of(s, "seeds: ");
+            c.config = merged(config, axis_config).dump();
+            c.training = merged(base_training, axis_training).dump();
+            finish_cell(c, static_cast<int>(cells.size()), "cell " + std::to_string(cells.size()) + ": ");
+            cells.push_back(std::move(c));
+          }
+    }
+  }
+  if (g.contains("cells")) {
+    if (!g["cells"].is_array()) throw UsageError("\"cells\" must be a list of cells");
+    const auto& listed = g["cells"];
+    for (std::size_t k = 0; k < listed.size(); ++k) {
+      const auto& e = listed[k];
+      const std::string where = "cells[" + std::to_string(k) + "]: ";
+      if (!e.is_object() || !e.contains("variant") || !e.contains("dataset")) throw UsageError(where + "a cell needs \"variant\" and \"dataset\"");
+      Cell c;
+      c.variant = e["variant"].get<std::string>();
+      if (e.contains("merger")) c.merger = e["merger"].get<std::string>();
+      if (e.contains("mixer")) c.mixer = e["mixer"].get<std::string>();
+      c.dataset = dataset_path(e["dataset"], relative_to, where);
+      c.seed = e.contains("seed") ? seed_of(e["seed"], where) : 0;
+      c.config = merged(base_config, object_at(e, "config", where)).dump();
+      c.training = merged(base_training, object_at(e, "training", where)).dump();
+      finish_cell(c, static_cast<int>(cells.size()), where);
+      cells.push_back(std::move(c));
+    }
+  }
+  if (cells.empty()) throw UsageError("the grid has no cells: give \"variants\" and \"datasets\", or \"cells\"");
+  // Two cells that would train the same run are one mistake or the other.
+  for (std::size_t a = 0; a < cells.size(); ++a)
+    for (std::size_t b = a + 1; b < cells.size(); ++b)
+      if (cells[a].group == cells[b].group && cells[a].seed == cells[b].seed)
+        throw UsageError("cells " + std::to_string(a) + " and " + std::to_string(b) + " are the same run (" + cells[a].group + ", seed " +
+                         std::to_string(cells[a].seed) + ")");
+  return cells;
+}
+
+}  // namespace
+
+std::vector<Cell> parse_grid(const std::string& text, const fs::path& relative_to) {
+  try {
+    return cells_of_grid(text, relative_to);
+  } catch (const json::exception& e) {
+    // A value of the wrong type somewhere ("merger": 3).
+    throw UsageError(std::string("the grid: ") + e.what());
+  }
+}
+
+Sweep create_sweep(const fs::path& dir, const std::vector<Cell>& cells, const std::string& grid) {
+  Sweep s;
+  s.dir = fs::absolute(dir).lexically_normal();
+  s.cells = cells;
+  s.grid = grid;
+  std::error_code ec;
+  if (fs::exists(s.dir / "sweep.json", ec)) {
+    const auto existing = read_sweep(s.dir);
+    bool same = existing.cells.size() == cells.size();
+    for (std::size_t i = 0; same && i < cells.size(); ++i) same = cell_json(existing.cells[i]).dump() == cell_json(cells[i]).dump();
+    if (!same) throw UsageError(s.dir.string() + " holds another sweep; choose a new folder");
+    return existing;
+  }
+  fs::create_directories(s.dir / "cells", ec);
+  if (ec) throw Error(s.dir.string() + ": cannot make the sweep's folder: " + ec.message());
+  for (const auto& c : cells) {
+    fs::create_directories(cell_dir(s, c), ec);
+    if (ec) throw Error(cell_dir(s, c).string() + ": " + ec.message());
+  }
+  ordered_json manifest = {{"format", kFormat}, {"version", kVersion}, {"created", now_utc()}, {"grid", ordered_json::parse(grid)},
+                           {"cells", ordered_json::array()}};
+  for (const auto& c : cells) manifest["cells"].push_back(cell_json(c));
+  write_text_atomically(s.dir / "sweep.json", manifest.dump(2) + "\n");
+  return s;
+}
+
+Sweep read_sweep(const fs::path& dir) {
+  Sweep s;
+  s.dir = fs::absolute(dir).lexically_normal();
+  const auto file = s.dir / "sweep.json";
+  std::ifstream in(file);
+  if (!in) throw Error(file.string() + ": no sweep here (dstudio sweep create makes one)");
+  ordered_json m;
+  try {
+    m = ordered_json::parse(in);
+    if (m.value("format", "") != kFormat) throw Error("not a sweep manifest");
+    if (m.value("version", 0) > kVersion) throw Error("made by a newer Decision Studio (version " + std::to_string(m.value("version", 0)) + ")");
+    s.grid = m.at("grid").dump();
+    for (const auto& e : m.at("cells")) {
+      Cell c;
+      c.index = e.at("index").get<int>();
+      c.name = e.at("name").get<std::string>();
+      c.variant = e.at("variant").get<std::string>();
+      c.merger = e.at("merger").get<std::string>();
+      c.mixer = e.at("mixer").get<std::string>();
+      c.dataset = e.at("dataset").get<std::string>();
+      c.seed = e.at("seed").get<std::uint64_t>();
+      c.config = e.at("config").dump();
+      c.training = e.at("training").dump();
+      c.group = e.at("group").get<std::string>();
+      if (c.index != static_cast<int>(s.cells.size()) || c.name.empty() || c.name.find('/') != std::string::npos)
+        throw Error("cell " + std::to_string(s.cells.size()) + " is out of order or misnamed");
+      s.cells.push_back(std::move(c));
+    }
+  } catch (const json::exception& e) {
+    throw Error(file.string() + ": damaged sweep manifest: " + e.what());
+  } catch (const Error& e) {
+    throw Error(file.string() + ": " + e.what());
+  }
+  return s;
+}
+
+fs::path cell_dir(const Sweep& sweep, const Cell& cell) { return sweep.dir / "cells" / cell.name; }
+
+const char* to_string(CellState state) {
+  switch (state) {
+    case CellState::Pending: return "pending";
+    case CellState::Running: return "running";
+    case CellState::Finished: return "finished";
+    case CellState::Failed: return "failed";
+  }
+  return "pending";
+}
+
+CellStatus read_cell_status(const Sweep& sweep, const Cell& cell) {
+  CellStatus st;
+  st.loss = std::numeric_limits<double>::quiet_NaN();
+  std::ifstream in(cell_dir(sweep, cell) / "task.json");
+  if (!in) return st;
+  try {
+    const auto j = json::parse(in);
+    const std::string state = j.value("state", "pending");
+    st.state = state == "running" ? CellState::Running : state == "finished" ? CellState::Finished : state == "failed" ? CellState::Failed
+                                                                                                                     : CellState::Pending;
+    st.step = j.value("step", std::int64_t{0});
+    st.total = j.value("total", std::int64_t{0});
+    if (j.contains("loss") && j["loss"].is_number()) st.loss = j["loss"].get<double>();
+    st.host = j.value("host", "");
+    st.pid = j.value("pid", 0LL);
+    st.slurm_job = j.value("slurm_job", "");
+    st.restarts = j.value("restarts", 0);
+    st.error = j.value("error", "");
+    st.updated = j.value("updated", "");
+  } catch (const json::exception& e) {
+    st.state = CellState::Failed;
+    st.error = (cell_dir(sweep, cell) / "task.json").string() + " is damaged: " + e.what();
+  }
+  return st;
+}
+
+void write_cell_status(const Sweep& sweep, const Cell& cell, const CellStatus& st) {
+  ordered_json j = {{"state", to_string(st.state)}, {"step", st.step},           {"total", st.total},
+                    {"loss", std::isfinite(st.loss) ? ordered_json(st.loss) : ordered_json(nullptr)},
+                    {"host", st.host},              {"pid", st.pid},             {"slurm_job", st.slurm_job},
+                    {"restarts", st.restarts},      {"error", st.error},         {"updated", now_utc()}};
+  write_text_atomically(cell_dir(sweep, cell) / "task.json", j.dump(2) + "\n");
+}
+
+}  // namespace dstudio::sweep
