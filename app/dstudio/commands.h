@@ -65,6 +65,8 @@ void add_render_commands(CLI::App& app, int& exit_code);
 void add_model_commands(CLI::App& app, int& exit_code);
 void add_train_commands(CLI::App& app, int& exit_code);
 void add_eval_commands(CLI::App& app, int& exit_code);
+/// `sweep`: grids of training runs as folders (core/sweep), run here or on Slurm.
+void add_sweep_commands(CLI::App& app, int& exit_code);
 /// `lab markov`: the Markov lab (models/markov_lab.h).
 void add_lab_commands(CLI::App& app, int& exit_code);
 /// `analyze`: only in builds with the GUI libraries, which draw its figures.

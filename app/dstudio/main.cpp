@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   add_model_commands(app, exit_code);
   add_train_commands(app, exit_code);
   add_eval_commands(app, exit_code);
+  add_sweep_commands(app, exit_code);
   add_lab_commands(app, exit_code);
 #ifdef DSTUDIO_HAVE_FIGURES
   add_analyze_commands(app, exit_code);

@@ -114,10 +114,12 @@ std::vector<Cell> cells_of_grid(const std::string& text, const fs::path& relativ
   }
   if (!g.is_object()) throw UsageError("the grid must be a JSON object");
   for (auto it = g.begin(); it != g.end(); ++it) {
-    static const char* known[] = {"variants", "datasets", "seeds", "config", "training", "axes", "cells", "name"};
+    static const char* known[] = {"variants", "datasets", "seeds", "config", "training", "axes", "cells", "eval_episodes"};
     if (std::find_if(std::begin(known), std::end(known), [&](const char* k) { return it.key() == k; }) == std::end(known))
-      throw UsageError("the grid has no key \"" + it.key() + "\"; its keys: variants, datasets, seeds, config, training, axes, cells");
+      throw UsageError("the grid has no key \"" + it.key() + "\"; its keys: variants, datasets, seeds, config, training, axes, cells, eval_episodes");
   }
+  if (g.contains("eval_episodes") && !(g["eval_episodes"].is_number_integer() && g["eval_episodes"].get<int>() >= 0 && g["eval_episodes"].get<int>() <= 1000))
+    throw UsageError("\"eval_episodes\" must be a whole number in [0, 1000]");
   const auto base_config = object_at(g, "config", "");
   const auto base_training = object_at(g, "training", "");
   std::vector<Cell> cells;
@@ -221,6 +223,7 @@ Sweep create_sweep(const fs::path& dir, const std::vector<Cell>& cells, const st
   s.dir = fs::absolute(dir).lexically_normal();
   s.cells = cells;
   s.grid = grid;
+  s.eval_episodes = json::parse(grid).value("eval_episodes", 10);
   std::error_code ec;
   if (fs::exists(s.dir / "sweep.json", ec)) {
     const auto existing = read_sweep(s.dir);
@@ -254,6 +257,7 @@ Sweep read_sweep(const fs::path& dir) {
     if (m.value("format", "") != kFormat) throw Error("not a sweep manifest");
     if (m.value("version", 0) > kVersion) throw Error("made by a newer Decision Studio (version " + std::to_string(m.value("version", 0)) + ")");
     s.grid = m.at("grid").dump();
+    s.eval_episodes = m.at("grid").value("eval_episodes", 10);
     for (const auto& e : m.at("cells")) {
       Cell c;
       c.index = e.at("index").get<int>();
@@ -292,7 +296,7 @@ const char* to_string(CellState state) {
 
 CellStatus read_cell_status(const Sweep& sweep, const Cell& cell) {
   CellStatus st;
-  st.loss = std::numeric_limits<double>::quiet_NaN();
+  st.loss = st.score = st.score_std = st.best_score = std::numeric_limits<double>::quiet_NaN();
   std::ifstream in(cell_dir(sweep, cell) / "task.json");
   if (!in) return st;
   try {
@@ -308,6 +312,12 @@ CellStatus read_cell_status(const Sweep& sweep, const Cell& cell) {
     st.slurm_job = j.value("slurm_job", "");
     st.restarts = j.value("restarts", 0);
     st.error = j.value("error", "");
+    const auto number = [&j](const char* key) {
+      return j.contains(key) && j[key].is_number() ? j[key].get<double>() : std::numeric_limits<double>::quiet_NaN();
+    };
+    st.score = number("score");
+    st.score_std = number("score_std");
+    st.best_score = number("best_score");
     st.updated = j.value("updated", "");
   } catch (const json::exception& e) {
     st.state = CellState::Failed;
@@ -321,6 +331,10 @@ void write_cell_status(const Sweep& sweep, const Cell& cell, const CellStatus& s
                     {"loss", std::isfinite(st.loss) ? ordered_json(st.loss) : ordered_json(nullptr)},
                     {"host", st.host},              {"pid", st.pid},             {"slurm_job", st.slurm_job},
                     {"restarts", st.restarts},      {"error", st.error},         {"updated", now_utc()}};
+  const auto finite = [](double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); };
+  j["score"] = finite(st.score);
+  j["score_std"] = finite(st.score_std);
+  j["best_score"] = finite(st.best_score);
   write_text_atomically(cell_dir(sweep, cell) / "task.json", j.dump(2) + "\n");
 }
 

@@ -34,6 +34,7 @@ struct Sweep {
   std::filesystem::path dir;        ///< the sweep folder (absolute)
   std::vector<Cell> cells;
   std::string grid;                 ///< the grid's JSON as given, kept in the manifest
+  int eval_episodes = 10;           ///< the grid's "eval_episodes": rollouts scoring a finished cell (0: none)
 };
 
 /// Reads a grid (a JSON object):
@@ -41,7 +42,8 @@ struct Sweep {
 ///   "seeds" (whole numbers) they span the cartesian product, in that nesting order;
 /// - "config" and "training": objects applied to every cell (a variant object's "config" on top);
 /// - "axes": {"config.<field>" or "training.<field>": [values, ...]}, more cartesian axes;
-/// - "cells": explicit cells {"variant", "dataset", "seed", "config", "training", ...} added after.
+/// - "cells": explicit cells {"variant", "dataset", "seed", "config", "training", ...} added after;
+/// - "eval_episodes": rollouts that score each finished cell (default 10; 0: none).
 /// Relative dataset paths are taken from `relative_to`; every dataset must exist. Variant fields
 /// and training fields are checked as `dstudio train` checks them (ranges, types). Throws
 /// UsageError naming the key at fault.
@@ -69,6 +71,8 @@ struct CellStatus {
   long long pid = 0;             ///< the task's process
   std::string slurm_job;         ///< "<array job>_<task>" under Slurm
   int restarts = 0;              ///< times it resumed from its checkpoint
+  double score = 0.0, score_std = 0.0;  ///< Finished: D4RL normalised score of the final policy (NaN: not scored)
+  double best_score = 0.0;       ///< the best of the periodic evaluations (eval_every; NaN: none)
   std::string error;             ///< Failed: why
   std::string updated;           ///< when task.json was written (UTC, ISO 8601)
 };

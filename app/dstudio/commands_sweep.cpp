@@ -1,0 +1,383 @@
+// dstudio sweep: grids of training runs as folders (core/sweep): create one, train a cell (task),
+// train every unfinished cell on this machine (run), and say where each stands (status).
+
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "commands.h"
+#include "dstudio/common/error.h"
+#include "dstudio/data/dataset_io.h"
+#include "dstudio/env/environment.h"
+#include "dstudio/models/checkpoint.h"
+#include "dstudio/models/evaluation.h"
+#include "dstudio/models/training.h"
+#include "dstudio/sweep/sweep.h"
+
+namespace dstudio::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using sweep::CellState;
+
+// The exit code of a task stopped by a signal after saving its checkpoint: it resumes next time.
+constexpr int kInterrupted = 130;
+
+std::atomic<models::Trainer*> g_trainer{nullptr};
+std::atomic<bool> g_stop{false};
+
+// SIGTERM (Slurm's time limit, scancel, requeue), SIGUSR1 (Slurm's --signal warning), SIGINT:
+// stop at the next step and keep a checkpoint.
+void on_stop_signal(int) {
+  g_stop = true;
+  if (auto* t = g_trainer.load()) t->cancel();
+}
+
+// Installed without SA_RESTART, so a blocking waitpid returns and the stop is passed on at once.
+struct StopSignals {
+  struct sigaction old_term {}, old_usr1{}, old_int{};
+  StopSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;
+    sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGUSR1, &sa, &old_usr1);
+    sigaction(SIGINT, &sa, &old_int);
+  }
+  ~StopSignals() {
+    sigaction(SIGTERM, &old_term, nullptr);
+    sigaction(SIGUSR1, &old_usr1, nullptr);
+    sigaction(SIGINT, &old_int, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+};
+
+std::string host_name() {
+  char name[256] = {0};
+  if (gethostname(name, sizeof name - 1) != 0) return "?";
+  return name;
+}
+
+std::string slurm_job() {
+  const char* array = std::getenv("SLURM_ARRAY_JOB_ID");
+  const char* task = std::getenv("SLURM_ARRAY_TASK_ID");
+  if (array && task) return std::string(array) + "_" + task;
+  const char* job = std::getenv("SLURM_JOB_ID");
+  return job ? job : "";
+}
+
+// The best eval_score in the cell's metrics.jsonl (NaN without evaluations).
+double best_eval_score(const fs::path& dir) {
+  double best = std::nan("");
+  std::ifstream in(dir / "metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("eval_score") && j["eval_score"].is_number()) {
+      const double v = j["eval_score"].get<double>();
+      if (std::isnan(best) || v > best) best = v;
+    }
+  }
+  return best;
+}
+
+const sweep::Cell& cell_at(const sweep::Sweep& s, int index) {
+  if (index < 0 || index >= static_cast<int>(s.cells.size()))
+    throw UsageError("--index " + std::to_string(index) + ": the sweep has cells 0 to " + std::to_string(s.cells.size() - 1));
+  return s.cells[static_cast<std::size_t>(index)];
+}
+
+// Trains one cell: from the start, or from its checkpoint; scores the final policy.
+int run_task(const sweep::Sweep& s, const sweep::Cell& cell, int threads) {
+  const auto dir = sweep::cell_dir(s, cell);
+  auto status = sweep::read_cell_status(s, cell);
+  const auto checkpoint = dir / "checkpoint.pt";
+  std::error_code ec;
+  if (status.state == CellState::Finished && fs::exists(checkpoint, ec)) {
+    std::printf("cell %d (%s) is finished\n", cell.index, cell.name.c_str());
+    return kOk;
+  }
+  status.host = host_name();
+  status.pid = static_cast<long long>(getpid());
+  status.slurm_job = slurm_job();
+  status.error.clear();
+  const auto dataset = data::load_dataset(cell.dataset);
+  std::unique_ptr<models::Trainer> trainer;
+  if (fs::exists(checkpoint, ec)) {
+    trainer = models::Trainer::resume(dataset, checkpoint, dir);
+    ++status.restarts;
+  } else {
+    auto variant = models::with_overrides(models::make_variant(cell.variant, cell.merger, cell.mixer), cell.config);
+    auto training = models::training_from_json(cell.training);
+    training.seed = cell.seed;
+    // A thread count makes results reproducible only with itself: the grid's, else --threads.
+    if (!nlohmann::json::parse(cell.training).contains("threads")) training.threads = threads;
+    trainer = std::make_unique<models::Trainer>(dataset, variant, training, dir);
+  }
+  if (trainer->training().eval_every > 0)
+    trainer->on_evaluation(models::evaluation_hook(dataset, trainer->training().rtg_scale, std::max(1, s.eval_episodes)));
+  status.state = CellState::Running;
+  status.step = trainer->step();
+  status.total = trainer->training().steps;
+  sweep::write_cell_status(s, cell, status);
+  // task.json follows the run at most every two seconds: a shared filesystem is not a log.
+  auto last_write = std::chrono::steady_clock::now();
+  trainer->on_progress([&](const models::TrainingProgress& p) {
+    status.step = p.step;
+    status.loss = p.loss;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_write < std::chrono::seconds(2)) return;
+    last_write = now;
+    sweep::write_cell_status(s, cell, status);
+  });
+  {
+    const StopSignals signals;
+    g_trainer = trainer.get();
+    if (g_stop) trainer->cancel();  // a signal before the trainer existed
+    trainer->run();
+    g_trainer = nullptr;
+  }
+  status.step = trainer->step();
+  switch (trainer->state()) {
+    case models::TrainingState::Finished: break;
+    case models::TrainingState::Cancelled: {
+      // Saved as the cell's checkpoint.pt, which the next task resumes from.
+      const auto saved = trainer->save_checkpoint();
+      fs::rename(saved, checkpoint);
+      status.state = CellState::Pending;
+      status.error = "stopped at step " + std::to_string(status.step) + "; resumes from its checkpoint";
+      sweep::write_cell_status(s, cell, status);
+      std::printf("cell %d stopped at step %lld; its checkpoint is saved\n", cell.index, static_cast<long long>(status.step));
+      return kInterrupted;
+    }
+    default:
+      status.state = CellState::Failed;
+      status.error = trainer->error();
+      sweep::write_cell_status(s, cell, status);
+      std::fprintf(stderr, "dstudio: error: cell %d (%s): %s\n", cell.index, cell.name.c_str(), status.error.c_str());
+      return kFailed;
+  }
+  status.best_score = best_eval_score(dir);
+  if (s.eval_episodes > 0) {
+    models::RolloutConfig rc;
+    const auto info = models::read_checkpoint_info(checkpoint);
+    rc.targets = {env::task(info.env_id.empty() ? "hopper" : info.env_id).default_targets.front()};
+    rc.episodes = s.eval_episodes;
+    rc.seed = cell.seed;
+    rc.traces = false;
+    rc.threads = threads;
+    const auto r = models::rollout(checkpoint, rc);
+    status.score = r.summary.front().mean_score;
+    status.score_std = r.summary.front().std_score;
+  }
+  status.state = CellState::Finished;
+  sweep::write_cell_status(s, cell, status);
+  std::printf("cell %d (%s) finished %lld steps", cell.index, cell.name.c_str(), static_cast<long long>(status.step));
+  if (std::isfinite(status.score)) std::printf(", score %.1f +- %.1f", status.score, status.score_std);
+  std::printf("\n");
+  return kOk;
+}
+
+// `dstudio sweep task` for `index` as a child process of this program.
+pid_t spawn_task(const fs::path& dir, int index, int threads) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const std::string index_text = std::to_string(index), threads_text = std::to_string(threads), dir_text = dir.string();
+    execl("/proc/self/exe", "dstudio", "sweep", "task", dir_text.c_str(), "--index", index_text.c_str(), "--threads", threads_text.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  if (pid < 0) throw Error("cannot start a task: " + std::string(std::strerror(errno)));
+  return pid;
+}
+
+std::string number_or_dash(double v, int decimals = 1) {
+  if (!std::isfinite(v)) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", decimals, v);
+  return text;
+}
+
+}  // namespace
+
+void add_sweep_commands(CLI::App& app, int& exit_code) {
+  auto* sweep_cmd = app.add_subcommand("sweep", "Grids of training runs (variants x datasets x seeds) as folders, run here or on Slurm");
+  sweep_cmd->require_subcommand(1);
+
+  // create
+  auto* create = sweep_cmd->add_subcommand("create", "Write a sweep folder from a grid: its manifest and one folder per cell");
+  struct CreateArgs {
+    std::string grid, out;
+    bool dry_run = false, json = false;
+  };
+  auto c = std::make_shared<CreateArgs>();
+  create->add_option("--grid", c->grid, "The grid (JSON; docs/sweeps.md)")->required();
+  create->add_option("--out", c->out, "The sweep folder")->required();
+  create->add_flag("--dry-run", c->dry_run, "Print the cells and write nothing");
+  create->add_flag("--json", c->json, "Print the cells as JSON");
+  create->callback([&exit_code, c] {
+    exit_code = run_guarded([&] {
+      std::ifstream in(c->grid);
+      if (!in) throw UsageError("--grid " + c->grid + ": no such file");
+      std::stringstream text;
+      text << in.rdbuf();
+      const auto cells = sweep::parse_grid(text.str(), fs::absolute(c->grid).parent_path());
+      if (!c->dry_run) sweep::create_sweep(c->out, cells, text.str());
+      if (c->json) {
+        nlohmann::ordered_json j = nlohmann::ordered_json::array();
+        for (const auto& cell : cells)
+          j.push_back({{"index", cell.index}, {"name", cell.name}, {"variant", cell.variant}, {"dataset", cell.dataset}, {"seed", cell.seed},
+                       {"config", nlohmann::json::parse(cell.config)}, {"training", nlohmann::json::parse(cell.training)}});
+        std::printf("%s\n", j.dump(2).c_str());
+        return;
+      }
+      for (const auto& cell : cells)
+        std::printf("%4d  %-40s seed %-4llu %s %s\n", cell.index, cell.name.c_str(), static_cast<unsigned long long>(cell.seed), cell.config.c_str(),
+                    cell.training.c_str());
+      std::printf(c->dry_run ? "%zu cells (dry run: nothing written)\n" : "%zu cells in %s\n", cells.size(), c->out.c_str());
+    });
+  });
+
+  // task
+  auto* task = sweep_cmd->add_subcommand("task", "Train one cell of a sweep (from its checkpoint when it has one); what a Slurm array task runs");
+  struct TaskArgs {
+    std::string dir;
+    int index = -1, threads = 1;
+  };
+  auto t = std::make_shared<TaskArgs>();
+  task->add_option("dir", t->dir, "The sweep folder")->required();
+  task->add_option("--index", t->index, "The cell (from 0)")->required()->check(whole_number(0, 10'000'000));
+  task->add_option("--threads", t->threads, "Cores for the cell, unless its training says (results are reproducible for a thread count)")
+      ->capture_default_str()
+      ->check(whole_number(1, 64));
+  task->callback([&exit_code, t] {
+    int code = kOk;
+    exit_code = run_guarded([&] {
+      const auto s = sweep::read_sweep(t->dir);
+      const auto& cell = cell_at(s, t->index);
+      try {
+        code = run_task(s, cell, t->threads);
+      } catch (const std::exception& e) {
+        // The cell says why, for status and for the window.
+        auto status = sweep::read_cell_status(s, cell);
+        status.state = CellState::Failed;
+        status.error = e.what();
+        sweep::write_cell_status(s, cell, status);
+        throw;
+      }
+    });
+    if (exit_code == kOk) exit_code = code;
+  });
+
+  // run
+  auto* run = sweep_cmd->add_subcommand("run", "Train every unfinished cell on this machine, a few at a time; interrupted ones resume");
+  struct RunArgs {
+    std::string dir;
+    int jobs = 1, threads = 1;
+  };
+  auto r = std::make_shared<RunArgs>();
+  run->add_option("dir", r->dir, "The sweep folder")->required();
+  run->add_option("--jobs", r->jobs, "Cells at once")->capture_default_str()->check(whole_number(1, 256));
+  run->add_option("--threads", r->threads, "Cores per cell, unless its training says")->capture_default_str()->check(whole_number(1, 64));
+  run->callback([&exit_code, r] {
+    int failed = 0, stopped = 0;
+    exit_code = run_guarded([&] {
+      const auto s = sweep::read_sweep(r->dir);
+      std::vector<int> todo;
+      for (const auto& cell : s.cells)
+        if (sweep::read_cell_status(s, cell).state != CellState::Finished) todo.push_back(cell.index);
+      std::printf("%zu of %zu cells to train, %d at a time\n", todo.size(), s.cells.size(), r->jobs);
+      std::fflush(stdout);  // before the tasks' own lines
+      std::map<pid_t, int> running;
+      g_stop = false;
+      const StopSignals signals;
+      std::size_t next = 0;
+      while (next < todo.size() || !running.empty()) {
+        while (!g_stop && next < todo.size() && static_cast<int>(running.size()) < r->jobs) {
+          const int index = todo[next++];
+          running[spawn_task(s.dir, index, r->threads)] = index;
+        }
+        if (g_stop)  // pass the stop on: each task saves its checkpoint
+          for (const auto& [pid, index] : running) kill(pid, SIGTERM);
+        int wstatus = 0;
+        const pid_t done = waitpid(-1, &wstatus, 0);
+        if (done < 0) {
+          if (errno == EINTR) continue;
+          break;
+        }
+        const auto it = running.find(done);
+        if (it == running.end()) continue;
+        const int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+        if (code == kInterrupted) ++stopped;
+        else if (code != kOk) ++failed;
+        running.erase(it);
+      }
+      std::printf("%zu cells trained or tried: %d failed, %d stopped (they resume on the next run)\n", next, failed, stopped);
+    });
+    if (exit_code == kOk && (failed > 0)) exit_code = kFailed;
+    if (exit_code == kOk && (stopped > 0 || g_stop)) exit_code = kInterrupted;
+  });
+
+  // status
+  auto* status_cmd = sweep_cmd->add_subcommand("status", "Where each cell of a sweep stands: pending, running, finished or failed");
+  struct StatusArgs {
+    std::string dir;
+    bool json = false;
+  };
+  auto st = std::make_shared<StatusArgs>();
+  status_cmd->add_option("dir", st->dir, "The sweep folder")->required();
+  status_cmd->add_flag("--json", st->json, "Print one JSON object");
+  status_cmd->callback([&exit_code, st] {
+    exit_code = run_guarded([&] {
+      const auto s = sweep::read_sweep(st->dir);
+      std::map<std::string, int> counts;
+      nlohmann::ordered_json cells = nlohmann::ordered_json::array();
+      if (!st->json) std::printf("%4s  %-40s %-9s %15s %9s %14s  %s\n", "cell", "name", "state", "step", "loss", "score", "where");
+      for (const auto& cell : s.cells) {
+        auto cs = sweep::read_cell_status(s, cell);
+        // A task that wrote "running" but whose process is gone on this host was killed.
+        if (cs.state == CellState::Running && cs.host == host_name() && cs.pid > 0 && kill(static_cast<pid_t>(cs.pid), 0) != 0 && errno == ESRCH) {
+          cs.state = CellState::Pending;
+          cs.error = "its task stopped without a word (killed?); it resumes from its checkpoint";
+        }
+        ++counts[sweep::to_string(cs.state)];
+        const auto finite = [](double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); };
+        cells.push_back({{"index", cell.index},     {"name", cell.name},       {"group", cell.group},         {"seed", cell.seed},
+                         {"state", sweep::to_string(cs.state)}, {"step", cs.step}, {"total", cs.total},     {"loss", finite(cs.loss)},
+                         {"score", finite(cs.score)}, {"score_std", finite(cs.score_std)}, {"best_score", finite(cs.best_score)},
+                         {"host", cs.host},          {"slurm_job", cs.slurm_job}, {"restarts", cs.restarts}, {"error", cs.error}});
+        if (!st->json) {
+          const std::string step = cs.total > 0 ? std::to_string(cs.step) + "/" + std::to_string(cs.total) : "-";
+          const std::string score = std::isfinite(cs.score) ? number_or_dash(cs.score) + " +- " + number_or_dash(cs.score_std) : "-";
+          std::string where = cs.slurm_job.empty() ? cs.host : cs.host + " (" + cs.slurm_job + ")";
+          if (!cs.error.empty()) where += "  " + cs.error;
+          std::printf("%4d  %-40s %-9s %15s %9s %14s  %s\n", cell.index, cell.name.c_str(), sweep::to_string(cs.state), step.c_str(),
+                      number_or_dash(cs.loss, 4).c_str(), score.c_str(), where.c_str());
+        }
+      }
+      if (st->json) {
+        nlohmann::ordered_json j = {{"sweep", s.dir.string()}, {"cells", cells}, {"counts", counts}};
+        std::printf("%s\n", j.dump(2).c_str());
+      } else {
+        std::printf("%zu cells:", s.cells.size());
+        for (const auto& [state, n] : counts) std::printf(" %d %s", n, state.c_str());
+        std::printf("\n");
+      }
+    });
+  });
+}
+
+}  // namespace dstudio::cli

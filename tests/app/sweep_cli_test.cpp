@@ -1,0 +1,124 @@
+// dstudio sweep on this machine: a grid's cells created (and only listed with --dry-run), trained
+// a few at a time, skipped once finished, a cell stopped by SIGTERM resuming from its checkpoint,
+// and status saying where each stands.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli_run.h"
+#include "h5_fixture.h"
+
+namespace {
+
+using dstudio::test::run_cli;
+using testing::HasSubstr;
+
+class SweepCli : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new dstudio::test::TempDir;
+    const auto r = run_cli("dataset generate --env hopper --kind random --transitions 3000 --seed 1 --out " + (*dir_ / "random.hdf5").string(), *dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  // A grid of tiny runs on the random dataset, written beside it.
+  static std::string grid(const std::string& name, const std::string& variants, const std::string& seeds, int steps, int eval_episodes) {
+    const auto path = *dir_ / name;
+    std::ofstream(path) << R"({"variants": )" << variants << R"(, "datasets": ["random.hdf5"], "seeds": )" << seeds
+                        << R"(, "config": {"hidden": 16, "layers": 1, "context_length": 5},
+        "training": {"steps": )" << steps << R"(, "batch_size": 8, "log_every": 10, "checkpoint_every": 50},
+        "eval_episodes": )" << eval_episodes << "}";
+    return path.string();
+  }
+
+  static nlohmann::json status(const std::string& sweep) {
+    const auto r = run_cli("sweep status " + sweep + " --json", *dir_);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  }
+
+  static inline dstudio::test::TempDir* dir_ = nullptr;
+};
+
+TEST_F(SweepCli, CreatesRunsAndReportsEveryCell) {
+  const auto g = grid("two-by-two.json", R"(["dt", "dc"])", "[0, 1]", 30, 2);
+  const auto sweep = (*dir_ / "two-by-two").string();
+  auto r = run_cli("sweep create --grid " + g + " --out " + sweep + " --dry-run", *dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("4 cells (dry run"));
+  EXPECT_FALSE(std::filesystem::exists(sweep)) << "a dry run writes nothing";
+  r = run_cli("sweep create --grid " + g + " --out " + sweep, *dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = status(sweep);
+  ASSERT_EQ(j["cells"].size(), 4u);
+  EXPECT_EQ(j["counts"]["pending"], 4);
+
+  r = run_cli("sweep run " + sweep + " --jobs 2", *dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_THAT(r.out, HasSubstr("4 of 4 cells to train, 2 at a time"));
+  j = status(sweep);
+  EXPECT_EQ(j["counts"]["finished"], 4);
+  for (const auto& c : j["cells"]) {
+    EXPECT_EQ(c["state"], "finished") << c;
+    EXPECT_EQ(c["step"], 30);
+    EXPECT_EQ(c["total"], 30);
+    EXPECT_TRUE(c["score"].is_number()) << c;
+    EXPECT_TRUE(c["loss"].is_number()) << c;
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(sweep) / "cells" / c["name"].get<std::string>() / "checkpoint.pt"));
+  }
+  // Seeds share a group; the variants do not.
+  EXPECT_EQ(j["cells"][0]["group"], j["cells"][1]["group"]);
+  EXPECT_NE(j["cells"][0]["group"], j["cells"][2]["group"]);
+  // Finished cells are not trained again.
+  r = run_cli("sweep run " + sweep, *dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("0 of 4 cells to train"));
+  // Another grid into the same folder is refused; a cell it lacks too.
+  const auto other = grid("other.json", R"(["dt"])", "[5]", 30, 0);
+  r = run_cli("sweep create --grid " + other + " --out " + sweep, *dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("another sweep"));
+  r = run_cli("sweep task " + sweep + " --index 4", *dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("cells 0 to 3"));
+}
+
+TEST_F(SweepCli, AStoppedCellResumesFromItsCheckpoint) {
+  const auto g = grid("long.json", R"(["dt"])", "[3]", 100000, 0);
+  const auto sweep = (*dir_ / "long").string();
+  ASSERT_EQ(run_cli("sweep create --grid " + g + " --out " + sweep, *dir_).exit_code, 0);
+  // SIGTERM after two seconds, as Slurm's time limit or a requeue sends it.
+  auto r = run_cli("sweep task " + sweep + " --index 0 & pid=$!; sleep 2; kill -TERM $pid; wait $pid; echo exit $?", *dir_);
+  EXPECT_THAT(r.out, HasSubstr("exit 130")) << r.out << r.err;
+  auto j = status(sweep);
+  const auto& cell = j["cells"][0];
+  EXPECT_EQ(cell["state"], "pending");
+  const int stopped_at = cell["step"].get<int>();
+  EXPECT_GT(stopped_at, 0);
+  EXPECT_LT(stopped_at, 100000);
+  EXPECT_THAT(cell["error"].get<std::string>(), HasSubstr("resumes from its checkpoint"));
+  // The next task goes on from there (and is stopped again: the point is where it starts).
+  r = run_cli("sweep task " + sweep + " --index 0 & pid=$!; sleep 2; kill -TERM $pid; wait $pid; echo exit $?", *dir_);
+  EXPECT_THAT(r.out, HasSubstr("exit 130")) << r.out << r.err;
+  j = status(sweep);
+  EXPECT_EQ(j["cells"][0]["restarts"], 1);
+  EXPECT_GT(j["cells"][0]["step"].get<int>(), stopped_at);
+}
+
+TEST_F(SweepCli, ABadGridIsRefusedBeforeAnythingIsWritten) {
+  const auto path = *dir_ / "bad.json";
+  std::ofstream(path) << R"({"variants": ["dt"], "datasets": ["missing.hdf5"]})";
+  const auto r = run_cli("sweep create --grid " + path.string() + " --out " + (*dir_ / "never").string(), *dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("missing.hdf5: no such file"));
+  EXPECT_FALSE(std::filesystem::exists(*dir_ / "never"));
+  EXPECT_EQ(run_cli("sweep status " + (*dir_ / "nowhere").string(), *dir_).exit_code, 1);
+}
+
+}  // namespace
