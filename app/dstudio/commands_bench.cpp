@@ -168,19 +168,6 @@ struct TsneBenchArgs {
   bool json = false;
 };
 
-analysis::TsneMethod tsne_method(const std::string& name) {
-  if (name == "exact") return analysis::TsneMethod::Exact;
-  if (name == "barnes-hut") return analysis::TsneMethod::BarnesHut;
-  if (name == "fft") return analysis::TsneMethod::Fft;
-  return analysis::TsneMethod::Auto;
-}
-
-analysis::TsneNeighbours tsne_neighbours(const std::string& name) {
-  if (name == "exact") return analysis::TsneNeighbours::Exact;
-  if (name == "approximate") return analysis::TsneNeighbours::Approximate;
-  return analysis::TsneNeighbours::Auto;
-}
-
 int run_tsne_bench(const TsneBenchArgs& a) {
   const auto x = clustered_points(a.points, a.dims, a.clusters, 0);
   if (!a.write_points.empty()) {
@@ -189,8 +176,8 @@ int run_tsne_bench(const TsneBenchArgs& a) {
   }
   analysis::TsneConfig config;
   config.threads = a.threads;
-  config.method = tsne_method(a.method);
-  config.neighbours = tsne_neighbours(a.neighbours);
+  config.method = analysis::tsne_method_named(a.method);
+  config.neighbours = analysis::tsne_neighbours_named(a.neighbours);
   std::vector<double> seconds, neighbour_seconds;
   analysis::TsneResult last;
   for (int r = 0; r < a.repeats; ++r) {

@@ -161,6 +161,16 @@ TEST(Tsne, FftAndApproximateNeighboursMatchBarnesHut) {
 
 // Auto: exact gradient at theta 0, Barnes-Hut below fft_from_points, FFT from there; exact
 // neighbours below approximate_from_points.
+// The names the command line takes are the names reports print.
+TEST(Tsne, MethodsAndNeighbourSearchesAreNamedBothWays) {
+  for (const auto m : {TsneMethod::Auto, TsneMethod::Exact, TsneMethod::BarnesHut, TsneMethod::Fft}) EXPECT_EQ(tsne_method_named(to_string(m)), m);
+  for (const auto m : {TsneNeighbours::Auto, TsneNeighbours::Exact, TsneNeighbours::Approximate})
+    EXPECT_EQ(tsne_neighbours_named(to_string(m)), m);
+  EXPECT_EQ(tsne_method_named("barnes-hut"), TsneMethod::BarnesHut);
+  EXPECT_EQ(tsne_method_named("FFT"), TsneMethod::Auto);
+  EXPECT_EQ(tsne_neighbours_named("approximate"), TsneNeighbours::Approximate);
+}
+
 TEST(Tsne, AutoChoosesByTheNumberOfPoints) {
   const int n = 200, d = 8;
   const auto x = clustered(n, d, 4, 4.0, 2);

@@ -8,6 +8,7 @@
 #include <QElapsedTimer>
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <thread>
 
@@ -46,9 +47,13 @@ TEST_F(JobTest, DeliversTheResultOnTheGuiThreadAfterTheWork) {
   const auto gui = std::this_thread::get_id();
   std::thread::id worker, delivered_on;
   int value = 0;
+  // The work waits until the test has seen it running: a quick worker could end before the check.
+  std::promise<void> go;
+  auto released = go.get_future().share();
   job.start(
-      [&](const Progress& progress) -> Job::Deliver {
+      [&, released](const Progress& progress) -> Job::Deliver {
         worker = std::this_thread::get_id();
+        released.wait_for(std::chrono::seconds(10));
         progress.update(0.5, "half way");
         const int v = 6 * 7;
         return [&, v] {
@@ -60,6 +65,7 @@ TEST_F(JobTest, DeliversTheResultOnTheGuiThreadAfterTheWork) {
   EXPECT_TRUE(job.isRunning());
   ASSERT_EQ(started.size(), 1);
   EXPECT_EQ(started.front().front().toString(), "the answer");
+  go.set_value();
   ASSERT_TRUE(finished.wait(10000));
   EXPECT_EQ(value, 42);
   EXPECT_EQ(delivered_on, gui);

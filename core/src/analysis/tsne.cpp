@@ -377,6 +377,18 @@ const char* to_string(TsneNeighbours neighbours) {
   return "?";
 }
 
+TsneMethod tsne_method_named(const std::string& name) {
+  for (const auto m : {TsneMethod::Exact, TsneMethod::BarnesHut, TsneMethod::Fft})
+    if (name == to_string(m)) return m;
+  return TsneMethod::Auto;
+}
+
+TsneNeighbours tsne_neighbours_named(const std::string& name) {
+  for (const auto m : {TsneNeighbours::Exact, TsneNeighbours::Approximate})
+    if (name == to_string(m)) return m;
+  return TsneNeighbours::Auto;
+}
+
 Repulsion tsne_repulsion(const std::vector<double>& y, TsneMethod method, const TsneConfig& c) {
   const int n = static_cast<int>(y.size() / 2);
   Repulsion r;

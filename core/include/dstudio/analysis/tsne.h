@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "dstudio/common/progress.h"
@@ -41,6 +42,10 @@ enum class TsneNeighbours {
 const char* to_string(TsneMethod method);
 /// The neighbour search's name ("exact", "approximate").
 const char* to_string(TsneNeighbours neighbours);
+/// The method or neighbour search of a name to_string gives ("auto" too); Auto for another name
+/// (the command line offers only these names).
+TsneMethod tsne_method_named(const std::string& name);
+TsneNeighbours tsne_neighbours_named(const std::string& name);
 
 struct TsneConfig {
   double perplexity = 30.0;

@@ -259,20 +259,6 @@ AnalysisResult entropy(const AnalysisInputs& in, const Progress& progress) {
 
 // ---------------------------------------------------------------------------------------------
 
-// The t-SNE's option names for its methods.
-analysis::TsneMethod tsne_method(const std::string& name) {
-  if (name == "exact") return analysis::TsneMethod::Exact;
-  if (name == "barnes-hut") return analysis::TsneMethod::BarnesHut;
-  if (name == "fft") return analysis::TsneMethod::Fft;
-  return analysis::TsneMethod::Auto;
-}
-
-analysis::TsneNeighbours tsne_neighbours(const std::string& name) {
-  if (name == "exact") return analysis::TsneNeighbours::Exact;
-  if (name == "approximate") return analysis::TsneNeighbours::Approximate;
-  return analysis::TsneNeighbours::Auto;
-}
-
 AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
   const auto& o = in.options;
   // --episodes alone asks for every step of the dataset's episodes.
@@ -298,8 +284,8 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
   tc.iterations = static_cast<int>(o.integer("iterations"));
   tc.snapshot_every = static_cast<int>(o.integer("snapshot-every"));
   tc.threads = static_cast<int>(o.integer("threads"));
-  tc.method = tsne_method(o.text("method"));
-  tc.neighbours = tsne_neighbours(o.text("neighbours"));
+  tc.method = analysis::tsne_method_named(o.text("method"));
+  tc.neighbours = analysis::tsne_neighbours_named(o.text("neighbours"));
   const auto r = analysis::tsne(cloud.points, n, H, tc, part(progress, 0.2, 1.0));
   const auto xy = [&r](int i, int k) { return r.embedding[static_cast<std::size_t>(i) * 2 + static_cast<std::size_t>(k)]; };
   AnalysisResult result;
