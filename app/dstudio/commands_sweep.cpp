@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
@@ -376,6 +377,62 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
         for (const auto& [state, n] : counts) std::printf(" %d %s", n, state.c_str());
         std::printf("\n");
       }
+    });
+  });
+
+  // collect
+  auto* collect = sweep_cmd->add_subcommand("collect", "Final and best scores per cell and per group (mean, std over seeds): CSV, JSON and a LaTeX table");
+  struct CollectArgs {
+    std::string dir, out;
+    bool json = false;
+  };
+  auto co = std::make_shared<CollectArgs>();
+  collect->add_option("dir", co->dir, "The sweep folder")->required();
+  collect->add_option("--out", co->out, "Where to write cells.csv, groups.csv, results.json and table.tex (default: DIR/results)");
+  collect->add_flag("--json", co->json, "Print results.json");
+  collect->callback([&exit_code, co] {
+    exit_code = run_guarded([&] {
+      const auto s = sweep::read_sweep(co->dir);
+      const fs::path out = co->out.empty() ? s.dir / "results" : fs::path(co->out);
+      const auto finite = [](double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); };
+      const auto csv_number = [](double v) { return std::isfinite(v) ? number_or_dash(v, 4) : std::string(); };
+      std::ostringstream cells_csv, groups_csv;
+      cells_csv << "index,name,group,seed,state,step,total,score,score_std,best_score\n";
+      nlohmann::ordered_json j = {{"sweep", s.dir.string()}, {"cells", nlohmann::ordered_json::array()}, {"groups", nlohmann::ordered_json::array()}};
+      for (const auto& cell : s.cells) {
+        const auto cs = sweep::read_cell_status(s, cell);
+        cells_csv << cell.index << ',' << cell.name << ",\"" << cell.group << "\"," << cell.seed << ',' << sweep::to_string(cs.state) << ','
+                  << cs.step << ',' << cs.total << ',' << csv_number(cs.score) << ',' << csv_number(cs.score_std) << ','
+                  << csv_number(cs.best_score) << '\n';
+        j["cells"].push_back({{"index", cell.index}, {"name", cell.name}, {"group", cell.group}, {"seed", cell.seed},
+                              {"state", sweep::to_string(cs.state)}, {"score", finite(cs.score)}, {"best_score", finite(cs.best_score)}});
+      }
+      const auto groups = sweep::collect_groups(s);
+      groups_csv << "group,setting,dataset,cells,finished,score_mean,score_std,best_mean,best_std\n";
+      for (const auto& g : groups) {
+        groups_csv << '"' << g.group << "\",\"" << g.setting << "\"," << g.dataset << ',' << g.cells << ',' << g.finished << ','
+                   << csv_number(g.score_mean) << ',' << csv_number(g.score_std) << ',' << csv_number(g.best_mean) << ','
+                   << csv_number(g.best_std) << '\n';
+        j["groups"].push_back({{"group", g.group}, {"setting", g.setting}, {"dataset", g.dataset}, {"cells", g.cells},
+                               {"finished", g.finished}, {"score_mean", finite(g.score_mean)}, {"score_std", finite(g.score_std)},
+                               {"best_mean", finite(g.best_mean)}, {"best_std", finite(g.best_std)}});
+      }
+      std::error_code ec;
+      fs::create_directories(out, ec);
+      if (ec) throw Error(out.string() + ": " + ec.message());
+      write_text_atomically(out / "cells.csv", cells_csv.str());
+      write_text_atomically(out / "groups.csv", groups_csv.str());
+      write_text_atomically(out / "results.json", j.dump(2) + "\n");
+      write_text_atomically(out / "table.tex", sweep::latex_table(groups));
+      if (co->json) {
+        std::printf("%s\n", j.dump(2).c_str());
+        return;
+      }
+      for (const auto& g : groups)
+        std::printf("%-24s %-20s %d/%d finished  score %s +- %s  best %s\n", g.setting.c_str(), g.dataset.c_str(), g.finished, g.cells,
+                    number_or_dash(g.score_mean).c_str(),
+                    number_or_dash(g.score_std).c_str(), number_or_dash(g.best_mean).c_str());
+      std::printf("wrote %s (cells.csv, groups.csv, results.json, table.tex)\n", out.string().c_str());
     });
   });
 }

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -75,6 +76,20 @@ TEST_F(SweepCli, CreatesRunsAndReportsEveryCell) {
   // Seeds share a group; the variants do not.
   EXPECT_EQ(j["cells"][0]["group"], j["cells"][1]["group"]);
   EXPECT_NE(j["cells"][0]["group"], j["cells"][2]["group"]);
+  // Collected: a row per cell and per group, the same scores as status, and the paper's table.
+  r = run_cli("sweep collect " + sweep + " --json", *dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto collected = nlohmann::json::parse(r.out);
+  ASSERT_EQ(collected["groups"].size(), 2u);
+  for (const auto& group : collected["groups"]) {
+    EXPECT_EQ(group["cells"], 2);
+    EXPECT_EQ(group["finished"], 2);
+  }
+  const double s0 = j["cells"][0]["score"].get<double>(), s1 = j["cells"][1]["score"].get<double>();
+  EXPECT_NEAR(collected["groups"][0]["score_mean"].get<double>(), (s0 + s1) / 2, 1e-9);
+  EXPECT_NEAR(collected["groups"][0]["score_std"].get<double>(), std::abs(s0 - s1) / std::sqrt(2.0), 1e-9);
+  for (const char* file : {"cells.csv", "groups.csv", "results.json", "table.tex"})
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(sweep) / "results" / file)) << file;
   // Finished cells are not trained again.
   r = run_cli("sweep run " + sweep, *dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -166,5 +166,67 @@ TEST_F(Sweeps, ACellsStatusRoundTripsAndIsPendingWithoutOne) {
   EXPECT_STREQ(to_string(CellState::Finished), "finished");
 }
 
+// Collecting: each group's mean and spread over the seeds of its finished cells, and the paper's
+// table, computed here by hand from the scores written into the cells.
+TEST_F(Sweeps, CollectPoolsSeedsIntoGroupsAndATable) {
+  const std::string grid = R"({"variants": ["dt", "dc"], "datasets": ["hopper-a.hdf5", "walker-b.hdf5"], "seeds": [0, 1, 2]})";
+  const auto sweep = create_sweep(dir_ / "table", parse(grid), grid);
+  ASSERT_EQ(sweep.cells.size(), 12u);
+  // dt on hopper-a: 50, 60, 70 (best 80, 90, 100); dc on hopper-a: 40, 44 finished and one running;
+  // dt on walker-b: 10 with no periodic evaluation; dc on walker-b: nothing finished.
+  const auto finish = [&](int index, double score, double best) {
+    CellStatus st;
+    st.state = CellState::Finished;
+    st.step = st.total = 30;
+    st.score = score;
+    st.score_std = 1.0;
+    st.best_score = best;
+    write_cell_status(sweep, sweep.cells[static_cast<std::size_t>(index)], st);
+  };
+  finish(0, 50, 80);
+  finish(1, 60, 90);
+  finish(2, 70, 100);
+  finish(6, 40, std::nan(""));
+  finish(7, 44, std::nan(""));
+  CellStatus running;
+  running.state = CellState::Running;
+  write_cell_status(sweep, sweep.cells[8], running);
+  finish(3, 10, std::nan(""));
+  const auto groups = collect_groups(sweep);
+  ASSERT_EQ(groups.size(), 4u);
+  EXPECT_EQ(groups[0].setting, "dt");
+  EXPECT_EQ(groups[0].dataset, "hopper-a");
+  EXPECT_EQ(groups[0].cells, 3);
+  EXPECT_EQ(groups[0].finished, 3);
+  EXPECT_DOUBLE_EQ(groups[0].score_mean, 60.0);
+  EXPECT_DOUBLE_EQ(groups[0].score_std, 10.0);  // sample standard deviation of 50, 60, 70
+  EXPECT_DOUBLE_EQ(groups[0].best_mean, 90.0);
+  EXPECT_EQ(groups[1].dataset, "walker-b");
+  EXPECT_EQ(groups[1].finished, 1);
+  EXPECT_DOUBLE_EQ(groups[1].score_mean, 10.0);
+  EXPECT_DOUBLE_EQ(groups[1].score_std, 0.0);
+  EXPECT_TRUE(std::isnan(groups[1].best_mean));
+  EXPECT_EQ(groups[2].setting, "dc");
+  EXPECT_EQ(groups[2].finished, 2);
+  EXPECT_DOUBLE_EQ(groups[2].score_mean, 42.0);
+  EXPECT_NEAR(groups[2].score_std, std::sqrt(8.0), 1e-12);
+  EXPECT_EQ(groups[3].finished, 0);
+  EXPECT_TRUE(std::isnan(groups[3].score_mean));
+
+  const auto table = latex_table(groups);
+  EXPECT_THAT(table, HasSubstr("Dataset & dt & dc \\\\"));
+  EXPECT_THAT(table, HasSubstr("hopper-a & \\textbf{60.0 $\\pm$ 10.0} & 42.0 $\\pm$ 2.8 \\\\"));
+  EXPECT_THAT(table, HasSubstr("walker-b & \\textbf{10.0 $\\pm$ 0.0} & -- \\\\"));
+  EXPECT_THAT(table, HasSubstr("\\toprule"));
+  // Fields every cell shares stay out of the column names; those that vary name them.
+  const std::string varied = R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "config": {"layers": 1},
+                                 "axes": {"config.hidden": [16, 32]}})";
+  const auto columns = collect_groups(create_sweep(dir_ / "varied", parse(varied), varied));
+  ASSERT_EQ(columns.size(), 2u);
+  EXPECT_EQ(columns[0].setting, "dt hidden=16");
+  EXPECT_EQ(columns[1].setting, "dt hidden=32");
+  EXPECT_THAT(table, HasSubstr("\\bottomrule"));
+}
+
 }  // namespace
 }  // namespace dstudio::sweep

@@ -10,7 +10,10 @@
 #include <ctime>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
@@ -336,6 +339,123 @@ void write_cell_status(const Sweep& sweep, const Cell& cell, const CellStatus& s
   j["score_std"] = finite(st.score_std);
   j["best_score"] = finite(st.best_score);
   write_text_atomically(cell_dir(sweep, cell) / "task.json", j.dump(2) + "\n");
+}
+
+namespace {
+
+// Mean and standard deviation over seeds (n - 1; 0 for one value); NaN for none.
+std::pair<double, double> mean_std(const std::vector<double>& v) {
+  if (v.empty()) return {std::nan(""), std::nan("")};
+  double mean = 0.0;
+  for (double x : v) mean += x / static_cast<double>(v.size());
+  double ss = 0.0;
+  for (double x : v) ss += (x - mean) * (x - mean);
+  return {mean, v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1)) : 0.0};
+}
+
+std::string latex_escaped(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    if (ch == '_' || ch == '&' || ch == '%' || ch == '#' || ch == '$' || ch == '{' || ch == '}') out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<GroupResult> collect_groups(const Sweep& sweep) {
+  // A column is named by its variant and the fields that vary over the sweep; the settings every
+  // cell shares say nothing in a table.
+  std::map<std::string, json> shared;
+  std::set<std::string> varying;
+  for (const auto& cell : sweep.cells)
+    for (const auto& [part, text] : {std::pair<std::string, std::string>{"config.", cell.config}, {"training.", cell.training}}) {
+      const auto fields = json::parse(text);
+      for (auto it = fields.begin(); it != fields.end(); ++it) {
+        const auto key = part + it.key();
+        if (&cell == &sweep.cells.front()) shared[key] = it.value();
+        else if (!shared.count(key) || shared[key] != it.value()) varying.insert(key);
+      }
+      if (&cell != &sweep.cells.front())
+        for (const auto& [key, value] : shared)
+          if (key.rfind(part, 0) == 0 && !fields.contains(key.substr(part.size()))) varying.insert(key);
+    }
+  const auto setting_of = [&](const Cell& cell) {
+    std::string setting = variant_label(cell);
+    for (const auto& [part, text] : {std::pair<std::string, std::string>{"config.", cell.config}, {"training.", cell.training}}) {
+      const auto fields = json::parse(text);
+      for (auto it = fields.begin(); it != fields.end(); ++it)
+        if (varying.count(part + it.key())) setting += " " + it.key() + "=" + it.value().dump();
+    }
+    return setting;
+  };
+  std::vector<GroupResult> groups;
+  std::vector<std::vector<double>> scores, bests;
+  for (const auto& cell : sweep.cells) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const GroupResult& g) { return g.group == cell.group; });
+    if (it == groups.end()) {
+      GroupResult g;
+      g.group = cell.group;
+      g.dataset = fs::path(cell.dataset).stem().string();
+      g.setting = setting_of(cell);
+      groups.push_back(g);
+      scores.emplace_back();
+      bests.emplace_back();
+      it = groups.end() - 1;
+    }
+    const auto k = static_cast<std::size_t>(it - groups.begin());
+    ++it->cells;
+    const auto st = read_cell_status(sweep, cell);
+    if (st.state != CellState::Finished) continue;
+    ++it->finished;
+    if (std::isfinite(st.score)) scores[k].push_back(st.score);
+    if (std::isfinite(st.best_score)) bests[k].push_back(st.best_score);
+  }
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    std::tie(groups[k].score_mean, groups[k].score_std) = mean_std(scores[k]);
+    std::tie(groups[k].best_mean, groups[k].best_std) = mean_std(bests[k]);
+  }
+  return groups;
+}
+
+std::string latex_table(const std::vector<GroupResult>& groups) {
+  std::vector<std::string> rows, columns;
+  for (const auto& g : groups) {
+    if (std::find(rows.begin(), rows.end(), g.dataset) == rows.end()) rows.push_back(g.dataset);
+    if (std::find(columns.begin(), columns.end(), g.setting) == columns.end()) columns.push_back(g.setting);
+  }
+  const auto find = [&](const std::string& row, const std::string& column) -> const GroupResult* {
+    for (const auto& g : groups)
+      if (g.dataset == row && g.setting == column) return &g;
+    return nullptr;
+  };
+  std::ostringstream t;
+  t << "% Normalised scores: mean $\\pm$ standard deviation over seeds; the best of each row in bold.\n";
+  t << "\\begin{tabular}{l" << std::string(columns.size(), 'c') << "}\n\\toprule\nDataset";
+  for (const auto& c : columns) t << " & " << latex_escaped(c);
+  t << " \\\\\n\\midrule\n";
+  for (const auto& r : rows) {
+    double best = -std::numeric_limits<double>::infinity();
+    for (const auto& c : columns)
+      if (const auto* g = find(r, c); g && std::isfinite(g->score_mean)) best = std::max(best, g->score_mean);
+    t << latex_escaped(r);
+    for (const auto& c : columns) {
+      const auto* g = find(r, c);
+      t << " & ";
+      if (!g || !std::isfinite(g->score_mean)) {
+        t << "--";
+        continue;
+      }
+      char cell[64];
+      std::snprintf(cell, sizeof cell, "%.1f $\\pm$ %.1f", g->score_mean, g->score_std);
+      if (g->score_mean == best) t << "\\textbf{" << cell << "}";
+      else t << cell;
+    }
+    t << " \\\\\n";
+  }
+  t << "\\bottomrule\n\\end{tabular}\n";
+  return t.str();
 }
 
 }  // namespace dstudio::sweep

@@ -82,4 +82,22 @@ CellStatus read_cell_status(const Sweep& sweep, const Cell& cell);
 /// Writes the cell's task.json atomically.
 void write_cell_status(const Sweep& sweep, const Cell& cell, const CellStatus& status);
 
+/// A group's results: the cells that differ only in their seed.
+struct GroupResult {
+  std::string group;
+  std::string setting;   ///< a table's column: the variant and the fields that vary over the sweep ("dt hidden=64")
+  std::string dataset;   ///< the dataset's file stem (a table's row)
+  int cells = 0, finished = 0;
+  double score_mean = 0.0, score_std = 0.0;  ///< final scores of the finished cells (std over seeds, n - 1; 0 for one)
+  double best_mean = 0.0, best_std = 0.0;    ///< best periodic evaluations (NaN without any)
+};
+
+/// Each group's results, in the order the groups first appear; NaN means where no finished cell
+/// has a score.
+std::vector<GroupResult> collect_groups(const Sweep& sweep);
+
+/// A paper's table: datasets as rows, settings as columns, "mean $\pm$ std" over seeds (booktabs),
+/// the best of each row in bold, "--" where a group has no finished cell.
+std::string latex_table(const std::vector<GroupResult>& groups);
+
 }  // namespace dstudio::sweep
