@@ -14,6 +14,7 @@
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
 #include "rollouts.h"
+#include "dstudio/models/device.h"
 #include "dstudio/models/evaluation.h"
 #include "terminal_progress.h"
 
@@ -72,7 +73,7 @@ models::RolloutResult run_rollout(const std::string& checkpoint, const models::R
 void add_eval_commands(CLI::App& app, int& exit_code) {
   auto* eval = app.add_subcommand("eval", "Roll a checkpoint out in its environment: returns and normalised scores per target");
   struct Args {
-    std::string checkpoint, env, zeroing = "none", out;
+    std::string checkpoint, env, zeroing = "none", out, device = "cpu";
     std::vector<double> targets;
     int episodes = 10, threads = 2, max_steps = 0;
     std::uint64_t seed = 0;
@@ -90,10 +91,14 @@ void add_eval_commands(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   eval->add_option("--max-steps", a->max_steps, "Steps per episode (default: the task's limit)")->check(whole_number(1, 100000));
   eval->add_option("--threads", a->threads, "Parts of the batch computed on their own cores")->capture_default_str()->check(whole_number(1, 64));
+  eval->add_option("--device", a->device, "Where the policy runs: cpu, or cuda (needs a LibTorch built with CUDA and a GPU)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   eval->add_option("--out", a->out, "Folder for summary.json and episodes.csv (every step of every episode)");
   eval->add_flag("--json", a->json, "Print one JSON object");
   eval->callback([&exit_code, a] {
     exit_code = run_guarded([&] {
+      models::require_device(a->device);
       models::RolloutConfig config;
       config.targets = a->targets;
       config.episodes = a->episodes;

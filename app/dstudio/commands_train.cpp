@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "dstudio/models/device.h"
 #include "dstudio/models/config_fields.h"
 #include "dstudio/models/variant_registry.h"
 #include "dstudio/common/system_info.h"
@@ -61,7 +62,7 @@ int run_training(models::Trainer& trainer) {
 void add_train_commands(CLI::App& app, int& exit_code) {
   auto* train = app.add_subcommand("train", "Train a model variant on a dataset, or resume a run");
   struct Args {
-    std::string variant, dataset, config, training, out, resume, merger = "conv", mixer = "pooling";
+    std::string variant, dataset, config, training, out, resume, merger = "conv", mixer = "pooling", device = "cpu";
     std::int64_t steps = 0;
     std::uint64_t seed = 0;
     int threads = 0, eval_every = 0, eval_episodes = 5;
@@ -83,6 +84,9 @@ void add_train_commands(CLI::App& app, int& exit_code) {
                     "Workers, each computing its part of every batch on its own core (default: the machine's cores, at most 4; "
                     "results are reproducible for a seed and a thread count)")
       ->check(whole_number(1, 64));
+  train->add_option("--device", a->device, "Where to train: cpu, or cuda (needs a LibTorch built with CUDA and a GPU; docs/sweeps.md)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   train->add_option("--out", a->out, "Output folder (checkpoint.pt, metrics.csv, metrics.jsonl)");
   train->add_option("--resume", a->resume, "Continue the run saved in this checkpoint");
   train->add_option("--eval-every", a->eval_every,
@@ -92,6 +96,7 @@ void add_train_commands(CLI::App& app, int& exit_code) {
   train->callback([&exit_code, a, train] {
     int trained = kOk;  // what run_training says: finished, stopped (130) or failed
     exit_code = run_guarded([&] {
+      models::require_device(a->device);
       if (!a->resume.empty()) {
         const auto info = models::read_checkpoint_info(a->resume);
         const std::string path = a->dataset.empty() ? info.dataset_path : a->dataset;

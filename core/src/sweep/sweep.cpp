@@ -95,7 +95,9 @@ ordered_json cell_json(const Cell& c) {
           {"training", ordered_json::parse(c.training)}, {"group", c.group}};
 }
 
-std::string now_utc() {
+}  // namespace
+
+std::string utc_now() {
   const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
   gmtime_r(&t, &tm);
@@ -103,8 +105,6 @@ std::string now_utc() {
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return text;
 }
-
-}  // namespace
 
 namespace {
 
@@ -241,7 +241,7 @@ Sweep create_sweep(const fs::path& dir, const std::vector<Cell>& cells, const st
     fs::create_directories(cell_dir(s, c), ec);
     if (ec) throw Error(cell_dir(s, c).string() + ": " + ec.message());
   }
-  ordered_json manifest = {{"format", kFormat}, {"version", kVersion}, {"created", now_utc()}, {"grid", ordered_json::parse(grid)},
+  ordered_json manifest = {{"format", kFormat}, {"version", kVersion}, {"created", utc_now()}, {"grid", ordered_json::parse(grid)},
                            {"cells", ordered_json::array()}};
   for (const auto& c : cells) manifest["cells"].push_back(cell_json(c));
   write_text_atomically(s.dir / "sweep.json", manifest.dump(2) + "\n");
@@ -333,7 +333,7 @@ void write_cell_status(const Sweep& sweep, const Cell& cell, const CellStatus& s
   ordered_json j = {{"state", to_string(st.state)}, {"step", st.step},           {"total", st.total},
                     {"loss", std::isfinite(st.loss) ? ordered_json(st.loss) : ordered_json(nullptr)},
                     {"host", st.host},              {"pid", st.pid},             {"slurm_job", st.slurm_job},
-                    {"restarts", st.restarts},      {"error", st.error},         {"updated", now_utc()}};
+                    {"restarts", st.restarts},      {"error", st.error},         {"updated", utc_now()}};
   const auto finite = [](double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); };
   j["score"] = finite(st.score);
   j["score_std"] = finite(st.score_std);

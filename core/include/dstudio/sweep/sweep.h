@@ -77,6 +77,9 @@ struct CellStatus {
   std::string updated;           ///< when task.json was written (UTC, ISO 8601)
 };
 
+/// The time now, UTC, ISO 8601 ("2026-11-25T20:15:00Z"): what task.json and the Slurm record keep.
+std::string utc_now();
+
 /// Reads the cell's task.json; Pending when there is none.
 CellStatus read_cell_status(const Sweep& sweep, const Cell& cell);
 /// Writes the cell's task.json atomically.
