@@ -48,6 +48,7 @@ Workspace every_key() {
   w.markov_lab = lab;
   w.run = WorkspaceRun::Ablation;
   w.runs = {"/runs/a", "/runs/b b"};
+  w.sweep = "/sweeps/table1";
   w.window_geometry = "AdnQywADAAAAAAAAAAAAAA==";
   w.window_state = "AAAA/wAAAAD9AAAAAA==";
   return w;
@@ -59,7 +60,7 @@ TEST(Workspace, EveryKeyRoundTrips) {
   EXPECT_EQ(back, w);
   // The text is a JSON object with exactly the keys set.
   const auto j = nlohmann::json::parse(to_json(w));
-  EXPECT_EQ(j.size(), 13U);
+  EXPECT_EQ(j.size(), 14U);
   EXPECT_EQ(j["viewer"]["zeroing"], "states");
   EXPECT_EQ(j["attention"]["map"], "rollout");
   EXPECT_EQ(j["markov_lab"]["mixer"], "conv");
@@ -197,6 +198,7 @@ TEST(Workspace, RefusesEveryWrongTypeAndRange) {
       {R"({"decision_studio_workspace": 1, "comparison": "overlay"})", "\"comparison\" must be \"side by side\" or \"difference\""},
       {R"({"decision_studio_workspace": 1, "run": "train"})", "\"run\" must be \"sweep\" or \"ablation\", not \"train\""},
       {R"({"decision_studio_workspace": 1, "runs": "/runs/a"})", "\"runs\" must be an array of paths"},
+      {R"({"decision_studio_workspace": 1, "sweep": 3})", "\"sweep\" must be a string, not 3"},
       {R"({"decision_studio_workspace": 1, "runs": ["/a", ""]})", "\"runs[1]\" must be a non-empty string"},
       {R"({"decision_studio_workspace": 1, "window_geometry": "abc"})", "\"window_geometry\" must be base64 text"},
       {R"({"decision_studio_workspace": 1, "window_state": "ab=c"})", "\"window_state\" must be base64 text"},

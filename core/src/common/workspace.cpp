@@ -225,7 +225,8 @@ Workspace parse_workspace(std::string_view json_text) {
     else if (key == "runs") {
       if (!value.is_array()) wrong(key, "an array of paths", value);
       for (std::size_t i = 0; i < value.size(); ++i) ws.runs.push_back(text(value[i], "runs[" + std::to_string(i) + "]"));
-    } else if (key == "window_geometry") ws.window_geometry = base64(value, key);
+    } else if (key == "sweep") ws.sweep = text(value, key);
+    else if (key == "window_geometry") ws.window_geometry = base64(value, key);
     else if (key == "window_state") ws.window_state = base64(value, key);
   }
   return ws;
@@ -266,6 +267,7 @@ std::string to_json(const Workspace& ws) {
   }
   if (ws.run) w["run"] = to_string(*ws.run);
   if (!ws.runs.empty()) w["runs"] = ws.runs;
+  if (!ws.sweep.empty()) w["sweep"] = ws.sweep;
   if (!ws.window_geometry.empty()) w["window_geometry"] = ws.window_geometry;
   if (!ws.window_state.empty()) w["window_state"] = ws.window_state;
   return w.dump(4);

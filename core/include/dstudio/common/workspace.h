@@ -18,6 +18,7 @@
 ///     markov_lab                 {p, q, order, states, mixer, window, steps, train}
 ///     run                        "sweep" or "ablation", started once the checkpoint is open
 ///     runs                       training run folders, an array of paths
+///     sweep                      path of the sweep folder open in the Sweep tab (docs/sweeps.md)
 ///     window_geometry, window_state  base64, as Qt's saveGeometry and saveState give them
 
 #include <cstdint>
@@ -99,6 +100,7 @@ struct Workspace {
   std::optional<WorkspaceMarkovLab> markov_lab;
   std::optional<WorkspaceRun> run;
   std::vector<std::string> runs;
+  std::string sweep;            ///< a sweep folder
   std::string window_geometry;  ///< base64
   std::string window_state;     ///< base64
   bool operator==(const Workspace&) const = default;
