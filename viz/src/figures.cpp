@@ -1022,6 +1022,89 @@ std::vector<std::string> save_bars(const std::string& base, const std::vector<Ba
   return save_all(plot, base, style);
 }
 
+double clustered_bar_width(int count) { return 0.8 / std::max(1, count); }
+
+double clustered_bar_key(int cluster, int k, int count) {
+  return static_cast<double>(cluster + 1) - 0.4 + (static_cast<double>(k) + 0.5) * clustered_bar_width(count);
+}
+
+namespace {
+
+void plot_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters, const std::vector<BarSeries>& series,
+                         const QString& y_label, const FigureStyle& style) {
+  style_plot(plot, style);
+  const int count = static_cast<int>(series.size());
+  const double width = clustered_bar_width(count);
+  double top = 0.0, bottom = 0.0;
+  for (int k = 0; k < count; ++k) {
+    const auto& s = series[static_cast<std::size_t>(k)];
+    const QColor colour = categorical()[static_cast<std::size_t>(k) % categorical().size()];
+    // Finished and unfinished bars of a series are two plottables: the faint one has no legend.
+    for (const bool faint : {false, true}) {
+      auto* b = new QCPBars(plot.xAxis, plot.yAxis);
+      b->setWidth(width);
+      QColor fill = colour;
+      if (faint) fill.setAlpha(70);
+      b->setBrush(fill);
+      b->setPen(QPen(colour.darker(130), frame_width(style), faint ? Qt::DashLine : Qt::SolidLine));
+      b->setName(s.name);
+      auto* err = new QCPErrorBars(plot.xAxis, plot.yAxis);
+      err->setDataPlottable(b);
+      err->setPen(QPen(faint ? QColor(110, 110, 110) : QColor(Qt::black), 0.67 * style.line_width));
+      err->setSymbolGap(0);
+      err->removeFromLegend();
+      QVector<double> keys, values, errors;
+      for (std::size_t c = 0; c < s.bars.size() && c < clusters.size(); ++c) {
+        const bool is_faint = c < s.faint.size() && s.faint[c];
+        if (is_faint != faint || !std::isfinite(s.bars[c].mean)) continue;
+        const double spread = std::isfinite(s.bars[c].spread) ? s.bars[c].spread : 0.0;
+        keys << clustered_bar_key(static_cast<int>(c), k, count);
+        values << s.bars[c].mean;
+        errors << spread;
+        top = std::max(top, s.bars[c].mean + spread);
+        bottom = std::min(bottom, s.bars[c].mean - spread);
+      }
+      b->setData(keys, values);
+      err->setData(errors);
+      if (faint) b->removeFromLegend();
+    }
+  }
+  // The notes above the whiskers, once the range is known.
+  const double headroom = 0.12 * std::max(1e-9, top - bottom);
+  for (int k = 0; k < count; ++k) {
+    const auto& s = series[static_cast<std::size_t>(k)];
+    for (std::size_t c = 0; c < s.bars.size() && c < s.notes.size() && c < clusters.size(); ++c) {
+      if (s.notes[c].isEmpty() || !std::isfinite(s.bars[c].mean)) continue;
+      const double spread = std::isfinite(s.bars[c].spread) ? s.bars[c].spread : 0.0;
+      auto* note = new QCPItemText(&plot);
+      note->position->setCoords(clustered_bar_key(static_cast<int>(c), k, count), std::max(0.0, s.bars[c].mean) + spread);
+      note->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
+      note->setFont(font_of(style, 0.8 * style.tickFont()));
+      note->setColor(QColor(80, 80, 80));
+      note->setText(s.notes[c]);
+      note->setClipToAxisRect(false);
+    }
+  }
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  for (std::size_t c = 0; c < clusters.size(); ++c) ticker->addTick(static_cast<double>(c + 1), clusters[c]);
+  plot.xAxis->setTicker(ticker);
+  plot.xAxis->grid()->setVisible(false);
+  plot.xAxis->setTickLength(0, 4);
+  plot.xAxis->setRange(0.45, static_cast<double>(clusters.size()) + 0.55);
+  plot.yAxis->setRange(bottom < 0 ? bottom - headroom : 0.0, top + 1.6 * headroom);
+  label_axes(plot, style, {}, y_label);
+  if (count > 1) legend_below(plot, style);
+}
+
+}  // namespace
+
+std::vector<std::string> save_clustered_bars(const std::string& base, const std::vector<QString>& clusters,
+                                             const std::vector<BarSeries>& series, const QString& y_label, const FigureStyle& style) {
+  QCustomPlot plot;
+  plot_clustered_bars(plot, clusters, series, y_label, style);
+  return save_all(plot, base, style);
+}
+
 namespace {
 
 FigureStyle plot_scatter(QCustomPlot& plot, const std::vector<ScatterGroup>& groups, const FigureStyle& style, const QString& x_label,

@@ -154,6 +154,25 @@ struct Bar {
 std::vector<std::string> save_bars(const std::string& base, const std::vector<Bar>& bars, const QString& y_label,
                                    const FigureStyle& style = {});
 
+/// One series of clustered bars (a setting of a sweep): its name in the legend, its colour, and a
+/// bar in every cluster (NaN mean: no bar there).
+struct BarSeries {
+  QString name;
+  std::vector<Bar> bars;             ///< one per cluster, in the clusters' order
+  std::vector<QString> notes;        ///< text above each bar ("n=3"), optional
+  std::vector<bool> faint;           ///< bars drawn light with a dashed outline (unfinished), optional
+};
+/// Bars in clusters, as a paper's results figure: one cluster a category on the x axis (a
+/// dataset), in it one bar a series, coloured by series (Okabe-Ito) with a legend under the plot,
+/// each with its error bar (mean -/+ spread) and its note above it.
+std::vector<std::string> save_clustered_bars(const std::string& base, const std::vector<QString>& clusters,
+                                             const std::vector<BarSeries>& series, const QString& y_label,
+                                             const FigureStyle& style = {});
+/// Where bar `k` of `count` series stands in cluster `cluster` (clusters at 1, 2, ...; the bars
+/// side by side in 0.8 of a unit), and each bar's width: the on-screen view draws as the figure.
+double clustered_bar_key(int cluster, int k, int count);
+double clustered_bar_width(int count);
+
 enum class Marker { Automatic, Disc, Triangle, Square, Diamond, Cross };
 struct ScatterGroup {
   QString name;

@@ -1,0 +1,236 @@
+// A sweep's results as clustered bars. See sweep_results_view.h.
+
+#include "dstudio/viz/sweep_results_view.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <qcustomplot.h>
+
+#include "colors.h"
+
+namespace dstudio::viz {
+namespace {
+
+// The note above a bar: the seeds it pools, and of how many when some have not finished.
+QString seeds_note(const SweepBar& b) {
+  return b.complete() ? QStringLiteral("n=%1").arg(b.finished) : QStringLiteral("n=%1 of %2").arg(b.finished).arg(b.cells);
+}
+
+// Bars of the same dataset and setting, in cluster order per setting: the figure's series.
+std::vector<BarSeries> series_of(const SweepBars& sb) {
+  std::vector<BarSeries> series;
+  for (const auto& setting : sb.settings) {
+    BarSeries s{setting, {}, {}, {}};
+    s.bars.assign(sb.datasets.size(), Bar{setting, std::nan(""), 0.0});
+    s.notes.assign(sb.datasets.size(), QString());
+    s.faint.assign(sb.datasets.size(), false);
+    for (const auto& b : sb.bars) {
+      if (b.setting != setting) continue;
+      const auto c = static_cast<std::size_t>(std::find(sb.datasets.begin(), sb.datasets.end(), b.dataset) - sb.datasets.begin());
+      s.bars[c] = Bar{setting, b.mean, b.std};
+      s.notes[c] = seeds_note(b);
+      s.faint[c] = !b.complete();
+    }
+    series.push_back(std::move(s));
+  }
+  return series;
+}
+
+std::string csv_number(double v) {
+  if (!std::isfinite(v)) return {};
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
+
+std::string csv_text(const QString& s) {
+  QString q = s;
+  q.replace('"', QStringLiteral("\"\""));
+  return '"' + q.toStdString() + '"';
+}
+
+}  // namespace
+
+SweepBars sweep_bars(const std::vector<sweep::GroupResult>& groups, SweepMeasure measure) {
+  SweepBars sb;
+  for (const auto& g : groups) {
+    const QString dataset = QString::fromStdString(g.dataset), setting = QString::fromStdString(g.setting);
+    if (std::find(sb.datasets.begin(), sb.datasets.end(), dataset) == sb.datasets.end()) sb.datasets.push_back(dataset);
+    if (std::find(sb.settings.begin(), sb.settings.end(), setting) == sb.settings.end()) sb.settings.push_back(setting);
+    const bool best = measure == SweepMeasure::Best;
+    sb.bars.push_back({dataset, setting, best ? g.best_mean : g.score_mean, best ? g.best_std : g.score_std, g.finished, g.cells});
+  }
+  return sb;
+}
+
+QString sweep_measure_label(SweepMeasure measure) {
+  return measure == SweepMeasure::Best ? QObject::tr("best evaluation (normalised score)") : QObject::tr("normalised score");
+}
+
+std::vector<std::string> save_sweep_scores(const std::string& base, const std::vector<sweep::GroupResult>& groups, SweepMeasure measure,
+                                           const FigureStyle& style) {
+  const SweepBars sb = sweep_bars(groups, measure);
+  const FigureStyle s = with_defaults(style, {measure == SweepMeasure::Best ? QObject::tr("Best evaluation over seeds")
+                                                                            : QObject::tr("Final score over seeds"),
+                                              {}, sweep_measure_label(measure)});
+  auto written = save_clustered_bars(base, sb.datasets, series_of(sb), s.y_title, s);
+  std::ofstream csv(base + ".csv");
+  csv << "dataset,setting,measure,mean,std,seeds,cells\n";
+  for (const auto& b : sb.bars)
+    csv << csv_text(b.dataset) << ',' << csv_text(b.setting) << ',' << (measure == SweepMeasure::Best ? "best" : "final") << ','
+        << csv_number(b.mean) << ',' << csv_number(b.std) << ',' << b.finished << ',' << b.cells << '\n';
+  csv.close();
+  if (csv) written.push_back(base + ".csv");
+  return written;
+}
+
+SweepResultsView::SweepResultsView(QWidget* parent)
+    : QWidget(parent), measure_(new QComboBox), caption_(new QLabel), plot_(new QCustomPlot) {
+  measure_->addItem(tr("final score"));
+  measure_->addItem(tr("best evaluation"));
+  measure_->setToolTip(tr("The final policy's score, or the best of the periodic evaluations (training.eval_every)"));
+  caption_->setWordWrap(true);
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel(tr("Bars")));
+  controls->addWidget(measure_);
+  controls->addStretch(1);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addLayout(controls);
+  layout->addWidget(plot_, 1);
+  layout->addWidget(caption_);
+  plot_->setMinimumSize(260, 200);
+  plot_->legend->setVisible(false);
+  plot_->setMouseTracking(true);
+  keep_text_fitted(plot_);
+  connect(measure_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
+  connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
+    const QString tip = toolTipAt(event->position());
+    if (tip.isEmpty()) QToolTip::hideText();
+    else QToolTip::showText(event->globalPosition().toPoint(), tip, plot_);
+  });
+  redraw();
+}
+
+void SweepResultsView::setGroups(std::vector<sweep::GroupResult> groups, const QString& title) {
+  groups_ = std::move(groups);
+  title_ = title;
+  redraw();
+}
+
+void SweepResultsView::setMeasure(SweepMeasure measure) { measure_->setCurrentIndex(measure == SweepMeasure::Best ? 1 : 0); }
+
+SweepMeasure SweepResultsView::measure() const { return measure_->currentIndex() == 1 ? SweepMeasure::Best : SweepMeasure::Final; }
+
+bool SweepResultsView::hasFigure() const {
+  return std::any_of(bars_.bars.begin(), bars_.bars.end(), [](const SweepBar& b) { return std::isfinite(b.mean); });
+}
+
+FigureText SweepResultsView::figureText() const { return {title_, {}, sweep_measure_label(measure())}; }
+
+std::vector<std::string> SweepResultsView::exportFigure(const std::string& base, const FigureStyle& style) const {
+  if (!hasFigure()) return {};
+  return save_sweep_scores(base, groups_, measure(), with_defaults(style, figureText()));
+}
+
+void SweepResultsView::redraw() {
+  // The screen shows what the figure shows: the same bar positions, colours and notes.
+  bars_ = sweep_bars(groups_, measure());
+  plot_->clearPlottables();
+  plot_->clearItems();
+  const int count = static_cast<int>(bars_.settings.size());
+  const auto series = series_of(bars_);
+  double top = 0.0, bottom = 0.0;
+  plot_->legend->clearItems();
+  for (int k = 0; k < count; ++k) {
+    const auto& s = series[static_cast<std::size_t>(k)];
+    const QColor colour = colors::categorical()[static_cast<std::size_t>(k) % colors::categorical().size()];
+    for (const bool faint : {false, true}) {
+      auto* b = new QCPBars(plot_->xAxis, plot_->yAxis);
+      b->setWidth(clustered_bar_width(count));
+      QColor fill = colour;
+      if (faint) fill.setAlpha(70);
+      b->setBrush(fill);
+      b->setPen(QPen(colour.darker(130), 1.0, faint ? Qt::DashLine : Qt::SolidLine));
+      b->setName(s.name);
+      auto* err = new QCPErrorBars(plot_->xAxis, plot_->yAxis);
+      err->setDataPlottable(b);
+      err->setSymbolGap(0);
+      err->setPen(QPen(faint ? QColor(110, 110, 110) : QColor(Qt::black), 1.2));
+      err->removeFromLegend();
+      if (faint) b->removeFromLegend();
+      QVector<double> keys, values, errors;
+      for (std::size_t c = 0; c < s.bars.size(); ++c) {
+        if (s.faint[c] != faint || !std::isfinite(s.bars[c].mean)) continue;
+        const double spread = std::isfinite(s.bars[c].spread) ? s.bars[c].spread : 0.0;
+        keys << clustered_bar_key(static_cast<int>(c), k, count);
+        values << s.bars[c].mean;
+        errors << spread;
+        top = std::max(top, s.bars[c].mean + spread);
+        bottom = std::min(bottom, s.bars[c].mean - spread);
+        auto* note = new QCPItemText(plot_);
+        note->position->setCoords(keys.back(), std::max(0.0, s.bars[c].mean) + spread);
+        note->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
+        QFont small = font();
+        small.setPointSizeF(0.8 * small.pointSizeF());
+        note->setFont(small);
+        note->setColor(QColor(80, 80, 80));
+        note->setText(s.notes[c]);
+      }
+      b->setData(keys, values);
+      err->setData(errors);
+    }
+  }
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  for (std::size_t c = 0; c < bars_.datasets.size(); ++c) ticker->addTick(static_cast<double>(c + 1), bars_.datasets[c]);
+  plot_->xAxis->setTicker(ticker);
+  plot_->xAxis->grid()->setVisible(false);
+  plot_->xAxis->setRange(0.45, static_cast<double>(std::max<std::size_t>(1, bars_.datasets.size())) + 0.55);
+  const double headroom = 0.12 * std::max(1.0, top - bottom);
+  plot_->yAxis->setRange(bottom < 0 ? bottom - headroom : 0.0, top + 1.6 * headroom);
+  plot_->yAxis->setLabel(sweep_measure_label(measure()));
+  plot_->legend->setVisible(count > 1);
+  if (count > 1) legend_above(plot_);
+  QString note;
+  if (groups_.empty()) note = tr("Open a sweep folder to see its results.");
+  else if (!hasFigure())
+    note = measure() == SweepMeasure::Best ? tr("No finished cell has a periodic evaluation (training.eval_every) yet.")
+                                           : tr("No cell has finished with a score yet.");
+  set_centred_note(plot_, note);
+  plot_->replot();
+  int unfinished = 0;
+  for (const auto& b : bars_.bars) unfinished += b.complete() ? 0 : 1;
+  caption_->setText(groups_.empty() ? QString()
+                                    : tr("%1 over the seeds that finished, ± one standard deviation (n - 1).%2")
+                                          .arg(measure() == SweepMeasure::Best ? tr("Best periodic evaluation, mean")
+                                                                               : tr("Final normalised score, mean"))
+                                          .arg(unfinished > 0 ? (unfinished == 1 ? tr(" Faint, dashed: a group with unfinished seeds.")
+                                                                               : tr(" Faint, dashed: %1 groups with unfinished seeds.").arg(unfinished))
+                                                              : QString()));
+}
+
+QString SweepResultsView::toolTipAt(const QPointF& pos) const {
+  const int count = static_cast<int>(bars_.settings.size());
+  if (count == 0) return {};
+  const double key = plot_->xAxis->pixelToCoord(pos.x()), value = plot_->yAxis->pixelToCoord(pos.y());
+  const double half = clustered_bar_width(count) / 2;
+  for (const auto& b : bars_.bars) {
+    const auto c = static_cast<int>(std::find(bars_.datasets.begin(), bars_.datasets.end(), b.dataset) - bars_.datasets.begin());
+    const auto k = static_cast<int>(std::find(bars_.settings.begin(), bars_.settings.end(), b.setting) - bars_.settings.begin());
+    const double at = clustered_bar_key(c, k, count);
+    if (std::abs(key - at) > half) continue;
+    // The whole column over the bar answers, so a short bar is easy to point at.
+    (void)value;
+    const QString numbers = std::isfinite(b.mean) ? tr("%1 ± %2").arg(b.mean, 0, 'f', 1).arg(b.std, 0, 'f', 1) : tr("no score yet");
+    return tr("<b>%1</b> on %2<br>%3 over %4 of %5 seeds").arg(b.setting.toHtmlEscaped(), b.dataset.toHtmlEscaped(), numbers).arg(b.finished).arg(b.cells);
+  }
+  return {};
+}
+
+}  // namespace dstudio::viz
