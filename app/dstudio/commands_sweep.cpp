@@ -26,6 +26,9 @@
 #include "dstudio/models/evaluation.h"
 #include "dstudio/models/training.h"
 #include "dstudio/sweep/sweep.h"
+#ifdef DSTUDIO_HAVE_FIGURES
+#include "sweep_figures.h"
+#endif
 
 namespace dstudio::cli {
 namespace {
@@ -388,9 +391,15 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
   };
   auto co = std::make_shared<CollectArgs>();
   collect->add_option("dir", co->dir, "The sweep folder")->required();
-  collect->add_option("--out", co->out, "Where to write cells.csv, groups.csv, results.json and table.tex (default: DIR/results)");
+  collect->add_option("--out", co->out, "Where to write cells.csv, groups.csv, results.json, table.tex and the figures (default: DIR/results)");
   collect->add_flag("--json", co->json, "Print results.json");
-  collect->callback([&exit_code, co] {
+#ifdef DSTUDIO_HAVE_FIGURES
+  // scores.* (and best_scores.*): the groups as bars, in the export dialog's styles.
+  const auto figures = add_sweep_figure_options(collect);
+#else
+  const std::shared_ptr<void> figures;
+#endif
+  collect->callback([&exit_code, co, figures] {
     exit_code = run_guarded([&] {
       const auto s = sweep::read_sweep(co->dir);
       const fs::path out = co->out.empty() ? s.dir / "results" : fs::path(co->out);
@@ -424,6 +433,9 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       write_text_atomically(out / "groups.csv", groups_csv.str());
       write_text_atomically(out / "results.json", j.dump(2) + "\n");
       write_text_atomically(out / "table.tex", sweep::latex_table(groups));
+#ifdef DSTUDIO_HAVE_FIGURES
+      const auto figure_files = write_sweep_figures(groups, out, *figures);
+#endif
       if (co->json) {
         std::printf("%s\n", j.dump(2).c_str());
         return;
@@ -433,6 +445,9 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
                     number_or_dash(g.score_mean).c_str(),
                     number_or_dash(g.score_std).c_str(), number_or_dash(g.best_mean).c_str());
       std::printf("wrote %s (cells.csv, groups.csv, results.json, table.tex)\n", out.string().c_str());
+#ifdef DSTUDIO_HAVE_FIGURES
+      for (const auto& f : figure_files) std::printf("wrote %s\n", f.c_str());
+#endif
     });
   });
 }

@@ -126,6 +126,58 @@ TEST_F(SweepCli, AStoppedCellResumesFromItsCheckpoint) {
   EXPECT_GT(j["cells"][0]["step"].get<int>(), stopped_at);
 }
 
+#ifdef DSTUDIO_HAVE_FIGURES
+// The width in pixels of a PNG, from its IHDR chunk (bytes 16..19, big-endian).
+std::uint32_t png_width(const std::filesystem::path& png) {
+  std::ifstream in(png, std::ios::binary);
+  unsigned char header[24] = {0};
+  in.read(reinterpret_cast<char*>(header), sizeof header);
+  return (std::uint32_t{header[16]} << 24) | (std::uint32_t{header[17]} << 16) | (std::uint32_t{header[18]} << 8) | header[19];
+}
+
+TEST_F(SweepCli, CollectDrawsTheGroupsAsFigures) {
+  // Cells whose task.json says they finished with chosen scores: no training needed.
+  const auto g = grid("figures.json", R"(["dt", "dc"])", "[0, 1]", 30, 2);
+  const auto sweep = (*dir_ / "figures").string();
+  auto r = run_cli("sweep create --grid " + g + " --out " + sweep + " --json", *dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto cells = nlohmann::json::parse(r.out);
+  ASSERT_EQ(cells.size(), 4u);
+  const double scores[] = {40.0, 44.0, 70.0, 71.0}, bests[] = {50.0, 52.0, 75.0, 80.0};
+  for (std::size_t i = 0; i < 4; ++i)
+    std::ofstream(std::filesystem::path(sweep) / "cells" / cells[i]["name"].get<std::string>() / "task.json")
+        << R"({"state": "finished", "step": 30, "total": 30, "score": )" << scores[i] << R"(, "score_std": 1.0, "best_score": )" << bests[i]
+        << "}";
+  // A venue's size, two of the three formats.
+  r = run_cli("sweep collect " + sweep + " --preset neurips --formats pdf,png", *dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto results = std::filesystem::path(sweep) / "results";
+  for (const char* file : {"scores.pdf", "scores.png", "scores.csv", "best_scores.pdf", "best_scores.png", "best_scores.csv"})
+    EXPECT_TRUE(std::filesystem::exists(results / file)) << file;
+  EXPECT_FALSE(std::filesystem::exists(results / "scores.svg")) << "--formats pdf,png";
+  EXPECT_EQ(png_width(results / "scores.png"), 1650u) << "NeurIPS's 5.5 in at 300 dpi";
+  EXPECT_THAT(r.out, HasSubstr("scores.pdf"));
+  // The figure's numbers are the groups': mean and sample std over the seeds.
+  std::ifstream csv(results / "scores.csv");
+  std::string header, dt, dc;
+  std::getline(csv, header);
+  std::getline(csv, dt);
+  std::getline(csv, dc);
+  EXPECT_EQ(header, "dataset,setting,measure,mean,std,seeds,cells");
+  EXPECT_EQ(dt, "\"random\",\"dt\",final,42,2.82843,2,2");
+  EXPECT_EQ(dc, "\"random\",\"dc\",final,70.5,0.707107,2,2");
+  std::ifstream best_csv(results / "best_scores.csv");
+  std::getline(best_csv, header);
+  std::getline(best_csv, dt);
+  EXPECT_EQ(dt, "\"random\",\"dt\",best,51,1.41421,2,2");
+  // An unknown preset is wrong usage, said before anything is written.
+  r = run_cli("sweep collect " + sweep + " --preset nosuch --out " + (*dir_ / "never").string(), *dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("nosuch"));
+  EXPECT_FALSE(std::filesystem::exists(*dir_ / "never"));
+}
+#endif
+
 TEST_F(SweepCli, ABadGridIsRefusedBeforeAnythingIsWritten) {
   const auto path = *dir_ / "bad.json";
   std::ofstream(path) << R"({"variants": ["dt"], "datasets": ["missing.hdf5"]})";
@@ -134,6 +186,62 @@ TEST_F(SweepCli, ABadGridIsRefusedBeforeAnythingIsWritten) {
   EXPECT_THAT(r.err, HasSubstr("missing.hdf5: no such file"));
   EXPECT_FALSE(std::filesystem::exists(*dir_ / "never"));
   EXPECT_EQ(run_cli("sweep status " + (*dir_ / "nowhere").string(), *dir_).exit_code, 1);
+}
+
+}  // namespace
+
+namespace {
+
+TEST_F(SweepCli, SubmitRefusesBadOptionsAndSaysWhereSlurmIsMissing) {
+  const auto g = grid("submit.json", R"(["dt"])", "[0, 1]", 30, 0);
+  const auto sweep = (*dir_ / "submit").string();
+  ASSERT_EQ(run_cli("sweep create --grid " + g + " --out " + sweep, *dir_).exit_code, 0);
+  auto r = run_cli("sweep submit " + sweep, *dir_);
+  EXPECT_EQ(r.exit_code, 2) << "the scheduler is named";
+  EXPECT_THAT(r.err, HasSubstr("--slurm"));
+  r = run_cli("sweep submit " + sweep + " --slurm --time 2h", *dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--time '2h'"));
+  r = run_cli("sweep submit " + sweep + " --slurm --sbatch-arg=--array=0-5", *dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("set by the sweep's script"));
+  r = run_cli("sweep submit " + sweep + " --slurm --device gpu", *dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(sweep) / "slurm")) << "nothing written for a refused command";
+
+  // The script without submitting it: both cells, one array.
+  r = run_cli("sweep submit " + sweep + " --slurm --dry-run --max-concurrent 1 --time 30", *dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("#SBATCH --array=0-1%1\n"));
+  EXPECT_THAT(r.out, HasSubstr("#SBATCH --time=30\n"));
+  EXPECT_THAT(r.out, HasSubstr(std::string("dstudio='") + DSTUDIO_CLI + "'"));
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(sweep) / "slurm"));
+
+  // Where there is no sbatch: said, and nothing recorded as submitted.
+  const auto out = *dir_ / "no-sbatch.txt";
+  const int status = std::system(("PATH=/nonexistent " + std::string(DSTUDIO_CLI) + " sweep submit " + sweep + " --slurm >" + out.string() + " 2>&1").c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  std::ifstream in(out);
+  const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(said, HasSubstr("sbatch is not on this machine's PATH"));
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(sweep) / "slurm" / "jobs.json"));
+}
+
+TEST_F(SweepCli, CudaIsRefusedAtOnceWithoutACudaLibTorch) {
+  const auto g = grid("cuda.json", R"(["dt"])", "[0]", 30, 0);
+  const auto sweep = (*dir_ / "cuda").string();
+  ASSERT_EQ(run_cli("sweep create --grid " + g + " --out " + sweep, *dir_).exit_code, 0);
+  for (const auto& args : std::vector<std::string>{"sweep task " + sweep + " --index 0 --device cuda", "sweep run " + sweep + " --device cuda",
+                                 "train --variant dt --dataset " + (*dir_ / "random.hdf5").string() + " --steps 5 --device cuda --out " +
+                                     (*dir_ / "cuda-run").string()}) {
+    const auto r = run_cli(args, *dir_);
+    SCOPED_TRACE(args);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.err, HasSubstr("--device cuda: "));
+    EXPECT_THAT(r.err, HasSubstr("--device cpu"));
+  }
+  EXPECT_EQ(status(sweep)["cells"][0]["state"], "pending") << "nothing started";
+  EXPECT_FALSE(std::filesystem::exists(*dir_ / "cuda-run"));
 }
 
 }  // namespace
