@@ -12,6 +12,7 @@
 #include "gui_benchmark.h"
 #include "tsne_benchmark.h"
 #include "main_window.h"
+#include "sweep_panel.h"
 #include "screenshot_tour.h"
 #include "dstudio/plugins/loader.h"
 
@@ -23,6 +24,10 @@ struct StudioOptions {
   QCommandLineOption screenshot{"screenshot", "Open the dataset, save a PNG of the window to <file> and exit.", "file"};
   QCommandLineOption screenshot_all{
       "screenshot-all", "Open the default dataset and checkpoint, fill every view, save one PNG per view into <dir> and exit.", "dir"};
+  QCommandLineOption sweep{"sweep",
+                           "Open the sweep folder <dir> (dstudio sweep create; docs/sweeps.md) in the Sweep tab; without files, no "
+                           "dataset is opened. With --screenshot, the window is saved once the sweep is read.",
+                           "dir"};
   QCommandLineOption bench_gui{"bench-gui",
                                "Measure how long the GUI thread stalls and how fast the viewer draws while a training run, a rollout "
                                "and the viewer run at once, for <seconds>; print the numbers and exit.",
@@ -42,6 +47,7 @@ struct StudioOptions {
                                  "[files...]");
     parser.addOption(screenshot);
     parser.addOption(screenshot_all);
+    parser.addOption(sweep);
     parser.addOption(bench_gui);
     parser.addOption(bench_tsne);
   }
@@ -109,7 +115,21 @@ int main(int argc, char** argv) {
 
   dstudio::studio::MainWindow window;
   const QString shot = parser.value(screenshot);
-  if (!shot.isEmpty() && !parser.isSet(options.bench_tsne)) {
+  const QString sweep = parser.value(options.sweep);
+  if (!shot.isEmpty() && !sweep.isEmpty()) {
+    // The Sweep tab once its cells are read (and the figure and tree laid out).
+    QObject::connect(window.sweepPanel(), &dstudio::studio::SweepPanel::sweepOpened, [&] {
+      QTimer::singleShot(500, [&] {
+        const bool saved = window.grab().save(shot);
+        std::fprintf(saved ? stdout : stderr, saved ? "saved %s\n" : "could not save %s\n", qPrintable(shot));
+        QApplication::exit(saved ? 0 : 1);
+      });
+    });
+    QObject::connect(window.sweepPanel(), &dstudio::studio::SweepPanel::openFailed, [](const QString& message) {
+      std::fprintf(stderr, "decision-studio: error: %s\n", qPrintable(message));
+      QApplication::exit(1);
+    });
+  } else if (!shot.isEmpty() && !parser.isSet(options.bench_tsne)) {
     // Headless use (tests, documentation): show the window with real content, save it, exit.
     auto save = [&] {
       QTimer::singleShot(300, [&] {
@@ -138,6 +158,7 @@ int main(int argc, char** argv) {
       std::fprintf(ok ? stdout : stderr, ok ? "%s\n" : "decision-studio: error: %s\n", qPrintable(message));
       QApplication::exit(ok ? 0 : 1);
     });
+    if (!sweep.isEmpty()) window.openSweep(sweep);  // the tour saves its tab too
     tour->start();
     return QApplication::exec();
   }
@@ -161,9 +182,10 @@ int main(int argc, char** argv) {
     return QApplication::exec();
   }
   const QStringList args = parser.positionalArguments();
-  if (args.isEmpty())
+  if (args.isEmpty() && sweep.isEmpty())
     window.openDefaultDataset();
   else
     for (const auto& arg : args) window.openAny(arg);
+  if (!sweep.isEmpty()) window.openSweep(sweep);
   return QApplication::exec();
 }

@@ -10,6 +10,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -43,6 +44,7 @@
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
 #include "dstudio/viz/return_analysis_view.h"
+#include "dstudio/viz/sweep_results_view.h"
 #include "dstudio/viz/export_dialog.h"
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/markov_lab_view.h"
@@ -51,6 +53,7 @@
 #include "dstudio/env/environment.h"
 #include "analyses_panel.h"
 #include "job.h"
+#include "sweep_panel.h"
 #include "training_panel.h"
 #include "lesson_panel.h"
 #include "lessons.h"
@@ -103,6 +106,7 @@ MainWindow::MainWindow(QWidget* parent)
       returns_view_(new viz::ReturnAnalysisView),
       viewer_(new ViewerPanel),
       training_(new TrainingPanel),
+      sweep_(new SweepPanel),
       tsne_view_(new viz::TsneView),
       tsne_job_(new TsneJob(tsne_view_, this)),
       markov_lab_(new viz::MarkovLabView),
@@ -122,6 +126,7 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(analyses_, tr("Analyses"));
   tabs_->addTab(viewer_, tr("Viewer"));
   tabs_->addTab(training_, tr("Training"));
+  tabs_->addTab(sweep_, tr("Sweep"));
   tabs_->addTab(workspace_view_, tr("Workspace"));
   tabs_->addTab(markov_lab_, tr("Markov lab"));
   connect(workspace_view_, &viz::WorkspaceView::saveRequested, this, &MainWindow::chooseWorkspaceToSave);
@@ -140,6 +145,19 @@ MainWindow::MainWindow(QWidget* parent)
   connect(training_, &TrainingPanel::compareCheckpointRequested, this, [this](const QString& checkpoint) {
     if (checkpoint_path_.isEmpty()) status_->setText(tr("Open a model first: the run is compared with it."));
     else compareCheckpoint(checkpoint);
+  });
+  // A sweep's seeds on the chosen dataset, compared by setting in the Training tab.
+  connect(sweep_, &SweepPanel::compareRequested, this, [this](const QStringList& dirs, const QStringList& settings, bool show) {
+    training_->compareRunFolders(dirs, settings);
+    refreshRuns();
+    if (show) tabs_->setCurrentWidget(training_);
+  });
+  connect(sweep_, &SweepPanel::openFailed, this, [this](const QString& message) {
+    status_->setText(tr("Could not open the sweep."));
+    showError(message, ErrorOf::Sweep);
+  });
+  connect(sweep_, &SweepPanel::sweepOpened, this, [this](const QString& dir) {
+    status_->setText(tr("Sweep %1 open; its cells are read again every two seconds.").arg(QFileInfo(dir).fileName()));
   });
   tabs_->setMovable(true);
   // A job's last words belong to the tab that ran it: another tab shows what is open instead.
@@ -170,6 +188,11 @@ MainWindow::MainWindow(QWidget* parent)
   open_checkpoint->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
   file_menu->addAction(tr("Open Default C&heckpoint (DT)"), this, &MainWindow::openDefaultCheckpoint);
   file_menu->addSeparator();
+  file_menu->addAction(tr("Open S&weep…"), this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open Sweep"), sweep_->sweepDir());
+    if (!dir.isEmpty()) openSweep(dir);
+  });
+  file_menu->addSeparator();
   auto* open_workspace = file_menu->addAction(tr("Open &Workspace…"), this, &MainWindow::chooseWorkspaceToOpen);
   open_workspace->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_O));
   auto* save_workspace = file_menu->addAction(tr("&Save Workspace…"), this, &MainWindow::chooseWorkspaceToSave);
@@ -185,6 +208,7 @@ MainWindow::MainWindow(QWidget* parent)
     std::vector<const viz::FigureSource*> sources = {attention_, rollout_view_, returns_view_, tsne_view_};
     for (const auto* source : analyses_->figureSources()) sources.push_back(source);
     for (const auto* source : training_->figureSources()) sources.push_back(source);
+    sources.push_back(sweep_->resultsView());
     sources.push_back(markov_lab_);
     const auto written = viz::ExportDialog::exportSources(this, sources);
     if (!written.empty()) status_->setText(viz::ExportDialog::writtenReport(written));
@@ -429,16 +453,23 @@ void MainWindow::showDataset(const QString& path, const std::shared_ptr<const da
 
 void MainWindow::showError(const QString& message, ErrorOf what) {
   // Window-modal and non-blocking: the event loop (and any test driving it) keeps running.
-  const bool checkpoint = what == ErrorOf::Checkpoint, workspace = what == ErrorOf::Workspace;
+  const bool checkpoint = what == ErrorOf::Checkpoint, workspace = what == ErrorOf::Workspace, sweep = what == ErrorOf::Sweep;
   auto* box = new QMessageBox(QMessageBox::Critical,
-                              checkpoint ? tr("Cannot open checkpoint") : workspace ? tr("Cannot open workspace") : tr("Cannot open dataset"),
+                              checkpoint ? tr("Cannot open checkpoint")
+                              : workspace ? tr("Cannot open workspace")
+                              : sweep     ? tr("Cannot open sweep")
+                                          : tr("Cannot open dataset"),
                               checkpoint  ? tr("This file cannot be inspected as a checkpoint.")
                               : workspace ? tr("This file cannot be opened as a workspace.")
+                              : sweep     ? tr("This folder cannot be read as a sweep.")
                                           : tr("This file cannot be used as a dataset."),
                               QMessageBox::Ok, this);
   box->setInformativeText(message);
   box->setAttribute(Qt::WA_DeleteOnClose);
-  box->setObjectName(checkpoint ? "checkpointErrorDialog" : workspace ? "workspaceErrorDialog" : "datasetErrorDialog");
+  box->setObjectName(checkpoint ? "checkpointErrorDialog"
+                     : workspace ? "workspaceErrorDialog"
+                     : sweep     ? "sweepErrorDialog"
+                                 : "datasetErrorDialog");
   box->open();
 }
 
@@ -528,8 +559,16 @@ bool MainWindow::replayEpisode(qint64 episode) {
   }
 }
 
+void MainWindow::openSweep(const QString& dir) {
+  status_->setText(tr("Reading the sweep %1 …").arg(QFileInfo(dir).fileName()));
+  sweep_->openSweep(dir);
+  tabs_->setCurrentWidget(sweep_);
+}
+
 void MainWindow::openAny(const QString& path) {
-  if (isCheckpointFile(path)) {
+  if (QFileInfo(path).isDir() && QFileInfo::exists(QDir(path).filePath(QStringLiteral("sweep.json")))) {
+    openSweep(path);
+  } else if (isCheckpointFile(path)) {
     openCheckpoint(path);
   } else if (isWorkspaceFile(path)) {
     QString error;
@@ -791,6 +830,7 @@ QJsonObject MainWindow::workspace() const {
   if (viewer_->hasPlayer()) w["viewer"] = viewer_->settings();
   const QStringList runs = training_->runFolders();
   if (!runs.isEmpty()) w["runs"] = QJsonArray::fromStringList(runs);
+  if (!sweep_->sweepDir().isEmpty()) w["sweep"] = sweep_->sweepDir();
   w["window_geometry"] = QString::fromLatin1(saveGeometry().toBase64());
   w["window_state"] = QString::fromLatin1(saveState().toBase64());
   return w;
@@ -849,6 +889,11 @@ bool MainWindow::applyWorkspace(const QJsonObject& w, QString* error) {
     else if (!training_->addRunFolder(dir)) missing << dir + " (" + training_->lastError() + ")";
   }
   refreshRuns();
+  if (w.contains("sweep")) {
+    const QString dir = w["sweep"].toString();
+    if (!QFileInfo(dir).isDir()) missing << dir;
+    else if (QFileInfo(dir) != QFileInfo(sweep_->sweepDir())) sweep_->openSweep(dir);
+  }
   const QString checkpoint = w["checkpoint"].toString();
   if (!checkpoint.isEmpty() && QFileInfo(checkpoint) == QFileInfo(checkpoint_path_) && !inspect_job_->isRunning()) {
     // Open already: its views stay, the requests apply now.

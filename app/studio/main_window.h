@@ -40,6 +40,7 @@ namespace dstudio::studio {
 class Job;
 class AnalysesPanel;
 class LessonPanel;
+class SweepPanel;
 class TrainingPanel;
 class TsneJob;
 class MarkovLabJob;
@@ -91,6 +92,11 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] bool isInspecting() const;
   [[nodiscard]] ViewerPanel* viewer() const { return viewer_; }
   [[nodiscard]] TrainingPanel* trainingPanel() const { return training_; }
+  /// The Sweep tab: a sweep folder's cells, groups and results, read again every two seconds.
+  [[nodiscard]] SweepPanel* sweepPanel() const { return sweep_; }
+  /// Opens the sweep folder `dir` in the Sweep tab (read in the background) and shows the tab; a
+  /// folder that is not a sweep is explained in a dialog naming the file.
+  void openSweep(const QString& dir);
   [[nodiscard]] viz::TsneView* tsneView() const { return tsne_view_; }
   [[nodiscard]] viz::MarkovLabView* markovLab() const { return markov_lab_; }
   [[nodiscard]] MarkovLabJob* markovLabJob() const { return markov_lab_job_; }
@@ -113,7 +119,8 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] bool presentationMode() const { return presentation_; }
   /// Replays episode `episode` of the open dataset in the viewer from its recorded states.
   bool replayEpisode(qint64 episode);
-  /// Opens a dataset, a checkpoint (.pt) or a workspace (.json), by its name.
+  /// Opens a dataset, a checkpoint (.pt), a workspace (.json) or a sweep folder (one holding
+  /// sweep.json), by its name.
   void openAny(const QString& path);
 
   /// The workspace: the open dataset and checkpoint, the viewer's conditioning, the tab on
@@ -161,7 +168,7 @@ class MainWindow : public QMainWindow {
   static QString checkpointTitle(const QString& path, const models::CheckpointInfo& info);
   // The status bar's bar and Cancel button show while any job runs; they follow the newest.
   void updateBusy();
-  enum class ErrorOf { Dataset, Checkpoint, Workspace };
+  enum class ErrorOf { Dataset, Checkpoint, Workspace, Sweep };
   /// A window-modal message naming what could not be opened; the window stays as it was.
   void showError(const QString& message, ErrorOf what = ErrorOf::Dataset);
   void chooseFile();
@@ -197,6 +204,7 @@ class MainWindow : public QMainWindow {
   viz::ReturnAnalysisView* returns_view_;
   ViewerPanel* viewer_;
   TrainingPanel* training_;
+  SweepPanel* sweep_;
   viz::TsneView* tsne_view_;
   TsneJob* tsne_job_;
   viz::MarkovLabView* markov_lab_;

@@ -23,6 +23,7 @@
 #include "job.h"
 #include "lesson_panel.h"
 #include "main_window.h"
+#include "sweep_panel.h"
 #include "markov_lab_job.h"
 #include "training_panel.h"
 #include "tsne_job.h"
@@ -251,6 +252,8 @@ void ScreenshotTour::showLessons() {
               viewer->pause();
               save(current(), "lesson-what-the-model-relies-on.png");
               window_.lessonPanel()->hide();
+              // A sweep opened with the tour (--sweep): its tab, read by now.
+              if (auto* sweep = window_.sweepPanel(); sweep->readCount() > 0) save(window_.tabs()->indexOf(sweep), "sweep.png");
               if (!done_) {
                 done_ = true;
                 emit finished(true, QString("saved %1 views to %2").arg(written_.size()).arg(dir_));

@@ -24,6 +24,7 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
+#include <QSet>
 #include <QSettings>
 #include <QShortcut>
 #include <QSlider>
@@ -59,6 +60,9 @@ namespace dstudio::studio {
 namespace {
 
 using nlohmann::ordered_json;
+
+// "grouped by" a sweep's settings (compareRunFolders): no configuration field starts with '@'.
+const QString kSettingKey = QStringLiteral("@setting");
 
 QString duration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("—");
@@ -851,6 +855,39 @@ bool TrainingPanel::addRunFolder(const QString& dir) {
   return true;
 }
 
+int TrainingPanel::compareRunFolders(const QStringList& dirs, const QStringList& settings) {
+  // Listed (or read again), named by their setting, then the only ones checked.
+  QSet<QString> compared;
+  for (int i = 0; i < dirs.size(); ++i) {
+    if (!addRunFolder(dirs[i])) continue;
+    const QString dir = QString::fromStdString(std::filesystem::absolute(dirs[i].toStdString()).lexically_normal().string());
+    run_settings_[dir] = i < settings.size() ? settings[i] : QString();
+    compared.insert(dir);
+  }
+  {
+    const QSignalBlocker block(runs_list_);
+    for (auto& row : runs_) row.item->setCheckState(ColumnRun, compared.contains(row.run->dir()) ? Qt::Checked : Qt::Unchecked);
+  }
+  const bool first = group_by_->findData(kSettingKey) < 0;
+  if (first) group_by_->addItem(tr("setting"), kSettingKey);
+  {
+    const QSignalBlocker block(group_by_);
+    group_by_->setCurrentIndex(group_by_->findData(kSettingKey));
+  }
+  if (first) {
+    const bool evaluated = std::any_of(runs_.begin(), runs_.end(), [&](const RunRow& row) {
+      return compared.contains(row.run->dir()) && row.run->metrics().columns.count("eval_score") > 0;
+    });
+    const int score = metric_->findData(QStringLiteral("eval_score"));
+    if (evaluated && score >= 0) {
+      const QSignalBlocker block(metric_);
+      metric_->setCurrentIndex(score);
+    }
+  }
+  updateComparison();
+  return static_cast<int>(compared.size());
+}
+
 QMenu* TrainingPanel::runMenu(int row) {
   // The row as the list shows it, which sorting may have reordered.
   const QTreeWidgetItem* item = runs_list_->topLevelItem(row);
@@ -881,6 +918,7 @@ int TrainingPanel::configColumn(const QString& key) const {
 QString TrainingPanel::groupOf(const TrainingRun& run) const {
   const QString key = group_by_->currentData().toString();
   if (key.isEmpty()) return run.label();
+  if (key == kSettingKey) return run_settings_.value(run.dir(), run.label());
   const QString value = run.configValue(key);
   return QStringLiteral("%1=%2").arg(key, value.isEmpty() ? QStringLiteral("?") : value);
 }
@@ -907,6 +945,7 @@ void TrainingPanel::updateConfigColumns() {
     const QSignalBlocker block(group_by_);
     const QString current = group_by_->currentData().toString();
     while (group_by_->count() > 1) group_by_->removeItem(1);
+    if (!run_settings_.isEmpty()) group_by_->addItem(tr("setting"), kSettingKey);
     for (const auto& k : config_keys_) group_by_->addItem(k, k);
     group_by_->setCurrentIndex(std::max(0, group_by_->findData(current)));
   }

@@ -88,6 +88,13 @@ class TrainingPanel : public QWidget {
   /// Adds a finished run's folder to the list from its metrics.jsonl or metrics.csv. Returns
   /// false, with the reason in the status line (lastError()), when it has no metrics.
   bool addRunFolder(const QString& dir);
+  /// Compares exactly the run folders `dirs` (the seeds of a sweep's settings on one dataset):
+  /// each is listed as addRunFolder lists it (read again when listed already), the other runs
+  /// are unchecked, and the runs are grouped by `settings` (one a folder, as the sweep names its
+  /// columns), which "grouped by" offers as "setting". The first time, the score is compared when
+  /// the runs have evaluations. Returns how many folders are compared; those without metrics are
+  /// left out.
+  int compareRunFolders(const QStringList& dirs, const QStringList& settings);
   /// The menu of the run in row `row` of the list: Open in the analysis views, Compare with the
   /// open model, Continue training, Reveal folder (each enabled when it applies). The caller owns
   /// it; null for a row that does not exist.
@@ -227,6 +234,7 @@ class TrainingPanel : public QWidget {
   QComboBox* group_by_;
   QStringList config_keys_;           // the configuration columns, from ColumnCount on
   QMap<QString, bool> column_choice_;  // columns the user showed or hid, by header text
+  QMap<QString, QString> run_settings_;  // a sweep's setting of a run, by its folder
   QComboBox* band_;
   QSlider* smoothing_;
   QLabel* smoothing_label_;

@@ -1,0 +1,127 @@
+#pragma once
+/// \file
+/// The Sweep tab: a sweep folder (docs/sweeps.md) as it trains, here or on a cluster. A tree
+/// groups the cells by dataset and setting (the variant and the fields that vary over the
+/// sweep, as a paper's table names its columns): a setting's row says how many of its seeds
+/// finished and the mean ± std over them of the final score and of the best periodic
+/// evaluation (core's sweep::collect_groups); a cell's row its seed, state, progress, loss,
+/// scores, where it runs (host, Slurm job), restarts, and why it failed as a tooltip. Beside the
+/// tree, the results as the paper's figure (viz::SweepResultsView). Every two seconds the
+/// manifest and the cells' task.json files are read again on a worker (a shared filesystem can
+/// be slow) and the rows are updated in place, selection and expansion kept. The seeds of the
+/// dataset chosen here are compared, grouped by setting, in the Training tab's run comparison
+/// (compareRequested). A folder that is not a sweep, a damaged sweep.json or task.json is
+/// named in the tab's message line; the tab carries on.
+
+#include <QMap>
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+#include "dstudio/sweep/sweep.h"
+
+class QComboBox;
+class QLabel;
+class QPushButton;
+class QTimer;
+class QTreeWidget;
+class QTreeWidgetItem;
+
+namespace dstudio::viz {
+class SweepResultsView;
+}
+
+namespace dstudio::studio {
+
+class Job;
+
+class SweepPanel : public QWidget {
+  Q_OBJECT
+ public:
+  /// The tree's columns. Dataset and setting rows fill those that apply to a group.
+  enum Column { ColumnName, ColumnSeed, ColumnState, ColumnProgress, ColumnLoss, ColumnScore, ColumnBest, ColumnWhere, ColumnRestarts, ColumnCount };
+
+  explicit SweepPanel(QWidget* parent = nullptr);
+  ~SweepPanel() override;
+
+  /// Opens the sweep folder `dir`: read on a worker, shown when read; sweepOpened or openFailed
+  /// follows. Another sweep open before is closed once this one reads.
+  void openSweep(const QString& dir);
+  /// Asks for a sweep folder and opens it.
+  void chooseSweepFolder();
+  /// Forgets the sweep: the tree and the figure empty, no more reading.
+  void closeSweep();
+  /// The sweep folder shown (absolute), or the one being opened; empty when none.
+  [[nodiscard]] QString sweepDir() const { return dir_; }
+  /// Reads the sweep again now, on the worker (a read under way is left to finish).
+  void refresh();
+  /// How often the sweep is read again, in ms (default 2000; 0: only on refresh()).
+  void setRefreshInterval(int ms);
+  /// Reads delivered since the panel was made: a test waits for the next one.
+  [[nodiscard]] int readCount() const { return reads_; }
+
+  [[nodiscard]] QTreeWidget* tree() const { return tree_; }
+  /// The row of `setting` on `dataset` (names as collect_groups gives them), or null.
+  [[nodiscard]] QTreeWidgetItem* groupItem(const QString& dataset, const QString& setting) const;
+  /// The row of cell `index`, or null.
+  [[nodiscard]] QTreeWidgetItem* cellItem(int index) const;
+  /// The groups as last read (collect_groups).
+  [[nodiscard]] const std::vector<sweep::GroupResult>& groups() const { return groups_; }
+  [[nodiscard]] viz::SweepResultsView* resultsView() const { return results_; }
+  /// The dataset whose seeds the Training tab compares.
+  [[nodiscard]] QComboBox* datasetChooser() const { return dataset_; }
+  [[nodiscard]] QPushButton* compareButton() const { return compare_; }
+  /// Where a bad folder or file is named; empty when all is well.
+  [[nodiscard]] QLabel* messageLabel() const { return message_; }
+  /// "12 cells: 4 finished, 2 running, 6 pending".
+  [[nodiscard]] QLabel* summaryLabel() const { return summary_; }
+  [[nodiscard]] Job* job() const { return job_; }
+  /// The run folders of the chosen dataset's cells that have metrics, and each one's setting:
+  /// what compareRequested carries.
+  [[nodiscard]] QStringList comparedFolders() const;
+  [[nodiscard]] QStringList comparedSettings() const;
+
+ signals:
+  void sweepOpened(const QString& dir);
+  /// The sweep named in openSweep cannot be read: `message` names the file.
+  void openFailed(const QString& message);
+  /// After each read is shown.
+  void refreshed();
+  /// Compare these run folders grouped by these settings (one each): on opening, when the chosen
+  /// dataset changes or one of its cells changes state or gets metrics, and by the Compare button
+  /// (`show` true: bring the comparison on screen).
+  void compareRequested(const QStringList& dirs, const QStringList& settings, bool show);
+
+ private:
+  struct Snapshot;
+  void showSnapshot(const Snapshot& snapshot);
+  void rebuildTree(const Snapshot& snapshot);
+  void updateRows(const Snapshot& snapshot);
+  void updateDatasets();
+  void emitCompare(bool show);
+
+  QString dir_;
+  bool opening_ = false;
+  int reads_ = 0;
+  std::shared_ptr<const Snapshot> last_;
+  std::vector<sweep::GroupResult> groups_;
+  QStringList cell_names_;                    // the cells the tree was built for
+  QMap<int, QTreeWidgetItem*> cell_items_;    // by cell index
+  QMap<QString, QTreeWidgetItem*> group_items_;    // by collect_groups' group
+  QMap<QString, QTreeWidgetItem*> dataset_items_;  // by dataset stem
+  QString compared_state_;                    // what the last compareRequested compared, to send only changes
+
+  QLabel* path_;
+  QLabel* summary_;
+  QLabel* message_;
+  QTreeWidget* tree_;
+  viz::SweepResultsView* results_;
+  QComboBox* dataset_;
+  QPushButton* compare_;
+  QTimer* timer_;
+  Job* job_;
+};
+
+}  // namespace dstudio::studio
