@@ -1,8 +1,10 @@
 // dstudio sweep: grids of training runs as folders (core/sweep): create one, train a cell (task),
-// train every unfinished cell on this machine (run), and say where each stands (status).
+// train every unfinished cell on this machine (run) or hand them to Slurm as a job array
+// (submit), and say where each stands (status, with squeue's word for a submitted sweep).
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,8 +25,10 @@
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint.h"
+#include "dstudio/models/device.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/models/training.h"
+#include "dstudio/sweep/slurm.h"
 #include "dstudio/sweep/sweep.h"
 #ifdef DSTUDIO_HAVE_FIGURES
 #include "sweep_figures.h"
@@ -196,16 +200,82 @@ int run_task(const sweep::Sweep& s, const sweep::Cell& cell, int threads) {
 }
 
 // `dstudio sweep task` for `index` as a child process of this program.
-pid_t spawn_task(const fs::path& dir, int index, int threads) {
+pid_t spawn_task(const fs::path& dir, int index, int threads, const std::string& device) {
   const pid_t pid = fork();
   if (pid == 0) {
     const std::string index_text = std::to_string(index), threads_text = std::to_string(threads), dir_text = dir.string();
     execl("/proc/self/exe", "dstudio", "sweep", "task", dir_text.c_str(), "--index", index_text.c_str(), "--threads", threads_text.c_str(),
-          static_cast<char*>(nullptr));
+          "--device", device.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   if (pid < 0) throw Error("cannot start a task: " + std::string(std::strerror(errno)));
   return pid;
+}
+
+// What a program printed (stdout and stderr together) and how it ended.
+struct ProgramOutput {
+  int code = 0;        ///< exit status; 127 when it could not be started
+  std::string text;
+};
+
+// Runs `argv` (searched on PATH) with no input and waits for it.
+ProgramOutput run_program(const std::vector<std::string>& argv) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) throw Error("cannot run " + argv.front() + ": " + std::strerror(errno));
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    throw Error("cannot run " + argv.front() + ": " + std::strerror(errno));
+  }
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    dup2(fds[1], STDERR_FILENO);
+    const int null = open("/dev/null", O_RDONLY);
+    if (null >= 0) dup2(null, STDIN_FILENO);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    std::fprintf(stderr, "%s: %s\n", argv.front().c_str(), std::strerror(errno));
+    _exit(127);
+  }
+  close(fds[1]);
+  ProgramOutput out;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = read(fds[0], buffer, sizeof buffer);
+    if (n > 0) out.text.append(buffer, static_cast<std::size_t>(n));
+    else if (n == 0 || errno != EINTR) break;
+  }
+  close(fds[0]);
+  int wstatus = 0;
+  while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  out.code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+  return out;
+}
+
+std::string first_line(const std::string& text) {
+  const auto end = text.find('\n');
+  return end == std::string::npos ? text : text.substr(0, end);
+}
+
+// squeue's word on the array tasks of every submission of `s`, by cell; empty when the sweep
+// was never submitted. Throws Error when squeue cannot be asked.
+std::map<int, sweep::SlurmTaskState> slurm_states(const std::vector<sweep::SlurmJob>& jobs) {
+  if (jobs.empty()) return {};
+  std::vector<std::string> ids;
+  std::string list;
+  for (const auto& j : jobs) {
+    ids.push_back(j.job);
+    list += (list.empty() ? "" : ",") + j.job;
+  }
+  const auto out = run_program({"squeue", "-h", "-r", "-t", "all", "-j", list, "-o", "%i|%T|%r"});
+  // squeue refuses ids it has forgotten (MinJobAge after the end): then nothing is live.
+  if (out.code != 0 && out.text.find("Invalid job id") == std::string::npos)
+    throw Error("squeue: " + (out.text.empty() ? "exit status " + std::to_string(out.code) : first_line(out.text)));
+  return sweep::parse_squeue(out.text, ids);
 }
 
 std::string number_or_dash(double v, int decimals = 1) {
@@ -260,6 +330,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
   struct TaskArgs {
     std::string dir;
     int index = -1, threads = 1;
+    std::string device = "cpu";
   };
   auto t = std::make_shared<TaskArgs>();
   task->add_option("dir", t->dir, "The sweep folder")->required();
@@ -267,9 +338,13 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
   task->add_option("--threads", t->threads, "Cores for the cell, unless its training says (results are reproducible for a thread count)")
       ->capture_default_str()
       ->check(whole_number(1, 64));
+  task->add_option("--device", t->device, "Where to train: cpu, or cuda (needs a LibTorch built with CUDA and a GPU)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   task->callback([&exit_code, t] {
     int code = kOk;
     exit_code = run_guarded([&] {
+      models::require_device(t->device);
       const auto s = sweep::read_sweep(t->dir);
       const auto& cell = cell_at(s, t->index);
       try {
@@ -291,14 +366,17 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
   struct RunArgs {
     std::string dir;
     int jobs = 1, threads = 1;
+    std::string device = "cpu";
   };
   auto r = std::make_shared<RunArgs>();
   run->add_option("dir", r->dir, "The sweep folder")->required();
   run->add_option("--jobs", r->jobs, "Cells at once")->capture_default_str()->check(whole_number(1, 256));
   run->add_option("--threads", r->threads, "Cores per cell, unless its training says")->capture_default_str()->check(whole_number(1, 64));
+  run->add_option("--device", r->device, "Where the cells train: cpu, or cuda")->capture_default_str()->check(CLI::IsMember({"cpu", "cuda"}));
   run->callback([&exit_code, r] {
     int failed = 0, stopped = 0;
     exit_code = run_guarded([&] {
+      models::require_device(r->device);
       const auto s = sweep::read_sweep(r->dir);
       std::vector<int> todo;
       for (const auto& cell : s.cells)
@@ -312,7 +390,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       while (next < todo.size() || !running.empty()) {
         while (!g_stop && next < todo.size() && static_cast<int>(running.size()) < r->jobs) {
           const int index = todo[next++];
-          running[spawn_task(s.dir, index, r->threads)] = index;
+          running[spawn_task(s.dir, index, r->threads, r->device)] = index;
         }
         if (g_stop)  // pass the stop on: each task saves its checkpoint
           for (const auto& [pid, index] : running) kill(pid, SIGTERM);
@@ -335,6 +413,99 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
     if (exit_code == kOk && (stopped > 0 || g_stop)) exit_code = kInterrupted;
   });
 
+  // submit
+  auto* submit = sweep_cmd->add_subcommand("submit", "Hand the unfinished cells to Slurm as one job array (sbatch); tasks checkpoint before the time limit and resume when requeued");
+  struct SubmitArgs {
+    std::string dir;
+    bool slurm = false, dry_run = false;
+    sweep::SlurmOptions o;
+  };
+  auto sb = std::make_shared<SubmitArgs>();
+  submit->add_option("dir", sb->dir, "The sweep folder (on a filesystem the cluster's nodes share)")->required();
+  submit->add_flag("--slurm", sb->slurm, "Submit to Slurm with sbatch (the scheduler supported)")->required();
+  submit->add_option("--partition", sb->o.partition, "sbatch --partition");
+  submit->add_option("--time", sb->o.time, "sbatch --time per task (minutes, H:M:S, D-H:M:S); the task saves its checkpoint before it and is requeued");
+  submit->add_option("--cpus-per-task", sb->o.cpus_per_task, "sbatch --cpus-per-task; the task trains with as many threads")
+      ->capture_default_str()
+      ->check(whole_number(1, 1024));
+  submit->add_option("--mem", sb->o.mem, "sbatch --mem (e.g. 8G)");
+  submit->add_option("--gres", sb->o.gres, "sbatch --gres (e.g. gpu:1, with --device cuda)");
+  submit->add_option("--max-concurrent", sb->o.max_concurrent, "At most this many tasks at once (the array's %M; 0: no limit)")
+      ->capture_default_str()
+      ->check(whole_number(0, 1'000'000));
+  submit->add_option("--signal-before", sb->o.signal_seconds, "Seconds before the time limit at which a task saves its checkpoint")
+      ->capture_default_str()
+      ->check(whole_number(1, 65535));
+  submit->add_option("--job-name", sb->o.job_name, "sbatch --job-name (default: dstudio-<sweep folder>)");
+  submit->add_option("--device", sb->o.device, "What the tasks train on")->capture_default_str()->check(CLI::IsMember({"cpu", "cuda"}));
+  submit->add_option("--sbatch-arg", sb->o.extra, "Another sbatch option, as --sbatch-arg=--qos=long (repeatable)")->allow_extra_args(false);
+  submit->add_flag("--dry-run", sb->dry_run, "Print the script and submit nothing");
+  submit->callback([&exit_code, sb] {
+    exit_code = run_guarded([&] {
+      sweep::check_slurm_options(sb->o);
+      const auto s = sweep::read_sweep(sb->dir);
+      const auto jobs = sweep::read_slurm_jobs(s);
+      // A cell still queued or running from an earlier submission is not submitted twice.
+      std::map<int, sweep::SlurmTaskState> queue;
+      if (!jobs.empty()) {
+        try {
+          queue = slurm_states(jobs);
+        } catch (const Error& e) {
+          throw Error(std::string(e.what()) + "; cannot tell which cells of the earlier submissions still run, so nothing was submitted");
+        }
+      }
+      std::vector<int> todo;
+      int finished = 0, live = 0;
+      for (const auto& cell : s.cells) {
+        if (sweep::read_cell_status(s, cell).state == CellState::Finished) {
+          ++finished;
+          continue;
+        }
+        const auto q = queue.find(cell.index);
+        if (q != queue.end() && sweep::slurm_state_is_live(q->second.state)) {
+          ++live;
+          continue;
+        }
+        todo.push_back(cell.index);
+      }
+      if (todo.empty()) {
+        std::printf("nothing to submit: %d of %zu cells finished, %d queued or running\n", finished, s.cells.size(), live);
+        return;
+      }
+      const auto dstudio = fs::read_symlink("/proc/self/exe");
+      const auto script = sweep::sbatch_script(s, todo, sb->o, dstudio);
+      if (sb->dry_run) {
+        std::printf("%s", script.c_str());
+        std::printf("# dry run: %zu cells, nothing written or submitted\n", todo.size());
+        return;
+      }
+      const auto dir = sweep::slurm_dir(s);
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      if (ec) throw Error(dir.string() + ": " + ec.message());
+      const auto path = dir / ("submit-" + std::to_string(jobs.size() + 1) + ".sbatch");
+      write_text_atomically(path, script);
+      const auto out = run_program({"sbatch", "--parsable", path.string()});
+      if (out.code == 127)
+        throw Error("sbatch is not on this machine's PATH: submit from a machine of the cluster (its login node); the script is " + path.string());
+      if (out.code != 0)
+        throw Error("sbatch " + path.string() + " failed (exit status " + std::to_string(out.code) + "): " + first_line(out.text));
+      // --parsable prints "<job id>" or "<job id>;<cluster>", after any warnings.
+      std::string job;
+      std::istringstream lines(out.text);
+      for (std::string line; std::getline(lines, line);) {
+        const auto id = line.substr(0, line.find(';'));
+        if (!id.empty() && std::all_of(id.begin(), id.end(), [](unsigned char ch) { return std::isdigit(ch); })) job = id;
+      }
+      if (job.empty()) throw Error("sbatch printed no job id: " + first_line(out.text));
+      sweep::add_slurm_job(s, {job, todo, path.string(), ""});
+      std::printf("submitted job %s: %zu cells as a job array (%s)%s; `dstudio sweep status %s` follows it\n", job.c_str(), todo.size(),
+                  sweep::array_spec(todo, sb->o.max_concurrent).c_str(),
+                  finished + live > 0 ? (", " + std::to_string(finished) + " finished and " + std::to_string(live) + " still queued skipped").c_str() : "",
+                  s.dir.string().c_str());
+    });
+  });
+
   // status
   auto* status_cmd = sweep_cmd->add_subcommand("status", "Where each cell of a sweep stands: pending, running, finished or failed");
   struct StatusArgs {
@@ -347,6 +518,13 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
   status_cmd->callback([&exit_code, st] {
     exit_code = run_guarded([&] {
       const auto s = sweep::read_sweep(st->dir);
+      const auto jobs = sweep::read_slurm_jobs(s);
+      std::map<int, sweep::SlurmTaskState> queue;
+      try {
+        queue = slurm_states(jobs);
+      } catch (const Error& e) {
+        std::fprintf(stderr, "dstudio: warning: %s; the states below are the cells' folders' alone\n", e.what());
+      }
       std::map<std::string, int> counts;
       nlohmann::ordered_json cells = nlohmann::ordered_json::array();
       if (!st->json) std::printf("%4s  %-40s %-9s %15s %9s %14s  %s\n", "cell", "name", "state", "step", "loss", "score", "where");
@@ -357,16 +535,33 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
           cs.state = CellState::Pending;
           cs.error = "its task stopped without a word (killed?); it resumes from its checkpoint";
         }
+        const auto queued = queue.find(cell.index);
+        if (queued != queue.end()) {
+          const auto& q = queued->second;
+          if (cs.state == CellState::Running && !sweep::slurm_state_is_live(q.state)) {
+            cs.state = CellState::Pending;
+            cs.error = "its Slurm task ended (" + q.state + ") before the cell finished; it resumes from its checkpoint";
+          } else if (cs.state == CellState::Pending && q.state == "RUNNING") {
+            cs.state = CellState::Running;  // started, not yet written its first status
+          }
+        }
         ++counts[sweep::to_string(cs.state)];
         const auto finite = [](double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); };
         cells.push_back({{"index", cell.index},     {"name", cell.name},       {"group", cell.group},         {"seed", cell.seed},
                          {"state", sweep::to_string(cs.state)}, {"step", cs.step}, {"total", cs.total},     {"loss", finite(cs.loss)},
                          {"score", finite(cs.score)}, {"score_std", finite(cs.score_std)}, {"best_score", finite(cs.best_score)},
                          {"host", cs.host},          {"slurm_job", cs.slurm_job}, {"restarts", cs.restarts}, {"error", cs.error}});
+        if (queued != queue.end())
+          cells.back()["slurm"] = {{"job", queued->second.job}, {"state", queued->second.state}, {"reason", queued->second.reason}};
         if (!st->json) {
           const std::string step = cs.total > 0 ? std::to_string(cs.step) + "/" + std::to_string(cs.total) : "-";
           const std::string score = std::isfinite(cs.score) ? number_or_dash(cs.score) + " +- " + number_or_dash(cs.score_std) : "-";
           std::string where = cs.slurm_job.empty() ? cs.host : cs.host + " (" + cs.slurm_job + ")";
+          if (queued != queue.end() && sweep::slurm_state_is_live(queued->second.state)) {
+            const auto& q = queued->second;
+            where = (cs.host.empty() ? "" : where + "  ") + "slurm " + q.job + " " + q.state;
+            if (q.state == "PENDING" && !q.reason.empty() && q.reason != "None") where += " (" + q.reason + ")";
+          }
           if (!cs.error.empty()) where += "  " + cs.error;
           std::printf("%4d  %-40s %-9s %15s %9s %14s  %s\n", cell.index, cell.name.c_str(), sweep::to_string(cs.state), step.c_str(),
                       number_or_dash(cs.loss, 4).c_str(), score.c_str(), where.c_str());
@@ -374,11 +569,18 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       }
       if (st->json) {
         nlohmann::ordered_json j = {{"sweep", s.dir.string()}, {"cells", cells}, {"counts", counts}};
+        if (!jobs.empty()) {
+          j["slurm_jobs"] = nlohmann::ordered_json::array();
+          for (const auto& job : jobs) j["slurm_jobs"].push_back({{"job", job.job}, {"cells", job.cells}, {"submitted", job.submitted}});
+        }
         std::printf("%s\n", j.dump(2).c_str());
       } else {
         std::printf("%zu cells:", s.cells.size());
         for (const auto& [state, n] : counts) std::printf(" %d %s", n, state.c_str());
         std::printf("\n");
+        for (const auto& job : jobs)
+          std::printf("slurm job %s: %zu cells (%s), submitted %s\n", job.job.c_str(), job.cells.size(), sweep::array_spec(job.cells, 0).c_str(),
+                      job.submitted.c_str());
       }
     });
   });
