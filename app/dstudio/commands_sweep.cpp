@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "commands.h"
 #include "dstudio/common/atomic_file.h"
@@ -43,15 +45,12 @@ using sweep::CellState;
 // The exit code of a task stopped by a signal after saving its checkpoint: it resumes next time.
 constexpr int kInterrupted = 130;
 
-std::atomic<models::Trainer*> g_trainer{nullptr};
 std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
 
 // SIGTERM (Slurm's time limit, scancel, requeue), SIGUSR1 (Slurm's --signal warning), SIGINT:
-// stop at the next step and keep a checkpoint.
-void on_stop_signal(int) {
-  g_stop = true;
-  if (auto* t = g_trainer.load()) t->cancel();
-}
+// stop at the next step and keep a checkpoint. Only the flag: a handler may not take locks.
+void on_stop_signal(int) { g_stop = true; }
 
 // Installed without SA_RESTART, so a blocking waitpid returns and the stop is passed on at once.
 struct StopSignals {
@@ -108,8 +107,37 @@ const sweep::Cell& cell_at(const sweep::Sweep& s, int index) {
   return s.cells[static_cast<std::size_t>(index)];
 }
 
+// Cancels `trainer` once a stop signal has come, polling the flag the handler sets.
+class StopWatcher {
+ public:
+  explicit StopWatcher(models::Trainer& trainer)
+      : thread_([this, &trainer] {
+          while (!done_) {
+            if (g_stop) {
+              trainer.cancel();
+              return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          }
+        }) {}
+  ~StopWatcher() {
+    done_ = true;
+    thread_.join();
+  }
+  StopWatcher(const StopWatcher&) = delete;
+  StopWatcher& operator=(const StopWatcher&) = delete;
+
+ private:
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
 // Trains one cell: from the start, or from its checkpoint; scores the final policy.
 int run_task(const sweep::Sweep& s, const sweep::Cell& cell, int threads) {
+  // Handled from here to the end: under Slurm a stop comes more than once (Slurm signals every
+  // process of the job and the batch shell passes its own on), and a second one must not end
+  // a task that is saving its checkpoint.
+  const StopSignals signals;
   const auto dir = sweep::cell_dir(s, cell);
   auto status = sweep::read_cell_status(s, cell);
   const auto checkpoint = dir / "checkpoint.pt";
@@ -152,11 +180,8 @@ int run_task(const sweep::Sweep& s, const sweep::Cell& cell, int threads) {
     sweep::write_cell_status(s, cell, status);
   });
   {
-    const StopSignals signals;
-    g_trainer = trainer.get();
-    if (g_stop) trainer->cancel();  // a signal before the trainer existed
+    const StopWatcher watcher(*trainer);  // also a stop that came before the trainer existed
     trainer->run();
-    g_trainer = nullptr;
   }
   status.step = trainer->step();
   switch (trainer->state()) {
@@ -261,21 +286,28 @@ std::string first_line(const std::string& text) {
   return end == std::string::npos ? text : text.substr(0, end);
 }
 
-// squeue's word on the array tasks of every submission of `s`, by cell; empty when the sweep
-// was never submitted. Throws Error when squeue cannot be asked.
+// Slurm's word on the array tasks of every submission of a sweep, by cell; empty when it was
+// never submitted. squeue knows a job until MinJobAge after its end; then sacct, where the
+// cluster keeps accounting. Throws Error when squeue cannot be asked.
 std::map<int, sweep::SlurmTaskState> slurm_states(const std::vector<sweep::SlurmJob>& jobs) {
-  if (jobs.empty()) return {};
   std::vector<std::string> ids;
-  std::string list;
+  std::string text;
+  // One job at a time: squeue refuses a whole list for one id it has forgotten.
   for (const auto& j : jobs) {
     ids.push_back(j.job);
-    list += (list.empty() ? "" : ",") + j.job;
+    const auto out = run_program({"squeue", "-h", "-r", "-t", "all", "-j", j.job, "-o", "%i|%T|%r"});
+    const bool forgotten = out.code != 0 && out.text.find("Invalid job id") != std::string::npos;
+    if (out.code != 0 && !forgotten)
+      throw Error("squeue: " + (out.text.empty() ? "exit status " + std::to_string(out.code) : first_line(out.text)));
+    if (!forgotten && out.text.find('|') != std::string::npos) {
+      text += out.text;
+      continue;
+    }
+    // Without accounting sacct fails; the folders then say what they can.
+    const auto acct = run_program({"sacct", "-n", "-P", "-X", "-j", j.job, "-o", "JobID,State"});
+    if (acct.code == 0) text += acct.text;
   }
-  const auto out = run_program({"squeue", "-h", "-r", "-t", "all", "-j", list, "-o", "%i|%T|%r"});
-  // squeue refuses ids it has forgotten (MinJobAge after the end): then nothing is live.
-  if (out.code != 0 && out.text.find("Invalid job id") == std::string::npos)
-    throw Error("squeue: " + (out.text.empty() ? "exit status " + std::to_string(out.code) : first_line(out.text)));
-  return sweep::parse_squeue(out.text, ids);
+  return sweep::parse_job_states(text, ids);
 }
 
 std::string number_or_dash(double v, int decimals = 1) {

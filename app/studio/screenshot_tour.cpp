@@ -9,6 +9,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QLabel>
+#include <QPushButton>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
@@ -253,7 +254,12 @@ void ScreenshotTour::showLessons() {
               save(current(), "lesson-what-the-model-relies-on.png");
               window_.lessonPanel()->hide();
               // A sweep opened with the tour (--sweep): its tab, read by now.
-              if (auto* sweep = window_.sweepPanel(); sweep->readCount() > 0) save(window_.tabs()->indexOf(sweep), "sweep.png");
+              if (auto* sweep = window_.sweepPanel(); sweep->readCount() > 0) {
+                save(window_.tabs()->indexOf(sweep), "sweep.png");
+                // Its seeds compared in the Training tab.
+                sweep->compareButton()->click();
+                save(current(), "sweep-seeds-compared.png");
+              }
               if (!done_) {
                 done_ = true;
                 emit finished(true, QString("saved %1 views to %2").arg(written_.size()).arg(dir_));

@@ -166,7 +166,7 @@ TEST(SlurmArray, SubmissionsAreRecordedInOrder) {
   EXPECT_THROW(read_slurm_jobs(s), Error);
 }
 
-TEST(SlurmArray, SqueueIsReadPerCellNewestSubmissionFirst) {
+TEST(SlurmArray, SqueueAndSacctAreReadPerCellNewestSubmissionFirst) {
   const std::string text =
       "101_0|COMPLETED|None\n"
       "101_1|RUNNING|None\n"
@@ -176,7 +176,7 @@ TEST(SlurmArray, SqueueIsReadPerCellNewestSubmissionFirst) {
       "117_[4-5,7%2]|PENDING|JobArrayTaskLimit\n"
       "118|RUNNING|None\n"         // not an array task
       "garbage\n";
-  const auto states = parse_squeue(text, {"101", "117"});
+  const auto states = parse_job_states(text, {"101", "117"});
   ASSERT_EQ(states.size(), 6u);
   EXPECT_EQ(states.at(0).state, "COMPLETED");
   EXPECT_EQ(states.at(1).job, "101_1");
@@ -188,6 +188,12 @@ TEST(SlurmArray, SqueueIsReadPerCellNewestSubmissionFirst) {
   EXPECT_EQ(states.at(5).reason, "JobArrayTaskLimit");
   EXPECT_EQ(states.at(7).job, "117_7");
   EXPECT_EQ(states.count(6), 0u);
+  // sacct's lines, for a job squeue has forgotten.
+  const auto accounted = parse_job_states("101_0|COMPLETED\n101_1|CANCELLED by 0\n101_[2-3]|PENDING\n", {"101"});
+  ASSERT_EQ(accounted.size(), 4u);
+  EXPECT_EQ(accounted.at(1).state, "CANCELLED");
+  EXPECT_EQ(accounted.at(3).state, "PENDING");
+  EXPECT_EQ(accounted.at(3).reason, "");
   EXPECT_TRUE(slurm_state_is_live("PENDING"));
   EXPECT_TRUE(slurm_state_is_live("REQUEUED"));
   EXPECT_FALSE(slurm_state_is_live("TIMEOUT"));

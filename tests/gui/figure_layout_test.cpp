@@ -374,5 +374,19 @@ TEST_F(FigureLayout, PresentationScaleGrowsEveryTextOnceAndRestoresIt) {
   EXPECT_DOUBLE_EQ(plot.legend->item(1)->font().pointSizeF(), entry1);
 }
 
+TEST_F(FigureLayout, PresentationScaleSkipsALegendsEmptyCells) {
+  // Three entries in rows of two leave the legend's grid a cell with no item in it.
+  QCustomPlot plot;
+  for (const char* name : {"dt", "dc", "udc"}) plot.addGraph()->setName(name);
+  plot.legend->setVisible(true);
+  plot.legend->setWrap(2);
+  plot.legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+  ASSERT_EQ(plot.legend->itemCount(), 4);
+  ASSERT_EQ(plot.legend->item(3), nullptr);
+  const double entry = plot.legend->item(2)->font().pointSizeF();
+  set_plot_text_scale(&plot, 2.0);
+  EXPECT_DOUBLE_EQ(plot.legend->item(2)->font().pointSizeF(), 2.0 * entry);
+}
+
 }  // namespace
 }  // namespace dstudio::viz

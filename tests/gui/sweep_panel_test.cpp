@@ -94,7 +94,7 @@ class SweepPanelTest : public testing::Test {
         for (std::uint64_t seed = 0; seed < 3; ++seed) {
           sweep::Cell c;
           c.index = index;
-          char number[8];
+          char number[16];
           std::snprintf(number, sizeof number, "%03d", index);
           c.name = std::string(number) + "-" + variant + "-" + dataset + "-s" + std::to_string(seed);
           c.variant = variant;

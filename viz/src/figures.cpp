@@ -558,10 +558,12 @@ void set_plot_text_scale(QCustomPlot* plot, double scale) {
     if (auto* legend = qobject_cast<QCPLegend*>(e)) {
       // QCPLegend::setFont gives every entry the legend's font: the entries' own are read first,
       // or each would be scaled twice.
+      // A legend laid out in rows and columns has empty cells: item() is null there.
       std::vector<QFont> entries;
-      for (int i = 0; i < legend->itemCount(); ++i) entries.push_back(legend->item(i)->font());
+      for (int i = 0; i < legend->itemCount(); ++i) entries.push_back(legend->item(i) ? legend->item(i)->font() : QFont());
       legend->setFont(scaled(legend->font()));
-      for (int i = 0; i < legend->itemCount(); ++i) legend->item(i)->setFont(scaled(entries[static_cast<std::size_t>(i)]));
+      for (int i = 0; i < legend->itemCount(); ++i)
+        if (auto* item = legend->item(i)) item->setFont(scaled(entries[static_cast<std::size_t>(i)]));
     }
     for (auto* child : e->elements(false)) texts(child);
   };

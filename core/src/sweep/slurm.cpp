@@ -172,7 +172,7 @@ void add_slurm_job(const Sweep& sweep, const SlurmJob& job) {
   write_text_atomically(slurm_dir(sweep) / "jobs.json", doc.dump(2) + "\n");
 }
 
-std::map<int, SlurmTaskState> parse_squeue(const std::string& text, const std::vector<std::string>& jobs) {
+std::map<int, SlurmTaskState> parse_job_states(const std::string& text, const std::vector<std::string>& jobs) {
   std::map<std::string, std::size_t> rank;
   for (std::size_t i = 0; i < jobs.size(); ++i) rank[jobs[i]] = i;
   std::map<int, SlurmTaskState> out;
@@ -196,7 +196,7 @@ std::map<int, SlurmTaskState> parse_squeue(const std::string& text, const std::v
     const auto job = id.substr(0, underscore);
     const auto r = rank.find(job);
     if (r == rank.end()) continue;
-    SlurmTaskState st{id, f[1], f.size() > 2 ? f[2] : ""};
+    SlurmTaskState st{id, f[1].substr(0, f[1].find(' ')), f.size() > 2 ? f[2] : ""};
     auto tasks = id.substr(underscore + 1);
     if (!tasks.empty() && tasks.front() == '[') {
       // "[3-5,7%2]": the pending rest of an array, not yet split into tasks.

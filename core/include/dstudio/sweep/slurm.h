@@ -68,10 +68,12 @@ struct SlurmTaskState {
   std::string reason;   ///< why pending ("Priority", "BeginTime", "None", ...)
 };
 
-/// Parses the output of `squeue -h -r -t all -o '%i|%T|%r'` for the array jobs `jobs`, keyed by
-/// cell index; a cell in several submissions keeps the newest (the last of `jobs`). Lines of
-/// other jobs, and a pending array's unexpanded line ("12_[3-5%2]"), are expanded or skipped.
-std::map<int, SlurmTaskState> parse_squeue(const std::string& text, const std::vector<std::string>& jobs);
+/// Parses what Slurm says of the array jobs `jobs`, keyed by cell index: lines "<id>|<state>[|<reason>]"
+/// as `squeue -h -r -t all -o '%i|%T|%r'` and `sacct -n -P -X -o JobID,State` print them (a state
+/// "CANCELLED by 1000" is CANCELLED). A cell in several submissions keeps the newest (the last of
+/// `jobs`). Lines of other jobs are skipped; a pending array's unexpanded line ("12_[3-5%2]") is
+/// expanded.
+std::map<int, SlurmTaskState> parse_job_states(const std::string& text, const std::vector<std::string>& jobs);
 
 /// True for the states in which Slurm still has the task: pending, running, configuring,
 /// completing, requeued, suspended.
