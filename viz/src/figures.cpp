@@ -1030,11 +1030,8 @@ double clustered_bar_key(int cluster, int k, int count) {
   return static_cast<double>(cluster + 1) - 0.4 + (static_cast<double>(k) + 0.5) * clustered_bar_width(count);
 }
 
-namespace {
-
-void plot_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters, const std::vector<BarSeries>& series,
-                         const QString& y_label, const FigureStyle& style) {
-  style_plot(plot, style);
+void add_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters, const std::vector<BarSeries>& series,
+                        double frame_width, double whisker_width, const QFont& note_font) {
   const int count = static_cast<int>(series.size());
   const double width = clustered_bar_width(count);
   double top = 0.0, bottom = 0.0;
@@ -1048,11 +1045,11 @@ void plot_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters
       QColor fill = colour;
       if (faint) fill.setAlpha(70);
       b->setBrush(fill);
-      b->setPen(QPen(colour.darker(130), frame_width(style), faint ? Qt::DashLine : Qt::SolidLine));
+      b->setPen(QPen(colour.darker(130), frame_width, faint ? Qt::DashLine : Qt::SolidLine));
       b->setName(s.name);
       auto* err = new QCPErrorBars(plot.xAxis, plot.yAxis);
       err->setDataPlottable(b);
-      err->setPen(QPen(faint ? QColor(110, 110, 110) : QColor(Qt::black), 0.67 * style.line_width));
+      err->setPen(QPen(faint ? QColor(110, 110, 110) : QColor(Qt::black), whisker_width));
       err->setSymbolGap(0);
       err->removeFromLegend();
       QVector<double> keys, values, errors;
@@ -1071,8 +1068,7 @@ void plot_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters
       if (faint) b->removeFromLegend();
     }
   }
-  // The notes above the whiskers, once the range is known.
-  const double headroom = 0.12 * std::max(1e-9, top - bottom);
+  // The notes above the whiskers.
   for (int k = 0; k < count; ++k) {
     const auto& s = series[static_cast<std::size_t>(k)];
     for (std::size_t c = 0; c < s.bars.size() && c < s.notes.size() && c < clusters.size(); ++c) {
@@ -1081,7 +1077,7 @@ void plot_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters
       auto* note = new QCPItemText(&plot);
       note->position->setCoords(clustered_bar_key(static_cast<int>(c), k, count), std::max(0.0, s.bars[c].mean) + spread);
       note->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
-      note->setFont(font_of(style, 0.8 * style.tickFont()));
+      note->setFont(note_font);
       note->setColor(QColor(80, 80, 80));
       note->setText(s.notes[c]);
       note->setClipToAxisRect(false);
@@ -1092,10 +1088,20 @@ void plot_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters
   plot.xAxis->setTicker(ticker);
   plot.xAxis->grid()->setVisible(false);
   plot.xAxis->setTickLength(0, 4);
-  plot.xAxis->setRange(0.45, static_cast<double>(clusters.size()) + 0.55);
+  plot.xAxis->setRange(0.45, static_cast<double>(std::max<std::size_t>(1, clusters.size())) + 0.55);
+  // Room above the tallest whisker for its note.
+  const double headroom = 0.12 * (top - bottom > 0.0 ? top - bottom : 1.0);
   plot.yAxis->setRange(bottom < 0 ? bottom - headroom : 0.0, top + 1.6 * headroom);
+}
+
+namespace {
+
+void plot_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters, const std::vector<BarSeries>& series,
+                         const QString& y_label, const FigureStyle& style) {
+  style_plot(plot, style);
+  add_clustered_bars(plot, clusters, series, frame_width(style), 0.67 * style.line_width, font_of(style, 0.8 * style.tickFont()));
   label_axes(plot, style, {}, y_label);
-  if (count > 1) legend_below(plot, style);
+  if (series.size() > 1) legend_below(plot, style);
 }
 
 }  // namespace

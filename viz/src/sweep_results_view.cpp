@@ -12,7 +12,6 @@
 #include <fstream>
 #include <qcustomplot.h>
 
-#include "colors.h"
 
 namespace dstudio::viz {
 namespace {
@@ -145,55 +144,10 @@ void SweepResultsView::redraw() {
   plot_->clearPlottables();
   plot_->clearItems();
   const int count = static_cast<int>(bars_.settings.size());
-  const auto series = series_of(bars_);
-  double top = 0.0, bottom = 0.0;
   plot_->legend->clearItems();
-  for (int k = 0; k < count; ++k) {
-    const auto& s = series[static_cast<std::size_t>(k)];
-    const QColor colour = colors::categorical()[static_cast<std::size_t>(k) % colors::categorical().size()];
-    for (const bool faint : {false, true}) {
-      auto* b = new QCPBars(plot_->xAxis, plot_->yAxis);
-      b->setWidth(clustered_bar_width(count));
-      QColor fill = colour;
-      if (faint) fill.setAlpha(70);
-      b->setBrush(fill);
-      b->setPen(QPen(colour.darker(130), 1.0, faint ? Qt::DashLine : Qt::SolidLine));
-      b->setName(s.name);
-      auto* err = new QCPErrorBars(plot_->xAxis, plot_->yAxis);
-      err->setDataPlottable(b);
-      err->setSymbolGap(0);
-      err->setPen(QPen(faint ? QColor(110, 110, 110) : QColor(Qt::black), 1.2));
-      err->removeFromLegend();
-      if (faint) b->removeFromLegend();
-      QVector<double> keys, values, errors;
-      for (std::size_t c = 0; c < s.bars.size(); ++c) {
-        if (s.faint[c] != faint || !std::isfinite(s.bars[c].mean)) continue;
-        const double spread = std::isfinite(s.bars[c].spread) ? s.bars[c].spread : 0.0;
-        keys << clustered_bar_key(static_cast<int>(c), k, count);
-        values << s.bars[c].mean;
-        errors << spread;
-        top = std::max(top, s.bars[c].mean + spread);
-        bottom = std::min(bottom, s.bars[c].mean - spread);
-        auto* note = new QCPItemText(plot_);
-        note->position->setCoords(keys.back(), std::max(0.0, s.bars[c].mean) + spread);
-        note->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
-        QFont small = font();
-        small.setPointSizeF(0.8 * small.pointSizeF());
-        note->setFont(small);
-        note->setColor(QColor(80, 80, 80));
-        note->setText(s.notes[c]);
-      }
-      b->setData(keys, values);
-      err->setData(errors);
-    }
-  }
-  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-  for (std::size_t c = 0; c < bars_.datasets.size(); ++c) ticker->addTick(static_cast<double>(c + 1), bars_.datasets[c]);
-  plot_->xAxis->setTicker(ticker);
-  plot_->xAxis->grid()->setVisible(false);
-  plot_->xAxis->setRange(0.45, static_cast<double>(std::max<std::size_t>(1, bars_.datasets.size())) + 0.55);
-  const double headroom = 0.12 * std::max(1.0, top - bottom);
-  plot_->yAxis->setRange(bottom < 0 ? bottom - headroom : 0.0, top + 1.6 * headroom);
+  QFont small = font();
+  small.setPointSizeF(0.8 * small.pointSizeF());
+  add_clustered_bars(*plot_, bars_.datasets, series_of(bars_), 1.0, 1.2, small);
   plot_->yAxis->setLabel(sweep_measure_label(measure()));
   plot_->legend->setVisible(count > 1);
   if (count > 1) legend_above(plot_);

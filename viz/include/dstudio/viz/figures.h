@@ -172,6 +172,11 @@ std::vector<std::string> save_clustered_bars(const std::string& base, const std:
 /// side by side in 0.8 of a unit), and each bar's width: the on-screen view draws as the figure.
 double clustered_bar_key(int cluster, int k, int count);
 double clustered_bar_width(int count);
+/// Draws clustered bars into `plot` as save_clustered_bars does (bars, error bars, notes, the
+/// clusters' ticks, the axes' ranges) and leaves style, axis titles and legend to the caller, so
+/// the on-screen view and the exported figure are one drawing.
+void add_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters, const std::vector<BarSeries>& series,
+                        double frame_width, double whisker_width, const QFont& note_font);
 
 enum class Marker { Automatic, Disc, Triangle, Square, Diamond, Cross };
 struct ScatterGroup {
