@@ -245,6 +245,10 @@ struct ProgramOutput {
 
 // Runs `argv` (searched on PATH) with no input and waits for it.
 ProgramOutput run_program(const std::vector<std::string>& argv) {
+  // Everything the child needs is made before fork: after it, only async-signal-safe calls.
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw Error("cannot run " + argv.front() + ": " + std::strerror(errno));
   const pid_t pid = fork();
@@ -258,12 +262,8 @@ ProgramOutput run_program(const std::vector<std::string>& argv) {
     dup2(fds[1], STDERR_FILENO);
     const int null = open("/dev/null", O_RDONLY);
     if (null >= 0) dup2(null, STDIN_FILENO);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
     execvp(args[0], args.data());
-    std::fprintf(stderr, "%s: %s\n", argv.front().c_str(), std::strerror(errno));
-    _exit(127);
+    _exit(127);  // not found, or not runnable
   }
   close(fds[1]);
   ProgramOutput out;
@@ -533,7 +533,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       sweep::add_slurm_job(s, {job, todo, path.string(), ""});
       std::printf("submitted job %s: %zu cells as a job array (%s)%s; `dstudio sweep status %s` follows it\n", job.c_str(), todo.size(),
                   sweep::array_spec(todo, sb->o.max_concurrent).c_str(),
-                  finished + live > 0 ? (", " + std::to_string(finished) + " finished and " + std::to_string(live) + " still queued skipped").c_str() : "",
+                  finished + live > 0 ? (", leaving out " + std::to_string(finished) + " finished and " + std::to_string(live) + " queued or running").c_str() : "",
                   s.dir.string().c_str());
     });
   });
@@ -575,6 +575,10 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
             cs.error = "its Slurm task ended (" + q.state + ") before the cell finished; it resumes from its checkpoint";
           } else if (cs.state == CellState::Pending && q.state == "RUNNING") {
             cs.state = CellState::Running;  // started, not yet written its first status
+          } else if (cs.state == CellState::Running && (q.state == "PENDING" || q.state == "REQUEUED")) {
+            // Requeued after a kill that left no word in its folder.
+            cs.state = CellState::Pending;
+            cs.error = "requeued; it waits in the queue and resumes from its checkpoint";
           }
         }
         ++counts[sweep::to_string(cs.state)];
