@@ -470,25 +470,25 @@ QTreeWidgetItem* SweepPanel::groupItem(const QString& dataset, const QString& se
 
 QTreeWidgetItem* SweepPanel::cellItem(int index) const { return cell_items_.value(index); }
 
+std::vector<std::size_t> SweepPanel::comparedCells() const {
+  std::vector<std::size_t> cells;
+  if (!last_) return cells;
+  const QString dataset = dataset_->currentText();
+  for (std::size_t i = 0; i < last_->sweep.cells.size(); ++i)
+    if (last_->has_metrics[i] && QString::fromStdString(fs::path(last_->sweep.cells[i].dataset).stem().string()) == dataset) cells.push_back(i);
+  return cells;
+}
+
 QStringList SweepPanel::comparedFolders() const {
   QStringList dirs;
-  if (!last_) return dirs;
-  const QString dataset = dataset_->currentText();
-  for (std::size_t i = 0; i < last_->sweep.cells.size(); ++i) {
-    const auto& cell = last_->sweep.cells[i];
-    if (last_->has_metrics[i] && QString::fromStdString(fs::path(cell.dataset).stem().string()) == dataset)
-      dirs << QString::fromStdString(sweep::cell_dir(last_->sweep, cell).string());
-  }
+  for (const auto i : comparedCells()) dirs << QString::fromStdString(sweep::cell_dir(last_->sweep, last_->sweep.cells[i]).string());
   return dirs;
 }
 
 QStringList SweepPanel::comparedSettings() const {
   QStringList settings;
-  if (!last_) return settings;
-  const QString dataset = dataset_->currentText();
-  for (std::size_t i = 0; i < last_->sweep.cells.size(); ++i) {
+  for (const auto i : comparedCells()) {
     const auto& cell = last_->sweep.cells[i];
-    if (!last_->has_metrics[i] || QString::fromStdString(fs::path(cell.dataset).stem().string()) != dataset) continue;
     QString setting = QString::fromStdString(cell.variant);
     for (const auto& g : groups_)
       if (g.group == cell.group) setting = QString::fromStdString(g.setting);

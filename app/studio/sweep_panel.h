@@ -95,6 +95,8 @@ class SweepPanel : public QWidget {
   void compareRequested(const QStringList& dirs, const QStringList& settings, bool show);
 
  private:
+  // The indices of the chosen dataset's cells that have metrics, in the sweep's order.
+  [[nodiscard]] std::vector<std::size_t> comparedCells() const;
   struct Snapshot;
   void showSnapshot(const Snapshot& snapshot);
   void rebuildTree(const Snapshot& snapshot);
