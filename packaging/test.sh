@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's second command (and .ci/run): install what is missing, build everything, run every
-# test. GUI tests use Qt's offscreen platform, so no display is needed.
+# test, and build, check and install the Debian package in a throwaway root. GUI tests use Qt's
+# offscreen platform, so no display is needed.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bash "$top/packaging/setup.sh"
@@ -8,3 +9,6 @@ bash "$top/packaging/build.sh"
 cd "$top"
 ctest --preset release --parallel "${DSTUDIO_JOBS:-$(nproc)}"
 bash "$top/packaging/fuzz.sh"
+# The Debian package: built and checked by lintian, then installed and used in a throwaway root.
+bash "$top/packaging/build-deb.sh"
+bash "$top/packaging/test-deb.sh"

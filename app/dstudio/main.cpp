@@ -46,7 +46,9 @@ int main(int argc, char** argv) {
     std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
     return kOk;
   } catch (const CLI::CallForVersion&) {
-    std::puts(dstudio::studio_version().c_str());
+    // "program (package) version", as GNU tools and help2man read it.
+    const std::string version = dstudio::studio_version();
+    std::printf("dstudio (Decision Studio) %s\n", version.substr(version.rfind(' ') + 1).c_str());
     return kOk;
   } catch (const CLI::ParseError& e) {
     // CLI11 prints subcommand help for `--help` after a subcommand through the same path.

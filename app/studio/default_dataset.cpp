@@ -1,6 +1,7 @@
 #include "default_dataset.h"
 
 #include "dstudio/behaviour/default_datasets.h"
+#include "dstudio/common/resources.h"
 
 namespace dstudio::studio {
 
@@ -16,8 +17,12 @@ QString ensureDefaultDataset(const Progress& progress) {
 }
 
 QString defaultCheckpoint(const QString& model) {
-  return QStringLiteral(DSTUDIO_RESOURCES_DIR "/checkpoints/%1-%2-%3.pt")
-      .arg(QString::fromUtf8(kWindowDefault.env), QString::fromUtf8(behaviour::to_string(kWindowDefault.kind)), model);
+  const QString name = QStringLiteral("%1-%2-%3.pt")
+                           .arg(QString::fromUtf8(kWindowDefault.env), QString::fromUtf8(behaviour::to_string(kWindowDefault.kind)), model);
+  // A missing resources folder still gives a path, so opening it says which file is missing.
+  const auto dir = resources_dir();
+  return QString::fromStdString((dir.empty() ? std::filesystem::path("share/decision-studio") : dir).string()) +
+         QStringLiteral("/checkpoints/") + name;
 }
 
 }  // namespace dstudio::studio

@@ -3,10 +3,12 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QIcon>
 #include <QTableView>
 #include <QTimer>
 #include <cstdio>
 
+#include "dstudio/common/resources.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/viz/dataset_view.h"
 #include "gui_benchmark.h"
@@ -42,7 +44,7 @@ struct StudioOptions {
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument("files",
-                                 "D4RL .hdf5 files or Minari datasets, checkpoints (.pt) or a workspace (.json) to open "
+                                 "D4RL .hdf5 files or Minari datasets, checkpoints (.pt) or a workspace (.dstudio, .json) to open "
                                  "(default: the embedded dataset).",
                                  "[files...]");
     parser.addOption(screenshot);
@@ -54,6 +56,8 @@ struct StudioOptions {
 };
 
 void name_application() {
+  // Settings in $XDG_CONFIG_HOME/decision-studio/decision-studio.conf.
+  QCoreApplication::setOrganizationName("decision-studio");
   QCoreApplication::setApplicationName("decision-studio");
   QCoreApplication::setApplicationVersion(DSTUDIO_VERSION);
 }
@@ -76,7 +80,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (parser.isSet(QStringLiteral("version"))) {
-      std::printf("decision-studio %s\n", DSTUDIO_VERSION);
+      std::printf("decision-studio (Decision Studio) %s\n", DSTUDIO_VERSION);
       return 0;
     }
     // The benchmarks' numbers are checked before any window opens.
@@ -101,6 +105,12 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   name_application();
   QApplication::setApplicationDisplayName("Decision Studio");
+  // The desktop entry and icon the package installs; a build tree holds the icon at the same place.
+  QGuiApplication::setDesktopFileName(QStringLiteral("org.decisionstudio.DecisionStudio"));
+  const auto exe = dstudio::executable_path();
+  const QString icon_file =
+      QString::fromStdString((exe.parent_path().parent_path() / "share/icons/hicolor/scalable/apps/decision-studio.svg").string());
+  QApplication::setWindowIcon(QIcon::fromTheme(QStringLiteral("decision-studio"), QIcon(icon_file)));
   // Plugins before the window: their variants and analyses fill its forms. A refused one is named
   // on stderr and in Help ▸ Plugins; the studio carries on without it.
   for (const auto& r : dstudio::plugins::load_default_plugins())

@@ -36,6 +36,7 @@
 
 #include "default_dataset.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/resources.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/models/checkpoint.h"
@@ -59,6 +60,7 @@
 #include "lessons.h"
 #include "markov_lab_job.h"
 #include "tsne_job.h"
+#include "user_guide.h"
 #include "viewer_panel.h"
 
 namespace dstudio::studio {
@@ -87,7 +89,11 @@ constexpr int kMaxRecent = 10;
 const char* kRecentKey = "recentFiles";
 
 bool isCheckpointFile(const QString& path) { return path.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive); }
-bool isWorkspaceFile(const QString& path) { return path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive); }
+// Workspaces are saved as .dstudio (a MIME type of its own, so a file manager opens them here);
+// the JSON inside is the same, and .json files are read too.
+bool isWorkspaceFile(const QString& path) {
+  return path.endsWith(QLatin1String(".dstudio"), Qt::CaseInsensitive) || path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive);
+}
 // What a checkpoint is called on screen (models::checkpoint_label: a run by its folder).
 QString labelOf(const QString& checkpoint) { return QString::fromStdString(models::checkpoint_label(checkpoint.toStdString())); }
 }  // namespace
@@ -135,7 +141,7 @@ MainWindow::MainWindow(QWidget* parent)
   lessons_->hide();
   connect(lessons_, &LessonPanel::stepChosen, this, [this](const QJsonObject& w) {
     QString error;
-    if (!applyWorkspace(resolveLessonPaths(w, QStringLiteral(DSTUDIO_RESOURCES_DIR)), &error) && !error.isEmpty())
+    if (!applyWorkspace(resolveLessonPaths(w, QString::fromStdString(resources_dir().string())), &error) && !error.isEmpty())
       showError(tr("The lesson's step cannot open: %1").arg(error), ErrorOf::Workspace);
   });
   connect(workspace_view_, &viz::WorkspaceView::openRequested, this, &MainWindow::chooseWorkspaceToOpen);
@@ -251,6 +257,8 @@ MainWindow::MainWindow(QWidget* parent)
            "<tr><td><b>Esc</b></td><td>cancel what the status bar shows (the newest running job)</td></tr>"
            "</table>"));
   });
+  auto* guide = help_menu->addAction(tr("&User Guide"), this, &MainWindow::showUserGuide);
+  guide->setShortcut(QKeySequence::HelpContents);
   help_menu->addAction(tr("&Plugins…"), this, [this] {
     PluginsDialog dialog(this);
     dialog.exec();
@@ -585,6 +593,13 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   training_->cancelAll();
   for (Job* job : jobs_) job->cancel();
   QMainWindow::closeEvent(event);
+}
+
+void MainWindow::showUserGuide() {
+  if (!user_guide_) user_guide_ = new UserGuideDialog(this);
+  user_guide_->show();
+  user_guide_->raise();
+  user_guide_->activateWindow();
 }
 
 void MainWindow::showAbout() {
@@ -984,8 +999,8 @@ bool MainWindow::loadWorkspace(const QString& path, QString* error) {
 }
 
 void MainWindow::chooseWorkspaceToSave() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Save Workspace"), QStringLiteral("workspace.json"),
-                                                    tr("Decision Studio workspaces (*.json)"));
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save Workspace"), QStringLiteral("workspace.dstudio"),
+                                                    tr("Decision Studio workspaces (*.dstudio *.json)"));
   if (path.isEmpty()) return;
   QString error;
   if (saveWorkspace(path, &error)) {
@@ -997,7 +1012,7 @@ void MainWindow::chooseWorkspaceToSave() {
 }
 
 void MainWindow::chooseWorkspaceToOpen() {
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open Workspace"), QString(), tr("Decision Studio workspaces (*.json)"));
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open Workspace"), QString(), tr("Decision Studio workspaces (*.dstudio *.json)"));
   if (path.isEmpty()) return;
   QString error;
   if (!loadWorkspace(path, &error)) showError(error, ErrorOf::Workspace);

@@ -42,6 +42,7 @@ class AnalysesPanel;
 class LessonPanel;
 class SweepPanel;
 class TrainingPanel;
+class UserGuideDialog;
 class TsneJob;
 class MarkovLabJob;
 class ViewerPanel;
@@ -119,7 +120,7 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] bool presentationMode() const { return presentation_; }
   /// Replays episode `episode` of the open dataset in the viewer from its recorded states.
   bool replayEpisode(qint64 episode);
-  /// Opens a dataset, a checkpoint (.pt), a workspace (.json) or a sweep folder (one holding
+  /// Opens a dataset, a checkpoint (.pt), a workspace (.dstudio or .json) or a sweep folder (one holding
   /// sweep.json), by its name.
   void openAny(const QString& path);
 
@@ -137,6 +138,9 @@ class MainWindow : public QMainWindow {
   /// panel and opens that step's workspace.
   void openLesson(int lesson, int step = 0);
   [[nodiscard]] LessonPanel* lessonPanel() const { return lessons_; }
+  /// Help ▸ User Guide (F1): shows the guide's window, made on first use.
+  void showUserGuide();
+  [[nodiscard]] UserGuideDialog* userGuide() const { return user_guide_; }
 
  signals:
   void datasetOpened(const QString& path);
@@ -218,6 +222,7 @@ class MainWindow : public QMainWindow {
   QString pending_comparison_;     // "side by side" or "difference", once the comparison is shown
   QString pending_run_;            // "sweep" or "ablation", once the checkpoint is shown
   LessonPanel* lessons_;
+  UserGuideDialog* user_guide_ = nullptr;
   bool presentation_ = false;
   QByteArray geometry_before_presentation_;
   QSize size_before_presentation_;

@@ -2,6 +2,8 @@
 
 #include "screenshot_tour.h"
 
+#include "user_guide.h"
+
 #include "dstudio/viz/markov_lab_view.h"
 
 #include "markov_lab_job.h"
@@ -259,6 +261,16 @@ void ScreenshotTour::showLessons() {
                 // Its seeds compared in the Training tab.
                 sweep->compareButton()->click();
                 save(current(), "sweep-seeds-compared.png");
+              }
+              // Help ▸ User Guide, a window of its own.
+              window_.showUserGuide();
+              if (auto* guide = window_.userGuide()) {
+                guide->resize(1040, 800);
+                for (int i = 0; i < 3; ++i) QCoreApplication::processEvents();
+                const QString path = QDir(dir_).filePath(QStringLiteral("user-guide.png"));
+                if (guide->grab().save(path)) written_ << path;
+                else fail("could not save " + path);
+                guide->close();
               }
               if (!done_) {
                 done_ = true;

@@ -9,6 +9,7 @@
 #include <QDesktopServices>
 #include <QMenu>
 #include <QUrl>
+#include <QCoreApplication>
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFile>
@@ -383,7 +384,9 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   timer_->setInterval(100);
   connect(timer_, &QTimer::timeout, this, &TrainingPanel::pull);
 
-  const QString fallback = QDir(QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation)).filePath("runs");
+  // $XDG_DATA_HOME/decision-studio/runs, whatever organisation the settings are filed under.
+  const QString fallback = QDir(QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation))
+                               .filePath(QCoreApplication::applicationName() + QStringLiteral("/runs"));
   setRunsDirectory(QSettings().value("training/runs_dir", fallback).toString());
   rebuildTrainingForm(models::TrainingConfig{});
   rebuildVariantForm();

@@ -24,7 +24,9 @@ int main(int argc, char** argv) {
       "[ ] speed, T camera tracking, F11 presentation; mouse: left rotates, right moves, wheel zooms (Shift: horizontal).\n"
       "Exit codes: 0 done, 1 the work failed (bad input, no display), 2 wrong usage.",
       "decision-viewer"};
-  app.set_version_flag("--version", studio_version());
+  // "program (package) version", as GNU tools and help2man read it.
+  const std::string version = studio_version();
+  app.set_version_flag("--version", "decision-viewer (Decision Studio) " + version.substr(version.rfind(' ') + 1));
   viewer::ViewerOptions o;
   std::string zeroing = "none", screenshot;
   double target = 0.0, bench = 0.0;

@@ -400,13 +400,13 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
   tour.start();
   ASSERT_TRUE(finished.wait(290000));  // within ctest's 300 s
   ASSERT_TRUE(finished.front().at(0).toBool()) << finished.front().at(1).toString().toStdString();
-  ASSERT_EQ(tour.written().size(), 22);
+  ASSERT_EQ(tour.written().size(), 23);
   for (const auto& name : {"dataset.png", "attention.png", "attention-difference.png", "attention-side-by-side.png",
                            "attention-locality.png", "entropy-reward.png", "zeroing-and-sweep.png", "tsne.png", "analyses.png",
                            "training.png", "viewer.png", "workspace.png", "markov-lab.png", "presentation-attention.png",
                            "presentation-entropy-reward.png", "presentation-zeroing-and-sweep.png", "presentation-training.png",
                            "presentation-viewer.png", "presentation-markov-lab.png", "lesson-attention-disperses.png",
-                           "lesson-markov-pooling-floor.png", "lesson-what-the-model-relies-on.png"}) {
+                           "lesson-markov-pooling-floor.png", "lesson-what-the-model-relies-on.png", "user-guide.png"}) {
     const QImage image(QDir(out).filePath(name));
     EXPECT_FALSE(image.isNull()) << name;
     EXPECT_GE(image.width(), 1000) << name;

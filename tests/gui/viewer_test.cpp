@@ -248,7 +248,8 @@ TEST_F(Viewer, AWorkspaceIsSavedAndRestoredInANewWindow) {
   spec.timeouts = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0};
   const QString dataset = QString::fromStdString((dir / "small.hdf5").string());
   test::write_d4rl_fixture(dataset.toStdString(), spec);
-  const QString file = QString::fromStdString((dir / "workspace.json").string());
+  // Saved as the studio names workspaces (.dstudio, the MIME type a file manager opens it by).
+  const QString file = QString::fromStdString((dir / "workspace.dstudio").string());
   // A finished training run on disk, compared in the Training tab.
   const QString run = QString::fromStdString((dir / "dt-seed1-20260101-000000").string());
   QDir().mkpath(run);
@@ -282,8 +283,7 @@ TEST_F(Viewer, AWorkspaceIsSavedAndRestoredInANewWindow) {
   MainWindow restored;
   QSignalSpy opened(&restored, &MainWindow::datasetOpened);
   QSignalSpy shown(&restored, &MainWindow::checkpointShown);
-  QString error;
-  ASSERT_TRUE(restored.loadWorkspace(file, &error)) << error.toStdString();
+  restored.openAny(file);  // as a double-click or the command line opens it
   ASSERT_TRUE(shown.wait(180000));
   ASSERT_TRUE(opened.count() > 0 || opened.wait(20000));
   EXPECT_EQ(restored.currentPath(), dataset);

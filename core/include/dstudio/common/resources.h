@@ -1,8 +1,12 @@
 #pragma once
 /// \file
-/// Files from `resources/` compiled into the library (MJCF models, behaviour policies), so every
-/// executable finds them wherever it is installed.
+/// The studio's resources. Small ones (MJCF models, behaviour policies, lessons) are compiled into
+/// the library, so every executable has them wherever it runs. The rest (the shipped checkpoints,
+/// the user guide) are files found from the running program's own location, never from a path
+/// compiled in: an installed program in `<prefix>/bin` reads `<prefix>/share/decision-studio`, and
+/// a build tree has the same shape (`build/<preset>/share/decision-studio` links to `resources/`).
 
+#include <filesystem>
 #include <optional>
 #include <string_view>
 
@@ -10,5 +14,21 @@ namespace dstudio {
 
 /// The bytes of `resources/<path>`, or nullopt when no such file is embedded.
 std::optional<std::string_view> embedded_resource(std::string_view path);
+
+/// The running executable, from /proc/self/exe; empty when that cannot be read.
+std::filesystem::path executable_path();
+
+/// The folder of the shipped resources: $DSTUDIO_RESOURCES when set, else
+/// `<executable's folder>/../share/decision-studio`. Empty when neither is a folder.
+std::filesystem::path resources_dir();
+
+/// `resources_dir() / relative`; throws dstudio::Error naming the file and the folders looked in
+/// when it does not exist.
+std::filesystem::path resource_file(const std::filesystem::path& relative);
+
+/// Where the installed plugins are: `<executable's folder>/../<libdir>/decision-studio/plugins`,
+/// the library folder the project was configured with (architecture-dependent files stay out of
+/// share/). Empty when the executable cannot be found.
+std::filesystem::path installed_plugin_dir();
 
 }  // namespace dstudio

@@ -3,6 +3,8 @@
 
 #include "dstudio/plugins/loader.h"
 
+#include "dstudio/common/resources.h"
+
 #include <dlfcn.h>
 #include <elf.h>
 #include <unistd.h>
@@ -215,14 +217,8 @@ std::vector<fs::path> plugin_folders() {
     }
   }
   candidates.push_back(user_plugin_folder());
+  if (const auto installed = installed_plugin_dir(); !installed.empty()) candidates.push_back(installed);
   std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    candidates.push_back(exe.parent_path().parent_path() / "share" / "decision-studio" / "plugins");  // installed
-  }
-#ifdef DSTUDIO_RESOURCES_DIR
-  candidates.push_back(fs::path(DSTUDIO_RESOURCES_DIR) / "plugins");  // the source tree's resources
-#endif
   std::vector<fs::path> folders;
   std::set<fs::path> seen;
   for (const auto& c : candidates) {

@@ -23,8 +23,8 @@ struct PluginRecord {
 
 /// Where plugins are looked for, in this order: the folders of DSTUDIO_PLUGIN_PATH (separated by
 /// ':'), the user's folder ($XDG_DATA_HOME or ~/.local/share, then decision-studio/plugins), and
-/// the studio's resources (share/decision-studio/plugins beside an installed studio, resources/plugins
-/// of the source tree it was built from). Folders that do not exist are left out.
+/// the studio's own (`<libdir>/decision-studio/plugins` beside the installed programs, e.g.
+/// /usr/lib/decision-studio/plugins). Folders that do not exist are left out.
 std::vector<std::filesystem::path> plugin_folders();
 
 /// The user's plugin folder (whether or not it exists).
