@@ -1,6 +1,6 @@
 # Where `cmake --install` (and so the Debian package, prefix /usr) puts the studio:
 #   bin/                              dstudio, decision-studio, decision-viewer
-#   <libdir>/decision-studio/         the two shared libraries; plugins/ for plugins installed for all
+#   lib/<multiarch>/decision-studio/  the two shared libraries; plugins/ for plugins installed for all
 #   share/decision-studio/            checkpoints, environments (MJCF), policies, lessons; guide/
 #   share/applications, share/icons/hicolor, share/mime/packages, share/metainfo
 #   share/man/man1                    man pages made from each program's --help (help2man)
@@ -66,6 +66,7 @@ endif()
 # --- documents ----------------------------------------------------------------------------------
 set(_doc ${CMAKE_INSTALL_DATADIR}/doc/decision-studio)
 install(FILES ${_linux}/copyright DESTINATION ${_doc})
+install(FILES ${_linux}/lintian-overrides DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides RENAME decision-studio)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/plugins/ DESTINATION ${_doc}/examples/plugins)
 # Debian wants its changelog compressed reproducibly (no name, no time stamp).
 set(_changelog ${CMAKE_BINARY_DIR}/packaging/changelog.Debian.gz)

@@ -39,7 +39,7 @@ if [[ ${1:-} == --inside ]]; then
     ldd /usr/bin/$prog | grep -q 'not found' && fail "$prog misses a library: $(ldd /usr/bin/$prog | grep 'not found')"
     man -w $prog >/dev/null 2>&1 || [[ -f /usr/share/man/man1/$prog.1.gz ]] || fail "no man page for $prog"
   done
-  for elf in /usr/bin/dstudio /usr/bin/decision-studio /usr/bin/decision-viewer /usr/lib/decision-studio/*.so; do
+  for elf in /usr/bin/dstudio /usr/bin/decision-studio /usr/bin/decision-viewer /usr/lib/*/decision-studio/*.so; do
     ! grep -qF "$DSTUDIO_SOURCE" "$elf" || fail "$elf names the source tree $DSTUDIO_SOURCE"
   done
   step "programs in /usr/bin, their libraries found, no source path in them, man pages there"
@@ -88,7 +88,7 @@ if [[ ${1:-} == --inside ]]; then
   done </tmp/files.txt
   ((left == 0)) || fail "$left files of the package remain after dpkg -r"
   dpkg -P $pkg >/dev/null 2>&1 || true
-  for d in /usr/share/decision-studio /usr/lib/decision-studio /usr/share/doc/decision-studio /usr/include/dstudio; do
+  for d in /usr/share/decision-studio /usr/lib/*/decision-studio /usr/share/doc/decision-studio /usr/include/dstudio; do
     [[ ! -e $d ]] || fail "$d remains after dpkg -P"
   done
   grep -q 'x-decision-studio-workspace' /usr/share/mime/globs2 && fail "the MIME type remains registered"

@@ -44,7 +44,8 @@ TEST(Resources, FoundBesideTheProgramAsWhenInstalled) {
   const fs::path dt = dstudio::resource_file("checkpoints/hopper-medium-dt.pt");
   EXPECT_TRUE(fs::equivalent(dt, fs::path(DSTUDIO_RESOURCES_DIR) / "checkpoints" / "hopper-medium-dt.pt"));
   EXPECT_TRUE(fs::equivalent(dstudio::resource_file("lessons/index.json"), fs::path(DSTUDIO_RESOURCES_DIR) / "lessons" / "index.json"));
-  EXPECT_EQ(dstudio::installed_plugin_dir(), exe.parent_path().parent_path() / DSTUDIO_INSTALL_LIBDIR / "decision-studio" / "plugins");
+  EXPECT_EQ(dstudio::private_lib_dir(), exe.parent_path().parent_path() / DSTUDIO_PRIVATE_LIBDIR);
+  EXPECT_EQ(dstudio::installed_plugin_dir(), dstudio::private_lib_dir() / "plugins");
 }
 
 TEST(Resources, TheEnvironmentOverridesAndAMissingFileIsNamed) {

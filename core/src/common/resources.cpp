@@ -46,9 +46,14 @@ fs::path resource_file(const fs::path& relative) {
   throw Error("the shipped file " + relative.string() + " is missing from " + dir.string());
 }
 
-fs::path installed_plugin_dir() {
+fs::path private_lib_dir() {
   const fs::path base = prefix();
-  return base.empty() ? fs::path() : base / DSTUDIO_INSTALL_LIBDIR / "decision-studio" / "plugins";
+  return base.empty() ? fs::path() : base / DSTUDIO_PRIVATE_LIBDIR;
+}
+
+fs::path installed_plugin_dir() {
+  const fs::path dir = private_lib_dir();
+  return dir.empty() ? fs::path() : dir / "plugins";
 }
 
 }  // namespace dstudio

@@ -26,9 +26,13 @@ std::filesystem::path resources_dir();
 /// when it does not exist.
 std::filesystem::path resource_file(const std::filesystem::path& relative);
 
-/// Where the installed plugins are: `<executable's folder>/../<libdir>/decision-studio/plugins`,
-/// the library folder the project was configured with (architecture-dependent files stay out of
-/// share/). Empty when the executable cannot be found.
+/// The studio's private library folder: `<executable's folder>/../lib/<multiarch>/decision-studio`
+/// (e.g. /usr/lib/x86_64-linux-gnu/decision-studio), where its libraries and helper programs are
+/// installed (architecture-dependent files stay out of share/). Empty when the executable cannot be
+/// found. A build tree keeps its libraries in lib/ and its programs in bin/ instead.
+std::filesystem::path private_lib_dir();
+
+/// Where the installed plugins are: `private_lib_dir() / "plugins"`.
 std::filesystem::path installed_plugin_dir();
 
 }  // namespace dstudio

@@ -24,7 +24,7 @@ struct PluginRecord {
 /// Where plugins are looked for, in this order: the folders of DSTUDIO_PLUGIN_PATH (separated by
 /// ':'), the user's folder ($XDG_DATA_HOME or ~/.local/share, then decision-studio/plugins), and
 /// the studio's own (`<libdir>/decision-studio/plugins` beside the installed programs, e.g.
-/// /usr/lib/decision-studio/plugins). Folders that do not exist are left out.
+/// /usr/lib/x86_64-linux-gnu/decision-studio/plugins). Folders that do not exist are left out.
 std::vector<std::filesystem::path> plugin_folders();
 
 /// The user's plugin folder (whether or not it exists).
