@@ -20,7 +20,7 @@ echo "build-deb: $(du -k "$deb" | cut -f1) KiB to download, ${installed_kb} KiB 
      "$(dpkg-deb -c "$deb" | grep -vc '^d') files"
 echo "build-deb: Depends: $(dpkg-deb -f "$deb" Depends)"
 # lintian refuses nothing as root but says so; its report is what matters.
-report=$(lintian --no-tag-display-limit --display-info "$deb" 2>&1 | grep -v 'running with root privileges' || true)
+report=$(lintian --tag-display-limit 0 --display-info "$deb" 2>&1 | grep -v 'running with root privileges' || true)
 [[ -n $report ]] && printf '%s\n' "$report"
 errors=$(printf '%s\n' "$report" | grep -c '^E: ' || true)
 warnings=$(printf '%s\n' "$report" | grep -c '^W: ' || true)

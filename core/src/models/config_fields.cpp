@@ -113,7 +113,14 @@ std::string range_text(const ConfigField& f) {
     if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
     return value_text(nlohmann::json(v));
   };
-  std::string out = std::isfinite(f.minimum) ? (f.above ? "(" : "[") + text(f.minimum) : "(-inf";
+  // Appended piece by piece: GCC 12's -Wrestrict misreads `"(" + std::string` at -O3.
+  std::string out;
+  if (std::isfinite(f.minimum)) {
+    out += f.above ? '(' : '[';
+    out += text(f.minimum);
+  } else {
+    out += "(-inf";
+  }
   out += ", ";
   out += std::isfinite(f.maximum) ? text(f.maximum) + (f.below ? ")" : "]") : "inf)";
   return out;
