@@ -119,7 +119,7 @@ void print_text(const Dataset& ds, const DatasetSummary& s, double r2) {
 std::unique_ptr<Dataset> load_or_report(const std::string& path) {
   try {
     TerminalProgress bar("loading");
-    return std::make_unique<Dataset>(data::load_dataset(path, {}, bar.progress()));
+    return std::make_unique<Dataset>(data::load_dataset(path, {.isolate = true}, bar.progress()));
   } catch (const data::DatasetError& e) {
     std::fprintf(stderr, "dstudio: error: %s\n", e.what());
     return nullptr;
@@ -272,6 +272,7 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
     exit_code = run_guarded([&] {
       data::LoadOptions options;
       options.next_observations = true;
+      options.isolate = true;
       const auto full = data::load_dataset(h->in, options);
       const auto view = env::hide_velocities(full);
       data::write_d4rl(h->out, view.data, view.metadata);

@@ -182,7 +182,7 @@ void LiveViewer::State::open_player() {
   std::shared_ptr<models::EpisodePlayer> player;
   std::vector<double> returns;
   if (!options.dataset.empty()) {
-    const auto dataset = data::load_dataset(options.dataset);
+    const auto dataset = data::load_dataset(options.dataset, {.isolate = true});
     for (const auto& e : dataset.episodes)
       if (e.complete()) returns.push_back(e.ret);
     if (options.episode >= 0) {

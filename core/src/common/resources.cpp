@@ -56,4 +56,13 @@ fs::path installed_plugin_dir() {
   return dir.empty() ? fs::path() : dir / "plugins";
 }
 
+fs::path private_program(std::string_view name) {
+  const fs::path exe = executable_path();
+  if (exe.empty()) return {};
+  std::error_code ec;
+  for (const fs::path& candidate : {exe.parent_path() / name, private_lib_dir() / name})
+    if (fs::is_regular_file(candidate, ec)) return candidate;
+  return {};
+}
+
 }  // namespace dstudio

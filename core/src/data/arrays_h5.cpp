@@ -27,9 +27,12 @@ std::int64_t NdArray::numel() const {
 
 std::map<std::string, NdArray> read_nd_arrays(const fs::path& path, const std::vector<std::string>& required,
                                               const std::vector<std::string>& optional) {
-  const h5::Context ctx{path.string()};
+  h5::Context ctx{path.string()};
   std::error_code ec;
   if (!fs::exists(path, ec)) ctx.fail("", "no such file");
+  ctx.file_bytes = static_cast<std::int64_t>(fs::file_size(path, ec));
+  if (ec) ctx.fail("", "cannot be read: " + ec.message());
+  h5::StorageMap storage;
   std::map<std::string, NdArray> out;
   std::lock_guard lock(h5::library_mutex());
   h5::silence_library();
@@ -51,6 +54,7 @@ std::map<std::string, NdArray> read_nd_arrays(const fs::path& path, const std::v
       for (std::size_t i = 0; i < a.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(a.shape[i]);
       ctx.fail(key, "has shape " + shape + ", more than the " + std::to_string(kMaxArrayValues) + " values an array may hold");
     }
+    h5::require_stored(ctx, a, storage);
     const auto n = static_cast<std::size_t>(count);
     array.values.resize(n);
     if (n == 0) return array;
@@ -78,11 +82,11 @@ std::map<std::string, NdArray> read_nd_arrays(const fs::path& path, const std::v
     return array;
   };
   for (const auto& key : required) {
-    if (!h5::has_path(fid, key)) ctx.fail(key, "is missing");
+    if (!h5::has_path(ctx, fid, key, key)) ctx.fail(key, "is missing");
     out[key] = read(key);
   }
   for (const auto& key : optional)
-    if (h5::has_path(fid, key)) out[key] = read(key);
+    if (h5::has_path(ctx, fid, key, key)) out[key] = read(key);
   return out;
 }
 

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <sstream>
 
 namespace dstudio::data::h5 {
@@ -18,8 +20,8 @@ std::mutex& library_mutex() {
 }
 
 void silence_library() {
-  static std::once_flag once;
-  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+  // Every time: a thread-safe libhdf5 keeps this setting per thread.
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
 }
 
 std::string error_stack_message() {
@@ -47,41 +49,53 @@ void Context::fail_h5(const std::string& key, const std::string& what) const {
   fail(key, cause.empty() ? what : what + " (" + cause + ")");
 }
 
-bool has_link(hid_t loc, const std::string& name) {
-  return H5Lexists(loc, name.c_str(), H5P_DEFAULT) > 0;
+namespace {
+void (*g_breadcrumb_sink)(const std::string&, bool) = nullptr;
+}  // namespace
+
+void set_breadcrumb_sink(void (*sink)(const std::string& what, bool optional)) { g_breadcrumb_sink = sink; }
+
+void breadcrumb(const std::string& what, bool optional) {
+  if (g_breadcrumb_sink) g_breadcrumb_sink(what, optional);
 }
 
-bool has_path(hid_t loc, const std::string& path) {
+static std::string named(const std::string& key) { return key.empty() ? "the file's top level" : "'" + key + "'"; }
+
+bool has_link(const Context& ctx, hid_t loc, const std::string& name, const std::string& key) {
+  const htri_t exists = H5Lexists(loc, name.c_str(), H5P_DEFAULT);
+  if (exists < 0) ctx.fail_h5(key, "cannot be read: its link in the file is damaged");
+  return exists > 0;
+}
+
+bool has_path(const Context& ctx, hid_t loc, const std::string& path, const std::string& key) {
   std::string prefix;
   std::stringstream parts(path);
   for (std::string part; std::getline(parts, part, '/');) {
     prefix += prefix.empty() ? part : "/" + part;
-    if (H5Lexists(loc, prefix.c_str(), H5P_DEFAULT) <= 0) {
-      H5Eclear2(H5E_DEFAULT);
-      return false;
-    }
+    if (!has_link(ctx, loc, prefix, key)) return false;
   }
   return true;
 }
 
-bool is_group(hid_t loc, const std::string& path) {
+bool is_group(const Context& ctx, hid_t loc, const std::string& path, const std::string& key) {
+  if (!has_path(ctx, loc, path, key)) return false;
   H5O_info_t info;
-  if (H5Oget_info_by_name2(loc, path.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0) {
-    H5Eclear2(H5E_DEFAULT);
-    return false;
-  }
+  if (H5Oget_info_by_name2(loc, path.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0)
+    ctx.fail_h5(key, "has an unreadable header");
   return info.type == H5O_TYPE_GROUP;
 }
 
-std::vector<std::string> link_names(hid_t loc) {
+std::vector<std::string> link_names(const Context& ctx, hid_t loc, const std::string& key) {
+  breadcrumb("listing the links of " + named(key), key.rfind("metadata", 0) == 0);
   std::vector<std::string> names;
-  H5Literate(
+  const herr_t status = H5Literate(
       loc, H5_INDEX_NAME, H5_ITER_INC, nullptr,
       [](hid_t, const char* name, const H5L_info_t*, void* data) -> herr_t {
         static_cast<std::vector<std::string>*>(data)->emplace_back(name);
         return 0;
       },
       &names);
+  if (status < 0) ctx.fail_h5(key, "cannot be listed: its list of links is damaged");
   return names;
 }
 
@@ -127,7 +141,8 @@ static std::string shape_text(const std::vector<std::int64_t>& shape) {
 }
 
 Array open_array(const Context& ctx, hid_t loc, const std::string& path, const std::string& key) {
-  if (!has_path(loc, path)) ctx.fail(key, "missing: the file has no such dataset");
+  breadcrumb("opening " + named(key), key.rfind("metadata/", 0) == 0);
+  if (!has_path(ctx, loc, path, key)) ctx.fail(key, "missing: the file has no such dataset");
   Array a;
   a.key = key;
   a.dataset = Handle(H5Dopen2(loc, path.c_str(), H5P_DEFAULT), H5Dclose);
@@ -156,6 +171,116 @@ void require_vector(const Context& ctx, const Array& a) {
   if (!ok) ctx.fail(a.key, "has shape " + shape_text(a.shape) + "; expected (N) or (N, 1)");
 }
 
+// Deflate cannot shrink data by more than about 1032:1; a compressed array claiming more values
+// than this many times the file's size has a damaged shape.
+constexpr double kMaxCompression = 1100.0;
+// Beyond this many chunks, listing each (HDF5 walks the index for every one) costs seconds; the
+// count is still checked.
+constexpr hsize_t kMaxListedChunks = 2048;
+
+static void claim(const Context& ctx, const Array& a, StorageMap& map, std::uint64_t begin, std::uint64_t size) {
+  const std::uint64_t end = begin + size;
+  if (ctx.file_bytes > 0 && (end < begin || end > static_cast<std::uint64_t>(ctx.file_bytes)))
+    ctx.fail(a.key, "has values stored at bytes " + std::to_string(begin) + ".." + std::to_string(end) + ", beyond the file's " +
+                        std::to_string(ctx.file_bytes) + " bytes: its address is damaged or the file is truncated");
+  if (size == 0) return;
+  auto next = map.extents.lower_bound(begin);
+  const auto overlaps = [&](std::size_t owner) {
+    ctx.fail(a.key, "has values stored in the same bytes as " + named(map.owners[owner]) +
+                        ": an address in the file is damaged, and HDF5 would read one array's values as the other's");
+  };
+  if (next != map.extents.end() && next->first < end) overlaps(next->second.second);
+  if (next != map.extents.begin() && std::prev(next)->second.first > begin) overlaps(std::prev(next)->second.second);
+  if (map.owners.empty() || map.owners.back() != a.key) map.owners.push_back(a.key);
+  map.extents.emplace(begin, std::make_pair(end, map.owners.size() - 1));
+}
+
+void require_stored(const Context& ctx, const Array& a, StorageMap& map) {
+  breadcrumb("checking where " + named(a.key) + " is stored");
+  long double values = 1;
+  for (auto d : a.shape) values *= static_cast<long double>(d);
+  if (values <= 0) return;  // nothing to read, nothing stored (an empty Minari episode)
+  const long double declared = values * static_cast<long double>(a.element_size);
+  Handle dcpl(H5Dget_create_plist(a.dataset), H5Pclose);
+  if (!dcpl.valid()) ctx.fail_h5(a.key, "has an unreadable storage layout");
+  const H5D_layout_t layout = H5Pget_layout(dcpl);
+  const int filters = H5Pget_nfilters(dcpl);
+  if (ctx.file_bytes > 0 && declared > (filters > 0 ? kMaxCompression : 1.0) * static_cast<long double>(ctx.file_bytes))
+    ctx.fail(a.key, "has shape " + shape_text(a.shape) + ", more values than a file of " + std::to_string(ctx.file_bytes) +
+                        " bytes can hold: its header is damaged");
+  H5D_space_status_t status{};
+  if (H5Dget_space_status(a.dataset, &status) < 0) ctx.fail_h5(a.key, "has an unreadable storage index");
+  if (status == H5D_SPACE_STATUS_NOT_ALLOCATED)
+    ctx.fail(a.key, "has no values stored in the file: HDF5 would read it as its fill value (zeros); the file is damaged or was never completely written");
+  if (layout == H5D_CONTIGUOUS) {
+    const haddr_t offset = H5Dget_offset(a.dataset);
+    const hsize_t size = H5Dget_storage_size(a.dataset);
+    if (offset == HADDR_UNDEF) ctx.fail_h5(a.key, "has no address for its values in the file");
+    if (static_cast<long double>(size) < declared)
+      ctx.fail(a.key, "stores " + std::to_string(size) + " bytes, fewer than its shape " + shape_text(a.shape) + " needs: its header is damaged");
+    claim(ctx, a, map, offset, size);
+  } else if (layout == H5D_CHUNKED) {
+    const int rank = static_cast<int>(a.shape.size());
+    std::vector<hsize_t> chunk(static_cast<std::size_t>(std::max(rank, 1)), 1);
+    if (H5Pget_chunk(dcpl, rank, chunk.data()) != rank) ctx.fail_h5(a.key, "has an unreadable chunk shape");
+    // The chunk grid, row-major: which chunk each stored one is, so that none is missing or twice.
+    std::vector<hsize_t> grid(static_cast<std::size_t>(rank));
+    long double expected = 1;
+    for (int d = 0; d < rank; ++d) {
+      if (chunk[d] == 0) ctx.fail(a.key, "has a chunk dimension of 0: its header is damaged");
+      grid[d] = (static_cast<hsize_t>(a.shape[d]) + chunk[d] - 1) / chunk[d];
+      expected *= static_cast<long double>(grid[d]);
+    }
+    hsize_t chunk_bytes = a.element_size;
+    for (int d = 0; d < rank; ++d) chunk_bytes *= chunk[d];
+    hsize_t stored = 0;
+    if (H5Dget_num_chunks(a.dataset, a.space, &stored) < 0) ctx.fail_h5(a.key, "has an unreadable chunk index");
+    if (static_cast<long double>(stored) != expected)
+      ctx.fail(a.key, "has " + std::to_string(stored) + " of the " + std::to_string(static_cast<std::uint64_t>(expected)) +
+                          " chunks its shape needs: HDF5 would read the missing ones as the fill value (zeros); its chunk index is damaged");
+    // Every chunk of the grid found the way a read finds it (a lookup by its position): a damaged
+    // key in the index can leave a chunk counted, listed, yet not found, and read as zeros.
+    std::vector<hsize_t> position(static_cast<std::size_t>(std::max(rank, 1)), 0);
+    for (hsize_t cell = 0; cell < stored; ++cell) {
+      hsize_t rest = cell;
+      for (int d = rank - 1; d >= 0; --d) {
+        position[d] = (rest % grid[d]) * chunk[d];
+        rest /= grid[d];
+      }
+      hsize_t found = 0;
+      if (H5Dget_chunk_storage_size(a.dataset, position.data(), &found) < 0 || found == 0)
+        ctx.fail(a.key, "has no chunk found at row " + std::to_string(position[0]) +
+                            " (its chunk index is damaged): HDF5 would read those values as the fill value (zeros)");
+    }
+    if (stored <= kMaxListedChunks) {
+      std::vector<bool> seen(stored, false);
+      std::vector<hsize_t> origin(static_cast<std::size_t>(std::max(rank, 1)));
+      for (hsize_t i = 0; i < stored; ++i) {
+        unsigned mask = 0;
+        haddr_t address = HADDR_UNDEF;
+        hsize_t size = 0;
+        if (H5Dget_chunk_info(a.dataset, a.space, i, origin.data(), &mask, &address, &size) < 0 || address == HADDR_UNDEF)
+          ctx.fail_h5(a.key, "has an unreadable entry in its chunk index");
+        hsize_t cell = 0;
+        bool on_grid = true;
+        for (int d = 0; d < rank; ++d) {
+          on_grid = on_grid && origin[d] % chunk[d] == 0 && origin[d] / chunk[d] < grid[d];
+          cell = cell * grid[d] + (on_grid ? origin[d] / chunk[d] : 0);
+        }
+        if (!on_grid || seen[cell])
+          ctx.fail(a.key, "has a chunk index that does not cover its shape (a chunk is misplaced or listed twice): HDF5 would read part of it as the fill value (zeros)");
+        // A chunk stored without its filters (a set bit in its filter mask) or without any holds
+        // exactly the chunk's raw bytes; otherwise HDF5 would hand back compressed bytes as values.
+        if ((filters == 0 || mask != 0) && size != chunk_bytes)
+          ctx.fail(a.key, "has a chunk of " + std::to_string(size) + " bytes stored " + (filters == 0 ? "uncompressed" : "with its filters skipped") +
+                              " where " + std::to_string(chunk_bytes) + " are needed: its chunk index is damaged");
+        seen[cell] = true;
+        claim(ctx, a, map, address, size);
+      }
+    }
+  }
+}
+
 // Rows per read: whole chunks, about 64k rows, so each compressed chunk is inflated exactly once.
 static std::int64_t block_rows(const Array& a) {
   std::int64_t chunk = 1;
@@ -178,10 +303,28 @@ static Handle select_rows(const Array& a, std::int64_t row0, std::int64_t rows, 
   return space;
 }
 
+// A float type exactly as IEEE 754 defines it, an integer using all of its bytes: a damaged type
+// description (an exponent bias, a precision) makes HDF5 convert every value wrongly, silently.
+static void require_standard_type(const Context& ctx, const Array& a) {
+  bool standard = false;
+  if (a.kind == Kind::Float) {
+    for (hid_t ieee : {H5T_IEEE_F32LE, H5T_IEEE_F32BE, H5T_IEEE_F64LE, H5T_IEEE_F64BE})
+      standard = standard || H5Tequal(a.type, ieee) > 0;
+  } else {
+    Handle base(a.kind == Kind::Bool ? H5Tget_super(a.type) : H5Tcopy(a.type), H5Tclose);
+    standard = base.valid() && H5Tget_class(base) == H5T_INTEGER && H5Tget_offset(base) == 0 &&
+               H5Tget_precision(base) == 8 * H5Tget_size(base);
+  }
+  H5Eclear2(H5E_DEFAULT);
+  if (!standard) ctx.fail(a.key, "has a " + a.dtype + " type that is not a standard one: its type description in the file is damaged");
+}
+
 void read_floats(const Context& ctx, const Array& a, std::int64_t cols, float* out,
                  const std::function<void(std::int64_t)>& on_rows, std::int64_t row_offset) {
   if (a.kind != Kind::Float || (a.element_size != 4 && a.element_size != 8))
     ctx.fail(a.key, "has unsupported dtype " + a.dtype + "; expected float32 or float64");
+  require_standard_type(ctx, a);
+  breadcrumb("reading " + named(a.key));
   const std::int64_t n = a.rows();
   const std::int64_t step = block_rows(a);
   std::int64_t bad = 0, first_bad = -1;
@@ -212,6 +355,7 @@ void read_floats(const Context& ctx, const Array& a, std::int64_t cols, float* o
 }
 
 void read_flags(const Context& ctx, const Array& a, std::uint8_t* out, std::int64_t row_offset) {
+  breadcrumb("reading " + named(a.key));
   const std::int64_t n = a.rows();
   auto check = [&](std::int64_t i, double v) {
     if (v != 0.0 && v != 1.0) {
@@ -221,6 +365,7 @@ void read_flags(const Context& ctx, const Array& a, std::uint8_t* out, std::int6
     }
     out[i] = v != 0.0;
   };
+  if (a.kind == Kind::Bool || a.kind == Kind::Integer || a.kind == Kind::Float) require_standard_type(ctx, a);
   auto read_all = [&](hid_t memtype, void* buffer) {
     if (H5Dread(a.dataset, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer) < 0)
       ctx.fail_h5(a.key, "could not be read: the file is truncated or corrupt");
@@ -229,8 +374,9 @@ void read_flags(const Context& ctx, const Array& a, std::uint8_t* out, std::int6
     case Kind::Bool: {
       // Enums cannot be converted to numbers by HDF5; read their stored integer values.
       Handle memtype(H5Tget_native_type(a.type, H5T_DIR_ASCEND), H5Tclose);
+      if (!memtype.valid()) ctx.fail_h5(a.key, "has an unreadable type");
       const std::size_t size = H5Tget_size(memtype);
-      if (size > 8) ctx.fail(a.key, "has unsupported dtype " + a.dtype);
+      if (size == 0 || size > 8) ctx.fail(a.key, "has unsupported dtype " + a.dtype);
       std::vector<unsigned char> raw(static_cast<std::size_t>(n) * size);
       read_all(memtype, raw.data());
       for (std::int64_t i = 0; i < n; ++i) {
@@ -257,32 +403,47 @@ void read_flags(const Context& ctx, const Array& a, std::uint8_t* out, std::int6
   }
 }
 
-// Reads a scalar value of any simple type as text; `read` does the H5Dread/H5Aread.
-static std::string scalar_text(hid_t type, hid_t space,
-                               const std::function<herr_t(hid_t, void*)>& read) {
-  if (H5Sget_simple_extent_npoints(space) != 1) return "";
+// Reads a scalar value of any simple type as text; `read` does the H5Dread/H5Aread, `stored_length`
+// gives a variable-length string's length as the file declares it when it can be known before
+// HDF5 allocates that much (-1 when not).
+static std::string scalar_text(const Context& ctx, const std::string& key, hid_t type, hid_t space,
+                               const std::function<herr_t(hid_t, void*)>& read,
+                               const std::function<std::int64_t()>& stored_length) {
+  if (type < 0 || space < 0) ctx.fail_h5(key, "has an unreadable header");
+  const hssize_t points = H5Sget_simple_extent_npoints(space);
+  if (points < 0) ctx.fail_h5(key, "has an unreadable shape");
+  if (points != 1) return "";
+  const auto failed = [&] { ctx.fail_h5(key, "could not be read: the file is truncated or corrupt"); };
   switch (H5Tget_class(type)) {
     case H5T_STRING: {
       if (H5Tis_variable_str(type) > 0) {
+        // HDF5 allocates whatever length the file declares before it reads the string: a damaged
+        // length would cost gigabytes.
+        if (const std::int64_t length = stored_length(); length > static_cast<std::int64_t>(kMaxTextBytes))
+          ctx.fail(key, "declares a text of " + std::to_string(length) + " bytes, more than the " +
+                            std::to_string(kMaxTextBytes) + " a metadata text may have: its length is damaged");
         Handle memtype(H5Tcopy(H5T_C_S1), H5Tclose);
         H5Tset_size(memtype, H5T_VARIABLE);
         H5Tset_cset(memtype, H5Tget_cset(type));
         char* text = nullptr;
-        if (read(memtype, &text) < 0) return "";
+        if (read(memtype, &text) < 0) failed();
         std::string result = text ? text : "";
         H5Dvlen_reclaim(memtype, space, H5P_DEFAULT, &text);
+        if (result.size() > kMaxTextBytes) ctx.fail(key, "is a text longer than " + std::to_string(kMaxTextBytes) + " bytes");
         return result;
       }
       const std::size_t size = H5Tget_size(type);
+      if (size == 0 || size > kMaxTextBytes)
+        ctx.fail(key, "declares a text of " + std::to_string(size) + " bytes; a metadata text may have at most " + std::to_string(kMaxTextBytes));
       std::string text(size, '\0');
       Handle memtype(H5Tcopy(type), H5Tclose);
-      if (read(memtype, text.data()) < 0) return "";
+      if (read(memtype, text.data()) < 0) failed();
       text.resize(std::strlen(text.c_str()));
       return text;
     }
     case H5T_FLOAT: {
       double v = 0;
-      if (read(H5T_NATIVE_DOUBLE, &v) < 0) return "";
+      if (read(H5T_NATIVE_DOUBLE, &v) < 0) failed();
       std::ostringstream s;
       s.precision(17);
       s << v;
@@ -290,13 +451,13 @@ static std::string scalar_text(hid_t type, hid_t space,
     }
     case H5T_INTEGER: {
       long long v = 0;
-      if (read(H5T_NATIVE_LLONG, &v) < 0) return "";
+      if (read(H5T_NATIVE_LLONG, &v) < 0) failed();
       return std::to_string(v);
     }
     case H5T_ENUM: {
       Handle memtype(H5Tget_native_type(type, H5T_DIR_ASCEND), H5Tclose);
       long long v = 0;
-      if (H5Tget_size(memtype) > sizeof v || read(memtype, &v) < 0) return "";
+      if (!memtype.valid() || H5Tget_size(memtype) > sizeof v || read(memtype, &v) < 0) failed();
       return v ? "true" : "false";
     }
     default:
@@ -304,37 +465,52 @@ static std::string scalar_text(hid_t type, hid_t space,
   }
 }
 
-std::string read_scalar_text(const Array& a) {
-  std::string text = scalar_text(a.type, a.space, [&](hid_t memtype, void* buffer) {
-    return H5Dread(a.dataset, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer);
-  });
+std::string read_scalar_text(const Context& ctx, const Array& a) {
+  breadcrumb("reading " + named(a.key), true);
+  // A contiguous variable-length string stores its length in the first 4 bytes of its data.
+  const auto stored_length = [&]() -> std::int64_t {
+    const haddr_t offset = H5Dget_offset(a.dataset);
+    H5Eclear2(H5E_DEFAULT);
+    if (offset == HADDR_UNDEF || ctx.file.empty()) return -1;
+    std::uint32_t length = 0;
+    FILE* f = std::fopen(ctx.file.c_str(), "rb");
+    if (!f) return -1;
+    const bool ok = std::fseek(f, static_cast<long>(offset), SEEK_SET) == 0 && std::fread(&length, 4, 1, f) == 1;
+    std::fclose(f);
+    return ok ? static_cast<std::int64_t>(length) : -1;  // little-endian, as HDF5 writes it on x86
+  };
+  std::string text = scalar_text(
+      ctx, a.key, a.type, a.space,
+      [&](hid_t memtype, void* buffer) { return H5Dread(a.dataset, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer); },
+      stored_length);
   H5Eclear2(H5E_DEFAULT);
   return text;
 }
 
-std::string read_attribute_text(hid_t obj, const std::string& name) {
+std::string read_attribute_text(const Context& ctx, hid_t obj, const std::string& name) {
+  breadcrumb("reading the attribute '" + name + "'", true);
   Handle attr(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
-  if (!attr.valid()) {
-    H5Eclear2(H5E_DEFAULT);
-    return "";
-  }
+  if (!attr.valid()) ctx.fail_h5(name, "cannot be opened as an attribute");
   Handle type(H5Aget_type(attr), H5Tclose);
   Handle space(H5Aget_space(attr), H5Sclose);
   std::string text = scalar_text(
-      type, space, [&](hid_t memtype, void* buffer) { return H5Aread(attr, memtype, buffer); });
+      ctx, name, type, space, [&](hid_t memtype, void* buffer) { return H5Aread(attr, memtype, buffer); },
+      [] { return std::int64_t{-1}; });
   H5Eclear2(H5E_DEFAULT);
   return text;
 }
 
-std::vector<std::string> attribute_names(hid_t obj) {
+std::vector<std::string> attribute_names(const Context& ctx, hid_t obj, const std::string& key) {
+  breadcrumb("listing the attributes of " + named(key), true);
   std::vector<std::string> names;
-  H5Aiterate2(
+  const herr_t status = H5Aiterate2(
       obj, H5_INDEX_NAME, H5_ITER_INC, nullptr,
       [](hid_t, const char* name, const H5A_info_t*, void* data) -> herr_t {
         static_cast<std::vector<std::string>*>(data)->emplace_back(name);
         return 0;
       },
       &names);
+  if (status < 0) ctx.fail_h5(key, "has attributes that cannot be listed: their index is damaged");
   return names;
 }
 

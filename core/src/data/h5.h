@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -61,6 +62,8 @@ class Handle {
 /// Raises DatasetError for one file, adding HDF5's own explanation when it has one.
 struct Context {
   std::string file;
+  /// The file's size in bytes: no array may claim more storage than this (0: not checked).
+  std::int64_t file_bytes = 0;
   [[noreturn]] void fail(const std::string& key, const std::string& problem) const;
   [[noreturn]] void fail_h5(const std::string& key, const std::string& what) const;
 };
@@ -87,17 +90,41 @@ struct Array {
   [[nodiscard]] ArrayInfo info() const { return {key, dtype, shape}; }
 };
 
-/// True if `loc` has a link called `name` (a single path component).
-bool has_link(hid_t loc, const std::string& name);
-/// True if `path` (possibly nested, e.g. "infos/qpos") exists below `loc`.
-bool has_path(hid_t loc, const std::string& path);
-/// True if the object at `path` is a group.
-bool is_group(hid_t loc, const std::string& path);
-/// The link names directly inside group `loc`, in HDF5's name order.
-std::vector<std::string> link_names(hid_t loc);
+/// Tells the reader process's parent what is being read, so that a crash or a hang inside
+/// libhdf5 can be named ("reading 'metadata/policy'"). `optional` marks reads whose failure may
+/// cost a warning instead of the dataset (metadata). A no-op unless a sink is installed.
+void breadcrumb(const std::string& what, bool optional = false);
+/// Installs the function that receives breadcrumbs (the reader process writes them to a pipe).
+void set_breadcrumb_sink(void (*sink)(const std::string& what, bool optional));
+
+/// True if `loc` has a link called `name` (a single path component). A link HDF5 cannot read
+/// raises DatasetError naming `key`: a damaged link is not an absent one.
+bool has_link(const Context& ctx, hid_t loc, const std::string& name, const std::string& key);
+/// True if `path` (possibly nested, e.g. "infos/qpos") exists below `loc`; DatasetError naming
+/// `key` when one of its links cannot be read.
+bool has_path(const Context& ctx, hid_t loc, const std::string& path, const std::string& key);
+/// True if the object at `path` is a group; false when it is absent or another kind of object,
+/// DatasetError naming `key` when it exists but its header cannot be read.
+bool is_group(const Context& ctx, hid_t loc, const std::string& path, const std::string& key);
+/// The link names directly inside group `loc`, in HDF5's name order; DatasetError naming `key`
+/// when the list cannot be read to its end.
+std::vector<std::string> link_names(const Context& ctx, hid_t loc, const std::string& key);
 
 /// Opens `path` below `loc`; `key` is the name used in messages.
 Array open_array(const Context& ctx, hid_t loc, const std::string& path, const std::string& key);
+
+/// The byte ranges in the file that the arrays read so far occupy; two arrays sharing bytes is
+/// a damaged address, which HDF5 itself would read without complaint.
+struct StorageMap {
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::size_t>> extents;  // begin -> (end, owner)
+  std::vector<std::string> owners;
+};
+
+/// Checks, before anything is allocated or read, that every value of `a` is stored in the file:
+/// all of its storage allocated (HDF5 reads unallocated chunks as the fill value, zeros, without
+/// an error), every chunk where the grid expects one, inside the file, and overlapping no other
+/// array in `map`; and that its declared size is one the file's bytes can hold.
+void require_stored(const Context& ctx, const Array& a, StorageMap& map);
 
 /// Checks that `a` is (rows, cols) with cols >= 1, or (rows) when `allow_vector`.
 /// Returns cols (1 for a vector).
@@ -114,10 +141,15 @@ void read_floats(const Context& ctx, const Array& a, std::int64_t cols, float* o
 /// Reads a flag vector stored as bool (h5py's enum), integer or float; each value must be 0 or 1.
 void read_flags(const Context& ctx, const Array& a, std::uint8_t* out, std::int64_t row_offset = 0);
 
-/// Reads a scalar (or one-element) dataset or attribute as text; "" if it is not scalar-like.
-std::string read_scalar_text(const Array& a);
-std::string read_attribute_text(hid_t obj, const std::string& name);
-/// Names of the attributes of `obj`.
-std::vector<std::string> attribute_names(hid_t obj);
+/// Longest text a metadata string may have; longer ones are refused before HDF5 allocates them.
+constexpr std::size_t kMaxTextBytes = 1 << 20;
+
+/// Reads a scalar (or one-element) dataset or attribute as text; "" if it is not scalar-like
+/// (an array, a compound). DatasetError naming the key when it cannot be read or its text is
+/// longer than kMaxTextBytes.
+std::string read_scalar_text(const Context& ctx, const Array& a);
+std::string read_attribute_text(const Context& ctx, hid_t obj, const std::string& name);
+/// Names of the attributes of `obj`; DatasetError naming `key` when they cannot be listed.
+std::vector<std::string> attribute_names(const Context& ctx, hid_t obj, const std::string& key);
 
 }  // namespace dstudio::data::h5

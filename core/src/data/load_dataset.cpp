@@ -9,13 +9,15 @@
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/data/format_registry.h"
 #include "h5.h"
+#include "isolation.h"
 
 namespace dstudio::data {
 
 DatasetError::DatasetError(std::string file, std::string key, const std::string& problem)
     : Error(file + (key.empty() ? "" : ": '" + key + "'") + ": " + problem),
       file_(std::move(file)),
-      key_(std::move(key)) {}
+      key_(std::move(key)),
+      problem_(problem) {}
 
 namespace {
 
@@ -69,31 +71,50 @@ void check_rows(const Context& ctx, const Array& a, std::int64_t n, const std::s
                         std::to_string(n) + "; there must be one row per transition");
 }
 
+// What a refusal says without the file's name, for a warning about that file.
+std::string without_file(const DatasetError& e) {
+  return (e.key().empty() ? "" : "'" + e.key() + "' ") + e.problem();
+}
+
 // Scalars anywhere below `group` go to `metadata` as text; every array is listed in `arrays`.
+// Metadata is optional: what cannot be read costs a warning, not the dataset.
 void read_metadata(const Context& ctx, hid_t loc, const std::string& prefix, Dataset& ds) {
-  for (const auto& name : h5::link_names(loc)) {
+  std::vector<std::string> names;
+  try {
+    names = h5::link_names(ctx, loc, prefix);
+  } catch (const DatasetError& e) {
+    ds.warnings.push_back("metadata left out: " + without_file(e));
+    return;
+  }
+  for (const auto& name : names) {
     const std::string path = prefix + "/" + name;
-    if (h5::is_group(loc, name)) {
-      h5::Handle group(H5Gopen2(loc, name.c_str(), H5P_DEFAULT), H5Gclose);
-      if (group.valid()) read_metadata(ctx, group, path, ds);
-      continue;
+    try {
+      if (h5::is_group(ctx, loc, name, path)) {
+        h5::Handle group(H5Gopen2(loc, name.c_str(), H5P_DEFAULT), H5Gclose);
+        if (!group.valid()) ctx.fail_h5(path, "cannot be opened as a group");
+        read_metadata(ctx, group, path, ds);
+        continue;
+      }
+      Array a = h5::open_array(ctx, loc, name, path);
+      ds.arrays.push_back(a.info());
+      if (const std::string text = h5::read_scalar_text(ctx, a); !text.empty())
+        ds.metadata[path.substr(std::string("metadata/").size())] = text;
+    } catch (const DatasetError& e) {
+      ds.warnings.push_back("metadata left out: " + without_file(e));
     }
-    if (!h5::has_link(loc, name)) continue;
-    h5::Handle probe(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
-    if (!probe.valid()) {
-      H5Eclear2(H5E_DEFAULT);
-      continue;
-    }
-    probe.reset();
-    Array a = h5::open_array(ctx, loc, name, path);
-    ds.arrays.push_back(a.info());
-    if (const std::string text = h5::read_scalar_text(a); !text.empty())
-      ds.metadata[path.substr(std::string("metadata/").size())] = text;
   }
 }
 
-void read_d4rl(const Context& ctx, hid_t file, const LoadOptions& options, const Progress& progress,
-               Dataset& ds) {
+// Top-level names a D4RL file may have; any other is reported, since a damaged name (a flipped
+// bit in "timeouts") would otherwise read as an absent array.
+bool known_d4rl_key(const std::string& name) {
+  for (const char* key : {"observations", "actions", "rewards", "terminals", "timeouts", "next_observations", "infos", "metadata"})
+    if (name == key) return true;
+  return false;
+}
+
+void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& keys, const LoadOptions& options,
+               const Progress& progress, Dataset& ds) {
   Array obs = h5::open_array(ctx, file, "observations", "observations");
   const std::int64_t obs_dim = h5::matrix_cols(ctx, obs, false);
   const std::int64_t n = obs.rows();
@@ -105,20 +126,20 @@ void read_d4rl(const Context& ctx, hid_t file, const LoadOptions& options, const
   Array term = h5::open_array(ctx, file, "terminals", "terminals");
   h5::require_vector(ctx, term);
   std::optional<Array> tout, next_obs, qpos, qvel;
-  if (h5::has_path(file, "timeouts")) {
+  if (h5::has_path(ctx, file, "timeouts", "timeouts")) {
     tout = h5::open_array(ctx, file, "timeouts", "timeouts");
     h5::require_vector(ctx, *tout);
   }
-  if (h5::has_path(file, "next_observations")) {
+  if (h5::has_path(ctx, file, "next_observations", "next_observations")) {
     next_obs = h5::open_array(ctx, file, "next_observations", "next_observations");
     if (h5::matrix_cols(ctx, *next_obs, false) != obs_dim)
       ctx.fail("next_observations", "has " + std::to_string(next_obs->shape[1]) +
                                         " columns but 'observations' has " +
                                         std::to_string(obs_dim));
   }
-  if (options.infos && h5::has_path(file, "infos/qpos"))
+  if (options.infos && h5::has_path(ctx, file, "infos/qpos", "infos/qpos"))
     qpos = h5::open_array(ctx, file, "infos/qpos", "infos/qpos");
-  if (options.infos && h5::has_path(file, "infos/qvel"))
+  if (options.infos && h5::has_path(ctx, file, "infos/qvel", "infos/qvel"))
     qvel = h5::open_array(ctx, file, "infos/qvel", "infos/qvel");
 
   // Every length must agree before anything is read.
@@ -138,13 +159,22 @@ void read_d4rl(const Context& ctx, hid_t file, const LoadOptions& options, const
   if (qpos) budget.add("infos/qpos", n, nq, 4);
   if (qvel) budget.add("infos/qvel", n, nv, 4);
 
+  // Before anything is allocated: every value of every array read is really in the file.
+  h5::StorageMap storage;
+  for (const Array* a : {&obs, &act, &rew, &term}) h5::require_stored(ctx, *a, storage);
+  if (tout) h5::require_stored(ctx, *tout, storage);
+  if (next_obs && options.next_observations) h5::require_stored(ctx, *next_obs, storage);
+  if (qpos) h5::require_stored(ctx, *qpos, storage);
+  if (qvel) h5::require_stored(ctx, *qvel, storage);
+
   for (const Array* a : {&obs, &act, &rew, &term}) ds.arrays.push_back(a->info());
   for (const auto* a : {&tout, &next_obs})
     if (*a) ds.arrays.push_back((*a)->info());
-  if (h5::is_group(file, "infos")) {
+  if (h5::is_group(ctx, file, "infos", "infos")) {
     h5::Handle infos(H5Gopen2(file, "infos", H5P_DEFAULT), H5Gclose);
-    for (const auto& name : h5::link_names(infos)) {
-      if (h5::is_group(infos, name)) continue;
+    if (!infos.valid()) ctx.fail_h5("infos", "cannot be opened as a group");
+    for (const auto& name : h5::link_names(ctx, infos, "infos")) {
+      if (h5::is_group(ctx, infos, name, "infos/" + name)) continue;
       ds.arrays.push_back(h5::open_array(ctx, infos, name, "infos/" + name).info());
     }
   }
@@ -184,10 +214,20 @@ void read_d4rl(const Context& ctx, hid_t file, const LoadOptions& options, const
     h5::read_floats(ctx, *qvel, nv, d.qvel.data(), read.counter(nv, "reading infos/qvel"));
   }
 
-  if (h5::is_group(file, "metadata")) {
-    h5::Handle meta(H5Gopen2(file, "metadata", H5P_DEFAULT), H5Gclose);
-    read_metadata(ctx, meta, "metadata", ds);
+  if (options.metadata) {
+    try {
+      if (h5::is_group(ctx, file, "metadata", "metadata")) {
+        h5::Handle meta(H5Gopen2(file, "metadata", H5P_DEFAULT), H5Gclose);
+        if (!meta.valid()) ctx.fail_h5("metadata", "cannot be opened as a group");
+        read_metadata(ctx, meta, "metadata", ds);
+      }
+    } catch (const DatasetError& e) {
+      ds.warnings.push_back("metadata left out: " + without_file(e));
+    }
   }
+  for (const auto& key : keys)
+    if (!known_d4rl_key(key))
+      ds.warnings.push_back("the top-level key '" + key + "' is not part of the D4RL layout and was ignored (a damaged name?)");
   for (const char* key : {"env_id", "env", "environment"}) {
     if (auto it = ds.metadata.find(key); it != ds.metadata.end() && ds.env_id.empty())
       ds.env_id = it->second;
@@ -220,15 +260,41 @@ std::optional<std::int64_t> episode_id(const std::string& name) {
   return id;
 }
 
+// An integer attribute as Minari writes it, when it is one.
+std::optional<std::int64_t> declared_count(const Dataset& ds, const std::string& key) {
+  const auto it = ds.metadata.find(key);
+  if (it == ds.metadata.end()) return std::nullopt;
+  std::int64_t value = 0;
+  const char* end = it->second.data() + it->second.size();
+  auto [ptr, ec] = std::from_chars(it->second.data(), end, value);
+  if (ec != std::errc() || ptr != end) return std::nullopt;
+  return value;
+}
+
 void read_minari(const Context& ctx, hid_t file,
                  const std::vector<std::pair<std::int64_t, std::string>>& names,
-                 const LoadOptions& options, const Progress& progress, Dataset& ds) {
-  for (const auto& attr : h5::attribute_names(file))
-    if (auto text = h5::read_attribute_text(file, attr); !text.empty()) ds.metadata[attr] = text;
+                 const std::vector<std::string>& keys, const LoadOptions& options,
+                 const Progress& progress, Dataset& ds) {
+  if (options.metadata) {
+    try {
+      for (const auto& attr : h5::attribute_names(ctx, file, "")) {
+        try {
+          if (auto text = h5::read_attribute_text(ctx, file, attr); !text.empty()) ds.metadata[attr] = text;
+        } catch (const DatasetError& e) {
+          ds.warnings.push_back("metadata left out: the attribute " + without_file(e));
+        }
+      }
+    } catch (const DatasetError& e) {
+      ds.warnings.push_back("metadata left out: " + without_file(e));
+    }
+  }
   if (auto it = ds.metadata.find("env_spec"); it != ds.metadata.end()) {
     const auto spec = nlohmann::json::parse(it->second, nullptr, false);
     if (spec.is_object() && spec.contains("id") && spec["id"].is_string()) ds.env_id = spec["id"];
   }
+  for (const auto& key : keys)
+    if (!episode_id(key))
+      ds.warnings.push_back("the top-level key '" + key + "' is not an episode group and was ignored (a damaged name?)");
 
   std::vector<MinariEpisode> episodes;
   episodes.reserve(names.size());
@@ -249,10 +315,11 @@ void read_minari(const Context& ctx, hid_t file,
     }
     // A dict observation space (goal-conditioned tasks) is a group: concatenate its members.
     std::vector<std::string> obs_paths;
-    if (h5::is_group(file, name + "/observations")) {
+    if (h5::is_group(ctx, file, name + "/observations", name + "/observations")) {
       dict_observations = true;
       h5::Handle g(H5Gopen2(file, (name + "/observations").c_str(), H5P_DEFAULT), H5Gclose);
-      for (const auto& member : h5::link_names(g))
+      if (!g.valid()) ctx.fail_h5(name + "/observations", "cannot be opened as a group");
+      for (const auto& member : h5::link_names(ctx, g, name + "/observations"))
         obs_paths.push_back(name + "/observations/" + member);
       if (obs_paths.empty()) ctx.fail(name + "/observations", "is an empty group");
     } else {
@@ -278,12 +345,31 @@ void read_minari(const Context& ctx, hid_t file,
     episodes.push_back(std::move(e));
   }
   if (total == 0) ctx.fail(names.front().second, "holds zero transitions (every episode is empty)");
+  // The file's own totals: an episode group whose name was damaged is otherwise skipped unseen.
+  const auto declared_episodes = declared_count(ds, "total_episodes");
+  const auto declared_steps = declared_count(ds, "total_steps");
+  const auto held = static_cast<std::int64_t>(names.size());
+  if (declared_episodes && *declared_episodes != held)
+    ctx.fail("", "declares " + std::to_string(*declared_episodes) + " episodes (total_episodes) but holds " +
+                     std::to_string(held) + " readable episode groups: the file is damaged or incomplete");
+  if (declared_steps && *declared_steps != total)
+    ctx.fail("", "declares " + std::to_string(*declared_steps) + " steps (total_steps) but its episode groups hold " +
+                     std::to_string(total) + ": the file is damaged or incomplete");
+  if (!options.metadata)
+    ds.warnings.push_back("the file's declared totals (total_episodes, total_steps) could not be read: "
+                          "whether every episode group was found is unchecked");
 
   MemoryBudget budget{ctx, options.max_bytes > 0 ? options.max_bytes : physical_memory_bytes() / 2};
   budget.add("observations", total, obs_dim, 4);
   budget.add("actions", total, act_dim, 4);
   budget.add("rewards", total, 1, 4);
   budget.add("terminations", total, 2, 9);
+
+  h5::StorageMap storage;
+  for (const auto& e : episodes) {
+    for (const auto& a : e.observations) h5::require_stored(ctx, a, storage);
+    for (const Array* a : {&e.actions, &e.rewards, &e.terminations, &e.truncations}) h5::require_stored(ctx, *a, storage);
+  }
 
   auto& d = ds.data;
   d.obs_dim = obs_dim;
@@ -348,23 +434,27 @@ void read_minari(const Context& ctx, hid_t file,
 
 namespace {
 
+// The HDF5 file to read: `path` itself, or a Minari dataset folder's main_data.hdf5.
+std::filesystem::path hdf5_file(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return path;
+  if (fs::exists(path / "data" / "main_data.hdf5", ec)) return path / "data" / "main_data.hdf5";
+  if (fs::exists(path / "main_data.hdf5", ec)) return path / "main_data.hdf5";
+  throw DatasetError(path.string(), "", "is a folder without data/main_data.hdf5 (not a Minari dataset)");
+}
+
 // The HDF5 layouts (D4RL, Minari): one open of the file decides which.
 Dataset load_hdf5(const std::filesystem::path& path, const LoadOptions& options, const Progress& progress) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  fs::path file = path;
-  if (fs::is_directory(path, ec)) {
-    if (fs::exists(path / "data" / "main_data.hdf5", ec))
-      file = path / "data" / "main_data.hdf5";
-    else if (fs::exists(path / "main_data.hdf5", ec))
-      file = path / "main_data.hdf5";
-    else
-      throw DatasetError(path.string(), "",
-                         "is a folder without data/main_data.hdf5 (not a Minari dataset)");
-  }
-  const Context ctx{file.string()};
+  const fs::path file = hdf5_file(path);
+  Context ctx{file.string()};
   if (!fs::exists(file, ec)) ctx.fail("", "no such file");
-  if (fs::file_size(file, ec) == 0) ctx.fail("", "is empty (0 bytes)");
+  const auto bytes = fs::file_size(file, ec);
+  if (ec) ctx.fail("", "cannot be read: " + ec.message());
+  if (bytes == 0) ctx.fail("", "is empty (0 bytes)");
+  ctx.file_bytes = static_cast<std::int64_t>(bytes);
   progress.update(0.0, "opening");
 
   Dataset ds;
@@ -376,21 +466,22 @@ Dataset load_hdf5(const std::filesystem::path& path, const LoadOptions& options,
       H5Eclear2(H5E_DEFAULT);
       ctx.fail("", "is not an HDF5 file");
     }
+    h5::breadcrumb("opening the file");
     h5::Handle fid(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
     if (!fid.valid()) ctx.fail_h5("", "cannot be opened: the file is truncated or corrupt");
 
     std::vector<std::pair<std::int64_t, std::string>> minari_episodes;
-    std::vector<std::string> keys = h5::link_names(fid);
+    std::vector<std::string> keys = h5::link_names(ctx, fid, "");
     for (const auto& name : keys)
       if (auto id = episode_id(name)) minari_episodes.emplace_back(*id, name);
     std::sort(minari_episodes.begin(), minari_episodes.end());
 
-    if (h5::has_link(fid, "observations")) {
+    if (h5::has_link(ctx, fid, "observations", "observations")) {
       ds.format = DatasetFormat::D4RL;
-      read_d4rl(ctx, fid, options, progress, ds);
+      read_d4rl(ctx, fid, keys, options, progress, ds);
     } else if (!minari_episodes.empty()) {
       ds.format = DatasetFormat::Minari;
-      read_minari(ctx, fid, minari_episodes, options, progress, ds);
+      read_minari(ctx, fid, minari_episodes, keys, options, progress, ds);
     } else {
       std::string found;
       for (std::size_t i = 0; i < keys.size() && i < 8; ++i) found += (i ? ", " : "") + keys[i];
@@ -399,6 +490,8 @@ Dataset load_hdf5(const std::filesystem::path& path, const LoadOptions& options,
                "groups); its top-level keys are: " +
                    (found.empty() ? "none" : found));
     }
+    h5::breadcrumb("closing the file");
+    if (!fid.close()) ctx.fail_h5("", "could not be closed: the file is corrupt");
   }
   return ds;
 }
@@ -464,9 +557,14 @@ bool hdf5_with(const std::filesystem::path& file, bool minari) {
   }
   h5::Handle fid(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!fid.valid()) return false;
-  if (!minari) return h5::has_link(fid, "observations");
-  for (const auto& name : h5::link_names(fid))
-    if (episode_id(name)) return true;
+  const Context ctx{file.string()};
+  try {
+    if (!minari) return h5::has_link(ctx, fid, "observations", "observations");
+    for (const auto& name : h5::link_names(ctx, fid, ""))
+      if (episode_id(name)) return true;
+  } catch (const DatasetError&) {
+    H5Eclear2(H5E_DEFAULT);  // a file whose links cannot be read is no format's to claim
+  }
   return false;
 }
 
@@ -516,6 +614,12 @@ Dataset load_dataset(const std::filesystem::path& path, const LoadOptions& optio
     check_plugin_dataset(ds, format->name);
     finish(ds, progress);
     return ds;
+  }
+  if (options.isolate) {
+    const auto file = hdf5_file(path);
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) (void)load_hdf5(path, options, progress);  // throws "no such file"
+    return load_in_reader_process(file, options, progress);
   }
   Dataset ds = load_hdf5(path, options, progress);
   finish(ds, progress);

@@ -35,4 +35,9 @@ std::filesystem::path private_lib_dir();
 /// Where the installed plugins are: `private_lib_dir() / "plugins"`.
 std::filesystem::path installed_plugin_dir();
 
+/// A helper program of the studio (such as `dstudio-probe`, the dataset reader): beside the
+/// running program (a build tree), else in `private_lib_dir()` (installed, it is no command for
+/// users). Empty when it is in neither.
+std::filesystem::path private_program(std::string_view name);
+
 }  // namespace dstudio

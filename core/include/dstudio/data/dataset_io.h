@@ -29,10 +29,13 @@ class DatasetError : public Error {
   [[nodiscard]] const std::string& file() const { return file_; }
   /// The HDF5 key concerned ("" when the problem is the file as a whole).
   [[nodiscard]] const std::string& key() const { return key_; }
+  /// What is wrong, without the file and the key.
+  [[nodiscard]] const std::string& problem() const { return problem_; }
 
  private:
   std::string file_;
   std::string key_;
+  std::string problem_;
 };
 
 /// Options of `load_dataset`.
@@ -46,6 +49,19 @@ struct LoadOptions {
   std::int64_t max_bytes = 0;
   /// D4RL files without `timeouts` are cut into episodes of at most this many steps.
   std::int64_t max_episode_steps = 1000;
+  /// Read the optional metadata (D4RL's `metadata/` group, Minari's root attributes). What of it
+  /// cannot be read costs a warning, not the dataset.
+  bool metadata = true;
+  /// Read the file first in a separate reader process (`dstudio-probe`) with a time and memory
+  /// limit, and only then here: libhdf5 crashes, loops or allocates gigabytes on some damaged
+  /// files, and this process holds the user's work. A crash, a timeout or exhausted memory there
+  /// becomes a DatasetError naming the file and what was being read; when it happened in the
+  /// metadata, the dataset is loaded without its metadata and a warning says so. Built-in HDF5
+  /// formats only (a plugin's format is read as the plugin reads it).
+  bool isolate = false;
+  /// The reader process's time limit in seconds; 0 derives it from the file's size (10 s plus a
+  /// second per 4 MB), or takes $DSTUDIO_READER_TIMEOUT when set.
+  double reader_timeout_seconds = 0;
 };
 
 /// Loads a D4RL HDF5 file, a Minari `main_data.hdf5`, or a Minari dataset folder (the one holding

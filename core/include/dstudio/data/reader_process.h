@@ -1,0 +1,20 @@
+#pragma once
+/// \file
+/// The dataset reader process, `dstudio-probe`: libhdf5 (Debian's 1.10.8) crashes, loops forever
+/// or allocates gigabytes on some damaged files, so `load_dataset` with `LoadOptions::isolate`
+/// reads an HDF5 dataset first in this separate program, under a memory limit and a time limit,
+/// and only then in the process that holds the user's work.
+///
+/// The program loads the file exactly as `load_dataset` would and reports on its standard output,
+/// one line each: `at <0|1> <what>` before each step that touches the file (1: optional metadata),
+/// `progress <fraction> <stage>`, then `ok`, `refused <file>\t<key>\t<problem>`, `nomem` or
+/// `failed <message>`. A crash leaves the last `at` line naming what was being read.
+
+namespace dstudio::data {
+
+/// The reader program's `main`: `dstudio-probe [--no-metadata] [--no-infos] [--next-observations]
+/// [--max-bytes N] [--max-episode-steps N] [--memory-limit BYTES] <dataset>`. Exits 0 when the
+/// dataset loads, 1 when it is refused, 3 when memory ran out, 2 on bad arguments.
+int reader_process_main(int argc, char** argv);
+
+}  // namespace dstudio::data

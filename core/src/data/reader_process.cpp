@@ -1,0 +1,557 @@
+// The dataset reader process: the child's main and the parent's side. See reader_process.h.
+
+#include "dstudio/data/reader_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string_view>
+
+#include "dstudio/common/resources.h"
+#include "dstudio/common/system_info.h"
+#include "h5.h"
+#include "isolation.h"
+
+extern char** environ;
+
+namespace dstudio::data {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kReaderProgram = "dstudio-probe";
+constexpr int kExitRefused = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitNoMemory = 3;
+constexpr int kExitFailed = 4;
+
+// One line to the parent, unbuffered: it must be out before a crash that may follow.
+void send(std::string line) {
+  for (char& c : line)
+    if (c == '\n') c = ' ';
+  line += '\n';
+  const char* p = line.data();
+  std::size_t left = line.size();
+  while (left > 0) {
+    const ssize_t n = ::write(STDOUT_FILENO, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
+std::string one_field(std::string text) {
+  for (char& c : text)
+    if (c == '\t') c = ' ';
+  return text;
+}
+
+// The dataset handed back to the parent: little-endian fields in a fixed order, every length first.
+// The parent checks each length against what is left, so a reader that died while writing cannot
+// make it allocate more than the bytes it wrote.
+constexpr std::uint64_t kResultMagic = 0x3130534453445344ULL;  // "DSDSDS01"
+
+struct ResultWriter {
+  int fd;
+  bool ok = true;
+  void bytes(const void* data, std::size_t n) {
+    const char* p = static_cast<const char*>(data);
+    while (ok && n > 0) {
+      const ssize_t w = ::write(fd, p, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) ok = false;
+      else {
+        p += w;
+        n -= static_cast<std::size_t>(w);
+      }
+    }
+  }
+  void u64(std::uint64_t v) { bytes(&v, sizeof v); }
+  void f64(double v) { bytes(&v, sizeof v); }
+  void text(const std::string& s) {
+    u64(s.size());
+    bytes(s.data(), s.size());
+  }
+  template <typename T>
+  void values(const std::vector<T>& v) {
+    u64(v.size());
+    bytes(v.data(), v.size() * sizeof(T));
+  }
+};
+
+bool write_result(int fd, const Dataset& ds) {
+  ResultWriter w{fd};
+  w.u64(kResultMagic);
+  w.text(ds.path);
+  w.u64(static_cast<std::uint64_t>(ds.format));
+  w.text(ds.format_name);
+  const auto& d = ds.data;
+  for (auto dim : {d.obs_dim, d.act_dim, d.qpos_dim, d.qvel_dim}) w.u64(static_cast<std::uint64_t>(dim));
+  for (const auto* v : {&d.observations, &d.next_observations, &d.actions, &d.rewards, &d.qpos, &d.qvel}) w.values(*v);
+  w.values(d.terminals);
+  w.values(d.timeouts);
+  w.u64(ds.timeouts_synthesized);
+  w.u64(ds.episodes.size());
+  for (const auto& e : ds.episodes) {
+    w.u64(static_cast<std::uint64_t>(e.start));
+    w.u64(static_cast<std::uint64_t>(e.length));
+    w.u64(static_cast<std::uint64_t>(e.end));
+    w.f64(e.ret);
+  }
+  w.u64(ds.arrays.size());
+  for (const auto& a : ds.arrays) {
+    w.text(a.key);
+    w.text(a.dtype);
+    w.values(a.shape);
+  }
+  w.u64(ds.metadata.size());
+  for (const auto& [k, v] : ds.metadata) {
+    w.text(k);
+    w.text(v);
+  }
+  w.text(ds.env_id);
+  w.values(ds.state_mean);
+  w.values(ds.state_std);
+  w.text(ds.fingerprint);
+  w.u64(ds.warnings.size());
+  for (const auto& warning : ds.warnings) w.text(warning);
+  w.u64(kResultMagic);
+  return w.ok;
+}
+
+struct ResultReader {
+  int fd;
+  std::uint64_t left;
+  bool ok = true;
+  void bytes(void* data, std::size_t n) {
+    if (!ok || n > left) {
+      ok = false;
+      return;
+    }
+    char* p = static_cast<char*>(data);
+    while (n > 0) {
+      const ssize_t r = ::read(fd, p, n);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        ok = false;
+        return;
+      }
+      p += r;
+      n -= static_cast<std::size_t>(r);
+      left -= static_cast<std::uint64_t>(r);
+    }
+  }
+  std::uint64_t u64() {
+    std::uint64_t v = 0;
+    bytes(&v, sizeof v);
+    return v;
+  }
+  double f64() {
+    double v = 0;
+    bytes(&v, sizeof v);
+    return v;
+  }
+  // A count of items of at least `min_bytes` each: never more than the bytes left could hold.
+  std::uint64_t count(std::uint64_t min_bytes) {
+    const std::uint64_t n = u64();
+    if (n > left / std::max<std::uint64_t>(min_bytes, 1)) ok = false;
+    return ok ? n : 0;
+  }
+  std::string text() {
+    std::string s(count(1), '\0');
+    bytes(s.data(), s.size());
+    return s;
+  }
+  template <typename T>
+  void values(std::vector<T>& v) {
+    v.resize(count(sizeof(T)));
+    bytes(v.data(), v.size() * sizeof(T));
+  }
+};
+
+bool read_result(int fd, std::uint64_t size, Dataset& ds) {
+  ResultReader r{fd, size};
+  if (r.u64() != kResultMagic) return false;
+  ds.path = r.text();
+  const std::uint64_t format = r.u64();
+  if (format > static_cast<std::uint64_t>(DatasetFormat::Plugin)) return false;
+  ds.format = static_cast<DatasetFormat>(format);
+  ds.format_name = r.text();
+  auto& d = ds.data;
+  for (auto* dim : {&d.obs_dim, &d.act_dim, &d.qpos_dim, &d.qvel_dim}) *dim = static_cast<std::int64_t>(r.u64());
+  for (auto* v : {&d.observations, &d.next_observations, &d.actions, &d.rewards, &d.qpos, &d.qvel}) r.values(*v);
+  r.values(d.terminals);
+  r.values(d.timeouts);
+  ds.timeouts_synthesized = r.u64() != 0;
+  ds.episodes.resize(r.count(32));
+  for (auto& e : ds.episodes) {
+    e.start = static_cast<std::int64_t>(r.u64());
+    e.length = static_cast<std::int64_t>(r.u64());
+    const std::uint64_t end = r.u64();
+    e.end = end <= static_cast<std::uint64_t>(EndReason::Unterminated) ? static_cast<EndReason>(end) : EndReason::Unterminated;
+    e.ret = r.f64();
+  }
+  ds.arrays.resize(r.count(24));
+  for (auto& a : ds.arrays) {
+    a.key = r.text();
+    a.dtype = r.text();
+    r.values(a.shape);
+  }
+  for (std::uint64_t i = 0, n = r.count(16); i < n && r.ok; ++i) {
+    std::string k = r.text();
+    ds.metadata[k] = r.text();
+  }
+  ds.env_id = r.text();
+  r.values(ds.state_mean);
+  r.values(ds.state_std);
+  ds.fingerprint = r.text();
+  ds.warnings.resize(r.count(8));
+  for (auto& warning : ds.warnings) warning = r.text();
+  return r.u64() == kResultMagic && r.ok;
+}
+
+// Whether this program was built with AddressSanitizer, which needs terabytes of address space.
+constexpr bool kAddressSanitizer =
+#if defined(__SANITIZE_ADDRESS__)
+    true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    true;
+#else
+    false;
+#endif
+#else
+    false;
+#endif
+
+}  // namespace
+
+int reader_process_main(int argc, char** argv) {
+  LoadOptions options;
+  std::int64_t memory_limit = 0;
+  int result_fd = -1;
+  std::string path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--no-metadata") options.metadata = false;
+    else if (arg == "--no-infos") options.infos = false;
+    else if (arg == "--next-observations") options.next_observations = true;
+    else if (arg == "--max-bytes" && has_value) options.max_bytes = std::atoll(argv[++i]);
+    else if (arg == "--max-episode-steps" && has_value) options.max_episode_steps = std::atoll(argv[++i]);
+    else if (arg == "--memory-limit" && has_value) memory_limit = std::atoll(argv[++i]);
+    else if (arg == "--result-fd" && has_value) result_fd = std::atoi(argv[++i]);
+    else if (!arg.empty() && arg[0] != '-' && path.empty()) path = arg;
+    else {
+      std::fprintf(stderr, "usage: %s [--no-metadata] [--no-infos] [--next-observations] [--max-bytes N] "
+                   "[--max-episode-steps N] [--memory-limit BYTES] [--result-fd FD] <dataset>\n", argv[0]);
+      return kExitUsage;
+    }
+  }
+  if (path.empty()) return kExitUsage;
+  // A crash here is expected on some files: no core dump, and no life beyond the parent's.
+  const rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() == 1) return kExitFailed;  // the parent is already gone
+  if (memory_limit > 0 && !kAddressSanitizer) {
+    const rlimit as{static_cast<rlim_t>(memory_limit), static_cast<rlim_t>(memory_limit)};
+    setrlimit(RLIMIT_AS, &as);
+  }
+  h5::set_breadcrumb_sink([](const std::string& what, bool optional) { send(std::string("at ") + (optional ? "1 " : "0 ") + what); });
+  int last_percent = -1;
+  const Progress progress{[&](double fraction, std::string_view stage) {
+    const int percent = static_cast<int>(fraction * 100);
+    if (percent == last_percent) return;
+    last_percent = percent;
+    send("progress " + std::to_string(fraction) + " " + std::string(stage));
+  }, {}};
+  int code = 0;
+  try {
+    const Dataset ds = load_dataset(path, options, progress);
+    if (result_fd >= 0 && !write_result(result_fd, ds)) throw std::runtime_error(std::string("cannot hand the dataset back: ") + std::strerror(errno));
+    send("ok");
+  } catch (const DatasetError& e) {
+    send("refused " + one_field(e.file()) + "\t" + one_field(e.key()) + "\t" + one_field(e.problem()));
+    code = kExitRefused;
+  } catch (const std::bad_alloc&) {
+    send("nomem");
+    code = kExitNoMemory;
+  } catch (const std::exception& e) {
+    send(std::string("failed ") + e.what());
+    code = kExitFailed;
+  }
+  // Straight out: libhdf5's exit handlers would walk whatever a damaged file left behind.
+  std::_Exit(code);
+}
+
+namespace {
+
+std::string gib(std::int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1 << 30));
+  return text;
+}
+
+// What the reader process said and how it ended.
+struct Outcome {
+  enum class Kind { Ok, Refused, Crashed, TimedOut, OutOfMemory, Failed } kind = Kind::Failed;
+  std::string step = "opening the file";  // the last breadcrumb
+  bool optional_step = false;
+  std::string file, key, problem;  // Refused
+  std::string detail;              // Crashed: the signal; Failed: the message
+};
+
+// Kills and reaps the child unless it was reaped already.
+struct Child {
+  pid_t pid = -1;
+  ~Child() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      int status = 0;
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+};
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Runs the reader on `file`; on success the dataset is in `result_fd` (a memory file).
+Outcome run_reader(const fs::path& program, const fs::path& file, const LoadOptions& options, double timeout_s,
+                   std::int64_t memory_limit, int result_fd, const Progress& progress) {
+  std::vector<std::string> args{program.string()};
+  if (!options.metadata) args.emplace_back("--no-metadata");
+  if (!options.infos) args.emplace_back("--no-infos");
+  if (options.next_observations) args.emplace_back("--next-observations");
+  args.insert(args.end(), {"--max-bytes", std::to_string(options.max_bytes), "--max-episode-steps",
+                           std::to_string(options.max_episode_steps), "--memory-limit", std::to_string(memory_limit),
+                           "--result-fd", "3", file.string()});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(std::string("cannot start the dataset reader: ") + std::strerror(errno));
+  Fd read_end{fds[0]};
+  Fd write_end{fds[1]};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, write_end.fd, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, result_fd, 3);
+  // What libhdf5 and glibc print on their way down is not for the user's terminal.
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  Child child;
+  const int spawned = posix_spawn(&child.pid, program.c_str(), &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (spawned != 0) {
+    child.pid = -1;
+    throw Error("cannot start the dataset reader " + program.string() + ": " + std::strerror(spawned));
+  }
+  ::close(write_end.fd);
+  write_end.fd = -1;
+
+  Outcome out;
+  std::string buffer;
+  auto take_line = [&](const std::string& line) {
+    if (line.rfind("at ", 0) == 0 && line.size() >= 5) {
+      out.optional_step = line[3] == '1';
+      out.step = line.substr(5);
+    } else if (line.rfind("progress ", 0) == 0) {
+      const std::string rest = line.substr(9);
+      const auto space = rest.find(' ');
+      const double fraction = std::atof(rest.substr(0, space).c_str());
+      if (progress.report && std::isfinite(fraction))
+        progress.report(0.95 * fraction, space == std::string::npos ? std::string() : rest.substr(space + 1));
+    } else if (line == "ok") {
+      out.kind = Outcome::Kind::Ok;
+    } else if (line.rfind("refused ", 0) == 0) {
+      out.kind = Outcome::Kind::Refused;
+      const std::string rest = line.substr(8);
+      const auto a = rest.find('\t'), b = rest.find('\t', a == std::string::npos ? a : a + 1);
+      out.file = rest.substr(0, a);
+      out.key = a == std::string::npos ? "" : rest.substr(a + 1, b - a - 1);
+      out.problem = b == std::string::npos ? rest : rest.substr(b + 1);
+    } else if (line == "nomem") {
+      out.kind = Outcome::Kind::OutOfMemory;
+    } else if (line.rfind("failed ", 0) == 0) {
+      out.kind = Outcome::Kind::Failed;
+      out.detail = line.substr(7);
+    }
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  bool timed_out = false;
+  for (;;) {
+    if (progress.cancel.cancelled()) throw Cancelled();  // the Child guard kills the reader
+    if (std::chrono::steady_clock::now() >= deadline) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{read_end.fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, 100);  // short: cancellation is noticed within 0.1 s
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
+    char chunk[4096];
+    const ssize_t n = ::read(read_end.fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // end of output: the reader has exited or closed it
+    buffer.append(chunk, static_cast<std::size_t>(n));
+    for (std::size_t eol; (eol = buffer.find('\n')) != std::string::npos;) {
+      take_line(buffer.substr(0, eol));
+      buffer.erase(0, eol + 1);
+    }
+    if (buffer.size() > (1 << 20)) buffer.clear();  // no line is this long; do not grow without bound
+  }
+  if (timed_out) {
+    out.kind = Outcome::Kind::TimedOut;
+    return out;  // the Child guard kills and reaps it
+  }
+  // Output ended: wait for the exit, within the same deadline.
+  int status = 0;
+  for (;;) {
+    const pid_t r = ::waitpid(child.pid, &status, WNOHANG);
+    if (r == child.pid) break;
+    if (r < 0 && errno != EINTR) {
+      status = 0;
+      break;
+    }
+    if (progress.cancel.cancelled()) throw Cancelled();
+    if (std::chrono::steady_clock::now() >= deadline) {
+      out.kind = Outcome::Kind::TimedOut;
+      return out;
+    }
+    ::usleep(10000);
+  }
+  child.pid = -1;
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    out.kind = sig == SIGXCPU ? Outcome::Kind::TimedOut : Outcome::Kind::Crashed;
+    out.detail = std::string(strsignal(sig));
+  } else if (WIFEXITED(status)) {
+    const int code = WEXITSTATUS(status);
+    if (code == kExitNoMemory) out.kind = Outcome::Kind::OutOfMemory;
+    else if (code == 0 && out.kind != Outcome::Kind::Ok) {
+      out.kind = Outcome::Kind::Failed;
+      out.detail = "it exited without a result";
+    } else if (code != 0 && out.kind == Outcome::Kind::Ok) {
+      out.kind = Outcome::Kind::Failed;
+      out.detail = "it exited with status " + std::to_string(code);
+    } else if (code != 0 && code != kExitRefused && code != kExitFailed) {
+      out.kind = Outcome::Kind::Failed;
+      out.detail = "it exited with status " + std::to_string(code);
+    }
+  }
+  return out;
+}
+
+// What went wrong, as the end of a sentence about the file.
+std::string describe(const Outcome& o, double timeout_s, std::int64_t memory_limit) {
+  switch (o.kind) {
+    case Outcome::Kind::Crashed:
+      return "the HDF5 library crashed (" + o.detail + ") while " + o.step + ": the file is damaged";
+    case Outcome::Kind::TimedOut: {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%g s", timeout_s);
+      return "the HDF5 library did not finish " + o.step + " within " + seconds +
+             " (it loops forever on some damaged files): the file is damaged";
+    }
+    case Outcome::Kind::OutOfMemory:
+      return "the HDF5 library ran out of memory (" + gib(memory_limit) + " allowed) while " + o.step +
+             ": a size in the file is damaged";
+    case Outcome::Kind::Failed:
+      return "the dataset reader failed while " + o.step + ": " + o.detail;
+    default:
+      return o.problem;
+  }
+}
+
+}  // namespace
+
+Dataset load_in_reader_process(const fs::path& file, const LoadOptions& given, const Progress& progress) {
+  const fs::path program = private_program(kReaderProgram);
+  if (program.empty())
+    throw Error(std::string("the studio's dataset reader ") + kReaderProgram + " is missing: it belongs beside " +
+                executable_path().string() + " or in the studio's library folder; the installation is incomplete");
+  std::error_code ec;
+  const auto size = fs::file_size(file, ec);
+  const std::int64_t bytes = ec ? 0 : static_cast<std::int64_t>(size);
+  LoadOptions options = given;
+  double timeout_s = options.reader_timeout_seconds;
+  if (timeout_s <= 0) {
+    const char* env = std::getenv("DSTUDIO_READER_TIMEOUT");
+    timeout_s = env && std::atof(env) > 0 ? std::atof(env) : 10.0 + static_cast<double>(bytes) / 4e6;
+  }
+  // Room for the program itself, plus what the arrays of a file this size can need (compressed
+  // arrays expand; the loader's own budget refuses more than this anyway).
+  const std::int64_t budget = options.max_bytes > 0 ? options.max_bytes : physical_memory_bytes() / 2;
+  const std::int64_t memory_limit =
+      (std::int64_t{1} << 30) + std::min(budget, std::max<std::int64_t>(std::int64_t{256} << 20, 64 * bytes));
+
+  auto attempt = [&](Fd& result) {
+    result.fd = ::memfd_create("dstudio-dataset", MFD_CLOEXEC);
+    if (result.fd < 0) throw Error(std::string("cannot start the dataset reader: ") + std::strerror(errno));
+    return run_reader(program, file, options, timeout_s, memory_limit, result.fd, progress);
+  };
+  Fd result;
+  Outcome o = attempt(result);
+  std::vector<std::string> warnings;
+  const bool died = o.kind == Outcome::Kind::Crashed || o.kind == Outcome::Kind::TimedOut || o.kind == Outcome::Kind::OutOfMemory;
+  if (died && o.optional_step && options.metadata) {
+    // The metadata is what libhdf5 fails on most; the arrays may still be sound.
+    warnings.push_back("metadata left out: " + describe(o, timeout_s, memory_limit));
+    options.metadata = false;
+    ::close(result.fd);
+    o = attempt(result);
+  }
+  switch (o.kind) {
+    case Outcome::Kind::Ok:
+      break;
+    case Outcome::Kind::Refused:
+      throw DatasetError(o.file.empty() ? file.string() : o.file, o.key, o.problem);
+    default:
+      throw DatasetError(file.string(), "", describe(o, timeout_s, memory_limit));
+  }
+  progress.update(0.97, "receiving the dataset");
+  struct stat st {};
+  Dataset ds;
+  if (::fstat(result.fd, &st) != 0 || ::lseek(result.fd, 0, SEEK_SET) != 0 ||
+      !read_result(result.fd, static_cast<std::uint64_t>(st.st_size), ds))
+    throw DatasetError(file.string(), "", "the dataset reader handed back an incomplete result");
+  ds.warnings.insert(ds.warnings.begin(), warnings.begin(), warnings.end());
+  progress.update(1.0, "done");
+  return ds;
+}
+
+}  // namespace dstudio::data

@@ -1,0 +1,73 @@
+// Damaged datasets on the command line: `dataset info`, `dataset validate` and `train` read them
+// in the reader process, so a crash or a hang inside libhdf5 is an ordinary refusal (exit 1, the
+// file and what failed named), never a signal; a damaged metadata string costs a warning.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "cli_run.h"
+#include "h5_fixture.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using dstudio::test::run_cli;
+using testing::HasSubstr;
+
+const fs::path kDamaged = fs::path(DSTUDIO_TEST_DATA) / "damaged";
+
+const char* const kTrain = "train --variant mlp-bc --steps 2 --config '{\"hidden\": 8}' --training '{\"batch_size\": 4}' --dataset ";
+
+TEST(DamagedDatasetCli, ACrashInsideLibhdf5IsExit1NamingTheFileAndTheStep) {
+  dstudio::test::TempDir dir;
+  const std::string file = (kDamaged / "crash_top_level_links.hdf5").string();
+  for (const std::string& command : {std::string("dataset info "), std::string("dataset validate "), std::string(kTrain)}) {
+    const std::string out = command == kTrain ? " --out " + (dir / "run").string() : "";
+    const auto r = run_cli(command + file + out, dir);
+    EXPECT_EQ(r.exit_code, 1) << command << r.err;
+    EXPECT_THAT(r.err, HasSubstr(file + ": the HDF5 library crashed")) << command;
+    EXPECT_THAT(r.err, HasSubstr("while listing the links of the file's top level")) << command;
+    EXPECT_FALSE(fs::exists(dir / "run" / "checkpoint.pt"));
+  }
+}
+
+TEST(DamagedDatasetCli, ZeroArraysAndDamagedLinksAreRefusedByEveryCommand) {
+  dstudio::test::TempDir dir;
+  const std::pair<const char*, const char*> cases[] = {{"zero_rewards.hdf5", "'rewards': has no chunk found at row 192"},
+                                                       {"damaged_link_qpos.hdf5", "'infos/qpos': cannot be read: its link in the file is damaged"}};
+  for (const auto& [name, message] : cases) {
+    const std::string file = (kDamaged / name).string();
+    for (const std::string& command : {std::string("dataset info "), std::string("dataset validate "), std::string(kTrain)}) {
+      const std::string out = command == kTrain ? " --out " + (dir / "run").string() : "";
+      const auto r = run_cli(command + file + out, dir);
+      EXPECT_EQ(r.exit_code, 1) << command << name << r.err;
+      EXPECT_THAT(r.err, HasSubstr(file + ": " + message)) << command;
+    }
+  }
+}
+
+TEST(DamagedDatasetCli, AHangInTheMetadataIsStoppedAndCostsAWarning) {
+  dstudio::test::TempDir dir;
+  setenv("DSTUDIO_READER_TIMEOUT", "1", 1);
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = run_cli("dataset info " + (kDamaged / "hang_in_metadata.hdf5").string(), dir);
+  unsetenv("DSTUDIO_READER_TIMEOUT");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 20.0);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("metadata left out: the HDF5 library did not finish reading 'metadata/algorithm' within 1 s"));
+  EXPECT_THAT(r.out, HasSubstr("256"));  // the transitions, all there
+}
+
+TEST(DamagedDatasetCli, ACrashInTheMetadataCostsAWarning) {
+  dstudio::test::TempDir dir;
+  const auto r = run_cli("dataset validate " + (kDamaged / "crash_in_metadata.hdf5").string(), dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out + r.err, HasSubstr("metadata left out: the HDF5 library crashed"));
+}
+
+}  // namespace
