@@ -56,6 +56,12 @@ if [[ ${1:-} == --inside ]]; then
   [[ -f /usr/share/mime/application/x-decision-studio-workspace.xml ]] || fail "the workspace MIME type is not registered"
   grep -q 'x-decision-studio-workspace' /usr/share/mime/globs2 || fail "*.dstudio is not in the MIME globs"
   step "desktop entry, AppStream metadata, icons and the workspace MIME type valid and registered"
+  guide=/usr/share/decision-studio/guide
+  [[ -s $guide/user-guide.md ]] || fail "no user guide in $guide"
+  for picture in $(grep -o '](images/[^)]*)' $guide/user-guide.md | sed 's/^](//; s/)$//'); do
+    [[ -s $guide/$picture ]] || fail "the user guide's $picture is not installed"
+  done
+  step "the user guide and its pictures in $guide"
 
   step "dstudio dataset default"
   dataset=$(dstudio dataset default) || fail "dstudio dataset default"

@@ -108,8 +108,11 @@ TEST_F(SweepCli, AStoppedCellResumesFromItsCheckpoint) {
   const auto g = grid("long.json", R"(["dt"])", "[3]", 100000, 0);
   const auto sweep = (*dir_ / "long").string();
   ASSERT_EQ(run_cli("sweep create --grid " + g + " --out " + sweep, *dir_).exit_code, 0);
-  // SIGTERM after two seconds, as Slurm's time limit or a requeue sends it.
-  auto r = run_cli("sweep task " + sweep + " --index 0 & pid=$!; sleep 2; kill -TERM $pid; wait $pid; echo exit $?", *dir_);
+  // SIGTERM two seconds after the task says it runs (a loaded machine may take longer than that to
+  // start it), as Slurm's time limit or a requeue sends it.
+  const std::string stop_while_running = " --index 0 & pid=$!; for i in $(seq 1200); do grep -qs '\"running\"' " + sweep +
+                                         "/cells/*/task.json && break; sleep 0.1; done; sleep 2; kill -TERM $pid; wait $pid; echo exit $?";
+  auto r = run_cli("sweep task " + sweep + stop_while_running, *dir_);
   EXPECT_THAT(r.out, HasSubstr("exit 130")) << r.out << r.err;
   auto j = status(sweep);
   const auto& cell = j["cells"][0];
@@ -119,7 +122,7 @@ TEST_F(SweepCli, AStoppedCellResumesFromItsCheckpoint) {
   EXPECT_LT(stopped_at, 100000);
   EXPECT_THAT(cell["error"].get<std::string>(), HasSubstr("resumes from its checkpoint"));
   // The next task goes on from there (and is stopped again: the point is where it starts).
-  r = run_cli("sweep task " + sweep + " --index 0 & pid=$!; sleep 2; kill -TERM $pid; wait $pid; echo exit $?", *dir_);
+  r = run_cli("sweep task " + sweep + stop_while_running, *dir_);
   EXPECT_THAT(r.out, HasSubstr("exit 130")) << r.out << r.err;
   j = status(sweep);
   EXPECT_EQ(j["cells"][0]["restarts"], 1);
