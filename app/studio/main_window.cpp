@@ -430,7 +430,7 @@ void MainWindow::startLoad(const QString& label, std::function<QString(const Pro
   load_job_->start(
       [this, resolve_path = std::move(resolve_path)](const Progress& progress) -> Job::Deliver {
         const QString path = resolve_path(progress);
-        auto dataset = std::make_shared<const data::Dataset>(data::load_dataset(path.toStdString(), {}, progress));
+        auto dataset = std::make_shared<const data::Dataset>(data::load_dataset(path.toStdString(), {.isolate = true}, progress));
         return [this, path, dataset] { showDataset(path, dataset); };
       },
       label);

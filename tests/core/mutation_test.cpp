@@ -148,7 +148,7 @@ std::string different_arrays(const Dataset& a, const Dataset& b) {
 }
 
 struct Counts {
-  std::atomic<int> refused{0}, identical{0}, warned{0}, died_in_reader{0}, silent{0};
+  std::atomic<int> refused{0}, identical{0}, warned{0}, died_in_reader{0}, died_in_metadata{0}, silent{0};
 };
 
 void run_mutants(const std::string& sample, int count, std::uint64_t seed, Counts& counts, std::vector<std::string>& failures) {
@@ -178,6 +178,9 @@ void run_mutants(const std::string& sample, int count, std::uint64_t seed, Count
       std::string failure;
       try {
         const Dataset ds = load_dataset(path, options);
+        if (std::any_of(ds.warnings.begin(), ds.warnings.end(),
+                        [](const std::string& w) { return w.find("the HDF5 library") != std::string::npos; }))
+          ++counts.died_in_metadata;
         if (const std::string differ = different_arrays(ds, reference); differ.empty()) {
           ++counts.identical;
         } else {
@@ -227,9 +230,10 @@ TEST_P(Mutants, NeverCrashHangOverAllocateOrLoadSilentlyWrongArrays) {
   getrusage(RUSAGE_SELF, &usage);
   EXPECT_LT(usage.ru_maxrss, 1 << 20) << "kB: this process allocated more than 1 GiB";
   std::printf("%s: %d mutants in %.1f s: %d refused (%d of them crashed, looped or ran out of memory in the reader), "
-              "%d loaded identical, %d loaded with a warning, %d silently different\n",
+              "%d loaded identical, %d loaded with a warning, %d silently different; %d loaded without metadata after the reader "
+              "crashed, looped or ran out of memory in it\n",
               GetParam().c_str(), count, seconds, counts.refused.load(), counts.died_in_reader.load(), counts.identical.load(),
-              counts.warned.load(), counts.silent.load());
+              counts.warned.load(), counts.silent.load(), counts.died_in_metadata.load());
 }
 
 INSTANTIATE_TEST_SUITE_P(Samples, Mutants, testing::Values("d4rl_gzip.hdf5", "d4rl_contiguous.hdf5", "minari.hdf5"),

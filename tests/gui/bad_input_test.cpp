@@ -6,11 +6,13 @@
 #include <sys/wait.h>
 
 #include <QDir>
+#include <QLabel>
 #include <QMessageBox>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTableView>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -122,6 +124,49 @@ TEST_F(BadInput, EveryKindOfBadFileShowsAMessageAndTheWindowStaysUsable) {
   QSignalSpy shown(&w, &MainWindow::checkpointShown);
   w.openAny(defaultCheckpoint());
   EXPECT_TRUE(shown.wait(60000));
+}
+
+// Damaged datasets that make libhdf5 crash, loop forever or read zeros: the window reads datasets in
+// the reader process (dstudio-probe), shows what failed naming the file, and stays usable. The
+// command line and File ▸ Open both end in openAny, as here.
+TEST_F(BadInput, DamagedDatasetsThatCrashOrHangTheLibraryShowAMessageAndTheWindowStaysUsable) {
+  const fs::path damaged = fs::path(DSTUDIO_TEST_DATA) / "damaged";
+  MainWindow w;
+  w.show();
+  {
+    QSignalSpy opened(&w, &MainWindow::datasetOpened);
+    w.openAny(QString::fromStdString(good.string()));
+    ASSERT_TRUE(opened.wait(10000));
+  }
+  const std::pair<const char*, const char*> refused[] = {{"crash_top_level_links.hdf5", "the HDF5 library crashed"},
+                                                         {"zero_rewards.hdf5", "fill value"}};
+  for (const auto& [name, cause] : refused) {
+    const auto file = (damaged / name).string();
+    QSignalSpy failed(&w, &MainWindow::loadFailed);
+    w.openAny(QString::fromStdString(file));
+    ASSERT_TRUE(failed.wait(20000)) << name;
+    EXPECT_TRUE(failed.front().front().toString().contains(QString::fromUtf8(cause))) << failed.front().front().toString().toStdString();
+    expect_dialog(w, "datasetErrorDialog", file, name == std::string("zero_rewards.hdf5") ? QString() : QStringLiteral("crashing-dataset-dialog.png"));
+    EXPECT_EQ(w.currentPath().toStdString(), good.string());
+  }
+  // A loop in the metadata: stopped at the time limit, the dataset shown with a warning.
+  setenv("DSTUDIO_READER_TIMEOUT", "1", 1);
+  {
+    QSignalSpy opened(&w, &MainWindow::datasetOpened);
+    w.openAny(QString::fromStdString((damaged / "hang_in_metadata.hdf5").string()));
+    const bool ok = opened.wait(20000);
+    unsetenv("DSTUDIO_READER_TIMEOUT");
+    ASSERT_TRUE(ok);
+  }
+  auto* warnings = w.datasetView()->findChild<QLabel*>("datasetWarnings");
+  ASSERT_NE(warnings, nullptr);
+  EXPECT_TRUE(warnings->text().contains("did not finish reading 'metadata/algorithm'")) << warnings->text().toStdString();
+  // And a good dataset opens afterwards.
+  QSignalSpy opened(&w, &MainWindow::datasetOpened);
+  w.openAny(QString::fromStdString(good.string()));
+  ASSERT_TRUE(opened.wait(10000));
+  EXPECT_EQ(w.currentPath().toStdString(), good.string());
+  EXPECT_GT(w.datasetView()->episodeTable()->model()->rowCount(), 0);
 }
 
 int run_studio(const std::string& args, std::string& out) {
