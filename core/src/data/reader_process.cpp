@@ -461,16 +461,15 @@ Outcome run_reader(const fs::path& program, const fs::path& file, const LoadOpti
     out.detail = std::string(strsignal(sig));
   } else if (WIFEXITED(status)) {
     const int code = WEXITSTATUS(status);
-    if (code == kExitNoMemory) out.kind = Outcome::Kind::OutOfMemory;
-    else if (code == 0 && out.kind != Outcome::Kind::Ok) {
-      out.kind = Outcome::Kind::Failed;
-      out.detail = "it exited without a result";
-    } else if (code != 0 && out.kind == Outcome::Kind::Ok) {
-      out.kind = Outcome::Kind::Failed;
-      out.detail = "it exited with status " + std::to_string(code);
-    } else if (code != 0 && code != kExitRefused && code != kExitFailed) {
-      out.kind = Outcome::Kind::Failed;
-      out.detail = "it exited with status " + std::to_string(code);
+    const bool as_said = (code == 0 && out.kind == Outcome::Kind::Ok) || (code == kExitRefused && out.kind == Outcome::Kind::Refused) ||
+                         (code == kExitFailed && out.kind == Outcome::Kind::Failed);
+    if (code == kExitNoMemory) {
+      out.kind = Outcome::Kind::OutOfMemory;
+    } else if (!as_said) {
+      // An exit without its result line: something ended the reader from inside (a sanitizer's
+      // report, glibc's abort handler exiting): as good as a crash.
+      out.kind = Outcome::Kind::Crashed;
+      out.detail = "exit status " + std::to_string(code);
     }
   }
   return out;
