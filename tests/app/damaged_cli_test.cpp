@@ -53,13 +53,13 @@ TEST(DamagedDatasetCli, ZeroArraysAndDamagedLinksAreRefusedByEveryCommand) {
 
 TEST(DamagedDatasetCli, AHangInTheMetadataIsStoppedAndCostsAWarning) {
   dstudio::test::TempDir dir;
-  setenv("DSTUDIO_READER_TIMEOUT", "1", 1);
+  setenv("DSTUDIO_READER_TIMEOUT", "4", 1);  // room for a loaded machine; the loop costs this much
   const auto start = std::chrono::steady_clock::now();
   const auto r = run_cli("dataset info " + (kDamaged / "hang_in_metadata.hdf5").string(), dir);
   unsetenv("DSTUDIO_READER_TIMEOUT");
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 20.0);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("metadata left out: the HDF5 library did not finish reading 'metadata/algorithm' within 1 s"));
+  EXPECT_THAT(r.out, HasSubstr("metadata left out: the HDF5 library did not finish reading 'metadata/algorithm' within 4 s"));
   EXPECT_THAT(r.out, HasSubstr("256"));  // the transitions, all there
 }
 

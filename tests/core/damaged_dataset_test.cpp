@@ -207,10 +207,10 @@ TEST(DamagedDataset, ACrashInTheMetadataCostsAWarningNotTheDataset) {
 // libhdf5 loops forever reading a metadata string: the reader is stopped at its time limit.
 TEST(DamagedDataset, AHangInTheReaderIsStoppedAtItsTimeLimit) {
   const auto start = std::chrono::steady_clock::now();
-  const Dataset ds = load_dataset(kDamaged / "hang_in_metadata.hdf5", isolated(1.5));
+  const Dataset ds = load_dataset(kDamaged / "hang_in_metadata.hdf5", isolated(3));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(seconds, 6.0);
-  EXPECT_TRUE(has_warning(ds, "did not finish reading 'metadata/algorithm' within 1.5 s")) << testing::PrintToString(ds.warnings);
+  EXPECT_LT(seconds, 12.0);
+  EXPECT_TRUE(has_warning(ds, "did not finish reading 'metadata/algorithm' within 3 s")) << testing::PrintToString(ds.warnings);
   EXPECT_EQ(ds.data, load_dataset(kDamaged / "samples" / "d4rl_contiguous.hdf5").data);
 }
 
