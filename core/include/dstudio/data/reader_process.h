@@ -2,8 +2,9 @@
 /// \file
 /// The dataset reader process, `dstudio-probe`: libhdf5 (Debian's 1.10.8) crashes, loops forever
 /// or allocates gigabytes on some damaged files, so `load_dataset` with `LoadOptions::isolate`
-/// reads an HDF5 dataset first in this separate program, under a memory limit and a time limit,
-/// and only then in the process that holds the user's work.
+/// reads an HDF5 dataset in this separate program, under a memory limit and a time limit, and the
+/// arrays come back through a memory file: libhdf5 never reads the file in the process that holds
+/// the user's work.
 ///
 /// The program loads the file exactly as `load_dataset` would and reports on its standard output,
 /// one line each: `at <0|1> <what>` before each step that touches the file (1: optional metadata),
