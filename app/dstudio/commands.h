@@ -8,6 +8,9 @@
 #include <filesystem>
 #include <set>
 #include <functional>
+#include <string>
+
+#include "dstudio/data/dataset_io.h"
 
 namespace dstudio::cli {
 
@@ -56,6 +59,11 @@ class OutputFolder {
 /// anything else (dstudio::Error above all: a file, a dataset or a checkpoint that is wrong; a
 /// standard exception from reading one) means the work failed (1).
 int run_guarded(const std::function<void()>& body);
+
+/// Loads a dataset a user named, in the reader process (`LoadOptions::isolate`: a file that
+/// crashes or hangs libhdf5 is a DatasetError here), and prints each of its warnings on stderr: what
+/// a damaged file cost (a name taken for absent, metadata left out) must never pass unseen.
+data::Dataset load_user_dataset(const std::string& path, data::LoadOptions options = {}, const Progress& progress = {});
 
 void add_dataset_commands(CLI::App& app, int& exit_code);
 /// `plugins`: what plugins/loader.h found.

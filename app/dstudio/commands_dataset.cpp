@@ -128,6 +128,13 @@ std::unique_ptr<Dataset> load_or_report(const std::string& path) {
 
 }  // namespace
 
+data::Dataset load_user_dataset(const std::string& path, data::LoadOptions options, const Progress& progress) {
+  options.isolate = true;
+  data::Dataset ds = data::load_dataset(path, options, progress);
+  for (const auto& w : ds.warnings) std::fprintf(stderr, "dstudio: warning: %s: %s\n", ds.path.c_str(), w.c_str());
+  return ds;
+}
+
 void add_dataset_commands(CLI::App& app, int& exit_code) {
   auto* dataset = app.add_subcommand("dataset", "Inspect, check and make offline-RL datasets");
   dataset->require_subcommand(1);
@@ -173,8 +180,9 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
       exit_code = kFailed;
       return;
     }
-    std::printf("ok: %s: %lld transitions, %lld complete episodes\n", ds->path.c_str(),
-                static_cast<long long>(s.transitions), static_cast<long long>(s.episodes));
+    // The fingerprint lets a user compare with what a checkpoint says it was trained on.
+    std::printf("ok: %s: %lld transitions, %lld complete episodes, %s\n", ds->path.c_str(),
+                static_cast<long long>(s.transitions), static_cast<long long>(s.episodes), ds->fingerprint.c_str());
   });
 
   // dataset generate
@@ -272,8 +280,7 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
     exit_code = run_guarded([&] {
       data::LoadOptions options;
       options.next_observations = true;
-      options.isolate = true;
-      const auto full = data::load_dataset(h->in, options);
+      const auto full = load_user_dataset(h->in, options);
       const auto view = env::hide_velocities(full);
       data::write_d4rl(h->out, view.data, view.metadata);
       std::printf("wrote %s: %s, observations of %lld values (%lld before)\n", h->out.c_str(), view.task->name.c_str(),

@@ -39,7 +39,7 @@ void add_render_commands(CLI::App& app, int& exit_code) {
       std::unique_ptr<data::Dataset> dataset;
       std::string name = a->env;
       if (!a->dataset.empty()) {
-        dataset = std::make_unique<data::Dataset>(data::load_dataset(a->dataset, {.isolate = true}));
+        dataset = std::make_unique<data::Dataset>(load_user_dataset(a->dataset));
         if (!dataset->env_id.empty()) name = dataset->env_id;
         env::check_dataset_matches(*dataset, env::task(name));
         if (dataset->data.qpos.empty() || dataset->data.qvel.empty())

@@ -150,7 +150,7 @@ int run_task(const sweep::Sweep& s, const sweep::Cell& cell, int threads) {
   status.pid = static_cast<long long>(getpid());
   status.slurm_job = slurm_job();
   status.error.clear();
-  const auto dataset = data::load_dataset(cell.dataset, {.isolate = true});
+  const auto dataset = load_user_dataset(cell.dataset);
   std::unique_ptr<models::Trainer> trainer;
   if (fs::exists(checkpoint, ec)) {
     trainer = models::Trainer::resume(dataset, checkpoint, dir);

@@ -100,7 +100,7 @@ void add_train_commands(CLI::App& app, int& exit_code) {
       if (!a->resume.empty()) {
         const auto info = models::read_checkpoint_info(a->resume);
         const std::string path = a->dataset.empty() ? info.dataset_path : a->dataset;
-        const auto dataset = data::load_dataset(path, {.isolate = true});
+        const auto dataset = load_user_dataset(path);
         auto trainer = models::Trainer::resume(dataset, a->resume, a->out, a->steps);
         if (trainer->training().eval_every > 0)
           trainer->on_evaluation(models::evaluation_hook(dataset, trainer->training().rtg_scale, a->eval_episodes));
@@ -118,7 +118,7 @@ void add_train_commands(CLI::App& app, int& exit_code) {
       if (a->threads > 0) training.threads = a->threads;
       else if (a->training.empty() || !nlohmann::json::parse(a->training).contains("threads"))
         training.threads = std::clamp(hardware_threads(), 1, 4);
-      const auto dataset = data::load_dataset(a->dataset, {.isolate = true});
+      const auto dataset = load_user_dataset(a->dataset);
       // The papers' dataset-dependent settings, unless given explicitly.
       const auto given = [](const std::string& json, const char* key) {
         return !json.empty() && nlohmann::json::parse(json).contains(key);

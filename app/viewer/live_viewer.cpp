@@ -183,6 +183,7 @@ void LiveViewer::State::open_player() {
   std::vector<double> returns;
   if (!options.dataset.empty()) {
     const auto dataset = data::load_dataset(options.dataset, {.isolate = true});
+    for (const auto& w : dataset.warnings) std::fprintf(stderr, "decision-viewer: warning: %s: %s\n", dataset.path.c_str(), w.c_str());
     for (const auto& e : dataset.episodes)
       if (e.complete()) returns.push_back(e.ret);
     if (options.episode >= 0) {

@@ -7,7 +7,13 @@
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <string>
@@ -203,6 +209,139 @@ TEST_F(CheckpointIntegrity, UnsealedArchivesAreCheckedRecordByRecord) {
   bytes[meta + 3] = static_cast<char>(bytes[meta + 3] ^ 0x20);
   seal_checkpoint(bytes);
   EXPECT_EQ(bytes, read_all(checkpoint_));
+}
+
+// A directory entry whose attributes gained the MS-DOS folder bit: LibTorch's reader would take the
+// tensor's record for a folder and leave the tensor's memory as it found it. Refused, named.
+TEST_F(CheckpointIntegrity, AnEntryMarkedAsAFolderIsRefused) {
+  std::string bytes = read_all(checkpoint_);
+  bytes.resize(bytes.size() - (17 + 32));
+  bytes[bytes.size() - 2] = 0;
+  bytes[bytes.size() - 1] = 0;
+  const auto entry = bytes.find(std::string("PK\x01\x02", 4));
+  ASSERT_NE(entry, std::string::npos);
+  const std::string name = bytes.substr(entry + 46, static_cast<unsigned char>(bytes[entry + 28]));
+  bytes[entry + 38] = static_cast<char>(bytes[entry + 38] | 0x10);
+  try {
+    (void)verify_checkpoint_bytes(bytes, "plain.pt");
+    FAIL() << "accepted";
+  } catch (const CheckpointError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("plain.pt: entry " + name + " is damaged (its directory entry marks it as a folder)"));
+  }
+}
+
+// Damage to a checkpoint without a seal, where only the zip's own checks stand between the file
+// and LibTorch's reader (which crashes and over-allocates on hostile input). Most mutations land
+// in the zip's structure (local headers, the central directory, the end records), which the
+// CRC-32s do not cover. Each mutant is refused, or loaded in a child process (so a crash inside
+// LibTorch is counted, not fatal) under a memory and time limit, with exactly the original weights.
+// $DSTUDIO_CHECKPOINT_MUTANTS sets the count (default 300); $DSTUDIO_CHECKPOINT_MUTANTS_OUT keeps the
+// failures there.
+TEST_F(CheckpointIntegrity, DamagedUnsealedArchivesAreRefusedOrLoadTheSameWeights) {
+  std::string plain = read_all(checkpoint_);
+  plain.resize(plain.size() - (17 + 32));
+  plain[plain.size() - 2] = 0;
+  plain[plain.size() - 1] = 0;
+  const auto reference_path = dir_->path() / "reference.pt";
+  write_all(reference_path, plain);
+  const DecisionModel reference = load_checkpoint_model(reference_path);
+  const auto reference_parameters = reference->named_parameters();
+
+  // The zip's structure: every byte of every header and end record.
+  std::vector<std::size_t> structure;
+  const auto u16 = [&](std::size_t at) { return static_cast<std::size_t>(static_cast<unsigned char>(plain[at]) | static_cast<unsigned char>(plain[at + 1]) << 8); };
+  for (std::size_t at = 0; at + 4 <= plain.size(); ++at) {
+    if (plain.compare(at, 2, "PK") != 0) continue;
+    const int kind = plain[at + 2] * 256 + plain[at + 3];
+    std::size_t length = 0;
+    if (kind == 0x0304 && at + 30 <= plain.size()) length = 30 + u16(at + 26) + u16(at + 28);
+    else if (kind == 0x0102 && at + 46 <= plain.size()) length = 46 + u16(at + 28) + u16(at + 30) + u16(at + 32);
+    else if (kind == 0x0506) length = 22;
+    else if (kind == 0x0606) length = 56;
+    else if (kind == 0x0607) length = 20;
+    for (std::size_t i = at; i < std::min(plain.size(), at + length); ++i) structure.push_back(i);
+  }
+  ASSERT_GT(structure.size(), 1000u);
+
+  const char* env = std::getenv("DSTUDIO_CHECKPOINT_MUTANTS");
+  const int count = env ? std::atoi(env) : 300;
+  std::mt19937_64 random(20261126);
+  int refused = 0, same = 0, read_by_libtorch = 0;
+  std::vector<std::string> failures;
+  const auto path = dir_->path() / "mutant.pt";
+  for (int k = 0; k < count; ++k) {
+    std::string bad = plain;
+    const std::size_t at = random() % 5 != 0 ? structure[random() % structure.size()] : random() % plain.size();
+    switch (random() % 5) {
+      case 0: bad[at] = static_cast<char>(bad[at] ^ (1 << (random() % 8))); break;
+      case 1: bad[at] = static_cast<char>(random()); break;
+      case 2: bad.replace(at, std::min<std::size_t>(8, bad.size() - at), std::min<std::size_t>(8, bad.size() - at), '\0'); break;
+      case 3: bad.replace(at, std::min<std::size_t>(4, bad.size() - at), std::min<std::size_t>(4, bad.size() - at), '\xff'); break;
+      default: bad.resize(at); break;
+    }
+    if (bad == plain) {
+      ++same;
+      continue;
+    }
+    try {
+      (void)verify_checkpoint_bytes(bad, "mutant.pt");
+    } catch (const CheckpointError&) {
+      ++refused;
+      continue;
+    }
+    ++read_by_libtorch;
+    write_all(path, bad);
+    std::fflush(nullptr);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      // 0: the same weights; 1: refused; 2: another exception; 3: other weights.
+      alarm(20);
+      // What the process maps already, plus 1 GiB: a length read from damaged bytes must not
+      // become a multi-gigabyte allocation.
+      unsigned long pages = 0;
+      if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
+        if (std::fscanf(statm, "%lu", &pages) != 1) pages = 0;
+        std::fclose(statm);
+      }
+      rlimit limit{};
+      limit.rlim_cur = limit.rlim_max = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (rlim_t{1} << 30);
+      setrlimit(RLIMIT_AS, &limit);
+      int code = 0;
+      try {
+        const DecisionModel model = load_checkpoint_model(path);
+        const auto parameters = model->named_parameters();
+        if (parameters.size() != reference_parameters.size()) code = 3;
+        for (const auto& p : reference_parameters) {
+          const auto* found = parameters.find(p.key());
+          if (code == 0 && (!found || !torch::equal(*found, p.value()))) code = 3;
+        }
+      } catch (const CheckpointError&) {
+        code = 1;
+      } catch (...) {
+        code = 2;
+      }
+      _exit(code);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    const std::string where = "mutation " + std::to_string(k) + " at byte " + std::to_string(at) + ": ";
+    if (WIFSIGNALED(status))
+      failures.push_back(where + (WTERMSIG(status) == SIGALRM ? "LibTorch ran past 20 s" : "LibTorch died by signal " + std::to_string(WTERMSIG(status))));
+    else if (WEXITSTATUS(status) == 0) ++same;
+    else if (WEXITSTATUS(status) == 1) ++refused;
+    else if (WEXITSTATUS(status) == 2) failures.push_back(where + "not a CheckpointError");
+    else failures.push_back(where + "loaded other weights");
+    if (const char* out = std::getenv("DSTUDIO_CHECKPOINT_MUTANTS_OUT"); out && !(WIFEXITED(status) && WEXITSTATUS(status) <= 1)) {
+      write_all(std::filesystem::path(out) / ("mutant-" + std::to_string(k) + ".pt"), bad);
+      write_all(std::filesystem::path(out) / "original.pt", plain);
+    }
+  }
+  for (const auto& f : failures) ADD_FAILURE() << f;
+  EXPECT_EQ(refused + same + static_cast<int>(failures.size()), count);
+  std::printf("%d damaged unsealed checkpoints: %d refused, %d loaded the same weights (%d of the damaged ones passed the zip's checks and "
+              "were read by LibTorch), %d failures\n",
+              count, refused, same, read_by_libtorch, static_cast<int>(failures.size()));
 }
 
 }  // namespace

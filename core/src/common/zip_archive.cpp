@@ -73,6 +73,11 @@ void Archive::read_directory() {
     const auto name_len = le(at + 28, 2), extra_len = le(at + 30, 2), comment_len = le(at + 32, 2);
     if (at + 46 + name_len > bytes_.size()) fail("is truncated (in its central directory)");
     std::string name(bytes_.data() + at + 46, name_len);
+    // LibTorch's zip reader (miniz) takes an entry whose MS-DOS attributes carry the folder bit,
+    // or whose name ends in '/', for a folder and "extracts" it by writing nothing: the tensor
+    // would keep whatever its memory held. No writer of these archives makes folders.
+    if ((le(at + 38, 4) & 0x10) != 0 || (!name.empty() && name.back() == '/'))
+      fail("entry " + name + " is damaged (its directory entry marks it as a folder)");
     // Zip64 extra field: the 64-bit values of the fields saturated at 0xFFFFFFFF, in order.
     for (std::uint64_t x = at + 46 + name_len; x + 4 <= at + 46 + name_len + extra_len;) {
       const auto id = le(x, 2), len = le(x + 2, 2);

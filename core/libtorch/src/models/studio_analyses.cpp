@@ -370,6 +370,8 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
 // ---------------------------------------------------------------------------------------------
 
 AnalysisResult ablation(const AnalysisInputs& in, const Progress& progress) {
+  // Every score comes from episodes the model plays; a dataset given here would be ignored.
+  if (!in.dataset.empty()) throw UsageError("--dataset " + in.dataset + ": the ablation plays the policy and reads no dataset");
   const auto& o = in.options;
   AblationConfig config;
   config.target = o.given("target") ? o.number("target") : 0.0;
@@ -451,7 +453,7 @@ AnalysisResult rtg_sweep(const AnalysisInputs& in, const Progress& progress) {
   }
   // The best episode of the data as a reference line, when the data can be found.
   try {
-    const auto ds = data::load_dataset(in.dataset.empty() ? checkpoint_dataset(info).string() : in.dataset);
+    const auto ds = data::load_dataset(in.dataset.empty() ? checkpoint_dataset(info).string() : in.dataset, {.isolate = true});
     double best = -1e300;
     for (const auto& e : ds.episodes) best = std::max(best, e.ret);
     summary["dataset_best_return"] = best;

@@ -191,7 +191,7 @@ fs::path checkpoint_dataset(const CheckpointInfo& info, const Progress& progress
         }
         if (!info.dataset_path.empty() && path.filename() == fs::path(info.dataset_path).filename()) {
           const auto made = behaviour::ensure_default_dataset(env, kind, progress, algorithm);
-          const auto ds = data::load_dataset(made);
+          const auto ds = data::load_dataset(made, {.isolate = true});
           if (ds.fingerprint == info.dataset_fingerprint) return made;
         }
       }
@@ -209,7 +209,7 @@ DatasetInspection inspect_on_dataset(const fs::path& checkpoint, int count, cons
   if (progress.report) finding.report = [&progress](double f, std::string_view stage) { progress.report(0.8 * f, stage); };
   out.dataset = dataset.empty() ? checkpoint_dataset(out.info, finding) : dataset;
   progress.update(0.8, "loading the dataset");
-  const auto ds = data::load_dataset(out.dataset, {}, {{}, progress.cancel});
+  const auto ds = data::load_dataset(out.dataset, {.isolate = true}, {{}, progress.cancel});
   out.best_return = std::numeric_limits<double>::quiet_NaN();
   for (const auto& e : ds.episodes)
     if (e.complete()) {
@@ -307,7 +307,7 @@ GatheredTokens gather_tokens(const fs::path& checkpoint, const TokenSource& sour
     Progress finding = progress_part(progress, 0.0, 0.5);
     out.dataset = dataset.empty() ? checkpoint_dataset(out.info, finding) : dataset;
     progress.update(0.5, "loading the dataset");
-    const auto ds = data::load_dataset(out.dataset, {}, {{}, progress.cancel});
+    const auto ds = data::load_dataset(out.dataset, {.isolate = true}, {{}, progress.cancel});
     if (static_cast<int>(ds.data.obs_dim) != S || static_cast<int>(ds.data.act_dim) != A)
       throw Error(out.dataset.string() + " has states of " + std::to_string(ds.data.obs_dim) + " and actions of " + std::to_string(ds.data.act_dim) +
                   " values; the model takes " + std::to_string(S) + " and " + std::to_string(A));
