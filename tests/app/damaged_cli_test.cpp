@@ -61,6 +61,27 @@ TEST(DamagedDatasetCli, TheAnalysesReadingADatasetRefuseOneThatCrashesLibhdf5) {
     EXPECT_FALSE(fs::exists(dir / "out" / "summary.json")) << analysis;
   }
 }
+
+// What loading the dataset warned of is printed, and kept in summary.json.
+TEST(DamagedDatasetCli, TheAnalysesPrintTheDatasetsWarnings) {
+  dstudio::test::TempDir dir;
+  dstudio::test::D4rlSpec spec;
+  spec.n = 400;
+  spec.obs_dim = 11;  // Hopper's
+  spec.act_dim = 3;
+  spec.with_timeouts = false;
+  spec.terminals.assign(400, 0);
+  for (int i = 99; i < 400; i += 100) spec.terminals[static_cast<std::size_t>(i)] = 1;
+  const auto file = dir / "no-timeouts.hdf5";
+  dstudio::test::write_d4rl_fixture(file, spec);
+  const auto checkpoint = fs::path(DSTUDIO_TEST_DATA).parent_path().parent_path() / "resources" / "checkpoints" / "hopper-medium-dt.pt";
+  const auto r = run_cli("analyze attention --windows 2 --checkpoint " + checkpoint.string() + " --dataset " + file.string() + " --out " +
+                             (dir / "out").string(),
+                         dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("warning: " + file.string() + ": the file has no 'timeouts'"));
+  EXPECT_THAT(read_text(dir / "out" / "summary.json"), HasSubstr("\"dataset_warnings\""));
+}
 #endif
 
 TEST(DamagedDatasetCli, ZeroArraysAndDamagedLinksAreRefusedByEveryCommand) {

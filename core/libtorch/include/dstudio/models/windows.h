@@ -54,6 +54,7 @@ struct DatasetInspection {
   std::vector<double> episode_returns;  ///< every complete episode's return
   std::vector<Window> windows;
   std::vector<WindowInspection> inspections;
+  std::vector<std::string> dataset_warnings;  ///< what loading the dataset warned of (what a damaged file lost)
 };
 
 /// Reads `checkpoint`, loads `dataset` (empty: the checkpoint's own, see checkpoint_dataset),
@@ -92,6 +93,7 @@ struct GatheredTokens {
   int episodes = 0;               ///< episodes they come from
   std::vector<double> episode_returns;  ///< Rollouts: the return of each episode played
   TokenCloud cloud;
+  std::vector<std::string> dataset_warnings;  ///< what loading the dataset warned of (what a damaged file lost)
 };
 
 /// Gathers the tokens `source` asks for: windows are inspected in batches, and the inspections
