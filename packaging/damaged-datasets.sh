@@ -16,7 +16,8 @@
 # size, default 1024), KEEP (a folder for the mutants, each run's result and copies of the
 # failures). With KEEP, a stopped run resumes: the mutants are kept and the runs already in
 # KEEP/results.jsonl are not repeated. The mutants are taken in an interleaved order (the three
-# samples in turn, every command on each), so a partial run covers all of them evenly.
+# samples in turn, every command on each), so a partial run covers all of them evenly;
+# REPORT_ONLY=1 prints the counts of the runs in KEEP/results.jsonl without starting more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${B:-build/release/bin}
@@ -36,7 +37,7 @@ work=${KEEP:-$(mktemp -d /tmp/dstudio-damaged.XXXXXX)}
 mkdir -p "$work/mutants"
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
 
-if [ "$(find "$work/mutants" -name '*.hdf5' | wc -l)" -ne $((3 * per_sample)) ]; then
+if [ "$(find -L "$work/mutants" -maxdepth 1 -name '*.hdf5' | wc -l)" -ne $((3 * per_sample)) ]; then
   echo "writing $per_sample mutants of each sample (seed ${SEED:-20261126}) to $work/mutants"
   rm -f "$work/mutants"/*.hdf5 "$work/results.jsonl"
   DSTUDIO_MUTANTS=$per_sample DSTUDIO_MUTATION_SEED=${SEED:-20261126} DSTUDIO_MUTANTS_OUT="$work/mutants" \
@@ -47,7 +48,7 @@ if [ "$(find "$work/mutants" -name '*.hdf5' | wc -l)" -ne $((3 * per_sample)) ];
 fi
 grep -h "mutants in" "$work/mutation-tests.log" || true
 
-B="$B" WORK="$work" JOBS=${JOBS:-$(nproc)} LIMIT_S=${LIMIT_S:-60} LIMIT_MB=${LIMIT_MB:-1024} \
+REPORT_ONLY=${REPORT_ONLY:-} B="$B" WORK="$work" JOBS=${JOBS:-$(nproc)} LIMIT_S=${LIMIT_S:-60} LIMIT_MB=${LIMIT_MB:-1024} \
   python3 - "${commands[@]}" <<'EOF'
 import concurrent.futures as cf, glob, json, os, re, shutil, subprocess, sys, tempfile, zipfile
 
@@ -110,12 +111,13 @@ if os.path.exists(results_path):
     for line in open(results_path):
         try: r = json.loads(line)
         except ValueError: continue  # a line cut by a stop
-        done_before[(r["command"], r["path"])] = r
+        done_before[(r["command"], os.path.basename(r["path"]))] = r
 print(f"{len(tasks)} runs: {len(tasks) // max(1, len(commands))} mutants x {', '.join(commands)}, {jobs} at a time, "
       f"limits {limit_s:g} s and {limit_mb:g} MB" + (f"; {len(done_before)} done before" if done_before else ""), flush=True)
 
-counts, failures, longest, peak = {}, [], {}, {}
-def judge(task, result):
+counts, failures, longest, peak, judged = {}, [], {}, {}, set()
+def judge(task, result, named=None):
+    """named: the path the run was given (a kept result may come from a folder since moved)."""
     stem, command, path = task
     code, seconds, peak_kb, out, err, fp = result
     key = (stem, command)
@@ -129,9 +131,10 @@ def judge(task, result):
     elif code == 0 and fp == originals[stem]: verdict, why = ("same arrays, with a warning" if warned else "same arrays"), ""
     elif code == 0 and warned: verdict, why = "other arrays, with a warning", ""
     elif code == 0: verdict, why = "failure", f"exit 0 with other arrays ({fp}) and no warning"
-    elif code == 1 and path in err: verdict, why = "refused, file named", ""
+    elif code == 1 and (named or path) in err: verdict, why = "refused, file named", ""
     elif code == 1: verdict, why = "failure", "exit 1 without naming the file: " + err.strip()[-200:]
     else: verdict, why = "failure", f"exit {code}: " + err.strip()[-200:]
+    judged.add((command, path))
     counts.setdefault(key, {}).setdefault(verdict, 0)
     counts[key][verdict] += 1
     if verdict == "failure":
@@ -143,9 +146,9 @@ results = open(results_path, "a")
 with cf.ThreadPoolExecutor(jobs) as pool:
     futures = {}
     for s, c, p in tasks:
-        r = done_before.get((c, p))
-        if r: judge((s, c, p), (r["code"], r["seconds"], r["peak_kb"], r["out"], r["err"], r["fingerprint"]))
-        else: futures[pool.submit(run, c, p)] = (s, c, p)
+        r = done_before.get((c, os.path.basename(p)))
+        if r: judge((s, c, p), (r["code"], r["seconds"], r["peak_kb"], r["out"], r["err"], r["fingerprint"]), r["path"])
+        elif not os.environ.get("REPORT_ONLY"): futures[pool.submit(run, c, p)] = (s, c, p)
     for f in cf.as_completed(futures):
         s, c, p = futures[f]
         code, seconds, peak_kb, out, err, fp = f.result()
@@ -169,6 +172,11 @@ for stem in sorted(originals):
 total = {k: sum(v.get(k, 0) for v in counts.values()) for k in kinds}
 print(f"| all | {', '.join(commands)} | {sum(total.values()):,} | " + " | ".join(f"{total[k]:,}" for k in kinds) + " |")
 print()
+runs_of = {}
+for stem, c, p in tasks:
+    if (c, p) in judged: runs_of[p] = runs_of.get(p, 0) + 1
+whole = sum(1 for n in runs_of.values() if n == len(commands))
+print(f"{whole:,} mutants ({', '.join(f'{sum(1 for p, n in runs_of.items() if n == len(commands) and os.path.basename(p).startswith(st))} {st}' for st in sorted(originals))}) went through {', '.join(commands)}")
 for c in commands:
     print(f"{c}: longest run {longest.get(c, 0):.1f} s, largest peak resident size {peak.get(c, 0) / 1024:.0f} MB")
 if failures:
