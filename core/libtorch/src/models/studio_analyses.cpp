@@ -42,10 +42,12 @@ using Type = AnalysisOption::Type;
 // NaN (e.g. the correlation of a constant series) as JSON null.
 ordered_json finite_or_null(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
 
-// What loading the dataset warned of goes into the summary, and `dstudio analyze` prints it: a
-// damaged file's losses are never passed over in silence.
-void note_dataset_warnings(ordered_json& summary, const std::vector<std::string>& warnings) {
-  if (!warnings.empty()) summary["dataset_warnings"] = warnings;
+// What loading the dataset warned of goes into the summary, each line naming the file, and
+// `dstudio analyze` prints it: a damaged file's losses are never passed over in silence.
+void note_dataset_warnings(ordered_json& summary, const std::filesystem::path& dataset, const std::vector<std::string>& warnings) {
+  if (warnings.empty()) return;
+  ordered_json& lines = summary["dataset_warnings"] = ordered_json::array();
+  for (const auto& w : warnings) lines.push_back(dataset.string() + ": " + w);
 }
 
 // The part [from, to] of `progress`: fractions reported by a step are scaled into it.
@@ -116,6 +118,7 @@ AnalysisResult attention(const AnalysisInputs& in, const Progress& progress) {
     throw UsageError("--step " + std::to_string(o.integer("step")) + ": the model's episodes end before step " + std::to_string(cfg.max_ep_len));
   std::vector<Window> windows;
   std::vector<WindowInspection> inspections;
+  std::filesystem::path dataset;
   std::vector<std::string> dataset_warnings;
   if (source == "rollout") {
     RolloutConfig rc;
@@ -132,6 +135,7 @@ AnalysisResult attention(const AnalysisInputs& in, const Progress& progress) {
     inspections = inspect_windows(in.checkpoint, windows, ModalityZeroing::None, part(progress, 0.8, 0.9));
   } else {
     auto inspected = inspect_on_dataset(in.checkpoint, static_cast<int>(o.integer("windows")), in.dataset, part(progress, 0.0, 0.9));
+    dataset = inspected.dataset;
     dataset_warnings = std::move(inspected.dataset_warnings);
     windows = std::move(inspected.windows);
     inspections = std::move(inspected.inspections);
@@ -165,7 +169,7 @@ AnalysisResult attention(const AnalysisInputs& in, const Progress& progress) {
   result.figures.push_back(
       heatmap("attention_rollout", who + "\nattention rollout", analysis::select_map(inspections, {analysis::MapKind::Rollout}), labels, false, "weight"));
   ordered_json summary = {{"variant", cfg.variant}, {"source", source}, {"windows", windows.size()}, {"tokens", labels.size()}, {"layers", layer_json}};
-  note_dataset_warnings(summary, dataset_warnings);
+  note_dataset_warnings(summary, dataset, dataset_warnings);
   const std::string compare = existing(o, "compare");
   if (!compare.empty()) {
     const auto other = read_checkpoint_info(compare);
@@ -262,7 +266,7 @@ AnalysisResult entropy(const AnalysisInputs& in, const Progress& progress) {
                           {"pairs", entropies.size()},
                           {"episodes", episodes},
                           {"heads", heads}};
-  note_dataset_warnings(summary, inspected.dataset_warnings);
+  note_dataset_warnings(summary, inspected.dataset, inspected.dataset_warnings);
   result.summary_json = summary.dump();
   return result;
 }
@@ -373,7 +377,7 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
                           {"kl_exact", r.kl_exact},
                           {"snapshots", r.snapshots.size()}};
   if (source.kind == TokenSource::Kind::Rollouts) summary["episode_returns"] = gathered.episode_returns;
-  note_dataset_warnings(summary, gathered.dataset_warnings);
+  note_dataset_warnings(summary, gathered.dataset, gathered.dataset_warnings);
   result.summary_json = summary.dump();
   return result;
 }
@@ -469,9 +473,7 @@ AnalysisResult rtg_sweep(const AnalysisInputs& in, const Progress& progress) {
     for (const auto& e : ds.episodes) best = std::max(best, e.ret);
     summary["dataset_best_return"] = best;
     summary["dataset_best_score"] = env::normalized_score(spec, best);
-    std::vector<std::string> warnings;
-    for (const auto& w : ds.warnings) warnings.push_back(ds.path + ": " + w);
-    note_dataset_warnings(summary, warnings);
+    note_dataset_warnings(summary, ds.path, ds.warnings);
     f.references.push_back({"best episode in the data", env::normalized_score(spec, best)});
   } catch (const Cancelled&) {
     throw;
@@ -559,7 +561,7 @@ AnalysisResult locality(const AnalysisInputs& in, const Progress& progress) {
     }
     models.push_back({{"checkpoint", checkpoints[c]}, {"label", who}, {"variant", inspected.info.variant.variant},
                       {"windows", inspected.windows.size()}, {"layers", layers}});
-    note_dataset_warnings(models.back(), inspected.dataset_warnings);
+    note_dataset_warnings(models.back(), inspected.dataset, inspected.dataset_warnings);
   }
   // A single model's figures name it in the title; two models' lines name them in the legend.
   if (checkpoints.size() == 1)

@@ -210,7 +210,7 @@ DatasetInspection inspect_on_dataset(const fs::path& checkpoint, int count, cons
   out.dataset = dataset.empty() ? checkpoint_dataset(out.info, finding) : dataset;
   progress.update(0.8, "loading the dataset");
   const auto ds = data::load_dataset(out.dataset, {.isolate = true}, {{}, progress.cancel});
-  for (const auto& w : ds.warnings) out.dataset_warnings.push_back(out.dataset.string() + ": " + w);
+  out.dataset_warnings = ds.warnings;
   out.best_return = std::numeric_limits<double>::quiet_NaN();
   for (const auto& e : ds.episodes)
     if (e.complete()) {
@@ -309,7 +309,7 @@ GatheredTokens gather_tokens(const fs::path& checkpoint, const TokenSource& sour
     out.dataset = dataset.empty() ? checkpoint_dataset(out.info, finding) : dataset;
     progress.update(0.5, "loading the dataset");
     const auto ds = data::load_dataset(out.dataset, {.isolate = true}, {{}, progress.cancel});
-    for (const auto& w : ds.warnings) out.dataset_warnings.push_back(out.dataset.string() + ": " + w);
+    out.dataset_warnings = ds.warnings;
     if (static_cast<int>(ds.data.obs_dim) != S || static_cast<int>(ds.data.act_dim) != A)
       throw Error(out.dataset.string() + " has states of " + std::to_string(ds.data.obs_dim) + " and actions of " + std::to_string(ds.data.act_dim) +
                   " values; the model takes " + std::to_string(S) + " and " + std::to_string(A));
