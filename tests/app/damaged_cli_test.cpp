@@ -22,7 +22,7 @@ using testing::HasSubstr;
 
 const fs::path kDamaged = fs::path(DSTUDIO_TEST_DATA) / "damaged";
 
-std::string read_text(const fs::path& path) {
+[[maybe_unused]] std::string read_text(const fs::path& path) {  // the analyses' tests only
   std::ifstream in(path);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
@@ -43,11 +43,13 @@ TEST(DamagedDatasetCli, ACrashInsideLibhdf5IsExit1NamingTheFileAndTheStep) {
 }
 
 #ifdef DSTUDIO_HAVE_FIGURES
+const fs::path kShippedCheckpoint = fs::path(DSTUDIO_TEST_DATA).parent_path().parent_path() / "resources" / "checkpoints" / "hopper-medium-dt.pt";
+
 // The analyses that read a dataset (--dataset, or the checkpoint's) read it in the reader process too.
 TEST(DamagedDatasetCli, TheAnalysesReadingADatasetRefuseOneThatCrashesLibhdf5) {
   dstudio::test::TempDir dir;
   const std::string file = (kDamaged / "crash_top_level_links.hdf5").string();
-  const auto checkpoint = fs::path(DSTUDIO_TEST_DATA).parent_path().parent_path() / "resources" / "checkpoints" / "hopper-medium-dt.pt";
+  const fs::path checkpoint = kShippedCheckpoint;
   for (const std::string analysis : {"attention", "entropy --episodes 1", "tsne --iterations 250", "locality", "rtg-sweep --episodes 1 --multiples 1"}) {
     const auto r = run_cli("analyze " + analysis + " --checkpoint " + checkpoint.string() + " --dataset " + file + " --out " + (dir / "out").string(), dir);
     if (analysis.rfind("rtg-sweep", 0) == 0) {
@@ -74,7 +76,7 @@ TEST(DamagedDatasetCli, TheAnalysesPrintTheDatasetsWarnings) {
   for (int i = 99; i < 400; i += 100) spec.terminals[static_cast<std::size_t>(i)] = 1;
   const auto file = dir / "no-timeouts.hdf5";
   dstudio::test::write_d4rl_fixture(file, spec);
-  const auto checkpoint = fs::path(DSTUDIO_TEST_DATA).parent_path().parent_path() / "resources" / "checkpoints" / "hopper-medium-dt.pt";
+  const fs::path checkpoint = kShippedCheckpoint;
   const auto r = run_cli("analyze attention --windows 2 --checkpoint " + checkpoint.string() + " --dataset " + file.string() + " --out " +
                              (dir / "out").string(),
                          dir);
