@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <thread>
+#include <tuple>
 
 #include "dstudio/data/dataset_io.h"
 #include "h5_fixture.h"
@@ -81,24 +82,81 @@ TEST(DamagedDataset, AnUnreadableOptionalLinkIsRefusedNotTakenForAbsent) {
   EXPECT_NE(std::string(e.what()).find("damaged_link_qpos.hdf5"), std::string::npos);
 }
 
-// An optional array under a name that is not D4RL's (as a flipped bit in "timeouts" makes) is named.
-TEST(DamagedDataset, AnUnknownTopLevelNameIsReported) {
-  test::TempDir dir;
+// Writes the default D4RL fixture (with infos and metadata) and renames its link `from` to `to`,
+// as a damaged link name or name length would.
+fs::path with_renamed_link(const test::TempDir& dir, const std::string& from, const std::string& to) {
+  const fs::path path = dir / "d.hdf5";
   test::D4rlSpec spec;
-  spec.with_timeouts = false;
+  spec.with_infos = true;
+  spec.with_metadata = true;
   spec.terminals = {0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
-  test::write_d4rl_fixture(dir / "d.hdf5", spec);
-  hid_t file = H5Fopen((dir / "d.hdf5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  ASSERT_GE(file, 0);
-  hsize_t n = 10;
-  hid_t space = H5Screate_simple(1, &n, nullptr);
-  hid_t d = H5Dcreate2(file, "timeouus", H5T_STD_U8LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  H5Dclose(d);
-  H5Sclose(space);
+  test::write_d4rl_fixture(path, spec);
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  EXPECT_GE(file, 0);
+  EXPECT_GE(H5Lmove(file, from.c_str(), file, to.c_str(), H5P_DEFAULT, H5P_DEFAULT), 0) << from;
   H5Fclose(file);
-  const Dataset ds = load_dataset(dir / "d.hdf5");
-  EXPECT_TRUE(has_warning(ds, "'timeouus' is not part of the D4RL layout")) << testing::PrintToString(ds.warnings);
-  EXPECT_TRUE(ds.timeouts_synthesized);
+  return path;
+}
+
+// An array whose name was damaged (a changed byte, bytes added or cut by a damaged length) is not
+// absent: without 'timeouts' episodes would be cut every 1,000 steps, so the file is refused.
+TEST(DamagedDataset, AnArrayUnderADamagedNameIsRefusedNotTakenForAbsent) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"timeouts", "timeouus"},
+      {"timeouts", std::string("ti\xea" "eouts")},
+      {"timeouts", std::string("timeouts\xff\xff")},
+      {"timeouts", "timeo"},
+      {"next_observations", "next_obsXrvationZ"},
+      {"next_observations", "next_observ"},
+      {"terminals", "termina1s"},
+  };
+  for (const auto& [from, to] : cases) {
+    test::TempDir dir;
+    const fs::path path = with_renamed_link(dir, from, to);
+    const auto e = refusal([&] { (void)load_dataset(path); });
+    EXPECT_EQ(e.key(), from) << to;
+    EXPECT_NE(e.problem().find("'" + to + "' instead"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+  }
+}
+
+// A damaged 'infos', 'infos/qpos' or 'metadata' leaves the arrays whole: a warning says what is gone.
+TEST(DamagedDataset, AnOptionalGroupUnderADamagedNameCostsAWarning) {
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"infos", "in\x7f" "os", "'infos' is missing and the file has a key 'in\x7f" "os' instead"},
+      {"metadata", "metadataaa", "'metadata' is missing and the file has a key 'metadataaa' instead"},
+      {"infos/qpos", "infos/qp0s", "'infos/qpos' is missing and the file has 'infos/qp0s' instead"},
+  };
+  for (const auto& [from, to, warning] : cases) {
+    test::TempDir dir;
+    const Dataset ds = load_dataset(with_renamed_link(dir, from, to));
+    EXPECT_TRUE(has_warning(ds, warning)) << testing::PrintToString(ds.warnings);
+    EXPECT_FALSE(ds.timeouts_synthesized) << to;
+    EXPECT_EQ(ds.data.rewards.size(), 10U);
+    EXPECT_EQ(ds.data.qpos_dim, from == "metadata" ? 2 : 0) << to;
+  }
+}
+
+// A name far from every layout name, or a near one beside the intact original, is an extra key:
+// reported, and nothing is refused.
+TEST(DamagedDataset, AnUnknownTopLevelNameIsReported) {
+  for (const std::string extra : {"returns", "timeouus"}) {
+    test::TempDir dir;
+    test::D4rlSpec spec;
+    spec.terminals = {0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    test::write_d4rl_fixture(dir / "d.hdf5", spec);
+    hid_t file = H5Fopen((dir / "d.hdf5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    hsize_t n = 10;
+    hid_t space = H5Screate_simple(1, &n, nullptr);
+    hid_t d = H5Dcreate2(file, extra.c_str(), H5T_STD_U8LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dclose(d);
+    H5Sclose(space);
+    H5Fclose(file);
+    const Dataset ds = load_dataset(dir / "d.hdf5");
+    EXPECT_TRUE(has_warning(ds, "'" + extra + "' is not part of the D4RL layout")) << testing::PrintToString(ds.warnings);
+    EXPECT_FALSE(ds.timeouts_synthesized);
+  }
 }
 
 // A Minari episode group whose name was damaged no longer looks like an episode: the file's totals

@@ -113,8 +113,44 @@ bool known_d4rl_key(const std::string& name) {
   return false;
 }
 
+// The layout name `name` is a damaged copy of, if any: the same length with at most two bytes
+// changed, or the layout name with bytes added or cut at its end (a damaged length). HDF5 stores a
+// link's name and its length separately, and either can be hit.
+std::optional<std::string> resembled_name(const std::string& name, std::initializer_list<const char*> layout) {
+  for (const char* candidate : layout) {
+    const std::string known = candidate;
+    if (name == known) return std::nullopt;
+    if (name.size() == known.size()) {
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < name.size(); ++i) differ += name[i] != known[i];
+      if (differ <= 2) return known;
+    } else {
+      const std::string& shorter = name.size() < known.size() ? name : known;
+      const std::string& longer = name.size() < known.size() ? known : name;
+      if (shorter.size() >= 4 && longer.compare(0, shorter.size(), shorter) == 0) return known;
+    }
+  }
+  return std::nullopt;
+}
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// A missing array whose name survives only damaged is not absent: reading on without it would
+// change the data (no 'timeouts' means episodes cut every 1,000 steps), so the file is refused.
+void refuse_damaged_names(const Context& ctx, const std::vector<std::string>& keys) {
+  for (const auto& key : keys) {
+    if (known_d4rl_key(key)) continue;
+    const auto known = resembled_name(key, {"observations", "actions", "rewards", "terminals", "timeouts", "next_observations"});
+    if (known && !contains(keys, *known))
+      ctx.fail(*known, "is missing and the file has a key '" + key + "' instead: a damaged name, so the file is damaged");
+  }
+}
+
 void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& keys, const LoadOptions& options,
                const Progress& progress, Dataset& ds) {
+  refuse_damaged_names(ctx, keys);
   Array obs = h5::open_array(ctx, file, "observations", "observations");
   const std::int64_t obs_dim = h5::matrix_cols(ctx, obs, false);
   const std::int64_t n = obs.rows();
@@ -173,7 +209,12 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
   if (h5::is_group(ctx, file, "infos", "infos")) {
     h5::Handle infos(H5Gopen2(file, "infos", H5P_DEFAULT), H5Gclose);
     if (!infos.valid()) ctx.fail_h5("infos", "cannot be opened as a group");
-    for (const auto& name : h5::link_names(ctx, infos, "infos")) {
+    const std::vector<std::string> members = h5::link_names(ctx, infos, "infos");
+    for (const auto& name : members) {
+      // Without qpos/qvel the studio cannot replay states; the data themselves are whole.
+      if (const auto known = resembled_name(name, {"qpos", "qvel"}); known && !contains(members, *known))
+        ds.warnings.push_back("'infos/" + *known + "' is missing and the file has 'infos/" + name +
+                              "' instead (a damaged name?): states cannot be replayed from this file");
       if (h5::is_group(ctx, infos, name, "infos/" + name)) continue;
       ds.arrays.push_back(h5::open_array(ctx, infos, name, "infos/" + name).info());
     }
@@ -225,9 +266,14 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
       ds.warnings.push_back("metadata left out: " + without_file(e));
     }
   }
-  for (const auto& key : keys)
-    if (!known_d4rl_key(key))
+  for (const auto& key : keys) {
+    if (known_d4rl_key(key)) continue;
+    if (const auto known = resembled_name(key, {"infos", "metadata"}); known && !contains(keys, *known))
+      ds.warnings.push_back("'" + *known + "' is missing and the file has a key '" + key +
+                            "' instead (a damaged name?): it was left out");
+    else
       ds.warnings.push_back("the top-level key '" + key + "' is not part of the D4RL layout and was ignored (a damaged name?)");
+  }
   for (const char* key : {"env_id", "env", "environment"}) {
     if (auto it = ds.metadata.find(key); it != ds.metadata.end() && ds.env_id.empty())
       ds.env_id = it->second;
