@@ -11,6 +11,10 @@
 #include <fstream>
 #include <string>
 
+#include <hdf5.h>
+
+#include <nlohmann/json.hpp>
+
 #include "cli_run.h"
 #include "h5_fixture.h"
 
@@ -99,6 +103,24 @@ TEST(DamagedDatasetCli, ZeroArraysAndDamagedLinksAreRefusedByEveryCommand) {
       EXPECT_THAT(r.err, HasSubstr(file + ": " + message)) << command;
     }
   }
+}
+
+// A name that is not UTF-8 (a damaged 'infos') reaches the JSON report escaped, not as an error.
+TEST(DamagedDatasetCli, InfoWritesValidJsonForNamesOutsideUtf8) {
+  dstudio::test::TempDir dir;
+  dstudio::test::D4rlSpec spec;
+  spec.with_infos = true;
+  spec.terminals = {0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+  const fs::path file = dir / "d.hdf5";
+  dstudio::test::write_d4rl_fixture(file, spec);
+  hid_t h = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(h, 0);
+  ASSERT_GE(H5Lmove(h, "infos", h, "in\xa0os", H5P_DEFAULT, H5P_DEFAULT), 0);
+  H5Fclose(h);
+  const auto r = run_cli("dataset info --json " + file.string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto report = nlohmann::json::parse(r.out);  // throws on bytes outside UTF-8
+  EXPECT_THAT(report.dump(), HasSubstr("'infos' is missing and the file has a key 'in\\\\xa0os' instead")) << report.dump(2);
 }
 
 TEST(DamagedDatasetCli, AHangInTheMetadataIsStoppedAndCostsAWarning) {

@@ -101,21 +101,22 @@ fs::path with_renamed_link(const test::TempDir& dir, const std::string& from, co
 // An array whose name was damaged (a changed byte, bytes added or cut by a damaged length) is not
 // absent: without 'timeouts' episodes would be cut every 1,000 steps, so the file is refused.
 TEST(DamagedDataset, AnArrayUnderADamagedNameIsRefusedNotTakenForAbsent) {
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {"timeouts", "timeouus"},
-      {"timeouts", std::string("ti\xea" "eouts")},
-      {"timeouts", std::string("timeouts\xff\xff")},
-      {"timeouts", "timeo"},
-      {"next_observations", "next_obsXrvationZ"},
-      {"next_observations", "next_observ"},
-      {"terminals", "termina1s"},
+  // From, to, and the name as the message shows it (bytes outside UTF-8 written as \xNN).
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"timeouts", "timeouus", "timeouus"},
+      {"timeouts", "ti\xea" "eouts", "ti\\xeaeouts"},
+      {"timeouts", "timeouts\xff\xff", "timeouts\\xff\\xff"},
+      {"timeouts", "timeo", "timeo"},
+      {"next_observations", "next_obsXrvationZ", "next_obsXrvationZ"},
+      {"next_observations", "next_observ", "next_observ"},
+      {"terminals", "termina1s", "termina1s"},
   };
-  for (const auto& [from, to] : cases) {
+  for (const auto& [from, to, shown] : cases) {
     test::TempDir dir;
     const fs::path path = with_renamed_link(dir, from, to);
     const auto e = refusal([&] { (void)load_dataset(path); });
-    EXPECT_EQ(e.key(), from) << to;
-    EXPECT_NE(e.problem().find("'" + to + "' instead"), std::string::npos) << e.what();
+    EXPECT_EQ(e.key(), from) << shown;
+    EXPECT_NE(e.problem().find("'" + shown + "' instead"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
   }
 }
@@ -123,7 +124,7 @@ TEST(DamagedDataset, AnArrayUnderADamagedNameIsRefusedNotTakenForAbsent) {
 // A damaged 'infos', 'infos/qpos' or 'metadata' leaves the arrays whole: a warning says what is gone.
 TEST(DamagedDataset, AnOptionalGroupUnderADamagedNameCostsAWarning) {
   const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
-      {"infos", "in\x7f" "os", "'infos' is missing and the file has a key 'in\x7f" "os' instead"},
+      {"infos", "in\x7f" "os", "'infos' is missing and the file has a key 'in\\x7fos' instead"},
       {"metadata", "metadataaa", "'metadata' is missing and the file has a key 'metadataaa' instead"},
       {"infos/qpos", "infos/qp0s", "'infos/qpos' is missing and the file has 'infos/qp0s' instead"},
   };
@@ -134,6 +135,36 @@ TEST(DamagedDataset, AnOptionalGroupUnderADamagedNameCostsAWarning) {
     EXPECT_FALSE(ds.timeouts_synthesized) << to;
     EXPECT_EQ(ds.data.rewards.size(), 10U);
     EXPECT_EQ(ds.data.qpos_dim, from == "metadata" ? 2 : 0) << to;
+  }
+}
+
+// Names that are not UTF-8 (any byte a damaged name may hold) reach warnings and array lists
+// escaped, in the reader process as in this one: JSON writers and Qt labels need UTF-8.
+TEST(DamagedDataset, NamesOutsideUtf8AreShownEscaped) {
+  test::TempDir dir;
+  const fs::path path = with_renamed_link(dir, "infos/qvel", "infos/q\xff" "el");
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  ASSERT_GE(H5Lmove(file, "infos", file, "inf\x01s", H5P_DEFAULT, H5P_DEFAULT), 0);
+  H5Fclose(file);
+  for (const bool isolate : {false, true}) {
+    LoadOptions options;
+    options.isolate = isolate;
+    const Dataset ds = load_dataset(path, options);
+    EXPECT_TRUE(has_warning(ds, "'infos' is missing and the file has a key 'inf\\x01s' instead")) << testing::PrintToString(ds.warnings);
+    for (const auto& w : ds.warnings) EXPECT_EQ(w.find_first_of("\x01\xff"), std::string::npos) << w;
+  }
+  file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(H5Lmove(file, "inf\x01s", file, "infos", H5P_DEFAULT, H5P_DEFAULT), 0);
+  H5Fclose(file);
+  for (const bool isolate : {false, true}) {
+    LoadOptions options;
+    options.isolate = isolate;
+    const Dataset ds = load_dataset(path, options);
+    EXPECT_TRUE(has_warning(ds, "'infos/qvel' is missing and the file has 'infos/q\\xffel' instead")) << testing::PrintToString(ds.warnings);
+    bool listed = false;
+    for (const auto& a : ds.arrays) listed |= a.key == "infos/q\\xffel";
+    EXPECT_TRUE(listed);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "dstudio/common/system_info.h"
+#include "dstudio/common/text.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/data/format_registry.h"
 #include "h5.h"
@@ -13,11 +14,12 @@
 
 namespace dstudio::data {
 
+// Keys and problems may quote names read from a damaged file: made valid UTF-8 here, once.
 DatasetError::DatasetError(std::string file, std::string key, const std::string& problem)
-    : Error(file + (key.empty() ? "" : ": '" + key + "'") + ": " + problem),
+    : Error(file + (key.empty() ? "" : ": '" + printable_name(key) + "'") + ": " + valid_utf8(problem)),
       file_(std::move(file)),
-      key_(std::move(key)),
-      problem_(problem) {}
+      key_(printable_name(key)),
+      problem_(valid_utf8(problem)) {}
 
 namespace {
 
@@ -144,7 +146,7 @@ void refuse_damaged_names(const Context& ctx, const std::vector<std::string>& ke
     if (known_d4rl_key(key)) continue;
     const auto known = resembled_name(key, {"observations", "actions", "rewards", "terminals", "timeouts", "next_observations"});
     if (known && !contains(keys, *known))
-      ctx.fail(*known, "is missing and the file has a key '" + key + "' instead: a damaged name, so the file is damaged");
+      ctx.fail(*known, "is missing and the file has a key '" + printable_name(key) + "' instead: a damaged name, so the file is damaged");
   }
 }
 
@@ -213,7 +215,7 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
     for (const auto& name : members) {
       // Without qpos/qvel the studio cannot replay states; the data themselves are whole.
       if (const auto known = resembled_name(name, {"qpos", "qvel"}); known && !contains(members, *known))
-        ds.warnings.push_back("'infos/" + *known + "' is missing and the file has 'infos/" + name +
+        ds.warnings.push_back("'infos/" + *known + "' is missing and the file has 'infos/" + printable_name(name) +
                               "' instead (a damaged name?): states cannot be replayed from this file");
       if (h5::is_group(ctx, infos, name, "infos/" + name)) continue;
       ds.arrays.push_back(h5::open_array(ctx, infos, name, "infos/" + name).info());
@@ -269,10 +271,10 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
   for (const auto& key : keys) {
     if (known_d4rl_key(key)) continue;
     if (const auto known = resembled_name(key, {"infos", "metadata"}); known && !contains(keys, *known))
-      ds.warnings.push_back("'" + *known + "' is missing and the file has a key '" + key +
+      ds.warnings.push_back("'" + *known + "' is missing and the file has a key '" + printable_name(key) +
                             "' instead (a damaged name?): it was left out");
     else
-      ds.warnings.push_back("the top-level key '" + key + "' is not part of the D4RL layout and was ignored (a damaged name?)");
+      ds.warnings.push_back("the top-level key '" + printable_name(key) + "' is not part of the D4RL layout and was ignored (a damaged name?)");
   }
   for (const char* key : {"env_id", "env", "environment"}) {
     if (auto it = ds.metadata.find(key); it != ds.metadata.end() && ds.env_id.empty())
@@ -340,7 +342,7 @@ void read_minari(const Context& ctx, hid_t file,
   }
   for (const auto& key : keys)
     if (!episode_id(key))
-      ds.warnings.push_back("the top-level key '" + key + "' is not an episode group and was ignored (a damaged name?)");
+      ds.warnings.push_back("the top-level key '" + printable_name(key) + "' is not an episode group and was ignored (a damaged name?)");
 
   std::vector<MinariEpisode> episodes;
   episodes.reserve(names.size());
@@ -542,6 +544,17 @@ Dataset load_hdf5(const std::filesystem::path& path, const LoadOptions& options,
   return ds;
 }
 
+// Names and texts read from the file, made valid UTF-8 before anything shows or stores them (a
+// damaged name holds any bytes; JSON writers and Qt labels need UTF-8).
+void make_texts_valid(Dataset& ds) {
+  std::map<std::string, std::string> metadata;
+  for (const auto& [key, value] : ds.metadata) metadata[printable_name(key)] = valid_utf8(value);
+  ds.metadata = std::move(metadata);
+  for (auto& a : ds.arrays) a.key = printable_name(a.key);
+  for (auto& w : ds.warnings) w = valid_utf8(w);
+  ds.env_id = printable_name(ds.env_id);
+}
+
 // What every dataset gets, whichever format it came from.
 void finish(Dataset& ds, const Progress& progress) {
   progress.update(0.92, "statistics");
@@ -659,16 +672,20 @@ Dataset load_dataset(const std::filesystem::path& path, const LoadOptions& optio
     ds.format_name = format->name;
     check_plugin_dataset(ds, format->name);
     finish(ds, progress);
+    make_texts_valid(ds);
     return ds;
   }
   if (options.isolate) {
     const auto file = hdf5_file(path);
     std::error_code ec;
     if (!std::filesystem::exists(file, ec)) (void)load_hdf5(path, options, progress);  // throws "no such file"
-    return load_in_reader_process(file, options, progress);
+    Dataset ds = load_in_reader_process(file, options, progress);
+    make_texts_valid(ds);  // the reader's own warnings quote the step it was at
+    return ds;
   }
   Dataset ds = load_hdf5(path, options, progress);
   finish(ds, progress);
+  make_texts_valid(ds);
   return ds;
 }
 
