@@ -146,7 +146,7 @@ void refuse_damaged_names(const Context& ctx, const std::vector<std::string>& ke
     if (known_d4rl_key(key)) continue;
     const auto known = resembled_name(key, {"observations", "actions", "rewards", "terminals", "timeouts", "next_observations"});
     if (known && !contains(keys, *known))
-      ctx.fail(*known, "is missing and the file has a key '" + printable_name(key) + "' instead: a damaged name, so the file is damaged");
+      ctx.fail(*known, "is missing and the file has a key '" + printable_name(key) + "' instead, which looks like its name damaged: the file is refused rather than read without it");
   }
 }
 
