@@ -91,10 +91,7 @@ fs::path with_renamed_link(const test::TempDir& dir, const std::string& from, co
   spec.with_metadata = true;
   spec.terminals = {0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
   test::write_d4rl_fixture(path, spec);
-  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  EXPECT_GE(file, 0);
-  EXPECT_GE(H5Lmove(file, from.c_str(), file, to.c_str(), H5P_DEFAULT, H5P_DEFAULT), 0) << from;
-  H5Fclose(file);
+  test::rename_link(path, from, to);
   return path;
 }
 
@@ -143,11 +140,6 @@ TEST(DamagedDataset, AnOptionalGroupUnderADamagedNameCostsAWarning) {
 TEST(DamagedDataset, NamesOutsideUtf8AreShownEscaped) {
   test::TempDir dir;
   const fs::path path = with_renamed_link(dir, "infos/qvel", "infos/q\xff" "el");
-  const auto rename = [&](const char* from, const char* to) {
-    hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-    EXPECT_GE(H5Lmove(file, from, file, to, H5P_DEFAULT, H5P_DEFAULT), 0) << from;
-    H5Fclose(file);
-  };
   const auto loads = [&](const std::string& warning) {  // in this process, then in the reader's
     std::vector<Dataset> both;
     for (const bool isolate : {false, true}) {
@@ -159,9 +151,9 @@ TEST(DamagedDataset, NamesOutsideUtf8AreShownEscaped) {
     }
     return both;
   };
-  rename("infos", "inf\x01s");
+  test::rename_link(path, "infos", "inf\x01s");
   loads("'infos' is missing and the file has a key 'inf\\x01s' instead");
-  rename("inf\x01s", "infos");
+  test::rename_link(path, "inf\x01s", "infos");
   for (const Dataset& ds : loads("'infos/qvel' is missing and the file has 'infos/q\\xffel' instead")) {
     bool listed = false;
     for (const auto& a : ds.arrays) listed |= a.key == "infos/q\\xffel";

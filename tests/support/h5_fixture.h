@@ -88,6 +88,10 @@ struct D4rlSpec {
 /// Writes `spec` to `path` through the C API.
 void write_d4rl_fixture(const std::filesystem::path& path, const D4rlSpec& spec);
 
+/// Renames the link `from` of the HDF5 file `path` to `to` (any bytes), as a damaged name would;
+/// throws std::runtime_error when HDF5 cannot.
+void rename_link(const std::filesystem::path& path, const std::string& from, const std::string& to);
+
 /// One Minari episode: `steps` actions, `steps + 1` observations with obs[t][j] = base + t + 0.1 j.
 struct MinariEpisodeSpec {
   int steps = 4;
