@@ -145,6 +145,9 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     g_cancel = &bar.progress().cancel;
     auto previous_int = std::signal(SIGINT, on_interrupt);
     auto previous_term = std::signal(SIGTERM, on_interrupt);
+    // Said once the handlers are in place, so a script (or a test) knows an interrupt is heard.
+    std::fprintf(stderr, "SAC on %s: running; Ctrl+C stops it with a checkpoint the same command continues from\n",
+                 sa->config.env.c_str());
     behaviour::SacRun run;
     try {
       run = behaviour::train_sac(sa->config, sa->out, sa->chunk, bar.progress(), sac_command);

@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "dstudio/common/atomic_file.h"
+#include "dstudio/common/csv.h"
 #include "dstudio/common/error.h"
 #include "rollouts.h"
 #include "dstudio/models/device.h"
@@ -113,13 +114,13 @@ void add_eval_commands(CLI::App& app, int& exit_code) {
       if (!a->out.empty()) {
         OutputFolder out(a->out);
         write_text_atomically(std::filesystem::path(a->out) / "summary.json", summary.dump(2) + "\n");
-        std::ostringstream csv;
-        csv << "target,seed,step,reward,return_to_go\n";
+        CsvWriter csv({"target", "seed", "step", "reward", "return_to_go"}, 6);
         for (const auto& e : r.episodes)
-          for (int t = 0; t < e.length; ++t)
-            csv << e.target << ',' << e.seed << ',' << t << ',' << e.rewards[static_cast<std::size_t>(t)] << ','
-                << e.returns_to_go[static_cast<std::size_t>(t)] << '\n';
-        write_text_atomically(std::filesystem::path(a->out) / "episodes.csv", csv.str());
+          for (int t = 0; t < e.length; ++t) {
+            csv << e.target << e.seed << t << e.rewards[static_cast<std::size_t>(t)] << e.returns_to_go[static_cast<std::size_t>(t)];
+            csv.end_row();
+          }
+        csv.write(std::filesystem::path(a->out) / "episodes.csv");
         out.commit();
       }
       if (a->json) {

@@ -23,6 +23,7 @@
 
 #include "commands.h"
 #include "dstudio/common/atomic_file.h"
+#include "dstudio/common/csv.h"
 #include "dstudio/common/error.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
@@ -642,24 +643,21 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       const auto s = sweep::read_sweep(co->dir);
       const fs::path out = co->out.empty() ? s.dir / "results" : fs::path(co->out);
       const auto finite = [](double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); };
-      const auto csv_number = [](double v) { return std::isfinite(v) ? number_or_dash(v, 4) : std::string(); };
-      std::ostringstream cells_csv, groups_csv;
-      cells_csv << "index,name,group,seed,state,step,total,score,score_std,best_score\n";
+      CsvWriter cells_csv({"index", "name", "group", "seed", "state", "step", "total", "score", "score_std", "best_score"}, 6);
       nlohmann::ordered_json j = {{"sweep", s.dir.string()}, {"cells", nlohmann::ordered_json::array()}, {"groups", nlohmann::ordered_json::array()}};
       for (const auto& cell : s.cells) {
         const auto cs = sweep::read_cell_status(s, cell);
-        cells_csv << cell.index << ',' << cell.name << ",\"" << cell.group << "\"," << cell.seed << ',' << sweep::to_string(cs.state) << ','
-                  << cs.step << ',' << cs.total << ',' << csv_number(cs.score) << ',' << csv_number(cs.score_std) << ','
-                  << csv_number(cs.best_score) << '\n';
+        cells_csv << cell.index << cell.name << cell.group << cell.seed << sweep::to_string(cs.state) << cs.step << cs.total << cs.score
+                  << cs.score_std << cs.best_score;
+        cells_csv.end_row();
         j["cells"].push_back({{"index", cell.index}, {"name", cell.name}, {"group", cell.group}, {"seed", cell.seed},
                               {"state", sweep::to_string(cs.state)}, {"score", finite(cs.score)}, {"best_score", finite(cs.best_score)}});
       }
       const auto groups = sweep::collect_groups(s);
-      groups_csv << "group,setting,dataset,cells,finished,score_mean,score_std,best_mean,best_std\n";
+      CsvWriter groups_csv({"group", "setting", "dataset", "cells", "finished", "score_mean", "score_std", "best_mean", "best_std"}, 6);
       for (const auto& g : groups) {
-        groups_csv << '"' << g.group << "\",\"" << g.setting << "\"," << g.dataset << ',' << g.cells << ',' << g.finished << ','
-                   << csv_number(g.score_mean) << ',' << csv_number(g.score_std) << ',' << csv_number(g.best_mean) << ','
-                   << csv_number(g.best_std) << '\n';
+        groups_csv << g.group << g.setting << g.dataset << g.cells << g.finished << g.score_mean << g.score_std << g.best_mean << g.best_std;
+        groups_csv.end_row();
         j["groups"].push_back({{"group", g.group}, {"setting", g.setting}, {"dataset", g.dataset}, {"cells", g.cells},
                                {"finished", g.finished}, {"score_mean", finite(g.score_mean)}, {"score_std", finite(g.score_std)},
                                {"best_mean", finite(g.best_mean)}, {"best_std", finite(g.best_std)}});
@@ -667,8 +665,8 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       std::error_code ec;
       fs::create_directories(out, ec);
       if (ec) throw Error(out.string() + ": " + ec.message());
-      write_text_atomically(out / "cells.csv", cells_csv.str());
-      write_text_atomically(out / "groups.csv", groups_csv.str());
+      cells_csv.write(out / "cells.csv");
+      groups_csv.write(out / "groups.csv");
       write_text_atomically(out / "results.json", j.dump(2) + "\n");
       write_text_atomically(out / "table.tex", sweep::latex_table(groups));
 #ifdef DSTUDIO_HAVE_FIGURES

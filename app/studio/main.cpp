@@ -195,7 +195,7 @@ int main(int argc, char** argv) {
   if (args.isEmpty() && sweep.isEmpty())
     window.openDefaultDataset();
   else
-    for (const auto& arg : args) window.openAny(arg);
+    window.openFiles(args);
   if (!sweep.isEmpty()) window.openSweep(sweep);
   return QApplication::exec();
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <utility>
 
 #include <QAction>
@@ -524,8 +525,10 @@ void MainWindow::dropEvent(QDropEvent* event) {
   const auto urls = event->mimeData()->urls();
   if (urls.isEmpty() || !urls.first().isLocalFile()) return;
   event->acceptProposedAction();
+  QStringList paths;
   for (const auto& url : urls)
-    if (url.isLocalFile()) openAny(url.toLocalFile());
+    if (url.isLocalFile()) paths << url.toLocalFile();
+  openFiles(paths);
 }
 
 void MainWindow::setPresentationMode(bool on) {
@@ -584,6 +587,25 @@ void MainWindow::openAny(const QString& path) {
   } else {
     openDataset(path);
   }
+}
+
+void MainWindow::openFiles(const QStringList& paths) {
+  QStringList checkpoints;
+  for (const auto& path : paths) {
+    if (isCheckpointFile(path) && !QFileInfo(path).isDir()) checkpoints << path;
+    else openAny(path);
+  }
+  if (checkpoints.isEmpty()) return;
+  if (checkpoints.size() > 2) {
+    QStringList extra;
+    for (int i = 2; i < checkpoints.size(); ++i) extra << QFileInfo(checkpoints[i]).fileName();
+    const QString message = tr("Two checkpoints are open at once, a model and the one it is compared with: %1 and %2. Not opened: %3.")
+                                .arg(QFileInfo(checkpoints[0]).fileName(), QFileInfo(checkpoints[1]).fileName(), extra.join(QStringLiteral(", ")));
+    std::fprintf(stderr, "decision-studio: %s\n", qPrintable(message));
+    showError(message, ErrorOf::Checkpoint);
+  }
+  compare_when_shown_ = checkpoints.size() > 1 ? checkpoints[1] : QString();
+  openCheckpoint(checkpoints[0]);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
@@ -683,6 +705,11 @@ void MainWindow::showCheckpoint(const QString& path, const models::DatasetInspec
   applyPendingViewer();
   applyPendingLesson();
   emit checkpointShown(path);
+  if (!compare_when_shown_.isEmpty()) {
+    const QString other = std::exchange(compare_when_shown_, QString());
+    status_->setText(tr("%1 opened; comparing it with %2…").arg(title, QFileInfo(other).fileName()));
+    compareCheckpoint(other);
+  }
 }
 
 QString MainWindow::checkpointTitle(const QString& path, const models::CheckpointInfo& info) {

@@ -123,6 +123,10 @@ class MainWindow : public QMainWindow {
   /// Opens a dataset, a checkpoint (.pt), a workspace (.dstudio or .json) or a sweep folder (one holding
   /// sweep.json), by its name.
   void openAny(const QString& path);
+  /// The files of a command line or a drop, each by its kind. The first checkpoint is opened and a
+  /// second is compared with it once it is shown (the status bar says so); a third and more are
+  /// refused with a message naming them, since only a model and its comparison are open at once.
+  void openFiles(const QStringList& paths);
 
   /// The workspace: the open dataset and checkpoint, the viewer's conditioning, the tab on
   /// screen and the window's layout, as JSON.
@@ -204,6 +208,7 @@ class MainWindow : public QMainWindow {
   QString inspecting_;  // the checkpoint the inspection job runs on
   std::vector<models::Window> checkpoint_windows_;
   QString compared_path_;  // the checkpoint the attention maps are compared with
+  QString compare_when_shown_;  // a second checkpoint given with the first: compared once it is shown
   viz::EntropyRewardView* rollout_view_;
   viz::ReturnAnalysisView* returns_view_;
   ViewerPanel* viewer_;

@@ -91,6 +91,8 @@ std::string BenchReport::text() const {
       << fixed(swap_ms_median, 2) << "\n"
       << "  policy: " << fixed(steps_per_second, 1) << " steps/s shown, " << fixed(steps_per_second_wanted, 1)
       << " wanted (real time at the speed set), " << episodes << " episode(s)\n"
+      << "  attention map shown on " << fixed(100.0 * map_share, 1) << "% of drawn frames (" << frames_with_map << " of " << frames
+      << ")\n"
       << "  configuration: " << configuration << "\n"
       << "  OpenGL: " << renderer << "; BLAS: " << blas << "\n";
   return out.str();
@@ -130,6 +132,7 @@ struct LiveViewer::State {
   analysis::TokenMatrix map;
   analysis::LagProfile lag, lag_episode;
   const models::PlayerFrame* map_of = nullptr;  // the frame `map` and `lag` belong to
+  models::FramePtr map_source;  // the frame whose window the map shows (see acted_window())
   std::vector<analysis::LagProfile> lag_by_step;  // the selection's profile of each step with a window
   bool lags_dirty = true;
   int pending_seek = -1;      // a step the policy has not reached yet
@@ -325,10 +328,11 @@ void LiveViewer::State::refresh_map() {
   map_of = displayed.get();
   map = {};
   lag = {};
-  if (displayed->inspection) {
+  map_source = models::acted_window(frames, displayed);
+  if (map_source) {
     try {
-      map = analysis::select_window_map(*displayed->inspection, selection);
-      lag = analysis::window_lag_profile(*displayed->inspection, selection);
+      map = analysis::select_window_map(*map_source->inspection, selection);
+      lag = analysis::window_lag_profile(*map_source->inspection, selection);
     } catch (const Error& e) {
       message = e.what();
     }
@@ -348,7 +352,7 @@ void LiveViewer::State::refresh_map() {
   }
   lag_episode = {};
   int count = 0;
-  const auto last = std::min<std::size_t>(lag_by_step.size(), static_cast<std::size_t>(displayed->step) + 1);
+  const auto last = std::min<std::size_t>(lag_by_step.size(), static_cast<std::size_t>(map_source ? map_source->step : displayed->step) + 1);
   for (std::size_t i = 0; i < last; ++i) {
     const auto& p = lag_by_step[i];
     if (p.weight.empty()) continue;
@@ -583,11 +587,16 @@ void LiveViewer::State::draw_attention() {
   const float w = ImGui::GetContentRegionAvail().x;
   const float line = ImGui::GetTextLineHeightWithSpacing();
   const float map_side = std::max(60.0f, std::min(w, ImGui::GetContentRegionAvail().y - 5.5f * line));
-  imgui::token_map("##attention", map, displayed && displayed->inspection ? displayed->inspection->token_types : std::vector<char>{},
-                   displayed && displayed->inspection ? displayed->inspection->token_steps : std::vector<int>{},
-                   displayed && displayed->inspection ? displayed->inspection->valid : std::vector<char>{},
-                   ImVec2(w, map_side));
+  const models::PlayerFrame* source = map_source.get();
+  imgui::token_map("##attention", map, source ? source->inspection->token_types : std::vector<char>{},
+                   source ? source->inspection->token_steps : std::vector<int>{},
+                   source ? source->inspection->valid : std::vector<char>{}, ImVec2(w, map_side));
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+  // The newest step has not acted yet: its map is the window acted on one step before.
+  if (source && displayed && source->step != displayed->step)
+    ImGui::TextWrapped("the window acted on at step %d (step %d has not acted yet)", source->step, displayed->step);
+  else if (source)
+    ImGui::TextWrapped("the window acted on at step %d", source->step);
   ImGui::TextWrapped("weight by lag (steps): this window, and the episode so far");
   ImGui::PopStyleColor();
   imgui::lag_bars("##lag", lag, ImVec2(w, std::max(3.5f * line, ImGui::GetContentRegionAvail().y)), &lag_episode, "episode");
@@ -813,6 +822,7 @@ BenchReport LiveViewer::bench(double seconds) {
     frame_ms.push_back(std::chrono::duration<double, std::milli>(now - previous).count());
     previous = now;
     render_ms.push_back(s.last_render_ms), ui_ms.push_back(s.last_ui_ms), swap_ms.push_back(s.last_swap_ms);
+    if (s.map.tokens > 0) ++r.frames_with_map;
     const int step = s.shown.frame ? s.shown.frame->step : 0;
     if (step > last_step) steps_shown += step - last_step;
     last_step = step;
@@ -827,6 +837,7 @@ BenchReport LiveViewer::bench(double seconds) {
   r.seconds = ms_since(start) / 1000.0;
   r.frames = static_cast<long>(frame_ms.size());
   r.fps = static_cast<double>(r.frames) / r.seconds;
+  r.map_share = r.frames > 0 ? static_cast<double>(r.frames_with_map) / static_cast<double>(r.frames) : 0.0;
   r.frame_ms_median = quantile(frame_ms, 0.5), r.frame_ms_p90 = quantile(frame_ms, 0.9);
   r.frame_ms_p99 = quantile(frame_ms, 0.99), r.frame_ms_max = *std::max_element(frame_ms.begin(), frame_ms.end());
   r.render_ms_median = quantile(render_ms, 0.5), r.ui_ms_median = quantile(ui_ms, 0.5), r.swap_ms_median = quantile(swap_ms, 0.5);

@@ -57,6 +57,8 @@ struct BenchReport {
   double steps_per_second = 0.0;   ///< policy steps shown per second
   double steps_per_second_wanted = 0.0;  ///< real time at the speed asked
   int episodes = 0;
+  long frames_with_map = 0;        ///< drawn frames that showed an attention map
+  double map_share = 0.0;          ///< frames_with_map / frames
   std::string renderer, blas, configuration;
   /// The report as printed: medians, percentiles and the configuration.
   [[nodiscard]] std::string text() const;

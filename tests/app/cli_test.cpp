@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "cli_run.h"
+#include "csv_check.h"
 #include "h5_fixture.h"
 
 namespace {
@@ -153,10 +154,14 @@ TEST_F(Cli, BehaviourSacRunsInChunksStopsOnInterruptAndShips) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("batch 16 (asked 32)"));
 
-  // Interrupted, it says where it stopped and continues from there.
+  // Interrupted, it says where it stopped and continues from there. The interrupt is sent once
+  // the run says it is running (its handlers are in place), however long a loaded machine takes
+  // to get there; the loop only polls for that line.
   const auto long_folder = (dir / "sac-long").string();
+  const auto long_log = (dir / "long.txt").string();
   const std::string cmd = std::string(DSTUDIO_CLI) + " behaviour sac --env hopper --steps 1000000 --hidden 16 --batch 16 --out " +
-                          long_folder + " >" + (dir / "long.txt").string() + " 2>&1 & pid=$!; sleep 3; kill -INT $pid; wait $pid; echo $?";
+                          long_folder + " >" + long_log + " 2>&1 & pid=$!; for i in $(seq 5000); do grep -qs 'Ctrl+C stops it' " + long_log +
+                          " && break; sleep 0.1; done; kill -INT $pid; wait $pid; echo $?";
   FILE* pipe = popen(cmd.c_str(), "r");
   char code[32] = {};
   ASSERT_NE(fgets(code, sizeof code, pipe), nullptr);
@@ -350,6 +355,11 @@ TEST_F(Analyses, EvalPrintsScoresPerTarget) {
   EXPECT_EQ(j["episodes"].size(), 4u);
   EXPECT_EQ(j["env"], "hopper");
   EXPECT_EQ(run("eval --checkpoint " + checkpoint_ + " --zeroing sideways", *dir_).exit_code, 2);
+  // Every step of every episode, as CSV a standard reader parses.
+  const auto out = *dir_ / "eval";
+  ASSERT_EQ(run("eval --checkpoint " + checkpoint_ + " --targets 3600 --episodes 1 --out " + out.string(), *dir_).exit_code, 0);
+  const auto report = dstudio::test::check_csv_files(out / "episodes.csv");
+  EXPECT_TRUE(dstudio::test::all_ok(report)) << dstudio::test::joined(report);
 }
 
 TEST_F(Analyses, AttentionWritesMapsAndTheirDerivation) {
@@ -419,6 +429,10 @@ TEST_F(Analyses, EntropyAblationSweepAndTsneSummaries) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--episodes"));
   EXPECT_FALSE(std::filesystem::exists(*dir_ / "never"));
+  // Every table these analyses and the training run wrote parses with a standard CSV reader.
+  const auto report = dstudio::test::check_csv_files(dir_->path());
+  EXPECT_TRUE(dstudio::test::all_ok(report)) << dstudio::test::joined(report);
+  EXPECT_GE(report.size(), 8u) << dstudio::test::joined(report);
 }
 
 // The first page's MediaBox of a PDF Qt wrote (page dictionaries are not compressed): width, height.

@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "cli_run.h"
+#include "csv_check.h"
 #include "h5_fixture.h"
 
 namespace {
@@ -167,12 +168,22 @@ TEST_F(SweepCli, CollectDrawsTheGroupsAsFigures) {
   std::getline(csv, dt);
   std::getline(csv, dc);
   EXPECT_EQ(header, "dataset,setting,measure,mean,std,seeds,cells");
-  EXPECT_EQ(dt, "\"random\",\"dt\",final,42,2.82843,2,2");
-  EXPECT_EQ(dc, "\"random\",\"dc\",final,70.5,0.707107,2,2");
+  EXPECT_EQ(dt, "random,dt,final,42,2.82843,2,2");
+  EXPECT_EQ(dc, "random,dc,final,70.5,0.707107,2,2");
   std::ifstream best_csv(results / "best_scores.csv");
   std::getline(best_csv, header);
   std::getline(best_csv, dt);
-  EXPECT_EQ(dt, "\"random\",\"dt\",best,51,1.41421,2,2");
+  EXPECT_EQ(dt, "random,dt,best,51,1.41421,2,2");
+  // Every table parses with a standard reader; the groups, named with their JSON settings, whole.
+  const auto report = dstudio::test::check_csv_files(results);
+  EXPECT_TRUE(dstudio::test::all_ok(report)) << dstudio::test::joined(report);
+  EXPECT_EQ(report.size(), 4u) << dstudio::test::joined(report);
+  const auto groups = dstudio::test::read_csv_with_python(results / "groups.csv");
+  ASSERT_EQ(groups.size(), 3u);
+  ASSERT_EQ(groups[0].size(), 9u);
+  EXPECT_THAT(groups[1][0], HasSubstr(R"("hidden":16)"));
+  EXPECT_EQ(groups[1][2], "random");
+  EXPECT_EQ(groups[1][3], "2");
   // An unknown preset is wrong usage, said before anything is written.
   r = run_cli("sweep collect " + sweep + " --preset nosuch --out " + (*dir_ / "never").string(), *dir_);
   EXPECT_EQ(r.exit_code, 2);

@@ -118,7 +118,9 @@ TEST(SlurmArray, TheTaskStoppedByTheWarningIsRequeuedAndItsCodeKept) {
   Sweep s;
   s.dir = dir / "sweep";
   const auto fake = dir / "fake-dstudio";
-  std::ofstream(fake) << "#!/bin/bash\ntrap 'echo saved; exit 130' USR1\nwhile :; do sleep 0.05; done\n";
+  // It says it runs (a file) once its trap is set; the signal is sent only then.
+  const auto ready = dir / "ready";
+  std::ofstream(fake) << "#!/bin/bash\ntrap 'echo saved; exit 130' USR1\ntouch " << ready.string() << "\nwhile :; do sleep 0.05; done\n";
   std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
   const auto bin = dir / "bin";
   std::filesystem::create_directories(bin);
@@ -128,7 +130,7 @@ TEST(SlurmArray, TheTaskStoppedByTheWarningIsRequeuedAndItsCodeKept) {
   std::ofstream(path) << sbatch_script(s, {3}, SlurmOptions{}, fake);
   const auto out = dir / "out.txt";
   const auto cmd = "PATH=" + bin.string() + ":$PATH SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_JOB_ID=41 bash " + path.string() + " >" +
-                   out.string() + " 2>&1 & job=$!; sleep 0.5; kill -USR1 $job; wait $job; exit $?";
+                   out.string() + " 2>&1 & job=$!; until [ -e " + ready.string() + " ]; do sleep 0.05; done; kill -USR1 $job; wait $job; exit $?";
   const int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 130);

@@ -25,6 +25,7 @@
 #include <QTabWidget>
 #include <QTest>
 #include <QLabel>
+#include <QMessageBox>
 #include <QLineEdit>
 #include <QTreeWidget>
 #include <cmath>
@@ -480,6 +481,27 @@ TEST_F(Viewer, ComparesTwoCheckpointsAsADifferenceOfTheirMaps) {
   ASSERT_TRUE(failed.wait(180000));
   EXPECT_TRUE(failed.back().front().toString().contains("different tokens")) << failed.back().front().toString().toStdString();
   EXPECT_EQ(view->comparisonMatrix().tokens, 60) << "the earlier comparison stays";
+}
+
+// `decision-studio DATASET a.pt b.pt`: the first is opened, the second compared with it; a third
+// is refused, named in a message, and nothing else changes.
+TEST_F(Viewer, TwoCheckpointsGivenTogetherOpenTheSecondAsTheComparison) {
+  MainWindow w;
+  QSignalSpy opened(&w, &MainWindow::checkpointShown);
+  QSignalSpy compared(&w, &MainWindow::comparisonShown);
+  QSignalSpy failed(&w, &MainWindow::comparisonFailed);
+  const QString dt = studio::defaultCheckpoint(), gdt = studio::defaultCheckpoint("gdt"), dc = studio::defaultCheckpoint("dc");
+  w.openFiles({dt, gdt, dc});
+  auto* refusal = w.findChild<QMessageBox*>("checkpointErrorDialog");
+  ASSERT_NE(refusal, nullptr) << "a third checkpoint is refused with a message";
+  EXPECT_TRUE(refusal->informativeText().contains(QFileInfo(dc).fileName())) << refusal->informativeText().toStdString();
+  ASSERT_TRUE(compared.wait(180000)) << (failed.isEmpty() ? "timed out" : failed.front().front().toString().toStdString());
+  ASSERT_EQ(opened.size(), 1);
+  EXPECT_EQ(opened.front().front().toString(), dt);
+  EXPECT_EQ(compared.front().front().toString(), gdt);
+  EXPECT_TRUE(w.statusText().contains(QStringLiteral("compared with"))) << w.statusText().toStdString();
+  EXPECT_TRUE(w.statusText().contains(QFileInfo(gdt).baseName())) << w.statusText().toStdString();
+  EXPECT_TRUE(w.attentionView()->showingDifference());
 }
 
 // For a lecture hall: larger type everywhere, remembered for the next start.

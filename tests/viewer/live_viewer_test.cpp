@@ -152,6 +152,34 @@ TEST(LiveViewer, TargetAndZeroingActOnThePolicyFromTheStepOnScreen) {
   EXPECT_GT(differing_pixels(before, after, {0, 0, after.width, after.height}), 0) << "the overlay names the new target";
 }
 
+// While the policy plays, the newest step has not acted yet; every drawn frame still shows the
+// map of the window acted on to reach it (the step before), not "no map for this step".
+TEST(LiveViewer, EveryFrameDrawnWhilePlayingShowsTheMapOfTheWindowActedOn) {
+  auto o = paused_at_start();
+  o.paused = false;
+  LiveViewer v(o);
+  ASSERT_TRUE(v.run_until([](const models::PlaybackState& s) { return s.playing && s.frame && s.frame->step >= 2; }, 120.0));
+  int drawn = 0, with_map = 0, unacted = 0;
+  while (drawn < 60 && v.shown().playing) {
+    ASSERT_TRUE(v.frame());
+    const auto shown = v.shown();
+    ++drawn;
+    if (!shown.frame->acted) ++unacted;
+    if (v.shown_map().tokens == 0) continue;
+    ++with_map;
+    // The map is the one of the step before when the step on screen has not acted.
+    const auto frames = v.player().frames();
+    const auto source = models::acted_window(frames, shown.frame);
+    ASSERT_TRUE(source);
+    EXPECT_EQ(source->step, shown.frame->acted ? shown.frame->step : shown.frame->step - 1);
+    const auto expected = analysis::select_window_map(*source->inspection, v.map());
+    ASSERT_EQ(v.shown_map().values, expected.values) << "step " << shown.frame->step;
+  }
+  ASSERT_GT(drawn, 10);
+  EXPECT_GT(unacted, 0) << "playing shows steps that have not acted yet";
+  EXPECT_EQ(with_map, drawn);
+}
+
 TEST(LiveViewer, TheLagProfileIsTheCoreAnalysisOfTheWindowOnScreen) {
   LiveViewer v(paused_at_start());
   v.set_map({analysis::MapKind::Layer, 2, 0});
@@ -282,6 +310,7 @@ TEST(DecisionViewer, ScreenshotBenchAndBadInputFromTheCommandLine) {
   EXPECT_NE(out.find("frames/s"), std::string::npos) << out;
   EXPECT_NE(out.find("p99"), std::string::npos) << out;
   EXPECT_NE(out.find("BLAS"), std::string::npos) << out;
+  EXPECT_NE(out.find("attention map shown on"), std::string::npos) << out;
 
   out = run(exe + " " + (dir / "missing.pt").string());
   EXPECT_NE(out.find("[exit 2]"), std::string::npos) << out;

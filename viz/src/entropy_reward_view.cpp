@@ -15,6 +15,7 @@
 #include <qcustomplot.h>
 
 #include "colors.h"
+#include "dstudio/common/csv.h"
 #include "dstudio/viz/figures.h"
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/models/variant_config.h"
@@ -245,15 +246,16 @@ std::vector<std::string> EntropyRewardView::exportFigure(const std::string& base
   if (scatter.height <= 0) scatter.height = scatter.width * 0.85;
   for (auto& f : save_scatter(base + "_correlation", {steps}, scatter, tr("attention entropy, layer 1"), tr("reward")))
     written.push_back(std::move(f));
-  std::ofstream csv(base + ".csv");
-  csv << "episode,step,entropy,reward,in_correlation\n";
+  CsvWriter csv({"episode", "step", "entropy", "reward", "in_correlation"}, 6);
   for (std::size_t k = 0; k < result_.episodes.size(); ++k) {
     const auto& episode = result_.episodes[k];
-    for (int t = 0; t < episode.length && t < static_cast<int>(episode.entropy.size()); ++t)
-      csv << k << ',' << t << ',' << episode.entropy[static_cast<std::size_t>(t)] << ',' << episode.rewards[static_cast<std::size_t>(t)]
-          << ',' << (t >= skip_ ? 1 : 0) << '\n';
+    for (int t = 0; t < episode.length && t < static_cast<int>(episode.entropy.size()); ++t) {
+      csv << k << t << episode.entropy[static_cast<std::size_t>(t)] << episode.rewards[static_cast<std::size_t>(t)] << (t >= skip_ ? 1 : 0);
+      csv.end_row();
+    }
   }
-  if (csv) written.push_back(base + ".csv");
+  csv.write(base + ".csv");
+  written.push_back(base + ".csv");
   return written;
 }
 

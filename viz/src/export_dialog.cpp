@@ -15,6 +15,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -535,7 +536,21 @@ std::vector<std::string> ExportDialog::exportSource(QWidget* parent, const Figur
   if (folder.isEmpty()) folder = default_folder();
   dialog.setOutput(QDir(folder).filePath(source.figureName()));
   if (dialog.exec() != QDialog::Accepted) return {};
-  return source.exportFigure(dialog.output().toStdString(), dialog.style());
+  return reportingFailure(parent, [&] { return source.exportFigure(dialog.output().toStdString(), dialog.style()); });
+}
+
+std::vector<std::string> ExportDialog::reportingFailure(QWidget* parent, const std::function<std::vector<std::string>()>& write) {
+  try {
+    return write();
+  } catch (const std::exception& e) {
+    // A full disk or a folder that cannot be written: said, and the window carries on.
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("Export failed"), tr("The figures could not all be written."), QMessageBox::Ok, parent);
+    box->setInformativeText(QString::fromStdString(e.what()));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setObjectName(QStringLiteral("exportErrorDialog"));
+    box->open();
+    return {};
+  }
 }
 
 void ExportDialog::attach(QPushButton* button, QWidget* owner, const FigureSource& source, QLabel* report) {
@@ -555,7 +570,7 @@ std::vector<std::string> ExportDialog::exportSources(QWidget* parent, const std:
   if (dialog.output().isEmpty()) dialog.setOutput(QDir(default_folder()).filePath(QStringLiteral("figures")));
   dialog.setSources(sources);
   if (dialog.exec() != QDialog::Accepted) return {};
-  return export_all(dialog.chosenSources(), dialog.output().toStdString(), dialog.style());
+  return reportingFailure(parent, [&] { return export_all(dialog.chosenSources(), dialog.output().toStdString(), dialog.style()); });
 }
 
 }  // namespace dstudio::viz

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "colors.h"
+#include "dstudio/common/csv.h"
 #include "dstudio/analysis/window_maps.h"
 #include "dstudio/common/atomic_file.h"
 #include "gradients.h"
@@ -1357,14 +1358,13 @@ std::vector<std::string> save_analysis_figure(const std::string& base, const ana
     if (analysis::write_map_csv(csv, figure.matrix, figure.labels)) written.push_back(csv);
     return written;
   }
-  std::ostringstream out;
-  out.precision(9);
-  out << "series,x,y,spread\n";
+  CsvWriter out({"series", "x", "y", "spread"}, 9);
   for (const auto& a : figure.series)
-    for (std::size_t k = 0; k < a.y.size(); ++k)
-      out << analysis::csv_field(a.name) << ',' << (k < a.x.size() ? a.x[k] : static_cast<double>(k)) << ',' << a.y[k] << ','
-          << (k < a.spread.size() ? a.spread[k] : 0.0) << '\n';
-  write_text_atomically(csv, out.str());
+    for (std::size_t k = 0; k < a.y.size(); ++k) {
+      out << a.name << (k < a.x.size() ? a.x[k] : static_cast<double>(k)) << a.y[k] << (k < a.spread.size() ? a.spread[k] : 0.0);
+      out.end_row();
+    }
+  out.write(csv);
   written.push_back(csv);
   return written;
 }

@@ -19,6 +19,7 @@
 #include <qcustomplot.h>
 
 #include "colors.h"
+#include "dstudio/common/csv.h"
 #include "dstudio/analysis/window_maps.h"
 #include "gradients.h"
 
@@ -332,10 +333,15 @@ std::vector<std::string> MarkovLabView::exportFigure(const std::string& base, co
     }
   }
   auto written = save_lines(base + "_loss", series, s.x_title, s.y_title, s, {}, {{tr("entropy rate"), result_.entropy_rate}});
-  std::ofstream csv(base + "_loss.csv");
-  csv << "step,loss,training_loss,entropy_rate\n";
-  for (const auto& p : result_.curve)
-    csv << p.step << ',' << p.loss << ',' << (p.step > 0 ? std::to_string(p.training_loss) : "") << ',' << result_.entropy_rate << '\n';
+  CsvWriter csv({"step", "loss", "training_loss", "entropy_rate"}, 6);
+  for (const auto& p : result_.curve) {
+    csv << p.step << p.loss;
+    if (p.step > 0) csv << p.training_loss;
+    else csv.empty();
+    csv << result_.entropy_rate;
+    csv.end_row();
+  }
+  csv.write(base + "_loss.csv");
   written.push_back(base + "_loss.csv");
 
   analysis::TokenMatrix m{result_.length, result_.mixing_matrix};

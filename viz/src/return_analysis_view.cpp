@@ -16,6 +16,7 @@
 #include <qcustomplot.h>
 
 #include "colors.h"
+#include "dstudio/common/csv.h"
 #include "dstudio/viz/figures.h"
 #include "dstudio/models/variant_config.h"
 #include "dstudio/viz/export_dialog.h"
@@ -260,12 +261,14 @@ std::vector<std::string> ReturnAnalysisView::exportFigure(const std::string& bas
       bars.push_back({names[static_cast<int>(k)], ablation_data_[k].mean_score, ablation_data_[k].std_score});
     const std::string at = base + "_zeroing";
     for (auto& f : save_bars(at, bars, s.y_title, s)) written.push_back(std::move(f));
-    std::ofstream csv(at + ".csv");
-    csv << "zeroed,mean_score,std_score,mean_return,std_return,episodes\n";
-    for (std::size_t k = 0; k < ablation_data_.size() && k < 4; ++k)
-      csv << names[static_cast<int>(k)].toStdString() << ',' << ablation_data_[k].mean_score << ',' << ablation_data_[k].std_score << ','
-          << ablation_data_[k].mean_return << ',' << ablation_data_[k].std_return << ',' << ablation_data_[k].episodes << '\n';
-    if (csv) written.push_back(at + ".csv");
+    CsvWriter csv({"zeroed", "mean_score", "std_score", "mean_return", "std_return", "episodes"}, 6);
+    for (std::size_t k = 0; k < ablation_data_.size() && k < 4; ++k) {
+      const auto& a = ablation_data_[k];
+      csv << names[static_cast<int>(k)].toStdString() << a.mean_score << a.std_score << a.mean_return << a.std_return << a.episodes;
+      csv.end_row();
+    }
+    csv.write(at + ".csv");
+    written.push_back(at + ".csv");
   }
   if (!sweep_data_.empty()) {
     const FigureStyle s = with_defaults(style, {tr("%1: target-return sweep").arg(sweep_title_), tr("target return"), tr("normalised score")});
@@ -284,14 +287,14 @@ std::vector<std::string> ReturnAnalysisView::exportFigure(const std::string& bas
     if (std::isfinite(best_score_)) references.emplace_back(tr("dataset's best episode"), best_score_);
     const std::string at = base + "_sweep";
     for (auto& f : save_lines(at, curves, s.x_title, s.y_title, s, {}, references, true)) written.push_back(std::move(f));
-    std::ofstream csv(at + ".csv");
-    csv << "model,target,mean_score,std_score,mean_return,std_return,episodes,dataset_best_score\n";
+    CsvWriter csv({"model", "target", "mean_score", "std_score", "mean_return", "std_return", "episodes", "dataset_best_score"}, 6);
     for (const auto& [name, summaries] : sweeps_)
-      for (const auto& p : summaries)
-        csv << '"' << name.toStdString() << "\"," << p.target << ',' << p.mean_score << ',' << p.std_score << ',' << p.mean_return << ','
-            << p.std_return << ',' << p.episodes << ','
-            << (std::isfinite(best_score_) ? best_score_ : std::numeric_limits<double>::quiet_NaN()) << '\n';
-    if (csv) written.push_back(at + ".csv");
+      for (const auto& p : summaries) {
+        csv << name.toStdString() << p.target << p.mean_score << p.std_score << p.mean_return << p.std_return << p.episodes << best_score_;
+        csv.end_row();
+      }
+    csv.write(at + ".csv");
+    written.push_back(at + ".csv");
   }
   return written;
 }

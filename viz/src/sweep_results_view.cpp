@@ -2,6 +2,8 @@
 
 #include "dstudio/viz/sweep_results_view.h"
 
+#include "dstudio/common/csv.h"
+
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -41,19 +43,6 @@ std::vector<BarSeries> series_of(const SweepBars& sb) {
   return series;
 }
 
-std::string csv_number(double v) {
-  if (!std::isfinite(v)) return {};
-  char text[32];
-  std::snprintf(text, sizeof text, "%.6g", v);
-  return text;
-}
-
-std::string csv_text(const QString& s) {
-  QString q = s;
-  q.replace('"', QStringLiteral("\"\""));
-  return '"' + q.toStdString() + '"';
-}
-
 }  // namespace
 
 SweepBars sweep_bars(const std::vector<sweep::GroupResult>& groups, SweepMeasure measure) {
@@ -79,13 +68,14 @@ std::vector<std::string> save_sweep_scores(const std::string& base, const std::v
                                                                             : QObject::tr("Final score over seeds"),
                                               {}, sweep_measure_label(measure)});
   auto written = save_clustered_bars(base, sb.datasets, series_of(sb), s.y_title, s);
-  std::ofstream csv(base + ".csv");
-  csv << "dataset,setting,measure,mean,std,seeds,cells\n";
-  for (const auto& b : sb.bars)
-    csv << csv_text(b.dataset) << ',' << csv_text(b.setting) << ',' << (measure == SweepMeasure::Best ? "best" : "final") << ','
-        << csv_number(b.mean) << ',' << csv_number(b.std) << ',' << b.finished << ',' << b.cells << '\n';
-  csv.close();
-  if (csv) written.push_back(base + ".csv");
+  CsvWriter csv({"dataset", "setting", "measure", "mean", "std", "seeds", "cells"}, 6);
+  for (const auto& b : sb.bars) {
+    csv << b.dataset.toStdString() << b.setting.toStdString() << (measure == SweepMeasure::Best ? "best" : "final") << b.mean << b.std
+        << b.finished << b.cells;
+    csv.end_row();
+  }
+  csv.write(base + ".csv");
+  written.push_back(base + ".csv");
   return written;
 }
 

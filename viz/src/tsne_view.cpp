@@ -23,6 +23,7 @@
 #include <unordered_map>
 
 #include "colors.h"
+#include "dstudio/common/csv.h"
 #include "dstudio/viz/export_dialog.h"
 #include "gradients.h"
 #include "point_cloud_plottable.h"
@@ -612,13 +613,14 @@ std::vector<std::string> TsneView::exportFigure(const std::string& base, const F
     written = save_value_scatter(base, x, y, value, colourBy() == ColourBy::Timestep ? tr("timestep") : tr("return-to-go"), s);
   }
   // The same columns as `dstudio analyze tsne`'s tsne.csv.
-  std::ofstream csv(base + ".csv");
-  csv << "x,y,modality,window,episode,timestep,return_to_go\n";
+  CsvWriter csv({"x", "y", "modality", "window", "episode", "timestep", "return_to_go"}, 6);
   for (int i = 0; i < pointCount(); ++i) {
     const auto at = static_cast<std::size_t>(i);
-    csv << xy[at * 2] << ',' << xy[at * 2 + 1] << ',' << modality_[at] << ',' << window_[at] << ',' << episode_[at] << ',' << timestep_[at] << ',' << rtg_[at] << '\n';
+    csv << xy[at * 2] << xy[at * 2 + 1] << modality_[at] << window_[at] << episode_[at] << timestep_[at] << rtg_[at];
+    csv.end_row();
   }
-  if (csv) written.push_back(base + ".csv");
+  csv.write(base + ".csv");
+  written.push_back(base + ".csv");
   return written;
 }
 

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "dstudio/common/atomic_file.h"
+#include "dstudio/common/csv.h"
 #include "dstudio/common/error.h"
 
 namespace dstudio::analysis {
@@ -187,20 +188,6 @@ AnalysisResult run_analysis(const AnalysisDefinition& definition, AnalysisInputs
   return result;
 }
 
-namespace {
-
-}  // namespace
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + '"';
-}
-
 std::vector<std::string> write_result_files(const AnalysisResult& result, const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -210,20 +197,16 @@ std::vector<std::string> write_result_files(const AnalysisResult& result, const 
   write_text_atomically(summary, nlohmann::ordered_json::parse(result.summary_json.empty() ? "{}" : result.summary_json).dump(2) + "\n");
   written.push_back(summary.string());
   for (const auto& t : result.tables) {
-    std::ostringstream csv;
-    csv.precision(9);
-    for (std::size_t c = 0; c < t.columns.size(); ++c) csv << (c ? "," : "") << csv_field(t.columns[c]);
-    csv << "\n";
+    CsvWriter csv(t.columns, 9);
     for (const auto& row : t.rows) {
-      for (std::size_t c = 0; c < row.size(); ++c) {
-        if (c) csv << ',';
-        if (const auto* text = std::get_if<std::string>(&row[c])) csv << csv_field(*text);
-        else if (const double v = std::get<double>(row[c]); std::isfinite(v)) csv << v;
+      for (const auto& cell : row) {
+        if (const auto* text = std::get_if<std::string>(&cell)) csv << *text;
+        else csv << std::get<double>(cell);
       }
-      csv << "\n";
+      csv.end_row();
     }
     const fs::path path = fs::path(dir) / (t.name + ".csv");
-    write_text_atomically(path, csv.str());
+    csv.write(path);
     written.push_back(path.string());
   }
   return written;

@@ -4,6 +4,7 @@
 #include "dstudio/analysis/curves.h"
 #include "dstudio/analysis/analysis_registry.h"
 #include "dstudio/common/atomic_file.h"
+#include "dstudio/common/csv.h"
 
 #include <nlohmann/json.hpp>
 
@@ -188,19 +189,19 @@ std::vector<CurveGroup> group_curves(const std::vector<std::pair<std::string, co
 }
 
 void write_curve_groups_csv(const std::filesystem::path& path, const std::vector<CurveGroup>& groups, double smoothing, Band band) {
-  std::ostringstream out;
-  out << "group,smoothing,step,mean," << (band == Band::MinMax ? "min,max" : "mean_minus_std,mean_plus_std") << ",raw_mean\n";
-  out.precision(10);
+  const bool minmax = band == Band::MinMax;
+  CsvWriter out({"group", "smoothing", "step", "mean", minmax ? "min" : "mean_minus_std", minmax ? "max" : "mean_plus_std", "raw_mean"}, 10);
   for (const auto& g : groups)
     for (std::size_t i = 0; i < g.x.size(); ++i) {
       const auto raw = std::lower_bound(g.raw_x.begin(), g.raw_x.end(), g.x[i]);
       const bool has_raw = raw != g.raw_x.end() && *raw == g.x[i];
-      out << csv_field(g.label) << ',' << smoothing << ',' << std::setprecision(12) << g.x[i] << std::setprecision(10) << ',' << g.mean[i] << ','
-          << g.low[i] << ',' << g.high[i] << ',';
+      out << g.label << smoothing;
+      out.number(g.x[i], 12) << g.mean[i] << g.low[i] << g.high[i];
       if (has_raw) out << g.raw_mean[static_cast<std::size_t>(raw - g.raw_x.begin())];
-      out << '\n';
+      else out.empty();
+      out.end_row();
     }
-  write_text_atomically(path, out.str());
+  out.write(path);
 }
 
 void write_run_metrics_csv(const std::filesystem::path& path, const RunMetrics& metrics) {
@@ -208,23 +209,21 @@ void write_run_metrics_csv(const std::filesystem::path& path, const RunMetrics& 
   for (const auto& [name, curve] : metrics.columns) steps.insert(steps.end(), curve.x.begin(), curve.x.end());
   std::sort(steps.begin(), steps.end());
   steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
-  std::ostringstream out;
-  out << "step";
-  for (const auto& [name, curve] : metrics.columns) out << ',' << csv_field(name);
-  out << '\n';
-  out.precision(17);
+  std::vector<std::string> header = {"step"};
+  for (const auto& [name, curve] : metrics.columns) header.push_back(name);
+  CsvWriter out(header, 17);
   // Each column's next unwritten value; the steps of a column increase.
   std::map<std::string, std::size_t> next;
   for (double step : steps) {
-    out << std::setprecision(15) << step << std::setprecision(17);
+    out.number(step, 15);
     for (const auto& [name, curve] : metrics.columns) {
-      out << ',';
       auto& i = next[name];
       if (i < curve.x.size() && curve.x[i] == step) out << curve.y[i++];
+      else out.empty();
     }
-    out << '\n';
+    out.end_row();
   }
-  write_text_atomically(path, out.str());
+  out.write(path);
 }
 
 }  // namespace dstudio::analysis

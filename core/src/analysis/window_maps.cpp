@@ -6,6 +6,7 @@
 #include <span>
 
 #include "dstudio/analysis/entropy.h"
+#include "dstudio/common/csv.h"
 #include "dstudio/common/error.h"
 
 namespace dstudio::analysis {
@@ -72,17 +73,20 @@ std::vector<std::string> window_labels(const std::vector<models::WindowInspectio
 }
 
 bool write_map_csv(const std::filesystem::path& path, const TokenMatrix& map, const std::vector<std::string>& labels) {
-  std::ofstream out(path);
-  out << "query";
-  for (const auto& l : labels) out << ',' << l;
-  out << '\n';
+  std::vector<std::string> header = {"query"};
+  header.insert(header.end(), labels.begin(), labels.end());
+  CsvWriter out(header, 6);
   for (int i = 0; i < map.tokens; ++i) {
     out << labels[static_cast<std::size_t>(i)];
-    for (int j = 0; j < map.tokens; ++j) out << ',' << map.at(i, j);
-    out << '\n';
+    for (int j = 0; j < map.tokens; ++j) out << map.at(i, j);
+    out.end_row();
   }
-  out.close();
-  return static_cast<bool>(out);
+  try {
+    out.write(path);
+  } catch (const Error&) {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace dstudio::analysis

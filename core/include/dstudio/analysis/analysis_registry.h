@@ -133,9 +133,6 @@ AnalysisOptions resolve_options(const AnalysisDefinition& definition, const std:
 /// Error when it returns a summary that is not a JSON object.
 AnalysisResult run_analysis(const AnalysisDefinition& definition, AnalysisInputs inputs, const Progress& progress = {});
 
-/// `text` as one CSV field: quoted when it holds a comma, a quote or a line break.
-std::string csv_field(const std::string& text);
-
 /// Writes <dir>/summary.json and <dir>/<table>.csv for every table, each atomically (a temporary
 /// name, then a rename); numbers with 9 significant digits, NaN as an empty field. Returns the
 /// paths written.

@@ -232,6 +232,15 @@ void EpisodePlayer::branch(int frame, double target, ModalityZeroing zeroing) {
   frames_.back() = std::move(kept);
 }
 
+FramePtr acted_window(const std::vector<FramePtr>& frames, const FramePtr& shown) {
+  if (!shown) return nullptr;
+  if (shown->inspection) return shown;
+  const auto before = static_cast<std::size_t>(shown->step) - 1;
+  if (shown->step > 0 && before < frames.size() && frames[before]->step == shown->step - 1 && frames[before]->inspection)
+    return frames[before];
+  return nullptr;
+}
+
 // ---------------------------------------------------------------------------------------------
 
 struct LivePlayer::Shared {

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "dstudio/common/atomic_file.h"
+#include "dstudio/common/csv.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/window_sampler.h"
@@ -247,9 +248,10 @@ struct Trainer::State {
     last_metrics = {{"step", step}, {"loss", loss}, {"learning_rate", lr}, {"steps_per_second", rate}};
     for (const auto& [k, v] : eval) last_metrics[k] = v;
     const bool fresh = !fs::exists(out_dir / "metrics.csv");
-    std::ofstream csv(out_dir / "metrics.csv", std::ios::app);
-    if (fresh) csv << "step,loss,learning_rate,steps_per_second\n";
-    csv << step << ',' << loss << ',' << lr << ',' << rate << '\n';
+    CsvWriter row({"step", "loss", "learning_rate", "steps_per_second"}, 6, /*header_line=*/fresh);
+    row << step << loss << lr << rate;
+    row.end_row();
+    std::ofstream(out_dir / "metrics.csv", std::ios::app) << row.text();
     std::ofstream(out_dir / "metrics.jsonl", std::ios::app) << last_metrics.dump() << '\n';
   }
 

@@ -10,6 +10,7 @@
 
 #include <QDialog>
 #include <QImage>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -87,6 +88,9 @@ class ExportDialog : public QDialog {
   static void attach(QPushButton* button, QWidget* owner, const FigureSource& source, QLabel* report);
   /// Asks for a style and a folder, then writes every source that has a figure (export_all).
   static std::vector<std::string> exportSources(QWidget* parent, const std::vector<const FigureSource*>& sources);
+  /// Runs `write`; when it throws (a folder that cannot be written, a full disk), a window-modal
+  /// message says why, and nothing is returned.
+  static std::vector<std::string> reportingFailure(QWidget* parent, const std::function<std::vector<std::string>()>& write);
 
  private:
   void applyPreset(int index);

@@ -48,6 +48,12 @@ struct PlayerFrame {
 };
 using FramePtr = std::shared_ptr<const PlayerFrame>;
 
+/// The frame whose window a viewer shows the mixing of while `shown` is on screen: `shown` itself
+/// once it has acted, else the step before it, whose action brought the body to the state shown
+/// (while a policy plays, the newest frame has not acted yet). Null when neither has a window
+/// (the first step before acting, a replay). `frames` are the episode's frames from step 0.
+[[nodiscard]] FramePtr acted_window(const std::vector<FramePtr>& frames, const FramePtr& shown);
+
 /// A policy playing one episode, on the calling thread.
 class EpisodePlayer {
  public:
