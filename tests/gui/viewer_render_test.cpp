@@ -6,6 +6,8 @@
 #include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QGuiApplication>
+#include <QScreen>
 #include <QImage>
 #include <QSet>
 #include <QSignalSpy>
@@ -77,6 +79,44 @@ TEST_F(Render, DrawsTheHopperAndFollowsItsState) {
   QTest::qWait(200);
   const QImage overlaid = view.lastFrame();
   EXPECT_LT(qGray(overlaid.pixel(12, 12)), qGray(tilted.pixel(12, 12)));
+}
+
+// What the X server shows, read back from it (as `xwd -root` or `import -window root` do), not the
+// widget's own framebuffer: a view can render into its framebuffer and still be black on screen.
+QImage on_screen(const QWidget* widget) {
+  const QPoint at = widget->mapToGlobal(QPoint(0, 0));
+  return QGuiApplication::primaryScreen()->grabWindow(0, at.x(), at.y(), widget->width(), widget->height()).toImage();
+}
+
+// The Viewer tab's scene is drawn on the screen, not only into its framebuffer.
+TEST_F(Render, TheViewerTabsSceneIsOnTheScreenAsTheUserSeesIt) {
+  if (QGuiApplication::platformName() != QLatin1String("xcb")) GTEST_SKIP() << "reads the X server's screen";
+  MainWindow w;
+  w.resize(1300, 850);
+  w.move(0, 0);
+  w.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+  QSignalSpy shown(&w, &MainWindow::checkpointShown);
+  w.openDefaultCheckpoint();
+  ASSERT_TRUE(shown.wait(180000));
+  auto* v = w.viewer();
+  w.tabs()->setCurrentWidget(v);
+  v->play();
+  for (int i = 0; i < 2000 && (v->shown().cursor < 40 || v->scene()->framesDrawn() <= 3); ++i) QTest::qWait(10);
+  const auto* scene = v->scene();
+  ASSERT_GT(scene->framesDrawn(), 3);
+  QTest::qWait(200);  // the frame drawn after the last state is composed onto the screen
+  const QImage screen = on_screen(scene);
+  const QString shots = DSTUDIO_SCREENSHOT_DIR;
+  QDir().mkpath(shots);
+  on_screen(&w).save(QDir(shots).filePath("viewer-on-screen.png"));
+  ASSERT_FALSE(screen.isNull());
+  EXPECT_GT(distinct_colours(screen), 50) << "a lit scene on the screen, not black";
+  // Dark pixels are under a third of the scene (a black scene is all of it).
+  long dark = 0, all = 0;
+  for (int y = 0; y < screen.height(); y += 4)
+    for (int x = 0; x < screen.width(); x += 4, ++all) dark += qGray(screen.pixel(x, y)) < 16;
+  EXPECT_LT(dark * 3, all) << dark << " of " << all << " sampled pixels are black";
 }
 
 TEST_F(Render, TheViewerShowsTheRunningPolicyMidEpisode) {

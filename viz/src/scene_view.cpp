@@ -1,4 +1,5 @@
-// The MuJoCo scene in a QOpenGLWidget. See scene_view.h.
+// The MuJoCo scene, drawn offscreen in an OpenGL context of its own and shown as an image. See
+// scene_view.h.
 
 #include "dstudio/viz/scene_view.h"
 
@@ -6,9 +7,8 @@
 #include <QGuiApplication>
 #include <QLabel>
 #include <QMouseEvent>
+#include <QOffscreenSurface>
 #include <QOpenGLContext>
-#include <QOpenGLFunctions>
-#include <QOpenGLWidget>
 #include <QPainter>
 #include <QPainterPath>
 #include <QVBoxLayout>
@@ -21,29 +21,31 @@
 
 namespace dstudio::viz {
 
-/// The OpenGL surface: MuJoCo draws into its own offscreen buffer, the pixels are read back and
-/// painted with the overlay (MuJoCo's fixed-function drawing and Qt's painter keep their own
-/// states apart that way).
-class SceneCanvas : public QOpenGLWidget, protected QOpenGLFunctions {
+/// The scene's surface: a plain widget. MuJoCo draws into the offscreen buffer of an OpenGL
+/// context that belongs to this canvas alone and shares nothing with the window; the pixels are
+/// read back, the overlay painted on them, and the picture drawn as an image.
+///
+/// Not a QOpenGLWidget with MuJoCo drawing in the widget's context: Qt 6 composes such a widget's
+/// texture into the window through its RHI, in a context sharing objects with the widget's, and
+/// after MuJoCo's raw GL had run there (it binds framebuffer 0 and sets a window's draw and read
+/// buffers, not Qt's redirected framebuffer) that composition showed black on screen under Mesa,
+/// while the widget's framebuffer, which grab() reads, held the scene. A context of its own keeps
+/// MuJoCo's state away from everything Qt draws with, and the window stays a raster one.
+class SceneCanvas : public QWidget {
  public:
-  explicit SceneCanvas(SceneView* owner) : QOpenGLWidget(owner), owner_(owner) {
+  explicit SceneCanvas(SceneView* owner) : QWidget(owner), owner_(owner) {
     setMinimumSize(240, 180);
     setMouseTracking(false);
+    setAttribute(Qt::WA_OpaquePaintEvent);  // every pixel is painted: no background first
   }
-  ~SceneCanvas() override {
-    makeCurrent();
-    renderer_.reset();
-    doneCurrent();
-  }
+  ~SceneCanvas() override { releaseRenderer(); }
 
   void setModel(std::shared_ptr<const mjModel_> model) {
     model_ = std::move(model);
     qpos_.clear();
     qvel_.clear();
     first_frame_ = true;
-    makeCurrent();
-    renderer_.reset();
-    doneCurrent();
+    releaseRenderer();
     update();
   }
   void setState(std::span<const double> qpos, std::span<const double> qvel) {
@@ -71,13 +73,7 @@ class SceneCanvas : public QOpenGLWidget, protected QOpenGLFunctions {
   QImage last_frame_;
 
  protected:
-  void initializeGL() override {
-    initializeOpenGLFunctions();
-    // Software OpenGL spends most of a frame on multisampling, shadows and reflections.
-    high_quality_ = !render::software_renderer();
-  }
-
-  void paintGL() override {
+  void paintEvent(QPaintEvent*) override {
     QElapsedTimer timer;
     timer.start();
     const qreal ratio = devicePixelRatioF();
@@ -86,17 +82,19 @@ class SceneCanvas : public QOpenGLWidget, protected QOpenGLFunctions {
     QString failure;
     if (model_ && !qpos_.empty()) {
       try {
-        if (!renderer_ || renderer_->width() != w || renderer_->height() != h)
+        makeContextCurrent();
+        if (!renderer_ || renderer_->width() != w || renderer_->height() != h) {
+          renderer_.reset();
           renderer_ = std::make_unique<render::SceneRenderer>(model_.get(), w, h, view_,
                                                               high_quality_ ? render::RenderQuality{} : render::RenderQuality::fast());
+        }
         const auto image = renderer_->render(qpos_, qvel_);
         frame = QImage(image.rgb.data(), image.width, image.height, image.width * 3, QImage::Format_RGB888).convertToFormat(QImage::Format_RGB32);
       } catch (const std::exception& e) {
         failure = QString::fromUtf8(e.what());
         renderer_.reset();
       }
-      glBindFramebuffer(GL_FRAMEBUFFER, defaultFramebufferObject());
-      glViewport(0, 0, w, h);
+      if (context_) context_->doneCurrent();
     }
     // The frame is composed in memory (scene, then overlay) and drawn in one piece: the same
     // picture is kept for lastFrame() and exports.
@@ -196,7 +194,38 @@ class SceneCanvas : public QOpenGLWidget, protected QOpenGLFunctions {
   }
 
  private:
+  // The canvas's own context, made on first use; throws render::RenderError when there is none.
+  void makeContextCurrent() {
+    if (!context_) {
+      surface_ = std::make_unique<QOffscreenSurface>();
+      surface_->create();
+      auto context = std::make_unique<QOpenGLContext>();
+      context->setShareContext(nullptr);
+      if (!context->create()) throw render::RenderError("cannot create an OpenGL context for the scene");
+      context_ = std::move(context);
+    }
+    if (!context_->makeCurrent(surface_.get())) throw render::RenderError("cannot make the scene's OpenGL context current");
+    if (!checked_renderer_) {
+      // Software OpenGL spends most of a frame on multisampling, shadows and reflections.
+      high_quality_ = !render::software_renderer();
+      checked_renderer_ = true;
+    }
+  }
+  // MuJoCo's buffers and textures are freed in the context that made them.
+  void releaseRenderer() {
+    if (!renderer_) return;
+    if (context_ && context_->makeCurrent(surface_.get())) {
+      renderer_.reset();
+      context_->doneCurrent();
+    } else {
+      (void)renderer_.release();  // no context to free them in: GL calls without one are undefined
+    }
+  }
+
   SceneView* owner_;
+  std::unique_ptr<QOffscreenSurface> surface_;
+  std::unique_ptr<QOpenGLContext> context_;
+  bool checked_renderer_ = false;
   std::shared_ptr<const mjModel_> model_;
   std::unique_ptr<render::SceneRenderer> renderer_;
   render::CameraView view_;

@@ -1,8 +1,8 @@
 #pragma once
 /// \file
-/// The 3-D view of a MuJoCo scene: a QOpenGLWidget in which MuJoCo draws the state it is given
-/// (render/scene_renderer.h), with a text overlay and a camera that follows the torso or is
-/// dragged and zoomed with the mouse. It draws a copy of a state and never touches a simulation,
+/// The 3-D view of a MuJoCo scene: MuJoCo draws the state it is given (render/scene_renderer.h)
+/// in an offscreen OpenGL context of the view's own, and the view shows that picture with a text
+/// overlay and a camera that follows the torso or is dragged and zoomed with the mouse. It draws a copy of a state and never touches a simulation,
 /// so physics can run on another thread. Where Qt has no OpenGL (the offscreen platform), it
 /// says so in place of the scene.
 
