@@ -212,12 +212,7 @@ MainWindow::MainWindow(QWidget* parent)
   });
   file_menu->addSeparator();
   auto* export_all = file_menu->addAction(tr("&Export All Views…"), this, [this] {
-    std::vector<const viz::FigureSource*> sources = {attention_, rollout_view_, returns_view_, tsne_view_};
-    for (const auto* source : analyses_->figureSources()) sources.push_back(source);
-    for (const auto* source : training_->figureSources()) sources.push_back(source);
-    sources.push_back(sweep_->resultsView());
-    sources.push_back(markov_lab_);
-    const auto written = viz::ExportDialog::exportSources(this, sources);
+    const auto written = viz::ExportDialog::exportSources(this, figureSources());
     if (!written.empty()) status_->setText(viz::ExportDialog::writtenReport(written));
   });
   export_all->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
@@ -587,6 +582,18 @@ void MainWindow::openAny(const QString& path) {
   } else {
     openDataset(path);
   }
+}
+
+std::vector<const viz::FigureSource*> MainWindow::figureSources() const {
+  // Each tab once, in the tabs' order; an analysis run from the Analyses tab only when it has a
+  // result, since the tabs before it show the studio's own analyses.
+  std::vector<const viz::FigureSource*> sources = {attention_, rollout_view_, returns_view_, tsne_view_};
+  for (const auto* source : analyses_->figureSources())
+    if (source->hasFigure()) sources.push_back(source);
+  for (const auto* source : training_->figureSources()) sources.push_back(source);
+  sources.push_back(sweep_->resultsView());
+  sources.push_back(markov_lab_);
+  return sources;
 }
 
 void MainWindow::openFiles(const QStringList& paths) {

@@ -28,6 +28,7 @@ class AttentionMapView;
 class EntropyRewardView;
 class ReturnAnalysisView;
 class DatasetView;
+class FigureSource;
 class TsneView;
 class MarkovLabView;
 class WorkspaceView;
@@ -127,6 +128,9 @@ class MainWindow : public QMainWindow {
   /// second is compared with it once it is shown (the status bar says so); a third and more are
   /// refused with a message naming them, since only a model and its comparison are open at once.
   void openFiles(const QStringList& paths);
+  /// What File ▸ Export All Views offers: each tab's figure once, in the tabs' order, and the
+  /// Analyses tab's only where it has a result.
+  [[nodiscard]] std::vector<const viz::FigureSource*> figureSources() const;
 
   /// The workspace: the open dataset and checkpoint, the viewer's conditioning, the tab on
   /// screen and the window's layout, as JSON.

@@ -990,6 +990,7 @@ class TrainingPanel::CurvesFigure : public viz::FigureSource {
  public:
   explicit CurvesFigure(const TrainingPanel& panel) : panel_(panel) {}
   [[nodiscard]] QString figureName() const override { return QStringLiteral("training_curves"); }
+  [[nodiscard]] QString figureTitle() const override { return QObject::tr("Training: the run's curves"); }
   [[nodiscard]] bool hasFigure() const override {
     const auto* run = panel_.currentRun();
     return run && last_value(run->metrics(), "loss").has_value();
@@ -1033,6 +1034,7 @@ class TrainingPanel::ComparisonFigure : public viz::FigureSource {
  public:
   explicit ComparisonFigure(const TrainingPanel& panel) : panel_(panel) {}
   [[nodiscard]] QString figureName() const override { return QStringLiteral("run_comparison"); }
+  [[nodiscard]] QString figureTitle() const override { return QObject::tr("Training: runs compared"); }
   [[nodiscard]] bool hasFigure() const override { return !panel_.compare_->groups().empty(); }
   [[nodiscard]] viz::FigureText figureText() const override { return {{}, tr("step"), panel_.compare_->yLabel()}; }
   std::vector<std::string> exportFigure(const std::string& base, const viz::FigureStyle& style) const override {

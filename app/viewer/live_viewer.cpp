@@ -21,6 +21,7 @@
 
 #include "dstudio/analysis/locality.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/palette.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/imgui/plots.h"
@@ -605,10 +606,12 @@ void LiveViewer::State::draw_attention() {
 void LiveViewer::State::draw_traces() {
   const int steps = static_cast<int>(frames.size());
   const int cursor = displayed ? displayed->step : -1;
+  // The studio's Viewer tab draws the same traces in the same colours (dstudio/common/palette.h).
+  const auto colour = [](palette::Rgb c) { return IM_COL32(c.r, c.g, c.b, 255); };
   const std::vector<imgui::Trace> series = {
-      {"return-to-go", IM_COL32(230, 159, 0, 255), &rtg, false},
-      {"return", IM_COL32(86, 180, 233, 255), &ret, false},
-      {"entropy, layer 1 (right, nats)", IM_COL32(204, 121, 167, 255), &entropy, true},
+      {std::string(palette::kReturnToGo.name), colour(palette::kReturnToGo.colour), &rtg, false, palette::kReturnToGo.dashed},
+      {std::string(palette::kReturnSoFar.name), colour(palette::kReturnSoFar.colour), &ret, false, palette::kReturnSoFar.dashed},
+      {std::string(palette::kEntropy.name) + " (right, nats)", colour(palette::kEntropy.colour), &entropy, true, palette::kEntropy.dashed},
   };
   const int seek_to = imgui::traces("##traces", series, std::max(steps, static_cast<int>(live->task().max_episode_steps)), cursor,
                                     ImGui::GetContentRegionAvail());

@@ -373,8 +373,8 @@ TEST_F(Figures, ExportDialogChoosesViewsWarnsOfMixedModelsAndPreviewsAtTheChosen
   rollout.setRollout("gdt-seed1", result, 5);
   dialog.setSources({&returns, &rollout, &tsne, &curves});
   const QString warning = dialog.mixedModelsWarning();
-  EXPECT_TRUE(warning.contains("returns, tsne from dt-seed0")) << warning.toStdString();
-  EXPECT_TRUE(warning.contains("entropy_reward from gdt-seed1")) << warning.toStdString();
+  EXPECT_TRUE(warning.contains("Zeroing and target sweep, Token t-SNE from dt-seed0")) << warning.toStdString();
+  EXPECT_TRUE(warning.contains("Entropy and reward from gdt-seed1")) << warning.toStdString();
   ASSERT_TRUE(dialog.setSourceChosen("entropy_reward", false));
   EXPECT_EQ(dialog.mixedModelsWarning(), "");
   EXPECT_EQ(dialog.chosenSources().size(), 3u);

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <QRegularExpression>
+#include <algorithm>
+
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QSettings>
@@ -15,6 +18,7 @@
 #include "dstudio/models/markov_lab_options.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/markov_lab_view.h"
+#include "dstudio/common/palette.h"
 #include "lesson_panel.h"
 #include "lessons.h"
 #include "main_window.h"
@@ -29,6 +33,31 @@ class Lessons : public testing::Test {
   static void SetUpTestSuite() { test::ensure_application(); }
   void SetUp() override { QSettings().clear(); }
 };
+
+// A colour a lesson names in parentheses ("the return-to-go (blue)") is the colour the viewers draw
+// that trace in; a colour named for anything else is not a trace the viewers draw.
+TEST_F(Lessons, TheColoursALessonNamesAreTheColoursOnScreen) {
+  const auto lessons = shippedLessons();
+  const QRegularExpression named(QStringLiteral(R"(([\w\- ,]+?) \((dashed )?(blue|orange|green|red|vermillion|purple|pink|yellow|grey|gray|black|sky blue)\))"));
+  int checked = 0;
+  for (const auto& lesson : lessons)
+    for (const auto& step : lesson.steps) {
+      const QString text = QString(step.text).remove(QRegularExpression(QStringLiteral("<[^>]*>")));
+      for (auto it = named.globalMatch(text); it.hasNext();) {
+        const auto m = it.next();
+        const QString what = m.captured(1).trimmed();
+        const auto* trace = std::find_if(palette::kEpisodeTraces.begin(), palette::kEpisodeTraces.end(), [&](const auto& t) {
+          return what.endsWith(QString::fromUtf8(t.name.data(), static_cast<int>(t.name.size())));
+        });
+        const auto where = (lesson.file + ": " + step.title + ": " + m.captured(0)).toStdString();
+        ASSERT_NE(trace, palette::kEpisodeTraces.end()) << where << ": names the colour of no trace the viewers draw";
+        EXPECT_EQ(m.captured(3).toStdString(), std::string(trace->colour_word)) << where;
+        EXPECT_EQ(!m.captured(2).isEmpty(), trace->dashed) << where;
+        ++checked;
+      }
+    }
+  EXPECT_GE(checked, 2) << "the return-conditioning lesson names the return-to-go and the return so far";
+}
 
 TEST_F(Lessons, EveryShippedLessonNamesShippedFilesRealTabsAndSettingsInRange) {
   QStringList problems;

@@ -49,6 +49,7 @@
 #include "dstudio/viz/return_analysis_view.h"
 #include "default_dataset.h"
 #include "h5_fixture.h"
+#include "dstudio/viz/export_dialog.h"
 #include "main_window.h"
 #include "training_panel.h"
 #include "screenshot_tour.h"
@@ -387,6 +388,28 @@ TEST_F(Studio, RunsTheAblationAndTheTargetSweep) {
   w.tabs()->setCurrentWidget(view);
   w.show();
   save_screenshot(w, "returns-view.png");
+
+  // Export All Views names each entry after its tab, once; the zeroing and the sweep are there,
+  // enabled, and the Analyses tab's ablation and rtg-sweep (never run there) are not listed.
+  const auto sources = w.figureSources();
+  QStringList titles;
+  for (const auto* source : sources) titles << source->figureTitle();
+  EXPECT_EQ(titles.removeDuplicates(), 0) << titles.join(", ").toStdString();
+  EXPECT_TRUE(titles.contains("Zeroing and target sweep")) << titles.join(", ").toStdString();
+  for (const auto* source : sources) {
+    EXPECT_NE(source->figureName(), "ablation");
+    EXPECT_NE(source->figureName(), "rtg-sweep");
+    if (source == view) {
+      EXPECT_TRUE(source->hasFigure());
+    }
+  }
+  viz::ExportDialog dialog(&w, true);
+  dialog.setSources(sources);
+  std::vector<const viz::FigureSource*> with_content;
+  for (const auto* source : sources)
+    if (source->hasFigure()) with_content.push_back(source);
+  EXPECT_EQ(dialog.chosenSources(), with_content) << "chosen: the views with content, enabled";
+  EXPECT_NE(std::find(with_content.begin(), with_content.end(), view), with_content.end());
 }
 
 // --screenshot-all: every view filled with real content, one PNG each.

@@ -369,6 +369,9 @@ void AnalysisView::redrawFigure() {
 }
 
 QString AnalysisView::figureName() const { return QString::fromStdString(definition_->name); }
+QString AnalysisView::figureTitle() const {
+  return tr("Analyses: %1").arg(QString::fromStdString(definition_->title.empty() ? definition_->name : definition_->title));
+}
 
 bool AnalysisView::hasFigure() const { return result_ && !result_->figures.empty(); }
 

@@ -4,13 +4,16 @@
 #include <QColor>
 #include <vector>
 
+#include "dstudio/common/palette.h"
+
 namespace dstudio::viz::colors {
-inline const QColor kBlue{0, 114, 178};
-inline const QColor kVermillion{213, 94, 0};
-inline const QColor kSkyBlue{86, 180, 233};
-inline const QColor kBluishGreen{0, 158, 115};
-inline const QColor kGrey{120, 120, 120};
-inline const QColor kOrange{230, 159, 0};
+inline QColor of(palette::Rgb c) { return QColor(c.r, c.g, c.b); }
+inline const QColor kBlue = of(palette::kBlue);
+inline const QColor kVermillion = of(palette::kVermillion);
+inline const QColor kSkyBlue = of(palette::kSkyBlue);
+inline const QColor kBluishGreen = of(palette::kBluishGreen);
+inline const QColor kGrey = of(palette::kGrey);
+inline const QColor kOrange = of(palette::kOrange);
 
 // The Okabe-Ito set in an order that stays distinct in grey scale too, for categories.
 inline const std::vector<QColor>& categorical() {

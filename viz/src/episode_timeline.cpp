@@ -22,15 +22,14 @@ EpisodeTimeline::EpisodeTimeline(QWidget* parent) : QWidget(parent), plot_(new Q
   plot_->yAxis->setLabel(tr("return"));
   plot_->yAxis2->setVisible(true);
   plot_->yAxis2->setLabel(tr("attention entropy (nats)"));
-  auto* rtg = plot_->addGraph();
-  rtg->setName(tr("return-to-go"));
-  rtg->setPen(QPen(colors::kBlue, 1.5));
-  auto* collected = plot_->addGraph();
-  collected->setName(tr("return so far"));
-  collected->setPen(QPen(colors::kVermillion, 1.5, Qt::DashLine));
-  auto* entropy = plot_->addGraph(plot_->xAxis, plot_->yAxis2);
-  entropy->setName(tr("entropy, layer 1"));
-  entropy->setPen(QPen(colors::kBluishGreen, 1.2));
+  // The traces as decision-viewer and the lessons name them (dstudio/common/palette.h).
+  const auto trace = [this](QCPGraph* graph, const palette::TraceStyle& style, double width) {
+    graph->setName(tr(std::string(style.name).c_str()));
+    graph->setPen(QPen(colors::of(style.colour), width, style.dashed ? Qt::DashLine : Qt::SolidLine));
+  };
+  trace(plot_->addGraph(), palette::kReturnToGo, 1.5);
+  trace(plot_->addGraph(), palette::kReturnSoFar, 1.5);
+  trace(plot_->addGraph(plot_->xAxis, plot_->yAxis2), palette::kEntropy, 1.2);
   plot_->legend->setVisible(true);
   plot_->legend->setFont(QFont(font().family(), 8));
   // The legend in a row of its own above the plot, so it never hides a curve.

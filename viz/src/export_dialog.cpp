@@ -359,10 +359,10 @@ void ExportDialog::setSources(const std::vector<const FigureSource*>& sources) {
     const auto* s = sources[i];
     const bool drawable = s && s->hasFigure();
     const QString model = drawable ? s->figureModel() : QString();
-    auto* item = new QListWidgetItem(s ? (model.isEmpty() ? s->figureName() : tr("%1 — %2").arg(s->figureName(), model)) : QString());
+    auto* item = new QListWidgetItem(s ? (model.isEmpty() ? s->figureTitle() : tr("%1 — %2").arg(s->figureTitle(), model)) : QString());
     item->setFlags(drawable ? (Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemIsUserCheckable) : Qt::ItemFlags());
     item->setCheckState(drawable ? Qt::Checked : Qt::Unchecked);
-    if (!drawable && s) item->setToolTip(tr("Nothing to draw yet"));
+    if (s) item->setToolTip(drawable ? tr("Written as %1.*").arg(s->figureName()) : tr("Nothing to draw yet"));
     item->setData(Qt::UserRole, static_cast<int>(i));
     views_->addItem(item);
     if (drawable && first < 0) first = views_->count() - 1;
@@ -413,7 +413,7 @@ QString ExportDialog::mixedModelsWarning() const {
     const QString id = model_identity(s->figureModel());
     auto at = std::find_if(models.begin(), models.end(), [&](const auto& m) { return m.first == id; });
     if (at == models.end()) models.push_back({id, {}}), at = models.end() - 1;
-    at->second << s->figureName();
+    at->second << s->figureTitle();
   }
   if (models.size() < 2) return {};
   QStringList parts;

@@ -63,6 +63,27 @@ ImU32 token_colour(char type) {
   }
 }
 
+// A polyline drawn as dashes of `dash` pixels with gaps as long, measured along the line.
+static void dashed_polyline(ImDrawList* draw, const std::vector<ImVec2>& points, ImU32 colour, float thickness, float dash) {
+  float along = 0.0f;  // within the current dash-and-gap period
+  for (std::size_t i = 1; i < points.size(); ++i) {
+    ImVec2 p = points[i - 1];
+    const ImVec2 q = points[i];
+    float left = std::hypot(q.x - p.x, q.y - p.y);
+    if (left <= 0.0f) continue;
+    const ImVec2 unit((q.x - p.x) / left, (q.y - p.y) / left);
+    while (left > 0.0f) {
+      const bool on = along < dash;
+      const float step = std::min(left, on ? dash - along : 2.0f * dash - along);
+      const ImVec2 next(p.x + unit.x * step, p.y + unit.y * step);
+      if (on) draw->AddLine(p, next, colour, thickness);
+      p = next;
+      left -= step;
+      along = std::fmod(along + step, 2.0f * dash);
+    }
+  }
+}
+
 MapHover token_map(const char* id, const analysis::TokenMatrix& map, const std::vector<char>& types,
                    const std::vector<int>& steps, const std::vector<char>& valid, ImVec2 size) {
   MapHover hover;
@@ -213,7 +234,8 @@ int traces(const char* id, const std::vector<Trace>& series, int steps, int curs
     std::vector<ImVec2> run;
     run.reserve(count / stride + 1);
     const auto flush = [&] {
-      if (run.size() >= 2) draw->AddPolyline(run.data(), static_cast<int>(run.size()), t.colour, 0, 1.5f);
+      if (run.size() >= 2 && !t.dashed) draw->AddPolyline(run.data(), static_cast<int>(run.size()), t.colour, 0, 1.5f);
+      if (run.size() >= 2 && t.dashed) dashed_polyline(draw, run, t.colour, 1.5f, 6.0f);
       run.clear();
     };
     for (std::size_t i = 0; i < count; i += stride) {

@@ -56,6 +56,8 @@ class AnalysisView : public QWidget, public FigureSource {
   [[nodiscard]] QTreeWidget* summary() const { return summary_; }
 
   [[nodiscard]] QString figureName() const override;
+  /// "Analyses: <the analysis's title>", apart from the tabs that show the same analysis.
+  [[nodiscard]] QString figureTitle() const override;
   [[nodiscard]] bool hasFigure() const override;
   [[nodiscard]] FigureText figureText() const override;
   [[nodiscard]] QString figureModel() const override { return result_ ? model_ : QString(); }

@@ -92,6 +92,7 @@ class AttentionMapView : public QWidget, public FigureSource {
   [[nodiscard]] const analysis::TokenMatrix& comparisonMatrix() const { return other_matrix_; }
   /// "attention".
   [[nodiscard]] QString figureName() const override { return QStringLiteral("attention"); }
+  [[nodiscard]] QString figureTitle() const override { return tr("Attention maps"); }
   [[nodiscard]] bool hasFigure() const override { return matrix_.tokens > 0; }
   /// The model and what is shown (mode, layer, head); key and query.
   [[nodiscard]] FigureText figureText() const override;

@@ -48,6 +48,7 @@ class EntropyRewardView : public QWidget, public FigureSource {
 
   /// "entropy_reward".
   [[nodiscard]] QString figureName() const override { return QStringLiteral("entropy_reward"); }
+  [[nodiscard]] QString figureTitle() const override { return tr("Entropy and reward"); }
   [[nodiscard]] bool hasFigure() const override { return !result_.episodes.empty(); }
   [[nodiscard]] QString figureModel() const override { return hasFigure() ? title_ : QString(); }
   [[nodiscard]] FigureText figureText() const override;

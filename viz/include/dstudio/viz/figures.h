@@ -86,6 +86,8 @@ class FigureSource {
   virtual ~FigureSource() = default;
   /// The figure's file name without extension ("attention"), also its name in the dialogs.
   [[nodiscard]] virtual QString figureName() const = 0;
+  /// What the dialogs list it as: the tab it is on and what it shows ("Zeroing and target sweep").
+  [[nodiscard]] virtual QString figureTitle() const { return figureName(); }
   /// False while there is nothing to draw (no checkpoint, no rollout yet).
   [[nodiscard]] virtual bool hasFigure() const = 0;
   /// The title and axis titles used when the style leaves them empty.

@@ -56,6 +56,7 @@ class MarkovLabView : public QWidget, public FigureSource {
 
   // FigureSource: the loss against the floor, and the mixing matrix.
   [[nodiscard]] QString figureName() const override { return "markov_lab"; }
+  [[nodiscard]] QString figureTitle() const override { return tr("Markov lab: loss and mixing"); }
   [[nodiscard]] bool hasFigure() const override { return has_result_; }
   [[nodiscard]] FigureText figureText() const override;
   std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style) const override;

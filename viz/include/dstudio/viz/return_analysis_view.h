@@ -58,6 +58,7 @@ class ReturnAnalysisView : public QWidget, public FigureSource {
 
   /// "returns".
   [[nodiscard]] QString figureName() const override { return QStringLiteral("returns"); }
+  [[nodiscard]] QString figureTitle() const override { return tr("Zeroing and target sweep"); }
   [[nodiscard]] bool hasFigure() const override { return !ablation_data_.empty() || !sweep_data_.empty(); }
   /// The model zeroed or swept (the sweep's first model when both were swept).
   [[nodiscard]] QString figureModel() const override { return !ablation_data_.empty() ? ablation_title_ : !sweep_data_.empty() ? sweep_title_ : QString(); }

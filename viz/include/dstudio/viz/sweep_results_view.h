@@ -76,6 +76,7 @@ class SweepResultsView : public QWidget, public FigureSource {
 
   /// "scores".
   [[nodiscard]] QString figureName() const override { return QStringLiteral("scores"); }
+  [[nodiscard]] QString figureTitle() const override { return tr("Sweep: scores over seeds"); }
   [[nodiscard]] bool hasFigure() const override;
   [[nodiscard]] FigureText figureText() const override;
   std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style) const override;

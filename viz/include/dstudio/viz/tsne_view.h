@@ -99,6 +99,7 @@ class TsneView : public QWidget, public FigureSource {
 
   /// "tsne".
   [[nodiscard]] QString figureName() const override { return QStringLiteral("tsne"); }
+  [[nodiscard]] QString figureTitle() const override { return tr("Token t-SNE"); }
   [[nodiscard]] bool hasFigure() const override { return shown_ >= 0; }
   [[nodiscard]] QString figureModel() const override { return hasFigure() ? title_ : QString(); }
   [[nodiscard]] FigureText figureText() const override;

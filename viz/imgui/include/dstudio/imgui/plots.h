@@ -42,6 +42,7 @@ struct Trace {
   ImU32 colour = 0;
   const std::vector<double>* values = nullptr;  ///< by step; NaN leaves a gap
   bool right_axis = false;                      ///< on its own scale at the right edge
+  bool dashed = false;                          ///< drawn in dashes of 6 px
 };
 
 /// Traces by step (x from 0 to `steps` - 1) with a vertical cursor at `cursor`; the left axis
