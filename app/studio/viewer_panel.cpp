@@ -325,6 +325,11 @@ bool ViewerPanel::startRecording() {
     emit message(tr("Recording needs the 3-D view, which needs OpenGL."));
     return false;
   }
+  // At the end of an ended episode nothing follows the step on screen: no one-frame file.
+  if (const auto state = live_->state(); state.finished && state.cursor + 1 >= state.frames) {
+    emit message(tr("Nothing to record: the episode ended at step %1. Go back, or start a new episode, first.").arg(state.cursor));
+    return false;
+  }
   if (record_folder_.isEmpty() || !QDir().mkpath(record_folder_)) {
     emit message(tr("Cannot record into \"%1\": choose a folder for recordings.").arg(record_folder_));
     return false;
@@ -353,6 +358,8 @@ bool ViewerPanel::startRecording() {
     record_->setChecked(true);
   }
   record_options_->setEnabled(false);
+  record_->setText(tr("Stop (0.0 s)"));
+  record_->setStyleSheet(QStringLiteral("QPushButton { color: white; background: #c0392b; font-weight: bold; }"));
   emit message(tr("Recording into %1 …").arg(recording_path_));
   QTimer::singleShot(0, this, &ViewerPanel::recordNext);
   return true;
@@ -365,7 +372,10 @@ void ViewerPanel::recordNext() {
   const int step = record_first_ + static_cast<int>(std::lround(recorded_ * steps_per_frame_));
   if (step >= state.frames) {
     // The episode ended before this frame, or the policy has not reached it yet.
-    if (state.finished || !state.error.empty()) return stopRecording();
+    if (state.finished || !state.error.empty()) {
+      record_end_reason_ = state.finished ? tr("the episode ended at step %1").arg(state.frames - 1) : QString::fromStdString(state.error);
+      return stopRecording();
+    }
     if (!state.playing) live_->play();  // paused meanwhile (or not started yet): the video goes on
     QTimer::singleShot(2, this, &ViewerPanel::recordNext);
     return;
@@ -409,6 +419,7 @@ void ViewerPanel::stopRecording() {
     record_->setChecked(false);
   }
   record_->setText(tr("Record"));
+  record_->setStyleSheet({});
   record_options_->setEnabled(true);
   // Back to where the video ended, paused, at the speed the user chose.
   if (live_) {
@@ -420,14 +431,16 @@ void ViewerPanel::stopRecording() {
   const QString error = ok ? QString() : video_->error();
   recording_path_ = video_->path();
   video_.reset();
+  const QString ended = record_end_reason_.isEmpty() ? QString() : tr("Recording ended: %1. ").arg(record_end_reason_);
+  record_end_reason_.clear();
   if (ok)
-    emit message(tr("Recorded %1 frames (%2 s at %3 frames per second) into %4")
+    emit message(ended + tr("Recorded %1 frames (%2 s at %3 frames per second) into %4")
                      .arg(recorded_)
                      .arg(static_cast<double>(recorded_) / record_fps_, 0, 'f', 1)
                      .arg(record_fps_)
                      .arg(recording_path_));
   else
-    emit message(tr("The recording could not be written: %1").arg(error));
+    emit message(ended + tr("The recording could not be written: %1").arg(error));
   emit recordingFinished(recording_path_, recorded_, error);
 }
 

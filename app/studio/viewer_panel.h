@@ -179,6 +179,7 @@ class ViewerPanel : public QWidget {
   bool recording_ = false;
   int recorded_ = 0;
   QString recording_path_;
+  QString record_end_reason_;  // why the recording ended by itself (the episode ended), said with where it went
   std::unique_ptr<VideoWriter> video_;
   int record_first_ = 0;          // the step the recording started at
   double steps_per_frame_ = 1.0;  // episode steps a video frame

@@ -140,6 +140,7 @@ struct LiveViewer::State {
   double speed = 1.0;
   bool presentation = false;
   std::string message;
+  Clock::time_point notice_until{};  // `message` also stands over the scene until then
   float target_field = 0.0f;
   int seed_field = 0;
 
@@ -176,7 +177,12 @@ struct LiveViewer::State {
   void draw_traces();
   void record_step();
   bool start_recording(const fs::path& base, int fps);
-  void finish_recording();
+  /// Ends the recording; `why` (the episode ended, an error) is said with where it went.
+  void finish_recording(const std::string& why = {});
+  void notice(std::string text) {
+    message = std::move(text);
+    notice_until = Clock::now() + std::chrono::seconds(8);
+  }
   fs::path output_folder() const { return options.record_folder.empty() ? fs::current_path() : options.record_folder; }
   render::Image read_pixels() const;
   std::string readout() const;
@@ -317,7 +323,7 @@ void LiveViewer::State::refresh_frames() {
       displayed = frames[static_cast<std::size_t>(want)];
       record_frame_ready = true;
     } else if (shown.finished || !shown.error.empty()) {
-      finish_recording();
+      finish_recording(shown.finished ? "the episode ended at step " + std::to_string(frames.size() - 1) : shown.error);
     } else if (!frames.empty()) {
       displayed = frames.back();
     }
@@ -453,11 +459,14 @@ void LiveViewer::State::draw_overlay() {
   ImGui::PushTextWrapPos(static_cast<float>(scene_w) - 32.0f);
   ImGui::TextUnformatted(title.c_str());
   ImGui::TextUnformatted(readout().c_str());
-  std::string status = video ? "recording " + std::to_string(recorded) + " frames" : shown.playing ? "playing" : "paused";
+  std::string status = video ? "REC " + fixed(static_cast<double>(recorded) / record_fps, 1) + " s (" + std::to_string(recorded) + " frames)"
+                              : shown.playing ? "playing" : "paused";
   status += "  ·  " + speed_text(speed);
   if (pending_seek >= 0) status += "  ·  going to step " + std::to_string(pending_seek);
   if (!shown.error.empty()) status += "  ·  " + shown.error;
-  ImGui::TextDisabled("%s", status.c_str());
+  if (video) ImGui::TextColored(ImVec4(1.0f, 0.35f, 0.3f, 1.0f), "%s", status.c_str());
+  else ImGui::TextDisabled("%s", status.c_str());
+  if (!message.empty() && Clock::now() < notice_until) ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.4f, 1.0f), "%s", message.c_str());
   ImGui::PopTextWrapPos();
   ImGui::End();
 }
@@ -532,7 +541,16 @@ void LiveViewer::State::draw_controls() {
   }
   ImGui::SameLine();
   if (ImGui::Checkbox("presentation (F11)", &presentation)) apply_style();
-  if (ImGui::Button(video ? "Stop recording" : "Record")) {
+  // One toggle: red while recording, with the seconds recorded.
+  if (video) {
+    ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.75f, 0.15f, 0.12f, 1.0f));
+    ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImVec4(0.85f, 0.22f, 0.18f, 1.0f));
+  }
+  const std::string record_label =
+      video ? "Stop recording (" + fixed(static_cast<double>(recorded) / record_fps, 1) + " s)###record" : std::string("Record###record");
+  const bool record_clicked = ImGui::Button(record_label.c_str());
+  if (video) ImGui::PopStyleColor(2);
+  if (record_clicked) {
     if (video) finish_recording();
     else start_recording(output_folder() / (title + "-step" + std::to_string(shown.cursor)), record_fps);
   }
@@ -693,6 +711,12 @@ bool LiveViewer::State::start_recording(const fs::path& base, int fps) {
     message = "nothing to record yet";
     return false;
   }
+  // At the end of an ended episode there is nothing after the step on screen: no one-frame file.
+  if (shown.finished && shown.cursor + 1 >= shown.frames) {
+    notice("nothing to record: the episode ended at step " + std::to_string(shown.cursor) +
+           "; go back (Home) or start a new episode first");
+    return false;
+  }
   record_fps = std::clamp(fps, 1, 120);
   video = std::make_unique<render::VideoFile>(base, record_fps);
   record_first_step = shown.cursor;
@@ -705,11 +729,15 @@ bool LiveViewer::State::start_recording(const fs::path& base, int fps) {
   return true;
 }
 
-void LiveViewer::State::finish_recording() {
+void LiveViewer::State::finish_recording(const std::string& why) {
   if (!video) return;
   last_recording = video->path();
-  if (video->finish()) message = "saved " + video->path().string() + " (" + std::to_string(video->frames()) + " frames)";
-  else message = "recording failed: " + video->error();
+  const std::string prefix = why.empty() ? std::string() : "recording ended (" + why + "): ";
+  if (video->finish())
+    notice(prefix + "saved " + video->path().string() + " (" + std::to_string(video->frames()) + " frames, " +
+           fixed(static_cast<double>(video->frames()) / record_fps, 1) + " s)");
+  else
+    notice(prefix + "recording failed: " + video->error());
   video.reset();
   live->pause();
   live->set_speed(speed);

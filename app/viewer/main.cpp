@@ -2,7 +2,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <exception>
 #include <vector>
 
@@ -28,8 +30,8 @@ int main(int argc, char** argv) {
   const std::string version = studio_version();
   app.set_version_flag("--version", "decision-viewer (Decision Studio) " + version.substr(version.rfind(' ') + 1));
   viewer::ViewerOptions o;
-  std::string zeroing = "none", screenshot;
-  double target = 0.0, bench = 0.0;
+  std::string zeroing = "none", screenshot, record_out;
+  double target = 0.0, bench = 0.0, record = 0.0;
   app.add_option("checkpoint", o.checkpoint, "The policy: a checkpoint (.pt) of any variant")->check(CLI::ExistingFile);
   app.add_option("--dataset", o.dataset, "A dataset: its episode returns add targets on offer; with --episode, replay that episode")
       ->check(CLI::ExistingPath);
@@ -48,6 +50,14 @@ int main(int argc, char** argv) {
   app.add_flag("--presentation", o.presentation, "Start in presentation mode (large type, controls hidden; F11 toggles)");
   app.add_option("--record-folder", o.record_folder, "Where Record and Screenshot write (default: the working folder)");
   app.add_option("--screenshot", screenshot, "Draw the window at --step (playing until there), write it as PNG and exit");
+  auto* record_option = app.add_option("--record", record,
+                                       "Record this many seconds of the episode from --step (at --speed) to --out, and exit: a clip "
+                                       "for lecture material, each frame drawn before it is taken")
+                            ->check(CLI::Range(0.1, 3600.0));
+  auto* out_option = app.add_option("--out", record_out, "With --record: the clip (.mp4; PNG frames in a folder of that name without ffmpeg)");
+  record_option->needs(out_option);
+  out_option->needs(record_option);
+  app.add_option("--fps", o.record_fps, "Frames per second of recordings")->check(CLI::Range(1, 120))->default_val(30);
   app.add_option("--bench", bench, "Play for this many seconds, print frame times and the configuration, and exit")
       ->check(CLI::Range(1.0, 3600.0));
   try {
@@ -63,11 +73,31 @@ int main(int argc, char** argv) {
     o.width = size.at(0), o.height = size.at(1);
     o.zeroing = models::zeroing_from_string(zeroing);
     if (target_option->count()) o.target = target;
-    if (!screenshot.empty()) o.paused = true;
-    if (!screenshot.empty() || bench > 0) o.mouse = false;
+    if (!screenshot.empty() || record > 0) o.paused = true;
+    if (!screenshot.empty() || bench > 0 || record > 0) o.mouse = false;
     viewer::LiveViewer viewer(o);
     if (bench > 0) {
       std::fputs(viewer.bench(bench).text().c_str(), stdout);
+      return 0;
+    }
+    if (record > 0) {
+      const int first = o.step;
+      if (!viewer.run_until([first](const models::PlaybackState& s) { return s.frame && s.frame->step == first; }, 600.0))
+        throw Error("the policy did not reach step " + std::to_string(first) + " within 10 minutes");
+      std::filesystem::path base = record_out;
+      if (base.extension() == ".mp4") base.replace_extension();
+      if (!viewer.start_recording(base, o.record_fps)) throw Error(record_out + ": " + viewer.message());
+      const long want = std::lround(record * o.record_fps);
+      // Each frame waits for the step it shows: allow a slow policy a minute per recorded second.
+      viewer.run_until([&](const models::PlaybackState&) { return viewer.recorded_frames() >= want || !viewer.recording(); },
+                       60.0 + 60.0 * record);
+      const bool ended_first = !viewer.recording();
+      const int frames = viewer.recorded_frames();
+      viewer.stop_recording();
+      const auto path = viewer.recording_path();
+      if (frames == 0 || !std::filesystem::exists(path)) throw Error(record_out + ": " + viewer.message());
+      std::printf("wrote %s (%d frames, %.1f s at %d frames per second)%s\n", path.c_str(), frames, static_cast<double>(frames) / o.record_fps,
+                  o.record_fps, ended_first && frames < want ? "; the episode ended first" : "");
       return 0;
     }
     if (!screenshot.empty()) {

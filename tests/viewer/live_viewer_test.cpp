@@ -180,6 +180,30 @@ TEST(LiveViewer, EveryFrameDrawnWhilePlayingShowsTheMapOfTheWindowActedOn) {
   EXPECT_EQ(with_map, drawn);
 }
 
+// At the end of an ended episode Record has nothing to take: it says so and writes no file; a
+// recording the episode's end stops says so, with where it went.
+TEST(LiveViewer, RecordingSaysWhenTheEpisodeEndsItAndRefusesAnEndedEpisode) {
+  if (!render::VideoFile::ffmpeg_available()) GTEST_SKIP() << "no ffmpeg with libx264";
+  test::TempDir dir;
+  auto o = paused_at_start();
+  o.target = 100.0;  // a short episode: the hopper falls
+  o.speed = 0.0;
+  LiveViewer v(o);
+  v.play();
+  ASSERT_TRUE(v.run_until([](const models::PlaybackState& s) { return s.finished && s.cursor + 1 >= s.frames; }, 300.0));
+  const int last = v.shown().cursor;
+  EXPECT_FALSE(v.start_recording(dir / "nothing", 30));
+  EXPECT_NE(v.message().find("episode ended at step " + std::to_string(last)), std::string::npos) << v.message();
+  EXPECT_FALSE(fs::exists(dir / "nothing.mp4"));
+  v.seek(last - 5);
+  ASSERT_TRUE(at_step(v, last - 5));
+  ASSERT_TRUE(v.start_recording(dir / "end", 30));
+  ASSERT_TRUE(v.run_until([&](const models::PlaybackState&) { return !v.recording(); }, 120.0));
+  EXPECT_NE(v.message().find("recording ended (the episode ended at step " + std::to_string(last) + ")"), std::string::npos) << v.message();
+  EXPECT_NE(v.message().find((dir / "end.mp4").string()), std::string::npos) << v.message();
+  EXPECT_TRUE(fs::exists(dir / "end.mp4"));
+}
+
 TEST(LiveViewer, TheLagProfileIsTheCoreAnalysisOfTheWindowOnScreen) {
   LiveViewer v(paused_at_start());
   v.set_map({analysis::MapKind::Layer, 2, 0});
@@ -311,6 +335,18 @@ TEST(DecisionViewer, ScreenshotBenchAndBadInputFromTheCommandLine) {
   EXPECT_NE(out.find("p99"), std::string::npos) << out;
   EXPECT_NE(out.find("BLAS"), std::string::npos) << out;
   EXPECT_NE(out.find("attention map shown on"), std::string::npos) << out;
+
+  // A scripted clip: a second of the episode from step 10 at 1x, 24 frames a second.
+  out = run(exe + " " + kCheckpoint.string() + " --step 10 --record 1 --fps 24 --out " + (dir / "clip.mp4").string());
+  EXPECT_NE(out.find("[exit 0]"), std::string::npos) << out;
+  EXPECT_NE(out.find("(24 frames, 1.0 s at 24 frames per second)"), std::string::npos) << out;
+  if (render::VideoFile::ffmpeg_available()) {
+    const auto probe = run("ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of default=noprint_wrappers=1 " +
+                           (dir / "clip.mp4").string());
+    EXPECT_NE(probe.find("nb_read_frames=24"), std::string::npos) << probe;
+  }
+  out = run(exe + " " + kCheckpoint.string() + " --record 1");
+  EXPECT_NE(out.find("[exit 2]"), std::string::npos) << "--record needs --out: " << out;
 
   out = run(exe + " " + (dir / "missing.pt").string());
   EXPECT_NE(out.find("[exit 2]"), std::string::npos) << out;
