@@ -2,15 +2,58 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "commands.h"
+#include "dstudio/analysis/analysis_registry.h"
+#include "dstudio/common/atomic_file.h"
 #include "dstudio/models/markov_lab.h"
 #include "rollouts.h"
+#ifdef DSTUDIO_HAVE_FIGURES
+#include "figure_options.h"
+#endif
 
 namespace dstudio::cli {
+namespace {
+
+// The lab's numbers as the analyses write theirs: loss.csv and mixing.csv, and the figures the
+// Markov lab tab draws (the loss against the entropy rate, the mixing matrix).
+analysis::AnalysisResult lab_result(const models::MarkovLabResult& r, const std::string& summary_json) {
+  analysis::AnalysisResult result;
+  result.summary_json = summary_json;
+  analysis::AnalysisTable loss{"loss", {"step", "loss", "training_loss", "entropy_rate"}, {}};
+  analysis::AnalysisFigure curve;
+  curve.name = "loss";
+  curve.title = "Loss against the entropy rate";
+  curve.x_label = "step";
+  curve.y_label = "cross-entropy (nats)";
+  curve.series.push_back({"held-out loss", {}, {}, {}, false});
+  for (const auto& p : r.curve) {
+    loss.rows.push_back({static_cast<double>(p.step), p.loss, p.step > 0 ? p.training_loss : std::nan(""), r.entropy_rate});
+    curve.series[0].x.push_back(static_cast<double>(p.step));
+    curve.series[0].y.push_back(p.loss);
+  }
+  curve.references.emplace_back("entropy rate", r.entropy_rate);
+  result.tables.push_back(std::move(loss));
+  analysis::AnalysisFigure mixing;
+  mixing.name = "mixing";
+  mixing.title = "Mixing matrix";
+  mixing.x_label = "key";
+  mixing.y_label = "query";
+  mixing.kind = analysis::AnalysisFigure::Kind::Heatmap;
+  mixing.matrix = {r.length, r.mixing_matrix};
+  for (int t = 0; t < r.length; ++t) mixing.labels.push_back("t" + std::to_string(t));
+  mixing.colour_label = "weight";
+  result.figures.push_back(std::move(curve));
+  result.figures.push_back(std::move(mixing));
+  return result;
+}
+
+}  // namespace
 
 void add_lab_commands(CLI::App& app, int& exit_code) {
   auto* lab = app.add_subcommand("lab", "Experiments with a known answer: a Markov chain and the loss floor")->require_subcommand(1);
@@ -22,6 +65,10 @@ void add_lab_commands(CLI::App& app, int& exit_code) {
     std::string mixer = "pooling";
     models::MarkovLabOptions options;
     bool json = false;
+    std::string out;
+#ifdef DSTUDIO_HAVE_FIGURES
+    FigureOptions figure;
+#endif
   };
   auto a = std::make_shared<Args>();
   auto& o = a->options;
@@ -43,15 +90,22 @@ void add_lab_commands(CLI::App& app, int& exit_code) {
   markov->add_option("--eval-every", o.eval_every, "Steps between points of the loss curve, in [1, 100000]")->capture_default_str()->check(whole_number(1, 100000));
   markov->add_option("--seed", o.seed, "Initialisation and data")->capture_default_str()->check(seed_number());
   markov->add_flag("--json", a->json, "Print one JSON object (with the loss curve and the mixing matrix)");
+  markov->add_option("--out", a->out, "Write summary.json, loss.csv, mixing.csv and the figures (loss, mixing) into this folder");
+#ifdef DSTUDIO_HAVE_FIGURES
+  add_figure_options(markov, a->figure);
+#endif
   markov->callback([&exit_code, a] {
     exit_code = run_guarded([&] {
       auto options = a->options;
       options.chain = analysis::MarkovChain::make(a->p, a->q, a->order, a->states);
       options.mixer = models::lab_mixer_from_string(a->mixer);
       options.check();
+#ifdef DSTUDIO_HAVE_FIGURES
+      const auto style = a->figure.resolve();  // a bad preset is refused before the work
+#endif
       models::MarkovLabResult r;
       run_interruptible("lab", [&](const Progress& p) { r = models::run_markov_lab(options, p); });
-      if (a->json) {
+      {
         nlohmann::ordered_json curve = nlohmann::ordered_json::array();
         for (const auto& point : r.curve) {
           nlohmann::ordered_json j{{"step", point.step}, {"loss", point.loss}};
@@ -76,8 +130,23 @@ void add_lab_commands(CLI::App& app, int& exit_code) {
             {"mixing_by_lag", r.mixing_by_lag},
             {"mixing_matrix", matrix},
             {"curve", curve}};
-        std::cout << out.dump(2) << std::endl;
-      } else {
+        if (!a->out.empty()) {
+          OutputFolder folder(a->out);
+          const auto result = lab_result(r, out.dump());
+          auto files = analysis::write_result_files(result, a->out);
+#ifdef DSTUDIO_HAVE_FIGURES
+          viz::FigureContext figures;
+          for (const auto& figure : result.figures)
+            for (auto& f : viz::save_analysis_figure((std::filesystem::path(a->out) / figure.name).string(), figure, style,
+                                                     figure.name != "loss"))
+              files.push_back(f);
+#endif
+          folder.commit();
+          if (!a->json) std::fprintf(stderr, "wrote %zu files to %s\n", files.size(), a->out.c_str());
+        }
+        if (a->json) std::cout << out.dump(2) << std::endl;
+      }
+      if (!a->json) {
         std::printf("%s mixer, window %d, %d steps in %.1f s\n", models::to_string(options.mixer).c_str(),
                     options.window, options.steps, r.seconds);
         std::printf("entropy rate  %.5f nats\nfinal loss    %.5f nats\ngap           %.5f nats (%.2f%% of the floor)\n",

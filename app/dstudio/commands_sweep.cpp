@@ -311,6 +311,31 @@ std::map<int, sweep::SlurmTaskState> slurm_states(const std::vector<sweep::Slurm
   return sweep::parse_job_states(text, ids);
 }
 
+// Code points, not bytes: what a terminal's columns count for the names and texts printed.
+std::size_t display_width(const std::string& text) {
+  std::size_t n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// Rows printed as columns as wide as their widest cell (the last column unpadded); `right` says
+// which columns are numbers, aligned right.
+void print_columns(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
+  std::vector<std::size_t> width(right.size(), 0);
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], display_width(row[c]));
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(c + 1 < row.size() || right[c] ? width[c] - display_width(row[c]) : 0, ' ');
+      if (c > 0) line += "  ";
+      line += right[c] ? pad + row[c] : row[c] + pad;
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    std::printf("%s\n", line.c_str());
+  }
+}
+
 std::string number_or_dash(double v, int decimals = 1) {
   if (!std::isfinite(v)) return "-";
   char text[32];
@@ -560,7 +585,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       }
       std::map<std::string, int> counts;
       nlohmann::ordered_json cells = nlohmann::ordered_json::array();
-      if (!st->json) std::printf("%4s  %-40s %-9s %15s %9s %14s  %s\n", "cell", "name", "state", "step", "loss", "score", "where");
+      std::vector<std::vector<std::string>> table = {{"cell", "name", "state", "step", "loss", "score", "where"}};
       for (const auto& cell : s.cells) {
         auto cs = sweep::read_cell_status(s, cell);
         // A task that wrote "running" but whose process is gone on this host was killed.
@@ -600,8 +625,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
             if (q.state == "PENDING" && !q.reason.empty() && q.reason != "None") where += " (" + q.reason + ")";
           }
           if (!cs.error.empty()) where += "  " + cs.error;
-          std::printf("%4d  %-40s %-9s %15s %9s %14s  %s\n", cell.index, cell.name.c_str(), sweep::to_string(cs.state), step.c_str(),
-                      number_or_dash(cs.loss, 4).c_str(), score.c_str(), where.c_str());
+          table.push_back({std::to_string(cell.index), cell.name, sweep::to_string(cs.state), step, number_or_dash(cs.loss, 4), score, where});
         }
       }
       if (st->json) {
@@ -612,6 +636,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
         }
         std::printf("%s\n", j.dump(2).c_str());
       } else {
+        print_columns(table, {true, false, false, true, true, true, false});
         std::printf("%zu cells:", s.cells.size());
         for (const auto& [state, n] : counts) std::printf(" %d %s", n, state.c_str());
         std::printf("\n");

@@ -585,6 +585,18 @@ TEST_F(Cli, LabMarkovPrintsTheFloorTheLossAndTheMatrix) {
   EXPECT_NEAR(j["mixing_matrix"][5][4].get<double>(), 0.5, 1e-6);  // the average of two
   EXPECT_EQ(j["mixing_by_lag"].size(), 2u);
   EXPECT_EQ(j["curve"].back()["step"], 400);
+  // --out: the numbers and the figures, as the analyses write them.
+  const auto out = dir / "lab";
+  const auto w = run("lab markov --p 0.2 --q 0.3 --window 2 --steps 50 --out " + out.string(), dir);
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  for (const char* file : {"summary.json", "loss.csv"}) EXPECT_TRUE(std::filesystem::exists(out / file)) << file;
+#ifdef DSTUDIO_HAVE_FIGURES
+  for (const char* file : {"loss.pdf", "loss.png", "mixing.pdf", "mixing.csv"}) EXPECT_TRUE(std::filesystem::exists(out / file)) << file;
+#endif
+  const auto report = dstudio::test::check_csv_files(out);
+  EXPECT_TRUE(dstudio::test::all_ok(report)) << dstudio::test::joined(report);
+  const auto loss = dstudio::test::read_csv_with_python(out / "loss.csv");
+  ASSERT_EQ(loss.size(), 1u + nlohmann::json::parse(std::ifstream(out / "summary.json"))["curve"].size());
   // Out of range: exit 2 and the option named.
   for (const std::string bad : {"--p 0", "--q 1.5", "--order 4", "--states 9", "--window 0", "--steps 0",
                                 "--mixer mamba", "--window 40"}) {

@@ -74,6 +74,18 @@ TEST_F(SweepCli, CreatesRunsAndReportsEveryCell) {
     EXPECT_TRUE(c["loss"].is_number()) << c;
     EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(sweep) / "cells" / c["name"].get<std::string>() / "checkpoint.pt"));
   }
+  // As text, each column starts at the same place on every line, the header's included.
+  r = run_cli("sweep status " + sweep, *dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines;
+  for (std::size_t at = 0, end; (end = r.out.find('\n', at)) != std::string::npos; at = end + 1) lines.push_back(r.out.substr(at, end - at));
+  ASSERT_GE(lines.size(), 5u) << r.out;
+  const auto state_at = lines[0].find("state"), score_end = lines[0].find("score") + 5;
+  for (std::size_t i = 1; i <= 4; ++i) {
+    EXPECT_EQ(lines[i].find("finished"), state_at) << r.out;
+    EXPECT_EQ(lines[i].find("  ", lines[i].find(" +- ") + 4) == std::string::npos ? lines[i].size() : lines[i].find("  ", lines[i].find(" +- ") + 4), score_end)
+        << r.out;
+  }
   // Seeds share a group; the variants do not.
   EXPECT_EQ(j["cells"][0]["group"], j["cells"][1]["group"]);
   EXPECT_NE(j["cells"][0]["group"], j["cells"][2]["group"]);
