@@ -223,7 +223,9 @@ MainWindow::MainWindow(QWidget* parent)
   for (int i = 0; i < tabs_->count(); ++i) {
     QWidget* page = tabs_->widget(i);
     auto* action = view_menu->addAction(tabs_->tabText(i), this, [this, page] { tabs_->setCurrentWidget(page); });
-    action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
+    // Ctrl+1 to Ctrl+9, then Ctrl+0 for the tenth, as browsers number tabs; past ten, the menu.
+    if (i < 9) action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
+    else if (i == 9) action->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
   }
   view_menu->addSeparator();
   auto* presentation = view_menu->addAction(tr("&Presentation Mode (large type)"));

@@ -171,12 +171,13 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   chooser->addRow(merger_label_, merger_);
   chooser->addRow(mixer_label_, mixer_);
   chooser->addRow(defaults_note_);
-  auto* chooser_box = new QGroupBox(tr("Variant"));
+  // The forms hold the next run's settings; a run chosen in the list below names its own.
+  auto* chooser_box = new QGroupBox(tr("Next run: variant"));
   chooser_box->setLayout(chooser);
 
-  auto* model_box = new QGroupBox(tr("Model (variant configuration)"));
+  auto* model_box = new QGroupBox(tr("Next run: model (variant configuration)"));
   (new QVBoxLayout(model_box))->addWidget(variant_form_);
-  auto* training_box = new QGroupBox(tr("Optimisation (training configuration)"));
+  auto* training_box = new QGroupBox(tr("Next run: optimisation (training configuration)"));
   auto* training_layout = new QVBoxLayout(training_box);
   training_layout->addWidget(training_form_);
   auto* eval_form = new QFormLayout;
@@ -787,6 +788,13 @@ void TrainingPanel::showRun(const RunRow* row) {
       status = tr("%1: %2, final loss %3 (%4)").arg(run.name(), TrainingRun::stateName(run.state()), loss_text, run.dir());
       break;
   }
+  // What this run was trained with: the forms above hold the next run's settings, not its own.
+  QStringList settings;
+  for (const char* key : {"variant", "hidden", "layers", "heads", "context_length", "batch_size", "steps", "learning_rate"}) {
+    const QString value = run.configValue(QString::fromLatin1(key));
+    if (!value.isEmpty()) settings << (std::string_view(key) == "variant" ? value : QStringLiteral("%1 %2").arg(QString::fromLatin1(key), value));
+  }
+  if (!settings.isEmpty()) status += tr("\nThis run's settings: %1 (the forms above are the next run's)").arg(settings.join(QStringLiteral(", ")));
   status_->setText(status);
   status_->setStyleSheet(run.state() == State::Failed ? QStringLiteral("color: #d55e00;") : QString());
 }

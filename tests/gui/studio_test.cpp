@@ -10,6 +10,7 @@
 #include <QDropEvent>
 #include <QLabel>
 #include <QMenu>
+#include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPushButton>
@@ -348,6 +349,21 @@ TEST_F(Studio, RollsTheCheckpointOutAndShowsEntropyAgainstReward) {
   w.tabs()->setCurrentWidget(view);
   w.show();
   save_screenshot(w, "entropy-reward-view.png");
+}
+
+// The View menu's tab shortcuts are digits (Ctrl+1 ... Ctrl+0), never punctuation past 9.
+TEST_F(Studio, TheTabShortcutsAreDigits) {
+  MainWindow w;
+  int with_shortcut = 0;
+  for (auto* menu : w.menuBar()->findChildren<QMenu*>())
+    for (auto* action : menu->actions()) {
+      const QString keys = action->shortcut().toString(QKeySequence::PortableText);
+      if (!keys.startsWith("Ctrl+") || keys.size() != 6) continue;
+      const QChar key = keys.back();
+      EXPECT_TRUE(key.isLetter() || key.isDigit()) << keys.toStdString() << " for " << action->text().toStdString();
+      with_shortcut += key.isDigit();
+    }
+  EXPECT_EQ(with_shortcut, std::min(10, w.tabs()->count()));
 }
 
 // Modality zeroing and the target sweep from the window, on worker threads.

@@ -265,6 +265,12 @@ TEST_F(TrainingPanelTest, RunsToTheEndWithLiveLossAndACheckpoint) {
   EXPECT_EQ(state_of(0), "Finished");
   const double last = std::prev(written.end())->second;
   EXPECT_NEAR(panel->runList()->topLevelItem(0)->text(TrainingPanel::ColumnLoss).toDouble(), last, 1e-3 * last);
+
+  // The forms now say 128 for the next run; the chosen run says what it was trained with.
+  ASSERT_TRUE(panel->setField("hidden", 128));
+  panel->runList()->setCurrentItem(nullptr);
+  panel->runList()->setCurrentItem(panel->runList()->topLevelItem(0));
+  EXPECT_TRUE(panel->statusLabel()->text().contains("This run's settings: dt, hidden 16, layers 1")) << panel->statusLabel()->text().toStdString();
 }
 
 TEST_F(TrainingPanelTest, CancelsALongRunWhileTheWindowStaysResponsive) {
