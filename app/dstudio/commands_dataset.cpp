@@ -241,9 +241,11 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
 
   // dataset default
   auto* fallback = dataset->add_subcommand(
-      "default", "Print the path of a default dataset, making it on first use (cached in ~/.cache/decision-studio)");
+      "default",
+      "Print the path of a default dataset, making it on first use (cached in ~/.cache/decision-studio); without options the "
+      "studio's own default: hopper medium-expert, the data of the shipped checkpoints");
   struct DefaultArgs {
-    std::string env = "hopper", kind = "medium", algorithm = "sac";
+    std::string env = behaviour::kStoryDataset.env, kind = behaviour::to_string(behaviour::kStoryDataset.kind), algorithm = "sac";
     bool story = false;
   };
   auto d = std::make_shared<DefaultArgs>();
@@ -259,6 +261,10 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
       const auto path = d->story ? behaviour::ensure_story_dataset(bar.progress())
                                  : behaviour::ensure_default_dataset(d->env, behaviour::parse_kind(d->kind), bar.progress(),
                                                                      behaviour::parse_algorithm(d->algorithm));
+      // Which dataset this is, on stderr so that $(dstudio dataset default) stays a path.
+      if (const auto info = behaviour::identify_default_dataset(path))
+        std::fprintf(stderr, "%s%s\n", info->label.c_str(),
+                     info->story ? ": the studio's default dataset, on which the shipped checkpoints were trained" : "");
       std::puts(path.c_str());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "dstudio: error: %s\n", e.what());

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <utility>
 
 #include <QAction>
@@ -36,6 +37,7 @@
 #include <qcustomplot.h>
 
 #include "default_dataset.h"
+#include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/resources.h"
 #include "dstudio/common/system_info.h"
@@ -264,8 +266,11 @@ MainWindow::MainWindow(QWidget* parent)
   help_menu->addAction(tr("&About Decision Studio"), this, &MainWindow::showAbout);
 
   progress_->setRange(0, 1000);
-  progress_->setMaximumWidth(220);
-  progress_->setTextVisible(false);
+  progress_->setMaximumWidth(420);
+  // The share done and what is being done, on the bar itself: a first run makes the default
+  // dataset for minutes, and a bar without words looks stuck.
+  progress_->setTextVisible(true);
+  progress_->setFormat(QStringLiteral("%p%"));
   progress_->hide();
   cancel_button_->hide();
   cancel_button_->setShortcut(Qt::Key_Escape);
@@ -325,8 +330,10 @@ MainWindow::MainWindow(QWidget* parent)
   connect(rollout_job_, &Job::finished, this, [this](Job::End end, const QString&) {
     if (end != Job::End::Done) reportStopped(tr("Rollout stopped: %1"), rollout_job_);
   });
-  connect(returns_job_, &Job::progressed, this, [this](double fraction, const QString&) {
-    if (returns_job_->isRunning()) status_->setText(tr("Rolling out… %1%").arg(static_cast<int>(100.0 * fraction)));
+  connect(returns_job_, &Job::progressed, this, [this](double fraction, const QString& stage) {
+    if (!returns_job_->isRunning()) return;
+    status_->setText(tr("Rolling out… %1%").arg(static_cast<int>(100.0 * fraction)));
+    returns_view_->setProgress(fraction, stage);
   });
   connect(returns_job_, &Job::finished, this, [this](Job::End end, const QString&) {
     if (end != Job::End::Done) reportStopped(tr("Stopped: %1"), returns_job_);
@@ -366,12 +373,15 @@ Job* MainWindow::addJob(Job* job) {
   connect(job, &Job::started, this, [this, job] {
     shown_job_ = job;
     progress_->setValue(0);
+    progress_->setFormat(QStringLiteral("%p% · ") + job->name().toLower());
     updateBusy();
   });
   connect(job, &Job::progressed, this, [this, job](double fraction, const QString& stage) {
     if (job != shown_job_) return;
     progress_->setValue(static_cast<int>(fraction * 1000));
-    progress_->setToolTip(job->name() + ": " + (stage.isEmpty() ? QFileInfo(job->label()).fileName() : stage));
+    const QString what = stage.isEmpty() ? QFileInfo(job->label()).fileName() : stage;
+    progress_->setToolTip(job->name() + ": " + what);
+    progress_->setFormat(QStringLiteral("%p% · ") + what);
   });
   connect(job, &Job::stopped, this, &MainWindow::updateBusy);
   return job;
@@ -413,6 +423,8 @@ void MainWindow::openDataset(const QString& path) {
 }
 
 void MainWindow::openDefaultDataset() {
+  const auto& d = behaviour::kStoryDataset;
+  const bool made = std::filesystem::exists(behaviour::default_dataset_path(d.env, d.kind, d.algorithm));
   startLoad(tr("default dataset"), [](const Progress& progress) {
     // Making the dataset is the first half of the bar, loading it the second.
     Progress making = progress;
@@ -421,6 +433,13 @@ void MainWindow::openDefaultDataset() {
     };
     return ensureDefaultDataset(making);
   });
+  // The first start makes the dataset: say so, and for how long, rather than only "Loading".
+  if (!made)
+    status_->setText(tr("First run: making the default dataset (%1 %2, %3 transitions) from the shipped behaviour policies, "
+                        "about 2 to 3 minutes on two cores; it is kept in %4 for the next start.")
+                         .arg(QString::fromUtf8(d.env), QString::fromUtf8(behaviour::to_string(d.kind)))
+                         .arg(QLocale().toString(static_cast<qlonglong>(behaviour::default_transitions(d.env, d.kind, d.algorithm))))
+                         .arg(QString::fromStdString(behaviour::cache_folder().string())));
 }
 
 void MainWindow::startLoad(const QString& label, std::function<QString(const Progress&)> resolve_path) {
@@ -447,9 +466,14 @@ void MainWindow::showDataset(const QString& path, const std::shared_ptr<const da
   analyses_->setDataset(path);
   const auto s = data::summarize(*dataset);
   const QString name = QFileInfo(path).fileName();
+  QString what = name;
+  // The studio's own datasets by what they are, as `dstudio dataset default` names them.
+  if (const auto info = behaviour::identify_default_dataset(path.toStdString()))
+    what = QStringLiteral("%1 %2").arg(QString::fromStdString(info->env), QString::fromUtf8(behaviour::to_string(info->kind))) +
+           (info->story ? tr(" (the default dataset, the shipped checkpoints' data)") : QString()) + QStringLiteral(", ") + name;
   setWindowTitle(tr("%1 — Decision Studio").arg(name));
   status_->setText(tr("%1: %2 transitions, %3 complete episodes, %4 tail steps")
-                       .arg(name)
+                       .arg(what)
                        .arg(QLocale().toString(static_cast<qlonglong>(s.transitions)))
                        .arg(s.episodes)
                        .arg(s.tail_steps));
@@ -898,8 +922,10 @@ bool MainWindow::applyWorkspace(const QJsonObject& w, QString* error) {
   }
   // Files that moved are reported, and what can be opened still is.
   QStringList missing;
+  // "default" names the studio's default dataset, made when missing: not a file that moved.
   for (const char* key : {"dataset", "checkpoint"})
-    if (w.contains(key) && !QFileInfo::exists(w[key].toString())) missing << w[key].toString();
+    if (w.contains(key) && !QFileInfo::exists(w[key].toString()) && !(std::string_view(key) == "dataset" && w[key].toString() == QLatin1String("default")))
+      missing << w[key].toString();
   restoreGeometry(QByteArray::fromBase64(w["window_geometry"].toString().toLatin1()));
   restoreState(QByteArray::fromBase64(w["window_state"].toString().toLatin1()));
   pending_tab_ = w["tab"].toString();
@@ -959,7 +985,7 @@ bool MainWindow::applyWorkspace(const QJsonObject& w, QString* error) {
   }
   if (!missing.isEmpty()) {
     if (error) *error = tr("these files are gone: %1").arg(missing.join(", "));
-    status_->setText(tr("Workspace opened without %1").arg(missing.join(", ")));
+    status_->setText(tr("Workspace opened; not found, so left out: %1").arg(missing.join(", ")));
   }
   return true;
 }

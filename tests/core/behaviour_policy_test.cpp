@@ -418,3 +418,30 @@ TEST(DefaultDatasets, WaitsForAnotherProcessMakingTheSameFile) {
 
 }  // namespace
 }  // namespace dstudio::behaviour
+
+namespace dstudio::behaviour {
+namespace {
+
+// The studio's own datasets are told apart by their file names wherever they are: the window's
+// default, `dstudio dataset default`'s and an ARS-era checkpoint's each have a label and the
+// command that makes them; other files are none of them.
+TEST(DefaultDatasets, EachIsNamedWithTheCommandThatMakesIt) {
+  const auto story = identify_default_dataset(default_dataset_path(kStoryDataset.env, kStoryDataset.kind, kStoryDataset.algorithm));
+  ASSERT_TRUE(story);
+  EXPECT_TRUE(story->story);
+  EXPECT_EQ(story->label, "hopper medium-expert (SAC behaviour policies, 2,000,000 transitions)");
+  EXPECT_EQ(story->command, "dstudio dataset default");
+  const auto ars = identify_default_dataset("/elsewhere/" + default_dataset_path("hopper", DatasetKind::Medium, PolicyAlgorithm::Ars).filename().string());
+  ASSERT_TRUE(ars);
+  EXPECT_FALSE(ars->story);
+  EXPECT_EQ(ars->command, "dstudio dataset default --kind medium --algorithm ars");
+  EXPECT_EQ(ars->label, "hopper medium (ARS behaviour policies, 100,000 transitions)");
+  const auto walker = identify_default_dataset(default_dataset_path("walker2d", DatasetKind::Random, PolicyAlgorithm::Sac));
+  ASSERT_TRUE(walker);
+  EXPECT_EQ(walker->command, "dstudio dataset default --env walker2d --kind random");
+  EXPECT_FALSE(identify_default_dataset("/data/hopper_medium-v2.hdf5"));
+  EXPECT_FALSE(identify_default_dataset("hopper-medium-dstudio-sac-00000000.hdf5")) << "the right shape, no such settings";
+}
+
+}  // namespace
+}  // namespace dstudio::behaviour

@@ -390,6 +390,8 @@ TEST_F(Studio, RunsTheAblationAndTheTargetSweep) {
   for (int k = 0; k < 4; ++k) EXPECT_EQ(bars->data()->at(k)->value, expected.zeroings[static_cast<std::size_t>(k)].summary.mean_score) << k;
   EXPECT_EQ(view->sweepTargets(), (std::vector<double>{1800, 3600, 7200, 18000, 36000, 72000}));
   w.runSweep();
+  // The empty plot says what runs and how far it is until the curve arrives.
+  EXPECT_TRUE(view->progressText().startsWith("Playing the target sweep")) << view->progressText().toStdString();
   // Only the sweep's button turns into Cancel; the ablation's waits.
   EXPECT_EQ(view->sweepButton()->text(), "Cancel");
   EXPECT_EQ(view->ablationButton()->text(), "Run ablation");
@@ -397,6 +399,7 @@ TEST_F(Studio, RunsTheAblationAndTheTargetSweep) {
   ASSERT_TRUE(done.wait(120000));
   EXPECT_TRUE(done.back().front().toBool());
   EXPECT_EQ(view->sweepPlot()->graph(2)->dataCount(), 6);
+  EXPECT_EQ(view->progressText(), "") << "the curve replaces the progress";
   // The sweep's "done" stays with its tab: another tab's status says what is open.
   EXPECT_EQ(w.statusText(), "Target sweep done");
   w.tabs()->setCurrentWidget(w.datasetView());

@@ -62,6 +62,40 @@ std::filesystem::path default_dataset_path(const std::string& env_name, DatasetK
   return cache_folder() / "datasets" / (file + std::string(hash, 8) + ".hdf5");
 }
 
+std::optional<DefaultDatasetInfo> identify_default_dataset(const std::filesystem::path& path) {
+  const auto name = path.filename();
+  for (const char* env : {"hopper", "walker2d", "halfcheetah"})
+    for (auto kind : {DatasetKind::Random, DatasetKind::Medium, DatasetKind::MediumReplay, DatasetKind::Expert, DatasetKind::MediumExpert})
+      for (auto algorithm : {PolicyAlgorithm::Sac, PolicyAlgorithm::Ars}) {
+        // Each name starts with "<env>-<kind>-dstudio-": only those can match.
+        if (name.string().rfind(std::string(env) + "-" + to_string(kind) + "-dstudio-", 0) != 0) continue;
+        if (default_dataset_path(env, kind, algorithm).filename() != name) continue;
+        DefaultDatasetInfo info;
+        info.env = env, info.kind = kind, info.algorithm = algorithm;
+        info.story = env == std::string(kStoryDataset.env) && kind == kStoryDataset.kind && algorithm == kStoryDataset.algorithm;
+        // Thousands separated, as the window prints counts; built piece by piece (GCC 12's
+        // -Wrestrict misreads an insert here).
+        const std::string digits = std::to_string(default_transitions(env, kind, algorithm));
+        std::string count;
+        for (std::size_t i = 0; i < digits.size(); ++i) {
+          if (i > 0 && (digits.size() - i) % 3 == 0) count += ',';
+          count += digits[i];
+        }
+        info.label = std::string(env) + " " + to_string(kind) + " (" +
+                     (kind == DatasetKind::Random ? std::string("random actions")
+                                                  : std::string(algorithm == PolicyAlgorithm::Sac ? "SAC" : "ARS") + " behaviour policies") +
+                     ", " + count + " transitions)";
+        info.command = "dstudio dataset default";
+        if (!info.story) {
+          if (std::string(env) != "hopper") info.command += std::string(" --env ") + env;
+          info.command += std::string(" --kind ") + to_string(kind);
+          if (algorithm == PolicyAlgorithm::Ars) info.command += " --algorithm ars";
+        }
+        return info;
+      }
+  return std::nullopt;
+}
+
 namespace {
 
 // An exclusive lock on `<dataset>.lock`, so that two processes asking for the same default dataset

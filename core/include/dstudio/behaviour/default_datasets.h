@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "dstudio/behaviour/generate.h"
@@ -48,5 +49,19 @@ std::filesystem::path ensure_story_dataset(const Progress& progress = {});
 
 /// The user's cache folder for the studio.
 std::filesystem::path cache_folder();
+
+/// One of the studio's default datasets, told apart by its file name (a checkpoint made on another
+/// machine names the same file in another cache folder).
+struct DefaultDatasetInfo {
+  std::string env;
+  DatasetKind kind = DatasetKind::Medium;
+  PolicyAlgorithm algorithm = PolicyAlgorithm::Sac;
+  bool story = false;   ///< the studio's default view and the shipped checkpoints' data
+  std::string label;    ///< "hopper medium-expert (SAC behaviour policies, 2,000,000 transitions)"
+  std::string command;  ///< the command that makes it: "dstudio dataset default --kind medium-expert"
+};
+
+/// Which default dataset `path` is, or nothing when its file name is none of theirs.
+std::optional<DefaultDatasetInfo> identify_default_dataset(const std::filesystem::path& path);
 
 }  // namespace dstudio::behaviour

@@ -13,6 +13,7 @@
 #include "dstudio/viz/figures.h"
 
 class QCustomPlot;
+class QCPItemText;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -37,6 +38,10 @@ class ReturnAnalysisView : public QWidget, public FigureSource {
   /// While the ablation (or, with `sweep`, the sweep) runs: its button becomes Cancel, the other
   /// waits.
   void setRunning(bool running, bool sweep = false);
+  /// While it runs: how far it is, written over its plot (which fills only at the end).
+  void setProgress(double fraction, const QString& stage);
+  /// The text over the running plot (empty when nothing runs).
+  [[nodiscard]] QString progressText() const;
   [[nodiscard]] QPushButton* ablationButton() const { return ablation_button_; }
   [[nodiscard]] QPushButton* sweepButton() const { return sweep_button_; }
   /// Normalised scores of the four zeroings, in the order none, RTG, past states, actions.
@@ -78,7 +83,8 @@ class ReturnAnalysisView : public QWidget, public FigureSource {
   std::vector<std::pair<QString, std::vector<models::TargetSummary>>> sweeps_;  // every model in the sweep plot
   void drawSweeps();
   double best_score_ = 0.0;
-  bool running_ = false;
+  bool running_ = false, running_sweep_ = false;
+  QCPItemText* progress_text_ = nullptr;  // on the plot of what runs
   QDoubleSpinBox* base_;
   TargetChooser* base_from_;
   QSpinBox* episodes_;
