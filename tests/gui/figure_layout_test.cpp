@@ -113,6 +113,40 @@ TEST_F(FigureLayout, TheCheckFindsOverlappingClippedAndCoveringText) {
     }
 }
 
+// What a reader of an exported figure saw go wrong, each caught by the check: a legend entry cut
+// to "R (r…-go)", a value alone on a title's second line, a marker halved by the data's edge, a
+// count written over an error bar's cap.
+TEST_F(FigureLayout, TheCheckFindsCutNamesLoneValuesHalvedMarkersAndNotesOnCaps) {
+  QCustomPlot plot;
+  plot.plotLayout()->insertRow(0);
+  plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, "DT: Pearson 0.12, Spearman\n-0.27"));
+  auto* g = plot.addGraph();
+  g->setName("R (r\u2026-go)");
+  g->setData({1.0, 2.0, 3.0}, {1.0, 2.0, 1.5});
+  g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 8));
+  plot.xAxis->setRange(1.0, 3.0);  // the first and last markers sit on the edges
+  plot.yAxis->setRange(0.0, 5.0);
+  auto* bars = new QCPBars(plot.xAxis, plot.yAxis);
+  bars->setData({2.0}, {2.5});
+  auto* err = new QCPErrorBars(plot.xAxis, plot.yAxis);
+  err->setDataPlottable(bars);
+  err->setData({1.0});
+  auto* note = new QCPItemText(&plot);
+  note->position->setCoords(2.0, 3.5);  // at the cap
+  note->setPositionAlignment(Qt::AlignHCenter | Qt::AlignVCenter);
+  note->setText("n=2");
+  plot.legend->setVisible(true);
+  plot.resize(400, 300);
+  plot.setViewport(QRect(0, 0, 400, 300));
+  plot.replot();
+  std::string all;
+  for (const auto& p : text_layout(plot).problems()) all += p + "\n";
+  EXPECT_NE(all.find("\u00abR (r\u2026-go)\u00bb is cut short"), std::string::npos) << all;
+  EXPECT_NE(all.find("\u00ab-0.27\u00bb stands alone on a title's line"), std::string::npos) << all;
+  EXPECT_NE(all.find("a marker of \u00abR (r\u2026-go)\u00bb is cut by the data's edge"), std::string::npos) << all;
+  EXPECT_NE(all.find("\u00abn=2\u00bb is drawn on an error bar's cap"), std::string::npos) << all;
+}
+
 TEST_F(FigureLayout, EveryFigureTypeAtEveryVenueKeepsItsTextApartAndOnThePage) {
   // What the views and the analyses draw, with their longest labels and titles.
   std::vector<std::string> merged;
@@ -178,7 +212,15 @@ TEST_F(FigureLayout, EveryFigureTypeAtEveryVenueKeepsItsTextApartAndOnThePage) {
     save_scatter(at("tsne_modality"), groups, s);
     save_value_scatter(at("tsne_rtg"), x, y, value, "return-to-go", s);
     save_scatter(at("correlation"), {groups.front()}, s, "attention entropy, layer 1", "reward");
-    ASSERT_EQ(log.figures.size(), 14u);
+    // A sweep's results: seeds counted over each bar's whisker, a correlation in the title.
+    s.title = "Final score over seeds";
+    save_clustered_bars(at("sweep_scores"), {"medium", "medium-expert"},
+                        {{"dt", {{"", 42.0, 2.8}, {"", 70.5, 0.7}}, {"n=2", "n=2"}, {}},
+                         {"dc", {{"", 44.0, 1.4}, {"", 80.0, 5.0}}, {"n=2", "n=1 of 2"}, {}}},
+                        "normalised score", s);
+    s.title = "hopper-medium-expert-dt-seed0-20261125: Pearson 0.12, Spearman -0.27";
+    save_scatter(at("correlation_titled"), {groups.front()}, s, "attention entropy, layer 1", "reward");
+    ASSERT_EQ(log.figures.size(), 16u);
     EXPECT_EQ(report(log), "");
     // Maps use the page: the data at least 55% of its width, square-ish cells on a column.
     for (const auto& [base, layout] : log.figures)
@@ -254,6 +296,8 @@ TEST_F(FigureLayout, EveryViewsExportAtIcmlNeuripsAndIeeeKeepsItsTextApartAndOnT
   std::vector<models::TargetSummary> sweep;
   for (double m : {0.5, 1.0, 2.0, 5.0, 10.0, 20.0}) sweep.push_back({3600 * m, 5, 3000, 100, m < 1 ? 46.0 : 98.0, 2});
   returns.setSweep("hopper-medium-expert-dt-seed0-20261125", sweep, 100.0);
+  for (auto& point : sweep) point.mean_score -= 10.0;
+  returns.addSweep("hopper-medium-expert-gdt-seed1-20261125", sweep);
   EntropyRewardView rollout;
   rollout.setRollout("hopper-medium-expert-dt-seed0-20261125", long_episode(), 20);
   TsneView tsne;
@@ -295,6 +339,12 @@ TEST_F(FigureLayout, EveryViewsExportAtIcmlNeuripsAndIeeeKeepsItsTextApartAndOnT
     export_all({&attention, &returns, &rollout, &tsne, &lab}, (dir / venue).string(), style);
     EXPECT_GE(log.figures.size(), 7u);
     EXPECT_EQ(report(log), "");
+    // Two models swept: the title names both.
+    QString sweep_text;
+    for (const auto& [base, layout] : log.figures)
+      if (base.find("returns_sweep") != std::string::npos)
+        for (const auto& t : layout.texts) sweep_text += t.text + ' ';
+    EXPECT_TRUE(sweep_text.contains("gdt-seed1") && sweep_text.contains("dt-seed0")) << sweep_text.toStdString();
     // The two models side by side: one figure of two maps on one scale.
     attention.setComparisonMode(viz::AttentionMapView::Comparison::SideBySide);
     TextLayoutLog pair;

@@ -2,6 +2,8 @@
 
 #include "dstudio/viz/figures.h"
 
+#include <QRegularExpression>
+
 #include <QApplication>
 #include <QPaintEngine>
 #include <QSvgGenerator>
@@ -76,10 +78,29 @@ bool has_title(const FigureStyle& s) { return s.show_title && !s.title.isEmpty()
 
 // A title line wider than the page is broken at its last space that fits, so that no
 // word is cut at the page's edge.
+// A number left alone on a paragraph's last line ("Spearman" / "-0.27", "seed0-" / "20261125")
+// takes the word before it along, when the two fit a line.
+void keep_number_with_its_word(QStringList& lines, const QFontMetricsF& metrics, double width) {
+  static const QRegularExpression lone_number(QStringLiteral(R"(^[-\x{2212}+]?\d+([.,]\d+)?$)"));
+  if (lines.size() < 2 || !lone_number.match(lines.back().trimmed()).hasMatch()) return;
+  QString& before = lines[lines.size() - 2];
+  const bool hyphen_break = before.endsWith('-');
+  const qsizetype space = before.lastIndexOf(' ');
+  const qsizetype hyphen = hyphen_break ? before.lastIndexOf('-', before.size() - 2) : -1;
+  const qsizetype at = std::max(space, hyphen);
+  if (at <= 0) return;
+  const QString moved = before.mid(at + 1);
+  const QString joined = hyphen_break ? moved + lines.back() : moved + ' ' + lines.back();
+  if (metrics.horizontalAdvance(joined) > width) return;
+  before = before.left(at == hyphen ? at + 1 : at);
+  lines.back() = joined;
+}
+
 QString fitted_title(const QString& title, const QFont& font, int width) {
   const QFontMetrics metrics(font);
   QStringList lines;
   for (QString line : title.split('\n')) {
+    QStringList paragraph;
     while (metrics.horizontalAdvance(line) > width) {
       int cut = -1;
       for (int i = line.size() - 1; i > 0; --i)
@@ -88,10 +109,12 @@ QString fitted_title(const QString& title, const QFont& font, int width) {
           break;
         }
       if (cut <= 0) break;  // one word wider than the page: left as it is
-      lines << line.left(cut);
+      paragraph << line.left(cut);
       line = line.mid(cut + 1);
     }
-    lines << line;
+    paragraph << line;
+    keep_number_with_its_word(paragraph, QFontMetricsF(font), width);
+    lines << paragraph;
   }
   return lines.join('\n');
 }
@@ -146,23 +169,52 @@ void legend_below(QCustomPlot& plot, const FigureStyle& s) {
   std::vector<std::pair<QCPAbstractPlottable*, QString>> entries;
   for (int i = 0; i < plot.legend->itemCount(); ++i)
     if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot.legend->item(i))) entries.push_back({item->plottable(), item->plottable()->name()});
-  const QFontMetrics metrics(plot.legend->font());
   const auto m = plot.legend->margins();
   const int room = canvas(s).width - 8 - m.left() - m.right();
   const int count = std::max(1, static_cast<int>(entries.size()));
   const int chrome = plot.legend->iconSize().width() + plot.legend->iconTextPadding() + plot.legend->columnSpacing() + 4;
-  int widest = 0;
-  for (const auto& e : entries) widest = std::max(widest, metrics.horizontalAdvance(e.second));
-  int columns = std::clamp(room / std::max(1, chrome + widest), 1, count);
+  const QFont base = plot.legend->font();
+  QFontMetrics metrics(base);
+  int widest = 0, columns = 1;
+  // Entry i goes to column i % n; a column is as wide as its widest name.
+  const auto whole_width = [&](int n) {
+    std::vector<int> widths(static_cast<std::size_t>(n), 0);
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      widths[i % static_cast<std::size_t>(n)] = std::max(widths[i % static_cast<std::size_t>(n)], metrics.horizontalAdvance(entries[i].second));
+    int total = -plot.legend->columnSpacing();  // spacing between columns, not after the last
+    for (int w : widths) total += w + chrome;
+    return total;
+  };
   const auto arrange = [&](int n) {
+    const bool whole = whole_width(n) <= room;
     const int width = room / n - chrome;
     for (const auto& [plottable, name] : entries)
-      plottable->setName(metrics.horizontalAdvance(name) > width ? metrics.elidedText(name, Qt::ElideMiddle, width) : name);
+      plottable->setName(whole || metrics.horizontalAdvance(name) <= width ? name : metrics.elidedText(name, Qt::ElideMiddle, width));
     plot.legend->setWrap(n);
     plot.legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // the items already in it are laid out again
   };
-  arrange(columns);
-  const double most = canvas(s).height / 6.0;
+  const auto rows_of = [&](int n) { return (count + n - 1) / n; };
+  // Names whole if at all possible: in smaller type (down to four fifths) and as many rows as a
+  // fifth of the height holds, before any is shortened in the middle (a legend that says
+  // "R (r…-go)" names nothing).
+  const double most = canvas(s).height / 5.0;
+  for (double scale : {1.0, 0.9, 0.8}) {
+    QFont font = base;
+    if (base.pointSizeF() > 0) font.setPointSizeF(std::max(5.0, base.pointSizeF() * scale));
+    else if (base.pixelSize() > 0) font.setPixelSize(std::max(5, static_cast<int>(std::lround(base.pixelSize() * scale))));
+    plot.legend->setFont(font);
+    metrics = QFontMetrics(font);
+    // A row as tall as its text: the icon's default 18 px would double each row.
+    plot.legend->setIconSize(plot.legend->iconSize().width(), std::min(plot.legend->iconSize().height(), metrics.height()));
+    widest = 0;
+    for (const auto& e : entries) widest = std::max(widest, metrics.horizontalAdvance(e.second));
+    // The most columns whose names fit whole (short names share a column with long ones).
+    columns = 1;
+    for (int n = 2; n <= count; ++n)
+      if (whole_width(n) <= room && rows_of(n) < rows_of(columns)) columns = n;
+    arrange(columns);
+    if (whole_width(columns) <= room && plot.legend->minimumOuterSizeHint().height() <= most) break;
+  }
   while (columns < count && plot.legend->minimumOuterSizeHint().height() > most &&
          room / (columns + 1) - chrome >= metrics.horizontalAdvance(QStringLiteral("abcd\u2026wxyz")))
     arrange(++columns);
@@ -436,6 +488,31 @@ TextLayout text_layout(QCustomPlot& plot) {
   }
   if (plot.legend && plot.legend->visible() && plot.legend->itemCount() > 0 && plot.legend->layout())
     layout.legend = plot.legend->outerRect();
+  for (int i = 0; i < plot.plottableCount(); ++i) {
+    auto* plottable = plot.plottable(i);
+    if (!plottable->visible() || !plottable->keyAxis() || !plottable->valueAxis()) continue;
+    QCPAxis *keys = plottable->keyAxis(), *values = plottable->valueAxis();
+    if (auto* graph = qobject_cast<QCPGraph*>(plottable); graph && !graph->scatterStyle().isNone()) {
+      const double half = graph->scatterStyle().size() / 2.0;
+      for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
+        if (!keys->range().contains(it->key) || !values->range().contains(it->value) || !std::isfinite(it->value)) continue;
+        const QPointF at = graph->coordsToPixels(it->key, it->value);
+        layout.markers.push_back({graph->name(), QRectF(at.x() - half, at.y() - half, 2 * half, 2 * half)});
+      }
+    }
+    if (auto* bars = qobject_cast<QCPErrorBars*>(plottable)) {
+      auto* data = bars->dataPlottable();
+      if (!data || !data->interface1D()) continue;
+      const auto* d = data->interface1D();
+      for (int k = 0; k < d->dataCount() && k < bars->dataCount(); ++k) {
+        const double key = d->dataMainKey(k), value = d->dataMainValue(k), up = bars->data()->at(k).errorPlus;
+        if (!std::isfinite(value) || !std::isfinite(up) || up <= 0) continue;
+        const QPointF top = bars->coordsToPixels(key, value + up);
+        const double half = bars->whiskerWidth() / 2.0;
+        layout.caps.emplace_back(top.x() - half, top.y(), top.x() + half, top.y());
+      }
+    }
+  }
   return layout;
 }
 
@@ -460,22 +537,25 @@ QString wrapped_text(const QString& text, const QFont& font, double width) {
   };
   QStringList lines;
   for (const QString& paragraph : text.split('\n')) {
+    QStringList paragraph_lines;
     QString line;
     for (const QString& word : paragraph.split(' ')) {
       const QStringList parts = pieces(word);
       const QString longer = line.isEmpty() ? parts.front() : line + ' ' + parts.front();
       if (!line.isEmpty() && metrics.horizontalAdvance(longer) > width) {
-        lines << line;
+        paragraph_lines << line;
         line = parts.front();
       } else {
         line = longer;
       }
       for (qsizetype p = 1; p < parts.size(); ++p) {
-        lines << line;
+        paragraph_lines << line;
         line = parts[p];
       }
     }
-    lines << line;
+    paragraph_lines << line;
+    keep_number_with_its_word(paragraph_lines, metrics, width);
+    lines << paragraph_lines;
   }
   return lines.join('\n');
 }
@@ -632,6 +712,29 @@ std::vector<std::string> TextLayout::problems(double margin) const {
       out.push_back("the legend takes " + std::to_string(static_cast<int>(100 * legend.height() / page.height())) + "% of the height");
   }
   if (ticks_inside) out.push_back("tick marks reach into the data");
+  for (const auto& t : texts) {
+    // An ellipsis says a name lost its middle or end: "R (r…-go)" tells no one what it was.
+    if (t.text.contains(QChar(0x2026)) || t.text.contains(QStringLiteral("...")))
+      out.push_back(quoted(t.text) + " is cut short");
+    // A number alone on a line above the data: a title broken before its value ("Spearman" / "-0.27").
+    // (A measured value: signed or with decimals; a date in a run's name is part of the name.)
+    static const QRegularExpression number(QStringLiteral(R"(^\s*([-\x{2212}+]\d+([.,]\d+)?|[-\x{2212}+]?\d*[.,]\d+)\s*$)"));
+    if (!plot_area.isEmpty() && t.box.bottom() <= plot_area.top() && number.match(t.text).hasMatch())
+      out.push_back(quoted(t.text) + " stands alone on a title's line");
+    for (const auto& cap : caps)
+      if (t.box.adjusted(-0.5, -0.5, 0.5, 0.5).intersects(QRectF(cap.p1(), cap.p2()).adjusted(0, -0.5, 0, 0.5))) {
+        out.push_back(quoted(t.text) + " is drawn on an error bar's cap");
+        break;
+      }
+  }
+  // Half a marker outside the data is cut off by it.
+  if (!plot_area.isEmpty()) {
+    const QRectF area = plot_area.adjusted(-0.5, -0.5, 0.5, 0.5);
+    std::vector<QString> cut;
+    for (const auto& m : markers)
+      if (!area.contains(m.box) && std::find(cut.begin(), cut.end(), m.series) == cut.end()) cut.push_back(m.series);
+    for (const auto& series : cut) out.push_back("a marker of " + quoted(series) + " is cut by the data's edge");
+  }
   return out;
 }
 
@@ -884,14 +987,15 @@ FigureStyle plot_heatmap_pair(QCustomPlot& plot, const analysis::TokenMatrix& a,
   equal_maps();
   // Names that begin alike (runs of one dataset) are told apart by the rest.
   const auto [name_a, name_b] = distinguishing_names(title_a, title_b);
-  // A model's name over its map in at most two lines, broken after a hyphen; a longer one keeps
-  // its end (variant, seed and date tell runs apart), shortened at the start of its second line.
+  // A model's name over its map in at most three lines, broken after a hyphen; a longer one keeps
+  // its end (variant, seed and date tell runs apart), shortened at the start of its last line.
   for (auto [rect, title] : {std::pair{rect_a, name_a}, std::pair{rect_b, name_b}}) {
     auto* top = rect->axis(QCPAxis::atTop);
     const QFontMetricsF metrics(top->labelFont());
     const double width = 0.95 * rect->width();
     QStringList lines = wrapped_text(title, top->labelFont(), width).split('\n');
-    if (lines.size() > 2) lines = QStringList{lines.front(), metrics.elidedText(title.mid(lines.front().size()).trimmed(), Qt::ElideLeft, width)};
+    if (lines.size() > 3)
+      lines = QStringList{lines[0], lines[1], metrics.elidedText(title.mid(lines[0].size() + lines[1].size()).trimmed(), Qt::ElideLeft, width)};
     for (auto& line : lines) line = metrics.elidedText(line, Qt::ElideMiddle, width);
     top->setLabel(lines.join('\n'));
   }
@@ -971,7 +1075,13 @@ void plot_lines(QCustomPlot& plot, const std::vector<Series>& series, const QStr
     const auto r = plot.yAxis->range();
     plot.yAxis->setRange(r.lower, std::max(r.upper, value + 0.12 * r.size()));
   }
-  if (!log_x) plot.xAxis->scaleRange(1.04, plot.xAxis->range().center());
+  // Room at both ends, so the markers on the first and last points stay whole.
+  if (!log_x) {
+    plot.xAxis->scaleRange(1.04, plot.xAxis->range().center());
+  } else if (const auto r = plot.xAxis->range(); r.lower > 0 && r.upper > r.lower) {
+    const double pad = std::pow(r.upper / r.lower, 0.04);
+    plot.xAxis->setRange(r.lower / pad, r.upper * pad);
+  }
   if (series.size() > 1) legend_below(plot, style);
 }
 
@@ -1081,6 +1191,7 @@ void add_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters,
       note->setFont(note_font);
       note->setColor(QColor(80, 80, 80));
       note->setText(s.notes[c]);
+      note->setPadding(QMargins(0, 0, 0, 3));  // clear of the whisker's cap it stands on
       note->setClipToAxisRect(false);
     }
   }

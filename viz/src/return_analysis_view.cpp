@@ -301,7 +301,11 @@ std::vector<std::string> ReturnAnalysisView::exportFigure(const std::string& bas
     written.push_back(at + ".csv");
   }
   if (!sweep_data_.empty()) {
-    const FigureStyle s = with_defaults(style, {tr("%1: target-return sweep").arg(sweep_title_), tr("target return"), tr("normalised score")});
+    // Every model swept is named in the title, not only the first.
+    QStringList models;
+    for (const auto& [name, summaries] : sweeps_) models << name;
+    const QString swept = models.size() > 1 ? models.join(tr(" and ")) : sweep_title_;
+    const FigureStyle s = with_defaults(style, {tr("%1: target-return sweep").arg(swept), tr("target return"), tr("normalised score")});
     std::vector<Series> curves;
     for (const auto& [name, summaries] : sweeps_) {
       Series mean{sweeps_.size() > 1 ? name : tr("mean ± std"), {}, {}, {}, {}, false};

@@ -209,9 +209,18 @@ struct TextLayout {
   QRectF plot_area;              ///< the data rectangle of the main axes
   QRectF legend;                 ///< empty without a visible legend
   bool ticks_inside = false;     ///< some tick mark of the main axes reaches into the data rectangle
-  /// What is wrong, in words, each naming the text concerned: text overlapping other text, text
-  /// outside the page or closer than `margin` to its edge, a legend over the data or taller than
-  /// a fifth of the page, tick marks inside the data. Empty when the layout is clean.
+  /// A data point's marker: its box and the series it belongs to.
+  struct Marker {
+    QString series;
+    QRectF box;
+  };
+  std::vector<Marker> markers;   ///< the markers of lines and scatters inside the axes' ranges
+  std::vector<QLineF> caps;      ///< the caps of error bars
+  /// What is wrong, in words, each naming the text concerned: text overlapping other text or an
+  /// error bar's cap, text outside the page or closer than `margin` to its edge, text cut short
+  /// with an ellipsis, a number alone on a title's line, a marker cut by the data's edge, a legend
+  /// over the data or taller than a fifth of the page, tick marks inside the data. Empty when the
+  /// layout is clean.
   [[nodiscard]] std::vector<std::string> problems(double margin = 1.0) const;
 };
 /// The text layout of `plot` drawn at its current size (nothing is painted on screen).
