@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QLabel>
 #include <QDir>
 #include <QFile>
 #include <QImage>
@@ -396,6 +397,18 @@ TEST_F(Figures, ExportDialogChoosesViewsWarnsOfMixedModelsAndPreviewsAtTheChosen
   EXPECT_FALSE(dialog.preview().isNull());
   dialog.show();
   dialog.updatePreview();
+  // The whole figure is in view, scaled into its label with its shape kept: nothing cropped.
+  for (const QSize dialog_size : {QSize(900, 700), QSize(700, 520), QSize(1400, 900)}) {
+    dialog.resize(dialog_size);
+    QApplication::processEvents();
+    const QPixmap shown = dialog.previewLabel()->pixmap();
+    ASSERT_FALSE(shown.isNull());
+    const QRect room = dialog.previewLabel()->contentsRect();
+    EXPECT_LE(shown.width(), room.width()) << dialog_size.width();
+    EXPECT_LE(shown.height(), room.height()) << dialog_size.width();
+    EXPECT_NEAR(static_cast<double>(shown.width()) / shown.height(),
+                static_cast<double>(dialog.preview().width()) / dialog.preview().height(), 0.02);
+  }
   QDir().mkpath(DSTUDIO_SCREENSHOT_DIR);
   dialog.grab().save(DSTUDIO_SCREENSHOT_DIR "/export-dialog.png");
 

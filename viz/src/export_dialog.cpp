@@ -7,6 +7,7 @@
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QDoubleSpinBox>
+#include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -189,6 +190,10 @@ ExportDialog::ExportDialog(QWidget* parent, bool folder)
   auto* shown_layout = new QVBoxLayout(shown);
   preview_->setAlignment(Qt::AlignCenter);
   preview_->setMinimumSize(360, 280);
+  // The label's size comes from the dialog, not from the picture: the picture is scaled to it
+  // (a picture larger than its label would show only its middle, titles and labels cut).
+  preview_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
+  preview_->installEventFilter(this);
   preview_->setStyleSheet(QStringLiteral("background: white; border: 1px solid palette(mid);"));
   preview_->setToolTip(tr("The figure as it will be written, at screen resolution"));
   shown_layout->addWidget(preview_, 1);
@@ -462,8 +467,20 @@ void ExportDialog::updatePreview() {
     preview_->setText(source ? tr("Nothing to draw yet") : tr("No view chosen"));
     return;
   }
-  const QSize room = preview_->contentsRect().size().expandedTo(QSize(360, 280));
+  showPreview();
+}
+
+void ExportDialog::showPreview() {
+  if (preview_image_.isNull()) return;
+  // Inside the label's border, never enlarged past the figure's own pixels.
+  const QSize room = preview_->contentsRect().adjusted(2, 2, -2, -2).size().boundedTo(preview_image_.size());
+  if (room.isEmpty()) return;
   preview_->setPixmap(QPixmap::fromImage(preview_image_.scaled(room, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
+}
+
+bool ExportDialog::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == preview_ && event->type() == QEvent::Resize) showPreview();
+  return QDialog::eventFilter(watched, event);
 }
 
 QString ExportDialog::writtenReport(const std::vector<std::string>& written) {

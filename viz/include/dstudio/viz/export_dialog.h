@@ -58,6 +58,8 @@ class ExportDialog : public QDialog {
   void updatePreview();
   /// The preview as last drawn; null when there is nothing to preview.
   [[nodiscard]] QImage preview() const { return preview_image_; }
+  /// The preview's label: it shows the whole figure, scaled down to fit it.
+  [[nodiscard]] QLabel* previewLabel() const { return preview_; }
 
   /// What was written, for a status line: how many files, and the folder as a link to open it.
   [[nodiscard]] static QString writtenReport(const std::vector<std::string>& written);
@@ -92,7 +94,12 @@ class ExportDialog : public QDialog {
   /// message says why, and nothing is returned.
   static std::vector<std::string> reportingFailure(QWidget* parent, const std::function<std::vector<std::string>()>& write);
 
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  private:
+  /// The preview image scaled to the label as it is now, all of it in view.
+  void showPreview();
   void applyPreset(int index);
   void updatePresetName();
   void browse();
