@@ -3,6 +3,7 @@
 #include "lesson_panel.h"
 
 #include <QComboBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
@@ -28,10 +29,7 @@ LessonPanel::LessonPanel(QVector<Lesson> lessons, QWidget* parent)
   heading_->setTextFormat(Qt::RichText);
   text_->setOpenExternalLinks(false);
   text_->setFrameShape(QFrame::NoFrame);
-  // Read from the back of a lecture hall: a size and a half of the window's type.
-  QFont f = text_->font();
-  f.setPointSizeF(f.pointSizeF() * 1.35);
-  text_->setFont(f);
+  enlargeText();
   for (auto* b : {previous_, next_}) b->setFocusPolicy(Qt::NoFocus);
 
   auto* body = new QWidget;
@@ -83,6 +81,19 @@ void LessonPanel::show_step() {
   text_->setHtml(s.text);
   previous_->setEnabled(step_ > 0);
   next_->setEnabled(step_ + 1 < l.steps.size());
+}
+
+void LessonPanel::enlargeText() {
+  // Read from the back of a lecture hall: a size and a third of the window's type, which grows
+  // with it in presentation mode.
+  QFont f = font();
+  f.setPointSizeF(f.pointSizeF() * 1.35);
+  text_->setFont(f);
+}
+
+void LessonPanel::changeEvent(QEvent* event) {
+  QDockWidget::changeEvent(event);
+  if (event->type() == QEvent::FontChange) enlargeText();
 }
 
 }  // namespace dstudio::studio

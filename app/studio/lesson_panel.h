@@ -34,7 +34,11 @@ class LessonPanel : public QDockWidget {
   /// The window should open this workspace (paths already resolved).
   void stepChosen(const QJsonObject& workspace);
 
+ protected:
+  void changeEvent(QEvent* event) override;
+
  private:
+  void enlargeText();
   void show_step();
 
   QVector<Lesson> lessons_;

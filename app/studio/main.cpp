@@ -30,6 +30,7 @@ struct StudioOptions {
                            "Open the sweep folder <dir> (dstudio sweep create; docs/sweeps.md) in the Sweep tab; without files, no "
                            "dataset is opened. With --screenshot, the window is saved once the sweep is read.",
                            "dir"};
+  QCommandLineOption presentation{"presentation", "Start in presentation mode (large type, for a projector; F11 toggles it)."};
   QCommandLineOption bench_gui{"bench-gui",
                                "Measure how long the GUI thread stalls and how fast the viewer draws while a training run, a rollout "
                                "and the viewer run at once, for <seconds>; print the numbers and exit.",
@@ -50,6 +51,7 @@ struct StudioOptions {
     parser.addOption(screenshot);
     parser.addOption(screenshot_all);
     parser.addOption(sweep);
+    parser.addOption(presentation);
     parser.addOption(bench_gui);
     parser.addOption(bench_tsne);
   }
@@ -124,6 +126,7 @@ int main(int argc, char** argv) {
   const auto& bench_gui = options.bench_gui;
 
   dstudio::studio::MainWindow window;
+  if (parser.isSet(options.presentation)) window.setPresentationMode(true);
   const QString shot = parser.value(screenshot);
   const QString sweep = parser.value(options.sweep);
   if (!shot.isEmpty() && !sweep.isEmpty()) {

@@ -29,6 +29,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
+#include <QTabBar>
 #include <QTabWidget>
 #include <QStatusBar>
 #include <QTimer>
@@ -356,7 +357,9 @@ MainWindow::MainWindow(QWidget* parent)
   // Every plot keeps its tick labels apart and its axis titles whole as it is resized or its
   // type grows.
   for (auto* plot : findChildren<QCustomPlot*>()) viz::keep_text_fitted(plot);
-  if (settings.value("view/presentation", false).toBool()) presentation->setChecked(true);
+  presentation_action_ = presentation;
+  // A plain start is in normal type: presentation mode is asked for (F11, --presentation), not
+  // carried over from a lecture into the next day's work.
 }
 
 MainWindow::~MainWindow() {
@@ -364,6 +367,8 @@ MainWindow::~MainWindow() {
   for (Job* job : jobs_) job->cancel();
   for (Job* job : jobs_) job->cancelAndWait();
   viewer_->clear(QString());  // stops the player's thread before the widgets go
+  // The type is the application's: a window closed in presentation mode gives it back.
+  if (presentation_) QApplication::setFont(base_font_);
 }
 
 Job* MainWindow::addJob(const QString& name) { return addJob(new Job(name, this)); }
@@ -557,9 +562,14 @@ void MainWindow::setPresentationMode(bool on) {
   presentation_ = on;
   // The window grows with its type; leaving gives it back the size it had.
   if (on) geometry_before_presentation_ = saveGeometry(), size_before_presentation_ = size();
+  if (presentation_action_ && presentation_action_->isChecked() != on) {
+    const QSignalBlocker block(presentation_action_);
+    presentation_action_->setChecked(on);
+  }
   QFont font = base_font_;
   if (on) font.setPointSizeF(base_font_.pointSizeF() * kPresentationScale);
   QApplication::setFont(font);
+  fitTabBar();
   // Plots draw their text in fonts of their own: they are scaled alike.
   for (auto* plot : findChildren<QCustomPlot*>()) viz::set_plot_text_scale(plot, on ? kPresentationScale : 1.0);
   // The smaller type lays the window out anew once its events are handled; the size it had
@@ -573,7 +583,24 @@ void MainWindow::setPresentationMode(bool on) {
       restoreGeometry(geometry);
       if (!isMaximized() && !isFullScreen()) resize(size);
     });
-  QSettings().setValue("view/presentation", on);
+}
+
+void MainWindow::fitTabBar() {
+  // Every tab in view: in large type the tab bar's own type shrinks (not below the normal size)
+  // until all the tabs fit the window's width, rather than scrolling some off screen.
+  QTabBar* bar = tabs_->tabBar();
+  QFont font = QApplication::font();
+  const double largest = font.pointSizeF();
+  for (double size = largest; size >= base_font_.pointSizeF() - 1e-9; size -= 0.5) {
+    font.setPointSizeF(size);
+    bar->setFont(font);
+    if (bar->sizeHint().width() <= tabs_->width()) return;
+  }
+}
+
+void MainWindow::resizeEvent(QResizeEvent* event) {
+  QMainWindow::resizeEvent(event);
+  if (presentation_) fitTabBar();
 }
 
 bool MainWindow::replayEpisode(qint64 episode) {

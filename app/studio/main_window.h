@@ -17,6 +17,7 @@
 #include "dstudio/models/evaluation.h"
 #include "dstudio/models/windows.h"
 
+class QAction;
 class QLabel;
 class QMenu;
 class QProgressBar;
@@ -167,6 +168,7 @@ class MainWindow : public QMainWindow {
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   // Runs resolve_path (which may make the file) and then the load on a worker thread.
@@ -212,7 +214,10 @@ class MainWindow : public QMainWindow {
   QString inspecting_;  // the checkpoint the inspection job runs on
   std::vector<models::Window> checkpoint_windows_;
   QString compared_path_;  // the checkpoint the attention maps are compared with
-  QString compare_when_shown_;  // a second checkpoint given with the first: compared once it is shown
+  QString compare_when_shown_;
+  QAction* presentation_action_ = nullptr;
+  /// The tab bar's type, as large as lets every tab show.
+  void fitTabBar();  // a second checkpoint given with the first: compared once it is shown
   viz::EntropyRewardView* rollout_view_;
   viz::ReturnAnalysisView* returns_view_;
   ViewerPanel* viewer_;

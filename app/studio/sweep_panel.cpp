@@ -16,6 +16,7 @@
 #include <QStyledItemDelegate>
 #include <QTime>
 #include <QTimer>
+#include <QEvent>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 #include <nlohmann/json.hpp>
@@ -147,16 +148,10 @@ SweepPanel::SweepPanel(QWidget* parent)
   tree_->headerItem()->setToolTip(ColumnRestarts, tr("Times the cell resumed from its checkpoint"));
   tree_->header()->setSectionResizeMode(QHeaderView::Interactive);
   tree_->header()->setStretchLastSection(false);
-  // Sized to show a cell's whole name and every column at the window's usual width.
-  tree_->setColumnWidth(ColumnName, 285);
-  tree_->setColumnWidth(ColumnSeed, 45);
-  tree_->setColumnWidth(ColumnState, 105);
-  tree_->setColumnWidth(ColumnProgress, 95);
-  tree_->setColumnWidth(ColumnLoss, 60);
-  tree_->setColumnWidth(ColumnScore, 80);
-  tree_->setColumnWidth(ColumnBest, 75);
-  tree_->setColumnWidth(ColumnWhere, 85);
-  tree_->setColumnWidth(ColumnRestarts, 60);
+  // Sized to show a cell's whole name and every column at the window's usual width, and grown
+  // with the type (presentation mode) so that no header or "mean ± std" is cut.
+  base_point_size_ = std::max(1.0, font().pointSizeF());
+  sizeColumns();
   tree_->setMinimumWidth(300);
 
   dataset_->setToolTip(tr("The dataset whose seeds the Training tab compares, grouped by setting"));
@@ -508,6 +503,18 @@ void SweepPanel::emitCompare(bool show) {
   if (!show && (dirs.isEmpty() || state == compared_state_)) return;
   compared_state_ = state;
   emit compareRequested(dirs, comparedSettings(), show);
+}
+
+void SweepPanel::sizeColumns() {
+  const double scale = font().pointSizeF() > 0 ? font().pointSizeF() / base_point_size_ : 1.0;
+  const std::pair<int, int> widths[] = {{ColumnName, 285}, {ColumnSeed, 45},  {ColumnState, 105}, {ColumnProgress, 95}, {ColumnLoss, 60},
+                                        {ColumnScore, 80}, {ColumnBest, 75}, {ColumnWhere, 85},   {ColumnRestarts, 60}};
+  for (const auto& [column, width] : widths) tree_->setColumnWidth(column, static_cast<int>(std::lround(width * scale)));
+}
+
+void SweepPanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::FontChange) sizeColumns();
 }
 
 }  // namespace dstudio::studio

@@ -94,7 +94,13 @@ class SweepPanel : public QWidget {
   /// (`show` true: bring the comparison on screen).
   void compareRequested(const QStringList& dirs, const QStringList& settings, bool show);
 
+ protected:
+  void changeEvent(QEvent* event) override;
+
  private:
+  /// The columns' widths at the panel's type.
+  void sizeColumns();
+  double base_point_size_ = 1.0;
   // The indices of the chosen dataset's cells that have metrics, in the sweep's order.
   [[nodiscard]] std::vector<std::size_t> comparedCells() const;
   struct Snapshot;

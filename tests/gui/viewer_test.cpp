@@ -23,6 +23,8 @@
 #include <QSlider>
 #include <QStandardPaths>
 #include <QTabWidget>
+#include <QTabBar>
+#include <QTextBrowser>
 #include <QTest>
 #include <QLabel>
 #include <QMessageBox>
@@ -45,6 +47,7 @@
 #include "default_dataset.h"
 #include "main_window.h"
 #include "training_panel.h"
+#include "sweep_panel.h"
 #include "viewer_panel.h"
 
 #include "test_application.h"
@@ -505,18 +508,39 @@ TEST_F(Viewer, TwoCheckpointsGivenTogetherOpenTheSecondAsTheComparison) {
 }
 
 // For a lecture hall: larger type everywhere, remembered for the next start.
-TEST_F(Viewer, PresentationModeEnlargesTheTypeAndIsRemembered) {
+TEST_F(Viewer, PresentationModeEnlargesEveryTextFitsTheTabsAndIsNotCarriedOver) {
   const double base = QApplication::font().pointSizeF();
-  {
+  for (const QSize screen : {QSize(1280, 800), QSize(1920, 1080)}) {
     MainWindow w;
+    w.resize(screen);
+    w.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+    auto* lesson = w.findChild<QTextBrowser*>();
+    ASSERT_NE(lesson, nullptr);
+    const double lesson_normal = lesson->font().pointSizeF();
+    auto* sweep_tree = w.sweepPanel()->findChild<QTreeWidget*>();
+    ASSERT_NE(sweep_tree, nullptr);
+    const int seed_normal = sweep_tree->columnWidth(SweepPanel::ColumnSeed);
     w.setPresentationMode(true);
+    w.resize(screen);
+    QApplication::processEvents();
     EXPECT_NEAR(QApplication::font().pointSizeF(), 1.6 * base, 1e-6);
+    // The lesson's text and the sweep table's columns grow with the type.
+    EXPECT_NEAR(lesson->font().pointSizeF(), 1.6 * lesson_normal, 0.05) << "the lesson text grows too";
+    EXPECT_GT(sweep_tree->columnWidth(SweepPanel::ColumnSeed), seed_normal) << "the sweep table's columns widen with their type";
+    // Every tab in view: the tab bar does not scroll.
+    EXPECT_LE(w.tabs()->tabBar()->sizeHint().width(), w.tabs()->width()) << screen.width();
     w.setPresentationMode(false);
+    QApplication::processEvents();
     EXPECT_NEAR(QApplication::font().pointSizeF(), base, 1e-6);
+    EXPECT_NEAR(lesson->font().pointSizeF(), lesson_normal, 0.05);
     w.setPresentationMode(true);
   }
+  // Quitting in presentation mode: the next start is in normal type, unless asked.
+  EXPECT_NEAR(QApplication::font().pointSizeF(), base, 1e-6) << "a window closed in presentation mode gives the type back";
   MainWindow next;
-  EXPECT_TRUE(next.presentationMode());
+  EXPECT_FALSE(next.presentationMode());
+  next.setPresentationMode(true);
   next.setPresentationMode(false);
   EXPECT_NEAR(QApplication::font().pointSizeF(), base, 1e-6);
 }

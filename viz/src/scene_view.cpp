@@ -37,6 +37,7 @@ class SceneCanvas : public QWidget {
     setMinimumSize(240, 180);
     setMouseTracking(false);
     setAttribute(Qt::WA_OpaquePaintEvent);  // every pixel is painted: no background first
+    base_point_size_ = std::max(1.0, font().pointSizeF());
   }
   ~SceneCanvas() override { releaseRenderer(); }
 
@@ -130,7 +131,9 @@ class SceneCanvas : public QWidget {
   void drawOverlay(QPainter& painter) const {
     QFont font(QStringLiteral("DejaVu Sans Mono"));
     font.setStyleHint(QFont::Monospace);
-    font.setPointSizeF(9.5);
+    // Grows with the window's type (presentation mode), from 9.5 pt at the type it started with.
+    const double now = this->font().pointSizeF();
+    font.setPointSizeF(now > 0 ? 9.5 * now / base_point_size_ : 9.5);
     painter.setFont(font);
     const QFontMetrics metrics(font);
     int longest = 0;
@@ -226,6 +229,7 @@ class SceneCanvas : public QWidget {
   std::unique_ptr<QOffscreenSurface> surface_;
   std::unique_ptr<QOpenGLContext> context_;
   bool checked_renderer_ = false;
+  double base_point_size_ = 1.0;
   std::shared_ptr<const mjModel_> model_;
   std::unique_ptr<render::SceneRenderer> renderer_;
   render::CameraView view_;
