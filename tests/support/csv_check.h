@@ -10,6 +10,20 @@
 
 namespace dstudio::test {
 
+/// What `python3 -c SCRIPT FILE` prints (the script passed through the environment, so that no
+/// shell quoting touches it).
+inline std::string python_output(const char* script, const std::filesystem::path& file) {
+  setenv("DSTUDIO_PYTHON_SCRIPT", script, 1);
+  const std::string command = "python3 -c \"$DSTUDIO_PYTHON_SCRIPT\" '" + file.string() + "' 2>&1";
+  std::string out;
+  if (FILE* pipe = popen(command.c_str(), "r")) {
+    char buffer[4096];
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+    pclose(pipe);
+  }
+  return out;
+}
+
 /// What Python's csv module made of the CSV files at `path` (a file, or every *.csv below a
 /// folder): one line "ok <file> <rows> <columns>" a file that parses with each row as wide as its
 /// header, one line "bad <file>: <why>" a file that does not.
@@ -32,19 +46,12 @@ for f in files:
     except Exception as e:
         print('bad %s: %s' % (f, e))
 )PY";
-  const std::string command = "python3 -c \"$DSTUDIO_CSV_CHECK\" '" + path.string() + "' 2>&1";
-  setenv("DSTUDIO_CSV_CHECK", script, 1);
+  const std::string out = python_output(script, path);
   std::vector<std::string> lines;
-  if (FILE* pipe = popen(command.c_str(), "r")) {
-    std::string out;
-    char buffer[4096];
-    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
-    pclose(pipe);
-    for (std::size_t at = 0; at < out.size();) {
-      const auto end = out.find('\n', at);
-      lines.push_back(out.substr(at, end == std::string::npos ? std::string::npos : end - at));
-      at = end == std::string::npos ? out.size() : end + 1;
-    }
+  for (std::size_t at = 0; at < out.size();) {
+    const auto end = out.find('\n', at);
+    lines.push_back(out.substr(at, end == std::string::npos ? std::string::npos : end - at));
+    at = end == std::string::npos ? out.size() : end + 1;
   }
   return lines;
 }
@@ -61,29 +68,22 @@ with open(sys.argv[1], newline='', encoding='utf-8') as h:
             print('f' + field.encode('utf-8').hex())
         print('')
 )PY";
-  setenv("DSTUDIO_CSV_READ", script, 1);
-  const std::string command = "python3 -c \"$DSTUDIO_CSV_READ\" '" + file.string() + "'";
+  const std::string out = python_output(script, file);
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> row;
-  if (FILE* pipe = popen(command.c_str(), "r")) {
-    std::string out;
-    char buffer[4096];
-    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
-    pclose(pipe);
-    std::size_t at = 0;
-    while (at < out.size()) {
-      const auto end = out.find('\n', at);
-      const std::string line = out.substr(at, end - at);
-      at = end == std::string::npos ? out.size() : end + 1;
-      if (line.empty()) {
-        rows.push_back(std::move(row));
-        row.clear();
-        continue;
-      }
-      std::string field;
-      for (std::size_t i = 1; i + 1 < line.size(); i += 2) field += static_cast<char>(std::stoi(line.substr(i, 2), nullptr, 16));
-      row.push_back(std::move(field));
+  for (std::size_t at = 0; at < out.size();) {
+    const auto end = out.find('\n', at);
+    const std::string line = out.substr(at, end - at);
+    at = end == std::string::npos ? out.size() : end + 1;
+    if (line.empty()) {
+      rows.push_back(std::move(row));
+      row.clear();
+      continue;
     }
+    if (line[0] != 'f') continue;  // not a field: a traceback's line, which leaves the rows short
+    std::string field;
+    for (std::size_t i = 1; i + 1 < line.size(); i += 2) field += static_cast<char>(std::stoi(line.substr(i, 2), nullptr, 16));
+    row.push_back(std::move(field));
   }
   return rows;
 }
