@@ -20,6 +20,7 @@
 #include "dstudio/viz/return_analysis_view.h"
 #include "dstudio/viz/run_curves_view.h"
 #include "dstudio/viz/tsne_view.h"
+#include "csv_check.h"
 #include "h5_fixture.h"
 #include "test_application.h"
 
@@ -339,6 +340,10 @@ TEST_F(FigureLayout, EveryViewsExportAtIcmlNeuripsAndIeeeKeepsItsTextApartAndOnT
     export_all({&attention, &returns, &rollout, &tsne, &lab}, (dir / venue).string(), style);
     EXPECT_GE(log.figures.size(), 7u);
     EXPECT_EQ(report(log), "");
+    // Every view's numbers: CSV a standard reader parses to each header's width.
+    const auto csv_report = test::check_csv_files(dir / venue);
+    EXPECT_TRUE(test::all_ok(csv_report)) << test::joined(csv_report);
+    EXPECT_GE(csv_report.size(), 6u) << test::joined(csv_report);
     // Two models swept: the title names both.
     QString sweep_text;
     for (const auto& [base, layout] : log.figures)

@@ -25,6 +25,7 @@
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/return_analysis_view.h"
 #include "dstudio/viz/tsne_view.h"
+#include "csv_check.h"
 #include "h5_fixture.h"
 
 #include "test_application.h"
@@ -337,6 +338,10 @@ TEST_F(Figures, ExportAllWritesEveryViewWithAFigureAndSkipsTheEmptyOnes) {
   EXPECT_NE(zeroing.find("RTG,30,6,1000,200,5"), std::string::npos) << zeroing;
   const auto series = read(out / "entropy_reward.csv");
   EXPECT_EQ(std::count(series.begin(), series.end(), '\n'), 61);
+  // Every table the views wrote parses with a standard CSV reader to its header's width.
+  const auto report = test::check_csv_files(out);
+  EXPECT_TRUE(test::all_ok(report)) << test::joined(report);
+  EXPECT_EQ(report.size(), 3u) << test::joined(report);
 
   // A view with data but only a PDF asked for.
   FigureStyle pdf_only;
