@@ -201,6 +201,7 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   scroll->setWidget(forms);
   scroll->setWidgetResizable(true);
   forms_scroll_ = scroll;
+  base_point_size_ = std::max(1.0, font().pointSizeF());
 
   // Runs folder and the run controls under the forms.
   auto* browse = new QPushButton(tr("…"));
@@ -400,8 +401,11 @@ TrainingPanel::~TrainingPanel() { cancelAll(); }
 void TrainingPanel::fitToFont() {
   // The forms in full beside the plots where the window allows (they scroll sideways in a window
   // narrower than a laptop's screen), and the smoothing's value in its own room, at any type size.
+  // The room grows with the type (presentation mode), so large type does not scroll sideways.
+  const double scale = font().pointSizeF() > 0 ? std::max(1.0, font().pointSizeF() / base_point_size_) : 1.0;
   if (forms_scroll_ && forms_scroll_->widget())
-    forms_scroll_->setMinimumWidth(std::min(kFormsMinimumWidth, forms_scroll_->widget()->sizeHint().width() + forms_scroll_->verticalScrollBar()->sizeHint().width() + 8));
+    forms_scroll_->setMinimumWidth(std::min(static_cast<int>(kFormsMinimumWidth * scale),
+                                            forms_scroll_->widget()->sizeHint().width() + forms_scroll_->verticalScrollBar()->sizeHint().width() + 8));
   smoothing_label_->setMinimumWidth(smoothing_label_->fontMetrics().horizontalAdvance("0.00") + 6);
 }
 

@@ -126,6 +126,8 @@ class TrainingPanel : public QWidget {
   [[nodiscard]] QPushButton* startButton() const { return start_; }
   [[nodiscard]] QLabel* messageLabel() const { return message_; }
   [[nodiscard]] QLabel* statusLabel() const { return status_; }
+  /// The scrolled column of the next run's forms.
+  [[nodiscard]] QScrollArea* formsArea() const { return forms_scroll_; }
   [[nodiscard]] QProgressBar* progressBar() const { return progress_; }
   [[nodiscard]] QTreeWidget* runList() const { return runs_list_; }
   /// The run list's column of configuration field `key` ("hidden", "learning_rate", ...), or -1
@@ -240,6 +242,7 @@ class TrainingPanel : public QWidget {
   QLabel* smoothing_label_;
   QTimer* timer_;
   QScrollArea* forms_scroll_ = nullptr;
+  double base_point_size_ = 1.0;  // the type the panel was made with
   std::unique_ptr<CurvesFigure> curves_figure_;
   std::unique_ptr<ComparisonFigure> comparison_figure_;
 };

@@ -18,6 +18,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSlider>
@@ -528,8 +529,12 @@ TEST_F(Viewer, PresentationModeEnlargesEveryTextFitsTheTabsAndIsNotCarriedOver) 
     // The lesson's text and the sweep table's columns grow with the type.
     EXPECT_NEAR(lesson->font().pointSizeF(), 1.6 * lesson_normal, 0.05) << "the lesson text grows too";
     EXPECT_GT(sweep_tree->columnWidth(SweepPanel::ColumnSeed), seed_normal) << "the sweep table's columns widen with their type";
-    // Every tab in view: the tab bar does not scroll.
+    // Every tab in view: the tab bar does not scroll; nor do the training forms sideways.
     EXPECT_LE(w.tabs()->tabBar()->sizeHint().width(), w.tabs()->width()) << screen.width();
+    w.tabs()->setCurrentWidget(w.trainingPanel());
+    QApplication::processEvents();
+    auto* forms = w.trainingPanel()->formsArea();
+    EXPECT_GE(forms->viewport()->width() + 1, forms->widget()->minimumSizeHint().width()) << "the forms fit without scrolling sideways";
     w.setPresentationMode(false);
     QApplication::processEvents();
     EXPECT_NEAR(QApplication::font().pointSizeF(), base, 1e-6);
