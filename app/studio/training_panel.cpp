@@ -175,9 +175,12 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   auto* chooser_box = new QGroupBox(tr("Next run: variant"));
   chooser_box->setLayout(chooser);
 
-  auto* model_box = new QGroupBox(tr("Next run: model (variant configuration)"));
+  // Short titles: a group box is at least as wide as its title, in large type too.
+  auto* model_box = new QGroupBox(tr("Next run: model"));
+  model_box->setToolTip(tr("The variant's configuration for the next run"));
   (new QVBoxLayout(model_box))->addWidget(variant_form_);
-  auto* training_box = new QGroupBox(tr("Next run: optimisation (training configuration)"));
+  auto* training_box = new QGroupBox(tr("Next run: optimisation"));
+  training_box->setToolTip(tr("The training configuration for the next run"));
   auto* training_layout = new QVBoxLayout(training_box);
   training_layout->addWidget(training_form_);
   auto* eval_form = new QFormLayout;
@@ -201,7 +204,6 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   scroll->setWidget(forms);
   scroll->setWidgetResizable(true);
   forms_scroll_ = scroll;
-  base_point_size_ = std::max(1.0, font().pointSizeF());
 
   // Runs folder and the run controls under the forms.
   auto* browse = new QPushButton(tr("…"));
@@ -401,11 +403,9 @@ TrainingPanel::~TrainingPanel() { cancelAll(); }
 void TrainingPanel::fitToFont() {
   // The forms in full beside the plots where the window allows (they scroll sideways in a window
   // narrower than a laptop's screen), and the smoothing's value in its own room, at any type size.
-  // The room grows with the type (presentation mode), so large type does not scroll sideways.
-  const double scale = font().pointSizeF() > 0 ? std::max(1.0, font().pointSizeF() / base_point_size_) : 1.0;
+  // (In large type the forms' rows wrap, each field under its name, rather than scroll sideways.)
   if (forms_scroll_ && forms_scroll_->widget())
-    forms_scroll_->setMinimumWidth(std::min(static_cast<int>(kFormsMinimumWidth * scale),
-                                            forms_scroll_->widget()->sizeHint().width() + forms_scroll_->verticalScrollBar()->sizeHint().width() + 8));
+    forms_scroll_->setMinimumWidth(std::min(kFormsMinimumWidth, forms_scroll_->widget()->sizeHint().width() + forms_scroll_->verticalScrollBar()->sizeHint().width() + 8));
   smoothing_label_->setMinimumWidth(smoothing_label_->fontMetrics().horizontalAdvance("0.00") + 6);
 }
 

@@ -242,7 +242,6 @@ class TrainingPanel : public QWidget {
   QLabel* smoothing_label_;
   QTimer* timer_;
   QScrollArea* forms_scroll_ = nullptr;
-  double base_point_size_ = 1.0;  // the type the panel was made with
   std::unique_ptr<CurvesFigure> curves_figure_;
   std::unique_ptr<ComparisonFigure> comparison_figure_;
 };

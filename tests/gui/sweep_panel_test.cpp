@@ -256,7 +256,7 @@ TEST_F(SweepPanelTest, TheFiguresBarsAndErrorBarsAreTheGroupsNumbers) {
   EXPECT_EQ(line, "dataset,setting,measure,mean,std,seeds,cells");
   std::getline(csv, line);
   std::ostringstream expected;
-  expected << "\"" << kHopper << "\",\"dt\",final," << 65 << ',';
+  expected << kHopper << ",dt,final," << 65 << ',';
   EXPECT_THAT(line, HasSubstr(expected.str()));
   EXPECT_THAT(line, HasSubstr(",3,3"));
   // Text on the page: no overlaps, nothing past its edge.

@@ -116,6 +116,9 @@ ordered_json read_editor(const QWidget* w) {
 ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent), form_(new QFormLayout(this)) {
   form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   form_->setLabelAlignment(Qt::AlignRight);
+  // A field goes under its name when the two do not fit side by side (large type, a narrow
+  // column), instead of the form scrolling sideways.
+  form_->setRowWrapPolicy(QFormLayout::WrapLongRows);
   form_->setContentsMargins(0, 0, 0, 0);
 }
 

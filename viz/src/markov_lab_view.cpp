@@ -221,7 +221,7 @@ void MarkovLabView::drawFloor() {
   loss_->rescaleAxes();
   const auto y = loss_->yAxis->range();
   loss_->yAxis->setRange(std::min(y.lower, level) - 0.02, std::max(y.upper, level + 0.05) + 0.02);
-  loss_->xAxis->setRange(0, last);
+  loss_->xAxis->setRange(-0.03 * last, 1.03 * last);  // the markers at step 0 and at the end whole
   loss_->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -90,6 +90,8 @@ void fit(QCustomPlot* plot) {
   }
   const auto x = plot->xAxis->range();
   if (x.size() <= 0) plot->xAxis->setRange(x.lower - 1, x.upper + 1);
+  // The markers on the first and last points stay whole.
+  else plot->xAxis->setRange(x.lower - 0.03 * x.size(), x.upper + 0.03 * x.size());
 }
 
 const analysis::Curve* column(const analysis::RunMetrics& m, const char* key) {

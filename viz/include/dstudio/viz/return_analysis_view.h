@@ -5,6 +5,7 @@
 /// a curve with a band and the dataset's best episode as a reference line. The controls ask for
 /// either; whoever owns the worker runs the rollouts (core's models::rollout).
 
+#include <QPointer>
 #include <QWidget>
 #include <vector>
 
@@ -84,7 +85,7 @@ class ReturnAnalysisView : public QWidget, public FigureSource {
   void drawSweeps();
   double best_score_ = 0.0;
   bool running_ = false, running_sweep_ = false;
-  QCPItemText* progress_text_ = nullptr;  // on the plot of what runs
+  QPointer<QCPItemText> progress_text_;  // on the plot of what runs (gone with the plot's items when a model is set)
   QDoubleSpinBox* base_;
   TargetChooser* base_from_;
   QSpinBox* episodes_;
