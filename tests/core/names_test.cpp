@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "dstudio/behaviour/default_datasets.h"
+
 #include <map>
 
 #include "dstudio/data/dataset.h"
@@ -115,6 +117,15 @@ TEST(CheckpointSummary, ListsModelDataTrainingAndSoftware) {
   EXPECT_EQ(rows.count("note"), 0u);
   EXPECT_EQ(rows["Environment"], "hopper");
   EXPECT_NE(rows["Tokens"].find("merger"), std::string::npos);
+  EXPECT_EQ(rows.count("Made by"), 0u) << "not one of the studio's datasets";
+
+  // A shipped hopper-medium-* checkpoint names the ARS-made dataset it was trained on, however its
+  // cache folder was called: which it is, and how to make it.
+  info.dataset_path = "/home/someone/.cache/decision-studio/datasets/" +
+                      behaviour::default_dataset_path("hopper", behaviour::DatasetKind::Medium, behaviour::PolicyAlgorithm::Ars).filename().string();
+  rows.clear();
+  for (const auto& r : models::summarize(info)) rows[r.field] = r.value;
+  EXPECT_EQ(rows["Made by"], "hopper medium (ARS behaviour policies, 100,000 transitions): dstudio dataset default --kind medium --algorithm ars");
 }
 
 }  // namespace

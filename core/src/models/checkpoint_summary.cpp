@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/models/checkpoint_info.h"
 #include "dstudio/models/variant_registry.h"
 
@@ -91,6 +92,9 @@ std::vector<CheckpointSummaryRow> summarize(const CheckpointInfo& info) {
   add("Model", "Context K", std::to_string(c.context_length) + " steps (" + std::to_string(c.tokens()) + " tokens)");
   add("Model", "State / action", std::to_string(c.state_dim) + " / " + std::to_string(c.act_dim));
   add("Data", "Dataset", info.dataset_path.empty() ? "(none)" : info.dataset_path);
+  // One of the studio's own datasets: which, and the command that makes it again.
+  if (const auto made = info.dataset_path.empty() ? std::nullopt : behaviour::identify_default_dataset(info.dataset_path))
+    add("Data", "Made by", made->label + ": " + made->command);
   add("Data", "Fingerprint", info.dataset_fingerprint.empty() ? "(none)" : info.dataset_fingerprint);
   add("Data", "Environment", info.env_id.empty() ? "(none)" : info.env_id);
   add("Data", "Return-to-go scale", number(info.rtg_scale));
