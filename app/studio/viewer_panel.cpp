@@ -326,7 +326,7 @@ bool ViewerPanel::startRecording() {
     return false;
   }
   // At the end of an ended episode nothing follows the step on screen: no one-frame file.
-  if (const auto state = live_->state(); state.finished && state.cursor + 1 >= state.frames) {
+  if (const auto state = live_->state(); state.at_end()) {
     emit message(tr("Nothing to record: the episode ended at step %1. Go back, or start a new episode, first.").arg(state.cursor));
     return false;
   }
@@ -607,12 +607,8 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
   // The attention map of the window the policy acted on at the step on screen; the newest step
   // has not acted yet, so it shows the one before.
   if (state.frame && (force_map || !state.playing || now - last_map_ms_ >= kMapIntervalMs)) {
-    models::FramePtr source = state.frame;
-    if (!source->inspection && state.cursor > 0) {
-      const auto previous = live_->frames(state.cursor - 1);
-      if (!previous.empty()) source = previous.front();
-    }
-    if (source->inspection && (source->step != map_step_ || state.generation != map_generation_)) {
+    const models::FramePtr source = models::acted_window(live_->frames(state.cursor - 1), state.frame);
+    if (source && (source->step != map_step_ || state.generation != map_generation_)) {
       map_step_ = source->step;
       map_generation_ = state.generation;
       last_map_ms_ = now;

@@ -712,7 +712,7 @@ bool LiveViewer::State::start_recording(const fs::path& base, int fps) {
     return false;
   }
   // At the end of an ended episode there is nothing after the step on screen: no one-frame file.
-  if (shown.finished && shown.cursor + 1 >= shown.frames) {
+  if (shown.at_end()) {
     notice("nothing to record: the episode ended at step " + std::to_string(shown.cursor) +
            "; go back (Home) or start a new episode first");
     return false;
@@ -857,7 +857,7 @@ BenchReport LiveViewer::bench(double seconds) {
     const int step = s.shown.frame ? s.shown.frame->step : 0;
     if (step > last_step) steps_shown += step - last_step;
     last_step = step;
-    if (s.shown.finished && s.shown.cursor + 1 >= s.shown.frames) {
+    if (s.shown.at_end()) {
       // Another episode: the bench measures a policy that keeps acting.
       s.live->restart(++seed);
       s.live->play();

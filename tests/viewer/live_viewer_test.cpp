@@ -190,7 +190,7 @@ TEST(LiveViewer, RecordingSaysWhenTheEpisodeEndsItAndRefusesAnEndedEpisode) {
   o.speed = 0.0;
   LiveViewer v(o);
   v.play();
-  ASSERT_TRUE(v.run_until([](const models::PlaybackState& s) { return s.finished && s.cursor + 1 >= s.frames; }, 300.0));
+  ASSERT_TRUE(v.run_until([](const models::PlaybackState& s) { return s.at_end(); }, 300.0));
   const int last = v.shown().cursor;
   EXPECT_FALSE(v.start_recording(dir / "nothing", 30));
   EXPECT_NE(v.message().find("episode ended at step " + std::to_string(last)), std::string::npos) << v.message();

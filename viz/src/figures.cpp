@@ -615,6 +615,11 @@ void set_centred_note(QCustomPlot* plot, const QString& text) {
   note->setText(fitted_note(text, note->font(), plot->axisRect()->rect()));
 }
 
+QString centred_note(const QCustomPlot* plot) {
+  const auto* note = plot->findChild<QCPItemText*>(QStringLiteral("dstudio_centred_note"));
+  return note ? note->property("whole").toString() : QString();
+}
+
 void set_plot_text_scale(QCustomPlot* plot, double scale) {
   // The scale the plot has now, so that a new one is applied to the sizes it was made with.
   const QVariant now = plot->property("dstudio_text_scale");

@@ -113,11 +113,9 @@ void ReturnAnalysisView::setReady(const std::vector<models::TargetChoice>& targe
 void ReturnAnalysisView::setRunning(bool running, bool sweep) {
   running_ = running;
   running_sweep_ = sweep;
-  if (progress_text_) {
-    QCustomPlot* plot = progress_text_->parentPlot();
-    plot->removeItem(progress_text_);
-    progress_text_ = nullptr;
-    plot->replot();
+  for (QCustomPlot* plot : {ablation_, sweep_}) {
+    set_centred_note(plot, {});
+    plot->replot(QCustomPlot::rpQueuedReplot);
   }
   if (running) setProgress(0.0, {});
   ablation_button_->setText(running && !sweep ? tr("Cancel") : tr("Run ablation"));
@@ -131,24 +129,15 @@ void ReturnAnalysisView::setRunning(bool running, bool sweep) {
 void ReturnAnalysisView::setProgress(double fraction, const QString& stage) {
   if (!running_) return;
   QCustomPlot* plot = running_sweep_ ? sweep_ : ablation_;
-  if (!progress_text_) {
-    progress_text_ = new QCPItemText(plot);
-    progress_text_->position->setType(QCPItemPosition::ptAxisRectRatio);
-    progress_text_->position->setCoords(0.5, 0.45);
-    progress_text_->setPositionAlignment(Qt::AlignCenter);
-    progress_text_->setClipToAxisRect(false);
-    progress_text_->setColor(colors::kGrey);
-    progress_text_->setFont(QFont(font().family(), font().pointSize() + 1));
-  }
   const QString what = running_sweep_ ? tr("Playing the target sweep") : tr("Playing the zeroed policies");
-  progress_text_->setText(tr("%1: %2%%3\nEvery target's episodes are played before the plot is drawn.")
-                              .arg(what)
-                              .arg(static_cast<int>(100.0 * std::clamp(fraction, 0.0, 1.0)))
-                              .arg(stage.isEmpty() ? QString() : QStringLiteral(" · ") + stage));
+  set_centred_note(plot, tr("%1: %2%%3\nEvery target's episodes are played before the plot is drawn.")
+                             .arg(what)
+                             .arg(static_cast<int>(100.0 * std::clamp(fraction, 0.0, 1.0)))
+                             .arg(stage.isEmpty() ? QString() : QStringLiteral(" · ") + stage));
   plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
-QString ReturnAnalysisView::progressText() const { return progress_text_ ? progress_text_->text() : QString(); }
+QString ReturnAnalysisView::progressText() const { return centred_note(running_sweep_ ? sweep_ : ablation_); }
 
 int ReturnAnalysisView::episodes() const { return episodes_->value(); }
 

@@ -235,10 +235,12 @@ void EpisodePlayer::branch(int frame, double target, ModalityZeroing zeroing) {
 FramePtr acted_window(const std::vector<FramePtr>& frames, const FramePtr& shown) {
   if (!shown) return nullptr;
   if (shown->inspection) return shown;
-  const auto before = static_cast<std::size_t>(shown->step) - 1;
-  if (shown->step > 0 && before < frames.size() && frames[before]->step == shown->step - 1 && frames[before]->inspection)
-    return frames[before];
-  return nullptr;
+  if (shown->step == 0 || frames.empty()) return nullptr;
+  // The frames are consecutive steps from frames.front()->step.
+  const long at = static_cast<long>(shown->step) - 1 - frames.front()->step;
+  if (at < 0 || at >= static_cast<long>(frames.size())) return nullptr;
+  const auto& before = frames[static_cast<std::size_t>(at)];
+  return before->step == shown->step - 1 && before->inspection ? before : nullptr;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -259,6 +259,8 @@ QString wrapped_text(const QString& text, const QFont& font, double width);
 /// Shows `text` in the middle of an on-screen plot's data (an empty state's explanation), broken
 /// into lines to fit the data's width whenever the plot is laid out; an empty text removes it.
 void set_centred_note(QCustomPlot* plot, const QString& text);
+/// The whole text of the note set_centred_note shows on `plot`; empty when there is none.
+QString centred_note(const QCustomPlot* plot);
 
 /// While one exists (on the creating thread), every figure the save_* functions write records
 /// the layout it was drawn with, by base path: figure tests look at every figure a view exports.

@@ -5,7 +5,6 @@
 /// a curve with a band and the dataset's best episode as a reference line. The controls ask for
 /// either; whoever owns the worker runs the rollouts (core's models::rollout).
 
-#include <QPointer>
 #include <QWidget>
 #include <vector>
 
@@ -14,7 +13,6 @@
 #include "dstudio/viz/figures.h"
 
 class QCustomPlot;
-class QCPItemText;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -85,7 +83,6 @@ class ReturnAnalysisView : public QWidget, public FigureSource {
   void drawSweeps();
   double best_score_ = 0.0;
   bool running_ = false, running_sweep_ = false;
-  QPointer<QCPItemText> progress_text_;  // on the plot of what runs (gone with the plot's items when a model is set)
   QDoubleSpinBox* base_;
   TargetChooser* base_from_;
   QSpinBox* episodes_;

@@ -51,7 +51,8 @@ using FramePtr = std::shared_ptr<const PlayerFrame>;
 /// The frame whose window a viewer shows the mixing of while `shown` is on screen: `shown` itself
 /// once it has acted, else the step before it, whose action brought the body to the state shown
 /// (while a policy plays, the newest frame has not acted yet). Null when neither has a window
-/// (the first step before acting, a replay). `frames` are the episode's frames from step 0.
+/// (the first step before acting, a replay). `frames` are consecutive frames of the episode
+/// (LivePlayer::frames(from)) that hold the step before `shown`.
 [[nodiscard]] FramePtr acted_window(const std::vector<FramePtr>& frames, const FramePtr& shown);
 
 /// A policy playing one episode, on the calling thread.
@@ -112,6 +113,8 @@ struct PlaybackState {
   std::uint64_t generation = 0;  ///< grows when kept frames are dropped (branch or restart)
   FramePtr frame;                ///< the frame at the cursor
   std::string error;             ///< why the player stopped, when it failed
+  /// The episode has ended and its last frame is on screen: nothing follows to play or record.
+  [[nodiscard]] bool at_end() const { return finished && cursor + 1 >= frames; }
 };
 
 /// An EpisodePlayer on its own thread. Every method may be called from any thread and returns
