@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cmath>
@@ -154,14 +155,16 @@ TEST_F(Cli, BehaviourSacRunsInChunksStopsOnInterruptAndShips) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("batch 16 (asked 32)"));
 
-  // Interrupted, it says where it stopped and continues from there. The interrupt is sent once
-  // the run says it is running (its handlers are in place), however long a loaded machine takes
-  // to get there; the loop only polls for that line.
+  // Interrupted, it says where it stopped and continues from there. The interrupt is sent when
+  // the run's output, read through a FIFO, says it is running (its handlers are in place),
+  // however long a loaded machine takes to get there; the rest of the output goes to the log.
   const auto long_folder = (dir / "sac-long").string();
   const auto long_log = (dir / "long.txt").string();
+  const auto output = dir / "long.fifo";
+  ASSERT_EQ(::mkfifo(output.c_str(), 0600), 0);
   const std::string cmd = std::string(DSTUDIO_CLI) + " behaviour sac --env hopper --steps 1000000 --hidden 16 --batch 16 --out " +
-                          long_folder + " >" + long_log + " 2>&1 & pid=$!; for i in $(seq 5000); do grep -qs 'Ctrl+C stops it' " + long_log +
-                          " && break; sleep 0.1; done; kill -INT $pid; wait $pid; echo $?";
+                          long_folder + " >" + output.string() + " 2>&1 & pid=$!; { grep -m1 -q 'Ctrl+C stops it' && kill -INT $pid; cat >" +
+                          long_log + "; } <" + output.string() + "; wait $pid; echo $?";
   FILE* pipe = popen(cmd.c_str(), "r");
   char code[32] = {};
   ASSERT_NE(fgets(code, sizeof code, pipe), nullptr);

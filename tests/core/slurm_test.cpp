@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -118,9 +119,12 @@ TEST(SlurmArray, TheTaskStoppedByTheWarningIsRequeuedAndItsCodeKept) {
   Sweep s;
   s.dir = dir / "sweep";
   const auto fake = dir / "fake-dstudio";
-  // It says it runs (a file) once its trap is set; the signal is sent only then.
+  // A task that says it runs (a line into a FIFO) once its trap is set, and waits for a signal;
+  // the test sends the warning when it has read that line.
   const auto ready = dir / "ready";
-  std::ofstream(fake) << "#!/bin/bash\ntrap 'echo saved; exit 130' USR1\ntouch " << ready.string() << "\nwhile :; do sleep 0.05; done\n";
+  ASSERT_EQ(::mkfifo(ready.c_str(), 0600), 0);
+  std::ofstream(fake) << "#!/bin/bash\ntrap 'kill $idle; echo saved; exit 130' USR1\nsleep infinity & idle=$!\necho running > "
+                      << ready.string() << "\nwait $idle\n";
   std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
   const auto bin = dir / "bin";
   std::filesystem::create_directories(bin);
@@ -130,7 +134,7 @@ TEST(SlurmArray, TheTaskStoppedByTheWarningIsRequeuedAndItsCodeKept) {
   std::ofstream(path) << sbatch_script(s, {3}, SlurmOptions{}, fake);
   const auto out = dir / "out.txt";
   const auto cmd = "PATH=" + bin.string() + ":$PATH SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_JOB_ID=41 bash " + path.string() + " >" +
-                   out.string() + " 2>&1 & job=$!; until [ -e " + ready.string() + " ]; do sleep 0.05; done; kill -USR1 $job; wait $job; exit $?";
+                   out.string() + " 2>&1 & job=$!; read line < " + ready.string() + "; kill -USR1 $job; wait $job; exit $?";
   const int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 130);
