@@ -70,6 +70,7 @@ nlohmann::ordered_json to_json(const Dataset& ds, const DatasetSummary& s, doubl
       {"metadata", ds.metadata},
       {"fingerprint", ds.fingerprint},
       {"warnings", ds.warnings},
+      {"notes", ds.notes},
   };
 }
 
@@ -113,6 +114,7 @@ void print_text(const Dataset& ds, const DatasetSummary& s, double r2) {
   }
   std::printf("Fingerprint   %s\n", ds.fingerprint.c_str());
   for (const auto& w : ds.warnings) std::printf("Warning       %s\n", w.c_str());
+  for (const auto& n : ds.notes) std::printf("Note          %s\n", n.c_str());
 }
 
 // Loads with a progress bar; prints the error and returns nullptr when the file is unusable.

@@ -24,6 +24,7 @@
 namespace {
 
 using testing::HasSubstr;
+using testing::Not;
 
 using Result = dstudio::test::CliResult;
 
@@ -69,6 +70,12 @@ TEST_F(Cli, InfoTextNamesTheTail) {
   const auto r = run("dataset info " + (dir / "d.hdf5").string(), dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("Tail          7 steps in 1 unterminated episode(s)"));
+  EXPECT_THAT(r.out, HasSubstr("Note          the last 7 steps end without a terminal or timeout"));
+  // Expected of a D4RL file, so not a warning every command that loads the file repeats.
+  const auto validated = run("dataset validate " + (dir / "d.hdf5").string(), dir);
+  ASSERT_EQ(validated.exit_code, 0) << validated.err;
+  EXPECT_THAT(validated.err, Not(HasSubstr("unterminated")));
+  EXPECT_THAT(validated.err, Not(HasSubstr("warning")));
 }
 
 TEST_F(Cli, ValidateExitCodes) {

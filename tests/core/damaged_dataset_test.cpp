@@ -251,6 +251,7 @@ TEST(DamagedDataset, TheReaderProcessHandsBackExactlyWhatALoadReads) {
     EXPECT_EQ(there.fingerprint, here.fingerprint);
     EXPECT_EQ(there.metadata, here.metadata);
     EXPECT_EQ(there.warnings, here.warnings);
+    EXPECT_EQ(there.notes, here.notes);
     EXPECT_EQ(there.env_id, here.env_id);
     EXPECT_EQ(there.path, here.path);
     EXPECT_EQ(there.format, here.format);

@@ -184,9 +184,13 @@ void run_mutants(const std::string& sample, int count, std::uint64_t seed, Count
         if (const std::string differ = different_arrays(ds, reference); differ.empty()) {
           ++counts.identical;
         } else {
-          const bool new_warning = std::any_of(ds.warnings.begin(), ds.warnings.end(), [&](const std::string& w) {
-            return std::find(reference.warnings.begin(), reference.warnings.end(), w) == reference.warnings.end();
-          });
+          // A new warning or note (a tail that appeared) tells the user the file is not what it was.
+          const auto said_anew = [](const std::vector<std::string>& now, const std::vector<std::string>& before) {
+            return std::any_of(now.begin(), now.end(), [&](const std::string& w) {
+              return std::find(before.begin(), before.end(), w) == before.end();
+            });
+          };
+          const bool new_warning = said_anew(ds.warnings, reference.warnings) || said_anew(ds.notes, reference.notes);
           if (new_warning) ++counts.warned;
           else {
             ++counts.silent;

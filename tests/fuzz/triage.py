@@ -27,7 +27,10 @@ RUNTIME_FUNCS = ("__sanitizer", "__asan", "__ubsan", "__lsan", "__interceptor", 
                  "fuzzer::", "__cxa_", "__gxx_", "std::terminate", "__gnu_cxx::__verbose_terminate_handler",
                  "malloc", "calloc", "realloc", "free", "posix_memalign", "aligned_alloc", "operator new",
                  "operator delete", "raise", "abort", "gsignal", "__GI_", "__pthread_kill", "pthread_kill",
-                 "__libc_", "mem", "str", "__mem", "__str")
+                 "__libc_", "mem", "str", "__mem", "__str",
+                 # glibc's fortify and stack-protector checks, named by their source files when
+                 # glibc's debug symbols are installed: the caller is the one who overflowed
+                 "__fortify_fail", "__stack_chk_fail", "__chk_fail")
 RUNTIME_MODULES = ("libc.so", "libstdc++.so", "libgcc_s.so", "libm.so", "ld-linux")
 BELOW_HDF5 = ("libz.so", "libsz.so", "libaec.so")
 

@@ -29,6 +29,7 @@ DatasetView::DatasetView(QWidget* parent)
       proxy_(new QSortFilterProxyModel(this)),
       histogram_(new ReturnHistogram),
       warnings_(new QLabel),
+      notes_(new QLabel),
       replay_(new QPushButton(tr("Replay in Viewer"))),
       r2_watcher_(new QFutureWatcher<double>(this)) {
   connect(r2_watcher_, &QFutureWatcher<double>::finished, this, &DatasetView::showActionR2);
@@ -84,9 +85,16 @@ DatasetView::DatasetView(QWidget* parent)
       "QLabel { background: #fff4e5; border: 1px solid #d55e00; border-radius: 3px; padding: 4px; "
       "}");
   warnings_->hide();
+  // Notes (how the file was read, nothing wrong) are quieter than warnings.
+  notes_->setWordWrap(true);
+  notes_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  notes_->setObjectName("datasetNotes");
+  notes_->setStyleSheet("QLabel { color: palette(window-text); border: 1px solid palette(mid); border-radius: 3px; padding: 4px; }");
+  notes_->hide();
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(warnings_);
+  layout->addWidget(notes_);
   layout->addWidget(split, 1);
 }
 
@@ -116,6 +124,7 @@ void DatasetView::fillSummary() {
   r2_row_ = nullptr;
   summary_->clear();
   warnings_->hide();
+  notes_->hide();
   if (!dataset_) return;
   const auto& ds = *dataset_;
   const auto s = data::summarize(ds);
@@ -202,6 +211,10 @@ void DatasetView::fillSummary() {
     warnings << QStringLiteral("⚠ ") + QString::fromStdString(w).toHtmlEscaped();
   warnings_->setText(warnings.join("<br>"));
   warnings_->setVisible(!warnings.isEmpty());
+  QStringList notes;
+  for (const auto& n : ds.notes) notes << QStringLiteral("ℹ ") + QString::fromStdString(n).toHtmlEscaped();
+  notes_->setText(notes.join("<br>"));
+  notes_->setVisible(!notes.isEmpty());
 }
 
 void DatasetView::onRowSelected() {

@@ -55,6 +55,7 @@ std::map<std::string, NdArray> read_nd_arrays(const fs::path& path, const std::v
       ctx.fail(key, "has shape " + shape + ", more than the " + std::to_string(kMaxArrayValues) + " values an array may hold");
     }
     h5::require_stored(ctx, a, storage);
+    if (a.kind == h5::Kind::Float || a.kind == h5::Kind::Integer || a.kind == h5::Kind::Bool) h5::require_standard_type(ctx, a);
     const auto n = static_cast<std::size_t>(count);
     array.values.resize(n);
     if (n == 0) return array;

@@ -305,7 +305,7 @@ static Handle select_rows(const Array& a, std::int64_t row0, std::int64_t rows, 
 
 // A float type exactly as IEEE 754 defines it, an integer using all of its bytes: a damaged type
 // description (an exponent bias, a precision) makes HDF5 convert every value wrongly, silently.
-static void require_standard_type(const Context& ctx, const Array& a) {
+void require_standard_type(const Context& ctx, const Array& a) {
   bool standard = false;
   if (a.kind == Kind::Float) {
     for (hid_t ieee : {H5T_IEEE_F32LE, H5T_IEEE_F32BE, H5T_IEEE_F64LE, H5T_IEEE_F64BE})

@@ -126,6 +126,11 @@ struct StorageMap {
 /// array in `map`; and that its declared size is one the file's bytes can hold.
 void require_stored(const Context& ctx, const Array& a, StorageMap& map);
 
+/// Refuses a float type other than IEEE 754's, an integer (or an enum's base) that does not use all
+/// of its bytes: a damaged type description converts every value wrongly, or crashes HDF5's
+/// converters.
+void require_standard_type(const Context& ctx, const Array& a);
+
 /// Checks that `a` is (rows, cols) with cols >= 1, or (rows) when `allow_vector`.
 /// Returns cols (1 for a vector).
 std::int64_t matrix_cols(const Context& ctx, const Array& a, bool allow_vector);

@@ -552,6 +552,7 @@ void make_texts_valid(Dataset& ds) {
   ds.metadata = std::move(metadata);
   for (auto& a : ds.arrays) a.key = printable_name(a.key);
   for (auto& w : ds.warnings) w = valid_utf8(w);
+  for (auto& n : ds.notes) n = valid_utf8(n);
   ds.env_id = printable_name(ds.env_id);
 }
 
@@ -568,9 +569,9 @@ void finish(Dataset& ds, const Progress& progress) {
     }
   }
   if (ds.format == DatasetFormat::D4RL && tail > 0)
-    ds.warnings.push_back("the last " + std::to_string(tail) +
-                          " steps end without a terminal or timeout: an unterminated tail, left "
-                          "out of the statistics and of training windows");
+    ds.notes.push_back("the last " + std::to_string(tail) +
+                       " steps end without a terminal or timeout: an unterminated tail, left out of "
+                       "the statistics and of training windows, as in D4RL");
   if (ds.format == DatasetFormat::Minari && unterminated > 0)
     ds.warnings.push_back(std::to_string(unterminated) + " episodes (" + std::to_string(tail) +
                           " steps) end with neither termination nor truncation: left out of the "

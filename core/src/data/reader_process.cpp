@@ -132,6 +132,8 @@ bool write_result(int fd, const Dataset& ds) {
   w.text(ds.fingerprint);
   w.u64(ds.warnings.size());
   for (const auto& warning : ds.warnings) w.text(warning);
+  w.u64(ds.notes.size());
+  for (const auto& note : ds.notes) w.text(note);
   w.u64(kResultMagic);
   return w.ok;
 }
@@ -224,6 +226,8 @@ bool read_result(int fd, std::uint64_t size, Dataset& ds) {
   ds.fingerprint = r.text();
   ds.warnings.resize(r.count(8));
   for (auto& warning : ds.warnings) warning = r.text();
+  ds.notes.resize(r.count(8));
+  for (auto& note : ds.notes) note = r.text();
   return r.u64() == kResultMagic && r.ok;
 }
 

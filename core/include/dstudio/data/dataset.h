@@ -104,6 +104,10 @@ struct Dataset {
   std::string fingerprint;
   /// Things a user should know that do not make the dataset unusable.
   std::vector<std::string> warnings;
+  /// How the file was read where that is expected and not a problem (the unterminated tail of a
+  /// D4RL file, left out as D4RL's reference code leaves it out): shown where a user asks about
+  /// the dataset (`dataset info`, the Dataset tab), not repeated by every command that loads it.
+  std::vector<std::string> notes;
 
   [[nodiscard]] std::int64_t transitions() const { return data.size(); }
   /// Bytes held in memory by this dataset (arrays, episodes, statistics).

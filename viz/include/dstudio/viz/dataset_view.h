@@ -38,6 +38,8 @@ class DatasetView : public QWidget {
   [[nodiscard]] ReturnHistogram* returnHistogram() const { return histogram_; }
   /// The banner listing the dataset's warnings (hidden when there are none).
   [[nodiscard]] QLabel* warningsBanner() const { return warnings_; }
+  /// The line listing the dataset's notes, how its file was read (hidden when there are none).
+  [[nodiscard]] QLabel* notesLine() const { return notes_; }
   [[nodiscard]] QPushButton* replayButton() const { return replay_; }
   /// Whether every summary row is filled (see summaryCompleted()).
   [[nodiscard]] bool summaryComplete() const { return dataset_ && !r2_row_; }
@@ -62,6 +64,7 @@ class DatasetView : public QWidget {
   QSortFilterProxyModel* proxy_;
   ReturnHistogram* histogram_;
   QLabel* warnings_;
+  QLabel* notes_;
   QPushButton* replay_;
   qint64 selected_ = -1;
   QFutureWatcher<double>* r2_watcher_;
