@@ -124,8 +124,9 @@ def judge(task, result, named=None):
     key = (stem, command)
     longest[command] = max(longest.get(command, 0.0), seconds)
     peak[command] = max(peak.get(command, 0), peak_kb)
-    # info lists warnings in its report ("Warning  ..."); validate and train print them on stderr.
-    warned = "warning:" in err or re.search(r"^Warning\s", out, re.M) is not None
+    # info lists warnings and notes in its report ("Warning  ...", "Note  ..."); validate prints both
+    # on stderr, train its warnings. The samples have no tail: a note of one is new.
+    warned = "warning:" in err or "note:" in err or re.search(r"^(Warning|Note)\s", out, re.M) is not None
     if code == "timeout" or seconds > limit_s: verdict, why = "failure", f"ran {seconds:.1f} s"
     elif isinstance(code, int) and code < 0: verdict, why = "failure", f"died by signal {-code}"
     elif peak_kb > limit_mb * 1024: verdict, why = "failure", f"peak {peak_kb / 1024:.0f} MB"

@@ -176,6 +176,7 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
     }
     const auto s = data::summarize(*ds);
     for (const auto& w : ds->warnings) std::fprintf(stderr, "dstudio: warning: %s\n", w.c_str());
+    for (const auto& n : ds->notes) std::fprintf(stderr, "dstudio: note: %s: %s\n", ds->path.c_str(), n.c_str());
     if (s.episodes == 0) {
       std::fprintf(stderr, "dstudio: error: %s: no complete episode (terminal or timeout)\n",
                    ds->path.c_str());
