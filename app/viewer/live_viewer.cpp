@@ -490,9 +490,13 @@ void LiveViewer::State::draw_controls() {
       if (ImGui::Selectable(speed_text(s).c_str(), s == speed)) speed = s, live->set_speed(s);
     ImGui::EndCombo();
   }
-  int cursor = shown.cursor;
+  // While recording, the policy runs ahead of the frame recorded: the slider shows the frame on
+  // screen, and holds still (a seek would cut the clip).
+  int cursor = video && displayed ? displayed->step : shown.cursor;
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize("step").x - ImGui::GetStyle().ItemInnerSpacing.x * 2);
+  ImGui::BeginDisabled(video != nullptr);
   if (ImGui::SliderInt("step", &cursor, 0, std::max(0, shown.frames - 1))) live->seek(cursor);
+  ImGui::EndDisabled();
 
   // Conditioning: acts on the running policy from the step on screen (a replay has none).
   ImGui::BeginDisabled(replay);
@@ -968,6 +972,7 @@ int LiveViewer::recorded_frames() const { return s_->recorded; }
 models::PlaybackState LiveViewer::shown() const {
   auto state = s_->shown;
   if (s_->displayed) state.frame = s_->displayed;
+  if (s_->video && s_->displayed) state.cursor = s_->displayed->step;  // the player runs ahead of a recording
   return state;
 }
 const models::LivePlayer& LiveViewer::player() const { return *s_->live; }

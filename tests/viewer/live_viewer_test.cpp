@@ -238,6 +238,8 @@ TEST(LiveViewer, RecordsFrameByFrameAtAFixedRate) {
   // 24 frames at 30 fps at 1x: frame i shows step 10 + floor(i / 30 / dt), dt the task's seconds a step.
   ASSERT_TRUE(v.run_until([&](const models::PlaybackState&) { return v.recorded_frames() >= 24; }, 120.0));
   const int last_step = v.shown().frame->step;
+  // The step on screen (the slider's) is the frame recorded, not the player's, which runs ahead.
+  EXPECT_EQ(v.shown().cursor, last_step);
   v.stop_recording();
   EXPECT_FALSE(v.recording());
   EXPECT_EQ(last_step, 10 + static_cast<int>(std::floor(23.0 / 30.0 / v.player().dt() + 1e-9)));
