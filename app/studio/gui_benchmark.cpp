@@ -48,7 +48,7 @@ void GuiBenchmark::start() { window_.openDefaultDataset(); }
 
 void GuiBenchmark::beginViewer() {
   auto* viewer = window_.viewer();
-  window_.tabs()->setCurrentWidget(viewer);
+  window_.showPage(viewer);
   viewer->setSpeed(1.0);
   viewer->restart();
   viewer->play();
@@ -74,7 +74,7 @@ void GuiBenchmark::startLoad() {
 }
 
 void GuiBenchmark::hideViewer() {
-  window_.tabs()->setCurrentWidget(window_.trainingPanel());
+  window_.showPage(window_.trainingPanel());
   QTimer::singleShot(500, this, [this] {
     measure(tr("Training tab on screen, training run, rollout and the viewer's policy acting behind it"), &GuiBenchmark::report);
   });

@@ -27,6 +27,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QScrollArea>
 #include <QPushButton>
 #include <QSettings>
 #include <QTabBar>
@@ -128,19 +129,23 @@ MainWindow::MainWindow(QWidget* parent)
       progress_(new QProgressBar),
       cancel_button_(new QPushButton(tr("Cancel"))) {
   setWindowTitle(tr("Decision Studio"));
-  tabs_->addTab(view_, tr("Dataset"));
-  tabs_->addTab(attention_, tr("Attention"));
-  tabs_->addTab(rollout_view_, tr("Entropy and reward"));
-  tabs_->addTab(returns_view_, tr("Zeroing and target sweep"));
-  tabs_->addTab(tsne_view_, tr("Token t-SNE"));
-  tabs_->addTab(analyses_, tr("Analyses"));
-  tabs_->addTab(viewer_, tr("Viewer"));
-  tabs_->addTab(training_, tr("Training"));
-  tabs_->addTab(sweep_, tr("Sweep"));
-  tabs_->addTab(workspace_view_, tr("Workspace"));
-  tabs_->addTab(markov_lab_, tr("Markov lab"));
+  addPage(view_, tr("Dataset"));
+  addPage(attention_, tr("Attention"));
+  addPage(rollout_view_, tr("Entropy and reward"));
+  addPage(returns_view_, tr("Zeroing and target sweep"));
+  addPage(tsne_view_, tr("Token t-SNE"));
+  addPage(analyses_, tr("Analyses"));
+  addPage(viewer_, tr("Viewer"));
+  addPage(training_, tr("Training"));
+  addPage(sweep_, tr("Sweep"));
+  addPage(workspace_view_, tr("Workspace"));
+  addPage(markov_lab_, tr("Markov lab"));
   connect(workspace_view_, &viz::WorkspaceView::saveRequested, this, &MainWindow::chooseWorkspaceToSave);
   // A lesson's step is a workspace; its files are the shipped ones.
+  // The tabs never hold the window wider than the screen: scroll buttons are the last resort,
+  // after fitTabBar() made the tabs' type smaller.
+  tabs_->setUsesScrollButtons(true);
+  tabs_->installEventFilter(this);
   addDockWidget(Qt::RightDockWidgetArea, lessons_);
   lessons_->hide();
   connect(lessons_, &LessonPanel::stepChosen, this, [this](const QJsonObject& w) {
@@ -160,7 +165,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(sweep_, &SweepPanel::compareRequested, this, [this](const QStringList& dirs, const QStringList& settings, bool show) {
     training_->compareRunFolders(dirs, settings);
     refreshRuns();
-    if (show) tabs_->setCurrentWidget(training_);
+    if (show) showPage(training_);
   });
   connect(sweep_, &SweepPanel::openFailed, this, [this](const QString& message) {
     status_->setText(tr("Could not open the sweep."));
@@ -224,8 +229,8 @@ MainWindow::MainWindow(QWidget* parent)
   quit->setShortcut(QKeySequence::Quit);
   auto* view_menu = menuBar()->addMenu(tr("&View"));
   for (int i = 0; i < tabs_->count(); ++i) {
-    QWidget* page = tabs_->widget(i);
-    auto* action = view_menu->addAction(tabs_->tabText(i), this, [this, page] { tabs_->setCurrentWidget(page); });
+    QWidget* shown = page(i);
+    auto* action = view_menu->addAction(tabs_->tabText(i), this, [this, shown] { showPage(shown); });
     // Ctrl+1 to Ctrl+9, then Ctrl+0 for the tenth, as browsers number tabs; past ten, the menu.
     if (i < 9) action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
     else if (i == 9) action->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
@@ -401,6 +406,11 @@ void MainWindow::updateBusy() {
       if (job->isRunning()) shown_job_ = job;  // the last made of those running
   }
   const bool busy = shown_job_ != nullptr;
+  // Wide enough for the share and a stage such as "step 1000 of 1000" in the type of the moment.
+  const QFontMetrics metrics = progress_->fontMetrics();
+  const int wanted = metrics.horizontalAdvance(QStringLiteral("100% · step 1000 of 1000")) + 2 * metrics.height();
+  progress_->setMinimumWidth(wanted);
+  progress_->setMaximumWidth(std::max(420, wanted));
   progress_->setVisible(busy);
   cancel_button_->setVisible(busy);
   if (busy) cancel_button_->setToolTip(tr("Cancel: %1").arg(shown_job_->name().toLower()));
@@ -585,22 +595,51 @@ void MainWindow::setPresentationMode(bool on) {
     });
 }
 
+void MainWindow::addPage(QWidget* page, const QString& title) {
+  // Each page scrolls rather than hold the window wider or taller than the screen: a lesson panel
+  // beside the tabs, or large type, on a laptop's 1280 x 800.
+  auto* area = new QScrollArea;
+  area->setWidget(page);
+  area->setWidgetResizable(true);
+  area->setFrameShape(QFrame::NoFrame);
+  tabs_->addTab(area, title);
+}
+
+QWidget* MainWindow::page(int index) const {
+  auto* area = qobject_cast<QScrollArea*>(tabs_->widget(index));
+  return area ? area->widget() : nullptr;
+}
+
+QWidget* MainWindow::currentPage() const { return page(tabs_->currentIndex()); }
+
+int MainWindow::pageIndex(QWidget* shown) const {
+  for (int i = 0; i < tabs_->count(); ++i)
+    if (page(i) == shown) return i;
+  return -1;
+}
+
+void MainWindow::showPage(QWidget* shown) {
+  if (const int i = pageIndex(shown); i >= 0) tabs_->setCurrentIndex(i);
+}
+
 void MainWindow::fitTabBar() {
-  // Every tab in view: in large type the tab bar's own type shrinks (not below the normal size)
-  // until all the tabs fit the window's width, rather than scrolling some off screen.
+  // Every tab in view: the tab bar's own type shrinks (to a fifth under the normal size at most)
+  // until all the tabs fit the width they have, rather than scrolling some off screen or holding
+  // the window wider than the screen (a lesson panel beside the tabs at 1280 pixels).
   QTabBar* bar = tabs_->tabBar();
   QFont font = QApplication::font();
   const double largest = font.pointSizeF();
-  for (double size = largest; size >= base_font_.pointSizeF() - 1e-9; size -= 0.5) {
+  const double smallest = std::min(largest, kSmallestTabType * base_font_.pointSizeF());
+  for (double size = largest; size >= smallest - 1e-9; size -= 0.25) {
     font.setPointSizeF(size);
     bar->setFont(font);
     if (bar->sizeHint().width() <= tabs_->width()) return;
   }
 }
 
-void MainWindow::resizeEvent(QResizeEvent* event) {
-  QMainWindow::resizeEvent(event);
-  if (presentation_) fitTabBar();
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == tabs_ && event->type() == QEvent::Resize) fitTabBar();
+  return QMainWindow::eventFilter(watched, event);
 }
 
 bool MainWindow::replayEpisode(qint64 episode) {
@@ -609,7 +648,7 @@ bool MainWindow::replayEpisode(qint64 episode) {
   try {
     std::shared_ptr<models::EpisodePlayer> replay = models::EpisodePlayer::replay(*dataset, static_cast<int>(episode));
     viewer_->setPlayer(tr("%1, episode %2").arg(QFileInfo(QString::fromStdString(dataset->path)).completeBaseName()).arg(episode), replay);
-    tabs_->setCurrentWidget(viewer_);
+    showPage(viewer_);
     status_->setText(tr("Replaying episode %1 of the dataset in the viewer").arg(episode));
     return true;
   } catch (const std::exception& e) {
@@ -621,7 +660,7 @@ bool MainWindow::replayEpisode(qint64 episode) {
 void MainWindow::openSweep(const QString& dir) {
   status_->setText(tr("Reading the sweep %1 …").arg(QFileInfo(dir).fileName()));
   sweep_->openSweep(dir);
-  tabs_->setCurrentWidget(sweep_);
+  showPage(sweep_);
 }
 
 void MainWindow::openAny(const QString& path) {
@@ -705,7 +744,7 @@ bool MainWindow::isInspecting() const { return inspect_job_->isRunning(); }
 void MainWindow::openCheckpoint(const QString& path) {
   // The newest request wins: a running inspection stops at its next stage, then this one starts.
   if (!inspect_job_->isRunning()) status_->setText(tr("Inspecting %1…").arg(QFileInfo(path).fileName()));
-  tabs_->setCurrentWidget(attention_);
+  showPage(attention_);
   inspecting_ = path;
   inspect_job_->start(
       [this, path](const Progress& progress) -> Job::Deliver {
@@ -799,7 +838,7 @@ void MainWindow::compareCheckpoint(const QString& path) {
           }
           workspace_view_->setCheckpoint(&info, /*compared=*/true);
           compared_path_ = path;
-          tabs_->setCurrentWidget(attention_);
+          showPage(attention_);
           status_->setText(tr("Attention: compared with %1 on the same windows, as a difference or side by side").arg(title));
           if (!pending_comparison_.isEmpty()) {
             attention_->setComparisonMode(pending_comparison_ == QLatin1String("difference")

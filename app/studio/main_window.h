@@ -92,6 +92,13 @@ class MainWindow : public QMainWindow {
   /// Compare with…), both are swept over the same targets and drawn together.
   void runSweep();
   [[nodiscard]] QTabWidget* tabs() const { return tabs_; }
+  /// The tabs' pages: each sits in a scroll area of its own (tabs()->widget(i) is that area).
+  [[nodiscard]] QWidget* page(int index) const;
+  [[nodiscard]] QWidget* currentPage() const;
+  /// The tab index of `page` (a view), -1 when it is none of the tabs'.
+  [[nodiscard]] int pageIndex(QWidget* page) const;
+  /// Brings the tab of `page` (a view, not its scroll area) to the front.
+  void showPage(QWidget* page);
   [[nodiscard]] bool isInspecting() const;
   [[nodiscard]] ViewerPanel* viewer() const { return viewer_; }
   [[nodiscard]] TrainingPanel* trainingPanel() const { return training_; }
@@ -116,6 +123,8 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] QString checkpointPath() const { return checkpoint_path_; }
   /// Type in presentation mode, relative to the usual.
   static constexpr double kPresentationScale = 1.6;
+  /// The smallest type of the tab bar, relative to the usual, before it scrolls (fitTabBar).
+  static constexpr double kSmallestTabType = 0.8;
   /// Large type for a lecture hall: every widget's font, and every plot's text, at
   /// kPresentationScale times its size (remembered). Leaving restores the window's size.
   void setPresentationMode(bool on);
@@ -168,7 +177,7 @@ class MainWindow : public QMainWindow {
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
-  void resizeEvent(QResizeEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
   // Runs resolve_path (which may make the file) and then the load on a worker thread.
@@ -214,10 +223,12 @@ class MainWindow : public QMainWindow {
   QString inspecting_;  // the checkpoint the inspection job runs on
   std::vector<models::Window> checkpoint_windows_;
   QString compared_path_;  // the checkpoint the attention maps are compared with
-  QString compare_when_shown_;
+  QString compare_when_shown_;  // a second checkpoint given with the first: compared once it is shown
   QAction* presentation_action_ = nullptr;
   /// The tab bar's type, as large as lets every tab show.
-  void fitTabBar();  // a second checkpoint given with the first: compared once it is shown
+  void fitTabBar();
+  /// Adds `page` as a tab, in a scroll area.
+  void addPage(QWidget* page, const QString& title);
   viz::EntropyRewardView* rollout_view_;
   viz::ReturnAnalysisView* returns_view_;
   ViewerPanel* viewer_;

@@ -104,10 +104,10 @@ void ScreenshotTour::showTsne() {
   auto* job = window_.tsneJob();
   connect(job, &TsneJob::finished, this, [this](const TsneOutcome& outcome) {
     if (!outcome.error.isEmpty() || outcome.cancelled) return fail("t-SNE: " + (outcome.cancelled ? QString("cancelled") : outcome.error));
-    save(window_.tabs()->indexOf(window_.tsneView()), "tsne.png");
+    save(window_.pageIndex(window_.tsneView()), "tsne.png");
     showAnalyses();
   }, Qt::SingleShotConnection);
-  window_.tabs()->setCurrentWidget(window_.tsneView());
+  window_.showPage(window_.tsneView());
   job->startFromCheckpoint(30.0, 500);
 }
 
@@ -115,7 +115,7 @@ void ScreenshotTour::showAnalyses() {
   // The first analysis a plugin added, run on the open checkpoint; without plugins, the studio's
   // attention maps with every option the command line has.
   auto* panel = window_.analysesPanel();
-  const int tab = window_.tabs()->indexOf(panel);
+  const int tab = window_.pageIndex(panel);
   QString name = QStringLiteral("attention");
   for (const auto& n : panel->names())
     if (!panel->view(n)->definition().has_own_view) {
@@ -131,7 +131,7 @@ void ScreenshotTour::showAnalyses() {
   connect(panel->job(name), &Job::finished, this, [this, name](Job::End end, const QString& error) {
     if (end != Job::End::Done) fail(name + ": " + (end == Job::End::Cancelled ? tr("cancelled") : error));
   }, Qt::SingleShotConnection);
-  window_.tabs()->setCurrentWidget(panel);
+  window_.showPage(panel);
   panel->select(name);
   if (!panel->run(name)) fail(name + ": nothing to run on");
 }
@@ -139,7 +139,7 @@ void ScreenshotTour::showAnalyses() {
 void ScreenshotTour::showTraining() {
   // A small DT trained for a few hundred steps with two evaluations: live curves of a real run.
   auto* training = window_.trainingPanel();
-  window_.tabs()->setCurrentWidget(training);
+  window_.showPage(training);
   training->setField("hidden", 32);
   training->setField("layers", 1);
   training->setField("steps", 400);
@@ -149,7 +149,7 @@ void ScreenshotTour::showTraining() {
   connect(training, &TrainingPanel::runFinished, this, [this, training](const QString&, const QString& state) {
     if (state != "Finished") return fail("training: " + state + " " + training->lastError());
     QTimer::singleShot(300, this, [this, training] {
-      save(window_.tabs()->indexOf(training), "training.png");
+      save(window_.pageIndex(training), "training.png");
       showViewer();
     });
   }, Qt::SingleShotConnection);
@@ -161,7 +161,7 @@ void ScreenshotTour::showViewer() {
   // and the scene show one moment of a running policy.
   auto* viewer = window_.viewer();
   if (!viewer->hasPlayer()) return fail("the viewer has no policy to play");
-  window_.tabs()->setCurrentWidget(viewer);
+  window_.showPage(viewer);
   viewer->pause();
   viewer->restart();
   viewer->setSpeed(0.0);
@@ -179,8 +179,8 @@ void ScreenshotTour::showViewer() {
       viewer->sync();
       viewer->setSpeed(1.0);
       QTimer::singleShot(200, this, [this, viewer] {
-        save(window_.tabs()->indexOf(viewer), "viewer.png");
-        save(window_.tabs()->indexOf(window_.workspaceView()), "workspace.png");
+        save(window_.pageIndex(viewer), "viewer.png");
+        save(window_.pageIndex(window_.workspaceView()), "workspace.png");
         showMarkovLab();
       });
     });
@@ -193,7 +193,7 @@ void ScreenshotTour::showMarkovLab() {
   // floor (kept faintly as the previous run), a window of 2 reaches it.
   auto* lab = window_.markovLab();
   auto* job = window_.markovLabJob();
-  window_.tabs()->setCurrentWidget(lab);
+  window_.showPage(lab);
   auto options = lab->options();
   options.chain = analysis::MarkovChain::make(0.2, 0.3, 2);
   options.mixer = models::LabMixer::Pooling;
@@ -207,7 +207,7 @@ void ScreenshotTour::showMarkovLab() {
     connect(job, &MarkovLabJob::finished, this, [this, lab] {
       if (!lab->hasResult()) return fail("Markov lab: " + lab->summary()->text());
       QTimer::singleShot(300, this, [this, lab] {
-        save(window_.tabs()->indexOf(lab), "markov-lab.png");
+        save(window_.pageIndex(lab), "markov-lab.png");
         showPresentation();
       });
     }, Qt::SingleShotConnection);
@@ -221,13 +221,12 @@ void ScreenshotTour::showPresentation() {
   const bool was = window_.presentationMode();
   window_.setPresentationMode(true);
   QTimer::singleShot(300, this, [this, was] {
-    auto* tabs = window_.tabs();
-    save(tabs->indexOf(window_.attentionView()), "presentation-attention.png");
+    save(window_.pageIndex(window_.attentionView()), "presentation-attention.png");
     save(2, "presentation-entropy-reward.png");
     save(3, "presentation-zeroing-and-sweep.png");
-    save(tabs->indexOf(window_.trainingPanel()), "presentation-training.png");
-    save(tabs->indexOf(window_.viewer()), "presentation-viewer.png");
-    save(tabs->indexOf(window_.markovLab()), "presentation-markov-lab.png");
+    save(window_.pageIndex(window_.trainingPanel()), "presentation-training.png");
+    save(window_.pageIndex(window_.viewer()), "presentation-viewer.png");
+    save(window_.pageIndex(window_.markovLab()), "presentation-markov-lab.png");
     window_.setPresentationMode(was);
     showLessons();
   });
@@ -257,7 +256,7 @@ void ScreenshotTour::showLessons() {
               window_.lessonPanel()->hide();
               // A sweep opened with the tour (--sweep): its tab, read by now.
               if (auto* sweep = window_.sweepPanel(); sweep->readCount() > 0) {
-                save(window_.tabs()->indexOf(sweep), "sweep.png");
+                save(window_.pageIndex(sweep), "sweep.png");
                 // Its seeds compared in the Training tab.
                 sweep->compareButton()->click();
                 save(current(), "sweep-seeds-compared.png");

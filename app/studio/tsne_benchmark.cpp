@@ -55,7 +55,7 @@ void TsneBenchmark::start() { window_.openCheckpoint(defaultCheckpoint(QStringLi
 void TsneBenchmark::run() {
   auto* view = window_.tsneView();
   auto* job = window_.tsneJob();
-  window_.tabs()->setCurrentWidget(view);
+  window_.showPage(view);
   models::TokenSource source;
   source.kind = models::TokenSource::Kind::Episodes;
   source.count = 100000;  // as many episodes as the tokens need

@@ -11,6 +11,8 @@
 #include <QJsonArray>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QApplication>
+#include <QTabBar>
 #include <QTabWidget>
 #include <QTest>
 
@@ -118,7 +120,7 @@ TEST_F(Lessons, AStepOpensItsCheckpointItsComparisonSideBySideAndItsText) {
   ASSERT_TRUE(compared.wait(180000)) << (failed.isEmpty() ? "timed out" : failed.front().front().toString().toStdString());
   EXPECT_TRUE(compared.front().front().toString().endsWith("hopper-medium-expert-gdt.pt"));
   EXPECT_TRUE(w.attentionView()->showingSideBySide());
-  EXPECT_EQ(w.tabs()->currentWidget(), w.attentionView());
+  EXPECT_EQ(w.currentPage(), w.attentionView());
   EXPECT_TRUE(w.lessonPanel()->isVisible());
   EXPECT_TRUE(w.lessonPanel()->text().contains("2 of 3")) << w.lessonPanel()->text().toStdString();
   EXPECT_TRUE(w.lessonPanel()->text().contains("Gaussian")) << w.lessonPanel()->text().toStdString();
@@ -132,6 +134,32 @@ TEST_F(Lessons, AStepOpensItsCheckpointItsComparisonSideBySideAndItsText) {
   EXPECT_EQ(w.lessonPanel()->step(), 2);
 }
 
+// At 1280 x 800 the lesson panel beside the tabs keeps the window on the screen, and every tab in
+// view (the tab bar's type gives a little first); in large type too, the window stays on screen.
+TEST_F(Lessons, ThePanelBesideTheTabsKeepsTheWindowOnAScreenOf1280) {
+  MainWindow w;
+  w.resize(1280, 800);
+  w.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+  w.lessonPanel()->show();
+  QApplication::processEvents();
+  w.resize(1280, 800);
+  QApplication::processEvents();
+  EXPECT_LE(w.minimumSizeHint().width(), 1280);
+  EXPECT_EQ(w.width(), 1280);
+  EXPECT_GT(w.lessonPanel()->width(), 200);
+  EXPECT_LE(w.tabs()->tabBar()->sizeHint().width(), w.tabs()->width()) << "every tab in view";
+  EXPECT_GE(w.tabs()->tabBar()->font().pointSizeF(), MainWindow::kSmallestTabType * QApplication::font().pointSizeF() - 1e-6);
+  w.setPresentationMode(true);
+  QApplication::processEvents();
+  w.resize(1280, 800);
+  QApplication::processEvents();
+  EXPECT_LE(w.minimumSizeHint().width(), 1280);
+  EXPECT_LE(w.minimumSizeHint().height(), 800);
+  EXPECT_EQ(w.size(), QSize(1280, 800));
+  w.setPresentationMode(false);
+}
+
 TEST_F(Lessons, TheMarkovLessonSetsTheLabAndTrainsIt) {
   MainWindow w;
   w.openLesson(1, 1);  // order 2, a window of 1
@@ -139,7 +167,7 @@ TEST_F(Lessons, TheMarkovLessonSetsTheLabAndTrainsIt) {
   EXPECT_EQ(o.chain.order, 2);
   EXPECT_EQ(o.window, 1);
   EXPECT_EQ(o.mixer, models::LabMixer::Pooling);
-  EXPECT_EQ(w.tabs()->currentWidget(), w.markovLab());
+  EXPECT_EQ(w.currentPage(), w.markovLab());
   EXPECT_TRUE(w.markovLabJob()->isRunning());
   QSignalSpy finished(w.markovLabJob(), &MarkovLabJob::finished);
   w.markovLabJob()->cancel();

@@ -222,7 +222,7 @@ TEST_F(Studio, ShowsTheAttentionMapsOfTheDefaultCheckpoint) {
   EXPECT_TRUE(w.isInspecting());
   ASSERT_TRUE(shown.wait(180000)) << (failed.isEmpty() ? "timed out" : failed.front().front().toString().toStdString());
   auto* view = w.attentionView();
-  EXPECT_EQ(w.tabs()->currentWidget(), view);
+  EXPECT_EQ(w.currentPage(), view);
   ASSERT_EQ(view->layerCount(), 3);
   ASSERT_EQ(view->tokenCount(), 60);  // K 20 steps of R, s, a
   // Attention rows sum to 1 over the keys a query may see; nothing above the diagonal.
@@ -348,7 +348,7 @@ TEST_F(Studio, RollsTheCheckpointOutAndShowsEntropyAgainstReward) {
   EXPECT_GE(view->pearson(), -1.0);
   EXPECT_LE(view->pearson(), 1.0);
   EXPECT_GT(view->seriesPlot()->graph(0)->dataCount(), 100);
-  w.tabs()->setCurrentWidget(view);
+  w.showPage(view);
   w.show();
   save_screenshot(w, "entropy-reward-view.png");
 }
@@ -378,8 +378,13 @@ TEST_F(Studio, RunsTheAblationAndTheTargetSweep) {
   auto* view = w.returnsView();
   view->setEpisodes(2);
   QSignalSpy done(&w, &MainWindow::returnsShown);
+  // Before a run each plot says which button fills it, not bare axes.
+  EXPECT_TRUE(viz::centred_note(view->ablationPlot()).startsWith("Run ablation")) << viz::centred_note(view->ablationPlot()).toStdString();
+  EXPECT_TRUE(viz::centred_note(view->sweepPlot()).startsWith("Run sweep")) << viz::centred_note(view->sweepPlot()).toStdString();
   w.runAblation();
   ASSERT_TRUE(done.wait(120000));
+  EXPECT_EQ(viz::centred_note(view->ablationPlot()), "") << "the bars replace the note";
+  EXPECT_TRUE(viz::centred_note(view->sweepPlot()).startsWith("Run sweep"));
   EXPECT_FALSE(done.front().front().toBool());
   auto* bars = qobject_cast<QCPBars*>(view->ablationPlot()->plottable(0));
   ASSERT_NE(bars, nullptr);
@@ -404,9 +409,9 @@ TEST_F(Studio, RunsTheAblationAndTheTargetSweep) {
   EXPECT_EQ(view->progressText(), "") << "the curve replaces the progress";
   // The sweep's "done" stays with its tab: another tab's status says what is open.
   EXPECT_EQ(w.statusText(), "Target sweep done");
-  w.tabs()->setCurrentWidget(w.datasetView());
+  w.showPage(w.datasetView());
   EXPECT_EQ(w.statusText(), "Open: model hopper-medium-expert-dt");
-  w.tabs()->setCurrentWidget(view);
+  w.showPage(view);
   w.show();
   save_screenshot(w, "returns-view.png");
 
@@ -462,7 +467,7 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
   // one-line label has the room its text needs, the entropy table shows all its columns; and
   // leaving presentation mode gives the window back its size.
   for (int t = 0; t < w.tabs()->count(); ++t)
-    EXPECT_LE(w.tabs()->widget(t)->minimumSizeHint().width(), 1260) << w.tabs()->tabText(t).toStdString() << " fits a laptop's screen";
+    EXPECT_LE(w.page(t)->minimumSizeHint().width(), 1260) << w.tabs()->tabText(t).toStdString() << " fits a laptop's screen";
   // Every tab laid out once, so that the window's size is one it can keep.
   for (int t = 0; t < w.tabs()->count(); ++t) {
     w.tabs()->setCurrentIndex(t);
@@ -476,7 +481,7 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
     w.tabs()->setCurrentIndex(t);
     QTest::qWait(150);
     const std::string tab = w.tabs()->tabText(t).toStdString();
-    for (auto* plot : w.tabs()->widget(t)->findChildren<QCustomPlot*>()) {
+    for (auto* plot : w.page(t)->findChildren<QCustomPlot*>()) {
       if (!plot->isVisible() || plot->width() < 120 || plot->height() < 120) continue;
       plot->replot();
       QTest::qWait(20);  // the replot queued by fitting the text
@@ -484,18 +489,18 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
       for (const auto& problem : viz::text_layout(*plot).problems(0))
         if (problem.find("edge") != std::string::npos) ADD_FAILURE() << tab << ": " << problem;
     }
-    for (auto* button : w.tabs()->widget(t)->findChildren<QPushButton*>()) {
+    for (auto* button : w.page(t)->findChildren<QPushButton*>()) {
       if (button->isVisible() && !button->text().isEmpty()) {
         EXPECT_GE(button->width(), button->fontMetrics().horizontalAdvance(button->text()) + 8) << tab << ": button " << button->text().toStdString();
       }
     }
-    for (auto* label : w.tabs()->widget(t)->findChildren<QLabel*>()) {
+    for (auto* label : w.page(t)->findChildren<QLabel*>()) {
       if (label->isVisible() && !label->wordWrap() && label->pixmap().isNull() && !label->text().isEmpty()) {
         EXPECT_GE(label->width(), label->minimumSizeHint().width()) << tab << ": label " << label->text().toStdString();
       }
     }
   }
-  w.tabs()->setCurrentWidget(w.attentionView());
+  w.showPage(w.attentionView());
   QTest::qWait(100);
   auto* table = w.attentionView()->entropyTable();
   for (int c = 0; c < table->columnCount(); ++c) {
@@ -624,7 +629,7 @@ TEST_F(Studio, TheStudiosAnalysesRunFromTheirPanelsAsOnTheCommandLine) {
   double largest = 0.0;
   for (std::size_t k = 0; k < on_tab.values.size(); ++k) largest = std::max(largest, std::abs(figures[3].matrix.values[k] - on_tab.values[k]));
   EXPECT_LT(largest, 1e-6);  // the same windows; float32 passes may split their sums differently across threads
-  w.tabs()->setCurrentWidget(panel);
+  w.showPage(panel);
   panel->select("attention");
   view->showFigure(3);
   w.show();
@@ -790,7 +795,7 @@ TEST_F(Studio, ARegisteredAnalysisRunsFromItsPanel) {
   for (int r = 0; r < table->rowCount(); ++r) EXPECT_EQ(table->item(r, 1)->text().toDouble(), expected[static_cast<std::size_t>(r)]);
   ASSERT_EQ(view->summary()->topLevelItemCount(), 1);
   EXPECT_EQ(view->summary()->topLevelItem(0)->text(1), QString::number(ds.episodes.size()));
-  w.tabs()->setCurrentWidget(panel);
+  w.showPage(panel);
   panel->select("episode-lengths");
   w.show();
   save_screenshot(w, "registered-analysis.png");

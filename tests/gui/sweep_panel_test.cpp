@@ -340,7 +340,7 @@ TEST_F(SweepPanelTest, TheWindowComparesTheSeedsBySettingAndRemembersTheSweep) {
   QSignalSpy opened(w.sweepPanel(), &SweepPanel::sweepOpened);
   w.openSweep(QString::fromStdString(sweep_.dir.string()));
   ASSERT_TRUE(opened.wait(10000));
-  EXPECT_EQ(w.tabs()->currentWidget(), w.sweepPanel());
+  EXPECT_EQ(w.currentPage(), w.sweepPanel());
   auto* training = w.trainingPanel();
   ASSERT_TRUE(test::wait_until([&] { return training->runFolders().size() == 6; }, 5000)) << training->runFolders().size();
   EXPECT_EQ(training->groupByChooser()->currentText(), "setting");
@@ -351,7 +351,7 @@ TEST_F(SweepPanelTest, TheWindowComparesTheSeedsBySettingAndRemembersTheSweep) {
   EXPECT_EQ(groups[1].name, "dc (3 runs)");
   // The compare button brings the comparison on screen.
   w.sweepPanel()->compareButton()->click();
-  EXPECT_EQ(w.tabs()->currentWidget(), training);
+  EXPECT_EQ(w.currentPage(), training);
   // A saved workspace names the sweep, and opening it opens the sweep.
   const QJsonObject ws = w.workspace();
   EXPECT_EQ(ws["sweep"].toString().toStdString(), sweep_.dir.string());

@@ -100,7 +100,7 @@ TEST_F(Render, TheViewerTabsSceneIsOnTheScreenAsTheUserSeesIt) {
   w.openDefaultCheckpoint();
   ASSERT_TRUE(shown.wait(180000));
   auto* v = w.viewer();
-  w.tabs()->setCurrentWidget(v);
+  w.showPage(v);
   v->play();
   for (int i = 0; i < 2000 && (v->shown().cursor < 40 || v->scene()->framesDrawn() <= 3); ++i) QTest::qWait(10);
   const auto* scene = v->scene();
@@ -128,7 +128,7 @@ TEST_F(Render, TheViewerShowsTheRunningPolicyMidEpisode) {
   ASSERT_TRUE(shown.wait(180000));
   auto* v = w.viewer();
   ASSERT_TRUE(v->scene()->hasScene());
-  w.tabs()->setCurrentWidget(v);
+  w.showPage(v);
   v->pause();
   v->restart();
   v->setSpeed(0.0);

@@ -121,7 +121,7 @@ TEST_F(Viewer, AChoiceInAListGivesTheKeyboardBackToThePanel) {
   ASSERT_TRUE(QTest::qWaitForWindowActive(&w));
   openCheckpoint(w);  // the transport is enabled with a policy to play
   auto* v = w.viewer();
-  w.tabs()->setCurrentWidget(v);
+  w.showPage(v);
   QComboBox* speed = nullptr;
   for (auto* box : v->findChildren<QComboBox*>())
     if (box->toolTip().startsWith("Speed")) speed = box;
@@ -183,7 +183,7 @@ TEST_F(Viewer, StepsStepsBackSeeksAndFollowsTheCursorEverywhere) {
   v->play();
   ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.frames >= 40; }));
   v->pause();
-  w.tabs()->setCurrentWidget(v);
+  w.showPage(v);
   w.show();
   const QString shots = DSTUDIO_SCREENSHOT_DIR;
   QDir().mkpath(shots);
@@ -272,7 +272,7 @@ TEST_F(Viewer, AWorkspaceIsSavedAndRestoredInANewWindow) {
     v->setTarget(4200.0);
     v->setZeroing(models::ModalityZeroing::Actions);
     v->setSpeed(2.0);
-    w.tabs()->setCurrentWidget(v);
+    w.showPage(v);
     QString error;
     ASSERT_TRUE(w.saveWorkspace(file, &error)) << error.toStdString();
   }
@@ -293,7 +293,7 @@ TEST_F(Viewer, AWorkspaceIsSavedAndRestoredInANewWindow) {
   ASSERT_TRUE(opened.count() > 0 || opened.wait(20000));
   EXPECT_EQ(restored.currentPath(), dataset);
   EXPECT_EQ(restored.checkpointPath(), json["checkpoint"].toString());
-  EXPECT_EQ(restored.tabs()->currentWidget(), restored.viewer());
+  EXPECT_EQ(restored.currentPage(), restored.viewer());
   EXPECT_EQ(restored.trainingPanel()->runFolders(), QStringList{run});
   // The Workspace tab lists each with its summary, as core describes it.
   auto* ws = restored.workspaceView();
@@ -355,7 +355,7 @@ TEST_F(Viewer, ReplaysADatasetEpisodeFromItsRecordedStates) {
   replay->click();
   auto* v = w.viewer();
   ASSERT_TRUE(v->hasPlayer());
-  EXPECT_EQ(w.tabs()->currentWidget(), v);
+  EXPECT_EQ(w.currentPage(), v);
   v->pause();
   v->seek(0);
   ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor == 0 && s.frame; }));
@@ -531,7 +531,7 @@ TEST_F(Viewer, PresentationModeEnlargesEveryTextFitsTheTabsAndIsNotCarriedOver) 
     EXPECT_GT(sweep_tree->columnWidth(SweepPanel::ColumnSeed), seed_normal) << "the sweep table's columns widen with their type";
     // Every tab in view: the tab bar does not scroll; nor do the training forms sideways.
     EXPECT_LE(w.tabs()->tabBar()->sizeHint().width(), w.tabs()->width()) << screen.width();
-    w.tabs()->setCurrentWidget(w.trainingPanel());
+    w.showPage(w.trainingPanel());
     QApplication::processEvents();
     auto* forms = w.trainingPanel()->formsArea();
     EXPECT_GE(forms->viewport()->width() + 1, forms->widget()->minimumSizeHint().width()) << "the forms fit without scrolling sideways";

@@ -113,7 +113,7 @@ TEST_F(PluginWindow, ThePluginAnalysisHasItsPanelAndRunsOnTheOpenCheckpoint) {
     EXPECT_GT(steps, 0.0);
     EXPECT_LT(steps, 19.0);
   }
-  w.tabs()->setCurrentWidget(panel);
+  w.showPage(panel);
   panel->select("token-distance");
   w.show();
   save(w, "plugin-analysis-panel.png");

@@ -108,6 +108,19 @@ void ReturnAnalysisView::setReady(const std::vector<models::TargetChoice>& targe
   const QString who = checkpoint.isEmpty() ? QString() : checkpoint + ": ";
   caption_->setText(base > 0 ? who + tr("zero a modality at inference, or raise the target return beyond the data (target: %1).").arg(base_from_->inUse())
                              : tr("Open a checkpoint to measure how its return depends on what it is given."));
+  noteWhatIsEmpty();
+}
+
+// Bare axes are not taken for a result: an empty plot says which button fills it.
+void ReturnAnalysisView::noteWhatIsEmpty() {
+  if (running_) return;
+  const bool ready = base_from_->count() > 1;
+  set_centred_note(ablation_, ready && ablation_data_.empty()
+                                  ? tr("Run ablation plays the policy with each modality zeroed in turn: return-to-go, past states, actions.")
+                                  : QString());
+  set_centred_note(sweep_, ready && sweeps_.empty() ? tr("Run sweep plays the policy at each multiple of the target.") : QString());
+  ablation_->replot(QCustomPlot::rpQueuedReplot);
+  sweep_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void ReturnAnalysisView::setRunning(bool running, bool sweep) {
@@ -124,6 +137,7 @@ void ReturnAnalysisView::setRunning(bool running, bool sweep) {
   ablation_button_->setEnabled(ready && (!running || !sweep));
   sweep_button_->setEnabled(ready && (!running || sweep));
   for (QWidget* w : std::initializer_list<QWidget*>{base_, base_from_, episodes_, multiples_}) w->setEnabled(ready && !running);
+  noteWhatIsEmpty();
 }
 
 void ReturnAnalysisView::setProgress(double fraction, const QString& stage) {
@@ -182,6 +196,7 @@ void ReturnAnalysisView::setAblation(const QString& title, const std::vector<mod
   ablation_->xAxis->setTicker(ticker);
   ablation_->xAxis->setRange(0.3, 4.7);
   ablation_->yAxis->setRange(0, top * 1.15);
+  noteWhatIsEmpty();
   ablation_->replot();
   caption_->setText(tr("%1: normalised score with each modality zeroed at inference, mean ± std over %2 episodes.")
                         .arg(title).arg(s.empty() ? 0 : s.front().episodes));
@@ -202,6 +217,7 @@ void ReturnAnalysisView::addSweep(const QString& title, const std::vector<models
 
 void ReturnAnalysisView::drawSweeps() {
   export_->setEnabled(true);
+  noteWhatIsEmpty();
   sweep_->clearGraphs();
   sweep_->clearItems();
   QVector<double> targets;

@@ -77,6 +77,7 @@ class ReturnAnalysisView : public QWidget, public FigureSource {
   void cancelRequested();
 
  private:
+  void noteWhatIsEmpty();
   QString ablation_title_, sweep_title_;
   std::vector<models::TargetSummary> ablation_data_, sweep_data_;
   std::vector<std::pair<QString, std::vector<models::TargetSummary>>> sweeps_;  // every model in the sweep plot
