@@ -25,6 +25,7 @@
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/csv.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/text.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint.h"
@@ -336,13 +337,6 @@ void print_columns(const std::vector<std::vector<std::string>>& rows, const std:
   }
 }
 
-std::string number_or_dash(double v, int decimals = 1) {
-  if (!std::isfinite(v)) return "-";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", decimals, v);
-  return text;
-}
-
 }  // namespace
 
 void add_sweep_commands(CLI::App& app, int& exit_code) {
@@ -617,7 +611,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
           cells.back()["slurm"] = {{"job", queued->second.job}, {"state", queued->second.state}, {"reason", queued->second.reason}};
         if (!st->json) {
           const std::string step = cs.total > 0 ? std::to_string(cs.step) + "/" + std::to_string(cs.total) : "-";
-          const std::string score = std::isfinite(cs.score) ? number_or_dash(cs.score) + " +- " + number_or_dash(cs.score_std) : "-";
+          const std::string score = std::isfinite(cs.score) ? fixed_number(cs.score, 1) + " +- " + fixed_number(cs.score_std, 1) : std::string(kMissingNumber);
           std::string where = cs.slurm_job.empty() ? cs.host : cs.host + " (" + cs.slurm_job + ")";
           if (queued != queue.end() && sweep::slurm_state_is_live(queued->second.state)) {
             const auto& q = queued->second;
@@ -625,7 +619,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
             if (q.state == "PENDING" && !q.reason.empty() && q.reason != "None") where += " (" + q.reason + ")";
           }
           if (!cs.error.empty()) where += "  " + cs.error;
-          table.push_back({std::to_string(cell.index), cell.name, sweep::to_string(cs.state), step, number_or_dash(cs.loss, 4), score, where});
+          table.push_back({std::to_string(cell.index), cell.name, sweep::to_string(cs.state), step, fixed_number(cs.loss, 4), score, where});
         }
       }
       if (st->json) {
@@ -703,8 +697,8 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       }
       for (const auto& g : groups)
         std::printf("%-24s %-20s %d/%d finished  score %s +- %s  best %s\n", g.setting.c_str(), g.dataset.c_str(), g.finished, g.cells,
-                    number_or_dash(g.score_mean).c_str(),
-                    number_or_dash(g.score_std).c_str(), number_or_dash(g.best_mean).c_str());
+                    fixed_number(g.score_mean, 1).c_str(),
+                    fixed_number(g.score_std, 1).c_str(), fixed_number(g.best_mean, 1).c_str());
       std::printf("wrote %s (cells.csv, groups.csv, results.json, table.tex)\n", out.string().c_str());
 #ifdef DSTUDIO_HAVE_FIGURES
       for (const auto& f : figure_files) std::printf("wrote %s\n", f.c_str());

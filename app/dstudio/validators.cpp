@@ -10,17 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "dstudio/common/text.h"
 #include "dstudio/env/environment.h"
 
 namespace dstudio::cli {
 namespace {
 
-std::string number_text(double v) {
-  if (v == std::numeric_limits<double>::max()) return "inf";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.10g", v);
-  return text;
-}
+std::string number_text(double v) { return v == std::numeric_limits<double>::max() ? "inf" : exact_number(v); }
 
 }  // namespace
 

@@ -29,6 +29,7 @@
 #include <utility>
 
 #include "dstudio/common/error.h"
+#include "dstudio/viz/number_text.h"
 #include "dstudio/viz/sweep_results_view.h"
 #include "job.h"
 
@@ -75,11 +76,9 @@ class ProgressDelegate : public QStyledItemDelegate {
   }
 };
 
-QString number(double v, int decimals = 1) { return std::isfinite(v) ? QString::number(v, 'f', decimals) : QStringLiteral("—"); }
-
 QString mean_std(double mean, double std) {
-  if (!std::isfinite(mean)) return QStringLiteral("—");
-  return QStringLiteral("%1 ± %2").arg(number(mean), number(std));
+  if (!std::isfinite(mean)) return viz::missing_text();
+  return QStringLiteral("%1 ± %2").arg(viz::fixed_text(mean, 1), viz::fixed_text(std, 1));
 }
 
 QColor state_colour(CellState state) {
@@ -374,7 +373,7 @@ void SweepPanel::updateRows(const Snapshot& snapshot) {
     item->setData(ColumnProgress, kFractionRole, fraction_of(st.step, st.total));
     item->setText(ColumnLoss, std::isfinite(st.loss) ? QString::number(st.loss, 'f', 4) : QString());
     item->setText(ColumnScore, std::isfinite(st.score) ? mean_std(st.score, st.score_std) : QString());
-    item->setText(ColumnBest, std::isfinite(st.best_score) ? number(st.best_score) : QString());
+    item->setText(ColumnBest, std::isfinite(st.best_score) ? viz::fixed_text(st.best_score, 1) : QString());
     QString where = QString::fromStdString(st.host);
     if (!st.slurm_job.empty()) where += QStringLiteral(" (%1)").arg(QString::fromStdString(st.slurm_job));
     item->setText(ColumnWhere, where);

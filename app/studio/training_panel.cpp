@@ -55,6 +55,7 @@
 #include "dstudio/viz/config_form.h"
 #include "dstudio/viz/export_dialog.h"
 #include "dstudio/viz/figures.h"
+#include "dstudio/viz/number_text.h"
 #include "dstudio/viz/run_curves_view.h"
 
 namespace dstudio::studio {
@@ -66,7 +67,7 @@ using nlohmann::ordered_json;
 const QString kSettingKey = QStringLiteral("@setting");
 
 QString duration(double seconds) {
-  if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("—");
+  if (!std::isfinite(seconds) || seconds < 0) return viz::missing_text();
   const auto s = static_cast<long long>(std::llround(seconds));
   if (s < 60) return QObject::tr("%1 s").arg(s);
   if (s < 3600) return QObject::tr("%1 min %2 s").arg(s / 60).arg(s % 60);
@@ -718,7 +719,7 @@ void TrainingPanel::updateItem(RunRow& row) {
   const bool failed = run.state() == TrainingRun::State::Failed;
   item->setText(ColumnRun, run.name());
   item->setText(ColumnVariant, run.label());
-  set_cell(item, ColumnSeed, run.seed().isEmpty() ? tr("—") : run.seed());
+  set_cell(item, ColumnSeed, run.seed().isEmpty() ? viz::missing_text() : run.seed());
   const QString state = TrainingRun::stateName(run.state());
   item->setText(ColumnState, failed && !run.note().isEmpty() ? tr("Failed: %1").arg(run.note()) : state);
   const auto loss = run.metrics().columns.find("loss");
@@ -774,7 +775,7 @@ void TrainingPanel::showRun(const RunRow* row) {
 
   const auto loss = run.metrics().columns.find("loss");
   const bool has_loss = loss != run.metrics().columns.end() && !loss->second.y.empty();
-  const QString loss_text = has_loss ? QString::number(loss->second.y.back(), 'g', 4) : tr("—");
+  const QString loss_text = has_loss ? QString::number(loss->second.y.back(), 'g', 4) : viz::missing_text();
   QString status;
   switch (run.state()) {
     case State::Starting:

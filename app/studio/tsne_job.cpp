@@ -127,14 +127,7 @@ void TsneJob::run(std::function<models::TokenCloud(const Progress&)> gather, con
   job_->start(
       [this, gather = std::move(gather), title, config](const Progress& progress) mutable -> Job::Deliver {
         // Gathering is the first fifth of the bar; t-SNE reports the rest.
-        const auto part = [&progress](double from, double to) {
-          Progress p;
-          p.cancel = progress.cancel;
-          if (progress.report)
-            p.report = [report = progress.report, from, to](double f, std::string_view stage) { report(from + (to - from) * f, stage); };
-          return p;
-        };
-        auto tokens = gather(part(0.0, 0.2));
+        auto tokens = gather(progress.part(0.0, 0.2));
         // The view learns which tokens are coming before their first layout (same queue, so in order).
         models::TokenCloud labels;
         labels.modality = tokens.modality;
@@ -149,7 +142,7 @@ void TsneJob::run(std::function<models::TokenCloud(const Progress&)> gather, con
             Qt::QueuedConnection);
         config.on_snapshot = [this](int iteration, const std::vector<double>& y) { emit layout(iteration, y); };
         config.keep_snapshots = false;  // the view keeps what it replays
-        const auto r = analysis::tsne(tokens.points, tokens.count(), tokens.dims, config, part(0.2, 1.0));
+        const auto r = analysis::tsne(tokens.points, tokens.count(), tokens.dims, config, progress.part(0.2, 1.0));
         TsneOutcome out;
         out.points = tokens.count();
         out.kl = r.kl;

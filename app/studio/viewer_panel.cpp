@@ -37,6 +37,7 @@
 #include "dstudio/env/environment.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/episode_timeline.h"
+#include "dstudio/viz/number_text.h"
 #include "dstudio/viz/scene_view.h"
 #include "dstudio/viz/target_chooser.h"
 #include "video_writer.h"
@@ -58,7 +59,6 @@ struct SpeedChoice {
 constexpr SpeedChoice kSpeeds[] = {{"0.1x", 0.1}, {"0.25x", 0.25}, {"0.5x", 0.5}, {"1x", 1.0},
                                    {"2x", 2.0},   {"4x", 4.0},     {"max", 0.0}};
 
-QString number(double v, int decimals = 1) { return std::isfinite(v) ? QString::number(v, 'f', decimals) : QStringLiteral("–"); }
 
 // The step readout always keeps room for two lines: its text changes every frame, and a line
 // more or less would resize the 3-D view above it while playing (and a recording's frames).
@@ -583,10 +583,10 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
     scene_->setState(f.physics.qpos, f.physics.qvel);
     QStringList overlay;
     overlay << QStringLiteral("%1  step %2").arg(title_).arg(f.step);
-    if (live_ && live_->replay()) overlay << tr("dataset episode   return-to-go %1").arg(number(f.return_to_go));
-    else overlay << tr("target %1   return-to-go %2").arg(number(f.target, 0), number(f.return_to_go));
+    if (live_ && live_->replay()) overlay << tr("dataset episode   return-to-go %1").arg(viz::fixed_text(f.return_to_go, 1));
+    else overlay << tr("target %1   return-to-go %2").arg(viz::fixed_text(f.target, 0), viz::fixed_text(f.return_to_go, 1));
     overlay << tr("return %1   score %2")
-                   .arg(number(f.return_so_far), number(live_ ? env::normalized_score(live_->task(), f.return_so_far) : 0.0));
+                   .arg(viz::fixed_text(f.return_so_far, 1), viz::fixed_text(live_ ? env::normalized_score(live_->task(), f.return_so_far) : 0.0, 1));
     if (f.zeroing != models::ModalityZeroing::None) overlay << tr("zeroed: %1").arg(zeroing_->itemText(zeroing_->findData(static_cast<int>(f.zeroing))));
     if (f.terminal) overlay << (f.terminated ? tr("episode over: the body left its healthy range") : tr("episode over: time limit"));
     scene_->setOverlay(overlay);
@@ -626,8 +626,8 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
 
   if (state.frame) {
     const auto& f = *state.frame;
-    QString text = tr("Step %1 of %2 kept · return-to-go %3 · return %4").arg(f.step).arg(state.frames - 1).arg(number(f.return_to_go), number(f.return_so_far));
-    if (f.acted) text += tr(" · reward %1 · entropy (layer 1) %2 nats").arg(number(f.reward, 3), number(f.entropy, 3));
+    QString text = tr("Step %1 of %2 kept · return-to-go %3 · return %4").arg(f.step).arg(state.frames - 1).arg(viz::fixed_text(f.return_to_go, 1), viz::fixed_text(f.return_so_far, 1));
+    if (f.acted) text += tr(" · reward %1 · entropy (layer 1) %2 nats").arg(viz::fixed_text(f.reward, 3), viz::fixed_text(f.entropy, 3));
     if (state.error.empty()) readout_->setText(text);
   }
   const bool controls_changed = state.playing != shown_.playing || state.frames != shown_.frames || state.cursor != shown_.cursor ||

@@ -23,6 +23,7 @@
 #include "dstudio/common/error.h"
 #include "dstudio/common/palette.h"
 #include "dstudio/common/system_info.h"
+#include "dstudio/common/text.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/imgui/plots.h"
 #include "dstudio/models/checkpoint_info.h"
@@ -44,13 +45,6 @@ double quantile(std::vector<double> v, double q) {
   const auto i = static_cast<std::size_t>(x);
   const double f = x - static_cast<double>(i);
   return i + 1 < v.size() ? v[i] + f * (v[i + 1] - v[i]) : v[i];
-}
-
-std::string fixed(double v, int digits) {
-  if (!std::isfinite(v)) return "-";
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, v);
-  return text;
 }
 
 std::string speed_text(double speed) {
@@ -83,16 +77,16 @@ void section(const char* title) {
 
 std::string BenchReport::text() const {
   std::ostringstream out;
-  out << "decision-viewer bench: " << fixed(seconds, 1) << " s, " << frames << " frames, " << fixed(fps, 1) << " frames/s\n"
-      << "  frame time (ms): median " << fixed(frame_ms_median, 2) << ", p90 " << fixed(frame_ms_p90, 2) << ", p99 "
-      << fixed(frame_ms_p99, 2) << ", max " << fixed(frame_ms_max, 2) << "\n"
-      << "  GUI-thread stall (ms; the loop answers input once a frame): p99 " << fixed(frame_ms_p99, 2) << ", max "
-      << fixed(frame_ms_max, 2) << "\n"
-      << "  per frame (median ms): scene " << fixed(render_ms_median, 2) << ", panels " << fixed(ui_ms_median, 2) << ", swap "
-      << fixed(swap_ms_median, 2) << "\n"
-      << "  policy: " << fixed(steps_per_second, 1) << " steps/s shown, " << fixed(steps_per_second_wanted, 1)
+  out << "decision-viewer bench: " << fixed_number(seconds, 1) << " s, " << frames << " frames, " << fixed_number(fps, 1) << " frames/s\n"
+      << "  frame time (ms): median " << fixed_number(frame_ms_median, 2) << ", p90 " << fixed_number(frame_ms_p90, 2) << ", p99 "
+      << fixed_number(frame_ms_p99, 2) << ", max " << fixed_number(frame_ms_max, 2) << "\n"
+      << "  GUI-thread stall (ms; the loop answers input once a frame): p99 " << fixed_number(frame_ms_p99, 2) << ", max "
+      << fixed_number(frame_ms_max, 2) << "\n"
+      << "  per frame (median ms): scene " << fixed_number(render_ms_median, 2) << ", panels " << fixed_number(ui_ms_median, 2) << ", swap "
+      << fixed_number(swap_ms_median, 2) << "\n"
+      << "  policy: " << fixed_number(steps_per_second, 1) << " steps/s shown, " << fixed_number(steps_per_second_wanted, 1)
       << " wanted (real time at the speed set), " << episodes << " episode(s)\n"
-      << "  attention map shown on " << fixed(100.0 * map_share, 1) << "% of drawn frames (" << frames_with_map << " of " << frames
+      << "  attention map shown on " << fixed_number(100.0 * map_share, 1) << "% of drawn frames (" << frames_with_map << " of " << frames
       << ")\n"
       << "  configuration: " << configuration << "\n"
       << "  OpenGL: " << renderer << "; BLAS: " << blas << "\n";
@@ -207,7 +201,7 @@ void LiveViewer::State::open_player() {
     title = models::checkpoint_label(options.checkpoint);
   }
   targets = models::target_choices(player->task(), returns);
-  if (options.target) targets.insert(targets.begin(), {*options.target, "asked for " + fixed(*options.target, 0)});
+  if (options.target) targets.insert(targets.begin(), {*options.target, "asked for " + fixed_number(*options.target, 0)});
   if (!player->isReplay()) player->reset(options.seed, targets.front().value, options.zeroing);
   live = std::make_unique<models::LivePlayer>(player);
   speed = options.speed;
@@ -258,9 +252,11 @@ void LiveViewer::State::make_window() {
   // pointer parked mid-screen.
   if (!options.mouse) io.ConfigFlags |= ImGuiConfigFlags_NoMouse;
   ImFont* font = nullptr;  // the first font added is ImGui's default
+  // Latin-1 and the dashes and bullets of General Punctuation (the missing-number dash).
+  static const ImWchar kGlyphs[] = {0x0020, 0x00FF, 0x2010, 0x2027, 0};
   if (fs::exists(kFont)) {
-    font = io.Fonts->AddFontFromFileTTF(kFont, 15.0f);
-    large_font = io.Fonts->AddFontFromFileTTF(kFont, 26.0f);
+    font = io.Fonts->AddFontFromFileTTF(kFont, 15.0f, nullptr, kGlyphs);
+    large_font = io.Fonts->AddFontFromFileTTF(kFont, 26.0f, nullptr, kGlyphs);
   }
   if (!font) font = large_font = io.Fonts->AddFontDefault();
   ImGui::StyleColorsDark();
@@ -439,10 +435,10 @@ std::string LiveViewer::State::readout() const {
   if (!displayed) return shown.error.empty() ? "starting" : shown.error;
   const auto& f = *displayed;
   std::string text = "step " + std::to_string(f.step);
-  if (!live->replay()) text += "  ·  target " + fixed(f.target, 0);
-  text += "  ·  return-to-go " + fixed(f.return_to_go, 0) + "  ·  return " + fixed(f.return_so_far, 1);
-  if (f.acted) text += "  ·  reward " + fixed(f.reward, 2);
-  if (f.acted && std::isfinite(f.entropy)) text += "  ·  entropy " + fixed(f.entropy, 2) + " nats";
+  if (!live->replay()) text += "  ·  target " + fixed_number(f.target, 0);
+  text += "  ·  return-to-go " + fixed_number(f.return_to_go, 0) + "  ·  return " + fixed_number(f.return_so_far, 1);
+  if (f.acted) text += "  ·  reward " + fixed_number(f.reward, 2);
+  if (f.acted && std::isfinite(f.entropy)) text += "  ·  entropy " + fixed_number(f.entropy, 2) + " nats";
   if (f.zeroing != models::ModalityZeroing::None) text += std::string("  ·  zeroing ") + models::zeroing_label(f.zeroing);
   if (f.terminal) text += f.terminated ? "  ·  fell" : "  ·  time limit";
   return text;
@@ -459,7 +455,7 @@ void LiveViewer::State::draw_overlay() {
   ImGui::PushTextWrapPos(static_cast<float>(scene_w) - 32.0f);
   ImGui::TextUnformatted(title.c_str());
   ImGui::TextUnformatted(readout().c_str());
-  std::string status = video ? "REC " + fixed(static_cast<double>(recorded) / record_fps, 1) + " s (" + std::to_string(recorded) + " frames)"
+  std::string status = video ? "REC " + fixed_number(static_cast<double>(recorded) / record_fps, 1) + " s (" + std::to_string(recorded) + " frames)"
                               : shown.playing ? "playing" : "paused";
   status += "  ·  " + speed_text(speed);
   if (pending_seek >= 0) status += "  ·  going to step " + std::to_string(pending_seek);
@@ -551,7 +547,7 @@ void LiveViewer::State::draw_controls() {
     ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImVec4(0.85f, 0.22f, 0.18f, 1.0f));
   }
   const std::string record_label =
-      video ? "Stop recording (" + fixed(static_cast<double>(recorded) / record_fps, 1) + " s)###record" : std::string("Record###record");
+      video ? "Stop recording (" + fixed_number(static_cast<double>(recorded) / record_fps, 1) + " s)###record" : std::string("Record###record");
   const bool record_clicked = ImGui::Button(record_label.c_str());
   if (video) ImGui::PopStyleColor(2);
   if (record_clicked) {
@@ -739,7 +735,7 @@ void LiveViewer::State::finish_recording(const std::string& why) {
   const std::string prefix = why.empty() ? std::string() : "recording ended (" + why + "): ";
   if (video->finish())
     notice(prefix + "saved " + video->path().string() + " (" + std::to_string(video->frames()) + " frames, " +
-           fixed(static_cast<double>(video->frames()) / record_fps, 1) + " s)");
+           fixed_number(static_cast<double>(video->frames()) / record_fps, 1) + " s)");
   else
     notice(prefix + "recording failed: " + video->error());
   video.reset();

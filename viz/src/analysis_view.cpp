@@ -26,26 +26,18 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <sstream>
+#include "dstudio/viz/number_text.h"
 
 namespace dstudio::viz {
 namespace {
 
 using Type = analysis::AnalysisOption::Type;
 
-// Numbers as the command line writes them: the shortest text that reads back the same.
-std::string number_text(double v) {
-  std::ostringstream out;
-  out.precision(15);
-  out << v;
-  return out.str();
-}
-
 // A JSON value as one line of text: numbers with 4 significant digits, arrays of numbers inline.
 QString value_text(const QJsonValue& v) {
   if (v.isDouble()) return QString::number(v.toDouble(), 'g', 5);
   if (v.isBool()) return v.toBool() ? QStringLiteral("true") : QStringLiteral("false");
-  if (v.isNull()) return QStringLiteral("—");
+  if (v.isNull()) return missing_text();
   if (v.isString()) return v.toString();
   return {};
 }
@@ -219,7 +211,7 @@ std::map<std::string, std::string> AnalysisView::options() const {
       }
       case Type::Number: {
         const auto* box = static_cast<QDoubleSpinBox*>(field);
-        if (box->specialValueText().isEmpty() || box->value() != box->minimum()) out[o.key] = number_text(box->value());
+        if (box->specialValueText().isEmpty() || box->value() != box->minimum()) out[o.key] = exact_number(box->value());
         break;
       }
       case Type::Text:
@@ -290,7 +282,7 @@ void AnalysisView::setResult(const analysis::AnalysisResult& result, const QStri
     for (int r = 0; r < table->rowCount(); ++r)
       for (int c = 0; c < table->columnCount(); ++c) {
         const auto& row = t.rows[static_cast<std::size_t>(r)];
-        QString text = QStringLiteral("—");
+        QString text = missing_text();
         if (static_cast<std::size_t>(c) < row.size()) {
           const auto& cell = row[static_cast<std::size_t>(c)];
           if (const auto* word = std::get_if<std::string>(&cell)) text = QString::fromStdString(*word);

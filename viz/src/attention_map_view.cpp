@@ -26,6 +26,7 @@
 #include "dstudio/analysis/window_maps.h"
 #include "dstudio/viz/export_dialog.h"
 #include "dstudio/viz/figures.h"
+#include "dstudio/viz/number_text.h"
 #include "colors.h"
 #include "gradients.h"
 
@@ -522,7 +523,7 @@ void AttentionMapView::fillEntropy() {
     const int row = entropy_->rowCount();
     entropy_->insertRow(row);
     const QStringList cells = {model == 0 ? mine : theirs, QString::number(h.layer), QString::number(h.head), QString::number(h.entropy, 'f', 3),
-                               std::isfinite(h.intra_step) ? QString::number(h.intra_step, 'f', 3) : QStringLiteral("—"),
+                               fixed_text(h.intra_step, 3),
                                QString::number(h.inter_step, 'f', 3)};
     for (int c = 0; c < cells.size(); ++c) {
       auto* item = new QTableWidgetItem(cells[c]);

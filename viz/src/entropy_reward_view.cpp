@@ -20,6 +20,7 @@
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/models/variant_config.h"
 #include "dstudio/viz/export_dialog.h"
+#include "dstudio/viz/number_text.h"
 #include "dstudio/viz/target_chooser.h"
 
 namespace dstudio::viz {
@@ -169,7 +170,7 @@ void EntropyRewardView::setRollout(const QString& title, models::RolloutResult r
       episode_->addItem(tr("%1 (return %2)").arg(e + 1).arg(result_.episodes[e].episode_return, 0, 'f', 0));
     episode_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   }
-  const auto fmt = [](double v) { return std::isfinite(v) ? QString::number(v, 'f', 2) : QStringLiteral("—"); };
+  const auto fmt = [](double v) { return fixed_text(v, 2); };
   double mean = 0.0;
   for (const auto& s : result_.summary) mean = s.mean_score;
   QString text = tr("%1: %2 episodes, normalised score %3. Over %4 steps with full windows, entropy and reward "
@@ -240,7 +241,7 @@ std::vector<std::string> EntropyRewardView::exportFigure(const std::string& base
   scatter.x_title.clear();
   scatter.y_title.clear();
   if (scatter.show_title && scatter.title.isEmpty()) {
-    const auto fmt = [](double v) { return std::isfinite(v) ? QString::number(v, 'f', 2) : QStringLiteral("—"); };
+    const auto fmt = [](double v) { return fixed_text(v, 2); };
     scatter.title = tr("%1: Pearson %2, Spearman %3").arg(title_, fmt(pearson_), fmt(spearman_));
   }
   if (scatter.height <= 0) scatter.height = scatter.width * 0.85;

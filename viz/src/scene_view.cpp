@@ -18,6 +18,7 @@
 #include <mujoco/mujoco.h>
 
 #include "dstudio/render/scene_renderer.h"
+#include "dstudio/viz/number_text.h"
 
 namespace dstudio::viz {
 
@@ -284,7 +285,7 @@ void SceneView::setOverlay(const QStringList& lines) {
 }
 QString SceneView::overlayPlotCaption(const QString& label, const std::vector<double>& values) {
   const auto newest = std::find_if(values.rbegin(), values.rend(), [](double v) { return std::isfinite(v); });
-  return QStringLiteral("%1  %2").arg(label, newest == values.rend() ? QStringLiteral("—") : QString::number(*newest, 'f', 2));
+  return QStringLiteral("%1  %2").arg(label, newest == values.rend() ? missing_text() : fixed_text(*newest, 2));
 }
 
 void SceneView::setOverlayPlot(const QString& label, std::vector<double> values) {

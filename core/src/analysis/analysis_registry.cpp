@@ -11,11 +11,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/csv.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/text.h"
 
 namespace dstudio::analysis {
 namespace fs = std::filesystem;
@@ -46,13 +46,6 @@ const std::string& value_of(const std::map<std::string, std::string>& values, co
   auto it = values.find(key);
   if (it == values.end()) throw UsageError("the analysis has no option '" + key + "'");
   return it->second;
-}
-
-std::string number_text(double v) {
-  std::ostringstream out;
-  out.precision(17);
-  out << v;
-  return out.str();
 }
 
 }  // namespace
@@ -135,7 +128,7 @@ AnalysisOptions resolve_options(const AnalysisDefinition& definition, const std:
         if (!parse_number(text, v)) throw UsageError(where + " needs a number, not '" + text + "'");
         if (o.type == Type::Integer && v != std::floor(v)) throw UsageError(where + " needs a whole number, not '" + text + "'");
         if (v < o.minimum || v > o.maximum)
-          throw UsageError(where + " must be in [" + number_text(o.minimum) + ", " + number_text(o.maximum) + "], not " + text);
+          throw UsageError(where + " must be in [" + exact_number(o.minimum) + ", " + exact_number(o.maximum) + "], not " + text);
         break;
       }
       case Type::Choice: {
@@ -158,7 +151,7 @@ AnalysisOptions resolve_options(const AnalysisDefinition& definition, const std:
         if (!parse_numbers(text, list)) throw UsageError(where + " needs numbers separated by commas, not '" + text + "'");
         for (double v : list)
           if (v < o.minimum || v > o.maximum)
-            throw UsageError(where + " takes numbers in [" + number_text(o.minimum) + ", " + number_text(o.maximum) + "], not " + number_text(v));
+            throw UsageError(where + " takes numbers in [" + exact_number(o.minimum) + ", " + exact_number(o.maximum) + "], not " + exact_number(v));
         break;
       }
       case Type::Text: break;

@@ -428,7 +428,7 @@ TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneCon
 
   // The input similarities: neighbours (the first 10% of the progress), bandwidths, the joint P.
   progress.update(0.0, "neighbours");
-  const auto graph = nearest_neighbours(points, n, dims, k, result.neighbours, threads, tsne_detail::sub_progress(progress, 0.0, 0.1));
+  const auto graph = nearest_neighbours(points, n, dims, k, result.neighbours, threads, progress.part(0.0, 0.1));
   result.neighbour_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   progress.update(0.1, "perplexity");
   std::vector<double> cond;

@@ -70,15 +70,6 @@ class Pacer {
   std::chrono::steady_clock::time_point last_;
 };
 
-// `progress` seen through [from, to]: a sub-task's fractions mapped into its share of the whole.
-inline Progress sub_progress(const Progress& progress, double from, double to) {
-  Progress sub;
-  sub.cancel = progress.cancel;
-  if (progress.report)
-    sub.report = [report = progress.report, from, to](double f, std::string_view stage) { report(from + (to - from) * f, stage); };
-  return sub;
-}
-
 // FIt-SNE's repulsion: the kernels 1 / (1 + d^2) and its square interpolated by Lagrange
 // polynomials on an equispaced grid over the layout, convolved with the charges by FFT.
 class FftRepulsion {

@@ -2,9 +2,35 @@
 
 #include "dstudio/common/text.h"
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 
 namespace dstudio {
+
+std::string fixed_number(double v, int decimals) {
+  if (!std::isfinite(v)) return std::string(kMissingNumber);
+  char text[400];  // 309 digits of the largest double, the point and up to 40 decimals
+  const auto r = std::to_chars(text, text + sizeof text, v, std::chars_format::fixed, std::clamp(decimals, 0, 40));
+  return r.ec == std::errc() ? std::string(text, r.ptr) : std::string(kMissingNumber);
+}
+
+std::string exact_number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char text[32];
+  const auto r = std::to_chars(text, text + sizeof text, v);
+  return std::string(text, r.ptr);
+}
+
+std::string general_number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
 namespace {
 
 void escape(std::string& out, unsigned char byte) {

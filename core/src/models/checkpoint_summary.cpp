@@ -7,17 +7,12 @@
 #include <cstdio>
 
 #include "dstudio/behaviour/default_datasets.h"
+#include "dstudio/common/text.h"
 #include "dstudio/models/checkpoint_info.h"
 #include "dstudio/models/variant_registry.h"
 
 namespace dstudio::models {
 namespace {
-
-std::string number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
 
 }  // namespace
 
@@ -97,10 +92,10 @@ std::vector<CheckpointSummaryRow> summarize(const CheckpointInfo& info) {
     add("Data", "Made by", made->label + ": " + made->command);
   add("Data", "Fingerprint", info.dataset_fingerprint.empty() ? "(none)" : info.dataset_fingerprint);
   add("Data", "Environment", info.env_id.empty() ? "(none)" : info.env_id);
-  add("Data", "Return-to-go scale", number(info.rtg_scale));
+  add("Data", "Return-to-go scale", general_number(info.rtg_scale));
   add("Training", "Step", std::to_string(info.step) + " of " + std::to_string(t.steps));
   std::string optimiser = "AdamW, lr ";
-  optimiser += number(t.learning_rate);
+  optimiser += general_number(t.learning_rate);
   optimiser += ", batch ";
   optimiser += std::to_string(t.batch_size);
   optimiser += ", warmup ";
@@ -110,7 +105,7 @@ std::vector<CheckpointSummaryRow> summarize(const CheckpointInfo& info) {
   const auto metrics = nlohmann::json::parse(info.metrics.empty() ? "{}" : info.metrics, nullptr, false);
   if (metrics.is_object())
     for (const auto& [key, value] : metrics.items())
-      if (value.is_number() && key != "step") add("Training", key.c_str(), number(value.get<double>()));
+      if (value.is_number() && key != "step") add("Training", key.c_str(), general_number(value.get<double>()));
   add("Software", "Written by", info.software.empty() ? "(not recorded)" : info.software);
   return rows;
 }

@@ -6,16 +6,11 @@
 #include <cstdio>
 #include <vector>
 
+#include "dstudio/common/text.h"
 #include "dstudio/data/dataset_io.h"
 
 namespace dstudio::models {
 namespace {
-
-std::string number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string s = "(";
@@ -55,17 +50,17 @@ PredictWindows check_predict_arrays(const std::map<std::string, data::NdArray>& 
     const auto& a = entry.second;
     if (static_cast<std::int64_t>(a.values.size()) != a.numel()) throw fail(entry.first, "holds a number of values that does not match its shape");
     for (std::size_t i = 0; i < a.values.size(); ++i)
-      if (!std::isfinite(a.values[i])) throw fail(entry.first, "holds " + number(a.values[i]) + " at index " + std::to_string(i));
+      if (!std::isfinite(a.values[i])) throw fail(entry.first, "holds " + general_number(a.values[i]) + " at index " + std::to_string(i));
   }
   const auto& steps = arrays.at("timesteps").values;
   for (std::size_t i = 0; i < steps.size(); ++i)
     if (steps[i] < 0 || steps[i] >= c.max_ep_len || steps[i] != std::floor(steps[i]))
-      throw fail("timesteps", "holds " + number(steps[i]) + " at window " + std::to_string(static_cast<std::int64_t>(i) / K) +
+      throw fail("timesteps", "holds " + general_number(steps[i]) + " at window " + std::to_string(static_cast<std::int64_t>(i) / K) +
                                   ", step " + std::to_string(static_cast<std::int64_t>(i) % K) +
                                   "; the model's timestep embedding takes whole numbers 0.." + std::to_string(c.max_ep_len - 1));
   if (has_mask)
     for (double v : arrays.at("mask").values)
-      if (v != 0.0 && v != 1.0) throw fail("mask", "holds " + number(v) + "; a mask is 1 for real steps and 0 for padding");
+      if (v != 0.0 && v != 1.0) throw fail("mask", "holds " + general_number(v) + "; a mask is 1 for real steps and 0 for padding");
   return {B, K, has_mask};
 }
 

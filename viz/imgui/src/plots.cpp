@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "dstudio/common/text.h"
+
 namespace dstudio::imgui {
 namespace {
 
@@ -25,7 +27,7 @@ std::string label_of(char type, int step) {
 // Compact numbers for axis ends: 3600, 2.4k, 0.31.
 std::string short_number(double v) {
   char text[32];
-  if (!std::isfinite(v)) return "-";
+  if (!std::isfinite(v)) return std::string(kMissingNumber);
   if (std::abs(v) >= 10000) std::snprintf(text, sizeof text, "%.0fk", v / 1000);
   else if (std::abs(v) >= 100) std::snprintf(text, sizeof text, "%.0f", v);
   else std::snprintf(text, sizeof text, "%.2g", v);

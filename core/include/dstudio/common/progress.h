@@ -50,6 +50,15 @@ struct Progress {
   void check() const {
     if (cancel.cancelled()) throw Cancelled();
   }
+  /// This progress seen through [from, to]: a sub-task reports its own fractions in [0, 1], and
+  /// they land in its share of the whole; cancelling either cancels both.
+  [[nodiscard]] Progress part(double from, double to) const {
+    Progress p;
+    p.cancel = cancel;
+    if (report)
+      p.report = [report = report, from, to](double f, std::string_view stage) { report(from + (to - from) * f, stage); };
+    return p;
+  }
 };
 
 }  // namespace dstudio

@@ -50,15 +50,6 @@ void note_dataset_warnings(ordered_json& summary, const std::filesystem::path& d
   for (const auto& w : warnings) lines.push_back(dataset.string() + ": " + w);
 }
 
-// The part [from, to] of `progress`: fractions reported by a step are scaled into it.
-Progress part(const Progress& progress, double from, double to) {
-  Progress p;
-  p.cancel = progress.cancel;
-  if (progress.report)
-    p.report = [report = progress.report, from, to](double f, std::string_view stage) { report(from + (to - from) * f, stage); };
-  return p;
-}
-
 // The result of an analysis that writes one table and one figure.
 AnalysisResult one_table_result(AnalysisTable table, AnalysisFigure figure, const ordered_json& summary) {
   AnalysisResult result;
@@ -126,15 +117,15 @@ AnalysisResult attention(const AnalysisInputs& in, const Progress& progress) {
     rc.seed = static_cast<std::uint64_t>(o.integer("seed"));
     const int step = o.given("step") ? static_cast<int>(o.integer("step")) : 2 * K;
     rc.max_steps = step + 1;
-    const auto r = rollout(in.checkpoint, rc, part(progress, 0.0, 0.8));
+    const auto r = rollout(in.checkpoint, rc, progress.part(0.0, 0.8));
     const auto& e = r.episodes.front();
     if (o.given("step") && step >= e.length)
       throw UsageError("--step " + std::to_string(step) + ": the episode (seed " + std::to_string(rc.seed) + ") ended after " +
                        std::to_string(e.length) + " steps; choose a step below " + std::to_string(e.length));
     windows.push_back(window_from_trace(e, std::min(step, e.length - 1), K, cfg.state_dim, cfg.act_dim));
-    inspections = inspect_windows(in.checkpoint, windows, ModalityZeroing::None, part(progress, 0.8, 0.9));
+    inspections = inspect_windows(in.checkpoint, windows, ModalityZeroing::None, progress.part(0.8, 0.9));
   } else {
-    auto inspected = inspect_on_dataset(in.checkpoint, static_cast<int>(o.integer("windows")), in.dataset, part(progress, 0.0, 0.9));
+    auto inspected = inspect_on_dataset(in.checkpoint, static_cast<int>(o.integer("windows")), in.dataset, progress.part(0.0, 0.9));
     dataset = inspected.dataset;
     dataset_warnings = std::move(inspected.dataset_warnings);
     windows = std::move(inspected.windows);
@@ -176,7 +167,7 @@ AnalysisResult attention(const AnalysisInputs& in, const Progress& progress) {
     if (other.variant.context_length != K || (other.variant.tokenizer == Tokenizer::Triplet) != (per_step == 3))
       throw Error("the two checkpoints see windows of different sizes (" + std::to_string(cfg.tokens()) + " and " +
                   std::to_string(other.variant.tokens()) + " tokens); their maps cannot be subtracted");
-    const auto theirs = inspect_windows(compare, windows, ModalityZeroing::None, part(progress, 0.9, 1.0));
+    const auto theirs = inspect_windows(compare, windows, ModalityZeroing::None, progress.part(0.9, 1.0));
     const auto diff = analysis::difference(mean, analysis::select_map(theirs, {analysis::MapKind::MeanOverLayers}));
     result.figures.push_back(heatmap("attention_difference", who + " - " + checkpoint_label(compare) + "\nmean over layers", diff, labels, true, "difference"));
     double largest = 0.0;
@@ -199,7 +190,7 @@ AnalysisResult entropy(const AnalysisInputs& in, const Progress& progress) {
   rc.seed = static_cast<std::uint64_t>(o.integer("seed"));
   rc.entropy = true;
   rc.threads = static_cast<int>(o.integer("threads"));
-  const auto r = rollout(in.checkpoint, rc, part(progress, 0.0, 0.8));
+  const auto r = rollout(in.checkpoint, rc, progress.part(0.0, 0.8));
   // Only full windows: a younger window has fewer tokens, so less entropy by construction.
   const int skip = o.given("skip") ? static_cast<int>(o.integer("skip")) : K - 1;
   AnalysisResult result;
@@ -222,7 +213,7 @@ AnalysisResult entropy(const AnalysisInputs& in, const Progress& progress) {
   // Per layer and head, on dataset windows: entropy, intra-step and inter-step.
   AnalysisTable heads_table{"entropy_heads", {"layer", "head", "mixer", "entropy", "intra_step", "inter_step"}, {}};
   ordered_json heads = ordered_json::array();
-  const auto inspected = inspect_on_dataset(in.checkpoint, static_cast<int>(o.integer("windows")), in.dataset, part(progress, 0.8, 1.0));
+  const auto inspected = inspect_on_dataset(in.checkpoint, static_cast<int>(o.integer("windows")), in.dataset, progress.part(0.8, 1.0));
   for (const auto& h : analysis::head_entropies(inspected.inspections)) {
     // intra_step is NaN (an empty cell) with one token a step.
     heads_table.rows.push_back({static_cast<double>(h.layer), static_cast<double>(h.head), h.mixer, h.entropy, h.intra_step, h.inter_step});
@@ -289,7 +280,7 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
   source.target = o.given("target") ? o.number("target") : 0.0;
   source.seed = static_cast<std::uint64_t>(o.integer("seed"));
   source.threads = static_cast<int>(o.integer("threads"));
-  const auto gathered = gather_tokens(in.checkpoint, source, in.dataset, part(progress, 0.0, 0.2));
+  const auto gathered = gather_tokens(in.checkpoint, source, in.dataset, progress.part(0.0, 0.2));
   // The same token cloud the window's t-SNE view shows.
   const auto& cloud = gathered.cloud;
   const int n = cloud.count(), H = cloud.dims;
@@ -300,7 +291,7 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
   tc.threads = static_cast<int>(o.integer("threads"));
   tc.method = analysis::tsne_method_named(o.text("method"));
   tc.neighbours = analysis::tsne_neighbours_named(o.text("neighbours"));
-  const auto r = analysis::tsne(cloud.points, n, H, tc, part(progress, 0.2, 1.0));
+  const auto r = analysis::tsne(cloud.points, n, H, tc, progress.part(0.2, 1.0));
   const auto xy = [&r](int i, int k) { return r.embedding[static_cast<std::size_t>(i) * 2 + static_cast<std::size_t>(k)]; };
   AnalysisResult result;
   AnalysisTable points{"tsne", {"x", "y", "modality", "window", "episode", "timestep", "return_to_go"}, {}};
@@ -452,7 +443,7 @@ AnalysisResult rtg_sweep(const AnalysisInputs& in, const Progress& progress) {
     rc.threads = static_cast<int>(o.integer("threads"));
     rc.traces = false;
     const double share = 1.0 / static_cast<double>(checkpoints.size());
-    const auto r = rollout(ckpt, rc, part(progress, k * share, (k + 1) * share));
+    const auto r = rollout(ckpt, rc, progress.part(k * share, (k + 1) * share));
     ordered_json points = ordered_json::array();
     analysis::AnalysisSeries line{checkpoint_label(ckpt), {}, {}, {}, false};
     for (const auto& s : r.summary) {
@@ -532,7 +523,7 @@ AnalysisResult locality(const AnalysisInputs& in, const Progress& progress) {
   std::vector<AnalysisFigure> figures;
   for (std::size_t c = 0; c < checkpoints.size(); ++c) {
     const double from = static_cast<double>(c) / checkpoints.size(), to = static_cast<double>(c + 1) / checkpoints.size();
-    const auto inspected = inspect_on_dataset(checkpoints[c], windows, in.dataset, part(progress, from, to));
+    const auto inspected = inspect_on_dataset(checkpoints[c], windows, in.dataset, progress.part(from, to));
     const auto profiles = analysis::layer_lag_profiles(inspected.inspections);
     const std::string who = checkpoint_label(checkpoints[c]);
     ordered_json layers = ordered_json::array();

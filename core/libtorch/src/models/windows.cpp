@@ -241,15 +241,6 @@ std::vector<std::pair<int, int>> episode_window_ends(int length, int K) {
 
 namespace {
 
-// The part [from, to] of `progress`.
-Progress progress_part(const Progress& progress, double from, double to) {
-  Progress p;
-  p.cancel = progress.cancel;
-  if (progress.report)
-    p.report = [report = progress.report, from, to](double f, std::string_view stage) { report(from + (to - from) * f, stage); };
-  return p;
-}
-
 // Tokens per real step: R, s and a before merging (not for unified tokens), then one token or
 // three in the block.
 int tokens_per_step(const VariantConfig& c) {
@@ -296,7 +287,7 @@ GatheredTokens gather_tokens(const fs::path& checkpoint, const TokenSource& sour
     rc.seed = source.seed;
     rc.threads = source.threads;
     rc.traces = true;
-    const auto played = rollout(*model, out.info, rc, progress_part(progress, 0.0, 0.6));
+    const auto played = rollout(*model, out.info, rc, progress.part(0.0, 0.6));
     for (std::size_t e = 0; e < played.episodes.size(); ++e) {
       const auto& trace = played.episodes[e];
       out.episode_returns.push_back(trace.episode_return);
@@ -305,7 +296,7 @@ GatheredTokens gather_tokens(const fs::path& checkpoint, const TokenSource& sour
       add_episode(trace.states.data(), trace.actions.data(), trace.returns_to_go.data(), static_cast<int>(e), trace.length);
     }
   } else {
-    Progress finding = progress_part(progress, 0.0, 0.5);
+    Progress finding = progress.part(0.0, 0.5);
     out.dataset = dataset.empty() ? checkpoint_dataset(out.info, finding) : dataset;
     progress.update(0.5, "loading the dataset");
     const auto ds = data::load_dataset(out.dataset, {.isolate = true}, {{}, progress.cancel});

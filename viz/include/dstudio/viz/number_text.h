@@ -1,0 +1,18 @@
+#pragma once
+/// \file
+/// core's number formatters (dstudio/common/text.h) as QStrings, for labels and table cells: one
+/// missing-value dash and one fixed-point form in every view.
+
+#include <QString>
+
+#include "dstudio/common/text.h"
+
+namespace dstudio::viz {
+
+/// What a view shows for a missing number (kMissingNumber).
+inline QString missing_text() { return QString::fromUtf8(kMissingNumber.data(), static_cast<qsizetype>(kMissingNumber.size())); }
+
+/// `v` with `decimals` digits after the point; missing_text() when it is not finite.
+inline QString fixed_text(double v, int decimals) { return QString::fromStdString(fixed_number(v, decimals)); }
+
+}  // namespace dstudio::viz
