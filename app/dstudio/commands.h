@@ -10,16 +10,15 @@
 #include <functional>
 #include <string>
 
+#include "dstudio/common/exit_code.h"
 #include "dstudio/data/dataset_io.h"
 
 namespace dstudio::cli {
 
-/// Exit codes scripts can rely on.
-enum ExitCode : int {
-  kOk = 0,
-  kFailed = 1,  ///< the work could not be done: bad input data, I/O error
-  kUsage = 2,   ///< the command line itself is wrong
-};
+/// The studio's exit codes (dstudio/common/exit_code.h), by their short names here.
+inline constexpr int kOk = kExitOk;
+inline constexpr int kFailed = kExitFailed;
+inline constexpr int kUsage = kExitUsage;
 
 /// Numeric options are checked as text, before any conversion, so nothing wraps, saturates or
 /// defaults silently: "-1" for a count, "1e30" or "" for a step count, "nan" for a width are all

@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
     return kUsage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dstudio: error: %s\n", e.what());
-    return kFailed;
+    return dstudio::exit_code_of(e);
   }
   return exit_code;
 }

@@ -34,22 +34,14 @@ OutputFolder::~OutputFolder() {
 }
 
 int run_guarded(const std::function<void()>& body) {
-  try {
-    body();
-    return kOk;
-  } catch (const CLI::ValidationError& e) {
-    std::fprintf(stderr, "dstudio: error: %s\n", e.what());
-    return kUsage;
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "dstudio: error: %s\n", e.what());
-    return kUsage;
-  } catch (const Cancelled&) {
-    std::fprintf(stderr, "dstudio: cancelled\n");
-    return 130;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "dstudio: error: %s\n", e.what());
-    return kFailed;
-  }
+  return run_reporting("dstudio", [&] {
+    try {
+      body();
+    } catch (const CLI::ValidationError& e) {
+      throw UsageError(e.what());  // a value CLI11 refused after parsing: the command line's fault
+    }
+    return static_cast<int>(kOk);
+  });
 }
 
 }  // namespace dstudio::cli

@@ -8,6 +8,7 @@
 #include <QTimer>
 #include <cstdio>
 
+#include "dstudio/common/exit_code.h"
 #include "dstudio/common/resources.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/viz/dataset_view.h"
@@ -75,7 +76,7 @@ int main(int argc, char** argv) {
     const StudioOptions options(parser);
     if (!parser.parse(QCoreApplication::arguments())) {
       std::fprintf(stderr, "decision-studio: error: %s\nRun 'decision-studio --help' for usage.\n", qPrintable(parser.errorText()));
-      return 2;
+      return dstudio::kExitUsage;
     }
     if (parser.isSet(QStringLiteral("help"))) {
       std::fputs(qPrintable(parser.helpText()), stdout);
@@ -91,7 +92,7 @@ int main(int argc, char** argv) {
       const double seconds = parser.value(options.bench_gui).toDouble(&ok);
       if (!ok || !(seconds > 0 && seconds <= 3600)) {
         std::fprintf(stderr, "decision-studio: error: --bench-gui takes seconds in (0, 3600], not \"%s\"\n", qPrintable(parser.value(options.bench_gui)));
-        return 2;
+        return dstudio::kExitUsage;
       }
     }
     if (parser.isSet(options.bench_tsne)) {
@@ -100,7 +101,7 @@ int main(int argc, char** argv) {
       if (!ok || tokens < 100 || tokens > 10'000'000) {
         std::fprintf(stderr, "decision-studio: error: --bench-tsne takes a number of tokens in [100, 10000000], not \"%s\"\n",
                      qPrintable(parser.value(options.bench_tsne)));
-        return 2;
+        return dstudio::kExitUsage;
       }
     }
   }

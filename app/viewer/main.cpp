@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dstudio/common/error.h"
+#include "dstudio/common/exit_code.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/plugins/loader.h"
 #include "dstudio/render/scene_renderer.h"
@@ -63,13 +64,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
   if (o.checkpoint.empty() && (o.dataset.empty() || o.episode < 0)) {
     std::fprintf(stderr, "decision-viewer: error: give a checkpoint, or --dataset with --episode\nRun 'decision-viewer --help' for usage.\n");
-    return 2;
+    return kExitUsage;
   }
-  try {
+  return run_reporting("decision-viewer", [&] {
     o.width = size.at(0), o.height = size.at(1);
     o.zeroing = models::zeroing_from_string(zeroing);
     if (target_option->count()) o.target = target;
@@ -78,7 +79,7 @@ int main(int argc, char** argv) {
     viewer::LiveViewer viewer(o);
     if (bench > 0) {
       std::fputs(viewer.bench(bench).text().c_str(), stdout);
-      return 0;
+      return static_cast<int>(kExitOk);
     }
     if (record > 0) {
       const int first = o.step;
@@ -98,7 +99,7 @@ int main(int argc, char** argv) {
       if (frames == 0 || !std::filesystem::exists(path)) throw Error(record_out + ": " + viewer.message());
       std::printf("wrote %s (%d frames, %.1f s at %d frames per second)%s\n", path.c_str(), frames, static_cast<double>(frames) / o.record_fps,
                   o.record_fps, ended_first && frames < want ? "; the episode ended first" : "");
-      return 0;
+      return static_cast<int>(kExitOk);
     }
     if (!screenshot.empty()) {
       // At the step asked for, with the map of its window drawn.
@@ -106,14 +107,8 @@ int main(int argc, char** argv) {
         throw Error("the policy did not reach step " + std::to_string(o.step) + " within 5 minutes");
       viewer.save_screenshot(screenshot);
       std::printf("wrote %s\n", screenshot.c_str());
-      return 0;
+      return static_cast<int>(kExitOk);
     }
     return viewer.run();
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "decision-viewer: error: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "decision-viewer: error: %s\n", e.what());
-    return 1;
-  }
+  });
 }

@@ -1,5 +1,5 @@
 // Texts: valid UTF-8 from untrusted bytes (valid text passes unchanged, every other byte becomes
-// \xNN), and the number formatters against printf and strtod.
+// \xNN); the number formatters against printf and strtod; the exit codes of errors.
 
 #include "dstudio/common/text.h"
 
@@ -12,6 +12,11 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <stdexcept>
+
+#include "dstudio/common/error.h"
+#include "dstudio/common/exit_code.h"
+#include "dstudio/common/progress.h"
 
 namespace dstudio {
 namespace {
@@ -83,6 +88,25 @@ TEST(NumberText, ExactReadsBackAsTheSameDoubleInTheShortestForm) {
   }
   EXPECT_EQ(general_number(1e-4), "0.0001");
   EXPECT_EQ(general_number(3.14159265), "3.14159");
+}
+
+}  // namespace
+}  // namespace dstudio
+
+namespace dstudio {
+namespace {
+
+// One mapping for all three programs: what a script reads from $?.
+TEST(ExitCode, UsageIsTwoCancelledIs130AnyOtherErrorIsOne) {
+  EXPECT_EQ(exit_code_of(UsageError("unknown name")), 2);
+  EXPECT_EQ(exit_code_of(Cancelled()), 130);
+  EXPECT_EQ(exit_code_of(Error("bad file")), 1);
+  EXPECT_EQ(exit_code_of(std::runtime_error("anything")), 1);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(run_reporting("prog", [] () -> int { throw UsageError("--x takes a number"); }), 2);
+  EXPECT_EQ(run_reporting("prog", [] () -> int { throw Cancelled(); }), 130);
+  EXPECT_EQ(run_reporting("prog", [] { return 7; }), 7);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "prog: error: --x takes a number\nprog: cancelled\n");
 }
 
 }  // namespace

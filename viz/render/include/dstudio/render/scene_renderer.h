@@ -10,8 +10,9 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <stdexcept>
 #include <vector>
+
+#include "dstudio/common/error.h"
 
 struct mjModel_;
 struct mjData_;
@@ -19,9 +20,9 @@ struct mjData_;
 namespace dstudio::render {
 
 /// No display to create a context on, or an OpenGL failure.
-class RenderError : public std::runtime_error {
+class RenderError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 /// An OpenGL context with no visible window, current on the creating thread.
