@@ -25,6 +25,7 @@
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/csv.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/subprocess.h"
 #include "dstudio/common/text.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
@@ -228,88 +229,16 @@ int run_task(const sweep::Sweep& s, const sweep::Cell& cell, int threads) {
 
 // `dstudio sweep task` for `index` as a child process of this program.
 pid_t spawn_task(const fs::path& dir, int index, int threads, const std::string& device) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const std::string index_text = std::to_string(index), threads_text = std::to_string(threads), dir_text = dir.string();
-    execl("/proc/self/exe", "dstudio", "sweep", "task", dir_text.c_str(), "--index", index_text.c_str(), "--threads", threads_text.c_str(),
-          "--device", device.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  if (pid < 0) throw Error("cannot start a task: " + std::string(std::strerror(errno)));
-  return pid;
-}
-
-// What a program printed (stdout and stderr together) and how it ended.
-struct ProgramOutput {
-  int code = 0;        ///< exit status; 127 when it could not be started
-  std::string text;
-};
-
-// Runs `argv` (searched on PATH) with no input and waits for it.
-ProgramOutput run_program(const std::vector<std::string>& argv) {
-  // Everything the child needs is made before fork: after it, only async-signal-safe calls.
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) throw Error("cannot run " + argv.front() + ": " + std::strerror(errno));
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    throw Error("cannot run " + argv.front() + ": " + std::strerror(errno));
-  }
-  if (pid == 0) {
-    dup2(fds[1], STDOUT_FILENO);
-    dup2(fds[1], STDERR_FILENO);
-    const int null = open("/dev/null", O_RDONLY);
-    if (null >= 0) dup2(null, STDIN_FILENO);
-    execvp(args[0], args.data());
-    _exit(127);  // not found, or not runnable
-  }
-  close(fds[1]);
-  ProgramOutput out;
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = read(fds[0], buffer, sizeof buffer);
-    if (n > 0) out.text.append(buffer, static_cast<std::size_t>(n));
-    else if (n == 0 || errno != EINTR) break;
-  }
-  close(fds[0]);
-  int wstatus = 0;
-  while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-  }
-  out.code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-  return out;
+  SpawnOptions inherit;
+  inherit.stdin_from_null = false;  // as the runner's own: its output goes where the runner's goes
+  return spawn_program("/proc/self/exe", {"dstudio", "sweep", "task", dir.string(), "--index", std::to_string(index), "--threads",
+                                          std::to_string(threads), "--device", device},
+                       inherit);
 }
 
 std::string first_line(const std::string& text) {
   const auto end = text.find('\n');
   return end == std::string::npos ? text : text.substr(0, end);
-}
-
-// Slurm's word on the array tasks of every submission of a sweep, by cell; empty when it was
-// never submitted. squeue knows a job until MinJobAge after its end; then sacct, where the
-// cluster keeps accounting. Throws Error when squeue cannot be asked.
-std::map<int, sweep::SlurmTaskState> slurm_states(const std::vector<sweep::SlurmJob>& jobs) {
-  std::vector<std::string> ids;
-  std::string text;
-  // One job at a time: squeue refuses a whole list for one id it has forgotten.
-  for (const auto& j : jobs) {
-    ids.push_back(j.job);
-    const auto out = run_program({"squeue", "-h", "-r", "-t", "all", "-j", j.job, "-o", "%i|%T|%r"});
-    const bool forgotten = out.code != 0 && out.text.find("Invalid job id") != std::string::npos;
-    if (out.code != 0 && !forgotten)
-      throw Error("squeue: " + (out.text.empty() ? "exit status " + std::to_string(out.code) : first_line(out.text)));
-    if (!forgotten && out.text.find('|') != std::string::npos) {
-      text += out.text;
-      continue;
-    }
-    // Without accounting sacct fails; the folders then say what they can.
-    const auto acct = run_program({"sacct", "-n", "-P", "-X", "-j", j.job, "-o", "JobID,State"});
-    if (acct.code == 0) text += acct.text;
-  }
-  return sweep::parse_job_states(text, ids);
 }
 
 // Code points, not bytes: what a terminal's columns count for the names and texts printed.
@@ -501,7 +430,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       std::map<int, sweep::SlurmTaskState> queue;
       if (!jobs.empty()) {
         try {
-          queue = slurm_states(jobs);
+          queue = sweep::query_slurm_states(jobs);
         } catch (const Error& e) {
           throw Error(std::string(e.what()) + "; cannot tell which cells of the earlier submissions still run, so nothing was submitted");
         }
@@ -573,7 +502,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       const auto jobs = sweep::read_slurm_jobs(s);
       std::map<int, sweep::SlurmTaskState> queue;
       try {
-        queue = slurm_states(jobs);
+        queue = sweep::query_slurm_states(jobs);
       } catch (const Error& e) {
         std::fprintf(stderr, "dstudio: warning: %s; the states below are the cells' folders' alone\n", e.what());
       }

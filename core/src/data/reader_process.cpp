@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -23,11 +22,10 @@
 #include <string_view>
 
 #include "dstudio/common/resources.h"
+#include "dstudio/common/subprocess.h"
 #include "dstudio/common/system_info.h"
 #include "h5.h"
 #include "isolation.h"
-
-extern char** environ;
 
 namespace dstudio::data {
 
@@ -353,36 +351,20 @@ Outcome run_reader(const fs::path& program, const fs::path& file, const LoadOpti
   args.insert(args.end(), {"--max-bytes", std::to_string(options.max_bytes), "--max-episode-steps",
                            std::to_string(options.max_episode_steps), "--memory-limit", std::to_string(memory_limit),
                            "--result-fd", "3", file.string()});
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(std::string("cannot start the dataset reader: ") + std::strerror(errno));
   Fd read_end{fds[0]};
   Fd write_end{fds[1]};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, write_end.fd, STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, result_fd, 3);
-  // What libhdf5 and glibc print on their way down is not for the user's terminal.
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  SpawnOptions spawn;
+  spawn.stdout_fd = write_end.fd;
+  spawn.pass_fds = {{result_fd, 3}};
+  spawn.stderr_to_null = true;  // what libhdf5 and glibc print on their way down is not for the user's terminal
+  spawn.default_signals = true;
   Child child;
-  const int spawned = posix_spawn(&child.pid, program.c_str(), &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (spawned != 0) {
-    child.pid = -1;
-    throw Error("cannot start the dataset reader " + program.string() + ": " + std::strerror(spawned));
+  try {
+    child.pid = spawn_program(program.string(), args, spawn);
+  } catch (const Error& e) {
+    throw Error(std::string("the dataset reader: ") + e.what());
   }
   ::close(write_end.fd);
   write_end.fd = -1;

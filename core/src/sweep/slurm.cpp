@@ -12,6 +12,7 @@
 
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/subprocess.h"
 
 namespace dstudio::sweep {
 namespace fs = std::filesystem;
@@ -234,6 +235,27 @@ bool slurm_state_is_live(const std::string& state) {
   static const std::set<std::string> live = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED",
                                              "SUSPENDED", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD"};
   return live.count(state) > 0;
+}
+
+std::map<int, SlurmTaskState> query_slurm_states(const std::vector<SlurmJob>& jobs) {
+  std::vector<std::string> ids;
+  std::string text;
+  // One job at a time: squeue refuses a whole list for one id it has forgotten.
+  for (const auto& j : jobs) {
+    ids.push_back(j.job);
+    const auto out = run_program({"squeue", "-h", "-r", "-t", "all", "-j", j.job, "-o", "%i|%T|%r"});
+    const bool forgotten = out.code != 0 && out.text.find("Invalid job id") != std::string::npos;
+    if (out.code != 0 && !forgotten)
+      throw Error("squeue: " + (out.text.empty() ? "exit status " + std::to_string(out.code) : out.text.substr(0, out.text.find('\n'))));
+    if (!forgotten && out.text.find('|') != std::string::npos) {
+      text += out.text;
+      continue;
+    }
+    // Without accounting sacct fails; the folders then say what they can.
+    const auto acct = run_program({"sacct", "-n", "-P", "-X", "-j", j.job, "-o", "JobID,State"});
+    if (acct.code == 0) text += acct.text;
+  }
+  return parse_job_states(text, ids);
 }
 
 }  // namespace dstudio::sweep

@@ -75,6 +75,11 @@ struct SlurmTaskState {
 /// expanded.
 std::map<int, SlurmTaskState> parse_job_states(const std::string& text, const std::vector<std::string>& jobs);
 
+/// Slurm's word on the array tasks of every submission of a sweep, by cell; empty when it was
+/// never submitted. Asks squeue, which knows a job until MinJobAge after its end, then sacct, where
+/// the cluster keeps accounting. Throws Error when squeue cannot be asked.
+std::map<int, SlurmTaskState> query_slurm_states(const std::vector<SlurmJob>& jobs);
+
 /// True for the states in which Slurm still has the task: pending, running, configuring,
 /// completing, requeued, suspended.
 bool slurm_state_is_live(const std::string& state);
