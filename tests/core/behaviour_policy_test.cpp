@@ -323,6 +323,10 @@ TEST(DatasetStatistics, LinearActionR2AgainstConstructedData) {
   for (auto& a : d.actions) a = static_cast<float>(r.normal());
   EXPECT_NEAR(data::linear_action_r2(d), 0.0, 0.002);
   EXPECT_TRUE(std::isnan(data::linear_action_r2(data::TransitionArrays{})));
+  // A pass the Dataset tab no longer waits for stops at its next poll.
+  Progress cancelled;
+  cancelled.cancel.cancel();
+  EXPECT_THROW(data::linear_action_r2(d, cancelled), Cancelled);
 }
 
 TEST(DatasetStatistics, ReturnQuantilesInterpolateBetweenEpisodes) {

@@ -98,6 +98,8 @@ DatasetView::DatasetView(QWidget* parent)
   layout->addWidget(split, 1);
 }
 
+DatasetView::~DatasetView() { r2_cancel_.cancel(); }
+
 void DatasetView::setDataset(std::shared_ptr<const data::Dataset> dataset) {
   dataset_ = std::move(dataset);
   selected_ = -1;
@@ -185,7 +187,18 @@ void DatasetView::fillSummary() {
   r2_row_ = row(behaviour, tr("State → action linear R²"), tr("computing…"));
   r2_row_->setToolTip(0, tr("Share of the action variance a linear function of the state explains. Near 1 the state "
                             "determines the action, and a return-to-go has little left to tell a model."));
-  r2_watcher_->setFuture(QtConcurrent::run([data = dataset_] { return data::linear_action_r2(data->data); }));
+  // A dataset opened meanwhile, or the view closing, stops the pass (see ~DatasetView).
+  r2_cancel_.cancel();
+  r2_cancel_ = CancelToken();
+  Progress progress;
+  progress.cancel = r2_cancel_;
+  r2_watcher_->setFuture(QtConcurrent::run([data = dataset_, progress] {
+    try {
+      return data::linear_action_r2(data->data, progress);
+    } catch (const Cancelled&) {
+      return std::nan("");  // nobody waits for it: its row is gone
+    }
+  }));
 
   auto* dims = section(tr("Dimensions"));
   row(dims, tr("Observation"), QString::number(ds.data.obs_dim));

@@ -185,13 +185,14 @@ DatasetSummary summarize(const Dataset& dataset) {
   return s;
 }
 
-double linear_action_r2(const TransitionArrays& data) {
+double linear_action_r2(const TransitionArrays& data, const Progress& progress) {
   const std::int64_t N = data.size(), S = data.obs_dim, A = data.act_dim, P = S + 1;
   if (N == 0 || A == 0) return std::nan("");
   // Normal equations (X^T X) B = X^T Y with X = [s, 1], accumulated in double.
   std::vector<double> xtx(static_cast<std::size_t>(P * P), 0.0), xty(static_cast<std::size_t>(P * A), 0.0), x(static_cast<std::size_t>(P));
   std::vector<double> mean(static_cast<std::size_t>(A), 0.0);
   for (std::int64_t i = 0; i < N; ++i) {
+    if (i % 65536 == 0) progress.update(static_cast<double>(i) / static_cast<double>(N), "state -> action R^2");
     for (std::int64_t k = 0; k < S; ++k) x[k] = data.observations[i * S + k];
     x[S] = 1.0;
     for (std::int64_t r = 0; r < P; ++r) {

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "dstudio/common/progress.h"
+
 namespace dstudio::data {
 
 /// Which on-disk layout a dataset came from.
@@ -138,8 +140,8 @@ DatasetSummary summarize(const Dataset& dataset);
 /// an intercept over every transition, R^2 = 1 - (sum of squared residuals) / (total sum of
 /// squares), the action dimensions pooled. Near 1 the state determines the action, and a
 /// return-to-go has nothing left to tell a model (docs/findings.md). NaN without transitions or
-/// when the actions do not vary.
-double linear_action_r2(const TransitionArrays& data);
+/// when the actions do not vary. Polls `progress` (throws Cancelled when it is cancelled).
+double linear_action_r2(const TransitionArrays& data, const Progress& progress = {});
 
 /// The dataset's D4RL-style name, e.g. "hopper-medium-replay": from the metadata of a generated
 /// file (env_id and kind), else from the file name (hopper_medium_replay-v2.hdf5 and

@@ -29,6 +29,7 @@ class DatasetView : public QWidget {
   Q_OBJECT
  public:
   explicit DatasetView(QWidget* parent = nullptr);
+  ~DatasetView() override;
 
   void setDataset(std::shared_ptr<const data::Dataset> dataset);
   [[nodiscard]] const std::shared_ptr<const data::Dataset>& dataset() const { return dataset_; }
@@ -68,6 +69,7 @@ class DatasetView : public QWidget {
   QPushButton* replay_;
   qint64 selected_ = -1;
   QFutureWatcher<double>* r2_watcher_;
+  CancelToken r2_cancel_;  // the R² pass of the dataset shown
   QTreeWidgetItem* r2_row_ = nullptr;
 };
 
