@@ -56,7 +56,7 @@ void add_model_commands(CLI::App& app, int& exit_code) {
         const auto& name = definition->name;
         const auto c = models::make_variant(name);
         if (!definition->origin.builtin()) from_plugins += "\n  " + name + ": " + definition->description + " [" + definition->origin.label() + "]";
-        std::string mixer = c.mixer_name();
+        std::string mixer = c.mixer;
         if (c.hybrid) mixer += " + attention";
         if (c.single_filter && c.tokenizer == models::Tokenizer::Triplet) mixer += " (1 filter)";
         std::string tokens = models::to_string(c.tokenizer);
@@ -163,7 +163,7 @@ void add_model_commands(CLI::App& app, int& exit_code) {
       }
       const auto& c = info.variant;
       std::printf("%s\n  variant   %s: K %d, %d layers x %d hidden, %d heads, mixer %s, state %d, action %d\n", info.path.c_str(),
-                  c.variant.c_str(), c.context_length, c.layers, c.hidden, c.heads, c.mixer_name().c_str(), c.state_dim, c.act_dim);
+                  c.variant.c_str(), c.context_length, c.layers, c.hidden, c.heads, c.mixer.c_str(), c.state_dim, c.act_dim);
       std::printf("  data      %s (%s), env %s, rtg scale %g\n", info.dataset_path.empty() ? "(none)" : info.dataset_path.c_str(),
                   info.dataset_fingerprint.empty() ? "no fingerprint" : info.dataset_fingerprint.c_str(),
                   info.env_id.empty() ? "(none)" : info.env_id.c_str(), info.rtg_scale);

@@ -455,7 +455,7 @@ void TrainingPanel::rebuildVariantForm() {
   // The variant is chosen above; the shapes come from the dataset; the plugin is the variant's;
   // a plugin mixer's options follow, one field each.
   variant_form_->setConfig(models::to_json(config), {"variant", "state_dim", "act_dim", "plugin", "plugin_version", "mixer_options"});
-  if (const auto mixer = models::mixer_registry().find(config.registered_mixer))
+  if (const auto mixer = models::mixer_registry().find(config.mixer))
     for (const auto& option : mixer->options)
       variant_form_->addNumber(kMixerOptionPrefix + option.field.key, QString::fromStdString(option.field.key),
                                models::mixer_option(config, option.field.key), option.field.minimum, option.integer,

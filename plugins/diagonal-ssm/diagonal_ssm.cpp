@@ -96,8 +96,7 @@ DSTUDIO_PLUGIN("diagonal-ssm", "1.0.0", "A recurrent token mixer: a diagonal lin
   variant.description = "Decision S4-style: DT's (R, s, a) tokens mixed by a diagonal linear recurrence";
   variant.defaults = [] {
     auto c = dstudio::models::make_variant("dt");
-    c.mixer = dstudio::models::Mixer::Registered;
-    c.registered_mixer = "diagonal-ssm";
+    c.mixer = "diagonal-ssm";
     c.mixer_options = {{"timescale_max", 30.0}, {"gate", 1.0}};
     c.activation = "gelu";
     return c;

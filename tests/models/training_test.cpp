@@ -190,7 +190,7 @@ TEST(Training, EveryVariantResumesExactly) {
     v.hidden = 16;
     v.layers = 2;
     v.context_length = 4;
-    SCOPED_TRACE(v.variant + " " + to_string(v.tokenizer) + "/" + to_string(v.merger) + "/" + to_string(v.mixer));
+    SCOPED_TRACE(v.variant + " " + to_string(v.tokenizer) + "/" + to_string(v.merger) + "/" + v.mixer);
     auto config = quick(6);
     config.batch_size = 4;
     config.log_every = 1;

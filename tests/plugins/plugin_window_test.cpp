@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+// LibTorch before Qt: Qt's keyword macros (slots, emit) would rewrite LibTorch's headers.
+#include "dstudio/models/decision_model.h"
+#include "dstudio/models/token_mixer.h"
+
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QComboBox>
@@ -48,6 +52,45 @@ class PluginWindow : public testing::Test {
   }
   test::TempDir dir;
 };
+
+// The studio's pooling and the example plugin's diagonal-ssm: one registry entry and one module
+// registration each, refused alike when taken again, made alike into a model's blocks.
+TEST_F(PluginWindow, ABuiltInMixerAndAPluginMixerGoThroughOneRegistrationPath) {
+  for (const std::string name : {"pooling", "diagonal-ssm"}) {
+    SCOPED_TRACE(name);
+    const auto definition = models::mixer_registry().find(name);
+    ASSERT_TRUE(definition);
+    EXPECT_TRUE(definition->flops);
+    models::MixerDefinition again;
+    again.name = name;
+    EXPECT_THROW(models::mixer_registry().add(again), UsageError) << "the registry holds both";
+    try {
+      models::register_token_mixer(name, [](const models::VariantConfig&) { return std::shared_ptr<models::TokenMixer>(); });
+      ADD_FAILURE() << "a second module was taken";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("'" + name + "' already has a module"), std::string::npos) << e.what();
+    }
+    auto config = models::make_variant("hier", "none", name);  // DT's triplets, this mixer
+    EXPECT_EQ(config.mixer, name);
+    config.state_dim = 3;
+    config.act_dim = 2;
+    config.hidden = 16;
+    config.context_length = 4;
+    config.validate();
+    models::DecisionModel model(config);
+    models::ModelInputs in;
+    in.states = torch::randn({2, 4, 3});
+    in.actions = torch::randn({2, 4, 2});
+    in.returns_to_go = torch::randn({2, 4, 1});
+    in.timesteps = torch::arange(4).repeat({2, 1});
+    models::Inspection inspection;
+    model->forward(in, &inspection);
+    ASSERT_EQ(inspection.mixers.size(), static_cast<std::size_t>(config.layers));
+    EXPECT_EQ(inspection.mixers.front(), name);
+  }
+  EXPECT_TRUE(models::mixer_registry().find("pooling")->origin.builtin());
+  EXPECT_EQ(models::mixer_registry().find("diagonal-ssm")->origin.plugin, "diagonal-ssm");
+}
 
 TEST_F(PluginWindow, ThePluginMixerIsInTheTrainingFormWithItsOptionsAndTrains) {
   data::SyntheticSpec spec;

@@ -75,7 +75,7 @@ std::vector<CheckpointSummaryRow> summarize(const CheckpointInfo& info) {
   };
   add("Model", "Variant", c.variant);
   add("Model", "Tokens", std::string(to_string(c.tokenizer)) + (c.tokenizer == Tokenizer::Merged ? std::string(", merger ") + to_string(c.merger) : ""));
-  add("Model", "Mixer", c.mixer_name());
+  add("Model", "Mixer", c.mixer);
   if (!c.plugin.empty()) add("Model", "Plugin", c.plugin + " " + c.plugin_version);
   std::string shape = std::to_string(c.layers);
   shape += " layers x ";

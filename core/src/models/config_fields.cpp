@@ -149,7 +149,8 @@ std::vector<std::string> hier_mergers() {
 // The mixers of HiFormer's grid (its Table 1), then those of plugins.
 std::vector<std::string> hier_mixers() {
   std::vector<std::string> out{"none", "attention", "linear-attention", "conv", "pooling"};
-  for (auto& m : mixer_registry().names()) out.push_back(std::move(m));
+  for (const auto& m : mixer_registry().all())
+    if (!m->origin.builtin()) out.push_back(m->name);
   return out;
 }
 

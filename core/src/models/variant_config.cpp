@@ -22,14 +22,6 @@ constexpr Names<Tokenizer> kTokenizers[] = {
     {Tokenizer::Triplet, "triplet"}, {Tokenizer::Unified, "unified"}, {Tokenizer::Merged, "merged"}, {Tokenizer::State, "state"}};
 constexpr Names<Merger> kMergers[] = {
     {Merger::Concat, "concat"}, {Merger::Attention, "attention"}, {Merger::Convolution, "conv"}, {Merger::Pooling, "pooling"}};
-constexpr Names<Mixer> kMixers[] = {{Mixer::Attention, "attention"},
-                                    {Mixer::GaussianAttention, "gaussian-attention"},
-                                    {Mixer::DirectAttention, "direct-attention"},
-                                    {Mixer::Convolution, "conv"},
-                                    {Mixer::LinearAttention, "linear-attention"},
-                                    {Mixer::Pooling, "pooling"},
-                                    {Mixer::GatedConvolution, "gated-conv"},
-                                    {Mixer::None, "none"}};
 
 template <class E, std::size_t N>
 const char* name_of(const Names<E> (&table)[N], E value) {
@@ -52,24 +44,14 @@ E parse(const Names<E> (&table)[N], const std::string& text, const char* what) {
 
 const char* to_string(Tokenizer t) { return name_of(kTokenizers, t); }
 const char* to_string(Merger m) { return name_of(kMergers, m); }
-const char* to_string(Mixer m) { return m == Mixer::Registered ? "registered" : name_of(kMixers, m); }
 
 namespace {
-// A built-in mixer's name, or a plugin's (which sets `registered`).
-Mixer parse_mixer(const std::string& text, std::string& registered) {
-  for (const auto& n : kMixers)
-    if (text == n.name) return n.value;
-  if (mixer_registry().find(text)) {
-    registered = text;
-    return Mixer::Registered;
-  }
-  std::string known;
-  for (const auto& n : mixer_names()) known += (known.empty() ? "" : ", ") + n;
-  throw UsageError("unknown mixer '" + text + "'; known: " + known);
+// The registered mixer `text` names; throws UsageError listing the known names.
+std::shared_ptr<const MixerDefinition> parse_mixer(const std::string& text) {
+  if (auto d = mixer_registry().find(text)) return d;
+  throw UsageError("unknown mixer '" + text + "'; known: " + mixer_registry().joined_names());
 }
 }  // namespace
-
-std::string VariantConfig::mixer_name() const { return mixer == Mixer::Registered ? registered_mixer : to_string(mixer); }
 
 namespace {
 template <class E, std::size_t N>
@@ -86,11 +68,7 @@ nlohmann::ordered_json as_json(const VariantConfig& c);
 
 std::vector<std::string> tokenizer_names() { return names_of(kTokenizers); }
 std::vector<std::string> merger_names() { return names_of(kMergers); }
-std::vector<std::string> mixer_names() {
-  auto names = names_of(kMixers);
-  for (const auto& n : mixer_registry().names()) names.push_back(n);
-  return names;
-}
+std::vector<std::string> mixer_names() { return mixer_registry().names(); }
 
 void VariantConfig::validate() const {
   auto require = [](bool ok, const std::string& what) {
@@ -116,26 +94,29 @@ void VariantConfig::validate() const {
   for (const auto& f : variant_fields())
     if (f.choices.empty() && j.contains(f.key) && j[f.key].is_number() && !in_range(f, j[f.key].get<double>()))
       require(false, f.key + " must be in " + range_text(f) + ", not " + j[f.key].dump());
-  const bool registered = mixer == Mixer::Registered;
-  if (!registered) {
-    require(mixer_options.empty(), "mixer_options are for a plugin's mixer, not '" + std::string(to_string(mixer)) + "'");
-    return;
-  }
-  const auto definition = mixer_registry().find(registered_mixer);
+  const auto definition = mixer_registry().find(mixer);
   if (!definition) {
-    if (!plugin.empty()) throw MissingPluginError(plugin, plugin_version, "the mixer '" + registered_mixer + "'");
-    throw UsageError("variant configuration: unknown mixer '" + registered_mixer + "'");
+    if (!plugin.empty()) throw MissingPluginError(plugin, plugin_version, "the mixer '" + mixer + "'");
+    throw UsageError("variant configuration: unknown mixer '" + mixer + "'; known: " + mixer_registry().joined_names());
+  }
+  if (definition->options.empty()) {
+    require(mixer_options.empty(), "mixer_options are for a plugin's mixer, not '" + mixer + "'");
+    return;
   }
   for (const auto& [key, value] : mixer_options) {
     const MixerOption* option = nullptr;
     for (const auto& o : definition->options)
       if (o.field.key == key) option = &o;
-    require(option != nullptr, "the mixer '" + registered_mixer + "' has no option '" + key + "'");
+    require(option != nullptr, "the mixer '" + mixer + "' has no option '" + key + "'");
     const bool ok = option->field.above ? value > option->field.minimum : value >= option->field.minimum;
     require(ok, key + " must be " + (option->field.above ? "above " : "at least ") + std::to_string(option->field.minimum));
     require(!option->integer || value == static_cast<double>(static_cast<long long>(value)), key + " must be a whole number");
   }
 }
+
+namespace {
+const std::string kAttention = "attention", kNoMixer = "none";
+}  // namespace
 
 double forward_flops(const VariantConfig& c, int batch) {
   const double B = batch, K = c.context_length, T = c.tokens(), H = c.hidden, S = c.state_dim, A = c.act_dim;
@@ -147,21 +128,10 @@ double forward_flops(const VariantConfig& c, int batch) {
   else flops += 2.0 * B * K * (1 + S + A) * H + (c.merger == Merger::Concat ? 2.0 * B * K * (1 + S + A) * H : 0.0) +
                 (c.tokenizer == Tokenizer::Merged && c.merger == Merger::Attention ? 2.0 * B * K * (4 * H * H + 2 * 9 * H) : 0.0);
   for (int layer = 0; layer < c.layers; ++layer) {
-    const Mixer mixer = c.hybrid && layer == c.layers - 1 ? Mixer::Attention : c.mixer;
-    switch (mixer) {
-      case Mixer::Attention:
-      case Mixer::GaussianAttention:
-      case Mixer::LinearAttention: flops += 2.0 * N * H * 4 * H + 2.0 * 2 * B * T * T * H; break;
-      case Mixer::DirectAttention: flops += 2.0 * N * H * 2 * H + 2.0 * B * T * T * H; break;
-      case Mixer::Convolution: flops += 2.0 * N * H * c.conv_window * (c.single_filter || c.tokenizer != Tokenizer::Triplet ? 1 : 3); break;
-      case Mixer::Pooling: flops += 2.0 * B * T * T * H; break;
-      case Mixer::GatedConvolution: flops += 2.0 * N * H * 3 * H + 2.0 * N * H * c.gated_kernel; break;
-      case Mixer::None: break;
-      case Mixer::Registered:
-        if (const auto d = mixer_registry().find(c.registered_mixer); d && d->flops) flops += d->flops(c, N);
-        break;
-    }
-    if (c.mixer_projection && mixer != Mixer::None) flops += 2.0 * N * H * H;
+    // DC hybrid: the last block attends.
+    const std::string& mixer = c.hybrid && layer == c.layers - 1 ? kAttention : c.mixer;
+    if (const auto d = mixer_registry().find(mixer); d && d->flops) flops += d->flops(c, N);
+    if (c.mixer_projection && mixer != kNoMixer) flops += 2.0 * N * H * H;
     flops += 2.0 * N * H * c.mlp_ratio * H * 2;  // the MLP's two layers
   }
   return flops + 2.0 * B * K * H * A;  // action head
@@ -184,54 +154,56 @@ constexpr std::pair<const char*, const char*> kBuiltinVariants[] = {
     {"hier", "HiFormer's grid: any token merger with any token mixer"},
 };
 
-VariantConfig builtin_variant(const std::string& name, const std::string& merger, const std::string& mixer) {
+VariantConfig builtin_variant(const std::string& name) {
   VariantConfig c;
   c.variant = name;
   if (name == "dt") {
     // Decision Transformer: 3 layers, 1 head, H 128, K 20, ReLU, dropout 0.1.
   } else if (name == "dc" || name == "dc-1filter" || name == "dc-hybrid") {
     // Decision ConvFormer (Table 4): K 8, GELU, L 6.
-    c.mixer = Mixer::Convolution;
+    c.mixer = "conv";
     c.context_length = 8;
     c.activation = "gelu";
     c.single_filter = name == "dc-1filter";
     c.hybrid = name == "dc-hybrid";
   } else if (name == "direct-attention") {
-    c.mixer = Mixer::DirectAttention;
+    c.mixer = "direct-attention";
   } else if (name == "gdt") {
     // Gaussian-biased DT: 2 heads, w 0.1, b -0.05.
-    c.mixer = Mixer::GaussianAttention;
+    c.mixer = "gaussian-attention";
     c.heads = 2;
   } else if (name == "udt") {
     c.tokenizer = Tokenizer::Unified;
   } else if (name == "udc") {
     c.tokenizer = Tokenizer::Unified;
-    c.mixer = Mixer::GatedConvolution;
+    c.mixer = "gated-conv";
     c.activation = "gelu";
   } else if (name == "dhi" || name == "hier") {
     // Decision HiFormer: convolution merger + pooling P 2, GELU (Table S2).
     c.activation = "gelu";
     c.tokenizer = Tokenizer::Merged;
     c.merger = Merger::Convolution;
-    c.mixer = Mixer::Pooling;
-    if (name == "hier") {
-      if (merger == "none") c.tokenizer = Tokenizer::Triplet;
-      else c.merger = parse(kMergers, merger, "merger");
-      c.mixer = parse_mixer(mixer, c.registered_mixer);
-      if (c.mixer == Mixer::Registered) {
-        const auto d = mixer_registry().find(mixer);
-        for (const auto& o : d->options) c.mixer_options[o.field.key] = o.value;
-        c.plugin = d->origin.plugin;
-        c.plugin_version = d->origin.version;
-      }
-      if (c.mixer == Mixer::Convolution && c.tokenizer != Tokenizer::Triplet) c.conv_window = 2;  // two steps
-      c.single_filter = c.tokenizer != Tokenizer::Triplet;
-    }
+    c.mixer = "pooling";
   } else if (name == "mlp-bc") {
     c.tokenizer = Tokenizer::State;
-    c.mixer = Mixer::None;
+    c.mixer = "none";
   }
   return c;
+}
+
+// hier: HiFormer's grid, any token merger ("none": DT's triplets) with any registered mixer.
+void hier_grid(VariantConfig& c, const std::string& merger, const std::string& mixer) {
+  if (merger == "none") c.tokenizer = Tokenizer::Triplet;
+  else c.merger = parse(kMergers, merger, "merger");
+  const auto d = parse_mixer(mixer);
+  c.mixer = d->name;
+  for (const auto& o : d->options) c.mixer_options[o.field.key] = o.value;
+  if (!d->origin.builtin()) {
+    c.plugin = d->origin.plugin;
+    c.plugin_version = d->origin.version;
+  }
+  if (c.mixer == "conv" && c.tokenizer != Tokenizer::Triplet) c.conv_window = 2;  // two steps
+  c.single_filter = c.tokenizer != Tokenizer::Triplet;
 }
 
 }  // namespace
@@ -242,7 +214,9 @@ Registry<VariantDefinition>& variant_registry() {
     auto* r = new Registry<VariantDefinition>("variant");
     for (const auto& [name, description] : kBuiltinVariants) {
       const std::string n = name;
-      r->add({n, description, [n] { return builtin_variant(n, "conv", "pooling"); }, {}});
+      VariantDefinition d{n, description, [n] { return builtin_variant(n); }, {}, {}};
+      if (n == "hier") d.grid = hier_grid;
+      r->add(std::move(d));
     }
     return r;
   }();
@@ -250,16 +224,21 @@ Registry<VariantDefinition>& variant_registry() {
 }
 
 Registry<MixerDefinition>& mixer_registry() {
-  static auto* registry = new Registry<MixerDefinition>("token mixer");
+  // Never destroyed, as variant_registry().
+  static auto* registry = [] {
+    auto* r = new Registry<MixerDefinition>("token mixer");
+    for (auto& d : builtin_mixers()) r->add(std::move(d));
+    return r;
+  }();
   return *registry;
 }
 
 double mixer_option(const VariantConfig& config, const std::string& key) {
   if (auto it = config.mixer_options.find(key); it != config.mixer_options.end()) return it->second;
-  if (const auto d = mixer_registry().find(config.registered_mixer))
+  if (const auto d = mixer_registry().find(config.mixer))
     for (const auto& o : d->options)
       if (o.field.key == key) return o.value;
-  throw UsageError("the mixer '" + config.registered_mixer + "' has no option '" + key + "'");
+  throw UsageError("the mixer '" + config.mixer + "' has no option '" + key + "'");
 }
 
 MissingPluginError::MissingPluginError(const std::string& plugin, const std::string& version, const std::string& what)
@@ -270,7 +249,6 @@ MissingPluginError::MissingPluginError(const std::string& plugin, const std::str
 std::vector<std::string> variant_names() { return variant_registry().names(); }
 
 VariantConfig make_variant(const std::string& name, const std::string& merger, const std::string& mixer) {
-  if (name == "hier") return builtin_variant(name, merger, mixer);
   const auto definition = variant_registry().find(name);
   if (!definition) throw UsageError("unknown variant '" + name + "'; known variants: " + variant_registry().joined_names());
   VariantConfig c = definition->defaults();
@@ -279,6 +257,7 @@ VariantConfig make_variant(const std::string& name, const std::string& merger, c
     c.plugin = definition->origin.plugin;
     c.plugin_version = definition->origin.version;
   }
+  if (definition->grid) definition->grid(c, merger, mixer);
   return c;
 }
 
@@ -303,7 +282,7 @@ nlohmann::ordered_json as_json(const VariantConfig& c) {
           {"tokenizer", to_string(c.tokenizer)},
           {"merger", to_string(c.merger)},
           {"return_embedding", c.return_embedding},
-          {"mixer", c.mixer_name()},
+          {"mixer", c.mixer},
           {"hybrid", c.hybrid},
           {"conv_window", c.conv_window},
           {"single_filter", c.single_filter},
@@ -354,9 +333,9 @@ void apply(VariantConfig& c, const nlohmann::json& j) {
       else if (key == "merger") c.merger = parse(kMergers, value.get<std::string>(), "merger");
       else if (key == "return_embedding") c.return_embedding = whole(key, value);
       else if (key == "mixer") {
-        c.registered_mixer.clear();
-        c.mixer = parse_mixer(value.get<std::string>(), c.registered_mixer);
-        if (c.mixer != Mixer::Registered) c.mixer_options.clear();
+        const auto d = parse_mixer(value.get<std::string>());
+        c.mixer = d->name;
+        if (d->options.empty()) c.mixer_options.clear();
       }
       else if (key == "mixer_options") c.mixer_options = value.get<std::map<std::string, double>>();
       else if (key == "plugin") c.plugin = value.get<std::string>();
@@ -383,24 +362,20 @@ bool uses_field(const VariantConfig& c, const std::string& key) {
     for (const char* mixing : {"heads", "attention_dropout", "hybrid", "conv_window", "single_filter", "mixer_projection", "gaussian_w",
                                "gaussian_b", "pool_size", "gated_kernel"})
       if (key == mixing) return false;
-  const bool plugin = c.mixer == Mixer::Registered;  // its fields are its own business
-  const bool attends = c.mixer == Mixer::Attention || c.mixer == Mixer::GaussianAttention || c.mixer == Mixer::DirectAttention ||
-                       c.mixer == Mixer::LinearAttention || c.hybrid;
-  if (key == "heads") return plugin || (attends && (c.mixer != Mixer::DirectAttention || c.hybrid));
-  if (key == "attention_dropout") return plugin || attends;
   if (key == "merger") return c.tokenizer == Tokenizer::Merged;
   if (key == "return_embedding") return c.tokenizer == Tokenizer::Unified;
   // DC hybrid: the last block uses plain causal attention instead of the mixer (also instead of
   // Gaussian attention, or of no mixer at all).
-  if (key == "hybrid") return c.mixer != Mixer::Attention;
-  if (key == "conv_window") return c.mixer == Mixer::Convolution;
-  // One filter per token type exists only for triplets: other tokens have one type.
-  if (key == "single_filter") return c.mixer == Mixer::Convolution && c.tokenizer == Tokenizer::Triplet;
-  if (key == "mixer_projection") return c.mixer != Mixer::None;
-  if (key == "gaussian_w" || key == "gaussian_b") return c.mixer == Mixer::GaussianAttention;
-  if (key == "pool_size") return c.mixer == Mixer::Pooling;
-  if (key == "gated_kernel") return c.mixer == Mixer::GatedConvolution;
-  return true;
+  if (key == "hybrid") return c.mixer != kAttention;
+  if (key == "mixer_projection") return c.mixer != kNoMixer;
+  const bool mixing = key == "heads" || key == "attention_dropout" || key == "conv_window" || key == "single_filter" ||
+                      key == "gaussian_w" || key == "gaussian_b" || key == "pool_size" || key == "gated_kernel";
+  if (!mixing) return true;
+  if (c.hybrid && (key == "heads" || key == "attention_dropout")) return true;  // the attending last block
+  // Each mixer says which fields it reads; a plugin's may read heads and attention_dropout.
+  const auto d = mixer_registry().find(c.mixer);
+  if (d && d->uses_field) return d->uses_field(c, key);
+  return key == "heads" || key == "attention_dropout";
 }
 
 std::string to_json(const VariantConfig& config) { return as_json(config).dump(2); }
@@ -418,10 +393,9 @@ VariantConfig variant_from_json(const std::string& text) {
     const auto variant = j.value("variant", std::string("dt"));
     if (!variant_registry().find(variant) && variant != "hier") throw MissingPluginError(plugin, version, "the variant '" + variant + "'");
     if (j.contains("mixer") && j["mixer"].is_string()) {
-      std::string ignored;
       const auto mixer = j["mixer"].get<std::string>();
       try {
-        parse_mixer(mixer, ignored);
+        parse_mixer(mixer);
       } catch (const UsageError&) {
         throw MissingPluginError(plugin, version, "the mixer '" + mixer + "'");
       }

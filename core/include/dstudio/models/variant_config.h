@@ -25,19 +25,6 @@ enum class Tokenizer {
 /// How DHi's Token Merger fuses a step's three embeddings (Merged tokenizer only).
 enum class Merger { Concat, Attention, Convolution, Pooling };
 
-/// How tokens exchange information.
-enum class Mixer {
-  Attention,          ///< causal self-attention (GPT-2 style)
-  GaussianAttention,  ///< GDT: logits - |w d^2 + b| with d the token distance
-  DirectAttention,    ///< DC fig. 3b: a learned lower-triangular matrix, row-softmaxed
-  Convolution,        ///< DC: causal depthwise convolution, one filter per token type (or one)
-  LinearAttention,    ///< causal linear attention, feature map elu + 1
-  Pooling,            ///< DHi: mean of the last P tokens (parameter-free)
-  GatedConvolution,   ///< UDC: W_o(DWConv(P1 x) * SiLU(P2 x))
-  None,               ///< MLP only
-  Registered,         ///< a token mixer a plugin added (VariantConfig::registered_mixer names it)
-};
-
 /// Which modality to remove at inference (the ablations of the papers).
 enum class ModalityZeroing {
   None,
@@ -72,7 +59,13 @@ struct VariantConfig {
   int return_embedding = 32;  ///< UDT: width of sigmoid(Linear(1, 32)(R))
 
   // Mixers.
-  Mixer mixer = Mixer::Attention;
+  /// How tokens exchange information: the name of a token mixer of mixer_registry()
+  /// (variant_registry.h). The studio's own: attention (GPT-2 style causal self-attention),
+  /// gaussian-attention (GDT: logits - |w d^2 + b|), direct-attention (DC fig. 3b: a learned
+  /// matrix, row-softmaxed), conv (DC: causal depthwise convolution), linear-attention (feature
+  /// map elu + 1), pooling (DHi: mean of the last P tokens), gated-conv (UDC:
+  /// W_o(DWConv(P1 x) * SiLU(P2 x))) and none (MLP only); then those of plugins.
+  std::string mixer = "attention";
   bool hybrid = false;            ///< DC hybrid: the last block uses causal attention
   int conv_window = 6;            ///< DC: filter length L in tokens (6 = current and previous step)
   bool single_filter = false;     ///< DC 1-filter: one filter for every token type
@@ -84,8 +77,7 @@ struct VariantConfig {
 
   // What plugins add. Written to JSON only when set, so the studio's own variants read and write
   // exactly as before.
-  std::string registered_mixer;                ///< the plugin mixer's name (mixer == Registered)
-  std::map<std::string, double> mixer_options;  ///< its options (variant_registry.h's MixerOption)
+  std::map<std::string, double> mixer_options;  ///< the mixer's own options (variant_registry.h's MixerOption)
   std::string plugin;                           ///< the plugin that defines this variant or its mixer
   std::string plugin_version;
 
@@ -94,8 +86,6 @@ struct VariantConfig {
   /// Throws UsageError naming the first field that is out of range, MissingPluginError
   /// (variant_registry.h) when its mixer comes from a plugin that is not loaded.
   void validate() const;
-  /// The mixer's name as configurations write it: to_string(mixer), or the plugin mixer's name.
-  [[nodiscard]] std::string mixer_name() const;
   bool operator==(const VariantConfig&) const = default;
 };
 
@@ -139,9 +129,8 @@ bool uses_field(const VariantConfig& config, const std::string& key);
 
 const char* to_string(Tokenizer t);
 const char* to_string(Merger m);
-const char* to_string(Mixer m);
-/// Every name to_string gives, in the enumerations' order; mixer_names() without "registered"
-/// and with the plugins' mixers after the studio's own.
+/// Every name to_string gives, in the enumerations' order; mixer_names() the registry's, the
+/// studio's own first.
 std::vector<std::string> tokenizer_names();
 std::vector<std::string> merger_names();
 std::vector<std::string> mixer_names();

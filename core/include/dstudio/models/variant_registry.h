@@ -1,8 +1,10 @@
 #pragma once
 /// \file
-/// The model variants and token mixers the studio knows, built in or added by plugins. A variant
-/// is a name with its defaults (a VariantConfig: tokenizer, mixer, sizes); a token mixer from a
-/// plugin is a name, its own options with their defaults and ranges, and (in the models library,
+/// The model variants and token mixers the studio knows, built in or added by plugins, through one
+/// path: the studio's own are entries of these registries written as a plugin writes its own
+/// (core/src/models/builtin_mixers.cpp, and the modules in core/libtorch/src/models/mixers/). A
+/// variant is a name with its defaults (a VariantConfig: tokenizer, mixer, sizes); a token mixer
+/// is a name, the configuration fields or options it reads, its cost, and (in the models library,
 /// models/token_mixer.h) the module that computes it and its equivalent mixing matrix.
 /// `dstudio variants`, the training form and checkpoints read these. No LibTorch.
 
@@ -23,6 +25,9 @@ struct VariantDefinition {
   std::string description;  ///< one line: the model and where it is from
   /// The variant's defaults (its `variant` field set to `name`).
   std::function<VariantConfig()> defaults;
+  /// For a grid of variants (hier: any token merger with any token mixer): sets the merger and
+  /// the mixer named on its defaults; throws UsageError for unknown names. Unset for the others.
+  std::function<void(VariantConfig& config, const std::string& merger, const std::string& mixer)> grid;
   Origin origin;
 };
 
@@ -33,11 +38,17 @@ struct MixerOption {
   bool integer = false;  ///< a count (the form shows a spin box; JSON keeps it whole)
 };
 
-/// A token mixer added by a plugin (the studio's own are the Mixer enumeration).
+/// A token mixer, built in or added by a plugin.
 struct MixerDefinition {
   std::string name;         ///< what a configuration's "mixer" says
   std::string description;  ///< one line
+  /// Its own options, kept in VariantConfig::mixer_options (the studio's own read VariantConfig's
+  /// fields instead and have none).
   std::vector<MixerOption> options;
+  /// Whether it reads the configuration field `key` (heads, attention_dropout, conv_window,
+  /// single_filter, gaussian_w, gaussian_b, pool_size, gated_kernel): the training form shows only
+  /// those. Unset: heads and attention_dropout, which a plugin's mixer may read.
+  std::function<bool(const VariantConfig& config, const std::string& key)> uses_field;
   /// Floating-point operations of one layer's mixer over `tokens` tokens (all windows of a batch);
   /// optional: without it the mixer counts as free in forward_flops.
   std::function<double(const VariantConfig& config, double tokens)> flops;
@@ -47,8 +58,11 @@ struct MixerDefinition {
 /// Every variant, the studio's own first (dt, dc, dc-1filter, dc-hybrid, direct-attention, gdt,
 /// udt, udc, dhi, mlp-bc, hier), then those of plugins.
 Registry<VariantDefinition>& variant_registry();
-/// The token mixers plugins added.
+/// Every token mixer, the studio's own first (attention, gaussian-attention, direct-attention, conv,
+/// linear-attention, pooling, gated-conv, none), then those of plugins.
 Registry<MixerDefinition>& mixer_registry();
+/// The studio's own token mixers, as mixer_registry() starts with them (builtin_mixers.cpp).
+std::vector<MixerDefinition> builtin_mixers();
 
 /// The value of a plugin mixer's option: the configuration's, else the mixer's default. Throws
 /// UsageError for an option the mixer does not have.

@@ -138,11 +138,13 @@ namespace {
 using MixerImpl = TokenMixer;
 
 // Softmax attention (plain, Gaussian-biased, direct) and linear attention.
+enum class AttentionKind { Plain, Gaussian, Direct, Linear };
+
 struct AttentionMixer : MixerImpl {
-  AttentionMixer(const VariantConfig& c, Mixer kind)
-      : kind_(kind), heads_(kind == Mixer::DirectAttention ? 1 : c.heads), hidden_(c.hidden),
+  AttentionMixer(const VariantConfig& c, AttentionKind kind)
+      : kind_(kind), heads_(kind == AttentionKind::Direct ? 1 : c.heads), hidden_(c.hidden),
         w_(c.gaussian_w), b_(c.gaussian_b) {
-    if (kind == Mixer::DirectAttention) {
+    if (kind == AttentionKind::Direct) {
       value_ = register_module("value", torch::nn::Linear(c.hidden, c.hidden));
       logits_ = register_parameter("logits", torch::zeros({c.tokens(), c.tokens()}));
     } else {
@@ -151,12 +153,20 @@ struct AttentionMixer : MixerImpl {
     proj_ = register_module("proj", torch::nn::Linear(c.hidden, c.hidden));
     attn_drop_ = register_module("attn_drop", Dropout(c.attention_dropout));
   }
-  [[nodiscard]] std::string name() const override { return to_string(kind_); }
+  [[nodiscard]] std::string name() const override {
+    switch (kind_) {
+      case AttentionKind::Gaussian: return "gaussian-attention";
+      case AttentionKind::Direct: return "direct-attention";
+      case AttentionKind::Linear: return "linear-attention";
+      case AttentionKind::Plain: break;
+    }
+    return "attention";
+  }
 
   torch::Tensor forward(const torch::Tensor& x, const MixerMasks& masks, torch::Tensor* matrix) override {
     const int64_t B = x.size(0), T = x.size(1), hd = hidden_ / heads_;
     torch::Tensor weights, v;
-    if (kind_ == Mixer::DirectAttention) {
+    if (kind_ == AttentionKind::Direct) {
       // The matrix itself is the parameter, shared by every input; V is learned as usual.
       weights = torch::softmax(logits_.narrow(0, 0, T).narrow(1, 0, T) + masks.additive, -1).expand({B, 1, T, T});
       v = value_->forward(x).view({B, T, 1, hidden_}).transpose(1, 2);
@@ -177,7 +187,7 @@ struct AttentionMixer : MixerImpl {
   torch::Tensor forward_row(const torch::Tensor& x, const MixerMasks& masks, int64_t row) override {
     const int64_t B = x.size(0), T = x.size(1), hd = hidden_ / heads_, H = hidden_;
     torch::Tensor weights, v;
-    if (kind_ == Mixer::DirectAttention) {
+    if (kind_ == AttentionKind::Direct) {
       auto logits = logits_.narrow(0, row, 1).narrow(1, 0, T) + masks.additive.narrow(2, row, 1);
       weights = torch::softmax(logits, -1).expand({B, 1, 1, T});
       v = value_->forward(x).view({B, 1, T, H});
@@ -199,21 +209,21 @@ struct AttentionMixer : MixerImpl {
   torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const MixerMasks& masks, int64_t B, int64_t T, int64_t first,
                        int64_t rows) const {
     const int64_t hd = hidden_ / heads_;
-    if (kind_ == Mixer::LinearAttention) {
+    if (kind_ == AttentionKind::Linear) {
       // phi(x) = elu(x) + 1; A[i, j] = phi(q_i).phi(k_j) / sum_{j' <= i} phi(q_i).phi(k_j').
       auto scores = torch::bmm(F::elu(q) + 1, (F::elu(k) + 1).transpose(1, 2)).view({B, heads_, rows, T});
       scores = scores.masked_fill(masks.allowed.narrow(2, first, rows).logical_not(), 0.0);
       return scores / scores.sum(-1, true).clamp_min(1e-6);
     }
     auto logits = torch::bmm(q, k.transpose(1, 2)).view({B, heads_, rows, T}) / std::sqrt(static_cast<double>(hd));
-    if (kind_ == Mixer::GaussianAttention) {
+    if (kind_ == AttentionKind::Gaussian) {
       // GDT eq. 6: subtract |w d_ij^2 + b|, d_ij = |i - j| in token positions.
       logits = logits + gaussian_bias(T, w_, b_).narrow(0, first, rows);
     }
     return torch::softmax(logits + masks.additive.narrow(2, first, rows), -1);
   }
 
-  Mixer kind_;
+  AttentionKind kind_;
   int64_t heads_, hidden_;
   double w_, b_;
   torch::nn::Linear qkv_{nullptr}, value_{nullptr}, proj_{nullptr};
@@ -251,18 +261,6 @@ struct ConvMixer : MixerImpl {
   torch::Tensor weight_, bias_;
 };
 
-struct PoolMixer : MixerImpl {
-  explicit PoolMixer(const VariantConfig& c) : pool_(c.pool_size) {}
-  [[nodiscard]] std::string name() const override { return "pooling"; }
-  torch::Tensor forward(const torch::Tensor& x, const MixerMasks&, torch::Tensor* matrix) override {
-    const int64_t B = x.size(0), T = x.size(1);
-    auto m = pooling_matrix(T, pool_).to(x.options());
-    if (matrix) *matrix = m.view({1, 1, T, T}).expand({B, 1, T, T});
-    return torch::matmul(m, x);
-  }
-  int64_t pool_;
-};
-
 // UDC: W_o(DWConv(P1 x) * SiLU(P2 x)) with a causal depthwise convolution.
 struct GatedConvMixer : MixerImpl {
   explicit GatedConvMixer(const VariantConfig& c) : kernel_(c.gated_kernel) {
@@ -292,22 +290,23 @@ struct GatedConvMixer : MixerImpl {
   torch::Tensor weight_, bias_;
 };
 
-// One MetaFormer block: x += Mixer(LN(x)); x += MLP(LN(x)). Mixer None skips the first half.
+// The studio's own mixers' modules, registered by name as a plugin registers its own (pooling's
+// is in mixers/pooling.cpp, the way a new one is added).
+[[maybe_unused]] const bool kBuiltinModules = [] {
+  for (const auto& [name, kind] : {std::pair{"attention", AttentionKind::Plain}, std::pair{"gaussian-attention", AttentionKind::Gaussian},
+                                   std::pair{"direct-attention", AttentionKind::Direct}, std::pair{"linear-attention", AttentionKind::Linear}})
+    register_token_mixer(name, [kind = kind](const VariantConfig& c) { return std::make_shared<AttentionMixer>(c, kind); });
+  register_token_mixer("conv", [](const VariantConfig& c) { return std::make_shared<ConvMixer>(c); });
+  register_token_mixer("gated-conv", [](const VariantConfig& c) { return std::make_shared<GatedConvMixer>(c); });
+  return true;
+}();
+
+// One MetaFormer block: x += Mixer(LN(x)); x += MLP(LN(x)). The mixer "none" skips the first half.
 struct BlockImpl : torch::nn::Module {
-  BlockImpl(const VariantConfig& c, Mixer mixer) : activation_(c.activation), none_(mixer == Mixer::None) {
+  BlockImpl(const VariantConfig& c, const std::string& mixer) : activation_(c.activation), none_(mixer == "none") {
     ln1_ = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hidden})));
     ln2_ = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hidden})));
-    switch (mixer) {
-      case Mixer::Attention:
-      case Mixer::GaussianAttention:
-      case Mixer::DirectAttention:
-      case Mixer::LinearAttention: mixer_ = std::make_shared<AttentionMixer>(c, mixer); break;
-      case Mixer::Convolution: mixer_ = std::make_shared<ConvMixer>(c); break;
-      case Mixer::Pooling: mixer_ = std::make_shared<PoolMixer>(c); break;
-      case Mixer::GatedConvolution: mixer_ = std::make_shared<GatedConvMixer>(c); break;
-      case Mixer::None: break;
-      case Mixer::Registered: mixer_ = make_registered_mixer(c); break;
-    }
+    if (!none_) mixer_ = make_token_mixer(c, mixer);
     if (mixer_) register_module("mixer", mixer_);
     if (c.mixer_projection && mixer_) proj_ = register_module("proj", torch::nn::Linear(c.hidden, c.hidden));
     fc1_ = register_module("fc1", torch::nn::Linear(c.hidden, c.mlp_ratio * c.hidden));
@@ -430,8 +429,8 @@ DecisionModelImpl::DecisionModelImpl(const VariantConfig& config) : config_(conf
   embed_dropout_ = register_module("embed_dropout", Dropout(c.dropout));
   blocks_ = register_module("blocks", torch::nn::ModuleList());
   for (int i = 0; i < c.layers; ++i) {
-    const Mixer mixer = c.hybrid && i == c.layers - 1 ? Mixer::Attention : c.mixer;
-    blocks_->push_back(std::make_shared<BlockImpl>(c, mixer));
+    // DC hybrid: the last block attends.
+    blocks_->push_back(std::make_shared<BlockImpl>(c, c.hybrid && i == c.layers - 1 ? std::string("attention") : c.mixer));
   }
   final_ln_ = register_module("final_ln", torch::nn::LayerNorm(torch::nn::LayerNormOptions({H})));
   head_ = register_module("head", torch::nn::Linear(H, c.act_dim));
@@ -487,7 +486,7 @@ torch::Tensor DecisionModelImpl::embed(const ModelInputs& in, Inspection* inspec
 ModelInputs DecisionModelImpl::prepare(const ModelInputs& raw, ModalityZeroing zeroing) const {
   ModelInputs in = apply_zeroing(raw, zeroing);
   const int64_t B = in.states.size(0), K = in.states.size(1);
-  if (K > config_.context_length && config_.mixer == Mixer::DirectAttention)
+  if (K > config_.context_length && config_.mixer == "direct-attention")
     throw Error("direct attention was built for " + std::to_string(config_.context_length) + " steps, not " +
                                 std::to_string(K));
   if (!in.mask.defined()) in.mask = torch::ones({B, K});
@@ -571,18 +570,18 @@ void unregister_token_mixer(const std::string& name) {
   factories().erase(name);
 }
 
-std::shared_ptr<TokenMixer> make_registered_mixer(const VariantConfig& config) {
+std::shared_ptr<TokenMixer> make_token_mixer(const VariantConfig& config, const std::string& name) {
   TokenMixerFactory factory;
   {
     std::lock_guard lock(factories_mutex());
-    if (auto it = factories().find(config.registered_mixer); it != factories().end()) factory = it->second;
+    if (auto it = factories().find(name); it != factories().end()) factory = it->second;
   }
   if (!factory) {
-    if (!config.plugin.empty()) throw MissingPluginError(config.plugin, config.plugin_version, "the mixer '" + config.registered_mixer + "'");
-    throw UsageError("no module for the token mixer '" + config.registered_mixer + "'");
+    if (!config.plugin.empty()) throw MissingPluginError(config.plugin, config.plugin_version, "the mixer '" + name + "'");
+    throw UsageError("no module for the token mixer '" + name + "'");
   }
   auto mixer = factory(config);
-  if (!mixer) throw Error("the token mixer '" + config.registered_mixer + "' made no module");
+  if (!mixer) throw Error("the token mixer '" + name + "' made no module");
   return mixer;
 }
 

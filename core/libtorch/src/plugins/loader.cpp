@@ -50,10 +50,8 @@ class RecordingRegistrar final : public Registrar {
   void add_token_mixer(models::MixerDefinition d, models::TokenMixerFactory factory) override {
     d.origin = origin_;
     const auto name = d.name;
-    // The built-in mixers are not in the registry; a name it already holds it refuses itself. A
-    // failed factory registration is undone with the rest of the plugin (undo()).
-    for (const auto& builtin : models::mixer_names())
-      if (builtin == name || name == "registered") throw UsageError("the token mixer '" + name + "' is already defined (built in)");
+    // The registry holds the built-in mixers too and refuses a name it holds. A failed factory
+    // registration is undone with the rest of the plugin (undo()).
     models::mixer_registry().add(std::move(d));
     models::register_token_mixer(name, std::move(factory));
     record_.mixers.push_back(name);

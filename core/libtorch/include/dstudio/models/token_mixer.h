@@ -1,7 +1,8 @@
 #pragma once
 /// \file
-/// A token mixer as a module: the interface a plugin implements to add one (the studio's own
-/// mixers implement it too). A mixer gets the tokens after layer norm, (B, T, H), and returns
+/// A token mixer as a module: the interface every mixer implements, the studio's own and those of
+/// plugins, registered by name through the same register_token_mixer (the studio's pooling, in
+/// core/libtorch/src/models/mixers/pooling.cpp, is a worked example). A mixer gets the tokens after layer norm, (B, T, H), and returns
 /// what it mixes into them, (B, T, H). Asked for its mixing matrix, it also returns the (B, heads,
 /// T, T) matrix M whose rows say how much each earlier token contributes to each position: the
 /// attention weights for attention, and for other mixers an equivalent matrix derived from their
@@ -41,13 +42,13 @@ class TokenMixer : public torch::nn::Module {
 /// Makes the mixer of one block from a validated configuration (mixer_option() reads its options).
 using TokenMixerFactory = std::function<std::shared_ptr<TokenMixer>(const VariantConfig& config)>;
 
-/// Registers the module of a plugin's mixer, under the name its MixerDefinition has
-/// (variant_registry.h). Throws UsageError when the name is taken.
+/// Registers the module of a mixer, under the name its MixerDefinition has (variant_registry.h).
+/// Throws UsageError when the name is taken.
 void register_token_mixer(const std::string& name, TokenMixerFactory factory);
 /// Forgets the module of `name` (a plugin whose registration failed).
 void unregister_token_mixer(const std::string& name);
-/// The mixer `config.registered_mixer` for one block; throws UsageError (or MissingPluginError)
-/// when no plugin provides it.
-std::shared_ptr<TokenMixer> make_registered_mixer(const VariantConfig& config);
+/// The mixer `name` for one block of `config` (its own mixer, or attention for a hybrid's last
+/// block); throws UsageError (or MissingPluginError) when no module is registered under it.
+std::shared_ptr<TokenMixer> make_token_mixer(const VariantConfig& config, const std::string& name);
 
 }  // namespace dstudio::models
