@@ -68,13 +68,4 @@ QVector<Lesson> shippedLessons(QStringList* problems) {
   return lessons;
 }
 
-QJsonObject resolveLessonPaths(QJsonObject workspace, const QString& resources) {
-  const QString prefix = QStringLiteral("@resources/");
-  for (const char* key : {"dataset", "checkpoint", "compare"}) {
-    const QString value = workspace.value(QLatin1String(key)).toString();  // value(): operator[] would add the key
-    if (value.startsWith(prefix)) workspace[key] = resources + QLatin1Char('/') + value.mid(prefix.size());
-  }
-  return workspace;
-}
-
 }  // namespace dstudio::studio

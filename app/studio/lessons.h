@@ -30,7 +30,5 @@ struct Lesson {
 QVector<Lesson> shippedLessons(QStringList* problems = nullptr);
 /// Reads one lesson from JSON text; throws std::runtime_error naming what is wrong.
 Lesson parseLesson(const QByteArray& json, const QString& file);
-/// `workspace` with "@resources/" replaced by `resources` (a folder) in every file it names.
-QJsonObject resolveLessonPaths(QJsonObject workspace, const QString& resources);
 
 }  // namespace dstudio::studio

@@ -129,17 +129,17 @@ MainWindow::MainWindow(QWidget* parent)
       progress_(new QProgressBar),
       cancel_button_(new QPushButton(tr("Cancel"))) {
   setWindowTitle(tr("Decision Studio"));
-  addPage(view_, tr("Dataset"));
-  addPage(attention_, tr("Attention"));
-  addPage(rollout_view_, tr("Entropy and reward"));
-  addPage(returns_view_, tr("Zeroing and target sweep"));
-  addPage(tsne_view_, tr("Token t-SNE"));
-  addPage(analyses_, tr("Analyses"));
-  addPage(viewer_, tr("Viewer"));
-  addPage(training_, tr("Training"));
-  addPage(sweep_, tr("Sweep"));
-  addPage(workspace_view_, tr("Workspace"));
-  addPage(markov_lab_, tr("Markov lab"));
+  addPage(view_, tr("Dataset"), QStringLiteral("dataset"));
+  addPage(attention_, tr("Attention"), QStringLiteral("attention"));
+  addPage(rollout_view_, tr("Entropy and reward"), QStringLiteral("entropy-reward"));
+  addPage(returns_view_, tr("Zeroing and target sweep"), QStringLiteral("zeroing-sweep"));
+  addPage(tsne_view_, tr("Token t-SNE"), QStringLiteral("tsne"));
+  addPage(analyses_, tr("Analyses"), QStringLiteral("analyses"));
+  addPage(viewer_, tr("Viewer"), QStringLiteral("viewer"));
+  addPage(training_, tr("Training"), QStringLiteral("training"));
+  addPage(sweep_, tr("Sweep"), QStringLiteral("sweep"));
+  addPage(workspace_view_, tr("Workspace"), QStringLiteral("workspace"));
+  addPage(markov_lab_, tr("Markov lab"), QStringLiteral("markov-lab"));
   connect(workspace_view_, &viz::WorkspaceView::saveRequested, this, &MainWindow::chooseWorkspaceToSave);
   // A lesson's step is a workspace; its files are the shipped ones.
   // The tabs never hold the window wider than the screen: scroll buttons are the last resort,
@@ -150,7 +150,8 @@ MainWindow::MainWindow(QWidget* parent)
   lessons_->hide();
   connect(lessons_, &LessonPanel::stepChosen, this, [this](const QJsonObject& w) {
     QString error;
-    if (!applyWorkspace(resolveLessonPaths(w, QString::fromStdString(resources_dir().string())), &error) && !error.isEmpty())
+    if (!applyWorkspaceText(QJsonDocument(w).toJson(QJsonDocument::Compact), &error, QString::fromStdString(resources_dir().string())) &&
+        !error.isEmpty())
       showError(tr("The lesson's step cannot open: %1").arg(error), ErrorOf::Workspace);
   });
   connect(workspace_view_, &viz::WorkspaceView::openRequested, this, &MainWindow::chooseWorkspaceToOpen);
@@ -213,10 +214,10 @@ MainWindow::MainWindow(QWidget* parent)
   auto* save_workspace = file_menu->addAction(tr("&Save Workspace…"), this, &MainWindow::chooseWorkspaceToSave);
   save_workspace->setShortcut(QKeySequence::Save);
   file_menu->addAction(tr("Reopen &Last Session"), this, [this] {
-    const auto last = QJsonDocument::fromJson(QSettings().value("session/last").toByteArray()).object();
+    const QByteArray last = QSettings().value("session/last").toByteArray();
     QString error;
     if (last.isEmpty()) status_->setText(tr("No earlier session to reopen."));
-    else if (!applyWorkspace(last, &error)) status_->setText(error);
+    else if (!applyWorkspaceText(last, &error)) status_->setText(error);
   });
   file_menu->addSeparator();
   auto* export_all = file_menu->addAction(tr("&Export All Views…"), this, [this] {
@@ -595,14 +596,15 @@ void MainWindow::setPresentationMode(bool on) {
     });
 }
 
-void MainWindow::addPage(QWidget* page, const QString& title) {
+void MainWindow::addPage(QWidget* page, const QString& title, const QString& id) {
   // Each page scrolls rather than hold the window wider or taller than the screen: a lesson panel
   // beside the tabs, or large type, on a laptop's 1280 x 800.
   auto* area = new QScrollArea;
   area->setWidget(page);
   area->setWidgetResizable(true);
   area->setFrameShape(QFrame::NoFrame);
-  tabs_->addTab(area, title);
+  const int index = tabs_->addTab(area, title);
+  tabs_->tabBar()->setTabData(index, id);  // what workspaces name it by, whatever the language
 }
 
 QWidget* MainWindow::page(int index) const {
@@ -710,7 +712,7 @@ void MainWindow::openFiles(const QStringList& paths) {
 void MainWindow::closeEvent(QCloseEvent* event) {
   QSettings settings;
   settings.setValue("mainWindow/geometry", saveGeometry());
-  settings.setValue("session/last", QJsonDocument(workspace()).toJson(QJsonDocument::Compact));
+  settings.setValue("session/last", QByteArray::fromStdString(to_json(workspace())));
   training_->cancelAll();
   for (Job* job : jobs_) job->cancel();
   QMainWindow::closeEvent(event);
@@ -840,11 +842,11 @@ void MainWindow::compareCheckpoint(const QString& path) {
           compared_path_ = path;
           showPage(attention_);
           status_->setText(tr("Attention: compared with %1 on the same windows, as a difference or side by side").arg(title));
-          if (!pending_comparison_.isEmpty()) {
-            attention_->setComparisonMode(pending_comparison_ == QLatin1String("difference")
+          if (pending_comparison_) {
+            attention_->setComparisonMode(*pending_comparison_ == WorkspaceComparison::Difference
                                               ? viz::AttentionMapView::Comparison::Difference
                                               : viz::AttentionMapView::Comparison::SideBySide);
-            pending_comparison_.clear();
+            pending_comparison_.reset();
           }
           emit comparisonShown(path);
         };
@@ -962,82 +964,78 @@ void MainWindow::refreshRuns() {
 // ---------------------------------------------------------------------------------------------
 // Workspaces
 
-QJsonObject MainWindow::workspace() const {
-  QJsonObject w;
-  w["decision_studio_workspace"] = kWorkspaceVersion;
-  if (!currentPath().isEmpty()) w["dataset"] = QFileInfo(currentPath()).absoluteFilePath();
-  if (!checkpoint_path_.isEmpty()) w["checkpoint"] = QFileInfo(checkpoint_path_).absoluteFilePath();
-  w["tab"] = tabs_->tabText(tabs_->currentIndex()).remove('&');
-  if (viewer_->hasPlayer()) w["viewer"] = viewer_->settings();
-  const QStringList runs = training_->runFolders();
-  if (!runs.isEmpty()) w["runs"] = QJsonArray::fromStringList(runs);
-  if (!sweep_->sweepDir().isEmpty()) w["sweep"] = sweep_->sweepDir();
-  w["window_geometry"] = QString::fromLatin1(saveGeometry().toBase64());
-  w["window_state"] = QString::fromLatin1(saveState().toBase64());
+Workspace MainWindow::workspace() const {
+  Workspace w;
+  if (!currentPath().isEmpty()) w.dataset = QFileInfo(currentPath()).absoluteFilePath().toStdString();
+  if (!checkpoint_path_.isEmpty()) w.checkpoint = QFileInfo(checkpoint_path_).absoluteFilePath().toStdString();
+  w.tab = tabs_->tabBar()->tabData(tabs_->currentIndex()).toString().toStdString();
+  if (viewer_->hasPlayer()) w.viewer = viewer_->settings();
+  for (const QString& run : training_->runFolders()) w.runs.push_back(run.toStdString());
+  w.sweep = sweep_->sweepDir().toStdString();
+  w.window_geometry = saveGeometry().toBase64().toStdString();
+  w.window_state = saveState().toBase64().toStdString();
   return w;
 }
 
-bool MainWindow::applyWorkspace(const QJsonObject& w, QString* error) {
+bool MainWindow::applyWorkspaceText(const QByteArray& json, QString* error, const QString& resources) {
   // Every key's type and range is checked (core's parser) before anything is applied: a file
   // that does not fit changes nothing.
+  Workspace w;
   try {
-    (void)parse_workspace(QJsonDocument(w).toJson(QJsonDocument::Compact).toStdString());
+    w = parse_workspace(std::string_view(json.constData(), static_cast<std::size_t>(json.size())));
+    if (!resources.isEmpty()) w = resolve_resources(std::move(w), resources.toStdString());
   } catch (const std::exception& e) {
     if (error) *error = QString::fromStdString(e.what());
     return false;
   }
+  return applyWorkspace(w, error);
+}
+
+bool MainWindow::applyWorkspace(const Workspace& w, QString* error) {
+  const auto q = [](const std::string& s) { return QString::fromStdString(s); };
   // Files that moved are reported, and what can be opened still is.
   QStringList missing;
   // "default" names the studio's default dataset, made when missing: not a file that moved.
-  for (const char* key : {"dataset", "checkpoint"})
-    if (w.contains(key) && !QFileInfo::exists(w[key].toString()) && !(std::string_view(key) == "dataset" && w[key].toString() == QLatin1String("default")))
-      missing << w[key].toString();
-  restoreGeometry(QByteArray::fromBase64(w["window_geometry"].toString().toLatin1()));
-  restoreState(QByteArray::fromBase64(w["window_state"].toString().toLatin1()));
-  pending_tab_ = w["tab"].toString();
-  pending_viewer_ = w["viewer"].toObject();
-  pending_attention_ = w["attention"].toObject();
-  pending_compare_ = w["compare"].toString();
-  pending_comparison_ = w["comparison"].toString();
-  pending_run_ = w["run"].toString();
+  if (!w.dataset.empty() && w.dataset != "default" && !QFileInfo::exists(q(w.dataset))) missing << q(w.dataset);
+  if (!w.checkpoint.empty() && !QFileInfo::exists(q(w.checkpoint))) missing << q(w.checkpoint);
+  restoreGeometry(QByteArray::fromBase64(QByteArray::fromStdString(w.window_geometry)));
+  restoreState(QByteArray::fromBase64(QByteArray::fromStdString(w.window_state)));
+  pending_tab_ = q(w.tab);
+  pending_viewer_ = w.viewer;
+  pending_attention_ = w.attention;
+  pending_compare_ = q(w.compare);
+  pending_comparison_ = w.comparison;
+  pending_run_ = w.run;
   if (!pending_compare_.isEmpty() && !QFileInfo::exists(pending_compare_)) missing << pending_compare_, pending_compare_.clear();
   // "default": the default dataset, when no dataset is open yet.
-  if (w["dataset"].toString() == QLatin1String("default")) {
+  if (w.dataset == "default") {
     if (currentPath().isEmpty() && !load_job_->isRunning()) openDefaultDataset();
-  } else if (w.contains("dataset") && QFileInfo::exists(w["dataset"].toString())) {
-    openDataset(w["dataset"].toString());
+  } else if (!w.dataset.empty() && QFileInfo::exists(q(w.dataset))) {
+    openDataset(q(w.dataset));
   }
   // The Markov lab needs no checkpoint: its chain and model are set, and trained if asked.
-  if (w.contains("markov_lab")) {
-    const QJsonObject m = w["markov_lab"].toObject();
-    auto options = markov_lab_->options();
+  if (w.markov_lab) {
     try {
-      options.chain = analysis::MarkovChain::make(m["p"].toDouble(options.chain.p), m["q"].toDouble(options.chain.q),
-                                                  m["order"].toInt(options.chain.order), m["states"].toInt(options.chain.states));
-      if (m.contains("mixer")) options.mixer = models::lab_mixer_from_string(m["mixer"].toString().toStdString());
-      options.window = m["window"].toInt(options.window);
-      options.steps = m["steps"].toInt(options.steps);
-      options.check();
-      markov_lab_->setOptions(options);
-      if (m["train"].toBool()) markov_lab_job_->start();
+      markov_lab_->setOptions(w.markov_lab->apply(markov_lab_->options()));
+      if (w.markov_lab->train) markov_lab_job_->start();
     } catch (const std::exception& e) {
       missing << tr("the Markov lab's settings (%1)").arg(QString::fromStdString(e.what()));
     }
   }
   const QStringList open_runs = training_->runFolders();
-  for (const auto& run : w["runs"].toArray()) {
-    const QString dir = run.toString();
+  for (const auto& run : w.runs) {
+    const QString dir = q(run);
     if (open_runs.contains(dir)) continue;
     if (!QFileInfo::exists(dir)) missing << dir;
     else if (!training_->addRunFolder(dir)) missing << dir + " (" + training_->lastError() + ")";
   }
   refreshRuns();
-  if (w.contains("sweep")) {
-    const QString dir = w["sweep"].toString();
+  if (!w.sweep.empty()) {
+    const QString dir = q(w.sweep);
     if (!QFileInfo(dir).isDir()) missing << dir;
     else if (QFileInfo(dir) != QFileInfo(sweep_->sweepDir())) sweep_->openSweep(dir);
   }
-  const QString checkpoint = w["checkpoint"].toString();
+  const QString checkpoint = q(w.checkpoint);
   if (!checkpoint.isEmpty() && QFileInfo(checkpoint) == QFileInfo(checkpoint_path_) && !inspect_job_->isRunning()) {
     // Open already: its views stay, the requests apply now.
     compare_job_->cancel();
@@ -1057,37 +1055,39 @@ bool MainWindow::applyWorkspace(const QJsonObject& w, QString* error) {
 }
 
 void MainWindow::applyPendingViewer() {
-  if (!pending_viewer_.isEmpty() && viewer_->hasPlayer()) {
-    viewer_->applySettings(pending_viewer_);
-    pending_viewer_ = {};
+  if (pending_viewer_ && viewer_->hasPlayer()) {
+    viewer_->applySettings(*pending_viewer_);
+    pending_viewer_.reset();
   }
   if (!pending_tab_.isEmpty()) {
+    // By the tab's id; a workspace of an earlier studio names it by its title.
     for (int i = 0; i < tabs_->count(); ++i)
-      if (tabs_->tabText(i).remove('&') == pending_tab_) tabs_->setCurrentIndex(i);
+      if (tabs_->tabBar()->tabData(i).toString() == pending_tab_ || tabs_->tabText(i).remove('&') == pending_tab_) tabs_->setCurrentIndex(i);
     pending_tab_.clear();
   }
 }
 
 void MainWindow::applyPendingLesson() {
-  if (!pending_attention_.isEmpty()) {
-    const QString map = pending_attention_["map"].toString(QStringLiteral("layer"));
-    if (map == QLatin1String("mean over layers")) attention_->setMode(viz::AttentionMapView::Mode::MeanOverLayers);
-    else if (map == QLatin1String("rollout")) attention_->setMode(viz::AttentionMapView::Mode::Rollout);
-    else {
-      attention_->setMode(viz::AttentionMapView::Mode::Layer);
-      // Counted from 1 as in the papers, head 0 the mean over heads (analysis::MapSelection).
-      attention_->setLayer(pending_attention_["layer"].toInt(1) - 1);
-      attention_->setHead(pending_attention_["head"].toInt(0) - 1);
+  if (pending_attention_) {
+    switch (pending_attention_->map) {
+      case WorkspaceMap::MeanOverLayers: attention_->setMode(viz::AttentionMapView::Mode::MeanOverLayers); break;
+      case WorkspaceMap::Rollout: attention_->setMode(viz::AttentionMapView::Mode::Rollout); break;
+      case WorkspaceMap::Layer:
+        attention_->setMode(viz::AttentionMapView::Mode::Layer);
+        // Counted from 1 as in the papers, head 0 the mean over heads (analysis::MapSelection).
+        attention_->setLayer(pending_attention_->layer - 1);
+        attention_->setHead(pending_attention_->head - 1);
+        break;
     }
-    pending_attention_ = {};
+    pending_attention_.reset();
   }
   if (!pending_compare_.isEmpty()) {
     compareCheckpoint(pending_compare_);
     pending_compare_.clear();
   }
-  if (pending_run_ == QLatin1String("sweep")) runSweep();
-  else if (pending_run_ == QLatin1String("ablation")) runAblation();
-  pending_run_.clear();
+  if (pending_run_ == WorkspaceRun::Sweep) runSweep();
+  else if (pending_run_ == WorkspaceRun::Ablation) runAblation();
+  pending_run_.reset();
 }
 
 void MainWindow::openLesson(int lesson, int step) {
@@ -1097,7 +1097,7 @@ void MainWindow::openLesson(int lesson, int step) {
 
 bool MainWindow::saveWorkspace(const QString& path, QString* error) const {
   QSaveFile file(path);  // written to a temporary file and renamed: never half a workspace
-  if (!file.open(QIODevice::WriteOnly) || file.write(QJsonDocument(workspace()).toJson()) < 0 || !file.commit()) {
+  if (!file.open(QIODevice::WriteOnly) || file.write(QByteArray::fromStdString(to_json(workspace()))) < 0 || !file.commit()) {
     if (error) *error = tr("%1: cannot be written (%2)").arg(path, file.errorString());
     return false;
   }
@@ -1110,14 +1110,8 @@ bool MainWindow::loadWorkspace(const QString& path, QString* error) {
     if (error) *error = tr("%1: cannot be read (%2)").arg(path, file.errorString());
     return false;
   }
-  QJsonParseError parse;
-  const auto doc = QJsonDocument::fromJson(file.readAll(), &parse);
-  if (doc.isNull() || !doc.isObject()) {
-    if (error) *error = tr("%1: not JSON (%2 at byte %3)").arg(path, parse.errorString()).arg(parse.offset);
-    return false;
-  }
   QString why;
-  if (!applyWorkspace(doc.object(), &why) && !why.isEmpty()) {
+  if (!applyWorkspaceText(file.readAll(), &why) && !why.isEmpty()) {
     if (error) *error = tr("%1: %2").arg(path, why);
     return false;
   }

@@ -9,9 +9,11 @@
 #include <QFont>
 #include <QMainWindow>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "dstudio/common/progress.h"
+#include "dstudio/common/workspace.h"
 #include "dstudio/data/dataset.h"
 #include "dstudio/models/episode_player.h"
 #include "dstudio/models/evaluation.h"
@@ -143,11 +145,15 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] std::vector<const viz::FigureSource*> figureSources() const;
 
   /// The workspace: the open dataset and checkpoint, the viewer's conditioning, the tab on
-  /// screen and the window's layout, as JSON.
-  [[nodiscard]] QJsonObject workspace() const;
+  /// screen (by its id) and the window's layout. core's to_json writes it.
+  [[nodiscard]] Workspace workspace() const;
   /// Opens what `workspace` names (in the background) and applies its settings once they arrive.
-  /// Returns false with `error` set when it is not a workspace of this studio.
-  bool applyWorkspace(const QJsonObject& workspace, QString* error = nullptr);
+  /// Files that are gone are left out and named in `error`; returns true.
+  bool applyWorkspace(const Workspace& workspace, QString* error = nullptr);
+  /// A workspace's JSON text, read by core's parse_workspace (with "@resources/" resolved to
+  /// `resources` when given, as a lesson's steps need), then applied. Returns false with `error`
+  /// set when it is not a workspace of this studio; nothing is applied then.
+  bool applyWorkspaceText(const QByteArray& json, QString* error = nullptr, const QString& resources = {});
   /// Writes workspace() to `path` (atomically); false with `error` set on failure.
   bool saveWorkspace(const QString& path, QString* error = nullptr) const;
   /// Reads a workspace file and applies it.
@@ -227,8 +233,8 @@ class MainWindow : public QMainWindow {
   QAction* presentation_action_ = nullptr;
   /// The tab bar's type, as large as lets every tab show.
   void fitTabBar();
-  /// Adds `page` as a tab, in a scroll area.
-  void addPage(QWidget* page, const QString& title);
+  /// Adds `page` as a tab, in a scroll area; `id` is what workspaces call it ("attention").
+  void addPage(QWidget* page, const QString& title, const QString& id);
   viz::EntropyRewardView* rollout_view_;
   viz::ReturnAnalysisView* returns_view_;
   ViewerPanel* viewer_;
@@ -240,12 +246,12 @@ class MainWindow : public QMainWindow {
   MarkovLabJob* markov_lab_job_;
   AnalysesPanel* analyses_;
   viz::WorkspaceView* workspace_view_;
-  QJsonObject pending_viewer_;  // viewer settings of a workspace, applied when its player arrives
-  QString pending_tab_;
-  QJsonObject pending_attention_;  // a workspace's map selection
-  QString pending_compare_;        // a checkpoint to compare with, once the open one is shown
-  QString pending_comparison_;     // "side by side" or "difference", once the comparison is shown
-  QString pending_run_;            // "sweep" or "ablation", once the checkpoint is shown
+  std::optional<WorkspaceViewer> pending_viewer_;  // a workspace's viewer settings, applied when its player arrives
+  QString pending_tab_;                            // a tab's id (or an earlier studio's title)
+  std::optional<WorkspaceAttention> pending_attention_;    // a workspace's map selection
+  QString pending_compare_;                                // a checkpoint to compare with, once the open one is shown
+  std::optional<WorkspaceComparison> pending_comparison_;  // once the comparison is shown
+  std::optional<WorkspaceRun> pending_run_;                // once the checkpoint is shown
   LessonPanel* lessons_;
   UserGuideDialog* user_guide_ = nullptr;
   bool presentation_ = false;

@@ -700,38 +700,31 @@ bool ViewerPanel::openInLiveViewer() {
   return true;
 }
 
-QJsonObject ViewerPanel::settings() const {
-  QJsonObject o;
-  o["target"] = target_->value();
-  o["zeroing"] = QString::fromLatin1(models::to_string(static_cast<models::ModalityZeroing>(zeroing_->currentData().toInt())));
-  o["seed"] = seed_->value();
-  o["speed"] = speed_->currentData().toDouble();
-  o["track"] = track_->isChecked();
-  o["step"] = shown_.cursor;
+WorkspaceViewer ViewerPanel::settings() const {
+  WorkspaceViewer o;
+  o.target = target_->value();
+  o.zeroing = static_cast<models::ModalityZeroing>(zeroing_->currentData().toInt());
+  o.seed = seed_->value();
+  o.speed = speed_->currentData().toDouble();
+  o.track = track_->isChecked();
+  o.step = shown_.cursor;
   return o;
 }
 
-void ViewerPanel::applySettings(const QJsonObject& o) {
-  if (o.contains("speed")) {
-    const int i = speed_->findData(o["speed"].toDouble());
+void ViewerPanel::applySettings(const WorkspaceViewer& o) {
+  if (o.speed) {
+    const int i = speed_->findData(*o.speed);
     if (i >= 0) speed_->setCurrentIndex(i);
   }
-  if (o.contains("track")) track_->setChecked(o["track"].toBool());
-  if (o.contains("seed")) seed_->setValue(o["seed"].toInt());
+  if (o.track) track_->setChecked(*o.track);
+  if (o.seed) seed_->setValue(*o.seed);
   if (!live_) return;
   live_->pause();
   live_->restart(static_cast<std::uint64_t>(seed_->value()));
-  if (o.contains("target")) setTarget(o["target"].toDouble());
-  if (o.contains("zeroing")) {
-    try {
-      setZeroing(models::zeroing_from_string(o["zeroing"].toString().toStdString()));
-    } catch (const UsageError&) {
-      // A workspace from a newer studio: keep the current zeroing.
-    }
-  }
+  if (o.target) setTarget(*o.target);
+  if (o.zeroing) setZeroing(*o.zeroing);
   // The saved step is reached by playing there: the episode is recomputed, not stored.
-  const int step = o["step"].toInt();
-  for (int i = 0; i < step; ++i) live_->step_forward();
+  for (int i = 0; i < o.step.value_or(0); ++i) live_->step_forward();
 }
 
 }  // namespace dstudio::studio

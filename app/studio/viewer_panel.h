@@ -11,6 +11,7 @@
 #include <QWidget>
 #include <memory>
 
+#include "dstudio/common/workspace.h"
 #include "dstudio/models/episode_player.h"
 #include "dstudio/models/targets.h"
 
@@ -111,9 +112,9 @@ class ViewerPanel : public QWidget {
   [[nodiscard]] double stepsPerSecond() const { return live_ ? 1.0 / live_->dt() : 0.0; }
   /// The conditioning and playback settings (target, zeroing, seed, speed, camera tracking, the
   /// step on screen), for workspaces.
-  [[nodiscard]] QJsonObject settings() const;
+  [[nodiscard]] WorkspaceViewer settings() const;
   /// Applies settings() of a workspace to the running player (a new episode with its seed).
-  void applySettings(const QJsonObject& settings);
+  void applySettings(const WorkspaceViewer& settings);
 
  signals:
   /// The frame on screen changed (its step).

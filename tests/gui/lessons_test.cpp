@@ -9,6 +9,7 @@
 
 #include <QFileInfo>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QApplication>
@@ -21,6 +22,7 @@
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/markov_lab_view.h"
 #include "dstudio/common/palette.h"
+#include "dstudio/common/workspace.h"
 #include "lesson_panel.h"
 #include "lessons.h"
 #include "main_window.h"
@@ -67,34 +69,19 @@ TEST_F(Lessons, EveryShippedLessonNamesShippedFilesRealTabsAndSettingsInRange) {
   EXPECT_TRUE(problems.isEmpty()) << problems.join("; ").toStdString();
   ASSERT_GE(lessons.size(), 4);
   MainWindow w;
-  QStringList tabs;
-  for (int i = 0; i < w.tabs()->count(); ++i) tabs << w.tabs()->tabText(i).remove('&');
+  QStringList tabs;  // by their ids, as workspaces name them
+  for (int i = 0; i < w.tabs()->count(); ++i) tabs << w.tabs()->tabBar()->tabData(i).toString();
   for (const auto& lesson : lessons) {
     EXPECT_FALSE(lesson.summary.isEmpty()) << lesson.file.toStdString();
     for (const auto& step : lesson.steps) {
       const auto where = (lesson.file + ": " + step.title).toStdString();
-      const QJsonObject ws = resolveLessonPaths(step.workspace, QStringLiteral(DSTUDIO_RESOURCES_DIR));
-      for (const char* key : {"checkpoint", "compare"}) {
-        if (ws.contains(key)) {
-          EXPECT_TRUE(QFileInfo(ws[key].toString()).isFile()) << where << ": " << ws[key].toString().toStdString();
-        }
-      }
-      EXPECT_TRUE(tabs.contains(ws["tab"].toString())) << where << ": tab " << ws["tab"].toString().toStdString();
-      const QString dataset = ws["dataset"].toString(QStringLiteral("default"));
-      const QString run = ws["run"].toString(QStringLiteral("sweep"));
-      const QString comparison = ws["comparison"].toString(QStringLiteral("difference"));
-      EXPECT_EQ(dataset, "default") << where;
-      EXPECT_TRUE(run == "sweep" || run == "ablation") << where;
-      EXPECT_TRUE(comparison == "side by side" || comparison == "difference") << where;
-      if (ws.contains("markov_lab")) {
-        const QJsonObject m = ws["markov_lab"].toObject();
-        models::MarkovLabOptions o;
-        o.chain = analysis::MarkovChain::make(m["p"].toDouble(), m["q"].toDouble(), m["order"].toInt(), m["states"].toInt());
-        o.mixer = models::lab_mixer_from_string(m["mixer"].toString().toStdString());
-        o.window = m["window"].toInt();
-        o.steps = m["steps"].toInt();
-        EXPECT_NO_THROW(o.check()) << where;
-      }
+      // Read as the window reads it: core's typed workspace, "@resources/" resolved.
+      const Workspace ws = resolve_resources(parse_workspace(QJsonDocument(step.workspace).toJson().toStdString()), DSTUDIO_RESOURCES_DIR);
+      for (const std::string& file : {ws.checkpoint, ws.compare})
+        if (!file.empty()) EXPECT_TRUE(QFileInfo(QString::fromStdString(file)).isFile()) << where << ": " << file;
+      EXPECT_TRUE(tabs.contains(QString::fromStdString(ws.tab))) << where << ": tab " << ws.tab;
+      EXPECT_TRUE(ws.dataset.empty() || ws.dataset == "default") << where;
+      if (ws.markov_lab) EXPECT_NO_THROW((void)ws.markov_lab->apply(models::MarkovLabOptions{})) << where;
     }
   }
 }

@@ -353,8 +353,8 @@ TEST_F(SweepPanelTest, TheWindowComparesTheSeedsBySettingAndRemembersTheSweep) {
   w.sweepPanel()->compareButton()->click();
   EXPECT_EQ(w.currentPage(), training);
   // A saved workspace names the sweep, and opening it opens the sweep.
-  const QJsonObject ws = w.workspace();
-  EXPECT_EQ(ws["sweep"].toString().toStdString(), sweep_.dir.string());
+  const Workspace ws = w.workspace();
+  EXPECT_EQ(ws.sweep, sweep_.dir.string());
   MainWindow again;
   QSignalSpy reopened(again.sweepPanel(), &SweepPanel::sweepOpened);
   QString error;

@@ -33,6 +33,7 @@
 #include <QTreeWidget>
 #include <cmath>
 
+#include "dstudio/viz/entropy_reward_view.h"
 #include "dstudio/viz/scene_view.h"
 #include <cmath>
 #include <filesystem>
@@ -210,14 +211,14 @@ TEST_F(Viewer, TargetAndZeroingActOnTheRunningPolicy) {
   EXPECT_EQ(f.target, 9000.0);
   EXPECT_NEAR(f.return_to_go, 9000.0 - f.return_so_far, 0.05);
   EXPECT_LT(f.return_so_far, collected);
-  EXPECT_EQ(v->settings()["target"].toDouble(), 9000.0);
+  EXPECT_EQ(v->settings().target, 9000.0);
 
   v->setZeroing(models::ModalityZeroing::ReturnsToGo);
   ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.frame->zeroing == models::ModalityZeroing::ReturnsToGo; }));
   v->stepForward();
   ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor == 7; }));
   EXPECT_EQ(v->shown().frame->zeroing, models::ModalityZeroing::ReturnsToGo);
-  EXPECT_EQ(v->settings()["zeroing"].toString(), "rtg");
+  EXPECT_EQ(v->settings().zeroing, models::ModalityZeroing::ReturnsToGo);
 }
 
 // "Open in Live Viewer" hands decision-viewer what the panel shows: checkpoint, task, seed,
@@ -282,7 +283,7 @@ TEST_F(Viewer, AWorkspaceIsSavedAndRestoredInANewWindow) {
   EXPECT_EQ(json["decision_studio_workspace"].toInt(), 1);
   EXPECT_EQ(json["dataset"].toString(), dataset);
   EXPECT_TRUE(json["checkpoint"].toString().endsWith("checkpoints/" + QFileInfo(studio::defaultCheckpoint()).fileName()));
-  EXPECT_EQ(json["tab"].toString(), "Viewer");
+  EXPECT_EQ(json["tab"].toString(), "viewer") << "a tab is saved by its id, not its translated title";
   EXPECT_EQ(json["runs"].toArray().size(), 1);
 
   MainWindow restored;
@@ -308,12 +309,27 @@ TEST_F(Viewer, AWorkspaceIsSavedAndRestoredInANewWindow) {
     }
   EXPECT_TRUE(variant_listed);
   const auto settings = restored.viewer()->settings();
-  EXPECT_EQ(settings["target"].toDouble(), 4200.0);
-  EXPECT_EQ(settings["zeroing"].toString(), "actions");
-  EXPECT_EQ(settings["speed"].toDouble(), 2.0);
+  EXPECT_EQ(settings.target, 4200.0);
+  EXPECT_EQ(settings.zeroing, models::ModalityZeroing::Actions);
+  EXPECT_EQ(settings.speed, 2.0);
   ASSERT_TRUE(waitFor(restored.viewer(), [](const models::PlaybackState& s) {
     return s.frame && s.frame->target == 4200.0 && s.frame->zeroing == models::ModalityZeroing::Actions;
   }));
+}
+
+// A workspace of an earlier studio names its tab by the title; it still opens there. What the window
+// writes is what core's typed workspace reads back equal.
+TEST_F(Viewer, WorkspacesRoundTripThroughTheTypedValueAndOldTabTitlesStillOpen) {
+  MainWindow w;
+  QString error;
+  ASSERT_TRUE(w.applyWorkspaceText(R"({"decision_studio_workspace": 1, "tab": "Entropy and reward"})", &error)) << error.toStdString();
+  EXPECT_EQ(w.currentPage(), static_cast<QWidget*>(w.rolloutView()));
+  const Workspace saved = w.workspace();
+  EXPECT_EQ(saved.tab, "entropy-reward");
+  EXPECT_EQ(parse_workspace(to_json(saved)), saved);
+  w.showPage(w.trainingPanel());
+  ASSERT_TRUE(w.applyWorkspace(saved, &error)) << error.toStdString();
+  EXPECT_EQ(w.currentPage(), static_cast<QWidget*>(w.rolloutView()));
 }
 
 TEST_F(Viewer, AFileThatIsNotAWorkspaceChangesNothing) {

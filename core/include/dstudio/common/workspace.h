@@ -12,7 +12,8 @@
 ///     dataset, checkpoint        path ("default" as dataset: the default dataset)
 ///     compare                    path of a checkpoint compared with the open one on the same windows
 ///     comparison                 "side by side" or "difference"
-///     tab                        the tab shown, by its title
+///     tab                        the tab shown, by its id ("attention", "markov-lab"; an earlier
+///                                studio wrote its title, which the window still takes)
 ///     viewer                     {target, zeroing, seed, speed, track, step}
 ///     attention                  {map: "layer" | "mean over layers" | "rollout", layer >= 1, head >= 0}
 ///     markov_lab                 {p, q, order, states, mixer, window, steps, train}
