@@ -6,7 +6,6 @@
 /// controls into requests: play, pause, step, step back, speed, seek on the slider or the plot,
 /// camera tracking, the target return and modality zeroing acting on the running policy.
 
-#include <QJsonObject>
 #include <QStringList>
 #include <QWidget>
 #include <memory>
