@@ -751,11 +751,14 @@ void MainWindow::openCheckpoint(const QString& path) {
   inspect_job_->start(
       [this, path](const Progress& progress) -> Job::Deliver {
         // The command line's steps (dstudio analyze attention): 16 windows of the checkpoint's dataset.
-        auto inspected = std::make_shared<models::DatasetInspection>(models::inspect_on_dataset(path.toStdString(), 16, {}, progress));
+        // The file is read once; the inspection and the player share the model.
+        progress.update(0.0, "reading the checkpoint");
+        const auto loaded = models::open_checkpoint(path.toStdString());
+        auto inspected = std::make_shared<models::DatasetInspection>(models::inspect_on_dataset(*loaded, 16, {}, progress));
         std::shared_ptr<models::EpisodePlayer> player;
         QString player_error;
         try {
-          player = std::make_shared<models::EpisodePlayer>(path.toStdString());
+          player = std::make_shared<models::EpisodePlayer>(loaded);
         } catch (const std::exception& e) {
           player_error = QString::fromStdString(e.what());
         }

@@ -41,6 +41,7 @@
 #include "job.h"
 #include "tsne_job.h"
 #include "dstudio/data/synthetic.h"
+#include "dstudio/models/checkpoint.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/return_histogram.h"
@@ -373,8 +374,11 @@ TEST_F(Studio, RunsTheAblationAndTheTargetSweep) {
   MainWindow w;
   w.resize(1100, 600);
   QSignalSpy shown(&w, &MainWindow::checkpointShown);
+  const auto parses = models::checkpoint_parse_count();
   w.openDefaultCheckpoint();
   ASSERT_TRUE(shown.wait(180000));
+  // Its inspection, its player and every view of it from one reading of the file.
+  EXPECT_EQ(models::checkpoint_parse_count() - parses, 1u);
   auto* view = w.returnsView();
   view->setEpisodes(2);
   QSignalSpy done(&w, &MainWindow::returnsShown);

@@ -37,8 +37,13 @@ struct EpisodePlayer::State {
   }
 };
 
-EpisodePlayer::EpisodePlayer(const std::filesystem::path& checkpoint, const std::string& env_id) : s_(new State) {
-  s_->model = load_checkpoint_model(checkpoint, &s_->info);
+EpisodePlayer::EpisodePlayer(const std::filesystem::path& checkpoint, const std::string& env_id)
+    : EpisodePlayer(open_checkpoint(checkpoint), env_id) {}
+
+EpisodePlayer::EpisodePlayer(const std::shared_ptr<const LoadedCheckpoint>& loaded, const std::string& env_id) : s_(new State) {
+  const std::filesystem::path& checkpoint = loaded->path;
+  s_->model = loaded->model;
+  s_->info = loaded->info;
   s_->model->eval();
   const std::string id = env_id.empty() ? s_->info.env_id : env_id;
   if (id.empty())

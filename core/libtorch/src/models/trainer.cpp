@@ -76,7 +76,10 @@ struct LoadedArchive {
   ordered_json meta;
 };
 
+std::atomic<std::uint64_t> g_checkpoint_parses{0};
+
 void load_archive(const fs::path& path, LoadedArchive& out) {
+  ++g_checkpoint_parses;
   // Every byte is checked before LibTorch reads any: a damaged file is refused, never half used.
   const std::string bytes = read_verified_checkpoint(path);
   try {
@@ -165,6 +168,15 @@ DecisionModel load_checkpoint_model(const fs::path& path, CheckpointInfo* info) 
   if (info) *info = loaded.info;
   return model;
 }
+
+std::shared_ptr<const LoadedCheckpoint> open_checkpoint(const fs::path& path) {
+  auto out = std::make_shared<LoadedCheckpoint>();
+  out->path = path;
+  out->model = load_checkpoint_model(path, &out->info);
+  return out;
+}
+
+std::uint64_t checkpoint_parse_count() { return g_checkpoint_parses.load(); }
 
 // ---------------------------------------------------------------------------------------------
 // Trainer

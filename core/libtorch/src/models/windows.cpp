@@ -200,9 +200,13 @@ fs::path checkpoint_dataset(const CheckpointInfo& info, const Progress& progress
 }
 
 DatasetInspection inspect_on_dataset(const fs::path& checkpoint, int count, const fs::path& dataset, const Progress& progress) {
-  DatasetInspection out;
   progress.update(0.0, "reading the checkpoint");
-  out.info = read_checkpoint_info(checkpoint);
+  return inspect_on_dataset(*open_checkpoint(checkpoint), count, dataset, progress);
+}
+
+DatasetInspection inspect_on_dataset(const LoadedCheckpoint& checkpoint, int count, const fs::path& dataset, const Progress& progress) {
+  DatasetInspection out;
+  out.info = checkpoint.info;
   // Finding the checkpoint's dataset may mean making it again; that is most of the work then.
   Progress finding;
   finding.cancel = progress.cancel;
@@ -219,7 +223,8 @@ DatasetInspection inspect_on_dataset(const fs::path& checkpoint, int count, cons
     }
   progress.update(0.9, "inspecting windows");
   out.windows = sample_windows(ds, count, out.info.variant.context_length);
-  out.inspections = inspect_windows(checkpoint, out.windows);
+  DecisionModel model = checkpoint.model;  // the same module, callable
+  out.inspections = inspect_windows(*model, out.info, out.windows);
   progress.update(1.0, "inspected");
   return out;
 }

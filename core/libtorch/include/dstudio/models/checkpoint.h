@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -20,6 +21,14 @@ namespace dstudio::models {
 /// Reads a checkpoint's description. Throws CheckpointError naming the file for a missing,
 /// truncated or foreign file.
 CheckpointInfo read_checkpoint_info(const std::filesystem::path& path);
+
+/// A checkpoint read once, its description and model (checkpoint_model.h defines it).
+struct LoadedCheckpoint;
+/// Reads `path` once; throws CheckpointError as load_checkpoint_model does. The inspection and
+/// the player of an open model share it (inspect_on_dataset, EpisodePlayer).
+std::shared_ptr<const LoadedCheckpoint> open_checkpoint(const std::filesystem::path& path);
+/// How many times this process has parsed a checkpoint file (what tests count).
+std::uint64_t checkpoint_parse_count();
 
 /// Number of learned parameters of the model in a checkpoint (loads its weights; needs the models
 /// library). Throws CheckpointError.

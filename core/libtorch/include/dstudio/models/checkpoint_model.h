@@ -2,7 +2,9 @@
 /// \file
 /// Loading a checkpoint's weights into a model (needs LibTorch).
 
+#include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "dstudio/models/checkpoint.h"
@@ -16,6 +18,16 @@ namespace dstudio::models {
 
 /// The model of a checkpoint, in eval mode; fills `info` when given. Throws CheckpointError.
 DecisionModel load_checkpoint_model(const std::filesystem::path& path, CheckpointInfo* info = nullptr);
+
+/// A checkpoint read once: its description and its model (eval mode), for whoever needs the open
+/// model (its inspection, its player), so that opening it does not parse the file again for each.
+struct LoadedCheckpoint {
+  std::filesystem::path path;
+  CheckpointInfo info;
+  DecisionModel model{nullptr};
+};
+
+// open_checkpoint and checkpoint_parse_count are declared in checkpoint.h (no LibTorch there).
 
 /// Writes a checkpoint of weights and description only (no optimiser or random streams), e.g.
 /// for imported models; `origin` says where the weights came from. It can be loaded and

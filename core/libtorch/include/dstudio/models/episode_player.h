@@ -55,12 +55,17 @@ using FramePtr = std::shared_ptr<const PlayerFrame>;
 /// (LivePlayer::frames(from)) that hold the step before `shown`.
 [[nodiscard]] FramePtr acted_window(const std::vector<FramePtr>& frames, const FramePtr& shown);
 
+struct LoadedCheckpoint;
+
 /// A policy playing one episode, on the calling thread.
 class EpisodePlayer {
  public:
   /// Loads the checkpoint's model and its environment (`env_id` overrides the checkpoint's).
   /// Throws CheckpointError or env::EnvError naming what does not fit.
   explicit EpisodePlayer(const std::filesystem::path& checkpoint, const std::string& env_id = {});
+  /// The same with a checkpoint read already (checkpoint_model.h's open_checkpoint): its model is
+  /// shared, not read again. Only this player may run it while the player lives.
+  explicit EpisodePlayer(const std::shared_ptr<const LoadedCheckpoint>& checkpoint, const std::string& env_id = {});
   /// Replays episode `episode` of a dataset from its `infos/qpos` and `infos/qvel`: every frame
   /// is kept from the start, with the recorded actions and rewards and the episode's own
   /// returns-to-go; no policy acts, so step() and branch() do nothing. Throws Error when the

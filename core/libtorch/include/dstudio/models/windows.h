@@ -22,6 +22,7 @@
 namespace dstudio::models {
 
 class DecisionModelImpl;
+struct LoadedCheckpoint;
 
 /// The window ending at `last_step` of episode `episode` of the dataset; returns-to-go are the
 /// sums of the episode's rewards from each step on.
@@ -61,6 +62,9 @@ struct DatasetInspection {
 /// samples `count` windows of the model's K (sample_windows) and inspects them. Reports its
 /// stages through `progress` and stops with `Cancelled` between them.
 DatasetInspection inspect_on_dataset(const std::filesystem::path& checkpoint, int count, const std::filesystem::path& dataset = {},
+                                     const Progress& progress = {});
+/// The same for a checkpoint read already (checkpoint_model.h's open_checkpoint).
+DatasetInspection inspect_on_dataset(const LoadedCheckpoint& checkpoint, int count, const std::filesystem::path& dataset = {},
                                      const Progress& progress = {});
 
 /// Where the token t-SNE takes its tokens from.
