@@ -4,7 +4,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 

@@ -935,10 +935,7 @@ void MainWindow::startReturnJob(bool sweep) {
         const int jobs = compared.empty() ? 1 : 2;
         for (int k = 0; k < jobs; ++k) {
           // Each checkpoint's sweep is an equal part of the progress.
-          Progress part;
-          part.cancel = progress.cancel;
-          part.report = [&progress, k, jobs](double f, std::string_view stage) { progress.report((k + f) / jobs, stage); };
-          const auto result = models::rollout(k == 1 ? compared : path, config, part);
+          const auto result = models::rollout(k == 1 ? compared : path, config, progress.part(double(k) / jobs, double(k + 1) / jobs));
           auto& into = k == 1 ? *theirs : *mine;
           into.insert(into.end(), result.summary.begin(), result.summary.end());
         }

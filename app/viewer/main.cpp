@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "decision-viewer: error: give a checkpoint, or --dataset with --episode\nRun 'decision-viewer --help' for usage.\n");
     return kExitUsage;
   }
-  return run_reporting("decision-viewer", [&] {
+  return run_reporting("decision-viewer", [&]() -> int {
     o.width = size.at(0), o.height = size.at(1);
     o.zeroing = models::zeroing_from_string(zeroing);
     if (target_option->count()) o.target = target;
@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
     viewer::LiveViewer viewer(o);
     if (bench > 0) {
       std::fputs(viewer.bench(bench).text().c_str(), stdout);
-      return static_cast<int>(kExitOk);
+      return kExitOk;
     }
     if (record > 0) {
       const int first = o.step;
@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
       if (frames == 0 || !std::filesystem::exists(path)) throw Error(record_out + ": " + viewer.message());
       std::printf("wrote %s (%d frames, %.1f s at %d frames per second)%s\n", path.c_str(), frames, static_cast<double>(frames) / o.record_fps,
                   o.record_fps, ended_first && frames < want ? "; the episode ended first" : "");
-      return static_cast<int>(kExitOk);
+      return kExitOk;
     }
     if (!screenshot.empty()) {
       // At the step asked for, with the map of its window drawn.
@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
         throw Error("the policy did not reach step " + std::to_string(o.step) + " within 5 minutes");
       viewer.save_screenshot(screenshot);
       std::printf("wrote %s\n", screenshot.c_str());
-      return static_cast<int>(kExitOk);
+      return kExitOk;
     }
     return viewer.run();
   });

@@ -208,10 +208,7 @@ DatasetInspection inspect_on_dataset(const LoadedCheckpoint& checkpoint, int cou
   DatasetInspection out;
   out.info = checkpoint.info;
   // Finding the checkpoint's dataset may mean making it again; that is most of the work then.
-  Progress finding;
-  finding.cancel = progress.cancel;
-  if (progress.report) finding.report = [&progress](double f, std::string_view stage) { progress.report(0.8 * f, stage); };
-  out.dataset = dataset.empty() ? checkpoint_dataset(out.info, finding) : dataset;
+  out.dataset = dataset.empty() ? checkpoint_dataset(out.info, progress.part(0.0, 0.8)) : dataset;
   progress.update(0.8, "loading the dataset");
   const auto ds = data::load_dataset(out.dataset, {.isolate = true}, {{}, progress.cancel});
   out.dataset_warnings = ds.warnings;
