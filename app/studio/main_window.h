@@ -4,7 +4,6 @@
 /// worker thread with progress and cancel in the status bar; a file that cannot be used is
 /// explained in a dialog and whatever was open stays open.
 
-#include <QJsonObject>
 #include <QSize>
 #include <QFont>
 #include <QMainWindow>
