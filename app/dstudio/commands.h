@@ -12,6 +12,7 @@
 
 #include "dstudio/common/exit_code.h"
 #include "dstudio/data/dataset_io.h"
+#include "number_options.h"
 
 namespace dstudio::cli {
 
@@ -19,16 +20,6 @@ namespace dstudio::cli {
 inline constexpr int kOk = kExitOk;
 inline constexpr int kFailed = kExitFailed;
 inline constexpr int kUsage = kExitUsage;
-
-/// Numeric options are checked as text, before any conversion, so nothing wraps, saturates or
-/// defaults silently: "-1" for a count, "1e30" or "" for a step count, "nan" for a width are all
-/// refused with exit code 2 and a message naming the option and its range.
-/// A whole number in [lo, hi], written in decimal digits.
-CLI::Validator whole_number(std::int64_t lo, std::int64_t hi);
-/// A seed: a whole number in [0, 2^63 - 1].
-CLI::Validator seed_number();
-/// A finite number in [lo, hi]; `open_low` excludes lo itself (e.g. a positive rate: (0, 1]).
-CLI::Validator real_number(double lo, double hi, bool open_low = false);
 
 /// A task the studio simulates: hopper, walker2d, halfcheetah (and their -po forms, version
 /// suffixes allowed).

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -24,6 +25,7 @@
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/csv.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/folder_lock.h"
 #include "dstudio/common/subprocess.h"
 #include "dstudio/common/text.h"
 #include "dstudio/data/dataset_io.h"
@@ -163,7 +165,8 @@ int run_task(const sweep::Sweep& s, const sweep::Cell& cell, int threads) {
     training.seed = cell.seed;
     // A thread count makes results reproducible only with itself: the grid's, else --threads.
     if (!nlohmann::json::parse(cell.training).contains("threads")) training.threads = threads;
-    trainer = std::make_unique<models::Trainer>(dataset, variant, training, dir);
+    // A cell without a checkpoint starts again: what an earlier attempt wrote goes.
+    trainer = std::make_unique<models::Trainer>(dataset, variant, training, dir, models::ExistingRun::Overwrite);
   }
   if (trainer->training().eval_every > 0)
     trainer->on_evaluation(models::evaluation_hook(dataset, trainer->training().rtg_scale, std::max(1, s.eval_episodes)));
@@ -224,6 +227,25 @@ int run_task(const sweep::Sweep& s, const sweep::Cell& cell, int threads) {
   if (std::isfinite(status.score)) std::printf(", score %.1f +- %.1f", status.score, status.score_std);
   std::printf("\n");
   return kOk;
+}
+
+// Scored cells act in their dataset's task: each dataset must name one the studio simulates, or
+// every cell would train in full and then fail. Checked when the sweep is made.
+void check_cells_can_be_scored(const std::vector<sweep::Cell>& cells, int eval_episodes) {
+  if (eval_episodes <= 0) return;
+  std::set<std::string> checked;
+  for (const auto& cell : cells) {
+    if (!checked.insert(cell.dataset).second) continue;
+    const auto dataset = load_user_dataset(cell.dataset);
+    const std::string why = "so its cells cannot be scored (\"eval_episodes\": " + std::to_string(eval_episodes) +
+                            "); give \"eval_episodes\": 0 to train them without a score";
+    if (dataset.env_id.empty()) throw UsageError(cell.dataset + ": names no environment, " + why);
+    try {
+      (void)env::task(dataset.env_id);
+    } catch (const std::exception& e) {
+      throw UsageError(cell.dataset + ": " + e.what() + ", " + why);
+    }
+  }
 }
 
 // `dstudio sweep task` for `index` as a child process of this program.
@@ -289,6 +311,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       std::stringstream text;
       text << in.rdbuf();
       const auto cells = sweep::parse_grid(text.str(), fs::absolute(c->grid).parent_path());
+      check_cells_can_be_scored(cells, nlohmann::json::parse(text.str()).value("eval_episodes", 10));
       if (!c->dry_run) sweep::create_sweep(c->out, cells, text.str());
       if (c->json) {
         nlohmann::ordered_json j = nlohmann::ordered_json::array();
@@ -327,6 +350,9 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       models::require_device(t->device);
       const auto s = sweep::read_sweep(t->dir);
       const auto& cell = cell_at(s, t->index);
+      // The cell is this task's until it ends; a second task on it (a requeued Slurm task, a
+      // second `sweep run`) is refused here and leaves the cell's status to its holder.
+      const FolderLock claim(sweep::cell_dir(s, cell));
       try {
         code = run_task(s, cell, t->threads);
       } catch (const std::exception& e) {
@@ -354,7 +380,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
   run->add_option("--threads", r->threads, "Cores per cell, unless its training says")->capture_default_str()->check(whole_number(1, 64));
   run->add_option("--device", r->device, "Where the cells train: cpu, or cuda")->capture_default_str()->check(CLI::IsMember({"cpu", "cuda"}));
   run->callback([&exit_code, r] {
-    int failed = 0, stopped = 0;
+    int failed = 0, stopped = 0, busy = 0;
     exit_code = run_guarded([&] {
       models::require_device(r->device);
       const auto s = sweep::read_sweep(r->dir);
@@ -370,6 +396,13 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       while (next < todo.size() || !running.empty()) {
         while (!g_stop && next < todo.size() && static_cast<int>(running.size()) < r->jobs) {
           const int index = todo[next++];
+          const auto& cell = s.cells[static_cast<std::size_t>(index)];
+          if (const auto holder = folder_holder(sweep::cell_dir(s, cell))) {
+            std::printf("cell %d (%s) is being trained by %s; skipped\n", index, cell.name.c_str(), holder->description.c_str());
+            std::fflush(stdout);
+            ++busy;
+            continue;
+          }
           running[spawn_task(s.dir, index, r->threads, r->device)] = index;
         }
         if (g_stop)  // pass the stop on: each task saves its checkpoint
@@ -387,9 +420,11 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
         else if (code != kOk) ++failed;
         running.erase(it);
       }
-      std::printf("%zu cells trained or tried: %d failed, %d stopped (they resume on the next run)\n", next, failed, stopped);
+      std::printf("%zu cells trained or tried: %d failed, %d stopped (they resume on the next run)", next - static_cast<std::size_t>(busy),
+                  failed, stopped);
+      std::printf(busy > 0 ? ", %d held by other processes\n" : "\n", busy);
     });
-    if (exit_code == kOk && (failed > 0)) exit_code = kFailed;
+    if (exit_code == kOk && (failed > 0 || busy > 0)) exit_code = kFailed;
     if (exit_code == kOk && (stopped > 0 || g_stop)) exit_code = kInterrupted;
   });
 
@@ -510,8 +545,13 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       std::vector<std::vector<std::string>> table = {{"cell", "name", "state", "step", "loss", "score", "where"}};
       for (const auto& cell : s.cells) {
         auto cs = sweep::read_cell_status(s, cell);
-        // A task that wrote "running" but whose process is gone on this host was killed.
-        if (cs.state == CellState::Running && cs.host == host_name() && cs.pid > 0 && kill(static_cast<pid_t>(cs.pid), 0) != 0 && errno == ESRCH) {
+        // A task that wrote "running" but no longer holds its cell (on any host), or whose process
+        // is gone on this host, was killed.
+        const auto dir = sweep::cell_dir(s, cell);
+        std::error_code ec;
+        const bool unheld = fs::exists(dir / kFolderLockFile, ec) && !folder_holder(dir);
+        const bool gone = cs.host == host_name() && cs.pid > 0 && kill(static_cast<pid_t>(cs.pid), 0) != 0 && errno == ESRCH;
+        if (cs.state == CellState::Running && (unheld || gone)) {
           cs.state = CellState::Pending;
           cs.error = "its task stopped without a word (killed?); it resumes from its checkpoint";
         }
@@ -592,14 +632,16 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       const auto finite = [](double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); };
       CsvWriter cells_csv({"index", "name", "group", "seed", "state", "step", "total", "score", "score_std", "best_score"}, 6);
       nlohmann::ordered_json j = {{"sweep", s.dir.string()}, {"cells", nlohmann::ordered_json::array()}, {"groups", nlohmann::ordered_json::array()}};
+      std::vector<std::string> warnings;
       for (const auto& cell : s.cells) {
-        const auto cs = sweep::read_cell_status(s, cell);
+        const auto cs = sweep::result_status(s, cell, &warnings);
         cells_csv << cell.index << cell.name << cell.group << cell.seed << sweep::to_string(cs.state) << cs.step << cs.total << cs.score
                   << cs.score_std << cs.best_score;
         cells_csv.end_row();
         j["cells"].push_back({{"index", cell.index}, {"name", cell.name}, {"group", cell.group}, {"seed", cell.seed},
                               {"state", sweep::to_string(cs.state)}, {"score", finite(cs.score)}, {"best_score", finite(cs.best_score)}});
       }
+      for (const auto& w : warnings) std::fprintf(stderr, "dstudio: warning: %s\n", w.c_str());
       const auto groups = sweep::collect_groups(s);
       CsvWriter groups_csv({"group", "setting", "dataset", "cells", "finished", "score_mean", "score_std", "best_mean", "best_std"}, 6);
       for (const auto& g : groups) {

@@ -9,6 +9,8 @@
 #include <memory>
 
 #include "commands.h"
+#include "dstudio/common/error.h"
+#include "dstudio/common/folder_lock.h"
 #include "dstudio/models/device.h"
 #include "dstudio/models/config_fields.h"
 #include "dstudio/models/variant_registry.h"
@@ -66,7 +68,7 @@ void add_train_commands(CLI::App& app, int& exit_code) {
     std::int64_t steps = 0;
     std::uint64_t seed = 0;
     int threads = 0, eval_every = 0, eval_episodes = 5;
-    bool seed_given = false;
+    bool seed_given = false, overwrite = false;
   };
   auto a = std::make_shared<Args>();
   train->add_option("--variant", a->variant, "The variant: " + models::variant_registry().joined_names() + " (dstudio variants)");
@@ -89,6 +91,9 @@ void add_train_commands(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"cpu", "cuda"}));
   train->add_option("--out", a->out, "Output folder (checkpoint.pt, metrics.csv, metrics.jsonl)");
   train->add_option("--resume", a->resume, "Continue the run saved in this checkpoint");
+  train->add_flag("--overwrite", a->overwrite,
+                  "Start again in an --out folder that holds a run (its checkpoints and metrics are removed); without it, such a "
+                  "folder is refused");
   train->add_option("--eval-every", a->eval_every,
                     "Every N steps, roll the policy out and measure the first layer's attention entropy (metrics.jsonl)")
       ->check(whole_number(0, models::kMaxTrainingSteps));
@@ -98,7 +103,10 @@ void add_train_commands(CLI::App& app, int& exit_code) {
     exit_code = run_guarded([&] {
       models::require_device(a->device);
       if (!a->resume.empty()) {
+        if (a->overwrite) throw UsageError("--overwrite starts a run again; --resume continues one: give one of them");
         const auto info = models::read_checkpoint_info(a->resume);
+        // Claimed before the dataset loads: a second writer is refused at once.
+        const FolderLock claim(a->out.empty() ? std::filesystem::path(a->resume).parent_path() : std::filesystem::path(a->out));
         const std::string path = a->dataset.empty() ? info.dataset_path : a->dataset;
         const auto dataset = load_user_dataset(path);
         auto trainer = models::Trainer::resume(dataset, a->resume, a->out, a->steps);
@@ -118,6 +126,7 @@ void add_train_commands(CLI::App& app, int& exit_code) {
       if (a->threads > 0) training.threads = a->threads;
       else if (a->training.empty() || !nlohmann::json::parse(a->training).contains("threads"))
         training.threads = std::clamp(hardware_threads(), 1, 4);
+      const FolderLock claim(a->out);
       const auto dataset = load_user_dataset(a->dataset);
       // The papers' dataset-dependent settings, unless given explicitly.
       const auto given = [](const std::string& json, const char* key) {
@@ -130,7 +139,8 @@ void add_train_commands(CLI::App& app, int& exit_code) {
         std::printf("%s: hidden %d, learning rate %g (--config / --training override)\n", defaults.source.c_str(), variant.hidden,
                     training.learning_rate);
       if (a->eval_every > 0) training.eval_every = a->eval_every;
-      models::Trainer trainer(dataset, variant, training, a->out);
+      models::Trainer trainer(dataset, variant, training, a->out,
+                              a->overwrite ? models::ExistingRun::Overwrite : models::ExistingRun::Refuse);
       if (training.eval_every > 0) trainer.on_evaluation(models::evaluation_hook(dataset, training.rtg_scale, a->eval_episodes));
       trained = run_training(trainer);
     });

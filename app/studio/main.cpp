@@ -32,6 +32,7 @@ struct StudioOptions {
                            "dataset is opened. With --screenshot, the window is saved once the sweep is read.",
                            "dir"};
   QCommandLineOption presentation{"presentation", "Start in presentation mode (large type, for a projector; F11 toggles it)."};
+  QCommandLineOption no_plugins{"no-plugins", "Load no plugin (also DSTUDIO_NO_PLUGINS=1)."};
   QCommandLineOption bench_gui{"bench-gui",
                                "Measure how long the GUI thread stalls and how fast the viewer draws while a training run, a rollout "
                                "and the viewer run at once, for <seconds>; print the numbers and exit.",
@@ -53,6 +54,7 @@ struct StudioOptions {
     parser.addOption(screenshot_all);
     parser.addOption(sweep);
     parser.addOption(presentation);
+    parser.addOption(no_plugins);
     parser.addOption(bench_gui);
     parser.addOption(bench_tsne);
   }
@@ -105,6 +107,12 @@ int main(int argc, char** argv) {
       }
     }
   }
+  // Plugins before the window: their variants and analyses fill its forms. A refused one is named
+  // on stderr and in Help ▸ Plugins; the studio carries on without it. Loaded (and first probed in
+  // a child process) before the application object exists, while this process has one thread.
+  dstudio::plugins::apply_no_plugins_option(argc, argv);
+  for (const auto& r : dstudio::plugins::load_default_plugins())
+    if (!r.loaded) std::fprintf(stderr, "decision-studio: plugin %s refused: %s\n", r.file.c_str(), r.error.c_str());
   QApplication app(argc, argv);
   name_application();
   QApplication::setApplicationDisplayName("Decision Studio");
@@ -114,11 +122,6 @@ int main(int argc, char** argv) {
   const QString icon_file =
       QString::fromStdString((exe.parent_path().parent_path() / "share/icons/hicolor/scalable/apps/decision-studio.svg").string());
   QApplication::setWindowIcon(QIcon::fromTheme(QStringLiteral("decision-studio"), QIcon(icon_file)));
-  // Plugins before the window: their variants and analyses fill its forms. A refused one is named
-  // on stderr and in Help ▸ Plugins; the studio carries on without it.
-  for (const auto& r : dstudio::plugins::load_default_plugins())
-    if (!r.loaded) std::fprintf(stderr, "decision-studio: plugin %s refused: %s\n", r.file.c_str(), r.error.c_str());
-
   QCommandLineParser parser;
   const StudioOptions options(parser);
   parser.process(app);
@@ -164,6 +167,15 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "decision-studio: error: %s\n", qPrintable(message));
       QApplication::exit(1);
     });
+    // A workspace that cannot open, or opens without its files, gives no picture worth saving.
+    // Queued: a workspace is opened before the event loop runs, and exit() only ends a running one.
+    QObject::connect(
+        &window, &dstudio::studio::MainWindow::workspaceFailed, &app,
+        [](const QString& message) {
+          std::fprintf(stderr, "decision-studio: error: %s\n", qPrintable(message));
+          QApplication::exit(1);
+        },
+        Qt::QueuedConnection);
   }
   window.show();
   if (parser.isSet(screenshot_all)) {

@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include "dstudio/common/read_file.h"
 #include "dstudio/common/workspace.h"
 #include "plugins_dialog.h"
 
@@ -672,7 +673,12 @@ void MainWindow::openAny(const QString& path) {
     openCheckpoint(path);
   } else if (isWorkspaceFile(path)) {
     QString error;
-    if (!loadWorkspace(path, &error)) showError(error, ErrorOf::Workspace);
+    if (!loadWorkspace(path, &error)) {
+      showError(error, ErrorOf::Workspace);
+      emit workspaceFailed(error, false);
+    } else if (!error.isEmpty()) {
+      emit workspaceFailed(error, true);
+    }
   } else {
     openDataset(path);
   }
@@ -1105,13 +1111,16 @@ bool MainWindow::saveWorkspace(const QString& path, QString* error) const {
 }
 
 bool MainWindow::loadWorkspace(const QString& path, QString* error) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) {
-    if (error) *error = tr("%1: cannot be read (%2)").arg(path, file.errorString());
+  // A FIFO, a device or a file far larger than any workspace is refused before it is read.
+  std::string text;
+  try {
+    text = read_regular_file(path.toStdString(), kMaxWorkspaceBytes);
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
     return false;
   }
   QString why;
-  if (!applyWorkspaceText(file.readAll(), &why) && !why.isEmpty()) {
+  if (!applyWorkspaceText(QByteArray::fromStdString(text), &why) && !why.isEmpty()) {
     if (error) *error = tr("%1: %2").arg(path, why);
     return false;
   }

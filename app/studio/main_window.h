@@ -168,6 +168,9 @@ class MainWindow : public QMainWindow {
  signals:
   void datasetOpened(const QString& path);
   void loadFailed(const QString& message);
+  /// A workspace opened from a file could not be opened (`opened` false), or opened without some
+  /// of its files (`opened` true; the message names them).
+  void workspaceFailed(const QString& message, bool opened);
   void loadCancelled();
   void checkpointShown(const QString& path);
   void checkpointFailed(const QString& message);

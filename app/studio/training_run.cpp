@@ -121,6 +121,7 @@ bool TrainingRun::drain() {
       note_ = QObject::tr("stopped at step %1; no checkpoint: %2").arg(trainer_->step()).arg(QString::fromStdString(e.what()));
     }
   }
+  trainer_->release_folder();  // written for good: `dstudio train --resume` may take it on
   return true;
 }
 

@@ -6,18 +6,22 @@
 #include <cstdio>
 #include <filesystem>
 #include <exception>
+#include <limits>
 #include <vector>
 
 #include "dstudio/common/error.h"
 #include "dstudio/common/exit_code.h"
 #include "dstudio/common/system_info.h"
+#include "dstudio/models/targets.h"
 #include "dstudio/plugins/loader.h"
 #include "dstudio/render/scene_renderer.h"
 #include "live_viewer.h"
+#include "number_options.h"
 
 int main(int argc, char** argv) {
   using namespace dstudio;
   // Plugins' token mixers may be inside the checkpoint.
+  plugins::apply_no_plugins_option(argc, argv);
   for (const auto& r : plugins::load_default_plugins())
     if (!r.loaded) std::fprintf(stderr, "decision-viewer: plugin %s refused: %s\n", r.file.c_str(), r.error.c_str());
 
@@ -36,31 +40,35 @@ int main(int argc, char** argv) {
   app.add_option("checkpoint", o.checkpoint, "The policy: a checkpoint (.pt) of any variant")->check(CLI::ExistingFile);
   app.add_option("--dataset", o.dataset, "A dataset: its episode returns add targets on offer; with --episode, replay that episode")
       ->check(CLI::ExistingPath);
-  app.add_option("--episode", o.episode, "Replay this episode of --dataset from its simulator states (no policy)")->check(CLI::NonNegativeNumber);
+  app.add_option("--episode", o.episode, "Replay this episode of --dataset from its simulator states (no policy)")->check(dstudio::cli::whole_number(0, std::numeric_limits<int>::max()));
   app.add_option("--env", o.env_id, "Act in this task instead of the checkpoint's (e.g. hopper-po)");
-  app.add_option("--seed", o.seed, "The episode's seed")->default_val(0);
-  auto* target_option = app.add_option("--target", target, "The target return (default: the first on offer)");
+  app.add_option("--seed", o.seed, "The episode's seed")->check(dstudio::cli::seed_number())->default_val(0);
+  auto* target_option = app.add_option("--target", target, "The target return (default: the first on offer)")
+                            ->check(dstudio::cli::real_number(-models::kMaxTargetReturn, models::kMaxTargetReturn));
   app.add_option("--zeroing", zeroing, "Modality zeroing: none, rtg, states or actions")
       ->check(CLI::IsMember({"none", "rtg", "states", "actions"}))
       ->default_val("none");
-  app.add_option("--step", o.step, "Open at this step, paused (the policy acts up to it first)")->check(CLI::NonNegativeNumber);
+  app.add_option("--step", o.step, "Open at this step, paused (the policy acts up to it first)")
+      ->check(dstudio::cli::whole_number(0, 1'000'000));
   app.add_flag("--paused", o.paused, "Start paused");
-  app.add_option("--speed", o.speed, "Times real time; 0 as fast as the policy goes")->check(CLI::Range(0.0, 64.0))->default_val(1.0);
+  bool no_plugins = false;  // read before the plugins load (apply_no_plugins_option)
+  app.add_flag("--no-plugins", no_plugins, "Load no plugin (also DSTUDIO_NO_PLUGINS=1)");
+  app.add_option("--speed", o.speed, "Times real time; 0 as fast as the policy goes")->check(dstudio::cli::real_number(0.0, 64.0))->default_val(1.0);
   std::vector<int> size{o.width, o.height};
-  app.add_option("--size", size, "Window size in pixels: width height")->expected(2)->check(CLI::Range(320, 8192))->default_str("1280 800");
+  app.add_option("--size", size, "Window size in pixels: width height")->expected(2)->check(dstudio::cli::whole_number(320, 8192))->default_str("1280 800");
   app.add_flag("--presentation", o.presentation, "Start in presentation mode (large type, controls hidden; F11 toggles)");
   app.add_option("--record-folder", o.record_folder, "Where Record and Screenshot write (default: the working folder)");
   app.add_option("--screenshot", screenshot, "Draw the window at --step (playing until there), write it as PNG and exit");
   auto* record_option = app.add_option("--record", record,
                                        "Record this many seconds of the episode from --step (at --speed) to --out, and exit: a clip "
                                        "for lecture material, each frame drawn before it is taken")
-                            ->check(CLI::Range(0.1, 3600.0));
+                            ->check(dstudio::cli::real_number(0.1, 3600.0));
   auto* out_option = app.add_option("--out", record_out, "With --record: the clip (.mp4; PNG frames in a folder of that name without ffmpeg)");
   record_option->needs(out_option);
   out_option->needs(record_option);
-  app.add_option("--fps", o.record_fps, "Frames per second of recordings")->check(CLI::Range(1, 120))->default_val(30);
+  app.add_option("--fps", o.record_fps, "Frames per second of recordings")->check(dstudio::cli::whole_number(1, 120))->default_val(30);
   app.add_option("--bench", bench, "Play for this many seconds, print frame times and the configuration, and exit")
-      ->check(CLI::Range(1.0, 3600.0));
+      ->check(dstudio::cli::real_number(1.0, 3600.0));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -5,6 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -138,6 +141,25 @@ TEST(DamagedDatasetCli, ACrashInTheMetadataCostsAWarning) {
   r = run_cli(kTrain + file + " --out " + (dir / "run").string(), dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("warning: " + file + ": metadata left out: the HDF5 library crashed"));
+}
+
+// A device or a FIFO named as a checkpoint is refused at once and without reading it: /dev/zero
+// once grew the process past 1.6 GB and a FIFO blocked it forever. Each command runs in its own
+// test process, so the largest child measured is this test's.
+TEST(DamagedCheckpointCli, SpecialFilesAreRefusedAtOnceWithinAMemoryBound) {
+  dstudio::test::TempDir dir;
+  const auto fifo = dir / "policy.pt";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string file : {std::string("/dev/zero"), fifo.string()}) {
+    for (const std::string command : {"checkpoint info ", "checkpoint verify ", "train --resume "}) {
+      const auto r = run_cli(command + file, dir);
+      EXPECT_EQ(r.exit_code, 1) << command << file << ": " << r.err;
+      EXPECT_THAT(r.err, HasSubstr(file + ": is not a regular file")) << command;
+    }
+  }
+  rusage usage{};
+  ASSERT_EQ(::getrusage(RUSAGE_CHILDREN, &usage), 0);
+  EXPECT_LT(usage.ru_maxrss, 1024L * 1024L) << "kilobytes at most of any command above: a gigabyte";
 }
 
 }  // namespace

@@ -182,6 +182,7 @@ TEST_F(Sweeps, CollectPoolsSeedsIntoGroupsAndATable) {
     st.score_std = 1.0;
     st.best_score = best;
     write_cell_status(sweep, sweep.cells[static_cast<std::size_t>(index)], st);
+    std::ofstream(cell_dir(sweep, sweep.cells[static_cast<std::size_t>(index)]) / "checkpoint.pt") << "a finished cell's";
   };
   finish(0, 50, 80);
   finish(1, 60, 90);
@@ -215,8 +216,9 @@ TEST_F(Sweeps, CollectPoolsSeedsIntoGroupsAndATable) {
 
   const auto table = latex_table(groups);
   EXPECT_THAT(table, HasSubstr("Dataset & dt & dc \\\\"));
-  EXPECT_THAT(table, HasSubstr("hopper-a & \\textbf{60.0 $\\pm$ 10.0} & 42.0 $\\pm$ 2.8 \\\\"));
-  EXPECT_THAT(table, HasSubstr("walker-b & \\textbf{10.0 $\\pm$ 0.0} & -- \\\\"));
+  // A group whose seeds have not all finished says how many have.
+  EXPECT_THAT(table, HasSubstr("hopper-a & \\textbf{60.0 $\\pm$ 10.0} & 42.0 $\\pm$ 2.8 (2 of 3) \\\\"));
+  EXPECT_THAT(table, HasSubstr("walker-b & \\textbf{10.0 $\\pm$ 0.0} (1 of 3) & -- \\\\"));
   EXPECT_THAT(table, HasSubstr("\\toprule"));
   // Fields every cell shares stay out of the column names; those that vary name them.
   const std::string varied = R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "config": {"layers": 1},

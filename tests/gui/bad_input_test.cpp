@@ -3,6 +3,7 @@
 // was and usable. And `decision-studio --help`, `--version` and a wrong option need no display.
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <QDir>
@@ -16,6 +17,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "default_dataset.h"
 #include "dstudio/viz/dataset_view.h"
@@ -102,7 +105,9 @@ TEST_F(BadInput, EveryKindOfBadFileShowsAMessageAndTheWindowStaysUsable) {
   damaged[damaged.size() / 3] = static_cast<char>(damaged[damaged.size() / 3] ^ 0x10);
   write_all(flipped, damaged);
   write_all(short_one, shipped.substr(0, shipped.size() - 100));
-  for (const auto& bad : {text, flipped, short_one}) {
+  const auto fifo_checkpoint = dir / "fifo.pt";  // would block a reader forever
+  ASSERT_EQ(::mkfifo(fifo_checkpoint.c_str(), 0600), 0);
+  for (const auto& bad : {text, flipped, short_one, fifo_checkpoint}) {
     QSignalSpy failed(&w, &MainWindow::checkpointFailed);
     w.openAny(QString::fromStdString(bad.string()));
     ASSERT_TRUE(failed.wait(30000)) << bad;
@@ -114,10 +119,23 @@ TEST_F(BadInput, EveryKindOfBadFileShowsAMessageAndTheWindowStaysUsable) {
   write_all(not_json, "{\"decision_studio_workspace\": 1,");
   write_all(foreign, "{\"name\": \"package.json\"}");
   write_all(wrong, "{\"decision_studio_workspace\": 1, \"viewer\": {\"target\": \"high\"}}");
-  for (const auto& bad : {not_json, foreign, wrong}) {
+  // And one holding a 64 MiB string (it froze the window), one with a path longer than any, a FIFO.
+  const auto huge = dir / "huge.dstudio", long_path = dir / "long.dstudio", fifo = dir / "fifo.dstudio";
+  write_all(huge, "{\"decision_studio_workspace\": 1, \"dataset\": \"" + std::string(64u << 20, 'a') + "\"}");
+  write_all(long_path, "{\"decision_studio_workspace\": 1, \"dataset\": \"/" + std::string(5000, 'a') + "\"}");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const auto& bad : {not_json, foreign, wrong, huge, long_path, fifo}) {
+    QSignalSpy failed(&w, &MainWindow::workspaceFailed);
     w.openAny(QString::fromStdString(bad.string()));
+    ASSERT_EQ(failed.count(), 1) << bad;
+    EXPECT_FALSE(failed.front().at(1).toBool());
     expect_dialog(w, "workspaceErrorDialog", bad.string(), bad == wrong ? QStringLiteral("workspace-error-dialog.png") : QString());
   }
+  QString why;
+  EXPECT_FALSE(w.loadWorkspace(QString::fromStdString(huge.string()), &why));
+  EXPECT_TRUE(why.contains("more than the 4 MiB")) << why.toStdString();
+  EXPECT_FALSE(w.loadWorkspace(QString::fromStdString(long_path.string()), &why));
+  EXPECT_TRUE(why.contains("at most 4096")) << why.toStdString();
   // Still the same dataset, and the window still opens what it is given.
   EXPECT_EQ(w.currentPath().toStdString(), good.string());
   EXPECT_EQ(w.datasetView()->episodeTable()->model()->rowCount(), episodes);
@@ -178,6 +196,35 @@ int run_studio(const std::string& args, std::string& out) {
   for (std::size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
   const int status = pclose(pipe);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Headless, a workspace that cannot open ends the program with its message and no picture: it
+// once waited forever for a dataset that never came.
+TEST(StudioCommandLine, AScreenshotOfAWorkspaceThatCannotOpenExitsWithTheMessage) {
+  test::TempDir dir;
+  const auto deep = std::string(100000, '[');
+  const std::vector<std::pair<std::string, std::string>> workspaces = {
+      {"truncated.dstudio", "{\"decision_studio_workspace\": 1, \"data"},
+      {"nested.dstudio", "{\"decision_studio_workspace\": 1, \"x\": " + deep + "}"},
+      {"junk.dstudio", std::string("\x89PNG\r\n\x1a\n\0\0\xff\xfe", 12)},
+      {"newer.dstudio", "{\"decision_studio_workspace\": 1e20}"},
+      {"missing.dstudio", "{\"decision_studio_workspace\": 1, \"dataset\": \"" + (dir / "gone.hdf5").string() + "\"}"},
+      {"huge.dstudio", "{\"decision_studio_workspace\": 1, \"dataset\": \"" + std::string(64u << 20, 'a') + "\"}"},
+  };
+  for (const auto& [name, text] : workspaces) {
+    write_all(dir / name, text);
+    const auto shot = dir / (name + ".png");
+    std::string out;
+    const std::string cmd = "env QT_QPA_PLATFORM=offscreen " + std::string(DSTUDIO_STUDIO) + " " + (dir / name).string() +
+                            " --screenshot " + shot.string() + " 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    char buffer[4096];
+    for (std::size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+    const int status = pclose(pipe);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << name << ": " << out;
+    EXPECT_NE(out.find("decision-studio: error: " + (dir / name).string()), std::string::npos) << name << ": " << out;
+    EXPECT_FALSE(fs::exists(shot)) << name;
+  }
 }
 
 TEST(StudioCommandLine, HelpVersionAndWrongOptionsNeedNoDisplay) {

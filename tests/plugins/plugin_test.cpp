@@ -3,8 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <filesystem>
 #include <fstream>
+#include <cstdlib>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "dstudio/analysis/analysis_registry.h"
@@ -217,4 +221,56 @@ TEST(Plugins, TheStudiosOwnConfigurationsWriteNoPluginKeys) {
     EXPECT_FALSE(j.contains("plugin")) << name;
     EXPECT_FALSE(j.contains("mixer_options")) << name;
   }
+}
+
+// A plugin whose registration crashes is loaded first in a child process: there it crashes, here
+// it is refused by name, and what it registered before crashing is nowhere.
+TEST(Plugins, APluginThatCrashesWhileLoadingIsRefusedByNameAndThisProcessCarriesOn) {
+  const auto r = plugins::load_plugin(kPlugins / "crashing.so");
+  EXPECT_FALSE(r.loaded);
+  EXPECT_NE(r.file.find("crashing.so"), std::string::npos);
+  EXPECT_NE(r.error.find("crashed while loading (signal 11"), std::string::npos) << r.error;
+  EXPECT_FALSE(models::variant_registry().find("crash-registered"));
+}
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string err;
+};
+
+// `env dstudio args` through the shell; stderr kept.
+Run run_dstudio(const std::string& env, const std::string& args, const fs::path& dir) {
+  const auto err = dir / "stderr.txt";
+  const std::string cmd = env + " " + DSTUDIO_CLI + " " + args + " >/dev/null 2>" + err.string();
+  const int status = std::system(cmd.c_str());
+  Run r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream in(err);
+  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return r;
+}
+
+}  // namespace
+
+// A crashing plugin in the plugin path no longer takes every command with it: `dstudio --help`
+// names it and works; --no-plugins and DSTUDIO_NO_PLUGINS=1 start without trying any plugin.
+TEST(Plugins, ACrashingPluginIsNamedAndSkippedByEveryCommandAndCanBeLeftOutAltogether) {
+  const auto dir = temp_dir("crashing");
+  fs::copy_file(kPlugins / "crashing.so", dir / "crashing.so");
+  const std::string path = "DSTUDIO_PLUGIN_PATH=" + dir.string();
+  auto r = run_dstudio(path, "--help", dir);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("crashing.so refused: it crashed while loading"), std::string::npos) << r.err;
+  r = run_dstudio(path, "variants", dir);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("crashing.so"), std::string::npos) << r.err;
+  r = run_dstudio(path, "--no-plugins variants", dir);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("crashing.so"), std::string::npos) << r.err;
+  r = run_dstudio(path + " DSTUDIO_NO_PLUGINS=1", "plugins", dir);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("crashing.so"), std::string::npos) << r.err;
+  fs::remove_all(dir);
 }

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -359,6 +361,34 @@ TEST(DecisionViewer, ScreenshotBenchAndBadInputFromTheCommandLine) {
   EXPECT_NE(out.find("not-a-checkpoint.pt"), std::string::npos) << out;
   out = run(exe + " " + kCheckpoint.string() + " --zeroing velocity");
   EXPECT_NE(out.find("[exit 2]"), std::string::npos) << out;
+}
+
+// Every numeric option refuses what is not a finite number in its range, before a window opens:
+// an infinite target once reached an assertion of the target slider, a NaN one never ended.
+TEST(DecisionViewer, NumericOptionsRefuseNanInfinitiesAndOutOfRangeValues) {
+  const std::string exe = DSTUDIO_VIEWER;
+  for (const char* bad : {"--target inf", "--target -inf", "--target nan", "--target 1e39", "--target 3e38", "--seed 18446744073709551616",
+                          "--seed -1", "--seed 9223372036854775808", "--speed nan", "--speed inf", "--bench inf", "--bench nan",
+                          "--record nan --out x.mp4", "--size 900 nan", "--size 1e9 600", "--step -1", "--step 1e9", "--fps nan",
+                          "--episode -1"}) {
+    const auto out = run("env -u DISPLAY " + exe + " " + kCheckpoint.string() + " " + bad);
+    EXPECT_NE(out.find("[exit 2]"), std::string::npos) << bad << ": " << out;
+    EXPECT_NE(out.find(std::string(bad).substr(0, std::string(bad).find(' '))), std::string::npos) << bad << ": " << out;
+  }
+}
+
+// A device or a FIFO named as the checkpoint is refused at once, without reading it.
+TEST(DecisionViewer, ADeviceOrAFifoAsTheCheckpointIsRefused) {
+  test::TempDir dir;
+  const std::string exe = DSTUDIO_VIEWER;
+  auto out = run(exe + " /dev/zero");
+  EXPECT_NE(out.find("[exit 1]"), std::string::npos) << out;
+  EXPECT_NE(out.find("/dev/zero: is not a regular file (a character device)"), std::string::npos) << out;
+  const auto fifo = dir / "policy.pt";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  out = run(exe + " " + fifo.string());
+  EXPECT_NE(out.find("[exit 1]"), std::string::npos) << out;
+  EXPECT_NE(out.find("not a regular file (a FIFO)"), std::string::npos) << out;
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "dstudio/models/targets.h"
+
 namespace dstudio {
 namespace {
 
@@ -88,6 +90,9 @@ std::string text(const json& value, const std::string& key) {
   auto s = value.get<std::string>();
   if (s.empty()) wrong(key, "a non-empty string", value);
   if (s.find('\0') != std::string::npos) wrong(key, "a string without NUL characters", value);
+  if (s.size() > kMaxWorkspaceText)
+    fail("\"" + key + "\" is " + std::to_string(s.size()) + " bytes long; a path or a name in a workspace has at most " +
+         std::to_string(kMaxWorkspaceText));
   return s;
 }
 
@@ -138,7 +143,7 @@ WorkspaceViewer viewer_of(const json& o) {
   WorkspaceViewer v;
   for (const auto& [key, value] : o.items()) {
     const std::string name = "viewer." + key;
-    if (key == "target") v.target = number_in(value, name, -1e6, 1e6);
+    if (key == "target") v.target = number_in(value, name, -models::kMaxTargetReturn, models::kMaxTargetReturn);
     else if (key == "zeroing") v.zeroing = models::kModalityZeroings[choice(value, name, kZeroings)];
     else if (key == "seed") v.seed = integer_in(value, name, 0, 1'000'000);
     else if (key == "speed") {
@@ -197,6 +202,8 @@ models::MarkovLabOptions WorkspaceMarkovLab::apply(models::MarkovLabOptions opti
 }
 
 Workspace parse_workspace(std::string_view json_text) {
+  if (json_text.size() > kMaxWorkspaceBytes)
+    fail("is " + std::to_string(json_text.size()) + " bytes; a workspace has at most " + std::to_string(kMaxWorkspaceBytes));
   json w;
   try {
     w = json::parse(json_text.begin(), json_text.end());

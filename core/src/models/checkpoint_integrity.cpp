@@ -2,6 +2,8 @@
 
 #include "dstudio/models/checkpoint_integrity.h"
 
+#include "dstudio/common/read_file.h"
+
 #include <xxhash.h>
 
 #include <cerrno>
@@ -86,12 +88,13 @@ CheckpointIntegrity verify_checkpoint_bytes(std::string_view bytes, const std::s
 
 std::string read_verified_checkpoint(const std::filesystem::path& path, CheckpointIntegrity* integrity) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw CheckpointError(path.string() + ": no such file");
   if (std::filesystem::is_directory(path, ec)) throw CheckpointError(path.string() + ": is a folder, not a checkpoint");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CheckpointError(path.string() + ": cannot be opened (" + std::strerror(errno) + ")");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw CheckpointError(path.string() + ": cannot be read (" + std::strerror(errno) + ")");
+  std::string bytes;
+  try {
+    bytes = read_regular_file(path, kMaxCheckpointBytes);
+  } catch (const Error& e) {
+    throw CheckpointError(e.what());
+  }
   const auto found = verify_checkpoint_bytes(bytes, path.string());
   if (integrity) *integrity = found;
   return bytes;

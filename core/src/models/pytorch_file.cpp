@@ -5,6 +5,8 @@
 #include "dstudio/models/pytorch_file.h"
 
 #include "../common/zip_archive.h"
+#include "dstudio/common/read_file.h"
+#include "dstudio/models/checkpoint_integrity.h"
 
 #include <array>
 #include <cstring>
@@ -539,9 +541,12 @@ void flatten(const Ref& v, const std::string& name, PyTorchFile& out, int depth)
 
 PyTorchFile read_pytorch_file(const std::filesystem::path& path) {
   const std::string where = path.string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw PyTorchFileError(where + ": cannot be opened (" + (std::filesystem::exists(path) ? "permission denied" : "no such file") + ")");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string bytes;
+  try {
+    bytes = read_regular_file(path, kMaxCheckpointBytes);
+  } catch (const Error& e) {
+    throw PyTorchFileError(e.what());
+  }
   if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x80 && bytes[1] <= 5)
     throw PyTorchFileError(where + ": is in PyTorch's legacy format (before 1.6); load it in PyTorch and save it again with torch.save");
   if (bytes.size() < 4 || !(bytes[0] == 'P' && bytes[1] == 'K'))

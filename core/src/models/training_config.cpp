@@ -38,6 +38,11 @@ const char* to_string(TrainingState state) {
 
 std::string to_json(const TrainingConfig& config) { return training_json(config).dump(2); }
 
+void check_seed(std::uint64_t seed, const std::string& where) {
+  if (seed > kMaxSeed)
+    throw UsageError(where + (where.empty() ? "" : ": ") + "a seed is a whole number in [0, 2^63 - 1], not " + std::to_string(seed));
+}
+
 TrainingConfig training_from_json(const std::string& text) {
   const auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw UsageError("the training configuration is not a JSON object");

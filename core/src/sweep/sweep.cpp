@@ -84,8 +84,10 @@ std::string dataset_path(const ordered_json& v, const fs::path& relative_to, con
 
 std::uint64_t seed_of(const ordered_json& v, const std::string& where) {
   if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
-    throw UsageError(where + "a seed is a whole number of 0 or more, not " + v.dump());
-  return v.get<std::uint64_t>();
+    throw UsageError(where + "a seed is a whole number in [0, 2^63 - 1], not " + v.dump());
+  const auto seed = v.get<std::uint64_t>();
+  models::check_seed(seed, where.empty() ? "" : where.substr(0, where.find_last_not_of(": ") + 1));
+  return seed;
 }
 
 ordered_json cell_json(const Cell& c) {
@@ -269,7 +271,7 @@ Sweep read_sweep(const fs::path& dir) {
       c.merger = e.at("merger").get<std::string>();
       c.mixer = e.at("mixer").get<std::string>();
       c.dataset = e.at("dataset").get<std::string>();
-      c.seed = e.at("seed").get<std::uint64_t>();
+      c.seed = seed_of(e.at("seed"), "cell " + std::to_string(s.cells.size()) + ": ");
       c.config = e.at("config").dump();
       c.training = e.at("training").dump();
       c.group = e.at("group").get<std::string>();
@@ -315,8 +317,19 @@ CellStatus read_cell_status(const Sweep& sweep, const Cell& cell) {
     st.slurm_job = j.value("slurm_job", "");
     st.restarts = j.value("restarts", 0);
     st.error = j.value("error", "");
-    const auto number = [&j](const char* key) {
-      return j.contains(key) && j[key].is_number() ? j[key].get<double>() : std::numeric_limits<double>::quiet_NaN();
+    const auto number = [&](const char* key) {
+      const double nan = std::numeric_limits<double>::quiet_NaN();
+      if (!j.contains(key) || j[key].is_null()) return nan;
+      if (!j[key].is_number()) {
+        st.problems.push_back(std::string("\"") + key + "\" is " + j[key].dump().substr(0, 40) + ", not a number");
+        return nan;
+      }
+      const double v = j[key].get<double>();
+      if (!std::isfinite(v) || std::abs(v) > kMaxScore) {
+        st.problems.push_back(std::string("\"") + key + "\" is " + j[key].dump() + ", not a score within +-1e6");
+        return nan;
+      }
+      return v;
     };
     st.score = number("score");
     st.score_std = number("score_std");
@@ -325,6 +338,21 @@ CellStatus read_cell_status(const Sweep& sweep, const Cell& cell) {
   } catch (const json::exception& e) {
     st.state = CellState::Failed;
     st.error = (cell_dir(sweep, cell) / "task.json").string() + " is damaged: " + e.what();
+  }
+  return st;
+}
+
+CellStatus result_status(const Sweep& sweep, const Cell& cell, std::vector<std::string>* warnings) {
+  auto st = read_cell_status(sweep, cell);
+  const std::string who = "cell " + std::to_string(cell.index) + " (" + cell.name + ")";
+  if (warnings)
+    for (const auto& p : st.problems) warnings->push_back(who + ": task.json: " + p + "; left out");
+  std::error_code ec;
+  if (st.state == CellState::Finished && !fs::is_regular_file(cell_dir(sweep, cell) / "checkpoint.pt", ec)) {
+    st.state = CellState::Failed;
+    st.error = "said to be finished, but its checkpoint.pt is missing";
+    st.score = st.score_std = st.best_score = std::numeric_limits<double>::quiet_NaN();
+    if (warnings) warnings->push_back(who + ": " + st.error + "; counted as failed");
   }
   return st;
 }
@@ -364,7 +392,7 @@ std::string latex_escaped(const std::string& text) {
 
 }  // namespace
 
-std::vector<GroupResult> collect_groups(const Sweep& sweep) {
+std::vector<GroupResult> collect_groups(const Sweep& sweep, std::vector<std::string>* warnings) {
   // A column is named by its variant and the fields that vary over the sweep; the settings every
   // cell shares say nothing in a table.
   std::map<std::string, json> shared;
@@ -406,7 +434,7 @@ std::vector<GroupResult> collect_groups(const Sweep& sweep) {
     }
     const auto k = static_cast<std::size_t>(it - groups.begin());
     ++it->cells;
-    const auto st = read_cell_status(sweep, cell);
+    const auto st = result_status(sweep, cell, warnings);
     if (st.state != CellState::Finished) continue;
     ++it->finished;
     if (std::isfinite(st.score)) scores[k].push_back(st.score);
@@ -431,7 +459,8 @@ std::string latex_table(const std::vector<GroupResult>& groups) {
     return nullptr;
   };
   std::ostringstream t;
-  t << "% Normalised scores: mean $\\pm$ standard deviation over seeds; the best of each row in bold.\n";
+  t << "% Normalised scores: mean $\\pm$ standard deviation over seeds; the best of each row in bold;\n"
+       "% (n of N): only n of the group's N seeds have finished.\n";
   t << "\\begin{tabular}{l" << std::string(columns.size(), 'c') << "}\n\\toprule\nDataset";
   for (const auto& c : columns) t << " & " << latex_escaped(c);
   t << " \\\\\n\\midrule\n";
@@ -451,6 +480,7 @@ std::string latex_table(const std::vector<GroupResult>& groups) {
       std::snprintf(cell, sizeof cell, "%.1f $\\pm$ %.1f", g->score_mean, g->score_std);
       if (g->score_mean == best) t << "\\textbf{" << cell << "}";
       else t << cell;
+      if (g->finished < g->cells) t << " (" << g->finished << " of " << g->cells << ")";
     }
     t << " \\\\\n";
   }

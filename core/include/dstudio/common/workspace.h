@@ -37,6 +37,10 @@ namespace dstudio {
 
 /// The workspace version this studio writes; files of a greater version are refused.
 inline constexpr int kWorkspaceVersion = 1;
+/// The largest workspace file read (checked before it is read) and the longest path or name in
+/// one: a workspace is a few kilobytes, and a value the window would freeze showing is refused.
+inline constexpr std::size_t kMaxWorkspaceBytes = std::size_t{4} << 20;
+inline constexpr std::size_t kMaxWorkspaceText = 4096;
 
 /// The viewer's playback speeds, times real time; 0 is "as fast as the policy acts".
 inline constexpr double kViewerSpeeds[] = {0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 0.0};

@@ -13,6 +13,10 @@
 
 namespace dstudio::models {
 
+/// The largest checkpoint (or torch.save file) read: a limit checked before reading, so a device
+/// or a damaged size is refused rather than filling the memory. The studio's own are megabytes.
+inline constexpr std::uint64_t kMaxCheckpointBytes = std::uint64_t{4} << 30;
+
 /// What verification found in a checkpoint that passed it.
 struct CheckpointIntegrity {
   bool sealed = false;     ///< the studio's digest is present and matches
@@ -33,7 +37,8 @@ CheckpointIntegrity verify_checkpoint_bytes(std::string_view bytes, const std::s
 /// Reads and verifies a file. Throws CheckpointError naming it (missing, unreadable, damaged).
 CheckpointIntegrity verify_checkpoint_file(const std::filesystem::path& path);
 
-/// Reads a file whole and verifies it, for loading from the returned bytes. Throws CheckpointError.
+/// Reads a file whole and verifies it, for loading from the returned bytes. Throws CheckpointError
+/// (also for a FIFO, a device or a file over kMaxCheckpointBytes: read_regular_file).
 std::string read_verified_checkpoint(const std::filesystem::path& path, CheckpointIntegrity* integrity = nullptr);
 
 }  // namespace dstudio::models

@@ -11,6 +11,10 @@
 
 namespace dstudio::models {
 
+/// The largest target return (in magnitude) a viewer is asked for, from a workspace or the
+/// command line: far beyond any task's returns, yet a number a slider can hold.
+inline constexpr double kMaxTargetReturn = 1e6;
+
 /// One target return on offer.
 struct TargetChoice {
   double value = 0.0;

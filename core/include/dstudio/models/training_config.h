@@ -12,6 +12,13 @@ namespace dstudio::models {
 /// The most steps a run may take (and the largest step count of any interval).
 constexpr std::int64_t kMaxTrainingSteps = 1'000'000'000;
 
+/// The largest seed, 2^63 - 1: a checkpoint stores its seed as a JSON integer that every reader
+/// (the studio's, Python's) takes as a signed 64-bit number.
+inline constexpr std::uint64_t kMaxSeed = 9'223'372'036'854'775'807ULL;
+/// Throws UsageError "WHERE: a seed is a whole number in [0, 2^63 - 1], not SEED" for a seed above
+/// kMaxSeed. Every seed is checked where it enters: options, grids, sweep folders, runs.
+void check_seed(std::uint64_t seed, const std::string& where);
+
 /// Optimisation and sampling settings, with the papers' defaults.
 struct TrainingConfig {
   std::int64_t steps = 100'000;

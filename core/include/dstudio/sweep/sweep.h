@@ -75,7 +75,14 @@ struct CellStatus {
   double best_score = 0.0;       ///< the best of the periodic evaluations (eval_every; NaN: none)
   std::string error;             ///< Failed: why
   std::string updated;           ///< when task.json was written (UTC, ISO 8601)
+  /// What in task.json could not be taken as written (a score that is not a number, or not a
+  /// finite one within kMaxScore), each naming the key; those values read as NaN.
+  std::vector<std::string> problems;
 };
+
+/// The largest score magnitude taken from task.json: D4RL's normalised scores and raw returns of
+/// the tasks simulated are far inside it; a larger value is an edited or damaged file.
+inline constexpr double kMaxScore = 1e6;
 
 /// The time now, UTC, ISO 8601 ("2026-11-25T20:15:00Z"): what task.json and the Slurm record keep.
 std::string utc_now();
@@ -84,6 +91,11 @@ std::string utc_now();
 CellStatus read_cell_status(const Sweep& sweep, const Cell& cell);
 /// Writes the cell's task.json atomically.
 void write_cell_status(const Sweep& sweep, const Cell& cell, const CellStatus& status);
+
+/// A cell's status as results count it: read_cell_status, where a cell said to be finished whose
+/// checkpoint.pt is missing counts as failed, and every problem (CellStatus::problems, the missing
+/// checkpoint) is added to `warnings` naming the cell.
+CellStatus result_status(const Sweep& sweep, const Cell& cell, std::vector<std::string>* warnings = nullptr);
 
 /// A group's results: the cells that differ only in their seed.
 struct GroupResult {
@@ -95,12 +107,13 @@ struct GroupResult {
   double best_mean = 0.0, best_std = 0.0;    ///< best periodic evaluations (NaN without any)
 };
 
-/// Each group's results, in the order the groups first appear; NaN means where no finished cell
-/// has a score.
-std::vector<GroupResult> collect_groups(const Sweep& sweep);
+/// Each group's results (from result_status), in the order the groups first appear; NaN means
+/// where no finished cell has a score. What could not be counted is added to `warnings`.
+std::vector<GroupResult> collect_groups(const Sweep& sweep, std::vector<std::string>* warnings = nullptr);
 
 /// A paper's table: datasets as rows, settings as columns, "mean $\pm$ std" over seeds (booktabs),
-/// the best of each row in bold, "--" where a group has no finished cell.
+/// the best of each row in bold, "--" where a group has no finished cell, and "(n of N)" after a
+/// group whose seeds have not all finished.
 std::string latex_table(const std::vector<GroupResult>& groups);
 
 }  // namespace dstudio::sweep

@@ -5,17 +5,21 @@
 #include <torch/version.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/csv.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/folder_lock.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/window_sampler.h"
 #include "dstudio/models/checkpoint_integrity.h"
@@ -181,11 +185,63 @@ std::uint64_t checkpoint_parse_count() { return g_checkpoint_parses.load(); }
 // ---------------------------------------------------------------------------------------------
 // Trainer
 
+namespace {
+
+// What makes a folder a run's: its checkpoints and metrics.
+std::vector<fs::path> run_outputs(const fs::path& dir) {
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto name = it->path().filename().string();
+    const bool checkpoint = name.rfind("checkpoint", 0) == 0 && it->path().extension() == ".pt";
+    if (checkpoint || name == "metrics.csv" || name == "metrics.jsonl") found.push_back(it->path());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// The step a metrics line is of: the first CSV field, or the JSON line's "step"; -1 if none.
+std::int64_t step_of_csv(const std::string& line) {
+  std::int64_t step = -1;
+  const auto end = line.find(',');
+  const std::string field = line.substr(0, end);
+  const auto [at, ec] = std::from_chars(field.data(), field.data() + field.size(), step);
+  return ec == std::errc() && at == field.data() + field.size() ? step : -1;
+}
+std::int64_t step_of_json(const std::string& line) {
+  const auto j = nlohmann::json::parse(line, nullptr, false);
+  return j.is_object() && j.contains("step") && j["step"].is_number_integer() ? j["step"].get<std::int64_t>() : -1;
+}
+
+// Keeps the rows up to `step` (and the header): a run stopped between a metrics row and its next
+// checkpoint wrote rows its resumption writes again.
+void drop_metrics_after(const fs::path& dir, std::int64_t step) {
+  const auto trim = [&](const fs::path& file, bool header, std::int64_t (*step_of)(const std::string&)) {
+    std::ifstream in(file);
+    if (!in) return;
+    std::string kept, line;
+    bool dropped = false, first = true;
+    while (std::getline(in, line)) {
+      const bool keep = (header && first) || step_of(line) <= step;
+      first = false;
+      if (keep) kept += line + '\n';
+      else dropped = true;
+    }
+    in.close();
+    if (dropped) write_text_atomically(file, kept);
+  };
+  trim(dir / "metrics.csv", true, step_of_csv);
+  trim(dir / "metrics.jsonl", false, step_of_json);
+}
+
+}  // namespace
+
 struct Trainer::State {
   const data::Dataset* dataset = nullptr;
   VariantConfig variant;
   TrainingConfig training;
   fs::path out_dir;
+  std::optional<FolderLock> lock;  // the folder is this run's while it lives
   DecisionModel model{nullptr};
   std::unique_ptr<torch::optim::AdamW> optimiser;
   std::unique_ptr<data::WindowSampler> sampler;
@@ -360,16 +416,24 @@ void Trainer::State::loop() {
 
 Trainer::Trainer() : s_(std::make_unique<State>()) {}
 
-Trainer::Trainer(const data::Dataset& dataset, VariantConfig variant, TrainingConfig training, fs::path out_dir)
+Trainer::Trainer(const data::Dataset& dataset, VariantConfig variant, TrainingConfig training, fs::path out_dir, ExistingRun existing)
     : s_(std::make_unique<State>()) {
   variant.state_dim = static_cast<int>(dataset.data.obs_dim);
   variant.act_dim = static_cast<int>(dataset.data.act_dim);
   variant.validate();
+  check_seed(training.seed, "training");
   s_->dataset = &dataset;
   s_->variant = variant;
   s_->training = training;
   s_->out_dir = std::move(out_dir);
-  fs::create_directories(s_->out_dir);
+  s_->lock.emplace(s_->out_dir);
+  if (const auto held = run_outputs(s_->out_dir); !held.empty()) {
+    if (existing == ExistingRun::Refuse)
+      throw Error(s_->out_dir.string() + " holds a run already (" + held.front().filename().string() +
+                  "); continue it with --resume " + (s_->out_dir / "checkpoint.pt").string() +
+                  ", start it again with --overwrite, or choose another folder");
+    for (const auto& file : held) fs::remove(file);
+  }
   s_->build(training.seed);
 }
 
@@ -395,7 +459,13 @@ std::unique_ptr<Trainer> Trainer::resume(const data::Dataset& dataset, const fs:
   s.training = info.training;
   if (steps > 0) s.training.steps = steps;
   s.out_dir = out_dir.empty() ? checkpoint.parent_path() : std::move(out_dir);
-  fs::create_directories(s.out_dir);
+  s.lock.emplace(s.out_dir);
+  const auto from = fs::weakly_canonical(fs::absolute(checkpoint).parent_path());
+  if (fs::weakly_canonical(fs::absolute(s.out_dir)) != from) {
+    if (const auto held = run_outputs(s.out_dir); !held.empty())
+      throw Error(s.out_dir.string() + " holds another run (" + held.front().filename().string() + "); resume into its own folder, " +
+                  from.string() + ", or into an empty one");
+  }
   s.build(info.training.seed);
   try {
     torch::serialize::InputArchive weights, optim;
@@ -424,6 +494,7 @@ std::unique_ptr<Trainer> Trainer::resume(const data::Dataset& dataset, const fs:
     s.stepper->streams()[k] = {streams[k].at("key").get<std::uint64_t>(), streams[k].at("counter").get<std::uint64_t>()};
   s.step = info.step;
   s.last_metrics = loaded.meta.at("metrics");
+  drop_metrics_after(s.out_dir, s.step);
   s.model->train();
   return t;
 }
@@ -475,6 +546,10 @@ fs::path Trainer::last_checkpoint() const {
   return s_->last_checkpoint;
 }
 fs::path Trainer::save_checkpoint() { return s_->write_checkpoint(s_->out_dir / ("checkpoint-" + std::to_string(s_->step) + ".pt")); }
+void Trainer::release_folder() {
+  if (s_->thread.joinable()) s_->thread.join();  // the loop no longer writes
+  s_->lock.reset();
+}
 const VariantConfig& Trainer::variant() const { return s_->variant; }
 const TrainingConfig& Trainer::training() const { return s_->training; }
 

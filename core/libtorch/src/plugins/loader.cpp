@@ -7,7 +7,15 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -194,7 +202,114 @@ PluginRecord try_load(const fs::path& file) {
   return record;
 }
 
+// How long a plugin may take to load in the probe before it is taken to hang.
+constexpr int kProbeSecondsPerPlugin = 60;
+
+// Loads `files` in a child process, as they will be loaded here, and returns what happened to
+// those that crashed, hung or ended the child: a plugin that does so is refused by name instead of
+// taking this process (and the user's work) with it. The child is a fork of this process, not a
+// new program: it then has the same symbols and registries the plugin will meet here, in any
+// program (the studio's and its tests). It reports each file done with a byte on a pipe, so one
+// child serves all the files that load cleanly; after a failure, a new child takes the rest.
+std::map<std::string, std::string> probe_in_child(std::vector<fs::path> files) {
+  std::map<std::string, std::string> problems;
+  while (!files.empty()) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return problems;  // no probe: loaded as before
+    std::fflush(nullptr);  // nothing buffered is written twice
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      return problems;
+    }
+    if (pid == 0) {
+      ::close(fds[0]);
+      // What a plugin prints while loading is printed when it loads for real.
+      const int null = ::open("/dev/null", O_WRONLY);
+      if (null >= 0) ::dup2(null, STDOUT_FILENO), ::dup2(null, STDERR_FILENO);
+      for (const auto& f : files) {
+        (void)try_load(f);
+        const char done = '.';
+        if (::write(fds[1], &done, 1) != 1) ::_exit(3);
+      }
+      ::_exit(0);  // no destructors, no atexit handlers of the parent's
+    }
+    ::close(fds[1]);
+    std::size_t done = 0;
+    bool hung = false;
+    for (;;) {
+      pollfd p{fds[0], POLLIN, 0};
+      const int ready = ::poll(&p, 1, kProbeSecondsPerPlugin * 1000);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0) {
+        hung = true;
+        break;
+      }
+      char buffer[64];
+      const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    ::close(fds[0]);
+    if (hung) ::kill(pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (done >= files.size()) break;  // every file loaded
+    const auto& culprit = files[done];
+    std::string why;
+    if (hung) why = "it did not finish loading within " + std::to_string(kProbeSecondsPerPlugin) + " s, so it was not loaded";
+    else if (WIFSIGNALED(status))
+      why = "it crashed while loading (signal " + std::to_string(WTERMSIG(status)) + ", " + strsignal(WTERMSIG(status)) +
+            "), so it was not loaded";
+    else
+      why = "it ended the program while loading (exit status " + std::to_string(WEXITSTATUS(status)) + "), so it was not loaded";
+    std::error_code ec;
+    const fs::path canonical = fs::weakly_canonical(culprit, ec);
+    problems[(ec ? culprit : canonical).string()] = why;
+    files.erase(files.begin(), files.begin() + static_cast<std::ptrdiff_t>(done) + 1);
+  }
+  return problems;
+}
+
+// Probes, then loads each file that the probe did not find crashing.
+std::vector<PluginRecord> load_probed(const std::vector<fs::path>& files) {
+  const auto problems = probe_in_child(files);
+  std::vector<PluginRecord> out;
+  for (const auto& f : files) {
+    std::error_code ec;
+    const fs::path canonical = fs::weakly_canonical(f, ec);
+    const std::string name = (ec ? f : canonical).string();
+    PluginRecord record;
+    if (const auto it = problems.find(name); it != problems.end()) {
+      record.file = name;
+      record.error = it->second;
+    } else {
+      record = try_load(f);
+    }
+    std::lock_guard lock(records_mutex());
+    all_records().push_back(record);
+    out.push_back(std::move(record));
+  }
+  return out;
+}
+
 }  // namespace
+
+bool plugins_disabled() {
+  const char* env = std::getenv("DSTUDIO_NO_PLUGINS");
+  return env && *env && std::string(env) != "0";
+}
+
+void apply_no_plugins_option(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) return;
+    // Passed on to every program this one starts (a sweep's tasks).
+    if (std::strcmp(argv[i], "--no-plugins") == 0) ::setenv("DSTUDIO_NO_PLUGINS", "1", 1);
+  }
+}
 
 fs::path user_plugin_folder() {
   const char* xdg = std::getenv("XDG_DATA_HOME");
@@ -227,12 +342,7 @@ std::vector<fs::path> plugin_folders() {
   return folders;
 }
 
-PluginRecord load_plugin(const fs::path& file) {
-  PluginRecord record = try_load(file);
-  std::lock_guard lock(records_mutex());
-  all_records().push_back(record);
-  return record;
-}
+PluginRecord load_plugin(const fs::path& file) { return load_probed({file}).front(); }
 
 std::vector<PluginRecord> load_plugins(const std::vector<fs::path>& folders) {
   std::vector<PluginRecord> out;
@@ -242,17 +352,19 @@ std::vector<PluginRecord> load_plugins(const std::vector<fs::path>& folders) {
     for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
       if (it->path().extension() == ".so") files.push_back(it->path());
     std::sort(files.begin(), files.end());
+    std::vector<fs::path> untried;
     for (const auto& f : files) {
       const auto canonical = fs::weakly_canonical(f, ec).string();
-      if (already_tried(canonical)) continue;
-      out.push_back(load_plugin(f));
+      if (!already_tried(canonical)) untried.push_back(f);
     }
+    // Folder by folder: a name a later folder repeats is refused as it would be loaded.
+    for (auto& r : load_probed(untried)) out.push_back(std::move(r));
   }
   return out;
 }
 
 const std::vector<PluginRecord>& load_default_plugins() {
-  static const std::vector<PluginRecord> records = load_plugins(plugin_folders());
+  static const std::vector<PluginRecord> records = plugins_disabled() ? std::vector<PluginRecord>{} : load_plugins(plugin_folders());
   return records;
 }
 

@@ -3,7 +3,9 @@
 /// Finding and loading plugins (plugins/plugin.h), defensively: a plugin that cannot be used is
 /// refused with a message naming its file and why (not a shared library, built for another
 /// interface or LibTorch, missing symbols, a registration that throws), and the studio carries on
-/// without it. Loading happens once per file; what was found is listed by `plugin_records`.
+/// without it. Each file is first loaded in a child process (a fork of this one): a plugin that
+/// crashes, hangs or exits while loading is refused there, by name, and never loaded here.
+/// Loading happens once per file; what was found is listed by `plugin_records`.
 
 #include <filesystem>
 #include <string>
@@ -30,10 +32,17 @@ std::vector<std::filesystem::path> plugin_folders();
 /// The user's plugin folder (whether or not it exists).
 std::filesystem::path user_plugin_folder();
 
+/// Whether plugins are off: DSTUDIO_NO_PLUGINS set (to anything but "" or "0").
+bool plugins_disabled();
+/// Sets DSTUDIO_NO_PLUGINS when `--no-plugins` is among the arguments (before a "--"), so that
+/// this program and those it starts load none. Called by each program before load_default_plugins.
+void apply_no_plugins_option(int argc, char** argv);
+
 /// Loads every `*.so` in `folders` (not their subfolders), in name order; a file already tried is
 /// not tried again. Returns the records of this call.
 std::vector<PluginRecord> load_plugins(const std::vector<std::filesystem::path>& folders);
 /// load_plugins(plugin_folders()), once per process: later calls return the first call's records.
+/// None when plugins_disabled().
 const std::vector<PluginRecord>& load_default_plugins();
 
 /// Loads one plugin file.
