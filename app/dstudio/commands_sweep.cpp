@@ -386,7 +386,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       const auto s = sweep::read_sweep(r->dir);
       std::vector<int> todo;
       for (const auto& cell : s.cells)
-        if (sweep::read_cell_status(s, cell).state != CellState::Finished) todo.push_back(cell.index);
+        if (sweep::result_status(s, cell).state != CellState::Finished) todo.push_back(cell.index);
       std::printf("%zu of %zu cells to train, %d at a time\n", todo.size(), s.cells.size(), r->jobs);
       std::fflush(stdout);  // before the tasks' own lines
       std::map<pid_t, int> running;
@@ -472,7 +472,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       std::vector<int> todo;
       int finished = 0, live = 0;
       for (const auto& cell : s.cells) {
-        if (sweep::read_cell_status(s, cell).state == CellState::Finished) {
+        if (sweep::result_status(s, cell).state == CellState::Finished) {
           ++finished;
           continue;
         }
@@ -544,7 +544,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       nlohmann::ordered_json cells = nlohmann::ordered_json::array();
       std::vector<std::vector<std::string>> table = {{"cell", "name", "state", "step", "loss", "score", "where"}};
       for (const auto& cell : s.cells) {
-        auto cs = sweep::read_cell_status(s, cell);
+        auto cs = sweep::result_status(s, cell);
         // A task that wrote "running" but no longer holds its cell (on any host), or whose process
         // is gone on this host, was killed.
         const auto dir = sweep::cell_dir(s, cell);

@@ -268,8 +268,8 @@ void SweepPanel::refresh() {
         snap->sweep = sweep::read_sweep(dir);
         for (const auto& cell : snap->sweep.cells) {
           progress.check();
-          auto status = sweep::read_cell_status(snap->sweep, cell);
-          // read_cell_status reports a task.json it cannot parse as a failed cell naming the file.
+          auto status = sweep::result_status(snap->sweep, cell);
+          // A task.json that cannot be parsed reads as a failed cell naming the file (result_status).
           if (status.state == CellState::Failed && status.error.find("task.json is damaged") != std::string::npos)
             snap->damaged << QString::fromStdString(status.error);
           const auto folder = sweep::cell_dir(snap->sweep, cell);

@@ -160,10 +160,12 @@ TEST_F(SweepCli, CollectDrawsTheGroupsAsFigures) {
   const auto cells = nlohmann::json::parse(r.out);
   ASSERT_EQ(cells.size(), 4u);
   const double scores[] = {40.0, 44.0, 70.0, 71.0}, bests[] = {50.0, 52.0, 75.0, 80.0};
-  for (std::size_t i = 0; i < 4; ++i)
-    std::ofstream(std::filesystem::path(sweep) / "cells" / cells[i]["name"].get<std::string>() / "task.json")
-        << R"({"state": "finished", "step": 30, "total": 30, "score": )" << scores[i] << R"(, "score_std": 1.0, "best_score": )" << bests[i]
-        << "}";
+  for (std::size_t i = 0; i < 4; ++i) {
+    const auto cell = std::filesystem::path(sweep) / "cells" / cells[i]["name"].get<std::string>();
+    std::ofstream(cell / "task.json") << R"({"state": "finished", "step": 30, "total": 30, "score": )" << scores[i]
+                                      << R"(, "score_std": 1.0, "best_score": )" << bests[i] << "}";
+    std::ofstream(cell / "checkpoint.pt") << "a finished cell has its checkpoint";
+  }
   // A venue's size, two of the three formats.
   r = run_cli("sweep collect " + sweep + " --preset neurips --formats pdf,png", *dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;

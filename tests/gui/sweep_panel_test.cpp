@@ -122,6 +122,8 @@ class SweepPanelTest : public testing::Test {
     st.restarts = p.restarts;
     st.error = p.error;
     sweep::write_cell_status(sweep_, sweep_.cells[static_cast<std::size_t>(index)], st);
+    // A finished cell has its checkpoint; results count no cell that lacks one.
+    if (p.state == sweep::CellState::Finished) std::ofstream(cellDir(index) / "checkpoint.pt") << "finished";
   }
 
   fs::path cellDir(int index) const { return sweep::cell_dir(sweep_, sweep_.cells[static_cast<std::size_t>(index)]); }
