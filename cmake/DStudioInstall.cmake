@@ -27,7 +27,7 @@ if(DSTUDIO_BUILD_GUI)
   list(APPEND _programs decision-studio)
 endif()
 install(TARGETS ${_programs} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS dstudio-probe RUNTIME DESTINATION ${DSTUDIO_INSTALL_PRIVATE_LIBDIR})
+install(TARGETS dstudio-probe dstudio-plugin-reader RUNTIME DESTINATION ${DSTUDIO_INSTALL_PRIVATE_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/resources/ DESTINATION ${DSTUDIO_DATADIR})
 # The user guide (Help ▸ User Guide renders it), the documents it links to and their pictures.
 file(GLOB _docs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)

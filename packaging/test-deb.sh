@@ -39,8 +39,10 @@ if [[ ${1:-} == --inside ]]; then
     ldd /usr/bin/$prog | grep -q 'not found' && fail "$prog misses a library: $(ldd /usr/bin/$prog | grep 'not found')"
     man -w $prog >/dev/null 2>&1 || [[ -f /usr/share/man/man1/$prog.1.gz ]] || fail "no man page for $prog"
   done
-  [[ -x $(echo /usr/lib/*/decision-studio/dstudio-probe) ]] || fail "the dataset reader dstudio-probe is not installed"
-  for elf in /usr/bin/dstudio /usr/bin/decision-studio /usr/bin/decision-viewer /usr/lib/*/decision-studio/*.so /usr/lib/*/decision-studio/dstudio-probe; do
+  for reader in dstudio-probe dstudio-plugin-reader; do
+    [[ -x $(echo /usr/lib/*/decision-studio/$reader) ]] || fail "the dataset reader $reader is not installed"
+  done
+  for elf in /usr/bin/dstudio /usr/bin/decision-studio /usr/bin/decision-viewer /usr/lib/*/decision-studio/*.so /usr/lib/*/decision-studio/dstudio-probe /usr/lib/*/decision-studio/dstudio-plugin-reader; do
     ! grep -qF "$DSTUDIO_SOURCE" "$elf" || fail "$elf names the source tree $DSTUDIO_SOURCE"
   done
   step "programs in /usr/bin, their libraries found, no source path in them, man pages there"

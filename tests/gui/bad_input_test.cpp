@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "default_dataset.h"
+#include "dstudio/plugins/loader.h"
 #include "dstudio/viz/dataset_view.h"
 #include "h5_fixture.h"
 #include "main_window.h"
@@ -143,6 +144,33 @@ TEST_F(BadInput, EveryKindOfBadFileShowsAMessageAndTheWindowStaysUsable) {
   QSignalSpy shown(&w, &MainWindow::checkpointShown);
   w.openAny(defaultCheckpoint());
   EXPECT_TRUE(shown.wait(60000));
+}
+
+// A plugin's dataset format that crashes on a file: the window reads the file in the plugin reader
+// process, says which format crashed, keeps the dataset it showed and opens the next one.
+TEST_F(BadInput, APluginFormatThatCrashesIsRefusedAndTheWindowStaysUsable) {
+  const auto plugin = plugins::load_plugin(DSTUDIO_CRASHING_FORMAT_PLUGIN);
+  ASSERT_TRUE(plugin.loaded) << plugin.error;
+  MainWindow w;
+  w.show();
+  {
+    QSignalSpy opened(&w, &MainWindow::datasetOpened);
+    w.openAny(QString::fromStdString(good.string()));
+    ASSERT_TRUE(opened.wait(10000));
+  }
+  const auto bad = dir / "episodes.crashes";
+  write_all(bad, "anything");
+  QSignalSpy failed(&w, &MainWindow::loadFailed);
+  w.openAny(QString::fromStdString(bad.string()));
+  ASSERT_TRUE(failed.wait(60000));
+  const QString message = failed.front().front().toString();
+  EXPECT_TRUE(message.contains(QString::fromStdString(bad.string()))) << message.toStdString();
+  EXPECT_TRUE(message.contains("the crashing-format format (plugin test-crashing-format 0.1.0) crashed")) << message.toStdString();
+  expect_dialog(w, "datasetErrorDialog", bad.string());
+  EXPECT_EQ(w.currentPath().toStdString(), good.string());
+  QSignalSpy opened(&w, &MainWindow::datasetOpened);
+  w.openAny(QString::fromStdString(good.string()));
+  EXPECT_TRUE(opened.wait(10000));
 }
 
 // Damaged datasets that make libhdf5 crash, loop forever or read zeros: the window reads datasets in

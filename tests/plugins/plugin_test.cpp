@@ -87,6 +87,17 @@ TEST(Plugins, APluginDatasetFormatLoadsThroughLoadDatasetWithTheUsualStatistics)
   EXPECT_FLOAT_EQ(ds.state_mean[0], 2.0f);
   EXPECT_FLOAT_EQ(ds.state_mean[1], 3.0f);
   EXPECT_FALSE(ds.fingerprint.empty());
+  // Read as the programs read untrusted files, in the plugin reader process: the same dataset.
+  data::LoadOptions isolated;
+  isolated.isolate = true;
+  const auto read_apart = data::load_dataset(file, isolated);
+  EXPECT_EQ(read_apart.format, data::DatasetFormat::Plugin);
+  EXPECT_EQ(read_apart.format_name, "csv-transitions");
+  EXPECT_EQ(read_apart.fingerprint, ds.fingerprint);
+  EXPECT_EQ(read_apart.data.observations, ds.data.observations);
+  EXPECT_EQ(read_apart.state_mean, ds.state_mean);
+  ASSERT_EQ(read_apart.episodes.size(), 2u);
+  EXPECT_DOUBLE_EQ(read_apart.episodes[1].ret, 30.0);
   // The built-in formats still read their files: a CSV that is not one of the plugin's is refused
   // by the HDF5 loader, as before.
   std::ofstream(dir / "other.csv") << "1,2\n";
@@ -272,5 +283,26 @@ TEST(Plugins, ACrashingPluginIsNamedAndSkippedByEveryCommandAndCanBeLeftOutAltog
   r = run_dstudio(path + " DSTUDIO_NO_PLUGINS=1", "plugins", dir);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err.find("crashing.so"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
+// A plugin format that crashes on a file: read in the plugin reader process, the file is refused
+// naming the format and the crash, and this process carries on.
+TEST(Plugins, APluginFormatThatCrashesOnAFileIsRefusedInTheReaderProcess) {
+  const auto r = plugins::load_plugin(kPlugins / "formats" / "crashing_format.so");
+  ASSERT_TRUE(r.loaded) << r.error;
+  const auto dir = temp_dir("crashing-format");
+  std::ofstream(dir / "episode.crashes") << "anything";
+  data::LoadOptions isolated;
+  isolated.isolate = true;
+  try {
+    (void)data::load_dataset(dir / "episode.crashes", isolated);
+    ADD_FAILURE() << "a file the format crashes on was loaded";
+  } catch (const data::DatasetError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find((dir / "episode.crashes").string()), std::string::npos) << what;
+    EXPECT_NE(what.find("the crashing-format format (plugin test-crashing-format 0.1.0) crashed (Segmentation fault)"), std::string::npos)
+        << what;
+  }
   fs::remove_all(dir);
 }

@@ -7,6 +7,7 @@
 
 #include "dstudio/common/progress.h"
 #include "dstudio/data/dataset_io.h"
+#include "dstudio/data/format_registry.h"
 
 namespace dstudio::data {
 
@@ -16,6 +17,10 @@ namespace dstudio::data {
 /// without metadata, and a warning says what was left out. Throws DatasetError when the reader
 /// refuses the file, crashes, times out or runs out of memory elsewhere; `Cancelled` (the reader
 /// killed) when `progress` is cancelled; Error when the reader program cannot be found or started.
-Dataset load_in_reader_process(const std::filesystem::path& file, const LoadOptions& options, const Progress& progress);
+/// With `plugin_format`, the file is a plugin's: it is read by `dstudio-plugin-reader`, which loads
+/// that plugin (Origin::file) and nothing else, under the same limits; what fails there is named
+/// as the plugin's format's.
+Dataset load_in_reader_process(const std::filesystem::path& file, const LoadOptions& options, const Progress& progress,
+                               const DatasetFormatDefinition* plugin_format = nullptr);
 
 }  // namespace dstudio::data

@@ -648,34 +648,58 @@ Registry<DatasetFormatDefinition>& dataset_format_registry() {
   return *registry;
 }
 
-Dataset load_dataset(const std::filesystem::path& path, const LoadOptions& options, const Progress& progress) {
-  for (const auto& format : dataset_format_registry().all()) {
-    if (format->origin.builtin() || !format->detect || !format->load) continue;
-    bool mine = false;
-    try {
-      mine = format->detect(path);
-    } catch (...) {
-      mine = false;  // a format that cannot tell is not this file's
-    }
-    if (!mine) continue;
-    Dataset ds;
-    try {
-      ds = format->load(path, options, progress);
-    } catch (const Error&) {
-      throw;
-    } catch (const Cancelled&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw DatasetError(path.string(), "", "the " + format->name + " format (" + format->origin.label() + ") failed: " + e.what());
-    }
+namespace {
+
+// Whether `format` claims `path`; a format that cannot tell does not.
+bool claims(const DatasetFormatDefinition& format, const std::filesystem::path& path) {
+  if (!format.detect || !format.load) return false;
+  try {
+    return format.detect(path);
+  } catch (...) {
+    return false;
+  }
+}
+
+// Reads `path` with `format` in this process, then adds what every dataset has.
+Dataset load_with(const DatasetFormatDefinition& format, const std::filesystem::path& path, const LoadOptions& options,
+                  const Progress& progress) {
+  Dataset ds;
+  try {
+    ds = format.load(path, options, progress);
+  } catch (const Error&) {
+    throw;
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw DatasetError(path.string(), "", "the " + format.name + " format (" + format.origin.label() + ") failed: " + e.what());
+  }
+  if (!format.origin.builtin()) {
     if (ds.path.empty()) ds.path = path.string();
     ds.format = DatasetFormat::Plugin;
-    ds.format_name = format->name;
-    check_plugin_dataset(ds, format->name);
-    finish(ds, progress);
+    ds.format_name = format.name;
+    check_plugin_dataset(ds, format.name);
+  }
+  finish(ds, progress);
+  make_texts_valid(ds);
+  return ds;
+}
+
+}  // namespace
+
+Dataset load_dataset(const std::filesystem::path& path, const LoadOptions& options, const Progress& progress) {
+  const auto formats = dataset_format_registry().all();
+  // Plugins' formats first: one may claim files the built-in layouts would refuse. Asking is
+  // cheap and happens here; reading happens in the reader process when isolated, so a plugin
+  // that crashes on a file takes only that process with it.
+  for (const auto& format : formats) {
+    if (format->origin.builtin() || !claims(*format, path)) continue;
+    if (!options.isolate) return load_with(*format, path, options, progress);
+    Dataset ds = load_in_reader_process(path, options, progress, format.get());
     make_texts_valid(ds);
     return ds;
   }
+  // The built-in HDF5 layouts. Isolated, this process never opens the file: libhdf5 crashes and
+  // loops on some damaged files, so even telling the layouts apart happens in the reader.
   if (options.isolate) {
     const auto file = hdf5_file(path);
     std::error_code ec;
@@ -684,11 +708,10 @@ Dataset load_dataset(const std::filesystem::path& path, const LoadOptions& optio
     make_texts_valid(ds);  // the reader's own warnings quote the step it was at
     return ds;
   }
-  Dataset ds = load_hdf5(path, options, progress);
-  finish(ds, progress);
-  make_texts_valid(ds);
-  return ds;
+  // Both built-in layouts load with one loader that tells them apart in one open of the file, with
+  // breadcrumbs for the reader (their detect functions would open it first, without them), and
+  // says why a file is neither (not HDF5, no observations, ...).
+  return load_with(*dataset_format_registry().find("d4rl"), path, options, progress);
 }
-
 
 }  // namespace dstudio::data

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -34,6 +35,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kReaderProgram = "dstudio-probe";
+constexpr const char* kPluginReaderProgram = "dstudio-plugin-reader";
+constexpr const char* kHdf5Culprit = "the HDF5 library";
 constexpr int kExitRefused = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitNoMemory = 3;
@@ -245,11 +248,11 @@ constexpr bool kAddressSanitizer =
 
 }  // namespace
 
-int reader_process_main(int argc, char** argv) {
+int reader_process_main(int argc, char** argv, const std::function<void(const std::string& plugin)>& load_plugin) {
   LoadOptions options;
   std::int64_t memory_limit = 0;
   int result_fd = -1;
-  std::string path;
+  std::string path, plugin;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     const bool has_value = i + 1 < argc;
@@ -260,10 +263,12 @@ int reader_process_main(int argc, char** argv) {
     else if (arg == "--max-episode-steps" && has_value) options.max_episode_steps = std::atoll(argv[++i]);
     else if (arg == "--memory-limit" && has_value) memory_limit = std::atoll(argv[++i]);
     else if (arg == "--result-fd" && has_value) result_fd = std::atoi(argv[++i]);
+    else if (arg == "--plugin" && has_value && load_plugin) plugin = argv[++i];
     else if (!arg.empty() && arg[0] != '-' && path.empty()) path = arg;
     else {
       std::fprintf(stderr, "usage: %s [--no-metadata] [--no-infos] [--next-observations] [--max-bytes N] "
-                   "[--max-episode-steps N] [--memory-limit BYTES] [--result-fd FD] <dataset>\n", argv[0]);
+                   "[--max-episode-steps N] [--memory-limit BYTES] [--result-fd FD]%s <dataset>\n", argv[0],
+                   load_plugin ? " [--plugin FILE]" : "");
       return kExitUsage;
     }
   }
@@ -274,7 +279,15 @@ int reader_process_main(int argc, char** argv) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() == 1) return kExitFailed;  // the parent is already gone
   if (memory_limit > 0 && !kAddressSanitizer) {
-    const rlimit as{static_cast<rlim_t>(memory_limit), static_cast<rlim_t>(memory_limit)};
+    // Beyond what the program has mapped already: the plugin reader starts with LibTorch's
+    // libraries mapped, the HDF5 reader with little.
+    long pages = 0;
+    if (FILE* statm = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(statm, "%ld", &pages) != 1) pages = 0;
+      std::fclose(statm);
+    }
+    const auto limit = static_cast<rlim_t>(memory_limit) + static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE));
+    const rlimit as{limit, limit};
     setrlimit(RLIMIT_AS, &as);
   }
   h5::set_breadcrumb_sink([](const std::string& what, bool optional) { send(std::string("at ") + (optional ? "1 " : "0 ") + what); });
@@ -287,6 +300,11 @@ int reader_process_main(int argc, char** argv) {
   }, {}};
   int code = 0;
   try {
+    if (!plugin.empty()) {
+      send("at 0 loading the plugin " + fs::path(plugin).filename().string());
+      load_plugin(plugin);
+      send("at 0 reading the file");
+    }
     const Dataset ds = load_dataset(path, options, progress);
     if (result_fd >= 0 && !write_result(result_fd, ds)) throw std::runtime_error(std::string("cannot hand the dataset back: ") + std::strerror(errno));
     send("ok");
@@ -342,9 +360,10 @@ struct Fd {
 };
 
 // Runs the reader on `file`; on success the dataset is in `result_fd` (a memory file).
-Outcome run_reader(const fs::path& program, const fs::path& file, const LoadOptions& options, double timeout_s,
-                   std::int64_t memory_limit, int result_fd, const Progress& progress) {
+Outcome run_reader(const fs::path& program, const std::vector<std::string>& extra_args, const fs::path& file, const LoadOptions& options,
+                   double timeout_s, std::int64_t memory_limit, int result_fd, const Progress& progress) {
   std::vector<std::string> args{program.string()};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
   if (!options.metadata) args.emplace_back("--no-metadata");
   if (!options.infos) args.emplace_back("--no-infos");
   if (options.next_observations) args.emplace_back("--next-observations");
@@ -461,34 +480,48 @@ Outcome run_reader(const fs::path& program, const fs::path& file, const LoadOpti
   return out;
 }
 
-// What went wrong, as the end of a sentence about the file.
-std::string describe(const Outcome& o, double timeout_s, std::int64_t memory_limit) {
+// What went wrong, as the end of a sentence about the file. `culprit` is what read it: the HDF5
+// library, or a plugin's format.
+std::string describe(const Outcome& o, double timeout_s, std::int64_t memory_limit, const std::string& culprit) {
+  const bool hdf5 = culprit == kHdf5Culprit;
+  const std::string damaged = hdf5 ? ": the file is damaged" : "";
   switch (o.kind) {
     case Outcome::Kind::Crashed:
-      return "the HDF5 library crashed (" + o.detail + ") while " + o.step + ": the file is damaged";
+      return culprit + " crashed (" + o.detail + ") while " + o.step + damaged;
     case Outcome::Kind::TimedOut: {
       char seconds[32];
       std::snprintf(seconds, sizeof seconds, "%g s", timeout_s);
-      return "the HDF5 library did not finish " + o.step + " within " + seconds +
-             " (it loops forever on some damaged files): the file is damaged";
+      return culprit + " did not finish " + o.step + " within " + seconds +
+             (hdf5 ? " (it loops forever on some damaged files): the file is damaged" : "");
     }
     case Outcome::Kind::OutOfMemory:
-      return "the HDF5 library ran out of memory (" + gib(memory_limit) + " allowed) while " + o.step +
-             ": a size in the file is damaged";
+      return culprit + " ran out of memory (" + gib(memory_limit) + " allowed) while " + o.step + (hdf5 ? ": a size in the file is damaged" : "");
     case Outcome::Kind::Failed:
       return "the dataset reader failed while " + o.step + ": " + o.detail;
     default:
-      return o.problem;
+      return "the dataset reader failed";
   }
 }
 
 }  // namespace
 
-Dataset load_in_reader_process(const fs::path& file, const LoadOptions& given, const Progress& progress) {
-  const fs::path program = private_program(kReaderProgram);
+Dataset load_in_reader_process(const fs::path& file, const LoadOptions& given, const Progress& progress,
+                               const DatasetFormatDefinition* plugin_format) {
+  // A plugin's format is read by the reader that loads plugins, with the plugin that defines it.
+  const char* name = plugin_format ? kPluginReaderProgram : kReaderProgram;
+  const fs::path program = private_program(name);
   if (program.empty())
-    throw Error(std::string("the studio's dataset reader ") + kReaderProgram + " is missing: it belongs beside " +
+    throw Error(std::string("the studio's dataset reader ") + name + " is missing: it belongs beside " +
                 executable_path().string() + " or in the studio's library folder; the installation is incomplete");
+  std::vector<std::string> extra_args;
+  std::string culprit = kHdf5Culprit;
+  if (plugin_format) {
+    if (plugin_format->origin.file.empty())
+      throw Error("the dataset format '" + plugin_format->name + "' (" + plugin_format->origin.label() +
+                  ") names no plugin file to read " + file.string() + " with");
+    extra_args = {"--plugin", plugin_format->origin.file};
+    culprit = "the " + plugin_format->name + " format (plugin " + plugin_format->origin.label() + ")";
+  }
   std::error_code ec;
   const auto size = fs::file_size(file, ec);
   const std::int64_t bytes = ec ? 0 : static_cast<std::int64_t>(size);
@@ -507,7 +540,7 @@ Dataset load_in_reader_process(const fs::path& file, const LoadOptions& given, c
   auto attempt = [&](Fd& result) {
     result.fd = ::memfd_create("dstudio-dataset", MFD_CLOEXEC);
     if (result.fd < 0) throw Error(std::string("cannot start the dataset reader: ") + std::strerror(errno));
-    return run_reader(program, file, options, timeout_s, memory_limit, result.fd, progress);
+    return run_reader(program, extra_args, file, options, timeout_s, memory_limit, result.fd, progress);
   };
   Fd result;
   Outcome o = attempt(result);
@@ -515,7 +548,7 @@ Dataset load_in_reader_process(const fs::path& file, const LoadOptions& given, c
   const bool died = o.kind == Outcome::Kind::Crashed || o.kind == Outcome::Kind::TimedOut || o.kind == Outcome::Kind::OutOfMemory;
   if (died && o.optional_step && options.metadata) {
     // The metadata is what libhdf5 fails on most; the arrays may still be sound.
-    warnings.push_back("metadata left out: " + describe(o, timeout_s, memory_limit));
+    warnings.push_back("metadata left out: " + describe(o, timeout_s, memory_limit, culprit));
     options.metadata = false;
     ::close(result.fd);
     o = attempt(result);
@@ -526,7 +559,7 @@ Dataset load_in_reader_process(const fs::path& file, const LoadOptions& given, c
     case Outcome::Kind::Refused:
       throw DatasetError(o.file.empty() ? file.string() : o.file, o.key, o.problem);
     default:
-      throw DatasetError(file.string(), "", describe(o, timeout_s, memory_limit));
+      throw DatasetError(file.string(), "", describe(o, timeout_s, memory_limit, culprit));
   }
   progress.update(0.97, "receiving the dataset");
   struct stat st {};

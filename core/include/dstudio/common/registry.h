@@ -21,6 +21,7 @@ namespace dstudio {
 struct Origin {
   std::string plugin;   ///< the plugin's name; empty for what is built into the studio
   std::string version;  ///< the plugin's version
+  std::string file;     ///< the plugin's library, for a program that must load it too (a reader process)
   [[nodiscard]] bool builtin() const { return plugin.empty(); }
   /// "built in" or "<plugin> <version>".
   [[nodiscard]] std::string label() const { return builtin() ? "built in" : plugin + " " + version; }

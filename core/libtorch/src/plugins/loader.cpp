@@ -188,7 +188,7 @@ PluginRecord try_load(const fs::path& file) {
   if (name_taken(record.name, by)) return refuse("a plugin called '" + record.name + "' is already loaded, from " + by);
   auto* register_fn = reinterpret_cast<void (*)(Registrar&)>(dlsym(handle, DSTUDIO_PLUGIN_REGISTER_SYMBOL));
   if (!register_fn) return refuse("has no " DSTUDIO_PLUGIN_REGISTER_SYMBOL);
-  RecordingRegistrar registrar({record.name, record.version}, record);
+  RecordingRegistrar registrar({record.name, record.version, record.file}, record);
   try {
     register_fn(registrar);
   } catch (const std::exception& e) {
