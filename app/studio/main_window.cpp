@@ -65,6 +65,7 @@
 #include "lesson_panel.h"
 #include "lessons.h"
 #include "markov_lab_job.h"
+#include "return_jobs.h"
 #include "tsne_job.h"
 #include "user_guide.h"
 #include "viewer_panel.h"
@@ -112,10 +113,9 @@ MainWindow::MainWindow(QWidget* parent)
       load_job_(addJob(tr("Loading"))),
       inspect_job_(addJob(tr("Inspecting"))),
       compare_job_(addJob(tr("Comparing with"))),
-      rollout_job_(addJob(tr("Rolling out"))),
-      returns_job_(addJob(tr("Running"))),
       rollout_view_(new viz::EntropyRewardView),
       returns_view_(new viz::ReturnAnalysisView),
+      return_jobs_(new ReturnJobs(rollout_view_, returns_view_, addJob(tr("Rolling out")), addJob(tr("Running")), this)),
       viewer_(new ViewerPanel),
       training_(new TrainingPanel),
       sweep_(new SweepPanel),
@@ -183,11 +183,10 @@ MainWindow::MainWindow(QWidget* parent)
   });
   connect(view_, &viz::DatasetView::replayRequested, this, &MainWindow::replayEpisode);
   connect(viewer_, &ViewerPanel::message, status_, &QLabel::setText);
-  connect(returns_view_, &viz::ReturnAnalysisView::ablationRequested, this, &MainWindow::runAblation);
-  connect(returns_view_, &viz::ReturnAnalysisView::sweepRequested, this, &MainWindow::runSweep);
-  connect(returns_view_, &viz::ReturnAnalysisView::cancelRequested, this, &MainWindow::cancelRollout);
-  connect(rollout_view_, &viz::EntropyRewardView::runRequested, this, &MainWindow::runRollout);
-  connect(rollout_view_, &viz::EntropyRewardView::cancelRequested, this, &MainWindow::cancelRollout);
+  connect(return_jobs_, &ReturnJobs::status, status_, &QLabel::setText);
+  connect(return_jobs_, &ReturnJobs::stopped, this, &MainWindow::reportStopped);
+  connect(return_jobs_, &ReturnJobs::rolloutShown, this, &MainWindow::rolloutShown);
+  connect(return_jobs_, &ReturnJobs::returnsShown, this, &MainWindow::returnsShown);
   addJob(tsne_job_->job());
   addJob(markov_lab_job_->job());
   for (Job* job : analyses_->jobs()) addJob(job);
@@ -330,24 +329,6 @@ MainWindow::MainWindow(QWidget* parent)
       emit comparisonFailed(error);
     }
   });
-  connect(rollout_job_, &Job::progressed, this, [this](double fraction, const QString&) {
-    if (rollout_job_->isRunning()) status_->setText(tr("Rolling out… %1%").arg(static_cast<int>(100.0 * fraction)));
-  });
-  connect(rollout_job_, &Job::stopped, this, [this] { rollout_view_->setRunning(false); });
-  connect(returns_job_, &Job::stopped, this, [this] { returns_view_->setRunning(false); });
-  connect(rollout_job_, &Job::finished, this, [this](Job::End end, const QString&) {
-    if (end != Job::End::Done) reportStopped(tr("Rollout stopped: %1"), rollout_job_);
-  });
-  connect(returns_job_, &Job::progressed, this, [this](double fraction, const QString& stage) {
-    if (!returns_job_->isRunning()) return;
-    status_->setText(tr("Rolling out… %1%").arg(static_cast<int>(100.0 * fraction)));
-    returns_view_->setProgress(fraction, stage);
-  });
-  connect(returns_job_, &Job::finished, this, [this](Job::End end, const QString&) {
-    if (end != Job::End::Done) reportStopped(tr("Stopped: %1"), returns_job_);
-  });
-  for (Job* job : {rollout_job_, returns_job_})
-    connect(job, &Job::restarting, this, [this, job] { status_->setText(tr("%1: the earlier run stops, this one follows").arg(job->name())); });
   connect(analyses_, &AnalysesPanel::message, status_, &QLabel::setText);
   connect(attention_, &viz::AttentionMapView::compareRequested, this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, tr("Compare with Checkpoint"), training_->runsDirectory(),
@@ -769,7 +750,7 @@ void MainWindow::openCheckpoint(const QString& path) {
           player_error = QString::fromStdString(e.what());
         }
         progress.check();
-        return [this, path, inspected, player, player_error] { showCheckpoint(path, *inspected, player, player_error); };
+        return [this, path, inspected, player, player_error, loaded] { showCheckpoint(path, *inspected, player, player_error, loaded); };
       },
       path);
 }
@@ -781,12 +762,13 @@ void MainWindow::cancelInspection() {
 }
 
 void MainWindow::showCheckpoint(const QString& path, const models::DatasetInspection& inspected,
-                                const std::shared_ptr<models::EpisodePlayer>& player, const QString& player_error) {
+                                const std::shared_ptr<models::EpisodePlayer>& player, const QString& player_error,
+                                const std::shared_ptr<const models::LoadedCheckpoint>& loaded) {
   const auto& info = inspected.info;
   const QString title = checkpointTitle(path, info);
   // Work on the previous model stops; its results leave every view below.
   // (The t-SNE and the analyses panel stop their own when they are given the new checkpoint.)
-  for (Job* job : {compare_job_, rollout_job_, returns_job_}) job->cancel();
+  compare_job_->cancel();
   attention_->setInspections(title, inspected.inspections);
   tsne_job_->setCheckpoint(path, title);
   analyses_->setCheckpoint(path, title);
@@ -799,7 +781,6 @@ void MainWindow::showCheckpoint(const QString& path, const models::DatasetInspec
   workspace_view_->setCheckpoint(nullptr, /*compared=*/true);
   compared_path_.clear();
   rememberRecent(path);
-  checkpoint_context_ = info.variant.context_length;
   // Targets on offer: the task's references and what this model's data reached.
   std::vector<models::TargetChoice> targets;
   const QString env = QString::fromStdString(info.env_id);
@@ -810,7 +791,9 @@ void MainWindow::showCheckpoint(const QString& path, const models::DatasetInspec
   const QString label = labelOf(path);
   rollout_view_->setReady(targets.empty() ? QString() : env, targets, label);
   returns_view_->setReady(targets, label);
-  best_score_ = info.env_id.empty() ? std::nan("") : env::normalized_score(env::task(info.env_id), inspected.best_return);
+  // The rollouts, the ablation and the sweep act on the model read above (return_jobs.h).
+  return_jobs_->setCheckpoint(loaded, info, label,
+                              info.env_id.empty() ? std::nan("") : env::normalized_score(env::task(info.env_id), inspected.best_return));
   status_->setText(tr("%1: attention maps on %2 dataset windows").arg(title).arg(inspected.inspections.size()));
   applyPendingViewer();
   applyPendingLesson();
@@ -849,6 +832,7 @@ void MainWindow::compareCheckpoint(const QString& path) {
           }
           workspace_view_->setCheckpoint(&info, /*compared=*/true);
           compared_path_ = path;
+          return_jobs_->setCompared(path);
           showPage(attention_);
           status_->setText(tr("Attention: compared with %1 on the same windows, as a difference or side by side").arg(title));
           if (pending_comparison_) {
@@ -867,30 +851,11 @@ void MainWindow::cancelComparison() { compare_job_->cancel(); }
 
 bool MainWindow::isComparing() const { return compare_job_->isRunning(); }
 
-bool MainWindow::isRollingOut() const { return rollout_job_->isRunning() || returns_job_->isRunning(); }
-
-void MainWindow::runRollout(const models::RolloutConfig& config) {
-  if (checkpoint_path_.isEmpty()) return;
-  rollout_view_->setRunning(true);
-  const std::string path = checkpoint_path_.toStdString();
-  const QString title = labelOf(checkpoint_path_);
-  const int context = checkpoint_context_;
-  rollout_job_->start(
-      [this, path, config, title, context](const Progress& progress) -> Job::Deliver {
-        auto result = std::make_shared<models::RolloutResult>(models::rollout(path, config, progress));
-        return [this, result, title, context] {
-          rollout_view_->setRollout(title, *result, context - 1);
-          status_->setText(tr("Rollout: %1 episodes in %2 s").arg(result->episodes.size()).arg(result->seconds, 0, 'f', 1));
-          emit rolloutShown();
-        };
-      },
-      checkpoint_path_);
-}
-
-void MainWindow::cancelRollout() {
-  rollout_job_->cancel();
-  returns_job_->cancel();
-}
+bool MainWindow::isRollingOut() const { return return_jobs_->isRunning(); }
+void MainWindow::runRollout(const models::RolloutConfig& config) { return_jobs_->runRollout(config); }
+void MainWindow::cancelRollout() { return_jobs_->cancel(); }
+void MainWindow::runAblation() { return_jobs_->runAblation(); }
+void MainWindow::runSweep() { return_jobs_->runSweep(); }
 
 void MainWindow::reportStopped(const QString& status, Job* job) {
   const bool cancelled = job->lastEnd() == Job::End::Cancelled;
@@ -898,61 +863,6 @@ void MainWindow::reportStopped(const QString& status, Job* job) {
   status_->setText(status.arg(why));
   if (!cancelled) showError(why, ErrorOf::Checkpoint);
   emit rolloutStopped(why);
-}
-
-void MainWindow::runAblation() { startReturnJob(false); }
-void MainWindow::runSweep() { startReturnJob(true); }
-
-void MainWindow::startReturnJob(bool sweep) {
-  if (checkpoint_path_.isEmpty()) return;
-  const std::vector<double> targets = sweep ? returns_view_->sweepTargets() : std::vector<double>{};
-  if (sweep && targets.empty()) {
-    status_->setText(tr("Type target multiples, e.g. 0.5, 1, 2, 5"));
-    return;
-  }
-  returns_view_->setRunning(true, sweep);
-  const int episodes = returns_view_->episodes();
-  const double base = returns_view_->baseTarget();
-  const std::string path = checkpoint_path_.toStdString();
-  // A sweep also runs the compared checkpoint, so the two curves share the same targets.
-  const std::string compared = sweep ? compared_path_.toStdString() : std::string();
-  const QString title = labelOf(checkpoint_path_);
-  const QString compared_title = compared.empty() ? QString() : labelOf(QString::fromStdString(compared));
-  returns_job_->start(
-      [this, path, compared, sweep, targets, episodes, base, title, compared_title](const Progress& progress) -> Job::Deliver {
-        auto mine = std::make_shared<std::vector<models::TargetSummary>>();
-        if (!sweep) {
-          // The same ablation as `dstudio analyze ablation`, at the view's target (--target).
-          models::AblationConfig config;
-          config.episodes = episodes;
-          config.target = base;
-          for (const auto& z : models::zeroing_ablation(path, config, progress).zeroings) mine->push_back(z.summary);
-          return [this, title, mine] {
-            returns_view_->setAblation(title, *mine);
-            status_->setText(tr("Modality zeroing done"));
-            emit returnsShown(false);
-          };
-        }
-        auto theirs = std::make_shared<std::vector<models::TargetSummary>>();
-        models::RolloutConfig config;
-        config.episodes = episodes;
-        config.traces = false;
-        config.targets = targets;
-        const int jobs = compared.empty() ? 1 : 2;
-        for (int k = 0; k < jobs; ++k) {
-          // Each checkpoint's sweep is an equal part of the progress.
-          const auto result = models::rollout(k == 1 ? compared : path, config, progress.part(double(k) / jobs, double(k + 1) / jobs));
-          auto& into = k == 1 ? *theirs : *mine;
-          into.insert(into.end(), result.summary.begin(), result.summary.end());
-        }
-        return [this, title, compared_title, mine, theirs] {
-          returns_view_->setSweep(title, *mine, best_score_);
-          if (!theirs->empty()) returns_view_->addSweep(compared_title, *theirs);
-          status_->setText(tr("Target sweep done"));
-          emit returnsShown(true);
-        };
-      },
-      checkpoint_path_);
 }
 
 void MainWindow::refreshRuns() {

@@ -43,6 +43,7 @@ namespace dstudio::studio {
 class Job;
 class AnalysesPanel;
 class LessonPanel;
+class ReturnJobs;
 class SweepPanel;
 class TrainingPanel;
 class UserGuideDialog;
@@ -195,7 +196,8 @@ class MainWindow : public QMainWindow {
   Job* addJob(Job* job);
   void showDataset(const QString& path, const std::shared_ptr<const data::Dataset>& dataset);
   void showCheckpoint(const QString& path, const models::DatasetInspection& inspected,
-                      const std::shared_ptr<models::EpisodePlayer>& player, const QString& player_error);
+                      const std::shared_ptr<models::EpisodePlayer>& player, const QString& player_error,
+                      const std::shared_ptr<const models::LoadedCheckpoint>& loaded);
   static QString checkpointTitle(const QString& path, const models::CheckpointInfo& info);
   // The status bar's bar and Cancel button show while any job runs; they follow the newest.
   void updateBusy();
@@ -226,8 +228,6 @@ class MainWindow : public QMainWindow {
   Job* load_job_;
   Job* inspect_job_;
   Job* compare_job_;
-  Job* rollout_job_;
-  Job* returns_job_;
   QString inspecting_;  // the checkpoint the inspection job runs on
   std::vector<models::Window> checkpoint_windows_;
   QString compared_path_;  // the checkpoint the attention maps are compared with
@@ -239,6 +239,7 @@ class MainWindow : public QMainWindow {
   void addPage(QWidget* page, const QString& title, const QString& id);
   viz::EntropyRewardView* rollout_view_;
   viz::ReturnAnalysisView* returns_view_;
+  ReturnJobs* return_jobs_;  // their rollouts, ablation and sweep
   ViewerPanel* viewer_;
   TrainingPanel* training_;
   SweepPanel* sweep_;
@@ -260,9 +261,7 @@ class MainWindow : public QMainWindow {
   QByteArray geometry_before_presentation_;
   QSize size_before_presentation_;
   QFont base_font_;
-  double best_score_ = 0.0;
   QString checkpoint_path_;
-  int checkpoint_context_ = 1;
   QMenu* recent_menu_;
   QLabel* status_;
   QProgressBar* progress_;

@@ -399,6 +399,9 @@ TEST_F(Studio, RunsTheAblationAndTheTargetSweep) {
   const auto expected = models::zeroing_ablation(studio::defaultCheckpoint().toStdString(), config);
   ASSERT_EQ(expected.zeroings.size(), 4u);
   for (int k = 0; k < 4; ++k) EXPECT_EQ(bars->data()->at(k)->value, expected.zeroings[static_cast<std::size_t>(k)].summary.mean_score) << k;
+  // The ablation in the window acted on the model read when the checkpoint opened; only the
+  // reference computation above read the file again.
+  EXPECT_EQ(models::checkpoint_parse_count() - parses, 2u);
   EXPECT_EQ(view->sweepTargets(), (std::vector<double>{1800, 3600, 7200, 18000, 36000, 72000}));
   w.runSweep();
   // The empty plot says what runs and how far it is until the curve arrives.
@@ -411,6 +414,7 @@ TEST_F(Studio, RunsTheAblationAndTheTargetSweep) {
   EXPECT_TRUE(done.back().front().toBool());
   EXPECT_EQ(view->sweepPlot()->graph(2)->dataCount(), 6);
   EXPECT_EQ(view->progressText(), "") << "the curve replaces the progress";
+  EXPECT_EQ(models::checkpoint_parse_count() - parses, 2u) << "the sweep too acted on the model read once";
   // The sweep's "done" stays with its tab: another tab's status says what is open.
   EXPECT_EQ(w.statusText(), "Target sweep done");
   w.showPage(w.datasetView());

@@ -34,9 +34,15 @@ RolloutResult rollout(const std::filesystem::path& checkpoint, const RolloutConf
 RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info, const RolloutConfig& config,
                       const Progress& progress = {});
 
+/// The same with a checkpoint read already (open_checkpoint): the window's rollouts share the
+/// model its views and its player use, without reading the file again.
+RolloutResult rollout(const LoadedCheckpoint& checkpoint, const RolloutConfig& config, const Progress& progress = {});
+
 /// Runs the ablation on the checkpoint's model (loaded once). Progress runs over all rollouts;
 /// throws what rollout() throws.
 AblationResult zeroing_ablation(const std::filesystem::path& checkpoint, const AblationConfig& config, const Progress& progress = {});
+/// The same with a checkpoint read already.
+AblationResult zeroing_ablation(const LoadedCheckpoint& checkpoint, const AblationConfig& config, const Progress& progress = {});
 
 /// The trainer's periodic evaluation: `episodes` rollouts at the task's first default target
 /// (normalised with the dataset's statistics) and the first layer's attention entropy on
