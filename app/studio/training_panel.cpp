@@ -1,4 +1,11 @@
 // Background training with live and compared curves. See training_panel.h.
+//
+// Sections, in order: helpers and the panel's construction (its forms, run list, plots and
+// buttons); forms (the variant and training fields, the dataset's defaults, invalid fields);
+// dataset and folders; runs (start, resume, pause, cancel, the list's rows and the selected
+// run's curves); comparison and run folders (groups over seeds, folders added from disk, the
+// list's columns); figures (the selected run's curves and the comparison, for export). A run's
+// own state and its reading of the trainer's reports are in training_run.cpp.
 
 #include "training_panel.h"
 
@@ -996,6 +1003,9 @@ void TrainingPanel::chooseRunFolder() {
   const QString dir = QFileDialog::getExistingDirectory(this, tr("Add run folder"), runs_dir_);
   if (!dir.isEmpty()) addRunFolder(dir);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Figures
 
 // The selected run's curves as figures: its loss, and its evaluations (score, with the attention
 // entropy on a second axis), with every metric as CSV.

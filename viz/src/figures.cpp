@@ -1,4 +1,10 @@
 // Figures for papers. See figures.h.
+//
+// Sections, in order: page and style (canvas sizes, fonts, axes, titles, legends); text fitting
+// (where text went, tick labels thinned and margins grown until it fits); writing a figure (PNG
+// at the dpi, PDF, SVG); the public text helpers; token maps (colour scales and token ticks);
+// the plot kinds (heatmaps, lines, bars, clustered bars, scatters) with their save_* functions;
+// export (every tab's figure, the venue presets).
 
 #include "dstudio/viz/figures.h"
 
@@ -28,6 +34,9 @@ namespace dstudio::viz {
 namespace {
 
 using colors::categorical;
+
+// ---------------------------------------------------------------------------------------------
+// Page and style: canvas sizes, fonts, axes, titles, legends
 
 // Sizes in points; the plot's pixels are points, so a font of N pixels prints at N points.
 struct Canvas {
@@ -223,6 +232,9 @@ void legend_below(QCustomPlot& plot, const FigureStyle& s) {
   plot.legend->setMaximumSize(plot.legend->minimumOuterSizeHint());
 }
 
+// ---------------------------------------------------------------------------------------------
+// Text fitting: where text went, tick labels thinned, margins grown
+
 // A paint device that draws nothing and remembers where text went: the ink bounding box of each
 // piece of text under the painter's transform (rotated tick labels included).
 class TextRecordingEngine final : public QPaintEngine {
@@ -394,6 +406,9 @@ void fit_text(QCustomPlot& plot) {
 // The figures written while a TextLayoutLog exists.
 thread_local TextLayoutLog* layout_log = nullptr;
 
+// ---------------------------------------------------------------------------------------------
+// Writing a figure: PNG at the dpi, PDF and SVG
+
 // The plot at the style's dpi. The canvas is whole points; the image has exactly inches x dpi
 // pixels (3.3 in at 600 dpi: 1980 px, not 238 pt x 600 / 72), scaled by less than a percent per
 // axis to get there.
@@ -449,6 +464,9 @@ std::vector<std::string> save_all(QCustomPlot& plot, const std::string& base, co
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Public text helpers: layouts, wrapped text, notes, scaling
 
 FigureContext::FigureContext() {
   if (QApplication::instance()) return;
@@ -748,6 +766,9 @@ TextLayoutLog::~TextLayoutLog() { layout_log = previous_; }
 
 namespace {
 
+// ---------------------------------------------------------------------------------------------
+// Token maps: colour scales, token ticks, the maps' axes
+
 // A colour scale right of the data, the title (when there is one) spanning both: the data and
 // the scale share a row of their own, the scale as narrow as its labels allow.
 QCPColorScale* beside_scale(QCustomPlot& plot, const FigureStyle& s) {
@@ -914,6 +935,9 @@ std::pair<bool, bool> set_token_ticks(QCPAxisRect* rect, const std::vector<std::
 }
 
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Plot kinds: heatmaps, lines, bars, clustered bars, scatters, and their save_* functions
 
 FigureStyle plot_heatmap(QCustomPlot& plot, const analysis::TokenMatrix& m, const std::vector<std::string>& labels, bool diverging_map,
                          const QString& colour_label, const FigureStyle& style) {
@@ -1332,6 +1356,9 @@ std::vector<std::string> save_value_scatter(const std::string& base, const std::
   if (plot.xAxis->label().isEmpty() && plot.yAxis->label().isEmpty()) unitless_axes(plot);
   return save_all(plot, base, s);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Export: every tab's figure, the venue presets
 
 FigureStyle with_defaults(FigureStyle style, const FigureText& text) {
   if (!style.show_title) style.title.clear();
