@@ -175,9 +175,9 @@ MainWindow::MainWindow(QWidget* parent)
   // A sweep's seeds on the chosen dataset, compared by setting in the Training tab.
   connect(sweep_, &SweepPanel::compareRequested, this, [this](const QStringList& dirs, const QStringList& settings, bool show) {
     training_->compareRunFolders(dirs, settings);
-    refreshRuns();
     if (show) showPage(training_);
   });
+  connect(training_, &TrainingPanel::runFoldersCompared, this, &MainWindow::refreshRuns);
   connect(sweep_, &SweepPanel::openFailed, this, [this](const QString& message) {
     status_->setText(tr("Could not open the sweep."));
     showError(message, ErrorOf::Sweep);

@@ -9,6 +9,8 @@
 
 #include "training_panel.h"
 
+#include "job.h"
+
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
@@ -161,7 +163,8 @@ TrainingPanel::TrainingPanel(QWidget* parent)
       smoothing_label_(new QLabel),
       timer_(new QTimer(this)),
       curves_figure_(std::make_unique<CurvesFigure>(*this)),
-      comparison_figure_(std::make_unique<ComparisonFigure>(*this)) {
+      comparison_figure_(std::make_unique<ComparisonFigure>(*this)),
+      folders_job_(new Job(tr("Reading run folders"), this)) {
   // Variant chooser: hier takes its merger and mixer.
   for (const auto& name : models::variant_names()) variant_->addItem(QString::fromStdString(name));
   for (const auto& m : models::hier_mergers()) merger_->addItem(QString::fromStdString(m));
@@ -406,7 +409,10 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   updateComparison();
 }
 
-TrainingPanel::~TrainingPanel() { cancelAll(); }
+TrainingPanel::~TrainingPanel() {
+  folders_job_->cancelAndWait();  // its result refers to this panel
+  cancelAll();
+}
 
 void TrainingPanel::fitToFont() {
   // The forms in full beside the plots where the window allows (they scroll sideways in a window
@@ -860,31 +866,53 @@ bool TrainingPanel::addRunFolder(const QString& dir) {
     status_->setStyleSheet(QStringLiteral("color: #d55e00;"));
     return false;
   }
+  listRunFolder(std::move(folder));
+  updateComparison();
+  return true;
+}
+
+void TrainingPanel::listRunFolder(models::RunFolder folder) {
   const QString path = QString::fromStdString(folder.dir.string());
+  last_error_.clear();
   for (auto& row : runs_)
     if (row.run->dir() == path && !row.run->active()) {  // read it again
       row.run->setMetrics(std::move(folder.metrics));
       updateItem(row);
-      updateComparison();
       runs_list_->setCurrentItem(row.item);
-      last_error_.clear();
-      return true;
+      return;
     }
   RunRow& row = addRow(std::make_unique<TrainingRun>(std::move(folder)));
   updateItem(row);
   runs_list_->setCurrentItem(row.item);
-  updateComparison();
-  last_error_.clear();
-  return true;
 }
 
-int TrainingPanel::compareRunFolders(const QStringList& dirs, const QStringList& settings) {
+void TrainingPanel::compareRunFolders(const QStringList& dirs, const QStringList& settings) {
+  // The folders are read on a worker (a sweep's cells may be many, on a slow shared filesystem);
+  // a newer request replaces one under way.
+  folders_job_->start(
+      [this, dirs, settings](const Progress& progress) -> Job::Deliver {
+        auto folders = std::make_shared<std::vector<std::pair<models::RunFolder, QString>>>();
+        for (int i = 0; i < dirs.size(); ++i) {
+          progress.check();
+          progress.update(static_cast<double>(i) / std::max<qsizetype>(1, dirs.size()), "reading run folders");
+          try {
+            folders->emplace_back(models::read_run_folder(dirs[i].toStdString()), i < settings.size() ? settings[i] : QString());
+          } catch (const std::exception&) {
+            // Without metrics yet (a cell that has not logged): left out of the comparison.
+          }
+        }
+        return [this, folders] { showComparedFolders(std::move(*folders)); };
+      },
+      dirs.isEmpty() ? QString() : dirs.front());
+}
+
+void TrainingPanel::showComparedFolders(std::vector<std::pair<models::RunFolder, QString>> folders) {
   // Listed (or read again), named by their setting, then the only ones checked.
   QSet<QString> compared;
-  for (int i = 0; i < dirs.size(); ++i) {
-    if (!addRunFolder(dirs[i])) continue;
-    const QString dir = QString::fromStdString(std::filesystem::absolute(dirs[i].toStdString()).lexically_normal().string());
-    run_settings_[dir] = i < settings.size() ? settings[i] : QString();
+  for (auto& [folder, setting] : folders) {
+    const QString dir = QString::fromStdString(folder.dir.string());
+    listRunFolder(std::move(folder));
+    run_settings_[dir] = setting;
     compared.insert(dir);
   }
   {
@@ -908,7 +936,7 @@ int TrainingPanel::compareRunFolders(const QStringList& dirs, const QStringList&
     }
   }
   updateComparison();
-  return static_cast<int>(compared.size());
+  emit runFoldersCompared(static_cast<int>(compared.size()));
 }
 
 QMenu* TrainingPanel::runMenu(int row) {

@@ -27,6 +27,8 @@
 #include "dstudio/models/variant_config.h"
 #include "training_run.h"
 
+#include <utility>
+
 class QCheckBox;
 class QComboBox;
 class QFormLayout;
@@ -51,6 +53,8 @@ class RunComparisonView;
 }  // namespace dstudio::viz
 
 namespace dstudio::studio {
+
+class Job;
 
 class TrainingPanel : public QWidget {
   Q_OBJECT
@@ -89,12 +93,12 @@ class TrainingPanel : public QWidget {
   /// false, with the reason in the status line (lastError()), when it has no metrics.
   bool addRunFolder(const QString& dir);
   /// Compares exactly the run folders `dirs` (the seeds of a sweep's settings on one dataset):
-  /// each is listed as addRunFolder lists it (read again when listed already), the other runs
-  /// are unchecked, and the runs are grouped by `settings` (one a folder, as the sweep names its
-  /// columns), which "grouped by" offers as "setting". The first time, the score is compared when
-  /// the runs have evaluations. Returns how many folders are compared; those without metrics are
-  /// left out.
-  int compareRunFolders(const QStringList& dirs, const QStringList& settings);
+  /// read on a worker, each is then listed as addRunFolder lists it (read again when listed
+  /// already), the other runs are unchecked, and the runs are grouped by `settings` (one a folder,
+  /// as the sweep names its columns), which "grouped by" offers as "setting". The first time, the
+  /// score is compared when the runs have evaluations. Folders without metrics are left out;
+  /// runFoldersCompared says how many are compared.
+  void compareRunFolders(const QStringList& dirs, const QStringList& settings);
   /// The menu of the run in row `row` of the list: Open in the analysis views, Compare with the
   /// open model, Continue training, Reveal folder (each enabled when it applies). The caller owns
   /// it; null for a row that does not exist.
@@ -159,6 +163,8 @@ class TrainingPanel : public QWidget {
   void runStarted(const QString& dir);
   /// `state` is Finished, Cancelled or Failed.
   void runFinished(const QString& dir, const QString& state);
+  /// compareRunFolders has listed and checked `count` folders.
+  void runFoldersCompared(int count);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -179,6 +185,9 @@ class TrainingPanel : public QWidget {
 
   bool launch(std::unique_ptr<TrainingRun> run, std::int64_t eval_every);
   RunRow& addRow(std::unique_ptr<TrainingRun> run);
+  // Lists a folder read already (read again when listed): the GUI thread's part of adding one.
+  void listRunFolder(models::RunFolder folder);
+  void showComparedFolders(std::vector<std::pair<models::RunFolder, QString>> folders);
   void rebuildVariantForm();
   /// Shows only the variant fields the configuration in the form uses (models::uses_field).
   void showUsedVariantFields();
@@ -244,6 +253,7 @@ class TrainingPanel : public QWidget {
   QScrollArea* forms_scroll_ = nullptr;
   std::unique_ptr<CurvesFigure> curves_figure_;
   std::unique_ptr<ComparisonFigure> comparison_figure_;
+  Job* folders_job_ = nullptr;  // reads the folders compareRunFolders compares
 };
 
 }  // namespace dstudio::studio

@@ -414,6 +414,27 @@ TEST_F(TrainingPanelTest, ComparesTwoSeedsAsTheirMeanWorkedOutByHand) {
   save_screenshot("training_compare.png");
 }
 
+// A sweep's seeds are read on a worker: the call returns before any folder is read, the folders
+// are listed and grouped by their setting once read, and one without metrics is left out.
+TEST_F(TrainingPanelTest, ComparesRunFoldersReadOffTheGuiThread) {
+  QStringList dirs;
+  for (const char* name : {"cell-0", "cell-1", "cell-2"}) {
+    const QString dir = QDir(runs()).filePath(name);
+    QDir().mkpath(dir);
+    if (dirs.size() < 2)
+      std::ofstream(QDir(dir).filePath("metrics.csv").toStdString()) << "step,loss,learning_rate,steps_per_second\n10,0.8,1e-4,50\n";
+    dirs << dir;
+  }
+  QSignalSpy compared(panel.get(), &TrainingPanel::runFoldersCompared);
+  panel->compareRunFolders(dirs, {"dt", "dc", "dc"});
+  EXPECT_EQ(panel->runList()->topLevelItemCount(), 0) << "nothing is read on the GUI thread";
+  ASSERT_TRUE(compared.wait(10000));
+  EXPECT_EQ(compared.front().front().toInt(), 2);
+  ASSERT_EQ(panel->runList()->topLevelItemCount(), 2);
+  EXPECT_EQ(panel->groupByChooser()->currentText(), "setting");
+  ASSERT_EQ(panel->comparisonView()->groups().size(), 2u);
+}
+
 TEST_F(TrainingPanelTest, AddsRunFoldersFromDiskAndExplainsAnEmptyOne) {
   const QString empty = QDir(runs()).filePath("empty");
   QDir().mkpath(empty);
