@@ -1,6 +1,7 @@
 #pragma once
 // Runs the dstudio command line as a user does, from the tests: its exit code, stdout and stderr.
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -34,5 +35,23 @@ inline CliResult run_cli(const std::string& args, const TempDir& dir) {
   r.err = s.str();
   return r;
 }
+
+/// A suite whose tests train on one small hopper dataset of random actions (3000 transitions,
+/// seed 1), made once as a user makes one, in a folder of the suite's: the sweep and run-folder
+/// tests.
+class RandomDatasetSuite : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir;
+    const auto r = run_cli("dataset generate --env hopper --kind random --transitions 3000 --seed 1 --out " + dataset(), *dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  static std::string dataset() { return (*dir_ / "random.hdf5").string(); }
+  static inline TempDir* dir_ = nullptr;
+};
 
 }  // namespace dstudio::test

@@ -20,14 +20,8 @@ namespace {
 using dstudio::test::run_cli;
 using testing::HasSubstr;
 
-class SweepCli : public testing::Test {
+class SweepCli : public dstudio::test::RandomDatasetSuite {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new dstudio::test::TempDir;
-    const auto r = run_cli("dataset generate --env hopper --kind random --transitions 3000 --seed 1 --out " + (*dir_ / "random.hdf5").string(), *dir_);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-  }
-  static void TearDownTestSuite() { delete dir_; }
 
   // A grid of tiny runs on the random dataset, written beside it.
   static std::string grid(const std::string& name, const std::string& variants, const std::string& seeds, int steps, int eval_episodes) {
@@ -44,8 +38,6 @@ class SweepCli : public testing::Test {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return nlohmann::json::parse(r.out);
   }
-
-  static inline dstudio::test::TempDir* dir_ = nullptr;
 };
 
 TEST_F(SweepCli, CreatesRunsAndReportsEveryCell) {

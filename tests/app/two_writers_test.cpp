@@ -87,20 +87,12 @@ void kill_and_reap(pid_t pid, int signal) {
   ::waitpid(pid, nullptr, 0);
 }
 
-class TwoWriters : public testing::Test {
+class TwoWriters : public dstudio::test::RandomDatasetSuite {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new dstudio::test::TempDir;
-    const auto r = run_cli("dataset generate --env hopper --kind random --transitions 3000 --seed 1 --out " + (*dir_ / "random.hdf5").string(), *dir_);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-  }
-  static void TearDownTestSuite() { delete dir_; }
-  static std::string dataset() { return (*dir_ / "random.hdf5").string(); }
   static std::string train(const fs::path& out, long long steps, const std::string& extra = "") {
     return "train --variant dt --dataset " + dataset() + " --out " + out.string() + " --steps " + std::to_string(steps) + " --config " +
            kTiny + R"( --training '{"batch_size": 8, "log_every": 10, "checkpoint_every": 500}' --threads 1 )" + extra;
   }
-  static inline dstudio::test::TempDir* dir_ = nullptr;
 };
 
 TEST_F(TwoWriters, ASecondTrainingOfOneRunIsRefusedAndAKilledOneResumesWithOneMetricsRowAStep) {
