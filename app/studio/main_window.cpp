@@ -800,7 +800,7 @@ void MainWindow::showCheckpoint(const QString& path, const models::DatasetInspec
   // (The t-SNE and the analyses panel stop their own when they are given the new checkpoint.)
   compare_job_->cancel();
   attention_->setInspections(title, inspected.inspections);
-  tsne_job_->setCheckpoint(path, title);
+  tsne_job_->setCheckpoint(path, title, 40, loaded);
   analyses_->setCheckpoint(path, title);
   // Paused at step 0: the user starts the policy (Space) when the viewer is on screen.
   if (player) viewer_->setPlayer(title, player, /*autoplay=*/false, models::target_choices(player->task(), inspected.episode_returns));

@@ -68,13 +68,14 @@ QString describe(const models::TokenSource& source) {
 
 }  // namespace
 
-void TsneJob::setCheckpoint(const QString& path, const QString& title, int windows) {
+void TsneJob::setCheckpoint(const QString& path, const QString& title, int windows, std::shared_ptr<const models::LoadedCheckpoint> loaded) {
   // Another model: the previous one's layouts leave the view.
-  if (path != checkpoint_) {
+  if (path != checkpoint_ || loaded != loaded_) {
     job_->cancel();
     if (view_) view_->clear(QString());
   }
   checkpoint_ = path;
+  loaded_ = std::move(loaded);
   title_ = title;
   if (source_.kind == models::TokenSource::Kind::Windows) source_.count = windows;
   if (!view_) return;
@@ -101,13 +102,15 @@ void TsneJob::startFromCheckpoint(double perplexity, int iterations) {
   config.perplexity = perplexity;
   config.iterations = iterations;
   const std::string path = checkpoint_.toStdString();
+  const auto loaded = loaded_;
   auto source = source_;
   // Rollouts play on the cores the layout will use after them.
   source.threads = std::max(1, QThread::idealThreadCount() - 1);
   run(
-      [path, source](const Progress& progress) {
-        // The command line's steps: the same tokens `dstudio analyze tsne` lays out.
-        return models::gather_tokens(path, source, {}, progress).cloud;
+      [path, loaded, source](const Progress& progress) {
+        // The command line's steps: the same tokens `dstudio analyze tsne` lays out, of the
+        // model the window read when the checkpoint opened when it has one.
+        return (loaded ? models::gather_tokens(*loaded, source, {}, progress) : models::gather_tokens(path, source, {}, progress)).cloud;
       },
       title_, config);
 }

@@ -12,6 +12,7 @@
 #include <QPointer>
 #include <QString>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "dstudio/analysis/tsne.h"
@@ -50,7 +51,10 @@ class TsneJob : public QObject {
 
   /// The checkpoint whose tokens Run lays out: `windows` windows of its dataset (the command
   /// line's default is 40) unless setTokenSource says otherwise. An empty path disables Run.
-  void setCheckpoint(const QString& path, const QString& title, int windows = 40);
+  /// `loaded`, when given, is the checkpoint read already (the window's): its model is used and
+  /// the file is not read again.
+  void setCheckpoint(const QString& path, const QString& title, int windows = 40,
+                     std::shared_ptr<const models::LoadedCheckpoint> loaded = {});
   /// Where Run takes the tokens from: windows, every step of the dataset's longest episodes, or
   /// of rollouts (the view's "Tokens from" choice).
   void setTokenSource(const models::TokenSource& source);
@@ -78,6 +82,7 @@ class TsneJob : public QObject {
 
   QPointer<viz::TsneView> view_;
   QString checkpoint_, title_;
+  std::shared_ptr<const models::LoadedCheckpoint> loaded_;
   models::TokenSource source_;
   Job* job_;
   TsneOutcome outcome_;

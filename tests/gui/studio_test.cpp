@@ -415,6 +415,18 @@ TEST_F(Studio, RunsTheAblationAndTheTargetSweep) {
   EXPECT_EQ(view->sweepPlot()->graph(2)->dataCount(), 6);
   EXPECT_EQ(view->progressText(), "") << "the curve replaces the progress";
   EXPECT_EQ(models::checkpoint_parse_count() - parses, 2u) << "the sweep too acted on the model read once";
+  {
+    // And the t-SNE lays out that model's tokens (a few windows, the fewest iterations).
+    auto source = w.tsneJob()->tokenSource();
+    source.count = 3;
+    w.tsneJob()->setTokenSource(source);
+    QSignalSpy laid_out(w.tsneJob(), &TsneJob::finished);
+    w.tsneJob()->startFromCheckpoint(5, 250);
+    ASSERT_TRUE(laid_out.wait(120000));
+    EXPECT_TRUE(w.tsneJob()->outcome().error.isEmpty()) << w.tsneJob()->outcome().error.toStdString();
+    EXPECT_GT(w.tsneJob()->outcome().points, 0);
+    EXPECT_EQ(models::checkpoint_parse_count() - parses, 2u) << "the t-SNE acted on the model read once";
+  }
   // The sweep's "done" stays with its tab: another tab's status says what is open.
   EXPECT_EQ(w.statusText(), "Target sweep done");
   w.showPage(w.datasetView());

@@ -254,12 +254,19 @@ int tokens_per_step(const VariantConfig& c) {
 GatheredTokens gather_tokens(const fs::path& checkpoint, const TokenSource& source, const fs::path& dataset, const Progress& progress) {
   if (source.count < 1) throw UsageError("the tokens need at least one window or episode, not " + std::to_string(source.count));
   if (source.max_tokens < 0) throw UsageError("the most tokens must be 0 (every one) or more, not " + std::to_string(source.max_tokens));
-  GatheredTokens out;
   progress.update(0.0, "reading the checkpoint");
-  DecisionModel model = load_checkpoint_model(checkpoint, &out.info);
+  return gather_tokens(*open_checkpoint(checkpoint), source, dataset, progress);
+}
+
+GatheredTokens gather_tokens(const LoadedCheckpoint& checkpoint, const TokenSource& source, const fs::path& dataset, const Progress& progress) {
+  if (source.count < 1) throw UsageError("the tokens need at least one window or episode, not " + std::to_string(source.count));
+  if (source.max_tokens < 0) throw UsageError("the most tokens must be 0 (every one) or more, not " + std::to_string(source.max_tokens));
+  GatheredTokens out;
+  out.info = checkpoint.info;
+  DecisionModel model = checkpoint.model;  // a handle on the same weights
   const auto& cfg = out.info.variant;
   if (cfg.tokenizer == Tokenizer::State)
-    throw UsageError(checkpoint.string() + ": " + cfg.variant + " acts from the state alone and has no tokens to lay out");
+    throw UsageError(checkpoint.path.string() + ": " + cfg.variant + " acts from the state alone and has no tokens to lay out");
   const int K = cfg.context_length, S = cfg.state_dim, A = cfg.act_dim;
   const int per_step = tokens_per_step(cfg);
   long long steps_left = source.max_tokens > 0 ? source.max_tokens / per_step : -1;

@@ -106,5 +106,9 @@ struct GatheredTokens {
 /// stops with Cancelled between batches.
 GatheredTokens gather_tokens(const std::filesystem::path& checkpoint, const TokenSource& source, const std::filesystem::path& dataset = {},
                              const Progress& progress = {});
+/// The same with a checkpoint read already (open_checkpoint): the window's t-SNE lays out the
+/// tokens of the model its other views use, without reading the file again.
+GatheredTokens gather_tokens(const LoadedCheckpoint& checkpoint, const TokenSource& source, const std::filesystem::path& dataset = {},
+                             const Progress& progress = {});
 
 }  // namespace dstudio::models
