@@ -10,15 +10,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/inotify.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "cli_run.h"
 #include "dstudio/common/folder_lock.h"
@@ -51,17 +56,41 @@ std::string read_text(const fs::path& file) {
   return s.str();
 }
 
-// Waits for what a running program writes: true once `ready` holds, false if `pid` ended first or
-// after ten minutes (a machine that slow fails the test rather than hangs it).
+// Waits for what a running program writes in `folder` (made by it or already there): the folder
+// is watched with inotify, and `ready` is asked again at each change in it and when `pid` ends.
+// True once `ready` holds; false if `pid` ended first, or after ten minutes without it (a machine
+// that slow fails the test rather than hangs it).
 template <typename Ready>
-bool wait_for(pid_t pid, Ready ready) {
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(10);
-  while (std::chrono::steady_clock::now() < give_up) {
-    if (ready()) return true;
-    if (::waitpid(pid, nullptr, WNOHANG) == pid) return ready();
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+bool wait_for(pid_t pid, const fs::path& folder, Ready ready) {
+  const int changes = ::inotify_init1(IN_CLOEXEC);
+  // Through syscall(): Debian 12's <sys/pidfd.h> declares pidfd_open without C linkage.
+  const int ended = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (changes < 0 || ended < 0) {
+    ADD_FAILURE() << "cannot watch " << folder << " and process " << pid << ": " << std::strerror(errno);
+    return false;
   }
-  return false;
+  constexpr std::uint32_t kWritten = IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO;
+  ::inotify_add_watch(changes, folder.parent_path().c_str(), IN_CREATE | IN_MOVED_TO);
+  bool watched = false;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(10);
+  bool ok = false;
+  for (;;) {
+    if (!watched && fs::is_directory(folder)) watched = ::inotify_add_watch(changes, folder.c_str(), kWritten) >= 0;
+    if ((ok = ready())) break;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(give_up - std::chrono::steady_clock::now()).count();
+    if (left <= 0) break;
+    pollfd fds[2] = {{changes, POLLIN, 0}, {ended, POLLIN, 0}};
+    if (::poll(fds, 2, static_cast<int>(left)) < 0 && errno != EINTR) break;
+    if (fds[1].revents & POLLIN) {  // the program ended: what it wrote is all there will be
+      ok = ready();
+      break;
+    }
+    char events[4096];
+    if (fds[0].revents & POLLIN) (void)!::read(changes, events, sizeof events);
+  }
+  ::close(changes);
+  ::close(ended);
+  return ok;
 }
 
 // The steps of a metrics file's rows (CSV: the first field after the header; JSON lines: "step").
@@ -105,7 +134,7 @@ TEST_F(TwoWriters, ASecondTrainingOfOneRunIsRefusedAndAKilledOneResumesWithOneMe
     const auto steps = csv_steps(run / "metrics.csv");
     return !steps.empty() && steps.back() % 500 != 0;
   };
-  ASSERT_TRUE(wait_for(first, [&] { return dstudio::folder_holder(run).has_value(); })) << read_text(work / "first.err");
+  ASSERT_TRUE(wait_for(first, run, [&] { return dstudio::folder_holder(run).has_value(); })) << read_text(work / "first.err");
 
   auto r = run_cli(train(run, 100), work);
   EXPECT_EQ(r.exit_code, 1) << r.err;
@@ -113,7 +142,7 @@ TEST_F(TwoWriters, ASecondTrainingOfOneRunIsRefusedAndAKilledOneResumesWithOneMe
   EXPECT_THAT(r.err, HasSubstr("process " + std::to_string(first)));
   EXPECT_THAT(r.out, Not(HasSubstr("checkpoint")));
 
-  ASSERT_TRUE(wait_for(first, past_checkpoint)) << read_text(work / "first.err");
+  ASSERT_TRUE(wait_for(first, run, past_checkpoint)) << read_text(work / "first.err");
   kill_and_reap(first, SIGKILL);
   EXPECT_FALSE(dstudio::folder_holder(run).has_value());
   r = run_cli("checkpoint info " + (run / "checkpoint.pt").string() + " --json", work);
@@ -152,7 +181,7 @@ TEST_F(TwoWriters, ASecondTaskOnACellIsRefusedASecondSweepRunSkipsItAndAKilledTa
   const auto cell = sweep / "cells" / nlohmann::json::parse(r.out)[0]["name"].get<std::string>();
 
   const pid_t first = start_cli("sweep task " + sweep.string() + " --index 0", work.path(), "task");
-  ASSERT_TRUE(wait_for(first, [&] { return dstudio::folder_holder(cell).has_value() && fs::exists(cell / "task.json"); }))
+  ASSERT_TRUE(wait_for(first, cell, [&] { return dstudio::folder_holder(cell).has_value() && fs::exists(cell / "task.json"); }))
       << read_text(work / "task.err");
   r = run_cli("sweep task " + sweep.string() + " --index 0", work);
   EXPECT_EQ(r.exit_code, 1) << r.err;
@@ -168,7 +197,7 @@ TEST_F(TwoWriters, ASecondTaskOnACellIsRefusedASecondSweepRunSkipsItAndAKilledTa
   kill_and_reap(first, SIGKILL);
   // The cell is free at once: a new task claims it, and stops cleanly on SIGTERM.
   const pid_t again = start_cli("sweep task " + sweep.string() + " --index 0", work.path(), "again");
-  ASSERT_TRUE(wait_for(again, [&] {
+  ASSERT_TRUE(wait_for(again, cell, [&] {
     const auto holder = dstudio::folder_holder(cell);
     return holder && holder->pid == again && read_text(cell / "task.json").find("\"pid\": " + std::to_string(again)) != std::string::npos;
   })) << read_text(work / "again.err");

@@ -216,9 +216,12 @@ TEST_F(BadInput, DamagedDatasetsThatCrashOrHangTheLibraryShowAMessageAndTheWindo
   EXPECT_GT(w.datasetView()->episodeTable()->model()->rowCount(), 0);
 }
 
-int run_studio(const std::string& args, std::string& out) {
-  // No display and no platform chosen: what a terminal without X has.
-  const std::string cmd = "env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM " + std::string(DSTUDIO_STUDIO) + " " + args + " 2>&1";
+
+// decision-studio `args` as typed in a terminal whose environment `env` changes (by default: no
+// display and no platform chosen, what a terminal without X has); its exit code, `out` what it
+// printed.
+int run_studio(const std::string& args, std::string& out, const std::string& env = "-u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM") {
+  const std::string cmd = "env " + env + " " + std::string(DSTUDIO_STUDIO) + " " + args + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   char buffer[4096];
   out.clear();
@@ -244,13 +247,7 @@ TEST(StudioCommandLine, AScreenshotOfAWorkspaceThatCannotOpenExitsWithTheMessage
     write_all(dir / name, text);
     const auto shot = dir / (name + ".png");
     std::string out;
-    const std::string cmd = "env QT_QPA_PLATFORM=offscreen " + std::string(DSTUDIO_STUDIO) + " " + (dir / name).string() +
-                            " --screenshot " + shot.string() + " 2>&1";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    char buffer[4096];
-    for (std::size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
-    const int status = pclose(pipe);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << name << ": " << out;
+    EXPECT_EQ(run_studio((dir / name).string() + " --screenshot " + shot.string(), out, "QT_QPA_PLATFORM=offscreen"), 1) << name << ": " << out;
     EXPECT_NE(out.find("decision-studio: error: " + (dir / name).string()), std::string::npos) << name << ": " << out;
     EXPECT_FALSE(fs::exists(shot)) << name;
   }

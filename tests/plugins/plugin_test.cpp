@@ -3,12 +3,10 @@
 
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
 #include <cstdlib>
-#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "dstudio/analysis/analysis_registry.h"
@@ -17,6 +15,7 @@
 #include "dstudio/models/variant_registry.h"
 #include "dstudio/plugins/loader.h"
 #include "dstudio/plugins/sdk_version.h"
+#include "cli_run.h"
 
 namespace fs = std::filesystem;
 using namespace dstudio;
@@ -244,46 +243,28 @@ TEST(Plugins, APluginThatCrashesWhileLoadingIsRefusedByNameAndThisProcessCarries
   EXPECT_FALSE(models::variant_registry().find("crash-registered"));
 }
 
-namespace {
-
-struct Run {
-  int code = -1;
-  std::string err;
-};
-
-// `env dstudio args` through the shell; stderr kept.
-Run run_dstudio(const std::string& env, const std::string& args, const fs::path& dir) {
-  const auto err = dir / "stderr.txt";
-  const std::string cmd = env + " " + DSTUDIO_CLI + " " + args + " >/dev/null 2>" + err.string();
-  const int status = std::system(cmd.c_str());
-  Run r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  std::ifstream in(err);
-  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return r;
-}
-
-}  // namespace
 
 // A crashing plugin in the plugin path no longer takes every command with it: `dstudio --help`
 // names it and works; --no-plugins and DSTUDIO_NO_PLUGINS=1 start without trying any plugin.
 TEST(Plugins, ACrashingPluginIsNamedAndSkippedByEveryCommandAndCanBeLeftOutAltogether) {
-  const auto dir = temp_dir("crashing");
+  const test::TempDir dir;
   fs::copy_file(kPlugins / "crashing.so", dir / "crashing.so");
-  const std::string path = "DSTUDIO_PLUGIN_PATH=" + dir.string();
-  auto r = run_dstudio(path, "--help", dir);
-  EXPECT_EQ(r.code, 0) << r.err;
+  ::setenv("DSTUDIO_PLUGIN_PATH", dir.path().c_str(), 1);  // the commands below inherit it
+  auto r = test::run_cli("--help", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("crashing.so refused: it crashed while loading"), std::string::npos) << r.err;
-  r = run_dstudio(path, "variants", dir);
-  EXPECT_EQ(r.code, 0) << r.err;
+  r = test::run_cli("variants", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("crashing.so"), std::string::npos) << r.err;
-  r = run_dstudio(path, "--no-plugins variants", dir);
-  EXPECT_EQ(r.code, 0) << r.err;
+  r = test::run_cli("--no-plugins variants", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find("crashing.so"), std::string::npos) << r.err;
-  r = run_dstudio(path + " DSTUDIO_NO_PLUGINS=1", "plugins", dir);
-  EXPECT_EQ(r.code, 0) << r.err;
+  ::setenv("DSTUDIO_NO_PLUGINS", "1", 1);
+  r = test::run_cli("plugins", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find("crashing.so"), std::string::npos) << r.err;
-  fs::remove_all(dir);
+  ::unsetenv("DSTUDIO_NO_PLUGINS");
+  ::unsetenv("DSTUDIO_PLUGIN_PATH");
 }
 
 // A plugin format that crashes on a file: read in the plugin reader process, the file is refused

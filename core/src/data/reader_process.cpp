@@ -36,7 +36,6 @@ namespace {
 
 constexpr const char* kReaderProgram = "dstudio-probe";
 constexpr const char* kPluginReaderProgram = "dstudio-plugin-reader";
-constexpr const char* kHdf5Culprit = "the HDF5 library";
 constexpr int kExitRefused = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitNoMemory = 3;
@@ -480,10 +479,12 @@ Outcome run_reader(const fs::path& program, const std::vector<std::string>& extr
   return out;
 }
 
-// What went wrong, as the end of a sentence about the file. `culprit` is what read it: the HDF5
-// library, or a plugin's format.
-std::string describe(const Outcome& o, double timeout_s, std::int64_t memory_limit, const std::string& culprit) {
-  const bool hdf5 = culprit == kHdf5Culprit;
+// What went wrong, as the end of a sentence about the file: the HDF5 library read it, or the
+// plugin format `plugin_format`.
+std::string describe(const Outcome& o, double timeout_s, std::int64_t memory_limit, const DatasetFormatDefinition* plugin_format) {
+  const bool hdf5 = plugin_format == nullptr;
+  const std::string culprit =
+      hdf5 ? "the HDF5 library" : "the " + plugin_format->name + " format (plugin " + plugin_format->origin.label() + ")";
   const std::string damaged = hdf5 ? ": the file is damaged" : "";
   switch (o.kind) {
     case Outcome::Kind::Crashed:
@@ -514,13 +515,11 @@ Dataset load_in_reader_process(const fs::path& file, const LoadOptions& given, c
     throw Error(std::string("the studio's dataset reader ") + name + " is missing: it belongs beside " +
                 executable_path().string() + " or in the studio's library folder; the installation is incomplete");
   std::vector<std::string> extra_args;
-  std::string culprit = kHdf5Culprit;
   if (plugin_format) {
     if (plugin_format->origin.file.empty())
       throw Error("the dataset format '" + plugin_format->name + "' (" + plugin_format->origin.label() +
                   ") names no plugin file to read " + file.string() + " with");
     extra_args = {"--plugin", plugin_format->origin.file};
-    culprit = "the " + plugin_format->name + " format (plugin " + plugin_format->origin.label() + ")";
   }
   std::error_code ec;
   const auto size = fs::file_size(file, ec);
@@ -548,7 +547,7 @@ Dataset load_in_reader_process(const fs::path& file, const LoadOptions& given, c
   const bool died = o.kind == Outcome::Kind::Crashed || o.kind == Outcome::Kind::TimedOut || o.kind == Outcome::Kind::OutOfMemory;
   if (died && o.optional_step && options.metadata) {
     // The metadata is what libhdf5 fails on most; the arrays may still be sound.
-    warnings.push_back("metadata left out: " + describe(o, timeout_s, memory_limit, culprit));
+    warnings.push_back("metadata left out: " + describe(o, timeout_s, memory_limit, plugin_format));
     options.metadata = false;
     ::close(result.fd);
     o = attempt(result);
@@ -559,7 +558,7 @@ Dataset load_in_reader_process(const fs::path& file, const LoadOptions& given, c
     case Outcome::Kind::Refused:
       throw DatasetError(o.file.empty() ? file.string() : o.file, o.key, o.problem);
     default:
-      throw DatasetError(file.string(), "", describe(o, timeout_s, memory_limit, culprit));
+      throw DatasetError(file.string(), "", describe(o, timeout_s, memory_limit, plugin_format));
   }
   progress.update(0.97, "receiving the dataset");
   struct stat st {};

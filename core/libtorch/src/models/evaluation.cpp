@@ -206,24 +206,6 @@ RolloutResult rollout(const LoadedCheckpoint& checkpoint, const RolloutConfig& c
 
 namespace {
 
-AblationResult zeroing_ablation(DecisionModel model, const CheckpointInfo& info, const AblationConfig& config, const Progress& progress);
-
-}  // namespace
-
-AblationResult zeroing_ablation(const fs::path& checkpoint, const AblationConfig& config, const Progress& progress) {
-  if (config.episodes < 1 || config.seeds < 1) throw UsageError("an ablation needs at least one episode and one seed");
-  CheckpointInfo info;
-  DecisionModel model = load_checkpoint_model(checkpoint, &info);
-  return zeroing_ablation(model, info, config, progress);
-}
-
-AblationResult zeroing_ablation(const LoadedCheckpoint& checkpoint, const AblationConfig& config, const Progress& progress) {
-  if (config.episodes < 1 || config.seeds < 1) throw UsageError("an ablation needs at least one episode and one seed");
-  return zeroing_ablation(checkpoint.model, checkpoint.info, config, progress);
-}
-
-namespace {
-
 AblationResult zeroing_ablation(DecisionModel model, const CheckpointInfo& info, const AblationConfig& config, const Progress& progress) {
   AblationResult result;
   result.target = config.target > 0 ? config.target : env::task(info.env_id.empty() ? "hopper" : info.env_id).default_targets.front();
@@ -268,6 +250,19 @@ AblationResult zeroing_ablation(DecisionModel model, const CheckpointInfo& info,
 }
 
 }  // namespace
+
+AblationResult zeroing_ablation(const fs::path& checkpoint, const AblationConfig& config, const Progress& progress) {
+  if (config.episodes < 1 || config.seeds < 1) throw UsageError("an ablation needs at least one episode and one seed");
+  CheckpointInfo info;
+  DecisionModel model = load_checkpoint_model(checkpoint, &info);
+  return zeroing_ablation(model, info, config, progress);
+}
+
+AblationResult zeroing_ablation(const LoadedCheckpoint& checkpoint, const AblationConfig& config, const Progress& progress) {
+  if (config.episodes < 1 || config.seeds < 1) throw UsageError("an ablation needs at least one episode and one seed");
+  return zeroing_ablation(checkpoint.model, checkpoint.info, config, progress);
+}
+
 
 EvaluationHook evaluation_hook(const data::Dataset& dataset, double rtg_scale, int episodes, int windows) {
   CheckpointInfo info;

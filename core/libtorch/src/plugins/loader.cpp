@@ -15,7 +15,6 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
-#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -205,15 +204,16 @@ PluginRecord try_load(const fs::path& file) {
 // How long a plugin may take to load in the probe before it is taken to hang.
 constexpr int kProbeSecondsPerPlugin = 60;
 
-// Loads `files` in a child process, as they will be loaded here, and returns what happened to
-// those that crashed, hung or ended the child: a plugin that does so is refused by name instead of
+// Loads `files` in a child process, as they will be loaded here, and returns for each file what
+// happened if it crashed, hung or ended the child ("" for the others): a plugin that does so is refused by name instead of
 // taking this process (and the user's work) with it. The child is a fork of this process, not a
 // new program: it then has the same symbols and registries the plugin will meet here, in any
 // program (the studio's and its tests). It reports each file done with a byte on a pipe, so one
 // child serves all the files that load cleanly; after a failure, a new child takes the rest.
-std::map<std::string, std::string> probe_in_child(std::vector<fs::path> files) {
-  std::map<std::string, std::string> problems;
-  while (!files.empty()) {
+std::vector<std::string> probe_in_child(const std::vector<fs::path>& all) {
+  std::vector<std::string> problems(all.size());
+  for (std::size_t first = 0; first < all.size();) {
+    const std::vector<fs::path> files(all.begin() + static_cast<std::ptrdiff_t>(first), all.end());
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return problems;  // no probe: loaded as before
     std::fflush(nullptr);  // nothing buffered is written twice
@@ -258,18 +258,14 @@ std::map<std::string, std::string> probe_in_child(std::vector<fs::path> files) {
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (done >= files.size()) break;  // every file loaded
-    const auto& culprit = files[done];
-    std::string why;
+    std::string& why = problems[first + done];
     if (hung) why = "it did not finish loading within " + std::to_string(kProbeSecondsPerPlugin) + " s, so it was not loaded";
     else if (WIFSIGNALED(status))
       why = "it crashed while loading (signal " + std::to_string(WTERMSIG(status)) + ", " + strsignal(WTERMSIG(status)) +
             "), so it was not loaded";
     else
       why = "it ended the program while loading (exit status " + std::to_string(WEXITSTATUS(status)) + "), so it was not loaded";
-    std::error_code ec;
-    const fs::path canonical = fs::weakly_canonical(culprit, ec);
-    problems[(ec ? culprit : canonical).string()] = why;
-    files.erase(files.begin(), files.begin() + static_cast<std::ptrdiff_t>(done) + 1);
+    first += done + 1;
   }
   return problems;
 }
@@ -278,16 +274,15 @@ std::map<std::string, std::string> probe_in_child(std::vector<fs::path> files) {
 std::vector<PluginRecord> load_probed(const std::vector<fs::path>& files) {
   const auto problems = probe_in_child(files);
   std::vector<PluginRecord> out;
-  for (const auto& f : files) {
-    std::error_code ec;
-    const fs::path canonical = fs::weakly_canonical(f, ec);
-    const std::string name = (ec ? f : canonical).string();
+  for (std::size_t i = 0; i < files.size(); ++i) {
     PluginRecord record;
-    if (const auto it = problems.find(name); it != problems.end()) {
-      record.file = name;
-      record.error = it->second;
+    if (problems[i].empty()) {
+      record = try_load(files[i]);
     } else {
-      record = try_load(f);
+      std::error_code ec;
+      const fs::path canonical = fs::weakly_canonical(files[i], ec);
+      record.file = (ec ? files[i] : canonical).string();
+      record.error = problems[i];
     }
     std::lock_guard lock(records_mutex());
     all_records().push_back(record);
