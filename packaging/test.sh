@@ -5,6 +5,8 @@
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bash "$top/packaging/setup.sh"
+# The code stays as .clang-format says; checked first, as it takes seconds.
+bash "$top/packaging/check-format.sh"
 bash "$top/packaging/build.sh"
 cd "$top"
 ctest --preset release --parallel "${DSTUDIO_JOBS:-$(nproc)}"

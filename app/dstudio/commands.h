@@ -3,11 +3,10 @@
 // through `exit_code` when it runs.
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <filesystem>
-#include <set>
 #include <functional>
+#include <set>
 #include <string>
 
 #include "dstudio/common/exit_code.h"
@@ -51,9 +50,10 @@ class OutputFolder {
 int run_guarded(const std::function<void()>& body);
 
 /// Loads a dataset a user named, in the reader process (`LoadOptions::isolate`: a file that
-/// crashes or hangs libhdf5 is a DatasetError here), and prints each of its warnings on stderr: what
-/// a damaged file cost (a name taken for absent, metadata left out) must never pass unseen.
-data::Dataset load_user_dataset(const std::string& path, data::LoadOptions options = {}, const Progress& progress = {});
+/// crashes or hangs libhdf5 is a DatasetError here), and prints each of its warnings on stderr:
+/// what a damaged file cost (a name taken for absent, metadata left out) must never pass unseen.
+data::Dataset load_user_dataset(const std::string& path, data::LoadOptions options = {},
+                                const Progress& progress = {});
 
 void add_dataset_commands(CLI::App& app, int& exit_code);
 /// `plugins`: what plugins/loader.h found.

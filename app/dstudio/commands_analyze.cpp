@@ -1,28 +1,27 @@
-// dstudio analyze <name>: every registered analysis (the papers' attention, entropy, tsne, ablation,
-// rtg-sweep and training, and those plugins add) from the command line, made from its definition.
-// Each writes summary.json, CSV files with every number behind its figures, and the figures as
-// PDF, SVG and PNG; with --json it also prints the summary on stdout; Ctrl-C cancels. The figures
-// take the studio export dialog's choices: a venue preset (viz::venue_presets()), then size,
-// fonts, line width, dpi, formats and titles.
-
-#include <nlohmann/json.hpp>
+// dstudio analyze <name>: every registered analysis (the papers' attention, entropy, tsne,
+// ablation, rtg-sweep and training, and those plugins add) from the command line, made from its
+// definition. Each writes summary.json, CSV files with every number behind its figures, and the
+// figures as PDF, SVG and PNG; with --json it also prints the summary on stdout; Ctrl-C cancels.
+// The figures take the studio export dialog's choices: a venue preset (viz::venue_presets()), then
+// size, fonts, line width, dpi, formats and titles.
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <memory>
-#include <iostream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "commands.h"
-#include "figure_options.h"
 #include "dstudio/analysis/analysis_registry.h"
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
 #include "dstudio/viz/figures.h"
+#include "figure_options.h"
 #include "rollouts.h"
 
 namespace dstudio::cli {
@@ -41,8 +40,10 @@ struct Common {
 void finish(const Common& c, ordered_json summary, const std::vector<std::string>& files) {
   summary["files"] = files;
   write_text_atomically(fs::path(c.out) / "summary.json", summary.dump(2) + "\n");
-  if (c.json) std::cout << summary.dump(2) << std::endl;
-  else std::fprintf(stderr, "wrote %zu files to %s\n", files.size() + 1, c.out.c_str());
+  if (c.json)
+    std::cout << summary.dump(2) << std::endl;
+  else
+    std::fprintf(stderr, "wrote %zu files to %s\n", files.size() + 1, c.out.c_str());
 }
 
 struct RegisteredArgs : Common {
@@ -52,9 +53,10 @@ struct RegisteredArgs : Common {
 void run_registered(const analysis::AnalysisDefinition& definition, const RegisteredArgs& a) {
   const auto options = analysis::resolve_options(definition, a.given);
   analysis::AnalysisResult result;
-  run_interruptible(definition.title.empty() ? definition.name : definition.title, [&](const Progress& progress) {
-    result = analysis::run_analysis(definition, {a.checkpoint, a.dataset, options}, progress);
-  });
+  run_interruptible(
+      definition.title.empty() ? definition.name : definition.title, [&](const Progress& progress) {
+        result = analysis::run_analysis(definition, {a.checkpoint, a.dataset, options}, progress);
+      });
   // The folder appears only once there is something to put in it, and goes again on a failure.
   OutputFolder out(a.out);
   auto files = analysis::write_result_files(result, a.out);
@@ -62,8 +64,11 @@ void run_registered(const analysis::AnalysisDefinition& definition, const Regist
   viz::FigureContext figures;
   for (const auto& figure : result.figures) {
     // A table of the figure's name holds its numbers already (entropy_reward.csv, ablation.csv).
-    const bool tabled = std::any_of(result.tables.begin(), result.tables.end(), [&](const auto& t) { return t.name == figure.name; });
-    for (auto& f : viz::save_analysis_figure((fs::path(a.out) / figure.name).string(), figure, a.style, !tabled)) files.push_back(f);
+    const bool tabled = std::any_of(result.tables.begin(), result.tables.end(),
+                                    [&](const auto& t) { return t.name == figure.name; });
+    for (auto& f : viz::save_analysis_figure((fs::path(a.out) / figure.name).string(), figure,
+                                             a.style, !tabled))
+      files.push_back(f);
   }
   ordered_json summary = {{"analysis", definition.name}, {"from", definition.origin.label()}};
   if (!a.checkpoint.empty()) summary["checkpoint"] = a.checkpoint;
@@ -75,7 +80,8 @@ void run_registered(const analysis::AnalysisDefinition& definition, const Regist
   for (const auto& [key, value] : computed.items()) summary[key] = value;
   if (const auto w = computed.find("dataset_warnings"); w != computed.end() && w->is_array())
     for (const auto& text : *w)
-      if (text.is_string()) std::fprintf(stderr, "dstudio: warning: %s\n", text.get<std::string>().c_str());
+      if (text.is_string())
+        std::fprintf(stderr, "dstudio: warning: %s\n", text.get<std::string>().c_str());
   finish(a, summary, files);
   out.commit();
 }
@@ -83,12 +89,17 @@ void run_registered(const analysis::AnalysisDefinition& definition, const Regist
 std::string type_name(analysis::AnalysisOption::Type type) {
   using Type = analysis::AnalysisOption::Type;
   switch (type) {
-    case Type::Integer: return "INT";
-    case Type::Number: return "FLOAT";
-    case Type::Choice: return "CHOICE";
-    case Type::NumberList: return "FLOAT,...";
+    case Type::Integer:
+      return "INT";
+    case Type::Number:
+      return "FLOAT";
+    case Type::Choice:
+      return "CHOICE";
+    case Type::NumberList:
+      return "FLOAT,...";
     case Type::Flag:
-    case Type::Text: break;
+    case Type::Text:
+      break;
   }
   return "TEXT";
 }
@@ -96,7 +107,9 @@ std::string type_name(analysis::AnalysisOption::Type type) {
 }  // namespace
 
 void add_analyze_commands(CLI::App& app, int& exit_code) {
-  auto* analyze = app.add_subcommand("analyze", "The papers' analyses and those plugins add: numbers (JSON, CSV) and figures (PDF, SVG, PNG)");
+  auto* analyze = app.add_subcommand("analyze",
+                                     "The papers' analyses and those plugins add: numbers (JSON, "
+                                     "CSV) and figures (PDF, SVG, PNG)");
   analyze->require_subcommand(1);
   using Type = analysis::AnalysisOption::Type;
   // One subcommand an analysis, its options and --help from its definition.
@@ -106,12 +119,18 @@ void add_analyze_commands(CLI::App& app, int& exit_code) {
     auto* cmd = analyze->add_subcommand(definition->name, description);
     auto a = std::make_shared<RegisteredArgs>();
     if (definition->needs_checkpoint) {
-      cmd->add_option("--checkpoint", a->checkpoint, "A Decision Studio checkpoint")->required()->check(CLI::ExistingFile);
-      cmd->add_option("--dataset", a->dataset, "Windows from this dataset (default: the checkpoint's)");
+      cmd->add_option("--checkpoint", a->checkpoint, "A Decision Studio checkpoint")
+          ->required()
+          ->check(CLI::ExistingFile);
+      cmd->add_option("--dataset", a->dataset,
+                      "Windows from this dataset (default: the checkpoint's)");
     } else {
       cmd->add_option("--dataset", a->dataset, "The dataset to analyse");
     }
-    cmd->add_option("--out", a->out, "Folder for summary.json, the CSV files and the figures (PDF, SVG, PNG; see --formats)")->required();
+    cmd->add_option(
+           "--out", a->out,
+           "Folder for summary.json, the CSV files and the figures (PDF, SVG, PNG; see --formats)")
+        ->required();
     cmd->add_flag("--json", a->json, "Also print the summary as one JSON object on stdout");
     for (const auto& o : definition->options) {
       const std::string key = o.key;
@@ -122,11 +141,13 @@ void add_analyze_commands(CLI::App& app, int& exit_code) {
         help += ")";
       }
       if (o.type == Type::Flag) {
-        cmd->add_flag_function("--" + key, [a, key](std::int64_t) { a->given[key] = "true"; }, help);
+        cmd->add_flag_function(
+            "--" + key, [a, key](std::int64_t) { a->given[key] = "true"; }, help);
         continue;
       }
       if (!o.default_value.empty()) help += " [default: " + o.default_value + "]";
-      auto* option = cmd->add_option_function<std::string>("--" + key, [a, key](const std::string& v) { a->given[key] = v; }, help);
+      auto* option = cmd->add_option_function<std::string>(
+          "--" + key, [a, key](const std::string& v) { a->given[key] = v; }, help);
       option->type_name(type_name(o.type));
       if (o.required) option->required();
     }

@@ -1,19 +1,20 @@
-// dstudio behaviour train | sac | ship | eval: the behaviour policies behind the project's own datasets.
+// dstudio behaviour train | sac | ship | eval: the behaviour policies behind the project's own
+// datasets.
 
-#include <cstdio>
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
 
 #include "commands.h"
-#include "dstudio/common/atomic_file.h"
 #include "dstudio/behaviour/ars.h"
 #include "dstudio/behaviour/generate.h"
 #include "dstudio/behaviour/policy_set.h"
 #include "dstudio/behaviour/sac.h"
+#include "dstudio/common/atomic_file.h"
 #include "dstudio/env/environment.h"
 #include "terminal_progress.h"
 
@@ -32,7 +33,8 @@ std::string join_args(int argc, char** argv) {
   return s;
 }
 
-behaviour::PolicySet load_set(const std::string& env, const std::string& algorithm, const std::string& file, double noise) {
+behaviour::PolicySet load_set(const std::string& env, const std::string& algorithm,
+                              const std::string& file, double noise) {
   if (file.empty()) {
     auto set = behaviour::shipped_policy_set(env, behaviour::parse_algorithm(algorithm));
     if (set.algorithm == behaviour::PolicyAlgorithm::Ars) set.action_noise = noise;
@@ -48,10 +50,10 @@ behaviour::PolicySet load_set(const std::string& env, const std::string& algorit
   } catch (const std::exception& e) {
     throw std::runtime_error(file + ": " + e.what());
   }
-  if (set.env != env) throw std::runtime_error(file + ": holds policies for " + set.env + ", not " + env);
+  if (set.env != env)
+    throw std::runtime_error(file + ": holds policies for " + set.env + ", not " + env);
   return set;
 }
-
 
 int pick_snapshot(const behaviour::PolicySet& set, const std::string& which) {
   if (which == "expert") return set.expert;
@@ -62,17 +64,21 @@ int pick_snapshot(const behaviour::PolicySet& set, const std::string& which) {
   } catch (const std::exception&) {
   }
   if (i < 0 || i >= static_cast<int>(set.snapshots.size()))
-    throw CLI::ValidationError("--snapshot", "'" + which + "' is not expert, medium or a snapshot index below " + std::to_string(set.snapshots.size()));
+    throw CLI::ValidationError("--snapshot",
+                               "'" + which + "' is not expert, medium or a snapshot index below " +
+                                   std::to_string(set.snapshots.size()));
   return i;
 }
 
 }  // namespace
 
 void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv) {
-  auto* behaviour = app.add_subcommand("behaviour", "Train and evaluate the behaviour policies that generate datasets");
+  auto* behaviour = app.add_subcommand(
+      "behaviour", "Train and evaluate the behaviour policies that generate datasets");
   behaviour->require_subcommand(1);
 
-  auto* train = behaviour->add_subcommand("train", "Train linear behaviour policies with Augmented Random Search");
+  auto* train = behaviour->add_subcommand(
+      "train", "Train linear behaviour policies with Augmented Random Search");
   struct TrainArgs {
     std::string env, out;
     int iterations = 0, threads = 2, directions = 0, top = 0, eval_episodes = 0;
@@ -80,19 +86,33 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     std::uint64_t seed = 1;
   };
   auto t = std::make_shared<TrainArgs>();
-  train->add_option("--env", t->env, "hopper, walker2d or halfcheetah")->required()->check(known_environment());
-  train->add_option("--out", t->out, "Output JSON with every snapshot and the medium/expert choice")->required();
+  train->add_option("--env", t->env, "hopper, walker2d or halfcheetah")
+      ->required()
+      ->check(known_environment());
+  train->add_option("--out", t->out, "Output JSON with every snapshot and the medium/expert choice")
+      ->required();
   train->add_option("--seed", t->seed, "Random seed")->capture_default_str()->check(seed_number());
   train->add_option("--threads", t->threads, "Rollout threads (the result does not depend on it)")
       ->check(whole_number(1, 64))
       ->capture_default_str();
-  train->add_option("--iterations", t->iterations, "Maximum iterations (default: the task's)")->check(whole_number(1, 1'000'000));
-  train->add_option("--target", t->target, "Stop at this evaluated return (default: the task's)")->check(real_number(-1e9, 1e9));
-  train->add_option("--directions", t->directions, "ARS directions N (default: the task's)")->check(whole_number(1, 10'000));
-  train->add_option("--eval-episodes", t->eval_episodes, "Episodes per evaluation (default: the task's)")->check(whole_number(1, 1000));
-  train->add_option("--top", t->top, "ARS top directions b (default: the task's)")->check(whole_number(1, 10'000));
-  train->add_option("--step-size", t->step_size, "ARS step size alpha (default: the task's)")->check(real_number(0, 10, true));
-  train->add_option("--exploration", t->exploration, "ARS exploration noise nu (default: the task's)")->check(real_number(0, 10, true));
+  train->add_option("--iterations", t->iterations, "Maximum iterations (default: the task's)")
+      ->check(whole_number(1, 1'000'000));
+  train->add_option("--target", t->target, "Stop at this evaluated return (default: the task's)")
+      ->check(real_number(-1e9, 1e9));
+  train->add_option("--directions", t->directions, "ARS directions N (default: the task's)")
+      ->check(whole_number(1, 10'000));
+  train
+      ->add_option("--eval-episodes", t->eval_episodes,
+                   "Episodes per evaluation (default: the task's)")
+      ->check(whole_number(1, 1000));
+  train->add_option("--top", t->top, "ARS top directions b (default: the task's)")
+      ->check(whole_number(1, 10'000));
+  train->add_option("--step-size", t->step_size, "ARS step size alpha (default: the task's)")
+      ->check(real_number(0, 10, true));
+  train
+      ->add_option("--exploration", t->exploration,
+                   "ARS exploration noise nu (default: the task's)")
+      ->check(real_number(0, 10, true));
   const std::string command = join_args(argc, argv);
   train->callback([&exit_code, t, command] {
     auto config = behaviour::ars_defaults(t->env);
@@ -111,33 +131,66 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     write_text_atomically(t->out, behaviour::to_json(run) + "\n");
     const auto& e = run.snapshots[run.expert];
     const auto& m = run.snapshots[run.medium];
-    std::printf("%s: expert return %.1f at iteration %d (%lld env steps); medium return %.1f at iteration %d\n",
-                config.env.c_str(), e.eval_return, e.iteration, static_cast<long long>(e.env_steps), m.eval_return,
-                m.iteration);
+    std::printf(
+        "%s: expert return %.1f at iteration %d (%lld env steps); medium return %.1f at iteration "
+        "%d\n",
+        config.env.c_str(), e.eval_return, e.iteration, static_cast<long long>(e.env_steps),
+        m.eval_return, m.iteration);
     std::printf("wrote %s (%zu snapshots)\n", t->out.c_str(), run.snapshots.size());
     exit_code = kOk;
   });
 
-  auto* sac = behaviour->add_subcommand("sac", "Train stochastic behaviour policies with Soft Actor-Critic, as D4RL did");
+  auto* sac = behaviour->add_subcommand(
+      "sac", "Train stochastic behaviour policies with Soft Actor-Critic, as D4RL did");
   struct SacArgs {
     behaviour::SacConfig config;
     std::string out;
     std::int64_t chunk = 0;
   };
   auto sa = std::make_shared<SacArgs>();
-  sac->add_option("--env", sa->config.env, "hopper, walker2d or halfcheetah")->required()->check(known_environment());
-  sac->add_option("--out", sa->out, "Run folder; an existing run there continues exactly where it stopped")->required();
-  sac->add_option("--steps", sa->config.total_steps, "Environment steps of the whole run")->check(whole_number(1, 100'000'000))->capture_default_str();
-  sac->add_option("--chunk", sa->chunk, "Stop after this many steps in this call (0: run to the end)")->check(whole_number(0, 100'000'000));
-  sac->add_option("--seed", sa->config.seed, "Random seed")->capture_default_str()->check(seed_number());
-  sac->add_option("--threads", sa->config.threads, "LibTorch threads (results are reproducible for a thread count)")->check(whole_number(1, 64))->capture_default_str();
-  sac->add_option("--eval-every", sa->config.eval_every, "Environment steps between evaluated snapshots")->check(whole_number(1, 100'000'000))->capture_default_str();
-  sac->add_option("--eval-episodes", sa->config.eval_episodes, "Episodes per evaluation")->check(whole_number(1, 1000))->capture_default_str();
-  sac->add_option("--checkpoint-every", sa->config.checkpoint_every, "Environment steps between checkpoints")->check(whole_number(1, 100'000'000))->capture_default_str();
-  sac->add_option("--random-steps", sa->config.random_steps, "Uniformly random actions before the actor acts")->check(whole_number(0, 100'000'000))->capture_default_str();
-  sac->add_option("--batch", sa->config.batch, "Minibatch size")->check(whole_number(1, 65536))->capture_default_str();
-  sac->add_option("--hidden", sa->config.hidden, "Units in each of the two hidden layers")->check(whole_number(1, 4096))->capture_default_str();
-  sac->add_option("--replay-size", sa->config.replay_size, "Replay buffer capacity")->check(whole_number(1, 100'000'000))->capture_default_str();
+  sac->add_option("--env", sa->config.env, "hopper, walker2d or halfcheetah")
+      ->required()
+      ->check(known_environment());
+  sac->add_option("--out", sa->out,
+                  "Run folder; an existing run there continues exactly where it stopped")
+      ->required();
+  sac->add_option("--steps", sa->config.total_steps, "Environment steps of the whole run")
+      ->check(whole_number(1, 100'000'000))
+      ->capture_default_str();
+  sac->add_option("--chunk", sa->chunk,
+                  "Stop after this many steps in this call (0: run to the end)")
+      ->check(whole_number(0, 100'000'000));
+  sac->add_option("--seed", sa->config.seed, "Random seed")
+      ->capture_default_str()
+      ->check(seed_number());
+  sac->add_option("--threads", sa->config.threads,
+                  "LibTorch threads (results are reproducible for a thread count)")
+      ->check(whole_number(1, 64))
+      ->capture_default_str();
+  sac->add_option("--eval-every", sa->config.eval_every,
+                  "Environment steps between evaluated snapshots")
+      ->check(whole_number(1, 100'000'000))
+      ->capture_default_str();
+  sac->add_option("--eval-episodes", sa->config.eval_episodes, "Episodes per evaluation")
+      ->check(whole_number(1, 1000))
+      ->capture_default_str();
+  sac->add_option("--checkpoint-every", sa->config.checkpoint_every,
+                  "Environment steps between checkpoints")
+      ->check(whole_number(1, 100'000'000))
+      ->capture_default_str();
+  sac->add_option("--random-steps", sa->config.random_steps,
+                  "Uniformly random actions before the actor acts")
+      ->check(whole_number(0, 100'000'000))
+      ->capture_default_str();
+  sac->add_option("--batch", sa->config.batch, "Minibatch size")
+      ->check(whole_number(1, 65536))
+      ->capture_default_str();
+  sac->add_option("--hidden", sa->config.hidden, "Units in each of the two hidden layers")
+      ->check(whole_number(1, 4096))
+      ->capture_default_str();
+  sac->add_option("--replay-size", sa->config.replay_size, "Replay buffer capacity")
+      ->check(whole_number(1, 100'000'000))
+      ->capture_default_str();
   const std::string sac_command = join_args(argc, argv);
   sac->callback([&exit_code, sa, sac_command] {
     sa->config.env = env::task(sa->config.env).name;
@@ -146,8 +199,10 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     auto previous_int = std::signal(SIGINT, on_interrupt);
     auto previous_term = std::signal(SIGTERM, on_interrupt);
     // Said once the handlers are in place, so a script (or a test) knows an interrupt is heard.
-    std::fprintf(stderr, "SAC on %s: running; Ctrl+C stops it with a checkpoint the same command continues from\n",
-                 sa->config.env.c_str());
+    std::fprintf(
+        stderr,
+        "SAC on %s: running; Ctrl+C stops it with a checkpoint the same command continues from\n",
+        sa->config.env.c_str());
     behaviour::SacRun run;
     try {
       run = behaviour::train_sac(sa->config, sa->out, sa->chunk, bar.progress(), sac_command);
@@ -164,18 +219,24 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     std::signal(SIGTERM, previous_term);
     g_cancel = nullptr;
     const auto& snaps = run.policies.snapshots;
-    std::printf("%s: %lld of %lld steps, %zu snapshots", sa->config.env.c_str(), static_cast<long long>(run.steps),
-                static_cast<long long>(run.config.total_steps), snaps.size());
+    std::printf("%s: %lld of %lld steps, %zu snapshots", sa->config.env.c_str(),
+                static_cast<long long>(run.steps), static_cast<long long>(run.config.total_steps),
+                snaps.size());
     if (!snaps.empty()) {
-      const auto best = std::max_element(snaps.begin(), snaps.end(), [](const auto& a, const auto& b) { return a.behaviour_return < b.behaviour_return; });
-      std::printf("; last sampled return %.0f, best %.0f at step %lld", snaps.back().behaviour_return, best->behaviour_return,
+      const auto best = std::max_element(
+          snaps.begin(), snaps.end(),
+          [](const auto& a, const auto& b) { return a.behaviour_return < b.behaviour_return; });
+      std::printf("; last sampled return %.0f, best %.0f at step %lld",
+                  snaps.back().behaviour_return, best->behaviour_return,
                   static_cast<long long>(best->env_steps));
     }
     std::printf("\n");
     exit_code = kOk;
   });
 
-  auto* ship = behaviour->add_subcommand("ship", "Choose the expert, medium and replay policies of a SAC run and write them as one file");
+  auto* ship = behaviour->add_subcommand(
+      "ship",
+      "Choose the expert, medium and replay policies of a SAC run and write them as one file");
   struct ShipArgs {
     std::string run, out;
     int episodes = 20, candidates = 8, replay = 4, threads = 2;
@@ -184,20 +245,37 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
   };
   auto sh = std::make_shared<ShipArgs>();
   ship->add_option("--run", sh->run, "A SAC run folder")->required()->check(CLI::ExistingDirectory);
-  ship->add_option("--out", sh->out, "Policy file, e.g. resources/policies/hopper-sac.json")->required();
-  ship->add_option("--episodes", sh->episodes, "Fresh episodes to confirm each candidate")->check(whole_number(1, 1000))->capture_default_str();
-  ship->add_option("--candidates", sh->candidates, "Best snapshots of the curve considered for the expert")->check(whole_number(1, 1000))->capture_default_str();
-  ship->add_option("--replay", sh->replay, "Snapshots before medium kept for medium-replay")->check(whole_number(0, 100))->capture_default_str();
-  ship->add_option("--medium-fraction", sh->fraction, "Medium: the first snapshot reaching this share of the expert's return")->check(real_number(0.05, 1))->capture_default_str();
-  ship->add_option("--medium-after", sh->medium_after, "Medium: only snapshots from this many steps on (skip an early gait that reaches the return another way)")
+  ship->add_option("--out", sh->out, "Policy file, e.g. resources/policies/hopper-sac.json")
+      ->required();
+  ship->add_option("--episodes", sh->episodes, "Fresh episodes to confirm each candidate")
+      ->check(whole_number(1, 1000))
+      ->capture_default_str();
+  ship->add_option("--candidates", sh->candidates,
+                   "Best snapshots of the curve considered for the expert")
+      ->check(whole_number(1, 1000))
+      ->capture_default_str();
+  ship->add_option("--replay", sh->replay, "Snapshots before medium kept for medium-replay")
+      ->check(whole_number(0, 100))
+      ->capture_default_str();
+  ship->add_option("--medium-fraction", sh->fraction,
+                   "Medium: the first snapshot reaching this share of the expert's return")
+      ->check(real_number(0.05, 1))
+      ->capture_default_str();
+  ship->add_option("--medium-after", sh->medium_after,
+                   "Medium: only snapshots from this many steps on (skip an early gait that "
+                   "reaches the return another way)")
       ->check(whole_number(0, 100'000'000))
       ->capture_default_str();
-  ship->add_option("--threads", sh->threads, "Evaluation threads (the result does not depend on it)")->check(whole_number(1, 64))->capture_default_str();
+  ship->add_option("--threads", sh->threads,
+                   "Evaluation threads (the result does not depend on it)")
+      ->check(whole_number(1, 64))
+      ->capture_default_str();
   ship->callback([&exit_code, sh] {
     const auto run = behaviour::read_sac_run(sh->run);
     TerminalProgress bar("choosing policies");
-    const auto set = behaviour::choose_shipped_policies(run, sh->episodes, sh->candidates, sh->fraction, sh->replay, sh->threads,
-                                                          bar.progress(), sh->medium_after);
+    const auto set = behaviour::choose_shipped_policies(run, sh->episodes, sh->candidates,
+                                                        sh->fraction, sh->replay, sh->threads,
+                                                        bar.progress(), sh->medium_after);
     write_text_atomically(sh->out, behaviour::to_json(set) + "\n");
     for (std::size_t i = 0; i < set.snapshots.size(); ++i) {
       const int k = static_cast<int>(i);
@@ -208,7 +286,9 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     exit_code = kOk;
   });
 
-  auto* eval = behaviour->add_subcommand("eval", "Evaluate a behaviour policy: mean return and normalised score, sampled and with its mean action");
+  auto* eval = behaviour->add_subcommand("eval",
+                                         "Evaluate a behaviour policy: mean return and normalised "
+                                         "score, sampled and with its mean action");
   struct EvalArgs {
     std::string env, file, snapshot = "expert", algorithm = "sac";
     int episodes = 10, threads = 2;
@@ -216,25 +296,43 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     std::uint64_t seed = 0;
   };
   auto e = std::make_shared<EvalArgs>();
-  eval->add_option("--env", e->env, "hopper, walker2d or halfcheetah")->required()->check(known_environment());
-  eval->add_option("--algorithm", e->algorithm, "The shipped policies to evaluate: sac or ars")->check(CLI::IsMember({"sac", "ars"}))->capture_default_str();
-  eval->add_option("--policies", e->file, "A behaviour-policy JSON or shipped-policy file (default: the shipped one)");
-  eval->add_option("--snapshot", e->snapshot, "expert, medium, or a snapshot index")->capture_default_str();
-  eval->add_option("--episodes", e->episodes, "Episodes")->check(whole_number(1, 100000))->capture_default_str();
-  eval->add_option("--noise", e->noise, "Std of the Gaussian action noise of ARS policies")->check(real_number(0, 10))->capture_default_str();
-  eval->add_option("--seed", e->seed, "Seed of the episodes")->capture_default_str()->check(seed_number());
-  eval->add_option("--threads", e->threads, "Threads (the result does not depend on it)")->check(whole_number(1, 64))->capture_default_str();
+  eval->add_option("--env", e->env, "hopper, walker2d or halfcheetah")
+      ->required()
+      ->check(known_environment());
+  eval->add_option("--algorithm", e->algorithm, "The shipped policies to evaluate: sac or ars")
+      ->check(CLI::IsMember({"sac", "ars"}))
+      ->capture_default_str();
+  eval->add_option("--policies", e->file,
+                   "A behaviour-policy JSON or shipped-policy file (default: the shipped one)");
+  eval->add_option("--snapshot", e->snapshot, "expert, medium, or a snapshot index")
+      ->capture_default_str();
+  eval->add_option("--episodes", e->episodes, "Episodes")
+      ->check(whole_number(1, 100000))
+      ->capture_default_str();
+  eval->add_option("--noise", e->noise, "Std of the Gaussian action noise of ARS policies")
+      ->check(real_number(0, 10))
+      ->capture_default_str();
+  eval->add_option("--seed", e->seed, "Seed of the episodes")
+      ->capture_default_str()
+      ->check(seed_number());
+  eval->add_option("--threads", e->threads, "Threads (the result does not depend on it)")
+      ->check(whole_number(1, 64))
+      ->capture_default_str();
   eval->callback([&exit_code, e] {
     const auto set = load_set(env::task(e->env).name, e->algorithm, e->file, e->noise);
     const int i = pick_snapshot(set, e->snapshot);
     const auto& spec = env::task(set.env);
-    const double sampled = behaviour::evaluate_snapshot(set, i, e->episodes, e->seed, true, e->threads);
-    const double mean_action = behaviour::evaluate_snapshot(set, i, e->episodes, e->seed, false, e->threads);
+    const double sampled =
+        behaviour::evaluate_snapshot(set, i, e->episodes, e->seed, true, e->threads);
+    const double mean_action =
+        behaviour::evaluate_snapshot(set, i, e->episodes, e->seed, false, e->threads);
     std::printf("%s snapshot %d: %s\n", spec.name.c_str(), i, set.describe(i).c_str());
-    std::printf("  as the behaviour policy (sampled): mean return %.1f over %d episodes, normalised score %.1f\n", sampled,
-                e->episodes, env::normalized_score(spec, sampled));
-    std::printf("  with its mean action:              mean return %.1f, normalised score %.1f\n", mean_action,
-                env::normalized_score(spec, mean_action));
+    std::printf(
+        "  as the behaviour policy (sampled): mean return %.1f over %d episodes, normalised score "
+        "%.1f\n",
+        sampled, e->episodes, env::normalized_score(spec, sampled));
+    std::printf("  with its mean action:              mean return %.1f, normalised score %.1f\n",
+                mean_action, env::normalized_score(spec, mean_action));
     exit_code = kOk;
   });
 }

@@ -1,9 +1,11 @@
 // dstudio bench dataset-load: time and memory of loading a D4RL file.
 
+#include <mujoco/mujoco.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -18,8 +20,6 @@
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/data/synthetic.h"
 #include "dstudio/env/environment.h"
-#include <mujoco/mujoco.h>
-#include <cmath>
 
 namespace dstudio::cli {
 namespace {
@@ -120,29 +120,37 @@ int run_load_bench(const LoadBenchArgs& args) {
 // they end, so contacts and resets are part of the cost).
 int run_env_bench(const std::vector<std::string>& names, int steps, int repeats) {
   std::printf("benchmark      env-step\n");
-  std::printf("configuration  %d steps per repeat, %d repeats, MuJoCo %s\n", steps, repeats, mj_versionString());
-  std::printf("threads        1 (one environment on one core; %d hardware threads)\n", hardware_threads());
+  std::printf("configuration  %d steps per repeat, %d repeats, MuJoCo %s\n", steps, repeats,
+              mj_versionString());
+  std::printf("threads        1 (one environment on one core; %d hardware threads)\n",
+              hardware_threads());
   std::printf("blas           %s (not used by MuJoCo)\n", active_blas_name().c_str());
   for (const auto& name : names) {
     env::Environment e(name);
     const auto& spec = e.spec();
-    std::vector<float> obs(static_cast<std::size_t>(spec.obs_dim)), act(static_cast<std::size_t>(spec.act_dim));
+    std::vector<float> obs(static_cast<std::size_t>(spec.obs_dim)),
+        act(static_cast<std::size_t>(spec.act_dim));
     std::vector<double> rates;
     std::uint64_t seed = 0;
     for (int r = 0; r < repeats; ++r) {
       e.reset(seed++, obs);
       const auto t0 = std::chrono::steady_clock::now();
       for (int t = 0; t < steps; ++t) {
-        for (int i = 0; i < spec.act_dim; ++i) act[i] = static_cast<float>(0.8 * std::sin(0.05 * t + i));
+        for (int i = 0; i < spec.act_dim; ++i)
+          act[i] = static_cast<float>(0.8 * std::sin(0.05 * t + i));
         const auto res = e.step(act, obs);
         if (res.terminated || res.truncated) e.reset(seed++, obs);
       }
-      rates.push_back(steps / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      rates.push_back(steps /
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(rates.begin(), rates.end());
     const double median = rates[rates.size() / 2];
-    std::printf("%-12s   median %8.0f env steps/s  (%8.0f physics steps/s, frame skip %d)  min %.0f  max %.0f\n",
-                spec.name.c_str(), median, median * spec.frame_skip, spec.frame_skip, rates.front(), rates.back());
+    std::printf(
+        "%-12s   median %8.0f env steps/s  (%8.0f physics steps/s, frame skip %d)  min %.0f  max "
+        "%.0f\n",
+        spec.name.c_str(), median, median * spec.frame_skip, spec.frame_skip, rates.front(),
+        rates.back());
   }
   return kOk;
 }
@@ -153,11 +161,14 @@ int run_env_bench(const std::vector<std::string>& names, int steps, int repeats)
 // N(0, 4^2), unit spread. Deterministic for a seed.
 std::vector<float> clustered_points(int n, int dims, int clusters, std::uint64_t seed) {
   Random rng(seed);
-  std::vector<float> centres(static_cast<std::size_t>(clusters) * dims), x(static_cast<std::size_t>(n) * dims);
+  std::vector<float> centres(static_cast<std::size_t>(clusters) * dims),
+      x(static_cast<std::size_t>(n) * dims);
   for (auto& v : centres) v = static_cast<float>(4.0 * rng.normal());
   for (int i = 0; i < n; ++i)
     for (int q = 0; q < dims; ++q)
-      x[static_cast<std::size_t>(i) * dims + q] = centres[static_cast<std::size_t>(i % clusters) * dims + q] + static_cast<float>(rng.normal());
+      x[static_cast<std::size_t>(i) * dims + q] =
+          centres[static_cast<std::size_t>(i % clusters) * dims + q] +
+          static_cast<float>(rng.normal());
   return x;
 }
 
@@ -187,29 +198,41 @@ int run_tsne_bench(const TsneBenchArgs& a) {
   }
   std::sort(seconds.begin(), seconds.end());
   std::sort(neighbour_seconds.begin(), neighbour_seconds.end());
-  const double med = seconds[seconds.size() / 2], neighbours_med = neighbour_seconds[neighbour_seconds.size() / 2];
+  const double med = seconds[seconds.size() / 2],
+               neighbours_med = neighbour_seconds[neighbour_seconds.size() / 2];
   const char* method = analysis::to_string(last.method);
   const char* neighbours = analysis::to_string(last.neighbours);
   if (a.json) {
-    std::printf("{\"benchmark\": \"tsne\", \"points\": %d, \"dims\": %d, \"clusters\": %d, \"perplexity\": 30, "
-                "\"iterations\": 1000, \"method\": \"%s\", \"neighbours\": \"%s\", \"threads\": %d, \"blas\": \"%s\", "
-                "\"seconds\": %.3f, \"seconds_min\": %.3f, \"seconds_max\": %.3f, \"neighbour_seconds\": %.3f, "
-                "\"kl\": %.6f, \"kl_exact\": %s, \"repeats\": %d}\n",
-                a.points, a.dims, a.clusters, method, neighbours, a.threads, active_blas_name().c_str(), med, seconds.front(),
-                seconds.back(), neighbours_med, last.kl, last.kl_exact ? "true" : "false", a.repeats);
+    std::printf(
+        "{\"benchmark\": \"tsne\", \"points\": %d, \"dims\": %d, \"clusters\": %d, \"perplexity\": "
+        "30, "
+        "\"iterations\": 1000, \"method\": \"%s\", \"neighbours\": \"%s\", \"threads\": %d, "
+        "\"blas\": \"%s\", "
+        "\"seconds\": %.3f, \"seconds_min\": %.3f, \"seconds_max\": %.3f, \"neighbour_seconds\": "
+        "%.3f, "
+        "\"kl\": %.6f, \"kl_exact\": %s, \"repeats\": %d}\n",
+        a.points, a.dims, a.clusters, method, neighbours, a.threads, active_blas_name().c_str(),
+        med, seconds.front(), seconds.back(), neighbours_med, last.kl,
+        last.kl_exact ? "true" : "false", a.repeats);
     return kOk;
   }
-  std::printf("benchmark      t-SNE (perplexity 30, exaggeration 12 for 250 of 1000 iterations, PCA init)\n");
-  std::printf("method         %s gradient%s, %s neighbours\n", method, last.method == analysis::TsneMethod::BarnesHut ? " (theta 0.5)" : "",
-              neighbours);
-  std::printf("configuration  %d points in %d dimensions, %d Gaussian clusters, seed 0\n", a.points, a.dims, a.clusters);
+  std::printf(
+      "benchmark      t-SNE (perplexity 30, exaggeration 12 for 250 of 1000 iterations, PCA "
+      "init)\n");
+  std::printf("method         %s gradient%s, %s neighbours\n", method,
+              last.method == analysis::TsneMethod::BarnesHut ? " (theta 0.5)" : "", neighbours);
+  std::printf("configuration  %d points in %d dimensions, %d Gaussian clusters, seed 0\n", a.points,
+              a.dims, a.clusters);
   std::printf("threads        %d (%d hardware threads)\n", a.threads, hardware_threads());
   std::printf("blas           %s (not used by t-SNE)\n", active_blas_name().c_str());
-  std::printf("time           median %.2f s  min %.2f  max %.2f over %d repeats (neighbours included: median %.2f s)\n", med,
-              seconds.front(), seconds.back(), a.repeats, neighbours_med);
+  std::printf(
+      "time           median %.2f s  min %.2f  max %.2f over %d repeats (neighbours included: "
+      "median %.2f s)\n",
+      med, seconds.front(), seconds.back(), a.repeats, neighbours_med);
   std::printf("kl             %.4f (KL(P || Q) of the final layout, %s)\n", last.kl,
               last.kl_exact ? "Z summed over every pair" : "Z from a fine FFT grid");
-  std::printf("memory         peak rss %.0f MiB\n", static_cast<double>(peak_rss_bytes()) / (1 << 20));
+  std::printf("memory         peak rss %.0f MiB\n",
+              static_cast<double>(peak_rss_bytes()) / (1 << 20));
   return kOk;
 }
 
@@ -232,27 +255,49 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
   auto* envs = bench->add_subcommand("env", "Environment steps per second on one core");
   auto env_args = std::make_shared<std::tuple<std::vector<std::string>, int, int>>(
       std::vector<std::string>{"hopper", "walker2d", "halfcheetah"}, 20000, 5);
-  envs->add_option("--env", std::get<0>(*env_args), "Environments")->capture_default_str()->check(known_environment());
-  envs->add_option("--steps", std::get<1>(*env_args), "Steps per repeat")->check(whole_number(100, 10'000'000))->capture_default_str();
-  envs->add_option("--repeats", std::get<2>(*env_args), "Repeats")->check(whole_number(1, 1000))->capture_default_str();
+  envs->add_option("--env", std::get<0>(*env_args), "Environments")
+      ->capture_default_str()
+      ->check(known_environment());
+  envs->add_option("--steps", std::get<1>(*env_args), "Steps per repeat")
+      ->check(whole_number(100, 10'000'000))
+      ->capture_default_str();
+  envs->add_option("--repeats", std::get<2>(*env_args), "Repeats")
+      ->check(whole_number(1, 1000))
+      ->capture_default_str();
   envs->callback([&exit_code, env_args] {
-    exit_code = run_env_bench(std::get<0>(*env_args), std::get<1>(*env_args), std::get<2>(*env_args));
+    exit_code =
+        run_env_bench(std::get<0>(*env_args), std::get<1>(*env_args), std::get<2>(*env_args));
   });
 
-  auto* tsne = bench->add_subcommand("tsne", "Seconds and KL divergence of t-SNE on clustered points");
+  auto* tsne =
+      bench->add_subcommand("tsne", "Seconds and KL divergence of t-SNE on clustered points");
   auto tsne_args = std::make_shared<TsneBenchArgs>();
-  tsne->add_option("--points", tsne_args->points, "Points")->check(whole_number(100, 1'000'000))->capture_default_str();
-  tsne->add_option("--dims", tsne_args->dims, "Dimensions")->check(whole_number(2, 4096))->capture_default_str();
-  tsne->add_option("--clusters", tsne_args->clusters, "Clusters")->check(whole_number(1, 1000))->capture_default_str();
-  tsne->add_option("--threads", tsne_args->threads, "Threads")->check(whole_number(1, 64))->capture_default_str();
-  tsne->add_option("--repeats", tsne_args->repeats, "Timed repeats")->check(whole_number(1, 100))->capture_default_str();
-  tsne->add_option("--method", tsne_args->method, "Repulsive forces: auto (Barnes-Hut below 5,000 points, FFT from there), exact, barnes-hut, fft")
+  tsne->add_option("--points", tsne_args->points, "Points")
+      ->check(whole_number(100, 1'000'000))
+      ->capture_default_str();
+  tsne->add_option("--dims", tsne_args->dims, "Dimensions")
+      ->check(whole_number(2, 4096))
+      ->capture_default_str();
+  tsne->add_option("--clusters", tsne_args->clusters, "Clusters")
+      ->check(whole_number(1, 1000))
+      ->capture_default_str();
+  tsne->add_option("--threads", tsne_args->threads, "Threads")
+      ->check(whole_number(1, 64))
+      ->capture_default_str();
+  tsne->add_option("--repeats", tsne_args->repeats, "Timed repeats")
+      ->check(whole_number(1, 100))
+      ->capture_default_str();
+  tsne->add_option("--method", tsne_args->method,
+                   "Repulsive forces: auto (Barnes-Hut below 5,000 points, FFT from there), exact, "
+                   "barnes-hut, fft")
       ->check(CLI::IsMember({"auto", "exact", "barnes-hut", "fft"}))
       ->capture_default_str();
-  tsne->add_option("--neighbours", tsne_args->neighbours, "Neighbour search: auto (exact below 8,000 points), exact, approximate")
+  tsne->add_option("--neighbours", tsne_args->neighbours,
+                   "Neighbour search: auto (exact below 8,000 points), exact, approximate")
       ->check(CLI::IsMember({"auto", "exact", "approximate"}))
       ->capture_default_str();
-  tsne->add_option("--write-points", tsne_args->write_points, "Also write the points (HDF5 'points') for a reference run");
+  tsne->add_option("--write-points", tsne_args->write_points,
+                   "Also write the points (HDF5 'points') for a reference run");
   tsne->add_flag("--json", tsne_args->json, "Print one JSON object");
   tsne->callback([&exit_code, tsne_args] {
     try {

@@ -1,6 +1,5 @@
 // dstudio bench train | act: milliseconds per training step and per action for any variant.
 
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "commands.h"
@@ -47,7 +47,8 @@ double median(std::vector<double> v) {
 // which are the step's largest GEMMs (N x H x 4H in its three orientations). Returns GFLOP/s
 // summed over the workers.
 double gemm_reference(const models::VariantConfig& c, int batch, int workers, int repeats) {
-  const int64_t n = static_cast<int64_t>(batch) * c.tokens() / workers, h = c.hidden, w = 4 * c.hidden;
+  const int64_t n = static_cast<int64_t>(batch) * c.tokens() / workers, h = c.hidden,
+                w = 4 * c.hidden;
   std::vector<double> ms;
   for (int r = 0; r < repeats + 2; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -55,11 +56,11 @@ double gemm_reference(const models::VariantConfig& c, int batch, int workers, in
       torch::NoGradGuard no_grad;
       auto x = torch::randn({n, h}), w1 = torch::randn({w, h}), w2 = torch::randn({h, w});
       for (int k = 0; k < 3; ++k) {
-        auto y = torch::mm(x, w1.t());   // forward
+        auto y = torch::mm(x, w1.t());  // forward
         auto z = torch::mm(y, w2.t());
-        auto gy = torch::mm(z, w2);      // input gradients
+        auto gy = torch::mm(z, w2);  // input gradients
         auto gx = torch::mm(gy, w1);
-        auto g2 = torch::mm(z.t(), y);   // weight gradients
+        auto g2 = torch::mm(z.t(), y);  // weight gradients
         auto g1 = torch::mm(gy.t(), x);
         (void)gx.data_ptr<float>();
         (void)g1.data_ptr<float>();
@@ -95,7 +96,8 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
   std::vector<double> ms, inspect_off_ms, inspect_on_ms;
   if (training) {
     model->train();
-    torch::optim::AdamW optimiser(model->parameters(), torch::optim::AdamWOptions(1e-4).weight_decay(1e-4));
+    torch::optim::AdamW optimiser(model->parameters(),
+                                  torch::optim::AdamWOptions(1e-4).weight_decay(1e-4));
     // The trainer's own step: --threads workers, each with one LibTorch and BLAS thread.
     at::set_num_threads(1);
     set_blas_threads(1);
@@ -104,7 +106,8 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
       const auto t0 = std::chrono::steady_clock::now();
       step.run(in);
       const auto t1 = std::chrono::steady_clock::now();
-      if (i >= 3) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());  // after warm-up
+      if (i >= 3)
+        ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());  // after warm-up
     }
   } else {
     model->eval();
@@ -125,49 +128,77 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
         auto actions = model->forward(in, inspect ? &inspection : nullptr);
         (void)actions.data_ptr<float>();
         const auto t1 = std::chrono::steady_clock::now();
-        if (i >= 10) (inspect ? inspect_on_ms : inspect_off_ms).push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        if (i >= 10)
+          (inspect ? inspect_on_ms : inspect_off_ms)
+              .push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
       }
     }
   }
   const double med = median(ms);
   const double flops = models::forward_flops(c, batch) * (training ? 3.0 : 1.0);
   const double gflops = flops / (med * 1e-3) / 1e9;
-  const double gemm = training ? gemm_reference(c, batch, a.threads, std::max(5, a.repeats / 2)) : 0.0;
+  const double gemm =
+      training ? gemm_reference(c, batch, a.threads, std::max(5, a.repeats / 2)) : 0.0;
   std::int64_t parameters = 0;
   for (const auto& p : model->parameters()) parameters += p.numel();
   if (a.json) {
-    nlohmann::ordered_json j = {{"benchmark", training ? "train" : "act"}, {"variant", c.variant},
-                                {"batch", batch}, {"context_length", c.context_length}, {"hidden", c.hidden},
-                                {"layers", c.layers}, {"heads", c.heads}, {"parameters", parameters},
-                                {"median_ms", med}, {"min_ms", *std::min_element(ms.begin(), ms.end())},
-                                {"max_ms", *std::max_element(ms.begin(), ms.end())}, {"repeats", a.repeats},
-                                {"gflop", flops / 1e9}, {"gflops_per_second", gflops}, {"threads", a.threads},
-                                {"gemm_gflops_per_second", gemm}, {"share_of_gemm", training ? gflops / gemm : 0.0},
-                                {"full_pass_inspection_off_ms", training ? 0.0 : median(inspect_off_ms)},
-                                {"full_pass_inspection_on_ms", training ? 0.0 : median(inspect_on_ms)},
-                                {"blas", active_blas_name()}, {"peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20)}};
+    nlohmann::ordered_json j = {
+        {"benchmark", training ? "train" : "act"},
+        {"variant", c.variant},
+        {"batch", batch},
+        {"context_length", c.context_length},
+        {"hidden", c.hidden},
+        {"layers", c.layers},
+        {"heads", c.heads},
+        {"parameters", parameters},
+        {"median_ms", med},
+        {"min_ms", *std::min_element(ms.begin(), ms.end())},
+        {"max_ms", *std::max_element(ms.begin(), ms.end())},
+        {"repeats", a.repeats},
+        {"gflop", flops / 1e9},
+        {"gflops_per_second", gflops},
+        {"threads", a.threads},
+        {"gemm_gflops_per_second", gemm},
+        {"share_of_gemm", training ? gflops / gemm : 0.0},
+        {"full_pass_inspection_off_ms", training ? 0.0 : median(inspect_off_ms)},
+        {"full_pass_inspection_on_ms", training ? 0.0 : median(inspect_on_ms)},
+        {"blas", active_blas_name()},
+        {"peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20)}};
     std::cout << j.dump(2) << std::endl;
     return kOk;
   }
-  std::printf("benchmark      %s\n", training ? "train (forward, backward, clip, AdamW step)" : "act (one action, no gradient)");
-  std::printf("configuration  %s: batch %d, K %d, H %d, %d layers, %d heads, state %d, action %d, %lld parameters\n",
-              c.variant.c_str(), batch, c.context_length, c.hidden, c.layers, c.heads, c.state_dim, c.act_dim,
-              static_cast<long long>(parameters));
-  std::printf("threads        %d (%s)\n", a.threads, training ? "workers, each on its own part of the batch with one LibTorch and BLAS thread" : "LibTorch and BLAS");
+  std::printf("benchmark      %s\n", training ? "train (forward, backward, clip, AdamW step)"
+                                              : "act (one action, no gradient)");
+  std::printf(
+      "configuration  %s: batch %d, K %d, H %d, %d layers, %d heads, state %d, action %d, %lld "
+      "parameters\n",
+      c.variant.c_str(), batch, c.context_length, c.hidden, c.layers, c.heads, c.state_dim,
+      c.act_dim, static_cast<long long>(parameters));
+  std::printf("threads        %d (%s)\n", a.threads,
+              training
+                  ? "workers, each on its own part of the batch with one LibTorch and BLAS thread"
+                  : "LibTorch and BLAS");
   std::printf("blas           %s (%s)\n", active_blas_name().c_str(), active_blas().c_str());
   std::printf("time           median %.2f ms  min %.2f  max %.2f  over %d repeats\n", med,
-              *std::min_element(ms.begin(), ms.end()), *std::max_element(ms.begin(), ms.end()), a.repeats);
-  std::printf("flops          %.2f GFLOP per %s, %.1f GFLOP/s achieved%s\n", flops / 1e9, training ? "step" : "action", gflops,
-              training ? "" : " (counted as a full pass; acting computes the last block for one position only)");
+              *std::min_element(ms.begin(), ms.end()), *std::max_element(ms.begin(), ms.end()),
+              a.repeats);
+  std::printf(
+      "flops          %.2f GFLOP per %s, %.1f GFLOP/s achieved%s\n", flops / 1e9,
+      training ? "step" : "action", gflops,
+      training ? ""
+               : " (counted as a full pass; acting computes the last block for one position only)");
   if (training)
-    std::printf("gemm           %.1f GFLOP/s at the step's shapes (%lld x %d x %d, forward and backward, %d worker%s): "
-                "the step runs at %.0f%% of it\n",
-                gemm, static_cast<long long>(static_cast<int64_t>(batch) * c.tokens() / a.threads), c.hidden, 4 * c.hidden,
-                a.threads, a.threads == 1 ? "" : "s", 100.0 * gflops / gemm);
+    std::printf(
+        "gemm           %.1f GFLOP/s at the step's shapes (%lld x %d x %d, forward and backward, "
+        "%d worker%s): "
+        "the step runs at %.0f%% of it\n",
+        gemm, static_cast<long long>(static_cast<int64_t>(batch) * c.tokens() / a.threads),
+        c.hidden, 4 * c.hidden, a.threads, a.threads == 1 ? "" : "s", 100.0 * gflops / gemm);
   if (!training)
-    std::printf("full pass      every position: median %.2f ms with inspection off, %.2f ms on\n", median(inspect_off_ms),
-                median(inspect_on_ms));
-  std::printf("memory         peak rss %.0f MiB\n", static_cast<double>(peak_rss_bytes()) / (1 << 20));
+    std::printf("full pass      every position: median %.2f ms with inspection off, %.2f ms on\n",
+                median(inspect_off_ms), median(inspect_on_ms));
+  std::printf("memory         peak rss %.0f MiB\n",
+              static_cast<double>(peak_rss_bytes()) / (1 << 20));
   return kOk;
 }
 
@@ -202,29 +233,46 @@ int run_eval_bench(const ModelBenchArgs& a, const std::string& env_id, int targe
   }
   const double med = median(seconds);
   if (a.json) {
-    nlohmann::ordered_json j = {{"benchmark", "eval"}, {"variant", c.variant}, {"env", spec.name}, {"targets", targets},
-                                {"episodes", episodes}, {"context_length", c.context_length}, {"env_steps", steps},
-                                {"median_seconds", med}, {"repeats", a.repeats}, {"threads", a.threads},
-                                {"blas", active_blas_name()}, {"peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20)}};
+    nlohmann::ordered_json j = {
+        {"benchmark", "eval"},
+        {"variant", c.variant},
+        {"env", spec.name},
+        {"targets", targets},
+        {"episodes", episodes},
+        {"context_length", c.context_length},
+        {"env_steps", steps},
+        {"median_seconds", med},
+        {"repeats", a.repeats},
+        {"threads", a.threads},
+        {"blas", active_blas_name()},
+        {"peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20)}};
     std::cout << j.dump(2) << std::endl;
     return kOk;
   }
-  std::printf("benchmark      eval (a target-return sweep: one batched forward pass per step, episodes in lockstep)\n");
-  std::printf("configuration  %s (K %d, H %d, %d layers) on %s: %d targets x %d episodes, %lld env steps\n", c.variant.c_str(),
-              c.context_length, c.hidden, c.layers, spec.name.c_str(), targets, episodes, static_cast<long long>(steps));
+  std::printf(
+      "benchmark      eval (a target-return sweep: one batched forward pass per step, episodes in "
+      "lockstep)\n");
+  std::printf(
+      "configuration  %s (K %d, H %d, %d layers) on %s: %d targets x %d episodes, %lld env steps\n",
+      c.variant.c_str(), c.context_length, c.hidden, c.layers, spec.name.c_str(), targets, episodes,
+      static_cast<long long>(steps));
   std::printf("threads        %d (parts of the batch on their own cores)\n", a.threads);
   std::printf("blas           %s (%s)\n", active_blas_name().c_str(), active_blas().c_str());
-  std::printf("time           median %.1f s  min %.1f  max %.1f  over %d repeats; %.0f env steps/s\n", med,
-              *std::min_element(seconds.begin(), seconds.end()), *std::max_element(seconds.begin(), seconds.end()), a.repeats,
-              static_cast<double>(steps) / med);
-  std::printf("memory         peak rss %.0f MiB\n", static_cast<double>(peak_rss_bytes()) / (1 << 20));
+  std::printf(
+      "time           median %.1f s  min %.1f  max %.1f  over %d repeats; %.0f env steps/s\n", med,
+      *std::min_element(seconds.begin(), seconds.end()),
+      *std::max_element(seconds.begin(), seconds.end()), a.repeats,
+      static_cast<double>(steps) / med);
+  std::printf("memory         peak rss %.0f MiB\n",
+              static_cast<double>(peak_rss_bytes()) / (1 << 20));
   return kOk;
 }
 
 void add_model_bench_commands(CLI::App& app, int& exit_code) {
   auto* bench = app.get_subcommand("bench");
   {
-    auto* cmd = bench->add_subcommand("eval", "Seconds for a target-return sweep: targets x episodes x 1000 steps");
+    auto* cmd = bench->add_subcommand(
+        "eval", "Seconds for a target-return sweep: targets x episodes x 1000 steps");
     auto a = std::make_shared<ModelBenchArgs>();
     a->repeats = 1;
     a->threads = 2;
@@ -234,11 +282,21 @@ void add_model_bench_commands(CLI::App& app, int& exit_code) {
     cmd->add_option("--merger", a->merger, "hier: merger")->capture_default_str();
     cmd->add_option("--mixer", a->mixer, "hier: mixer")->capture_default_str();
     cmd->add_option("--config", a->config, "JSON overrides of the variant")->check(json_object());
-    cmd->add_option("--env", *env_id, "Environment")->capture_default_str()->check(known_environment());
-    cmd->add_option("--targets", counts->first, "Target returns")->capture_default_str()->check(whole_number(1, 100));
-    cmd->add_option("--episodes", counts->second, "Episodes per target")->capture_default_str()->check(whole_number(1, 1000));
-    cmd->add_option("--repeats", a->repeats, "Timed repeats")->check(whole_number(1, 100))->capture_default_str();
-    cmd->add_option("--threads", a->threads, "Threads")->check(whole_number(1, 64))->capture_default_str();
+    cmd->add_option("--env", *env_id, "Environment")
+        ->capture_default_str()
+        ->check(known_environment());
+    cmd->add_option("--targets", counts->first, "Target returns")
+        ->capture_default_str()
+        ->check(whole_number(1, 100));
+    cmd->add_option("--episodes", counts->second, "Episodes per target")
+        ->capture_default_str()
+        ->check(whole_number(1, 1000));
+    cmd->add_option("--repeats", a->repeats, "Timed repeats")
+        ->check(whole_number(1, 100))
+        ->capture_default_str();
+    cmd->add_option("--threads", a->threads, "Threads")
+        ->check(whole_number(1, 64))
+        ->capture_default_str();
     cmd->add_flag("--json", a->json, "Print one JSON object");
     cmd->callback([&exit_code, a, env_id, counts] {
       try {
@@ -250,17 +308,25 @@ void add_model_bench_commands(CLI::App& app, int& exit_code) {
     });
   }
   for (const bool training : {true, false}) {
-    auto* cmd = bench->add_subcommand(training ? "train" : "act",
-                                      training ? "Milliseconds per training step of a variant (hopper shapes)"
-                                               : "Milliseconds per action at inference (batch 1)");
+    auto* cmd = bench->add_subcommand(
+        training ? "train" : "act",
+        training ? "Milliseconds per training step of a variant (hopper shapes)"
+                 : "Milliseconds per action at inference (batch 1)");
     auto a = std::make_shared<ModelBenchArgs>();
     cmd->add_option("--variant", a->variant, "Variant")->capture_default_str();
     cmd->add_option("--merger", a->merger, "hier: merger")->capture_default_str();
     cmd->add_option("--mixer", a->mixer, "hier: mixer")->capture_default_str();
     cmd->add_option("--config", a->config, "JSON overrides of the variant")->check(json_object());
-    if (training) cmd->add_option("--batch", a->batch, "Batch size")->check(whole_number(1, 4096))->capture_default_str();
-    cmd->add_option("--repeats", a->repeats, "Timed repeats")->check(whole_number(1, 10000))->capture_default_str();
-    cmd->add_option("--threads", a->threads, "Threads")->check(whole_number(1, 64))->capture_default_str();
+    if (training)
+      cmd->add_option("--batch", a->batch, "Batch size")
+          ->check(whole_number(1, 4096))
+          ->capture_default_str();
+    cmd->add_option("--repeats", a->repeats, "Timed repeats")
+        ->check(whole_number(1, 10000))
+        ->capture_default_str();
+    cmd->add_option("--threads", a->threads, "Threads")
+        ->check(whole_number(1, 64))
+        ->capture_default_str();
     cmd->add_flag("--json", a->json, "Print one JSON object");
     cmd->callback([&exit_code, a, training] {
       int measured = kOk;

@@ -4,18 +4,18 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "commands.h"
-#include "dstudio/env/compatibility.h"
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/behaviour/generate.h"
 #include "dstudio/behaviour/policy_set.h"
 #include "dstudio/data/dataset_io.h"
-#include "dstudio/env/environment.h"
 #include "dstudio/data/synthetic.h"
+#include "dstudio/env/compatibility.h"
+#include "dstudio/env/environment.h"
 #include "terminal_progress.h"
 
 namespace dstudio::cli {
@@ -33,7 +33,9 @@ double normalised(const Dataset& ds, double ret) {
   }
 }
 
-nlohmann::ordered_json number_or_null(double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); }
+nlohmann::ordered_json number_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+}
 
 nlohmann::ordered_json to_json(const Dataset& ds, const DatasetSummary& s, double r2) {
   nlohmann::ordered_json arrays = nlohmann::ordered_json::array();
@@ -41,7 +43,8 @@ nlohmann::ordered_json to_json(const Dataset& ds, const DatasetSummary& s, doubl
     arrays.push_back({{"key", a.key}, {"dtype", a.dtype}, {"shape", a.shape}});
   return {
       {"path", ds.path},
-      {"format", ds.format == data::DatasetFormat::Plugin ? ds.format_name : data::to_string(ds.format)},
+      {"format",
+       ds.format == data::DatasetFormat::Plugin ? ds.format_name : data::to_string(ds.format)},
       {"env_id", ds.env_id},
       {"transitions", s.transitions},
       {"episodes", s.episodes},
@@ -58,7 +61,12 @@ nlohmann::ordered_json to_json(const Dataset& ds, const DatasetSummary& s, doubl
       {"return_mean", s.return_mean},
       {"return_max", s.return_max},
       {"return_std", s.return_std},
-      {"return_quantiles", {{"p10", s.return_p10}, {"p25", s.return_p25}, {"median", s.return_median}, {"p75", s.return_p75}, {"p90", s.return_p90}}},
+      {"return_quantiles",
+       {{"p10", s.return_p10},
+        {"p25", s.return_p25},
+        {"median", s.return_median},
+        {"p75", s.return_p75},
+        {"p90", s.return_p90}}},
       {"normalized_return_mean", number_or_null(normalised(ds, s.return_mean))},
       {"linear_action_r2", number_or_null(r2)},
       {"length_min", s.length_min},
@@ -76,7 +84,9 @@ nlohmann::ordered_json to_json(const Dataset& ds, const DatasetSummary& s, doubl
 
 void print_text(const Dataset& ds, const DatasetSummary& s, double r2) {
   std::printf("File          %s\n", ds.path.c_str());
-  std::printf("Format        %s%s\n", ds.format == data::DatasetFormat::Plugin ? ds.format_name.c_str() : data::to_string(ds.format),
+  std::printf("Format        %s%s\n",
+              ds.format == data::DatasetFormat::Plugin ? ds.format_name.c_str()
+                                                       : data::to_string(ds.format),
               ds.env_id.empty() ? "" : ("  (environment " + ds.env_id + ")").c_str());
   std::printf("Transitions   %lld\n", static_cast<long long>(s.transitions));
   std::printf("Episodes      %lld complete: %lld terminal, %lld timeout%s\n",
@@ -91,11 +101,15 @@ void print_text(const Dataset& ds, const DatasetSummary& s, double r2) {
               static_cast<long long>(ds.data.qpos_dim), static_cast<long long>(ds.data.qvel_dim));
   std::printf("Returns       min %.3f  mean %.3f  max %.3f  (std %.3f)\n", s.return_min,
               s.return_mean, s.return_max, s.return_std);
-  std::printf("              p10 %.1f  p25 %.1f  median %.1f  p75 %.1f  p90 %.1f", s.return_p10, s.return_p25,
-              s.return_median, s.return_p75, s.return_p90);
-  if (const double n = normalised(ds, s.return_mean); std::isfinite(n)) std::printf("  (normalised mean %.1f)", n);
+  std::printf("              p10 %.1f  p25 %.1f  median %.1f  p75 %.1f  p90 %.1f", s.return_p10,
+              s.return_p25, s.return_median, s.return_p75, s.return_p90);
+  if (const double n = normalised(ds, s.return_mean); std::isfinite(n))
+    std::printf("  (normalised mean %.1f)", n);
   std::printf("\n");
-  std::printf("State->action linear R^2 %.3f (share of the action variance a linear function of the state explains)\n", r2);
+  std::printf(
+      "State->action linear R^2 %.3f (share of the action variance a linear function of the state "
+      "explains)\n",
+      r2);
   std::printf("Lengths       min %lld  mean %.1f  max %lld\n", static_cast<long long>(s.length_min),
               s.length_mean, static_cast<long long>(s.length_max));
   std::printf("Arrays\n");
@@ -130,10 +144,12 @@ std::unique_ptr<Dataset> load_or_report(const std::string& path) {
 
 }  // namespace
 
-data::Dataset load_user_dataset(const std::string& path, data::LoadOptions options, const Progress& progress) {
+data::Dataset load_user_dataset(const std::string& path, data::LoadOptions options,
+                                const Progress& progress) {
   options.isolate = true;
   data::Dataset ds = data::load_dataset(path, options, progress);
-  for (const auto& w : ds.warnings) std::fprintf(stderr, "dstudio: warning: %s: %s\n", ds.path.c_str(), w.c_str());
+  for (const auto& w : ds.warnings)
+    std::fprintf(stderr, "dstudio: warning: %s: %s\n", ds.path.c_str(), w.c_str());
   return ds;
 }
 
@@ -176,7 +192,8 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
     }
     const auto s = data::summarize(*ds);
     for (const auto& w : ds->warnings) std::fprintf(stderr, "dstudio: warning: %s\n", w.c_str());
-    for (const auto& n : ds->notes) std::fprintf(stderr, "dstudio: note: %s: %s\n", ds->path.c_str(), n.c_str());
+    for (const auto& n : ds->notes)
+      std::fprintf(stderr, "dstudio: note: %s: %s\n", ds->path.c_str(), n.c_str());
     if (s.episodes == 0) {
       std::fprintf(stderr, "dstudio: error: %s: no complete episode (terminal or timeout)\n",
                    ds->path.c_str());
@@ -185,34 +202,49 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
     }
     // The fingerprint lets a user compare with what a checkpoint says it was trained on.
     std::printf("ok: %s: %lld transitions, %lld complete episodes, %s\n", ds->path.c_str(),
-                static_cast<long long>(s.transitions), static_cast<long long>(s.episodes), ds->fingerprint.c_str());
+                static_cast<long long>(s.transitions), static_cast<long long>(s.episodes),
+                ds->fingerprint.c_str());
   });
 
   // dataset generate
   auto* generate = dataset->add_subcommand(
-      "generate", "Make a dataset in the D4RL layout with the project's behaviour policies (D4RL's recipe)");
+      "generate",
+      "Make a dataset in the D4RL layout with the project's behaviour policies (D4RL's recipe)");
   struct GenerateArgs {
     std::string env, kind, out, policies, algorithm = "sac";
     double noise = behaviour::kBehaviourNoise;
     behaviour::GenerateConfig config;
   };
   auto g = std::make_shared<GenerateArgs>();
-  generate->add_option("--env", g->env, "hopper, walker2d or halfcheetah")->required()->check(known_environment());
-  generate->add_option("--kind", g->kind, "random, medium, medium-replay, expert or medium-expert")->required();
-  generate->add_option("--transitions", g->config.transitions,
-                       "Number of transitions (default: D4RL's: 1M, medium-expert 2M, medium-replay the steps to reach medium)")
+  generate->add_option("--env", g->env, "hopper, walker2d or halfcheetah")
+      ->required()
+      ->check(known_environment());
+  generate->add_option("--kind", g->kind, "random, medium, medium-replay, expert or medium-expert")
+      ->required();
+  generate
+      ->add_option("--transitions", g->config.transitions,
+                   "Number of transitions (default: D4RL's: 1M, medium-expert 2M, medium-replay "
+                   "the steps to reach medium)")
       ->check(whole_number(1, 100'000'000));
-  generate->add_option("--algorithm", g->algorithm, "Behaviour policies: sac (D4RL's, stochastic) or ars (linear with Gaussian noise)")
+  generate
+      ->add_option(
+          "--algorithm", g->algorithm,
+          "Behaviour policies: sac (D4RL's, stochastic) or ars (linear with Gaussian noise)")
       ->check(CLI::IsMember({"sac", "ars"}))
       ->capture_default_str();
-  generate->add_option("--seed", g->config.seed, "Random seed (same seed, same bytes)")->capture_default_str()->check(seed_number());
+  generate->add_option("--seed", g->config.seed, "Random seed (same seed, same bytes)")
+      ->capture_default_str()
+      ->check(seed_number());
   generate->add_option("--noise", g->noise, "Std of the Gaussian action noise of ARS policies")
       ->check(real_number(0, 10))
       ->capture_default_str();
-  generate->add_option("--threads", g->config.threads, "Rollout threads (the output does not depend on it)")
+  generate
+      ->add_option("--threads", g->config.threads,
+                   "Rollout threads (the output does not depend on it)")
       ->check(whole_number(1, 64))
       ->capture_default_str();
-  generate->add_option("--policies", g->policies, "Behaviour-policy JSON (default: the shipped one)");
+  generate->add_option("--policies", g->policies,
+                       "Behaviour-policy JSON (default: the shipped one)");
   generate->add_option("--out", g->out, "Output .hdf5 file")->required();
   generate->callback([&exit_code, g] {
     exit_code = run_guarded([&] {
@@ -221,8 +253,10 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
       behaviour::PolicySet policies;
       if (g->config.kind != behaviour::DatasetKind::Random) {
         if (g->policies.empty()) {
-          policies = behaviour::shipped_policy_set(g->config.env, behaviour::parse_algorithm(g->algorithm));
-          if (policies.algorithm == behaviour::PolicyAlgorithm::Ars) policies.action_noise = g->noise;
+          policies = behaviour::shipped_policy_set(g->config.env,
+                                                   behaviour::parse_algorithm(g->algorithm));
+          if (policies.algorithm == behaviour::PolicyAlgorithm::Ars)
+            policies.action_noise = g->noise;
         } else {
           std::ifstream in(g->policies);
           if (!in) throw std::runtime_error(g->policies + ": cannot be read");
@@ -245,29 +279,40 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
   // dataset default
   auto* fallback = dataset->add_subcommand(
       "default",
-      "Print the path of a default dataset, making it on first use (cached in ~/.cache/decision-studio); without options the "
+      "Print the path of a default dataset, making it on first use (cached in "
+      "~/.cache/decision-studio); without options the "
       "studio's own default: hopper medium-expert, the data of the shipped checkpoints");
   struct DefaultArgs {
-    std::string env = behaviour::kStoryDataset.env, kind = behaviour::to_string(behaviour::kStoryDataset.kind), algorithm = "sac";
+    std::string env = behaviour::kStoryDataset.env,
+                kind = behaviour::to_string(behaviour::kStoryDataset.kind), algorithm = "sac";
     bool story = false;
   };
   auto d = std::make_shared<DefaultArgs>();
-  fallback->add_option("--env", d->env, "Environment")->capture_default_str()->check(known_environment());
+  fallback->add_option("--env", d->env, "Environment")
+      ->capture_default_str()
+      ->check(known_environment());
   fallback->add_option("--kind", d->kind, "Dataset kind")->capture_default_str();
-  fallback->add_option("--algorithm", d->algorithm, "Behaviour policies: sac (D4RL's sizes) or ars (100,000 transitions)")
+  fallback
+      ->add_option("--algorithm", d->algorithm,
+                   "Behaviour policies: sac (D4RL's sizes) or ars (100,000 transitions)")
       ->check(CLI::IsMember({"sac", "ars"}))
       ->capture_default_str();
-  fallback->add_flag("--story", d->story, "The dataset of the shipped checkpoints and the studio's default view");
+  fallback->add_flag("--story", d->story,
+                     "The dataset of the shipped checkpoints and the studio's default view");
   fallback->callback([&exit_code, d] {
     try {
       TerminalProgress bar("making the default dataset");
       const auto path = d->story ? behaviour::ensure_story_dataset(bar.progress())
-                                 : behaviour::ensure_default_dataset(d->env, behaviour::parse_kind(d->kind), bar.progress(),
-                                                                     behaviour::parse_algorithm(d->algorithm));
+                                 : behaviour::ensure_default_dataset(
+                                       d->env, behaviour::parse_kind(d->kind), bar.progress(),
+                                       behaviour::parse_algorithm(d->algorithm));
       // Which dataset this is, on stderr so that $(dstudio dataset default) stays a path.
-      if (const auto info = behaviour::identify_default_dataset(path))
-        std::fprintf(stderr, "%s%s\n", info->label.c_str(),
-                     info->story ? ": the studio's default dataset, on which the shipped checkpoints were trained" : "");
+      if (const auto known = behaviour::identify_default_dataset(path))
+        std::fprintf(
+            stderr, "%s%s\n", known->label.c_str(),
+            known->story
+                ? ": the studio's default dataset, on which the shipped checkpoints were trained"
+                : "");
       std::puts(path.c_str());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "dstudio: error: %s\n", e.what());
@@ -276,14 +321,17 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
   });
 
   // dataset hide-velocities
-  auto* hide = dataset->add_subcommand(
-      "hide-velocities",
-      "Write the partially observed copy of a dataset: observations cut to the positions, for the task's -po variant");
+  auto* hide =
+      dataset->add_subcommand("hide-velocities",
+                              "Write the partially observed copy of a dataset: observations cut to "
+                              "the positions, for the task's -po variant");
   struct HideArgs {
     std::string in, out;
   };
   auto h = std::make_shared<HideArgs>();
-  hide->add_option("dataset", h->in, "A D4RL or Minari dataset that names its environment")->required()->check(CLI::ExistingPath);
+  hide->add_option("dataset", h->in, "A D4RL or Minari dataset that names its environment")
+      ->required()
+      ->check(CLI::ExistingPath);
   hide->add_option("--out", h->out, "Output .hdf5 file")->required();
   hide->callback([&exit_code, h] {
     exit_code = run_guarded([&] {
@@ -292,8 +340,9 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
       const auto full = load_user_dataset(h->in, options);
       const auto view = env::hide_velocities(full);
       data::write_d4rl(h->out, view.data, view.metadata);
-      std::printf("wrote %s: %s, observations of %lld values (%lld before)\n", h->out.c_str(), view.task->name.c_str(),
-                  static_cast<long long>(view.data.obs_dim), static_cast<long long>(full.data.obs_dim));
+      std::printf("wrote %s: %s, observations of %lld values (%lld before)\n", h->out.c_str(),
+                  view.task->name.c_str(), static_cast<long long>(view.data.obs_dim),
+                  static_cast<long long>(full.data.obs_dim));
     });
   });
 
@@ -311,7 +360,9 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
   synth->add_option("--transitions", args->spec.transitions, "Number of transitions")
       ->check(whole_number(1, 100'000'000))
       ->capture_default_str();
-  synth->add_option("--seed", args->spec.seed, "Random seed")->capture_default_str()->check(seed_number());
+  synth->add_option("--seed", args->spec.seed, "Random seed")
+      ->capture_default_str()
+      ->check(seed_number());
   synth->add_flag("--float64", args->float64, "Store floats as float64 (as D4RL replay files do)");
   synth->add_flag("--no-timeouts", args->no_timeouts, "Omit 'timeouts' (as old D4RL files do)");
   synth->callback([&exit_code, args] {

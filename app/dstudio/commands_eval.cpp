@@ -1,22 +1,21 @@
 // dstudio eval: roll a checkpoint out in its environment for a list of target returns.
 
-#include <nlohmann/json.hpp>
-
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "commands.h"
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/csv.h"
 #include "dstudio/common/error.h"
-#include "rollouts.h"
 #include "dstudio/models/device.h"
 #include "dstudio/models/evaluation.h"
+#include "rollouts.h"
 #include "terminal_progress.h"
 
 namespace dstudio::cli {
@@ -40,13 +39,25 @@ models::ModalityZeroing parse_zeroing(const std::string& name) {
 nlohmann::ordered_json rollout_summary_json(const models::RolloutResult& r) {
   nlohmann::ordered_json targets = nlohmann::ordered_json::array();
   for (const auto& s : r.summary)
-    targets.push_back({{"target", s.target}, {"episodes", s.episodes}, {"mean_return", s.mean_return},
-                       {"std_return", s.std_return}, {"mean", s.mean_score}, {"std", s.std_score}});
+    targets.push_back({{"target", s.target},
+                       {"episodes", s.episodes},
+                       {"mean_return", s.mean_return},
+                       {"std_return", s.std_return},
+                       {"mean", s.mean_score},
+                       {"std", s.std_score}});
   nlohmann::ordered_json episodes = nlohmann::ordered_json::array();
   for (const auto& e : r.episodes)
-    episodes.push_back({{"target", e.target}, {"seed", e.seed}, {"return", e.episode_return}, {"score", e.score},
-                        {"length", e.length}, {"terminated", e.terminated}});
-  return {{"env", r.env_id}, {"targets", targets}, {"episodes", episodes}, {"seconds", r.seconds}, {"env_steps", r.env_steps}};
+    episodes.push_back({{"target", e.target},
+                        {"seed", e.seed},
+                        {"return", e.episode_return},
+                        {"score", e.score},
+                        {"length", e.length},
+                        {"terminated", e.terminated}});
+  return {{"env", r.env_id},
+          {"targets", targets},
+          {"episodes", episodes},
+          {"seconds", r.seconds},
+          {"env_steps", r.env_steps}};
 }
 
 void run_interruptible(const std::string& label, const std::function<void(const Progress&)>& work) {
@@ -65,14 +76,17 @@ void run_interruptible(const std::string& label, const std::function<void(const 
   g_cancel = nullptr;
 }
 
-models::RolloutResult run_rollout(const std::string& checkpoint, const models::RolloutConfig& config, const std::string& label) {
+models::RolloutResult run_rollout(const std::string& checkpoint,
+                                  const models::RolloutConfig& config, const std::string& label) {
   models::RolloutResult result;
-  run_interruptible(label, [&](const Progress& p) { result = models::rollout(checkpoint, config, p); });
+  run_interruptible(label,
+                    [&](const Progress& p) { result = models::rollout(checkpoint, config, p); });
   return result;
 }
 
 void add_eval_commands(CLI::App& app, int& exit_code) {
-  auto* eval = app.add_subcommand("eval", "Roll a checkpoint out in its environment: returns and normalised scores per target");
+  auto* eval = app.add_subcommand(
+      "eval", "Roll a checkpoint out in its environment: returns and normalised scores per target");
   struct Args {
     std::string checkpoint, env, zeroing = "none", out, device = "cpu";
     std::vector<double> targets;
@@ -81,21 +95,36 @@ void add_eval_commands(CLI::App& app, int& exit_code) {
     bool json = false;
   };
   auto a = std::make_shared<Args>();
-  eval->add_option("--checkpoint", a->checkpoint, "A Decision Studio checkpoint")->required()->check(CLI::ExistingFile);
-  eval->add_option("--targets", a->targets, "Target returns (default: the task's, e.g. hopper 3600 1800)")
+  eval->add_option("--checkpoint", a->checkpoint, "A Decision Studio checkpoint")
+      ->required()
+      ->check(CLI::ExistingFile);
+  eval->add_option("--targets", a->targets,
+                   "Target returns (default: the task's, e.g. hopper 3600 1800)")
       ->delimiter(',')
       ->check(real_number(-1e9, 1e9));
-  eval->add_option("--episodes", a->episodes, "Episodes per target")->capture_default_str()->check(whole_number(1, 10000));
-  eval->add_option("--seed", a->seed, "Episode e resets with seed + e")->capture_default_str()->check(seed_number());
-  eval->add_option("--env", a->env, "Environment (default: the checkpoint's)")->check(known_environment());
-  eval->add_option("--zeroing", a->zeroing, "Zero a modality at inference: none, rtg, states (all but the current), actions")
+  eval->add_option("--episodes", a->episodes, "Episodes per target")
+      ->capture_default_str()
+      ->check(whole_number(1, 10000));
+  eval->add_option("--seed", a->seed, "Episode e resets with seed + e")
+      ->capture_default_str()
+      ->check(seed_number());
+  eval->add_option("--env", a->env, "Environment (default: the checkpoint's)")
+      ->check(known_environment());
+  eval->add_option("--zeroing", a->zeroing,
+                   "Zero a modality at inference: none, rtg, states (all but the current), actions")
       ->capture_default_str();
-  eval->add_option("--max-steps", a->max_steps, "Steps per episode (default: the task's limit)")->check(whole_number(1, 100000));
-  eval->add_option("--threads", a->threads, "Parts of the batch computed on their own cores")->capture_default_str()->check(whole_number(1, 64));
-  eval->add_option("--device", a->device, "Where the policy runs: cpu, or cuda (needs a LibTorch built with CUDA and a GPU)")
+  eval->add_option("--max-steps", a->max_steps, "Steps per episode (default: the task's limit)")
+      ->check(whole_number(1, 100000));
+  eval->add_option("--threads", a->threads, "Parts of the batch computed on their own cores")
+      ->capture_default_str()
+      ->check(whole_number(1, 64));
+  eval->add_option(
+          "--device", a->device,
+          "Where the policy runs: cpu, or cuda (needs a LibTorch built with CUDA and a GPU)")
       ->capture_default_str()
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  eval->add_option("--out", a->out, "Folder for summary.json and episodes.csv (every step of every episode)");
+  eval->add_option("--out", a->out,
+                   "Folder for summary.json and episodes.csv (every step of every episode)");
   eval->add_flag("--json", a->json, "Print one JSON object");
   eval->callback([&exit_code, a] {
     exit_code = run_guarded([&] {
@@ -113,11 +142,13 @@ void add_eval_commands(CLI::App& app, int& exit_code) {
       const auto summary = rollout_summary_json(r);
       if (!a->out.empty()) {
         OutputFolder out(a->out);
-        write_text_atomically(std::filesystem::path(a->out) / "summary.json", summary.dump(2) + "\n");
+        write_text_atomically(std::filesystem::path(a->out) / "summary.json",
+                              summary.dump(2) + "\n");
         CsvWriter csv({"target", "seed", "step", "reward", "return_to_go"}, 6);
         for (const auto& e : r.episodes)
           for (int t = 0; t < e.length; ++t) {
-            csv << e.target << e.seed << t << e.rewards[static_cast<std::size_t>(t)] << e.returns_to_go[static_cast<std::size_t>(t)];
+            csv << e.target << e.seed << t << e.rewards[static_cast<std::size_t>(t)]
+                << e.returns_to_go[static_cast<std::size_t>(t)];
             csv.end_row();
           }
         csv.write(std::filesystem::path(a->out) / "episodes.csv");
@@ -126,11 +157,12 @@ void add_eval_commands(CLI::App& app, int& exit_code) {
       if (a->json) {
         std::cout << summary.dump(2) << std::endl;
       } else {
-        std::printf("%s, %zu episodes, %lld env steps in %.1f s\n", r.env_id.c_str(), r.episodes.size(),
-                    static_cast<long long>(r.env_steps), r.seconds);
+        std::printf("%s, %zu episodes, %lld env steps in %.1f s\n", r.env_id.c_str(),
+                    r.episodes.size(), static_cast<long long>(r.env_steps), r.seconds);
         std::printf("%10s %10s %10s %12s %10s\n", "target", "return", "std", "normalised", "std");
         for (const auto& s : r.summary)
-          std::printf("%10.0f %10.1f %10.1f %12.1f %10.1f\n", s.target, s.mean_return, s.std_return, s.mean_score, s.std_score);
+          std::printf("%10.0f %10.1f %10.1f %12.1f %10.1f\n", s.target, s.mean_return, s.std_return,
+                      s.mean_score, s.std_score);
       }
     });
   });

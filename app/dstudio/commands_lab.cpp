@@ -1,12 +1,11 @@
 // dstudio lab: experiments whose answer is known exactly, for teaching.
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "dstudio/analysis/analysis_registry.h"
@@ -22,7 +21,8 @@ namespace {
 
 // The lab's numbers as the analyses write theirs: loss.csv and mixing.csv, and the figures the
 // Markov lab tab draws (the loss against the entropy rate, the mixing matrix).
-analysis::AnalysisResult lab_result(const models::MarkovLabResult& r, const std::string& summary_json) {
+analysis::AnalysisResult lab_result(const models::MarkovLabResult& r,
+                                    const std::string& summary_json) {
   analysis::AnalysisResult result;
   result.summary_json = summary_json;
   analysis::AnalysisTable loss{"loss", {"step", "loss", "training_loss", "entropy_rate"}, {}};
@@ -33,7 +33,8 @@ analysis::AnalysisResult lab_result(const models::MarkovLabResult& r, const std:
   curve.y_label = "cross-entropy (nats)";
   curve.series.push_back({"held-out loss", {}, {}, {}, false});
   for (const auto& p : r.curve) {
-    loss.rows.push_back({static_cast<double>(p.step), p.loss, p.step > 0 ? p.training_loss : std::nan(""), r.entropy_rate});
+    loss.rows.push_back({static_cast<double>(p.step), p.loss,
+                         p.step > 0 ? p.training_loss : std::nan(""), r.entropy_rate});
     curve.series[0].x.push_back(static_cast<double>(p.step));
     curve.series[0].y.push_back(p.loss);
   }
@@ -56,9 +57,12 @@ analysis::AnalysisResult lab_result(const models::MarkovLabResult& r, const std:
 }  // namespace
 
 void add_lab_commands(CLI::App& app, int& exit_code) {
-  auto* lab = app.add_subcommand("lab", "Experiments with a known answer: a Markov chain and the loss floor")->require_subcommand(1);
-  auto* markov = lab->add_subcommand(
-      "markov", "Train a one-layer mixer on a Markov chain and compare its loss with the chain's entropy rate");
+  auto* lab = app.add_subcommand(
+                     "lab", "Experiments with a known answer: a Markov chain and the loss floor")
+                  ->require_subcommand(1);
+  auto* markov = lab->add_subcommand("markov",
+                                     "Train a one-layer mixer on a Markov chain and compare its "
+                                     "loss with the chain's entropy rate");
   struct Args {
     double p = 0.2, q = 0.3;
     int order = 1, states = 2;
@@ -72,25 +76,57 @@ void add_lab_commands(CLI::App& app, int& exit_code) {
   };
   auto a = std::make_shared<Args>();
   auto& o = a->options;
-  markov->add_option("--p", a->p, "Switching probability 0 -> 1 (S > 2: to any other symbol), in [0.001, 0.999]")
+  markov
+      ->add_option("--p", a->p,
+                   "Switching probability 0 -> 1 (S > 2: to any other symbol), in [0.001, 0.999]")
       ->capture_default_str()
       ->check(real_number(0.001, 0.999));
-  markov->add_option("--q", a->q, "Switching probability 1 -> 0 (binary chains), in [0.001, 0.999]")->capture_default_str()->check(real_number(0.001, 0.999));
-  markov->add_option("--order", a->order, "m: the next symbol depends on the last m (through their counts), in [1, 3]")
+  markov->add_option("--q", a->q, "Switching probability 1 -> 0 (binary chains), in [0.001, 0.999]")
+      ->capture_default_str()
+      ->check(real_number(0.001, 0.999));
+  markov
+      ->add_option("--order", a->order,
+                   "m: the next symbol depends on the last m (through their counts), in [1, 3]")
       ->capture_default_str()
       ->check(whole_number(1, 3));
-  markov->add_option("--states", a->states, "S: symbols, in [2, 8]")->capture_default_str()->check(whole_number(2, 8));
-  markov->add_option("--mixer", a->mixer, "pooling (the appendix's), attention or conv")->capture_default_str();
-  markov->add_option("--window", o.window, "k: positions mixed, the current one included, in [1, length]")->capture_default_str()->check(whole_number(1, 256));
-  markov->add_option("--steps", o.steps, "Optimiser steps, in [1, 100000]")->capture_default_str()->check(whole_number(1, 100000));
-  markov->add_option("--batch", o.batch, "Sequences per step, in [1, 1024]")->capture_default_str()->check(whole_number(1, 1024));
-  markov->add_option("--length", o.length, "N: symbols per sequence, in [8, 256]")->capture_default_str()->check(whole_number(8, 256));
-  markov->add_option("--embedding", o.embedding, "d: embedding width, in [2, 128]")->capture_default_str()->check(whole_number(2, 128));
-  markov->add_option("--learning-rate", o.learning_rate, "Adam's learning rate, in (0, 1]")->capture_default_str()->check(real_number(0, 1, true));
-  markov->add_option("--eval-every", o.eval_every, "Steps between points of the loss curve, in [1, 100000]")->capture_default_str()->check(whole_number(1, 100000));
-  markov->add_option("--seed", o.seed, "Initialisation and data")->capture_default_str()->check(seed_number());
-  markov->add_flag("--json", a->json, "Print one JSON object (with the loss curve and the mixing matrix)");
-  markov->add_option("--out", a->out, "Write summary.json, loss.csv, mixing.csv and the figures (loss, mixing) into this folder");
+  markov->add_option("--states", a->states, "S: symbols, in [2, 8]")
+      ->capture_default_str()
+      ->check(whole_number(2, 8));
+  markov->add_option("--mixer", a->mixer, "pooling (the appendix's), attention or conv")
+      ->capture_default_str();
+  markov
+      ->add_option("--window", o.window,
+                   "k: positions mixed, the current one included, in [1, length]")
+      ->capture_default_str()
+      ->check(whole_number(1, 256));
+  markov->add_option("--steps", o.steps, "Optimiser steps, in [1, 100000]")
+      ->capture_default_str()
+      ->check(whole_number(1, 100000));
+  markov->add_option("--batch", o.batch, "Sequences per step, in [1, 1024]")
+      ->capture_default_str()
+      ->check(whole_number(1, 1024));
+  markov->add_option("--length", o.length, "N: symbols per sequence, in [8, 256]")
+      ->capture_default_str()
+      ->check(whole_number(8, 256));
+  markov->add_option("--embedding", o.embedding, "d: embedding width, in [2, 128]")
+      ->capture_default_str()
+      ->check(whole_number(2, 128));
+  markov->add_option("--learning-rate", o.learning_rate, "Adam's learning rate, in (0, 1]")
+      ->capture_default_str()
+      ->check(real_number(0, 1, true));
+  markov
+      ->add_option("--eval-every", o.eval_every,
+                   "Steps between points of the loss curve, in [1, 100000]")
+      ->capture_default_str()
+      ->check(whole_number(1, 100000));
+  markov->add_option("--seed", o.seed, "Initialisation and data")
+      ->capture_default_str()
+      ->check(seed_number());
+  markov->add_flag("--json", a->json,
+                   "Print one JSON object (with the loss curve and the mixing matrix)");
+  markov->add_option(
+      "--out", a->out,
+      "Write summary.json, loss.csv, mixing.csv and the figures (loss, mixing) into this folder");
 #ifdef DSTUDIO_HAVE_FIGURES
   add_figure_options(markov, a->figure);
 #endif
@@ -116,20 +152,22 @@ void add_lab_commands(CLI::App& app, int& exit_code) {
         for (int n = 0; n < r.length; ++n)
           matrix.push_back(std::vector<double>(r.mixing_matrix.begin() + n * r.length,
                                                r.mixing_matrix.begin() + (n + 1) * r.length));
-        const nlohmann::ordered_json out{
-            {"chain", {{"p", options.chain.p}, {"q", options.chain.q}, {"order", options.chain.order},
-                       {"states", options.chain.states}}},
-            {"mixer", models::to_string(options.mixer)},
-            {"window", options.window},
-            {"steps", options.steps},
-            {"entropy_rate", r.entropy_rate},
-            {"final_loss", r.final_loss},
-            {"gap", r.gap},
-            {"relative_gap", r.gap / r.entropy_rate},
-            {"seconds", r.seconds},
-            {"mixing_by_lag", r.mixing_by_lag},
-            {"mixing_matrix", matrix},
-            {"curve", curve}};
+        const nlohmann::ordered_json out{{"chain",
+                                          {{"p", options.chain.p},
+                                           {"q", options.chain.q},
+                                           {"order", options.chain.order},
+                                           {"states", options.chain.states}}},
+                                         {"mixer", models::to_string(options.mixer)},
+                                         {"window", options.window},
+                                         {"steps", options.steps},
+                                         {"entropy_rate", r.entropy_rate},
+                                         {"final_loss", r.final_loss},
+                                         {"gap", r.gap},
+                                         {"relative_gap", r.gap / r.entropy_rate},
+                                         {"seconds", r.seconds},
+                                         {"mixing_by_lag", r.mixing_by_lag},
+                                         {"mixing_matrix", matrix},
+                                         {"curve", curve}};
         if (!a->out.empty()) {
           OutputFolder folder(a->out);
           const auto result = lab_result(r, out.dump());
@@ -137,20 +175,25 @@ void add_lab_commands(CLI::App& app, int& exit_code) {
 #ifdef DSTUDIO_HAVE_FIGURES
           viz::FigureContext figures;
           for (const auto& figure : result.figures)
-            for (auto& f : viz::save_analysis_figure((std::filesystem::path(a->out) / figure.name).string(), figure, style,
-                                                     figure.name != "loss"))
+            for (auto& f :
+                 viz::save_analysis_figure((std::filesystem::path(a->out) / figure.name).string(),
+                                           figure, style, figure.name != "loss"))
               files.push_back(f);
 #endif
           folder.commit();
-          if (!a->json) std::fprintf(stderr, "wrote %zu files to %s\n", files.size(), a->out.c_str());
+          if (!a->json)
+            std::fprintf(stderr, "wrote %zu files to %s\n", files.size(), a->out.c_str());
         }
         if (a->json) std::cout << out.dump(2) << std::endl;
       }
       if (!a->json) {
-        std::printf("%s mixer, window %d, %d steps in %.1f s\n", models::to_string(options.mixer).c_str(),
-                    options.window, options.steps, r.seconds);
-        std::printf("entropy rate  %.5f nats\nfinal loss    %.5f nats\ngap           %.5f nats (%.2f%% of the floor)\n",
-                    r.entropy_rate, r.final_loss, r.gap, 100.0 * r.gap / r.entropy_rate);
+        std::printf("%s mixer, window %d, %d steps in %.1f s\n",
+                    models::to_string(options.mixer).c_str(), options.window, options.steps,
+                    r.seconds);
+        std::printf(
+            "entropy rate  %.5f nats\nfinal loss    %.5f nats\ngap           %.5f nats (%.2f%% of "
+            "the floor)\n",
+            r.entropy_rate, r.final_loss, r.gap, 100.0 * r.gap / r.entropy_rate);
         std::printf("mixing by lag");
         for (double w : r.mixing_by_lag) std::printf(" %.3f", w);
         std::printf("\n");

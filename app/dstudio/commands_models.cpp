@@ -1,14 +1,13 @@
 // dstudio variants | import | predict: the model variants, importing checkpoints from other
 // code, and predictions of a checkpoint on windows from a file.
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "dstudio/common/atomic_file.h"
@@ -23,11 +22,14 @@
 namespace dstudio::cli {
 
 void add_model_commands(CLI::App& app, int& exit_code) {
-  auto* variants = app.add_subcommand("variants", "List the model variants with their default configurations");
+  auto* variants =
+      app.add_subcommand("variants", "List the model variants with their default configurations");
   auto json = std::make_shared<bool>(false);
   auto fields = std::make_shared<bool>(false);
-  variants->add_flag("--json", *json, "Print one JSON object: variant name -> default configuration");
-  variants->add_flag("--fields", *fields, "Print every field of --config and --training with its range or choices");
+  variants->add_flag("--json", *json,
+                     "Print one JSON object: variant name -> default configuration");
+  variants->add_flag("--fields", *fields,
+                     "Print every field of --config and --training with its range or choices");
   variants->callback([&exit_code, json, fields] {
     if (*fields) {
       // The ranges --config and --training (and the studio's forms) check, from the one table.
@@ -37,9 +39,13 @@ void add_model_commands(CLI::App& app, int& exit_code) {
         for (const auto& f : *list) {
           std::string range;
           for (const auto& c : f.choices) range += (range.empty() ? "" : "|") + c;
-          if (range.empty()) range = std::isfinite(f.minimum) ? models::range_text(f) : "true|false";
-          if (range.size() > 22) std::printf("  %-18s %s\n  %-18s %-22s %s\n", f.key.c_str(), range.c_str(), "", "", f.description.c_str());
-          else std::printf("  %-18s %-22s %s\n", f.key.c_str(), range.c_str(), f.description.c_str());
+          if (range.empty())
+            range = std::isfinite(f.minimum) ? models::range_text(f) : "true|false";
+          if (range.size() > 22)
+            std::printf("  %-18s %s\n  %-18s %-22s %s\n", f.key.c_str(), range.c_str(), "", "",
+                        f.description.c_str());
+          else
+            std::printf("  %-18s %-22s %s\n", f.key.c_str(), range.c_str(), f.description.c_str());
         }
       }
       exit_code = kOk;
@@ -47,26 +53,34 @@ void add_model_commands(CLI::App& app, int& exit_code) {
     }
     if (*json) {
       nlohmann::ordered_json all;
-      for (const auto& name : models::variant_names()) all[name] = nlohmann::ordered_json::parse(models::to_json(models::make_variant(name)));
+      for (const auto& name : models::variant_names())
+        all[name] = nlohmann::ordered_json::parse(models::to_json(models::make_variant(name)));
       std::cout << all.dump(2) << std::endl;
     } else {
-      std::printf("%-17s %-12s %-19s %-7s %s\n", "variant", "tokens", "mixer", "K", "layers x hidden, heads");
+      std::printf("%-17s %-12s %-19s %-7s %s\n", "variant", "tokens", "mixer", "K",
+                  "layers x hidden, heads");
       std::string from_plugins;
       for (const auto& definition : models::variant_registry().all()) {
         const auto& name = definition->name;
         const auto c = models::make_variant(name);
-        if (!definition->origin.builtin()) from_plugins += "\n  " + name + ": " + definition->description + " [" + definition->origin.label() + "]";
+        if (!definition->origin.builtin())
+          from_plugins += "\n  " + name + ": " + definition->description + " [" +
+                          definition->origin.label() + "]";
         std::string mixer = c.mixer;
         if (c.hybrid) mixer += " + attention";
         if (c.single_filter && c.tokenizer == models::Tokenizer::Triplet) mixer += " (1 filter)";
         std::string tokens = models::to_string(c.tokenizer);
-        if (c.tokenizer == models::Tokenizer::Merged) tokens += "/" + std::string(models::to_string(c.merger));
-        std::printf("%-17s %-12s %-19s %-7d %d x %d, %d\n", name.c_str(), tokens.c_str(), mixer.c_str(), c.context_length,
-                    c.layers, c.hidden, c.heads);
+        if (c.tokenizer == models::Tokenizer::Merged)
+          tokens += "/" + std::string(models::to_string(c.merger));
+        std::printf("%-17s %-12s %-19s %-7d %d x %d, %d\n", name.c_str(), tokens.c_str(),
+                    mixer.c_str(), c.context_length, c.layers, c.hidden, c.heads);
       }
       std::string mixers;
       for (const auto& m : models::hier_mixers()) mixers += (mixers.empty() ? "" : "|") + m;
-      std::printf("\nhier takes --merger none|concat|attention|conv|pooling and --mixer %s (DHi = conv + pooling).\n", mixers.c_str());
+      std::printf(
+          "\nhier takes --merger none|concat|attention|conv|pooling and --mixer %s (DHi = conv + "
+          "pooling).\n",
+          mixers.c_str());
       if (!from_plugins.empty()) std::printf("\nFrom plugins:%s\n", from_plugins.c_str());
     }
     exit_code = kOk;
@@ -75,156 +89,209 @@ void add_model_commands(CLI::App& app, int& exit_code) {
   // Bad input is reported as "dstudio: error: <file>: <problem>", and nothing is written then.
   auto run = [&exit_code](const std::function<void()>& body) { exit_code = run_guarded(body); };
 
-  auto* import = app.add_subcommand("import", "Import a checkpoint saved by other code as a Decision Studio checkpoint");
+  auto* import = app.add_subcommand(
+      "import", "Import a checkpoint saved by other code as a Decision Studio checkpoint");
   struct ImportArgs {
     std::string format, file, out;
     models::CorlImportOptions options;
   };
   auto ia = std::make_shared<ImportArgs>();
-  import->add_option("--format", ia->format, "corl-dt: a state_dict of CORL's Decision Transformer (algorithms/offline/dt.py)")
+  import
+      ->add_option(
+          "--format", ia->format,
+          "corl-dt: a state_dict of CORL's Decision Transformer (algorithms/offline/dt.py)")
       ->required()
       ->check(CLI::IsMember({"corl-dt"}));
-  import->add_option("file", ia->file, "The .pt file (torch.save of model.state_dict(), or CORL's checkpoint dict)")
+  import
+      ->add_option("file", ia->file,
+                   "The .pt file (torch.save of model.state_dict(), or CORL's checkpoint dict)")
       ->required()
       ->check(CLI::ExistingFile);
   import->add_option("--out", ia->out, "The checkpoint to write")->required();
-  import->add_option("--heads", ia->options.heads, "Attention heads the model was trained with")->capture_default_str()->check(whole_number(1, 64));
-  import->add_option("--seq-len", ia->options.seq_len, "Steps per window K (default: read from the causal mask)")->check(whole_number(1, 10000));
-  import->add_option("--rtg-scale", ia->options.rtg_scale, "Returns-to-go are divided by this (1 / CORL's reward_scale)")
+  import->add_option("--heads", ia->options.heads, "Attention heads the model was trained with")
+      ->capture_default_str()
+      ->check(whole_number(1, 64));
+  import
+      ->add_option("--seq-len", ia->options.seq_len,
+                   "Steps per window K (default: read from the causal mask)")
+      ->check(whole_number(1, 10000));
+  import
+      ->add_option("--rtg-scale", ia->options.rtg_scale,
+                   "Returns-to-go are divided by this (1 / CORL's reward_scale)")
       ->capture_default_str()
       ->check(real_number(0, 1e9, true));
-  import->add_option("--env", ia->options.env_id, "Environment the model acts in (hopper, walker2d, halfcheetah)")->check(known_environment());
+  import
+      ->add_option("--env", ia->options.env_id,
+                   "Environment the model acts in (hopper, walker2d, halfcheetah)")
+      ->check(known_environment());
   import->callback([run, ia] {
     run([&] {
       const auto info = models::import_corl_dt(ia->file, ia->out, ia->options);
-      const auto& c = info.variant;
-      std::printf("imported %s -> %s\n  dt: state %d, action %d, K %d, %d layers x %d hidden, heads %d, timesteps < %d\n",
-                  ia->file.c_str(), ia->out.c_str(), c.state_dim, c.act_dim, c.context_length, c.layers, c.hidden, c.heads,
-                  c.max_ep_len);
-      bool stats = false;
-      for (float v : info.state_std) stats |= v != 1.0f;
-      for (float v : info.state_mean) stats |= v != 0.0f;
-      std::printf("  state statistics: %s; rtg scale %g\n", stats ? "from the file" : "none in the file (mean 0, std 1)",
-                  info.rtg_scale);
-    });
-  });
+  const auto& c = info.variant;
+  std::printf(
+      "imported %s -> %s\n  dt: state %d, action %d, K %d, %d layers x %d hidden, heads %d, "
+      "timesteps < %d\n",
+      ia->file.c_str(), ia->out.c_str(), c.state_dim, c.act_dim, c.context_length, c.layers,
+      c.hidden, c.heads, c.max_ep_len);
+  bool stats = false;
+  for (float v : info.state_std) stats |= v != 1.0f;
+  for (float v : info.state_mean) stats |= v != 0.0f;
+  std::printf("  state statistics: %s; rtg scale %g\n",
+              stats ? "from the file" : "none in the file (mean 0, std 1)", info.rtg_scale);
+});
+}  // namespace dstudio::cli
+);
 
-  auto* predict = app.add_subcommand("predict", "Predict the actions of a checkpoint on windows from an HDF5 file");
-  struct PredictArgs {
-    std::string checkpoint, input, output;
-    bool no_normalize = false;
-    int threads = 1;
-  };
-  auto pa = std::make_shared<PredictArgs>();
-  predict->add_option("--checkpoint", pa->checkpoint, "A Decision Studio checkpoint")->required()->check(CLI::ExistingFile);
-  predict->add_option("--input", pa->input,
-                      "HDF5 with states (B,K,S), actions (B,K,A), returns_to_go (B,K) or (B,K,1), timesteps (B,K), optional mask (B,K)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  predict->add_option("--output", pa->output, "HDF5 to write: actions (B,K,A), the prediction at every position")->required();
-  predict->add_flag("--no-normalize", pa->no_normalize,
-                    "Feed the inputs exactly as given (default: states by the checkpoint's mean/std, returns-to-go by its rtg scale)");
-  predict->add_option("--threads", pa->threads, "LibTorch threads")->capture_default_str()->check(whole_number(1, 64));
-  predict->callback([run, pa] {
-    run([&] {
-      models::PredictOptions options;
-      options.normalize = !pa->no_normalize;
-      options.threads = pa->threads;
-      const auto s = models::predict_file(pa->checkpoint, pa->input, pa->output, options);
-      std::printf("wrote %s: actions (%lld, %lld, %lld)\n", pa->output.c_str(), static_cast<long long>(s.batch),
-                  static_cast<long long>(s.steps), static_cast<long long>(s.act_dim));
-    });
+auto* predict = app.add_subcommand(
+    "predict", "Predict the actions of a checkpoint on windows from an HDF5 file");
+struct PredictArgs {
+  std::string checkpoint, input, output;
+  bool no_normalize = false;
+  int threads = 1;
+};
+auto pa = std::make_shared<PredictArgs>();
+predict->add_option("--checkpoint", pa->checkpoint, "A Decision Studio checkpoint")
+    ->required()
+    ->check(CLI::ExistingFile);
+predict
+    ->add_option("--input", pa->input,
+                 "HDF5 with states (B,K,S), actions (B,K,A), returns_to_go (B,K) or (B,K,1), "
+                 "timesteps (B,K), optional mask (B,K)")
+    ->required()
+    ->check(CLI::ExistingFile);
+predict
+    ->add_option("--output", pa->output,
+                 "HDF5 to write: actions (B,K,A), the prediction at every position")
+    ->required();
+predict->add_flag("--no-normalize", pa->no_normalize,
+                  "Feed the inputs exactly as given (default: states by the checkpoint's mean/std, "
+                  "returns-to-go by its rtg scale)");
+predict->add_option("--threads", pa->threads, "LibTorch threads")
+    ->capture_default_str()
+    ->check(whole_number(1, 64));
+predict->callback([run, pa] {
+  run([&] {
+    models::PredictOptions options;
+    options.normalize = !pa->no_normalize;
+    options.threads = pa->threads;
+    const auto s = models::predict_file(pa->checkpoint, pa->input, pa->output, options);
+    std::printf("wrote %s: actions (%lld, %lld, %lld)\n", pa->output.c_str(),
+                static_cast<long long>(s.batch), static_cast<long long>(s.steps),
+                static_cast<long long>(s.act_dim));
   });
+});
 
-  auto* checkpoint = app.add_subcommand("checkpoint", "Describe, verify or seal a checkpoint, or write its weights-only copy");
-  checkpoint->require_subcommand(1);
-  auto* info_cmd = checkpoint->add_subcommand("info", "What produced a checkpoint: variant, data, training, step, versions");
-  auto info_args = std::make_shared<std::pair<std::string, bool>>();
-  info_cmd->add_option("checkpoint", info_args->first, "A Decision Studio checkpoint")->required()->check(CLI::ExistingFile);
-  info_cmd->add_flag("--json", info_args->second, "Print one JSON object");
-  info_cmd->callback([run, info_args] {
-    run([&] {
-      const auto info = models::read_checkpoint_info(info_args->first);
-      nlohmann::ordered_json j = {{"path", info.path},
-                                  {"variant", nlohmann::ordered_json::parse(models::to_json(info.variant))},
-                                  {"training", nlohmann::ordered_json::parse(models::to_json(info.training))},
-                                  {"dataset", info.dataset_path},
-                                  {"dataset_fingerprint", info.dataset_fingerprint},
-                                  {"env_id", info.env_id},
-                                  {"rtg_scale", info.rtg_scale},
-                                  {"step", info.step},
-                                  {"parameters", models::checkpoint_parameter_count(info_args->first)},
-                                  {"file_bytes", std::filesystem::file_size(info_args->first)},
-                                  {"metrics", nlohmann::ordered_json::parse(info.metrics.empty() ? "{}" : info.metrics)},
-                                  {"software", info.software}};
-      if (info_args->second) {
-        std::cout << j.dump(2) << std::endl;
+auto* checkpoint = app.add_subcommand(
+    "checkpoint", "Describe, verify or seal a checkpoint, or write its weights-only copy");
+checkpoint->require_subcommand(1);
+auto* info_cmd = checkpoint->add_subcommand(
+    "info", "What produced a checkpoint: variant, data, training, step, versions");
+auto info_args = std::make_shared<std::pair<std::string, bool>>();
+info_cmd->add_option("checkpoint", info_args->first, "A Decision Studio checkpoint")
+    ->required()
+    ->check(CLI::ExistingFile);
+info_cmd->add_flag("--json", info_args->second, "Print one JSON object");
+info_cmd->callback([run, info_args] {
+  run([&] {
+    const auto info = models::read_checkpoint_info(info_args->first);
+    nlohmann::ordered_json j = {
+        {"path", info.path},
+        {"variant", nlohmann::ordered_json::parse(models::to_json(info.variant))},
+        {"training", nlohmann::ordered_json::parse(models::to_json(info.training))},
+        {"dataset", info.dataset_path},
+        {"dataset_fingerprint", info.dataset_fingerprint},
+        {"env_id", info.env_id},
+        {"rtg_scale", info.rtg_scale},
+        {"step", info.step},
+        {"parameters", models::checkpoint_parameter_count(info_args->first)},
+        {"file_bytes", std::filesystem::file_size(info_args->first)},
+        {"metrics", nlohmann::ordered_json::parse(info.metrics.empty() ? "{}" : info.metrics)},
+        {"software", info.software}};
+    if (info_args->second) {
+      std::cout << j.dump(2) << std::endl;
+      return;
+    }
+    const auto& c = info.variant;
+    std::printf(
+        "%s\n  variant   %s: K %d, %d layers x %d hidden, %d heads, mixer %s, state %d, action "
+        "%d\n",
+        info.path.c_str(), c.variant.c_str(), c.context_length, c.layers, c.hidden, c.heads,
+        c.mixer.c_str(), c.state_dim, c.act_dim);
+    std::printf(
+        "  data      %s (%s), env %s, rtg scale %g\n",
+        info.dataset_path.empty() ? "(none)" : info.dataset_path.c_str(),
+        info.dataset_fingerprint.empty() ? "no fingerprint" : info.dataset_fingerprint.c_str(),
+        info.env_id.empty() ? "(none)" : info.env_id.c_str(), info.rtg_scale);
+    std::printf("  size      %s parameters, file %s bytes\n", j["parameters"].dump().c_str(),
+                j["file_bytes"].dump().c_str());
+    std::printf("  training  step %lld of %lld, metrics %s\n  software  %s\n",
+                static_cast<long long>(info.step), static_cast<long long>(info.training.steps),
+                j["metrics"].dump().c_str(), info.software.c_str());
+  });
+});
+auto* verify =
+    checkpoint->add_subcommand("verify",
+                               "Check checkpoints whole: the seal (a digest of every byte), each "
+                               "record's CRC-32, the description and the weights");
+auto verify_files = std::make_shared<std::vector<std::string>>();
+verify->add_option("checkpoints", *verify_files, "Checkpoints to check")->required();
+verify->callback([&exit_code, verify_files] {
+  int failed = 0;
+  for (const auto& file : *verify_files) {
+    const int code = run_guarded([&] {
+      const auto found = models::verify_checkpoint_file(file);
+      const auto parameters =
+          models::checkpoint_parameter_count(file);  // the description and weights load
+      std::printf("%s: ok, %s, %llu records, %llu bytes, %lld parameters\n", file.c_str(),
+                  found.sealed ? ("sealed (xxh3-128 " + found.digest + ")").c_str()
+                               : "not sealed (each record's CRC-32 checked; "
+                                 "'dstudio checkpoint seal' adds a seal)",
+                  static_cast<unsigned long long>(found.records),
+                  static_cast<unsigned long long>(found.bytes), static_cast<long long>(parameters));
+    });
+    if (code != kOk) failed = code;
+  }
+  exit_code = failed;
+});
+auto* seal =
+    checkpoint->add_subcommand("seal",
+                               "Add the seal (a digest of every byte) to checkpoints written "
+                               "without one, in place, after checking each record's CRC-32");
+auto seal_files = std::make_shared<std::vector<std::string>>();
+seal->add_option("checkpoints", *seal_files, "Checkpoints to seal")->required();
+seal->callback([&exit_code, seal_files] {
+  int failed = 0;
+  for (const auto& file : *seal_files) {
+    const int code = run_guarded([&] {
+      models::CheckpointIntegrity found;
+      std::string bytes = models::read_verified_checkpoint(file, &found);
+      if (found.sealed) {
+        std::printf("%s: sealed already\n", file.c_str());
         return;
       }
-      const auto& c = info.variant;
-      std::printf("%s\n  variant   %s: K %d, %d layers x %d hidden, %d heads, mixer %s, state %d, action %d\n", info.path.c_str(),
-                  c.variant.c_str(), c.context_length, c.layers, c.hidden, c.heads, c.mixer.c_str(), c.state_dim, c.act_dim);
-      std::printf("  data      %s (%s), env %s, rtg scale %g\n", info.dataset_path.empty() ? "(none)" : info.dataset_path.c_str(),
-                  info.dataset_fingerprint.empty() ? "no fingerprint" : info.dataset_fingerprint.c_str(),
-                  info.env_id.empty() ? "(none)" : info.env_id.c_str(), info.rtg_scale);
-      std::printf("  size      %s parameters, file %s bytes\n", j["parameters"].dump().c_str(), j["file_bytes"].dump().c_str());
-      std::printf("  training  step %lld of %lld, metrics %s\n  software  %s\n", static_cast<long long>(info.step),
-                  static_cast<long long>(info.training.steps), j["metrics"].dump().c_str(), info.software.c_str());
+      models::seal_checkpoint(bytes);
+      write_bytes_atomically(file, bytes);
+      std::printf("%s: sealed (xxh3-128 %s)\n", file.c_str(),
+                  models::verify_checkpoint_file(file).digest.c_str());
     });
+    if (code != kOk) failed = code;
+  }
+  exit_code = failed;
+});
+auto* slim = checkpoint->add_subcommand(
+    "slim", "Write a copy with the weights and the description only (no optimiser state)");
+auto slim_args = std::make_shared<std::pair<std::string, std::string>>();
+slim->add_option("checkpoint", slim_args->first, "A Decision Studio checkpoint")
+    ->required()
+    ->check(CLI::ExistingFile);
+slim->add_option("--out", slim_args->second, "The copy to write")->required();
+slim->callback([run, slim_args] {
+  run([&] {
+    models::write_weights_only(slim_args->first, slim_args->second);
+    std::printf("wrote %s (%lld bytes)\n", slim_args->second.c_str(),
+                static_cast<long long>(std::filesystem::file_size(slim_args->second)));
   });
-  auto* verify = checkpoint->add_subcommand(
-      "verify", "Check checkpoints whole: the seal (a digest of every byte), each record's CRC-32, the description and the weights");
-  auto verify_files = std::make_shared<std::vector<std::string>>();
-  verify->add_option("checkpoints", *verify_files, "Checkpoints to check")->required();
-  verify->callback([&exit_code, verify_files] {
-    int failed = 0;
-    for (const auto& file : *verify_files) {
-      const int code = run_guarded([&] {
-        const auto found = models::verify_checkpoint_file(file);
-        const auto parameters = models::checkpoint_parameter_count(file);  // the description and weights load
-        std::printf("%s: ok, %s, %llu records, %llu bytes, %lld parameters\n", file.c_str(),
-                    found.sealed ? ("sealed (xxh3-128 " + found.digest + ")").c_str() : "not sealed (each record's CRC-32 checked; "
-                                                                                       "'dstudio checkpoint seal' adds a seal)",
-                    static_cast<unsigned long long>(found.records), static_cast<unsigned long long>(found.bytes),
-                    static_cast<long long>(parameters));
-      });
-      if (code != kOk) failed = code;
-    }
-    exit_code = failed;
-  });
-  auto* seal = checkpoint->add_subcommand(
-      "seal", "Add the seal (a digest of every byte) to checkpoints written without one, in place, after checking each record's CRC-32");
-  auto seal_files = std::make_shared<std::vector<std::string>>();
-  seal->add_option("checkpoints", *seal_files, "Checkpoints to seal")->required();
-  seal->callback([&exit_code, seal_files] {
-    int failed = 0;
-    for (const auto& file : *seal_files) {
-      const int code = run_guarded([&] {
-        models::CheckpointIntegrity found;
-        std::string bytes = models::read_verified_checkpoint(file, &found);
-        if (found.sealed) {
-          std::printf("%s: sealed already\n", file.c_str());
-          return;
-        }
-        models::seal_checkpoint(bytes);
-        write_bytes_atomically(file, bytes);
-        std::printf("%s: sealed (xxh3-128 %s)\n", file.c_str(), models::verify_checkpoint_file(file).digest.c_str());
-      });
-      if (code != kOk) failed = code;
-    }
-    exit_code = failed;
-  });
-  auto* slim = checkpoint->add_subcommand("slim", "Write a copy with the weights and the description only (no optimiser state)");
-  auto slim_args = std::make_shared<std::pair<std::string, std::string>>();
-  slim->add_option("checkpoint", slim_args->first, "A Decision Studio checkpoint")->required()->check(CLI::ExistingFile);
-  slim->add_option("--out", slim_args->second, "The copy to write")->required();
-  slim->callback([run, slim_args] {
-    run([&] {
-      models::write_weights_only(slim_args->first, slim_args->second);
-      std::printf("wrote %s (%lld bytes)\n", slim_args->second.c_str(),
-                  static_cast<long long>(std::filesystem::file_size(slim_args->second)));
-    });
-  });
+});
 }
 
 }  // namespace dstudio::cli

@@ -13,8 +13,9 @@
 namespace dstudio::cli {
 
 void add_render_commands(CLI::App& app, int& exit_code) {
-  auto* render = app.add_subcommand(
-      "render", "Render a policy rollout or a dataset episode to a PNG film strip (needs a display or xvfb-run)");
+  auto* render = app.add_subcommand("render",
+                                    "Render a policy rollout or a dataset episode to a PNG film "
+                                    "strip (needs a display or xvfb-run)");
   struct Args {
     std::string env = "hopper", policy = "expert", algorithm = "sac", dataset, out;
     std::int64_t episode = 0;
@@ -22,17 +23,37 @@ void add_render_commands(CLI::App& app, int& exit_code) {
     std::uint64_t seed = 0;
   };
   auto a = std::make_shared<Args>();
-  render->add_option("--env", a->env, "Environment")->capture_default_str()->check(known_environment());
-  render->add_option("--policy", a->policy, "Shipped behaviour policy: expert, medium or random")->capture_default_str();
-  render->add_option("--algorithm", a->algorithm, "Which shipped policies: sac or ars")->check(CLI::IsMember({"sac", "ars"}))->capture_default_str();
-  render->add_option("--dataset", a->dataset, "Replay an episode of this dataset from infos/qpos and infos/qvel instead");
-  render->add_option("--episode", a->episode, "Episode of the dataset to replay")->capture_default_str()->check(whole_number(0, 100'000'000));
-  render->add_option("--steps", a->steps, "Steps to cover")->check(whole_number(1, 100000))->capture_default_str();
-  render->add_option("--frames", a->frames, "Frames in the strip, evenly spaced")->check(whole_number(1, 200))->capture_default_str();
-  render->add_option("--columns", a->columns, "Frames per row")->check(whole_number(1, 50))->capture_default_str();
-  render->add_option("--width", a->width, "Frame width")->check(whole_number(16, 4096))->capture_default_str();
-  render->add_option("--height", a->height, "Frame height")->check(whole_number(16, 4096))->capture_default_str();
-  render->add_option("--seed", a->seed, "Seed of the rollout")->capture_default_str()->check(seed_number());
+  render->add_option("--env", a->env, "Environment")
+      ->capture_default_str()
+      ->check(known_environment());
+  render->add_option("--policy", a->policy, "Shipped behaviour policy: expert, medium or random")
+      ->capture_default_str();
+  render->add_option("--algorithm", a->algorithm, "Which shipped policies: sac or ars")
+      ->check(CLI::IsMember({"sac", "ars"}))
+      ->capture_default_str();
+  render->add_option("--dataset", a->dataset,
+                     "Replay an episode of this dataset from infos/qpos and infos/qvel instead");
+  render->add_option("--episode", a->episode, "Episode of the dataset to replay")
+      ->capture_default_str()
+      ->check(whole_number(0, 100'000'000));
+  render->add_option("--steps", a->steps, "Steps to cover")
+      ->check(whole_number(1, 100000))
+      ->capture_default_str();
+  render->add_option("--frames", a->frames, "Frames in the strip, evenly spaced")
+      ->check(whole_number(1, 200))
+      ->capture_default_str();
+  render->add_option("--columns", a->columns, "Frames per row")
+      ->check(whole_number(1, 50))
+      ->capture_default_str();
+  render->add_option("--width", a->width, "Frame width")
+      ->check(whole_number(16, 4096))
+      ->capture_default_str();
+  render->add_option("--height", a->height, "Frame height")
+      ->check(whole_number(16, 4096))
+      ->capture_default_str();
+  render->add_option("--seed", a->seed, "Seed of the rollout")
+      ->capture_default_str()
+      ->check(seed_number());
   render->add_option("--out", a->out, "Output PNG")->required();
   render->callback([&exit_code, a] {
     try {
@@ -54,7 +75,8 @@ void add_render_commands(CLI::App& app, int& exit_code) {
       if (spec.name == "halfcheetah") view.lookat_z = 0.4, view.distance = 3.5;
       render::SceneRenderer renderer(e.model(), a->width, a->height, view);
 
-      std::vector<float> obs(static_cast<std::size_t>(spec.obs_dim)), act(static_cast<std::size_t>(spec.act_dim));
+      std::vector<float> obs(static_cast<std::size_t>(spec.obs_dim)),
+          act(static_cast<std::size_t>(spec.act_dim));
       std::vector<render::Image> frames;
       double ret = 0.0;
       int steps = 0;
@@ -64,8 +86,10 @@ void add_render_commands(CLI::App& app, int& exit_code) {
         const int nq = spec.nq, nv = spec.nv;
         for (std::int64_t t = 0; t < ep.length && t < a->steps; ++t, ++steps) {
           const auto row = ep.start + t;
-          std::vector<double> qpos(dataset->data.qpos.begin() + row * nq, dataset->data.qpos.begin() + (row + 1) * nq);
-          std::vector<double> qvel(dataset->data.qvel.begin() + row * nv, dataset->data.qvel.begin() + (row + 1) * nv);
+          std::vector<double> qpos(dataset->data.qpos.begin() + row * nq,
+                                   dataset->data.qpos.begin() + (row + 1) * nq);
+          std::vector<double> qvel(dataset->data.qvel.begin() + row * nv,
+                                   dataset->data.qvel.begin() + (row + 1) * nv);
           e.set_state(qpos, qvel);
           ret += dataset->data.rewards[row];
           if (t % every == 0) frames.push_back(renderer.render(e.data()));
@@ -76,7 +100,8 @@ void add_render_commands(CLI::App& app, int& exit_code) {
         const bool random = a->policy == "random";
         if (!random) {
           if (a->policy != "expert" && a->policy != "medium")
-            throw std::runtime_error("unknown policy '" + a->policy + "'; known: expert, medium, random");
+            throw std::runtime_error("unknown policy '" + a->policy +
+                                     "'; known: expert, medium, random");
           set = behaviour::shipped_policy_set(spec.name, behaviour::parse_algorithm(a->algorithm));
           index = a->policy == "expert" ? set.expert : set.medium;
         }
@@ -84,8 +109,10 @@ void add_render_commands(CLI::App& app, int& exit_code) {
         e.reset(a->seed, obs);
         for (; steps < a->steps; ++steps) {
           if (steps % every == 0) frames.push_back(renderer.render(e.data()));
-          if (random) for (auto& x : act) x = static_cast<float>(noise.uniform(-1.0, 1.0));
-          else set.act_deterministic(index, obs, act);
+          if (random)
+            for (auto& x : act) x = static_cast<float>(noise.uniform(-1.0, 1.0));
+          else
+            set.act_deterministic(index, obs, act);
           const auto r = e.step(act, obs);
           ret += r.reward;
           if (r.terminated || r.truncated) {
@@ -96,8 +123,8 @@ void add_render_commands(CLI::App& app, int& exit_code) {
         }
       }
       render::write_png(a->out, render::contact_sheet(frames, a->columns));
-      std::printf("%s: %d steps, return %.1f, %zu frames every %d steps -> %s\n", spec.name.c_str(), steps, ret,
-                  frames.size(), every, a->out.c_str());
+      std::printf("%s: %d steps, return %.1f, %zu frames every %d steps -> %s\n", spec.name.c_str(),
+                  steps, ret, frames.size(), every, a->out.c_str());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "dstudio: error: %s\n", e.what());
       exit_code = kFailed;

@@ -2,8 +2,6 @@
 // train every unfinished cell on this machine (run) or hand them to Slurm as a job array
 // (submit), and say where each stands (status, with squeue's word for a submitted sweep).
 
-#include <nlohmann/json.hpp>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -54,11 +53,14 @@ static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler
 
 // SIGTERM (Slurm's time limit, scancel, requeue), SIGUSR1 (Slurm's --signal warning), SIGINT:
 // stop at the next step and keep a checkpoint. Only the flag: a handler may not take locks.
-void on_stop_signal(int) { g_stop = true; }
+void on_stop_signal(int) {
+  g_stop = true;
+}
 
 // Installed without SA_RESTART, so a blocking waitpid returns and the stop is passed on at once.
 struct StopSignals {
-  struct sigaction old_term {}, old_usr1{}, old_int{};
+  struct sigaction old_term {
+  }, old_usr1{}, old_int{};
   StopSignals() {
     struct sigaction sa {};
     sa.sa_handler = on_stop_signal;
@@ -107,7 +109,8 @@ double best_eval_score(const fs::path& dir) {
 
 const sweep::Cell& cell_at(const sweep::Sweep& s, int index) {
   if (index < 0 || index >= static_cast<int>(s.cells.size()))
-    throw UsageError("--index " + std::to_string(index) + ": the sweep has cells 0 to " + std::to_string(s.cells.size() - 1));
+    throw UsageError("--index " + std::to_string(index) + ": the sweep has cells 0 to " +
+                     std::to_string(s.cells.size() - 1));
   return s.cells[static_cast<std::size_t>(index)];
 }
 
@@ -160,16 +163,19 @@ int run_task(const sweep::Sweep& s, const sweep::Cell& cell, int threads) {
     trainer = models::Trainer::resume(dataset, checkpoint, dir);
     ++status.restarts;
   } else {
-    auto variant = models::with_overrides(models::make_variant(cell.variant, cell.merger, cell.mixer), cell.config);
+    auto variant = models::with_overrides(
+        models::make_variant(cell.variant, cell.merger, cell.mixer), cell.config);
     auto training = models::training_from_json(cell.training);
     training.seed = cell.seed;
     // A thread count makes results reproducible only with itself: the grid's, else --threads.
     if (!nlohmann::json::parse(cell.training).contains("threads")) training.threads = threads;
     // A cell without a checkpoint starts again: what an earlier attempt wrote goes.
-    trainer = std::make_unique<models::Trainer>(dataset, variant, training, dir, models::ExistingRun::Overwrite);
+    trainer = std::make_unique<models::Trainer>(dataset, variant, training, dir,
+                                                models::ExistingRun::Overwrite);
   }
   if (trainer->training().eval_every > 0)
-    trainer->on_evaluation(models::evaluation_hook(dataset, trainer->training().rtg_scale, std::max(1, s.eval_episodes)));
+    trainer->on_evaluation(models::evaluation_hook(dataset, trainer->training().rtg_scale,
+                                                   std::max(1, s.eval_episodes)));
   status.state = CellState::Running;
   status.step = trainer->step();
   status.total = trainer->training().steps;
@@ -190,22 +196,26 @@ int run_task(const sweep::Sweep& s, const sweep::Cell& cell, int threads) {
   }
   status.step = trainer->step();
   switch (trainer->state()) {
-    case models::TrainingState::Finished: break;
+    case models::TrainingState::Finished:
+      break;
     case models::TrainingState::Cancelled: {
       // Saved as the cell's checkpoint.pt, which the next task resumes from.
       const auto saved = trainer->save_checkpoint();
       fs::rename(saved, checkpoint);
       status.state = CellState::Pending;
-      status.error = "stopped at step " + std::to_string(status.step) + "; resumes from its checkpoint";
+      status.error =
+          "stopped at step " + std::to_string(status.step) + "; resumes from its checkpoint";
       sweep::write_cell_status(s, cell, status);
-      std::printf("cell %d stopped at step %lld; its checkpoint is saved\n", cell.index, static_cast<long long>(status.step));
+      std::printf("cell %d stopped at step %lld; its checkpoint is saved\n", cell.index,
+                  static_cast<long long>(status.step));
       return kInterrupted;
     }
     default:
       status.state = CellState::Failed;
       status.error = trainer->error();
       sweep::write_cell_status(s, cell, status);
-      std::fprintf(stderr, "dstudio: error: cell %d (%s): %s\n", cell.index, cell.name.c_str(), status.error.c_str());
+      std::fprintf(stderr, "dstudio: error: cell %d (%s): %s\n", cell.index, cell.name.c_str(),
+                   status.error.c_str());
       return kFailed;
   }
   status.best_score = best_eval_score(dir);
@@ -223,8 +233,10 @@ int run_task(const sweep::Sweep& s, const sweep::Cell& cell, int threads) {
   }
   status.state = CellState::Finished;
   sweep::write_cell_status(s, cell, status);
-  std::printf("cell %d (%s) finished %lld steps", cell.index, cell.name.c_str(), static_cast<long long>(status.step));
-  if (std::isfinite(status.score)) std::printf(", score %.1f +- %.1f", status.score, status.score_std);
+  std::printf("cell %d (%s) finished %lld steps", cell.index, cell.name.c_str(),
+              static_cast<long long>(status.step));
+  if (std::isfinite(status.score))
+    std::printf(", score %.1f +- %.1f", status.score, status.score_std);
   std::printf("\n");
   return kOk;
 }
@@ -237,8 +249,9 @@ void check_cells_can_be_scored(const std::vector<sweep::Cell>& cells, int eval_e
   for (const auto& cell : cells) {
     if (!checked.insert(cell.dataset).second) continue;
     const auto dataset = load_user_dataset(cell.dataset);
-    const std::string why = "so its cells cannot be scored (\"eval_episodes\": " + std::to_string(eval_episodes) +
-                            "); give \"eval_episodes\": 0 to train them without a score";
+    const std::string why =
+        "so its cells cannot be scored (\"eval_episodes\": " + std::to_string(eval_episodes) +
+        "); give \"eval_episodes\": 0 to train them without a score";
     if (dataset.env_id.empty()) throw UsageError(cell.dataset + ": names no environment, " + why);
     try {
       (void)env::task(dataset.env_id);
@@ -252,8 +265,9 @@ void check_cells_can_be_scored(const std::vector<sweep::Cell>& cells, int eval_e
 pid_t spawn_task(const fs::path& dir, int index, int threads, const std::string& device) {
   SpawnOptions inherit;
   inherit.stdin_from_null = false;  // as the runner's own: its output goes where the runner's goes
-  return spawn_program("/proc/self/exe", {"dstudio", "sweep", "task", dir.string(), "--index", std::to_string(index), "--threads",
-                                          std::to_string(threads), "--device", device},
+  return spawn_program("/proc/self/exe",
+                       {"dstudio", "sweep", "task", dir.string(), "--index", std::to_string(index),
+                        "--threads", std::to_string(threads), "--device", device},
                        inherit);
 }
 
@@ -271,14 +285,17 @@ std::size_t display_width(const std::string& text) {
 
 // Rows printed as columns as wide as their widest cell (the last column unpadded); `right` says
 // which columns are numbers, aligned right.
-void print_columns(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
+void print_columns(const std::vector<std::vector<std::string>>& rows,
+                   const std::vector<bool>& right) {
   std::vector<std::size_t> width(right.size(), 0);
   for (const auto& row : rows)
-    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], display_width(row[c]));
+    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c)
+      width[c] = std::max(width[c], display_width(row[c]));
   for (const auto& row : rows) {
     std::string line;
     for (std::size_t c = 0; c < row.size(); ++c) {
-      const std::string pad(c + 1 < row.size() || right[c] ? width[c] - display_width(row[c]) : 0, ' ');
+      const std::string pad(c + 1 < row.size() || right[c] ? width[c] - display_width(row[c]) : 0,
+                            ' ');
       if (c > 0) line += "  ";
       line += right[c] ? pad + row[c] : row[c] + pad;
     }
@@ -290,11 +307,14 @@ void print_columns(const std::vector<std::vector<std::string>>& rows, const std:
 }  // namespace
 
 void add_sweep_commands(CLI::App& app, int& exit_code) {
-  auto* sweep_cmd = app.add_subcommand("sweep", "Grids of training runs (variants x datasets x seeds) as folders, run here or on Slurm");
+  auto* sweep_cmd = app.add_subcommand(
+      "sweep",
+      "Grids of training runs (variants x datasets x seeds) as folders, run here or on Slurm");
   sweep_cmd->require_subcommand(1);
 
   // create
-  auto* create = sweep_cmd->add_subcommand("create", "Write a sweep folder from a grid: its manifest and one folder per cell");
+  auto* create = sweep_cmd->add_subcommand(
+      "create", "Write a sweep folder from a grid: its manifest and one folder per cell");
   struct CreateArgs {
     std::string grid, out;
     bool dry_run = false, json = false;
@@ -311,25 +331,35 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       std::stringstream text;
       text << in.rdbuf();
       const auto cells = sweep::parse_grid(text.str(), fs::absolute(c->grid).parent_path());
-      check_cells_can_be_scored(cells, nlohmann::json::parse(text.str()).value("eval_episodes", 10));
+      check_cells_can_be_scored(cells,
+                                nlohmann::json::parse(text.str()).value("eval_episodes", 10));
       if (!c->dry_run) sweep::create_sweep(c->out, cells, text.str());
       if (c->json) {
         nlohmann::ordered_json j = nlohmann::ordered_json::array();
         for (const auto& cell : cells)
-          j.push_back({{"index", cell.index}, {"name", cell.name}, {"variant", cell.variant}, {"dataset", cell.dataset}, {"seed", cell.seed},
-                       {"config", nlohmann::json::parse(cell.config)}, {"training", nlohmann::json::parse(cell.training)}});
+          j.push_back({{"index", cell.index},
+                       {"name", cell.name},
+                       {"variant", cell.variant},
+                       {"dataset", cell.dataset},
+                       {"seed", cell.seed},
+                       {"config", nlohmann::json::parse(cell.config)},
+                       {"training", nlohmann::json::parse(cell.training)}});
         std::printf("%s\n", j.dump(2).c_str());
         return;
       }
       for (const auto& cell : cells)
-        std::printf("%4d  %-40s seed %-4llu %s %s\n", cell.index, cell.name.c_str(), static_cast<unsigned long long>(cell.seed), cell.config.c_str(),
+        std::printf("%4d  %-40s seed %-4llu %s %s\n", cell.index, cell.name.c_str(),
+                    static_cast<unsigned long long>(cell.seed), cell.config.c_str(),
                     cell.training.c_str());
-      std::printf(c->dry_run ? "%zu cells (dry run: nothing written)\n" : "%zu cells in %s\n", cells.size(), c->out.c_str());
+      std::printf(c->dry_run ? "%zu cells (dry run: nothing written)\n" : "%zu cells in %s\n",
+                  cells.size(), c->out.c_str());
     });
   });
 
   // task
-  auto* task = sweep_cmd->add_subcommand("task", "Train one cell of a sweep (from its checkpoint when it has one); what a Slurm array task runs");
+  auto* task = sweep_cmd->add_subcommand("task",
+                                         "Train one cell of a sweep (from its checkpoint when it "
+                                         "has one); what a Slurm array task runs");
   struct TaskArgs {
     std::string dir;
     int index = -1, threads = 1;
@@ -337,11 +367,16 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
   };
   auto t = std::make_shared<TaskArgs>();
   task->add_option("dir", t->dir, "The sweep folder")->required();
-  task->add_option("--index", t->index, "The cell (from 0)")->required()->check(whole_number(0, 10'000'000));
-  task->add_option("--threads", t->threads, "Cores for the cell, unless its training says (results are reproducible for a thread count)")
+  task->add_option("--index", t->index, "The cell (from 0)")
+      ->required()
+      ->check(whole_number(0, 10'000'000));
+  task->add_option("--threads", t->threads,
+                   "Cores for the cell, unless its training says (results are reproducible for a "
+                   "thread count)")
       ->capture_default_str()
       ->check(whole_number(1, 64));
-  task->add_option("--device", t->device, "Where to train: cpu, or cuda (needs a LibTorch built with CUDA and a GPU)")
+  task->add_option("--device", t->device,
+                   "Where to train: cpu, or cuda (needs a LibTorch built with CUDA and a GPU)")
       ->capture_default_str()
       ->check(CLI::IsMember({"cpu", "cuda"}));
   task->callback([&exit_code, t] {
@@ -368,7 +403,9 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
   });
 
   // run
-  auto* run = sweep_cmd->add_subcommand("run", "Train every unfinished cell on this machine, a few at a time; interrupted ones resume");
+  auto* run = sweep_cmd->add_subcommand(
+      "run",
+      "Train every unfinished cell on this machine, a few at a time; interrupted ones resume");
   struct RunArgs {
     std::string dir;
     int jobs = 1, threads = 1;
@@ -376,9 +413,15 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
   };
   auto r = std::make_shared<RunArgs>();
   run->add_option("dir", r->dir, "The sweep folder")->required();
-  run->add_option("--jobs", r->jobs, "Cells at once")->capture_default_str()->check(whole_number(1, 256));
-  run->add_option("--threads", r->threads, "Cores per cell, unless its training says")->capture_default_str()->check(whole_number(1, 64));
-  run->add_option("--device", r->device, "Where the cells train: cpu, or cuda")->capture_default_str()->check(CLI::IsMember({"cpu", "cuda"}));
+  run->add_option("--jobs", r->jobs, "Cells at once")
+      ->capture_default_str()
+      ->check(whole_number(1, 256));
+  run->add_option("--threads", r->threads, "Cores per cell, unless its training says")
+      ->capture_default_str()
+      ->check(whole_number(1, 64));
+  run->add_option("--device", r->device, "Where the cells train: cpu, or cuda")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   run->callback([&exit_code, r] {
     int failed = 0, stopped = 0, busy = 0;
     exit_code = run_guarded([&] {
@@ -387,7 +430,8 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       std::vector<int> todo;
       for (const auto& cell : s.cells)
         if (sweep::result_status(s, cell).state != CellState::Finished) todo.push_back(cell.index);
-      std::printf("%zu of %zu cells to train, %d at a time\n", todo.size(), s.cells.size(), r->jobs);
+      std::printf("%zu of %zu cells to train, %d at a time\n", todo.size(), s.cells.size(),
+                  r->jobs);
       std::fflush(stdout);  // before the tasks' own lines
       std::map<pid_t, int> running;
       g_stop = false;
@@ -398,7 +442,8 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
           const int index = todo[next++];
           const auto& cell = s.cells[static_cast<std::size_t>(index)];
           if (const auto holder = folder_holder(sweep::cell_dir(s, cell))) {
-            std::printf("cell %d (%s) is being trained by %s; skipped\n", index, cell.name.c_str(), holder->description.c_str());
+            std::printf("cell %d (%s) is being trained by %s; skipped\n", index, cell.name.c_str(),
+                        holder->description.c_str());
             std::fflush(stdout);
             ++busy;
             continue;
@@ -416,12 +461,14 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
         const auto it = running.find(done);
         if (it == running.end()) continue;
         const int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-        if (code == kInterrupted) ++stopped;
-        else if (code != kOk) ++failed;
+        if (code == kInterrupted)
+          ++stopped;
+        else if (code != kOk)
+          ++failed;
         running.erase(it);
       }
-      std::printf("%zu cells trained or tried: %d failed, %d stopped (they resume on the next run)", next - static_cast<std::size_t>(busy),
-                  failed, stopped);
+      std::printf("%zu cells trained or tried: %d failed, %d stopped (they resume on the next run)",
+                  next - static_cast<std::size_t>(busy), failed, stopped);
       std::printf(busy > 0 ? ", %d held by other processes\n" : "\n", busy);
     });
     if (exit_code == kOk && (failed > 0 || busy > 0)) exit_code = kFailed;
@@ -429,31 +476,50 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
   });
 
   // submit
-  auto* submit = sweep_cmd->add_subcommand("submit", "Hand the unfinished cells to Slurm as one job array (sbatch); tasks checkpoint before the time limit and resume when requeued");
+  auto* submit =
+      sweep_cmd->add_subcommand("submit",
+                                "Hand the unfinished cells to Slurm as one job array (sbatch); "
+                                "tasks checkpoint before the time limit and resume when requeued");
   struct SubmitArgs {
     std::string dir;
     bool slurm = false, dry_run = false;
     sweep::SlurmOptions o;
   };
   auto sb = std::make_shared<SubmitArgs>();
-  submit->add_option("dir", sb->dir, "The sweep folder (on a filesystem the cluster's nodes share)")->required();
-  submit->add_flag("--slurm", sb->slurm, "Submit to Slurm with sbatch (the scheduler supported)")->required();
+  submit->add_option("dir", sb->dir, "The sweep folder (on a filesystem the cluster's nodes share)")
+      ->required();
+  submit->add_flag("--slurm", sb->slurm, "Submit to Slurm with sbatch (the scheduler supported)")
+      ->required();
   submit->add_option("--partition", sb->o.partition, "sbatch --partition");
-  submit->add_option("--time", sb->o.time, "sbatch --time per task (minutes, H:M:S, D-H:M:S); the task saves its checkpoint before it and is requeued");
-  submit->add_option("--cpus-per-task", sb->o.cpus_per_task, "sbatch --cpus-per-task; the task trains with as many threads")
+  submit->add_option("--time", sb->o.time,
+                     "sbatch --time per task (minutes, H:M:S, D-H:M:S); the task saves its "
+                     "checkpoint before it and is requeued");
+  submit
+      ->add_option("--cpus-per-task", sb->o.cpus_per_task,
+                   "sbatch --cpus-per-task; the task trains with as many threads")
       ->capture_default_str()
       ->check(whole_number(1, 1024));
   submit->add_option("--mem", sb->o.mem, "sbatch --mem (e.g. 8G)");
   submit->add_option("--gres", sb->o.gres, "sbatch --gres (e.g. gpu:1, with --device cuda)");
-  submit->add_option("--max-concurrent", sb->o.max_concurrent, "At most this many tasks at once (the array's %M; 0: no limit)")
+  submit
+      ->add_option("--max-concurrent", sb->o.max_concurrent,
+                   "At most this many tasks at once (the array's %M; 0: no limit)")
       ->capture_default_str()
       ->check(whole_number(0, 1'000'000));
-  submit->add_option("--signal-before", sb->o.signal_seconds, "Seconds before the time limit at which a task saves its checkpoint")
+  submit
+      ->add_option("--signal-before", sb->o.signal_seconds,
+                   "Seconds before the time limit at which a task saves its checkpoint")
       ->capture_default_str()
       ->check(whole_number(1, 65535));
-  submit->add_option("--job-name", sb->o.job_name, "sbatch --job-name (default: dstudio-<sweep folder>)");
-  submit->add_option("--device", sb->o.device, "What the tasks train on")->capture_default_str()->check(CLI::IsMember({"cpu", "cuda"}));
-  submit->add_option("--sbatch-arg", sb->o.extra, "Another sbatch option, as --sbatch-arg=--qos=long (repeatable)")->allow_extra_args(false);
+  submit->add_option("--job-name", sb->o.job_name,
+                     "sbatch --job-name (default: dstudio-<sweep folder>)");
+  submit->add_option("--device", sb->o.device, "What the tasks train on")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  submit
+      ->add_option("--sbatch-arg", sb->o.extra,
+                   "Another sbatch option, as --sbatch-arg=--qos=long (repeatable)")
+      ->allow_extra_args(false);
   submit->add_flag("--dry-run", sb->dry_run, "Print the script and submit nothing");
   submit->callback([&exit_code, sb] {
     exit_code = run_guarded([&] {
@@ -466,7 +532,9 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
         try {
           queue = sweep::query_slurm_states(jobs);
         } catch (const Error& e) {
-          throw Error(std::string(e.what()) + "; cannot tell which cells of the earlier submissions still run, so nothing was submitted");
+          throw Error(std::string(e.what()) +
+                      "; cannot tell which cells of the earlier submissions still run, so nothing "
+                      "was submitted");
         }
       }
       std::vector<int> todo;
@@ -484,7 +552,8 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
         todo.push_back(cell.index);
       }
       if (todo.empty()) {
-        std::printf("nothing to submit: %d of %zu cells finished, %d queued or running\n", finished, s.cells.size(), live);
+        std::printf("nothing to submit: %d of %zu cells finished, %d queued or running\n", finished,
+                    s.cells.size(), live);
         return;
       }
       const auto dstudio = fs::read_symlink("/proc/self/exe");
@@ -502,27 +571,39 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       write_text_atomically(path, script);
       const auto out = run_program({"sbatch", "--parsable", path.string()});
       if (out.code == 127)
-        throw Error("sbatch is not on this machine's PATH: submit from a machine of the cluster (its login node); the script is " + path.string());
+        throw Error(
+            "sbatch is not on this machine's PATH: submit from a machine of the cluster (its login "
+            "node); the script is " +
+            path.string());
       if (out.code != 0)
-        throw Error("sbatch " + path.string() + " failed (exit status " + std::to_string(out.code) + "): " + first_line(out.text));
+        throw Error("sbatch " + path.string() + " failed (exit status " + std::to_string(out.code) +
+                    "): " + first_line(out.text));
       // --parsable prints "<job id>" or "<job id>;<cluster>", after any warnings.
       std::string job;
       std::istringstream lines(out.text);
       for (std::string line; std::getline(lines, line);) {
         const auto id = line.substr(0, line.find(';'));
-        if (!id.empty() && std::all_of(id.begin(), id.end(), [](unsigned char ch) { return std::isdigit(ch); })) job = id;
+        if (!id.empty() &&
+            std::all_of(id.begin(), id.end(), [](unsigned char ch) { return std::isdigit(ch); }))
+          job = id;
       }
       if (job.empty()) throw Error("sbatch printed no job id: " + first_line(out.text));
       sweep::add_slurm_job(s, {job, todo, path.string(), ""});
-      std::printf("submitted job %s: %zu cells as a job array (%s)%s; `dstudio sweep status %s` follows it\n", job.c_str(), todo.size(),
-                  sweep::array_spec(todo, sb->o.max_concurrent).c_str(),
-                  finished + live > 0 ? (", leaving out " + std::to_string(finished) + " finished and " + std::to_string(live) + " queued or running").c_str() : "",
-                  s.dir.string().c_str());
+      std::printf(
+          "submitted job %s: %zu cells as a job array (%s)%s; `dstudio sweep status %s` follows "
+          "it\n",
+          job.c_str(), todo.size(), sweep::array_spec(todo, sb->o.max_concurrent).c_str(),
+          finished + live > 0 ? (", leaving out " + std::to_string(finished) + " finished and " +
+                                 std::to_string(live) + " queued or running")
+                                    .c_str()
+                              : "",
+          s.dir.string().c_str());
     });
   });
 
   // status
-  auto* status_cmd = sweep_cmd->add_subcommand("status", "Where each cell of a sweep stands: pending, running, finished or failed");
+  auto* status_cmd = sweep_cmd->add_subcommand(
+      "status", "Where each cell of a sweep stands: pending, running, finished or failed");
   struct StatusArgs {
     std::string dir;
     bool json = false;
@@ -538,11 +619,14 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       try {
         queue = sweep::query_slurm_states(jobs);
       } catch (const Error& e) {
-        std::fprintf(stderr, "dstudio: warning: %s; the states below are the cells' folders' alone\n", e.what());
+        std::fprintf(stderr,
+                     "dstudio: warning: %s; the states below are the cells' folders' alone\n",
+                     e.what());
       }
       std::map<std::string, int> counts;
       nlohmann::ordered_json cells = nlohmann::ordered_json::array();
-      std::vector<std::vector<std::string>> table = {{"cell", "name", "state", "step", "loss", "score", "where"}};
+      std::vector<std::vector<std::string>> table = {
+          {"cell", "name", "state", "step", "loss", "score", "where"}};
       for (const auto& cell : s.cells) {
         auto cs = sweep::result_status(s, cell);
         // A task that wrote "running" but no longer holds its cell (on any host), or whose process
@@ -550,7 +634,8 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
         const auto dir = sweep::cell_dir(s, cell);
         std::error_code ec;
         const bool unheld = fs::exists(dir / kFolderLockFile, ec) && !folder_holder(dir);
-        const bool gone = cs.host == host_name() && cs.pid > 0 && kill(static_cast<pid_t>(cs.pid), 0) != 0 && errno == ESRCH;
+        const bool gone = cs.host == host_name() && cs.pid > 0 &&
+                          kill(static_cast<pid_t>(cs.pid), 0) != 0 && errno == ESRCH;
         if (cs.state == CellState::Running && (unheld || gone)) {
           cs.state = CellState::Pending;
           cs.error = "its task stopped without a word (killed?); it resumes from its checkpoint";
@@ -560,41 +645,66 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
           const auto& q = queued->second;
           if (cs.state == CellState::Running && !sweep::slurm_state_is_live(q.state)) {
             cs.state = CellState::Pending;
-            cs.error = "its Slurm task ended (" + q.state + ") before the cell finished; it resumes from its checkpoint";
+            cs.error = "its Slurm task ended (" + q.state +
+                       ") before the cell finished; it resumes from its checkpoint";
           } else if (cs.state == CellState::Pending && q.state == "RUNNING") {
             cs.state = CellState::Running;  // started, not yet written its first status
-          } else if (cs.state == CellState::Running && (q.state == "PENDING" || q.state == "REQUEUED")) {
+          } else if (cs.state == CellState::Running &&
+                     (q.state == "PENDING" || q.state == "REQUEUED")) {
             // Requeued after a kill that left no word in its folder.
             cs.state = CellState::Pending;
             cs.error = "requeued; it waits in the queue and resumes from its checkpoint";
           }
         }
         ++counts[sweep::to_string(cs.state)];
-        const auto finite = [](double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); };
-        cells.push_back({{"index", cell.index},     {"name", cell.name},       {"group", cell.group},         {"seed", cell.seed},
-                         {"state", sweep::to_string(cs.state)}, {"step", cs.step}, {"total", cs.total},     {"loss", finite(cs.loss)},
-                         {"score", finite(cs.score)}, {"score_std", finite(cs.score_std)}, {"best_score", finite(cs.best_score)},
-                         {"host", cs.host},          {"slurm_job", cs.slurm_job}, {"restarts", cs.restarts}, {"error", cs.error}});
+        const auto finite = [](double v) {
+          return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+        };
+        cells.push_back({{"index", cell.index},
+                         {"name", cell.name},
+                         {"group", cell.group},
+                         {"seed", cell.seed},
+                         {"state", sweep::to_string(cs.state)},
+                         {"step", cs.step},
+                         {"total", cs.total},
+                         {"loss", finite(cs.loss)},
+                         {"score", finite(cs.score)},
+                         {"score_std", finite(cs.score_std)},
+                         {"best_score", finite(cs.best_score)},
+                         {"host", cs.host},
+                         {"slurm_job", cs.slurm_job},
+                         {"restarts", cs.restarts},
+                         {"error", cs.error}});
         if (queued != queue.end())
-          cells.back()["slurm"] = {{"job", queued->second.job}, {"state", queued->second.state}, {"reason", queued->second.reason}};
+          cells.back()["slurm"] = {{"job", queued->second.job},
+                                   {"state", queued->second.state},
+                                   {"reason", queued->second.reason}};
         if (!st->json) {
-          const std::string step = cs.total > 0 ? std::to_string(cs.step) + "/" + std::to_string(cs.total) : "-";
-          const std::string score = std::isfinite(cs.score) ? fixed_number(cs.score, 1) + " +- " + fixed_number(cs.score_std, 1) : std::string(kMissingNumber);
+          const std::string step =
+              cs.total > 0 ? std::to_string(cs.step) + "/" + std::to_string(cs.total) : "-";
+          const std::string score = std::isfinite(cs.score) ? fixed_number(cs.score, 1) + " +- " +
+                                                                  fixed_number(cs.score_std, 1)
+                                                            : std::string(kMissingNumber);
           std::string where = cs.slurm_job.empty() ? cs.host : cs.host + " (" + cs.slurm_job + ")";
           if (queued != queue.end() && sweep::slurm_state_is_live(queued->second.state)) {
             const auto& q = queued->second;
             where = (cs.host.empty() ? "" : where + "  ") + "slurm " + q.job + " " + q.state;
-            if (q.state == "PENDING" && !q.reason.empty() && q.reason != "None") where += " (" + q.reason + ")";
+            if (q.state == "PENDING" && !q.reason.empty() && q.reason != "None")
+              where += " (" + q.reason + ")";
           }
           if (!cs.error.empty()) where += "  " + cs.error;
-          table.push_back({std::to_string(cell.index), cell.name, sweep::to_string(cs.state), step, fixed_number(cs.loss, 4), score, where});
+          table.push_back({std::to_string(cell.index), cell.name, sweep::to_string(cs.state), step,
+                           fixed_number(cs.loss, 4), score, where});
         }
       }
       if (st->json) {
-        nlohmann::ordered_json j = {{"sweep", s.dir.string()}, {"cells", cells}, {"counts", counts}};
+        nlohmann::ordered_json j = {
+            {"sweep", s.dir.string()}, {"cells", cells}, {"counts", counts}};
         if (!jobs.empty()) {
           j["slurm_jobs"] = nlohmann::ordered_json::array();
-          for (const auto& job : jobs) j["slurm_jobs"].push_back({{"job", job.job}, {"cells", job.cells}, {"submitted", job.submitted}});
+          for (const auto& job : jobs)
+            j["slurm_jobs"].push_back(
+                {{"job", job.job}, {"cells", job.cells}, {"submitted", job.submitted}});
         }
         std::printf("%s\n", j.dump(2).c_str());
       } else {
@@ -603,21 +713,26 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
         for (const auto& [state, n] : counts) std::printf(" %d %s", n, state.c_str());
         std::printf("\n");
         for (const auto& job : jobs)
-          std::printf("slurm job %s: %zu cells (%s), submitted %s\n", job.job.c_str(), job.cells.size(), sweep::array_spec(job.cells, 0).c_str(),
+          std::printf("slurm job %s: %zu cells (%s), submitted %s\n", job.job.c_str(),
+                      job.cells.size(), sweep::array_spec(job.cells, 0).c_str(),
                       job.submitted.c_str());
       }
     });
   });
 
   // collect
-  auto* collect = sweep_cmd->add_subcommand("collect", "Final and best scores per cell and per group (mean, std over seeds): CSV, JSON and a LaTeX table");
+  auto* collect = sweep_cmd->add_subcommand("collect",
+                                            "Final and best scores per cell and per group (mean, "
+                                            "std over seeds): CSV, JSON and a LaTeX table");
   struct CollectArgs {
     std::string dir, out;
     bool json = false;
   };
   auto co = std::make_shared<CollectArgs>();
   collect->add_option("dir", co->dir, "The sweep folder")->required();
-  collect->add_option("--out", co->out, "Where to write cells.csv, groups.csv, results.json, table.tex and the figures (default: DIR/results)");
+  collect->add_option("--out", co->out,
+                      "Where to write cells.csv, groups.csv, results.json, table.tex and the "
+                      "figures (default: DIR/results)");
   collect->add_flag("--json", co->json, "Print results.json");
 #ifdef DSTUDIO_HAVE_FIGURES
   // scores.* (and best_scores.*): the groups as bars, in the export dialog's styles.
@@ -629,27 +744,48 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
     exit_code = run_guarded([&] {
       const auto s = sweep::read_sweep(co->dir);
       const fs::path out = co->out.empty() ? s.dir / "results" : fs::path(co->out);
-      const auto finite = [](double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); };
-      CsvWriter cells_csv({"index", "name", "group", "seed", "state", "step", "total", "score", "score_std", "best_score"}, 6);
-      nlohmann::ordered_json j = {{"sweep", s.dir.string()}, {"cells", nlohmann::ordered_json::array()}, {"groups", nlohmann::ordered_json::array()}};
+      const auto finite = [](double v) {
+        return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+      };
+      CsvWriter cells_csv({"index", "name", "group", "seed", "state", "step", "total", "score",
+                           "score_std", "best_score"},
+                          6);
+      nlohmann::ordered_json j = {{"sweep", s.dir.string()},
+                                  {"cells", nlohmann::ordered_json::array()},
+                                  {"groups", nlohmann::ordered_json::array()}};
       std::vector<std::string> warnings;
       for (const auto& cell : s.cells) {
         const auto cs = sweep::result_status(s, cell, &warnings);
-        cells_csv << cell.index << cell.name << cell.group << cell.seed << sweep::to_string(cs.state) << cs.step << cs.total << cs.score
-                  << cs.score_std << cs.best_score;
+        cells_csv << cell.index << cell.name << cell.group << cell.seed
+                  << sweep::to_string(cs.state) << cs.step << cs.total << cs.score << cs.score_std
+                  << cs.best_score;
         cells_csv.end_row();
-        j["cells"].push_back({{"index", cell.index}, {"name", cell.name}, {"group", cell.group}, {"seed", cell.seed},
-                              {"state", sweep::to_string(cs.state)}, {"score", finite(cs.score)}, {"best_score", finite(cs.best_score)}});
+        j["cells"].push_back({{"index", cell.index},
+                              {"name", cell.name},
+                              {"group", cell.group},
+                              {"seed", cell.seed},
+                              {"state", sweep::to_string(cs.state)},
+                              {"score", finite(cs.score)},
+                              {"best_score", finite(cs.best_score)}});
       }
       for (const auto& w : warnings) std::fprintf(stderr, "dstudio: warning: %s\n", w.c_str());
       const auto groups = sweep::collect_groups(s);
-      CsvWriter groups_csv({"group", "setting", "dataset", "cells", "finished", "score_mean", "score_std", "best_mean", "best_std"}, 6);
+      CsvWriter groups_csv({"group", "setting", "dataset", "cells", "finished", "score_mean",
+                            "score_std", "best_mean", "best_std"},
+                           6);
       for (const auto& g : groups) {
-        groups_csv << g.group << g.setting << g.dataset << g.cells << g.finished << g.score_mean << g.score_std << g.best_mean << g.best_std;
+        groups_csv << g.group << g.setting << g.dataset << g.cells << g.finished << g.score_mean
+                   << g.score_std << g.best_mean << g.best_std;
         groups_csv.end_row();
-        j["groups"].push_back({{"group", g.group}, {"setting", g.setting}, {"dataset", g.dataset}, {"cells", g.cells},
-                               {"finished", g.finished}, {"score_mean", finite(g.score_mean)}, {"score_std", finite(g.score_std)},
-                               {"best_mean", finite(g.best_mean)}, {"best_std", finite(g.best_std)}});
+        j["groups"].push_back({{"group", g.group},
+                               {"setting", g.setting},
+                               {"dataset", g.dataset},
+                               {"cells", g.cells},
+                               {"finished", g.finished},
+                               {"score_mean", finite(g.score_mean)},
+                               {"score_std", finite(g.score_std)},
+                               {"best_mean", finite(g.best_mean)},
+                               {"best_std", finite(g.best_std)}});
       }
       std::error_code ec;
       fs::create_directories(out, ec);
@@ -666,10 +802,11 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
         return;
       }
       for (const auto& g : groups)
-        std::printf("%-24s %-20s %d/%d finished  score %s +- %s  best %s\n", g.setting.c_str(), g.dataset.c_str(), g.finished, g.cells,
-                    fixed_number(g.score_mean, 1).c_str(),
+        std::printf("%-24s %-20s %d/%d finished  score %s +- %s  best %s\n", g.setting.c_str(),
+                    g.dataset.c_str(), g.finished, g.cells, fixed_number(g.score_mean, 1).c_str(),
                     fixed_number(g.score_std, 1).c_str(), fixed_number(g.best_mean, 1).c_str());
-      std::printf("wrote %s (cells.csv, groups.csv, results.json, table.tex)\n", out.string().c_str());
+      std::printf("wrote %s (cells.csv, groups.csv, results.json, table.tex)\n",
+                  out.string().c_str());
 #ifdef DSTUDIO_HAVE_FIGURES
       for (const auto& f : figure_files) std::printf("wrote %s\n", f.c_str());
 #endif

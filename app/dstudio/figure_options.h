@@ -5,7 +5,6 @@
 // Built only with the GUI libraries, which draw the figures.
 
 #include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
 
@@ -21,8 +20,8 @@ struct FigureOptions {
   int dpi = 300;
   std::vector<std::string> formats = {"pdf", "svg", "png"};
   bool no_title = false;
-  CLI::Option *width_given = nullptr, *height_given = nullptr, *font_given = nullptr, *line_width_given = nullptr,
-              *family_given = nullptr, *dpi_given = nullptr;
+  CLI::Option *width_given = nullptr, *height_given = nullptr, *font_given = nullptr,
+              *line_width_given = nullptr, *family_given = nullptr, *dpi_given = nullptr;
 
   /// The style these options ask for. Throws UsageError for an unknown preset.
   [[nodiscard]] viz::FigureStyle resolve() const;
@@ -31,6 +30,7 @@ struct FigureOptions {
 /// Registers --preset, --width, --height, --font, --line-width, --font-family, --dpi, --formats
 /// and --no-title on `cmd` (in its "Figures" group), writing into `options`, which must outlive
 /// the parse. `always_written` names what --formats does not choose ("CSV and summary.json").
-void add_figure_options(CLI::App* cmd, FigureOptions& options, const std::string& always_written = "CSV and summary.json");
+void add_figure_options(CLI::App* cmd, FigureOptions& options,
+                        const std::string& always_written = "CSV and summary.json");
 
 }  // namespace dstudio::cli

@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
   // refused is named here and everything else carries on.
   dstudio::plugins::apply_no_plugins_option(argc, argv);
   for (const auto& r : dstudio::plugins::load_default_plugins())
-    if (!r.loaded) std::fprintf(stderr, "dstudio: plugin %s refused: %s\n", r.file.c_str(), r.error.c_str());
+    if (!r.loaded)
+      std::fprintf(stderr, "dstudio: plugin %s refused: %s\n", r.file.c_str(), r.error.c_str());
   CLI::App app{
       "dstudio: Decision Studio from the command line.\n"
       "Exit codes: 0 done, 1 the work failed (bad input data, I/O), 2 wrong usage.",
@@ -22,7 +23,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", dstudio::studio_version());
   // Read before the plugins load (apply_no_plugins_option); here so that it is listed and accepted.
   bool no_plugins = false;
-  app.add_flag("--no-plugins", no_plugins, "Load no plugin (also DSTUDIO_NO_PLUGINS=1): for a plugin that breaks the program; give it first");
+  app.add_flag("--no-plugins", no_plugins,
+               "Load no plugin (also DSTUDIO_NO_PLUGINS=1): for a plugin that breaks the program; "
+               "give it first");
   app.require_subcommand(1);
   app.fallthrough(false);
   int exit_code = kOk;

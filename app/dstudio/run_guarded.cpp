@@ -13,7 +13,8 @@ namespace dstudio::cli {
 OutputFolder::OutputFolder(std::filesystem::path folder) : folder_(std::move(folder)) {
   std::error_code ec;
   if (std::filesystem::exists(folder_, ec)) {
-    for (const auto& entry : std::filesystem::directory_iterator(folder_, ec)) before_.insert(entry.path());
+    for (const auto& entry : std::filesystem::directory_iterator(folder_, ec))
+      before_.insert(entry.path());
   } else {
     std::filesystem::create_directories(folder_);
     created_ = true;

@@ -5,7 +5,6 @@
 // Sweep tab shows). Built only with the GUI libraries, which draw the figures.
 
 #include <CLI/CLI.hpp>
-
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -24,7 +23,8 @@ std::shared_ptr<FigureOptions> add_sweep_figure_options(CLI::App* cmd);
 /// Writes `out`/scores.{pdf,svg,png,csv} and, when a group has a best periodic evaluation,
 /// `out`/best_scores.*, in the style `options` ask for. Returns the paths written. Throws
 /// UsageError for options that do not fit.
-std::vector<std::string> write_sweep_figures(const std::vector<sweep::GroupResult>& groups, const std::filesystem::path& out,
+std::vector<std::string> write_sweep_figures(const std::vector<sweep::GroupResult>& groups,
+                                             const std::filesystem::path& out,
                                              const FigureOptions& options);
 
 }  // namespace dstudio::cli

@@ -9,10 +9,14 @@
 namespace dstudio::cli {
 
 TerminalProgress::TerminalProgress(std::string label)
-    : label_(std::move(label)), enabled_(isatty(STDERR_FILENO) == 1), last_(std::chrono::steady_clock::now()) {
+    : label_(std::move(label)),
+      enabled_(isatty(STDERR_FILENO) == 1),
+      last_(std::chrono::steady_clock::now()) {
   progress_.report = [this](double f, std::string_view stage) {
-    if (enabled_) draw(f, stage);
-    else log(f, stage);
+    if (enabled_)
+      draw(f, stage);
+    else
+      log(f, stage);
   };
 }
 
@@ -21,8 +25,8 @@ void TerminalProgress::log(double fraction, std::string_view stage) {
   const auto now = std::chrono::steady_clock::now();
   if (now - last_ < std::chrono::seconds(10)) return;
   last_ = now;
-  std::fprintf(stderr, "%.*s: %3.0f%% %.*s\n", static_cast<int>(label_.size()), label_.data(), 100.0 * fraction,
-               static_cast<int>(stage.size()), stage.data());
+  std::fprintf(stderr, "%.*s: %3.0f%% %.*s\n", static_cast<int>(label_.size()), label_.data(),
+               100.0 * fraction, static_cast<int>(stage.size()), stage.data());
 }
 
 TerminalProgress::~TerminalProgress() {

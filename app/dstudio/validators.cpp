@@ -1,8 +1,7 @@
 // Options checked as text: tasks and JSON objects. See commands.h.
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "commands.h"
 #include "dstudio/env/environment.h"
@@ -26,7 +25,8 @@ CLI::Validator json_object() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
         const auto j = nlohmann::json::parse(text, nullptr, false);
-        if (j.is_discarded() || !j.is_object()) return "must be a JSON object such as '{\"hidden\": 64}', not '" + text + "'";
+        if (j.is_discarded() || !j.is_object())
+          return "must be a JSON object such as '{\"hidden\": 64}', not '" + text + "'";
         return {};
       },
       "JSON");

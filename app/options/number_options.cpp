@@ -13,7 +13,9 @@
 namespace dstudio::cli {
 namespace {
 
-std::string number_text(double v) { return v == std::numeric_limits<double>::max() ? "inf" : exact_number(v); }
+std::string number_text(double v) {
+  return v == std::numeric_limits<double>::max() ? "inf" : exact_number(v);
+}
 
 }  // namespace
 
@@ -31,15 +33,19 @@ CLI::Validator whole_number(std::int64_t lo, std::int64_t hi) {
       "INT in " + range);
 }
 
-CLI::Validator seed_number() { return whole_number(0, std::numeric_limits<std::int64_t>::max()).description("SEED >= 0"); }
+CLI::Validator seed_number() {
+  return whole_number(0, std::numeric_limits<std::int64_t>::max()).description("SEED >= 0");
+}
 
 CLI::Validator real_number(double lo, double hi, bool open_low) {
-  const std::string range = std::string(open_low ? "(" : "[") + number_text(lo) + ", " + number_text(hi) + "]";
+  const std::string range =
+      std::string(open_low ? "(" : "[") + number_text(lo) + ", " + number_text(hi) + "]";
   return CLI::Validator(
       [lo, hi, open_low, range](std::string& text) -> std::string {
         char* end = nullptr;
         const double v = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
-        if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) || v < lo || v > hi || (open_low && v == lo))
+        if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) || v < lo ||
+            v > hi || (open_low && v == lo))
           return "must be a finite number in " + range + ", not '" + text + "'";
         return {};
       },

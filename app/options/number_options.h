@@ -7,7 +7,6 @@
 /// comparison with it is false.)
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 
 namespace dstudio::cli {

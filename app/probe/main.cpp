@@ -3,4 +3,6 @@
 
 #include "dstudio/data/reader_process.h"
 
-int main(int argc, char** argv) { return dstudio::data::reader_process_main(argc, argv); }
+int main(int argc, char** argv) {
+  return dstudio::data::reader_process_main(argc, argv);
+}

@@ -13,6 +13,7 @@
 int main(int argc, char** argv) {
   return dstudio::data::reader_process_main(argc, argv, [](const std::string& file) {
     const auto record = dstudio::plugins::load_plugin(file);
-    if (!record.loaded) throw dstudio::Error("the plugin " + file + " cannot be loaded: " + record.error);
+    if (!record.loaded)
+      throw dstudio::Error("the plugin " + file + " cannot be loaded: " + record.error);
   });
 }

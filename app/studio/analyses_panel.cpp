@@ -15,7 +15,8 @@
 
 namespace dstudio::studio {
 
-AnalysesPanel::AnalysesPanel(QWidget* parent) : QWidget(parent), list_(new QListWidget), stack_(new QStackedWidget) {
+AnalysesPanel::AnalysesPanel(QWidget* parent)
+    : QWidget(parent), list_(new QListWidget), stack_(new QStackedWidget) {
   for (const auto& definition : analysis::analysis_registry().all()) {
     auto* view = new viz::AnalysisView(definition);
     const QString name = QString::fromStdString(definition->name);
@@ -24,15 +25,22 @@ AnalysesPanel::AnalysesPanel(QWidget* parent) : QWidget(parent), list_(new QList
     views_.push_back(view);
     jobs_.push_back(job);
     stack_->addWidget(view);
-    auto* item = new QListWidgetItem(QString::fromStdString(definition->title.empty() ? definition->name : definition->title), list_);
-    item->setToolTip(QString::fromStdString(definition->description + " (" + definition->origin.label() + ")"));
+    auto* item = new QListWidgetItem(
+        QString::fromStdString(definition->title.empty() ? definition->name : definition->title),
+        list_);
+    item->setToolTip(
+        QString::fromStdString(definition->description + " (" + definition->origin.label() + ")"));
     connect(view, &viz::AnalysisView::runRequested, this, [this, name] { run(name); });
     connect(view, &viz::AnalysisView::cancelRequested, job, &Job::cancel);
     connect(job, &Job::progressed, view, &viz::AnalysisView::setProgress);
-    connect(job, &Job::restarting, this, [this, view] { emit message(tr("%1: the earlier run stops, this one follows").arg(view->figureName())); });
+    connect(job, &Job::restarting, this, [this, view] {
+      emit message(tr("%1: the earlier run stops, this one follows").arg(view->figureName()));
+    });
     connect(job, &Job::finished, this, [this, view](Job::End end, const QString& error) {
-      if (end == Job::End::Done) emit resultShown(view->figureName());
-      else if (end == Job::End::Cancelled) view->stop(tr("cancelled"));
+      if (end == Job::End::Done)
+        emit resultShown(view->figureName());
+      else if (end == Job::End::Cancelled)
+        view->stop(tr("cancelled"));
       else if (end == Job::End::Failed) {
         view->stop(error);
         emit message(tr("%1 failed: %2").arg(view->figureName(), error));
@@ -53,7 +61,8 @@ AnalysesPanel::AnalysesPanel(QWidget* parent) : QWidget(parent), list_(new QList
   layout->addWidget(stack_, 1);
 }
 
-void AnalysesPanel::setCheckpoint(const QString& path, const QString& title) {
+void AnalysesPanel::setCheckpoint(const QString& path, const QString& title,
+                                  std::shared_ptr<const models::LoadedCheckpoint> opened) {
   // Another model: analyses of the previous one stop and their results leave the panels.
   if (path != checkpoint_)
     for (std::size_t i = 0; i < views_.size(); ++i)
@@ -63,6 +72,7 @@ void AnalysesPanel::setCheckpoint(const QString& path, const QString& title) {
       }
   checkpoint_ = path;
   checkpoint_title_ = title;
+  opened_ = std::move(opened);
   updateReady();
 }
 
@@ -74,9 +84,14 @@ void AnalysesPanel::setDataset(const QString& path) {
 void AnalysesPanel::updateReady() {
   for (auto* view : views_) {
     if (view->definition().needs_checkpoint)
-      view->setReady(!checkpoint_.isEmpty(), tr("Runs on %1 and windows of its dataset.").arg(checkpoint_title_));
+      view->setReady(!checkpoint_.isEmpty(),
+                     tr("Runs on %1 and windows of its dataset.").arg(checkpoint_title_));
     else  // it says what it needs in its options; the open dataset, if any, is handed to it
-      view->setReady(true, dataset_.isEmpty() ? QString() : tr("The open dataset, %1, is its dataset.").arg(QFileInfo(dataset_).fileName()));
+      view->setReady(
+          true,
+          dataset_.isEmpty()
+              ? QString()
+              : tr("The open dataset, %1, is its dataset.").arg(QFileInfo(dataset_).fileName()));
   }
 }
 
@@ -86,15 +101,19 @@ bool AnalysesPanel::run(const QString& name) {
     if (view->figureName() != name) continue;
     const auto shared = definitions_[i];
     if (shared->needs_checkpoint && checkpoint_.isEmpty()) return false;
-    // With a checkpoint, windows of its own dataset (as on the command line); without, the open one.
+    // With a checkpoint, windows of its own dataset (as on the command line); without, the open
+    // one.
     const QString on = shared->needs_checkpoint ? checkpoint_ : dataset_;
-    analysis::AnalysisInputs inputs{checkpoint_.toStdString(), shared->needs_checkpoint ? std::string() : dataset_.toStdString(),
-                                    analysis::AnalysisOptions(view->options())};
+    analysis::AnalysisInputs inputs{
+        checkpoint_.toStdString(),
+        shared->needs_checkpoint ? std::string() : dataset_.toStdString(),
+        analysis::AnalysisOptions(view->options()), shared->needs_checkpoint ? opened_ : nullptr};
     view->setRunning(true);
     const QString model = shared->needs_checkpoint ? checkpoint_title_ : QString();
     jobs_[i]->start(
         [view, shared, inputs, model](const Progress& progress) -> Job::Deliver {
-          auto result = std::make_shared<analysis::AnalysisResult>(analysis::run_analysis(*shared, inputs, progress));
+          auto result = std::make_shared<analysis::AnalysisResult>(
+              analysis::run_analysis(*shared, inputs, progress));
           return [view, result, model] { view->setResult(*result, model); };
         },
         on);

@@ -2,8 +2,9 @@
 /// \file
 /// The window's page of registered analyses (analysis_registry.h): the studio's own, with every
 /// option `dstudio analyze` has, and those plugins add. A list on the left, the chosen analysis's
-/// panel (viz::AnalysisView, made from its definition) on the right. Each analysis runs as a Job on the open checkpoint with the panel's options, so
-/// it shows progress, can be cancelled, and a second Run restarts it visibly.
+/// panel (viz::AnalysisView, made from its definition) on the right. Each analysis runs as a Job on
+/// the open checkpoint with the panel's options, so it shows progress, can be cancelled, and a
+/// second Run restarts it visibly.
 
 #include <QWidget>
 #include <memory>
@@ -18,7 +19,7 @@ class QLabel;
 namespace dstudio::viz {
 class AnalysisView;
 class FigureSource;
-}
+}  // namespace dstudio::viz
 
 namespace dstudio::studio {
 
@@ -30,8 +31,11 @@ class AnalysesPanel : public QWidget {
   /// One panel and one job per analysis registered now (plugins are loaded before the window).
   explicit AnalysesPanel(QWidget* parent = nullptr);
 
-  /// The checkpoint the analyses run on (with windows of its own dataset); empty: none.
-  void setCheckpoint(const QString& path, const QString& title);
+  /// The checkpoint the analyses run on (with windows of its own dataset); empty: none. `opened`
+  /// is that file read already (the window's open model): the analyses use it instead of reading
+  /// the file again.
+  void setCheckpoint(const QString& path, const QString& title,
+                     std::shared_ptr<const models::LoadedCheckpoint> opened = nullptr);
   /// The open dataset: what an analysis that needs no checkpoint runs on.
   void setDataset(const QString& path);
   /// Runs the analysis called `name` with its panel's options; false when there is none, or it
@@ -62,6 +66,7 @@ class AnalysesPanel : public QWidget {
   std::vector<Job*> jobs_;
   void updateReady();
   QString checkpoint_, checkpoint_title_, dataset_;
+  std::shared_ptr<const models::LoadedCheckpoint> opened_;
 };
 
 }  // namespace dstudio::studio

@@ -13,7 +13,8 @@ namespace dstudio::studio {
 QString ensureDefaultDataset(const Progress& progress = {});
 
 /// The shipped checkpoint of `model` (dt, dc, gdt, dhi, dt-merger) trained on the default
-/// dataset: checkpoints/<env>-<kind>-<model>.pt in the resources folder (dstudio/common/resources.h).
+/// dataset: checkpoints/<env>-<kind>-<model>.pt in the resources folder
+/// (dstudio/common/resources.h).
 QString defaultCheckpoint(const QString& model = QStringLiteral("dt"));
 
 }  // namespace dstudio::studio

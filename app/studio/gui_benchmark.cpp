@@ -31,7 +31,8 @@ double percentile(std::vector<double> v, double p) {
 
 }  // namespace
 
-GuiBenchmark::GuiBenchmark(MainWindow& window, double seconds) : window_(window), seconds_(seconds) {
+GuiBenchmark::GuiBenchmark(MainWindow& window, double seconds)
+    : window_(window), seconds_(seconds) {
   connect(&window_, &MainWindow::datasetOpened, this, [this] {
     loaded_dataset_ = true;
     if (!loaded_checkpoint_) window_.openDefaultCheckpoint();
@@ -44,7 +45,9 @@ GuiBenchmark::GuiBenchmark(MainWindow& window, double seconds) : window_(window)
   connect(&window_, &MainWindow::checkpointFailed, this, &GuiBenchmark::fail);
 }
 
-void GuiBenchmark::start() { window_.openDefaultDataset(); }
+void GuiBenchmark::start() {
+  window_.openDefaultDataset();
+}
 
 void GuiBenchmark::beginViewer() {
   auto* viewer = window_.viewer();
@@ -62,7 +65,8 @@ void GuiBenchmark::startLoad() {
   training->setField(QStringLiteral("eval_every"), 2000);
   QElapsedTimer start;
   start.start();
-  if (!training->startTraining()) return fail(QStringLiteral("the training run did not start: ") + training->lastError());
+  if (!training->startTraining())
+    return fail(QStringLiteral("the training run did not start: ") + training->lastError());
   start_ms_ = static_cast<double>(start.nsecsElapsed()) / 1e6;
   auto config = window_.rolloutView()->request();
   config.episodes = 100;
@@ -76,7 +80,9 @@ void GuiBenchmark::startLoad() {
 void GuiBenchmark::hideViewer() {
   window_.showPage(window_.trainingPanel());
   QTimer::singleShot(500, this, [this] {
-    measure(tr("Training tab on screen, training run, rollout and the viewer's policy acting behind it"), &GuiBenchmark::report);
+    measure(tr("Training tab on screen, training run, rollout and the viewer's policy acting "
+               "behind it"),
+            &GuiBenchmark::report);
   });
 }
 
@@ -107,8 +113,10 @@ void GuiBenchmark::measure(const QString& name, void (GuiBenchmark::*next)()) {
       phase.frames = drawn - frames_at_start;
       phase.frame_ms.push_back(viewer->scene()->lastFrameMilliseconds());
     }
-    if (viewer->lastMapMilliseconds() != last_map_) phase.map_ms.push_back(last_map_ = viewer->lastMapMilliseconds());
-    if (viewer->lastTimelineMilliseconds() != last_timeline_) phase.timeline_ms.push_back(last_timeline_ = viewer->lastTimelineMilliseconds());
+    if (viewer->lastMapMilliseconds() != last_map_)
+      phase.map_ms.push_back(last_map_ = viewer->lastMapMilliseconds());
+    if (viewer->lastTimelineMilliseconds() != last_timeline_)
+      phase.timeline_ms.push_back(last_timeline_ = viewer->lastTimelineMilliseconds());
     if (static_cast<double>(now) / 1e9 < seconds_) return;
     heartbeat->stop();
     heartbeat->deleteLater();
@@ -121,20 +129,27 @@ void GuiBenchmark::measure(const QString& name, void (GuiBenchmark::*next)()) {
 }
 
 QString GuiBenchmark::describe(const Phase& p) const {
-  const double max_gap = p.gaps_ms.empty() ? 0.0 : *std::max_element(p.gaps_ms.begin(), p.gaps_ms.end());
+  const double max_gap =
+      p.gaps_ms.empty() ? 0.0 : *std::max_element(p.gaps_ms.begin(), p.gaps_ms.end());
   QString r = QStringLiteral("  %1 (%2 s):\n").arg(p.name).arg(p.seconds, 0, 'f', 1);
-  r += QStringLiteral("    GUI thread stall beyond a %1 ms timer: median %2 ms, p99 %3 ms, max %4 ms (%5 ticks)\n")
+  r += QStringLiteral(
+           "    GUI thread stall beyond a %1 ms timer: median %2 ms, p99 %3 ms, max %4 ms (%5 "
+           "ticks)\n")
            .arg(kHeartbeatMs)
            .arg(percentile(p.gaps_ms, 0.5), 0, 'f', 2)
            .arg(percentile(p.gaps_ms, 0.99), 0, 'f', 2)
            .arg(max_gap, 0, 'f', 2)
            .arg(p.gaps_ms.size());
-  r += QStringLiteral("    viewer: %1 frames per second (%2 frames), frame median %3 ms (scene, read-back, overlay)\n")
+  r += QStringLiteral(
+           "    viewer: %1 frames per second (%2 frames), frame median %3 ms (scene, read-back, "
+           "overlay)\n")
            .arg(p.seconds > 0 ? static_cast<double>(p.frames) / p.seconds : 0.0, 0, 'f', 1)
            .arg(p.frames)
            .arg(percentile(p.frame_ms, 0.5), 0, 'f', 2);
   if (!p.map_ms.empty() || !p.timeline_ms.empty())
-    r += QStringLiteral("    on the GUI thread: attention map update median %1 ms (max %2), timeline replot median %3 ms (max %4)\n")
+    r += QStringLiteral(
+             "    on the GUI thread: attention map update median %1 ms (max %2), timeline replot "
+             "median %3 ms (max %4)\n")
              .arg(percentile(p.map_ms, 0.5), 0, 'f', 1)
              .arg(percentile(p.map_ms, 1.0), 0, 'f', 1)
              .arg(percentile(p.timeline_ms, 0.5), 0, 'f', 1)
@@ -146,16 +161,19 @@ void GuiBenchmark::report() {
   if (done_) return;
   done_ = true;
   QString r = QStringLiteral("decision-studio --bench-gui %1\n").arg(seconds_);
-  r += QStringLiteral("  platform %1, OpenGL %2, cores %3, BLAS %4, viewer at 1x (%5 steps per second)\n")
+  r += QStringLiteral(
+           "  platform %1, OpenGL %2, cores %3, BLAS %4, viewer at 1x (%5 steps per second)\n")
            .arg(QGuiApplication::platformName(), viz::SceneView::openGlAvailable() ? "yes" : "no")
            .arg(std::thread::hardware_concurrency())
            .arg(QString::fromStdString(active_blas_name()))
            .arg(window_.viewer()->stepsPerSecond(), 0, 'f', 0);
   for (const auto& p : phases_) r += describe(p);
-  r += QStringLiteral("  starting the training run took %1 ms on the GUI thread\n").arg(start_ms_, 0, 'f', 1);
+  r += QStringLiteral("  starting the training run took %1 ms on the GUI thread\n")
+           .arg(start_ms_, 0, 'f', 1);
   const auto& loaded = phases_.back();
   r += QStringLiteral("  under load: training %1, rollout %2; episodes restarted %3\n")
-           .arg(loaded.training_live ? "live to the end" : "ended early", loaded.rollout_live ? "live to the end" : "ended early")
+           .arg(loaded.training_live ? "live to the end" : "ended early",
+                loaded.rollout_live ? "live to the end" : "ended early")
            .arg(restarts_);
   window_.trainingPanel()->cancelAll();
   window_.cancelRollout();

@@ -3,9 +3,10 @@
 /// `decision-studio --bench-gui SECONDS`: how responsive the window stays under load. With the
 /// default dataset and checkpoint open and the viewer playing at real time on screen, it
 /// measures twice for SECONDS each: the viewer alone, then with a training run and a rollout
-/// with entropy running too, then the same with the Training tab on screen instead. Each phase reports how late a 5 ms timer on the GUI thread fires
-/// (a stall is the delay beyond its interval) and how many frames the viewer draws per second,
-/// with the configuration (Qt platform, OpenGL, cores, BLAS), and the program exits.
+/// with entropy running too, then the same with the Training tab on screen instead. Each phase
+/// reports how late a 5 ms timer on the GUI thread fires (a stall is the delay beyond its interval)
+/// and how many frames the viewer draws per second, with the configuration (Qt platform, OpenGL,
+/// cores, BLAS), and the program exits.
 
 #include <QObject>
 #include <QString>

@@ -15,13 +15,16 @@ struct Job::Shared {
   QString stage;
 };
 
-Job::Job(QString name, QObject* parent) : QObject(parent), name_(std::move(name)), timer_(new QTimer(this)) {
+Job::Job(QString name, QObject* parent)
+    : QObject(parent), name_(std::move(name)), timer_(new QTimer(this)) {
   timer_->setInterval(100);
   connect(timer_, &QTimer::timeout, this, [this] { emit progressed(fraction(), stage()); });
   connect(&watcher_, &QFutureWatcher<Outcome>::finished, this, &Job::onFinished);
 }
 
-Job::~Job() { cancelAndWait(); }
+Job::~Job() {
+  cancelAndWait();
+}
 
 void Job::cancelAndWait() {
   waiting_.reset();
@@ -73,9 +76,13 @@ void Job::cancel() {
   cancel_.cancel();
 }
 
-bool Job::isRunning() const { return watcher_.isRunning() || waiting_.has_value(); }
+bool Job::isRunning() const {
+  return watcher_.isRunning() || waiting_.has_value();
+}
 
-double Job::fraction() const { return shared_ ? shared_->fraction.load() : 0.0; }
+double Job::fraction() const {
+  return shared_ ? shared_->fraction.load() : 0.0;
+}
 
 QString Job::stage() const {
   if (!shared_) return {};

@@ -22,7 +22,8 @@ LessonPanel::LessonPanel(QVector<Lesson> lessons, QWidget* parent)
       previous_(new QPushButton(tr("◀ Previous"))),
       next_(new QPushButton(tr("Next ▶"))) {
   setObjectName(QStringLiteral("lessonPanel"));
-  setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+  setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable |
+              QDockWidget::DockWidgetFloatable);
   for (const auto& l : lessons_) choice_->addItem(l.title);
   choice_->setToolTip(tr("Every lesson opens its checkpoints, views and settings in one click"));
   heading_->setWordWrap(true);
@@ -67,7 +68,9 @@ void LessonPanel::previous() {
   if (lesson_ >= 0 && step_ > 0) open(lesson_, step_ - 1);
 }
 
-QString LessonPanel::text() const { return heading_->text() + QLatin1Char('\n') + text_->toPlainText(); }
+QString LessonPanel::text() const {
+  return heading_->text() + QLatin1Char('\n') + text_->toPlainText();
+}
 
 void LessonPanel::show_step() {
   const Lesson& l = lessons_[lesson_];

@@ -11,43 +11,55 @@
 #include "dstudio/common/exit_code.h"
 #include "dstudio/common/resources.h"
 #include "dstudio/common/system_info.h"
+#include "dstudio/plugins/loader.h"
 #include "dstudio/viz/dataset_view.h"
 #include "gui_benchmark.h"
-#include "tsne_benchmark.h"
 #include "main_window.h"
-#include "sweep_panel.h"
 #include "screenshot_tour.h"
-#include "dstudio/plugins/loader.h"
+#include "sweep_panel.h"
+#include "tsne_benchmark.h"
 
 namespace {
 
 // The command line, read twice: once before any window system is asked for (so --help, --version
 // and a wrong option need no display), once by the application.
 struct StudioOptions {
-  QCommandLineOption screenshot{"screenshot", "Open the dataset, save a PNG of the window to <file> and exit.", "file"};
-  QCommandLineOption screenshot_all{
-      "screenshot-all", "Open the default dataset and checkpoint, fill every view, save one PNG per view into <dir> and exit.", "dir"};
-  QCommandLineOption sweep{"sweep",
-                           "Open the sweep folder <dir> (dstudio sweep create; docs/sweeps.md) in the Sweep tab; without files, no "
-                           "dataset is opened. With --screenshot, the window is saved once the sweep is read.",
-                           "dir"};
-  QCommandLineOption presentation{"presentation", "Start in presentation mode (large type, for a projector; F11 toggles it)."};
+  QCommandLineOption screenshot{
+      "screenshot", "Open the dataset, save a PNG of the window to <file> and exit.", "file"};
+  QCommandLineOption screenshot_all{"screenshot-all",
+                                    "Open the default dataset and checkpoint, fill every view, "
+                                    "save one PNG per view into <dir> and exit.",
+                                    "dir"};
+  QCommandLineOption sweep{
+      "sweep",
+      "Open the sweep folder <dir> (dstudio sweep create; docs/sweeps.md) in the Sweep tab; "
+      "without files, no "
+      "dataset is opened. With --screenshot, the window is saved once the sweep is read.",
+      "dir"};
+  QCommandLineOption presentation{
+      "presentation", "Start in presentation mode (large type, for a projector; F11 toggles it)."};
   QCommandLineOption no_plugins{"no-plugins", "Load no plugin (also DSTUDIO_NO_PLUGINS=1)."};
-  QCommandLineOption bench_gui{"bench-gui",
-                               "Measure how long the GUI thread stalls and how fast the viewer draws while a training run, a rollout "
-                               "and the viewer run at once, for <seconds>; print the numbers and exit.",
-                               "seconds"};
+  QCommandLineOption bench_gui{
+      "bench-gui",
+      "Measure how long the GUI thread stalls and how fast the viewer draws while a training run, "
+      "a rollout "
+      "and the viewer run at once, for <seconds>; print the numbers and exit.",
+      "seconds"};
   QCommandLineOption bench_tsne{"bench-tsne",
-                                "Lay out <tokens> tokens of the shipped DHi checkpoint in the t-SNE view and measure how long the GUI "
-                                "thread stalls meanwhile; print the numbers and exit (with --screenshot, also save the window).",
+                                "Lay out <tokens> tokens of the shipped DHi checkpoint in the "
+                                "t-SNE view and measure how long the GUI "
+                                "thread stalls meanwhile; print the numbers and exit (with "
+                                "--screenshot, also save the window).",
                                 "tokens"};
 
   explicit StudioOptions(QCommandLineParser& parser) {
-    parser.setApplicationDescription("Decision Studio: inspect offline-RL datasets and sequence models.");
+    parser.setApplicationDescription(
+        "Decision Studio: inspect offline-RL datasets and sequence models.");
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument("files",
-                                 "D4RL .hdf5 files or Minari datasets, checkpoints (.pt) or a workspace (.dstudio, .json) to open "
+                                 "D4RL .hdf5 files or Minari datasets, checkpoints (.pt) or a "
+                                 "workspace (.dstudio, .json) to open "
                                  "(default: the embedded dataset).",
                                  "[files...]");
     parser.addOption(screenshot);
@@ -77,7 +89,8 @@ int main(int argc, char** argv) {
     QCommandLineParser parser;
     const StudioOptions options(parser);
     if (!parser.parse(QCoreApplication::arguments())) {
-      std::fprintf(stderr, "decision-studio: error: %s\nRun 'decision-studio --help' for usage.\n", qPrintable(parser.errorText()));
+      std::fprintf(stderr, "decision-studio: error: %s\nRun 'decision-studio --help' for usage.\n",
+                   qPrintable(parser.errorText()));
       return dstudio::kExitUsage;
     }
     if (parser.isSet(QStringLiteral("help"))) {
@@ -93,7 +106,9 @@ int main(int argc, char** argv) {
       bool ok = false;
       const double seconds = parser.value(options.bench_gui).toDouble(&ok);
       if (!ok || !(seconds > 0 && seconds <= 3600)) {
-        std::fprintf(stderr, "decision-studio: error: --bench-gui takes seconds in (0, 3600], not \"%s\"\n", qPrintable(parser.value(options.bench_gui)));
+        std::fprintf(stderr,
+                     "decision-studio: error: --bench-gui takes seconds in (0, 3600], not \"%s\"\n",
+                     qPrintable(parser.value(options.bench_gui)));
         return dstudio::kExitUsage;
       }
     }
@@ -101,7 +116,9 @@ int main(int argc, char** argv) {
       bool ok = false;
       const int tokens = parser.value(options.bench_tsne).toInt(&ok);
       if (!ok || tokens < 100 || tokens > 10'000'000) {
-        std::fprintf(stderr, "decision-studio: error: --bench-tsne takes a number of tokens in [100, 10000000], not \"%s\"\n",
+        std::fprintf(stderr,
+                     "decision-studio: error: --bench-tsne takes a number of tokens in [100, "
+                     "10000000], not \"%s\"\n",
                      qPrintable(parser.value(options.bench_tsne)));
         return dstudio::kExitUsage;
       }
@@ -112,16 +129,20 @@ int main(int argc, char** argv) {
   // a child process) before the application object exists, while this process has one thread.
   dstudio::plugins::apply_no_plugins_option(argc, argv);
   for (const auto& r : dstudio::plugins::load_default_plugins())
-    if (!r.loaded) std::fprintf(stderr, "decision-studio: plugin %s refused: %s\n", r.file.c_str(), r.error.c_str());
+    if (!r.loaded)
+      std::fprintf(stderr, "decision-studio: plugin %s refused: %s\n", r.file.c_str(),
+                   r.error.c_str());
   QApplication app(argc, argv);
   name_application();
   QApplication::setApplicationDisplayName("Decision Studio");
   // The desktop entry and icon the package installs; a build tree holds the icon at the same place.
   QGuiApplication::setDesktopFileName(QStringLiteral("org.decisionstudio.DecisionStudio"));
   const auto exe = dstudio::executable_path();
-  const QString icon_file =
-      QString::fromStdString((exe.parent_path().parent_path() / "share/icons/hicolor/scalable/apps/decision-studio.svg").string());
-  QApplication::setWindowIcon(QIcon::fromTheme(QStringLiteral("decision-studio"), QIcon(icon_file)));
+  const QString icon_file = QString::fromStdString(
+      (exe.parent_path().parent_path() / "share/icons/hicolor/scalable/apps/decision-studio.svg")
+          .string());
+  QApplication::setWindowIcon(
+      QIcon::fromTheme(QStringLiteral("decision-studio"), QIcon(icon_file)));
   QCommandLineParser parser;
   const StudioOptions options(parser);
   parser.process(app);
@@ -138,14 +159,16 @@ int main(int argc, char** argv) {
     QObject::connect(window.sweepPanel(), &dstudio::studio::SweepPanel::sweepOpened, [&] {
       QTimer::singleShot(500, [&] {
         const bool saved = window.grab().save(shot);
-        std::fprintf(saved ? stdout : stderr, saved ? "saved %s\n" : "could not save %s\n", qPrintable(shot));
+        std::fprintf(saved ? stdout : stderr, saved ? "saved %s\n" : "could not save %s\n",
+                     qPrintable(shot));
         QApplication::exit(saved ? 0 : 1);
       });
     });
-    QObject::connect(window.sweepPanel(), &dstudio::studio::SweepPanel::openFailed, [](const QString& message) {
-      std::fprintf(stderr, "decision-studio: error: %s\n", qPrintable(message));
-      QApplication::exit(1);
-    });
+    QObject::connect(window.sweepPanel(), &dstudio::studio::SweepPanel::openFailed,
+                     [](const QString& message) {
+                       std::fprintf(stderr, "decision-studio: error: %s\n", qPrintable(message));
+                       QApplication::exit(1);
+                     });
   } else if (!shot.isEmpty() && !parser.isSet(options.bench_tsne)) {
     // Headless use (tests, documentation): show the window with real content, save it, exit.
     auto save = [&] {
@@ -160,8 +183,11 @@ int main(int argc, char** argv) {
       auto* view = window.datasetView();
       view->episodeTable()->selectRow(0);
       // Rows computed after the dataset is shown (the R^2) belong in the picture too.
-      if (view->summaryComplete()) save();
-      else QObject::connect(view, &dstudio::viz::DatasetView::summaryCompleted, view, save, Qt::SingleShotConnection);
+      if (view->summaryComplete())
+        save();
+      else
+        QObject::connect(view, &dstudio::viz::DatasetView::summaryCompleted, view, save,
+                         Qt::SingleShotConnection);
     });
     QObject::connect(&window, &dstudio::studio::MainWindow::loadFailed, [](const QString& message) {
       std::fprintf(stderr, "decision-studio: error: %s\n", qPrintable(message));
@@ -180,30 +206,37 @@ int main(int argc, char** argv) {
   window.show();
   if (parser.isSet(screenshot_all)) {
     auto* tour = new dstudio::studio::ScreenshotTour(window, parser.value(screenshot_all));
-    QObject::connect(tour, &dstudio::studio::ScreenshotTour::finished, [](bool ok, const QString& message) {
-      std::fprintf(ok ? stdout : stderr, ok ? "%s\n" : "decision-studio: error: %s\n", qPrintable(message));
-      QApplication::exit(ok ? 0 : 1);
-    });
+    QObject::connect(
+        tour, &dstudio::studio::ScreenshotTour::finished, [](bool ok, const QString& message) {
+          std::fprintf(ok ? stdout : stderr, ok ? "%s\n" : "decision-studio: error: %s\n",
+                       qPrintable(message));
+          QApplication::exit(ok ? 0 : 1);
+        });
     if (!sweep.isEmpty()) window.openSweep(sweep);  // the tour saves its tab too
     tour->start();
     return QApplication::exec();
   }
   if (parser.isSet(options.bench_tsne)) {
-    auto* bench = new dstudio::studio::TsneBenchmark(window, parser.value(options.bench_tsne).toInt(), shot);
-    QObject::connect(bench, &dstudio::studio::TsneBenchmark::finished, [](bool passed, const QString& report) {
-      std::fprintf(passed ? stdout : stderr, passed ? "%s" : "decision-studio: error: %s\n", qPrintable(report));
-      QApplication::exit(passed ? 0 : 1);
-    });
+    auto* bench =
+        new dstudio::studio::TsneBenchmark(window, parser.value(options.bench_tsne).toInt(), shot);
+    QObject::connect(
+        bench, &dstudio::studio::TsneBenchmark::finished, [](bool passed, const QString& report) {
+          std::fprintf(passed ? stdout : stderr, passed ? "%s" : "decision-studio: error: %s\n",
+                       qPrintable(report));
+          QApplication::exit(passed ? 0 : 1);
+        });
     bench->start();
     return QApplication::exec();
   }
   if (parser.isSet(bench_gui)) {
     const double seconds = parser.value(bench_gui).toDouble();
     auto* bench = new dstudio::studio::GuiBenchmark(window, seconds);
-    QObject::connect(bench, &dstudio::studio::GuiBenchmark::finished, [](bool passed, const QString& report) {
-      std::fprintf(passed ? stdout : stderr, passed ? "%s" : "decision-studio: error: %s\n", qPrintable(report));
-      QApplication::exit(passed ? 0 : 1);
-    });
+    QObject::connect(
+        bench, &dstudio::studio::GuiBenchmark::finished, [](bool passed, const QString& report) {
+          std::fprintf(passed ? stdout : stderr, passed ? "%s" : "decision-studio: error: %s\n",
+                       qPrintable(report));
+          QApplication::exit(passed ? 0 : 1);
+        });
     bench->start();
     return QApplication::exec();
   }

@@ -1,20 +1,16 @@
 // The main window: the shell around the tabs and the wiring of their work. See main_window.h.
 //
-// Sections, in order: the window (tabs, menus, status bar and the wiring of their jobs); jobs and
+// Sections, in order: the window (tabs, status bar and the wiring of their controllers); jobs and
 // the status bar; datasets; errors, recent files, drag and drop; presentation mode and tabs;
-// opening files and sweeps; closing and help; checkpoints (inspection, comparison, rollouts);
-// training runs. Workspaces and lessons are in main_window_workspace.cpp.
+// opening files and sweeps; closing and help; checkpoints (what an opened or compared model
+// changes in the views); training runs. The menus are in main_window_menus.cpp, workspaces and
+// lessons in main_window_workspace.cpp. The tabs' work is done by their controllers:
+// checkpoint_jobs (Attention), return_jobs (Entropy and reward, Zeroing and target sweep),
+// tsne_job, markov_lab_job, analyses_panel, training_panel and sweep_panel.
 
 #include "main_window.h"
 
-#include "dstudio/common/workspace.h"
-#include "plugins_dialog.h"
-
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <filesystem>
-#include <utility>
+#include <qcustomplot.h>
 
 #include <QAction>
 #include <QApplication>
@@ -25,53 +21,60 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QSaveFile>
 #include <QLabel>
-#include <QPainter>
-#include <QTextDocument>
 #include <QLayout>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPainter>
 #include <QProgressBar>
-#include <QScrollArea>
 #include <QPushButton>
+#include <QSaveFile>
+#include <QScrollArea>
 #include <QSettings>
+#include <QStatusBar>
 #include <QTabBar>
 #include <QTabWidget>
-#include <QStatusBar>
+#include <QTextDocument>
 #include <QTimer>
 #include <QTreeWidget>
 #include <QtConcurrent/QtConcurrentRun>
-#include <qcustomplot.h>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <utility>
 
+#include "analyses_panel.h"
+#include "checkpoint_jobs.h"
 #include "default_dataset.h"
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/resources.h"
 #include "dstudio/common/system_info.h"
+#include "dstudio/common/workspace.h"
 #include "dstudio/data/dataset_io.h"
+#include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/targets.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
-#include "dstudio/viz/return_analysis_view.h"
-#include "dstudio/viz/sweep_results_view.h"
 #include "dstudio/viz/export_dialog.h"
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/markov_lab_view.h"
+#include "dstudio/viz/return_analysis_view.h"
+#include "dstudio/viz/sweep_results_view.h"
 #include "dstudio/viz/tsne_view.h"
 #include "dstudio/viz/workspace_view.h"
-#include "dstudio/env/environment.h"
-#include "analyses_panel.h"
 #include "job.h"
-#include "sweep_panel.h"
-#include "training_panel.h"
 #include "lesson_panel.h"
 #include "lessons.h"
 #include "markov_lab_job.h"
+#include "plugins_dialog.h"
 #include "return_jobs.h"
+#include "sweep_panel.h"
+#include "training_panel.h"
 #include "tsne_job.h"
 #include "user_guide.h"
 #include "viewer_panel.h"
@@ -101,14 +104,19 @@ class StatusLabel : public QLabel {
 constexpr int kMaxRecent = 10;
 const char* kRecentKey = "recentFiles";
 
-bool isCheckpointFile(const QString& path) { return path.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive); }
+bool isCheckpointFile(const QString& path) {
+  return path.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive);
+}
 // Workspaces are saved as .dstudio (a MIME type of its own, so a file manager opens them here);
 // the JSON inside is the same, and .json files are read too.
 bool isWorkspaceFile(const QString& path) {
-  return path.endsWith(QLatin1String(".dstudio"), Qt::CaseInsensitive) || path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive);
+  return path.endsWith(QLatin1String(".dstudio"), Qt::CaseInsensitive) ||
+         path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive);
 }
 // What a checkpoint is called on screen (models::checkpoint_label: a run by its folder).
-QString labelOf(const QString& checkpoint) { return QString::fromStdString(models::checkpoint_label(checkpoint.toStdString())); }
+QString labelOf(const QString& checkpoint) {
+  return QString::fromStdString(models::checkpoint_label(checkpoint.toStdString()));
+}
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -120,11 +128,12 @@ MainWindow::MainWindow(QWidget* parent)
       attention_(new viz::AttentionMapView),
       tabs_(new QTabWidget),
       load_job_(addJob(tr("Loading"))),
-      inspect_job_(addJob(tr("Inspecting"))),
-      compare_job_(addJob(tr("Comparing with"))),
+      checkpoints_(new CheckpointJobs(attention_, addJob(tr("Inspecting")),
+                                      addJob(tr("Comparing with")), this)),
       rollout_view_(new viz::EntropyRewardView),
       returns_view_(new viz::ReturnAnalysisView),
-      return_jobs_(new ReturnJobs(rollout_view_, returns_view_, addJob(tr("Rolling out")), addJob(tr("Running")), this)),
+      return_jobs_(new ReturnJobs(rollout_view_, returns_view_, addJob(tr("Rolling out")),
+                                  addJob(tr("Running")), this)),
       viewer_(new ViewerPanel),
       training_(new TrainingPanel),
       sweep_(new SweepPanel),
@@ -150,7 +159,8 @@ MainWindow::MainWindow(QWidget* parent)
   addPage(sweep_, tr("Sweep"), QStringLiteral("sweep"));
   addPage(workspace_view_, tr("Workspace"), QStringLiteral("workspace"));
   addPage(markov_lab_, tr("Markov lab"), QStringLiteral("markov-lab"));
-  connect(workspace_view_, &viz::WorkspaceView::saveRequested, this, &MainWindow::chooseWorkspaceToSave);
+  connect(workspace_view_, &viz::WorkspaceView::saveRequested, this,
+          &MainWindow::chooseWorkspaceToSave);
   // A lesson's step is a workspace; its files are the shipped ones.
   // The tabs never hold the window wider than the screen: scroll buttons are the last resort,
   // after fitTabBar() made the tabs' type smaller.
@@ -160,30 +170,37 @@ MainWindow::MainWindow(QWidget* parent)
   lessons_->hide();
   connect(lessons_, &LessonPanel::stepChosen, this, [this](const QJsonObject& w) {
     QString error;
-    if (!applyWorkspaceText(QJsonDocument(w).toJson(QJsonDocument::Compact), &error, QString::fromStdString(resources_dir().string())) &&
+    if (!applyWorkspaceText(QJsonDocument(w).toJson(QJsonDocument::Compact), &error,
+                            QString::fromStdString(resources_dir().string())) &&
         !error.isEmpty())
       showError(tr("The lesson's step cannot open: %1").arg(error), ErrorOf::Workspace);
   });
-  connect(workspace_view_, &viz::WorkspaceView::openRequested, this, &MainWindow::chooseWorkspaceToOpen);
+  connect(workspace_view_, &viz::WorkspaceView::openRequested, this,
+          &MainWindow::chooseWorkspaceToOpen);
   connect(training_, &TrainingPanel::runStarted, this, &MainWindow::refreshRuns);
   connect(training_, &TrainingPanel::runFinished, this, &MainWindow::refreshRuns);
   connect(training_, &TrainingPanel::openCheckpointRequested, this, &MainWindow::openCheckpoint);
-  connect(training_, &TrainingPanel::compareCheckpointRequested, this, [this](const QString& checkpoint) {
-    if (checkpoint_path_.isEmpty()) status_->setText(tr("Open a model first: the run is compared with it."));
-    else compareCheckpoint(checkpoint);
-  });
+  connect(training_, &TrainingPanel::compareCheckpointRequested, this,
+          [this](const QString& checkpoint) {
+            if (checkpoints_->path().isEmpty())
+              status_->setText(tr("Open a model first: the run is compared with it."));
+            else
+              compareCheckpoint(checkpoint);
+          });
   // A sweep's seeds on the chosen dataset, compared by setting in the Training tab.
-  connect(sweep_, &SweepPanel::compareRequested, this, [this](const QStringList& dirs, const QStringList& settings, bool show) {
-    training_->compareRunFolders(dirs, settings);
-    if (show) showPage(training_);
-  });
+  connect(sweep_, &SweepPanel::compareRequested, this,
+          [this](const QStringList& dirs, const QStringList& settings, bool show) {
+            training_->compareRunFolders(dirs, settings);
+            if (show) showPage(training_);
+          });
   connect(training_, &TrainingPanel::runFoldersCompared, this, &MainWindow::refreshRuns);
   connect(sweep_, &SweepPanel::openFailed, this, [this](const QString& message) {
     status_->setText(tr("Could not open the sweep."));
     showError(message, ErrorOf::Sweep);
   });
   connect(sweep_, &SweepPanel::sweepOpened, this, [this](const QString& dir) {
-    status_->setText(tr("Sweep %1 open; its cells are read again every two seconds.").arg(QFileInfo(dir).fileName()));
+    status_->setText(tr("Sweep %1 open; its cells are read again every two seconds.")
+                         .arg(QFileInfo(dir).fileName()));
   });
   tabs_->setMovable(true);
   // A job's last words belong to the tab that ran it: another tab shows what is open instead.
@@ -203,83 +220,7 @@ MainWindow::MainWindow(QWidget* parent)
   setAcceptDrops(true);
   resize(1280, 800);
 
-  auto* file_menu = menuBar()->addMenu(tr("&File"));
-  auto* open = file_menu->addAction(tr("&Open Dataset…"), this, &MainWindow::chooseFile);
-  open->setShortcut(QKeySequence::Open);
-  recent_menu_ = file_menu->addMenu(tr("Open &Recent"));
-  file_menu->addAction(tr("Open &Default Dataset"), this, &MainWindow::openDefaultDataset);
-  file_menu->addSeparator();
-  auto* open_checkpoint = file_menu->addAction(tr("Open &Checkpoint…"), this, &MainWindow::chooseCheckpoint);
-  open_checkpoint->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
-  file_menu->addAction(tr("Open Default C&heckpoint (DT)"), this, &MainWindow::openDefaultCheckpoint);
-  file_menu->addSeparator();
-  file_menu->addAction(tr("Open S&weep…"), this, [this] {
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open Sweep"), sweep_->sweepDir());
-    if (!dir.isEmpty()) openSweep(dir);
-  });
-  file_menu->addSeparator();
-  auto* open_workspace = file_menu->addAction(tr("Open &Workspace…"), this, &MainWindow::chooseWorkspaceToOpen);
-  open_workspace->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_O));
-  auto* save_workspace = file_menu->addAction(tr("&Save Workspace…"), this, &MainWindow::chooseWorkspaceToSave);
-  save_workspace->setShortcut(QKeySequence::Save);
-  file_menu->addAction(tr("Reopen &Last Session"), this, [this] {
-    const QByteArray last = QSettings().value("session/last").toByteArray();
-    QString error;
-    if (last.isEmpty()) status_->setText(tr("No earlier session to reopen."));
-    else if (!applyWorkspaceText(last, &error)) status_->setText(error);
-  });
-  file_menu->addSeparator();
-  auto* export_all = file_menu->addAction(tr("&Export All Views…"), this, [this] {
-    const auto written = viz::ExportDialog::exportSources(this, figureSources());
-    if (!written.empty()) status_->setText(viz::ExportDialog::writtenReport(written));
-  });
-  export_all->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
-  file_menu->addSeparator();
-  auto* quit = file_menu->addAction(tr("&Quit"), this, &QWidget::close);
-  quit->setShortcut(QKeySequence::Quit);
-  auto* view_menu = menuBar()->addMenu(tr("&View"));
-  for (int i = 0; i < tabs_->count(); ++i) {
-    QWidget* shown = page(i);
-    auto* action = view_menu->addAction(tabs_->tabText(i), this, [this, shown] { showPage(shown); });
-    // Ctrl+1 to Ctrl+9, then Ctrl+0 for the tenth, as browsers number tabs; past ten, the menu.
-    if (i < 9) action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
-    else if (i == 9) action->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
-  }
-  view_menu->addSeparator();
-  auto* presentation = view_menu->addAction(tr("&Presentation Mode (large type)"));
-  presentation->setCheckable(true);
-  presentation->setShortcut(QKeySequence(Qt::Key_F11));
-  connect(presentation, &QAction::toggled, this, &MainWindow::setPresentationMode);
-  auto* help_menu = menuBar()->addMenu(tr("&Help"));
-  auto* lessons_menu = help_menu->addMenu(tr("&Lessons"));
-  for (int i = 0; i < lessons_->lessons().size(); ++i)
-    lessons_menu->addAction(lessons_->lessons()[i].title, this, [this, i] { openLesson(i); });
-  help_menu->addSeparator();
-  help_menu->addAction(tr("&Keyboard Shortcuts"), this, [this] {
-    QMessageBox::information(
-        this, tr("Keyboard shortcuts"),
-        tr("<table>"
-           "<tr><td><b>Ctrl+O</b></td><td>open a dataset</td></tr>"
-           "<tr><td><b>Ctrl+Shift+O</b></td><td>open a checkpoint</td></tr>"
-           "<tr><td><b>Ctrl+Alt+O</b> / <b>Ctrl+S</b></td><td>open / save a workspace</td></tr>"
-           "<tr><td><b>Ctrl+Shift+E</b></td><td>export all views</td></tr>"
-           "<tr><td><b>Ctrl+1</b> … <b>Ctrl+9</b></td><td>go to a tab</td></tr>"
-           "<tr><td><b>F11</b></td><td>presentation mode (large type)</td></tr>"
-           "<tr><td colspan=2><br><i>In the viewer</i></td></tr>"
-           "<tr><td><b>Space</b></td><td>play or pause</td></tr>"
-           "<tr><td><b>Right</b> or <b>.</b></td><td>single step</td></tr>"
-           "<tr><td><b>Left</b> or <b>,</b></td><td>step back</td></tr>"
-           "<tr><td><b>Home</b></td><td>new episode (a replay: back to its start)</td></tr>"
-           "<tr><td><b>Esc</b></td><td>cancel what the status bar shows (the newest running job)</td></tr>"
-           "</table>"));
-  });
-  auto* guide = help_menu->addAction(tr("&User Guide"), this, &MainWindow::showUserGuide);
-  guide->setShortcut(QKeySequence::HelpContents);
-  help_menu->addAction(tr("&Plugins…"), this, [this] {
-    PluginsDialog dialog(this);
-    dialog.exec();
-  });
-  help_menu->addAction(tr("&About Decision Studio"), this, &MainWindow::showAbout);
+  createMenus();
 
   progress_->setRange(0, 1000);
   progress_->setMaximumWidth(420);
@@ -293,7 +234,8 @@ MainWindow::MainWindow(QWidget* parent)
   // Cancel stops what the bar shows: the job started last of those running.
   connect(cancel_button_, &QPushButton::clicked, this, [this] {
     if (shown_job_) shown_job_->cancel();
-    if (shown_job_ == load_job_ || shown_job_ == inspect_job_) status_->setText(tr("Cancelling …"));
+    if (shown_job_ == load_job_ || shown_job_ == checkpoints_->openJob())
+      status_->setText(tr("Cancelling …"));
   });
   status_->setOpenExternalLinks(true);  // an export names its folder as a link
   statusBar()->addWidget(status_, 1);
@@ -303,9 +245,11 @@ MainWindow::MainWindow(QWidget* parent)
 
   connect(load_job_, &Job::finished, this, [this](Job::End end, const QString& error) {
     if (end == Job::End::Cancelled) {
-      status_->setText(tr("Loading cancelled; %1")
-                           .arg(currentPath().isEmpty() ? tr("nothing is open.")
-                                                        : tr("still showing %1.").arg(QFileInfo(currentPath()).fileName())));
+      status_->setText(
+          tr("Loading cancelled; %1")
+              .arg(currentPath().isEmpty()
+                       ? tr("nothing is open.")
+                       : tr("still showing %1.").arg(QFileInfo(currentPath()).fileName())));
       emit loadCancelled();
     } else if (end == Job::End::Failed) {
       status_->setText(tr("Could not open the dataset."));
@@ -313,34 +257,31 @@ MainWindow::MainWindow(QWidget* parent)
       emit loadFailed(error);
     }
   });
-  connect(inspect_job_, &Job::finished, this, [this](Job::End end, const QString& error) {
-    const QString path = std::exchange(inspecting_, QString());
-    if (end == Job::End::Cancelled) {
-      status_->setText(checkpoint_path_.isEmpty() ? tr("Inspection cancelled; no checkpoint is open.")
-                                                  : tr("Inspection cancelled; still showing %1.").arg(QFileInfo(checkpoint_path_).fileName()));
-      emit checkpointCancelled(path);
-    } else if (end == Job::End::Failed) {
-      status_->setText(tr("Could not inspect %1").arg(QFileInfo(path).fileName()));
-      showError(error, ErrorOf::Checkpoint);
-      emit checkpointFailed(error);
-    }
-  });
-  connect(inspect_job_, &Job::restarting, this, [this](const QString& path) {
-    status_->setText(tr("Inspecting %1 next…").arg(QFileInfo(path).fileName()));
-  });
-  connect(compare_job_, &Job::finished, this, [this](Job::End end, const QString& error) {
-    if (end == Job::End::Cancelled) {
-      status_->setText(tr("Comparison cancelled; the maps on screen stay."));
-      emit comparisonFailed(tr("cancelled"));
-    } else if (end == Job::End::Failed) {
-      status_->setText(tr("Could not compare with %1").arg(QFileInfo(compare_job_->label()).fileName()));
-      showError(error, ErrorOf::Checkpoint);
-      emit comparisonFailed(error);
-    }
-  });
+  connect(checkpoints_, &CheckpointJobs::status, status_, &QLabel::setText);
+  connect(checkpoints_, &CheckpointJobs::opened, this, &MainWindow::showCheckpoint);
+  connect(checkpoints_, &CheckpointJobs::openStopped, this,
+          [this](const QString& path, bool cancelled, const QString& error) {
+            if (cancelled) {
+              emit checkpointCancelled(path);
+            } else {
+              showError(error, ErrorOf::Checkpoint);
+              emit checkpointFailed(error);
+            }
+          });
+  connect(checkpoints_, &CheckpointJobs::compared, this, &MainWindow::showComparison);
+  connect(checkpoints_, &CheckpointJobs::comparisonStopped, this,
+          [this](const QString&, bool cancelled, const QString& error) {
+            if (cancelled) {
+              emit comparisonFailed(tr("cancelled"));
+            } else {
+              showError(error, ErrorOf::Checkpoint);
+              emit comparisonFailed(error);
+            }
+          });
   connect(analyses_, &AnalysesPanel::message, status_, &QLabel::setText);
   connect(attention_, &viz::AttentionMapView::compareRequested, this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Compare with Checkpoint"), training_->runsDirectory(),
+    const QString path = QFileDialog::getOpenFileName(this, tr("Compare with Checkpoint"),
+                                                      training_->runsDirectory(),
                                                       tr("Checkpoints (*.pt);;All files (*)"));
     if (!path.isEmpty()) compareCheckpoint(path);
   });
@@ -354,7 +295,6 @@ MainWindow::MainWindow(QWidget* parent)
   // Every plot keeps its tick labels apart and its axis titles whole as it is resized or its
   // type grows.
   for (auto* plot : findChildren<QCustomPlot*>()) viz::keep_text_fitted(plot);
-  presentation_action_ = presentation;
   // A plain start is in normal type: presentation mode is asked for (F11, --presentation), not
   // carried over from a lecture into the next day's work.
 }
@@ -371,7 +311,9 @@ MainWindow::~MainWindow() {
 // ---------------------------------------------------------------------------------------------
 // Jobs and the status bar
 
-Job* MainWindow::addJob(const QString& name) { return addJob(new Job(name, this)); }
+Job* MainWindow::addJob(const QString& name) {
+  return addJob(new Job(name, this));
+}
 
 Job* MainWindow::addJob(Job* job) {
   jobs_.push_back(job);
@@ -392,7 +334,9 @@ Job* MainWindow::addJob(Job* job) {
   return job;
 }
 
-std::vector<Job*> MainWindow::jobs() const { return jobs_; }
+std::vector<Job*> MainWindow::jobs() const {
+  return jobs_;
+}
 
 void MainWindow::updateBusy() {
   if (!shown_job_ || !shown_job_->isRunning()) {
@@ -403,7 +347,8 @@ void MainWindow::updateBusy() {
   const bool busy = shown_job_ != nullptr;
   // Wide enough for the share and a stage such as "step 1000 of 1000" in the type of the moment.
   const QFontMetrics metrics = progress_->fontMetrics();
-  const int wanted = metrics.horizontalAdvance(QStringLiteral("100% · step 1000 of 1000")) + 2 * metrics.height();
+  const int wanted =
+      metrics.horizontalAdvance(QStringLiteral("100% · step 1000 of 1000")) + 2 * metrics.height();
   progress_->setMinimumWidth(wanted);
   progress_->setMaximumWidth(std::max(420, wanted));
   progress_->setVisible(busy);
@@ -411,16 +356,22 @@ void MainWindow::updateBusy() {
   if (busy) cancel_button_->setToolTip(tr("Cancel: %1").arg(shown_job_->name().toLower()));
 }
 
-bool MainWindow::isLoading() const { return load_job_->isRunning(); }
+bool MainWindow::isLoading() const {
+  return load_job_->isRunning();
+}
 
-QString MainWindow::statusText() const { return status_->text(); }
+QString MainWindow::statusText() const {
+  return status_->text();
+}
 
 QString MainWindow::openSummary() const {
   QStringList open;
   if (!currentPath().isEmpty()) open << tr("dataset %1").arg(QFileInfo(currentPath()).fileName());
-  if (!checkpoint_path_.isEmpty()) open << tr("model %1").arg(labelOf(checkpoint_path_));
-  if (!compared_path_.isEmpty()) open << tr("compared with %1").arg(labelOf(compared_path_));
-  return open.isEmpty() ? tr("Open a D4RL or Minari dataset: File ▸ Open, or drop a file here.") : tr("Open: %1").arg(open.join(QStringLiteral(" · ")));
+  if (!checkpointPath().isEmpty()) open << tr("model %1").arg(labelOf(checkpointPath()));
+  if (!checkpoints_->comparedPath().isEmpty())
+    open << tr("compared with %1").arg(labelOf(checkpoints_->comparedPath()));
+  return open.isEmpty() ? tr("Open a D4RL or Minari dataset: File ▸ Open, or drop a file here.")
+                        : tr("Open: %1").arg(open.join(QStringLiteral(" · ")));
 }
 
 QString MainWindow::currentPath() const {
@@ -437,30 +388,37 @@ void MainWindow::openDataset(const QString& path) {
 
 void MainWindow::openDefaultDataset() {
   const auto& d = behaviour::kStoryDataset;
-  const bool made = std::filesystem::exists(behaviour::default_dataset_path(d.env, d.kind, d.algorithm));
+  const bool made =
+      std::filesystem::exists(behaviour::default_dataset_path(d.env, d.kind, d.algorithm));
   startLoad(tr("default dataset"), [](const Progress& progress) {
     // Making the dataset is the first half of the bar, loading it the second.
     Progress making = progress;
     making.report = [&progress](double f, std::string_view stage) {
-      if (progress.report) progress.report(0.5 * f, std::string("making the default dataset: ") + std::string(stage));
+      if (progress.report)
+        progress.report(0.5 * f, std::string("making the default dataset: ") + std::string(stage));
     };
     return ensureDefaultDataset(making);
   });
   // The first start makes the dataset: say so, and for how long, rather than only "Loading".
   if (!made)
-    status_->setText(tr("First run: making the default dataset (%1 %2, %3 transitions) from the shipped behaviour policies, "
-                        "about 2 to 3 minutes on two cores; it is kept in %4 for the next start.")
-                         .arg(QString::fromUtf8(d.env), QString::fromUtf8(behaviour::to_string(d.kind)))
-                         .arg(QLocale().toString(static_cast<qlonglong>(behaviour::default_transitions(d.env, d.kind, d.algorithm))))
-                         .arg(QString::fromStdString(behaviour::cache_folder().string())));
+    status_->setText(
+        tr("First run: making the default dataset (%1 %2, %3 transitions) from the shipped "
+           "behaviour policies, "
+           "about 2 to 3 minutes on two cores; it is kept in %4 for the next start.")
+            .arg(QString::fromUtf8(d.env), QString::fromUtf8(behaviour::to_string(d.kind)))
+            .arg(QLocale().toString(
+                static_cast<qlonglong>(behaviour::default_transitions(d.env, d.kind, d.algorithm))))
+            .arg(QString::fromStdString(behaviour::cache_folder().string())));
 }
 
-void MainWindow::startLoad(const QString& label, std::function<QString(const Progress&)> resolve_path) {
+void MainWindow::startLoad(const QString& label,
+                           std::function<QString(const Progress&)> resolve_path) {
   status_->setText(tr("Loading %1 …").arg(label));
   load_job_->start(
       [this, resolve_path = std::move(resolve_path)](const Progress& progress) -> Job::Deliver {
         const QString path = resolve_path(progress);
-        auto dataset = std::make_shared<const data::Dataset>(data::load_dataset(path.toStdString(), {.isolate = true}, progress));
+        auto dataset = std::make_shared<const data::Dataset>(
+            data::load_dataset(path.toStdString(), {.isolate = true}, progress));
         return [this, path, dataset] { showDataset(path, dataset); };
       },
       label);
@@ -472,7 +430,8 @@ void MainWindow::cancelLoad() {
   status_->setText(tr("Cancelling …"));
 }
 
-void MainWindow::showDataset(const QString& path, const std::shared_ptr<const data::Dataset>& dataset) {
+void MainWindow::showDataset(const QString& path,
+                             const std::shared_ptr<const data::Dataset>& dataset) {
   view_->setDataset(dataset);
   training_->setDataset(dataset, path);
   workspace_view_->setDataset(dataset.get());
@@ -482,8 +441,10 @@ void MainWindow::showDataset(const QString& path, const std::shared_ptr<const da
   QString what = name;
   // The studio's own datasets by what they are, as `dstudio dataset default` names them.
   if (const auto info = behaviour::identify_default_dataset(path.toStdString()))
-    what = QStringLiteral("%1 %2").arg(QString::fromStdString(info->env), QString::fromUtf8(behaviour::to_string(info->kind))) +
-           (info->story ? tr(" (the default dataset, the shipped checkpoints' data)") : QString()) + QStringLiteral(", ") + name;
+    what = QStringLiteral("%1 %2").arg(QString::fromStdString(info->env),
+                                       QString::fromUtf8(behaviour::to_string(info->kind))) +
+           (info->story ? tr(" (the default dataset, the shipped checkpoints' data)") : QString()) +
+           QStringLiteral(", ") + name;
   setWindowTitle(tr("%1 — Decision Studio").arg(name));
   status_->setText(tr("%1: %2 transitions, %3 complete episodes, %4 tail steps")
                        .arg(what)
@@ -499,9 +460,10 @@ void MainWindow::showDataset(const QString& path, const std::shared_ptr<const da
 
 void MainWindow::showError(const QString& message, ErrorOf what) {
   // Window-modal and non-blocking: the event loop (and any test driving it) keeps running.
-  const bool checkpoint = what == ErrorOf::Checkpoint, workspace = what == ErrorOf::Workspace, sweep = what == ErrorOf::Sweep;
+  const bool checkpoint = what == ErrorOf::Checkpoint, workspace = what == ErrorOf::Workspace,
+             sweep = what == ErrorOf::Sweep;
   auto* box = new QMessageBox(QMessageBox::Critical,
-                              checkpoint ? tr("Cannot open checkpoint")
+                              checkpoint  ? tr("Cannot open checkpoint")
                               : workspace ? tr("Cannot open workspace")
                               : sweep     ? tr("Cannot open sweep")
                                           : tr("Cannot open dataset"),
@@ -512,7 +474,7 @@ void MainWindow::showError(const QString& message, ErrorOf what) {
                               QMessageBox::Ok, this);
   box->setInformativeText(message);
   box->setAttribute(Qt::WA_DeleteOnClose);
-  box->setObjectName(checkpoint ? "checkpointErrorDialog"
+  box->setObjectName(checkpoint  ? "checkpointErrorDialog"
                      : workspace ? "workspaceErrorDialog"
                      : sweep     ? "sweepErrorDialog"
                                  : "datasetErrorDialog");
@@ -585,18 +547,22 @@ void MainWindow::setPresentationMode(bool on) {
   QApplication::setFont(font);
   fitTabBar();
   // Plots draw their text in fonts of their own: they are scaled alike.
-  for (auto* plot : findChildren<QCustomPlot*>()) viz::set_plot_text_scale(plot, on ? kPresentationScale : 1.0);
+  for (auto* plot : findChildren<QCustomPlot*>())
+    viz::set_plot_text_scale(plot, on ? kPresentationScale : 1.0);
   // The smaller type lays the window out anew once its events are handled; the size it had
   // comes back after that, when nothing holds it larger any more.
   if (!on && !geometry_before_presentation_.isEmpty())
-    QTimer::singleShot(0, this, [this, geometry = geometry_before_presentation_, size = size_before_presentation_] {
-      if (presentation_) return;
-      // Layouts take the smaller type first, so that nothing holds the window at its large size.
-      QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
-      if (layout()) layout()->activate();
-      restoreGeometry(geometry);
-      if (!isMaximized() && !isFullScreen()) resize(size);
-    });
+    QTimer::singleShot(
+        0, this,
+        [this, geometry = geometry_before_presentation_, size = size_before_presentation_] {
+          if (presentation_) return;
+          // Layouts take the smaller type first, so that nothing holds the window at its large
+          // size.
+          QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+          if (layout()) layout()->activate();
+          restoreGeometry(geometry);
+          if (!isMaximized() && !isFullScreen()) resize(size);
+        });
 }
 
 void MainWindow::addPage(QWidget* page, const QString& title, const QString& id) {
@@ -615,7 +581,9 @@ QWidget* MainWindow::page(int index) const {
   return area ? area->widget() : nullptr;
 }
 
-QWidget* MainWindow::currentPage() const { return page(tabs_->currentIndex()); }
+QWidget* MainWindow::currentPage() const {
+  return page(tabs_->currentIndex());
+}
 
 int MainWindow::pageIndex(QWidget* shown) const {
   for (int i = 0; i < tabs_->count(); ++i)
@@ -654,13 +622,18 @@ bool MainWindow::replayEpisode(qint64 episode) {
   const auto& dataset = view_->dataset();
   if (!dataset) return false;
   try {
-    std::shared_ptr<models::EpisodePlayer> replay = models::EpisodePlayer::replay(*dataset, static_cast<int>(episode));
-    viewer_->setPlayer(tr("%1, episode %2").arg(QFileInfo(QString::fromStdString(dataset->path)).completeBaseName()).arg(episode), replay);
+    std::shared_ptr<models::EpisodePlayer> replay =
+        models::EpisodePlayer::replay(*dataset, static_cast<int>(episode));
+    viewer_->setPlayer(tr("%1, episode %2")
+                           .arg(QFileInfo(QString::fromStdString(dataset->path)).completeBaseName())
+                           .arg(episode),
+                       replay);
     showPage(viewer_);
     status_->setText(tr("Replaying episode %1 of the dataset in the viewer").arg(episode));
     return true;
   } catch (const std::exception& e) {
-    status_->setText(tr("Cannot replay episode %1: %2").arg(episode).arg(QString::fromStdString(e.what())));
+    status_->setText(
+        tr("Cannot replay episode %1: %2").arg(episode).arg(QString::fromStdString(e.what())));
     return false;
   }
 }
@@ -672,7 +645,8 @@ void MainWindow::openSweep(const QString& dir) {
 }
 
 void MainWindow::openAny(const QString& path) {
-  if (QFileInfo(path).isDir() && QFileInfo::exists(QDir(path).filePath(QStringLiteral("sweep.json")))) {
+  if (QFileInfo(path).isDir() &&
+      QFileInfo::exists(QDir(path).filePath(QStringLiteral("sweep.json")))) {
     openSweep(path);
   } else if (isCheckpointFile(path)) {
     openCheckpoint(path);
@@ -692,7 +666,8 @@ void MainWindow::openAny(const QString& path) {
 std::vector<const viz::FigureSource*> MainWindow::figureSources() const {
   // Each tab once, in the tabs' order; an analysis run from the Analyses tab only when it has a
   // result, since the tabs before it show the studio's own analyses.
-  std::vector<const viz::FigureSource*> sources = {attention_, rollout_view_, returns_view_, tsne_view_};
+  std::vector<const viz::FigureSource*> sources = {attention_, rollout_view_, returns_view_,
+                                                   tsne_view_};
   for (const auto* source : analyses_->figureSources())
     if (source->hasFigure()) sources.push_back(source);
   for (const auto* source : training_->figureSources()) sources.push_back(source);
@@ -704,15 +679,20 @@ std::vector<const viz::FigureSource*> MainWindow::figureSources() const {
 void MainWindow::openFiles(const QStringList& paths) {
   QStringList checkpoints;
   for (const auto& path : paths) {
-    if (isCheckpointFile(path) && !QFileInfo(path).isDir()) checkpoints << path;
-    else openAny(path);
+    if (isCheckpointFile(path) && !QFileInfo(path).isDir())
+      checkpoints << path;
+    else
+      openAny(path);
   }
   if (checkpoints.isEmpty()) return;
   if (checkpoints.size() > 2) {
     QStringList extra;
     for (int i = 2; i < checkpoints.size(); ++i) extra << QFileInfo(checkpoints[i]).fileName();
-    const QString message = tr("Two checkpoints are open at once, a model and the one it is compared with: %1 and %2. Not opened: %3.")
-                                .arg(QFileInfo(checkpoints[0]).fileName(), QFileInfo(checkpoints[1]).fileName(), extra.join(QStringLiteral(", ")));
+    const QString message =
+        tr("Two checkpoints are open at once, a model and the one it is compared with: %1 and %2. "
+           "Not opened: %3.")
+            .arg(QFileInfo(checkpoints[0]).fileName(), QFileInfo(checkpoints[1]).fileName(),
+                 extra.join(QStringLiteral(", ")));
     std::fprintf(stderr, "decision-studio: %s\n", qPrintable(message));
     showError(message, ErrorOf::Checkpoint);
   }
@@ -752,140 +732,121 @@ void MainWindow::showAbout() {
 
 void MainWindow::chooseCheckpoint() {
   // The runs folder: where the window's own runs are.
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open Checkpoint"), training_->runsDirectory(), tr("Checkpoints (*.pt);;All files (*)"));
+  const QString path =
+      QFileDialog::getOpenFileName(this, tr("Open Checkpoint"), training_->runsDirectory(),
+                                   tr("Checkpoints (*.pt);;All files (*)"));
   if (!path.isEmpty()) openCheckpoint(path);
 }
 
-void MainWindow::openDefaultCheckpoint() { openCheckpoint(defaultCheckpoint()); }
+void MainWindow::openDefaultCheckpoint() {
+  openCheckpoint(defaultCheckpoint());
+}
 
-bool MainWindow::isInspecting() const { return inspect_job_->isRunning(); }
+bool MainWindow::isInspecting() const {
+  return checkpoints_->isOpening();
+}
 
 void MainWindow::openCheckpoint(const QString& path) {
-  // The newest request wins: a running inspection stops at its next stage, then this one starts.
-  if (!inspect_job_->isRunning()) status_->setText(tr("Inspecting %1…").arg(QFileInfo(path).fileName()));
   showPage(attention_);
-  inspecting_ = path;
-  inspect_job_->start(
-      [this, path](const Progress& progress) -> Job::Deliver {
-        // The command line's steps (dstudio analyze attention): 16 windows of the checkpoint's dataset.
-        // The file is read once; the inspection and the player share the model.
-        progress.update(0.0, "reading the checkpoint");
-        const auto loaded = models::open_checkpoint(path.toStdString());
-        auto inspected = std::make_shared<models::DatasetInspection>(models::inspect_on_dataset(*loaded, 16, {}, progress));
-        std::shared_ptr<models::EpisodePlayer> player;
-        QString player_error;
-        try {
-          player = std::make_shared<models::EpisodePlayer>(loaded);
-        } catch (const std::exception& e) {
-          player_error = QString::fromStdString(e.what());
-        }
-        progress.check();
-        return [this, path, inspected, player, player_error, loaded] { showCheckpoint(path, *inspected, player, player_error, loaded); };
-      },
-      path);
+  checkpoints_->open(path);
 }
 
 void MainWindow::cancelInspection() {
-  if (!inspect_job_->isRunning()) return;
-  inspect_job_->cancel();
-  status_->setText(tr("Cancelling the inspection…"));
+  checkpoints_->cancelOpen();
 }
 
-void MainWindow::showCheckpoint(const QString& path, const models::DatasetInspection& inspected,
-                                const std::shared_ptr<models::EpisodePlayer>& player, const QString& player_error,
-                                const std::shared_ptr<const models::LoadedCheckpoint>& loaded) {
+QString MainWindow::checkpointPath() const {
+  return checkpoints_->path();
+}
+
+void MainWindow::showCheckpoint(const OpenedCheckpoint& opened) {
+  const auto& inspected = opened.inspected;
   const auto& info = inspected.info;
-  const QString title = checkpointTitle(path, info);
+  const QString& path = opened.path;
+  const QString& title = opened.title;
   // Work on the previous model stops; its results leave every view below.
   // (The t-SNE and the analyses panel stop their own when they are given the new checkpoint.)
-  compare_job_->cancel();
-  attention_->setInspections(title, inspected.inspections);
-  tsne_job_->setCheckpoint(path, title, 40, loaded);
-  analyses_->setCheckpoint(path, title);
+  tsne_job_->setCheckpoint(path, title, 40, opened.checkpoint);
+  analyses_->setCheckpoint(path, title, opened.checkpoint);
   // Paused at step 0: the user starts the policy (Space) when the viewer is on screen.
-  if (player) viewer_->setPlayer(title, player, /*autoplay=*/false, models::target_choices(player->task(), inspected.episode_returns));
-  else viewer_->clear(tr("This checkpoint cannot act in an environment: %1").arg(player_error));
-  checkpoint_path_ = path;
-  checkpoint_windows_ = inspected.windows;
+  if (opened.player)
+    viewer_->setPlayer(title, opened.player, /*autoplay=*/false,
+                       models::target_choices(opened.player->task(), inspected.episode_returns));
+  else
+    viewer_->clear(tr("This checkpoint cannot act in an environment: %1").arg(opened.player_error));
   workspace_view_->setCheckpoint(&info);
   workspace_view_->setCheckpoint(nullptr, /*compared=*/true);
-  compared_path_.clear();
   rememberRecent(path);
   // Targets on offer: the task's references and what this model's data reached.
   std::vector<models::TargetChoice> targets;
   const QString env = QString::fromStdString(info.env_id);
   try {
-    if (!info.env_id.empty()) targets = models::target_choices(env::task(info.env_id), inspected.episode_returns);
+    if (!info.env_id.empty())
+      targets = models::target_choices(env::task(info.env_id), inspected.episode_returns);
   } catch (const std::exception&) {
   }
   const QString label = labelOf(path);
   rollout_view_->setReady(targets.empty() ? QString() : env, targets, label);
   returns_view_->setReady(targets, label);
   // The rollouts, the ablation and the sweep act on the model read above (return_jobs.h).
-  return_jobs_->setCheckpoint(loaded, info, label,
-                              info.env_id.empty() ? std::nan("") : env::normalized_score(env::task(info.env_id), inspected.best_return));
-  status_->setText(tr("%1: attention maps on %2 dataset windows").arg(title).arg(inspected.inspections.size()));
+  return_jobs_->setCheckpoint(
+      opened.checkpoint, info, label,
+      info.env_id.empty() ? std::nan("")
+                          : env::normalized_score(env::task(info.env_id), inspected.best_return));
+  status_->setText(
+      tr("%1: attention maps on %2 dataset windows").arg(title).arg(inspected.inspections.size()));
   applyPendingViewer();
   applyPendingLesson();
   emit checkpointShown(path);
   if (!compare_when_shown_.isEmpty()) {
     const QString other = std::exchange(compare_when_shown_, QString());
-    status_->setText(tr("%1 opened; comparing it with %2…").arg(title, QFileInfo(other).fileName()));
+    status_->setText(
+        tr("%1 opened; comparing it with %2…").arg(title, QFileInfo(other).fileName()));
     compareCheckpoint(other);
   }
 }
 
-QString MainWindow::checkpointTitle(const QString& path, const models::CheckpointInfo& info) {
-  return labelOf(path) + " (" + QString::fromStdString(info.variant.variant) + ")";
-}
-
 void MainWindow::compareCheckpoint(const QString& path) {
-  if (checkpoint_windows_.empty()) {
+  if (!checkpoints_->compare(path))
     emit comparisonFailed(tr("Open a checkpoint first: the comparison uses its windows."));
-    return;
-  }
-  status_->setText(tr("Inspecting %1 on the same windows…").arg(QFileInfo(path).fileName()));
-  const auto windows = checkpoint_windows_;
-  compare_job_->start(
-      [this, path, windows](const Progress& progress) -> Job::Deliver {
-        const auto info = models::read_checkpoint_info(path.toStdString());
-        if (info.variant.context_length != windows.front().steps)
-          throw Error(path.toStdString() + ": sees windows of " + std::to_string(info.variant.context_length) +
-                      " steps, the open checkpoint " + std::to_string(windows.front().steps));
-        auto inspections = std::make_shared<std::vector<models::WindowInspection>>(models::inspect_windows(path.toStdString(), windows, models::ModalityZeroing::None, progress));
-        return [this, path, info, inspections] {
-          const QString title = checkpointTitle(path, info);
-          try {
-            attention_->setComparison(title, *inspections);
-          } catch (const std::exception& e) {
-            throw Error(QFileInfo(path).fileName().toStdString() + ": " + e.what());
-          }
-          workspace_view_->setCheckpoint(&info, /*compared=*/true);
-          compared_path_ = path;
-          return_jobs_->setCompared(path);
-          showPage(attention_);
-          status_->setText(tr("Attention: compared with %1 on the same windows, as a difference or side by side").arg(title));
-          if (pending_comparison_) {
-            attention_->setComparisonMode(*pending_comparison_ == WorkspaceComparison::Difference
-                                              ? viz::AttentionMapView::Comparison::Difference
-                                              : viz::AttentionMapView::Comparison::SideBySide);
-            pending_comparison_.reset();
-          }
-          emit comparisonShown(path);
-        };
-      },
-      path);
 }
 
-void MainWindow::cancelComparison() { compare_job_->cancel(); }
+void MainWindow::showComparison(const QString& path, const models::CheckpointInfo& info) {
+  workspace_view_->setCheckpoint(&info, /*compared=*/true);
+  return_jobs_->setCompared(path);
+  showPage(attention_);
+  if (pending_comparison_) {
+    attention_->setComparisonMode(*pending_comparison_ == WorkspaceComparison::Difference
+                                      ? viz::AttentionMapView::Comparison::Difference
+                                      : viz::AttentionMapView::Comparison::SideBySide);
+    pending_comparison_.reset();
+  }
+  emit comparisonShown(path);
+}
 
-bool MainWindow::isComparing() const { return compare_job_->isRunning(); }
+void MainWindow::cancelComparison() {
+  checkpoints_->cancelComparison();
+}
 
-bool MainWindow::isRollingOut() const { return return_jobs_->isRunning(); }
-void MainWindow::runRollout(const models::RolloutConfig& config) { return_jobs_->runRollout(config); }
-void MainWindow::cancelRollout() { return_jobs_->cancel(); }
-void MainWindow::runAblation() { return_jobs_->runAblation(); }
-void MainWindow::runSweep() { return_jobs_->runSweep(); }
+bool MainWindow::isComparing() const {
+  return checkpoints_->isComparing();
+}
+
+bool MainWindow::isRollingOut() const {
+  return return_jobs_->isRunning();
+}
+void MainWindow::runRollout(const models::RolloutConfig& config) {
+  return_jobs_->runRollout(config);
+}
+void MainWindow::cancelRollout() {
+  return_jobs_->cancel();
+}
+void MainWindow::runAblation() {
+  return_jobs_->runAblation();
+}
+void MainWindow::runSweep() {
+  return_jobs_->runSweep();
+}
 
 void MainWindow::reportStopped(const QString& status, Job* job) {
   const bool cancelled = job->lastEnd() == Job::End::Cancelled;

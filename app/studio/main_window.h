@@ -4,9 +4,9 @@
 /// worker thread with progress and cancel in the status bar; a file that cannot be used is
 /// explained in a dialog and whatever was open stays open.
 
-#include <QSize>
 #include <QFont>
 #include <QMainWindow>
+#include <QSize>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -34,7 +34,7 @@ class FigureSource;
 class TsneView;
 class MarkovLabView;
 class WorkspaceView;
-}
+}  // namespace dstudio::viz
 
 class QTabWidget;
 
@@ -42,6 +42,8 @@ namespace dstudio::studio {
 
 class Job;
 class AnalysesPanel;
+class CheckpointJobs;
+struct OpenedCheckpoint;
 class LessonPanel;
 class ReturnJobs;
 class SweepPanel;
@@ -122,7 +124,8 @@ class MainWindow : public QMainWindow {
   /// Asks the running comparison to stop; the maps on screen stay.
   void cancelComparison();
   [[nodiscard]] bool isComparing() const;
-  [[nodiscard]] QString checkpointPath() const { return checkpoint_path_; }
+  /// The open checkpoint ("" before one is shown).
+  [[nodiscard]] QString checkpointPath() const;
   /// Type in presentation mode, relative to the usual.
   static constexpr double kPresentationScale = 1.6;
   /// The smallest type of the tab bar, relative to the usual, before it scrolls (fitTabBar).
@@ -133,8 +136,8 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] bool presentationMode() const { return presentation_; }
   /// Replays episode `episode` of the open dataset in the viewer from its recorded states.
   bool replayEpisode(qint64 episode);
-  /// Opens a dataset, a checkpoint (.pt), a workspace (.dstudio or .json) or a sweep folder (one holding
-  /// sweep.json), by its name.
+  /// Opens a dataset, a checkpoint (.pt), a workspace (.dstudio or .json) or a sweep folder (one
+  /// holding sweep.json), by its name.
   void openAny(const QString& path);
   /// The files of a command line or a drop, each by its kind. The first checkpoint is opened and a
   /// second is compared with it once it is shown (the status bar says so); a third and more are
@@ -153,7 +156,8 @@ class MainWindow : public QMainWindow {
   /// A workspace's JSON text, read by core's parse_workspace (with "@resources/" resolved to
   /// `resources` when given, as a lesson's steps need), then applied. Returns false with `error`
   /// set when it is not a workspace of this studio; nothing is applied then.
-  bool applyWorkspaceText(const QByteArray& json, QString* error = nullptr, const QString& resources = {});
+  bool applyWorkspaceText(const QByteArray& json, QString* error = nullptr,
+                          const QString& resources = {});
   /// Writes workspace() to `path` (atomically); false with `error` set on failure.
   bool saveWorkspace(const QString& path, QString* error = nullptr) const;
   /// Reads a workspace file and applies it.
@@ -195,10 +199,9 @@ class MainWindow : public QMainWindow {
   Job* addJob(const QString& name);
   Job* addJob(Job* job);
   void showDataset(const QString& path, const std::shared_ptr<const data::Dataset>& dataset);
-  void showCheckpoint(const QString& path, const models::DatasetInspection& inspected,
-                      const std::shared_ptr<models::EpisodePlayer>& player, const QString& player_error,
-                      const std::shared_ptr<const models::LoadedCheckpoint>& loaded);
-  static QString checkpointTitle(const QString& path, const models::CheckpointInfo& info);
+  // An opened checkpoint goes to every view of the model; a comparison to those that show it.
+  void showCheckpoint(const OpenedCheckpoint& opened);
+  void showComparison(const QString& path, const models::CheckpointInfo& info);
   // The status bar's bar and Cancel button show while any job runs; they follow the newest.
   void updateBusy();
   enum class ErrorOf { Dataset, Checkpoint, Workspace, Sweep };
@@ -218,20 +221,19 @@ class MainWindow : public QMainWindow {
   void applyPendingLesson();
   void refreshRuns();
   void rebuildRecentMenu();
+  // File, View and Help (main_window_menus.cpp).
+  void createMenus();
   void showAbout();
 
   viz::DatasetView* view_;
   viz::AttentionMapView* attention_;
   QTabWidget* tabs_;
-  std::vector<Job*> jobs_;  // every job, in the order made
+  std::vector<Job*> jobs_;    // every job, in the order made
   Job* shown_job_ = nullptr;  // the one the status bar's bar follows
   Job* load_job_;
-  Job* inspect_job_;
-  Job* compare_job_;
-  QString inspecting_;  // the checkpoint the inspection job runs on
-  std::vector<models::Window> checkpoint_windows_;
-  QString compared_path_;  // the checkpoint the attention maps are compared with
-  QString compare_when_shown_;  // a second checkpoint given with the first: compared once it is shown
+  CheckpointJobs* checkpoints_;  // opening and comparing them
+  QString
+      compare_when_shown_;  // a second checkpoint given with the first: compared once it is shown
   QAction* presentation_action_ = nullptr;
   /// The tab bar's type, as large as lets every tab show.
   void fitTabBar();
@@ -249,10 +251,11 @@ class MainWindow : public QMainWindow {
   MarkovLabJob* markov_lab_job_;
   AnalysesPanel* analyses_;
   viz::WorkspaceView* workspace_view_;
-  std::optional<WorkspaceViewer> pending_viewer_;  // a workspace's viewer settings, applied when its player arrives
-  QString pending_tab_;                            // a tab's id (or an earlier studio's title)
-  std::optional<WorkspaceAttention> pending_attention_;    // a workspace's map selection
-  QString pending_compare_;                                // a checkpoint to compare with, once the open one is shown
+  std::optional<WorkspaceViewer>
+      pending_viewer_;   // a workspace's viewer settings, applied when its player arrives
+  QString pending_tab_;  // a tab's id (or an earlier studio's title)
+  std::optional<WorkspaceAttention> pending_attention_;  // a workspace's map selection
+  QString pending_compare_;  // a checkpoint to compare with, once the open one is shown
   std::optional<WorkspaceComparison> pending_comparison_;  // once the comparison is shown
   std::optional<WorkspaceRun> pending_run_;                // once the checkpoint is shown
   LessonPanel* lessons_;
@@ -261,7 +264,6 @@ class MainWindow : public QMainWindow {
   QByteArray geometry_before_presentation_;
   QSize size_before_presentation_;
   QFont base_font_;
-  QString checkpoint_path_;
   QMenu* recent_menu_;
   QLabel* status_;
   QProgressBar* progress_;

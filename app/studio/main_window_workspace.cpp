@@ -1,17 +1,7 @@
 // The window's workspaces and lessons: what it has open as a typed Workspace, applied back
 // (files that moved are reported, the rest opens), saved and loaded whole. See main_window.h.
 
-#include "main_window.h"
-
-#include "dstudio/common/read_file.h"
-#include "dstudio/common/workspace.h"
-#include "plugins_dialog.h"
-
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <filesystem>
-#include <utility>
+#include <qcustomplot.h>
 
 #include <QAction>
 #include <QApplication>
@@ -22,64 +12,74 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QSaveFile>
 #include <QLabel>
-#include <QPainter>
-#include <QTextDocument>
 #include <QLayout>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPainter>
 #include <QProgressBar>
-#include <QScrollArea>
 #include <QPushButton>
+#include <QSaveFile>
+#include <QScrollArea>
 #include <QSettings>
+#include <QStatusBar>
 #include <QTabBar>
 #include <QTabWidget>
-#include <QStatusBar>
+#include <QTextDocument>
 #include <QTimer>
 #include <QTreeWidget>
 #include <QtConcurrent/QtConcurrentRun>
-#include <qcustomplot.h>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <utility>
 
+#include "analyses_panel.h"
+#include "checkpoint_jobs.h"
 #include "default_dataset.h"
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/read_file.h"
 #include "dstudio/common/resources.h"
 #include "dstudio/common/system_info.h"
+#include "dstudio/common/workspace.h"
 #include "dstudio/data/dataset_io.h"
+#include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/targets.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
-#include "dstudio/viz/return_analysis_view.h"
-#include "dstudio/viz/sweep_results_view.h"
 #include "dstudio/viz/export_dialog.h"
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/markov_lab_view.h"
+#include "dstudio/viz/return_analysis_view.h"
+#include "dstudio/viz/sweep_results_view.h"
 #include "dstudio/viz/tsne_view.h"
 #include "dstudio/viz/workspace_view.h"
-#include "dstudio/env/environment.h"
-#include "analyses_panel.h"
 #include "job.h"
-#include "sweep_panel.h"
-#include "training_panel.h"
 #include "lesson_panel.h"
 #include "lessons.h"
+#include "main_window.h"
 #include "markov_lab_job.h"
+#include "plugins_dialog.h"
 #include "return_jobs.h"
+#include "sweep_panel.h"
+#include "training_panel.h"
 #include "tsne_job.h"
 #include "user_guide.h"
 #include "viewer_panel.h"
 
 namespace dstudio::studio {
 
-
 Workspace MainWindow::workspace() const {
   Workspace w;
-  if (!currentPath().isEmpty()) w.dataset = QFileInfo(currentPath()).absoluteFilePath().toStdString();
-  if (!checkpoint_path_.isEmpty()) w.checkpoint = QFileInfo(checkpoint_path_).absoluteFilePath().toStdString();
+  if (!currentPath().isEmpty())
+    w.dataset = QFileInfo(currentPath()).absoluteFilePath().toStdString();
+  if (!checkpointPath().isEmpty())
+    w.checkpoint = QFileInfo(checkpointPath()).absoluteFilePath().toStdString();
   w.tab = tabs_->tabBar()->tabData(tabs_->currentIndex()).toString().toStdString();
   if (viewer_->hasPlayer()) w.viewer = viewer_->settings();
   for (const QString& run : training_->runFolders()) w.runs.push_back(run.toStdString());
@@ -89,7 +89,8 @@ Workspace MainWindow::workspace() const {
   return w;
 }
 
-bool MainWindow::applyWorkspaceText(const QByteArray& json, QString* error, const QString& resources) {
+bool MainWindow::applyWorkspaceText(const QByteArray& json, QString* error,
+                                    const QString& resources) {
   // Every key's type and range is checked (core's parser) before anything is applied: a file
   // that does not fit changes nothing.
   Workspace w;
@@ -108,7 +109,8 @@ bool MainWindow::applyWorkspace(const Workspace& w, QString* error) {
   // Files that moved are reported, and what can be opened still is.
   QStringList missing;
   // "default" names the studio's default dataset, made when missing: not a file that moved.
-  if (!w.dataset.empty() && w.dataset != "default" && !QFileInfo::exists(q(w.dataset))) missing << q(w.dataset);
+  if (!w.dataset.empty() && w.dataset != "default" && !QFileInfo::exists(q(w.dataset)))
+    missing << q(w.dataset);
   if (!w.checkpoint.empty() && !QFileInfo::exists(q(w.checkpoint))) missing << q(w.checkpoint);
   restoreGeometry(QByteArray::fromBase64(QByteArray::fromStdString(w.window_geometry)));
   restoreState(QByteArray::fromBase64(QByteArray::fromStdString(w.window_state)));
@@ -118,7 +120,8 @@ bool MainWindow::applyWorkspace(const Workspace& w, QString* error) {
   pending_compare_ = q(w.compare);
   pending_comparison_ = w.comparison;
   pending_run_ = w.run;
-  if (!pending_compare_.isEmpty() && !QFileInfo::exists(pending_compare_)) missing << pending_compare_, pending_compare_.clear();
+  if (!pending_compare_.isEmpty() && !QFileInfo::exists(pending_compare_))
+    missing << pending_compare_, pending_compare_.clear();
   // "default": the default dataset, when no dataset is open yet.
   if (w.dataset == "default") {
     if (currentPath().isEmpty() && !load_job_->isRunning()) openDefaultDataset();
@@ -138,20 +141,26 @@ bool MainWindow::applyWorkspace(const Workspace& w, QString* error) {
   for (const auto& run : w.runs) {
     const QString dir = q(run);
     if (open_runs.contains(dir)) continue;
-    if (!QFileInfo::exists(dir)) missing << dir;
-    else if (!training_->addRunFolder(dir)) missing << dir + " (" + training_->lastError() + ")";
+    if (!QFileInfo::exists(dir))
+      missing << dir;
+    else if (!training_->addRunFolder(dir))
+      missing << dir + " (" + training_->lastError() + ")";
   }
   refreshRuns();
   if (!w.sweep.empty()) {
     const QString dir = q(w.sweep);
-    if (!QFileInfo(dir).isDir()) missing << dir;
-    else if (QFileInfo(dir) != QFileInfo(sweep_->sweepDir())) sweep_->openSweep(dir);
+    if (!QFileInfo(dir).isDir())
+      missing << dir;
+    else if (QFileInfo(dir) != QFileInfo(sweep_->sweepDir()))
+      sweep_->openSweep(dir);
   }
   const QString checkpoint = q(w.checkpoint);
-  if (!checkpoint.isEmpty() && QFileInfo(checkpoint) == QFileInfo(checkpoint_path_) && !inspect_job_->isRunning()) {
+  if (!checkpoint.isEmpty() && QFileInfo(checkpoint) == QFileInfo(checkpointPath()) &&
+      !checkpoints_->isOpening()) {
     // Open already: its views stay, the requests apply now.
-    compare_job_->cancel();
-    if (pending_compare_.isEmpty()) attention_->setComparisonMode(viz::AttentionMapView::Comparison::Alone);
+    checkpoints_->cancelComparison();
+    if (pending_compare_.isEmpty())
+      attention_->setComparisonMode(viz::AttentionMapView::Comparison::Alone);
     applyPendingViewer();
     applyPendingLesson();
   } else if (!checkpoint.isEmpty() && QFileInfo::exists(checkpoint)) {
@@ -174,7 +183,9 @@ void MainWindow::applyPendingViewer() {
   if (!pending_tab_.isEmpty()) {
     // By the tab's id; a workspace of an earlier studio names it by its title.
     for (int i = 0; i < tabs_->count(); ++i)
-      if (tabs_->tabBar()->tabData(i).toString() == pending_tab_ || tabs_->tabText(i).remove('&') == pending_tab_) tabs_->setCurrentIndex(i);
+      if (tabs_->tabBar()->tabData(i).toString() == pending_tab_ ||
+          tabs_->tabText(i).remove('&') == pending_tab_)
+        tabs_->setCurrentIndex(i);
     pending_tab_.clear();
   }
 }
@@ -182,8 +193,12 @@ void MainWindow::applyPendingViewer() {
 void MainWindow::applyPendingLesson() {
   if (pending_attention_) {
     switch (pending_attention_->map) {
-      case WorkspaceMap::MeanOverLayers: attention_->setMode(viz::AttentionMapView::Mode::MeanOverLayers); break;
-      case WorkspaceMap::Rollout: attention_->setMode(viz::AttentionMapView::Mode::Rollout); break;
+      case WorkspaceMap::MeanOverLayers:
+        attention_->setMode(viz::AttentionMapView::Mode::MeanOverLayers);
+        break;
+      case WorkspaceMap::Rollout:
+        attention_->setMode(viz::AttentionMapView::Mode::Rollout);
+        break;
       case WorkspaceMap::Layer:
         attention_->setMode(viz::AttentionMapView::Mode::Layer);
         // Counted from 1 as in the papers, head 0 the mean over heads (analysis::MapSelection).
@@ -197,8 +212,10 @@ void MainWindow::applyPendingLesson() {
     compareCheckpoint(pending_compare_);
     pending_compare_.clear();
   }
-  if (pending_run_ == WorkspaceRun::Sweep) runSweep();
-  else if (pending_run_ == WorkspaceRun::Ablation) runAblation();
+  if (pending_run_ == WorkspaceRun::Sweep)
+    runSweep();
+  else if (pending_run_ == WorkspaceRun::Ablation)
+    runAblation();
   pending_run_.reset();
 }
 
@@ -209,7 +226,8 @@ void MainWindow::openLesson(int lesson, int step) {
 
 bool MainWindow::saveWorkspace(const QString& path, QString* error) const {
   QSaveFile file(path);  // written to a temporary file and renamed: never half a workspace
-  if (!file.open(QIODevice::WriteOnly) || file.write(QByteArray::fromStdString(to_json(workspace()))) < 0 || !file.commit()) {
+  if (!file.open(QIODevice::WriteOnly) ||
+      file.write(QByteArray::fromStdString(to_json(workspace()))) < 0 || !file.commit()) {
     if (error) *error = tr("%1: cannot be written (%2)").arg(path, file.errorString());
     return false;
   }
@@ -236,8 +254,9 @@ bool MainWindow::loadWorkspace(const QString& path, QString* error) {
 }
 
 void MainWindow::chooseWorkspaceToSave() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Save Workspace"), QStringLiteral("workspace.dstudio"),
-                                                    tr("Decision Studio workspaces (*.dstudio *.json)"));
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Save Workspace"), QStringLiteral("workspace.dstudio"),
+                                   tr("Decision Studio workspaces (*.dstudio *.json)"));
   if (path.isEmpty()) return;
   QString error;
   if (saveWorkspace(path, &error)) {
@@ -249,11 +268,14 @@ void MainWindow::chooseWorkspaceToSave() {
 }
 
 void MainWindow::chooseWorkspaceToOpen() {
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open Workspace"), QString(), tr("Decision Studio workspaces (*.dstudio *.json)"));
+  const QString path = QFileDialog::getOpenFileName(
+      this, tr("Open Workspace"), QString(), tr("Decision Studio workspaces (*.dstudio *.json)"));
   if (path.isEmpty()) return;
   QString error;
-  if (!loadWorkspace(path, &error)) showError(error, ErrorOf::Workspace);
-  else if (!error.isEmpty()) status_->setText(error);
+  if (!loadWorkspace(path, &error))
+    showError(error, ErrorOf::Workspace);
+  else if (!error.isEmpty())
+    status_->setText(error);
 }
 
 }  // namespace dstudio::studio

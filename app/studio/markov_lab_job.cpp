@@ -11,22 +11,26 @@ namespace dstudio::studio {
 MarkovLabJob::MarkovLabJob(viz::MarkovLabView* view, QObject* parent)
     : QObject(parent), view_(view), job_(new Job(tr("Training the Markov lab"), this)) {
   qRegisterMetaType<dstudio::models::MarkovLabPoint>("dstudio::models::MarkovLabPoint");
-  connect(this, &MarkovLabJob::point, view, [view](const models::MarkovLabPoint& p) { view->addPoints({p}); },
-          Qt::QueuedConnection);
+  connect(
+      this, &MarkovLabJob::point, view,
+      [view](const models::MarkovLabPoint& p) { view->addPoints({p}); }, Qt::QueuedConnection);
   connect(view, &viz::MarkovLabView::trainRequested, this, &MarkovLabJob::start);
   connect(view, &viz::MarkovLabView::cancelRequested, this, &MarkovLabJob::cancel);
   connect(job_, &Job::stopped, this, [this] {
     if (view_) view_->setRunning(false);
   });
   connect(job_, &Job::finished, this, [this](Job::End end, const QString& error) {
-    if (view_ && end == Job::End::Cancelled) view_->showStopped(tr("Cancelled: the curve so far stays."));
+    if (view_ && end == Job::End::Cancelled)
+      view_->showStopped(tr("Cancelled: the curve so far stays."));
     if (view_ && end == Job::End::Failed) view_->showStopped(tr("Failed: %1").arg(error));
     emit finished();
   });
 }
 
 // The worker emits points from this object: it must have returned before this object goes.
-MarkovLabJob::~MarkovLabJob() { job_->cancelAndWait(); }
+MarkovLabJob::~MarkovLabJob() {
+  job_->cancelAndWait();
+}
 
 void MarkovLabJob::start() {
   // One run at a time: a new curve while the old run's points are still queued would mix them.
@@ -43,16 +47,23 @@ void MarkovLabJob::start() {
   view_->setRunning(true);
   job_->start(
       [this, options](const Progress& progress) -> Job::Deliver {
-        auto result = models::run_markov_lab(options, progress, [this](const models::MarkovLabPoint& p) { emit point(p); });
+        auto result = models::run_markov_lab(
+            options, progress, [this](const models::MarkovLabPoint& p) { emit point(p); });
         return [this, result = std::move(result)] {
           if (view_) view_->showResult(result);
         };
       },
-      tr("%1 mixer, window %2").arg(QString::fromStdString(models::to_string(options.mixer))).arg(options.window));
+      tr("%1 mixer, window %2")
+          .arg(QString::fromStdString(models::to_string(options.mixer)))
+          .arg(options.window));
 }
 
-void MarkovLabJob::cancel() { job_->cancel(); }
+void MarkovLabJob::cancel() {
+  job_->cancel();
+}
 
-bool MarkovLabJob::isRunning() const { return job_->isRunning(); }
+bool MarkovLabJob::isRunning() const {
+  return job_->isRunning();
+}
 
 }  // namespace dstudio::studio

@@ -16,12 +16,15 @@ PluginsDialog::PluginsDialog(QWidget* parent) : QDialog(parent) {
   resize(820, 420);
   auto* layout = new QVBoxLayout(this);
   QStringList folders;
-  for (const auto& f : plugins::plugin_folders()) folders << QString::fromStdString(f.string()).toHtmlEscaped();
+  for (const auto& f : plugins::plugin_folders())
+    folders << QString::fromStdString(f.string()).toHtmlEscaped();
   auto* intro = new QLabel(
-      tr("Plugin interface %1, LibTorch %2. Plugins are loaded at start-up from DSTUDIO_PLUGIN_PATH, %3 and the studio's "
+      tr("Plugin interface %1, LibTorch %2. Plugins are loaded at start-up from "
+         "DSTUDIO_PLUGIN_PATH, %3 and the studio's "
          "resources.<br>Folders found: %4")
           .arg(DSTUDIO_PLUGIN_ABI_VERSION)
-          .arg(QStringLiteral(DSTUDIO_SDK_TORCH_VERSION), QString::fromStdString(plugins::user_plugin_folder().string()).toHtmlEscaped(),
+          .arg(QStringLiteral(DSTUDIO_SDK_TORCH_VERSION),
+               QString::fromStdString(plugins::user_plugin_folder().string()).toHtmlEscaped(),
                folders.isEmpty() ? tr("none") : folders.join(QStringLiteral(", "))),
       this);
   intro->setWordWrap(true);
@@ -36,8 +39,9 @@ PluginsDialog::PluginsDialog(QWidget* parent) : QDialog(parent) {
   const auto records = plugins::plugin_records();
   for (const auto& r : records) {
     auto* item = new QTreeWidgetItem(tree);
-    const QString name = r.name.empty() ? QString::fromStdString(std::filesystem::path(r.file).filename().string())
-                                        : QString::fromStdString(r.name + " " + r.version);
+    const QString name =
+        r.name.empty() ? QString::fromStdString(std::filesystem::path(r.file).filename().string())
+                       : QString::fromStdString(r.name + " " + r.version);
     item->setText(0, name);
     item->setToolTip(0, QString::fromStdString(r.file));
     item->setText(1, r.loaded ? tr("loaded") : tr("refused"));

@@ -12,16 +12,22 @@
 
 namespace dstudio::studio {
 
-ReturnJobs::ReturnJobs(viz::EntropyRewardView* rollout_view, viz::ReturnAnalysisView* returns_view, Job* rollout_job, Job* returns_job,
-                       QObject* parent)
-    : QObject(parent), rollout_view_(rollout_view), returns_view_(returns_view), rollout_job_(rollout_job), returns_job_(returns_job) {
-  connect(returns_view_, &viz::ReturnAnalysisView::ablationRequested, this, &ReturnJobs::runAblation);
+ReturnJobs::ReturnJobs(viz::EntropyRewardView* rollout_view, viz::ReturnAnalysisView* returns_view,
+                       Job* rollout_job, Job* returns_job, QObject* parent)
+    : QObject(parent),
+      rollout_view_(rollout_view),
+      returns_view_(returns_view),
+      rollout_job_(rollout_job),
+      returns_job_(returns_job) {
+  connect(returns_view_, &viz::ReturnAnalysisView::ablationRequested, this,
+          &ReturnJobs::runAblation);
   connect(returns_view_, &viz::ReturnAnalysisView::sweepRequested, this, &ReturnJobs::runSweep);
   connect(returns_view_, &viz::ReturnAnalysisView::cancelRequested, this, &ReturnJobs::cancel);
   connect(rollout_view_, &viz::EntropyRewardView::runRequested, this, &ReturnJobs::runRollout);
   connect(rollout_view_, &viz::EntropyRewardView::cancelRequested, this, &ReturnJobs::cancel);
   connect(rollout_job_, &Job::progressed, this, [this](double fraction, const QString&) {
-    if (rollout_job_->isRunning()) emit status(tr("Rolling out… %1%").arg(static_cast<int>(100.0 * fraction)));
+    if (rollout_job_->isRunning())
+      emit status(tr("Rolling out… %1%").arg(static_cast<int>(100.0 * fraction)));
   });
   connect(rollout_job_, &Job::stopped, this, [this] { rollout_view_->setRunning(false); });
   connect(returns_job_, &Job::stopped, this, [this] { returns_view_->setRunning(false); });
@@ -37,11 +43,14 @@ ReturnJobs::ReturnJobs(viz::EntropyRewardView* rollout_view, viz::ReturnAnalysis
     if (end != Job::End::Done) emit stopped(tr("Stopped: %1"), returns_job_);
   });
   for (Job* job : {rollout_job_, returns_job_})
-    connect(job, &Job::restarting, this, [this, job] { emit status(tr("%1: the earlier run stops, this one follows").arg(job->name())); });
+    connect(job, &Job::restarting, this, [this, job] {
+      emit status(tr("%1: the earlier run stops, this one follows").arg(job->name()));
+    });
 }
 
-void ReturnJobs::setCheckpoint(std::shared_ptr<const models::LoadedCheckpoint> checkpoint, const models::CheckpointInfo& info,
-                               const QString& label, double best_score) {
+void ReturnJobs::setCheckpoint(std::shared_ptr<const models::LoadedCheckpoint> checkpoint,
+                               const models::CheckpointInfo& info, const QString& label,
+                               double best_score) {
   cancel();
   checkpoint_ = std::move(checkpoint);
   path_ = QString::fromStdString(info.path);
@@ -51,9 +60,13 @@ void ReturnJobs::setCheckpoint(std::shared_ptr<const models::LoadedCheckpoint> c
   compared_.clear();
 }
 
-void ReturnJobs::setCompared(const QString& path) { compared_ = path; }
+void ReturnJobs::setCompared(const QString& path) {
+  compared_ = path;
+}
 
-bool ReturnJobs::isRunning() const { return rollout_job_->isRunning() || returns_job_->isRunning(); }
+bool ReturnJobs::isRunning() const {
+  return rollout_job_->isRunning() || returns_job_->isRunning();
+}
 
 void ReturnJobs::cancel() {
   rollout_job_->cancel();
@@ -68,18 +81,25 @@ void ReturnJobs::runRollout(const models::RolloutConfig& config) {
   const int context = context_;
   rollout_job_->start(
       [this, checkpoint, config, title, context](const Progress& progress) -> Job::Deliver {
-        auto result = std::make_shared<models::RolloutResult>(models::rollout(*checkpoint, config, progress));
+        auto result =
+            std::make_shared<models::RolloutResult>(models::rollout(*checkpoint, config, progress));
         return [this, result, title, context] {
           rollout_view_->setRollout(title, *result, context - 1);
-          emit status(tr("Rollout: %1 episodes in %2 s").arg(result->episodes.size()).arg(result->seconds, 0, 'f', 1));
+          emit status(tr("Rollout: %1 episodes in %2 s")
+                          .arg(result->episodes.size())
+                          .arg(result->seconds, 0, 'f', 1));
           emit rolloutShown();
         };
       },
       path_);
 }
 
-void ReturnJobs::runAblation() { startReturns(false); }
-void ReturnJobs::runSweep() { startReturns(true); }
+void ReturnJobs::runAblation() {
+  startReturns(false);
+}
+void ReturnJobs::runSweep() {
+  startReturns(true);
+}
 
 void ReturnJobs::startReturns(bool sweep) {
   if (!checkpoint_) return;
@@ -95,16 +115,19 @@ void ReturnJobs::startReturns(bool sweep) {
   // A sweep also runs the compared checkpoint, so the two curves share the same targets.
   const std::string compared = sweep ? compared_.toStdString() : std::string();
   const QString title = label_;
-  const QString compared_title = compared.empty() ? QString() : QString::fromStdString(models::checkpoint_label(compared));
+  const QString compared_title =
+      compared.empty() ? QString() : QString::fromStdString(models::checkpoint_label(compared));
   returns_job_->start(
-      [this, checkpoint, compared, sweep, targets, episodes, base, title, compared_title](const Progress& progress) -> Job::Deliver {
+      [this, checkpoint, compared, sweep, targets, episodes, base, title,
+       compared_title](const Progress& progress) -> Job::Deliver {
         auto mine = std::make_shared<std::vector<models::TargetSummary>>();
         if (!sweep) {
           // The same ablation as `dstudio analyze ablation`, at the view's target (--target).
           models::AblationConfig config;
           config.episodes = episodes;
           config.target = base;
-          for (const auto& z : models::zeroing_ablation(*checkpoint, config, progress).zeroings) mine->push_back(z.summary);
+          for (const auto& z : models::zeroing_ablation(*checkpoint, config, progress).zeroings)
+            mine->push_back(z.summary);
           return [this, title, mine] {
             returns_view_->setAblation(title, *mine);
             emit status(tr("Modality zeroing done"));
@@ -120,7 +143,8 @@ void ReturnJobs::startReturns(bool sweep) {
         for (int k = 0; k < jobs; ++k) {
           // Each checkpoint's sweep is an equal part of the progress.
           const auto part = progress.part(double(k) / jobs, double(k + 1) / jobs);
-          const auto result = k == 1 ? models::rollout(compared, config, part) : models::rollout(*checkpoint, config, part);
+          const auto result = k == 1 ? models::rollout(compared, config, part)
+                                     : models::rollout(*checkpoint, config, part);
           auto& into = k == 1 ? *theirs : *mine;
           into.insert(into.end(), result.summary.begin(), result.summary.end());
         }

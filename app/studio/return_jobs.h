@@ -28,13 +28,13 @@ class ReturnJobs : public QObject {
  public:
   /// Drives the two views with the two jobs (the window's, made by its addJob): the views' Run
   /// and Cancel buttons start and stop them.
-  ReturnJobs(viz::EntropyRewardView* rollout_view, viz::ReturnAnalysisView* returns_view, Job* rollout_job, Job* returns_job,
-             QObject* parent = nullptr);
+  ReturnJobs(viz::EntropyRewardView* rollout_view, viz::ReturnAnalysisView* returns_view,
+             Job* rollout_job, Job* returns_job, QObject* parent = nullptr);
 
   /// The open checkpoint, read once: what runs on the previous one stops. `best_score` is the
   /// normalised score of its data's best episode (NaN without an environment), drawn on the sweep.
-  void setCheckpoint(std::shared_ptr<const models::LoadedCheckpoint> checkpoint, const models::CheckpointInfo& info, const QString& label,
-                     double best_score);
+  void setCheckpoint(std::shared_ptr<const models::LoadedCheckpoint> checkpoint,
+                     const models::CheckpointInfo& info, const QString& label, double best_score);
   /// The checkpoint a sweep also runs, so the two curves share their targets ("" for none).
   void setCompared(const QString& path);
 

@@ -2,11 +2,7 @@
 
 #include "screenshot_tour.h"
 
-#include "user_guide.h"
-
-#include "dstudio/viz/markov_lab_view.h"
-
-#include "markov_lab_job.h"
+#include <qcustomplot.h>
 
 #include <QCoreApplication>
 #include <QDir>
@@ -15,34 +11,34 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
+#include <algorithm>
 
+#include "analyses_panel.h"
+#include "default_dataset.h"
 #include "dstudio/viz/analysis_view.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/markov_lab_view.h"
 #include "dstudio/viz/return_analysis_view.h"
-#include "analyses_panel.h"
-#include "default_dataset.h"
+#include "dstudio/viz/tsne_view.h"
+#include "dstudio/viz/workspace_view.h"
 #include "job.h"
 #include "lesson_panel.h"
 #include "main_window.h"
-#include "sweep_panel.h"
 #include "markov_lab_job.h"
+#include "sweep_panel.h"
 #include "training_panel.h"
 #include "tsne_job.h"
+#include "user_guide.h"
 #include "viewer_panel.h"
-#include "dstudio/viz/tsne_view.h"
-#include "dstudio/viz/workspace_view.h"
-
-#include <algorithm>
-#include <qcustomplot.h>
 
 namespace dstudio::studio {
 namespace {
 constexpr int kViewerStep = 180;  // where the viewer's screenshot stops the episode
 }  // namespace
 
-ScreenshotTour::ScreenshotTour(MainWindow& window, QString dir) : window_(window), dir_(std::move(dir)) {
+ScreenshotTour::ScreenshotTour(MainWindow& window, QString dir)
+    : window_(window), dir_(std::move(dir)) {
   // Each view's content arrives from a worker; the next step starts when the previous reports.
   connect(&window_, &MainWindow::datasetOpened, this, [this] {
     auto* view = window_.datasetView();
@@ -52,8 +48,10 @@ ScreenshotTour::ScreenshotTour(MainWindow& window, QString dir) : window_(window
       window_.openDefaultCheckpoint();
     };
     // Rows computed after the dataset is shown (the R^2) belong in the picture too.
-    if (view->summaryComplete()) next();
-    else connect(view, &viz::DatasetView::summaryCompleted, this, next, Qt::SingleShotConnection);
+    if (view->summaryComplete())
+      next();
+    else
+      connect(view, &viz::DatasetView::summaryCompleted, this, next, Qt::SingleShotConnection);
   });
   connect(&window_, &MainWindow::checkpointShown, this, [this] {
     save(1, "attention.png");
@@ -73,7 +71,8 @@ ScreenshotTour::ScreenshotTour(MainWindow& window, QString dir) : window_(window
     window_.attentionView()->setComparisonMode(viz::AttentionMapView::Comparison::Alone);
     auto config = models::RolloutConfig{};
     config.targets = {3600.0};
-    config.episodes = 2;  // the shipped models hop whole 1000-step episodes: two a point keep the tour to minutes
+    config.episodes =
+        2;  // the shipped models hop whole 1000-step episodes: two a point keep the tour to minutes
     config.entropy = true;
     window_.runRollout(config);
   });
@@ -102,11 +101,15 @@ void ScreenshotTour::start() {
 
 void ScreenshotTour::showTsne() {
   auto* job = window_.tsneJob();
-  connect(job, &TsneJob::finished, this, [this](const TsneOutcome& outcome) {
-    if (!outcome.error.isEmpty() || outcome.cancelled) return fail("t-SNE: " + (outcome.cancelled ? QString("cancelled") : outcome.error));
-    save(window_.pageIndex(window_.tsneView()), "tsne.png");
-    showAnalyses();
-  }, Qt::SingleShotConnection);
+  connect(
+      job, &TsneJob::finished, this,
+      [this](const TsneOutcome& outcome) {
+        if (!outcome.error.isEmpty() || outcome.cancelled)
+          return fail("t-SNE: " + (outcome.cancelled ? QString("cancelled") : outcome.error));
+        save(window_.pageIndex(window_.tsneView()), "tsne.png");
+        showAnalyses();
+      },
+      Qt::SingleShotConnection);
   window_.showPage(window_.tsneView());
   job->startFromCheckpoint(30.0, 500);
 }
@@ -122,15 +125,22 @@ void ScreenshotTour::showAnalyses() {
       name = n;
       break;
     }
-  connect(panel, &AnalysesPanel::resultShown, this, [this, tab] {
-    QTimer::singleShot(200, this, [this, tab] {
-      save(tab, "analyses.png");
-      showTraining();
-    });
-  }, Qt::SingleShotConnection);
-  connect(panel->job(name), &Job::finished, this, [this, name](Job::End end, const QString& error) {
-    if (end != Job::End::Done) fail(name + ": " + (end == Job::End::Cancelled ? tr("cancelled") : error));
-  }, Qt::SingleShotConnection);
+  connect(
+      panel, &AnalysesPanel::resultShown, this,
+      [this, tab] {
+        QTimer::singleShot(200, this, [this, tab] {
+          save(tab, "analyses.png");
+          showTraining();
+        });
+      },
+      Qt::SingleShotConnection);
+  connect(
+      panel->job(name), &Job::finished, this,
+      [this, name](Job::End end, const QString& error) {
+        if (end != Job::End::Done)
+          fail(name + ": " + (end == Job::End::Cancelled ? tr("cancelled") : error));
+      },
+      Qt::SingleShotConnection);
   window_.showPage(panel);
   panel->select(name);
   if (!panel->run(name)) fail(name + ": nothing to run on");
@@ -146,13 +156,16 @@ void ScreenshotTour::showTraining() {
   training->setField("warmup_steps", 50);
   training->setField("log_every", 10);
   training->setField("eval_every", 200);
-  connect(training, &TrainingPanel::runFinished, this, [this, training](const QString&, const QString& state) {
-    if (state != "Finished") return fail("training: " + state + " " + training->lastError());
-    QTimer::singleShot(300, this, [this, training] {
-      save(window_.pageIndex(training), "training.png");
-      showViewer();
-    });
-  }, Qt::SingleShotConnection);
+  connect(
+      training, &TrainingPanel::runFinished, this,
+      [this, training](const QString&, const QString& state) {
+        if (state != "Finished") return fail("training: " + state + " " + training->lastError());
+        QTimer::singleShot(300, this, [this, training] {
+          save(window_.pageIndex(training), "training.png");
+          showViewer();
+        });
+      },
+      Qt::SingleShotConnection);
   if (!training->startTraining()) fail("training did not start: " + training->lastError());
 }
 
@@ -200,19 +213,25 @@ void ScreenshotTour::showMarkovLab() {
   options.window = 1;
   options.steps = 600;
   lab->setOptions(options);
-  connect(job, &MarkovLabJob::finished, this, [this, lab, job, options]() mutable {
-    if (!lab->hasResult()) return fail("Markov lab: " + lab->summary()->text());
-    options.window = 2;
-    lab->setOptions(options);
-    connect(job, &MarkovLabJob::finished, this, [this, lab] {
-      if (!lab->hasResult()) return fail("Markov lab: " + lab->summary()->text());
-      QTimer::singleShot(300, this, [this, lab] {
-        save(window_.pageIndex(lab), "markov-lab.png");
-        showPresentation();
-      });
-    }, Qt::SingleShotConnection);
-    job->start();
-  }, Qt::SingleShotConnection);
+  connect(
+      job, &MarkovLabJob::finished, this,
+      [this, lab, job, options]() mutable {
+        if (!lab->hasResult()) return fail("Markov lab: " + lab->summary()->text());
+        options.window = 2;
+        lab->setOptions(options);
+        connect(
+            job, &MarkovLabJob::finished, this,
+            [this, lab] {
+              if (!lab->hasResult()) return fail("Markov lab: " + lab->summary()->text());
+              QTimer::singleShot(300, this, [this, lab] {
+                save(window_.pageIndex(lab), "markov-lab.png");
+                showPresentation();
+              });
+            },
+            Qt::SingleShotConnection);
+        job->start();
+      },
+      Qt::SingleShotConnection);
   job->start();
 }
 
@@ -241,48 +260,62 @@ void ScreenshotTour::showLessons() {
   disconnect(&window_, nullptr, this, nullptr);
   connect(&window_, &MainWindow::checkpointFailed, this, &ScreenshotTour::fail);
   connect(&window_, &MainWindow::comparisonFailed, this, &ScreenshotTour::fail);
-  connect(&window_, &MainWindow::comparisonShown, this, [this, current] {
-    QTimer::singleShot(300, this, [this, current] {
-      save(current(), "lesson-attention-disperses.png");
-      connect(window_.markovLabJob(), &MarkovLabJob::finished, this, [this, current] {
+  connect(
+      &window_, &MainWindow::comparisonShown, this,
+      [this, current] {
         QTimer::singleShot(300, this, [this, current] {
-          save(current(), "lesson-markov-pooling-floor.png");
-          connect(&window_, &MainWindow::checkpointShown, this, [this, current] {
-            auto* viewer = window_.viewer();
-            viewer->play();
-            QTimer::singleShot(2500, this, [this, current, viewer] {
-              viewer->pause();
-              save(current(), "lesson-what-the-model-relies-on.png");
-              window_.lessonPanel()->hide();
-              // A sweep opened with the tour (--sweep): its tab, read by now.
-              if (auto* sweep = window_.sweepPanel(); sweep->readCount() > 0) {
-                save(window_.pageIndex(sweep), "sweep.png");
-                // Its seeds compared in the Training tab.
-                sweep->compareButton()->click();
-                save(current(), "sweep-seeds-compared.png");
-              }
-              // Help ▸ User Guide, a window of its own.
-              window_.showUserGuide();
-              if (auto* guide = window_.userGuide()) {
-                guide->resize(1040, 800);
-                for (int i = 0; i < 3; ++i) QCoreApplication::processEvents();
-                const QString path = QDir(dir_).filePath(QStringLiteral("user-guide.png"));
-                if (guide->grab().save(path)) written_ << path;
-                else fail("could not save " + path);
-                guide->close();
-              }
-              if (!done_) {
-                done_ = true;
-                emit finished(true, QString("saved %1 views to %2").arg(written_.size()).arg(dir_));
-              }
-            });
-          }, Qt::SingleShotConnection);
-          window_.openLesson(3, 1);
+          save(current(), "lesson-attention-disperses.png");
+          connect(
+              window_.markovLabJob(), &MarkovLabJob::finished, this,
+              [this, current] {
+                QTimer::singleShot(300, this, [this, current] {
+                  save(current(), "lesson-markov-pooling-floor.png");
+                  connect(
+                      &window_, &MainWindow::checkpointShown, this,
+                      [this, current] {
+                        auto* viewer = window_.viewer();
+                        viewer->play();
+                        QTimer::singleShot(2500, this, [this, current, viewer] {
+                          viewer->pause();
+                          save(current(), "lesson-what-the-model-relies-on.png");
+                          window_.lessonPanel()->hide();
+                          // A sweep opened with the tour (--sweep): its tab, read by now.
+                          if (auto* sweep = window_.sweepPanel(); sweep->readCount() > 0) {
+                            save(window_.pageIndex(sweep), "sweep.png");
+                            // Its seeds compared in the Training tab.
+                            sweep->compareButton()->click();
+                            save(current(), "sweep-seeds-compared.png");
+                          }
+                          // Help ▸ User Guide, a window of its own.
+                          window_.showUserGuide();
+                          if (auto* guide = window_.userGuide()) {
+                            guide->resize(1040, 800);
+                            for (int i = 0; i < 3; ++i) QCoreApplication::processEvents();
+                            const QString path =
+                                QDir(dir_).filePath(QStringLiteral("user-guide.png"));
+                            if (guide->grab().save(path))
+                              written_ << path;
+                            else
+                              fail("could not save " + path);
+                            guide->close();
+                          }
+                          if (!done_) {
+                            done_ = true;
+                            emit finished(
+                                true,
+                                QString("saved %1 views to %2").arg(written_.size()).arg(dir_));
+                          }
+                        });
+                      },
+                      Qt::SingleShotConnection);
+                  window_.openLesson(3, 1);
+                });
+              },
+              Qt::SingleShotConnection);
+          window_.openLesson(1, 2);
         });
-      }, Qt::SingleShotConnection);
-      window_.openLesson(1, 2);
-    });
-  }, Qt::SingleShotConnection);
+      },
+      Qt::SingleShotConnection);
   window_.openLesson(0, 1);
 }
 
@@ -291,8 +324,10 @@ void ScreenshotTour::save(int tab, const QString& name) {
   // Layouts and the replots they queue settle first, as they would before anyone looked.
   for (int i = 0; i < 3; ++i) QCoreApplication::processEvents();
   const QString path = QDir(dir_).filePath(name);
-  if (window_.grab().save(path)) written_ << path;
-  else fail("could not save " + path);
+  if (window_.grab().save(path))
+    written_ << path;
+  else
+    fail("could not save " + path);
 }
 
 void ScreenshotTour::fail(const QString& why) {

@@ -1,9 +1,10 @@
 #pragma once
 /// \file
 /// `decision-studio --screenshot-all DIR`: opens the default dataset and checkpoint, fills every
-/// view with real content (a rollout, the ablation, the sweep, a t-SNE of tokens, a short training run, the viewer
-/// mid-episode, the workspace, two runs of the Markov lab, and the Sweep tab when a sweep was
-/// opened with it), saves one PNG per view and reports when done. For tests and the user guide.
+/// view with real content (a rollout, the ablation, the sweep, a t-SNE of tokens, a short training
+/// run, the viewer mid-episode, the workspace, two runs of the Markov lab, and the Sweep tab when a
+/// sweep was opened with it), saves one PNG per view and reports when done. For tests and the user
+/// guide.
 
 #include <QObject>
 #include <QString>

@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -16,15 +17,13 @@
 #include <QStyledItemDelegate>
 #include <QTime>
 #include <QTimer>
-#include <QEvent>
 #include <QTreeWidget>
 #include <QVBoxLayout>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
 
@@ -55,19 +54,22 @@ constexpr int kFractionRole = Qt::UserRole + 1;  // a progress cell's fraction i
 class ProgressDelegate : public QStyledItemDelegate {
  public:
   using QStyledItemDelegate::QStyledItemDelegate;
-  void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+  void paint(QPainter* painter, const QStyleOptionViewItem& option,
+             const QModelIndex& index) const override {
     const QVariant fraction = index.data(kFractionRole);
     if (!fraction.isValid()) return QStyledItemDelegate::paint(painter, option, index);
     // The row's selection shows behind the bar.
     QStyleOptionViewItem background = option;
     initStyleOption(&background, index);
     background.text.clear();
-    QApplication::style()->drawControl(QStyle::CE_ItemViewItem, &background, painter, option.widget);
+    QApplication::style()->drawControl(QStyle::CE_ItemViewItem, &background, painter,
+                                       option.widget);
     QStyleOptionProgressBar bar;
     bar.rect = option.rect.adjusted(2, 2, -2, -2);
     bar.minimum = 0;
     bar.maximum = 1000;
-    bar.progress = static_cast<int>(std::lround(1000.0 * std::clamp(fraction.toDouble(), 0.0, 1.0)));
+    bar.progress =
+        static_cast<int>(std::lround(1000.0 * std::clamp(fraction.toDouble(), 0.0, 1.0)));
     bar.text = index.data(Qt::DisplayRole).toString();
     bar.textVisible = true;
     bar.textAlignment = Qt::AlignCenter;
@@ -83,10 +85,14 @@ QString mean_std(double mean, double std) {
 
 QColor state_colour(CellState state) {
   switch (state) {
-    case CellState::Finished: return {0, 120, 80};
-    case CellState::Running: return {0, 114, 178};
-    case CellState::Failed: return {213, 94, 0};
-    case CellState::Pending: break;
+    case CellState::Finished:
+      return {0, 120, 80};
+    case CellState::Running:
+      return {0, 114, 178};
+    case CellState::Failed:
+      return {213, 94, 0};
+    case CellState::Pending:
+      break;
   }
   return {110, 110, 110};
 }
@@ -120,7 +126,8 @@ SweepPanel::SweepPanel(QWidget* parent)
       timer_(new QTimer(this)),
       job_(new Job(tr("Reading the sweep"), this)) {
   auto* open = new QPushButton(tr("Open Sweep…"));
-  open->setToolTip(tr("A sweep folder: the one `dstudio sweep create` wrote, with sweep.json and cells/"));
+  open->setToolTip(
+      tr("A sweep folder: the one `dstudio sweep create` wrote, with sweep.json and cells/"));
   connect(open, &QPushButton::clicked, this, &SweepPanel::chooseSweepFolder);
   auto* reload = new QPushButton(tr("Refresh"));
   reload->setToolTip(tr("Read the cells' task.json files now (they are read every two seconds)"));
@@ -132,18 +139,24 @@ SweepPanel::SweepPanel(QWidget* parent)
   top->addWidget(reload);
   top->addWidget(path_, 1);
 
-  const QStringList headers = {tr("Setting / cell"), tr("Seed"), tr("State"), tr("Progress"), tr("Loss"), tr("Score"),
-                               tr("Best eval."), tr("Where"), tr("Restarts")};
+  const QStringList headers = {tr("Setting / cell"), tr("Seed"),  tr("State"),
+                               tr("Progress"),       tr("Loss"),  tr("Score"),
+                               tr("Best eval."),     tr("Where"), tr("Restarts")};
   tree_->setHeaderLabels(headers);
   tree_->setColumnCount(ColumnCount);
   tree_->setItemDelegateForColumn(ColumnProgress, new ProgressDelegate(tree_));
   tree_->setUniformRowHeights(true);
   tree_->setAlternatingRowColors(true);
-  tree_->headerItem()->setToolTip(ColumnScore, tr("D4RL-normalised score of the final policy: a cell's mean ± std over its evaluation "
-                                                  "episodes; a setting's mean ± std over its finished seeds (n - 1)"));
-  tree_->headerItem()->setToolTip(ColumnBest, tr("The best of the periodic evaluations (training.eval_every); a setting's mean ± std "
-                                                 "over its finished seeds"));
-  tree_->headerItem()->setToolTip(ColumnWhere, tr("The host the cell's task ran on, and its Slurm job (<array job>_<task>)"));
+  tree_->headerItem()->setToolTip(
+      ColumnScore,
+      tr("D4RL-normalised score of the final policy: a cell's mean ± std over its evaluation "
+         "episodes; a setting's mean ± std over its finished seeds (n - 1)"));
+  tree_->headerItem()->setToolTip(
+      ColumnBest,
+      tr("The best of the periodic evaluations (training.eval_every); a setting's mean ± std "
+         "over its finished seeds"));
+  tree_->headerItem()->setToolTip(
+      ColumnWhere, tr("The host the cell's task ran on, and its Slurm job (<array job>_<task>)"));
   tree_->headerItem()->setToolTip(ColumnRestarts, tr("Times the cell resumed from its checkpoint"));
   tree_->header()->setSectionResizeMode(QHeaderView::Interactive);
   tree_->header()->setStretchLastSection(false);
@@ -156,7 +169,9 @@ SweepPanel::SweepPanel(QWidget* parent)
   dataset_->setToolTip(tr("The dataset whose seeds the Training tab compares, grouped by setting"));
   dataset_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   dataset_->setMinimumContentsLength(14);
-  compare_->setToolTip(tr("The chosen dataset's runs in the Training tab's comparison: the mean over seeds of each setting, with its spread"));
+  compare_->setToolTip(
+      tr("The chosen dataset's runs in the Training tab's comparison: the mean over seeds of each "
+         "setting, with its spread"));
   compare_->setEnabled(false);
   connect(compare_, &QPushButton::clicked, this, [this] { emitCompare(true); });
   connect(dataset_, &QComboBox::currentIndexChanged, this, [this] { emitCompare(false); });
@@ -194,8 +209,9 @@ SweepPanel::SweepPanel(QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
   layout->addWidget(split, 1);
-  summary_->setText(tr("No sweep is open: File ▸ Open Sweep…, or decision-studio --sweep DIR. A sweep is made by "
-                       "`dstudio sweep create` (docs/sweeps.md)."));
+  summary_->setText(
+      tr("No sweep is open: File ▸ Open Sweep…, or decision-studio --sweep DIR. A sweep is made by "
+         "`dstudio sweep create` (docs/sweeps.md)."));
   summary_->setWordWrap(true);
 
   connect(job_, &Job::finished, this, [this](Job::End end, const QString& error) {
@@ -217,7 +233,9 @@ SweepPanel::SweepPanel(QWidget* parent)
   });
 }
 
-SweepPanel::~SweepPanel() { job_->cancelAndWait(); }
+SweepPanel::~SweepPanel() {
+  job_->cancelAndWait();
+}
 
 void SweepPanel::chooseSweepFolder() {
   const QString dir = QFileDialog::getExistingDirectory(this, tr("Open Sweep"), dir_);
@@ -255,8 +273,10 @@ void SweepPanel::closeSweep() {
 
 void SweepPanel::setRefreshInterval(int ms) {
   timer_->setInterval(std::max(0, ms));
-  if (ms <= 0) timer_->stop();
-  else if (!dir_.isEmpty()) timer_->start();
+  if (ms <= 0)
+    timer_->stop();
+  else if (!dir_.isEmpty())
+    timer_->start();
 }
 
 void SweepPanel::refresh() {
@@ -269,18 +289,22 @@ void SweepPanel::refresh() {
         for (const auto& cell : snap->sweep.cells) {
           progress.check();
           auto status = sweep::result_status(snap->sweep, cell);
-          // A task.json that cannot be parsed reads as a failed cell naming the file (result_status).
-          if (status.state == CellState::Failed && status.error.find("task.json is damaged") != std::string::npos)
+          // A task.json that cannot be parsed reads as a failed cell naming the file
+          // (result_status).
+          if (status.state == CellState::Failed &&
+              status.error.find("task.json is damaged") != std::string::npos)
             snap->damaged << QString::fromStdString(status.error);
           const auto folder = sweep::cell_dir(snap->sweep, cell);
           std::error_code ec;
-          snap->has_metrics.push_back(fs::exists(folder / "metrics.jsonl", ec) || fs::exists(folder / "metrics.csv", ec));
+          snap->has_metrics.push_back(fs::exists(folder / "metrics.jsonl", ec) ||
+                                      fs::exists(folder / "metrics.csv", ec));
           snap->status.push_back(std::move(status));
         }
         try {
           snap->groups = sweep::collect_groups(snap->sweep);
         } catch (const nlohmann::json::exception& e) {
-          throw Error((fs::path(dir) / "sweep.json").string() + " is damaged: a cell's overrides are not JSON (" + e.what() + ")");
+          throw Error((fs::path(dir) / "sweep.json").string() +
+                      " is damaged: a cell's overrides are not JSON (" + e.what() + ")");
         }
         return [this, snap] { showSnapshot(*snap); };
       },
@@ -292,7 +316,9 @@ void SweepPanel::showSnapshot(const Snapshot& snapshot) {
   const bool rebuild = !last_ || last_->sweep.dir != snapshot.sweep.dir || [&] {
     if (cell_names_.size() != static_cast<qsizetype>(snapshot.sweep.cells.size())) return true;
     for (std::size_t i = 0; i < snapshot.sweep.cells.size(); ++i)
-      if (cell_names_[static_cast<qsizetype>(i)] != QString::fromStdString(snapshot.sweep.cells[i].name)) return true;
+      if (cell_names_[static_cast<qsizetype>(i)] !=
+          QString::fromStdString(snapshot.sweep.cells[i].name))
+        return true;
     return false;
   }();
   last_ = std::make_shared<const Snapshot>(snapshot);
@@ -307,7 +333,8 @@ void SweepPanel::showSnapshot(const Snapshot& snapshot) {
     message_->clear();
     message_->hide();
   } else {
-    message_->setText(tr("Cells shown as failed because their task.json cannot be read: %1").arg(snapshot.damaged.join(QStringLiteral("; "))));
+    message_->setText(tr("Cells shown as failed because their task.json cannot be read: %1")
+                          .arg(snapshot.damaged.join(QStringLiteral("; "))));
     message_->show();
   }
   ++reads_;
@@ -349,7 +376,8 @@ void SweepPanel::rebuildTree(const Snapshot& snapshot) {
     cell_items_[cell.index] = item;
   }
   // Small sweeps open whole; large ones show their settings, a click away from their cells.
-  if (snapshot.sweep.cells.size() <= 60) tree_->expandAll();
+  if (snapshot.sweep.cells.size() <= 60)
+    tree_->expandAll();
   else
     for (auto* top : dataset_items_) top->setExpanded(true);
 }
@@ -371,20 +399,27 @@ void SweepPanel::updateRows(const Snapshot& snapshot) {
     item->setForeground(ColumnState, state_colour(st.state));
     item->setText(ColumnProgress, progress_text(st.step, st.total));
     item->setData(ColumnProgress, kFractionRole, fraction_of(st.step, st.total));
-    item->setText(ColumnLoss, std::isfinite(st.loss) ? QString::number(st.loss, 'f', 4) : QString());
-    item->setText(ColumnScore, std::isfinite(st.score) ? mean_std(st.score, st.score_std) : QString());
-    item->setText(ColumnBest, std::isfinite(st.best_score) ? viz::fixed_text(st.best_score, 1) : QString());
+    item->setText(ColumnLoss,
+                  std::isfinite(st.loss) ? QString::number(st.loss, 'f', 4) : QString());
+    item->setText(ColumnScore,
+                  std::isfinite(st.score) ? mean_std(st.score, st.score_std) : QString());
+    item->setText(ColumnBest,
+                  std::isfinite(st.best_score) ? viz::fixed_text(st.best_score, 1) : QString());
     QString where = QString::fromStdString(st.host);
-    if (!st.slurm_job.empty()) where += QStringLiteral(" (%1)").arg(QString::fromStdString(st.slurm_job));
+    if (!st.slurm_job.empty())
+      where += QStringLiteral(" (%1)").arg(QString::fromStdString(st.slurm_job));
     item->setText(ColumnWhere, where);
     item->setText(ColumnRestarts, st.restarts > 0 ? QString::number(st.restarts) : QString());
-    for (int c : {ColumnLoss, ColumnScore, ColumnBest, ColumnRestarts}) item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
+    for (int c : {ColumnLoss, ColumnScore, ColumnBest, ColumnRestarts})
+      item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
     QStringList tip;
     tip << QString::fromStdString(sweep::cell_dir(snapshot.sweep, cell).string());
     if (!st.error.empty()) tip << QString::fromStdString(st.error);
-    if (!st.updated.empty()) tip << tr("task.json written %1").arg(QString::fromStdString(st.updated));
+    if (!st.updated.empty())
+      tip << tr("task.json written %1").arg(QString::fromStdString(st.updated));
     set_row_tooltip(item, tip.join('\n'));
-    for (Tally* t : {&by_group[QString::fromStdString(cell.group)], &by_dataset[QString::fromStdString(fs::path(cell.dataset).stem().string())]}) {
+    for (Tally* t : {&by_group[QString::fromStdString(cell.group)],
+                     &by_dataset[QString::fromStdString(fs::path(cell.dataset).stem().string())]}) {
       t->step += st.step;
       t->total += st.total;
       t->restarts += st.restarts;
@@ -394,9 +429,13 @@ void SweepPanel::updateRows(const Snapshot& snapshot) {
   }
   const auto state_text = [](const Tally& t, int cells) {
     QStringList parts;
-    parts << tr("%1/%2 finished").arg(t.states.count(CellState::Finished) ? t.states.at(CellState::Finished) : 0).arg(cells);
-    if (t.states.count(CellState::Running)) parts << tr("%1 running").arg(t.states.at(CellState::Running));
-    if (t.states.count(CellState::Failed)) parts << tr("%1 failed").arg(t.states.at(CellState::Failed));
+    parts << tr("%1/%2 finished")
+                 .arg(t.states.count(CellState::Finished) ? t.states.at(CellState::Finished) : 0)
+                 .arg(cells);
+    if (t.states.count(CellState::Running))
+      parts << tr("%1 running").arg(t.states.at(CellState::Running));
+    if (t.states.count(CellState::Failed))
+      parts << tr("%1 failed").arg(t.states.at(CellState::Failed));
     return parts.join(QStringLiteral(", "));
   };
   for (const auto& g : snapshot.groups) {
@@ -407,22 +446,26 @@ void SweepPanel::updateRows(const Snapshot& snapshot) {
     for (auto s : t.seeds) seeds << QString::number(s);
     item->setText(ColumnSeed, seeds.join(QStringLiteral(", ")));
     item->setText(ColumnState, state_text(t, g.cells));
-    item->setForeground(ColumnState, state_colour(g.finished == g.cells ? CellState::Finished
-                                                  : t.states.count(CellState::Failed) ? CellState::Failed
-                                                  : t.states.count(CellState::Running) ? CellState::Running
-                                                                                        : CellState::Pending));
+    item->setForeground(ColumnState,
+                        state_colour(g.finished == g.cells                ? CellState::Finished
+                                     : t.states.count(CellState::Failed)  ? CellState::Failed
+                                     : t.states.count(CellState::Running) ? CellState::Running
+                                                                          : CellState::Pending));
     item->setText(ColumnProgress, progress_text(t.step, t.total));
     item->setData(ColumnProgress, kFractionRole, fraction_of(t.step, t.total));
     item->setText(ColumnScore, mean_std(g.score_mean, g.score_std));
     item->setText(ColumnBest, mean_std(g.best_mean, g.best_std));
     item->setText(ColumnRestarts, t.restarts > 0 ? QString::number(t.restarts) : QString());
-    for (int c : {ColumnScore, ColumnBest, ColumnRestarts}) item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
-    set_row_tooltip(item, tr("%1 on %2: %3 of %4 seeds finished.\nScore: mean ± std over the finished seeds (n - 1); best "
-                             "evaluation likewise.\nGroup: %5")
-                              .arg(QString::fromStdString(g.setting), QString::fromStdString(g.dataset))
-                              .arg(g.finished)
-                              .arg(g.cells)
-                              .arg(QString::fromStdString(g.group)));
+    for (int c : {ColumnScore, ColumnBest, ColumnRestarts})
+      item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
+    set_row_tooltip(item,
+                    tr("%1 on %2: %3 of %4 seeds finished.\nScore: mean ± std over the finished "
+                       "seeds (n - 1); best "
+                       "evaluation likewise.\nGroup: %5")
+                        .arg(QString::fromStdString(g.setting), QString::fromStdString(g.dataset))
+                        .arg(g.finished)
+                        .arg(g.cells)
+                        .arg(QString::fromStdString(g.group)));
   }
   for (auto it = dataset_items_.begin(); it != dataset_items_.end(); ++it) {
     const Tally& t = by_dataset[it.key()];
@@ -436,12 +479,15 @@ void SweepPanel::updateRows(const Snapshot& snapshot) {
   std::map<CellState, int> counts;
   for (const auto& st : snapshot.status) ++counts[st.state];
   QStringList parts;
-  for (CellState s : {CellState::Finished, CellState::Running, CellState::Pending, CellState::Failed})
-    if (counts[s] > 0) parts << QStringLiteral("%1 %2").arg(counts[s]).arg(QString::fromLatin1(sweep::to_string(s)));
+  for (CellState s :
+       {CellState::Finished, CellState::Running, CellState::Pending, CellState::Failed})
+    if (counts[s] > 0)
+      parts << QStringLiteral("%1 %2").arg(counts[s]).arg(QString::fromLatin1(sweep::to_string(s)));
   summary_->setText(tr("%1: %2 cells, %3 · read at %4")
                         .arg(QFileInfo(dir_).fileName())
                         .arg(snapshot.sweep.cells.size())
-                        .arg(parts.join(QStringLiteral(", ")), QTime::currentTime().toString(QStringLiteral("HH:mm:ss"))));
+                        .arg(parts.join(QStringLiteral(", ")),
+                             QTime::currentTime().toString(QStringLiteral("HH:mm:ss"))));
 }
 
 void SweepPanel::updateDatasets() {
@@ -457,25 +503,31 @@ void SweepPanel::updateDatasets() {
 
 QTreeWidgetItem* SweepPanel::groupItem(const QString& dataset, const QString& setting) const {
   for (const auto& g : groups_)
-    if (QString::fromStdString(g.dataset) == dataset && QString::fromStdString(g.setting) == setting)
+    if (QString::fromStdString(g.dataset) == dataset &&
+        QString::fromStdString(g.setting) == setting)
       return group_items_.value(QString::fromStdString(g.group));
   return nullptr;
 }
 
-QTreeWidgetItem* SweepPanel::cellItem(int index) const { return cell_items_.value(index); }
+QTreeWidgetItem* SweepPanel::cellItem(int index) const {
+  return cell_items_.value(index);
+}
 
 std::vector<std::size_t> SweepPanel::comparedCells() const {
   std::vector<std::size_t> cells;
   if (!last_) return cells;
   const QString dataset = dataset_->currentText();
   for (std::size_t i = 0; i < last_->sweep.cells.size(); ++i)
-    if (last_->has_metrics[i] && QString::fromStdString(fs::path(last_->sweep.cells[i].dataset).stem().string()) == dataset) cells.push_back(i);
+    if (last_->has_metrics[i] &&
+        QString::fromStdString(fs::path(last_->sweep.cells[i].dataset).stem().string()) == dataset)
+      cells.push_back(i);
   return cells;
 }
 
 QStringList SweepPanel::comparedFolders() const {
   QStringList dirs;
-  for (const auto i : comparedCells()) dirs << QString::fromStdString(sweep::cell_dir(last_->sweep, last_->sweep.cells[i]).string());
+  for (const auto i : comparedCells())
+    dirs << QString::fromStdString(sweep::cell_dir(last_->sweep, last_->sweep.cells[i]).string());
   return dirs;
 }
 
@@ -498,7 +550,8 @@ void SweepPanel::emitCompare(bool show) {
   QString state = dataset_->currentText();
   if (last_)
     for (std::size_t i = 0; i < last_->sweep.cells.size(); ++i)
-      if (last_->has_metrics[i]) state += QStringLiteral("|%1:%2").arg(i).arg(static_cast<int>(last_->status[i].state));
+      if (last_->has_metrics[i])
+        state += QStringLiteral("|%1:%2").arg(i).arg(static_cast<int>(last_->status[i].state));
   if (!show && (dirs.isEmpty() || state == compared_state_)) return;
   compared_state_ = state;
   emit compareRequested(dirs, comparedSettings(), show);
@@ -506,9 +559,12 @@ void SweepPanel::emitCompare(bool show) {
 
 void SweepPanel::sizeColumns() {
   const double scale = font().pointSizeF() > 0 ? font().pointSizeF() / base_point_size_ : 1.0;
-  const std::pair<int, int> widths[] = {{ColumnName, 285}, {ColumnSeed, 45},  {ColumnState, 105}, {ColumnProgress, 95}, {ColumnLoss, 60},
-                                        {ColumnScore, 80}, {ColumnBest, 75}, {ColumnWhere, 85},   {ColumnRestarts, 60}};
-  for (const auto& [column, width] : widths) tree_->setColumnWidth(column, static_cast<int>(std::lround(width * scale)));
+  const std::pair<int, int> widths[] = {
+      {ColumnName, 285},    {ColumnSeed, 45},  {ColumnState, 105},
+      {ColumnProgress, 95}, {ColumnLoss, 60},  {ColumnScore, 80},
+      {ColumnBest, 75},     {ColumnWhere, 85}, {ColumnRestarts, 60}};
+  for (const auto& [column, width] : widths)
+    tree_->setColumnWidth(column, static_cast<int>(std::lround(width * scale)));
 }
 
 void SweepPanel::changeEvent(QEvent* event) {

@@ -41,7 +41,18 @@ class SweepPanel : public QWidget {
   Q_OBJECT
  public:
   /// The tree's columns. Dataset and setting rows fill those that apply to a group.
-  enum Column { ColumnName, ColumnSeed, ColumnState, ColumnProgress, ColumnLoss, ColumnScore, ColumnBest, ColumnWhere, ColumnRestarts, ColumnCount };
+  enum Column {
+    ColumnName,
+    ColumnSeed,
+    ColumnState,
+    ColumnProgress,
+    ColumnLoss,
+    ColumnScore,
+    ColumnBest,
+    ColumnWhere,
+    ColumnRestarts,
+    ColumnCount
+  };
 
   explicit SweepPanel(QWidget* parent = nullptr);
   ~SweepPanel() override;
@@ -115,11 +126,11 @@ class SweepPanel : public QWidget {
   int reads_ = 0;
   std::shared_ptr<const Snapshot> last_;
   std::vector<sweep::GroupResult> groups_;
-  QStringList cell_names_;                    // the cells the tree was built for
-  QMap<int, QTreeWidgetItem*> cell_items_;    // by cell index
+  QStringList cell_names_;                         // the cells the tree was built for
+  QMap<int, QTreeWidgetItem*> cell_items_;         // by cell index
   QMap<QString, QTreeWidgetItem*> group_items_;    // by collect_groups' group
   QMap<QString, QTreeWidgetItem*> dataset_items_;  // by dataset stem
-  QString compared_state_;                    // what the last compareRequested compared, to send only changes
+  QString compared_state_;  // what the last compareRequested compared, to send only changes
 
   QLabel* path_;
   QLabel* summary_;

@@ -12,13 +12,14 @@
 /// min..max or mean +/- std band, smoothed by an exponential moving average with the raw mean
 /// faintly behind.
 
+#include <QMap>
 #include <QString>
 #include <QStringList>
-#include <QMap>
 #include <QVariant>
 #include <QWidget>
 #include <deque>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "dstudio/analysis/curves.h"
@@ -26,8 +27,6 @@
 #include "dstudio/models/training.h"
 #include "dstudio/models/variant_config.h"
 #include "training_run.h"
-
-#include <utility>
 
 class QCheckBox;
 class QComboBox;
@@ -61,7 +60,17 @@ class TrainingPanel : public QWidget {
  public:
   /// Run list columns: the run, its state and final metrics, then (from ColumnCount on) one a
   /// configuration field of the runs listed. Every column sorts, numbers as numbers.
-  enum Column { ColumnRun, ColumnState, ColumnStep, ColumnLoss, ColumnScore, ColumnEntropy, ColumnVariant, ColumnSeed, ColumnCount };
+  enum Column {
+    ColumnRun,
+    ColumnState,
+    ColumnStep,
+    ColumnLoss,
+    ColumnScore,
+    ColumnEntropy,
+    ColumnVariant,
+    ColumnSeed,
+    ColumnCount
+  };
 
   explicit TrainingPanel(QWidget* parent = nullptr);
   /// Cancels every run still training and waits for its thread.
@@ -174,7 +183,8 @@ class TrainingPanel : public QWidget {
   class CurvesFigure;
   class ComparisonFigure;
   // The comparison plot in `style` and its numbers; throws on failure.
-  std::vector<std::string> writeComparison(const std::string& base, const viz::FigureStyle& style) const;
+  std::vector<std::string> writeComparison(const std::string& base,
+                                           const viz::FigureStyle& style) const;
   [[nodiscard]] const TrainingRun* currentRun() const;
 
   // A run and its row in the run list.
@@ -243,8 +253,8 @@ class TrainingPanel : public QWidget {
   viz::RunComparisonView* compare_;
   QComboBox* metric_;
   QComboBox* group_by_;
-  QStringList config_keys_;           // the configuration columns, from ColumnCount on
-  QMap<QString, bool> column_choice_;  // columns the user showed or hid, by header text
+  QStringList config_keys_;              // the configuration columns, from ColumnCount on
+  QMap<QString, bool> column_choice_;    // columns the user showed or hid, by header text
   QMap<QString, QString> run_settings_;  // a sweep's setting of a run, by its folder
   QComboBox* band_;
   QSlider* smoothing_;

@@ -13,12 +13,18 @@ namespace {
 
 TrainingRun::State from(models::TrainingState state) {
   switch (state) {
-    case models::TrainingState::Idle: return TrainingRun::State::Starting;
-    case models::TrainingState::Running: return TrainingRun::State::Running;
-    case models::TrainingState::Paused: return TrainingRun::State::Paused;
-    case models::TrainingState::Finished: return TrainingRun::State::Finished;
-    case models::TrainingState::Cancelled: return TrainingRun::State::Cancelled;
-    case models::TrainingState::Failed: return TrainingRun::State::Failed;
+    case models::TrainingState::Idle:
+      return TrainingRun::State::Starting;
+    case models::TrainingState::Running:
+      return TrainingRun::State::Running;
+    case models::TrainingState::Paused:
+      return TrainingRun::State::Paused;
+    case models::TrainingState::Finished:
+      return TrainingRun::State::Finished;
+    case models::TrainingState::Cancelled:
+      return TrainingRun::State::Cancelled;
+    case models::TrainingState::Failed:
+      return TrainingRun::State::Failed;
   }
   return TrainingRun::State::Failed;
 }
@@ -30,7 +36,8 @@ void append(analysis::Curve& curve, double x, double y) {
 
 }  // namespace
 
-TrainingRun::TrainingRun(QString dir, QString label, std::shared_ptr<const data::Dataset> dataset, std::unique_ptr<models::Trainer> trainer)
+TrainingRun::TrainingRun(QString dir, QString label, std::shared_ptr<const data::Dataset> dataset,
+                         std::unique_ptr<models::Trainer> trainer)
     : dir_(QDir(dir).absolutePath()),
       name_(QDir(dir).dirName()),
       label_(std::move(label)),
@@ -68,7 +75,8 @@ void TrainingRun::start(std::int64_t eval_every, int eval_episodes) {
     inbox_.push_back(p);
   });
   if (eval_every > 0) {
-    auto evaluate = models::evaluation_hook(*dataset_, trainer_->training().rtg_scale, eval_episodes);
+    auto evaluate =
+        models::evaluation_hook(*dataset_, trainer_->training().rtg_scale, eval_episodes);
     trainer_->on_evaluation([this, evaluate](models::DecisionModelImpl& model, std::int64_t step) {
       auto result = evaluate(model, step);
       std::lock_guard lock(inbox_mutex_);
@@ -118,7 +126,9 @@ bool TrainingRun::drain() {
                   .arg(trainer_->step())
                   .arg(QString::fromStdString(saved.filename().string()));
     } catch (const std::exception& e) {
-      note_ = QObject::tr("stopped at step %1; no checkpoint: %2").arg(trainer_->step()).arg(QString::fromStdString(e.what()));
+      note_ = QObject::tr("stopped at step %1; no checkpoint: %2")
+                  .arg(trainer_->step())
+                  .arg(QString::fromStdString(e.what()));
     }
   }
   trainer_->release_folder();  // written for good: `dstudio train --resume` may take it on
@@ -155,17 +165,32 @@ std::int64_t TrainingRun::step() const {
 
 QString TrainingRun::stateName(State state) {
   switch (state) {
-    case State::Starting: return QObject::tr("Starting");
-    case State::Running: return QObject::tr("Running");
-    case State::Paused: return QObject::tr("Paused");
-    case State::Finished: return QObject::tr("Finished");
-    case State::Cancelled: return QObject::tr("Cancelled");
-    case State::Failed: return QObject::tr("Failed");
-    case State::Incomplete: return QObject::tr("Incomplete");
+    case State::Starting:
+      return QObject::tr("Starting");
+    case State::Running:
+      return QObject::tr("Running");
+    case State::Paused:
+      return QObject::tr("Paused");
+    case State::Finished:
+      return QObject::tr("Finished");
+    case State::Cancelled:
+      return QObject::tr("Cancelled");
+    case State::Failed:
+      return QObject::tr("Failed");
+    case State::Incomplete:
+      return QObject::tr("Incomplete");
   }
   return QStringLiteral("?");
 }
 
-bool TrainingRun::isFinal(State state) { return state == State::Finished || state == State::Cancelled || state == State::Failed; }
+bool TrainingRun::isFinal(State state) {
+  return state == State::Finished || state == State::Cancelled || state == State::Failed;
+}
+
+std::optional<double> TrainingRun::last(const char* key) const {
+  const auto it = metrics_.columns.find(key);
+  if (it == metrics_.columns.end() || it->second.y.empty()) return std::nullopt;
+  return it->second.y.back();
+}
 
 }  // namespace dstudio::studio

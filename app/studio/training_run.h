@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -25,7 +26,8 @@ class TrainingRun {
   enum class State { Starting, Running, Paused, Finished, Cancelled, Failed, Incomplete };
 
   /// A live run of `trainer` (which trains on `dataset`) into `dir`, grouped by `label`.
-  TrainingRun(QString dir, QString label, std::shared_ptr<const data::Dataset> dataset, std::unique_ptr<models::Trainer> trainer);
+  TrainingRun(QString dir, QString label, std::shared_ptr<const data::Dataset> dataset,
+              std::unique_ptr<models::Trainer> trainer);
   /// A run read from disk: Finished with a checkpoint, Incomplete without.
   explicit TrainingRun(models::RunFolder folder);
   /// Cancels a live run and joins its thread.
@@ -61,8 +63,12 @@ class TrainingRun {
   [[nodiscard]] const QString& seed() const { return seed_; }
   [[nodiscard]] std::int64_t totalSteps() const { return total_; }
   [[nodiscard]] const analysis::RunMetrics& metrics() const { return metrics_; }
+  /// The last value of a metric, if the run logged it.
+  [[nodiscard]] std::optional<double> last(const char* key) const;
   /// Its configuration as text (models::run_config_values); empty for a folder that does not say.
-  [[nodiscard]] const std::vector<std::pair<std::string, std::string>>& config() const { return config_; }
+  [[nodiscard]] const std::vector<std::pair<std::string, std::string>>& config() const {
+    return config_;
+  }
   /// One field of config(), or an empty string.
   [[nodiscard]] QString configValue(const QString& key) const;
   /// The last progress report of a live run.

@@ -50,7 +50,9 @@ TsneBenchmark::TsneBenchmark(MainWindow& window, int tokens, QString screenshot)
   connect(&window_, &MainWindow::loadFailed, this, &TsneBenchmark::fail);
 }
 
-void TsneBenchmark::start() { window_.openCheckpoint(defaultCheckpoint(QStringLiteral("dhi"))); }
+void TsneBenchmark::start() {
+  window_.openCheckpoint(defaultCheckpoint(QStringLiteral("dhi")));
+}
 
 void TsneBenchmark::run() {
   auto* view = window_.tsneView();
@@ -74,7 +76,8 @@ void TsneBenchmark::run() {
   probe_ = std::thread([this] {
     while (!stop_probe_.load()) {
       const qint64 posted = clock_.nsecsElapsed();
-      QMetaObject::invokeMethod(this, [this, posted] { tick(posted); }, Qt::QueuedConnection);
+      QMetaObject::invokeMethod(
+          this, [this, posted] { tick(posted); }, Qt::QueuedConnection);
       std::this_thread::sleep_for(std::chrono::milliseconds(kProbeMs));
     }
   });
@@ -92,9 +95,12 @@ void TsneBenchmark::tick(qint64 posted_ns) {
   const double gap = static_cast<double>(now - posted_ns) / 1e6;
   const bool laid_out = window_.tsneView()->snapshotCount() > 0;
   if (laid_out && first_layout_s_ < 0) first_layout_s_ = static_cast<double>(now) / 1e9;
-  if (finished_ns_ >= 0) ending_.push_back(gap);
-  else if (laid_out) iterating_.push_back(gap);
-  else gathering_.push_back(gap);
+  if (finished_ns_ >= 0)
+    ending_.push_back(gap);
+  else if (laid_out)
+    iterating_.push_back(gap);
+  else
+    gathering_.push_back(gap);
   if (finished_ns_ >= 0 && static_cast<double>(now - finished_ns_) / 1e9 > kAfterSeconds) report();
 }
 
@@ -111,8 +117,11 @@ void TsneBenchmark::report() {
            .arg(QGuiApplication::platformName())
            .arg(std::thread::hardware_concurrency())
            .arg(std::max(1, QThread::idealThreadCount() - 1))
-           .arg(QString::fromStdString(active_blas_name()), defaultCheckpoint(QStringLiteral("dhi")));
-  r += QStringLiteral("  tokens %1 (every step of the dataset's longest episodes), perplexity %2, %3 iterations\n")
+           .arg(QString::fromStdString(active_blas_name()),
+                defaultCheckpoint(QStringLiteral("dhi")));
+  r += QStringLiteral(
+           "  tokens %1 (every step of the dataset's longest episodes), perplexity %2, %3 "
+           "iterations\n")
            .arg(outcome.points)
            .arg(view->perplexity())
            .arg(view->iterations());
@@ -126,14 +135,16 @@ void TsneBenchmark::report() {
            .arg(view->snapshotCount())
            .arg(view->pointsDrawn())
            .arg(view->pointCount());
-  r += QStringLiteral("  how long an event posted to the GUI thread every %1 ms waited:\n").arg(kProbeMs);
+  r += QStringLiteral("  how long an event posted to the GUI thread every %1 ms waited:\n")
+           .arg(kProbeMs);
   r += QStringLiteral("    gathering tokens and neighbours: %1\n").arg(stalls(gathering_));
   r += QStringLiteral("    iterating, layouts drawn:        %1\n").arg(stalls(iterating_));
   r += QStringLiteral("    after the run, every point:      %1\n").arg(stalls(ending_));
   r += QStringLiteral("    whole run:                       %1\n").arg(stalls(all));
   if (!screenshot_.isEmpty()) {
     const bool saved = window_.grab().save(screenshot_);
-    r += saved ? QStringLiteral("  saved %1\n").arg(screenshot_) : QStringLiteral("  could not save %1\n").arg(screenshot_);
+    r += saved ? QStringLiteral("  saved %1\n").arg(screenshot_)
+               : QStringLiteral("  could not save %1\n").arg(screenshot_);
   }
   stop_probe_ = true;
   emit finished(true, r);

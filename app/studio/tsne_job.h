@@ -4,9 +4,9 @@
 /// are gathered as `dstudio analyze tsne` gathers them (gather_tokens: windows spread over the
 /// dataset, every step of its longest episodes, or of rollouts), laid out by core's analysis::tsne
 /// (Barnes-Hut, or FFT interpolation from 5,000 tokens) with a layout sent every 10 iterations, and
-/// each layout reaches the view by a queued signal. It runs as the window's other work does (job.h):
-/// Cancel stops it within 10 iterations; Run while it runs starts the new layout once the old
-/// one has stopped.
+/// each layout reaches the view by a queued signal. It runs as the window's other work does
+/// (job.h): Cancel stops it within 10 iterations; Run while it runs starts the new layout once the
+/// old one has stopped.
 
 #include <QObject>
 #include <QPointer>
@@ -78,7 +78,8 @@ class TsneJob : public QObject {
   void finished(const dstudio::studio::TsneOutcome& outcome);
 
  private:
-  void run(std::function<models::TokenCloud(const Progress&)> gather, const QString& title, analysis::TsneConfig config);
+  void run(std::function<models::TokenCloud(const Progress&)> gather, const QString& title,
+           analysis::TsneConfig config);
 
   QPointer<viz::TsneView> view_;
   QString checkpoint_, title_;

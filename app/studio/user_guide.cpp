@@ -1,13 +1,12 @@
 #include "user_guide.h"
 
-#include <algorithm>
-
 #include <QDialogButtonBox>
-#include <QImage>
 #include <QFileInfo>
+#include <QImage>
 #include <QTextBrowser>
 #include <QUrl>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "dstudio/common/resources.h"
 
@@ -20,7 +19,8 @@ class GuideBrowser : public QTextBrowser {
   QVariant loadResource(int type, const QUrl& name) override {
     QVariant resource = QTextBrowser::loadResource(type, name);
     if (type != QTextDocument::ImageResource || resource.isNull()) return resource;
-    QImage image = resource.canConvert<QImage>() ? resource.value<QImage>() : QImage::fromData(resource.toByteArray());
+    QImage image = resource.canConvert<QImage>() ? resource.value<QImage>()
+                                                 : QImage::fromData(resource.toByteArray());
     const int widest = std::max(320, viewport()->width() - 40);
     if (image.isNull() || image.width() <= widest) return resource;
     return image.scaledToWidth(widest, Qt::SmoothTransformation);
@@ -45,9 +45,10 @@ UserGuideDialog::UserGuideDialog(QWidget* parent) : QDialog(parent), browser_(ne
     loaded_ = !browser_->document()->isEmpty();
   }
   if (!loaded_)
-    browser_->setMarkdown(tr("# The user guide is missing\n\nIt should be at `%1`. Reinstall the studio, or set "
-                             "`DSTUDIO_RESOURCES` to the folder of its resources.")
-                              .arg(path));
+    browser_->setMarkdown(
+        tr("# The user guide is missing\n\nIt should be at `%1`. Reinstall the studio, or set "
+           "`DSTUDIO_RESOURCES` to the folder of its resources.")
+            .arg(path));
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
   auto* layout = new QVBoxLayout(this);

@@ -2,31 +2,31 @@
 
 #include "viewer_panel.h"
 
-#include <QCheckBox>
-#include <QCoreApplication>
-#include <QDir>
-#include <QFileDialog>
 #include <QActionGroup>
-#include <QMenu>
-#include <QRegularExpression>
-#include <QStandardPaths>
+#include <QCheckBox>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDateTime>
-#include <QElapsedTimer>
+#include <QDir>
 #include <QDoubleSpinBox>
+#include <QElapsedTimer>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QPushButton>
+#include <QMenu>
 #include <QProcess>
-#include <QFileInfo>
-#include <QShortcut>
+#include <QPushButton>
+#include <QRegularExpression>
 #include <QSettings>
+#include <QShortcut>
 #include <QSlider>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QStandardPaths>
 #include <QStyle>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -59,17 +59,22 @@ struct SpeedChoice {
 constexpr SpeedChoice kSpeeds[] = {{"0.1x", 0.1}, {"0.25x", 0.25}, {"0.5x", 0.5}, {"1x", 1.0},
                                    {"2x", 2.0},   {"4x", 4.0},     {"max", 0.0}};
 
-
 // The step readout always keeps room for two lines: its text changes every frame, and a line
 // more or less would resize the 3-D view above it while playing (and a recording's frames).
 class ReadoutLabel : public QLabel {
  public:
-  int heightForWidth(int width) const override { return std::max(QLabel::heightForWidth(width), twoLines()); }
-  QSize minimumSizeHint() const override { return QLabel::minimumSizeHint().expandedTo({0, twoLines()}); }
+  int heightForWidth(int width) const override {
+    return std::max(QLabel::heightForWidth(width), twoLines());
+  }
+  QSize minimumSizeHint() const override {
+    return QLabel::minimumSizeHint().expandedTo({0, twoLines()});
+  }
   QSize sizeHint() const override { return QLabel::sizeHint().expandedTo({0, twoLines()}); }
 
  private:
-  int twoLines() const { return 2 * fontMetrics().lineSpacing() + contentsMargins().top() + contentsMargins().bottom(); }
+  int twoLines() const {
+    return 2 * fontMetrics().lineSpacing() + contentsMargins().top() + contentsMargins().bottom();
+  }
 };
 
 }  // namespace
@@ -101,8 +106,10 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   record_->setCheckable(true);
   record_->setFocusPolicy(Qt::NoFocus);
   record_->setToolTip(VideoWriter::ffmpegAvailable()
-                          ? tr("Record the episode from the step on screen as an MP4 video, frame by frame at a fixed rate")
-                          : tr("Record the episode from the step on screen as numbered PNGs, frame by frame at a fixed rate "
+                          ? tr("Record the episode from the step on screen as an MP4 video, frame "
+                               "by frame at a fixed rate")
+                          : tr("Record the episode from the step on screen as numbered PNGs, frame "
+                               "by frame at a fixed rate "
                                "(install ffmpeg to get an MP4 straight away)"));
   record_->setEnabled(viz::SceneView::openGlAvailable());
   connect(record_, &QPushButton::toggled, this, [this](bool on) {
@@ -118,26 +125,33 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   {
     QSettings settings;
     record_folder_ = settings.value("viewer/record_folder").toString();
-    record_area_ = settings.value("viewer/record_area", "panel").toString() == QLatin1String("scene") ? RecordArea::Scene : RecordArea::Panel;
+    record_area_ =
+        settings.value("viewer/record_area", "panel").toString() == QLatin1String("scene")
+            ? RecordArea::Scene
+            : RecordArea::Panel;
     record_fps_ = std::clamp(settings.value("viewer/record_fps", 30).toInt(), 1, 120);
   }
   record_options_->setFocusPolicy(Qt::NoFocus);
   record_options_->setToolTip(tr("What to record, at how many frames per second, and where"));
-  record_options_->setFixedWidth(record_options_->fontMetrics().height() + 16);  // the menu's arrow alone
+  record_options_->setFixedWidth(record_options_->fontMetrics().height() +
+                                 16);  // the menu's arrow alone
   auto* options = new QMenu(this);
   auto* areas = new QActionGroup(options);
-  for (const auto& [area, label] : {std::pair{RecordArea::Panel, tr("The Whole Panel (Scene, Map and Timeline)")},
-                                    std::pair{RecordArea::Scene, tr("The Scene Alone")}}) {
+  for (const auto& [area, label] :
+       {std::pair{RecordArea::Panel, tr("The Whole Panel (Scene, Map and Timeline)")},
+        std::pair{RecordArea::Scene, tr("The Scene Alone")}}) {
     auto* a = options->addAction(label, this, [this, area = area] { setRecordArea(area); });
     a->setCheckable(true);
     a->setChecked(record_area_ == area);
-    a->setObjectName(area == RecordArea::Panel ? QStringLiteral("recordPanel") : QStringLiteral("recordScene"));
+    a->setObjectName(area == RecordArea::Panel ? QStringLiteral("recordPanel")
+                                               : QStringLiteral("recordScene"));
     areas->addAction(a);
   }
   options->addSeparator();
   auto* rates = new QActionGroup(options);
   for (int fps : {24, 30, 60}) {
-    auto* a = options->addAction(tr("%1 Frames per Second").arg(fps), this, [this, fps] { setRecordFrameRate(fps); });
+    auto* a = options->addAction(tr("%1 Frames per Second").arg(fps), this,
+                                 [this, fps] { setRecordFrameRate(fps); });
     a->setCheckable(true);
     a->setChecked(record_fps_ == fps);
     rates->addAction(a);
@@ -145,8 +159,11 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   options->addSeparator();
   options->addAction(tr("Recording Folder…"), this, &ViewerPanel::chooseRecordFolder);
   connect(options, &QMenu::aboutToShow, this, [this, areas, rates] {
-    for (auto* a : areas->actions()) a->setChecked((a->objectName() == QLatin1String("recordScene")) == (record_area_ == RecordArea::Scene));
-    for (auto* a : rates->actions()) a->setChecked(a->text().startsWith(QString::number(record_fps_) + ' '));
+    for (auto* a : areas->actions())
+      a->setChecked((a->objectName() == QLatin1String("recordScene")) ==
+                    (record_area_ == RecordArea::Scene));
+    for (auto* a : rates->actions())
+      a->setChecked(a->text().startsWith(QString::number(record_fps_) + ' '));
   });
   record_options_->setMenu(options);
   record_options_->setEnabled(viz::SceneView::openGlAvailable());
@@ -159,7 +176,8 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   forward_->setIcon(style()->standardIcon(QStyle::SP_MediaSeekForward));
   forward_->setToolTip(tr("Single step: the policy acts once (Right or .)"));
   for (const auto& s : kSpeeds) speed_->addItem(tr(s.label), s.speed);
-  speed_->setItemData(static_cast<int>(std::size(kSpeeds)) - 1, tr("As fast as the policy acts"), Qt::ToolTipRole);
+  speed_->setItemData(static_cast<int>(std::size(kSpeeds)) - 1, tr("As fast as the policy acts"),
+                      Qt::ToolTipRole);
   speed_->setCurrentIndex(3);
   speed_->setToolTip(tr("Speed: times real time (the task's simulated seconds per step)"));
   speed_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
@@ -169,18 +187,22 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   slider_->setToolTip(tr("The episode's timeline: drag to go back to any step"));
   fitReadouts();
   track_->setChecked(true);
-  track_->setToolTip(tr("Keep the camera on the torso as it moves; off, drag to orbit and scroll to zoom"));
+  track_->setToolTip(
+      tr("Keep the camera on the torso as it moves; off, drag to orbit and scroll to zoom"));
 
   target_->setRange(-1e6, 1e6);
   target_->setDecimals(0);
   target_->setSingleStep(100);
   target_->setKeyboardTracking(false);
-  target_->setToolTip(tr("The return the policy is asked for. Changing it re-conditions the policy from the step on "
-                         "screen: its return-to-go becomes the new target minus the return collected so far."));
-  for (const auto z : models::kModalityZeroings) zeroing_->addItem(QString::fromUtf8(models::zeroing_label(z)), static_cast<int>(z));
+  target_->setToolTip(tr(
+      "The return the policy is asked for. Changing it re-conditions the policy from the step on "
+      "screen: its return-to-go becomes the new target minus the return collected so far."));
+  for (const auto z : models::kModalityZeroings)
+    zeroing_->addItem(QString::fromUtf8(models::zeroing_label(z)), static_cast<int>(z));
   zeroing_->setToolTip(tr("Zero a modality in the policy's input from the step on screen on"));
   seed_->setRange(0, 1'000'000);
-  seed_->setToolTip(tr("Reset noise of the next new episode (the same seed as `dstudio eval --seed`)"));
+  seed_->setToolTip(
+      tr("Reset noise of the next new episode (the same seed as `dstudio eval --seed`)"));
 
   auto* transport = new QHBoxLayout;
   for (auto* b : {restart_, back_, play_, forward_}) {
@@ -194,7 +216,6 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   transport->addWidget(record_);
   transport->addWidget(record_options_);
 
-
   auto* conditioning = new QGroupBox(tr("Conditioning of the running policy"));
   // Two rows, so that the target's source is read in full beside the scene, in large type too.
   auto* form = new QGridLayout(conditioning);
@@ -203,8 +224,9 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   form->addWidget(target_from_, 0, 2, 1, 3);
   form->addWidget(new QLabel(tr("Zero")), 1, 0);
   form->addWidget(zeroing_, 1, 1);
-  live_viewer_->setToolTip(tr("The same policy, seed, target, zeroing and step in decision-viewer: a window of its own "
-                              "that draws faster, for a projector or a recording"));
+  live_viewer_->setToolTip(
+      tr("The same policy, seed, target, zeroing and step in decision-viewer: a window of its own "
+         "that draws faster, for a projector or a recording"));
   live_viewer_->setFocusPolicy(Qt::NoFocus);
   connect(live_viewer_, &QPushButton::clicked, this, &ViewerPanel::openInLiveViewer);
   form->addWidget(live_viewer_, 1, 2, Qt::AlignRight);
@@ -243,7 +265,8 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   connect(back_, &QPushButton::clicked, this, &ViewerPanel::stepBack);
   connect(play_, &QPushButton::clicked, this, &ViewerPanel::togglePlay);
   connect(forward_, &QPushButton::clicked, this, &ViewerPanel::stepForward);
-  connect(speed_, &QComboBox::currentIndexChanged, this, [this] { setSpeed(speed_->currentData().toDouble()); });
+  connect(speed_, &QComboBox::currentIndexChanged, this,
+          [this] { setSpeed(speed_->currentData().toDouble()); });
   connect(slider_, &QSlider::sliderMoved, this, &ViewerPanel::seek);
   connect(timeline_, &viz::EpisodeTimeline::seekRequested, this, &ViewerPanel::seek);
   connect(track_, &QCheckBox::toggled, scene_, &viz::SceneView::setTracking);
@@ -282,15 +305,19 @@ ViewerPanel::ViewerPanel(QWidget* parent)
     if (speed >= 0) speed_->setCurrentIndex(speed);
     track_->setChecked(settings.value("viewer/track", true).toBool());
   }
-  connect(speed_, &QComboBox::currentIndexChanged, this, [this] { QSettings().setValue("viewer/speed", speed_->currentData()); });
-  connect(track_, &QCheckBox::toggled, this, [](bool on) { QSettings().setValue("viewer/track", on); });
+  connect(speed_, &QComboBox::currentIndexChanged, this,
+          [this] { QSettings().setValue("viewer/speed", speed_->currentData()); });
+  connect(track_, &QCheckBox::toggled, this,
+          [](bool on) { QSettings().setValue("viewer/track", on); });
 
   timer_->setInterval(16);  // about 60 frames per second
   connect(timer_, &QTimer::timeout, this, &ViewerPanel::poll);
   clear(tr("Open a checkpoint (File ▸ Open Checkpoint) to watch its policy act."));
 }
 
-ViewerPanel::~ViewerPanel() { stopRecording(); }
+ViewerPanel::~ViewerPanel() {
+  stopRecording();
+}
 
 void ViewerPanel::setRecordArea(RecordArea area) {
   record_area_ = area;
@@ -327,11 +354,14 @@ bool ViewerPanel::startRecording() {
   }
   // At the end of an ended episode nothing follows the step on screen: no one-frame file.
   if (const auto state = live_->state(); state.at_end()) {
-    emit message(tr("Nothing to record: the episode ended at step %1. Go back, or start a new episode, first.").arg(state.cursor));
+    emit message(tr("Nothing to record: the episode ended at step %1. Go back, or start a new "
+                    "episode, first.")
+                     .arg(state.cursor));
     return false;
   }
   if (record_folder_.isEmpty() || !QDir().mkpath(record_folder_)) {
-    emit message(tr("Cannot record into \"%1\": choose a folder for recordings.").arg(record_folder_));
+    emit message(
+        tr("Cannot record into \"%1\": choose a folder for recordings.").arg(record_folder_));
     return false;
   }
   // <model>-<time>: a name of its own for every recording, safe on any file system.
@@ -339,7 +369,8 @@ bool ViewerPanel::startRecording() {
   name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("-"));
   name = name.left(80);
   while (name.endsWith('-')) name.chop(1);
-  name = (name.isEmpty() ? QStringLiteral("viewer") : name) + '-' + QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss"));
+  name = (name.isEmpty() ? QStringLiteral("viewer") : name) + '-' +
+         QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss"));
   video_ = std::make_unique<VideoWriter>(QDir(record_folder_).filePath(name), record_fps_);
   recording_path_ = video_->path();
   recorded_ = 0;
@@ -359,7 +390,8 @@ bool ViewerPanel::startRecording() {
   }
   record_options_->setEnabled(false);
   record_->setText(tr("Stop (0.0 s)"));
-  record_->setStyleSheet(QStringLiteral("QPushButton { color: white; background: #c0392b; font-weight: bold; }"));
+  record_->setStyleSheet(
+      QStringLiteral("QPushButton { color: white; background: #c0392b; font-weight: bold; }"));
   emit message(tr("Recording into %1 …").arg(recording_path_));
   QTimer::singleShot(0, this, &ViewerPanel::recordNext);
   return true;
@@ -373,7 +405,8 @@ void ViewerPanel::recordNext() {
   if (step >= state.frames) {
     // The episode ended before this frame, or the policy has not reached it yet.
     if (state.finished || !state.error.empty()) {
-      record_end_reason_ = state.finished ? tr("the episode ended at step %1").arg(state.frames - 1) : QString::fromStdString(state.error);
+      record_end_reason_ = state.finished ? tr("the episode ended at step %1").arg(state.frames - 1)
+                                          : QString::fromStdString(state.error);
       return stopRecording();
     }
     if (!state.playing) live_->play();  // paused meanwhile (or not started yet): the video goes on
@@ -431,14 +464,16 @@ void ViewerPanel::stopRecording() {
   const QString error = ok ? QString() : video_->error();
   recording_path_ = video_->path();
   video_.reset();
-  const QString ended = record_end_reason_.isEmpty() ? QString() : tr("Recording ended: %1. ").arg(record_end_reason_);
+  const QString ended = record_end_reason_.isEmpty()
+                            ? QString()
+                            : tr("Recording ended: %1. ").arg(record_end_reason_);
   record_end_reason_.clear();
   if (ok)
     emit message(ended + tr("Recorded %1 frames (%2 s at %3 frames per second) into %4")
-                     .arg(recorded_)
-                     .arg(static_cast<double>(recorded_) / record_fps_, 0, 'f', 1)
-                     .arg(record_fps_)
-                     .arg(recording_path_));
+                             .arg(recorded_)
+                             .arg(static_cast<double>(recorded_) / record_fps_, 0, 'f', 1)
+                             .arg(record_fps_)
+                             .arg(recording_path_));
   else
     emit message(ended + tr("The recording could not be written: %1").arg(error));
   emit recordingFinished(recording_path_, recorded_, error);
@@ -465,8 +500,8 @@ void ViewerPanel::clear(const QString& message) {
   updateControls();
 }
 
-void ViewerPanel::setPlayer(const QString& title, std::shared_ptr<models::EpisodePlayer> player, bool autoplay,
-                            const std::vector<models::TargetChoice>& targets) {
+void ViewerPanel::setPlayer(const QString& title, std::shared_ptr<models::EpisodePlayer> player,
+                            bool autoplay, const std::vector<models::TargetChoice>& targets) {
   clear(QString());
   title_ = title;
   scene_->setPhysicsModel(player->physics_model());
@@ -475,19 +510,23 @@ void ViewerPanel::setPlayer(const QString& title, std::shared_ptr<models::Episod
   {
     const QSignalBlocker block(target_);
     // Without the model's data (a replay), the task's reference targets.
-    target_from_->setChoices(targets.empty() ? models::target_choices(task, {}) : targets);  // the first goes into the field
+    target_from_->setChoices(targets.empty() ? models::target_choices(task, {})
+                                             : targets);  // the first goes into the field
     if (!player->frames().empty()) target_->setValue(player->frames().front()->target);
   }
   {
     const QSignalBlocker block(zeroing_);
     zeroing_->setCurrentIndex(0);
   }
-  if (player->frames().empty()) player->reset(static_cast<std::uint64_t>(seed_->value()), target_->value());
+  if (player->frames().empty())
+    player->reset(static_cast<std::uint64_t>(seed_->value()), target_->value());
   live_ = std::make_unique<models::LivePlayer>(std::move(player));
   live_->set_speed(speed_->currentData().toDouble());
   if (live_->replay()) {
-    attention_->clear(tr("A dataset episode replayed from its recorded states: no policy acts, so there is no attention "
-                         "map. Open a checkpoint to watch a policy."));
+    attention_->clear(
+        tr("A dataset episode replayed from its recorded states: no policy acts, so there is no "
+           "attention "
+           "map. Open a checkpoint to watch a policy."));
     map_caption_->setText(QString());
   }
   timeline_generation_ = live_->state().generation;
@@ -504,8 +543,10 @@ void ViewerPanel::pause() {
 }
 void ViewerPanel::togglePlay() {
   if (!live_) return;
-  if (live_->state().playing) live_->pause();
-  else live_->play();
+  if (live_->state().playing)
+    live_->pause();
+  else
+    live_->play();
 }
 void ViewerPanel::stepForward() {
   if (live_) live_->step_forward();
@@ -553,7 +594,8 @@ void ViewerPanel::poll() {
 }
 
 void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) {
-  const bool moved = state.cursor != shown_.cursor || state.generation != shown_.generation || !shown_.frame;
+  const bool moved =
+      state.cursor != shown_.cursor || state.generation != shown_.generation || !shown_.frame;
   // New frames (or, after a branch or restart, all of them) go to the timeline.
   if (state.generation != timeline_generation_) {
     timeline_->clear();
@@ -565,7 +607,8 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
     const int from = std::max(0, timeline_frames_ - 1);
     const auto fresh = live_->frames(from);
     for (std::size_t i = 0; i < fresh.size() && from + static_cast<int>(i) < state.frames; ++i)
-      timeline_->addStep(fresh[i]->step, fresh[i]->return_to_go, fresh[i]->return_so_far, fresh[i]->entropy);
+      timeline_->addStep(fresh[i]->step, fresh[i]->return_to_go, fresh[i]->return_so_far,
+                         fresh[i]->entropy);
     timeline_frames_ = state.frames;
   }
   timeline_->setCursor(state.cursor);
@@ -583,19 +626,30 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
     scene_->setState(f.physics.qpos, f.physics.qvel);
     QStringList overlay;
     overlay << QStringLiteral("%1  step %2").arg(title_).arg(f.step);
-    if (live_ && live_->replay()) overlay << tr("dataset episode   return-to-go %1").arg(viz::fixed_text(f.return_to_go, 1));
-    else overlay << tr("target %1   return-to-go %2").arg(viz::fixed_text(f.target, 0), viz::fixed_text(f.return_to_go, 1));
+    if (live_ && live_->replay())
+      overlay << tr("dataset episode   return-to-go %1").arg(viz::fixed_text(f.return_to_go, 1));
+    else
+      overlay << tr("target %1   return-to-go %2")
+                     .arg(viz::fixed_text(f.target, 0), viz::fixed_text(f.return_to_go, 1));
     overlay << tr("return %1   score %2")
-                   .arg(viz::fixed_text(f.return_so_far, 1), viz::fixed_text(live_ ? env::normalized_score(live_->task(), f.return_so_far) : 0.0, 1));
-    if (f.zeroing != models::ModalityZeroing::None) overlay << tr("zeroed: %1").arg(zeroing_->itemText(zeroing_->findData(static_cast<int>(f.zeroing))));
-    if (f.terminal) overlay << (f.terminated ? tr("episode over: the body left its healthy range") : tr("episode over: time limit"));
+                   .arg(
+                       viz::fixed_text(f.return_so_far, 1),
+                       viz::fixed_text(
+                           live_ ? env::normalized_score(live_->task(), f.return_so_far) : 0.0, 1));
+    if (f.zeroing != models::ModalityZeroing::None)
+      overlay << tr("zeroed: %1")
+                     .arg(zeroing_->itemText(zeroing_->findData(static_cast<int>(f.zeroing))));
+    if (f.terminal)
+      overlay << (f.terminated ? tr("episode over: the body left its healthy range")
+                               : tr("episode over: time limit"));
     scene_->setOverlay(overlay);
     // The entropy of the last steps, inside the scene: what the policy attends to as it moves.
     const auto& entropy = timeline_->entropy();
     const auto end = std::min(entropy.size(), static_cast<std::size_t>(f.step) + 1);
     const auto begin = end > kOverlaySteps ? end - kOverlaySteps : 0;
-    scene_->setOverlayPlot(tr("entropy, layer 1"), std::vector<double>(entropy.begin() + static_cast<std::ptrdiff_t>(begin),
-                                                                      entropy.begin() + static_cast<std::ptrdiff_t>(end)));
+    scene_->setOverlayPlot(tr("entropy, layer 1"),
+                           std::vector<double>(entropy.begin() + static_cast<std::ptrdiff_t>(begin),
+                                               entropy.begin() + static_cast<std::ptrdiff_t>(end)));
     emit cursorMoved(f.step);
   }
   if (!state.error.empty() && QString::fromStdString(state.error) != error_shown_) {
@@ -607,31 +661,40 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
   // The attention map of the window the policy acted on at the step on screen; the newest step
   // has not acted yet, so it shows the one before.
   if (state.frame && (force_map || !state.playing || now - last_map_ms_ >= kMapIntervalMs)) {
-    const models::FramePtr source = models::acted_window(live_->frames(state.cursor - 1), state.frame);
+    const models::FramePtr source =
+        models::acted_window(live_->frames(state.cursor - 1), state.frame);
     if (source && (source->step != map_step_ || state.generation != map_generation_)) {
       map_step_ = source->step;
       map_generation_ = state.generation;
       last_map_ms_ = now;
       QElapsedTimer timer;
       timer.start();
-      attention_->setInspections(QStringLiteral("%1, step %2").arg(title_).arg(source->step), {*source->inspection});
+      attention_->setInspections(QStringLiteral("%1, step %2").arg(title_).arg(source->step),
+                                 {*source->inspection});
       map_ms_ = static_cast<double>(timer.nsecsElapsed()) / 1e6;
-      map_caption_->setText(source->step == state.frame->step
-                                ? tr("The window the policy acted on at step %1.").arg(source->step)
-                                : tr("The window the policy acted on at step %1 (it has not acted at step %2 yet).")
-                                      .arg(source->step)
-                                      .arg(state.frame->step));
+      map_caption_->setText(
+          source->step == state.frame->step
+              ? tr("The window the policy acted on at step %1.").arg(source->step)
+              : tr("The window the policy acted on at step %1 (it has not acted at step %2 yet).")
+                    .arg(source->step)
+                    .arg(state.frame->step));
     }
   }
 
   if (state.frame) {
     const auto& f = *state.frame;
-    QString text = tr("Step %1 of %2 kept · return-to-go %3 · return %4").arg(f.step).arg(state.frames - 1).arg(viz::fixed_text(f.return_to_go, 1), viz::fixed_text(f.return_so_far, 1));
-    if (f.acted) text += tr(" · reward %1 · entropy (layer 1) %2 nats").arg(viz::fixed_text(f.reward, 3), viz::fixed_text(f.entropy, 3));
+    QString text =
+        tr("Step %1 of %2 kept · return-to-go %3 · return %4")
+            .arg(f.step)
+            .arg(state.frames - 1)
+            .arg(viz::fixed_text(f.return_to_go, 1), viz::fixed_text(f.return_so_far, 1));
+    if (f.acted)
+      text += tr(" · reward %1 · entropy (layer 1) %2 nats")
+                  .arg(viz::fixed_text(f.reward, 3), viz::fixed_text(f.entropy, 3));
     if (state.error.empty()) readout_->setText(text);
   }
-  const bool controls_changed = state.playing != shown_.playing || state.frames != shown_.frames || state.cursor != shown_.cursor ||
-                                state.finished != shown_.finished;
+  const bool controls_changed = state.playing != shown_.playing || state.frames != shown_.frames ||
+                                state.cursor != shown_.cursor || state.finished != shown_.finished;
   shown_ = state;
   if (controls_changed) updateControls();
 }
@@ -639,7 +702,8 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
 void ViewerPanel::fitReadouts() {
   // The step readout as wide as its longest text, so that it neither clips nor shifts the
   // slider as the step grows.
-  position_->setMinimumWidth(position_->fontMetrics().horizontalAdvance(tr("%1 / %2").arg(88888).arg(88888)) + 6);
+  position_->setMinimumWidth(
+      position_->fontMetrics().horizontalAdvance(tr("%1 / %2").arg(88888).arg(88888)) + 6);
 }
 
 void ViewerPanel::changeEvent(QEvent* event) {
@@ -650,33 +714,46 @@ void ViewerPanel::changeEvent(QEvent* event) {
 
 void ViewerPanel::updateControls() {
   const bool ready = live_ != nullptr;
-  for (QWidget* w : std::initializer_list<QWidget*>{restart_, back_, play_, forward_, speed_, slider_})
+  for (QWidget* w :
+       std::initializer_list<QWidget*>{restart_, back_, play_, forward_, speed_, slider_})
     w->setEnabled(ready);
   // A replayed dataset episode has no policy to re-condition.
   const bool policy = ready && !live_->replay();
-  for (QWidget* w : std::initializer_list<QWidget*>{target_, zeroing_, seed_, live_viewer_}) w->setEnabled(policy);
-  restart_->setToolTip(policy ? tr("New episode with the seed on the right (Home)") : tr("Back to the first step (Home)"));
-  play_->setIcon(style()->standardIcon(shown_.playing ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
+  for (QWidget* w : std::initializer_list<QWidget*>{target_, zeroing_, seed_, live_viewer_})
+    w->setEnabled(policy);
+  restart_->setToolTip(policy ? tr("New episode with the seed on the right (Home)")
+                              : tr("Back to the first step (Home)"));
+  play_->setIcon(
+      style()->standardIcon(shown_.playing ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
   {
     const QSignalBlocker block(slider_);
     slider_->setRange(0, std::max(0, shown_.frames - 1));
     slider_->setValue(shown_.cursor);
   }
-  position_->setText(ready ? tr("%1 / %2").arg(shown_.cursor).arg(std::max(0, shown_.frames - 1)) : QString());
+  position_->setText(ready ? tr("%1 / %2").arg(shown_.cursor).arg(std::max(0, shown_.frames - 1))
+                           : QString());
 }
 
-QString ViewerPanel::readout() const { return readout_->text(); }
+QString ViewerPanel::readout() const {
+  return readout_->text();
+}
 
 QStringList ViewerPanel::liveViewerArguments() const {
   if (!live_ || live_->replay() || live_->info().path.empty()) return {};
   const auto zeroing = static_cast<models::ModalityZeroing>(zeroing_->currentData().toInt());
   return {QString::fromStdString(live_->info().path),
-          QStringLiteral("--env"), QString::fromStdString(live_->task().name),
-          QStringLiteral("--seed"), QString::number(shown_.seed),
-          QStringLiteral("--target"), QString::number(target_->value(), 'g', 10),
-          QStringLiteral("--zeroing"), QString::fromLatin1(models::to_string(zeroing)),
-          QStringLiteral("--speed"), QString::number(speed_->currentData().toDouble()),
-          QStringLiteral("--step"), QString::number(shown_.cursor)};
+          QStringLiteral("--env"),
+          QString::fromStdString(live_->task().name),
+          QStringLiteral("--seed"),
+          QString::number(shown_.seed),
+          QStringLiteral("--target"),
+          QString::number(target_->value(), 'g', 10),
+          QStringLiteral("--zeroing"),
+          QString::fromLatin1(models::to_string(zeroing)),
+          QStringLiteral("--speed"),
+          QString::number(speed_->currentData().toDouble()),
+          QStringLiteral("--step"),
+          QString::number(shown_.cursor)};
 }
 
 bool ViewerPanel::openInLiveViewer() {
@@ -686,7 +763,8 @@ bool ViewerPanel::openInLiveViewer() {
     return false;
   }
   QString exe = QCoreApplication::applicationDirPath() + QStringLiteral("/decision-viewer");
-  if (!QFileInfo(exe).isExecutable()) exe = QStandardPaths::findExecutable(QStringLiteral("decision-viewer"));
+  if (!QFileInfo(exe).isExecutable())
+    exe = QStandardPaths::findExecutable(QStringLiteral("decision-viewer"));
   if (exe.isEmpty()) {
     emit message(tr("decision-viewer is not installed beside decision-studio or on the PATH."));
     return false;

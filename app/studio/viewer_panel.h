@@ -40,11 +40,11 @@ class ViewerPanel : public QWidget {
   explicit ViewerPanel(QWidget* parent = nullptr);
   ~ViewerPanel() override;
 
-  /// Plays `player` (takes it: nothing else may touch it; the previous one stops). `title` names the model.
-  /// `targets` (models::target_choices) are offered next to the target field, the first in use;
-  /// without them the task's first reference target is.
-  void setPlayer(const QString& title, std::shared_ptr<models::EpisodePlayer> player, bool autoplay = true,
-                 const std::vector<models::TargetChoice>& targets = {});
+  /// Plays `player` (takes it: nothing else may touch it; the previous one stops). `title` names
+  /// the model. `targets` (models::target_choices) are offered next to the target field, the first
+  /// in use; without them the task's first reference target is.
+  void setPlayer(const QString& title, std::shared_ptr<models::EpisodePlayer> player,
+                 bool autoplay = true, const std::vector<models::TargetChoice>& targets = {});
   /// Stops and forgets the player; `message` says why the view is empty.
   void clear(const QString& message);
   [[nodiscard]] bool hasPlayer() const { return live_ != nullptr; }
@@ -139,7 +139,6 @@ class ViewerPanel : public QWidget {
   void changeEvent(QEvent* event) override;
 
  private:
-
   std::unique_ptr<models::LivePlayer> live_;
   QString title_;
   models::PlaybackState shown_;
@@ -179,7 +178,8 @@ class ViewerPanel : public QWidget {
   bool recording_ = false;
   int recorded_ = 0;
   QString recording_path_;
-  QString record_end_reason_;  // why the recording ended by itself (the episode ended), said with where it went
+  QString record_end_reason_;  // why the recording ended by itself (the episode ended), said with
+                               // where it went
   std::unique_ptr<VideoWriter> video_;
   int record_first_ = 0;          // the step the recording started at
   double steps_per_frame_ = 1.0;  // episode steps a video frame

@@ -36,7 +36,9 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
 
 double quantile(std::vector<double> v, double q) {
   if (v.empty()) return std::nan("");
@@ -61,7 +63,10 @@ void init_glfw() {
   static std::once_flag once;
   static bool ok = false;
   std::call_once(once, [] { ok = glfwInit() == GLFW_TRUE; });
-  if (!ok) throw render::RenderError("cannot initialise GLFW: no display (set DISPLAY, or run under xvfb-run on a machine without a screen)");
+  if (!ok)
+    throw render::RenderError(
+        "cannot initialise GLFW: no display (set DISPLAY, or run under xvfb-run on a machine "
+        "without a screen)");
 }
 
 const char* kFont = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
@@ -77,17 +82,20 @@ void section(const char* title) {
 
 std::string BenchReport::text() const {
   std::ostringstream out;
-  out << "decision-viewer bench: " << fixed_number(seconds, 1) << " s, " << frames << " frames, " << fixed_number(fps, 1) << " frames/s\n"
-      << "  frame time (ms): median " << fixed_number(frame_ms_median, 2) << ", p90 " << fixed_number(frame_ms_p90, 2) << ", p99 "
-      << fixed_number(frame_ms_p99, 2) << ", max " << fixed_number(frame_ms_max, 2) << "\n"
-      << "  GUI-thread stall (ms; the loop answers input once a frame): p99 " << fixed_number(frame_ms_p99, 2) << ", max "
+  out << "decision-viewer bench: " << fixed_number(seconds, 1) << " s, " << frames << " frames, "
+      << fixed_number(fps, 1) << " frames/s\n"
+      << "  frame time (ms): median " << fixed_number(frame_ms_median, 2) << ", p90 "
+      << fixed_number(frame_ms_p90, 2) << ", p99 " << fixed_number(frame_ms_p99, 2) << ", max "
       << fixed_number(frame_ms_max, 2) << "\n"
-      << "  per frame (median ms): scene " << fixed_number(render_ms_median, 2) << ", panels " << fixed_number(ui_ms_median, 2) << ", swap "
-      << fixed_number(swap_ms_median, 2) << "\n"
-      << "  policy: " << fixed_number(steps_per_second, 1) << " steps/s shown, " << fixed_number(steps_per_second_wanted, 1)
-      << " wanted (real time at the speed set), " << episodes << " episode(s)\n"
-      << "  attention map shown on " << fixed_number(100.0 * map_share, 1) << "% of drawn frames (" << frames_with_map << " of " << frames
-      << ")\n"
+      << "  GUI-thread stall (ms; the loop answers input once a frame): p99 "
+      << fixed_number(frame_ms_p99, 2) << ", max " << fixed_number(frame_ms_max, 2) << "\n"
+      << "  per frame (median ms): scene " << fixed_number(render_ms_median, 2) << ", panels "
+      << fixed_number(ui_ms_median, 2) << ", swap " << fixed_number(swap_ms_median, 2) << "\n"
+      << "  policy: " << fixed_number(steps_per_second, 1) << " steps/s shown, "
+      << fixed_number(steps_per_second_wanted, 1) << " wanted (real time at the speed set), "
+      << episodes << " episode(s)\n"
+      << "  attention map shown on " << fixed_number(100.0 * map_share, 1) << "% of drawn frames ("
+      << frames_with_map << " of " << frames << ")\n"
       << "  configuration: " << configuration << "\n"
       << "  OpenGL: " << renderer << "; BLAS: " << blas << "\n";
   return out.str();
@@ -128,9 +136,10 @@ struct LiveViewer::State {
   analysis::LagProfile lag, lag_episode;
   const models::PlayerFrame* map_of = nullptr;  // the frame `map` and `lag` belong to
   models::FramePtr map_source;  // the frame whose window the map shows (see acted_window())
-  std::vector<analysis::LagProfile> lag_by_step;  // the selection's profile of each step with a window
+  std::vector<analysis::LagProfile>
+      lag_by_step;  // the selection's profile of each step with a window
   bool lags_dirty = true;
-  int pending_seek = -1;      // a step the policy has not reached yet
+  int pending_seek = -1;  // a step the policy has not reached yet
   double speed = 1.0;
   bool presentation = false;
   std::string message;
@@ -146,8 +155,8 @@ struct LiveViewer::State {
   int record_fps = 30;
   int recorded = 0;
   bool record_frame_ready = false;
-  fs::path screenshot_to;         // a Screenshot button press, saved once the frame is drawn
-  bool capture_next = false;      // capture() asked for the next frame's pixels
+  fs::path screenshot_to;     // a Screenshot button press, saved once the frame is drawn
+  bool capture_next = false;  // capture() asked for the next frame's pixels
   render::Image captured;
 
   // Costs of the last frame (ms).
@@ -177,7 +186,9 @@ struct LiveViewer::State {
     message = std::move(text);
     notice_until = Clock::now() + std::chrono::seconds(8);
   }
-  fs::path output_folder() const { return options.record_folder.empty() ? fs::current_path() : options.record_folder; }
+  fs::path output_folder() const {
+    return options.record_folder.empty() ? fs::current_path() : options.record_folder;
+  }
   render::Image read_pixels() const;
   std::string readout() const;
 };
@@ -187,7 +198,8 @@ void LiveViewer::State::open_player() {
   std::vector<double> returns;
   if (!options.dataset.empty()) {
     const auto dataset = data::load_dataset(options.dataset, {.isolate = true});
-    for (const auto& w : dataset.warnings) std::fprintf(stderr, "decision-viewer: warning: %s: %s\n", dataset.path.c_str(), w.c_str());
+    for (const auto& w : dataset.warnings)
+      std::fprintf(stderr, "decision-viewer: warning: %s: %s\n", dataset.path.c_str(), w.c_str());
     for (const auto& e : dataset.episodes)
       if (e.complete()) returns.push_back(e.ret);
     if (options.episode >= 0) {
@@ -196,12 +208,15 @@ void LiveViewer::State::open_player() {
     }
   }
   if (!player) {
-    if (options.checkpoint.empty()) throw UsageError("nothing to play: give a checkpoint, or a dataset with --episode");
+    if (options.checkpoint.empty())
+      throw UsageError("nothing to play: give a checkpoint, or a dataset with --episode");
     player = std::make_shared<models::EpisodePlayer>(options.checkpoint, options.env_id);
     title = models::checkpoint_label(options.checkpoint);
   }
   targets = models::target_choices(player->task(), returns);
-  if (options.target) targets.insert(targets.begin(), {*options.target, "asked for " + fixed_number(*options.target, 0)});
+  if (options.target)
+    targets.insert(targets.begin(),
+                   {*options.target, "asked for " + fixed_number(*options.target, 0)});
   if (!player->isReplay()) player->reset(options.seed, targets.front().value, options.zeroing);
   live = std::make_unique<models::LivePlayer>(player);
   speed = options.speed;
@@ -218,16 +233,19 @@ void LiveViewer::State::make_window() {
   glfwDefaultWindowHints();
   glfwWindowHint(GLFW_SAMPLES, 0);
   glfwWindowHint(GLFW_VISIBLE, options.visible ? GLFW_TRUE : GLFW_FALSE);
-  window = glfwCreateWindow(options.width, options.height, ("decision-viewer: " + title).c_str(), nullptr, nullptr);
+  window = glfwCreateWindow(options.width, options.height, ("decision-viewer: " + title).c_str(),
+                            nullptr, nullptr);
   if (!window) throw render::RenderError("cannot open a window with OpenGL (is there a display?)");
   glfwMakeContextCurrent(window);
-  glfwSwapInterval(0);  // paced by the loop, not the display: the frame rate is what the machine manages
+  glfwSwapInterval(
+      0);  // paced by the loop, not the display: the frame rate is what the machine manages
 
   // MuJoCo: a copy of the task's model whose floor is drawn as one quad a grid cell of 1 m
   // instead of 0.125 m (the third plane size is only the rendering grid; no physics changes).
   model = mj_copyModel(nullptr, live->physics_model().get());
   for (int g = 0; g < model->ngeom; ++g)
-    if (model->geom_type[g] == mjGEOM_PLANE) model->geom_size[3 * g + 2] = std::max<mjtNum>(model->geom_size[3 * g + 2], 1.0);
+    if (model->geom_type[g] == mjGEOM_PLANE)
+      model->geom_size[3 * g + 2] = std::max<mjtNum>(model->geom_size[3 * g + 2], 1.0);
   data = mj_makeData(model);
   mjv_defaultScene(&scene);
   mjv_defaultCamera(&camera);
@@ -299,7 +317,8 @@ void LiveViewer::State::refresh_frames() {
   }
   // A seek beyond the steps taken: the policy runs at full speed until it gets there.
   if (pending_seek >= 0) {
-    if (shown.frames > pending_seek + 1 || shown.finished) {  // the step has acted: its map is there
+    if (shown.frames > pending_seek + 1 ||
+        shown.finished) {  // the step has acted: its map is there
       live->seek(pending_seek);
       live->set_speed(speed);
       pending_seek = -1;
@@ -312,14 +331,17 @@ void LiveViewer::State::refresh_frames() {
   if (video) {
     // The step this recorded frame shows: the episode's time at the recording's speed.
     const double dt = live->dt();
-    const double seconds = static_cast<double>(recorded) / record_fps * (record_speed > 0 ? record_speed : 1.0);
+    const double seconds =
+        static_cast<double>(recorded) / record_fps * (record_speed > 0 ? record_speed : 1.0);
     const int want = record_first_step + static_cast<int>(std::floor(seconds / dt + 1e-9));
     record_frame_ready = false;
     if (want < static_cast<int>(frames.size())) {
       displayed = frames[static_cast<std::size_t>(want)];
       record_frame_ready = true;
     } else if (shown.finished || !shown.error.empty()) {
-      finish_recording(shown.finished ? "the episode ended at step " + std::to_string(frames.size() - 1) : shown.error);
+      finish_recording(shown.finished
+                           ? "the episode ended at step " + std::to_string(frames.size() - 1)
+                           : shown.error);
     } else if (!frames.empty()) {
       displayed = frames.back();
     }
@@ -355,11 +377,14 @@ void LiveViewer::State::refresh_map() {
   }
   lag_episode = {};
   int count = 0;
-  const auto last = std::min<std::size_t>(lag_by_step.size(), static_cast<std::size_t>(map_source ? map_source->step : displayed->step) + 1);
+  const auto last = std::min<std::size_t>(
+      lag_by_step.size(),
+      static_cast<std::size_t>(map_source ? map_source->step : displayed->step) + 1);
   for (std::size_t i = 0; i < last; ++i) {
     const auto& p = lag_by_step[i];
     if (p.weight.empty()) continue;
-    if (lag_episode.weight.size() < p.weight.size()) lag_episode.weight.resize(p.weight.size(), 0.0);
+    if (lag_episode.weight.size() < p.weight.size())
+      lag_episode.weight.resize(p.weight.size(), 0.0);
     for (std::size_t k = 0; k < p.weight.size(); ++k) lag_episode.weight[k] += p.weight[k];
     ++count;
   }
@@ -368,8 +393,11 @@ void LiveViewer::State::refresh_map() {
 
 void LiveViewer::State::layout(int width, int height) {
   const float scale = presentation ? 26.0f / 15.0f : 1.0f;
-  side_w = std::clamp(static_cast<int>(std::max(380.0f * scale, 0.32f * static_cast<float>(width))), 200, std::max(200, width / 2));
-  bottom_h = std::clamp(static_cast<int>(std::max(150.0f * scale, 0.22f * static_cast<float>(height))), 100, std::max(100, height / 2));
+  side_w = std::clamp(static_cast<int>(std::max(380.0f * scale, 0.32f * static_cast<float>(width))),
+                      200, std::max(200, width / 2));
+  bottom_h =
+      std::clamp(static_cast<int>(std::max(150.0f * scale, 0.22f * static_cast<float>(height))),
+                 100, std::max(100, height / 2));
   scene_w = std::max(1, width - side_w);
   scene_h = std::max(1, height - bottom_h);
 }
@@ -383,12 +411,16 @@ void LiveViewer::State::camera_input() {
   if (drag_button >= 0 && !ImGui::IsMouseDown(drag_button)) drag_button = -1;
   const bool shift = io.KeyShift;
   if (drag_button >= 0 && (io.MouseDelta.x != 0.0f || io.MouseDelta.y != 0.0f)) {
-    // As MuJoCo's simulate: left rotates, right moves, middle zooms; shift takes the horizontal plane.
+    // As MuJoCo's simulate: left rotates, right moves, middle zooms; shift takes the horizontal
+    // plane.
     mjtMouse action = mjMOUSE_ZOOM;
-    if (drag_button == 0) action = shift ? mjMOUSE_ROTATE_H : mjMOUSE_ROTATE_V;
-    else if (drag_button == 1) action = shift ? mjMOUSE_MOVE_H : mjMOUSE_MOVE_V;
+    if (drag_button == 0)
+      action = shift ? mjMOUSE_ROTATE_H : mjMOUSE_ROTATE_V;
+    else if (drag_button == 1)
+      action = shift ? mjMOUSE_MOVE_H : mjMOUSE_MOVE_V;
     const double before[3] = {camera.lookat[0], camera.lookat[1], camera.lookat[2]};
-    mjv_moveCamera(model, action, io.MouseDelta.x / scene_h, io.MouseDelta.y / scene_h, &scene, &camera);
+    mjv_moveCamera(model, action, io.MouseDelta.x / scene_h, io.MouseDelta.y / scene_h, &scene,
+                   &camera);
     for (int k = 0; k < 3; ++k) track_offset[k] += camera.lookat[k] - before[k];
   }
   if (over_scene && !io.WantCaptureMouse && io.MouseWheel != 0.0f)
@@ -403,7 +435,9 @@ void LiveViewer::State::draw_scene(bool lean) {
   glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
   if (!displayed) return;
   const auto& p = displayed->physics;
-  if (p.qpos.size() != static_cast<std::size_t>(model->nq) || p.qvel.size() != static_cast<std::size_t>(model->nv)) return;
+  if (p.qpos.size() != static_cast<std::size_t>(model->nq) ||
+      p.qvel.size() != static_cast<std::size_t>(model->nv))
+    return;
   std::copy(p.qpos.begin(), p.qpos.end(), data->qpos);
   std::copy(p.qvel.begin(), p.qvel.end(), data->qvel);
   data->time = p.time;
@@ -422,7 +456,8 @@ void LiveViewer::State::draw_scene(bool lean) {
   scene.flags[mjRND_SKYBOX] = lean ? 0 : 1;
   int win_w = 0, win_h = 0;
   glfwGetWindowSize(window, &win_w, &win_h);
-  const double sx = static_cast<double>(fb_w) / std::max(1, win_w), sy = static_cast<double>(fb_h) / std::max(1, win_h);
+  const double sx = static_cast<double>(fb_w) / std::max(1, win_w),
+               sy = static_cast<double>(fb_h) / std::max(1, win_h);
   const mjrRect viewport{0, static_cast<int>((win_h - scene_h) * sy),
                          static_cast<int>(scene_w * sx), static_cast<int>(scene_h * sy)};
   mjr_setBuffer(mjFB_WINDOW, &context);
@@ -436,33 +471,44 @@ std::string LiveViewer::State::readout() const {
   const auto& f = *displayed;
   std::string text = "step " + std::to_string(f.step);
   if (!live->replay()) text += "  ·  target " + fixed_number(f.target, 0);
-  text += "  ·  return-to-go " + fixed_number(f.return_to_go, 0) + "  ·  return " + fixed_number(f.return_so_far, 1);
+  text += "  ·  return-to-go " + fixed_number(f.return_to_go, 0) + "  ·  return " +
+          fixed_number(f.return_so_far, 1);
   if (f.acted) text += "  ·  reward " + fixed_number(f.reward, 2);
-  if (f.acted && std::isfinite(f.entropy)) text += "  ·  entropy " + fixed_number(f.entropy, 2) + " nats";
-  if (f.zeroing != models::ModalityZeroing::None) text += std::string("  ·  zeroing ") + models::zeroing_label(f.zeroing);
+  if (f.acted && std::isfinite(f.entropy))
+    text += "  ·  entropy " + fixed_number(f.entropy, 2) + " nats";
+  if (f.zeroing != models::ModalityZeroing::None)
+    text += std::string("  ·  zeroing ") + models::zeroing_label(f.zeroing);
   if (f.terminal) text += f.terminated ? "  ·  fell" : "  ·  time limit";
   return text;
 }
 
 void LiveViewer::State::draw_overlay() {
   ImGui::SetNextWindowPos(ImVec2(8, 8));
-  ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(static_cast<float>(scene_w) - 16.0f, static_cast<float>(scene_h) * 0.5f));
+  ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(static_cast<float>(scene_w) - 16.0f,
+                                                           static_cast<float>(scene_h) * 0.5f));
   ImGui::SetNextWindowBgAlpha(0.55f);
   ImGui::Begin("##overlay", nullptr,
-               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings |
-                   ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav | ImGuiWindowFlags_NoInputs);
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
+                   ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoFocusOnAppearing |
+                   ImGuiWindowFlags_NoNav | ImGuiWindowFlags_NoInputs);
   // The readout wraps inside the scene rather than running under the panels.
   ImGui::PushTextWrapPos(static_cast<float>(scene_w) - 32.0f);
   ImGui::TextUnformatted(title.c_str());
   ImGui::TextUnformatted(readout().c_str());
-  std::string status = video ? "REC " + fixed_number(static_cast<double>(recorded) / record_fps, 1) + " s (" + std::to_string(recorded) + " frames)"
-                              : shown.playing ? "playing" : "paused";
+  std::string status = video
+                           ? "REC " + fixed_number(static_cast<double>(recorded) / record_fps, 1) +
+                                 " s (" + std::to_string(recorded) + " frames)"
+                       : shown.playing ? "playing"
+                                       : "paused";
   status += "  ·  " + speed_text(speed);
   if (pending_seek >= 0) status += "  ·  going to step " + std::to_string(pending_seek);
   if (!shown.error.empty()) status += "  ·  " + shown.error;
-  if (video) ImGui::TextColored(ImVec4(1.0f, 0.35f, 0.3f, 1.0f), "%s", status.c_str());
-  else ImGui::TextDisabled("%s", status.c_str());
-  if (!message.empty() && Clock::now() < notice_until) ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.4f, 1.0f), "%s", message.c_str());
+  if (video)
+    ImGui::TextColored(ImVec4(1.0f, 0.35f, 0.3f, 1.0f), "%s", status.c_str());
+  else
+    ImGui::TextDisabled("%s", status.c_str());
+  if (!message.empty() && Clock::now() < notice_until)
+    ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.4f, 1.0f), "%s", message.c_str());
   ImGui::PopTextWrapPos();
   ImGui::End();
 }
@@ -474,7 +520,8 @@ void LiveViewer::State::draw_controls() {
   ImGui::SameLine();
   if (ImGui::Button("<")) live->step_back();
   ImGui::SameLine();
-  if (ImGui::Button(shown.playing ? "Pause" : "Play ")) shown.playing ? live->pause() : live->play();
+  if (ImGui::Button(shown.playing ? "Pause" : "Play "))
+    shown.playing ? live->pause() : live->play();
   ImGui::SameLine();
   if (ImGui::Button(">")) live->step_forward();
   ImGui::SameLine();
@@ -489,7 +536,8 @@ void LiveViewer::State::draw_controls() {
   // While recording, the policy runs ahead of the frame recorded: the slider shows the frame on
   // screen, and holds still (a seek would cut the clip).
   int cursor = video && displayed ? displayed->step : shown.cursor;
-  ImGui::SetNextItemWidth(-ImGui::CalcTextSize("step").x - ImGui::GetStyle().ItemInnerSpacing.x * 2);
+  ImGui::SetNextItemWidth(-ImGui::CalcTextSize("step").x -
+                          ImGui::GetStyle().ItemInnerSpacing.x * 2);
   ImGui::BeginDisabled(video != nullptr);
   if (ImGui::SliderInt("step", &cursor, 0, std::max(0, shown.frames - 1))) live->seek(cursor);
   ImGui::EndDisabled();
@@ -499,7 +547,8 @@ void LiveViewer::State::draw_controls() {
   ImGui::SetNextItemWidth(ImGui::CalcTextSize("000000").x + ImGui::GetFrameHeight() * 2);
   ImGui::InputInt("seed", &seed_field);
   ImGui::SameLine();
-  if (ImGui::Button("New episode")) live->restart(static_cast<std::uint64_t>(std::max(0, seed_field)));
+  if (ImGui::Button("New episode"))
+    live->restart(static_cast<std::uint64_t>(std::max(0, seed_field)));
   section("Target return");
   double top = 0.0;
   for (const auto& t : targets) top = std::max(top, t.value);
@@ -508,7 +557,8 @@ void LiveViewer::State::draw_controls() {
   ImGui::SliderFloat("##target", &target_field, 0.0f, hi, "target %.0f");
   if (ImGui::IsItemDeactivatedAfterEdit()) live->set_target(target_field);
   ImGui::SetNextItemWidth(ImGui::CalcTextSize("000000").x + ImGui::GetFrameHeight() * 2);
-  if (ImGui::InputFloat("##target-field", &target_field, 100.0f, 1000.0f, "%.0f", ImGuiInputTextFlags_EnterReturnsTrue))
+  if (ImGui::InputFloat("##target-field", &target_field, 100.0f, 1000.0f, "%.0f",
+                        ImGuiInputTextFlags_EnterReturnsTrue))
     live->set_target(target_field);
   if (ImGui::IsItemDeactivatedAfterEdit()) live->set_target(target_field);
   ImGui::SameLine();
@@ -535,7 +585,8 @@ void LiveViewer::State::draw_controls() {
   ImGui::SameLine();
   if (ImGui::Button("reset camera")) {
     const render::CameraView view;
-    camera.distance = view.distance, camera.azimuth = view.azimuth, camera.elevation = view.elevation;
+    camera.distance = view.distance, camera.azimuth = view.azimuth,
+    camera.elevation = view.elevation;
     track_offset[0] = track_offset[1] = track_offset[2] = 0.0;
     tracking = true;
   }
@@ -547,12 +598,17 @@ void LiveViewer::State::draw_controls() {
     ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImVec4(0.85f, 0.22f, 0.18f, 1.0f));
   }
   const std::string record_label =
-      video ? "Stop recording (" + fixed_number(static_cast<double>(recorded) / record_fps, 1) + " s)###record" : std::string("Record###record");
+      video ? "Stop recording (" + fixed_number(static_cast<double>(recorded) / record_fps, 1) +
+                  " s)###record"
+            : std::string("Record###record");
   const bool record_clicked = ImGui::Button(record_label.c_str());
   if (video) ImGui::PopStyleColor(2);
   if (record_clicked) {
-    if (video) finish_recording();
-    else start_recording(output_folder() / (title + "-step" + std::to_string(shown.cursor)), record_fps);
+    if (video)
+      finish_recording();
+    else
+      start_recording(output_folder() / (title + "-step" + std::to_string(shown.cursor)),
+                      record_fps);
   }
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::CalcTextSize("60 fps").x + ImGui::GetFrameHeight() * 1.6f);
@@ -562,7 +618,8 @@ void LiveViewer::State::draw_controls() {
     ImGui::EndCombo();
   }
   ImGui::SameLine();
-  if (ImGui::Button("Screenshot")) screenshot_to = output_folder() / (title + "-step" + std::to_string(shown.cursor) + ".png");
+  if (ImGui::Button("Screenshot"))
+    screenshot_to = output_folder() / (title + "-step" + std::to_string(shown.cursor) + ".png");
   if (!message.empty()) ImGui::TextWrapped("%s", message.c_str());
 }
 
@@ -577,16 +634,18 @@ void LiveViewer::State::draw_attention() {
   for (int l = 1; l <= layers; ++l) maps.push_back("layer " + std::to_string(l));
   maps.emplace_back("mean over layers");
   maps.emplace_back("rollout");
-  int current = selection.kind == analysis::MapKind::Layer ? selection.layer - 1
+  int current = selection.kind == analysis::MapKind::Layer            ? selection.layer - 1
                 : selection.kind == analysis::MapKind::MeanOverLayers ? layers
-                                                                       : layers + 1;
+                                                                      : layers + 1;
   const float half = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) * 0.5f;
   ImGui::SetNextItemWidth(half);
   if (ImGui::BeginCombo("##map", maps[static_cast<std::size_t>(current)].c_str())) {
     for (int i = 0; i < static_cast<int>(maps.size()); ++i)
       if (ImGui::Selectable(maps[static_cast<std::size_t>(i)].c_str(), i == current)) {
         analysis::MapSelection next = selection;
-        next.kind = i < layers ? analysis::MapKind::Layer : i == layers ? analysis::MapKind::MeanOverLayers : analysis::MapKind::Rollout;
+        next.kind = i < layers    ? analysis::MapKind::Layer
+                    : i == layers ? analysis::MapKind::MeanOverLayers
+                                  : analysis::MapKind::Rollout;
         if (i < layers) next.layer = i + 1;
         selection = next, map_of = nullptr, lags_dirty = true;
       }
@@ -595,30 +654,36 @@ void LiveViewer::State::draw_attention() {
   ImGui::SameLine();
   ImGui::BeginDisabled(selection.kind != analysis::MapKind::Layer || heads <= 1);
   ImGui::SetNextItemWidth(-1);
-  const std::string head = selection.head == 0 ? "mean over heads" : "head " + std::to_string(selection.head);
+  const std::string head =
+      selection.head == 0 ? "mean over heads" : "head " + std::to_string(selection.head);
   if (ImGui::BeginCombo("##head", head.c_str())) {
     for (int h = 0; h <= heads; ++h)
-      if (ImGui::Selectable(h == 0 ? "mean over heads" : ("head " + std::to_string(h)).c_str(), h == selection.head))
+      if (ImGui::Selectable(h == 0 ? "mean over heads" : ("head " + std::to_string(h)).c_str(),
+                            h == selection.head))
         selection.head = h, map_of = nullptr, lags_dirty = true;
     ImGui::EndCombo();
   }
   ImGui::EndDisabled();
   const float w = ImGui::GetContentRegionAvail().x;
   const float line = ImGui::GetTextLineHeightWithSpacing();
-  const float map_side = std::max(60.0f, std::min(w, ImGui::GetContentRegionAvail().y - 5.5f * line));
+  const float map_side =
+      std::max(60.0f, std::min(w, ImGui::GetContentRegionAvail().y - 5.5f * line));
   const models::PlayerFrame* source = map_source.get();
-  imgui::token_map("##attention", map, source ? source->inspection->token_types : std::vector<char>{},
+  imgui::token_map("##attention", map,
+                   source ? source->inspection->token_types : std::vector<char>{},
                    source ? source->inspection->token_steps : std::vector<int>{},
                    source ? source->inspection->valid : std::vector<char>{}, ImVec2(w, map_side));
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
   // The newest step has not acted yet: its map is the window acted on one step before.
   if (source && displayed && source->step != displayed->step)
-    ImGui::TextWrapped("the window acted on at step %d (step %d has not acted yet)", source->step, displayed->step);
+    ImGui::TextWrapped("the window acted on at step %d (step %d has not acted yet)", source->step,
+                       displayed->step);
   else if (source)
     ImGui::TextWrapped("the window acted on at step %d", source->step);
   ImGui::TextWrapped("weight by lag (steps): this window, and the episode so far");
   ImGui::PopStyleColor();
-  imgui::lag_bars("##lag", lag, ImVec2(w, std::max(3.5f * line, ImGui::GetContentRegionAvail().y)), &lag_episode, "episode");
+  imgui::lag_bars("##lag", lag, ImVec2(w, std::max(3.5f * line, ImGui::GetContentRegionAvail().y)),
+                  &lag_episode, "episode");
 }
 
 void LiveViewer::State::draw_traces() {
@@ -627,20 +692,25 @@ void LiveViewer::State::draw_traces() {
   // The studio's Viewer tab draws the same traces in the same colours (dstudio/common/palette.h).
   const auto colour = [](palette::Rgb c) { return IM_COL32(c.r, c.g, c.b, 255); };
   const std::vector<imgui::Trace> series = {
-      {std::string(palette::kReturnToGo.name), colour(palette::kReturnToGo.colour), &rtg, false, palette::kReturnToGo.dashed},
-      {std::string(palette::kReturnSoFar.name), colour(palette::kReturnSoFar.colour), &ret, false, palette::kReturnSoFar.dashed},
-      {std::string(palette::kEntropy.name) + " (right, nats)", colour(palette::kEntropy.colour), &entropy, true, palette::kEntropy.dashed},
+      {std::string(palette::kReturnToGo.name), colour(palette::kReturnToGo.colour), &rtg, false,
+       palette::kReturnToGo.dashed},
+      {std::string(palette::kReturnSoFar.name), colour(palette::kReturnSoFar.colour), &ret, false,
+       palette::kReturnSoFar.dashed},
+      {std::string(palette::kEntropy.name) + " (right, nats)", colour(palette::kEntropy.colour),
+       &entropy, true, palette::kEntropy.dashed},
   };
-  const int seek_to = imgui::traces("##traces", series, std::max(steps, static_cast<int>(live->task().max_episode_steps)), cursor,
-                                    ImGui::GetContentRegionAvail());
+  const int seek_to = imgui::traces(
+      "##traces", series, std::max(steps, static_cast<int>(live->task().max_episode_steps)), cursor,
+      ImGui::GetContentRegionAvail());
   if (seek_to >= 0 && seek_to < steps && seek_to != shown.cursor) live->seek(seek_to);
 }
 
 void LiveViewer::State::draw_panels() {
   ImGuiIO& io = ImGui::GetIO();
   if (presentation) ImGui::PushFont(large_font);
-  const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
-                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
+  const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                                 ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
+                                 ImGuiWindowFlags_NoBringToFrontOnFocus;
   draw_overlay();
 
   ImGui::SetNextWindowPos(ImVec2(static_cast<float>(scene_w), 0));
@@ -670,9 +740,11 @@ void LiveViewer::State::draw_panels() {
     if (ImGui::IsKeyPressed(GLFW_KEY_F11, false)) presentation = !presentation, apply_style();
     if (ImGui::IsKeyPressed(GLFW_KEY_T, false)) tracking = !tracking;
     const auto at = std::find(std::begin(kSpeeds), std::end(kSpeeds), speed);
-    if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT_BRACKET, false) && at != std::end(kSpeeds) && at + 1 != std::end(kSpeeds))
+    if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT_BRACKET, false) && at != std::end(kSpeeds) &&
+        at + 1 != std::end(kSpeeds))
       speed = *(at + 1), live->set_speed(speed);
-    if (ImGui::IsKeyPressed(GLFW_KEY_LEFT_BRACKET, false) && at != std::begin(kSpeeds) && at != std::end(kSpeeds))
+    if (ImGui::IsKeyPressed(GLFW_KEY_LEFT_BRACKET, false) && at != std::begin(kSpeeds) &&
+        at != std::end(kSpeeds))
       speed = *(at - 1), live->set_speed(speed);
   }
 }
@@ -734,8 +806,9 @@ void LiveViewer::State::finish_recording(const std::string& why) {
   last_recording = video->path();
   const std::string prefix = why.empty() ? std::string() : "recording ended (" + why + "): ";
   if (video->finish())
-    notice(prefix + "saved " + video->path().string() + " (" + std::to_string(video->frames()) + " frames, " +
-           fixed_number(static_cast<double>(video->frames()) / record_fps, 1) + " s)");
+    notice(prefix + "saved " + video->path().string() + " (" + std::to_string(video->frames()) +
+           " frames, " + fixed_number(static_cast<double>(video->frames()) / record_fps, 1) +
+           " s)");
   else
     notice(prefix + "recording failed: " + video->error());
   video.reset();
@@ -751,8 +824,10 @@ LiveViewer::LiveViewer(ViewerOptions options) : s_(new State) {
   s_->make_window();
   s_->apply_style();
   // A replay keeps every frame from the start, its cursor on the last: start at the beginning.
-  if (s_->options.step > 0) seek(s_->options.step);
-  else s_->live->seek(0);
+  if (s_->options.step > 0)
+    seek(s_->options.step);
+  else
+    s_->live->seek(0);
   if (s_->options.step == 0 && !s_->options.paused) s_->live->play();
 }
 
@@ -824,12 +899,14 @@ int LiveViewer::run() {
   return 0;
 }
 
-bool LiveViewer::run_until(const std::function<bool(const models::PlaybackState&)>& done, double timeout_seconds) {
+bool LiveViewer::run_until(const std::function<bool(const models::PlaybackState&)>& done,
+                           double timeout_seconds) {
   const auto start = Clock::now();
   while (ms_since(start) < timeout_seconds * 1000.0) {
     frame();
     if (done(shown()) && s_->pending_seek < 0) return true;
-    if (!s_->shown.playing && s_->pending_seek < 0 && !s_->video) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (!s_->shown.playing && s_->pending_seek < 0 && !s_->video)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   return false;
 }
@@ -852,7 +929,8 @@ BenchReport LiveViewer::bench(double seconds) {
     const auto now = Clock::now();
     frame_ms.push_back(std::chrono::duration<double, std::milli>(now - previous).count());
     previous = now;
-    render_ms.push_back(s.last_render_ms), ui_ms.push_back(s.last_ui_ms), swap_ms.push_back(s.last_swap_ms);
+    render_ms.push_back(s.last_render_ms), ui_ms.push_back(s.last_ui_ms),
+        swap_ms.push_back(s.last_swap_ms);
     if (s.map.tokens > 0) ++r.frames_with_map;
     const int step = s.shown.frame ? s.shown.frame->step : 0;
     if (step > last_step) steps_shown += step - last_step;
@@ -868,10 +946,13 @@ BenchReport LiveViewer::bench(double seconds) {
   r.seconds = ms_since(start) / 1000.0;
   r.frames = static_cast<long>(frame_ms.size());
   r.fps = static_cast<double>(r.frames) / r.seconds;
-  r.map_share = r.frames > 0 ? static_cast<double>(r.frames_with_map) / static_cast<double>(r.frames) : 0.0;
+  r.map_share =
+      r.frames > 0 ? static_cast<double>(r.frames_with_map) / static_cast<double>(r.frames) : 0.0;
   r.frame_ms_median = quantile(frame_ms, 0.5), r.frame_ms_p90 = quantile(frame_ms, 0.9);
-  r.frame_ms_p99 = quantile(frame_ms, 0.99), r.frame_ms_max = *std::max_element(frame_ms.begin(), frame_ms.end());
-  r.render_ms_median = quantile(render_ms, 0.5), r.ui_ms_median = quantile(ui_ms, 0.5), r.swap_ms_median = quantile(swap_ms, 0.5);
+  r.frame_ms_p99 = quantile(frame_ms, 0.99),
+  r.frame_ms_max = *std::max_element(frame_ms.begin(), frame_ms.end());
+  r.render_ms_median = quantile(render_ms, 0.5), r.ui_ms_median = quantile(ui_ms, 0.5),
+  r.swap_ms_median = quantile(swap_ms, 0.5);
   r.steps_per_second = static_cast<double>(steps_shown) / r.seconds;
   r.steps_per_second_wanted = s.speed > 0 ? s.speed / s.live->dt() : 0.0;
   r.episodes += 1;
@@ -880,21 +961,31 @@ BenchReport LiveViewer::bench(double seconds) {
   int w = 0, h = 0;
   glfwGetFramebufferSize(s.window, &w, &h);
   std::ostringstream c;
-  c << w << "x" << h << " window, " << s.title << " (" << s.live->config().variant << ") on " << s.live->task().name
-    << ", speed " << speed_text(s.speed) << ", scene " << s.scene_w << "x" << s.scene_h
-    << " without shadows or reflections while playing, no multisampling, no vsync; " << std::thread::hardware_concurrency()
-    << " cores, policy on its own thread";
+  c << w << "x" << h << " window, " << s.title << " (" << s.live->config().variant << ") on "
+    << s.live->task().name << ", speed " << speed_text(s.speed) << ", scene " << s.scene_w << "x"
+    << s.scene_h << " without shadows or reflections while playing, no multisampling, no vsync; "
+    << std::thread::hardware_concurrency() << " cores, policy on its own thread";
   const char* lp = std::getenv("LP_NUM_THREADS");
   if (lp) c << ", LP_NUM_THREADS=" << lp;
   r.configuration = c.str();
   return r;
 }
 
-void LiveViewer::play() { s_->live->play(); }
-void LiveViewer::pause() { s_->live->pause(); }
-void LiveViewer::toggle_play() { s_->live->state().playing ? pause() : play(); }
-void LiveViewer::step_forward() { s_->live->step_forward(); }
-void LiveViewer::step_back() { s_->live->step_back(); }
+void LiveViewer::play() {
+  s_->live->play();
+}
+void LiveViewer::pause() {
+  s_->live->pause();
+}
+void LiveViewer::toggle_play() {
+  s_->live->state().playing ? pause() : play();
+}
+void LiveViewer::step_forward() {
+  s_->live->step_forward();
+}
+void LiveViewer::step_back() {
+  s_->live->step_back();
+}
 
 void LiveViewer::seek(int step) {
   auto& s = *s_;
@@ -932,21 +1023,31 @@ void LiveViewer::wait_for_branch(std::uint64_t generation) {
   while (s_->live->state().generation == generation && ms_since(start) < 2000.0)
     std::this_thread::sleep_for(std::chrono::microseconds(200));
 }
-void LiveViewer::restart(std::uint64_t seed) { s_->live->restart(seed); }
+void LiveViewer::restart(std::uint64_t seed) {
+  s_->live->restart(seed);
+}
 void LiveViewer::set_presentation(bool on) {
   s_->presentation = on;
   ImGui::SetCurrentContext(s_->imgui);
   s_->apply_style();
 }
-bool LiveViewer::presentation() const { return s_->presentation; }
-void LiveViewer::set_tracking(bool on) { s_->tracking = on; }
-bool LiveViewer::tracking() const { return s_->tracking; }
+bool LiveViewer::presentation() const {
+  return s_->presentation;
+}
+void LiveViewer::set_tracking(bool on) {
+  s_->tracking = on;
+}
+bool LiveViewer::tracking() const {
+  return s_->tracking;
+}
 void LiveViewer::set_map(const analysis::MapSelection& selection) {
   s_->selection = selection;
   s_->map_of = nullptr;
   s_->lags_dirty = true;
 }
-analysis::MapSelection LiveViewer::map() const { return s_->selection; }
+analysis::MapSelection LiveViewer::map() const {
+  return s_->selection;
+}
 
 render::Image LiveViewer::capture() {
   // The back buffer, read once the next frame is drawn and before it is shown.
@@ -955,26 +1056,47 @@ render::Image LiveViewer::capture() {
   return std::move(s_->captured);
 }
 
-void LiveViewer::save_screenshot(const fs::path& png) { render::write_png(png, capture()); }
+void LiveViewer::save_screenshot(const fs::path& png) {
+  render::write_png(png, capture());
+}
 
 bool LiveViewer::start_recording(const fs::path& base, int frames_per_second) {
   return s_->start_recording(base, frames_per_second);
 }
 
-void LiveViewer::stop_recording() { s_->finish_recording(); }
-bool LiveViewer::recording() const { return s_->video != nullptr; }
-fs::path LiveViewer::recording_path() const { return s_->video ? s_->video->path() : s_->last_recording; }
-int LiveViewer::recorded_frames() const { return s_->recorded; }
+void LiveViewer::stop_recording() {
+  s_->finish_recording();
+}
+bool LiveViewer::recording() const {
+  return s_->video != nullptr;
+}
+fs::path LiveViewer::recording_path() const {
+  return s_->video ? s_->video->path() : s_->last_recording;
+}
+int LiveViewer::recorded_frames() const {
+  return s_->recorded;
+}
 models::PlaybackState LiveViewer::shown() const {
   auto state = s_->shown;
   if (s_->displayed) state.frame = s_->displayed;
-  if (s_->video && s_->displayed) state.cursor = s_->displayed->step;  // the player runs ahead of a recording
+  if (s_->video && s_->displayed)
+    state.cursor = s_->displayed->step;  // the player runs ahead of a recording
   return state;
 }
-const models::LivePlayer& LiveViewer::player() const { return *s_->live; }
-const analysis::TokenMatrix& LiveViewer::shown_map() const { return s_->map; }
-std::string LiveViewer::readout() const { return s_->readout(); }
-std::string LiveViewer::message() const { return s_->message; }
-std::array<int, 4> LiveViewer::scene_rect() const { return {0, 0, s_->scene_w, s_->scene_h}; }
+const models::LivePlayer& LiveViewer::player() const {
+  return *s_->live;
+}
+const analysis::TokenMatrix& LiveViewer::shown_map() const {
+  return s_->map;
+}
+std::string LiveViewer::readout() const {
+  return s_->readout();
+}
+std::string LiveViewer::message() const {
+  return s_->message;
+}
+std::array<int, 4> LiveViewer::scene_rect() const {
+  return {0, 0, s_->scene_w, s_->scene_h};
+}
 
 }  // namespace dstudio::viewer

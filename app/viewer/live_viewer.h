@@ -30,18 +30,19 @@ struct ViewerOptions {
   std::filesystem::path checkpoint;  ///< the policy (required unless a dataset episode is replayed)
   std::filesystem::path dataset;     ///< with `episode`: replay that episode instead of a policy
   int episode = -1;
-  std::string env_id;                ///< overrides the checkpoint's task (e.g. "hopper-po")
+  std::string env_id;  ///< overrides the checkpoint's task (e.g. "hopper-po")
   std::uint64_t seed = 0;
-  std::optional<double> target;      ///< default: the first of the task's targets on offer
+  std::optional<double> target;  ///< default: the first of the task's targets on offer
   models::ModalityZeroing zeroing = models::ModalityZeroing::None;
-  int step = 0;          ///< shown first, paused there when > 0
-  bool paused = false;   ///< start paused (at `step`)
-  double speed = 1.0;    ///< times real time; 0 as fast as the policy goes
+  int step = 0;         ///< shown first, paused there when > 0
+  bool paused = false;  ///< start paused (at `step`)
+  double speed = 1.0;   ///< times real time; 0 as fast as the policy goes
   int width = 1280, height = 800;
   bool presentation = false;
-  bool visible = true;   ///< a hidden window still draws (tests)
-  bool mouse = true;     ///< false: the pointer changes nothing (screenshots, benches, tests)
-  std::filesystem::path record_folder;  ///< where recordings and screenshots go (default: the working folder)
+  bool visible = true;  ///< a hidden window still draws (tests)
+  bool mouse = true;    ///< false: the pointer changes nothing (screenshots, benches, tests)
+  std::filesystem::path
+      record_folder;  ///< where recordings and screenshots go (default: the working folder)
   int record_fps = 30;
 };
 
@@ -51,14 +52,14 @@ struct BenchReport {
   long frames = 0;
   double fps = 0.0;
   double frame_ms_median = 0.0, frame_ms_p90 = 0.0, frame_ms_p99 = 0.0, frame_ms_max = 0.0;
-  double render_ms_median = 0.0;   ///< MuJoCo's mjr_render alone
-  double ui_ms_median = 0.0;       ///< building and drawing the ImGui panels
-  double swap_ms_median = 0.0;     ///< handing the frame to the display
-  double steps_per_second = 0.0;   ///< policy steps shown per second
+  double render_ms_median = 0.0;         ///< MuJoCo's mjr_render alone
+  double ui_ms_median = 0.0;             ///< building and drawing the ImGui panels
+  double swap_ms_median = 0.0;           ///< handing the frame to the display
+  double steps_per_second = 0.0;         ///< policy steps shown per second
   double steps_per_second_wanted = 0.0;  ///< real time at the speed asked
   int episodes = 0;
-  long frames_with_map = 0;        ///< drawn frames that showed an attention map
-  double map_share = 0.0;          ///< frames_with_map / frames
+  long frames_with_map = 0;  ///< drawn frames that showed an attention map
+  double map_share = 0.0;    ///< frames_with_map / frames
   std::string renderer, blas, configuration;
   /// The report as printed: medians, percentiles and the configuration.
   [[nodiscard]] std::string text() const;
@@ -73,14 +74,16 @@ class LiveViewer {
   LiveViewer(const LiveViewer&) = delete;
   LiveViewer& operator=(const LiveViewer&) = delete;
 
-  /// One pass of the loop: input, a frame drawn and shown. False once the window was asked to close.
+  /// One pass of the loop: input, a frame drawn and shown. False once the window was asked to
+  /// close.
   bool frame();
   /// Runs frames until the window closes; returns the exit code.
   int run();
   /// Plays for `seconds` (after a second of warm-up) and measures every frame.
   BenchReport bench(double seconds);
   /// Draws frames until `done(shown())` holds or `timeout_seconds` pass; returns whether it held.
-  bool run_until(const std::function<bool(const models::PlaybackState&)>& done, double timeout_seconds);
+  bool run_until(const std::function<bool(const models::PlaybackState&)>& done,
+                 double timeout_seconds);
 
   // The controls, as the keys and panels use them.
   void play();

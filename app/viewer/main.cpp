@@ -1,11 +1,10 @@
 // decision-viewer: a policy acting in MuJoCo, live, beside the attention of the window it acts on.
 
 #include <CLI/CLI.hpp>
-
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <exception>
+#include <filesystem>
 #include <limits>
 #include <vector>
 
@@ -23,28 +22,43 @@ int main(int argc, char** argv) {
   // Plugins' token mixers may be inside the checkpoint.
   plugins::apply_no_plugins_option(argc, argv);
   for (const auto& r : plugins::load_default_plugins())
-    if (!r.loaded) std::fprintf(stderr, "decision-viewer: plugin %s refused: %s\n", r.file.c_str(), r.error.c_str());
+    if (!r.loaded)
+      std::fprintf(stderr, "decision-viewer: plugin %s refused: %s\n", r.file.c_str(),
+                   r.error.c_str());
 
   CLI::App app{
-      "decision-viewer: a checkpoint's policy acting in its MuJoCo task, live, beside the attention map of the window it\n"
-      "acts on and the episode's return-to-go, return and entropy. Keys: Space play/pause, Left/Right step, Home/End,\n"
-      "[ ] speed, T camera tracking, F11 presentation; mouse: left rotates, right moves, wheel zooms (Shift: horizontal).\n"
+      "decision-viewer: a checkpoint's policy acting in its MuJoCo task, live, beside the "
+      "attention map of the window it\n"
+      "acts on and the episode's return-to-go, return and entropy. Keys: Space play/pause, "
+      "Left/Right step, Home/End,\n"
+      "[ ] speed, T camera tracking, F11 presentation; mouse: left rotates, right moves, wheel "
+      "zooms (Shift: horizontal).\n"
       "Exit codes: 0 done, 1 the work failed (bad input, no display), 2 wrong usage.",
       "decision-viewer"};
   // "program (package) version", as GNU tools and help2man read it.
   const std::string version = studio_version();
-  app.set_version_flag("--version", "decision-viewer (Decision Studio) " + version.substr(version.rfind(' ') + 1));
+  app.set_version_flag(
+      "--version", "decision-viewer (Decision Studio) " + version.substr(version.rfind(' ') + 1));
   viewer::ViewerOptions o;
   std::string zeroing = "none", screenshot, record_out;
   double target = 0.0, bench = 0.0, record = 0.0;
-  app.add_option("checkpoint", o.checkpoint, "The policy: a checkpoint (.pt) of any variant")->check(CLI::ExistingFile);
-  app.add_option("--dataset", o.dataset, "A dataset: its episode returns add targets on offer; with --episode, replay that episode")
+  app.add_option("checkpoint", o.checkpoint, "The policy: a checkpoint (.pt) of any variant")
+      ->check(CLI::ExistingFile);
+  app.add_option(
+         "--dataset", o.dataset,
+         "A dataset: its episode returns add targets on offer; with --episode, replay that episode")
       ->check(CLI::ExistingPath);
-  app.add_option("--episode", o.episode, "Replay this episode of --dataset from its simulator states (no policy)")->check(dstudio::cli::whole_number(0, std::numeric_limits<int>::max()));
-  app.add_option("--env", o.env_id, "Act in this task instead of the checkpoint's (e.g. hopper-po)");
-  app.add_option("--seed", o.seed, "The episode's seed")->check(dstudio::cli::seed_number())->default_val(0);
-  auto* target_option = app.add_option("--target", target, "The target return (default: the first on offer)")
-                            ->check(dstudio::cli::real_number(-models::kMaxTargetReturn, models::kMaxTargetReturn));
+  app.add_option("--episode", o.episode,
+                 "Replay this episode of --dataset from its simulator states (no policy)")
+      ->check(dstudio::cli::whole_number(0, std::numeric_limits<int>::max()));
+  app.add_option("--env", o.env_id,
+                 "Act in this task instead of the checkpoint's (e.g. hopper-po)");
+  app.add_option("--seed", o.seed, "The episode's seed")
+      ->check(dstudio::cli::seed_number())
+      ->default_val(0);
+  auto* target_option =
+      app.add_option("--target", target, "The target return (default: the first on offer)")
+          ->check(dstudio::cli::real_number(-models::kMaxTargetReturn, models::kMaxTargetReturn));
   app.add_option("--zeroing", zeroing, "Modality zeroing: none, rtg, states or actions")
       ->check(CLI::IsMember({"none", "rtg", "states", "actions"}))
       ->default_val("none");
@@ -53,21 +67,35 @@ int main(int argc, char** argv) {
   app.add_flag("--paused", o.paused, "Start paused");
   bool no_plugins = false;  // read before the plugins load (apply_no_plugins_option)
   app.add_flag("--no-plugins", no_plugins, "Load no plugin (also DSTUDIO_NO_PLUGINS=1)");
-  app.add_option("--speed", o.speed, "Times real time; 0 as fast as the policy goes")->check(dstudio::cli::real_number(0.0, 64.0))->default_val(1.0);
+  app.add_option("--speed", o.speed, "Times real time; 0 as fast as the policy goes")
+      ->check(dstudio::cli::real_number(0.0, 64.0))
+      ->default_val(1.0);
   std::vector<int> size{o.width, o.height};
-  app.add_option("--size", size, "Window size in pixels: width height")->expected(2)->check(dstudio::cli::whole_number(320, 8192))->default_str("1280 800");
-  app.add_flag("--presentation", o.presentation, "Start in presentation mode (large type, controls hidden; F11 toggles)");
-  app.add_option("--record-folder", o.record_folder, "Where Record and Screenshot write (default: the working folder)");
-  app.add_option("--screenshot", screenshot, "Draw the window at --step (playing until there), write it as PNG and exit");
+  app.add_option("--size", size, "Window size in pixels: width height")
+      ->expected(2)
+      ->check(dstudio::cli::whole_number(320, 8192))
+      ->default_str("1280 800");
+  app.add_flag("--presentation", o.presentation,
+               "Start in presentation mode (large type, controls hidden; F11 toggles)");
+  app.add_option("--record-folder", o.record_folder,
+                 "Where Record and Screenshot write (default: the working folder)");
+  app.add_option("--screenshot", screenshot,
+                 "Draw the window at --step (playing until there), write it as PNG and exit");
   auto* record_option = app.add_option("--record", record,
-                                       "Record this many seconds of the episode from --step (at --speed) to --out, and exit: a clip "
+                                       "Record this many seconds of the episode from --step (at "
+                                       "--speed) to --out, and exit: a clip "
                                        "for lecture material, each frame drawn before it is taken")
                             ->check(dstudio::cli::real_number(0.1, 3600.0));
-  auto* out_option = app.add_option("--out", record_out, "With --record: the clip (.mp4; PNG frames in a folder of that name without ffmpeg)");
+  auto* out_option = app.add_option(
+      "--out", record_out,
+      "With --record: the clip (.mp4; PNG frames in a folder of that name without ffmpeg)");
   record_option->needs(out_option);
   out_option->needs(record_option);
-  app.add_option("--fps", o.record_fps, "Frames per second of recordings")->check(dstudio::cli::whole_number(1, 120))->default_val(30);
-  app.add_option("--bench", bench, "Play for this many seconds, print frame times and the configuration, and exit")
+  app.add_option("--fps", o.record_fps, "Frames per second of recordings")
+      ->check(dstudio::cli::whole_number(1, 120))
+      ->default_val(30);
+  app.add_option("--bench", bench,
+                 "Play for this many seconds, print frame times and the configuration, and exit")
       ->check(dstudio::cli::real_number(1.0, 3600.0));
   try {
     app.parse(argc, argv);
@@ -75,7 +103,9 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
   if (o.checkpoint.empty() && (o.dataset.empty() || o.episode < 0)) {
-    std::fprintf(stderr, "decision-viewer: error: give a checkpoint, or --dataset with --episode\nRun 'decision-viewer --help' for usage.\n");
+    std::fprintf(stderr,
+                 "decision-viewer: error: give a checkpoint, or --dataset with --episode\nRun "
+                 "'decision-viewer --help' for usage.\n");
     return kExitUsage;
   }
   return run_reporting("decision-viewer", [&]() -> int {
@@ -91,28 +121,39 @@ int main(int argc, char** argv) {
     }
     if (record > 0) {
       const int first = o.step;
-      if (!viewer.run_until([first](const models::PlaybackState& s) { return s.frame && s.frame->step == first; }, 600.0))
-        throw Error("the policy did not reach step " + std::to_string(first) + " within 10 minutes");
+      if (!viewer.run_until(
+              [first](const models::PlaybackState& s) { return s.frame && s.frame->step == first; },
+              600.0))
+        throw Error("the policy did not reach step " + std::to_string(first) +
+                    " within 10 minutes");
       std::filesystem::path base = record_out;
       if (base.extension() == ".mp4") base.replace_extension();
-      if (!viewer.start_recording(base, o.record_fps)) throw Error(record_out + ": " + viewer.message());
+      if (!viewer.start_recording(base, o.record_fps))
+        throw Error(record_out + ": " + viewer.message());
       const long want = std::lround(record * o.record_fps);
       // Each frame waits for the step it shows: allow a slow policy a minute per recorded second.
-      viewer.run_until([&](const models::PlaybackState&) { return viewer.recorded_frames() >= want || !viewer.recording(); },
-                       60.0 + 60.0 * record);
+      viewer.run_until(
+          [&](const models::PlaybackState&) {
+            return viewer.recorded_frames() >= want || !viewer.recording();
+          },
+          60.0 + 60.0 * record);
       const bool ended_first = !viewer.recording();
       const int frames = viewer.recorded_frames();
       viewer.stop_recording();
       const auto path = viewer.recording_path();
-      if (frames == 0 || !std::filesystem::exists(path)) throw Error(record_out + ": " + viewer.message());
-      std::printf("wrote %s (%d frames, %.1f s at %d frames per second)%s\n", path.c_str(), frames, static_cast<double>(frames) / o.record_fps,
-                  o.record_fps, ended_first && frames < want ? "; the episode ended first" : "");
+      if (frames == 0 || !std::filesystem::exists(path))
+        throw Error(record_out + ": " + viewer.message());
+      std::printf("wrote %s (%d frames, %.1f s at %d frames per second)%s\n", path.c_str(), frames,
+                  static_cast<double>(frames) / o.record_fps, o.record_fps,
+                  ended_first && frames < want ? "; the episode ended first" : "");
       return kExitOk;
     }
     if (!screenshot.empty()) {
       // At the step asked for, with the map of its window drawn.
-      if (!viewer.run_until([](const models::PlaybackState& s) { return s.frame != nullptr; }, 300.0))
-        throw Error("the policy did not reach step " + std::to_string(o.step) + " within 5 minutes");
+      if (!viewer.run_until([](const models::PlaybackState& s) { return s.frame != nullptr; },
+                            300.0))
+        throw Error("the policy did not reach step " + std::to_string(o.step) +
+                    " within 5 minutes");
       viewer.save_screenshot(screenshot);
       std::printf("wrote %s\n", screenshot.c_str());
       return kExitOk;

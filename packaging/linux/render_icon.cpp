@@ -1,4 +1,5 @@
-// render_icon SVG OUT_DIR SIZE...: the icon theme's PNG sizes, drawn from the one SVG at build time.
+// render_icon SVG OUT_DIR SIZE...: the icon theme's PNG sizes, drawn from the one SVG at build
+// time.
 
 #include <QGuiApplication>
 #include <QImage>
@@ -30,7 +31,8 @@ int main(int argc, char** argv) {
     painter.setRenderHint(QPainter::Antialiasing);
     svg.render(&painter);
     painter.end();
-    const QString out = QStringLiteral("%1/decision-studio-%2.png").arg(QString::fromLocal8Bit(argv[2])).arg(size);
+    const QString out =
+        QStringLiteral("%1/decision-studio-%2.png").arg(QString::fromLocal8Bit(argv[2])).arg(size);
     if (!image.save(out)) {
       std::fprintf(stderr, "render_icon: cannot write %s\n", qPrintable(out));
       return 1;

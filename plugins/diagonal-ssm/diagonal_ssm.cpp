@@ -39,17 +39,18 @@ class DiagonalSsmMixer : public dstudio::models::TokenMixer {
 
   [[nodiscard]] std::string name() const override { return "diagonal-ssm"; }
 
-  torch::Tensor forward(const torch::Tensor& x, const MixerMasks& masks, torch::Tensor* matrix) override {
+  torch::Tensor forward(const torch::Tensor& x, const MixerMasks& masks,
+                        torch::Tensor* matrix) override {
     const int64_t B = x.size(0), T = x.size(1);
     // Padding (left of a young episode's first step) must not enter the state: the last row of
     // `allowed` is every real token.
     auto real = masks.allowed.select(1, 0).select(1, T - 1).to(x.dtype());  // (B or 1, T)
     auto u = in_->forward(x) * real.unsqueeze(-1);
-    auto kernel = transfer(T);                                              // (T, T, H)
+    auto kernel = transfer(T);  // (T, T, H)
     auto h = torch::einsum("ijc,bjc->bic", {kernel, u});
     if (gated_) h = h * torch::silu(gate_->forward(x));
     if (matrix) {
-      auto m = kernel.detach().mean(-1);  // (T, T)
+      auto m = kernel.detach().mean(-1);                        // (T, T)
       auto allowed = masks.allowed.select(1, 0).to(m.dtype());  // (B or 1, T, T)
       *matrix = (m.unsqueeze(0) * allowed).expand({B, T, T}).unsqueeze(1).contiguous();
     }
@@ -59,9 +60,9 @@ class DiagonalSsmMixer : public dstudio::models::TokenMixer {
  private:
   // K[i, j, c] = (1 - lambda_c) lambda_c^(i - j) for j <= i, else 0.
   torch::Tensor transfer(int64_t T) const {
-    auto lambda = torch::sigmoid(theta_);                                    // (H)
+    auto lambda = torch::sigmoid(theta_);  // (H)
     auto pos = torch::arange(T, torch::kFloat);
-    auto lag = (pos.unsqueeze(1) - pos.unsqueeze(0));                        // (T, T)
+    auto lag = (pos.unsqueeze(1) - pos.unsqueeze(0));  // (T, T)
     auto causal = (lag >= 0).to(torch::kFloat).unsqueeze(-1);
     auto powers = torch::exp(lag.clamp_min(0).unsqueeze(-1) * torch::log(lambda));  // lambda^(i-j)
     return (1.0 - lambda) * powers * causal;
@@ -74,26 +75,38 @@ class DiagonalSsmMixer : public dstudio::models::TokenMixer {
 
 }  // namespace
 
-DSTUDIO_PLUGIN("diagonal-ssm", "1.0.0", "A recurrent token mixer: a diagonal linear state-space recurrence (DS4-style)") {
+DSTUDIO_PLUGIN("diagonal-ssm", "1.0.0",
+               "A recurrent token mixer: a diagonal linear state-space recurrence (DS4-style)") {
   using dstudio::models::ConfigField;
   dstudio::models::MixerDefinition mixer;
   mixer.name = "diagonal-ssm";
-  mixer.description = "h_t = lambda h_{t-1} + (1 - lambda) W_in x_t per channel, gated: Decision S4's recurrence";
+  mixer.description =
+      "h_t = lambda h_{t-1} + (1 - lambda) W_in x_t per channel, gated: Decision S4's recurrence";
   mixer.options = {
-      {ConfigField{"timescale_max", "the longest initial memory, in tokens (timescales 1 / (1 - lambda) from 1 to this)", {}, 1.0},
+      {ConfigField{
+           "timescale_max",
+           "the longest initial memory, in tokens (timescales 1 / (1 - lambda) from 1 to this)",
+           {},
+           1.0},
        30.0, false},
-      {ConfigField{"gate", "1: multiply by SiLU(W_gate x) before the output projection; 0: no gate", {}, 0.0}, 1.0, true},
+      {ConfigField{"gate",
+                   "1: multiply by SiLU(W_gate x) before the output projection; 0: no gate",
+                   {},
+                   0.0},
+       1.0, true},
   };
   mixer.flops = [](const VariantConfig& c, double tokens) {
     const double H = c.hidden, T = c.tokens();
     const double projections = dstudio::models::mixer_option(c, "gate") != 0.0 ? 3.0 : 2.0;
     return 2.0 * tokens * H * projections * H + 2.0 * tokens * T * H;
   };
-  registrar.add_token_mixer(mixer, [](const VariantConfig& c) { return std::make_shared<DiagonalSsmMixer>(c); });
+  registrar.add_token_mixer(
+      mixer, [](const VariantConfig& c) { return std::make_shared<DiagonalSsmMixer>(c); });
 
   dstudio::models::VariantDefinition variant;
   variant.name = "dssm";
-  variant.description = "Decision S4-style: DT's (R, s, a) tokens mixed by a diagonal linear recurrence";
+  variant.description =
+      "Decision S4-style: DT's (R, s, a) tokens mixed by a diagonal linear recurrence";
   variant.defaults = [] {
     auto c = dstudio::models::make_variant("dt");
     c.mixer = "diagonal-ssm";

@@ -28,7 +28,8 @@ inline CliResult run_cli(const std::string& args, const TempDir& dir) {
   char buffer[4096];
   for (std::size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) r.out.append(buffer, n);
   const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : (WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1);
+  r.exit_code =
+      WIFEXITED(status) ? WEXITSTATUS(status) : (WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1);
   std::ifstream in(err_file);
   std::stringstream s;
   s << in.rdbuf();
@@ -43,7 +44,10 @@ class RandomDatasetSuite : public testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir;
-    const auto r = run_cli("dataset generate --env hopper --kind random --transitions 3000 --seed 1 --out " + dataset(), *dir_);
+    const auto r =
+        run_cli("dataset generate --env hopper --kind random --transitions 3000 --seed 1 --out " +
+                    dataset(),
+                *dir_);
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   static void TearDownTestSuite() {

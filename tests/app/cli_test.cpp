@@ -28,7 +28,9 @@ using testing::Not;
 
 using Result = dstudio::test::CliResult;
 
-Result run(const std::string& args, const dstudio::test::TempDir& dir) { return dstudio::test::run_cli(args, dir); }
+Result run(const std::string& args, const dstudio::test::TempDir& dir) {
+  return dstudio::test::run_cli(args, dir);
+}
 
 class Cli : public testing::Test {
  protected:
@@ -74,7 +76,8 @@ TEST_F(Cli, InfoTextNamesTheTail) {
   // Expected of a D4RL file, so not a warning: validate, which checks the file, notes it.
   const auto validated = run("dataset validate " + (dir / "d.hdf5").string(), dir);
   ASSERT_EQ(validated.exit_code, 0) << validated.err;
-  EXPECT_THAT(validated.err, HasSubstr("note: " + (dir / "d.hdf5").string() + ": the last 7 steps end without"));
+  EXPECT_THAT(validated.err,
+              HasSubstr("note: " + (dir / "d.hdf5").string() + ": the last 7 steps end without"));
   EXPECT_THAT(validated.err, Not(HasSubstr("warning")));
 }
 
@@ -127,7 +130,9 @@ TEST_F(Cli, SynthWritesALoadableDeterministicFile) {
 
 TEST_F(Cli, GenerateWritesTheD4rlLayoutAndRejectsUnknownNames) {
   const auto out = (dir / "random.hdf5").string();
-  auto r = run("dataset generate --env walker2d --kind random --transitions 1500 --seed 1 --out " + out, dir);
+  auto r =
+      run("dataset generate --env walker2d --kind random --transitions 1500 --seed 1 --out " + out,
+          dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(run("dataset info --json " + out, dir).out);
   EXPECT_EQ(j["transitions"], 1500);
@@ -139,7 +144,10 @@ TEST_F(Cli, GenerateWritesTheD4rlLayoutAndRejectsUnknownNames) {
 
   r = run("dataset generate --env ant-maze --kind random --transitions 10 --out " + out, dir);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("unknown environment 'ant-maze'; known environments: hopper, walker2d, halfcheetah"));
+  EXPECT_THAT(
+      r.err,
+      HasSubstr(
+          "unknown environment 'ant-maze'; known environments: hopper, walker2d, halfcheetah"));
   r = run("dataset generate --env hopper --kind replay --transitions 10 --out " + out, dir);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("unknown dataset kind 'replay'"));
@@ -149,8 +157,10 @@ TEST_F(Cli, GenerateWritesTheD4rlLayoutAndRejectsUnknownNames) {
 // policies can be chosen, shipped, evaluated and generated from.
 TEST_F(Cli, BehaviourSacRunsInChunksStopsOnInterruptAndShips) {
   const auto folder = (dir / "sac").string();
-  const std::string common = "behaviour sac --env hopper --steps 1600 --hidden 16 --random-steps 300 "
-                             "--eval-every 400 --eval-episodes 1 --checkpoint-every 400 --replay-size 4000 --out " + folder;
+  const std::string common =
+      "behaviour sac --env hopper --steps 1600 --hidden 16 --random-steps 300 "
+      "--eval-every 400 --eval-episodes 1 --checkpoint-every 400 --replay-size 4000 --out " +
+      folder;
   const std::string sac = common + " --batch 16";
   auto r = run(sac + " --chunk 800", dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -169,9 +179,12 @@ TEST_F(Cli, BehaviourSacRunsInChunksStopsOnInterruptAndShips) {
   const auto long_log = (dir / "long.txt").string();
   const auto output = dir / "long.fifo";
   ASSERT_EQ(::mkfifo(output.c_str(), 0600), 0);
-  const std::string cmd = std::string(DSTUDIO_CLI) + " behaviour sac --env hopper --steps 1000000 --hidden 16 --batch 16 --out " +
-                          long_folder + " >" + output.string() + " 2>&1 & pid=$!; { grep -m1 -q 'Ctrl+C stops it' && kill -INT $pid; cat >" +
-                          long_log + "; } <" + output.string() + "; wait $pid; echo $?";
+  const std::string cmd =
+      std::string(DSTUDIO_CLI) +
+      " behaviour sac --env hopper --steps 1000000 --hidden 16 --batch 16 --out " + long_folder +
+      " >" + output.string() +
+      " 2>&1 & pid=$!; { grep -m1 -q 'Ctrl+C stops it' && kill -INT $pid; cat >" + long_log +
+      "; } <" + output.string() + "; wait $pid; echo $?";
   FILE* pipe = popen(cmd.c_str(), "r");
   char code[32] = {};
   ASSERT_NE(fgets(code, sizeof code, pipe), nullptr);
@@ -183,14 +196,18 @@ TEST_F(Cli, BehaviourSacRunsInChunksStopsOnInterruptAndShips) {
   EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(long_folder) / "replay.bin"));
 
   const auto shipped = (dir / "hopper-sac.json").string();
-  r = run("behaviour ship --run " + folder + " --episodes 2 --candidates 2 --replay 1 --out " + shipped, dir);
+  r = run(
+      "behaviour ship --run " + folder + " --episodes 2 --candidates 2 --replay 1 --out " + shipped,
+      dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("expert  SAC tanh-Gaussian policy after"));
   r = run("behaviour eval --env hopper --policies " + shipped + " --episodes 2", dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("as the behaviour policy (sampled): mean return"));
   const auto data = (dir / "mr.hdf5").string();
-  r = run("dataset generate --env hopper --kind medium-replay --policies " + shipped + " --out " + data, dir);
+  r = run(
+      "dataset generate --env hopper --kind medium-replay --policies " + shipped + " --out " + data,
+      dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(run("dataset info --json " + data, dir).out);
   EXPECT_EQ(j["metadata"]["behaviour_algorithm"], "sac");
@@ -204,13 +221,15 @@ TEST_F(Cli, BehaviourSacRunsInChunksStopsOnInterruptAndShips) {
   r = run("behaviour eval --env walker2d --policies " + shipped, dir);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("policies for hopper, not walker2d"));
-  // A damaged file is a problem with the data (1), named with its path; an unknown name is wrong usage (2).
+  // A damaged file is a problem with the data (1), named with its path; an unknown name is wrong
+  // usage (2).
   const auto broken = (dir / "broken.json").string();
   { std::ofstream(broken) << R"({"format": "dstudio-sac-policies-1"})"; }
   r = run("behaviour eval --env hopper --policies " + broken, dir);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr(broken + ": a behaviour-policy file with a missing or wrong field"));
-  r = run("behaviour eval --env hopper --algorithm sac --policies " + shipped + " --snapshot best", dir);
+  r = run("behaviour eval --env hopper --algorithm sac --policies " + shipped + " --snapshot best",
+          dir);
   EXPECT_EQ(r.exit_code, 2) << r.err;
 }
 
@@ -239,7 +258,8 @@ TEST_F(Cli, VariantsListsEveryVariantWithItsDefaults) {
   const auto r = run("variants --json", dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  for (const char* name : {"dt", "dc", "dc-1filter", "dc-hybrid", "direct-attention", "gdt", "udt", "udc", "dhi", "mlp-bc", "hier"})
+  for (const char* name : {"dt", "dc", "dc-1filter", "dc-hybrid", "direct-attention", "gdt", "udt",
+                           "udc", "dhi", "mlp-bc", "hier"})
     EXPECT_TRUE(j.contains(name)) << name;
   EXPECT_EQ(j["dc"]["context_length"], 8);
   EXPECT_EQ(j["dc"]["conv_window"], 6);
@@ -251,8 +271,11 @@ TEST_F(Cli, VariantsListsEveryVariantWithItsDefaults) {
 TEST_F(Cli, TrainWritesACheckpointAndResumes) {
   const auto data = (dir / "d.hdf5").string(), out = (dir / "run").string();
   ASSERT_EQ(run("dataset synth --transitions 3000 --out " + data, dir).exit_code, 0);
-  auto r = run("train --variant mlp-bc --dataset " + data + " --steps 20 --config '{\"hidden\": 16}' "
-               "--training '{\"log_every\": 10, \"batch_size\": 8}' --out " + out, dir);
+  auto r = run("train --variant mlp-bc --dataset " + data +
+                   " --steps 20 --config '{\"hidden\": 16}' "
+                   "--training '{\"log_every\": 10, \"batch_size\": 8}' --out " +
+                   out,
+               dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(std::filesystem::exists(dir / "run" / "checkpoint.pt"));
   EXPECT_TRUE(std::filesystem::exists(dir / "run" / "metrics.csv"));
@@ -272,7 +295,8 @@ TEST_F(Cli, TrainWritesACheckpointAndResumes) {
 }
 
 TEST_F(Cli, BenchTrainAndActReportMediansFlopsThreadsAndBlas) {
-  auto r = run("bench train --variant dc --batch 4 --repeats 2 --config '{\"hidden\": 16}' --json", dir);
+  auto r =
+      run("bench train --variant dc --batch 4 --repeats 2 --config '{\"hidden\": 16}' --json", dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["variant"], "dc");
@@ -293,26 +317,32 @@ namespace {
 
 TEST_F(Cli, ImportAndPredictRunAsDocumented) {
   const std::string data = DSTUDIO_TEST_DATA;
-  auto r = run("import --format corl-dt " + data + "/corl_dt/a_state_dict.pt --out " + (dir / "a.pt").string() + " --heads 2", dir);
+  auto r = run("import --format corl-dt " + data + "/corl_dt/a_state_dict.pt --out " +
+                   (dir / "a.pt").string() + " --heads 2",
+               dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("K 5, 2 layers x 16 hidden, heads 2"));
-  r = run("predict --checkpoint " + (dir / "a.pt").string() + " --input " + data + "/corl_dt/a_inputs.h5 --output " +
-              (dir / "out.h5").string() + " --no-normalize",
+  r = run("predict --checkpoint " + (dir / "a.pt").string() + " --input " + data +
+              "/corl_dt/a_inputs.h5 --output " + (dir / "out.h5").string() + " --no-normalize",
           dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("actions (4, 5, 3)"));
   EXPECT_TRUE(std::filesystem::exists(dir / "out.h5"));
 
   // Inputs of another environment: the message names the file and key; nothing is written.
-  r = run("predict --checkpoint " + (dir / "a.pt").string() + " --input " + data + "/pytorch_file/known_values.pt --output " +
-              (dir / "bad.h5").string(),
+  r = run("predict --checkpoint " + (dir / "a.pt").string() + " --input " + data +
+              "/pytorch_file/known_values.pt --output " + (dir / "bad.h5").string(),
           dir);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("known_values.pt: is not an HDF5 file"));
   EXPECT_FALSE(std::filesystem::exists(dir / "bad.h5"));
-  r = run("import --format other " + data + "/corl_dt/a_state_dict.pt --out " + (dir / "x.pt").string(), dir);
+  r = run(
+      "import --format other " + data + "/corl_dt/a_state_dict.pt --out " + (dir / "x.pt").string(),
+      dir);
   EXPECT_EQ(r.exit_code, 2);
-  r = run("import --format corl-dt " + data + "/pytorch_file/legacy.pt --out " + (dir / "x.pt").string(), dir);
+  r = run("import --format corl-dt " + data + "/pytorch_file/legacy.pt --out " +
+              (dir / "x.pt").string(),
+          dir);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("legacy format"));
 }
@@ -327,13 +357,18 @@ class Analyses : public testing::Test {
   static void SetUpTestSuite() {
     dir_ = new dstudio::test::TempDir;
     const auto data = (*dir_ / "random.hdf5").string();
-    auto r = run("dataset generate --env hopper --kind random --transitions 4000 --seed 1 --out " + data, *dir_);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    r = run("train --variant dt --dataset " + data + " --steps 20 --threads 1 --config '{\"hidden\": 16, \"context_length\": 5}' --out " +
-                (*dir_ / "dt").string(),
+    auto r =
+        run("dataset generate --env hopper --kind random --transitions 4000 --seed 1 --out " + data,
             *dir_);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    // The dataset's unterminated tail (4000 steps end mid-episode) is left out as in D4RL, not warned of.
+    r = run(
+        "train --variant dt --dataset " + data +
+            " --steps 20 --threads 1 --config '{\"hidden\": 16, \"context_length\": 5}' --out " +
+            (*dir_ / "dt").string(),
+        *dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    // The dataset's unterminated tail (4000 steps end mid-episode) is left out as in D4RL, not
+    // warned of.
     EXPECT_THAT(r.err, Not(HasSubstr("unterminated"))) << r.err;
     checkpoint_ = (*dir_ / "dt" / "checkpoint.pt").string();
   }
@@ -345,12 +380,15 @@ class Analyses : public testing::Test {
   }
 
   static nlohmann::json analyze(const std::string& args, const std::string& out) {
-    const auto r = run("analyze " + args + " --checkpoint " + checkpoint_ + " --out " + (*dir_ / out).string() + " --json", *dir_);
+    const auto r = run("analyze " + args + " --checkpoint " + checkpoint_ + " --out " +
+                           (*dir_ / out).string() + " --json",
+                       *dir_);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_THAT(r.err, Not(HasSubstr("unterminated"))) << r.err;
     auto j = nlohmann::json::parse(r.out, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << r.out;
-    for (const auto& f : j.value("files", nlohmann::json::array())) EXPECT_TRUE(std::filesystem::exists(f.get<std::string>())) << f;
+    for (const auto& f : j.value("files", nlohmann::json::array()))
+      EXPECT_TRUE(std::filesystem::exists(f.get<std::string>())) << f;
     EXPECT_TRUE(std::filesystem::exists(*dir_ / out / "summary.json"));
     return j;
   }
@@ -360,7 +398,8 @@ class Analyses : public testing::Test {
 };
 
 TEST_F(Analyses, EvalPrintsScoresPerTarget) {
-  const auto r = run("eval --checkpoint " + checkpoint_ + " --targets 3600,1800 --episodes 2 --json", *dir_);
+  const auto r =
+      run("eval --checkpoint " + checkpoint_ + " --targets 3600,1800 --episodes 2 --json", *dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["targets"].size(), 2u);
@@ -370,7 +409,11 @@ TEST_F(Analyses, EvalPrintsScoresPerTarget) {
   EXPECT_EQ(run("eval --checkpoint " + checkpoint_ + " --zeroing sideways", *dir_).exit_code, 2);
   // Every step of every episode, as CSV a standard reader parses.
   const auto out = *dir_ / "eval";
-  ASSERT_EQ(run("eval --checkpoint " + checkpoint_ + " --targets 3600 --episodes 1 --out " + out.string(), *dir_).exit_code, 0);
+  ASSERT_EQ(
+      run("eval --checkpoint " + checkpoint_ + " --targets 3600 --episodes 1 --out " + out.string(),
+          *dir_)
+          .exit_code,
+      0);
   const auto report = dstudio::test::check_csv_files(out / "episodes.csv");
   EXPECT_TRUE(dstudio::test::all_ok(report)) << dstudio::test::joined(report);
 }
@@ -392,7 +435,8 @@ TEST_F(Analyses, AttentionWritesMapsAndTheirDerivation) {
 }
 
 TEST_F(Analyses, AttentionCountsLayersFromOne) {
-  const auto base = "analyze attention --windows 2 --checkpoint " + checkpoint_ + " --out " + (*dir_ / "layers").string();
+  const auto base = "analyze attention --windows 2 --checkpoint " + checkpoint_ + " --out " +
+                    (*dir_ / "layers").string();
   auto r = run(base + " --layer 4", *dir_);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("layers 1 to 3"));
@@ -429,8 +473,12 @@ TEST_F(Analyses, EntropyAblationSweepAndTsneSummaries) {
   EXPECT_EQ(j["method"], "barnes-hut");
   EXPECT_GT(j["kl"].get<double>(), 0.0);
   EXPECT_GT(j["seconds"].get<double>(), 0.0);
-  // Every step of the longest episodes once, up to whole steps within 200 tokens, by FFT interpolation.
-  j = analyze("tsne --episodes 3 --max-tokens 200 --perplexity 5 --iterations 250 --method fft --neighbours approximate", "tsne-episodes");
+  // Every step of the longest episodes once, up to whole steps within 200 tokens, by FFT
+  // interpolation.
+  j = analyze(
+      "tsne --episodes 3 --max-tokens 200 --perplexity 5 --iterations 250 --method fft "
+      "--neighbours approximate",
+      "tsne-episodes");
   EXPECT_EQ(j["source"], "episodes");
   EXPECT_EQ(j["points"], 200 / 6 * 6);
   EXPECT_GE(j["episodes"].get<int>(), 1);
@@ -438,7 +486,9 @@ TEST_F(Analyses, EntropyAblationSweepAndTsneSummaries) {
   EXPECT_EQ(j["method"], "fft");
   EXPECT_EQ(j["neighbours"], "approximate");
   // Counts that belong to the other source are refused before any work.
-  const auto r = run("analyze tsne --source rollouts --windows 3 --checkpoint " + checkpoint_ + " --out " + (*dir_ / "never").string(), *dir_);
+  const auto r = run("analyze tsne --source rollouts --windows 3 --checkpoint " + checkpoint_ +
+                         " --out " + (*dir_ / "never").string(),
+                     *dir_);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--episodes"));
   EXPECT_FALSE(std::filesystem::exists(*dir_ / "never"));
@@ -448,12 +498,15 @@ TEST_F(Analyses, EntropyAblationSweepAndTsneSummaries) {
   EXPECT_GE(report.size(), 8u) << dstudio::test::joined(report);
 }
 
-// The first page's MediaBox of a PDF Qt wrote (page dictionaries are not compressed): width, height.
+// The first page's MediaBox of a PDF Qt wrote (page dictionaries are not compressed): width,
+// height.
 std::pair<double, double> pdf_size(const std::filesystem::path& pdf) {
   std::ifstream in(pdf, std::ios::binary);
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   std::smatch m;
-  if (!std::regex_search(text, m, std::regex(R"(/MediaBox\s*\[\s*([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s*\])")))
+  if (!std::regex_search(
+          text, m,
+          std::regex(R"(/MediaBox\s*\[\s*([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s*\])")))
     return {-1, -1};
   return {std::stod(m[3]) - std::stod(m[1]), std::stod(m[4]) - std::stod(m[2])};
 }
@@ -476,14 +529,16 @@ PngSize png_size(const std::filesystem::path& png) {
   size.width = static_cast<int>(be32(16));
   size.height = static_cast<int>(be32(20));
   const auto phys = bytes.find("pHYs");
-  if (phys != std::string::npos && phys + 13 <= bytes.size() && bytes[phys + 12] == 1) size.dpi = be32(phys + 4) * 0.0254;
+  if (phys != std::string::npos && phys + 13 <= bytes.size() && bytes[phys + 12] == 1)
+    size.dpi = be32(phys + 4) * 0.0254;
   return size;
 }
 
 TEST_F(Analyses, AnalyzePresetIeeeSetsThePngPixelsAndThePdfPoints) {
   analyze("attention --windows 2 --layer 1 --preset IEEE", "ieee");
   const auto base = *dir_ / "ieee" / "attention_layer1";
-  for (const char* ext : {".pdf", ".svg", ".png", ".csv"}) EXPECT_TRUE(std::filesystem::exists(base.string() + ext)) << ext;
+  for (const char* ext : {".pdf", ".svg", ".png", ".csv"})
+    EXPECT_TRUE(std::filesystem::exists(base.string() + ext)) << ext;
   // 3.3 x 2.5 in at 600 dpi.
   const auto png = png_size(base.string() + ".png");
   EXPECT_EQ(png.width, 1980);
@@ -498,16 +553,20 @@ TEST_F(Analyses, AnalyzePresetIeeeSetsThePngPixelsAndThePdfPoints) {
   EXPECT_THAT(text, HasSubstr("DejaVu Serif"));  // the preset's serif family
 
   // The slug and the export dialog's full name are the same preset.
-  analyze("attention --windows 2 --layer 1 --formats png --preset 'IEEE column (3.3 × 2.5 in, serif)'", "ieee_named");
+  analyze(
+      "attention --windows 2 --layer 1 --formats png --preset 'IEEE column (3.3 × 2.5 in, serif)'",
+      "ieee_named");
   const auto named = png_size(*dir_ / "ieee_named" / "attention_layer1.png");
   EXPECT_EQ(named.width, 1980);
   EXPECT_EQ(named.height, 1500);
 }
 
 TEST_F(Analyses, AnalyzeExplicitOptionsOverrideThePresetAndFormatsChooseTheFiles) {
-  const auto j = analyze("attention --windows 2 --layer 1 --preset ieee --width 6.6 --dpi 300 --formats png --no-title "
-                         "--font-family sans --line-width 0.8",
-                         "override");
+  const auto j = analyze(
+      "attention --windows 2 --layer 1 --preset ieee --width 6.6 --dpi 300 --formats png "
+      "--no-title "
+      "--font-family sans --line-width 0.8",
+      "override");
   const auto out = *dir_ / "override";
   int png = 0;
   for (const auto& entry : std::filesystem::directory_iterator(out)) {
@@ -516,7 +575,9 @@ TEST_F(Analyses, AnalyzeExplicitOptionsOverrideThePresetAndFormatsChooseTheFiles
     png += ext == ".png";
   }
   EXPECT_EQ(png, 3);  // layer 1, mean over layers, rollout
-  for (const auto& f : j["files"]) EXPECT_FALSE(f.get<std::string>().ends_with(".pdf") || f.get<std::string>().ends_with(".svg")) << f;
+  for (const auto& f : j["files"])
+    EXPECT_FALSE(f.get<std::string>().ends_with(".pdf") || f.get<std::string>().ends_with(".svg"))
+        << f;
   EXPECT_TRUE(std::filesystem::exists(out / "attention_layer1.csv"));
   EXPECT_TRUE(std::filesystem::exists(out / "summary.json"));
   // Twice the width at 300 dpi: 6.6 in, 1980 px; the height keeps IEEE's 3.3 : 2.5.
@@ -534,12 +595,15 @@ TEST_F(Analyses, AnalyzeExplicitOptionsOverrideThePresetAndFormatsChooseTheFiles
 
 TEST_F(Analyses, AnalyzeRefusesUnknownPresetsResolutionsAndFormats) {
   const auto bad = [](const std::string& options, const std::string& out) {
-    return run("analyze attention --windows 2 --checkpoint " + checkpoint_ + " --out " + (*dir_ / out).string() + " " + options, *dir_);
+    return run("analyze attention --windows 2 --checkpoint " + checkpoint_ + " --out " +
+                   (*dir_ / out).string() + " " + options,
+               *dir_);
   };
   auto r = bad("--preset acm", "unknown");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("unknown preset 'acm'"));
-  for (const char* known : {"icml", "icml-page", "neurips", "aaai-page", "cvpr-page", "ieee", "nature", "nature-page", "ICML column (3.25 in)"})
+  for (const char* known : {"icml", "icml-page", "neurips", "aaai-page", "cvpr-page", "ieee",
+                            "nature", "nature-page", "ICML column (3.25 in)"})
     EXPECT_THAT(r.err, HasSubstr(known));
   EXPECT_FALSE(std::filesystem::exists(*dir_ / "unknown"));  // nothing written
   // The export dialog's resolutions only.
@@ -555,8 +619,8 @@ TEST_F(Analyses, AnalyzeRefusesUnknownPresetsResolutionsAndFormats) {
 }
 
 TEST_F(Analyses, BadInputSaysWhatAndWhere) {
-  const auto r = run("analyze ablation --checkpoint " + std::string(DSTUDIO_TEST_DATA) + "/corl_dt/a_inputs.h5 --out " +
-                         (*dir_ / "bad").string(),
+  const auto r = run("analyze ablation --checkpoint " + std::string(DSTUDIO_TEST_DATA) +
+                         "/corl_dt/a_inputs.h5 --out " + (*dir_ / "bad").string(),
                      *dir_);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("a_inputs.h5: "));
@@ -567,7 +631,10 @@ TEST_F(Analyses, BadInputSaysWhatAndWhere) {
 namespace {
 
 TEST_F(Cli, BenchEvalAndTsnePrintTheirConfigurationAndNumbers) {
-  auto r = run("bench eval --variant dt --config '{\"hidden\": 16, \"layers\": 1}' --targets 1 --episodes 2 --json", dir);
+  auto r =
+      run("bench eval --variant dt --config '{\"hidden\": 16, \"layers\": 1}' --targets 1 "
+          "--episodes 2 --json",
+          dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["env"], "halfcheetah");
@@ -583,13 +650,15 @@ TEST_F(Cli, BenchEvalAndTsnePrintTheirConfigurationAndNumbers) {
 }  // namespace
 
 TEST_F(Cli, LabMarkovPrintsTheFloorTheLossAndTheMatrix) {
-  const auto r = run("lab markov --p 0.2 --q 0.3 --mixer pooling --window 2 --steps 400 --json", dir);
+  const auto r =
+      run("lab markov --p 0.2 --q 0.3 --mixer pooling --window 2 --steps 400 --json", dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   // The appendix's closed form, worked out here: (q h(p) + p h(q)) / (p + q).
   const auto h = [](double x) { return -x * std::log(x) - (1 - x) * std::log(1 - x); };
   EXPECT_NEAR(j["entropy_rate"].get<double>(), (0.3 * h(0.2) + 0.2 * h(0.3)) / 0.5, 1e-9);
-  EXPECT_NEAR(j["gap"].get<double>(), j["final_loss"].get<double>() - j["entropy_rate"].get<double>(), 1e-12);
+  EXPECT_NEAR(j["gap"].get<double>(),
+              j["final_loss"].get<double>() - j["entropy_rate"].get<double>(), 1e-12);
   EXPECT_GE(j["gap"].get<double>(), 0.0);
   EXPECT_LT(j["relative_gap"].get<double>(), 0.01);
   EXPECT_GT(j["seconds"].get<double>(), 0.0);
@@ -602,17 +671,20 @@ TEST_F(Cli, LabMarkovPrintsTheFloorTheLossAndTheMatrix) {
   const auto out = dir / "lab";
   const auto w = run("lab markov --p 0.2 --q 0.3 --window 2 --steps 50 --out " + out.string(), dir);
   ASSERT_EQ(w.exit_code, 0) << w.err;
-  for (const char* file : {"summary.json", "loss.csv"}) EXPECT_TRUE(std::filesystem::exists(out / file)) << file;
+  for (const char* file : {"summary.json", "loss.csv"})
+    EXPECT_TRUE(std::filesystem::exists(out / file)) << file;
 #ifdef DSTUDIO_HAVE_FIGURES
-  for (const char* file : {"loss.pdf", "loss.png", "mixing.pdf", "mixing.csv"}) EXPECT_TRUE(std::filesystem::exists(out / file)) << file;
+  for (const char* file : {"loss.pdf", "loss.png", "mixing.pdf", "mixing.csv"})
+    EXPECT_TRUE(std::filesystem::exists(out / file)) << file;
 #endif
   const auto report = dstudio::test::check_csv_files(out);
   EXPECT_TRUE(dstudio::test::all_ok(report)) << dstudio::test::joined(report);
   const auto loss = dstudio::test::read_csv_with_python(out / "loss.csv");
-  ASSERT_EQ(loss.size(), 1u + nlohmann::json::parse(std::ifstream(out / "summary.json"))["curve"].size());
+  ASSERT_EQ(loss.size(),
+            1u + nlohmann::json::parse(std::ifstream(out / "summary.json"))["curve"].size());
   // Out of range: exit 2 and the option named.
-  for (const std::string bad : {"--p 0", "--q 1.5", "--order 4", "--states 9", "--window 0", "--steps 0",
-                                "--mixer mamba", "--window 40"}) {
+  for (const std::string bad : {"--p 0", "--q 1.5", "--order 4", "--states 9", "--window 0",
+                                "--steps 0", "--mixer mamba", "--window 40"}) {
     const auto e = run("lab markov " + bad, dir);
     EXPECT_EQ(e.exit_code, 2) << bad;
     EXPECT_THAT(e.err, HasSubstr(bad.substr(2, bad.find(' ') - 2))) << bad;
@@ -631,7 +703,8 @@ TEST_F(Analyses, LocalityWritesTheLagProfilePerLayer) {
     EXPECT_NEAR(total, 1.0, 1e-6);
     EXPECT_NEAR(layer["mean_lag"].get<double>(), mean, 1e-9);
     EXPECT_NEAR(layer["mass_within_1_step"].get<double>(),
-                layer["weight_by_lag"][0].get<double>() + layer["weight_by_lag"][1].get<double>(), 1e-9);
+                layer["weight_by_lag"][0].get<double>() + layer["weight_by_lag"][1].get<double>(),
+                1e-9);
   }
   // Against itself: the same curves.
   EXPECT_EQ(j["compare"]["layers"][0]["mean_lag"], j["layers"][0]["mean_lag"]);

@@ -4,7 +4,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 #include <sys/resource.h>
 #include <sys/stat.h>
 
@@ -12,9 +11,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "cli_run.h"
 #include "h5_fixture.h"
@@ -32,12 +30,15 @@ const fs::path kDamaged = fs::path(DSTUDIO_TEST_DATA) / "damaged";
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-const char* const kTrain = "train --variant mlp-bc --steps 2 --config '{\"hidden\": 8}' --training '{\"batch_size\": 4}' --dataset ";
+const char* const kTrain =
+    "train --variant mlp-bc --steps 2 --config '{\"hidden\": 8}' --training '{\"batch_size\": 4}' "
+    "--dataset ";
 
 TEST(DamagedDatasetCli, ACrashInsideLibhdf5IsExit1NamingTheFileAndTheStep) {
   dstudio::test::TempDir dir;
   const std::string file = (kDamaged / "crash_top_level_links.hdf5").string();
-  for (const std::string& command : {std::string("dataset info "), std::string("dataset validate "), std::string(kTrain)}) {
+  for (const std::string& command :
+       {std::string("dataset info "), std::string("dataset validate "), std::string(kTrain)}) {
     const std::string out = command == kTrain ? " --out " + (dir / "run").string() : "";
     const auto r = run_cli(command + file + out, dir);
     EXPECT_EQ(r.exit_code, 1) << command << r.err;
@@ -48,14 +49,19 @@ TEST(DamagedDatasetCli, ACrashInsideLibhdf5IsExit1NamingTheFileAndTheStep) {
 }
 
 #ifdef DSTUDIO_HAVE_FIGURES
-const fs::path kShippedCheckpoint = fs::path(DSTUDIO_TEST_DATA).parent_path().parent_path() / "resources" / "checkpoints" / "hopper-medium-dt.pt";
+const fs::path kShippedCheckpoint = fs::path(DSTUDIO_TEST_DATA).parent_path().parent_path() /
+                                    "resources" / "checkpoints" / "hopper-medium-dt.pt";
 
-// The analyses that read a dataset (--dataset, or the checkpoint's) read it in the reader process too.
+// The analyses that read a dataset (--dataset, or the checkpoint's) read it in the reader process
+// too.
 TEST(DamagedDatasetCli, TheAnalysesReadingADatasetRefuseOneThatCrashesLibhdf5) {
   dstudio::test::TempDir dir;
   const std::string file = (kDamaged / "crash_top_level_links.hdf5").string();
-  for (const std::string analysis : {"attention", "entropy --episodes 1", "tsne --iterations 250", "locality", "rtg-sweep --episodes 1 --multiples 1"}) {
-    const auto r = run_cli("analyze " + analysis + " --checkpoint " + kShippedCheckpoint.string() + " --dataset " + file + " --out " + (dir / "out").string(), dir);
+  for (const std::string analysis : {"attention", "entropy --episodes 1", "tsne --iterations 250",
+                                     "locality", "rtg-sweep --episodes 1 --multiples 1"}) {
+    const auto r = run_cli("analyze " + analysis + " --checkpoint " + kShippedCheckpoint.string() +
+                               " --dataset " + file + " --out " + (dir / "out").string(),
+                           dir);
     if (analysis.rfind("rtg-sweep", 0) == 0) {
       // The data only give its reference line: the sweep is drawn without it, and says why.
       EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -80,9 +86,10 @@ TEST(DamagedDatasetCli, TheAnalysesPrintTheDatasetsWarnings) {
   for (int i = 99; i < 400; i += 100) spec.terminals[static_cast<std::size_t>(i)] = 1;
   const auto file = dir / "no-timeouts.hdf5";
   dstudio::test::write_d4rl_fixture(file, spec);
-  const auto r = run_cli("analyze attention --windows 2 --checkpoint " + kShippedCheckpoint.string() + " --dataset " + file.string() + " --out " +
-                             (dir / "out").string(),
-                         dir);
+  const auto r =
+      run_cli("analyze attention --windows 2 --checkpoint " + kShippedCheckpoint.string() +
+                  " --dataset " + file.string() + " --out " + (dir / "out").string(),
+              dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("warning: " + file.string() + ": the file has no 'timeouts'"));
   EXPECT_THAT(read_text(dir / "out" / "summary.json"), HasSubstr("\"dataset_warnings\""));
@@ -91,11 +98,13 @@ TEST(DamagedDatasetCli, TheAnalysesPrintTheDatasetsWarnings) {
 
 TEST(DamagedDatasetCli, ZeroArraysAndDamagedLinksAreRefusedByEveryCommand) {
   dstudio::test::TempDir dir;
-  const std::pair<const char*, const char*> cases[] = {{"zero_rewards.hdf5", "'rewards': has no chunk found at row 192"},
-                                                       {"damaged_link_qpos.hdf5", "'infos/qpos': cannot be read: its link in the file is damaged"}};
+  const std::pair<const char*, const char*> cases[] = {
+      {"zero_rewards.hdf5", "'rewards': has no chunk found at row 192"},
+      {"damaged_link_qpos.hdf5", "'infos/qpos': cannot be read: its link in the file is damaged"}};
   for (const auto& [name, message] : cases) {
     const std::string file = (kDamaged / name).string();
-    for (const std::string& command : {std::string("dataset info "), std::string("dataset validate "), std::string(kTrain)}) {
+    for (const std::string& command :
+         {std::string("dataset info "), std::string("dataset validate "), std::string(kTrain)}) {
       const std::string out = command == kTrain ? " --out " + (dir / "run").string() : "";
       const auto r = run_cli(command + file + out, dir);
       EXPECT_EQ(r.exit_code, 1) << command << name << r.err;
@@ -116,7 +125,9 @@ TEST(DamagedDatasetCli, InfoWritesValidJsonForNamesOutsideUtf8) {
   const auto r = run_cli("dataset info --json " + file.string(), dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto report = nlohmann::json::parse(r.out);  // throws on bytes outside UTF-8
-  EXPECT_THAT(report.dump(), HasSubstr("'infos' is missing and the file has a key 'in\\\\xa0os' instead")) << report.dump(2);
+  EXPECT_THAT(report.dump(),
+              HasSubstr("'infos' is missing and the file has a key 'in\\\\xa0os' instead"))
+      << report.dump(2);
 }
 
 TEST(DamagedDatasetCli, AHangInTheMetadataIsStoppedAndCostsAWarning) {
@@ -127,7 +138,8 @@ TEST(DamagedDatasetCli, AHangInTheMetadataIsStoppedAndCostsAWarning) {
   unsetenv("DSTUDIO_READER_TIMEOUT");
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 20.0);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("metadata left out: the HDF5 library did not finish reading 'metadata/algorithm' within 4 s"));
+  EXPECT_THAT(r.out, HasSubstr("metadata left out: the HDF5 library did not finish reading "
+                               "'metadata/algorithm' within 4 s"));
   EXPECT_THAT(r.out, HasSubstr("256"));  // the transitions, all there
 }
 
@@ -140,7 +152,8 @@ TEST(DamagedDatasetCli, ACrashInTheMetadataCostsAWarning) {
   EXPECT_THAT(r.err, HasSubstr("warning: metadata left out: the HDF5 library crashed"));
   r = run_cli(kTrain + file + " --out " + (dir / "run").string(), dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("warning: " + file + ": metadata left out: the HDF5 library crashed"));
+  EXPECT_THAT(r.err,
+              HasSubstr("warning: " + file + ": metadata left out: the HDF5 library crashed"));
 }
 
 // A device or a FIFO named as a checkpoint is refused at once and without reading it: /dev/zero
@@ -151,7 +164,8 @@ TEST(DamagedCheckpointCli, SpecialFilesAreRefusedAtOnceWithinAMemoryBound) {
   const auto fifo = dir / "policy.pt";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   for (const std::string file : {std::string("/dev/zero"), fifo.string()}) {
-    for (const std::string command : {"checkpoint info ", "checkpoint verify ", "train --resume "}) {
+    for (const std::string command :
+         {"checkpoint info ", "checkpoint verify ", "train --resume "}) {
       const auto r = run_cli(command + file, dir);
       EXPECT_EQ(r.exit_code, 1) << command << file << ": " << r.err;
       EXPECT_THAT(r.err, HasSubstr(file + ": is not a regular file")) << command;

@@ -12,9 +12,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <cstdlib>
 #include <random>
 #include <regex>
 #include <sstream>
@@ -43,11 +43,15 @@ class Robustness : public testing::Test {
   static void SetUpTestSuite() {
     dir_ = new dstudio::test::TempDir;
     data_ = (*dir_ / "random.hdf5").string();
-    auto r = run_cli("dataset generate --env hopper --kind random --transitions 3000 --seed 1 --out " + data_, *dir_);
+    auto r = run_cli(
+        "dataset generate --env hopper --kind random --transitions 3000 --seed 1 --out " + data_,
+        *dir_);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    r = run_cli("train --variant dt --dataset " + data_ + " --steps 10 --threads 1 --config '{\"hidden\": 16, \"context_length\": 5}' --out " +
-                    (*dir_ / "dt").string(),
-                *dir_);
+    r = run_cli(
+        "train --variant dt --dataset " + data_ +
+            " --steps 10 --threads 1 --config '{\"hidden\": 16, \"context_length\": 5}' --out " +
+            (*dir_ / "dt").string(),
+        *dir_);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     checkpoint_ = (*dir_ / "dt" / "checkpoint.pt").string();
   }
@@ -61,7 +65,8 @@ class Robustness : public testing::Test {
 TEST_F(Robustness, OptionsOutOfRangeExitTwoBeforeAnyWork) {
   const std::string never = (*dir_ / "never").string();
   const std::string train = "train --variant dt --dataset " + data_ + " --out " + never + " ";
-  const std::string attention = "analyze attention --checkpoint " + checkpoint_ + " --out " + never + " ";
+  const std::string attention =
+      "analyze attention --checkpoint " + checkpoint_ + " --out " + never + " ";
   struct Case {
     std::string args, names;
   };
@@ -82,7 +87,9 @@ TEST_F(Robustness, OptionsOutOfRangeExitTwoBeforeAnyWork) {
       {train + "--config ''", "--config"},
       {train + "--config '{\"hidden\": 1e12}'", "hidden"},
       {train + "--config '{\"dropout\": 1.5}'", "dropout"},
-      {"import --format corl-dt " + std::string(DSTUDIO_TEST_DATA) + "/corl_dt/a_state_dict.pt --out " + never + " --env bogus", "bogus"},
+      {"import --format corl-dt " + std::string(DSTUDIO_TEST_DATA) +
+           "/corl_dt/a_state_dict.pt --out " + never + " --env bogus",
+       "bogus"},
       {attention + "--layer 99", "layer"},
       {attention + "--layer -1", "--layer"},
       {attention + "--head 99", "head"},
@@ -93,13 +100,19 @@ TEST_F(Robustness, OptionsOutOfRangeExitTwoBeforeAnyWork) {
       {attention + "--width 1e6", "--width"},
       {attention + "--height inf", "--height"},
       {attention + "--font -3", "--font"},
-      {"analyze tsne --checkpoint " + checkpoint_ + " --out " + never + " --snapshot-every -1", "--snapshot-every"},
-      {"analyze rtg-sweep --checkpoint " + checkpoint_ + " --out " + never + " --multiples -1", "--multiples"},
-      {"analyze rtg-sweep --checkpoint " + checkpoint_ + " --out " + never + " --targets nan", "--targets"},
-      {"analyze rtg-sweep --checkpoint " + checkpoint_ + " --out " + never + " --base inf", "--base"},
-      {"analyze ablation --checkpoint " + checkpoint_ + " --dataset " + data_ + " --out " + never, "--dataset"},
+      {"analyze tsne --checkpoint " + checkpoint_ + " --out " + never + " --snapshot-every -1",
+       "--snapshot-every"},
+      {"analyze rtg-sweep --checkpoint " + checkpoint_ + " --out " + never + " --multiples -1",
+       "--multiples"},
+      {"analyze rtg-sweep --checkpoint " + checkpoint_ + " --out " + never + " --targets nan",
+       "--targets"},
+      {"analyze rtg-sweep --checkpoint " + checkpoint_ + " --out " + never + " --base inf",
+       "--base"},
+      {"analyze ablation --checkpoint " + checkpoint_ + " --dataset " + data_ + " --out " + never,
+       "--dataset"},
       {"eval --checkpoint " + checkpoint_ + " --targets nan", "--targets"},
-      {"dataset generate --env hopper --kind medium --algorithm ars --noise nan --out " + never, "--noise"},
+      {"dataset generate --env hopper --kind medium --algorithm ars --noise nan --out " + never,
+       "--noise"},
       {"dataset generate --env bogus --kind random --out " + never, "bogus"},
       {"dataset synth --seed -3 --out " + never, "--seed"},
       {"lab markov --p nan", "--p"},
@@ -131,7 +144,9 @@ TEST_F(Robustness, PredictRefusesWindowsLongerThanTheContext) {
     file.numbers("timesteps", steps, {B, K}, H5T_STD_I64LE);
   }
   const auto out = *dir_ / "predicted.h5";
-  const auto r = run_cli("predict --checkpoint " + checkpoint_ + " --input " + input.string() + " --output " + out.string(), *dir_);
+  const auto r = run_cli("predict --checkpoint " + checkpoint_ + " --input " + input.string() +
+                             " --output " + out.string(),
+                         *dir_);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr("long-windows.h5"));
   EXPECT_THAT(r.err, HasSubstr("6 steps"));
@@ -154,12 +169,15 @@ TEST_F(Robustness, DamagedCheckpointsAreRefusedByEveryCommand) {
       bad.resize(random() % good.size());
     }
     const auto path = (*dir_ / ("damaged-" + std::to_string(k) + ".pt")).string();
-    std::ofstream(path, std::ios::binary).write(bad.data(), static_cast<std::streamsize>(bad.size()));
+    std::ofstream(path, std::ios::binary)
+        .write(bad.data(), static_cast<std::streamsize>(bad.size()));
     const std::string out = (*dir_ / "out").string();
-    for (const std::string& command : {"checkpoint info " + path, "checkpoint verify " + path, "checkpoint slim " + path + " --out " + out,
-                                       "eval --checkpoint " + path + " --episodes 1", "train --resume " + path + " --out " + out,
-                                       "predict --checkpoint " + path + " --input " + inputs + " --output " + out,
-                                       "analyze attention --checkpoint " + path + " --out " + out}) {
+    for (const std::string& command :
+         {"checkpoint info " + path, "checkpoint verify " + path,
+          "checkpoint slim " + path + " --out " + out,
+          "eval --checkpoint " + path + " --episodes 1", "train --resume " + path + " --out " + out,
+          "predict --checkpoint " + path + " --input " + inputs + " --output " + out,
+          "analyze attention --checkpoint " + path + " --out " + out}) {
       const auto r = run_cli(command, *dir_);
       EXPECT_EQ(r.exit_code, 1) << command << "\n" << r.err;
       EXPECT_THAT(r.err, HasSubstr(path)) << command;
@@ -196,8 +214,21 @@ TEST_F(Robustness, TrainingKilledAtRandomMomentsResumesFromAValidCheckpoint) {
     if (fs::exists(checkpoint)) {
       args = {"train", "--resume", checkpoint.string()};
     } else {
-      args = {"train", "--variant", "dt", "--dataset", data_, "--steps", "3000", "--threads", "1", "--out", run.string(),
-              "--config", "{\"hidden\": 16, \"context_length\": 5}", "--training", "{\"checkpoint_every\": 3, \"log_every\": 3}"};
+      args = {"train",
+              "--variant",
+              "dt",
+              "--dataset",
+              data_,
+              "--steps",
+              "3000",
+              "--threads",
+              "1",
+              "--out",
+              run.string(),
+              "--config",
+              "{\"hidden\": 16, \"context_length\": 5}",
+              "--training",
+              "{\"checkpoint_every\": 3, \"log_every\": 3}"};
     }
     const pid_t pid = spawn_cli(args, *dir_ / "train.log");
     if (round == 0) {
@@ -223,17 +254,20 @@ TEST_F(Robustness, TrainingKilledAtRandomMomentsResumesFromAValidCheckpoint) {
   const auto at = r.out.find("\"step\": ");
   ASSERT_NE(at, std::string::npos);
   const long step = std::stol(r.out.substr(at + 8));
-  r = run_cli("train --resume " + checkpoint.string() + " --steps " + std::to_string(step + 6), *dir_);
+  r = run_cli("train --resume " + checkpoint.string() + " --steps " + std::to_string(step + 6),
+              *dir_);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("finished " + std::to_string(step + 6) + " steps"));
   // What the killed writers left half written is gone once a writer of the same file runs.
-  for (const auto& entry : fs::directory_iterator(run)) EXPECT_EQ(entry.path().filename().string().find(".partial"), std::string::npos) << entry.path();
+  for (const auto& entry : fs::directory_iterator(run))
+    EXPECT_EQ(entry.path().filename().string().find(".partial"), std::string::npos) << entry.path();
 }
 
 // A file system that fills up during training: the command says the disk is full, exits 1, and
 // the checkpoint written before is still there and whole. Needs a private mount (root).
 TEST_F(Robustness, AFullDiskSaysSoAndKeepsThePreviousCheckpoint) {
-  if (geteuid() != 0 || std::system("unshare -m true 2>/dev/null") != 0) GTEST_SKIP() << "needs root for a private tmpfs";
+  if (geteuid() != 0 || std::system("unshare -m true 2>/dev/null") != 0)
+    GTEST_SKIP() << "needs root for a private tmpfs";
   const auto size = fs::file_size(checkpoint_);
   // Room for one checkpoint and the run's logs, not for a second beside it.
   const auto kib = (size * 3 / 2) / 1024 + 8;
@@ -241,13 +275,20 @@ TEST_F(Robustness, AFullDiskSaysSoAndKeepsThePreviousCheckpoint) {
   fs::create_directories(mount);
   const std::string run = (mount / "run").string();
   const std::string script =
-      "mount -t tmpfs -o size=" + std::to_string(kib) + "k none " + mount.string() + " && " + DSTUDIO_CLI +
-      " train --variant dt --dataset " + data_ + " --steps 40 --threads 1 --out " + run +
-      " --config '{\"hidden\": 16, \"context_length\": 5}' --training '{\"checkpoint_every\": 5, \"log_every\": 5}' > " +
-      (*dir_ / "full.log").string() + " 2>&1; echo train=$? > " + (*dir_ / "full.status").string() + "; " + DSTUDIO_CLI +
-      " checkpoint verify " + run + "/checkpoint.pt >> " + (*dir_ / "full.status").string() + " 2>&1; echo verify=$? >> " +
-      (*dir_ / "full.status").string() + "; ls -a " + run + " >> " + (*dir_ / "full.status").string();
-  ASSERT_EQ(std::system(("unshare -m sh -c \"" + std::regex_replace(script, std::regex("([\"$])"), "\\$1") + "\"").c_str()), 0);
+      "mount -t tmpfs -o size=" + std::to_string(kib) + "k none " + mount.string() + " && " +
+      DSTUDIO_CLI + " train --variant dt --dataset " + data_ + " --steps 40 --threads 1 --out " +
+      run +
+      " --config '{\"hidden\": 16, \"context_length\": 5}' --training '{\"checkpoint_every\": 5, "
+      "\"log_every\": 5}' > " +
+      (*dir_ / "full.log").string() + " 2>&1; echo train=$? > " + (*dir_ / "full.status").string() +
+      "; " + DSTUDIO_CLI + " checkpoint verify " + run + "/checkpoint.pt >> " +
+      (*dir_ / "full.status").string() + " 2>&1; echo verify=$? >> " +
+      (*dir_ / "full.status").string() + "; ls -a " + run + " >> " +
+      (*dir_ / "full.status").string();
+  ASSERT_EQ(std::system(("unshare -m sh -c \"" +
+                         std::regex_replace(script, std::regex("([\"$])"), "\\$1") + "\"")
+                            .c_str()),
+            0);
   const std::string log = read_all(*dir_ / "full.log"), status = read_all(*dir_ / "full.status");
   EXPECT_THAT(status, HasSubstr("train=1")) << log;
   EXPECT_THAT(log, HasSubstr("disk full")) << log;

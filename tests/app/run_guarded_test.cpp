@@ -16,7 +16,9 @@ namespace {
 TEST(RunGuarded, DataAndIoProblemsAreFailuresNotUsageErrors) {
   EXPECT_EQ(run_guarded([] {}), kOk);
   EXPECT_EQ(run_guarded([] { throw Error("d.hdf5: not an HDF5 file"); }), kFailed);
-  EXPECT_EQ(run_guarded([] { throw data::DatasetError("d.hdf5", "/rewards", "has 3 rows, not 4"); }), kFailed);
+  EXPECT_EQ(
+      run_guarded([] { throw data::DatasetError("d.hdf5", "/rewards", "has 3 rows, not 4"); }),
+      kFailed);
   // A standard library's complaint about data it was given (std::stoi on a file's text) is data.
   EXPECT_EQ(run_guarded([] { throw std::invalid_argument("stoll"); }), kFailed);
   EXPECT_EQ(run_guarded([] { throw std::out_of_range("vector"); }), kFailed);

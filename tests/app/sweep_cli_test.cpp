@@ -5,11 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "cli_run.h"
 #include "csv_check.h"
@@ -22,14 +21,17 @@ using testing::HasSubstr;
 
 class SweepCli : public dstudio::test::RandomDatasetSuite {
  protected:
-
   // A grid of tiny runs on the random dataset, written beside it.
-  static std::string grid(const std::string& name, const std::string& variants, const std::string& seeds, int steps, int eval_episodes) {
+  static std::string grid(const std::string& name, const std::string& variants,
+                          const std::string& seeds, int steps, int eval_episodes) {
     const auto path = *dir_ / name;
-    std::ofstream(path) << R"({"variants": )" << variants << R"(, "datasets": ["random.hdf5"], "seeds": )" << seeds
+    std::ofstream(path) << R"({"variants": )" << variants
+                        << R"(, "datasets": ["random.hdf5"], "seeds": )" << seeds
                         << R"(, "config": {"hidden": 16, "layers": 1, "context_length": 5},
-        "training": {"steps": )" << steps << R"(, "batch_size": 8, "log_every": 10, "checkpoint_every": 50},
-        "eval_episodes": )" << eval_episodes << "}";
+        "training": {"steps": )"
+                        << steps << R"(, "batch_size": 8, "log_every": 10, "checkpoint_every": 50},
+        "eval_episodes": )"
+                        << eval_episodes << "}";
     return path.string();
   }
 
@@ -64,18 +66,23 @@ TEST_F(SweepCli, CreatesRunsAndReportsEveryCell) {
     EXPECT_EQ(c["total"], 30);
     EXPECT_TRUE(c["score"].is_number()) << c;
     EXPECT_TRUE(c["loss"].is_number()) << c;
-    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(sweep) / "cells" / c["name"].get<std::string>() / "checkpoint.pt"));
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(sweep) / "cells" /
+                                        c["name"].get<std::string>() / "checkpoint.pt"));
   }
   // As text, each column starts at the same place on every line, the header's included.
   r = run_cli("sweep status " + sweep, *dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::string> lines;
-  for (std::size_t at = 0, end; (end = r.out.find('\n', at)) != std::string::npos; at = end + 1) lines.push_back(r.out.substr(at, end - at));
+  for (std::size_t at = 0, end; (end = r.out.find('\n', at)) != std::string::npos; at = end + 1)
+    lines.push_back(r.out.substr(at, end - at));
   ASSERT_GE(lines.size(), 5u) << r.out;
   const auto state_at = lines[0].find("state"), score_end = lines[0].find("score") + 5;
   for (std::size_t i = 1; i <= 4; ++i) {
     EXPECT_EQ(lines[i].find("finished"), state_at) << r.out;
-    EXPECT_EQ(lines[i].find("  ", lines[i].find(" +- ") + 4) == std::string::npos ? lines[i].size() : lines[i].find("  ", lines[i].find(" +- ") + 4), score_end)
+    EXPECT_EQ(lines[i].find("  ", lines[i].find(" +- ") + 4) == std::string::npos
+                  ? lines[i].size()
+                  : lines[i].find("  ", lines[i].find(" +- ") + 4),
+              score_end)
         << r.out;
   }
   // Seeds share a group; the variants do not.
@@ -92,7 +99,8 @@ TEST_F(SweepCli, CreatesRunsAndReportsEveryCell) {
   }
   const double s0 = j["cells"][0]["score"].get<double>(), s1 = j["cells"][1]["score"].get<double>();
   EXPECT_NEAR(collected["groups"][0]["score_mean"].get<double>(), (s0 + s1) / 2, 1e-9);
-  EXPECT_NEAR(collected["groups"][0]["score_std"].get<double>(), std::abs(s0 - s1) / std::sqrt(2.0), 1e-9);
+  EXPECT_NEAR(collected["groups"][0]["score_std"].get<double>(), std::abs(s0 - s1) / std::sqrt(2.0),
+              1e-9);
   for (const char* file : {"cells.csv", "groups.csv", "results.json", "table.tex"})
     EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(sweep) / "results" / file)) << file;
   // Finished cells are not trained again.
@@ -115,8 +123,10 @@ TEST_F(SweepCli, AStoppedCellResumesFromItsCheckpoint) {
   ASSERT_EQ(run_cli("sweep create --grid " + g + " --out " + sweep, *dir_).exit_code, 0);
   // SIGTERM two seconds after the task says it runs (a loaded machine may take longer than that to
   // start it), as Slurm's time limit or a requeue sends it.
-  const std::string stop_while_running = " --index 0 & pid=$!; for i in $(seq 1200); do grep -qs '\"running\"' " + sweep +
-                                         "/cells/*/task.json && break; sleep 0.1; done; sleep 2; kill -TERM $pid; wait $pid; echo exit $?";
+  const std::string stop_while_running =
+      " --index 0 & pid=$!; for i in $(seq 1200); do grep -qs '\"running\"' " + sweep +
+      "/cells/*/task.json && break; sleep 0.1; done; sleep 2; kill -TERM $pid; wait $pid; echo "
+      "exit $?";
   auto r = run_cli("sweep task " + sweep + stop_while_running, *dir_);
   EXPECT_THAT(r.out, HasSubstr("exit 130")) << r.out << r.err;
   auto j = status(sweep);
@@ -140,7 +150,8 @@ std::uint32_t png_width(const std::filesystem::path& png) {
   std::ifstream in(png, std::ios::binary);
   unsigned char header[24] = {0};
   in.read(reinterpret_cast<char*>(header), sizeof header);
-  return (std::uint32_t{header[16]} << 24) | (std::uint32_t{header[17]} << 16) | (std::uint32_t{header[18]} << 8) | header[19];
+  return (std::uint32_t{header[16]} << 24) | (std::uint32_t{header[17]} << 16) |
+         (std::uint32_t{header[18]} << 8) | header[19];
 }
 
 TEST_F(SweepCli, CollectDrawsTheGroupsAsFigures) {
@@ -154,15 +165,17 @@ TEST_F(SweepCli, CollectDrawsTheGroupsAsFigures) {
   const double scores[] = {40.0, 44.0, 70.0, 71.0}, bests[] = {50.0, 52.0, 75.0, 80.0};
   for (std::size_t i = 0; i < 4; ++i) {
     const auto cell = std::filesystem::path(sweep) / "cells" / cells[i]["name"].get<std::string>();
-    std::ofstream(cell / "task.json") << R"({"state": "finished", "step": 30, "total": 30, "score": )" << scores[i]
-                                      << R"(, "score_std": 1.0, "best_score": )" << bests[i] << "}";
+    std::ofstream(cell / "task.json")
+        << R"({"state": "finished", "step": 30, "total": 30, "score": )" << scores[i]
+        << R"(, "score_std": 1.0, "best_score": )" << bests[i] << "}";
     std::ofstream(cell / "checkpoint.pt") << "a finished cell has its checkpoint";
   }
   // A venue's size, two of the three formats.
   r = run_cli("sweep collect " + sweep + " --preset neurips --formats pdf,png", *dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto results = std::filesystem::path(sweep) / "results";
-  for (const char* file : {"scores.pdf", "scores.png", "scores.csv", "best_scores.pdf", "best_scores.png", "best_scores.csv"})
+  for (const char* file : {"scores.pdf", "scores.png", "scores.csv", "best_scores.pdf",
+                           "best_scores.png", "best_scores.csv"})
     EXPECT_TRUE(std::filesystem::exists(results / file)) << file;
   EXPECT_FALSE(std::filesystem::exists(results / "scores.svg")) << "--formats pdf,png";
   EXPECT_EQ(png_width(results / "scores.png"), 1650u) << "NeurIPS's 5.5 in at 300 dpi";
@@ -191,7 +204,8 @@ TEST_F(SweepCli, CollectDrawsTheGroupsAsFigures) {
   EXPECT_EQ(groups[1][2], "random");
   EXPECT_EQ(groups[1][3], "2");
   // An unknown preset is wrong usage, said before anything is written.
-  r = run_cli("sweep collect " + sweep + " --preset nosuch --out " + (*dir_ / "never").string(), *dir_);
+  r = run_cli("sweep collect " + sweep + " --preset nosuch --out " + (*dir_ / "never").string(),
+              *dir_);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("nosuch"));
   EXPECT_FALSE(std::filesystem::exists(*dir_ / "never"));
@@ -201,7 +215,8 @@ TEST_F(SweepCli, CollectDrawsTheGroupsAsFigures) {
 TEST_F(SweepCli, ABadGridIsRefusedBeforeAnythingIsWritten) {
   const auto path = *dir_ / "bad.json";
   std::ofstream(path) << R"({"variants": ["dt"], "datasets": ["missing.hdf5"]})";
-  const auto r = run_cli("sweep create --grid " + path.string() + " --out " + (*dir_ / "never").string(), *dir_);
+  const auto r = run_cli(
+      "sweep create --grid " + path.string() + " --out " + (*dir_ / "never").string(), *dir_);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("missing.hdf5: no such file"));
   EXPECT_FALSE(std::filesystem::exists(*dir_ / "never"));
@@ -227,7 +242,8 @@ TEST_F(SweepCli, SubmitRefusesBadOptionsAndSaysWhereSlurmIsMissing) {
   EXPECT_THAT(r.err, HasSubstr("set by the sweep's script"));
   r = run_cli("sweep submit " + sweep + " --slurm --device gpu", *dir_);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(sweep) / "slurm")) << "nothing written for a refused command";
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(sweep) / "slurm"))
+      << "nothing written for a refused command";
 
   // The script without submitting it: both cells, one array.
   r = run_cli("sweep submit " + sweep + " --slurm --dry-run --max-concurrent 1 --time 30", *dir_);
@@ -239,7 +255,9 @@ TEST_F(SweepCli, SubmitRefusesBadOptionsAndSaysWhereSlurmIsMissing) {
 
   // Where there is no sbatch: said, and nothing recorded as submitted.
   const auto out = *dir_ / "no-sbatch.txt";
-  const int status = std::system(("PATH=/nonexistent " + std::string(DSTUDIO_CLI) + " sweep submit " + sweep + " --slurm >" + out.string() + " 2>&1").c_str());
+  const int status = std::system(("PATH=/nonexistent " + std::string(DSTUDIO_CLI) +
+                                  " sweep submit " + sweep + " --slurm >" + out.string() + " 2>&1")
+                                     .c_str());
   EXPECT_EQ(WEXITSTATUS(status), 1);
   std::ifstream in(out);
   const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -251,9 +269,11 @@ TEST_F(SweepCli, CudaIsRefusedAtOnceWithoutACudaLibTorch) {
   const auto g = grid("cuda.json", R"(["dt"])", "[0]", 30, 0);
   const auto sweep = (*dir_ / "cuda").string();
   ASSERT_EQ(run_cli("sweep create --grid " + g + " --out " + sweep, *dir_).exit_code, 0);
-  for (const auto& args : std::vector<std::string>{"sweep task " + sweep + " --index 0 --device cuda", "sweep run " + sweep + " --device cuda",
-                                 "train --variant dt --dataset " + (*dir_ / "random.hdf5").string() + " --steps 5 --device cuda --out " +
-                                     (*dir_ / "cuda-run").string()}) {
+  for (const auto& args : std::vector<std::string>{
+           "sweep task " + sweep + " --index 0 --device cuda",
+           "sweep run " + sweep + " --device cuda",
+           "train --variant dt --dataset " + (*dir_ / "random.hdf5").string() +
+               " --steps 5 --device cuda --out " + (*dir_ / "cuda-run").string()}) {
     const auto r = run_cli(args, *dir_);
     SCOPED_TRACE(args);
     EXPECT_EQ(r.exit_code, 1);

@@ -7,9 +7,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
-
 #include <poll.h>
 #include <signal.h>
 #include <sys/inotify.h>
@@ -22,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -42,7 +40,8 @@ const char* kTiny = R"('{"hidden": 16, "layers": 1, "context_length": 5}')";
 // `dstudio args` started in the background (its output in files of `dir`); the process is
 // dstudio's own, so a signal reaches it.
 pid_t start_cli(const std::string& args, const fs::path& dir, const std::string& name) {
-  const std::string cmd = "exec " + std::string(DSTUDIO_CLI) + " " + args + " >" + (dir / (name + ".out")).string() + " 2>" +
+  const std::string cmd = "exec " + std::string(DSTUDIO_CLI) + " " + args + " >" +
+                          (dir / (name + ".out")).string() + " 2>" +
                           (dir / (name + ".err")).string();
   dstudio::SpawnOptions options;
   options.search_path = true;
@@ -66,7 +65,8 @@ bool wait_for(pid_t pid, const fs::path& folder, Ready ready) {
   // Through syscall(): Debian 12's <sys/pidfd.h> declares pidfd_open without C linkage.
   const int ended = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (changes < 0 || ended < 0) {
-    ADD_FAILURE() << "cannot watch " << folder << " and process " << pid << ": " << std::strerror(errno);
+    ADD_FAILURE() << "cannot watch " << folder << " and process " << pid << ": "
+                  << std::strerror(errno);
     return false;
   }
   constexpr std::uint32_t kWritten = IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO;
@@ -75,9 +75,12 @@ bool wait_for(pid_t pid, const fs::path& folder, Ready ready) {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(10);
   bool ok = false;
   for (;;) {
-    if (!watched && fs::is_directory(folder)) watched = ::inotify_add_watch(changes, folder.c_str(), kWritten) >= 0;
+    if (!watched && fs::is_directory(folder))
+      watched = ::inotify_add_watch(changes, folder.c_str(), kWritten) >= 0;
     if ((ok = ready())) break;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(give_up - std::chrono::steady_clock::now()).count();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          give_up - std::chrono::steady_clock::now())
+                          .count();
     if (left <= 0) break;
     pollfd fds[2] = {{changes, POLLIN, 0}, {ended, POLLIN, 0}};
     if (::poll(fds, 2, static_cast<int>(left)) < 0 && errno != EINTR) break;
@@ -119,8 +122,10 @@ void kill_and_reap(pid_t pid, int signal) {
 class TwoWriters : public dstudio::test::RandomDatasetSuite {
  protected:
   static std::string train(const fs::path& out, long long steps, const std::string& extra = "") {
-    return "train --variant dt --dataset " + dataset() + " --out " + out.string() + " --steps " + std::to_string(steps) + " --config " +
-           kTiny + R"( --training '{"batch_size": 8, "log_every": 10, "checkpoint_every": 500}' --threads 1 )" + extra;
+    return "train --variant dt --dataset " + dataset() + " --out " + out.string() + " --steps " +
+           std::to_string(steps) + " --config " + kTiny +
+           R"( --training '{"batch_size": 8, "log_every": 10, "checkpoint_every": 500}' --threads 1 )" +
+           extra;
   }
 };
 
@@ -134,7 +139,8 @@ TEST_F(TwoWriters, ASecondTrainingOfOneRunIsRefusedAndAKilledOneResumesWithOneMe
     const auto steps = csv_steps(run / "metrics.csv");
     return !steps.empty() && steps.back() % 500 != 0;
   };
-  ASSERT_TRUE(wait_for(first, run, [&] { return dstudio::folder_holder(run).has_value(); })) << read_text(work / "first.err");
+  ASSERT_TRUE(wait_for(first, run, [&] { return dstudio::folder_holder(run).has_value(); }))
+      << read_text(work / "first.err");
 
   auto r = run_cli(train(run, 100), work);
   EXPECT_EQ(r.exit_code, 1) << r.err;
@@ -148,14 +154,18 @@ TEST_F(TwoWriters, ASecondTrainingOfOneRunIsRefusedAndAKilledOneResumesWithOneMe
   r = run_cli("checkpoint info " + (run / "checkpoint.pt").string() + " --json", work);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const long long saved = nlohmann::json::parse(r.out)["step"].get<long long>();
-  ASSERT_GT(csv_steps(run / "metrics.csv").back(), saved) << "the kill left rows past the checkpoint";
+  ASSERT_GT(csv_steps(run / "metrics.csv").back(), saved)
+      << "the kill left rows past the checkpoint";
 
-  r = run_cli("train --resume " + (run / "checkpoint.pt").string() + " --steps " + std::to_string(saved + 30), work);
+  r = run_cli("train --resume " + (run / "checkpoint.pt").string() + " --steps " +
+                  std::to_string(saved + 30),
+              work);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const auto& steps : {csv_steps(run / "metrics.csv"), jsonl_steps(run / "metrics.jsonl")}) {
     ASSERT_FALSE(steps.empty());
     EXPECT_EQ(steps.back(), saved + 30);
-    for (std::size_t i = 1; i < steps.size(); ++i) EXPECT_LT(steps[i - 1], steps[i]) << "row " << i << ": one row a step, in order";
+    for (std::size_t i = 1; i < steps.size(); ++i)
+      EXPECT_LT(steps[i - 1], steps[i]) << "row " << i << ": one row a step, in order";
   }
 
   // Finished: a new run there is refused unless asked to start again.
@@ -172,22 +182,26 @@ TEST_F(TwoWriters, ASecondTrainingOfOneRunIsRefusedAndAKilledOneResumesWithOneMe
 TEST_F(TwoWriters, ASecondTaskOnACellIsRefusedASecondSweepRunSkipsItAndAKilledTaskLeavesItUsable) {
   dstudio::test::TempDir work;
   const auto grid = work / "grid.json";
-  std::ofstream(grid) << R"({"variants": ["dt"], "datasets": [")" << dataset() << R"("], "seeds": [0],
+  std::ofstream(grid) << R"({"variants": ["dt"], "datasets": [")" << dataset()
+                      << R"("], "seeds": [0],
       "config": {"hidden": 16, "layers": 1, "context_length": 5},
       "training": {"steps": 1000000, "batch_size": 8, "log_every": 10, "checkpoint_every": 500}, "eval_episodes": 0})";
   const auto sweep = work / "sweep";
-  auto r = run_cli("sweep create --grid " + grid.string() + " --out " + sweep.string() + " --json", work);
+  auto r = run_cli("sweep create --grid " + grid.string() + " --out " + sweep.string() + " --json",
+                   work);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto cell = sweep / "cells" / nlohmann::json::parse(r.out)[0]["name"].get<std::string>();
 
   const pid_t first = start_cli("sweep task " + sweep.string() + " --index 0", work.path(), "task");
-  ASSERT_TRUE(wait_for(first, cell, [&] { return dstudio::folder_holder(cell).has_value() && fs::exists(cell / "task.json"); }))
-      << read_text(work / "task.err");
+  ASSERT_TRUE(wait_for(first, cell, [&] {
+    return dstudio::folder_holder(cell).has_value() && fs::exists(cell / "task.json");
+  })) << read_text(work / "task.err");
   r = run_cli("sweep task " + sweep.string() + " --index 0", work);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr(cell.string()));
   EXPECT_THAT(r.err, HasSubstr("process " + std::to_string(first)));
-  EXPECT_THAT(read_text(cell / "task.json"), Not(HasSubstr("\"failed\""))) << "the refused task leaves the holder's status";
+  EXPECT_THAT(read_text(cell / "task.json"), Not(HasSubstr("\"failed\"")))
+      << "the refused task leaves the holder's status";
 
   r = run_cli("sweep run " + sweep.string(), work);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
@@ -196,10 +210,13 @@ TEST_F(TwoWriters, ASecondTaskOnACellIsRefusedASecondSweepRunSkipsItAndAKilledTa
 
   kill_and_reap(first, SIGKILL);
   // The cell is free at once: a new task claims it, and stops cleanly on SIGTERM.
-  const pid_t again = start_cli("sweep task " + sweep.string() + " --index 0", work.path(), "again");
+  const pid_t again =
+      start_cli("sweep task " + sweep.string() + " --index 0", work.path(), "again");
   ASSERT_TRUE(wait_for(again, cell, [&] {
     const auto holder = dstudio::folder_holder(cell);
-    return holder && holder->pid == again && read_text(cell / "task.json").find("\"pid\": " + std::to_string(again)) != std::string::npos;
+    return holder && holder->pid == again &&
+           read_text(cell / "task.json").find("\"pid\": " + std::to_string(again)) !=
+               std::string::npos;
   })) << read_text(work / "again.err");
   ::kill(again, SIGTERM);
   int status = 0;
@@ -212,34 +229,46 @@ TEST_F(TwoWriters, SeedsBeyondTwoToTheSixtyThreeAreRefusedWhereTheyEnter) {
   dstudio::test::TempDir work;
   const auto grid = [&](const std::string& seeds) {
     const auto path = work / "grid.json";
-    std::ofstream(path) << R"({"variants": ["dt"], "datasets": [")" << dataset() << R"("], "seeds": )" << seeds
+    std::ofstream(path) << R"({"variants": ["dt"], "datasets": [")" << dataset()
+                        << R"("], "seeds": )" << seeds
                         << R"(, "training": {"steps": 10}, "eval_episodes": 0})";
     return path.string();
   };
-  auto r = run_cli("sweep create --dry-run --grid " + grid("[9223372036854775808]") + " --out " + (work / "s").string(), work);
+  auto r = run_cli("sweep create --dry-run --grid " + grid("[9223372036854775808]") + " --out " +
+                       (work / "s").string(),
+                   work);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("[0, 2^63 - 1]"));
-  r = run_cli("sweep create --dry-run --grid " + grid("[18446744073709551615]") + " --out " + (work / "s").string(), work);
+  r = run_cli("sweep create --dry-run --grid " + grid("[18446744073709551615]") + " --out " +
+                  (work / "s").string(),
+              work);
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  r = run_cli("sweep create --dry-run --grid " + grid("[9223372036854775807]") + " --out " + (work / "s").string(), work);
+  r = run_cli("sweep create --dry-run --grid " + grid("[9223372036854775807]") + " --out " +
+                  (work / "s").string(),
+              work);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  r = run_cli("train --variant dt --dataset " + dataset() + " --out " + (work / "r").string() + " --seed 9223372036854775808", work);
+  r = run_cli("train --variant dt --dataset " + dataset() + " --out " + (work / "r").string() +
+                  " --seed 9223372036854775808",
+              work);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_FALSE(fs::exists(work / "r"));
 }
 
 TEST_F(TwoWriters, AGridThatCannotBeScoredIsRefusedBeforeAnythingTrains) {
   dstudio::test::TempDir work;
-  auto r = run_cli("dataset synth --transitions 2000 --out " + (work / "synth.hdf5").string(), work);
+  auto r =
+      run_cli("dataset synth --transitions 2000 --out " + (work / "synth.hdf5").string(), work);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto grid = work / "grid.json";
-  std::ofstream(grid) << R"({"variants": ["dt"], "datasets": ["synth.hdf5"], "training": {"steps": 10}, "eval_episodes": 1})";
+  std::ofstream(grid)
+      << R"({"variants": ["dt"], "datasets": ["synth.hdf5"], "training": {"steps": 10}, "eval_episodes": 1})";
   r = run_cli("sweep create --grid " + grid.string() + " --out " + (work / "s").string(), work);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("synth.hdf5: names no environment"));
   EXPECT_THAT(r.err, HasSubstr("\"eval_episodes\": 0"));
   EXPECT_FALSE(fs::exists(work / "s"));
-  std::ofstream(grid) << R"({"variants": ["dt"], "datasets": ["synth.hdf5"], "training": {"steps": 10}, "eval_episodes": 0})";
+  std::ofstream(grid)
+      << R"({"variants": ["dt"], "datasets": ["synth.hdf5"], "training": {"steps": 10}, "eval_episodes": 0})";
   r = run_cli("sweep create --grid " + grid.string() + " --out " + (work / "s").string(), work);
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
@@ -247,25 +276,33 @@ TEST_F(TwoWriters, AGridThatCannotBeScoredIsRefusedBeforeAnythingTrains) {
 TEST_F(TwoWriters, CollectLeavesOutHandEditedResultsWithAWarningAndMarksGroupsWithUnfinishedSeeds) {
   dstudio::test::TempDir work;
   const auto grid = work / "grid.json";
-  std::ofstream(grid) << R"({"variants": ["dt"], "datasets": [")" << dataset() << R"("], "seeds": [0, 1, 2],
+  std::ofstream(grid) << R"({"variants": ["dt"], "datasets": [")" << dataset()
+                      << R"("], "seeds": [0, 1, 2],
       "training": {"steps": 10}, "eval_episodes": 0})";
   const auto sweep = work / "sweep";
-  auto r = run_cli("sweep create --grid " + grid.string() + " --out " + sweep.string() + " --json", work);
+  auto r = run_cli("sweep create --grid " + grid.string() + " --out " + sweep.string() + " --json",
+                   work);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto cells = nlohmann::json::parse(r.out);
   const auto dir = [&](int i) { return sweep / "cells" / cells[i]["name"].get<std::string>(); };
   // 0: "finished" without a checkpoint; 1: a real score, a best score that is text; 2: a score
   // no policy reaches.
-  std::ofstream(dir(0) / "task.json") << R"({"state": "finished", "step": 10, "total": 10, "score": 1e308, "score_std": 0})";
-  std::ofstream(dir(1) / "task.json") << R"({"state": "finished", "step": 10, "total": 10, "score": 50, "score_std": 1, "best_score": "abc"})";
+  std::ofstream(dir(0) / "task.json")
+      << R"({"state": "finished", "step": 10, "total": 10, "score": 1e308, "score_std": 0})";
+  std::ofstream(dir(1) / "task.json")
+      << R"({"state": "finished", "step": 10, "total": 10, "score": 50, "score_std": 1, "best_score": "abc"})";
   std::ofstream(dir(1) / "checkpoint.pt") << "x";
-  std::ofstream(dir(2) / "task.json") << R"({"state": "finished", "step": 10, "total": 10, "score": 1e308, "score_std": 0})";
+  std::ofstream(dir(2) / "task.json")
+      << R"({"state": "finished", "step": 10, "total": 10, "score": 1e308, "score_std": 0})";
   std::ofstream(dir(2) / "checkpoint.pt") << "x";
   r = run_cli("sweep collect " + sweep.string() + " --json", work);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("cell 0 (" + cells[0]["name"].get<std::string>() + "): said to be finished, but its checkpoint.pt is missing"));
-  EXPECT_THAT(r.err, HasSubstr("cell 1 (" + cells[1]["name"].get<std::string>() + "): task.json: \"best_score\" is \"abc\", not a number"));
-  EXPECT_THAT(r.err, HasSubstr("cell 2 (" + cells[2]["name"].get<std::string>() + "): task.json: \"score\" is 1e+308"));
+  EXPECT_THAT(r.err, HasSubstr("cell 0 (" + cells[0]["name"].get<std::string>() +
+                               "): said to be finished, but its checkpoint.pt is missing"));
+  EXPECT_THAT(r.err, HasSubstr("cell 1 (" + cells[1]["name"].get<std::string>() +
+                               "): task.json: \"best_score\" is \"abc\", not a number"));
+  EXPECT_THAT(r.err, HasSubstr("cell 2 (" + cells[2]["name"].get<std::string>() +
+                               "): task.json: \"score\" is 1e+308"));
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["groups"].size(), 1u);
   EXPECT_EQ(j["groups"][0]["finished"], 2);

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <random>
 
-#include "dstudio/common/error.h"
 #include "dstudio/analysis/attention_maps.h"
 #include "dstudio/analysis/tsne.h"
 #include "dstudio/analysis/window_maps.h"
+#include "dstudio/common/error.h"
 
 namespace dstudio::analysis {
 namespace {
@@ -18,7 +18,8 @@ namespace {
 LayerMixing two_head_layer(int T) {
   LayerMixing l{2, T, std::vector<float>(static_cast<std::size_t>(2 * T * T), 0.0f), "attention"};
   for (int i = 0; i < T; ++i) {
-    for (int j = 0; j <= i; ++j) l.values[static_cast<std::size_t>(i * T + j)] = 1.0f / static_cast<float>(i + 1);
+    for (int j = 0; j <= i; ++j)
+      l.values[static_cast<std::size_t>(i * T + j)] = 1.0f / static_cast<float>(i + 1);
     l.values[static_cast<std::size_t>(T * T + i * T + i)] = 1.0f;
   }
   return l;
@@ -54,7 +55,8 @@ TEST(AttentionMaps, HeadsLayersRolloutAndDifference) {
   const auto d = difference(head_of(layer, 0), head_of(layer, 1));
   EXPECT_DOUBLE_EQ(d.at(1, 1), 0.5 - 1.0);
   EXPECT_THROW(difference(mean, TokenMatrix{3, std::vector<double>(9)}), dstudio::Error);
-  EXPECT_EQ(token_labels({'R', 's', 'a', 'R'}, {-1, 4, 4, 5}), (std::vector<std::string>{"pad", "s4", "a4", "R5"}));
+  EXPECT_EQ(token_labels({'R', 's', 'a', 'R'}, {-1, 4, 4, 5}),
+            (std::vector<std::string>{"pad", "s4", "a4", "R5"}));
 }
 
 // Windows of two triplet steps (R, s, a): head 1 uniform, head 2 on itself.
@@ -70,7 +72,8 @@ models::WindowInspection triplet_window() {
 TEST(WindowMaps, SelectsAveragesAndCountsFromOne) {
   auto w = triplet_window();
   auto other = w;
-  other.layers[1].values.assign(other.layers[1].values.size(), 0.0f);  // a second window: layer 2 all zero
+  other.layers[1].values.assign(other.layers[1].values.size(),
+                                0.0f);  // a second window: layer 2 all zero
   const std::vector<models::WindowInspection> windows{w, other};
   // Layer 2, head 2, averaged over the two windows: (1 + 0) / 2 on the diagonal.
   EXPECT_DOUBLE_EQ(select_map(windows, {MapKind::Layer, 2, 2}).at(3, 3), 0.5);
@@ -114,7 +117,9 @@ TEST(Tsne, KeepsWellSeparatedClustersSeparated) {
   std::vector<int> label(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     label[static_cast<std::size_t>(i)] = i / per;
-    for (int q = 0; q < d; ++q) x[static_cast<std::size_t>(i) * d + q] = g(rng) + (q == label[static_cast<std::size_t>(i)] ? 30.0f : 0.0f);
+    for (int q = 0; q < d; ++q)
+      x[static_cast<std::size_t>(i) * d + q] =
+          g(rng) + (q == label[static_cast<std::size_t>(i)] ? 30.0f : 0.0f);
   }
   TsneConfig c;
   c.perplexity = 15;
@@ -130,8 +135,10 @@ TEST(Tsne, KeepsWellSeparatedClustersSeparated) {
     int nearest = -1;
     for (int j = 0; j < n; ++j) {
       if (j == i) continue;
-      const double dx = r.embedding[static_cast<std::size_t>(i) * 2] - r.embedding[static_cast<std::size_t>(j) * 2];
-      const double dy = r.embedding[static_cast<std::size_t>(i) * 2 + 1] - r.embedding[static_cast<std::size_t>(j) * 2 + 1];
+      const double dx = r.embedding[static_cast<std::size_t>(i) * 2] -
+                        r.embedding[static_cast<std::size_t>(j) * 2];
+      const double dy = r.embedding[static_cast<std::size_t>(i) * 2 + 1] -
+                        r.embedding[static_cast<std::size_t>(j) * 2 + 1];
       if (dx * dx + dy * dy < best) best = dx * dx + dy * dy, nearest = j;
     }
     wrong += label[static_cast<std::size_t>(nearest)] != label[static_cast<std::size_t>(i)];
@@ -144,9 +151,12 @@ TEST(Tsne, KeepsWellSeparatedClustersSeparated) {
     cy[i / per] += r.embedding[static_cast<std::size_t>(i) * 2 + 1] / per;
   }
   for (int i = 0; i < n; ++i)
-    spread = std::max(spread, std::hypot(r.embedding[static_cast<std::size_t>(i) * 2] - cx[i / per], r.embedding[static_cast<std::size_t>(i) * 2 + 1] - cy[i / per]));
+    spread = std::max(spread,
+                      std::hypot(r.embedding[static_cast<std::size_t>(i) * 2] - cx[i / per],
+                                 r.embedding[static_cast<std::size_t>(i) * 2 + 1] - cy[i / per]));
   for (int a = 0; a < 3; ++a)
-    for (int b = a + 1; b < 3; ++b) EXPECT_GT(std::hypot(cx[a] - cx[b], cy[a] - cy[b]), 2.0 * spread);
+    for (int b = a + 1; b < 3; ++b)
+      EXPECT_GT(std::hypot(cx[a] - cx[b], cy[a] - cy[b]), 2.0 * spread);
   EXPECT_GT(r.kl, 0.0);
   c.theta = 0.0;  // the exact gradient
   c.snapshot_every = 0;
@@ -178,7 +188,8 @@ TEST(Tsne, SnapshotCallbackSeesTheKeptLayouts) {
   EXPECT_EQ(seen_iterations.front(), 10);
   EXPECT_EQ(seen_iterations.back(), 300);
   ASSERT_EQ(seen.size(), r.snapshots.size());
-  for (std::size_t k = 0; k < seen.size(); ++k) EXPECT_EQ(seen[k], r.snapshots[k]) << "snapshot " << k;
+  for (std::size_t k = 0; k < seen.size(); ++k)
+    EXPECT_EQ(seen[k], r.snapshots[k]) << "snapshot " << k;
   EXPECT_EQ(seen.back(), r.embedding);
   EXPECT_NE(seen.front(), seen.back());  // the layout moved
   // A viewer that keeps its own layouts: the same ones are sent, none kept in the result.

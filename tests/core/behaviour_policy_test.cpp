@@ -2,10 +2,9 @@
 // policy's forward pass against a plain double-precision reference, exact file round trips,
 // policy sets, and datasets generated from them.
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -18,11 +17,11 @@
 #include <iterator>
 #include <thread>
 
-#include "dstudio/common/error.h"
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/behaviour/gaussian_policy.h"
 #include "dstudio/behaviour/generate.h"
 #include "dstudio/behaviour/policy_set.h"
+#include "dstudio/common/error.h"
 #include "dstudio/data/dataset.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
@@ -66,13 +65,14 @@ TEST(HalfPrecision, RoundsLikeTheCompilerOnEveryKindOfFloat) {
     ASSERT_EQ(float_to_half(f), reference_half(f)) << std::hexfloat << f;
     ++checked;
   }
-  for (float f : {0.0f, -0.0f, 65504.0f, 65519.99f, 65520.0f, 0x1p-24f, 0x1p-25f, 0x1.000002p-25f, 0x1.8p-24f, 0x1p-14f,
-                  1.0f + 0x1p-11f, 1.0f + 0x3p-11f, -2.5e-8f})
+  for (float f : {0.0f, -0.0f, 65504.0f, 65519.99f, 65520.0f, 0x1p-24f, 0x1p-25f, 0x1.000002p-25f,
+                  0x1.8p-24f, 0x1p-14f, 1.0f + 0x1p-11f, 1.0f + 0x3p-11f, -2.5e-8f})
     EXPECT_EQ(float_to_half(f), reference_half(f)) << std::hexfloat << f;
   EXPECT_GT(checked, 1'900'000);
 }
 
-GaussianPolicy random_policy(int obs, int act, std::vector<int> hidden, std::uint64_t seed, double scale = 0.5) {
+GaussianPolicy random_policy(int obs, int act, std::vector<int> hidden, std::uint64_t seed,
+                             double scale = 0.5) {
   auto p = zero_gaussian_policy(obs, act, hidden);
   Random r(seed);
   for (auto& l : p.layers) {
@@ -90,7 +90,8 @@ std::vector<double> reference_outputs(const GaussianPolicy& p, const std::vector
     std::vector<double> y(static_cast<std::size_t>(l.out));
     for (int o = 0; o < l.out; ++o) {
       double v = l.bias[o];
-      for (int i = 0; i < l.in; ++i) v += static_cast<double>(l.weight[static_cast<std::size_t>(i) * l.out + o]) * x[i];
+      for (int i = 0; i < l.in; ++i)
+        v += static_cast<double>(l.weight[static_cast<std::size_t>(i) * l.out + o]) * x[i];
       y[o] = k + 1 < p.layers.size() ? std::max(v, 0.0) : v;
     }
     x = y;
@@ -144,16 +145,20 @@ TEST(GaussianPolicy, BadFilesSayWhatIsWrong) {
   auto p = random_policy(3, 1, {4}, 4);
   round_to_half(p);
   auto text = to_json_text(p);
-  EXPECT_THAT([&] { gaussian_policy_from_json_text("{}"); }, testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("tanh-gaussian-mlp")));
+  EXPECT_THAT([&] { gaussian_policy_from_json_text("{}"); },
+              testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("tanh-gaussian-mlp")));
   auto cut = text;
   cut.replace(cut.find("weight_f16\":\"") + 13, 4, "");  // four base64 characters fewer: 3 bytes
-  EXPECT_THAT([&] { gaussian_policy_from_json_text(cut); }, testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("layer 0 weight_f16")));
+  EXPECT_THAT([&] { gaussian_policy_from_json_text(cut); },
+              testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("layer 0 weight_f16")));
   auto wrong = text;
   wrong.replace(wrong.find("\"in\":4"), 6, "\"in\":5");
-  EXPECT_THAT([&] { gaussian_policy_from_json_text(wrong); }, testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("layer 1")));
+  EXPECT_THAT([&] { gaussian_policy_from_json_text(wrong); },
+              testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("layer 1")));
   auto bad_char = text;
   bad_char[bad_char.find("bias_f16\":\"") + 11] = '*';
-  EXPECT_THAT([&] { gaussian_policy_from_json_text(bad_char); }, testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("not base64")));
+  EXPECT_THAT([&] { gaussian_policy_from_json_text(bad_char); },
+              testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("not base64")));
 }
 
 // A SAC-style set for hopper whose policies act (almost) deterministically with a constant action
@@ -197,20 +202,28 @@ TEST(PolicySet, JsonRoundTripIsExact) {
   for (std::size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(back.snapshots[i].env_steps, set.snapshots[i].env_steps);
     EXPECT_EQ(back.snapshots[i].behaviour_return, set.snapshots[i].behaviour_return);
-    EXPECT_TRUE(std::get<GaussianPolicy>(back.snapshots[i].policy) == std::get<GaussianPolicy>(set.snapshots[i].policy));
+    EXPECT_TRUE(std::get<GaussianPolicy>(back.snapshots[i].policy) ==
+                std::get<GaussianPolicy>(set.snapshots[i].policy));
   }
 }
 
 TEST(PolicySet, RefusesSetsThatDoNotFitTheirEnvironment) {
   auto set = constant_set();
   set.medium = 7;
-  EXPECT_THAT([&] { set.validate(); }, testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("outside the 3 snapshots")));
+  EXPECT_THAT([&] { set.validate(); }, testing::ThrowsMessage<dstudio::Error>(
+                                           testing::HasSubstr("outside the 3 snapshots")));
   set = constant_set();
   set.env = "walker2d";
-  EXPECT_THAT([&] { set.validate(); }, testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("walker2d has 17 and 6")));
-  EXPECT_THAT([&] { policy_set_from_text("[1, 2]", 0.0); }, testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("not a behaviour-policy file")));
-  EXPECT_THAT([&] { policy_set_from_text("{\"format\": \"dstudio-sac-policies-1\", \"env\": \"hopper\"}", 0.0); },
-              testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("missing or wrong field")));
+  EXPECT_THAT([&] { set.validate(); },
+              testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("walker2d has 17 and 6")));
+  EXPECT_THAT(
+      [&] { policy_set_from_text("[1, 2]", 0.0); },
+      testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("not a behaviour-policy file")));
+  EXPECT_THAT(
+      [&] {
+        policy_set_from_text("{\"format\": \"dstudio-sac-policies-1\", \"env\": \"hopper\"}", 0.0);
+      },
+      testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("missing or wrong field")));
   EXPECT_THROW(parse_algorithm("ppo"), dstudio::UsageError);
 }
 
@@ -233,7 +246,8 @@ TEST(PolicySet, ArsRunsActAsTheirLinearPolicyWithNoise) {
 
 TEST(PolicySet, EvaluationDoesNotDependOnTheThreadCount) {
   const auto set = policy_set_from_ars(shipped_policies("hopper"), 0.05);
-  EXPECT_EQ(evaluate_snapshot(set, set.medium, 3, 7, true, 1), evaluate_snapshot(set, set.medium, 3, 7, true, 2));
+  EXPECT_EQ(evaluate_snapshot(set, set.medium, 3, 7, true, 1),
+            evaluate_snapshot(set, set.medium, 3, 7, true, 2));
 }
 
 GenerateConfig config(DatasetKind kind, std::int64_t n, int threads) {
@@ -269,7 +283,8 @@ TEST(GenerateSac, MediumReplayIsTheWarmUpThenEachSnapshotForItsShareOfSteps) {
     }
   }
   // Each segment ends at the first episode boundary at or past its share.
-  const auto eps = data::segment_episodes(made.arrays.rewards, made.arrays.terminals, made.arrays.timeouts);
+  const auto eps =
+      data::segment_episodes(made.arrays.rewards, made.arrays.terminals, made.arrays.timeouts);
   auto switches_at_first_boundary_after = [&](std::int64_t row, std::int64_t share) {
     for (std::size_t i = 1; i < eps.size(); ++i)
       if (eps[i].start == row) return eps[i - 1].start < share && row >= share;
@@ -289,7 +304,8 @@ TEST(GenerateSac, SameSeedSameBytesWhateverTheThreadCount) {
   data::write_d4rl(dir / "a.hdf5", a.arrays, a.metadata);
   data::write_d4rl(dir / "b.hdf5", b.arrays, b.metadata);
   std::ifstream fa(dir / "a.hdf5", std::ios::binary), fb(dir / "b.hdf5", std::ios::binary);
-  const std::string ba{std::istreambuf_iterator<char>(fa), {}}, bb{std::istreambuf_iterator<char>(fb), {}};
+  const std::string ba{std::istreambuf_iterator<char>(fa), {}},
+      bb{std::istreambuf_iterator<char>(fb), {}};
   EXPECT_EQ(ba, bb);
   // The expert half samples: its actions vary from step to step.
   const auto& acts = a.arrays.actions;
@@ -300,7 +316,8 @@ TEST(GenerateSac, DefaultSizesAreD4rls) {
   const auto set = constant_set();
   EXPECT_EQ(d4rl_transitions("hopper", DatasetKind::Medium, &set), 1'000'000);
   EXPECT_EQ(d4rl_transitions("hopper", DatasetKind::MediumExpert, &set), 2'000'000);
-  EXPECT_EQ(d4rl_transitions("hopper", DatasetKind::MediumReplay, &set), 5000);  // the steps to reach medium
+  EXPECT_EQ(d4rl_transitions("hopper", DatasetKind::MediumReplay, &set),
+            5000);  // the steps to reach medium
   EXPECT_EQ(d4rl_transitions("walker2d", DatasetKind::MediumReplay, nullptr), 302'000);
 }
 
@@ -312,13 +329,17 @@ TEST(DatasetStatistics, LinearActionR2AgainstConstructedData) {
   const int n = 20000;
   for (int i = 0; i < n; ++i) {
     const double s0 = r.normal(), s1 = r.normal(), s2 = 5.0 + r.normal();
-    d.observations.insert(d.observations.end(), {static_cast<float>(s0), static_cast<float>(s1), static_cast<float>(s2)});
+    d.observations.insert(d.observations.end(),
+                          {static_cast<float>(s0), static_cast<float>(s1), static_cast<float>(s2)});
     // Action 0 is exactly linear; action 1 has half its variance from s1 and half from noise.
-    d.actions.insert(d.actions.end(), {static_cast<float>(0.5 * s0 - 2.0 * s2 + 1.0), static_cast<float>(s1 + r.normal())});
+    d.actions.insert(d.actions.end(), {static_cast<float>(0.5 * s0 - 2.0 * s2 + 1.0),
+                                       static_cast<float>(s1 + r.normal())});
   }
   // Pooled: residual variance 1 (action 1's noise) of a total 0.25 + 4 + 2 = 6.25.
   EXPECT_NEAR(data::linear_action_r2(d), 1.0 - 1.0 / 6.25, 0.01);
-  for (int i = 0; i < n; ++i) d.actions[static_cast<std::size_t>(2 * i + 1)] = d.actions[static_cast<std::size_t>(2 * i)] * 3.0f;
+  for (int i = 0; i < n; ++i)
+    d.actions[static_cast<std::size_t>(2 * i + 1)] =
+        d.actions[static_cast<std::size_t>(2 * i)] * 3.0f;
   EXPECT_NEAR(data::linear_action_r2(d), 1.0, 1e-6);
   for (auto& a : d.actions) a = static_cast<float>(r.normal());
   EXPECT_NEAR(data::linear_action_r2(d), 0.0, 0.002);
@@ -356,19 +377,27 @@ namespace {
 
 TEST(DefaultDatasets, ArsNamesAreThoseOlderCheckpointsRecorded) {
   // The shipped hopper checkpoints were trained on this file; its name must not change.
-  EXPECT_EQ(default_dataset_path("hopper", DatasetKind::Medium, PolicyAlgorithm::Ars).filename(), "hopper-medium-dstudio-522ddb6a.hdf5");
-  EXPECT_EQ(default_transitions("hopper", DatasetKind::MediumExpert, PolicyAlgorithm::Ars), kDefaultTransitions);
+  EXPECT_EQ(default_dataset_path("hopper", DatasetKind::Medium, PolicyAlgorithm::Ars).filename(),
+            "hopper-medium-dstudio-522ddb6a.hdf5");
+  EXPECT_EQ(default_transitions("hopper", DatasetKind::MediumExpert, PolicyAlgorithm::Ars),
+            kDefaultTransitions);
 }
 
 TEST(DefaultDatasets, SacDefaultsHaveD4rlSizesAndNamesOfTheirOwn) {
   const auto set = shipped_policy_set("halfcheetah", PolicyAlgorithm::Sac);
-  EXPECT_EQ(default_transitions("halfcheetah", DatasetKind::Medium, PolicyAlgorithm::Sac), 1'000'000);
-  EXPECT_EQ(default_transitions("halfcheetah", DatasetKind::MediumExpert, PolicyAlgorithm::Sac), 2'000'000);
+  EXPECT_EQ(default_transitions("halfcheetah", DatasetKind::Medium, PolicyAlgorithm::Sac),
+            1'000'000);
+  EXPECT_EQ(default_transitions("halfcheetah", DatasetKind::MediumExpert, PolicyAlgorithm::Sac),
+            2'000'000);
   EXPECT_EQ(default_transitions("halfcheetah", DatasetKind::MediumReplay, PolicyAlgorithm::Sac),
             set.snapshots[static_cast<std::size_t>(set.medium)].env_steps);
-  const auto sac = default_dataset_path("halfcheetah", DatasetKind::Medium, PolicyAlgorithm::Sac).filename().string();
+  const auto sac = default_dataset_path("halfcheetah", DatasetKind::Medium, PolicyAlgorithm::Sac)
+                       .filename()
+                       .string();
   EXPECT_THAT(sac, testing::StartsWith("halfcheetah-medium-dstudio-sac-"));
-  EXPECT_NE(sac, default_dataset_path("halfcheetah", DatasetKind::Medium, PolicyAlgorithm::Ars).filename().string());
+  EXPECT_NE(sac, default_dataset_path("halfcheetah", DatasetKind::Medium, PolicyAlgorithm::Ars)
+                     .filename()
+                     .string());
 }
 
 // Another process making the same default dataset holds `<file>.lock`: a second caller waits
@@ -398,7 +427,8 @@ TEST(DefaultDatasets, WaitsForAnotherProcessMakingTheSameFile) {
       cancelled = true;
     }
   });
-  for (int i = 0; i < 100 && !waiting; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 100 && !waiting; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_TRUE(waiting);
   progress.cancel.cancel();
   first.join();
@@ -407,17 +437,22 @@ TEST(DefaultDatasets, WaitsForAnotherProcessMakingTheSameFile) {
 
   // The other process finishes: the waiting caller returns its file, untouched.
   std::filesystem::path returned;
-  std::thread second([&] { returned = ensure_default_dataset("hopper", DatasetKind::Random, {}, PolicyAlgorithm::Ars); });
+  std::thread second([&] {
+    returned = ensure_default_dataset("hopper", DatasetKind::Random, {}, PolicyAlgorithm::Ars);
+  });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   { std::ofstream(path, std::ios::binary) << "made by the other process"; }
   ::close(other);
   second.join();
   EXPECT_EQ(returned, path);
   std::ifstream in(path, std::ios::binary);
-  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), "made by the other process");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()),
+            "made by the other process");
 
-  if (old) ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
-  else ::unsetenv("XDG_CACHE_HOME");
+  if (old)
+    ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else
+    ::unsetenv("XDG_CACHE_HOME");
 }
 
 }  // namespace
@@ -430,21 +465,27 @@ namespace {
 // default, `dstudio dataset default`'s and an ARS-era checkpoint's each have a label and the
 // command that makes them; other files are none of them.
 TEST(DefaultDatasets, EachIsNamedWithTheCommandThatMakesIt) {
-  const auto story = identify_default_dataset(default_dataset_path(kStoryDataset.env, kStoryDataset.kind, kStoryDataset.algorithm));
+  const auto story = identify_default_dataset(
+      default_dataset_path(kStoryDataset.env, kStoryDataset.kind, kStoryDataset.algorithm));
   ASSERT_TRUE(story);
   EXPECT_TRUE(story->story);
   EXPECT_EQ(story->label, "hopper medium-expert (SAC behaviour policies, 2,000,000 transitions)");
   EXPECT_EQ(story->command, "dstudio dataset default");
-  const auto ars = identify_default_dataset("/elsewhere/" + default_dataset_path("hopper", DatasetKind::Medium, PolicyAlgorithm::Ars).filename().string());
+  const auto ars = identify_default_dataset(
+      "/elsewhere/" + default_dataset_path("hopper", DatasetKind::Medium, PolicyAlgorithm::Ars)
+                          .filename()
+                          .string());
   ASSERT_TRUE(ars);
   EXPECT_FALSE(ars->story);
   EXPECT_EQ(ars->command, "dstudio dataset default --kind medium --algorithm ars");
   EXPECT_EQ(ars->label, "hopper medium (ARS behaviour policies, 100,000 transitions)");
-  const auto walker = identify_default_dataset(default_dataset_path("walker2d", DatasetKind::Random, PolicyAlgorithm::Sac));
+  const auto walker = identify_default_dataset(
+      default_dataset_path("walker2d", DatasetKind::Random, PolicyAlgorithm::Sac));
   ASSERT_TRUE(walker);
   EXPECT_EQ(walker->command, "dstudio dataset default --env walker2d --kind random");
   EXPECT_FALSE(identify_default_dataset("/data/hopper_medium-v2.hdf5"));
-  EXPECT_FALSE(identify_default_dataset("hopper-medium-dstudio-sac-00000000.hdf5")) << "the right shape, no such settings";
+  EXPECT_FALSE(identify_default_dataset("hopper-medium-dstudio-sac-00000000.hdf5"))
+      << "the right shape, no such settings";
 }
 
 }  // namespace

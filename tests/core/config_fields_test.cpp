@@ -1,15 +1,16 @@
 // The configuration fields said once in core: they cover every key of the JSON, their choices
 // and minimums are the ones the configuration itself accepts.
 
+#include "dstudio/models/config_fields.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "dstudio/common/error.h"
-#include "dstudio/models/config_fields.h"
 #include "dstudio/models/training_config.h"
 #include "dstudio/models/variant_config.h"
 
@@ -60,8 +61,10 @@ TEST(ConfigFields, TheMinimumIsWhereValidationStarts) {
     at[f.key] = at[f.key].is_number_integer() ? json(static_cast<int>(f.minimum)) : json(f.minimum);
     EXPECT_NO_THROW(variant_from_json(at.dump()).validate()) << f.key << " at its minimum";
     auto below = at;
-    below[f.key] = at[f.key].is_number_integer() ? json(static_cast<int>(f.minimum) - 1) : json(f.minimum - 0.01);
-    EXPECT_THROW(variant_from_json(below.dump()).validate(), UsageError) << f.key << " below its minimum";
+    below[f.key] = at[f.key].is_number_integer() ? json(static_cast<int>(f.minimum) - 1)
+                                                 : json(f.minimum - 0.01);
+    EXPECT_THROW(variant_from_json(below.dump()).validate(), UsageError)
+        << f.key << " below its minimum";
   }
 }
 
@@ -85,8 +88,10 @@ TEST(ConfigFields, TheMaximumIsWhereValidationStops) {
     at[f.key] = integer ? json(static_cast<long long>(top)) : json(top);
     EXPECT_NO_THROW(variant_from_json(at.dump()).validate()) << f.key << " at its maximum";
     auto over = at;
-    over[f.key] = integer ? json(static_cast<long long>(f.maximum) + 1) : json(f.below ? f.maximum : f.maximum + 0.01);
-    EXPECT_THROW(variant_from_json(over.dump()).validate(), UsageError) << f.key << " above its maximum";
+    over[f.key] = integer ? json(static_cast<long long>(f.maximum) + 1)
+                          : json(f.below ? f.maximum : f.maximum + 0.01);
+    EXPECT_THROW(variant_from_json(over.dump()).validate(), UsageError)
+        << f.key << " above its maximum";
   }
   auto j = json::parse(to_json(make_variant("dt")));
   j["hidden"] = 2.5;
@@ -94,7 +99,8 @@ TEST(ConfigFields, TheMaximumIsWhereValidationStops) {
   j["hidden"] = 1e12;
   EXPECT_THROW(variant_from_json(j.dump()), UsageError);
   // Not an object, or names that are not strings: refused as configurations, nothing else escapes.
-  for (const char* text : {"[]", "3", "\"dt\"", "{\"variant\": 2}", "{\"plugin\": \"p\", \"plugin_version\": 1}", "{\"plugin\": 7}"})
+  for (const char* text : {"[]", "3", "\"dt\"", "{\"variant\": 2}",
+                           "{\"plugin\": \"p\", \"plugin_version\": 1}", "{\"plugin\": 7}"})
     EXPECT_THROW(variant_from_json(text), UsageError) << text;
 }
 
@@ -117,26 +123,30 @@ TEST(ConfigFields, ARunsConfigurationReadsAsTextOfTheFieldsItUses) {
   training.cosine_decay = true;
   const auto values = [](const VariantConfig& v, const TrainingConfig& t) {
     std::map<std::string, std::string> out;
-    for (const auto& [key, value] : run_config_values(v, t)) EXPECT_TRUE(out.emplace(key, value).second) << key << " twice";
+    for (const auto& [key, value] : run_config_values(v, t))
+      EXPECT_TRUE(out.emplace(key, value).second) << key << " twice";
     return out;
   };
   auto dt = make_variant("dt");
   dt.hidden = 96;
   const auto a = values(dt, training);
-  EXPECT_EQ(run_config_values(dt, training).front(), (std::pair<std::string, std::string>{"variant", "dt"}));
+  EXPECT_EQ(run_config_values(dt, training).front(),
+            (std::pair<std::string, std::string>{"variant", "dt"}));
   EXPECT_EQ(a.at("hidden"), "96");
   EXPECT_EQ(a.at("learning_rate"), "0.0001");
   EXPECT_EQ(a.at("batch_size"), "64");
   EXPECT_EQ(a.at("cosine_decay"), "true");
   EXPECT_EQ(a.at("activation"), "relu");
   EXPECT_EQ(a.count("gaussian_w"), 0u) << "DT has no Gaussian bias";
-  EXPECT_EQ(a.size(), 1 + training_fields().size() + [&] {
-    std::size_t used = 0;
-    for (const auto& f : variant_fields()) used += uses_field(dt, f.key);
-    return used;
-  }());
+  EXPECT_EQ(
+      a.size(), 1 + training_fields().size() + [&] {
+        std::size_t used = 0;
+        for (const auto& f : variant_fields()) used += uses_field(dt, f.key);
+        return used;
+      }());
   // Every value reads back as the configuration holds it.
-  training.weight_decay = 0.1 + 0.2;  // not 0.3 in binary: its text keeps the digits that tell it apart
+  training.weight_decay =
+      0.1 + 0.2;  // not 0.3 in binary: its text keeps the digits that tell it apart
   const auto b = values(make_variant("gdt"), training);
   EXPECT_EQ(std::stod(b.at("weight_decay")), 0.1 + 0.2);
   EXPECT_EQ(b.at("variant"), "gdt");

@@ -26,8 +26,18 @@ TEST(CsvWriter, AnyTextComesBackExactlyThroughAStandardReader) {
   // What broke a sweep's groups.csv (JSON in a field), and the rest of what RFC 4180 quotes.
   const std::vector<std::string> texts = {
       R"(dt on hopper config {"hidden":32,"layers":1} training {"steps":100})",
-      "a, b", "say \"hi\"", "two\nlines", "carriage\r\nreturn", " leading", "trailing ", "", "\"", ",", "plain",
-      "ünïcödé · 1,5 ± 0,2", "tab\there"};
+      "a, b",
+      "say \"hi\"",
+      "two\nlines",
+      "carriage\r\nreturn",
+      " leading",
+      "trailing ",
+      "",
+      "\"",
+      ",",
+      "plain",
+      "ünïcödé · 1,5 ± 0,2",
+      "tab\there"};
   CsvWriter csv({"text", "value", "name, with comma"});
   for (std::size_t i = 0; i < texts.size(); ++i) {
     csv << texts[i] << static_cast<double>(i) + 0.5 << static_cast<int>(i);
@@ -47,10 +57,12 @@ TEST(CsvWriter, AnyTextComesBackExactlyThroughAStandardReader) {
 
 TEST(CsvWriter, NumbersKeepTheirDigitsAndMissingValuesAreEmpty) {
   CsvWriter csv({"a", "b", "c", "d", "e"}, 9);
-  csv << 0.1 << std::numeric_limits<double>::quiet_NaN() << std::numeric_limits<double>::infinity() << -7 << std::int64_t{1} << 40;
+  csv << 0.1 << std::numeric_limits<double>::quiet_NaN() << std::numeric_limits<double>::infinity()
+      << -7 << std::int64_t{1} << 40;
   EXPECT_THROW(csv.end_row(), Error) << "six fields under five columns";
   CsvWriter ok({"a", "b", "c", "d"}, 9);
-  ok << 1.0 / 3.0 << std::numeric_limits<double>::quiet_NaN() << std::uint64_t{18446744073709551615ull};
+  ok << 1.0 / 3.0 << std::numeric_limits<double>::quiet_NaN()
+     << std::uint64_t{18446744073709551615ull};
   ok.number(M_PI, 3);
   ok.end_row();
   EXPECT_EQ(ok.text(), "a,b,c,d\n0.333333333,,18446744073709551615,3.14\n");
@@ -73,7 +85,10 @@ TEST(CsvWriter, EveryCoreTableWriterParsesToItsHeadersWidth) {
   test::TempDir dir;
   analysis::AnalysisResult result;
   result.summary_json = "{}";
-  result.tables.push_back({"groups", {"group", "score"}, {{std::string(R"({"hidden":32,"layers":1})"), 1.5}, {std::string("a,b"), std::nan("")}}});
+  result.tables.push_back(
+      {"groups",
+       {"group", "score"},
+       {{std::string(R"({"hidden":32,"layers":1})"), 1.5}, {std::string("a,b"), std::nan("")}}});
   const auto written = analysis::write_result_files(result, (dir / "analysis").string());
   ASSERT_EQ(written.size(), 2u);
   const auto rows = test::read_csv_with_python(dir / "analysis" / "groups.csv");
@@ -89,8 +104,10 @@ TEST(CsvWriter, EveryCoreTableWriterParsesToItsHeadersWidth) {
   analysis::write_run_metrics_csv(dir / "metrics" / "run.csv", metrics);
 
   const analysis::Curve a{{0, 1, 2}, {1, 2, 3}}, b{{0, 1, 2}, {3, 2, 1}};
-  const auto groups = analysis::group_curves({{"dc \"hidden\": 32", &a}, {"dc \"hidden\": 32", &b}}, 0.0, analysis::Band::MeanStd);
-  analysis::write_curve_groups_csv(dir / "curves" / "groups.csv", groups, 0.0, analysis::Band::MeanStd);
+  const auto groups = analysis::group_curves({{"dc \"hidden\": 32", &a}, {"dc \"hidden\": 32", &b}},
+                                             0.0, analysis::Band::MeanStd);
+  analysis::write_curve_groups_csv(dir / "curves" / "groups.csv", groups, 0.0,
+                                   analysis::Band::MeanStd);
 
   analysis::TokenMatrix map{2, {1.0, 0.0, 0.5, 0.5}};
   ASSERT_TRUE(analysis::write_map_csv(dir / "map.csv", map, {"R,1", "s\"1"}));

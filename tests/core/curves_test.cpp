@@ -1,6 +1,8 @@
 // Training curves: EMA smoothing, mean and spread across runs, and run folders, against values
 // worked out by hand.
 
+#include "dstudio/analysis/curves.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,7 +11,6 @@
 #include <limits>
 
 #include "dstudio/common/error.h"
-#include "dstudio/analysis/curves.h"
 #include "h5_fixture.h"
 
 namespace dstudio::analysis {
@@ -63,7 +64,7 @@ TEST(Curves, SpreadInterpolatesAndCoversEachCurveOnlyInItsRange) {
   EXPECT_DOUBLE_EQ(three.x[1], 5.0);
   EXPECT_DOUBLE_EQ(three.mean[1], (1.0 + 9.0) / 2.0);  // a does not reach back to 5
   EXPECT_DOUBLE_EQ(three.mean[5], (5.0 + 9.0) / 2.0);  // step 25: a halfway from 2 to 8, b ended
-  const double m = (2.0 + 2.0 + 9.0) / 3.0;        // step 10
+  const double m = (2.0 + 2.0 + 9.0) / 3.0;            // step 10
   EXPECT_DOUBLE_EQ(three.std[2], std::sqrt(((2 - m) * (2 - m) * 2 + (9 - m) * (9 - m)) / 3.0));
 }
 
@@ -77,8 +78,11 @@ TEST(Curves, SpreadLeavesOutNonFiniteValuesAndEmptyCurves) {
 
 TEST(Curves, ReadsARunFolderFromJsonLinesWithEvaluations) {
   test::TempDir dir;
-  std::ofstream(dir / "metrics.jsonl") << R"({"step":5,"loss":0.5,"learning_rate":0.001,"steps_per_second":20.0})" "\n"
-                                       << R"({"step":10,"loss":0.25,"learning_rate":0.001,"steps_per_second":21.0,"eval_score":12.5,"entropy_layer1":1.5})" "\n";
+  std::ofstream(dir / "metrics.jsonl")
+      << R"({"step":5,"loss":0.5,"learning_rate":0.001,"steps_per_second":20.0})"
+         "\n"
+      << R"({"step":10,"loss":0.25,"learning_rate":0.001,"steps_per_second":21.0,"eval_score":12.5,"entropy_layer1":1.5})"
+         "\n";
   std::ofstream(dir / "metrics.csv") << "step,loss\n5,99\n";  // ignored: the JSON lines win
   const auto m = read_run_metrics(dir.path());
   EXPECT_THAT(m.columns.at("loss").x, testing::ElementsAre(5.0, 10.0));
@@ -90,9 +94,11 @@ TEST(Curves, ReadsARunFolderFromJsonLinesWithEvaluations) {
 
 TEST(Curves, ReadsARunFolderFromCsvAndExplainsAnEmptyOne) {
   test::TempDir dir;
-  std::ofstream(dir / "metrics.csv") << "step,loss,learning_rate,steps_per_second\n100,0.75,0.0001,50\n200,0.5,0.0002,55\n300,0.2";
+  std::ofstream(dir / "metrics.csv")
+      << "step,loss,learning_rate,steps_per_second\n100,0.75,0.0001,50\n200,0.5,0.0002,55\n300,0.2";
   const auto m = read_run_metrics(dir.path());
-  EXPECT_THAT(m.columns.at("loss").y, testing::ElementsAre(0.75, 0.5));  // the truncated row is dropped
+  EXPECT_THAT(m.columns.at("loss").y,
+              testing::ElementsAre(0.75, 0.5));  // the truncated row is dropped
   EXPECT_THAT(m.columns.at("steps_per_second").x, testing::ElementsAre(100.0, 200.0));
 
   test::TempDir empty;
@@ -110,9 +116,13 @@ TEST(Curves, ReadsARunFolderFromCsvAndExplainsAnEmptyOne) {
 // (empty cells between evaluations) included.
 TEST(Curves, RunMetricsWrittenAsCsvReadBackExactly) {
   test::TempDir dir;
-  std::ofstream(dir / "metrics.jsonl") << R"({"step":5,"loss":0.1,"learning_rate":0.001})" "\n"
-                                       << R"({"step":10,"loss":0.30000000000000004,"learning_rate":0.001,"eval_score":12.5,"entropy_layer1":1.5})" "\n"
-                                       << R"({"step":15,"loss":1e-07,"learning_rate":0.0005})" "\n";
+  std::ofstream(dir / "metrics.jsonl")
+      << R"({"step":5,"loss":0.1,"learning_rate":0.001})"
+         "\n"
+      << R"({"step":10,"loss":0.30000000000000004,"learning_rate":0.001,"eval_score":12.5,"entropy_layer1":1.5})"
+         "\n"
+      << R"({"step":15,"loss":1e-07,"learning_rate":0.0005})"
+         "\n";
   const auto m = read_run_metrics(dir.path());
   test::TempDir out;
   write_run_metrics_csv(out / "metrics.csv", m);
@@ -133,7 +143,8 @@ TEST(Curves, RunMetricsWrittenAsCsvReadBackExactly) {
 
 TEST(Curves, GroupsAverageTheirRunsByLabelInTheOrderLabelsAppear) {
   const Curve a1{{10, 20}, {0.8, 0.4}}, b{{10, 20}, {1.0, 1.0}}, a2{{10, 20}, {0.6, 0.2}};
-  const std::vector<std::pair<std::string, const Curve*>> curves = {{"dt", &a1}, {"dc", &b}, {"dt", &a2}};
+  const std::vector<std::pair<std::string, const Curve*>> curves = {
+      {"dt", &a1}, {"dc", &b}, {"dt", &a2}};
   auto groups = group_curves(curves, 0.0, Band::MinMax);
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(groups[0].label, "dt");
@@ -166,9 +177,11 @@ TEST(Curves, GroupsAreWrittenAsCsvWithTheirBandAndRawMean) {
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_EQ(lines[0], "group,smoothing,step,mean,mean_minus_std,mean_plus_std,raw_mean");
-  EXPECT_EQ(lines[1], "\"hier-conv,pooling\",0.25,10,0.8,0.8,0.8,0.8");  // a comma in a label is quoted
+  EXPECT_EQ(lines[1],
+            "\"hier-conv,pooling\",0.25,10,0.8,0.8,0.8,0.8");  // a comma in a label is quoted
   EXPECT_EQ(lines[3], "dc,0.25,10,2,2,2,2");
-  EXPECT_THROW(write_curve_groups_csv(dir / "no" / "such" / "folder.csv", groups, 0.0, Band::MinMax), Error);
+  EXPECT_THROW(
+      write_curve_groups_csv(dir / "no" / "such" / "folder.csv", groups, 0.0, Band::MinMax), Error);
 }
 
 }  // namespace

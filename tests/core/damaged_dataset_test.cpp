@@ -67,7 +67,8 @@ TEST(DamagedDataset, AnArrayWithoutStoredValuesIsRefusedNotReadAsZeros) {
 // Mutants of the gzip sample whose chunk index misplaces a chunk of `rewards`, or lists a chunk of
 // `actions` under a key a read cannot find (HDF5 1.10.8 reads both as zeros without an error).
 TEST(DamagedDataset, ADamagedChunkIndexIsRefusedNotReadAsZeros) {
-  for (const auto& [file, key] : {std::pair{"zero_rewards.hdf5", "rewards"}, std::pair{"zero_actions_chunk.hdf5", "actions"}}) {
+  for (const auto& [file, key] : {std::pair{"zero_rewards.hdf5", "rewards"},
+                                  std::pair{"zero_actions_chunk.hdf5", "actions"}}) {
     const auto e = refusal([&] { (void)load_dataset(kDamaged / file); });
     EXPECT_EQ(e.key(), key);
     EXPECT_NE(e.problem().find("fill value"), std::string::npos) << e.what();
@@ -84,7 +85,8 @@ TEST(DamagedDataset, AnUnreadableOptionalLinkIsRefusedNotTakenForAbsent) {
 
 // Writes the default D4RL fixture (with infos and metadata) and renames its link `from` to `to`,
 // as a damaged link name or name length would.
-fs::path with_renamed_link(const test::TempDir& dir, const std::string& from, const std::string& to) {
+fs::path with_renamed_link(const test::TempDir& dir, const std::string& from,
+                           const std::string& to) {
   const fs::path path = dir / "d.hdf5";
   test::D4rlSpec spec;
   spec.with_infos = true;
@@ -101,7 +103,10 @@ TEST(DamagedDataset, AnArrayUnderADamagedNameIsRefusedNotTakenForAbsent) {
   // From, to, and the name as the message shows it (bytes outside UTF-8 written as \xNN).
   const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
       {"timeouts", "timeouus", "timeouus"},
-      {"timeouts", "ti\xea" "eouts", "ti\\xeaeouts"},
+      {"timeouts",
+       "ti\xea"
+       "eouts",
+       "ti\\xeaeouts"},
       {"timeouts", "timeouts\xff\xff", "timeouts\\xff\\xff"},
       {"timeouts", "timeo", "timeo"},
       {"next_observations", "next_obsXrvationZ", "next_obsXrvationZ"},
@@ -118,11 +123,16 @@ TEST(DamagedDataset, AnArrayUnderADamagedNameIsRefusedNotTakenForAbsent) {
   }
 }
 
-// A damaged 'infos', 'infos/qpos' or 'metadata' leaves the arrays whole: a warning says what is gone.
+// A damaged 'infos', 'infos/qpos' or 'metadata' leaves the arrays whole: a warning says what is
+// gone.
 TEST(DamagedDataset, AnOptionalGroupUnderADamagedNameCostsAWarning) {
   const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
-      {"infos", "in\x7f" "os", "'infos' is missing and the file has a key 'in\\x7fos' instead"},
-      {"metadata", "metadataaa", "'metadata' is missing and the file has a key 'metadataaa' instead"},
+      {"infos",
+       "in\x7f"
+       "os",
+       "'infos' is missing and the file has a key 'in\\x7fos' instead"},
+      {"metadata", "metadataaa",
+       "'metadata' is missing and the file has a key 'metadataaa' instead"},
       {"infos/qpos", "infos/qp0s", "'infos/qpos' is missing and the file has 'infos/qp0s' instead"},
   };
   for (const auto& [from, to, warning] : cases) {
@@ -139,22 +149,27 @@ TEST(DamagedDataset, AnOptionalGroupUnderADamagedNameCostsAWarning) {
 // escaped, in the reader process as in this one: JSON writers and Qt labels need UTF-8.
 TEST(DamagedDataset, NamesOutsideUtf8AreShownEscaped) {
   test::TempDir dir;
-  const fs::path path = with_renamed_link(dir, "infos/qvel", "infos/q\xff" "el");
+  const fs::path path = with_renamed_link(dir, "infos/qvel",
+                                          "infos/q\xff"
+                                          "el");
   const auto loads = [&](const std::string& warning) {  // in this process, then in the reader's
     std::vector<Dataset> both;
     for (const bool isolate : {false, true}) {
       LoadOptions options;
       options.isolate = isolate;
       both.push_back(load_dataset(path, options));
-      EXPECT_TRUE(has_warning(both.back(), warning)) << testing::PrintToString(both.back().warnings);
-      for (const auto& w : both.back().warnings) EXPECT_EQ(w.find_first_of("\x01\xff"), std::string::npos) << w;
+      EXPECT_TRUE(has_warning(both.back(), warning))
+          << testing::PrintToString(both.back().warnings);
+      for (const auto& w : both.back().warnings)
+        EXPECT_EQ(w.find_first_of("\x01\xff"), std::string::npos) << w;
     }
     return both;
   };
   test::rename_link(path, "infos", "inf\x01s");
   loads("'infos' is missing and the file has a key 'inf\\x01s' instead");
   test::rename_link(path, "inf\x01s", "infos");
-  for (const Dataset& ds : loads("'infos/qvel' is missing and the file has 'infos/q\\xffel' instead")) {
+  for (const Dataset& ds :
+       loads("'infos/qvel' is missing and the file has 'infos/q\\xffel' instead")) {
     bool listed = false;
     for (const auto& a : ds.arrays) listed |= a.key == "infos/q\\xffel";
     EXPECT_TRUE(listed);
@@ -173,12 +188,14 @@ TEST(DamagedDataset, AnUnknownTopLevelNameIsReported) {
     ASSERT_GE(file, 0);
     hsize_t n = 10;
     hid_t space = H5Screate_simple(1, &n, nullptr);
-    hid_t d = H5Dcreate2(file, extra.c_str(), H5T_STD_U8LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t d =
+        H5Dcreate2(file, extra.c_str(), H5T_STD_U8LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     H5Dclose(d);
     H5Sclose(space);
     H5Fclose(file);
     const Dataset ds = load_dataset(dir / "d.hdf5");
-    EXPECT_TRUE(has_warning(ds, "'" + extra + "' is not part of the D4RL layout")) << testing::PrintToString(ds.warnings);
+    EXPECT_TRUE(has_warning(ds, "'" + extra + "' is not part of the D4RL layout"))
+        << testing::PrintToString(ds.warnings);
     EXPECT_FALSE(ds.timeouts_synthesized);
   }
 }
@@ -188,13 +205,15 @@ TEST(DamagedDataset, AnUnknownTopLevelNameIsReported) {
 TEST(DamagedDataset, MinariTotalsThatDisagreeWithTheGroupsAreRefused) {
   test::TempDir dir;
   const auto path = dir / "main_data.hdf5";
-  test::write_minari_fixture(path, {{3, true, false, 0.0}, {4, false, true, 10.0}, {5, true, false, 20.0}});
+  test::write_minari_fixture(
+      path, {{3, true, false, 0.0}, {4, false, true, 10.0}, {5, true, false, 20.0}});
   EXPECT_EQ(load_dataset(path).transitions(), 12);
   hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
   ASSERT_GE(H5Lmove(file, "episode_1", file, "episodd_1", H5P_DEFAULT, H5P_DEFAULT), 0);
   H5Fclose(file);
   const auto e = refusal([&] { (void)load_dataset(path); });
-  EXPECT_NE(e.problem().find("declares 3 episodes (total_episodes) but holds 2"), std::string::npos) << e.what();
+  EXPECT_NE(e.problem().find("declares 3 episodes (total_episodes) but holds 2"), std::string::npos)
+      << e.what();
 }
 
 // A shape no file of this size can hold is refused before anything is allocated for it.
@@ -235,7 +254,8 @@ TEST(DamagedDataset, AnOversizedMetadataTextCostsAWarningNotTheDataset) {
   H5Tclose(type);
   H5Fclose(file);
   const Dataset ds = load_dataset(dir / "d.hdf5");
-  EXPECT_TRUE(has_warning(ds, "'metadata/notes' declares a text of 2097152 bytes")) << testing::PrintToString(ds.warnings);
+  EXPECT_TRUE(has_warning(ds, "'metadata/notes' declares a text of 2097152 bytes"))
+      << testing::PrintToString(ds.warnings);
   EXPECT_EQ(ds.metadata.count("notes"), 0u);
   EXPECT_EQ(ds.metadata.at("algorithm"), "SAC");
   EXPECT_EQ(ds.transitions(), 10);
@@ -263,7 +283,8 @@ TEST(DamagedDataset, TheReaderProcessHandsBackExactlyWhatALoadReads) {
       EXPECT_EQ(there.episodes[i].ret, here.episodes[i].ret);
     }
     ASSERT_EQ(there.arrays.size(), here.arrays.size());
-    for (std::size_t i = 0; i < here.arrays.size(); ++i) EXPECT_EQ(there.arrays[i].shape, here.arrays[i].shape);
+    for (std::size_t i = 0; i < here.arrays.size(); ++i)
+      EXPECT_EQ(there.arrays[i].shape, here.arrays[i].shape);
   }
 }
 
@@ -273,7 +294,8 @@ TEST(DamagedDataset, ACrashInTheReaderIsARefusalNamingTheFileAndTheStep) {
   const auto e = refusal([&] { (void)load_dataset(path, isolated()); });
   EXPECT_EQ(e.file(), path.string());
   EXPECT_NE(e.problem().find("the HDF5 library crashed"), std::string::npos) << e.what();
-  EXPECT_NE(e.problem().find("while listing the links of the file's top level"), std::string::npos) << e.what();
+  EXPECT_NE(e.problem().find("while listing the links of the file's top level"), std::string::npos)
+      << e.what();
 }
 
 // libhdf5 crashes reading a metadata string: the dataset loads without its metadata, its arrays
@@ -282,7 +304,8 @@ TEST(DamagedDataset, ACrashInTheMetadataCostsAWarningNotTheDataset) {
   const Dataset ds = load_dataset(kDamaged / "crash_in_metadata.hdf5", isolated());
   const Dataset sample = load_dataset(kDamaged / "samples" / "d4rl_contiguous.hdf5");
   EXPECT_EQ(ds.data, sample.data);
-  EXPECT_TRUE(has_warning(ds, "metadata left out: the HDF5 library crashed")) << testing::PrintToString(ds.warnings);
+  EXPECT_TRUE(has_warning(ds, "metadata left out: the HDF5 library crashed"))
+      << testing::PrintToString(ds.warnings);
   EXPECT_TRUE(has_warning(ds, "'metadata/algorithm'"));
   EXPECT_TRUE(ds.metadata.empty());
 }
@@ -291,9 +314,11 @@ TEST(DamagedDataset, ACrashInTheMetadataCostsAWarningNotTheDataset) {
 TEST(DamagedDataset, AHangInTheReaderIsStoppedAtItsTimeLimit) {
   const auto start = std::chrono::steady_clock::now();
   const Dataset ds = load_dataset(kDamaged / "hang_in_metadata.hdf5", isolated(3));
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 12.0);
-  EXPECT_TRUE(has_warning(ds, "did not finish reading 'metadata/algorithm' within 3 s")) << testing::PrintToString(ds.warnings);
+  EXPECT_TRUE(has_warning(ds, "did not finish reading 'metadata/algorithm' within 3 s"))
+      << testing::PrintToString(ds.warnings);
   EXPECT_EQ(ds.data, load_dataset(kDamaged / "samples" / "d4rl_contiguous.hdf5").data);
 }
 
@@ -305,7 +330,8 @@ TEST(DamagedDataset, CancellingStopsAHangingReader) {
     progress.cancel.cancel();
   });
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_THROW((void)load_dataset(kDamaged / "hang_in_metadata.hdf5", isolated(60), progress), Cancelled);
+  EXPECT_THROW((void)load_dataset(kDamaged / "hang_in_metadata.hdf5", isolated(60), progress),
+               Cancelled);
   canceller.join();
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 3.0);
 }

@@ -1,11 +1,11 @@
 // Attention entropy on matrices with known answers, HiFormer's Theorem 3.1, and the correlations.
 
+#include "dstudio/analysis/entropy.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
-
-#include "dstudio/analysis/entropy.h"
 
 namespace dstudio::analysis {
 namespace {
@@ -15,7 +15,8 @@ TEST(Entropy, OneHotRowsHaveZeroAndUniformRowsLogN) {
   std::vector<float> one_hot(T * T, 0.0f), uniform(T * T, 0.0f);
   for (int i = 0; i < T; ++i) {
     one_hot[static_cast<std::size_t>(i * T + i / 2)] = 1.0f;
-    for (int j = 0; j <= i; ++j) uniform[static_cast<std::size_t>(i * T + j)] = 1.0f / static_cast<float>(i + 1);
+    for (int j = 0; j <= i; ++j)
+      uniform[static_cast<std::size_t>(i * T + j)] = 1.0f / static_cast<float>(i + 1);
   }
   const std::vector<char> all(T, 1);
   EXPECT_DOUBLE_EQ(attention_entropy(one_hot, T, all), 0.0);
@@ -26,12 +27,15 @@ TEST(Entropy, OneHotRowsHaveZeroAndUniformRowsLogN) {
   // Padding: the first 3 tokens are not real; real queries 3..5 over real keys only.
   std::vector<float> padded(T * T, 0.0f);
   for (int i = 3; i < T; ++i)
-    for (int j = 3; j <= i; ++j) padded[static_cast<std::size_t>(i * T + j)] = 1.0f / static_cast<float>(i - 2);
+    for (int j = 3; j <= i; ++j)
+      padded[static_cast<std::size_t>(i * T + j)] = 1.0f / static_cast<float>(i - 2);
   const std::vector<char> tail = {0, 0, 0, 1, 1, 1};
-  EXPECT_NEAR(attention_entropy(padded, T, tail), (std::log(1.0) + std::log(2.0) + std::log(3.0)) / 3.0, 1e-6);
+  EXPECT_NEAR(attention_entropy(padded, T, tail),
+              (std::log(1.0) + std::log(2.0) + std::log(3.0)) / 3.0, 1e-6);
   // A convolution's equivalent rows do not sum to 1: they are normalised (magnitudes) first.
   const std::vector<float> taps = {0.3f, 0.0f, -0.3f, 0.3f};
-  EXPECT_NEAR(attention_entropy(taps, 2, std::vector<char>{1, 1}), (0.0 + std::log(2.0)) / 2.0, 1e-6);
+  EXPECT_NEAR(attention_entropy(taps, 2, std::vector<char>{1, 1}), (0.0 + std::log(2.0)) / 2.0,
+              1e-6);
 }
 
 TEST(Entropy, GroupingNeverRaisesEntropy) {
@@ -45,7 +49,8 @@ TEST(Entropy, GroupingNeverRaisesEntropy) {
     std::vector<float> m(T * T, 0.0f);
     for (int i = 0; i < T; ++i) {
       float sum = 0.0f;
-      for (int j = 0; j <= i; ++j) sum += (m[static_cast<std::size_t>(i * T + j)] = std::pow(u(rng), 4.0f));
+      for (int j = 0; j <= i; ++j)
+        sum += (m[static_cast<std::size_t>(i * T + j)] = std::pow(u(rng), 4.0f));
       for (int j = 0; j <= i; ++j) m[static_cast<std::size_t>(i * T + j)] /= sum;
     }
     EXPECT_GE(attention_entropy(m, T, all) + 1e-12, inter_step_entropy(m, T, all));
@@ -67,13 +72,16 @@ TEST(Entropy, IntraAndInterStepByHand) {
   const int T = 6;
   std::vector<float> m(T * T, 0.0f);
   for (int i = 0; i < T; ++i)
-    for (int j = 0; j <= i; ++j) m[static_cast<std::size_t>(i * T + j)] = 1.0f / static_cast<float>(i + 1);
+    for (int j = 0; j <= i; ++j)
+      m[static_cast<std::size_t>(i * T + j)] = 1.0f / static_cast<float>(i + 1);
   const std::vector<char> all(T, 1);
   // Within a step the weights are uniform over the keys it holds: (query, step) pairs give
   // log 1, log 2, log 3 (queries 0-2), then log 3 + log 1, log 3 + log 2, log 3 + log 3.
   EXPECT_NEAR(intra_step_entropy(m, T, all), (2 * std::log(2.0) + 5 * std::log(3.0)) / 9.0, 1e-6);
   // Over steps: queries 0-2 see one step (0); then masses (3/4, 1/4), (3/5, 2/5), (1/2, 1/2).
-  const double inter = (entropy(std::vector<double>{0.75, 0.25}) + entropy(std::vector<double>{0.6, 0.4}) + std::log(2.0)) / 6.0;
+  const double inter = (entropy(std::vector<double>{0.75, 0.25}) +
+                        entropy(std::vector<double>{0.6, 0.4}) + std::log(2.0)) /
+                       6.0;
   EXPECT_NEAR(inter_step_entropy(m, T, all), inter, 1e-6);
 }
 
@@ -85,10 +93,12 @@ TEST(Correlation, PearsonAndSpearmanOnKnownValues) {
   EXPECT_NEAR(spearman(x, cubic), 1.0, 1e-12);
   EXPECT_LT(pearson(x, cubic), 1.0);
   // Ties take their average rank: ranks (1.5, 1.5, 3) against (1, 2, 3).
-  EXPECT_NEAR(spearman(std::vector<double>{1, 1, 2}, std::vector<double>{1, 2, 3}), pearson(std::vector<double>{1.5, 1.5, 3}, std::vector<double>{1, 2, 3}), 1e-12);
+  EXPECT_NEAR(spearman(std::vector<double>{1, 1, 2}, std::vector<double>{1, 2, 3}),
+              pearson(std::vector<double>{1.5, 1.5, 3}, std::vector<double>{1, 2, 3}), 1e-12);
   EXPECT_TRUE(std::isnan(pearson(std::vector<double>{1, 1, 1}, std::vector<double>{1, 2, 3})));
   const double third = 1.0 / 3.0;  // constant up to rounding
-  EXPECT_TRUE(std::isnan(pearson(std::vector<double>{third * 3.0, 1.0, third + third + third}, std::vector<double>{1, 2, 3})));
+  EXPECT_TRUE(std::isnan(pearson(std::vector<double>{third * 3.0, 1.0, third + third + third},
+                                 std::vector<double>{1, 2, 3})));
   const auto ms = mean_std(std::vector<double>{1, 3});
   EXPECT_DOUBLE_EQ(ms.mean, 2.0);
   EXPECT_DOUBLE_EQ(ms.std, 1.0);

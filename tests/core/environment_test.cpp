@@ -1,6 +1,8 @@
 // The environments against MuJoCo itself: observation, reward and termination derived from the
 // simulator's state by hand, D4RL's dimensions, seeding, and bad input.
 
+#include "dstudio/env/environment.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
@@ -9,7 +11,6 @@
 #include <fstream>
 
 #include "dstudio/env/compatibility.h"
-#include "dstudio/env/environment.h"
 #include "h5_fixture.h"
 
 namespace dstudio::env {
@@ -28,8 +29,9 @@ TEST(Environment, DimensionsMatchD4rl) {
     int obs, act, nq, nv, frame_skip;
     double dt;
   };
-  for (const auto& x : {Expect{"hopper", 11, 3, 6, 6, 4, 0.008}, Expect{"walker2d", 17, 6, 9, 9, 4, 0.008},
-                        Expect{"halfcheetah", 17, 6, 9, 9, 5, 0.05}}) {
+  for (const auto& x :
+       {Expect{"hopper", 11, 3, 6, 6, 4, 0.008}, Expect{"walker2d", 17, 6, 9, 9, 4, 0.008},
+        Expect{"halfcheetah", 17, 6, 9, 9, 5, 0.05}}) {
     Environment e(x.name);
     EXPECT_EQ(e.spec().obs_dim, x.obs) << x.name;
     EXPECT_EQ(e.spec().act_dim, x.act) << x.name;
@@ -58,12 +60,14 @@ TEST(Environment, PartiallyObservedTasksSeeThePositionsOfTheSamePhysics) {
     // The same seed and actions give the same rewards and states; the observation is the
     // positions the full one starts with.
     Environment full(name), part(name + "-po");
-    std::vector<float> a(static_cast<size_t>(full.spec().obs_dim)), b(static_cast<size_t>(po.obs_dim));
+    std::vector<float> a(static_cast<size_t>(full.spec().obs_dim)),
+        b(static_cast<size_t>(po.obs_dim));
     full.reset(5, a);
     part.reset(5, b);
     std::vector<float> action(static_cast<size_t>(po.act_dim), 0.3f);
     for (int t = 0; t < 20; ++t) {
-      for (int k = 0; k < po.obs_dim; ++k) ASSERT_EQ(a[static_cast<size_t>(k)], b[static_cast<size_t>(k)]) << name << " " << t;
+      for (int k = 0; k < po.obs_dim; ++k)
+        ASSERT_EQ(a[static_cast<size_t>(k)], b[static_cast<size_t>(k)]) << name << " " << t;
       const auto ra = full.step(action, a), rb = part.step(action, b);
       ASSERT_EQ(ra.reward, rb.reward);
       if (ra.terminated) break;
@@ -83,7 +87,8 @@ TEST(Environment, HopperStartsAtItsReferenceHeightWithBoundedNoise) {
   EXPECT_DOUBLE_EQ(m->qpos0[1], 1.25);
   for (int i = 0; i < m->nq; ++i) EXPECT_LE(std::abs(e.qpos()[i] - m->qpos0[i]), 0.005);
   for (int i = 0; i < m->nv; ++i) EXPECT_LE(std::abs(e.qvel()[i]), 0.005);
-  EXPECT_FLOAT_EQ(obs[0], static_cast<float>(e.qpos()[1]));  // z comes first: qpos[0] (x) is excluded
+  EXPECT_FLOAT_EQ(obs[0],
+                  static_cast<float>(e.qpos()[1]));  // z comes first: qpos[0] (x) is excluded
 }
 
 // Steps one environment and, beside it, a bare mjData driven through MuJoCo's own API; the
@@ -98,7 +103,8 @@ void check_step_against_mujoco(const char* name, double alive_bonus, double ctrl
     // Mirror the environment's state into the bare copy, then step both.
     std::copy(e.qpos().begin(), e.qpos().end(), raw->qpos);
     std::copy(e.qvel().begin(), e.qvel().end(), raw->qvel);
-    std::copy(e.data()->qacc_warmstart, e.data()->qacc_warmstart + e.model()->nv, raw->qacc_warmstart);
+    std::copy(e.data()->qacc_warmstart, e.data()->qacc_warmstart + e.model()->nv,
+              raw->qacc_warmstart);
     raw->time = e.data()->time;
     double control = 0.0;
     for (int i = 0; i < spec.act_dim; ++i) {
@@ -108,11 +114,13 @@ void check_step_against_mujoco(const char* name, double alive_bonus, double ctrl
     }
     const double x0 = raw->qpos[0];
     for (int k = 0; k < spec.frame_skip; ++k) mj_step(e.model(), raw);
-    const double expected_reward = (raw->qpos[0] - x0) / (e.model()->opt.timestep * spec.frame_skip) + alive_bonus -
-                                   ctrl_cost * control;
+    const double expected_reward =
+        (raw->qpos[0] - x0) / (e.model()->opt.timestep * spec.frame_skip) + alive_bonus -
+        ctrl_cost * control;
     const auto r = e.step(act, obs);
     ASSERT_NEAR(r.reward, expected_reward, 1e-9) << name << " step " << step;
-    for (int i = 1; i < e.model()->nq; ++i) ASSERT_EQ(obs[i - 1], static_cast<float>(raw->qpos[i])) << name;
+    for (int i = 1; i < e.model()->nq; ++i)
+      ASSERT_EQ(obs[i - 1], static_cast<float>(raw->qpos[i])) << name;
     for (int i = 0; i < e.model()->nv; ++i) {
       const double v = clip ? std::clamp(raw->qvel[i], -10.0, 10.0) : raw->qvel[i];
       ASSERT_EQ(obs[e.model()->nq - 1 + i], static_cast<float>(v)) << name;
@@ -150,7 +158,7 @@ TEST(Environment, HopperTerminationBoundariesOnBothSides) {
   EXPECT_FALSE(healthy_with(e, 3, 100.0));
   EXPECT_TRUE(healthy_with(e, 0, -99.0, true));
   EXPECT_FALSE(healthy_with(e, 0, -100.0, true));  // velocities too
-  EXPECT_TRUE(healthy_with(e, 0, 1e6));  // x is not part of the health check
+  EXPECT_TRUE(healthy_with(e, 0, 1e6));            // x is not part of the health check
 }
 
 TEST(Environment, Walker2dTerminationBoundariesOnBothSides) {
@@ -245,7 +253,8 @@ TEST(Environment, BadInputGetsClearErrors) {
     Environment("ant-maze-big");
     FAIL();
   } catch (const EnvError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("unknown environment 'ant-maze-big'; known environments: hopper, walker2d, halfcheetah"));
+    EXPECT_THAT(e.what(), HasSubstr("unknown environment 'ant-maze-big'; known environments: "
+                                    "hopper, walker2d, halfcheetah"));
   }
   EXPECT_EQ(task("Hopper-v3").name, "hopper");
   EXPECT_EQ(task("halfcheetah-medium-v2").name, "halfcheetah");
@@ -259,14 +268,16 @@ TEST(Environment, BadInputGetsClearErrors) {
   EXPECT_THROW(e.step(nan_action, obs), EnvError);
 
   test::TempDir dir;
-  std::ofstream(dir / "broken.xml") << "<mujoco><worldbody><body><geom type='capsule'/></body></worldbody></mujoco";
+  std::ofstream(dir / "broken.xml")
+      << "<mujoco><worldbody><body><geom type='capsule'/></body></worldbody></mujoco";
   try {
     load_model(task("hopper"), dir / "broken.xml");
     FAIL();
   } catch (const EnvError& err) {
     EXPECT_THAT(err.what(), HasSubstr("broken.xml: the MJCF model does not compile"));
   }
-  std::ofstream(dir / "pendulum.xml") << "<mujoco><worldbody><body><joint type='hinge'/><geom size='.1'/></body></worldbody></mujoco>";
+  std::ofstream(dir / "pendulum.xml") << "<mujoco><worldbody><body><joint type='hinge'/><geom "
+                                         "size='.1'/></body></worldbody></mujoco>";
   try {
     load_model(task("hopper"), dir / "pendulum.xml");
     FAIL();
@@ -286,7 +297,11 @@ TEST(Environment, DatasetDimensionsMustMatch) {
     check_dataset_matches(ds, task("hopper"));
     FAIL();
   } catch (const EnvError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("walker.hdf5: does not match the hopper environment: the dataset has observation dim 17 but hopper has 11; action dim 6 but hopper has 3; qpos dim 9 but hopper has 6"));
+    EXPECT_THAT(
+        e.what(),
+        HasSubstr(
+            "walker.hdf5: does not match the hopper environment: the dataset has observation dim "
+            "17 but hopper has 11; action dim 6 but hopper has 3; qpos dim 9 but hopper has 6"));
   }
 }
 
@@ -294,7 +309,8 @@ TEST(Environment, NormalisedScoreUsesD4rlReferences) {
   const auto& hopper = task("hopper");
   EXPECT_DOUBLE_EQ(normalized_score(hopper, -20.272305), 0.0);
   EXPECT_DOUBLE_EQ(normalized_score(hopper, 3234.3), 100.0);
-  EXPECT_NEAR(normalized_score(task("halfcheetah"), 6000.0), 100.0 * (6000 + 280.178953) / (12135.0 + 280.178953), 1e-12);
+  EXPECT_NEAR(normalized_score(task("halfcheetah"), 6000.0),
+              100.0 * (6000 + 280.178953) / (12135.0 + 280.178953), 1e-12);
 }
 
 }  // namespace
@@ -311,7 +327,8 @@ TEST(Environment, RestoredStateReplaysExactly) {
   std::vector<float> obs(11), action(3);
   e.reset(3, obs);
   auto act = [&](int t) {
-    for (int i = 0; i < 3; ++i) action[static_cast<std::size_t>(i)] = static_cast<float>(0.3 * std::sin(0.3 * t + i));
+    for (int i = 0; i < 3; ++i)
+      action[static_cast<std::size_t>(i)] = static_cast<float>(0.3 * std::sin(0.3 * t + i));
     return e.step(action, obs);
   };
   for (int t = 0; t < 40; ++t) act(t);

@@ -5,7 +5,6 @@
 #include "dstudio/common/folder_lock.h"
 
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -104,7 +103,8 @@ TEST(ReadRegularFile, ReadsAFileWholeAndRefusesSpecialFilesAndOversizedOnesBefor
   const auto file = dir / "a.txt";
   std::ofstream(file, std::ios::binary) << std::string("abc\0def", 7);
   EXPECT_EQ(read_regular_file(file, 7), std::string("abc\0def", 7));
-  const auto refused = [](const std::filesystem::path& p, std::uint64_t max, const std::string& why) {
+  const auto refused = [](const std::filesystem::path& p, std::uint64_t max,
+                          const std::string& why) {
     try {
       (void)read_regular_file(p, max);
       ADD_FAILURE() << p << " was read";
@@ -117,7 +117,8 @@ TEST(ReadRegularFile, ReadsAFileWholeAndRefusesSpecialFilesAndOversizedOnesBefor
   refused("/dev/zero", 1 << 20, "not a regular file (a character device)");
   const auto fifo = dir / "fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  refused(fifo, 1 << 20, "not a regular file (a FIFO)");  // without a writer, and without waiting for one
+  refused(fifo, 1 << 20,
+          "not a regular file (a FIFO)");  // without a writer, and without waiting for one
   refused(dir.path(), 1 << 20, "is a folder");
   refused(dir / "missing", 1 << 20, "no such file");
   EXPECT_EQ(byte_size_text(64u << 20), "64 MiB");

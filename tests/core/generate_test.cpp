@@ -1,15 +1,16 @@
 // Datasets made by the project's behaviour policies: exact round trips, determinism, states that
 // replay, and the shipped experts reaching the targets.
 
+#include "dstudio/behaviour/generate.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <limits>
 #include <iterator>
+#include <limits>
 
 #include "dstudio/common/error.h"
-#include "dstudio/behaviour/generate.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/compatibility.h"
 #include "dstudio/env/environment.h"
@@ -19,14 +20,17 @@ namespace dstudio::behaviour {
 namespace {
 
 // The shipped ARS policies acting with the behaviour noise.
-PolicySet ars(const std::string& env) { return policy_set_from_ars(shipped_policies(env), kBehaviourNoise); }
+PolicySet ars(const std::string& env) {
+  return policy_set_from_ars(shipped_policies(env), kBehaviourNoise);
+}
 
 std::string bytes_of(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
-GenerateConfig config(const std::string& env, DatasetKind kind, std::int64_t n, std::uint64_t seed = 3) {
+GenerateConfig config(const std::string& env, DatasetKind kind, std::int64_t n,
+                      std::uint64_t seed = 3) {
   GenerateConfig c;
   c.env = env;
   c.kind = kind;
@@ -56,7 +60,8 @@ TEST(Generate, RoundTripThroughTheLoaderIsExactAndMatchesTheEnvironment) {
   // Within an episode, the next observation is the following row's observation.
   for (const auto& ep : ds.episodes)
     for (std::int64_t t = ep.start; t + 1 < ep.start + ep.length; ++t)
-      for (int k = 0; k < 11; ++k) ASSERT_EQ(ds.data.next_observations[t * 11 + k], ds.data.observations[(t + 1) * 11 + k]);
+      for (int k = 0; k < 11; ++k)
+        ASSERT_EQ(ds.data.next_observations[t * 11 + k], ds.data.observations[(t + 1) * 11 + k]);
 }
 
 TEST(Generate, InfosHoldTheStateOfEachObservation) {
@@ -64,11 +69,14 @@ TEST(Generate, InfosHoldTheStateOfEachObservation) {
   env::Environment e("walker2d");
   std::vector<float> obs(17);
   for (int t = 0; t < 600; t += 37) {
-    std::vector<double> qpos(made.arrays.qpos.begin() + t * 9, made.arrays.qpos.begin() + (t + 1) * 9);
-    std::vector<double> qvel(made.arrays.qvel.begin() + t * 9, made.arrays.qvel.begin() + (t + 1) * 9);
+    std::vector<double> qpos(made.arrays.qpos.begin() + t * 9,
+                             made.arrays.qpos.begin() + (t + 1) * 9);
+    std::vector<double> qvel(made.arrays.qvel.begin() + t * 9,
+                             made.arrays.qvel.begin() + (t + 1) * 9);
     e.set_state(qpos, qvel);  // float32 storage: the observation agrees to float precision
     e.observe(obs);
-    for (int k = 0; k < 17; ++k) ASSERT_NEAR(obs[k], made.arrays.observations[t * 17 + k], 1e-5) << "row " << t;
+    for (int k = 0; k < 17; ++k)
+      ASSERT_NEAR(obs[k], made.arrays.observations[t * 17 + k], 1e-5) << "row " << t;
   }
 }
 
@@ -101,7 +109,8 @@ TEST(Generate, RandomActionsAreUniformInTheActionBounds) {
   EXPECT_NEAR(sum / n, 0.0, 0.02);
   EXPECT_NEAR(sq / n, 1.0 / 3.0, 0.02);
   // HalfCheetah never terminates: five full 1000-step episodes, all timeouts.
-  const auto eps = data::segment_episodes(made.arrays.rewards, made.arrays.terminals, made.arrays.timeouts);
+  const auto eps =
+      data::segment_episodes(made.arrays.rewards, made.arrays.terminals, made.arrays.timeouts);
   ASSERT_EQ(eps.size(), 5u);
   for (const auto& e : eps) EXPECT_EQ(e.end, data::EndReason::Timeout);
 }
@@ -110,7 +119,8 @@ TEST(Generate, MediumExpertJoinsTheHalvesAtAnEpisodeBoundary) {
   const auto policies = ars("hopper");
   const auto made = generate_dataset(config("hopper", DatasetKind::MediumExpert, 6000), policies);
   EXPECT_EQ(made.arrays.size(), 6000);
-  const auto eps = data::segment_episodes(made.arrays.rewards, made.arrays.terminals, made.arrays.timeouts);
+  const auto eps =
+      data::segment_episodes(made.arrays.rewards, made.arrays.terminals, made.arrays.timeouts);
   int unterminated = 0;
   for (const auto& e : eps) unterminated += !e.complete();
   EXPECT_LE(unterminated, 1);
@@ -124,10 +134,12 @@ TEST(Generate, ShippedExpertsReachTheTargetsAndMediumIsAboutAThird) {
     const char* env;
     double expert;
   };
-  for (const auto& t : {Target{"hopper", 3000.0}, Target{"walker2d", 3000.0}, Target{"halfcheetah", 4000.0}}) {
+  for (const auto& t :
+       {Target{"hopper", 3000.0}, Target{"walker2d", 3000.0}, Target{"halfcheetah", 4000.0}}) {
     const auto run = shipped_policies(t.env);
     const double expert = evaluate_policy(t.env, run.snapshots[run.expert].policy, 3, 11);
-    const double noisy = evaluate_policy(t.env, run.snapshots[run.expert].policy, 5, 11, kBehaviourNoise);
+    const double noisy =
+        evaluate_policy(t.env, run.snapshots[run.expert].policy, 5, 11, kBehaviourNoise);
     const double medium = evaluate_policy(t.env, run.snapshots[run.medium].policy, 3, 11);
     EXPECT_GE(expert, t.expert) << t.env;
     EXPECT_GE(noisy, 0.8 * t.expert) << t.env << ": the behaviour noise must not ruin the expert";
@@ -141,7 +153,8 @@ TEST(Generate, BadInputGetsClearErrors) {
   try {
     parse_kind("replay");
   } catch (const dstudio::UsageError& e) {
-    EXPECT_THAT(e.what(), testing::HasSubstr("known kinds: random, medium, medium-replay, expert, medium-expert"));
+    EXPECT_THAT(e.what(), testing::HasSubstr(
+                              "known kinds: random, medium, medium-replay, expert, medium-expert"));
   }
   EXPECT_THROW(generate_dataset(config("hopper", DatasetKind::Medium, 100), ars("halfcheetah")),
                dstudio::Error);
@@ -184,14 +197,20 @@ TEST(Generate, HidingVelocitiesKeepsThePositionsAndWhatThePolicyDid) {
   std::vector<float> seen(5);
   for (std::int64_t t : {0, 17, 1999}) {
     for (int k = 0; k < 5; ++k) {
-      EXPECT_EQ(view.data.observations[static_cast<size_t>(t * 5 + k)], full.data.observations[static_cast<size_t>(t * 11 + k)]);
-      EXPECT_EQ(view.data.next_observations[static_cast<size_t>(t * 5 + k)], full.data.next_observations[static_cast<size_t>(t * 11 + k)]);
+      EXPECT_EQ(view.data.observations[static_cast<size_t>(t * 5 + k)],
+                full.data.observations[static_cast<size_t>(t * 11 + k)]);
+      EXPECT_EQ(view.data.next_observations[static_cast<size_t>(t * 5 + k)],
+                full.data.next_observations[static_cast<size_t>(t * 11 + k)]);
     }
-    const std::vector<double> qpos(full.data.qpos.begin() + t * 6, full.data.qpos.begin() + (t + 1) * 6);
-    const std::vector<double> qvel(full.data.qvel.begin() + t * 6, full.data.qvel.begin() + (t + 1) * 6);
+    const std::vector<double> qpos(full.data.qpos.begin() + t * 6,
+                                   full.data.qpos.begin() + (t + 1) * 6);
+    const std::vector<double> qvel(full.data.qvel.begin() + t * 6,
+                                   full.data.qvel.begin() + (t + 1) * 6);
     po.set_state(qpos, qvel);
     po.observe(seen);
-    for (int k = 0; k < 5; ++k) EXPECT_NEAR(seen[static_cast<size_t>(k)], view.data.observations[static_cast<size_t>(t * 5 + k)], 1e-6);
+    for (int k = 0; k < 5; ++k)
+      EXPECT_NEAR(seen[static_cast<size_t>(k)],
+                  view.data.observations[static_cast<size_t>(t * 5 + k)], 1e-6);
   }
   // Written and read back, it names its task and fits it; hiding again is refused.
   data::write_d4rl(dir / "po.hdf5", view.data, view.metadata);

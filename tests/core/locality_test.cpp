@@ -2,21 +2,23 @@
 // a lag profile worked out by hand, a step's three tokens share a lag, padding and signs are
 // handled as the entropy handles them, and windows average alike.
 
+#include "dstudio/analysis/locality.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numeric>
 
-#include "dstudio/analysis/locality.h"
-
 namespace dstudio::analysis {
 namespace {
 
 LayerMixing layer_of(int T, const std::function<double(int, int)>& weight, int heads = 1) {
-  LayerMixing l{heads, T, std::vector<float>(static_cast<size_t>(heads * T * T), 0.0f), "attention"};
+  LayerMixing l{heads, T, std::vector<float>(static_cast<size_t>(heads * T * T), 0.0f),
+                "attention"};
   for (int h = 0; h < heads; ++h)
     for (int i = 0; i < T; ++i)
-      for (int j = 0; j <= i; ++j) l.values[static_cast<size_t>((h * T + i) * T + j)] = static_cast<float>(weight(i, j));
+      for (int j = 0; j <= i; ++j)
+        l.values[static_cast<size_t>((h * T + i) * T + j)] = static_cast<float>(weight(i, j));
   return l;
 }
 
@@ -24,7 +26,8 @@ TEST(Locality, TheIdentityIsAllLagZero) {
   const int T = 6;
   const std::vector<int> steps = {10, 11, 12, 13, 14, 15};
   const std::vector<char> valid(T, 1);
-  const auto p = lag_profile(layer_of(T, [](int i, int j) { return i == j ? 1.0 : 0.0; }), steps, valid);
+  const auto p =
+      lag_profile(layer_of(T, [](int i, int j) { return i == j ? 1.0 : 0.0; }), steps, valid);
   ASSERT_EQ(p.weight.size(), 6u);
   EXPECT_DOUBLE_EQ(p.weight[0], 1.0);
   EXPECT_DOUBLE_EQ(p.mean_lag(), 0.0);
@@ -55,14 +58,19 @@ TEST(Locality, AStepsTokensShareALagAndPaddingAndSignsAreHandled) {
   const int T = 6;
   const std::vector<int> steps = {-1, -1, -1, 1, 1, 1};
   const std::vector<char> valid = {0, 0, 0, 1, 1, 1};
-  const auto p = lag_profile(layer_of(T, [](int i, int j) { return j < 3 ? -0.5 : (i == j ? 0.5 : 0.1); }), steps, valid);
+  const auto p = lag_profile(
+      layer_of(T, [](int i, int j) { return j < 3 ? -0.5 : (i == j ? 0.5 : 0.1); }), steps, valid);
   ASSERT_EQ(p.weight.size(), 1u);
   EXPECT_NEAR(p.weight[0], 1.0, 1e-7);
   // Two real steps: the state token of step 1 puts 0.2 on step 0's tokens and 0.8 on its own.
   const std::vector<int> two = {0, 0, 0, 1, 1, 1};
   const std::vector<char> all(T, 1);
-  const auto q = lag_profile(layer_of(T, [](int i, int j) { return i == 4 ? (j < 3 ? 0.2 / 3 : j == 4 ? 0.8 : 0.0) : (i == j ? 1.0 : 0.0); }),
-                             two, all);
+  const auto q = lag_profile(
+      layer_of(T,
+               [](int i, int j) {
+                 return i == 4 ? (j < 3 ? 0.2 / 3 : j == 4 ? 0.8 : 0.0) : (i == j ? 1.0 : 0.0);
+               }),
+      two, all);
   // Six queries; only token 4 looks back (0.2 at lag 1).
   EXPECT_NEAR(q.weight[1], 0.2 / 6, 1e-7);
   EXPECT_NEAR(q.weight[0], 1.0 - 0.2 / 6, 1e-7);
@@ -86,7 +94,8 @@ TEST(Locality, HeadsAndWindowsAverageAlike) {
   b.layers = {layer_of(T, [](int i, int j) { return i == j ? 1.0 : 0.0; })};
   const auto profiles = layer_lag_profiles({a, b});
   ASSERT_EQ(profiles.size(), 1u);
-  // Head 2 of window a puts lag 0, 1, 2 on queries 0, 1, 2: (1/3 each); a = (2/3, 1/6, 1/6); b = (1, 0, 0).
+  // Head 2 of window a puts lag 0, 1, 2 on queries 0, 1, 2: (1/3 each); a = (2/3, 1/6, 1/6); b =
+  // (1, 0, 0).
   EXPECT_NEAR(profiles[0].weight[0], (4.0 / 6 + 1.0) / 2, 1e-7);
   EXPECT_NEAR(profiles[0].weight[1], 1.0 / 12, 1e-7);
   EXPECT_NEAR(profiles[0].weight[2], 1.0 / 12, 1e-7);

@@ -1,20 +1,22 @@
 // The Markov lab's chains: entropy rates against closed forms and against counts on long samples,
 // the stationary law, the kernel's definition, and the ranges.
 
+#include "dstudio/analysis/markov_chain.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <map>
 #include <vector>
 
-#include "dstudio/analysis/markov_chain.h"
 #include "dstudio/common/error.h"
 
 namespace dstudio::analysis {
 namespace {
 
 TEST(MarkovChain, FirstOrderBinaryMatchesTheAppendixClosedForm) {
-  for (auto [p, q] : std::vector<std::pair<double, double>>{{0.2, 0.3}, {0.05, 0.9}, {0.5, 0.5}, {0.7, 0.6}}) {
+  for (auto [p, q] :
+       std::vector<std::pair<double, double>>{{0.2, 0.3}, {0.05, 0.9}, {0.5, 0.5}, {0.7, 0.6}}) {
     const auto chain = MarkovChain::make(p, q);
     // pi = (q, p) / (p + q) for contexts 0 and 1.
     const auto pi = chain.stationary();
@@ -25,7 +27,8 @@ TEST(MarkovChain, FirstOrderBinaryMatchesTheAppendixClosedForm) {
   // h(0.5) = log 2, and a fair coin chain has that rate.
   EXPECT_NEAR(binary_entropy_rate(0.5, 0.5), std::log(2.0), 1e-15);
   // The hand value for p = 0.2, q = 0.3: (0.3 h(0.2) + 0.2 h(0.3)) / 0.5.
-  const double h02 = -0.2 * std::log(0.2) - 0.8 * std::log(0.8), h03 = -0.3 * std::log(0.3) - 0.7 * std::log(0.7);
+  const double h02 = -0.2 * std::log(0.2) - 0.8 * std::log(0.8),
+               h03 = -0.3 * std::log(0.3) - 0.7 * std::log(0.7);
   EXPECT_NEAR(MarkovChain::make(0.2, 0.3).entropy_rate(), (0.3 * h02 + 0.2 * h03) / 0.5, 1e-12);
 }
 

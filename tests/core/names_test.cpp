@@ -2,13 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include "dstudio/behaviour/default_datasets.h"
-
 #include <map>
 
+#include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/data/dataset.h"
-#include "dstudio/models/checkpoint_info.h"
 #include "dstudio/env/environment.h"
+#include "dstudio/models/checkpoint_info.h"
 #include "dstudio/models/targets.h"
 #include "dstudio/models/variant_config.h"
 
@@ -42,7 +41,8 @@ TEST(DatasetDefaults, DecisionConvFormersTable4) {
   d = models::dataset_defaults("dc-1filter", "halfcheetah-medium-expert");
   EXPECT_EQ(d.hidden, 128);
   EXPECT_EQ(d.learning_rate, 1e-3);
-  d = models::dataset_defaults("dt", "hopper-medium");  // DT's settings do not depend on the dataset
+  d = models::dataset_defaults("dt",
+                               "hopper-medium");  // DT's settings do not depend on the dataset
   EXPECT_EQ(d.hidden, 0);
   EXPECT_EQ(d.learning_rate, 0.0);
   EXPECT_TRUE(d.source.empty());
@@ -52,12 +52,16 @@ TEST(DatasetDefaults, DecisionConvFormersTable4) {
 // Runs made in the window or by `dstudio train` all write checkpoint.pt: they are told apart by
 // their run folders in captions, legends, CSV columns and exported file names.
 TEST(CheckpointLabel, ARunsCheckpointIsNamedByItsRunFolder) {
-  EXPECT_EQ(models::checkpoint_label("resources/checkpoints/hopper-medium-expert-dt.pt"), "hopper-medium-expert-dt");
-  EXPECT_EQ(models::checkpoint_label("/runs/dt-seed0-20260101-120000/checkpoint.pt"), "dt-seed0-20260101-120000");
-  EXPECT_EQ(models::checkpoint_label("/runs/dc-seed1-20260101-120000/checkpoint-5000.pt"), "dc-seed1-20260101-120000 step 5000");
+  EXPECT_EQ(models::checkpoint_label("resources/checkpoints/hopper-medium-expert-dt.pt"),
+            "hopper-medium-expert-dt");
+  EXPECT_EQ(models::checkpoint_label("/runs/dt-seed0-20260101-120000/checkpoint.pt"),
+            "dt-seed0-20260101-120000");
+  EXPECT_EQ(models::checkpoint_label("/runs/dc-seed1-20260101-120000/checkpoint-5000.pt"),
+            "dc-seed1-20260101-120000 step 5000");
   EXPECT_EQ(models::checkpoint_label("/runs/./dt-seed2/checkpoint.pt"), "dt-seed2");
   EXPECT_EQ(models::checkpoint_label("/runs/a/checkpointed-best.pt"), "checkpointed-best");
-  EXPECT_NE(models::checkpoint_label("/runs/one/checkpoint.pt"), models::checkpoint_label("/runs/two/checkpoint.pt"));
+  EXPECT_NE(models::checkpoint_label("/runs/one/checkpoint.pt"),
+            models::checkpoint_label("/runs/two/checkpoint.pt"));
 }
 
 // The papers' reference targets belong to their data: a model of weaker data starts from what its
@@ -66,7 +70,8 @@ TEST(TargetChoices, TheDefaultFollowsWhatTheDataReached) {
   const auto& hopper = env::task("hopper");  // references 3600 and 1800
   // Data whose best episode returned 1305, under half of 3600: that episode is the default.
   std::vector<double> weak;
-  for (int i = 0; i <= 100; ++i) weak.push_back(300.0 + 10.05 * i);  // 300 .. 1305, median 802.5, p90 1204.5
+  for (int i = 0; i <= 100; ++i)
+    weak.push_back(300.0 + 10.05 * i);  // 300 .. 1305, median 802.5, p90 1204.5
   auto c = models::target_choices(hopper, weak);
   ASSERT_EQ(c.size(), 5u);
   EXPECT_DOUBLE_EQ(c[0].value, 1305.0);
@@ -110,7 +115,8 @@ TEST(CheckpointSummary, ListsModelDataTrainingAndSoftware) {
   EXPECT_EQ(sections, (std::vector<std::string>{"Model", "Data", "Training", "Software"}));
   EXPECT_EQ(rows["Variant"], "dhi");
   EXPECT_EQ(rows["Context K"], std::to_string(info.variant.context_length) + " steps (" +
-                                   std::to_string(info.variant.context_length) + " tokens)");  // one merged token a step
+                                   std::to_string(info.variant.context_length) +
+                                   " tokens)");  // one merged token a step
   EXPECT_EQ(rows["State / action"], "11 / 3");
   EXPECT_EQ(rows["Step"], "500 of 1000");
   EXPECT_EQ(rows["loss"], "0.0125");
@@ -122,10 +128,15 @@ TEST(CheckpointSummary, ListsModelDataTrainingAndSoftware) {
   // A shipped hopper-medium-* checkpoint names the ARS-made dataset it was trained on, however its
   // cache folder was called: which it is, and how to make it.
   info.dataset_path = "/home/someone/.cache/decision-studio/datasets/" +
-                      behaviour::default_dataset_path("hopper", behaviour::DatasetKind::Medium, behaviour::PolicyAlgorithm::Ars).filename().string();
+                      behaviour::default_dataset_path("hopper", behaviour::DatasetKind::Medium,
+                                                      behaviour::PolicyAlgorithm::Ars)
+                          .filename()
+                          .string();
   rows.clear();
   for (const auto& r : models::summarize(info)) rows[r.field] = r.value;
-  EXPECT_EQ(rows["Made by"], "hopper medium (ARS behaviour policies, 100,000 transitions): dstudio dataset default --kind medium --algorithm ars");
+  EXPECT_EQ(rows["Made by"],
+            "hopper medium (ARS behaviour policies, 100,000 transitions): dstudio dataset default "
+            "--kind medium --algorithm ars");
 }
 
 }  // namespace

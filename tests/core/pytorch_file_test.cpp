@@ -2,13 +2,14 @@
 // pytorch_file_fixtures.py writes them; the values below follow from its arange-based tensors),
 // and the files it must refuse with a clear message.
 
+#include "dstudio/models/pytorch_file.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "dstudio/models/pytorch_file.h"
 #include "h5_fixture.h"
 
 namespace dstudio::models {
@@ -60,7 +61,8 @@ TEST(PyTorchFile, ReadsStridedTensorsEveryDtypeNumpyAndNesting) {
 TEST(PyTorchFile, ReadsAStateDictAndACorlCheckpointDict) {
   const auto a = read_pytorch_file(kData / "corl_dt/a_state_dict.pt");
   EXPECT_EQ(a.tensors.at("state_emb.weight").shape, (std::vector<int64_t>{16, 11}));
-  EXPECT_EQ(a.tensors.at("blocks.1.attention.in_proj_weight").shape, (std::vector<int64_t>{48, 16}));
+  EXPECT_EQ(a.tensors.at("blocks.1.attention.in_proj_weight").shape,
+            (std::vector<int64_t>{48, 16}));
   EXPECT_EQ(a.tensors.at("timestep_emb.weight").shape, (std::vector<int64_t>{45, 16}));
   EXPECT_EQ(a.tensors.at("blocks.0.causal_mask").shape, (std::vector<int64_t>{15, 15}));
   const auto b = read_pytorch_file(kData / "corl_dt/b_checkpoint.pt");
@@ -73,7 +75,8 @@ TEST(PyTorchFile, ReadsAStateDictAndACorlCheckpointDict) {
 TEST(PyTorchFile, RefusesOtherFilesWithAClearMessage) {
   EXPECT_THAT(error_of(kData / "pytorch_file/legacy.pt"), HasSubstr("legacy format"));
   EXPECT_THAT(error_of(kData / "pytorch_file/torchscript.pt"), HasSubstr("TorchScript"));
-  EXPECT_THAT(error_of(kData / "corl_dt/a_inputs.h5"), HasSubstr("not a file written by torch.save"));
+  EXPECT_THAT(error_of(kData / "corl_dt/a_inputs.h5"),
+              HasSubstr("not a file written by torch.save"));
   EXPECT_THAT(error_of(kData / "missing.pt"), HasSubstr("no such file"));
 
   test::TempDir dir;
@@ -88,7 +91,9 @@ TEST(PyTorchFile, RefusesOtherFilesWithAClearMessage) {
   std::string flipped = bytes;
   flipped[bytes.size() / 2] = static_cast<char>(flipped[bytes.size() / 2] ^ 0x40);
   std::ofstream(dir / "flipped.pt", std::ios::binary) << flipped;
-  EXPECT_THAT(error_of(dir / "flipped.pt"), HasSubstr("entry a_state_dict/data/29 is damaged (its CRC-32 does not match its bytes)"));
+  EXPECT_THAT(
+      error_of(dir / "flipped.pt"),
+      HasSubstr("entry a_state_dict/data/29 is damaged (its CRC-32 does not match its bytes)"));
   // Damage anywhere (zip records, the pickle, tensor data): a flipped byte reads or fails with
   // PyTorchFileError, never anything else.
   for (std::size_t at = 0; at < bytes.size(); at += 61) {

@@ -1,8 +1,9 @@
 // Where the programs find their resources: from their own location (a build tree has the installed
 // shape), or $DSTUDIO_RESOURCES; never from a path compiled into the library.
 
-#include <gtest/gtest.h>
+#include "dstudio/common/resources.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -11,7 +12,6 @@
 #include <string>
 
 #include "dstudio/common/error.h"
-#include "dstudio/common/resources.h"
 
 namespace fs = std::filesystem;
 
@@ -22,10 +22,16 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value, 1); else ::unsetenv(name);
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
   }
   ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1); else ::unsetenv(name_);
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
   }
 
  private:
@@ -42,14 +48,17 @@ TEST(Resources, FoundBesideTheProgramAsWhenInstalled) {
   EXPECT_EQ(dir, exe.parent_path().parent_path() / "share" / "decision-studio");
   // The build tree's folder is the source tree's resources, file for file.
   const fs::path dt = dstudio::resource_file("checkpoints/hopper-medium-dt.pt");
-  EXPECT_TRUE(fs::equivalent(dt, fs::path(DSTUDIO_RESOURCES_DIR) / "checkpoints" / "hopper-medium-dt.pt"));
-  EXPECT_TRUE(fs::equivalent(dstudio::resource_file("lessons/index.json"), fs::path(DSTUDIO_RESOURCES_DIR) / "lessons" / "index.json"));
+  EXPECT_TRUE(
+      fs::equivalent(dt, fs::path(DSTUDIO_RESOURCES_DIR) / "checkpoints" / "hopper-medium-dt.pt"));
+  EXPECT_TRUE(fs::equivalent(dstudio::resource_file("lessons/index.json"),
+                             fs::path(DSTUDIO_RESOURCES_DIR) / "lessons" / "index.json"));
   EXPECT_EQ(dstudio::private_lib_dir(), exe.parent_path().parent_path() / DSTUDIO_PRIVATE_LIBDIR);
   EXPECT_EQ(dstudio::installed_plugin_dir(), dstudio::private_lib_dir() / "plugins");
 }
 
 TEST(Resources, TheEnvironmentOverridesAndAMissingFileIsNamed) {
-  const fs::path tmp = fs::temp_directory_path() / ("dstudio-resources-" + std::to_string(::getpid()));
+  const fs::path tmp =
+      fs::temp_directory_path() / ("dstudio-resources-" + std::to_string(::getpid()));
   fs::create_directories(tmp / "checkpoints");
   {
     ScopedEnv env("DSTUDIO_RESOURCES", tmp.c_str());

@@ -2,6 +2,8 @@
 // anything is written, the sbatch script (its directives, and that bash reads it), the record of
 // submissions, and squeue's output read back per cell.
 
+#include "dstudio/sweep/slurm.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -10,7 +12,6 @@
 #include <fstream>
 
 #include "dstudio/common/error.h"
-#include "dstudio/sweep/slurm.h"
 #include "h5_fixture.h"
 
 namespace dstudio::sweep {
@@ -72,13 +73,15 @@ TEST(SlurmArray, TheScriptRunsEachTaskOnItsCellAndPassesTheSignalsOn) {
   o.max_concurrent = 3;
   o.signal_seconds = 90;
   o.extra = {"--qos=long"};
-  EXPECT_THROW(sbatch_script(s, {0, 1, 2}, o, "/opt/ds/bin/dstudio"), UsageError) << "a space cannot go on an #SBATCH --output line";
+  EXPECT_THROW(sbatch_script(s, {0, 1, 2}, o, "/opt/ds/bin/dstudio"), UsageError)
+      << "a space cannot go on an #SBATCH --output line";
   s.dir = dir / "sweep";
   const auto script = sbatch_script(s, {0, 1, 2, 5}, o, "/opt/d's/bin/dstudio");
   EXPECT_THAT(script, HasSubstr("#!/bin/bash\n"));
   EXPECT_THAT(script, HasSubstr("#SBATCH --array=0-2,5%3\n"));
   EXPECT_THAT(script, HasSubstr("#SBATCH --job-name=dstudio-sweep\n"));
-  EXPECT_THAT(script, HasSubstr("#SBATCH --output=" + (s.dir / "slurm" / "%A_%a.out").string() + "\n"));
+  EXPECT_THAT(script,
+              HasSubstr("#SBATCH --output=" + (s.dir / "slurm" / "%A_%a.out").string() + "\n"));
   EXPECT_THAT(script, HasSubstr("#SBATCH --cpus-per-task=4\n"));
   EXPECT_THAT(script, HasSubstr("#SBATCH --requeue\n"));
   EXPECT_THAT(script, HasSubstr("#SBATCH --signal=B:USR1@90\n"));
@@ -88,7 +91,8 @@ TEST(SlurmArray, TheScriptRunsEachTaskOnItsCellAndPassesTheSignalsOn) {
   EXPECT_THAT(script, HasSubstr("#SBATCH --qos=long\n"));
   EXPECT_THAT(script, Not(HasSubstr("--gres")));
   EXPECT_THAT(script, HasSubstr("dstudio='/opt/d'\\''s/bin/dstudio'\n"));
-  EXPECT_THAT(script, HasSubstr("sweep task \"$sweep\" --index \"$cell\" --threads \"${SLURM_CPUS_PER_TASK:-1}\" --device cpu"));
+  EXPECT_THAT(script, HasSubstr("sweep task \"$sweep\" --index \"$cell\" --threads "
+                                "\"${SLURM_CPUS_PER_TASK:-1}\" --device cpu"));
   EXPECT_THAT(script, HasSubstr("trap 'warned=1;"));
   EXPECT_THAT(script, HasSubstr("scontrol requeue \"${SLURM_ARRAY_JOB_ID}_${cell}\""));
   // Every #SBATCH line comes before the first command: sbatch stops reading them there.
@@ -104,11 +108,13 @@ TEST(SlurmArray, TheScriptRunsEachTaskOnItsCellAndPassesTheSignalsOn) {
   std::ofstream(path) << sbatch_script(s, {0, 1, 2, 5}, o, fake);
   EXPECT_EQ(std::system(("bash -n " + path.string()).c_str()), 0);
   const auto out = dir / "out.txt";
-  const auto cmd = "SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_JOB_ID=77 SLURM_CPUS_PER_TASK=4 bash " + path.string() + " >" + out.string() + " 2>&1";
+  const auto cmd = "SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_JOB_ID=77 SLURM_CPUS_PER_TASK=4 bash " +
+                   path.string() + " >" + out.string() + " 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0);
   std::ifstream in(out);
   const std::string printed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_THAT(printed, HasSubstr("args: sweep task " + s.dir.string() + " --index 5 --threads 4 --device cpu"));
+  EXPECT_THAT(printed, HasSubstr("args: sweep task " + s.dir.string() +
+                                 " --index 5 --threads 4 --device cpu"));
   EXPECT_THAT(printed, HasSubstr("cell 5 on "));
 }
 
@@ -123,7 +129,8 @@ TEST(SlurmArray, TheTaskStoppedByTheWarningIsRequeuedAndItsCodeKept) {
   // the test sends the warning when it has read that line.
   const auto ready = dir / "ready";
   ASSERT_EQ(::mkfifo(ready.c_str(), 0600), 0);
-  std::ofstream(fake) << "#!/bin/bash\ntrap 'kill $idle; echo saved; exit 130' USR1\nsleep infinity & idle=$!\necho running > "
+  std::ofstream(fake) << "#!/bin/bash\ntrap 'kill $idle; echo saved; exit 130' USR1\nsleep "
+                         "infinity & idle=$!\necho running > "
                       << ready.string() << "\nwait $idle\n";
   std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
   const auto bin = dir / "bin";
@@ -133,8 +140,10 @@ TEST(SlurmArray, TheTaskStoppedByTheWarningIsRequeuedAndItsCodeKept) {
   const auto path = dir / "job.sbatch";
   std::ofstream(path) << sbatch_script(s, {3}, SlurmOptions{}, fake);
   const auto out = dir / "out.txt";
-  const auto cmd = "PATH=" + bin.string() + ":$PATH SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_JOB_ID=41 bash " + path.string() + " >" +
-                   out.string() + " 2>&1 & job=$!; read line < " + ready.string() + "; kill -USR1 $job; wait $job; exit $?";
+  const auto cmd = "PATH=" + bin.string() +
+                   ":$PATH SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_JOB_ID=41 bash " + path.string() +
+                   " >" + out.string() + " 2>&1 & job=$!; read line < " + ready.string() +
+                   "; kill -USR1 $job; wait $job; exit $?";
   const int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 130);
@@ -160,7 +169,8 @@ TEST(SlurmArray, SubmissionsAreRecordedInOrder) {
   EXPECT_EQ(jobs[1].job, "117");
   EXPECT_EQ(jobs[1].submitted, "2026-01-01T00:00:00Z");
 
-  std::ofstream(dir / "slurm" / "jobs.json") << R"({"format": "dstudio-sweep-slurm", "jobs": [{"job": "1", "cells": ["a"]}]})";
+  std::ofstream(dir / "slurm" / "jobs.json")
+      << R"({"format": "dstudio-sweep-slurm", "jobs": [{"job": "1", "cells": ["a"]}]})";
   try {
     read_slurm_jobs(s);
     FAIL() << "a damaged record is refused";
@@ -177,10 +187,10 @@ TEST(SlurmArray, SqueueAndSacctAreReadPerCellNewestSubmissionFirst) {
       "101_0|COMPLETED|None\n"
       "101_1|RUNNING|None\n"
       "101_2|TIMEOUT|None\n"
-      "999_2|RUNNING|None\n"      // another job: not ours
+      "999_2|RUNNING|None\n"       // another job: not ours
       "117_2|PENDING|BeginTime\n"  // resubmitted: newer than 101's
       "117_[4-5,7%2]|PENDING|JobArrayTaskLimit\n"
-      "118|RUNNING|None\n"         // not an array task
+      "118|RUNNING|None\n"  // not an array task
       "garbage\n";
   const auto states = parse_job_states(text, {"101", "117"});
   ASSERT_EQ(states.size(), 6u);
@@ -195,7 +205,8 @@ TEST(SlurmArray, SqueueAndSacctAreReadPerCellNewestSubmissionFirst) {
   EXPECT_EQ(states.at(7).job, "117_7");
   EXPECT_EQ(states.count(6), 0u);
   // sacct's lines, for a job squeue has forgotten.
-  const auto accounted = parse_job_states("101_0|COMPLETED\n101_1|CANCELLED by 0\n101_[2-3]|PENDING\n", {"101"});
+  const auto accounted =
+      parse_job_states("101_0|COMPLETED\n101_1|CANCELLED by 0\n101_[2-3]|PENDING\n", {"101"});
   ASSERT_EQ(accounted.size(), 4u);
   EXPECT_EQ(accounted.at(1).state, "CANCELLED");
   EXPECT_EQ(accounted.at(3).state, "PENDING");

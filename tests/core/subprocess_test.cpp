@@ -13,7 +13,8 @@ namespace dstudio {
 namespace {
 
 TEST(Subprocess, RunProgramCollectsBothStreamsAndTheExitStatus) {
-  const auto out = run_program({"sh", "-c", "echo out; echo err >&2; read line || echo no-input; exit 3"});
+  const auto out =
+      run_program({"sh", "-c", "echo out; echo err >&2; read line || echo no-input; exit 3"});
   EXPECT_EQ(out.code, 3);
   EXPECT_EQ(out.text, "out\nerr\nno-input\n");
   const auto killed = run_program({"sh", "-c", "kill -TERM $$"});
@@ -29,7 +30,8 @@ TEST(Subprocess, AProgramThatIsNotThereIs127AndNamed) {
 
 // A shell's background job ignores SIGINT, and an ignored signal stays ignored across exec.
 TEST(Subprocess, DefaultSignalsUndoWhatTheParentIgnores) {
-  struct sigaction ignore {}, before {};
+  struct sigaction ignore {
+  }, before{};
   ignore.sa_handler = SIG_IGN;
   ASSERT_EQ(sigaction(SIGINT, &ignore, &before), 0);
   const std::vector<std::string> argv{"sh", "-c", "kill -INT $$; exit 0"};

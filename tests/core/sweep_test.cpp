@@ -1,17 +1,17 @@
 // Sweeps as folders: a grid's cells (the cartesian product, extra axes, explicit cells), what a
 // grid is refused for, the manifest's round trip, and each cell's task.json.
 
+#include "dstudio/sweep/sweep.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "dstudio/common/error.h"
-#include "dstudio/sweep/sweep.h"
 #include "h5_fixture.h"
 
 namespace dstudio::sweep {
@@ -59,7 +59,8 @@ TEST_F(Sweeps, AGridIsTheProductOfVariantsDatasetsAxesAndSeedsThenItsCells) {
   EXPECT_EQ(cells[4].dataset, (dir_.path() / "walker-b.hdf5").string());
   EXPECT_EQ(cells[0].dataset, (dir_.path() / "hopper-a.hdf5").string());
   // The grid's config under a variant's own.
-  EXPECT_EQ(nlohmann::json::parse(cells[0].config), nlohmann::json::parse(R"({"hidden": 16, "layers": 1})"));
+  EXPECT_EQ(nlohmann::json::parse(cells[0].config),
+            nlohmann::json::parse(R"({"hidden": 16, "layers": 1})"));
   EXPECT_EQ(cells[8].variant, "hier");
   EXPECT_EQ(cells[8].merger, "pooling");
   EXPECT_EQ(nlohmann::json::parse(cells[8].config)["hidden"], 32);
@@ -89,21 +90,36 @@ TEST_F(Sweeps, AGridIsRefusedNamingWhatIsWrong) {
   EXPECT_THAT(refusal("{"), HasSubstr("not JSON"));
   EXPECT_THAT(refusal(R"({"variant": ["dt"]})"), HasSubstr("no key \"variant\""));
   EXPECT_THAT(refusal(R"({"variants": ["dt"]})"), HasSubstr("\"datasets\""));
-  EXPECT_THAT(refusal(R"({"variants": ["no-such"], "datasets": ["hopper-a.hdf5"]})"), HasSubstr("no-such"));
-  EXPECT_THAT(refusal(R"({"variants": ["dt"], "datasets": ["missing.hdf5"]})"), HasSubstr("missing.hdf5: no such file"));
-  EXPECT_THAT(refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "seeds": [-1]})"), HasSubstr("whole number"));
-  EXPECT_THAT(refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "config": {"hidden": -4}})"), HasSubstr("hidden"));
-  EXPECT_THAT(refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "training": {"steps": 2.5}})"), HasSubstr("steps"));
-  EXPECT_THAT(refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "training": {"seed": 4}})"), HasSubstr("\"seeds\""));
-  EXPECT_THAT(refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "axes": {"hidden": [1]}})"), HasSubstr("config.<field>"));
-  EXPECT_THAT(refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "seeds": [1, 1]})"), HasSubstr("same run"));
+  EXPECT_THAT(refusal(R"({"variants": ["no-such"], "datasets": ["hopper-a.hdf5"]})"),
+              HasSubstr("no-such"));
+  EXPECT_THAT(refusal(R"({"variants": ["dt"], "datasets": ["missing.hdf5"]})"),
+              HasSubstr("missing.hdf5: no such file"));
+  EXPECT_THAT(refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "seeds": [-1]})"),
+              HasSubstr("whole number"));
+  EXPECT_THAT(
+      refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "config": {"hidden": -4}})"),
+      HasSubstr("hidden"));
+  EXPECT_THAT(
+      refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "training": {"steps": 2.5}})"),
+      HasSubstr("steps"));
+  EXPECT_THAT(
+      refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "training": {"seed": 4}})"),
+      HasSubstr("\"seeds\""));
+  EXPECT_THAT(
+      refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "axes": {"hidden": [1]}})"),
+      HasSubstr("config.<field>"));
+  EXPECT_THAT(refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "seeds": [1, 1]})"),
+              HasSubstr("same run"));
   EXPECT_THAT(refusal(R"({"cells": [{"variant": "dt"}]})"), HasSubstr("cells[0]"));
   EXPECT_THAT(refusal(R"({})"), HasSubstr("no cells"));
-  EXPECT_THAT(refusal(R"({"variants": [{"variant": "hier", "merger": 3}], "datasets": ["hopper-a.hdf5"]})"), HasSubstr("the grid"));
+  EXPECT_THAT(
+      refusal(R"({"variants": [{"variant": "hier", "merger": 3}], "datasets": ["hopper-a.hdf5"]})"),
+      HasSubstr("the grid"));
 }
 
 TEST_F(Sweeps, TheManifestRoundTripsAndAFolderHoldsOneSweep) {
-  const std::string grid = R"({"variants": ["dt", "dc"], "datasets": ["hopper-a.hdf5"], "seeds": [0, 1], "training": {"steps": 30}})";
+  const std::string grid =
+      R"({"variants": ["dt", "dc"], "datasets": ["hopper-a.hdf5"], "seeds": [0, 1], "training": {"steps": 30}})";
   const auto cells = parse(grid);
   const auto made = create_sweep(dir_ / "sweep", cells, grid);
   const auto read = read_sweep(dir_ / "sweep");
@@ -114,7 +130,8 @@ TEST_F(Sweeps, TheManifestRoundTripsAndAFolderHoldsOneSweep) {
     EXPECT_EQ(read.cells[i].dataset, cells[i].dataset);
     EXPECT_EQ(read.cells[i].seed, cells[i].seed);
     EXPECT_EQ(nlohmann::json::parse(read.cells[i].config), nlohmann::json::parse(cells[i].config));
-    EXPECT_EQ(nlohmann::json::parse(read.cells[i].training), nlohmann::json::parse(cells[i].training));
+    EXPECT_EQ(nlohmann::json::parse(read.cells[i].training),
+              nlohmann::json::parse(cells[i].training));
     EXPECT_EQ(read.cells[i].group, cells[i].group);
     EXPECT_TRUE(std::filesystem::is_directory(cell_dir(read, read.cells[i])));
   }
@@ -169,7 +186,8 @@ TEST_F(Sweeps, ACellsStatusRoundTripsAndIsPendingWithoutOne) {
 // Collecting: each group's mean and spread over the seeds of its finished cells, and the paper's
 // table, computed here by hand from the scores written into the cells.
 TEST_F(Sweeps, CollectPoolsSeedsIntoGroupsAndATable) {
-  const std::string grid = R"({"variants": ["dt", "dc"], "datasets": ["hopper-a.hdf5", "walker-b.hdf5"], "seeds": [0, 1, 2]})";
+  const std::string grid =
+      R"({"variants": ["dt", "dc"], "datasets": ["hopper-a.hdf5", "walker-b.hdf5"], "seeds": [0, 1, 2]})";
   const auto sweep = create_sweep(dir_ / "table", parse(grid), grid);
   ASSERT_EQ(sweep.cells.size(), 12u);
   // dt on hopper-a: 50, 60, 70 (best 80, 90, 100); dc on hopper-a: 40, 44 finished and one running;
@@ -182,7 +200,8 @@ TEST_F(Sweeps, CollectPoolsSeedsIntoGroupsAndATable) {
     st.score_std = 1.0;
     st.best_score = best;
     write_cell_status(sweep, sweep.cells[static_cast<std::size_t>(index)], st);
-    std::ofstream(cell_dir(sweep, sweep.cells[static_cast<std::size_t>(index)]) / "checkpoint.pt") << "a finished cell's";
+    std::ofstream(cell_dir(sweep, sweep.cells[static_cast<std::size_t>(index)]) / "checkpoint.pt")
+        << "a finished cell's";
   };
   finish(0, 50, 80);
   finish(1, 60, 90);
@@ -217,11 +236,13 @@ TEST_F(Sweeps, CollectPoolsSeedsIntoGroupsAndATable) {
   const auto table = latex_table(groups);
   EXPECT_THAT(table, HasSubstr("Dataset & dt & dc \\\\"));
   // A group whose seeds have not all finished says how many have.
-  EXPECT_THAT(table, HasSubstr("hopper-a & \\textbf{60.0 $\\pm$ 10.0} & 42.0 $\\pm$ 2.8 (2 of 3) \\\\"));
+  EXPECT_THAT(table,
+              HasSubstr("hopper-a & \\textbf{60.0 $\\pm$ 10.0} & 42.0 $\\pm$ 2.8 (2 of 3) \\\\"));
   EXPECT_THAT(table, HasSubstr("walker-b & \\textbf{10.0 $\\pm$ 0.0} (1 of 3) & -- \\\\"));
   EXPECT_THAT(table, HasSubstr("\\toprule"));
   // Fields every cell shares stay out of the column names; those that vary name them.
-  const std::string varied = R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "config": {"layers": 1},
+  const std::string varied =
+      R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "config": {"layers": 1},
                                  "axes": {"config.hidden": [16, 32]}})";
   const auto columns = collect_groups(create_sweep(dir_ / "varied", parse(varied), varied));
   ASSERT_EQ(columns.size(), 2u);

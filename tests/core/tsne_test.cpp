@@ -2,6 +2,8 @@
 // against exact ones, FFT t-SNE against Barnes-Hut t-SNE, the automatic choices, and progress
 // and cancellation during the neighbour search.
 
+#include "dstudio/analysis/tsne.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,8 +11,6 @@
 #include <cstdio>
 #include <random>
 #include <set>
-
-#include "dstudio/analysis/tsne.h"
 
 namespace dstudio::analysis {
 namespace {
@@ -26,7 +26,8 @@ std::vector<float> clustered(int n, int d, int clusters, double spread, unsigned
   std::vector<float> centres(at(clusters) * at(d)), x(at(n) * at(d));
   for (auto& v : centres) v = static_cast<float>(spread) * g(rng);
   for (int i = 0; i < n; ++i)
-    for (int q = 0; q < d; ++q) x[at(i) * at(d) + at(q)] = centres[at(i % clusters) * at(d) + at(q)] + g(rng);
+    for (int q = 0; q < d; ++q)
+      x[at(i) * at(d) + at(q)] = centres[at(i % clusters) * at(d) + at(q)] + g(rng);
   return x;
 }
 
@@ -73,14 +74,17 @@ TEST(TsneRepulsion, FftMatchesEveryPair) {
     c.boxes_per_unit = kl_grid_boxes_per_unit(*hi - *lo);
     EXPECT_EQ(c.boxes_per_unit, 1.0);
     const double z = tsne_repulsion(wide, TsneMethod::Exact, c).z;
-    EXPECT_NEAR(tsne_repulsion(wide, TsneMethod::Fft, c).z, z, 2e-4 * z) << "stretched " << stretch << " times";
+    EXPECT_NEAR(tsne_repulsion(wide, TsneMethod::Fft, c).z, z, 2e-4 * z)
+        << "stretched " << stretch << " times";
   }
   EXPECT_EQ(kl_grid_boxes_per_unit(60.0), 2.0);
   c.interpolation_points = 3;
   c.boxes_per_unit = 1.0;
   const auto coarse = tsne_repulsion(y, TsneMethod::Fft, c);
-  std::printf("relative error of the forces: fine grid %.2g, FIt-SNE's grid %.2g, Barnes-Hut %.2g\n", relative_error(fine.force, exact.force),
-              relative_error(coarse.force, exact.force), relative_error(tsne_repulsion(y, TsneMethod::BarnesHut, c).force, exact.force));
+  std::printf(
+      "relative error of the forces: fine grid %.2g, FIt-SNE's grid %.2g, Barnes-Hut %.2g\n",
+      relative_error(fine.force, exact.force), relative_error(coarse.force, exact.force),
+      relative_error(tsne_repulsion(y, TsneMethod::BarnesHut, c).force, exact.force));
   EXPECT_LT(relative_error(coarse.force, exact.force), 5e-2);
   EXPECT_NEAR(coarse.z, exact.z, 5e-3 * exact.z);
   // Barnes-Hut at theta 0.5 for comparison, and a layout too small for 50 unit boxes.
@@ -88,7 +92,9 @@ TEST(TsneRepulsion, FftMatchesEveryPair) {
   EXPECT_LT(relative_error(bh.force, exact.force), 5e-2);
   auto small = y;
   for (auto& v : small) v *= 0.01;
-  EXPECT_LT(relative_error(tsne_repulsion(small, TsneMethod::Fft, c).force, tsne_repulsion(small, TsneMethod::Exact, c).force), 1e-3);
+  EXPECT_LT(relative_error(tsne_repulsion(small, TsneMethod::Fft, c).force,
+                           tsne_repulsion(small, TsneMethod::Exact, c).force),
+            1e-3);
 }
 
 // Approximate neighbours find nearly all the exact ones on clustered points.
@@ -100,7 +106,8 @@ TEST(TsneNeighbourSearch, ApproximateRecallsTheExactNeighbours) {
   ASSERT_EQ(approx.index.size(), exact.index.size());
   std::size_t found = 0;
   for (int i = 0; i < n; ++i) {
-    const std::set<int> truth(exact.index.begin() + static_cast<std::ptrdiff_t>(at(i) * k), exact.index.begin() + static_cast<std::ptrdiff_t>(at(i + 1) * k));
+    const std::set<int> truth(exact.index.begin() + static_cast<std::ptrdiff_t>(at(i) * k),
+                              exact.index.begin() + static_cast<std::ptrdiff_t>(at(i + 1) * k));
     for (int m = 0; m < k; ++m) {
       const int j = approx.index[at(i) * k + at(m)];
       EXPECT_NE(j, i);
@@ -116,11 +123,13 @@ TEST(TsneNeighbourSearch, ApproximateRecallsTheExactNeighbours) {
   std::vector<std::pair<double, int>> all;
   for (int j = 1; j < n; ++j) {
     double s = 0.0;
-    for (int q = 0; q < d; ++q) s += (x[at(q)] - x[at(j) * d + at(q)]) * (x[at(q)] - x[at(j) * d + at(q)]);
+    for (int q = 0; q < d; ++q)
+      s += (x[at(q)] - x[at(j) * d + at(q)]) * (x[at(q)] - x[at(j) * d + at(q)]);
     all.emplace_back(s, j);
   }
   std::sort(all.begin(), all.end());
-  for (int m = 0; m < k; ++m) EXPECT_NEAR(exact.dist2[at(m)], all[at(m)].first, 1e-3 * all[at(m)].first);
+  for (int m = 0; m < k; ++m)
+    EXPECT_NEAR(exact.dist2[at(m)], all[at(m)].first, 1e-3 * all[at(m)].first);
 }
 
 // The FFT gradient with approximate neighbours lands within 5% of Barnes-Hut with exact ones.
@@ -142,7 +151,8 @@ TEST(Tsne, FftAndApproximateNeighboursMatchBarnesHut) {
   EXPECT_EQ(fft.neighbours, TsneNeighbours::Approximate);
   EXPECT_TRUE(fft.kl_exact);
   EXPECT_GT(fft.kl, 0.0);
-  std::printf("KL: Barnes-Hut with exact neighbours %.4f, FFT with approximate neighbours %.4f\n", bh.kl, fft.kl);
+  std::printf("KL: Barnes-Hut with exact neighbours %.4f, FFT with approximate neighbours %.4f\n",
+              bh.kl, fft.kl);
   EXPECT_NEAR(fft.kl, bh.kl, 0.05 * bh.kl);
   // Points of one cluster stay together: nearly every point's nearest point is of its cluster.
   int wrong = 0;
@@ -151,7 +161,8 @@ TEST(Tsne, FftAndApproximateNeighboursMatchBarnesHut) {
     int nearest = -1;
     for (int j = 0; j < n; ++j) {
       if (j == i) continue;
-      const double dx = fft.embedding[at(i) * 2] - fft.embedding[at(j) * 2], dy = fft.embedding[at(i) * 2 + 1] - fft.embedding[at(j) * 2 + 1];
+      const double dx = fft.embedding[at(i) * 2] - fft.embedding[at(j) * 2],
+                   dy = fft.embedding[at(i) * 2 + 1] - fft.embedding[at(j) * 2 + 1];
       if (dx * dx + dy * dy < best) best = dx * dx + dy * dy, nearest = j;
     }
     wrong += nearest % 8 != i % 8;
@@ -163,7 +174,8 @@ TEST(Tsne, FftAndApproximateNeighboursMatchBarnesHut) {
 // neighbours below approximate_from_points.
 // The names the command line takes are the names reports print.
 TEST(Tsne, MethodsAndNeighbourSearchesAreNamedBothWays) {
-  for (const auto m : {TsneMethod::Auto, TsneMethod::Exact, TsneMethod::BarnesHut, TsneMethod::Fft}) EXPECT_EQ(tsne_method_named(to_string(m)), m);
+  for (const auto m : {TsneMethod::Auto, TsneMethod::Exact, TsneMethod::BarnesHut, TsneMethod::Fft})
+    EXPECT_EQ(tsne_method_named(to_string(m)), m);
   for (const auto m : {TsneNeighbours::Auto, TsneNeighbours::Exact, TsneNeighbours::Approximate})
     EXPECT_EQ(tsne_neighbours_named(to_string(m)), m);
   EXPECT_EQ(tsne_method_named("barnes-hut"), TsneMethod::BarnesHut);

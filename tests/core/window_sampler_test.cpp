@@ -1,10 +1,11 @@
 // Training windows against windows computed by hand from the reference get_batch semantics.
 
-#include "dstudio/common/error.h"
 #include "dstudio/data/window_sampler.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "dstudio/common/error.h"
 
 namespace dstudio::data {
 namespace {

@@ -1,22 +1,23 @@
 // Workspace files: every key the studio writes reads back equal, every shipped lesson parses, and
 // each wrong type or value out of range is refused with a message naming the key.
 
+#include "dstudio/common/workspace.h"
+
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "dstudio/common/resources.h"
-#include "dstudio/common/workspace.h"
 
 namespace dstudio {
 namespace {
 
-const std::filesystem::path kResources = std::filesystem::path(DSTUDIO_TEST_DATA) / ".." / ".." / "resources";
+const std::filesystem::path kResources =
+    std::filesystem::path(DSTUDIO_TEST_DATA) / ".." / ".." / "resources";
 
 std::string message_of(const std::string& json_text) {
   try {
@@ -99,7 +100,8 @@ TEST(Workspace, ReadsWhatTheStudioWrites) {
   EXPECT_EQ(w.checkpoint, "/home/me/runs/dt/checkpoint.pt");
   EXPECT_EQ(w.tab, "Viewer");
   ASSERT_TRUE(w.viewer);
-  EXPECT_EQ(*w.viewer, (WorkspaceViewer{3600.0, models::ModalityZeroing::ReturnsToGo, 3, 0.5, true, 180}));
+  EXPECT_EQ(*w.viewer,
+            (WorkspaceViewer{3600.0, models::ModalityZeroing::ReturnsToGo, 3, 0.5, true, 180}));
   EXPECT_EQ(w.runs, std::vector<std::string>{"/home/me/runs/dt"});
   EXPECT_EQ(w.window_geometry, "AdnQywADAAAAAAAAAAAAAAeHAAAEEAAAAAAAAAAA");
   EXPECT_FALSE(w.attention);
@@ -122,7 +124,8 @@ TEST(Workspace, EveryShippedLessonParses) {
     for (const auto& step : lesson.at("steps")) {
       ++steps;
       Workspace w;
-      ASSERT_NO_THROW(w = parse_workspace(step.at("workspace").dump())) << name << ": " << step.at("title");
+      ASSERT_NO_THROW(w = parse_workspace(step.at("workspace").dump()))
+          << name << ": " << step.at("title");
       const Workspace resolved = resolve_resources(w, kResources);
       // Each shipped file a step names is there.
       for (const auto* path : {&resolved.checkpoint, &resolved.compare}) {
@@ -138,16 +141,19 @@ TEST(Workspace, EveryShippedLessonParses) {
   EXPECT_EQ(steps, 12);
 
   // Two steps, value by value.
-  const auto disperses = nlohmann::json::parse(*embedded_resource("lessons/attention-disperses.json"));
+  const auto disperses =
+      nlohmann::json::parse(*embedded_resource("lessons/attention-disperses.json"));
   const Workspace gdt = parse_workspace(disperses["steps"][1]["workspace"].dump());
   EXPECT_EQ(gdt.dataset, "default");
   EXPECT_EQ(gdt.compare, "@resources/checkpoints/hopper-medium-expert-gdt.pt");
   EXPECT_EQ(gdt.comparison, WorkspaceComparison::SideBySide);
   EXPECT_EQ(gdt.attention, (WorkspaceAttention{WorkspaceMap::Layer, 1, 0}));
-  EXPECT_EQ(resolve_resources(gdt, "/opt/r").compare, "/opt/r/checkpoints/hopper-medium-expert-gdt.pt");
+  EXPECT_EQ(resolve_resources(gdt, "/opt/r").compare,
+            "/opt/r/checkpoints/hopper-medium-expert-gdt.pt");
   EXPECT_EQ(resolve_resources(gdt, "/opt/r").dataset, "default");
 
-  const auto markov = nlohmann::json::parse(*embedded_resource("lessons/markov-pooling-floor.json"));
+  const auto markov =
+      nlohmann::json::parse(*embedded_resource("lessons/markov-pooling-floor.json"));
   const Workspace order2 = parse_workspace(markov["steps"][1]["workspace"].dump());
   ASSERT_TRUE(order2.markov_lab);
   EXPECT_EQ(order2.markov_lab->order, 2);
@@ -167,8 +173,9 @@ TEST(Workspace, NamesTheKeyAndTheValueItRefuses) {
             R"(workspace: "viewer.target" must be a number, not "abc")");
   EXPECT_EQ(message_of(R"({"decision_studio_workspace": 1, "viewer": {"seed": -1}})"),
             R"(workspace: "viewer.seed" must be an integer in [0, 1000000], not -1)");
-  EXPECT_EQ(message_of(R"({"decision_studio_workspace": 1, "attention": {"map": "heads"}})"),
-            R"(workspace: "attention.map" must be "layer", "mean over layers" or "rollout", not "heads")");
+  EXPECT_EQ(
+      message_of(R"({"decision_studio_workspace": 1, "attention": {"map": "heads"}})"),
+      R"(workspace: "attention.map" must be "layer", "mean over layers" or "rollout", not "heads")");
   EXPECT_EQ(message_of(R"({"decision_studio_workspace": 1, "runs": [1]})"),
             R"(workspace: "runs[0]" must be a string, not 1)");
   EXPECT_EQ(message_of(R"({"decision_studio_workspace": 1, "viewer": [1, 2]})"),
@@ -181,60 +188,97 @@ TEST(Workspace, RefusesEveryWrongTypeAndRange) {
       {"", "not JSON"},
       {"{\"decision_studio_workspace\": 1", "not JSON"},
       {"[1]", "not a JSON object"},
-      {R"({"decision_studio_workspace": 1, "viewer": {"target": 1e999}})", "not JSON"},  // beyond a double
+      {R"({"decision_studio_workspace": 1, "viewer": {"target": 1e999}})",
+       "not JSON"},  // beyond a double
       {"{}", "no \"decision_studio_workspace\" key"},
       {R"({"version": 1})", "no \"decision_studio_workspace\" key"},
-      {R"({"decision_studio_workspace": 2})", "newer Decision Studio (workspace version 2, this one reads 1)"},
+      {R"({"decision_studio_workspace": 2})",
+       "newer Decision Studio (workspace version 2, this one reads 1)"},
       {R"({"decision_studio_workspace": 1e9})", "newer Decision Studio"},
-      {R"({"decision_studio_workspace": 0})", "\"decision_studio_workspace\" must be an integer in [1, 1]"},
+      {R"({"decision_studio_workspace": 0})",
+       "\"decision_studio_workspace\" must be an integer in [1, 1]"},
       {R"({"decision_studio_workspace": 0.5})", "\"decision_studio_workspace\" must be an integer"},
       {R"({"decision_studio_workspace": "1"})", "\"decision_studio_workspace\" must be an integer"},
       // paths and names
       {R"({"decision_studio_workspace": 1, "dataset": 5})", "\"dataset\" must be a string, not 5"},
-      {R"({"decision_studio_workspace": 1, "dataset": ""})", "\"dataset\" must be a non-empty string"},
-      {R"({"decision_studio_workspace": 1, "checkpoint": null})", "\"checkpoint\" must be a string, not null"},
-      {R"({"decision_studio_workspace": 1, "compare": "a\u0000b"})", "\"compare\" must be a string without NUL"},
+      {R"({"decision_studio_workspace": 1, "dataset": ""})",
+       "\"dataset\" must be a non-empty string"},
+      {R"({"decision_studio_workspace": 1, "checkpoint": null})",
+       "\"checkpoint\" must be a string, not null"},
+      {R"({"decision_studio_workspace": 1, "compare": "a\u0000b"})",
+       "\"compare\" must be a string without NUL"},
       {R"({"decision_studio_workspace": 1, "tab": true})", "\"tab\" must be a string, not true"},
-      {R"({"decision_studio_workspace": 1, "comparison": "overlay"})", "\"comparison\" must be \"side by side\" or \"difference\""},
-      {R"({"decision_studio_workspace": 1, "run": "train"})", "\"run\" must be \"sweep\" or \"ablation\", not \"train\""},
-      {R"({"decision_studio_workspace": 1, "runs": "/runs/a"})", "\"runs\" must be an array of paths"},
+      {R"({"decision_studio_workspace": 1, "comparison": "overlay"})",
+       "\"comparison\" must be \"side by side\" or \"difference\""},
+      {R"({"decision_studio_workspace": 1, "run": "train"})",
+       "\"run\" must be \"sweep\" or \"ablation\", not \"train\""},
+      {R"({"decision_studio_workspace": 1, "runs": "/runs/a"})",
+       "\"runs\" must be an array of paths"},
       {R"({"decision_studio_workspace": 1, "sweep": 3})", "\"sweep\" must be a string, not 3"},
-      {R"({"decision_studio_workspace": 1, "runs": ["/a", ""]})", "\"runs[1]\" must be a non-empty string"},
-      {R"({"decision_studio_workspace": 1, "window_geometry": "abc"})", "\"window_geometry\" must be base64 text"},
-      {R"({"decision_studio_workspace": 1, "window_state": "ab=c"})", "\"window_state\" must be base64 text"},
-      {R"({"decision_studio_workspace": 1, "window_state": "a!bc"})", "\"window_state\" must be base64 text"},
-      {R"({"decision_studio_workspace": 1, "window_state": 12})", "\"window_state\" must be base64 text"},
+      {R"({"decision_studio_workspace": 1, "runs": ["/a", ""]})",
+       "\"runs[1]\" must be a non-empty string"},
+      {R"({"decision_studio_workspace": 1, "window_geometry": "abc"})",
+       "\"window_geometry\" must be base64 text"},
+      {R"({"decision_studio_workspace": 1, "window_state": "ab=c"})",
+       "\"window_state\" must be base64 text"},
+      {R"({"decision_studio_workspace": 1, "window_state": "a!bc"})",
+       "\"window_state\" must be base64 text"},
+      {R"({"decision_studio_workspace": 1, "window_state": 12})",
+       "\"window_state\" must be base64 text"},
       // viewer
       {R"({"decision_studio_workspace": 1, "viewer": 3})", "\"viewer\" must be an object, not 3"},
-      {R"({"decision_studio_workspace": 1, "viewer": {"target": 1e7}})", "\"viewer.target\" must be in [-1000000.0, 1000000.0]"},
-      {R"({"decision_studio_workspace": 1, "viewer": {"zeroing": "everything"}})", "\"viewer.zeroing\" must be \"none\", \"rtg\", \"states\" or \"actions\""},
-      {R"({"decision_studio_workspace": 1, "viewer": {"zeroing": 1}})", "\"viewer.zeroing\" must be"},
-      {R"({"decision_studio_workspace": 1, "viewer": {"seed": 1000001}})", "\"viewer.seed\" must be an integer in [0, 1000000]"},
-      {R"({"decision_studio_workspace": 1, "viewer": {"seed": 2.5}})", "\"viewer.seed\" must be an integer"},
-      {R"({"decision_studio_workspace": 1, "viewer": {"seed": 18446744073709551615}})", "\"viewer.seed\" must be an integer"},
-      {R"({"decision_studio_workspace": 1, "viewer": {"speed": 3}})", "\"viewer.speed\" must be one of 0.1, 0.25, 0.5, 1, 2, 4 or 0"},
-      {R"({"decision_studio_workspace": 1, "viewer": {"speed": "1x"}})", "\"viewer.speed\" must be a number"},
-      {R"({"decision_studio_workspace": 1, "viewer": {"track": 1}})", "\"viewer.track\" must be true or false, not 1"},
-      {R"({"decision_studio_workspace": 1, "viewer": {"step": 100001}})", "\"viewer.step\" must be an integer in [0, 100000]"},
-      {R"({"decision_studio_workspace": 1, "viewer": {"step": -1}})", "\"viewer.step\" must be an integer in [0, 100000]"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"target": 1e7}})",
+       "\"viewer.target\" must be in [-1000000.0, 1000000.0]"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"zeroing": "everything"}})",
+       "\"viewer.zeroing\" must be \"none\", \"rtg\", \"states\" or \"actions\""},
+      {R"({"decision_studio_workspace": 1, "viewer": {"zeroing": 1}})",
+       "\"viewer.zeroing\" must be"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"seed": 1000001}})",
+       "\"viewer.seed\" must be an integer in [0, 1000000]"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"seed": 2.5}})",
+       "\"viewer.seed\" must be an integer"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"seed": 18446744073709551615}})",
+       "\"viewer.seed\" must be an integer"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"speed": 3}})",
+       "\"viewer.speed\" must be one of 0.1, 0.25, 0.5, 1, 2, 4 or 0"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"speed": "1x"}})",
+       "\"viewer.speed\" must be a number"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"track": 1}})",
+       "\"viewer.track\" must be true or false, not 1"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"step": 100001}})",
+       "\"viewer.step\" must be an integer in [0, 100000]"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"step": -1}})",
+       "\"viewer.step\" must be an integer in [0, 100000]"},
       // attention
-      {R"({"decision_studio_workspace": 1, "attention": {"layer": 0}})", "\"attention.layer\" must be an integer in [1, 1000]"},
-      {R"({"decision_studio_workspace": 1, "attention": {"head": -1}})", "\"attention.head\" must be an integer in [0, 1000]"},
-      {R"({"decision_studio_workspace": 1, "attention": "layer"})", "\"attention\" must be an object"},
+      {R"({"decision_studio_workspace": 1, "attention": {"layer": 0}})",
+       "\"attention.layer\" must be an integer in [1, 1000]"},
+      {R"({"decision_studio_workspace": 1, "attention": {"head": -1}})",
+       "\"attention.head\" must be an integer in [0, 1000]"},
+      {R"({"decision_studio_workspace": 1, "attention": "layer"})",
+       "\"attention\" must be an object"},
       // the Markov lab
-      {R"({"decision_studio_workspace": 1, "markov_lab": {"p": 0}})", "\"markov_lab.p\" must be in (0, 1), not 0"},
-      {R"({"decision_studio_workspace": 1, "markov_lab": {"q": 1.0}})", "\"markov_lab.q\" must be in (0, 1)"},
-      {R"({"decision_studio_workspace": 1, "markov_lab": {"order": 4}})", "\"markov_lab.order\" must be an integer in [1, 3]"},
-      {R"({"decision_studio_workspace": 1, "markov_lab": {"states": 9}})", "\"markov_lab.states\" must be an integer in [2, 8]"},
-      {R"({"decision_studio_workspace": 1, "markov_lab": {"mixer": "gru"}})", "\"markov_lab.mixer\" must be \"pooling\", \"attention\" or \"conv\""},
-      {R"({"decision_studio_workspace": 1, "markov_lab": {"window": 0}})", "\"markov_lab.window\" must be an integer in [1, 256]"},
-      {R"({"decision_studio_workspace": 1, "markov_lab": {"steps": 0}})", "\"markov_lab.steps\" must be an integer in [1, 100000]"},
-      {R"({"decision_studio_workspace": 1, "markov_lab": {"train": "yes"}})", "\"markov_lab.train\" must be true or false"},
+      {R"({"decision_studio_workspace": 1, "markov_lab": {"p": 0}})",
+       "\"markov_lab.p\" must be in (0, 1), not 0"},
+      {R"({"decision_studio_workspace": 1, "markov_lab": {"q": 1.0}})",
+       "\"markov_lab.q\" must be in (0, 1)"},
+      {R"({"decision_studio_workspace": 1, "markov_lab": {"order": 4}})",
+       "\"markov_lab.order\" must be an integer in [1, 3]"},
+      {R"({"decision_studio_workspace": 1, "markov_lab": {"states": 9}})",
+       "\"markov_lab.states\" must be an integer in [2, 8]"},
+      {R"({"decision_studio_workspace": 1, "markov_lab": {"mixer": "gru"}})",
+       "\"markov_lab.mixer\" must be \"pooling\", \"attention\" or \"conv\""},
+      {R"({"decision_studio_workspace": 1, "markov_lab": {"window": 0}})",
+       "\"markov_lab.window\" must be an integer in [1, 256]"},
+      {R"({"decision_studio_workspace": 1, "markov_lab": {"steps": 0}})",
+       "\"markov_lab.steps\" must be an integer in [1, 100000]"},
+      {R"({"decision_studio_workspace": 1, "markov_lab": {"train": "yes"}})",
+       "\"markov_lab.train\" must be true or false"},
   };
   for (const auto& [text, expected] : cases) {
     const std::string message = message_of(text);
     EXPECT_EQ(message.rfind("workspace: ", 0), 0U) << text << " -> " << message;
-    EXPECT_NE(message.find(expected), std::string::npos) << text << "\n  gave: " << message << "\n  expected: " << expected;
+    EXPECT_NE(message.find(expected), std::string::npos)
+        << text << "\n  gave: " << message << "\n  expected: " << expected;
   }
 }
 
@@ -251,7 +295,8 @@ TEST(Workspace, AcceptsWhatItMayAndIgnoresUnknownKeys) {
   ASSERT_TRUE(w.markov_lab);
   EXPECT_EQ(w.markov_lab->window, 256);
   EXPECT_FALSE(w.markov_lab->train);
-  EXPECT_EQ(parse_workspace(R"({"decision_studio_workspace": 1, "window_state": ""})").window_state, "");
+  EXPECT_EQ(parse_workspace(R"({"decision_studio_workspace": 1, "window_state": ""})").window_state,
+            "");
 }
 
 TEST(Workspace, MarkovLabSettingsAreCheckedTogether) {
@@ -263,22 +308,25 @@ TEST(Workspace, MarkovLabSettingsAreCheckedTogether) {
   lab.p = 0.4;
   const auto options = lab.apply({});
   EXPECT_EQ(options.chain.states, 4);
-  EXPECT_DOUBLE_EQ(options.chain.q, 0.4);  // a chain of more than two states has one switching probability
+  EXPECT_DOUBLE_EQ(options.chain.q,
+                   0.4);  // a chain of more than two states has one switching probability
   EXPECT_EQ(options.window, 3);
 }
 
 TEST(Workspace, LongValuesAreCutInMessages) {
   const std::string long_name(500, 'x');
-  const std::string message = message_of(R"({"decision_studio_workspace": 1, "run": ")" + long_name + "\"}");
+  const std::string message =
+      message_of(R"({"decision_studio_workspace": 1, "run": ")" + long_name + "\"}");
   EXPECT_NE(message.find("..."), std::string::npos);
   EXPECT_LT(message.size(), 120U);
   // A cut never splits a UTF-8 character: the message is valid UTF-8.
-  const std::string accents = message_of(R"({"decision_studio_workspace": 1, "run": ")" + std::string(30, 'a') +
-                                         std::string(20, '\xC3') + "\"}");
+  const std::string accents = message_of(R"({"decision_studio_workspace": 1, "run": ")" +
+                                         std::string(30, 'a') + std::string(20, '\xC3') + "\"}");
   EXPECT_NE(accents.find("not JSON"), std::string::npos);  // invalid UTF-8 is not JSON
   std::string e_acute;
   for (int i = 0; i < 30; ++i) e_acute += "\xC3\xA9";
-  const std::string cut = message_of(R"({"decision_studio_workspace": 1, "run": ")" + e_acute + "\"}");
+  const std::string cut =
+      message_of(R"({"decision_studio_workspace": 1, "run": ")" + e_acute + "\"}");
   EXPECT_NO_THROW((void)nlohmann::json(cut).dump());
 }
 

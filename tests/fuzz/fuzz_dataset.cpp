@@ -14,11 +14,14 @@
 #include "dstudio/data/dataset_io.h"
 #include "fuzz_support.h"
 
-extern "C" const char* __asan_default_options() { return "detect_leaks=0:allocator_may_return_null=1"; }
+extern "C" const char* __asan_default_options() {
+  return "detect_leaks=0:allocator_may_return_null=1";
+}
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  H5dont_atexit();                          // libhdf5's own exit handler would run after ASan's
-  H5set_free_list_limits(0, 0, 0, 0, 0, 0);  // no free lists: gigabytes after a few hundred files otherwise
+  H5dont_atexit();  // libhdf5's own exit handler would run after ASan's
+  H5set_free_list_limits(0, 0, 0, 0, 0,
+                         0);  // no free lists: gigabytes after a few hundred files otherwise
   return 0;
 }
 
@@ -34,12 +37,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto& a = d.data;
     const auto n = static_cast<std::size_t>(d.transitions());
     fuzz::require(a.obs_dim > 0 && a.act_dim > 0, "positive dimensions");
-    fuzz::require(a.observations.size() == n * static_cast<std::size_t>(a.obs_dim), "observations: one row per transition");
-    fuzz::require(a.actions.size() == n * static_cast<std::size_t>(a.act_dim), "actions: one row per transition");
-    fuzz::require(a.rewards.size() == n && a.terminals.size() == n, "rewards and terminals: one per transition");
-    fuzz::require(a.timeouts.size() == n || (a.timeouts.empty() && d.timeouts_synthesized), "timeouts: one per transition, or none");
-    fuzz::require(a.next_observations.empty() || a.next_observations.size() == a.observations.size(), "next_observations like observations");
-    fuzz::require(a.qpos.size() == n * static_cast<std::size_t>(a.qpos_dim) && a.qvel.size() == n * static_cast<std::size_t>(a.qvel_dim),
+    fuzz::require(a.observations.size() == n * static_cast<std::size_t>(a.obs_dim),
+                  "observations: one row per transition");
+    fuzz::require(a.actions.size() == n * static_cast<std::size_t>(a.act_dim),
+                  "actions: one row per transition");
+    fuzz::require(a.rewards.size() == n && a.terminals.size() == n,
+                  "rewards and terminals: one per transition");
+    fuzz::require(a.timeouts.size() == n || (a.timeouts.empty() && d.timeouts_synthesized),
+                  "timeouts: one per transition, or none");
+    fuzz::require(
+        a.next_observations.empty() || a.next_observations.size() == a.observations.size(),
+        "next_observations like observations");
+    fuzz::require(a.qpos.size() == n * static_cast<std::size_t>(a.qpos_dim) &&
+                      a.qvel.size() == n * static_cast<std::size_t>(a.qvel_dim),
                   "infos: one row per transition");
     std::int64_t next = 0;
     for (const auto& e : d.episodes) {

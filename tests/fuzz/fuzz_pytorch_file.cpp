@@ -7,7 +7,9 @@
 #include "dstudio/models/pytorch_file.h"
 #include "fuzz_support.h"
 
-extern "C" const char* __asan_default_options() { return "detect_leaks=1"; }
+extern "C" const char* __asan_default_options() {
+  return "detect_leaks=1";
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace dstudio;
@@ -24,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         fuzz::require(d >= 0, "dimensions are not negative");
         n *= d;
       }
-      fuzz::require(t.numel() == n && static_cast<std::int64_t>(t.values.size()) == n, "a tensor holds its shape's number of values");
+      fuzz::require(t.numel() == n && static_cast<std::int64_t>(t.values.size()) == n,
+                    "a tensor holds its shape's number of values");
     }
   });
   return 0;

@@ -24,16 +24,17 @@
 
 namespace dstudio::fuzz {
 
-/// A folder of this process for its input files: under $DSTUDIO_FUZZ_TMP when set (packaging/fuzz.sh
-/// sets it and removes it afterwards, also after crashes), else in /dev/shm (memory, not the disk).
-/// Removed when the process exits normally.
+/// A folder of this process for its input files: under $DSTUDIO_FUZZ_TMP when set
+/// (packaging/fuzz.sh sets it and removes it afterwards, also after crashes), else in /dev/shm
+/// (memory, not the disk). Removed when the process exits normally.
 class InputFolder {
  public:
   InputFolder() {
     const char* base = std::getenv("DSTUDIO_FUZZ_TMP");
     std::filesystem::path root = base != nullptr && *base != '\0' ? std::filesystem::path(base)
-                                 : std::filesystem::exists("/dev/shm") ? std::filesystem::path("/dev/shm")
-                                                                       : std::filesystem::temp_directory_path();
+                                 : std::filesystem::exists("/dev/shm")
+                                     ? std::filesystem::path("/dev/shm")
+                                     : std::filesystem::temp_directory_path();
     path_ = root / ("dstudio-fuzz-" + std::to_string(::getpid()));
     std::filesystem::create_directories(path_);
   }
@@ -74,7 +75,8 @@ void run(Body&& body) {
   } catch (const std::exception& e) {
     int status = 0;
     char* type = abi::__cxa_demangle(typeid(e).name(), nullptr, nullptr, &status);
-    std::fprintf(stderr, "fuzz: an exception that is not a dstudio::Error escaped: %s: %s\n", status == 0 ? type : typeid(e).name(), e.what());
+    std::fprintf(stderr, "fuzz: an exception that is not a dstudio::Error escaped: %s: %s\n",
+                 status == 0 ? type : typeid(e).name(), e.what());
     std::free(type);
     std::abort();
   }
@@ -87,9 +89,13 @@ inline void require(bool holds, const char* what) {
   std::abort();
 }
 
-inline std::string_view text_of(const uint8_t* data, size_t size) { return {reinterpret_cast<const char*>(data), size}; }
+inline std::string_view text_of(const uint8_t* data, size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
+}
 
 }  // namespace dstudio::fuzz
 
 /// UBSan stops at the first report and prints its stack, so undefined behaviour fails the run.
-extern "C" const char* __ubsan_default_options() { return "print_stacktrace=1:halt_on_error=1"; }
+extern "C" const char* __ubsan_default_options() {
+  return "print_stacktrace=1:halt_on_error=1";
+}

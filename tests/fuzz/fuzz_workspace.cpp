@@ -7,7 +7,9 @@
 #include "dstudio/common/workspace.h"
 #include "fuzz_support.h"
 
-extern "C" const char* __asan_default_options() { return "detect_leaks=1"; }
+extern "C" const char* __asan_default_options() {
+  return "detect_leaks=1";
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace dstudio;

@@ -2,8 +2,8 @@
 // from them; tests/fuzz/make_corpus.sh adds those taken from tests/data and real checkpoints):
 //   dataset/    tiny D4RL files from data::write_d4rl and from the test fixtures' independent
 //               writer (every flag storage and layout quirk), and Minari files
-//   predict/    `dstudio predict` inputs from data::write_nd_arrays, and one whose arrays are declared only
-//   config/     every variant's JSON, a training configuration, overrides and names
+//   predict/    `dstudio predict` inputs from data::write_nd_arrays, and one whose arrays are
+//   declared only config/     every variant's JSON, a training configuration, overrides and names
 //   workspace/  a workspace with every key, one as the studio writes it, each lesson's steps
 // Usage: fuzz_make_seeds <corpus folder>
 
@@ -11,10 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "dstudio/common/resources.h"
 #include "dstudio/common/workspace.h"
@@ -64,7 +63,8 @@ void datasets(const fs::path& dir) {
   data::write_d4rl(dir / "writer-plain.hdf5", transitions(6, false), {}, plain);
   data::WriteOptions gzip = plain;
   gzip.gzip_level = 4;
-  data::write_d4rl(dir / "writer-gzip-infos-metadata.hdf5", transitions(8, true), {{"env", "hopper-medium-v2"}, {"generator", "seed"}}, gzip);
+  data::write_d4rl(dir / "writer-gzip-infos-metadata.hdf5", transitions(8, true),
+                   {{"env", "hopper-medium-v2"}, {"generator", "seed"}}, gzip);
   data::WriteOptions wide = plain;
   wide.float64 = true;
   wide.write_timeouts = false;
@@ -95,7 +95,8 @@ void datasets(const fs::path& dir) {
   spec.gzip = true;
   test::write_d4rl_fixture(dir / "fixture-gzip-infos-metadata.hdf5", spec);
 
-  test::write_minari_fixture(dir / "minari-two-episodes.hdf5", {{3, true, false, 0.0}, {2, false, true, 10.0}});
+  test::write_minari_fixture(dir / "minari-two-episodes.hdf5",
+                             {{3, true, false, 0.0}, {2, false, true, 10.0}});
   test::write_minari_fixture(dir / "minari-unterminated.hdf5", {{4, false, false, 0.0}});
 }
 
@@ -125,11 +126,16 @@ void predict_inputs(const fs::path& dir) {
 }
 
 void configs(const fs::path& dir) {
-  for (const auto& name : models::variant_names()) write_text(dir / ("variant-" + name + ".json"), models::to_json(models::make_variant(name)));
+  for (const auto& name : models::variant_names())
+    write_text(dir / ("variant-" + name + ".json"), models::to_json(models::make_variant(name)));
   write_text(dir / "training-defaults.json", models::to_json(models::TrainingConfig{}));
-  write_text(dir / "overrides.json", R"({"hidden": 256, "layers": 2, "dropout": 0.0, "mixer": "conv", "mixer_options": {"k": 1.5}})");
-  write_text(dir / "training-overrides.json", R"({"learning_rate": 1e-3, "steps": 2000, "cosine_decay": true})");
-  for (const char* name : {"dt", "hier", "rtg", "pooling"}) write_text(dir / (std::string("name-") + name), name);
+  write_text(
+      dir / "overrides.json",
+      R"({"hidden": 256, "layers": 2, "dropout": 0.0, "mixer": "conv", "mixer_options": {"k": 1.5}})");
+  write_text(dir / "training-overrides.json",
+             R"({"learning_rate": 1e-3, "steps": 2000, "cosine_decay": true})");
+  for (const char* name : {"dt", "hier", "rtg", "pooling"})
+    write_text(dir / (std::string("name-") + name), name);
 }
 
 void workspaces(const fs::path& dir) {
@@ -151,10 +157,12 @@ void workspaces(const fs::path& dir) {
 
   const auto index = nlohmann::json::parse(*embedded_resource("lessons/index.json"));
   for (const auto& name : index.at("lessons")) {
-    const auto lesson = nlohmann::json::parse(*embedded_resource("lessons/" + name.get<std::string>()));
+    const auto lesson =
+        nlohmann::json::parse(*embedded_resource("lessons/" + name.get<std::string>()));
     int step = 0;
     for (const auto& s : lesson.at("steps"))
-      write_text(dir / ("lesson-" + fs::path(name.get<std::string>()).stem().string() + "-" + std::to_string(++step) + ".json"),
+      write_text(dir / ("lesson-" + fs::path(name.get<std::string>()).stem().string() + "-" +
+                        std::to_string(++step) + ".json"),
                  s.at("workspace").dump(2));
   }
 }
@@ -167,7 +175,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path root = argv[1];
-  for (const char* sub : {"dataset", "predict", "config", "workspace"}) fs::create_directories(root / sub);
+  for (const char* sub : {"dataset", "predict", "config", "workspace"})
+    fs::create_directories(root / sub);
   datasets(root / "dataset");
   predict_inputs(root / "predict");
   configs(root / "config");

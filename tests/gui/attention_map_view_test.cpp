@@ -1,7 +1,10 @@
 // The attention view compares two models on the same windows: side by side on one colour scale,
 // or as a difference, with both models' heads in the entropy table.
 
+#include "dstudio/viz/attention_map_view.h"
+
 #include <gtest/gtest.h>
+#include <qcustomplot.h>
 
 #include <QApplication>
 #include <QDir>
@@ -12,11 +15,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <qcustomplot.h>
 #include <string>
 #include <vector>
 
-#include "dstudio/viz/attention_map_view.h"
 #include "test_application.h"
 
 namespace dstudio::viz {
@@ -37,11 +38,15 @@ std::vector<models::WindowInspection> windows_of(bool focused) {
       w.valid.insert(w.valid.end(), {1, 1, 1});
     }
     for (int l = 0; l < kLayers; ++l) {
-      analysis::LayerMixing layer{kHeads, kTokens, std::vector<float>(static_cast<std::size_t>(kHeads) * kTokens * kTokens, 0.0f), "attention"};
+      analysis::LayerMixing layer{
+          kHeads, kTokens,
+          std::vector<float>(static_cast<std::size_t>(kHeads) * kTokens * kTokens, 0.0f),
+          "attention"};
       for (int h = 0; h < kHeads; ++h)
         for (int i = 0; i < kTokens; ++i)
           for (int j = 0; j <= i; ++j)
-            layer.values[(static_cast<std::size_t>(h) * kTokens + i) * kTokens + j] = focused ? (i == j ? 1.0f : 0.0f) : 1.0f / static_cast<float>(i + 1);
+            layer.values[(static_cast<std::size_t>(h) * kTokens + i) * kTokens + j] =
+                focused ? (i == j ? 1.0f : 0.0f) : 1.0f / static_cast<float>(i + 1);
       w.layers.push_back(layer);
     }
   }
@@ -68,7 +73,8 @@ TEST_F(AttentionComparison, SideBySideShowsBothMapsOnOneScaleAndBothModelsHeads)
   EXPECT_EQ(view.entropyTable()->rowCount(), kLayers * kHeads);
   EXPECT_TRUE(view.entropyTable()->isColumnHidden(AttentionMapView::ColumnModel));
   view.setComparisonMode(AttentionMapView::Comparison::SideBySide);
-  EXPECT_EQ(view.comparisonMode(), AttentionMapView::Comparison::Alone) << "nothing to compare with yet";
+  EXPECT_EQ(view.comparisonMode(), AttentionMapView::Comparison::Alone)
+      << "nothing to compare with yet";
 
   view.setComparison("focused (gdt)", windows_of(true));
   view.setComparisonMode(AttentionMapView::Comparison::SideBySide);
@@ -90,12 +96,14 @@ TEST_F(AttentionComparison, SideBySideShowsBothMapsOnOneScaleAndBothModelsHeads)
   EXPECT_EQ(view.comparisonRect()->axis(QCPAxis::atTop)->label(), "focused (gdt)");
   // A cell names both weights, whichever map the mouse is over.
   const QString text = view.cellText(5, 2);
-  EXPECT_TRUE(text.contains("uniform (dt) 0.1667") && text.contains("focused (gdt) 0")) << text.toStdString();
+  EXPECT_TRUE(text.contains("uniform (dt) 0.1667") && text.contains("focused (gdt) 0"))
+      << text.toStdString();
   view.show();
   ASSERT_TRUE(QTest::qWaitForWindowExposed(&view));
   view.plot()->replot();
   auto* rect = view.comparisonRect();
-  const QPoint at(static_cast<int>(rect->axis(QCPAxis::atBottom)->coordToPixel(2)), static_cast<int>(rect->axis(QCPAxis::atLeft)->coordToPixel(5)));
+  const QPoint at(static_cast<int>(rect->axis(QCPAxis::atBottom)->coordToPixel(2)),
+                  static_cast<int>(rect->axis(QCPAxis::atLeft)->coordToPixel(5)));
   ASSERT_TRUE(rect->rect().contains(at));
   QTest::mouseMove(view.plot(), at);
   for (int i = 0; i < 100 && !QToolTip::isVisible(); ++i) QTest::qWait(20);
@@ -110,12 +118,15 @@ TEST_F(AttentionComparison, SideBySideShowsBothMapsOnOneScaleAndBothModelsHeads)
   EXPECT_FALSE(table->isColumnHidden(AttentionMapView::ColumnModel));
   for (int r = 0; r < table->rowCount(); ++r) {
     const bool compared = r % 2 == 1;
-    EXPECT_EQ(table->item(r, AttentionMapView::ColumnModel)->text(), compared ? "focused (gdt)" : "uniform (dt)");
+    EXPECT_EQ(table->item(r, AttentionMapView::ColumnModel)->text(),
+              compared ? "focused (gdt)" : "uniform (dt)");
     EXPECT_EQ(table->item(r, AttentionMapView::ColumnLayer)->text().toInt(), r / (2 * kHeads) + 1);
     EXPECT_EQ(table->item(r, AttentionMapView::ColumnHead)->text().toInt(), (r / 2) % kHeads + 1);
     const double entropy = table->item(r, AttentionMapView::ColumnEntropy)->text().toDouble();
-    if (compared) EXPECT_NEAR(entropy, 0.0, 1e-3);
-    else EXPECT_GT(entropy, 0.5);
+    if (compared)
+      EXPECT_NEAR(entropy, 0.0, 1e-3);
+    else
+      EXPECT_GT(entropy, 0.5);
   }
 
   // Exported as one figure of two maps, and each model's numbers.
@@ -124,7 +135,8 @@ TEST_F(AttentionComparison, SideBySideShowsBothMapsOnOneScaleAndBothModelsHeads)
   std::ifstream csv(dir_ / "pair_compared.csv");
   std::string header, row0, row1;
   std::getline(csv, header), std::getline(csv, row0), std::getline(csv, row1);
-  EXPECT_EQ(row1.substr(row1.find(',') + 1, 3), "0,1") << row1;  // the second query's weights: 0 on the first key, 1 on itself
+  EXPECT_EQ(row1.substr(row1.find(',') + 1, 3), "0,1")
+      << row1;  // the second query's weights: 0 on the first key, 1 on itself
 
   // The difference: one map, this minus the compared.
   view.setComparisonMode(AttentionMapView::Comparison::Difference);
@@ -156,10 +168,13 @@ TEST_F(AttentionComparison, LocalityCurvesFollowTheMapOnScreen) {
   // 0..i; the share at lag L, worked out here, averaged over the 12 queries.
   std::vector<double> expected(kSteps, 0.0);
   for (int i = 0; i < kTokens; ++i)
-    for (int j = 0; j <= i; ++j) expected[static_cast<std::size_t>(i / 3 - j / 3)] += 1.0 / (i + 1) / kTokens;
+    for (int j = 0; j <= i; ++j)
+      expected[static_cast<std::size_t>(i / 3 - j / 3)] += 1.0 / (i + 1) / kTokens;
   const auto& p = view.lagProfile();
   ASSERT_EQ(p.weight.size(), static_cast<std::size_t>(kSteps));
-  for (int l = 0; l < kSteps; ++l) EXPECT_NEAR(p.weight[static_cast<std::size_t>(l)], expected[static_cast<std::size_t>(l)], 1e-6) << l;
+  for (int l = 0; l < kSteps; ++l)
+    EXPECT_NEAR(p.weight[static_cast<std::size_t>(l)], expected[static_cast<std::size_t>(l)], 1e-6)
+        << l;
   auto* plot = view.localityPlot();
   ASSERT_EQ(plot->graph(0)->dataCount(), kSteps);
   EXPECT_NEAR(plot->graph(0)->data()->at(1)->value, expected[1], 1e-6);

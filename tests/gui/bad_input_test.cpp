@@ -39,7 +39,8 @@ std::string read_all(const fs::path& path) {
 }
 
 void write_all(const fs::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 class BadInput : public testing::Test {
@@ -55,7 +56,8 @@ class BadInput : public testing::Test {
   }
 
   // Waits for the dialog of `name`, checks it names `file`, closes it.
-  static void expect_dialog(MainWindow& w, const char* name, const std::string& file, const QString& screenshot = {}) {
+  static void expect_dialog(MainWindow& w, const char* name, const std::string& file,
+                            const QString& screenshot = {}) {
     QMessageBox* dialog = nullptr;
     for (int i = 0; i < 300 && !dialog; ++i) {
       QTest::qWait(50);
@@ -63,7 +65,8 @@ class BadInput : public testing::Test {
     }
     ASSERT_NE(dialog, nullptr) << name << " for " << file;
     EXPECT_TRUE(dialog->isVisible());
-    EXPECT_TRUE(dialog->informativeText().contains(QString::fromStdString(file))) << dialog->informativeText().toStdString();
+    EXPECT_TRUE(dialog->informativeText().contains(QString::fromStdString(file)))
+        << dialog->informativeText().toStdString();
     if (!screenshot.isEmpty()) {
       QDir().mkpath(DSTUDIO_SCREENSHOT_DIR);
       dialog->grab().save(QDir(DSTUDIO_SCREENSHOT_DIR).filePath(screenshot));
@@ -114,24 +117,30 @@ TEST_F(BadInput, EveryKindOfBadFileShowsAMessageAndTheWindowStaysUsable) {
     w.openAny(QString::fromStdString(bad.string()));
     ASSERT_TRUE(failed.wait(30000)) << bad;
     EXPECT_TRUE(failed.front().front().toString().contains(QString::fromStdString(bad.string())));
-    expect_dialog(w, "checkpointErrorDialog", bad.string(), bad == flipped ? QStringLiteral("damaged-checkpoint-dialog.png") : QString());
+    expect_dialog(w, "checkpointErrorDialog", bad.string(),
+                  bad == flipped ? QStringLiteral("damaged-checkpoint-dialog.png") : QString());
   }
   // Workspaces: not JSON, JSON of another program, a value of the wrong type.
-  const auto not_json = dir / "broken.json", foreign = dir / "foreign.json", wrong = dir / "wrong.json";
+  const auto not_json = dir / "broken.json", foreign = dir / "foreign.json",
+             wrong = dir / "wrong.json";
   write_all(not_json, "{\"decision_studio_workspace\": 1,");
   write_all(foreign, "{\"name\": \"package.json\"}");
   write_all(wrong, "{\"decision_studio_workspace\": 1, \"viewer\": {\"target\": \"high\"}}");
   // And one holding a 64 MiB string (it froze the window), one with a path longer than any, a FIFO.
-  const auto huge = dir / "huge.dstudio", long_path = dir / "long.dstudio", fifo = dir / "fifo.dstudio";
-  write_all(huge, "{\"decision_studio_workspace\": 1, \"dataset\": \"" + std::string(64u << 20, 'a') + "\"}");
-  write_all(long_path, "{\"decision_studio_workspace\": 1, \"dataset\": \"/" + std::string(5000, 'a') + "\"}");
+  const auto huge = dir / "huge.dstudio", long_path = dir / "long.dstudio",
+             fifo = dir / "fifo.dstudio";
+  write_all(huge, "{\"decision_studio_workspace\": 1, \"dataset\": \"" +
+                      std::string(64u << 20, 'a') + "\"}");
+  write_all(long_path,
+            "{\"decision_studio_workspace\": 1, \"dataset\": \"/" + std::string(5000, 'a') + "\"}");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   for (const auto& bad : {not_json, foreign, wrong, huge, long_path, fifo}) {
     QSignalSpy failed(&w, &MainWindow::workspaceFailed);
     w.openAny(QString::fromStdString(bad.string()));
     ASSERT_EQ(failed.count(), 1) << bad;
     EXPECT_FALSE(failed.front().at(1).toBool());
-    expect_dialog(w, "workspaceErrorDialog", bad.string(), bad == wrong ? QStringLiteral("workspace-error-dialog.png") : QString());
+    expect_dialog(w, "workspaceErrorDialog", bad.string(),
+                  bad == wrong ? QStringLiteral("workspace-error-dialog.png") : QString());
   }
   QString why;
   EXPECT_FALSE(w.loadWorkspace(QString::fromStdString(huge.string()), &why));
@@ -165,7 +174,9 @@ TEST_F(BadInput, APluginFormatThatCrashesIsRefusedAndTheWindowStaysUsable) {
   ASSERT_TRUE(failed.wait(60000));
   const QString message = failed.front().front().toString();
   EXPECT_TRUE(message.contains(QString::fromStdString(bad.string()))) << message.toStdString();
-  EXPECT_TRUE(message.contains("the crashing-format format (plugin test-crashing-format 0.1.0) crashed")) << message.toStdString();
+  EXPECT_TRUE(
+      message.contains("the crashing-format format (plugin test-crashing-format 0.1.0) crashed"))
+      << message.toStdString();
   expect_dialog(w, "datasetErrorDialog", bad.string());
   EXPECT_EQ(w.currentPath().toStdString(), good.string());
   QSignalSpy opened(&w, &MainWindow::datasetOpened);
@@ -173,8 +184,8 @@ TEST_F(BadInput, APluginFormatThatCrashesIsRefusedAndTheWindowStaysUsable) {
   EXPECT_TRUE(opened.wait(10000));
 }
 
-// Damaged datasets that make libhdf5 crash, loop forever or read zeros: the window reads datasets in
-// the reader process (dstudio-probe), shows what failed naming the file, and stays usable. The
+// Damaged datasets that make libhdf5 crash, loop forever or read zeros: the window reads datasets
+// in the reader process (dstudio-probe), shows what failed naming the file, and stays usable. The
 // command line and File ▸ Open both end in openAny, as here.
 TEST_F(BadInput, DamagedDatasetsThatCrashOrHangTheLibraryShowAMessageAndTheWindowStaysUsable) {
   const fs::path damaged = fs::path(DSTUDIO_TEST_DATA) / "damaged";
@@ -185,15 +196,20 @@ TEST_F(BadInput, DamagedDatasetsThatCrashOrHangTheLibraryShowAMessageAndTheWindo
     w.openAny(QString::fromStdString(good.string()));
     ASSERT_TRUE(opened.wait(10000));
   }
-  const std::pair<const char*, const char*> refused[] = {{"crash_top_level_links.hdf5", "the HDF5 library crashed"},
-                                                         {"zero_rewards.hdf5", "fill value"}};
+  const std::pair<const char*, const char*> refused[] = {
+      {"crash_top_level_links.hdf5", "the HDF5 library crashed"},
+      {"zero_rewards.hdf5", "fill value"}};
   for (const auto& [name, cause] : refused) {
     const auto file = (damaged / name).string();
     QSignalSpy failed(&w, &MainWindow::loadFailed);
     w.openAny(QString::fromStdString(file));
     ASSERT_TRUE(failed.wait(20000)) << name;
-    EXPECT_TRUE(failed.front().front().toString().contains(QString::fromUtf8(cause))) << failed.front().front().toString().toStdString();
-    expect_dialog(w, "datasetErrorDialog", file, name == std::string("zero_rewards.hdf5") ? QString() : QStringLiteral("crashing-dataset-dialog.png"));
+    EXPECT_TRUE(failed.front().front().toString().contains(QString::fromUtf8(cause)))
+        << failed.front().front().toString().toStdString();
+    expect_dialog(w, "datasetErrorDialog", file,
+                  name == std::string("zero_rewards.hdf5")
+                      ? QString()
+                      : QStringLiteral("crashing-dataset-dialog.png"));
     EXPECT_EQ(w.currentPath().toStdString(), good.string());
   }
   // A loop in the metadata: stopped at the time limit, the dataset shown with a warning.
@@ -207,7 +223,8 @@ TEST_F(BadInput, DamagedDatasetsThatCrashOrHangTheLibraryShowAMessageAndTheWindo
   }
   auto* warnings = w.datasetView()->findChild<QLabel*>("datasetWarnings");
   ASSERT_NE(warnings, nullptr);
-  EXPECT_TRUE(warnings->text().contains("did not finish reading 'metadata/algorithm'")) << warnings->text().toStdString();
+  EXPECT_TRUE(warnings->text().contains("did not finish reading 'metadata/algorithm'"))
+      << warnings->text().toStdString();
   // And a good dataset opens afterwards.
   QSignalSpy opened(&w, &MainWindow::datasetOpened);
   w.openAny(QString::fromStdString(good.string()));
@@ -216,11 +233,11 @@ TEST_F(BadInput, DamagedDatasetsThatCrashOrHangTheLibraryShowAMessageAndTheWindo
   EXPECT_GT(w.datasetView()->episodeTable()->model()->rowCount(), 0);
 }
 
-
 // decision-studio `args` as typed in a terminal whose environment `env` changes (by default: no
 // display and no platform chosen, what a terminal without X has); its exit code, `out` what it
 // printed.
-int run_studio(const std::string& args, std::string& out, const std::string& env = "-u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM") {
+int run_studio(const std::string& args, std::string& out,
+               const std::string& env = "-u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM") {
   const std::string cmd = "env " + env + " " + std::string(DSTUDIO_STUDIO) + " " + args + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   char buffer[4096];
@@ -240,15 +257,21 @@ TEST(StudioCommandLine, AScreenshotOfAWorkspaceThatCannotOpenExitsWithTheMessage
       {"nested.dstudio", "{\"decision_studio_workspace\": 1, \"x\": " + deep + "}"},
       {"junk.dstudio", std::string("\x89PNG\r\n\x1a\n\0\0\xff\xfe", 12)},
       {"newer.dstudio", "{\"decision_studio_workspace\": 1e20}"},
-      {"missing.dstudio", "{\"decision_studio_workspace\": 1, \"dataset\": \"" + (dir / "gone.hdf5").string() + "\"}"},
-      {"huge.dstudio", "{\"decision_studio_workspace\": 1, \"dataset\": \"" + std::string(64u << 20, 'a') + "\"}"},
+      {"missing.dstudio",
+       "{\"decision_studio_workspace\": 1, \"dataset\": \"" + (dir / "gone.hdf5").string() + "\"}"},
+      {"huge.dstudio",
+       "{\"decision_studio_workspace\": 1, \"dataset\": \"" + std::string(64u << 20, 'a') + "\"}"},
   };
   for (const auto& [name, text] : workspaces) {
     write_all(dir / name, text);
     const auto shot = dir / (name + ".png");
     std::string out;
-    EXPECT_EQ(run_studio((dir / name).string() + " --screenshot " + shot.string(), out, "QT_QPA_PLATFORM=offscreen"), 1) << name << ": " << out;
-    EXPECT_NE(out.find("decision-studio: error: " + (dir / name).string()), std::string::npos) << name << ": " << out;
+    EXPECT_EQ(run_studio((dir / name).string() + " --screenshot " + shot.string(), out,
+                         "QT_QPA_PLATFORM=offscreen"),
+              1)
+        << name << ": " << out;
+    EXPECT_NE(out.find("decision-studio: error: " + (dir / name).string()), std::string::npos)
+        << name << ": " << out;
     EXPECT_FALSE(fs::exists(shot)) << name;
   }
   // The 64 MiB workspace is refused by its size, before it is read: no run grew past a gigabyte
@@ -267,7 +290,8 @@ TEST(StudioCommandLine, HelpVersionAndWrongOptionsNeedNoDisplay) {
   EXPECT_EQ(run_studio("--no-such-option", out), 2) << out;
   EXPECT_NE(out.find("no-such-option"), std::string::npos) << out;
   // The benchmarks' numbers are checked before a window is asked for.
-  for (const char* bad : {"--bench-tsne 12", "--bench-tsne lots", "--bench-tsne 1e9", "--bench-gui -3", "--bench-gui x"}) {
+  for (const char* bad : {"--bench-tsne 12", "--bench-tsne lots", "--bench-tsne 1e9",
+                          "--bench-gui -3", "--bench-gui x"}) {
     EXPECT_EQ(run_studio(bad, out), 2) << bad << ": " << out;
     EXPECT_NE(out.find(std::string(bad).substr(2, 10)), std::string::npos) << bad << ": " << out;
   }

@@ -4,14 +4,15 @@
 // something.
 
 #include <gtest/gtest.h>
+#include <qcustomplot.h>
 
 #include <QApplication>
 #include <cmath>
 #include <filesystem>
-#include <qcustomplot.h>
 #include <string>
 #include <vector>
 
+#include "csv_check.h"
 #include "dstudio/analysis/attention_maps.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
@@ -20,7 +21,6 @@
 #include "dstudio/viz/return_analysis_view.h"
 #include "dstudio/viz/run_curves_view.h"
 #include "dstudio/viz/tsne_view.h"
-#include "csv_check.h"
 #include "h5_fixture.h"
 #include "test_application.h"
 
@@ -37,7 +37,8 @@ class FigureLayout : public testing::Test {
   static std::string report(const TextLayoutLog& log) {
     std::string out;
     for (const auto& [base, layout] : log.figures)
-      for (const auto& problem : layout.problems()) out += fs::path(base).filename().string() + ": " + problem + "\n";
+      for (const auto& problem : layout.problems())
+        out += fs::path(base).filename().string() + ": " + problem + "\n";
     return out;
   }
 
@@ -53,7 +54,8 @@ class FigureLayout : public testing::Test {
     analysis::TokenMatrix m{T, std::vector<double>(static_cast<std::size_t>(T) * T, 0.0)};
     for (int i = 0; i < T; ++i)
       for (int j = 0; j <= i; ++j)
-        m.values[static_cast<std::size_t>(i) * T + j] = sign * (1.0 + (i == j ? 4.0 : 0.0) + std::sin(j)) / (i + 5.0);
+        m.values[static_cast<std::size_t>(i) * T + j] =
+            sign * (1.0 + (i == j ? 4.0 : 0.0) + std::sin(j)) / (i + 5.0);
     return m;
   }
 
@@ -94,10 +96,14 @@ TEST_F(FigureLayout, TheCheckFindsOverlappingClippedAndCoveringText) {
   const auto problems = layout.problems();
   std::string all;
   for (const auto& p : problems) all += p + "\n";
-  EXPECT_NE(all.find("\u00abfirst label\u00bb overlaps \u00absecond label\u00bb"), std::string::npos) << all;
-  EXPECT_NE(all.find("\u00abbeyond the edge\u00bb reaches the page's left edge"), std::string::npos) << all;
+  EXPECT_NE(all.find("\u00abfirst label\u00bb overlaps \u00absecond label\u00bb"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("\u00abbeyond the edge\u00bb reaches the page's left edge"), std::string::npos)
+      << all;
   EXPECT_NE(all.find("the legend covers the data"), std::string::npos) << all;
-  EXPECT_NE(all.find("tick marks reach into the data"), std::string::npos) << all;  // QCustomPlot's default ticks
+  EXPECT_NE(all.find("tick marks reach into the data"), std::string::npos)
+      << all;  // QCustomPlot's default ticks
   // The boxes are where the text is: the legend's entry inside the legend, rotated text tall.
   bool found = false;
   for (const auto& t : layout.texts)
@@ -120,7 +126,8 @@ TEST_F(FigureLayout, TheCheckFindsOverlappingClippedAndCoveringText) {
 TEST_F(FigureLayout, TheCheckFindsCutNamesLoneValuesHalvedMarkersAndNotesOnCaps) {
   QCustomPlot plot;
   plot.plotLayout()->insertRow(0);
-  plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, "DT: Pearson 0.12, Spearman\n-0.27"));
+  plot.plotLayout()->addElement(0, 0,
+                                new QCPTextElement(&plot, "DT: Pearson 0.12, Spearman\n-0.27"));
   auto* g = plot.addGraph();
   g->setName("R (r\u2026-go)");
   g->setData({1.0, 2.0, 3.0}, {1.0, 2.0, 1.5});
@@ -144,7 +151,9 @@ TEST_F(FigureLayout, TheCheckFindsCutNamesLoneValuesHalvedMarkersAndNotesOnCaps)
   for (const auto& p : text_layout(plot).problems()) all += p + "\n";
   EXPECT_NE(all.find("\u00abR (r\u2026-go)\u00bb is cut short"), std::string::npos) << all;
   EXPECT_NE(all.find("\u00ab-0.27\u00bb stands alone on a title's line"), std::string::npos) << all;
-  EXPECT_NE(all.find("a marker of \u00abR (r\u2026-go)\u00bb is cut by the data's edge"), std::string::npos) << all;
+  EXPECT_NE(all.find("a marker of \u00abR (r\u2026-go)\u00bb is cut by the data's edge"),
+            std::string::npos)
+      << all;
   EXPECT_NE(all.find("\u00abn=2\u00bb is drawn on an error bar's cap"), std::string::npos) << all;
 }
 
@@ -155,13 +164,16 @@ TEST_F(FigureLayout, EveryFigureTypeAtEveryVenueKeepsItsTextApartAndOnThePage) {
   std::vector<std::string> episode_start;  // absolute steps, padding before the first step
   for (int k = 0; k < 12; ++k) episode_start.insert(episode_start.end(), {"pad", "pad", "pad"});
   for (int k = 0; k < 8; ++k)
-    for (const char t : {'R', 's', 'a'}) episode_start.push_back(std::string(1, t).append(std::to_string(990 + k)));
-  Series entropy{"entropy (layer 1)", {}, {}, {}, {}, false}, reward{"reward", {}, {}, {}, {}, true};
+    for (const char t : {'R', 's', 'a'})
+      episode_start.push_back(std::string(1, t).append(std::to_string(990 + k)));
+  Series entropy{"entropy (layer 1)", {}, {}, {}, {}, false},
+      reward{"reward", {}, {}, {}, {}, true};
   for (int t = 0; t < 1000; ++t) {
     entropy.x.push_back(t), entropy.y.push_back(2.5 + 0.3 * std::sin(t * 0.05));
     reward.x.push_back(t), reward.y.push_back(3.0 + std::cos(t * 0.04));
   }
-  Series dt{"hopper-medium-expert-dt-seed0-20261125", {}, {}, {}, {}, false}, gdt{"hopper-medium-expert-gdt-seed1-20261125", {}, {}, {}, {}, false};
+  Series dt{"hopper-medium-expert-dt-seed0-20261125", {}, {}, {}, {}, false},
+      gdt{"hopper-medium-expert-gdt-seed1-20261125", {}, {}, {}, {}, false};
   for (double m : {0.5, 1.0, 2.0, 5.0, 10.0, 20.0}) {
     dt.x.push_back(3600 * m), dt.y.push_back(m < 1 ? 46 : 98);
     gdt.x.push_back(3600 * m), gdt.y.push_back(m < 1 ? 61 : 97);
@@ -169,7 +181,8 @@ TEST_F(FigureLayout, EveryFigureTypeAtEveryVenueKeepsItsTextApartAndOnThePage) {
   std::vector<Series> runs;
   for (int r = 0; r < 5; ++r) {
     Series s{QString("dt-seed%1-20261125-0137%2").arg(r).arg(r), {}, {}, {}, {}, false};
-    for (int step = 100; step <= 100000; step += 100) s.x.push_back(step), s.y.push_back(0.32 + 0.03 * std::exp(-step / 2e4) + 0.001 * r);
+    for (int step = 100; step <= 100000; step += 100)
+      s.x.push_back(step), s.y.push_back(0.32 + 0.03 * std::exp(-step / 2e4) + 0.001 * r);
     runs.push_back(s);
   }
   std::vector<ScatterGroup> groups;
@@ -183,28 +196,38 @@ TEST_F(FigureLayout, EveryFigureTypeAtEveryVenueKeepsItsTextApartAndOnThePage) {
     }
     groups.push_back(group);
   }
-  const std::vector<Bar> bars{{"nothing", 96.4, 0.5}, {"RTG", 29.9, 3.5}, {"past states", 94.3, 1.0}, {"actions", 96.0, 0.5}};
+  const std::vector<Bar> bars{{"nothing", 96.4, 0.5},
+                              {"RTG", 29.9, 3.5},
+                              {"past states", 94.3, 1.0},
+                              {"actions", 96.0, 0.5}};
 
   for (const auto& preset : venue_presets()) {
     SCOPED_TRACE(preset.name.toStdString());
     TextLayoutLog log;
     FigureStyle s = preset.style;
     s.svg = s.pdf = s.png = false;  // drawn and laid out, not written
-    const auto at = [&](const char* name) { return (dir / (preset.slug.toStdString() + "_" + name)).string(); };
-    s.title = "hopper-medium-expert-dt-seed0-20261125 minus hopper-medium-expert-gdt-seed1-20261125\nmean over heads, layer 1, head 1";
+    const auto at = [&](const char* name) {
+      return (dir / (preset.slug.toStdString() + "_" + name)).string();
+    };
+    s.title =
+        "hopper-medium-expert-dt-seed0-20261125 minus "
+        "hopper-medium-expert-gdt-seed1-20261125\nmean over heads, layer 1, head 1";
     save_heatmap(at("map60"), causal_map(60), relative_labels(20), false, "weight", s);
-    save_heatmap(at("difference60"), analysis::difference(causal_map(60), causal_map(60, -0.5)), relative_labels(20), true,
-                 "weight difference", s);
+    save_heatmap(at("difference60"), analysis::difference(causal_map(60), causal_map(60, -0.5)),
+                 relative_labels(20), true, "weight difference", s);
     save_heatmap(at("merged20"), causal_map(20), merged, false, "weight", s);
     save_heatmap(at("episode_start"), causal_map(60), episode_start, false, "weight", s);
     save_heatmap(at("map3"), causal_map(3), relative_labels(1), false, "weight", s);
-    save_heatmap_pair(at("pair60"), causal_map(60), causal_map(60, 0.7), relative_labels(20), "hopper-medium-expert-dt-seed0-20261125 (dt)",
+    save_heatmap_pair(at("pair60"), causal_map(60), causal_map(60, 0.7), relative_labels(20),
+                      "hopper-medium-expert-dt-seed0-20261125 (dt)",
                       "hopper-medium-expert-gdt-seed1-20261125 (gdt)", "weight", s);
-    save_heatmap_pair(at("pair_merged20"), causal_map(20), causal_map(20, 0.5), merged, "dhi", "udt", "weight", s);
+    save_heatmap_pair(at("pair_merged20"), causal_map(20), causal_map(20, 0.5), merged, "dhi",
+                      "udt", "weight", s);
     s.title = "hopper-medium-expert-dt, episode 1\nPearson 0.29, Spearman 0.37 over 1962 steps";
     save_lines(at("entropy_reward"), {entropy, reward}, "step", "attention entropy", s, "reward");
     s.title = "Returns as the target leaves the data";
-    save_lines(at("sweep"), {dt, gdt}, "target return", "normalised score", s, {}, {{"best episode in the data", 100.0}}, true);
+    save_lines(at("sweep"), {dt, gdt}, "target return", "normalised score", s, {},
+               {{"best episode in the data", 100.0}}, true);
     s.title = "training loss";
     save_lines(at("training_loss"), runs, "training step", "training loss", s);
     s.title = "hopper-medium-expert-dt-seed0-20261125: modality zeroed at inference";
@@ -220,7 +243,8 @@ TEST_F(FigureLayout, EveryFigureTypeAtEveryVenueKeepsItsTextApartAndOnThePage) {
                          {"dc", {{"", 44.0, 1.4}, {"", 80.0, 5.0}}, {"n=2", "n=1 of 2"}, {}}},
                         "normalised score", s);
     s.title = "hopper-medium-expert-dt-seed0-20261125: Pearson 0.12, Spearman -0.27";
-    save_scatter(at("correlation_titled"), {groups.front()}, s, "attention entropy, layer 1", "reward");
+    save_scatter(at("correlation_titled"), {groups.front()}, s, "attention entropy, layer 1",
+                 "reward");
     ASSERT_EQ(log.figures.size(), 16u);
     EXPECT_EQ(report(log), "");
     // Maps use the page: the data at least 55% of its width, square-ish cells on a column.
@@ -249,7 +273,8 @@ TEST_F(FigureLayout, ErrorWhiskersStandOutInsideTheirBars) {
     const QRgb c = image.pixel(x, row);
     int end = x;
     while (end + 1 < image.width() && image.pixel(end + 1, row) == c) ++end;
-    if (qGray(c) > 60 && qGray(c) < 245 && end - x > best_right - best_left) best_left = x, best_right = end;
+    if (qGray(c) > 60 && qGray(c) < 245 && end - x > best_right - best_left)
+      best_left = x, best_right = end;
     x = end + 1;
   }
   ASSERT_GT(best_right - best_left, 50) << "no bar found";
@@ -262,13 +287,16 @@ TEST_F(FigureLayout, ErrorWhiskersStandOutInsideTheirBars) {
     if (image.pixel(x, row) == fill) best_left = x;
   // The bar's top: going up the quarter column until the fill ends; the whisker goes 40% of the
   // bar's height below it, through the centre column.
-  const int quarter = best_left + (best_right - best_left) / 4, centre = (best_left + best_right) / 2;
+  const int quarter = best_left + (best_right - best_left) / 4,
+            centre = (best_left + best_right) / 2;
   int top = 0;
   while (top < row && image.pixel(quarter, top) != fill) ++top;
   int darkest = 255;
-  for (int x = centre - 3; x <= centre + 3; ++x) darkest = std::min(darkest, qGray(image.pixel(x, top + (row - top) / 4)));
-  EXPECT_GT(qGray(fill) - darkest, 100) << "whisker " << darkest << " on fill " << qGray(fill) << " at row " << top + (row - top) / 4
-                                        << ", column " << centre << "; the figure: " << DSTUDIO_SCREENSHOT_DIR "/whisker.png";
+  for (int x = centre - 3; x <= centre + 3; ++x)
+    darkest = std::min(darkest, qGray(image.pixel(x, top + (row - top) / 4)));
+  EXPECT_GT(qGray(fill) - darkest, 100)
+      << "whisker " << darkest << " on fill " << qGray(fill) << " at row " << top + (row - top) / 4
+      << ", column " << centre << "; the figure: " << DSTUDIO_SCREENSHOT_DIR "/whisker.png";
   if (HasFailure()) image.save(QStringLiteral(DSTUDIO_SCREENSHOT_DIR "/whisker.png"));
 }
 
@@ -284,7 +312,8 @@ TEST_F(FigureLayout, EveryViewsExportAtIcmlNeuripsAndIeeeKeepsItsTextApartAndOnT
       }
       for (int l = 0; l < 3; ++l) {
         const auto map = causal_map(60, set == &windows ? 1.0 : 0.7);
-        analysis::LayerMixing layer{1, 60, std::vector<float>(map.values.begin(), map.values.end()), "attention"};
+        analysis::LayerMixing layer{1, 60, std::vector<float>(map.values.begin(), map.values.end()),
+                                    "attention"};
         w.layers.push_back(layer);
       }
     }
@@ -292,10 +321,13 @@ TEST_F(FigureLayout, EveryViewsExportAtIcmlNeuripsAndIeeeKeepsItsTextApartAndOnT
   attention.setComparison("hopper-medium-expert-gdt-seed1-20261125", other);
   attention.setComparisonMode(viz::AttentionMapView::Comparison::Difference);
   ReturnAnalysisView returns;
-  returns.setAblation("hopper-medium-expert-dt-seed0-20261125",
-                      {{0, 5, 3000, 100, 90, 3}, {0, 5, 1000, 200, 30, 6}, {0, 5, 2500, 90, 75, 3}, {0, 5, 2000, 50, 60, 2}});
+  returns.setAblation("hopper-medium-expert-dt-seed0-20261125", {{0, 5, 3000, 100, 90, 3},
+                                                                 {0, 5, 1000, 200, 30, 6},
+                                                                 {0, 5, 2500, 90, 75, 3},
+                                                                 {0, 5, 2000, 50, 60, 2}});
   std::vector<models::TargetSummary> sweep;
-  for (double m : {0.5, 1.0, 2.0, 5.0, 10.0, 20.0}) sweep.push_back({3600 * m, 5, 3000, 100, m < 1 ? 46.0 : 98.0, 2});
+  for (double m : {0.5, 1.0, 2.0, 5.0, 10.0, 20.0})
+    sweep.push_back({3600 * m, 5, 3000, 100, m < 1 ? 46.0 : 98.0, 2});
   returns.setSweep("hopper-medium-expert-dt-seed0-20261125", sweep, 100.0);
   for (auto& point : sweep) point.mean_score -= 10.0;
   returns.addSweep("hopper-medium-expert-gdt-seed1-20261125", sweep);
@@ -321,14 +353,17 @@ TEST_F(FigureLayout, EveryViewsExportAtIcmlNeuripsAndIeeeKeepsItsTextApartAndOnT
     result = {};
     result.entropy_rate = lab.floor();
     for (int step = 0; step <= 600; step += 10)
-      result.curve.push_back({step, 0.7, result.entropy_rate + (run == 0 ? 0.03 : 0.0) + 0.1 * std::exp(-step / 50.0)});
+      result.curve.push_back(
+          {step, 0.7,
+           result.entropy_rate + (run == 0 ? 0.03 : 0.0) + 0.1 * std::exp(-step / 50.0)});
     lab.addPoints(result.curve);
     result.final_loss = result.curve.back().loss;
     result.gap = result.final_loss - result.entropy_rate;
     result.length = 32;
     result.mixing_matrix.assign(32 * 32, 0.0);
     for (int n = 0; n < 32; ++n)
-      for (int i = std::max(0, n - 1); i <= n; ++i) result.mixing_matrix[static_cast<size_t>(n * 32 + i)] = 1.0 / std::min(2, n + 1);
+      for (int i = std::max(0, n - 1); i <= n; ++i)
+        result.mixing_matrix[static_cast<size_t>(n * 32 + i)] = 1.0 / std::min(2, n + 1);
     result.mixing_by_lag = {0.5, 0.5};
     lab.showResult(result);
   }
@@ -349,11 +384,13 @@ TEST_F(FigureLayout, EveryViewsExportAtIcmlNeuripsAndIeeeKeepsItsTextApartAndOnT
     for (const auto& [base, layout] : log.figures)
       if (base.find("returns_sweep") != std::string::npos)
         for (const auto& t : layout.texts) sweep_text += t.text + ' ';
-    EXPECT_TRUE(sweep_text.contains("gdt-seed1") && sweep_text.contains("dt-seed0")) << sweep_text.toStdString();
+    EXPECT_TRUE(sweep_text.contains("gdt-seed1") && sweep_text.contains("dt-seed0"))
+        << sweep_text.toStdString();
     // The two models side by side: one figure of two maps on one scale.
     attention.setComparisonMode(viz::AttentionMapView::Comparison::SideBySide);
     TextLayoutLog pair;
-    EXPECT_EQ(attention.exportFigure((dir / venue / "pair").string(), style).size(), 2u);  // the two maps' CSVs
+    EXPECT_EQ(attention.exportFigure((dir / venue / "pair").string(), style).size(),
+              2u);  // the two maps' CSVs
     EXPECT_EQ(pair.figures.size(), 1u);
     EXPECT_EQ(report(pair), "");
     if (HasFailure()) {
@@ -383,7 +420,8 @@ TEST_F(FigureLayout, OnScreenPlotsKeepTickLabelsApartAndLegendsOffTheCurves) {
   CurveGroup group{"dt (3 runs)", {}, {}, {}, {}, {}, {}};
   for (int step = 100; step <= 100000; step += 100) {
     const double loss = 2.0 * std::pow(step / 100.0, -1.1);
-    group.x.push_back(step), group.mean.push_back(loss), group.low.push_back(0.8 * loss), group.high.push_back(1.2 * loss);
+    group.x.push_back(step), group.mean.push_back(loss), group.low.push_back(0.8 * loss),
+        group.high.push_back(1.2 * loss);
   }
   comparison.setGroups({group}, "training loss", true);
   for (QWidget* view : std::initializer_list<QWidget*>{&training, &rollout, &comparison})
@@ -398,10 +436,13 @@ TEST_F(FigureLayout, OnScreenPlotsKeepTickLabelsApartAndLegendsOffTheCurves) {
         plot->replot();
         std::string wrong;
         for (const auto& problem : text_layout(*plot).problems(0.0))
-          if (problem.find("overlaps") != std::string::npos || problem.find("legend covers") != std::string::npos) wrong += problem + "\n";
-        EXPECT_EQ(wrong, "") << view->metaObject()->className() << " at " << size.width() << "x" << size.height() << ", plot "
-                             << plot->yAxis->label().toStdString();
-        if (!wrong.empty()) plot->grab().save(QStringLiteral(DSTUDIO_SCREENSHOT_DIR "/on-screen-overlap.png"));
+          if (problem.find("overlaps") != std::string::npos ||
+              problem.find("legend covers") != std::string::npos)
+            wrong += problem + "\n";
+        EXPECT_EQ(wrong, "") << view->metaObject()->className() << " at " << size.width() << "x"
+                             << size.height() << ", plot " << plot->yAxis->label().toStdString();
+        if (!wrong.empty())
+          plot->grab().save(QStringLiteral(DSTUDIO_SCREENSHOT_DIR "/on-screen-overlap.png"));
       }
     }
 }
@@ -415,8 +456,10 @@ TEST_F(FigureLayout, PresentationScaleGrowsEveryTextOnceAndRestoresIt) {
   plot.legend->setVisible(true);
   legend_above(&plot);
   plot.legend->item(1)->setFont(QFont("DejaVu Sans", 7));  // an entry with a font of its own
-  const double label = plot.xAxis->labelFont().pointSizeF(), ticks = plot.yAxis->tickLabelFont().pointSizeF();
-  const double entry0 = plot.legend->item(0)->font().pointSizeF(), entry1 = plot.legend->item(1)->font().pointSizeF();
+  const double label = plot.xAxis->labelFont().pointSizeF(),
+               ticks = plot.yAxis->tickLabelFont().pointSizeF();
+  const double entry0 = plot.legend->item(0)->font().pointSizeF(),
+               entry1 = plot.legend->item(1)->font().pointSizeF();
   ASSERT_GT(label, 0);
   set_plot_text_scale(&plot, 1.5);
   EXPECT_DOUBLE_EQ(plot.xAxis->labelFont().pointSizeF(), 1.5 * label);

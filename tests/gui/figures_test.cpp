@@ -1,13 +1,15 @@
 // Publication export: venue sizes reach the files, style changes reach the drawing, fonts embed
 // as TrueType, export_all skips empty views, and the export dialog remembers its choices.
 
+#include "dstudio/viz/figures.h"
+
 #include <gtest/gtest.h>
 
 #include <QApplication>
-#include <QLabel>
 #include <QDir>
 #include <QFile>
 #include <QImage>
+#include <QLabel>
 #include <QProcess>
 #include <QSettings>
 #include <QStandardPaths>
@@ -19,15 +21,13 @@
 #include <regex>
 #include <set>
 
+#include "csv_check.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
 #include "dstudio/viz/export_dialog.h"
-#include "dstudio/viz/figures.h"
 #include "dstudio/viz/return_analysis_view.h"
 #include "dstudio/viz/tsne_view.h"
-#include "csv_check.h"
 #include "h5_fixture.h"
-
 #include "test_application.h"
 
 namespace dstudio::viz {
@@ -37,9 +37,7 @@ namespace fs = std::filesystem;
 
 class Figures : public testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    test::ensure_application();
-  }
+  static void SetUpTestSuite() { test::ensure_application(); }
   void SetUp() override {
     QSettings().clear();
     QDir().mkpath(DSTUDIO_SCREENSHOT_DIR);
@@ -82,8 +80,10 @@ class Figures : public testing::Test {
       return p.readAllStandardOutput().toStdString();
     std::string out;
     const std::string text = read(pdf);
-    const std::regex subtype(R"(/Subtype\s*/(Type3|TrueType|CIDFontType2|CIDFontType0|Type1|Type0))");
-    for (std::sregex_iterator it(text.begin(), text.end(), subtype), end; it != end; ++it) out += (*it)[1].str() + "\n";
+    const std::regex subtype(
+        R"(/Subtype\s*/(Type3|TrueType|CIDFontType2|CIDFontType0|Type1|Type0))");
+    for (std::sregex_iterator it(text.begin(), text.end(), subtype), end; it != end; ++it)
+      out += (*it)[1].str() + "\n";
     return out;
   }
 
@@ -123,11 +123,13 @@ TEST_F(Figures, VenuePresetsAreFoundBySlugOrFullNameInAnyCase) {
   const auto presets = venue_presets();
   const auto slugs = venue_preset_slugs();
   ASSERT_EQ(slugs.size(), presets.size());
-  EXPECT_EQ(slugs, (std::vector<std::string>{"icml", "icml-page", "neurips", "aaai", "aaai-page", "cvpr", "cvpr-page", "ieee", "nature",
-                                             "nature-page"}));
+  EXPECT_EQ(slugs,
+            (std::vector<std::string>{"icml", "icml-page", "neurips", "aaai", "aaai-page", "cvpr",
+                                      "cvpr-page", "ieee", "nature", "nature-page"}));
   for (std::size_t k = 0; k < presets.size(); ++k) {
     EXPECT_EQ(venue_preset_index(slugs[k]), static_cast<int>(k));
-    EXPECT_EQ(venue_preset_index(presets[k].name.toUpper().toStdString()), static_cast<int>(k)) << slugs[k];
+    EXPECT_EQ(venue_preset_index(presets[k].name.toUpper().toStdString()), static_cast<int>(k))
+        << slugs[k];
   }
   const auto ieee = venue_preset(" IEEE ");
   ASSERT_TRUE(ieee.has_value());
@@ -150,10 +152,10 @@ TEST_F(Figures, VenuePresetsHaveThePublishedSizes) {
     bool serif;
   } expected[] = {
       // Height 0: the figure's own (a line plot the width over the golden ratio, a map squarer).
-      {"ICML column", 3.25, 0, 8, 300, false},     {"ICML page", 6.75, 0, 9, 300, false},
-      {"NeurIPS / ICLR", 5.5, 0, 9, 300, false},    {"AAAI column", 3.3, 0, 8, 300, false},
-      {"AAAI page", 6.975, 0, 9, 300, false},     {"CVPR column", 3.25, 0, 8, 300, false},
-      {"CVPR page", 6.875, 0, 9, 300, false},     {"IEEE column", 3.3, 2.5, 8, 600, true},
+      {"ICML column", 3.25, 0, 8, 300, false},        {"ICML page", 6.75, 0, 9, 300, false},
+      {"NeurIPS / ICLR", 5.5, 0, 9, 300, false},      {"AAAI column", 3.3, 0, 8, 300, false},
+      {"AAAI page", 6.975, 0, 9, 300, false},         {"CVPR column", 3.25, 0, 8, 300, false},
+      {"CVPR page", 6.875, 0, 9, 300, false},         {"IEEE column", 3.3, 2.5, 8, 600, true},
       {"Nature single", 89 / 25.4, 0, 7, 600, false},
   };
   for (const auto& e : expected) {
@@ -163,7 +165,8 @@ TEST_F(Figures, VenuePresetsHaveThePublishedSizes) {
     EXPECT_EQ(p.style.axisFont(), e.font) << e.name;
     EXPECT_LE(p.style.tickFont(), e.font) << e.name;
     EXPECT_EQ(p.style.dpi, e.dpi) << e.name;
-    EXPECT_EQ(p.style.font_family, e.serif ? QString(kSerifFamily) : QString(kSansFamily)) << e.name;
+    EXPECT_EQ(p.style.font_family, e.serif ? QString(kSerifFamily) : QString(kSansFamily))
+        << e.name;
   }
 
   // ICML's column: a PDF page 234 pt wide, 3.25 / golden ratio in high; at 600 dpi, 1950 px.
@@ -183,7 +186,8 @@ TEST_F(Figures, VenuePresetsHaveThePublishedSizes) {
   // IEEE: 3.3 x 2.5 in exactly, 600 dpi, serif; the SVG has the same size in points.
   const auto ieee = preset_named("IEEE column").style;
   const auto ieee_base = (dir / "ieee").string();
-  save_heatmap(ieee_base, analysis::TokenMatrix{3, {1, 0, 0, 0.5, 0.5, 0, 0.2, 0.3, 0.5}}, {"R1", "s1", "a1"}, false, "weight", ieee);
+  save_heatmap(ieee_base, analysis::TokenMatrix{3, {1, 0, 0, 0.5, 0.5, 0, 0.2, 0.3, 0.5}},
+               {"R1", "s1", "a1"}, false, "weight", ieee);
   const auto [iw, ih] = media_box(ieee_base + ".pdf");
   EXPECT_NEAR(iw, 3.3 * 72, 1.0);
   EXPECT_NEAR(ih, 2.5 * 72, 1.0);
@@ -192,7 +196,8 @@ TEST_F(Figures, VenuePresetsHaveThePublishedSizes) {
   EXPECT_EQ(ieee_png.height(), 1500);
   const auto svg = read(ieee_base + ".svg");
   std::smatch mm;
-  ASSERT_TRUE(std::regex_search(svg, mm, std::regex(R"(<svg width="([\d.]+)mm")"))) << svg.substr(0, 400);
+  ASSERT_TRUE(std::regex_search(svg, mm, std::regex(R"(<svg width="([\d.]+)mm")")))
+      << svg.substr(0, 400);
   EXPECT_NEAR(std::stod(mm[1]), 3.3 * 25.4, 0.36) << "3.3 in, within a point";
   EXPECT_NE(svg.find("DejaVu Serif"), std::string::npos);
 }
@@ -235,7 +240,8 @@ TEST_F(Figures, LineWidthFontsAndAxisTitlesReachTheOutput) {
   const auto sizes = [](const std::string& text) {
     std::set<int> out;
     const std::regex size(R"(font-size=\"(\d+)\")");
-    for (std::sregex_iterator it(text.begin(), text.end(), size), end; it != end; ++it) out.insert(std::stoi((*it)[1]));
+    for (std::sregex_iterator it(text.begin(), text.end(), size), end; it != end; ++it)
+      out.insert(std::stoi((*it)[1]));
     return out;
   };
   const auto seen = sizes(svg);
@@ -263,7 +269,8 @@ TEST_F(Figures, PdfFontsAreEmbeddedTrueTypeNeverType3) {
     save_bars(base + "-bars", {{"none", 1.0, 0.1}, {"RTG", 0.5, 0.2}}, "score", s);
     save_scatter(base + "-scatter", {{"R", {0, 1, 2}, {1, 0, 2}}, {"s", {2, 3, 1}, {0, 1, 1}}}, s);
     save_value_scatter(base + "-value", {0, 1, 2, 3}, {1, 0, 2, 3}, {0, 1, 2, 3}, "timestep", s);
-    save_heatmap(base + "-map", analysis::TokenMatrix{2, {1, 0, 0.5, 0.5}}, {"s1", "a1"}, false, "weight", s);
+    save_heatmap(base + "-map", analysis::TokenMatrix{2, {1, 0, 0.5, 0.5}}, {"s1", "a1"}, false,
+                 "weight", s);
     for (const char* kind : {"-lines", "-bars", "-scatter", "-value", "-map"}) {
       std::string pdf = base;
       pdf += kind;
@@ -272,7 +279,10 @@ TEST_F(Figures, PdfFontsAreEmbeddedTrueTypeNeverType3) {
       const auto fonts = font_listing(pdf);
       EXPECT_EQ(fonts.find("Type 3"), std::string::npos) << pdf << "\n" << fonts;
       EXPECT_EQ(fonts.find("Type3"), std::string::npos) << pdf << "\n" << fonts;
-      EXPECT_TRUE(fonts.find("TrueType") != std::string::npos || fonts.find("CIDFontType2") != std::string::npos) << pdf << "\n" << fonts;
+      EXPECT_TRUE(fonts.find("TrueType") != std::string::npos ||
+                  fonts.find("CIDFontType2") != std::string::npos)
+          << pdf << "\n"
+          << fonts;
       EXPECT_EQ(read(pdf).find("/Type3"), std::string::npos) << pdf;
     }
   }
@@ -284,7 +294,8 @@ class CountingSource : public FigureSource {
   explicit CountingSource(bool has) : has_(has) {}
   QString figureName() const override { return QStringLiteral("counting"); }
   bool hasFigure() const override { return has_; }
-  std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style) const override {
+  std::vector<std::string> exportFigure(const std::string& base,
+                                        const FigureStyle& style) const override {
     ++calls;
     return save_bars(base, {{"a", 1.0, 0.1}}, "y", style);
   }
@@ -297,7 +308,10 @@ class CountingSource : public FigureSource {
 TEST_F(Figures, ExportAllWritesEveryViewWithAFigureAndSkipsTheEmptyOnes) {
   AttentionMapView attention;  // no checkpoint: nothing to draw
   ReturnAnalysisView returns;
-  returns.setAblation("DT", {{0, 5, 3000, 100, 90, 3}, {0, 5, 1000, 200, 30, 6}, {0, 5, 2500, 90, 75, 3}, {0, 5, 2000, 50, 60, 2}});
+  returns.setAblation("DT", {{0, 5, 3000, 100, 90, 3},
+                             {0, 5, 1000, 200, 30, 6},
+                             {0, 5, 2500, 90, 75, 3},
+                             {0, 5, 2000, 50, 60, 2}});
   EntropyRewardView rollout;
   models::RolloutResult result;
   for (int e = 0; e < 2; ++e) {
@@ -316,7 +330,8 @@ TEST_F(Figures, ExportAllWritesEveryViewWithAFigureAndSkipsTheEmptyOnes) {
   CountingSource empty(false);
 
   const auto out = dir / "all";
-  const auto written = export_all({&attention, &returns, &rollout, &tsne, &empty, nullptr}, out.string(), FigureStyle{});
+  const auto written = export_all({&attention, &returns, &rollout, &tsne, &empty, nullptr},
+                                  out.string(), FigureStyle{});
   EXPECT_EQ(empty.calls, 0);
   for (const char* name : {"returns_zeroing", "entropy_reward", "tsne"})
     for (const char* ext : {".pdf", ".svg", ".png", ".csv"}) {
@@ -333,7 +348,8 @@ TEST_F(Figures, ExportAllWritesEveryViewWithAFigureAndSkipsTheEmptyOnes) {
   const auto tsne_csv = read(out / "tsne.csv");
   EXPECT_EQ(std::count(tsne_csv.begin(), tsne_csv.end(), '\n'), 13);
   EXPECT_EQ(tsne_csv.rfind("x,y,modality,window,episode,timestep,return_to_go\n", 0), 0u);
-  EXPECT_NE(tsne_csv.find("\n11,2,s,0,-1,11,89\n"), std::string::npos) << tsne_csv;  // no episode known: -1
+  EXPECT_NE(tsne_csv.find("\n11,2,s,0,-1,11,89\n"), std::string::npos)
+      << tsne_csv;  // no episode known: -1
   const auto zeroing = read(out / "returns_zeroing.csv");
   EXPECT_NE(zeroing.find("RTG,30,6,1000,200,5"), std::string::npos) << zeroing;
   const auto series = read(out / "entropy_reward.csv");
@@ -358,10 +374,13 @@ TEST_F(Figures, ExportAllWritesEveryViewWithAFigureAndSkipsTheEmptyOnes) {
 // one as it will be written at the chosen size.
 TEST_F(Figures, ExportDialogChoosesViewsWarnsOfMixedModelsAndPreviewsAtTheChosenSize) {
   ReturnAnalysisView returns;
-  returns.setAblation("dt-seed0", {{0, 5, 3000, 100, 90, 3}, {0, 5, 1000, 200, 30, 6}, {0, 5, 2500, 90, 75, 3}, {0, 5, 2000, 50, 60, 2}});
+  returns.setAblation("dt-seed0", {{0, 5, 3000, 100, 90, 3},
+                                   {0, 5, 1000, 200, 30, 6},
+                                   {0, 5, 2500, 90, 75, 3},
+                                   {0, 5, 2000, 50, 60, 2}});
   TsneView tsne;  // the same model, captioned with its variant
   show_twelve_tokens(tsne, "dt-seed0 (dt)");
-  EntropyRewardView rollout;  // nothing to draw yet
+  EntropyRewardView rollout;    // nothing to draw yet
   CountingSource curves(true);  // a figure of no model in particular
 
   ExportDialog dialog(nullptr, true);
@@ -374,12 +393,14 @@ TEST_F(Figures, ExportDialogChoosesViewsWarnsOfMixedModelsAndPreviewsAtTheChosen
   models::RolloutResult result;
   models::EpisodeTrace trace;
   trace.length = 30;
-  for (int t = 0; t < 30; ++t) trace.rewards.push_back(1.0 + 0.1 * t), trace.entropy.push_back(2.0 - 0.02 * t);
+  for (int t = 0; t < 30; ++t)
+    trace.rewards.push_back(1.0 + 0.1 * t), trace.entropy.push_back(2.0 - 0.02 * t);
   result.episodes.push_back(trace);
   rollout.setRollout("gdt-seed1", result, 5);
   dialog.setSources({&returns, &rollout, &tsne, &curves});
   const QString warning = dialog.mixedModelsWarning();
-  EXPECT_TRUE(warning.contains("Zeroing and target sweep, Token t-SNE from dt-seed0")) << warning.toStdString();
+  EXPECT_TRUE(warning.contains("Zeroing and target sweep, Token t-SNE from dt-seed0"))
+      << warning.toStdString();
   EXPECT_TRUE(warning.contains("Entropy and reward from gdt-seed1")) << warning.toStdString();
   ASSERT_TRUE(dialog.setSourceChosen("entropy_reward", false));
   EXPECT_EQ(dialog.mixedModelsWarning(), "");
@@ -418,9 +439,12 @@ TEST_F(Figures, ExportDialogChoosesViewsWarnsOfMixedModelsAndPreviewsAtTheChosen
   dialog.grab().save(DSTUDIO_SCREENSHOT_DIR "/export-dialog.png");
 
   // What was written names its folder as a link.
-  const QString report = ExportDialog::writtenReport({(dir / "figs" / "a.pdf").string(), (dir / "figs" / "a.png").string()});
+  const QString report = ExportDialog::writtenReport(
+      {(dir / "figs" / "a.pdf").string(), (dir / "figs" / "a.png").string()});
   EXPECT_TRUE(report.startsWith("Wrote 2 files in")) << report.toStdString();
-  EXPECT_TRUE(report.contains(QUrl::fromLocalFile(QString::fromStdString((dir / "figs").string())).toString())) << report.toStdString();
+  EXPECT_TRUE(report.contains(
+      QUrl::fromLocalFile(QString::fromStdString((dir / "figs").string())).toString()))
+      << report.toStdString();
 }
 
 TEST_F(Figures, ExportDialogRoundTripsItsSettings) {
@@ -466,7 +490,8 @@ TEST_F(Figures, ExportDialogRoundTripsItsSettings) {
   EXPECT_TRUE(s.title.isEmpty()) << "titles belong to one figure";
   EXPECT_TRUE(s.x_title.isEmpty());
   EXPECT_EQ(again.presetName(), QStringLiteral("Custom"));
-  EXPECT_EQ(QSettings().value("export/folder").toString(), QString::fromStdString((dir / "figs").string()));
+  EXPECT_EQ(QSettings().value("export/folder").toString(),
+            QString::fromStdString((dir / "figs").string()));
   // The folder dialog (export all) starts in the remembered folder.
   ExportDialog folder(nullptr, true);
   EXPECT_EQ(folder.output(), QString::fromStdString((dir / "figs").string()));

@@ -1,11 +1,13 @@
 // The window's one way of running work off its thread (job.h): results delivered on the GUI
 // thread, failures with their message, cancellation, visible restarts, a destructor that waits.
 
+#include "job.h"
+
 #include <gtest/gtest.h>
 
+#include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QThread>
-#include <QElapsedTimer>
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -13,7 +15,6 @@
 #include <thread>
 
 #include "dstudio/common/error.h"
-#include "job.h"
 #include "test_application.h"
 
 namespace dstudio::studio {
@@ -94,7 +95,8 @@ TEST_F(JobTest, AFailureEndsTheRunWithItsMessageAndDeliversNothing) {
 TEST_F(JobTest, ShowingAResultThatThrowsIsAFailureToo) {
   Job job("Showing");
   QSignalSpy finished(&job, &Job::finished);
-  job.start([](const Progress&) -> Job::Deliver { return [] { throw Error("the maps do not fit"); }; });
+  job.start(
+      [](const Progress&) -> Job::Deliver { return [] { throw Error("the maps do not fit"); }; });
   ASSERT_TRUE(finished.wait(10000));
   EXPECT_EQ(job.lastEnd(), Job::End::Failed);
   EXPECT_EQ(job.lastError(), "the maps do not fit");

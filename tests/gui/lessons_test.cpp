@@ -2,29 +2,29 @@
 // ask for exists, every lab setting is in range), and a step opens what it says: its checkpoint,
 // its comparison, its tab, its lab run, with its text on screen.
 
+#include "lessons.h"
+
 #include <gtest/gtest.h>
 
-#include <QRegularExpression>
-#include <algorithm>
-
+#include <QApplication>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QSignalSpy>
-#include <QApplication>
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTest>
+#include <algorithm>
 
 #include "dstudio/analysis/markov_chain.h"
+#include "dstudio/common/palette.h"
+#include "dstudio/common/workspace.h"
 #include "dstudio/models/markov_lab_options.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/markov_lab_view.h"
-#include "dstudio/common/palette.h"
-#include "dstudio/common/workspace.h"
 #include "lesson_panel.h"
-#include "lessons.h"
 #include "main_window.h"
 #include "markov_lab_job.h"
 #include "test_application.h"
@@ -42,7 +42,8 @@ class Lessons : public testing::Test {
 // that trace in; a colour named for anything else is not a trace the viewers draw.
 TEST_F(Lessons, TheColoursALessonNamesAreTheColoursOnScreen) {
   const auto lessons = shippedLessons();
-  const QRegularExpression named(QStringLiteral(R"(([\w\- ,]+?) \((dashed )?(blue|orange|green|red|vermillion|purple|pink|yellow|grey|gray|black|sky blue)\))"));
+  const QRegularExpression named(QStringLiteral(
+      R"(([\w\- ,]+?) \((dashed )?(blue|orange|green|red|vermillion|purple|pink|yellow|grey|gray|black|sky blue)\))"));
   int checked = 0;
   for (const auto& lesson : lessons)
     for (const auto& step : lesson.steps) {
@@ -50,17 +51,21 @@ TEST_F(Lessons, TheColoursALessonNamesAreTheColoursOnScreen) {
       for (auto it = named.globalMatch(text); it.hasNext();) {
         const auto m = it.next();
         const QString what = m.captured(1).trimmed();
-        const auto* trace = std::find_if(palette::kEpisodeTraces.begin(), palette::kEpisodeTraces.end(), [&](const auto& t) {
-          return what.endsWith(QString::fromUtf8(t.name.data(), static_cast<int>(t.name.size())));
-        });
+        const auto* trace = std::find_if(
+            palette::kEpisodeTraces.begin(), palette::kEpisodeTraces.end(), [&](const auto& t) {
+              return what.endsWith(
+                  QString::fromUtf8(t.name.data(), static_cast<int>(t.name.size())));
+            });
         const auto where = (lesson.file + ": " + step.title + ": " + m.captured(0)).toStdString();
-        ASSERT_NE(trace, palette::kEpisodeTraces.end()) << where << ": names the colour of no trace the viewers draw";
+        ASSERT_NE(trace, palette::kEpisodeTraces.end())
+            << where << ": names the colour of no trace the viewers draw";
         EXPECT_EQ(m.captured(3).toStdString(), std::string(trace->colour_word)) << where;
         EXPECT_EQ(!m.captured(2).isEmpty(), trace->dashed) << where;
         ++checked;
       }
     }
-  EXPECT_GE(checked, 2) << "the return-conditioning lesson names the return-to-go and the return so far";
+  EXPECT_GE(checked, 2)
+      << "the return-conditioning lesson names the return-to-go and the return so far";
 }
 
 TEST_F(Lessons, EveryShippedLessonNamesShippedFilesRealTabsAndSettingsInRange) {
@@ -76,25 +81,32 @@ TEST_F(Lessons, EveryShippedLessonNamesShippedFilesRealTabsAndSettingsInRange) {
     for (const auto& step : lesson.steps) {
       const auto where = (lesson.file + ": " + step.title).toStdString();
       // Read as the window reads it: core's typed workspace, "@resources/" resolved.
-      const Workspace ws = resolve_resources(parse_workspace(QJsonDocument(step.workspace).toJson().toStdString()), DSTUDIO_RESOURCES_DIR);
+      const Workspace ws =
+          resolve_resources(parse_workspace(QJsonDocument(step.workspace).toJson().toStdString()),
+                            DSTUDIO_RESOURCES_DIR);
       for (const std::string& file : {ws.checkpoint, ws.compare})
-        if (!file.empty()) EXPECT_TRUE(QFileInfo(QString::fromStdString(file)).isFile()) << where << ": " << file;
+        if (!file.empty())
+          EXPECT_TRUE(QFileInfo(QString::fromStdString(file)).isFile()) << where << ": " << file;
       EXPECT_TRUE(tabs.contains(QString::fromStdString(ws.tab))) << where << ": tab " << ws.tab;
       EXPECT_TRUE(ws.dataset.empty() || ws.dataset == "default") << where;
-      if (ws.markov_lab) EXPECT_NO_THROW((void)ws.markov_lab->apply(models::MarkovLabOptions{})) << where;
+      if (ws.markov_lab)
+        EXPECT_NO_THROW((void)ws.markov_lab->apply(models::MarkovLabOptions{})) << where;
     }
   }
 }
 
 TEST_F(Lessons, ABrokenLessonIsRefusedWithItsFileAndWhy) {
   try {
-    parseLesson("{\"decision_studio_lesson\": 1, \"title\": \"t\", \"steps\": [{\"title\": \"a\"}]}", "broken.json");
+    parseLesson(
+        "{\"decision_studio_lesson\": 1, \"title\": \"t\", \"steps\": [{\"title\": \"a\"}]}",
+        "broken.json");
     FAIL() << "a step without text or workspace was taken";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("broken.json: step 1"), std::string::npos) << e.what();
   }
   EXPECT_THROW(parseLesson("{\"title\": \"t\"", "cut.json"), std::runtime_error);
-  EXPECT_THROW(parseLesson("{\"decision_studio_workspace\": 1}", "workspace.json"), std::runtime_error);
+  EXPECT_THROW(parseLesson("{\"decision_studio_workspace\": 1}", "workspace.json"),
+               std::runtime_error);
 }
 
 TEST_F(Lessons, AStepOpensItsCheckpointItsComparisonSideBySideAndItsText) {
@@ -104,13 +116,15 @@ TEST_F(Lessons, AStepOpensItsCheckpointItsComparisonSideBySideAndItsText) {
   QSignalSpy compared(&w, &MainWindow::comparisonShown);
   QSignalSpy failed(&w, &MainWindow::checkpointFailed);
   w.openLesson(0, 1);  // attention disperses: DT and GDT side by side
-  ASSERT_TRUE(compared.wait(180000)) << (failed.isEmpty() ? "timed out" : failed.front().front().toString().toStdString());
+  ASSERT_TRUE(compared.wait(180000))
+      << (failed.isEmpty() ? "timed out" : failed.front().front().toString().toStdString());
   EXPECT_TRUE(compared.front().front().toString().endsWith("hopper-medium-expert-gdt.pt"));
   EXPECT_TRUE(w.attentionView()->showingSideBySide());
   EXPECT_EQ(w.currentPage(), w.attentionView());
   EXPECT_TRUE(w.lessonPanel()->isVisible());
   EXPECT_TRUE(w.lessonPanel()->text().contains("2 of 3")) << w.lessonPanel()->text().toStdString();
-  EXPECT_TRUE(w.lessonPanel()->text().contains("Gaussian")) << w.lessonPanel()->text().toStdString();
+  EXPECT_TRUE(w.lessonPanel()->text().contains("Gaussian"))
+      << w.lessonPanel()->text().toStdString();
 
   // Next: DC alone, the comparison gone.
   QSignalSpy shown(&w, &MainWindow::checkpointShown);
@@ -136,7 +150,8 @@ TEST_F(Lessons, ThePanelBesideTheTabsKeepsTheWindowOnAScreenOf1280) {
   EXPECT_EQ(w.width(), 1280);
   EXPECT_GT(w.lessonPanel()->width(), 200);
   EXPECT_LE(w.tabs()->tabBar()->sizeHint().width(), w.tabs()->width()) << "every tab in view";
-  EXPECT_GE(w.tabs()->tabBar()->font().pointSizeF(), MainWindow::kSmallestTabType * QApplication::font().pointSizeF() - 1e-6);
+  EXPECT_GE(w.tabs()->tabBar()->font().pointSizeF(),
+            MainWindow::kSmallestTabType * QApplication::font().pointSizeF() - 1e-6);
   w.setPresentationMode(true);
   QApplication::processEvents();
   w.resize(1280, 800);

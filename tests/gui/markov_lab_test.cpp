@@ -3,6 +3,7 @@
 // shown, Cancel stops a run and keeps its curve, and the export writes both panels.
 
 #include <gtest/gtest.h>
+#include <qcustomplot.h>
 
 #include <QApplication>
 #include <QDir>
@@ -12,7 +13,6 @@
 #include <QTest>
 #include <cmath>
 #include <filesystem>
-#include <qcustomplot.h>
 
 #include "dstudio/viz/markov_lab_view.h"
 #include "h5_fixture.h"

@@ -1,69 +1,70 @@
 // The studio window driven as a user drives it: open, fail, drop, cancel, remember.
 
 #include <gtest/gtest.h>
+#include <qcustomplot.h>
 
 #include <QApplication>
 #include <QDir>
 #include <QDoubleSpinBox>
-#include <QImage>
-#include <QFileInfo>
 #include <QDropEvent>
+#include <QFileInfo>
+#include <QImage>
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPushButton>
-#include <QTest>
 #include <QSettings>
 #include <QSignalSpy>
-#include <QTabWidget>
-#include <QTableWidget>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QTableView>
+#include <QTableWidget>
+#include <QTest>
 #include <QTreeWidget>
 #include <QUrl>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <thread>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <qcustomplot.h>
+#include <thread>
 
 #include "analyses_panel.h"
+#include "default_dataset.h"
 #include "dstudio/analysis/analysis_registry.h"
 #include "dstudio/data/dataset_io.h"
-#include "dstudio/viz/analysis_view.h"
-#include "dstudio/viz/tsne_view.h"
-#include "dstudio/viz/target_chooser.h"
-#include "job.h"
-#include "tsne_job.h"
 #include "dstudio/data/synthetic.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/evaluation.h"
-#include "dstudio/viz/dataset_view.h"
-#include "dstudio/viz/return_histogram.h"
+#include "dstudio/viz/analysis_view.h"
 #include "dstudio/viz/attention_map_view.h"
-#include "dstudio/viz/figures.h"
+#include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
-#include "dstudio/viz/return_analysis_view.h"
-#include "default_dataset.h"
-#include "h5_fixture.h"
 #include "dstudio/viz/export_dialog.h"
+#include "dstudio/viz/figures.h"
+#include "dstudio/viz/return_analysis_view.h"
+#include "dstudio/viz/return_histogram.h"
+#include "dstudio/viz/target_chooser.h"
+#include "dstudio/viz/tsne_view.h"
+#include "h5_fixture.h"
+#include "job.h"
 #include "main_window.h"
-#include "training_panel.h"
 #include "screenshot_tour.h"
-
 #include "test_application.h"
+#include "training_panel.h"
+#include "tsne_job.h"
 
 namespace dstudio::studio {
 namespace {
 
 // An analysis in the registry for as long as the test runs, under the origin "gui-test".
 struct RegisteredForTheTest {
-  explicit RegisteredForTheTest(const analysis::AnalysisDefinition& d) { analysis::analysis_registry().add(d); }
+  explicit RegisteredForTheTest(const analysis::AnalysisDefinition& d) {
+    analysis::analysis_registry().add(d);
+  }
   ~RegisteredForTheTest() { analysis::analysis_registry().remove_plugin("gui-test"); }
   RegisteredForTheTest(const RegisteredForTheTest&) = delete;
   RegisteredForTheTest& operator=(const RegisteredForTheTest&) = delete;
@@ -71,9 +72,7 @@ struct RegisteredForTheTest {
 
 class Studio : public testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    test::ensure_application();
-  }
+  static void SetUpTestSuite() { test::ensure_application(); }
 
   void SetUp() override {
     QSettings().clear();
@@ -126,14 +125,16 @@ TEST_F(Studio, OpensADatasetAndShowsSummaryEpisodesAndHistogram) {
   EXPECT_FALSE(view->warningsBanner()->isVisible());
   EXPECT_TRUE(w.windowTitle().startsWith("good.hdf5"));
   // The state -> action R^2 is computed off the GUI thread and fills its row when done.
-  const auto r2 = view->summary()->findItems("State → action linear R²", Qt::MatchRecursive | Qt::MatchExactly);
+  const auto r2 =
+      view->summary()->findItems("State → action linear R²", Qt::MatchRecursive | Qt::MatchExactly);
   ASSERT_EQ(r2.size(), 1);
   const double expected = data::linear_action_r2(view->dataset()->data);
   QSignalSpy completed(view, &viz::DatasetView::summaryCompleted);
   EXPECT_TRUE(view->summaryComplete() || completed.wait(10000));
   EXPECT_TRUE(view->summaryComplete());
   EXPECT_NE(r2.front()->text(1), "computing…");
-  EXPECT_EQ(r2.front()->text(1), std::isfinite(expected) ? QString::number(expected, 'f', 3) : QString("undefined (constant actions)"));
+  EXPECT_EQ(r2.front()->text(1), std::isfinite(expected) ? QString::number(expected, 'f', 3)
+                                                         : QString("undefined (constant actions)"));
   view->episodeTable()->selectRow(1);
   save_screenshot(w, "dataset-view.png");
 }
@@ -221,7 +222,9 @@ TEST_F(Studio, ShowsTheAttentionMapsOfTheDefaultCheckpoint) {
   QSignalSpy failed(&w, &MainWindow::checkpointFailed);
   w.openDefaultCheckpoint();
   EXPECT_TRUE(w.isInspecting());
-  ASSERT_TRUE(shown.wait(180000)) << (failed.isEmpty() ? "timed out" : failed.front().front().toString().toStdString());
+  ASSERT_TRUE(shown.wait(180000)) << (failed.isEmpty()
+                                          ? "timed out"
+                                          : failed.front().front().toString().toStdString());
   auto* view = w.attentionView();
   EXPECT_EQ(w.currentPage(), view);
   ASSERT_EQ(view->layerCount(), 3);
@@ -239,7 +242,8 @@ TEST_F(Studio, ShowsTheAttentionMapsOfTheDefaultCheckpoint) {
   auto* table = view->entropyTable();
   ASSERT_EQ(table->rowCount(), 3);
   for (int r = 0; r < 3; ++r)
-    EXPECT_LE(table->item(r, viz::AttentionMapView::ColumnInterStep)->text().toDouble(), table->item(r, viz::AttentionMapView::ColumnEntropy)->text().toDouble() + 1e-3);
+    EXPECT_LE(table->item(r, viz::AttentionMapView::ColumnInterStep)->text().toDouble(),
+              table->item(r, viz::AttentionMapView::ColumnEntropy)->text().toDouble() + 1e-3);
   w.show();
   save_screenshot(w, "attention-view.png");
   view->setMode(viz::AttentionMapView::Mode::Rollout);
@@ -256,7 +260,8 @@ TEST_F(Studio, ShowsTheAttentionMapsOfTheDefaultCheckpoint) {
     const std::string fonts = (dir / "fonts.txt").string();
     ASSERT_EQ(std::system(("pdffonts " + base + ".pdf > " + fonts).c_str()), 0);
     std::ifstream in(fonts);
-    const std::string listing((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string listing((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
     EXPECT_EQ(listing.find("Type 3"), std::string::npos) << listing;
     EXPECT_NE(listing.find("TrueType"), std::string::npos) << listing;
   }
@@ -279,7 +284,9 @@ TEST_F(Studio, AnInspectionCanBeCancelledAndTheNewestRequestWins) {
   // Two requests in a row: the first stops, the second is the one shown.
   w.openCheckpoint(defaultCheckpoint("dt"));
   w.openCheckpoint(defaultCheckpoint("dc"));
-  ASSERT_TRUE(shown.wait(180000)) << (failed.isEmpty() ? "timed out" : failed.front().front().toString().toStdString());
+  ASSERT_TRUE(shown.wait(180000)) << (failed.isEmpty()
+                                          ? "timed out"
+                                          : failed.front().front().toString().toStdString());
   EXPECT_EQ(shown.size(), 1);
   EXPECT_EQ(shown.front().front().toString(), defaultCheckpoint("dc"));
   EXPECT_EQ(w.checkpointPath(), defaultCheckpoint("dc"));
@@ -316,10 +323,12 @@ TEST_F(Studio, RollsTheCheckpointOutAndShowsEntropyAgainstReward) {
   auto* chooser = view->targetChooser();
   EXPECT_EQ(view->targetChooser()->inUse(), "hopper reference 3600");
   ASSERT_GE(chooser->count(), 4);
-  EXPECT_TRUE(chooser->itemText(2).startsWith("data's best episode ")) << chooser->itemText(2).toStdString();
+  EXPECT_TRUE(chooser->itemText(2).startsWith("data's best episode "))
+      << chooser->itemText(2).toStdString();
   chooser->setCurrentIndex(2);
   emit chooser->activated(2);
-  EXPECT_EQ(view->request().targets.front(), std::round(chooser->itemText(2).section(' ', -1).toDouble()));
+  EXPECT_EQ(view->request().targets.front(),
+            std::round(chooser->itemText(2).section(' ', -1).toDouble()));
   EXPECT_TRUE(w.returnsView()->targetChooser()->inUse().startsWith("hopper reference 3600"));
   auto* field = view->findChild<QDoubleSpinBox*>();
   ASSERT_NE(field, nullptr);
@@ -363,7 +372,8 @@ TEST_F(Studio, TheTabShortcutsAreDigits) {
       const QString keys = action->shortcut().toString(QKeySequence::PortableText);
       if (!keys.startsWith("Ctrl+") || keys.size() != 6) continue;
       const QChar key = keys.back();
-      EXPECT_TRUE(key.isLetter() || key.isDigit()) << keys.toStdString() << " for " << action->text().toStdString();
+      EXPECT_TRUE(key.isLetter() || key.isDigit())
+          << keys.toStdString() << " for " << action->text().toStdString();
       with_shortcut += key.isDigit();
     }
   EXPECT_EQ(with_shortcut, std::min(10, w.tabs()->count()));
@@ -383,8 +393,10 @@ TEST_F(Studio, RunsTheAblationAndTheTargetSweep) {
   view->setEpisodes(2);
   QSignalSpy done(&w, &MainWindow::returnsShown);
   // Before a run each plot says which button fills it, not bare axes.
-  EXPECT_TRUE(viz::centred_note(view->ablationPlot()).startsWith("Run ablation")) << viz::centred_note(view->ablationPlot()).toStdString();
-  EXPECT_TRUE(viz::centred_note(view->sweepPlot()).startsWith("Run sweep")) << viz::centred_note(view->sweepPlot()).toStdString();
+  EXPECT_TRUE(viz::centred_note(view->ablationPlot()).startsWith("Run ablation"))
+      << viz::centred_note(view->ablationPlot()).toStdString();
+  EXPECT_TRUE(viz::centred_note(view->sweepPlot()).startsWith("Run sweep"))
+      << viz::centred_note(view->sweepPlot()).toStdString();
   w.runAblation();
   ASSERT_TRUE(done.wait(120000));
   EXPECT_EQ(viz::centred_note(view->ablationPlot()), "") << "the bars replace the note";
@@ -398,14 +410,18 @@ TEST_F(Studio, RunsTheAblationAndTheTargetSweep) {
   config.episodes = 2;
   const auto expected = models::zeroing_ablation(studio::defaultCheckpoint().toStdString(), config);
   ASSERT_EQ(expected.zeroings.size(), 4u);
-  for (int k = 0; k < 4; ++k) EXPECT_EQ(bars->data()->at(k)->value, expected.zeroings[static_cast<std::size_t>(k)].summary.mean_score) << k;
+  for (int k = 0; k < 4; ++k)
+    EXPECT_EQ(bars->data()->at(k)->value,
+              expected.zeroings[static_cast<std::size_t>(k)].summary.mean_score)
+        << k;
   // The ablation in the window acted on the model read when the checkpoint opened; only the
   // reference computation above read the file again.
   EXPECT_EQ(models::checkpoint_parse_count() - parses, 2u);
   EXPECT_EQ(view->sweepTargets(), (std::vector<double>{1800, 3600, 7200, 18000, 36000, 72000}));
   w.runSweep();
   // The empty plot says what runs and how far it is until the curve arrives.
-  EXPECT_TRUE(view->progressText().startsWith("Playing the target sweep")) << view->progressText().toStdString();
+  EXPECT_TRUE(view->progressText().startsWith("Playing the target sweep"))
+      << view->progressText().toStdString();
   // Only the sweep's button turns into Cancel; the ablation's waits.
   EXPECT_EQ(view->sweepButton()->text(), "Cancel");
   EXPECT_EQ(view->ablationButton()->text(), "Run ablation");
@@ -414,7 +430,8 @@ TEST_F(Studio, RunsTheAblationAndTheTargetSweep) {
   EXPECT_TRUE(done.back().front().toBool());
   EXPECT_EQ(view->sweepPlot()->graph(2)->dataCount(), 6);
   EXPECT_EQ(view->progressText(), "") << "the curve replaces the progress";
-  EXPECT_EQ(models::checkpoint_parse_count() - parses, 2u) << "the sweep too acted on the model read once";
+  EXPECT_EQ(models::checkpoint_parse_count() - parses, 2u)
+      << "the sweep too acted on the model read once";
   {
     // And the t-SNE lays out that model's tokens (a few windows, the fewest iterations).
     auto source = w.tsneJob()->tokenSource();
@@ -423,9 +440,11 @@ TEST_F(Studio, RunsTheAblationAndTheTargetSweep) {
     QSignalSpy laid_out(w.tsneJob(), &TsneJob::finished);
     w.tsneJob()->startFromCheckpoint(5, 250);
     ASSERT_TRUE(laid_out.wait(120000));
-    EXPECT_TRUE(w.tsneJob()->outcome().error.isEmpty()) << w.tsneJob()->outcome().error.toStdString();
+    EXPECT_TRUE(w.tsneJob()->outcome().error.isEmpty())
+        << w.tsneJob()->outcome().error.toStdString();
     EXPECT_GT(w.tsneJob()->outcome().points, 0);
-    EXPECT_EQ(models::checkpoint_parse_count() - parses, 2u) << "the t-SNE acted on the model read once";
+    EXPECT_EQ(models::checkpoint_parse_count() - parses, 2u)
+        << "the t-SNE acted on the model read once";
   }
   // The sweep's "done" stays with its tab: another tab's status says what is open.
   EXPECT_EQ(w.statusText(), "Target sweep done");
@@ -456,6 +475,16 @@ TEST_F(Studio, RunsTheAblationAndTheTargetSweep) {
     if (source->hasFigure()) with_content.push_back(source);
   EXPECT_EQ(dialog.chosenSources(), with_content) << "chosen: the views with content, enabled";
   EXPECT_NE(std::find(with_content.begin(), with_content.end(), view), with_content.end());
+  {
+    // And so do the registered analyses of the Analyses tab.
+    QSignalSpy analysed(w.analysesPanel(), &AnalysesPanel::resultShown);
+    ASSERT_TRUE(w.analysesPanel()->view("attention")->setOption("windows", "2"));
+    ASSERT_TRUE(w.analysesPanel()->run("attention"));
+    ASSERT_TRUE(analysed.wait(60000));
+    ASSERT_TRUE(w.analysesPanel()->view("attention")->hasFigure());
+    EXPECT_EQ(models::checkpoint_parse_count() - parses, 2u)
+        << "the Analyses tab acted on the model read once";
+  }
 }
 
 // --screenshot-all: every view filled with real content, one PNG each.
@@ -470,12 +499,29 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
   ASSERT_TRUE(finished.wait(590000));  // within ctest's 600 s; about 90 s on two quiet cores
   ASSERT_TRUE(finished.front().at(0).toBool()) << finished.front().at(1).toString().toStdString();
   ASSERT_EQ(tour.written().size(), 23);
-  for (const auto& name : {"dataset.png", "attention.png", "attention-difference.png", "attention-side-by-side.png",
-                           "attention-locality.png", "entropy-reward.png", "zeroing-and-sweep.png", "tsne.png", "analyses.png",
-                           "training.png", "viewer.png", "workspace.png", "markov-lab.png", "presentation-attention.png",
-                           "presentation-entropy-reward.png", "presentation-zeroing-and-sweep.png", "presentation-training.png",
-                           "presentation-viewer.png", "presentation-markov-lab.png", "lesson-attention-disperses.png",
-                           "lesson-markov-pooling-floor.png", "lesson-what-the-model-relies-on.png", "user-guide.png"}) {
+  for (const auto& name : {"dataset.png",
+                           "attention.png",
+                           "attention-difference.png",
+                           "attention-side-by-side.png",
+                           "attention-locality.png",
+                           "entropy-reward.png",
+                           "zeroing-and-sweep.png",
+                           "tsne.png",
+                           "analyses.png",
+                           "training.png",
+                           "viewer.png",
+                           "workspace.png",
+                           "markov-lab.png",
+                           "presentation-attention.png",
+                           "presentation-entropy-reward.png",
+                           "presentation-zeroing-and-sweep.png",
+                           "presentation-training.png",
+                           "presentation-viewer.png",
+                           "presentation-markov-lab.png",
+                           "lesson-attention-disperses.png",
+                           "lesson-markov-pooling-floor.png",
+                           "lesson-what-the-model-relies-on.png",
+                           "user-guide.png"}) {
     const QImage image(QDir(out).filePath(name));
     EXPECT_FALSE(image.isNull()) << name;
     EXPECT_GE(image.width(), 1000) << name;
@@ -487,7 +533,8 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
   // one-line label has the room its text needs, the entropy table shows all its columns; and
   // leaving presentation mode gives the window back its size.
   for (int t = 0; t < w.tabs()->count(); ++t)
-    EXPECT_LE(w.page(t)->minimumSizeHint().width(), 1260) << w.tabs()->tabText(t).toStdString() << " fits a laptop's screen";
+    EXPECT_LE(w.page(t)->minimumSizeHint().width(), 1260)
+        << w.tabs()->tabText(t).toStdString() << " fits a laptop's screen";
   // Every tab laid out once, so that the window's size is one it can keep.
   for (int t = 0; t < w.tabs()->count(); ++t) {
     w.tabs()->setCurrentIndex(t);
@@ -511,12 +558,15 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
     }
     for (auto* button : w.page(t)->findChildren<QPushButton*>()) {
       if (button->isVisible() && !button->text().isEmpty()) {
-        EXPECT_GE(button->width(), button->fontMetrics().horizontalAdvance(button->text()) + 8) << tab << ": button " << button->text().toStdString();
+        EXPECT_GE(button->width(), button->fontMetrics().horizontalAdvance(button->text()) + 8)
+            << tab << ": button " << button->text().toStdString();
       }
     }
     for (auto* label : w.page(t)->findChildren<QLabel*>()) {
-      if (label->isVisible() && !label->wordWrap() && label->pixmap().isNull() && !label->text().isEmpty()) {
-        EXPECT_GE(label->width(), label->minimumSizeHint().width()) << tab << ": label " << label->text().toStdString();
+      if (label->isVisible() && !label->wordWrap() && label->pixmap().isNull() &&
+          !label->text().isEmpty()) {
+        EXPECT_GE(label->width(), label->minimumSizeHint().width())
+            << tab << ": label " << label->text().toStdString();
       }
     }
   }
@@ -525,14 +575,15 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
   auto* table = w.attentionView()->entropyTable();
   for (int c = 0; c < table->columnCount(); ++c) {
     if (!table->isColumnHidden(c)) {
-      EXPECT_LE(table->columnViewportPosition(c) + table->columnWidth(c), table->viewport()->width()) << "entropy column " << c;
+      EXPECT_LE(table->columnViewportPosition(c) + table->columnWidth(c),
+                table->viewport()->width())
+          << "entropy column " << c;
     }
   }
   w.setPresentationMode(false);
   QTest::qWait(100);
   EXPECT_EQ(w.size(), before);
 }
-
 
 // Every job the window runs in the background stops when asked: the comparison, the ablation,
 // the sweep, the t-SNE and a registered analysis (the load, the inspection and the rollout have
@@ -543,7 +594,8 @@ TEST_F(Studio, EveryLongJobInTheWindowCanBeCancelled) {
   counting.name = "count-steps";
   counting.title = "Count steps";
   counting.description = "Counts to --steps, slowly";
-  counting.options = {{"steps", "how far", analysis::AnalysisOption::Type::Integer, "100000", {}, 1, 1e9}};
+  counting.options = {
+      {"steps", "how far", analysis::AnalysisOption::Type::Integer, "100000", {}, 1, 1e9}};
   counting.run = [](const analysis::AnalysisInputs& in, const Progress& progress) {
     const auto steps = in.options.integer("steps");
     for (std::int64_t i = 0; i < steps; ++i) {
@@ -614,7 +666,8 @@ TEST_F(Studio, EveryLongJobInTheWindowCanBeCancelled) {
   EXPECT_EQ(restarting.size(), 1);
   ASSERT_TRUE(result_shown.wait(30000));
   ASSERT_TRUE(view->hasResult());
-  EXPECT_NE(view->result()->summary_json.find("\"counted\": 20"), std::string::npos) << view->result()->summary_json;
+  EXPECT_NE(view->result()->summary_json.find("\"counted\": 20"), std::string::npos)
+      << view->result()->summary_json;
   for (Job* job : w.jobs()) EXPECT_FALSE(job->isRunning()) << job->name().toStdString();
 }
 
@@ -625,10 +678,14 @@ TEST_F(Studio, TheStudiosAnalysesRunFromTheirPanelsAsOnTheCommandLine) {
   MainWindow w;
   w.resize(1200, 760);
   auto* panel = w.analysesPanel();
-  EXPECT_EQ(panel->names().mid(0, 7), (QStringList{"attention", "entropy", "tsne", "ablation", "training", "locality", "rtg-sweep"}));
+  EXPECT_EQ(panel->names().mid(0, 7), (QStringList{"attention", "entropy", "tsne", "ablation",
+                                                   "training", "locality", "rtg-sweep"}));
   auto* view = panel->view("attention");
-  EXPECT_EQ(view->options(), (std::map<std::string, std::string>{
-                                 {"compare", ""}, {"seed", "0"}, {"source", "dataset"}, {"threads", "2"}, {"windows", "16"}}));
+  EXPECT_EQ(view->options(), (std::map<std::string, std::string>{{"compare", ""},
+                                                                 {"seed", "0"},
+                                                                 {"source", "dataset"},
+                                                                 {"threads", "2"},
+                                                                 {"windows", "16"}}));
   ASSERT_TRUE(view->setOption("layer", "2"));
   EXPECT_EQ(view->options().at("layer"), "2");
   ASSERT_TRUE(view->setOption("layer", ""));
@@ -647,8 +704,11 @@ TEST_F(Studio, TheStudiosAnalysesRunFromTheirPanelsAsOnTheCommandLine) {
   const auto& on_tab = w.attentionView()->matrix();
   ASSERT_EQ(figures[3].matrix.tokens, on_tab.tokens);
   double largest = 0.0;
-  for (std::size_t k = 0; k < on_tab.values.size(); ++k) largest = std::max(largest, std::abs(figures[3].matrix.values[k] - on_tab.values[k]));
-  EXPECT_LT(largest, 1e-6);  // the same windows; float32 passes may split their sums differently across threads
+  for (std::size_t k = 0; k < on_tab.values.size(); ++k)
+    largest = std::max(largest, std::abs(figures[3].matrix.values[k] - on_tab.values[k]));
+  EXPECT_LT(
+      largest,
+      1e-6);  // the same windows; float32 passes may split their sums differently across threads
   w.showPage(panel);
   panel->select("attention");
   view->showFigure(3);
@@ -697,14 +757,17 @@ TEST_F(Studio, OpeningAnotherCheckpointClearsEveryViewOfThePreviousOne) {
   EXPECT_EQ(w.rolloutView()->pairs(), 0);
   const QString dc = QFileInfo(defaultCheckpoint("dc")).completeBaseName();
   bool named = false;
-  for (const auto* label : w.rolloutView()->findChildren<QLabel*>()) named |= label->text().contains(dc);
+  for (const auto* label : w.rolloutView()->findChildren<QLabel*>())
+    named |= label->text().contains(dc);
   EXPECT_TRUE(named) << "the rollout view names the model it belongs to";
   // Export All Views now writes the new model's attention only.
-  std::vector<const viz::FigureSource*> sources = {w.attentionView(), w.rolloutView(), w.returnsView(), w.tsneView()};
+  std::vector<const viz::FigureSource*> sources = {w.attentionView(), w.rolloutView(),
+                                                   w.returnsView(), w.tsneView()};
   for (const auto* source : w.analysesPanel()->figureSources()) sources.push_back(source);
   const auto written = viz::export_all(sources, (dir / "after").string(), {});
   ASSERT_FALSE(written.empty());
-  for (const auto& f : written) EXPECT_TRUE(std::filesystem::path(f).filename().string().rfind("attention.", 0) == 0) << f;
+  for (const auto& f : written)
+    EXPECT_TRUE(std::filesystem::path(f).filename().string().rfind("attention.", 0) == 0) << f;
 }
 
 // A run in the training list opens in the analysis views from its menu, named by its run folder,
@@ -713,10 +776,12 @@ TEST_F(Studio, ARunOpensFromTheRunListAndIsNamedByItsFolder) {
   const auto run = dir / "dt-seed3-20260101-120000";
   std::filesystem::create_directories(run);
   std::filesystem::copy_file(defaultCheckpoint("dt").toStdString(), run / "checkpoint.pt");
-  std::ofstream(run / "metrics.csv") << "step,loss,learning_rate,steps_per_second\n10,0.8,1e-4,50\n";
+  std::ofstream(run / "metrics.csv")
+      << "step,loss,learning_rate,steps_per_second\n10,0.8,1e-4,50\n";
   const auto bare = dir / "dc-seed1-20260101-120000";  // metrics only: nothing to open
   std::filesystem::create_directories(bare);
-  std::ofstream(bare / "metrics.csv") << "step,loss,learning_rate,steps_per_second\n10,0.8,1e-4,50\n";
+  std::ofstream(bare / "metrics.csv")
+      << "step,loss,learning_rate,steps_per_second\n10,0.8,1e-4,50\n";
   MainWindow w;
   auto* panel = w.trainingPanel();
   ASSERT_TRUE(panel->addRunFolder(QString::fromStdString(run.string())));
@@ -738,14 +803,16 @@ TEST_F(Studio, ARunOpensFromTheRunListAndIsNamedByItsFolder) {
   ASSERT_TRUE(shown.wait(180000));
   EXPECT_EQ(std::filesystem::path(w.checkpointPath().toStdString()), run / "checkpoint.pt");
   bool named = false;
-  for (const auto* label : w.attentionView()->findChildren<QLabel*>()) named |= label->text().contains("dt-seed3-20260101-120000");
+  for (const auto* label : w.attentionView()->findChildren<QLabel*>())
+    named |= label->text().contains("dt-seed3-20260101-120000");
   EXPECT_TRUE(named) << "the attention view names the run, not \"checkpoint\"";
   // Compared with itself from the menu: the difference is zero.
   QSignalSpy compared(&w, &MainWindow::comparisonShown);
   std::unique_ptr<QMenu> again(panel->runMenu(0));
   again->findChild<QAction*>("Compare with the Open Model")->trigger();
   ASSERT_TRUE(compared.wait(60000));
-  EXPECT_EQ(std::filesystem::path(compared.front().front().toString().toStdString()), run / "checkpoint.pt");
+  EXPECT_EQ(std::filesystem::path(compared.front().front().toString().toStdString()),
+            run / "checkpoint.pt");
 }
 
 // An analysis from a plugin appears as a panel of its own: its form from its options, its
@@ -756,23 +823,35 @@ TEST_F(Studio, ARegisteredAnalysisRunsFromItsPanel) {
   returns.title = "Episode lengths";
   returns.description = "The lengths of a dataset's episodes";
   returns.needs_checkpoint = false;
-  returns.options = {{"longest", "episodes listed", analysis::AnalysisOption::Type::Integer, "5", {}, 1, 1000},
-                     {"scale", "a factor", analysis::AnalysisOption::Type::Number, "1", {}, 0, 10},
-                     {"order", "the order", analysis::AnalysisOption::Type::Choice, "longest", {"longest", "shortest"}},
-                     {"bars", "as bars", analysis::AnalysisOption::Type::Flag, "false"}};
+  returns.options = {
+      {"longest", "episodes listed", analysis::AnalysisOption::Type::Integer, "5", {}, 1, 1000},
+      {"scale", "a factor", analysis::AnalysisOption::Type::Number, "1", {}, 0, 10},
+      {"order",
+       "the order",
+       analysis::AnalysisOption::Type::Choice,
+       "longest",
+       {"longest", "shortest"}},
+      {"bars", "as bars", analysis::AnalysisOption::Type::Flag, "false"}};
   returns.run = [](const analysis::AnalysisInputs& in, const Progress& progress) {
     const auto ds = data::load_dataset(in.dataset, {}, progress);
     std::vector<double> lengths;
-    for (const auto& e : ds.episodes) lengths.push_back(in.options.number("scale") * static_cast<double>(e.length));
+    for (const auto& e : ds.episodes)
+      lengths.push_back(in.options.number("scale") * static_cast<double>(e.length));
     std::sort(lengths.begin(), lengths.end());
     if (in.options.text("order") == "longest") std::reverse(lengths.begin(), lengths.end());
     analysis::AnalysisResult r;
     r.summary_json = "{\"episodes\": " + std::to_string(ds.episodes.size()) + "}";
     analysis::AnalysisTable t{"lengths", {"rank", "length"}, {}};
-    analysis::AnalysisFigure f{"lengths", "Episode lengths", "rank", "steps",
-                               in.options.flag("bars") ? analysis::AnalysisFigure::Kind::Bars : analysis::AnalysisFigure::Kind::Lines,
-                               {{"length", {}, {}, {}}}, {}};
-    for (std::size_t i = 0; i < lengths.size() && i < static_cast<std::size_t>(in.options.integer("longest")); ++i) {
+    analysis::AnalysisFigure f{"lengths",
+                               "Episode lengths",
+                               "rank",
+                               "steps",
+                               in.options.flag("bars") ? analysis::AnalysisFigure::Kind::Bars
+                                                       : analysis::AnalysisFigure::Kind::Lines,
+                               {{"length", {}, {}, {}}},
+                               {}};
+    for (std::size_t i = 0;
+         i < lengths.size() && i < static_cast<std::size_t>(in.options.integer("longest")); ++i) {
       t.rows.push_back({static_cast<double>(i + 1), lengths[i]});
       f.series.front().x.push_back(static_cast<double>(i + 1));
       f.series.front().y.push_back(lengths[i]);
@@ -790,7 +869,9 @@ TEST_F(Studio, ARegisteredAnalysisRunsFromItsPanel) {
   auto* view = panel->view("episode-lengths");
   ASSERT_NE(view, nullptr);
   // The form holds the schema's defaults, typed.
-  EXPECT_EQ(view->options(), (std::map<std::string, std::string>{{"bars", "false"}, {"longest", "5"}, {"order", "longest"}, {"scale", "1"}}));
+  EXPECT_EQ(view->options(),
+            (std::map<std::string, std::string>{
+                {"bars", "false"}, {"longest", "5"}, {"order", "longest"}, {"scale", "1"}}));
   // Without a dataset it runs and fails with the analysis's own message, shown in its panel.
   QSignalSpy ended(panel->job("episode-lengths"), &Job::finished);
   ASSERT_TRUE(panel->run("episode-lengths"));
@@ -812,7 +893,8 @@ TEST_F(Studio, ARegisteredAnalysisRunsFromItsPanel) {
   auto* table = qobject_cast<QTableWidget*>(view->tables()->widget(0));
   ASSERT_NE(table, nullptr);
   ASSERT_EQ(table->rowCount(), static_cast<int>(expected.size()));
-  for (int r = 0; r < table->rowCount(); ++r) EXPECT_EQ(table->item(r, 1)->text().toDouble(), expected[static_cast<std::size_t>(r)]);
+  for (int r = 0; r < table->rowCount(); ++r)
+    EXPECT_EQ(table->item(r, 1)->text().toDouble(), expected[static_cast<std::size_t>(r)]);
   ASSERT_EQ(view->summary()->topLevelItemCount(), 1);
   EXPECT_EQ(view->summary()->topLevelItem(0)->text(1), QString::number(ds.episodes.size()));
   w.showPage(panel);
@@ -822,12 +904,16 @@ TEST_F(Studio, ARegisteredAnalysisRunsFromItsPanel) {
   // Its figure exports with the others.
   const auto written = viz::export_all(panel->figureSources(), (dir / "export").string(), {});
   ASSERT_EQ(written.size(), 4u);  // pdf, svg, png, csv
-  EXPECT_TRUE(std::any_of(written.begin(), written.end(), [](const auto& f) { return f.ends_with("/episode-lengths_lengths.png"); }));
+  EXPECT_TRUE(std::any_of(written.begin(), written.end(), [](const auto& f) {
+    return f.ends_with("/episode-lengths_lengths.png");
+  }));
   for (const auto& f : written)
     if (f.ends_with(".csv")) {
       std::ifstream in(f);
       const std::string csv((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      EXPECT_EQ(csv.substr(0, csv.find('\n', csv.find('\n') + 1)), "series,x,y,spread\nlength,1,6,0") << csv;
+      EXPECT_EQ(csv.substr(0, csv.find('\n', csv.find('\n') + 1)),
+                "series,x,y,spread\nlength,1,6,0")
+          << csv;
     } else {
       EXPECT_GT(std::filesystem::file_size(f), 1000u) << f;
     }

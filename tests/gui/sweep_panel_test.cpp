@@ -4,8 +4,11 @@
 // them, a change on disk shown at the next read with the selection and expansion kept, damaged
 // files named and survived, and the seeds compared by setting in the Training tab.
 
+#include "sweep_panel.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <qcustomplot.h>
 
 #include <QComboBox>
 #include <QDir>
@@ -23,15 +26,12 @@
 #include <numeric>
 #include <sstream>
 
-#include <qcustomplot.h>
-
 #include "dstudio/sweep/sweep.h"
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/run_curves_view.h"
 #include "dstudio/viz/sweep_results_view.h"
 #include "h5_fixture.h"
 #include "main_window.h"
-#include "sweep_panel.h"
 #include "test_application.h"
 #include "training_panel.h"
 
@@ -58,10 +58,18 @@ const double kNaN = std::nan("");
 // dc on walker2d: all finished, one without a periodic evaluation.
 const std::vector<Planned>& plan() {
   static const std::vector<Planned> p = {
-      {CellState::Finished, 60.0, 70.0},  {CellState::Finished, 64.0, 72.0},  {CellState::Finished, 71.0, 75.0},
-      {CellState::Finished, 52.0, 58.0},  {CellState::Finished, 46.0, 50.0},  {CellState::Failed, kNaN, kNaN, 12, 0, "node2", "", "out of memory"},
-      {CellState::Finished, 80.0, 85.0},  {CellState::Finished, 90.0, 91.0},  {CellState::Running, kNaN, kNaN, 30, 2, "node7", "4242_2"},
-      {CellState::Finished, 50.0, 60.0},  {CellState::Finished, 55.0, kNaN},  {CellState::Finished, 57.0, 59.0},
+      {CellState::Finished, 60.0, 70.0},
+      {CellState::Finished, 64.0, 72.0},
+      {CellState::Finished, 71.0, 75.0},
+      {CellState::Finished, 52.0, 58.0},
+      {CellState::Finished, 46.0, 50.0},
+      {CellState::Failed, kNaN, kNaN, 12, 0, "node2", "", "out of memory"},
+      {CellState::Finished, 80.0, 85.0},
+      {CellState::Finished, 90.0, 91.0},
+      {CellState::Running, kNaN, kNaN, 30, 2, "node7", "4242_2"},
+      {CellState::Finished, 50.0, 60.0},
+      {CellState::Finished, 55.0, kNaN},
+      {CellState::Finished, 57.0, 59.0},
   };
   return p;
 }
@@ -96,7 +104,8 @@ class SweepPanelTest : public testing::Test {
           c.index = index;
           char number[16];
           std::snprintf(number, sizeof number, "%03d", index);
-          c.name = std::string(number) + "-" + variant + "-" + dataset + "-s" + std::to_string(seed);
+          c.name =
+              std::string(number) + "-" + variant + "-" + dataset + "-s" + std::to_string(seed);
           c.variant = variant;
           c.dataset = (dir_ / (dataset + ".hdf5")).string();
           c.seed = seed;
@@ -123,10 +132,13 @@ class SweepPanelTest : public testing::Test {
     st.error = p.error;
     sweep::write_cell_status(sweep_, sweep_.cells[static_cast<std::size_t>(index)], st);
     // A finished cell has its checkpoint; results count no cell that lacks one.
-    if (p.state == sweep::CellState::Finished) std::ofstream(cellDir(index) / "checkpoint.pt") << "finished";
+    if (p.state == sweep::CellState::Finished)
+      std::ofstream(cellDir(index) / "checkpoint.pt") << "finished";
   }
 
-  fs::path cellDir(int index) const { return sweep::cell_dir(sweep_, sweep_.cells[static_cast<std::size_t>(index)]); }
+  fs::path cellDir(int index) const {
+    return sweep::cell_dir(sweep_, sweep_.cells[static_cast<std::size_t>(index)]);
+  }
 
   // Opens the sweep and waits for its first read.
   void open(SweepPanel& panel) {
@@ -177,7 +189,8 @@ TEST_F(SweepPanelTest, GroupsCellsByDatasetAndSettingWithTheirMeansOverSeeds) {
   EXPECT_EQ(dt_walker->text(SweepPanel::ColumnScore), shown({52, 46}));
   auto* dc_walker = panel.groupItem(kWalker, "dc");
   EXPECT_EQ(dc_walker->text(SweepPanel::ColumnScore), shown({50, 55, 57}));
-  EXPECT_EQ(dc_walker->text(SweepPanel::ColumnBest), shown({60, 59})) << "a seed without periodic evaluations is left out of the best";
+  EXPECT_EQ(dc_walker->text(SweepPanel::ColumnBest), shown({60, 59}))
+      << "a seed without periodic evaluations is left out of the best";
   // A cell's row: state, progress, where it runs, restarts, and why it failed.
   auto* running = panel.cellItem(8);
   EXPECT_EQ(running->text(SweepPanel::ColumnState), "running");
@@ -186,9 +199,11 @@ TEST_F(SweepPanelTest, GroupsCellsByDatasetAndSettingWithTheirMeansOverSeeds) {
   EXPECT_EQ(running->text(SweepPanel::ColumnWhere), "node7 (4242_2)");
   EXPECT_EQ(running->text(SweepPanel::ColumnRestarts), "2");
   EXPECT_EQ(running->text(SweepPanel::ColumnScore), "");
-  EXPECT_THAT(panel.cellItem(5)->toolTip(SweepPanel::ColumnState).toStdString(), HasSubstr("out of memory"));
+  EXPECT_THAT(panel.cellItem(5)->toolTip(SweepPanel::ColumnState).toStdString(),
+              HasSubstr("out of memory"));
   EXPECT_EQ(panel.cellItem(0)->text(SweepPanel::ColumnScore), "60.0 ± 1.5");
-  EXPECT_THAT(panel.summaryLabel()->text().toStdString(), HasSubstr("12 cells, 10 finished, 1 running, 1 failed"));
+  EXPECT_THAT(panel.summaryLabel()->text().toStdString(),
+              HasSubstr("12 cells, 10 finished, 1 running, 1 failed"));
   EXPECT_FALSE(panel.messageLabel()->isVisibleTo(&panel));
 }
 
@@ -200,9 +215,11 @@ TEST_F(SweepPanelTest, TheFiguresBarsAndErrorBarsAreTheGroupsNumbers) {
   const auto& groups = panel.groups();
   ASSERT_EQ(groups.size(), 4u);
   // Bars of setting k: plottable 2k (finished groups) and 2k + 1 (faint); error bars after each.
-  const auto bar_at = [&](const QString& setting, int cluster, bool faint, double& value, double& error) {
+  const auto bar_at = [&](const QString& setting, int cluster, bool faint, double& value,
+                          double& error) {
     const auto& settings = view->bars().settings;
-    const int k = static_cast<int>(std::find(settings.begin(), settings.end(), setting) - settings.begin());
+    const int k =
+        static_cast<int>(std::find(settings.begin(), settings.end(), setting) - settings.begin());
     const double key = viz::clustered_bar_key(cluster, k, static_cast<int>(settings.size()));
     auto* bars = qobject_cast<QCPBars*>(plot->plottable(4 * k + (faint ? 2 : 0)));
     auto* errors = qobject_cast<QCPErrorBars*>(plot->plottable(4 * k + (faint ? 3 : 1)));
@@ -289,7 +306,9 @@ TEST_F(SweepPanelTest, AChangeOnDiskShowsAtTheNextReadKeepingSelectionAndExpansi
   EXPECT_TRUE(dc_hopper->isExpanded());
   // The figure follows: dc on hopper is no longer faint.
   const auto& bars = panel.resultsView()->bars().bars;
-  const auto dc = std::find_if(bars.begin(), bars.end(), [](const viz::SweepBar& b) { return b.setting == "dc" && b.dataset == kHopper; });
+  const auto dc = std::find_if(bars.begin(), bars.end(), [](const viz::SweepBar& b) {
+    return b.setting == "dc" && b.dataset == kHopper;
+  });
   ASSERT_NE(dc, bars.end());
   EXPECT_TRUE(dc->complete());
   EXPECT_NEAR(dc->mean, 90.0, 1e-12);
@@ -308,8 +327,10 @@ TEST_F(SweepPanelTest, DamagedFilesAreNamedAndTheTabCarriesOn) {
   EXPECT_TRUE(panel.messageLabel()->isVisibleTo(&panel));
   EXPECT_THAT(panel.messageLabel()->text().toStdString(), HasSubstr(task.string()));
   EXPECT_EQ(panel.cellItem(3)->text(SweepPanel::ColumnState), "failed");
-  EXPECT_THAT(panel.cellItem(3)->toolTip(SweepPanel::ColumnState).toStdString(), HasSubstr("damaged"));
-  EXPECT_EQ(panel.groupItem(kHopper, "dt")->text(SweepPanel::ColumnState), "3/3 finished") << "the other cells are read";
+  EXPECT_THAT(panel.cellItem(3)->toolTip(SweepPanel::ColumnState).toStdString(),
+              HasSubstr("damaged"));
+  EXPECT_EQ(panel.groupItem(kHopper, "dt")->text(SweepPanel::ColumnState), "3/3 finished")
+      << "the other cells are read";
   // A folder that is not a sweep: named, and the open sweep stays.
   QSignalSpy failed(&panel, &SweepPanel::openFailed);
   panel.openSweep(QString::fromStdString(dir_.path().string()));
@@ -323,7 +344,8 @@ TEST_F(SweepPanelTest, DamagedFilesAreNamedAndTheTabCarriesOn) {
   std::ofstream(other / "sweep.json") << R"({"format": "dstudio-sweep", "cells": [)";
   panel.openSweep(QString::fromStdString(other.string()));
   ASSERT_TRUE(failed.wait(10000));
-  EXPECT_THAT(failed.back().at(0).toString().toStdString(), HasSubstr((other / "sweep.json").string()));
+  EXPECT_THAT(failed.back().at(0).toString().toStdString(),
+              HasSubstr((other / "sweep.json").string()));
   EXPECT_THAT(panel.messageLabel()->text().toStdString(), HasSubstr("sweep.json"));
 }
 
@@ -344,7 +366,8 @@ TEST_F(SweepPanelTest, TheWindowComparesTheSeedsBySettingAndRemembersTheSweep) {
   ASSERT_TRUE(opened.wait(10000));
   EXPECT_EQ(w.currentPage(), w.sweepPanel());
   auto* training = w.trainingPanel();
-  ASSERT_TRUE(test::wait_until([&] { return training->runFolders().size() == 6; }, 5000)) << training->runFolders().size();
+  ASSERT_TRUE(test::wait_until([&] { return training->runFolders().size() == 6; }, 5000))
+      << training->runFolders().size();
   EXPECT_EQ(training->groupByChooser()->currentText(), "setting");
   EXPECT_EQ(training->comparisonMetric()->currentData().toString(), "eval_score");
   const auto& groups = training->comparisonView()->groups();
@@ -365,8 +388,10 @@ TEST_F(SweepPanelTest, TheWindowComparesTheSeedsBySettingAndRemembersTheSweep) {
   EXPECT_EQ(again.sweepPanel()->sweepDir().toStdString(), sweep_.dir.string());
   // A folder that is not a sweep is explained in a dialog naming the file.
   again.openSweep(QString::fromStdString(dir_.path().string()));
-  ASSERT_TRUE(test::wait_until([&] { return again.findChild<QMessageBox*>("sweepErrorDialog") != nullptr; }, 10000));
-  EXPECT_THAT(again.findChild<QMessageBox*>("sweepErrorDialog")->informativeText().toStdString(), HasSubstr("sweep.json"));
+  ASSERT_TRUE(test::wait_until(
+      [&] { return again.findChild<QMessageBox*>("sweepErrorDialog") != nullptr; }, 10000));
+  EXPECT_THAT(again.findChild<QMessageBox*>("sweepErrorDialog")->informativeText().toStdString(),
+              HasSubstr("sweep.json"));
 }
 
 }  // namespace

@@ -19,7 +19,8 @@ inline void ensure_application() {
   QStandardPaths::setTestModeEnabled(true);  // settings and caches in a test location
   // One settings file a process: ctest runs test binaries side by side, and one test's
   // QSettings().clear() must not reach into another's (presentation mode, recent files).
-  QApplication::setApplicationName(QStringLiteral("decision-studio-tests-%1").arg(QCoreApplication::applicationPid()));
+  QApplication::setApplicationName(
+      QStringLiteral("decision-studio-tests-%1").arg(QCoreApplication::applicationPid()));
   new QApplication(argc, argv);
 }
 

@@ -2,8 +2,11 @@
 // finish, cancel, pause and fail, seeds compared against a mean worked out by hand, and run
 // folders added from disk.
 
+#include "training_panel.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <qcustomplot.h>
 
 #include <QApplication>
 #include <QCheckBox>
@@ -29,18 +32,14 @@
 #include <functional>
 #include <sstream>
 
-#include <qcustomplot.h>
-
 #include "dstudio/analysis/curves.h"
 #include "dstudio/data/synthetic.h"
 #include "dstudio/models/training_config.h"
 #include "dstudio/models/variant_config.h"
+#include "dstudio/viz/config_form.h"
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/run_curves_view.h"
 #include "h5_fixture.h"
-#include "dstudio/viz/config_form.h"
-#include "training_panel.h"
-
 #include "test_application.h"
 
 namespace dstudio::studio {
@@ -84,9 +83,7 @@ std::map<double, double> csv_losses(const QString& dir) {
 
 class TrainingPanelTest : public testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    test::ensure_application();
-  }
+  static void SetUpTestSuite() { test::ensure_application(); }
 
   void SetUp() override {
     QSettings().clear();
@@ -113,10 +110,14 @@ class TrainingPanelTest : public testing::Test {
     ASSERT_TRUE(panel->setField("threads", 1));
   }
 
-  static bool wait_until(const std::function<bool()>& done, int ms) { return test::wait_until(done, ms); }
+  static bool wait_until(const std::function<bool()>& done, int ms) {
+    return test::wait_until(done, ms);
+  }
 
   int loss_points() const { return panel->liveView()->lossPlot()->graph(0)->dataCount(); }
-  QString state_of(int row) const { return panel->runList()->topLevelItem(row)->text(TrainingPanel::ColumnState); }
+  QString state_of(int row) const {
+    return panel->runList()->topLevelItem(row)->text(TrainingPanel::ColumnState);
+  }
 
   void save_screenshot(const QString& name) {
     QTest::qWait(50);  // queued replots
@@ -148,13 +149,15 @@ TEST_F(TrainingPanelTest, FormsAreGeneratedFromEachVariantsConfiguration) {
     EXPECT_FALSE(panel->variantKeys().contains("act_dim"));
     EXPECT_FALSE(panel->variantKeys().contains("variant"));
     for (const QString& key : panel->variantKeys()) {
-      std::string quoted = "\"";  // appended piecewise: GCC 12 warns falsely on chained concatenation
+      std::string quoted =
+          "\"";  // appended piecewise: GCC 12 warns falsely on chained concatenation
       quoted += key.toStdString();
       quoted += '"';
       EXPECT_THAT(json, HasSubstr(quoted)) << name;
     }
     // Every field (one per line of the indented JSON) but the variant and the two shapes.
-    EXPECT_EQ(panel->variantKeys().size(), QString::fromStdString(json).count("\n  \"") - 3) << name;
+    EXPECT_EQ(panel->variantKeys().size(), QString::fromStdString(json).count("\n  \"") - 3)
+        << name;
     // The form holds the variant's defaults exactly.
     EXPECT_EQ(panel->variantConfig(), models::make_variant(name)) << name;
   }
@@ -186,7 +189,9 @@ TEST_F(TrainingPanelTest, TheFormShowsOnlyTheFieldsTheVariantUses) {
     panel->variantChooser()->setCurrentText(name);
     const auto config = models::make_variant(name);
     for (const QString& key : panel->variantKeys())
-      EXPECT_EQ(panel->variantForm()->isFieldVisible(key), models::uses_field(config, key.toStdString())) << name << " " << key.toStdString();
+      EXPECT_EQ(panel->variantForm()->isFieldVisible(key),
+                models::uses_field(config, key.toStdString()))
+          << name << " " << key.toStdString();
   }
   panel->variantChooser()->setCurrentText("gdt");
   EXPECT_TRUE(panel->variantForm()->isFieldVisible("gaussian_w"));
@@ -264,13 +269,15 @@ TEST_F(TrainingPanelTest, RunsToTheEndWithLiveLossAndACheckpoint) {
   ASSERT_EQ(panel->runList()->topLevelItemCount(), 1);
   EXPECT_EQ(state_of(0), "Finished");
   const double last = std::prev(written.end())->second;
-  EXPECT_NEAR(panel->runList()->topLevelItem(0)->text(TrainingPanel::ColumnLoss).toDouble(), last, 1e-3 * last);
+  EXPECT_NEAR(panel->runList()->topLevelItem(0)->text(TrainingPanel::ColumnLoss).toDouble(), last,
+              1e-3 * last);
 
   // The forms now say 128 for the next run; the chosen run says what it was trained with.
   ASSERT_TRUE(panel->setField("hidden", 128));
   panel->runList()->setCurrentItem(nullptr);
   panel->runList()->setCurrentItem(panel->runList()->topLevelItem(0));
-  EXPECT_TRUE(panel->statusLabel()->text().contains("This run's settings: dt, hidden 16, layers 1")) << panel->statusLabel()->text().toStdString();
+  EXPECT_TRUE(panel->statusLabel()->text().contains("This run's settings: dt, hidden 16, layers 1"))
+      << panel->statusLabel()->text().toStdString();
 }
 
 TEST_F(TrainingPanelTest, CancelsALongRunWhileTheWindowStaysResponsive) {
@@ -292,7 +299,8 @@ TEST_F(TrainingPanelTest, CancelsALongRunWhileTheWindowStaysResponsive) {
   });
   ticker.start(20);
   auto* eval = panel->liveView()->evaluationPlot();
-  ASSERT_TRUE(wait_until([&] { return loss_points() >= 6 && eval->graph(1)->dataCount() >= 2; }, 30000))
+  ASSERT_TRUE(
+      wait_until([&] { return loss_points() >= 6 && eval->graph(1)->dataCount() >= 2; }, 30000))
       << loss_points() << " loss points, " << eval->graph(1)->dataCount() << " evaluations";
   EXPECT_GE(eval->graph(0)->dataCount(), 1) << "the normalised score of the rollouts";
   EXPECT_LT(longest_gap, 2000) << "the event loop stalled";
@@ -315,7 +323,8 @@ TEST_F(TrainingPanelTest, PausesAndResumes) {
   ASSERT_TRUE(panel->startTraining());
   ASSERT_TRUE(wait_until([&] { return loss_points() >= 2; }, 20000));
   panel->pauseTraining();
-  ASSERT_TRUE(wait_until([&] { return state_of(0) == "Paused"; }, 10000)) << state_of(0).toStdString();
+  ASSERT_TRUE(wait_until([&] { return state_of(0) == "Paused"; }, 10000))
+      << state_of(0).toStdString();
   const int paused_at = loss_points();
   QTest::qWait(400);
   EXPECT_EQ(loss_points(), paused_at) << "nothing moves while paused";
@@ -392,7 +401,8 @@ TEST_F(TrainingPanelTest, ComparesTwoSeedsAsTheirMeanWorkedOutByHand) {
   const QString base = QDir(runs()).filePath("compare-loss");
   const auto files = panel->exportComparison(base);
   EXPECT_EQ(files.size(), 4u);
-  for (const char* ext : {".pdf", ".svg", ".png", ".csv"}) EXPECT_TRUE(QFile::exists(base + ext)) << ext;
+  for (const char* ext : {".pdf", ".svg", ".png", ".csv"})
+    EXPECT_TRUE(QFile::exists(base + ext)) << ext;
   std::ifstream csv((base + ".csv").toStdString());
   std::string line;
   std::getline(csv, line);
@@ -422,7 +432,8 @@ TEST_F(TrainingPanelTest, ComparesRunFoldersReadOffTheGuiThread) {
     const QString dir = QDir(runs()).filePath(name);
     QDir().mkpath(dir);
     if (dirs.size() < 2)
-      std::ofstream(QDir(dir).filePath("metrics.csv").toStdString()) << "step,loss,learning_rate,steps_per_second\n10,0.8,1e-4,50\n";
+      std::ofstream(QDir(dir).filePath("metrics.csv").toStdString())
+          << "step,loss,learning_rate,steps_per_second\n10,0.8,1e-4,50\n";
     dirs << dir;
   }
   QSignalSpy compared(panel.get(), &TrainingPanel::runFoldersCompared);
@@ -448,8 +459,10 @@ TEST_F(TrainingPanelTest, AddsRunFoldersFromDiskAndExplainsAnEmptyOne) {
   const QString two = QDir(runs()).filePath("dc-seed4-20240101-000001");
   QDir().mkpath(one);
   QDir().mkpath(two);
-  std::ofstream(QDir(one).filePath("metrics.csv").toStdString()) << "step,loss,learning_rate,steps_per_second\n10,0.8,1e-4,50\n20,0.4,1e-4,50\n";
-  std::ofstream(QDir(two).filePath("metrics.csv").toStdString()) << "step,loss,learning_rate,steps_per_second\n10,0.6,1e-4,50\n20,0.2,1e-4,50\n";
+  std::ofstream(QDir(one).filePath("metrics.csv").toStdString())
+      << "step,loss,learning_rate,steps_per_second\n10,0.8,1e-4,50\n20,0.4,1e-4,50\n";
+  std::ofstream(QDir(two).filePath("metrics.csv").toStdString())
+      << "step,loss,learning_rate,steps_per_second\n10,0.6,1e-4,50\n20,0.2,1e-4,50\n";
   ASSERT_TRUE(panel->addRunFolder(one)) << panel->lastError().toStdString();
   ASSERT_TRUE(panel->addRunFolder(two));
   ASSERT_EQ(panel->runList()->topLevelItemCount(), 2);
@@ -482,10 +495,13 @@ TEST_F(TrainingPanelTest, TheRunsTableSortsByMetricsAndHyperparametersAndGroupsB
     models::TrainingConfig training;
     training.batch_size = 32;
     std::ofstream(QDir(folder).filePath("run.json").toStdString())
-        << R"({"label": "dt", "variant": )" << models::to_json(variant) << R"(, "training": )" << models::to_json(training) << "}";
+        << R"({"label": "dt", "variant": )" << models::to_json(variant) << R"(, "training": )"
+        << models::to_json(training) << "}";
     std::ofstream(QDir(folder).filePath("metrics.jsonl").toStdString())
-        << R"({"step": 10, "loss": 0.5})" << "\n"
-        << R"({"step": 20, "loss": 0.25, "eval_score": )" << m.score << R"(, "entropy_layer1": )" << m.hidden / 100.0 << "}\n";
+        << R"({"step": 10, "loss": 0.5})"
+        << "\n"
+        << R"({"step": 20, "loss": 0.25, "eval_score": )" << m.score << R"(, "entropy_layer1": )"
+        << m.hidden / 100.0 << "}\n";
     std::ofstream(QDir(folder).filePath("checkpoint.pt").toStdString()) << "";
     ASSERT_TRUE(panel->addRunFolder(folder)) << panel->lastError().toStdString();
   }
@@ -517,7 +533,8 @@ TEST_F(TrainingPanelTest, TheRunsTableSortsByMetricsAndHyperparametersAndGroupsB
   ASSERT_NE(open, nullptr);
   open->trigger();
   ASSERT_EQ(opened.count(), 1);
-  EXPECT_EQ(opened.front().front().toString(), QDir(QDir(runs()).filePath("dt-b")).absoluteFilePath("checkpoint.pt"));
+  EXPECT_EQ(opened.front().front().toString(),
+            QDir(QDir(runs()).filePath("dt-b")).absoluteFilePath("checkpoint.pt"));
   // The header's menu shows a hidden field.
   std::unique_ptr<QMenu> columns(panel->columnMenu());
   auto* batch_action = columns->findChild<QAction*>("batch_size");
@@ -557,7 +574,8 @@ TEST_F(TrainingPanelTest, TheRunsTableSortsByMetricsAndHyperparametersAndGroupsB
   const auto back = analysis::read_run_metrics(out.toStdString());
   EXPECT_EQ(back.columns.at("eval_score").y, (std::vector<double>{80.4}));
   EXPECT_EQ(back.columns.at("loss").y, (std::vector<double>{0.5, 0.25}));
-  const auto compared = sources[1]->exportFigure(QDir(out).filePath("run_comparison").toStdString(), png);
+  const auto compared =
+      sources[1]->exportFigure(QDir(out).filePath("run_comparison").toStdString(), png);
   EXPECT_EQ(compared.size(), 2u);
   list->setCurrentItem(nullptr);
   EXPECT_FALSE(sources[0]->hasFigure()) << "no run selected";
@@ -575,7 +593,8 @@ TEST_F(TrainingPanelTest, AFailedRunShowsItsMessageInsteadOfCrashing) {
   ASSERT_TRUE(panel->startTraining()) << panel->messageLabel()->text().toStdString();
   ASSERT_TRUE(finished.wait(20000));
   EXPECT_EQ(finished.at(0).at(1).toString(), "Failed");
-  EXPECT_THAT(state_of(0).toStdString(), testing::ContainsRegex("^Failed: the loss became (NaN|infinite) at step"));
+  EXPECT_THAT(state_of(0).toStdString(),
+              testing::ContainsRegex("^Failed: the loss became (NaN|infinite) at step"));
   EXPECT_THAT(panel->statusLabel()->text().toStdString(), HasSubstr("the loss became"));
   EXPECT_FALSE(panel->isTraining());
 }

@@ -2,7 +2,10 @@
 // as a worker sends them, colour by modality, timestep or return-to-go, and a run on a worker
 // that animates the view and can be cancelled.
 
+#include "dstudio/viz/tsne_view.h"
+
 #include <gtest/gtest.h>
+#include <qcustomplot.h>
 
 #include <QApplication>
 #include <QDir>
@@ -21,19 +24,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
-#include <qcustomplot.h>
 #include <map>
 #include <random>
 #include <thread>
 
+#include "default_dataset.h"
 #include "dstudio/common/error.h"
 #include "dstudio/models/token_cloud.h"
-#include "dstudio/viz/tsne_view.h"
 #include "h5_fixture.h"
-#include "default_dataset.h"
-#include "tsne_job.h"
-
 #include "test_application.h"
+#include "tsne_job.h"
 
 namespace dstudio::studio {
 namespace {
@@ -56,7 +56,8 @@ class Tsne : public testing::Test {
       for (int t = 0; t < steps; ++t)
         for (int m = 0; m < 3; ++m) {
           for (int q = 0; q < dims; ++q)
-            c.points.push_back(noise(rng) + (q == m ? 12.0f : 0.0f) + (q == 3 ? 0.3f * static_cast<float>(t) : 0.0f));
+            c.points.push_back(noise(rng) + (q == m ? 12.0f : 0.0f) +
+                               (q == 3 ? 0.3f * static_cast<float>(t) : 0.0f));
           c.modality.push_back(std::string(1, "Rsa"[m]));
           c.window.push_back(w);
           c.timestep.push_back(t);
@@ -65,9 +66,13 @@ class Tsne : public testing::Test {
     return c;
   }
 
-  static bool wait_until(const std::function<bool()>& done, int ms) { return test::wait_until(done, ms); }
+  static bool wait_until(const std::function<bool()>& done, int ms) {
+    return test::wait_until(done, ms);
+  }
 
-  static QString screenshot(const char* name) { return QDir(DSTUDIO_SCREENSHOT_DIR).filePath(name); }
+  static QString screenshot(const char* name) {
+    return QDir(DSTUDIO_SCREENSHOT_DIR).filePath(name);
+  }
 
   static int index_where(const models::TokenCloud& c, const std::function<bool(int)>& f) {
     for (int i = 0; i < c.count(); ++i)
@@ -93,8 +98,10 @@ TEST_F(Tsne, TokenCloudGathersRealStepsBeforeAndAfterMerging) {
   const auto c = models::token_cloud({win}, {ins});
   ASSERT_EQ(c.count(), 6);
   EXPECT_EQ(c.dims, 2);
-  EXPECT_EQ(c.modality, (std::vector<std::string>{"R", "s", "a", "R in block", "s in block", "a in block"}));
-  EXPECT_EQ(c.points, (std::vector<float>{3, 0.5f, 4, 0.5f, 5, 0.5f, 13, 1.5f, 14, 1.5f, 15, 1.5f}));  // step 1 only
+  EXPECT_EQ(c.modality,
+            (std::vector<std::string>{"R", "s", "a", "R in block", "s in block", "a in block"}));
+  EXPECT_EQ(c.points, (std::vector<float>{3, 0.5f, 4, 0.5f, 5, 0.5f, 13, 1.5f, 14, 1.5f, 15,
+                                          1.5f}));  // step 1 only
   EXPECT_EQ(c.timestep, std::vector<int>(6, 7));
   EXPECT_EQ(c.return_to_go, std::vector<double>(6, 250.0));
   EXPECT_EQ(c.modalities().size(), 6u);
@@ -123,7 +130,8 @@ TEST_F(Tsne, ViewDrawsEveryPointOfEachLayoutAndReplaysThem) {
   // Layouts arrive faster than the screen redraws: each is kept, the newest drawn.
   for (int k = 1; k <= 5; ++k) {
     std::vector<double> xy;
-    for (int i = 0; i < n; ++i) xy.push_back(k * std::cos(i)), xy.push_back(k * std::sin(i) + i % 3);
+    for (int i = 0; i < n; ++i)
+      xy.push_back(k * std::cos(i)), xy.push_back(k * std::sin(i) + i % 3);
     view.showLayout(10 * k, xy);
   }
   view.showLayout(60, std::vector<double>(10, 0.0));  // not these tokens: ignored
@@ -152,7 +160,8 @@ TEST_F(Tsne, HoveringAPointShowsWhichTokenItIs) {
   const int n = cloud.count();
   view.setTokens("DT", cloud);
   std::vector<double> xy;
-  for (int i = 0; i < n; ++i) xy.push_back(10.0 * std::cos(i)), xy.push_back(10.0 * std::sin(i) + i % 3);
+  for (int i = 0; i < n; ++i)
+    xy.push_back(10.0 * std::cos(i)), xy.push_back(10.0 * std::sin(i) + i % 3);
   view.showLayout(10, xy);
   view.finish(0.5, 1.0);
   view.show();
@@ -160,10 +169,12 @@ TEST_F(Tsne, HoveringAPointShowsWhichTokenItIs) {
   ASSERT_TRUE(wait_until([&] { return view.pointsDrawn() == n; }, 2000));
   view.plot()->replot();
   for (int i : {0, 17, n - 1}) {
-    const QPointF at(view.plot()->xAxis->coordToPixel(xy[2 * i]), view.plot()->yAxis->coordToPixel(xy[2 * i + 1]));
+    const QPointF at(view.plot()->xAxis->coordToPixel(xy[2 * i]),
+                     view.plot()->yAxis->coordToPixel(xy[2 * i + 1]));
     EXPECT_EQ(view.pointAt(at + QPointF(2, -2)), i);
     const QString text = view.describePoint(i);
-    EXPECT_TRUE(text.startsWith(QString::fromStdString(cloud.modality[i]) + " token")) << text.toStdString();
+    EXPECT_TRUE(text.startsWith(QString::fromStdString(cloud.modality[i]) + " token"))
+        << text.toStdString();
     EXPECT_TRUE(text.contains(QString("timestep %1").arg(cloud.timestep[i]))) << text.toStdString();
     EXPECT_TRUE(text.contains(QString("window %1").arg(cloud.window[i]))) << text.toStdString();
   }
@@ -171,7 +182,8 @@ TEST_F(Tsne, HoveringAPointShowsWhichTokenItIs) {
   EXPECT_EQ(view.pointAt(QPointF(-100, -100)), -1);
   // The mouse over a point shows its tooltip.
   const int i = 17;
-  const QPoint at(static_cast<int>(view.plot()->xAxis->coordToPixel(xy[2 * i])), static_cast<int>(view.plot()->yAxis->coordToPixel(xy[2 * i + 1])));
+  const QPoint at(static_cast<int>(view.plot()->xAxis->coordToPixel(xy[2 * i])),
+                  static_cast<int>(view.plot()->yAxis->coordToPixel(xy[2 * i + 1])));
   QTest::mouseMove(view.plot(), at);
   ASSERT_TRUE(wait_until([&] { return QToolTip::isVisible(); }, 2000));
   EXPECT_EQ(QToolTip::text(), view.describePoint(view.pointAt(at)));
@@ -187,9 +199,12 @@ TEST_F(Tsne, ColourBySwitchesBetweenModalityTimestepAndReturnToGo) {
   for (int i = 0; i < n; ++i) xy.push_back(i % 7), xy.push_back(i / 7);
   view.showLayout(10, xy);
   view.showSnapshot(0);
-  const int r = index_where(cloud, [&](int i) { return cloud.modality[static_cast<std::size_t>(i)] == "R"; });
-  const int s = index_where(cloud, [&](int i) { return cloud.modality[static_cast<std::size_t>(i)] == "s"; });
-  const int a = index_where(cloud, [&](int i) { return cloud.modality[static_cast<std::size_t>(i)] == "a"; });
+  const int r =
+      index_where(cloud, [&](int i) { return cloud.modality[static_cast<std::size_t>(i)] == "R"; });
+  const int s =
+      index_where(cloud, [&](int i) { return cloud.modality[static_cast<std::size_t>(i)] == "s"; });
+  const int a =
+      index_where(cloud, [&](int i) { return cloud.modality[static_cast<std::size_t>(i)] == "a"; });
   // Modality: Okabe-Ito blue, vermillion and bluish green; a legend, no colour scale.
   EXPECT_EQ(view.colourBy(), viz::TsneView::ColourBy::Modality);
   EXPECT_EQ(view.groupsDrawn(), 3);
@@ -204,13 +219,16 @@ TEST_F(Tsne, ColourBySwitchesBetweenModalityTimestepAndReturnToGo) {
   EXPECT_FALSE(view.plot()->legend->visible());
   EXPECT_EQ(view.pointsDrawn(), n);
   EXPECT_GT(view.groupsDrawn(), 3);
-  const int first = index_where(cloud, [&](int i) { return cloud.timestep[static_cast<std::size_t>(i)] == 0; });
-  const int last = index_where(cloud, [&](int i) { return cloud.timestep[static_cast<std::size_t>(i)] == 11; });
+  const int first =
+      index_where(cloud, [&](int i) { return cloud.timestep[static_cast<std::size_t>(i)] == 0; });
+  const int last =
+      index_where(cloud, [&](int i) { return cloud.timestep[static_cast<std::size_t>(i)] == 11; });
   EXPECT_LT(view.colourOf(first).green(), 60);
   EXPECT_GT(view.colourOf(first).blue(), view.colourOf(first).green());
   EXPECT_GT(view.colourOf(last).green(), 200);
   EXPECT_GT(view.colourOf(last).red(), 200);
-  EXPECT_EQ(view.colourOf(r), view.colourOf(first)) << "same step, same colour whatever the modality";
+  EXPECT_EQ(view.colourOf(r), view.colourOf(first))
+      << "same step, same colour whatever the modality";
   // Return-to-go falls with the step: the colours turn round.
   view.setColourBy(viz::TsneView::ColourBy::ReturnToGo);
   EXPECT_TRUE(view.colourScaleShown());
@@ -224,15 +242,19 @@ TEST_F(Tsne, ColourBySwitchesBetweenModalityTimestepAndReturnToGo) {
 // `colour` blended over `under` with the points' alpha (170), as the plot draws a point.
 static QColor over(const QColor& colour, const QColor& under) {
   const auto mix = [](int c, int u) { return (c * 170 + u * 85 + 127) / 255; };
-  return QColor(mix(colour.red(), under.red()), mix(colour.green(), under.green()), mix(colour.blue(), under.blue()));
+  return QColor(mix(colour.red(), under.red()), mix(colour.green(), under.green()),
+                mix(colour.blue(), under.blue()));
 }
 
 // Every channel within `tolerance`.
 static bool near_colour(const QColor& a, const QColor& b, int tolerance = 10) {
-  return std::abs(a.red() - b.red()) <= tolerance && std::abs(a.green() - b.green()) <= tolerance && std::abs(a.blue() - b.blue()) <= tolerance;
+  return std::abs(a.red() - b.red()) <= tolerance && std::abs(a.green() - b.green()) <= tolerance &&
+         std::abs(a.blue() - b.blue()) <= tolerance;
 }
 
-static std::string rgb(const QColor& c) { return QString("(%1, %2, %3)").arg(c.red()).arg(c.green()).arg(c.blue()).toStdString(); }
+static std::string rgb(const QColor& c) {
+  return QString("(%1, %2, %3)").arg(c.red()).arg(c.green()).arg(c.blue()).toStdString();
+}
 
 TEST_F(Tsne, ViewRastersEveryPointInItsGroupsColourAndNothingElse) {
   viz::TsneView view;
@@ -262,13 +284,17 @@ TEST_F(Tsne, ViewRastersEveryPointInItsGroupsColourAndNothingElse) {
                               static_cast<int>(plot.yAxis->coordToPixel(xy[2 * i + 1]) * scale));
     };
     const QColor white(255, 255, 255);
-    for (int i : {0, 1, 2}) EXPECT_TRUE(near_colour(at(i), over(view.colourOf(i), white))) << i << ": " << rgb(at(i)) << " for " << rgb(view.colourOf(i));
+    for (int i : {0, 1, 2})
+      EXPECT_TRUE(near_colour(at(i), over(view.colourOf(i), white)))
+          << i << ": " << rgb(at(i)) << " for " << rgb(view.colourOf(i));
     const QColor stacked = over(view.colourOf(4), over(view.colourOf(3), white));
-    EXPECT_TRUE(near_colour(at(3), stacked)) << rgb(at(3)) << " for " << rgb(stacked) << ": a over R";
+    EXPECT_TRUE(near_colour(at(3), stacked))
+        << rgb(at(3)) << " for " << rgb(stacked) << ": a over R";
     // The triangle (an outline, as QCP draws it) tints a few pixels around its centre blue.
     int outline = 0;
     const int reach = 5 * static_cast<int>(scale);
-    const QPoint centre(static_cast<int>(plot.xAxis->coordToPixel(0) * scale), static_cast<int>(plot.yAxis->coordToPixel(0) * scale));
+    const QPoint centre(static_cast<int>(plot.xAxis->coordToPixel(0) * scale),
+                        static_cast<int>(plot.yAxis->coordToPixel(0) * scale));
     for (int dy = -reach; dy <= reach; ++dy)
       for (int dx = -reach; dx <= reach; ++dx) {
         const QColor c = image.pixelColor(centre + QPoint(dx, dy));
@@ -277,8 +303,11 @@ TEST_F(Tsne, ViewRastersEveryPointInItsGroupsColourAndNothingElse) {
     EXPECT_GE(outline, 8 * static_cast<int>(scale));
     EXPECT_LT(outline, (2 * reach + 1) * (2 * reach + 1) / 2) << "an outline, not a filled shape";
     // Between the points, and across most of the plot: the background, untouched.
-    for (const auto& [x, y] : std::vector<std::pair<double, double>>{{-5, -5}, {5, 5}, {0, -10}, {-10, 0}, {5, 0}})
-      EXPECT_EQ(image.pixelColor(static_cast<int>(plot.xAxis->coordToPixel(x) * scale), static_cast<int>(plot.yAxis->coordToPixel(y) * scale)), white)
+    for (const auto& [x, y] :
+         std::vector<std::pair<double, double>>{{-5, -5}, {5, 5}, {0, -10}, {-10, 0}, {5, 0}})
+      EXPECT_EQ(image.pixelColor(static_cast<int>(plot.xAxis->coordToPixel(x) * scale),
+                                 static_cast<int>(plot.yAxis->coordToPixel(y) * scale)),
+                white)
           << x << ", " << y;
   }
   // A point moved: drawn where it is now, gone from where it was.
@@ -288,7 +317,8 @@ TEST_F(Tsne, ViewRastersEveryPointInItsGroupsColourAndNothingElse) {
   view.showSnapshot(1);
   const QImage image = view.plot()->toPixmap().toImage();
   const auto pixel = [&](double x, double y) {
-    return image.pixelColor(static_cast<int>(view.plot()->xAxis->coordToPixel(x)), static_cast<int>(view.plot()->yAxis->coordToPixel(y)));
+    return image.pixelColor(static_cast<int>(view.plot()->xAxis->coordToPixel(x)),
+                            static_cast<int>(view.plot()->yAxis->coordToPixel(y)));
   };
   EXPECT_TRUE(near_colour(pixel(-5, -5), over(view.colourOf(1), Qt::white))) << rgb(pixel(-5, -5));
   EXPECT_EQ(pixel(10, -10), QColor(Qt::white));
@@ -310,14 +340,16 @@ static models::TokenCloud many_tokens(int count) {
 
 // A layout of them with a cluster per modality, the tokens in the block beside their embeddings
 // before merging, `spread` wide.
-static std::vector<double> many_points(const models::TokenCloud& c, double spread, unsigned seed = 3) {
+static std::vector<double> many_points(const models::TokenCloud& c, double spread,
+                                       unsigned seed = 3) {
   std::mt19937 rng(seed);
   std::normal_distribution<double> noise(0.0, 1.0);
   std::vector<double> xy;
   xy.reserve(static_cast<std::size_t>(c.count()) * 2);
   for (int i = 0; i < c.count(); ++i) {
     const int m = i % 3;
-    const double angle = 2.0944 * m + 0.6 * (i % 6 >= 3) + 0.004 * c.timestep[static_cast<std::size_t>(i)];
+    const double angle =
+        2.0944 * m + 0.6 * (i % 6 >= 3) + 0.004 * c.timestep[static_cast<std::size_t>(i)];
     const double radius = spread * (1.0 + 0.35 * (i % 6 >= 3));
     xy.push_back(radius * std::cos(angle) + 0.25 * spread * noise(rng));
     xy.push_back(radius * std::sin(angle) + 0.25 * spread * noise(rng));
@@ -351,16 +383,19 @@ TEST_F(Tsne, ViewDrawsASubsetOf100000TokensWhileItRunsAndAllOfThemAtTheEnd) {
   EXPECT_EQ(view.pointsDrawn(), viz::TsneView::kLivePoints);
   EXPECT_TRUE(view.drawsSubset());
   EXPECT_EQ(view.groupsDrawn(), 6);
-  EXPECT_TRUE(view.status().contains(QLocale().toString(viz::TsneView::kLivePoints) + " of " + QLocale().toString(100000)))
+  EXPECT_TRUE(view.status().contains(QLocale().toString(viz::TsneView::kLivePoints) + " of " +
+                                     QLocale().toString(100000)))
       << view.status().toStdString();
   // The same tokens in every frame: the same layout again draws the same picture.
   const QImage first = view.plot()->toPixmap().toImage();
   view.showLayout(20, many_points(cloud, 5.0));
-  ASSERT_TRUE(wait_until([&] { return view.snapshotCount() == 2 && view.status().startsWith("iteration 20"); }, 2000));
+  ASSERT_TRUE(wait_until(
+      [&] { return view.snapshotCount() == 2 && view.status().startsWith("iteration 20"); }, 2000));
   QTest::qWait(60);
   EXPECT_EQ(view.plot()->toPixmap().toImage(), first);
   // Hovering finds the drawn points while it runs too.
-  const int hovered = view.pointAt(QPointF(view.plot()->xAxis->coordToPixel(5.0), view.plot()->yAxis->coordToPixel(0.0)));
+  const int hovered = view.pointAt(
+      QPointF(view.plot()->xAxis->coordToPixel(5.0), view.plot()->yAxis->coordToPixel(0.0)));
   ASSERT_GE(hovered, 0);
   view.grab().save(screenshot("tsne-100k-live.png"));
   view.showLayout(1000, many_points(cloud, 40.0));
@@ -419,13 +454,17 @@ TEST_F(Tsne, DISABLED_BenchmarkOf100000TokensArrivingFromAWorker) {
   pulse.start();
   // And the longest replot and the longest delivery of a layout, to tell what a stall is made of.
   qint64 replot_started = 0, longest_replot = 0, longest_delivery = 0;
-  QObject::connect(view.plot(), &QCustomPlot::beforeReplot, [&] { replot_started = clock.nsecsElapsed(); });
-  QObject::connect(view.plot(), &QCustomPlot::afterReplot, [&] { longest_replot = std::max(longest_replot, clock.nsecsElapsed() - replot_started); });
+  QObject::connect(view.plot(), &QCustomPlot::beforeReplot,
+                   [&] { replot_started = clock.nsecsElapsed(); });
+  QObject::connect(view.plot(), &QCustomPlot::afterReplot, [&] {
+    longest_replot = std::max(longest_replot, clock.nsecsElapsed() - replot_started);
+  });
   constexpr int kLayouts = 150;
   std::thread worker([&] {
     for (int k = 1; k <= kLayouts; ++k) {
       auto xy = layout;
-      for (auto& v : xy) v *= 0.5 + 0.5 * k / kLayouts;  // the layout grows, as in early exaggeration
+      for (auto& v : xy)
+        v *= 0.5 + 0.5 * k / kLayouts;  // the layout grows, as in early exaggeration
       QMetaObject::invokeMethod(
           &view,
           [&, k, xy = std::move(xy)]() mutable {
@@ -437,11 +476,17 @@ TEST_F(Tsne, DISABLED_BenchmarkOf100000TokensArrivingFromAWorker) {
       std::this_thread::sleep_for(std::chrono::milliseconds(15));
     }
   });
-  ASSERT_TRUE(wait_until([&] { return view.snapshotCount() > 0 && view.snapshotIteration(view.snapshotCount() - 1) == 10 * kLayouts; }, 60000));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return view.snapshotCount() > 0 &&
+               view.snapshotIteration(view.snapshotCount() - 1) == 10 * kLayouts;
+      },
+      60000));
   worker.join();
   QTest::qWait(100);
   pulse.stop();
-  const double live_replot_ms = static_cast<double>(longest_replot) / 1e6, delivery_ms = static_cast<double>(longest_delivery) / 1e6;
+  const double live_replot_ms = static_cast<double>(longest_replot) / 1e6,
+               delivery_ms = static_cast<double>(longest_delivery) / 1e6;
   EXPECT_EQ(view.pointsDrawn(), viz::TsneView::kLivePoints);
   EXPECT_LE(view.snapshotCount(), viz::TsneView::kMaxLayouts);
   const double live_ms = median_ms(7, [&] { view.showSnapshot(view.shownSnapshot()); });
@@ -456,12 +501,16 @@ TEST_F(Tsne, DISABLED_BenchmarkOf100000TokensArrivingFromAWorker) {
   view.showLayout(10, many_points(clusters(10, 6, 3), 30.0));
   view.showSnapshot(0);
   const double few_ms = median_ms(7, [&] { view.plot()->replot(); });
-  std::printf("[ bench  ] while %d layouts of 100,000 tokens arrived: longest stall %lld ms, replot %.1f ms, delivery of a layout %.1f ms\n",
-              kLayouts, static_cast<long long>(stall), live_replot_ms, delivery_ms);
-  std::printf("[ bench  ] replot of %d live points: %.1f ms; finish (all points): %lld ms\n", viz::TsneView::kLivePoints, live_ms,
-              static_cast<long long>(finish_ms));
-  std::printf("[ bench  ] replot into a %dx%d axis rect: 100,000 points %.1f ms, 90 points %.1f ms (medians of 7)\n", rect.width(),
-              rect.height(), full_ms, few_ms);
+  std::printf(
+      "[ bench  ] while %d layouts of 100,000 tokens arrived: longest stall %lld ms, replot %.1f "
+      "ms, delivery of a layout %.1f ms\n",
+      kLayouts, static_cast<long long>(stall), live_replot_ms, delivery_ms);
+  std::printf("[ bench  ] replot of %d live points: %.1f ms; finish (all points): %lld ms\n",
+              viz::TsneView::kLivePoints, live_ms, static_cast<long long>(finish_ms));
+  std::printf(
+      "[ bench  ] replot into a %dx%d axis rect: 100,000 points %.1f ms, 90 points %.1f ms "
+      "(medians of 7)\n",
+      rect.width(), rect.height(), full_ms, few_ms);
 }
 
 TEST_F(Tsne, ViewKeepsAtMostFiftyLayoutsSpreadOverALongRun) {
@@ -473,7 +522,8 @@ TEST_F(Tsne, ViewKeepsAtMostFiftyLayoutsSpreadOverALongRun) {
   view.setRunning(true);
   const auto layout = [&](int iteration) {
     std::vector<double> xy;
-    for (int i = 0; i < n; ++i) xy.push_back(iteration * std::cos(i)), xy.push_back(iteration * std::sin(i));
+    for (int i = 0; i < n; ++i)
+      xy.push_back(iteration * std::cos(i)), xy.push_back(iteration * std::sin(i));
     return xy;
   };
   for (int k = 1; k <= 120; ++k) {
@@ -495,7 +545,8 @@ TEST_F(Tsne, ViewKeepsAtMostFiftyLayoutsSpreadOverALongRun) {
   EXPECT_LE(widest, 2 * 1200 / (viz::TsneView::kMaxLayouts / 2)) << "spread over the whole run";
   // Each kept layout is the one of its iteration.
   view.showSnapshot(count / 2);
-  EXPECT_NEAR(view.plot()->xAxis->range().upper, 1.06 * view.snapshotIteration(count / 2), 0.06 * view.snapshotIteration(count / 2));
+  EXPECT_NEAR(view.plot()->xAxis->range().upper, 1.06 * view.snapshotIteration(count / 2),
+              0.06 * view.snapshotIteration(count / 2));
   EXPECT_EQ(view.pointsDrawn(), n);
   // A new run starts again from one layout an arrival.
   view.setRunning(true);
@@ -526,7 +577,8 @@ TEST_F(Tsne, JobAnimatesTheViewFromAWorkerAndCanBeCancelled) {
   ASSERT_TRUE(wait_until([&] { return finished.count() == 1; }, 120000));
   EXPECT_FALSE(job.outcome().cancelled);
   EXPECT_TRUE(job.outcome().error.isEmpty()) << job.outcome().error.toStdString();
-  ASSERT_TRUE(wait_until([&] { return view.snapshotCount() == 40; }, 5000)) << view.snapshotCount();  // every 10 iterations
+  ASSERT_TRUE(wait_until([&] { return view.snapshotCount() == 40; }, 5000))
+      << view.snapshotCount();  // every 10 iterations
   EXPECT_EQ(view.snapshotIteration(39), 400);
   EXPECT_GT(view.kl(), 0.0);
   EXPECT_EQ(view.pointsDrawn(), 300);
@@ -605,7 +657,8 @@ TEST_F(Tsne, JobTakesEveryStepOfTheLongestEpisodesWhenAskedTo) {
   job.setCheckpoint(studio::defaultCheckpoint(), "DT", 6);
   EXPECT_EQ(view.tokenSource(), viz::TsneView::Source::Windows);
   EXPECT_EQ(view.tokenCount(), 6);
-  emit view.tokenSourceChanged(viz::TsneView::Source::Rollouts, 3);  // what choosing in the view does
+  emit view.tokenSourceChanged(viz::TsneView::Source::Rollouts,
+                               3);  // what choosing in the view does
   EXPECT_EQ(job.tokenSource().kind, models::TokenSource::Kind::Rollouts);
   EXPECT_EQ(job.tokenSource().count, 3);
   models::TokenSource source;

@@ -1,5 +1,7 @@
-// Help ▸ User Guide: the guide shipped with the studio, found as the installed studio finds it, with
-// every screenshot it shows.
+// Help ▸ User Guide: the guide shipped with the studio, found as the installed studio finds it,
+// with every screenshot it shows.
+
+#include "user_guide.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +16,6 @@
 
 #include "main_window.h"
 #include "test_application.h"
-#include "user_guide.h"
 
 namespace dstudio::studio {
 namespace {
@@ -25,7 +26,8 @@ TEST(UserGuide, OpensFromTheHelpMenuWithEveryPicture) {
   // The build tree has the installed shape: share/decision-studio/guide is docs/.
   const QString path = userGuidePath();
   ASSERT_TRUE(QFileInfo(path).isFile()) << path.toStdString();
-  EXPECT_TRUE(QFileInfo(path).canonicalFilePath().endsWith(QStringLiteral("docs/user-guide.md"))) << path.toStdString();
+  EXPECT_TRUE(QFileInfo(path).canonicalFilePath().endsWith(QStringLiteral("docs/user-guide.md")))
+      << path.toStdString();
 
   MainWindow w;
   QAction* guide = nullptr;
@@ -38,8 +40,9 @@ TEST(UserGuide, OpensFromTheHelpMenuWithEveryPicture) {
   ASSERT_TRUE(w.userGuide()->loaded());
   EXPECT_TRUE(w.userGuide()->isVisible());
   const QString text = w.userGuide()->browser()->toPlainText();
-  for (const char* heading : {"Installing", "The first run", "a researcher inspects attention dispersal",
-                              "an instructor runs a lesson", "an author exports a figure set"})
+  for (const char* heading :
+       {"Installing", "The first run", "a researcher inspects attention dispersal",
+        "an instructor runs a lesson", "an author exports a figure set"})
     EXPECT_TRUE(text.contains(QString::fromUtf8(heading))) << heading;
 
   // Every picture the Markdown names is there and loads as an image, relative to the guide.
@@ -52,7 +55,8 @@ TEST(UserGuide, OpensFromTheHelpMenuWithEveryPicture) {
     const QString name = it.next().captured(1);
     ++pictures;
     EXPECT_TRUE(QFileInfo(QFileInfo(path).dir().filePath(name)).isFile()) << name.toStdString();
-    const QVariant image = w.userGuide()->browser()->loadResource(QTextDocument::ImageResource, QUrl(name));
+    const QVariant image =
+        w.userGuide()->browser()->loadResource(QTextDocument::ImageResource, QUrl(name));
     EXPECT_TRUE(image.isValid() && !image.isNull()) << name.toStdString();
   }
   EXPECT_GE(pictures, 6);
@@ -60,13 +64,15 @@ TEST(UserGuide, OpensFromTheHelpMenuWithEveryPicture) {
 
 TEST(UserGuide, AMissingGuideSaysWhereItLooked) {
   test::ensure_application();
-  const QString empty = QDir::temp().filePath(QStringLiteral("dstudio-no-guide-%1").arg(QCoreApplication::applicationPid()));
+  const QString empty = QDir::temp().filePath(
+      QStringLiteral("dstudio-no-guide-%1").arg(QCoreApplication::applicationPid()));
   QDir().mkpath(empty);
   ::setenv("DSTUDIO_RESOURCES", empty.toUtf8().constData(), 1);
   UserGuideDialog dialog;
   ::unsetenv("DSTUDIO_RESOURCES");
   EXPECT_FALSE(dialog.loaded());
-  EXPECT_TRUE(dialog.browser()->toPlainText().contains(empty + QStringLiteral("/guide/user-guide.md")))
+  EXPECT_TRUE(
+      dialog.browser()->toPlainText().contains(empty + QStringLiteral("/guide/user-guide.md")))
       << dialog.browser()->toPlainText().toStdString();
   QDir(empty).removeRecursively();
 }

@@ -17,19 +17,26 @@ struct VideoProbe {
 
 inline VideoProbe probe_video(const QString& path) {
   QProcess p;
-  p.start(QStringLiteral("ffprobe"), {"-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries",
-                                      "stream=codec_name,width,height,r_frame_rate,nb_read_frames,pix_fmt", "-of",
-                                      "default=noprint_wrappers=1", path});
+  p.start(QStringLiteral("ffprobe"),
+          {"-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries",
+           "stream=codec_name,width,height,r_frame_rate,nb_read_frames,pix_fmt", "-of",
+           "default=noprint_wrappers=1", path});
   VideoProbe out;
   if (!p.waitForFinished(60000)) return out;
   for (const QString& line : QString::fromUtf8(p.readAllStandardOutput()).split('\n')) {
     const QString key = line.section('=', 0, 0), value = line.section('=', 1).trimmed();
-    if (key == "width") out.width = value.toInt();
-    else if (key == "height") out.height = value.toInt();
-    else if (key == "nb_read_frames") out.frames = value.toInt();
-    else if (key == "r_frame_rate") out.rate = value;
-    else if (key == "codec_name") out.codec = value;
-    else if (key == "pix_fmt") out.pixel_format = value;
+    if (key == "width")
+      out.width = value.toInt();
+    else if (key == "height")
+      out.height = value.toInt();
+    else if (key == "nb_read_frames")
+      out.frames = value.toInt();
+    else if (key == "r_frame_rate")
+      out.rate = value;
+    else if (key == "codec_name")
+      out.codec = value;
+    else if (key == "pix_fmt")
+      out.pixel_format = value;
   }
   return out;
 }

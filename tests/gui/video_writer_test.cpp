@@ -1,6 +1,8 @@
 // Recordings written at a fixed frame rate: an H.264 MP4 through ffmpeg with every frame given,
 // at even dimensions, under its name only once finished; PNG frames and a note without ffmpeg.
 
+#include "video_writer.h"
+
 #include <gtest/gtest.h>
 
 #include <QDir>
@@ -10,7 +12,6 @@
 
 #include "h5_fixture.h"
 #include "video_probe.h"
-#include "video_writer.h"
 
 namespace dstudio::studio {
 namespace {
@@ -50,7 +51,9 @@ TEST(VideoWriter, WritesAnMp4OfEveryFrameAtTheRateAndNamesItOnlyWhenFinished) {
   {
     VideoWriter writer(base, 30);
     ASSERT_TRUE(writer.isVideo());
-    for (int i = 0; i < 45; ++i) ASSERT_TRUE(writer.add(frame(i, i == 20 ? QSize(160, 90) : QSize(101, 51)))) << writer.error().toStdString();
+    for (int i = 0; i < 45; ++i)
+      ASSERT_TRUE(writer.add(frame(i, i == 20 ? QSize(160, 90) : QSize(101, 51))))
+          << writer.error().toStdString();
     EXPECT_EQ(writer.frameSize(), QSize(100, 50));
     EXPECT_FALSE(QFile::exists(base + ".mp4")) << "not before it is finished";
     ASSERT_TRUE(writer.finish()) << writer.error().toStdString();

@@ -7,8 +7,8 @@
 #include <QDir>
 #include <QFile>
 #include <QGuiApplication>
-#include <QScreen>
 #include <QImage>
+#include <QScreen>
 #include <QSet>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -19,11 +19,10 @@
 #include "dstudio/env/environment.h"
 #include "dstudio/viz/scene_view.h"
 #include "main_window.h"
+#include "test_application.h"
 #include "video_probe.h"
 #include "video_writer.h"
 #include "viewer_panel.h"
-
-#include "test_application.h"
 
 namespace dstudio::studio {
 namespace {
@@ -32,11 +31,10 @@ using test::probe_video;
 
 class Render : public testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    test::ensure_application();
-  }
+  static void SetUpTestSuite() { test::ensure_application(); }
   void SetUp() override {
-    if (!viz::SceneView::openGlAvailable()) GTEST_SKIP() << "no OpenGL on Qt platform " << QApplication::platformName().toStdString();
+    if (!viz::SceneView::openGlAvailable())
+      GTEST_SKIP() << "no OpenGL on Qt platform " << QApplication::platformName().toStdString();
   }
 };
 
@@ -58,8 +56,9 @@ TEST_F(Render, DrawsTheHopperAndFollowsItsState) {
   view.setPhysicsModel(e.shared_model());
   view.setState(e.qpos(), e.qvel());
   view.show();
-  ASSERT_TRUE(drawn.count() > 0 || drawn.wait(20000)) << (failed.isEmpty() ? "nothing drawn" : failed.front().front().toString().toStdString())
-                                 << ", frames " << view.framesDrawn();
+  ASSERT_TRUE(drawn.count() > 0 || drawn.wait(20000))
+      << (failed.isEmpty() ? "nothing drawn" : failed.front().front().toString().toStdString())
+      << ", frames " << view.framesDrawn();
   const QImage standing = view.lastFrame();
   ASSERT_FALSE(standing.isNull());
   EXPECT_GT(distinct_colours(standing), 50) << "a lit scene, not a cleared buffer";
@@ -85,12 +84,15 @@ TEST_F(Render, DrawsTheHopperAndFollowsItsState) {
 // widget's own framebuffer: a view can render into its framebuffer and still be black on screen.
 QImage on_screen(const QWidget* widget) {
   const QPoint at = widget->mapToGlobal(QPoint(0, 0));
-  return QGuiApplication::primaryScreen()->grabWindow(0, at.x(), at.y(), widget->width(), widget->height()).toImage();
+  return QGuiApplication::primaryScreen()
+      ->grabWindow(0, at.x(), at.y(), widget->width(), widget->height())
+      .toImage();
 }
 
 // The Viewer tab's scene is drawn on the screen, not only into its framebuffer.
 TEST_F(Render, TheViewerTabsSceneIsOnTheScreenAsTheUserSeesIt) {
-  if (QGuiApplication::platformName() != QLatin1String("xcb")) GTEST_SKIP() << "reads the X server's screen";
+  if (QGuiApplication::platformName() != QLatin1String("xcb"))
+    GTEST_SKIP() << "reads the X server's screen";
   MainWindow w;
   w.resize(1300, 850);
   w.move(0, 0);
@@ -102,7 +104,8 @@ TEST_F(Render, TheViewerTabsSceneIsOnTheScreenAsTheUserSeesIt) {
   auto* v = w.viewer();
   w.showPage(v);
   v->play();
-  for (int i = 0; i < 2000 && (v->shown().cursor < 40 || v->scene()->framesDrawn() <= 3); ++i) QTest::qWait(10);
+  for (int i = 0; i < 2000 && (v->shown().cursor < 40 || v->scene()->framesDrawn() <= 3); ++i)
+    QTest::qWait(10);
   const auto* scene = v->scene();
   ASSERT_GT(scene->framesDrawn(), 3);
   QTest::qWait(200);  // the frame drawn after the last state is composed onto the screen
@@ -134,7 +137,8 @@ TEST_F(Render, TheViewerShowsTheRunningPolicyMidEpisode) {
   v->setSpeed(0.0);
   v->play();
   // Until step 120 and a few frames drawn: on a loaded machine the policy can outrun the scene.
-  for (int i = 0; i < 2000 && (v->shown().cursor < 120 || v->scene()->framesDrawn() <= 3); ++i) QTest::qWait(10);
+  for (int i = 0; i < 2000 && (v->shown().cursor < 120 || v->scene()->framesDrawn() <= 3); ++i)
+    QTest::qWait(10);
   v->pause();
   v->seek(120);
   QTest::qWait(300);
@@ -168,7 +172,8 @@ TEST_F(Render, TheViewerShowsTheRunningPolicyMidEpisode) {
   EXPECT_GE(n, 30);
   // The last frame showed the step 1x speed reaches after n - 1 frames at 30 per second.
   v->sync();
-  EXPECT_EQ(v->shown().cursor, first + static_cast<int>(std::lround((n - 1) * v->stepsPerSecond() / 30.0)));
+  EXPECT_EQ(v->shown().cursor,
+            first + static_cast<int>(std::lround((n - 1) * v->stepsPerSecond() / 30.0)));
   const QString path = finished.front().at(0).toString();
   if (VideoWriter::ffmpegAvailable()) {
     ASSERT_TRUE(path.endsWith(".mp4")) << path.toStdString();
@@ -194,7 +199,8 @@ TEST_F(Render, TheViewerShowsTheRunningPolicyMidEpisode) {
     EXPECT_EQ(probe.width, v->scene()->width() & ~1);
     EXPECT_EQ(probe.height, v->scene()->height() & ~1);
   }
-  EXPECT_EQ(QDir(folder).entryList(QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot).size(), 2) << "a file of its own for each recording";
+  EXPECT_EQ(QDir(folder).entryList(QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot).size(), 2)
+      << "a file of its own for each recording";
 }
 
 }  // namespace

@@ -6,62 +6,58 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
-#include <QDir>
-#include <QFileInfo>
 #include <QComboBox>
 #include <QDialog>
+#include <QDir>
 #include <QDoubleSpinBox>
-#include <QTimer>
-#include <QPushButton>
-#include <QTableView>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QStandardPaths>
-#include <QTabWidget>
 #include <QTabBar>
-#include <QTextBrowser>
+#include <QTabWidget>
+#include <QTableView>
 #include <QTest>
-#include <QLabel>
-#include <QMessageBox>
-#include <QLineEdit>
+#include <QTextBrowser>
+#include <QTimer>
 #include <QTreeWidget>
-#include <cmath>
-
-#include "dstudio/viz/entropy_reward_view.h"
-#include "dstudio/viz/scene_view.h"
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
+#include "default_dataset.h"
 #include "dstudio/data/dataset.h"
+#include "dstudio/models/checkpoint.h"
 #include "dstudio/viz/attention_map_view.h"
-#include "dstudio/viz/return_analysis_view.h"
 #include "dstudio/viz/dataset_view.h"
+#include "dstudio/viz/entropy_reward_view.h"
 #include "dstudio/viz/episode_timeline.h"
+#include "dstudio/viz/return_analysis_view.h"
+#include "dstudio/viz/scene_view.h"
 #include "dstudio/viz/workspace_view.h"
 #include "h5_fixture.h"
-#include "default_dataset.h"
 #include "main_window.h"
-#include "training_panel.h"
 #include "sweep_panel.h"
-#include "viewer_panel.h"
-
 #include "test_application.h"
+#include "training_panel.h"
+#include "viewer_panel.h"
 
 namespace dstudio::studio {
 namespace {
 
 class Viewer : public testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    test::ensure_application();
-  }
+  static void SetUpTestSuite() { test::ensure_application(); }
   void SetUp() override { QSettings().clear(); }
 
   // Opens the shipped DT and waits until the viewer has its player, paused on a fresh episode.
@@ -69,7 +65,8 @@ class Viewer : public testing::Test {
     QSignalSpy shown(&w, &MainWindow::checkpointShown);
     QSignalSpy failed(&w, &MainWindow::checkpointFailed);
     w.openDefaultCheckpoint();
-    ASSERT_TRUE(shown.wait(180000)) << (failed.isEmpty() ? "timed out" : failed.front().front().toString().toStdString());
+    ASSERT_TRUE(shown.wait(180000))
+        << (failed.isEmpty() ? "timed out" : failed.front().front().toString().toStdString());
     ASSERT_TRUE(w.viewer()->hasPlayer());
   }
 
@@ -91,8 +88,10 @@ class Viewer : public testing::Test {
 // number instead of "nan" in every frame.
 TEST(SceneOverlay, TheCaptionShowsTheNewestEntropyThatIsANumber) {
   const double nan = std::nan("");
-  EXPECT_EQ(viz::SceneView::overlayPlotCaption("entropy, layer 1", {1.5, 2.25, nan}), "entropy, layer 1  2.25");
-  EXPECT_EQ(viz::SceneView::overlayPlotCaption("entropy, layer 1", {nan, 1.0}), "entropy, layer 1  1.00");
+  EXPECT_EQ(viz::SceneView::overlayPlotCaption("entropy, layer 1", {1.5, 2.25, nan}),
+            "entropy, layer 1  2.25");
+  EXPECT_EQ(viz::SceneView::overlayPlotCaption("entropy, layer 1", {nan, 1.0}),
+            "entropy, layer 1  1.00");
   EXPECT_EQ(viz::SceneView::overlayPlotCaption("entropy, layer 1", {nan}), "entropy, layer 1  —");
   EXPECT_EQ(viz::SceneView::overlayPlotCaption("entropy, layer 1", {}), "entropy, layer 1  —");
 }
@@ -131,13 +130,16 @@ TEST_F(Viewer, AChoiceInAListGivesTheKeyboardBackToThePanel) {
   ASSERT_EQ(QApplication::focusWidget(), speed);
   speed->setCurrentIndex(2);
   emit speed->activated(2);  // as the popup does when an item is clicked
-  EXPECT_EQ(QApplication::focusWidget(), v) << (QApplication::focusWidget() ? QApplication::focusWidget()->metaObject()->className() : "none")
-                                           << " " << v->isVisible();
+  EXPECT_EQ(QApplication::focusWidget(), v)
+      << (QApplication::focusWidget() ? QApplication::focusWidget()->metaObject()->className()
+                                      : "none")
+      << " " << v->isVisible();
   QDialog dialog(&w);
   QTimer::singleShot(50, &dialog, &QDialog::accept);
   dialog.exec();
   QApplication::processEvents();
-  EXPECT_FALSE(qobject_cast<QComboBox*>(QApplication::focusWidget())) << "focus came back to a list";
+  EXPECT_FALSE(qobject_cast<QComboBox*>(QApplication::focusWidget()))
+      << "focus came back to a list";
   QTest::keyClick(QApplication::focusWidget() ? QApplication::focusWidget() : v, Qt::Key_Down);
   QTest::keyClick(QApplication::focusWidget() ? QApplication::focusWidget() : v, Qt::Key_Up);
   EXPECT_EQ(speed->currentIndex(), 2);
@@ -150,7 +152,8 @@ TEST_F(Viewer, StepsStepsBackSeeksAndFollowsTheCursorEverywhere) {
   auto* v = w.viewer();
   v->pause();
   v->restart();
-  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.frames == 1 && s.cursor == 0; }));
+  ASSERT_TRUE(
+      waitFor(v, [](const models::PlaybackState& s) { return s.frames == 1 && s.cursor == 0; }));
   for (int i = 0; i < 5; ++i) v->stepForward();
   ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor == 5; }));
   EXPECT_EQ(v->shown().frames, 6) << "each single step acted once";
@@ -204,7 +207,8 @@ TEST_F(Viewer, TargetAndZeroingActOnTheRunningPolicy) {
   ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor == 6; }));
   const auto generation = v->shown().generation;
   v->setTarget(9000.0);
-  ASSERT_TRUE(waitFor(v, [&](const models::PlaybackState& s) { return s.generation != generation; }));
+  ASSERT_TRUE(
+      waitFor(v, [&](const models::PlaybackState& s) { return s.generation != generation; }));
   const auto& f = *v->shown().frame;
   EXPECT_EQ(f.step, 6);
   EXPECT_EQ(v->shown().frames, 7) << "the steps after the re-conditioned one are dropped";
@@ -214,7 +218,9 @@ TEST_F(Viewer, TargetAndZeroingActOnTheRunningPolicy) {
   EXPECT_EQ(v->settings().target, 9000.0);
 
   v->setZeroing(models::ModalityZeroing::ReturnsToGo);
-  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.frame->zeroing == models::ModalityZeroing::ReturnsToGo; }));
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) {
+    return s.frame->zeroing == models::ModalityZeroing::ReturnsToGo;
+  }));
   v->stepForward();
   ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor == 7; }));
   EXPECT_EQ(v->shown().frame->zeroing, models::ModalityZeroing::ReturnsToGo);
@@ -232,7 +238,9 @@ TEST_F(Viewer, OpenInLiveViewerPassesWhatThePanelShows) {
   ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor == 4; }));
   v->setTarget(1800.0);
   v->setZeroing(models::ModalityZeroing::Actions);
-  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.frame->zeroing == models::ModalityZeroing::Actions; }));
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) {
+    return s.frame->zeroing == models::ModalityZeroing::Actions;
+  }));
   const QStringList a = v->liveViewerArguments();
   ASSERT_FALSE(a.isEmpty());
   EXPECT_TRUE(QFileInfo(a.front()).isFile()) << a.front().toStdString();
@@ -263,7 +271,8 @@ TEST_F(Viewer, AWorkspaceIsSavedAndRestoredInANewWindow) {
       << "step,loss,learning_rate,steps_per_second\n10,0.8,1e-4,50\n20,0.4,1e-4,50\n";
   {
     MainWindow w;
-    ASSERT_TRUE(w.trainingPanel()->addRunFolder(run)) << w.trainingPanel()->lastError().toStdString();
+    ASSERT_TRUE(w.trainingPanel()->addRunFolder(run))
+        << w.trainingPanel()->lastError().toStdString();
     QSignalSpy opened(&w, &MainWindow::datasetOpened);
     w.openDataset(dataset);
     ASSERT_TRUE(opened.wait(20000));
@@ -282,8 +291,10 @@ TEST_F(Viewer, AWorkspaceIsSavedAndRestoredInANewWindow) {
   const auto json = QJsonDocument::fromJson(saved.readAll()).object();
   EXPECT_EQ(json["decision_studio_workspace"].toInt(), 1);
   EXPECT_EQ(json["dataset"].toString(), dataset);
-  EXPECT_TRUE(json["checkpoint"].toString().endsWith("checkpoints/" + QFileInfo(studio::defaultCheckpoint()).fileName()));
-  EXPECT_EQ(json["tab"].toString(), "viewer") << "a tab is saved by its id, not its translated title";
+  EXPECT_TRUE(json["checkpoint"].toString().endsWith(
+      "checkpoints/" + QFileInfo(studio::defaultCheckpoint()).fileName()));
+  EXPECT_EQ(json["tab"].toString(), "viewer")
+      << "a tab is saved by its id, not its translated title";
   EXPECT_EQ(json["runs"].toArray().size(), 1);
 
   MainWindow restored;
@@ -313,16 +324,19 @@ TEST_F(Viewer, AWorkspaceIsSavedAndRestoredInANewWindow) {
   EXPECT_EQ(settings.zeroing, models::ModalityZeroing::Actions);
   EXPECT_EQ(settings.speed, 2.0);
   ASSERT_TRUE(waitFor(restored.viewer(), [](const models::PlaybackState& s) {
-    return s.frame && s.frame->target == 4200.0 && s.frame->zeroing == models::ModalityZeroing::Actions;
+    return s.frame && s.frame->target == 4200.0 &&
+           s.frame->zeroing == models::ModalityZeroing::Actions;
   }));
 }
 
-// A workspace of an earlier studio names its tab by the title; it still opens there. What the window
-// writes is what core's typed workspace reads back equal.
+// A workspace of an earlier studio names its tab by the title; it still opens there. What the
+// window writes is what core's typed workspace reads back equal.
 TEST_F(Viewer, WorkspacesRoundTripThroughTheTypedValueAndOldTabTitlesStillOpen) {
   MainWindow w;
   QString error;
-  ASSERT_TRUE(w.applyWorkspaceText(R"({"decision_studio_workspace": 1, "tab": "Entropy and reward"})", &error)) << error.toStdString();
+  ASSERT_TRUE(w.applyWorkspaceText(
+      R"({"decision_studio_workspace": 1, "tab": "Entropy and reward"})", &error))
+      << error.toStdString();
   EXPECT_EQ(w.currentPage(), static_cast<QWidget*>(w.rolloutView()));
   const Workspace saved = w.workspace();
   EXPECT_EQ(saved.tab, "entropy-reward");
@@ -352,7 +366,8 @@ TEST_F(Viewer, AFileThatIsNotAWorkspaceChangesNothing) {
   EXPECT_TRUE(w.checkpointPath().isEmpty());
 
   // Writing where no file can be: refused with the reason, nothing half-written.
-  EXPECT_FALSE(w.saveWorkspace(QString::fromStdString((dir / "no-such-folder" / "w.json").string()), &error));
+  EXPECT_FALSE(w.saveWorkspace(QString::fromStdString((dir / "no-such-folder" / "w.json").string()),
+                               &error));
   EXPECT_TRUE(error.contains("cannot be written")) << error.toStdString();
 }
 
@@ -376,9 +391,11 @@ TEST_F(Viewer, ReplaysADatasetEpisodeFromItsRecordedStates) {
   v->seek(0);
   ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor == 0 && s.frame; }));
   EXPECT_EQ(v->shown().frames, episode.length);
-  EXPECT_NEAR(v->shown().frame->return_to_go, episode.ret, 1e-3) << "the episode's own return-to-go";
+  EXPECT_NEAR(v->shown().frame->return_to_go, episode.ret, 1e-3)
+      << "the episode's own return-to-go";
   const auto& qpos = w.datasetView()->dataset()->data.qpos;
-  EXPECT_FLOAT_EQ(static_cast<float>(v->shown().frame->physics.qpos[1]), qpos[static_cast<std::size_t>(episode.start) * 6 + 1]);
+  EXPECT_FLOAT_EQ(static_cast<float>(v->shown().frame->physics.qpos[1]),
+                  qpos[static_cast<std::size_t>(episode.start) * 6 + 1]);
   // No policy: the conditioning controls are off, and playing runs through the recorded steps.
   EXPECT_FALSE(v->findChild<QDoubleSpinBox*>()->isEnabled());
   v->setSpeed(0.0);
@@ -441,12 +458,23 @@ TEST_F(Viewer, StartsAndCancelsATrainingRunOnTheOpenDataset) {
   // Continued from that checkpoint: the same folder, on from the saved step.
   const QString checkpoint = run.filePath(saved.front());
   const int saved_step = saved.front().section('-', 1).section('.', 0, 0).toInt();
-  ASSERT_TRUE(training->resumeFromCheckpoint(checkpoint)) << training->messageLabel()->text().toStdString();
+  ASSERT_TRUE(training->resumeFromCheckpoint(checkpoint))
+      << training->messageLabel()->text().toStdString();
   ASSERT_EQ(started.count(), 2);
   EXPECT_EQ(started.back().front().toString(), run.absolutePath());
-  for (int i = 0; i < 500 && training->runList()->topLevelItem(1)->text(TrainingPanel::ColumnStep).section(' ', 0, 0).toInt() <= saved_step; ++i)
+  for (int i = 0; i < 500 && training->runList()
+                                     ->topLevelItem(1)
+                                     ->text(TrainingPanel::ColumnStep)
+                                     .section(' ', 0, 0)
+                                     .toInt() <= saved_step;
+       ++i)
     QTest::qWait(10);
-  EXPECT_GT(training->runList()->topLevelItem(1)->text(TrainingPanel::ColumnStep).section(' ', 0, 0).toInt(), saved_step);
+  EXPECT_GT(training->runList()
+                ->topLevelItem(1)
+                ->text(TrainingPanel::ColumnStep)
+                .section(' ', 0, 0)
+                .toInt(),
+            saved_step);
   training->cancelTraining();
   ASSERT_TRUE(finished.wait(30000));
   EXPECT_EQ(finished.back().at(1).toString(), "Cancelled");
@@ -466,8 +494,12 @@ TEST_F(Viewer, ComparesTwoCheckpointsAsADifferenceOfTheirMaps) {
   const auto alone = view->matrix();
   QSignalSpy shown(&w, &MainWindow::comparisonShown);
   QSignalSpy failed(&w, &MainWindow::comparisonFailed);
+  const auto parses = models::checkpoint_parse_count();
   w.compareCheckpoint(studio::defaultCheckpoint("gdt"));
-  ASSERT_TRUE(shown.wait(180000)) << (failed.isEmpty() ? "timed out" : failed.front().front().toString().toStdString());
+  ASSERT_TRUE(shown.wait(180000)) << (failed.isEmpty()
+                                          ? "timed out"
+                                          : failed.front().front().toString().toStdString());
+  EXPECT_EQ(models::checkpoint_parse_count() - parses, 1u) << "the compared file is read once";
   ASSERT_TRUE(view->showingDifference());
   const auto& gdt = view->comparisonMatrix();
   ASSERT_EQ(gdt.tokens, 60);
@@ -494,12 +526,17 @@ TEST_F(Viewer, ComparesTwoCheckpointsAsADifferenceOfTheirMaps) {
   const auto sweep_files = w.returnsView()->exportFigure((dir / "sweep").string(), {});
   std::ifstream csv((dir / "sweep_sweep.csv").string());
   const std::string text((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find(QFileInfo(studio::defaultCheckpoint()).baseName().toStdString()), std::string::npos) << text;
-  EXPECT_NE(text.find(QFileInfo(studio::defaultCheckpoint("gdt")).baseName().toStdString()), std::string::npos) << text;
+  EXPECT_NE(text.find(QFileInfo(studio::defaultCheckpoint()).baseName().toStdString()),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(QFileInfo(studio::defaultCheckpoint("gdt")).baseName().toStdString()),
+            std::string::npos)
+      << text;
 
   w.compareCheckpoint(studio::defaultCheckpoint("dhi"));
   ASSERT_TRUE(failed.wait(180000));
-  EXPECT_TRUE(failed.back().front().toString().contains("different tokens")) << failed.back().front().toString().toStdString();
+  EXPECT_TRUE(failed.back().front().toString().contains("different tokens"))
+      << failed.back().front().toString().toStdString();
   EXPECT_EQ(view->comparisonMatrix().tokens, 60) << "the earlier comparison stays";
 }
 
@@ -510,16 +547,20 @@ TEST_F(Viewer, TwoCheckpointsGivenTogetherOpenTheSecondAsTheComparison) {
   QSignalSpy opened(&w, &MainWindow::checkpointShown);
   QSignalSpy compared(&w, &MainWindow::comparisonShown);
   QSignalSpy failed(&w, &MainWindow::comparisonFailed);
-  const QString dt = studio::defaultCheckpoint(), gdt = studio::defaultCheckpoint("gdt"), dc = studio::defaultCheckpoint("dc");
+  const QString dt = studio::defaultCheckpoint(), gdt = studio::defaultCheckpoint("gdt"),
+                dc = studio::defaultCheckpoint("dc");
   w.openFiles({dt, gdt, dc});
   auto* refusal = w.findChild<QMessageBox*>("checkpointErrorDialog");
   ASSERT_NE(refusal, nullptr) << "a third checkpoint is refused with a message";
-  EXPECT_TRUE(refusal->informativeText().contains(QFileInfo(dc).fileName())) << refusal->informativeText().toStdString();
-  ASSERT_TRUE(compared.wait(180000)) << (failed.isEmpty() ? "timed out" : failed.front().front().toString().toStdString());
+  EXPECT_TRUE(refusal->informativeText().contains(QFileInfo(dc).fileName()))
+      << refusal->informativeText().toStdString();
+  ASSERT_TRUE(compared.wait(180000))
+      << (failed.isEmpty() ? "timed out" : failed.front().front().toString().toStdString());
   ASSERT_EQ(opened.size(), 1);
   EXPECT_EQ(opened.front().front().toString(), dt);
   EXPECT_EQ(compared.front().front().toString(), gdt);
-  EXPECT_TRUE(w.statusText().contains(QStringLiteral("compared with"))) << w.statusText().toStdString();
+  EXPECT_TRUE(w.statusText().contains(QStringLiteral("compared with")))
+      << w.statusText().toStdString();
   EXPECT_TRUE(w.statusText().contains(QFileInfo(gdt).baseName())) << w.statusText().toStdString();
   EXPECT_TRUE(w.attentionView()->showingDifference());
 }
@@ -543,14 +584,17 @@ TEST_F(Viewer, PresentationModeEnlargesEveryTextFitsTheTabsAndIsNotCarriedOver) 
     QApplication::processEvents();
     EXPECT_NEAR(QApplication::font().pointSizeF(), 1.6 * base, 1e-6);
     // The lesson's text and the sweep table's columns grow with the type.
-    EXPECT_NEAR(lesson->font().pointSizeF(), 1.6 * lesson_normal, 0.05) << "the lesson text grows too";
-    EXPECT_GT(sweep_tree->columnWidth(SweepPanel::ColumnSeed), seed_normal) << "the sweep table's columns widen with their type";
+    EXPECT_NEAR(lesson->font().pointSizeF(), 1.6 * lesson_normal, 0.05)
+        << "the lesson text grows too";
+    EXPECT_GT(sweep_tree->columnWidth(SweepPanel::ColumnSeed), seed_normal)
+        << "the sweep table's columns widen with their type";
     // Every tab in view: the tab bar does not scroll; nor do the training forms sideways.
     EXPECT_LE(w.tabs()->tabBar()->sizeHint().width(), w.tabs()->width()) << screen.width();
     w.showPage(w.trainingPanel());
     QApplication::processEvents();
     auto* forms = w.trainingPanel()->formsArea();
-    EXPECT_GE(forms->viewport()->width() + 1, forms->widget()->minimumSizeHint().width()) << "the forms fit without scrolling sideways";
+    EXPECT_GE(forms->viewport()->width() + 1, forms->widget()->minimumSizeHint().width())
+        << "the forms fit without scrolling sideways";
     w.setPresentationMode(false);
     QApplication::processEvents();
     EXPECT_NEAR(QApplication::font().pointSizeF(), base, 1e-6);
@@ -558,7 +602,8 @@ TEST_F(Viewer, PresentationModeEnlargesEveryTextFitsTheTabsAndIsNotCarriedOver) 
     w.setPresentationMode(true);
   }
   // Quitting in presentation mode: the next start is in normal type, unless asked.
-  EXPECT_NEAR(QApplication::font().pointSizeF(), base, 1e-6) << "a window closed in presentation mode gives the type back";
+  EXPECT_NEAR(QApplication::font().pointSizeF(), base, 1e-6)
+      << "a window closed in presentation mode gives the type back";
   MainWindow next;
   EXPECT_FALSE(next.presentationMode());
   next.setPresentationMode(true);

@@ -3,13 +3,14 @@
 // loads one, with a message naming the file. The seal is an independently computed XXH3-128 of
 // the bytes before it; files without a seal are checked record by record.
 
+#include "dstudio/models/checkpoint_integrity.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <xxhash.h>
-
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <csignal>
 #include <cstdio>
@@ -19,7 +20,6 @@
 #include <string>
 
 #include "dstudio/data/synthetic.h"
-#include "dstudio/models/checkpoint_integrity.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/training.h"
 #include "h5_fixture.h"
@@ -35,7 +35,8 @@ std::string read_all(const std::filesystem::path& path) {
 }
 
 void write_all(const std::filesystem::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 class CheckpointIntegrity : public testing::Test {
@@ -49,8 +50,10 @@ class CheckpointIntegrity : public testing::Test {
     dataset_->path = "tiny.hdf5";
     dataset_->env_id = "hopper";
     dataset_->data = data::make_synthetic(spec);
-    dataset_->episodes = data::segment_episodes(dataset_->data.rewards, dataset_->data.terminals, dataset_->data.timeouts);
-    data::state_statistics(dataset_->data, dataset_->episodes, dataset_->state_mean, dataset_->state_std);
+    dataset_->episodes = data::segment_episodes(dataset_->data.rewards, dataset_->data.terminals,
+                                                dataset_->data.timeouts);
+    data::state_statistics(dataset_->data, dataset_->episodes, dataset_->state_mean,
+                           dataset_->state_std);
     dataset_->fingerprint = data::content_fingerprint(dataset_->data);
     auto variant = make_variant("dt");
     variant.hidden = 16;
@@ -89,13 +92,16 @@ TEST_F(CheckpointIntegrity, TheSealIsTheXxh3DigestOfEveryByteBeforeIt) {
   EXPECT_EQ(bytes.substr(bytes.size() - seal, 17), "dstudio-xxh3-128 ");
   const XXH128_hash_t h = XXH3_128bits(bytes.data(), bytes.size() - seal);
   char hex[33];
-  std::snprintf(hex, sizeof hex, "%016llx%016llx", static_cast<unsigned long long>(h.high64), static_cast<unsigned long long>(h.low64));
+  std::snprintf(hex, sizeof hex, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
+                static_cast<unsigned long long>(h.low64));
   EXPECT_EQ(bytes.substr(bytes.size() - 32), hex);
   EXPECT_EQ(found.digest, hex);
   // The comment length in the end-of-directory record says the seal's length.
   const std::size_t eocd = bytes.size() - seal - 22;
   EXPECT_EQ(bytes.substr(eocd, 4), std::string("PK\x05\x06", 4));
-  EXPECT_EQ(static_cast<unsigned char>(bytes[eocd + 20]) | (static_cast<unsigned char>(bytes[eocd + 21]) << 8), static_cast<int>(seal));
+  EXPECT_EQ(static_cast<unsigned char>(bytes[eocd + 20]) |
+                (static_cast<unsigned char>(bytes[eocd + 21]) << 8),
+            static_cast<int>(seal));
 }
 
 // Every position of the file's two ends (headers, the central directory, the seal) and hundreds
@@ -105,7 +111,8 @@ TEST_F(CheckpointIntegrity, EverySingleBitFlipAndTruncationIsRefusedNamingTheFil
   const std::string where = "the/file.pt";
   std::vector<std::size_t> positions;
   for (std::size_t i = 0; i < 600 && i < good.size(); ++i) positions.push_back(i);
-  for (std::size_t i = good.size() > 2000 ? good.size() - 2000 : 0; i < good.size(); ++i) positions.push_back(i);
+  for (std::size_t i = good.size() > 2000 ? good.size() - 2000 : 0; i < good.size(); ++i)
+    positions.push_back(i);
   std::mt19937_64 random(17);
   for (int k = 0; k < 1500; ++k) positions.push_back(random() % good.size());
   int refused = 0, cases = 0;
@@ -129,13 +136,15 @@ TEST_F(CheckpointIntegrity, EverySingleBitFlipAndTruncationIsRefusedNamingTheFil
       ++cases;
       try {
         (void)verify_checkpoint_bytes(bad, where);
-        ADD_FAILURE() << "bit " << bit << " of byte " << at << " of " << good.size() << " was accepted";
+        ADD_FAILURE() << "bit " << bit << " of byte " << at << " of " << good.size()
+                      << " was accepted";
       } catch (const CheckpointError&) {
         ++refused;
       }
     }
   for (int k = 0; k < 400; ++k) {
-    const std::size_t length = k < 100 ? good.size() - 1 - static_cast<std::size_t>(k) : random() % good.size();
+    const std::size_t length =
+        k < 100 ? good.size() - 1 - static_cast<std::size_t>(k) : random() % good.size();
     ++cases;
     try {
       (void)verify_checkpoint_bytes(std::string_view(good).substr(0, length), where);
@@ -226,7 +235,8 @@ TEST_F(CheckpointIntegrity, AnEntryMarkedAsAFolderIsRefused) {
     (void)verify_checkpoint_bytes(bytes, "plain.pt");
     FAIL() << "accepted";
   } catch (const CheckpointError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("plain.pt: entry " + name + " is damaged (its directory entry marks it as a folder)"));
+    EXPECT_THAT(e.what(), HasSubstr("plain.pt: entry " + name +
+                                    " is damaged (its directory entry marks it as a folder)"));
   }
 }
 
@@ -235,8 +245,8 @@ TEST_F(CheckpointIntegrity, AnEntryMarkedAsAFolderIsRefused) {
 // in the zip's structure (local headers, the central directory, the end records), which the
 // CRC-32s do not cover. Each mutant is refused, or loaded in a child process (so a crash inside
 // LibTorch is counted, not fatal) under a memory and time limit, with exactly the original weights.
-// $DSTUDIO_CHECKPOINT_MUTANTS sets the count (default 300); $DSTUDIO_CHECKPOINT_MUTANTS_OUT keeps the
-// failures there.
+// $DSTUDIO_CHECKPOINT_MUTANTS sets the count (default 300); $DSTUDIO_CHECKPOINT_MUTANTS_OUT keeps
+// the failures there.
 TEST_F(CheckpointIntegrity, DamagedUnsealedArchivesAreRefusedOrLoadTheSameWeights) {
   std::string plain = read_all(checkpoint_);
   plain.resize(plain.size() - (17 + 32));
@@ -249,16 +259,24 @@ TEST_F(CheckpointIntegrity, DamagedUnsealedArchivesAreRefusedOrLoadTheSameWeight
 
   // The zip's structure: every byte of every header and end record.
   std::vector<std::size_t> structure;
-  const auto u16 = [&](std::size_t at) { return static_cast<std::size_t>(static_cast<unsigned char>(plain[at]) | static_cast<unsigned char>(plain[at + 1]) << 8); };
+  const auto u16 = [&](std::size_t at) {
+    return static_cast<std::size_t>(static_cast<unsigned char>(plain[at]) |
+                                    static_cast<unsigned char>(plain[at + 1]) << 8);
+  };
   for (std::size_t at = 0; at + 4 <= plain.size(); ++at) {
     if (plain.compare(at, 2, "PK") != 0) continue;
     const int kind = plain[at + 2] * 256 + plain[at + 3];
     std::size_t length = 0;
-    if (kind == 0x0304 && at + 30 <= plain.size()) length = 30 + u16(at + 26) + u16(at + 28);
-    else if (kind == 0x0102 && at + 46 <= plain.size()) length = 46 + u16(at + 28) + u16(at + 30) + u16(at + 32);
-    else if (kind == 0x0506) length = 22;
-    else if (kind == 0x0606) length = 56;
-    else if (kind == 0x0607) length = 20;
+    if (kind == 0x0304 && at + 30 <= plain.size())
+      length = 30 + u16(at + 26) + u16(at + 28);
+    else if (kind == 0x0102 && at + 46 <= plain.size())
+      length = 46 + u16(at + 28) + u16(at + 30) + u16(at + 32);
+    else if (kind == 0x0506)
+      length = 22;
+    else if (kind == 0x0606)
+      length = 56;
+    else if (kind == 0x0607)
+      length = 20;
     for (std::size_t i = at; i < std::min(plain.size(), at + length); ++i) structure.push_back(i);
   }
   ASSERT_GT(structure.size(), 1000u);
@@ -271,13 +289,26 @@ TEST_F(CheckpointIntegrity, DamagedUnsealedArchivesAreRefusedOrLoadTheSameWeight
   const auto path = dir_->path() / "mutant.pt";
   for (int k = 0; k < count; ++k) {
     std::string bad = plain;
-    const std::size_t at = random() % 5 != 0 ? structure[random() % structure.size()] : random() % plain.size();
+    const std::size_t at =
+        random() % 5 != 0 ? structure[random() % structure.size()] : random() % plain.size();
     switch (random() % 5) {
-      case 0: bad[at] = static_cast<char>(bad[at] ^ (1 << (random() % 8))); break;
-      case 1: bad[at] = static_cast<char>(random()); break;
-      case 2: bad.replace(at, std::min<std::size_t>(8, bad.size() - at), std::min<std::size_t>(8, bad.size() - at), '\0'); break;
-      case 3: bad.replace(at, std::min<std::size_t>(4, bad.size() - at), std::min<std::size_t>(4, bad.size() - at), '\xff'); break;
-      default: bad.resize(at); break;
+      case 0:
+        bad[at] = static_cast<char>(bad[at] ^ (1 << (random() % 8)));
+        break;
+      case 1:
+        bad[at] = static_cast<char>(random());
+        break;
+      case 2:
+        bad.replace(at, std::min<std::size_t>(8, bad.size() - at),
+                    std::min<std::size_t>(8, bad.size() - at), '\0');
+        break;
+      case 3:
+        bad.replace(at, std::min<std::size_t>(4, bad.size() - at),
+                    std::min<std::size_t>(4, bad.size() - at), '\xff');
+        break;
+      default:
+        bad.resize(at);
+        break;
     }
     if (bad == plain) {
       ++same;
@@ -305,7 +336,9 @@ TEST_F(CheckpointIntegrity, DamagedUnsealedArchivesAreRefusedOrLoadTheSameWeight
         std::fclose(statm);
       }
       rlimit limit{};
-      limit.rlim_cur = limit.rlim_max = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (rlim_t{1} << 30);
+      limit.rlim_cur = limit.rlim_max =
+          static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) +
+          (rlim_t{1} << 30);
       setrlimit(RLIMIT_AS, &limit);
       int code = 0;
       try {
@@ -325,23 +358,34 @@ TEST_F(CheckpointIntegrity, DamagedUnsealedArchivesAreRefusedOrLoadTheSameWeight
     }
     int status = 0;
     waitpid(child, &status, 0);
-    const std::string where = "mutation " + std::to_string(k) + " at byte " + std::to_string(at) + ": ";
+    const std::string where =
+        "mutation " + std::to_string(k) + " at byte " + std::to_string(at) + ": ";
     if (WIFSIGNALED(status))
-      failures.push_back(where + (WTERMSIG(status) == SIGALRM ? "LibTorch ran past 20 s" : "LibTorch died by signal " + std::to_string(WTERMSIG(status))));
-    else if (WEXITSTATUS(status) == 0) ++same;
-    else if (WEXITSTATUS(status) == 1) ++refused;
-    else if (WEXITSTATUS(status) == 2) failures.push_back(where + "not a CheckpointError");
-    else failures.push_back(where + "loaded other weights");
-    if (const char* out = std::getenv("DSTUDIO_CHECKPOINT_MUTANTS_OUT"); out && !(WIFEXITED(status) && WEXITSTATUS(status) <= 1)) {
+      failures.push_back(where +
+                         (WTERMSIG(status) == SIGALRM
+                              ? "LibTorch ran past 20 s"
+                              : "LibTorch died by signal " + std::to_string(WTERMSIG(status))));
+    else if (WEXITSTATUS(status) == 0)
+      ++same;
+    else if (WEXITSTATUS(status) == 1)
+      ++refused;
+    else if (WEXITSTATUS(status) == 2)
+      failures.push_back(where + "not a CheckpointError");
+    else
+      failures.push_back(where + "loaded other weights");
+    if (const char* out = std::getenv("DSTUDIO_CHECKPOINT_MUTANTS_OUT");
+        out && !(WIFEXITED(status) && WEXITSTATUS(status) <= 1)) {
       write_all(std::filesystem::path(out) / ("mutant-" + std::to_string(k) + ".pt"), bad);
       write_all(std::filesystem::path(out) / "original.pt", plain);
     }
   }
   for (const auto& f : failures) ADD_FAILURE() << f;
   EXPECT_EQ(refused + same + static_cast<int>(failures.size()), count);
-  std::printf("%d damaged unsealed checkpoints: %d refused, %d loaded the same weights (%d of the damaged ones passed the zip's checks and "
-              "were read by LibTorch), %d failures\n",
-              count, refused, same, read_by_libtorch, static_cast<int>(failures.size()));
+  std::printf(
+      "%d damaged unsealed checkpoints: %d refused, %d loaded the same weights (%d of the damaged "
+      "ones passed the zip's checks and "
+      "were read by LibTorch), %d failures\n",
+      count, refused, same, read_by_libtorch, static_cast<int>(failures.size()));
 }
 
 }  // namespace

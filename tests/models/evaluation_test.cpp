@@ -1,21 +1,21 @@
 // Rollouts: determinism, bookkeeping of returns-to-go and summaries, and modality zeroing of an
 // input the weights ignore (which must change nothing).
 
+#include "dstudio/models/evaluation.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <thread>
 
-#include "dstudio/common/error.h"
 #include "dstudio/analysis/entropy.h"
+#include "dstudio/common/error.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/episode_player.h"
-#include "dstudio/models/evaluation.h"
-
-#include <chrono>
-#include <thread>
 #include "h5_fixture.h"
 
 namespace dstudio::models {
@@ -25,7 +25,8 @@ using testing::HasSubstr;
 
 // A small random hopper DT saved as a checkpoint; `ignore` names a modality whose input weights
 // are zeroed, so that the model does not see it.
-std::filesystem::path small_checkpoint(const test::TempDir& dir, const std::string& name, const std::string& ignore = "") {
+std::filesystem::path small_checkpoint(const test::TempDir& dir, const std::string& name,
+                                       const std::string& ignore = "") {
   auto c = make_variant("dt");
   c.state_dim = 11;
   c.act_dim = 3;
@@ -75,13 +76,17 @@ TEST(Rollout, IsDeterministicAndKeepsItsBooks) {
   ASSERT_EQ(a.episodes.size(), 6u);
   // and the same first actions as one thread, up to the rounding of smaller matrix products.
   for (std::size_t i = 0; i < 6; ++i)
-    for (int k = 0; k < 3; ++k) EXPECT_NEAR(a.episodes[i].actions[static_cast<std::size_t>(k)], b.episodes[i].actions[static_cast<std::size_t>(k)], 1e-5);
+    for (int k = 0; k < 3; ++k)
+      EXPECT_NEAR(a.episodes[i].actions[static_cast<std::size_t>(k)],
+                  b.episodes[i].actions[static_cast<std::size_t>(k)], 1e-5);
   ASSERT_EQ(a.summary.size(), 2u);
   for (std::size_t k = 0; k < 2; ++k) {
     double sum = 0.0;
-    for (int e = 0; e < 3; ++e) sum += a.episodes[k * 3 + static_cast<std::size_t>(e)].episode_return;
+    for (int e = 0; e < 3; ++e)
+      sum += a.episodes[k * 3 + static_cast<std::size_t>(e)].episode_return;
     EXPECT_NEAR(a.summary[k].mean_return, sum / 3.0, 1e-9);
-    EXPECT_NEAR(a.summary[k].mean_score, env::normalized_score(env::task("hopper"), sum / 3.0), 1e-9);
+    EXPECT_NEAR(a.summary[k].mean_score, env::normalized_score(env::task("hopper"), sum / 3.0),
+                1e-9);
   }
   for (const auto& e : a.episodes) {
     EXPECT_EQ(e.seed, 5u + (&e - a.episodes.data()) % 3);  // the same starts for every target
@@ -91,7 +96,10 @@ TEST(Rollout, IsDeterministicAndKeepsItsBooks) {
     EXPECT_NEAR(e.returns_to_go.front(), e.target, 1e-3);  // as the policy saw it, in float32
     // R_{t+1} = R_t - r_t, in float32 as the policy saw it.
     for (int t = 0; t + 1 < e.length; ++t)
-      EXPECT_NEAR(e.returns_to_go[static_cast<std::size_t>(t) + 1], e.returns_to_go[static_cast<std::size_t>(t)] - e.rewards[static_cast<std::size_t>(t)], 1e-2);
+      EXPECT_NEAR(
+          e.returns_to_go[static_cast<std::size_t>(t) + 1],
+          e.returns_to_go[static_cast<std::size_t>(t)] - e.rewards[static_cast<std::size_t>(t)],
+          1e-2);
   }
 }
 
@@ -101,7 +109,8 @@ TEST(Rollout, ZeroingAModalityTheWeightsIgnoreChangesNothing) {
   cfg.targets = {3600};
   cfg.episodes = 3;
   cfg.max_steps = 80;
-  for (const auto& [ignored, zeroing] : {std::pair{"return", ModalityZeroing::ReturnsToGo}, std::pair{"action", ModalityZeroing::Actions}}) {
+  for (const auto& [ignored, zeroing] : {std::pair{"return", ModalityZeroing::ReturnsToGo},
+                                         std::pair{"action", ModalityZeroing::Actions}}) {
     const auto ckpt = small_checkpoint(dir, std::string(ignored) + ".pt", ignored);
     const auto plain = rollout(ckpt, cfg);
     cfg.zeroing = zeroing;
@@ -181,7 +190,8 @@ TEST(Rollout, RecordsEntropyAndInspectionsOnDemand) {
     const auto& s = e.inspections[0];
     EXPECT_EQ(s.step, 0);
     EXPECT_EQ(s.tokens, 15);
-    EXPECT_EQ(s.token_steps[12], 0);  // the last step's R token is step 0; earlier slots are padding
+    EXPECT_EQ(s.token_steps[12],
+              0);  // the last step's R token is step 0; earlier slots are padding
     EXPECT_EQ(s.token_steps[0], -1);
     ASSERT_EQ(s.mixing.size(), 2u);
     EXPECT_EQ(s.mixing[0].size(), 2u * 15 * 15);
@@ -189,7 +199,8 @@ TEST(Rollout, RecordsEntropyAndInspectionsOnDemand) {
     std::vector<char> valid(15, 0);
     for (int k = 12; k < 15; ++k) valid[static_cast<std::size_t>(k)] = 1;
     double mean = 0.0;
-    for (int h = 0; h < 2; ++h) mean += analysis::attention_entropy({s.mixing[0].data() + h * 225, 225}, 15, valid) / 2.0;
+    for (int h = 0; h < 2; ++h)
+      mean += analysis::attention_entropy({s.mixing[0].data() + h * 225, 225}, 15, valid) / 2.0;
     EXPECT_NEAR(mean, e.entropy[0], 1e-9);
   }
 }
@@ -206,7 +217,6 @@ TEST(Rollout, SaysWhenTheEnvironmentDoesNotFit) {
     EXPECT_THAT(e.what(), HasSubstr("walker2d has 17"));
   }
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // The step-by-step player: the same numbers as a rollout, exact branching, and a live thread.
@@ -240,7 +250,8 @@ TEST(EpisodePlayer, ComputesWhatARolloutComputes) {
     const auto& f = *frames[static_cast<std::size_t>(t)];
     ASSERT_TRUE(f.acted);
     EXPECT_EQ(f.step, t);
-    const std::vector<float> action(reference.actions.begin() + t * 3, reference.actions.begin() + t * 3 + 3);
+    const std::vector<float> action(reference.actions.begin() + t * 3,
+                                    reference.actions.begin() + t * 3 + 3);
     ASSERT_EQ(f.action, action) << "step " << t;
     EXPECT_EQ(f.reward, reference.rewards[static_cast<std::size_t>(t)]);
     EXPECT_EQ(f.return_to_go, reference.returns_to_go[static_cast<std::size_t>(t)]);
@@ -250,13 +261,15 @@ TEST(EpisodePlayer, ComputesWhatARolloutComputes) {
   for (const auto& inspected : reference.inspections) {
     const auto& mine = *frames[static_cast<std::size_t>(inspected.step)]->inspection;
     ASSERT_EQ(mine.layers.size(), inspected.mixing.size());
-    for (std::size_t l = 0; l < mine.layers.size(); ++l) EXPECT_EQ(mine.layers[l].values, inspected.mixing[l]);
+    for (std::size_t l = 0; l < mine.layers.size(); ++l)
+      EXPECT_EQ(mine.layers[l].values, inspected.mixing[l]);
     EXPECT_EQ(mine.token_steps, inspected.token_steps);
   }
 }
 
 // The shipped DT, which keeps the hopper up for hundreds of steps.
-const std::filesystem::path shipped_dt = std::filesystem::path(DSTUDIO_RESOURCES_DIR) / "checkpoints/hopper-medium-expert-dt.pt";
+const std::filesystem::path shipped_dt =
+    std::filesystem::path(DSTUDIO_RESOURCES_DIR) / "checkpoints/hopper-medium-expert-dt.pt";
 
 TEST(EpisodePlayer, BranchingWithTheSameSettingsReplaysExactly) {
   EpisodePlayer player(shipped_dt);
@@ -286,7 +299,8 @@ TEST(EpisodePlayer, ANewTargetReconditionsTheCurrentStep) {
   EXPECT_NEAR(kept.return_to_go, 90000.0 - original[10]->return_so_far, 1e-2);
   EXPECT_EQ(kept.physics.qpos, original[10]->physics.qpos);
   ASSERT_TRUE(player.step());
-  EXPECT_NE(player.frames()[10]->action, original[10]->action) << "the return-to-go reaches the policy";
+  EXPECT_NE(player.frames()[10]->action, original[10]->action)
+      << "the return-to-go reaches the policy";
   // Earlier frames keep what they were conditioned on.
   EXPECT_EQ(player.frames()[9]->return_to_go, original[9]->return_to_go);
 }
@@ -300,7 +314,8 @@ TEST(EpisodePlayer, ZeroingFromTheFirstStepEqualsZeroingFromTheStart) {
   switched.branch(0, 3600.0, ModalityZeroing::ReturnsToGo);
   const auto a = play_to_end(zeroed, 30), b = play_to_end(switched, 30);
   ASSERT_EQ(a.size(), b.size());
-  for (std::size_t t = 0; t + 1 < a.size(); ++t) EXPECT_EQ(a[t]->action, b[t]->action) << "step " << t;
+  for (std::size_t t = 0; t + 1 < a.size(); ++t)
+    EXPECT_EQ(a[t]->action, b[t]->action) << "step " << t;
 }
 
 template <typename Predicate>
@@ -382,7 +397,8 @@ TEST(EpisodePlayer, ReplaysADatasetEpisodeFromItsStates) {
     t.observations.insert(t.observations.end(), obs.begin(), obs.end());
     for (double q : e.qpos()) t.qpos.push_back(static_cast<float>(q));
     for (double v : e.qvel()) t.qvel.push_back(static_cast<float>(v));
-    for (int i = 0; i < 3; ++i) action[static_cast<std::size_t>(i)] = static_cast<float>(0.2 * std::sin(k + i));
+    for (int i = 0; i < 3; ++i)
+      action[static_cast<std::size_t>(i)] = static_cast<float>(0.2 * std::sin(k + i));
     t.actions.insert(t.actions.end(), action.begin(), action.end());
     t.rewards.push_back(static_cast<float>(e.step(action, obs).reward));
     t.terminals.push_back(0);
@@ -401,15 +417,18 @@ TEST(EpisodePlayer, ReplaysADatasetEpisodeFromItsStates) {
   for (int k = 0; k < n; ++k) {
     const auto& f = *frames[static_cast<std::size_t>(k)];
     EXPECT_EQ(f.step, k);
-    EXPECT_FLOAT_EQ(static_cast<float>(f.physics.qpos[1]), t.qpos[static_cast<std::size_t>(k) * 6 + 1]);
+    EXPECT_FLOAT_EQ(static_cast<float>(f.physics.qpos[1]),
+                    t.qpos[static_cast<std::size_t>(k) * 6 + 1]);
     EXPECT_EQ(f.action[2], t.actions[static_cast<std::size_t>(k) * 3 + 2]);
-    EXPECT_NEAR(f.return_to_go + f.return_so_far, total, 1e-9) << "what is to go and what was collected add up";
+    EXPECT_NEAR(f.return_to_go + f.return_so_far, total, 1e-9)
+        << "what is to go and what was collected add up";
   }
   EXPECT_TRUE(replay->finished());
   EXPECT_FALSE(frames.back()->terminated) << "it ended by the time limit";
   EXPECT_FALSE(replay->step());
   replay->branch(3, 1.0, ModalityZeroing::ReturnsToGo);
-  EXPECT_EQ(replay->frames().size(), static_cast<std::size_t>(n)) << "a replay cannot be re-conditioned";
+  EXPECT_EQ(replay->frames().size(), static_cast<std::size_t>(n))
+      << "a replay cannot be re-conditioned";
 
   ds.data.qpos_dim = 0;
   try {

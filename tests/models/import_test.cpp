@@ -2,6 +2,8 @@
 // Decision Transformer with its parameter names and committed its weights, inputs and outputs
 // (tests/data/corl_dt). Our DT with the imported weights must reproduce them to 1e-5.
 
+#include "dstudio/models/import.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -11,7 +13,6 @@
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/data/synthetic.h"
 #include "dstudio/models/checkpoint_model.h"
-#include "dstudio/models/import.h"
 #include "dstudio/models/predict.h"
 #include "dstudio/models/pytorch_file.h"
 #include "dstudio/models/training.h"
@@ -35,7 +36,8 @@ double max_difference(const fs::path& output, const fs::path& expected) {
   return worst;
 }
 
-std::string import_error(const fs::path& file, const fs::path& out, const CorlImportOptions& options) {
+std::string import_error(const fs::path& file, const fs::path& out,
+                         const CorlImportOptions& options) {
   try {
     import_corl_dt(file, out, options);
   } catch (const std::exception& e) {
@@ -100,12 +102,15 @@ TEST(CorlImport, SaysWhatDoesNotFitAndWritesNothing) {
   test::TempDir dir;
   CorlImportOptions options;
   options.heads = 3;
-  EXPECT_THAT(import_error(kData / "a_state_dict.pt", dir / "x.pt", options), HasSubstr("does not divide the embedding width 16"));
+  EXPECT_THAT(import_error(kData / "a_state_dict.pt", dir / "x.pt", options),
+              HasSubstr("does not divide the embedding width 16"));
   options.heads = 1;
   options.seq_len = 4;
-  EXPECT_THAT(import_error(kData / "a_state_dict.pt", dir / "x.pt", options), HasSubstr("seq_len 5 (its causal mask), not 4"));
+  EXPECT_THAT(import_error(kData / "a_state_dict.pt", dir / "x.pt", options),
+              HasSubstr("seq_len 5 (its causal mask), not 4"));
   options.seq_len = 0;
-  EXPECT_THAT(import_error(fs::path(DSTUDIO_TEST_DATA) / "pytorch_file/known_values.pt", dir / "x.pt", options),
+  EXPECT_THAT(import_error(fs::path(DSTUDIO_TEST_DATA) / "pytorch_file/known_values.pt",
+                           dir / "x.pt", options),
               HasSubstr("not a CORL Decision Transformer"));
   EXPECT_FALSE(fs::exists(dir / "x.pt"));
 }
@@ -132,7 +137,8 @@ TEST(Predict, RejectsInputsThatDoNotFitAndWritesNothing) {
   CorlImportOptions options;
   options.heads = 2;
   import_corl_dt(kData / "a_state_dict.pt", dir / "a.pt", options);
-  const auto inputs = data::read_nd_arrays(kData / "a_inputs.h5", {"states", "actions", "returns_to_go", "timesteps", "mask"});
+  const auto inputs = data::read_nd_arrays(
+      kData / "a_inputs.h5", {"states", "actions", "returns_to_go", "timesteps", "mask"});
   auto error_with = [&](const std::string& key, const std::function<void(data::NdArray&)>& change) {
     auto arrays = inputs;
     change(arrays.at(key));
@@ -144,10 +150,20 @@ TEST(Predict, RejectsInputsThatDoNotFitAndWritesNothing) {
     }
     return std::string("(no error)");
   };
-  EXPECT_THAT(error_with("states", [](auto& a) { a.shape = {4, 5, 11, 1}; }), HasSubstr("'states': has shape (4, 5, 11, 1)"));
-  EXPECT_THAT(error_with("actions", [](auto& a) { a.shape = {4, 15}; }), HasSubstr("'actions': has shape (4, 15); expected (4, 5, 3)"));
-  EXPECT_THAT(error_with("timesteps", [](auto& a) { a.values[7] = 45; }), HasSubstr("'timesteps': holds 45 at window 1, step 2"));
-  EXPECT_THAT(error_with("mask", [](auto& a) { a.values[0] = 0.5; }), HasSubstr("a mask is 1 for real steps"));
+  EXPECT_THAT(error_with("states",
+                         [](auto& a) {
+                           a.shape = {4, 5, 11, 1};
+                         }),
+              HasSubstr("'states': has shape (4, 5, 11, 1)"));
+  EXPECT_THAT(error_with("actions",
+                         [](auto& a) {
+                           a.shape = {4, 15};
+                         }),
+              HasSubstr("'actions': has shape (4, 15); expected (4, 5, 3)"));
+  EXPECT_THAT(error_with("timesteps", [](auto& a) { a.values[7] = 45; }),
+              HasSubstr("'timesteps': holds 45 at window 1, step 2"));
+  EXPECT_THAT(error_with("mask", [](auto& a) { a.values[0] = 0.5; }),
+              HasSubstr("a mask is 1 for real steps"));
   auto missing = inputs;
   missing.erase("timesteps");
   data::write_nd_arrays(dir / "in.h5", missing);

@@ -2,12 +2,13 @@
 // memory and stays visibly above it where it cannot; the gap is a KL divergence (never negative);
 // the pooling mixer's matrix is the average it is defined as; cancelling stops the run.
 
+#include "dstudio/models/markov_lab.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "dstudio/common/error.h"
-#include "dstudio/models/markov_lab.h"
 
 namespace dstudio::models {
 namespace {
@@ -35,17 +36,20 @@ TEST(MarkovLab, FirstOrderChainReachesItsEntropyRateWithEveryMixer) {
     EXPECT_EQ(r.curve.front().step, 0);
     EXPECT_GT(r.curve.front().loss, r.entropy_rate + 0.02) << to_string(mixer);
     EXPECT_EQ(r.curve.back().step, 600);
-    for (const auto& point : r.curve) EXPECT_GE(point.loss, r.entropy_rate) << "KL is never negative";
+    for (const auto& point : r.curve)
+      EXPECT_GE(point.loss, r.entropy_rate) << "KL is never negative";
   }
 }
 
 TEST(MarkovLab, PoolingReachesTheFloorOnlyWhenItsWindowSeesTheChainsMemory) {
   // Order 2: a window of 1 cannot see x_{n-1}; a window of 2 sees it exactly.
-  const auto narrow = run(LabMixer::Pooling, 1, 2, 1500), exact = run(LabMixer::Pooling, 2, 2, 1500);
+  const auto narrow = run(LabMixer::Pooling, 1, 2, 1500),
+             exact = run(LabMixer::Pooling, 2, 2, 1500);
   EXPECT_GT(narrow.gap, 0.03 * narrow.entropy_rate);
   EXPECT_LT(exact.gap, 0.01 * exact.entropy_rate);
   // Order 3: window 2 falls short, window 3 reaches it.
-  const auto short3 = run(LabMixer::Pooling, 2, 3, 1500), exact3 = run(LabMixer::Pooling, 3, 3, 1500);
+  const auto short3 = run(LabMixer::Pooling, 2, 3, 1500),
+             exact3 = run(LabMixer::Pooling, 3, 3, 1500);
   EXPECT_GT(short3.gap, 0.015 * short3.entropy_rate);
   EXPECT_LT(exact3.gap, 0.01 * exact3.entropy_rate);
   // An average over more than the memory mixes in older symbols it cannot weigh apart; a mixer
@@ -64,7 +68,8 @@ TEST(MarkovLab, PoolingMatrixIsTheCausalAverage) {
   for (int n = 0; n < r.length; ++n)
     for (int i = 0; i < r.length; ++i) {
       const double expected = (i <= n && n - i < 3) ? 1.0 / std::min(3, n + 1) : 0.0;
-      EXPECT_NEAR(r.mixing_matrix[static_cast<size_t>(n * r.length + i)], expected, 1e-6) << n << ' ' << i;
+      EXPECT_NEAR(r.mixing_matrix[static_cast<size_t>(n * r.length + i)], expected, 1e-6)
+          << n << ' ' << i;
     }
   ASSERT_EQ(r.mixing_by_lag.size(), 3u);
   for (double w : r.mixing_by_lag) EXPECT_NEAR(w, 1.0 / 3.0, 1e-6);

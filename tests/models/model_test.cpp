@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include "dstudio/common/error.h"
 #include "dstudio/analysis/locality.h"
+#include "dstudio/common/error.h"
 #include "dstudio/models/decision_model.h"
 #include "dstudio/models/windows.h"
 
@@ -52,7 +52,9 @@ ModelInputs random_inputs(std::uint64_t seed) {
   return in;
 }
 
-void PrintTo(const Named& n, std::ostream* os) { *os << n.label; }
+void PrintTo(const Named& n, std::ostream* os) {
+  *os << n.label;
+}
 
 class EveryVariant : public testing::TestWithParam<Named> {};
 
@@ -73,14 +75,16 @@ TEST_P(EveryVariant, AFutureTokenNeverChangesAnEarlierOutput) {
     changed.returns_to_go.select(1, j).add_(3.0);
     auto out = model->forward(changed);
     if (j > 0) {
-      EXPECT_TRUE(torch::allclose(out.narrow(1, 0, j), base.narrow(1, 0, j), 0, 1e-6)) << "step " << j;
+      EXPECT_TRUE(torch::allclose(out.narrow(1, 0, j), base.narrow(1, 0, j), 0, 1e-6))
+          << "step " << j;
     }
     // The action a_j is what is predicted at j: it may only change later outputs.
     changed = in;
     changed.actions = in.actions.clone();
     changed.actions.select(1, j).add_(-0.5);
     out = model->forward(changed);
-    EXPECT_TRUE(torch::allclose(out.narrow(1, 0, j + 1), base.narrow(1, 0, j + 1), 0, 1e-6)) << "action " << j;
+    EXPECT_TRUE(torch::allclose(out.narrow(1, 0, j + 1), base.narrow(1, 0, j + 1), 0, 1e-6))
+        << "action " << j;
   }
 }
 
@@ -142,8 +146,16 @@ TEST_P(EveryVariant, LocalityIsADistributionOverLags) {
   info.state_std.assign(kS, 1.0f);
   std::vector<Window> windows(2);
   for (auto& w : windows) {
-    w = Window{kK, kS, kA, 0, 7, std::vector<float>(kK * kS, 0.3f), std::vector<float>(kK * kA, 0.1f),
-               std::vector<float>(kK, 100.0f), {3, 4, 5, 6, 7}, std::vector<float>(kK, 1.0f)};
+    w = Window{kK,
+               kS,
+               kA,
+               0,
+               7,
+               std::vector<float>(kK * kS, 0.3f),
+               std::vector<float>(kK * kA, 0.1f),
+               std::vector<float>(kK, 100.0f),
+               {3, 4, 5, 6, 7},
+               std::vector<float>(kK, 1.0f)};
     w.states[1] = -0.7f;
   }
   windows[1].mask[0] = 0.0f;  // a padded first step
@@ -213,12 +225,15 @@ TEST_P(EveryVariant, AFieldTheFormHidesChangesNothingTheModelComputes) {
   const std::vector<std::pair<std::string, std::string>> changes = {
       {"heads", base.heads == 2 ? R"({"heads": 4})" : R"({"heads": 2})"},
       {"attention_dropout", R"({"attention_dropout": 0.5})"},
-      {"merger", base.merger == Merger::Pooling ? R"({"merger": "concat"})" : R"({"merger": "pooling"})"},
+      {"merger",
+       base.merger == Merger::Pooling ? R"({"merger": "concat"})" : R"({"merger": "pooling"})"},
       {"return_embedding", R"({"return_embedding": 8})"},
       {"hybrid", base.hybrid ? R"({"hybrid": false})" : R"({"hybrid": true})"},
       {"conv_window", R"({"conv_window": 3})"},
-      {"single_filter", base.single_filter ? R"({"single_filter": false})" : R"({"single_filter": true})"},
-      {"mixer_projection", base.mixer_projection ? R"({"mixer_projection": false})" : R"({"mixer_projection": true})"},
+      {"single_filter",
+       base.single_filter ? R"({"single_filter": false})" : R"({"single_filter": true})"},
+      {"mixer_projection",
+       base.mixer_projection ? R"({"mixer_projection": false})" : R"({"mixer_projection": true})"},
       {"gaussian_w", R"({"gaussian_w": 0.7})"},
       {"gaussian_b", R"({"gaussian_b": -0.6})"},
       {"pool_size", R"({"pool_size": 3})"},
@@ -295,7 +310,8 @@ TEST(Operators, GaussianBiasIsEquationSixOfGdt) {
     }
   // With Q = K = 0 the attention is softmax of the bias over the causal keys.
   auto c = make_variant("gdt");
-  c.state_dim = kS, c.act_dim = kA, c.context_length = 3, c.hidden = 16, c.layers = 1, c.max_ep_len = 50;
+  c.state_dim = kS, c.act_dim = kA, c.context_length = 3, c.hidden = 16, c.layers = 1,
+  c.max_ep_len = 50;
   DecisionModel model(c);
   model->eval();
   torch::NoGradGuard no_grad;
@@ -303,16 +319,20 @@ TEST(Operators, GaussianBiasIsEquationSixOfGdt) {
     if (item.key().find("qkv") != std::string::npos) item.value().zero_();
   auto in = random_inputs(9);
   in.states = in.states.narrow(1, 0, 3), in.actions = in.actions.narrow(1, 0, 3);
-  in.returns_to_go = in.returns_to_go.narrow(1, 0, 3), in.timesteps = in.timesteps.narrow(1, 0, 3), in.mask = in.mask.narrow(1, 0, 3);
+  in.returns_to_go = in.returns_to_go.narrow(1, 0, 3), in.timesteps = in.timesteps.narrow(1, 0, 3),
+  in.mask = in.mask.narrow(1, 0, 3);
   Inspection inspection;
   model->forward(in, &inspection);
-  const auto expected = torch::softmax(gaussian_bias(9, 0.1, -0.05).masked_fill(torch::ones({9, 9}, torch::kBool).triu(1), -1e9), -1);
+  const auto expected = torch::softmax(
+      gaussian_bias(9, 0.1, -0.05).masked_fill(torch::ones({9, 9}, torch::kBool).triu(1), -1e9),
+      -1);
   EXPECT_TRUE(torch::allclose(inspection.mixing[0][0][0], expected, 1e-5, 1e-6));
 }
 
 TEST(Operators, PoolingIsTheMeanOfTheLastPTokens) {
   const auto m = pooling_matrix(5, 2);
-  const float expected[5][5] = {{1, 0, 0, 0, 0}, {.5, .5, 0, 0, 0}, {0, .5, .5, 0, 0}, {0, 0, .5, .5, 0}, {0, 0, 0, .5, .5}};
+  const float expected[5][5] = {
+      {1, 0, 0, 0, 0}, {.5, .5, 0, 0, 0}, {0, .5, .5, 0, 0}, {0, 0, .5, .5, 0}, {0, 0, 0, .5, .5}};
   for (int i = 0; i < 5; ++i)
     for (int j = 0; j < 5; ++j) EXPECT_FLOAT_EQ(m[i][j].item<float>(), expected[i][j]);
   const auto three = pooling_matrix(4, 3);
@@ -343,7 +363,8 @@ TEST(Operators, DhiInspectionReturnsThePoolingFormula) {
       for (int i = 0; i < kK; ++i)
         for (int j = 0; j < kK; ++j) {
           const int first = std::max(0, i - 2);
-          const float expected = j >= first && j <= i ? 1.0f / static_cast<float>(i - first + 1) : 0.0f;
+          const float expected =
+              j >= first && j <= i ? 1.0f / static_cast<float>(i - first + 1) : 0.0f;
           EXPECT_FLOAT_EQ(m[b][0][i][j].item<float>(), expected);
         }
   }
@@ -374,7 +395,8 @@ TEST(VariantConfig, JsonRoundTripAndClearErrors) {
   EXPECT_THROW(make_variant("decision-mamba"), dstudio::UsageError);
   EXPECT_THROW(make_variant("hier", "sum", "pooling"), dstudio::UsageError);
   EXPECT_THROW(with_overrides(make_variant("dt"), R"({"hiden": 64})"), dstudio::UsageError);
-  EXPECT_THROW(with_overrides(make_variant("dt"), R"({"hidden": 100, "heads": 3})"), dstudio::UsageError);
+  EXPECT_THROW(with_overrides(make_variant("dt"), R"({"hidden": 100, "heads": 3})"),
+               dstudio::UsageError);
   EXPECT_THROW(with_overrides(make_variant("dt"), R"({"hidden": "big"})"), dstudio::UsageError);
   EXPECT_EQ(with_overrides(make_variant("dt"), R"({"hidden": 64})").hidden, 64);
 }

@@ -2,16 +2,16 @@
 // stopped; other settings are refused; snapshots are the policy as it ships; the shipped choice
 // follows its rules.
 
+#include "dstudio/behaviour/sac.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <iterator>
-
 #include <nlohmann/json.hpp>
 
 #include "dstudio/common/error.h"
-#include "dstudio/behaviour/sac.h"
 #include "h5_fixture.h"
 
 namespace dstudio::behaviour {
@@ -63,7 +63,8 @@ TEST(Sac, RefusesToContinueARunWithOtherSettings) {
   other.batch = 32;
   other.gamma = 0.98;
   EXPECT_THAT([&] { train_sac(other, dir / "run"); },
-              testing::ThrowsMessage<dstudio::Error>(testing::AllOf(testing::HasSubstr("batch 16 (asked 32)"), testing::HasSubstr("gamma"))));
+              testing::ThrowsMessage<dstudio::Error>(testing::AllOf(
+                  testing::HasSubstr("batch 16 (asked 32)"), testing::HasSubstr("gamma"))));
   // A longer run with more threads may continue.
   auto longer = tiny(1400);
   longer.threads = 2;
@@ -83,7 +84,8 @@ TEST(Sac, SnapshotsAreThePolicyAsItShips) {
   EXPECT_EQ(policy.layers[0].out, 16);
   // Its recorded returns are reproduced by evaluating it again on the same episodes.
   const auto seed = tiny(0).seed ^ 0xE7A15ACULL;
-  EXPECT_DOUBLE_EQ(evaluate_snapshot(set, 1, 1, seed, false), set.snapshots[1].deterministic_return);
+  EXPECT_DOUBLE_EQ(evaluate_snapshot(set, 1, 1, seed, false),
+                   set.snapshots[1].deterministic_return);
   EXPECT_DOUBLE_EQ(evaluate_snapshot(set, 1, 1, seed, true), set.snapshots[1].behaviour_return);
 }
 
@@ -100,7 +102,8 @@ TEST(Sac, ShippedChoiceFollowsTheCurve) {
     round_to_half(p);
     run.policies.snapshots.push_back({1000 * (k + 1), 0, 0, p});
   }
-  for (int k = 0; k < 6; ++k) run.policies.snapshots[k].behaviour_return = evaluate_snapshot(run.policies, k, 3, 1, true);
+  for (int k = 0; k < 6; ++k)
+    run.policies.snapshots[k].behaviour_return = evaluate_snapshot(run.policies, k, 3, 1, true);
   const auto set = choose_shipped_policies(run, 3, 6, 0.5, 2, 1);
   // The expert is the best by fresh episodes; medium the first to reach half of it; replay the
   // snapshots before medium, in order, then medium.
@@ -108,19 +111,23 @@ TEST(Sac, ShippedChoiceFollowsTheCurve) {
   int best_k = 0;
   std::vector<double> fresh(6);
   for (int k = 0; k < 6; ++k) {
-    fresh[k] = evaluate_snapshot(run.policies, k, 3, Random::derive(run.config.seed, 0xF4E54), true);
+    fresh[k] =
+        evaluate_snapshot(run.policies, k, 3, Random::derive(run.config.seed, 0xF4E54), true);
     if (fresh[k] > best) best = fresh[k], best_k = k;
   }
   EXPECT_EQ(set.snapshots[static_cast<std::size_t>(set.expert)].env_steps, 1000 * (best_k + 1));
   const auto medium_steps = set.snapshots[static_cast<std::size_t>(set.medium)].env_steps;
   const int medium_k = static_cast<int>(medium_steps / 1000) - 1;
   EXPECT_GE(run.policies.snapshots[medium_k].behaviour_return, 0.5 * best);
-  for (int k = 0; k < medium_k; ++k)  // no earlier snapshot reached half of the expert on both evaluations
-    EXPECT_TRUE(run.policies.snapshots[k].behaviour_return < 0.5 * best || fresh[k] < 0.45 * best) << k;
+  for (int k = 0; k < medium_k;
+       ++k)  // no earlier snapshot reached half of the expert on both evaluations
+    EXPECT_TRUE(run.policies.snapshots[k].behaviour_return < 0.5 * best || fresh[k] < 0.45 * best)
+        << k;
   ASSERT_FALSE(set.replay.empty());
   EXPECT_EQ(set.replay.back(), set.medium);
   for (std::size_t i = 1; i < set.replay.size(); ++i)
-    EXPECT_LT(set.snapshots[static_cast<std::size_t>(set.replay[i - 1])].env_steps, set.snapshots[static_cast<std::size_t>(set.replay[i])].env_steps);
+    EXPECT_LT(set.snapshots[static_cast<std::size_t>(set.replay[i - 1])].env_steps,
+              set.snapshots[static_cast<std::size_t>(set.replay[i])].env_steps);
   EXPECT_EQ(set.random_steps, 1000);
   // A later medium on request: never before the step asked (or, with none there before the
   // expert, the expert itself).

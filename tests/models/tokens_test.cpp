@@ -76,15 +76,18 @@ TEST(EpisodeWindows, ShowEveryStepOnceAndNeverAtAWindowsFirstPositionButTheFirst
           ++seen[static_cast<std::size_t>(t)];
           // A step at the window's first position lacks its previous action.
           if (K > 1 && t > 0) {
-            EXPECT_GT(t, first_position_step) << "K " << K << ", length " << length << ", step " << t;
+            EXPECT_GT(t, first_position_step)
+                << "K " << K << ", length " << length << ", step " << t;
           }
         }
         previous_end = last;
       }
       EXPECT_EQ(previous_end, length - 1);
-      EXPECT_EQ(seen, std::vector<int>(static_cast<std::size_t>(length), 1)) << "K " << K << ", length " << length;
+      EXPECT_EQ(seen, std::vector<int>(static_cast<std::size_t>(length), 1))
+          << "K " << K << ", length " << length;
     }
-  EXPECT_EQ(episode_window_ends(13, 5), (std::vector<std::pair<int, int>>{{4, 0}, {8, 5}, {12, 9}}));
+  EXPECT_EQ(episode_window_ends(13, 5),
+            (std::vector<std::pair<int, int>>{{4, 0}, {8, 5}, {12, 9}}));
   EXPECT_TRUE(episode_window_ends(0, 5).empty());
 }
 
@@ -116,10 +119,12 @@ TEST_P(GatherTokens, EveryStepOfTheLongestEpisodesOnceAsThePolicySawIt) {
   for (int i = 0; i < c.count(); ++i) {
     const auto at = static_cast<std::size_t>(i);
     EXPECT_TRUE(seen.insert({c.episode[at], c.timestep[at], c.modality[at]}).second)
-        << "episode " << c.episode[at] << ", step " << c.timestep[at] << ", " << c.modality[at] << " twice";
+        << "episode " << c.episode[at] << ", step " << c.timestep[at] << ", " << c.modality[at]
+        << " twice";
     ++steps_of[c.episode[at]];
   }
-  EXPECT_EQ(steps_of, (std::map<int, int>{{0, 13 * per_step}, {2, 9 * per_step}}));  // longest first: episodes 0 and 2
+  EXPECT_EQ(steps_of, (std::map<int, int>{{0, 13 * per_step},
+                                          {2, 9 * per_step}}));  // longest first: episodes 0 and 2
   // The reference: each step's own window, inspected alone.
   for (const int e : {0, 2}) {
     const int length = static_cast<int>(ds.episodes[static_cast<std::size_t>(e)].length);
@@ -131,9 +136,13 @@ TEST_P(GatherTokens, EveryStepOfTheLongestEpisodesOnceAsThePolicySawIt) {
         if (own.timestep[static_cast<std::size_t>(j)] != t) continue;
         for (int i = 0; i < c.count(); ++i) {
           const auto at = static_cast<std::size_t>(i);
-          if (c.episode[at] != e || c.timestep[at] != t || c.modality[at] != own.modality[static_cast<std::size_t>(j)]) continue;
+          if (c.episode[at] != e || c.timestep[at] != t ||
+              c.modality[at] != own.modality[static_cast<std::size_t>(j)])
+            continue;
           for (int q = 0; q < 16; ++q)
-            ASSERT_NEAR(c.points[at * 16 + static_cast<std::size_t>(q)], own.points[static_cast<std::size_t>(j) * 16 + static_cast<std::size_t>(q)], 1e-5)
+            ASSERT_NEAR(c.points[at * 16 + static_cast<std::size_t>(q)],
+                        own.points[static_cast<std::size_t>(j) * 16 + static_cast<std::size_t>(q)],
+                        1e-5)
                 << "episode " << e << ", step " << t << ", " << c.modality[at];
           EXPECT_DOUBLE_EQ(c.return_to_go[at], own.return_to_go[static_cast<std::size_t>(j)]);
           ++compared;
@@ -152,7 +161,8 @@ TEST_P(GatherTokens, StopAtWholeStepsWithinTheLimit) {
   TokenSource source;
   source.kind = TokenSource::Kind::Episodes;
   source.count = 3;
-  source.max_tokens = 15 * per_step + per_step - 1;  // 15 whole steps: all 13 of the longest, 2 of the next
+  source.max_tokens =
+      15 * per_step + per_step - 1;  // 15 whole steps: all 13 of the longest, 2 of the next
   const auto got = gather_tokens(checkpoint, source, dataset);
   EXPECT_EQ(got.cloud.count(), 15 * per_step);
   EXPECT_EQ(got.episodes, 2);
@@ -191,7 +201,9 @@ TEST(GatherTokensFrom, RolloutsTakeEveryStepTheModelPlayed) {
   ASSERT_EQ(got.episode_returns.size(), 2u);
   EXPECT_TRUE(got.dataset.empty());
   std::map<int, std::set<int>> steps;
-  for (int i = 0; i < got.cloud.count(); ++i) steps[got.cloud.episode[static_cast<std::size_t>(i)]].insert(got.cloud.timestep[static_cast<std::size_t>(i)]);
+  for (int i = 0; i < got.cloud.count(); ++i)
+    steps[got.cloud.episode[static_cast<std::size_t>(i)]].insert(
+        got.cloud.timestep[static_cast<std::size_t>(i)]);
   ASSERT_EQ(steps.size(), 2u);
   int total = 0;
   for (const auto& [e, s] : steps) {

@@ -1,15 +1,16 @@
 // Training runs: the loss falls, the same seed gives the same weights, a resumed run continues
 // exactly, a NaN stops the run and keeps the last checkpoint, and bad checkpoints are explained.
 
+#include "dstudio/models/training.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "dstudio/common/error.h"
 #include "dstudio/data/synthetic.h"
@@ -17,7 +18,6 @@
 #include "dstudio/models/config_fields.h"
 #include "dstudio/models/run_folder.h"
 #include "dstudio/models/train_step.h"
-#include "dstudio/models/training.h"
 #include "h5_fixture.h"
 
 namespace dstudio::models {
@@ -75,23 +75,30 @@ bool same_weights(const std::vector<torch::Tensor>& a, const std::vector<torch::
 // The fields' ranges (config_fields.h) are where training_from_json starts refusing, at both ends;
 // counts take whole numbers only, and nothing wraps.
 TEST(Training, TheFieldsRangesAreWhereTheConfigurationIsRefused) {
-  const auto defaults = nlohmann::json::parse(dstudio::models::to_json(dstudio::models::TrainingConfig{}));
+  const auto defaults =
+      nlohmann::json::parse(dstudio::models::to_json(dstudio::models::TrainingConfig{}));
   for (const auto& f : dstudio::models::training_fields()) {
     if (!std::isfinite(f.minimum)) continue;
-    const bool integer = defaults[f.key].is_number_integer() || defaults[f.key].is_number_unsigned();
+    const bool integer =
+        defaults[f.key].is_number_integer() || defaults[f.key].is_number_unsigned();
     const auto value = [&](double v) {
       char text[64];
       std::snprintf(text, sizeof text, integer ? "%.0f" : "%.17g", v);
       return std::string(text);
     };
-    const auto parse = [&](const std::string& v) { return dstudio::models::training_from_json("{\"" + f.key + "\": " + v + "}"); };
+    const auto parse = [&](const std::string& v) {
+      return dstudio::models::training_from_json("{\"" + f.key + "\": " + v + "}");
+    };
     const double step = integer ? 1.0 : 1e-6;
     EXPECT_NO_THROW(parse(value(f.above ? f.minimum + step : f.minimum))) << f.key;
-    EXPECT_THROW(parse(value(f.above ? f.minimum : f.minimum - step)), dstudio::UsageError) << f.key;
+    EXPECT_THROW(parse(value(f.above ? f.minimum : f.minimum - step)), dstudio::UsageError)
+        << f.key;
     ASSERT_TRUE(std::isfinite(f.maximum)) << f.key << " has no upper bound";
     if (f.key != "seed") {  // 2^63 - 1 is not a double
       EXPECT_NO_THROW(parse(value(f.below ? f.maximum - step : f.maximum))) << f.key;
-      EXPECT_THROW(parse(value(f.below ? f.maximum : f.maximum + std::max(step, f.maximum * 1e-9))), dstudio::UsageError) << f.key;
+      EXPECT_THROW(parse(value(f.below ? f.maximum : f.maximum + std::max(step, f.maximum * 1e-9))),
+                   dstudio::UsageError)
+          << f.key;
     }
     if (integer) {
       EXPECT_THROW(parse(value(f.minimum) + ".5"), dstudio::UsageError) << f.key;
@@ -99,8 +106,10 @@ TEST(Training, TheFieldsRangesAreWhereTheConfigurationIsRefused) {
     EXPECT_THROW(parse("\"7\""), dstudio::UsageError) << f.key;
   }
   EXPECT_THROW(dstudio::models::training_from_json("{\"seed\": -1}"), dstudio::UsageError);
-  EXPECT_THROW(dstudio::models::training_from_json("{\"seed\": 18446744073709551615}"), dstudio::UsageError);
-  EXPECT_EQ(dstudio::models::training_from_json("{\"seed\": 9223372036854775807}").seed, 9223372036854775807ULL);
+  EXPECT_THROW(dstudio::models::training_from_json("{\"seed\": 18446744073709551615}"),
+               dstudio::UsageError);
+  EXPECT_EQ(dstudio::models::training_from_json("{\"seed\": 9223372036854775807}").seed,
+            9223372036854775807ULL);
   EXPECT_EQ(dstudio::models::training_from_json("{\"steps\": 1e5}").steps, 100000);
   EXPECT_THROW(dstudio::models::training_from_json("{\"cosine_decay\": 1}"), dstudio::UsageError);
 }
@@ -185,12 +194,14 @@ TEST(Training, EveryVariantResumesExactly) {
   for (const auto& name : variant_names())
     if (name != "hier") variants.push_back(make_variant(name));
   for (const std::string merger : {"none", "concat", "attention", "conv", "pooling"})
-    for (const std::string mixer : {"none", "attention", "linear-attention", "conv", "pooling"}) variants.push_back(make_variant("hier", merger, mixer));
+    for (const std::string mixer : {"none", "attention", "linear-attention", "conv", "pooling"})
+      variants.push_back(make_variant("hier", merger, mixer));
   for (auto v : variants) {
     v.hidden = 16;
     v.layers = 2;
     v.context_length = 4;
-    SCOPED_TRACE(v.variant + " " + to_string(v.tokenizer) + "/" + to_string(v.merger) + "/" + v.mixer);
+    SCOPED_TRACE(v.variant + " " + to_string(v.tokenizer) + "/" + to_string(v.merger) + "/" +
+                 v.mixer);
     auto config = quick(6);
     config.batch_size = 4;
     config.log_every = 1;
@@ -229,7 +240,8 @@ TEST(TrainStep, WorkersComputeTheFullBatchGradient) {
   in.returns_to_go = torch::rand({B, K, 1});
   in.timesteps = torch::randint(0, 40, {B, K});
   in.mask = torch::ones({B, K});
-  in.mask.index_put_({0, torch::indexing::Slice(0, 3)}, 0.0);  // left padding, in the first part only
+  in.mask.index_put_({0, torch::indexing::Slice(0, 3)},
+                     0.0);  // left padding, in the first part only
   in.mask.index_put_({1, torch::indexing::Slice(0, 1)}, 0.0);
 
   std::vector<std::vector<torch::Tensor>> after;
@@ -248,10 +260,13 @@ TEST(TrainStep, WorkersComputeTheFullBatchGradient) {
   torch::manual_seed(0);
   DecisionModel reference(c);
   auto predicted = reference->forward(in);
-  const double expected = (((predicted - in.actions).pow(2) * in.mask.unsqueeze(-1)).sum() / (in.mask.sum() * 2)).item<double>();
+  const double expected =
+      (((predicted - in.actions).pow(2) * in.mask.unsqueeze(-1)).sum() / (in.mask.sum() * 2))
+          .item<double>();
   EXPECT_NEAR(losses[0], expected, 1e-6);
   EXPECT_NEAR(losses[1], expected, 1e-6);
-  for (std::size_t i = 0; i < after[0].size(); ++i) EXPECT_TRUE(torch::allclose(after[0][i], after[1][i], 1e-5, 1e-6)) << i;
+  for (std::size_t i = 0; i < after[0].size(); ++i)
+    EXPECT_TRUE(torch::allclose(after[0][i], after[1][i], 1e-5, 1e-6)) << i;
 }
 
 TEST(Training, BackgroundRunPausesResumesAndCancels) {
@@ -284,7 +299,8 @@ TEST(Training, ANanLossStopsTheRunAndKeepsTheLastCheckpoint) {
   Trainer trainer(ds, small("mlp-bc"), t, dir.path());
   trainer.run();
   ASSERT_EQ(trainer.state(), TrainingState::Failed);
-  EXPECT_THAT(trainer.error(), testing::ContainsRegex("the loss became (NaN|infinite) at step [0-9]+"));
+  EXPECT_THAT(trainer.error(),
+              testing::ContainsRegex("the loss became (NaN|infinite) at step [0-9]+"));
   if (!trainer.last_checkpoint().empty()) {
     EXPECT_THAT(trainer.error(), HasSubstr("the last good checkpoint is"));
     EXPECT_NO_THROW(read_checkpoint_info(trainer.last_checkpoint()));
@@ -315,7 +331,10 @@ TEST(Checkpoint, SaysWhatProducedItAndRejectsBadFiles) {
     check_compatible(info, walker);
     FAIL();
   } catch (const CheckpointError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("state dim 11 vs the dataset's 17; environment hopper vs the dataset's walker2d"));
+    EXPECT_THAT(
+        e.what(),
+        HasSubstr(
+            "state dim 11 vs the dataset's 17; environment hopper vs the dataset's walker2d"));
   }
 
   // Truncated, foreign and missing files give clear errors, never a crash.
@@ -340,14 +359,16 @@ TEST(Checkpoint, SaysWhatProducedItAndRejectsBadFiles) {
 
 TEST(RunFolders, SayWhatMadeThemFromRunJsonOrTheirName) {
   test::TempDir dir;
-  const auto write = [](const std::filesystem::path& folder, const std::string& file, const std::string& text) {
+  const auto write = [](const std::filesystem::path& folder, const std::string& file,
+                        const std::string& text) {
     std::filesystem::create_directories(folder);
     std::ofstream(folder / file) << text;
   };
   const std::string metrics = "step,loss,learning_rate,steps_per_second\n10,0.8,1e-4,50\n";
   // run.json, as the studio writes it.
   write(dir / "a", "metrics.csv", metrics);
-  write(dir / "a", "run.json", R"({"label": "hier-conv-pooling", "training": {"seed": 7, "steps": 500}})");
+  write(dir / "a", "run.json",
+        R"({"label": "hier-conv-pooling", "training": {"seed": 7, "steps": 500}})");
   auto run = models::read_run_folder(dir / "a");
   EXPECT_EQ(run.label, "hier-conv-pooling");
   EXPECT_EQ(run.seed, "7");
@@ -363,7 +384,9 @@ TEST(RunFolders, SayWhatMadeThemFromRunJsonOrTheirName) {
   training.steps = 900;
   training.learning_rate = 3e-4;
   write(dir / "b", "metrics.csv", metrics);
-  write(dir / "b", "run.json", R"({"label": "dc", "variant": )" + to_json(variant) + R"(, "training": )" + to_json(training) + "}");
+  write(dir / "b", "run.json",
+        R"({"label": "dc", "variant": )" + to_json(variant) + R"(, "training": )" +
+            to_json(training) + "}");
   run = models::read_run_folder(dir / "b");
   EXPECT_EQ(run.config, run_config_values(variant, training));
   const auto value = [&](const std::string& key) {
@@ -393,7 +416,8 @@ TEST(RunFolders, SayWhatMadeThemFromRunJsonOrTheirName) {
   EXPECT_EQ(run.seed, "");
   // A folder without metrics says so, naming it.
   std::filesystem::create_directories(dir / "empty");
-  EXPECT_THAT([&] { (void)models::read_run_folder(dir / "empty"); }, testing::ThrowsMessage<std::exception>(testing::HasSubstr("empty")));
+  EXPECT_THAT([&] { (void)models::read_run_folder(dir / "empty"); },
+              testing::ThrowsMessage<std::exception>(testing::HasSubstr("empty")));
 }
 
 TEST(RunFolders, ANewRunNeverTakesAnExistingFolder) {

@@ -5,12 +5,16 @@
 
 #include <csignal>
 
-DSTUDIO_PLUGIN("test-crashing-format", "0.1.0", "Test plugin whose dataset format crashes while reading") {
-  registrar.add_dataset_format({"crashing-format", "claims *.crashes files and crashes reading them",
-                                [](const std::filesystem::path& path) { return path.extension() == ".crashes"; },
-                                [](const std::filesystem::path&, const dstudio::data::LoadOptions&, const dstudio::Progress&) {
-                                  std::raise(SIGSEGV);
-                                  return dstudio::data::Dataset{};
-                                },
-                                {}});
+DSTUDIO_PLUGIN("test-crashing-format", "0.1.0",
+               "Test plugin whose dataset format crashes while reading") {
+  registrar.add_dataset_format(
+      {"crashing-format",
+       "claims *.crashes files and crashes reading them",
+       [](const std::filesystem::path& path) { return path.extension() == ".crashes"; },
+       [](const std::filesystem::path&, const dstudio::data::LoadOptions&,
+          const dstudio::Progress&) {
+         std::raise(SIGSEGV);
+         return dstudio::data::Dataset{};
+       },
+       {}});
 }

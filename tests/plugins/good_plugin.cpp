@@ -4,11 +4,10 @@
 #include <dstudio/data/dataset_io.h>
 #include <dstudio/plugins/plugin.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace {
@@ -16,7 +15,8 @@ using namespace dstudio;
 
 // "<name>.transitions.csv": a first line "obs_dim,act_dim", then one line a transition:
 // observation..., action..., reward, terminal, timeout.
-data::Dataset load_csv(const std::filesystem::path& path, const data::LoadOptions&, const Progress& progress) {
+data::Dataset load_csv(const std::filesystem::path& path, const data::LoadOptions&,
+                       const Progress& progress) {
   std::ifstream in(path);
   if (!in) throw data::DatasetError(path.string(), "", "cannot be opened");
   data::Dataset ds;
@@ -34,9 +34,11 @@ data::Dataset load_csv(const std::filesystem::path& path, const data::LoadOption
     std::vector<double> v;
     for (std::string cell; std::getline(row, cell, ',');) v.push_back(std::stod(cell));
     if (static_cast<std::int64_t>(v.size()) != d.obs_dim + d.act_dim + 3)
-      throw data::DatasetError(path.string(), "", "a line has " + std::to_string(v.size()) + " values");
+      throw data::DatasetError(path.string(), "",
+                               "a line has " + std::to_string(v.size()) + " values");
     std::size_t k = 0;
-    for (std::int64_t i = 0; i < d.obs_dim; ++i) d.observations.push_back(static_cast<float>(v[k++]));
+    for (std::int64_t i = 0; i < d.obs_dim; ++i)
+      d.observations.push_back(static_cast<float>(v[k++]));
     for (std::int64_t i = 0; i < d.act_dim; ++i) d.actions.push_back(static_cast<float>(v[k++]));
     d.rewards.push_back(static_cast<float>(v[k++]));
     d.terminals.push_back(v[k++] != 0.0);
@@ -50,10 +52,12 @@ data::Dataset load_csv(const std::filesystem::path& path, const data::LoadOption
 bool is_csv(const std::filesystem::path& path) {
   const auto name = path.filename().string();
   const std::string suffix = ".transitions.csv";
-  return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return name.size() > suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-analysis::AnalysisResult episode_returns(const analysis::AnalysisInputs& in, const Progress& progress) {
+analysis::AnalysisResult episode_returns(const analysis::AnalysisInputs& in,
+                                         const Progress& progress) {
   const auto ds = data::load_dataset(in.dataset, {}, progress);
   const auto top = static_cast<std::size_t>(in.options.integer("top"));
   std::vector<double> returns;
@@ -61,9 +65,17 @@ analysis::AnalysisResult episode_returns(const analysis::AnalysisInputs& in, con
   std::sort(returns.begin(), returns.end(), std::greater<>());
   if (returns.size() > top) returns.resize(top);
   analysis::AnalysisResult r;
-  r.summary_json = nlohmann::json{{"episodes", ds.episodes.size()}, {"best", returns.empty() ? 0.0 : returns.front()}}.dump();
+  r.summary_json = nlohmann::json{{"episodes", ds.episodes.size()},
+                                  {"best", returns.empty() ? 0.0 : returns.front()}}
+                       .dump();
   analysis::AnalysisTable t{"returns", {"rank", "return"}, {}};
-  analysis::AnalysisFigure f{"returns", "Best episodes", "rank", "return", analysis::AnalysisFigure::Kind::Lines, {{"return", {}, {}, {}}}, {}};
+  analysis::AnalysisFigure f{"returns",
+                             "Best episodes",
+                             "rank",
+                             "return",
+                             analysis::AnalysisFigure::Kind::Lines,
+                             {{"return", {}, {}, {}}},
+                             {}};
   for (std::size_t i = 0; i < returns.size(); ++i) {
     t.rows.push_back({static_cast<double>(i + 1), returns[i]});
     f.series.front().x.push_back(static_cast<double>(i + 1));
@@ -98,5 +110,6 @@ DSTUDIO_PLUGIN("test-good", "0.1.0", "Test plugin: a small DT, episode returns, 
   a.run = episode_returns;
   registrar.add_analysis(a);
 
-  registrar.add_dataset_format({"csv-transitions", "transitions as CSV text (*.transitions.csv)", is_csv, load_csv, {}});
+  registrar.add_dataset_format(
+      {"csv-transitions", "transitions as CSV text (*.transitions.csv)", is_csv, load_csv, {}});
 }

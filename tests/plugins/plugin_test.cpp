@@ -3,19 +3,18 @@
 
 #include <gtest/gtest.h>
 
-
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "cli_run.h"
 #include "dstudio/analysis/analysis_registry.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/data/format_registry.h"
 #include "dstudio/models/variant_registry.h"
 #include "dstudio/plugins/loader.h"
 #include "dstudio/plugins/sdk_version.h"
-#include "cli_run.h"
 
 namespace fs = std::filesystem;
 using namespace dstudio;
@@ -25,7 +24,8 @@ namespace {
 const fs::path kPlugins = DSTUDIO_TEST_PLUGINS;
 
 fs::path temp_dir(const std::string& name) {
-  auto dir = fs::temp_directory_path() / ("dstudio-plugin-test-" + name + "-" + std::to_string(::getpid()));
+  auto dir = fs::temp_directory_path() /
+             ("dstudio-plugin-test-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -112,7 +112,9 @@ TEST(Plugins, APluginAnalysisRunsWithItsOptionsCheckedAndWritesItsFiles) {
   const auto dir = temp_dir("analysis");
   const auto file = dir / "tiny.transitions.csv";
   std::ofstream(file) << "1,1\n0,0,1,1,0\n0,0,5,0,0\n0,0,2,1,0\n";  // returns 1, 5+2
-  const auto result = analysis::run_analysis(*def, {"", file.string(), analysis::AnalysisOptions(std::map<std::string, std::string>{{"top", "1"}})});
+  const auto result = analysis::run_analysis(
+      *def, {"", file.string(),
+             analysis::AnalysisOptions(std::map<std::string, std::string>{{"top", "1"}})});
   const auto summary = nlohmann::json::parse(result.summary_json);
   EXPECT_EQ(summary["episodes"], 2);
   EXPECT_DOUBLE_EQ(summary.at("best").get<double>(), 7.0);
@@ -146,7 +148,9 @@ TEST(Plugins, APluginOfAnotherInterfaceVersionIsRefusedBeforeItsCodeRuns) {
   const auto r = plugins::load_plugin(kPlugins / "bad_abi.so");  // its registration would abort
   EXPECT_FALSE(r.loaded);
   EXPECT_NE(r.file.find("bad_abi.so"), std::string::npos);
-  EXPECT_NE(r.error.find("interface " + std::to_string(DSTUDIO_PLUGIN_ABI_VERSION + 998)), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("interface " + std::to_string(DSTUDIO_PLUGIN_ABI_VERSION + 998)),
+            std::string::npos)
+      << r.error;
   EXPECT_NE(r.error.find("rebuild"), std::string::npos) << r.error;
 }
 
@@ -174,14 +178,18 @@ TEST(Plugins, ATruncatedLibraryAndALibraryWithoutEntryPointsAreRefused) {
   fs::resize_file(dir / "truncated.so", fs::file_size(dir / "truncated.so") / 3);
   const auto truncated = plugins::load_plugin(dir / "truncated.so");
   EXPECT_FALSE(truncated.loaded);
-  EXPECT_NE(truncated.error.find("cannot be loaded as a shared library"), std::string::npos) << truncated.error;
+  EXPECT_NE(truncated.error.find("cannot be loaded as a shared library"), std::string::npos)
+      << truncated.error;
 
   std::ofstream(dir / "text.so") << "not an ELF file\n";
-  EXPECT_NE(plugins::load_plugin(dir / "text.so").error.find("cannot be loaded as a shared library"), std::string::npos);
+  EXPECT_NE(
+      plugins::load_plugin(dir / "text.so").error.find("cannot be loaded as a shared library"),
+      std::string::npos);
 
   const auto foreign = plugins::load_plugin(kPlugins / "not_a.so");
   EXPECT_FALSE(foreign.loaded);
-  EXPECT_NE(foreign.error.find("is not a Decision Studio plugin"), std::string::npos) << foreign.error;
+  EXPECT_NE(foreign.error.find("is not a Decision Studio plugin"), std::string::npos)
+      << foreign.error;
   fs::remove_all(dir);
 }
 
@@ -205,18 +213,21 @@ TEST(Plugins, AFolderIsLoadedOnceEachFileAndBrokenPluginsDoNotStopTheOthers) {
 }
 
 TEST(Plugins, AConfigurationFromAMissingPluginNamesThePlugin) {
-  const std::string json = R"({"variant": "lstm-dt", "mixer": "lstm", "plugin": "recurrent-tokens", "plugin_version": "2.1.0"})";
+  const std::string json =
+      R"({"variant": "lstm-dt", "mixer": "lstm", "plugin": "recurrent-tokens", "plugin_version": "2.1.0"})";
   try {
     models::variant_from_json(json);
     FAIL();
   } catch (const models::MissingPluginError& e) {
     EXPECT_EQ(e.plugin(), "recurrent-tokens");
-    EXPECT_NE(std::string(e.what()).find("'recurrent-tokens 2.1.0'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'recurrent-tokens 2.1.0'"), std::string::npos)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("not loaded"), std::string::npos) << e.what();
   }
   // A known variant with a plugin's mixer that is missing: the mixer is named.
   try {
-    models::variant_from_json(R"({"variant": "hier", "mixer": "lstm", "plugin": "recurrent-tokens"})");
+    models::variant_from_json(
+        R"({"variant": "hier", "mixer": "lstm", "plugin": "recurrent-tokens"})");
     FAIL();
   } catch (const models::MissingPluginError& e) {
     EXPECT_NE(std::string(e.what()).find("the mixer 'lstm'"), std::string::npos) << e.what();
@@ -243,7 +254,6 @@ TEST(Plugins, APluginThatCrashesWhileLoadingIsRefusedByNameAndThisProcessCarries
   EXPECT_FALSE(models::variant_registry().find("crash-registered"));
 }
 
-
 // A crashing plugin in the plugin path no longer takes every command with it: `dstudio --help`
 // names it and works; --no-plugins and DSTUDIO_NO_PLUGINS=1 start without trying any plugin.
 TEST(Plugins, ACrashingPluginIsNamedAndSkippedByEveryCommandAndCanBeLeftOutAltogether) {
@@ -252,7 +262,8 @@ TEST(Plugins, ACrashingPluginIsNamedAndSkippedByEveryCommandAndCanBeLeftOutAltog
   ::setenv("DSTUDIO_PLUGIN_PATH", dir.path().c_str(), 1);  // the commands below inherit it
   auto r = test::run_cli("--help", dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("crashing.so refused: it crashed while loading"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("crashing.so refused: it crashed while loading"), std::string::npos)
+      << r.err;
   r = test::run_cli("variants", dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("crashing.so"), std::string::npos) << r.err;
@@ -282,7 +293,9 @@ TEST(Plugins, APluginFormatThatCrashesOnAFileIsRefusedInTheReaderProcess) {
   } catch (const data::DatasetError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find((dir / "episode.crashes").string()), std::string::npos) << what;
-    EXPECT_NE(what.find("the crashing-format format (plugin test-crashing-format 0.1.0) crashed (Segmentation fault)"), std::string::npos)
+    EXPECT_NE(what.find("the crashing-format format (plugin test-crashing-format 0.1.0) crashed "
+                        "(Segmentation fault)"),
+              std::string::npos)
         << what;
   }
   fs::remove_all(dir);

@@ -3,17 +3,17 @@
 // the training form with its own options, trained for a few steps, and the token-distance
 // analysis as a panel of the Analyses tab, run on the shipped DT.
 
-#include <gtest/gtest.h>
-
 // LibTorch before Qt: Qt's keyword macros (slots, emit) would rewrite LibTorch's headers.
 #include "dstudio/models/decision_model.h"
 #include "dstudio/models/token_mixer.h"
+// Then the rest.
+#include <gtest/gtest.h>
 
+#include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
-#include <QComboBox>
-#include <QSignalSpy>
 #include <QScrollArea>
+#include <QSignalSpy>
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -65,10 +65,13 @@ TEST_F(PluginWindow, ABuiltInMixerAndAPluginMixerGoThroughOneRegistrationPath) {
     again.name = name;
     EXPECT_THROW(models::mixer_registry().add(again), UsageError) << "the registry holds both";
     try {
-      models::register_token_mixer(name, [](const models::VariantConfig&) { return std::shared_ptr<models::TokenMixer>(); });
+      models::register_token_mixer(
+          name, [](const models::VariantConfig&) { return std::shared_ptr<models::TokenMixer>(); });
       ADD_FAILURE() << "a second module was taken";
     } catch (const UsageError& e) {
-      EXPECT_NE(std::string(e.what()).find("'" + name + "' already has a module"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("'" + name + "' already has a module"),
+                std::string::npos)
+          << e.what();
     }
     auto config = models::make_variant("hier", "none", name);  // DT's triplets, this mixer
     EXPECT_EQ(config.mixer, name);
@@ -100,12 +103,14 @@ TEST_F(PluginWindow, ThePluginMixerIsInTheTrainingFormWithItsOptionsAndTrains) {
   TrainingPanel panel;
   panel.resize(1300, 800);
   panel.setRunsDirectory(QString::fromStdString((dir / "runs").string()));
-  panel.setDataset(std::make_shared<const data::Dataset>(data::load_dataset(path)), QString::fromStdString(path.string()));
+  panel.setDataset(std::make_shared<const data::Dataset>(data::load_dataset(path)),
+                   QString::fromStdString(path.string()));
   const int index = panel.variantChooser()->findText("dssm");
   ASSERT_GE(index, 0) << "the plugin's variant is offered";
   panel.variantChooser()->setCurrentIndex(index);
   // Its mixer's own options, with the plugin's defaults.
-  ASSERT_TRUE(panel.variantKeys().contains("mixer_options.timescale_max")) << panel.variantKeys().join(", ").toStdString();
+  ASSERT_TRUE(panel.variantKeys().contains("mixer_options.timescale_max"))
+      << panel.variantKeys().join(", ").toStdString();
   ASSERT_TRUE(panel.variantKeys().contains("mixer_options.gate"));
   auto* timescale = qobject_cast<QDoubleSpinBox*>(panel.field("mixer_options.timescale_max"));
   ASSERT_NE(timescale, nullptr);
@@ -128,7 +133,9 @@ TEST_F(PluginWindow, ThePluginMixerIsInTheTrainingFormWithItsOptionsAndTrains) {
   ASSERT_TRUE(panel.startTraining()) << panel.lastError().toStdString();
   ASSERT_TRUE(finished.wait(120000));
   EXPECT_EQ(finished.front().at(1).toString(), "Finished") << panel.lastError().toStdString();
-  const auto info = models::read_checkpoint_info((std::filesystem::path(finished.front().at(0).toString().toStdString()) / "checkpoint.pt").string());
+  const auto info = models::read_checkpoint_info(
+      (std::filesystem::path(finished.front().at(0).toString().toStdString()) / "checkpoint.pt")
+          .string());
   EXPECT_EQ(info.variant.plugin, "diagonal-ssm");
   EXPECT_EQ(info.variant.mixer_options.at("timescale_max"), 12.0);
 }

@@ -9,14 +9,13 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "cli_run.h"
@@ -75,11 +74,15 @@ class SlurmSweep : public testing::Test {
     cluster_ = (*dir_ / "cluster").string();
     const auto started = shell(std::string(DSTUDIO_LOCAL_CLUSTER) + " start " + cluster_);
     if (started.code != 0) {
-      start_error_ = "the single-node Slurm cluster did not start (exit " + std::to_string(started.code) + "):\n" + started.out;
+      start_error_ = "the single-node Slurm cluster did not start (exit " +
+                     std::to_string(started.code) + "):\n" + started.out;
       return;
     }
     setenv("SLURM_CONF", (fs::path(cluster_) / "slurm.conf").c_str(), 1);
-    const auto r = run_cli("dataset generate --env hopper --kind random --transitions 3000 --seed 1 --out " + (*dir_ / "random.hdf5").string(), *dir_);
+    const auto r =
+        run_cli("dataset generate --env hopper --kind random --transitions 3000 --seed 1 --out " +
+                    (*dir_ / "random.hdf5").string(),
+                *dir_);
     if (r.exit_code != 0) start_error_ = "dataset generate: " + r.err;
   }
   static void TearDownTestSuite() {
@@ -90,12 +93,14 @@ class SlurmSweep : public testing::Test {
   void SetUp() override { ASSERT_TRUE(start_error_.empty()) << start_error_; }
 
   // Writes a grid of tiny runs on the random dataset and makes a sweep of it in `name`.
-  static std::string make_sweep(const std::string& name, const std::string& variants, const std::string& seeds, const std::string& training,
+  static std::string make_sweep(const std::string& name, const std::string& variants,
+                                const std::string& seeds, const std::string& training,
                                 int eval_episodes) {
     const auto grid = *dir_ / (name + ".json");
-    std::ofstream(grid) << R"({"variants": )" << variants << R"(, "datasets": ["random.hdf5"], "seeds": )" << seeds
-                        << R"(, "config": {"hidden": 16, "layers": 1, "context_length": 5}, "training": )" << training
-                        << R"(, "eval_episodes": )" << eval_episodes << "}";
+    std::ofstream(grid)
+        << R"({"variants": )" << variants << R"(, "datasets": ["random.hdf5"], "seeds": )" << seeds
+        << R"(, "config": {"hidden": 16, "layers": 1, "context_length": 5}, "training": )"
+        << training << R"(, "eval_episodes": )" << eval_episodes << "}";
     const auto sweep = (*dir_ / name).string();
     const auto r = run_cli("sweep create --grid " + grid.string() + " --out " + sweep, *dir_);
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -113,7 +118,8 @@ class SlurmSweep : public testing::Test {
     std::string d = "status: " + status(sweep).dump(1) + "\n";
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(fs::path(sweep) / "slurm", ec))
-      if (e.path().extension() == ".out") d += "---- " + e.path().string() + "\n" + text_of(e.path());
+      if (e.path().extension() == ".out")
+        d += "---- " + e.path().string() + "\n" + text_of(e.path());
     d += "---- squeue\n" + shell("squeue -h -t all -o '%i %T %r'").out;
     d += "---- slurmctld.log (end)\n" + shell("tail -n 30 " + cluster_ + "/slurmctld.log").out;
     d += "---- slurmd.log (end)\n" + shell("tail -n 30 " + cluster_ + "/slurmd.log").out;
@@ -141,11 +147,14 @@ class SlurmSweep : public testing::Test {
 };
 
 TEST_F(SlurmSweep, AJobArrayTrainsEveryCellAsARunHereDoes) {
-  const std::string training = R"({"steps": 40, "batch_size": 8, "log_every": 10, "checkpoint_every": 0, "eval_every": 20})";
+  const std::string training =
+      R"({"steps": 40, "batch_size": 8, "log_every": 10, "checkpoint_every": 0, "eval_every": 20})";
   const auto on_slurm = make_sweep("on-slurm", R"(["dt", "dc"])", "[0, 1]", training, 2);
   const auto here = make_sweep("here", R"(["dt", "dc"])", "[0, 1]", training, 2);
 
-  auto r = run_cli("sweep submit " + on_slurm + " --slurm --max-concurrent 2 --cpus-per-task 1 --time 10", *dir_);
+  auto r = run_cli(
+      "sweep submit " + on_slurm + " --slurm --max-concurrent 2 --cpus-per-task 1 --time 10",
+      *dir_);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto job = submitted_job(r.out);
   ASSERT_FALSE(job.empty()) << r.out;
@@ -158,10 +167,13 @@ TEST_F(SlurmSweep, AJobArrayTrainsEveryCellAsARunHereDoes) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
 
   json j;
-  const bool finished = wait_for([&] {
-    j = status(on_slurm);
-    return j.is_object() && j["counts"].value("finished", 0) + j["counts"].value("failed", 0) == 4;
-  }, 240);
+  const bool finished = wait_for(
+      [&] {
+        j = status(on_slurm);
+        return j.is_object() &&
+               j["counts"].value("finished", 0) + j["counts"].value("failed", 0) == 4;
+      },
+      240);
   ASSERT_TRUE(finished) << diagnostics(on_slurm);
   ASSERT_EQ(j["counts"].value("finished", 0), 4) << diagnostics(on_slurm);
 
@@ -181,7 +193,8 @@ TEST_F(SlurmSweep, AJobArrayTrainsEveryCellAsARunHereDoes) {
     EXPECT_EQ(c["step"], 40);
     const auto slurm_checkpoint = fs::path(on_slurm) / "cells" / name / "checkpoint.pt";
     ASSERT_TRUE(fs::exists(slurm_checkpoint));
-    EXPECT_THAT(text_of(fs::path(on_slurm) / "slurm" / (job + "_" + std::to_string(i) + ".out")), HasSubstr("cell " + std::to_string(i) + " on "));
+    EXPECT_THAT(text_of(fs::path(on_slurm) / "slurm" / (job + "_" + std::to_string(i) + ".out")),
+                HasSubstr("cell " + std::to_string(i) + " on "));
     // The same seeds and thread counts give the same cell here and on Slurm: the same weights,
     // the same scores.
     const auto& l = local["cells"][i];
@@ -191,7 +204,8 @@ TEST_F(SlurmSweep, AJobArrayTrainsEveryCellAsARunHereDoes) {
     EXPECT_EQ(c["score_std"], l["score_std"]);
     EXPECT_TRUE(c["best_score"].is_number()) << c;
     EXPECT_EQ(c["best_score"], l["best_score"]);
-    EXPECT_TRUE(same_weights(weights_of(slurm_checkpoint), weights_of(fs::path(here) / "cells" / name / "checkpoint.pt")));
+    EXPECT_TRUE(same_weights(weights_of(slurm_checkpoint),
+                             weights_of(fs::path(here) / "cells" / name / "checkpoint.pt")));
   }
 
   r = run_cli("sweep collect " + on_slurm + " --json", *dir_);
@@ -204,7 +218,8 @@ TEST_F(SlurmSweep, AJobArrayTrainsEveryCellAsARunHereDoes) {
     EXPECT_TRUE(g["score_mean"].is_number()) << g;
   }
   // The group's mean is the mean of its seeds' scores.
-  const double mean_dt = (j["cells"][0]["score"].get<double>() + j["cells"][1]["score"].get<double>()) / 2;
+  const double mean_dt =
+      (j["cells"][0]["score"].get<double>() + j["cells"][1]["score"].get<double>()) / 2;
   EXPECT_NEAR(collected["groups"][0]["score_mean"].get<double>(), mean_dt, 1e-9);
   EXPECT_TRUE(fs::exists(fs::path(on_slurm) / "results" / "table.tex"));
 }
@@ -212,7 +227,8 @@ TEST_F(SlurmSweep, AJobArrayTrainsEveryCellAsARunHereDoes) {
 TEST_F(SlurmSweep, ARequeuedTaskResumesFromItsCheckpointToTheSameWeights) {
   // Long enough to be caught training; a checkpoint only at the end, so the one it resumes from
   // is the one it saved when Slurm stopped it.
-  const std::string training = R"({"steps": 8000, "batch_size": 8, "log_every": 100, "checkpoint_every": 0})";
+  const std::string training =
+      R"({"steps": 8000, "batch_size": 8, "log_every": 100, "checkpoint_every": 0})";
   const auto on_slurm = make_sweep("requeued", R"(["dt"])", "[5]", training, 1);
   const auto here = make_sweep("uninterrupted", R"(["dt"])", "[5]", training, 1);
 
@@ -226,13 +242,17 @@ TEST_F(SlurmSweep, ARequeuedTaskResumesFromItsCheckpointToTheSameWeights) {
   json j;
   const auto task_json = [&] {
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(fs::path(on_slurm) / "cells", ec)) return json::parse(text_of(e.path() / "task.json"), nullptr, false);
+    for (const auto& e : fs::directory_iterator(fs::path(on_slurm) / "cells", ec))
+      return json::parse(text_of(e.path() / "task.json"), nullptr, false);
     return json();
   };
-  ASSERT_TRUE(wait_for([&] {
-    j = task_json();
-    return j.is_object() && j.value("state", "") == "running" && j.value("step", 0) > 0;
-  }, 120)) << diagnostics(on_slurm);
+  ASSERT_TRUE(wait_for(
+      [&] {
+        j = task_json();
+        return j.is_object() && j.value("state", "") == "running" && j.value("step", 0) > 0;
+      },
+      120))
+      << diagnostics(on_slurm);
   const int seen_at = j["step"].get<int>();
   ASSERT_LT(seen_at, 8000) << "the task finished before it could be requeued; make it longer";
   auto q = shell("scontrol requeue " + task);
@@ -240,17 +260,21 @@ TEST_F(SlurmSweep, ARequeuedTaskResumesFromItsCheckpointToTheSameWeights) {
 
   // Requeued, it waits for a begin time; let it start again now.
   std::string state;
-  ASSERT_TRUE(wait_for([&] {
-    state = shell("squeue -h -j " + task + " -o %T").out;
-    return state.find("PENDING") != std::string::npos;
-  }, 60)) << "squeue: " << state << diagnostics(on_slurm);
+  ASSERT_TRUE(wait_for(
+      [&] {
+        state = shell("squeue -h -j " + task + " -o %T").out;
+        return state.find("PENDING") != std::string::npos;
+      },
+      60))
+      << "squeue: " << state << diagnostics(on_slurm);
   j = status(on_slurm);
   EXPECT_EQ(j["cells"][0]["state"], "pending");
   const int stopped_at = j["cells"][0]["step"].get<int>();
   EXPECT_GE(stopped_at, seen_at);
   EXPECT_LT(stopped_at, 8000);
   EXPECT_THAT(j["cells"][0]["error"].get<std::string>(), HasSubstr("resumes from its checkpoint"));
-  EXPECT_TRUE(fs::exists(fs::path(on_slurm) / "cells" / j["cells"][0]["name"].get<std::string>() / "checkpoint.pt"));
+  EXPECT_TRUE(fs::exists(fs::path(on_slurm) / "cells" / j["cells"][0]["name"].get<std::string>() /
+                         "checkpoint.pt"));
   q = shell("scontrol update JobId=" + task + " StartTime=now");
   EXPECT_EQ(q.code, 0) << q.out;
 
@@ -258,10 +282,14 @@ TEST_F(SlurmSweep, ARequeuedTaskResumesFromItsCheckpointToTheSameWeights) {
   r = run_cli("sweep task " + here + " --index 0 --threads 1", *dir_);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
 
-  ASSERT_TRUE(wait_for([&] {
-    j = status(on_slurm);
-    return j.is_object() && (j["cells"][0]["state"] == "finished" || j["cells"][0]["state"] == "failed");
-  }, 180)) << diagnostics(on_slurm);
+  ASSERT_TRUE(wait_for(
+      [&] {
+        j = status(on_slurm);
+        return j.is_object() &&
+               (j["cells"][0]["state"] == "finished" || j["cells"][0]["state"] == "failed");
+      },
+      180))
+      << diagnostics(on_slurm);
   const auto& c = j["cells"][0];
   ASSERT_EQ(c["state"], "finished") << diagnostics(on_slurm);
   EXPECT_EQ(c["restarts"], 1);
@@ -272,7 +300,8 @@ TEST_F(SlurmSweep, ARequeuedTaskResumesFromItsCheckpointToTheSameWeights) {
   EXPECT_THAT(log, HasSubstr("cell 0 stopped at step"));
   EXPECT_THAT(log, HasSubstr("run 1,"));
   const auto name = c["name"].get<std::string>();
-  EXPECT_TRUE(same_weights(weights_of(fs::path(on_slurm) / "cells" / name / "checkpoint.pt"), weights_of(fs::path(here) / "cells" / name / "checkpoint.pt")))
+  EXPECT_TRUE(same_weights(weights_of(fs::path(on_slurm) / "cells" / name / "checkpoint.pt"),
+                           weights_of(fs::path(here) / "cells" / name / "checkpoint.pt")))
       << "stopped at step " << stopped_at << " and resumed";
   EXPECT_EQ(c["score"], status(here)["cells"][0]["score"]);
 }

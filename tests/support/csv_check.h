@@ -18,7 +18,8 @@ inline std::string python_output(const char* script, const std::filesystem::path
   std::string out;
   if (FILE* pipe = popen(command.c_str(), "r")) {
     char buffer[4096];
-    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
+      out.append(buffer, n);
     pclose(pipe);
   }
   return out;
@@ -57,7 +58,8 @@ for f in files:
 }
 
 /// The rows of one CSV file as Python's csv module reads them, header first.
-inline std::vector<std::vector<std::string>> read_csv_with_python(const std::filesystem::path& file) {
+inline std::vector<std::vector<std::string>> read_csv_with_python(
+    const std::filesystem::path& file) {
   // One field a line, each written as its UTF-8 bytes in hex so that any content comes back
   // exactly; an empty line ends a row.
   static const char* script = R"PY(
@@ -82,7 +84,8 @@ with open(sys.argv[1], newline='', encoding='utf-8') as h:
     }
     if (line[0] != 'f') continue;  // not a field: a traceback's line, which leaves the rows short
     std::string field;
-    for (std::size_t i = 1; i + 1 < line.size(); i += 2) field += static_cast<char>(std::stoi(line.substr(i, 2), nullptr, 16));
+    for (std::size_t i = 1; i + 1 < line.size(); i += 2)
+      field += static_cast<char>(std::stoi(line.substr(i, 2), nullptr, 16));
     row.push_back(std::move(field));
   }
   return rows;

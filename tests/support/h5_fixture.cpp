@@ -224,7 +224,8 @@ void write_minari_fixture(const std::filesystem::path& path,
   w.attribute("/", "env_spec", std::string(R"({"id": "PointMass-v0", "max_episode_steps": 100})"));
 }
 
-void rename_link(const std::filesystem::path& path, const std::string& from, const std::string& to) {
+void rename_link(const std::filesystem::path& path, const std::string& from,
+                 const std::string& to) {
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
   if (file < 0) throw std::runtime_error("cannot open " + path.string());
   const herr_t moved = H5Lmove(file, from.c_str(), file, to.c_str(), H5P_DEFAULT, H5P_DEFAULT);

@@ -3,8 +3,9 @@
 // the picture checked to follow, and the policy's actions checked against an EpisodePlayer that
 // makes the same requests on its own.
 
-#include <gtest/gtest.h>
+#include "live_viewer.h"
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <cmath>
@@ -20,14 +21,14 @@
 #include "dstudio/models/episode_player.h"
 #include "dstudio/render/video_file.h"
 #include "h5_fixture.h"
-#include "live_viewer.h"
 
 namespace dstudio::viewer {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kCheckpoint = fs::path(DSTUDIO_RESOURCES_DIR) / "checkpoints" / "hopper-medium-expert-dt.pt";
+const fs::path kCheckpoint =
+    fs::path(DSTUDIO_RESOURCES_DIR) / "checkpoints" / "hopper-medium-expert-dt.pt";
 
 ViewerOptions paused_at_start() {
   ViewerOptions o;
@@ -42,7 +43,8 @@ ViewerOptions paused_at_start() {
 }
 
 // How many of the pixels inside `rect` (x, y, w, h) differ between two captures.
-long differing_pixels(const render::Image& a, const render::Image& b, const std::array<int, 4>& rect) {
+long differing_pixels(const render::Image& a, const render::Image& b,
+                      const std::array<int, 4>& rect) {
   long n = 0;
   for (int y = rect[1]; y < rect[1] + rect[3]; ++y)
     for (int x = rect[0]; x < rect[0] + rect[2]; ++x) {
@@ -53,7 +55,8 @@ long differing_pixels(const render::Image& a, const render::Image& b, const std:
 }
 
 bool at_step(LiveViewer& v, int step) {
-  return v.run_until([step](const models::PlaybackState& s) { return s.frame && s.frame->step == step; }, 120.0);
+  return v.run_until(
+      [step](const models::PlaybackState& s) { return s.frame && s.frame->step == step; }, 120.0);
 }
 
 std::string run(const std::string& command) {
@@ -129,7 +132,8 @@ TEST(LiveViewer, TargetAndZeroingActOnThePolicyFromTheStepOnScreen) {
   ASSERT_GT(frames.size(), 50u);
   EXPECT_EQ(frames[10]->target, 3600.0);
   EXPECT_EQ(frames[20]->target, 900.0);
-  EXPECT_NEAR(frames[20]->return_to_go, 900.0 - frames[20]->return_so_far, 1e-3);  // rewards summed in float
+  EXPECT_NEAR(frames[20]->return_to_go, 900.0 - frames[20]->return_so_far,
+              1e-3);  // rewards summed in float
   EXPECT_EQ(frames[34]->zeroing, models::ModalityZeroing::None);
   EXPECT_EQ(frames[35]->zeroing, models::ModalityZeroing::PastStates);
   EXPECT_NE(v.readout().find("target 900"), std::string::npos) << v.readout();
@@ -145,13 +149,16 @@ TEST(LiveViewer, TargetAndZeroingActOnThePolicyFromTheStepOnScreen) {
   while (static_cast<int>(reference.frames().size()) <= 50) reference.step();
   for (int t : {5, 20, 30, 35, 49}) {
     ASSERT_TRUE(frames[static_cast<std::size_t>(t)]->acted);
-    EXPECT_EQ(frames[static_cast<std::size_t>(t)]->action, reference.frames()[static_cast<std::size_t>(t)]->action) << "step " << t;
+    EXPECT_EQ(frames[static_cast<std::size_t>(t)]->action,
+              reference.frames()[static_cast<std::size_t>(t)]->action)
+        << "step " << t;
   }
   // The picture follows: the conditioning changed what the policy did.
   v.seek(20);
   ASSERT_TRUE(at_step(v, 20));
   const auto after = v.capture();
-  EXPECT_GT(differing_pixels(before, after, {0, 0, after.width, after.height}), 0) << "the overlay names the new target";
+  EXPECT_GT(differing_pixels(before, after, {0, 0, after.width, after.height}), 0)
+      << "the overlay names the new target";
 }
 
 // While the policy plays, the newest step has not acted yet; every drawn frame still shows the
@@ -160,7 +167,9 @@ TEST(LiveViewer, EveryFrameDrawnWhilePlayingShowsTheMapOfTheWindowActedOn) {
   auto o = paused_at_start();
   o.paused = false;
   LiveViewer v(o);
-  ASSERT_TRUE(v.run_until([](const models::PlaybackState& s) { return s.playing && s.frame && s.frame->step >= 2; }, 120.0));
+  ASSERT_TRUE(v.run_until(
+      [](const models::PlaybackState& s) { return s.playing && s.frame && s.frame->step >= 2; },
+      120.0));
   int drawn = 0, with_map = 0, unacted = 0;
   while (drawn < 60 && v.shown().playing) {
     ASSERT_TRUE(v.frame());
@@ -195,13 +204,17 @@ TEST(LiveViewer, RecordingSaysWhenTheEpisodeEndsItAndRefusesAnEndedEpisode) {
   ASSERT_TRUE(v.run_until([](const models::PlaybackState& s) { return s.at_end(); }, 300.0));
   const int last = v.shown().cursor;
   EXPECT_FALSE(v.start_recording(dir / "nothing", 30));
-  EXPECT_NE(v.message().find("episode ended at step " + std::to_string(last)), std::string::npos) << v.message();
+  EXPECT_NE(v.message().find("episode ended at step " + std::to_string(last)), std::string::npos)
+      << v.message();
   EXPECT_FALSE(fs::exists(dir / "nothing.mp4"));
   v.seek(last - 5);
   ASSERT_TRUE(at_step(v, last - 5));
   ASSERT_TRUE(v.start_recording(dir / "end", 30));
   ASSERT_TRUE(v.run_until([&](const models::PlaybackState&) { return !v.recording(); }, 120.0));
-  EXPECT_NE(v.message().find("recording ended (the episode ended at step " + std::to_string(last) + ")"), std::string::npos) << v.message();
+  EXPECT_NE(
+      v.message().find("recording ended (the episode ended at step " + std::to_string(last) + ")"),
+      std::string::npos)
+      << v.message();
   EXPECT_NE(v.message().find((dir / "end.mp4").string()), std::string::npos) << v.message();
   EXPECT_TRUE(fs::exists(dir / "end.mp4"));
 }
@@ -214,7 +227,8 @@ TEST(LiveViewer, TheLagProfileIsTheCoreAnalysisOfTheWindowOnScreen) {
   const auto& window = *v.shown().frame->inspection;
   const auto expected = analysis::select_window_map(window, {analysis::MapKind::Layer, 2, 0});
   ASSERT_EQ(v.shown_map().values.size(), expected.values.size());
-  for (std::size_t i = 0; i < expected.values.size(); ++i) ASSERT_EQ(v.shown_map().values[i], expected.values[i]);
+  for (std::size_t i = 0; i < expected.values.size(); ++i)
+    ASSERT_EQ(v.shown_map().values[i], expected.values[i]);
 }
 
 TEST(LiveViewer, PresentationModeGivesThePanelsMoreRoom) {
@@ -237,8 +251,10 @@ TEST(LiveViewer, RecordsFrameByFrameAtAFixedRate) {
   v.seek(10);
   ASSERT_TRUE(at_step(v, 10));
   ASSERT_TRUE(v.start_recording(dir / "clip", 30));
-  // 24 frames at 30 fps at 1x: frame i shows step 10 + floor(i / 30 / dt), dt the task's seconds a step.
-  ASSERT_TRUE(v.run_until([&](const models::PlaybackState&) { return v.recorded_frames() >= 24; }, 120.0));
+  // 24 frames at 30 fps at 1x: frame i shows step 10 + floor(i / 30 / dt), dt the task's seconds a
+  // step.
+  ASSERT_TRUE(
+      v.run_until([&](const models::PlaybackState&) { return v.recorded_frames() >= 24; }, 120.0));
   const int last_step = v.shown().frame->step;
   // The step on screen (the slider's) is the frame recorded, not the player's, which runs ahead.
   EXPECT_EQ(v.shown().cursor, last_step);
@@ -247,8 +263,11 @@ TEST(LiveViewer, RecordsFrameByFrameAtAFixedRate) {
   EXPECT_EQ(last_step, 10 + static_cast<int>(std::floor(23.0 / 30.0 / v.player().dt() + 1e-9)));
   ASSERT_TRUE(fs::exists(dir / "clip.mp4")) << v.message();
   EXPECT_FALSE(fs::exists(dir / "clip.mp4.part"));
-  const auto probe = run("ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames,width,height,r_frame_rate -of "
-                         "default=noprint_wrappers=1 " + (dir / "clip.mp4").string());
+  const auto probe =
+      run("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+          "stream=nb_read_frames,width,height,r_frame_rate -of "
+          "default=noprint_wrappers=1 " +
+          (dir / "clip.mp4").string());
   EXPECT_NE(probe.find("nb_read_frames=24"), std::string::npos) << probe;
   EXPECT_NE(probe.find("r_frame_rate=30/1"), std::string::npos) << probe;
   EXPECT_NE(probe.find("width=1024"), std::string::npos) << probe;
@@ -267,7 +286,8 @@ TEST(LiveViewer, ReplaysADatasetEpisodeFromItsRecordedStates) {
     d.observations.insert(d.observations.end(), obs.begin(), obs.end());
     d.qpos.insert(d.qpos.end(), e.qpos().begin(), e.qpos().end());
     d.qvel.insert(d.qvel.end(), e.qvel().begin(), e.qvel().end());
-    const std::vector<float> action = {0.1f * std::sin(0.2f * static_cast<float>(t)), 0.05f, -0.05f};
+    const std::vector<float> action = {0.1f * std::sin(0.2f * static_cast<float>(t)), 0.05f,
+                                       -0.05f};
     const auto r = e.step(action, obs);
     d.actions.insert(d.actions.end(), action.begin(), action.end());
     d.rewards.push_back(static_cast<float>(r.reward));
@@ -293,7 +313,9 @@ TEST(LiveViewer, ReplaysADatasetEpisodeFromItsRecordedStates) {
   v.seek(middle);
   ASSERT_TRUE(at_step(v, middle));
   const auto& physics = v.shown().frame->physics;
-  for (int k = 0; k < 6; ++k) EXPECT_NEAR(physics.qpos[static_cast<std::size_t>(k)], d.qpos[static_cast<std::size_t>(middle * 6 + k)], 1e-6);
+  for (int k = 0; k < 6; ++k)
+    EXPECT_NEAR(physics.qpos[static_cast<std::size_t>(k)],
+                d.qpos[static_cast<std::size_t>(middle * 6 + k)], 1e-6);
   EXPECT_EQ(v.shown_map().tokens, 0) << "no policy, no map";
   EXPECT_GT(differing_pixels(first, v.capture(), v.scene_rect()), 500);
 }
@@ -328,7 +350,8 @@ TEST(DecisionViewer, ScreenshotBenchAndBadInputFromTheCommandLine) {
   test::TempDir dir;
   const std::string exe = DSTUDIO_VIEWER;
   const auto shot = dir / "shot.png";
-  auto out = run(exe + " " + kCheckpoint.string() + " --step 25 --size 900 600 --screenshot " + shot.string());
+  auto out = run(exe + " " + kCheckpoint.string() + " --step 25 --size 900 600 --screenshot " +
+                 shot.string());
   EXPECT_NE(out.find("[exit 0]"), std::string::npos) << out;
   ASSERT_TRUE(fs::exists(shot)) << out;
   EXPECT_GT(fs::file_size(shot), 20000u);
@@ -341,12 +364,15 @@ TEST(DecisionViewer, ScreenshotBenchAndBadInputFromTheCommandLine) {
   EXPECT_NE(out.find("attention map shown on"), std::string::npos) << out;
 
   // A scripted clip: a second of the episode from step 10 at 1x, 24 frames a second.
-  out = run(exe + " " + kCheckpoint.string() + " --step 10 --record 1 --fps 24 --out " + (dir / "clip.mp4").string());
+  out = run(exe + " " + kCheckpoint.string() + " --step 10 --record 1 --fps 24 --out " +
+            (dir / "clip.mp4").string());
   EXPECT_NE(out.find("[exit 0]"), std::string::npos) << out;
   EXPECT_NE(out.find("(24 frames, 1.0 s at 24 frames per second)"), std::string::npos) << out;
   if (render::VideoFile::ffmpeg_available()) {
-    const auto probe = run("ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of default=noprint_wrappers=1 " +
-                           (dir / "clip.mp4").string());
+    const auto probe =
+        run("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+            "stream=nb_read_frames -of default=noprint_wrappers=1 " +
+            (dir / "clip.mp4").string());
     EXPECT_NE(probe.find("nb_read_frames=24"), std::string::npos) << probe;
   }
   out = run(exe + " " + kCheckpoint.string() + " --record 1");
@@ -367,13 +393,15 @@ TEST(DecisionViewer, ScreenshotBenchAndBadInputFromTheCommandLine) {
 // an infinite target once reached an assertion of the target slider, a NaN one never ended.
 TEST(DecisionViewer, NumericOptionsRefuseNanInfinitiesAndOutOfRangeValues) {
   const std::string exe = DSTUDIO_VIEWER;
-  for (const char* bad : {"--target inf", "--target -inf", "--target nan", "--target 1e39", "--target 3e38", "--seed 18446744073709551616",
-                          "--seed -1", "--seed 9223372036854775808", "--speed nan", "--speed inf", "--bench inf", "--bench nan",
-                          "--record nan --out x.mp4", "--size 900 nan", "--size 1e9 600", "--step -1", "--step 1e9", "--fps nan",
-                          "--episode -1"}) {
+  for (const char* bad :
+       {"--target inf", "--target -inf", "--target nan", "--target 1e39", "--target 3e38",
+        "--seed 18446744073709551616", "--seed -1", "--seed 9223372036854775808", "--speed nan",
+        "--speed inf", "--bench inf", "--bench nan", "--record nan --out x.mp4", "--size 900 nan",
+        "--size 1e9 600", "--step -1", "--step 1e9", "--fps nan", "--episode -1"}) {
     const auto out = run("env -u DISPLAY " + exe + " " + kCheckpoint.string() + " " + bad);
     EXPECT_NE(out.find("[exit 2]"), std::string::npos) << bad << ": " << out;
-    EXPECT_NE(out.find(std::string(bad).substr(0, std::string(bad).find(' '))), std::string::npos) << bad << ": " << out;
+    EXPECT_NE(out.find(std::string(bad).substr(0, std::string(bad).find(' '))), std::string::npos)
+        << bad << ": " << out;
   }
 }
 
@@ -383,7 +411,8 @@ TEST(DecisionViewer, ADeviceOrAFifoAsTheCheckpointIsRefused) {
   const std::string exe = DSTUDIO_VIEWER;
   auto out = run(exe + " /dev/zero");
   EXPECT_NE(out.find("[exit 1]"), std::string::npos) << out;
-  EXPECT_NE(out.find("/dev/zero: is not a regular file (a character device)"), std::string::npos) << out;
+  EXPECT_NE(out.find("/dev/zero: is not a regular file (a character device)"), std::string::npos)
+      << out;
   const auto fifo = dir / "policy.pt";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   out = run(exe + " " + fifo.string());

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+
 #include "dstudio/viz/number_text.h"
 
 namespace dstudio::viz {
@@ -51,7 +52,8 @@ void add_json(QTreeWidgetItem* parent, QTreeWidget* tree, const QString& key, co
     for (auto it = o.begin(); it != o.end(); ++it) add_json(item, tree, it.key(), it.value());
   } else if (v.isArray()) {
     const auto a = v.toArray();
-    const bool numbers = std::all_of(a.begin(), a.end(), [](const QJsonValue& e) { return e.isDouble(); });
+    const bool numbers =
+        std::all_of(a.begin(), a.end(), [](const QJsonValue& e) { return e.isDouble(); });
     if (numbers) {
       QStringList parts;
       for (const auto& e : a) parts << value_text(e);
@@ -64,7 +66,8 @@ void add_json(QTreeWidgetItem* parent, QTreeWidget* tree, const QString& key, co
 
 }  // namespace
 
-AnalysisView::AnalysisView(std::shared_ptr<const analysis::AnalysisDefinition> definition, QWidget* parent)
+AnalysisView::AnalysisView(std::shared_ptr<const analysis::AnalysisDefinition> definition,
+                           QWidget* parent)
     : QWidget(parent),
       definition_(std::move(definition)),
       note_(new QLabel),
@@ -77,9 +80,10 @@ AnalysisView::AnalysisView(std::shared_ptr<const analysis::AnalysisDefinition> d
       figure_choice_(new QComboBox),
       figure_(new QLabel) {
   const auto& d = *definition_;
-  auto* heading = new QLabel(QStringLiteral("<b>%1</b> <span style='color:gray'>%2</span>")
-                                 .arg(QString::fromStdString(d.title.empty() ? d.name : d.title).toHtmlEscaped(),
-                                      QString::fromStdString(d.origin.label()).toHtmlEscaped()));
+  auto* heading = new QLabel(
+      QStringLiteral("<b>%1</b> <span style='color:gray'>%2</span>")
+          .arg(QString::fromStdString(d.title.empty() ? d.name : d.title).toHtmlEscaped(),
+               QString::fromStdString(d.origin.label()).toHtmlEscaped()));
   auto* description = new QLabel(QString::fromStdString(d.description));
   description->setWordWrap(true);
   note_->setWordWrap(true);
@@ -96,7 +100,8 @@ AnalysisView::AnalysisView(std::shared_ptr<const analysis::AnalysisDefinition> d
         const int low = static_cast<int>(std::max<double>(o.minimum, INT_MIN + 1));
         // An option without a default may be left out: one below the range, shown as "default".
         const bool optional = o.default_value.empty();
-        box->setRange(optional ? low - 1 : low, static_cast<int>(std::min<double>(o.maximum, INT_MAX)));
+        box->setRange(optional ? low - 1 : low,
+                      static_cast<int>(std::min<double>(o.maximum, INT_MAX)));
         if (optional) box->setSpecialValueText(tr("default"));
         box->setValue(optional ? box->minimum() : QString::fromStdString(o.default_value).toInt());
         field = box;
@@ -109,7 +114,8 @@ AnalysisView::AnalysisView(std::shared_ptr<const analysis::AnalysisDefinition> d
         const bool optional = o.default_value.empty();
         box->setRange(optional ? low - 1 : low, std::isfinite(o.maximum) ? o.maximum : 1e12);
         if (optional) box->setSpecialValueText(tr("default"));
-        box->setValue(optional ? box->minimum() : QString::fromStdString(o.default_value).toDouble());
+        box->setValue(optional ? box->minimum()
+                               : QString::fromStdString(o.default_value).toDouble());
         field = box;
         break;
       }
@@ -206,18 +212,26 @@ std::map<std::string, std::string> AnalysisView::options() const {
       case Type::Integer: {
         const auto* box = static_cast<QSpinBox*>(field);
         // At the "default" place below the range: not given.
-        if (box->specialValueText().isEmpty() || box->value() != box->minimum()) out[o.key] = std::to_string(box->value());
+        if (box->specialValueText().isEmpty() || box->value() != box->minimum())
+          out[o.key] = std::to_string(box->value());
         break;
       }
       case Type::Number: {
         const auto* box = static_cast<QDoubleSpinBox*>(field);
-        if (box->specialValueText().isEmpty() || box->value() != box->minimum()) out[o.key] = exact_number(box->value());
+        if (box->specialValueText().isEmpty() || box->value() != box->minimum())
+          out[o.key] = exact_number(box->value());
         break;
       }
       case Type::Text:
-      case Type::NumberList: out[o.key] = static_cast<QLineEdit*>(field)->text().toStdString(); break;
-      case Type::Choice: out[o.key] = static_cast<QComboBox*>(field)->currentText().toStdString(); break;
-      case Type::Flag: out[o.key] = static_cast<QCheckBox*>(field)->isChecked() ? "true" : "false"; break;
+      case Type::NumberList:
+        out[o.key] = static_cast<QLineEdit*>(field)->text().toStdString();
+        break;
+      case Type::Choice:
+        out[o.key] = static_cast<QComboBox*>(field)->currentText().toStdString();
+        break;
+      case Type::Flag:
+        out[o.key] = static_cast<QCheckBox*>(field)->isChecked() ? "true" : "false";
+        break;
     }
   }
   return out;
@@ -228,11 +242,16 @@ bool AnalysisView::setOption(const std::string& key, const std::string& value) {
   if (it == fields_.end()) return false;
   const QString text = QString::fromStdString(value);
   // An empty value puts an optional number back to "default".
-  if (auto* box = qobject_cast<QSpinBox*>(it->second)) box->setValue(text.isEmpty() ? box->minimum() : text.toInt());
-  else if (auto* dbox = qobject_cast<QDoubleSpinBox*>(it->second)) dbox->setValue(text.isEmpty() ? dbox->minimum() : text.toDouble());
-  else if (auto* edit = qobject_cast<QLineEdit*>(it->second)) edit->setText(text);
-  else if (auto* combo = qobject_cast<QComboBox*>(it->second)) combo->setCurrentText(text);
-  else if (auto* check = qobject_cast<QCheckBox*>(it->second)) check->setChecked(value == "true" || value == "1");
+  if (auto* box = qobject_cast<QSpinBox*>(it->second))
+    box->setValue(text.isEmpty() ? box->minimum() : text.toInt());
+  else if (auto* dbox = qobject_cast<QDoubleSpinBox*>(it->second))
+    dbox->setValue(text.isEmpty() ? dbox->minimum() : text.toDouble());
+  else if (auto* edit = qobject_cast<QLineEdit*>(it->second))
+    edit->setText(text);
+  else if (auto* combo = qobject_cast<QComboBox*>(it->second))
+    combo->setCurrentText(text);
+  else if (auto* check = qobject_cast<QCheckBox*>(it->second))
+    check->setChecked(value == "true" || value == "1");
   return true;
 }
 
@@ -240,8 +259,9 @@ void AnalysisView::setReady(bool ready, const QString& note) {
   ready_ = ready;
   run_->setEnabled(ready && !cancel_->isEnabled());
   note_->setText(ready ? note
-                       : definition_->needs_checkpoint ? tr("Open a checkpoint (File ▸ Open Checkpoint) to run this analysis on it.")
-                                                       : note);
+                 : definition_->needs_checkpoint
+                     ? tr("Open a checkpoint (File ▸ Open Checkpoint) to run this analysis on it.")
+                     : note);
 }
 
 void AnalysisView::setRunning(bool running) {
@@ -265,8 +285,10 @@ void AnalysisView::setResult(const analysis::AnalysisResult& result, const QStri
   model_ = model;
   setRunning(false);
   summary_->clear();
-  const auto summary = QJsonDocument::fromJson(QByteArray::fromStdString(result.summary_json)).object();
-  for (auto it = summary.begin(); it != summary.end(); ++it) add_json(nullptr, summary_, it.key(), it.value());
+  const auto summary =
+      QJsonDocument::fromJson(QByteArray::fromStdString(result.summary_json)).object();
+  for (auto it = summary.begin(); it != summary.end(); ++it)
+    add_json(nullptr, summary_, it.key(), it.value());
   summary_->expandToDepth(0);
   while (tables_->count() > 0) {
     QWidget* page = tables_->widget(0);
@@ -274,7 +296,8 @@ void AnalysisView::setResult(const analysis::AnalysisResult& result, const QStri
     delete page;
   }
   for (const auto& t : result.tables) {
-    auto* table = new QTableWidget(static_cast<int>(t.rows.size()), static_cast<int>(t.columns.size()));
+    auto* table =
+        new QTableWidget(static_cast<int>(t.rows.size()), static_cast<int>(t.columns.size()));
     QStringList headers;
     for (const auto& c : t.columns) headers << QString::fromStdString(c);
     table->setHorizontalHeaderLabels(headers);
@@ -285,8 +308,10 @@ void AnalysisView::setResult(const analysis::AnalysisResult& result, const QStri
         QString text = missing_text();
         if (static_cast<std::size_t>(c) < row.size()) {
           const auto& cell = row[static_cast<std::size_t>(c)];
-          if (const auto* word = std::get_if<std::string>(&cell)) text = QString::fromStdString(*word);
-          else if (std::isfinite(std::get<double>(cell))) text = QString::number(std::get<double>(cell), 'g', 5);
+          if (const auto* word = std::get_if<std::string>(&cell))
+            text = QString::fromStdString(*word);
+          else if (std::isfinite(std::get<double>(cell)))
+            text = QString::number(std::get<double>(cell), 'g', 5);
         }
         table->setItem(r, c, new QTableWidgetItem(text));
       }
@@ -297,11 +322,13 @@ void AnalysisView::setResult(const analysis::AnalysisResult& result, const QStri
     const QSignalBlocker block(figure_choice_);
     figure_choice_->clear();
     for (const auto& f : result.figures)
-      figure_choice_->addItem(QString::fromStdString(f.title.empty() ? f.name : f.title).replace('\n', QStringLiteral(" — ")));
+      figure_choice_->addItem(QString::fromStdString(f.title.empty() ? f.name : f.title)
+                                  .replace('\n', QStringLiteral(" — ")));
   }
   figure_choice_->setVisible(result.figures.size() > 1);
   redrawFigure();
-  const auto tables = static_cast<int>(result.tables.size()), figures = static_cast<int>(result.figures.size());
+  const auto tables = static_cast<int>(result.tables.size()),
+             figures = static_cast<int>(result.figures.size());
   status_->setText(tr("Done: %1 %2, %3 %4.")
                        .arg(tables)
                        .arg(tables == 1 ? tr("table") : tr("tables"))
@@ -331,9 +358,13 @@ void AnalysisView::stop(const QString& why) {
   status_->setText(tr("Stopped: %1").arg(why));
 }
 
-QString AnalysisView::status() const { return status_->text(); }
+QString AnalysisView::status() const {
+  return status_->text();
+}
 
-void AnalysisView::showFigure(int index) { figure_choice_->setCurrentIndex(index); }
+void AnalysisView::showFigure(int index) {
+  figure_choice_->setCurrentIndex(index);
+}
 
 bool AnalysisView::eventFilter(QObject* watched, QEvent* event) {
   // The figure is drawn for the label's size, known only once the layout has placed it.
@@ -355,25 +386,34 @@ void AnalysisView::redrawFigure() {
   style.width = std::max(2.0, figure_->width() / 96.0);
   style.height = std::max(1.5, figure_->height() / 96.0);
   style.png = style.pdf = style.svg = false;
-  QPixmap pixmap = QPixmap::fromImage(render_analysis_figure(result_->figures[static_cast<std::size_t>(index)], style));
+  QPixmap pixmap = QPixmap::fromImage(
+      render_analysis_figure(result_->figures[static_cast<std::size_t>(index)], style));
   pixmap.setDevicePixelRatio(ratio);
   figure_->setPixmap(pixmap);
 }
 
-QString AnalysisView::figureName() const { return QString::fromStdString(definition_->name); }
+QString AnalysisView::figureName() const {
+  return QString::fromStdString(definition_->name);
+}
 QString AnalysisView::figureTitle() const {
-  return tr("Analyses: %1").arg(QString::fromStdString(definition_->title.empty() ? definition_->name : definition_->title));
+  return tr("Analyses: %1")
+      .arg(QString::fromStdString(definition_->title.empty() ? definition_->name
+                                                             : definition_->title));
 }
 
-bool AnalysisView::hasFigure() const { return result_ && !result_->figures.empty(); }
+bool AnalysisView::hasFigure() const {
+  return result_ && !result_->figures.empty();
+}
 
 FigureText AnalysisView::figureText() const {
   if (!hasFigure()) return {};
   const auto& f = result_->figures.front();
-  return {QString::fromStdString(f.title), QString::fromStdString(f.x_label), QString::fromStdString(f.y_label)};
+  return {QString::fromStdString(f.title), QString::fromStdString(f.x_label),
+          QString::fromStdString(f.y_label)};
 }
 
-std::vector<std::string> AnalysisView::exportFigure(const std::string& base, const FigureStyle& style) const {
+std::vector<std::string> AnalysisView::exportFigure(const std::string& base,
+                                                    const FigureStyle& style) const {
   std::vector<std::string> written;
   if (!hasFigure()) return written;
   const bool one = result_->figures.size() == 1;
@@ -382,7 +422,8 @@ std::vector<std::string> AnalysisView::exportFigure(const std::string& base, con
     FigureStyle s = style;
     if (!one) s.title.clear(), s.x_title.clear(), s.y_title.clear();
     // <analysis>_<figure>: never the name of another view's file (attention.*, tsne.*).
-    for (auto& path : save_analysis_figure(base + "_" + f.name, f, s)) written.push_back(std::move(path));
+    for (auto& path : save_analysis_figure(base + "_" + f.name, f, s))
+      written.push_back(std::move(path));
   }
   return written;
 }

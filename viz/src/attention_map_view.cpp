@@ -1,33 +1,33 @@
 // The attention map view. See attention_map_view.h.
 
-#include "dstudio/common/error.h"
 #include "dstudio/viz/attention_map_view.h"
 
 #include <QComboBox>
+#include <QHBoxLayout>
 #include <QHeaderView>
+#include <QLabel>
 #include <QPushButton>
 #include <QResizeEvent>
 #include <QScrollBar>
 #include <QSplitter>
-#include <QTableWidget>
 #include <QTabWidget>
-#include <QHBoxLayout>
-#include <QLabel>
+#include <QTableWidget>
 #include <QTimer>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
-#include <tuple>
 #include <cmath>
 #include <fstream>
 #include <stdexcept>
+#include <tuple>
 
+#include "colors.h"
 #include "dstudio/analysis/locality.h"
 #include "dstudio/analysis/window_maps.h"
+#include "dstudio/common/error.h"
 #include "dstudio/viz/export_dialog.h"
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/number_text.h"
-#include "colors.h"
 #include "gradients.h"
 
 namespace dstudio::viz {
@@ -49,9 +49,12 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   // Short names in the list, so that the row fits half a window in large type; figures and
   // tooltips use the whole ones.
   mode_->addItems({tr("One layer"), tr("Layer mean"), tr("Rollout")});
-  mode_->setItemData(0, tr("One layer's map, of one head or the mean over its heads"), Qt::ToolTipRole);
-  mode_->setItemData(1, tr("The mean over layers of each layer's mean over heads"), Qt::ToolTipRole);
-  mode_->setItemData(2, tr("Attention rollout: the layers' maps multiplied through"), Qt::ToolTipRole);
+  mode_->setItemData(0, tr("One layer's map, of one head or the mean over its heads"),
+                     Qt::ToolTipRole);
+  mode_->setItemData(1, tr("The mean over layers of each layer's mean over heads"),
+                     Qt::ToolTipRole);
+  mode_->setItemData(2, tr("Attention rollout: the layers' maps multiplied through"),
+                     Qt::ToolTipRole);
   mode_->setToolTip(tr("What the map shows"));
   // Wide enough for "1: attention" and "Layer mean" before any item exists. Longer names
   // ("3: gaussian-attention") show in full in the popup.
@@ -73,11 +76,15 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   below->addWidget(compare_, 0, Qt::AlignTop);
   below->addWidget(comparison_, 0, Qt::AlignTop);
   below->addWidget(export_, 0, Qt::AlignTop);
-  compare_->setToolTip(tr("Inspect another checkpoint on the same windows, to show its map beside this model's or subtracted from it"));
+  compare_->setToolTip(
+      tr("Inspect another checkpoint on the same windows, to show its map beside this model's or "
+         "subtracted from it"));
   compare_->setEnabled(false);
   comparison_->addItems({tr("This model alone"), tr("Side by side"), tr("Difference")});
   comparison_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-  comparison_->setToolTip(tr("Open a second checkpoint with Compare with… to show the two models side by side or their difference"));
+  comparison_->setToolTip(
+      tr("Open a second checkpoint with Compare with… to show the two models side by side or their "
+         "difference"));
   comparison_->setEnabled(false);
   connect(compare_, &QPushButton::clicked, this, &AttentionMapView::compareRequested);
   connect(comparison_, &QComboBox::currentIndexChanged, this, [this] {
@@ -96,20 +103,23 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   side_->setDocumentMode(true);
   side_->addTab(entropy_, tr("Entropy"));
   side_->addTab(locality_, tr("Locality"));
-  side_->setTabToolTip(1, tr("The share of each query's weight on keys 0, 1, 2, … steps before its own: "
-                             "Markov dynamics need only the current and the previous step"));
+  side_->setTabToolTip(
+      1, tr("The share of each query's weight on keys 0, 1, 2, … steps before its own: "
+            "Markov dynamics need only the current and the previous step"));
   split_->addWidget(side_);
   split_->setStretchFactor(0, 3);
   split_->setStretchFactor(1, 1);
   layout->addWidget(split_, 1);
   entropy_->setColumnCount(6);
-  entropy_->setHorizontalHeaderLabels({tr("Model"), tr("Layer"), tr("Head"), tr("Entropy"), tr("Intra-step"), tr("Inter-step")});
+  entropy_->setHorizontalHeaderLabels(
+      {tr("Model"), tr("Layer"), tr("Head"), tr("Entropy"), tr("Intra-step"), tr("Inter-step")});
   entropy_->setColumnHidden(ColumnModel, true);
   entropy_->verticalHeader()->hide();
   entropy_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   entropy_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  entropy_->setToolTip(tr("Attention entropy (HiFormer eq. 3) over real queries and keys, averaged over the windows. "
-                          "Intra-step: within a step's R, s, a; inter-step: over steps. Lower is more focused."));
+  entropy_->setToolTip(tr(
+      "Attention entropy (HiFormer eq. 3) over real queries and keys, averaged over the windows. "
+      "Intra-step: within a step's R, s, a; inter-step: over steps. Lower is more focused."));
 
   plot_->plotLayout()->addElement(0, 1, scale_);
   scale_->setType(QCPAxis::atRight);
@@ -132,7 +142,8 @@ AttentionMapView::AttentionMapView(QWidget* parent)
     auto* graph = locality_->addGraph();
     const QColor colour = g == 0 ? colors::kBlue : colors::kVermillion;
     graph->setPen(QPen(colour, 2, g == 0 ? Qt::SolidLine : Qt::DashLine));
-    graph->setScatterStyle(QCPScatterStyle(g == 0 ? QCPScatterStyle::ssDisc : QCPScatterStyle::ssSquare, colour, colour, 5));
+    graph->setScatterStyle(QCPScatterStyle(
+        g == 0 ? QCPScatterStyle::ssDisc : QCPScatterStyle::ssSquare, colour, colour, 5));
   }
   locality_->legend->setVisible(true);
   legend_above(locality_);
@@ -152,7 +163,8 @@ AttentionMapView::AttentionMapView(QWidget* parent)
     head_->addItem(tr("mean"));
     head_->setItemData(0, tr("The mean over the layer's heads"), Qt::ToolTipRole);
     if (!windows_.empty() && layer_->currentIndex() >= 0)
-      for (int h = 0; h < windows_.front().layers[static_cast<std::size_t>(layer_->currentIndex())].heads; ++h)
+      for (int h = 0;
+           h < windows_.front().layers[static_cast<std::size_t>(layer_->currentIndex())].heads; ++h)
         head_->addItem(QString::number(h + 1));
     head_->setCurrentIndex(std::clamp(previous, 0, head_->count() - 1));
     refresh();
@@ -164,8 +176,9 @@ AttentionMapView::AttentionMapView(QWidget* parent)
     bool changed = false;
     for (auto* rect : plot_->axisRects()) {
       const QVariant fitted = rect->property("dstudio_ticks_for");
-      if (labels_.empty() || (fitted.isValid() && fitted.toSize() == rect->size() && fitted.toSize().width() > 0 &&
-                              rect->property("dstudio_ticks_tokens").toInt() == static_cast<int>(labels_.size())))
+      if (labels_.empty() ||
+          (fitted.isValid() && fitted.toSize() == rect->size() && fitted.toSize().width() > 0 &&
+           rect->property("dstudio_ticks_tokens").toInt() == static_cast<int>(labels_.size())))
         continue;
       set_token_ticks(rect, labels_);
       rect->setProperty("dstudio_ticks_for", rect->size());
@@ -177,7 +190,8 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   clear(tr("Open a checkpoint to see how its tokens mix: File ▸ Open Checkpoint."));
 }
 
-void AttentionMapView::setInspections(const QString& title, std::vector<models::WindowInspection> windows) {
+void AttentionMapView::setInspections(const QString& title,
+                                      std::vector<models::WindowInspection> windows) {
   windows_ = std::move(windows);
   title_ = title;
   compare_->setEnabled(!windows_.empty());
@@ -189,28 +203,34 @@ void AttentionMapView::setInspections(const QString& title, std::vector<models::
     layer_->clear();
     if (!windows_.empty())
       for (std::size_t l = 0; l < windows_.front().layers.size(); ++l)
-        layer_->addItem(QString("%1: %2").arg(l + 1).arg(QString::fromStdString(windows_.front().layers[l].mixer)));
+        layer_->addItem(QString("%1: %2").arg(l + 1).arg(
+            QString::fromStdString(windows_.front().layers[l].mixer)));
     layer_->setCurrentIndex(-1);
   }
   layer_->setCurrentIndex(0);  // rebuilds the head list and redraws
   fillEntropy();
 }
 
-void AttentionMapView::setComparison(const QString& title, std::vector<models::WindowInspection> windows) {
+void AttentionMapView::setComparison(const QString& title,
+                                     std::vector<models::WindowInspection> windows) {
   if (windows.size() != windows_.size() || windows.empty())
-    throw Error("the compared model was inspected on " + std::to_string(windows.size()) + " windows, this one on " +
-                                std::to_string(windows_.size()));
+    throw Error("the compared model was inspected on " + std::to_string(windows.size()) +
+                " windows, this one on " + std::to_string(windows_.size()));
   if (windows.front().token_types != windows_.front().token_types)
     throw Error("the two models make different tokens of a window (" +
-                                std::to_string(windows.front().token_types.size()) + " against " +
-                                std::to_string(windows_.front().token_types.size()) + "), so their maps cannot be subtracted");
+                std::to_string(windows.front().token_types.size()) + " against " +
+                std::to_string(windows_.front().token_types.size()) +
+                "), so their maps cannot be subtracted");
   other_ = std::move(windows);
   other_title_ = title;
   comparison_->setEnabled(true);
-  comparison_->setToolTip(tr("%1 beside this model on one colour scale, or this model minus it on a diverging map centred at zero").arg(title));
+  comparison_->setToolTip(tr("%1 beside this model on one colour scale, or this model minus it on "
+                             "a diverging map centred at zero")
+                              .arg(title));
   {
     const QSignalBlocker block(comparison_);
-    if (comparison_->currentIndex() == static_cast<int>(Comparison::Alone)) comparison_->setCurrentIndex(static_cast<int>(Comparison::Difference));
+    if (comparison_->currentIndex() == static_cast<int>(Comparison::Alone))
+      comparison_->setCurrentIndex(static_cast<int>(Comparison::Difference));
   }
   refresh();
   fillEntropy();
@@ -230,7 +250,9 @@ void AttentionMapView::forgetComparison() {
     comparison_->setCurrentIndex(static_cast<int>(Comparison::Alone));
   }
   comparison_->setEnabled(false);
-  comparison_->setToolTip(tr("Open a second checkpoint with Compare with… to show the two models side by side or their difference"));
+  comparison_->setToolTip(
+      tr("Open a second checkpoint with Compare with… to show the two models side by side or their "
+         "difference"));
   arrangeMaps(false);
   fillEntropy();
 }
@@ -246,10 +268,13 @@ void AttentionMapView::setComparisonMode(Comparison mode) {
 }
 
 AttentionMapView::Comparison AttentionMapView::comparisonMode() const {
-  return hasComparison() ? static_cast<Comparison>(std::max(0, comparison_->currentIndex())) : Comparison::Alone;
+  return hasComparison() ? static_cast<Comparison>(std::max(0, comparison_->currentIndex()))
+                         : Comparison::Alone;
 }
 
-int AttentionMapView::mapsShown() const { return matrix_.tokens == 0 ? 0 : (other_rect_ ? 2 : 1); }
+int AttentionMapView::mapsShown() const {
+  return matrix_.tokens == 0 ? 0 : (other_rect_ ? 2 : 1);
+}
 
 void AttentionMapView::arrangeMaps(bool side_by_side) {
   if (side_by_side == (other_rect_ != nullptr)) return;
@@ -260,7 +285,8 @@ void AttentionMapView::arrangeMaps(bool side_by_side) {
   if (side_by_side) {
     other_rect_ = new QCPAxisRect(plot_);
     grid->addElement(0, 1, other_rect_);
-    other_map_ = new QCPColorMap(other_rect_->axis(QCPAxis::atBottom), other_rect_->axis(QCPAxis::atLeft));
+    other_map_ =
+        new QCPColorMap(other_rect_->axis(QCPAxis::atBottom), other_rect_->axis(QCPAxis::atLeft));
     other_map_->setColorScale(scale_);
     other_map_->setInterpolate(false);
     other_rect_->setBackground(QBrush(QColor(238, 238, 238)));
@@ -275,7 +301,8 @@ void AttentionMapView::arrangeMaps(bool side_by_side) {
     other_rect_->axis(QCPAxis::atBottom)->setTickLabelRotation(90);
     // Both maps and the scale share their top and bottom, so rows line up across the two.
     auto* group = new QCPMarginGroup(plot_);
-    for (QCPLayoutElement* e : std::initializer_list<QCPLayoutElement*>{plot_->axisRect(), other_rect_, scale_})
+    for (QCPLayoutElement* e :
+         std::initializer_list<QCPLayoutElement*>{plot_->axisRect(), other_rect_, scale_})
       e->setMarginGroup(QCP::msTop | QCP::msBottom, group);
     // The second map's left margin as wide as the first's (which holds the query labels), so
     // the two maps are equally wide.
@@ -320,16 +347,26 @@ void AttentionMapView::clear(const QString& message) {
   plot_->replot();
 }
 
-void AttentionMapView::setMode(Mode mode) { mode_->setCurrentIndex(static_cast<int>(mode)); }
-void AttentionMapView::setLayer(int layer) { layer_->setCurrentIndex(layer); }
-void AttentionMapView::setHead(int head) { head_->setCurrentIndex(head + 1); }
-int AttentionMapView::layerCount() const { return windows_.empty() ? 0 : static_cast<int>(windows_.front().layers.size()); }
+void AttentionMapView::setMode(Mode mode) {
+  mode_->setCurrentIndex(static_cast<int>(mode));
+}
+void AttentionMapView::setLayer(int layer) {
+  layer_->setCurrentIndex(layer);
+}
+void AttentionMapView::setHead(int head) {
+  head_->setCurrentIndex(head + 1);
+}
+int AttentionMapView::layerCount() const {
+  return windows_.empty() ? 0 : static_cast<int>(windows_.front().layers.size());
+}
 
 QString AttentionMapView::cellText(int query, int key) const {
   if (query < 0 || key < 0 || query >= matrix_.tokens || key >= matrix_.tokens) return {};
   const auto& q = labels_[static_cast<std::size_t>(query)];
   const auto& k = labels_[static_cast<std::size_t>(key)];
-  if (key > query) return tr("query %1, key %2: masked (a query sees only earlier tokens)").arg(QString::fromStdString(q), QString::fromStdString(k));
+  if (key > query)
+    return tr("query %1, key %2: masked (a query sees only earlier tokens)")
+        .arg(QString::fromStdString(q), QString::fromStdString(k));
   const bool both = other_matrix_.tokens == a_matrix_.tokens;
   if (showingSideBySide() && both)
     return tr("query %1, key %2: %3 %4, %5 %6")
@@ -343,7 +380,9 @@ QString AttentionMapView::cellText(int query, int key) const {
         .arg(a_matrix_.at(query, key), 0, 'g', 4)
         .arg(other_matrix_.at(query, key), 0, 'g', 4)
         .arg(matrix_.at(query, key), 0, 'g', 4);
-  return tr("query %1, key %2: %3").arg(QString::fromStdString(q), QString::fromStdString(k)).arg(matrix_.at(query, key), 0, 'g', 4);
+  return tr("query %1, key %2: %3")
+      .arg(QString::fromStdString(q), QString::fromStdString(k))
+      .arg(matrix_.at(query, key), 0, 'g', 4);
 }
 
 void AttentionMapView::refresh() {
@@ -368,7 +407,8 @@ void AttentionMapView::refresh() {
     map->data()->setRange(QCPRange(0, T - 1), QCPRange(0, T - 1));
     for (int i = 0; i < T; ++i)
       for (int j = 0; j < T; ++j) {
-        const bool blank = j > i || labels_[static_cast<std::size_t>(i)] == "pad" || labels_[static_cast<std::size_t>(j)] == "pad";
+        const bool blank = j > i || labels_[static_cast<std::size_t>(i)] == "pad" ||
+                           labels_[static_cast<std::size_t>(j)] == "pad";
         map->data()->setCell(j, i, blank ? std::nan("") : m.at(i, j));
         if (!blank && std::isfinite(m.at(i, j))) seen.push_back(std::abs(m.at(i, j)));
       }
@@ -386,7 +426,8 @@ void AttentionMapView::refresh() {
   }
   // A difference is centred at zero on a diverging map; weights run from zero on viridis.
   scale_->setGradient(diff ? diverging() : viridis());
-  scale_->setDataRange(diff ? QCPRange(-std::max(hi, 1e-9), std::max(hi, 1e-9)) : QCPRange(0.0, std::max(hi, 1e-9)));
+  scale_->setDataRange(diff ? QCPRange(-std::max(hi, 1e-9), std::max(hi, 1e-9))
+                            : QCPRange(0.0, std::max(hi, 1e-9)));
   const QString what = diff ? tr("weight difference") : tr("weight");
   scale_->axis()->setLabel(seen.size() > 20 ? tr("%1 (colours clipped at p99)").arg(what) : what);
   std::vector<QCPAxisRect*> rects = {plot_->axisRect()};
@@ -402,10 +443,16 @@ void AttentionMapView::refresh() {
     other_rect_->axis(QCPAxis::atTop)->setLabel(other_title_);
   }
   const auto& mixer = first.layers[static_cast<std::size_t>(layer)].mixer;
-  const QString who = diff ? tr("%1 minus %2").arg(title_, other_title_) : pair ? tr("%1 beside %2").arg(title_, other_title_) : title_;
-  QString caption = tr("%1 — %2 windows. %3").arg(who).arg(windows_.size())
-                        .arg(QString::fromStdString(mode_->currentIndex() == 0 ? analysis::mixing_derivation(mixer)
-                                                                                : std::string("Rows are queries; blank cells are masked.")));
+  const QString who = diff   ? tr("%1 minus %2").arg(title_, other_title_)
+                      : pair ? tr("%1 beside %2").arg(title_, other_title_)
+                             : title_;
+  QString caption = tr("%1 — %2 windows. %3")
+                        .arg(who)
+                        .arg(windows_.size())
+                        .arg(QString::fromStdString(
+                            mode_->currentIndex() == 0
+                                ? analysis::mixing_derivation(mixer)
+                                : std::string("Rows are queries; blank cells are masked.")));
   if (!problem.isEmpty()) caption += tr(" (The compared model: %1.)").arg(problem);
   caption_->setText(caption);
   export_->setEnabled(true);
@@ -418,16 +465,23 @@ void AttentionMapView::refresh() {
 analysis::MapSelection AttentionMapView::mapSelection() const {
   analysis::MapSelection selection;
   switch (static_cast<Mode>(mode_->currentIndex())) {
-    case Mode::Layer: selection.kind = analysis::MapKind::Layer; break;
-    case Mode::MeanOverLayers: selection.kind = analysis::MapKind::MeanOverLayers; break;
-    case Mode::Rollout: selection.kind = analysis::MapKind::Rollout; break;
+    case Mode::Layer:
+      selection.kind = analysis::MapKind::Layer;
+      break;
+    case Mode::MeanOverLayers:
+      selection.kind = analysis::MapKind::MeanOverLayers;
+      break;
+    case Mode::Rollout:
+      selection.kind = analysis::MapKind::Rollout;
+      break;
   }
   selection.layer = std::max(0, layer_->currentIndex()) + 1;
   selection.head = std::max(0, head_->currentIndex());  // item 0 is the mean over heads
   return selection;
 }
 
-analysis::TokenMatrix AttentionMapView::selection(const std::vector<models::WindowInspection>& windows, QString* problem) const {
+analysis::TokenMatrix AttentionMapView::selection(
+    const std::vector<models::WindowInspection>& windows, QString* problem) const {
   try {
     std::string note;
     auto m = analysis::select_map(windows, mapSelection(), &note);
@@ -449,10 +503,13 @@ void AttentionMapView::drawLocality() {
     }
   };
   lag_profile_ = profile_of(windows_);
-  other_lag_profile_ = comparisonMode() != Comparison::Alone ? profile_of(other_) : analysis::LagProfile{};
-  const std::pair<const analysis::LagProfile*, QString> curves[] = {{&lag_profile_, title_}, {&other_lag_profile_, other_title_}};
+  other_lag_profile_ =
+      comparisonMode() != Comparison::Alone ? profile_of(other_) : analysis::LagProfile{};
+  const std::pair<const analysis::LagProfile*, QString> curves[] = {
+      {&lag_profile_, title_}, {&other_lag_profile_, other_title_}};
   const bool two = !other_lag_profile_.weight.empty();
-  const auto names = two ? distinguishing_names(title_, other_title_) : std::make_pair(title_, QString());
+  const auto names =
+      two ? distinguishing_names(title_, other_title_) : std::make_pair(title_, QString());
   double top = 0.0;
   int lags = 1;
   for (int g = 0; g < 2; ++g) {
@@ -466,9 +523,13 @@ void AttentionMapView::drawLocality() {
     lags = std::max(lags, static_cast<int>(p.weight.size()));
     auto* graph = locality_->graph(g);
     graph->setData(x, y, true);
-    graph->setName(tr("%1: mean lag %2").arg(g == 0 ? names.first : names.second, QString::number(p.mean_lag(), 'f', 2)));
-    if (p.weight.empty()) graph->removeFromLegend();
-    else graph->addToLegend();
+    graph->setName(
+        tr("%1: mean lag %2")
+            .arg(g == 0 ? names.first : names.second, QString::number(p.mean_lag(), 'f', 2)));
+    if (p.weight.empty())
+      graph->removeFromLegend();
+    else
+      graph->addToLegend();
   }
   locality_->xAxis->setRange(-0.5, lags - 0.5);
   locality_->yAxis->setRange(0.0, std::max(0.05, top * 1.1));
@@ -477,26 +538,36 @@ void AttentionMapView::drawLocality() {
 
 FigureText AttentionMapView::figureText() const {
   // Side by side, each map is titled with its model: the figure's title says what is shown.
-  QString title = showingDifference() ? tr("%1 minus %2").arg(title_, other_title_) : showingSideBySide() ? QString() : title_;
+  QString title = showingDifference()   ? tr("%1 minus %2").arg(title_, other_title_)
+                  : showingSideBySide() ? QString()
+                                        : title_;
   if (!title.isEmpty()) title += '\n';
   const QString modes[] = {tr("One layer"), tr("Mean over layers"), tr("Attention rollout")};
   title += modes[std::clamp(mode_->currentIndex(), 0, 2)];
   if (mode_->currentIndex() == 0)
-    title += tr(", layer %1, %2").arg(layer_->currentText(), head_->currentIndex() <= 0 ? tr("mean over heads") : tr("head %1").arg(head_->currentText()));
+    title += tr(", layer %1, %2")
+                 .arg(layer_->currentText(), head_->currentIndex() <= 0
+                                                 ? tr("mean over heads")
+                                                 : tr("head %1").arg(head_->currentText()));
   return {title, tr("key"), tr("query")};
 }
 
-std::vector<std::string> AttentionMapView::exportFigure(const std::string& base, const FigureStyle& style) const {
+std::vector<std::string> AttentionMapView::exportFigure(const std::string& base,
+                                                        const FigureStyle& style) const {
   if (matrix_.tokens == 0) return {};
   if (mapsShown() == 2) {
-    auto written = save_heatmap_pair(base, a_matrix_, other_matrix_, labels_, title_, other_title_, tr("weight"), with_defaults(style, figureText()));
-    if (analysis::write_map_csv(base + ".csv", a_matrix_, labels_)) written.push_back(base + ".csv");
-    if (analysis::write_map_csv(base + "_compared.csv", other_matrix_, labels_)) written.push_back(base + "_compared.csv");
+    auto written = save_heatmap_pair(base, a_matrix_, other_matrix_, labels_, title_, other_title_,
+                                     tr("weight"), with_defaults(style, figureText()));
+    if (analysis::write_map_csv(base + ".csv", a_matrix_, labels_))
+      written.push_back(base + ".csv");
+    if (analysis::write_map_csv(base + "_compared.csv", other_matrix_, labels_))
+      written.push_back(base + "_compared.csv");
     return written;
   }
   const bool diff = showingDifference();
-  auto written = save_heatmap(base, matrix_, labels_, diff, diff ? tr("weight difference") : tr("weight"),
-                              with_defaults(style, figureText()));
+  auto written =
+      save_heatmap(base, matrix_, labels_, diff, diff ? tr("weight difference") : tr("weight"),
+                   with_defaults(style, figureText()));
   if (analysis::write_map_csv(base + ".csv", matrix_, labels_)) written.push_back(base + ".csv");
   return written;
 }
@@ -514,7 +585,8 @@ void AttentionMapView::fillEntropy() {
   if (both)
     for (const auto& h : analysis::head_entropies(other_)) rows.push_back({h, 1});
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
-    return std::tie(a.head.layer, a.head.head, a.model) < std::tie(b.head.layer, b.head.head, b.model);
+    return std::tie(a.head.layer, a.head.head, a.model) <
+           std::tie(b.head.layer, b.head.head, b.model);
   });
   entropy_->setColumnHidden(ColumnModel, !both);
   // The models by what tells them apart; their whole names in the tooltip.
@@ -522,12 +594,13 @@ void AttentionMapView::fillEntropy() {
   for (const auto& [h, model] : rows) {
     const int row = entropy_->rowCount();
     entropy_->insertRow(row);
-    const QStringList cells = {model == 0 ? mine : theirs, QString::number(h.layer), QString::number(h.head), QString::number(h.entropy, 'f', 3),
-                               fixed_text(h.intra_step, 3),
-                               QString::number(h.inter_step, 'f', 3)};
+    const QStringList cells = {model == 0 ? mine : theirs,  QString::number(h.layer),
+                               QString::number(h.head),     QString::number(h.entropy, 'f', 3),
+                               fixed_text(h.intra_step, 3), QString::number(h.inter_step, 'f', 3)};
     for (int c = 0; c < cells.size(); ++c) {
       auto* item = new QTableWidgetItem(cells[c]);
-      item->setTextAlignment(c == ColumnModel ? Qt::AlignLeft | Qt::AlignVCenter : Qt::AlignRight | Qt::AlignVCenter);
+      item->setTextAlignment(c == ColumnModel ? Qt::AlignLeft | Qt::AlignVCenter
+                                              : Qt::AlignRight | Qt::AlignVCenter);
       if (model == 1) item->setForeground(palette().color(QPalette::PlaceholderText));
       item->setToolTip(model == 0 ? title_ : other_title_);
       entropy_->setItem(row, c, item);
@@ -556,8 +629,10 @@ void AttentionMapView::arrangeSplit() {
   const bool beside = width() >= 1.25 * height() && width() >= table + 3 * kMinimumMapWidth / 2;
   const auto orientation = beside ? Qt::Horizontal : Qt::Vertical;
   if (split_->orientation() != orientation) split_->setOrientation(orientation);
-  if (beside) split_->setSizes({std::max(1, width() - table), table});
-  else split_->setSizes({std::max(1, height() * 4 / 5), std::max(1, height() / 5)});
+  if (beside)
+    split_->setSizes({std::max(1, width() - table), table});
+  else
+    split_->setSizes({std::max(1, height() * 4 / 5), std::max(1, height() / 5)});
 }
 
 void AttentionMapView::resizeEvent(QResizeEvent* event) {
@@ -568,18 +643,25 @@ void AttentionMapView::resizeEvent(QResizeEvent* event) {
 void AttentionMapView::changeEvent(QEvent* event) {
   QWidget::changeEvent(event);
   // Presentation mode's type, once the table has taken it too.
-  if (event->type() == QEvent::FontChange) QTimer::singleShot(0, this, &AttentionMapView::fitEntropyWidth);
+  if (event->type() == QEvent::FontChange)
+    QTimer::singleShot(0, this, &AttentionMapView::fitEntropyWidth);
 }
 
 void AttentionMapView::showTip(QMouseEvent* event) {
   if (matrix_.tokens == 0) return;
   // Side by side, the map under the mouse gives the cell; the tip names both models' weights.
-  auto* rect = other_rect_ && other_rect_->rect().contains(event->position().toPoint()) ? other_rect_ : plot_->axisRect();
-  const int key = static_cast<int>(std::lround(rect->axis(QCPAxis::atBottom)->pixelToCoord(event->position().x())));
-  const int query = static_cast<int>(std::lround(rect->axis(QCPAxis::atLeft)->pixelToCoord(event->position().y())));
+  auto* rect = other_rect_ && other_rect_->rect().contains(event->position().toPoint())
+                   ? other_rect_
+                   : plot_->axisRect();
+  const int key = static_cast<int>(
+      std::lround(rect->axis(QCPAxis::atBottom)->pixelToCoord(event->position().x())));
+  const int query = static_cast<int>(
+      std::lround(rect->axis(QCPAxis::atLeft)->pixelToCoord(event->position().y())));
   const QString text = cellText(query, key);
-  if (text.isEmpty()) QToolTip::hideText();
-  else QToolTip::showText(event->globalPosition().toPoint(), text, plot_);
+  if (text.isEmpty())
+    QToolTip::hideText();
+  else
+    QToolTip::showText(event->globalPosition().toPoint(), text, plot_);
 }
 
 }  // namespace dstudio::viz

@@ -9,11 +9,10 @@
 #include <QLineEdit>
 #include <QRegularExpression>
 #include <QSpinBox>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "dstudio/models/config_fields.h"
 
@@ -36,8 +35,10 @@ class ScientificSpinBox : public QDoubleSpinBox {
   QValidator::State validate(QString& text, int&) const override {
     bool ok = false;
     const double v = text.trimmed().toDouble(&ok);
-    if (ok) return v >= minimum() && v <= maximum() ? QValidator::Acceptable : QValidator::Intermediate;
-    static const QRegularExpression partial(QStringLiteral(R"(^\s*[-+]?[0-9]*\.?[0-9]*([eE][-+]?[0-9]*)?\s*$)"));
+    if (ok)
+      return v >= minimum() && v <= maximum() ? QValidator::Acceptable : QValidator::Intermediate;
+    static const QRegularExpression partial(
+        QStringLiteral(R"(^\s*[-+]?[0-9]*\.?[0-9]*([eE][-+]?[0-9]*)?\s*$)"));
     return partial.match(text).hasMatch() ? QValidator::Intermediate : QValidator::Invalid;
   }
 };
@@ -85,11 +86,14 @@ QWidget* make_editor(const std::string& key, const ordered_json& value) {
     return box;
   }
   if (value.is_number_integer()) {
-    const auto v = value.is_number_unsigned() ? static_cast<long long>(std::min<std::uint64_t>(value.get<std::uint64_t>(), INT_MAX))
-                                              : value.get<long long>();
+    const auto v =
+        value.is_number_unsigned()
+            ? static_cast<long long>(std::min<std::uint64_t>(value.get<std::uint64_t>(), INT_MAX))
+            : value.get<long long>();
     return number_editor(static_cast<double>(v), minimum_for(key, static_cast<double>(v)), true);
   }
-  if (value.is_number()) return number_editor(value.get<double>(), minimum_for(key, value.get<double>()), false);
+  if (value.is_number())
+    return number_editor(value.get<double>(), minimum_for(key, value.get<double>()), false);
   if (value.is_string()) {
     const auto options = choices_for(key);
     const QString text = QString::fromStdString(value.get<std::string>());
@@ -104,9 +108,11 @@ QWidget* make_editor(const std::string& key, const ordered_json& value) {
 
 ordered_json read_editor(const QWidget* w) {
   if (const auto* box = qobject_cast<const QCheckBox*>(w)) return box->isChecked();
-  if (const auto* spin = qobject_cast<const QSpinBox*>(w)) return static_cast<long long>(spin->value());
+  if (const auto* spin = qobject_cast<const QSpinBox*>(w))
+    return static_cast<long long>(spin->value());
   if (const auto* spin = qobject_cast<const QDoubleSpinBox*>(w)) return spin->value();
-  if (const auto* combo = qobject_cast<const QComboBox*>(w)) return combo->currentText().toStdString();
+  if (const auto* combo = qobject_cast<const QComboBox*>(w))
+    return combo->currentText().toStdString();
   if (const auto* line = qobject_cast<const QLineEdit*>(w)) return line->text().toStdString();
   return nullptr;
 }
@@ -139,11 +145,16 @@ void ConfigForm::setConfig(const std::string& json, const std::vector<std::strin
 
 void ConfigForm::announceEdits(const QString& key, QWidget* editor) {
   const auto edited = [this, key] { emit this->edited(key); };
-  if (auto* box = qobject_cast<QCheckBox*>(editor)) connect(box, &QCheckBox::toggled, this, edited);
-  else if (auto* spin = qobject_cast<QSpinBox*>(editor)) connect(spin, &QSpinBox::valueChanged, this, edited);
-  else if (auto* number = qobject_cast<QDoubleSpinBox*>(editor)) connect(number, &QDoubleSpinBox::valueChanged, this, edited);
-  else if (auto* combo = qobject_cast<QComboBox*>(editor)) connect(combo, &QComboBox::currentTextChanged, this, edited);
-  else if (auto* line = qobject_cast<QLineEdit*>(editor)) connect(line, &QLineEdit::textEdited, this, edited);
+  if (auto* box = qobject_cast<QCheckBox*>(editor))
+    connect(box, &QCheckBox::toggled, this, edited);
+  else if (auto* spin = qobject_cast<QSpinBox*>(editor))
+    connect(spin, &QSpinBox::valueChanged, this, edited);
+  else if (auto* number = qobject_cast<QDoubleSpinBox*>(editor))
+    connect(number, &QDoubleSpinBox::valueChanged, this, edited);
+  else if (auto* combo = qobject_cast<QComboBox*>(editor))
+    connect(combo, &QComboBox::currentTextChanged, this, edited);
+  else if (auto* line = qobject_cast<QLineEdit*>(editor))
+    connect(line, &QLineEdit::textEdited, this, edited);
 }
 
 void ConfigForm::setFieldVisible(const QString& key, bool visible) {
@@ -155,7 +166,8 @@ bool ConfigForm::isFieldVisible(const QString& key) const {
   return editor && !editor->isHidden();
 }
 
-void ConfigForm::addNumber(const std::string& key, const QString& label, double value, double minimum, bool integer, const QString& tooltip) {
+void ConfigForm::addNumber(const std::string& key, const QString& label, double value,
+                           double minimum, bool integer, const QString& tooltip) {
   QWidget* editor = number_editor(value, std::isfinite(minimum) ? minimum : -1e300, integer);
   editor->setObjectName(QString::fromStdString(key));
   editor->setToolTip(tooltip);
@@ -169,8 +181,10 @@ std::string ConfigForm::json() const {
   for (const auto& [key, w] : fields_) {
     const std::string k = key.toStdString();
     const auto dot = k.find('.');
-    if (dot == std::string::npos) j[k] = read_editor(w);
-    else j[k.substr(0, dot)][k.substr(dot + 1)] = read_editor(w);
+    if (dot == std::string::npos)
+      j[k] = read_editor(w);
+    else
+      j[k.substr(0, dot)][k.substr(dot + 1)] = read_editor(w);
   }
   return j.dump();
 }
@@ -184,14 +198,18 @@ QWidget* ConfigForm::field(const QString& key) const {
 bool ConfigForm::setField(const QString& key, const QVariant& value) {
   QWidget* w = field(key);
   if (!w) return false;
-  if (auto* box = qobject_cast<QCheckBox*>(w)) box->setChecked(value.toBool());
-  else if (auto* spin = qobject_cast<QSpinBox*>(w)) spin->setValue(value.toInt());
-  else if (auto* dspin = qobject_cast<QDoubleSpinBox*>(w)) dspin->setValue(value.toDouble());
+  if (auto* box = qobject_cast<QCheckBox*>(w))
+    box->setChecked(value.toBool());
+  else if (auto* spin = qobject_cast<QSpinBox*>(w))
+    spin->setValue(value.toInt());
+  else if (auto* dspin = qobject_cast<QDoubleSpinBox*>(w))
+    dspin->setValue(value.toDouble());
   else if (auto* combo = qobject_cast<QComboBox*>(w)) {
     const int i = combo->findText(value.toString());
     if (i < 0) return false;
     combo->setCurrentIndex(i);
-  } else if (auto* line = qobject_cast<QLineEdit*>(w)) line->setText(value.toString());
+  } else if (auto* line = qobject_cast<QLineEdit*>(w))
+    line->setText(value.toString());
   return true;
 }
 
@@ -204,7 +222,9 @@ QStringList ConfigForm::keys() const {
 void ConfigForm::markInvalid(const QString& message) {
   for (const auto& [key, w] : fields_) {
     const QRegularExpression named(QStringLiteral("\\b%1\\b").arg(QRegularExpression::escape(key)));
-    w->setStyleSheet(!message.isEmpty() && named.match(message).hasMatch() ? QStringLiteral("border: 1px solid #d55e00;") : QString());
+    w->setStyleSheet(!message.isEmpty() && named.match(message).hasMatch()
+                         ? QStringLiteral("border: 1px solid #d55e00;")
+                         : QString());
   }
 }
 

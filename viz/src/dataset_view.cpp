@@ -2,16 +2,16 @@
 
 #include <QFileInfo>
 #include <QFutureWatcher>
-#include <QtConcurrent/QtConcurrentRun>
 #include <QHeaderView>
 #include <QLabel>
-#include <QPushButton>
 #include <QLocale>
+#include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
 #include <QTreeWidget>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 #include <cmath>
 
 #include "colors.h"
@@ -54,8 +54,9 @@ DatasetView::DatasetView(QWidget* parent)
           &DatasetView::onRowSelected);
 
   replay_->setEnabled(false);
-  replay_->setToolTip(tr("Play the selected episode in the Viewer from the dataset's infos/qpos and infos/qvel "
-                         "(double-click a row does the same)"));
+  replay_->setToolTip(
+      tr("Play the selected episode in the Viewer from the dataset's infos/qpos and infos/qvel "
+         "(double-click a row does the same)"));
   connect(replay_, &QPushButton::clicked, this, [this] {
     if (selected_ >= 0) emit replayRequested(selected_);
   });
@@ -89,7 +90,9 @@ DatasetView::DatasetView(QWidget* parent)
   notes_->setWordWrap(true);
   notes_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   notes_->setObjectName("datasetNotes");
-  notes_->setStyleSheet("QLabel { color: palette(window-text); border: 1px solid palette(mid); border-radius: 3px; padding: 4px; }");
+  notes_->setStyleSheet(
+      "QLabel { color: palette(window-text); border: 1px solid palette(mid); border-radius: 3px; "
+      "padding: 4px; }");
   notes_->hide();
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
@@ -98,7 +101,9 @@ DatasetView::DatasetView(QWidget* parent)
   layout->addWidget(split, 1);
 }
 
-DatasetView::~DatasetView() { r2_cancel_.cancel(); }
+DatasetView::~DatasetView() {
+  r2_cancel_.cancel();
+}
 
 void DatasetView::setDataset(std::shared_ptr<const data::Dataset> dataset) {
   dataset_ = std::move(dataset);
@@ -117,7 +122,8 @@ void DatasetView::setDataset(std::shared_ptr<const data::Dataset> dataset) {
 void DatasetView::showActionR2() {
   if (!r2_row_) return;  // the summary was cleared since
   const double r2 = r2_watcher_->result();
-  r2_row_->setText(1, std::isfinite(r2) ? QString::number(r2, 'f', 3) : tr("undefined (constant actions)"));
+  r2_row_->setText(
+      1, std::isfinite(r2) ? QString::number(r2, 'f', 3) : tr("undefined (constant actions)"));
   r2_row_ = nullptr;
   emit summaryCompleted();
 }
@@ -173,10 +179,12 @@ void DatasetView::fillSummary() {
   row(returns, tr("Maximum"), number(s.return_max));
   row(returns, tr("Quantiles 10 / 25 / 50 / 75 / 90 %"),
       QStringLiteral("%1 / %2 / %3 / %4 / %5")
-          .arg(number(s.return_p10), number(s.return_p25), number(s.return_median), number(s.return_p75), number(s.return_p90)));
+          .arg(number(s.return_p10), number(s.return_p25), number(s.return_median),
+               number(s.return_p75), number(s.return_p90)));
   try {
     if (!ds.env_id.empty())
-      row(returns, tr("Normalised mean (D4RL)"), number(env::normalized_score(env::task(ds.env_id), s.return_mean)));
+      row(returns, tr("Normalised mean (D4RL)"),
+          number(env::normalized_score(env::task(ds.env_id), s.return_mean)));
   } catch (const env::EnvError&) {
     // An environment the studio does not simulate has no reference returns.
   }
@@ -185,8 +193,10 @@ void DatasetView::fillSummary() {
   // thread; the row fills in when it is done.
   auto* behaviour = section(tr("Behaviour"));
   r2_row_ = row(behaviour, tr("State → action linear R²"), tr("computing…"));
-  r2_row_->setToolTip(0, tr("Share of the action variance a linear function of the state explains. Near 1 the state "
-                            "determines the action, and a return-to-go has little left to tell a model."));
+  r2_row_->setToolTip(
+      0,
+      tr("Share of the action variance a linear function of the state explains. Near 1 the state "
+         "determines the action, and a return-to-go has little left to tell a model."));
   // A dataset opened meanwhile, or the view closing, stops the pass (see ~DatasetView).
   r2_cancel_.cancel();
   r2_cancel_ = CancelToken();
@@ -225,7 +235,8 @@ void DatasetView::fillSummary() {
   warnings_->setText(warnings.join("<br>"));
   warnings_->setVisible(!warnings.isEmpty());
   QStringList notes;
-  for (const auto& n : ds.notes) notes << QStringLiteral("ℹ ") + QString::fromStdString(n).toHtmlEscaped();
+  for (const auto& n : ds.notes)
+    notes << QStringLiteral("ℹ ") + QString::fromStdString(n).toHtmlEscaped();
   notes_->setText(notes.join("<br>"));
   notes_->setVisible(!notes.isEmpty());
 }
@@ -240,10 +251,13 @@ void DatasetView::onRowSelected() {
   }
   const int episode = proxy_->mapToSource(rows.front()).row();
   selected_ = episode;
-  const bool states = dataset_->data.qpos_dim > 0 && dataset_->data.qvel_dim > 0 && !dataset_->env_id.empty();
+  const bool states =
+      dataset_->data.qpos_dim > 0 && dataset_->data.qvel_dim > 0 && !dataset_->env_id.empty();
   replay_->setEnabled(states);
   if (!states)
-    replay_->setToolTip(tr("This dataset has no infos/qpos and infos/qvel (or names no environment): its episodes cannot be replayed"));
+    replay_->setToolTip(
+        tr("This dataset has no infos/qpos and infos/qvel (or names no environment): its episodes "
+           "cannot be replayed"));
   const auto& ep = dataset_->episodes.at(static_cast<std::size_t>(episode));
   histogram_->markReturn(ep.complete() ? ep.ret : std::nan(""));
   emit episodeSelected(episode);

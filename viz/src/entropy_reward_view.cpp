@@ -2,6 +2,8 @@
 
 #include "dstudio/viz/entropy_reward_view.h"
 
+#include <qcustomplot.h>
+
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
@@ -12,14 +14,13 @@
 #include <QVBoxLayout>
 #include <cmath>
 #include <fstream>
-#include <qcustomplot.h>
 
 #include "colors.h"
-#include "dstudio/common/csv.h"
-#include "dstudio/viz/figures.h"
 #include "dstudio/analysis/entropy.h"
+#include "dstudio/common/csv.h"
 #include "dstudio/models/variant_config.h"
 #include "dstudio/viz/export_dialog.h"
+#include "dstudio/viz/figures.h"
 #include "dstudio/viz/number_text.h"
 #include "dstudio/viz/target_chooser.h"
 
@@ -43,7 +44,8 @@ EntropyRewardView::EntropyRewardView(QWidget* parent)
   target_->setToolTip(tr("The return the policy is asked for (its first return-to-go)"));
   episodes_->setRange(1, 100);
   episodes_->setValue(5);
-  for (const auto z : models::kModalityZeroings) zeroing_->addItem(QString::fromUtf8(models::zeroing_label(z)), static_cast<int>(z));
+  for (const auto z : models::kModalityZeroings)
+    zeroing_->addItem(QString::fromUtf8(models::zeroing_label(z)), static_cast<int>(z));
   zeroing_->setToolTip(tr("Remove a modality at inference (the papers' ablation)"));
   auto* controls = new QHBoxLayout;
   controls->addWidget(new QLabel(tr("Target return")));
@@ -78,7 +80,8 @@ EntropyRewardView::EntropyRewardView(QWidget* parent)
   series_->yAxis2->setVisible(true);
   series_->yAxis2->setLabel(tr("reward"));
   series_->addGraph(series_->xAxis, series_->yAxis)->setPen(QPen(colors::kBlue, 1.5));
-  series_->addGraph(series_->xAxis, series_->yAxis2)->setPen(QPen(colors::kVermillion, 1.5, Qt::DashLine));
+  series_->addGraph(series_->xAxis, series_->yAxis2)
+      ->setPen(QPen(colors::kVermillion, 1.5, Qt::DashLine));
   series_->graph(0)->setName(tr("entropy"));
   series_->graph(1)->setName(tr("reward"));
   series_->legend->setVisible(true);
@@ -95,8 +98,10 @@ EntropyRewardView::EntropyRewardView(QWidget* parent)
   points->setAdaptiveSampling(false);
 
   connect(run_, &QPushButton::clicked, this, [this] {
-    if (running_) emit cancelRequested();
-    else emit runRequested(request());
+    if (running_)
+      emit cancelRequested();
+    else
+      emit runRequested(request());
   });
   connect(episode_, &QComboBox::currentIndexChanged, this, [this] { drawEpisode(); });
   setReady({});
@@ -112,7 +117,9 @@ models::RolloutConfig EntropyRewardView::request() const {
   return c;
 }
 
-void EntropyRewardView::setReady(const QString& env, const std::vector<models::TargetChoice>& targets, const QString& checkpoint) {
+void EntropyRewardView::setReady(const QString& env,
+                                 const std::vector<models::TargetChoice>& targets,
+                                 const QString& checkpoint) {
   // Another model: nothing of the previous one stays on screen or in an export.
   result_ = {};
   title_.clear();
@@ -128,17 +135,22 @@ void EntropyRewardView::setReady(const QString& env, const std::vector<models::T
   }
   export_->setEnabled(false);
   const bool ready = !env.isEmpty();
-  for (QWidget* w : std::initializer_list<QWidget*>{target_, target_from_, episodes_, zeroing_, run_}) w->setEnabled(ready);
+  for (QWidget* w :
+       std::initializer_list<QWidget*>{target_, target_from_, episodes_, zeroing_, run_})
+    w->setEnabled(ready);
   target_from_->setChoices(ready ? targets : std::vector<models::TargetChoice>{});
   const QString who = checkpoint.isEmpty() ? tr("the policy") : tr("%1's policy").arg(checkpoint);
-  caption_->setText(ready ? tr("Roll %1 out in %2 to see its attention entropy next to the reward (target: %3).").arg(who, env, target_from_->inUse())
-                          : tr("Open a checkpoint to roll its policy out: File ▸ Open Checkpoint."));
+  caption_->setText(
+      ready ? tr("Roll %1 out in %2 to see its attention entropy next to the reward (target: %3).")
+                  .arg(who, env, target_from_->inUse())
+            : tr("Open a checkpoint to roll its policy out: File ▸ Open Checkpoint."));
 }
 
 void EntropyRewardView::setRunning(bool running) {
   running_ = running;
   run_->setText(running ? tr("Cancel") : tr("Run rollout"));
-  for (QWidget* w : std::initializer_list<QWidget*>{target_, target_from_, episodes_, zeroing_}) w->setEnabled(!running);
+  for (QWidget* w : std::initializer_list<QWidget*>{target_, target_from_, episodes_, zeroing_})
+    w->setEnabled(!running);
 }
 
 void EntropyRewardView::setRollout(const QString& title, models::RolloutResult result, int skip) {
@@ -167,27 +179,32 @@ void EntropyRewardView::setRollout(const QString& title, models::RolloutResult r
     const QSignalBlocker block(episode_);
     episode_->clear();
     for (std::size_t e = 0; e < result_.episodes.size(); ++e)
-      episode_->addItem(tr("%1 (return %2)").arg(e + 1).arg(result_.episodes[e].episode_return, 0, 'f', 0));
+      episode_->addItem(
+          tr("%1 (return %2)").arg(e + 1).arg(result_.episodes[e].episode_return, 0, 'f', 0));
     episode_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   }
   const auto fmt = [](double v) { return fixed_text(v, 2); };
   double mean = 0.0;
   for (const auto& s : result_.summary) mean = s.mean_score;
-  QString text = tr("%1: %2 episodes, normalised score %3. Over %4 steps with full windows, entropy and reward "
+  QString text = tr("%1: %2 episodes, normalised score %3. Over %4 steps with full windows, "
+                    "entropy and reward "
                     "correlate with Pearson %5 and Spearman %6.")
                      .arg(title_)
                      .arg(result_.episodes.size())
                      .arg(mean, 0, 'f', 1)
                      .arg(pairs_)
                      .arg(fmt(pearson_), fmt(spearman_));
-  if (!std::isfinite(pearson_) || !std::isfinite(spearman_)) text += tr(" (No correlation where the entropy does not vary.)");
+  if (!std::isfinite(pearson_) || !std::isfinite(spearman_))
+    text += tr(" (No correlation where the entropy does not vary.)");
   caption_->setText(text);
   showEpisode(0);
 }
 
 void EntropyRewardView::showEpisode(int episode) {
-  if (episode_->currentIndex() != episode) episode_->setCurrentIndex(episode);
-  else drawEpisode();
+  if (episode_->currentIndex() != episode)
+    episode_->setCurrentIndex(episode);
+  else
+    drawEpisode();
 }
 
 void EntropyRewardView::drawEpisode() {
@@ -216,9 +233,11 @@ FigureText EntropyRewardView::figureText() const {
   return {title, tr("step"), tr("attention entropy, layer 1")};
 }
 
-std::vector<std::string> EntropyRewardView::exportFigure(const std::string& base, const FigureStyle& style) const {
+std::vector<std::string> EntropyRewardView::exportFigure(const std::string& base,
+                                                         const FigureStyle& style) const {
   const int e = episode_->currentIndex();
-  if (result_.episodes.empty() || e < 0 || e >= static_cast<int>(result_.episodes.size())) return {};
+  if (result_.episodes.empty() || e < 0 || e >= static_cast<int>(result_.episodes.size()))
+    return {};
   const FigureStyle s = with_defaults(style, figureText());
   // The episode on screen: entropy on the left axis, reward on the right.
   const auto& ep = result_.episodes[static_cast<std::size_t>(e)];
@@ -245,13 +264,15 @@ std::vector<std::string> EntropyRewardView::exportFigure(const std::string& base
     scatter.title = tr("%1: Pearson %2, Spearman %3").arg(title_, fmt(pearson_), fmt(spearman_));
   }
   if (scatter.height <= 0) scatter.height = scatter.width * 0.85;
-  for (auto& f : save_scatter(base + "_correlation", {steps}, scatter, tr("attention entropy, layer 1"), tr("reward")))
+  for (auto& f : save_scatter(base + "_correlation", {steps}, scatter,
+                              tr("attention entropy, layer 1"), tr("reward")))
     written.push_back(std::move(f));
   CsvWriter csv({"episode", "step", "entropy", "reward", "in_correlation"}, 6);
   for (std::size_t k = 0; k < result_.episodes.size(); ++k) {
     const auto& episode = result_.episodes[k];
     for (int t = 0; t < episode.length && t < static_cast<int>(episode.entropy.size()); ++t) {
-      csv << k << t << episode.entropy[static_cast<std::size_t>(t)] << episode.rewards[static_cast<std::size_t>(t)] << (t >= skip_ ? 1 : 0);
+      csv << k << t << episode.entropy[static_cast<std::size_t>(t)]
+          << episode.rewards[static_cast<std::size_t>(t)] << (t >= skip_ ? 1 : 0);
       csv.end_row();
     }
   }

@@ -36,11 +36,16 @@ QVariant EpisodeTableModel::data(const QModelIndex& index, int role) const {
       return data(index, Qt::UserRole);
     case Qt::UserRole:  // raw values for sorting
       switch (index.column()) {
-        case Index: return index.row();
-        case Start: return static_cast<qlonglong>(ep.start);
-        case Length: return static_cast<qlonglong>(ep.length);
-        case Return: return ep.ret;
-        case End: return static_cast<int>(ep.end);
+        case Index:
+          return index.row();
+        case Start:
+          return static_cast<qlonglong>(ep.start);
+        case Length:
+          return static_cast<qlonglong>(ep.length);
+        case Return:
+          return ep.ret;
+        case End:
+          return static_cast<int>(ep.end);
       }
       break;
     case Qt::TextAlignmentRole:

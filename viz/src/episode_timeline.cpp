@@ -2,10 +2,11 @@
 
 #include "dstudio/viz/episode_timeline.h"
 
+#include <qcustomplot.h>
+
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
-#include <qcustomplot.h>
 
 #include "colors.h"
 #include "dstudio/viz/figures.h"
@@ -25,7 +26,8 @@ EpisodeTimeline::EpisodeTimeline(QWidget* parent) : QWidget(parent), plot_(new Q
   // The traces as decision-viewer and the lessons name them (dstudio/common/palette.h).
   const auto trace = [this](QCPGraph* graph, const palette::TraceStyle& style, double width) {
     graph->setName(tr(std::string(style.name).c_str()));
-    graph->setPen(QPen(colors::of(style.colour), width, style.dashed ? Qt::DashLine : Qt::SolidLine));
+    graph->setPen(
+        QPen(colors::of(style.colour), width, style.dashed ? Qt::DashLine : Qt::SolidLine));
   };
   trace(plot_->addGraph(), palette::kReturnToGo, 1.5);
   trace(plot_->addGraph(), palette::kReturnSoFar, 1.5);
@@ -48,7 +50,8 @@ EpisodeTimeline::EpisodeTimeline(QWidget* parent) : QWidget(parent), plot_(new Q
     seekTo(plot_->xAxis->pixelToCoord(e->position().x()));
   });
   connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
-    if (dragging_ && (e->buttons() & Qt::LeftButton)) seekTo(plot_->xAxis->pixelToCoord(e->position().x()));
+    if (dragging_ && (e->buttons() & Qt::LeftButton))
+      seekTo(plot_->xAxis->pixelToCoord(e->position().x()));
   });
   connect(plot_, &QCustomPlot::mouseRelease, this, [this](QMouseEvent*) { dragging_ = false; });
   plot_->setToolTip(tr("Click or drag to move the episode's cursor"));
@@ -117,7 +120,8 @@ void EpisodeTimeline::replotIfChanged() {
 
 void EpisodeTimeline::seekTo(double x) {
   if (rtg_.empty()) return;
-  const int step = std::clamp(static_cast<int>(std::lround(x)), 0, static_cast<int>(rtg_.size()) - 1);
+  const int step =
+      std::clamp(static_cast<int>(std::lround(x)), 0, static_cast<int>(rtg_.size()) - 1);
   emit seekRequested(step);
 }
 

@@ -18,11 +18,11 @@
 #include <QListWidget>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QSettings>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QUrl>
-#include <QSettings>
-#include <QStandardPaths>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -42,12 +42,15 @@ QDoubleSpinBox* points_box(double lo, double hi, double step) {
   return box;
 }
 
-bool near(double a, double b) { return std::abs(a - b) < 1e-3; }
+bool near(double a, double b) {
+  return std::abs(a - b) < 1e-3;
+}
 
 // Whether `s` has a preset's size, fonts, line width and resolution.
 bool matches(const FigureStyle& s, const FigureStyle& p) {
-  return near(s.width, p.width) && near(s.height, p.height) && near(s.font, p.font) && near(s.axisFont(), p.axisFont()) &&
-         near(s.tickFont(), p.tickFont()) && near(s.line_width, p.line_width) && s.font_family == p.font_family && s.dpi == p.dpi;
+  return near(s.width, p.width) && near(s.height, p.height) && near(s.font, p.font) &&
+         near(s.axisFont(), p.axisFont()) && near(s.tickFont(), p.tickFont()) &&
+         near(s.line_width, p.line_width) && s.font_family == p.font_family && s.dpi == p.dpi;
 }
 
 // A model's label without the variant a caption may add ("dt-seed0 (dt)" is "dt-seed0"), so
@@ -101,7 +104,9 @@ ExportDialog::ExportDialog(QWidget* parent, bool folder)
   setObjectName(QStringLiteral("exportDialog"));
   for (const auto& p : venue_presets()) preset_->addItem(p.name);
   preset_->addItem(tr("Custom"));
-  preset_->setToolTip(tr("The size and fonts a venue asks for; the height is left to each figure (a line plot the width over the golden ratio, maps and embeddings squarer) unless the venue fixes it"));
+  preset_->setToolTip(
+      tr("The size and fonts a venue asks for; the height is left to each figure (a line plot the "
+         "width over the golden ratio, maps and embeddings squarer) unless the venue fixes it"));
   for (auto* box : {width_, height_}) {
     box->setDecimals(3);
     box->setSingleStep(0.05);
@@ -158,8 +163,10 @@ ExportDialog::ExportDialog(QWidget* parent, bool folder)
   where->addWidget(output_, 1);
   where->addWidget(browse_);
   files_form->addRow(folder ? tr("Folder") : tr("Save as"), where);
-  output_->setToolTip(folder ? tr("Each view is written as <name>.pdf, .svg, .png and .csv in this folder")
-                             : tr("Without extension: each format and the CSV of the numbers are written next to each other"));
+  output_->setToolTip(
+      folder ? tr("Each view is written as <name>.pdf, .svg, .png and .csv in this folder")
+             : tr("Without extension: each format and the CSV of the numbers are written next to "
+                  "each other"));
   output_->setMinimumWidth(320);
   summary_->setWordWrap(true);
   summary_->setStyleSheet(QStringLiteral("color: palette(mid);"));
@@ -171,7 +178,8 @@ ExportDialog::ExportDialog(QWidget* parent, bool folder)
     auto* chosen = new QGroupBox(tr("Views"));
     auto* chosen_layout = new QVBoxLayout(chosen);
     views_ = new QListWidget;
-    views_->setToolTip(tr("The views to write, each with the model it shows; select one to preview it"));
+    views_->setToolTip(
+        tr("The views to write, each with the model it shows; select one to preview it"));
     views_->setMinimumHeight(120);
     chosen_layout->addWidget(views_);
     left->addWidget(chosen);
@@ -209,14 +217,17 @@ ExportDialog::ExportDialog(QWidget* parent, bool folder)
   preview_timer_->setSingleShot(true);
   preview_timer_->setInterval(250);
   connect(preview_timer_, &QTimer::timeout, this, &ExportDialog::updatePreview);
-  for (auto* edit : {title_, x_title_, y_title_}) connect(edit, &QLineEdit::textChanged, preview_timer_, qOverload<>(&QTimer::start));
+  for (auto* edit : {title_, x_title_, y_title_})
+    connect(edit, &QLineEdit::textChanged, preview_timer_, qOverload<>(&QTimer::start));
   connect(show_title_, &QCheckBox::toggled, preview_timer_, qOverload<>(&QTimer::start));
 
   connect(preset_, &QComboBox::activated, this, &ExportDialog::applyPreset);
   for (auto* box : {width_, height_, font_, axis_font_, tick_font_, line_width_})
     connect(box, &QDoubleSpinBox::valueChanged, this, &ExportDialog::updatePresetName);
-  for (auto* box : {family_, dpi_}) connect(box, &QComboBox::currentIndexChanged, this, &ExportDialog::updatePresetName);
-  for (auto* box : {pdf_, svg_, png_}) connect(box, &QCheckBox::toggled, this, &ExportDialog::updatePresetName);
+  for (auto* box : {family_, dpi_})
+    connect(box, &QComboBox::currentIndexChanged, this, &ExportDialog::updatePresetName);
+  for (auto* box : {pdf_, svg_, png_})
+    connect(box, &QCheckBox::toggled, this, &ExportDialog::updatePresetName);
   connect(output_, &QLineEdit::textChanged, this, &ExportDialog::updatePresetName);
   connect(show_title_, &QCheckBox::toggled, title_, &QWidget::setEnabled);
   connect(browse_, &QPushButton::clicked, this, &ExportDialog::browse);
@@ -231,7 +242,8 @@ ExportDialog::ExportDialog(QWidget* parent, bool folder)
 }
 
 void ExportDialog::setDefaultText(const FigureText& text) {
-  title_->setPlaceholderText(text.title.isEmpty() ? tr("none") : QString(text.title).replace('\n', QStringLiteral(" / ")));
+  title_->setPlaceholderText(
+      text.title.isEmpty() ? tr("none") : QString(text.title).replace('\n', QStringLiteral(" / ")));
   x_title_->setPlaceholderText(text.x_title.isEmpty() ? tr("none") : text.x_title);
   y_title_->setPlaceholderText(text.y_title.isEmpty() ? tr("none") : text.y_title);
 }
@@ -244,7 +256,9 @@ bool ExportDialog::selectPreset(const QString& name) {
   return true;
 }
 
-QString ExportDialog::presetName() const { return preset_->currentText(); }
+QString ExportDialog::presetName() const {
+  return preset_->currentText();
+}
 
 void ExportDialog::applyPreset(int index) {
   const auto presets = venue_presets();
@@ -318,8 +332,12 @@ FigureStyle ExportDialog::style() const {
   return s;
 }
 
-void ExportDialog::setOutput(const QString& path) { output_->setText(path); }
-QString ExportDialog::output() const { return output_->text().trimmed(); }
+void ExportDialog::setOutput(const QString& path) {
+  output_->setText(path);
+}
+QString ExportDialog::output() const {
+  return output_->text().trimmed();
+}
 
 void ExportDialog::updatePresetName() {
   if (applying_) return;
@@ -339,11 +357,15 @@ void ExportDialog::updatePresetName() {
   const double h = s.height > 0 ? s.height : s.width / kGolden;
   QString line = tr("%1 × %2 in").arg(s.width, 0, 'g', 4).arg(h, 0, 'g', 3);
   if (s.height <= 0) line += tr(" (maps and embeddings squarer)");
-  if (s.pdf || s.svg) line += tr("; PDF/SVG %1 × %2 pt").arg(std::lround(s.width * 72)).arg(std::lround(h * 72));
-  if (s.png) line += tr("; PNG %1 × %2 px").arg(std::lround(s.width * s.dpi)).arg(std::lround(h * s.dpi));
+  if (s.pdf || s.svg)
+    line += tr("; PDF/SVG %1 × %2 pt").arg(std::lround(s.width * 72)).arg(std::lround(h * 72));
+  if (s.png)
+    line += tr("; PNG %1 × %2 px").arg(std::lround(s.width * s.dpi)).arg(std::lround(h * s.dpi));
   line += tr("; and the numbers as CSV.");
   summary_->setText(line);
-  buttons_->button(QDialogButtonBox::Save)->setEnabled((s.pdf || s.svg || s.png) && !output().isEmpty() && (!views_ || !chosenSources().empty()));
+  buttons_->button(QDialogButtonBox::Save)
+      ->setEnabled((s.pdf || s.svg || s.png) && !output().isEmpty() &&
+                   (!views_ || !chosenSources().empty()));
   preview_timer_->start();
 }
 
@@ -364,10 +386,15 @@ void ExportDialog::setSources(const std::vector<const FigureSource*>& sources) {
     const auto* s = sources[i];
     const bool drawable = s && s->hasFigure();
     const QString model = drawable ? s->figureModel() : QString();
-    auto* item = new QListWidgetItem(s ? (model.isEmpty() ? s->figureTitle() : tr("%1 — %2").arg(s->figureTitle(), model)) : QString());
-    item->setFlags(drawable ? (Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemIsUserCheckable) : Qt::ItemFlags());
+    auto* item = new QListWidgetItem(
+        s ? (model.isEmpty() ? s->figureTitle() : tr("%1 — %2").arg(s->figureTitle(), model))
+          : QString());
+    item->setFlags(drawable ? (Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemIsUserCheckable)
+                            : Qt::ItemFlags());
     item->setCheckState(drawable ? Qt::Checked : Qt::Unchecked);
-    if (s) item->setToolTip(drawable ? tr("Written as %1.*").arg(s->figureName()) : tr("Nothing to draw yet"));
+    if (s)
+      item->setToolTip(drawable ? tr("Written as %1.*").arg(s->figureName())
+                                : tr("Nothing to draw yet"));
     item->setData(Qt::UserRole, static_cast<int>(i));
     views_->addItem(item);
     if (drawable && first < 0) first = views_->count() - 1;
@@ -394,7 +421,8 @@ bool ExportDialog::setSourceChosen(const QString& name, bool on) {
   if (!views_) return false;
   for (int r = 0; r < views_->count(); ++r) {
     const auto* s = sourceAt(r);
-    if (!s || s->figureName() != name || !(views_->item(r)->flags() & Qt::ItemIsUserCheckable)) continue;
+    if (!s || s->figureName() != name || !(views_->item(r)->flags() & Qt::ItemIsUserCheckable))
+      continue;
     views_->item(r)->setCheckState(on ? Qt::Checked : Qt::Unchecked);
     return true;
   }
@@ -416,14 +444,17 @@ QString ExportDialog::mixedModelsWarning() const {
   for (const auto* s : chosenSources()) {
     if (!s || !s->hasFigure() || s->figureModel().isEmpty()) continue;
     const QString id = model_identity(s->figureModel());
-    auto at = std::find_if(models.begin(), models.end(), [&](const auto& m) { return m.first == id; });
+    auto at =
+        std::find_if(models.begin(), models.end(), [&](const auto& m) { return m.first == id; });
     if (at == models.end()) models.push_back({id, {}}), at = models.end() - 1;
     at->second << s->figureTitle();
   }
   if (models.size() < 2) return {};
   QStringList parts;
-  for (const auto& [model, views] : models) parts << tr("%1 from %2").arg(views.join(QStringLiteral(", ")), model);
-  return tr("These views show different models: %1. Re-run the views of the model you mean, or leave the others out.")
+  for (const auto& [model, views] : models)
+    parts << tr("%1 from %2").arg(views.join(QStringLiteral(", ")), model);
+  return tr("These views show different models: %1. Re-run the views of the model you mean, or "
+            "leave the others out.")
       .arg(parts.join(QStringLiteral("; ")));
 }
 
@@ -452,7 +483,8 @@ void ExportDialog::updatePreview() {
     s.png = true;
     s.dpi = kPreviewDpi;
     try {
-      for (const auto& path : source->exportFigure(QDir(preview_dir_->path()).filePath(QStringLiteral("preview")).toStdString(), s))
+      for (const auto& path : source->exportFigure(
+               QDir(preview_dir_->path()).filePath(QStringLiteral("preview")).toStdString(), s))
         if (QString::fromStdString(path).endsWith(QStringLiteral(".png"))) {
           preview_image_.load(QString::fromStdString(path));
           break;
@@ -473,9 +505,11 @@ void ExportDialog::updatePreview() {
 void ExportDialog::showPreview() {
   if (preview_image_.isNull()) return;
   // Inside the label's border, never enlarged past the figure's own pixels.
-  const QSize room = preview_->contentsRect().adjusted(2, 2, -2, -2).size().boundedTo(preview_image_.size());
+  const QSize room =
+      preview_->contentsRect().adjusted(2, 2, -2, -2).size().boundedTo(preview_image_.size());
   if (room.isEmpty()) return;
-  preview_->setPixmap(QPixmap::fromImage(preview_image_.scaled(room, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
+  preview_->setPixmap(QPixmap::fromImage(
+      preview_image_.scaled(room, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
 }
 
 bool ExportDialog::eventFilter(QObject* watched, QEvent* event) {
@@ -486,18 +520,22 @@ bool ExportDialog::eventFilter(QObject* watched, QEvent* event) {
 QString ExportDialog::writtenReport(const std::vector<std::string>& written) {
   if (written.empty()) return tr("Nothing was written.");
   const QString folder = QFileInfo(QString::fromStdString(written.front())).absolutePath();
-  return tr("Wrote %1 files in <a href=\"%2\">%3</a>").arg(written.size()).arg(QUrl::fromLocalFile(folder).toString(), folder.toHtmlEscaped());
+  return tr("Wrote %1 files in <a href=\"%2\">%3</a>")
+      .arg(written.size())
+      .arg(QUrl::fromLocalFile(folder).toString(), folder.toHtmlEscaped());
 }
 
 void ExportDialog::browse() {
   const QString current = output().isEmpty() ? default_folder() : output();
   if (folder_) {
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for the figures"), current);
+    const QString dir =
+        QFileDialog::getExistingDirectory(this, tr("Folder for the figures"), current);
     if (!dir.isEmpty()) setOutput(dir);
     return;
   }
-  const QString file = QFileDialog::getSaveFileName(this, tr("Export figure"), current + QStringLiteral(".pdf"),
-                                                    tr("Figures (*.pdf *.svg *.png)"));
+  const QString file =
+      QFileDialog::getSaveFileName(this, tr("Export figure"), current + QStringLiteral(".pdf"),
+                                   tr("Figures (*.pdf *.svg *.png)"));
   if (file.isEmpty()) return;
   const QFileInfo info(file);
   setOutput(info.dir().filePath(info.completeBaseName()));
@@ -542,7 +580,8 @@ void ExportDialog::remember() const {
   settings.setValue(QStringLiteral("svg"), s.svg);
   settings.setValue(QStringLiteral("png"), s.png);
   if (!output().isEmpty())
-    settings.setValue(QStringLiteral("folder"), folder_ ? output() : QFileInfo(output()).absolutePath());
+    settings.setValue(QStringLiteral("folder"),
+                      folder_ ? output() : QFileInfo(output()).absolutePath());
 }
 
 std::vector<std::string> ExportDialog::exportSource(QWidget* parent, const FigureSource& source) {
@@ -553,15 +592,19 @@ std::vector<std::string> ExportDialog::exportSource(QWidget* parent, const Figur
   if (folder.isEmpty()) folder = default_folder();
   dialog.setOutput(QDir(folder).filePath(source.figureName()));
   if (dialog.exec() != QDialog::Accepted) return {};
-  return reportingFailure(parent, [&] { return source.exportFigure(dialog.output().toStdString(), dialog.style()); });
+  return reportingFailure(
+      parent, [&] { return source.exportFigure(dialog.output().toStdString(), dialog.style()); });
 }
 
-std::vector<std::string> ExportDialog::reportingFailure(QWidget* parent, const std::function<std::vector<std::string>()>& write) {
+std::vector<std::string> ExportDialog::reportingFailure(
+    QWidget* parent, const std::function<std::vector<std::string>()>& write) {
   try {
     return write();
   } catch (const std::exception& e) {
     // A full disk or a folder that cannot be written: said, and the window carries on.
-    auto* box = new QMessageBox(QMessageBox::Warning, tr("Export failed"), tr("The figures could not all be written."), QMessageBox::Ok, parent);
+    auto* box =
+        new QMessageBox(QMessageBox::Warning, tr("Export failed"),
+                        tr("The figures could not all be written."), QMessageBox::Ok, parent);
     box->setInformativeText(QString::fromStdString(e.what()));
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->setObjectName(QStringLiteral("exportErrorDialog"));
@@ -570,7 +613,8 @@ std::vector<std::string> ExportDialog::reportingFailure(QWidget* parent, const s
   }
 }
 
-void ExportDialog::attach(QPushButton* button, QWidget* owner, const FigureSource& source, QLabel* report) {
+void ExportDialog::attach(QPushButton* button, QWidget* owner, const FigureSource& source,
+                          QLabel* report) {
   button->setToolTip(tr("PDF, SVG and PNG in a venue's size and fonts, with the numbers as CSV"));
   button->setEnabled(false);
   QObject::connect(button, &QPushButton::clicked, owner, [owner, &source, report] {
@@ -582,12 +626,16 @@ void ExportDialog::attach(QPushButton* button, QWidget* owner, const FigureSourc
   });
 }
 
-std::vector<std::string> ExportDialog::exportSources(QWidget* parent, const std::vector<const FigureSource*>& sources) {
+std::vector<std::string> ExportDialog::exportSources(
+    QWidget* parent, const std::vector<const FigureSource*>& sources) {
   ExportDialog dialog(parent, true);
-  if (dialog.output().isEmpty()) dialog.setOutput(QDir(default_folder()).filePath(QStringLiteral("figures")));
+  if (dialog.output().isEmpty())
+    dialog.setOutput(QDir(default_folder()).filePath(QStringLiteral("figures")));
   dialog.setSources(sources);
   if (dialog.exec() != QDialog::Accepted) return {};
-  return reportingFailure(parent, [&] { return export_all(dialog.chosenSources(), dialog.output().toStdString(), dialog.style()); });
+  return reportingFailure(parent, [&] {
+    return export_all(dialog.chosenSources(), dialog.output().toStdString(), dialog.style());
+  });
 }
 
 }  // namespace dstudio::viz

@@ -8,26 +8,25 @@
 
 #include "dstudio/viz/figures.h"
 
-#include <QRegularExpression>
+#include <qcustomplot.h>
+#include <unistd.h>
 
 #include <QApplication>
 #include <QPaintEngine>
+#include <QRegularExpression>
 #include <QSvgGenerator>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
-#include <qcustomplot.h>
 #include <sstream>
+#include <stdexcept>
 
 #include "colors.h"
-#include "dstudio/common/csv.h"
 #include "dstudio/analysis/window_maps.h"
 #include "dstudio/common/atomic_file.h"
+#include "dstudio/common/csv.h"
 #include "gradients.h"
 
 namespace dstudio::viz {
@@ -43,10 +42,13 @@ struct Canvas {
   int width, height;
 };
 
-double height_inches(const FigureStyle& s) { return s.height > 0 ? s.height : s.width / 1.618; }
+double height_inches(const FigureStyle& s) {
+  return s.height > 0 ? s.height : s.width / 1.618;
+}
 
 Canvas canvas(const FigureStyle& s) {
-  return {static_cast<int>(std::lround(s.width * 72.0)), static_cast<int>(std::lround(height_inches(s) * 72.0))};
+  return {static_cast<int>(std::lround(s.width * 72.0)),
+          static_cast<int>(std::lround(height_inches(s) * 72.0))};
 }
 
 // A font of `points` points in the style's family. Pixel sizes are whole numbers, so sizes
@@ -58,7 +60,9 @@ QFont font_of(const FigureStyle& s, double points) {
 }
 
 // Axes, ticks and grid are drawn thinner than the data, in proportion to the line width.
-double frame_width(const FigureStyle& s) { return std::clamp(0.5 * s.line_width, 0.3, 1.5); }
+double frame_width(const FigureStyle& s) {
+  return std::clamp(0.5 * s.line_width, 0.3, 1.5);
+}
 
 void style_axis(QCPAxis* axis, const FigureStyle& s) {
   axis->setLabelFont(font_of(s, s.axisFont()));
@@ -83,7 +87,9 @@ void lay_out(QCustomPlot& plot, Canvas c) {
   plot.replot();
 }
 
-bool has_title(const FigureStyle& s) { return s.show_title && !s.title.isEmpty(); }
+bool has_title(const FigureStyle& s) {
+  return s.show_title && !s.title.isEmpty();
+}
 
 // A title line wider than the page is broken at its last space that fits, so that no
 // word is cut at the page's edge.
@@ -140,7 +146,9 @@ void style_plot(QCustomPlot& plot, const FigureStyle& s) {
   plot.legend->setBrush(QColor(255, 255, 255, 210));
   if (has_title(s)) {
     plot.plotLayout()->insertRow(0);
-    auto* title = new QCPTextElement(&plot, fitted_title(s.title, font_of(s, 0.95 * s.font), canvas(s).width - 8), font_of(s, 0.95 * s.font));
+    auto* title = new QCPTextElement(
+        &plot, fitted_title(s.title, font_of(s, 0.95 * s.font), canvas(s).width - 8),
+        font_of(s, 0.95 * s.font));
     plot.plotLayout()->addElement(0, 0, title);
   }
 }
@@ -177,11 +185,13 @@ void legend_below(QCustomPlot& plot, const FigureStyle& s) {
   plot.legend->setFillOrder(QCPLegend::foColumnsFirst, false);
   std::vector<std::pair<QCPAbstractPlottable*, QString>> entries;
   for (int i = 0; i < plot.legend->itemCount(); ++i)
-    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot.legend->item(i))) entries.push_back({item->plottable(), item->plottable()->name()});
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot.legend->item(i)))
+      entries.push_back({item->plottable(), item->plottable()->name()});
   const auto m = plot.legend->margins();
   const int room = canvas(s).width - 8 - m.left() - m.right();
   const int count = std::max(1, static_cast<int>(entries.size()));
-  const int chrome = plot.legend->iconSize().width() + plot.legend->iconTextPadding() + plot.legend->columnSpacing() + 4;
+  const int chrome = plot.legend->iconSize().width() + plot.legend->iconTextPadding() +
+                     plot.legend->columnSpacing() + 4;
   const QFont base = plot.legend->font();
   QFontMetrics metrics(base);
   int widest = 0, columns = 1;
@@ -189,7 +199,8 @@ void legend_below(QCustomPlot& plot, const FigureStyle& s) {
   const auto whole_width = [&](int n) {
     std::vector<int> widths(static_cast<std::size_t>(n), 0);
     for (std::size_t i = 0; i < entries.size(); ++i)
-      widths[i % static_cast<std::size_t>(n)] = std::max(widths[i % static_cast<std::size_t>(n)], metrics.horizontalAdvance(entries[i].second));
+      widths[i % static_cast<std::size_t>(n)] = std::max(
+          widths[i % static_cast<std::size_t>(n)], metrics.horizontalAdvance(entries[i].second));
     int total = -plot.legend->columnSpacing();  // spacing between columns, not after the last
     for (int w : widths) total += w + chrome;
     return total;
@@ -198,9 +209,12 @@ void legend_below(QCustomPlot& plot, const FigureStyle& s) {
     const bool whole = whole_width(n) <= room;
     const int width = room / n - chrome;
     for (const auto& [plottable, name] : entries)
-      plottable->setName(whole || metrics.horizontalAdvance(name) <= width ? name : metrics.elidedText(name, Qt::ElideMiddle, width));
+      plottable->setName(whole || metrics.horizontalAdvance(name) <= width
+                             ? name
+                             : metrics.elidedText(name, Qt::ElideMiddle, width));
     plot.legend->setWrap(n);
-    plot.legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // the items already in it are laid out again
+    plot.legend->setFillOrder(QCPLegend::foColumnsFirst,
+                              true);  // the items already in it are laid out again
   };
   const auto rows_of = [&](int n) { return (count + n - 1) / n; };
   // Names whole if at all possible: in smaller type (down to four fifths) and as many rows as a
@@ -209,12 +223,15 @@ void legend_below(QCustomPlot& plot, const FigureStyle& s) {
   const double most = canvas(s).height / 5.0;
   for (double scale : {1.0, 0.9, 0.8}) {
     QFont font = base;
-    if (base.pointSizeF() > 0) font.setPointSizeF(std::max(5.0, base.pointSizeF() * scale));
-    else if (base.pixelSize() > 0) font.setPixelSize(std::max(5, static_cast<int>(std::lround(base.pixelSize() * scale))));
+    if (base.pointSizeF() > 0)
+      font.setPointSizeF(std::max(5.0, base.pointSizeF() * scale));
+    else if (base.pixelSize() > 0)
+      font.setPixelSize(std::max(5, static_cast<int>(std::lround(base.pixelSize() * scale))));
     plot.legend->setFont(font);
     metrics = QFontMetrics(font);
     // A row as tall as its text: the icon's default 18 px would double each row.
-    plot.legend->setIconSize(plot.legend->iconSize().width(), std::min(plot.legend->iconSize().height(), metrics.height()));
+    plot.legend->setIconSize(plot.legend->iconSize().width(),
+                             std::min(plot.legend->iconSize().height(), metrics.height()));
     widest = 0;
     for (const auto& e : entries) widest = std::max(widest, metrics.horizontalAdvance(e.second));
     // The most columns whose names fit whole (short names share a column with long ones).
@@ -225,7 +242,8 @@ void legend_below(QCustomPlot& plot, const FigureStyle& s) {
     if (whole_width(columns) <= room && plot.legend->minimumOuterSizeHint().height() <= most) break;
   }
   while (columns < count && plot.legend->minimumOuterSizeHint().height() > most &&
-         room / (columns + 1) - chrome >= metrics.horizontalAdvance(QStringLiteral("abcd\u2026wxyz")))
+         room / (columns + 1) - chrome >=
+             metrics.horizontalAdvance(QStringLiteral("abcd\u2026wxyz")))
     arrange(++columns);
   plot.legend->setVisible(true);
   plot.legend->setSizeConstraintRect(QCPLayoutElement::scrOuterRect);
@@ -281,16 +299,29 @@ class TextRecorder final : public QPaintDevice {
  protected:
   [[nodiscard]] int metric(PaintDeviceMetric metric) const override {
     switch (metric) {
-      case PdmWidth: return width_;
-      case PdmHeight: return height_;
-      case PdmWidthMM: return static_cast<int>(width_ * 25.4 / 72.0);
-      case PdmHeightMM: return static_cast<int>(height_ * 25.4 / 72.0);
-      case PdmNumColors: return 0x7fffffff;
-      case PdmDepth: return 32;
-      case PdmDpiX: case PdmDpiY: case PdmPhysicalDpiX: case PdmPhysicalDpiY: return 72;
-      case PdmDevicePixelRatio: return 1;
-      case PdmDevicePixelRatioScaled: return static_cast<int>(QPaintDevice::devicePixelRatioFScale());
-      default: return 0;
+      case PdmWidth:
+        return width_;
+      case PdmHeight:
+        return height_;
+      case PdmWidthMM:
+        return static_cast<int>(width_ * 25.4 / 72.0);
+      case PdmHeightMM:
+        return static_cast<int>(height_ * 25.4 / 72.0);
+      case PdmNumColors:
+        return 0x7fffffff;
+      case PdmDepth:
+        return 32;
+      case PdmDpiX:
+      case PdmDpiY:
+      case PdmPhysicalDpiX:
+      case PdmPhysicalDpiY:
+        return 72;
+      case PdmDevicePixelRatio:
+        return 1;
+      case PdmDevicePixelRatioScaled:
+        return static_cast<int>(QPaintDevice::devicePixelRatioFScale());
+      default:
+        return 0;
     }
   }
 
@@ -324,7 +355,8 @@ bool tick_labels_crowded(QCPAxis* axis) {
   const auto extents = tick_label_extents(axis);
   const double gap = QFontMetricsF(axis->tickLabelFont()).height() / 3.5;
   for (std::size_t k = 1; k < extents.size(); ++k)
-    if (extents[k].first - extents[k].second < extents[k - 1].first + extents[k - 1].second + gap) return true;
+    if (extents[k].first - extents[k].second < extents[k - 1].first + extents[k - 1].second + gap)
+      return true;
   return false;
 }
 
@@ -357,8 +389,10 @@ std::vector<QCPAxis*> all_axes(QCustomPlot& plot) {
   const std::function<void(QCPLayout*)> scales = [&](QCPLayout* layout) {
     for (int i = 0; i < layout->elementCount(); ++i) {
       auto* element = layout->elementAt(i);
-      if (auto* scale = qobject_cast<QCPColorScale*>(element)) out.push_back(scale->axis());
-      else if (auto* inner = qobject_cast<QCPLayout*>(element)) scales(inner);
+      if (auto* scale = qobject_cast<QCPColorScale*>(element))
+        out.push_back(scale->axis());
+      else if (auto* inner = qobject_cast<QCPLayout*>(element))
+        scales(inner);
     }
   };
   scales(plot.plotLayout());
@@ -374,7 +408,9 @@ void fit_text(QCustomPlot& plot) {
       if (tick_labels_crowded(axis) && thin_tick_labels(axis)) changed = true;
       const QRect rect = axis->axisRect()->rect();
       // An axis title longer than its axis is broken into lines.
-      const QString title = wrapped_text(axis->label(), axis->labelFont(), axis->orientation() == Qt::Horizontal ? rect.width() : rect.height());
+      const QString title =
+          wrapped_text(axis->label(), axis->labelFont(),
+                       axis->orientation() == Qt::Horizontal ? rect.width() : rect.height());
       if (title != axis->label()) {
         axis->setLabel(title);
         changed = true;
@@ -392,8 +428,8 @@ void fit_text(QCustomPlot& plot) {
       }
       if (left > 0 || right > 0 || top > 0 || bottom > 0) {
         QMargins m = plot.axisRect()->minimumMargins();
-        m += QMargins(static_cast<int>(std::ceil(left)), static_cast<int>(std::ceil(top)), static_cast<int>(std::ceil(right)),
-                      static_cast<int>(std::ceil(bottom)));
+        m += QMargins(static_cast<int>(std::ceil(left)), static_cast<int>(std::ceil(top)),
+                      static_cast<int>(std::ceil(right)), static_cast<int>(std::ceil(bottom)));
         plot.axisRect()->setMinimumMargins(m);
         changed = true;
       }
@@ -418,21 +454,23 @@ QImage raster(QCustomPlot& plot, const FigureStyle& s) {
     lay_out(plot, c);
     fit_text(plot);
   }
-  QImage image(static_cast<int>(std::lround(s.width * s.dpi)), static_cast<int>(std::lround(height_inches(s) * s.dpi)),
-               QImage::Format_ARGB32);
+  QImage image(static_cast<int>(std::lround(s.width * s.dpi)),
+               static_cast<int>(std::lround(height_inches(s) * s.dpi)), QImage::Format_ARGB32);
   image.fill(Qt::white);
   image.setDotsPerMeterX(static_cast<int>(std::lround(s.dpi / 0.0254)));
   image.setDotsPerMeterY(static_cast<int>(std::lround(s.dpi / 0.0254)));
   QCPPainter painter;
   if (!painter.begin(&image)) return {};
   painter.setMode(QCPPainter::pmNonCosmetic);  // line widths scale with the resolution
-  painter.scale(static_cast<double>(image.width()) / c.width, static_cast<double>(image.height()) / c.height);
+  painter.scale(static_cast<double>(image.width()) / c.width,
+                static_cast<double>(image.height()) / c.height);
   plot.toPainter(&painter, c.width, c.height);
   painter.end();
   return image;
 }
 
-std::vector<std::string> save_all(QCustomPlot& plot, const std::string& base, const FigureStyle& s) {
+std::vector<std::string> save_all(QCustomPlot& plot, const std::string& base,
+                                  const FigureStyle& s) {
   const auto c = canvas(s);
   lay_out(plot, c);
   fit_text(plot);
@@ -441,7 +479,8 @@ std::vector<std::string> save_all(QCustomPlot& plot, const std::string& base, co
   const QString title = has_title(s) ? s.title : QString();
   std::vector<std::string> written;
   // Qt's PDF engine embeds the TrueType fonts (as CID fonts); text is never drawn as Type 3.
-  if (s.pdf && plot.savePdf(b + ".pdf", c.width, c.height, QCP::epNoCosmetic, "Decision Studio", title))
+  if (s.pdf &&
+      plot.savePdf(b + ".pdf", c.width, c.height, QCP::epNoCosmetic, "Decision Studio", title))
     written.push_back(base + ".pdf");
   if (s.svg) {
     QSvgGenerator svg;
@@ -472,13 +511,15 @@ FigureContext::FigureContext() {
   if (QApplication::instance()) return;
   if (!std::getenv("XDG_RUNTIME_DIR")) {
     // Qt wants a private runtime folder and complains on stderr without one.
-    const auto dir = std::filesystem::temp_directory_path() / ("dstudio-runtime-" + std::to_string(getuid()));
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("dstudio-runtime-" + std::to_string(getuid()));
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
     if (!ec) setenv("XDG_RUNTIME_DIR", dir.c_str(), 1);
   }
-  if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY") && !std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY") && !std::getenv("QT_QPA_PLATFORM"))
+    setenv("QT_QPA_PLATFORM", "offscreen", 1);
   static int argc = 1;
   static char name[] = "dstudio";
   static char* argv[] = {name, nullptr};
@@ -502,20 +543,27 @@ TextLayout text_layout(QCustomPlot& plot) {
   if (auto* rect = plot.axisRect()) {
     layout.plot_area = rect->rect();
     for (auto* axis : rect->axes())
-      if (axis->visible() && axis->ticks() && (axis->tickLengthIn() > 0 || axis->subTickLengthIn() > 0)) layout.ticks_inside = true;
+      if (axis->visible() && axis->ticks() &&
+          (axis->tickLengthIn() > 0 || axis->subTickLengthIn() > 0))
+        layout.ticks_inside = true;
   }
-  if (plot.legend && plot.legend->visible() && plot.legend->itemCount() > 0 && plot.legend->layout())
+  if (plot.legend && plot.legend->visible() && plot.legend->itemCount() > 0 &&
+      plot.legend->layout())
     layout.legend = plot.legend->outerRect();
   for (int i = 0; i < plot.plottableCount(); ++i) {
     auto* plottable = plot.plottable(i);
     if (!plottable->visible() || !plottable->keyAxis() || !plottable->valueAxis()) continue;
     QCPAxis *keys = plottable->keyAxis(), *values = plottable->valueAxis();
-    if (auto* graph = qobject_cast<QCPGraph*>(plottable); graph && !graph->scatterStyle().isNone()) {
+    if (auto* graph = qobject_cast<QCPGraph*>(plottable);
+        graph && !graph->scatterStyle().isNone()) {
       const double half = graph->scatterStyle().size() / 2.0;
       for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
-        if (!keys->range().contains(it->key) || !values->range().contains(it->value) || !std::isfinite(it->value)) continue;
+        if (!keys->range().contains(it->key) || !values->range().contains(it->value) ||
+            !std::isfinite(it->value))
+          continue;
         const QPointF at = graph->coordsToPixels(it->key, it->value);
-        layout.markers.push_back({graph->name(), QRectF(at.x() - half, at.y() - half, 2 * half, 2 * half)});
+        layout.markers.push_back(
+            {graph->name(), QRectF(at.x() - half, at.y() - half, 2 * half, 2 * half)});
       }
     }
     if (auto* bars = qobject_cast<QCPErrorBars*>(plottable)) {
@@ -523,7 +571,8 @@ TextLayout text_layout(QCustomPlot& plot) {
       if (!data || !data->interface1D()) continue;
       const auto* d = data->interface1D();
       for (int k = 0; k < d->dataCount() && k < bars->dataCount(); ++k) {
-        const double key = d->dataMainKey(k), value = d->dataMainValue(k), up = bars->data()->at(k).errorPlus;
+        const double key = d->dataMainKey(k), value = d->dataMainValue(k),
+                     up = bars->data()->at(k).errorPlus;
         if (!std::isfinite(value) || !std::isfinite(up) || up <= 0) continue;
         const QPointF top = bars->coordsToPixels(key, value + up);
         const double half = bars->whiskerWidth() / 2.0;
@@ -598,10 +647,12 @@ namespace {
 // kept one ending in an ellipsis, so that a small plot's note never runs over its axes.
 QString fitted_note(const QString& text, const QFont& font, const QRect& data) {
   QStringList lines = wrapped_text(text, font, data.width() - 12).split('\n');
-  const int room = std::max(1, static_cast<int>((data.height() - 4) / QFontMetricsF(font).lineSpacing()));
+  const int room =
+      std::max(1, static_cast<int>((data.height() - 4) / QFontMetricsF(font).lineSpacing()));
   if (lines.size() > room) {
     lines = lines.mid(0, room);
-    lines.back() = QFontMetricsF(font).elidedText(lines.back() + QStringLiteral(" …"), Qt::ElideRight, data.width() - 12);
+    lines.back() = QFontMetricsF(font).elidedText(lines.back() + QStringLiteral(" …"),
+                                                  Qt::ElideRight, data.width() - 12);
     if (!lines.back().endsWith(QChar(0x2026))) lines.back() += QChar(0x2026);
   }
   return lines.join('\n');
@@ -625,7 +676,8 @@ void set_centred_note(QCustomPlot* plot, const QString& text) {
     note->setTextAlignment(Qt::AlignCenter);
     // Re-broken at each layout: the data's width changes with the window.
     QObject::connect(plot, &QCustomPlot::afterLayout, note, [plot, note] {
-      const QString wanted = fitted_note(note->property("whole").toString(), note->font(), plot->axisRect()->rect());
+      const QString wanted =
+          fitted_note(note->property("whole").toString(), note->font(), plot->axisRect()->rect());
       if (note->text() != wanted) note->setText(wanted);
     });
   }
@@ -645,8 +697,10 @@ void set_plot_text_scale(QCustomPlot* plot, double scale) {
   plot->setProperty("dstudio_text_scale", scale);
   if (std::abs(ratio - 1.0) < 1e-9) return;
   const auto scaled = [ratio](QFont f) {
-    if (f.pointSizeF() > 0) f.setPointSizeF(f.pointSizeF() * ratio);
-    else if (f.pixelSize() > 0) f.setPixelSize(std::max(1, static_cast<int>(std::lround(f.pixelSize() * ratio))));
+    if (f.pointSizeF() > 0)
+      f.setPointSizeF(f.pointSizeF() * ratio);
+    else if (f.pixelSize() > 0)
+      f.setPixelSize(std::max(1, static_cast<int>(std::lround(f.pixelSize() * ratio))));
     return f;
   };
   for (auto* axis : all_axes(*plot)) {
@@ -664,14 +718,17 @@ void set_plot_text_scale(QCustomPlot* plot, double scale) {
       // or each would be scaled twice.
       // A legend laid out in rows and columns has empty cells: item() is null there.
       std::vector<QFont> entries;
-      for (int i = 0; i < legend->itemCount(); ++i) entries.push_back(legend->item(i) ? legend->item(i)->font() : QFont());
+      for (int i = 0; i < legend->itemCount(); ++i)
+        entries.push_back(legend->item(i) ? legend->item(i)->font() : QFont());
       legend->setFont(scaled(legend->font()));
       for (int i = 0; i < legend->itemCount(); ++i)
-        if (auto* item = legend->item(i)) item->setFont(scaled(entries[static_cast<std::size_t>(i)]));
+        if (auto* item = legend->item(i))
+          item->setFont(scaled(entries[static_cast<std::size_t>(i)]));
     }
     for (auto* child : e->elements(false)) texts(child);
   };
-  texts(plot->plotLayout());  // an axis rect's elements are its inset layout, legends inside the data included
+  texts(plot->plotLayout());  // an axis rect's elements are its inset layout, legends inside the
+                              // data included
   for (int i = 0; i < plot->itemCount(); ++i)
     if (auto* text = qobject_cast<QCPItemText*>(plot->item(i))) text->setFont(scaled(text->font()));
   plot->replot(QCustomPlot::rpQueuedReplot);
@@ -685,7 +742,8 @@ void keep_text_fitted(QCustomPlot* plot) {
     for (auto* axis : all_axes(*plot)) {
       if (!axis->visible()) continue;
       // The title as its view set it (a title this wrapped is told from a new one).
-      if (axis->label() != axis->property("dstudio_fitted_label").toString()) axis->setProperty("dstudio_title", axis->label());
+      if (axis->label() != axis->property("dstudio_fitted_label").toString())
+        axis->setProperty("dstudio_title", axis->label());
       const QString title = axis->property("dstudio_title").toString();
       if (!title.isEmpty()) {
         const QRect rect = axis->axisRect()->rect();
@@ -704,8 +762,10 @@ void keep_text_fitted(QCustomPlot* plot) {
       if (count >= 5 || extents.size() < 2) continue;
       double widest = 0;
       for (const auto& e : extents) widest = std::max(widest, 2 * e.second);
-      const double spacing = (extents.back().first - extents.front().first) / static_cast<double>(extents.size() - 1);
-      if (spacing > 3 * (widest + QFontMetricsF(axis->tickLabelFont()).height())) axis->ticker()->setTickCount(count + 1), changed = true;
+      const double spacing =
+          (extents.back().first - extents.front().first) / static_cast<double>(extents.size() - 1);
+      if (spacing > 3 * (widest + QFontMetricsF(axis->tickLabelFont()).height()))
+        axis->ticker()->setTickCount(count + 1), changed = true;
     }
     if (changed) plot->replot(QCustomPlot::rpQueuedReplot);
   });
@@ -726,26 +786,33 @@ std::vector<std::string> TextLayout::problems(double margin) const {
   for (std::size_t i = 0; i < texts.size(); ++i)
     for (std::size_t j = i + 1; j < texts.size(); ++j) {
       const QRectF both = texts[i].box.intersected(texts[j].box);
-      if (both.width() > 0.3 && both.height() > 0.3) out.push_back(quoted(texts[i].text) + " overlaps " + quoted(texts[j].text));
+      if (both.width() > 0.3 && both.height() > 0.3)
+        out.push_back(quoted(texts[i].text) + " overlaps " + quoted(texts[j].text));
     }
   if (!legend.isEmpty()) {
     const QRectF both = legend.intersected(plot_area);
     if (both.width() > 1 && both.height() > 1) out.push_back("the legend covers the data");
     if (legend.height() > page.height() / 5.0)
-      out.push_back("the legend takes " + std::to_string(static_cast<int>(100 * legend.height() / page.height())) + "% of the height");
+      out.push_back("the legend takes " +
+                    std::to_string(static_cast<int>(100 * legend.height() / page.height())) +
+                    "% of the height");
   }
   if (ticks_inside) out.push_back("tick marks reach into the data");
   for (const auto& t : texts) {
     // An ellipsis says a name lost its middle or end: "R (r…-go)" tells no one what it was.
     if (t.text.contains(QChar(0x2026)) || t.text.contains(QStringLiteral("...")))
       out.push_back(quoted(t.text) + " is cut short");
-    // A number alone on a line above the data: a title broken before its value ("Spearman" / "-0.27").
-    // (A measured value: signed or with decimals; a date in a run's name is part of the name.)
-    static const QRegularExpression number(QStringLiteral(R"(^\s*([-\x{2212}+]\d+([.,]\d+)?|[-\x{2212}+]?\d*[.,]\d+)\s*$)"));
-    if (!plot_area.isEmpty() && t.box.bottom() <= plot_area.top() && number.match(t.text).hasMatch())
+    // A number alone on a line above the data: a title broken before its value ("Spearman" /
+    // "-0.27"). (A measured value: signed or with decimals; a date in a run's name is part of the
+    // name.)
+    static const QRegularExpression number(
+        QStringLiteral(R"(^\s*([-\x{2212}+]\d+([.,]\d+)?|[-\x{2212}+]?\d*[.,]\d+)\s*$)"));
+    if (!plot_area.isEmpty() && t.box.bottom() <= plot_area.top() &&
+        number.match(t.text).hasMatch())
       out.push_back(quoted(t.text) + " stands alone on a title's line");
     for (const auto& cap : caps)
-      if (t.box.adjusted(-0.5, -0.5, 0.5, 0.5).intersects(QRectF(cap.p1(), cap.p2()).adjusted(0, -0.5, 0, 0.5))) {
+      if (t.box.adjusted(-0.5, -0.5, 0.5, 0.5)
+              .intersects(QRectF(cap.p1(), cap.p2()).adjusted(0, -0.5, 0, 0.5))) {
         out.push_back(quoted(t.text) + " is drawn on an error bar's cap");
         break;
       }
@@ -755,14 +822,20 @@ std::vector<std::string> TextLayout::problems(double margin) const {
     const QRectF area = plot_area.adjusted(-0.5, -0.5, 0.5, 0.5);
     std::vector<QString> cut;
     for (const auto& m : markers)
-      if (!area.contains(m.box) && std::find(cut.begin(), cut.end(), m.series) == cut.end()) cut.push_back(m.series);
-    for (const auto& series : cut) out.push_back("a marker of " + quoted(series) + " is cut by the data's edge");
+      if (!area.contains(m.box) && std::find(cut.begin(), cut.end(), m.series) == cut.end())
+        cut.push_back(m.series);
+    for (const auto& series : cut)
+      out.push_back("a marker of " + quoted(series) + " is cut by the data's edge");
   }
   return out;
 }
 
-TextLayoutLog::TextLayoutLog() : previous_(layout_log) { layout_log = this; }
-TextLayoutLog::~TextLayoutLog() { layout_log = previous_; }
+TextLayoutLog::TextLayoutLog() : previous_(layout_log) {
+  layout_log = this;
+}
+TextLayoutLog::~TextLayoutLog() {
+  layout_log = previous_;
+}
 
 namespace {
 
@@ -802,14 +875,16 @@ struct TokenTicks {
 // labels fit (rotated on a horizontal axis); otherwise the steps: each k-th step's number at its
 // state token (or merged token), k in 1, 2, 5, 10, 20, ... as small as fits, minor ticks at the
 // tokens between. Padding is never labelled.
-TokenTicks token_ticker(const std::vector<std::string>& labels, double per_token, bool horizontal, const QFont& font) {
+TokenTicks token_ticker(const std::vector<std::string>& labels, double per_token, bool horizontal,
+                        const QFont& font) {
   const QFontMetricsF metrics(font);
   const double height = metrics.ascent(), gap = metrics.height() / 3.5;
   TokenTicks out;
   out.ticker.reset(new QCPAxisTickerText);
   if (per_token >= height + gap) {
     for (std::size_t k = 0; k < labels.size(); ++k)
-      if (labels[k] != "pad") out.ticker->addTick(static_cast<double>(k), QString::fromStdString(labels[k]));
+      if (labels[k] != "pad")
+        out.ticker->addTick(static_cast<double>(k), QString::fromStdString(labels[k]));
     return out;
   }
   out.by_step = true;
@@ -824,10 +899,14 @@ TokenTicks token_ticker(const std::vector<std::string>& labels, double per_token
     }
   }
   if (steps.empty()) return out;
-  const double per_step = steps.size() > 1 ? per_token * (steps.back().first - steps.front().first) / static_cast<double>(steps.size() - 1) : per_token;
+  const double per_step = steps.size() > 1
+                              ? per_token * (steps.back().first - steps.front().first) /
+                                    static_cast<double>(steps.size() - 1)
+                              : per_token;
   double widest = height;
   if (horizontal)
-    for (const auto& [token, step] : steps) widest = std::max(widest, metrics.tightBoundingRect(QString::number(step)).width());
+    for (const auto& [token, step] : steps)
+      widest = std::max(widest, metrics.tightBoundingRect(QString::number(step)).width());
   int every = 1;
   for (int nice : {1, 2, 5, 10, 20, 25, 50, 100, 200, 500, 1000}) {
     every = nice;
@@ -844,8 +923,8 @@ TokenTicks token_ticker(const std::vector<std::string>& labels, double per_token
 // embedding is squarer than a line plot when the height is left to it).
 // Draws m's cells on `map`; masked (above the diagonal) and padded cells stay blank. Returns the
 // magnitudes of the cells drawn, and widens [lo, hi] to their values.
-std::vector<double> fill_token_map(QCPColorMap* map, const analysis::TokenMatrix& m, const std::vector<std::string>& labels, double& lo,
-                                   double& hi) {
+std::vector<double> fill_token_map(QCPColorMap* map, const analysis::TokenMatrix& m,
+                                   const std::vector<std::string>& labels, double& lo, double& hi) {
   const int T = m.tokens;
   map->data()->setSize(T, T);
   map->data()->setRange(QCPRange(0, T - 1), QCPRange(0, T - 1));
@@ -853,7 +932,9 @@ std::vector<double> fill_token_map(QCPColorMap* map, const analysis::TokenMatrix
   std::vector<double> seen;
   for (int i = 0; i < T; ++i)
     for (int j = 0; j < T; ++j) {
-      const bool blank = j > i || (i < static_cast<int>(labels.size()) && (labels[static_cast<std::size_t>(i)] == "pad" || labels[static_cast<std::size_t>(j)] == "pad"));
+      const bool blank = j > i || (i < static_cast<int>(labels.size()) &&
+                                   (labels[static_cast<std::size_t>(i)] == "pad" ||
+                                    labels[static_cast<std::size_t>(j)] == "pad"));
       const double v = blank ? std::nan("") : m.at(i, j);
       map->data()->setCell(j, i, v);
       if (blank || std::isnan(v)) continue;
@@ -866,7 +947,8 @@ std::vector<double> fill_token_map(QCPColorMap* map, const analysis::TokenMatrix
 // The scale's colours for values in [lo, hi] of magnitudes `seen`. A few large weights (a first
 // query has one key) would flatten everything else: the range ends at the 99th percentile, and
 // the scale's label says so. A diverging map is centred at zero.
-void set_map_range(QCPColorScale* scale, bool diverging_map, double lo, double hi, std::vector<double> seen, const QString& colour_label) {
+void set_map_range(QCPColorScale* scale, bool diverging_map, double lo, double hi,
+                   std::vector<double> seen, const QString& colour_label) {
   QString label = colour_label;
   if (seen.size() > 20) {
     std::sort(seen.begin(), seen.end());
@@ -880,7 +962,8 @@ void set_map_range(QCPColorScale* scale, bool diverging_map, double lo, double h
   const double extent = std::max(std::abs(lo), std::abs(hi));
   scale->axis()->setLabel(label);
   scale->setGradient(diverging_map ? diverging() : viridis());
-  scale->setDataRange(diverging_map ? QCPRange(-std::max(extent, 1e-12), std::max(extent, 1e-12)) : QCPRange(lo, std::max(hi, lo + 1e-12)));
+  scale->setDataRange(diverging_map ? QCPRange(-std::max(extent, 1e-12), std::max(extent, 1e-12))
+                                    : QCPRange(lo, std::max(hi, lo + 1e-12)));
 }
 
 // A map's axes over T tokens: rows top down, the mask's grey behind, no grid.
@@ -897,10 +980,15 @@ void token_axes(QCPAxisRect* rect, int T) {
 
 // Token labels as many as fit on the maps as laid out at the page's size: every token's, else the
 // step of every k-th step at its state token, with a minor tick at each token.
-void fit_token_ticks(QCustomPlot& plot, const std::vector<QCPAxisRect*>& rects, const std::vector<std::string>& shown, const Canvas& page) {
+void fit_token_ticks(QCustomPlot& plot, const std::vector<QCPAxisRect*>& rects,
+                     const std::vector<std::string>& shown, const Canvas& page) {
   for (auto* rect : rects) {
-    rect->axis(QCPAxis::atBottom)->setTicker(token_ticker(shown, 1.0, false, rect->axis(QCPAxis::atBottom)->tickLabelFont()).ticker);
-    rect->axis(QCPAxis::atLeft)->setTicker(token_ticker(shown, 1.0, false, rect->axis(QCPAxis::atLeft)->tickLabelFont()).ticker);
+    rect->axis(QCPAxis::atBottom)
+        ->setTicker(
+            token_ticker(shown, 1.0, false, rect->axis(QCPAxis::atBottom)->tickLabelFont()).ticker);
+    rect->axis(QCPAxis::atLeft)
+        ->setTicker(
+            token_ticker(shown, 1.0, false, rect->axis(QCPAxis::atLeft)->tickLabelFont()).ticker);
   }
   lay_out(plot, page);
   for (auto* rect : rects) {
@@ -939,7 +1027,8 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Plot kinds: heatmaps, lines, bars, clustered bars, scatters, and their save_* functions
 
-FigureStyle plot_heatmap(QCustomPlot& plot, const analysis::TokenMatrix& m, const std::vector<std::string>& labels, bool diverging_map,
+FigureStyle plot_heatmap(QCustomPlot& plot, const analysis::TokenMatrix& m,
+                         const std::vector<std::string>& labels, bool diverging_map,
                          const QString& colour_label, const FigureStyle& style) {
   FigureStyle s = style;
   if (s.height <= 0) s.height = s.width * 0.85;  // maps are nearly square
@@ -952,15 +1041,20 @@ FigureStyle plot_heatmap(QCustomPlot& plot, const analysis::TokenMatrix& m, cons
   set_map_range(scale, diverging_map, lo, hi, std::move(seen), colour_label);
   token_axes(plot.axisRect(), m.tokens);
   label_axes(plot, s, "key", "query");
-  const std::vector<std::string> shown(labels.begin(), labels.begin() + std::min<std::size_t>(labels.size(), static_cast<std::size_t>(m.tokens)));
+  const std::vector<std::string> shown(
+      labels.begin(),
+      labels.begin() + std::min<std::size_t>(labels.size(), static_cast<std::size_t>(m.tokens)));
   fit_token_ticks(plot, {plot.axisRect()}, shown, canvas(s));
   return s;
 }
 
-FigureStyle plot_heatmap_pair(QCustomPlot& plot, const analysis::TokenMatrix& a, const analysis::TokenMatrix& b,
-                              const std::vector<std::string>& labels, const QString& title_a, const QString& title_b,
-                              const QString& colour_label, const FigureStyle& style) {
-  if (a.tokens != b.tokens) throw std::invalid_argument("two maps side by side need the same tokens");
+FigureStyle plot_heatmap_pair(QCustomPlot& plot, const analysis::TokenMatrix& a,
+                              const analysis::TokenMatrix& b,
+                              const std::vector<std::string>& labels, const QString& title_a,
+                              const QString& title_b, const QString& colour_label,
+                              const FigureStyle& style) {
+  if (a.tokens != b.tokens)
+    throw std::invalid_argument("two maps side by side need the same tokens");
   FigureStyle s = style;
   if (s.height <= 0) s.height = s.width * 0.6;  // two nearly square maps and their titles
   style_plot(plot, s);
@@ -1005,13 +1099,17 @@ FigureStyle plot_heatmap_pair(QCustomPlot& plot, const analysis::TokenMatrix& a,
   // The two maps equally wide: the first's column also holds the query labels.
   const auto equal_maps = [&] {
     lay_out(plot, canvas(s));
-    const double ma = rect_a->margins().left() + rect_a->margins().right(), mb = rect_b->margins().left() + rect_b->margins().right();
-    const double inner = std::max(1.0, (rect_a->outerRect().width() + rect_b->outerRect().width() - ma - mb) / 2.0);
+    const double ma = rect_a->margins().left() + rect_a->margins().right(),
+                 mb = rect_b->margins().left() + rect_b->margins().right();
+    const double inner =
+        std::max(1.0, (rect_a->outerRect().width() + rect_b->outerRect().width() - ma - mb) / 2.0);
     row->setColumnStretchFactors({inner + ma, inner + mb, 0.001 * inner});
     lay_out(plot, canvas(s));
   };
   equal_maps();
-  const std::vector<std::string> shown(labels.begin(), labels.begin() + std::min<std::size_t>(labels.size(), static_cast<std::size_t>(a.tokens)));
+  const std::vector<std::string> shown(
+      labels.begin(),
+      labels.begin() + std::min<std::size_t>(labels.size(), static_cast<std::size_t>(a.tokens)));
   fit_token_ticks(plot, {rect_a, rect_b}, shown, canvas(s));
   equal_maps();
   // Names that begin alike (runs of one dataset) are told apart by the rest.
@@ -1024,16 +1122,18 @@ FigureStyle plot_heatmap_pair(QCustomPlot& plot, const analysis::TokenMatrix& a,
     const double width = 0.95 * rect->width();
     QStringList lines = wrapped_text(title, top->labelFont(), width).split('\n');
     if (lines.size() > 3)
-      lines = QStringList{lines[0], lines[1], metrics.elidedText(title.mid(lines[0].size() + lines[1].size()).trimmed(), Qt::ElideLeft, width)};
+      lines = QStringList{lines[0], lines[1],
+                          metrics.elidedText(title.mid(lines[0].size() + lines[1].size()).trimmed(),
+                                             Qt::ElideLeft, width)};
     for (auto& line : lines) line = metrics.elidedText(line, Qt::ElideMiddle, width);
     top->setLabel(lines.join('\n'));
   }
   return s;
 }
 
-void plot_lines(QCustomPlot& plot, const std::vector<Series>& series, const QString& x_label, const QString& y_label,
-                const FigureStyle& style, const QString& right_label, const std::vector<std::pair<QString, double>>& references,
-                bool log_x) {
+void plot_lines(QCustomPlot& plot, const std::vector<Series>& series, const QString& x_label,
+                const QString& y_label, const FigureStyle& style, const QString& right_label,
+                const std::vector<std::pair<QString, double>>& references, bool log_x) {
   style_plot(plot, style);
   for (std::size_t k = 0; k < series.size(); ++k) {
     const auto& sr = series[k];
@@ -1059,7 +1159,9 @@ void plot_lines(QCustomPlot& plot, const std::vector<Series>& series, const QStr
     if (k % 2 == 1) pen.setStyle(Qt::DashLine);  // readable in black and white
     g->setPen(pen);
     if (sr.x.size() <= 30)
-      g->setScatterStyle(QCPScatterStyle(k % 2 ? QCPScatterStyle::ssSquare : QCPScatterStyle::ssCircle, colour, 2.5 * style.line_width));
+      g->setScatterStyle(
+          QCPScatterStyle(k % 2 ? QCPScatterStyle::ssSquare : QCPScatterStyle::ssCircle, colour,
+                          2.5 * style.line_width));
     g->setName(sr.name);
   }
   for (const auto& [name, value] : references) {
@@ -1072,7 +1174,9 @@ void plot_lines(QCustomPlot& plot, const std::vector<Series>& series, const QStr
     text->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
     text->position->setTypeY(QCPItemPosition::ptPlotCoords);
     text->position->setCoords(0.02, value);
-    text->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);  // above the line, where curves rarely go; room is made below
+    text->setPositionAlignment(
+        Qt::AlignLeft |
+        Qt::AlignBottom);  // above the line, where curves rarely go; room is made below
     text->setText(name);
     text->setFont(font_of(style, style.tickFont()));
     text->setColor(colors::kGrey);
@@ -1083,7 +1187,8 @@ void plot_lines(QCustomPlot& plot, const std::vector<Series>& series, const QStr
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
     if (!series.empty())
       for (double v : series.front().x) {
-        const QString t = std::abs(v) >= 1000 ? QString::number(v / 1000.0, 'g', 3) + "k" : QString::number(v, 'g', 3);
+        const QString t = std::abs(v) >= 1000 ? QString::number(v / 1000.0, 'g', 3) + "k"
+                                              : QString::number(v, 'g', 3);
         ticker->addTick(v, t);
       }
     plot.xAxis->setTicker(ticker);
@@ -1114,14 +1219,17 @@ void plot_lines(QCustomPlot& plot, const std::vector<Series>& series, const QStr
   if (series.size() > 1) legend_below(plot, style);
 }
 
-void plot_bars(QCustomPlot& plot, const std::vector<Bar>& bars, const QString& y_label, const FigureStyle& style) {
+void plot_bars(QCustomPlot& plot, const std::vector<Bar>& bars, const QString& y_label,
+               const FigureStyle& style) {
   style_plot(plot, style);
   auto* b = new QCPBars(plot.xAxis, plot.yAxis);
   b->setWidth(0.6);
   // A light fill: the whisker's lower half stands inside the bar and must show there.
   b->setPen(QPen(colors::kBlue, frame_width(style)));
   const QColor& blue = colors::kBlue;
-  const auto light = [](int c) { return static_cast<int>(std::lround(255 - 0.45 * (255 - c))); };  // 45% blue on white, opaque
+  const auto light = [](int c) {
+    return static_cast<int>(std::lround(255 - 0.45 * (255 - c)));
+  };  // 45% blue on white, opaque
   b->setBrush(QColor(light(blue.red()), light(blue.green()), light(blue.blue())));
   auto* err = new QCPErrorBars(plot.xAxis, plot.yAxis);
   err->setDataPlottable(b);
@@ -1150,28 +1258,35 @@ void plot_bars(QCustomPlot& plot, const std::vector<Bar>& bars, const QString& y
 
 }  // namespace
 
-std::vector<std::string> save_lines(const std::string& base, const std::vector<Series>& series, const QString& x_label,
-                                    const QString& y_label, const FigureStyle& style, const QString& right_label,
-                                    const std::vector<std::pair<QString, double>>& references, bool log_x) {
+std::vector<std::string> save_lines(const std::string& base, const std::vector<Series>& series,
+                                    const QString& x_label, const QString& y_label,
+                                    const FigureStyle& style, const QString& right_label,
+                                    const std::vector<std::pair<QString, double>>& references,
+                                    bool log_x) {
   QCustomPlot plot;
   plot_lines(plot, series, x_label, y_label, style, right_label, references, log_x);
   return save_all(plot, base, style);
 }
 
-std::vector<std::string> save_bars(const std::string& base, const std::vector<Bar>& bars, const QString& y_label, const FigureStyle& style) {
+std::vector<std::string> save_bars(const std::string& base, const std::vector<Bar>& bars,
+                                   const QString& y_label, const FigureStyle& style) {
   QCustomPlot plot;
   plot_bars(plot, bars, y_label, style);
   return save_all(plot, base, style);
 }
 
-double clustered_bar_width(int count) { return 0.8 / std::max(1, count); }
-
-double clustered_bar_key(int cluster, int k, int count) {
-  return static_cast<double>(cluster + 1) - 0.4 + (static_cast<double>(k) + 0.5) * clustered_bar_width(count);
+double clustered_bar_width(int count) {
+  return 0.8 / std::max(1, count);
 }
 
-void add_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters, const std::vector<BarSeries>& series,
-                        double frame_width, double whisker_width, const QFont& note_font) {
+double clustered_bar_key(int cluster, int k, int count) {
+  return static_cast<double>(cluster + 1) - 0.4 +
+         (static_cast<double>(k) + 0.5) * clustered_bar_width(count);
+}
+
+void add_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters,
+                        const std::vector<BarSeries>& series, double frame_width,
+                        double whisker_width, const QFont& note_font) {
   const int count = static_cast<int>(series.size());
   const double width = clustered_bar_width(count);
   double top = 0.0, bottom = 0.0;
@@ -1215,7 +1330,8 @@ void add_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters,
       if (s.notes[c].isEmpty() || !std::isfinite(s.bars[c].mean)) continue;
       const double spread = std::isfinite(s.bars[c].spread) ? s.bars[c].spread : 0.0;
       auto* note = new QCPItemText(&plot);
-      note->position->setCoords(clustered_bar_key(static_cast<int>(c), k, count), std::max(0.0, s.bars[c].mean) + spread);
+      note->position->setCoords(clustered_bar_key(static_cast<int>(c), k, count),
+                                std::max(0.0, s.bars[c].mean) + spread);
       note->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
       note->setFont(note_font);
       note->setColor(QColor(80, 80, 80));
@@ -1225,7 +1341,8 @@ void add_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters,
     }
   }
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-  for (std::size_t c = 0; c < clusters.size(); ++c) ticker->addTick(static_cast<double>(c + 1), clusters[c]);
+  for (std::size_t c = 0; c < clusters.size(); ++c)
+    ticker->addTick(static_cast<double>(c + 1), clusters[c]);
   plot.xAxis->setTicker(ticker);
   plot.xAxis->grid()->setVisible(false);
   plot.xAxis->setTickLength(0, 4);
@@ -1237,18 +1354,22 @@ void add_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters,
 
 namespace {
 
-void plot_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters, const std::vector<BarSeries>& series,
-                         const QString& y_label, const FigureStyle& style) {
+void plot_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters,
+                         const std::vector<BarSeries>& series, const QString& y_label,
+                         const FigureStyle& style) {
   style_plot(plot, style);
-  add_clustered_bars(plot, clusters, series, frame_width(style), 0.67 * style.line_width, font_of(style, 0.8 * style.tickFont()));
+  add_clustered_bars(plot, clusters, series, frame_width(style), 0.67 * style.line_width,
+                     font_of(style, 0.8 * style.tickFont()));
   label_axes(plot, style, {}, y_label);
   if (series.size() > 1) legend_below(plot, style);
 }
 
 }  // namespace
 
-std::vector<std::string> save_clustered_bars(const std::string& base, const std::vector<QString>& clusters,
-                                             const std::vector<BarSeries>& series, const QString& y_label, const FigureStyle& style) {
+std::vector<std::string> save_clustered_bars(const std::string& base,
+                                             const std::vector<QString>& clusters,
+                                             const std::vector<BarSeries>& series,
+                                             const QString& y_label, const FigureStyle& style) {
   QCustomPlot plot;
   plot_clustered_bars(plot, clusters, series, y_label, style);
   return save_all(plot, base, style);
@@ -1256,28 +1377,34 @@ std::vector<std::string> save_clustered_bars(const std::string& base, const std:
 
 namespace {
 
-FigureStyle plot_scatter(QCustomPlot& plot, const std::vector<ScatterGroup>& groups, const FigureStyle& style, const QString& x_label,
-                         const QString& y_label) {
+FigureStyle plot_scatter(QCustomPlot& plot, const std::vector<ScatterGroup>& groups,
+                         const FigureStyle& style, const QString& x_label, const QString& y_label) {
   FigureStyle s = style;
   if (s.height <= 0) s.height = s.width;
   style_plot(plot, s);
   for (std::size_t k = 0; k < groups.size(); ++k) {
     auto* g = plot.addGraph();
     // Unsorted keys (the graph sorts them) and no adaptive sampling: every point is drawn.
-    g->setData(QVector<double>(groups[k].x.begin(), groups[k].x.end()), QVector<double>(groups[k].y.begin(), groups[k].y.end()));
+    g->setData(QVector<double>(groups[k].x.begin(), groups[k].x.end()),
+               QVector<double>(groups[k].y.begin(), groups[k].y.end()));
     g->setAdaptiveSampling(false);
     g->setLineStyle(QCPGraph::lsNone);
-    QColor colour = groups[k].colour.isValid() ? groups[k].colour : categorical()[k % categorical().size()];
+    QColor colour =
+        groups[k].colour.isValid() ? groups[k].colour : categorical()[k % categorical().size()];
     colour.setAlpha(170);
-    const QCPScatterStyle::ScatterShape shapes[] = {QCPScatterStyle::ssDisc, QCPScatterStyle::ssTriangle, QCPScatterStyle::ssSquare,
-                                                     QCPScatterStyle::ssDiamond, QCPScatterStyle::ssCross};
+    const QCPScatterStyle::ScatterShape shapes[] = {
+        QCPScatterStyle::ssDisc, QCPScatterStyle::ssTriangle, QCPScatterStyle::ssSquare,
+        QCPScatterStyle::ssDiamond, QCPScatterStyle::ssCross};
     const auto marker = groups[k].marker;
     auto shape = marker == Marker::Automatic ? shapes[k % 5] : shapes[static_cast<int>(marker) - 1];
-    if (shape == QCPScatterStyle::ssDisc) shape = QCPScatterStyle::ssCircle;  // a disc takes the pen's colour, a circle the brush's
+    if (shape == QCPScatterStyle::ssDisc)
+      shape = QCPScatterStyle::ssCircle;  // a disc takes the pen's colour, a circle the brush's
     // Filled markers without an outline: a translucent outline would draw a ring at 600 dpi. (A
     // Qt::NoPen pen would mean "the graph's pen" to QCustomPlot, hence a transparent one.)
-    g->setScatterStyle(QCPScatterStyle(shape, shape == QCPScatterStyle::ssCross ? QPen(colour, s.line_width) : QPen(Qt::transparent),
-                                       QBrush(colour), 1.7 * s.line_width + 0.5));
+    g->setScatterStyle(QCPScatterStyle(
+        shape,
+        shape == QCPScatterStyle::ssCross ? QPen(colour, s.line_width) : QPen(Qt::transparent),
+        QBrush(colour), 1.7 * s.line_width + 0.5));
     g->setName(groups[k].name);
   }
   plot.rescaleAxes();
@@ -1292,30 +1419,38 @@ FigureStyle plot_scatter(QCustomPlot& plot, const std::vector<ScatterGroup>& gro
 
 }  // namespace
 
-std::vector<std::string> save_heatmap(const std::string& base, const analysis::TokenMatrix& m, const std::vector<std::string>& labels,
-                                      bool diverging_map, const QString& colour_label, const FigureStyle& style) {
+std::vector<std::string> save_heatmap(const std::string& base, const analysis::TokenMatrix& m,
+                                      const std::vector<std::string>& labels, bool diverging_map,
+                                      const QString& colour_label, const FigureStyle& style) {
   QCustomPlot plot;
   const FigureStyle s = plot_heatmap(plot, m, labels, diverging_map, colour_label, style);
   return save_all(plot, base, s);
 }
 
-std::vector<std::string> save_heatmap_pair(const std::string& base, const analysis::TokenMatrix& a, const analysis::TokenMatrix& b,
-                                           const std::vector<std::string>& labels, const QString& title_a, const QString& title_b,
+std::vector<std::string> save_heatmap_pair(const std::string& base, const analysis::TokenMatrix& a,
+                                           const analysis::TokenMatrix& b,
+                                           const std::vector<std::string>& labels,
+                                           const QString& title_a, const QString& title_b,
                                            const QString& colour_label, const FigureStyle& style) {
   QCustomPlot plot;
-  const FigureStyle s = plot_heatmap_pair(plot, a, b, labels, title_a, title_b, colour_label, style);
+  const FigureStyle s =
+      plot_heatmap_pair(plot, a, b, labels, title_a, title_b, colour_label, style);
   return save_all(plot, base, s);
 }
 
-std::vector<std::string> save_scatter(const std::string& base, const std::vector<ScatterGroup>& groups, const FigureStyle& style,
-                                      const QString& x_label, const QString& y_label) {
+std::vector<std::string> save_scatter(const std::string& base,
+                                      const std::vector<ScatterGroup>& groups,
+                                      const FigureStyle& style, const QString& x_label,
+                                      const QString& y_label) {
   QCustomPlot plot;
   const FigureStyle s = plot_scatter(plot, groups, style, x_label, y_label);
   return save_all(plot, base, s);
 }
 
-std::vector<std::string> save_value_scatter(const std::string& base, const std::vector<double>& x, const std::vector<double>& y,
-                                            const std::vector<double>& value, const QString& colour_label, const FigureStyle& style) {
+std::vector<std::string> save_value_scatter(const std::string& base, const std::vector<double>& x,
+                                            const std::vector<double>& y,
+                                            const std::vector<double>& value,
+                                            const QString& colour_label, const FigureStyle& style) {
   QCustomPlot plot;
   FigureStyle s = style;
   if (s.height <= 0) s.height = s.width * 0.85;
@@ -1331,7 +1466,8 @@ std::vector<std::string> save_value_scatter(const std::string& base, const std::
   constexpr int kBands = 32;
   std::vector<QVector<double>> bx(kBands), by(kBands);
   for (std::size_t i = 0; i < n; ++i) {
-    const int band = std::clamp(static_cast<int>((value[i] - lo) / (hi - lo) * kBands), 0, kBands - 1);
+    const int band =
+        std::clamp(static_cast<int>((value[i] - lo) / (hi - lo) * kBands), 0, kBands - 1);
     bx[static_cast<std::size_t>(band)] << x[i];
     by[static_cast<std::size_t>(band)] << y[i];
   }
@@ -1343,7 +1479,8 @@ std::vector<std::string> save_value_scatter(const std::string& base, const std::
     g->setLineStyle(QCPGraph::lsNone);
     QColor colour = QColor::fromRgb(gradient.color(lo + (b + 0.5) * (hi - lo) / kBands, range));
     colour.setAlpha(190);
-    g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(Qt::transparent), QBrush(colour), 1.7 * s.line_width + 0.5));
+    g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(Qt::transparent),
+                                       QBrush(colour), 1.7 * s.line_width + 0.5));
   }
   auto* scale = beside_scale(plot, s);
   scale->setGradient(gradient);
@@ -1361,14 +1498,17 @@ std::vector<std::string> save_value_scatter(const std::string& base, const std::
 // Export: every tab's figure, the venue presets
 
 FigureStyle with_defaults(FigureStyle style, const FigureText& text) {
-  if (!style.show_title) style.title.clear();
-  else if (style.title.isEmpty()) style.title = text.title;
+  if (!style.show_title)
+    style.title.clear();
+  else if (style.title.isEmpty())
+    style.title = text.title;
   if (style.x_title.isEmpty()) style.x_title = text.x_title;
   if (style.y_title.isEmpty()) style.y_title = text.y_title;
   return style;
 }
 
-std::vector<std::string> export_all(const std::vector<const FigureSource*>& sources, const std::string& dir, const FigureStyle& style) {
+std::vector<std::string> export_all(const std::vector<const FigureSource*>& sources,
+                                    const std::string& dir, const FigureStyle& style) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   std::vector<std::string> written;
@@ -1381,8 +1521,8 @@ std::vector<std::string> export_all(const std::vector<const FigureSource*>& sour
 }
 
 std::vector<FigurePreset> venue_presets() {
-  const auto preset = [](const char* slug, const char* name, double width, double height, double font, double tick,
-                         const char* family, int dpi) {
+  const auto preset = [](const char* slug, const char* name, double width, double height,
+                         double font, double tick, const char* family, int dpi) {
     FigureStyle s;
     s.width = width;
     s.height = height;
@@ -1406,7 +1546,8 @@ std::vector<FigurePreset> venue_presets() {
       preset("cvpr-page", "CVPR page (6.875 in)", 6.875, 0, 9, 8, kSansFamily, 300),
       preset("ieee", "IEEE column (3.3 × 2.5 in, serif)", 3.3, 2.5, 8, 8, kSerifFamily, 600),
       preset("nature", "Nature single column (89 mm)", 89.0 / 25.4, 0, 7, 6, kSansFamily, 600),
-      preset("nature-page", "Nature double column (183 mm)", 183.0 / 25.4, 0, 7, 6, kSansFamily, 600),
+      preset("nature-page", "Nature double column (183 mm)", 183.0 / 25.4, 0, 7, 6, kSansFamily,
+             600),
   };
 }
 
@@ -1420,7 +1561,8 @@ int venue_preset_index(const std::string& name) {
   const QString wanted = QString::fromStdString(name).trimmed();
   const auto presets = venue_presets();
   for (std::size_t k = 0; k < presets.size(); ++k)
-    if (wanted.compare(presets[k].slug, Qt::CaseInsensitive) == 0 || wanted.compare(presets[k].name, Qt::CaseInsensitive) == 0)
+    if (wanted.compare(presets[k].slug, Qt::CaseInsensitive) == 0 ||
+        wanted.compare(presets[k].name, Qt::CaseInsensitive) == 0)
       return static_cast<int>(k);
   return -1;
 }
@@ -1434,7 +1576,8 @@ std::optional<FigureStyle> venue_preset(const std::string& name) {
 namespace {
 
 // A registered analysis's figure on `plot`, in the style it returns.
-FigureStyle plot_analysis_figure(QCustomPlot& plot, const analysis::AnalysisFigure& figure, const FigureStyle& s) {
+FigureStyle plot_analysis_figure(QCustomPlot& plot, const analysis::AnalysisFigure& figure,
+                                 const FigureStyle& s) {
   using Kind = analysis::AnalysisFigure::Kind;
   switch (figure.kind) {
     case Kind::Bars: {
@@ -1443,7 +1586,9 @@ FigureStyle plot_analysis_figure(QCustomPlot& plot, const analysis::AnalysisFigu
         const auto& series = figure.series.front();
         for (std::size_t k = 0; k < series.y.size(); ++k) {
           const auto index = k < series.x.size() ? static_cast<std::size_t>(series.x[k]) : k;
-          const QString name = index < figure.categories.size() ? QString::fromStdString(figure.categories[index]) : QString::number(k + 1);
+          const QString name = index < figure.categories.size()
+                                   ? QString::fromStdString(figure.categories[index])
+                                   : QString::number(k + 1);
           bars.push_back({name, series.y[k], k < series.spread.size() ? series.spread[k] : 0.0});
         }
       }
@@ -1451,15 +1596,19 @@ FigureStyle plot_analysis_figure(QCustomPlot& plot, const analysis::AnalysisFigu
       return s;
     }
     case Kind::Heatmap:
-      return plot_heatmap(plot, figure.matrix, figure.labels, figure.diverging, QString::fromStdString(figure.colour_label), s);
+      return plot_heatmap(plot, figure.matrix, figure.labels, figure.diverging,
+                          QString::fromStdString(figure.colour_label), s);
     case Kind::Scatter: {
       std::vector<ScatterGroup> groups;
-      for (const auto& a : figure.series) groups.push_back({QString::fromStdString(a.name), a.x, a.y});
+      for (const auto& a : figure.series)
+        groups.push_back({QString::fromStdString(a.name), a.x, a.y});
       // Axis titles only where the figure has them: an embedding's axes carry no units.
-      return plot_scatter(plot, groups, s, QString::fromStdString(figure.x_label).isEmpty() ? QString() : s.x_title,
+      return plot_scatter(plot, groups, s,
+                          QString::fromStdString(figure.x_label).isEmpty() ? QString() : s.x_title,
                           QString::fromStdString(figure.y_label).isEmpty() ? QString() : s.y_title);
     }
-    case Kind::Lines: break;
+    case Kind::Lines:
+      break;
   }
   std::vector<Series> lines;
   for (const auto& a : figure.series) {
@@ -1472,14 +1621,17 @@ FigureStyle plot_analysis_figure(QCustomPlot& plot, const analysis::AnalysisFigu
     lines.push_back(std::move(line));
   }
   std::vector<std::pair<QString, double>> references;
-  for (const auto& [name, y] : figure.references) references.push_back({QString::fromStdString(name), y});
-  plot_lines(plot, lines, s.x_title, s.y_title, s, QString::fromStdString(figure.right_label), references, figure.log_x);
+  for (const auto& [name, y] : figure.references)
+    references.push_back({QString::fromStdString(name), y});
+  plot_lines(plot, lines, s.x_title, s.y_title, s, QString::fromStdString(figure.right_label),
+             references, figure.log_x);
   return s;
 }
 
 FigureStyle analysis_style(const analysis::AnalysisFigure& figure, const FigureStyle& style) {
-  return with_defaults(style, {QString::fromStdString(figure.title), QString::fromStdString(figure.x_label),
-                               QString::fromStdString(figure.y_label)});
+  return with_defaults(
+      style, {QString::fromStdString(figure.title), QString::fromStdString(figure.x_label),
+              QString::fromStdString(figure.y_label)});
 }
 
 }  // namespace
@@ -1490,7 +1642,8 @@ QImage render_analysis_figure(const analysis::AnalysisFigure& figure, const Figu
   return raster(plot, s);
 }
 
-std::vector<std::string> save_analysis_figure(const std::string& base, const analysis::AnalysisFigure& figure,
+std::vector<std::string> save_analysis_figure(const std::string& base,
+                                              const analysis::AnalysisFigure& figure,
                                               const FigureStyle& style, bool with_csv) {
   QCustomPlot plot;
   const FigureStyle s = plot_analysis_figure(plot, figure, analysis_style(figure, style));
@@ -1504,7 +1657,8 @@ std::vector<std::string> save_analysis_figure(const std::string& base, const ana
   CsvWriter out({"series", "x", "y", "spread"}, 9);
   for (const auto& a : figure.series)
     for (std::size_t k = 0; k < a.y.size(); ++k) {
-      out << a.name << (k < a.x.size() ? a.x[k] : static_cast<double>(k)) << a.y[k] << (k < a.spread.size() ? a.spread[k] : 0.0);
+      out << a.name << (k < a.x.size() ? a.x[k] : static_cast<double>(k)) << a.y[k]
+          << (k < a.spread.size() ? a.spread[k] : 0.0);
       out.end_row();
     }
   out.write(csv);

@@ -11,10 +11,12 @@ namespace dstudio::viz {
 inline QCPColorGradient viridis() {
   QCPColorGradient g;
   g.clearColorStops();
-  const std::vector<QColor> stops = {QColor(68, 1, 84), QColor(72, 40, 120), QColor(62, 74, 137), QColor(49, 104, 142),
-                                     QColor(38, 130, 142), QColor(31, 158, 137), QColor(53, 183, 121), QColor(110, 206, 88),
-                                     QColor(181, 222, 43), QColor(253, 231, 37)};
-  for (std::size_t i = 0; i < stops.size(); ++i) g.setColorStopAt(static_cast<double>(i) / (stops.size() - 1), stops[i]);
+  const std::vector<QColor> stops = {
+      QColor(68, 1, 84),    QColor(72, 40, 120),  QColor(62, 74, 137),  QColor(49, 104, 142),
+      QColor(38, 130, 142), QColor(31, 158, 137), QColor(53, 183, 121), QColor(110, 206, 88),
+      QColor(181, 222, 43), QColor(253, 231, 37)};
+  for (std::size_t i = 0; i < stops.size(); ++i)
+    g.setColorStopAt(static_cast<double>(i) / (stops.size() - 1), stops[i]);
   g.setNanHandling(QCPColorGradient::nhTransparent);
   return g;
 }

@@ -2,6 +2,8 @@
 
 #include "dstudio/viz/markov_lab_view.h"
 
+#include <qcustomplot.h>
+
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -16,11 +18,10 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <qcustomplot.h>
 
 #include "colors.h"
-#include "dstudio/common/csv.h"
 #include "dstudio/analysis/window_maps.h"
+#include "dstudio/common/csv.h"
 #include "gradients.h"
 
 namespace dstudio::viz {
@@ -53,7 +54,9 @@ QWidget* probability_control(QSlider*& slider, QDoubleSpinBox*& box, double valu
   return row;
 }
 
-QString nats(double v) { return QString::number(v, 'f', 4); }
+QString nats(double v) {
+  return QString::number(v, 'f', 4);
+}
 
 }  // namespace
 
@@ -75,7 +78,8 @@ MarkovLabView::MarkovLabView(QWidget* parent)
   chain_form->addRow(tr("p (0 → 1)"), probability_control(p_slider_, p_, defaults.chain.p));
   chain_form->addRow(tr("q (1 → 0)"), probability_control(q_slider_, q_, defaults.chain.q));
   order_->setRange(1, 3);
-  order_->setToolTip(tr("The next symbol depends on this many past symbols (through how often each occurs)"));
+  order_->setToolTip(
+      tr("The next symbol depends on this many past symbols (through how often each occurs)"));
   chain_form->addRow(tr("Order m"), order_);
   states_->setRange(2, 8);
   states_->setToolTip(tr("Symbols; above 2 the chain switches with p to any other symbol alike"));
@@ -129,7 +133,8 @@ MarkovLabView::MarkovLabView(QWidget* parent)
   loss_->setMinimumSize(300, 220);
   auto* current = loss_->addGraph();
   current->setPen(QPen(colors::kBlue, 2));
-  current->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, colors::kBlue, colors::kBlue, 4));
+  current->setScatterStyle(
+      QCPScatterStyle(QCPScatterStyle::ssDisc, colors::kBlue, colors::kBlue, 4));
   current->setName(tr("loss"));
   auto* batch = loss_->addGraph();
   QColor faint = colors::kSkyBlue;
@@ -178,13 +183,15 @@ MarkovLabView::MarkovLabView(QWidget* parent)
     connect(spin, &QSpinBox::valueChanged, this, [this] { updateFloor(); });
   for (auto* box : {p_, q_})
     connect(box, &QDoubleSpinBox::valueChanged, this, [this] { updateFloor(); });
-  connect(train_, &QPushButton::clicked, this, [this] { emit running_ ? cancelRequested() : trainRequested(); });
+  connect(train_, &QPushButton::clicked, this,
+          [this] { emit running_ ? cancelRequested() : trainRequested(); });
   updateFloor();
 }
 
 models::MarkovLabOptions MarkovLabView::options() const {
   models::MarkovLabOptions o;
-  o.chain = analysis::MarkovChain::make(p_->value(), q_->value(), order_->value(), states_->value());
+  o.chain =
+      analysis::MarkovChain::make(p_->value(), q_->value(), order_->value(), states_->value());
   o.mixer = static_cast<models::LabMixer>(mixer_->currentData().toInt());
   o.window = window_->value();
   o.steps = steps_->value();
@@ -206,7 +213,8 @@ void MarkovLabView::setOptions(const models::MarkovLabOptions& o) {
 void MarkovLabView::updateFloor() {
   q_->setEnabled(states_->value() == 2 && !running_);
   q_slider_->setEnabled(q_->isEnabled());
-  const auto chain = analysis::MarkovChain::make(p_->value(), q_->value(), order_->value(), states_->value());
+  const auto chain =
+      analysis::MarkovChain::make(p_->value(), q_->value(), order_->value(), states_->value());
   floor_ = chain.entropy_rate();
   floor_label_->setText(tr("Floor: entropy rate %1 nats (%2 bits) per symbol")
                             .arg(nats(floor_), QString::number(floor_ / std::log(2.0), 'f', 4)));
@@ -228,7 +236,8 @@ void MarkovLabView::drawFloor() {
 void MarkovLabView::setRunning(bool running) {
   running_ = running;
   train_->setText(running ? tr("Cancel") : tr("Train"));
-  for (QWidget* w : std::initializer_list<QWidget*>{p_, p_slider_, order_, states_, mixer_, window_, steps_})
+  for (QWidget* w :
+       std::initializer_list<QWidget*>{p_, p_slider_, order_, states_, mixer_, window_, steps_})
     w->setEnabled(!running);
   q_->setEnabled(states_->value() == 2 && !running);
   q_slider_->setEnabled(q_->isEnabled());
@@ -262,7 +271,8 @@ void MarkovLabView::beginRun() {
 void MarkovLabView::addPoints(const std::vector<models::MarkovLabPoint>& points) {
   for (const auto& p : points) {
     loss_->graph(0)->addData(p.step, p.loss);
-    if (p.step > 0 && std::isfinite(p.training_loss)) loss_->graph(1)->addData(p.step, p.training_loss);
+    if (p.step > 0 && std::isfinite(p.training_loss))
+      loss_->graph(1)->addData(p.step, p.training_loss);
   }
   if (!points.empty()) {
     const auto& last = points.back();
@@ -280,11 +290,13 @@ void MarkovLabView::showResult(const models::MarkovLabResult& r) {
   const double percent = 100.0 * r.gap / r.entropy_rate;
   QStringList lags;
   for (double w : r.mixing_by_lag) lags << QString::number(w, 'f', 2);
-  summary_->setText(tr("<b>Final loss %1 = floor %2 + KL %3</b> (%4% above the floor), %5 steps in %6 s.<br>"
-                       "Weight by lag 0, 1, …: %7")
-                        .arg(nats(r.final_loss), nats(r.entropy_rate), nats(r.gap), QString::number(percent, 'f', 2))
-                        .arg(run_options_.steps)
-                        .arg(QString::number(r.seconds, 'f', 1), lags.join(", ")));
+  summary_->setText(
+      tr("<b>Final loss %1 = floor %2 + KL %3</b> (%4% above the floor), %5 steps in %6 s.<br>"
+         "Weight by lag 0, 1, …: %7")
+          .arg(nats(r.final_loss), nats(r.entropy_rate), nats(r.gap),
+               QString::number(percent, 'f', 2))
+          .arg(run_options_.steps)
+          .arg(QString::number(r.seconds, 'f', 1), lags.join(", ")));
   const int n = r.length;
   matrix_->data()->setSize(n, n);
   matrix_->data()->setRange(QCPRange(0, n - 1), QCPRange(0, n - 1));
@@ -309,11 +321,12 @@ void MarkovLabView::showStopped(const QString& why) {
 }
 
 FigureText MarkovLabView::figureText() const {
-  return {tr("%1 on an order-%2 chain").arg(runName(run_options_)).arg(run_options_.chain.order), tr("step"),
-          tr("loss (nats)")};
+  return {tr("%1 on an order-%2 chain").arg(runName(run_options_)).arg(run_options_.chain.order),
+          tr("step"), tr("loss (nats)")};
 }
 
-std::vector<std::string> MarkovLabView::exportFigure(const std::string& base, const FigureStyle& style) const {
+std::vector<std::string> MarkovLabView::exportFigure(const std::string& base,
+                                                     const FigureStyle& style) const {
   if (!has_result_) return {};
   const FigureStyle s = with_defaults(style, figureText());
   Series loss{tr("loss"), {}, {}, {}, {}, false};
@@ -327,17 +340,21 @@ std::vector<std::string> MarkovLabView::exportFigure(const std::string& base, co
     Series before{previous_name_, {}, {}, {}, {}, false};
     loss.name = runName(run_options_);
     series = {loss, before};
-    for (auto it = loss_->graph(2)->data()->constBegin(); it != loss_->graph(2)->data()->constEnd(); ++it) {
+    for (auto it = loss_->graph(2)->data()->constBegin(); it != loss_->graph(2)->data()->constEnd();
+         ++it) {
       series[1].x.push_back(it->key);
       series[1].y.push_back(it->value);
     }
   }
-  auto written = save_lines(base + "_loss", series, s.x_title, s.y_title, s, {}, {{tr("entropy rate"), result_.entropy_rate}});
+  auto written = save_lines(base + "_loss", series, s.x_title, s.y_title, s, {},
+                            {{tr("entropy rate"), result_.entropy_rate}});
   CsvWriter csv({"step", "loss", "training_loss", "entropy_rate"}, 6);
   for (const auto& p : result_.curve) {
     csv << p.step << p.loss;
-    if (p.step > 0) csv << p.training_loss;
-    else csv.empty();
+    if (p.step > 0)
+      csv << p.training_loss;
+    else
+      csv.empty();
     csv << result_.entropy_rate;
     csv.end_row();
   }
@@ -346,15 +363,19 @@ std::vector<std::string> MarkovLabView::exportFigure(const std::string& base, co
 
   analysis::TokenMatrix m{result_.length, result_.mixing_matrix};
   for (int row = 0; row < m.tokens; ++row)
-    for (int col = row + 1; col < m.tokens; ++col) m.values[static_cast<size_t>(row) * m.tokens + col] = std::nan("");
+    for (int col = row + 1; col < m.tokens; ++col)
+      m.values[static_cast<size_t>(row) * m.tokens + col] = std::nan("");
   std::vector<std::string> labels;
   for (int t = 0; t < m.tokens; ++t) labels.push_back(QStringLiteral("t%1").arg(t).toStdString());
   FigureStyle ms = style;
-  ms.title = style.title.isEmpty() ? tr("learned mixing: %1").arg(runName(run_options_)) : style.title;
+  ms.title =
+      style.title.isEmpty() ? tr("learned mixing: %1").arg(runName(run_options_)) : style.title;
   ms.x_title = tr("key position");
   ms.y_title = tr("query position");
-  for (const auto& path : save_heatmap(base + "_mixing", m, labels, false, tr("weight"), ms)) written.push_back(path);
-  if (analysis::write_map_csv(base + "_mixing.csv", m, labels)) written.push_back(base + "_mixing.csv");
+  for (const auto& path : save_heatmap(base + "_mixing", m, labels, false, tr("weight"), ms))
+    written.push_back(path);
+  if (analysis::write_map_csv(base + "_mixing.csv", m, labels))
+    written.push_back(base + "_mixing.csv");
   return written;
 }
 

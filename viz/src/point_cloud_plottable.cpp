@@ -23,7 +23,9 @@ inline std::uint32_t byte_mul(std::uint32_t x, std::uint32_t a) {
 }
 
 // Source over destination, both premultiplied.
-inline std::uint32_t src_over(std::uint32_t s, std::uint32_t d) { return s + byte_mul(d, 255u - (s >> 24)); }
+inline std::uint32_t src_over(std::uint32_t s, std::uint32_t d) {
+  return s + byte_mul(d, 255u - (s >> 24));
+}
 
 #if defined(__SSE2__)
 // The same for 4 pixels at once, in the same integer arithmetic (16-bit lanes).
@@ -41,11 +43,13 @@ inline __m128i src_over4(__m128i s, __m128i d) {
 #endif
 
 // Blends `length` pixels, padded to `padded` with transparent ones (which leave dst as it is).
-inline void blend_span(std::uint32_t* dst, const std::uint32_t* src, [[maybe_unused]] int length, [[maybe_unused]] int padded) {
+inline void blend_span(std::uint32_t* dst, const std::uint32_t* src, [[maybe_unused]] int length,
+                       [[maybe_unused]] int padded) {
 #if defined(__SSE2__)
   for (int k = 0; k < padded; k += 4) {
     auto* d = reinterpret_cast<__m128i*>(dst + k);
-    _mm_storeu_si128(d, src_over4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + k)), _mm_loadu_si128(d)));
+    _mm_storeu_si128(d, src_over4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + k)),
+                                  _mm_loadu_si128(d)));
   }
 #else
   for (int k = 0; k < length; ++k) dst[k] = src_over(src[k], dst[k]);
@@ -61,7 +65,8 @@ inline int floor_near(double v) {
 
 }  // namespace
 
-PointCloudPlottable::PointCloudPlottable(QCPAxis* key_axis, QCPAxis* value_axis) : QCPAbstractPlottable(key_axis, value_axis) {
+PointCloudPlottable::PointCloudPlottable(QCPAxis* key_axis, QCPAxis* value_axis)
+    : QCPAbstractPlottable(key_axis, value_axis) {
   // One legend entry cannot show several groups: the owner adds one per group.
   removeFromLegend();
   setSelectable(QCP::stNone);
@@ -86,13 +91,16 @@ void PointCloudPlottable::setLayout(std::shared_ptr<const std::vector<double>> x
   std::copy(hi, hi + 2, hi_);
 }
 
-void PointCloudPlottable::setGroups(std::vector<std::uint16_t> group_of_point, std::vector<Style> styles) {
+void PointCloudPlottable::setGroups(std::vector<std::uint16_t> group_of_point,
+                                    std::vector<Style> styles) {
   group_ = std::move(group_of_point);
   styles_ = std::move(styles);
   stamp_ratio_ = 0.0;  // rendered again at the next draw
 }
 
-void PointCloudPlottable::setOrder(std::vector<int> order) { order_ = std::move(order); }
+void PointCloudPlottable::setOrder(std::vector<int> order) {
+  order_ = std::move(order);
+}
 
 int PointCloudPlottable::groupsInOrder() const {
   std::vector<char> seen(styles_.size(), 0);
@@ -108,11 +116,13 @@ int PointCloudPlottable::groupsInOrder() const {
 
 QCPScatterStyle PointCloudPlottable::scatterStyle(const Style& style) {
   // QCP's triangle is an outline, its disc filled: the look the view always had.
-  return {style.marker == Marker::Triangle ? QCPScatterStyle::ssTriangle : QCPScatterStyle::ssDisc, style.colour, style.colour,
-          style.size};
+  return {style.marker == Marker::Triangle ? QCPScatterStyle::ssTriangle : QCPScatterStyle::ssDisc,
+          style.colour, style.colour, style.size};
 }
 
-double PointCloudPlottable::selectTest(const QPointF&, bool, QVariant*) const { return -1.0; }
+double PointCloudPlottable::selectTest(const QPointF&, bool, QVariant*) const {
+  return -1.0;
+}
 
 QCPRange PointCloudPlottable::range(int column, bool& found, QCP::SignDomain domain) const {
   found = false;
@@ -126,7 +136,8 @@ QCPRange PointCloudPlottable::range(int column, bool& found, QCP::SignDomain dom
   const auto& v = *xy_;
   for (std::size_t i = static_cast<std::size_t>(column); i < v.size(); i += 2) {
     const double c = v[i];
-    if ((domain == QCP::sdPositive && c > 0) || (domain == QCP::sdNegative && c < 0)) lo = std::min(lo, c), hi = std::max(hi, c);
+    if ((domain == QCP::sdPositive && c > 0) || (domain == QCP::sdNegative && c < 0))
+      lo = std::min(lo, c), hi = std::max(hi, c);
   }
   found = lo <= hi;
   return found ? QCPRange(lo, hi) : QCPRange();
@@ -136,7 +147,8 @@ QCPRange PointCloudPlottable::getKeyRange(bool& found_range, QCP::SignDomain in_
   return range(0, found_range, in_sign_domain);
 }
 
-QCPRange PointCloudPlottable::getValueRange(bool& found_range, QCP::SignDomain in_sign_domain, const QCPRange&) const {
+QCPRange PointCloudPlottable::getValueRange(bool& found_range, QCP::SignDomain in_sign_domain,
+                                            const QCPRange&) const {
   return range(1, found_range, in_sign_domain);
 }
 
@@ -144,7 +156,9 @@ PointCloudPlottable::Transform PointCloudPlottable::transform() const {
   Transform t;
   QCPAxis* key = mKeyAxis.data();
   QCPAxis* value = mValueAxis.data();
-  if (!key || !value || key->scaleType() != QCPAxis::stLinear || value->scaleType() != QCPAxis::stLinear) return t;
+  if (!key || !value || key->scaleType() != QCPAxis::stLinear ||
+      value->scaleType() != QCPAxis::stLinear)
+    return t;
   // Two points of each axis give its affine map; a reversed axis just has a negative slope.
   const auto affine = [](QCPAxis* axis, double& a, double& b) {
     const QCPRange r = axis->range();
@@ -157,9 +171,12 @@ PointCloudPlottable::Transform PointCloudPlottable::transform() const {
   affine(key, ak, bk);
   affine(value, av, bv);
   t.swap = key->orientation() != Qt::Horizontal;
-  if (t.swap) t.ax = av, t.bx = bv, t.ay = ak, t.by = bk;
-  else t.ax = ak, t.bx = bk, t.ay = av, t.by = bv;
-  t.linear = std::isfinite(t.ax) && std::isfinite(t.bx) && std::isfinite(t.ay) && std::isfinite(t.by);
+  if (t.swap)
+    t.ax = av, t.bx = bv, t.ay = ak, t.by = bk;
+  else
+    t.ax = ak, t.bx = bk, t.ay = av, t.by = bv;
+  t.linear =
+      std::isfinite(t.ax) && std::isfinite(t.bx) && std::isfinite(t.ay) && std::isfinite(t.by);
   return t;
 }
 
@@ -227,7 +244,8 @@ void PointCloudPlottable::draw(QCPPainter* painter) {
   if (scale > 0 && std::isfinite(scale)) ratio *= scale;
   if (stamp_ratio_ != ratio || stamps_.size() != styles_.size()) renderStamps(ratio);
 
-  const QSize size(static_cast<int>(std::ceil(rect.width() * ratio)), static_cast<int>(std::ceil(rect.height() * ratio)));
+  const QSize size(static_cast<int>(std::ceil(rect.width() * ratio)),
+                   static_cast<int>(std::ceil(rect.height() * ratio)));
   if (image_.size() != size) image_ = QImage(size, QImage::Format_ARGB32_Premultiplied);
   image_.fill(Qt::transparent);
   image_.setDevicePixelRatio(ratio);
@@ -242,7 +260,8 @@ void PointCloudPlottable::draw(QCPPainter* painter) {
   const double left = rect.left() - 0.5, top = rect.top() - 0.5;
   for (int i : order_) {
     if (i < 0 || i >= n) continue;
-    const std::size_t g = static_cast<std::size_t>(i) < group_.size() ? group_[static_cast<std::size_t>(i)] : 0u;
+    const std::size_t g =
+        static_cast<std::size_t>(i) < group_.size() ? group_[static_cast<std::size_t>(i)] : 0u;
     if (g >= stamps_.size()) continue;
     const Stamp& s = stamps_[g];
     const QPointF p = toPixel(t, i);
@@ -252,7 +271,9 @@ void PointCloudPlottable::draw(QCPPainter* painter) {
     const int ox = floor_near(fx), oy = floor_near(fy);
     if (ox >= 0 && oy >= 0 && ox + s.reach <= w && oy + s.size <= h) {
       std::uint32_t* corner = bits + oy * stride + ox;
-      for (const Span& span : s.spans) blend_span(corner + span.dy * stride + span.dx, s.pixels.data() + span.offset, span.length, span.padded);
+      for (const Span& span : s.spans)
+        blend_span(corner + span.dy * stride + span.dx, s.pixels.data() + span.offset, span.length,
+                   span.padded);
       continue;
     }
     // At the edge of the axis rect: clipped, one pixel at a time.

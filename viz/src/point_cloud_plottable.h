@@ -4,12 +4,13 @@
 /// QCPGraph per group (which sorts its data and paints every marker with QPainter). Internal to
 /// viz; the t-SNE view draws its tokens with it.
 
+#include <qcustomplot.h>
+
 #include <QColor>
 #include <QImage>
 #include <QPointF>
 #include <cstdint>
 #include <memory>
-#include <qcustomplot.h>
 #include <vector>
 
 namespace dstudio::viz {
@@ -49,15 +50,18 @@ class PointCloudPlottable : public QCPAbstractPlottable {
   [[nodiscard]] const std::vector<Style>& styles() const { return styles_; }
 
   /// The point of the drawing order nearest to `pixel` (widget coordinates of the plot), within
-  /// `radius` px; -1 when none is. O(N) with the axes' linear transform, no per-point QCPAxis calls.
+  /// `radius` px; -1 when none is. O(N) with the axes' linear transform, no per-point QCPAxis
+  /// calls.
   [[nodiscard]] int nearest(const QPointF& pixel, double radius) const;
 
   /// The scatter style the stamps are rendered from (and legend entries should show).
   [[nodiscard]] static QCPScatterStyle scatterStyle(const Style& style);
 
   // QCPAbstractPlottable
-  double selectTest(const QPointF& pos, bool only_selectable, QVariant* details = nullptr) const override;
-  QCPRange getKeyRange(bool& found_range, QCP::SignDomain in_sign_domain = QCP::sdBoth) const override;
+  double selectTest(const QPointF& pos, bool only_selectable,
+                    QVariant* details = nullptr) const override;
+  QCPRange getKeyRange(bool& found_range,
+                       QCP::SignDomain in_sign_domain = QCP::sdBoth) const override;
   QCPRange getValueRange(bool& found_range, QCP::SignDomain in_sign_domain = QCP::sdBoth,
                          const QCPRange& in_key_range = QCPRange()) const override;
 
@@ -92,7 +96,8 @@ class PointCloudPlottable : public QCPAbstractPlottable {
     const auto at = static_cast<std::size_t>(i) * 2;
     const double x = (*xy_)[at], y = (*xy_)[at + 1];
     if (!t.linear) return coordsToPixels(x, y);
-    return t.swap ? QPointF(t.ax * y + t.bx, t.ay * x + t.by) : QPointF(t.ax * x + t.bx, t.ay * y + t.by);
+    return t.swap ? QPointF(t.ax * y + t.bx, t.ay * x + t.by)
+                  : QPointF(t.ax * x + t.bx, t.ay * y + t.by);
   }
   void renderStamps(double ratio);
   QCPRange range(int column, bool& found, QCP::SignDomain domain) const;

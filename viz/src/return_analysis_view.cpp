@@ -2,6 +2,8 @@
 
 #include "dstudio/viz/return_analysis_view.h"
 
+#include <qcustomplot.h>
+
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -13,13 +15,12 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
-#include <qcustomplot.h>
 
 #include "colors.h"
 #include "dstudio/common/csv.h"
-#include "dstudio/viz/figures.h"
 #include "dstudio/models/variant_config.h"
 #include "dstudio/viz/export_dialog.h"
+#include "dstudio/viz/figures.h"
 #include "dstudio/viz/target_chooser.h"
 
 namespace dstudio::viz {
@@ -28,7 +29,8 @@ namespace {
 // The bars' names, in the order of the ablation's results (models::kModalityZeroings).
 QStringList zeroing_names() {
   QStringList names;
-  for (const auto z : models::kModalityZeroings) names << QString::fromUtf8(models::zeroing_label(z));
+  for (const auto z : models::kModalityZeroings)
+    names << QString::fromUtf8(models::zeroing_label(z));
   return names;
 }
 }  // namespace
@@ -84,12 +86,15 @@ ReturnAnalysisView::ReturnAnalysisView(QWidget* parent)
   sweep_->xAxis->setLabel(tr("target return"));
   sweep_->yAxis->setLabel(tr("normalised score"));
   sweep_->xAxis->setScaleType(QCPAxis::stLogarithmic);
-  connect(ablation_button_, &QPushButton::clicked, this, [this] { running_ ? emit cancelRequested() : emit ablationRequested(); });
-  connect(sweep_button_, &QPushButton::clicked, this, [this] { running_ ? emit cancelRequested() : emit sweepRequested(); });
+  connect(ablation_button_, &QPushButton::clicked, this,
+          [this] { running_ ? emit cancelRequested() : emit ablationRequested(); });
+  connect(sweep_button_, &QPushButton::clicked, this,
+          [this] { running_ ? emit cancelRequested() : emit sweepRequested(); });
   setReady({});
 }
 
-void ReturnAnalysisView::setReady(const std::vector<models::TargetChoice>& targets, const QString& checkpoint) {
+void ReturnAnalysisView::setReady(const std::vector<models::TargetChoice>& targets,
+                                  const QString& checkpoint) {
   base_from_->setChoices(targets);
   const double base = targets.empty() ? 0.0 : targets.front().value;
   // Another model: nothing of the previous one stays on screen or in an export.
@@ -104,10 +109,15 @@ void ReturnAnalysisView::setReady(const std::vector<models::TargetChoice>& targe
   sweep_->clearItems();
   sweep_->replot();
   export_->setEnabled(false);
-  for (QWidget* w : std::initializer_list<QWidget*>{base_, base_from_, episodes_, multiples_, ablation_button_, sweep_button_}) w->setEnabled(base > 0);
+  for (QWidget* w : std::initializer_list<QWidget*>{base_, base_from_, episodes_, multiples_,
+                                                    ablation_button_, sweep_button_})
+    w->setEnabled(base > 0);
   const QString who = checkpoint.isEmpty() ? QString() : checkpoint + ": ";
-  caption_->setText(base > 0 ? who + tr("zero a modality at inference, or raise the target return beyond the data (target: %1).").arg(base_from_->inUse())
-                             : tr("Open a checkpoint to measure how its return depends on what it is given."));
+  caption_->setText(
+      base > 0 ? who + tr("zero a modality at inference, or raise the target return beyond the "
+                          "data (target: %1).")
+                           .arg(base_from_->inUse())
+               : tr("Open a checkpoint to measure how its return depends on what it is given."));
   noteWhatIsEmpty();
 }
 
@@ -116,9 +126,12 @@ void ReturnAnalysisView::noteWhatIsEmpty() {
   if (running_) return;
   const bool ready = base_from_->count() > 1;
   set_centred_note(ablation_, ready && ablation_data_.empty()
-                                  ? tr("Run ablation plays the policy with each modality zeroed in turn: return-to-go, past states, actions.")
+                                  ? tr("Run ablation plays the policy with each modality zeroed in "
+                                       "turn: return-to-go, past states, actions.")
                                   : QString());
-  set_centred_note(sweep_, ready && sweeps_.empty() ? tr("Run sweep plays the policy at each multiple of the target.") : QString());
+  set_centred_note(sweep_, ready && sweeps_.empty()
+                               ? tr("Run sweep plays the policy at each multiple of the target.")
+                               : QString());
   ablation_->replot(QCustomPlot::rpQueuedReplot);
   sweep_->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -133,30 +146,42 @@ void ReturnAnalysisView::setRunning(bool running, bool sweep) {
   if (running) setProgress(0.0, {});
   ablation_button_->setText(running && !sweep ? tr("Cancel") : tr("Run ablation"));
   sweep_button_->setText(running && sweep ? tr("Cancel") : tr("Run sweep"));
-  const bool ready = base_from_->count() > 1;  // targets on offer besides "own value": a model is open
+  const bool ready =
+      base_from_->count() > 1;  // targets on offer besides "own value": a model is open
   ablation_button_->setEnabled(ready && (!running || !sweep));
   sweep_button_->setEnabled(ready && (!running || sweep));
-  for (QWidget* w : std::initializer_list<QWidget*>{base_, base_from_, episodes_, multiples_}) w->setEnabled(ready && !running);
+  for (QWidget* w : std::initializer_list<QWidget*>{base_, base_from_, episodes_, multiples_})
+    w->setEnabled(ready && !running);
   noteWhatIsEmpty();
 }
 
 void ReturnAnalysisView::setProgress(double fraction, const QString& stage) {
   if (!running_) return;
   QCustomPlot* plot = running_sweep_ ? sweep_ : ablation_;
-  const QString what = running_sweep_ ? tr("Playing the target sweep") : tr("Playing the zeroed policies");
-  set_centred_note(plot, tr("%1: %2%%3\nEvery target's episodes are played before the plot is drawn.")
-                             .arg(what)
-                             .arg(static_cast<int>(100.0 * std::clamp(fraction, 0.0, 1.0)))
-                             .arg(stage.isEmpty() ? QString() : QStringLiteral(" · ") + stage));
+  const QString what =
+      running_sweep_ ? tr("Playing the target sweep") : tr("Playing the zeroed policies");
+  set_centred_note(plot,
+                   tr("%1: %2%%3\nEvery target's episodes are played before the plot is drawn.")
+                       .arg(what)
+                       .arg(static_cast<int>(100.0 * std::clamp(fraction, 0.0, 1.0)))
+                       .arg(stage.isEmpty() ? QString() : QStringLiteral(" · ") + stage));
   plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
-QString ReturnAnalysisView::progressText() const { return centred_note(running_sweep_ ? sweep_ : ablation_); }
+QString ReturnAnalysisView::progressText() const {
+  return centred_note(running_sweep_ ? sweep_ : ablation_);
+}
 
-int ReturnAnalysisView::episodes() const { return episodes_->value(); }
+int ReturnAnalysisView::episodes() const {
+  return episodes_->value();
+}
 
-double ReturnAnalysisView::baseTarget() const { return base_->value(); }
-void ReturnAnalysisView::setEpisodes(int episodes) { episodes_->setValue(episodes); }
+double ReturnAnalysisView::baseTarget() const {
+  return base_->value();
+}
+void ReturnAnalysisView::setEpisodes(int episodes) {
+  episodes_->setValue(episodes);
+}
 
 std::vector<double> ReturnAnalysisView::sweepTargets() const {
   std::vector<double> out;
@@ -168,7 +193,8 @@ std::vector<double> ReturnAnalysisView::sweepTargets() const {
   return out;
 }
 
-void ReturnAnalysisView::setAblation(const QString& title, const std::vector<models::TargetSummary>& s) {
+void ReturnAnalysisView::setAblation(const QString& title,
+                                     const std::vector<models::TargetSummary>& s) {
   ablation_title_ = title;
   ablation_data_ = s;
   export_->setEnabled(true);
@@ -198,11 +224,14 @@ void ReturnAnalysisView::setAblation(const QString& title, const std::vector<mod
   ablation_->yAxis->setRange(0, top * 1.15);
   noteWhatIsEmpty();
   ablation_->replot();
-  caption_->setText(tr("%1: normalised score with each modality zeroed at inference, mean ± std over %2 episodes.")
-                        .arg(title).arg(s.empty() ? 0 : s.front().episodes));
+  caption_->setText(tr("%1: normalised score with each modality zeroed at inference, mean ± std "
+                       "over %2 episodes.")
+                        .arg(title)
+                        .arg(s.empty() ? 0 : s.front().episodes));
 }
 
-void ReturnAnalysisView::setSweep(const QString& title, const std::vector<models::TargetSummary>& s, double best_score) {
+void ReturnAnalysisView::setSweep(const QString& title, const std::vector<models::TargetSummary>& s,
+                                  double best_score) {
   sweep_title_ = title;
   sweep_data_ = s;
   best_score_ = best_score;
@@ -210,7 +239,8 @@ void ReturnAnalysisView::setSweep(const QString& title, const std::vector<models
   drawSweeps();
 }
 
-void ReturnAnalysisView::addSweep(const QString& title, const std::vector<models::TargetSummary>& s) {
+void ReturnAnalysisView::addSweep(const QString& title,
+                                  const std::vector<models::TargetSummary>& s) {
   sweeps_.emplace_back(title, s);
   drawSweeps();
 }
@@ -249,14 +279,17 @@ void ReturnAnalysisView::drawSweeps() {
     mean->setName(name);
     // Markers differ by model too, so the curves read in black and white.
     mean->setPen(QPen(colour, 1.5, m == 0 ? Qt::SolidLine : Qt::DashLine));
-    mean->setScatterStyle(QCPScatterStyle(m == 0 ? QCPScatterStyle::ssCircle : QCPScatterStyle::ssTriangle, colour, 5));
+    mean->setScatterStyle(QCPScatterStyle(
+        m == 0 ? QCPScatterStyle::ssCircle : QCPScatterStyle::ssTriangle, colour, 5));
   }
   sweep_->legend->setVisible(sweeps_.size() > 1);
   // Scores sit well below the dataset's best: the bottom right is where the legend hides least.
   sweep_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
   // Ticks where the targets are, written compactly (1.8k, 36k).
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-  for (double v : targets) ticker->addTick(v, std::abs(v) >= 1000 ? QString::number(v / 1000.0, 'g', 3) + "k" : QString::number(v, 'g', 3));
+  for (double v : targets)
+    ticker->addTick(v, std::abs(v) >= 1000 ? QString::number(v / 1000.0, 'g', 3) + "k"
+                                           : QString::number(v, 'g', 3));
   sweep_->xAxis->setTicker(ticker);
   sweep_->rescaleAxes();
   double top = sweep_->yAxis->range().upper, bottom = std::min(0.0, sweep_->yAxis->range().lower);
@@ -268,14 +301,18 @@ void ReturnAnalysisView::drawSweeps() {
     top = std::max(top, best_score_);
   }
   sweep_->yAxis->setRange(bottom, top * 1.1 + 1.0);
-  sweep_->xAxis->scaleRange(1.15, std::sqrt(sweep_->xAxis->range().lower * sweep_->xAxis->range().upper));
+  sweep_->xAxis->scaleRange(1.15,
+                            std::sqrt(sweep_->xAxis->range().lower * sweep_->xAxis->range().upper));
   sweep_->replot();
   QStringList names;
   for (const auto& [name, s] : sweeps_) names << name;
-  caption_->setText(tr("%1: normalised score against the target return, mean ± std over %2 episodes each%3.")
-                        .arg(names.join(tr(" and ")))
-                        .arg(sweep_data_.empty() ? 0 : sweep_data_.front().episodes)
-                        .arg(std::isfinite(best_score_) ? tr("; dotted: the dataset's best episode (%1)").arg(best_score_, 0, 'f', 1) : QString()));
+  caption_->setText(
+      tr("%1: normalised score against the target return, mean ± std over %2 episodes each%3.")
+          .arg(names.join(tr(" and ")))
+          .arg(sweep_data_.empty() ? 0 : sweep_data_.front().episodes)
+          .arg(std::isfinite(best_score_)
+                   ? tr("; dotted: the dataset's best episode (%1)").arg(best_score_, 0, 'f', 1)
+                   : QString()));
 }
 
 }  // namespace dstudio::viz
@@ -286,20 +323,25 @@ FigureText ReturnAnalysisView::figureText() const {
   return {ablation_title_.isEmpty() ? sweep_title_ : ablation_title_, {}, tr("normalised score")};
 }
 
-std::vector<std::string> ReturnAnalysisView::exportFigure(const std::string& base, const FigureStyle& style) const {
+std::vector<std::string> ReturnAnalysisView::exportFigure(const std::string& base,
+                                                          const FigureStyle& style) const {
   std::vector<std::string> written;
   const auto names = zeroing_names();
   if (!ablation_data_.empty()) {
-    const FigureStyle s = with_defaults(style, {tr("%1: modality zeroed").arg(ablation_title_), {}, tr("normalised score")});
+    const FigureStyle s = with_defaults(
+        style, {tr("%1: modality zeroed").arg(ablation_title_), {}, tr("normalised score")});
     std::vector<Bar> bars;
     for (std::size_t k = 0; k < ablation_data_.size() && k < 4; ++k)
-      bars.push_back({names[static_cast<int>(k)], ablation_data_[k].mean_score, ablation_data_[k].std_score});
+      bars.push_back(
+          {names[static_cast<int>(k)], ablation_data_[k].mean_score, ablation_data_[k].std_score});
     const std::string at = base + "_zeroing";
     for (auto& f : save_bars(at, bars, s.y_title, s)) written.push_back(std::move(f));
-    CsvWriter csv({"zeroed", "mean_score", "std_score", "mean_return", "std_return", "episodes"}, 6);
+    CsvWriter csv({"zeroed", "mean_score", "std_score", "mean_return", "std_return", "episodes"},
+                  6);
     for (std::size_t k = 0; k < ablation_data_.size() && k < 4; ++k) {
       const auto& a = ablation_data_[k];
-      csv << names[static_cast<int>(k)].toStdString() << a.mean_score << a.std_score << a.mean_return << a.std_return << a.episodes;
+      csv << names[static_cast<int>(k)].toStdString() << a.mean_score << a.std_score
+          << a.mean_return << a.std_return << a.episodes;
       csv.end_row();
     }
     csv.write(at + ".csv");
@@ -310,7 +352,8 @@ std::vector<std::string> ReturnAnalysisView::exportFigure(const std::string& bas
     QStringList models;
     for (const auto& [name, summaries] : sweeps_) models << name;
     const QString swept = models.size() > 1 ? models.join(tr(" and ")) : sweep_title_;
-    const FigureStyle s = with_defaults(style, {tr("%1: target-return sweep").arg(swept), tr("target return"), tr("normalised score")});
+    const FigureStyle s = with_defaults(style, {tr("%1: target-return sweep").arg(swept),
+                                                tr("target return"), tr("normalised score")});
     std::vector<Series> curves;
     for (const auto& [name, summaries] : sweeps_) {
       Series mean{sweeps_.size() > 1 ? name : tr("mean ± std"), {}, {}, {}, {}, false};
@@ -323,13 +366,18 @@ std::vector<std::string> ReturnAnalysisView::exportFigure(const std::string& bas
       curves.push_back(std::move(mean));
     }
     std::vector<std::pair<QString, double>> references;
-    if (std::isfinite(best_score_)) references.emplace_back(tr("dataset's best episode"), best_score_);
+    if (std::isfinite(best_score_))
+      references.emplace_back(tr("dataset's best episode"), best_score_);
     const std::string at = base + "_sweep";
-    for (auto& f : save_lines(at, curves, s.x_title, s.y_title, s, {}, references, true)) written.push_back(std::move(f));
-    CsvWriter csv({"model", "target", "mean_score", "std_score", "mean_return", "std_return", "episodes", "dataset_best_score"}, 6);
+    for (auto& f : save_lines(at, curves, s.x_title, s.y_title, s, {}, references, true))
+      written.push_back(std::move(f));
+    CsvWriter csv({"model", "target", "mean_score", "std_score", "mean_return", "std_return",
+                   "episodes", "dataset_best_score"},
+                  6);
     for (const auto& [name, summaries] : sweeps_)
       for (const auto& p : summaries) {
-        csv << name.toStdString() << p.target << p.mean_score << p.std_score << p.mean_return << p.std_return << p.episodes << best_score_;
+        csv << name.toStdString() << p.target << p.mean_score << p.std_score << p.mean_return
+            << p.std_return << p.episodes << best_score_;
         csv.end_row();
       }
     csv.write(at + ".csv");

@@ -7,8 +7,8 @@
 #include <cmath>
 
 #include "colors.h"
-#include "dstudio/viz/figures.h"
 #include "dstudio/common/histogram.h"
+#include "dstudio/viz/figures.h"
 
 namespace dstudio::viz {
 

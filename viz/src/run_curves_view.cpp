@@ -2,11 +2,12 @@
 
 #include "dstudio/viz/run_curves_view.h"
 
+#include <qcustomplot.h>
+
 #include <QGridLayout>
 #include <QLabel>
 #include <QVBoxLayout>
 #include <cmath>
-#include <qcustomplot.h>
 
 #include "colors.h"
 #include "dstudio/viz/figures.h"
@@ -15,17 +16,22 @@ namespace dstudio::viz {
 namespace {
 
 // Okabe-Ito, without black and yellow (too faint as a band on white).
-const QColor kGroupColours[] = {colors::kBlue, colors::kVermillion, colors::kBluishGreen, QColor(204, 121, 167),
-                                QColor(230, 159, 0), colors::kSkyBlue, colors::kGrey};
+const QColor kGroupColours[] = {colors::kBlue,         colors::kVermillion, colors::kBluishGreen,
+                                QColor(204, 121, 167), QColor(230, 159, 0), colors::kSkyBlue,
+                                colors::kGrey};
 
-QColor group_colour(std::size_t g) { return kGroupColours[g % (sizeof kGroupColours / sizeof kGroupColours[0])]; }
+QColor group_colour(std::size_t g) {
+  return kGroupColours[g % (sizeof kGroupColours / sizeof kGroupColours[0])];
+}
 
 QColor with_alpha(QColor c, int alpha) {
   c.setAlpha(alpha);
   return c;
 }
 
-QVector<double> to_qvector(const std::vector<double>& v) { return QVector<double>(v.begin(), v.end()); }
+QVector<double> to_qvector(const std::vector<double>& v) {
+  return QVector<double>(v.begin(), v.end());
+}
 
 void set_log_y(QCustomPlot* plot, bool log_y) {
   if (log_y) {
@@ -52,7 +58,8 @@ QCustomPlot* make_plot(const QString& y_label) {
 }
 
 // A line with small discs, readable with one point as with thousands.
-QCPGraph* add_line(QCustomPlot* plot, QCPAxis* value_axis, const QColor& colour, const QString& name) {
+QCPGraph* add_line(QCustomPlot* plot, QCPAxis* value_axis, const QColor& colour,
+                   const QString& name) {
   auto* g = plot->addGraph(plot->xAxis, value_axis);
   g->setPen(QPen(colour, 1.5));
   g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, colour, colour, 4));
@@ -91,7 +98,8 @@ void fit(QCustomPlot* plot) {
   const auto x = plot->xAxis->range();
   if (x.size() <= 0) plot->xAxis->setRange(x.lower - 1, x.upper + 1);
   // The markers on the first and last points stay whole.
-  else plot->xAxis->setRange(x.lower - 0.03 * x.size(), x.upper + 0.03 * x.size());
+  else
+    plot->xAxis->setRange(x.lower - 0.03 * x.size(), x.upper + 0.03 * x.size());
 }
 
 const analysis::Curve* column(const analysis::RunMetrics& m, const char* key) {
@@ -100,8 +108,10 @@ const analysis::Curve* column(const analysis::RunMetrics& m, const char* key) {
 }
 
 void draw_curve(QCPGraph* graph, const analysis::Curve* curve) {
-  if (curve) graph->setData(to_qvector(curve->x), to_qvector(curve->y), true);
-  else graph->data()->clear();
+  if (curve)
+    graph->setData(to_qvector(curve->x), to_qvector(curve->y), true);
+  else
+    graph->data()->clear();
 }
 
 }  // namespace
@@ -124,7 +134,8 @@ TrainingCurvesView::TrainingCurvesView(QWidget* parent)
   add_line(eval_, eval_->yAxis, colors::kBlue, tr("score"));
   auto* entropy = add_line(eval_, eval_->yAxis2, colors::kVermillion, tr("entropy"));
   entropy->setPen(QPen(colors::kVermillion, 1.5, Qt::DashLine));
-  entropy->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, colors::kVermillion, colors::kVermillion, 4));
+  entropy->setScatterStyle(
+      QCPScatterStyle(QCPScatterStyle::ssSquare, colors::kVermillion, colors::kVermillion, 4));
   // Score -/+ its std over the evaluation's episodes, as a band behind the score.
   auto* low = eval_->addGraph(eval_->xAxis, eval_->yAxis);
   auto* high = eval_->addGraph(eval_->xAxis, eval_->yAxis);
@@ -139,7 +150,6 @@ TrainingCurvesView::TrainingCurvesView(QWidget* parent)
   QFont small = font();
   small.setPointSizeF(small.pointSizeF() * 0.85);
   eval_->legend->setFont(small);
-
 
   title_->setWordWrap(true);
   auto* grid = new QGridLayout;
@@ -182,8 +192,11 @@ void TrainingCurvesView::setRun(const QString& title, const analysis::RunMetrics
   }
   const bool evaluated = eval_->graph(0)->dataCount() > 0 || eval_->graph(1)->dataCount() > 0;
   eval_->legend->setVisible(evaluated);
-  set_centred_note(eval_, evaluated ? QString() : tr("No evaluation yet (eval_every > 0 rolls the policy out and measures its attention entropy)"));
-  eval_->yAxis->setLabel(score || !evaluated ? tr("normalised score") : tr("(no environment: entropy only)"));
+  set_centred_note(eval_, evaluated ? QString()
+                                    : tr("No evaluation yet (eval_every > 0 rolls the policy out "
+                                         "and measures its attention entropy)"));
+  eval_->yAxis->setLabel(score || !evaluated ? tr("normalised score")
+                                             : tr("(no environment: entropy only)"));
   for (QCustomPlot* plot : {loss_, lr_, rate_, eval_}) {
     fit(plot);
     plot->replot(QCustomPlot::rpQueuedReplot);
@@ -202,7 +215,8 @@ RunComparisonView::RunComparisonView(QWidget* parent) : QWidget(parent), plot_(n
   layout->addWidget(plot_);
 }
 
-void RunComparisonView::setGroups(std::vector<CurveGroup> groups, const QString& y_label, bool log_y, const QString& empty_text) {
+void RunComparisonView::setGroups(std::vector<CurveGroup> groups, const QString& y_label,
+                                  bool log_y, const QString& empty_text) {
   groups_ = std::move(groups);
   y_label_ = y_label;
   plot_->clearGraphs();
@@ -234,7 +248,8 @@ void RunComparisonView::setGroups(std::vector<CurveGroup> groups, const QString&
     mean->setName(groups_[g].name);
     mean->setData(to_qvector(groups_[g].x), to_qvector(groups_[g].mean), true);
     // A few points (evaluations) are marked, so that a single one is seen at all.
-    if (groups_[g].x.size() <= 12) mean->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, group_colour(g), 6));
+    if (groups_[g].x.size() <= 12)
+      mean->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, group_colour(g), 6));
   }
   plot_->legend->setVisible(!groups_.empty());
   set_centred_note(plot_, groups_.empty() ? empty_text : QString());

@@ -3,6 +3,8 @@
 
 #include "dstudio/viz/scene_view.h"
 
+#include <mujoco/mujoco.h>
+
 #include <QElapsedTimer>
 #include <QGuiApplication>
 #include <QLabel>
@@ -15,7 +17,6 @@
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
-#include <mujoco/mujoco.h>
 
 #include "dstudio/render/scene_renderer.h"
 #include "dstudio/viz/number_text.h"
@@ -79,7 +80,8 @@ class SceneCanvas : public QWidget {
     QElapsedTimer timer;
     timer.start();
     const qreal ratio = devicePixelRatioF();
-    const int w = std::max(1, static_cast<int>(width() * ratio)), h = std::max(1, static_cast<int>(height() * ratio));
+    const int w = std::max(1, static_cast<int>(width() * ratio)),
+              h = std::max(1, static_cast<int>(height() * ratio));
     QImage frame;
     QString failure;
     if (model_ && !qpos_.empty()) {
@@ -87,11 +89,14 @@ class SceneCanvas : public QWidget {
         makeContextCurrent();
         if (!renderer_ || renderer_->width() != w || renderer_->height() != h) {
           renderer_.reset();
-          renderer_ = std::make_unique<render::SceneRenderer>(model_.get(), w, h, view_,
-                                                              high_quality_ ? render::RenderQuality{} : render::RenderQuality::fast());
+          renderer_ = std::make_unique<render::SceneRenderer>(
+              model_.get(), w, h, view_,
+              high_quality_ ? render::RenderQuality{} : render::RenderQuality::fast());
         }
         const auto image = renderer_->render(qpos_, qvel_);
-        frame = QImage(image.rgb.data(), image.width, image.height, image.width * 3, QImage::Format_RGB888).convertToFormat(QImage::Format_RGB32);
+        frame = QImage(image.rgb.data(), image.width, image.height, image.width * 3,
+                       QImage::Format_RGB888)
+                    .convertToFormat(QImage::Format_RGB32);
       } catch (const std::exception& e) {
         failure = QString::fromUtf8(e.what());
         renderer_.reset();
@@ -108,7 +113,9 @@ class SceneCanvas : public QWidget {
         painter.fillRect(rect(), QColor(0x20, 0x24, 0x2b));
         painter.setPen(Qt::lightGray);
         painter.drawText(rect().adjusted(12, 12, -12, -12), Qt::AlignCenter | Qt::TextWordWrap,
-                         failure.isEmpty() ? tr("No episode yet: open a checkpoint to watch its policy act.") : failure);
+                         failure.isEmpty()
+                             ? tr("No episode yet: open a checkpoint to watch its policy act.")
+                             : failure);
       }
       if (!overlay_.isEmpty()) drawOverlay(painter);
     }
@@ -139,12 +146,15 @@ class SceneCanvas : public QWidget {
     const QFontMetrics metrics(font);
     int longest = 0;
     for (const auto& line : overlay_) longest = std::max(longest, metrics.horizontalAdvance(line));
-    const QRect box(8, 8, longest + 16, metrics.lineSpacing() * static_cast<int>(overlay_.size()) + 10);
+    const QRect box(8, 8, longest + 16,
+                    metrics.lineSpacing() * static_cast<int>(overlay_.size()) + 10);
     painter.fillRect(box, QColor(0, 0, 0, 150));
     painter.setPen(Qt::white);
     for (int i = 0; i < overlay_.size(); ++i)
-      painter.drawText(box.left() + 8, box.top() + 5 + metrics.ascent() + i * metrics.lineSpacing(), overlay_[i]);
-    drawOverlayPlot(painter, QRect(box.left(), box.bottom() + 6, std::max(box.width(), 220), 64), metrics);
+      painter.drawText(box.left() + 8, box.top() + 5 + metrics.ascent() + i * metrics.lineSpacing(),
+                       overlay_[i]);
+    drawOverlayPlot(painter, QRect(box.left(), box.bottom() + 6, std::max(box.width(), 220), 64),
+                    metrics);
   }
 
   // The plot inside the scene: its values scaled to the box, the newest one marked.
@@ -156,8 +166,10 @@ class SceneCanvas : public QWidget {
     if (hi - lo < 1e-9) hi = lo + 1.0;
     painter.fillRect(box, QColor(0, 0, 0, 150));
     painter.setPen(Qt::white);
-    painter.drawText(box.left() + 8, box.top() + 4 + metrics.ascent(), SceneView::overlayPlotCaption(plot_label_, plot_values_));
-    const QRectF area(box.left() + 8, box.top() + 8 + metrics.height(), box.width() - 16, box.height() - 14 - metrics.height());
+    painter.drawText(box.left() + 8, box.top() + 4 + metrics.ascent(),
+                     SceneView::overlayPlotCaption(plot_label_, plot_values_));
+    const QRectF area(box.left() + 8, box.top() + 8 + metrics.height(), box.width() - 16,
+                      box.height() - 14 - metrics.height());
     const auto n = static_cast<double>(plot_values_.size() - 1);
     QPainterPath path;
     bool pen_down = false;
@@ -168,9 +180,12 @@ class SceneCanvas : public QWidget {
         pen_down = false;
         continue;
       }
-      const QPointF p(area.left() + area.width() * static_cast<double>(i) / n, area.bottom() - area.height() * (v - lo) / (hi - lo));
-      if (pen_down) path.lineTo(p);
-      else path.moveTo(p);
+      const QPointF p(area.left() + area.width() * static_cast<double>(i) / n,
+                      area.bottom() - area.height() * (v - lo) / (hi - lo));
+      if (pen_down)
+        path.lineTo(p);
+      else
+        path.moveTo(p);
       pen_down = true;
       last = p;
     }
@@ -192,7 +207,8 @@ class SceneCanvas : public QWidget {
     update();
   }
   void wheelEvent(QWheelEvent* event) override {
-    view_.distance = std::clamp(view_.distance * std::pow(0.999, event->angleDelta().y()), 0.5, 40.0);
+    view_.distance =
+        std::clamp(view_.distance * std::pow(0.999, event->angleDelta().y()), 0.5, 40.0);
     if (renderer_) renderer_->set_view(view_);
     update();
   }
@@ -205,10 +221,12 @@ class SceneCanvas : public QWidget {
       surface_->create();
       auto context = std::make_unique<QOpenGLContext>();
       context->setShareContext(nullptr);
-      if (!context->create()) throw render::RenderError("cannot create an OpenGL context for the scene");
+      if (!context->create())
+        throw render::RenderError("cannot create an OpenGL context for the scene");
       context_ = std::move(context);
     }
-    if (!context_->makeCurrent(surface_.get())) throw render::RenderError("cannot make the scene's OpenGL context current");
+    if (!context_->makeCurrent(surface_.get()))
+      throw render::RenderError("cannot make the scene's OpenGL context current");
     if (!checked_renderer_) {
       // Software OpenGL spends most of a frame on multisampling, shadows and reflections.
       high_quality_ = !render::software_renderer();
@@ -250,10 +268,11 @@ SceneView::SceneView(QWidget* parent) : QWidget(parent) {
     canvas_ = new SceneCanvas(this);
     layout->addWidget(canvas_);
   } else {
-    auto* label = new QLabel(tr("The 3-D view needs OpenGL, which this window does not have (Qt platform \"%1\").\n"
-                                "Start the studio on a desktop, or under xvfb-run on a machine without a screen.\n"
-                                "The timeline, plots and attention map below still follow the episode.")
-                                 .arg(QGuiApplication::platformName()));
+    auto* label = new QLabel(
+        tr("The 3-D view needs OpenGL, which this window does not have (Qt platform \"%1\").\n"
+           "Start the studio on a desktop, or under xvfb-run on a machine without a screen.\n"
+           "The timeline, plots and attention map below still follow the episode.")
+            .arg(QGuiApplication::platformName()));
     label->setAlignment(Qt::AlignCenter);
     label->setWordWrap(true);
     label->setMinimumSize(240, 180);
@@ -267,7 +286,8 @@ SceneView::~SceneView() = default;
 bool SceneView::openGlAvailable() {
   static const bool available = [] {
     const QString platform = QGuiApplication::platformName();
-    if (platform == QLatin1String("offscreen") || platform == QLatin1String("minimal")) return false;
+    if (platform == QLatin1String("offscreen") || platform == QLatin1String("minimal"))
+      return false;
     QOpenGLContext context;
     return context.create();
   }();
@@ -284,8 +304,10 @@ void SceneView::setOverlay(const QStringList& lines) {
   if (canvas_) canvas_->setOverlay(lines);
 }
 QString SceneView::overlayPlotCaption(const QString& label, const std::vector<double>& values) {
-  const auto newest = std::find_if(values.rbegin(), values.rend(), [](double v) { return std::isfinite(v); });
-  return QStringLiteral("%1  %2").arg(label, newest == values.rend() ? missing_text() : fixed_text(*newest, 2));
+  const auto newest =
+      std::find_if(values.rbegin(), values.rend(), [](double v) { return std::isfinite(v); });
+  return QStringLiteral("%1  %2").arg(
+      label, newest == values.rend() ? missing_text() : fixed_text(*newest, 2));
 }
 
 void SceneView::setOverlayPlot(const QString& label, std::vector<double> values) {
@@ -294,9 +316,17 @@ void SceneView::setOverlayPlot(const QString& label, std::vector<double> values)
 void SceneView::setTracking(bool on) {
   if (canvas_) canvas_->setTracking(on);
 }
-bool SceneView::tracking() const { return canvas_ ? canvas_->tracking() : true; }
-double SceneView::lastFrameMilliseconds() const { return canvas_ ? canvas_->last_ms : 0.0; }
-long SceneView::framesDrawn() const { return canvas_ ? canvas_->frames : 0; }
-QImage SceneView::lastFrame() const { return canvas_ ? canvas_->last_frame_ : QImage(); }
+bool SceneView::tracking() const {
+  return canvas_ ? canvas_->tracking() : true;
+}
+double SceneView::lastFrameMilliseconds() const {
+  return canvas_ ? canvas_->last_ms : 0.0;
+}
+long SceneView::framesDrawn() const {
+  return canvas_ ? canvas_->frames : 0;
+}
+QImage SceneView::lastFrame() const {
+  return canvas_ ? canvas_->last_frame_ : QImage();
+}
 
 }  // namespace dstudio::viz

@@ -2,7 +2,7 @@
 
 #include "dstudio/viz/sweep_results_view.h"
 
-#include "dstudio/common/csv.h"
+#include <qcustomplot.h>
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -12,15 +12,16 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <qcustomplot.h>
 
+#include "dstudio/common/csv.h"
 
 namespace dstudio::viz {
 namespace {
 
 // The note above a bar: the seeds it pools, and of how many when some have not finished.
 QString seeds_note(const SweepBar& b) {
-  return b.complete() ? QStringLiteral("n=%1").arg(b.finished) : QStringLiteral("n=%1 of %2").arg(b.finished).arg(b.cells);
+  return b.complete() ? QStringLiteral("n=%1").arg(b.finished)
+                      : QStringLiteral("n=%1 of %2").arg(b.finished).arg(b.cells);
 }
 
 // Bars of the same dataset and setting, in cluster order per setting: the figure's series.
@@ -33,7 +34,8 @@ std::vector<BarSeries> series_of(const SweepBars& sb) {
     s.faint.assign(sb.datasets.size(), false);
     for (const auto& b : sb.bars) {
       if (b.setting != setting) continue;
-      const auto c = static_cast<std::size_t>(std::find(sb.datasets.begin(), sb.datasets.end(), b.dataset) - sb.datasets.begin());
+      const auto c = static_cast<std::size_t>(
+          std::find(sb.datasets.begin(), sb.datasets.end(), b.dataset) - sb.datasets.begin());
       s.bars[c] = Bar{setting, b.mean, b.std};
       s.notes[c] = seeds_note(b);
       s.faint[c] = !b.complete();
@@ -48,30 +50,39 @@ std::vector<BarSeries> series_of(const SweepBars& sb) {
 SweepBars sweep_bars(const std::vector<sweep::GroupResult>& groups, SweepMeasure measure) {
   SweepBars sb;
   for (const auto& g : groups) {
-    const QString dataset = QString::fromStdString(g.dataset), setting = QString::fromStdString(g.setting);
-    if (std::find(sb.datasets.begin(), sb.datasets.end(), dataset) == sb.datasets.end()) sb.datasets.push_back(dataset);
-    if (std::find(sb.settings.begin(), sb.settings.end(), setting) == sb.settings.end()) sb.settings.push_back(setting);
+    const QString dataset = QString::fromStdString(g.dataset),
+                  setting = QString::fromStdString(g.setting);
+    if (std::find(sb.datasets.begin(), sb.datasets.end(), dataset) == sb.datasets.end())
+      sb.datasets.push_back(dataset);
+    if (std::find(sb.settings.begin(), sb.settings.end(), setting) == sb.settings.end())
+      sb.settings.push_back(setting);
     const bool best = measure == SweepMeasure::Best;
-    sb.bars.push_back({dataset, setting, best ? g.best_mean : g.score_mean, best ? g.best_std : g.score_std, g.finished, g.cells});
+    sb.bars.push_back({dataset, setting, best ? g.best_mean : g.score_mean,
+                       best ? g.best_std : g.score_std, g.finished, g.cells});
   }
   return sb;
 }
 
 QString sweep_measure_label(SweepMeasure measure) {
-  return measure == SweepMeasure::Best ? QObject::tr("best evaluation (normalised score)") : QObject::tr("normalised score");
+  return measure == SweepMeasure::Best ? QObject::tr("best evaluation (normalised score)")
+                                       : QObject::tr("normalised score");
 }
 
-std::vector<std::string> save_sweep_scores(const std::string& base, const std::vector<sweep::GroupResult>& groups, SweepMeasure measure,
-                                           const FigureStyle& style) {
+std::vector<std::string> save_sweep_scores(const std::string& base,
+                                           const std::vector<sweep::GroupResult>& groups,
+                                           SweepMeasure measure, const FigureStyle& style) {
   const SweepBars sb = sweep_bars(groups, measure);
-  const FigureStyle s = with_defaults(style, {measure == SweepMeasure::Best ? QObject::tr("Best evaluation over seeds")
-                                                                            : QObject::tr("Final score over seeds"),
-                                              {}, sweep_measure_label(measure)});
+  const FigureStyle s = with_defaults(
+      style, {measure == SweepMeasure::Best ? QObject::tr("Best evaluation over seeds")
+                                            : QObject::tr("Final score over seeds"),
+              {},
+              sweep_measure_label(measure)});
   auto written = save_clustered_bars(base, sb.datasets, series_of(sb), s.y_title, s);
   CsvWriter csv({"dataset", "setting", "measure", "mean", "std", "seeds", "cells"}, 6);
   for (const auto& b : sb.bars) {
-    csv << b.dataset.toStdString() << b.setting.toStdString() << (measure == SweepMeasure::Best ? "best" : "final") << b.mean << b.std
-        << b.finished << b.cells;
+    csv << b.dataset.toStdString() << b.setting.toStdString()
+        << (measure == SweepMeasure::Best ? "best" : "final") << b.mean << b.std << b.finished
+        << b.cells;
     csv.end_row();
   }
   csv.write(base + ".csv");
@@ -83,7 +94,8 @@ SweepResultsView::SweepResultsView(QWidget* parent)
     : QWidget(parent), measure_(new QComboBox), caption_(new QLabel), plot_(new QCustomPlot) {
   measure_->addItem(tr("final score"));
   measure_->addItem(tr("best evaluation"));
-  measure_->setToolTip(tr("The final policy's score, or the best of the periodic evaluations (training.eval_every)"));
+  measure_->setToolTip(tr(
+      "The final policy's score, or the best of the periodic evaluations (training.eval_every)"));
   caption_->setWordWrap(true);
   auto* controls = new QHBoxLayout;
   controls->addWidget(new QLabel(tr("Bars")));
@@ -101,8 +113,10 @@ SweepResultsView::SweepResultsView(QWidget* parent)
   connect(measure_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
   connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
     const QString tip = toolTipAt(event->position());
-    if (tip.isEmpty()) QToolTip::hideText();
-    else QToolTip::showText(event->globalPosition().toPoint(), tip, plot_);
+    if (tip.isEmpty())
+      QToolTip::hideText();
+    else
+      QToolTip::showText(event->globalPosition().toPoint(), tip, plot_);
   });
   redraw();
 }
@@ -113,17 +127,25 @@ void SweepResultsView::setGroups(std::vector<sweep::GroupResult> groups, const Q
   redraw();
 }
 
-void SweepResultsView::setMeasure(SweepMeasure measure) { measure_->setCurrentIndex(measure == SweepMeasure::Best ? 1 : 0); }
-
-SweepMeasure SweepResultsView::measure() const { return measure_->currentIndex() == 1 ? SweepMeasure::Best : SweepMeasure::Final; }
-
-bool SweepResultsView::hasFigure() const {
-  return std::any_of(bars_.bars.begin(), bars_.bars.end(), [](const SweepBar& b) { return std::isfinite(b.mean); });
+void SweepResultsView::setMeasure(SweepMeasure measure) {
+  measure_->setCurrentIndex(measure == SweepMeasure::Best ? 1 : 0);
 }
 
-FigureText SweepResultsView::figureText() const { return {title_, {}, sweep_measure_label(measure())}; }
+SweepMeasure SweepResultsView::measure() const {
+  return measure_->currentIndex() == 1 ? SweepMeasure::Best : SweepMeasure::Final;
+}
 
-std::vector<std::string> SweepResultsView::exportFigure(const std::string& base, const FigureStyle& style) const {
+bool SweepResultsView::hasFigure() const {
+  return std::any_of(bars_.bars.begin(), bars_.bars.end(),
+                     [](const SweepBar& b) { return std::isfinite(b.mean); });
+}
+
+FigureText SweepResultsView::figureText() const {
+  return {title_, {}, sweep_measure_label(measure())};
+}
+
+std::vector<std::string> SweepResultsView::exportFigure(const std::string& base,
+                                                        const FigureStyle& style) const {
   if (!hasFigure()) return {};
   return save_sweep_scores(base, groups_, measure(), with_defaults(style, figureText()));
 }
@@ -142,37 +164,53 @@ void SweepResultsView::redraw() {
   plot_->legend->setVisible(count > 1);
   if (count > 1) legend_above(plot_);
   QString note;
-  if (groups_.empty()) note = tr("Open a sweep folder to see its results.");
+  if (groups_.empty())
+    note = tr("Open a sweep folder to see its results.");
   else if (!hasFigure())
-    note = measure() == SweepMeasure::Best ? tr("No finished cell has a periodic evaluation (training.eval_every) yet.")
-                                           : tr("No cell has finished with a score yet.");
+    note = measure() == SweepMeasure::Best
+               ? tr("No finished cell has a periodic evaluation (training.eval_every) yet.")
+               : tr("No cell has finished with a score yet.");
   set_centred_note(plot_, note);
   plot_->replot();
   int unfinished = 0;
   for (const auto& b : bars_.bars) unfinished += b.complete() ? 0 : 1;
-  caption_->setText(groups_.empty() ? QString()
-                                    : tr("%1 over the seeds that finished, ± one standard deviation (n - 1).%2")
-                                          .arg(measure() == SweepMeasure::Best ? tr("Best periodic evaluation, mean")
-                                                                               : tr("Final normalised score, mean"))
-                                          .arg(unfinished > 0 ? (unfinished == 1 ? tr(" Faint, dashed: a group with unfinished seeds.")
-                                                                               : tr(" Faint, dashed: %1 groups with unfinished seeds.").arg(unfinished))
-                                                              : QString()));
+  caption_->setText(
+      groups_.empty()
+          ? QString()
+          : tr("%1 over the seeds that finished, ± one standard deviation (n - 1).%2")
+                .arg(measure() == SweepMeasure::Best ? tr("Best periodic evaluation, mean")
+                                                     : tr("Final normalised score, mean"))
+                .arg(unfinished > 0
+                         ? (unfinished == 1 ? tr(" Faint, dashed: a group with unfinished seeds.")
+                                            : tr(" Faint, dashed: %1 groups with unfinished seeds.")
+                                                  .arg(unfinished))
+                         : QString()));
 }
 
 QString SweepResultsView::toolTipAt(const QPointF& pos) const {
   const int count = static_cast<int>(bars_.settings.size());
   if (count == 0) return {};
-  const double key = plot_->xAxis->pixelToCoord(pos.x()), value = plot_->yAxis->pixelToCoord(pos.y());
+  const double key = plot_->xAxis->pixelToCoord(pos.x()),
+               value = plot_->yAxis->pixelToCoord(pos.y());
   const double half = clustered_bar_width(count) / 2;
   for (const auto& b : bars_.bars) {
-    const auto c = static_cast<int>(std::find(bars_.datasets.begin(), bars_.datasets.end(), b.dataset) - bars_.datasets.begin());
-    const auto k = static_cast<int>(std::find(bars_.settings.begin(), bars_.settings.end(), b.setting) - bars_.settings.begin());
+    const auto c =
+        static_cast<int>(std::find(bars_.datasets.begin(), bars_.datasets.end(), b.dataset) -
+                         bars_.datasets.begin());
+    const auto k =
+        static_cast<int>(std::find(bars_.settings.begin(), bars_.settings.end(), b.setting) -
+                         bars_.settings.begin());
     const double at = clustered_bar_key(c, k, count);
     if (std::abs(key - at) > half) continue;
     // The whole column over the bar answers, so a short bar is easy to point at.
     (void)value;
-    const QString numbers = std::isfinite(b.mean) ? tr("%1 ± %2").arg(b.mean, 0, 'f', 1).arg(b.std, 0, 'f', 1) : tr("no score yet");
-    return tr("<b>%1</b> on %2<br>%3 over %4 of %5 seeds").arg(b.setting.toHtmlEscaped(), b.dataset.toHtmlEscaped(), numbers).arg(b.finished).arg(b.cells);
+    const QString numbers = std::isfinite(b.mean)
+                                ? tr("%1 ± %2").arg(b.mean, 0, 'f', 1).arg(b.std, 0, 'f', 1)
+                                : tr("no score yet");
+    return tr("<b>%1</b> on %2<br>%3 over %4 of %5 seeds")
+        .arg(b.setting.toHtmlEscaped(), b.dataset.toHtmlEscaped(), numbers)
+        .arg(b.finished)
+        .arg(b.cells);
   }
   return {};
 }

@@ -8,12 +8,16 @@
 
 namespace dstudio::viz {
 
-TargetChooser::TargetChooser(QDoubleSpinBox* field, QWidget* parent) : QComboBox(parent), field_(field) {
-  setToolTip(tr("Where the target return comes from: the task's reference targets (the papers') or the returns the "
-                "model's data reached"));
+TargetChooser::TargetChooser(QDoubleSpinBox* field, QWidget* parent)
+    : QComboBox(parent), field_(field) {
+  setToolTip(
+      tr("Where the target return comes from: the task's reference targets (the papers') or the "
+         "returns the "
+         "model's data reached"));
   setSizeAdjustPolicy(QComboBox::AdjustToContents);
   connect(this, &QComboBox::activated, this, [this](int index) {
-    if (index >= 0 && index < static_cast<int>(choices_.size())) field_->setValue(choices_[static_cast<std::size_t>(index)].value);
+    if (index >= 0 && index < static_cast<int>(choices_.size()))
+      field_->setValue(choices_[static_cast<std::size_t>(index)].value);
   });
   connect(field_, &QDoubleSpinBox::valueChanged, this, &TargetChooser::follow);
 }
@@ -30,7 +34,9 @@ void TargetChooser::setChoices(const std::vector<models::TargetChoice>& choices)
   follow(field_->value());
 }
 
-QString TargetChooser::inUse() const { return currentText(); }
+QString TargetChooser::inUse() const {
+  return currentText();
+}
 
 void TargetChooser::follow(double value) {
   const QSignalBlocker block(this);

@@ -2,6 +2,8 @@
 
 #include "dstudio/viz/tsne_view.h"
 
+#include <qcustomplot.h>
+
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
@@ -17,7 +19,6 @@
 #include <cmath>
 #include <fstream>
 #include <numeric>
-#include <qcustomplot.h>
 #include <random>
 #include <tuple>
 #include <unordered_map>
@@ -39,7 +40,8 @@ constexpr int kAlpha = 170;
 
 // The band of `value` between lo and hi, and the colour of a band.
 std::uint16_t band_of(double value, double lo, double hi) {
-  return static_cast<std::uint16_t>(std::clamp(static_cast<int>((value - lo) / (hi - lo) * kBands), 0, kBands - 1));
+  return static_cast<std::uint16_t>(
+      std::clamp(static_cast<int>((value - lo) / (hi - lo) * kBands), 0, kBands - 1));
 }
 
 QColor band_colour(int band, double lo, double hi) {
@@ -50,7 +52,8 @@ QColor band_colour(int band, double lo, double hi) {
 template <typename T>
 std::pair<double, double> extent(const std::vector<T>& values) {
   double lo = 1e300, hi = -1e300;
-  for (const T& v : values) lo = std::min(lo, static_cast<double>(v)), hi = std::max(hi, static_cast<double>(v));
+  for (const T& v : values)
+    lo = std::min(lo, static_cast<double>(v)), hi = std::max(hi, static_cast<double>(v));
   if (values.empty()) lo = 0.0, hi = 1.0;
   if (hi <= lo) hi = lo + 1.0;
   return {lo, hi};
@@ -66,7 +69,9 @@ QColor modality_colour(const std::string& m, std::size_t index) {
   return colors::categorical()[(index + 4) % colors::categorical().size()];
 }
 
-bool in_block(const std::string& m) { return m.size() > 2 && m.find(" in block") != std::string::npos; }
+bool in_block(const std::string& m) {
+  return m.size() > 2 && m.find(" in block") != std::string::npos;
+}
 
 QString modality_name(const std::string& m) {
   if (m == "R") return QObject::tr("R (return-to-go)");
@@ -97,24 +102,35 @@ TsneView::TsneView(QWidget* parent)
       player_(new QTimer(this)) {
   colour_by_->addItems({tr("modality"), tr("timestep"), tr("return-to-go")});
   source_->addItems({tr("windows"), tr("dataset episodes"), tr("rollouts")});
-  source_->setToolTip(tr("windows: spread over the dataset; dataset episodes: every step of its longest episodes once; "
-                         "rollouts: every step of episodes the model plays at the task's first target"));
+  source_->setToolTip(
+      tr("windows: spread over the dataset; dataset episodes: every step of its longest episodes "
+         "once; "
+         "rollouts: every step of episodes the model plays at the task's first target"));
   count_->setRange(1, 100000);
   count_->setValue(counts_[0]);
-  count_->setToolTip(tr("How many windows or episodes (a hopper episode is up to 1,000 steps; DHi has 4 tokens a step, DT 6)"));
+  count_->setToolTip(
+      tr("How many windows or episodes (a hopper episode is up to 1,000 steps; DHi has 4 tokens a "
+         "step, DT 6)"));
   perplexity_->setRange(2.0, 200.0);
   perplexity_->setValue(30.0);
   perplexity_->setDecimals(0);
-  perplexity_->setToolTip(tr("About the number of neighbours each token keeps close; must stay below a third of the tokens"));
+  perplexity_->setToolTip(
+      tr("About the number of neighbours each token keeps close; must stay below a third of the "
+         "tokens"));
   iterations_box_->setRange(250, 10000);
   iterations_box_->setSingleStep(250);
   iterations_box_->setValue(1000);
-  iterations_box_->setToolTip(tr("The first 250 iterations use early exaggeration (van der Maaten and Hinton, 2008)"));
+  iterations_box_->setToolTip(
+      tr("The first 250 iterations use early exaggeration (van der Maaten and Hinton, 2008)"));
   slider_->setMinimumWidth(160);
-  slider_->setToolTip(tr("Replay the layouts of the run, one every 10 iterations (a long run keeps %1, spread over it)").arg(kMaxLayouts));
-  iteration_->setMinimumWidth(iteration_->fontMetrics().horizontalAdvance(QStringLiteral("iteration 10000 / 10000 · KL 0.000 (000.0 s)")));
+  slider_->setToolTip(tr("Replay the layouts of the run, one every 10 iterations (a long run keeps "
+                         "%1, spread over it)")
+                          .arg(kMaxLayouts));
+  iteration_->setMinimumWidth(iteration_->fontMetrics().horizontalAdvance(
+      QStringLiteral("iteration 10000 / 10000 · KL 0.000 (000.0 s)")));
   play_->setToolTip(tr("Play the run again from its first layout"));
-  export_->setToolTip(tr("PDF, SVG and PNG in a venue's size and fonts, with the coordinates as CSV"));
+  export_->setToolTip(
+      tr("PDF, SVG and PNG in a venue's size and fonts, with the coordinates as CSV"));
   auto* controls = new QHBoxLayout;
   controls->addWidget(new QLabel(tr("Tokens from")));
   controls->addWidget(count_);
@@ -193,8 +209,10 @@ TsneView::TsneView(QWidget* parent)
   // Hovering a point says which token it is.
   connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
     const int i = pointAt(event->position());
-    if (i < 0) QToolTip::hideText();
-    else QToolTip::showText(event->globalPosition().toPoint(), describePoint(i), plot_);
+    if (i < 0)
+      QToolTip::hideText();
+    else
+      QToolTip::showText(event->globalPosition().toPoint(), describePoint(i), plot_);
   });
   connect(slider_, &QSlider::valueChanged, this, [this](int index) {
     if (index != shown_) showSnapshot(index);
@@ -212,8 +230,10 @@ TsneView::TsneView(QWidget* parent)
   });
   connect(colour_by_, &QComboBox::currentIndexChanged, this, [this] { draw(); });
   connect(run_, &QPushButton::clicked, this, [this] {
-    if (running_) emit cancelRequested();
-    else emit runRequested(perplexity(), iterations());
+    if (running_)
+      emit cancelRequested();
+    else
+      emit runRequested(perplexity(), iterations());
   });
   connect(export_, &QPushButton::clicked, this, &TsneView::exportWithDialog);
   clear(tr("Open a checkpoint to lay its tokens out: File ▸ Open Checkpoint."));
@@ -233,7 +253,8 @@ void TsneView::setTokens(const QString& title, models::TokenCloud tokens) {
   modality_group_.reserve(modality_.size());
   std::unordered_map<std::string, std::uint16_t> group_of;
   for (const auto& m : modality_) {
-    auto [at, added] = group_of.try_emplace(m, static_cast<std::uint16_t>(std::min<std::size_t>(modalities_.size(), 0xffff)));
+    auto [at, added] = group_of.try_emplace(
+        m, static_cast<std::uint16_t>(std::min<std::size_t>(modalities_.size(), 0xffff)));
     if (added) modalities_.push_back(m);
     modality_group_.push_back(at->second);
   }
@@ -241,7 +262,8 @@ void TsneView::setTokens(const QString& title, models::TokenCloud tokens) {
   std::tie(timestep_lo_, timestep_hi_) = extent(timestep_);
   std::tie(rtg_lo_, rtg_hi_) = extent(rtg_);
   timestep_band_.resize(timestep_.size());
-  for (std::size_t i = 0; i < timestep_.size(); ++i) timestep_band_[i] = band_of(timestep_[i], timestep_lo_, timestep_hi_);
+  for (std::size_t i = 0; i < timestep_.size(); ++i)
+    timestep_band_[i] = band_of(timestep_[i], timestep_lo_, timestep_hi_);
   rtg_band_.resize(rtg_.size());
   for (std::size_t i = 0; i < rtg_.size(); ++i) rtg_band_[i] = band_of(rtg_[i], rtg_lo_, rtg_hi_);
   // A fixed seed: the same tokens in every frame of a run, and in every run of these tokens.
@@ -250,7 +272,8 @@ void TsneView::setTokens(const QString& title, models::TokenCloud tokens) {
     std::vector<int> permutation(modality_.size());
     std::iota(permutation.begin(), permutation.end(), 0);
     std::mt19937 rng(20080101u);
-    for (std::size_t i = 0; i < static_cast<std::size_t>(kLivePoints); ++i)  // the first kLivePoints of a Fisher-Yates shuffle
+    for (std::size_t i = 0; i < static_cast<std::size_t>(kLivePoints);
+         ++i)  // the first kLivePoints of a Fisher-Yates shuffle
       std::swap(permutation[i], permutation[i + rng() % (permutation.size() - i)]);
     live_subset_.assign(permutation.begin(), permutation.begin() + kLivePoints);
     std::sort(live_subset_.begin(), live_subset_.end());
@@ -267,13 +290,16 @@ void TsneView::setTokens(const QString& title, models::TokenCloud tokens) {
   const bool known = !episodes.empty() && episodes.front() >= 0;
   QStringList names;
   for (const auto& m : modalities_) names << QString::fromStdString(m);
-  caption_->setText(tr("%1 — %L2 tokens from %3 (%4). Nearby points are tokens the model embeds alike; the axes have no units.")
-                        .arg(title_)
-                        .arg(pointCount())
-                        .arg(known ? (episodes.size() == 1 ? tr("one episode (%L1 windows)").arg(windows)
-                                                           : tr("%L1 episodes (%L2 windows)").arg(episodes.size()).arg(windows))
-                                    : tr("%L1 windows").arg(windows))
-                        .arg(names.join(QStringLiteral(", "))));
+  caption_->setText(
+      tr("%1 — %L2 tokens from %3 (%4). Nearby points are tokens the model embeds alike; the axes "
+         "have no units.")
+          .arg(title_)
+          .arg(pointCount())
+          .arg(known ? (episodes.size() == 1
+                            ? tr("one episode (%L1 windows)").arg(windows)
+                            : tr("%L1 episodes (%L2 windows)").arg(episodes.size()).arg(windows))
+                     : tr("%L1 windows").arg(windows))
+          .arg(names.join(QStringLiteral(", "))));
   draw();
 }
 
@@ -308,15 +334,23 @@ void TsneView::clear(const QString& message) {
   draw();
 }
 
-void TsneView::setColourBy(ColourBy by) { colour_by_->setCurrentIndex(static_cast<int>(by)); }
-TsneView::ColourBy TsneView::colourBy() const { return static_cast<ColourBy>(colour_by_->currentIndex()); }
+void TsneView::setColourBy(ColourBy by) {
+  colour_by_->setCurrentIndex(static_cast<int>(by));
+}
+TsneView::ColourBy TsneView::colourBy() const {
+  return static_cast<ColourBy>(colour_by_->currentIndex());
+}
 void TsneView::setParameters(double perplexity, int iterations) {
   perplexity_->setValue(perplexity);
   iterations_box_->setValue(iterations);
 }
 
-double TsneView::perplexity() const { return perplexity_->value(); }
-int TsneView::iterations() const { return iterations_box_->value(); }
+double TsneView::perplexity() const {
+  return perplexity_->value();
+}
+int TsneView::iterations() const {
+  return iterations_box_->value();
+}
 
 void TsneView::setTokenSource(Source source, int count) {
   const QSignalBlocker block_source(source_), block_count(count_);
@@ -326,8 +360,12 @@ void TsneView::setTokenSource(Source source, int count) {
   counts_[index] = count_->value();
 }
 
-TsneView::Source TsneView::tokenSource() const { return static_cast<Source>(source_->currentIndex()); }
-int TsneView::tokenCount() const { return count_->value(); }
+TsneView::Source TsneView::tokenSource() const {
+  return static_cast<Source>(source_->currentIndex());
+}
+int TsneView::tokenCount() const {
+  return count_->value();
+}
 
 void TsneView::setRunning(bool running) {
   running_ = running;
@@ -434,20 +472,28 @@ void TsneView::showSnapshot(int index) {
   draw();
 }
 
-QString TsneView::status() const { return iteration_->text(); }
+QString TsneView::status() const {
+  return iteration_->text();
+}
 
 void TsneView::updateStatus() {
   if (shown_ < 0) {
     iteration_->setText(running_ ? tr("gathering tokens and neighbours…") : stopped_);
     return;
   }
-  QString text = tr("iteration %1 / %2").arg(iterations_[static_cast<std::size_t>(shown_)]).arg(total_iterations_);
-  if (finished_ && kl_ >= 0) text += tr(" · KL %1 (%2 s)").arg(kl_, 0, 'f', 3).arg(seconds_, 0, 'f', 1);
-  else if (running_) text += tr(" · KL at the end");
-  else if (!stopped_.isEmpty()) text += tr(" · %1").arg(stopped_);
+  QString text = tr("iteration %1 / %2")
+                     .arg(iterations_[static_cast<std::size_t>(shown_)])
+                     .arg(total_iterations_);
+  if (finished_ && kl_ >= 0)
+    text += tr(" · KL %1 (%2 s)").arg(kl_, 0, 'f', 3).arg(seconds_, 0, 'f', 1);
+  else if (running_)
+    text += tr(" · KL at the end");
+  else if (!stopped_.isEmpty())
+    text += tr(" · %1").arg(stopped_);
   if (drawingLive()) {
     const QLocale locale;
-    text += (running_ ? tr(" · drawing %1 of %2 tokens while it runs") : tr(" · drawing %1 of %2 tokens while it plays"))
+    text += (running_ ? tr(" · drawing %1 of %2 tokens while it runs")
+                      : tr(" · drawing %1 of %2 tokens while it plays"))
                 .arg(locale.toString(kLivePoints), locale.toString(pointCount()));
   }
   iteration_->setText(text);
@@ -458,13 +504,18 @@ double TsneView::valueOf(int i) const {
   return colourBy() == ColourBy::Timestep ? static_cast<double>(timestep_[at]) : rtg_[at];
 }
 
-bool TsneView::drawingLive() const { return (running_ || player_->isActive()) && pointCount() > kLivePoints; }
+bool TsneView::drawingLive() const {
+  return (running_ || player_->isActive()) && pointCount() > kLivePoints;
+}
 
 const std::vector<std::uint16_t>& TsneView::groupOfPoint() const {
   switch (colourBy()) {
-    case ColourBy::Timestep: return timestep_band_;
-    case ColourBy::ReturnToGo: return rtg_band_;
-    case ColourBy::Modality: break;
+    case ColourBy::Timestep:
+      return timestep_band_;
+    case ColourBy::ReturnToGo:
+      return rtg_band_;
+    case ColourBy::Modality:
+      break;
   }
   return modality_group_;
 }
@@ -473,9 +524,12 @@ QColor TsneView::colourOf(int i) const {
   if (i < 0 || i >= pointCount()) return {};
   const auto at = static_cast<std::size_t>(i);
   switch (colourBy()) {
-    case ColourBy::Timestep: return band_colour(timestep_band_[at], timestep_lo_, timestep_hi_);
-    case ColourBy::ReturnToGo: return band_colour(rtg_band_[at], rtg_lo_, rtg_hi_);
-    case ColourBy::Modality: break;
+    case ColourBy::Timestep:
+      return band_colour(timestep_band_[at], timestep_lo_, timestep_hi_);
+    case ColourBy::ReturnToGo:
+      return band_colour(rtg_band_[at], rtg_lo_, rtg_hi_);
+    case ColourBy::Modality:
+      break;
   }
   const auto k = modality_group_[at];
   return modality_colour(modalities_[k], k);
@@ -509,12 +563,16 @@ void TsneView::draw() {
           QColor c = modality_colour(modalities_[k], k);
           c.setAlpha(kAlpha);
           const bool triangle = in_block(modalities_[k]);
-          styles.push_back({c, triangle ? PointCloudPlottable::Marker::Triangle : PointCloudPlottable::Marker::Disc, triangle ? 6.0 : 5.0});
+          styles.push_back(
+              {c,
+               triangle ? PointCloudPlottable::Marker::Triangle : PointCloudPlottable::Marker::Disc,
+               triangle ? 6.0 : 5.0});
         }
       } else {
         const bool by_step = colourBy() == ColourBy::Timestep;
         for (int b = 0; b < kBands; ++b) {
-          QColor c = by_step ? band_colour(b, timestep_lo_, timestep_hi_) : band_colour(b, rtg_lo_, rtg_hi_);
+          QColor c = by_step ? band_colour(b, timestep_lo_, timestep_hi_)
+                             : band_colour(b, rtg_lo_, rtg_hi_);
           c.setAlpha(kAlpha);
           styles.push_back({c, PointCloudPlottable::Marker::Disc, 5.0});
         }
@@ -528,7 +586,9 @@ void TsneView::draw() {
     const int order_key = colouring * 2 + (live ? 1 : 0);
     if (order_key != drawn_order_) {
       const int n = live ? kLivePoints : pointCount();
-      const auto point = [&](int k) { return live ? live_subset_[static_cast<std::size_t>(k)] : k; };
+      const auto point = [&](int k) {
+        return live ? live_subset_[static_cast<std::size_t>(k)] : k;
+      };
       std::vector<int> start(cloud_->styles().size() + 1, 0);
       for (int k = 0; k < n; ++k) ++start[group[static_cast<std::size_t>(point(k))] + 1u];
       std::partial_sum(start.begin(), start.end(), start.begin());
@@ -545,7 +605,8 @@ void TsneView::draw() {
     groups_drawn_ = cloud_->groupsInOrder();
     if (continuous) {
       const bool by_step = colourBy() == ColourBy::Timestep;
-      scale_->setDataRange(by_step ? QCPRange(timestep_lo_, timestep_hi_) : QCPRange(rtg_lo_, rtg_hi_));
+      scale_->setDataRange(by_step ? QCPRange(timestep_lo_, timestep_hi_)
+                                   : QCPRange(rtg_lo_, rtg_hi_));
       scale_->axis()->setLabel(by_step ? tr("timestep") : tr("return-to-go"));
     } else {
       // One legend entry per modality: point-less graphs with the points' marker.
@@ -566,27 +627,35 @@ void TsneView::draw() {
   plot_->replot();
 }
 
-bool TsneView::colourScaleShown() const { return plot_->plotLayout()->element(0, 1) == scale_ && scale_->visible(); }
+bool TsneView::colourScaleShown() const {
+  return plot_->plotLayout()->element(0, 1) == scale_ && scale_->visible();
+}
 
 FigureText TsneView::figureText() const {
-  const QString by = colourBy() == ColourBy::Modality ? tr("modality") : colourBy() == ColourBy::Timestep ? tr("timestep") : tr("return-to-go");
+  const QString by = colourBy() == ColourBy::Modality   ? tr("modality")
+                     : colourBy() == ColourBy::Timestep ? tr("timestep")
+                                                        : tr("return-to-go");
   return {tr("%1: tokens by %2").arg(title_, by), {}, {}};
 }
 
-int TsneView::pointAt(const QPointF& pixel) const { return shown_ < 0 ? -1 : cloud_->nearest(pixel, 8.0); }
+int TsneView::pointAt(const QPointF& pixel) const {
+  return shown_ < 0 ? -1 : cloud_->nearest(pixel, 8.0);
+}
 
 QString TsneView::describePoint(int i) const {
   if (i < 0 || i >= pointCount()) return {};
   const auto k = static_cast<std::size_t>(i);
   const int episode = k < episode_.size() ? episode_[k] : -1;
-  const QString where = episode >= 0 ? tr("episode %1").arg(episode) : tr("window %1").arg(k < window_.size() ? window_[k] : -1);
+  const QString where = episode >= 0 ? tr("episode %1").arg(episode)
+                                     : tr("window %1").arg(k < window_.size() ? window_[k] : -1);
   return tr("%1 token, %2, timestep %3\nreturn-to-go %4")
       .arg(QString::fromStdString(modality_[k]), where)
       .arg(k < timestep_.size() ? timestep_[k] : -1)
       .arg(k < rtg_.size() ? rtg_[k] : 0.0, 0, 'f', 1);
 }
 
-std::vector<std::string> TsneView::exportFigure(const std::string& base, const FigureStyle& style) const {
+std::vector<std::string> TsneView::exportFigure(const std::string& base,
+                                                const FigureStyle& style) const {
   if (shown_ < 0) return {};
   const auto& xy = *layouts_[static_cast<std::size_t>(shown_)];
   const FigureStyle s = with_defaults(style, figureText());
@@ -594,7 +663,10 @@ std::vector<std::string> TsneView::exportFigure(const std::string& base, const F
   if (colourBy() == ColourBy::Modality) {
     std::vector<ScatterGroup> groups;
     for (std::size_t k = 0; k < modalities_.size(); ++k)
-      groups.push_back({modality_name(modalities_[k]), {}, {}, modality_colour(modalities_[k], k),
+      groups.push_back({modality_name(modalities_[k]),
+                        {},
+                        {},
+                        modality_colour(modalities_[k], k),
                         in_block(modalities_[k]) ? Marker::Triangle : Marker::Disc});
     for (int i = 0; i < pointCount(); ++i) {
       const auto at = static_cast<std::size_t>(i);
@@ -610,13 +682,16 @@ std::vector<std::string> TsneView::exportFigure(const std::string& base, const F
       y.push_back(xy[static_cast<std::size_t>(i) * 2 + 1]);
       value.push_back(valueOf(i));
     }
-    written = save_value_scatter(base, x, y, value, colourBy() == ColourBy::Timestep ? tr("timestep") : tr("return-to-go"), s);
+    written = save_value_scatter(
+        base, x, y, value, colourBy() == ColourBy::Timestep ? tr("timestep") : tr("return-to-go"),
+        s);
   }
   // The same columns as `dstudio analyze tsne`'s tsne.csv.
   CsvWriter csv({"x", "y", "modality", "window", "episode", "timestep", "return_to_go"}, 6);
   for (int i = 0; i < pointCount(); ++i) {
     const auto at = static_cast<std::size_t>(i);
-    csv << xy[at * 2] << xy[at * 2 + 1] << modality_[at] << window_[at] << episode_[at] << timestep_[at] << rtg_[at];
+    csv << xy[at * 2] << xy[at * 2 + 1] << modality_[at] << window_[at] << episode_[at]
+        << timestep_[at] << rtg_[at];
     csv.end_row();
   }
   csv.write(base + ".csv");
@@ -626,7 +701,9 @@ std::vector<std::string> TsneView::exportFigure(const std::string& base, const F
 
 void TsneView::exportWithDialog() {
   const auto written = ExportDialog::exportSource(this, *this);
-  if (!written.empty()) caption_->setText(tr("Wrote %1 files: %2").arg(written.size()).arg(QString::fromStdString(written.front())));
+  if (!written.empty())
+    caption_->setText(
+        tr("Wrote %1 files: %2").arg(written.size()).arg(QString::fromStdString(written.front())));
 }
 
 }  // namespace dstudio::viz

@@ -32,7 +32,9 @@ WorkspaceView::WorkspaceView(QWidget* parent) : QWidget(parent), tree_(new QTree
   connect(save, &QPushButton::clicked, this, &WorkspaceView::saveRequested);
   connect(open, &QPushButton::clicked, this, &WorkspaceView::openRequested);
   auto* buttons = new QHBoxLayout;
-  auto* hint = new QLabel(tr("A workspace file reopens all of this, with the viewer's conditioning and the window's layout."));
+  auto* hint =
+      new QLabel(tr("A workspace file reopens all of this, with the viewer's conditioning and the "
+                    "window's layout."));
   hint->setWordWrap(true);
   buttons->addWidget(hint, 1);
   buttons->addWidget(open);
@@ -57,30 +59,38 @@ QTreeWidgetItem* WorkspaceView::resetSection(const QString& name, const QString&
 }
 
 void WorkspaceView::setDataset(const data::Dataset* dataset) {
-  auto* item = resetSection(tr("Dataset"), dataset ? QFileInfo(QString::fromStdString(dataset->path)).fileName() : tr("(none)"));
+  auto* item = resetSection(
+      tr("Dataset"),
+      dataset ? QFileInfo(QString::fromStdString(dataset->path)).fileName() : tr("(none)"));
   if (!dataset) return;
   const auto s = data::summarize(*dataset);
   const QLocale locale;
-  auto add = [item](const QString& field, const QString& value) { new QTreeWidgetItem(item, {field, value}); };
+  auto add = [item](const QString& field, const QString& value) {
+    new QTreeWidgetItem(item, {field, value});
+  };
   add(tr("Path"), QString::fromStdString(dataset->path));
   add(tr("Format"), QString::fromLatin1(data::to_string(dataset->format)));
-  add(tr("Environment"), dataset->env_id.empty() ? tr("(not named)") : QString::fromStdString(dataset->env_id));
+  add(tr("Environment"),
+      dataset->env_id.empty() ? tr("(not named)") : QString::fromStdString(dataset->env_id));
   add(tr("Transitions"), locale.toString(static_cast<qlonglong>(s.transitions)));
-  add(tr("Complete episodes"), tr("%1 (%2 terminal, %3 timeout)").arg(s.episodes).arg(s.terminated).arg(s.timed_out));
+  add(tr("Complete episodes"),
+      tr("%1 (%2 terminal, %3 timeout)").arg(s.episodes).arg(s.terminated).arg(s.timed_out));
   add(tr("Returns"), tr("%1 ± %2 (min %3, max %4)")
                          .arg(s.return_mean, 0, 'f', 1)
                          .arg(s.return_std, 0, 'f', 1)
                          .arg(s.return_min, 0, 'f', 1)
                          .arg(s.return_max, 0, 'f', 1));
-  add(tr("Simulator states"), dataset->data.qpos_dim > 0 ? tr("infos/qpos and infos/qvel: episodes replay in the viewer")
-                                                          : tr("none: no replay in the viewer"));
+  add(tr("Simulator states"), dataset->data.qpos_dim > 0
+                                  ? tr("infos/qpos and infos/qvel: episodes replay in the viewer")
+                                  : tr("none: no replay in the viewer"));
   add(tr("Fingerprint"), QString::fromStdString(dataset->fingerprint));
   item->setExpanded(true);
 }
 
 void WorkspaceView::setCheckpoint(const models::CheckpointInfo* info, bool compared) {
-  auto* item = resetSection(compared ? tr("Compared with") : tr("Checkpoint"),
-                            info ? QFileInfo(QString::fromStdString(info->path)).fileName() : tr("(none)"));
+  auto* item =
+      resetSection(compared ? tr("Compared with") : tr("Checkpoint"),
+                   info ? QFileInfo(QString::fromStdString(info->path)).fileName() : tr("(none)"));
   if (!info) return;
   new QTreeWidgetItem(item, {tr("Path"), QString::fromStdString(info->path)});
   QTreeWidgetItem* group = nullptr;
@@ -91,15 +101,19 @@ void WorkspaceView::setCheckpoint(const models::CheckpointInfo* info, bool compa
       group = new QTreeWidgetItem(item, {QString::fromStdString(row.section)});
       group->setExpanded(true);
     }
-    new QTreeWidgetItem(group, {QString::fromStdString(row.field), QString::fromStdString(row.value)});
+    new QTreeWidgetItem(group,
+                        {QString::fromStdString(row.field), QString::fromStdString(row.value)});
   }
   item->setExpanded(true);
 }
 
 void WorkspaceView::setRuns(const std::vector<Run>& runs) {
-  auto* item = resetSection(tr("Training runs"), runs.empty() ? tr("(none)") : tr("%1 runs").arg(runs.size()));
+  auto* item = resetSection(tr("Training runs"),
+                            runs.empty() ? tr("(none)") : tr("%1 runs").arg(runs.size()));
   for (const auto& r : runs) {
-    auto* row = new QTreeWidgetItem(item, {QFileInfo(r.folder).fileName(), r.loss.isEmpty() ? r.state : tr("%1, loss %2").arg(r.state, r.loss)});
+    auto* row = new QTreeWidgetItem(
+        item, {QFileInfo(r.folder).fileName(),
+               r.loss.isEmpty() ? r.state : tr("%1, loss %2").arg(r.state, r.loss)});
     row->setToolTip(0, r.folder);
   }
   item->setExpanded(true);

@@ -3,14 +3,13 @@
 
 #include "dstudio/analysis/analysis_registry.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/csv.h"
@@ -21,7 +20,8 @@ namespace dstudio::analysis {
 namespace fs = std::filesystem;
 
 Registry<AnalysisDefinition>& analysis_registry() {
-  static auto* registry = new Registry<AnalysisDefinition>("analysis");  // never destroyed: plugins' code
+  static auto* registry =
+      new Registry<AnalysisDefinition>("analysis");  // never destroyed: plugins' code
   return *registry;
 }
 
@@ -36,13 +36,17 @@ bool parse_number(const std::string& text, double& value) {
 }
 
 bool parse_flag(const std::string& text, bool& value) {
-  if (text == "true" || text == "1" || text == "on" || text == "yes") value = true;
-  else if (text == "false" || text == "0" || text == "off" || text == "no") value = false;
-  else return false;
+  if (text == "true" || text == "1" || text == "on" || text == "yes")
+    value = true;
+  else if (text == "false" || text == "0" || text == "off" || text == "no")
+    value = false;
+  else
+    return false;
   return true;
 }
 
-const std::string& value_of(const std::map<std::string, std::string>& values, const std::string& key) {
+const std::string& value_of(const std::map<std::string, std::string>& values,
+                            const std::string& key) {
   auto it = values.find(key);
   if (it == values.end()) throw UsageError("the analysis has no option '" + key + "'");
   return it->second;
@@ -50,17 +54,24 @@ const std::string& value_of(const std::map<std::string, std::string>& values, co
 
 }  // namespace
 
-std::int64_t AnalysisOptions::integer(const std::string& key) const { return static_cast<std::int64_t>(number(key)); }
+std::int64_t AnalysisOptions::integer(const std::string& key) const {
+  return static_cast<std::int64_t>(number(key));
+}
 
 double AnalysisOptions::number(const std::string& key) const {
   double v = 0.0;
-  if (!parse_number(value_of(values_, key), v)) throw UsageError("--" + key + " is not a number: '" + value_of(values_, key) + "'");
+  if (!parse_number(value_of(values_, key), v))
+    throw UsageError("--" + key + " is not a number: '" + value_of(values_, key) + "'");
   return v;
 }
 
-std::string AnalysisOptions::text(const std::string& key) const { return value_of(values_, key); }
+std::string AnalysisOptions::text(const std::string& key) const {
+  return value_of(values_, key);
+}
 
-bool AnalysisOptions::given(const std::string& key) const { return !value_of(values_, key).empty(); }
+bool AnalysisOptions::given(const std::string& key) const {
+  return !value_of(values_, key).empty();
+}
 
 namespace {
 
@@ -87,17 +98,20 @@ bool parse_numbers(const std::string& text, std::vector<double>& out) {
 
 std::vector<double> AnalysisOptions::numbers(const std::string& key) const {
   std::vector<double> v;
-  if (!parse_numbers(value_of(values_, key), v)) throw UsageError("--" + key + " is not a list of numbers: '" + value_of(values_, key) + "'");
+  if (!parse_numbers(value_of(values_, key), v))
+    throw UsageError("--" + key + " is not a list of numbers: '" + value_of(values_, key) + "'");
   return v;
 }
 
 bool AnalysisOptions::flag(const std::string& key) const {
   bool v = false;
-  if (!parse_flag(value_of(values_, key), v)) throw UsageError("--" + key + " is not true or false: '" + value_of(values_, key) + "'");
+  if (!parse_flag(value_of(values_, key), v))
+    throw UsageError("--" + key + " is not true or false: '" + value_of(values_, key) + "'");
   return v;
 }
 
-AnalysisOptions resolve_options(const AnalysisDefinition& definition, const std::map<std::string, std::string>& given) {
+AnalysisOptions resolve_options(const AnalysisDefinition& definition,
+                                const std::map<std::string, std::string>& given) {
   std::map<std::string, std::string> values;
   for (const auto& [key, value] : given) {
     bool known = false;
@@ -114,7 +128,9 @@ AnalysisOptions resolve_options(const AnalysisDefinition& definition, const std:
     auto it = given.find(o.key);
     std::string text = it != given.end() ? it->second : o.default_value;
     if (o.type == Type::Flag && text.empty()) text = "false";
-    if (o.required && text.empty()) throw UsageError("the analysis '" + definition.name + "' needs --" + o.key + " (" + o.description + ")");
+    if (o.required && text.empty())
+      throw UsageError("the analysis '" + definition.name + "' needs --" + o.key + " (" +
+                       o.description + ")");
     // An option without a default may be left out: empty, and given() says so.
     if (text.empty() && o.type != Type::Choice && o.type != Type::Flag) {
       values[o.key] = text;
@@ -126,9 +142,11 @@ AnalysisOptions resolve_options(const AnalysisDefinition& definition, const std:
       case Type::Number: {
         double v = 0.0;
         if (!parse_number(text, v)) throw UsageError(where + " needs a number, not '" + text + "'");
-        if (o.type == Type::Integer && v != std::floor(v)) throw UsageError(where + " needs a whole number, not '" + text + "'");
+        if (o.type == Type::Integer && v != std::floor(v))
+          throw UsageError(where + " needs a whole number, not '" + text + "'");
         if (v < o.minimum || v > o.maximum)
-          throw UsageError(where + " must be in [" + exact_number(o.minimum) + ", " + exact_number(o.maximum) + "], not " + text);
+          throw UsageError(where + " must be in [" + exact_number(o.minimum) + ", " +
+                           exact_number(o.maximum) + "], not " + text);
         break;
       }
       case Type::Choice: {
@@ -143,25 +161,30 @@ AnalysisOptions resolve_options(const AnalysisDefinition& definition, const std:
       }
       case Type::Flag: {
         bool v = false;
-        if (!parse_flag(text, v)) throw UsageError(where + " takes true or false, not '" + text + "'");
+        if (!parse_flag(text, v))
+          throw UsageError(where + " takes true or false, not '" + text + "'");
         break;
       }
       case Type::NumberList: {
         std::vector<double> list;
-        if (!parse_numbers(text, list)) throw UsageError(where + " needs numbers separated by commas, not '" + text + "'");
+        if (!parse_numbers(text, list))
+          throw UsageError(where + " needs numbers separated by commas, not '" + text + "'");
         for (double v : list)
           if (v < o.minimum || v > o.maximum)
-            throw UsageError(where + " takes numbers in [" + exact_number(o.minimum) + ", " + exact_number(o.maximum) + "], not " + exact_number(v));
+            throw UsageError(where + " takes numbers in [" + exact_number(o.minimum) + ", " +
+                             exact_number(o.maximum) + "], not " + exact_number(v));
         break;
       }
-      case Type::Text: break;
+      case Type::Text:
+        break;
     }
     values[o.key] = text;
   }
   return AnalysisOptions(std::move(values));
 }
 
-AnalysisResult run_analysis(const AnalysisDefinition& definition, AnalysisInputs inputs, const Progress& progress) {
+AnalysisResult run_analysis(const AnalysisDefinition& definition, AnalysisInputs inputs,
+                            const Progress& progress) {
   if (definition.needs_checkpoint && inputs.checkpoint.empty())
     throw UsageError("the analysis '" + definition.name + "' needs a checkpoint");
   inputs.options = resolve_options(definition, inputs.options.values());
@@ -171,11 +194,13 @@ AnalysisResult run_analysis(const AnalysisDefinition& definition, AnalysisInputs
   if (result.summary_json.empty()) result.summary_json = "{}";
   const auto summary = nlohmann::json::parse(result.summary_json, nullptr, false);
   if (summary.is_discarded() || !summary.is_object())
-    throw Error("the analysis '" + definition.name + "' (" + definition.origin.label() + ") returned a summary that is not a JSON object");
+    throw Error("the analysis '" + definition.name + "' (" + definition.origin.label() +
+                ") returned a summary that is not a JSON object");
   for (const auto& t : result.tables)
     for (const auto& row : t.rows)
       if (row.size() != t.columns.size())
-        throw Error("the analysis '" + definition.name + "' returned a row of " + std::to_string(row.size()) + " cells for the " +
+        throw Error("the analysis '" + definition.name + "' returned a row of " +
+                    std::to_string(row.size()) + " cells for the " +
                     std::to_string(t.columns.size()) + " columns of its table '" + t.name + "'");
   progress.update(1.0, "done");
   return result;
@@ -187,14 +212,19 @@ std::vector<std::string> write_result_files(const AnalysisResult& result, const 
   if (ec) throw Error(dir + ": cannot make the folder (" + ec.message() + ")");
   std::vector<std::string> written;
   const fs::path summary = fs::path(dir) / "summary.json";
-  write_text_atomically(summary, nlohmann::ordered_json::parse(result.summary_json.empty() ? "{}" : result.summary_json).dump(2) + "\n");
+  write_text_atomically(summary, nlohmann::ordered_json::parse(
+                                     result.summary_json.empty() ? "{}" : result.summary_json)
+                                         .dump(2) +
+                                     "\n");
   written.push_back(summary.string());
   for (const auto& t : result.tables) {
     CsvWriter csv(t.columns, 9);
     for (const auto& row : t.rows) {
       for (const auto& cell : row) {
-        if (const auto* text = std::get_if<std::string>(&cell)) csv << *text;
-        else csv << std::get<double>(cell);
+        if (const auto* text = std::get_if<std::string>(&cell))
+          csv << *text;
+        else
+          csv << std::get<double>(cell);
       }
       csv.end_row();
     }

@@ -1,25 +1,31 @@
 // Attention maps. See attention_maps.h.
 
-#include "dstudio/common/error.h"
 #include "dstudio/analysis/attention_maps.h"
 
 #include <stdexcept>
 
+#include "dstudio/common/error.h"
+
 namespace dstudio::analysis {
 
 TokenMatrix head_of(const LayerMixing& layer, int head) {
-  if (head < 0 || head >= layer.heads) throw UsageError("no head " + std::to_string(head) + " in a layer of " + std::to_string(layer.heads));
+  if (head < 0 || head >= layer.heads)
+    throw UsageError("no head " + std::to_string(head) + " in a layer of " +
+                     std::to_string(layer.heads));
   TokenMatrix m{layer.tokens, {}};
   const auto n = static_cast<std::size_t>(layer.tokens) * layer.tokens;
-  m.values.assign(layer.values.begin() + static_cast<std::ptrdiff_t>(n * head), layer.values.begin() + static_cast<std::ptrdiff_t>(n * (head + 1)));
+  m.values.assign(layer.values.begin() + static_cast<std::ptrdiff_t>(n * head),
+                  layer.values.begin() + static_cast<std::ptrdiff_t>(n * (head + 1)));
   return m;
 }
 
 TokenMatrix mean_over_heads(const LayerMixing& layer) {
-  TokenMatrix m{layer.tokens, std::vector<double>(static_cast<std::size_t>(layer.tokens) * layer.tokens, 0.0)};
+  TokenMatrix m{layer.tokens,
+                std::vector<double>(static_cast<std::size_t>(layer.tokens) * layer.tokens, 0.0)};
   const auto n = m.values.size();
   for (int h = 0; h < layer.heads; ++h)
-    for (std::size_t k = 0; k < n; ++k) m.values[k] += layer.values[n * static_cast<std::size_t>(h) + k] / layer.heads;
+    for (std::size_t k = 0; k < n; ++k)
+      m.values[k] += layer.values[n * static_cast<std::size_t>(h) + k] / layer.heads;
   return m;
 }
 
@@ -28,7 +34,8 @@ TokenMatrix mean_of(const std::vector<TokenMatrix>& matrices) {
   TokenMatrix m{matrices.front().tokens, std::vector<double>(matrices.front().values.size(), 0.0)};
   for (const auto& x : matrices) {
     if (x.tokens != m.tokens) throw Error("matrices of different sizes cannot be averaged");
-    for (std::size_t k = 0; k < m.values.size(); ++k) m.values[k] += x.values[k] / static_cast<double>(matrices.size());
+    for (std::size_t k = 0; k < m.values.size(); ++k)
+      m.values[k] += x.values[k] / static_cast<double>(matrices.size());
   }
   return m;
 }
@@ -71,13 +78,16 @@ TokenMatrix attention_rollout(const std::vector<LayerMixing>& layers) {
 }
 
 TokenMatrix difference(const TokenMatrix& a, const TokenMatrix& b) {
-  if (a.tokens != b.tokens) throw Error("the two maps cover different token counts (" + std::to_string(a.tokens) + " and " + std::to_string(b.tokens) + ")");
+  if (a.tokens != b.tokens)
+    throw Error("the two maps cover different token counts (" + std::to_string(a.tokens) + " and " +
+                std::to_string(b.tokens) + ")");
   TokenMatrix d{a.tokens, a.values};
   for (std::size_t k = 0; k < d.values.size(); ++k) d.values[k] -= b.values[k];
   return d;
 }
 
-std::vector<std::string> token_labels(const std::vector<char>& types, const std::vector<int>& steps) {
+std::vector<std::string> token_labels(const std::vector<char>& types,
+                                      const std::vector<int>& steps) {
   std::vector<std::string> out;
   for (std::size_t k = 0; k < types.size(); ++k) {
     const int step = k < steps.size() ? steps[k] : -1;
@@ -92,7 +102,8 @@ std::vector<std::string> token_labels(const std::vector<char>& types, const std:
 }
 
 std::vector<std::string> relative_token_labels(const std::vector<char>& types) {
-  const int T = static_cast<int>(types.size()), per_step = !types.empty() && types.front() == 'R' ? 3 : 1, K = T / per_step;
+  const int T = static_cast<int>(types.size()),
+            per_step = !types.empty() && types.front() == 'R' ? 3 : 1, K = T / per_step;
   std::vector<std::string> out;
   for (int k = 0; k < T; ++k) {
     std::string label(1, types[static_cast<std::size_t>(k)]);
@@ -105,13 +116,20 @@ std::vector<std::string> relative_token_labels(const std::vector<char>& types) {
 
 std::string mixing_derivation(const std::string& mixer) {
   if (mixer.rfind("conv (", 0) == 0)
-    return "convolution: row p holds the magnitudes of the type(p) filter's taps, averaged over channels, at columns p, p-1, ..., p-L+1";
-  if (mixer == "pooling") return "pooling: row i averages tokens max(0, i-P+1)..i (weights 1/count)";
-  if (mixer == "gated-conv") return "gated convolution: the magnitudes of the depthwise convolution's taps, averaged over channels (the input-dependent gate is left out)";
+    return "convolution: row p holds the magnitudes of the type(p) filter's taps, averaged over "
+           "channels, at columns p, p-1, ..., p-L+1";
+  if (mixer == "pooling")
+    return "pooling: row i averages tokens max(0, i-P+1)..i (weights 1/count)";
+  if (mixer == "gated-conv")
+    return "gated convolution: the magnitudes of the depthwise convolution's taps, averaged over "
+           "channels (the input-dependent gate is left out)";
   if (mixer == "none") return "no token mixer: the identity";
-  if (mixer == "linear-attention") return "linear attention: phi(q).phi(k) normalised over the causal keys, phi = elu + 1";
-  if (mixer == "direct-attention") return "direct attention: the learned matrix, row-softmaxed under the causal mask";
-  if (mixer == "gaussian-attention") return "attention weights with the Gaussian bias -|w d^2 + b| added to the logits";
+  if (mixer == "linear-attention")
+    return "linear attention: phi(q).phi(k) normalised over the causal keys, phi = elu + 1";
+  if (mixer == "direct-attention")
+    return "direct attention: the learned matrix, row-softmaxed under the causal mask";
+  if (mixer == "gaussian-attention")
+    return "attention weights with the Gaussian bias -|w d^2 + b| added to the logits";
   return "attention weights softmax(q k^T / sqrt(d)) under the causal and padding masks";
 }
 

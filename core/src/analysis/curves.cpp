@@ -1,12 +1,6 @@
 // Smoothing, spread across runs and run metrics. See curves.h.
 
-#include "dstudio/common/error.h"
 #include "dstudio/analysis/curves.h"
-#include "dstudio/analysis/analysis_registry.h"
-#include "dstudio/common/atomic_file.h"
-#include "dstudio/common/csv.h"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -14,8 +8,14 @@
 #include <fstream>
 #include <iomanip>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
+
+#include "dstudio/analysis/analysis_registry.h"
+#include "dstudio/common/atomic_file.h"
+#include "dstudio/common/csv.h"
+#include "dstudio/common/error.h"
 
 namespace dstudio::analysis {
 namespace fs = std::filesystem;
@@ -43,8 +43,11 @@ namespace {
 // The curve's value at `at` inside its range, interpolated linearly; NaN outside it.
 double value_at(const Curve& c, double at) {
   const auto n = std::min(c.x.size(), c.y.size());
-  if (n == 0 || at < c.x.front() || at > c.x[n - 1]) return std::numeric_limits<double>::quiet_NaN();
-  const auto hi = static_cast<std::size_t>(std::lower_bound(c.x.begin(), c.x.begin() + static_cast<std::ptrdiff_t>(n), at) - c.x.begin());
+  if (n == 0 || at < c.x.front() || at > c.x[n - 1])
+    return std::numeric_limits<double>::quiet_NaN();
+  const auto hi = static_cast<std::size_t>(
+      std::lower_bound(c.x.begin(), c.x.begin() + static_cast<std::ptrdiff_t>(n), at) -
+      c.x.begin());
   if (c.x[hi] == at || hi == 0) return c.y[hi];
   const std::size_t lo = hi - 1;
   const double t = (at - c.x[lo]) / (c.x[hi] - c.x[lo]);
@@ -55,7 +58,9 @@ double value_at(const Curve& c, double at) {
 
 CurveSpread curve_spread(const std::vector<Curve>& curves) {
   std::vector<double> grid;
-  for (const auto& c : curves) grid.insert(grid.end(), c.x.begin(), c.x.begin() + static_cast<std::ptrdiff_t>(std::min(c.x.size(), c.y.size())));
+  for (const auto& c : curves)
+    grid.insert(grid.end(), c.x.begin(),
+                c.x.begin() + static_cast<std::ptrdiff_t>(std::min(c.x.size(), c.y.size())));
   std::sort(grid.begin(), grid.end());
   grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
 
@@ -92,7 +97,8 @@ void read_jsonl(const fs::path& file, RunMetrics& out) {
   while (std::getline(in, line)) {
     if (line.empty()) continue;
     const auto row = nlohmann::json::parse(line, nullptr, false);
-    if (row.is_discarded() || !row.is_object() || !row.contains("step") || !row["step"].is_number()) continue;
+    if (row.is_discarded() || !row.is_object() || !row.contains("step") || !row["step"].is_number())
+      continue;
     const double step = row["step"].get<double>();
     for (const auto& [key, value] : row.items()) {
       if (key == "step" || !value.is_number()) continue;
@@ -119,9 +125,11 @@ void read_csv(const fs::path& file, RunMetrics& out) {
     // Every cell, the empty ones (a metric not logged at that step) included.
     std::vector<std::string> row;
     std::size_t from = 0;
-    for (std::size_t comma; (comma = line.find(',', from)) != std::string::npos; from = comma + 1) row.push_back(line.substr(from, comma - from));
+    for (std::size_t comma; (comma = line.find(',', from)) != std::string::npos; from = comma + 1)
+      row.push_back(line.substr(from, comma - from));
     row.push_back(line.substr(from));
-    if (row.size() != header.size() || row[static_cast<std::size_t>(step_column)].empty()) continue;  // a row cut short by a crash
+    if (row.size() != header.size() || row[static_cast<std::size_t>(step_column)].empty())
+      continue;  // a row cut short by a crash
     const double step = std::strtod(row[static_cast<std::size_t>(step_column)].c_str(), nullptr);
     for (std::size_t k = 0; k < header.size(); ++k) {
       if (static_cast<std::ptrdiff_t>(k) == step_column || row[k].empty()) continue;
@@ -141,20 +149,26 @@ RunMetrics read_run_metrics(const fs::path& dir) {
   for (const char* name : {"metrics.jsonl", "metrics.csv"}) {
     const fs::path file = dir / name;
     if (!fs::exists(file)) continue;
-    if (file.extension() == ".jsonl") read_jsonl(file, out);
-    else read_csv(file, out);
+    if (file.extension() == ".jsonl")
+      read_jsonl(file, out);
+    else
+      read_csv(file, out);
     if (!out.columns.empty()) {
       out.source = file.string();
       return out;
     }
   }
-  throw std::runtime_error(dir.string() + " holds no training metrics (metrics.jsonl or metrics.csv with a step column)");
+  throw std::runtime_error(
+      dir.string() +
+      " holds no training metrics (metrics.jsonl or metrics.csv with a step column)");
 }
 
-std::vector<CurveGroup> group_curves(const std::vector<std::pair<std::string, const Curve*>>& curves, double smoothing, Band band) {
+std::vector<CurveGroup> group_curves(
+    const std::vector<std::pair<std::string, const Curve*>>& curves, double smoothing, Band band) {
   std::vector<std::pair<std::string, std::vector<const Curve*>>> by_label;
   for (const auto& [label, curve] : curves) {
-    auto g = std::find_if(by_label.begin(), by_label.end(), [&, &l = label](const auto& p) { return p.first == l; });
+    auto g = std::find_if(by_label.begin(), by_label.end(),
+                          [&, &l = label](const auto& p) { return p.first == l; });
     if (g == by_label.end()) g = by_label.insert(by_label.end(), {label, {}});
     g->second.push_back(curve);
   }
@@ -188,17 +202,22 @@ std::vector<CurveGroup> group_curves(const std::vector<std::pair<std::string, co
   return out;
 }
 
-void write_curve_groups_csv(const std::filesystem::path& path, const std::vector<CurveGroup>& groups, double smoothing, Band band) {
+void write_curve_groups_csv(const std::filesystem::path& path,
+                            const std::vector<CurveGroup>& groups, double smoothing, Band band) {
   const bool minmax = band == Band::MinMax;
-  CsvWriter out({"group", "smoothing", "step", "mean", minmax ? "min" : "mean_minus_std", minmax ? "max" : "mean_plus_std", "raw_mean"}, 10);
+  CsvWriter out({"group", "smoothing", "step", "mean", minmax ? "min" : "mean_minus_std",
+                 minmax ? "max" : "mean_plus_std", "raw_mean"},
+                10);
   for (const auto& g : groups)
     for (std::size_t i = 0; i < g.x.size(); ++i) {
       const auto raw = std::lower_bound(g.raw_x.begin(), g.raw_x.end(), g.x[i]);
       const bool has_raw = raw != g.raw_x.end() && *raw == g.x[i];
       out << g.label << smoothing;
       out.number(g.x[i], 12) << g.mean[i] << g.low[i] << g.high[i];
-      if (has_raw) out << g.raw_mean[static_cast<std::size_t>(raw - g.raw_x.begin())];
-      else out.empty();
+      if (has_raw)
+        out << g.raw_mean[static_cast<std::size_t>(raw - g.raw_x.begin())];
+      else
+        out.empty();
       out.end_row();
     }
   out.write(path);
@@ -206,7 +225,8 @@ void write_curve_groups_csv(const std::filesystem::path& path, const std::vector
 
 void write_run_metrics_csv(const std::filesystem::path& path, const RunMetrics& metrics) {
   std::vector<double> steps;
-  for (const auto& [name, curve] : metrics.columns) steps.insert(steps.end(), curve.x.begin(), curve.x.end());
+  for (const auto& [name, curve] : metrics.columns)
+    steps.insert(steps.end(), curve.x.begin(), curve.x.end());
   std::sort(steps.begin(), steps.end());
   steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
   std::vector<std::string> header = {"step"};
@@ -218,8 +238,10 @@ void write_run_metrics_csv(const std::filesystem::path& path, const RunMetrics& 
     out.number(step, 15);
     for (const auto& [name, curve] : metrics.columns) {
       auto& i = next[name];
-      if (i < curve.x.size() && curve.x[i] == step) out << curve.y[i++];
-      else out.empty();
+      if (i < curve.x.size() && curve.x[i] == step)
+        out << curve.y[i++];
+      else
+        out.empty();
     }
     out.end_row();
   }

@@ -26,7 +26,9 @@ void for_real_rows(std::span<const float> m, int T, std::span<const char> valid,
     if (!valid[static_cast<std::size_t>(i)]) continue;
     double total = 0.0;
     for (int j = 0; j < T; ++j) {
-      row[static_cast<std::size_t>(j)] = valid[static_cast<std::size_t>(j)] ? std::abs(m[static_cast<std::size_t>(i) * T + j]) : 0.0;
+      row[static_cast<std::size_t>(j)] = valid[static_cast<std::size_t>(j)]
+                                             ? std::abs(m[static_cast<std::size_t>(i) * T + j])
+                                             : 0.0;
       total += row[static_cast<std::size_t>(j)];
     }
     // Attention rows already sum to 1; other mixers' equivalent rows are normalised.
@@ -48,14 +50,17 @@ double attention_entropy(std::span<const float> matrix, int T, std::span<const c
   return n ? total / n : 0.0;
 }
 
-double mean_head_entropy(std::span<const float> matrices, int heads, int T, std::span<const char> valid) {
+double mean_head_entropy(std::span<const float> matrices, int heads, int T,
+                         std::span<const char> valid) {
   const auto n = static_cast<std::size_t>(T) * static_cast<std::size_t>(T);
   double sum = 0.0;
-  for (int h = 0; h < heads; ++h) sum += attention_entropy(matrices.subspan(n * static_cast<std::size_t>(h), n), T, valid);
+  for (int h = 0; h < heads; ++h)
+    sum += attention_entropy(matrices.subspan(n * static_cast<std::size_t>(h), n), T, valid);
   return heads > 0 ? sum / heads : 0.0;
 }
 
-double intra_step_entropy(std::span<const float> matrix, int T, std::span<const char> valid, int group) {
+double intra_step_entropy(std::span<const float> matrix, int T, std::span<const char> valid,
+                          int group) {
   double total = 0.0;
   int n = 0;
   for_real_rows(matrix, T, valid, [&](int, const std::vector<double>& row) {
@@ -72,12 +77,14 @@ double intra_step_entropy(std::span<const float> matrix, int T, std::span<const 
   return n ? total / n : 0.0;
 }
 
-double inter_step_entropy(std::span<const float> matrix, int T, std::span<const char> valid, int group) {
+double inter_step_entropy(std::span<const float> matrix, int T, std::span<const char> valid,
+                          int group) {
   double total = 0.0;
   int n = 0;
   for_real_rows(matrix, T, valid, [&](int, const std::vector<double>& row) {
     std::vector<double> steps(static_cast<std::size_t>((T + group - 1) / group), 0.0);
-    for (int j = 0; j < T; ++j) steps[static_cast<std::size_t>(j / group)] += row[static_cast<std::size_t>(j)];
+    for (int j = 0; j < T; ++j)
+      steps[static_cast<std::size_t>(j / group)] += row[static_cast<std::size_t>(j)];
     total += entropy(steps);
     ++n;
   });
@@ -87,8 +94,10 @@ double inter_step_entropy(std::span<const float> matrix, int T, std::span<const 
 double pearson(std::span<const double> x, std::span<const double> y) {
   const std::size_t n = std::min(x.size(), y.size());
   if (n < 2) return std::numeric_limits<double>::quiet_NaN();
-  const double mx = std::accumulate(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n), 0.0) / static_cast<double>(n);
-  const double my = std::accumulate(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(n), 0.0) / static_cast<double>(n);
+  const double mx = std::accumulate(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n), 0.0) /
+                    static_cast<double>(n);
+  const double my = std::accumulate(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(n), 0.0) /
+                    static_cast<double>(n);
   double sxy = 0.0, sxx = 0.0, syy = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
     sxy += (x[i] - mx) * (y[i] - my);
@@ -96,7 +105,9 @@ double pearson(std::span<const double> x, std::span<const double> y) {
     syy += (y[i] - my) * (y[i] - my);
   }
   // A series constant up to rounding (e.g. a pooling mixer's entropy) has no correlation.
-  const auto flat = [&](double ss, double m) { return ss <= 1e-20 * static_cast<double>(n) * std::max(1.0, m * m); };
+  const auto flat = [&](double ss, double m) {
+    return ss <= 1e-20 * static_cast<double>(n) * std::max(1.0, m * m);
+  };
   if (flat(sxx, mx) || flat(syy, my)) return std::numeric_limits<double>::quiet_NaN();
   return sxy / std::sqrt(sxx * syy);
 }

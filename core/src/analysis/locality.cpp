@@ -19,14 +19,17 @@ double LagProfile::mass_within(int lags) const {
   return m;
 }
 
-LagProfile lag_profile(const LayerMixing& layer, std::span<const int> token_steps, std::span<const char> valid) {
+LagProfile lag_profile(const LayerMixing& layer, std::span<const int> token_steps,
+                       std::span<const char> valid) {
   const int T = layer.tokens;
   int lowest = 0, highest = 0;
   bool any = false;
   for (int i = 0; i < T; ++i)
     if (valid[static_cast<std::size_t>(i)]) {
-      lowest = any ? std::min(lowest, token_steps[static_cast<std::size_t>(i)]) : token_steps[static_cast<std::size_t>(i)];
-      highest = any ? std::max(highest, token_steps[static_cast<std::size_t>(i)]) : token_steps[static_cast<std::size_t>(i)];
+      lowest = any ? std::min(lowest, token_steps[static_cast<std::size_t>(i)])
+                   : token_steps[static_cast<std::size_t>(i)];
+      highest = any ? std::max(highest, token_steps[static_cast<std::size_t>(i)])
+                    : token_steps[static_cast<std::size_t>(i)];
       any = true;
     }
   LagProfile out;
@@ -40,12 +43,16 @@ LagProfile lag_profile(const LayerMixing& layer, std::span<const int> token_step
       if (!valid[static_cast<std::size_t>(i)]) continue;
       double total = 0.0;
       for (int j = 0; j <= i; ++j)
-        if (valid[static_cast<std::size_t>(j)]) total += std::abs(m[static_cast<std::size_t>(i) * T + j]);
+        if (valid[static_cast<std::size_t>(j)])
+          total += std::abs(m[static_cast<std::size_t>(i) * T + j]);
       if (total <= 0.0) continue;
       for (int j = 0; j <= i; ++j) {
         if (!valid[static_cast<std::size_t>(j)]) continue;
-        const int lag = token_steps[static_cast<std::size_t>(i)] - token_steps[static_cast<std::size_t>(j)];
-        if (lag >= 0) out.weight[static_cast<std::size_t>(lag)] += std::abs(m[static_cast<std::size_t>(i) * T + j]) / total;
+        const int lag =
+            token_steps[static_cast<std::size_t>(i)] - token_steps[static_cast<std::size_t>(j)];
+        if (lag >= 0)
+          out.weight[static_cast<std::size_t>(lag)] +=
+              std::abs(m[static_cast<std::size_t>(i) * T + j]) / total;
       }
       ++rows;
     }
@@ -73,13 +80,15 @@ std::vector<LagProfile> layer_lag_profiles(const std::vector<models::WindowInspe
   return layers;
 }
 
-LagProfile window_lag_profile(const models::WindowInspection& window, const MapSelection& selection) {
+LagProfile window_lag_profile(const models::WindowInspection& window,
+                              const MapSelection& selection) {
   const TokenMatrix m = select_window_map(window, selection);
   const LayerMixing one{1, m.tokens, std::vector<float>(m.values.begin(), m.values.end()), {}};
   return lag_profile(one, window.token_steps, window.valid);
 }
 
-LagProfile selected_lag_profile(const std::vector<models::WindowInspection>& windows, const MapSelection& selection) {
+LagProfile selected_lag_profile(const std::vector<models::WindowInspection>& windows,
+                                const MapSelection& selection) {
   LagProfile mean;
   int count = 0;
   for (const auto& w : windows) {

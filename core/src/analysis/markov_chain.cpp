@@ -21,7 +21,8 @@ void check_probability(const char* name, double value) {
   // Below 0.001 the chain barely mixes: its stationary law takes long to find and a lab run of a
   // few thousand symbols would not show it.
   if (!(value >= 0.001 && value <= 0.999))
-    throw UsageError(std::string(name) + " must be in [0.001, 0.999], got " + std::to_string(value));
+    throw UsageError(std::string(name) + " must be in [0.001, 0.999], got " +
+                     std::to_string(value));
 }
 
 }  // namespace
@@ -29,8 +30,10 @@ void check_probability(const char* name, double value) {
 MarkovChain MarkovChain::make(double p, double q, int order, int states) {
   check_probability("p", p);
   if (states == 2) check_probability("q", q);
-  if (order < 1 || order > 3) throw UsageError("order must be in [1, 3], got " + std::to_string(order));
-  if (states < 2 || states > 8) throw UsageError("states must be in [2, 8], got " + std::to_string(states));
+  if (order < 1 || order > 3)
+    throw UsageError("order must be in [1, 3], got " + std::to_string(order));
+  if (states < 2 || states > 8)
+    throw UsageError("states must be in [2, 8], got " + std::to_string(states));
   MarkovChain chain;
   chain.p = p;
   chain.q = states == 2 ? q : p;
@@ -39,7 +42,9 @@ MarkovChain MarkovChain::make(double p, double q, int order, int states) {
   return chain;
 }
 
-int MarkovChain::contexts() const { return power(states, order); }
+int MarkovChain::contexts() const {
+  return power(states, order);
+}
 
 namespace {
 
@@ -81,7 +86,8 @@ std::vector<double> MarkovChain::stationary() const {
   for (int it = 0; it < 1'000'000; ++it) {
     std::fill(next.begin(), next.end(), 0.0);
     for (int c = 0; c < n_contexts; ++c)
-      for (int s = 0; s < states; ++s) next[c / states + s * newest] += pi[c] * k[static_cast<size_t>(c) * states + s];
+      for (int s = 0; s < states; ++s)
+        next[c / states + s * newest] += pi[c] * k[static_cast<size_t>(c) * states + s];
     double change = 0.0;
     for (int c = 0; c < n_contexts; ++c) change += std::abs(next[c] - pi[c]);
     pi.swap(next);
@@ -118,7 +124,8 @@ std::vector<std::uint8_t> MarkovChain::sample(int count, int length, std::uint64
   for (int b = 0; b < count; ++b) {
     std::uint8_t* x = out.data() + static_cast<size_t>(b) * length;
     int context = draw(pi.data(), contexts());
-    for (int j = 0, rest = context; j < order; ++j, rest /= states) x[j] = static_cast<std::uint8_t>(rest % states);
+    for (int j = 0, rest = context; j < order; ++j, rest /= states)
+      x[j] = static_cast<std::uint8_t>(rest % states);
     for (int n = order; n < length; ++n) {
       const int s = draw(k.data() + static_cast<size_t>(context) * states, states);
       x[n] = static_cast<std::uint8_t>(s);
@@ -141,6 +148,8 @@ double binary_entropy(double x) {
   return -x * std::log(x) - (1.0 - x) * std::log(1.0 - x);
 }
 
-double binary_entropy_rate(double p, double q) { return (q * binary_entropy(p) + p * binary_entropy(q)) / (p + q); }
+double binary_entropy_rate(double p, double q) {
+  return (q * binary_entropy(p) + p * binary_entropy(q)) / (p + q);
+}
 
 }  // namespace dstudio::analysis

@@ -2,7 +2,6 @@
 // and KL divergences are comparable with it; the neighbour search is in tsne_neighbours.cpp and
 // the FFT repulsion in tsne_fft.cpp.
 
-#include "dstudio/common/error.h"
 #include "dstudio/analysis/tsne.h"
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "dstudio/common/error.h"
 #include "tsne_internal.h"
 
 namespace dstudio::analysis {
@@ -25,8 +25,8 @@ using tsne_detail::run_parts;
 
 // p_{j|i} over the k neighbours, with the bandwidth that gives the perplexity (binary search on
 // the precision beta, as scikit-learn's _binary_search_perplexity).
-void conditional_probabilities(const std::vector<double>& dist2, int n, int k, double perplexity, int threads, std::vector<double>& p,
-                               const Progress& progress) {
+void conditional_probabilities(const std::vector<double>& dist2, int n, int k, double perplexity,
+                               int threads, std::vector<double>& p, const Progress& progress) {
   p.assign(dist2.size(), 0.0);
   const double target = std::log(perplexity);
   tsne_detail::Pacer pacer(progress);
@@ -35,7 +35,8 @@ void conditional_probabilities(const std::vector<double>& dist2, int n, int k, d
       if ((i - begin) % 256 == 0) pacer.poll(part, 0.1, "perplexity");
       const double* di = &dist2[static_cast<std::size_t>(i) * k];
       double* pi = &p[static_cast<std::size_t>(i) * k];
-      double beta = 1.0, lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+      double beta = 1.0, lo = -std::numeric_limits<double>::infinity(),
+             hi = std::numeric_limits<double>::infinity();
       for (int it = 0; it < 100; ++it) {
         double sum = 0.0, weighted = 0.0;
         for (int m = 0; m < k; ++m) {
@@ -66,7 +67,8 @@ struct Joint {
   std::vector<float> val_single;  // the same, for the attraction's single-precision blocks
 };
 
-Joint symmetrise(const std::vector<int>& index, const std::vector<double>& p, int n, int k, const Progress& progress) {
+Joint symmetrise(const std::vector<int>& index, const std::vector<double>& p, int n, int k,
+                 const Progress& progress) {
   tsne_detail::Pacer pacer(progress);
   // Row i holds its own k entries and those of the points that chose i; rows are filled by
   // counting, then each is sorted by column and its duplicates (i and j chose each other) merged.
@@ -116,18 +118,26 @@ Joint symmetrise(const std::vector<int>& index, const std::vector<double>& p, in
 // The first two principal components, scaled as scikit-learn does (std of the first 1e-4).
 std::vector<double> pca_init(const std::vector<float>& x, int n, int d, const Progress& progress) {
   tsne_detail::Pacer pacer(progress);
-  std::vector<double> mean(static_cast<std::size_t>(d), 0.0), cov(static_cast<std::size_t>(d) * d, 0.0);
+  std::vector<double> mean(static_cast<std::size_t>(d), 0.0),
+      cov(static_cast<std::size_t>(d) * d, 0.0);
   for (int i = 0; i < n; ++i)
-    for (int q = 0; q < d; ++q) mean[static_cast<std::size_t>(q)] += x[static_cast<std::size_t>(i) * d + q] / static_cast<double>(n);
+    for (int q = 0; q < d; ++q)
+      mean[static_cast<std::size_t>(q)] +=
+          x[static_cast<std::size_t>(i) * d + q] / static_cast<double>(n);
   std::vector<double> row(static_cast<std::size_t>(d));
   for (int i = 0; i < n; ++i) {
     if (i % 512 == 0) pacer.poll(0, 0.1, "initial layout");
-    for (int q = 0; q < d; ++q) row[static_cast<std::size_t>(q)] = x[static_cast<std::size_t>(i) * d + q] - mean[static_cast<std::size_t>(q)];
+    for (int q = 0; q < d; ++q)
+      row[static_cast<std::size_t>(q)] =
+          x[static_cast<std::size_t>(i) * d + q] - mean[static_cast<std::size_t>(q)];
     for (int a = 0; a < d; ++a)
-      for (int b = a; b < d; ++b) cov[static_cast<std::size_t>(a) * d + b] += row[static_cast<std::size_t>(a)] * row[static_cast<std::size_t>(b)];
+      for (int b = a; b < d; ++b)
+        cov[static_cast<std::size_t>(a) * d + b] +=
+            row[static_cast<std::size_t>(a)] * row[static_cast<std::size_t>(b)];
   }
   for (int a = 0; a < d; ++a)
-    for (int b = 0; b < a; ++b) cov[static_cast<std::size_t>(a) * d + b] = cov[static_cast<std::size_t>(b) * d + a];
+    for (int b = 0; b < a; ++b)
+      cov[static_cast<std::size_t>(a) * d + b] = cov[static_cast<std::size_t>(b) * d + a];
   // Power iteration with deflation; a fixed start keeps the result deterministic.
   std::vector<std::vector<double>> comps;
   for (int c = 0; c < 2; ++c) {
@@ -136,10 +146,13 @@ std::vector<double> pca_init(const std::vector<float>& x, int n, int d, const Pr
     for (int it = 0; it < 300; ++it) {
       std::vector<double> w(static_cast<std::size_t>(d), 0.0);
       for (int a = 0; a < d; ++a)
-        for (int b = 0; b < d; ++b) w[static_cast<std::size_t>(a)] += cov[static_cast<std::size_t>(a) * d + b] * v[static_cast<std::size_t>(b)];
+        for (int b = 0; b < d; ++b)
+          w[static_cast<std::size_t>(a)] +=
+              cov[static_cast<std::size_t>(a) * d + b] * v[static_cast<std::size_t>(b)];
       for (const auto& u : comps) {
         const double dot = std::inner_product(w.begin(), w.end(), u.begin(), 0.0);
-        for (int q = 0; q < d; ++q) w[static_cast<std::size_t>(q)] -= dot * u[static_cast<std::size_t>(q)];
+        for (int q = 0; q < d; ++q)
+          w[static_cast<std::size_t>(q)] -= dot * u[static_cast<std::size_t>(q)];
       }
       const double norm = std::sqrt(std::inner_product(w.begin(), w.end(), w.begin(), 0.0));
       if (norm <= 0) break;
@@ -152,12 +165,15 @@ std::vector<double> pca_init(const std::vector<float>& x, int n, int d, const Pr
   for (int i = 0; i < n; ++i)
     for (int c = 0; c < 2; ++c) {
       double s = 0.0;
-      for (int q = 0; q < d; ++q) s += (x[static_cast<std::size_t>(i) * d + q] - mean[static_cast<std::size_t>(q)]) * comps[static_cast<std::size_t>(c)][static_cast<std::size_t>(q)];
+      for (int q = 0; q < d; ++q)
+        s += (x[static_cast<std::size_t>(i) * d + q] - mean[static_cast<std::size_t>(q)]) *
+             comps[static_cast<std::size_t>(c)][static_cast<std::size_t>(q)];
       y[static_cast<std::size_t>(i) * 2 + c] = s;
     }
   double m0 = 0.0, s0 = 0.0;
   for (int i = 0; i < n; ++i) m0 += y[static_cast<std::size_t>(i) * 2] / n;
-  for (int i = 0; i < n; ++i) s0 += (y[static_cast<std::size_t>(i) * 2] - m0) * (y[static_cast<std::size_t>(i) * 2] - m0) / n;
+  for (int i = 0; i < n; ++i)
+    s0 += (y[static_cast<std::size_t>(i) * 2] - m0) * (y[static_cast<std::size_t>(i) * 2] - m0) / n;
   const double scale = s0 > 0 ? 1e-4 / std::sqrt(s0) : 1e-4;
   for (auto& v : y) v *= scale;
   return y;
@@ -184,7 +200,8 @@ class QuadTree {
   // Sum over the other points of q = 1 / (1 + d^2) and of q^2 (y_i - y_j), approximated by
   // cells that look smaller than theta from y_i.
   void repulse(int i, double theta2, double& sum_q, double& fx, double& fy) const {
-    const double xi = y_[static_cast<std::size_t>(i) * 2], yi = y_[static_cast<std::size_t>(i) * 2 + 1];
+    const double xi = y_[static_cast<std::size_t>(i) * 2],
+                 yi = y_[static_cast<std::size_t>(i) * 2 + 1];
     int stack[256];
     int top = 0;
     stack[top++] = 0;
@@ -218,7 +235,8 @@ class QuadTree {
   };
 
   void insert(int at, int i, int depth) {
-    const double px = y_[static_cast<std::size_t>(i) * 2], py = y_[static_cast<std::size_t>(i) * 2 + 1];
+    const double px = y_[static_cast<std::size_t>(i) * 2],
+                 py = y_[static_cast<std::size_t>(i) * 2 + 1];
     while (true) {
       Node& nd = nodes_[static_cast<std::size_t>(at)];
       nd.mx += px;
@@ -231,11 +249,13 @@ class QuadTree {
         }
         const int other = nd.point;
         const int moved = nd.count - 1;  // the resident leaf may hold duplicates
-        const bool same = other >= 0 && y_[static_cast<std::size_t>(other) * 2] == px && y_[static_cast<std::size_t>(other) * 2 + 1] == py;
+        const bool same = other >= 0 && y_[static_cast<std::size_t>(other) * 2] == px &&
+                          y_[static_cast<std::size_t>(other) * 2 + 1] == py;
         if (same || depth > 48) return;  // duplicates stay together in one leaf
-        subdivide(at);  // grows nodes_: references into it are stale from here on
+        subdivide(at);                   // grows nodes_: references into it are stale from here on
         // Move the resident point one level down (its mass is already counted here).
-        const int c = quadrant(at, y_[static_cast<std::size_t>(other) * 2], y_[static_cast<std::size_t>(other) * 2 + 1]);
+        const int c = quadrant(at, y_[static_cast<std::size_t>(other) * 2],
+                               y_[static_cast<std::size_t>(other) * 2 + 1]);
         Node& child = nodes_[static_cast<std::size_t>(c)];
         child.mx = y_[static_cast<std::size_t>(other) * 2] * moved;
         child.my = y_[static_cast<std::size_t>(other) * 2 + 1] * moved;
@@ -306,7 +326,8 @@ double kl_divergence(const Joint& p, const std::vector<double>& y, int n, double
 }
 
 // The repulsion of every pair, exactly (O(N^2)).
-double exact_repulsion(const std::vector<double>& y, int n, int threads, std::vector<double>& force) {
+double exact_repulsion(const std::vector<double>& y, int n, int threads,
+                       std::vector<double>& force) {
   const int parts = std::max(1, std::min(threads, n));
   std::vector<double> sum_q(static_cast<std::size_t>(parts), 0.0);
   force.assign(y.size(), 0.0);
@@ -331,14 +352,16 @@ double exact_repulsion(const std::vector<double>& y, int n, int threads, std::ve
 }
 
 // The repulsion by Barnes-Hut with opening angle theta.
-double barnes_hut_repulsion(const std::vector<double>& y, int n, double theta, int threads, std::vector<double>& force) {
+double barnes_hut_repulsion(const std::vector<double>& y, int n, double theta, int threads,
+                            std::vector<double>& force) {
   const int parts = std::max(1, std::min(threads, n));
   std::vector<double> sum_q(static_cast<std::size_t>(parts), 0.0);
   force.assign(y.size(), 0.0);
   const QuadTree tree(y);
   parallel_for(n, parts, [&](int begin, int end, int part) {
     double s = 0.0;
-    for (int i = begin; i < end; ++i) tree.repulse(i, theta * theta, s, force[at(i) * 2], force[at(i) * 2 + 1]);
+    for (int i = begin; i < end; ++i)
+      tree.repulse(i, theta * theta, s, force[at(i) * 2], force[at(i) * 2 + 1]);
     sum_q[at(part)] = s;
   });
   return std::accumulate(sum_q.begin(), sum_q.end(), 0.0);
@@ -360,19 +383,26 @@ TsneNeighbours resolve(TsneNeighbours search, const TsneConfig& c, int n) {
 
 const char* to_string(TsneMethod method) {
   switch (method) {
-    case TsneMethod::Auto: return "auto";
-    case TsneMethod::Exact: return "exact";
-    case TsneMethod::BarnesHut: return "barnes-hut";
-    case TsneMethod::Fft: return "fft";
+    case TsneMethod::Auto:
+      return "auto";
+    case TsneMethod::Exact:
+      return "exact";
+    case TsneMethod::BarnesHut:
+      return "barnes-hut";
+    case TsneMethod::Fft:
+      return "fft";
   }
   return "?";
 }
 
 const char* to_string(TsneNeighbours neighbours) {
   switch (neighbours) {
-    case TsneNeighbours::Auto: return "auto";
-    case TsneNeighbours::Exact: return "exact";
-    case TsneNeighbours::Approximate: return "approximate";
+    case TsneNeighbours::Auto:
+      return "auto";
+    case TsneNeighbours::Exact:
+      return "exact";
+    case TsneNeighbours::Approximate:
+      return "approximate";
   }
   return "?";
 }
@@ -397,8 +427,12 @@ Repulsion tsne_repulsion(const std::vector<double>& y, TsneMethod method, const 
     return r;
   }
   switch (method == TsneMethod::Auto ? TsneMethod::Fft : method) {
-    case TsneMethod::Exact: r.z = exact_repulsion(y, n, c.threads, r.force); break;
-    case TsneMethod::BarnesHut: r.z = barnes_hut_repulsion(y, n, c.theta, c.threads, r.force); break;
+    case TsneMethod::Exact:
+      r.z = exact_repulsion(y, n, c.threads, r.force);
+      break;
+    case TsneMethod::BarnesHut:
+      r.z = barnes_hut_repulsion(y, n, c.theta, c.threads, r.force);
+      break;
     default: {
       tsne_detail::FftRepulsion fft(c.interpolation_points, c.boxes_per_unit, c.threads);
       r.z = fft.compute(y, r.force);
@@ -414,13 +448,15 @@ double kl_grid_boxes_per_unit(double span) {
   return std::clamp(1024.0 / (5.0 * std::max(span, 1e-9)), 1.0, 2.0);
 }
 
-TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneConfig& c, const Progress& progress) {
+TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneConfig& c,
+                const Progress& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   if (n < 3 || dims < 1 || points.size() != static_cast<std::size_t>(n) * dims)
     throw UsageError("t-SNE needs at least 3 points with the given number of values each");
   const int k = std::min(n - 1, static_cast<int>(3.0 * c.perplexity + 1.0));
   if (c.perplexity <= 0 || 3.0 * c.perplexity >= n)
-    throw UsageError("perplexity " + std::to_string(c.perplexity) + " needs more than 3 x perplexity points; there are " + std::to_string(n));
+    throw UsageError("perplexity " + std::to_string(c.perplexity) +
+                     " needs more than 3 x perplexity points; there are " + std::to_string(n));
   const int threads = std::max(1, c.threads);
   TsneResult result;
   result.method = resolve(c.method, c, n);
@@ -428,19 +464,24 @@ TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneCon
 
   // The input similarities: neighbours (the first 10% of the progress), bandwidths, the joint P.
   progress.update(0.0, "neighbours");
-  const auto graph = nearest_neighbours(points, n, dims, k, result.neighbours, threads, progress.part(0.0, 0.1));
-  result.neighbour_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto graph =
+      nearest_neighbours(points, n, dims, k, result.neighbours, threads, progress.part(0.0, 0.1));
+  result.neighbour_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   progress.update(0.1, "perplexity");
   std::vector<double> cond;
   conditional_probabilities(graph.dist2, n, k, c.perplexity, threads, cond, progress);
   const Joint p = symmetrise(graph.index, cond, n, k, progress);
 
   // Gradient descent with momentum and gains; the gradient is 4 (attraction - repulsion / Z).
-  std::vector<double> y = pca_init(points, n, dims, progress), update(y.size(), 0.0), gains(y.size(), 1.0), grad(y.size());
-  const double lr = c.learning_rate > 0 ? c.learning_rate : std::max(n / c.early_exaggeration / 4.0, 50.0);
+  std::vector<double> y = pca_init(points, n, dims, progress), update(y.size(), 0.0),
+                      gains(y.size(), 1.0), grad(y.size());
+  const double lr =
+      c.learning_rate > 0 ? c.learning_rate : std::max(n / c.early_exaggeration / 4.0, 50.0);
   const double max_step = result.method == TsneMethod::Fft ? c.max_step_norm : 0.0;
   std::optional<tsne_detail::FftRepulsion> fft;
-  if (result.method == TsneMethod::Fft) fft.emplace(c.interpolation_points, c.boxes_per_unit, threads);
+  if (result.method == TsneMethod::Fft)
+    fft.emplace(c.interpolation_points, c.boxes_per_unit, threads);
   std::vector<double> neg(y.size());
   auto last_report = std::chrono::steady_clock::now();
   for (int it = 0; it < c.iterations; ++it) {
@@ -485,7 +526,8 @@ TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneCon
               dys[b] = static_cast<float>(yi - y[at(j) * 2 + 1]);
             }
             const float* pv = &p.val_single[at(e0)];
-            for (int b = 0; b < len; ++b) ws[b] = pv[b] / (1.0f + dxs[b] * dxs[b] + dys[b] * dys[b]);
+            for (int b = 0; b < len; ++b)
+              ws[b] = pv[b] / (1.0f + dxs[b] * dxs[b] + dys[b] * dys[b]);
             float sx[4] = {0, 0, 0, 0}, sy[4] = {0, 0, 0, 0};
             int b = 0;
             for (; b + 4 <= len; b += 4)
@@ -507,9 +549,14 @@ TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneCon
     }
     double z = 0.0;
     switch (result.method) {
-      case TsneMethod::Exact: z = exact_repulsion(y, n, threads, neg); break;
-      case TsneMethod::Fft: z = fft->compute(y, neg); break;
-      default: z = barnes_hut_repulsion(y, n, c.theta, threads, neg);
+      case TsneMethod::Exact:
+        z = exact_repulsion(y, n, threads, neg);
+        break;
+      case TsneMethod::Fft:
+        z = fft->compute(y, neg);
+        break;
+      default:
+        z = barnes_hut_repulsion(y, n, c.theta, threads, neg);
     }
     z = std::max(z, 1e-300);
     for (std::size_t q = 0; q < y.size(); ++q) {

@@ -64,14 +64,14 @@ ComplexBuffer complex_buffer(std::size_t count) {
 
 // Buffers and plans for one FFT size, kept while the grid keeps that size.
 struct FftRepulsion::Grid {
-  int boxes = 0;    // boxes a side
-  int nodes = 0;    // interpolation nodes a side (p x boxes)
-  int padded = 0;   // FFT length a side (2 x nodes)
+  int boxes = 0;   // boxes a side
+  int nodes = 0;   // interpolation nodes a side (p x boxes)
+  int padded = 0;  // FFT length a side (2 x nodes)
   // Real inputs and outputs (padded x padded): the two kernels, the three charges and the four
   // potentials (K^2 against 1, x, y; K against 1).
   static constexpr int kKernels = 2, kCharges = 3, kPotentials = 4;
-  std::vector<RealBuffer> real;      // kernels, then charges, then potentials
-  std::vector<ComplexBuffer> hat;    // transforms of the kernels and the charges
+  std::vector<RealBuffer> real;        // kernels, then charges, then potentials
+  std::vector<ComplexBuffer> hat;      // transforms of the kernels and the charges
   std::vector<ComplexBuffer> product;  // one per potential (c2r overwrites its input)
   fftwf_plan forward = nullptr, backward = nullptr;
   double kernel_spacing = -1.0;  // the node spacing the kernels' transforms in `hat` were made for
@@ -84,8 +84,10 @@ struct FftRepulsion::Grid {
     for (int b = 0; b < kPotentials; ++b) product.push_back(complex_buffer(complexes));
     const std::lock_guard lock(planner_mutex());
     forward = fftwf_plan_dft_r2c_2d(padded, padded, real[0].get(), hat[0].get(), FFTW_ESTIMATE);
-    backward = fftwf_plan_dft_c2r_2d(padded, padded, product[0].get(), real[kKernels + kCharges].get(), FFTW_ESTIMATE);
-    if (!forward || !backward) throw std::runtime_error("FFTW could not plan a " + std::to_string(padded) + "^2 transform");
+    backward = fftwf_plan_dft_c2r_2d(padded, padded, product[0].get(),
+                                     real[kKernels + kCharges].get(), FFTW_ESTIMATE);
+    if (!forward || !backward)
+      throw std::runtime_error("FFTW could not plan a " + std::to_string(padded) + "^2 transform");
   }
   ~Grid() {
     const std::lock_guard lock(planner_mutex());
@@ -97,7 +99,9 @@ struct FftRepulsion::Grid {
 };
 
 FftRepulsion::FftRepulsion(int interpolation_points, double boxes_per_unit, int threads)
-    : p_(std::max(2, interpolation_points)), boxes_per_unit_(boxes_per_unit > 0 ? boxes_per_unit : 1.0), threads_(std::max(1, threads)) {}
+    : p_(std::max(2, interpolation_points)),
+      boxes_per_unit_(boxes_per_unit > 0 ? boxes_per_unit : 1.0),
+      threads_(std::max(1, threads)) {}
 
 FftRepulsion::~FftRepulsion() = default;
 
@@ -140,7 +144,8 @@ double FftRepulsion::compute(const std::vector<double>& y, std::vector<double>& 
   const double box = span / boxes, h = box / p;
 
   // Lagrange basis on the nodes (j + 1/2) / p of a box, denominators once.
-  std::vector<double> node(static_cast<std::size_t>(p)), denominator(static_cast<std::size_t>(p), 1.0);
+  std::vector<double> node(static_cast<std::size_t>(p)),
+      denominator(static_cast<std::size_t>(p), 1.0);
   for (int j = 0; j < p; ++j) node[at(j)] = (j + 0.5) / p;
   for (int j = 0; j < p; ++j)
     for (int l = 0; l < p; ++l)
@@ -193,7 +198,8 @@ double FftRepulsion::compute(const std::vector<double>& y, std::vector<double>& 
   // five forward transforms and the four products and inverse transforms, shared by the threads.
   const bool new_kernels = g.kernel_spacing != h;
   g.kernel_spacing = h;
-  const int first = new_kernels ? 0 : Grid::kKernels, transforms = Grid::kKernels + Grid::kCharges - first;
+  const int first = new_kernels ? 0 : Grid::kKernels,
+            transforms = Grid::kKernels + Grid::kCharges - first;
   run_parts(std::min(parts, transforms), [&](int t) {
     const int share = std::min(parts, transforms);
     for (int b = first + t; b < Grid::kKernels + Grid::kCharges; b += share) {
@@ -214,7 +220,8 @@ double FftRepulsion::compute(const std::vector<double>& y, std::vector<double>& 
         for (int row = 0; row < m; ++row)
           for (int col = 0; col < m; ++col) {
             double sum = 0.0;
-            for (const auto& s : spread) sum += s[(static_cast<std::size_t>(row) * m + at(col)) * 3 + at(c)];
+            for (const auto& s : spread)
+              sum += s[(static_cast<std::size_t>(row) * m + at(col)) * 3 + at(c)];
             r[at(row) * at(nf) + at(col)] = static_cast<float>(sum);
           }
       }

@@ -50,7 +50,8 @@ void parallel_for(int n, int threads, F&& f) {
 // of a second, the other parts only poll the cancel token; either throws Cancelled.
 class Pacer {
  public:
-  explicit Pacer(const Progress& progress) : progress_(progress), last_(std::chrono::steady_clock::now()) {}
+  explicit Pacer(const Progress& progress)
+      : progress_(progress), last_(std::chrono::steady_clock::now()) {}
   void poll(int part, double fraction, std::string_view stage) {
     if (part != 0) {
       progress_.check();

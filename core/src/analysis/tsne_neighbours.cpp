@@ -12,8 +12,8 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <stdexcept>
 #include <random>
+#include <stdexcept>
 
 #include "dstudio/analysis/tsne.h"
 #include "tsne_internal.h"
@@ -42,17 +42,22 @@ std::vector<double> squared_norms(const std::vector<float>& x, int n, int d) {
   std::vector<double> norms(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     double s = 0.0;
-    for (int q = 0; q < d; ++q) s += static_cast<double>(x[at(i) * at(d) + at(q)]) * x[at(i) * at(d) + at(q)];
+    for (int q = 0; q < d; ++q)
+      s += static_cast<double>(x[at(i) * at(d) + at(q)]) * x[at(i) * at(d) + at(q)];
     norms[at(i)] = s;
   }
   return norms;
 }
 
 // Keeps the k nearest of `candidates` (distances in `d2`) as row i of the graph, nearest first.
-void keep_nearest(std::vector<int>& candidates, std::vector<double>& d2, int k, int i, NeighbourGraph& g) {
+void keep_nearest(std::vector<int>& candidates, std::vector<double>& d2, int k, int i,
+                  NeighbourGraph& g) {
   std::vector<int> order(candidates.size());
   std::iota(order.begin(), order.end(), 0);
-  const auto closer = [&](int a, int b) { return d2[at(a)] < d2[at(b)] || (d2[at(a)] == d2[at(b)] && candidates[at(a)] < candidates[at(b)]); };
+  const auto closer = [&](int a, int b) {
+    return d2[at(a)] < d2[at(b)] ||
+           (d2[at(a)] == d2[at(b)] && candidates[at(a)] < candidates[at(b)]);
+  };
   std::nth_element(order.begin(), order.begin() + k, order.end(), closer);
   std::sort(order.begin(), order.begin() + k, closer);
   for (int m = 0; m < k; ++m) {
@@ -61,7 +66,8 @@ void keep_nearest(std::vector<int>& candidates, std::vector<double>& d2, int k, 
   }
 }
 
-NeighbourGraph exact_neighbours(const std::vector<float>& x, int n, int d, int k, int threads, const Progress& progress) {
+NeighbourGraph exact_neighbours(const std::vector<float>& x, int n, int d, int k, int threads,
+                                const Progress& progress) {
   const auto norms = squared_norms(x, n, d);
   NeighbourGraph g;
   g.k = k;
@@ -72,7 +78,9 @@ NeighbourGraph exact_neighbours(const std::vector<float>& x, int n, int d, int k
     std::vector<int> all(static_cast<std::size_t>(n) - 1);
     std::vector<double> d2(static_cast<std::size_t>(n) - 1);
     for (int i = begin; i < end; ++i) {
-      if ((i - begin) % 16 == 0) pacer.poll(part, static_cast<double>(i - begin) / std::max(1, end - begin), "neighbours (exact)");
+      if ((i - begin) % 16 == 0)
+        pacer.poll(part, static_cast<double>(i - begin) / std::max(1, end - begin),
+                   "neighbours (exact)");
       const float* a = &x[at(i) * at(d)];
       std::size_t c = 0;
       for (int j = 0; j < n; ++j) {
@@ -99,7 +107,8 @@ struct ProjectionTree {
   std::vector<int> order;
 };
 
-ProjectionTree build_tree(const std::vector<float>& x, int n, int d, int leaf_size, std::uint64_t seed) {
+ProjectionTree build_tree(const std::vector<float>& x, int n, int d, int leaf_size,
+                          std::uint64_t seed) {
   ProjectionTree tree;
   tree.order.resize(static_cast<std::size_t>(n));
   std::iota(tree.order.begin(), tree.order.end(), 0);
@@ -126,7 +135,8 @@ ProjectionTree build_tree(const std::vector<float>& x, int n, int d, int leaf_si
     const double inv = norm2 > 0 ? 1.0 / std::sqrt(norm2) : 0.0;
     for (int q = 0; q < d; ++q) {
       normal[at(q)] = static_cast<float>(normal[at(q)] * inv);
-      offset += normal[at(q)] * 0.5 * (static_cast<double>(x[at(a) * at(d) + at(q)]) + x[at(b) * at(d) + at(q)]);
+      offset += normal[at(q)] * 0.5 *
+                (static_cast<double>(x[at(a) * at(d) + at(q)]) + x[at(b) * at(d) + at(q)]);
     }
     // Partition the node's points by side; a plane that leaves one side empty, as duplicates
     // do, is replaced by an arbitrary halving so that the depth stays logarithmic.
@@ -141,8 +151,10 @@ ProjectionTree build_tree(const std::vector<float>& x, int n, int d, int leaf_si
     int l = begin, r = end;
     for (int e = 0; e < size; ++e) {
       const bool left = degenerate ? (e < size / 2) : side[at(e)] < 0;
-      if (left) tree.order[at(l++)] = work[at(e)];
-      else tree.order[at(--r)] = work[at(e)];
+      if (left)
+        tree.order[at(l++)] = work[at(e)];
+      else
+        tree.order[at(--r)] = work[at(e)];
     }
     if (degenerate) {
       // The search then goes down both sides alike (normal 0, margin 0).
@@ -154,7 +166,8 @@ ProjectionTree build_tree(const std::vector<float>& x, int n, int d, int leaf_si
     tree.nodes[at_node].left = left_node;
     tree.nodes[at_node].right = left_node + 1;
     tree.nodes[at_node].offset = offset;
-    std::copy(normal.begin(), normal.end(), tree.normals.begin() + static_cast<std::ptrdiff_t>(at_node * at(d)));
+    std::copy(normal.begin(), normal.end(),
+              tree.normals.begin() + static_cast<std::ptrdiff_t>(at_node * at(d)));
     tree.nodes.push_back({-1, -1, begin, mid, 0.0});
     tree.nodes.push_back({-1, -1, mid, end, 0.0});
     tree.normals.resize(tree.nodes.size() * at(d), 0.0f);
@@ -162,10 +175,12 @@ ProjectionTree build_tree(const std::vector<float>& x, int n, int d, int leaf_si
   return tree;
 }
 
-NeighbourGraph approximate_neighbours(const std::vector<float>& x, int n, int d, int k, int threads, const Progress& progress) {
+NeighbourGraph approximate_neighbours(const std::vector<float>& x, int n, int d, int k, int threads,
+                                      const Progress& progress) {
   // Forest size and search effort: enough for a recall of about 0.9 on clustered data at the
   // perplexities t-SNE uses, growing slowly with N.
-  const int trees = std::clamp(static_cast<int>(6 + std::sqrt(static_cast<double>(n)) / 25.0), 6, 24);
+  const int trees =
+      std::clamp(static_cast<int>(6 + std::sqrt(static_cast<double>(n)) / 25.0), 6, 24);
   const int leaf_size = std::max(32, k / 2);
   const int search = std::max(4 * k, std::min(n - 1, 12 * k + 4 * trees * leaf_size / 2));
   const auto norms = squared_norms(x, n, d);
@@ -177,7 +192,8 @@ NeighbourGraph approximate_neighbours(const std::vector<float>& x, int n, int d,
   run_parts(parts, [&](int part) {
     for (int t = part; t < trees; t += parts) {
       pacer.poll(part, 0.2 * t / trees, "neighbours (building trees)");
-      forest[at(t)] = build_tree(x, n, d, leaf_size, 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(t + 1));
+      forest[at(t)] =
+          build_tree(x, n, d, leaf_size, 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(t + 1));
     }
   });
 
@@ -200,58 +216,62 @@ NeighbourGraph approximate_neighbours(const std::vector<float>& x, int n, int d,
     std::vector<Entry> heap;
     // Queries in the order of the first tree's leaves: consecutive points share most of their
     // candidates, which then come from cache rather than memory.
-    for (int begin = next_chunk.fetch_add(kChunk); begin < n; begin = next_chunk.fetch_add(kChunk)) {
-    const int end = std::min(n, begin + kChunk);
-    for (int o = begin; o < end; ++o) {
-      if ((o - begin) % 64 == 0) pacer.poll(part, 0.2 + 0.8 * o / n, "neighbours (searching trees)");
-      const int i = forest[0].order[at(o)];
-      const float* xi = &x[at(i) * at(d)];
-      // Best-first over the forest: a subtree's priority is the smallest margin on the way to it.
-      heap.clear();
-      candidates.clear();
-      for (int t = 0; t < trees; ++t) heap.push_back({std::numeric_limits<double>::infinity(), t, 0});
-      std::make_heap(heap.begin(), heap.end());
-      seen[at(i)] = i;
-      int visited = 0;
-      while (!heap.empty() && visited < search) {
-        std::pop_heap(heap.begin(), heap.end());
-        const Entry e = heap.back();
-        heap.pop_back();
-        const auto& tree = forest[at(e.tree)];
-        const auto& nd = tree.nodes[at(e.node)];
-        if (nd.left < 0) {
-          for (int slot = nd.begin; slot < nd.end; ++slot) {
-            const int j = tree.order[at(slot)];
-            ++visited;
-            if (seen[at(j)] == i) continue;
-            seen[at(j)] = i;
-            candidates.push_back(j);
-          }
-          continue;
-        }
-        const double margin = dot(&tree.normals[at(e.node) * at(d)], xi, d) - nd.offset;
-        heap.push_back({std::min(e.priority, -margin), e.tree, nd.left});
-        std::push_heap(heap.begin(), heap.end());
-        heap.push_back({std::min(e.priority, margin), e.tree, nd.right});
-        std::push_heap(heap.begin(), heap.end());
-      }
-      // Too few distinct candidates (tiny inputs): every point is one.
-      if (static_cast<int>(candidates.size()) < k) {
+    for (int begin = next_chunk.fetch_add(kChunk); begin < n;
+         begin = next_chunk.fetch_add(kChunk)) {
+      const int end = std::min(n, begin + kChunk);
+      for (int o = begin; o < end; ++o) {
+        if ((o - begin) % 64 == 0)
+          pacer.poll(part, 0.2 + 0.8 * o / n, "neighbours (searching trees)");
+        const int i = forest[0].order[at(o)];
+        const float* xi = &x[at(i) * at(d)];
+        // Best-first over the forest: a subtree's priority is the smallest margin on the way to it.
+        heap.clear();
         candidates.clear();
-        for (int j = 0; j < n; ++j)
-          if (j != i) candidates.push_back(j);
-      }
-      d2.resize(candidates.size());
-      for (std::size_t c = 0; c < candidates.size(); ++c) {
-        if (c + 4 < candidates.size()) {
-          const char* ahead = reinterpret_cast<const char*>(&x[at(candidates[c + 4]) * at(d)]);
-          for (std::size_t line = 0; line < at(d) * sizeof(float); line += 64) __builtin_prefetch(ahead + line);
+        for (int t = 0; t < trees; ++t)
+          heap.push_back({std::numeric_limits<double>::infinity(), t, 0});
+        std::make_heap(heap.begin(), heap.end());
+        seen[at(i)] = i;
+        int visited = 0;
+        while (!heap.empty() && visited < search) {
+          std::pop_heap(heap.begin(), heap.end());
+          const Entry e = heap.back();
+          heap.pop_back();
+          const auto& tree = forest[at(e.tree)];
+          const auto& nd = tree.nodes[at(e.node)];
+          if (nd.left < 0) {
+            for (int slot = nd.begin; slot < nd.end; ++slot) {
+              const int j = tree.order[at(slot)];
+              ++visited;
+              if (seen[at(j)] == i) continue;
+              seen[at(j)] = i;
+              candidates.push_back(j);
+            }
+            continue;
+          }
+          const double margin = dot(&tree.normals[at(e.node) * at(d)], xi, d) - nd.offset;
+          heap.push_back({std::min(e.priority, -margin), e.tree, nd.left});
+          std::push_heap(heap.begin(), heap.end());
+          heap.push_back({std::min(e.priority, margin), e.tree, nd.right});
+          std::push_heap(heap.begin(), heap.end());
         }
-        const int j = candidates[c];
-        d2[c] = std::max(0.0, norms[at(i)] + norms[at(j)] - 2.0 * dot(xi, &x[at(j) * at(d)], d));
+        // Too few distinct candidates (tiny inputs): every point is one.
+        if (static_cast<int>(candidates.size()) < k) {
+          candidates.clear();
+          for (int j = 0; j < n; ++j)
+            if (j != i) candidates.push_back(j);
+        }
+        d2.resize(candidates.size());
+        for (std::size_t c = 0; c < candidates.size(); ++c) {
+          if (c + 4 < candidates.size()) {
+            const char* ahead = reinterpret_cast<const char*>(&x[at(candidates[c + 4]) * at(d)]);
+            for (std::size_t line = 0; line < at(d) * sizeof(float); line += 64)
+              __builtin_prefetch(ahead + line);
+          }
+          const int j = candidates[c];
+          d2[c] = std::max(0.0, norms[at(i)] + norms[at(j)] - 2.0 * dot(xi, &x[at(j) * at(d)], d));
+        }
+        keep_nearest(candidates, d2, k, i, g);
       }
-      keep_nearest(candidates, d2, k, i, g);
-    }
     }
   });
   return g;
@@ -259,13 +279,15 @@ NeighbourGraph approximate_neighbours(const std::vector<float>& x, int n, int d,
 
 }  // namespace
 
-NeighbourGraph nearest_neighbours(const std::vector<float>& points, int n, int dims, int k, TsneNeighbours search, int threads,
-                                  const Progress& progress) {
+NeighbourGraph nearest_neighbours(const std::vector<float>& points, int n, int dims, int k,
+                                  TsneNeighbours search, int threads, const Progress& progress) {
   if (n < 2 || dims < 1 || k < 1 || k > n - 1 || points.size() != at(n) * at(dims))
-    throw std::invalid_argument("nearest_neighbours: k must be in [1, n - 1] and the points n x dims");
+    throw std::invalid_argument(
+        "nearest_neighbours: k must be in [1, n - 1] and the points n x dims");
   progress.update(0.0, "neighbours");
-  auto g = search == TsneNeighbours::Approximate ? approximate_neighbours(points, n, dims, k, std::max(1, threads), progress)
-                                                 : exact_neighbours(points, n, dims, k, std::max(1, threads), progress);
+  auto g = search == TsneNeighbours::Approximate
+               ? approximate_neighbours(points, n, dims, k, std::max(1, threads), progress)
+               : exact_neighbours(points, n, dims, k, std::max(1, threads), progress);
   progress.update(1.0, "neighbours");
   return g;
 }

@@ -13,28 +13,36 @@ namespace dstudio::analysis {
 
 namespace {
 // Triplet windows start with a return-to-go token; merged and unified ones have a token a step.
-int tokens_per_step(const models::WindowInspection& w) { return !w.token_types.empty() && w.token_types.front() == 'R' ? 3 : 1; }
+int tokens_per_step(const models::WindowInspection& w) {
+  return !w.token_types.empty() && w.token_types.front() == 'R' ? 3 : 1;
+}
 }  // namespace
 
-TokenMatrix select_window_map(const models::WindowInspection& w, const MapSelection& selection, std::string* note) {
+TokenMatrix select_window_map(const models::WindowInspection& w, const MapSelection& selection,
+                              std::string* note) {
   switch (selection.kind) {
     case MapKind::Layer: {
       const int layers = static_cast<int>(w.layers.size());
       if (selection.layer < 1 || selection.layer > layers)
-        throw UsageError("layer " + std::to_string(selection.layer) + ": the model has layers 1 to " + std::to_string(layers));
+        throw UsageError("layer " + std::to_string(selection.layer) +
+                         ": the model has layers 1 to " + std::to_string(layers));
       const auto& l = w.layers[static_cast<std::size_t>(selection.layer - 1)];
       const bool has_head = selection.head >= 1 && selection.head <= l.heads;
       if (selection.head != 0 && !has_head && note)
-        *note = "it has " + std::to_string(l.heads) + (l.heads == 1 ? " head" : " heads") + ", so its mean over heads is used";
+        *note = "it has " + std::to_string(l.heads) + (l.heads == 1 ? " head" : " heads") +
+                ", so its mean over heads is used";
       return has_head ? head_of(l, selection.head - 1) : mean_over_heads(l);
     }
-    case MapKind::MeanOverLayers: return mean_over_layers(w.layers);
-    case MapKind::Rollout: return attention_rollout(w.layers);
+    case MapKind::MeanOverLayers:
+      return mean_over_layers(w.layers);
+    case MapKind::Rollout:
+      return attention_rollout(w.layers);
   }
   return {};
 }
 
-TokenMatrix select_map(const std::vector<models::WindowInspection>& windows, const MapSelection& selection, std::string* note) {
+TokenMatrix select_map(const std::vector<models::WindowInspection>& windows,
+                       const MapSelection& selection, std::string* note) {
   if (windows.empty()) throw UsageError("no windows to draw a map of");
   std::vector<TokenMatrix> per_window;
   for (const auto& w : windows) per_window.push_back(select_window_map(w, selection, note));
@@ -69,10 +77,12 @@ std::vector<HeadEntropy> head_entropies(const std::vector<models::WindowInspecti
 std::vector<std::string> window_labels(const std::vector<models::WindowInspection>& windows) {
   if (windows.empty()) return {};
   const auto& first = windows.front();
-  return windows.size() == 1 ? token_labels(first.token_types, first.token_steps) : relative_token_labels(first.token_types);
+  return windows.size() == 1 ? token_labels(first.token_types, first.token_steps)
+                             : relative_token_labels(first.token_types);
 }
 
-bool write_map_csv(const std::filesystem::path& path, const TokenMatrix& map, const std::vector<std::string>& labels) {
+bool write_map_csv(const std::filesystem::path& path, const TokenMatrix& map,
+                   const std::vector<std::string>& labels) {
   std::vector<std::string> header = {"query"};
   header.insert(header.end(), labels.begin(), labels.end());
   CsvWriter out(header, 6);

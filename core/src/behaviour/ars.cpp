@@ -1,12 +1,11 @@
 #include "dstudio/behaviour/ars.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
+#include <mutex>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <stdexcept>
-#include <mutex>
 #include <thread>
 
 #include "dstudio/common/error.h"
@@ -20,7 +19,8 @@ namespace {
 struct Moments {
   double count = 0;
   std::vector<double> mean, m2;
-  explicit Moments(int dim = 0) : mean(static_cast<std::size_t>(dim), 0.0), m2(static_cast<std::size_t>(dim), 0.0) {}
+  explicit Moments(int dim = 0)
+      : mean(static_cast<std::size_t>(dim), 0.0), m2(static_cast<std::size_t>(dim), 0.0) {}
   void add(std::span<const float> x) {
     count += 1;
     for (std::size_t i = 0; i < mean.size(); ++i) {
@@ -56,9 +56,11 @@ struct Rollout {
   Moments states;
 };
 
-Rollout run_episode(env::Environment& e, const LinearPolicy& p, std::uint64_t seed, double shift, bool collect) {
+Rollout run_episode(env::Environment& e, const LinearPolicy& p, std::uint64_t seed, double shift,
+                    bool collect) {
   const auto& spec = e.spec();
-  std::vector<float> obs(static_cast<std::size_t>(spec.obs_dim)), act(static_cast<std::size_t>(spec.act_dim));
+  std::vector<float> obs(static_cast<std::size_t>(spec.obs_dim)),
+      act(static_cast<std::size_t>(spec.act_dim));
   Rollout r;
   r.states = Moments(collect ? spec.obs_dim : 0);
   e.reset(seed, obs);
@@ -124,18 +126,21 @@ ArsConfig ars_defaults(const std::string& env_name) {
   return c;
 }
 
-double evaluate_policy(const std::string& env_name, const LinearPolicy& policy, int episodes, std::uint64_t seed,
-                       double noise_std) {
+double evaluate_policy(const std::string& env_name, const LinearPolicy& policy, int episodes,
+                       std::uint64_t seed, double noise_std) {
   env::Environment e(env_name);
   const auto& spec = e.spec();
-  std::vector<float> obs(static_cast<std::size_t>(spec.obs_dim)), act(static_cast<std::size_t>(spec.act_dim));
+  std::vector<float> obs(static_cast<std::size_t>(spec.obs_dim)),
+      act(static_cast<std::size_t>(spec.act_dim));
   double total = 0.0;
   for (int k = 0; k < episodes; ++k) {
     Random noise(Random::derive(seed, 1000 + k));
     e.reset(Random::derive(seed, k), obs);
     for (;;) {
-      if (noise_std > 0) policy.act_noisy(obs, act, noise_std, noise);
-      else policy.act(obs, act);
+      if (noise_std > 0)
+        policy.act_noisy(obs, act, noise_std, noise);
+      else
+        policy.act(obs, act);
       const auto s = e.step(act, obs);
       total += s.reward;
       if (s.terminated || s.truncated) break;
@@ -145,7 +150,8 @@ double evaluate_policy(const std::string& env_name, const LinearPolicy& policy, 
 }
 
 ArsRun train_ars(const ArsConfig& config, const Progress& progress) {
-  if (config.directions < 1 || config.top_directions < 1 || config.top_directions > config.directions)
+  if (config.directions < 1 || config.top_directions < 1 ||
+      config.top_directions > config.directions)
     throw UsageError("ARS needs 1 <= top directions <= directions");
   const env::TaskSpec& spec = env::task(config.env);
   const env::ModelPtr model = env::load_model(spec);
@@ -164,9 +170,11 @@ ArsRun train_ars(const ArsConfig& config, const Progress& progress) {
   auto evaluate = [&](int iteration) {
     std::vector<double> returns(static_cast<std::size_t>(config.eval_episodes));
     parallel(envs, config.eval_episodes, [&](int k, env::Environment& e) {
-      returns[k] = run_episode(e, policy, Random::derive(config.seed ^ kEvalSalt, k), 0.0, false).ret;
+      returns[k] =
+          run_episode(e, policy, Random::derive(config.seed ^ kEvalSalt, k), 0.0, false).ret;
     });
-    Snapshot s{iteration, env_steps, std::accumulate(returns.begin(), returns.end(), 0.0) / config.eval_episodes, policy};
+    Snapshot s{iteration, env_steps,
+               std::accumulate(returns.begin(), returns.end(), 0.0) / config.eval_episodes, policy};
     run.snapshots.push_back(s);
     return s.eval_return;
   };
@@ -179,25 +187,29 @@ ArsRun train_ars(const ArsConfig& config, const Progress& progress) {
 
     // 2N rollouts: policy + nu * delta_k and policy - nu * delta_k.
     std::vector<Rollout> results(static_cast<std::size_t>(2 * N));
-    const std::uint64_t iteration_seed = Random::derive(config.seed, static_cast<std::uint64_t>(it));
+    const std::uint64_t iteration_seed =
+        Random::derive(config.seed, static_cast<std::uint64_t>(it));
     parallel(envs, 2 * N, [&](int j, env::Environment& e) {
       LinearPolicy perturbed = policy;
       const double sign = j % 2 == 0 ? 1.0 : -1.0;
       const double* delta = &deltas[static_cast<std::size_t>(j / 2) * P];
       for (int i = 0; i < P; ++i) perturbed.weights[i] += sign * config.exploration * delta[i];
-      results[j] = run_episode(e, perturbed, Random::derive(iteration_seed, j / 2), config.reward_shift, true);
+      results[j] = run_episode(e, perturbed, Random::derive(iteration_seed, j / 2),
+                               config.reward_shift, true);
     });
 
     // Update with the best b directions, scaled by the standard deviation of their rewards.
     std::vector<int> order(static_cast<std::size_t>(N));
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-      return std::max(results[2 * a].ret, results[2 * a + 1].ret) > std::max(results[2 * b].ret, results[2 * b + 1].ret);
+      return std::max(results[2 * a].ret, results[2 * a + 1].ret) >
+             std::max(results[2 * b].ret, results[2 * b + 1].ret);
     });
     order.resize(static_cast<std::size_t>(config.top_directions));
     std::vector<double> used;
     for (int k : order) used.insert(used.end(), {results[2 * k].ret, results[2 * k + 1].ret});
-    const double mean = std::accumulate(used.begin(), used.end(), 0.0) / static_cast<double>(used.size());
+    const double mean =
+        std::accumulate(used.begin(), used.end(), 0.0) / static_cast<double>(used.size());
     double var = 0.0;
     for (double r : used) var += (r - mean) * (r - mean);
     const double sigma = std::sqrt(var / static_cast<double>(used.size()));
@@ -219,8 +231,9 @@ ArsRun train_ars(const ArsConfig& config, const Progress& progress) {
 
     if (it % config.eval_every == 0 || it == config.max_iterations) {
       const double ret = evaluate(it);
-      progress.update(static_cast<double>(it) / config.max_iterations,
-                      "iteration " + std::to_string(it) + ", return " + std::to_string(static_cast<int>(ret)));
+      progress.update(
+          static_cast<double>(it) / config.max_iterations,
+          "iteration " + std::to_string(it) + ", return " + std::to_string(static_cast<int>(ret)));
       if (config.target_return > 0 && ret >= config.target_return) break;
     } else {
       progress.check();
@@ -251,7 +264,11 @@ void choose_medium_and_expert(ArsRun& run) {
 namespace {
 
 nlohmann::ordered_json policy_json(const LinearPolicy& p) {
-  return {{"obs_dim", p.obs_dim}, {"act_dim", p.act_dim}, {"weights", p.weights}, {"obs_mean", p.obs_mean}, {"obs_std", p.obs_std}};
+  return {{"obs_dim", p.obs_dim},
+          {"act_dim", p.act_dim},
+          {"weights", p.weights},
+          {"obs_mean", p.obs_mean},
+          {"obs_std", p.obs_std}};
 }
 
 LinearPolicy policy_from(const nlohmann::json& j) {
@@ -261,7 +278,8 @@ LinearPolicy policy_from(const nlohmann::json& j) {
   p.weights = j.at("weights").get<std::vector<double>>();
   p.obs_mean = j.at("obs_mean").get<std::vector<double>>();
   p.obs_std = j.at("obs_std").get<std::vector<double>>();
-  if (p.weights.size() != static_cast<std::size_t>(p.obs_dim * p.act_dim) || p.obs_mean.size() != static_cast<std::size_t>(p.obs_dim) ||
+  if (p.weights.size() != static_cast<std::size_t>(p.obs_dim * p.act_dim) ||
+      p.obs_mean.size() != static_cast<std::size_t>(p.obs_dim) ||
       p.obs_std.size() != static_cast<std::size_t>(p.obs_dim))
     throw std::runtime_error("a policy's arrays do not match its dimensions");
   return p;
@@ -275,21 +293,32 @@ std::string to_json(const ArsRun& run) {
   j["format"] = "dstudio-behaviour-policies-1";
   j["env"] = c.env;
   j["command"] = run.command;
-  j["ars"] = {{"directions", c.directions}, {"top_directions", c.top_directions}, {"step_size", c.step_size},
-              {"exploration", c.exploration}, {"reward_shift", c.reward_shift}, {"max_iterations", c.max_iterations},
-              {"target_return", c.target_return}, {"eval_every", c.eval_every}, {"eval_episodes", c.eval_episodes},
-              {"threads", c.threads}, {"seed", c.seed}};
+  j["ars"] = {{"directions", c.directions},
+              {"top_directions", c.top_directions},
+              {"step_size", c.step_size},
+              {"exploration", c.exploration},
+              {"reward_shift", c.reward_shift},
+              {"max_iterations", c.max_iterations},
+              {"target_return", c.target_return},
+              {"eval_every", c.eval_every},
+              {"eval_episodes", c.eval_episodes},
+              {"threads", c.threads},
+              {"seed", c.seed}};
   j["medium"] = run.medium;
   j["expert"] = run.expert;
   auto& snaps = j["snapshots"] = nlohmann::ordered_json::array();
   for (const auto& s : run.snapshots)
-    snaps.push_back({{"iteration", s.iteration}, {"env_steps", s.env_steps}, {"eval_return", s.eval_return}, {"policy", policy_json(s.policy)}});
+    snaps.push_back({{"iteration", s.iteration},
+                     {"env_steps", s.env_steps},
+                     {"eval_return", s.eval_return},
+                     {"policy", policy_json(s.policy)}});
   return j.dump(1);
 }
 
 ArsRun ars_run_from_json(const std::string& text) {
   const auto j = nlohmann::json::parse(text);
-  if (j.value("format", "") != "dstudio-behaviour-policies-1") throw std::runtime_error("not a behaviour-policy file");
+  if (j.value("format", "") != "dstudio-behaviour-policies-1")
+    throw std::runtime_error("not a behaviour-policy file");
   ArsRun run;
   auto& c = run.config;
   c.env = j.at("env");
@@ -307,7 +336,8 @@ ArsRun ars_run_from_json(const std::string& text) {
   c.threads = a.at("threads");
   c.seed = a.at("seed");
   for (const auto& s : j.at("snapshots"))
-    run.snapshots.push_back({s.at("iteration"), s.at("env_steps"), s.at("eval_return"), policy_from(s.at("policy"))});
+    run.snapshots.push_back(
+        {s.at("iteration"), s.at("env_steps"), s.at("eval_return"), policy_from(s.at("policy"))});
   run.medium = j.at("medium");
   run.expert = j.at("expert");
   const int n = static_cast<int>(run.snapshots.size());

@@ -1,10 +1,9 @@
 #include "dstudio/behaviour/default_datasets.h"
 
-#include <xxhash.h>
-
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <cerrno>
 #include <chrono>
@@ -21,8 +20,10 @@
 namespace dstudio::behaviour {
 
 std::filesystem::path cache_folder() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "decision-studio";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::filesystem::path(home) / ".cache" / "decision-studio";
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::filesystem::path(xdg) / "decision-studio";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::filesystem::path(home) / ".cache" / "decision-studio";
   return std::filesystem::temp_directory_path() / "decision-studio";
 }
 
@@ -30,27 +31,31 @@ namespace {
 
 PolicySet default_policies(const std::string& env, DatasetKind kind, PolicyAlgorithm algorithm) {
   if (kind == DatasetKind::Random) return {};
-  if (algorithm == PolicyAlgorithm::Ars) return policy_set_from_ars(shipped_policies(env), kBehaviourNoise);
+  if (algorithm == PolicyAlgorithm::Ars)
+    return policy_set_from_ars(shipped_policies(env), kBehaviourNoise);
   return shipped_policy_set(env, algorithm);
 }
 
 }  // namespace
 
-std::int64_t default_transitions(const std::string& env, DatasetKind kind, PolicyAlgorithm algorithm) {
+std::int64_t default_transitions(const std::string& env, DatasetKind kind,
+                                 PolicyAlgorithm algorithm) {
   if (algorithm == PolicyAlgorithm::Ars) return kDefaultTransitions;
   const auto policies = default_policies(env, kind, algorithm);
   return d4rl_transitions(env, kind, kind == DatasetKind::Random ? nullptr : &policies);
 }
 
-std::filesystem::path default_dataset_path(const std::string& env_name, DatasetKind kind, PolicyAlgorithm algorithm) {
+std::filesystem::path default_dataset_path(const std::string& env_name, DatasetKind kind,
+                                           PolicyAlgorithm algorithm) {
   const std::string name = env::task(env_name).name;
   std::string settings;
   std::string file = name + "-" + to_string(kind) + "-dstudio-";
   if (algorithm == PolicyAlgorithm::Ars) {
     // Unchanged from the first defaults, so the names recorded in older checkpoints still match.
     const auto policies = embedded_resource("policies/" + name + ".json");
-    settings = std::string(policies.value_or("")) + "|" + to_string(kind) + "|" + std::to_string(kDefaultTransitions) +
-               "|seed0|noise" + std::to_string(kBehaviourNoise) + "|v1";
+    settings = std::string(policies.value_or("")) + "|" + to_string(kind) + "|" +
+               std::to_string(kDefaultTransitions) + "|seed0|noise" +
+               std::to_string(kBehaviourNoise) + "|v1";
   } else {
     const auto policies = embedded_resource("policies/" + name + "-sac.json");
     settings = std::string(policies.value_or("")) + "|" + to_string(kind) + "|" +
@@ -58,21 +63,25 @@ std::filesystem::path default_dataset_path(const std::string& env_name, DatasetK
     file += "sac-";
   }
   char hash[17];
-  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(XXH3_64bits(settings.data(), settings.size())));
+  std::snprintf(hash, sizeof hash, "%016llx",
+                static_cast<unsigned long long>(XXH3_64bits(settings.data(), settings.size())));
   return cache_folder() / "datasets" / (file + std::string(hash, 8) + ".hdf5");
 }
 
 std::optional<DefaultDatasetInfo> identify_default_dataset(const std::filesystem::path& path) {
   const auto name = path.filename();
   for (const char* env : {"hopper", "walker2d", "halfcheetah"})
-    for (auto kind : {DatasetKind::Random, DatasetKind::Medium, DatasetKind::MediumReplay, DatasetKind::Expert, DatasetKind::MediumExpert})
+    for (auto kind : {DatasetKind::Random, DatasetKind::Medium, DatasetKind::MediumReplay,
+                      DatasetKind::Expert, DatasetKind::MediumExpert})
       for (auto algorithm : {PolicyAlgorithm::Sac, PolicyAlgorithm::Ars}) {
         // Each name starts with "<env>-<kind>-dstudio-": only those can match.
-        if (name.string().rfind(std::string(env) + "-" + to_string(kind) + "-dstudio-", 0) != 0) continue;
+        if (name.string().rfind(std::string(env) + "-" + to_string(kind) + "-dstudio-", 0) != 0)
+          continue;
         if (default_dataset_path(env, kind, algorithm).filename() != name) continue;
         DefaultDatasetInfo info;
         info.env = env, info.kind = kind, info.algorithm = algorithm;
-        info.story = env == std::string(kStoryDataset.env) && kind == kStoryDataset.kind && algorithm == kStoryDataset.algorithm;
+        info.story = env == std::string(kStoryDataset.env) && kind == kStoryDataset.kind &&
+                     algorithm == kStoryDataset.algorithm;
         // Thousands separated, as the window prints counts; built piece by piece (GCC 12's
         // -Wrestrict misreads an insert here).
         const std::string digits = std::to_string(default_transitions(env, kind, algorithm));
@@ -82,8 +91,10 @@ std::optional<DefaultDatasetInfo> identify_default_dataset(const std::filesystem
           count += digits[i];
         }
         info.label = std::string(env) + " " + to_string(kind) + " (" +
-                     (kind == DatasetKind::Random ? std::string("random actions")
-                                                  : std::string(algorithm == PolicyAlgorithm::Sac ? "SAC" : "ARS") + " behaviour policies") +
+                     (kind == DatasetKind::Random
+                          ? std::string("random actions")
+                          : std::string(algorithm == PolicyAlgorithm::Sac ? "SAC" : "ARS") +
+                                " behaviour policies") +
                      ", " + count + " transitions)";
         info.command = "dstudio dataset default";
         if (!info.story) {
@@ -113,7 +124,8 @@ class MakingLock {
         ::close(fd_);
         throw std::runtime_error(file + ": cannot lock: " + std::strerror(errno));
       }
-      if (!told) progress.update(0.0, "waiting for another process making " + dataset.filename().string());
+      if (!told)
+        progress.update(0.0, "waiting for another process making " + dataset.filename().string());
       told = true;
       progress.check();
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -131,8 +143,8 @@ class MakingLock {
 
 }  // namespace
 
-std::filesystem::path ensure_default_dataset(const std::string& env_name, DatasetKind kind, const Progress& progress,
-                                             PolicyAlgorithm algorithm) {
+std::filesystem::path ensure_default_dataset(const std::string& env_name, DatasetKind kind,
+                                             const Progress& progress, PolicyAlgorithm algorithm) {
   const auto path = default_dataset_path(env_name, kind, algorithm);
   if (std::filesystem::exists(path)) return path;
   std::filesystem::create_directories(path.parent_path());
@@ -149,7 +161,8 @@ std::filesystem::path ensure_default_dataset(const std::string& env_name, Datase
 }
 
 std::filesystem::path ensure_story_dataset(const Progress& progress) {
-  return ensure_default_dataset(kStoryDataset.env, kStoryDataset.kind, progress, kStoryDataset.algorithm);
+  return ensure_default_dataset(kStoryDataset.env, kStoryDataset.kind, progress,
+                                kStoryDataset.algorithm);
 }
 
 }  // namespace dstudio::behaviour

@@ -1,14 +1,13 @@
-#include "dstudio/common/error.h"
 #include "dstudio/behaviour/gaussian_policy.h"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "dstudio/common/error.h"
 #include "policy_json.h"
 
 namespace dstudio::behaviour {
@@ -57,7 +56,8 @@ std::vector<std::uint8_t> unbase64(const std::string& text) {
   for (std::size_t i = 0; i < text.size(); i += 4) {
     const int pad = (text[i + 3] == '=') + (text[i + 2] == '=');
     if (pad && i + 4 != text.size()) throw Error("base64 padding before the end");
-    std::uint32_t v = static_cast<std::uint32_t>(value(text[i])) << 18 | static_cast<std::uint32_t>(value(text[i + 1])) << 12;
+    std::uint32_t v = static_cast<std::uint32_t>(value(text[i])) << 18 |
+                      static_cast<std::uint32_t>(value(text[i + 1])) << 12;
     if (pad < 2) v |= static_cast<std::uint32_t>(value(text[i + 2])) << 6;
     if (pad < 1) v |= static_cast<std::uint32_t>(value(text[i + 3]));
     out.push_back(static_cast<std::uint8_t>(v >> 16));
@@ -77,11 +77,12 @@ std::string halves(const std::vector<float>& values) {
   return base64(bytes);
 }
 
-std::vector<float> from_halves(const std::string& text, std::size_t count, const std::string& what) {
+std::vector<float> from_halves(const std::string& text, std::size_t count,
+                               const std::string& what) {
   const auto bytes = unbase64(text);
   if (bytes.size() != 2 * count)
     throw Error(what + " holds " + std::to_string(bytes.size() / 2) + " values, expected " +
-                                std::to_string(count));
+                std::to_string(count));
   std::vector<float> out(count);
   for (std::size_t i = 0; i < count; ++i)
     out[i] = half_to_float(static_cast<std::uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8)));
@@ -96,7 +97,8 @@ std::int64_t GaussianPolicy::parameter_count() const {
   return n;
 }
 
-void GaussianPolicy::distribution(std::span<const float> obs, std::span<float> mean, std::span<float> log_std) const {
+void GaussianPolicy::distribution(std::span<const float> obs, std::span<float> mean,
+                                  std::span<float> log_std) const {
   // Two buffers on the stack side of the heap: hidden layers are a few hundred units.
   thread_local std::vector<float> a, b;
   std::size_t widest = static_cast<std::size_t>(obs_dim);
@@ -118,32 +120,40 @@ void GaussianPolicy::distribution(std::span<const float> obs, std::span<float> m
 
 void GaussianPolicy::act(std::span<const float> obs, std::span<float> action) const {
   float mean[64], log_std[64];
-  distribution(obs, {mean, static_cast<std::size_t>(act_dim)}, {log_std, static_cast<std::size_t>(act_dim)});
+  distribution(obs, {mean, static_cast<std::size_t>(act_dim)},
+               {log_std, static_cast<std::size_t>(act_dim)});
   for (int j = 0; j < act_dim; ++j) action[j] = std::tanh(mean[j]);
 }
 
-void GaussianPolicy::sample(std::span<const float> obs, std::span<float> action, Random& random) const {
+void GaussianPolicy::sample(std::span<const float> obs, std::span<float> action,
+                            Random& random) const {
   float mean[64], log_std[64];
-  distribution(obs, {mean, static_cast<std::size_t>(act_dim)}, {log_std, static_cast<std::size_t>(act_dim)});
+  distribution(obs, {mean, static_cast<std::size_t>(act_dim)},
+               {log_std, static_cast<std::size_t>(act_dim)});
   for (int j = 0; j < act_dim; ++j)
     action[j] = std::tanh(mean[j] + std::exp(log_std[j]) * static_cast<float>(random.normal()));
 }
 
 void GaussianPolicy::validate() const {
-  if (obs_dim < 1 || act_dim < 1 || act_dim > 64) throw Error("a Gaussian policy needs 1 to 64 action dimensions and observations");
+  if (obs_dim < 1 || act_dim < 1 || act_dim > 64)
+    throw Error("a Gaussian policy needs 1 to 64 action dimensions and observations");
   if (layers.empty()) throw Error("a Gaussian policy needs at least one layer");
   int width = obs_dim;
   for (std::size_t k = 0; k < layers.size(); ++k) {
     const auto& l = layers[k];
     const std::string name = "layer " + std::to_string(k);
-    if (l.in != width) throw Error(name + " takes " + std::to_string(l.in) + " inputs, expected " + std::to_string(width));
+    if (l.in != width)
+      throw Error(name + " takes " + std::to_string(l.in) + " inputs, expected " +
+                  std::to_string(width));
     if (l.out < 1) throw Error(name + " has no outputs");
-    if (l.weight.size() != static_cast<std::size_t>(l.in) * l.out || l.bias.size() != static_cast<std::size_t>(l.out))
+    if (l.weight.size() != static_cast<std::size_t>(l.in) * l.out ||
+        l.bias.size() != static_cast<std::size_t>(l.out))
       throw Error(name + " has weights of the wrong size");
     width = l.out;
   }
   if (width != 2 * act_dim)
-    throw Error("the last layer has " + std::to_string(width) + " outputs, expected 2 x " + std::to_string(act_dim));
+    throw Error("the last layer has " + std::to_string(width) + " outputs, expected 2 x " +
+                std::to_string(act_dim));
 }
 
 GaussianPolicy zero_gaussian_policy(int obs_dim, int act_dim, const std::vector<int>& hidden) {
@@ -165,11 +175,13 @@ std::uint16_t float_to_half(float value) {
   const auto bits = std::bit_cast<std::uint32_t>(value);
   const std::uint32_t sign = (bits >> 16) & 0x8000u;
   const std::uint32_t abs = bits & 0x7FFFFFFFu;
-  if (abs >= 0x7F800000u) return static_cast<std::uint16_t>(sign | (abs > 0x7F800000u ? 0x7E00u : 0x7C00u));
+  if (abs >= 0x7F800000u)
+    return static_cast<std::uint16_t>(sign | (abs > 0x7F800000u ? 0x7E00u : 0x7C00u));
   if (abs >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);  // rounds past 65504
   if (abs < 0x38800000u) {
     // Subnormal half (or zero): value = m * 2^-24, rounded to nearest even.
-    if (abs < 0x33000000u) return static_cast<std::uint16_t>(sign);  // below half the smallest subnormal
+    if (abs < 0x33000000u)
+      return static_cast<std::uint16_t>(sign);  // below half the smallest subnormal
     const int exponent = static_cast<int>(abs >> 23);
     const std::uint32_t mantissa = (abs & 0x7FFFFFu) | 0x800000u;
     const int shift = 126 - exponent;  // 2^(e-127) * 1.m = m24 * 2^(e-150); half unit is 2^-24
@@ -206,12 +218,19 @@ void round_to_half(GaussianPolicy& policy) {
 nlohmann::ordered_json policy_to_json(const GaussianPolicy& policy) {
   nlohmann::ordered_json layers = nlohmann::ordered_json::array();
   for (const auto& l : policy.layers)
-    layers.push_back({{"in", l.in}, {"out", l.out}, {"weight_f16", halves(l.weight)}, {"bias_f16", halves(l.bias)}});
-  return {{"kind", "tanh-gaussian-mlp"}, {"obs_dim", policy.obs_dim}, {"act_dim", policy.act_dim}, {"layers", layers}};
+    layers.push_back({{"in", l.in},
+                      {"out", l.out},
+                      {"weight_f16", halves(l.weight)},
+                      {"bias_f16", halves(l.bias)}});
+  return {{"kind", "tanh-gaussian-mlp"},
+          {"obs_dim", policy.obs_dim},
+          {"act_dim", policy.act_dim},
+          {"layers", layers}};
 }
 
 GaussianPolicy policy_from_json(const nlohmann::json& j) {
-  if (j.value("kind", "") != "tanh-gaussian-mlp") throw Error("not a tanh-Gaussian policy (kind is not tanh-gaussian-mlp)");
+  if (j.value("kind", "") != "tanh-gaussian-mlp")
+    throw Error("not a tanh-Gaussian policy (kind is not tanh-gaussian-mlp)");
   GaussianPolicy p;
   p.obs_dim = j.at("obs_dim").get<int>();
   p.act_dim = j.at("act_dim").get<int>();
@@ -222,15 +241,20 @@ GaussianPolicy policy_from_json(const nlohmann::json& j) {
     if (layer.in < 1 || layer.out < 1 || layer.in > 65536 || layer.out > 65536)
       throw Error("layer " + std::to_string(p.layers.size()) + " has an impossible shape");
     const std::string name = "layer " + std::to_string(p.layers.size());
-    layer.weight = from_halves(l.at("weight_f16").get<std::string>(), static_cast<std::size_t>(layer.in) * layer.out, name + " weight_f16");
-    layer.bias = from_halves(l.at("bias_f16").get<std::string>(), static_cast<std::size_t>(layer.out), name + " bias_f16");
+    layer.weight =
+        from_halves(l.at("weight_f16").get<std::string>(),
+                    static_cast<std::size_t>(layer.in) * layer.out, name + " weight_f16");
+    layer.bias = from_halves(l.at("bias_f16").get<std::string>(),
+                             static_cast<std::size_t>(layer.out), name + " bias_f16");
     p.layers.push_back(std::move(layer));
   }
   p.validate();
   return p;
 }
 
-std::string to_json_text(const GaussianPolicy& policy) { return policy_to_json(policy).dump(); }
+std::string to_json_text(const GaussianPolicy& policy) {
+  return policy_to_json(policy).dump();
+}
 
 GaussianPolicy gaussian_policy_from_json_text(const std::string& text) {
   try {

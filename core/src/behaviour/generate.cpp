@@ -2,9 +2,9 @@
 
 #include <mujoco/mujoco.h>
 
+#include <exception>
 #include <functional>
 #include <stdexcept>
-#include <exception>
 #include <thread>
 
 #include "dstudio/common/error.h"
@@ -25,7 +25,8 @@ struct EpisodeData {
 };
 
 // Chooses the action for the current observation; `random` is the episode's noise stream.
-using Actor = std::function<void(std::span<const float> obs, std::span<float> action, Random& random)>;
+using Actor =
+    std::function<void(std::span<const float> obs, std::span<float> action, Random& random)>;
 
 EpisodeData run_episode(env::Environment& e, const Actor& actor, std::uint64_t seed) {
   const auto& spec = e.spec();
@@ -98,7 +99,10 @@ class Collector {
   // Cuts the dataset to exactly `n` transitions; a cut episode loses its end flag and becomes the
   // unterminated tail.
   data::TransitionArrays finish(std::int64_t n) {
-    auto cut = [n](auto& v, std::int64_t width) { v.resize(static_cast<std::size_t>(std::min<std::int64_t>(n, static_cast<std::int64_t>(v.size()) / width) * width)); };
+    auto cut = [n](auto& v, std::int64_t width) {
+      v.resize(static_cast<std::size_t>(
+          std::min<std::int64_t>(n, static_cast<std::int64_t>(v.size()) / width) * width));
+    };
     cut(out_.observations, out_.obs_dim);
     cut(out_.next_observations, out_.obs_dim);
     cut(out_.actions, out_.act_dim);
@@ -137,7 +141,9 @@ class Collector {
 
 // The behaviour policy of snapshot `index` acting: sampled from its own distribution.
 Actor behaviour_of(const PolicySet& set, int index) {
-  return [&set, index](std::span<const float> obs, std::span<float> action, Random& random) { set.act(index, obs, action, random); };
+  return [&set, index](std::span<const float> obs, std::span<float> action, Random& random) {
+    set.act(index, obs, action, random);
+  };
 }
 
 void uniform_actions(std::span<const float>, std::span<float> action, Random& random) {
@@ -148,41 +154,52 @@ void uniform_actions(std::span<const float>, std::span<float> action, Random& ra
 
 const char* to_string(DatasetKind kind) {
   switch (kind) {
-    case DatasetKind::Random: return "random";
-    case DatasetKind::Medium: return "medium";
-    case DatasetKind::MediumReplay: return "medium-replay";
-    case DatasetKind::Expert: return "expert";
-    case DatasetKind::MediumExpert: return "medium-expert";
+    case DatasetKind::Random:
+      return "random";
+    case DatasetKind::Medium:
+      return "medium";
+    case DatasetKind::MediumReplay:
+      return "medium-replay";
+    case DatasetKind::Expert:
+      return "expert";
+    case DatasetKind::MediumExpert:
+      return "medium-expert";
   }
   return "?";
 }
 
 DatasetKind parse_kind(const std::string& text) {
-  for (auto k : {DatasetKind::Random, DatasetKind::Medium, DatasetKind::MediumReplay, DatasetKind::Expert,
-                 DatasetKind::MediumExpert})
+  for (auto k : {DatasetKind::Random, DatasetKind::Medium, DatasetKind::MediumReplay,
+                 DatasetKind::Expert, DatasetKind::MediumExpert})
     if (text == to_string(k)) return k;
   throw UsageError("unknown dataset kind '" + text +
-                              "'; known kinds: random, medium, medium-replay, expert, medium-expert");
+                   "'; known kinds: random, medium, medium-replay, expert, medium-expert");
 }
 
-std::int64_t d4rl_transitions(const std::string& env_name, DatasetKind kind, const PolicySet* policies) {
+std::int64_t d4rl_transitions(const std::string& env_name, DatasetKind kind,
+                              const PolicySet* policies) {
   switch (kind) {
-    case DatasetKind::MediumExpert: return 2'000'000;
+    case DatasetKind::MediumExpert:
+      return 2'000'000;
     case DatasetKind::MediumReplay:
       // The learner's whole history up to the medium policy, as its replay buffer held it.
       if (policies && policies->algorithm == PolicyAlgorithm::Sac && policies->medium >= 0)
-        return std::max<std::int64_t>(1, policies->snapshots[static_cast<std::size_t>(policies->medium)].env_steps);
+        return std::max<std::int64_t>(
+            1, policies->snapshots[static_cast<std::size_t>(policies->medium)].env_steps);
       {
         const std::string name = env::task(env_name).name;
         return name == "hopper" ? 402'000 : name == "walker2d" ? 302'000 : 202'000;  // D4RL's sizes
       }
-    default: return 1'000'000;
+    default:
+      return 1'000'000;
   }
 }
 
-GeneratedDataset generate_dataset(const GenerateConfig& config_in, const PolicySet& policies, const Progress& progress) {
+GeneratedDataset generate_dataset(const GenerateConfig& config_in, const PolicySet& policies,
+                                  const Progress& progress) {
   GenerateConfig config = config_in;
-  if (config.transitions == 0) config.transitions = d4rl_transitions(config.env, config.kind, &policies);
+  if (config.transitions == 0)
+    config.transitions = d4rl_transitions(config.env, config.kind, &policies);
   if (config.transitions < 1) throw UsageError("a dataset needs at least one transition");
   Collector collector(config, progress);
   const auto& spec = collector.spec();
@@ -231,21 +248,28 @@ GeneratedDataset generate_dataset(const GenerateConfig& config_in, const PolicyS
       for (std::size_t k = 0; k < segments.size(); ++k) {
         done += segments[k].second;
         // ARS keeps its exact integer shares, so its datasets stay as they were.
-        const std::int64_t until = sac ? static_cast<std::int64_t>(std::llround(static_cast<double>(n) * done / total))
-                                       : n * static_cast<std::int64_t>(k + 1) / static_cast<std::int64_t>(segments.size());
-        if (segments[k].first < 0) collector.collect(uniform_actions, k + 1 == segments.size() ? n : until);
-        else collector.collect(behaviour_of(policies, segments[k].first), k + 1 == segments.size() ? n : until);
+        const std::int64_t until =
+            sac ? static_cast<std::int64_t>(std::llround(static_cast<double>(n) * done / total))
+                : n * static_cast<std::int64_t>(k + 1) / static_cast<std::int64_t>(segments.size());
+        if (segments[k].first < 0)
+          collector.collect(uniform_actions, k + 1 == segments.size() ? n : until);
+        else
+          collector.collect(behaviour_of(policies, segments[k].first),
+                            k + 1 == segments.size() ? n : until);
       }
-      policy_text = std::string(sac ? "SAC" : "ARS") + " learning history up to the medium policy: " +
-                    (sac && policies.random_steps > 0 ? "uniform random warm-up, " : "") + std::to_string(policies.replay.size()) +
-                    " snapshots in training order; " + policies.describe(policies.medium) + " last";
+      policy_text = std::string(sac ? "SAC" : "ARS") +
+                    " learning history up to the medium policy: " +
+                    (sac && policies.random_steps > 0 ? "uniform random warm-up, " : "") +
+                    std::to_string(policies.replay.size()) + " snapshots in training order; " +
+                    policies.describe(policies.medium) + " last";
       break;
     }
     case DatasetKind::MediumExpert:
       // Medium first, finished at an episode boundary, so the halves never merge into one episode.
       collector.collect(behaviour_of(policies, policies.medium), n / 2);
       collector.collect(behaviour_of(policies, policies.expert), n);
-      policy_text = policies.describe(policies.medium) + ", then " + policies.describe(policies.expert);
+      policy_text =
+          policies.describe(policies.medium) + ", then " + policies.describe(policies.expert);
       break;
   }
   GeneratedDataset out;
@@ -256,8 +280,10 @@ GeneratedDataset generate_dataset(const GenerateConfig& config_in, const PolicyS
       {"seed", std::to_string(config.seed)},
       {"transitions", std::to_string(n)},
       {"behaviour_policy", policy_text},
-      {"behaviour_algorithm", config.kind == DatasetKind::Random ? "none" : to_string(policies.algorithm)},
-      {"action_noise_std", config.kind == DatasetKind::Random || sac ? "0" : std::to_string(policies.action_noise)},
+      {"behaviour_algorithm",
+       config.kind == DatasetKind::Random ? "none" : to_string(policies.algorithm)},
+      {"action_noise_std",
+       config.kind == DatasetKind::Random || sac ? "0" : std::to_string(policies.action_noise)},
       {"behaviour_training", policies.command},
       {"software", studio_version() + ", MuJoCo " + mj_versionString()},
   };

@@ -27,13 +27,15 @@ double mean_action(const LinearPolicy& p, std::span<const float> obs, int a) {
 }  // namespace
 
 void LinearPolicy::act(std::span<const float> obs, std::span<float> action) const {
-  for (int a = 0; a < act_dim; ++a) action[a] = static_cast<float>(std::clamp(mean_action(*this, obs, a), -1.0, 1.0));
+  for (int a = 0; a < act_dim; ++a)
+    action[a] = static_cast<float>(std::clamp(mean_action(*this, obs, a), -1.0, 1.0));
 }
 
 void LinearPolicy::act_noisy(std::span<const float> obs, std::span<float> action, double noise_std,
                              Random& random) const {
   for (int a = 0; a < act_dim; ++a)
-    action[a] = static_cast<float>(std::clamp(mean_action(*this, obs, a) + noise_std * random.normal(), -1.0, 1.0));
+    action[a] = static_cast<float>(
+        std::clamp(mean_action(*this, obs, a) + noise_std * random.normal(), -1.0, 1.0));
 }
 
 }  // namespace dstudio::behaviour

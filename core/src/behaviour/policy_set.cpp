@@ -1,10 +1,9 @@
 #include "dstudio/behaviour/policy_set.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <exception>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <stdexcept>
 #include <thread>
@@ -16,7 +15,9 @@
 
 namespace dstudio::behaviour {
 
-const char* to_string(PolicyAlgorithm algorithm) { return algorithm == PolicyAlgorithm::Sac ? "sac" : "ars"; }
+const char* to_string(PolicyAlgorithm algorithm) {
+  return algorithm == PolicyAlgorithm::Sac ? "sac" : "ars";
+}
 
 PolicyAlgorithm parse_algorithm(const std::string& text) {
   if (text == "sac") return PolicyAlgorithm::Sac;
@@ -24,27 +25,37 @@ PolicyAlgorithm parse_algorithm(const std::string& text) {
   throw UsageError("unknown behaviour-policy algorithm '" + text + "'; known: sac, ars");
 }
 
-void PolicySet::act(int index, std::span<const float> obs, std::span<float> action, Random& random) const {
+void PolicySet::act(int index, std::span<const float> obs, std::span<float> action,
+                    Random& random) const {
   const auto& p = snapshots.at(static_cast<std::size_t>(index)).policy;
-  if (const auto* g = std::get_if<GaussianPolicy>(&p)) g->sample(obs, action, random);
-  else std::get<LinearPolicy>(p).act_noisy(obs, action, action_noise, random);
+  if (const auto* g = std::get_if<GaussianPolicy>(&p))
+    g->sample(obs, action, random);
+  else
+    std::get<LinearPolicy>(p).act_noisy(obs, action, action_noise, random);
 }
 
-void PolicySet::act_deterministic(int index, std::span<const float> obs, std::span<float> action) const {
+void PolicySet::act_deterministic(int index, std::span<const float> obs,
+                                  std::span<float> action) const {
   const auto& p = snapshots.at(static_cast<std::size_t>(index)).policy;
-  if (const auto* g = std::get_if<GaussianPolicy>(&p)) g->act(obs, action);
-  else std::get<LinearPolicy>(p).act(obs, action);
+  if (const auto* g = std::get_if<GaussianPolicy>(&p))
+    g->act(obs, action);
+  else
+    std::get<LinearPolicy>(p).act(obs, action);
 }
 
 std::string PolicySet::describe(int index) const {
   const auto& s = snapshots.at(static_cast<std::size_t>(index));
   char text[256];
   if (algorithm == PolicyAlgorithm::Sac)
-    std::snprintf(text, sizeof text, "SAC tanh-Gaussian policy after %lld environment steps (sampled return %.0f, mean-action return %.0f)",
+    std::snprintf(text, sizeof text,
+                  "SAC tanh-Gaussian policy after %lld environment steps (sampled return %.0f, "
+                  "mean-action return %.0f)",
                   static_cast<long long>(s.env_steps), s.behaviour_return, s.deterministic_return);
   else
-    std::snprintf(text, sizeof text, "ARS linear policy, snapshot %d (%lld environment steps, deterministic return %.0f)", index,
-                  static_cast<long long>(s.env_steps), s.deterministic_return);
+    std::snprintf(
+        text, sizeof text,
+        "ARS linear policy, snapshot %d (%lld environment steps, deterministic return %.0f)", index,
+        static_cast<long long>(s.env_steps), s.deterministic_return);
   return text;
 }
 
@@ -66,9 +77,9 @@ void PolicySet::validate() const {
       obs = std::get<LinearPolicy>(p).obs_dim, act = std::get<LinearPolicy>(p).act_dim;
     }
     if (obs != spec.obs_dim || act != spec.act_dim)
-      throw Error("snapshot " + std::to_string(i) + " has " + std::to_string(obs) + " observations and " +
-                                  std::to_string(act) + " actions; " + spec.name + " has " + std::to_string(spec.obs_dim) +
-                                  " and " + std::to_string(spec.act_dim));
+      throw Error("snapshot " + std::to_string(i) + " has " + std::to_string(obs) +
+                  " observations and " + std::to_string(act) + " actions; " + spec.name + " has " +
+                  std::to_string(spec.obs_dim) + " and " + std::to_string(spec.act_dim));
   }
 }
 
@@ -77,7 +88,8 @@ PolicySet policy_set_from_ars(const ArsRun& run, double action_noise) {
   set.env = run.config.env;
   set.algorithm = PolicyAlgorithm::Ars;
   set.action_noise = action_noise;
-  for (const auto& s : run.snapshots) set.snapshots.push_back({s.env_steps, s.eval_return, s.eval_return, s.policy});
+  for (const auto& s : run.snapshots)
+    set.snapshots.push_back({s.env_steps, s.eval_return, s.eval_return, s.policy});
   set.medium = run.medium;
   set.expert = run.expert;
   // ARS's history up to the medium policy: every snapshot, each an equal share.
@@ -87,7 +99,8 @@ PolicySet policy_set_from_ars(const ArsRun& run, double action_noise) {
 }
 
 nlohmann::ordered_json policy_set_to_json(const PolicySet& set) {
-  if (set.algorithm != PolicyAlgorithm::Sac) throw Error("ARS policies are written as ARS runs (behaviour::to_json(ArsRun))");
+  if (set.algorithm != PolicyAlgorithm::Sac)
+    throw Error("ARS policies are written as ARS runs (behaviour::to_json(ArsRun))");
   nlohmann::ordered_json j;
   j["format"] = "dstudio-sac-policies-1";
   j["env"] = set.env;
@@ -119,8 +132,9 @@ PolicySet policy_set_from_json(const nlohmann::json& j, bool chosen) {
     set.replay = j.at("replay").get<std::vector<int>>();
     for (const auto& s : j.at("snapshots")) {
       try {
-        set.snapshots.push_back({s.at("env_steps").get<std::int64_t>(), s.at("deterministic_return").get<double>(),
-                                 s.at("behaviour_return").get<double>(), policy_from_json(s.at("policy"))});
+        set.snapshots.push_back(
+            {s.at("env_steps").get<std::int64_t>(), s.at("deterministic_return").get<double>(),
+             s.at("behaviour_return").get<double>(), policy_from_json(s.at("policy"))});
       } catch (const std::exception& e) {
         throw Error("snapshot " + std::to_string(set.snapshots.size()) + ": " + e.what());
       }
@@ -132,7 +146,9 @@ PolicySet policy_set_from_json(const nlohmann::json& j, bool chosen) {
   }
 }
 
-std::string to_json(const PolicySet& set) { return policy_set_to_json(set).dump(1); }
+std::string to_json(const PolicySet& set) {
+  return policy_set_to_json(set).dump(1);
+}
 
 PolicySet policy_set_from_text(const std::string& text, double ars_action_noise) {
   nlohmann::json j;
@@ -142,9 +158,12 @@ PolicySet policy_set_from_text(const std::string& text, double ars_action_noise)
     throw Error(std::string("not JSON: ") + e.what());
   }
   const std::string format = j.is_object() ? j.value("format", "") : "";
-  if (format == "dstudio-behaviour-policies-1") return policy_set_from_ars(ars_run_from_json(text), ars_action_noise);
+  if (format == "dstudio-behaviour-policies-1")
+    return policy_set_from_ars(ars_run_from_json(text), ars_action_noise);
   if (format != "dstudio-sac-policies-1")
-    throw Error("not a behaviour-policy file (format is neither dstudio-sac-policies-1 nor dstudio-behaviour-policies-1)");
+    throw Error(
+        "not a behaviour-policy file (format is neither dstudio-sac-policies-1 nor "
+        "dstudio-behaviour-policies-1)");
   return policy_set_from_json(j, true);
 }
 
@@ -156,8 +175,9 @@ PolicySet shipped_policy_set(const std::string& env_name, PolicyAlgorithm algori
   return policy_set_from_text(std::string(*text), 0.0);
 }
 
-std::vector<double> episode_returns(const std::string& env_name, int episodes, std::uint64_t seed, int threads,
-                                    const std::function<void(std::span<const float>, std::span<float>, Random&)>& act) {
+std::vector<double> episode_returns(
+    const std::string& env_name, int episodes, std::uint64_t seed, int threads,
+    const std::function<void(std::span<const float>, std::span<float>, Random&)>& act) {
   const auto& spec = env::task(env_name);
   const env::ModelPtr model = env::load_model(spec);
   std::vector<double> returns(static_cast<std::size_t>(std::max(0, episodes)), 0.0);
@@ -168,7 +188,8 @@ std::vector<double> episode_returns(const std::string& env_name, int episodes, s
   auto worker = [&](int t) {
     try {
       env::Environment e(spec, model);
-      std::vector<float> obs(static_cast<std::size_t>(spec.obs_dim)), action(static_cast<std::size_t>(spec.act_dim));
+      std::vector<float> obs(static_cast<std::size_t>(spec.obs_dim)),
+          action(static_cast<std::size_t>(spec.act_dim));
       for (int k = t; k < episodes; k += T) {
         Random noise(Random::derive(seed, 1000 + static_cast<std::uint64_t>(k)));
         e.reset(Random::derive(seed, static_cast<std::uint64_t>(k)), obs);
@@ -194,12 +215,17 @@ std::vector<double> episode_returns(const std::string& env_name, int episodes, s
   return returns;
 }
 
-double evaluate_snapshot(const PolicySet& set, int index, int episodes, std::uint64_t seed, bool sampled, int threads) {
+double evaluate_snapshot(const PolicySet& set, int index, int episodes, std::uint64_t seed,
+                         bool sampled, int threads) {
   if (episodes < 1) throw UsageError("evaluation needs at least one episode");
-  const auto returns = episode_returns(set.env, episodes, seed, threads, [&](std::span<const float> obs, std::span<float> action, Random& random) {
-    if (sampled) set.act(index, obs, action, random);
-    else set.act_deterministic(index, obs, action);
-  });
+  const auto returns =
+      episode_returns(set.env, episodes, seed, threads,
+                      [&](std::span<const float> obs, std::span<float> action, Random& random) {
+                        if (sampled)
+                          set.act(index, obs, action, random);
+                        else
+                          set.act_deterministic(index, obs, action);
+                      });
   return std::accumulate(returns.begin(), returns.end(), 0.0) / episodes;
 }
 

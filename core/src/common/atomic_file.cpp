@@ -9,8 +9,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "dstudio/common/error.h"
 
@@ -19,7 +19,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string reason(int error) { return error == ENOSPC ? "disk full: " + std::string(std::strerror(error)) : std::strerror(error); }
+std::string reason(int error) {
+  return error == ENOSPC ? "disk full: " + std::string(std::strerror(error)) : std::strerror(error);
+}
 
 }  // namespace
 
@@ -37,7 +39,8 @@ void remove_stale_temporaries(const fs::path& path) {
     const std::string name = entry.path().filename().string();
     if (name.rfind(prefix, 0) != 0) continue;
     const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-    if (pid > 0 && pid != getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) stale.push_back(entry.path());
+    if (pid > 0 && pid != getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      stale.push_back(entry.path());
   }
   for (const auto& p : stale) fs::remove(p, ec);
 }
@@ -49,10 +52,12 @@ void sync_to_disk(const fs::path& path) {
   const int error = errno;
   ::close(fd);
   // Some file systems cannot flush a folder; what matters there is the file's own flush.
-  if (result != 0 && error != EINVAL && error != EROFS) throw Error(path.string() + ": cannot be flushed to disk (" + reason(error) + ")");
+  if (result != 0 && error != EINVAL && error != EROFS)
+    throw Error(path.string() + ": cannot be flushed to disk (" + reason(error) + ")");
 }
 
-void write_file_atomically(const fs::path& path, const std::function<void(const fs::path& temp)>& write) {
+void write_file_atomically(const fs::path& path,
+                           const std::function<void(const fs::path& temp)>& write) {
   // Hidden, and named by the process: two writers of one file never share a temporary.
   std::string name = ".";
   name += path.filename().string();
@@ -88,14 +93,19 @@ void write_bytes_atomically(const fs::path& path, std::string_view bytes) {
       if (n <= 0) {
         const int error = n < 0 ? errno : ENOSPC;
         ::close(fd);
-        throw Error(path.string() + ": cannot be written (" + reason(error) + "); the previous file, if any, is kept");
+        throw Error(path.string() + ": cannot be written (" + reason(error) +
+                    "); the previous file, if any, is kept");
       }
       done += static_cast<std::size_t>(n);
     }
-    if (::close(fd) != 0) throw Error(path.string() + ": cannot be written (" + reason(errno) + "); the previous file, if any, is kept");
+    if (::close(fd) != 0)
+      throw Error(path.string() + ": cannot be written (" + reason(errno) +
+                  "); the previous file, if any, is kept");
   });
 }
 
-void write_text_atomically(const fs::path& path, std::string_view text) { write_bytes_atomically(path, text); }
+void write_text_atomically(const fs::path& path, std::string_view text) {
+  write_bytes_atomically(path, text);
+}
 
 }  // namespace dstudio

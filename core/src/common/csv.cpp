@@ -35,9 +35,13 @@ CsvWriter& CsvWriter::raw(std::string_view field) {
   return *this;
 }
 
-CsvWriter& CsvWriter::operator<<(std::string_view text) { return raw(csv_field(text)); }
+CsvWriter& CsvWriter::operator<<(std::string_view text) {
+  return raw(csv_field(text));
+}
 
-CsvWriter& CsvWriter::operator<<(double value) { return number(value, precision_); }
+CsvWriter& CsvWriter::operator<<(double value) {
+  return number(value, precision_);
+}
 
 CsvWriter& CsvWriter::number(double value, int precision) {
   if (!std::isfinite(value)) return empty();
@@ -48,17 +52,22 @@ CsvWriter& CsvWriter::number(double value, int precision) {
 
 void CsvWriter::end_row() {
   if (fields_ != width_)
-    throw Error("a CSV row of " + std::to_string(fields_) + " fields under a header of " + std::to_string(width_) + " columns");
+    throw Error("a CSV row of " + std::to_string(fields_) + " fields under a header of " +
+                std::to_string(width_) + " columns");
   text_ += '\n';
   fields_ = 0;
   ++rows_;
 }
 
 const std::string& CsvWriter::text() const {
-  if (fields_ != 0) throw Error("a CSV table taken with a row of " + std::to_string(fields_) + " fields still open");
+  if (fields_ != 0)
+    throw Error("a CSV table taken with a row of " + std::to_string(fields_) +
+                " fields still open");
   return text_;
 }
 
-void CsvWriter::write(const std::filesystem::path& path) const { write_text_atomically(path, text()); }
+void CsvWriter::write(const std::filesystem::path& path) const {
+  write_text_atomically(path, text());
+}
 
 }  // namespace dstudio

@@ -107,16 +107,20 @@ FolderLock::FolderLock(const fs::path& folder) {
   }
   const auto file = key / kFolderLockFile;
   const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) throw Error(folder.string() + ": cannot make its lock file " + kFolderLockFile + " (" + std::strerror(errno) + ")");
+  if (fd < 0)
+    throw Error(folder.string() + ": cannot make its lock file " + kFolderLockFile + " (" +
+                std::strerror(errno) + ")");
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int why = errno;
     const auto holder = read_holder(fd);
     ::close(fd);
     if (why == EWOULDBLOCK)
       throw FolderBusy(folder.string() + ": " + holder.description +
-                           " is writing there; two processes cannot write one run. Wait for it to end, or stop it",
+                           " is writing there; two processes cannot write one run. Wait for it to "
+                           "end, or stop it",
                        holder.pid);
-    throw Error(folder.string() + ": cannot lock " + kFolderLockFile + " (" + std::strerror(why) + ")");
+    throw Error(folder.string() + ": cannot lock " + kFolderLockFile + " (" + std::strerror(why) +
+                ")");
   }
   const std::string me = own_description();
   // The description is only for messages: a failure to write it does not stop the claim.
@@ -125,7 +129,9 @@ FolderLock::FolderLock(const fs::path& folder) {
   folder_ = key;
 }
 
-FolderLock::~FolderLock() { release(); }
+FolderLock::~FolderLock() {
+  release();
+}
 
 FolderLock::FolderLock(FolderLock&& other) noexcept : folder_(std::exchange(other.folder_, {})) {}
 
@@ -157,8 +163,10 @@ std::optional<FolderHolder> folder_holder(const fs::path& folder) {
   const int fd = ::open((key / kFolderLockFile).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return std::nullopt;
   std::optional<FolderHolder> holder;
-  if (::flock(fd, LOCK_SH | LOCK_NB) == 0) ::flock(fd, LOCK_UN);
-  else if (errno == EWOULDBLOCK) holder = read_holder(fd);
+  if (::flock(fd, LOCK_SH | LOCK_NB) == 0)
+    ::flock(fd, LOCK_UN);
+  else if (errno == EWOULDBLOCK)
+    holder = read_holder(fd);
   ::close(fd);
   return holder;
 }

@@ -19,7 +19,8 @@ std::string byte_size_text(std::uint64_t bytes) {
   int u = -1;
   while (v >= 1024.0 && u < 3) v /= 1024.0, ++u;
   char text[32];
-  std::snprintf(text, sizeof text, v < 10 && v != static_cast<int>(v) ? "%.1f %s" : "%.0f %s", v, units[u]);
+  std::snprintf(text, sizeof text, v < 10 && v != static_cast<int>(v) ? "%.1f %s" : "%.0f %s", v,
+                units[u]);
   return text;
 }
 
@@ -49,7 +50,8 @@ std::string read_regular_file(const std::filesystem::path& path, std::uint64_t m
                 "); only a file's content can be read");
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size > max_bytes)
-    throw Error(where + ": is " + byte_size_text(size) + ", more than the " + byte_size_text(max_bytes) + " such a file can be");
+    throw Error(where + ": is " + byte_size_text(size) + ", more than the " +
+                byte_size_text(max_bytes) + " such a file can be");
   std::string bytes(size, '\0');
   std::size_t done = 0;
   while (done < size) {

@@ -42,7 +42,9 @@ fs::path resource_file(const fs::path& relative) {
   const char* env = std::getenv("DSTUDIO_RESOURCES");
   const std::string looked = env && *env ? std::string("$DSTUDIO_RESOURCES (") + env + ")"
                                          : (prefix() / "share" / "decision-studio").string();
-  if (dir.empty()) throw Error("the studio's resources are not where they should be: " + looked + " is not a folder");
+  if (dir.empty())
+    throw Error("the studio's resources are not where they should be: " + looked +
+                " is not a folder");
   throw Error("the shipped file " + relative.string() + " is missing from " + dir.string());
 }
 

@@ -13,7 +13,8 @@ namespace dstudio {
 std::string fixed_number(double v, int decimals) {
   if (!std::isfinite(v)) return std::string(kMissingNumber);
   char text[400];  // 309 digits of the largest double, the point and up to 40 decimals
-  const auto r = std::to_chars(text, text + sizeof text, v, std::chars_format::fixed, std::clamp(decimals, 0, 40));
+  const auto r = std::to_chars(text, text + sizeof text, v, std::chars_format::fixed,
+                               std::clamp(decimals, 0, 40));
   return r.ec == std::errc() ? std::string(text, r.ptr) : std::string(kMissingNumber);
 }
 
@@ -48,7 +49,8 @@ std::size_t sequence_length(std::string_view text, std::size_t i) {
   if (b0 < 0x80) return 1;
   std::size_t n = 0;
   unsigned char lo = 0x80, hi = 0xbf;
-  if (b0 >= 0xc2 && b0 <= 0xdf) n = 2;
+  if (b0 >= 0xc2 && b0 <= 0xdf)
+    n = 2;
   else if (b0 >= 0xe0 && b0 <= 0xef) {
     n = 3;
     if (b0 == 0xe0) lo = 0xa0;
@@ -86,8 +88,12 @@ std::string sanitised(std::string_view text, bool controls) {
 
 }  // namespace
 
-std::string valid_utf8(std::string_view text) { return sanitised(text, false); }
+std::string valid_utf8(std::string_view text) {
+  return sanitised(text, false);
+}
 
-std::string printable_name(std::string_view name) { return sanitised(name, true); }
+std::string printable_name(std::string_view name) {
+  return sanitised(name, true);
+}
 
 }  // namespace dstudio

@@ -2,11 +2,10 @@
 
 #include "dstudio/common/workspace.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "dstudio/models/targets.h"
 
@@ -19,7 +18,9 @@ using nlohmann::ordered_json;
 constexpr const char* kVersionKey = "decision_studio_workspace";
 constexpr std::size_t kShownChars = 40;
 
-[[noreturn]] void fail(const std::string& problem) { throw Error("workspace: " + problem); }
+[[noreturn]] void fail(const std::string& problem) {
+  throw Error("workspace: " + problem);
+}
 
 // A value as a message shows it: scalars as JSON (long strings cut at a character boundary),
 // arrays and objects by their kind, so a deeply nested value is never printed whole.
@@ -29,7 +30,8 @@ std::string shown(const json& value) {
   std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
   if (text.size() > kShownChars) {
     std::size_t cut = kShownChars;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) --cut;  // not inside a UTF-8 sequence
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U)
+      --cut;  // not inside a UTF-8 sequence
     text = text.substr(0, cut) + "...";
   }
   return text;
@@ -61,10 +63,12 @@ double open_unit(const json& value, const std::string& key) {
 // An integer in [lo, hi]. JSON writers that store every number as a double (Qt's) write integral
 // values like 3.0; those are integers too.
 int integer_in(const json& value, const std::string& key, int lo, int hi) {
-  const std::string range = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  const std::string range =
+      "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
   if (value.is_number_unsigned()) {
     const auto v = value.get<std::uint64_t>();
-    if (v > static_cast<std::uint64_t>(hi) || (lo > 0 && v < static_cast<std::uint64_t>(lo))) wrong(key, range, value);
+    if (v > static_cast<std::uint64_t>(hi) || (lo > 0 && v < static_cast<std::uint64_t>(lo)))
+      wrong(key, range, value);
     return static_cast<int>(v);
   }
   if (value.is_number_integer()) {
@@ -91,7 +95,8 @@ std::string text(const json& value, const std::string& key) {
   if (s.empty()) wrong(key, "a non-empty string", value);
   if (s.find('\0') != std::string::npos) wrong(key, "a string without NUL characters", value);
   if (s.size() > kMaxWorkspaceText)
-    fail("\"" + key + "\" is " + std::to_string(s.size()) + " bytes long; a path or a name in a workspace has at most " +
+    fail("\"" + key + "\" is " + std::to_string(s.size()) +
+         " bytes long; a path or a name in a workspace has at most " +
          std::to_string(kMaxWorkspaceText));
   return s;
 }
@@ -116,9 +121,12 @@ bool is_base64(const std::string& s) {
   std::size_t padding = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
-    const bool alphabet = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
-    if (c == '=') ++padding;
-    else if (!alphabet || padding > 0) return false;  // '=' only at the end
+    const bool alphabet = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                          (c >= '0' && c <= '9') || c == '+' || c == '/';
+    if (c == '=')
+      ++padding;
+    else if (!alphabet || padding > 0)
+      return false;  // '=' only at the end
   }
   return padding <= 2;
 }
@@ -143,17 +151,23 @@ WorkspaceViewer viewer_of(const json& o) {
   WorkspaceViewer v;
   for (const auto& [key, value] : o.items()) {
     const std::string name = "viewer." + key;
-    if (key == "target") v.target = number_in(value, name, -models::kMaxTargetReturn, models::kMaxTargetReturn);
-    else if (key == "zeroing") v.zeroing = models::kModalityZeroings[choice(value, name, kZeroings)];
-    else if (key == "seed") v.seed = integer_in(value, name, 0, 1'000'000);
+    if (key == "target")
+      v.target = number_in(value, name, -models::kMaxTargetReturn, models::kMaxTargetReturn);
+    else if (key == "zeroing")
+      v.zeroing = models::kModalityZeroings[choice(value, name, kZeroings)];
+    else if (key == "seed")
+      v.seed = integer_in(value, name, 0, 1'000'000);
     else if (key == "speed") {
       const double speed = number(value, name);
       bool listed = false;
       for (double s : kViewerSpeeds) listed = listed || speed == s;
-      if (!listed) wrong(name, "one of 0.1, 0.25, 0.5, 1, 2, 4 or 0 (as fast as the policy acts)", value);
+      if (!listed)
+        wrong(name, "one of 0.1, 0.25, 0.5, 1, 2, 4 or 0 (as fast as the policy acts)", value);
       v.speed = speed;
-    } else if (key == "track") v.track = boolean(value, name);
-    else if (key == "step") v.step = integer_in(value, name, 0, 100'000);
+    } else if (key == "track")
+      v.track = boolean(value, name);
+    else if (key == "step")
+      v.step = integer_in(value, name, 0, 100'000);
   }
   return v;
 }
@@ -162,9 +176,12 @@ WorkspaceAttention attention_of(const json& o) {
   WorkspaceAttention a;
   for (const auto& [key, value] : o.items()) {
     const std::string name = "attention." + key;
-    if (key == "map") a.map = static_cast<WorkspaceMap>(choice(value, name, kMaps));
-    else if (key == "layer") a.layer = integer_in(value, name, 1, 1000);
-    else if (key == "head") a.head = integer_in(value, name, 0, 1000);
+    if (key == "map")
+      a.map = static_cast<WorkspaceMap>(choice(value, name, kMaps));
+    else if (key == "layer")
+      a.layer = integer_in(value, name, 1, 1000);
+    else if (key == "head")
+      a.head = integer_in(value, name, 0, 1000);
   }
   return a;
 }
@@ -173,27 +190,42 @@ WorkspaceMarkovLab markov_lab_of(const json& o) {
   WorkspaceMarkovLab m;
   for (const auto& [key, value] : o.items()) {
     const std::string name = "markov_lab." + key;
-    if (key == "p") m.p = open_unit(value, name);
-    else if (key == "q") m.q = open_unit(value, name);
-    else if (key == "order") m.order = integer_in(value, name, 1, 3);
-    else if (key == "states") m.states = integer_in(value, name, 2, 8);
-    else if (key == "mixer") m.mixer = static_cast<models::LabMixer>(choice(value, name, kLabMixers));
-    else if (key == "window") m.window = integer_in(value, name, 1, 256);
-    else if (key == "steps") m.steps = integer_in(value, name, 1, 100'000);
-    else if (key == "train") m.train = boolean(value, name);
+    if (key == "p")
+      m.p = open_unit(value, name);
+    else if (key == "q")
+      m.q = open_unit(value, name);
+    else if (key == "order")
+      m.order = integer_in(value, name, 1, 3);
+    else if (key == "states")
+      m.states = integer_in(value, name, 2, 8);
+    else if (key == "mixer")
+      m.mixer = static_cast<models::LabMixer>(choice(value, name, kLabMixers));
+    else if (key == "window")
+      m.window = integer_in(value, name, 1, 256);
+    else if (key == "steps")
+      m.steps = integer_in(value, name, 1, 100'000);
+    else if (key == "train")
+      m.train = boolean(value, name);
   }
   return m;
 }
 
 }  // namespace
 
-const char* to_string(WorkspaceMap map) { return kMaps[static_cast<int>(map)]; }
-const char* to_string(WorkspaceComparison comparison) { return kComparisons[static_cast<int>(comparison)]; }
-const char* to_string(WorkspaceRun run) { return kRuns[static_cast<int>(run)]; }
+const char* to_string(WorkspaceMap map) {
+  return kMaps[static_cast<int>(map)];
+}
+const char* to_string(WorkspaceComparison comparison) {
+  return kComparisons[static_cast<int>(comparison)];
+}
+const char* to_string(WorkspaceRun run) {
+  return kRuns[static_cast<int>(run)];
+}
 
 models::MarkovLabOptions WorkspaceMarkovLab::apply(models::MarkovLabOptions options) const {
-  options.chain = analysis::MarkovChain::make(p.value_or(options.chain.p), q.value_or(options.chain.q),
-                                              order.value_or(options.chain.order), states.value_or(options.chain.states));
+  options.chain = analysis::MarkovChain::make(
+      p.value_or(options.chain.p), q.value_or(options.chain.q), order.value_or(options.chain.order),
+      states.value_or(options.chain.states));
   if (mixer) options.mixer = *mixer;
   options.window = window.value_or(options.window);
   options.steps = steps.value_or(options.steps);
@@ -203,7 +235,8 @@ models::MarkovLabOptions WorkspaceMarkovLab::apply(models::MarkovLabOptions opti
 
 Workspace parse_workspace(std::string_view json_text) {
   if (json_text.size() > kMaxWorkspaceBytes)
-    fail("is " + std::to_string(json_text.size()) + " bytes; a workspace has at most " + std::to_string(kMaxWorkspaceBytes));
+    fail("is " + std::to_string(json_text.size()) + " bytes; a workspace has at most " +
+         std::to_string(kMaxWorkspaceBytes));
   json w;
   try {
     w = json::parse(json_text.begin(), json_text.end());
@@ -212,29 +245,43 @@ Workspace parse_workspace(std::string_view json_text) {
   }
   if (!w.is_object()) fail("not a JSON object");
   const auto version = w.find(kVersionKey);
-  if (version == w.end()) fail("not a Decision Studio workspace (no \"decision_studio_workspace\" key)");
+  if (version == w.end())
+    fail("not a Decision Studio workspace (no \"decision_studio_workspace\" key)");
   if (version->is_number() && version->get<double>() > kWorkspaceVersion)
-    fail("written by a newer Decision Studio (workspace version " + shown(*version) + ", this one reads " +
-         std::to_string(kWorkspaceVersion) + ")");
+    fail("written by a newer Decision Studio (workspace version " + shown(*version) +
+         ", this one reads " + std::to_string(kWorkspaceVersion) + ")");
 
   Workspace ws;
   ws.version = integer_in(*version, kVersionKey, 1, kWorkspaceVersion);
   for (const auto& [key, value] : w.items()) {
-    if (key == "dataset") ws.dataset = text(value, key);
-    else if (key == "checkpoint") ws.checkpoint = text(value, key);
-    else if (key == "compare") ws.compare = text(value, key);
-    else if (key == "comparison") ws.comparison = static_cast<WorkspaceComparison>(choice(value, key, kComparisons));
-    else if (key == "tab") ws.tab = text(value, key);
-    else if (key == "viewer") ws.viewer = viewer_of(object(value, key));
-    else if (key == "attention") ws.attention = attention_of(object(value, key));
-    else if (key == "markov_lab") ws.markov_lab = markov_lab_of(object(value, key));
-    else if (key == "run") ws.run = static_cast<WorkspaceRun>(choice(value, key, kRuns));
+    if (key == "dataset")
+      ws.dataset = text(value, key);
+    else if (key == "checkpoint")
+      ws.checkpoint = text(value, key);
+    else if (key == "compare")
+      ws.compare = text(value, key);
+    else if (key == "comparison")
+      ws.comparison = static_cast<WorkspaceComparison>(choice(value, key, kComparisons));
+    else if (key == "tab")
+      ws.tab = text(value, key);
+    else if (key == "viewer")
+      ws.viewer = viewer_of(object(value, key));
+    else if (key == "attention")
+      ws.attention = attention_of(object(value, key));
+    else if (key == "markov_lab")
+      ws.markov_lab = markov_lab_of(object(value, key));
+    else if (key == "run")
+      ws.run = static_cast<WorkspaceRun>(choice(value, key, kRuns));
     else if (key == "runs") {
       if (!value.is_array()) wrong(key, "an array of paths", value);
-      for (std::size_t i = 0; i < value.size(); ++i) ws.runs.push_back(text(value[i], "runs[" + std::to_string(i) + "]"));
-    } else if (key == "sweep") ws.sweep = text(value, key);
-    else if (key == "window_geometry") ws.window_geometry = base64(value, key);
-    else if (key == "window_state") ws.window_state = base64(value, key);
+      for (std::size_t i = 0; i < value.size(); ++i)
+        ws.runs.push_back(text(value[i], "runs[" + std::to_string(i) + "]"));
+    } else if (key == "sweep")
+      ws.sweep = text(value, key);
+    else if (key == "window_geometry")
+      ws.window_geometry = base64(value, key);
+    else if (key == "window_state")
+      ws.window_state = base64(value, key);
   }
   return ws;
 }
@@ -258,7 +305,10 @@ std::string to_json(const Workspace& ws) {
     if (s.step) v["step"] = *s.step;
     w["viewer"] = v;
   }
-  if (ws.attention) w["attention"] = {{"map", to_string(ws.attention->map)}, {"layer", ws.attention->layer}, {"head", ws.attention->head}};
+  if (ws.attention)
+    w["attention"] = {{"map", to_string(ws.attention->map)},
+                      {"layer", ws.attention->layer},
+                      {"head", ws.attention->head}};
   if (ws.markov_lab) {
     ordered_json m = ordered_json::object();
     const auto& lab = *ws.markov_lab;

@@ -6,8 +6,8 @@
 
 #include <array>
 #include <limits>
-#include <string>
 #include <optional>
+#include <string>
 
 namespace dstudio::zip {
 namespace {
@@ -29,13 +29,17 @@ std::uint32_t crc32(const unsigned char* data, std::size_t n) {
   return c ^ 0xFFFFFFFFu;
 }
 
-Archive::Archive(std::string where, std::string_view bytes) : where_(std::move(where)), bytes_(bytes) { read_directory(); }
+Archive::Archive(std::string where, std::string_view bytes)
+    : where_(std::move(where)), bytes_(bytes) {
+  read_directory();
+}
 
 std::uint64_t Archive::le(std::uint64_t at, int n) const {
   if (at > bytes_.size() || static_cast<std::uint64_t>(n) > bytes_.size() - at)
     fail("is truncated (a zip record runs past the end of the file)");
   std::uint64_t v = 0;
-  for (int i = n - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(bytes_[at + static_cast<std::uint64_t>(i)]);
+  for (int i = n - 1; i >= 0; --i)
+    v = (v << 8) | static_cast<unsigned char>(bytes_[at + static_cast<std::uint64_t>(i)]);
   return v;
 }
 
@@ -57,16 +61,19 @@ void Archive::read_directory() {
   std::uint64_t count = le(*eocd + 10, 2), dir = le(*eocd + 16, 4);
   if (dir == 0xFFFFFFFFu || count == 0xFFFF) {
     // Zip64: the locator sits right before the record and points at the 64-bit record.
-    if (*eocd < 20 || le(*eocd - 20, 4) != 0x07064b50) fail("has a zip64 directory without its locator");
+    if (*eocd < 20 || le(*eocd - 20, 4) != 0x07064b50)
+      fail("has a zip64 directory without its locator");
     const std::uint64_t z = le(*eocd - 20 + 8, 8);
     if (le(z, 4) != 0x06064b50) fail("has a broken zip64 directory record");
     count = le(z + 32, 8);
     dir = le(z + 48, 8);
   }
-  if (count > bytes_.size() / 46) fail("has a broken central directory (more records than could fit)");
+  if (count > bytes_.size() / 46)
+    fail("has a broken central directory (more records than could fit)");
   std::uint64_t at = dir;
   for (std::uint64_t i = 0; i < count; ++i) {
-    if (le(at, 4) != 0x02014b50) fail("has a broken central directory (entry " + std::to_string(i) + ")");
+    if (le(at, 4) != 0x02014b50)
+      fail("has a broken central directory (entry " + std::to_string(i) + ")");
     const auto method = le(at + 10, 2);
     const auto crc = static_cast<std::uint32_t>(le(at + 16, 4));
     std::uint64_t size = le(at + 20, 4), usize = le(at + 24, 4), local = le(at + 42, 4);
@@ -91,14 +98,22 @@ void Archive::read_directory() {
     }
     if (le(local, 4) != 0x04034b50) fail("has a broken local header for " + name);
     const std::uint64_t data = local + 30 + le(local + 26, 2) + le(local + 28, 2);
-    if (data > bytes_.size() || size > bytes_.size() - data) fail("is truncated (entry " + name + " runs past the end of the file)");
-    if (method == 0 && usize != size) fail("has a broken central directory (stored entry " + name + " with two sizes)");
-    if (method != 0 && method != 8) fail("entry " + name + " uses a compression other than deflate (method " + std::to_string(method) + ")");
+    if (data > bytes_.size() || size > bytes_.size() - data)
+      fail("is truncated (entry " + name + " runs past the end of the file)");
+    if (method == 0 && usize != size)
+      fail("has a broken central directory (stored entry " + name + " with two sizes)");
+    if (method != 0 && method != 8)
+      fail("entry " + name + " uses a compression other than deflate (method " +
+           std::to_string(method) + ")");
     // Deflate shrinks by at most about 1032:1; a larger claim is a damaged size, not a record.
-    if (method == 8 && usize > 1032 * size + 1024) fail("entry " + name + " is damaged (its sizes are impossible)");
+    if (method == 8 && usize > 1032 * size + 1024)
+      fail("entry " + name + " is damaged (its sizes are impossible)");
     // LibTorch deflates only its small code records; a larger claim is not inflated into memory.
-    if (method == 8 && usize > kMaxInflated) fail("entry " + name + " claims " + std::to_string(usize) + " bytes once inflated, more than a checkpoint's code holds");
-    if (!records_.emplace(name, Record{local, data, size, usize, crc, method}).second) fail("lists the entry " + name + " twice");
+    if (method == 8 && usize > kMaxInflated)
+      fail("entry " + name + " claims " + std::to_string(usize) +
+           " bytes once inflated, more than a checkpoint's code holds");
+    if (!records_.emplace(name, Record{local, data, size, usize, crc, method}).second)
+      fail("lists the entry " + name + " twice");
     at += 46 + name_len + extra_len + comment_len;
   }
 }
@@ -106,15 +121,18 @@ void Archive::read_directory() {
 std::string Archive::inflate(const std::string& name, const Record& r) const {
   std::string out(r.unpacked_size, '\0');
   z_stream z{};
-  if (inflateInit2(&z, -MAX_WBITS) != Z_OK) fail("entry " + name + " cannot be inflated (zlib could not start)");
+  if (inflateInit2(&z, -MAX_WBITS) != Z_OK)
+    fail("entry " + name + " cannot be inflated (zlib could not start)");
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes_.data() + r.offset));
   z.avail_in = static_cast<uInt>(std::min<std::uint64_t>(r.size, std::numeric_limits<uInt>::max()));
   z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(std::min<std::uint64_t>(out.size(), std::numeric_limits<uInt>::max()));
+  z.avail_out =
+      static_cast<uInt>(std::min<std::uint64_t>(out.size(), std::numeric_limits<uInt>::max()));
   const int result = ::inflate(&z, Z_FINISH);
   const auto produced = z.total_out;
   inflateEnd(&z);
-  if (result != Z_STREAM_END || produced != r.unpacked_size) fail("entry " + name + " is damaged (it does not inflate to its size)");
+  if (result != Z_STREAM_END || produced != r.unpacked_size)
+    fail("entry " + name + " is damaged (it does not inflate to its size)");
   return out;
 }
 
@@ -122,13 +140,15 @@ std::string_view Archive::read(const std::string& name) const {
   auto it = records_.find(name);
   if (it == records_.end()) fail("has no entry " + name);
   const auto& r = it->second;
-  if (r.method != 0) fail("entry " + name + " is compressed; torch.save writes stored entries only");
+  if (r.method != 0)
+    fail("entry " + name + " is compressed; torch.save writes stored entries only");
   // The local header repeats the name; a flip there would otherwise go unseen.
   const auto name_len = le(r.header + 26, 2);
   if (name_len != name.size() || bytes_.substr(r.header + 30, name_len) != name)
     fail("entry " + name + " is damaged (its local header names another entry)");
   const auto* p = reinterpret_cast<const unsigned char*>(bytes_.data() + r.offset);
-  if (crc32(p, r.size) != r.crc) fail("entry " + name + " is damaged (its CRC-32 does not match its bytes)");
+  if (crc32(p, r.size) != r.crc)
+    fail("entry " + name + " is damaged (its CRC-32 does not match its bytes)");
   return bytes_.substr(r.offset, r.size);
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Reading the zip archives LibTorch and torch.save write: stored records (deflated ones for
-// LibTorch's code files) listed in a central directory, zip64 where large. Every record can be checked against its CRC-32. Used by
-// the torch.save reader and by checkpoint verification; internal to the core library.
+// LibTorch's code files) listed in a central directory, zip64 where large. Every record can be
+// checked against its CRC-32. Used by the torch.save reader and by checkpoint verification;
+// internal to the core library.
 
 #include <cstdint>
 #include <map>
@@ -24,11 +25,11 @@ class ZipError : public Error {
 std::uint32_t crc32(const unsigned char* data, std::size_t n);
 
 struct Record {
-  std::uint64_t header = 0;          ///< offset of its local header
+  std::uint64_t header = 0;            ///< offset of its local header
   std::uint64_t offset = 0, size = 0;  ///< of its data within the archive
   std::uint64_t unpacked_size = 0;     ///< after inflating (its size, stored)
-  std::uint32_t crc = 0;                ///< of the unpacked bytes
-  std::uint64_t method = 0;  ///< 0: stored, 8: deflate
+  std::uint32_t crc = 0;               ///< of the unpacked bytes
+  std::uint64_t method = 0;            ///< 0: stored, 8: deflate
 };
 
 /// A view of an archive's bytes (which must outlive it) and its directory.

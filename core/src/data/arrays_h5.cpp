@@ -19,13 +19,15 @@ std::int64_t NdArray::numel() const {
   std::int64_t n = 1;
   for (auto d : shape) {
     if (d < 0) return -1;
-    if (d != 0 && n > std::numeric_limits<std::int64_t>::max() / d) return std::numeric_limits<std::int64_t>::max();
+    if (d != 0 && n > std::numeric_limits<std::int64_t>::max() / d)
+      return std::numeric_limits<std::int64_t>::max();
     n *= d;
   }
   return n;
 }
 
-std::map<std::string, NdArray> read_nd_arrays(const fs::path& path, const std::vector<std::string>& required,
+std::map<std::string, NdArray> read_nd_arrays(const fs::path& path,
+                                              const std::vector<std::string>& required,
                                               const std::vector<std::string>& optional) {
   h5::Context ctx{path.string()};
   std::error_code ec;
@@ -51,16 +53,20 @@ std::map<std::string, NdArray> read_nd_arrays(const fs::path& path, const std::v
     const std::int64_t count = array.numel();
     if (count < 0 || count > kMaxArrayValues) {
       std::string shape = "(";
-      for (std::size_t i = 0; i < a.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(a.shape[i]);
-      ctx.fail(key, "has shape " + shape + ", more than the " + std::to_string(kMaxArrayValues) + " values an array may hold");
+      for (std::size_t i = 0; i < a.shape.size(); ++i)
+        shape += (i ? ", " : "") + std::to_string(a.shape[i]);
+      ctx.fail(key, "has shape " + shape + ", more than the " + std::to_string(kMaxArrayValues) +
+                        " values an array may hold");
     }
     h5::require_stored(ctx, a, storage);
-    if (a.kind == h5::Kind::Float || a.kind == h5::Kind::Integer || a.kind == h5::Kind::Bool) h5::require_standard_type(ctx, a);
+    if (a.kind == h5::Kind::Float || a.kind == h5::Kind::Integer || a.kind == h5::Kind::Bool)
+      h5::require_standard_type(ctx, a);
     const auto n = static_cast<std::size_t>(count);
     array.values.resize(n);
     if (n == 0) return array;
     if (a.kind == h5::Kind::Float || a.kind == h5::Kind::Integer) {
-      if (H5Dread(a.dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, array.values.data()) < 0)
+      if (H5Dread(a.dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                  array.values.data()) < 0)
         ctx.fail_h5(key, "could not be read: the file is truncated or corrupt");
     } else if (a.kind == h5::Kind::Bool) {
       // Enums cannot be converted to numbers by HDF5; read their stored integer values.
@@ -79,7 +85,8 @@ std::map<std::string, NdArray> read_nd_arrays(const fs::path& path, const std::v
       ctx.fail(key, "has unsupported dtype " + a.dtype + "; expected numbers");
     }
     for (std::size_t i = 0; i < n; ++i)
-      if (!std::isfinite(array.values[i])) ctx.fail(key, "holds NaN or Inf (the first at flat index " + std::to_string(i) + ")");
+      if (!std::isfinite(array.values[i]))
+        ctx.fail(key, "holds NaN or Inf (the first at flat index " + std::to_string(i) + ")");
     return array;
   };
   for (const auto& key : required) {
@@ -101,8 +108,11 @@ void write_nd_arrays(const fs::path& path, const std::map<std::string, NdArray>&
       std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());
       std::vector<float> values(a.values.begin(), a.values.end());
       Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
-      Handle d(H5Dcreate2(file, key.c_str(), H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
-      if (!d.valid() || H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
+      Handle d(H5Dcreate2(file, key.c_str(), H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT,
+                          H5P_DEFAULT),
+               H5Dclose);
+      if (!d.valid() ||
+          H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
         ctx.fail_h5(key, "could not be written");
     }
   });

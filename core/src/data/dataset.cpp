@@ -24,9 +24,12 @@ const char* to_string(EndReason reason) {
 
 const char* to_string(DatasetFormat format) {
   switch (format) {
-    case DatasetFormat::D4RL: return "d4rl";
-    case DatasetFormat::Minari: return "minari";
-    case DatasetFormat::Plugin: return "plugin";
+    case DatasetFormat::D4RL:
+      return "d4rl";
+    case DatasetFormat::Minari:
+      return "minari";
+    case DatasetFormat::Plugin:
+      return "plugin";
   }
   return "d4rl";
 }
@@ -189,10 +192,12 @@ double linear_action_r2(const TransitionArrays& data, const Progress& progress) 
   const std::int64_t N = data.size(), S = data.obs_dim, A = data.act_dim, P = S + 1;
   if (N == 0 || A == 0) return std::nan("");
   // Normal equations (X^T X) B = X^T Y with X = [s, 1], accumulated in double.
-  std::vector<double> xtx(static_cast<std::size_t>(P * P), 0.0), xty(static_cast<std::size_t>(P * A), 0.0), x(static_cast<std::size_t>(P));
+  std::vector<double> xtx(static_cast<std::size_t>(P * P), 0.0),
+      xty(static_cast<std::size_t>(P * A), 0.0), x(static_cast<std::size_t>(P));
   std::vector<double> mean(static_cast<std::size_t>(A), 0.0);
   for (std::int64_t i = 0; i < N; ++i) {
-    if (i % 65536 == 0) progress.update(static_cast<double>(i) / static_cast<double>(N), "state -> action R^2");
+    if (i % 65536 == 0)
+      progress.update(static_cast<double>(i) / static_cast<double>(N), "state -> action R^2");
     for (std::int64_t k = 0; k < S; ++k) x[k] = data.observations[i * S + k];
     x[S] = 1.0;
     for (std::int64_t r = 0; r < P; ++r) {
@@ -205,7 +210,8 @@ double linear_action_r2(const TransitionArrays& data, const Progress& progress) 
   // Cholesky of the symmetric matrix, with a tiny ridge so constant state dimensions do no harm.
   double trace = 0;
   for (std::int64_t r = 0; r < P; ++r) trace += xtx[r * P + r];
-  for (std::int64_t r = 0; r < P; ++r) xtx[r * P + r] += 1e-10 * trace / static_cast<double>(P) + 1e-12;
+  for (std::int64_t r = 0; r < P; ++r)
+    xtx[r * P + r] += 1e-10 * trace / static_cast<double>(P) + 1e-12;
   std::vector<double> L(static_cast<std::size_t>(P * P), 0.0);
   for (std::int64_t r = 0; r < P; ++r)
     for (std::int64_t c = 0; c <= r; ++c) {
@@ -249,13 +255,20 @@ std::string dataset_name(const Dataset& dataset) {
     name = env->second + "-" + kind->second;
   } else {
     name = std::filesystem::path(dataset.path).stem().string();
-    if (name == "main_data") name = std::filesystem::path(dataset.path).parent_path().parent_path().filename().string();  // Minari
+    if (name == "main_data")
+      name = std::filesystem::path(dataset.path)
+                 .parent_path()
+                 .parent_path()
+                 .filename()
+                 .string();  // Minari
     const auto v = name.rfind("-v");
     if (v != std::string::npos && v + 2 < name.size() &&
-        std::all_of(name.begin() + static_cast<std::ptrdiff_t>(v) + 2, name.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
+        std::all_of(name.begin() + static_cast<std::ptrdiff_t>(v) + 2, name.end(),
+                    [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
       name.resize(v);
   }
-  for (auto& ch : name) ch = ch == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (auto& ch : name)
+    ch = ch == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return name;
 }
 

@@ -1,7 +1,5 @@
 #include "h5.h"
 
-#include "dstudio/common/atomic_file.h"
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +9,8 @@
 #include <cstring>
 #include <iterator>
 #include <sstream>
+
+#include "dstudio/common/atomic_file.h"
 
 namespace dstudio::data::h5 {
 
@@ -53,13 +53,17 @@ namespace {
 void (*g_breadcrumb_sink)(const std::string&, bool) = nullptr;
 }  // namespace
 
-void set_breadcrumb_sink(void (*sink)(const std::string& what, bool optional)) { g_breadcrumb_sink = sink; }
+void set_breadcrumb_sink(void (*sink)(const std::string& what, bool optional)) {
+  g_breadcrumb_sink = sink;
+}
 
 void breadcrumb(const std::string& what, bool optional) {
   if (g_breadcrumb_sink) g_breadcrumb_sink(what, optional);
 }
 
-static std::string named(const std::string& key) { return key.empty() ? "the file's top level" : "'" + key + "'"; }
+static std::string named(const std::string& key) {
+  return key.empty() ? "the file's top level" : "'" + key + "'";
+}
 
 bool has_link(const Context& ctx, hid_t loc, const std::string& name, const std::string& key) {
   const htri_t exists = H5Lexists(loc, name.c_str(), H5P_DEFAULT);
@@ -178,19 +182,24 @@ constexpr double kMaxCompression = 1100.0;
 // count is still checked.
 constexpr hsize_t kMaxListedChunks = 2048;
 
-static void claim(const Context& ctx, const Array& a, StorageMap& map, std::uint64_t begin, std::uint64_t size) {
+static void claim(const Context& ctx, const Array& a, StorageMap& map, std::uint64_t begin,
+                  std::uint64_t size) {
   const std::uint64_t end = begin + size;
   if (ctx.file_bytes > 0 && (end < begin || end > static_cast<std::uint64_t>(ctx.file_bytes)))
-    ctx.fail(a.key, "has values stored at bytes " + std::to_string(begin) + ".." + std::to_string(end) + ", beyond the file's " +
-                        std::to_string(ctx.file_bytes) + " bytes: its address is damaged or the file is truncated");
+    ctx.fail(a.key, "has values stored at bytes " + std::to_string(begin) + ".." +
+                        std::to_string(end) + ", beyond the file's " +
+                        std::to_string(ctx.file_bytes) +
+                        " bytes: its address is damaged or the file is truncated");
   if (size == 0) return;
   auto next = map.extents.lower_bound(begin);
   const auto overlaps = [&](std::size_t owner) {
     ctx.fail(a.key, "has values stored in the same bytes as " + named(map.owners[owner]) +
-                        ": an address in the file is damaged, and HDF5 would read one array's values as the other's");
+                        ": an address in the file is damaged, and HDF5 would read one array's "
+                        "values as the other's");
   };
   if (next != map.extents.end() && next->first < end) overlaps(next->second.second);
-  if (next != map.extents.begin() && std::prev(next)->second.first > begin) overlaps(std::prev(next)->second.second);
+  if (next != map.extents.begin() && std::prev(next)->second.first > begin)
+    overlaps(std::prev(next)->second.second);
   if (map.owners.empty() || map.owners.back() != a.key) map.owners.push_back(a.key);
   map.extents.emplace(begin, std::make_pair(end, map.owners.size() - 1));
 }
@@ -205,24 +214,30 @@ void require_stored(const Context& ctx, const Array& a, StorageMap& map) {
   if (!dcpl.valid()) ctx.fail_h5(a.key, "has an unreadable storage layout");
   const H5D_layout_t layout = H5Pget_layout(dcpl);
   const int filters = H5Pget_nfilters(dcpl);
-  if (ctx.file_bytes > 0 && declared > (filters > 0 ? kMaxCompression : 1.0) * static_cast<long double>(ctx.file_bytes))
-    ctx.fail(a.key, "has shape " + shape_text(a.shape) + ", more values than a file of " + std::to_string(ctx.file_bytes) +
-                        " bytes can hold: its header is damaged");
+  if (ctx.file_bytes > 0 &&
+      declared > (filters > 0 ? kMaxCompression : 1.0) * static_cast<long double>(ctx.file_bytes))
+    ctx.fail(a.key, "has shape " + shape_text(a.shape) + ", more values than a file of " +
+                        std::to_string(ctx.file_bytes) + " bytes can hold: its header is damaged");
   H5D_space_status_t status{};
-  if (H5Dget_space_status(a.dataset, &status) < 0) ctx.fail_h5(a.key, "has an unreadable storage index");
+  if (H5Dget_space_status(a.dataset, &status) < 0)
+    ctx.fail_h5(a.key, "has an unreadable storage index");
   if (status == H5D_SPACE_STATUS_NOT_ALLOCATED)
-    ctx.fail(a.key, "has no values stored in the file: HDF5 would read it as its fill value (zeros); the file is damaged or was never completely written");
+    ctx.fail(a.key,
+             "has no values stored in the file: HDF5 would read it as its fill value (zeros); the "
+             "file is damaged or was never completely written");
   if (layout == H5D_CONTIGUOUS) {
     const haddr_t offset = H5Dget_offset(a.dataset);
     const hsize_t size = H5Dget_storage_size(a.dataset);
     if (offset == HADDR_UNDEF) ctx.fail_h5(a.key, "has no address for its values in the file");
     if (static_cast<long double>(size) < declared)
-      ctx.fail(a.key, "stores " + std::to_string(size) + " bytes, fewer than its shape " + shape_text(a.shape) + " needs: its header is damaged");
+      ctx.fail(a.key, "stores " + std::to_string(size) + " bytes, fewer than its shape " +
+                          shape_text(a.shape) + " needs: its header is damaged");
     claim(ctx, a, map, offset, size);
   } else if (layout == H5D_CHUNKED) {
     const int rank = static_cast<int>(a.shape.size());
     std::vector<hsize_t> chunk(static_cast<std::size_t>(std::max(rank, 1)), 1);
-    if (H5Pget_chunk(dcpl, rank, chunk.data()) != rank) ctx.fail_h5(a.key, "has an unreadable chunk shape");
+    if (H5Pget_chunk(dcpl, rank, chunk.data()) != rank)
+      ctx.fail_h5(a.key, "has an unreadable chunk shape");
     // The chunk grid, row-major: which chunk each stored one is, so that none is missing or twice.
     std::vector<hsize_t> grid(static_cast<std::size_t>(rank));
     long double expected = 1;
@@ -234,10 +249,13 @@ void require_stored(const Context& ctx, const Array& a, StorageMap& map) {
     hsize_t chunk_bytes = a.element_size;
     for (int d = 0; d < rank; ++d) chunk_bytes *= chunk[d];
     hsize_t stored = 0;
-    if (H5Dget_num_chunks(a.dataset, a.space, &stored) < 0) ctx.fail_h5(a.key, "has an unreadable chunk index");
+    if (H5Dget_num_chunks(a.dataset, a.space, &stored) < 0)
+      ctx.fail_h5(a.key, "has an unreadable chunk index");
     if (static_cast<long double>(stored) != expected)
-      ctx.fail(a.key, "has " + std::to_string(stored) + " of the " + std::to_string(static_cast<std::uint64_t>(expected)) +
-                          " chunks its shape needs: HDF5 would read the missing ones as the fill value (zeros); its chunk index is damaged");
+      ctx.fail(a.key, "has " + std::to_string(stored) + " of the " +
+                          std::to_string(static_cast<std::uint64_t>(expected)) +
+                          " chunks its shape needs: HDF5 would read the missing ones as the fill "
+                          "value (zeros); its chunk index is damaged");
     // Every chunk of the grid found the way a read finds it (a lookup by its position): a damaged
     // key in the index can leave a chunk counted, listed, yet not found, and read as zeros.
     std::vector<hsize_t> position(static_cast<std::size_t>(std::max(rank, 1)), 0);
@@ -250,7 +268,8 @@ void require_stored(const Context& ctx, const Array& a, StorageMap& map) {
       hsize_t found = 0;
       if (H5Dget_chunk_storage_size(a.dataset, position.data(), &found) < 0 || found == 0)
         ctx.fail(a.key, "has no chunk found at row " + std::to_string(position[0]) +
-                            " (its chunk index is damaged): HDF5 would read those values as the fill value (zeros)");
+                            " (its chunk index is damaged): HDF5 would read those values as the "
+                            "fill value (zeros)");
     }
     if (stored <= kMaxListedChunks) {
       std::vector<bool> seen(stored, false);
@@ -259,7 +278,8 @@ void require_stored(const Context& ctx, const Array& a, StorageMap& map) {
         unsigned mask = 0;
         haddr_t address = HADDR_UNDEF;
         hsize_t size = 0;
-        if (H5Dget_chunk_info(a.dataset, a.space, i, origin.data(), &mask, &address, &size) < 0 || address == HADDR_UNDEF)
+        if (H5Dget_chunk_info(a.dataset, a.space, i, origin.data(), &mask, &address, &size) < 0 ||
+            address == HADDR_UNDEF)
           ctx.fail_h5(a.key, "has an unreadable entry in its chunk index");
         hsize_t cell = 0;
         bool on_grid = true;
@@ -268,12 +288,16 @@ void require_stored(const Context& ctx, const Array& a, StorageMap& map) {
           cell = cell * grid[d] + (on_grid ? origin[d] / chunk[d] : 0);
         }
         if (!on_grid || seen[cell])
-          ctx.fail(a.key, "has a chunk index that does not cover its shape (a chunk is misplaced or listed twice): HDF5 would read part of it as the fill value (zeros)");
+          ctx.fail(a.key,
+                   "has a chunk index that does not cover its shape (a chunk is misplaced or "
+                   "listed twice): HDF5 would read part of it as the fill value (zeros)");
         // A chunk stored without its filters (a set bit in its filter mask) or without any holds
         // exactly the chunk's raw bytes; otherwise HDF5 would hand back compressed bytes as values.
         if ((filters == 0 || mask != 0) && size != chunk_bytes)
-          ctx.fail(a.key, "has a chunk of " + std::to_string(size) + " bytes stored " + (filters == 0 ? "uncompressed" : "with its filters skipped") +
-                              " where " + std::to_string(chunk_bytes) + " are needed: its chunk index is damaged");
+          ctx.fail(a.key, "has a chunk of " + std::to_string(size) + " bytes stored " +
+                              (filters == 0 ? "uncompressed" : "with its filters skipped") +
+                              " where " + std::to_string(chunk_bytes) +
+                              " are needed: its chunk index is damaged");
         seen[cell] = true;
         claim(ctx, a, map, address, size);
       }
@@ -316,7 +340,10 @@ void require_standard_type(const Context& ctx, const Array& a) {
                H5Tget_precision(base) == 8 * H5Tget_size(base);
   }
   H5Eclear2(H5E_DEFAULT);
-  if (!standard) ctx.fail(a.key, "has a " + a.dtype + " type that is not a standard one: its type description in the file is damaged");
+  if (!standard)
+    ctx.fail(a.key,
+             "has a " + a.dtype +
+                 " type that is not a standard one: its type description in the file is damaged");
 }
 
 void read_floats(const Context& ctx, const Array& a, std::int64_t cols, float* out,
@@ -365,7 +392,8 @@ void read_flags(const Context& ctx, const Array& a, std::uint8_t* out, std::int6
     }
     out[i] = v != 0.0;
   };
-  if (a.kind == Kind::Bool || a.kind == Kind::Integer || a.kind == Kind::Float) require_standard_type(ctx, a);
+  if (a.kind == Kind::Bool || a.kind == Kind::Integer || a.kind == Kind::Float)
+    require_standard_type(ctx, a);
   auto read_all = [&](hid_t memtype, void* buffer) {
     if (H5Dread(a.dataset, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer) < 0)
       ctx.fail_h5(a.key, "could not be read: the file is truncated or corrupt");
@@ -413,15 +441,19 @@ static std::string scalar_text(const Context& ctx, const std::string& key, hid_t
   const hssize_t points = H5Sget_simple_extent_npoints(space);
   if (points < 0) ctx.fail_h5(key, "has an unreadable shape");
   if (points != 1) return "";
-  const auto failed = [&] { ctx.fail_h5(key, "could not be read: the file is truncated or corrupt"); };
+  const auto failed = [&] {
+    ctx.fail_h5(key, "could not be read: the file is truncated or corrupt");
+  };
   switch (H5Tget_class(type)) {
     case H5T_STRING: {
       if (H5Tis_variable_str(type) > 0) {
         // HDF5 allocates whatever length the file declares before it reads the string: a damaged
         // length would cost gigabytes.
-        if (const std::int64_t length = stored_length(); length > static_cast<std::int64_t>(kMaxTextBytes))
+        if (const std::int64_t length = stored_length();
+            length > static_cast<std::int64_t>(kMaxTextBytes))
           ctx.fail(key, "declares a text of " + std::to_string(length) + " bytes, more than the " +
-                            std::to_string(kMaxTextBytes) + " a metadata text may have: its length is damaged");
+                            std::to_string(kMaxTextBytes) +
+                            " a metadata text may have: its length is damaged");
         Handle memtype(H5Tcopy(H5T_C_S1), H5Tclose);
         H5Tset_size(memtype, H5T_VARIABLE);
         H5Tset_cset(memtype, H5Tget_cset(type));
@@ -429,12 +461,15 @@ static std::string scalar_text(const Context& ctx, const std::string& key, hid_t
         if (read(memtype, &text) < 0) failed();
         std::string result = text ? text : "";
         H5Dvlen_reclaim(memtype, space, H5P_DEFAULT, &text);
-        if (result.size() > kMaxTextBytes) ctx.fail(key, "is a text longer than " + std::to_string(kMaxTextBytes) + " bytes");
+        if (result.size() > kMaxTextBytes)
+          ctx.fail(key, "is a text longer than " + std::to_string(kMaxTextBytes) + " bytes");
         return result;
       }
       const std::size_t size = H5Tget_size(type);
       if (size == 0 || size > kMaxTextBytes)
-        ctx.fail(key, "declares a text of " + std::to_string(size) + " bytes; a metadata text may have at most " + std::to_string(kMaxTextBytes));
+        ctx.fail(key, "declares a text of " + std::to_string(size) +
+                          " bytes; a metadata text may have at most " +
+                          std::to_string(kMaxTextBytes));
       std::string text(size, '\0');
       Handle memtype(H5Tcopy(type), H5Tclose);
       if (read(memtype, text.data()) < 0) failed();
@@ -475,13 +510,16 @@ std::string read_scalar_text(const Context& ctx, const Array& a) {
     std::uint32_t length = 0;
     FILE* f = std::fopen(ctx.file.c_str(), "rb");
     if (!f) return -1;
-    const bool ok = std::fseek(f, static_cast<long>(offset), SEEK_SET) == 0 && std::fread(&length, 4, 1, f) == 1;
+    const bool ok = std::fseek(f, static_cast<long>(offset), SEEK_SET) == 0 &&
+                    std::fread(&length, 4, 1, f) == 1;
     std::fclose(f);
     return ok ? static_cast<std::int64_t>(length) : -1;  // little-endian, as HDF5 writes it on x86
   };
   std::string text = scalar_text(
       ctx, a.key, a.type, a.space,
-      [&](hid_t memtype, void* buffer) { return H5Dread(a.dataset, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer); },
+      [&](hid_t memtype, void* buffer) {
+        return H5Dread(a.dataset, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer);
+      },
       stored_length);
   H5Eclear2(H5E_DEFAULT);
   return text;
@@ -494,7 +532,8 @@ std::string read_attribute_text(const Context& ctx, hid_t obj, const std::string
   Handle type(H5Aget_type(attr), H5Tclose);
   Handle space(H5Aget_space(attr), H5Sclose);
   std::string text = scalar_text(
-      ctx, name, type, space, [&](hid_t memtype, void* buffer) { return H5Aread(attr, memtype, buffer); },
+      ctx, name, type, space,
+      [&](hid_t memtype, void* buffer) { return H5Aread(attr, memtype, buffer); },
       [] { return std::int64_t{-1}; });
   H5Eclear2(H5E_DEFAULT);
   return text;
@@ -534,11 +573,13 @@ void write_file_atomically(const Context& ctx, const std::filesystem::path& path
       Handle file(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT), H5Fclose);
       if (!file.valid()) ctx.fail_h5("", "cannot be created (is the folder writable?)");
       fill(file);
-      if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) ctx.fail_h5("", "could not be written (is the disk full?)");
+      if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0)
+        ctx.fail_h5("", "could not be written (is the disk full?)");
       if (!file.close()) ctx.fail_h5("", "could not be written (is the disk full?)");
     }
     try {
-      sync_to_disk(temp);  // on the disk before it takes the name: a power loss leaves the old file or the new
+      sync_to_disk(temp);  // on the disk before it takes the name: a power loss leaves the old file
+                           // or the new
     } catch (const Error& e) {
       ctx.fail("", e.what());
     }

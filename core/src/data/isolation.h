@@ -20,7 +20,8 @@ namespace dstudio::data {
 /// With `plugin_format`, the file is a plugin's: it is read by `dstudio-plugin-reader`, which loads
 /// that plugin (Origin::file) and nothing else, under the same limits; what fails there is named
 /// as the plugin's format's.
-Dataset load_in_reader_process(const std::filesystem::path& file, const LoadOptions& options, const Progress& progress,
+Dataset load_in_reader_process(const std::filesystem::path& file, const LoadOptions& options,
+                               const Progress& progress,
                                const DatasetFormatDefinition* plugin_format = nullptr);
 
 }  // namespace dstudio::data

@@ -16,7 +16,8 @@ namespace dstudio::data {
 
 // Keys and problems may quote names read from a damaged file: made valid UTF-8 here, once.
 DatasetError::DatasetError(std::string file, std::string key, const std::string& problem)
-    : Error(file + (key.empty() ? "" : ": '" + printable_name(key) + "'") + ": " + valid_utf8(problem)),
+    : Error(file + (key.empty() ? "" : ": '" + printable_name(key) + "'") + ": " +
+            valid_utf8(problem)),
       file_(std::move(file)),
       key_(printable_name(key)),
       problem_(valid_utf8(problem)) {}
@@ -110,7 +111,8 @@ void read_metadata(const Context& ctx, hid_t loc, const std::string& prefix, Dat
 // Top-level names a D4RL file may have; any other is reported, since a damaged name (a flipped
 // bit in "timeouts") would otherwise read as an absent array.
 bool known_d4rl_key(const std::string& name) {
-  for (const char* key : {"observations", "actions", "rewards", "terminals", "timeouts", "next_observations", "infos", "metadata"})
+  for (const char* key : {"observations", "actions", "rewards", "terminals", "timeouts",
+                          "next_observations", "infos", "metadata"})
     if (name == key) return true;
   return false;
 }
@@ -118,7 +120,8 @@ bool known_d4rl_key(const std::string& name) {
 // The layout name `name` is a damaged copy of, if any: the same length with at most two bytes
 // changed, or the layout name with bytes added or cut at its end (a damaged length). HDF5 stores a
 // link's name and its length separately, and either can be hit.
-std::optional<std::string> resembled_name(const std::string& name, std::initializer_list<const char*> layout) {
+std::optional<std::string> resembled_name(const std::string& name,
+                                          std::initializer_list<const char*> layout) {
   for (const char* candidate : layout) {
     const std::string known = candidate;
     if (name == known) return std::nullopt;
@@ -144,14 +147,17 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
 void refuse_damaged_names(const Context& ctx, const std::vector<std::string>& keys) {
   for (const auto& key : keys) {
     if (known_d4rl_key(key)) continue;
-    const auto known = resembled_name(key, {"observations", "actions", "rewards", "terminals", "timeouts", "next_observations"});
+    const auto known = resembled_name(
+        key, {"observations", "actions", "rewards", "terminals", "timeouts", "next_observations"});
     if (known && !contains(keys, *known))
-      ctx.fail(*known, "is missing and the file has a key '" + printable_name(key) + "' instead, which looks like its name damaged: the file is refused rather than read without it");
+      ctx.fail(*known, "is missing and the file has a key '" + printable_name(key) +
+                           "' instead, which looks like its name damaged: the file is refused "
+                           "rather than read without it");
   }
 }
 
-void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& keys, const LoadOptions& options,
-               const Progress& progress, Dataset& ds) {
+void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& keys,
+               const LoadOptions& options, const Progress& progress, Dataset& ds) {
   refuse_damaged_names(ctx, keys);
   Array obs = h5::open_array(ctx, file, "observations", "observations");
   const std::int64_t obs_dim = h5::matrix_cols(ctx, obs, false);
@@ -214,9 +220,11 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
     const std::vector<std::string> members = h5::link_names(ctx, infos, "infos");
     for (const auto& name : members) {
       // Without qpos/qvel the studio cannot replay states; the data themselves are whole.
-      if (const auto known = resembled_name(name, {"qpos", "qvel"}); known && !contains(members, *known))
-        ds.warnings.push_back("'infos/" + *known + "' is missing and the file has 'infos/" + printable_name(name) +
-                              "' instead (a damaged name?): states cannot be replayed from this file");
+      if (const auto known = resembled_name(name, {"qpos", "qvel"});
+          known && !contains(members, *known))
+        ds.warnings.push_back(
+            "'infos/" + *known + "' is missing and the file has 'infos/" + printable_name(name) +
+            "' instead (a damaged name?): states cannot be replayed from this file");
       if (h5::is_group(ctx, infos, name, "infos/" + name)) continue;
       ds.arrays.push_back(h5::open_array(ctx, infos, name, "infos/" + name).info());
     }
@@ -270,11 +278,13 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
   }
   for (const auto& key : keys) {
     if (known_d4rl_key(key)) continue;
-    if (const auto known = resembled_name(key, {"infos", "metadata"}); known && !contains(keys, *known))
-      ds.warnings.push_back("'" + *known + "' is missing and the file has a key '" + printable_name(key) +
-                            "' instead (a damaged name?): it was left out");
+    if (const auto known = resembled_name(key, {"infos", "metadata"});
+        known && !contains(keys, *known))
+      ds.warnings.push_back("'" + *known + "' is missing and the file has a key '" +
+                            printable_name(key) + "' instead (a damaged name?): it was left out");
     else
-      ds.warnings.push_back("the top-level key '" + printable_name(key) + "' is not part of the D4RL layout and was ignored (a damaged name?)");
+      ds.warnings.push_back("the top-level key '" + printable_name(key) +
+                            "' is not part of the D4RL layout and was ignored (a damaged name?)");
   }
   for (const char* key : {"env_id", "env", "environment"}) {
     if (auto it = ds.metadata.find(key); it != ds.metadata.end() && ds.env_id.empty())
@@ -327,7 +337,8 @@ void read_minari(const Context& ctx, hid_t file,
     try {
       for (const auto& attr : h5::attribute_names(ctx, file, "")) {
         try {
-          if (auto text = h5::read_attribute_text(ctx, file, attr); !text.empty()) ds.metadata[attr] = text;
+          if (auto text = h5::read_attribute_text(ctx, file, attr); !text.empty())
+            ds.metadata[attr] = text;
         } catch (const DatasetError& e) {
           ds.warnings.push_back("metadata left out: the attribute " + without_file(e));
         }
@@ -342,7 +353,8 @@ void read_minari(const Context& ctx, hid_t file,
   }
   for (const auto& key : keys)
     if (!episode_id(key))
-      ds.warnings.push_back("the top-level key '" + printable_name(key) + "' is not an episode group and was ignored (a damaged name?)");
+      ds.warnings.push_back("the top-level key '" + printable_name(key) +
+                            "' is not an episode group and was ignored (a damaged name?)");
 
   std::vector<MinariEpisode> episodes;
   episodes.reserve(names.size());
@@ -398,14 +410,17 @@ void read_minari(const Context& ctx, hid_t file,
   const auto declared_steps = declared_count(ds, "total_steps");
   const auto held = static_cast<std::int64_t>(names.size());
   if (declared_episodes && *declared_episodes != held)
-    ctx.fail("", "declares " + std::to_string(*declared_episodes) + " episodes (total_episodes) but holds " +
-                     std::to_string(held) + " readable episode groups: the file is damaged or incomplete");
+    ctx.fail("", "declares " + std::to_string(*declared_episodes) +
+                     " episodes (total_episodes) but holds " + std::to_string(held) +
+                     " readable episode groups: the file is damaged or incomplete");
   if (declared_steps && *declared_steps != total)
-    ctx.fail("", "declares " + std::to_string(*declared_steps) + " steps (total_steps) but its episode groups hold " +
-                     std::to_string(total) + ": the file is damaged or incomplete");
+    ctx.fail("", "declares " + std::to_string(*declared_steps) +
+                     " steps (total_steps) but its episode groups hold " + std::to_string(total) +
+                     ": the file is damaged or incomplete");
   if (!options.metadata)
-    ds.warnings.push_back("the file's declared totals (total_episodes, total_steps) could not be read: "
-                          "whether every episode group was found is unchecked");
+    ds.warnings.push_back(
+        "the file's declared totals (total_episodes, total_steps) could not be read: "
+        "whether every episode group was found is unchecked");
 
   MemoryBudget budget{ctx, options.max_bytes > 0 ? options.max_bytes : physical_memory_bytes() / 2};
   budget.add("observations", total, obs_dim, 4);
@@ -416,7 +431,8 @@ void read_minari(const Context& ctx, hid_t file,
   h5::StorageMap storage;
   for (const auto& e : episodes) {
     for (const auto& a : e.observations) h5::require_stored(ctx, a, storage);
-    for (const Array* a : {&e.actions, &e.rewards, &e.terminations, &e.truncations}) h5::require_stored(ctx, *a, storage);
+    for (const Array* a : {&e.actions, &e.rewards, &e.terminations, &e.truncations})
+      h5::require_stored(ctx, *a, storage);
   }
 
   auto& d = ds.data;
@@ -489,11 +505,13 @@ std::filesystem::path hdf5_file(const std::filesystem::path& path) {
   if (!fs::is_directory(path, ec)) return path;
   if (fs::exists(path / "data" / "main_data.hdf5", ec)) return path / "data" / "main_data.hdf5";
   if (fs::exists(path / "main_data.hdf5", ec)) return path / "main_data.hdf5";
-  throw DatasetError(path.string(), "", "is a folder without data/main_data.hdf5 (not a Minari dataset)");
+  throw DatasetError(path.string(), "",
+                     "is a folder without data/main_data.hdf5 (not a Minari dataset)");
 }
 
 // The HDF5 layouts (D4RL, Minari): one open of the file decides which.
-Dataset load_hdf5(const std::filesystem::path& path, const LoadOptions& options, const Progress& progress) {
+Dataset load_hdf5(const std::filesystem::path& path, const LoadOptions& options,
+                  const Progress& progress) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path file = hdf5_file(path);
@@ -569,9 +587,10 @@ void finish(Dataset& ds, const Progress& progress) {
     }
   }
   if (ds.format == DatasetFormat::D4RL && tail > 0)
-    ds.notes.push_back("the last " + std::to_string(tail) +
-                       " steps end without a terminal or timeout: an unterminated tail, left out of "
-                       "the statistics and of training windows, as in D4RL");
+    ds.notes.push_back(
+        "the last " + std::to_string(tail) +
+        " steps end without a terminal or timeout: an unterminated tail, left out of "
+        "the statistics and of training windows, as in D4RL");
   if (ds.format == DatasetFormat::Minari && unterminated > 0)
     ds.warnings.push_back(std::to_string(unterminated) + " episodes (" + std::to_string(tail) +
                           " steps) end with neither termination nor truncation: left out of the "
@@ -591,19 +610,24 @@ void check_plugin_dataset(const Dataset& ds, const std::string& format) {
   const std::int64_t n = d.size();
   auto rows = [&](std::size_t size, std::int64_t width, const char* key) {
     if (static_cast<std::int64_t>(size) != n * width)
-      ctx.fail(key, "the " + format + " format gave " + std::to_string(size) + " values for " + std::to_string(n) + " transitions");
+      ctx.fail(key, "the " + format + " format gave " + std::to_string(size) + " values for " +
+                        std::to_string(n) + " transitions");
   };
-  if (d.obs_dim < 1 || d.act_dim < 1) ctx.fail("", "the " + format + " format gave no observations or actions");
+  if (d.obs_dim < 1 || d.act_dim < 1)
+    ctx.fail("", "the " + format + " format gave no observations or actions");
   rows(d.actions.size(), d.act_dim, "actions");
   rows(d.rewards.size(), 1, "rewards");
   rows(d.terminals.size(), 1, "terminals");
   rows(d.timeouts.size(), 1, "timeouts");
   std::int64_t next = 0;
   for (const auto& e : ds.episodes) {
-    if (e.start != next || e.length < 1) ctx.fail("", "the " + format + " format gave episodes that do not tile the transitions");
+    if (e.start != next || e.length < 1)
+      ctx.fail("", "the " + format + " format gave episodes that do not tile the transitions");
     next = e.start + e.length;
   }
-  if (next != n) ctx.fail("", "the " + format + " format gave episodes covering " + std::to_string(next) + " of " + std::to_string(n) + " transitions");
+  if (next != n)
+    ctx.fail("", "the " + format + " format gave episodes covering " + std::to_string(next) +
+                     " of " + std::to_string(n) + " transitions");
 }
 
 bool hdf5_with(const std::filesystem::path& file, bool minari) {
@@ -633,16 +657,22 @@ bool hdf5_with(const std::filesystem::path& file, bool minari) {
 Registry<DatasetFormatDefinition>& dataset_format_registry() {
   static auto* registry = [] {  // never destroyed: plugins' code
     auto* r = new Registry<DatasetFormatDefinition>("dataset format");
-    r->add({"d4rl", "D4RL HDF5: observations, actions, rewards, terminals, timeouts (infos/, metadata/)",
-            [](const std::filesystem::path& p) { return hdf5_with(p, false); }, load_hdf5, {}});
-    r->add({"minari", "Minari: a dataset folder or its main_data.hdf5, one group per episode",
+    r->add({"d4rl",
+            "D4RL HDF5: observations, actions, rewards, terminals, timeouts (infos/, metadata/)",
+            [](const std::filesystem::path& p) { return hdf5_with(p, false); },
+            load_hdf5,
+            {}});
+    r->add({"minari",
+            "Minari: a dataset folder or its main_data.hdf5, one group per episode",
             [](const std::filesystem::path& p) {
               std::error_code ec;
               if (std::filesystem::is_directory(p, ec))
-                return std::filesystem::exists(p / "data" / "main_data.hdf5", ec) || std::filesystem::exists(p / "main_data.hdf5", ec);
+                return std::filesystem::exists(p / "data" / "main_data.hdf5", ec) ||
+                       std::filesystem::exists(p / "main_data.hdf5", ec);
               return hdf5_with(p, true);
             },
-            load_hdf5, {}});
+            load_hdf5,
+            {}});
     return r;
   }();
   return *registry;
@@ -661,8 +691,8 @@ bool claims(const DatasetFormatDefinition& format, const std::filesystem::path& 
 }
 
 // Reads `path` with `format` in this process, then adds what every dataset has.
-Dataset load_with(const DatasetFormatDefinition& format, const std::filesystem::path& path, const LoadOptions& options,
-                  const Progress& progress) {
+Dataset load_with(const DatasetFormatDefinition& format, const std::filesystem::path& path,
+                  const LoadOptions& options, const Progress& progress) {
   Dataset ds;
   try {
     ds = format.load(path, options, progress);
@@ -671,7 +701,9 @@ Dataset load_with(const DatasetFormatDefinition& format, const std::filesystem::
   } catch (const Cancelled&) {
     throw;
   } catch (const std::exception& e) {
-    throw DatasetError(path.string(), "", "the " + format.name + " format (" + format.origin.label() + ") failed: " + e.what());
+    throw DatasetError(
+        path.string(), "",
+        "the " + format.name + " format (" + format.origin.label() + ") failed: " + e.what());
   }
   if (!format.origin.builtin()) {
     if (ds.path.empty()) ds.path = path.string();
@@ -686,7 +718,8 @@ Dataset load_with(const DatasetFormatDefinition& format, const std::filesystem::
 
 }  // namespace
 
-Dataset load_dataset(const std::filesystem::path& path, const LoadOptions& options, const Progress& progress) {
+Dataset load_dataset(const std::filesystem::path& path, const LoadOptions& options,
+                     const Progress& progress) {
   const auto formats = dataset_format_registry().all();
   // Plugins' formats first: one may claim files the built-in layouts would refuse. Asking is
   // cheap and happens here; reading happens in the reader process when isolated, so a plugin
@@ -703,7 +736,8 @@ Dataset load_dataset(const std::filesystem::path& path, const LoadOptions& optio
   if (options.isolate) {
     const auto file = hdf5_file(path);
     std::error_code ec;
-    if (!std::filesystem::exists(file, ec)) (void)load_hdf5(path, options, progress);  // throws "no such file"
+    if (!std::filesystem::exists(file, ec))
+      (void)load_hdf5(path, options, progress);  // throws "no such file"
     Dataset ds = load_in_reader_process(file, options, progress);
     make_texts_valid(ds);  // the reader's own warnings quote the step it was at
     return ds;

@@ -12,12 +12,12 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <functional>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <new>
 #include <stdexcept>
 #include <string_view>
@@ -76,7 +76,8 @@ struct ResultWriter {
     while (ok && n > 0) {
       const ssize_t w = ::write(fd, p, n);
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) ok = false;
+      if (w <= 0)
+        ok = false;
       else {
         p += w;
         n -= static_cast<std::size_t>(w);
@@ -103,8 +104,11 @@ bool write_result(int fd, const Dataset& ds) {
   w.u64(static_cast<std::uint64_t>(ds.format));
   w.text(ds.format_name);
   const auto& d = ds.data;
-  for (auto dim : {d.obs_dim, d.act_dim, d.qpos_dim, d.qvel_dim}) w.u64(static_cast<std::uint64_t>(dim));
-  for (const auto* v : {&d.observations, &d.next_observations, &d.actions, &d.rewards, &d.qpos, &d.qvel}) w.values(*v);
+  for (auto dim : {d.obs_dim, d.act_dim, d.qpos_dim, d.qvel_dim})
+    w.u64(static_cast<std::uint64_t>(dim));
+  for (const auto* v :
+       {&d.observations, &d.next_observations, &d.actions, &d.rewards, &d.qpos, &d.qvel})
+    w.values(*v);
   w.values(d.terminals);
   w.values(d.timeouts);
   w.u64(ds.timeouts_synthesized);
@@ -197,8 +201,10 @@ bool read_result(int fd, std::uint64_t size, Dataset& ds) {
   ds.format = static_cast<DatasetFormat>(format);
   ds.format_name = r.text();
   auto& d = ds.data;
-  for (auto* dim : {&d.obs_dim, &d.act_dim, &d.qpos_dim, &d.qvel_dim}) *dim = static_cast<std::int64_t>(r.u64());
-  for (auto* v : {&d.observations, &d.next_observations, &d.actions, &d.rewards, &d.qpos, &d.qvel}) r.values(*v);
+  for (auto* dim : {&d.obs_dim, &d.act_dim, &d.qpos_dim, &d.qvel_dim})
+    *dim = static_cast<std::int64_t>(r.u64());
+  for (auto* v : {&d.observations, &d.next_observations, &d.actions, &d.rewards, &d.qpos, &d.qvel})
+    r.values(*v);
   r.values(d.terminals);
   r.values(d.timeouts);
   ds.timeouts_synthesized = r.u64() != 0;
@@ -207,7 +213,8 @@ bool read_result(int fd, std::uint64_t size, Dataset& ds) {
     e.start = static_cast<std::int64_t>(r.u64());
     e.length = static_cast<std::int64_t>(r.u64());
     const std::uint64_t end = r.u64();
-    e.end = end <= static_cast<std::uint64_t>(EndReason::Unterminated) ? static_cast<EndReason>(end) : EndReason::Unterminated;
+    e.end = end <= static_cast<std::uint64_t>(EndReason::Unterminated) ? static_cast<EndReason>(end)
+                                                                       : EndReason::Unterminated;
     e.ret = r.f64();
   }
   ds.arrays.resize(r.count(24));
@@ -247,7 +254,8 @@ constexpr bool kAddressSanitizer =
 
 }  // namespace
 
-int reader_process_main(int argc, char** argv, const std::function<void(const std::string& plugin)>& load_plugin) {
+int reader_process_main(int argc, char** argv,
+                        const std::function<void(const std::string& plugin)>& load_plugin) {
   LoadOptions options;
   std::int64_t memory_limit = 0;
   int result_fd = -1;
@@ -255,19 +263,29 @@ int reader_process_main(int argc, char** argv, const std::function<void(const st
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     const bool has_value = i + 1 < argc;
-    if (arg == "--no-metadata") options.metadata = false;
-    else if (arg == "--no-infos") options.infos = false;
-    else if (arg == "--next-observations") options.next_observations = true;
-    else if (arg == "--max-bytes" && has_value) options.max_bytes = std::atoll(argv[++i]);
-    else if (arg == "--max-episode-steps" && has_value) options.max_episode_steps = std::atoll(argv[++i]);
-    else if (arg == "--memory-limit" && has_value) memory_limit = std::atoll(argv[++i]);
-    else if (arg == "--result-fd" && has_value) result_fd = std::atoi(argv[++i]);
-    else if (arg == "--plugin" && has_value && load_plugin) plugin = argv[++i];
-    else if (!arg.empty() && arg[0] != '-' && path.empty()) path = arg;
+    if (arg == "--no-metadata")
+      options.metadata = false;
+    else if (arg == "--no-infos")
+      options.infos = false;
+    else if (arg == "--next-observations")
+      options.next_observations = true;
+    else if (arg == "--max-bytes" && has_value)
+      options.max_bytes = std::atoll(argv[++i]);
+    else if (arg == "--max-episode-steps" && has_value)
+      options.max_episode_steps = std::atoll(argv[++i]);
+    else if (arg == "--memory-limit" && has_value)
+      memory_limit = std::atoll(argv[++i]);
+    else if (arg == "--result-fd" && has_value)
+      result_fd = std::atoi(argv[++i]);
+    else if (arg == "--plugin" && has_value && load_plugin)
+      plugin = argv[++i];
+    else if (!arg.empty() && arg[0] != '-' && path.empty())
+      path = arg;
     else {
-      std::fprintf(stderr, "usage: %s [--no-metadata] [--no-infos] [--next-observations] [--max-bytes N] "
-                   "[--max-episode-steps N] [--memory-limit BYTES] [--result-fd FD]%s <dataset>\n", argv[0],
-                   load_plugin ? " [--plugin FILE]" : "");
+      std::fprintf(stderr,
+                   "usage: %s [--no-metadata] [--no-infos] [--next-observations] [--max-bytes N] "
+                   "[--max-episode-steps N] [--memory-limit BYTES] [--result-fd FD]%s <dataset>\n",
+                   argv[0], load_plugin ? " [--plugin FILE]" : "");
       return kExitUsage;
     }
   }
@@ -285,18 +303,22 @@ int reader_process_main(int argc, char** argv, const std::function<void(const st
       if (std::fscanf(statm, "%ld", &pages) != 1) pages = 0;
       std::fclose(statm);
     }
-    const auto limit = static_cast<rlim_t>(memory_limit) + static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE));
+    const auto limit = static_cast<rlim_t>(memory_limit) +
+                       static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE));
     const rlimit as{limit, limit};
     setrlimit(RLIMIT_AS, &as);
   }
-  h5::set_breadcrumb_sink([](const std::string& what, bool optional) { send(std::string("at ") + (optional ? "1 " : "0 ") + what); });
+  h5::set_breadcrumb_sink([](const std::string& what, bool optional) {
+    send(std::string("at ") + (optional ? "1 " : "0 ") + what);
+  });
   int last_percent = -1;
   const Progress progress{[&](double fraction, std::string_view stage) {
-    const int percent = static_cast<int>(fraction * 100);
-    if (percent == last_percent) return;
-    last_percent = percent;
-    send("progress " + std::to_string(fraction) + " " + std::string(stage));
-  }, {}};
+                            const int percent = static_cast<int>(fraction * 100);
+                            if (percent == last_percent) return;
+                            last_percent = percent;
+                            send("progress " + std::to_string(fraction) + " " + std::string(stage));
+                          },
+                          {}};
   int code = 0;
   try {
     if (!plugin.empty()) {
@@ -305,10 +327,13 @@ int reader_process_main(int argc, char** argv, const std::function<void(const st
       send("at 0 reading the file");
     }
     const Dataset ds = load_dataset(path, options, progress);
-    if (result_fd >= 0 && !write_result(result_fd, ds)) throw std::runtime_error(std::string("cannot hand the dataset back: ") + std::strerror(errno));
+    if (result_fd >= 0 && !write_result(result_fd, ds))
+      throw std::runtime_error(std::string("cannot hand the dataset back: ") +
+                               std::strerror(errno));
     send("ok");
   } catch (const DatasetError& e) {
-    send("refused " + one_field(e.file()) + "\t" + one_field(e.key()) + "\t" + one_field(e.problem()));
+    send("refused " + one_field(e.file()) + "\t" + one_field(e.key()) + "\t" +
+         one_field(e.problem()));
     code = kExitRefused;
   } catch (const std::bad_alloc&) {
     send("nomem");
@@ -359,24 +384,27 @@ struct Fd {
 };
 
 // Runs the reader on `file`; on success the dataset is in `result_fd` (a memory file).
-Outcome run_reader(const fs::path& program, const std::vector<std::string>& extra_args, const fs::path& file, const LoadOptions& options,
-                   double timeout_s, std::int64_t memory_limit, int result_fd, const Progress& progress) {
+Outcome run_reader(const fs::path& program, const std::vector<std::string>& extra_args,
+                   const fs::path& file, const LoadOptions& options, double timeout_s,
+                   std::int64_t memory_limit, int result_fd, const Progress& progress) {
   std::vector<std::string> args{program.string()};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   if (!options.metadata) args.emplace_back("--no-metadata");
   if (!options.infos) args.emplace_back("--no-infos");
   if (options.next_observations) args.emplace_back("--next-observations");
   args.insert(args.end(), {"--max-bytes", std::to_string(options.max_bytes), "--max-episode-steps",
-                           std::to_string(options.max_episode_steps), "--memory-limit", std::to_string(memory_limit),
-                           "--result-fd", "3", file.string()});
+                           std::to_string(options.max_episode_steps), "--memory-limit",
+                           std::to_string(memory_limit), "--result-fd", "3", file.string()});
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(std::string("cannot start the dataset reader: ") + std::strerror(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw Error(std::string("cannot start the dataset reader: ") + std::strerror(errno));
   Fd read_end{fds[0]};
   Fd write_end{fds[1]};
   SpawnOptions spawn;
   spawn.stdout_fd = write_end.fd;
   spawn.pass_fds = {{result_fd, 3}};
-  spawn.stderr_to_null = true;  // what libhdf5 and glibc print on their way down is not for the user's terminal
+  spawn.stderr_to_null =
+      true;  // what libhdf5 and glibc print on their way down is not for the user's terminal
   spawn.default_signals = true;
   Child child;
   try {
@@ -398,7 +426,8 @@ Outcome run_reader(const fs::path& program, const std::vector<std::string>& extr
       const auto space = rest.find(' ');
       const double fraction = std::atof(rest.substr(0, space).c_str());
       if (progress.report && std::isfinite(fraction))
-        progress.report(0.95 * fraction, space == std::string::npos ? std::string() : rest.substr(space + 1));
+        progress.report(0.95 * fraction,
+                        space == std::string::npos ? std::string() : rest.substr(space + 1));
     } else if (line == "ok") {
       out.kind = Outcome::Kind::Ok;
     } else if (line.rfind("refused ", 0) == 0) {
@@ -436,7 +465,8 @@ Outcome run_reader(const fs::path& program, const std::vector<std::string>& extr
       take_line(buffer.substr(0, eol));
       buffer.erase(0, eol + 1);
     }
-    if (buffer.size() > (1 << 20)) buffer.clear();  // no line is this long; do not grow without bound
+    if (buffer.size() > (1 << 20))
+      buffer.clear();  // no line is this long; do not grow without bound
   }
   if (timed_out) {
     out.kind = Outcome::Kind::TimedOut;
@@ -465,7 +495,8 @@ Outcome run_reader(const fs::path& program, const std::vector<std::string>& extr
     out.detail = std::string(strsignal(sig));
   } else if (WIFEXITED(status)) {
     const int code = WEXITSTATUS(status);
-    const bool as_said = (code == 0 && out.kind == Outcome::Kind::Ok) || (code == kExitRefused && out.kind == Outcome::Kind::Refused) ||
+    const bool as_said = (code == 0 && out.kind == Outcome::Kind::Ok) ||
+                         (code == kExitRefused && out.kind == Outcome::Kind::Refused) ||
                          (code == kExitFailed && out.kind == Outcome::Kind::Failed);
     if (code == kExitNoMemory) {
       out.kind = Outcome::Kind::OutOfMemory;
@@ -481,10 +512,12 @@ Outcome run_reader(const fs::path& program, const std::vector<std::string>& extr
 
 // What went wrong, as the end of a sentence about the file: the HDF5 library read it, or the
 // plugin format `plugin_format`.
-std::string describe(const Outcome& o, double timeout_s, std::int64_t memory_limit, const DatasetFormatDefinition* plugin_format) {
+std::string describe(const Outcome& o, double timeout_s, std::int64_t memory_limit,
+                     const DatasetFormatDefinition* plugin_format) {
   const bool hdf5 = plugin_format == nullptr;
-  const std::string culprit =
-      hdf5 ? "the HDF5 library" : "the " + plugin_format->name + " format (plugin " + plugin_format->origin.label() + ")";
+  const std::string culprit = hdf5 ? "the HDF5 library"
+                                   : "the " + plugin_format->name + " format (plugin " +
+                                         plugin_format->origin.label() + ")";
   const std::string damaged = hdf5 ? ": the file is damaged" : "";
   switch (o.kind) {
     case Outcome::Kind::Crashed:
@@ -496,7 +529,8 @@ std::string describe(const Outcome& o, double timeout_s, std::int64_t memory_lim
              (hdf5 ? " (it loops forever on some damaged files): the file is damaged" : "");
     }
     case Outcome::Kind::OutOfMemory:
-      return culprit + " ran out of memory (" + gib(memory_limit) + " allowed) while " + o.step + (hdf5 ? ": a size in the file is damaged" : "");
+      return culprit + " ran out of memory (" + gib(memory_limit) + " allowed) while " + o.step +
+             (hdf5 ? ": a size in the file is damaged" : "");
     case Outcome::Kind::Failed:
       return "the dataset reader failed while " + o.step + ": " + o.detail;
     default:
@@ -506,19 +540,22 @@ std::string describe(const Outcome& o, double timeout_s, std::int64_t memory_lim
 
 }  // namespace
 
-Dataset load_in_reader_process(const fs::path& file, const LoadOptions& given, const Progress& progress,
+Dataset load_in_reader_process(const fs::path& file, const LoadOptions& given,
+                               const Progress& progress,
                                const DatasetFormatDefinition* plugin_format) {
   // A plugin's format is read by the reader that loads plugins, with the plugin that defines it.
   const char* name = plugin_format ? kPluginReaderProgram : kReaderProgram;
   const fs::path program = private_program(name);
   if (program.empty())
-    throw Error(std::string("the studio's dataset reader ") + name + " is missing: it belongs beside " +
-                executable_path().string() + " or in the studio's library folder; the installation is incomplete");
+    throw Error(std::string("the studio's dataset reader ") + name +
+                " is missing: it belongs beside " + executable_path().string() +
+                " or in the studio's library folder; the installation is incomplete");
   std::vector<std::string> extra_args;
   if (plugin_format) {
     if (plugin_format->origin.file.empty())
-      throw Error("the dataset format '" + plugin_format->name + "' (" + plugin_format->origin.label() +
-                  ") names no plugin file to read " + file.string() + " with");
+      throw Error("the dataset format '" + plugin_format->name + "' (" +
+                  plugin_format->origin.label() + ") names no plugin file to read " +
+                  file.string() + " with");
     extra_args = {"--plugin", plugin_format->origin.file};
   }
   std::error_code ec;
@@ -528,23 +565,29 @@ Dataset load_in_reader_process(const fs::path& file, const LoadOptions& given, c
   double timeout_s = options.reader_timeout_seconds;
   if (timeout_s <= 0) {
     const char* env = std::getenv("DSTUDIO_READER_TIMEOUT");
-    timeout_s = env && std::atof(env) > 0 ? std::atof(env) : 10.0 + static_cast<double>(bytes) / 4e6;
+    timeout_s =
+        env && std::atof(env) > 0 ? std::atof(env) : 10.0 + static_cast<double>(bytes) / 4e6;
   }
   // Room for the program itself, plus what the arrays of a file this size can need (compressed
   // arrays expand; the loader's own budget refuses more than this anyway).
-  const std::int64_t budget = options.max_bytes > 0 ? options.max_bytes : physical_memory_bytes() / 2;
+  const std::int64_t budget =
+      options.max_bytes > 0 ? options.max_bytes : physical_memory_bytes() / 2;
   const std::int64_t memory_limit =
-      (std::int64_t{1} << 30) + std::min(budget, std::max<std::int64_t>(std::int64_t{256} << 20, 64 * bytes));
+      (std::int64_t{1} << 30) +
+      std::min(budget, std::max<std::int64_t>(std::int64_t{256} << 20, 64 * bytes));
 
   auto attempt = [&](Fd& result) {
     result.fd = ::memfd_create("dstudio-dataset", MFD_CLOEXEC);
-    if (result.fd < 0) throw Error(std::string("cannot start the dataset reader: ") + std::strerror(errno));
-    return run_reader(program, extra_args, file, options, timeout_s, memory_limit, result.fd, progress);
+    if (result.fd < 0)
+      throw Error(std::string("cannot start the dataset reader: ") + std::strerror(errno));
+    return run_reader(program, extra_args, file, options, timeout_s, memory_limit, result.fd,
+                      progress);
   };
   Fd result;
   Outcome o = attempt(result);
   std::vector<std::string> warnings;
-  const bool died = o.kind == Outcome::Kind::Crashed || o.kind == Outcome::Kind::TimedOut || o.kind == Outcome::Kind::OutOfMemory;
+  const bool died = o.kind == Outcome::Kind::Crashed || o.kind == Outcome::Kind::TimedOut ||
+                    o.kind == Outcome::Kind::OutOfMemory;
   if (died && o.optional_step && options.metadata) {
     // The metadata is what libhdf5 fails on most; the arrays may still be sound.
     warnings.push_back("metadata left out: " + describe(o, timeout_s, memory_limit, plugin_format));

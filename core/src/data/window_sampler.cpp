@@ -1,9 +1,10 @@
-#include "dstudio/common/error.h"
 #include "dstudio/data/window_sampler.h"
 
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
+
+#include "dstudio/common/error.h"
 
 namespace dstudio::data {
 
@@ -38,8 +39,7 @@ WindowSampler::WindowSampler(const Dataset& dataset, const SamplerConfig& config
     order.push_back(static_cast<std::int64_t>(i));
     all_steps += dataset.episodes[i].length;
   }
-  if (order.empty())
-    throw Error("the dataset has no complete episode to sample from");
+  if (order.empty()) throw Error("the dataset has no complete episode to sample from");
   std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) {
     return dataset.episodes[a].ret < dataset.episodes[b].ret;
   });

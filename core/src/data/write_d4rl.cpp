@@ -126,7 +126,8 @@ void write_d4rl(const std::filesystem::path& path, const TransitionArrays& data,
       std::vector<std::uint8_t> none;
       w.flags("timeouts", data.timeouts.empty() ? (none.assign(n, 0), none) : data.timeouts, n);
     }
-    if (!data.next_observations.empty()) w.floats("next_observations", data.next_observations, n, data.obs_dim, false);
+    if (!data.next_observations.empty())
+      w.floats("next_observations", data.next_observations, n, data.obs_dim, false);
     if (!data.qpos.empty()) w.floats("infos/qpos", data.qpos, n, data.qpos_dim, false);
     if (!data.qvel.empty()) w.floats("infos/qvel", data.qvel, n, data.qvel_dim, false);
     for (const auto& [key, value] : metadata) w.text("metadata/" + key, value);

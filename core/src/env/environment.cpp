@@ -70,14 +70,15 @@ const std::vector<TaskSpec>& tasks() {
 std::string letters_and_digits(std::string_view name) {
   std::string out;
   for (char c : name)
-    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
 void check_size(std::size_t have, int want, const char* what) {
   if (have != static_cast<std::size_t>(want))
-    throw EnvError(std::string(what) + " has " + std::to_string(have) + " values; the environment needs " +
-                   std::to_string(want));
+    throw EnvError(std::string(what) + " has " + std::to_string(have) +
+                   " values; the environment needs " + std::to_string(want));
 }
 
 }  // namespace
@@ -87,7 +88,9 @@ const TaskSpec& task(std::string_view name) {
   const std::string key = letters_and_digits(name);
   const TaskSpec* best = nullptr;
   for (const auto& t : tasks())
-    if (key.rfind(letters_and_digits(t.name), 0) == 0 && (!best || t.name.size() > best->name.size())) best = &t;
+    if (key.rfind(letters_and_digits(t.name), 0) == 0 &&
+        (!best || t.name.size() > best->name.size()))
+      best = &t;
   if (!best) {
     std::string known;
     for (const auto& n : task_names()) known += (known.empty() ? "" : ", ") + n;
@@ -132,15 +135,17 @@ ModelPtr load_model(const TaskSpec& spec, const std::filesystem::path& mjcf) {
   if (!m) throw EnvError(source + ": the MJCF model does not compile: " + error);
   ModelPtr model(m, [](const mjModel* p) { mj_deleteModel(const_cast<mjModel*>(p)); });
   if (m->nq != spec.nq || m->nv != spec.nv || m->nu != spec.act_dim)
-    throw EnvError(source + ": the model has nq " + std::to_string(m->nq) + ", nv " + std::to_string(m->nv) +
-                   ", nu " + std::to_string(m->nu) + " but " + spec.name + " needs " + std::to_string(spec.nq) +
-                   ", " + std::to_string(spec.nv) + ", " + std::to_string(spec.act_dim));
+    throw EnvError(source + ": the model has nq " + std::to_string(m->nq) + ", nv " +
+                   std::to_string(m->nv) + ", nu " + std::to_string(m->nu) + " but " + spec.name +
+                   " needs " + std::to_string(spec.nq) + ", " + std::to_string(spec.nv) + ", " +
+                   std::to_string(spec.act_dim));
   return model;
 }
 
 Environment::Environment(std::string_view name) : Environment(task(name), load_model(task(name))) {}
 
-Environment::Environment(const TaskSpec& spec, ModelPtr model) : spec_(spec), model_(std::move(model)) {
+Environment::Environment(const TaskSpec& spec, ModelPtr model)
+    : spec_(spec), model_(std::move(model)) {
   data_ = mj_makeData(model_.get());
   if (!data_) throw EnvError("MuJoCo could not allocate the simulation state");
 }
@@ -150,7 +155,10 @@ Environment::~Environment() {
 }
 
 Environment::Environment(Environment&& o) noexcept
-    : spec_(std::move(o.spec_)), model_(std::move(o.model_)), data_(std::exchange(o.data_, nullptr)), steps_(o.steps_) {}
+    : spec_(std::move(o.spec_)),
+      model_(std::move(o.model_)),
+      data_(std::exchange(o.data_, nullptr)),
+      steps_(o.steps_) {}
 
 Environment& Environment::operator=(Environment&& o) noexcept {
   if (this != &o) {
@@ -163,16 +171,23 @@ Environment& Environment::operator=(Environment&& o) noexcept {
   return *this;
 }
 
-double Environment::dt() const { return model_->opt.timestep * spec_.frame_skip; }
+double Environment::dt() const {
+  return model_->opt.timestep * spec_.frame_skip;
+}
 
-std::span<const double> Environment::qpos() const { return {data_->qpos, static_cast<std::size_t>(model_->nq)}; }
-std::span<const double> Environment::qvel() const { return {data_->qvel, static_cast<std::size_t>(model_->nv)}; }
+std::span<const double> Environment::qpos() const {
+  return {data_->qpos, static_cast<std::size_t>(model_->nq)};
+}
+std::span<const double> Environment::qvel() const {
+  return {data_->qvel, static_cast<std::size_t>(model_->nv)};
+}
 
 void Environment::reset(std::uint64_t seed, std::span<float> obs) {
   const mjModel* m = model_.get();
   mj_resetData(m, data_);
   Random random(seed);
-  for (int i = 0; i < m->nq; ++i) data_->qpos[i] = m->qpos0[i] + random.uniform(-spec_.qpos_noise, spec_.qpos_noise);
+  for (int i = 0; i < m->nq; ++i)
+    data_->qpos[i] = m->qpos0[i] + random.uniform(-spec_.qpos_noise, spec_.qpos_noise);
   for (int i = 0; i < m->nv; ++i)
     data_->qvel[i] = spec_.normal_qvel_noise ? spec_.qvel_noise * random.normal()
                                              : random.uniform(-spec_.qvel_noise, spec_.qvel_noise);
@@ -186,7 +201,8 @@ StepResult Environment::step(std::span<const float> action, std::span<float> obs
   const mjModel* m = model_.get();
   double control = 0.0;
   for (int i = 0; i < spec_.act_dim; ++i) {
-    if (!std::isfinite(action[i])) throw EnvError("the action holds NaN or Inf at index " + std::to_string(i));
+    if (!std::isfinite(action[i]))
+      throw EnvError("the action holds NaN or Inf at index " + std::to_string(i));
     data_->ctrl[i] = action[i];  // MuJoCo clamps to ctrlrange; the cost uses the action as given
     control += static_cast<double>(action[i]) * action[i];
   }
@@ -196,7 +212,8 @@ StepResult Environment::step(std::span<const float> action, std::span<float> obs
   ++steps_;
 
   StepResult r;
-  r.reward = spec_.forward_weight * (x_after - x_before) / dt() + spec_.healthy_reward - spec_.ctrl_cost * control;
+  r.reward = spec_.forward_weight * (x_after - x_before) / dt() + spec_.healthy_reward -
+             spec_.ctrl_cost * control;
   r.terminated = spec_.terminates && !healthy();
   r.truncated = !r.terminated && steps_ >= spec_.max_episode_steps;
   observe(obs);
@@ -288,7 +305,8 @@ void BatchEnvironment::reset(std::span<const std::uint64_t> seeds, std::span<flo
   }
 }
 
-int BatchEnvironment::step(std::span<const float> actions, std::span<float> obs, std::span<double> rewards) {
+int BatchEnvironment::step(std::span<const float> actions, std::span<float> obs,
+                           std::span<double> rewards) {
   const int S = spec().obs_dim, A = spec().act_dim;
   check_size(actions.size(), size() * A, "the action batch");
   check_size(obs.size(), size() * S, "the observation buffer");
@@ -297,7 +315,8 @@ int BatchEnvironment::step(std::span<const float> actions, std::span<float> obs,
   for (int i = 0; i < size(); ++i) {
     rewards[i] = 0.0;
     if (!running_[i]) continue;
-    last_[i] = envs_[i].step(actions.subspan(static_cast<std::size_t>(i) * A, A), obs.subspan(static_cast<std::size_t>(i) * S, S));
+    last_[i] = envs_[i].step(actions.subspan(static_cast<std::size_t>(i) * A, A),
+                             obs.subspan(static_cast<std::size_t>(i) * S, S));
     rewards[i] = last_[i].reward;
     running_[i] = !(last_[i].terminated || last_[i].truncated);
     still += running_[i];

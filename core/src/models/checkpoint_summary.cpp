@@ -1,10 +1,9 @@
 // A checkpoint's description for people. See checkpoint.h.
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/common/text.h"
@@ -12,13 +11,13 @@
 #include "dstudio/models/variant_registry.h"
 
 namespace dstudio::models {
-namespace {
+namespace {}  // namespace
 
-}  // namespace
-
-CheckpointInfo checkpoint_info_from_description(const std::string& where, const std::string& json_text) {
+CheckpointInfo checkpoint_info_from_description(const std::string& where,
+                                                const std::string& json_text) {
   const auto j = nlohmann::json::parse(json_text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("format") || !j["format"].is_string() || j["format"] != "dstudio-checkpoint-1")
+  if (j.is_discarded() || !j.is_object() || !j.contains("format") || !j["format"].is_string() ||
+      j["format"] != "dstudio-checkpoint-1")
     throw CheckpointError(where + ": not a Decision Studio checkpoint (no description inside)");
   CheckpointInfo info;
   info.path = where;
@@ -42,27 +41,36 @@ CheckpointInfo checkpoint_info_from_description(const std::string& where, const 
   std::string problem;
   const auto dims = static_cast<std::size_t>(std::max(info.variant.state_dim, 0));
   if (info.state_mean.size() != dims || info.state_std.size() != dims)
-    problem = "it holds " + std::to_string(info.state_mean.size()) + " state means and " + std::to_string(info.state_std.size()) +
-              " standard deviations for " + std::to_string(dims) + " state dimensions";
+    problem = "it holds " + std::to_string(info.state_mean.size()) + " state means and " +
+              std::to_string(info.state_std.size()) + " standard deviations for " +
+              std::to_string(dims) + " state dimensions";
   for (std::size_t i = 0; problem.empty() && i < info.state_mean.size(); ++i)
-    if (!std::isfinite(info.state_mean[i])) problem = "state mean " + std::to_string(i) + " is not a finite number";
+    if (!std::isfinite(info.state_mean[i]))
+      problem = "state mean " + std::to_string(i) + " is not a finite number";
   for (std::size_t i = 0; problem.empty() && i < info.state_std.size(); ++i)
-    if (!(info.state_std[i] > 0.0F) || !std::isfinite(info.state_std[i])) problem = "state standard deviation " + std::to_string(i) + " is not positive";
-  if (problem.empty() && !(info.rtg_scale > 0.0 && std::isfinite(info.rtg_scale))) problem = "its rtg scale is not positive";
+    if (!(info.state_std[i] > 0.0F) || !std::isfinite(info.state_std[i]))
+      problem = "state standard deviation " + std::to_string(i) + " is not positive";
+  if (problem.empty() && !(info.rtg_scale > 0.0 && std::isfinite(info.rtg_scale)))
+    problem = "its rtg scale is not positive";
   if (problem.empty() && info.step < 0) problem = "its step is negative";
-  if (problem.empty() && !nlohmann::json::parse(info.metrics).is_object()) problem = "its metrics are not a JSON object";
-  if (!problem.empty()) throw CheckpointError(where + ": its description is inconsistent: " + problem);
+  if (problem.empty() && !nlohmann::json::parse(info.metrics).is_object())
+    problem = "its metrics are not a JSON object";
+  if (!problem.empty())
+    throw CheckpointError(where + ": its description is inconsistent: " + problem);
   return info;
 }
 
 std::string checkpoint_label(const std::filesystem::path& path) {
   const std::string stem = path.stem().string();
   if (stem.rfind("checkpoint", 0) != 0) return stem;
-  const auto folder = std::filesystem::absolute(path).lexically_normal().parent_path().filename().string();
+  const auto folder =
+      std::filesystem::absolute(path).lexically_normal().parent_path().filename().string();
   if (folder.empty()) return stem;
   const std::string rest = stem.substr(std::string("checkpoint").size());
   if (rest.empty()) return folder;
-  if (rest.size() > 1 && rest[0] == '-' && rest.find_first_not_of("0123456789", 1) == std::string::npos) return folder + " step " + rest.substr(1);
+  if (rest.size() > 1 && rest[0] == '-' &&
+      rest.find_first_not_of("0123456789", 1) == std::string::npos)
+    return folder + " step " + rest.substr(1);
   return stem;  // checkpointed-something: a name of its own
 }
 
@@ -74,7 +82,9 @@ std::vector<CheckpointSummaryRow> summarize(const CheckpointInfo& info) {
     rows.push_back({section, field, std::move(value)});
   };
   add("Model", "Variant", c.variant);
-  add("Model", "Tokens", std::string(to_string(c.tokenizer)) + (c.tokenizer == Tokenizer::Merged ? std::string(", merger ") + to_string(c.merger) : ""));
+  add("Model", "Tokens",
+      std::string(to_string(c.tokenizer)) +
+          (c.tokenizer == Tokenizer::Merged ? std::string(", merger ") + to_string(c.merger) : ""));
   add("Model", "Mixer", c.mixer);
   if (!c.plugin.empty()) add("Model", "Plugin", c.plugin + " " + c.plugin_version);
   std::string shape = std::to_string(c.layers);
@@ -84,13 +94,17 @@ std::vector<CheckpointSummaryRow> summarize(const CheckpointInfo& info) {
   shape += std::to_string(c.heads);
   shape += c.heads == 1 ? " head" : " heads";
   add("Model", "Blocks", shape);
-  add("Model", "Context K", std::to_string(c.context_length) + " steps (" + std::to_string(c.tokens()) + " tokens)");
+  add("Model", "Context K",
+      std::to_string(c.context_length) + " steps (" + std::to_string(c.tokens()) + " tokens)");
   add("Model", "State / action", std::to_string(c.state_dim) + " / " + std::to_string(c.act_dim));
   add("Data", "Dataset", info.dataset_path.empty() ? "(none)" : info.dataset_path);
   // One of the studio's own datasets: which, and the command that makes it again.
-  if (const auto made = info.dataset_path.empty() ? std::nullopt : behaviour::identify_default_dataset(info.dataset_path))
+  if (const auto made = info.dataset_path.empty()
+                            ? std::nullopt
+                            : behaviour::identify_default_dataset(info.dataset_path))
     add("Data", "Made by", made->label + ": " + made->command);
-  add("Data", "Fingerprint", info.dataset_fingerprint.empty() ? "(none)" : info.dataset_fingerprint);
+  add("Data", "Fingerprint",
+      info.dataset_fingerprint.empty() ? "(none)" : info.dataset_fingerprint);
   add("Data", "Environment", info.env_id.empty() ? "(none)" : info.env_id);
   add("Data", "Return-to-go scale", general_number(info.rtg_scale));
   add("Training", "Step", std::to_string(info.step) + " of " + std::to_string(t.steps));
@@ -102,10 +116,12 @@ std::vector<CheckpointSummaryRow> summarize(const CheckpointInfo& info) {
   optimiser += std::to_string(t.warmup_steps);
   add("Training", "Optimiser", optimiser);
   add("Training", "Seed", std::to_string(t.seed));
-  const auto metrics = nlohmann::json::parse(info.metrics.empty() ? "{}" : info.metrics, nullptr, false);
+  const auto metrics =
+      nlohmann::json::parse(info.metrics.empty() ? "{}" : info.metrics, nullptr, false);
   if (metrics.is_object())
     for (const auto& [key, value] : metrics.items())
-      if (value.is_number() && key != "step") add("Training", key.c_str(), general_number(value.get<double>()));
+      if (value.is_number() && key != "step")
+        add("Training", key.c_str(), general_number(value.get<double>()));
   add("Software", "Written by", info.software.empty() ? "(not recorded)" : info.software);
   return rows;
 }

@@ -2,12 +2,11 @@
 
 #include "dstudio/models/config_fields.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <nlohmann/json.hpp>
 
 #include "dstudio/models/training_config.h"
 #include "dstudio/models/variant_config.h"
@@ -37,13 +36,15 @@ std::string value_text(const nlohmann::json& v) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> run_config_values(const VariantConfig& variant, const TrainingConfig& training) {
+std::vector<std::pair<std::string, std::string>> run_config_values(const VariantConfig& variant,
+                                                                   const TrainingConfig& training) {
   const auto v = nlohmann::json::parse(to_json(variant));
   const auto t = nlohmann::json::parse(to_json(training));
   std::vector<std::pair<std::string, std::string>> out;
   if (v.contains("variant")) out.emplace_back("variant", value_text(v["variant"]));
   for (const auto& f : variant_fields())
-    if (v.contains(f.key) && uses_field(variant, f.key)) out.emplace_back(f.key, value_text(v[f.key]));
+    if (v.contains(f.key) && uses_field(variant, f.key))
+      out.emplace_back(f.key, value_text(v[f.key]));
   for (const auto& f : training_fields())
     if (t.contains(f.key)) out.emplace_back(f.key, value_text(t[f.key]));
   return out;
@@ -64,9 +65,24 @@ const std::vector<ConfigField>& variant_fields() {
       {"layers", "N: MetaFormer blocks", {}, 1, false, 128},
       {"heads", "attention heads (hidden must be a multiple)", {}, 1, false, 256},
       {"mlp_ratio", "MLP inner width = mlp_ratio x H", {}, 1, false, 64},
-      {"activation", "the MLP's nonlinearity: relu (DT) or gelu (DC, DHi, UDC)", {"relu", "gelu"}, kAny},
-      {"dropout", "embedding, residual and MLP dropout, in [0, 1)", {}, 0, false, 1, /*below=*/true},
-      {"attention_dropout", "dropout of the attention weights, in [0, 1)", {}, 0, false, 1, /*below=*/true},
+      {"activation",
+       "the MLP's nonlinearity: relu (DT) or gelu (DC, DHi, UDC)",
+       {"relu", "gelu"},
+       kAny},
+      {"dropout",
+       "embedding, residual and MLP dropout, in [0, 1)",
+       {},
+       0,
+       false,
+       1,
+       /*below=*/true},
+      {"attention_dropout",
+       "dropout of the attention weights, in [0, 1)",
+       {},
+       0,
+       false,
+       1,
+       /*below=*/true},
       {"action_tanh", "squash predicted actions with tanh", {}, kAny},
       {"tokenizer", "how (R, s, a) become tokens", tokenizer_names(), kAny},
       {"merger", "DHi's token merger (merged tokenizer only)", merger_names(), kAny},
@@ -98,11 +114,21 @@ const std::vector<ConfigField>& training_fields() {
       {"grad_clip", "gradient-norm clip", {}, 0, /*above=*/true, 1e6},
       {"rtg_scale", "returns-to-go are divided by this", {}, 0, /*above=*/true, 1e9},
       {"pct_traj", "fraction of the best trajectories sampled", {}, 0, /*above=*/true, 1},
-      {"seed", "seeds the initial weights, the batches and dropout", {}, 0, false, 9223372036854775807.0},
+      {"seed",
+       "seeds the initial weights, the batches and dropout",
+       {},
+       0,
+       false,
+       9223372036854775807.0},
       {"threads", "workers, each computing part of every batch on its own core", {}, 1, false, 64},
       {"log_every", "steps per metrics row and per live point", {}, 1, false, kSteps},
       {"checkpoint_every", "steps between checkpoints; 0: only at the end", {}, 0, false, kSteps},
-      {"eval_every", "steps between evaluations (rollouts and attention entropy); 0: never", {}, 0, false, kSteps},
+      {"eval_every",
+       "steps between evaluations (rollouts and attention entropy); 0: never",
+       {},
+       0,
+       false,
+       kSteps},
   };
   return fields;
 }

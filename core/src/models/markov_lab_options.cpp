@@ -8,9 +8,12 @@ namespace dstudio::models {
 
 std::string to_string(LabMixer mixer) {
   switch (mixer) {
-    case LabMixer::Pooling: return "pooling";
-    case LabMixer::Attention: return "attention";
-    case LabMixer::Convolution: return "conv";
+    case LabMixer::Pooling:
+      return "pooling";
+    case LabMixer::Attention:
+      return "attention";
+    case LabMixer::Convolution:
+      return "conv";
   }
   return "pooling";
 }
@@ -25,8 +28,8 @@ namespace {
 
 void check_range(const char* name, long long value, long long lo, long long hi) {
   if (value < lo || value > hi)
-    throw UsageError(std::string(name) + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
-                     std::to_string(value));
+    throw UsageError(std::string(name) + " must be in [" + std::to_string(lo) + ", " +
+                     std::to_string(hi) + "], got " + std::to_string(value));
 }
 
 }  // namespace

@@ -20,20 +20,26 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 
 }  // namespace
 
-PredictWindows check_predict_arrays(const std::map<std::string, data::NdArray>& arrays, const VariantConfig& c, const std::string& file) {
-  auto fail = [&](const std::string& key, const std::string& why) { return data::DatasetError(file, key, why); };
+PredictWindows check_predict_arrays(const std::map<std::string, data::NdArray>& arrays,
+                                    const VariantConfig& c, const std::string& file) {
+  auto fail = [&](const std::string& key, const std::string& why) {
+    return data::DatasetError(file, key, why);
+  };
   for (const char* key : {"states", "actions", "returns_to_go", "timesteps"})
     if (!arrays.count(key)) throw fail(key, "is missing");
   const auto& states = arrays.at("states");
-  if (states.shape.size() != 3) throw fail("states", "has shape " + shape_text(states.shape) + "; expected (B, K, S)");
+  if (states.shape.size() != 3)
+    throw fail("states", "has shape " + shape_text(states.shape) + "; expected (B, K, S)");
   const std::int64_t B = states.shape[0], K = states.shape[1];
-  if (B < 1 || K < 1) throw fail("states", "holds no windows (shape " + shape_text(states.shape) + ")");
-  auto expect = [&](const std::string& key, const std::vector<std::vector<std::int64_t>>& allowed, const std::string& what) {
+  if (B < 1 || K < 1)
+    throw fail("states", "holds no windows (shape " + shape_text(states.shape) + ")");
+  auto expect = [&](const std::string& key, const std::vector<std::vector<std::int64_t>>& allowed,
+                    const std::string& what) {
     const auto& a = arrays.at(key);
     for (const auto& shape : allowed)
       if (a.shape == shape) return;
-    throw fail(key, "has shape " + shape_text(a.shape) + "; expected " + what + " to match states " + shape_text(states.shape) +
-                        " and the checkpoint");
+    throw fail(key, "has shape " + shape_text(a.shape) + "; expected " + what +
+                        " to match states " + shape_text(states.shape) + " and the checkpoint");
   };
   expect("states", {{B, K, c.state_dim}}, shape_text({B, K, c.state_dim}));
   expect("actions", {{B, K, c.act_dim}}, shape_text({B, K, c.act_dim}));
@@ -44,23 +50,31 @@ PredictWindows check_predict_arrays(const std::map<std::string, data::NdArray>& 
   // Every variant was trained on windows of K steps: its positional structure (attention's
   // causal mask, a convolution's reach) means nothing beyond them.
   if (K > c.context_length)
-    throw fail("states", "has windows of " + std::to_string(K) + " steps; this model was built for at most " +
+    throw fail("states", "has windows of " + std::to_string(K) +
+                             " steps; this model was built for at most " +
                              std::to_string(c.context_length) + " (its context K)");
   for (const auto& entry : arrays) {
     const auto& a = entry.second;
-    if (static_cast<std::int64_t>(a.values.size()) != a.numel()) throw fail(entry.first, "holds a number of values that does not match its shape");
+    if (static_cast<std::int64_t>(a.values.size()) != a.numel())
+      throw fail(entry.first, "holds a number of values that does not match its shape");
     for (std::size_t i = 0; i < a.values.size(); ++i)
-      if (!std::isfinite(a.values[i])) throw fail(entry.first, "holds " + general_number(a.values[i]) + " at index " + std::to_string(i));
+      if (!std::isfinite(a.values[i]))
+        throw fail(entry.first,
+                   "holds " + general_number(a.values[i]) + " at index " + std::to_string(i));
   }
   const auto& steps = arrays.at("timesteps").values;
   for (std::size_t i = 0; i < steps.size(); ++i)
     if (steps[i] < 0 || steps[i] >= c.max_ep_len || steps[i] != std::floor(steps[i]))
-      throw fail("timesteps", "holds " + general_number(steps[i]) + " at window " + std::to_string(static_cast<std::int64_t>(i) / K) +
-                                  ", step " + std::to_string(static_cast<std::int64_t>(i) % K) +
-                                  "; the model's timestep embedding takes whole numbers 0.." + std::to_string(c.max_ep_len - 1));
+      throw fail("timesteps", "holds " + general_number(steps[i]) + " at window " +
+                                  std::to_string(static_cast<std::int64_t>(i) / K) + ", step " +
+                                  std::to_string(static_cast<std::int64_t>(i) % K) +
+                                  "; the model's timestep embedding takes whole numbers 0.." +
+                                  std::to_string(c.max_ep_len - 1));
   if (has_mask)
     for (double v : arrays.at("mask").values)
-      if (v != 0.0 && v != 1.0) throw fail("mask", "holds " + general_number(v) + "; a mask is 1 for real steps and 0 for padding");
+      if (v != 0.0 && v != 1.0)
+        throw fail("mask",
+                   "holds " + general_number(v) + "; a mask is 1 for real steps and 0 for padding");
   return {B, K, has_mask};
 }
 

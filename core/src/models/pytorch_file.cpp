@@ -4,10 +4,6 @@
 
 #include "dstudio/models/pytorch_file.h"
 
-#include "../common/zip_archive.h"
-#include "dstudio/common/read_file.h"
-#include "dstudio/models/checkpoint_integrity.h"
-
 #include <array>
 #include <cstring>
 #include <fstream>
@@ -15,6 +11,10 @@
 #include <memory>
 #include <optional>
 #include <utility>
+
+#include "../common/zip_archive.h"
+#include "dstudio/common/read_file.h"
+#include "dstudio/models/checkpoint_integrity.h"
 
 namespace dstudio::models {
 
@@ -32,9 +32,12 @@ namespace {
 // The archive's bytes and directory; its errors are the reader's.
 class Zip {
  public:
-  Zip(std::string path, std::string bytes) : path_(std::move(path)), bytes_(std::move(bytes)), archive_(open(path_, bytes_)) {}
+  Zip(std::string path, std::string bytes)
+      : path_(std::move(path)), bytes_(std::move(bytes)), archive_(open(path_, bytes_)) {}
 
-  [[nodiscard]] const std::map<std::string, zip::Record>& entries() const { return archive_.records(); }
+  [[nodiscard]] const std::map<std::string, zip::Record>& entries() const {
+    return archive_.records();
+  }
 
   /// An entry's bytes, checked against its CRC.
   [[nodiscard]] std::pair<const unsigned char*, std::size_t> read(const std::string& name) const {
@@ -46,7 +49,9 @@ class Zip {
     }
   }
 
-  [[noreturn]] void fail(const std::string& why) const { throw PyTorchFileError(path_ + ": " + why); }
+  [[noreturn]] void fail(const std::string& why) const {
+    throw PyTorchFileError(path_ + ": " + why);
+  }
 
  private:
   static zip::Archive open(const std::string& path, std::string_view bytes) {
@@ -69,12 +74,28 @@ struct Value;
 using Ref = std::shared_ptr<Value>;
 
 struct Value {
-  enum class Kind { None, Bool, Int, Float, String, Bytes, List, Tuple, Dict, Global, Storage, Tensor, Dtype, Object, Mark };
+  enum class Kind {
+    None,
+    Bool,
+    Int,
+    Float,
+    String,
+    Bytes,
+    List,
+    Tuple,
+    Dict,
+    Global,
+    Storage,
+    Tensor,
+    Dtype,
+    Object,
+    Mark
+  };
   Kind kind = Kind::None;
   std::int64_t i = 0;
   double f = 0.0;
-  std::string s;                           // String, Bytes, Global ("module.name"), Storage dtype, Dtype code
-  std::vector<Ref> items;                  // List, Tuple
+  std::string s;           // String, Bytes, Global ("module.name"), Storage dtype, Dtype code
+  std::vector<Ref> items;  // List, Tuple
   std::vector<std::pair<Ref, Ref>> pairs;  // Dict, Object attributes
   std::string storage_key;                 // Storage
   bool is_array = false;                   // a numpy array (Tensor kind) still to be built
@@ -96,10 +117,11 @@ struct DtypeInfo {
 // torch.<X>Storage class names and numpy dtype codes.
 std::optional<DtypeInfo> storage_dtype(const std::string& cls) {
   static const std::map<std::string, DtypeInfo> known = {
-      {"FloatStorage", {"float32", 4}}, {"DoubleStorage", {"float64", 8}}, {"HalfStorage", {"float16", 2}},
-      {"BFloat16Storage", {"bfloat16", 2}}, {"LongStorage", {"int64", 8}}, {"IntStorage", {"int32", 4}},
-      {"ShortStorage", {"int16", 2}}, {"CharStorage", {"int8", 1}}, {"ByteStorage", {"uint8", 1}},
-      {"BoolStorage", {"bool", 1}}};
+      {"FloatStorage", {"float32", 4}}, {"DoubleStorage", {"float64", 8}},
+      {"HalfStorage", {"float16", 2}},  {"BFloat16Storage", {"bfloat16", 2}},
+      {"LongStorage", {"int64", 8}},    {"IntStorage", {"int32", 4}},
+      {"ShortStorage", {"int16", 2}},   {"CharStorage", {"int8", 1}},
+      {"ByteStorage", {"uint8", 1}},    {"BoolStorage", {"bool", 1}}};
   auto it = known.find(cls);
   if (it == known.end()) return std::nullopt;
   return it->second;
@@ -107,9 +129,9 @@ std::optional<DtypeInfo> storage_dtype(const std::string& cls) {
 
 std::optional<DtypeInfo> numpy_dtype(const std::string& code) {
   static const std::map<std::string, DtypeInfo> known = {
-      {"f4", {"float32", 4}}, {"f8", {"float64", 8}}, {"f2", {"float16", 2}}, {"i8", {"int64", 8}},
-      {"i4", {"int32", 4}},   {"i2", {"int16", 2}},   {"i1", {"int8", 1}},    {"u1", {"uint8", 1}},
-      {"b1", {"bool", 1}}};
+      {"f4", {"float32", 4}}, {"f8", {"float64", 8}}, {"f2", {"float16", 2}},
+      {"i8", {"int64", 8}},   {"i4", {"int32", 4}},   {"i2", {"int16", 2}},
+      {"i1", {"int8", 1}},    {"u1", {"uint8", 1}},   {"b1", {"bool", 1}}};
   auto it = known.find(code);
   if (it == known.end()) return std::nullopt;
   return it->second;
@@ -169,18 +191,39 @@ class Unpickler {
     while (true) {
       const unsigned char op = byte();
       switch (op) {
-        case 0x80: byte(); break;          // PROTO
-        case 0x95: bytes(8); break;        // FRAME
-        case '.': return pop();            // STOP
-        case '(': push(make(Value::Kind::Mark)); break;
-        case 'N': push(make(Value::Kind::None)); break;
-        case 0x88: push_bool(true); break;   // NEWTRUE
-        case 0x89: push_bool(false); break;  // NEWFALSE
-        case 'J': push_int(static_cast<std::int32_t>(uint(4))); break;
-        case 'K': push_int(static_cast<std::int64_t>(uint(1))); break;
-        case 'M': push_int(static_cast<std::int64_t>(uint(2))); break;
-        case 0x8a: push_int(long1(uint(1))); break;  // LONG1
-        case 'G': {                                  // BINFLOAT, big-endian
+        case 0x80:
+          byte();
+          break;  // PROTO
+        case 0x95:
+          bytes(8);
+          break;  // FRAME
+        case '.':
+          return pop();  // STOP
+        case '(':
+          push(make(Value::Kind::Mark));
+          break;
+        case 'N':
+          push(make(Value::Kind::None));
+          break;
+        case 0x88:
+          push_bool(true);
+          break;  // NEWTRUE
+        case 0x89:
+          push_bool(false);
+          break;  // NEWFALSE
+        case 'J':
+          push_int(static_cast<std::int32_t>(uint(4)));
+          break;
+        case 'K':
+          push_int(static_cast<std::int64_t>(uint(1)));
+          break;
+        case 'M':
+          push_int(static_cast<std::int64_t>(uint(2)));
+          break;
+        case 0x8a:
+          push_int(long1(uint(1)));
+          break;     // LONG1
+        case 'G': {  // BINFLOAT, big-endian
           std::uint64_t bits = 0;
           for (int k = 0; k < 8; ++k) bits = (bits << 8) | byte();
           auto v = make(Value::Kind::Float);
@@ -188,23 +231,55 @@ class Unpickler {
           push(v);
           break;
         }
-        case 'X': push_text(Value::Kind::String, uint(4)); break;     // BINUNICODE
-        case 0x8c: push_text(Value::Kind::String, uint(1)); break;    // SHORT_BINUNICODE
-        case 0x8d: push_text(Value::Kind::String, uint(8)); break;    // BINUNICODE8
-        case 'T': push_text(Value::Kind::String, uint(4)); break;     // BINSTRING
-        case 'U': push_text(Value::Kind::String, uint(1)); break;     // SHORT_BINSTRING
-        case 'B': push_text(Value::Kind::Bytes, uint(4)); break;      // BINBYTES
-        case 'C': push_text(Value::Kind::Bytes, uint(1)); break;      // SHORT_BINBYTES
-        case 0x8e: push_text(Value::Kind::Bytes, uint(8)); break;     // BINBYTES8
-        case ']': push(make(Value::Kind::List)); break;                // EMPTY_LIST
-        case ')': push(make(Value::Kind::Tuple)); break;               // EMPTY_TUPLE
-        case '}': push(make(Value::Kind::Dict)); break;                // EMPTY_DICT
-        case 't': push(collect(Value::Kind::Tuple, marked())); break;  // TUPLE
-        case 0x85: push(collect(Value::Kind::Tuple, 1)); break;
-        case 0x86: push(collect(Value::Kind::Tuple, 2)); break;
-        case 0x87: push(collect(Value::Kind::Tuple, 3)); break;
-        case 'l': push(collect(Value::Kind::List, marked())); break;  // LIST
-        case 'a': {                                                  // APPEND
+        case 'X':
+          push_text(Value::Kind::String, uint(4));
+          break;  // BINUNICODE
+        case 0x8c:
+          push_text(Value::Kind::String, uint(1));
+          break;  // SHORT_BINUNICODE
+        case 0x8d:
+          push_text(Value::Kind::String, uint(8));
+          break;  // BINUNICODE8
+        case 'T':
+          push_text(Value::Kind::String, uint(4));
+          break;  // BINSTRING
+        case 'U':
+          push_text(Value::Kind::String, uint(1));
+          break;  // SHORT_BINSTRING
+        case 'B':
+          push_text(Value::Kind::Bytes, uint(4));
+          break;  // BINBYTES
+        case 'C':
+          push_text(Value::Kind::Bytes, uint(1));
+          break;  // SHORT_BINBYTES
+        case 0x8e:
+          push_text(Value::Kind::Bytes, uint(8));
+          break;  // BINBYTES8
+        case ']':
+          push(make(Value::Kind::List));
+          break;  // EMPTY_LIST
+        case ')':
+          push(make(Value::Kind::Tuple));
+          break;  // EMPTY_TUPLE
+        case '}':
+          push(make(Value::Kind::Dict));
+          break;  // EMPTY_DICT
+        case 't':
+          push(collect(Value::Kind::Tuple, marked()));
+          break;  // TUPLE
+        case 0x85:
+          push(collect(Value::Kind::Tuple, 1));
+          break;
+        case 0x86:
+          push(collect(Value::Kind::Tuple, 2));
+          break;
+        case 0x87:
+          push(collect(Value::Kind::Tuple, 3));
+          break;
+        case 'l':
+          push(collect(Value::Kind::List, marked()));
+          break;     // LIST
+        case 'a': {  // APPEND
           auto v = pop();
           top()->items.push_back(v);
           break;
@@ -223,22 +298,37 @@ class Unpickler {
         case 'u': {  // SETITEMS
           auto items = collect(Value::Kind::List, marked());
           if (items->items.size() % 2) fail("SETITEMS with an odd number of values");
-          for (std::size_t k = 0; k < items->items.size(); k += 2) top()->pairs.emplace_back(items->items[k], items->items[k + 1]);
+          for (std::size_t k = 0; k < items->items.size(); k += 2)
+            top()->pairs.emplace_back(items->items[k], items->items[k + 1]);
           break;
         }
-        case 'q': memo_[uint(1)] = top(); break;     // BINPUT
-        case 'r': memo_[uint(4)] = top(); break;     // LONG_BINPUT
-        case 0x94: memo_[memo_.size()] = top(); break;  // MEMOIZE
-        case 'h': push(memo(uint(1))); break;        // BINGET
-        case 'j': push(memo(uint(4))); break;        // LONG_BINGET
-        case '0': pop(); break;                      // POP
+        case 'q':
+          memo_[uint(1)] = top();
+          break;  // BINPUT
+        case 'r':
+          memo_[uint(4)] = top();
+          break;  // LONG_BINPUT
+        case 0x94:
+          memo_[memo_.size()] = top();
+          break;  // MEMOIZE
+        case 'h':
+          push(memo(uint(1)));
+          break;  // BINGET
+        case 'j':
+          push(memo(uint(4)));
+          break;  // LONG_BINGET
+        case '0':
+          pop();
+          break;     // POP
         case '1': {  // POP_MARK
           const auto n = marked();
           stack_.resize(stack_.size() - n);
           break;
         }
-        case '2': push(top()); break;                // DUP
-        case 'c': {                                  // GLOBAL
+        case '2':
+          push(top());
+          break;     // DUP
+        case 'c': {  // GLOBAL
           std::string module = line(), name = line();
           push_global(module + "." + name);
           break;
@@ -248,8 +338,10 @@ class Unpickler {
           push_global(module->s + "." + name->s);
           break;
         }
-        case 'Q': push(persistent(pop())); break;  // BINPERSID
-        case 'R': {                                // REDUCE
+        case 'Q':
+          push(persistent(pop()));
+          break;     // BINPERSID
+        case 'R': {  // REDUCE
           auto args = pop(), callable = pop();
           push(reduce(callable, args));
           break;
@@ -266,14 +358,16 @@ class Unpickler {
           build(top(), state);
           break;
         }
-        default: fail("uses pickle opcode 0x" + hex(op), /*unsupported=*/true);
+        default:
+          fail("uses pickle opcode 0x" + hex(op), /*unsupported=*/true);
       }
     }
   }
 
  private:
   [[noreturn]] void fail(const std::string& why, bool unsupported = false) const {
-    zip_.fail(std::string(unsupported ? "cannot be read: its pickle " : "has a broken pickle: ") + why);
+    zip_.fail(std::string(unsupported ? "cannot be read: its pickle " : "has a broken pickle: ") +
+              why);
   }
   static std::string hex(unsigned v) {
     const char* digits = "0123456789abcdef";
@@ -391,21 +485,27 @@ class Unpickler {
 
   Ref reduce(const Ref& callable, const Ref& args) {
     const std::string& f = callable->s;
-    if (f == "collections.OrderedDict" || f == "builtins.dict" || f == "__builtin__.dict") return make(Value::Kind::Dict);
-    if (f == "torch._utils._rebuild_tensor_v2" || f == "torch._utils._rebuild_tensor") return rebuild_tensor(args);
-    if (f == "torch._utils._rebuild_parameter" || f == "torch._utils._rebuild_parameter_with_state") return arg(args, 0);
+    if (f == "collections.OrderedDict" || f == "builtins.dict" || f == "__builtin__.dict")
+      return make(Value::Kind::Dict);
+    if (f == "torch._utils._rebuild_tensor_v2" || f == "torch._utils._rebuild_tensor")
+      return rebuild_tensor(args);
+    if (f == "torch._utils._rebuild_parameter" || f == "torch._utils._rebuild_parameter_with_state")
+      return arg(args, 0);
     if (f == "_codecs.encode") {
       // Protocol 2 pickles bytes as their latin-1 text: each code point is one byte.
       auto v = make(Value::Kind::Bytes);
       const std::string& t = arg(args, 0)->s;
       for (std::size_t k = 0; k < t.size(); ++k) {
         auto c = static_cast<unsigned char>(t[k]);
-        if (c >= 0xC0 && k + 1 < t.size()) c = static_cast<unsigned char>(((c & 0x1F) << 6) | (static_cast<unsigned char>(t[++k]) & 0x3F));
+        if (c >= 0xC0 && k + 1 < t.size())
+          c = static_cast<unsigned char>(((c & 0x1F) << 6) |
+                                         (static_cast<unsigned char>(t[++k]) & 0x3F));
         v->s += static_cast<char>(c);
       }
       return v;
     }
-    if (f == "builtins.bytes" || f == "__builtin__.bytes" || f == "builtins.bytearray") return make(Value::Kind::Bytes);
+    if (f == "builtins.bytes" || f == "__builtin__.bytes" || f == "builtins.bytearray")
+      return make(Value::Kind::Bytes);
     if (f == "numpy.core.multiarray._reconstruct" || f == "numpy._core.multiarray._reconstruct") {
       auto v = make(Value::Kind::Tensor);
       v->is_array = true;
@@ -420,9 +520,11 @@ class Unpickler {
       const auto& dtype = arg(args, 0);
       const auto& raw = arg(args, 1);
       auto info = numpy_dtype(dtype->s);
-      if (!info || raw->s.size() != static_cast<std::size_t>(info->size)) return make(Value::Kind::Object);
+      if (!info || raw->s.size() != static_cast<std::size_t>(info->size))
+        return make(Value::Kind::Object);
       auto v = make(Value::Kind::Float);
-      v->f = element(reinterpret_cast<const unsigned char*>(raw->s.data()), info->name, info->size, dtype->byte_order == '>');
+      v->f = element(reinterpret_cast<const unsigned char*>(raw->s.data()), info->name, info->size,
+                     dtype->byte_order == '>');
       return v;
     }
     // Anything else (a configuration object, a device, ...) stays opaque.
@@ -451,7 +553,8 @@ class Unpickler {
       for (std::size_t d = 0; d < shape.size(); ++d) at += index[d] * stride[d];
       if (at < 0 || static_cast<std::size_t>(at + 1) * static_cast<std::size_t>(info.size) > size)
         fail("a tensor that reaches past its storage " + storage->storage_key);
-      v->tensor.values[static_cast<std::size_t>(k)] = element(data + at * info.size, info.name, info.size, false);
+      v->tensor.values[static_cast<std::size_t>(k)] =
+          element(data + at * info.size, info.name, info.size, false);
       for (std::size_t d = shape.size(); d-- > 0;) {
         if (++index[d] < shape[d]) break;
         index[d] = 0;
@@ -477,7 +580,8 @@ class Unpickler {
       t.shape = ints(arg(state, 1));
       const bool fortran = arg(state, 3)->i != 0;
       const auto n = static_cast<std::size_t>(t.numel());
-      if (raw->s.size() != n * static_cast<std::size_t>(info->size)) fail("a numpy array whose data does not fill its shape");
+      if (raw->s.size() != n * static_cast<std::size_t>(info->size))
+        fail("a numpy array whose data does not fill its shape");
       t.values.resize(n);
       const auto* bytes = reinterpret_cast<const unsigned char*>(raw->s.data());
       for (std::size_t k = 0; k < n; ++k) {
@@ -496,7 +600,8 @@ class Unpickler {
             stride *= static_cast<std::size_t>(t.shape[d]);
           }
         }
-        t.values[k] = element(bytes + at * static_cast<std::size_t>(info->size), info->name, info->size, dtype->byte_order == '>');
+        t.values[k] = element(bytes + at * static_cast<std::size_t>(info->size), info->name,
+                              info->size, dtype->byte_order == '>');
       }
     } else if (target->kind == Value::Kind::Object && state->kind == Value::Kind::Dict) {
       target->pairs = state->pairs;  // attributes, searched for tensors too
@@ -520,20 +625,28 @@ void flatten(const Ref& v, const std::string& name, PyTorchFile& out, int depth)
       if (out.tensors.emplace(name, v->tensor).second) out.order.push_back(name);
       break;
     case Value::Kind::Int:
-    case Value::Kind::Bool: out.numbers[name] = static_cast<double>(v->i); break;
-    case Value::Kind::Float: out.numbers[name] = v->f; break;
+    case Value::Kind::Bool:
+      out.numbers[name] = static_cast<double>(v->i);
+      break;
+    case Value::Kind::Float:
+      out.numbers[name] = v->f;
+      break;
     case Value::Kind::Dict:
     case Value::Kind::Object:
       for (const auto& [k, item] : v->pairs) {
-        if (k->kind == Value::Kind::String) flatten(item, join(k->s), out, depth + 1);
-        else if (k->kind == Value::Kind::Int) flatten(item, join(std::to_string(k->i)), out, depth + 1);
+        if (k->kind == Value::Kind::String)
+          flatten(item, join(k->s), out, depth + 1);
+        else if (k->kind == Value::Kind::Int)
+          flatten(item, join(std::to_string(k->i)), out, depth + 1);
       }
       break;
     case Value::Kind::List:
     case Value::Kind::Tuple:
-      for (std::size_t k = 0; k < v->items.size(); ++k) flatten(v->items[k], join(std::to_string(k)), out, depth + 1);
+      for (std::size_t k = 0; k < v->items.size(); ++k)
+        flatten(v->items[k], join(std::to_string(k)), out, depth + 1);
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -548,7 +661,9 @@ PyTorchFile read_pytorch_file(const std::filesystem::path& path) {
     throw PyTorchFileError(e.what());
   }
   if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x80 && bytes[1] <= 5)
-    throw PyTorchFileError(where + ": is in PyTorch's legacy format (before 1.6); load it in PyTorch and save it again with torch.save");
+    throw PyTorchFileError(where +
+                           ": is in PyTorch's legacy format (before 1.6); load it in PyTorch and "
+                           "save it again with torch.save");
   if (bytes.size() < 4 || !(bytes[0] == 'P' && bytes[1] == 'K'))
     throw PyTorchFileError(where + ": is not a file written by torch.save (not a zip archive)");
   Zip zip(where, std::move(bytes));
@@ -564,8 +679,12 @@ PyTorchFile read_pytorch_file(const std::filesystem::path& path) {
     if (rest == "constants.pkl" || rest.rfind("code/", 0) == 0) torchscript = true;
   }
   if (torchscript)
-    throw PyTorchFileError(where + ": is a TorchScript module (torch.jit.save); save its state_dict with torch.save instead");
-  if (!found) throw PyTorchFileError(where + ": is a zip archive without data.pkl, so not written by torch.save");
+    throw PyTorchFileError(
+        where +
+        ": is a TorchScript module (torch.jit.save); save its state_dict with torch.save instead");
+  if (!found)
+    throw PyTorchFileError(where +
+                           ": is a zip archive without data.pkl, so not written by torch.save");
   const auto [data, size] = zip.read(prefix + "data.pkl");
   Unpickler unpickler(zip, prefix, data, size);
   PyTorchFile out;

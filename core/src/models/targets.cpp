@@ -26,19 +26,27 @@ double quantile(const std::vector<double>& sorted, double q) {
 }  // namespace
 
 std::vector<TargetChoice> target_choices(const env::TaskSpec& task, std::vector<double> returns) {
-  returns.erase(std::remove_if(returns.begin(), returns.end(), [](double v) { return !std::isfinite(v); }), returns.end());
+  returns.erase(
+      std::remove_if(returns.begin(), returns.end(), [](double v) { return !std::isfinite(v); }),
+      returns.end());
   std::sort(returns.begin(), returns.end());
   std::vector<TargetChoice> references, data;
-  for (double t : task.default_targets) references.push_back({t, task.name + " reference " + rounded(t)});
+  for (double t : task.default_targets)
+    references.push_back({t, task.name + " reference " + rounded(t)});
   if (!returns.empty()) {
     data.push_back({returns.back(), "data's best episode " + rounded(returns.back())});
-    data.push_back({quantile(returns, 0.9), "data's 90th percentile " + rounded(quantile(returns, 0.9))});
-    data.push_back({quantile(returns, 0.5), "data's median episode " + rounded(quantile(returns, 0.5))});
+    data.push_back(
+        {quantile(returns, 0.9), "data's 90th percentile " + rounded(quantile(returns, 0.9))});
+    data.push_back(
+        {quantile(returns, 0.5), "data's median episode " + rounded(quantile(returns, 0.5))});
   }
-  const bool reference_first = !references.empty() && (returns.empty() || returns.back() >= 0.5 * references.front().value);
+  const bool reference_first =
+      !references.empty() && (returns.empty() || returns.back() >= 0.5 * references.front().value);
   std::vector<TargetChoice> out;
   const auto add = [&out](const TargetChoice& c) {
-    if (std::none_of(out.begin(), out.end(), [&](const TargetChoice& o) { return std::abs(o.value - c.value) < 0.5; })) out.push_back(c);
+    if (std::none_of(out.begin(), out.end(),
+                     [&](const TargetChoice& o) { return std::abs(o.value - c.value) < 0.5; }))
+      out.push_back(c);
   };
   if (!reference_first && !data.empty()) add(data.front());
   for (const auto& c : references) add(c);

@@ -1,10 +1,11 @@
 // Token embeddings as a point cloud. See token_cloud.h.
 
-#include "dstudio/common/error.h"
 #include "dstudio/models/token_cloud.h"
 
 #include <algorithm>
 #include <stdexcept>
+
+#include "dstudio/common/error.h"
 
 namespace dstudio::models {
 
@@ -15,10 +16,13 @@ std::vector<std::string> TokenCloud::modalities() const {
   return out;
 }
 
-TokenCloud token_cloud(const std::vector<Window>& windows, const std::vector<WindowInspection>& inspections) {
-  if (windows.size() != inspections.size()) throw Error("token_cloud: one inspection per window is needed");
+TokenCloud token_cloud(const std::vector<Window>& windows,
+                       const std::vector<WindowInspection>& inspections) {
+  if (windows.size() != inspections.size())
+    throw Error("token_cloud: one inspection per window is needed");
   TokenCloud c;
-  const auto add = [&c](const std::vector<float>& source, int k, const std::string& modality, int w, const Window& win, int p) {
+  const auto add = [&c](const std::vector<float>& source, int k, const std::string& modality, int w,
+                        const Window& win, int p) {
     const auto H = static_cast<std::ptrdiff_t>(c.dims);
     c.points.insert(c.points.end(), source.begin() + k * H, source.begin() + (k + 1) * H);
     c.modality.push_back(modality);
@@ -35,7 +39,8 @@ TokenCloud token_cloud(const std::vector<Window>& windows, const std::vector<Win
     const int K = win.steps;
     if (K <= 0) continue;
     // The R, s, a embeddings before merging, three per step.
-    if (wi.tokens_before_merge.size() >= static_cast<std::size_t>(3 * K) * static_cast<std::size_t>(c.dims))
+    if (wi.tokens_before_merge.size() >=
+        static_cast<std::size_t>(3 * K) * static_cast<std::size_t>(c.dims))
       for (int k = 0; k < 3 * K; ++k) {
         const int p = k / 3;
         if (win.mask[static_cast<std::size_t>(p)] < 0.5f) continue;

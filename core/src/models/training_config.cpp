@@ -2,10 +2,9 @@
 
 #include "dstudio/models/training_config.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 
 #include "dstudio/common/error.h"
 #include "dstudio/models/config_fields.h"
@@ -15,58 +14,87 @@ namespace {
 using nlohmann::ordered_json;
 
 ordered_json training_json(const TrainingConfig& c) {
-  return {{"steps", c.steps}, {"batch_size", c.batch_size}, {"learning_rate", c.learning_rate},
-          {"weight_decay", c.weight_decay}, {"beta1", c.beta1}, {"beta2", c.beta2}, {"warmup_steps", c.warmup_steps},
-          {"cosine_decay", c.cosine_decay}, {"grad_clip", c.grad_clip}, {"rtg_scale", c.rtg_scale},
-          {"pct_traj", c.pct_traj}, {"seed", c.seed}, {"threads", c.threads}, {"log_every", c.log_every},
-          {"checkpoint_every", c.checkpoint_every}, {"eval_every", c.eval_every}};
+  return {{"steps", c.steps},
+          {"batch_size", c.batch_size},
+          {"learning_rate", c.learning_rate},
+          {"weight_decay", c.weight_decay},
+          {"beta1", c.beta1},
+          {"beta2", c.beta2},
+          {"warmup_steps", c.warmup_steps},
+          {"cosine_decay", c.cosine_decay},
+          {"grad_clip", c.grad_clip},
+          {"rtg_scale", c.rtg_scale},
+          {"pct_traj", c.pct_traj},
+          {"seed", c.seed},
+          {"threads", c.threads},
+          {"log_every", c.log_every},
+          {"checkpoint_every", c.checkpoint_every},
+          {"eval_every", c.eval_every}};
 }
 
 }  // namespace
 
 const char* to_string(TrainingState state) {
   switch (state) {
-    case TrainingState::Idle: return "idle";
-    case TrainingState::Running: return "running";
-    case TrainingState::Paused: return "paused";
-    case TrainingState::Finished: return "finished";
-    case TrainingState::Cancelled: return "cancelled";
-    case TrainingState::Failed: return "failed";
+    case TrainingState::Idle:
+      return "idle";
+    case TrainingState::Running:
+      return "running";
+    case TrainingState::Paused:
+      return "paused";
+    case TrainingState::Finished:
+      return "finished";
+    case TrainingState::Cancelled:
+      return "cancelled";
+    case TrainingState::Failed:
+      return "failed";
   }
   return "?";
 }
 
-std::string to_json(const TrainingConfig& config) { return training_json(config).dump(2); }
+std::string to_json(const TrainingConfig& config) {
+  return training_json(config).dump(2);
+}
 
 void check_seed(std::uint64_t seed, const std::string& where) {
   if (seed > kMaxSeed)
-    throw UsageError(where + (where.empty() ? "" : ": ") + "a seed is a whole number in [0, 2^63 - 1], not " + std::to_string(seed));
+    throw UsageError(where + (where.empty() ? "" : ": ") +
+                     "a seed is a whole number in [0, 2^63 - 1], not " + std::to_string(seed));
 }
 
 TrainingConfig training_from_json(const std::string& text) {
   const auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw UsageError("the training configuration is not a JSON object");
+  if (j.is_discarded() || !j.is_object())
+    throw UsageError("the training configuration is not a JSON object");
   TrainingConfig c;
   const auto known = training_json(c);
   for (const auto& [key, value] : j.items()) {
     if (!known.contains(key)) throw UsageError("unknown training key '" + key + "'");
     const auto& expected = known[key];
     if (expected.is_boolean()) {
-      if (!value.is_boolean()) throw UsageError("training key '" + key + "' takes true or false, not " + value.dump());
+      if (!value.is_boolean())
+        throw UsageError("training key '" + key + "' takes true or false, not " + value.dump());
       continue;
     }
     const ConfigField* field = config_field(key);
     const bool whole = expected.is_number_integer() || expected.is_number_unsigned();
     // Integers are checked as written: nothing wraps (-1 as a seed) or truncates (2.5 steps).
     const bool integral = value.is_number_integer() || value.is_number_unsigned();
-    if (!value.is_number() || (whole && !integral && !(value.is_number_float() && std::floor(value.get<double>()) == value.get<double>())))
-      throw UsageError("training key '" + key + "' takes " + (whole ? "a whole number" : "a number") + " in " + range_text(*field) +
+    if (!value.is_number() ||
+        (whole && !integral &&
+         !(value.is_number_float() && std::floor(value.get<double>()) == value.get<double>())))
+      throw UsageError("training key '" + key + "' takes " +
+                       (whole ? "a whole number" : "a number") + " in " + range_text(*field) +
                        ", not " + value.dump());
     const bool negative = value.is_number_integer() && value.get<std::int64_t>() < 0;
-    const double v = value.is_number_unsigned() ? static_cast<double>(value.get<std::uint64_t>()) : value.get<double>();
-    if (!std::isfinite(v) || !in_range(*field, negative ? static_cast<double>(value.get<std::int64_t>()) : v) ||
-        (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(field->maximum)))
-      throw UsageError("training key '" + key + "' must be in " + range_text(*field) + ", not " + value.dump());
+    const double v = value.is_number_unsigned() ? static_cast<double>(value.get<std::uint64_t>())
+                                                : value.get<double>();
+    if (!std::isfinite(v) ||
+        !in_range(*field, negative ? static_cast<double>(value.get<std::int64_t>()) : v) ||
+        (value.is_number_unsigned() &&
+         value.get<std::uint64_t>() > static_cast<std::uint64_t>(field->maximum)))
+      throw UsageError("training key '" + key + "' must be in " + range_text(*field) + ", not " +
+                       value.dump());
   }
   try {
     c.steps = j.value("steps", c.steps);

@@ -2,10 +2,9 @@
 
 #include "dstudio/sweep/slurm.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -27,8 +26,10 @@ constexpr const char* kJobsFormat = "dstudio-sweep-slurm";
 std::string shell_quoted(const std::string& s) {
   std::string out = "'";
   for (const char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }
@@ -36,9 +37,9 @@ std::string shell_quoted(const std::string& s) {
 // A value on an #SBATCH line is not seen by a shell: it must be one word without quotes.
 void check_sbatch_value(const std::string& option, const std::string& value) {
   if (value.find_first_of(" \t\n\r'\"\\") != std::string::npos)
-    throw UsageError(option + " '" + value + "': spaces, quotes and backslashes cannot go on an #SBATCH line");
+    throw UsageError(option + " '" + value +
+                     "': spaces, quotes and backslashes cannot go on an #SBATCH line");
 }
-
 
 }  // namespace
 
@@ -61,38 +62,52 @@ std::string array_spec(const std::vector<int>& indices, int max_concurrent) {
 }
 
 void check_slurm_options(const SlurmOptions& o) {
-  if (o.cpus_per_task < 1) throw UsageError("--cpus-per-task " + std::to_string(o.cpus_per_task) + ": must be at least 1");
-  if (o.max_concurrent < 0) throw UsageError("--max-concurrent " + std::to_string(o.max_concurrent) + ": must be 0 (no limit) or more");
+  if (o.cpus_per_task < 1)
+    throw UsageError("--cpus-per-task " + std::to_string(o.cpus_per_task) + ": must be at least 1");
+  if (o.max_concurrent < 0)
+    throw UsageError("--max-concurrent " + std::to_string(o.max_concurrent) +
+                     ": must be 0 (no limit) or more");
   if (o.signal_seconds < 1 || o.signal_seconds > 65535)
-    throw UsageError("--signal-before " + std::to_string(o.signal_seconds) + ": must be 1 to 65535 seconds");
-  static const std::regex time_form(R"(^((\d+-)?\d+(:\d+){0,2}|UNLIMITED|INFINITE|unlimited|infinite)$)");
+    throw UsageError("--signal-before " + std::to_string(o.signal_seconds) +
+                     ": must be 1 to 65535 seconds");
+  static const std::regex time_form(
+      R"(^((\d+-)?\d+(:\d+){0,2}|UNLIMITED|INFINITE|unlimited|infinite)$)");
   if (!o.time.empty() && !std::regex_match(o.time, time_form))
-    throw UsageError("--time '" + o.time + "': not one of Slurm's forms (minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S)");
+    throw UsageError("--time '" + o.time +
+                     "': not one of Slurm's forms (minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S)");
   check_sbatch_value("--partition", o.partition);
   check_sbatch_value("--mem", o.mem);
   check_sbatch_value("--gres", o.gres);
   check_sbatch_value("--job-name", o.job_name);
-  static const std::set<std::string> set_by_script = {"--array", "-a", "--output", "-o", "--error", "-e", "--requeue", "--no-requeue",
-                                                      "--signal", "--open-mode", "--parsable", "--wrap"};
+  static const std::set<std::string> set_by_script = {
+      "--array",   "-a",           "--output", "-o",          "--error",    "-e",
+      "--requeue", "--no-requeue", "--signal", "--open-mode", "--parsable", "--wrap"};
   for (const auto& arg : o.extra) {
-    if (arg.empty() || arg[0] != '-') throw UsageError("--sbatch-arg '" + arg + "': an sbatch option starts with '-' (e.g. --sbatch-arg=--qos=long)");
+    if (arg.empty() || arg[0] != '-')
+      throw UsageError("--sbatch-arg '" + arg +
+                       "': an sbatch option starts with '-' (e.g. --sbatch-arg=--qos=long)");
     const auto name = arg.substr(0, arg.find('='));
     if (set_by_script.count(name))
-      throw UsageError("--sbatch-arg '" + arg + "': " + name + " is set by the sweep's script itself");
+      throw UsageError("--sbatch-arg '" + arg + "': " + name +
+                       " is set by the sweep's script itself");
     check_sbatch_value("--sbatch-arg", arg);
   }
 }
 
-std::string sbatch_script(const Sweep& sweep, const std::vector<int>& indices, const SlurmOptions& o, const fs::path& dstudio) {
+std::string sbatch_script(const Sweep& sweep, const std::vector<int>& indices,
+                          const SlurmOptions& o, const fs::path& dstudio) {
   check_slurm_options(o);
   const auto log_dir = slurm_dir(sweep);
   check_sbatch_value("the sweep folder", log_dir.string());
-  const std::string name = o.job_name.empty() ? "dstudio-" + sweep.dir.filename().string() : o.job_name;
+  const std::string name =
+      o.job_name.empty() ? "dstudio-" + sweep.dir.filename().string() : o.job_name;
   check_sbatch_value("--job-name", name);
   std::ostringstream s;
   s << "#!/bin/bash\n"
-    << "# The cells of the sweep " << sweep.dir.string() << " as a Slurm job array: each task trains one\n"
-    << "# cell, or continues it from its checkpoint. Written by `dstudio sweep submit`; docs/sweeps.md.\n"
+    << "# The cells of the sweep " << sweep.dir.string()
+    << " as a Slurm job array: each task trains one\n"
+    << "# cell, or continues it from its checkpoint. Written by `dstudio sweep submit`; "
+       "docs/sweeps.md.\n"
     << "#SBATCH --job-name=" << name << "\n"
     << "#SBATCH --array=" << array_spec(indices, o.max_concurrent) << "\n"
     << "#SBATCH --output=" << (log_dir / "%A_%a.out").string() << "\n"
@@ -112,15 +127,20 @@ std::string sbatch_script(const Sweep& sweep, const std::vector<int>& indices, c
     << "cell=${SLURM_ARRAY_TASK_ID:?this script runs as a task of a Slurm job array}\n"
     << "task=\n"
     << "warned=0\n"
-    << "# Slurm's warning before the time limit: the task saves its checkpoint and stops, and the job\n"
+    << "# Slurm's warning before the time limit: the task saves its checkpoint and stops, and the "
+       "job\n"
     << "# goes back to the queue; its next run continues from the checkpoint.\n"
     << "trap 'warned=1; [[ -n $task ]] && kill -USR1 \"$task\" 2>/dev/null' USR1\n"
     << "# scancel, a preemption, `scontrol requeue`: the task saves its checkpoint and stops.\n"
     << "trap '[[ -n $task ]] && kill -TERM \"$task\" 2>/dev/null' TERM INT\n"
-    << "echo \"cell $cell on $(hostname), job ${SLURM_ARRAY_JOB_ID}_${cell}, run ${SLURM_RESTART_COUNT:-0}, $(date -u +%FT%TZ)\"\n"
-    << "\"$dstudio\" sweep task \"$sweep\" --index \"$cell\" --threads \"${SLURM_CPUS_PER_TASK:-1}\" --device " << o.device << " &\n"
+    << "echo \"cell $cell on $(hostname), job ${SLURM_ARRAY_JOB_ID}_${cell}, run "
+       "${SLURM_RESTART_COUNT:-0}, $(date -u +%FT%TZ)\"\n"
+    << "\"$dstudio\" sweep task \"$sweep\" --index \"$cell\" --threads "
+       "\"${SLURM_CPUS_PER_TASK:-1}\" --device "
+    << o.device << " &\n"
     << "task=$!\n"
-    << "# A trap ends a wait early (with 128 + the signal): wait until the task has exited, then take\n"
+    << "# A trap ends a wait early (with 128 + the signal): wait until the task has exited, then "
+       "take\n"
     << "# its own status, which bash keeps, however soon after the signal it exited.\n"
     << "wait \"$task\"\n"
     << "while kill -0 \"$task\" 2>/dev/null; do wait \"$task\"; done\n"
@@ -132,7 +152,9 @@ std::string sbatch_script(const Sweep& sweep, const std::vector<int>& indices, c
   return s.str();
 }
 
-fs::path slurm_dir(const Sweep& sweep) { return sweep.dir / "slurm"; }
+fs::path slurm_dir(const Sweep& sweep) {
+  return sweep.dir / "slurm";
+}
 
 std::vector<SlurmJob> read_slurm_jobs(const Sweep& sweep) {
   const auto path = slurm_dir(sweep) / "jobs.json";
@@ -142,16 +164,20 @@ std::vector<SlurmJob> read_slurm_jobs(const Sweep& sweep) {
   const auto j = json::parse(in, nullptr, false);
   const auto damaged = [&](const std::string& why) { return Error(path.string() + ": " + why); };
   if (j.is_discarded() || !j.is_object()) throw damaged("not a JSON object (damaged?)");
-  if (j.value("format", "") != kJobsFormat) throw damaged("not a sweep's Slurm record (format is not \"" + std::string(kJobsFormat) + "\")");
+  if (j.value("format", "") != kJobsFormat)
+    throw damaged("not a sweep's Slurm record (format is not \"" + std::string(kJobsFormat) +
+                  "\")");
   if (!j.contains("jobs") || !j["jobs"].is_array()) throw damaged("no \"jobs\" list");
   std::vector<SlurmJob> jobs;
   for (const auto& e : j["jobs"]) {
-    if (!e.is_object() || !e.contains("job") || !e["job"].is_string() || !e.contains("cells") || !e["cells"].is_array())
+    if (!e.is_object() || !e.contains("job") || !e["job"].is_string() || !e.contains("cells") ||
+        !e["cells"].is_array())
       throw damaged("a job without \"job\" and \"cells\"");
     SlurmJob job;
     job.job = e["job"].get<std::string>();
     for (const auto& c : e["cells"]) {
-      if (!c.is_number_integer()) throw damaged("job " + job.job + ": a cell that is not a whole number");
+      if (!c.is_number_integer())
+        throw damaged("job " + job.job + ": a cell that is not a whole number");
       job.cells.push_back(c.get<int>());
     }
     if (job.cells.empty()) throw damaged("job " + job.job + " without cells");
@@ -167,7 +193,9 @@ void add_slurm_job(const Sweep& sweep, const SlurmJob& job) {
   jobs.push_back(job);
   if (jobs.back().submitted.empty()) jobs.back().submitted = utc_now();
   ordered_json list = ordered_json::array();
-  for (const auto& j : jobs) list.push_back({{"job", j.job}, {"cells", j.cells}, {"script", j.script}, {"submitted", j.submitted}});
+  for (const auto& j : jobs)
+    list.push_back(
+        {{"job", j.job}, {"cells", j.cells}, {"script", j.script}, {"submitted", j.submitted}});
   const ordered_json doc = {{"format", kJobsFormat}, {"version", 1}, {"jobs", list}};
   std::error_code ec;
   fs::create_directories(slurm_dir(sweep), ec);
@@ -175,7 +203,8 @@ void add_slurm_job(const Sweep& sweep, const SlurmJob& job) {
   write_text_atomically(slurm_dir(sweep) / "jobs.json", doc.dump(2) + "\n");
 }
 
-std::map<int, SlurmTaskState> parse_job_states(const std::string& text, const std::vector<std::string>& jobs) {
+std::map<int, SlurmTaskState> parse_job_states(const std::string& text,
+                                               const std::vector<std::string>& jobs) {
   std::map<std::string, std::size_t> rank;
   for (std::size_t i = 0; i < jobs.size(); ++i) rank[jobs[i]] = i;
   std::map<int, SlurmTaskState> out;
@@ -232,8 +261,10 @@ std::map<int, SlurmTaskState> parse_job_states(const std::string& text, const st
 }
 
 bool slurm_state_is_live(const std::string& state) {
-  static const std::set<std::string> live = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED",
-                                             "SUSPENDED", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD"};
+  static const std::set<std::string> live = {
+      "PENDING",      "RUNNING",     "CONFIGURING",  "COMPLETING", "REQUEUED",
+      "REQUEUE_HOLD", "REQUEUE_FED", "SUSPENDED",    "RESIZING",   "SIGNALING",
+      "STAGE_OUT",    "STOPPED",     "RESV_DEL_HOLD"};
   return live.count(state) > 0;
 }
 
@@ -243,10 +274,12 @@ std::map<int, SlurmTaskState> query_slurm_states(const std::vector<SlurmJob>& jo
   // One job at a time: squeue refuses a whole list for one id it has forgotten.
   for (const auto& j : jobs) {
     ids.push_back(j.job);
-    const auto out = run_program({"squeue", "-h", "-r", "-t", "all", "-j", j.job, "-o", "%i|%T|%r"});
+    const auto out =
+        run_program({"squeue", "-h", "-r", "-t", "all", "-j", j.job, "-o", "%i|%T|%r"});
     const bool forgotten = out.code != 0 && out.text.find("Invalid job id") != std::string::npos;
     if (out.code != 0 && !forgotten)
-      throw Error("squeue: " + (out.text.empty() ? "exit status " + std::to_string(out.code) : out.text.substr(0, out.text.find('\n'))));
+      throw Error("squeue: " + (out.text.empty() ? "exit status " + std::to_string(out.code)
+                                                 : out.text.substr(0, out.text.find('\n'))));
     if (!forgotten && out.text.find('|') != std::string::npos) {
       text += out.text;
       continue;

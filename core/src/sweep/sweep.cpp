@@ -2,8 +2,6 @@
 
 #include "dstudio/sweep/sweep.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -11,6 +9,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -49,50 +48,65 @@ std::string folder_safe(std::string s) {
   return s;
 }
 
-std::string variant_label(const Cell& c) { return c.variant == "hier" ? "hier-" + c.merger + "-" + c.mixer : c.variant; }
+std::string variant_label(const Cell& c) {
+  return c.variant == "hier" ? "hier-" + c.merger + "-" + c.mixer : c.variant;
+}
 
 // Checks the cell as `dstudio train` would (names, ranges, types), and names it.
 void finish_cell(Cell& c, int index, const std::string& where) {
   c.index = index;
   try {
-    const auto variant = models::with_overrides(models::make_variant(c.variant, c.merger, c.mixer), c.config);
+    const auto variant =
+        models::with_overrides(models::make_variant(c.variant, c.merger, c.mixer), c.config);
     (void)variant;
     const auto training = models::training_from_json(c.training);
     (void)training;
   } catch (const UsageError& e) {
     throw UsageError(where + e.what());
   }
-  if (json::parse(c.training).contains("seed")) throw UsageError(where + "the seed is a cell's own: give it in \"seeds\" or a cell's \"seed\"");
+  if (json::parse(c.training).contains("seed"))
+    throw UsageError(where + "the seed is a cell's own: give it in \"seeds\" or a cell's \"seed\"");
   std::error_code ec;
-  if (!fs::is_regular_file(c.dataset, ec) && !fs::is_directory(c.dataset, ec)) throw UsageError(where + "dataset " + c.dataset + ": no such file");
+  if (!fs::is_regular_file(c.dataset, ec) && !fs::is_directory(c.dataset, ec))
+    throw UsageError(where + "dataset " + c.dataset + ": no such file");
   const std::string stem = fs::path(c.dataset).stem().string();
   char number[16];
   std::snprintf(number, sizeof number, "%03d", index);
-  c.name = folder_safe(std::string(number) + "-" + variant_label(c) + "-" + stem + "-s" + std::to_string(c.seed));
+  c.name = folder_safe(std::string(number) + "-" + variant_label(c) + "-" + stem + "-s" +
+                       std::to_string(c.seed));
   std::string overrides;
   if (c.config != "{}") overrides += " config " + c.config;
   if (c.training != "{}") overrides += " training " + c.training;
   c.group = variant_label(c) + " on " + stem + overrides;
 }
 
-std::string dataset_path(const ordered_json& v, const fs::path& relative_to, const std::string& where) {
-  if (!v.is_string() || v.get<std::string>().empty()) throw UsageError(where + "a dataset is a path");
+std::string dataset_path(const ordered_json& v, const fs::path& relative_to,
+                         const std::string& where) {
+  if (!v.is_string() || v.get<std::string>().empty())
+    throw UsageError(where + "a dataset is a path");
   fs::path p = v.get<std::string>();
   if (p.is_relative()) p = relative_to / p;
   return fs::absolute(p).lexically_normal().string();
 }
 
 std::uint64_t seed_of(const ordered_json& v, const std::string& where) {
-  if ((!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) || v.get<std::uint64_t>() > models::kMaxSeed)
+  if ((!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) ||
+      v.get<std::uint64_t>() > models::kMaxSeed)
     throw UsageError(where + "a seed is a whole number in [0, 2^63 - 1], not " + v.dump());
   return v.get<std::uint64_t>();
 }
 
 ordered_json cell_json(const Cell& c) {
-  return {{"index", c.index},         {"name", c.name},   {"variant", c.variant},
-          {"merger", c.merger},       {"mixer", c.mixer}, {"dataset", c.dataset},
-          {"seed", c.seed},           {"config", ordered_json::parse(c.config)},
-          {"training", ordered_json::parse(c.training)}, {"group", c.group}};
+  return {{"index", c.index},
+          {"name", c.name},
+          {"variant", c.variant},
+          {"merger", c.merger},
+          {"mixer", c.mixer},
+          {"dataset", c.dataset},
+          {"seed", c.seed},
+          {"config", ordered_json::parse(c.config)},
+          {"training", ordered_json::parse(c.training)},
+          {"group", c.group}};
 }
 
 }  // namespace
@@ -117,32 +131,42 @@ std::vector<Cell> cells_of_grid(const std::string& text, const fs::path& relativ
   }
   if (!g.is_object()) throw UsageError("the grid must be a JSON object");
   for (auto it = g.begin(); it != g.end(); ++it) {
-    static const char* known[] = {"variants", "datasets", "seeds", "config", "training", "axes", "cells", "eval_episodes"};
-    if (std::find_if(std::begin(known), std::end(known), [&](const char* k) { return it.key() == k; }) == std::end(known))
-      throw UsageError("the grid has no key \"" + it.key() + "\"; its keys: variants, datasets, seeds, config, training, axes, cells, eval_episodes");
+    static const char* known[] = {"variants", "datasets", "seeds", "config",
+                                  "training", "axes",     "cells", "eval_episodes"};
+    if (std::find_if(std::begin(known), std::end(known),
+                     [&](const char* k) { return it.key() == k; }) == std::end(known))
+      throw UsageError(
+          "the grid has no key \"" + it.key() +
+          "\"; its keys: variants, datasets, seeds, config, training, axes, cells, eval_episodes");
   }
-  if (g.contains("eval_episodes") && !(g["eval_episodes"].is_number_integer() && g["eval_episodes"].get<int>() >= 0 && g["eval_episodes"].get<int>() <= 1000))
+  if (g.contains("eval_episodes") &&
+      !(g["eval_episodes"].is_number_integer() && g["eval_episodes"].get<int>() >= 0 &&
+        g["eval_episodes"].get<int>() <= 1000))
     throw UsageError("\"eval_episodes\" must be a whole number in [0, 1000]");
   const auto base_config = object_at(g, "config", "");
   const auto base_training = object_at(g, "training", "");
   std::vector<Cell> cells;
 
   if (g.contains("variants")) {
-    if (!g["variants"].is_array() || g["variants"].empty()) throw UsageError("\"variants\" must be a list of variants");
+    if (!g["variants"].is_array() || g["variants"].empty())
+      throw UsageError("\"variants\" must be a list of variants");
     if (!g.contains("datasets") || !g["datasets"].is_array() || g["datasets"].empty())
       throw UsageError("\"datasets\" must list at least one dataset for the variants");
     const ordered_json seeds = g.contains("seeds") ? g["seeds"] : ordered_json::array({0});
-    if (!seeds.is_array() || seeds.empty()) throw UsageError("\"seeds\" must be a list of whole numbers");
+    if (!seeds.is_array() || seeds.empty())
+      throw UsageError("\"seeds\" must be a list of whole numbers");
     // Extra axes: every combination of their values, in the order given.
     std::vector<std::pair<std::string, ordered_json>> axes;
     const auto axes_given = object_at(g, "axes", "");
     for (const auto& [key, values] : axes_given.items()) {
       if (key.rfind("config.", 0) != 0 && key.rfind("training.", 0) != 0)
         throw UsageError("axes: \"" + key + "\" must be config.<field> or training.<field>");
-      if (!values.is_array() || values.empty()) throw UsageError("axes: \"" + key + "\" must be a list of values");
+      if (!values.is_array() || values.empty())
+        throw UsageError("axes: \"" + key + "\" must be a list of values");
       axes.emplace_back(key, values);
     }
-    std::vector<std::pair<ordered_json, ordered_json>> settings{{ordered_json::object(), ordered_json::object()}};
+    std::vector<std::pair<ordered_json, ordered_json>> settings{
+        {ordered_json::object(), ordered_json::object()}};
     for (const auto& [key, values] : axes) {
       std::vector<std::pair<ordered_json, ordered_json>> next;
       const bool config = key.rfind("config.", 0) == 0;
@@ -166,7 +190,8 @@ std::vector<Cell> cells_of_grid(const std::string& text, const fs::path& relativ
         if (entry.contains("mixer")) base.mixer = entry["mixer"].get<std::string>();
         config = merged(config, object_at(entry, "config", "variants: "));
       } else {
-        throw UsageError("variants: each is a name or an object with \"variant\", not " + entry.dump());
+        throw UsageError("variants: each is a name or an object with \"variant\", not " +
+                         entry.dump());
       }
       for (const auto& d : g["datasets"])
         for (const auto& [axis_config, axis_training] : settings)
@@ -176,7 +201,8 @@ std::vector<Cell> cells_of_grid(const std::string& text, const fs::path& relativ
             c.seed = seed_of(s, "seeds: ");
             c.config = merged(config, axis_config).dump();
             c.training = merged(base_training, axis_training).dump();
-            finish_cell(c, static_cast<int>(cells.size()), "cell " + std::to_string(cells.size()) + ": ");
+            finish_cell(c, static_cast<int>(cells.size()),
+                        "cell " + std::to_string(cells.size()) + ": ");
             cells.push_back(std::move(c));
           }
     }
@@ -187,7 +213,8 @@ std::vector<Cell> cells_of_grid(const std::string& text, const fs::path& relativ
     for (std::size_t k = 0; k < listed.size(); ++k) {
       const auto& e = listed[k];
       const std::string where = "cells[" + std::to_string(k) + "]: ";
-      if (!e.is_object() || !e.contains("variant") || !e.contains("dataset")) throw UsageError(where + "a cell needs \"variant\" and \"dataset\"");
+      if (!e.is_object() || !e.contains("variant") || !e.contains("dataset"))
+        throw UsageError(where + "a cell needs \"variant\" and \"dataset\"");
       Cell c;
       c.variant = e["variant"].get<std::string>();
       if (e.contains("merger")) c.merger = e["merger"].get<std::string>();
@@ -200,12 +227,14 @@ std::vector<Cell> cells_of_grid(const std::string& text, const fs::path& relativ
       cells.push_back(std::move(c));
     }
   }
-  if (cells.empty()) throw UsageError("the grid has no cells: give \"variants\" and \"datasets\", or \"cells\"");
+  if (cells.empty())
+    throw UsageError("the grid has no cells: give \"variants\" and \"datasets\", or \"cells\"");
   // Two cells that would train the same run are one mistake or the other.
   for (std::size_t a = 0; a < cells.size(); ++a)
     for (std::size_t b = a + 1; b < cells.size(); ++b)
       if (cells[a].group == cells[b].group && cells[a].seed == cells[b].seed)
-        throw UsageError("cells " + std::to_string(a) + " and " + std::to_string(b) + " are the same run (" + cells[a].group + ", seed " +
+        throw UsageError("cells " + std::to_string(a) + " and " + std::to_string(b) +
+                         " are the same run (" + cells[a].group + ", seed " +
                          std::to_string(cells[a].seed) + ")");
   return cells;
 }
@@ -231,7 +260,8 @@ Sweep create_sweep(const fs::path& dir, const std::vector<Cell>& cells, const st
   if (fs::exists(s.dir / "sweep.json", ec)) {
     const auto existing = read_sweep(s.dir);
     bool same = existing.cells.size() == cells.size();
-    for (std::size_t i = 0; same && i < cells.size(); ++i) same = cell_json(existing.cells[i]).dump() == cell_json(cells[i]).dump();
+    for (std::size_t i = 0; same && i < cells.size(); ++i)
+      same = cell_json(existing.cells[i]).dump() == cell_json(cells[i]).dump();
     if (!same) throw UsageError(s.dir.string() + " holds another sweep; choose a new folder");
     return existing;
   }
@@ -241,7 +271,10 @@ Sweep create_sweep(const fs::path& dir, const std::vector<Cell>& cells, const st
     fs::create_directories(cell_dir(s, c), ec);
     if (ec) throw Error(cell_dir(s, c).string() + ": " + ec.message());
   }
-  ordered_json manifest = {{"format", kFormat}, {"version", kVersion}, {"created", utc_now()}, {"grid", ordered_json::parse(grid)},
+  ordered_json manifest = {{"format", kFormat},
+                           {"version", kVersion},
+                           {"created", utc_now()},
+                           {"grid", ordered_json::parse(grid)},
                            {"cells", ordered_json::array()}};
   for (const auto& c : cells) manifest["cells"].push_back(cell_json(c));
   write_text_atomically(s.dir / "sweep.json", manifest.dump(2) + "\n");
@@ -258,7 +291,9 @@ Sweep read_sweep(const fs::path& dir) {
   try {
     m = ordered_json::parse(in);
     if (m.value("format", "") != kFormat) throw Error("not a sweep manifest");
-    if (m.value("version", 0) > kVersion) throw Error("made by a newer Decision Studio (version " + std::to_string(m.value("version", 0)) + ")");
+    if (m.value("version", 0) > kVersion)
+      throw Error("made by a newer Decision Studio (version " +
+                  std::to_string(m.value("version", 0)) + ")");
     s.grid = m.at("grid").dump();
     s.eval_episodes = m.at("grid").value("eval_episodes", 10);
     for (const auto& e : m.at("cells")) {
@@ -273,7 +308,8 @@ Sweep read_sweep(const fs::path& dir) {
       c.config = e.at("config").dump();
       c.training = e.at("training").dump();
       c.group = e.at("group").get<std::string>();
-      if (c.index != static_cast<int>(s.cells.size()) || c.name.empty() || c.name.find('/') != std::string::npos)
+      if (c.index != static_cast<int>(s.cells.size()) || c.name.empty() ||
+          c.name.find('/') != std::string::npos)
         throw Error("cell " + std::to_string(s.cells.size()) + " is out of order or misnamed");
       s.cells.push_back(std::move(c));
     }
@@ -285,14 +321,20 @@ Sweep read_sweep(const fs::path& dir) {
   return s;
 }
 
-fs::path cell_dir(const Sweep& sweep, const Cell& cell) { return sweep.dir / "cells" / cell.name; }
+fs::path cell_dir(const Sweep& sweep, const Cell& cell) {
+  return sweep.dir / "cells" / cell.name;
+}
 
 const char* to_string(CellState state) {
   switch (state) {
-    case CellState::Pending: return "pending";
-    case CellState::Running: return "running";
-    case CellState::Finished: return "finished";
-    case CellState::Failed: return "failed";
+    case CellState::Pending:
+      return "pending";
+    case CellState::Running:
+      return "running";
+    case CellState::Finished:
+      return "finished";
+    case CellState::Failed:
+      return "failed";
   }
   return "pending";
 }
@@ -305,8 +347,10 @@ CellStatus read_cell_status(const Sweep& sweep, const Cell& cell) {
   try {
     const auto j = json::parse(in);
     const std::string state = j.value("state", "pending");
-    st.state = state == "running" ? CellState::Running : state == "finished" ? CellState::Finished : state == "failed" ? CellState::Failed
-                                                                                                                     : CellState::Pending;
+    st.state = state == "running"    ? CellState::Running
+               : state == "finished" ? CellState::Finished
+               : state == "failed"   ? CellState::Failed
+                                     : CellState::Pending;
     st.step = j.value("step", std::int64_t{0});
     st.total = j.value("total", std::int64_t{0});
     if (j.contains("loss") && j["loss"].is_number()) st.loss = j["loss"].get<double>();
@@ -319,12 +363,14 @@ CellStatus read_cell_status(const Sweep& sweep, const Cell& cell) {
       const double nan = std::numeric_limits<double>::quiet_NaN();
       if (!j.contains(key) || j[key].is_null()) return nan;
       if (!j[key].is_number()) {
-        st.problems.push_back(std::string("\"") + key + "\" is " + j[key].dump().substr(0, 40) + ", not a number");
+        st.problems.push_back(std::string("\"") + key + "\" is " + j[key].dump().substr(0, 40) +
+                              ", not a number");
         return nan;
       }
       const double v = j[key].get<double>();
       if (!std::isfinite(v) || std::abs(v) > kMaxScore) {
-        st.problems.push_back(std::string("\"") + key + "\" is " + j[key].dump() + ", not a score within +-1e6");
+        st.problems.push_back(std::string("\"") + key + "\" is " + j[key].dump() +
+                              ", not a score within +-1e6");
         return nan;
       }
       return v;
@@ -346,7 +392,8 @@ CellStatus result_status(const Sweep& sweep, const Cell& cell, std::vector<std::
   if (warnings)
     for (const auto& p : st.problems) warnings->push_back(who + ": task.json: " + p + "; left out");
   std::error_code ec;
-  if (st.state == CellState::Finished && !fs::is_regular_file(cell_dir(sweep, cell) / "checkpoint.pt", ec)) {
+  if (st.state == CellState::Finished &&
+      !fs::is_regular_file(cell_dir(sweep, cell) / "checkpoint.pt", ec)) {
     st.state = CellState::Failed;
     st.error = "said to be finished, but its checkpoint.pt is missing";
     st.score = st.score_std = st.best_score = std::numeric_limits<double>::quiet_NaN();
@@ -356,11 +403,20 @@ CellStatus result_status(const Sweep& sweep, const Cell& cell, std::vector<std::
 }
 
 void write_cell_status(const Sweep& sweep, const Cell& cell, const CellStatus& st) {
-  ordered_json j = {{"state", to_string(st.state)}, {"step", st.step},           {"total", st.total},
-                    {"loss", std::isfinite(st.loss) ? ordered_json(st.loss) : ordered_json(nullptr)},
-                    {"host", st.host},              {"pid", st.pid},             {"slurm_job", st.slurm_job},
-                    {"restarts", st.restarts},      {"error", st.error},         {"updated", utc_now()}};
-  const auto finite = [](double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); };
+  ordered_json j = {
+      {"state", to_string(st.state)},
+      {"step", st.step},
+      {"total", st.total},
+      {"loss", std::isfinite(st.loss) ? ordered_json(st.loss) : ordered_json(nullptr)},
+      {"host", st.host},
+      {"pid", st.pid},
+      {"slurm_job", st.slurm_job},
+      {"restarts", st.restarts},
+      {"error", st.error},
+      {"updated", utc_now()}};
+  const auto finite = [](double v) {
+    return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr);
+  };
   j["score"] = finite(st.score);
   j["score_std"] = finite(st.score_std);
   j["best_score"] = finite(st.best_score);
@@ -382,7 +438,8 @@ std::pair<double, double> mean_std(const std::vector<double>& v) {
 std::string latex_escaped(const std::string& text) {
   std::string out;
   for (char ch : text) {
-    if (ch == '_' || ch == '&' || ch == '%' || ch == '#' || ch == '$' || ch == '{' || ch == '}') out += '\\';
+    if (ch == '_' || ch == '&' || ch == '%' || ch == '#' || ch == '$' || ch == '{' || ch == '}')
+      out += '\\';
     out += ch;
   }
   return out;
@@ -396,20 +453,25 @@ std::vector<GroupResult> collect_groups(const Sweep& sweep, std::vector<std::str
   std::map<std::string, json> shared;
   std::set<std::string> varying;
   for (const auto& cell : sweep.cells)
-    for (const auto& [part, text] : {std::pair<std::string, std::string>{"config.", cell.config}, {"training.", cell.training}}) {
+    for (const auto& [part, text] : {std::pair<std::string, std::string>{"config.", cell.config},
+                                     {"training.", cell.training}}) {
       const auto fields = json::parse(text);
       for (auto it = fields.begin(); it != fields.end(); ++it) {
         const auto key = part + it.key();
-        if (&cell == &sweep.cells.front()) shared[key] = it.value();
-        else if (!shared.count(key) || shared[key] != it.value()) varying.insert(key);
+        if (&cell == &sweep.cells.front())
+          shared[key] = it.value();
+        else if (!shared.count(key) || shared[key] != it.value())
+          varying.insert(key);
       }
       if (&cell != &sweep.cells.front())
         for (const auto& [key, value] : shared)
-          if (key.rfind(part, 0) == 0 && !fields.contains(key.substr(part.size()))) varying.insert(key);
+          if (key.rfind(part, 0) == 0 && !fields.contains(key.substr(part.size())))
+            varying.insert(key);
     }
   const auto setting_of = [&](const Cell& cell) {
     std::string setting = variant_label(cell);
-    for (const auto& [part, text] : {std::pair<std::string, std::string>{"config.", cell.config}, {"training.", cell.training}}) {
+    for (const auto& [part, text] : {std::pair<std::string, std::string>{"config.", cell.config},
+                                     {"training.", cell.training}}) {
       const auto fields = json::parse(text);
       for (auto it = fields.begin(); it != fields.end(); ++it)
         if (varying.count(part + it.key())) setting += " " + it.key() + "=" + it.value().dump();
@@ -419,7 +481,8 @@ std::vector<GroupResult> collect_groups(const Sweep& sweep, std::vector<std::str
   std::vector<GroupResult> groups;
   std::vector<std::vector<double>> scores, bests;
   for (const auto& cell : sweep.cells) {
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const GroupResult& g) { return g.group == cell.group; });
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const GroupResult& g) { return g.group == cell.group; });
     if (it == groups.end()) {
       GroupResult g;
       g.group = cell.group;
@@ -449,7 +512,8 @@ std::string latex_table(const std::vector<GroupResult>& groups) {
   std::vector<std::string> rows, columns;
   for (const auto& g : groups) {
     if (std::find(rows.begin(), rows.end(), g.dataset) == rows.end()) rows.push_back(g.dataset);
-    if (std::find(columns.begin(), columns.end(), g.setting) == columns.end()) columns.push_back(g.setting);
+    if (std::find(columns.begin(), columns.end(), g.setting) == columns.end())
+      columns.push_back(g.setting);
   }
   const auto find = [&](const std::string& row, const std::string& column) -> const GroupResult* {
     for (const auto& g : groups)
@@ -457,7 +521,8 @@ std::string latex_table(const std::vector<GroupResult>& groups) {
     return nullptr;
   };
   std::ostringstream t;
-  t << "% Normalised scores: mean $\\pm$ standard deviation over seeds; the best of each row in bold;\n"
+  t << "% Normalised scores: mean $\\pm$ standard deviation over seeds; the best of each row in "
+       "bold;\n"
        "% (n of N): only n of the group's N seeds have finished.\n";
   t << "\\begin{tabular}{l" << std::string(columns.size(), 'c') << "}\n\\toprule\nDataset";
   for (const auto& c : columns) t << " & " << latex_escaped(c);
@@ -465,7 +530,8 @@ std::string latex_table(const std::vector<GroupResult>& groups) {
   for (const auto& r : rows) {
     double best = -std::numeric_limits<double>::infinity();
     for (const auto& c : columns)
-      if (const auto* g = find(r, c); g && std::isfinite(g->score_mean)) best = std::max(best, g->score_mean);
+      if (const auto* g = find(r, c); g && std::isfinite(g->score_mean))
+        best = std::max(best, g->score_mean);
     t << latex_escaped(r);
     for (const auto& c : columns) {
       const auto* g = find(r, c);
@@ -476,8 +542,10 @@ std::string latex_table(const std::vector<GroupResult>& groups) {
       }
       char cell[64];
       std::snprintf(cell, sizeof cell, "%.1f $\\pm$ %.1f", g->score_mean, g->score_std);
-      if (g->score_mean == best) t << "\\textbf{" << cell << "}";
-      else t << cell;
+      if (g->score_mean == best)
+        t << "\\textbf{" << cell << "}";
+      else
+        t << cell;
       if (g->finished < g->cells) t << " (" << g->finished << " of " << g->cells << ")";
     }
     t << " \\\\\n";

@@ -16,11 +16,14 @@ OffscreenContext::OffscreenContext() {
   static bool ok = false;
   std::call_once(init, [] { ok = glfwInit() == GLFW_TRUE; });
   if (!ok)
-    throw RenderError("cannot initialise GLFW: no display (set DISPLAY, or run under xvfb-run on a machine without a screen)");
+    throw RenderError(
+        "cannot initialise GLFW: no display (set DISPLAY, or run under xvfb-run on a machine "
+        "without a screen)");
   glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
   glfwWindowHint(GLFW_DOUBLEBUFFER, GLFW_FALSE);
   auto* window = glfwCreateWindow(64, 64, "dstudio offscreen", nullptr, nullptr);
-  if (!window) throw RenderError("cannot create an OpenGL context (is there a display with OpenGL?)");
+  if (!window)
+    throw RenderError("cannot create an OpenGL context (is there a display with OpenGL?)");
   glfwMakeContextCurrent(window);
   window_ = window;
 }
@@ -41,7 +44,8 @@ struct SceneRenderer::State {
   int track_body = -1;
 };
 
-SceneRenderer::SceneRenderer(const mjModel_* model, int width, int height, CameraView view, RenderQuality quality)
+SceneRenderer::SceneRenderer(const mjModel_* model, int width, int height, CameraView view,
+                             RenderQuality quality)
     : state_(new State) {
   auto& s = *state_;
   s.model = mj_copyModel(nullptr, model);
@@ -60,7 +64,8 @@ SceneRenderer::SceneRenderer(const mjModel_* model, int width, int height, Camer
   s.scene.flags[mjRND_REFLECTION] = quality.reflections ? 1 : 0;
   mjr_makeContext(s.model, &s.context, mjFONTSCALE_100);
   mjr_setBuffer(mjFB_OFFSCREEN, &s.context);
-  if (s.context.currentBuffer != mjFB_OFFSCREEN) throw RenderError("the OpenGL context has no offscreen framebuffer");
+  if (s.context.currentBuffer != mjFB_OFFSCREEN)
+    throw RenderError("the OpenGL context has no offscreen framebuffer");
   // A free camera moved onto the tracked body at every frame: MuJoCo's own tracking camera
   // low-pass filters its target and lags behind a fast runner when frames are far apart.
   s.camera.type = mjCAMERA_FREE;
@@ -82,11 +87,16 @@ SceneRenderer::~SceneRenderer() {
 Image SceneRenderer::render(const mjData_* data) {
   auto& s = *state_;
   s.data->time = data->time;
-  return render({data->qpos, static_cast<std::size_t>(s.model->nq)}, {data->qvel, static_cast<std::size_t>(s.model->nv)});
+  return render({data->qpos, static_cast<std::size_t>(s.model->nq)},
+                {data->qvel, static_cast<std::size_t>(s.model->nv)});
 }
 
-int SceneRenderer::width() const { return state_->width; }
-int SceneRenderer::height() const { return state_->height; }
+int SceneRenderer::width() const {
+  return state_->width;
+}
+int SceneRenderer::height() const {
+  return state_->height;
+}
 
 CameraView SceneRenderer::view() const {
   const auto& s = *state_;
@@ -104,9 +114,10 @@ void SceneRenderer::set_view(const CameraView& view) {
 
 Image SceneRenderer::render(std::span<const double> qpos, std::span<const double> qvel) {
   auto& s = *state_;
-  if (qpos.size() != static_cast<std::size_t>(s.model->nq) || qvel.size() != static_cast<std::size_t>(s.model->nv))
-    throw RenderError("the state does not belong to the rendered model (qpos " + std::to_string(qpos.size()) + ", nq " +
-                      std::to_string(s.model->nq) + ")");
+  if (qpos.size() != static_cast<std::size_t>(s.model->nq) ||
+      qvel.size() != static_cast<std::size_t>(s.model->nv))
+    throw RenderError("the state does not belong to the rendered model (qpos " +
+                      std::to_string(qpos.size()) + ", nq " + std::to_string(s.model->nq) + ")");
   // Copy the state so the caller's data stays untouched.
   std::copy(qpos.begin(), qpos.end(), s.data->qpos);
   std::copy(qvel.begin(), qvel.end(), s.data->qvel);
@@ -146,7 +157,8 @@ bool software_renderer() {
 
 void write_png(const std::filesystem::path& path, const Image& image) {
   if (image.width <= 0 || image.height <= 0) throw RenderError("cannot write an empty image");
-  if (!stbi_write_png(path.c_str(), image.width, image.height, 3, image.rgb.data(), image.width * 3))
+  if (!stbi_write_png(path.c_str(), image.width, image.height, 3, image.rgb.data(),
+                      image.width * 3))
     throw RenderError(path.string() + ": cannot be written");
 }
 
@@ -163,7 +175,8 @@ Image contact_sheet(const std::vector<Image>& frames, int columns) {
     const int ox = static_cast<int>(i) % columns * w, oy = static_cast<int>(i) / columns * h;
     for (int y = 0; y < h; ++y)
       std::memcpy(&sheet.rgb[(static_cast<std::size_t>(oy + y) * sheet.width + ox) * 3],
-                  &frames[i].rgb[static_cast<std::size_t>(y) * w * 3], static_cast<std::size_t>(w) * 3);
+                  &frames[i].rgb[static_cast<std::size_t>(y) * w * 3],
+                  static_cast<std::size_t>(w) * 3);
   }
   return sheet;
 }

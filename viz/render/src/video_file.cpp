@@ -25,7 +25,9 @@ std::string quoted(const std::string& word) {
   return out + "'";
 }
 
-fs::path part_of(const fs::path& video) { return video.string() + ".part"; }
+fs::path part_of(const fs::path& video) {
+  return video.string() + ".part";
+}
 
 std::string tail_of(const fs::path& log) {
   std::ifstream in(log);
@@ -52,7 +54,9 @@ bool VideoFile::ffmpeg_available() {
 }
 
 VideoFile::VideoFile(fs::path base, int frames_per_second, bool frames_only)
-    : base_(std::move(base)), fps_(std::max(1, frames_per_second)), video_(!frames_only && ffmpeg_available()) {}
+    : base_(std::move(base)),
+      fps_(std::max(1, frames_per_second)),
+      video_(!frames_only && ffmpeg_available()) {}
 
 VideoFile::~VideoFile() {
   if (!finished_) abandon();
@@ -71,7 +75,9 @@ void VideoFile::abandon() {
   }
 }
 
-fs::path VideoFile::path() const { return video_ ? fs::path(base_.string() + ".mp4") : base_; }
+fs::path VideoFile::path() const {
+  return video_ ? fs::path(base_.string() + ".mp4") : base_;
+}
 
 bool VideoFile::start(int width, int height) {
   width_ = width & ~1;
@@ -89,11 +95,15 @@ bool VideoFile::start(int width, int height) {
   if (!video_) return true;
   // A dead ffmpeg must make a write fail, not end the program.
   std::signal(SIGPIPE, SIG_IGN);
-  log_ = fs::temp_directory_path() / ("dstudio-ffmpeg-" + std::to_string(::getpid()) + "-" + base_.filename().string() + ".log");
-  const std::string command = "ffmpeg -hide_banner -loglevel error -y -f rawvideo -pixel_format rgb24 -video_size " +
-                              std::to_string(width_) + "x" + std::to_string(height_) + " -framerate " + std::to_string(fps_) +
-                              " -i pipe:0 -c:v libx264 -preset veryfast -crf 18 -pix_fmt yuv420p -movflags +faststart -f mp4 " +
-                              quoted(part_of(path()).string()) + " 2>" + quoted(log_.string());
+  log_ = fs::temp_directory_path() / ("dstudio-ffmpeg-" + std::to_string(::getpid()) + "-" +
+                                      base_.filename().string() + ".log");
+  const std::string command =
+      "ffmpeg -hide_banner -loglevel error -y -f rawvideo -pixel_format rgb24 -video_size " +
+      std::to_string(width_) + "x" + std::to_string(height_) + " -framerate " +
+      std::to_string(fps_) +
+      " -i pipe:0 -c:v libx264 -preset veryfast -crf 18 -pix_fmt yuv420p -movflags +faststart -f "
+      "mp4 " +
+      quoted(part_of(path()).string()) + " 2>" + quoted(log_.string());
   ffmpeg_ = popen(command.c_str(), "w");
   if (!ffmpeg_) {
     error_ = std::string("ffmpeg did not start: ") + std::strerror(errno);
@@ -109,14 +119,16 @@ bool VideoFile::add(const Image& frame) {
   }
   if (frames_ == 0 && !start(frame.width, frame.height)) return false;
   if (frame.width < width_ || frame.height < height_) {
-    error_ = "frame " + std::to_string(frames_) + " is " + std::to_string(frame.width) + "x" + std::to_string(frame.height) +
-             ", smaller than the recording's " + std::to_string(width_) + "x" + std::to_string(height_);
+    error_ = "frame " + std::to_string(frames_) + " is " + std::to_string(frame.width) + "x" +
+             std::to_string(frame.height) + ", smaller than the recording's " +
+             std::to_string(width_) + "x" + std::to_string(height_);
     return false;
   }
   // The top-left width_ x height_ of the frame.
   std::vector<std::uint8_t> rows(static_cast<std::size_t>(3) * width_ * height_);
   for (int y = 0; y < height_; ++y)
-    std::memcpy(&rows[static_cast<std::size_t>(3) * width_ * y], &frame.rgb[static_cast<std::size_t>(3) * frame.width * y],
+    std::memcpy(&rows[static_cast<std::size_t>(3) * width_ * y],
+                &frame.rgb[static_cast<std::size_t>(3) * frame.width * y],
                 static_cast<std::size_t>(3) * width_);
   if (video_) {
     if (std::fwrite(rows.data(), 1, rows.size(), ffmpeg_) != rows.size()) {
@@ -148,9 +160,11 @@ bool VideoFile::finish() {
   finished_ = true;
   if (!video_) {
     std::ofstream note(base_ / "recording.txt");
-    note << "frames " << frames_ << "\nframes_per_second " << fps_ << "\nwidth " << width_ << "\nheight " << height_ << "\n"
+    note << "frames " << frames_ << "\nframes_per_second " << fps_ << "\nwidth " << width_
+         << "\nheight " << height_ << "\n"
          << "# ffmpeg was not found; the video these frames make:\n"
-         << "ffmpeg -framerate " << fps_ << " -i frame-%06d.png -c:v libx264 -pix_fmt yuv420p video.mp4\n";
+         << "ffmpeg -framerate " << fps_
+         << " -i frame-%06d.png -c:v libx264 -pix_fmt yuv420p video.mp4\n";
     if (!note) error_ = "cannot write " + (base_ / "recording.txt").string();
     return error_.empty();
   }

@@ -1,8 +1,9 @@
 #pragma once
 /// \file
-/// Analyses, the studio's own and those plugins add: each says once what it takes (a checkpoint, a dataset, options with
-/// defaults and ranges) and computes its numbers with a plain function that reports progress and
-/// can be cancelled. From that one definition the studio makes `dstudio analyze <name>` with its
+/// Analyses, the studio's own and those plugins add: each says once what it takes (a checkpoint, a
+/// dataset, options with defaults and ranges) and computes its numbers with a plain function that
+/// reports progress and can be cancelled. From that one definition the studio makes `dstudio
+/// analyze <name>` with its
 /// --help, the window's panel with its option form, and its exported figure and CSV files. The
 /// result is data only (a summary, tables, figure series); drawing is the views' job. No Qt, no
 /// LibTorch.
@@ -11,6 +12,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <variant>
@@ -19,6 +21,10 @@
 #include "dstudio/analysis/attention_maps.h"
 #include "dstudio/common/progress.h"
 #include "dstudio/common/registry.h"
+
+namespace dstudio::models {
+struct LoadedCheckpoint;
+}
 
 namespace dstudio::analysis {
 
@@ -39,7 +45,8 @@ struct AnalysisOption {
 class AnalysisOptions {
  public:
   AnalysisOptions() = default;
-  explicit AnalysisOptions(std::map<std::string, std::string> values) : values_(std::move(values)) {}
+  explicit AnalysisOptions(std::map<std::string, std::string> values)
+      : values_(std::move(values)) {}
   [[nodiscard]] std::int64_t integer(const std::string& key) const;
   [[nodiscard]] double number(const std::string& key) const;
   [[nodiscard]] std::string text(const std::string& key) const;
@@ -59,6 +66,9 @@ struct AnalysisInputs {
   std::string checkpoint;  ///< empty when the analysis needs none
   std::string dataset;     ///< empty: the checkpoint's own dataset
   AnalysisOptions options;
+  /// `checkpoint` read already (the window's open model, shared with its views): used instead of
+  /// reading the file again when its path is `checkpoint`. Null: read from `checkpoint`.
+  std::shared_ptr<const models::LoadedCheckpoint> opened;
 };
 
 /// One cell of a table: a number (NaN: left empty) or a text such as a layer's mixer.
@@ -127,11 +137,13 @@ Registry<AnalysisDefinition>& analysis_registry();
 /// `given` checked against `definition`'s options and completed with their defaults. Throws
 /// UsageError naming an unknown option, a value of the wrong type or out of range, or a choice
 /// that is not offered.
-AnalysisOptions resolve_options(const AnalysisDefinition& definition, const std::map<std::string, std::string>& given);
+AnalysisOptions resolve_options(const AnalysisDefinition& definition,
+                                const std::map<std::string, std::string>& given);
 
 /// Runs `definition` on `inputs` (options resolved first). Throws what the analysis throws, and
 /// Error when it returns a summary that is not a JSON object.
-AnalysisResult run_analysis(const AnalysisDefinition& definition, AnalysisInputs inputs, const Progress& progress = {});
+AnalysisResult run_analysis(const AnalysisDefinition& definition, AnalysisInputs inputs,
+                            const Progress& progress = {});
 
 /// Writes <dir>/summary.json and <dir>/<table>.csv for every table, each atomically (a temporary
 /// name, then a rename); numbers with 9 significant digits, NaN as an empty field. Returns the

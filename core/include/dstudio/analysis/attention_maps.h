@@ -15,7 +15,9 @@ struct TokenMatrix {
   int tokens = 0;
   std::vector<double> values;  ///< tokens x tokens, row-major
 
-  [[nodiscard]] double at(int row, int col) const { return values[static_cast<std::size_t>(row) * tokens + col]; }
+  [[nodiscard]] double at(int row, int col) const {
+    return values[static_cast<std::size_t>(row) * tokens + col];
+  }
 };
 
 /// One layer's matrices: heads x T x T, as inspection returns them.
@@ -43,7 +45,8 @@ TokenMatrix mean_of(const std::vector<TokenMatrix>& matrices);
 
 /// Labels of a window's tokens: "R3", "s3", "a3" (step within the episode), "t3" for a merged
 /// step, "pad" for padding. `types` from inspection ('R', 's', 'a', 't'), `steps` -1 for padding.
-std::vector<std::string> token_labels(const std::vector<char>& types, const std::vector<int>& steps);
+std::vector<std::string> token_labels(const std::vector<char>& types,
+                                      const std::vector<int>& steps);
 
 /// Labels relative to a window's last step, for maps averaged over windows: "s-3", "R0", "t-19".
 /// Triplet windows (types starting with 'R') have three tokens a step, merged ones one.

@@ -70,11 +70,13 @@ struct CurveGroup {
 
 /// `curves` (label, curve) grouped by label in the order labels first appear; each group's
 /// curves are smoothed (ema_smooth) and spread over a shared grid (curve_spread).
-std::vector<CurveGroup> group_curves(const std::vector<std::pair<std::string, const Curve*>>& curves, double smoothing, Band band);
+std::vector<CurveGroup> group_curves(
+    const std::vector<std::pair<std::string, const Curve*>>& curves, double smoothing, Band band);
 
 /// The groups as CSV: group, smoothing, step, mean, min and max (or mean_minus_std and
 /// mean_plus_std), raw_mean (empty where the unsmoothed mean has no value at that step). Written
 /// atomically; throws Error naming `path` on failure.
-void write_curve_groups_csv(const std::filesystem::path& path, const std::vector<CurveGroup>& groups, double smoothing, Band band);
+void write_curve_groups_csv(const std::filesystem::path& path,
+                            const std::vector<CurveGroup>& groups, double smoothing, Band band);
 
 }  // namespace dstudio::analysis

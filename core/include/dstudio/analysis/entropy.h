@@ -22,17 +22,20 @@ double attention_entropy(std::span<const float> matrix, int T, std::span<const c
 
 /// S = the mean of attention_entropy over `heads` matrices stored one after the other (heads x T x
 /// T, as inspection returns a layer).
-double mean_head_entropy(std::span<const float> matrices, int heads, int T, std::span<const char> valid);
+double mean_head_entropy(std::span<const float> matrices, int heads, int T,
+                         std::span<const char> valid);
 
 /// Intra-step entropy of one head for tokens grouped `group` to a step (3 for R, s, a): for every
 /// real query and every step holding a real key it may attend to, the entropy of its attention
 /// restricted to that step's tokens and renormalised; the mean over those (query, step) pairs.
-double intra_step_entropy(std::span<const float> matrix, int T, std::span<const char> valid, int group = 3);
+double intra_step_entropy(std::span<const float> matrix, int T, std::span<const char> valid,
+                          int group = 3);
 
 /// Inter-step entropy of one head: the keys' weights summed per step, then the entropy over steps,
 /// averaged over real queries. Never above attention_entropy (grouping cannot raise entropy,
 /// HiFormer's Theorem 3.1).
-double inter_step_entropy(std::span<const float> matrix, int T, std::span<const char> valid, int group = 3);
+double inter_step_entropy(std::span<const float> matrix, int T, std::span<const char> valid,
+                          int group = 3);
 
 /// Pearson's correlation of x and y (NaN when either is constant or they have fewer than 2 values).
 double pearson(std::span<const double> x, std::span<const double> y);

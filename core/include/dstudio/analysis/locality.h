@@ -31,16 +31,19 @@ struct LagProfile {
 /// magnitudes renormalised, as the entropy does for signed equivalent matrices), split by the lag
 /// between the query's step and the key's; the mean over real queries and over heads.
 /// `token_steps` gives every token's step (-1 for padding).
-LagProfile lag_profile(const LayerMixing& layer, std::span<const int> token_steps, std::span<const char> valid);
+LagProfile lag_profile(const LayerMixing& layer, std::span<const int> token_steps,
+                       std::span<const char> valid);
 
 /// Per layer (from the first), the mean over windows of lag_profile.
 std::vector<LagProfile> layer_lag_profiles(const std::vector<models::WindowInspection>& windows);
 
 /// The lag profile of the map a view selects in one window (a live viewer's current step); empty
 /// when the window has no real query.
-LagProfile window_lag_profile(const models::WindowInspection& window, const MapSelection& selection);
+LagProfile window_lag_profile(const models::WindowInspection& window,
+                              const MapSelection& selection);
 /// The lag profile of the map a view selects (a layer or one of its heads, the mean over layers,
 /// attention rollout), taken in each window and averaged over windows.
-LagProfile selected_lag_profile(const std::vector<models::WindowInspection>& windows, const MapSelection& selection);
+LagProfile selected_lag_profile(const std::vector<models::WindowInspection>& windows,
+                                const MapSelection& selection);
 
 }  // namespace dstudio::analysis

@@ -21,10 +21,10 @@ namespace dstudio::analysis {
 
 /// A chain of the family above. Build it with `make`, which checks the ranges.
 struct MarkovChain {
-  int states = 2;   ///< S, symbols 0 .. S-1
-  int order = 1;    ///< m, how many past symbols the next one depends on
-  double p = 0.2;   ///< switching probability (binary: 0 -> 1)
-  double q = 0.3;   ///< binary only: 1 -> 0
+  int states = 2;  ///< S, symbols 0 .. S-1
+  int order = 1;   ///< m, how many past symbols the next one depends on
+  double p = 0.2;  ///< switching probability (binary: 0 -> 1)
+  double q = 0.3;  ///< binary only: 1 -> 0
 
   /// The chain, or UsageError naming the parameter out of range: S in [2, 8], m in [1, 4],
   /// p and q in (0, 1).

@@ -34,8 +34,9 @@ enum class TsneMethod {
 enum class TsneNeighbours {
   Auto,         ///< Exact below `approximate_from_points`, Approximate from there
   Exact,        ///< brute force over every pair
-  Approximate,  ///< a forest of random-projection trees searched best-first (recall 0.9 or more on clustered points of
-                ///< moderate dimension; about 0.7 on isotropic 128-dimensional clusters, whose points are all nearly equidistant)
+  Approximate,  ///< a forest of random-projection trees searched best-first (recall 0.9 or more on
+                ///< clustered points of moderate dimension; about 0.7 on isotropic 128-dimensional
+                ///< clusters, whose points are all nearly equidistant)
 };
 
 /// The method's name as the command line and reports print it ("exact", "barnes-hut", "fft").
@@ -52,16 +53,19 @@ struct TsneConfig {
   int iterations = 1000;
   int exaggeration_iterations = 250;
   double early_exaggeration = 12.0;
-  double theta = 0.5;           ///< Barnes-Hut opening angle; 0 with method Auto computes the exact gradient (O(N^2))
-  double learning_rate = 0.0;   ///< 0: max(N / early_exaggeration / 4, 50)
-  int snapshot_every = 0;       ///< keep the layout every this many iterations (for animation); 0: none
+  double theta =
+      0.5;  ///< Barnes-Hut opening angle; 0 with method Auto computes the exact gradient (O(N^2))
+  double learning_rate = 0.0;  ///< 0: max(N / early_exaggeration / 4, 50)
+  int snapshot_every = 0;  ///< keep the layout every this many iterations (for animation); 0: none
   int threads = 1;
   TsneMethod method = TsneMethod::Auto;
   TsneNeighbours neighbours = TsneNeighbours::Auto;
-  int fft_from_points = 5000;           ///< Auto uses the FFT gradient from this many points
-  int approximate_from_points = 8000;   ///< Auto searches neighbours approximately from this many points
-  int interpolation_points = 3;         ///< FFT: interpolation nodes per grid box and dimension
-  double boxes_per_unit = 1.0;          ///< FFT: grid boxes per unit of layout length (at least 50 boxes a side)
+  int fft_from_points = 5000;  ///< Auto uses the FFT gradient from this many points
+  int approximate_from_points =
+      8000;                      ///< Auto searches neighbours approximately from this many points
+  int interpolation_points = 3;  ///< FFT: interpolation nodes per grid box and dimension
+  double boxes_per_unit =
+      1.0;  ///< FFT: grid boxes per unit of layout length (at least 50 boxes a side)
   /// FFT: no point moves further than this in one iteration (FIt-SNE's default, 5); 0: no limit.
   /// Barnes-Hut and the exact gradient take scikit-learn's steps, unlimited.
   double max_step_norm = 5.0;
@@ -75,9 +79,10 @@ struct TsneConfig {
 struct TsneResult {
   std::vector<double> embedding;  ///< N x 2
   double kl = 0.0;                ///< KL(P || Q) of the final layout
-  bool kl_exact = true;           ///< Z summed over every pair (up to 20,000 points); else from a fine FFT grid (kl_grid_boxes_per_unit; relative error about 1e-4)
+  bool kl_exact = true;  ///< Z summed over every pair (up to 20,000 points); else from a fine FFT
+                         ///< grid (kl_grid_boxes_per_unit; relative error about 1e-4)
   double seconds = 0.0;
-  double neighbour_seconds = 0.0;  ///< of `seconds`, finding the neighbours
+  double neighbour_seconds = 0.0;                     ///< of `seconds`, finding the neighbours
   TsneMethod method = TsneMethod::BarnesHut;          ///< the gradient used (never Auto)
   TsneNeighbours neighbours = TsneNeighbours::Exact;  ///< the neighbour search used (never Auto)
   std::vector<int> snapshot_iterations;
@@ -91,19 +96,21 @@ double kl_grid_boxes_per_unit(double span);
 /// Embeds `n` points of `dims` values each (row-major) in 2-D. Throws UsageError for
 /// fewer than 3 points or a perplexity that needs more neighbours than there are points
 /// (perplexity must be below N / 3); throws Cancelled.
-TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneConfig& config = {}, const Progress& progress = {});
+TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneConfig& config = {},
+                const Progress& progress = {});
 
 /// The k nearest neighbours of every point (itself excluded), nearest first.
 struct NeighbourGraph {
   int k = 0;
-  std::vector<int> index;      ///< N x k
-  std::vector<double> dist2;   ///< N x k squared Euclidean distances
+  std::vector<int> index;     ///< N x k
+  std::vector<double> dist2;  ///< N x k squared Euclidean distances
 };
 
 /// The `k` nearest neighbours of each of `n` points (row-major, `dims` values each), exactly or
 /// approximately (`Auto` is taken as Exact). Reports progress in [0, 1] at least every few tenths
 /// of a second and throws Cancelled.
-NeighbourGraph nearest_neighbours(const std::vector<float>& points, int n, int dims, int k, TsneNeighbours search, int threads = 1,
+NeighbourGraph nearest_neighbours(const std::vector<float>& points, int n, int dims, int k,
+                                  TsneNeighbours search, int threads = 1,
                                   const Progress& progress = {});
 
 /// The repulsive part of the t-SNE gradient of a 2-D layout `y` (N x 2): for each point i,
@@ -116,6 +123,7 @@ struct Repulsion {
 
 /// Computes the repulsion with `method` (Auto is taken as Fft); `config` gives theta, the threads
 /// and the FFT grid (interpolation_points, boxes_per_unit).
-Repulsion tsne_repulsion(const std::vector<double>& y, TsneMethod method, const TsneConfig& config = {});
+Repulsion tsne_repulsion(const std::vector<double>& y, TsneMethod method,
+                         const TsneConfig& config = {});
 
 }  // namespace dstudio::analysis

@@ -29,20 +29,22 @@ struct MapSelection {
 };
 
 /// The selected map of one window; throws and notes as select_map does.
-TokenMatrix select_window_map(const models::WindowInspection& window, const MapSelection& selection, std::string* note = nullptr);
+TokenMatrix select_window_map(const models::WindowInspection& window, const MapSelection& selection,
+                              std::string* note = nullptr);
 
 /// The selected map averaged over `windows` (all of one model and size). A layer the model lacks
 /// throws UsageError; a head its layer lacks gives the mean over heads, and `note` (if given) says
 /// so, e.g. "it has 1 head, so its mean over heads is used".
-TokenMatrix select_map(const std::vector<models::WindowInspection>& windows, const MapSelection& selection,
-                       std::string* note = nullptr);
+TokenMatrix select_map(const std::vector<models::WindowInspection>& windows,
+                       const MapSelection& selection, std::string* note = nullptr);
 
 /// One head's entropies in nats, averaged over windows.
 struct HeadEntropy {
   int layer = 1, head = 1;  ///< from 1
   std::string mixer;
-  double entropy = 0.0;     ///< over every real key of every real query
-  double intra_step = 0.0;  ///< within a step's R, s, a; NaN for one token a step (merged or unified)
+  double entropy = 0.0;  ///< over every real key of every real query
+  double intra_step =
+      0.0;  ///< within a step's R, s, a; NaN for one token a step (merged or unified)
   double inter_step = 0.0;  ///< between steps
 };
 
@@ -55,6 +57,7 @@ std::vector<std::string> window_labels(const std::vector<models::WindowInspectio
 
 /// Writes a map as CSV: a header "query,<keys...>", then a row a query. Returns false when the
 /// file cannot be written.
-bool write_map_csv(const std::filesystem::path& path, const TokenMatrix& map, const std::vector<std::string>& labels);
+bool write_map_csv(const std::filesystem::path& path, const TokenMatrix& map,
+                   const std::vector<std::string>& labels);
 
 }  // namespace dstudio::analysis

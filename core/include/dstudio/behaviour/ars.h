@@ -23,11 +23,11 @@ namespace dstudio::behaviour {
 /// ARS hyperparameters; the defaults per task come from `ars_defaults`.
 struct ArsConfig {
   std::string env;
-  int directions = 8;          ///< N: perturbation directions per iteration
-  int top_directions = 4;      ///< b: best directions used in the update
-  double step_size = 0.02;     ///< alpha
-  double exploration = 0.03;   ///< nu: perturbation scale
-  double reward_shift = 0.0;   ///< subtracted from every training reward (removes the alive bonus)
+  int directions = 8;         ///< N: perturbation directions per iteration
+  int top_directions = 4;     ///< b: best directions used in the update
+  double step_size = 0.02;    ///< alpha
+  double exploration = 0.03;  ///< nu: perturbation scale
+  double reward_shift = 0.0;  ///< subtracted from every training reward (removes the alive bonus)
   int max_iterations = 1000;
   double target_return = 0.0;  ///< stop once the evaluated return reaches this (0: never)
   int eval_every = 5;          ///< iterations between evaluations (each one is a snapshot)
@@ -52,8 +52,8 @@ struct Snapshot {
 struct ArsRun {
   ArsConfig config;
   std::vector<Snapshot> snapshots;
-  int medium = -1;  ///< first snapshot reaching a third of the expert's return
-  int expert = -1;  ///< the best snapshot
+  int medium = -1;      ///< first snapshot reaching a third of the expert's return
+  int expert = -1;      ///< the best snapshot
   std::string command;  ///< the command line that produced this run
 };
 
@@ -62,8 +62,8 @@ ArsRun train_ars(const ArsConfig& config, const Progress& progress = {});
 
 /// Mean undiscounted return of `policy` over `episodes` episodes with seeds derived from `seed`;
 /// `noise_std` > 0 acts as the stochastic behaviour policy.
-double evaluate_policy(const std::string& env, const LinearPolicy& policy, int episodes, std::uint64_t seed,
-                       double noise_std = 0.0);
+double evaluate_policy(const std::string& env, const LinearPolicy& policy, int episodes,
+                       std::uint64_t seed, double noise_std = 0.0);
 
 /// Chooses `medium` and `expert` in `run` from its snapshots.
 void choose_medium_and_expert(ArsRun& run);

@@ -28,19 +28,23 @@ struct StoryDataset {
   DatasetKind kind;
   PolicyAlgorithm algorithm;
 };
-inline constexpr StoryDataset kStoryDataset{"hopper", DatasetKind::MediumExpert, PolicyAlgorithm::Sac};
+inline constexpr StoryDataset kStoryDataset{"hopper", DatasetKind::MediumExpert,
+                                            PolicyAlgorithm::Sac};
 
 /// Number of transitions of a default dataset: D4RL's size for SAC policies, 100,000 for ARS.
-std::int64_t default_transitions(const std::string& env, DatasetKind kind, PolicyAlgorithm algorithm);
+std::int64_t default_transitions(const std::string& env, DatasetKind kind,
+                                 PolicyAlgorithm algorithm);
 
 /// The cache path of a default dataset. The name carries a hash of the shipped policies and of
 /// the generation settings, so new policies or settings never reuse a stale file.
-std::filesystem::path default_dataset_path(const std::string& env = "hopper", DatasetKind kind = DatasetKind::Medium,
+std::filesystem::path default_dataset_path(const std::string& env = "hopper",
+                                           DatasetKind kind = DatasetKind::Medium,
                                            PolicyAlgorithm algorithm = PolicyAlgorithm::Sac);
 
 /// Generates the default dataset if it is not cached yet and returns its path. Another process
 /// making the same dataset meanwhile is waited for (cancellably), not repeated.
-std::filesystem::path ensure_default_dataset(const std::string& env = "hopper", DatasetKind kind = DatasetKind::Medium,
+std::filesystem::path ensure_default_dataset(const std::string& env = "hopper",
+                                             DatasetKind kind = DatasetKind::Medium,
                                              const Progress& progress = {},
                                              PolicyAlgorithm algorithm = PolicyAlgorithm::Sac);
 
@@ -56,9 +60,10 @@ struct DefaultDatasetInfo {
   std::string env;
   DatasetKind kind = DatasetKind::Medium;
   PolicyAlgorithm algorithm = PolicyAlgorithm::Sac;
-  bool story = false;   ///< the studio's default view and the shipped checkpoints' data
-  std::string label;    ///< "hopper medium-expert (SAC behaviour policies, 2,000,000 transitions)"
-  std::string command;  ///< the command that makes it: "dstudio dataset default --kind medium-expert"
+  bool story = false;  ///< the studio's default view and the shipped checkpoints' data
+  std::string label;   ///< "hopper medium-expert (SAC behaviour policies, 2,000,000 transitions)"
+  std::string
+      command;  ///< the command that makes it: "dstudio dataset default --kind medium-expert"
 };
 
 /// Which default dataset `path` is, or nothing when its file name is none of theirs.

@@ -41,7 +41,8 @@ struct GaussianPolicy {
   /// Number of weights and biases.
   [[nodiscard]] std::int64_t parameter_count() const;
   /// Mean and clamped log standard deviation of the pre-tanh Gaussian.
-  void distribution(std::span<const float> obs, std::span<float> mean, std::span<float> log_std) const;
+  void distribution(std::span<const float> obs, std::span<float> mean,
+                    std::span<float> log_std) const;
   /// The deterministic action tanh(mu(s)).
   void act(std::span<const float> obs, std::span<float> action) const;
   /// A sample tanh(mu + sigma * eps) with eps drawn from `random`: the behaviour policy acting.

@@ -61,7 +61,8 @@ struct GeneratedDataset {
 
 /// D4RL's size of a dataset of `kind`; medium-replay's is the steps SAC took to reach the medium
 /// policy of `policies` (D4RL's own sizes for other policies).
-std::int64_t d4rl_transitions(const std::string& env, DatasetKind kind, const PolicySet* policies = nullptr);
+std::int64_t d4rl_transitions(const std::string& env, DatasetKind kind,
+                              const PolicySet* policies = nullptr);
 
 /// Generates a dataset with the behaviour policies of `policies` (unused for random).
 GeneratedDataset generate_dataset(const GenerateConfig& config, const PolicySet& policies,

@@ -24,7 +24,8 @@ struct LinearPolicy {
   /// The deterministic action, clipped to [-1, 1].
   void act(std::span<const float> obs, std::span<float> action) const;
   /// The action with N(0, noise_std^2) added to each dimension before the clip.
-  void act_noisy(std::span<const float> obs, std::span<float> action, double noise_std, Random& random) const;
+  void act_noisy(std::span<const float> obs, std::span<float> action, double noise_std,
+                 Random& random) const;
   bool operator==(const LinearPolicy&) const = default;
 };
 

@@ -30,9 +30,9 @@ PolicyAlgorithm parse_algorithm(const std::string& text);
 
 /// One policy of a learning curve.
 struct BehaviourSnapshot {
-  std::int64_t env_steps = 0;        ///< environment steps of training when it was taken
-  double deterministic_return = 0;   ///< mean return acting with the mean action
-  double behaviour_return = 0;       ///< mean return acting as the behaviour policy (sampled)
+  std::int64_t env_steps = 0;       ///< environment steps of training when it was taken
+  double deterministic_return = 0;  ///< mean return acting with the mean action
+  double behaviour_return = 0;      ///< mean return acting as the behaviour policy (sampled)
   std::variant<GaussianPolicy, LinearPolicy> policy;
 };
 
@@ -78,11 +78,12 @@ PolicySet shipped_policy_set(const std::string& env, PolicyAlgorithm algorithm);
 /// Mean return of snapshot `index` over `episodes` episodes seeded from `seed`, acting as the
 /// behaviour policy (`sampled`) or with the mean action. Episodes run on up to `threads` threads;
 /// the result does not depend on the thread count.
-double evaluate_snapshot(const PolicySet& set, int index, int episodes, std::uint64_t seed, bool sampled,
-                         int threads = 1);
+double evaluate_snapshot(const PolicySet& set, int index, int episodes, std::uint64_t seed,
+                         bool sampled, int threads = 1);
 
 /// Per-episode returns of one policy, acting through `act` with the episode's own random stream.
-std::vector<double> episode_returns(const std::string& env, int episodes, std::uint64_t seed, int threads,
-                                    const std::function<void(std::span<const float>, std::span<float>, Random&)>& act);
+std::vector<double> episode_returns(
+    const std::string& env, int episodes, std::uint64_t seed, int threads,
+    const std::function<void(std::span<const float>, std::span<float>, Random&)>& act);
 
 }  // namespace dstudio::behaviour

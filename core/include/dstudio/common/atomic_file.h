@@ -14,7 +14,8 @@ namespace dstudio {
 /// Calls `write` with a temporary path in `path`'s folder, then renames it to `path`. Throws
 /// Error naming `path` when the rename fails; rethrows what `write` throws. Either way the
 /// temporary is removed.
-void write_file_atomically(const std::filesystem::path& path, const std::function<void(const std::filesystem::path& temp)>& write);
+void write_file_atomically(const std::filesystem::path& path,
+                           const std::function<void(const std::filesystem::path& temp)>& write);
 
 /// `bytes` as the whole content of `path`, atomically and durably. Throws Error naming `path` and
 /// the system's reason ("No space left on device") on failure.

@@ -37,8 +37,7 @@ class CsvWriter {
   CsvWriter& operator<<(double value);
   CsvWriter& operator<<(float value) { return *this << static_cast<double>(value); }
   template <std::integral T>
-    requires(!std::same_as<T, bool> && !std::same_as<T, char>)
-  CsvWriter& operator<<(T value) {
+  requires(!std::same_as<T, bool> && !std::same_as<T, char>) CsvWriter& operator<<(T value) {
     return raw(std::to_string(value));
   }
   /// A number with its own number of significant digits.

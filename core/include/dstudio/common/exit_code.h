@@ -17,7 +17,8 @@ enum ExitCode : int {
   kExitCancelled = 130,  ///< interrupted (128 + SIGINT), as shells report it
 };
 
-/// The exit code for `e`: kExitUsage for a UsageError, kExitCancelled for Cancelled, else kExitFailed.
+/// The exit code for `e`: kExitUsage for a UsageError, kExitCancelled for Cancelled, else
+/// kExitFailed.
 [[nodiscard]] ExitCode exit_code_of(const std::exception& e);
 
 /// Runs `body` and returns what it returns; when it throws, prints "PROGRAM: error: WHAT" (or

@@ -28,7 +28,7 @@ inline constexpr Rgb kGrey{120, 120, 120};
 
 /// A trace of a played episode as both viewers draw it.
 struct TraceStyle {
-  std::string_view name;    ///< as labelled in the legends
+  std::string_view name;  ///< as labelled in the legends
   Rgb colour;
   std::string_view colour_word;  ///< what a text calls its colour
   bool dashed = false;

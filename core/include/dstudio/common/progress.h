@@ -56,7 +56,9 @@ struct Progress {
     Progress p;
     p.cancel = cancel;
     if (report)
-      p.report = [report = report, from, to](double f, std::string_view stage) { report(from + (to - from) * f, stage); };
+      p.report = [report = report, from, to](double f, std::string_view stage) {
+        report(from + (to - from) * f, stage);
+      };
     return p;
   }
 };

@@ -21,10 +21,13 @@ namespace dstudio {
 struct Origin {
   std::string plugin;   ///< the plugin's name; empty for what is built into the studio
   std::string version;  ///< the plugin's version
-  std::string file;     ///< the plugin's library, for a program that must load it too (a reader process)
+  std::string
+      file;  ///< the plugin's library, for a program that must load it too (a reader process)
   [[nodiscard]] bool builtin() const { return plugin.empty(); }
   /// "built in" or "<plugin> <version>".
-  [[nodiscard]] std::string label() const { return builtin() ? "built in" : plugin + " " + version; }
+  [[nodiscard]] std::string label() const {
+    return builtin() ? "built in" : plugin + " " + version;
+  }
 };
 
 /// Definitions of type T by name, in the order they were added. T has `name` and `origin`.
@@ -41,7 +44,8 @@ class Registry {
     if (definition.name.empty()) throw UsageError("a " + what_ + " needs a name");
     for (const auto& e : entries_)
       if (e->name == definition.name)
-        throw UsageError("the " + what_ + " '" + definition.name + "' is already defined (" + e->origin.label() + ")");
+        throw UsageError("the " + what_ + " '" + definition.name + "' is already defined (" +
+                         e->origin.label() + ")");
     entries_.push_back(std::make_shared<const T>(std::move(definition)));
   }
   /// The definition called `name`, or null.
@@ -67,7 +71,9 @@ class Registry {
   void remove_plugin(const std::string& plugin) {
     std::lock_guard lock(mutex_);
     entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
-                                  [&](const auto& e) { return !e->origin.builtin() && e->origin.plugin == plugin; }),
+                                  [&](const auto& e) {
+                                    return !e->origin.builtin() && e->origin.plugin == plugin;
+                                  }),
                    entries_.end());
   }
   /// "a, b, c": for messages listing what is known.

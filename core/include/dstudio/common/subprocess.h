@@ -32,7 +32,8 @@ struct SpawnOptions {
 
 /// Starts `program` with `argv` (argv[0] included); returns its process id. Throws Error naming
 /// the program when it cannot be started (not found, not executable, out of processes).
-pid_t spawn_program(const std::string& program, const std::vector<std::string>& argv, const SpawnOptions& options = {});
+pid_t spawn_program(const std::string& program, const std::vector<std::string>& argv,
+                    const SpawnOptions& options = {});
 
 /// Waits for `pid` (through interruptions by signals) and returns its exit status, or 128 plus the
 /// signal that ended it, as shells report it.

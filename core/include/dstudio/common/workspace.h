@@ -10,17 +10,17 @@
 ///
 ///     decision_studio_workspace  integer, 1 .. kWorkspaceVersion
 ///     dataset, checkpoint        path ("default" as dataset: the default dataset)
-///     compare                    path of a checkpoint compared with the open one on the same windows
-///     comparison                 "side by side" or "difference"
-///     tab                        the tab shown, by its id ("attention", "markov-lab"; an earlier
+///     compare                    path of a checkpoint compared with the open one on the same
+///     windows comparison                 "side by side" or "difference" tab the tab shown, by its
+///     id ("attention", "markov-lab"; an earlier
 ///                                studio wrote its title, which the window still takes)
 ///     viewer                     {target, zeroing, seed, speed, track, step}
-///     attention                  {map: "layer" | "mean over layers" | "rollout", layer >= 1, head >= 0}
-///     markov_lab                 {p, q, order, states, mixer, window, steps, train}
-///     run                        "sweep" or "ablation", started once the checkpoint is open
-///     runs                       training run folders, an array of paths
-///     sweep                      path of the sweep folder open in the Sweep tab (docs/sweeps.md)
-///     window_geometry, window_state  base64, as Qt's saveGeometry and saveState give them
+///     attention                  {map: "layer" | "mean over layers" | "rollout", layer >= 1, head
+///     >= 0} markov_lab                 {p, q, order, states, mixer, window, steps, train} run
+///     "sweep" or "ablation", started once the checkpoint is open runs training run folders, an
+///     array of paths sweep                      path of the sweep folder open in the Sweep tab
+///     (docs/sweeps.md) window_geometry, window_state  base64, as Qt's saveGeometry and saveState
+///     give them
 
 #include <cstdint>
 #include <filesystem>
@@ -47,12 +47,12 @@ inline constexpr double kViewerSpeeds[] = {0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 0.0};
 
 /// The viewer's settings ("viewer"). Each is applied only when present.
 struct WorkspaceViewer {
-  std::optional<double> target;                          ///< return asked for, in [-1e6, 1e6]
-  std::optional<models::ModalityZeroing> zeroing;        ///< "none", "rtg", "states", "actions"
-  std::optional<int> seed;                               ///< in [0, 1000000]
-  std::optional<double> speed;                           ///< one of kViewerSpeeds
-  std::optional<bool> track;                             ///< camera tracking
-  std::optional<int> step;                               ///< step reached by playing, in [0, 100000]
+  std::optional<double> target;                    ///< return asked for, in [-1e6, 1e6]
+  std::optional<models::ModalityZeroing> zeroing;  ///< "none", "rtg", "states", "actions"
+  std::optional<int> seed;                         ///< in [0, 1000000]
+  std::optional<double> speed;                     ///< one of kViewerSpeeds
+  std::optional<bool> track;                       ///< camera tracking
+  std::optional<int> step;                         ///< step reached by playing, in [0, 100000]
   bool operator==(const WorkspaceViewer&) const = default;
 };
 
@@ -77,14 +77,14 @@ enum class WorkspaceRun { Sweep, Ablation };
 /// The Markov lab's chain and model ("markov_lab"); what is absent keeps the lab's current value.
 /// Each field is checked on its own range here; `apply` checks them together.
 struct WorkspaceMarkovLab {
-  std::optional<double> p;                   ///< in (0, 1)
-  std::optional<double> q;                   ///< in (0, 1)
-  std::optional<int> order;                  ///< in [1, 3]
-  std::optional<int> states;                 ///< in [2, 8]
-  std::optional<models::LabMixer> mixer;     ///< "pooling", "attention", "conv"
-  std::optional<int> window;                 ///< in [1, 256]
-  std::optional<int> steps;                  ///< in [1, 100000]
-  bool train = false;                        ///< start training once set
+  std::optional<double> p;                ///< in (0, 1)
+  std::optional<double> q;                ///< in (0, 1)
+  std::optional<int> order;               ///< in [1, 3]
+  std::optional<int> states;              ///< in [2, 8]
+  std::optional<models::LabMixer> mixer;  ///< "pooling", "attention", "conv"
+  std::optional<int> window;              ///< in [1, 256]
+  std::optional<int> steps;               ///< in [1, 100000]
+  bool train = false;                     ///< start training once set
   bool operator==(const WorkspaceMarkovLab&) const = default;
 
   /// `options` with these settings applied. Throws UsageError when they do not fit together

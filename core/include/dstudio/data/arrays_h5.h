@@ -16,7 +16,8 @@ namespace dstudio::data {
 struct NdArray {
   std::vector<std::int64_t> shape;
   std::vector<double> values;
-  std::string dtype;  ///< as stored in the file ("float32", "int64", "bool", ...); "float32" for writing
+  std::string
+      dtype;  ///< as stored in the file ("float32", "int64", "bool", ...); "float32" for writing
 
   /// The product of the shape; INT64_MAX when it would overflow, -1 for a negative dimension.
   [[nodiscard]] std::int64_t numel() const;
@@ -28,10 +29,12 @@ constexpr std::int64_t kMaxArrayValues = std::int64_t{1} << 27;
 /// Reads `required` and, where present, `optional` keys of `path`. Throws DatasetError naming the
 /// file and key for a missing file or key, an unsupported dtype, NaN/Inf values, or a shape of more
 /// than kMaxArrayValues values (refused before anything is allocated).
-std::map<std::string, NdArray> read_nd_arrays(const std::filesystem::path& path, const std::vector<std::string>& required,
+std::map<std::string, NdArray> read_nd_arrays(const std::filesystem::path& path,
+                                              const std::vector<std::string>& required,
                                               const std::vector<std::string>& optional = {});
 
 /// Writes `arrays` as float32 datasets. The file appears complete or not at all.
-void write_nd_arrays(const std::filesystem::path& path, const std::map<std::string, NdArray>& arrays);
+void write_nd_arrays(const std::filesystem::path& path,
+                     const std::map<std::string, NdArray>& arrays);
 
 }  // namespace dstudio::data

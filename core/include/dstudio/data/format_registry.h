@@ -22,10 +22,12 @@ struct DatasetFormatDefinition {
   std::string description;  ///< one line
   /// True when `path` is a file (or folder) of this format. Must not throw for foreign files.
   std::function<bool(const std::filesystem::path& path)> detect;
-  /// Loads `path`: fills path, data (observations, actions, rewards, terminals, timeouts), episodes,
-  /// arrays, metadata and env_id. Throws DatasetError naming the file and what is wrong, Cancelled
-  /// when asked to stop (polls `progress`).
-  std::function<Dataset(const std::filesystem::path& path, const LoadOptions& options, const Progress& progress)> load;
+  /// Loads `path`: fills path, data (observations, actions, rewards, terminals, timeouts),
+  /// episodes, arrays, metadata and env_id. Throws DatasetError naming the file and what is wrong,
+  /// Cancelled when asked to stop (polls `progress`).
+  std::function<Dataset(const std::filesystem::path& path, const LoadOptions& options,
+                        const Progress& progress)>
+      load;
   Origin origin;
 };
 

@@ -24,6 +24,7 @@ namespace dstudio::data {
 /// `dstudio-plugin-reader`, which reads the files of plugins' dataset formats, passes
 /// `load_plugin`: it then takes `--plugin FILE` and loads that plugin before reading the dataset
 /// (a plugin that cannot be loaded fails the read, naming it).
-int reader_process_main(int argc, char** argv, const std::function<void(const std::string& plugin)>& load_plugin = {});
+int reader_process_main(int argc, char** argv,
+                        const std::function<void(const std::string& plugin)>& load_plugin = {});
 
 }  // namespace dstudio::data

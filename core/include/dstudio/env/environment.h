@@ -40,7 +40,7 @@ struct TaskSpec {
   int max_episode_steps = 1000;
   /// reward = forward_weight * dx/dt + healthy_reward - ctrl_cost * |a|^2
   double forward_weight = 1.0, healthy_reward = 0.0, ctrl_cost = 0.0;
-  bool clip_qvel = false;  ///< observations clip qvel to [-10, 10]
+  bool clip_qvel = false;   ///< observations clip qvel to [-10, 10]
   bool terminates = false;  ///< the episode ends when the state leaves the healthy set
   /// Healthy set (open intervals): z = qpos[1], angle = qpos[2]; when `state_bound` > 0, also
   /// every value of qpos[2:] and qvel inside (-state_bound, state_bound).

@@ -40,7 +40,8 @@ struct CheckpointInfo {
 /// Parses the description a checkpoint holds (its "meta" record, JSON) and checks it: the
 /// configurations' ranges, one mean and one positive standard deviation per state dimension, a
 /// positive rtg scale, a step that is not negative. Throws CheckpointError starting with `where`.
-CheckpointInfo checkpoint_info_from_description(const std::string& where, const std::string& json_text);
+CheckpointInfo checkpoint_info_from_description(const std::string& where,
+                                                const std::string& json_text);
 
 /// What a checkpoint is called in captions, legends, titles, CSV columns and exported file names:
 /// its file's stem; for a run's checkpoint.pt its run folder's name, and for checkpoint-<step>.pt

@@ -19,9 +19,9 @@ inline constexpr std::uint64_t kMaxCheckpointBytes = std::uint64_t{4} << 30;
 
 /// What verification found in a checkpoint that passed it.
 struct CheckpointIntegrity {
-  bool sealed = false;     ///< the studio's digest is present and matches
-  std::string digest;      ///< the digest, 32 hexadecimal digits (sealed only)
-  std::uint64_t bytes = 0;   ///< the file's size
+  bool sealed = false;        ///< the studio's digest is present and matches
+  std::string digest;         ///< the digest, 32 hexadecimal digits (sealed only)
+  std::uint64_t bytes = 0;    ///< the file's size
   std::uint64_t records = 0;  ///< zip records, each checked against its CRC-32
 };
 
@@ -39,6 +39,7 @@ CheckpointIntegrity verify_checkpoint_file(const std::filesystem::path& path);
 
 /// Reads a file whole and verifies it, for loading from the returned bytes. Throws CheckpointError
 /// (also for a FIFO, a device or a file over kMaxCheckpointBytes: read_regular_file).
-std::string read_verified_checkpoint(const std::filesystem::path& path, CheckpointIntegrity* integrity = nullptr);
+std::string read_verified_checkpoint(const std::filesystem::path& path,
+                                     CheckpointIntegrity* integrity = nullptr);
 
 }  // namespace dstudio::models

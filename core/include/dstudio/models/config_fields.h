@@ -14,11 +14,12 @@
 namespace dstudio::models {
 
 struct ConfigField {
-  std::string key;                  ///< as in the configuration's JSON
-  std::string description;          ///< what it means, in the papers' words
-  std::vector<std::string> choices; ///< the names a text field takes; empty for free fields
+  std::string key;                   ///< as in the configuration's JSON
+  std::string description;           ///< what it means, in the papers' words
+  std::vector<std::string> choices;  ///< the names a text field takes; empty for free fields
   double minimum = -std::numeric_limits<double>::infinity();  ///< smallest valid value of a number
-  bool above = false;  ///< the value must be above `minimum`, not at it (a learning rate of 0 is refused)
+  bool above =
+      false;  ///< the value must be above `minimum`, not at it (a learning rate of 0 is refused)
   double maximum = std::numeric_limits<double>::infinity();  ///< largest valid value of a number
   bool below = false;  ///< the value must be below `maximum`, not at it (Adam's betas stay under 1)
 };
@@ -43,7 +44,8 @@ struct TrainingConfig;
 /// that it uses (uses_field), then the training fields, in their JSON's order. Numbers as their
 /// shortest exact text ("0.0001", "64"), flags as true/false. What a runs table shows and groups
 /// runs by.
-std::vector<std::pair<std::string, std::string>> run_config_values(const VariantConfig& variant, const TrainingConfig& training);
+std::vector<std::pair<std::string, std::string>> run_config_values(const VariantConfig& variant,
+                                                                   const TrainingConfig& training);
 
 /// The token mergers `make_variant("hier", merger, …)` takes; "none" (DT's triplets) first.
 std::vector<std::string> hier_mergers();

@@ -22,7 +22,7 @@ struct PredictWindows {
 
 /// Checks `arrays` (as read from `file`) against `variant`. Throws data::DatasetError naming the
 /// file, the key and the problem.
-PredictWindows check_predict_arrays(const std::map<std::string, data::NdArray>& arrays, const VariantConfig& variant,
-                                    const std::string& file);
+PredictWindows check_predict_arrays(const std::map<std::string, data::NdArray>& arrays,
+                                    const VariantConfig& variant, const std::string& file);
 
 }  // namespace dstudio::models

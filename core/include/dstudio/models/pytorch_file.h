@@ -27,7 +27,8 @@ class PyTorchFileError : public Error {
 /// A tensor or numpy array from the file, its values converted to float (bool and integer
 /// tensors too: they are masks and small counts in the files this reads).
 struct StoredTensor {
-  std::string dtype;           ///< "float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool"
+  std::string dtype;  ///< "float32", "float64", "float16", "bfloat16", "int64", "int32", "int16",
+                      ///< "int8", "uint8", "bool"
   std::vector<int64_t> shape;  ///< row-major
   std::vector<float> values;   ///< shape's product of values, in row-major order
 
@@ -40,7 +41,8 @@ struct StoredTensor {
 struct PyTorchFile {
   std::map<std::string, StoredTensor> tensors;
   std::vector<std::string> order;  ///< names in the order the file holds them
-  std::map<std::string, double> numbers;  ///< plain ints and floats found beside the tensors, by dotted name
+  std::map<std::string, double>
+      numbers;  ///< plain ints and floats found beside the tensors, by dotted name
 };
 
 /// Reads `path`. Throws PyTorchFileError for a missing, truncated, compressed, legacy-format

@@ -13,16 +13,18 @@
 namespace dstudio::models {
 
 struct RolloutConfig {
-  std::vector<double> targets;  ///< initial returns, in the environment's units; empty: the task's defaults
-  int episodes = 10;            ///< per target
-  std::uint64_t seed = 0;       ///< episode e resets with seed + e, for every target and zeroing alike
+  std::vector<double>
+      targets;        ///< initial returns, in the environment's units; empty: the task's defaults
+  int episodes = 10;  ///< per target
+  std::uint64_t seed = 0;  ///< episode e resets with seed + e, for every target and zeroing alike
   ModalityZeroing zeroing = ModalityZeroing::None;
-  int max_steps = 0;            ///< 0: the task's limit (1000)
-  bool traces = true;           ///< keep states, actions, rewards and returns-to-go of every step
-  bool entropy = false;         ///< the first layer's attention entropy at every step (a full pass per step)
+  int max_steps = 0;   ///< 0: the task's limit (1000)
+  bool traces = true;  ///< keep states, actions, rewards and returns-to-go of every step
+  bool entropy =
+      false;  ///< the first layer's attention entropy at every step (a full pass per step)
   std::vector<int> inspect_steps;  ///< steps whose mixing matrices (every layer) are kept
-  int threads = 1;              ///< parts of the batch computed on their own cores
-  std::string env_id;           ///< empty: the checkpoint's environment
+  int threads = 1;                 ///< parts of the batch computed on their own cores
+  std::string env_id;              ///< empty: the checkpoint's environment
 };
 
 /// The mixing matrices of one step's window (the inspection of the full pass).
@@ -42,12 +44,13 @@ struct EpisodeTrace {
   double episode_return = 0.0;
   double score = 0.0;  ///< D4RL's normalised score
   int length = 0;
-  bool terminated = false;  ///< left the healthy set (else it ran to the time limit)
+  bool terminated = false;            ///< left the healthy set (else it ran to the time limit)
   std::vector<float> states;          ///< length x S, as observed (not normalised)
   std::vector<float> actions;         ///< length x A
   std::vector<double> rewards;        ///< length
   std::vector<double> returns_to_go;  ///< length: what the policy was conditioned on, unscaled
-  std::vector<double> entropy;        ///< length, when asked: first layer, mean over heads and real queries
+  std::vector<double>
+      entropy;  ///< length, when asked: first layer, mean over heads and real queries
   std::vector<StepInspection> inspections;
 };
 
@@ -60,7 +63,8 @@ struct TargetSummary {
 
 struct RolloutResult {
   std::string env_id;
-  std::vector<EpisodeTrace> episodes;  ///< target-major: episodes of targets[0], then targets[1], ...
+  std::vector<EpisodeTrace>
+      episodes;  ///< target-major: episodes of targets[0], then targets[1], ...
   std::vector<TargetSummary> summary;  ///< one per target
   double seconds = 0.0;
   std::int64_t env_steps = 0;
@@ -69,12 +73,12 @@ struct RolloutResult {
 /// The DC paper's modality-zeroing ablation (fig. 5): at one target, `episodes` rollouts for each
 /// of `seeds` evaluation seeds, once with each zeroing of kModalityZeroings.
 struct AblationConfig {
-  double target = 0.0;     ///< 0: the task's first default target
-  int episodes = 10;       ///< per seed
-  int seeds = 1;           ///< seed s resets its episodes with seed + 1000 s + e
+  double target = 0.0;  ///< 0: the task's first default target
+  int episodes = 10;    ///< per seed
+  int seeds = 1;        ///< seed s resets its episodes with seed + 1000 s + e
   std::uint64_t seed = 0;
   int threads = 1;
-  int max_steps = 0;       ///< 0: the task's limit
+  int max_steps = 0;  ///< 0: the task's limit
 };
 
 /// One zeroing's outcome.

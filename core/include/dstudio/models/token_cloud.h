@@ -13,16 +13,17 @@
 namespace dstudio::models {
 
 struct TokenCloud {
-  int dims = 0;                       ///< H, the embedding width
-  std::vector<float> points;          ///< count() x dims, row-major
+  int dims = 0;               ///< H, the embedding width
+  std::vector<float> points;  ///< count() x dims, row-major
   /// "R", "s", "a": a step's embeddings before merging; "merged": one token per step after it
   /// (unified and merged tokenizers); "R in block", "s in block", "a in block": the triplet
   /// tokens that enter the first block.
   std::vector<std::string> modality;
-  std::vector<int> window;            ///< index in the windows given
-  std::vector<int> episode;           ///< the window's episode: in the dataset, or the rollout's (-1: not known)
-  std::vector<int> timestep;          ///< the episode step
-  std::vector<double> return_to_go;   ///< unscaled, at that step
+  std::vector<int> window;  ///< index in the windows given
+  std::vector<int>
+      episode;  ///< the window's episode: in the dataset, or the rollout's (-1: not known)
+  std::vector<int> timestep;         ///< the episode step
+  std::vector<double> return_to_go;  ///< unscaled, at that step
 
   [[nodiscard]] int count() const { return static_cast<int>(modality.size()); }
   /// The distinct modalities in order of first appearance.
@@ -32,6 +33,7 @@ struct TokenCloud {
 /// Gathers, for every window and its inspection (same order, same length), the R, s and a
 /// embeddings before merging (when the model has them) and then the tokens that enter the first
 /// block. Throws Error when the lists do not match.
-TokenCloud token_cloud(const std::vector<Window>& windows, const std::vector<WindowInspection>& inspections);
+TokenCloud token_cloud(const std::vector<Window>& windows,
+                       const std::vector<WindowInspection>& inspections);
 
 }  // namespace dstudio::models

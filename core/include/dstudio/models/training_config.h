@@ -32,10 +32,10 @@ struct TrainingConfig {
   double rtg_scale = 1000.0;
   double pct_traj = 1.0;
   std::uint64_t seed = 0;
-  int threads = 1;                          ///< workers: parts of each batch on their own threads (train_step.h)
-  std::int64_t log_every = 100;             ///< metrics rows
-  std::int64_t checkpoint_every = 10'000;   ///< 0: only at the end
-  std::int64_t eval_every = 0;              ///< 0: never call the evaluation hook
+  int threads = 1;  ///< workers: parts of each batch on their own threads (train_step.h)
+  std::int64_t log_every = 100;            ///< metrics rows
+  std::int64_t checkpoint_every = 10'000;  ///< 0: only at the end
+  std::int64_t eval_every = 0;             ///< 0: never call the evaluation hook
 };
 std::string to_json(const TrainingConfig& config);
 /// Parses a training configuration (a JSON object; absent keys keep their defaults). Every key

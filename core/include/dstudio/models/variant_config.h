@@ -35,7 +35,8 @@ enum class ModalityZeroing {
 
 /// A variant's full configuration. Field names follow the papers.
 struct VariantConfig {
-  std::string variant = "dt";  ///< dt, dc, dc-1filter, dc-hybrid, direct-attention, gdt, udt, udc, dhi, mlp-bc, hier
+  std::string variant =
+      "dt";  ///< dt, dc, dc-1filter, dc-hybrid, direct-attention, gdt, udt, udc, dhi, mlp-bc, hier
 
   // Shapes (filled from the dataset when training starts).
   int state_dim = 0;
@@ -47,9 +48,9 @@ struct VariantConfig {
   int hidden = 128;  ///< H (d)
   int layers = 3;    ///< N
   int heads = 1;
-  int mlp_ratio = 4;                 ///< MLP inner width = mlp_ratio * H
+  int mlp_ratio = 4;                ///< MLP inner width = mlp_ratio * H
   std::string activation = "relu";  ///< relu or gelu
-  double dropout = 0.1;              ///< embedding, residual and MLP dropout
+  double dropout = 0.1;             ///< embedding, residual and MLP dropout
   double attention_dropout = 0.1;
   bool action_tanh = true;
 
@@ -77,12 +78,15 @@ struct VariantConfig {
 
   // What plugins add. Written to JSON only when set, so the studio's own variants read and write
   // exactly as before.
-  std::map<std::string, double> mixer_options;  ///< the mixer's own options (variant_registry.h's MixerOption)
-  std::string plugin;                           ///< the plugin that defines this variant or its mixer
+  std::map<std::string, double>
+      mixer_options;   ///< the mixer's own options (variant_registry.h's MixerOption)
+  std::string plugin;  ///< the plugin that defines this variant or its mixer
   std::string plugin_version;
 
   /// Tokens per window (3K for triplets, K otherwise).
-  [[nodiscard]] int tokens() const { return tokenizer == Tokenizer::Triplet ? 3 * context_length : context_length; }
+  [[nodiscard]] int tokens() const {
+    return tokenizer == Tokenizer::Triplet ? 3 * context_length : context_length;
+  }
   /// Throws UsageError naming the first field that is out of range, MissingPluginError
   /// (variant_registry.h) when its mixer comes from a plugin that is not loaded.
   void validate() const;
@@ -139,8 +143,9 @@ const char* to_string(ModalityZeroing z);
 /// The inverse of to_string; throws UsageError listing the names.
 ModalityZeroing zeroing_from_string(const std::string& name);
 /// Every zeroing, in the order the DC paper's figure 5 and the studio's charts show them.
-inline constexpr std::array<ModalityZeroing, 4> kModalityZeroings{ModalityZeroing::None, ModalityZeroing::ReturnsToGo,
-                                                                  ModalityZeroing::PastStates, ModalityZeroing::Actions};
+inline constexpr std::array<ModalityZeroing, 4> kModalityZeroings{
+    ModalityZeroing::None, ModalityZeroing::ReturnsToGo, ModalityZeroing::PastStates,
+    ModalityZeroing::Actions};
 /// What charts, menus and tables call it, as the DC paper does: "nothing", "RTG", "past states",
 /// "actions".
 const char* zeroing_label(ModalityZeroing z);

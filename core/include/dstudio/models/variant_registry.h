@@ -27,7 +27,8 @@ struct VariantDefinition {
   std::function<VariantConfig()> defaults;
   /// For a grid of variants (hier: any token merger with any token mixer): sets the merger and
   /// the mixer named on its defaults; throws UsageError for unknown names. Unset for the others.
-  std::function<void(VariantConfig& config, const std::string& merger, const std::string& mixer)> grid;
+  std::function<void(VariantConfig& config, const std::string& merger, const std::string& mixer)>
+      grid;
   Origin origin;
 };
 
@@ -52,14 +53,18 @@ struct MixerDefinition {
   /// Floating-point operations of one layer's mixer over `tokens` tokens (all windows of a batch);
   /// optional: without it the mixer counts as free in forward_flops.
   std::function<double(const VariantConfig& config, double tokens)> flops;
+  /// Heads that head:L.H interventions address (interventions.h): the module concatenates their
+  /// outputs before an output projection and hands them to MixerMasks::edit_heads. Unset: none;
+  /// the mixer is addressed whole (mixer:L).
+  std::function<int(const VariantConfig& config)> heads;
   Origin origin;
 };
 
 /// Every variant, the studio's own first (dt, dc, dc-1filter, dc-hybrid, direct-attention, gdt,
 /// udt, udc, dhi, mlp-bc, hier), then those of plugins.
 Registry<VariantDefinition>& variant_registry();
-/// Every token mixer, the studio's own first (attention, gaussian-attention, direct-attention, conv,
-/// linear-attention, pooling, gated-conv, none), then those of plugins.
+/// Every token mixer, the studio's own first (attention, gaussian-attention, direct-attention,
+/// conv, linear-attention, pooling, gated-conv, none), then those of plugins.
 Registry<MixerDefinition>& mixer_registry();
 /// The studio's own token mixers, as mixer_registry() starts with them (builtin_mixers.cpp).
 std::vector<MixerDefinition> builtin_mixers();
@@ -71,7 +76,8 @@ double mixer_option(const VariantConfig& config, const std::string& key);
 /// A checkpoint or configuration names a plugin that is not loaded.
 class MissingPluginError : public Error {
  public:
-  MissingPluginError(const std::string& plugin, const std::string& version, const std::string& what);
+  MissingPluginError(const std::string& plugin, const std::string& version,
+                     const std::string& what);
   [[nodiscard]] const std::string& plugin() const { return plugin_; }
 
  private:

@@ -12,15 +12,15 @@ namespace dstudio::models {
 
 /// K steps ending at `last_step` of an episode; left-padded (mask 0) when the episode is younger.
 struct Window {
-  int steps = 0;        ///< K
+  int steps = 0;  ///< K
   int state_dim = 0, act_dim = 0;
-  int episode = -1;     ///< index in the dataset, or in the rollout
-  int last_step = 0;    ///< the episode step of the window's last position
-  std::vector<float> states;          ///< K x S
-  std::vector<float> actions;         ///< K x A
-  std::vector<float> returns_to_go;   ///< K, unscaled
+  int episode = -1;                     ///< index in the dataset, or in the rollout
+  int last_step = 0;                    ///< the episode step of the window's last position
+  std::vector<float> states;            ///< K x S
+  std::vector<float> actions;           ///< K x A
+  std::vector<float> returns_to_go;     ///< K, unscaled
   std::vector<std::int64_t> timesteps;  ///< K
-  std::vector<float> mask;            ///< K, 1 for real steps
+  std::vector<float> mask;              ///< K, 1 for real steps
 };
 
 /// What inspection shows on one window.
@@ -30,8 +30,9 @@ struct WindowInspection {
   std::vector<int> token_steps;  ///< the episode step of each token; -1 for padding
   std::vector<char> valid;       ///< per token: a real step
   int hidden = 0;
-  std::vector<float> tokens_before_merge;  ///< 3K x H: the R, s, a embeddings (empty for unified tokens)
-  std::vector<float> tokens;               ///< T x H: what enters the first block
+  std::vector<float>
+      tokens_before_merge;    ///< 3K x H: the R, s, a embeddings (empty for unified tokens)
+  std::vector<float> tokens;  ///< T x H: what enters the first block
 };
 
 }  // namespace dstudio::models

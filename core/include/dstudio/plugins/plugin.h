@@ -38,7 +38,7 @@ extern "C" struct DStudioPluginInfo {
   const char* torch_version;  ///< the LibTorch version that SDK was built with
   const char* name;           ///< unique among plugins; checkpoints name it
   const char* version;
-  const char* description;    ///< one line
+  const char* description;  ///< one line
 };
 
 namespace dstudio::plugins {
@@ -51,7 +51,8 @@ class Registrar {
   /// A model variant: its defaults (a VariantConfig whose mixer may be one of this plugin's).
   virtual void add_variant(models::VariantDefinition definition) = 0;
   /// A token mixer: its name and options, and the factory of its module (models/token_mixer.h).
-  virtual void add_token_mixer(models::MixerDefinition definition, models::TokenMixerFactory factory) = 0;
+  virtual void add_token_mixer(models::MixerDefinition definition,
+                               models::TokenMixerFactory factory) = 0;
   /// An analysis: `dstudio analyze <name>` and a panel in the window.
   virtual void add_analysis(analysis::AnalysisDefinition definition) = 0;
   /// A dataset format that `load_dataset` asks before the built-in ones.
@@ -66,11 +67,16 @@ class Registrar {
 
 /// Defines a plugin's description and opens its registration function, whose body receives
 /// `registrar` (a dstudio::plugins::Registrar&).
-#define DSTUDIO_PLUGIN(NAME, VERSION, DESCRIPTION)                                                       \
-  extern "C" __attribute__((visibility("default"))) const DStudioPluginInfo* dstudio_plugin_info() {     \
-    static const DStudioPluginInfo info{DSTUDIO_PLUGIN_ABI_VERSION, DSTUDIO_SDK_VERSION,                \
-                                        DSTUDIO_SDK_TORCH_VERSION, NAME, VERSION, DESCRIPTION};          \
-    return &info;                                                                                        \
-  }                                                                                                      \
-  extern "C" __attribute__((visibility("default"))) void dstudio_plugin_register(                       \
+#define DSTUDIO_PLUGIN(NAME, VERSION, DESCRIPTION)                                \
+  extern "C" __attribute__((visibility("default"))) const DStudioPluginInfo*      \
+  dstudio_plugin_info() {                                                         \
+    static const DStudioPluginInfo info{DSTUDIO_PLUGIN_ABI_VERSION,               \
+                                        DSTUDIO_SDK_VERSION,                      \
+                                        DSTUDIO_SDK_TORCH_VERSION,                \
+                                        NAME,                                     \
+                                        VERSION,                                  \
+                                        DESCRIPTION};                             \
+    return &info;                                                                 \
+  }                                                                               \
+  extern "C" __attribute__((visibility("default"))) void dstudio_plugin_register( \
       ::dstudio::plugins::Registrar& registrar)

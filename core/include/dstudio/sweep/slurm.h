@@ -20,20 +20,22 @@ namespace dstudio::sweep {
 
 /// What `dstudio sweep submit --slurm` passes to sbatch.
 struct SlurmOptions {
-  std::string partition;              ///< --partition (empty: the cluster's default)
-  std::string time;                   ///< --time, Slurm's forms ("90", "2:00:00", "1-00:00:00"); empty: the partition's
-  int cpus_per_task = 1;              ///< --cpus-per-task; the task trains with as many threads
-  std::string mem;                    ///< --mem ("8G"); empty: the partition's default
-  std::string gres;                   ///< --gres ("gpu:1")
-  int max_concurrent = 0;             ///< the array's %M throttle (0: no throttle)
-  int signal_seconds = 120;           ///< the time-limit warning: USR1 this many seconds before it
-  std::string job_name;               ///< --job-name (empty: "dstudio-<sweep folder name>")
-  std::string device = "cpu";         ///< the task's --device
-  std::vector<std::string> extra;     ///< more sbatch arguments, each one "--name=value" as given
+  std::string partition;  ///< --partition (empty: the cluster's default)
+  std::string
+      time;  ///< --time, Slurm's forms ("90", "2:00:00", "1-00:00:00"); empty: the partition's
+  int cpus_per_task = 1;           ///< --cpus-per-task; the task trains with as many threads
+  std::string mem;                 ///< --mem ("8G"); empty: the partition's default
+  std::string gres;                ///< --gres ("gpu:1")
+  int max_concurrent = 0;          ///< the array's %M throttle (0: no throttle)
+  int signal_seconds = 120;        ///< the time-limit warning: USR1 this many seconds before it
+  std::string job_name;            ///< --job-name (empty: "dstudio-<sweep folder name>")
+  std::string device = "cpu";      ///< the task's --device
+  std::vector<std::string> extra;  ///< more sbatch arguments, each one "--name=value" as given
 };
 
-/// Slurm's array index list for `indices` (sorted, distinct): ranges joined by commas ("0-3,5,7-9"),
-/// with "%M" appended for a throttle M > 0. Throws UsageError when `indices` is empty.
+/// Slurm's array index list for `indices` (sorted, distinct): ranges joined by commas
+/// ("0-3,5,7-9"), with "%M" appended for a throttle M > 0. Throws UsageError when `indices` is
+/// empty.
 std::string array_spec(const std::vector<int>& indices, int max_concurrent);
 
 /// Checks the options before anything is written: a positive CPU count, a time in one of
@@ -42,15 +44,15 @@ std::string array_spec(const std::vector<int>& indices, int max_concurrent);
 void check_slurm_options(const SlurmOptions& options);
 
 /// The sbatch script for the cells `indices` of `sweep`, run with the program `dstudio`.
-std::string sbatch_script(const Sweep& sweep, const std::vector<int>& indices, const SlurmOptions& options,
-                          const std::filesystem::path& dstudio);
+std::string sbatch_script(const Sweep& sweep, const std::vector<int>& indices,
+                          const SlurmOptions& options, const std::filesystem::path& dstudio);
 
 /// One submission of a sweep: the job id sbatch printed, the cells, the script, when.
 struct SlurmJob {
-  std::string job;               ///< the array's job id ("1234")
+  std::string job;  ///< the array's job id ("1234")
   std::vector<int> cells;
-  std::string script;            ///< the script's path
-  std::string submitted;         ///< UTC, ISO 8601
+  std::string script;     ///< the script's path
+  std::string submitted;  ///< UTC, ISO 8601
 };
 
 /// DIR/slurm/jobs.json: every submission, oldest first; none when the sweep was never submitted.
@@ -63,17 +65,18 @@ std::filesystem::path slurm_dir(const Sweep& sweep);
 
 /// What Slurm says of one array task.
 struct SlurmTaskState {
-  std::string job;      ///< "<array job>_<index>"
-  std::string state;    ///< PENDING, RUNNING, COMPLETED, FAILED, TIMEOUT, CANCELLED, REQUEUED, ...
-  std::string reason;   ///< why pending ("Priority", "BeginTime", "None", ...)
+  std::string job;     ///< "<array job>_<index>"
+  std::string state;   ///< PENDING, RUNNING, COMPLETED, FAILED, TIMEOUT, CANCELLED, REQUEUED, ...
+  std::string reason;  ///< why pending ("Priority", "BeginTime", "None", ...)
 };
 
-/// Parses what Slurm says of the array jobs `jobs`, keyed by cell index: lines "<id>|<state>[|<reason>]"
-/// as `squeue -h -r -t all -o '%i|%T|%r'` and `sacct -n -P -X -o JobID,State` print them (a state
-/// "CANCELLED by 1000" is CANCELLED). A cell in several submissions keeps the newest (the last of
-/// `jobs`). Lines of other jobs are skipped; a pending array's unexpanded line ("12_[3-5%2]") is
-/// expanded.
-std::map<int, SlurmTaskState> parse_job_states(const std::string& text, const std::vector<std::string>& jobs);
+/// Parses what Slurm says of the array jobs `jobs`, keyed by cell index: lines
+/// "<id>|<state>[|<reason>]" as `squeue -h -r -t all -o '%i|%T|%r'` and `sacct -n -P -X -o
+/// JobID,State` print them (a state "CANCELLED by 1000" is CANCELLED). A cell in several
+/// submissions keeps the newest (the last of `jobs`). Lines of other jobs are skipped; a pending
+/// array's unexpanded line ("12_[3-5%2]") is expanded.
+std::map<int, SlurmTaskState> parse_job_states(const std::string& text,
+                                               const std::vector<std::string>& jobs);
 
 /// Slurm's word on the array tasks of every submission of a sweep, by cell; empty when it was
 /// never submitted. Asks squeue, which knows a job until MinJobAge after its end, then sacct, where

@@ -18,23 +18,24 @@ namespace dstudio::sweep {
 /// One training run of a sweep.
 struct Cell {
   int index = 0;
-  std::string name;                 ///< its folder under cells/: "<index>-<variant>-<dataset>-s<seed>"
-  std::string variant;              ///< a registered variant
-  std::string merger = "conv";      ///< hier only
-  std::string mixer = "pooling";    ///< hier only
-  std::string dataset;              ///< absolute path
+  std::string name;             ///< its folder under cells/: "<index>-<variant>-<dataset>-s<seed>"
+  std::string variant;          ///< a registered variant
+  std::string merger = "conv";  ///< hier only
+  std::string mixer = "pooling";  ///< hier only
+  std::string dataset;            ///< absolute path
   std::uint64_t seed = 0;
-  std::string config = "{}";        ///< JSON object: variant fields over the variant's defaults
-  std::string training = "{}";      ///< JSON object: training fields over the defaults
-  std::string group;                ///< what its seeds share: variant, dataset and overrides, without the seed
+  std::string config = "{}";    ///< JSON object: variant fields over the variant's defaults
+  std::string training = "{}";  ///< JSON object: training fields over the defaults
+  std::string group;  ///< what its seeds share: variant, dataset and overrides, without the seed
 };
 
 /// A sweep's cells and where they live.
 struct Sweep {
-  std::filesystem::path dir;        ///< the sweep folder (absolute)
+  std::filesystem::path dir;  ///< the sweep folder (absolute)
   std::vector<Cell> cells;
-  std::string grid;                 ///< the grid's JSON as given, kept in the manifest
-  int eval_episodes = 10;           ///< the grid's "eval_episodes": rollouts scoring a finished cell (0: none)
+  std::string grid;  ///< the grid's JSON as given, kept in the manifest
+  int eval_episodes =
+      10;  ///< the grid's "eval_episodes": rollouts scoring a finished cell (0: none)
 };
 
 /// Reads a grid (a JSON object):
@@ -51,7 +52,8 @@ std::vector<Cell> parse_grid(const std::string& json, const std::filesystem::pat
 
 /// Writes the manifest `dir`/sweep.json and an empty folder per cell, atomically. A folder that
 /// already holds a different sweep is refused (UsageError); the same sweep again changes nothing.
-Sweep create_sweep(const std::filesystem::path& dir, const std::vector<Cell>& cells, const std::string& grid);
+Sweep create_sweep(const std::filesystem::path& dir, const std::vector<Cell>& cells,
+                   const std::string& grid);
 
 /// Reads `dir`/sweep.json. Throws Error naming the file when it is missing or damaged.
 Sweep read_sweep(const std::filesystem::path& dir);
@@ -66,15 +68,17 @@ const char* to_string(CellState state);
 struct CellStatus {
   CellState state = CellState::Pending;
   std::int64_t step = 0, total = 0;
-  double loss = 0.0;             ///< the last reported (NaN before any)
-  std::string host;              ///< where it ran
-  long long pid = 0;             ///< the task's process
-  std::string slurm_job;         ///< "<array job>_<task>" under Slurm
-  int restarts = 0;              ///< times it resumed from its checkpoint
-  double score = 0.0, score_std = 0.0;  ///< Finished: D4RL normalised score of the final policy (NaN: not scored)
-  double best_score = 0.0;       ///< the best of the periodic evaluations (eval_every; NaN: none)
-  std::string error;             ///< Failed: why
-  std::string updated;           ///< when task.json was written (UTC, ISO 8601)
+  double loss = 0.0;      ///< the last reported (NaN before any)
+  std::string host;       ///< where it ran
+  long long pid = 0;      ///< the task's process
+  std::string slurm_job;  ///< "<array job>_<task>" under Slurm
+  int restarts = 0;       ///< times it resumed from its checkpoint
+  double score = 0.0,
+         score_std =
+             0.0;  ///< Finished: D4RL normalised score of the final policy (NaN: not scored)
+  double best_score = 0.0;  ///< the best of the periodic evaluations (eval_every; NaN: none)
+  std::string error;        ///< Failed: why
+  std::string updated;      ///< when task.json was written (UTC, ISO 8601)
   /// What in task.json could not be taken as written (a score that is not a number, or not a
   /// finite one within kMaxScore), each naming the key; those values read as NaN.
   std::vector<std::string> problems;
@@ -95,21 +99,26 @@ void write_cell_status(const Sweep& sweep, const Cell& cell, const CellStatus& s
 /// A cell's status as results count it: read_cell_status, where a cell said to be finished whose
 /// checkpoint.pt is missing counts as failed, and every problem (CellStatus::problems, the missing
 /// checkpoint) is added to `warnings` naming the cell.
-CellStatus result_status(const Sweep& sweep, const Cell& cell, std::vector<std::string>* warnings = nullptr);
+CellStatus result_status(const Sweep& sweep, const Cell& cell,
+                         std::vector<std::string>* warnings = nullptr);
 
 /// A group's results: the cells that differ only in their seed.
 struct GroupResult {
   std::string group;
-  std::string setting;   ///< a table's column: the variant and the fields that vary over the sweep ("dt hidden=64")
-  std::string dataset;   ///< the dataset's file stem (a table's row)
+  std::string setting;  ///< a table's column: the variant and the fields that vary over the sweep
+                        ///< ("dt hidden=64")
+  std::string dataset;  ///< the dataset's file stem (a table's row)
   int cells = 0, finished = 0;
-  double score_mean = 0.0, score_std = 0.0;  ///< final scores of the finished cells (std over seeds, n - 1; 0 for one)
-  double best_mean = 0.0, best_std = 0.0;    ///< best periodic evaluations (NaN without any)
+  double score_mean = 0.0,
+         score_std =
+             0.0;  ///< final scores of the finished cells (std over seeds, n - 1; 0 for one)
+  double best_mean = 0.0, best_std = 0.0;  ///< best periodic evaluations (NaN without any)
 };
 
 /// Each group's results (from result_status), in the order the groups first appear; NaN means
 /// where no finished cell has a score. What could not be counted is added to `warnings`.
-std::vector<GroupResult> collect_groups(const Sweep& sweep, std::vector<std::string>* warnings = nullptr);
+std::vector<GroupResult> collect_groups(const Sweep& sweep,
+                                        std::vector<std::string>* warnings = nullptr);
 
 /// A paper's table: datasets as rows, settings as columns, "mean $\pm$ std" over seeds (booktabs),
 /// the best of each row in bold, "--" where a group has no finished cell, and "(n of N)" after a

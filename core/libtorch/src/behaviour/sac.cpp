@@ -1,7 +1,6 @@
 // Soft Actor-Critic on LibTorch (part of the models library: this file pays for LibTorch).
 
 #include "dstudio/behaviour/sac.h"
-#include "dstudio/common/atomic_file.h"
 
 #include <torch/torch.h>
 
@@ -12,6 +11,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/env/environment.h"
@@ -26,8 +26,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-constexpr std::int64_t kUpdateAfter = 1000;           // transitions in the buffer before learning
-constexpr std::uint64_t kEvalSeedSalt = 0xE7A15ACULL;  // evaluation episodes, the same for every snapshot
+constexpr std::int64_t kUpdateAfter = 1000;  // transitions in the buffer before learning
+constexpr std::uint64_t kEvalSeedSalt =
+    0xE7A15ACULL;  // evaluation episodes, the same for every snapshot
 constexpr double kHalfLog2Pi = 0.91893853320467274178;
 
 // Two hidden ReLU layers, as rlkit's networks for D4RL's behaviour policies.
@@ -54,7 +55,8 @@ struct ReplayBuffer {
     rew.resize(static_cast<std::size_t>(cap));
     done.resize(static_cast<std::size_t>(cap));
   }
-  void add(std::span<const float> o, std::span<const float> a, float r, std::span<const float> o2, bool terminal) {
+  void add(std::span<const float> o, std::span<const float> a, float r, std::span<const float> o2,
+           bool terminal) {
     const auto i = static_cast<std::size_t>(next);
     std::copy(o.begin(), o.end(), obs.begin() + i * S);
     std::copy(o2.begin(), o2.end(), next_obs.begin() + i * S);
@@ -71,7 +73,8 @@ struct Batch {
 };
 
 // The tanh-squashed Gaussian sample and its log-density, from the actor's raw output and noise.
-std::pair<torch::Tensor, torch::Tensor> squashed_sample(const torch::Tensor& out, const torch::Tensor& eps, int A) {
+std::pair<torch::Tensor, torch::Tensor> squashed_sample(const torch::Tensor& out,
+                                                        const torch::Tensor& eps, int A) {
   auto parts = out.split(A, 1);
   const auto mean = parts[0];
   const auto log_std = parts[1].clamp(kLogStdMin, kLogStdMax);
@@ -104,11 +107,20 @@ GaussianPolicy export_actor(Mlp& actor, int S, int A) {
 }
 
 ordered_json config_json(const SacConfig& c) {
-  return {{"env", c.env},           {"total_steps", c.total_steps}, {"hidden", c.hidden},
-          {"batch", c.batch},       {"lr", c.lr},                   {"gamma", c.gamma},
-          {"tau", c.tau},           {"random_steps", c.random_steps}, {"replay_size", c.replay_size},
-          {"eval_every", c.eval_every}, {"eval_episodes", c.eval_episodes}, {"checkpoint_every", c.checkpoint_every},
-          {"threads", c.threads},   {"seed", c.seed}};
+  return {{"env", c.env},
+          {"total_steps", c.total_steps},
+          {"hidden", c.hidden},
+          {"batch", c.batch},
+          {"lr", c.lr},
+          {"gamma", c.gamma},
+          {"tau", c.tau},
+          {"random_steps", c.random_steps},
+          {"replay_size", c.replay_size},
+          {"eval_every", c.eval_every},
+          {"eval_episodes", c.eval_episodes},
+          {"checkpoint_every", c.checkpoint_every},
+          {"threads", c.threads},
+          {"seed", c.seed}};
 }
 
 SacConfig config_from(const json& j) {
@@ -136,7 +148,9 @@ std::string learning_difference(const SacConfig& saved, const SacConfig& asked) 
   std::string diff;
   for (const auto& [key, value] : a.items()) {
     if (key == "total_steps" || key == "threads" || key == "checkpoint_every") continue;
-    if (b.at(key) != value) diff += (diff.empty() ? "" : ", ") + key + " " + value.dump() + " (asked " + b.at(key).dump() + ")";
+    if (b.at(key) != value)
+      diff += (diff.empty() ? "" : ", ") + key + " " + value.dump() + " (asked " +
+              b.at(key).dump() + ")";
   }
   return diff;
 }
@@ -147,7 +161,8 @@ ordered_json random_json(const Random& r) {
 }
 
 void restore_random(Random& r, const json& j) {
-  r.restore({j.at("counter").get<std::uint64_t>(), j.at("spare").get<double>(), j.at("has_spare").get<bool>()});
+  r.restore({j.at("counter").get<std::uint64_t>(), j.at("spare").get<double>(),
+             j.at("has_spare").get<bool>()});
 }
 
 class Sac {
@@ -173,11 +188,14 @@ class Sac {
     for (auto& p : q1_target_->parameters()) p.requires_grad_(false);
     for (auto& p : q2_target_->parameters()) p.requires_grad_(false);
     log_alpha_ = torch::zeros({1}, torch::requires_grad());
-    actor_opt_ = std::make_unique<torch::optim::Adam>(actor_->parameters(), torch::optim::AdamOptions(c_.lr));
+    actor_opt_ = std::make_unique<torch::optim::Adam>(actor_->parameters(),
+                                                      torch::optim::AdamOptions(c_.lr));
     auto critic_params = q1_->parameters();
     for (auto& p : q2_->parameters()) critic_params.push_back(p);
-    critic_opt_ = std::make_unique<torch::optim::Adam>(critic_params, torch::optim::AdamOptions(c_.lr));
-    alpha_opt_ = std::make_unique<torch::optim::Adam>(std::vector<torch::Tensor>{log_alpha_}, torch::optim::AdamOptions(c_.lr));
+    critic_opt_ =
+        std::make_unique<torch::optim::Adam>(critic_params, torch::optim::AdamOptions(c_.lr));
+    alpha_opt_ = std::make_unique<torch::optim::Adam>(std::vector<torch::Tensor>{log_alpha_},
+                                                      torch::optim::AdamOptions(c_.lr));
     target_entropy_ = -static_cast<double>(A_);
 
     run_.config = c_;
@@ -238,7 +256,8 @@ class Sac {
     archive.read("log_alpha", log_alpha);
     archive.read("steps", stamp);
     if (stamp.item<std::int64_t>() != steps_)
-      throw std::runtime_error(folder_.string() + ": checkpoint.pt and state.json are from different steps");
+      throw std::runtime_error(folder_.string() +
+                               ": checkpoint.pt and state.json are from different steps");
     {
       torch::NoGradGuard guard;
       log_alpha_.copy_(log_alpha);
@@ -283,7 +302,8 @@ class Sac {
   }
 
   SacRun train(std::int64_t stop_at, const Progress& progress) {
-    const std::int64_t end = stop_at > 0 ? std::min(c_.total_steps, steps_ + stop_at) : c_.total_steps;
+    const std::int64_t end =
+        stop_at > 0 ? std::min(c_.total_steps, steps_ + stop_at) : c_.total_steps;
     auto last_report = steps_;
     while (steps_ < end) {
       act();
@@ -309,7 +329,8 @@ class Sac {
       }
       if (steps_ - last_report >= 1000 || steps_ == end) {
         last_report = steps_;
-        progress.update(static_cast<double>(steps_) / static_cast<double>(c_.total_steps), status());
+        progress.update(static_cast<double>(steps_) / static_cast<double>(c_.total_steps),
+                        status());
       }
     }
     save();
@@ -348,9 +369,10 @@ class Sac {
     double recent = 0;
     for (double r : last_returns_) recent += r;
     if (!last_returns_.empty()) recent /= static_cast<double>(last_returns_.size());
-    const double last_eval = run_.policies.snapshots.empty() ? 0.0 : run_.policies.snapshots.back().behaviour_return;
-    std::snprintf(text, sizeof text, "step %lld, training return %.0f, last evaluation %.0f", static_cast<long long>(steps_),
-                  recent, last_eval);
+    const double last_eval =
+        run_.policies.snapshots.empty() ? 0.0 : run_.policies.snapshots.back().behaviour_return;
+    std::snprintf(text, sizeof text, "step %lld, training return %.0f, last evaluation %.0f",
+                  static_cast<long long>(steps_), recent, last_eval);
     return text;
   }
 
@@ -366,21 +388,24 @@ class Sac {
     const float* v = o.data_ptr<float>();
     for (int j = 0; j < A_; ++j) {
       const float log_std = std::clamp(v[A_ + j], kLogStdMin, kLogStdMax);
-      action_[static_cast<std::size_t>(j)] = std::tanh(v[j] + std::exp(log_std) * static_cast<float>(act_random_.normal()));
+      action_[static_cast<std::size_t>(j)] =
+          std::tanh(v[j] + std::exp(log_std) * static_cast<float>(act_random_.normal()));
     }
   }
 
   Batch sample_batch() {
     const int B = c_.batch;
-    Batch b{torch::empty({B, S_}), torch::empty({B, A_}),     torch::empty({B, 1}), torch::empty({B, S_}),
-            torch::empty({B, 1}),  torch::empty({B, A_}), torch::empty({B, A_})};
+    Batch b{torch::empty({B, S_}), torch::empty({B, A_}), torch::empty({B, 1}),
+            torch::empty({B, S_}), torch::empty({B, 1}),  torch::empty({B, A_}),
+            torch::empty({B, A_})};
     float* obs = b.obs.data_ptr<float>();
     float* act = b.act.data_ptr<float>();
     float* rew = b.rew.data_ptr<float>();
     float* next = b.next_obs.data_ptr<float>();
     float* done = b.done.data_ptr<float>();
     for (int k = 0; k < B; ++k) {
-      const auto i = static_cast<std::size_t>(batch_random_.below(static_cast<std::uint64_t>(buffer_.size)));
+      const auto i =
+          static_cast<std::size_t>(batch_random_.below(static_cast<std::uint64_t>(buffer_.size)));
       std::copy_n(&buffer_.obs[i * S_], S_, obs + static_cast<std::size_t>(k) * S_);
       std::copy_n(&buffer_.next_obs[i * S_], S_, next + static_cast<std::size_t>(k) * S_);
       std::copy_n(&buffer_.act[i * A_], A_, act + static_cast<std::size_t>(k) * A_);
@@ -402,13 +427,16 @@ class Sac {
     torch::Tensor target;
     {
       torch::NoGradGuard guard;
-      const auto [next_action, next_logp] = squashed_sample(actor_->forward(b.next_obs), b.eps_next, A_);
+      const auto [next_action, next_logp] =
+          squashed_sample(actor_->forward(b.next_obs), b.eps_next, A_);
       const auto next_in = torch::cat({b.next_obs, next_action}, 1);
-      const auto q_next = torch::min(q1_target_->forward(next_in), q2_target_->forward(next_in)) - alpha * next_logp.unsqueeze(1);
+      const auto q_next = torch::min(q1_target_->forward(next_in), q2_target_->forward(next_in)) -
+                          alpha * next_logp.unsqueeze(1);
       target = b.rew + c_.gamma * (1.0 - b.done) * q_next;
     }
     const auto in = torch::cat({b.obs, b.act}, 1);
-    const auto critic_loss = (q1_->forward(in) - target).pow(2).mean() + (q2_->forward(in) - target).pow(2).mean();
+    const auto critic_loss =
+        (q1_->forward(in) - target).pow(2).mean() + (q2_->forward(in) - target).pow(2).mean();
     critic_opt_->zero_grad();
     critic_loss.backward();
     critic_opt_->step();
@@ -455,11 +483,13 @@ class Sac {
 
   void save_buffer(const fs::path& path) const {
     std::ofstream out(path, std::ios::binary);
-    const std::int64_t header[5] = {0x31424C50534143LL /* "CASPLB1" */, S_, A_, buffer_.size, buffer_.next};
+    const std::int64_t header[5] = {0x31424C50534143LL /* "CASPLB1" */, S_, A_, buffer_.size,
+                                    buffer_.next};
     out.write(reinterpret_cast<const char*>(header), sizeof header);
     out.write(reinterpret_cast<const char*>(&steps_), sizeof steps_);
     auto put = [&](const std::vector<float>& v, std::int64_t width) {
-      out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(buffer_.size * width * sizeof(float)));
+      out.write(reinterpret_cast<const char*>(v.data()),
+                static_cast<std::streamsize>(buffer_.size * width * sizeof(float)));
     };
     put(buffer_.obs, S_);
     put(buffer_.next_obs, S_);
@@ -475,14 +505,18 @@ class Sac {
     std::int64_t header[5] = {}, steps = -1;
     in.read(reinterpret_cast<char*>(header), sizeof header);
     in.read(reinterpret_cast<char*>(&steps), sizeof steps);
-    if (!in || header[0] != 0x31424C50534143LL || header[1] != S_ || header[2] != A_ || header[3] < 0 ||
-        header[3] > buffer_.capacity || header[4] < 0 || header[4] >= buffer_.capacity)
+    if (!in || header[0] != 0x31424C50534143LL || header[1] != S_ || header[2] != A_ ||
+        header[3] < 0 || header[3] > buffer_.capacity || header[4] < 0 ||
+        header[4] >= buffer_.capacity)
       throw std::runtime_error(path.string() + ": not this run's replay buffer");
-    if (steps != steps_) throw std::runtime_error(path.string() + ": from step " + std::to_string(steps) + ", the checkpoint is at " + std::to_string(steps_));
+    if (steps != steps_)
+      throw std::runtime_error(path.string() + ": from step " + std::to_string(steps) +
+                               ", the checkpoint is at " + std::to_string(steps_));
     buffer_.size = header[3];
     buffer_.next = header[4];
     auto get = [&](std::vector<float>& v, std::int64_t width) {
-      in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(buffer_.size * width * sizeof(float)));
+      in.read(reinterpret_cast<char*>(v.data()),
+              static_cast<std::streamsize>(buffer_.size * width * sizeof(float)));
     };
     get(buffer_.obs, S_);
     get(buffer_.next_obs, S_);
@@ -513,11 +547,13 @@ class Sac {
 
 }  // namespace
 
-SacRun train_sac(const SacConfig& config, const fs::path& folder, std::int64_t stop_at, const Progress& progress,
-                 const std::string& command) {
-  if (config.batch < 1 || config.hidden < 1 || config.total_steps < 1 || config.eval_every < 1 || config.eval_episodes < 1 ||
-      config.checkpoint_every < 1 || config.replay_size < config.batch || config.threads < 1)
-    throw UsageError("SAC needs positive sizes, steps and intervals, and a replay buffer at least a batch long");
+SacRun train_sac(const SacConfig& config, const fs::path& folder, std::int64_t stop_at,
+                 const Progress& progress, const std::string& command) {
+  if (config.batch < 1 || config.hidden < 1 || config.total_steps < 1 || config.eval_every < 1 ||
+      config.eval_episodes < 1 || config.checkpoint_every < 1 ||
+      config.replay_size < config.batch || config.threads < 1)
+    throw UsageError(
+        "SAC needs positive sizes, steps and intervals, and a replay buffer at least a batch long");
   at::set_num_threads(config.threads);
   set_blas_threads(config.threads);
   Sac sac(config, folder);
@@ -532,7 +568,8 @@ SacRun read_sac_run(const fs::path& folder) {
   if (!in) throw std::runtime_error(path.string() + ": cannot be read (not a SAC run folder?)");
   try {
     const json j = json::parse(in);
-    if (j.value("format", "") != "dstudio-sac-run-1") throw std::runtime_error(path.string() + ": not a SAC run");
+    if (j.value("format", "") != "dstudio-sac-run-1")
+      throw std::runtime_error(path.string() + ": not a SAC run");
     SacRun run;
     run.config = config_from(j.at("config"));
     run.steps = j.at("steps");
@@ -544,8 +581,9 @@ SacRun read_sac_run(const fs::path& folder) {
   }
 }
 
-PolicySet choose_shipped_policies(const SacRun& run, int episodes, int candidates, double medium_fraction, int replay_count,
-                                  int threads, const Progress& progress, std::int64_t medium_after) {
+PolicySet choose_shipped_policies(const SacRun& run, int episodes, int candidates,
+                                  double medium_fraction, int replay_count, int threads,
+                                  const Progress& progress, std::int64_t medium_after) {
   const auto& all = run.policies;
   const int n = static_cast<int>(all.snapshots.size());
   if (n == 0) throw Error("the run has no snapshots yet");
@@ -553,15 +591,17 @@ PolicySet choose_shipped_policies(const SacRun& run, int episodes, int candidate
   // evaluated again on fresh episodes, so the choice is not a lucky evaluation.
   std::vector<int> order(static_cast<std::size_t>(n));
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int a, int b) { return all.snapshots[a].behaviour_return > all.snapshots[b].behaviour_return; });
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return all.snapshots[a].behaviour_return > all.snapshots[b].behaviour_return;
+  });
   order.resize(static_cast<std::size_t>(std::min(candidates, n)));
   const std::uint64_t fresh = Random::derive(run.config.seed, 0xF4E54);
   int expert = order.front();
   double best = -1e300;
   std::vector<double> fresh_returns(static_cast<std::size_t>(n), 0.0);
   for (std::size_t k = 0; k < order.size(); ++k) {
-    progress.update(static_cast<double>(k) / static_cast<double>(order.size()), "choosing the expert");
+    progress.update(static_cast<double>(k) / static_cast<double>(order.size()),
+                    "choosing the expert");
     const double r = evaluate_snapshot(all, order[k], episodes, fresh, true, threads);
     fresh_returns[static_cast<std::size_t>(order[k])] = r;
     if (r > best) best = r, expert = order[k];
@@ -570,9 +610,12 @@ PolicySet choose_shipped_policies(const SacRun& run, int episodes, int candidate
   // on fresh episodes (a short evaluation can be lucky early in training).
   int medium = -1;
   for (int i = 0; i < expert && medium < 0; ++i) {
-    if (all.snapshots[i].env_steps < medium_after || all.snapshots[i].behaviour_return < medium_fraction * best) continue;
+    if (all.snapshots[i].env_steps < medium_after ||
+        all.snapshots[i].behaviour_return < medium_fraction * best)
+      continue;
     const double r = evaluate_snapshot(all, i, episodes, fresh, true, threads);
-    if (r >= medium_fraction * best * 0.9) medium = i, fresh_returns[static_cast<std::size_t>(i)] = r;
+    if (r >= medium_fraction * best * 0.9)
+      medium = i, fresh_returns[static_cast<std::size_t>(i)] = r;
   }
   if (medium < 0) medium = expert;
 
@@ -583,18 +626,24 @@ PolicySet choose_shipped_policies(const SacRun& run, int episodes, int candidate
   set.command = run.command;
   auto keep = [&](int i) {
     auto s = all.snapshots[static_cast<std::size_t>(i)];
-    if (fresh_returns[static_cast<std::size_t>(i)] != 0.0) s.behaviour_return = fresh_returns[static_cast<std::size_t>(i)];
+    if (fresh_returns[static_cast<std::size_t>(i)] != 0.0)
+      s.behaviour_return = fresh_returns[static_cast<std::size_t>(i)];
     set.snapshots.push_back(std::move(s));
     return static_cast<int>(set.snapshots.size()) - 1;
   };
   // The learner's history before medium, at evenly spread steps, then medium itself.
   std::vector<int> history;
   for (int k = 1; k <= replay_count; ++k) {
-    const double at = static_cast<double>(all.snapshots[static_cast<std::size_t>(medium)].env_steps) * k / (replay_count + 1);
+    const double at =
+        static_cast<double>(all.snapshots[static_cast<std::size_t>(medium)].env_steps) * k /
+        (replay_count + 1);
     int nearest = 0;
     for (int i = 0; i < medium; ++i)
-      if (std::abs(all.snapshots[i].env_steps - at) < std::abs(all.snapshots[nearest].env_steps - at)) nearest = i;
-    if (nearest < medium && (history.empty() || nearest > history.back())) history.push_back(nearest);
+      if (std::abs(all.snapshots[i].env_steps - at) <
+          std::abs(all.snapshots[nearest].env_steps - at))
+        nearest = i;
+    if (nearest < medium && (history.empty() || nearest > history.back()))
+      history.push_back(nearest);
   }
   for (int i : history) set.replay.push_back(keep(i));
   set.medium = keep(medium);

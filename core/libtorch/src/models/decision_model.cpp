@@ -1,21 +1,23 @@
 // Every variant's tokenizer, token merger and token mixer. docs/models.md states the maths.
 
-#include "dstudio/common/error.h"
 #include "dstudio/models/decision_model.h"
-#include "dstudio/models/token_mixer.h"
-#include "dstudio/models/variant_registry.h"
 
 #include <cmath>
 #include <map>
 #include <mutex>
 #include <stdexcept>
 
+#include "dstudio/common/error.h"
+#include "dstudio/models/token_mixer.h"
+#include "dstudio/models/variant_registry.h"
+
 namespace dstudio::models {
 namespace F = torch::nn::functional;
 
 namespace {
 // A depthwise 1-D convolution without padding (the caller pads on the left for causality).
-torch::Tensor depthwise(const torch::Tensor& x, const torch::Tensor& kernel, const torch::Tensor& bias, int64_t groups) {
+torch::Tensor depthwise(const torch::Tensor& x, const torch::Tensor& kernel,
+                        const torch::Tensor& bias, int64_t groups) {
   const std::vector<int64_t> one{1}, zero{0};
   return torch::conv1d(x, kernel, bias, one, zero, one, groups);
 }
@@ -48,8 +50,12 @@ torch::Tensor dropout_mask(const torch::Tensor& like, double p, RandomStream& st
 
 }  // namespace
 
-DropoutStreamScope::DropoutStreamScope(RandomStream& stream) : previous_(t_stream) { t_stream = &stream; }
-DropoutStreamScope::~DropoutStreamScope() { t_stream = previous_; }
+DropoutStreamScope::DropoutStreamScope(RandomStream& stream) : previous_(t_stream) {
+  t_stream = &stream;
+}
+DropoutStreamScope::~DropoutStreamScope() {
+  t_stream = previous_;
+}
 
 torch::Tensor DropoutImpl::forward(const torch::Tensor& x) {
   if (!is_training() || p_ <= 0.0) return x;
@@ -58,8 +64,10 @@ torch::Tensor DropoutImpl::forward(const torch::Tensor& x) {
   return x * dropout_mask(x, p_, *t_stream);
 }
 
-torch::Tensor type_convolution(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
-  const int64_t B = x.size(0), T = x.size(1), H = x.size(2), types = weight.size(0), L = weight.size(2);
+torch::Tensor type_convolution(const torch::Tensor& x, const torch::Tensor& weight,
+                               const torch::Tensor& bias) {
+  const int64_t B = x.size(0), T = x.size(1), H = x.size(2), types = weight.size(0),
+                L = weight.size(2);
   auto padded = F::pad(x.transpose(1, 2), F::PadFuncOptions({L - 1, 0}));  // (B, H, T + L - 1)
   torch::Tensor out = torch::zeros({B, H, T}, x.options());
   for (int64_t t = 0; t < types; ++t) {
@@ -100,9 +108,14 @@ ModelInputs rows_of(const ModelInputs& in, int64_t first, int64_t rows) {
 ModelInputs apply_zeroing(const ModelInputs& in, ModalityZeroing zeroing) {
   ModelInputs out = in;
   switch (zeroing) {
-    case ModalityZeroing::None: break;
-    case ModalityZeroing::ReturnsToGo: out.returns_to_go = torch::zeros_like(in.returns_to_go); break;
-    case ModalityZeroing::Actions: out.actions = torch::zeros_like(in.actions); break;
+    case ModalityZeroing::None:
+      break;
+    case ModalityZeroing::ReturnsToGo:
+      out.returns_to_go = torch::zeros_like(in.returns_to_go);
+      break;
+    case ModalityZeroing::Actions:
+      out.actions = torch::zeros_like(in.actions);
+      break;
     case ModalityZeroing::PastStates: {
       // The current state is the last position: windows are left-padded, so it is always real.
       out.states = in.states.clone();
@@ -128,8 +141,11 @@ struct Masks : MixerMasks {};
 static Masks make_masks(const torch::Tensor& valid, int64_t T) {
   Masks m;
   auto causal = torch::ones({T, T}, torch::kBool).tril();
-  m.allowed = (valid.all().item<bool>() ? causal.unsqueeze(0) : causal.unsqueeze(0) & valid.unsqueeze(1)).unsqueeze(1);
-  m.additive = torch::zeros(m.allowed.sizes(), torch::kFloat).masked_fill(m.allowed.logical_not(), -1e9);
+  m.allowed =
+      (valid.all().item<bool>() ? causal.unsqueeze(0) : causal.unsqueeze(0) & valid.unsqueeze(1))
+          .unsqueeze(1);
+  m.additive =
+      torch::zeros(m.allowed.sizes(), torch::kFloat).masked_fill(m.allowed.logical_not(), -1e9);
   return m;
 }
 
@@ -142,8 +158,11 @@ enum class AttentionKind { Plain, Gaussian, Direct, Linear };
 
 struct AttentionMixer : MixerImpl {
   AttentionMixer(const VariantConfig& c, AttentionKind kind)
-      : kind_(kind), heads_(kind == AttentionKind::Direct ? 1 : c.heads), hidden_(c.hidden),
-        w_(c.gaussian_w), b_(c.gaussian_b) {
+      : kind_(kind),
+        heads_(kind == AttentionKind::Direct ? 1 : c.heads),
+        hidden_(c.hidden),
+        w_(c.gaussian_w),
+        b_(c.gaussian_b) {
     if (kind == AttentionKind::Direct) {
       value_ = register_module("value", torch::nn::Linear(c.hidden, c.hidden));
       logits_ = register_parameter("logits", torch::zeros({c.tokens(), c.tokens()}));
@@ -155,31 +174,42 @@ struct AttentionMixer : MixerImpl {
   }
   [[nodiscard]] std::string name() const override {
     switch (kind_) {
-      case AttentionKind::Gaussian: return "gaussian-attention";
-      case AttentionKind::Direct: return "direct-attention";
-      case AttentionKind::Linear: return "linear-attention";
-      case AttentionKind::Plain: break;
+      case AttentionKind::Gaussian:
+        return "gaussian-attention";
+      case AttentionKind::Direct:
+        return "direct-attention";
+      case AttentionKind::Linear:
+        return "linear-attention";
+      case AttentionKind::Plain:
+        break;
     }
     return "attention";
   }
 
-  torch::Tensor forward(const torch::Tensor& x, const MixerMasks& masks, torch::Tensor* matrix) override {
+  torch::Tensor forward(const torch::Tensor& x, const MixerMasks& masks,
+                        torch::Tensor* matrix) override {
     const int64_t B = x.size(0), T = x.size(1), hd = hidden_ / heads_;
     torch::Tensor weights, v;
     if (kind_ == AttentionKind::Direct) {
       // The matrix itself is the parameter, shared by every input; V is learned as usual.
-      weights = torch::softmax(logits_.narrow(0, 0, T).narrow(1, 0, T) + masks.additive, -1).expand({B, 1, T, T});
+      weights = torch::softmax(logits_.narrow(0, 0, T).narrow(1, 0, T) + masks.additive, -1)
+                    .expand({B, 1, T, T});
       v = value_->forward(x).view({B, T, 1, hidden_}).transpose(1, 2);
     } else {
       // Heads folded into the batch: 3-D bmm is many times faster than a 4-D matmul whose head
       // dimension broadcasts (measured on this stack).
-      auto qkv = qkv_->forward(x).view({B, T, 3, heads_, hd}).permute({2, 0, 3, 1, 4}).reshape({3, B * heads_, T, hd});
+      auto qkv = qkv_->forward(x)
+                     .view({B, T, 3, heads_, hd})
+                     .permute({2, 0, 3, 1, 4})
+                     .reshape({3, B * heads_, T, hd});
       v = qkv[2].view({B, heads_, T, hd});
       weights = attend(qkv[0], qkv[1], masks, B, T, 0, T);
     }
     if (matrix) *matrix = weights.detach();
     const int64_t h = weights.size(1);
-    auto out = torch::bmm(attn_drop_->forward(weights).reshape({B * h, T, T}), v.reshape({B * h, T, hd})).view({B, h, T, hd});
+    auto out =
+        torch::bmm(attn_drop_->forward(weights).reshape({B * h, T, T}), v.reshape({B * h, T, hd}))
+            .view({B, h, T, hd});
     return proj_->forward(out.transpose(1, 2).reshape({B, T, hidden_}));
   }
 
@@ -194,28 +224,36 @@ struct AttentionMixer : MixerImpl {
     } else {
       const auto& W = qkv_->weight;
       const auto& bias = qkv_->bias;
-      auto q = F::linear(x.narrow(1, row, 1), W.narrow(0, 0, H), bias.narrow(0, 0, H)).view({B, 1, heads_, hd}).transpose(1, 2);
-      auto kv = F::linear(x, W.narrow(0, H, 2 * H), bias.narrow(0, H, 2 * H)).view({B, T, 2, heads_, hd}).permute({2, 0, 3, 1, 4});
+      auto q = F::linear(x.narrow(1, row, 1), W.narrow(0, 0, H), bias.narrow(0, 0, H))
+                   .view({B, 1, heads_, hd})
+                   .transpose(1, 2);
+      auto kv = F::linear(x, W.narrow(0, H, 2 * H), bias.narrow(0, H, 2 * H))
+                    .view({B, T, 2, heads_, hd})
+                    .permute({2, 0, 3, 1, 4});
       v = kv[1];
-      weights = attend(q.reshape({B * heads_, 1, hd}), kv[0].reshape({B * heads_, T, hd}), masks, B, T, row, 1);
+      weights = attend(q.reshape({B * heads_, 1, hd}), kv[0].reshape({B * heads_, T, hd}), masks, B,
+                       T, row, 1);
     }
     const int64_t h = weights.size(1);
-    auto out = torch::bmm(weights.reshape({B * h, 1, T}), v.reshape({B * h, T, hd})).view({B, h, 1, hd});
+    auto out =
+        torch::bmm(weights.reshape({B * h, 1, T}), v.reshape({B * h, T, hd})).view({B, h, 1, hd});
     return proj_->forward(out.transpose(1, 2).reshape({B, 1, H}));
   }
 
   // Attention weights (B, heads, rows, T) of queries q (B * heads, rows, hd) at positions
   // first..first+rows-1 over keys k (B * heads, T, hd).
-  torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const MixerMasks& masks, int64_t B, int64_t T, int64_t first,
-                       int64_t rows) const {
+  torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const MixerMasks& masks,
+                       int64_t B, int64_t T, int64_t first, int64_t rows) const {
     const int64_t hd = hidden_ / heads_;
     if (kind_ == AttentionKind::Linear) {
       // phi(x) = elu(x) + 1; A[i, j] = phi(q_i).phi(k_j) / sum_{j' <= i} phi(q_i).phi(k_j').
-      auto scores = torch::bmm(F::elu(q) + 1, (F::elu(k) + 1).transpose(1, 2)).view({B, heads_, rows, T});
+      auto scores =
+          torch::bmm(F::elu(q) + 1, (F::elu(k) + 1).transpose(1, 2)).view({B, heads_, rows, T});
       scores = scores.masked_fill(masks.allowed.narrow(2, first, rows).logical_not(), 0.0);
       return scores / scores.sum(-1, true).clamp_min(1e-6);
     }
-    auto logits = torch::bmm(q, k.transpose(1, 2)).view({B, heads_, rows, T}) / std::sqrt(static_cast<double>(hd));
+    auto logits = torch::bmm(q, k.transpose(1, 2)).view({B, heads_, rows, T}) /
+                  std::sqrt(static_cast<double>(hd));
     if (kind_ == AttentionKind::Gaussian) {
       // GDT eq. 6: subtract |w d_ij^2 + b|, d_ij = |i - j| in token positions.
       logits = logits + gaussian_bias(T, w_, b_).narrow(0, first, rows);
@@ -236,11 +274,14 @@ struct AttentionMixer : MixerImpl {
 // filter over the whole sequence, keeping each output where its position has that type.
 struct ConvMixer : MixerImpl {
   explicit ConvMixer(const VariantConfig& c)
-      : types_(c.single_filter || c.tokenizer != Tokenizer::Triplet ? 1 : 3), window_(c.conv_window) {
+      : types_(c.single_filter || c.tokenizer != Tokenizer::Triplet ? 1 : 3),
+        window_(c.conv_window) {
     weight_ = register_parameter("weight", torch::randn({types_, c.hidden, window_}) * 0.02);
     bias_ = register_parameter("bias", torch::zeros({types_, c.hidden}));
   }
-  [[nodiscard]] std::string name() const override { return types_ == 3 ? "conv (3 filters)" : "conv (1 filter)"; }
+  [[nodiscard]] std::string name() const override {
+    return types_ == 3 ? "conv (3 filters)" : "conv (1 filter)";
+  }
 
   torch::Tensor forward(const torch::Tensor& x, const MixerMasks&, torch::Tensor* matrix) override {
     const int64_t B = x.size(0), T = x.size(1), L = window_;
@@ -251,7 +292,8 @@ struct ConvMixer : MixerImpl {
       auto taps = weight_.detach().abs().mean(1);  // (types, L)
       auto m = torch::zeros({T, T});
       for (int64_t p = 0; p < T; ++p)
-        for (int64_t l = 0; l < L && p - l >= 0; ++l) m[p][p - l] = taps[types_ == 1 ? 0 : p % 3][l];
+        for (int64_t l = 0; l < L && p - l >= 0; ++l)
+          m[p][p - l] = taps[types_ == 1 ? 0 : p % 3][l];
       *matrix = m.view({1, 1, T, T}).expand({B, 1, T, T});
     }
     return out;
@@ -265,7 +307,8 @@ struct ConvMixer : MixerImpl {
 struct GatedConvMixer : MixerImpl {
   explicit GatedConvMixer(const VariantConfig& c) : kernel_(c.gated_kernel) {
     in_ = register_module("in_proj", torch::nn::Linear(c.hidden, 2 * c.hidden));
-    weight_ = register_parameter("weight", torch::randn({c.hidden, kernel_}) * 0.02);  // taps l = 0..k-1
+    weight_ =
+        register_parameter("weight", torch::randn({c.hidden, kernel_}) * 0.02);  // taps l = 0..k-1
     bias_ = register_parameter("bias", torch::zeros({c.hidden}));
     out_ = register_module("out", torch::nn::Linear(c.hidden, c.hidden));
   }
@@ -293,22 +336,30 @@ struct GatedConvMixer : MixerImpl {
 // The studio's own mixers' modules, registered by name as a plugin registers its own (pooling's
 // is in mixers/pooling.cpp, the way a new one is added).
 [[maybe_unused]] const bool kBuiltinModules = [] {
-  for (const auto& [name, kind] : {std::pair{"attention", AttentionKind::Plain}, std::pair{"gaussian-attention", AttentionKind::Gaussian},
-                                   std::pair{"direct-attention", AttentionKind::Direct}, std::pair{"linear-attention", AttentionKind::Linear}})
-    register_token_mixer(name, [kind = kind](const VariantConfig& c) { return std::make_shared<AttentionMixer>(c, kind); });
-  register_token_mixer("conv", [](const VariantConfig& c) { return std::make_shared<ConvMixer>(c); });
-  register_token_mixer("gated-conv", [](const VariantConfig& c) { return std::make_shared<GatedConvMixer>(c); });
+  for (const auto& [name, kind] : {std::pair{"attention", AttentionKind::Plain},
+                                   std::pair{"gaussian-attention", AttentionKind::Gaussian},
+                                   std::pair{"direct-attention", AttentionKind::Direct},
+                                   std::pair{"linear-attention", AttentionKind::Linear}})
+    register_token_mixer(name, [kind = kind](const VariantConfig& c) {
+      return std::make_shared<AttentionMixer>(c, kind);
+    });
+  register_token_mixer("conv",
+                       [](const VariantConfig& c) { return std::make_shared<ConvMixer>(c); });
+  register_token_mixer("gated-conv",
+                       [](const VariantConfig& c) { return std::make_shared<GatedConvMixer>(c); });
   return true;
 }();
 
 // One MetaFormer block: x += Mixer(LN(x)); x += MLP(LN(x)). The mixer "none" skips the first half.
 struct BlockImpl : torch::nn::Module {
-  BlockImpl(const VariantConfig& c, const std::string& mixer) : activation_(c.activation), none_(mixer == "none") {
+  BlockImpl(const VariantConfig& c, const std::string& mixer)
+      : activation_(c.activation), none_(mixer == "none") {
     ln1_ = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hidden})));
     ln2_ = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hidden})));
     if (!none_) mixer_ = make_token_mixer(c, mixer);
     if (mixer_) register_module("mixer", mixer_);
-    if (c.mixer_projection && mixer_) proj_ = register_module("proj", torch::nn::Linear(c.hidden, c.hidden));
+    if (c.mixer_projection && mixer_)
+      proj_ = register_module("proj", torch::nn::Linear(c.hidden, c.hidden));
     fc1_ = register_module("fc1", torch::nn::Linear(c.hidden, c.mlp_ratio * c.hidden));
     fc2_ = register_module("fc2", torch::nn::Linear(c.mlp_ratio * c.hidden, c.hidden));
     drop_ = register_module("drop", Dropout(c.dropout));
@@ -335,7 +386,8 @@ struct BlockImpl : torch::nn::Module {
       if (proj_) y = proj_->forward(y);
       r = r + drop_->forward(y);
     }
-    return r + drop_->forward(fc2_->forward(activate(fc1_->forward(ln2_->forward(r)), activation_)));
+    return r +
+           drop_->forward(fc2_->forward(activate(fc1_->forward(ln2_->forward(r)), activation_)));
   }
   std::string mixer_name() const { return mixer_ ? mixer_->name() : "none"; }
 
@@ -355,7 +407,9 @@ struct AttentionMerger : torch::nn::Module {
   }
   torch::Tensor forward(const torch::Tensor& triplets) {  // (B, K, 3, H)
     auto qkv = qkv_->forward(triplets).chunk(3, -1);
-    auto w = torch::softmax(torch::matmul(qkv[0], qkv[1].transpose(-2, -1)) / std::sqrt(static_cast<double>(hidden_)), -1);
+    auto w = torch::softmax(
+        torch::matmul(qkv[0], qkv[1].transpose(-2, -1)) / std::sqrt(static_cast<double>(hidden_)),
+        -1);
     return proj_->forward(torch::matmul(w, qkv[2]).mean(2));
   }
   int64_t hidden_;
@@ -369,7 +423,9 @@ struct ConvolutionMerger : torch::nn::Module {
     weight_ = register_parameter("weight", torch::full({3, hidden}, 1.0 / 3.0));
     bias_ = register_parameter("bias", torch::zeros({hidden}));
   }
-  torch::Tensor forward(const torch::Tensor& triplets) { return (triplets * weight_).sum(2) + bias_; }
+  torch::Tensor forward(const torch::Tensor& triplets) {
+    return (triplets * weight_).sum(2) + bias_;
+  }
   torch::Tensor weight_, bias_;
 };
 
@@ -399,8 +455,10 @@ DecisionModelImpl::DecisionModelImpl(const VariantConfig& config) : config_(conf
     int64_t in = c.state_dim;
     for (int i = 0; i < c.layers; ++i) {
       state_mlp_->push_back(torch::nn::Linear(in, H));
-      if (c.activation == "gelu") state_mlp_->push_back(torch::nn::GELU());
-      else state_mlp_->push_back(torch::nn::ReLU());
+      if (c.activation == "gelu")
+        state_mlp_->push_back(torch::nn::GELU());
+      else
+        state_mlp_->push_back(torch::nn::ReLU());
       state_mlp_->push_back(Dropout(c.dropout));
       in = H;
     }
@@ -411,17 +469,25 @@ DecisionModelImpl::DecisionModelImpl(const VariantConfig& config) : config_(conf
   timestep_ = register_module("timestep", torch::nn::Embedding(c.max_ep_len, H));
   if (c.tokenizer == Tokenizer::Unified) {
     unified_return_ = register_module("unified_return", torch::nn::Linear(1, c.return_embedding));
-    unified_ = register_module("unified", torch::nn::Linear(c.return_embedding + c.state_dim + c.act_dim, H));
+    unified_ = register_module("unified",
+                               torch::nn::Linear(c.return_embedding + c.state_dim + c.act_dim, H));
   } else {
     embed_return_ = register_module("embed_return", torch::nn::Linear(1, H));
     embed_state_ = register_module("embed_state", torch::nn::Linear(c.state_dim, H));
     embed_action_ = register_module("embed_action", torch::nn::Linear(c.act_dim, H));
     if (c.tokenizer == Tokenizer::Merged) {
       switch (c.merger) {
-        case Merger::Concat: concat_ = register_module("concat", torch::nn::Linear(c.act_dim + 1 + c.state_dim, H)); break;
-        case Merger::Attention: merger_ = register_module("merger", std::make_shared<AttentionMerger>(H)); break;
-        case Merger::Convolution: merger_ = register_module("merger", std::make_shared<ConvolutionMerger>(H)); break;
-        case Merger::Pooling: break;
+        case Merger::Concat:
+          concat_ = register_module("concat", torch::nn::Linear(c.act_dim + 1 + c.state_dim, H));
+          break;
+        case Merger::Attention:
+          merger_ = register_module("merger", std::make_shared<AttentionMerger>(H));
+          break;
+        case Merger::Convolution:
+          merger_ = register_module("merger", std::make_shared<ConvolutionMerger>(H));
+          break;
+        case Merger::Pooling:
+          break;
       }
     }
   }
@@ -430,7 +496,8 @@ DecisionModelImpl::DecisionModelImpl(const VariantConfig& config) : config_(conf
   blocks_ = register_module("blocks", torch::nn::ModuleList());
   for (int i = 0; i < c.layers; ++i) {
     // DC hybrid: the last block attends.
-    blocks_->push_back(std::make_shared<BlockImpl>(c, c.hybrid && i == c.layers - 1 ? std::string("attention") : c.mixer));
+    blocks_->push_back(std::make_shared<BlockImpl>(
+        c, c.hybrid && i == c.layers - 1 ? std::string("attention") : c.mixer));
   }
   final_ln_ = register_module("final_ln", torch::nn::LayerNorm(torch::nn::LayerNormOptions({H})));
   head_ = register_module("head", torch::nn::Linear(H, c.act_dim));
@@ -444,8 +511,10 @@ torch::Tensor DecisionModelImpl::embed(const ModelInputs& in, Inspection* inspec
   auto rtg = in.returns_to_go.dim() == 2 ? in.returns_to_go.unsqueeze(-1) : in.returns_to_go;
   // The previous action (0 at a window's first real step) for the shifted layouts.
   auto previous = [&]() {
-    auto prev = torch::cat({torch::zeros_like(in.actions.narrow(1, 0, 1)), in.actions.narrow(1, 0, K - 1)}, 1);
-    auto prev_real = torch::cat({torch::zeros({B, 1}, in.mask.options()), in.mask.narrow(1, 0, K - 1)}, 1);
+    auto prev = torch::cat(
+        {torch::zeros_like(in.actions.narrow(1, 0, 1)), in.actions.narrow(1, 0, K - 1)}, 1);
+    auto prev_real =
+        torch::cat({torch::zeros({B, 1}, in.mask.options()), in.mask.narrow(1, 0, K - 1)}, 1);
     return prev * prev_real.unsqueeze(-1);
   };
   torch::Tensor tokens;
@@ -458,16 +527,26 @@ torch::Tensor DecisionModelImpl::embed(const ModelInputs& in, Inspection* inspec
     auto e_r = embed_return_->forward(rtg) + time;
     auto e_s = embed_state_->forward(in.states) + time;
     auto e_a = embed_action_->forward(actions) + time;
-    if (inspection) inspection->tokens_before_merge = torch::stack({e_r, e_s, e_a}, 2).reshape({B, 3 * K, H}).detach();
+    if (inspection)
+      inspection->tokens_before_merge =
+          torch::stack({e_r, e_s, e_a}, 2).reshape({B, 3 * K, H}).detach();
     if (!merged) {
       tokens = torch::stack({e_r, e_s, e_a}, 2).reshape({B, 3 * K, H});  // R_1, s_1, a_1, ...
     } else {
       auto triplets = torch::stack({e_a, e_r, e_s}, 2);  // (a_{t-1}, R_t, s_t)
       switch (c.merger) {
-        case Merger::Concat: tokens = concat_->forward(torch::cat({actions, rtg, in.states}, -1)) + time; break;
-        case Merger::Pooling: tokens = triplets.mean(2); break;
-        case Merger::Attention: tokens = std::static_pointer_cast<AttentionMerger>(merger_)->forward(triplets); break;
-        case Merger::Convolution: tokens = std::static_pointer_cast<ConvolutionMerger>(merger_)->forward(triplets); break;
+        case Merger::Concat:
+          tokens = concat_->forward(torch::cat({actions, rtg, in.states}, -1)) + time;
+          break;
+        case Merger::Pooling:
+          tokens = triplets.mean(2);
+          break;
+        case Merger::Attention:
+          tokens = std::static_pointer_cast<AttentionMerger>(merger_)->forward(triplets);
+          break;
+        case Merger::Convolution:
+          tokens = std::static_pointer_cast<ConvolutionMerger>(merger_)->forward(triplets);
+          break;
       }
     }
   }
@@ -476,8 +555,10 @@ torch::Tensor DecisionModelImpl::embed(const ModelInputs& in, Inspection* inspec
     inspection->tokens = tokens.detach();
     inspection->token_types.clear();
     for (int64_t t = 0; t < K; ++t) {
-      if (c.tokenizer == Tokenizer::Triplet) inspection->token_types.insert(inspection->token_types.end(), {'R', 's', 'a'});
-      else inspection->token_types.push_back('t');
+      if (c.tokenizer == Tokenizer::Triplet)
+        inspection->token_types.insert(inspection->token_types.end(), {'R', 's', 'a'});
+      else
+        inspection->token_types.push_back('t');
     }
   }
   return tokens;
@@ -487,8 +568,8 @@ ModelInputs DecisionModelImpl::prepare(const ModelInputs& raw, ModalityZeroing z
   ModelInputs in = apply_zeroing(raw, zeroing);
   const int64_t B = in.states.size(0), K = in.states.size(1);
   if (K > config_.context_length && config_.mixer == "direct-attention")
-    throw Error("direct attention was built for " + std::to_string(config_.context_length) + " steps, not " +
-                                std::to_string(K));
+    throw Error("direct attention was built for " + std::to_string(config_.context_length) +
+                " steps, not " + std::to_string(K));
   if (!in.mask.defined()) in.mask = torch::ones({B, K});
   return in;
 }
@@ -499,7 +580,8 @@ Masks DecisionModelImpl::masks_for(const ModelInputs& in, int64_t tokens) const 
   return make_masks(valid, tokens);
 }
 
-torch::Tensor DecisionModelImpl::forward(const ModelInputs& raw, Inspection* inspection, ModalityZeroing zeroing) {
+torch::Tensor DecisionModelImpl::forward(const ModelInputs& raw, Inspection* inspection,
+                                         ModalityZeroing zeroing) {
   const ModelInputs in = prepare(raw, zeroing);
   const auto& c = config_;
   const int64_t B = in.states.size(0), K = in.states.size(1);
@@ -521,7 +603,8 @@ torch::Tensor DecisionModelImpl::forward(const ModelInputs& raw, Inspection* ins
     }
   }
   x = final_ln_->forward(x);
-  if (c.tokenizer == Tokenizer::Triplet) x = x.view({B, K, 3, c.hidden}).select(2, 1);  // the s_t tokens
+  if (c.tokenizer == Tokenizer::Triplet)
+    x = x.view({B, K, 3, c.hidden}).select(2, 1);  // the s_t tokens
   auto out = head_->forward(x);
   return c.action_tanh ? torch::tanh(out) : out;
 }
@@ -540,7 +623,8 @@ torch::Tensor DecisionModelImpl::act(const ModelInputs& raw, ModalityZeroing zer
     // only the token the action is read from: s_K, or the last merged step.
     const int64_t row = c.tokenizer == Tokenizer::Triplet ? 3 * K - 2 : K - 1;
     const auto n = static_cast<int64_t>(blocks_->size());
-    for (int64_t i = 0; i + 1 < n; ++i) x = (*blocks_)[static_cast<std::size_t>(i)]->as<BlockImpl>()->forward(x, masks, nullptr);
+    for (int64_t i = 0; i + 1 < n; ++i)
+      x = (*blocks_)[static_cast<std::size_t>(i)]->as<BlockImpl>()->forward(x, masks, nullptr);
     x = (*blocks_)[static_cast<std::size_t>(n - 1)]->as<BlockImpl>()->forward_row(x, masks, row);
     out = head_->forward(final_ln_->forward(x)).squeeze(1);
   }
@@ -553,7 +637,8 @@ std::mutex& factories_mutex() {
   return m;
 }
 std::map<std::string, TokenMixerFactory>& factories() {
-  static auto* f = new std::map<std::string, TokenMixerFactory>();  // never destroyed, as the registries
+  static auto* f =
+      new std::map<std::string, TokenMixerFactory>();  // never destroyed, as the registries
   return *f;
 }
 }  // namespace
@@ -577,7 +662,8 @@ std::shared_ptr<TokenMixer> make_token_mixer(const VariantConfig& config, const 
     if (auto it = factories().find(name); it != factories().end()) factory = it->second;
   }
   if (!factory) {
-    if (!config.plugin.empty()) throw MissingPluginError(config.plugin, config.plugin_version, "the mixer '" + name + "'");
+    if (!config.plugin.empty())
+      throw MissingPluginError(config.plugin, config.plugin_version, "the mixer '" + name + "'");
     throw UsageError("no module for the token mixer '" + name + "'");
   }
   auto mixer = factory(config);

@@ -9,7 +9,9 @@
 
 namespace dstudio::models {
 
-bool cuda_usable() { return torch::cuda::is_available(); }
+bool cuda_usable() {
+  return torch::cuda::is_available();
+}
 
 void require_device(const std::string& name) {
   if (name == "cpu") return;
@@ -17,11 +19,15 @@ void require_device(const std::string& name) {
   if (!torch::cuda::is_available()) {
     // A CUDA build without a visible GPU reports a device count of 0 as well.
     throw Error(std::string("--device cuda: this build's LibTorch ") + TORCH_VERSION +
-                " has no CUDA, or no GPU is visible to this process (CUDA_VISIBLE_DEVICES, the job's --gres); "
-                "build against a CUDA LibTorch with -DTorch_DIR=... (docs/sweeps.md) and run on a GPU node, or use --device cpu");
+                " has no CUDA, or no GPU is visible to this process (CUDA_VISIBLE_DEVICES, the "
+                "job's --gres); "
+                "build against a CUDA LibTorch with -DTorch_DIR=... (docs/sweeps.md) and run on a "
+                "GPU node, or use --device cpu");
   }
-  throw Error("--device cuda: a GPU is visible, but this version trains and evaluates on the CPU only "
-              "(its per-worker dropout streams and resumable random state are CPU generators); use --device cpu");
+  throw Error(
+      "--device cuda: a GPU is visible, but this version trains and evaluates on the CPU only "
+      "(its per-worker dropout streams and resumable random state are CPU generators); use "
+      "--device cpu");
 }
 
 }  // namespace dstudio::models

@@ -8,8 +8,8 @@
 #include <mutex>
 #include <thread>
 
-#include "dstudio/common/error.h"
 #include "dstudio/analysis/entropy.h"
+#include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "policy_window.h"
@@ -32,7 +32,8 @@ struct EpisodePlayer::State {
 
   void push_state(const std::vector<float>& obs) {
     const auto S = obs.size();
-    for (std::size_t k = 0; k < S; ++k) states.push_back((obs[k] - info.state_mean[k]) / info.state_std[k]);
+    for (std::size_t k = 0; k < S; ++k)
+      states.push_back((obs[k] - info.state_mean[k]) / info.state_std[k]);
     actions.resize(actions.size() + static_cast<std::size_t>(spec->act_dim), 0.0f);
   }
 };
@@ -40,14 +41,17 @@ struct EpisodePlayer::State {
 EpisodePlayer::EpisodePlayer(const std::filesystem::path& checkpoint, const std::string& env_id)
     : EpisodePlayer(open_checkpoint(checkpoint), env_id) {}
 
-EpisodePlayer::EpisodePlayer(const std::shared_ptr<const LoadedCheckpoint>& loaded, const std::string& env_id) : s_(new State) {
+EpisodePlayer::EpisodePlayer(const std::shared_ptr<const LoadedCheckpoint>& loaded,
+                             const std::string& env_id)
+    : s_(new State) {
   const std::filesystem::path& checkpoint = loaded->path;
   s_->model = loaded->model;
   s_->info = loaded->info;
   s_->model->eval();
   const std::string id = env_id.empty() ? s_->info.env_id : env_id;
   if (id.empty())
-    throw CheckpointError(checkpoint.string() + ": names no environment; say which one to act in (e.g. hopper)");
+    throw CheckpointError(checkpoint.string() +
+                          ": names no environment; say which one to act in (e.g. hopper)");
   s_->spec = &env::task(id);
   const auto& c = s_->model->config();
   if (c.state_dim != s_->spec->obs_dim || c.act_dim != s_->spec->act_dim) {
@@ -69,12 +73,13 @@ EpisodePlayer::~EpisodePlayer() = default;
 std::unique_ptr<EpisodePlayer> EpisodePlayer::replay(const data::Dataset& dataset, int episode) {
   if (episode < 0 || episode >= static_cast<int>(dataset.episodes.size()))
     throw UsageError("episode " + std::to_string(episode) + " does not exist (the dataset has " +
-                                std::to_string(dataset.episodes.size()) + ")");
+                     std::to_string(dataset.episodes.size()) + ")");
   if (dataset.env_id.empty())
     throw Error(dataset.path + ": names no environment, so its episodes cannot be replayed");
   const auto& t = dataset.data;
   if (t.qpos_dim == 0 || t.qvel_dim == 0)
-    throw Error(dataset.path + ": has no infos/qpos and infos/qvel, so its episodes cannot be replayed");
+    throw Error(dataset.path +
+                ": has no infos/qpos and infos/qvel, so its episodes cannot be replayed");
   std::unique_ptr<EpisodePlayer> player(new EpisodePlayer);
   auto& s = *player->s_;
   s.replay = true;
@@ -85,8 +90,8 @@ std::unique_ptr<EpisodePlayer> EpisodePlayer::replay(const data::Dataset& datase
   s.info.dataset_path = dataset.path;
   if (t.qpos_dim != s.spec->nq || t.qvel_dim != s.spec->nv)
     throw Error(dataset.path + ": its states (qpos " + std::to_string(t.qpos_dim) + ", qvel " +
-                                std::to_string(t.qvel_dim) + ") do not fit " + s.spec->name + " (" + std::to_string(s.spec->nq) +
-                                ", " + std::to_string(s.spec->nv) + ")");
+                std::to_string(t.qvel_dim) + ") do not fit " + s.spec->name + " (" +
+                std::to_string(s.spec->nq) + ", " + std::to_string(s.spec->nv) + ")");
   const auto& e = dataset.episodes[static_cast<std::size_t>(episode)];
   const auto n = static_cast<std::size_t>(e.length), first = static_cast<std::size_t>(e.start);
   const auto S = static_cast<std::size_t>(t.obs_dim), A = static_cast<std::size_t>(t.act_dim);
@@ -96,14 +101,17 @@ std::unique_ptr<EpisodePlayer> EpisodePlayer::replay(const data::Dataset& datase
     const std::size_t row = first + k;
     auto f = std::make_shared<PlayerFrame>();
     f->step = static_cast<int>(k);
-    f->physics.qpos.assign(t.qpos.begin() + static_cast<std::ptrdiff_t>(row * Q), t.qpos.begin() + static_cast<std::ptrdiff_t>((row + 1) * Q));
-    f->physics.qvel.assign(t.qvel.begin() + static_cast<std::ptrdiff_t>(row * V), t.qvel.begin() + static_cast<std::ptrdiff_t>((row + 1) * V));
+    f->physics.qpos.assign(t.qpos.begin() + static_cast<std::ptrdiff_t>(row * Q),
+                           t.qpos.begin() + static_cast<std::ptrdiff_t>((row + 1) * Q));
+    f->physics.qvel.assign(t.qvel.begin() + static_cast<std::ptrdiff_t>(row * V),
+                           t.qvel.begin() + static_cast<std::ptrdiff_t>((row + 1) * V));
     f->physics.qacc_warmstart.assign(V, 0.0);
     f->physics.ctrl.assign(A, 0.0);  // the task has one actuator per action dimension
     f->physics.elapsed_steps = static_cast<int>(k);
     f->observation.assign(t.observations.begin() + static_cast<std::ptrdiff_t>(row * S),
                           t.observations.begin() + static_cast<std::ptrdiff_t>((row + 1) * S));
-    f->action.assign(t.actions.begin() + static_cast<std::ptrdiff_t>(row * A), t.actions.begin() + static_cast<std::ptrdiff_t>((row + 1) * A));
+    f->action.assign(t.actions.begin() + static_cast<std::ptrdiff_t>(row * A),
+                     t.actions.begin() + static_cast<std::ptrdiff_t>((row + 1) * A));
     f->reward = t.rewards[row];
     f->return_to_go = to_go;
     f->return_so_far = collected;
@@ -118,12 +126,24 @@ std::unique_ptr<EpisodePlayer> EpisodePlayer::replay(const data::Dataset& datase
   return player;
 }
 
-bool EpisodePlayer::isReplay() const { return s_->replay; }
-const CheckpointInfo& EpisodePlayer::info() const { return s_->info; }
-const VariantConfig& EpisodePlayer::config() const { return s_->replay ? s_->no_model : s_->model->config(); }
-const env::TaskSpec& EpisodePlayer::task() const { return *s_->spec; }
-const env::ModelPtr& EpisodePlayer::physics_model() const { return s_->physics; }
-double EpisodePlayer::dt() const { return s_->env->dt(); }
+bool EpisodePlayer::isReplay() const {
+  return s_->replay;
+}
+const CheckpointInfo& EpisodePlayer::info() const {
+  return s_->info;
+}
+const VariantConfig& EpisodePlayer::config() const {
+  return s_->replay ? s_->no_model : s_->model->config();
+}
+const env::TaskSpec& EpisodePlayer::task() const {
+  return *s_->spec;
+}
+const env::ModelPtr& EpisodePlayer::physics_model() const {
+  return s_->physics;
+}
+double EpisodePlayer::dt() const {
+  return s_->env->dt();
+}
 
 void EpisodePlayer::reset(std::uint64_t seed, double target, ModalityZeroing zeroing) {
   auto& s = *s_;
@@ -150,10 +170,12 @@ void EpisodePlayer::reset(std::uint64_t seed, double target, ModalityZeroing zer
 bool EpisodePlayer::step() {
   auto& s = *s_;
   if (s.replay) return false;
-  if (frames_.empty()) reset(0, s.spec->default_targets.empty() ? 0.0 : s.spec->default_targets.front());
+  if (frames_.empty())
+    reset(0, s.spec->default_targets.empty() ? 0.0 : s.spec->default_targets.front());
   if (finished()) return false;
   const auto& c = s.model->config();
-  const int t = static_cast<int>(frames_.size()) - 1, K = c.context_length, S = c.state_dim, A = c.act_dim;
+  const int t = static_cast<int>(frames_.size()) - 1, K = c.context_length, S = c.state_dim,
+            A = c.act_dim;
   const int per_step = c.tokenizer == Tokenizer::Triplet ? 3 : 1;
 
   auto acted = std::make_shared<PlayerFrame>(*frames_.back());
@@ -171,9 +193,11 @@ bool EpisodePlayer::step() {
     for (int k = 0; k < T; ++k) valid[static_cast<std::size_t>(k)] = (k / per_step) >= offset;
     const auto first = inspection.mixing.front().contiguous();
     const auto heads = static_cast<int>(first.size(1));
-    acted->entropy = analysis::mean_head_entropy({first.data_ptr<float>(), static_cast<std::size_t>(first.numel())}, heads, T, valid);
+    acted->entropy = analysis::mean_head_entropy(
+        {first.data_ptr<float>(), static_cast<std::size_t>(first.numel())}, heads, T, valid);
     const std::vector<float> mask(in.mask.data_ptr<float>(), in.mask.data_ptr<float>() + K);
-    const std::vector<std::int64_t> timesteps(in.timesteps.data_ptr<int64_t>(), in.timesteps.data_ptr<int64_t>() + K);
+    const std::vector<std::int64_t> timesteps(in.timesteps.data_ptr<int64_t>(),
+                                              in.timesteps.data_ptr<int64_t>() + K);
     acted->inspection = std::make_shared<const WindowInspection>(
         inspection_row(inspection, 0, mask, timesteps, per_step, c.hidden, /*keep_tokens=*/false));
   }
@@ -183,7 +207,8 @@ bool EpisodePlayer::step() {
   const auto result = s.env->step(acted->action, next->observation);
   acted->acted = true;
   acted->reward = result.reward;
-  std::copy(acted->action.begin(), acted->action.end(), s.actions.begin() + static_cast<std::ptrdiff_t>(t) * A);
+  std::copy(acted->action.begin(), acted->action.end(),
+            s.actions.begin() + static_cast<std::ptrdiff_t>(t) * A);
 
   next->step = t + 1;
   next->physics = s.env->save_state();
@@ -210,7 +235,8 @@ void EpisodePlayer::branch(int frame, double target, ModalityZeroing zeroing) {
   frame = std::clamp(frame, 0, static_cast<int>(frames_.size()) - 1);
   const auto n = static_cast<std::size_t>(frame) + 1;
   frames_.resize(n);
-  const auto S = static_cast<std::size_t>(s.spec->obs_dim), A = static_cast<std::size_t>(s.spec->act_dim);
+  const auto S = static_cast<std::size_t>(s.spec->obs_dim),
+             A = static_cast<std::size_t>(s.spec->act_dim);
   s.states.resize(n * S);
   s.actions.resize(n * A);
   std::fill(s.actions.end() - static_cast<std::ptrdiff_t>(A), s.actions.end(), 0.0f);
@@ -428,8 +454,10 @@ void LivePlayer::run() {
       const int cursor = restart ? 0 : s.reconfigure_at;
       s.restart = s.reconfigure = false;
       lock.unlock();
-      if (restart) s.player->reset(seed, target, zeroing);
-      else s.player->branch(cursor, target, zeroing);
+      if (restart)
+        s.player->reset(seed, target, zeroing);
+      else
+        s.player->branch(cursor, target, zeroing);
       lock.lock();
       s.frames = s.player->frames();
       s.cursor = restart ? 0 : std::min(cursor, static_cast<int>(s.frames.size()) - 1);
@@ -483,8 +511,10 @@ void LivePlayer::run() {
     }
     if (s.cursor == static_cast<int>(s.frames.size()) - 1 && s.finished) s.playing = false;
     if (s.speed > 0.0) {
-      const auto period = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(dt_ / s.speed));
-      next_step = std::max(next_step + period, clock::now() - period);  // no catching up after a stall
+      const auto period =
+          std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(dt_ / s.speed));
+      next_step =
+          std::max(next_step + period, clock::now() - period);  // no catching up after a stall
     }
   }
 }

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <chrono>
 
-#include "dstudio/common/error.h"
 #include "dstudio/analysis/entropy.h"
+#include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint_model.h"
@@ -20,7 +20,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // Actions at the last position for rows [0, B) of `in`, split over `parts` threads.
-torch::Tensor act_in_parts(DecisionModelImpl& model, const ModelInputs& in, ModalityZeroing zeroing, int parts) {
+torch::Tensor act_in_parts(DecisionModelImpl& model, const ModelInputs& in, ModalityZeroing zeroing,
+                           int parts) {
   const int64_t B = in.states.size(0);
   parts = static_cast<int>(std::min<int64_t>(parts, B));
   if (parts <= 1) return model.act(in, zeroing);
@@ -35,43 +36,53 @@ torch::Tensor act_in_parts(DecisionModelImpl& model, const ModelInputs& in, Moda
 
 }  // namespace
 
-RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info, const RolloutConfig& cfg, const Progress& progress) {
+RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info,
+                      const RolloutConfig& cfg, const Progress& progress) {
   const auto t_start = std::chrono::steady_clock::now();
   RolloutResult result;
   result.env_id = cfg.env_id.empty() ? info.env_id : cfg.env_id;
   if (result.env_id.empty())
-    throw CheckpointError(info.path + ": names no environment; say which one to act in (e.g. --env hopper)");
+    throw CheckpointError(info.path +
+                          ": names no environment; say which one to act in (e.g. --env hopper)");
   const auto& spec = env::task(result.env_id);
   const auto& c = model.config();
   if (c.state_dim != spec.obs_dim || c.act_dim != spec.act_dim)
-    throw env::EnvError(info.path + ": the model takes states of " + std::to_string(c.state_dim) + " and actions of " +
-                        std::to_string(c.act_dim) + "; " + spec.name + " has " + std::to_string(spec.obs_dim) + " and " +
+    throw env::EnvError(info.path + ": the model takes states of " + std::to_string(c.state_dim) +
+                        " and actions of " + std::to_string(c.act_dim) + "; " + spec.name +
+                        " has " + std::to_string(spec.obs_dim) + " and " +
                         std::to_string(spec.act_dim));
   if (cfg.episodes < 1) throw UsageError("a rollout needs at least one episode per target");
   const std::vector<double> targets = cfg.targets.empty() ? spec.default_targets : cfg.targets;
-  const int E = cfg.episodes, N = static_cast<int>(targets.size()) * E, K = c.context_length, S = c.state_dim, A = c.act_dim;
-  const int max_steps = cfg.max_steps > 0 ? std::min(cfg.max_steps, spec.max_episode_steps) : spec.max_episode_steps;
+  const int E = cfg.episodes, N = static_cast<int>(targets.size()) * E, K = c.context_length,
+            S = c.state_dim, A = c.act_dim;
+  const int max_steps =
+      cfg.max_steps > 0 ? std::min(cfg.max_steps, spec.max_episode_steps) : spec.max_episode_steps;
   const double scale = info.rtg_scale;
   const bool triplet = c.tokenizer == Tokenizer::Triplet;
   const int per_step = triplet ? 3 : 1;
 
   env::BatchEnvironment envs(result.env_id, N);
   std::vector<std::uint64_t> seeds(static_cast<std::size_t>(N));
-  for (int i = 0; i < N; ++i) seeds[static_cast<std::size_t>(i)] = cfg.seed + static_cast<std::uint64_t>(i % E);
-  std::vector<float> obs(static_cast<std::size_t>(N) * S), step_actions(static_cast<std::size_t>(N) * A, 0.0f);
+  for (int i = 0; i < N; ++i)
+    seeds[static_cast<std::size_t>(i)] = cfg.seed + static_cast<std::uint64_t>(i % E);
+  std::vector<float> obs(static_cast<std::size_t>(N) * S),
+      step_actions(static_cast<std::size_t>(N) * A, 0.0f);
   std::vector<double> rewards(static_cast<std::size_t>(N));
   envs.reset(seeds, obs);
 
   // Histories the windows are cut from: normalised states, actions, scaled returns-to-go.
   const auto steps1 = static_cast<std::size_t>(max_steps + 1);
-  std::vector<float> hist_states(static_cast<std::size_t>(N) * steps1 * S), hist_actions(static_cast<std::size_t>(N) * steps1 * A, 0.0f),
-      hist_rtg(static_cast<std::size_t>(N) * steps1, 0.0f), raw_states(static_cast<std::size_t>(N) * S);
+  std::vector<float> hist_states(static_cast<std::size_t>(N) * steps1 * S),
+      hist_actions(static_cast<std::size_t>(N) * steps1 * A, 0.0f),
+      hist_rtg(static_cast<std::size_t>(N) * steps1, 0.0f),
+      raw_states(static_cast<std::size_t>(N) * S);
   auto store_state = [&](int i, int t) {
     for (int k = 0; k < S; ++k) {
       const float v = obs[static_cast<std::size_t>(i) * S + k];
       raw_states[static_cast<std::size_t>(i) * S + k] = v;
       hist_states[(static_cast<std::size_t>(i) * steps1 + t) * S + k] =
-          (v - info.state_mean[static_cast<std::size_t>(k)]) / info.state_std[static_cast<std::size_t>(k)];
+          (v - info.state_mean[static_cast<std::size_t>(k)]) /
+          info.state_std[static_cast<std::size_t>(k)];
     }
   };
   result.episodes.resize(static_cast<std::size_t>(N));
@@ -90,7 +101,8 @@ RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info, cons
   torch::InferenceMode inference;
   try {
     for (int t = 0; t < max_steps; ++t) {
-      progress.update(static_cast<double>(t) / max_steps, "step " + std::to_string(t + 1) + " of " + std::to_string(max_steps));
+      progress.update(static_cast<double>(t) / max_steps,
+                      "step " + std::to_string(t + 1) + " of " + std::to_string(max_steps));
       std::vector<int> active;
       for (int i = 0; i < N; ++i)
         if (envs.running(i)) active.push_back(i);
@@ -101,9 +113,11 @@ RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info, cons
       ModelInputs in = empty_windows(B, K, S, A);
       for (int64_t r = 0; r < B; ++r) {
         const auto i = static_cast<std::size_t>(active[static_cast<std::size_t>(r)]);
-        fill_window_row(in, r, &hist_states[i * steps1 * S], &hist_actions[i * steps1 * A], &hist_rtg[i * steps1], t, c.max_ep_len);
+        fill_window_row(in, r, &hist_states[i * steps1 * S], &hist_actions[i * steps1 * A],
+                        &hist_rtg[i * steps1], t, c.max_ep_len);
       }
-      const bool inspect = std::find(cfg.inspect_steps.begin(), cfg.inspect_steps.end(), t) != cfg.inspect_steps.end();
+      const bool inspect = std::find(cfg.inspect_steps.begin(), cfg.inspect_steps.end(), t) !=
+                           cfg.inspect_steps.end();
       torch::Tensor actions;
       Inspection inspection;
       if (cfg.entropy || inspect) {
@@ -114,7 +128,9 @@ RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info, cons
       const float* out = actions.data_ptr<float>();
       std::fill(step_actions.begin(), step_actions.end(), 0.0f);
       for (int64_t r = 0; r < B; ++r)
-        std::copy_n(out + r * A, A, &step_actions[static_cast<std::size_t>(active[static_cast<std::size_t>(r)]) * A]);
+        std::copy_n(
+            out + r * A, A,
+            &step_actions[static_cast<std::size_t>(active[static_cast<std::size_t>(r)]) * A]);
 
       // Entropy and inspections of this step's windows.
       const int64_t T = static_cast<int64_t>(K) * per_step;
@@ -127,8 +143,9 @@ RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info, cons
           auto& e = result.episodes[static_cast<std::size_t>(active[static_cast<std::size_t>(r)])];
           if (cfg.entropy) {
             const float* m = first.data_ptr<float>() + r * heads * T * T;
-            e.entropy.push_back(analysis::mean_head_entropy({m, static_cast<std::size_t>(heads * T * T)}, static_cast<int>(heads),
-                                                            static_cast<int>(T), valid));
+            e.entropy.push_back(
+                analysis::mean_head_entropy({m, static_cast<std::size_t>(heads * T * T)},
+                                            static_cast<int>(heads), static_cast<int>(T), valid));
           }
           if (inspect) {
             StepInspection s;
@@ -161,14 +178,20 @@ RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info, cons
           e.states.insert(e.states.end(), &raw_states[si * S], &raw_states[si * S] + S);
           e.actions.insert(e.actions.end(), &step_actions[si * A], &step_actions[si * A] + A);
           e.rewards.push_back(reward);
-          e.returns_to_go.push_back(static_cast<double>(hist_rtg[si * steps1 + static_cast<std::size_t>(t)]) * scale);
+          e.returns_to_go.push_back(
+              static_cast<double>(hist_rtg[si * steps1 + static_cast<std::size_t>(t)]) * scale);
         }
-        std::copy_n(&step_actions[si * A], A, &hist_actions[(si * steps1 + static_cast<std::size_t>(t)) * A]);
-        hist_rtg[si * steps1 + static_cast<std::size_t>(t) + 1] = hist_rtg[si * steps1 + static_cast<std::size_t>(t)] - static_cast<float>(reward / scale);
+        std::copy_n(&step_actions[si * A], A,
+                    &hist_actions[(si * steps1 + static_cast<std::size_t>(t)) * A]);
+        hist_rtg[si * steps1 + static_cast<std::size_t>(t) + 1] =
+            hist_rtg[si * steps1 + static_cast<std::size_t>(t)] -
+            static_cast<float>(reward / scale);
         e.episode_return += reward;
         ++e.length;
-        if (envs.running(i)) store_state(i, t + 1);
-        else e.terminated = envs.last(i).terminated;
+        if (envs.running(i))
+          store_state(i, t + 1);
+        else
+          e.terminated = envs.last(i).terminated;
       }
     }
   } catch (...) {
@@ -188,27 +211,34 @@ RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info, cons
     const auto r = analysis::mean_std(returns), s = analysis::mean_std(scores);
     result.summary.push_back({targets[k], E, r.mean, r.std, s.mean, s.std});
   }
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   progress.update(1.0, "done");
   return result;
 }
 
-RolloutResult rollout(const fs::path& checkpoint, const RolloutConfig& config, const Progress& progress) {
+RolloutResult rollout(const fs::path& checkpoint, const RolloutConfig& config,
+                      const Progress& progress) {
   CheckpointInfo info;
   DecisionModel model = load_checkpoint_model(checkpoint, &info);
   return rollout(*model, info, config, progress);
 }
 
-RolloutResult rollout(const LoadedCheckpoint& checkpoint, const RolloutConfig& config, const Progress& progress) {
+RolloutResult rollout(const LoadedCheckpoint& checkpoint, const RolloutConfig& config,
+                      const Progress& progress) {
   DecisionModel model = checkpoint.model;  // a handle on the same weights
   return rollout(*model, checkpoint.info, config, progress);
 }
 
 namespace {
 
-AblationResult zeroing_ablation(DecisionModel model, const CheckpointInfo& info, const AblationConfig& config, const Progress& progress) {
+AblationResult zeroing_ablation(DecisionModel model, const CheckpointInfo& info,
+                                const AblationConfig& config, const Progress& progress) {
   AblationResult result;
-  result.target = config.target > 0 ? config.target : env::task(info.env_id.empty() ? "hopper" : info.env_id).default_targets.front();
+  result.target =
+      config.target > 0
+          ? config.target
+          : env::task(info.env_id.empty() ? "hopper" : info.env_id).default_targets.front();
   const int parts = static_cast<int>(kModalityZeroings.size()) * config.seeds;
   int part = 0;
   for (const auto zeroing : kModalityZeroings) {
@@ -227,7 +257,8 @@ AblationResult zeroing_ablation(DecisionModel model, const CheckpointInfo& info,
       // Each rollout an equal part of the whole.
       Progress part_progress;
       part_progress.cancel = progress.cancel;
-      const std::string stage = std::string(to_string(zeroing)) + ", seed " + std::to_string(s) + ": ";
+      const std::string stage =
+          std::string(to_string(zeroing)) + ", seed " + std::to_string(s) + ": ";
       if (progress.report)
         part_progress.report = [&progress, part, parts, &stage](double f, std::string_view what) {
           progress.report((part + f) / parts, stage + std::string(what));
@@ -251,20 +282,24 @@ AblationResult zeroing_ablation(DecisionModel model, const CheckpointInfo& info,
 
 }  // namespace
 
-AblationResult zeroing_ablation(const fs::path& checkpoint, const AblationConfig& config, const Progress& progress) {
-  if (config.episodes < 1 || config.seeds < 1) throw UsageError("an ablation needs at least one episode and one seed");
+AblationResult zeroing_ablation(const fs::path& checkpoint, const AblationConfig& config,
+                                const Progress& progress) {
+  if (config.episodes < 1 || config.seeds < 1)
+    throw UsageError("an ablation needs at least one episode and one seed");
   CheckpointInfo info;
   DecisionModel model = load_checkpoint_model(checkpoint, &info);
   return zeroing_ablation(model, info, config, progress);
 }
 
-AblationResult zeroing_ablation(const LoadedCheckpoint& checkpoint, const AblationConfig& config, const Progress& progress) {
-  if (config.episodes < 1 || config.seeds < 1) throw UsageError("an ablation needs at least one episode and one seed");
+AblationResult zeroing_ablation(const LoadedCheckpoint& checkpoint, const AblationConfig& config,
+                                const Progress& progress) {
+  if (config.episodes < 1 || config.seeds < 1)
+    throw UsageError("an ablation needs at least one episode and one seed");
   return zeroing_ablation(checkpoint.model, checkpoint.info, config, progress);
 }
 
-
-EvaluationHook evaluation_hook(const data::Dataset& dataset, double rtg_scale, int episodes, int windows) {
+EvaluationHook evaluation_hook(const data::Dataset& dataset, double rtg_scale, int episodes,
+                               int windows) {
   CheckpointInfo info;
   info.path = dataset.path;
   info.env_id = dataset.env_id;
@@ -272,7 +307,8 @@ EvaluationHook evaluation_hook(const data::Dataset& dataset, double rtg_scale, i
   info.state_std = dataset.state_std;
   info.rtg_scale = rtg_scale;
   info.dataset_path = dataset.path;
-  return [&dataset, info, episodes, windows, sampled = std::vector<Window>{}](DecisionModelImpl& model, std::int64_t) mutable {
+  return [&dataset, info, episodes, windows, sampled = std::vector<Window>{}](
+             DecisionModelImpl& model, std::int64_t) mutable {
     EvaluationResult out;
     if (!info.env_id.empty()) {
       RolloutConfig rc;
@@ -289,7 +325,8 @@ EvaluationHook evaluation_hook(const data::Dataset& dataset, double rtg_scale, i
     double entropy = 0.0;
     for (const auto& w : ins) {
       const auto& l = w.layers.front();
-      entropy += analysis::mean_head_entropy(l.values, l.heads, l.tokens, w.valid) / static_cast<double>(ins.size());
+      entropy += analysis::mean_head_entropy(l.values, l.heads, l.tokens, w.valid) /
+                 static_cast<double>(ins.size());
     }
     out["entropy_layer1"] = entropy;
     return out;

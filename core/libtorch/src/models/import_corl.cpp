@@ -27,30 +27,38 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 // The CORL name of one of our parameters.
 std::string corl_name(const std::string& ours) {
   static const std::vector<std::pair<std::string, std::string>> prefixes = {
-      {"timestep.", "timestep_emb."},   {"embed_return.", "return_emb."}, {"embed_state.", "state_emb."},
-      {"embed_action.", "action_emb."}, {"embed_ln.", "emb_norm."},       {"final_ln.", "out_norm."},
+      {"timestep.", "timestep_emb."}, {"embed_return.", "return_emb."},
+      {"embed_state.", "state_emb."}, {"embed_action.", "action_emb."},
+      {"embed_ln.", "emb_norm."},     {"final_ln.", "out_norm."},
       {"head.", "action_head.0."}};
   for (const auto& [a, b] : prefixes)
     if (ours.rfind(a, 0) == 0) return b + ours.substr(a.size());
   // blocks.N.<part>.<weight|bias>
   static const std::vector<std::pair<std::string, std::string>> parts = {
-      {".ln1.", ".norm1."}, {".ln2.", ".norm2."}, {".fc1.", ".mlp.0."}, {".fc2.", ".mlp.2."},
+      {".ln1.", ".norm1."},
+      {".ln2.", ".norm2."},
+      {".fc1.", ".mlp.0."},
+      {".fc2.", ".mlp.2."},
       {".mixer.proj.", ".attention.out_proj."}};
   for (const auto& [a, b] : parts) {
     const auto at = ours.find(a);
     if (at != std::string::npos) return ours.substr(0, at) + b + ours.substr(at + a.size());
   }
   const auto at = ours.find(".mixer.qkv.");
-  if (at != std::string::npos) return ours.substr(0, at) + ".attention.in_proj_" + ours.substr(at + 11);
+  if (at != std::string::npos)
+    return ours.substr(0, at) + ".attention.in_proj_" + ours.substr(at + 11);
   return ours;
 }
 
 }  // namespace
 
-CheckpointInfo import_corl_dt(const fs::path& file, const fs::path& out, const CorlImportOptions& options) {
+CheckpointInfo import_corl_dt(const fs::path& file, const fs::path& out,
+                              const CorlImportOptions& options) {
   const std::string where = file.string();
   const PyTorchFile contents = read_pytorch_file(file);
-  auto fail = [&](const std::string& why) -> CheckpointError { return CheckpointError(where + ": " + why); };
+  auto fail = [&](const std::string& why) -> CheckpointError {
+    return CheckpointError(where + ": " + why);
+  };
 
   // A plain state_dict, CORL's {"model_state": ...} or any other nesting: find state_emb.
   std::string prefix;
@@ -66,9 +74,11 @@ CheckpointInfo import_corl_dt(const fs::path& file, const fs::path& out, const C
   }
   if (!found) {
     std::string some;
-    for (std::size_t i = 0; i < contents.order.size() && i < 4; ++i) some += (i ? ", " : "") + contents.order[i];
-    throw fail("is not a CORL Decision Transformer: it has no state_emb.weight (" + std::to_string(contents.order.size()) +
-               " tensors" + (some.empty() ? "" : ", such as " + some) + ")");
+    for (std::size_t i = 0; i < contents.order.size() && i < 4; ++i)
+      some += (i ? ", " : "") + contents.order[i];
+    throw fail("is not a CORL Decision Transformer: it has no state_emb.weight (" +
+               std::to_string(contents.order.size()) + " tensors" +
+               (some.empty() ? "" : ", such as " + some) + ")");
   }
   auto tensor = [&](const std::string& name) -> const StoredTensor& {
     auto it = contents.tensors.find(prefix + name);
@@ -77,7 +87,9 @@ CheckpointInfo import_corl_dt(const fs::path& file, const fs::path& out, const C
   };
   auto dims = [&](const std::string& name, std::size_t rank) {
     const auto& t = tensor(name);
-    if (t.shape.size() != rank) throw fail(prefix + name + " has shape " + shape_text(t.shape) + ", expected " + std::to_string(rank) + " dimensions");
+    if (t.shape.size() != rank)
+      throw fail(prefix + name + " has shape " + shape_text(t.shape) + ", expected " +
+                 std::to_string(rank) + " dimensions");
     return t.shape;
   };
 
@@ -88,10 +100,13 @@ CheckpointInfo import_corl_dt(const fs::path& file, const fs::path& out, const C
   c.act_dim = static_cast<int>(dims("action_emb.weight", 2)[1]);
   c.max_ep_len = static_cast<int>(dims("timestep_emb.weight", 2)[0]);
   c.layers = 0;
-  while (contents.tensors.count(prefix + "blocks." + std::to_string(c.layers) + ".norm1.weight")) ++c.layers;
+  while (contents.tensors.count(prefix + "blocks." + std::to_string(c.layers) + ".norm1.weight"))
+    ++c.layers;
   if (c.layers == 0) throw fail("has no transformer blocks (" + prefix + "blocks.0.norm1.weight)");
   const auto inner = dims("blocks.0.mlp.0.weight", 2)[0];
-  if (inner % c.hidden != 0) throw fail("its MLP width " + std::to_string(inner) + " is not a multiple of the embedding width " + std::to_string(c.hidden));
+  if (inner % c.hidden != 0)
+    throw fail("its MLP width " + std::to_string(inner) +
+               " is not a multiple of the embedding width " + std::to_string(c.hidden));
   c.mlp_ratio = static_cast<int>(inner / c.hidden);
   c.activation = "gelu";  // CORL's nn.GELU (exact)
   c.action_tanh = true;
@@ -100,15 +115,19 @@ CheckpointInfo import_corl_dt(const fs::path& file, const fs::path& out, const C
   const auto mask = contents.tensors.find(prefix + "blocks.0.causal_mask");
   if (mask != contents.tensors.end() && mask->second.shape.size() == 2) {
     const auto tokens = mask->second.shape[0];
-    if (tokens % 3 != 0) throw fail(prefix + "blocks.0.causal_mask has " + std::to_string(tokens) + " rows, not 3 per step");
+    if (tokens % 3 != 0)
+      throw fail(prefix + "blocks.0.causal_mask has " + std::to_string(tokens) +
+                 " rows, not 3 per step");
     if (seq_len != 0 && seq_len != tokens / 3)
-      throw fail("was trained with seq_len " + std::to_string(tokens / 3) + " (its causal mask), not " + std::to_string(seq_len));
+      throw fail("was trained with seq_len " + std::to_string(tokens / 3) +
+                 " (its causal mask), not " + std::to_string(seq_len));
     seq_len = static_cast<int>(tokens / 3);
   }
   if (seq_len <= 0) throw fail("does not say its seq_len (no causal_mask); give it with --seq-len");
   c.context_length = seq_len;
   if (options.heads < 1 || c.hidden % options.heads != 0)
-    throw fail("--heads " + std::to_string(options.heads) + " does not divide the embedding width " + std::to_string(c.hidden));
+    throw fail("--heads " + std::to_string(options.heads) +
+               " does not divide the embedding width " + std::to_string(c.hidden));
   c.heads = options.heads;
   try {
     c.validate();
@@ -126,8 +145,10 @@ CheckpointInfo import_corl_dt(const fs::path& file, const fs::path& out, const C
       const auto& t = tensor(theirs);
       std::vector<int64_t> expected(param.sizes().begin(), param.sizes().end());
       if (t.shape != expected)
-        throw fail(prefix + theirs + " has shape " + shape_text(t.shape) + ", the configuration needs " + shape_text(expected));
-      param.copy_(torch::from_blob(const_cast<float*>(t.values.data()), param.sizes(), torch::kFloat));
+        throw fail(prefix + theirs + " has shape " + shape_text(t.shape) +
+                   ", the configuration needs " + shape_text(expected));
+      param.copy_(
+          torch::from_blob(const_cast<float*>(t.values.data()), param.sizes(), torch::kFloat));
       used.push_back(prefix + theirs);
     }
   }
@@ -136,7 +157,8 @@ CheckpointInfo import_corl_dt(const fs::path& file, const fs::path& out, const C
   for (const auto& name : contents.order) {
     if (name.rfind(prefix, 0) != 0 || name.find("causal_mask") != std::string::npos) continue;
     if (name == "state_mean" || name == "state_std") continue;
-    if (std::find(used.begin(), used.end(), name) == used.end()) unused += (unused.empty() ? "" : ", ") + name;
+    if (std::find(used.begin(), used.end(), name) == used.end())
+      unused += (unused.empty() ? "" : ", ") + name;
   }
   if (!unused.empty()) throw fail("has tensors the Decision Transformer does not: " + unused);
 
@@ -148,15 +170,19 @@ CheckpointInfo import_corl_dt(const fs::path& file, const fs::path& out, const C
   info.state_mean.assign(static_cast<std::size_t>(c.state_dim), 0.0f);
   info.state_std.assign(static_cast<std::size_t>(c.state_dim), 1.0f);
   // CORL keeps the statistics beside model_state, as arrays of shape (1, S).
-  for (const auto& [key, target] : {std::pair{"state_mean", &info.state_mean}, std::pair{"state_std", &info.state_std}}) {
+  for (const auto& [key, target] :
+       {std::pair{"state_mean", &info.state_mean}, std::pair{"state_std", &info.state_std}}) {
     auto it = contents.tensors.find(key);
     if (it == contents.tensors.end()) continue;
     if (it->second.numel() != c.state_dim)
-      throw fail(std::string(key) + " has " + std::to_string(it->second.numel()) + " values for a state of " + std::to_string(c.state_dim));
+      throw fail(std::string(key) + " has " + std::to_string(it->second.numel()) +
+                 " values for a state of " + std::to_string(c.state_dim));
     *target = it->second.values;
   }
   info.metrics = "{}";
-  save_weights_checkpoint(out, model, info, "imported from " + fs::absolute(file).string() + " (CORL Decision Transformer)");
+  save_weights_checkpoint(
+      out, model, info,
+      "imported from " + fs::absolute(file).string() + " (CORL Decision Transformer)");
   info.path = out.string();
   return info;
 }

@@ -51,7 +51,8 @@ struct LabNet : torch::nn::Module {
         break;
       }
       case LabMixer::Attention: {
-        auto logits = torch::matmul(wq->forward(X), wk->forward(X).transpose(1, 2)) / std::sqrt(double(dim));
+        auto logits =
+            torch::matmul(wq->forward(X), wk->forward(X).transpose(1, 2)) / std::sqrt(double(dim));
         auto bias = lag_bias.index({lag.clamp(0, window - 1)});
         logits = (logits + bias).masked_fill(in_window.logical_not(), -1e9);
         auto weights = torch::softmax(logits, -1);
@@ -67,7 +68,8 @@ struct LabNet : torch::nn::Module {
         if (matrix) {
           // As the studio's convolution mixers: the taps' magnitudes, mean over channels.
           auto by_lag = taps.abs().mean(std::vector<int64_t>{0, 1}).flip(0);  // (k), lag 0 first
-          auto m = torch::where(in_window, by_lag.index({lag.clamp(0, window - 1)}), torch::zeros({}));
+          auto m =
+              torch::where(in_window, by_lag.index({lag.clamp(0, window - 1)}), torch::zeros({}));
           *matrix = m.unsqueeze(0).expand({x.size(0), length, length});
         }
         break;
@@ -95,12 +97,13 @@ torch::Tensor to_tensor(const std::vector<std::uint8_t>& symbols, int count, int
 
 // Held-out sequences and, at each position with a full context, the chain's true next law.
 struct HeldOut {
-  torch::Tensor x;           // (B, N)
+  torch::Tensor x;        // (B, N)
   torch::Tensor truth;    // (B, N, S); zero rows before the first full context
   torch::Tensor counted;  // (N) bool: the positions with a full context
 };
 
-HeldOut make_held_out(const analysis::MarkovChain& chain, int count, int length, std::uint64_t seed) {
+HeldOut make_held_out(const analysis::MarkovChain& chain, int count, int length,
+                      std::uint64_t seed) {
   HeldOut h;
   const auto symbols = chain.sample(count, length, seed);
   h.x = to_tensor(symbols, count, length);
@@ -115,7 +118,8 @@ HeldOut make_held_out(const analysis::MarkovChain& chain, int count, int length,
   return h;
 }
 
-// Mean KL(true || predicted) over the held-out positions with a full context (Lemma 1's first term).
+// Mean KL(true || predicted) over the held-out positions with a full context (Lemma 1's first
+// term).
 double mean_kl(LabNet& net, const HeldOut& h) {
   torch::NoGradGuard no_grad;
   auto log_predicted = torch::log_softmax(net.forward(h.x, nullptr), -1).to(torch::kDouble);
@@ -149,12 +153,14 @@ MarkovLabResult run_markov_lab(const MarkovLabOptions& o, const Progress& progre
   for (int step = 1; step <= o.steps; ++step) {
     progress.update(static_cast<double>(step - 1) / o.steps, "training");
     // Fresh sequences every step: the population loss is what is minimised, not a fixed sample's.
-    const auto x = to_tensor(o.chain.sample(o.batch, o.length, o.seed + static_cast<std::uint64_t>(step)), o.batch,
-                             o.length);
+    const auto x =
+        to_tensor(o.chain.sample(o.batch, o.length, o.seed + static_cast<std::uint64_t>(step)),
+                  o.batch, o.length);
     auto logits = net.forward(x, nullptr);
     // Position n predicts symbol n + 1.
-    auto loss = torch::nn::functional::cross_entropy(logits.narrow(1, 0, o.length - 1).reshape({-1, o.chain.states}),
-                                     x.narrow(1, 1, o.length - 1).reshape({-1}));
+    auto loss = torch::nn::functional::cross_entropy(
+        logits.narrow(1, 0, o.length - 1).reshape({-1, o.chain.states}),
+        x.narrow(1, 1, o.length - 1).reshape({-1}));
     optimiser.zero_grad();
     loss.backward();
     optimiser.step();
@@ -174,7 +180,8 @@ MarkovLabResult run_markov_lab(const MarkovLabOptions& o, const Progress& progre
   const int full = o.length - (o.window - 1);
   for (int n = o.window - 1; n < o.length; ++n)
     for (int l = 0; l < o.window; ++l)
-      result.mixing_by_lag[l] += result.mixing_matrix[static_cast<size_t>(n) * o.length + (n - l)] / full;
+      result.mixing_by_lag[l] +=
+          result.mixing_matrix[static_cast<size_t>(n) * o.length + (n - l)] / full;
   progress.update(1.0, "trained");
   return result;
 }

@@ -25,8 +25,8 @@ inline ModelInputs empty_windows(int64_t B, int K, int S, int A) {
 /// normalised states (one row of S per step), `actions` the actions taken (the current step's
 /// row is 0), `rtg` returns-to-go already divided by the scale. Shorter histories are
 /// left-padded.
-inline void fill_window_row(ModelInputs& in, int64_t r, const float* states, const float* actions, const float* rtg, int t,
-                            int max_ep_len) {
+inline void fill_window_row(ModelInputs& in, int64_t r, const float* states, const float* actions,
+                            const float* rtg, int t, int max_ep_len) {
   const int K = static_cast<int>(in.states.size(1)), S = static_cast<int>(in.states.size(2)),
             A = static_cast<int>(in.actions.size(2));
   const int len = std::min(t + 1, K), offset = K - len;
@@ -48,7 +48,9 @@ inline void fill_window_row(ModelInputs& in, int64_t r, const float* states, con
 
 /// Row `b` of an inspection as a WindowInspection: `mask` and `timesteps` (K each) are the
 /// window's; the tokens are copied only when `keep_tokens` (they are large).
-WindowInspection inspection_row(const Inspection& inspection, int64_t b, const std::vector<float>& mask,
-                                const std::vector<std::int64_t>& timesteps, int per_step, int hidden, bool keep_tokens = true);
+WindowInspection inspection_row(const Inspection& inspection, int64_t b,
+                                const std::vector<float>& mask,
+                                const std::vector<std::int64_t>& timesteps, int per_step,
+                                int hidden, bool keep_tokens = true);
 
 }  // namespace dstudio::models

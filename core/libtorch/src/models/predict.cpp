@@ -1,12 +1,12 @@
 // dstudio predict: windows from HDF5 through a checkpoint's model. See predict.h.
 
 #include "dstudio/models/predict.h"
-#include "dstudio/models/predict_inputs.h"
 
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/arrays_h5.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/models/checkpoint_model.h"
+#include "dstudio/models/predict_inputs.h"
 
 namespace dstudio::models {
 namespace fs = std::filesystem;
@@ -20,12 +20,13 @@ torch::Tensor as_tensor(const data::NdArray& a, torch::ScalarType type) {
 
 }  // namespace
 
-PredictSummary predict_file(const fs::path& checkpoint, const fs::path& input, const fs::path& output,
-                            const PredictOptions& options) {
+PredictSummary predict_file(const fs::path& checkpoint, const fs::path& input,
+                            const fs::path& output, const PredictOptions& options) {
   CheckpointInfo info;
   DecisionModel model = load_checkpoint_model(checkpoint, &info);
   const auto& c = info.variant;
-  auto arrays = data::read_nd_arrays(input, {"states", "actions", "returns_to_go", "timesteps"}, {"mask"});
+  auto arrays =
+      data::read_nd_arrays(input, {"states", "actions", "returns_to_go", "timesteps"}, {"mask"});
   const auto windows = check_predict_arrays(arrays, c, input.string());
   const std::int64_t B = windows.batch, K = windows.steps;
   const auto& states = arrays["states"];
@@ -48,7 +49,8 @@ PredictSummary predict_file(const fs::path& checkpoint, const fs::path& input, c
     predicted = model->forward(in).contiguous();
   } catch (const std::exception& e) {
     std::string why = e.what();
-    throw CheckpointError(checkpoint.string() + ": the model could not run on " + input.string() + " (" + why.substr(0, why.find('\n')) + ")");
+    throw CheckpointError(checkpoint.string() + ": the model could not run on " + input.string() +
+                          " (" + why.substr(0, why.find('\n')) + ")");
   }
   data::NdArray out;
   out.shape = {B, K, c.act_dim};

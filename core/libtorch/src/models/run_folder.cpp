@@ -2,9 +2,8 @@
 
 #include "dstudio/models/run_folder.h"
 
-#include <nlohmann/json.hpp>
-
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "dstudio/common/error.h"
@@ -29,17 +28,23 @@ RunFolder read_run_folder(const fs::path& dir) {
     const auto j = nlohmann::json::parse(in, nullptr, false);
     if (!j.is_discarded() && j.is_object() && j.contains("label") && j["label"].is_string()) {
       run.label = j["label"].get<std::string>();
-      // Only what has the expected type is read: a run.json edited by hand names the run all the same.
+      // Only what has the expected type is read: a run.json edited by hand names the run all the
+      // same.
       if (j.contains("training") && j["training"].is_object()) {
         const auto& t = j["training"];
-        if (t.contains("seed") && t["seed"].is_number_unsigned()) run.seed = std::to_string(t["seed"].get<std::uint64_t>());
-        else if (t.contains("seed") && t["seed"].is_number_integer()) run.seed = std::to_string(t["seed"].get<std::int64_t>());
-        else run.seed = "0";
-        if (t.contains("steps") && t["steps"].is_number_integer()) run.total_steps = t["steps"].get<std::int64_t>();
+        if (t.contains("seed") && t["seed"].is_number_unsigned())
+          run.seed = std::to_string(t["seed"].get<std::uint64_t>());
+        else if (t.contains("seed") && t["seed"].is_number_integer())
+          run.seed = std::to_string(t["seed"].get<std::int64_t>());
+        else
+          run.seed = "0";
+        if (t.contains("steps") && t["steps"].is_number_integer())
+          run.total_steps = t["steps"].get<std::int64_t>();
       }
       try {
         if (j.contains("variant") && j.contains("training"))
-          run.config = run_config_values(variant_from_json(j["variant"].dump()), training_from_json(j["training"].dump()));
+          run.config = run_config_values(variant_from_json(j["variant"].dump()),
+                                         training_from_json(j["training"].dump()));
       } catch (const std::exception&) {
         // Named and labelled all the same; the table leaves its fields blank.
       }
@@ -69,7 +74,8 @@ RunFolder read_run_folder(const fs::path& dir) {
   return run;
 }
 
-fs::path make_run_folder(const fs::path& root, const std::string& label, std::uint64_t seed, const std::string& stamp) {
+fs::path make_run_folder(const fs::path& root, const std::string& label, std::uint64_t seed,
+                         const std::string& stamp) {
   const std::string base = label + "-seed" + std::to_string(seed) + "-" + stamp;
   std::error_code ec;
   fs::create_directories(root, ec);

@@ -4,12 +4,11 @@
 // computes its numbers once, here, with the same steps the views use (inspect_on_dataset,
 // select_map, head_entropies, token_cloud, zeroing_ablation, read_run_metrics).
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -23,6 +22,7 @@
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint.h"
+#include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/models/token_cloud.h"
 #include "dstudio/models/windows.h"
@@ -40,18 +40,22 @@ using nlohmann::ordered_json;
 using Type = AnalysisOption::Type;
 
 // NaN (e.g. the correlation of a constant series) as JSON null.
-ordered_json finite_or_null(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
+ordered_json finite_or_null(double v) {
+  return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr);
+}
 
 // What loading the dataset warned of goes into the summary, each line naming the file, and
 // `dstudio analyze` prints it: a damaged file's losses are never passed over in silence.
-void note_dataset_warnings(ordered_json& summary, const std::filesystem::path& dataset, const std::vector<std::string>& warnings) {
+void note_dataset_warnings(ordered_json& summary, const std::filesystem::path& dataset,
+                           const std::vector<std::string>& warnings) {
   if (warnings.empty()) return;
   ordered_json& lines = summary["dataset_warnings"] = ordered_json::array();
   for (const auto& w : warnings) lines.push_back(dataset.string() + ": " + w);
 }
 
 // The result of an analysis that writes one table and one figure.
-AnalysisResult one_table_result(AnalysisTable table, AnalysisFigure figure, const ordered_json& summary) {
+AnalysisResult one_table_result(AnalysisTable table, AnalysisFigure figure,
+                                const ordered_json& summary) {
   AnalysisResult result;
   result.tables.push_back(std::move(table));
   result.figures.push_back(std::move(figure));
@@ -63,11 +67,21 @@ AnalysisResult one_table_result(AnalysisTable table, AnalysisFigure figure, cons
 std::string existing(const analysis::AnalysisOptions& o, const std::string& key) {
   const std::string path = o.text(key);
   std::error_code ec;
-  if (!path.empty() && !fs::exists(path, ec)) throw UsageError("--" + key + " " + path + ": no such file or folder");
+  if (!path.empty() && !fs::exists(path, ec))
+    throw UsageError("--" + key + " " + path + ": no such file or folder");
   return path;
 }
 
-const env::TaskSpec& task_of(const CheckpointInfo& info) { return env::task(info.env_id.empty() ? "hopper" : info.env_id); }
+// The checkpoint an analysis runs on: the window's open model when that is the one named, else read
+// here, once for the whole analysis.
+std::shared_ptr<const LoadedCheckpoint> opened(const AnalysisInputs& in) {
+  if (in.opened && in.opened->path == fs::path(in.checkpoint)) return in.opened;
+  return open_checkpoint(in.checkpoint);
+}
+
+const env::TaskSpec& task_of(const CheckpointInfo& info) {
+  return env::task(info.env_id.empty() ? "hopper" : info.env_id);
+}
 
 // Options every analysis that acts or samples takes, as the command line always had them.
 std::vector<AnalysisOption> with_common(std::vector<AnalysisOption> options) {
@@ -76,8 +90,9 @@ std::vector<AnalysisOption> with_common(std::vector<AnalysisOption> options) {
   return options;
 }
 
-AnalysisFigure heatmap(std::string name, std::string title, const analysis::TokenMatrix& m, const std::vector<std::string>& labels,
-                       bool diverging, std::string colour_label) {
+AnalysisFigure heatmap(std::string name, std::string title, const analysis::TokenMatrix& m,
+                       const std::vector<std::string>& labels, bool diverging,
+                       std::string colour_label) {
   AnalysisFigure f;
   f.name = std::move(name);
   f.title = std::move(title);
@@ -95,7 +110,8 @@ AnalysisFigure heatmap(std::string name, std::string title, const analysis::Toke
 
 AnalysisResult attention(const AnalysisInputs& in, const Progress& progress) {
   const auto& o = in.options;
-  const auto info = read_checkpoint_info(in.checkpoint);
+  const auto checkpoint = opened(in);
+  const auto& info = checkpoint->info;
   const auto& cfg = info.variant;
   const int K = cfg.context_length, per_step = cfg.tokenizer == Tokenizer::Triplet ? 3 : 1;
   const std::string source = o.text("source");
@@ -103,10 +119,15 @@ AnalysisResult attention(const AnalysisInputs& in, const Progress& progress) {
   // before anything runs.
   const int only = o.given("layer") ? static_cast<int>(o.integer("layer")) : 0;
   const int head = o.given("head") ? static_cast<int>(o.integer("head")) : 0;
-  if (only > cfg.layers) throw UsageError("--layer " + std::to_string(only) + ": the model has layers 1 to " + std::to_string(cfg.layers));
-  if (head > cfg.heads) throw UsageError("--head " + std::to_string(head) + ": the model has heads 1 to " + std::to_string(cfg.heads));
+  if (only > cfg.layers)
+    throw UsageError("--layer " + std::to_string(only) + ": the model has layers 1 to " +
+                     std::to_string(cfg.layers));
+  if (head > cfg.heads)
+    throw UsageError("--head " + std::to_string(head) + ": the model has heads 1 to " +
+                     std::to_string(cfg.heads));
   if (o.given("step") && o.integer("step") >= cfg.max_ep_len)
-    throw UsageError("--step " + std::to_string(o.integer("step")) + ": the model's episodes end before step " + std::to_string(cfg.max_ep_len));
+    throw UsageError("--step " + std::to_string(o.integer("step")) +
+                     ": the model's episodes end before step " + std::to_string(cfg.max_ep_len));
   std::vector<Window> windows;
   std::vector<WindowInspection> inspections;
   std::filesystem::path dataset;
@@ -117,15 +138,19 @@ AnalysisResult attention(const AnalysisInputs& in, const Progress& progress) {
     rc.seed = static_cast<std::uint64_t>(o.integer("seed"));
     const int step = o.given("step") ? static_cast<int>(o.integer("step")) : 2 * K;
     rc.max_steps = step + 1;
-    const auto r = rollout(in.checkpoint, rc, progress.part(0.0, 0.8));
+    const auto r = rollout(*checkpoint, rc, progress.part(0.0, 0.8));
     const auto& e = r.episodes.front();
     if (o.given("step") && step >= e.length)
-      throw UsageError("--step " + std::to_string(step) + ": the episode (seed " + std::to_string(rc.seed) + ") ended after " +
-                       std::to_string(e.length) + " steps; choose a step below " + std::to_string(e.length));
-    windows.push_back(window_from_trace(e, std::min(step, e.length - 1), K, cfg.state_dim, cfg.act_dim));
-    inspections = inspect_windows(in.checkpoint, windows, ModalityZeroing::None, progress.part(0.8, 0.9));
+      throw UsageError("--step " + std::to_string(step) + ": the episode (seed " +
+                       std::to_string(rc.seed) + ") ended after " + std::to_string(e.length) +
+                       " steps; choose a step below " + std::to_string(e.length));
+    windows.push_back(
+        window_from_trace(e, std::min(step, e.length - 1), K, cfg.state_dim, cfg.act_dim));
+    inspections = inspect_windows(*checkpoint, windows);
+    progress.update(0.9, "inspected");
   } else {
-    auto inspected = inspect_on_dataset(in.checkpoint, static_cast<int>(o.integer("windows")), in.dataset, progress.part(0.0, 0.9));
+    auto inspected = inspect_on_dataset(*checkpoint, static_cast<int>(o.integer("windows")),
+                                        in.dataset, progress.part(0.0, 0.9));
     dataset = inspected.dataset;
     dataset_warnings = std::move(inspected.dataset_warnings);
     windows = std::move(inspected.windows);
@@ -133,46 +158,70 @@ AnalysisResult attention(const AnalysisInputs& in, const Progress& progress) {
   }
   const auto labels = analysis::window_labels(inspections);
   const int layers = static_cast<int>(inspections.front().layers.size());
-  if (only > layers) throw UsageError("--layer " + std::to_string(only) + ": the model has layers 1 to " + std::to_string(layers));
-  const std::string who = checkpoint_label(in.checkpoint), head_text = head > 0 ? "head " + std::to_string(head) : "mean over heads";
+  if (only > layers)
+    throw UsageError("--layer " + std::to_string(only) + ": the model has layers 1 to " +
+                     std::to_string(layers));
+  const std::string who = checkpoint_label(in.checkpoint),
+                    head_text = head > 0 ? "head " + std::to_string(head) : "mean over heads";
   AnalysisResult result;
   ordered_json layer_json = ordered_json::array();
   for (int l = 0; l < layers; ++l) {
     if (only > 0 && l + 1 != only) continue;
     std::string note;
-    const auto m = analysis::select_map(inspections, {analysis::MapKind::Layer, l + 1, head}, &note);
+    const auto m =
+        analysis::select_map(inspections, {analysis::MapKind::Layer, l + 1, head}, &note);
     const auto& mixer = inspections.front().layers[static_cast<std::size_t>(l)].mixer;
     result.figures.push_back(heatmap("attention_layer" + std::to_string(l + 1),
-                                     who + "\nlayer " + std::to_string(l + 1) + ": " + mixer + (head > 0 ? ", " + head_text : ""), m, labels,
-                                     false, "weight"));
+                                     who + "\nlayer " + std::to_string(l + 1) + ": " + mixer +
+                                         (head > 0 ? ", " + head_text : ""),
+                                     m, labels, false, "weight"));
     double entropy = 0.0;
     for (const auto& w : inspections) {
       const auto& lm = w.layers[static_cast<std::size_t>(l)];
-      entropy += analysis::mean_head_entropy(lm.values, lm.heads, lm.tokens, w.valid) / static_cast<double>(inspections.size());
+      entropy += analysis::mean_head_entropy(lm.values, lm.heads, lm.tokens, w.valid) /
+                 static_cast<double>(inspections.size());
     }
-    ordered_json entry = {{"layer", l + 1}, {"mixer", mixer}, {"heads", inspections.front().layers[static_cast<std::size_t>(l)].heads},
-                          {"derivation", analysis::mixing_derivation(mixer)}, {"mean_entropy", entropy}};
+    ordered_json entry = {{"layer", l + 1},
+                          {"mixer", mixer},
+                          {"heads", inspections.front().layers[static_cast<std::size_t>(l)].heads},
+                          {"derivation", analysis::mixing_derivation(mixer)},
+                          {"mean_entropy", entropy}};
     if (!note.empty()) entry["note"] = note;
     layer_json.push_back(entry);
   }
   const auto mean = analysis::select_map(inspections, {analysis::MapKind::MeanOverLayers});
-  result.figures.push_back(heatmap("attention_mean_layers", who + "\nmean over layers", mean, labels, false, "weight"));
   result.figures.push_back(
-      heatmap("attention_rollout", who + "\nattention rollout", analysis::select_map(inspections, {analysis::MapKind::Rollout}), labels, false, "weight"));
-  ordered_json summary = {{"variant", cfg.variant}, {"source", source}, {"windows", windows.size()}, {"tokens", labels.size()}, {"layers", layer_json}};
+      heatmap("attention_mean_layers", who + "\nmean over layers", mean, labels, false, "weight"));
+  result.figures.push_back(heatmap("attention_rollout", who + "\nattention rollout",
+                                   analysis::select_map(inspections, {analysis::MapKind::Rollout}),
+                                   labels, false, "weight"));
+  ordered_json summary = {{"variant", cfg.variant},
+                          {"source", source},
+                          {"windows", windows.size()},
+                          {"tokens", labels.size()},
+                          {"layers", layer_json}};
   note_dataset_warnings(summary, dataset, dataset_warnings);
   const std::string compare = existing(o, "compare");
   if (!compare.empty()) {
-    const auto other = read_checkpoint_info(compare);
-    if (other.variant.context_length != K || (other.variant.tokenizer == Tokenizer::Triplet) != (per_step == 3))
-      throw Error("the two checkpoints see windows of different sizes (" + std::to_string(cfg.tokens()) + " and " +
-                  std::to_string(other.variant.tokens()) + " tokens); their maps cannot be subtracted");
-    const auto theirs = inspect_windows(compare, windows, ModalityZeroing::None, progress.part(0.9, 1.0));
-    const auto diff = analysis::difference(mean, analysis::select_map(theirs, {analysis::MapKind::MeanOverLayers}));
-    result.figures.push_back(heatmap("attention_difference", who + " - " + checkpoint_label(compare) + "\nmean over layers", diff, labels, true, "difference"));
+    const auto other_checkpoint = open_checkpoint(compare);
+    const auto& other = other_checkpoint->info;
+    if (other.variant.context_length != K ||
+        (other.variant.tokenizer == Tokenizer::Triplet) != (per_step == 3))
+      throw Error("the two checkpoints see windows of different sizes (" +
+                  std::to_string(cfg.tokens()) + " and " + std::to_string(other.variant.tokens()) +
+                  " tokens); their maps cannot be subtracted");
+    progress.update(0.9, "inspecting the compared checkpoint");
+    const auto theirs = inspect_windows(*other_checkpoint, windows);
+    const auto diff = analysis::difference(
+        mean, analysis::select_map(theirs, {analysis::MapKind::MeanOverLayers}));
+    result.figures.push_back(heatmap("attention_difference",
+                                     who + " - " + checkpoint_label(compare) + "\nmean over layers",
+                                     diff, labels, true, "difference"));
     double largest = 0.0;
     for (double v : diff.values) largest = std::max(largest, std::abs(v));
-    summary["compare"] = {{"checkpoint", compare}, {"variant", other.variant.variant}, {"max_abs_difference", largest}};
+    summary["compare"] = {{"checkpoint", compare},
+                          {"variant", other.variant.variant},
+                          {"max_abs_difference", largest}};
   }
   result.summary_json = summary.dump();
   return result;
@@ -182,7 +231,8 @@ AnalysisResult attention(const AnalysisInputs& in, const Progress& progress) {
 
 AnalysisResult entropy(const AnalysisInputs& in, const Progress& progress) {
   const auto& o = in.options;
-  const auto info = read_checkpoint_info(in.checkpoint);
+  const auto checkpoint = opened(in);
+  const auto& info = checkpoint->info;
   const int K = info.variant.context_length;
   RolloutConfig rc;
   rc.targets = {o.given("target") ? o.number("target") : task_of(info).default_targets.front()};
@@ -190,7 +240,7 @@ AnalysisResult entropy(const AnalysisInputs& in, const Progress& progress) {
   rc.seed = static_cast<std::uint64_t>(o.integer("seed"));
   rc.entropy = true;
   rc.threads = static_cast<int>(o.integer("threads"));
-  const auto r = rollout(in.checkpoint, rc, progress.part(0.0, 0.8));
+  const auto r = rollout(*checkpoint, rc, progress.part(0.0, 0.8));
   // Only full windows: a younger window has fewer tokens, so less entropy by construction.
   const int skip = o.given("skip") ? static_cast<int>(o.integer("skip")) : K - 1;
   AnalysisResult result;
@@ -200,7 +250,8 @@ AnalysisResult entropy(const AnalysisInputs& in, const Progress& progress) {
     const auto& ep = r.episodes[e];
     for (int t = 0; t < ep.length; ++t) {
       const auto at = static_cast<std::size_t>(t);
-      steps.rows.push_back({static_cast<double>(e), static_cast<double>(t), ep.entropy[at], ep.rewards[at]});
+      steps.rows.push_back(
+          {static_cast<double>(e), static_cast<double>(t), ep.entropy[at], ep.rewards[at]});
       if (t >= skip) {
         entropies.push_back(ep.entropy[at]);
         rewards.push_back(ep.rewards[at]);
@@ -208,17 +259,25 @@ AnalysisResult entropy(const AnalysisInputs& in, const Progress& progress) {
     }
   }
   const auto mean = analysis::mean_std(entropies);
-  const double p = analysis::pearson(entropies, rewards), s = analysis::spearman(entropies, rewards);
+  const double p = analysis::pearson(entropies, rewards),
+               s = analysis::spearman(entropies, rewards);
 
   // Per layer and head, on dataset windows: entropy, intra-step and inter-step.
-  AnalysisTable heads_table{"entropy_heads", {"layer", "head", "mixer", "entropy", "intra_step", "inter_step"}, {}};
+  AnalysisTable heads_table{
+      "entropy_heads", {"layer", "head", "mixer", "entropy", "intra_step", "inter_step"}, {}};
   ordered_json heads = ordered_json::array();
-  const auto inspected = inspect_on_dataset(in.checkpoint, static_cast<int>(o.integer("windows")), in.dataset, progress.part(0.8, 1.0));
+  const auto inspected = inspect_on_dataset(*checkpoint, static_cast<int>(o.integer("windows")),
+                                            in.dataset, progress.part(0.8, 1.0));
   for (const auto& h : analysis::head_entropies(inspected.inspections)) {
     // intra_step is NaN (an empty cell) with one token a step.
-    heads_table.rows.push_back({static_cast<double>(h.layer), static_cast<double>(h.head), h.mixer, h.entropy, h.intra_step, h.inter_step});
-    heads.push_back({{"layer", h.layer}, {"head", h.head}, {"mixer", h.mixer}, {"entropy", h.entropy},
-                     {"intra_step", finite_or_null(h.intra_step)}, {"inter_step", h.inter_step}});
+    heads_table.rows.push_back({static_cast<double>(h.layer), static_cast<double>(h.head), h.mixer,
+                                h.entropy, h.intra_step, h.inter_step});
+    heads.push_back({{"layer", h.layer},
+                     {"head", h.head},
+                     {"mixer", h.mixer},
+                     {"entropy", h.entropy},
+                     {"intra_step", finite_or_null(h.intra_step)},
+                     {"inter_step", h.inter_step}});
   }
   result.tables = {steps, heads_table};
 
@@ -228,11 +287,13 @@ AnalysisResult entropy(const AnalysisInputs& in, const Progress& progress) {
   char title[200];
   // The correlation pools every episode; the curves drawn are the first episode's.
   if (r.episodes.size() == 1)
-    std::snprintf(title, sizeof title, "%s, one episode\nPearson %.2f, Spearman %.2f over %zu steps",
+    std::snprintf(title, sizeof title,
+                  "%s, one episode\nPearson %.2f, Spearman %.2f over %zu steps",
                   checkpoint_label(in.checkpoint).c_str(), p, s, entropies.size());
   else
-    std::snprintf(title, sizeof title, "%s, episode 1 of %zu\nPearson %.2f, Spearman %.2f over all %zu steps",
-                  checkpoint_label(in.checkpoint).c_str(), r.episodes.size(), p, s, entropies.size());
+    std::snprintf(
+        title, sizeof title, "%s, episode 1 of %zu\nPearson %.2f, Spearman %.2f over all %zu steps",
+        checkpoint_label(in.checkpoint).c_str(), r.episodes.size(), p, s, entropies.size());
   f.title = title;
   f.x_label = "step";
   f.y_label = "attention entropy";
@@ -246,7 +307,8 @@ AnalysisResult entropy(const AnalysisInputs& in, const Progress& progress) {
   }
   result.figures.push_back(std::move(f));
   ordered_json episodes = ordered_json::array();
-  for (const auto& e : r.episodes) episodes.push_back({{"return", e.episode_return}, {"score", e.score}, {"length", e.length}});
+  for (const auto& e : r.episodes)
+    episodes.push_back({{"return", e.episode_return}, {"score", e.score}, {"length", e.length}});
   ordered_json summary = {{"variant", info.variant.variant},
                           {"target", rc.targets.front()},
                           {"skipped_steps", skip},
@@ -269,18 +331,25 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
   // --episodes alone asks for every step of the dataset's episodes.
   std::string from = o.text("source");
   if (from == "windows" && o.given("episodes")) from = "episodes";
-  if (from != "windows" && o.given("windows")) throw UsageError("--windows counts windows; with --source " + from + " give --episodes");
-  if (from == "windows" && o.given("max-tokens")) throw UsageError("--max-tokens limits --source episodes or rollouts; choose fewer --windows");
-  if (from != "rollouts" && o.given("target")) throw UsageError("--target is the rollouts' target return: give --source rollouts");
+  if (from != "windows" && o.given("windows"))
+    throw UsageError("--windows counts windows; with --source " + from + " give --episodes");
+  if (from == "windows" && o.given("max-tokens"))
+    throw UsageError("--max-tokens limits --source episodes or rollouts; choose fewer --windows");
+  if (from != "rollouts" && o.given("target"))
+    throw UsageError("--target is the rollouts' target return: give --source rollouts");
   TokenSource source;
-  source.kind = from == "rollouts" ? TokenSource::Kind::Rollouts : from == "episodes" ? TokenSource::Kind::Episodes : TokenSource::Kind::Windows;
-  if (source.kind == TokenSource::Kind::Windows) source.count = o.given("windows") ? static_cast<int>(o.integer("windows")) : 40;
-  else source.count = o.given("episodes") ? static_cast<int>(o.integer("episodes")) : 10;
+  source.kind = from == "rollouts"   ? TokenSource::Kind::Rollouts
+                : from == "episodes" ? TokenSource::Kind::Episodes
+                                     : TokenSource::Kind::Windows;
+  if (source.kind == TokenSource::Kind::Windows)
+    source.count = o.given("windows") ? static_cast<int>(o.integer("windows")) : 40;
+  else
+    source.count = o.given("episodes") ? static_cast<int>(o.integer("episodes")) : 10;
   source.max_tokens = o.given("max-tokens") ? static_cast<int>(o.integer("max-tokens")) : 0;
   source.target = o.given("target") ? o.number("target") : 0.0;
   source.seed = static_cast<std::uint64_t>(o.integer("seed"));
   source.threads = static_cast<int>(o.integer("threads"));
-  const auto gathered = gather_tokens(in.checkpoint, source, in.dataset, progress.part(0.0, 0.2));
+  const auto gathered = gather_tokens(*opened(in), source, in.dataset, progress.part(0.0, 0.2));
   // The same token cloud the window's t-SNE view shows.
   const auto& cloud = gathered.cloud;
   const int n = cloud.count(), H = cloud.dims;
@@ -292,23 +361,31 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
   tc.method = analysis::tsne_method_named(o.text("method"));
   tc.neighbours = analysis::tsne_neighbours_named(o.text("neighbours"));
   const auto r = analysis::tsne(cloud.points, n, H, tc, progress.part(0.2, 1.0));
-  const auto xy = [&r](int i, int k) { return r.embedding[static_cast<std::size_t>(i) * 2 + static_cast<std::size_t>(k)]; };
+  const auto xy = [&r](int i, int k) {
+    return r.embedding[static_cast<std::size_t>(i) * 2 + static_cast<std::size_t>(k)];
+  };
   AnalysisResult result;
-  AnalysisTable points{"tsne", {"x", "y", "modality", "window", "episode", "timestep", "return_to_go"}, {}};
+  AnalysisTable points{
+      "tsne", {"x", "y", "modality", "window", "episode", "timestep", "return_to_go"}, {}};
   for (int i = 0; i < n; ++i) {
     const auto at = static_cast<std::size_t>(i);
-    points.rows.push_back({xy(i, 0), xy(i, 1), cloud.modality[at], static_cast<double>(cloud.window[at]), static_cast<double>(cloud.episode[at]),
+    points.rows.push_back({xy(i, 0), xy(i, 1), cloud.modality[at],
+                           static_cast<double>(cloud.window[at]),
+                           static_cast<double>(cloud.episode[at]),
                            static_cast<double>(cloud.timestep[at]), cloud.return_to_go[at]});
   }
   AnalysisTable snapshots{"tsne_snapshots", {"iteration", "index", "x", "y"}, {}};
   for (std::size_t k = 0; k < r.snapshots.size(); ++k)
     for (int i = 0; i < n; ++i)
-      snapshots.rows.push_back({static_cast<double>(r.snapshot_iterations[k]), static_cast<double>(i), r.snapshots[k][static_cast<std::size_t>(i) * 2],
+      snapshots.rows.push_back({static_cast<double>(r.snapshot_iterations[k]),
+                                static_cast<double>(i),
+                                r.snapshots[k][static_cast<std::size_t>(i) * 2],
                                 r.snapshots[k][static_cast<std::size_t>(i) * 2 + 1]});
   result.tables = {points, snapshots};
 
   const std::string who = checkpoint_label(in.checkpoint);
-  const auto scatter = [&](std::string name, std::string title, std::vector<std::string> groups, const auto& group_of) {
+  const auto scatter = [&](std::string name, std::string title, std::vector<std::string> groups,
+                           const auto& group_of) {
     AnalysisFigure f;
     f.name = std::move(name);
     f.title = who + ": " + title;
@@ -324,9 +401,12 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
   // By modality, in the order the modalities first appear.
   std::vector<std::string> modalities;
   for (const auto& m : cloud.modality)
-    if (std::find(modalities.begin(), modalities.end(), m) == modalities.end()) modalities.push_back(m);
+    if (std::find(modalities.begin(), modalities.end(), m) == modalities.end())
+      modalities.push_back(m);
   scatter("tsne_modality", "tokens by modality", modalities, [&](int i) {
-    return std::find(modalities.begin(), modalities.end(), cloud.modality[static_cast<std::size_t>(i)]) - modalities.begin();
+    return std::find(modalities.begin(), modalities.end(),
+                     cloud.modality[static_cast<std::size_t>(i)]) -
+           modalities.begin();
   });
   // By timestep: up to four groups of equal width over the steps seen (fewer when fewer steps).
   const auto [lowest, highest] = std::minmax_element(cloud.timestep.begin(), cloud.timestep.end());
@@ -336,12 +416,14 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
     quarters.push_back("steps " + std::to_string(first_step + q * span / bins) + "-" +
                        std::to_string(first_step + (q + 1) * span / bins - 1));
   scatter("tsne_timestep", "tokens by timestep", quarters, [&](int i) {
-    return std::min(bins - 1, (cloud.timestep[static_cast<std::size_t>(i)] - first_step) * bins / span);
+    return std::min(bins - 1,
+                    (cloud.timestep[static_cast<std::size_t>(i)] - first_step) * bins / span);
   });
   // By return-to-go: quartiles of the values seen.
   std::vector<double> rtgs = cloud.return_to_go;
   std::sort(rtgs.begin(), rtgs.end());
-  const double q[5] = {rtgs.front(), rtgs[rtgs.size() / 4], rtgs[rtgs.size() / 2], rtgs[rtgs.size() * 3 / 4], rtgs.back()};
+  const double q[5] = {rtgs.front(), rtgs[rtgs.size() / 4], rtgs[rtgs.size() / 2],
+                       rtgs[rtgs.size() * 3 / 4], rtgs.back()};
   std::vector<std::string> ranges;
   for (int k = 0; k < 4; ++k) {
     char text[64];
@@ -367,7 +449,8 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
                           {"kl", r.kl},
                           {"kl_exact", r.kl_exact},
                           {"snapshots", r.snapshots.size()}};
-  if (source.kind == TokenSource::Kind::Rollouts) summary["episode_returns"] = gathered.episode_returns;
+  if (source.kind == TokenSource::Kind::Rollouts)
+    summary["episode_returns"] = gathered.episode_returns;
   note_dataset_warnings(summary, gathered.dataset, gathered.dataset_warnings);
   result.summary_json = summary.dump();
   return result;
@@ -377,7 +460,9 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
 
 AnalysisResult ablation(const AnalysisInputs& in, const Progress& progress) {
   // Every score comes from episodes the model plays; a dataset given here would be ignored.
-  if (!in.dataset.empty()) throw UsageError("--dataset " + in.dataset + ": the ablation plays the policy and reads no dataset");
+  if (!in.dataset.empty())
+    throw UsageError("--dataset " + in.dataset +
+                     ": the ablation plays the policy and reads no dataset");
   const auto& o = in.options;
   AblationConfig config;
   config.target = o.given("target") ? o.number("target") : 0.0;
@@ -385,8 +470,9 @@ AnalysisResult ablation(const AnalysisInputs& in, const Progress& progress) {
   config.seeds = static_cast<int>(o.integer("seeds"));
   config.seed = static_cast<std::uint64_t>(o.integer("seed"));
   config.threads = static_cast<int>(o.integer("threads"));
-  const auto r = zeroing_ablation(in.checkpoint, config, progress);
-  ordered_json summary = {{"variant", read_checkpoint_info(in.checkpoint).variant.variant},
+  const auto checkpoint = opened(in);
+  const auto r = zeroing_ablation(*checkpoint, config, progress);
+  ordered_json summary = {{"variant", checkpoint->info.variant.variant},
                           {"target", r.target},
                           {"episodes", config.episodes},
                           {"seeds", config.seeds}};
@@ -400,10 +486,15 @@ AnalysisResult ablation(const AnalysisInputs& in, const Progress& progress) {
   for (const auto& z : r.zeroings) {
     const std::string key = to_string(z.zeroing);
     for (std::size_t e = 0; e < z.episodes.size(); ++e) {
-      const auto seed = e / static_cast<std::size_t>(config.episodes), episode = e % static_cast<std::size_t>(config.episodes);
-      table.rows.push_back({key, static_cast<double>(seed), static_cast<double>(episode), z.episodes[e].episode_return, z.episodes[e].score});
+      const auto seed = e / static_cast<std::size_t>(config.episodes),
+                 episode = e % static_cast<std::size_t>(config.episodes);
+      table.rows.push_back({key, static_cast<double>(seed), static_cast<double>(episode),
+                            z.episodes[e].episode_return, z.episodes[e].score});
     }
-    summary[key] = {{"mean", z.summary.mean_score}, {"std", z.summary.std_score}, {"std_over_seeds", z.std_over_seeds}, {"episodes", z.summary.episodes}};
+    summary[key] = {{"mean", z.summary.mean_score},
+                    {"std", z.summary.std_score},
+                    {"std_over_seeds", z.std_over_seeds},
+                    {"episodes", z.summary.episodes}};
     bars.series.front().x.push_back(static_cast<double>(bars.categories.size()));
     bars.series.front().y.push_back(z.summary.mean_score);
     bars.series.front().spread.push_back(z.summary.std_score);
@@ -416,15 +507,20 @@ AnalysisResult ablation(const AnalysisInputs& in, const Progress& progress) {
 
 AnalysisResult rtg_sweep(const AnalysisInputs& in, const Progress& progress) {
   const auto& o = in.options;
-  const auto info = read_checkpoint_info(in.checkpoint);
+  const auto checkpoint = opened(in);
+  const auto& info = checkpoint->info;
   const auto& spec = task_of(info);
   std::vector<double> targets = o.numbers("targets");
   const double base = o.given("base") ? o.number("base") : spec.default_targets.front();
   if (targets.empty())
     for (double m : o.numbers("multiples")) targets.push_back(base * m);
-  if (targets.empty()) throw UsageError("--targets and --multiples are both empty: there is nothing to sweep");
+  if (targets.empty())
+    throw UsageError("--targets and --multiples are both empty: there is nothing to sweep");
   const int episodes = static_cast<int>(o.integer("episodes"));
-  ordered_json summary = {{"variant", info.variant.variant}, {"env", spec.name}, {"base_target", base}, {"episodes", episodes}};
+  ordered_json summary = {{"variant", info.variant.variant},
+                          {"env", spec.name},
+                          {"base_target", base},
+                          {"episodes", episodes}};
   AnalysisTable table{"rtg_sweep", {"checkpoint", "target", "mean", "std", "mean_return"}, {}};
   AnalysisFigure f;
   f.name = "rtg_sweep";
@@ -433,7 +529,9 @@ AnalysisResult rtg_sweep(const AnalysisInputs& in, const Progress& progress) {
   f.y_label = "normalised score";
   f.log_x = true;
   const std::string compare = existing(o, "compare");
-  const std::vector<std::string> checkpoints = compare.empty() ? std::vector<std::string>{in.checkpoint} : std::vector<std::string>{in.checkpoint, compare};
+  const std::vector<std::string> checkpoints =
+      compare.empty() ? std::vector<std::string>{in.checkpoint}
+                      : std::vector<std::string>{in.checkpoint, compare};
   for (std::size_t k = 0; k < checkpoints.size(); ++k) {
     const auto& ckpt = checkpoints[k];
     RolloutConfig rc;
@@ -443,23 +541,31 @@ AnalysisResult rtg_sweep(const AnalysisInputs& in, const Progress& progress) {
     rc.threads = static_cast<int>(o.integer("threads"));
     rc.traces = false;
     const double share = 1.0 / static_cast<double>(checkpoints.size());
-    const auto r = rollout(ckpt, rc, progress.part(k * share, (k + 1) * share));
+    const auto r = rollout(k == 0 ? *checkpoint : *open_checkpoint(ckpt), rc,
+                           progress.part(k * share, (k + 1) * share));
     ordered_json points = ordered_json::array();
     analysis::AnalysisSeries line{checkpoint_label(ckpt), {}, {}, {}, false};
     for (const auto& s : r.summary) {
-      points.push_back({{"target", s.target}, {"mean", s.mean_score}, {"std", s.std_score}, {"mean_return", s.mean_return}});
-      table.rows.push_back({checkpoint_label(ckpt), s.target, s.mean_score, s.std_score, s.mean_return});
+      points.push_back({{"target", s.target},
+                        {"mean", s.mean_score},
+                        {"std", s.std_score},
+                        {"mean_return", s.mean_return}});
+      table.rows.push_back(
+          {checkpoint_label(ckpt), s.target, s.mean_score, s.std_score, s.mean_return});
       line.x.push_back(s.target);
       line.y.push_back(s.mean_score);
       line.spread.push_back(s.std_score);
     }
-    if (k == 0) summary["points"] = points;
-    else summary["compare"] = {{"checkpoint", ckpt}, {"points", points}};
+    if (k == 0)
+      summary["points"] = points;
+    else
+      summary["compare"] = {{"checkpoint", ckpt}, {"points", points}};
     f.series.push_back(std::move(line));
   }
   // The best episode of the data as a reference line, when the data can be found.
   try {
-    const auto ds = data::load_dataset(in.dataset.empty() ? checkpoint_dataset(info).string() : in.dataset, {.isolate = true});
+    const auto ds = data::load_dataset(
+        in.dataset.empty() ? checkpoint_dataset(info).string() : in.dataset, {.isolate = true});
     double best = -1e300;
     for (const auto& e : ds.episodes) best = std::max(best, e.ret);
     summary["dataset_best_return"] = best;
@@ -480,12 +586,15 @@ AnalysisResult rtg_sweep(const AnalysisInputs& in, const Progress& progress) {
 AnalysisResult training_curves(const AnalysisInputs& in, const Progress& progress) {
   const auto& o = in.options;
   const std::string run = existing(o, "run"), compare = existing(o, "compare");
-  std::vector<std::pair<std::string, analysis::RunMetrics>> runs = {{fs::path(run).filename().string(), analysis::read_run_metrics(run)}};
-  if (!compare.empty()) runs.push_back({fs::path(compare).filename().string(), analysis::read_run_metrics(compare)});
+  std::vector<std::pair<std::string, analysis::RunMetrics>> runs = {
+      {fs::path(run).filename().string(), analysis::read_run_metrics(run)}};
+  if (!compare.empty())
+    runs.push_back({fs::path(compare).filename().string(), analysis::read_run_metrics(compare)});
   progress.check();
   ordered_json summary = {{"run", run}};
   AnalysisResult result;
-  for (const auto& [key, label] : {std::pair{"loss", "training loss"}, std::pair{"entropy_layer1", "attention entropy, layer 1"},
+  for (const auto& [key, label] : {std::pair{"loss", "training loss"},
+                                   std::pair{"entropy_layer1", "attention entropy, layer 1"},
                                    std::pair{"eval_score", "normalised score"}}) {
     AnalysisFigure f;
     f.name = std::string("training_") + key;
@@ -522,8 +631,11 @@ AnalysisResult locality(const AnalysisInputs& in, const Progress& progress) {
   ordered_json models = ordered_json::array();
   std::vector<AnalysisFigure> figures;
   for (std::size_t c = 0; c < checkpoints.size(); ++c) {
-    const double from = static_cast<double>(c) / checkpoints.size(), to = static_cast<double>(c + 1) / checkpoints.size();
-    const auto inspected = inspect_on_dataset(checkpoints[c], windows, in.dataset, progress.part(from, to));
+    const double from = static_cast<double>(c) / checkpoints.size(),
+                 to = static_cast<double>(c + 1) / checkpoints.size();
+    const auto inspected =
+        inspect_on_dataset(c == 0 ? *opened(in) : *open_checkpoint(checkpoints[c]), windows,
+                           in.dataset, progress.part(from, to));
     const auto profiles = analysis::layer_lag_profiles(inspected.inspections);
     const std::string who = checkpoint_label(checkpoints[c]);
     ordered_json layers = ordered_json::array();
@@ -531,9 +643,13 @@ AnalysisResult locality(const AnalysisInputs& in, const Progress& progress) {
       const auto& p = profiles[l];
       const std::string mixer = inspected.inspections.front().layers[l].mixer;
       for (std::size_t lag = 0; lag < p.weight.size(); ++lag)
-        table.rows.push_back({who, static_cast<double>(l + 1), mixer, static_cast<double>(lag), p.weight[lag]});
-      layers.push_back({{"layer", l + 1}, {"mixer", mixer}, {"mean_lag", p.mean_lag()},
-                        {"mass_within_1_step", p.mass_within(1)}, {"weight_by_lag", p.weight}});
+        table.rows.push_back(
+            {who, static_cast<double>(l + 1), mixer, static_cast<double>(lag), p.weight[lag]});
+      layers.push_back({{"layer", l + 1},
+                        {"mixer", mixer},
+                        {"mean_lag", p.mean_lag()},
+                        {"mass_within_1_step", p.mass_within(1)},
+                        {"weight_by_lag", p.weight}});
       // One figure per layer, with a line per model.
       if (figures.size() <= l) {
         AnalysisFigure f;
@@ -550,8 +666,11 @@ AnalysisResult locality(const AnalysisInputs& in, const Progress& progress) {
       }
       figures[l].series.push_back(std::move(line));
     }
-    models.push_back({{"checkpoint", checkpoints[c]}, {"label", who}, {"variant", inspected.info.variant.variant},
-                      {"windows", inspected.windows.size()}, {"layers", layers}});
+    models.push_back({{"checkpoint", checkpoints[c]},
+                      {"label", who},
+                      {"variant", inspected.info.variant.variant},
+                      {"windows", inspected.windows.size()},
+                      {"layers", layers}});
     note_dataset_warnings(models.back(), inspected.dataset, inspected.dataset_warnings);
   }
   // A single model's figures name it in the title; two models' lines name them in the legend.
@@ -567,8 +686,10 @@ AnalysisResult locality(const AnalysisInputs& in, const Progress& progress) {
 
 // ---------------------------------------------------------------------------------------------
 
-analysis::AnalysisDefinition studio(std::string name, std::string title, std::string description, std::vector<AnalysisOption> options,
-                                    decltype(analysis::AnalysisDefinition::run) run, bool needs_checkpoint = true) {
+analysis::AnalysisDefinition studio(std::string name, std::string title, std::string description,
+                                    std::vector<AnalysisOption> options,
+                                    decltype(analysis::AnalysisDefinition::run) run,
+                                    bool needs_checkpoint = true) {
   analysis::AnalysisDefinition d;
   d.name = std::move(name);
   d.title = std::move(title);
@@ -583,59 +704,139 @@ analysis::AnalysisDefinition studio(std::string name, std::string title, std::st
 // Registered when the library is loaded, before any plugin: the studio's analyses come first.
 [[maybe_unused]] const bool registered = [] {
   auto& r = analysis::analysis_registry();
-  r.add(studio("attention", "Attention maps", "Attention maps: per layer, mean over layers, rollout; --compare for a difference",
-               with_common({{"compare", "A second checkpoint: the difference of the maps on identical windows", Type::Text, ""},
-                            {"source", "dataset: windows spread over the dataset; rollout: the window of one step of a rollout", Type::Choice,
-                             "dataset", {"dataset", "rollout"}},
-                            {"windows", "Dataset windows averaged", Type::Integer, "16", {}, 1, 10000},
-                            {"step", "Rollout step (default 2K)", Type::Integer, "", {}, 0, 100000},
-                            {"layer", "Only this layer (from 1; default all)", Type::Integer, "", {}, 1, 1000},
-                            {"head", "This head (from 1) instead of the mean over heads", Type::Integer, "", {}, 1, 1000}}),
-               attention));
-  r.add(studio("entropy", "Entropy and reward", "Attention entropy over a rollout next to the reward; per head, intra- and inter-step",
-               with_common({{"episodes", "Rollout episodes", Type::Integer, "5", {}, 1, 1000},
-                            {"target", "Target return (default: the task's first)", Type::Number, "", {}, 0, 1e12},
-                            {"windows", "Dataset windows for the per-head entropies", Type::Integer, "16", {}, 1, 10000},
-                            {"skip", "Steps left out of the correlation (default K - 1: only full windows)", Type::Integer, "", {}, 0, 100000}}),
-               entropy));
-  r.add(studio("tsne", "Token t-SNE", "t-SNE of token embeddings before and after merging",
-               with_common({{"source",
-                             "windows: windows spread over the dataset; episodes: every step of its longest episodes once; rollouts: every "
-                             "step of episodes the model plays (--episodes alone means episodes)",
-                             Type::Choice, "windows", {"windows", "episodes", "rollouts"}},
-                            {"windows", "Dataset windows (default 40)", Type::Integer, "", {}, 1, 100000},
-                            {"episodes", "Episodes of --source episodes or rollouts (default 10)", Type::Integer, "", {}, 1, 100000},
-                            {"max-tokens", "At most this many tokens, in whole steps (default: every one)", Type::Integer, "", {}, 1, 10000000},
-                            {"target", "Target return of the rollouts (default: the task's first)", Type::Number, "", {}, 0, 1e12},
-                            {"perplexity", "Perplexity", Type::Number, "30", {}, 1, 1000},
-                            {"iterations", "Iterations", Type::Integer, "1000", {}, 250, 100000},
-                            {"method", "Repulsive forces: auto (Barnes-Hut below 5,000 tokens, FFT interpolation from there), exact, barnes-hut, fft",
-                             Type::Choice, "auto", {"auto", "exact", "barnes-hut", "fft"}},
-                            {"neighbours", "Neighbour search: auto (exact below 8,000 tokens), exact, approximate", Type::Choice, "auto",
-                             {"auto", "exact", "approximate"}},
-                            {"snapshot-every", "Keep the layout every N iterations (tsne_snapshots.csv); 0: never", Type::Integer, "50", {}, 0,
-                             100000}}),
-               token_tsne));
-  r.add(studio("ablation", "Modality zeroing", "Normalised score with RTG, past states or actions zeroed at inference",
-               with_common({{"episodes", "Episodes per seed", Type::Integer, "10", {}, 1, 1000},
-                            {"seeds", "Seeds", Type::Integer, "3", {}, 1, 100},
-                            {"target", "Target return (default: the task's first)", Type::Number, "", {}, 0, 1e12}}),
-               ablation));
-  r.add(studio("training", "Training curves", "Loss, attention entropy and score over the course of training (metrics.jsonl)",
-               {{"run", "A training run's folder (dstudio train --out; --eval-every records entropy and score)", Type::Text, "", {}, 0, 0, true},
-                {"compare", "A second run's folder", Type::Text, ""}},
-               training_curves, /*needs_checkpoint=*/false));
-  r.add(studio("locality", "Locality", "Mixing weight by lag in timesteps, per layer; mean lag and the mass within one step",
-               with_common({{"compare", "A second checkpoint: its curves beside these", Type::Text, ""},
-                            {"windows", "Dataset windows averaged", Type::Integer, "16", {}, 1, 10000}}),
-               locality));
-  r.add(studio("rtg-sweep", "Target-return sweep", "Normalised score as the target return leaves the dataset",
-               with_common({{"compare", "A second checkpoint: a second curve", Type::Text, ""},
-                            {"targets", "Target returns", Type::NumberList, "", {}, -1e9, 1e9},
-                            {"multiples", "Multiples of --base", Type::NumberList, "0.5,1,2,5,10,20", {}, 0, 1e6},
-                            {"base", "Base target (default: the task's first)", Type::Number, "", {}, 0, 1e12},
-                            {"episodes", "Episodes per target", Type::Integer, "10", {}, 1, 1000}}),
-               rtg_sweep));
+  r.add(studio(
+      "attention", "Attention maps",
+      "Attention maps: per layer, mean over layers, rollout; --compare for a difference",
+      with_common(
+          {{"compare", "A second checkpoint: the difference of the maps on identical windows",
+            Type::Text, ""},
+           {"source",
+            "dataset: windows spread over the dataset; rollout: the window of one step of a "
+            "rollout",
+            Type::Choice,
+            "dataset",
+            {"dataset", "rollout"}},
+           {"windows", "Dataset windows averaged", Type::Integer, "16", {}, 1, 10000},
+           {"step", "Rollout step (default 2K)", Type::Integer, "", {}, 0, 100000},
+           {"layer", "Only this layer (from 1; default all)", Type::Integer, "", {}, 1, 1000},
+           {"head",
+            "This head (from 1) instead of the mean over heads",
+            Type::Integer,
+            "",
+            {},
+            1,
+            1000}}),
+      attention));
+  r.add(studio(
+      "entropy", "Entropy and reward",
+      "Attention entropy over a rollout next to the reward; per head, intra- and inter-step",
+      with_common(
+          {{"episodes", "Rollout episodes", Type::Integer, "5", {}, 1, 1000},
+           {"target", "Target return (default: the task's first)", Type::Number, "", {}, 0, 1e12},
+           {"windows",
+            "Dataset windows for the per-head entropies",
+            Type::Integer,
+            "16",
+            {},
+            1,
+            10000},
+           {"skip",
+            "Steps left out of the correlation (default K - 1: only full windows)",
+            Type::Integer,
+            "",
+            {},
+            0,
+            100000}}),
+      entropy));
+  r.add(studio(
+      "tsne", "Token t-SNE", "t-SNE of token embeddings before and after merging",
+      with_common({{"source",
+                    "windows: windows spread over the dataset; episodes: every step of its longest "
+                    "episodes once; rollouts: every "
+                    "step of episodes the model plays (--episodes alone means episodes)",
+                    Type::Choice,
+                    "windows",
+                    {"windows", "episodes", "rollouts"}},
+                   {"windows", "Dataset windows (default 40)", Type::Integer, "", {}, 1, 100000},
+                   {"episodes",
+                    "Episodes of --source episodes or rollouts (default 10)",
+                    Type::Integer,
+                    "",
+                    {},
+                    1,
+                    100000},
+                   {"max-tokens",
+                    "At most this many tokens, in whole steps (default: every one)",
+                    Type::Integer,
+                    "",
+                    {},
+                    1,
+                    10000000},
+                   {"target",
+                    "Target return of the rollouts (default: the task's first)",
+                    Type::Number,
+                    "",
+                    {},
+                    0,
+                    1e12},
+                   {"perplexity", "Perplexity", Type::Number, "30", {}, 1, 1000},
+                   {"iterations", "Iterations", Type::Integer, "1000", {}, 250, 100000},
+                   {"method",
+                    "Repulsive forces: auto (Barnes-Hut below 5,000 tokens, FFT interpolation from "
+                    "there), exact, barnes-hut, fft",
+                    Type::Choice,
+                    "auto",
+                    {"auto", "exact", "barnes-hut", "fft"}},
+                   {"neighbours",
+                    "Neighbour search: auto (exact below 8,000 tokens), exact, approximate",
+                    Type::Choice,
+                    "auto",
+                    {"auto", "exact", "approximate"}},
+                   {"snapshot-every",
+                    "Keep the layout every N iterations (tsne_snapshots.csv); 0: never",
+                    Type::Integer,
+                    "50",
+                    {},
+                    0,
+                    100000}}),
+      token_tsne));
+  r.add(studio(
+      "ablation", "Modality zeroing",
+      "Normalised score with RTG, past states or actions zeroed at inference",
+      with_common(
+          {{"episodes", "Episodes per seed", Type::Integer, "10", {}, 1, 1000},
+           {"seeds", "Seeds", Type::Integer, "3", {}, 1, 100},
+           {"target", "Target return (default: the task's first)", Type::Number, "", {}, 0, 1e12}}),
+      ablation));
+  r.add(studio(
+      "training", "Training curves",
+      "Loss, attention entropy and score over the course of training (metrics.jsonl)",
+      {{"run",
+        "A training run's folder (dstudio train --out; --eval-every records entropy and score)",
+        Type::Text,
+        "",
+        {},
+        0,
+        0,
+        true},
+       {"compare", "A second run's folder", Type::Text, ""}},
+      training_curves, /*needs_checkpoint=*/false));
+  r.add(studio(
+      "locality", "Locality",
+      "Mixing weight by lag in timesteps, per layer; mean lag and the mass within one step",
+      with_common({{"compare", "A second checkpoint: its curves beside these", Type::Text, ""},
+                   {"windows", "Dataset windows averaged", Type::Integer, "16", {}, 1, 10000}}),
+      locality));
+  r.add(studio(
+      "rtg-sweep", "Target-return sweep",
+      "Normalised score as the target return leaves the dataset",
+      with_common(
+          {{"compare", "A second checkpoint: a second curve", Type::Text, ""},
+           {"targets", "Target returns", Type::NumberList, "", {}, -1e9, 1e9},
+           {"multiples", "Multiples of --base", Type::NumberList, "0.5,1,2,5,10,20", {}, 0, 1e6},
+           {"base", "Base target (default: the task's first)", Type::Number, "", {}, 0, 1e12},
+           {"episodes", "Episodes per target", Type::Integer, "10", {}, 1, 1000}}),
+      rtg_sweep));
   return true;
 }();
 

@@ -1,7 +1,6 @@
 // Training runs and checkpoints. See training.h and checkpoint.h.
 
 #include <mujoco/mujoco.h>
-#include <nlohmann/json.hpp>
 #include <torch/version.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 
@@ -35,21 +35,24 @@ using nlohmann::ordered_json;
 namespace {
 
 std::string software_versions() {
-  return studio_version() + ", LibTorch " + TORCH_VERSION + ", MuJoCo " + mj_versionString() + ", BLAS " + active_blas_name();
+  return studio_version() + ", LibTorch " + TORCH_VERSION + ", MuJoCo " + mj_versionString() +
+         ", BLAS " + active_blas_name();
 }
 
 double learning_rate_at(const TrainingConfig& c, std::int64_t step) {
-  const double warm = std::min(1.0, static_cast<double>(step + 1) / static_cast<double>(std::max<std::int64_t>(1, c.warmup_steps)));
+  const double warm =
+      std::min(1.0, static_cast<double>(step + 1) /
+                        static_cast<double>(std::max<std::int64_t>(1, c.warmup_steps)));
   double lr = c.learning_rate * warm;
   if (c.cosine_decay && step >= c.warmup_steps && c.steps > c.warmup_steps) {
-    const double progress = static_cast<double>(step - c.warmup_steps) / static_cast<double>(c.steps - c.warmup_steps);
+    const double progress =
+        static_cast<double>(step - c.warmup_steps) / static_cast<double>(c.steps - c.warmup_steps);
     lr = c.learning_rate * 0.5 * (1.0 + std::cos(3.141592653589793 * progress));
   }
   return lr;
 }
 
 }  // namespace
-
 
 // ---------------------------------------------------------------------------------------------
 // Checkpoints
@@ -90,7 +93,9 @@ void load_archive(const fs::path& path, LoadedArchive& out) {
     out.archive.load_from(bytes.data(), bytes.size());
     c10::IValue meta;
     out.archive.read("meta", meta);
-    if (!meta.isString()) throw CheckpointError(path.string() + ": not a Decision Studio checkpoint (no description inside)");
+    if (!meta.isString())
+      throw CheckpointError(path.string() +
+                            ": not a Decision Studio checkpoint (no description inside)");
     out.info = checkpoint_info_from_description(path.string(), meta.toStringRef());
     out.meta = ordered_json::parse(meta.toStringRef());
   } catch (const CheckpointError&) {
@@ -98,7 +103,10 @@ void load_archive(const fs::path& path, LoadedArchive& out) {
   } catch (const std::exception& e) {
     std::string why = e.what();
     why = why.substr(0, why.find('\n'));
-    throw CheckpointError(path.string() + ": cannot be read as a checkpoint; it is truncated, corrupt or of another program (" + why + ")");
+    throw CheckpointError(
+        path.string() +
+        ": cannot be read as a checkpoint; it is truncated, corrupt or of another program (" + why +
+        ")");
   }
 }
 
@@ -114,25 +122,33 @@ void check_compatible(const CheckpointInfo& info, const data::Dataset& dataset) 
   std::string problems;
   auto add = [&](const std::string& p) { problems += (problems.empty() ? "" : "; ") + p; };
   if (info.variant.state_dim != dataset.data.obs_dim)
-    add("state dim " + std::to_string(info.variant.state_dim) + " vs the dataset's " + std::to_string(dataset.data.obs_dim));
+    add("state dim " + std::to_string(info.variant.state_dim) + " vs the dataset's " +
+        std::to_string(dataset.data.obs_dim));
   if (info.variant.act_dim != dataset.data.act_dim)
-    add("action dim " + std::to_string(info.variant.act_dim) + " vs the dataset's " + std::to_string(dataset.data.act_dim));
+    add("action dim " + std::to_string(info.variant.act_dim) + " vs the dataset's " +
+        std::to_string(dataset.data.act_dim));
   if (!info.env_id.empty() && !dataset.env_id.empty() && info.env_id != dataset.env_id)
     add("environment " + info.env_id + " vs the dataset's " + dataset.env_id);
   if (!problems.empty())
     throw CheckpointError(info.path + " does not fit " + dataset.path + ": " + problems);
 }
 
-void save_weights_checkpoint(const fs::path& path, DecisionModel& model, const CheckpointInfo& info, const std::string& origin) {
+void save_weights_checkpoint(const fs::path& path, DecisionModel& model, const CheckpointInfo& info,
+                             const std::string& origin) {
   ordered_json meta = {
       {"format", "dstudio-checkpoint-1"},
       {"variant", ordered_json::parse(to_json(info.variant))},
       {"training", ordered_json::parse(to_json(info.training))},
-      {"dataset", {{"path", info.dataset_path}, {"fingerprint", info.dataset_fingerprint}, {"env_id", info.env_id},
-                   {"state_mean", info.state_mean}, {"state_std", info.state_std}}},
+      {"dataset",
+       {{"path", info.dataset_path},
+        {"fingerprint", info.dataset_fingerprint},
+        {"env_id", info.env_id},
+        {"state_mean", info.state_mean},
+        {"state_std", info.state_std}}},
       {"rtg_scale", info.rtg_scale},
       {"step", info.step},
-      {"metrics", info.metrics.empty() ? ordered_json::object() : ordered_json::parse(info.metrics)},
+      {"metrics",
+       info.metrics.empty() ? ordered_json::object() : ordered_json::parse(info.metrics)},
       {"software", software_versions()},
       {"origin", origin},
   };
@@ -146,7 +162,8 @@ void save_weights_checkpoint(const fs::path& path, DecisionModel& model, const C
 void write_weights_only(const fs::path& in, const fs::path& out) {
   CheckpointInfo info;
   auto model = load_checkpoint_model(in, &info);
-  save_weights_checkpoint(out, model, info, "weights of " + in.string() + " at step " + std::to_string(info.step));
+  save_weights_checkpoint(out, model, info,
+                          "weights of " + in.string() + " at step " + std::to_string(info.step));
 }
 
 std::int64_t checkpoint_parameter_count(const fs::path& path) {
@@ -166,11 +183,16 @@ DecisionModel load_checkpoint_model(const fs::path& path, CheckpointInfo* info) 
     model->load(weights);
   } catch (const std::exception& e) {
     std::string why = e.what();
-    throw CheckpointError(path.string() + ": its weights do not match its configuration (" + why.substr(0, why.find('\n')) + ")");
+    throw CheckpointError(path.string() + ": its weights do not match its configuration (" +
+                          why.substr(0, why.find('\n')) + ")");
   }
   model->eval();
   if (info) *info = loaded.info;
   return model;
+}
+
+const CheckpointInfo& info_of(const LoadedCheckpoint& checkpoint) {
+  return checkpoint.info;
 }
 
 std::shared_ptr<const LoadedCheckpoint> open_checkpoint(const fs::path& path) {
@@ -180,7 +202,9 @@ std::shared_ptr<const LoadedCheckpoint> open_checkpoint(const fs::path& path) {
   return out;
 }
 
-std::uint64_t checkpoint_parse_count() { return g_checkpoint_parses.load(); }
+std::uint64_t checkpoint_parse_count() {
+  return g_checkpoint_parses.load();
+}
 
 // ---------------------------------------------------------------------------------------------
 // Trainer
@@ -210,13 +234,16 @@ std::int64_t step_of_csv(const std::string& line) {
 }
 std::int64_t step_of_json(const std::string& line) {
   const auto j = nlohmann::json::parse(line, nullptr, false);
-  return j.is_object() && j.contains("step") && j["step"].is_number_integer() ? j["step"].get<std::int64_t>() : -1;
+  return j.is_object() && j.contains("step") && j["step"].is_number_integer()
+             ? j["step"].get<std::int64_t>()
+             : -1;
 }
 
 // Keeps the rows up to `step` (and the header): a run stopped between a metrics row and its next
 // checkpoint wrote rows its resumption writes again.
 void drop_metrics_after(const fs::path& dir, std::int64_t step) {
-  const auto trim = [&](const fs::path& file, bool header, std::int64_t (*step_of)(const std::string&)) {
+  const auto trim = [&](const fs::path& file, bool header,
+                        std::int64_t (*step_of)(const std::string&)) {
     std::ifstream in(file);
     if (!in) return;
     std::string kept, line;
@@ -224,8 +251,10 @@ void drop_metrics_after(const fs::path& dir, std::int64_t step) {
     while (std::getline(in, line)) {
       const bool keep = (header && first) || step_of(line) <= step;
       first = false;
-      if (keep) kept += line + '\n';
-      else dropped = true;
+      if (keep)
+        kept += line + '\n';
+      else
+        dropped = true;
     }
     in.close();
     if (dropped) write_text_atomically(file, kept);
@@ -275,12 +304,14 @@ struct Trainer::State {
     sc.pct_traj = training.pct_traj;
     sc.seed = seed;
     sampler = std::make_unique<data::WindowSampler>(*dataset, sc);
-    stepper = std::make_unique<TrainStep>(model, *optimiser, training.grad_clip, training.threads, seed);
+    stepper =
+        std::make_unique<TrainStep>(model, *optimiser, training.grad_clip, training.threads, seed);
   }
 
   ordered_json dropout_streams() const {
     ordered_json streams = ordered_json::array();
-    for (const auto& r : stepper->streams()) streams.push_back({{"key", r.key}, {"counter", r.counter}});
+    for (const auto& r : stepper->streams())
+      streams.push_back({{"key", r.key}, {"counter", r.counter}});
     return streams;
   }
 
@@ -290,11 +321,16 @@ struct Trainer::State {
         {"format", "dstudio-checkpoint-1"},
         {"variant", ordered_json::parse(to_json(variant))},
         {"training", ordered_json::parse(to_json(training))},
-        {"dataset", {{"path", dataset->path}, {"fingerprint", dataset->fingerprint}, {"env_id", dataset->env_id},
-                     {"state_mean", dataset->state_mean}, {"state_std", dataset->state_std}}},
+        {"dataset",
+         {{"path", dataset->path},
+          {"fingerprint", dataset->fingerprint},
+          {"env_id", dataset->env_id},
+          {"state_mean", dataset->state_mean},
+          {"state_std", dataset->state_std}}},
         {"rtg_scale", training.rtg_scale},
         {"step", step},
-        {"sampler_random", {{"counter", rs.counter}, {"spare", rs.spare}, {"has_spare", rs.has_spare}}},
+        {"sampler_random",
+         {{"counter", rs.counter}, {"spare", rs.spare}, {"has_spare", rs.has_spare}}},
         {"dropout_streams", dropout_streams()},
         {"metrics", last_metrics},
         {"software", software_versions()},
@@ -313,7 +349,8 @@ struct Trainer::State {
   }
 
   void log_row(double loss, double lr, double rate, const EvaluationResult& eval) {
-    last_metrics = {{"step", step}, {"loss", loss}, {"learning_rate", lr}, {"steps_per_second", rate}};
+    last_metrics = {
+        {"step", step}, {"loss", loss}, {"learning_rate", lr}, {"steps_per_second", rate}};
     for (const auto& [k, v] : eval) last_metrics[k] = v;
     const bool fresh = !fs::exists(out_dir / "metrics.csv");
     CsvWriter row({"step", "loss", "learning_rate", "steps_per_second"}, 6, /*header_line=*/fresh);
@@ -361,13 +398,17 @@ void Trainer::State::loop() {
       }
       // One step of the reference recipe.
       const double lr = learning_rate_at(c, step);
-      for (auto& group : optimiser->param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+      for (auto& group : optimiser->param_groups())
+        static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
       auto batch = sampler->sample();
       const int64_t B = batch.batch;
       ModelInputs in;
       in.states = torch::from_blob(batch.states.data(), {B, K, S}, torch::kFloat).clone();
       in.actions = torch::from_blob(batch.actions.data(), {B, K, A}, torch::kFloat).clone();
-      in.returns_to_go = torch::from_blob(batch.returns_to_go.data(), {B, K + 1}, torch::kFloat).narrow(1, 0, K).unsqueeze(-1).clone();
+      in.returns_to_go = torch::from_blob(batch.returns_to_go.data(), {B, K + 1}, torch::kFloat)
+                             .narrow(1, 0, K)
+                             .unsqueeze(-1)
+                             .clone();
       in.timesteps = torch::from_blob(batch.timesteps.data(), {B, K}, torch::kLong).clone();
       in.mask = torch::from_blob(batch.mask.data(), {B, K}, torch::kFloat).clone();
       const double value = stepper->run(in);
@@ -375,10 +416,12 @@ void Trainer::State::loop() {
         std::string where;
         {
           std::lock_guard lock(mutex);
-          where = last_checkpoint.empty() ? "no checkpoint was written yet" : "the last good checkpoint is " + last_checkpoint.string();
+          where = last_checkpoint.empty()
+                      ? "no checkpoint was written yet"
+                      : "the last good checkpoint is " + last_checkpoint.string();
         }
-        fail("the loss became " + std::string(std::isnan(value) ? "NaN" : "infinite") + " at step " + std::to_string(step + 1) +
-             "; training stopped and " + where);
+        fail("the loss became " + std::string(std::isnan(value) ? "NaN" : "infinite") +
+             " at step " + std::to_string(step + 1) + "; training stopped and " + where);
         return;
       }
       ++step;
@@ -396,9 +439,11 @@ void Trainer::State::loop() {
         const auto now = std::chrono::steady_clock::now();
         const double elapsed = std::chrono::duration<double>(now - t_start).count();
         const double rate = static_cast<double>(step - start_step) / std::max(elapsed, 1e-9);
-        log_row(loss_sum / static_cast<double>(std::max<std::int64_t>(1, loss_count)), lr, rate, eval);
+        log_row(loss_sum / static_cast<double>(std::max<std::int64_t>(1, loss_count)), lr, rate,
+                eval);
         if (progress)
-          progress({step, c.steps, loss_sum / static_cast<double>(std::max<std::int64_t>(1, loss_count)), lr, rate,
+          progress({step, c.steps,
+                    loss_sum / static_cast<double>(std::max<std::int64_t>(1, loss_count)), lr, rate,
                     static_cast<double>(c.steps - step) / std::max(rate, 1e-9)});
         loss_sum = 0.0;
         loss_count = 0;
@@ -416,7 +461,8 @@ void Trainer::State::loop() {
 
 Trainer::Trainer() : s_(std::make_unique<State>()) {}
 
-Trainer::Trainer(const data::Dataset& dataset, VariantConfig variant, TrainingConfig training, fs::path out_dir, ExistingRun existing)
+Trainer::Trainer(const data::Dataset& dataset, VariantConfig variant, TrainingConfig training,
+                 fs::path out_dir, ExistingRun existing)
     : s_(std::make_unique<State>()) {
   variant.state_dim = static_cast<int>(dataset.data.obs_dim);
   variant.act_dim = static_cast<int>(dataset.data.act_dim);
@@ -429,29 +475,32 @@ Trainer::Trainer(const data::Dataset& dataset, VariantConfig variant, TrainingCo
   s_->lock.emplace(s_->out_dir);
   if (const auto held = run_outputs(s_->out_dir); !held.empty()) {
     if (existing == ExistingRun::Refuse)
-      throw Error(s_->out_dir.string() + " holds a run already (" + held.front().filename().string() +
-                  "); continue it with --resume " + (s_->out_dir / "checkpoint.pt").string() +
+      throw Error(s_->out_dir.string() + " holds a run already (" +
+                  held.front().filename().string() + "); continue it with --resume " +
+                  (s_->out_dir / "checkpoint.pt").string() +
                   ", start it again with --overwrite, or choose another folder");
     for (const auto& file : held) fs::remove(file);
   }
   s_->build(training.seed);
 }
 
-std::unique_ptr<Trainer> Trainer::resume(const data::Dataset& dataset, const fs::path& checkpoint, fs::path out_dir,
-                                         std::int64_t steps) {
+std::unique_ptr<Trainer> Trainer::resume(const data::Dataset& dataset, const fs::path& checkpoint,
+                                         fs::path out_dir, std::int64_t steps) {
   LoadedArchive loaded;
   load_archive(checkpoint, loaded);
   const auto& info = loaded.info;
   if (!loaded.meta.contains("sampler_random"))
-    throw CheckpointError(checkpoint.string() + " holds weights only (" + loaded.meta.value("origin", std::string("no training state")) +
+    throw CheckpointError(checkpoint.string() + " holds weights only (" +
+                          loaded.meta.value("origin", std::string("no training state")) +
                           "); it can be evaluated and used for predictions, not resumed");
   check_compatible(info, dataset);
   if (steps > 0 && steps < info.step)
-    throw UsageError(checkpoint.string() + " is at step " + std::to_string(info.step) + "; the run cannot end earlier, at step " +
-                     std::to_string(steps));
+    throw UsageError(checkpoint.string() + " is at step " + std::to_string(info.step) +
+                     "; the run cannot end earlier, at step " + std::to_string(steps));
   if (info.dataset_fingerprint != dataset.fingerprint)
-    throw CheckpointError(checkpoint.string() + " was trained on other data (fingerprint " + info.dataset_fingerprint +
-                          "), not on " + dataset.path + " (" + dataset.fingerprint + "); resuming needs the same dataset");
+    throw CheckpointError(checkpoint.string() + " was trained on other data (fingerprint " +
+                          info.dataset_fingerprint + "), not on " + dataset.path + " (" +
+                          dataset.fingerprint + "); resuming needs the same dataset");
   std::unique_ptr<Trainer> t(new Trainer());
   auto& s = *t->s_;
   s.dataset = &dataset;
@@ -463,8 +512,8 @@ std::unique_ptr<Trainer> Trainer::resume(const data::Dataset& dataset, const fs:
   const auto from = fs::weakly_canonical(fs::absolute(checkpoint).parent_path());
   if (fs::weakly_canonical(fs::absolute(s.out_dir)) != from) {
     if (const auto held = run_outputs(s.out_dir); !held.empty())
-      throw Error(s.out_dir.string() + " holds another run (" + held.front().filename().string() + "); resume into its own folder, " +
-                  from.string() + ", or into an empty one");
+      throw Error(s.out_dir.string() + " holds another run (" + held.front().filename().string() +
+                  "); resume into its own folder, " + from.string() + ", or into an empty one");
   }
   s.build(info.training.seed);
   try {
@@ -480,18 +529,24 @@ std::unique_ptr<Trainer> Trainer::resume(const data::Dataset& dataset, const fs:
     cpu.set_state(generator);
   } catch (const std::exception& e) {
     std::string why = e.what();
-    throw CheckpointError(checkpoint.string() + ": cannot restore its state (" + why.substr(0, why.find('\n')) + ")");
+    throw CheckpointError(checkpoint.string() + ": cannot restore its state (" +
+                          why.substr(0, why.find('\n')) + ")");
   }
   const auto& r = loaded.meta.at("sampler_random");
-  s.sampler->random().restore({r.at("counter").get<std::uint64_t>(), r.at("spare").get<double>(), r.at("has_spare").get<bool>()});
+  s.sampler->random().restore({r.at("counter").get<std::uint64_t>(), r.at("spare").get<double>(),
+                               r.at("has_spare").get<bool>()});
   if (!loaded.meta.contains("dropout_streams"))
-    throw CheckpointError(checkpoint.string() + ": was written by an earlier version without dropout streams; it cannot be resumed");
+    throw CheckpointError(
+        checkpoint.string() +
+        ": was written by an earlier version without dropout streams; it cannot be resumed");
   const auto& streams = loaded.meta.at("dropout_streams");
   if (streams.size() != s.stepper->streams().size())
-    throw CheckpointError(checkpoint.string() + ": has " + std::to_string(streams.size()) + " dropout streams for " +
-                          std::to_string(info.training.threads) + " threads");
+    throw CheckpointError(checkpoint.string() + ": has " + std::to_string(streams.size()) +
+                          " dropout streams for " + std::to_string(info.training.threads) +
+                          " threads");
   for (std::size_t k = 0; k < streams.size(); ++k)
-    s.stepper->streams()[k] = {streams[k].at("key").get<std::uint64_t>(), streams[k].at("counter").get<std::uint64_t>()};
+    s.stepper->streams()[k] = {streams[k].at("key").get<std::uint64_t>(),
+                               streams[k].at("counter").get<std::uint64_t>()};
   s.step = info.step;
   s.last_metrics = loaded.meta.at("metrics");
   drop_metrics_after(s.out_dir, s.step);
@@ -506,9 +561,15 @@ Trainer::~Trainer() {
   }
 }
 
-void Trainer::on_progress(std::function<void(const TrainingProgress&)> callback) { s_->progress = std::move(callback); }
-void Trainer::on_evaluation(EvaluationHook hook) { s_->evaluate = std::move(hook); }
-void Trainer::run() { s_->loop(); }
+void Trainer::on_progress(std::function<void(const TrainingProgress&)> callback) {
+  s_->progress = std::move(callback);
+}
+void Trainer::on_evaluation(EvaluationHook hook) {
+  s_->evaluate = std::move(hook);
+}
+void Trainer::run() {
+  s_->loop();
+}
 void Trainer::start() {
   if (s_->thread.joinable()) throw std::logic_error("the run was already started");
   s_->state = TrainingState::Running;
@@ -517,7 +578,9 @@ void Trainer::start() {
     s_->loop();
   });
 }
-void Trainer::pause() { s_->paused = true; }
+void Trainer::pause() {
+  s_->paused = true;
+}
 void Trainer::resume() {
   {
     std::lock_guard lock(s_->mutex);
@@ -535,22 +598,32 @@ void Trainer::cancel() {
 void Trainer::wait() {
   if (s_->thread.joinable()) s_->thread.join();
 }
-TrainingState Trainer::state() const { return s_->state; }
+TrainingState Trainer::state() const {
+  return s_->state;
+}
 std::string Trainer::error() const {
   std::lock_guard lock(s_->mutex);
   return s_->error;
 }
-std::int64_t Trainer::step() const { return s_->step; }
+std::int64_t Trainer::step() const {
+  return s_->step;
+}
 fs::path Trainer::last_checkpoint() const {
   std::lock_guard lock(s_->mutex);
   return s_->last_checkpoint;
 }
-fs::path Trainer::save_checkpoint() { return s_->write_checkpoint(s_->out_dir / ("checkpoint-" + std::to_string(s_->step) + ".pt")); }
+fs::path Trainer::save_checkpoint() {
+  return s_->write_checkpoint(s_->out_dir / ("checkpoint-" + std::to_string(s_->step) + ".pt"));
+}
 void Trainer::release_folder() {
   if (s_->thread.joinable()) s_->thread.join();  // the loop no longer writes
   s_->lock.reset();
 }
-const VariantConfig& Trainer::variant() const { return s_->variant; }
-const TrainingConfig& Trainer::training() const { return s_->training; }
+const VariantConfig& Trainer::variant() const {
+  return s_->variant;
+}
+const TrainingConfig& Trainer::training() const {
+  return s_->training;
+}
 
 }  // namespace dstudio::models

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "dstudio/common/error.h"
 #include "dstudio/behaviour/default_datasets.h"
+#include "dstudio/common/error.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint_model.h"
@@ -20,16 +20,27 @@ namespace {
 
 // K steps ending at `last_step` of an episode whose rows start at `states` and `actions`, with
 // `rtg` the return-to-go of each of its steps; left-padded when the episode is younger than K.
-Window cut_window(const float* states, const float* actions, const double* rtg, int S, int A, int episode, int last_step, int K) {
-  Window w{K, S, A, episode, last_step, std::vector<float>(static_cast<std::size_t>(K) * S, 0.0f),
-           std::vector<float>(static_cast<std::size_t>(K) * A, 0.0f), std::vector<float>(static_cast<std::size_t>(K), 0.0f),
-           std::vector<std::int64_t>(static_cast<std::size_t>(K), 0), std::vector<float>(static_cast<std::size_t>(K), 0.0f)};
+// Actions of steps from `actions_known_until` on stay 0 (a policy acting there had not chosen it).
+Window cut_window(const float* states, const float* actions, const double* rtg, int S, int A,
+                  int episode, int last_step, int K,
+                  int actions_known_until = std::numeric_limits<int>::max()) {
+  Window w{K,
+           S,
+           A,
+           episode,
+           last_step,
+           std::vector<float>(static_cast<std::size_t>(K) * S, 0.0f),
+           std::vector<float>(static_cast<std::size_t>(K) * A, 0.0f),
+           std::vector<float>(static_cast<std::size_t>(K), 0.0f),
+           std::vector<std::int64_t>(static_cast<std::size_t>(K), 0),
+           std::vector<float>(static_cast<std::size_t>(K), 0.0f)};
   const int len = std::min(K, last_step + 1), offset = K - len;
   for (int p = 0; p < len; ++p) {
     const auto step = static_cast<std::size_t>(last_step - len + 1 + p);
     const auto slot = static_cast<std::size_t>(offset + p);
     std::copy_n(states + step * static_cast<std::size_t>(S), S, &w.states[slot * S]);
-    std::copy_n(actions + step * static_cast<std::size_t>(A), A, &w.actions[slot * A]);
+    if (static_cast<int>(step) < actions_known_until)
+      std::copy_n(actions + step * static_cast<std::size_t>(A), A, &w.actions[slot * A]);
     w.returns_to_go[slot] = static_cast<float>(rtg[step]);
     w.timesteps[slot] = static_cast<std::int64_t>(step);
     w.mask[slot] = 1.0f;
@@ -42,7 +53,8 @@ std::vector<double> episode_returns_to_go(const data::Dataset& ds, int episode) 
   const auto& e = ds.episodes.at(static_cast<std::size_t>(episode));
   std::vector<double> rtg(static_cast<std::size_t>(e.length) + 1, 0.0);
   for (std::int64_t t = e.length - 1; t >= 0; --t)
-    rtg[static_cast<std::size_t>(t)] = rtg[static_cast<std::size_t>(t) + 1] + ds.data.rewards[static_cast<std::size_t>(e.start + t)];
+    rtg[static_cast<std::size_t>(t)] = rtg[static_cast<std::size_t>(t) + 1] +
+                                       ds.data.rewards[static_cast<std::size_t>(e.start + t)];
   return rtg;
 }
 
@@ -50,21 +62,30 @@ std::vector<double> episode_returns_to_go(const data::Dataset& ds, int episode) 
 
 Window window_from_dataset(const data::Dataset& ds, int episode, int last_step, int K) {
   const auto& e = ds.episodes.at(static_cast<std::size_t>(episode));
-  if (last_step < 0 || last_step >= e.length) throw UsageError("step " + std::to_string(last_step) + " is outside episode " + std::to_string(episode));
+  if (last_step < 0 || last_step >= e.length)
+    throw UsageError("step " + std::to_string(last_step) + " is outside episode " +
+                     std::to_string(episode));
   const int S = static_cast<int>(ds.data.obs_dim), A = static_cast<int>(ds.data.act_dim);
   const auto rtg = episode_returns_to_go(ds, episode);
   const auto row = static_cast<std::size_t>(e.start);
-  return cut_window(&ds.data.observations[row * S], &ds.data.actions[row * A], rtg.data(), S, A, episode, last_step, K);
+  return cut_window(&ds.data.observations[row * S], &ds.data.actions[row * A], rtg.data(), S, A,
+                    episode, last_step, K);
 }
 
 std::vector<Window> sample_windows(const data::Dataset& ds, int count, int K) {
   std::vector<int> episodes;
   for (std::size_t e = 0; e < ds.episodes.size(); ++e)
-    if (ds.episodes[e].complete() && ds.episodes[e].length >= K) episodes.push_back(static_cast<int>(e));
-  if (episodes.empty()) throw Error(ds.path + " has no complete episode of at least " + std::to_string(K) + " steps");
-  std::stable_sort(episodes.begin(), episodes.end(), [&](int a, int b) { return ds.episodes[static_cast<std::size_t>(a)].length > ds.episodes[static_cast<std::size_t>(b)].length; });
+    if (ds.episodes[e].complete() && ds.episodes[e].length >= K)
+      episodes.push_back(static_cast<int>(e));
+  if (episodes.empty())
+    throw Error(ds.path + " has no complete episode of at least " + std::to_string(K) + " steps");
+  std::stable_sort(episodes.begin(), episodes.end(), [&](int a, int b) {
+    return ds.episodes[static_cast<std::size_t>(a)].length >
+           ds.episodes[static_cast<std::size_t>(b)].length;
+  });
   std::vector<Window> out;
-  const int per = std::max(1, (count + static_cast<int>(episodes.size()) - 1) / static_cast<int>(episodes.size()));
+  const int per = std::max(
+      1, (count + static_cast<int>(episodes.size()) - 1) / static_cast<int>(episodes.size()));
   const int used = std::min(static_cast<int>(episodes.size()), (count + per - 1) / per);
   for (int r = 0; r < used; ++r) {
     const int e = episodes[static_cast<std::size_t>(r)];
@@ -72,8 +93,11 @@ std::vector<Window> sample_windows(const data::Dataset& ds, int count, int K) {
     for (int k = 0; k < per && static_cast<int>(out.size()) < count; ++k) {
       // Evenly spaced ends in [K - 1, length - 1], interleaved across episodes, so that a few
       // windows from many episodes still cover every phase of an episode, not only its middle.
-      const long long slot = static_cast<long long>(k) * used + r, slots = static_cast<long long>(per) * used;
-      const int last = K - 1 + static_cast<int>(static_cast<long long>(length - K) * (2 * slot + 1) / (2 * slots));
+      const long long slot = static_cast<long long>(k) * used + r,
+                      slots = static_cast<long long>(per) * used;
+      const int last =
+          K - 1 +
+          static_cast<int>(static_cast<long long>(length - K) * (2 * slot + 1) / (2 * slots));
       out.push_back(window_from_dataset(ds, e, last, K));
     }
   }
@@ -81,27 +105,18 @@ std::vector<Window> sample_windows(const data::Dataset& ds, int count, int K) {
 }
 
 Window window_from_trace(const EpisodeTrace& trace, int step, int K, int S, int A) {
-  if (step < 0 || step >= trace.length || trace.states.size() < static_cast<std::size_t>(trace.length) * S)
+  if (step < 0 || step >= trace.length ||
+      trace.states.size() < static_cast<std::size_t>(trace.length) * S)
     throw UsageError("the rollout has no trace of step " + std::to_string(step));
-  Window w{K, S, A, -1, step, std::vector<float>(static_cast<std::size_t>(K) * S, 0.0f), std::vector<float>(static_cast<std::size_t>(K) * A, 0.0f),
-           std::vector<float>(static_cast<std::size_t>(K), 0.0f), std::vector<std::int64_t>(static_cast<std::size_t>(K), 0),
-           std::vector<float>(static_cast<std::size_t>(K), 0.0f)};
-  const int len = std::min(K, step + 1), offset = K - len;
-  for (int p = 0; p < len; ++p) {
-    const auto s = static_cast<std::size_t>(step - len + 1 + p);
-    const auto slot = static_cast<std::size_t>(offset + p);
-    std::copy_n(&trace.states[s * S], S, &w.states[slot * S]);
-    // The current step's action was not known when the policy acted: its slot stays 0.
-    if (static_cast<int>(s) < step) std::copy_n(&trace.actions[s * A], A, &w.actions[slot * A]);
-    w.returns_to_go[slot] = static_cast<float>(trace.returns_to_go[s]);
-    w.timesteps[slot] = static_cast<std::int64_t>(s);
-    w.mask[slot] = 1.0f;
-  }
-  return w;
+  // The current step's action was not known when the policy acted: its slot stays 0.
+  return cut_window(trace.states.data(), trace.actions.data(), trace.returns_to_go.data(), S, A, -1,
+                    step, K, /*actions_known_until=*/step);
 }
 
-WindowInspection inspection_row(const Inspection& inspection, int64_t b, const std::vector<float>& mask,
-                                const std::vector<std::int64_t>& timesteps, int per_step, int hidden, bool keep_tokens) {
+WindowInspection inspection_row(const Inspection& inspection, int64_t b,
+                                const std::vector<float>& mask,
+                                const std::vector<std::int64_t>& timesteps, int per_step,
+                                int hidden, bool keep_tokens) {
   const int T = static_cast<int>(mask.size()) * per_step;
   WindowInspection r;
   r.token_types = inspection.token_types;
@@ -114,7 +129,8 @@ WindowInspection inspection_row(const Inspection& inspection, int64_t b, const s
   }
   for (std::size_t l = 0; l < inspection.mixing.size(); ++l) {
     const auto m = inspection.mixing[l].select(0, b).contiguous();
-    r.layers.push_back({static_cast<int>(m.size(0)), T, std::vector<float>(m.data_ptr<float>(), m.data_ptr<float>() + m.numel()),
+    r.layers.push_back({static_cast<int>(m.size(0)), T,
+                        std::vector<float>(m.data_ptr<float>(), m.data_ptr<float>() + m.numel()),
                         inspection.mixers[l]});
   }
   if (!keep_tokens) return r;
@@ -127,7 +143,8 @@ WindowInspection inspection_row(const Inspection& inspection, int64_t b, const s
   return r;
 }
 
-std::vector<WindowInspection> inspect_windows(DecisionModelImpl& model, const CheckpointInfo& info, const std::vector<Window>& windows,
+std::vector<WindowInspection> inspect_windows(DecisionModelImpl& model, const CheckpointInfo& info,
+                                              const std::vector<Window>& windows,
                                               ModalityZeroing zeroing) {
   const auto& c = model.config();
   std::vector<WindowInspection> out;
@@ -135,7 +152,8 @@ std::vector<WindowInspection> inspect_windows(DecisionModelImpl& model, const Ch
   const int K = windows.front().steps, S = c.state_dim, A = c.act_dim;
   for (const auto& w : windows)
     if (w.steps != K || w.state_dim != S || w.act_dim != A)
-      throw Error("the windows do not fit the model (state " + std::to_string(S) + ", action " + std::to_string(A) + ")");
+      throw Error("the windows do not fit the model (state " + std::to_string(S) + ", action " +
+                  std::to_string(A) + ")");
   const bool was_training = model.is_training();
   model.eval();
   torch::InferenceMode inference;
@@ -145,7 +163,9 @@ std::vector<WindowInspection> inspect_windows(DecisionModelImpl& model, const Ch
     const auto& w = windows[static_cast<std::size_t>(b)];
     std::copy(w.states.begin(), w.states.end(), in.states.data_ptr<float>() + b * K * S);
     std::copy(w.actions.begin(), w.actions.end(), in.actions.data_ptr<float>() + b * K * A);
-    for (int k = 0; k < K; ++k) in.returns_to_go.data_ptr<float>()[b * K + k] = static_cast<float>(w.returns_to_go[static_cast<std::size_t>(k)] / info.rtg_scale);
+    for (int k = 0; k < K; ++k)
+      in.returns_to_go.data_ptr<float>()[b * K + k] =
+          static_cast<float>(w.returns_to_go[static_cast<std::size_t>(k)] / info.rtg_scale);
     std::copy(w.timesteps.begin(), w.timesteps.end(), in.timesteps.data_ptr<int64_t>() + b * K);
     std::copy(w.mask.begin(), w.mask.end(), in.mask.data_ptr<float>() + b * K);
   }
@@ -164,8 +184,16 @@ std::vector<WindowInspection> inspect_windows(DecisionModelImpl& model, const Ch
   return out;
 }
 
-std::vector<WindowInspection> inspect_windows(const fs::path& checkpoint, const std::vector<Window>& windows, ModalityZeroing zeroing,
-                                              const Progress& progress) {
+std::vector<WindowInspection> inspect_windows(const LoadedCheckpoint& checkpoint,
+                                              const std::vector<Window>& windows,
+                                              ModalityZeroing zeroing) {
+  DecisionModel model = checkpoint.model;  // the same module, callable
+  return inspect_windows(*model, checkpoint.info, windows, zeroing);
+}
+
+std::vector<WindowInspection> inspect_windows(const fs::path& checkpoint,
+                                              const std::vector<Window>& windows,
+                                              ModalityZeroing zeroing, const Progress& progress) {
   progress.update(0.0, "reading the checkpoint");
   CheckpointInfo info;
   DecisionModel model = load_checkpoint_model(checkpoint, &info);
@@ -180,31 +208,38 @@ fs::path checkpoint_dataset(const CheckpointInfo& info, const Progress& progress
   if (!info.dataset_path.empty() && fs::exists(info.dataset_path, ec)) return info.dataset_path;
   // A default dataset made on another machine: the same name is the same settings and policies.
   for (const auto& env : env::task_names())
-    for (const auto kind : {behaviour::DatasetKind::Random, behaviour::DatasetKind::Medium, behaviour::DatasetKind::MediumReplay,
-                            behaviour::DatasetKind::Expert, behaviour::DatasetKind::MediumExpert})
-      for (const auto algorithm : {behaviour::PolicyAlgorithm::Sac, behaviour::PolicyAlgorithm::Ars}) {
+    for (const auto kind : {behaviour::DatasetKind::Random, behaviour::DatasetKind::Medium,
+                            behaviour::DatasetKind::MediumReplay, behaviour::DatasetKind::Expert,
+                            behaviour::DatasetKind::MediumExpert})
+      for (const auto algorithm :
+           {behaviour::PolicyAlgorithm::Sac, behaviour::PolicyAlgorithm::Ars}) {
         std::filesystem::path path;
         try {
           path = behaviour::default_dataset_path(env, kind, algorithm);
         } catch (const std::runtime_error&) {
           continue;  // no policies of that algorithm ship for this environment
         }
-        if (!info.dataset_path.empty() && path.filename() == fs::path(info.dataset_path).filename()) {
+        if (!info.dataset_path.empty() &&
+            path.filename() == fs::path(info.dataset_path).filename()) {
           const auto made = behaviour::ensure_default_dataset(env, kind, progress, algorithm);
           const auto ds = data::load_dataset(made, {.isolate = true});
           if (ds.fingerprint == info.dataset_fingerprint) return made;
         }
       }
-  throw CheckpointError(info.path + ": its dataset " + (info.dataset_path.empty() ? std::string("is not recorded") : info.dataset_path + " is not here") +
+  throw CheckpointError(info.path + ": its dataset " +
+                        (info.dataset_path.empty() ? std::string("is not recorded")
+                                                   : info.dataset_path + " is not here") +
                         "; pass one with --dataset");
 }
 
-DatasetInspection inspect_on_dataset(const fs::path& checkpoint, int count, const fs::path& dataset, const Progress& progress) {
+DatasetInspection inspect_on_dataset(const fs::path& checkpoint, int count, const fs::path& dataset,
+                                     const Progress& progress) {
   progress.update(0.0, "reading the checkpoint");
   return inspect_on_dataset(*open_checkpoint(checkpoint), count, dataset, progress);
 }
 
-DatasetInspection inspect_on_dataset(const LoadedCheckpoint& checkpoint, int count, const fs::path& dataset, const Progress& progress) {
+DatasetInspection inspect_on_dataset(const LoadedCheckpoint& checkpoint, int count,
+                                     const fs::path& dataset, const Progress& progress) {
   DatasetInspection out;
   out.info = checkpoint.info;
   // Finding the checkpoint's dataset may mean making it again; that is most of the work then.
@@ -249,36 +284,49 @@ int tokens_per_step(const VariantConfig& c) {
   return (c.tokenizer == Tokenizer::Unified ? 0 : 3) + (c.tokenizer == Tokenizer::Triplet ? 3 : 1);
 }
 
+// A source that asks for no tokens is refused before anything is read.
+void check_token_source(const TokenSource& source) {
+  if (source.count < 1)
+    throw UsageError("the tokens need at least one window or episode, not " +
+                     std::to_string(source.count));
+  if (source.max_tokens < 0)
+    throw UsageError("the most tokens must be 0 (every one) or more, not " +
+                     std::to_string(source.max_tokens));
+}
+
 }  // namespace
 
-GatheredTokens gather_tokens(const fs::path& checkpoint, const TokenSource& source, const fs::path& dataset, const Progress& progress) {
-  if (source.count < 1) throw UsageError("the tokens need at least one window or episode, not " + std::to_string(source.count));
-  if (source.max_tokens < 0) throw UsageError("the most tokens must be 0 (every one) or more, not " + std::to_string(source.max_tokens));
+GatheredTokens gather_tokens(const fs::path& checkpoint, const TokenSource& source,
+                             const fs::path& dataset, const Progress& progress) {
+  check_token_source(source);
   progress.update(0.0, "reading the checkpoint");
   return gather_tokens(*open_checkpoint(checkpoint), source, dataset, progress);
 }
 
-GatheredTokens gather_tokens(const LoadedCheckpoint& checkpoint, const TokenSource& source, const fs::path& dataset, const Progress& progress) {
-  if (source.count < 1) throw UsageError("the tokens need at least one window or episode, not " + std::to_string(source.count));
-  if (source.max_tokens < 0) throw UsageError("the most tokens must be 0 (every one) or more, not " + std::to_string(source.max_tokens));
+GatheredTokens gather_tokens(const LoadedCheckpoint& checkpoint, const TokenSource& source,
+                             const fs::path& dataset, const Progress& progress) {
+  check_token_source(source);
   GatheredTokens out;
   out.info = checkpoint.info;
   DecisionModel model = checkpoint.model;  // a handle on the same weights
   const auto& cfg = out.info.variant;
   if (cfg.tokenizer == Tokenizer::State)
-    throw UsageError(checkpoint.path.string() + ": " + cfg.variant + " acts from the state alone and has no tokens to lay out");
+    throw UsageError(checkpoint.path.string() + ": " + cfg.variant +
+                     " acts from the state alone and has no tokens to lay out");
   const int K = cfg.context_length, S = cfg.state_dim, A = cfg.act_dim;
   const int per_step = tokens_per_step(cfg);
   long long steps_left = source.max_tokens > 0 ? source.max_tokens / per_step : -1;
   if (steps_left == 0)
-    throw UsageError("at most " + std::to_string(source.max_tokens) + " tokens is less than one step of this model (" + std::to_string(per_step) +
+    throw UsageError("at most " + std::to_string(source.max_tokens) +
+                     " tokens is less than one step of this model (" + std::to_string(per_step) +
                      " tokens)");
 
   // The windows to run, and in each the first step whose tokens are taken.
   std::vector<Window> windows;
   std::vector<int> first_new;
   std::vector<int> episodes_used;
-  const auto add_episode = [&](const float* states, const float* actions, const double* rtg, int episode, int length) {
+  const auto add_episode = [&](const float* states, const float* actions, const double* rtg,
+                               int episode, int length) {
     if (steps_left >= 0) length = static_cast<int>(std::min<long long>(length, steps_left));
     if (length <= 0) return;
     for (const auto& [last, from] : episode_window_ends(length, K)) {
@@ -292,7 +340,10 @@ GatheredTokens gather_tokens(const LoadedCheckpoint& checkpoint, const TokenSour
   if (source.kind == TokenSource::Kind::Rollouts) {
     RolloutConfig rc;
     rc.episodes = source.count;
-    rc.targets = {source.target > 0.0 ? source.target : env::task(out.info.env_id.empty() ? "hopper" : out.info.env_id).default_targets.front()};
+    rc.targets = {source.target > 0.0
+                      ? source.target
+                      : env::task(out.info.env_id.empty() ? "hopper" : out.info.env_id)
+                            .default_targets.front()};
     rc.seed = source.seed;
     rc.threads = source.threads;
     rc.traces = true;
@@ -300,9 +351,11 @@ GatheredTokens gather_tokens(const LoadedCheckpoint& checkpoint, const TokenSour
     for (std::size_t e = 0; e < played.episodes.size(); ++e) {
       const auto& trace = played.episodes[e];
       out.episode_returns.push_back(trace.episode_return);
-      if (trace.states.size() < static_cast<std::size_t>(trace.length) * S || trace.actions.size() < static_cast<std::size_t>(trace.length) * A)
+      if (trace.states.size() < static_cast<std::size_t>(trace.length) * S ||
+          trace.actions.size() < static_cast<std::size_t>(trace.length) * A)
         throw Error("the rollout kept no trace of episode " + std::to_string(e));
-      add_episode(trace.states.data(), trace.actions.data(), trace.returns_to_go.data(), static_cast<int>(e), trace.length);
+      add_episode(trace.states.data(), trace.actions.data(), trace.returns_to_go.data(),
+                  static_cast<int>(e), trace.length);
     }
   } else {
     Progress finding = progress.part(0.0, 0.5);
@@ -311,48 +364,60 @@ GatheredTokens gather_tokens(const LoadedCheckpoint& checkpoint, const TokenSour
     const auto ds = data::load_dataset(out.dataset, {.isolate = true}, {{}, progress.cancel});
     out.dataset_warnings = ds.warnings;
     if (static_cast<int>(ds.data.obs_dim) != S || static_cast<int>(ds.data.act_dim) != A)
-      throw Error(out.dataset.string() + " has states of " + std::to_string(ds.data.obs_dim) + " and actions of " + std::to_string(ds.data.act_dim) +
+      throw Error(out.dataset.string() + " has states of " + std::to_string(ds.data.obs_dim) +
+                  " and actions of " + std::to_string(ds.data.act_dim) +
                   " values; the model takes " + std::to_string(S) + " and " + std::to_string(A));
     if (source.kind == TokenSource::Kind::Windows) {
       windows = sample_windows(ds, source.count, K);
       first_new.assign(windows.size(), 0);
       for (const auto& w : windows)
-        if (std::find(episodes_used.begin(), episodes_used.end(), w.episode) == episodes_used.end()) episodes_used.push_back(w.episode);
+        if (std::find(episodes_used.begin(), episodes_used.end(), w.episode) == episodes_used.end())
+          episodes_used.push_back(w.episode);
     } else {
       // The longest complete episodes first, as sample_windows takes them.
       std::vector<int> order;
       for (std::size_t e = 0; e < ds.episodes.size(); ++e)
-        if (ds.episodes[e].complete() && ds.episodes[e].length > 0) order.push_back(static_cast<int>(e));
+        if (ds.episodes[e].complete() && ds.episodes[e].length > 0)
+          order.push_back(static_cast<int>(e));
       if (order.empty()) throw Error(out.dataset.string() + " has no complete episode");
-      std::stable_sort(order.begin(), order.end(),
-                       [&](int a, int b) { return ds.episodes[static_cast<std::size_t>(a)].length > ds.episodes[static_cast<std::size_t>(b)].length; });
-      for (int k = 0; k < std::min<int>(source.count, static_cast<int>(order.size())) && steps_left != 0; ++k) {
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return ds.episodes[static_cast<std::size_t>(a)].length >
+               ds.episodes[static_cast<std::size_t>(b)].length;
+      });
+      for (int k = 0;
+           k < std::min<int>(source.count, static_cast<int>(order.size())) && steps_left != 0;
+           ++k) {
         const int e = order[static_cast<std::size_t>(k)];
         const auto& ep = ds.episodes[static_cast<std::size_t>(e)];
         const auto rtg = episode_returns_to_go(ds, e);
         const auto row = static_cast<std::size_t>(ep.start);
-        add_episode(&ds.data.observations[row * S], &ds.data.actions[row * A], rtg.data(), e, static_cast<int>(ep.length));
+        add_episode(&ds.data.observations[row * S], &ds.data.actions[row * A], rtg.data(), e,
+                    static_cast<int>(ep.length));
       }
     }
   }
   out.windows = static_cast<int>(windows.size());
   out.episodes = static_cast<int>(episodes_used.size());
 
-  // Batches of windows: each batch's inspection (attention maps included) goes once its tokens are taken.
+  // Batches of windows: each batch's inspection (attention maps included) goes once its tokens are
+  // taken.
   constexpr std::size_t kBatch = 128;
   auto& cloud = out.cloud;
   cloud.dims = cfg.hidden;
   for (std::size_t from = 0; from < windows.size(); from += kBatch) {
-    progress.update(0.6 + 0.4 * static_cast<double>(from) / static_cast<double>(windows.size()), "embedding the tokens");
+    progress.update(0.6 + 0.4 * static_cast<double>(from) / static_cast<double>(windows.size()),
+                    "embedding the tokens");
     const std::size_t to = std::min(windows.size(), from + kBatch);
-    const std::vector<Window> batch(windows.begin() + static_cast<std::ptrdiff_t>(from), windows.begin() + static_cast<std::ptrdiff_t>(to));
+    const std::vector<Window> batch(windows.begin() + static_cast<std::ptrdiff_t>(from),
+                                    windows.begin() + static_cast<std::ptrdiff_t>(to));
     const auto part = token_cloud(batch, inspect_windows(*model, out.info, batch));
     const auto H = static_cast<std::size_t>(part.dims);
     for (int i = 0; i < part.count(); ++i) {
       const auto at = static_cast<std::size_t>(i);
       const auto w = from + static_cast<std::size_t>(part.window[at]);
       if (part.timestep[at] < first_new[w]) continue;  // shown by the window before
-      cloud.points.insert(cloud.points.end(), part.points.begin() + static_cast<std::ptrdiff_t>(at * H),
+      cloud.points.insert(cloud.points.end(),
+                          part.points.begin() + static_cast<std::ptrdiff_t>(at * H),
                           part.points.begin() + static_cast<std::ptrdiff_t>((at + 1) * H));
       cloud.modality.push_back(part.modality[at]);
       cloud.window.push_back(static_cast<int>(w));

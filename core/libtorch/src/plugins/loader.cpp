@@ -3,8 +3,6 @@
 
 #include "dstudio/plugins/loader.h"
 
-#include "dstudio/common/resources.h"
-
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
@@ -12,19 +10,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
-
-#include <nlohmann/json.hpp>
-
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 
+#include "dstudio/common/resources.h"
 #include "dstudio/models/token_mixer.h"
 #include "dstudio/plugins/plugin.h"
 
@@ -46,7 +43,8 @@ std::vector<PluginRecord>& all_records() {
 // undone.
 class RecordingRegistrar final : public Registrar {
  public:
-  RecordingRegistrar(Origin origin, PluginRecord& record) : origin_(std::move(origin)), record_(record) {}
+  RecordingRegistrar(Origin origin, PluginRecord& record)
+      : origin_(std::move(origin)), record_(record) {}
 
   void add_variant(models::VariantDefinition d) override {
     d.origin = origin_;
@@ -72,7 +70,8 @@ class RecordingRegistrar final : public Registrar {
   void add_dataset_format(data::DatasetFormatDefinition d) override {
     d.origin = origin_;
     const auto name = d.name;
-    if (!d.detect || !d.load) throw UsageError("the dataset format '" + name + "' needs detect and load");
+    if (!d.detect || !d.load)
+      throw UsageError("the dataset format '" + name + "' needs detect and load");
     data::dataset_format_registry().add(std::move(d));
     record_.dataset_formats.push_back(name);
   }
@@ -95,7 +94,9 @@ class RecordingRegistrar final : public Registrar {
   PluginRecord& record_;
 };
 
-std::string text_of(const char* s) { return s ? std::string(s) : std::string(); }
+std::string text_of(const char* s) {
+  return s ? std::string(s) : std::string();
+}
 
 // The dynamic loader maps a library's segments as the headers describe them; a truncated file then
 // faults (SIGBUS) while it is being relocated, not with an error. So the headers are checked
@@ -105,26 +106,36 @@ std::string elf_problem(const fs::path& file) {
   std::error_code ec;
   const auto size = static_cast<std::uint64_t>(fs::file_size(file, ec));
   Elf64_Ehdr header{};
-  if (ec || !in.read(reinterpret_cast<char*>(&header), sizeof header)) return "it is too short to be a shared library";
+  if (ec || !in.read(reinterpret_cast<char*>(&header), sizeof header))
+    return "it is too short to be a shared library";
   if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) return "it is not an ELF file";
-  if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB) return "it is not a 64-bit little-endian library";
+  if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB)
+    return "it is not a 64-bit little-endian library";
 #if defined(__x86_64__)
   if (header.e_machine != EM_X86_64) return "it was built for another processor";
 #elif defined(__aarch64__)
   if (header.e_machine != EM_AARCH64) return "it was built for another processor";
 #endif
   if (header.e_type != ET_DYN) return "it is not a shared library";
-  auto beyond = [size](std::uint64_t offset, std::uint64_t bytes) { return offset > size || bytes > size - offset; };
-  if (header.e_phentsize != sizeof(Elf64_Phdr) || beyond(header.e_phoff, std::uint64_t{header.e_phnum} * sizeof(Elf64_Phdr)))
+  auto beyond = [size](std::uint64_t offset, std::uint64_t bytes) {
+    return offset > size || bytes > size - offset;
+  };
+  if (header.e_phentsize != sizeof(Elf64_Phdr) ||
+      beyond(header.e_phoff, std::uint64_t{header.e_phnum} * sizeof(Elf64_Phdr)))
     return "it is truncated (its program headers end beyond the file)";
-  if (header.e_shoff != 0 && beyond(header.e_shoff, std::uint64_t{header.e_shnum} * header.e_shentsize))
-    return "it is truncated (its section headers end beyond the file's " + std::to_string(size) + " bytes)";
+  if (header.e_shoff != 0 &&
+      beyond(header.e_shoff, std::uint64_t{header.e_shnum} * header.e_shentsize))
+    return "it is truncated (its section headers end beyond the file's " + std::to_string(size) +
+           " bytes)";
   in.seekg(static_cast<std::streamoff>(header.e_phoff));
   for (int i = 0; i < header.e_phnum; ++i) {
     Elf64_Phdr segment{};
-    if (!in.read(reinterpret_cast<char*>(&segment), sizeof segment)) return "it is truncated (its program headers cannot be read)";
-    if ((segment.p_type == PT_LOAD || segment.p_type == PT_DYNAMIC) && beyond(segment.p_offset, segment.p_filesz))
-      return "it is truncated: a segment ends at byte " + std::to_string(segment.p_offset + segment.p_filesz) + " of a file of " +
+    if (!in.read(reinterpret_cast<char*>(&segment), sizeof segment))
+      return "it is truncated (its program headers cannot be read)";
+    if ((segment.p_type == PT_LOAD || segment.p_type == PT_DYNAMIC) &&
+        beyond(segment.p_offset, segment.p_filesz))
+      return "it is truncated: a segment ends at byte " +
+             std::to_string(segment.p_offset + segment.p_filesz) + " of a file of " +
              std::to_string(size);
   }
   return {};
@@ -158,7 +169,8 @@ PluginRecord try_load(const fs::path& file) {
     return record;
   };
   if (!fs::is_regular_file(file, ec)) return refuse("no such file");
-  if (const auto problem = elf_problem(file); !problem.empty()) return refuse("cannot be loaded as a shared library: " + problem);
+  if (const auto problem = elf_problem(file); !problem.empty())
+    return refuse("cannot be loaded as a shared library: " + problem);
   // RTLD_NOW: a plugin built against other libraries fails here, naming the missing symbol,
   // instead of later in the middle of a computation. Handles are never closed: a C++ library's
   // static objects must not be unloaded under the studio.
@@ -168,24 +180,31 @@ PluginRecord try_load(const fs::path& file) {
     return refuse("cannot be loaded as a shared library: " + text_of(why));
   }
   dlerror();
-  auto* info_fn = reinterpret_cast<const DStudioPluginInfo* (*)()>(dlsym(handle, DSTUDIO_PLUGIN_INFO_SYMBOL));
-  if (!info_fn) return refuse("is not a Decision Studio plugin: it has no " DSTUDIO_PLUGIN_INFO_SYMBOL " (see DSTUDIO_PLUGIN in dstudio/plugins/plugin.h)");
+  auto* info_fn =
+      reinterpret_cast<const DStudioPluginInfo* (*)()>(dlsym(handle, DSTUDIO_PLUGIN_INFO_SYMBOL));
+  if (!info_fn)
+    return refuse("is not a Decision Studio plugin: it has no " DSTUDIO_PLUGIN_INFO_SYMBOL
+                  " (see DSTUDIO_PLUGIN in dstudio/plugins/plugin.h)");
   const DStudioPluginInfo* info = info_fn();
   if (!info) return refuse(DSTUDIO_PLUGIN_INFO_SYMBOL " returned nothing");
   // Only the first field is read before the version is known to match.
   if (info->abi_version != DSTUDIO_PLUGIN_ABI_VERSION)
-    return refuse("was built for plugin interface " + std::to_string(info->abi_version) + "; this studio has interface " +
-                  std::to_string(DSTUDIO_PLUGIN_ABI_VERSION) + ": rebuild it against this studio's SDK");
+    return refuse("was built for plugin interface " + std::to_string(info->abi_version) +
+                  "; this studio has interface " + std::to_string(DSTUDIO_PLUGIN_ABI_VERSION) +
+                  ": rebuild it against this studio's SDK");
   record.name = text_of(info->name);
   record.version = text_of(info->version);
   record.description = text_of(info->description);
   if (text_of(info->torch_version) != DSTUDIO_SDK_TORCH_VERSION)
-    return refuse("was built with LibTorch " + text_of(info->torch_version) + "; this studio uses LibTorch " DSTUDIO_SDK_TORCH_VERSION
+    return refuse("was built with LibTorch " + text_of(info->torch_version) +
+                  "; this studio uses LibTorch " DSTUDIO_SDK_TORCH_VERSION
                   ": rebuild it against this studio's SDK");
   if (record.name.empty()) return refuse("has no name");
   std::string by;
-  if (name_taken(record.name, by)) return refuse("a plugin called '" + record.name + "' is already loaded, from " + by);
-  auto* register_fn = reinterpret_cast<void (*)(Registrar&)>(dlsym(handle, DSTUDIO_PLUGIN_REGISTER_SYMBOL));
+  if (name_taken(record.name, by))
+    return refuse("a plugin called '" + record.name + "' is already loaded, from " + by);
+  auto* register_fn =
+      reinterpret_cast<void (*)(Registrar&)>(dlsym(handle, DSTUDIO_PLUGIN_REGISTER_SYMBOL));
   if (!register_fn) return refuse("has no " DSTUDIO_PLUGIN_REGISTER_SYMBOL);
   RecordingRegistrar registrar({record.name, record.version, record.file}, record);
   try {
@@ -205,18 +224,19 @@ PluginRecord try_load(const fs::path& file) {
 constexpr int kProbeSecondsPerPlugin = 60;
 
 // Loads `files` in a child process, as they will be loaded here, and returns for each file what
-// happened if it crashed, hung or ended the child ("" for the others): a plugin that does so is refused by name instead of
-// taking this process (and the user's work) with it. The child is a fork of this process, not a
-// new program: it then has the same symbols and registries the plugin will meet here, in any
-// program (the studio's and its tests). It reports each file done with a byte on a pipe, so one
-// child serves all the files that load cleanly; after a failure, a new child takes the rest.
+// happened if it crashed, hung or ended the child ("" for the others): a plugin that does so is
+// refused by name instead of taking this process (and the user's work) with it. The child is a fork
+// of this process, not a new program: it then has the same symbols and registries the plugin will
+// meet here, in any program (the studio's and its tests). It reports each file done with a byte on
+// a pipe, so one child serves all the files that load cleanly; after a failure, a new child takes
+// the rest.
 std::vector<std::string> probe_in_child(const std::vector<fs::path>& all) {
   std::vector<std::string> problems(all.size());
   for (std::size_t first = 0; first < all.size();) {
     const std::vector<fs::path> files(all.begin() + static_cast<std::ptrdiff_t>(first), all.end());
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return problems;  // no probe: loaded as before
-    std::fflush(nullptr);  // nothing buffered is written twice
+    std::fflush(nullptr);                               // nothing buffered is written twice
     const pid_t pid = ::fork();
     if (pid < 0) {
       ::close(fds[0]);
@@ -259,12 +279,15 @@ std::vector<std::string> probe_in_child(const std::vector<fs::path>& all) {
     }
     if (done >= files.size()) break;  // every file loaded
     std::string& why = problems[first + done];
-    if (hung) why = "it did not finish loading within " + std::to_string(kProbeSecondsPerPlugin) + " s, so it was not loaded";
+    if (hung)
+      why = "it did not finish loading within " + std::to_string(kProbeSecondsPerPlugin) +
+            " s, so it was not loaded";
     else if (WIFSIGNALED(status))
-      why = "it crashed while loading (signal " + std::to_string(WTERMSIG(status)) + ", " + strsignal(WTERMSIG(status)) +
-            "), so it was not loaded";
+      why = "it crashed while loading (signal " + std::to_string(WTERMSIG(status)) + ", " +
+            strsignal(WTERMSIG(status)) + "), so it was not loaded";
     else
-      why = "it ended the program while loading (exit status " + std::to_string(WEXITSTATUS(status)) + "), so it was not loaded";
+      why = "it ended the program while loading (exit status " +
+            std::to_string(WEXITSTATUS(status)) + "), so it was not loaded";
     first += done + 1;
   }
   return problems;
@@ -325,7 +348,8 @@ std::vector<fs::path> plugin_folders() {
     }
   }
   candidates.push_back(user_plugin_folder());
-  if (const auto installed = installed_plugin_dir(); !installed.empty()) candidates.push_back(installed);
+  if (const auto installed = installed_plugin_dir(); !installed.empty())
+    candidates.push_back(installed);
   std::error_code ec;
   std::vector<fs::path> folders;
   std::set<fs::path> seen;
@@ -337,7 +361,9 @@ std::vector<fs::path> plugin_folders() {
   return folders;
 }
 
-PluginRecord load_plugin(const fs::path& file) { return load_probed({file}).front(); }
+PluginRecord load_plugin(const fs::path& file) {
+  return load_probed({file}).front();
+}
 
 std::vector<PluginRecord> load_plugins(const std::vector<fs::path>& folders) {
   std::vector<PluginRecord> out;
@@ -359,7 +385,8 @@ std::vector<PluginRecord> load_plugins(const std::vector<fs::path>& folders) {
 }
 
 const std::vector<PluginRecord>& load_default_plugins() {
-  static const std::vector<PluginRecord> records = plugins_disabled() ? std::vector<PluginRecord>{} : load_plugins(plugin_folders());
+  static const std::vector<PluginRecord> records =
+      plugins_disabled() ? std::vector<PluginRecord>{} : load_plugins(plugin_folders());
   return records;
 }
 

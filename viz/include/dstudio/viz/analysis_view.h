@@ -29,7 +29,8 @@ namespace dstudio::viz {
 class AnalysisView : public QWidget, public FigureSource {
   Q_OBJECT
  public:
-  explicit AnalysisView(std::shared_ptr<const analysis::AnalysisDefinition> definition, QWidget* parent = nullptr);
+  explicit AnalysisView(std::shared_ptr<const analysis::AnalysisDefinition> definition,
+                        QWidget* parent = nullptr);
 
   [[nodiscard]] const analysis::AnalysisDefinition& definition() const { return *definition_; }
   /// The form's values by option key, as the command line would pass them; an option without a
@@ -63,7 +64,8 @@ class AnalysisView : public QWidget, public FigureSource {
   [[nodiscard]] QString figureModel() const override { return result_ ? model_ : QString(); }
   /// Every figure of the result as base_<figure>.* (the figure's name as the command line writes
   /// it, after the analysis's), each with its numbers as CSV.
-  std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style = {}) const override;
+  std::vector<std::string> exportFigure(const std::string& base,
+                                        const FigureStyle& style = {}) const override;
 
  signals:
   void runRequested();

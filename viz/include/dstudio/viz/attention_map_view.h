@@ -55,8 +55,12 @@ class AttentionMapView : public QWidget, public FigureSource {
   /// Without a comparison the view shows this model alone whatever is asked.
   void setComparisonMode(Comparison mode);
   [[nodiscard]] Comparison comparisonMode() const;
-  [[nodiscard]] bool showingDifference() const { return comparisonMode() == Comparison::Difference; }
-  [[nodiscard]] bool showingSideBySide() const { return comparisonMode() == Comparison::SideBySide; }
+  [[nodiscard]] bool showingDifference() const {
+    return comparisonMode() == Comparison::Difference;
+  }
+  [[nodiscard]] bool showingSideBySide() const {
+    return comparisonMode() == Comparison::SideBySide;
+  }
   /// The maps drawn: 1, or 2 side by side.
   [[nodiscard]] int mapsShown() const;
   /// The axis rect of the compared model's map when side by side, else null.
@@ -75,7 +79,14 @@ class AttentionMapView : public QWidget, public FigureSource {
   [[nodiscard]] const std::vector<std::string>& labels() const { return labels_; }
   [[nodiscard]] QCustomPlot* plot() const { return plot_; }
   /// The entropy table's columns. Model shows only with a comparison.
-  enum EntropyColumn { ColumnModel, ColumnLayer, ColumnHead, ColumnEntropy, ColumnIntraStep, ColumnInterStep };
+  enum EntropyColumn {
+    ColumnModel,
+    ColumnLayer,
+    ColumnHead,
+    ColumnEntropy,
+    ColumnIntraStep,
+    ColumnInterStep
+  };
   /// Per layer and head: entropy, intra-step and inter-step entropy (entropy.h), averaged over
   /// the windows; one row each, and with a comparison the compared model's row after each.
   [[nodiscard]] QTableWidget* entropyTable() const { return entropy_; }
@@ -83,7 +94,9 @@ class AttentionMapView : public QWidget, public FigureSource {
   /// graph 0 this model's, graph 1 the compared model's.
   [[nodiscard]] QCustomPlot* localityPlot() const { return locality_; }
   [[nodiscard]] const analysis::LagProfile& lagProfile() const { return lag_profile_; }
-  [[nodiscard]] const analysis::LagProfile& comparisonLagProfile() const { return other_lag_profile_; }
+  [[nodiscard]] const analysis::LagProfile& comparisonLagProfile() const {
+    return other_lag_profile_;
+  }
   /// The tabs holding the entropy table and the locality plot.
   [[nodiscard]] QTabWidget* sideTabs() const { return side_; }
   /// What hovering the cell (query, key) shows: side by side, both models' weights.
@@ -97,10 +110,13 @@ class AttentionMapView : public QWidget, public FigureSource {
   /// The model and what is shown (mode, layer, head); key and query.
   [[nodiscard]] FigureText figureText() const override;
   /// The model inspected (not the compared one, which the figure names itself).
-  [[nodiscard]] QString figureModel() const override { return matrix_.tokens > 0 ? title_ : QString(); }
-  /// Writes the map on screen (side by side: both maps on one scale) as base.pdf, base.svg and base.png (figures.h) in `style` and its
-  /// numbers as base.csv; returns the paths written.
-  std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style = {}) const override;
+  [[nodiscard]] QString figureModel() const override {
+    return matrix_.tokens > 0 ? title_ : QString();
+  }
+  /// Writes the map on screen (side by side: both maps on one scale) as base.pdf, base.svg and
+  /// base.png (figures.h) in `style` and its numbers as base.csv; returns the paths written.
+  std::vector<std::string> exportFigure(const std::string& base,
+                                        const FigureStyle& style = {}) const override;
 
  signals:
   /// The user asked to compare with another checkpoint (the window picks it and inspects it).
@@ -110,7 +126,8 @@ class AttentionMapView : public QWidget, public FigureSource {
   void refresh();
   void drawLocality();
   [[nodiscard]] analysis::MapSelection mapSelection() const;
-  [[nodiscard]] analysis::TokenMatrix selection(const std::vector<models::WindowInspection>& windows, QString* problem) const;
+  [[nodiscard]] analysis::TokenMatrix selection(
+      const std::vector<models::WindowInspection>& windows, QString* problem) const;
   void fillEntropy();
   void fitEntropyWidth();
   void arrangeSplit();
@@ -127,7 +144,6 @@ class AttentionMapView : public QWidget, public FigureSource {
   void resizeEvent(QResizeEvent* event) override;
 
  private:
-
   std::vector<models::WindowInspection> windows_;
   QString title_;
   analysis::TokenMatrix matrix_;

@@ -27,7 +27,8 @@ class ConfigForm : public QWidget {
   void setConfig(const std::string& json, const std::vector<std::string>& skip = {});
   /// Adds a number field. A key "a.b" is read back nested, {"a": {"b": value}} (a plugin
   /// mixer's options).
-  void addNumber(const std::string& key, const QString& label, double value, double minimum, bool integer, const QString& tooltip);
+  void addNumber(const std::string& key, const QString& label, double value, double minimum,
+                 bool integer, const QString& tooltip);
   /// The form's values as a JSON object.
   [[nodiscard]] std::string json() const;
   /// The editor of `key` (QSpinBox, QDoubleSpinBox, QCheckBox, QComboBox or QLineEdit), or null.

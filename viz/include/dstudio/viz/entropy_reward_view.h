@@ -33,7 +33,8 @@ class EntropyRewardView : public QWidget, public FigureSource {
   /// A new model, `checkpoint` (its label), acting in `env` with `targets` on offer (the first in
   /// use): the previous model's rollout is cleared and the controls enabled, or disabled with
   /// `env` empty.
-  void setReady(const QString& env, const std::vector<models::TargetChoice>& targets = {}, const QString& checkpoint = {});
+  void setReady(const QString& env, const std::vector<models::TargetChoice>& targets = {},
+                const QString& checkpoint = {});
   [[nodiscard]] TargetChooser* targetChooser() const { return target_from_; }
   /// While a rollout runs: the Run button becomes Cancel.
   void setRunning(bool running);
@@ -55,7 +56,8 @@ class EntropyRewardView : public QWidget, public FigureSource {
   /// The episode on screen (entropy and reward on two axes) as base.*, every step of every
   /// episode as a scatter with its correlations as base_correlation.*, and every episode's
   /// entropy and reward per step as base.csv.
-  std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style = {}) const override;
+  std::vector<std::string> exportFigure(const std::string& base,
+                                        const FigureStyle& style = {}) const override;
 
  signals:
   void runRequested(const models::RolloutConfig& config);

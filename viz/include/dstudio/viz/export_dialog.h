@@ -87,12 +87,15 @@ class ExportDialog : public QDialog {
   static std::vector<std::string> exportSource(QWidget* parent, const FigureSource& source);
   /// Makes `button` a view's "Export figure…": disabled until the view has a figure, opening this
   /// dialog for `source` when clicked, and reporting what was written in `report`.
-  static void attach(QPushButton* button, QWidget* owner, const FigureSource& source, QLabel* report);
+  static void attach(QPushButton* button, QWidget* owner, const FigureSource& source,
+                     QLabel* report);
   /// Asks for a style and a folder, then writes every source that has a figure (export_all).
-  static std::vector<std::string> exportSources(QWidget* parent, const std::vector<const FigureSource*>& sources);
+  static std::vector<std::string> exportSources(QWidget* parent,
+                                                const std::vector<const FigureSource*>& sources);
   /// Runs `write`; when it throws (a folder that cannot be written, a full disk), a window-modal
   /// message says why, and nothing is returned.
-  static std::vector<std::string> reportingFailure(QWidget* parent, const std::function<std::vector<std::string>()>& write);
+  static std::vector<std::string> reportingFailure(
+      QWidget* parent, const std::function<std::vector<std::string>()>& write);
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override;

@@ -33,17 +33,17 @@ namespace dstudio::viz {
 /// point of the figure is one pixel of its canvas, so the PDF and SVG have exactly these sizes and
 /// the PNG has width x dpi pixels.
 struct FigureStyle {
-  double width = 3.25;   ///< inches
-  double height = 0.0;   ///< inches; 0: width / golden ratio (maps and embeddings: a little squarer)
-  double font = 8.0;     ///< points: title, legend and annotations
+  double width = 3.25;  ///< inches
+  double height = 0.0;  ///< inches; 0: width / golden ratio (maps and embeddings: a little squarer)
+  double font = 8.0;    ///< points: title, legend and annotations
   double axis_font = 0.0;   ///< points: axis titles; 0: `font`
   double tick_font = 0.0;   ///< points: tick labels; 0: 0.85 x `font`
   double line_width = 1.2;  ///< points: data lines (axes and grid are drawn thinner, in proportion)
   QString font_family = QStringLiteral("DejaVu Sans");  ///< "DejaVu Serif" for serif venues
-  int dpi = 300;         ///< of the PNG: 300 or 600
-  QString title;         ///< empty: the figure's own title (when `show_title`)
+  int dpi = 300;                                        ///< of the PNG: 300 or 600
+  QString title;  ///< empty: the figure's own title (when `show_title`)
   bool show_title = true;
-  QString x_title, y_title;  ///< axis titles; empty: the figure's own
+  QString x_title, y_title;                 ///< axis titles; empty: the figure's own
   bool pdf = true, svg = true, png = true;  ///< which files to write
 
   [[nodiscard]] double axisFont() const { return axis_font > 0 ? axis_font : font; }
@@ -56,9 +56,9 @@ inline constexpr const char* kSerifFamily = "DejaVu Serif";
 
 /// A venue's figure size and fonts.
 struct FigurePreset {
-  QString name;   ///< e.g. "ICML column (3.25 in)"
+  QString name;  ///< e.g. "ICML column (3.25 in)"
   FigureStyle style;
-  QString slug;   ///< a short name for the command line, e.g. "icml", "icml-page"
+  QString slug;  ///< a short name for the command line, e.g. "icml", "icml-page"
 };
 /// ICML column 3.25 / page 6.75 in; NeurIPS and ICLR text width 5.5 in; AAAI 3.3 / 6.975 in;
 /// CVPR 3.25 / 6.875 in; IEEE column 3.3 x 2.5 in (8 pt serif, 600 dpi); Nature single 89 mm and
@@ -97,7 +97,8 @@ class FigureSource {
   [[nodiscard]] virtual QString figureModel() const { return {}; }
   /// Writes base.{pdf,svg,png} (as the style asks) and base.csv; a view with two panels may
   /// write them as base_<panel>.*. Returns the paths written; nothing without a figure.
-  virtual std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style) const = 0;
+  virtual std::vector<std::string> exportFigure(const std::string& base,
+                                                const FigureStyle& style) const = 0;
 };
 
 /// `style` with an empty title and axis titles taken from `text`, and no title when the style
@@ -106,8 +107,8 @@ FigureStyle with_defaults(FigureStyle style, const FigureText& text);
 
 /// Writes <dir>/<figureName>.* for every source that has a figure, skipping the others (and null
 /// pointers); makes `dir` if needed. Returns every path written.
-std::vector<std::string> export_all(const std::vector<const FigureSource*>& sources, const std::string& dir,
-                                    const FigureStyle& style);
+std::vector<std::string> export_all(const std::vector<const FigureSource*>& sources,
+                                    const std::string& dir, const FigureStyle& style);
 
 /// Qt for figure export: makes a QApplication when none exists, on the offscreen platform when
 /// there is no display. Keep it alive while saving figures.
@@ -126,15 +127,18 @@ class FigureContext {
 /// (causal mask) and NaNs are left blank. `diverging` centres the colour map at zero.
 /// Returns the paths written (base + .pdf, .svg, .png).
 std::vector<std::string> save_heatmap(const std::string& base, const analysis::TokenMatrix& matrix,
-                                      const std::vector<std::string>& labels, bool diverging, const QString& colour_label,
-                                      const FigureStyle& style = {});
+                                      const std::vector<std::string>& labels, bool diverging,
+                                      const QString& colour_label, const FigureStyle& style = {});
 
 /// Two models' maps of the same tokens side by side on one colour scale, each titled with its
 /// model above it (a start the two names share, up to a hyphen, left out; at most two lines).
 /// Throws std::invalid_argument when the maps have different tokens.
-std::vector<std::string> save_heatmap_pair(const std::string& base, const analysis::TokenMatrix& a, const analysis::TokenMatrix& b,
-                                           const std::vector<std::string>& labels, const QString& title_a, const QString& title_b,
-                                           const QString& colour_label, const FigureStyle& style = {});
+std::vector<std::string> save_heatmap_pair(const std::string& base, const analysis::TokenMatrix& a,
+                                           const analysis::TokenMatrix& b,
+                                           const std::vector<std::string>& labels,
+                                           const QString& title_a, const QString& title_b,
+                                           const QString& colour_label,
+                                           const FigureStyle& style = {});
 
 struct Series {
   QString name;
@@ -143,33 +147,35 @@ struct Series {
   bool right_axis = false;        ///< drawn against a second y axis on the right
 };
 /// Lines with optional bands and horizontal reference lines (name, y).
-std::vector<std::string> save_lines(const std::string& base, const std::vector<Series>& series, const QString& x_label,
-                                    const QString& y_label, const FigureStyle& style = {},
-                                    const QString& right_label = {},
-                                    const std::vector<std::pair<QString, double>>& references = {}, bool log_x = false);
+std::vector<std::string> save_lines(const std::string& base, const std::vector<Series>& series,
+                                    const QString& x_label, const QString& y_label,
+                                    const FigureStyle& style = {}, const QString& right_label = {},
+                                    const std::vector<std::pair<QString, double>>& references = {},
+                                    bool log_x = false);
 
 struct Bar {
   QString name;
   double mean = 0.0, spread = 0.0;
 };
 /// Bars with error bars (mean -/+ spread).
-std::vector<std::string> save_bars(const std::string& base, const std::vector<Bar>& bars, const QString& y_label,
-                                   const FigureStyle& style = {});
+std::vector<std::string> save_bars(const std::string& base, const std::vector<Bar>& bars,
+                                   const QString& y_label, const FigureStyle& style = {});
 
 /// One series of clustered bars (a setting of a sweep): its name in the legend, its colour, and a
 /// bar in every cluster (NaN mean: no bar there).
 struct BarSeries {
   QString name;
-  std::vector<Bar> bars;             ///< one per cluster, in the clusters' order
-  std::vector<QString> notes;        ///< text above each bar ("n=3"), optional
-  std::vector<bool> faint;           ///< bars drawn light with a dashed outline (unfinished), optional
+  std::vector<Bar> bars;       ///< one per cluster, in the clusters' order
+  std::vector<QString> notes;  ///< text above each bar ("n=3"), optional
+  std::vector<bool> faint;     ///< bars drawn light with a dashed outline (unfinished), optional
 };
 /// Bars in clusters, as a paper's results figure: one cluster a category on the x axis (a
 /// dataset), in it one bar a series, coloured by series (Okabe-Ito) with a legend under the plot,
 /// each with its error bar (mean -/+ spread) and its note above it.
-std::vector<std::string> save_clustered_bars(const std::string& base, const std::vector<QString>& clusters,
-                                             const std::vector<BarSeries>& series, const QString& y_label,
-                                             const FigureStyle& style = {});
+std::vector<std::string> save_clustered_bars(const std::string& base,
+                                             const std::vector<QString>& clusters,
+                                             const std::vector<BarSeries>& series,
+                                             const QString& y_label, const FigureStyle& style = {});
 /// Where bar `k` of `count` series stands in cluster `cluster` (clusters at 1, 2, ...; the bars
 /// side by side in 0.8 of a unit), and each bar's width: the on-screen view draws as the figure.
 double clustered_bar_key(int cluster, int k, int count);
@@ -177,23 +183,28 @@ double clustered_bar_width(int count);
 /// Draws clustered bars into `plot` as save_clustered_bars does (bars, error bars, notes, the
 /// clusters' ticks, the axes' ranges) and leaves style, axis titles and legend to the caller, so
 /// the on-screen view and the exported figure are one drawing.
-void add_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters, const std::vector<BarSeries>& series,
-                        double frame_width, double whisker_width, const QFont& note_font);
+void add_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters,
+                        const std::vector<BarSeries>& series, double frame_width,
+                        double whisker_width, const QFont& note_font);
 
 enum class Marker { Automatic, Disc, Triangle, Square, Diamond, Cross };
 struct ScatterGroup {
   QString name;
   std::vector<double> x, y;
-  QColor colour = {};   ///< invalid: the group's Okabe-Ito colour
+  QColor colour = {};  ///< invalid: the group's Okabe-Ito colour
   Marker marker = Marker::Automatic;
 };
 /// Points coloured by group, with a legend. Without axis titles the axes carry no units (an
 /// embedding such as t-SNE) and have no ticks.
-std::vector<std::string> save_scatter(const std::string& base, const std::vector<ScatterGroup>& groups, const FigureStyle& style = {},
-                                      const QString& x_label = {}, const QString& y_label = {});
+std::vector<std::string> save_scatter(const std::string& base,
+                                      const std::vector<ScatterGroup>& groups,
+                                      const FigureStyle& style = {}, const QString& x_label = {},
+                                      const QString& y_label = {});
 /// Points coloured by a continuous value (viridis, with a colour scale titled `colour_label`).
-std::vector<std::string> save_value_scatter(const std::string& base, const std::vector<double>& x, const std::vector<double>& y,
-                                            const std::vector<double>& value, const QString& colour_label,
+std::vector<std::string> save_value_scatter(const std::string& base, const std::vector<double>& x,
+                                            const std::vector<double>& y,
+                                            const std::vector<double>& value,
+                                            const QString& colour_label,
                                             const FigureStyle& style = {});
 
 /// Where the text of a drawn plot lies: every piece of text with its ink bounding box, the data
@@ -206,16 +217,16 @@ struct TextLayout {
   };
   QSizeF page;
   std::vector<Text> texts;
-  QRectF plot_area;              ///< the data rectangle of the main axes
-  QRectF legend;                 ///< empty without a visible legend
-  bool ticks_inside = false;     ///< some tick mark of the main axes reaches into the data rectangle
+  QRectF plot_area;           ///< the data rectangle of the main axes
+  QRectF legend;              ///< empty without a visible legend
+  bool ticks_inside = false;  ///< some tick mark of the main axes reaches into the data rectangle
   /// A data point's marker: its box and the series it belongs to.
   struct Marker {
     QString series;
     QRectF box;
   };
-  std::vector<Marker> markers;   ///< the markers of lines and scatters inside the axes' ranges
-  std::vector<QLineF> caps;      ///< the caps of error bars
+  std::vector<Marker> markers;  ///< the markers of lines and scatters inside the axes' ranges
+  std::vector<QLineF> caps;     ///< the caps of error bars
   /// What is wrong, in words, each naming the text concerned: text overlapping other text or an
   /// error bar's cap, text outside the page or closer than `margin` to its edge, text cut short
   /// with an ellipsis, a number alone on a title's line, a marker cut by the data's edge, a legend
@@ -281,11 +292,13 @@ class TextLayoutLog {
 /// token-by-token heatmap; scatter groups. With `with_csv`, its numbers as base.csv (a heatmap as
 /// write_map_csv writes it, otherwise series, x, y, spread). The figure's own title and axis
 /// titles unless `style` sets them.
-std::vector<std::string> save_analysis_figure(const std::string& base, const analysis::AnalysisFigure& figure,
+std::vector<std::string> save_analysis_figure(const std::string& base,
+                                              const analysis::AnalysisFigure& figure,
                                               const FigureStyle& style = {}, bool with_csv = true);
 
 /// The same figure as an image at the style's size and dpi (on screen: dpi 96 and the widget's
 /// width in inches).
-QImage render_analysis_figure(const analysis::AnalysisFigure& figure, const FigureStyle& style = {});
+QImage render_analysis_figure(const analysis::AnalysisFigure& figure,
+                              const FigureStyle& style = {});
 
 }  // namespace dstudio::viz

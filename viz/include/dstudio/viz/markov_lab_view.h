@@ -59,7 +59,8 @@ class MarkovLabView : public QWidget, public FigureSource {
   [[nodiscard]] QString figureTitle() const override { return tr("Markov lab: loss and mixing"); }
   [[nodiscard]] bool hasFigure() const override { return has_result_; }
   [[nodiscard]] FigureText figureText() const override;
-  std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style) const override;
+  std::vector<std::string> exportFigure(const std::string& base,
+                                        const FigureStyle& style) const override;
 
  signals:
   void trainRequested();
@@ -86,10 +87,10 @@ class MarkovLabView : public QWidget, public FigureSource {
   QCustomPlot* matrix_plot_;
   QCPColorMap* matrix_;
   bool running_ = false;
-  bool has_run_ = false;     // a curve is shown (its run under way or ended)
-  bool has_result_ = false;  // ... and its run finished
-  double floor_ = 0.0;       // of the controls
-  double run_floor_ = 0.0;   // of the run shown
+  bool has_run_ = false;                  // a curve is shown (its run under way or ended)
+  bool has_result_ = false;               // ... and its run finished
+  double floor_ = 0.0;                    // of the controls
+  double run_floor_ = 0.0;                // of the run shown
   models::MarkovLabOptions run_options_;  // of the curve shown
   models::MarkovLabResult result_;
   QString previous_name_;

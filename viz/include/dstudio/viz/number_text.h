@@ -10,9 +10,13 @@
 namespace dstudio::viz {
 
 /// What a view shows for a missing number (kMissingNumber).
-inline QString missing_text() { return QString::fromUtf8(kMissingNumber.data(), static_cast<qsizetype>(kMissingNumber.size())); }
+inline QString missing_text() {
+  return QString::fromUtf8(kMissingNumber.data(), static_cast<qsizetype>(kMissingNumber.size()));
+}
 
 /// `v` with `decimals` digits after the point; missing_text() when it is not finite.
-inline QString fixed_text(double v, int decimals) { return QString::fromStdString(fixed_number(v, decimals)); }
+inline QString fixed_text(double v, int decimals) {
+  return QString::fromStdString(fixed_number(v, decimals));
+}
 
 }  // namespace dstudio::viz

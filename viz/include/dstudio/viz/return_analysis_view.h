@@ -46,7 +46,8 @@ class ReturnAnalysisView : public QWidget, public FigureSource {
   /// Normalised scores of the four zeroings, in the order none, RTG, past states, actions.
   void setAblation(const QString& title, const std::vector<models::TargetSummary>& by_zeroing);
   /// A sweep's summaries (one per target); `best_score` is the dataset's best episode (NaN: none).
-  void setSweep(const QString& title, const std::vector<models::TargetSummary>& by_target, double best_score);
+  void setSweep(const QString& title, const std::vector<models::TargetSummary>& by_target,
+                double best_score);
   /// Another model's sweep over the same targets, drawn beside the first in its own colour
   /// (DC fig. 6 compares DT and DC this way).
   void addSweep(const QString& title, const std::vector<models::TargetSummary>& by_target);
@@ -63,13 +64,20 @@ class ReturnAnalysisView : public QWidget, public FigureSource {
   /// "returns".
   [[nodiscard]] QString figureName() const override { return QStringLiteral("returns"); }
   [[nodiscard]] QString figureTitle() const override { return tr("Zeroing and target sweep"); }
-  [[nodiscard]] bool hasFigure() const override { return !ablation_data_.empty() || !sweep_data_.empty(); }
+  [[nodiscard]] bool hasFigure() const override {
+    return !ablation_data_.empty() || !sweep_data_.empty();
+  }
   /// The model zeroed or swept (the sweep's first model when both were swept).
-  [[nodiscard]] QString figureModel() const override { return !ablation_data_.empty() ? ablation_title_ : !sweep_data_.empty() ? sweep_title_ : QString(); }
+  [[nodiscard]] QString figureModel() const override {
+    return !ablation_data_.empty() ? ablation_title_
+           : !sweep_data_.empty()  ? sweep_title_
+                                   : QString();
+  }
   [[nodiscard]] FigureText figureText() const override;
   /// The zeroing ablation as base_zeroing.* and the target sweep as base_sweep.* (whichever has
   /// been run), each with its numbers as CSV.
-  std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style = {}) const override;
+  std::vector<std::string> exportFigure(const std::string& base,
+                                        const FigureStyle& style = {}) const override;
 
  signals:
   void ablationRequested();
@@ -80,7 +88,8 @@ class ReturnAnalysisView : public QWidget, public FigureSource {
   void noteWhatIsEmpty();
   QString ablation_title_, sweep_title_;
   std::vector<models::TargetSummary> ablation_data_, sweep_data_;
-  std::vector<std::pair<QString, std::vector<models::TargetSummary>>> sweeps_;  // every model in the sweep plot
+  std::vector<std::pair<QString, std::vector<models::TargetSummary>>>
+      sweeps_;  // every model in the sweep plot
   void drawSweeps();
   double best_score_ = 0.0;
   bool running_ = false, running_sweep_ = false;

@@ -44,9 +44,9 @@ class TrainingCurvesView : public QWidget {
 
 /// One group of runs as drawn by RunComparisonView.
 struct CurveGroup {
-  QString name;                             ///< e.g. "dt (3 runs)"
-  std::vector<double> x, mean, low, high;   ///< smoothed mean and its band (low..high)
-  std::vector<double> raw_x, raw_mean;      ///< the unsmoothed mean, drawn faintly
+  QString name;                            ///< e.g. "dt (3 runs)"
+  std::vector<double> x, mean, low, high;  ///< smoothed mean and its band (low..high)
+  std::vector<double> raw_x, raw_mean;     ///< the unsmoothed mean, drawn faintly
 };
 
 class RunComparisonView : public QWidget {
@@ -55,7 +55,8 @@ class RunComparisonView : public QWidget {
   explicit RunComparisonView(QWidget* parent = nullptr);
 
   /// Draws `groups` against step; `log_y` for losses. An empty list shows `empty_text`.
-  void setGroups(std::vector<CurveGroup> groups, const QString& y_label, bool log_y, const QString& empty_text = {});
+  void setGroups(std::vector<CurveGroup> groups, const QString& y_label, bool log_y,
+                 const QString& empty_text = {});
   [[nodiscard]] const std::vector<CurveGroup>& groups() const { return groups_; }
   [[nodiscard]] QString yLabel() const { return y_label_; }
   /// Per group g: graph 3g the band's lower edge, 3g + 1 its upper edge (filled to the lower),

@@ -2,9 +2,9 @@
 /// \file
 /// The 3-D view of a MuJoCo scene: MuJoCo draws the state it is given (render/scene_renderer.h)
 /// in an offscreen OpenGL context of the view's own, and the view shows that picture with a text
-/// overlay and a camera that follows the torso or is dragged and zoomed with the mouse. It draws a copy of a state and never touches a simulation,
-/// so physics can run on another thread. Where Qt has no OpenGL (the offscreen platform), it
-/// says so in place of the scene.
+/// overlay and a camera that follows the torso or is dragged and zoomed with the mouse. It draws a
+/// copy of a state and never touches a simulation, so physics can run on another thread. Where Qt
+/// has no OpenGL (the offscreen platform), it says so in place of the scene.
 
 #include <QImage>
 #include <QStringList>
@@ -39,7 +39,8 @@ class SceneView : public QWidget {
   void setOverlayPlot(const QString& label, std::vector<double> values);
   /// The caption over that plot: the label and the newest value that is a number ("—" while
   /// there is none). The step on screen has often not acted yet, so its own value is NaN.
-  [[nodiscard]] static QString overlayPlotCaption(const QString& label, const std::vector<double>& values);
+  [[nodiscard]] static QString overlayPlotCaption(const QString& label,
+                                                  const std::vector<double>& values);
   /// Follow the torso (body 1) along the ground, or leave the camera where it is.
   void setTracking(bool on);
   [[nodiscard]] bool tracking() const;

@@ -51,7 +51,8 @@ QString sweep_measure_label(SweepMeasure measure);
 /// Writes the figure as base.{pdf,svg,png} (as `style` asks) and its numbers as base.csv
 /// (dataset, setting, measure, mean, std, seeds finished, cells). Returns the paths written.
 /// Needs a FigureContext (or an application).
-std::vector<std::string> save_sweep_scores(const std::string& base, const std::vector<sweep::GroupResult>& groups,
+std::vector<std::string> save_sweep_scores(const std::string& base,
+                                           const std::vector<sweep::GroupResult>& groups,
                                            SweepMeasure measure, const FigureStyle& style = {});
 
 class SweepResultsView : public QWidget, public FigureSource {
@@ -79,7 +80,8 @@ class SweepResultsView : public QWidget, public FigureSource {
   [[nodiscard]] QString figureTitle() const override { return tr("Sweep: scores over seeds"); }
   [[nodiscard]] bool hasFigure() const override;
   [[nodiscard]] FigureText figureText() const override;
-  std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style) const override;
+  std::vector<std::string> exportFigure(const std::string& base,
+                                        const FigureStyle& style) const override;
 
  private:
   void redraw();

@@ -76,7 +76,9 @@ class TsneView : public QWidget, public FigureSource {
   /// Layouts kept (the replay slider's range): every one a run sent, up to kMaxLayouts.
   [[nodiscard]] int snapshotCount() const { return static_cast<int>(iterations_.size()); }
   /// The iteration after which stored layout `index` was made (strictly increasing with index).
-  [[nodiscard]] int snapshotIteration(int index) const { return iterations_.at(static_cast<std::size_t>(index)); }
+  [[nodiscard]] int snapshotIteration(int index) const {
+    return iterations_.at(static_cast<std::size_t>(index));
+  }
   /// The layout drawn (index into the snapshots; -1: none).
   [[nodiscard]] int shownSnapshot() const { return shown_; }
   /// Points drawn by the last draw (every point, or kLivePoints of them while a run is live or the
@@ -84,7 +86,9 @@ class TsneView : public QWidget, public FigureSource {
   [[nodiscard]] int pointsDrawn() const { return points_drawn_; }
   [[nodiscard]] int groupsDrawn() const { return groups_drawn_; }
   /// Whether the last draw showed a subset of the tokens.
-  [[nodiscard]] bool drawsSubset() const { return points_drawn_ < pointCount() && points_drawn_ > 0; }
+  [[nodiscard]] bool drawsSubset() const {
+    return points_drawn_ < pointCount() && points_drawn_ > 0;
+  }
   /// The colour point `i` is drawn with.
   [[nodiscard]] QColor colourOf(int i) const;
   [[nodiscard]] bool colourScaleShown() const;
@@ -94,7 +98,8 @@ class TsneView : public QWidget, public FigureSource {
   [[nodiscard]] QCustomPlot* plot() const { return plot_; }
   /// The point drawn nearest to `pixel` of the plot, within 8 px; -1 when none is.
   [[nodiscard]] int pointAt(const QPointF& pixel) const;
-  /// What the tooltip of point `i` says: its modality, episode (or window), timestep and return-to-go.
+  /// What the tooltip of point `i` says: its modality, episode (or window), timestep and
+  /// return-to-go.
   [[nodiscard]] QString describePoint(int i) const;
 
   /// "tsne".
@@ -105,7 +110,8 @@ class TsneView : public QWidget, public FigureSource {
   [[nodiscard]] FigureText figureText() const override;
   /// The layout on screen, coloured as on screen, as base.*, and base.csv with every point's
   /// coordinates, modality, window, episode, timestep and return-to-go.
-  std::vector<std::string> exportFigure(const std::string& base, const FigureStyle& style = {}) const override;
+  std::vector<std::string> exportFigure(const std::string& base,
+                                        const FigureStyle& style = {}) const override;
 
  public slots:
   /// A layout of the run (N x 2, in the order of the tokens) after `iteration` iterations: kept

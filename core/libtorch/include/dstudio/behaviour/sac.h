@@ -45,8 +45,8 @@ struct SacConfig {
 /// What a run folder holds: its configuration, how far it got, its learning curve as snapshots.
 struct SacRun {
   SacConfig config;
-  std::int64_t steps = 0;      ///< environment steps taken
-  PolicySet policies;          ///< every snapshot so far, medium and expert not yet chosen
+  std::int64_t steps = 0;  ///< environment steps taken
+  PolicySet policies;      ///< every snapshot so far, medium and expert not yet chosen
   std::string command;
 };
 
@@ -54,8 +54,9 @@ struct SacRun {
 /// `stop_at` steps in this call (0: no limit), saving a checkpoint then and every
 /// `checkpoint_every` steps. Cancelling saves a checkpoint and throws `Cancelled`. A folder whose
 /// checkpoint has a different configuration is refused with the difference named.
-SacRun train_sac(const SacConfig& config, const std::filesystem::path& folder, std::int64_t stop_at = 0,
-                 const Progress& progress = {}, const std::string& command = {});
+SacRun train_sac(const SacConfig& config, const std::filesystem::path& folder,
+                 std::int64_t stop_at = 0, const Progress& progress = {},
+                 const std::string& command = {});
 
 /// Reads the run in `folder` (its snapshots and configuration) without the networks.
 SacRun read_sac_run(const std::filesystem::path& folder);
@@ -67,7 +68,8 @@ SacRun read_sac_run(const std::filesystem::path& folder);
 /// hopper standing still for 1000 steps); replay holds `replay_count` snapshots spread evenly over
 /// the steps before medium, then medium.
 PolicySet choose_shipped_policies(const SacRun& run, int episodes = 20, int candidates = 8,
-                                  double medium_fraction = 1.0 / 3.0, int replay_count = 4, int threads = 2,
-                                  const Progress& progress = {}, std::int64_t medium_after = 0);
+                                  double medium_fraction = 1.0 / 3.0, int replay_count = 4,
+                                  int threads = 2, const Progress& progress = {},
+                                  std::int64_t medium_after = 0);
 
 }  // namespace dstudio::behaviour

@@ -27,6 +27,8 @@ struct LoadedCheckpoint;
 /// Reads `path` once; throws CheckpointError as load_checkpoint_model does. The inspection and
 /// the player of an open model share it (inspect_on_dataset, EpisodePlayer).
 std::shared_ptr<const LoadedCheckpoint> open_checkpoint(const std::filesystem::path& path);
+/// What a checkpoint read once describes, where LibTorch's types are not at hand.
+const CheckpointInfo& info_of(const LoadedCheckpoint& checkpoint);
 /// How many times this process has parsed a checkpoint file (what tests count).
 std::uint64_t checkpoint_parse_count();
 

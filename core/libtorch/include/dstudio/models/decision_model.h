@@ -10,7 +10,8 @@
 /// Inspection returns, per layer, the token-mixing matrix (B, heads, T, T) and the tokens before
 /// and after merging; it never changes the prediction. The mixing matrix is the attention weights
 /// for attention mixers, and for the others the equivalent matrix derived in docs/models.md
-/// (mean over channels of the convolution taps' magnitudes, the pooling weights, the identity for none).
+/// (mean over channels of the convolution taps' magnitudes, the pooling weights, the identity for
+/// none).
 
 #include <torch/torch.h>
 
@@ -103,8 +104,8 @@ class DecisionModelImpl : public torch::nn::Module {
   torch::nn::Embedding timestep_{nullptr};
   torch::nn::Linear embed_return_{nullptr}, embed_state_{nullptr}, embed_action_{nullptr};
   torch::nn::Linear unified_return_{nullptr}, unified_{nullptr};  // UDT/UDC
-  torch::nn::Linear concat_{nullptr};                              // DHi concatenation merger
-  std::shared_ptr<torch::nn::Module> merger_;                      // DHi attention/convolution merger
+  torch::nn::Linear concat_{nullptr};                             // DHi concatenation merger
+  std::shared_ptr<torch::nn::Module> merger_;  // DHi attention/convolution merger
   torch::nn::LayerNorm embed_ln_{nullptr}, final_ln_{nullptr};
   Dropout embed_dropout_{nullptr};
   torch::nn::ModuleList blocks_;
@@ -113,10 +114,12 @@ class DecisionModelImpl : public torch::nn::Module {
 };
 TORCH_MODULE(DecisionModel);
 
-/// DC eq. 4 on x (B, T, H): C[p, q] = sum_{l < L} w_{type(p)}[q, l] X[p - l, q] + bias_{type(p)}[q],
-/// with X zero-padded on the left. `weight` is (types, H, L) and `bias` (types, H); with 3 types
-/// the type of position p is p mod 3 (R, s, a), with 1 type every position shares the filter.
-torch::Tensor type_convolution(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
+/// DC eq. 4 on x (B, T, H): C[p, q] = sum_{l < L} w_{type(p)}[q, l] X[p - l, q] +
+/// bias_{type(p)}[q], with X zero-padded on the left. `weight` is (types, H, L) and `bias` (types,
+/// H); with 3 types the type of position p is p mod 3 (R, s, a), with 1 type every position shares
+/// the filter.
+torch::Tensor type_convolution(const torch::Tensor& x, const torch::Tensor& weight,
+                               const torch::Tensor& bias);
 /// GDT eq. 6's bias: -|w d_ij^2 + b| with d_ij = |i - j|, as a (T, T) matrix.
 torch::Tensor gaussian_bias(int64_t T, double w, double b);
 /// DHi's pooling as a matrix: row i averages tokens max(0, i-P+1)..i.

@@ -40,8 +40,10 @@ struct PlayerFrame {
   bool acted = false;  ///< the fields below are set
   std::vector<float> action;
   double reward = 0.0;
-  double entropy = std::numeric_limits<double>::quiet_NaN();  ///< first layer, mean over heads and real queries
-  std::shared_ptr<const WindowInspection> inspection;         ///< every layer's mixing of this step's window
+  double entropy =
+      std::numeric_limits<double>::quiet_NaN();  ///< first layer, mean over heads and real queries
+  std::shared_ptr<const WindowInspection>
+      inspection;  ///< every layer's mixing of this step's window
 
   bool terminal = false;    ///< the episode ended here; no action follows
   bool terminated = false;  ///< ... because the state left the healthy set (else the time limit)
@@ -65,7 +67,8 @@ class EpisodePlayer {
   explicit EpisodePlayer(const std::filesystem::path& checkpoint, const std::string& env_id = {});
   /// The same with a checkpoint read already (checkpoint_model.h's open_checkpoint): its model is
   /// shared, not read again. Only this player may run it while the player lives.
-  explicit EpisodePlayer(const std::shared_ptr<const LoadedCheckpoint>& checkpoint, const std::string& env_id = {});
+  explicit EpisodePlayer(const std::shared_ptr<const LoadedCheckpoint>& checkpoint,
+                         const std::string& env_id = {});
   /// Replays episode `episode` of a dataset from its `infos/qpos` and `infos/qvel`: every frame
   /// is kept from the start, with the recorded actions and rewards and the episode's own
   /// returns-to-go; no policy acts, so step() and branch() do nothing. Throws Error when the
@@ -109,8 +112,8 @@ class EpisodePlayer {
 
 /// What a LivePlayer shows at one moment.
 struct PlaybackState {
-  int cursor = 0;       ///< the frame on screen
-  int frames = 0;       ///< frames kept
+  int cursor = 0;  ///< the frame on screen
+  int frames = 0;  ///< frames kept
   bool playing = false;
   bool finished = false;  ///< the episode has ended (its last frame is terminal)
   double speed = 1.0;     ///< times real time; 0 as fast as the policy goes

@@ -18,8 +18,8 @@
 #include "dstudio/common/progress.h"
 #include "dstudio/data/dataset.h"
 #include "dstudio/models/checkpoint.h"
-#include "dstudio/models/training.h"
 #include "dstudio/models/rollout.h"
+#include "dstudio/models/training.h"
 #include "dstudio/models/variant_config.h"
 
 namespace dstudio::models {
@@ -28,27 +28,32 @@ class DecisionModelImpl;
 
 /// Rolls out the checkpoint's model. Throws CheckpointError, env::EnvError (unknown environment,
 /// dims that do not fit) or Cancelled.
-RolloutResult rollout(const std::filesystem::path& checkpoint, const RolloutConfig& config, const Progress& progress = {});
+RolloutResult rollout(const std::filesystem::path& checkpoint, const RolloutConfig& config,
+                      const Progress& progress = {});
 
 /// The same with a model in memory (e.g. during training) and the description of its data.
-RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info, const RolloutConfig& config,
-                      const Progress& progress = {});
+RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info,
+                      const RolloutConfig& config, const Progress& progress = {});
 
 /// The same with a checkpoint read already (open_checkpoint): the window's rollouts share the
 /// model its views and its player use, without reading the file again.
-RolloutResult rollout(const LoadedCheckpoint& checkpoint, const RolloutConfig& config, const Progress& progress = {});
+RolloutResult rollout(const LoadedCheckpoint& checkpoint, const RolloutConfig& config,
+                      const Progress& progress = {});
 
 /// Runs the ablation on the checkpoint's model (loaded once). Progress runs over all rollouts;
 /// throws what rollout() throws.
-AblationResult zeroing_ablation(const std::filesystem::path& checkpoint, const AblationConfig& config, const Progress& progress = {});
+AblationResult zeroing_ablation(const std::filesystem::path& checkpoint,
+                                const AblationConfig& config, const Progress& progress = {});
 /// The same with a checkpoint read already.
-AblationResult zeroing_ablation(const LoadedCheckpoint& checkpoint, const AblationConfig& config, const Progress& progress = {});
+AblationResult zeroing_ablation(const LoadedCheckpoint& checkpoint, const AblationConfig& config,
+                                const Progress& progress = {});
 
 /// The trainer's periodic evaluation: `episodes` rollouts at the task's first default target
 /// (normalised with the dataset's statistics) and the first layer's attention entropy on
 /// `windows` fixed windows of the dataset. Reports eval_score, eval_score_std, eval_return and
 /// entropy_layer1 (mean over heads and real queries), which the trainer writes to metrics.jsonl:
 /// entropy over the course of training. The dataset must outlive the hook.
-EvaluationHook evaluation_hook(const data::Dataset& dataset, double rtg_scale, int episodes = 5, int windows = 16);
+EvaluationHook evaluation_hook(const data::Dataset& dataset, double rtg_scale, int episodes = 5,
+                               int windows = 16);
 
 }  // namespace dstudio::models

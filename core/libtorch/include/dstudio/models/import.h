@@ -13,10 +13,10 @@ namespace dstudio::models {
 
 /// What a CORL checkpoint does not say about itself.
 struct CorlImportOptions {
-  int heads = 1;             ///< attention heads (CORL's default 1); in_proj weights do not tell
-  int seq_len = 0;           ///< K; 0 reads it from the blocks' causal_mask (3K x 3K)
-  double rtg_scale = 1000;   ///< returns-to-go are divided by this (CORL's reward_scale 0.001)
-  std::string env_id;        ///< e.g. "hopper"; empty if unknown
+  int heads = 1;            ///< attention heads (CORL's default 1); in_proj weights do not tell
+  int seq_len = 0;          ///< K; 0 reads it from the blocks' causal_mask (3K x 3K)
+  double rtg_scale = 1000;  ///< returns-to-go are divided by this (CORL's reward_scale 0.001)
+  std::string env_id;       ///< e.g. "hopper"; empty if unknown
 };
 
 /// Maps a state_dict saved by PyTorch from CORL's single-file Decision Transformer

@@ -23,8 +23,10 @@ struct PredictSummary {
 /// timesteps (B,K), optionally mask (B,K) with 1 for real steps), runs the checkpoint's model and
 /// writes `output` with actions (B,K,A): the prediction at every position. Throws
 /// data::DatasetError or CheckpointError naming the file, key and problem (shapes that do not
-/// fit the checkpoint, timesteps beyond its embedding, a mask that is not 0/1); writes nothing then.
-PredictSummary predict_file(const std::filesystem::path& checkpoint, const std::filesystem::path& input,
-                            const std::filesystem::path& output, const PredictOptions& options = {});
+/// fit the checkpoint, timesteps beyond its embedding, a mask that is not 0/1); writes nothing
+/// then.
+PredictSummary predict_file(const std::filesystem::path& checkpoint,
+                            const std::filesystem::path& input, const std::filesystem::path& output,
+                            const PredictOptions& options = {});
 
 }  // namespace dstudio::models

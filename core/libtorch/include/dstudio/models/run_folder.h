@@ -18,12 +18,13 @@ namespace dstudio::models {
 struct RunFolder {
   std::filesystem::path dir;  ///< absolute
   std::string name;           ///< the folder's name
-  std::string label;          ///< what groups it with others: the variant (hier: hier-<merger>-<mixer>)
-  std::string seed;           ///< empty when nothing says
+  std::string label;  ///< what groups it with others: the variant (hier: hier-<merger>-<mixer>)
+  std::string seed;   ///< empty when nothing says
   std::int64_t total_steps = 0;  ///< 0 when nothing says
-  bool complete = false;      ///< checkpoint.pt is there
+  bool complete = false;         ///< checkpoint.pt is there
   analysis::RunMetrics metrics;
-  /// Its configuration (run_config_values) from run.json or its checkpoint; empty when neither says.
+  /// Its configuration (run_config_values) from run.json or its checkpoint; empty when neither
+  /// says.
   std::vector<std::pair<std::string, std::string>> config;
 };
 
@@ -35,6 +36,7 @@ RunFolder read_run_folder(const std::filesystem::path& dir);
 
 /// Makes `root`/<label>-seed<seed>-<stamp> (with -2, -3, ... when that is taken) and returns it.
 /// Throws Error naming `root` when it cannot be made.
-std::filesystem::path make_run_folder(const std::filesystem::path& root, const std::string& label, std::uint64_t seed, const std::string& stamp);
+std::filesystem::path make_run_folder(const std::filesystem::path& root, const std::string& label,
+                                      std::uint64_t seed, const std::string& stamp);
 
 }  // namespace dstudio::models

@@ -2,12 +2,12 @@
 /// \file
 /// A token mixer as a module: the interface every mixer implements, the studio's own and those of
 /// plugins, registered by name through the same register_token_mixer (the studio's pooling, in
-/// core/libtorch/src/models/mixers/pooling.cpp, is a worked example). A mixer gets the tokens after layer norm, (B, T, H), and returns
-/// what it mixes into them, (B, T, H). Asked for its mixing matrix, it also returns the (B, heads,
-/// T, T) matrix M whose rows say how much each earlier token contributes to each position: the
-/// attention weights for attention, and for other mixers an equivalent matrix derived from their
-/// parameters (docs/models.md), which the attention views, entropies and ablations read. Needs
-/// LibTorch.
+/// core/libtorch/src/models/mixers/pooling.cpp, is a worked example). A mixer gets the tokens after
+/// layer norm, (B, T, H), and returns what it mixes into them, (B, T, H). Asked for its mixing
+/// matrix, it also returns the (B, heads, T, T) matrix M whose rows say how much each earlier token
+/// contributes to each position: the attention weights for attention, and for other mixers an
+/// equivalent matrix derived from their parameters (docs/models.md), which the attention views,
+/// entropies and ablations read. Needs LibTorch.
 
 #include <torch/torch.h>
 
@@ -29,7 +29,8 @@ struct MixerMasks {
 class TokenMixer : public torch::nn::Module {
  public:
   /// The mixed tokens (B, T, H); with `matrix`, also its mixing matrix (B, heads, T, T).
-  virtual torch::Tensor forward(const torch::Tensor& x, const MixerMasks& masks, torch::Tensor* matrix) = 0;
+  virtual torch::Tensor forward(const torch::Tensor& x, const MixerMasks& masks,
+                                torch::Tensor* matrix) = 0;
   /// The output at position `row` only, (B, 1, H): what acting needs from the last block.
   /// Mixers whose rows cost little compute them all and keep the one.
   virtual torch::Tensor forward_row(const torch::Tensor& x, const MixerMasks& masks, int64_t row) {

@@ -22,7 +22,8 @@ namespace dstudio::models {
 class TrainStep {
  public:
   /// `workers` >= 1; worker k's dropout stream starts at key mix(seed, k), counter 0.
-  TrainStep(DecisionModel model, torch::optim::Optimizer& optimiser, double grad_clip, int workers, std::uint64_t seed);
+  TrainStep(DecisionModel model, torch::optim::Optimizer& optimiser, double grad_clip, int workers,
+            std::uint64_t seed);
 
   /// Runs one step and returns the loss. A NaN or infinite loss leaves the weights unchanged.
   double run(const ModelInputs& batch);

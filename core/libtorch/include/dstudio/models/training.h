@@ -44,15 +44,17 @@ class Trainer {
   /// A new run of `variant` on `dataset` (which must outlive the trainer). The variant's
   /// state_dim, act_dim are taken from the dataset. A folder holding another run is refused or
   /// cleared as `existing` says.
-  Trainer(const data::Dataset& dataset, VariantConfig variant, TrainingConfig training, std::filesystem::path out_dir,
-          ExistingRun existing = ExistingRun::Refuse);
+  Trainer(const data::Dataset& dataset, VariantConfig variant, TrainingConfig training,
+          std::filesystem::path out_dir, ExistingRun existing = ExistingRun::Refuse);
   /// Continues the run saved in `checkpoint` on the same dataset (its fingerprint must match).
   /// `steps` > 0 moves the run's end (not below the checkpoint's step; a cosine decay then follows
   /// the new length); 0 keeps the saved one. The metrics rows past the checkpoint's step (written
   /// by a run stopped before its next checkpoint) are dropped, so each step has one row. Into
   /// `out_dir` other than the checkpoint's folder only when that folder holds no other run.
-  static std::unique_ptr<Trainer> resume(const data::Dataset& dataset, const std::filesystem::path& checkpoint,
-                                         std::filesystem::path out_dir = {}, std::int64_t steps = 0);
+  static std::unique_ptr<Trainer> resume(const data::Dataset& dataset,
+                                         const std::filesystem::path& checkpoint,
+                                         std::filesystem::path out_dir = {},
+                                         std::int64_t steps = 0);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;

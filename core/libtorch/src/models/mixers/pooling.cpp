@@ -24,7 +24,8 @@ struct PoolMixer : TokenMixer {
 };
 
 [[maybe_unused]] const bool kRegistered = [] {
-  register_token_mixer("pooling", [](const VariantConfig& c) { return std::make_shared<PoolMixer>(c); });
+  register_token_mixer("pooling",
+                       [](const VariantConfig& c) { return std::make_shared<PoolMixer>(c); });
   return true;
 }();
 

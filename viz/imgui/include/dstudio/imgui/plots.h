@@ -53,7 +53,7 @@ int traces(const char* id, const std::vector<Trace>& traces, int steps, int curs
 /// Bars of a lag profile: the share of a query's weight on keys 0, 1, 2, ... steps back, with
 /// the mean lag and the mass within one step written above. `compare` (if not null) is drawn as
 /// outlined bars beside it, named `compare_name`.
-void lag_bars(const char* id, const analysis::LagProfile& profile, ImVec2 size, const analysis::LagProfile* compare = nullptr,
-              const char* compare_name = nullptr);
+void lag_bars(const char* id, const analysis::LagProfile& profile, ImVec2 size,
+              const analysis::LagProfile* compare = nullptr, const char* compare_name = nullptr);
 
 }  // namespace dstudio::imgui

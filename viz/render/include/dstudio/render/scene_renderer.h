@@ -65,7 +65,8 @@ struct RenderQuality {
 class SceneRenderer {
  public:
   /// Needs a current OpenGL context. The model is copied (the offscreen size lives in it).
-  SceneRenderer(const mjModel_* model, int width, int height, CameraView view = {}, RenderQuality quality = {});
+  SceneRenderer(const mjModel_* model, int width, int height, CameraView view = {},
+                RenderQuality quality = {});
   ~SceneRenderer();
   SceneRenderer(const SceneRenderer&) = delete;
   SceneRenderer& operator=(const SceneRenderer&) = delete;

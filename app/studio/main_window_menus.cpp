@@ -1,0 +1,114 @@
+// The main window's menus. See main_window.h; the window itself is in main_window.cpp.
+
+#include <QAction>
+#include <QFileDialog>
+#include <QKeySequence>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QTabWidget>
+
+#include "dstudio/viz/export_dialog.h"
+#include "lesson_panel.h"
+#include "main_window.h"
+#include "plugins_dialog.h"
+#include "sweep_panel.h"
+
+namespace dstudio::studio {
+
+// File (datasets, checkpoints, sweeps, workspaces, export, quit), View (a tab each, presentation
+// mode) and Help (lessons, shortcuts, the guide, plugins, about).
+void MainWindow::createMenus() {
+  auto* file_menu = menuBar()->addMenu(tr("&File"));
+  auto* open = file_menu->addAction(tr("&Open Dataset…"), this, &MainWindow::chooseFile);
+  open->setShortcut(QKeySequence::Open);
+  recent_menu_ = file_menu->addMenu(tr("Open &Recent"));
+  file_menu->addAction(tr("Open &Default Dataset"), this, &MainWindow::openDefaultDataset);
+  file_menu->addSeparator();
+  auto* open_checkpoint =
+      file_menu->addAction(tr("Open &Checkpoint…"), this, &MainWindow::chooseCheckpoint);
+  open_checkpoint->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+  file_menu->addAction(tr("Open Default C&heckpoint (DT)"), this,
+                       &MainWindow::openDefaultCheckpoint);
+  file_menu->addSeparator();
+  file_menu->addAction(tr("Open S&weep…"), this, [this] {
+    const QString dir =
+        QFileDialog::getExistingDirectory(this, tr("Open Sweep"), sweep_->sweepDir());
+    if (!dir.isEmpty()) openSweep(dir);
+  });
+  file_menu->addSeparator();
+  auto* open_workspace =
+      file_menu->addAction(tr("Open &Workspace…"), this, &MainWindow::chooseWorkspaceToOpen);
+  open_workspace->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_O));
+  auto* save_workspace =
+      file_menu->addAction(tr("&Save Workspace…"), this, &MainWindow::chooseWorkspaceToSave);
+  save_workspace->setShortcut(QKeySequence::Save);
+  file_menu->addAction(tr("Reopen &Last Session"), this, [this] {
+    const QByteArray last = QSettings().value("session/last").toByteArray();
+    QString error;
+    if (last.isEmpty())
+      status_->setText(tr("No earlier session to reopen."));
+    else if (!applyWorkspaceText(last, &error))
+      status_->setText(error);
+  });
+  file_menu->addSeparator();
+  auto* export_all = file_menu->addAction(tr("&Export All Views…"), this, [this] {
+    const auto written = viz::ExportDialog::exportSources(this, figureSources());
+    if (!written.empty()) status_->setText(viz::ExportDialog::writtenReport(written));
+  });
+  export_all->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+  file_menu->addSeparator();
+  auto* quit = file_menu->addAction(tr("&Quit"), this, &QWidget::close);
+  quit->setShortcut(QKeySequence::Quit);
+  auto* view_menu = menuBar()->addMenu(tr("&View"));
+  for (int i = 0; i < tabs_->count(); ++i) {
+    QWidget* shown = page(i);
+    auto* action =
+        view_menu->addAction(tabs_->tabText(i), this, [this, shown] { showPage(shown); });
+    // Ctrl+1 to Ctrl+9, then Ctrl+0 for the tenth, as browsers number tabs; past ten, the menu.
+    if (i < 9)
+      action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
+    else if (i == 9)
+      action->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+  }
+  view_menu->addSeparator();
+  auto* presentation = view_menu->addAction(tr("&Presentation Mode (large type)"));
+  presentation->setCheckable(true);
+  presentation->setShortcut(QKeySequence(Qt::Key_F11));
+  connect(presentation, &QAction::toggled, this, &MainWindow::setPresentationMode);
+  auto* help_menu = menuBar()->addMenu(tr("&Help"));
+  auto* lessons_menu = help_menu->addMenu(tr("&Lessons"));
+  for (int i = 0; i < lessons_->lessons().size(); ++i)
+    lessons_menu->addAction(lessons_->lessons()[i].title, this, [this, i] { openLesson(i); });
+  help_menu->addSeparator();
+  help_menu->addAction(tr("&Keyboard Shortcuts"), this, [this] {
+    QMessageBox::information(
+        this, tr("Keyboard shortcuts"),
+        tr("<table>"
+           "<tr><td><b>Ctrl+O</b></td><td>open a dataset</td></tr>"
+           "<tr><td><b>Ctrl+Shift+O</b></td><td>open a checkpoint</td></tr>"
+           "<tr><td><b>Ctrl+Alt+O</b> / <b>Ctrl+S</b></td><td>open / save a workspace</td></tr>"
+           "<tr><td><b>Ctrl+Shift+E</b></td><td>export all views</td></tr>"
+           "<tr><td><b>Ctrl+1</b> … <b>Ctrl+9</b></td><td>go to a tab</td></tr>"
+           "<tr><td><b>F11</b></td><td>presentation mode (large type)</td></tr>"
+           "<tr><td colspan=2><br><i>In the viewer</i></td></tr>"
+           "<tr><td><b>Space</b></td><td>play or pause</td></tr>"
+           "<tr><td><b>Right</b> or <b>.</b></td><td>single step</td></tr>"
+           "<tr><td><b>Left</b> or <b>,</b></td><td>step back</td></tr>"
+           "<tr><td><b>Home</b></td><td>new episode (a replay: back to its start)</td></tr>"
+           "<tr><td><b>Esc</b></td><td>cancel what the status bar shows (the newest running "
+           "job)</td></tr>"
+           "</table>"));
+  });
+  auto* guide = help_menu->addAction(tr("&User Guide"), this, &MainWindow::showUserGuide);
+  guide->setShortcut(QKeySequence::HelpContents);
+  help_menu->addAction(tr("&Plugins…"), this, [this] {
+    PluginsDialog dialog(this);
+    dialog.exec();
+  });
+  help_menu->addAction(tr("&About Decision Studio"), this, &MainWindow::showAbout);
+  presentation_action_ = presentation;
+}
+
+}  // namespace dstudio::studio
