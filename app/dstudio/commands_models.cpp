@@ -145,9 +145,11 @@ void add_model_commands(CLI::App& app, int& exit_code) {
 auto* predict = app.add_subcommand(
     "predict", "Predict the actions of a checkpoint on windows from an HDF5 file");
 struct PredictArgs {
-  std::string checkpoint, input, output;
-  bool no_normalize = false;
+  std::string checkpoint, input, output, patch_from, dataset;
+  std::vector<std::string> interventions, patches;
+  bool no_normalize = false, action_lens = false;
   int threads = 1;
+  std::uint64_t seed = 0;
 };
 auto pa = std::make_shared<PredictArgs>();
 predict->add_option("--checkpoint", pa->checkpoint, "A Decision Studio checkpoint")
@@ -169,15 +171,48 @@ predict->add_flag("--no-normalize", pa->no_normalize,
 predict->add_option("--threads", pa->threads, "LibTorch threads")
     ->capture_default_str()
     ->check(whole_number(1, 64));
+predict->add_option(
+    "--intervene", pa->interventions,
+    "An intervention inside the forward pass (repeatable): head:L.H=zero|mean|resample, "
+    "mixer:L=..., mlp:L=..., context:C, modality:R|s|a=zero, steer:L=ALPHA*FILE; each may end "
+    "in @T (a token) or @step:K. Layers, heads, tokens and steps count from 1");
+predict
+    ->add_option("--patch-from", pa->patch_from,
+                 "A second input of the same shape whose values --patch puts in")
+    ->check(CLI::ExistingFile);
+predict->add_option("--patch", pa->patches,
+                    "What to patch from --patch-from (repeatable): resid:L.T (the stream after "
+                    "block L at token T), head:L.H, mixer:L or mlp:L, optionally @T or @step:K");
+predict->add_flag("--action-lens", pa->action_lens,
+                  "Also write lens (B,K,layers,A): the final norm and action head applied to the "
+                  "stream after each block");
+predict
+    ->add_option("--dataset", pa->dataset,
+                 "Where mean and resample ablations draw windows (default: the checkpoint's "
+                 "dataset)")
+    ->check(CLI::ExistingFile);
+predict->add_option("--seed", pa->seed, "Draws the windows of resample ablations")
+    ->capture_default_str()
+    ->check(seed_number());
 predict->callback([run, pa] {
   run([&] {
     models::PredictOptions options;
     options.normalize = !pa->no_normalize;
     options.threads = pa->threads;
+    options.interventions = pa->interventions;
+    options.patch_from = pa->patch_from;
+    options.patches = pa->patches;
+    options.action_lens = pa->action_lens;
+    options.dataset = pa->dataset;
+    options.seed = pa->seed;
     const auto s = models::predict_file(pa->checkpoint, pa->input, pa->output, options);
-    std::printf("wrote %s: actions (%lld, %lld, %lld)\n", pa->output.c_str(),
+    std::printf("wrote %s: actions (%lld, %lld, %lld)", pa->output.c_str(),
                 static_cast<long long>(s.batch), static_cast<long long>(s.steps),
                 static_cast<long long>(s.act_dim));
+    if (pa->action_lens)
+      std::printf(", lens (%lld, %lld, %d, %lld)", static_cast<long long>(s.batch),
+                  static_cast<long long>(s.steps), s.layers, static_cast<long long>(s.act_dim));
+    std::printf("\n");
   });
 });
 

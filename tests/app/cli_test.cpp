@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cli_run.h"
 #include "csv_check.h"
@@ -328,6 +329,36 @@ TEST_F(Cli, ImportAndPredictRunAsDocumented) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("actions (4, 5, 3)"));
   EXPECT_TRUE(std::filesystem::exists(dir / "out.h5"));
+
+  // Interventions and the action lens: written beside the actions.
+  const std::string predict = "predict --checkpoint " + (dir / "a.pt").string() + " --input " +
+                              data + "/corl_dt/a_inputs.h5 --no-normalize --output ";
+  r = run(predict + (dir / "lens.h5").string() +
+              " --intervene head:2.1=zero --intervene context:3 --action-lens",
+          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("actions (4, 5, 3), lens (4, 5, 2, 3)"));
+  r = run(predict + (dir / "patched.h5").string() + " --patch-from " + data +
+              "/corl_dt/a_inputs.h5 --patch resid:2.14",
+          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Specs that do not fit the model, or are malformed, exit 2 naming what is valid; nothing is
+  // written.
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"--intervene head:4.1=zero", "head:4.1=zero: the model has 2 layers, 1 to 2"},
+      {"--intervene head:1.3=mean", "head:1.3=mean: layer 1 has 2 heads, 1 to 2"},
+      {"--intervene context:6", "context:6: the model's window has 5 steps, 1 to 5"},
+      {"--intervene head:1=zero", "head:1=zero: expected head:L.H=zero|mean|resample"},
+      {"--patch resid:1.16 --patch-from " + data + "/corl_dt/a_inputs.h5",
+       "resid:1.16: the model's window has 15 tokens, 1 to 15"},
+      {"--patch resid:1.2", "--patch needs --patch-from"},
+  };
+  for (const auto& [args, message] : refused) {
+    r = run(predict + (dir / "refused.h5").string() + " " + args, dir);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(message)) << args;
+    EXPECT_FALSE(std::filesystem::exists(dir / "refused.h5")) << args;
+  }
 
   // Inputs of another environment: the message names the file and key; nothing is written.
   r = run("predict --checkpoint " + (dir / "a.pt").string() + " --input " + data +

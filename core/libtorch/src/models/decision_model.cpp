@@ -138,9 +138,17 @@ struct Masks : MixerMasks {};
 
 // A large finite negative (not -inf) keeps rows whose keys are all padding finite; real queries
 // always see themselves. Without padding the causal mask alone is used, broadcast over the batch.
-static Masks make_masks(const torch::Tensor& valid, int64_t T) {
+// With `context` > 0 steps of `per_step` tokens, a query sees only keys of its own step and the
+// context - 1 steps before it (MixerMasks::reach).
+static Masks make_masks(const torch::Tensor& valid, int64_t T, int64_t context = 0,
+                        int64_t per_step = 1) {
   Masks m;
   auto causal = torch::ones({T, T}, torch::kBool).tril();
+  if (context > 0 && context * per_step < T) {
+    const auto step = torch::arange(T, torch::kLong).div(per_step, "floor");
+    m.reach = causal & (step.unsqueeze(0) > step.unsqueeze(1) - context);
+    causal = m.reach;
+  }
   m.allowed =
       (valid.all().item<bool>() ? causal.unsqueeze(0) : causal.unsqueeze(0) & valid.unsqueeze(1))
           .unsqueeze(1);
@@ -185,6 +193,7 @@ struct AttentionMixer : MixerImpl {
     }
     return "attention";
   }
+  [[nodiscard]] bool honours_reach() const override { return true; }
 
   torch::Tensor forward(const torch::Tensor& x, const MixerMasks& masks,
                         torch::Tensor* matrix) override {
@@ -210,6 +219,7 @@ struct AttentionMixer : MixerImpl {
     auto out =
         torch::bmm(attn_drop_->forward(weights).reshape({B * h, T, T}), v.reshape({B * h, T, hd}))
             .view({B, h, T, hd});
+    if (masks.edit_heads) out = masks.edit_heads(out, 0);
     return proj_->forward(out.transpose(1, 2).reshape({B, T, hidden_}));
   }
 
@@ -237,6 +247,7 @@ struct AttentionMixer : MixerImpl {
     const int64_t h = weights.size(1);
     auto out =
         torch::bmm(weights.reshape({B * h, 1, T}), v.reshape({B * h, T, hd})).view({B, h, 1, hd});
+    if (masks.edit_heads) out = masks.edit_heads(out, row);
     return proj_->forward(out.transpose(1, 2).reshape({B, 1, H}));
   }
 
@@ -282,10 +293,13 @@ struct ConvMixer : MixerImpl {
   [[nodiscard]] std::string name() const override {
     return types_ == 3 ? "conv (3 filters)" : "conv (1 filter)";
   }
+  [[nodiscard]] bool honours_reach() const override { return true; }
 
-  torch::Tensor forward(const torch::Tensor& x, const MixerMasks&, torch::Tensor* matrix) override {
+  torch::Tensor forward(const torch::Tensor& x, const MixerMasks& masks,
+                        torch::Tensor* matrix) override {
     const int64_t B = x.size(0), T = x.size(1), L = window_;
-    auto out = type_convolution(x, weight_, bias_);
+    auto out =
+        masks.reach.defined() ? within_reach(x, masks.reach) : type_convolution(x, weight_, bias_);
     if (matrix) {
       // Equivalent matrix: M[p, p - l] = mean over channels of |w_{type(p)}[q, l]|, the taps'
       // magnitudes (a signed mean would let channels cancel).
@@ -294,7 +308,25 @@ struct ConvMixer : MixerImpl {
       for (int64_t p = 0; p < T; ++p)
         for (int64_t l = 0; l < L && p - l >= 0; ++l)
           m[p][p - l] = taps[types_ == 1 ? 0 : p % 3][l];
+      if (masks.reach.defined()) m = m * masks.reach;
       *matrix = m.view({1, 1, T, T}).expand({B, 1, T, T});
+    }
+    return out;
+  }
+
+  // DC eq. 4 with the taps whose key lies beyond `reach` left out: tap l at position p adds
+  // w_{type(p)}[l] X[p - l] only where reach[p][p - l].
+  torch::Tensor within_reach(const torch::Tensor& x, const torch::Tensor& reach) const {
+    const int64_t T = x.size(1);
+    const auto type =
+        types_ == 1 ? torch::zeros({T}, torch::kLong) : torch::arange(T, torch::kLong).remainder(3);
+    auto out = bias_.index_select(0, type).unsqueeze(0).expand({x.size(0), T, x.size(2)});
+    for (int64_t l = 0; l < window_ && l < T; ++l) {
+      const auto shifted = F::pad(x, F::PadFuncOptions({0, 0, l, 0})).narrow(1, 0, T);
+      const auto keep =
+          F::pad(torch::diagonal(reach, -l).to(x.scalar_type()), F::PadFuncOptions({l, 0}));
+      out = out + shifted * weight_.select(2, l).index_select(0, type).unsqueeze(0) *
+                      keep.view({1, T, 1});
     }
     return out;
   }
@@ -313,17 +345,32 @@ struct GatedConvMixer : MixerImpl {
     out_ = register_module("out", torch::nn::Linear(c.hidden, c.hidden));
   }
   [[nodiscard]] std::string name() const override { return "gated-conv"; }
-  torch::Tensor forward(const torch::Tensor& x, const MixerMasks&, torch::Tensor* matrix) override {
+  [[nodiscard]] bool honours_reach() const override { return true; }
+  torch::Tensor forward(const torch::Tensor& x, const MixerMasks& masks,
+                        torch::Tensor* matrix) override {
     const int64_t B = x.size(0), T = x.size(1), H = x.size(2), k = kernel_;
     auto parts = in_->forward(x).chunk(2, -1);
-    auto padded = F::pad(parts[0].transpose(1, 2), F::PadFuncOptions({k - 1, 0}));
-    auto h = depthwise(padded, weight_.flip(-1).unsqueeze(1), bias_, H).transpose(1, 2);
+    torch::Tensor h;
+    if (masks.reach.defined()) {
+      // Tap l at position p (weight_[:, l] times u[p - l]) only where reach[p][p - l].
+      h = bias_.view({1, 1, H}).expand({B, T, H});
+      for (int64_t l = 0; l < k && l < T; ++l) {
+        const auto shifted = F::pad(parts[0], F::PadFuncOptions({0, 0, l, 0})).narrow(1, 0, T);
+        const auto keep =
+            F::pad(torch::diagonal(masks.reach, -l).to(x.scalar_type()), F::PadFuncOptions({l, 0}));
+        h = h + shifted * weight_.select(1, l).view({1, 1, H}) * keep.view({1, T, 1});
+      }
+    } else {
+      auto padded = F::pad(parts[0].transpose(1, 2), F::PadFuncOptions({k - 1, 0}));
+      h = depthwise(padded, weight_.flip(-1).unsqueeze(1), bias_, H).transpose(1, 2);
+    }
     if (matrix) {
       // The convolution branch's matrix; the gate is an input-dependent elementwise factor.
       auto taps = weight_.detach().abs().mean(0);
       auto m = torch::zeros({T, T});
       for (int64_t p = 0; p < T; ++p)
         for (int64_t l = 0; l < k && p - l >= 0; ++l) m[p][p - l] = taps[l];
+      if (masks.reach.defined()) m = m * masks.reach;
       *matrix = m.view({1, 1, T, T}).expand({B, 1, T, T});
     }
     return out_->forward(h * F::silu(parts[1]));
@@ -365,29 +412,63 @@ struct BlockImpl : torch::nn::Module {
     drop_ = register_module("drop", Dropout(c.dropout));
   }
 
-  torch::Tensor forward(torch::Tensor x, const Masks& masks, torch::Tensor* matrix) {
+  // With `hooks`, block `layer` (from 1) hands them its sites (ForwardHooks).
+  torch::Tensor forward(torch::Tensor x, const Masks& masks, torch::Tensor* matrix,
+                        const ForwardHooks* hooks = nullptr, int layer = 0) {
     if (mixer_) {
-      auto y = mixer_->forward(ln1_->forward(x), masks, matrix);
+      auto y = hooks ? mixer_->forward(ln1_->forward(x), hooked(masks, *hooks, layer), matrix)
+                     : mixer_->forward(ln1_->forward(x), masks, matrix);
       if (proj_) y = proj_->forward(y);
-      x = x + drop_->forward(y);
+      y = drop_->forward(y);
+      if (hooks) y = at(*hooks, layer, HookSite::Mixer, y, 0);
+      x = x + y;
     } else if (matrix) {
       const int64_t B = x.size(0), T = x.size(1);
       *matrix = torch::eye(T).view({1, 1, T, T}).expand({B, 1, T, T});
     }
-    auto h = fc2_->forward(activate(fc1_->forward(ln2_->forward(x)), activation_));
-    return x + drop_->forward(h);
+    auto h = drop_->forward(fc2_->forward(activate(fc1_->forward(ln2_->forward(x)), activation_)));
+    if (hooks) h = at(*hooks, layer, HookSite::Mlp, h, 0);
+    x = x + h;
+    return hooks ? at(*hooks, layer, HookSite::Resid, x, 0) : x;
   }
   // The block's output at one position (B, 1, H): what the last block computes when only the
   // action at the last step is wanted.
-  torch::Tensor forward_row(const torch::Tensor& x, const Masks& masks, int64_t row) {
+  torch::Tensor forward_row(const torch::Tensor& x, const Masks& masks, int64_t row,
+                            const ForwardHooks* hooks = nullptr, int layer = 0) {
     auto r = x.narrow(1, row, 1);
     if (mixer_) {
-      auto y = mixer_->forward_row(ln1_->forward(x), masks, row);
+      auto y = hooks ? mixer_->forward_row(ln1_->forward(x), hooked(masks, *hooks, layer), row)
+                     : mixer_->forward_row(ln1_->forward(x), masks, row);
       if (proj_) y = proj_->forward(y);
-      r = r + drop_->forward(y);
+      y = drop_->forward(y);
+      if (hooks) y = at(*hooks, layer, HookSite::Mixer, y, row);
+      r = r + y;
     }
-    return r +
-           drop_->forward(fc2_->forward(activate(fc1_->forward(ln2_->forward(r)), activation_)));
+    auto h = drop_->forward(fc2_->forward(activate(fc1_->forward(ln2_->forward(r)), activation_)));
+    if (hooks) h = at(*hooks, layer, HookSite::Mlp, h, row);
+    r = r + h;
+    return hooks ? at(*hooks, layer, HookSite::Resid, r, row) : r;
+  }
+  // The hook's value at a site, or the value itself when it leaves it.
+  static torch::Tensor at(const ForwardHooks& hooks, int layer, HookSite site,
+                          const torch::Tensor& value, int64_t first) {
+    if (!hooks.at) return value;
+    auto changed = hooks.at(layer, site, value, first);
+    return changed.defined() ? changed : value;
+  }
+  // The masks with this layer's heads handed to the hooks; a context limit needs a mixer that
+  // honours it.
+  MixerMasks hooked(const Masks& masks, const ForwardHooks& hooks, int layer) const {
+    if (masks.reach.defined() && !mixer_->honours_reach())
+      throw UsageError("context:" + std::to_string(hooks.context) + ": layer " +
+                       std::to_string(layer) + "'s mixer (" + mixer_->name() +
+                       ") cannot be limited to a context");
+    MixerMasks m = masks;
+    if (hooks.at)
+      m.edit_heads = [&hooks, layer](const torch::Tensor& heads, int64_t first) {
+        return at(hooks, layer, HookSite::Heads, heads, first);
+      };
+    return m;
   }
   std::string mixer_name() const { return mixer_ ? mixer_->name() : "none"; }
 
@@ -564,6 +645,15 @@ torch::Tensor DecisionModelImpl::embed(const ModelInputs& in, Inspection* inspec
   return tokens;
 }
 
+torch::Tensor DecisionModelImpl::read_out(const torch::Tensor& stream) {
+  const auto& c = config_;
+  auto x = final_ln_->forward(stream);
+  if (c.tokenizer == Tokenizer::Triplet)
+    x = x.view({x.size(0), x.size(1) / 3, 3, c.hidden}).select(2, 1);  // the s_t tokens
+  auto out = head_->forward(x);
+  return c.action_tanh ? torch::tanh(out) : out;
+}
+
 ModelInputs DecisionModelImpl::prepare(const ModelInputs& raw, ModalityZeroing zeroing) const {
   ModelInputs in = apply_zeroing(raw, zeroing);
   const int64_t B = in.states.size(0), K = in.states.size(1);
@@ -574,17 +664,17 @@ ModelInputs DecisionModelImpl::prepare(const ModelInputs& raw, ModalityZeroing z
   return in;
 }
 
-Masks DecisionModelImpl::masks_for(const ModelInputs& in, int64_t tokens) const {
+Masks DecisionModelImpl::masks_for(const ModelInputs& in, int64_t tokens, int context) const {
   auto valid = in.mask > 0.5;
-  if (config_.tokenizer == Tokenizer::Triplet) valid = valid.repeat_interleave(3, 1);
-  return make_masks(valid, tokens);
+  const int64_t per_step = config_.tokenizer == Tokenizer::Triplet ? 3 : 1;
+  if (per_step == 3) valid = valid.repeat_interleave(3, 1);
+  return make_masks(valid, tokens, context, per_step);
 }
 
 torch::Tensor DecisionModelImpl::forward(const ModelInputs& raw, Inspection* inspection,
-                                         ModalityZeroing zeroing) {
+                                         ModalityZeroing zeroing, const ForwardHooks* hooks) {
   const ModelInputs in = prepare(raw, zeroing);
   const auto& c = config_;
-  const int64_t B = in.states.size(0), K = in.states.size(1);
   if (inspection) *inspection = Inspection{};
 
   if (c.tokenizer == Tokenizer::State) {
@@ -592,24 +682,22 @@ torch::Tensor DecisionModelImpl::forward(const ModelInputs& raw, Inspection* ins
     return c.action_tanh ? torch::tanh(out) : out;
   }
   auto x = embed(in, inspection);
-  const Masks masks = masks_for(in, x.size(1));
+  const Masks masks = masks_for(in, x.size(1), hooks ? hooks->context : 0);
+  int layer = 0;
   for (const auto& module : *blocks_) {
     auto* block = module->as<BlockImpl>();
     torch::Tensor matrix;
-    x = block->forward(x, masks, inspection ? &matrix : nullptr);
+    x = block->forward(x, masks, inspection ? &matrix : nullptr, hooks, ++layer);
     if (inspection) {
       inspection->mixing.push_back(matrix);
       inspection->mixers.push_back(block->mixer_name());
     }
   }
-  x = final_ln_->forward(x);
-  if (c.tokenizer == Tokenizer::Triplet)
-    x = x.view({B, K, 3, c.hidden}).select(2, 1);  // the s_t tokens
-  auto out = head_->forward(x);
-  return c.action_tanh ? torch::tanh(out) : out;
+  return read_out(x);
 }
 
-torch::Tensor DecisionModelImpl::act(const ModelInputs& raw, ModalityZeroing zeroing) {
+torch::Tensor DecisionModelImpl::act(const ModelInputs& raw, ModalityZeroing zeroing,
+                                     const ForwardHooks* hooks) {
   const ModelInputs in = prepare(raw, zeroing);
   const auto& c = config_;
   const int64_t K = in.states.size(1);
@@ -618,14 +706,16 @@ torch::Tensor DecisionModelImpl::act(const ModelInputs& raw, ModalityZeroing zer
     out = state_mlp_->forward(in.states.select(1, K - 1));
   } else {
     auto x = embed(in, nullptr);
-    const Masks masks = masks_for(in, x.size(1));
+    const Masks masks = masks_for(in, x.size(1), hooks ? hooks->context : 0);
     // Every block but the last needs all tokens (they are the next block's keys); the last one
     // only the token the action is read from: s_K, or the last merged step.
     const int64_t row = c.tokenizer == Tokenizer::Triplet ? 3 * K - 2 : K - 1;
     const auto n = static_cast<int64_t>(blocks_->size());
     for (int64_t i = 0; i + 1 < n; ++i)
-      x = (*blocks_)[static_cast<std::size_t>(i)]->as<BlockImpl>()->forward(x, masks, nullptr);
-    x = (*blocks_)[static_cast<std::size_t>(n - 1)]->as<BlockImpl>()->forward_row(x, masks, row);
+      x = (*blocks_)[static_cast<std::size_t>(i)]->as<BlockImpl>()->forward(
+          x, masks, nullptr, hooks, static_cast<int>(i + 1));
+    x = (*blocks_)[static_cast<std::size_t>(n - 1)]->as<BlockImpl>()->forward_row(
+        x, masks, row, hooks, static_cast<int>(n));
     out = head_->forward(final_ln_->forward(x)).squeeze(1);
   }
   return c.action_tanh ? torch::tanh(out) : out;

@@ -46,6 +46,12 @@ inline void fill_window_row(ModelInputs& in, int64_t r, const float* states, con
   }
 }
 
+/// Windows (raw values) as the inputs of a model of `config`, normalised with the statistics of
+/// `info` (its state mean and std, its rtg scale) as in training; padding stays 0. The windows
+/// must fit the model.
+ModelInputs window_inputs(const std::vector<Window>& windows, const VariantConfig& config,
+                          const CheckpointInfo& info);
+
 /// Row `b` of an inspection as a WindowInspection: `mask` and `timesteps` (K each) are the
 /// window's; the tokens are copied only when `keep_tokens` (they are large).
 WindowInspection inspection_row(const Inspection& inspection, int64_t b,

@@ -1,12 +1,21 @@
-// dstudio predict: windows from HDF5 through a checkpoint's model. See predict.h.
+// dstudio predict: windows from HDF5 through a checkpoint's model, with interventions. See
+// predict.h.
 
 #include "dstudio/models/predict.h"
 
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/arrays_h5.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/models/checkpoint_model.h"
+#include "dstudio/models/intervene.h"
 #include "dstudio/models/predict_inputs.h"
+#include "dstudio/models/windows.h"
+#include "policy_window.h"
 
 namespace dstudio::models {
 namespace fs = std::filesystem;
@@ -18,47 +27,129 @@ torch::Tensor as_tensor(const data::NdArray& a, torch::ScalarType type) {
   return t.to(type);  // a copy: the array may go away
 }
 
-}  // namespace
-
-PredictSummary predict_file(const fs::path& checkpoint, const fs::path& input,
-                            const fs::path& output, const PredictOptions& options) {
-  CheckpointInfo info;
-  DecisionModel model = load_checkpoint_model(checkpoint, &info);
+// The windows of an input file as the model's inputs, checked against the model.
+ModelInputs read_inputs(const fs::path& file, const CheckpointInfo& info, bool normalize) {
   const auto& c = info.variant;
   auto arrays =
-      data::read_nd_arrays(input, {"states", "actions", "returns_to_go", "timesteps"}, {"mask"});
-  const auto windows = check_predict_arrays(arrays, c, input.string());
+      data::read_nd_arrays(file, {"states", "actions", "returns_to_go", "timesteps"}, {"mask"});
+  const auto windows = check_predict_arrays(arrays, c, file.string());
   const std::int64_t B = windows.batch, K = windows.steps;
-  const auto& states = arrays["states"];
-  at::set_num_threads(options.threads);
-  set_blas_threads(options.threads);
-  torch::InferenceMode inference;
   ModelInputs in;
-  in.states = as_tensor(states, torch::kFloat);
+  in.states = as_tensor(arrays["states"], torch::kFloat);
   in.actions = as_tensor(arrays["actions"], torch::kFloat);
   in.returns_to_go = as_tensor(arrays["returns_to_go"], torch::kFloat).reshape({B, K, 1});
   in.timesteps = as_tensor(arrays["timesteps"], torch::kLong);
   if (arrays.count("mask")) in.mask = as_tensor(arrays["mask"], torch::kFloat);
-  if (options.normalize) {
+  if (normalize) {
     auto mean = torch::tensor(info.state_mean), std = torch::tensor(info.state_std);
     in.states = (in.states - mean) / std;
     in.returns_to_go = in.returns_to_go / info.rtg_scale;
   }
-  torch::Tensor predicted;
+  return in;
+}
+
+data::NdArray as_array(const torch::Tensor& t) {
+  const auto c = t.contiguous().to(torch::kFloat);
+  data::NdArray out;
+  out.shape.assign(c.sizes().begin(), c.sizes().end());
+  out.dtype = "float32";
+  const float* p = c.data_ptr<float>();
+  out.values.assign(p, p + c.numel());
+  return out;
+}
+
+// The sources the specs need: means over dataset windows, resampled windows, the second input,
+// steering directions.
+InterventionSources sources_for(const std::vector<Intervention>& items, DecisionModelImpl& model,
+                                const CheckpointInfo& info, const ModelInputs& in,
+                                const PredictOptions& options) {
+  InterventionSources s;
+  bool mean = false, resample = false, patch = false;
+  for (const auto& iv : items) {
+    mean |= iv.replacement == Replacement::Mean;
+    resample |= iv.replacement == Replacement::Resample;
+    patch |= iv.replacement == Replacement::Patch;
+    if (iv.site == InterventionSite::Steer && !s.directions.count(iv.direction))
+      s.directions[iv.direction] = read_direction(iv.direction, info.variant.hidden);
+  }
+  const int K = static_cast<int>(in.states.size(1));
+  const auto B = in.states.size(0);
+  if (mean || resample) {
+    const auto path = options.dataset.empty() ? checkpoint_dataset(info) : options.dataset;
+    const auto ds = data::load_dataset(path, {.isolate = true});
+    if (mean) {
+      Activations all;
+      record_activations(
+          model, window_inputs(sample_windows(ds, options.mean_windows, K), info.variant, info),
+          all);
+      s.mean = mean_over_windows(all);
+    }
+    if (resample) {
+      // One window a row, drawn without replacement among evenly spread ones.
+      auto pool = sample_windows(ds, std::max<int>(64, static_cast<int>(B)), K);
+      std::vector<std::size_t> order(pool.size());
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      std::mt19937_64 rng(options.seed);
+      std::shuffle(order.begin(), order.end(), rng);
+      std::vector<Window> drawn;
+      for (int64_t b = 0; b < B; ++b)
+        drawn.push_back(pool[order[static_cast<std::size_t>(b) % order.size()]]);
+      record_activations(model, window_inputs(drawn, info.variant, info), s.resample);
+    }
+  }
+  if (patch) {
+    if (options.patch_from.empty())
+      throw UsageError("--patch needs --patch-from: the input the patched values come from");
+    const auto other = read_inputs(options.patch_from, info, options.normalize);
+    if (other.states.sizes() != in.states.sizes())
+      throw UsageError("--patch-from " + options.patch_from.string() + ": its windows are " +
+                       std::to_string(other.states.size(0)) + " x " +
+                       std::to_string(other.states.size(1)) + " steps, the input's " +
+                       std::to_string(B) + " x " + std::to_string(K));
+    record_activations(model, other, s.patch);
+  }
+  return s;
+}
+
+}  // namespace
+
+PredictSummary predict_file(const fs::path& checkpoint, const fs::path& input,
+                            const fs::path& output, const PredictOptions& options) {
+  // The specs' grammar first: a typo is refused before anything is read.
+  std::vector<Intervention> items;
+  for (const auto& spec : options.interventions) items.push_back(parse_intervention(spec));
+  for (const auto& spec : options.patches) items.push_back(parse_patch(spec));
+  if (!options.patch_from.empty() && options.patches.empty())
+    throw UsageError("--patch-from " + options.patch_from.string() +
+                     ": name what to patch with --patch (resid:L.T, head:L.H, mixer:L or mlp:L)");
+  CheckpointInfo info;
+  DecisionModel model = load_checkpoint_model(checkpoint, &info);
+  const auto& c = info.variant;
+  for (const auto& iv : items) check_intervention(iv, c);
+  at::set_num_threads(options.threads);
+  set_blas_threads(options.threads);
+  torch::InferenceMode inference;
+  const ModelInputs in = read_inputs(input, info, options.normalize);
+  const std::int64_t B = in.states.size(0), K = in.states.size(1);
+  PredictSummary summary{B, K, c.act_dim, 0};
+  std::map<std::string, data::NdArray> written;
   try {
-    predicted = model->forward(in).contiguous();
+    const InterventionPlan plan(items, c, sources_for(items, *model, info, in, options));
+    written["actions"] = as_array(plan.empty() ? model->forward(in) : plan.forward(*model, in));
+    if (options.action_lens) {
+      const auto lens = action_lens(*model, in, &plan);
+      summary.layers = static_cast<int>(lens.size(2));
+      written["lens"] = as_array(lens);
+    }
+  } catch (const Error&) {
+    throw;
   } catch (const std::exception& e) {
     std::string why = e.what();
     throw CheckpointError(checkpoint.string() + ": the model could not run on " + input.string() +
                           " (" + why.substr(0, why.find('\n')) + ")");
   }
-  data::NdArray out;
-  out.shape = {B, K, c.act_dim};
-  out.dtype = "float32";
-  const float* p = predicted.data_ptr<float>();
-  out.values.assign(p, p + predicted.numel());
-  data::write_nd_arrays(output, {{"actions", out}});
-  return {B, K, c.act_dim};
+  data::write_nd_arrays(output, written);
+  return summary;
 }
 
 }  // namespace dstudio::models

@@ -158,6 +158,24 @@ std::vector<WindowInspection> inspect_windows(DecisionModelImpl& model, const Ch
   model.eval();
   torch::InferenceMode inference;
   const auto B = static_cast<int64_t>(windows.size());
+  const ModelInputs in = window_inputs(windows, c, info);
+  Inspection inspection;
+  model.forward(in, &inspection, zeroing);
+  if (was_training) model.train();
+
+  const int per_step = c.tokenizer == Tokenizer::Triplet ? 3 : 1;
+  for (int64_t b = 0; b < B; ++b) {
+    const auto& w = windows[static_cast<std::size_t>(b)];
+    out.push_back(inspection_row(inspection, b, w.mask, w.timesteps, per_step, c.hidden));
+  }
+  return out;
+}
+
+ModelInputs window_inputs(const std::vector<Window>& windows, const VariantConfig& c,
+                          const CheckpointInfo& info) {
+  const int K = windows.empty() ? c.context_length : windows.front().steps, S = c.state_dim,
+            A = c.act_dim;
+  const auto B = static_cast<int64_t>(windows.size());
   ModelInputs in = empty_windows(B, K, S, A);
   for (int64_t b = 0; b < B; ++b) {
     const auto& w = windows[static_cast<std::size_t>(b)];
@@ -172,16 +190,7 @@ std::vector<WindowInspection> inspect_windows(DecisionModelImpl& model, const Ch
   in.timesteps.clamp_(0, c.max_ep_len - 1);
   auto mean = torch::tensor(info.state_mean), std = torch::tensor(info.state_std);
   in.states = (in.states - mean) / std * in.mask.unsqueeze(-1);  // padding stays 0
-  Inspection inspection;
-  model.forward(in, &inspection, zeroing);
-  if (was_training) model.train();
-
-  const int per_step = c.tokenizer == Tokenizer::Triplet ? 3 : 1;
-  for (int64_t b = 0; b < B; ++b) {
-    const auto& w = windows[static_cast<std::size_t>(b)];
-    out.push_back(inspection_row(inspection, b, w.mask, w.timesteps, per_step, c.hidden));
-  }
-  return out;
+  return in;
 }
 
 std::vector<WindowInspection> inspect_windows(const LoadedCheckpoint& checkpoint,

@@ -16,6 +16,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,25 @@ TORCH_MODULE(Dropout);
 
 struct Masks;
 
+/// The places of a block where a forward pass can be read or changed (intervene.h).
+enum class HookSite {
+  Heads,  ///< a mixer's heads, before its output projection: (B, heads, T, hd)
+  Mixer,  ///< what the mixer adds to the stream: (B, T, H)
+  Mlp,    ///< what the MLP adds to the stream: (B, T, H)
+  Resid,  ///< the stream after the block: (B, T, H)
+};
+
+/// Reads or changes a forward pass. `at` is called at every site of every block (layers from 1)
+/// with the value there for token positions first..; a defined tensor it returns replaces the
+/// value. act() computes its last block at one position, so `first` is that position there.
+struct ForwardHooks {
+  std::function<torch::Tensor(int layer, HookSite site, const torch::Tensor& value, int64_t first)>
+      at;
+  /// Every token mixer sees only the query's own step and the context - 1 steps before it; 0 (or
+  /// the whole window) for no limit.
+  int context = 0;
+};
+
 /// Rows [first, first + rows) of every input (the mask too, when defined).
 ModelInputs rows_of(const ModelInputs& inputs, int64_t first, int64_t rows);
 
@@ -83,13 +103,20 @@ class DecisionModelImpl : public torch::nn::Module {
  public:
   explicit DecisionModelImpl(const VariantConfig& config);
 
-  /// Predicted actions (B, K, A). With `inspection`, also fills it.
+  /// Predicted actions (B, K, A). With `inspection`, also fills it; with `hooks`, they read or
+  /// change the pass (intervene.h).
   torch::Tensor forward(const ModelInputs& inputs, Inspection* inspection = nullptr,
-                        ModalityZeroing zeroing = ModalityZeroing::None);
+                        ModalityZeroing zeroing = ModalityZeroing::None,
+                        const ForwardHooks* hooks = nullptr);
 
   /// The action at the last position only (B, A), as a policy acting in an environment needs:
   /// equal to forward(...)[:, -1] (to float rounding) at about two thirds of the last block's cost.
-  torch::Tensor act(const ModelInputs& inputs, ModalityZeroing zeroing = ModalityZeroing::None);
+  torch::Tensor act(const ModelInputs& inputs, ModalityZeroing zeroing = ModalityZeroing::None,
+                    const ForwardHooks* hooks = nullptr);
+
+  /// The actions a stream (B, T, H) reads as: the final norm and the action head (tanh included)
+  /// at the tokens actions are read from, (B, K, A). What forward() ends with.
+  torch::Tensor read_out(const torch::Tensor& stream);
 
   [[nodiscard]] const VariantConfig& config() const { return config_; }
 
@@ -97,8 +124,9 @@ class DecisionModelImpl : public torch::nn::Module {
   torch::Tensor embed(const ModelInputs& inputs, Inspection* inspection);
   /// Zeroing applied, the window size checked, a full mask when none is given.
   ModelInputs prepare(const ModelInputs& raw, ModalityZeroing zeroing) const;
-  /// The attention masks of a pass over `tokens` tokens.
-  Masks masks_for(const ModelInputs& inputs, int64_t tokens) const;
+  /// The attention masks of a pass over `tokens` tokens, each query seeing `context` steps (0:
+  /// all).
+  Masks masks_for(const ModelInputs& inputs, int64_t tokens, int context = 0) const;
 
   VariantConfig config_;
   torch::nn::Embedding timestep_{nullptr};

@@ -23,6 +23,15 @@ namespace dstudio::models {
 struct MixerMasks {
   torch::Tensor allowed;   ///< (B or 1, 1, T, T) bool: causal, padded keys excluded
   torch::Tensor additive;  ///< the same as 0 / -1e9, to add to logits
+  /// Set only while an intervention limits the context (context:C): (T, T) bool, true where key q
+  /// lies within the context of query p. `allowed` and `additive` include it already; a mixer that
+  /// does not read them (a convolution, pooling) must leave out what lies beyond it and say so
+  /// with honours_reach().
+  torch::Tensor reach;
+  /// Set only while an intervention reads or changes heads (head:L.H): a mixer with heads calls it
+  /// with their mixing outputs (B, heads, rows, hd), before its output projection, for the token
+  /// positions first..first+rows-1, and goes on with what it returns.
+  std::function<torch::Tensor(const torch::Tensor& heads, int64_t first)> edit_heads;
 };
 
 /// A token mixer. Causal: position p may use only positions <= p (where `allowed` says so).
@@ -38,6 +47,9 @@ class TokenMixer : public torch::nn::Module {
   }
   /// The name the inspection shows for this layer.
   [[nodiscard]] virtual std::string name() const = 0;
+  /// Whether the mixer leaves out keys beyond MixerMasks::reach (reading `allowed` or `additive`
+  /// does): a context:C intervention is refused on a model with a mixer that does not.
+  [[nodiscard]] virtual bool honours_reach() const { return false; }
 };
 
 /// Makes the mixer of one block from a validated configuration (mixer_option() reads its options).

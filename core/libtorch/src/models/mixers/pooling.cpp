@@ -12,11 +12,18 @@ namespace {
 struct PoolMixer : TokenMixer {
   explicit PoolMixer(const VariantConfig& c) : pool_(c.pool_size) {}
   [[nodiscard]] std::string name() const override { return "pooling"; }
+  [[nodiscard]] bool honours_reach() const override { return true; }
   // The mixing matrix is the pooling itself: row p holds 1 / (number of tokens averaged) on p and
   // the P - 1 tokens before it.
-  torch::Tensor forward(const torch::Tensor& x, const MixerMasks&, torch::Tensor* matrix) override {
+  // Limited to a context, a row averages only the tokens within it.
+  torch::Tensor forward(const torch::Tensor& x, const MixerMasks& masks,
+                        torch::Tensor* matrix) override {
     const int64_t B = x.size(0), T = x.size(1);
     auto m = pooling_matrix(T, pool_).to(x.options());
+    if (masks.reach.defined()) {
+      const auto kept = (m > 0) & masks.reach;
+      m = kept.to(x.scalar_type()) / kept.sum(-1, true).to(x.scalar_type());
+    }
     if (matrix) *matrix = m.view({1, 1, T, T}).expand({B, 1, T, T});
     return torch::matmul(m, x);
   }

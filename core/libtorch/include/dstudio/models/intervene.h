@@ -1,0 +1,86 @@
+#pragma once
+/// \file
+/// Interventions (interventions.h) applied inside a model's forward pass. A model's forward pass
+/// can be read and changed at four sites of every block (ForwardHooks, decision_model.h): the
+/// heads' mixing outputs before the output projection, what the mixer adds to the stream, what the
+/// MLP adds, and the stream after the block. Recording every site gives Activations; the mean and
+/// resample ablations and patching read their values from Activations recorded on dataset windows
+/// or on a second input, and an InterventionPlan turns checked specs and those sources into the
+/// hooks of one batch. Needs LibTorch.
+
+#include <torch/torch.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dstudio/models/decision_model.h"
+#include "dstudio/models/interventions.h"
+
+namespace dstudio::models {
+
+/// What a forward pass computed at each site, per layer (index 0 is layer 1). `heads` is
+/// (B, heads, T, hd), undefined for a layer whose mixer has none; the others are (B, T, H).
+struct Activations {
+  std::vector<torch::Tensor> heads, mixer, mlp, resid;
+  /// The value at `site` of layer `layer` (1-based).
+  [[nodiscard]] const torch::Tensor& at(int layer, HookSite site) const;
+};
+
+/// Runs the whole forward pass on `inputs` and records every site. Returns the actions (B, K, A).
+torch::Tensor record_activations(DecisionModelImpl& model, const ModelInputs& inputs,
+                                 Activations& out);
+/// The mean over the batch of every site, kept as a batch of one (what mean ablation reads: each
+/// token position's mean over the windows).
+Activations mean_over_windows(const Activations& activations);
+
+/// Where the values of the specs that replace come from.
+struct InterventionSources {
+  Activations mean;      ///< for Replacement::Mean: a batch of one (mean_over_windows)
+  Activations resample;  ///< for Replacement::Resample: one window for each input window
+  Activations patch;     ///< for Replacement::Patch: the second input, one for each input window
+  /// Steering directions (H,) by the name a steer spec gives.
+  std::map<std::string, torch::Tensor> directions;
+};
+
+/// Checked specs and their sources, ready to run a model with.
+class InterventionPlan {
+ public:
+  /// Checks each spec against `config` (check_intervention) and that its source is there: a mean
+  /// or resample ablation needs those activations, a patch the second input's, a steer spec its
+  /// direction (of the model's width). Throws UsageError naming the spec.
+  InterventionPlan(std::vector<Intervention> interventions, const VariantConfig& config,
+                   InterventionSources sources);
+
+  /// The inputs with the modality specs' zeroing applied.
+  [[nodiscard]] ModelInputs prepare(const ModelInputs& inputs) const;
+  /// The hooks of a pass over `inputs` (prepared); valid while the plan lives.
+  [[nodiscard]] ForwardHooks hooks() const;
+  /// forward and act of `model` with every intervention applied.
+  torch::Tensor forward(DecisionModelImpl& model, const ModelInputs& inputs,
+                        Inspection* inspection = nullptr) const;
+  torch::Tensor act(DecisionModelImpl& model, const ModelInputs& inputs) const;
+
+  [[nodiscard]] const std::vector<Intervention>& interventions() const { return items_; }
+  [[nodiscard]] bool empty() const { return items_.empty(); }
+
+ private:
+  torch::Tensor apply(int layer, HookSite site, const torch::Tensor& value, int64_t first) const;
+
+  std::vector<Intervention> items_;
+  VariantConfig config_;
+  InterventionSources sources_;
+  int context_ = 0;
+};
+
+/// The action lens: the final norm and the action head (tanh included) applied to the stream
+/// after each block, at the tokens actions are read from: (B, K, layers, A). The last layer's lens
+/// is the model's prediction. With a plan, the stream is the intervened one.
+torch::Tensor action_lens(DecisionModelImpl& model, const ModelInputs& inputs,
+                          const InterventionPlan* plan = nullptr);
+
+/// A steering direction saved as JSON ({"direction": [...], ...}); throws UsageError naming the
+/// file when it cannot be read or is not a list of `hidden` finite numbers.
+torch::Tensor read_direction(const std::string& path, int hidden);
+
+}  // namespace dstudio::models
