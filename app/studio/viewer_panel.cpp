@@ -1,4 +1,10 @@
 // The live viewer panel. See viewer_panel.h.
+//
+// Sections, in order: constants and the panel's construction (scene, map, timeline, controls and
+// their wiring); recording (area, rate, folder, frames, the encoder); the player (clear, set,
+// play, pause, step, seek, speed, target, zeroing); showing a frame (polling the player, the
+// scene, the map, the timeline and the readouts); the live viewer (its arguments, starting it);
+// workspace settings.
 
 #include "viewer_panel.h"
 
