@@ -722,6 +722,43 @@ TEST_F(Cli, LabMarkovPrintsTheFloorTheLossAndTheMatrix) {
   }
 }
 
+// The causal analyses keep the identities that hold whatever the model: the whole window as the
+// context changes nothing (its score is the plain policy's, which the ablation plays on its own
+// path), the last layer's lens is the action, and every component is ablated both ways.
+TEST_F(Analyses, TheCausalAnalysesKeepTheirIdentities) {
+  auto j = analyze("knockout --windows 6 --episodes 2", "knockout");
+  ASSERT_EQ(j["models"].size(), 1u);
+  const auto& model = j["models"][0];
+  ASSERT_EQ(model["contexts"].size(), 5u);  // K = 5
+  EXPECT_EQ(model["action_error"][4].get<double>(), 0.0) << "context:K changes nothing";
+  EXPECT_GT(model["action_error"][0].get<double>(), 0.0) << "one step of context changes actions";
+  const auto plain = analyze("ablation --episodes 2 --seeds 1", "ablation-for-knockout");
+  EXPECT_NEAR(model["score"][4].get<double>(), plain["none"]["mean"].get<double>(), 1e-9);
+  EXPECT_LE(model["score_low"][4].get<double>(), model["score"][4].get<double>());
+  EXPECT_GE(model["score_high"][4].get<double>(), model["score"][4].get<double>());
+  EXPECT_TRUE(std::filesystem::exists(*dir_ / "knockout" / "knockout.csv"));
+  EXPECT_TRUE(std::filesystem::exists(*dir_ / "knockout" / "knockout_score.png"));
+
+  j = analyze("action-lens --windows 6", "action-lens");
+  ASSERT_EQ(j["layers"].size(), 3u);
+  EXPECT_EQ(j["layers"][2]["distance"].get<double>(), 0.0) << "the last layer's lens is the action";
+  EXPECT_EQ(j["layers"][2]["per_joint"].size(), 3u);
+  EXPECT_GT(j["layers"][0]["distance"].get<double>(), 0.0);
+
+  j = analyze("heads --windows 6 --episodes 1", "heads");
+  // Three layers of one head and an MLP each, replaced by zero and by their mean.
+  ASSERT_EQ(j["components"].size(), 12u);
+  EXPECT_EQ(j["components"][0]["spec"], "head:1.1=zero");
+  EXPECT_EQ(j["components"][1]["spec"], "mlp:1=zero");
+  EXPECT_EQ(j["components"][6]["spec"], "head:1.1=mean");
+  for (const auto& c : j["components"]) {
+    EXPECT_GT(c["action_change"].get<double>(), 0.0) << c["spec"];
+    EXPECT_TRUE(c["score"].is_number()) << c["spec"];
+  }
+  const auto report = dstudio::test::check_csv_files(*dir_ / "heads");
+  EXPECT_TRUE(dstudio::test::all_ok(report)) << dstudio::test::joined(report);
+}
+
 TEST_F(Analyses, LocalityWritesTheLagProfilePerLayer) {
   const auto j = analyze("locality --windows 4 --compare " + checkpoint_, "locality");
   ASSERT_EQ(j["layers"].size(), 3u);

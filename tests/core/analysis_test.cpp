@@ -7,6 +7,7 @@
 #include <random>
 
 #include "dstudio/analysis/attention_maps.h"
+#include "dstudio/analysis/entropy.h"
 #include "dstudio/analysis/tsne.h"
 #include "dstudio/analysis/window_maps.h"
 #include "dstudio/common/error.h"
@@ -23,6 +24,25 @@ LayerMixing two_head_layer(int T) {
     l.values[static_cast<std::size_t>(T * T + i * T + i)] = 1.0f;
   }
   return l;
+}
+
+// Worked by hand: mean 3, sample std sqrt(2.5), t(0.975, 4) = 2.776.
+TEST(Statistics, TheMeansIntervalOfKnownSamples) {
+  const std::vector<double> five = {4, 1, 5, 3, 2};
+  const auto m = mean_interval_95(five);
+  EXPECT_EQ(m.n, 5);
+  EXPECT_DOUBLE_EQ(m.mean, 3.0);
+  EXPECT_NEAR(m.low, 3.0 - 2.776 * std::sqrt(2.5) / std::sqrt(5.0), 1e-12);
+  EXPECT_NEAR(m.high, 4.962929, 1e-6);
+  // Student's quantiles from statistical tables, beyond the built-in table too.
+  EXPECT_DOUBLE_EQ(student_t_975(1), 12.706);
+  EXPECT_NEAR(student_t_975(40), 2.0211, 2e-4);
+  EXPECT_NEAR(student_t_975(120), 1.9799, 2e-4);
+  EXPECT_NEAR(student_t_975(100000), 1.95998, 1e-4);
+  const std::vector<double> one = {7.5};
+  EXPECT_EQ(mean_interval_95(one).low, 7.5);
+  EXPECT_EQ(mean_interval_95(one).high, 7.5);
+  EXPECT_TRUE(std::isnan(mean_interval_95(std::vector<double>{}).mean));
 }
 
 TEST(AttentionMaps, HeadsLayersRolloutAndDifference) {

@@ -84,13 +84,16 @@ TEST_F(Lessons, EveryShippedLessonNamesShippedFilesRealTabsAndSettingsInRange) {
       const Workspace ws =
           resolve_resources(parse_workspace(QJsonDocument(step.workspace).toJson().toStdString()),
                             DSTUDIO_RESOURCES_DIR);
-      for (const std::string& file : {ws.checkpoint, ws.compare})
-        if (!file.empty())
+      for (const std::string& file : {ws.checkpoint, ws.compare}) {
+        if (!file.empty()) {
           EXPECT_TRUE(QFileInfo(QString::fromStdString(file)).isFile()) << where << ": " << file;
+        }
+      }
       EXPECT_TRUE(tabs.contains(QString::fromStdString(ws.tab))) << where << ": tab " << ws.tab;
       EXPECT_TRUE(ws.dataset.empty() || ws.dataset == "default") << where;
-      if (ws.markov_lab)
+      if (ws.markov_lab) {
         EXPECT_NO_THROW((void)ws.markov_lab->apply(models::MarkovLabOptions{})) << where;
+      }
     }
   }
 }

@@ -249,6 +249,29 @@ TEST(InterventionPlan, RefusesASpecWhoseSourceIsMissing) {
   EXPECT_EQ(message("head:4.1=zero", false), "head:4.1=zero: the model has 3 layers, 1 to 3");
 }
 
+// A context that cuts none of a convolution's or a pooling's taps computes exactly what the
+// unlimited mixer computes (the taps of 4 tokens reach one step back).
+TEST(InterventionPlan, AContextWiderThanTheFiltersChangesNothingBitForBit) {
+  for (const std::string name : {"dc", "dhi"}) {
+    for (const auto& named : variants_with_blocks()) {
+      if (named.label != name) continue;
+      auto c = named.config;
+      torch::manual_seed(5);
+      DecisionModel model(c);
+      model->eval();
+      torch::NoGradGuard no_grad;
+      const auto in = random_inputs(10);
+      // DC: 4 tokens are this step and the one before; DHi pools 4 merged steps.
+      const int wide = c.tokenizer == Tokenizer::Triplet ? 2 : 4;
+      const InterventionPlan plan({parse_intervention("context:" + std::to_string(wide))}, c, {});
+      EXPECT_TRUE(torch::equal(plan.forward(*model, in), model->forward(in))) << name;
+      const InterventionPlan narrower({parse_intervention("context:" + std::to_string(wide - 1))},
+                                      c, {});
+      EXPECT_FALSE(torch::equal(narrower.forward(*model, in), model->forward(in))) << name;
+    }
+  }
+}
+
 TEST(InterventionPlan, SteeringAddsTheDirectionAtStateTokensAfterItsBlock) {
   auto c = make_variant("dt");
   c.state_dim = kS;

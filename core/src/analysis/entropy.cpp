@@ -135,6 +135,37 @@ double spearman(std::span<const double> x, std::span<const double> y) {
   return pearson(rx, ry);
 }
 
+double student_t_975(int dof) {
+  static constexpr double kTable[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                      2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
+                                      2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+                                      2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+  if (dof < 1) return std::numeric_limits<double>::quiet_NaN();
+  if (dof <= 30) return kTable[dof - 1];
+  const double z = 1.959963984540054, n = dof;
+  return z + (z * z * z + z) / (4 * n) +
+         (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * n * n);
+}
+
+MeanInterval mean_interval_95(std::span<const double> values) {
+  MeanInterval m;
+  m.n = static_cast<int>(values.size());
+  if (values.empty()) {
+    m.mean = m.low = m.high = std::numeric_limits<double>::quiet_NaN();
+    return m;
+  }
+  m.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(m.n);
+  m.low = m.high = m.mean;
+  if (m.n < 2) return m;
+  double ss = 0.0;
+  for (double v : values) ss += (v - m.mean) * (v - m.mean);
+  const double half =
+      student_t_975(m.n - 1) * std::sqrt(ss / (m.n - 1)) / std::sqrt(static_cast<double>(m.n));
+  m.low = m.mean - half;
+  m.high = m.mean + half;
+  return m;
+}
+
 MeanStd mean_std(std::span<const double> values) {
   MeanStd m;
   m.n = static_cast<int>(values.size());

@@ -49,4 +49,16 @@ struct MeanStd {
 };
 MeanStd mean_std(std::span<const double> values);
 
+/// A mean and its 95% confidence interval: mean -/+ t(0.975, n - 1) s / sqrt(n), with s the sample
+/// standard deviation and t Student's quantile (the interval shrinks to the mean for one value;
+/// all NaN for none).
+struct MeanInterval {
+  double mean = 0.0, low = 0.0, high = 0.0;
+  int n = 0;
+};
+MeanInterval mean_interval_95(std::span<const double> values);
+/// Student's t quantile t(0.975, dof) for dof >= 1: exact to three decimals up to 30 degrees of
+/// freedom (the table), then its Cornish-Fisher expansion.
+double student_t_975(int dof);
+
 }  // namespace dstudio::analysis

@@ -136,6 +136,15 @@ torch::Tensor activate(const torch::Tensor& x, const std::string& activation) {
 
 struct Masks : MixerMasks {};
 
+// Whether `reach` leaves out any key within `taps` positions of its query (a causal filter of that
+// length): when it does not, a convolution computes exactly what it computes unlimited.
+static bool cuts_within(const torch::Tensor& reach, int64_t taps) {
+  const int64_t T = reach.size(0);
+  for (int64_t l = 0; l < taps && l < T; ++l)
+    if (!torch::diagonal(reach, -l).all().item<bool>()) return true;
+  return false;
+}
+
 // A large finite negative (not -inf) keeps rows whose keys are all padding finite; real queries
 // always see themselves. Without padding the causal mask alone is used, broadcast over the batch.
 // With `context` > 0 steps of `per_step` tokens, a query sees only keys of its own step and the
@@ -298,8 +307,8 @@ struct ConvMixer : MixerImpl {
   torch::Tensor forward(const torch::Tensor& x, const MixerMasks& masks,
                         torch::Tensor* matrix) override {
     const int64_t B = x.size(0), T = x.size(1), L = window_;
-    auto out =
-        masks.reach.defined() ? within_reach(x, masks.reach) : type_convolution(x, weight_, bias_);
+    const bool cut = masks.reach.defined() && cuts_within(masks.reach, L);
+    auto out = cut ? within_reach(x, masks.reach) : type_convolution(x, weight_, bias_);
     if (matrix) {
       // Equivalent matrix: M[p, p - l] = mean over channels of |w_{type(p)}[q, l]|, the taps'
       // magnitudes (a signed mean would let channels cancel).
@@ -351,7 +360,7 @@ struct GatedConvMixer : MixerImpl {
     const int64_t B = x.size(0), T = x.size(1), H = x.size(2), k = kernel_;
     auto parts = in_->forward(x).chunk(2, -1);
     torch::Tensor h;
-    if (masks.reach.defined()) {
+    if (masks.reach.defined() && cuts_within(masks.reach, k)) {
       // Tap l at position p (weight_[:, l] times u[p - l]) only where reach[p][p - l].
       h = bias_.view({1, 1, H}).expand({B, T, H});
       for (int64_t l = 0; l < k && l < T; ++l) {

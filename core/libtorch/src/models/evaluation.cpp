@@ -10,6 +10,7 @@
 #include "dstudio/common/system_info.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint_model.h"
+#include "dstudio/models/intervene.h"
 #include "dstudio/models/windows.h"
 #include "parts.h"
 #include "policy_window.h"
@@ -19,17 +20,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Actions at the last position for rows [0, B) of `in`, split over `parts` threads.
+// Actions at the last position for rows [0, B) of `in`, split over `parts` threads; intervened by
+// `plan` when there is one.
 torch::Tensor act_in_parts(DecisionModelImpl& model, const ModelInputs& in, ModalityZeroing zeroing,
-                           int parts) {
+                           int parts, const InterventionPlan* plan) {
+  const auto act = [&](const ModelInputs& rows) {
+    return plan ? plan->act(model, apply_zeroing(rows, zeroing)) : model.act(rows, zeroing);
+  };
   const int64_t B = in.states.size(0);
   parts = static_cast<int>(std::min<int64_t>(parts, B));
-  if (parts <= 1) return model.act(in, zeroing);
+  if (parts <= 1) return act(in);
   std::vector<torch::Tensor> outs(static_cast<std::size_t>(parts));
   run_parts(parts, [&](int k) {
     torch::InferenceMode inference;
     const int64_t first = B * k / parts, rows = B * (k + 1) / parts - first;
-    outs[static_cast<std::size_t>(k)] = model.act(rows_of(in, first, rows), zeroing);
+    outs[static_cast<std::size_t>(k)] = act(rows_of(in, first, rows));
   });
   return torch::cat(outs, 0);
 }
@@ -37,7 +42,14 @@ torch::Tensor act_in_parts(DecisionModelImpl& model, const ModelInputs& in, Moda
 }  // namespace
 
 RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info,
-                      const RolloutConfig& cfg, const Progress& progress) {
+                      const RolloutConfig& cfg, const Progress& progress,
+                      const InterventionPlan* plan) {
+  if (plan)
+    for (const auto& iv : plan->interventions())
+      if (iv.replacement == Replacement::Resample || iv.replacement == Replacement::Patch)
+        throw UsageError(to_spec(iv) +
+                         ": a rollout builds its windows as it plays; resample and patch take "
+                         "their values from another batch of windows");
   const auto t_start = std::chrono::steady_clock::now();
   RolloutResult result;
   result.env_id = cfg.env_id.empty() ? info.env_id : cfg.env_id;
@@ -121,9 +133,12 @@ RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info,
       torch::Tensor actions;
       Inspection inspection;
       if (cfg.entropy || inspect) {
-        actions = model.forward(in, &inspection, cfg.zeroing).select(1, K - 1).contiguous();
+        actions = (plan ? plan->forward(model, apply_zeroing(in, cfg.zeroing), &inspection)
+                        : model.forward(in, &inspection, cfg.zeroing))
+                      .select(1, K - 1)
+                      .contiguous();
       } else {
-        actions = act_in_parts(model, in, cfg.zeroing, cfg.threads).contiguous();
+        actions = act_in_parts(model, in, cfg.zeroing, cfg.threads, plan).contiguous();
       }
       const float* out = actions.data_ptr<float>();
       std::fill(step_actions.begin(), step_actions.end(), 0.0f);

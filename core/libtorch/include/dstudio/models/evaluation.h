@@ -25,15 +25,19 @@
 namespace dstudio::models {
 
 class DecisionModelImpl;
+class InterventionPlan;
 
 /// Rolls out the checkpoint's model. Throws CheckpointError, env::EnvError (unknown environment,
 /// dims that do not fit) or Cancelled.
 RolloutResult rollout(const std::filesystem::path& checkpoint, const RolloutConfig& config,
                       const Progress& progress = {});
 
-/// The same with a model in memory (e.g. during training) and the description of its data.
+/// The same with a model in memory (e.g. during training) and the description of its data. With
+/// `plan` (intervene.h), its interventions act at every step: the episodes are played by the
+/// intervened policy. A plan whose values come from another batch (resample, patch) is refused.
 RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info,
-                      const RolloutConfig& config, const Progress& progress = {});
+                      const RolloutConfig& config, const Progress& progress = {},
+                      const InterventionPlan* plan = nullptr);
 
 /// The same with a checkpoint read already (open_checkpoint): the window's rollouts share the
 /// model its views and its player use, without reading the file again.

@@ -20,7 +20,8 @@ struct PoolMixer : TokenMixer {
                         torch::Tensor* matrix) override {
     const int64_t B = x.size(0), T = x.size(1);
     auto m = pooling_matrix(T, pool_).to(x.options());
-    if (masks.reach.defined()) {
+    // A context that cuts no pooled token leaves the pooling as it is.
+    if (masks.reach.defined() && ((m > 0) & masks.reach.logical_not()).any().item<bool>()) {
       const auto kept = (m > 0) & masks.reach;
       m = kept.to(x.scalar_type()) / kept.sum(-1, true).to(x.scalar_type());
     }
