@@ -402,6 +402,30 @@ TEST_F(FigureLayout, EveryViewsExportAtIcmlNeuripsAndIeeeKeepsItsTextApartAndOnT
   }
 }
 
+// Before any run the comparison's axes fill its width (an empty legend left in the layout is only
+// its margins wide and used to narrow the plot to a strip), and come back with their legend.
+TEST_F(FigureLayout, AnEmptyComparisonSpansItsWidth) {
+  RunComparisonView comparison;
+  comparison.setGroups({}, "loss (action MSE)", true,
+                       "Start runs or add run folders to compare them.");
+  comparison.resize(420, 220);
+  comparison.show();
+  QApplication::processEvents();
+  auto* plot = comparison.findChild<QCustomPlot*>();
+  plot->replot();
+  EXPECT_GT(plot->axisRect()->rect().width(), 0.6 * plot->width());
+  CurveGroup group{"dt", {1, 2, 3}, {1, 0.5, 0.25}, {1, 0.5, 0.25}, {1, 0.5, 0.25}, {}, {}};
+  comparison.setGroups({group}, "loss (action MSE)", true);
+  plot->replot();
+  EXPECT_TRUE(plot->legend->visible());
+  EXPECT_EQ(plot->legend->layout(), plot->plotLayout());
+  EXPECT_GT(plot->axisRect()->rect().width(), 0.6 * plot->width());
+  comparison.setGroups({}, "loss (action MSE)", true, "No checked run has loss yet.");
+  plot->replot();
+  EXPECT_FALSE(plot->legend->visible());
+  EXPECT_GT(plot->axisRect()->rect().width(), 0.6 * plot->width());
+}
+
 TEST_F(FigureLayout, OnScreenPlotsKeepTickLabelsApartAndLegendsOffTheCurves) {
   // The training loss on a log axis spanning four decades, in a small panel; the entropy and
   // reward of a long episode; the run comparison on a log axis.

@@ -641,6 +641,17 @@ void legend_above(QCustomPlot* plot) {
   legend->setMargins(QMargins(4, 2, 4, 0));
 }
 
+void show_legend_above(QCustomPlot* plot, bool shown) {
+  auto* legend = plot->legend;
+  legend->setVisible(shown);
+  if (shown) {
+    legend_above(plot);
+  } else if (legend->layout() == plot->plotLayout()) {
+    plot->plotLayout()->take(legend);
+    plot->plotLayout()->simplify();
+  }
+}
+
 namespace {
 
 // A note broken into lines to the data's width; lines past its height are left out, the last

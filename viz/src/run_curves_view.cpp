@@ -251,7 +251,7 @@ void RunComparisonView::setGroups(std::vector<CurveGroup> groups, const QString&
     if (groups_[g].x.size() <= 12)
       mean->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, group_colour(g), 6));
   }
-  plot_->legend->setVisible(!groups_.empty());
+  show_legend_above(plot_, !groups_.empty());
   set_centred_note(plot_, groups_.empty() ? empty_text : QString());
   if (!groups_.empty()) fit(plot_);
   plot_->replot(QCustomPlot::rpQueuedReplot);

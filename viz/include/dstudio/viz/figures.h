@@ -261,6 +261,9 @@ std::pair<bool, bool> set_token_ticks(QCPAxisRect* rect, const std::vector<std::
 /// Moves an on-screen plot's legend out of the data into a row of its own above the plot,
 /// entries side by side, so that it never hides a curve.
 void legend_above(QCustomPlot* plot);
+/// Shows the legend in its row above the plot (legend_above), or hides it and gives its row back:
+/// an empty legend left in the layout is only its margins wide and would narrow the plot to that.
+void show_legend_above(QCustomPlot* plot, bool shown);
 
 /// `text` broken into lines at spaces so that none is wider than `width` pixels in `font`
 /// (where the words allow; line breaks already in it are kept). A word wider than a line is
