@@ -121,13 +121,17 @@ TEST_F(SweepCli, AStoppedCellResumesFromItsCheckpoint) {
   const auto g = grid("long.json", R"(["dt"])", "[3]", 100000, 0);
   const auto sweep = (*dir_ / "long").string();
   ASSERT_EQ(run_cli("sweep create --grid " + g + " --out " + sweep, *dir_).exit_code, 0);
-  // SIGTERM two seconds after the task says it runs (a loaded machine may take longer than that to
-  // start it), as Slurm's time limit or a requeue sends it.
-  const std::string stop_while_running =
-      " --index 0 & pid=$!; for i in $(seq 1200); do grep -qs '\"running\"' " + sweep +
-      "/cells/*/task.json && break; sleep 0.1; done; sleep 2; kill -TERM $pid; wait $pid; echo "
-      "exit $?";
-  auto r = run_cli("sweep task " + sweep + stop_while_running, *dir_);
+  // SIGTERM once the task's own status says it runs and has trained past step `after`, as Slurm's
+  // time limit or a requeue sends it. The shell reads task.json as it changes (written every two
+  // seconds while training) rather than guessing how long a loaded machine takes.
+  const auto stop_while_running = [&](int after) {
+    return " --index 0 & pid=$!; for i in $(seq 3000); do f=$(cat " + sweep +
+           "/cells/*/task.json 2>/dev/null); case $f in *'\"running\"'*) step=$(echo \"$f\" | "
+           "grep -o '\"step\": *[0-9]*' | grep -o '[0-9]*$'); [ \"${step:-0}\" -gt " +
+           std::to_string(after) +
+           " ] && break;; esac; sleep 0.1; done; kill -TERM $pid; wait $pid; echo exit $?";
+  };
+  auto r = run_cli("sweep task " + sweep + stop_while_running(0), *dir_);
   EXPECT_THAT(r.out, HasSubstr("exit 130")) << r.out << r.err;
   auto j = status(sweep);
   const auto& cell = j["cells"][0];
@@ -137,7 +141,7 @@ TEST_F(SweepCli, AStoppedCellResumesFromItsCheckpoint) {
   EXPECT_LT(stopped_at, 100000);
   EXPECT_THAT(cell["error"].get<std::string>(), HasSubstr("resumes from its checkpoint"));
   // The next task goes on from there (and is stopped again: the point is where it starts).
-  r = run_cli("sweep task " + sweep + stop_while_running, *dir_);
+  r = run_cli("sweep task " + sweep + stop_while_running(stopped_at), *dir_);
   EXPECT_THAT(r.out, HasSubstr("exit 130")) << r.out << r.err;
   j = status(sweep);
   EXPECT_EQ(j["cells"][0]["restarts"], 1);

@@ -8,13 +8,14 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <thread>
 
 #include "dstudio/behaviour/default_datasets.h"
@@ -402,6 +403,31 @@ TEST(DefaultDatasets, SacDefaultsHaveD4rlSizesAndNamesOfTheirOwn) {
 
 // Another process making the same default dataset holds `<file>.lock`: a second caller waits
 // (cancellably) and then takes the other's file instead of making its own.
+// Set when a caller's progress says it waits for another process; the test waits on it.
+class Said {
+ public:
+  Progress progress() {
+    Progress p;
+    p.report = [this](double, std::string_view stage) {
+      if (stage.find("waiting for another process") == std::string_view::npos) return;
+      const std::lock_guard lock(mutex_);
+      said_ = true;
+      changed_.notify_all();
+    };
+    return p;
+  }
+  // True once it was said; false if it was not within a generous minute.
+  bool wait() {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, std::chrono::minutes(1), [this] { return said_; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool said_ = false;
+};
+
 TEST(DefaultDatasets, WaitsForAnotherProcessMakingTheSameFile) {
   test::TempDir dir;
   const char* old = std::getenv("XDG_CACHE_HOME");
@@ -414,11 +440,8 @@ TEST(DefaultDatasets, WaitsForAnotherProcessMakingTheSameFile) {
   ASSERT_EQ(::flock(other, LOCK_EX), 0);
 
   // Cancelled while waiting: it throws Cancelled and leaves nothing behind.
-  std::atomic<bool> waiting{false};
-  Progress progress;
-  progress.report = [&](double, std::string_view stage) {
-    if (stage.find("waiting for another process") != std::string_view::npos) waiting = true;
-  };
+  Said waiting;
+  Progress progress = waiting.progress();
   bool cancelled = false;
   std::thread first([&] {
     try {
@@ -427,9 +450,7 @@ TEST(DefaultDatasets, WaitsForAnotherProcessMakingTheSameFile) {
       cancelled = true;
     }
   });
-  for (int i = 0; i < 100 && !waiting; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  EXPECT_TRUE(waiting);
+  EXPECT_TRUE(waiting.wait());
   progress.cancel.cancel();
   first.join();
   EXPECT_TRUE(cancelled);
@@ -437,10 +458,12 @@ TEST(DefaultDatasets, WaitsForAnotherProcessMakingTheSameFile) {
 
   // The other process finishes: the waiting caller returns its file, untouched.
   std::filesystem::path returned;
+  Said waiting_again;
   std::thread second([&] {
-    returned = ensure_default_dataset("hopper", DatasetKind::Random, {}, PolicyAlgorithm::Ars);
+    returned = ensure_default_dataset("hopper", DatasetKind::Random, waiting_again.progress(),
+                                      PolicyAlgorithm::Ars);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(waiting_again.wait());
   { std::ofstream(path, std::ios::binary) << "made by the other process"; }
   ::close(other);
   second.join();
