@@ -55,6 +55,13 @@ std::vector<Named> variants_with_blocks() {
   return out;
 }
 
+// One of them by its label.
+VariantConfig small_variant(const std::string& label) {
+  for (const auto& named : variants_with_blocks())
+    if (named.label == label) return named.config;
+  throw UsageError("no variant " + label);
+}
+
 ModelInputs random_inputs(std::uint64_t seed, int64_t B = kB) {
   torch::manual_seed(seed);
   ModelInputs in;
@@ -201,10 +208,11 @@ TEST_P(Intervened, AContextOfOneStepIgnoresEveryEarlierStep) {
   }
   EXPECT_LT(largest_difference(one.act(*model, in), a), 1e-5);
   // Without the limit the earlier steps matter (unless the model mixes nothing).
-  if (layer_mixer(c, 1) != "none")
+  if (layer_mixer(c, 1) != "none") {
     EXPECT_GT(largest_difference(model->forward(in).select(1, kK - 1),
                                  model->forward(earlier).select(1, kK - 1)),
               1e-6);
+  }
 }
 
 TEST_P(Intervened, TheLastLayersLensIsThePrediction) {
@@ -219,8 +227,8 @@ TEST_P(Intervened, TheLastLayersLensIsThePrediction) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, Intervened, testing::ValuesIn(variants_with_blocks()),
-                         [](const auto& info) {
-                           std::string name = info.param.label;
+                         [](const auto& instance) {
+                           std::string name = instance.param.label;
                            for (auto& ch : name)
                              if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return name;
@@ -253,33 +261,24 @@ TEST(InterventionPlan, RefusesASpecWhoseSourceIsMissing) {
 // unlimited mixer computes (the taps of 4 tokens reach one step back).
 TEST(InterventionPlan, AContextWiderThanTheFiltersChangesNothingBitForBit) {
   for (const std::string name : {"dc", "dhi"}) {
-    for (const auto& named : variants_with_blocks()) {
-      if (named.label != name) continue;
-      auto c = named.config;
-      torch::manual_seed(5);
-      DecisionModel model(c);
-      model->eval();
-      torch::NoGradGuard no_grad;
-      const auto in = random_inputs(10);
-      // DC: 4 tokens are this step and the one before; DHi pools 4 merged steps.
-      const int wide = c.tokenizer == Tokenizer::Triplet ? 2 : 4;
-      const InterventionPlan plan({parse_intervention("context:" + std::to_string(wide))}, c, {});
-      EXPECT_TRUE(torch::equal(plan.forward(*model, in), model->forward(in))) << name;
-      const InterventionPlan narrower({parse_intervention("context:" + std::to_string(wide - 1))},
-                                      c, {});
-      EXPECT_FALSE(torch::equal(narrower.forward(*model, in), model->forward(in))) << name;
-    }
+    const auto c = small_variant(name);
+    torch::manual_seed(5);
+    DecisionModel model(c);
+    model->eval();
+    torch::NoGradGuard no_grad;
+    const auto in = random_inputs(10);
+    // DC: 4 tokens are this step and the one before; DHi pools 4 merged steps.
+    const int wide = c.tokenizer == Tokenizer::Triplet ? 2 : 4;
+    const InterventionPlan plan({parse_intervention("context:" + std::to_string(wide))}, c, {});
+    EXPECT_TRUE(torch::equal(plan.forward(*model, in), model->forward(in))) << name;
+    const InterventionPlan narrower({parse_intervention("context:" + std::to_string(wide - 1))}, c,
+                                    {});
+    EXPECT_FALSE(torch::equal(narrower.forward(*model, in), model->forward(in))) << name;
   }
 }
 
 TEST(InterventionPlan, SteeringAddsTheDirectionAtStateTokensAfterItsBlock) {
-  auto c = make_variant("dt");
-  c.state_dim = kS;
-  c.act_dim = kA;
-  c.context_length = kK;
-  c.hidden = 16;
-  c.layers = 2;
-  c.max_ep_len = 50;
+  const auto c = small_variant("dt");
   torch::manual_seed(3);
   DecisionModel model(c);
   model->eval();

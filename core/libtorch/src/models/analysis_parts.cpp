@@ -10,15 +10,6 @@
 
 namespace dstudio::models::analysis_parts {
 
-namespace fs = std::filesystem;
-using analysis::AnalysisFigure;
-using analysis::AnalysisInputs;
-using analysis::AnalysisOption;
-using analysis::AnalysisResult;
-using analysis::AnalysisTable;
-using nlohmann::ordered_json;
-using Type = AnalysisOption::Type;
-
 // NaN (e.g. the correlation of a constant series) as JSON null.
 ordered_json finite_or_null(double v) {
   return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr);
@@ -61,6 +52,11 @@ std::shared_ptr<const LoadedCheckpoint> opened(const AnalysisInputs& in) {
 
 const env::TaskSpec& task_of(const CheckpointInfo& info) {
   return env::task(info.env_id.empty() ? "hopper" : info.env_id);
+}
+
+double target_of(const AnalysisInputs& in, const CheckpointInfo& info) {
+  return in.options.given("target") ? in.options.number("target")
+                                    : task_of(info).default_targets.front();
 }
 
 // Options every analysis that acts or samples takes, as the command line always had them.

@@ -15,6 +15,17 @@
 
 namespace dstudio::models::analysis_parts {
 
+// The names every analysis file uses, brought in with `using namespace analysis_parts`.
+namespace fs = std::filesystem;
+using analysis::AnalysisFigure;
+using analysis::AnalysisInputs;
+using analysis::AnalysisOption;
+using analysis::AnalysisResult;
+using analysis::AnalysisSeries;
+using analysis::AnalysisTable;
+using nlohmann::ordered_json;
+using Type = AnalysisOption::Type;
+
 /// NaN (e.g. the correlation of a constant series) as JSON null.
 nlohmann::ordered_json finite_or_null(double v);
 /// What loading the dataset warned of goes into the summary, each line naming the file, and
@@ -32,6 +43,8 @@ std::string existing(const analysis::AnalysisOptions& o, const std::string& key)
 std::shared_ptr<const LoadedCheckpoint> opened(const analysis::AnalysisInputs& in);
 /// The checkpoint's task (hopper for a checkpoint that names none).
 const env::TaskSpec& task_of(const CheckpointInfo& info);
+/// The analysis's --target, else the task's first default target.
+double target_of(const AnalysisInputs& in, const CheckpointInfo& info);
 /// Options every analysis that acts or samples takes, as the command line always had them.
 std::vector<analysis::AnalysisOption> with_common(std::vector<analysis::AnalysisOption> options);
 /// A token-by-token heatmap figure.

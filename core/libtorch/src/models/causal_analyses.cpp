@@ -24,15 +24,6 @@
 namespace dstudio::models {
 namespace {
 
-namespace fs = std::filesystem;
-using analysis::AnalysisFigure;
-using analysis::AnalysisInputs;
-using analysis::AnalysisOption;
-using analysis::AnalysisResult;
-using analysis::AnalysisSeries;
-using analysis::AnalysisTable;
-using nlohmann::ordered_json;
-using Type = AnalysisOption::Type;
 using namespace analysis_parts;
 
 // Windows of a checkpoint's dataset (or the one given) as its model's inputs.
@@ -83,11 +74,6 @@ std::vector<double> closed_loop_scores(DecisionModelImpl& model, const Checkpoin
   std::vector<double> scores;
   for (const auto& e : r.episodes) scores.push_back(e.score);
   return scores;
-}
-
-double target_of(const AnalysisInputs& in, const CheckpointInfo& info) {
-  return in.options.given("target") ? in.options.number("target")
-                                    : task_of(info).default_targets.front();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -71,11 +71,19 @@ const Activations& source_of(const InterventionSources& s, Replacement r) {
 
 }  // namespace
 
+std::vector<torch::Tensor>& Activations::of(HookSite site) {
+  return site == HookSite::Heads   ? heads
+         : site == HookSite::Mixer ? mixer
+         : site == HookSite::Mlp   ? mlp
+                                   : resid;
+}
+
+const std::vector<torch::Tensor>& Activations::of(HookSite site) const {
+  return const_cast<Activations&>(*this).of(site);
+}
+
 const torch::Tensor& Activations::at(int layer, HookSite site) const {
-  const auto& per_layer = site == HookSite::Heads   ? heads
-                          : site == HookSite::Mixer ? mixer
-                          : site == HookSite::Mlp   ? mlp
-                                                    : resid;
+  const auto& per_layer = of(site);
   if (layer < 1 || static_cast<std::size_t>(layer) > per_layer.size() ||
       !per_layer[static_cast<std::size_t>(layer - 1)].defined())
     throw UsageError("layer " + std::to_string(layer) + " has no recorded value there");
@@ -89,11 +97,7 @@ torch::Tensor record_activations(DecisionModelImpl& model, const ModelInputs& in
   for (auto* v : {&out.heads, &out.mixer, &out.mlp, &out.resid}) v->assign(layers, {});
   ForwardHooks hooks;
   hooks.at = [&out](int layer, HookSite site, const torch::Tensor& value, int64_t) {
-    auto& per_layer = site == HookSite::Heads   ? out.heads
-                      : site == HookSite::Mixer ? out.mixer
-                      : site == HookSite::Mlp   ? out.mlp
-                                                : out.resid;
-    per_layer[static_cast<std::size_t>(layer - 1)] = value;
+    out.of(site)[static_cast<std::size_t>(layer - 1)] = value;
     return torch::Tensor();
   };
   return model.forward(inputs, nullptr, ModalityZeroing::None, &hooks);

@@ -31,14 +31,6 @@
 namespace dstudio::models {
 namespace {
 
-namespace fs = std::filesystem;
-using analysis::AnalysisFigure;
-using analysis::AnalysisInputs;
-using analysis::AnalysisOption;
-using analysis::AnalysisResult;
-using analysis::AnalysisTable;
-using nlohmann::ordered_json;
-using Type = AnalysisOption::Type;
 using namespace analysis_parts;
 
 // ---------------------------------------------------------------------------------------------
@@ -170,7 +162,7 @@ AnalysisResult entropy(const AnalysisInputs& in, const Progress& progress) {
   const auto& info = checkpoint->info;
   const int K = info.variant.context_length;
   RolloutConfig rc;
-  rc.targets = {o.given("target") ? o.number("target") : task_of(info).default_targets.front()};
+  rc.targets = {target_of(in, info)};
   rc.episodes = static_cast<int>(o.integer("episodes"));
   rc.seed = static_cast<std::uint64_t>(o.integer("seed"));
   rc.entropy = true;

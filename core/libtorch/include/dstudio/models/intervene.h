@@ -25,6 +25,9 @@ struct Activations {
   std::vector<torch::Tensor> heads, mixer, mlp, resid;
   /// The value at `site` of layer `layer` (1-based).
   [[nodiscard]] const torch::Tensor& at(int layer, HookSite site) const;
+  /// Every layer's values at `site`.
+  [[nodiscard]] std::vector<torch::Tensor>& of(HookSite site);
+  [[nodiscard]] const std::vector<torch::Tensor>& of(HookSite site) const;
 };
 
 /// Runs the whole forward pass on `inputs` and records every site. Returns the actions (B, K, A).
