@@ -1,4 +1,5 @@
-// dstudio bench train | act: milliseconds per training step and per action for any variant.
+// dstudio bench train | act | patching: milliseconds per training step, per action (plain or
+// intervened) and per patching sweep.
 
 #include <torch/torch.h>
 
@@ -11,10 +12,13 @@
 #include <thread>
 
 #include "commands.h"
+#include "dstudio/common/resources.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/env/environment.h"
+#include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/decision_model.h"
 #include "dstudio/models/evaluation.h"
+#include "dstudio/models/intervene.h"
 #include "dstudio/models/train_step.h"
 
 namespace dstudio::cli {
@@ -24,6 +28,7 @@ struct ModelBenchArgs {
   std::string variant = "dt", merger = "conv", mixer = "pooling", config;
   int batch = 64, state_dim = 11, act_dim = 3, repeats = 20, threads = 1;
   bool json = false;
+  std::vector<std::string> intervene;  ///< act: specs applied in a second, interleaved timing
 };
 
 models::ModelInputs synthetic_inputs(const models::VariantConfig& c, int batch) {
@@ -93,7 +98,7 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
   models::DecisionModel model(c);
   const int batch = training ? a.batch : 1;
   const auto in = synthetic_inputs(c, batch);
-  std::vector<double> ms, inspect_off_ms, inspect_on_ms;
+  std::vector<double> ms, inspect_off_ms, inspect_on_ms, intervened_ms;
   if (training) {
     model->train();
     torch::optim::AdamW optimiser(model->parameters(),
@@ -112,12 +117,29 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
   } else {
     model->eval();
     torch::InferenceMode inference;
+    // With --intervene, the plain action and the intervened one alternate, so that both see the
+    // same machine and their difference is the intervention's cost.
+    std::vector<models::Intervention> specs;
+    for (const auto& spec : a.intervene) specs.push_back(models::parse_intervention(spec));
+    models::InterventionSources sources;
+    if (!specs.empty()) {
+      models::Activations recorded;
+      models::record_activations(*model, in, recorded);
+      sources.mean = models::mean_over_windows(recorded);
+      sources.resample = recorded;
+    }
+    const models::InterventionPlan plan(specs, c, std::move(sources));
     for (int i = 0; i < a.repeats + 10; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      auto action = model->act(in);
-      (void)action.data_ptr<float>();
-      const auto t1 = std::chrono::steady_clock::now();
-      if (i >= 10) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      for (const bool intervened : {false, true}) {
+        if (intervened && plan.empty()) continue;
+        const auto t0 = std::chrono::steady_clock::now();
+        auto action = intervened ? plan.act(*model, in) : model->act(in);
+        (void)action.data_ptr<float>();
+        const auto t1 = std::chrono::steady_clock::now();
+        if (i >= 10)
+          (intervened ? intervened_ms : ms)
+              .push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      }
     }
     // The full pass (every position) with inspection off and on, interleaved so that both see
     // the same machine: off must cost what a pass without inspection costs, on shows its price.
@@ -162,6 +184,8 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
         {"share_of_gemm", training ? gflops / gemm : 0.0},
         {"full_pass_inspection_off_ms", training ? 0.0 : median(inspect_off_ms)},
         {"full_pass_inspection_on_ms", training ? 0.0 : median(inspect_on_ms)},
+        {"interventions", a.intervene},
+        {"intervened_median_ms", intervened_ms.empty() ? 0.0 : median(intervened_ms)},
         {"blas", active_blas_name()},
         {"peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20)}};
     std::cout << j.dump(2) << std::endl;
@@ -197,6 +221,108 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
   if (!training)
     std::printf("full pass      every position: median %.2f ms with inspection off, %.2f ms on\n",
                 median(inspect_off_ms), median(inspect_on_ms));
+  if (!intervened_ms.empty()) {
+    std::string specs;
+    for (const auto& spec : a.intervene) specs += (specs.empty() ? "" : " ") + spec;
+    std::printf("intervened     %s: median %.3f ms, %+.3f ms against the plain action (%.3f ms)\n",
+                specs.c_str(), median(intervened_ms), median(intervened_ms) - med, med);
+  }
+  std::printf("memory         peak rss %.0f MiB\n",
+              static_cast<double>(peak_rss_bytes()) / (1 << 20));
+  return kOk;
+}
+
+struct PatchingBenchArgs {
+  std::string checkpoint;
+  int windows = 64, repeats = 5, threads = 2;
+  bool json = false;
+};
+
+// The layer x token and layer x component patching sweep of a checkpoint, once with the clean
+// blocks before each patch reused and the patches batched, once as a whole forward pass per
+// patch, alternating so that both see the same machine.
+int run_patching_bench(const PatchingBenchArgs& a) {
+  at::set_num_threads(a.threads);
+  set_blas_threads(a.threads);
+  const std::string path = a.checkpoint.empty()
+                               ? resource_file("checkpoints/hopper-medium-dt.pt").string()
+                               : a.checkpoint;
+  const auto checkpoint = models::open_checkpoint(path);
+  models::DecisionModel model = checkpoint->model;
+  const auto& c = model->config();
+  // Synthetic windows of the checkpoint's shapes: a pass costs the same whatever the values.
+  torch::manual_seed(0);
+  const auto clean = synthetic_inputs(c, a.windows), other = synthetic_inputs(c, a.windows);
+  std::vector<double> reuse_ms, rerun_ms, forward_ms;
+  double difference = 0.0;
+  int64_t patches = 0, stream_patches = 0;
+  for (int r = 0; r < a.repeats + 1; ++r) {
+    models::PatchingSweep fast, slow;
+    for (const bool reuse : {true, false}) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto sweep = models::patching_sweep(*model, clean, other, reuse);
+      const auto t1 = std::chrono::steady_clock::now();
+      if (r > 0)  // the first round warms up
+        (reuse ? reuse_ms : rerun_ms)
+            .push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      (reuse ? fast : slow) = std::move(sweep);
+    }
+    {
+      // One plain forward pass of the windows: what a whole rerun per patch costs at least.
+      torch::InferenceMode inference;
+      const auto t0 = std::chrono::steady_clock::now();
+      auto actions = model->forward(clean);
+      (void)actions.data_ptr<float>();
+      const auto t1 = std::chrono::steady_clock::now();
+      if (r > 0) forward_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    difference = std::max({difference, (fast.stream - slow.stream).abs().max().item<double>(),
+                           (fast.components - slow.components).abs().max().item<double>()});
+    stream_patches = fast.stream.size(0) * fast.stream.size(1);
+    patches = stream_patches + fast.components.size(0);
+  }
+  const double reuse = median(reuse_ms), rerun = median(rerun_ms);
+  if (a.json) {
+    nlohmann::ordered_json j = {
+        {"benchmark", "patching"},
+        {"checkpoint", path},
+        {"variant", c.variant},
+        {"windows", a.windows},
+        {"context_length", c.context_length},
+        {"layers", c.layers},
+        {"tokens", c.tokens()},
+        {"stream_patches", stream_patches},
+        {"patches", patches},
+        {"reuse_median_ms", reuse},
+        {"rerun_median_ms", rerun},
+        {"speedup", rerun / reuse},
+        {"largest_difference", difference},
+        {"repeats", a.repeats},
+        {"threads", a.threads},
+        {"blas", active_blas_name()},
+        {"peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20)}};
+    std::cout << j.dump(2) << std::endl;
+    return kOk;
+  }
+  std::printf(
+      "benchmark      patching (every stream position after every block, and every head, mixer "
+      "and MLP, patched from a second input)\n");
+  std::printf(
+      "configuration  %s (%s): K %d, %lld tokens, %d layers; %d windows; %lld patches (%lld of the "
+      "stream)\n",
+      c.variant.c_str(), path.c_str(), c.context_length, static_cast<long long>(c.tokens()),
+      c.layers, a.windows, static_cast<long long>(patches), static_cast<long long>(stream_patches));
+  std::printf("threads        %d (LibTorch and BLAS)\n", a.threads);
+  std::printf("blas           %s (%s)\n", active_blas_name().c_str(), active_blas().c_str());
+  std::printf(
+      "reuse          median %.0f ms: the blocks before each patch reused, patches batched\n",
+      reuse);
+  std::printf(
+      "rerun          median %.0f ms: one whole forward pass per patch (%.1f ms each; a "
+      "plain pass of the windows %.1f ms)\n",
+      rerun, rerun / static_cast<double>(patches), median(forward_ms));
+  std::printf("speedup        %.1fx over %d repeats, alternating; largest difference %.2g\n",
+              rerun / reuse, a.repeats, difference);
   std::printf("memory         peak rss %.0f MiB\n",
               static_cast<double>(peak_rss_bytes()) / (1 << 20));
   return kOk;
@@ -328,9 +454,34 @@ void add_model_bench_commands(CLI::App& app, int& exit_code) {
         ->check(whole_number(1, 64))
         ->capture_default_str();
     cmd->add_flag("--json", a->json, "Print one JSON object");
+    if (!training)
+      cmd->add_option("--intervene", a->intervene,
+                      "An intervention (repeatable): its action is timed beside the plain one");
     cmd->callback([&exit_code, a, training] {
       int measured = kOk;
       exit_code = run_guarded([&] { measured = run_model_bench(*a, training); });
+      if (exit_code == kOk) exit_code = measured;
+    });
+  }
+  {
+    auto* cmd = bench->add_subcommand(
+        "patching", "Milliseconds for a whole patching sweep, reusing blocks against rerunning");
+    auto a = std::make_shared<PatchingBenchArgs>();
+    cmd->add_option("--checkpoint", a->checkpoint, "Checkpoint (default: the shipped hopper DT)")
+        ->check(CLI::ExistingFile);
+    cmd->add_option("--windows", a->windows, "Windows")
+        ->check(whole_number(1, 4096))
+        ->capture_default_str();
+    cmd->add_option("--repeats", a->repeats, "Timed repeats")
+        ->check(whole_number(1, 100))
+        ->capture_default_str();
+    cmd->add_option("--threads", a->threads, "Threads")
+        ->check(whole_number(1, 64))
+        ->capture_default_str();
+    cmd->add_flag("--json", a->json, "Print one JSON object");
+    cmd->callback([&exit_code, a] {
+      int measured = kOk;
+      exit_code = run_guarded([&] { measured = run_patching_bench(*a); });
       if (exit_code == kOk) exit_code = measured;
     });
   }

@@ -759,6 +759,85 @@ TEST_F(Analyses, TheCausalAnalysesKeepTheirIdentities) {
   EXPECT_TRUE(dstudio::test::all_ok(report)) << dstudio::test::joined(report);
 }
 
+// Patching against values that hold whatever the weights: the stream after the last block at the
+// last state token is all the action reads (fraction 1), a token after it changes nothing
+// (fraction 0); the components are every head and MLP.
+TEST_F(Analyses, PatchingRecoversAllAtTheActionsTokenAndNothingAfterIt) {
+  for (const std::string contrast : {"targets", "episodes", "modality"}) {
+    SCOPED_TRACE(contrast);
+    // A model trained for 20 steps hardly heeds the target: far apart, and a low floor. Float
+    // rounding (~1e-7) is then a visible share of a small change: fractions hold within 1e-3.
+    const auto j = analyze(
+        "patching --windows 6 --contrast " + contrast + " --high 20000 --low 0 --floor 1e-5",
+        "patching-" + contrast);
+    EXPECT_EQ(j["contrast"], contrast);
+    ASSERT_GT(j["windows_used"].get<int>(), 0);
+    ASSERT_EQ(j["components"].size(), 6u);
+    EXPECT_EQ(j["components"][1]["spec"], "mlp:1");
+    // The stream table: layer, token, fraction; K = 5, so s5 is token 14 and a5 token 15.
+    const auto rows =
+        dstudio::test::read_csv_with_python(*dir_ / ("patching-" + contrast) / "patching.csv");
+    ASSERT_FALSE(rows.empty());
+    ASSERT_EQ(rows[0][0], "site");
+    ASSERT_EQ(rows[0][1], "layer");
+    ASSERT_EQ(rows[0][2], "position");
+    ASSERT_EQ(rows[0][3], "fraction");
+    int checked = 0;
+    for (const auto& row : rows) {
+      if (row[0] != "resid") continue;
+      if (row[1] == "3" && row[2] == "s5") {
+        EXPECT_NEAR(std::stod(row[3]), 1.0, 1e-3);
+        ++checked;
+      }
+      if (row[2] == "a5") {
+        EXPECT_NEAR(std::stod(row[3]), 0.0, 1e-3);
+        ++checked;
+      }
+    }
+    EXPECT_EQ(checked, 4);
+  }
+  const auto r = run("analyze patching --contrast nothing --checkpoint " + checkpoint_ + " --out " +
+                         (*dir_ / "patching-nothing").string(),
+                     *dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("targets"));
+}
+
+// Attribution's parts add up to the action before the tanh; probes are fitted and tested on
+// different episodes; steering writes a direction predict reads back, and its alpha 0 plays
+// exactly the unsteered policy at the low target.
+TEST_F(Analyses, AttributionProbesAndSteeringKeepTheirIdentities) {
+  auto j = analyze("attribution --windows 6", "attribution");
+  EXPECT_LT(j["largest_sum_error"].get<double>(), 1e-4);
+  ASSERT_EQ(j["parts"].size(), 11u);  // embeddings, 3 x (head, mixer bias, MLP), biases
+  EXPECT_EQ(j["parts"][0]["part"], "embeddings");
+  EXPECT_EQ(j["parts"][1]["part"], "L1 H1");
+  EXPECT_EQ(j["parts"][10]["part"], "biases");
+
+  j = analyze("probes --windows 24", "probes");
+  EXPECT_GT(j["fit_rows"].get<int>(), 0);
+  EXPECT_GT(j["test_rows"].get<int>(), 0);
+  ASSERT_EQ(j["layers"].size(), 4u);  // the embedded tokens and three blocks
+  for (const auto& layer : j["layers"])
+    for (const auto& [type, scores] : layer["r2"].items())
+      for (const auto& [target, r2] : scores.items())
+        if (r2.is_number()) EXPECT_LE(r2.get<double>(), 1.0) << type << " " << target;
+  // The state token's embedding is a linear map of the state (then normalised): its velocities
+  // read back well on held-out episodes.
+  EXPECT_GT(j["layers"][0]["r2"]["s"]["velocities (mean)"].get<double>(), 0.5);
+
+  j = analyze("steering --windows 6 --episodes 1 --alphas 0,1 --layers 2 --low 500 --high 1500",
+              "steering");
+  ASSERT_EQ(j["directions"].size(), 3u);
+  const auto direction = *dir_ / "steering" / "direction_L2.json";
+  ASSERT_TRUE(std::filesystem::exists(direction));
+  ASSERT_EQ(j["runs"].size(), 4u);  // the target at alpha 0 and 1, steering at alpha 0 and 1
+  EXPECT_EQ(j["runs"][0]["how"], "target");
+  EXPECT_EQ(j["runs"][2]["how"], "steer");
+  EXPECT_EQ(j["runs"][0]["target"].get<double>(), 500.0);
+  EXPECT_EQ(j["runs"][0]["score"].get<double>(), j["runs"][2]["score"].get<double>());
+}
+
 TEST_F(Analyses, LocalityWritesTheLagProfilePerLayer) {
   const auto j = analyze("locality --windows 4 --compare " + checkpoint_, "locality");
   ASSERT_EQ(j["layers"].size(), 3u);

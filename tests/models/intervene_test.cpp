@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -224,6 +225,54 @@ TEST_P(Intervened, TheLastLayersLensIsThePrediction) {
   const InterventionPlan plan({parse_intervention("mlp:1=zero")}, c, {});
   EXPECT_TRUE(torch::equal(action_lens(*model, in, &plan).select(2, c.layers - 1),
                            plan.forward(*model, in)));
+}
+
+TEST_P(Intervened, ActingFromAnyBlocksStreamIsActing) {
+  const auto& c = GetParam().config;
+  const auto in = random_inputs(9);
+  Activations recorded;
+  record_activations(*model, in, recorded);
+  const auto acted = model->act(in);
+  EXPECT_TRUE(torch::equal(model->act_from(in, model->embed_tokens(in), 1), acted));
+  for (int l = 1; l <= c.layers; ++l)
+    EXPECT_LT(largest_difference(model->act_from(in, recorded.resid[l - 1], l + 1), acted), 1e-5)
+        << "after block " << l;
+}
+
+// The sweep that reuses the clean blocks before a patch and batches the patches agrees with a
+// whole forward pass per patch; patching after the last block at the action's token gives the
+// other input's action, and at a later token changes nothing.
+TEST_P(Intervened, ThePatchingSweepAgreesWithAWholePassPerPatch) {
+  const auto& c = GetParam().config;
+  const auto clean = random_inputs(10), other = random_inputs(11);
+  const auto fast = patching_sweep(*model, clean, other, true, {}, /*max_rows=*/7);
+  const auto slow = patching_sweep(*model, clean, other, false);
+  ASSERT_EQ(fast.stream.sizes(), (std::vector<int64_t>{c.layers, c.tokens(), kB, kA}));
+  ASSERT_EQ(fast.components.size(0), static_cast<int64_t>(block_components(c).size()));
+  EXPECT_LT(largest_difference(fast.stream, slow.stream), 1e-5);
+  EXPECT_LT(largest_difference(fast.components, slow.components), 1e-5);
+  const int64_t row = model->action_token(kK - 1);
+  EXPECT_LT(largest_difference(fast.stream[c.layers - 1][row], fast.other), 1e-5);
+  for (int64_t t = row + 1; t < c.tokens(); ++t)
+    EXPECT_LT(largest_difference(fast.stream[c.layers - 1][t], fast.clean), 1e-6);
+}
+
+TEST_P(Intervened, AttributionPartsSumToThePreTanhAction) {
+  const auto& c = GetParam().config;
+  const auto in = random_inputs(12);
+  const auto a = attribute_actions(*model, in);
+  ASSERT_EQ(a.contributions.size(0), static_cast<int64_t>(a.parts.size()));
+  EXPECT_EQ(a.parts.front(), "embeddings");
+  EXPECT_EQ(a.parts.back(), "biases");
+  EXPECT_LT(largest_difference(a.contributions.sum(0), a.pre_tanh), 1e-4);
+  const auto plain = model->forward(in).select(1, kK - 1);
+  EXPECT_LT(largest_difference(c.action_tanh ? torch::tanh(a.pre_tanh) : a.pre_tanh, plain), 1e-5);
+  // Every head is a part of its own.
+  for (int l = 1; l <= c.layers; ++l)
+    for (int h = 1; h <= layer_heads(c, l); ++h)
+      EXPECT_NE(std::find(a.parts.begin(), a.parts.end(),
+                          "L" + std::to_string(l) + " H" + std::to_string(h)),
+                a.parts.end());
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, Intervened, testing::ValuesIn(variants_with_blocks()),

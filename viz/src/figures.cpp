@@ -1059,6 +1059,67 @@ FigureStyle plot_heatmap(QCustomPlot& plot, const analysis::TokenMatrix& m,
   return s;
 }
 
+// A grid of labelled rows and columns (layer x token, layer x head): blank where a cell is NaN,
+// the columns thinned to steps as a token axis is when they do not all fit.
+FigureStyle plot_grid(QCustomPlot& plot, const analysis::AnalysisFigure& f,
+                      const FigureStyle& style) {
+  FigureStyle s = style;
+  const int rows = static_cast<int>(f.row_labels.size()), cols = static_cast<int>(f.labels.size());
+  if (static_cast<std::size_t>(rows) * cols != f.cells.size())
+    throw std::invalid_argument("a grid needs one cell for each row and column");
+  // A few layers make a band, many a square; room for a title and column labels either way.
+  if (s.height <= 0) s.height = s.width * std::clamp(0.4 + 0.06 * rows, 0.6, 0.9);
+  style_plot(plot, s);
+  auto* map = new QCPColorMap(plot.xAxis, plot.yAxis);
+  map->data()->setSize(std::max(cols, 1), std::max(rows, 1));
+  map->data()->setRange(QCPRange(0, std::max(cols - 1, 0)), QCPRange(0, std::max(rows - 1, 0)));
+  map->setInterpolate(false);
+  double lo = 0.0, hi = 0.0;
+  std::vector<double> seen;
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) {
+      const double v = f.cells[static_cast<std::size_t>(i) * cols + j];
+      map->data()->setCell(j, i, v);
+      if (std::isnan(v)) continue;
+      lo = std::min(lo, v), hi = std::max(hi, v);
+      seen.push_back(std::abs(v));
+    }
+  auto* scale = beside_scale(plot, s);
+  map->setColorScale(scale);
+  if (seen.empty()) hi = 1.0;  // every cell blank: a plain scale, not one 1e-12 wide
+  set_map_range(scale, f.diverging, lo, hi, std::move(seen),
+                QString::fromStdString(f.colour_label));
+  auto* rect = plot.axisRect();
+  auto* x = rect->axis(QCPAxis::atBottom);
+  auto* y = rect->axis(QCPAxis::atLeft);
+  x->setRange(-0.5, cols - 0.5);
+  y->setRange(-0.5, rows - 0.5);
+  y->setRangeReversed(true);
+  x->grid()->setVisible(false);
+  y->grid()->setVisible(false);
+  rect->setBackground(QBrush(QColor(238, 238, 238)));
+  label_axes(plot, s, s.x_title, s.y_title);
+  QSharedPointer<QCPAxisTickerText> row_ticks(new QCPAxisTickerText);
+  for (int i = 0; i < rows; ++i)
+    row_ticks->addTick(i, QString::fromStdString(f.row_labels[static_cast<std::size_t>(i)]));
+  y->setTicker(row_ticks);
+  x->setTicker(token_ticker(f.labels, 1.0, false, x->tickLabelFont()).ticker);
+  lay_out(plot, canvas(s));
+  const double per_column = rect->width() / std::max(1.0, static_cast<double>(cols));
+  const auto ticks = token_ticker(f.labels, per_column, true, x->tickLabelFont());
+  x->setTicker(ticks.ticker);
+  // Columns such as "H1" and "MLP" read level when each fits in its column.
+  const QFontMetricsF metrics(x->tickLabelFont());
+  double widest = 0.0;
+  for (const auto& l : f.labels)
+    widest = std::max(widest, metrics.horizontalAdvance(QString::fromStdString(l)));
+  const bool level = ticks.by_step || widest < 0.9 * per_column;
+  x->setTickLabelRotation(level ? 0 : 90);
+  if (ticks.by_step && !x->label().isEmpty()) x->setLabel(x->label() + " (step)");
+  lay_out(plot, canvas(s));
+  return s;
+}
+
 FigureStyle plot_heatmap_pair(QCustomPlot& plot, const analysis::TokenMatrix& a,
                               const analysis::TokenMatrix& b,
                               const std::vector<std::string>& labels, const QString& title_a,
@@ -1215,7 +1276,16 @@ void plot_lines(QCustomPlot& plot, const std::vector<Series>& series, const QStr
     const auto r = plot.yAxis->range();
     plot.yAxis->setRange(std::min(r.lower, value), std::max(r.upper, value));
   }
-  plot.yAxis->scaleRange(1.08, plot.yAxis->range().center());
+  {
+    // A flat curve gets a span its tick labels can tell apart, not one of float noise.
+    const auto r = plot.yAxis->range();
+    const double least = std::max(1e-3 * std::abs(r.center()), 1e-9);
+    if (r.size() < least) plot.yAxis->setRange(r.center() - least / 2, r.center() + least / 2);
+  }
+  // Markers (30 points or fewer) need more room at the top and bottom than a bare line.
+  bool markers = false;
+  for (const auto& sr : series) markers |= sr.x.size() <= 30;
+  plot.yAxis->scaleRange(markers ? 1.14 : 1.08, plot.yAxis->range().center());
   for (const auto& [name, value] : references) {  // headroom for the label above each line
     const auto r = plot.yAxis->range();
     plot.yAxis->setRange(r.lower, std::max(r.upper, value + 0.12 * r.size()));
@@ -1609,6 +1679,8 @@ FigureStyle plot_analysis_figure(QCustomPlot& plot, const analysis::AnalysisFigu
     case Kind::Heatmap:
       return plot_heatmap(plot, figure.matrix, figure.labels, figure.diverging,
                           QString::fromStdString(figure.colour_label), s);
+    case Kind::Grid:
+      return plot_grid(plot, figure, s);
     case Kind::Scatter: {
       std::vector<ScatterGroup> groups;
       for (const auto& a : figure.series)
@@ -1663,6 +1735,21 @@ std::vector<std::string> save_analysis_figure(const std::string& base,
   const std::string csv = base + ".csv";
   if (figure.kind == analysis::AnalysisFigure::Kind::Heatmap) {
     if (analysis::write_map_csv(csv, figure.matrix, figure.labels)) written.push_back(csv);
+    return written;
+  }
+  if (figure.kind == analysis::AnalysisFigure::Kind::Grid) {
+    // One row of the grid per line, its label first; blank cells are empty fields.
+    std::vector<std::string> header{""};
+    header.insert(header.end(), figure.labels.begin(), figure.labels.end());
+    CsvWriter out(header, 9);
+    const std::size_t cols = figure.labels.size();
+    for (std::size_t i = 0; i < figure.row_labels.size(); ++i) {
+      out << figure.row_labels[i];
+      for (std::size_t j = 0; j < cols; ++j) out << figure.cells[i * cols + j];
+      out.end_row();
+    }
+    out.write(csv);
+    written.push_back(csv);
     return written;
   }
   CsvWriter out({"series", "x", "y", "spread"}, 9);

@@ -232,6 +232,13 @@ std::vector<std::string> write_result_files(const AnalysisResult& result, const 
     csv.write(path);
     written.push_back(path.string());
   }
+  for (const auto& [name, text] : result.documents) {
+    if (name.empty() || name.find('/') != std::string::npos || name.front() == '.')
+      throw Error("an analysis named a file \"" + name + "\" outside its folder");
+    const fs::path path = fs::path(dir) / name;
+    write_text_atomically(path, text);
+    written.push_back(path.string());
+  }
   return written;
 }
 

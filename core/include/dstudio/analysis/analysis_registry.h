@@ -90,9 +90,9 @@ struct AnalysisSeries {
 };
 
 /// A figure as data: lines over x, bars whose x are indices into `categories`, a token-by-token
-/// heatmap, or groups of points.
+/// heatmap, groups of points, or a grid of labelled rows and columns (e.g. layer x token).
 struct AnalysisFigure {
-  enum class Kind { Lines, Bars, Heatmap, Scatter };
+  enum class Kind { Lines, Bars, Heatmap, Scatter, Grid };
   std::string name;  ///< file name without extension
   std::string title, x_label, y_label;
   Kind kind = Kind::Lines;
@@ -105,8 +105,12 @@ struct AnalysisFigure {
   // Heatmap: rows are queries, labelled; entries above the diagonal are masked.
   TokenMatrix matrix;
   std::vector<std::string> labels;
-  bool diverging = false;  ///< a colour map centred at zero (differences)
-  std::string colour_label;
+  bool diverging = false;    ///< a colour map centred at zero (differences); Grid too
+  std::string colour_label;  ///< Heatmap and Grid
+  // Grid: `cells` is row_labels.size() x labels.size(), row-major, NaN left blank; `labels` name
+  // the columns (token labels such as "R1", "s1" are thinned to steps as on a heatmap).
+  std::vector<std::string> row_labels;
+  std::vector<double> cells;
 };
 
 /// What an analysis computed.
@@ -114,6 +118,9 @@ struct AnalysisResult {
   std::string summary_json;  ///< one JSON object: the numbers a script reads (summary.json)
   std::vector<AnalysisTable> tables;
   std::vector<AnalysisFigure> figures;
+  /// Further files as (file name, text): what other commands read back, such as the steering
+  /// analysis's directions (direction_L<layer>.json).
+  std::vector<std::pair<std::string, std::string>> documents;
 };
 
 /// An analysis.

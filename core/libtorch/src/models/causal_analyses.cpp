@@ -6,12 +6,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "analysis_parts.h"
+#include "causal_parts.h"
 #include "dstudio/analysis/analysis_registry.h"
+#include "dstudio/analysis/causal_measures.h"
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/common/error.h"
 #include "dstudio/data/dataset_io.h"
@@ -25,56 +29,7 @@ namespace dstudio::models {
 namespace {
 
 using namespace analysis_parts;
-
-// Windows of a checkpoint's dataset (or the one given) as its model's inputs.
-struct DatasetWindows {
-  fs::path dataset;
-  std::vector<std::string> warnings;
-  ModelInputs inputs;
-  int64_t count = 0;
-};
-
-DatasetWindows dataset_windows(const LoadedCheckpoint& checkpoint, const std::string& dataset,
-                               int count, const Progress& progress) {
-  DatasetWindows out;
-  out.dataset = dataset.empty() ? checkpoint_dataset(checkpoint.info, progress) : fs::path(dataset);
-  progress.update(0.0, "loading the dataset");
-  const auto ds = data::load_dataset(out.dataset, {.isolate = true}, {{}, progress.cancel});
-  out.warnings = ds.warnings;
-  const auto windows = sample_windows(ds, count, checkpoint.info.variant.context_length);
-  out.inputs = window_inputs(windows, checkpoint.model->config(), checkpoint.info);
-  out.count = static_cast<int64_t>(windows.size());
-  return out;
-}
-
-// The action each window's last step gets (B, A), with `plan` when given.
-torch::Tensor last_actions(DecisionModelImpl& model, const ModelInputs& in,
-                           const InterventionPlan* plan = nullptr) {
-  torch::InferenceMode inference;
-  const auto K = in.states.size(1);
-  return (plan ? plan->forward(model, in) : model.forward(in)).select(1, K - 1);
-}
-
-// The mean over windows of the Euclidean distance between two sets of actions (B, A).
-double mean_distance(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a - b).norm(2, {1}).mean().item<double>();
-}
-
-// Episodes played by the intervened policy at `target`: their normalised scores.
-std::vector<double> closed_loop_scores(DecisionModelImpl& model, const CheckpointInfo& info,
-                                       const InterventionPlan& plan, const AnalysisInputs& in,
-                                       double target, int episodes, const Progress& progress) {
-  RolloutConfig rc;
-  rc.targets = {target};
-  rc.episodes = episodes;
-  rc.seed = static_cast<std::uint64_t>(in.options.integer("seed"));
-  rc.threads = static_cast<int>(in.options.integer("threads"));
-  rc.traces = false;
-  const auto r = rollout(model, info, rc, progress, &plan);
-  std::vector<double> scores;
-  for (const auto& e : r.episodes) scores.push_back(e.score);
-  return scores;
-}
+using namespace causal_parts;
 
 // ---------------------------------------------------------------------------------------------
 // Knockout: context:C for C = 1..K.
@@ -193,20 +148,7 @@ AnalysisResult heads(const AnalysisInputs& in, const Progress& progress) {
     sources.mean = mean_over_windows(recorded);
   }
   // The components in order: each layer's heads (or its mixer whole), then its MLP.
-  struct Component {
-    std::string label, spec;
-  };
-  std::vector<Component> components;
-  for (int l = 1; l <= c.layers; ++l) {
-    const std::string L = std::to_string(l);
-    const int heads = layer_heads(c, l);
-    for (int h = 1; h <= heads; ++h)
-      components.push_back(
-          {"L" + L + " H" + std::to_string(h), "head:" + L + "." + std::to_string(h)});
-    if (heads == 0 && layer_mixer(c, l) != "none")
-      components.push_back({"L" + L + " mixer", "mixer:" + L});
-    components.push_back({"L" + L + " MLP", "mlp:" + L});
-  }
+  const auto components = block_components(c);
   AnalysisTable table{
       "heads",
       {"component", "replacement", "action_change", "score", "score_low", "score_high"},
@@ -321,6 +263,185 @@ AnalysisResult lens(const AnalysisInputs& in, const Progress& progress) {
   return one_table_result(std::move(table), std::move(f), summary);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Patching: the clean run with one site taken from the other, over layer x token and layer x
+// component.
+
+// A Grid figure of `rows` x `columns` cells.
+AnalysisFigure grid(std::string name, std::string title, std::vector<std::string> rows,
+                    std::vector<std::string> columns, std::vector<double> cells,
+                    std::string x_label, std::string y_label, std::string colour_label) {
+  AnalysisFigure f;
+  f.kind = AnalysisFigure::Kind::Grid;
+  f.name = std::move(name);
+  f.title = std::move(title);
+  f.row_labels = std::move(rows);
+  f.labels = std::move(columns);
+  f.cells = std::move(cells);
+  f.x_label = std::move(x_label);
+  f.y_label = std::move(y_label);
+  f.colour_label = std::move(colour_label);
+  return f;
+}
+
+// A target as text: whole numbers without decimals.
+std::string number_text(double v) {
+  std::ostringstream out;
+  out << std::setprecision(v == std::round(v) ? 12 : 4) << v;
+  return out.str();
+}
+
+// The fraction recovered by the patched actions (B, A) against the sweep's clean and other.
+analysis::Recovered recovered(const PatchingSweep& sweep, const torch::Tensor& patched,
+                              double floor) {
+  const auto c = sweep.clean.contiguous(), o = sweep.other.contiguous(), p = patched.contiguous();
+  const auto B = static_cast<int>(c.size(0)), A = static_cast<int>(c.size(1));
+  const auto n = static_cast<std::size_t>(c.numel());
+  return analysis::fraction_recovered({c.data_ptr<float>(), n}, {o.data_ptr<float>(), n},
+                                      {p.data_ptr<float>(), n}, B, A, floor);
+}
+
+AnalysisResult patching(const AnalysisInputs& in, const Progress& progress) {
+  torch::NoGradGuard no_grad;
+  const auto& o = in.options;
+  const auto checkpoint = opened(in);
+  const auto& info = checkpoint->info;
+  const auto& c = info.variant;
+  if (c.tokenizer == Tokenizer::State)
+    throw UsageError(in.checkpoint + ": the model (" + c.variant + ") has no blocks to patch");
+  DecisionModel handle = checkpoint->model;  // the same module, callable
+  auto& model = *handle;
+  const auto windows = dataset_windows(
+      *checkpoint, in.dataset, static_cast<int>(o.integer("windows")), progress.part(0, 0.1));
+  const std::string contrast = o.text("contrast");
+  const double floor = o.number("floor");
+  ModelInputs clean = windows.inputs, other = windows.inputs;
+  ordered_json summary = {
+      {"variant", c.variant}, {"windows", windows.count}, {"contrast", contrast}};
+  std::string what;
+  if (contrast == "targets") {
+    if (windows.episode_returns.empty())
+      throw UsageError(windows.dataset.string() + " has no complete episode to take targets from");
+    const double high = o.given("high") ? o.number("high")
+                                        : *std::max_element(windows.episode_returns.begin(),
+                                                            windows.episode_returns.end()),
+                 low = o.given("low") ? o.number("low") : median(windows.episode_returns);
+    clean = at_target(windows.inputs, high, info.rtg_scale);
+    other = at_target(windows.inputs, low, info.rtg_scale);
+    summary["clean_target"] = high;
+    summary["other_target"] = low;
+    what = "target " + number_text(high) + " from " + number_text(low);
+  } else if (contrast == "episodes") {
+    // Each window's other is the next window drawn from another episode.
+    const auto B = static_cast<int64_t>(windows.windows.size());
+    std::vector<int64_t> partner(static_cast<std::size_t>(B));
+    for (int64_t b = 0; b < B; ++b) {
+      int64_t j = (b + 1) % B;
+      while (j != b && windows.windows[static_cast<std::size_t>(j)].episode ==
+                           windows.windows[static_cast<std::size_t>(b)].episode)
+        j = (j + 1) % B;
+      if (j == b)
+        throw UsageError(windows.dataset.string() +
+                         ": every window comes from one episode; patching needs two");
+      partner[static_cast<std::size_t>(b)] = j;
+    }
+    const auto index = torch::tensor(partner, torch::kLong);
+    other = {clean.states.index_select(0, index), clean.actions.index_select(0, index),
+             clean.returns_to_go.index_select(0, index), clean.timesteps.index_select(0, index),
+             clean.mask.defined() ? clean.mask.index_select(0, index) : torch::Tensor()};
+    what = "from another episode";
+  } else {
+    const auto zeroing = modality_zeroing(o.text("zero")[0]);
+    other = apply_zeroing(clean, zeroing);
+    summary["zeroed"] = o.text("zero");
+    what = "from " + o.text("zero") + " zeroed";
+  }
+  const auto sweep = patching_sweep(model, clean, other, true, progress.part(0.1, 1.0));
+  const auto components = block_components(c);
+  const int64_t T = sweep.stream.size(1);
+  const int A = c.act_dim;
+  const auto labels = token_labels(c, T);
+  const std::string who = checkpoint_label(in.checkpoint);
+  const std::string colour = "fraction recovered";
+  std::vector<std::string> joints;
+  for (int a = 1; a <= A; ++a) joints.push_back("j" + std::to_string(a));
+  std::vector<std::string> columns{"site", "layer", "position", "fraction", "windows"};
+  for (const auto& j : joints) columns.push_back("fraction_" + j);
+  AnalysisTable table{"patching", columns, {}};
+  const auto add_row = [&](const std::string& site, int layer, const std::string& position,
+                           const analysis::Recovered& r) {
+    std::vector<analysis::AnalysisCell> row{site, static_cast<double>(layer), position, r.norm,
+                                            static_cast<double>(r.windows)};
+    for (const double v : r.per_dim) row.push_back(v);
+    table.rows.push_back(std::move(row));
+  };
+  std::vector<std::string> layers;
+  for (int l = 1; l <= c.layers; ++l) layers.push_back("L" + std::to_string(l));
+  std::vector<double> stream_cells;
+  ordered_json best = ordered_json::array();
+  std::vector<std::pair<double, std::string>> ranked;
+  for (int l = 1; l <= c.layers; ++l)
+    for (int64_t t = 0; t < T; ++t) {
+      const auto r = recovered(sweep, sweep.stream[l - 1][t], floor);
+      stream_cells.push_back(r.norm);
+      add_row("resid", l, labels[static_cast<std::size_t>(t)], r);
+      if (std::isfinite(r.norm))
+        ranked.push_back({r.norm, "resid:" + std::to_string(l) + "." + std::to_string(t + 1) +
+                                      " (" + labels[static_cast<std::size_t>(t)] + ")"});
+    }
+  // Components on a layer x column grid, blank where a layer has no such component.
+  std::vector<std::string> component_columns;
+  for (const auto& k : components)
+    if (std::find(component_columns.begin(), component_columns.end(), k.column) ==
+        component_columns.end())
+      component_columns.push_back(k.column);
+  std::vector<double> component_cells(layers.size() * component_columns.size(), std::nan(""));
+  std::vector<double> joint_cells;
+  std::vector<std::string> component_labels;
+  ordered_json component_json = ordered_json::array();
+  for (std::size_t k = 0; k < components.size(); ++k) {
+    const auto r = recovered(sweep, sweep.components[static_cast<int64_t>(k)], floor);
+    const auto& comp = components[k];
+    const auto column = static_cast<std::size_t>(
+        std::find(component_columns.begin(), component_columns.end(), comp.column) -
+        component_columns.begin());
+    component_cells[static_cast<std::size_t>(comp.layer - 1) * component_columns.size() + column] =
+        r.norm;
+    joint_cells.insert(joint_cells.end(), r.per_dim.begin(), r.per_dim.end());
+    component_labels.push_back(comp.label);
+    add_row(comp.spec.substr(0, comp.spec.find(':')), comp.layer, comp.label, r);
+    ordered_json per_dim = ordered_json::array();
+    for (const double v : r.per_dim) per_dim.push_back(finite_or_null(v));
+    component_json.push_back({{"component", comp.label},
+                              {"spec", comp.spec},
+                              {"fraction", finite_or_null(r.norm)},
+                              {"per_joint", per_dim}});
+    if (std::isfinite(r.norm)) ranked.push_back({r.norm, comp.spec + " (" + comp.label + ")"});
+  }
+  std::sort(ranked.begin(), ranked.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (std::size_t k = 0; k < std::min<std::size_t>(8, ranked.size()); ++k)
+    best.push_back({{"site", ranked[k].second}, {"fraction", ranked[k].first}});
+  const auto whole = recovered(sweep, sweep.other, floor);
+  summary["windows_used"] = whole.windows;
+  summary["windows_under_floor"] = windows.count - whole.windows;
+  summary["mean_action_change"] = mean_distance(sweep.other, sweep.clean);
+  summary["largest"] = best;
+  summary["components"] = component_json;
+  note_dataset_warnings(summary, windows.dataset, windows.warnings);
+  AnalysisResult result;
+  result.tables = {table};
+  result.figures.push_back(grid("patching_stream", who + ": stream patched, " + what, layers,
+                                labels, stream_cells, "token", "after block", colour));
+  result.figures.push_back(grid("patching_components", who + ": component patched, " + what, layers,
+                                component_columns, component_cells, "component", "layer", colour));
+  result.figures.push_back(grid("patching_joints", who + ": component patched, per joint",
+                                component_labels, joints, joint_cells, "joint", "component",
+                                colour));
+  result.summary_json = summary.dump();
+  return result;
+}
+
 // Registered after the studio's other analyses (this file links after studio_analyses.cpp).
 [[maybe_unused]] const bool registered = [] {
   auto& r = analysis::analysis_registry();
@@ -361,6 +482,46 @@ AnalysisResult lens(const AnalysisInputs& in, const Progress& progress) {
             1000},
            {"target", "Target return (default: the task's first)", Type::Number, "", {}, 0, 1e12}}),
       heads));
+  r.add(studio(
+      "patching", "Activation patching",
+      "The clean run with one site taken from another (a lower target, another episode, or a "
+      "modality zeroed): the fraction of the action change each stream position and each head, "
+      "mixer and MLP recovers",
+      with_common(
+          {{"windows", "Dataset windows", Type::Integer, "64", {}, 1, 10000},
+           {"contrast",
+            "What the other run is: the windows at a lower target, other episodes' windows, or "
+            "the windows with a modality zeroed",
+            Type::Choice,
+            "targets",
+            {"targets", "episodes", "modality"}},
+           {"high",
+            "Clean target (default: the data's best return)",
+            Type::Number,
+            "",
+            {},
+            -1e12,
+            1e12},
+           {"low",
+            "Other target (default: the data's median return)",
+            Type::Number,
+            "",
+            {},
+            -1e12,
+            1e12},
+           {"zero",
+            "The modality zeroed (--contrast modality)",
+            Type::Choice,
+            "R",
+            {"R", "s", "a"}},
+           {"floor",
+            "Windows whose actions differ by less are left out of the fraction",
+            Type::Number,
+            "0.001",
+            {},
+            0,
+            1e6}}),
+      patching));
   r.add(studio("action-lens", "Action lens",
                "The final norm and action head applied to the stream after each block: how far "
                "each layer's reading is from the final action, per joint",

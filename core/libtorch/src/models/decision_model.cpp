@@ -709,25 +709,64 @@ torch::Tensor DecisionModelImpl::act(const ModelInputs& raw, ModalityZeroing zer
                                      const ForwardHooks* hooks) {
   const ModelInputs in = prepare(raw, zeroing);
   const auto& c = config_;
-  const int64_t K = in.states.size(1);
-  torch::Tensor out;
   if (c.tokenizer == Tokenizer::State) {
-    out = state_mlp_->forward(in.states.select(1, K - 1));
-  } else {
-    auto x = embed(in, nullptr);
-    const Masks masks = masks_for(in, x.size(1), hooks ? hooks->context : 0);
-    // Every block but the last needs all tokens (they are the next block's keys); the last one
-    // only the token the action is read from: s_K, or the last merged step.
-    const int64_t row = c.tokenizer == Tokenizer::Triplet ? 3 * K - 2 : K - 1;
-    const auto n = static_cast<int64_t>(blocks_->size());
-    for (int64_t i = 0; i + 1 < n; ++i)
-      x = (*blocks_)[static_cast<std::size_t>(i)]->as<BlockImpl>()->forward(
-          x, masks, nullptr, hooks, static_cast<int>(i + 1));
+    auto out = state_mlp_->forward(in.states.select(1, in.states.size(1) - 1));
+    return c.action_tanh ? torch::tanh(out) : out;
+  }
+  return blocks_to_action(in, embed(in, nullptr), 1, hooks);
+}
+
+torch::Tensor DecisionModelImpl::blocks_to_action(const ModelInputs& in, torch::Tensor x, int layer,
+                                                  const ForwardHooks* hooks) {
+  const auto& c = config_;
+  const int64_t K = in.states.size(1);
+  const Masks masks = masks_for(in, x.size(1), hooks ? hooks->context : 0);
+  // Every block but the last needs all tokens (they are the next block's keys); the last one
+  // only the token the action is read from: s_K, or the last merged step.
+  const int64_t row = action_token(K - 1);
+  const auto n = static_cast<int64_t>(blocks_->size());
+  for (int64_t i = layer - 1; i + 1 < n; ++i)
+    x = (*blocks_)[static_cast<std::size_t>(i)]->as<BlockImpl>()->forward(x, masks, nullptr, hooks,
+                                                                          static_cast<int>(i + 1));
+  if (layer <= n)
     x = (*blocks_)[static_cast<std::size_t>(n - 1)]->as<BlockImpl>()->forward_row(
         x, masks, row, hooks, static_cast<int>(n));
-    out = head_->forward(final_ln_->forward(x)).squeeze(1);
-  }
+  else
+    x = x.narrow(1, row, 1);
+  auto out = head_->forward(final_ln_->forward(x)).squeeze(1);
   return c.action_tanh ? torch::tanh(out) : out;
+}
+
+torch::Tensor DecisionModelImpl::embed_tokens(const ModelInputs& raw) {
+  if (config_.tokenizer == Tokenizer::State)
+    throw UsageError("the model (" + config_.variant + ") has no tokens");
+  return embed(prepare(raw, ModalityZeroing::None), nullptr);
+}
+
+torch::Tensor DecisionModelImpl::act_from(const ModelInputs& raw, const torch::Tensor& stream,
+                                          int layer, const ForwardHooks* hooks) {
+  const auto& c = config_;
+  if (c.tokenizer == Tokenizer::State)
+    throw UsageError("the model (" + c.variant + ") has no blocks");
+  if (layer < 1 || layer > c.layers + 1)
+    throw UsageError("block " + std::to_string(layer) + ": the model has " +
+                     std::to_string(c.layers) + " layers");
+  return blocks_to_action(prepare(raw, ModalityZeroing::None), stream, layer, hooks);
+}
+
+DecisionModelImpl::ReadOutParts DecisionModelImpl::read_out_parts(const torch::Tensor& stream) {
+  const auto& o = final_ln_->options;
+  const auto var = stream.var(-1, /*unbiased=*/false, /*keepdim=*/true);
+  return {torch::rsqrt(var + o.eps()),
+          final_ln_->weight,
+          final_ln_->bias,
+          head_->weight,
+          head_->bias,
+          head_->forward(final_ln_->forward(stream))};
+}
+
+int64_t DecisionModelImpl::action_token(int64_t step) const {
+  return config_.tokenizer == Tokenizer::Triplet ? 3 * step + 1 : step;
 }
 
 namespace {

@@ -231,6 +231,181 @@ torch::Tensor action_lens(DecisionModelImpl& model, const ModelInputs& inputs,
   return torch::stack(lens, 2);
 }
 
+std::vector<BlockComponent> block_components(const VariantConfig& c) {
+  std::vector<BlockComponent> out;
+  for (int l = 1; l <= c.layers; ++l) {
+    const std::string L = std::to_string(l);
+    const int heads = layer_heads(c, l);
+    for (int h = 1; h <= heads; ++h) {
+      const std::string H = std::to_string(h);
+      out.push_back({l, HookSite::Heads, h, "L" + L + " H" + H, "H" + H, "head:" + L + "." + H});
+    }
+    if (heads == 0 && layer_mixer(c, l) != "none")
+      out.push_back({l, HookSite::Mixer, 0, "L" + L + " mixer", "mixer", "mixer:" + L});
+    out.push_back({l, HookSite::Mlp, 0, "L" + L + " MLP", "MLP", "mlp:" + L});
+  }
+  return out;
+}
+
+namespace {
+
+// `n` copies of every input, one after the other along the batch.
+ModelInputs repeated(const ModelInputs& in, int64_t n) {
+  const auto rep = [n](const torch::Tensor& t) {
+    if (!t.defined()) return t;
+    std::vector<int64_t> times(static_cast<std::size_t>(t.dim()), 1);
+    times[0] = n;
+    return t.repeat(times);
+  };
+  return {rep(in.states), rep(in.actions), rep(in.returns_to_go), rep(in.timesteps), rep(in.mask)};
+}
+
+}  // namespace
+
+PatchingSweep patching_sweep(DecisionModelImpl& model, const ModelInputs& clean,
+                             const ModelInputs& other, bool reuse, const Progress& progress,
+                             int64_t max_rows) {
+  const auto& c = model.config();
+  if (c.tokenizer == Tokenizer::State)
+    throw UsageError("the model (" + c.variant + ") has no blocks to patch");
+  const int64_t B = clean.states.size(0), K = clean.states.size(1);
+  if (other.states.sizes() != clean.states.sizes())
+    throw UsageError("patching needs the other input to have the clean input's windows (" +
+                     std::to_string(B) + " of " + std::to_string(K) + " steps)");
+  torch::InferenceMode inference;
+  PatchingSweep out;
+  Activations clean_acts, other_acts;
+  record_activations(model, clean, clean_acts);
+  record_activations(model, other, other_acts);
+  out.clean = model.act(clean);
+  out.other = model.act(other);
+  const auto components = block_components(c);
+  const int64_t T = clean_acts.resid.front().size(1), A = c.act_dim;
+  out.stream = torch::empty({c.layers, T, B, A});
+  out.components = torch::empty({static_cast<int64_t>(components.size()), B, A});
+  InterventionSources sources;
+  sources.patch = other_acts;
+  const double total = static_cast<double>(c.layers * T + components.size());
+  double done = 0.0;
+  const auto step = [&](double n) {
+    done += n;
+    progress.update(done / total, "patching");
+  };
+  if (!reuse) {
+    for (int l = 1; l <= c.layers; ++l)
+      for (int64_t t = 0; t < T; ++t) {
+        const InterventionPlan plan(
+            {parse_patch("resid:" + std::to_string(l) + "." + std::to_string(t + 1))}, c, sources);
+        out.stream[l - 1][t].copy_(plan.forward(model, clean).select(1, K - 1));
+        step(1);
+      }
+    for (std::size_t k = 0; k < components.size(); ++k) {
+      const InterventionPlan plan({parse_patch(components[k].spec)}, c, sources);
+      out.components[static_cast<int64_t>(k)].copy_(plan.forward(model, clean).select(1, K - 1));
+      step(1);
+    }
+    return out;
+  }
+  // After block L only the blocks after it change: the clean stream there with one token taken
+  // from the other input, every token's patch a copy of the windows in one batch.
+  const int64_t per_batch = std::max<int64_t>(1, max_rows / std::max<int64_t>(B, 1));
+  for (int l = 1; l <= c.layers; ++l) {
+    const auto& clean_stream = clean_acts.resid[static_cast<std::size_t>(l - 1)];
+    const auto& other_stream = other_acts.resid[static_cast<std::size_t>(l - 1)];
+    for (int64_t t0 = 0; t0 < T; t0 += per_batch) {
+      const int64_t n = std::min(per_batch, T - t0);
+      // one_hot[k][t] is true where copy k takes token t0 + k from the other input.
+      const auto one_hot = (torch::arange(T).view({1, T}) == torch::arange(t0, t0 + n).view({n, 1}))
+                               .view({n, 1, T, 1});
+      const auto stream =
+          torch::where(one_hot, other_stream.unsqueeze(0), clean_stream.unsqueeze(0))
+              .reshape({n * B, T, c.hidden});
+      out.stream[l - 1].narrow(0, t0, n).copy_(
+          model.act_from(repeated(clean, n), stream, l + 1).view({n, B, A}));
+      step(static_cast<double>(n));
+    }
+  }
+  // A component of block L: the clean stream entering block L, that block run with the patch.
+  const auto entering = model.embed_tokens(clean);
+  for (std::size_t k = 0; k < components.size(); ++k) {
+    const int l = components[k].layer;
+    const InterventionPlan plan({parse_patch(components[k].spec)}, c, sources);
+    const auto hooks = plan.hooks();
+    out.components[static_cast<int64_t>(k)].copy_(model.act_from(
+        clean, l == 1 ? entering : clean_acts.resid[static_cast<std::size_t>(l - 2)], l, &hooks));
+    step(1);
+  }
+  return out;
+}
+
+Attribution attribute_actions(DecisionModelImpl& model, const ModelInputs& inputs) {
+  const auto& c = model.config();
+  if (c.tokenizer == Tokenizer::State)
+    throw UsageError("the model (" + c.variant + ") has no stream to attribute");
+  torch::InferenceMode inference;
+  const int64_t row = model.action_token(inputs.states.size(1) - 1);
+  Activations acts;
+  record_activations(model, inputs, acts);
+  Attribution out;
+  std::vector<torch::Tensor> streams;  // each part's addition to the stream at `row`, (B, H)
+  out.parts.push_back("embeddings");
+  streams.push_back(model.embed_tokens(inputs).select(1, row));
+  for (int l = 1; l <= c.layers; ++l) {
+    const std::string L = "L" + std::to_string(l);
+    const int heads = layer_heads(c, l);
+    const auto& mixer = acts.mixer[static_cast<std::size_t>(l - 1)];
+    if (heads > 0) {
+      // The mixer's output is affine in its heads: run it with one head kept (none for its
+      // biases), the rest of the pass clean, and read what it adds.
+      const auto with_head = [&](int keep) {
+        torch::Tensor got;
+        ForwardHooks hooks;
+        hooks.at = [&](int layer, HookSite site, const torch::Tensor& v, int64_t) {
+          if (layer != l) return torch::Tensor();
+          if (site == HookSite::Heads) {
+            auto kept = torch::zeros({1, v.size(1), 1, 1}, v.options());
+            if (keep > 0) kept[0][keep - 1] = 1;
+            return v * kept;
+          }
+          if (site == HookSite::Mixer) {
+            got = v.select(1, row);
+            return mixer;
+          }
+          return torch::Tensor();
+        };
+        model.forward(inputs, nullptr, ModalityZeroing::None, &hooks);
+        return got;
+      };
+      const auto bias = with_head(0);
+      for (int h = 1; h <= heads; ++h) {
+        out.parts.push_back(L + " H" + std::to_string(h));
+        streams.push_back(with_head(h) - bias);
+      }
+      out.parts.push_back(L + " mixer bias");
+      streams.push_back(bias);
+    } else if (mixer.defined()) {
+      out.parts.push_back(L + " mixer");
+      streams.push_back(mixer.select(1, row));
+    }
+    out.parts.push_back(L + " MLP");
+    streams.push_back(acts.mlp[static_cast<std::size_t>(l - 1)].select(1, row));
+  }
+  // With the norm's scale s frozen, LN(x) = (x - mean x) s g + shift is linear in x: each part
+  // p adds (p - mean p) s g to it, and the action head W LN + b passes that on linearly.
+  const auto final_stream = acts.resid.back().narrow(1, row, 1);
+  const auto r = model.read_out_parts(final_stream);
+  const auto scale = r.scale.select(1, 0);  // (B, 1)
+  std::vector<torch::Tensor> contributions;
+  for (const auto& p : streams)
+    contributions.push_back(torch::matmul((p - p.mean(-1, true)) * scale * r.gain, r.weight.t()));
+  out.parts.push_back("biases");
+  contributions.push_back(
+      (torch::matmul(r.shift, r.weight.t()) + r.bias).expand({final_stream.size(0), c.act_dim}));
+  out.contributions = torch::stack(contributions);
+  out.pre_tanh = r.pre_tanh.select(1, 0);
+  return out;
+}
+
 torch::Tensor read_direction(const std::string& path, int hidden) {
   nlohmann::json j;
   try {

@@ -118,6 +118,24 @@ class DecisionModelImpl : public torch::nn::Module {
   /// at the tokens actions are read from, (B, K, A). What forward() ends with.
   torch::Tensor read_out(const torch::Tensor& stream);
 
+  /// The tokens entering the first block (B, T, H); none for mlp-bc.
+  torch::Tensor embed_tokens(const ModelInputs& inputs);
+  /// The action at the last position (B, A) when `stream` (B, T, H) enters block `layer` (from 1;
+  /// layers + 1 reads `stream` out as it is): what act() computes from there on. Patching reuses
+  /// the blocks before a patch this way instead of running them again.
+  torch::Tensor act_from(const ModelInputs& inputs, const torch::Tensor& stream, int layer,
+                         const ForwardHooks* hooks = nullptr);
+  /// The final norm's pieces at a stream (B, T, H): its scale 1 / sqrt(var + eps) per token
+  /// (B, T, 1), its gain and bias (H), the action head's weight (A, H) and bias (A), and the
+  /// pre-tanh action at every token (B, T, A) as the modules compute it. With the scale frozen,
+  /// the pre-tanh action is linear in the stream (attribution).
+  struct ReadOutParts {
+    torch::Tensor scale, gain, shift, weight, bias, pre_tanh;
+  };
+  ReadOutParts read_out_parts(const torch::Tensor& stream);
+  /// The index of the token each step's action is read from (s_t, or the merged step), 0-based.
+  [[nodiscard]] int64_t action_token(int64_t step) const;
+
   [[nodiscard]] const VariantConfig& config() const { return config_; }
 
  private:
@@ -127,6 +145,10 @@ class DecisionModelImpl : public torch::nn::Module {
   /// The attention masks of a pass over `tokens` tokens, each query seeing `context` steps (0:
   /// all).
   Masks masks_for(const ModelInputs& inputs, int64_t tokens, int context = 0) const;
+  /// The blocks from `layer` (from 1) on `x`, the last at the action's row only, and the action
+  /// head: the end of act() and act_from().
+  torch::Tensor blocks_to_action(const ModelInputs& in, torch::Tensor x, int layer,
+                                 const ForwardHooks* hooks);
 
   VariantConfig config_;
   torch::nn::Embedding timestep_{nullptr};

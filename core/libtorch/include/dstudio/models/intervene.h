@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "dstudio/common/progress.h"
 #include "dstudio/models/decision_model.h"
 #include "dstudio/models/interventions.h"
 
@@ -81,6 +82,48 @@ class InterventionPlan {
 /// is the model's prediction. With a plan, the stream is the intervened one.
 torch::Tensor action_lens(DecisionModelImpl& model, const ModelInputs& inputs,
                           const InterventionPlan* plan = nullptr);
+
+/// One part of a block that patching, ablation and attribution address whole: a head, a mixer
+/// without heads, or an MLP.
+struct BlockComponent {
+  int layer = 1;                    ///< from 1
+  HookSite site = HookSite::Heads;  ///< Heads (one head), Mixer (the whole mixer) or Mlp
+  int head = 0;                     ///< from 1, for Heads
+  std::string label;                ///< "L1 H2", "L1 mixer", "L1 MLP"
+  std::string column;               ///< the label without its layer: "H2", "mixer", "MLP"
+  std::string spec;                 ///< "head:1.2", "mixer:1", "mlp:1" (with no replacement)
+};
+/// Every layer's heads (a mixer without heads whole, none for the "none" mixer) and MLP, in
+/// order.
+std::vector<BlockComponent> block_components(const VariantConfig& config);
+
+/// Activation patching at each window's last action: `clean` run with one site's value taken
+/// from `other` (the same number of windows), for every stream position after every block and
+/// every block component.
+struct PatchingSweep {
+  torch::Tensor clean, other;  ///< the unpatched actions (B, A)
+  torch::Tensor stream;        ///< (layers, T, B, A): resid:L.T patched
+  torch::Tensor components;    ///< (components, B, A): block_components(...)[k] patched
+};
+/// With `reuse`, a patch after block L (or inside it) starts from the clean stream there and runs
+/// only the blocks after it, and the patches of one layer run as one batch of at most `max_rows`
+/// windows; without, every patch is a whole forward pass (InterventionPlan), which the reuse must
+/// agree with. Polls `progress` between batches.
+PatchingSweep patching_sweep(DecisionModelImpl& model, const ModelInputs& clean,
+                             const ModelInputs& other, bool reuse = true,
+                             const Progress& progress = {}, int64_t max_rows = 2048);
+
+/// Each part's contribution to the pre-tanh action at each window's last step, the final norm's
+/// scale frozen at the clean run: the embedded tokens, every head (after its share of the output
+/// projection), each attention mixer's biases (what it adds with every head zeroed), a mixer
+/// without heads whole, every MLP, and the final norm's and action head's biases. The parts sum to
+/// the pre-tanh action.
+struct Attribution {
+  std::vector<std::string> parts;  ///< "embeddings", "L1 H1", "L1 mixer bias", "L1 MLP", ...
+  torch::Tensor contributions;     ///< (parts, B, A)
+  torch::Tensor pre_tanh;          ///< (B, A): the action head on the final norm, as computed
+};
+Attribution attribute_actions(DecisionModelImpl& model, const ModelInputs& inputs);
 
 /// A steering direction saved as JSON ({"direction": [...], ...}); throws UsageError naming the
 /// file when it cannot be read or is not a list of `hidden` finite numbers.

@@ -1,0 +1,82 @@
+// What the causal analyses share; see causal_parts.h.
+
+#include "causal_parts.h"
+
+#include <algorithm>
+
+#include "dstudio/data/dataset_io.h"
+#include "dstudio/models/evaluation.h"
+#include "dstudio/models/windows.h"
+#include "policy_window.h"
+
+namespace dstudio::models::causal_parts {
+
+DatasetWindows dataset_windows(const LoadedCheckpoint& checkpoint, const std::string& dataset,
+                               int count, const Progress& progress) {
+  DatasetWindows out;
+  out.dataset = dataset.empty() ? checkpoint_dataset(checkpoint.info, progress)
+                                : std::filesystem::path(dataset);
+  progress.update(0.0, "loading the dataset");
+  const auto ds = data::load_dataset(out.dataset, {.isolate = true}, {{}, progress.cancel});
+  out.warnings = ds.warnings;
+  out.windows = sample_windows(ds, count, checkpoint.info.variant.context_length);
+  out.inputs = window_inputs(out.windows, checkpoint.model->config(), checkpoint.info);
+  out.count = static_cast<int64_t>(out.windows.size());
+  for (const auto& e : ds.episodes)
+    if (e.complete()) out.episode_returns.push_back(e.ret);
+  return out;
+}
+
+ModelInputs at_target(const ModelInputs& inputs, double target, double rtg_scale) {
+  ModelInputs out = inputs;
+  const auto& R = inputs.returns_to_go;
+  out.returns_to_go = R - R.narrow(1, 0, 1) + static_cast<float>(target / rtg_scale);
+  if (inputs.mask.defined()) out.returns_to_go = out.returns_to_go * inputs.mask.unsqueeze(-1);
+  return out;
+}
+
+torch::Tensor last_actions(DecisionModelImpl& model, const ModelInputs& in,
+                           const InterventionPlan* plan) {
+  torch::InferenceMode inference;
+  const auto K = in.states.size(1);
+  return (plan ? plan->forward(model, in) : model.forward(in)).select(1, K - 1);
+}
+
+double mean_distance(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a - b).norm(2, {1}).mean().item<double>();
+}
+
+std::vector<double> closed_loop_scores(DecisionModelImpl& model, const CheckpointInfo& info,
+                                       const InterventionPlan& plan,
+                                       const analysis::AnalysisInputs& in, double target,
+                                       int episodes, const Progress& progress) {
+  RolloutConfig rc;
+  rc.targets = {target};
+  rc.episodes = episodes;
+  rc.seed = static_cast<std::uint64_t>(in.options.integer("seed"));
+  rc.threads = static_cast<int>(in.options.integer("threads"));
+  rc.traces = false;
+  const auto r = rollout(model, info, rc, progress, &plan);
+  std::vector<double> scores;
+  for (const auto& e : r.episodes) scores.push_back(e.score);
+  return scores;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<std::string> token_labels(const VariantConfig& c, int64_t tokens) {
+  std::vector<std::string> out;
+  const bool triplet = c.tokenizer == Tokenizer::Triplet;
+  for (int64_t t = 0; t < tokens; ++t) {
+    const int64_t step = triplet ? t / 3 + 1 : t + 1;
+    const char* type = triplet ? (t % 3 == 0 ? "R" : t % 3 == 1 ? "s" : "a") : "t";
+    out.push_back(type + std::to_string(step));
+  }
+  return out;
+}
+
+}  // namespace dstudio::models::causal_parts

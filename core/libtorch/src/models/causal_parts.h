@@ -1,0 +1,58 @@
+#pragma once
+// What the causal analyses share (causal_analyses.cpp, causal_readouts.cpp): dataset windows as a
+// model's inputs, the same windows at another target, the actions at each window's last step, and
+// episodes played by an intervened policy.
+
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "analysis_parts.h"
+#include "dstudio/common/progress.h"
+#include "dstudio/models/checkpoint_model.h"
+#include "dstudio/models/intervene.h"
+#include "dstudio/models/window.h"
+
+namespace dstudio::models::causal_parts {
+
+/// Windows of a checkpoint's dataset (or the one given) as its model's inputs.
+struct DatasetWindows {
+  std::filesystem::path dataset;
+  std::vector<std::string> warnings;
+  std::vector<Window> windows;
+  ModelInputs inputs;
+  int64_t count = 0;
+  /// The returns of the dataset's complete episodes (what "the data's best" and "median" are of).
+  std::vector<double> episode_returns;
+};
+DatasetWindows dataset_windows(const LoadedCheckpoint& checkpoint, const std::string& dataset,
+                               int count, const Progress& progress);
+
+/// The windows with their returns-to-go moved so that each starts at `target` (the environment's
+/// units): the rewards within a window stay its own, as if the episode had been asked for
+/// `target` at the window's first step.
+ModelInputs at_target(const ModelInputs& inputs, double target, double rtg_scale);
+
+/// The action each window's last step gets (B, A), with `plan` when given.
+torch::Tensor last_actions(DecisionModelImpl& model, const ModelInputs& in,
+                           const InterventionPlan* plan = nullptr);
+
+/// The mean over windows of the Euclidean distance between two sets of actions (B, A).
+double mean_distance(const torch::Tensor& a, const torch::Tensor& b);
+
+/// Episodes played by the intervened policy at `target`: their normalised scores (the analysis's
+/// --seed and --threads).
+std::vector<double> closed_loop_scores(DecisionModelImpl& model, const CheckpointInfo& info,
+                                       const InterventionPlan& plan,
+                                       const analysis::AnalysisInputs& in, double target,
+                                       int episodes, const Progress& progress);
+
+/// The median of `v` (not empty).
+double median(std::vector<double> v);
+
+/// "R1", "s1", "a1", ... (or "t1", ... for merged steps) for a model's T tokens.
+std::vector<std::string> token_labels(const VariantConfig& config, int64_t tokens);
+
+}  // namespace dstudio::models::causal_parts

@@ -1,0 +1,425 @@
+// The causal analyses that read what the stream holds: attribution of the action to each head,
+// MLP and the embeddings; ridge probes of the stream after each block; and steering along the
+// return-to-go direction. docs/analyses.md defines each number.
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis_parts.h"
+#include "causal_parts.h"
+#include "dstudio/analysis/analysis_registry.h"
+#include "dstudio/analysis/causal_measures.h"
+#include "dstudio/analysis/entropy.h"
+#include "dstudio/common/error.h"
+#include "dstudio/models/evaluation.h"
+#include "dstudio/models/intervene.h"
+
+namespace dstudio::models {
+namespace {
+
+using namespace analysis_parts;
+using namespace causal_parts;
+
+// ---------------------------------------------------------------------------------------------
+// Attribution: each part's share of the pre-tanh action.
+
+AnalysisResult attribution(const AnalysisInputs& in, const Progress& progress) {
+  torch::NoGradGuard no_grad;
+  const auto checkpoint = opened(in);
+  const auto& c = checkpoint->info.variant;
+  if (c.tokenizer == Tokenizer::State)
+    throw UsageError(in.checkpoint + ": the model (" + c.variant + ") has no stream to attribute");
+  DecisionModel handle = checkpoint->model;  // the same module, callable
+  auto& model = *handle;
+  const auto windows = dataset_windows(*checkpoint, in.dataset,
+                                       static_cast<int>(in.options.integer("windows")), progress);
+  progress.update(0.5, "attributing");
+  const auto a = attribute_actions(model, windows.inputs);
+  const double sum_error = (a.contributions.sum(0) - a.pre_tanh).abs().max().item<double>();
+  const auto P = static_cast<int64_t>(a.parts.size());
+  const int A = c.act_dim;
+  const auto mean = a.contributions.mean(1), magnitude = a.contributions.abs().mean(1);  // (P, A)
+  AnalysisTable table{"attribution", {"part", "joint", "mean", "mean_abs"}, {}};
+  std::vector<double> signed_cells, magnitude_cells;
+  ordered_json parts = ordered_json::array();
+  for (int64_t p = 0; p < P; ++p) {
+    ordered_json m = ordered_json::array(), abs = ordered_json::array();
+    for (int j = 0; j < A; ++j) {
+      const double v = mean[p][j].item<double>(), w = magnitude[p][j].item<double>();
+      table.rows.push_back(
+          {a.parts[static_cast<std::size_t>(p)], static_cast<double>(j + 1), v, w});
+      signed_cells.push_back(v);
+      magnitude_cells.push_back(w);
+      m.push_back(v);
+      abs.push_back(w);
+    }
+    parts.push_back(
+        {{"part", a.parts[static_cast<std::size_t>(p)]}, {"mean", m}, {"mean_abs", abs}});
+  }
+  std::vector<std::string> joints;
+  for (int j = 1; j <= A; ++j) joints.push_back("j" + std::to_string(j));
+  const std::string who = checkpoint_label(in.checkpoint);
+  AnalysisFigure size;
+  size.kind = AnalysisFigure::Kind::Grid;
+  size.name = "attribution_magnitude";
+  size.title = who + ": each part's share of the action before the tanh";
+  size.x_label = "joint";
+  size.y_label = "part";
+  size.row_labels = a.parts;
+  size.labels = joints;
+  size.cells = magnitude_cells;
+  size.colour_label = "mean |contribution|";
+  AnalysisFigure sign = size;
+  sign.name = "attribution_mean";
+  sign.title = who + ": each part's mean push on each joint";
+  sign.cells = signed_cells;
+  sign.diverging = true;
+  sign.colour_label = "mean contribution";
+  ordered_json summary = {{"variant", c.variant},
+                          {"windows", windows.count},
+                          {"largest_sum_error", sum_error},
+                          {"parts", parts}};
+  note_dataset_warnings(summary, windows.dataset, windows.warnings);
+  AnalysisResult result;
+  result.tables = {table};
+  result.figures = {size, sign};
+  result.summary_json = summary.dump();
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Probes: ridge regressions from the stream to what the window holds.
+
+AnalysisResult probes(const AnalysisInputs& in, const Progress& progress) {
+  torch::NoGradGuard no_grad;
+  const auto& o = in.options;
+  const auto checkpoint = opened(in);
+  const auto& info = checkpoint->info;
+  const auto& c = info.variant;
+  if (c.tokenizer == Tokenizer::State)
+    throw UsageError(in.checkpoint + ": the model (" + c.variant + ") has no stream to probe");
+  DecisionModel handle = checkpoint->model;  // the same module, callable
+  auto& model = *handle;
+  const auto windows = dataset_windows(
+      *checkpoint, in.dataset, static_cast<int>(o.integer("windows")), progress.part(0, 0.2));
+  const double lambda = o.number("ridge");
+  // Half the episodes (drawn with the seed) fit the probes, the other half test them.
+  std::vector<int> episodes;
+  for (const auto& w : windows.windows)
+    if (std::find(episodes.begin(), episodes.end(), w.episode) == episodes.end())
+      episodes.push_back(w.episode);
+  if (episodes.size() < 2)
+    throw UsageError(windows.dataset.string() +
+                     ": the windows come from one episode; probes are tested on other episodes");
+  std::mt19937_64 rng(static_cast<std::uint64_t>(o.integer("seed")));
+  std::shuffle(episodes.begin(), episodes.end(), rng);
+  const std::vector<int> fit_episodes(episodes.begin(),
+                                      episodes.begin() + static_cast<long>(episodes.size() / 2));
+  // The streams: the embedded tokens (layer 0) and after each block, (B, T, H) each.
+  std::vector<torch::Tensor> streams;
+  {
+    torch::InferenceMode inference;
+    Activations acts;
+    record_activations(model, windows.inputs, acts);
+    streams.push_back(model.embed_tokens(windows.inputs).contiguous());
+    for (const auto& r : acts.resid) streams.push_back(r.contiguous());
+  }
+  const auto& task = task_of(info);
+  const int K = c.context_length, H = c.hidden, S = c.state_dim;
+  // What is probed, per real step of each window: its return-to-go, its timestep, and each
+  // velocity the observation holds (qvel after qpos[1:]; none when the velocities are hidden).
+  struct Target {
+    std::string name;
+    std::vector<double> y;
+  };
+  std::vector<Target> targets{{"return-to-go", {}}, {"timestep", {}}};
+  const int first_velocity = task.positions_only ? S : task.nq - 1;
+  for (int v = first_velocity; v < S; ++v)
+    targets.push_back({"qvel" + std::to_string(v - first_velocity + 1), {}});
+  std::vector<std::pair<int64_t, int64_t>> steps;  // (window, step) of each row
+  std::vector<int64_t> fit_rows, test_rows;
+  for (std::size_t b = 0; b < windows.windows.size(); ++b) {
+    const auto& w = windows.windows[b];
+    const bool fit =
+        std::find(fit_episodes.begin(), fit_episodes.end(), w.episode) != fit_episodes.end();
+    for (int k = 0; k < K; ++k) {
+      if (w.mask[static_cast<std::size_t>(k)] < 0.5f) continue;
+      (fit ? fit_rows : test_rows).push_back(static_cast<int64_t>(steps.size()));
+      steps.push_back({static_cast<int64_t>(b), k});
+      targets[0].y.push_back(w.returns_to_go[static_cast<std::size_t>(k)]);
+      targets[1].y.push_back(static_cast<double>(w.timesteps[static_cast<std::size_t>(k)]));
+      for (std::size_t t = 2; t < targets.size(); ++t)
+        targets[t].y.push_back(
+            w.states[static_cast<std::size_t>(k) * S + first_velocity + (t - 2)]);
+    }
+  }
+  const bool triplet = c.tokenizer == Tokenizer::Triplet;
+  const std::vector<std::pair<std::string, int>> types =
+      triplet ? std::vector<std::pair<std::string, int>>{{"R", 0}, {"s", 1}, {"a", 2}}
+              : std::vector<std::pair<std::string, int>>{{"t", 0}};
+  AnalysisTable table{"probes", {"layer", "token", "target", "r2"}, {}};
+  // Figures: return-to-go, timestep, and the mean over the velocities, R^2 against layer.
+  const bool velocities = targets.size() > 2;
+  std::vector<AnalysisFigure> figures;
+  for (const std::string name : {"return-to-go", "timestep", "velocities (mean)"}) {
+    if (name.starts_with("velocities") && !velocities) continue;
+    AnalysisFigure f;
+    f.name = "probes_" + name.substr(0, name.find(' '));
+    f.title = checkpoint_label(in.checkpoint) + ": " + name + " read from the stream";
+    f.x_label = "after block (0: the embedded tokens)";
+    f.y_label = "held-out R^2";
+    for (const auto& [type, offset] : types)
+      f.series.push_back({type + " tokens", {}, {}, {}, false});
+    figures.push_back(std::move(f));
+  }
+  ordered_json layers = ordered_json::array();
+  const auto rows = static_cast<int64_t>(steps.size());
+  std::vector<float> X(static_cast<std::size_t>(rows) * H);
+  for (std::size_t l = 0; l < streams.size(); ++l) {
+    progress.update(0.2 + 0.8 * static_cast<double>(l) / static_cast<double>(streams.size()),
+                    "fitting probes");
+    const float* stream = streams[l].data_ptr<float>();
+    const int64_t T = streams[l].size(1);
+    ordered_json by_type = ordered_json::object();
+    for (std::size_t ty = 0; ty < types.size(); ++ty) {
+      const int offset = types[ty].second;
+      for (int64_t r = 0; r < rows; ++r) {
+        const auto [b, k] = steps[static_cast<std::size_t>(r)];
+        const int64_t token = triplet ? 3 * k + offset : k;
+        std::copy_n(stream + (b * T + token) * H, H, X.data() + r * H);
+      }
+      ordered_json scores = ordered_json::object();
+      double velocity_sum = 0.0;
+      int velocity_count = 0;
+      for (std::size_t t = 0; t < targets.size(); ++t) {
+        const auto probe = analysis::fit_ridge(X, targets[t].y, H, fit_rows, lambda);
+        const double r2 = analysis::r_squared(probe, X, targets[t].y, H, test_rows);
+        table.rows.push_back({static_cast<double>(l), types[ty].first, targets[t].name, r2});
+        scores[targets[t].name] = finite_or_null(r2);
+        if (t >= 2 && std::isfinite(r2)) velocity_sum += r2, ++velocity_count;
+        if (t < 2) {
+          figures[t].series[ty].x.push_back(static_cast<double>(l));
+          figures[t].series[ty].y.push_back(r2);
+        }
+      }
+      if (velocities) {
+        const double m = velocity_count ? velocity_sum / velocity_count : std::nan("");
+        scores["velocities (mean)"] = finite_or_null(m);
+        figures[2].series[ty].x.push_back(static_cast<double>(l));
+        figures[2].series[ty].y.push_back(m);
+      }
+      by_type[types[ty].first] = scores;
+    }
+    layers.push_back({{"layer", l}, {"r2", by_type}});
+  }
+  ordered_json summary = {{"variant", c.variant},
+                          {"windows", windows.count},
+                          {"fit_rows", fit_rows.size()},
+                          {"test_rows", test_rows.size()},
+                          {"fit_episodes", fit_episodes.size()},
+                          {"test_episodes", episodes.size() - fit_episodes.size()},
+                          {"ridge", lambda},
+                          {"layers", layers}};
+  note_dataset_warnings(summary, windows.dataset, windows.warnings);
+  AnalysisResult result;
+  result.tables = {table};
+  result.figures = std::move(figures);
+  result.summary_json = summary.dump();
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steering: the return-to-go direction added to the stream, against changing the target.
+
+AnalysisResult steering(const AnalysisInputs& in, const Progress& progress) {
+  torch::NoGradGuard no_grad;
+  const auto& o = in.options;
+  const auto checkpoint = opened(in);
+  const auto& info = checkpoint->info;
+  const auto& c = info.variant;
+  if (c.tokenizer == Tokenizer::State)
+    throw UsageError(in.checkpoint + ": the model (" + c.variant + ") has no stream to steer");
+  DecisionModel handle = checkpoint->model;  // the same module, callable
+  auto& model = *handle;
+  const auto windows = dataset_windows(
+      *checkpoint, in.dataset, static_cast<int>(o.integer("windows")), progress.part(0, 0.05));
+  if (windows.episode_returns.empty())
+    throw UsageError(windows.dataset.string() + " has no complete episode to take targets from");
+  const double high = o.given("high") ? o.number("high")
+                                      : *std::max_element(windows.episode_returns.begin(),
+                                                          windows.episode_returns.end()),
+               low = o.given("low") ? o.number("low") : median(windows.episode_returns);
+  std::vector<double> alphas = o.numbers("alphas");
+  if (alphas.empty()) alphas = {0.0, 0.5, 1.0, 1.5, 2.0};
+  std::vector<int> steered;
+  for (const double l : o.numbers("layers")) {
+    if (l != std::floor(l) || l < 1 || l > c.layers)
+      throw UsageError("--layers " + std::to_string(l) + ": the model has " +
+                       std::to_string(c.layers) + " layers, 1 to " + std::to_string(c.layers));
+    steered.push_back(static_cast<int>(l));
+  }
+  if (steered.empty())
+    for (int l = 1; l <= c.layers; ++l) steered.push_back(l);
+  const int episodes = static_cast<int>(o.integer("episodes"));
+  // The direction after each block: the mean state-token stream at the high target less that at
+  // the low one, over the windows' real steps.
+  InterventionSources sources;
+  AnalysisResult result;
+  ordered_json directions = ordered_json::array();
+  {
+    torch::InferenceMode inference;
+    Activations at_high, at_low;
+    record_activations(model, at_target(windows.inputs, high, info.rtg_scale), at_high);
+    record_activations(model, at_target(windows.inputs, low, info.rtg_scale), at_low);
+    const int K = c.context_length;
+    std::vector<int64_t> state_tokens;
+    for (int k = 0; k < K; ++k) state_tokens.push_back(model.action_token(k));
+    const auto index = torch::tensor(state_tokens, torch::kLong);
+    const auto weight = windows.inputs.mask.unsqueeze(-1);  // (B, K, 1)
+    for (int l = 1; l <= c.layers; ++l) {
+      const auto mean_at = [&](const Activations& a) {
+        const auto s = a.resid[static_cast<std::size_t>(l - 1)].index_select(1, index);
+        return (s * weight).sum(std::vector<int64_t>{0, 1}) / weight.sum();
+      };
+      const auto direction = (mean_at(at_high) - mean_at(at_low)).contiguous();
+      const std::string name = "L" + std::to_string(l);
+      sources.directions[name] = direction;
+      std::vector<double> v(direction.data_ptr<float>(),
+                            direction.data_ptr<float>() + direction.numel());
+      const double norm = direction.norm().item<double>();
+      ordered_json doc = {{"direction", v},    {"layer", l},   {"high_target", high},
+                          {"low_target", low}, {"norm", norm}, {"checkpoint", in.checkpoint}};
+      const std::string file = "direction_L" + std::to_string(l) + ".json";
+      result.documents.push_back({file, doc.dump(2) + "\n"});
+      directions.push_back({{"layer", l}, {"file", file}, {"norm", norm}});
+    }
+  }
+  const std::string who = checkpoint_label(in.checkpoint);
+  AnalysisTable table{
+      "steering", {"how", "layer", "alpha", "target", "score", "score_low", "score_high"}, {}};
+  AnalysisFigure f;
+  f.name = "steering";
+  f.title = who + ": steered from " + std::to_string(static_cast<long long>(std::lround(low))) +
+            " towards " + std::to_string(static_cast<long long>(std::lround(high)));
+  f.x_label = "alpha";
+  f.y_label = "normalised score (95% interval)";
+  ordered_json runs = ordered_json::array();
+  if (episodes > 0) {
+    const std::size_t total = (steered.size() + 1) * alphas.size();
+    std::size_t done = 0;
+    const auto run = [&](const InterventionPlan& plan, double target) {
+      const auto part = progress.part(0.05 + 0.95 * done / total, 0.05 + 0.95 * (done + 1) / total);
+      ++done;
+      return analysis::mean_interval_95(
+          closed_loop_scores(model, info, plan, in, target, episodes, part));
+    };
+    // The target changed instead: what the direction is meant to stand for.
+    AnalysisSeries retarget{"target low + alpha (high - low)", {}, {}, {}, false};
+    for (const double alpha : alphas) {
+      const double target = low + alpha * (high - low);
+      const auto s = run(InterventionPlan({}, c, {}), target);
+      table.rows.push_back({"target", std::nan(""), alpha, target, s.mean, s.low, s.high});
+      runs.push_back({{"how", "target"},
+                      {"alpha", alpha},
+                      {"target", target},
+                      {"score", finite_or_null(s.mean)},
+                      {"score_low", finite_or_null(s.low)},
+                      {"score_high", finite_or_null(s.high)}});
+      retarget.x.push_back(alpha);
+      retarget.y.push_back(s.mean);
+      retarget.spread.push_back((s.high - s.low) / 2);
+    }
+    f.series.push_back(std::move(retarget));
+    for (const int l : steered) {
+      AnalysisSeries line{"steered after block " + std::to_string(l), {}, {}, {}, false};
+      for (const double alpha : alphas) {
+        std::ostringstream spec;
+        spec << "steer:" << l << "=" << alpha << "*L" << l;
+        const InterventionPlan plan({parse_intervention(spec.str())}, c, sources);
+        const auto s = run(plan, low);
+        table.rows.push_back({"steer", static_cast<double>(l), alpha, low, s.mean, s.low, s.high});
+        runs.push_back({{"how", "steer"},
+                        {"layer", l},
+                        {"alpha", alpha},
+                        {"target", low},
+                        {"score", finite_or_null(s.mean)},
+                        {"score_low", finite_or_null(s.low)},
+                        {"score_high", finite_or_null(s.high)}});
+        line.x.push_back(alpha);
+        line.y.push_back(s.mean);
+        line.spread.push_back((s.high - s.low) / 2);
+      }
+      f.series.push_back(std::move(line));
+    }
+  }
+  ordered_json summary = {{"variant", c.variant}, {"windows", windows.count},
+                          {"high_target", high},  {"low_target", low},
+                          {"episodes", episodes}, {"directions", directions},
+                          {"runs", runs}};
+  note_dataset_warnings(summary, windows.dataset, windows.warnings);
+  result.tables = {table};
+  if (episodes > 0) result.figures.push_back(std::move(f));
+  result.summary_json = summary.dump();
+  return result;
+}
+
+// Registered after causal_analyses.cpp's (this file links after it).
+[[maybe_unused]] const bool registered = [] {
+  auto& r = analysis::analysis_registry();
+  r.add(studio("attribution", "Direct attribution",
+               "Each head's, MLP's and the embeddings' share of each joint's action before the "
+               "tanh, the final norm's scale frozen at the run: the parts sum to the action",
+               with_common({{"windows", "Dataset windows", Type::Integer, "64", {}, 1, 10000}}),
+               attribution));
+  r.add(studio(
+      "probes", "Linear probes",
+      "Ridge probes of the stream after each block, per token type, for the return-to-go, the "
+      "timestep and each velocity: R^2 on episodes the probe was not fitted on",
+      with_common(
+          {{"windows", "Dataset windows", Type::Integer, "256", {}, 4, 100000},
+           {"ridge", "Penalty on the standardised weights", Type::Number, "1", {}, 0, 1e9}}),
+      probes));
+  r.add(studio(
+      "steering", "Steering",
+      "The return-to-go direction after each block (mean stream at a high target less at a low "
+      "one), written as direction_L<layer>.json; episodes steered by alpha times it at the low "
+      "target, beside the target moved by alpha instead",
+      with_common(
+          {{"windows", "Dataset windows for the directions", Type::Integer, "64", {}, 1, 10000},
+           {"high",
+            "High target (default: the data's best return)",
+            Type::Number,
+            "",
+            {},
+            -1e12,
+            1e12},
+           {"low",
+            "Low target (default: the data's median return)",
+            Type::Number,
+            "",
+            {},
+            -1e12,
+            1e12},
+           {"alphas", "Steps along the direction", Type::NumberList, "0,0.5,1,1.5,2"},
+           {"layers", "Blocks to steer after (default: every one)", Type::NumberList, ""},
+           {"episodes",
+            "Episodes at each alpha (0: directions only)",
+            Type::Integer,
+            "3",
+            {},
+            0,
+            1000}}),
+      steering));
+  return true;
+}();
+
+}  // namespace
+}  // namespace dstudio::models
