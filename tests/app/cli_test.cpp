@@ -836,6 +836,21 @@ TEST_F(Analyses, AttributionProbesAndSteeringKeepTheirIdentities) {
   EXPECT_EQ(j["runs"][2]["how"], "steer");
   EXPECT_EQ(j["runs"][0]["target"].get<double>(), 500.0);
   EXPECT_EQ(j["runs"][0]["score"].get<double>(), j["runs"][2]["score"].get<double>());
+  // predict steers with the file; one of another width is refused naming both widths.
+  const std::string predict = "predict --checkpoint " + checkpoint_ + " --input " +
+                              std::string(DSTUDIO_TEST_DATA) + "/corl_dt/a_inputs.h5 --output ";
+  auto r = run(
+      predict + (*dir_ / "steered.h5").string() + " --intervene steer:2=1.5*" + direction.string(),
+      *dir_);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("actions (4, 5, 3)"));
+  std::ofstream(*dir_ / "narrow.json") << R"({"direction": [1, 2, 3]})";
+  r = run(predict + (*dir_ / "refused.h5").string() + " --intervene steer:2=1*" +
+              (*dir_ / "narrow.json").string(),
+          *dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("the direction has 3 numbers, the model's stream 16"));
+  EXPECT_FALSE(std::filesystem::exists(*dir_ / "refused.h5"));
 }
 
 TEST_F(Analyses, LocalityWritesTheLagProfilePerLayer) {
