@@ -9,7 +9,7 @@
 # `SEED=s STEPS=10000 WARMUP=1000 OUT=build/seeds/seed-s bash packaging/train-default-checkpoints.sh dt dc`),
 # each scored at its best target of the sweep, then mean and standard deviation over the seeds.
 #
-#   bash packaging/reproduce-findings.sh                  # all five (story, contrast, seeds, locality, efficiency)
+#   bash packaging/reproduce-findings.sh                  # all six (story, contrast, seeds, locality, causal, efficiency)
 #   bash packaging/reproduce-findings.sh story seeds      # some of them
 #   ONLY=rtg-sweep,attention-dt bash packaging/reproduce-findings.sh story   # just these folders
 set -euo pipefail
@@ -145,6 +145,67 @@ locality() {
   run rtg-sweep-positions-only rtg-sweep --checkpoint "$PO/dt-positions-only.pt" --compare "$PO/dt-full-state.pt" --episodes "$EPISODES"
 }
 
+# The causal analyses (interventions inside the forward pass, docs/analyses.md): how much of the
+# past each model uses (knockout: DT against GDT, DC against DHi, and DT over the training seeds
+# in SEEDS), which heads and tokens carry the return-to-go (patching the data's best return against
+# its median), each part's share of the action, probes of the stream, and steering along the
+# return-to-go direction against changing the target; the positions-only DT against the full-state
+# one (PO) where they are trained.
+causal() {
+  local m s
+  run knockout-dt knockout --checkpoint $STORY-dt.pt --compare $STORY-gdt.pt --episodes "$EPISODES"
+  run knockout-dc knockout --checkpoint $STORY-dc.pt --compare $STORY-dhi.pt --episodes "$EPISODES"
+  for m in dt gdt dc dhi; do run patching-$m patching --checkpoint $STORY-$m.pt; done
+  run patching-dt-zero-r patching --checkpoint $STORY-dt.pt --contrast modality --zero R
+  run heads-dt heads --checkpoint $STORY-dt.pt --episodes 5
+  for m in dt dc; do run attribution-$m attribution --checkpoint $STORY-$m.pt; done
+  for m in dt dc; do run probes-$m probes --checkpoint $STORY-$m.pt; done
+  run steering-dt steering --checkpoint $STORY-dt.pt --episodes "$EPISODES"
+  for s in 0 1 2; do
+    run seeds/knockout-dt-seed-$s knockout --checkpoint "$SEEDS/seed-$s/dt/checkpoint.pt" --episodes "$EPISODES"
+  done
+  # The full-state run is seed 0's (the same recipe, seed and steps) where PO has none of its own.
+  local full=$PO/full-state/dt/checkpoint.pt
+  [ -f "$full" ] || full=$SEEDS/seed-0/dt/checkpoint.pt
+  if [ -f "$PO/positions-only/dt/checkpoint.pt" ]; then "$B/dstudio" checkpoint slim "$PO/positions-only/dt/checkpoint.pt" --out "$PO/dt-positions-only.pt" > /dev/null; fi
+  if [ -f "$full" ]; then "$B/dstudio" checkpoint slim "$full" --out "$PO/dt-full-state.pt" > /dev/null; fi
+  run knockout-positions-only knockout --checkpoint "$PO/dt-positions-only.pt" --compare "$PO/dt-full-state.pt" --episodes "$EPISODES"
+  [[ -n ${ONLY:-} ]] && return 0
+  python3 - "$DOCS" <<'PY' | tee "$DOCS/causal.md"
+import json, os, statistics, sys
+docs = sys.argv[1]
+def load(name):
+    path = os.path.join(docs, name, "summary.json")
+    return json.load(open(path)) if os.path.exists(path) else None
+print("| model | K | score, whole window | smallest context keeping 95% | action error at context 1 |")
+print("|---|---|---|---|---|")
+for name in ["knockout-dt", "knockout-dc", "knockout-positions-only"]:
+    k = load(name)
+    for m in (k or {}).get("models", []):
+        print("| %s | %d | %.1f | %s | %.3f |" % (m["label"], m["contexts"][-1], m["score"][-1],
+              m.get("smallest_context_keeping_95_percent", "none"), m["action_error"][0]))
+seeds = [load("seeds/knockout-dt-seed-%d" % s) for s in range(3)]
+smallest = [k["models"][0].get("smallest_context_keeping_95_percent") for k in seeds if k]
+if smallest:
+    print()
+    print("DT over training seeds 0, 1, 2 (shorter runs): smallest context keeping 95%% of the return: %s"
+          % ", ".join(str(v) for v in smallest))
+    at1 = [k["models"][0]["score"][0] / k["models"][0]["score"][-1] for k in seeds if k]
+    print("score at context 1 as a share of the whole window's: %s (mean %.2f, std %.2f)"
+          % (", ".join("%.2f" % v for v in at1), statistics.mean(at1),
+             statistics.stdev(at1) if len(at1) > 1 else float("nan")))
+print()
+print("| model | windows whose action moves with the target | largest fractions recovered |")
+print("|---|---|---|")
+for m in ["dt", "gdt", "dc", "dhi"]:
+    p = load("patching-" + m)
+    if p:
+        top = ", ".join("%s %.2f" % (x["site"], x["fraction"]) for x in p["largest"][:4])
+        print("| %s | %d of %d (mean change %.3f) | %s |" % (m.upper(), p["windows_used"], p["windows"],
+              p["mean_action_change"], top))
+PY
+}
+
 # The UTR paper's efficiency claims (its Table 2): milliseconds and GFLOPs of a training step
 # (batch 64) and of one action, parameters, for DT, UDT, DC (at its K of 8 and at UTR's 20), UDC
 # and DHi, at the shipped sizes, one thread each, in one run so that they compare as ratios.
@@ -178,14 +239,15 @@ PY
 }
 
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(story contrast seeds locality efficiency)
+[ ${#parts[@]} -eq 0 ] && parts=(story contrast seeds locality causal efficiency)
 for part in "${parts[@]}"; do
   case "$part" in
     story) story ;;
     contrast) contrast ;;
     seeds) seeds ;;
     locality) locality ;;
+    causal) causal ;;
     efficiency) efficiency ;;
-    *) echo "unknown part: $part (story, contrast, seeds, locality, efficiency)" >&2; exit 2 ;;
+    *) echo "unknown part: $part (story, contrast, seeds, locality, causal, efficiency)" >&2; exit 2 ;;
   esac
 done

@@ -795,6 +795,9 @@ TEST_F(Analyses, PatchingRecoversAllAtTheActionsTokenAndNothingAfterIt) {
       }
     }
     EXPECT_EQ(checked, 4);
+    // The grids' CSVs (a row label, then a cell per column) read back with Python's reader.
+    const auto report = dstudio::test::check_csv_files(*dir_ / ("patching-" + contrast));
+    EXPECT_TRUE(dstudio::test::all_ok(report)) << dstudio::test::joined(report);
   }
   const auto r = run("analyze patching --contrast nothing --checkpoint " + checkpoint_ + " --out " +
                          (*dir_ / "patching-nothing").string(),

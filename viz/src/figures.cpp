@@ -1738,8 +1738,9 @@ std::vector<std::string> save_analysis_figure(const std::string& base,
     return written;
   }
   if (figure.kind == analysis::AnalysisFigure::Kind::Grid) {
-    // One row of the grid per line, its label first; blank cells are empty fields.
-    std::vector<std::string> header{""};
+    // One row of the grid per line, its label first (under the rows' axis title); blank cells
+    // are empty fields.
+    std::vector<std::string> header{figure.y_label.empty() ? "row" : figure.y_label};
     header.insert(header.end(), figure.labels.begin(), figure.labels.end());
     CsvWriter out(header, 9);
     const std::size_t cols = figure.labels.size();

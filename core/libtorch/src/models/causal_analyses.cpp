@@ -1,8 +1,8 @@
 // The causal analyses as registered analyses (analysis_registry.h), built on the interventions of
 // intervene.h: the context knockout (how much of the past each model uses), every head, mixer and
-// MLP ablated in turn, and the action lens. Each reads its windows from the checkpoint's dataset
-// as the attention views do (sample_windows), and plays episodes with the intervened policy where
-// it measures returns. docs/analyses.md defines each number.
+// MLP ablated in turn, the action lens, and activation patching. Each reads its windows from the
+// checkpoint's dataset as the attention views do (sample_windows), and plays episodes with the
+// intervened policy where it measures returns. docs/analyses.md defines each number.
 
 #include <algorithm>
 #include <cmath>
@@ -18,12 +18,9 @@
 #include "dstudio/analysis/causal_measures.h"
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/common/error.h"
-#include "dstudio/data/dataset_io.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/models/intervene.h"
-#include "dstudio/models/windows.h"
-#include "policy_window.h"
 
 namespace dstudio::models {
 namespace {
