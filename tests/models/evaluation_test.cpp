@@ -16,6 +16,7 @@
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/episode_player.h"
+#include "dstudio/models/intervene.h"
 #include "h5_fixture.h"
 
 namespace dstudio::models {
@@ -371,11 +372,109 @@ TEST(LivePlayer, PlaysPausesStepsBackAndBranchesOnItsOwnThread) {
   EXPECT_EQ(s.frames, 5) << "a step at the newest frame acts";
   EXPECT_EQ(s.frame->target, 50000.0);
 
+  // Interventions as the target: from the frame on screen, the frames after it dropped; the
+  // step then acts as a headless player branched there with the same set does.
+  live.seek(2);
+  const auto before_interventions = live.state().generation;
+  live.set_interventions({"head:2.1=zero", "context:3"});
+  s = wait_for(live, [&](const PlaybackState& p) { return p.generation != before_interventions; });
+  EXPECT_EQ(s.frames, 3);
+  live.step_forward();
+  s = wait_for(live, [](const PlaybackState& p) { return p.frames == 4 && p.cursor == 3; });
+  const auto live_frames = live.frames();
+  EpisodePlayer headless(shipped_dt);
+  headless.reset(2, 3600.0);
+  play_to_end(headless, 3);
+  headless.branch(3, 50000.0, ModalityZeroing::None);
+  headless.branch(2, 50000.0, ModalityZeroing::None, {"head:2.1=zero", "context:3"});
+  ASSERT_TRUE(headless.step());
+  ASSERT_EQ(live_frames.size(), 4u);
+  EXPECT_EQ(live_frames[2]->action, headless.frames()[2]->action);
+  EXPECT_EQ(live_frames[2]->interventions, headless.frames()[2]->interventions);
+  EXPECT_EQ(live.interventions(), (std::vector<std::string>{"head:2.1=zero", "context:3"}));
+
   live.restart(9);
   s = wait_for(live, [&](const PlaybackState& p) { return p.seed == 9; });
   EXPECT_EQ(s.frames, 1);
   EXPECT_EQ(s.cursor, 0);
   live.play();  // destroyed while playing: the destructor stops the thread
+}
+
+// Interventions set on a playing policy: from the first step they give the episode a rollout
+// of the intervened policy plays (another code path: batched, with the plan given up front);
+// from a later step, the earlier frames keep their actions and the later ones follow the plan.
+TEST(EpisodePlayer, InterventionsFromTheFirstStepPlayWhatTheInterventedRolloutPlays) {
+  test::TempDir dir;
+  const auto ckpt = small_checkpoint(dir, "dt.pt");
+  const std::vector<std::string> specs{"head:1.2=zero", "mlp:2=zero@step:3", "context:2"};
+  const auto loaded = open_checkpoint(ckpt);
+  std::vector<Intervention> items;
+  for (const auto& spec : specs) items.push_back(parse_intervention(spec));
+  const InterventionPlan plan(items, loaded->info.variant, {});
+  RolloutConfig config;
+  config.targets = {3600.0};
+  config.episodes = 1;
+  config.seed = 6;
+  config.entropy = true;  // the full pass the player runs
+  DecisionModel model = loaded->model;
+  const auto reference = rollout(*model, loaded->info, config, {}, &plan).episodes.front();
+  ASSERT_GT(reference.length, 4);
+
+  EpisodePlayer player(ckpt);
+  player.reset(6, 3600.0);
+  player.branch(0, 3600.0, ModalityZeroing::None, specs);
+  const auto frames = play_to_end(player);
+  ASSERT_EQ(static_cast<int>(frames.size()), reference.length + 1);
+  for (int t = 0; t < reference.length; ++t) {
+    const std::vector<float> action(reference.actions.begin() + t * 3,
+                                    reference.actions.begin() + t * 3 + 3);
+    ASSERT_EQ(frames[static_cast<std::size_t>(t)]->action, action) << "step " << t;
+    EXPECT_EQ(frames[static_cast<std::size_t>(t)]->interventions, specs);
+  }
+}
+
+TEST(EpisodePlayer, InterventionsFromAStepOnLeaveTheStepsBeforeAsTheyWere) {
+  EpisodePlayer player(shipped_dt);
+  player.reset(2, 3600.0);
+  const auto original = play_to_end(player, 30);
+  player.branch(12, 3600.0, ModalityZeroing::None, {"mlp:3=zero"});
+  const auto changed = play_to_end(player, 18);
+  ASSERT_EQ(changed.size(), original.size());
+  for (std::size_t t = 0; t < 12; ++t) {
+    EXPECT_EQ(changed[t]->action, original[t]->action) << "step " << t;
+    EXPECT_TRUE(changed[t]->interventions.empty());
+  }
+  EXPECT_NE(changed[12]->action, original[12]->action) << "the MLP's output reaches the action";
+  EXPECT_EQ(changed[12]->interventions, std::vector<std::string>{"mlp:3=zero"});
+  // Taking them away again from step 20 plays the plain policy from that state on.
+  player.branch(20, 3600.0, ModalityZeroing::None, {});
+  ASSERT_TRUE(player.step());
+  EXPECT_TRUE(player.frames()[20]->interventions.empty());
+}
+
+TEST(EpisodePlayer, RefusesAnInterventionItCannotPlayBeforeChangingAnything) {
+  EpisodePlayer player(shipped_dt);
+  player.reset(2, 3600.0);
+  play_to_end(player, 5);
+  const auto before = player.frames();
+  const std::vector<std::pair<std::string, std::string>> refused{
+      {"head:4.1=zero", "head:4.1=zero: the model has 3 layers, 1 to 3"},
+      {"head:1.1=resample", "needs a second input"},
+      {"steer:1=2*missing.json", "missing.json"},
+      {"head:1=zero", "expected head:L.H"}};
+  for (const auto& [spec, message] : refused) {
+    try {
+      player.branch(2, 3600.0, ModalityZeroing::None, {spec});
+      ADD_FAILURE() << spec << " was taken";
+    } catch (const dstudio::UsageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(message)) << spec;
+    }
+    EXPECT_EQ(player.frames(), before) << spec;
+  }
+  LivePlayer live(std::make_unique<EpisodePlayer>(shipped_dt));
+  EXPECT_THROW(live.set_interventions({"context:21"}), dstudio::UsageError)
+      << "the DT's window has 20 steps";
+  EXPECT_TRUE(live.interventions().empty());
 }
 
 // A dataset episode replayed from its simulator states: the recorded frames, the episode's own

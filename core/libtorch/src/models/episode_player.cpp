@@ -11,7 +11,10 @@
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
+#include "dstudio/data/dataset_io.h"
 #include "dstudio/models/checkpoint_model.h"
+#include "dstudio/models/intervene.h"
+#include "dstudio/models/windows.h"
 #include "policy_window.h"
 
 namespace dstudio::models {
@@ -27,6 +30,9 @@ struct EpisodePlayer::State {
   std::vector<float> states, actions, rtg;
   double target = 0.0;
   ModalityZeroing zeroing = ModalityZeroing::None;
+  std::vector<std::string> interventions;
+  std::unique_ptr<InterventionPlan> plan;  // the interventions, ready to run; null for none
+  Activations means;                       // the mean ablations' values, once needed
   bool replay = false;
   VariantConfig no_model;  // what config() reports for a replay
 
@@ -163,6 +169,7 @@ void EpisodePlayer::reset(std::uint64_t seed, double target, ModalityZeroing zer
   frame->return_to_go = static_cast<double>(s.rtg.back()) * s.info.rtg_scale;
   frame->target = target;
   frame->zeroing = zeroing;
+  frame->interventions = s.interventions;
   s.push_state(frame->observation);
   frames_.push_back(std::move(frame));
 }
@@ -184,7 +191,9 @@ bool EpisodePlayer::step() {
     ModelInputs in = empty_windows(1, K, S, A);
     fill_window_row(in, 0, s.states.data(), s.actions.data(), s.rtg.data(), t, c.max_ep_len);
     Inspection inspection;
-    const auto action = s.model->forward(in, &inspection, s.zeroing).select(1, K - 1).contiguous();
+    const auto all = s.plan ? s.plan->forward(*s.model, apply_zeroing(in, s.zeroing), &inspection)
+                            : s.model->forward(in, &inspection, s.zeroing);
+    const auto action = all.select(1, K - 1).contiguous();
     acted->action.assign(action.data_ptr<float>(), action.data_ptr<float>() + A);
 
     const int offset = K - std::min(t + 1, K);
@@ -217,12 +226,65 @@ bool EpisodePlayer::step() {
   next->return_so_far = acted->return_so_far + result.reward;
   next->target = s.target;
   next->zeroing = s.zeroing;
+  next->interventions = s.interventions;
   next->terminal = result.terminated || result.truncated;
   next->terminated = result.terminated;
   s.push_state(next->observation);
   frames_.back() = std::move(acted);
   frames_.push_back(std::move(next));
   return true;
+}
+
+namespace {
+
+// The specs as interventions fitting `config`; refuses what a live player cannot source.
+std::vector<Intervention> live_interventions(const std::vector<std::string>& specs,
+                                             const VariantConfig& config) {
+  std::vector<Intervention> out;
+  for (const auto& spec : specs) {
+    auto iv = parse_intervention(spec);
+    check_intervention(iv, config);
+    if (iv.replacement == Replacement::Resample || iv.replacement == Replacement::Patch)
+      throw UsageError(spec + ": needs a second input, which a playing policy does not have " +
+                       "(zero or mean ablations, context, modality and steering play live)");
+    out.push_back(std::move(iv));
+  }
+  return out;
+}
+
+}  // namespace
+
+void EpisodePlayer::check_interventions(const std::vector<std::string>& interventions,
+                                        const VariantConfig& config) {
+  live_interventions(interventions, config);
+}
+
+void EpisodePlayer::branch(int frame, double target, ModalityZeroing zeroing,
+                           const std::vector<std::string>& interventions) {
+  auto& s = *s_;
+  if (s.replay) return;  // the recorded episode is what it is
+  const auto& c = s.model->config();
+  auto items = live_interventions(interventions, c);
+  // The sources, gathered before anything changes: a failure leaves the player as it was.
+  InterventionSources sources;
+  for (const auto& iv : items) {
+    if (iv.replacement == Replacement::Mean && s.means.resid.empty()) {
+      torch::InferenceMode inference;
+      const auto ds = data::load_dataset(checkpoint_dataset(s.info), {.isolate = true});
+      record_activations(
+          *s.model, window_inputs(sample_windows(ds, 64, c.context_length), c, s.info), s.means);
+      s.means = mean_over_windows(s.means);
+    }
+    if (iv.site == InterventionSite::Steer && !sources.directions.count(iv.direction))
+      sources.directions[iv.direction] = read_direction(iv.direction, c.hidden);
+  }
+  sources.mean = s.means;
+  auto plan = items.empty()
+                  ? nullptr
+                  : std::make_unique<InterventionPlan>(std::move(items), c, std::move(sources));
+  s.interventions = interventions;
+  s.plan = std::move(plan);
+  branch(frame, target, zeroing);
 }
 
 void EpisodePlayer::branch(int frame, double target, ModalityZeroing zeroing) {
@@ -251,6 +313,7 @@ void EpisodePlayer::branch(int frame, double target, ModalityZeroing zeroing) {
   }
   kept->target = target;
   kept->zeroing = zeroing;
+  kept->interventions = s.interventions;
   // The frame has not acted on these settings yet.
   if (!kept->terminal) {
     kept->acted = false;
@@ -296,6 +359,7 @@ struct LivePlayer::Shared {
   int reconfigure_at = 0;
   double target = 0.0;
   ModalityZeroing zeroing = ModalityZeroing::None;
+  std::vector<std::string> interventions;
   bool restart = false;
   std::uint64_t restart_seed = 0;
   bool stop = false;
@@ -314,6 +378,7 @@ LivePlayer::LivePlayer(std::shared_ptr<EpisodePlayer> player) : s_(new Shared) {
   const auto& first = *player->frames().front();
   s_->target = first.target;
   s_->zeroing = first.zeroing;
+  s_->interventions = player->frames().back()->interventions;
   s_->seed = player->seed();
   s_->frames = player->frames();
   s_->finished = player->finished();
@@ -397,6 +462,22 @@ void LivePlayer::set_zeroing(ModalityZeroing zeroing) {
   s_->wake.notify_all();
 }
 
+void LivePlayer::set_interventions(const std::vector<std::string>& interventions) {
+  if (!replay_) EpisodePlayer::check_interventions(interventions, config_);
+  {
+    std::lock_guard lock(s_->mutex);
+    s_->interventions = interventions;
+    s_->reconfigure_at = s_->reconfigure ? std::min(s_->reconfigure_at, s_->cursor) : s_->cursor;
+    s_->reconfigure = true;
+  }
+  s_->wake.notify_all();
+}
+
+std::vector<std::string> LivePlayer::interventions() const {
+  std::lock_guard lock(s_->mutex);
+  return s_->interventions;
+}
+
 void LivePlayer::restart(std::uint64_t seed) {
   {
     std::lock_guard lock(s_->mutex);
@@ -451,14 +532,24 @@ void LivePlayer::run() {
       const std::uint64_t seed = s.restart_seed;
       const double target = s.target;
       const ModalityZeroing zeroing = s.zeroing;
+      const auto interventions = s.interventions;
       const int cursor = restart ? 0 : s.reconfigure_at;
       s.restart = s.reconfigure = false;
       lock.unlock();
-      if (restart)
-        s.player->reset(seed, target, zeroing);
-      else
-        s.player->branch(cursor, target, zeroing);
+      std::string error;
+      try {
+        if (restart)
+          s.player->reset(seed, target, zeroing);
+        else
+          s.player->branch(cursor, target, zeroing, interventions);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
       lock.lock();
+      if (!error.empty()) {
+        s.error = error;
+        s.playing = false;
+      }
       s.frames = s.player->frames();
       s.cursor = restart ? 0 : std::min(cursor, static_cast<int>(s.frames.size()) - 1);
       s.finished = s.player->finished();

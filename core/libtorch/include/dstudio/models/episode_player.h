@@ -36,6 +36,9 @@ struct PlayerFrame {
   double return_so_far = 0.0;      ///< rewards of the steps before this one
   double target = 0.0;             ///< the target return in force
   ModalityZeroing zeroing = ModalityZeroing::None;
+  /// The interventions inside the forward pass in force (interventions.h specs, as `dstudio
+  /// predict --intervene` takes them); empty for none.
+  std::vector<std::string> interventions;
 
   bool acted = false;  ///< the fields below are set
   std::vector<float> action;
@@ -86,8 +89,19 @@ class EpisodePlayer {
   bool step();
   /// Keeps frames [0, frame] and re-conditions `frame`: the target becomes `target` (the
   /// return-to-go there is target minus the return so far) and `zeroing` applies from it on.
-  /// Stepping then continues from that frame's physics state exactly.
+  /// Stepping then continues from that frame's physics state exactly. The interventions in force
+  /// stay.
   void branch(int frame, double target, ModalityZeroing zeroing);
+  /// The same with `interventions` (specs; head, mixer and MLP zero or mean ablations, context,
+  /// modality and steering) in force from `frame` on, replacing those before. A spec that does
+  /// not parse or fit the model, or needs a second input (resample, patch), is refused with a
+  /// UsageError naming it before anything changes. Mean ablations take their means over the
+  /// checkpoint's dataset (read once); steering reads its direction file.
+  void branch(int frame, double target, ModalityZeroing zeroing,
+              const std::vector<std::string>& interventions);
+  /// Checks `interventions` as branch() does, against `config`, without playing.
+  static void check_interventions(const std::vector<std::string>& interventions,
+                                  const VariantConfig& config);
 
   [[nodiscard]] const std::vector<FramePtr>& frames() const { return frames_; }
   [[nodiscard]] bool finished() const { return !frames_.empty() && frames_.back()->terminal; }
@@ -152,6 +166,10 @@ class LivePlayer {
   void set_target(double target);
   /// New modality zeroing from the frame on screen now on, as set_target.
   void set_zeroing(ModalityZeroing zeroing);
+  /// New interventions inside the forward pass from the frame on screen now on, as set_target
+  /// (EpisodePlayer::branch). Throws UsageError at once for a spec it refuses; one that fails
+  /// later (a dataset that cannot be read for a mean) stops the player with its error.
+  void set_interventions(const std::vector<std::string>& interventions);
   /// A new episode with `seed`, keeping the target and zeroing.
   void restart(std::uint64_t seed);
 
@@ -169,6 +187,7 @@ class LivePlayer {
   /// Target return and zeroing in force for the next step.
   [[nodiscard]] double target() const;
   [[nodiscard]] ModalityZeroing zeroing() const;
+  [[nodiscard]] std::vector<std::string> interventions() const;
 
  private:
   void run();
