@@ -452,6 +452,38 @@ TEST(EpisodePlayer, InterventionsFromAStepOnLeaveTheStepsBeforeAsTheyWere) {
   EXPECT_TRUE(player.frames()[20]->interventions.empty());
 }
 
+// A fork continues the episode from its step: with the same settings it plays exactly what the
+// original plays; re-conditioned, exactly what the original plays when re-conditioned there the
+// same way; and the original is left as it was.
+TEST(EpisodePlayer, AForkPlaysWhatTheOriginalPlaysFromItsStep) {
+  EpisodePlayer player(shipped_dt);
+  player.reset(3, 3600.0);
+  player.branch(0, 3600.0, ModalityZeroing::None, {"head:1.1=zero"});
+  const auto original = play_to_end(player, 40);
+  ASSERT_EQ(original.size(), 41u);
+
+  auto same = player.fork(15);
+  ASSERT_EQ(same->frames().size(), 16u);
+  EXPECT_FALSE(same->frames().back()->acted);
+  const auto replayed = play_to_end(*same, 25);
+  ASSERT_EQ(replayed.size(), original.size());
+  for (std::size_t t = 0; t + 1 < original.size(); ++t) {
+    ASSERT_EQ(replayed[t]->action, original[t]->action) << "step " << t;
+    ASSERT_EQ(replayed[t]->physics.qpos, original[t]->physics.qpos) << "step " << t;
+  }
+  EXPECT_EQ(player.frames(), original) << "the original keeps its frames";
+
+  auto lower = player.fork(15);
+  lower->branch(15, 1200.0, ModalityZeroing::None, {"context:2"});
+  const auto forked = play_to_end(*lower, 10);
+  player.branch(15, 1200.0, ModalityZeroing::None, {"context:2"});
+  const auto branched = play_to_end(player, 10);
+  ASSERT_EQ(forked.size(), branched.size());
+  for (std::size_t t = 0; t + 1 < forked.size(); ++t)
+    ASSERT_EQ(forked[t]->action, branched[t]->action) << "step " << t;
+  EXPECT_NE(forked[15]->action, original[15]->action);
+}
+
 TEST(EpisodePlayer, RefusesAnInterventionItCannotPlayBeforeChangingAnything) {
   EpisodePlayer player(shipped_dt);
   player.reset(2, 3600.0);

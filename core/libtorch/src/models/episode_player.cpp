@@ -254,6 +254,43 @@ std::vector<Intervention> live_interventions(const std::vector<std::string>& spe
 
 }  // namespace
 
+std::unique_ptr<EpisodePlayer> EpisodePlayer::fork(int frame) const {
+  const auto& s = *s_;
+  std::unique_ptr<EpisodePlayer> out(new EpisodePlayer);
+  auto& f = *out->s_;
+  f.model = s.model;
+  f.info = s.info;
+  f.spec = s.spec;
+  f.physics = s.physics;
+  f.env = std::make_unique<env::Environment>(*s.spec, s.physics);
+  f.states = s.states;
+  f.actions = s.actions;
+  f.rtg = s.rtg;
+  f.target = s.target;
+  f.zeroing = s.zeroing;
+  f.interventions = s.interventions;
+  if (s.plan) f.plan = std::make_unique<InterventionPlan>(*s.plan);
+  f.means = s.means;
+  f.replay = s.replay;
+  out->frames_ = frames_;
+  out->seed_ = seed_;
+  if (s.replay) {
+    out->frames_.resize(
+        static_cast<std::size_t>(std::clamp(frame, 0, static_cast<int>(frames_.size()) - 1)) + 1);
+    return out;
+  }
+  if (!frames_.empty()) {
+    // The conditioning of the frame forked at: what was in force when it acted.
+    const auto& at = *frames_[static_cast<std::size_t>(
+        std::clamp(frame, 0, static_cast<int>(frames_.size()) - 1))];
+    if (at.interventions != f.interventions)
+      out->branch(frame, at.target, at.zeroing, at.interventions);
+    else
+      out->branch(frame, at.target, at.zeroing);
+  }
+  return out;
+}
+
 void EpisodePlayer::check_interventions(const std::vector<std::string>& interventions,
                                         const VariantConfig& config) {
   live_interventions(interventions, config);

@@ -99,6 +99,12 @@ class EpisodePlayer {
   /// checkpoint's dataset (read once); steering reads its direction file.
   void branch(int frame, double target, ModalityZeroing zeroing,
               const std::vector<std::string>& interventions);
+  /// A second player continuing this episode from `frame` (clamped to the frames kept): frames
+  /// [0, frame] and the histories are copied, the model and the compiled physics shared, the
+  /// conditioning in force kept. It plays on independently (re-condition it with branch()); a
+  /// fork with the same settings plays exactly what this player plays from `frame`. Only one
+  /// thread may run the two at a time (they share the model).
+  [[nodiscard]] std::unique_ptr<EpisodePlayer> fork(int frame) const;
   /// Checks `interventions` as branch() does, against `config`, without playing.
   static void check_interventions(const std::vector<std::string>& interventions,
                                   const VariantConfig& config);
