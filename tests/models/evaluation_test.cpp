@@ -319,15 +319,10 @@ TEST(EpisodePlayer, ZeroingFromTheFirstStepEqualsZeroingFromTheStart) {
     EXPECT_EQ(a[t]->action, b[t]->action) << "step " << t;
 }
 
+// The state once `done` holds: the player says when it changes, the test never guesses how long.
 template <typename Predicate>
 PlaybackState wait_for(const LivePlayer& live, Predicate done) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  auto s = live.state();
-  while (!done(s) && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    s = live.state();
-  }
-  return s;
+  return live.wait_until(done, std::chrono::minutes(2));
 }
 
 TEST(LivePlayer, PlaysPausesStepsBackAndBranchesOnItsOwnThread) {
@@ -339,12 +334,8 @@ TEST(LivePlayer, PlaysPausesStepsBackAndBranchesOnItsOwnThread) {
   live.play();
   auto s = wait_for(live, [](const PlaybackState& p) { return p.frames >= 30; });
   live.pause();
-  // A step under way when the pause arrived still lands: wait until nothing moves.
-  for (int previous = -1; previous != live.state().frames;) {
-    previous = live.state().frames;
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  }
-  s = live.state();
+  // A step under way when the pause arrived still lands: wait until the player is idle.
+  s = wait_for(live, [](const PlaybackState& p) { return !p.playing && !p.busy; });
   EXPECT_FALSE(s.playing);
   ASSERT_GE(s.frames, 30);
   const int frames = live.state().frames, cursor = live.state().cursor;

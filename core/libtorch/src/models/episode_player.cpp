@@ -380,6 +380,8 @@ struct LivePlayer::Shared {
   std::shared_ptr<EpisodePlayer> player;  // touched by the player thread only
   mutable std::mutex mutex;
   std::condition_variable wake;
+  mutable std::condition_variable changed;  // after every change readers can see
+  bool working = false;                     // a step or request runs outside the lock
   // Under `mutex`: what readers see, and the requests the thread applies between steps.
   std::vector<FramePtr> frames;
   int cursor = 0;
@@ -446,6 +448,7 @@ void LivePlayer::play() {
 void LivePlayer::pause() {
   std::lock_guard lock(s_->mutex);
   s_->playing = false;
+  s_->changed.notify_all();
 }
 
 void LivePlayer::step_forward() {
@@ -462,6 +465,7 @@ void LivePlayer::step_back() {
   s_->playing = false;
   s_->forward_requests = 0;
   s_->cursor = std::max(0, s_->cursor - 1);
+  s_->changed.notify_all();
 }
 
 void LivePlayer::seek(int frame) {
@@ -469,6 +473,7 @@ void LivePlayer::seek(int frame) {
   s_->playing = false;
   s_->forward_requests = 0;
   s_->cursor = std::clamp(frame, 0, static_cast<int>(s_->frames.size()) - 1);
+  s_->changed.notify_all();
 }
 
 void LivePlayer::set_speed(double speed) {
@@ -534,19 +539,39 @@ ModalityZeroing LivePlayer::zeroing() const {
   return s_->zeroing;
 }
 
+namespace {
+
+// What readers see, with the player's mutex held.
+template <typename Shared>
+PlaybackState snapshot(const Shared& s) {
+  PlaybackState p;
+  p.cursor = s.cursor;
+  p.frames = static_cast<int>(s.frames.size());
+  p.playing = s.playing;
+  p.finished = s.finished;
+  p.speed = s.speed;
+  p.seed = s.seed;
+  p.generation = s.generation;
+  p.error = s.error;
+  p.busy = s.working || s.forward_requests > 0 || s.reconfigure || s.restart;
+  if (!s.frames.empty()) p.frame = s.frames[static_cast<std::size_t>(s.cursor)];
+  return p;
+}
+
+}  // namespace
+
 PlaybackState LivePlayer::state() const {
   std::lock_guard lock(s_->mutex);
-  PlaybackState p;
-  p.cursor = s_->cursor;
-  p.frames = static_cast<int>(s_->frames.size());
-  p.playing = s_->playing;
-  p.finished = s_->finished;
-  p.speed = s_->speed;
-  p.seed = s_->seed;
-  p.generation = s_->generation;
-  p.error = s_->error;
-  if (!s_->frames.empty()) p.frame = s_->frames[static_cast<std::size_t>(s_->cursor)];
-  return p;
+  return snapshot(*s_);
+}
+
+PlaybackState LivePlayer::wait_until(const std::function<bool(const PlaybackState&)>& done,
+                                     std::chrono::milliseconds timeout) const {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  std::unique_lock lock(s_->mutex);
+  for (auto p = snapshot(*s_);; p = snapshot(*s_))
+    if (done(p) || s_->changed.wait_until(lock, until) == std::cv_status::timeout)
+      return snapshot(*s_);
 }
 
 std::vector<FramePtr> LivePlayer::frames(int from) const {
@@ -563,6 +588,7 @@ void LivePlayer::run() {
   auto next_step = clock::now();
   std::unique_lock lock(s.mutex);
   while (!s.stop) {
+    s.changed.notify_all();  // whatever the last pass changed
     // Requests first: they change which frames exist.
     if (s.restart || s.reconfigure) {
       const bool restart = s.restart;
@@ -572,6 +598,7 @@ void LivePlayer::run() {
       const auto interventions = s.interventions;
       const int cursor = restart ? 0 : s.reconfigure_at;
       s.restart = s.reconfigure = false;
+      s.working = true;
       lock.unlock();
       std::string error;
       try {
@@ -583,6 +610,7 @@ void LivePlayer::run() {
         error = e.what();
       }
       lock.lock();
+      s.working = false;
       if (!error.empty()) {
         s.error = error;
         s.playing = false;
@@ -612,6 +640,7 @@ void LivePlayer::run() {
     if (s.cursor < last) {
       ++s.cursor;  // replaying kept frames
     } else if (!s.finished) {
+      s.working = true;
       lock.unlock();
       bool ok = true;
       std::string error;
@@ -622,6 +651,7 @@ void LivePlayer::run() {
         error = e.what();
       }
       lock.lock();
+      s.working = false;
       if (!ok) {
         s.error = error;
         s.playing = false;

@@ -12,8 +12,10 @@
 /// Free of LibTorch.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -141,6 +143,7 @@ struct PlaybackState {
   std::uint64_t generation = 0;  ///< grows when kept frames are dropped (branch or restart)
   FramePtr frame;                ///< the frame at the cursor
   std::string error;             ///< why the player stopped, when it failed
+  bool busy = false;             ///< a step or a request is under way, or waits to be taken up
   /// The episode has ended and its last frame is on screen: nothing follows to play or record.
   [[nodiscard]] bool at_end() const { return finished && cursor + 1 >= frames; }
 };
@@ -180,6 +183,11 @@ class LivePlayer {
   void restart(std::uint64_t seed);
 
   [[nodiscard]] PlaybackState state() const;
+  /// Blocks until `done` holds for the state (checked at once and after every change the player
+  /// makes) or `timeout` passes; returns the last state seen. For scripts and tests that act on
+  /// what the player did, never on how long it took.
+  PlaybackState wait_until(const std::function<bool(const PlaybackState&)>& done,
+                           std::chrono::milliseconds timeout) const;
   /// Frames [from, end) as they are now (shared, immutable).
   [[nodiscard]] std::vector<FramePtr> frames(int from = 0) const;
   /// The task, model and timing of the player (fixed for its life).
