@@ -29,8 +29,12 @@ DatasetWindows dataset_windows(const LoadedCheckpoint& checkpoint, const std::st
 
 ModelInputs at_target(const ModelInputs& inputs, double target, double rtg_scale) {
   ModelInputs out = inputs;
-  const auto& R = inputs.returns_to_go;
-  out.returns_to_go = R - R.narrow(1, 0, 1) + static_cast<float>(target / rtg_scale);
+  const auto& R = inputs.returns_to_go;  // (B, K, 1)
+  // The window's first real step (windows are left-padded).
+  auto first = torch::zeros({R.size(0), 1, 1}, torch::kLong);
+  if (inputs.mask.defined())
+    first = (inputs.mask > 0.5).to(torch::kInt).argmax(1, true).unsqueeze(-1).to(torch::kLong);
+  out.returns_to_go = R - R.gather(1, first) + static_cast<float>(target / rtg_scale);
   if (inputs.mask.defined()) out.returns_to_go = out.returns_to_go * inputs.mask.unsqueeze(-1);
   return out;
 }
