@@ -4,19 +4,26 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli_background.h"
 #include "cli_run.h"
 #include "csv_check.h"
 #include "h5_fixture.h"
 
 namespace {
 
+namespace fs = std::filesystem;
+using dstudio::test::read_text;
 using dstudio::test::run_cli;
+using dstudio::test::start_cli;
+using dstudio::test::wait_for;
 using testing::HasSubstr;
 
 class SweepCli : public dstudio::test::RandomDatasetSuite {
@@ -122,17 +129,23 @@ TEST_F(SweepCli, AStoppedCellResumesFromItsCheckpoint) {
   const auto sweep = (*dir_ / "long").string();
   ASSERT_EQ(run_cli("sweep create --grid " + g + " --out " + sweep, *dir_).exit_code, 0);
   // SIGTERM once the task's own status says it runs and has trained past step `after`, as Slurm's
-  // time limit or a requeue sends it. The shell reads task.json as it changes (written every two
+  // time limit or a requeue sends it. Its task.json is watched as it changes (written every two
   // seconds while training) rather than guessing how long a loaded machine takes.
-  const auto stop_while_running = [&](int after) {
-    return " --index 0 & pid=$!; for i in $(seq 3000); do f=$(cat " + sweep +
-           "/cells/*/task.json 2>/dev/null); case $f in *'\"running\"'*) step=$(echo \"$f\" | "
-           "grep -o '\"step\": *[0-9]*' | grep -o '[0-9]*$'); [ \"${step:-0}\" -gt " +
-           std::to_string(after) +
-           " ] && break;; esac; sleep 0.1; done; kill -TERM $pid; wait $pid; echo exit $?";
+  fs::path cell_dir;
+  for (const auto& e : fs::directory_iterator(fs::path(sweep) / "cells")) cell_dir = e.path();
+  const auto stop_while_running = [&](long long after, const std::string& name) {
+    const pid_t pid = start_cli("sweep task " + sweep + " --index 0", dir_->path(), name);
+    const bool running = wait_for(pid, cell_dir, [&] {
+      const auto t = nlohmann::json::parse(read_text(cell_dir / "task.json"), nullptr, false);
+      return t.is_object() && t.value("state", "") == "running" && t.value("step", 0LL) > after;
+    });
+    ::kill(pid, SIGTERM);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(running) << read_text(dir_->path() / (name + ".err"));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   };
-  auto r = run_cli("sweep task " + sweep + stop_while_running(0), *dir_);
-  EXPECT_THAT(r.out, HasSubstr("exit 130")) << r.out << r.err;
+  EXPECT_EQ(stop_while_running(0, "first"), 130);
   auto j = status(sweep);
   const auto& cell = j["cells"][0];
   EXPECT_EQ(cell["state"], "pending");
@@ -141,8 +154,7 @@ TEST_F(SweepCli, AStoppedCellResumesFromItsCheckpoint) {
   EXPECT_LT(stopped_at, 100000);
   EXPECT_THAT(cell["error"].get<std::string>(), HasSubstr("resumes from its checkpoint"));
   // The next task goes on from there (and is stopped again: the point is where it starts).
-  r = run_cli("sweep task " + sweep + stop_while_running(stopped_at), *dir_);
-  EXPECT_THAT(r.out, HasSubstr("exit 130")) << r.out << r.err;
+  EXPECT_EQ(stop_while_running(stopped_at, "again"), 130);
   j = status(sweep);
   EXPECT_EQ(j["cells"][0]["restarts"], 1);
   EXPECT_GT(j["cells"][0]["step"].get<int>(), stopped_at);
