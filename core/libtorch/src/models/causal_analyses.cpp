@@ -6,9 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iomanip>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,6 +16,7 @@
 #include "dstudio/analysis/causal_measures.h"
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/text.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/models/intervene.h"
@@ -128,14 +127,11 @@ AnalysisResult heads(const AnalysisInputs& in, const Progress& progress) {
   const auto& o = in.options;
   const int count = static_cast<int>(o.integer("windows")),
             episodes = static_cast<int>(o.integer("episodes"));
-  const auto checkpoint = opened(in);
-  const auto& info = checkpoint->info;
-  const auto& c = info.variant;
-  if (c.tokenizer == Tokenizer::State)
-    throw UsageError(in.checkpoint + ": the model (" + c.variant + ") has no blocks to ablate");
-  DecisionModel handle = checkpoint->model;  // the same module, callable
-  auto& model = *handle;
-  const auto windows = dataset_windows(*checkpoint, in.dataset, count, progress.part(0.0, 0.1));
+  auto m = model_with_blocks(in, "blocks to ablate");
+  const auto& info = m.info();
+  const auto& c = m.config();
+  auto& model = *m.handle;
+  const auto windows = dataset_windows(*m.checkpoint, in.dataset, count, progress.part(0.0, 0.1));
   const auto full = last_actions(model, windows.inputs);
   InterventionSources sources;
   {
@@ -201,10 +197,7 @@ AnalysisResult heads(const AnalysisInputs& in, const Progress& progress) {
                           {"episodes", episodes},
                           {"target", target},
                           {"components", rows}};
-  note_dataset_warnings(summary, windows.dataset, windows.warnings);
-  result.tables = {table};
-  result.summary_json = summary.dump();
-  return result;
+  return causal_result({table}, std::move(result.figures), summary, windows);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -281,13 +274,6 @@ AnalysisFigure grid(std::string name, std::string title, std::vector<std::string
   return f;
 }
 
-// A target as text: whole numbers without decimals.
-std::string number_text(double v) {
-  std::ostringstream out;
-  out << std::setprecision(v == std::round(v) ? 12 : 4) << v;
-  return out.str();
-}
-
 // The fraction recovered by the patched actions (B, A) against the sweep's clean and other.
 analysis::Recovered recovered(const PatchingSweep& sweep, const torch::Tensor& patched,
                               double floor) {
@@ -301,15 +287,12 @@ analysis::Recovered recovered(const PatchingSweep& sweep, const torch::Tensor& p
 AnalysisResult patching(const AnalysisInputs& in, const Progress& progress) {
   torch::NoGradGuard no_grad;
   const auto& o = in.options;
-  const auto checkpoint = opened(in);
-  const auto& info = checkpoint->info;
-  const auto& c = info.variant;
-  if (c.tokenizer == Tokenizer::State)
-    throw UsageError(in.checkpoint + ": the model (" + c.variant + ") has no blocks to patch");
-  DecisionModel handle = checkpoint->model;  // the same module, callable
-  auto& model = *handle;
+  auto m = model_with_blocks(in, "blocks to patch");
+  const auto& info = m.info();
+  const auto& c = m.config();
+  auto& model = *m.handle;
   const auto windows = dataset_windows(
-      *checkpoint, in.dataset, static_cast<int>(o.integer("windows")), progress.part(0, 0.1));
+      *m.checkpoint, in.dataset, static_cast<int>(o.integer("windows")), progress.part(0, 0.1));
   const std::string contrast = o.text("contrast");
   const double floor = o.number("floor");
   ModelInputs clean = windows.inputs, other = windows.inputs;
@@ -317,17 +300,12 @@ AnalysisResult patching(const AnalysisInputs& in, const Progress& progress) {
       {"variant", c.variant}, {"windows", windows.count}, {"contrast", contrast}};
   std::string what;
   if (contrast == "targets") {
-    if (windows.episode_returns.empty())
-      throw UsageError(windows.dataset.string() + " has no complete episode to take targets from");
-    const double high = o.given("high") ? o.number("high")
-                                        : *std::max_element(windows.episode_returns.begin(),
-                                                            windows.episode_returns.end()),
-                 low = o.given("low") ? o.number("low") : median(windows.episode_returns);
+    const auto [high, low] = contrast_targets(o, windows);
     clean = at_target(windows.inputs, high, info.rtg_scale);
     other = at_target(windows.inputs, low, info.rtg_scale);
     summary["clean_target"] = high;
     summary["other_target"] = low;
-    what = "target " + number_text(high) + " from " + number_text(low);
+    what = "target " + fixed_number(high, 0) + " from " + fixed_number(low, 0);
   } else if (contrast == "episodes") {
     // Each window's other is the next window drawn from another episode.
     const auto B = static_cast<int64_t>(windows.windows.size());
@@ -425,18 +403,14 @@ AnalysisResult patching(const AnalysisInputs& in, const Progress& progress) {
   summary["mean_action_change"] = mean_distance(sweep.other, sweep.clean);
   summary["largest"] = best;
   summary["components"] = component_json;
-  note_dataset_warnings(summary, windows.dataset, windows.warnings);
-  AnalysisResult result;
-  result.tables = {table};
-  result.figures.push_back(grid("patching_stream", who + ": stream patched, " + what, layers,
-                                labels, stream_cells, "token", "after block", colour));
-  result.figures.push_back(grid("patching_components", who + ": component patched, " + what, layers,
-                                component_columns, component_cells, "component", "layer", colour));
-  result.figures.push_back(grid("patching_joints", who + ": component patched, per joint",
-                                component_labels, joints, joint_cells, "joint", "component",
-                                colour));
-  result.summary_json = summary.dump();
-  return result;
+  return causal_result({table},
+                       {grid("patching_stream", who + ": stream patched, " + what, layers, labels,
+                             stream_cells, "token", "after block", colour),
+                        grid("patching_components", who + ": component patched, " + what, layers,
+                             component_columns, component_cells, "component", "layer", colour),
+                        grid("patching_joints", who + ": component patched, per joint",
+                             component_labels, joints, joint_cells, "joint", "component", colour)},
+                       summary, windows);
 }
 
 // Registered after the studio's other analyses (this file links after studio_analyses.cpp).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "dstudio/common/error.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/models/windows.h"
@@ -25,6 +26,36 @@ DatasetWindows dataset_windows(const LoadedCheckpoint& checkpoint, const std::st
   for (const auto& e : ds.episodes)
     if (e.complete()) out.episode_returns.push_back(e.ret);
   return out;
+}
+
+ModelWithBlocks model_with_blocks(const analysis::AnalysisInputs& in, const std::string& lacking) {
+  ModelWithBlocks out{analysis_parts::opened(in), nullptr};
+  const auto& c = out.config();
+  if (c.tokenizer == Tokenizer::State)
+    throw UsageError(in.checkpoint + ": the model (" + c.variant + ") has no " + lacking);
+  out.handle = out.checkpoint->model;
+  return out;
+}
+
+std::pair<double, double> contrast_targets(const analysis::AnalysisOptions& o,
+                                           const DatasetWindows& windows) {
+  const auto& returns = windows.episode_returns;
+  if (returns.empty())
+    throw UsageError(windows.dataset.string() + " has no complete episode to take targets from");
+  return {o.given("high") ? o.number("high") : *std::max_element(returns.begin(), returns.end()),
+          o.given("low") ? o.number("low") : median(returns)};
+}
+
+analysis::AnalysisResult causal_result(std::vector<analysis::AnalysisTable> tables,
+                                       std::vector<analysis::AnalysisFigure> figures,
+                                       nlohmann::ordered_json summary,
+                                       const DatasetWindows& windows) {
+  analysis_parts::note_dataset_warnings(summary, windows.dataset, windows.warnings);
+  analysis::AnalysisResult result;
+  result.tables = std::move(tables);
+  result.figures = std::move(figures);
+  result.summary_json = summary.dump();
+  return result;
 }
 
 ModelInputs at_target(const ModelInputs& inputs, double target, double rtg_scale) {

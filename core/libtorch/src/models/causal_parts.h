@@ -6,7 +6,9 @@
 #include <torch/torch.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis_parts.h"
@@ -29,6 +31,28 @@ struct DatasetWindows {
 };
 DatasetWindows dataset_windows(const LoadedCheckpoint& checkpoint, const std::string& dataset,
                                int count, const Progress& progress);
+
+/// A causal analysis's checkpoint (opened()) with its model callable. A model that sees one step
+/// (mlp-bc) is refused: "<checkpoint>: the model (mlp-bc) has no <lacking>".
+struct ModelWithBlocks {
+  std::shared_ptr<const LoadedCheckpoint> checkpoint;
+  DecisionModel handle;  ///< the checkpoint's module
+  [[nodiscard]] const CheckpointInfo& info() const { return checkpoint->info; }
+  [[nodiscard]] const VariantConfig& config() const { return checkpoint->info.variant; }
+};
+ModelWithBlocks model_with_blocks(const analysis::AnalysisInputs& in, const std::string& lacking);
+
+/// The targets patching and steering contrast: --high and --low, by default the best and the
+/// median return of the dataset's complete episodes. Throws UsageError for a dataset with none.
+std::pair<double, double> contrast_targets(const analysis::AnalysisOptions& o,
+                                           const DatasetWindows& windows);
+
+/// A result of `tables` and `figures` with `summary`, what loading the windows' dataset warned of
+/// noted in it.
+analysis::AnalysisResult causal_result(std::vector<analysis::AnalysisTable> tables,
+                                       std::vector<analysis::AnalysisFigure> figures,
+                                       nlohmann::ordered_json summary,
+                                       const DatasetWindows& windows);
 
 /// The windows with their returns-to-go moved so that each starts at `target` (the environment's
 /// units): the rewards within a window stay its own, as if the episode had been asked for

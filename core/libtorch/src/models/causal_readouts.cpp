@@ -19,6 +19,7 @@
 #include "dstudio/analysis/causal_measures.h"
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/text.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/models/intervene.h"
 
@@ -33,13 +34,10 @@ using namespace causal_parts;
 
 AnalysisResult attribution(const AnalysisInputs& in, const Progress& progress) {
   torch::NoGradGuard no_grad;
-  const auto checkpoint = opened(in);
-  const auto& c = checkpoint->info.variant;
-  if (c.tokenizer == Tokenizer::State)
-    throw UsageError(in.checkpoint + ": the model (" + c.variant + ") has no stream to attribute");
-  DecisionModel handle = checkpoint->model;  // the same module, callable
-  auto& model = *handle;
-  const auto windows = dataset_windows(*checkpoint, in.dataset,
+  auto m = model_with_blocks(in, "stream to attribute");
+  const auto& c = m.config();
+  auto& model = *m.handle;
+  const auto windows = dataset_windows(*m.checkpoint, in.dataset,
                                        static_cast<int>(in.options.integer("windows")), progress);
   progress.update(0.5, "attributing");
   const auto a = attribute_actions(model, windows.inputs);
@@ -87,12 +85,7 @@ AnalysisResult attribution(const AnalysisInputs& in, const Progress& progress) {
                           {"windows", windows.count},
                           {"largest_sum_error", sum_error},
                           {"parts", parts}};
-  note_dataset_warnings(summary, windows.dataset, windows.warnings);
-  AnalysisResult result;
-  result.tables = {table};
-  result.figures = {size, sign};
-  result.summary_json = summary.dump();
-  return result;
+  return causal_result({table}, {size, sign}, summary, windows);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -101,15 +94,12 @@ AnalysisResult attribution(const AnalysisInputs& in, const Progress& progress) {
 AnalysisResult probes(const AnalysisInputs& in, const Progress& progress) {
   torch::NoGradGuard no_grad;
   const auto& o = in.options;
-  const auto checkpoint = opened(in);
-  const auto& info = checkpoint->info;
-  const auto& c = info.variant;
-  if (c.tokenizer == Tokenizer::State)
-    throw UsageError(in.checkpoint + ": the model (" + c.variant + ") has no stream to probe");
-  DecisionModel handle = checkpoint->model;  // the same module, callable
-  auto& model = *handle;
+  auto m = model_with_blocks(in, "stream to probe");
+  const auto& info = m.info();
+  const auto& c = m.config();
+  auto& model = *m.handle;
   const auto windows = dataset_windows(
-      *checkpoint, in.dataset, static_cast<int>(o.integer("windows")), progress.part(0, 0.2));
+      *m.checkpoint, in.dataset, static_cast<int>(o.integer("windows")), progress.part(0, 0.2));
   const double lambda = o.number("ridge");
   // Half the episodes (drawn with the seed) fit the probes, the other half test them.
   std::vector<int> episodes;
@@ -228,12 +218,7 @@ AnalysisResult probes(const AnalysisInputs& in, const Progress& progress) {
                           {"test_episodes", episodes.size() - fit_episodes.size()},
                           {"ridge", lambda},
                           {"layers", layers}};
-  note_dataset_warnings(summary, windows.dataset, windows.warnings);
-  AnalysisResult result;
-  result.tables = {table};
-  result.figures = std::move(figures);
-  result.summary_json = summary.dump();
-  return result;
+  return causal_result({table}, std::move(figures), summary, windows);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -242,21 +227,13 @@ AnalysisResult probes(const AnalysisInputs& in, const Progress& progress) {
 AnalysisResult steering(const AnalysisInputs& in, const Progress& progress) {
   torch::NoGradGuard no_grad;
   const auto& o = in.options;
-  const auto checkpoint = opened(in);
-  const auto& info = checkpoint->info;
-  const auto& c = info.variant;
-  if (c.tokenizer == Tokenizer::State)
-    throw UsageError(in.checkpoint + ": the model (" + c.variant + ") has no stream to steer");
-  DecisionModel handle = checkpoint->model;  // the same module, callable
-  auto& model = *handle;
+  auto m = model_with_blocks(in, "stream to steer");
+  const auto& info = m.info();
+  const auto& c = m.config();
+  auto& model = *m.handle;
   const auto windows = dataset_windows(
-      *checkpoint, in.dataset, static_cast<int>(o.integer("windows")), progress.part(0, 0.05));
-  if (windows.episode_returns.empty())
-    throw UsageError(windows.dataset.string() + " has no complete episode to take targets from");
-  const double high = o.given("high") ? o.number("high")
-                                      : *std::max_element(windows.episode_returns.begin(),
-                                                          windows.episode_returns.end()),
-               low = o.given("low") ? o.number("low") : median(windows.episode_returns);
+      *m.checkpoint, in.dataset, static_cast<int>(o.integer("windows")), progress.part(0, 0.05));
+  const auto [high, low] = contrast_targets(o, windows);
   std::vector<double> alphas = o.numbers("alphas");
   if (alphas.empty()) alphas = {0.0, 0.5, 1.0, 1.5, 2.0};
   std::vector<int> steered;
@@ -272,7 +249,7 @@ AnalysisResult steering(const AnalysisInputs& in, const Progress& progress) {
   // The direction after each block: the mean state-token stream at the high target less that at
   // the low one, over the windows' real steps.
   InterventionSources sources;
-  AnalysisResult result;
+  std::vector<std::pair<std::string, std::string>> documents;
   ordered_json directions = ordered_json::array();
   {
     torch::InferenceMode inference;
@@ -298,7 +275,7 @@ AnalysisResult steering(const AnalysisInputs& in, const Progress& progress) {
       ordered_json doc = {{"direction", v},    {"layer", l},   {"high_target", high},
                           {"low_target", low}, {"norm", norm}, {"checkpoint", in.checkpoint}};
       const std::string file = "direction_L" + std::to_string(l) + ".json";
-      result.documents.push_back({file, doc.dump(2) + "\n"});
+      documents.push_back({file, doc.dump(2) + "\n"});
       directions.push_back({{"layer", l}, {"file", file}, {"norm", norm}});
     }
   }
@@ -307,8 +284,7 @@ AnalysisResult steering(const AnalysisInputs& in, const Progress& progress) {
       "steering", {"how", "layer", "alpha", "target", "score", "score_low", "score_high"}, {}};
   AnalysisFigure f;
   f.name = "steering";
-  f.title = who + ": steered from " + std::to_string(static_cast<long long>(std::lround(low))) +
-            " towards " + std::to_string(static_cast<long long>(std::lround(high)));
+  f.title = who + ": steered from " + fixed_number(low, 0) + " towards " + fixed_number(high, 0);
   f.x_label = "alpha";
   f.y_label = "normalised score (95% interval)";
   ordered_json runs = ordered_json::array();
@@ -364,10 +340,10 @@ AnalysisResult steering(const AnalysisInputs& in, const Progress& progress) {
                           {"high_target", high},  {"low_target", low},
                           {"episodes", episodes}, {"directions", directions},
                           {"runs", runs}};
-  note_dataset_warnings(summary, windows.dataset, windows.warnings);
-  result.tables = {table};
-  if (episodes > 0) result.figures.push_back(std::move(f));
-  result.summary_json = summary.dump();
+  std::vector<AnalysisFigure> figures;
+  if (episodes > 0) figures.push_back(std::move(f));
+  auto result = causal_result({table}, std::move(figures), summary, windows);
+  result.documents = std::move(documents);
   return result;
 }
 
