@@ -647,6 +647,11 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
             cs.state = CellState::Pending;
             cs.error = "its Slurm task ended (" + q.state +
                        ") before the cell finished; it resumes from its checkpoint";
+          } else if (cs.state == CellState::Pending && !sweep::slurm_state_is_live(q.state)) {
+            // Its task will not run again by itself: say so rather than "pending" alone.
+            const std::string why = q.reason.empty() || q.reason == "None" ? "" : ", " + q.reason;
+            cs.error = (cs.error.empty() ? "" : cs.error + "; ") + "its Slurm task ended (" +
+                       q.state + why + "): sweep submit --slurm again resumes it";
           } else if (cs.state == CellState::Pending && q.state == "RUNNING") {
             cs.state = CellState::Running;  // started, not yet written its first status
           } else if (cs.state == CellState::Running &&

@@ -3,7 +3,8 @@
 // what comes back: every cell finished with its checkpoint, collected, and the same results as
 // `dstudio sweep run` on this machine; a task requeued while it trains (`scontrol requeue`)
 // saves its checkpoint, resumes from it, and ends with exactly the weights of a run that was never
-// interrupted. A cluster that does not start fails the tests with its daemons' logs.
+// interrupted; a cancelled task is reported as such and a second submission resumes it. A cluster
+// that does not start fails the tests with its daemons' logs.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -275,7 +276,9 @@ TEST_F(SlurmSweep, ARequeuedTaskResumesFromItsCheckpointToTheSameWeights) {
   EXPECT_THAT(j["cells"][0]["error"].get<std::string>(), HasSubstr("resumes from its checkpoint"));
   EXPECT_TRUE(fs::exists(fs::path(on_slurm) / "cells" / j["cells"][0]["name"].get<std::string>() /
                          "checkpoint.pt"));
-  q = shell("scontrol update JobId=" + task + " StartTime=now");
+  // Not "now": slurmd refuses a credential made in the second its job's was revoked by the
+  // requeue ("Job credential revoked"), and the task would fail instead of resuming.
+  q = shell("scontrol update JobId=" + task + " StartTime=now+2");
   EXPECT_EQ(q.code, 0) << q.out;
 
   // Meanwhile the same cell, never interrupted, here.
@@ -304,6 +307,57 @@ TEST_F(SlurmSweep, ARequeuedTaskResumesFromItsCheckpointToTheSameWeights) {
                            weights_of(fs::path(here) / "cells" / name / "checkpoint.pt")))
       << "stopped at step " << stopped_at << " and resumed";
   EXPECT_EQ(c["score"], status(here)["cells"][0]["score"]);
+}
+
+TEST_F(SlurmSweep, ACancelledTaskSaysSoAndASecondSubmissionResumesIt) {
+  const std::string training =
+      R"({"steps": 8000, "batch_size": 8, "log_every": 100, "checkpoint_every": 0})";
+  const auto sweep = make_sweep("cancelled", R"(["dt"])", "[6]", training, 1);
+  auto r = run_cli("sweep submit " + sweep + " --slurm --cpus-per-task 1", *dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto task = submitted_job(r.out) + "_0";
+
+  json j;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        j = status(sweep);
+        return j.is_object() && j["cells"][0]["state"] == "running" && j["cells"][0]["step"] > 0;
+      },
+      120))
+      << diagnostics(sweep);
+  ASSERT_EQ(shell("scancel " + task).code, 0);
+  std::string state;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        state = shell("squeue -h -t all -j " + task + " -o %T").out;
+        return state.find("CANCELLED") != std::string::npos;
+      },
+      60))
+      << "squeue: " << state << diagnostics(sweep);
+
+  // Not just "pending": the task will not come back by itself, and the status says what does.
+  j = status(sweep);
+  const auto& c = j["cells"][0];
+  EXPECT_EQ(c["state"], "pending") << j.dump(1);
+  EXPECT_THAT(c["error"].get<std::string>(), HasSubstr("its Slurm task ended (CANCELLED"));
+  EXPECT_THAT(c["error"].get<std::string>(), HasSubstr("sweep submit --slurm again resumes it"));
+  r = run_cli("sweep status " + sweep, *dir_);
+  EXPECT_THAT(r.out, HasSubstr("sweep submit --slurm again resumes it"));
+
+  r = run_cli("sweep submit " + sweep + " --slurm --cpus-per-task 1", *dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("submitted job "));
+  ASSERT_TRUE(wait_for(
+      [&] {
+        j = status(sweep);
+        return j.is_object() &&
+               (j["cells"][0]["state"] == "finished" || j["cells"][0]["state"] == "failed");
+      },
+      180))
+      << diagnostics(sweep);
+  EXPECT_EQ(j["cells"][0]["state"], "finished") << diagnostics(sweep);
+  EXPECT_EQ(j["cells"][0]["step"], 8000);
+  EXPECT_EQ(j["cells"][0]["error"], "");
 }
 
 }  // namespace
