@@ -500,6 +500,144 @@ TEST(EpisodePlayer, RefusesAnInterventionItCannotPlayBeforeChangingAnything) {
   EXPECT_TRUE(live.interventions().empty());
 }
 
+// Forks on one clock: each branch plays exactly what a headless episode played to the fork step
+// and re-conditioned there plays; the main run keeps its frames; seeking back to the fork step
+// shows every run's exact state there again, and playing on from it replays the kept frames.
+TEST(LivePlayer, ForksPlayOnOneClockAsHeadlessEpisodesAndRewindToTheirState) {
+  auto player = std::make_unique<EpisodePlayer>(shipped_dt);
+  player->reset(4, 3600.0);
+  LivePlayer live(std::move(player));
+  live.set_speed(0.0);
+  live.play();
+  wait_for(live, [](const PlaybackState& p) { return p.frames >= 21; });
+  live.pause();
+  wait_for(live, [](const PlaybackState& p) { return !p.playing && !p.busy; });
+  const auto main_before = live.frames();
+
+  live.fork(10, parse_branch_change("target=1200"));
+  live.fork(10, parse_branch_change("head:1.1=zero"));
+  auto s =
+      wait_for(live, [](const PlaybackState& p) { return p.branch_frames.size() == 2 && !p.busy; });
+  ASSERT_EQ(s.branch_frames.size(), 2u) << s.fork_error;
+  const auto info = live.branches();
+  EXPECT_EQ(info[0].fork_step, 10);
+  EXPECT_EQ(info[0].label, "target=1200");
+  EXPECT_EQ(info[1].frames, 11);
+  EXPECT_EQ(live.frames(), main_before) << "forking leaves the main run as it was";
+
+  // One clock: from the cursor on, every run steps until the clock reaches step 40.
+  live.seek(10);
+  live.play();
+  s = wait_for(live, [](const PlaybackState& p) { return p.cursor >= 40; });
+  live.pause();
+  s = wait_for(live, [](const PlaybackState& p) { return !p.playing && !p.busy; });
+  const int reached = s.cursor;
+  const auto lower = live.branch_frames(0), ablated = live.branch_frames(1);
+  ASSERT_GE(static_cast<int>(lower.size()), reached + 1);
+  ASSERT_GE(static_cast<int>(ablated.size()), reached + 1);
+
+  const auto headless = [&](double target, const std::vector<std::string>& interventions) {
+    EpisodePlayer p(shipped_dt);
+    p.reset(4, 3600.0);
+    play_to_end(p, 10);
+    p.branch(10, target, ModalityZeroing::None, interventions);
+    play_to_end(p, reached - 10);
+    return p.frames();
+  };
+  const auto lower_ref = headless(1200.0, {}), ablated_ref = headless(3600.0, {"head:1.1=zero"});
+  for (int t = 0; t < reached; ++t) {
+    const auto i = static_cast<std::size_t>(t);
+    ASSERT_EQ(lower[i]->action, lower_ref[i]->action) << "target=1200, step " << t;
+    ASSERT_EQ(lower[i]->physics.qpos, lower_ref[i]->physics.qpos) << "step " << t;
+    ASSERT_EQ(ablated[i]->action, ablated_ref[i]->action) << "head:1.1=zero, step " << t;
+    ASSERT_EQ(ablated[i]->physics.qvel, ablated_ref[i]->physics.qvel) << "step " << t;
+  }
+  EXPECT_NE(lower[10]->action, main_before[10]->action);
+  EXPECT_EQ(lower[10]->target, 1200.0);
+  EXPECT_EQ(ablated[12]->interventions, std::vector<std::string>{"head:1.1=zero"});
+  // The effect on the body: what the plain policy would have done, beside what was done.
+  EXPECT_EQ(ablated[10]->action_without, main_before[10]->action);
+  EXPECT_TRUE(main_before[10]->action_without.empty());
+
+  // Rewinding to the fork step shows each run's exact state there; playing on replays.
+  live.seek(info[0].fork_step);
+  s = live.state();
+  ASSERT_EQ(s.branch_frames.size(), 2u);
+  EXPECT_EQ(s.branch_frames[0]->physics.qpos, main_before[10]->physics.qpos);
+  EXPECT_EQ(s.branch_frames[0]->physics.qvel, main_before[10]->physics.qvel);
+  EXPECT_EQ(s.branch_frames[1]->physics.qpos, main_before[10]->physics.qpos);
+  EXPECT_EQ(s.frame->physics.qpos, main_before[10]->physics.qpos);
+  live.step_forward();
+  s = wait_for(live, [](const PlaybackState& p) { return p.cursor == 11 && !p.busy; });
+  EXPECT_EQ(s.branch_frames[0], lower[11]) << "kept frames are replayed, not recomputed";
+  EXPECT_EQ(live.branch_frames(0).size(), lower.size());
+
+  live.remove_branch(0);
+  s = wait_for(live, [](const PlaybackState& p) { return p.branch_frames.size() == 1; });
+  EXPECT_EQ(live.branches().front().label, "head:1.1=zero");
+  live.restart(5);
+  s = wait_for(live, [](const PlaybackState& p) { return p.seed == 5 && !p.busy; });
+  EXPECT_TRUE(s.branch_frames.empty()) << "a new episode drops the forks of the old one";
+}
+
+// Another checkpoint taking over from step 0 plays exactly its own episode from the same seed:
+// the comparison of two policies from one start. Forks that cannot be made say why at once.
+TEST(LivePlayer, AnotherCheckpointForkedAtTheStartPlaysItsOwnEpisodeFromTheSameSeed) {
+  test::TempDir dir;
+  const auto other = small_checkpoint(dir, "other.pt");
+  auto player = std::make_unique<EpisodePlayer>(shipped_dt);
+  player->reset(6, 3600.0);
+  LivePlayer live(std::move(player));
+  live.fork(0, parse_branch_change("checkpoint=" + other.string()));
+  auto s = wait_for(live, [](const PlaybackState& p) { return p.branch_frames.size() == 1; });
+  ASSERT_EQ(s.branch_frames.size(), 1u) << s.fork_error;
+  EXPECT_EQ(live.branches()[0].checkpoint, other.string());
+  live.set_speed(0.0);
+  live.play();
+  s = wait_for(live, [](const PlaybackState& p) { return p.cursor >= 25 || p.finished; });
+  live.pause();
+  s = wait_for(live, [](const PlaybackState& p) { return !p.playing && !p.busy; });
+  const auto taken = live.branch_frames(0);
+  EpisodePlayer alone(other);
+  alone.reset(6, 3600.0);
+  const auto ref = play_to_end(alone, static_cast<int>(taken.size()) - 1);
+  ASSERT_GE(taken.size(), 10u);
+  for (std::size_t t = 0; t + 1 < taken.size() && t + 1 < ref.size(); ++t)
+    ASSERT_EQ(taken[t]->action, ref[t]->action) << "step " << t;
+  EXPECT_NE(taken[0]->action, live.frames()[0]->action) << "another policy acts";
+
+  // Refused before anything changes, naming what does not fit.
+  const auto refused = [&](const std::string& change, const std::string& message) {
+    try {
+      live.fork(3, parse_branch_change(change));
+      ADD_FAILURE() << change << " was taken";
+    } catch (const dstudio::Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr(message)) << change;
+    }
+  };
+  refused("head:4.1=zero", "the model has 3 layers");
+  refused("checkpoint=" + (dir / "missing.pt").string(), "missing.pt");
+  auto walker = make_variant("dt");
+  walker.state_dim = 17;
+  walker.act_dim = 6;
+  walker.hidden = 16;
+  walker.layers = 1;
+  walker.heads = 1;
+  walker.context_length = 3;
+  DecisionModel w(walker);
+  CheckpointInfo info;
+  info.variant = walker;
+  info.env_id = "walker2d";
+  info.state_mean.assign(17, 0.0f);
+  info.state_std.assign(17, 1.0f);
+  info.metrics = "{}";
+  save_weights_checkpoint(dir / "walker.pt", w, info, "test");
+  refused("checkpoint=" + (dir / "walker.pt").string(), "the episode is of hopper");
+  for (int i = 0; i < kMaxBranches - 1; ++i) live.fork(2, parse_branch_change("target=100"));
+  refused("target=200", "at most 4 branches");
+  EXPECT_THROW(parse_branch_change("speed=2"), dstudio::UsageError);
+}
+
 // A dataset episode replayed from its simulator states: the recorded frames, the episode's own
 // returns-to-go, and no policy to re-condition.
 TEST(EpisodePlayer, ReplaysADatasetEpisodeFromItsStates) {

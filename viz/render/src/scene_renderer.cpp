@@ -42,6 +42,7 @@ struct SceneRenderer::State {
   int width = 0, height = 0;
   double lookat_z = 1.0;
   int track_body = -1;
+  std::unique_ptr<SceneLayerPainter> painter;  // made when layers are first drawn
 };
 
 SceneRenderer::SceneRenderer(const mjModel_* model, int width, int height, CameraView view,
@@ -78,6 +79,7 @@ SceneRenderer::SceneRenderer(const mjModel_* model, int width, int height, Camer
 
 SceneRenderer::~SceneRenderer() {
   auto& s = *state_;
+  s.painter.reset();  // before the model it paints
   mjr_freeContext(&s.context);
   mjv_freeScene(&s.scene);
   mj_deleteData(s.data);
@@ -113,6 +115,11 @@ void SceneRenderer::set_view(const CameraView& view) {
 }
 
 Image SceneRenderer::render(std::span<const double> qpos, std::span<const double> qvel) {
+  return render(qpos, qvel, SceneLayers{});
+}
+
+Image SceneRenderer::render(std::span<const double> qpos, std::span<const double> qvel,
+                            const SceneLayers& layers) {
   auto& s = *state_;
   if (qpos.size() != static_cast<std::size_t>(s.model->nq) ||
       qvel.size() != static_cast<std::size_t>(s.model->nv))
@@ -129,6 +136,10 @@ Image SceneRenderer::render(std::span<const double> qpos, std::span<const double
   }
   s.camera.lookat[2] = s.lookat_z;
   mjv_updateScene(s.model, s.data, &s.option, nullptr, &s.camera, mjCAT_ALL, &s.scene);
+  if (!layers.empty()) {
+    if (!s.painter) s.painter = std::make_unique<SceneLayerPainter>(s.model);
+    s.painter->paint(&s.scene, &s.option, layers);
+  }
   mjr_setBuffer(mjFB_OFFSCREEN, &s.context);
   const mjrRect viewport{0, 0, s.width, s.height};
   mjr_render(viewport, &s.scene, &s.context);

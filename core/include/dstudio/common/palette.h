@@ -39,4 +39,30 @@ inline constexpr TraceStyle kReturnSoFar{"return so far", kOrange, "orange", tru
 inline constexpr TraceStyle kEntropy{"entropy, layer 1", kBluishGreen, "green", false};
 inline constexpr std::array<TraceStyle, 3> kEpisodeTraces{kReturnToGo, kReturnSoFar, kEntropy};
 
+/// A counterfactual branch beside the main run: its ghost body, its curves and its legend entry.
+struct BranchStyle {
+  Rgb colour;
+  std::string_view colour_word;
+};
+inline constexpr std::array<BranchStyle, 4> kBranches{
+    BranchStyle{kVermillion, "red"}, BranchStyle{kSkyBlue, "light blue"},
+    BranchStyle{kReddishPurple, "purple"}, BranchStyle{kYellow, "yellow"}};
+/// The main run in the same plots.
+inline constexpr Rgb kMainRun{40, 40, 40};
+
+/// The colour of a limb whose joint's action changed by `fraction` of the legend's full scale
+/// (clamped to [0, 1]): light grey for none, through orange, to a dark red. Both viewers and the
+/// legend use it.
+constexpr Rgb effect_colour(double fraction) {
+  const double f = fraction < 0.0 ? 0.0 : (fraction > 1.0 ? 1.0 : fraction);
+  constexpr Rgb stops[3] = {{205, 205, 205}, {230, 159, 0}, {165, 25, 10}};
+  const int i = f < 0.5 ? 0 : 1;
+  const double u = (f - 0.5 * i) * 2.0;
+  const auto mix = [u](std::uint8_t a, std::uint8_t b) {
+    return static_cast<std::uint8_t>(a + (b - a) * u + 0.5);
+  };
+  return {mix(stops[i].r, stops[i + 1].r), mix(stops[i].g, stops[i + 1].g),
+          mix(stops[i].b, stops[i + 1].b)};
+}
+
 }  // namespace dstudio::palette

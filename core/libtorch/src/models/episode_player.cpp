@@ -195,6 +195,11 @@ bool EpisodePlayer::step() {
                             : s.model->forward(in, &inspection, s.zeroing);
     const auto action = all.select(1, K - 1).contiguous();
     acted->action.assign(action.data_ptr<float>(), action.data_ptr<float>() + A);
+    acted->action_without.clear();
+    if (s.plan || s.zeroing != ModalityZeroing::None) {
+      const auto plain = s.model->forward(in).select(1, K - 1).contiguous();
+      acted->action_without.assign(plain.data_ptr<float>(), plain.data_ptr<float>() + A);
+    }
 
     const int offset = K - std::min(t + 1, K);
     const int T = K * per_step;
@@ -289,6 +294,42 @@ std::unique_ptr<EpisodePlayer> EpisodePlayer::fork(int frame) const {
       out->branch(frame, at.target, at.zeroing);
   }
   return out;
+}
+
+void EpisodePlayer::continue_from(const EpisodePlayer& from, int frame) {
+  auto& s = *s_;
+  const auto& f = *from.s_;
+  if (s.replay || f.replay || from.frames_.empty())
+    throw UsageError("a dataset replay has no policy to hand over to another checkpoint");
+  if (s.spec != f.spec)
+    throw UsageError(s.info.env_id + "'s policy cannot take over an episode of " + f.spec->name);
+  frame = std::clamp(frame, 0, static_cast<int>(from.frames_.size()) - 1);
+  const auto n = static_cast<std::size_t>(frame) + 1;
+  const auto A = static_cast<std::size_t>(s.spec->act_dim);
+  // The context as this checkpoint normalises it, from what was observed, done and aimed at.
+  std::vector<float> states, actions, rtg;
+  states.reserve(n * static_cast<std::size_t>(s.spec->obs_dim));
+  actions.reserve(n * A);
+  for (std::size_t t = 0; t < n; ++t) {
+    const auto& fr = *from.frames_[t];
+    for (std::size_t k = 0; k < fr.observation.size(); ++k)
+      states.push_back((fr.observation[k] - s.info.state_mean[k]) / s.info.state_std[k]);
+    if (fr.acted && t + 1 < n)
+      actions.insert(actions.end(), fr.action.begin(), fr.action.end());
+    else
+      actions.resize(actions.size() + A, 0.0f);
+    rtg.push_back(static_cast<float>(fr.return_to_go / s.info.rtg_scale));
+  }
+  s.states = std::move(states);
+  s.actions = std::move(actions);
+  s.rtg = std::move(rtg);
+  s.interventions.clear();
+  s.plan.reset();
+  frames_.assign(from.frames_.begin(), from.frames_.begin() + static_cast<std::ptrdiff_t>(n));
+  seed_ = from.seed_;
+  const auto& at = *frames_.back();
+  // Re-conditions the frame (it has not acted for this policy) and restores its physics.
+  branch(frame, at.target, at.zeroing);
 }
 
 void EpisodePlayer::check_interventions(const std::vector<std::string>& interventions,
@@ -402,7 +443,34 @@ struct LivePlayer::Shared {
   bool restart = false;
   std::uint64_t restart_seed = 0;
   bool stop = false;
+  // Counterfactual branches: their players are touched by the player thread only.
+  struct Branch {
+    std::shared_ptr<EpisodePlayer> player;
+    std::vector<FramePtr> frames;
+    BranchInfo info;
+  };
+  std::vector<Branch> branches;
+  struct ForkRequest {
+    int step = 0;
+    BranchChange change;
+    std::shared_ptr<EpisodePlayer> other;  // another checkpoint's player, opened by the caller
+  };
+  std::vector<ForkRequest> fork_requests;
+  std::vector<int> remove_requests;  // -1: all
+  std::uint64_t branch_generation = 0;
+  std::string fork_error;
   std::thread thread;
+
+  // The frames the clock can reach: the longest of the main run and its branches.
+  [[nodiscard]] int reach() const {
+    std::size_t n = frames.size();
+    for (const auto& b : branches) n = std::max(n, b.frames.size());
+    return static_cast<int>(n);
+  }
+  [[nodiscard]] bool all_finished() const {
+    return finished && std::all_of(branches.begin(), branches.end(),
+                                   [](const Branch& b) { return b.info.finished; });
+  }
 };
 
 LivePlayer::LivePlayer(std::shared_ptr<EpisodePlayer> player) : s_(new Shared) {
@@ -439,7 +507,7 @@ void LivePlayer::play() {
   {
     std::lock_guard lock(s_->mutex);
     // Playing a finished episode from its end would do nothing: start from the beginning.
-    if (s_->finished && s_->cursor == static_cast<int>(s_->frames.size()) - 1) s_->cursor = 0;
+    if (s_->all_finished() && s_->cursor == s_->reach() - 1) s_->cursor = 0;
     s_->playing = true;
   }
   s_->wake.notify_all();
@@ -472,7 +540,7 @@ void LivePlayer::seek(int frame) {
   std::lock_guard lock(s_->mutex);
   s_->playing = false;
   s_->forward_requests = 0;
-  s_->cursor = std::clamp(frame, 0, static_cast<int>(s_->frames.size()) - 1);
+  s_->cursor = std::clamp(frame, 0, s_->reach() - 1);
   s_->changed.notify_all();
 }
 
@@ -529,6 +597,65 @@ void LivePlayer::restart(std::uint64_t seed) {
   s_->wake.notify_all();
 }
 
+void LivePlayer::fork(int step, const BranchChange& change) {
+  if (replay_) throw UsageError("a dataset replay has no policy to fork");
+  std::shared_ptr<EpisodePlayer> other;
+  if (!change.checkpoint.empty()) {
+    // In its own task (a checkpoint naming none is taken to act in this one), which must be
+    // this one: two tasks of the same sizes would still be different bodies.
+    const auto info = read_checkpoint_info(change.checkpoint);
+    if (!info.env_id.empty() && env::task(info.env_id).name != task_.name)
+      throw UsageError(change.checkpoint + ": a policy for " + env::task(info.env_id).name +
+                       "; the episode is of " + task_.name);
+    other = std::make_shared<EpisodePlayer>(change.checkpoint, task_.name);
+  }
+  std::vector<std::string> interventions =
+      change.clear_interventions || other ? std::vector<std::string>{} : this->interventions();
+  interventions.insert(interventions.end(), change.interventions.begin(),
+                       change.interventions.end());
+  EpisodePlayer::check_interventions(interventions, other ? other->config() : config_);
+  {
+    std::lock_guard lock(s_->mutex);
+    if (static_cast<int>(s_->branches.size() + s_->fork_requests.size()) >= kMaxBranches)
+      throw UsageError("at most " + std::to_string(kMaxBranches) +
+                       " branches play beside the main run; remove one first");
+    s_->fork_requests.push_back({step, change, std::move(other)});
+  }
+  s_->wake.notify_all();
+}
+
+void LivePlayer::remove_branch(int branch) {
+  {
+    std::lock_guard lock(s_->mutex);
+    s_->remove_requests.push_back(std::max(0, branch));
+  }
+  s_->wake.notify_all();
+}
+
+void LivePlayer::clear_branches() {
+  {
+    std::lock_guard lock(s_->mutex);
+    s_->fork_requests.clear();
+    s_->remove_requests.push_back(-1);
+  }
+  s_->wake.notify_all();
+}
+
+std::vector<BranchInfo> LivePlayer::branches() const {
+  std::lock_guard lock(s_->mutex);
+  std::vector<BranchInfo> out;
+  for (const auto& b : s_->branches) out.push_back(b.info);
+  return out;
+}
+
+std::vector<FramePtr> LivePlayer::branch_frames(int branch, int from) const {
+  std::lock_guard lock(s_->mutex);
+  if (branch < 0 || branch >= static_cast<int>(s_->branches.size())) return {};
+  const auto& f = s_->branches[static_cast<std::size_t>(branch)].frames;
+  from = std::clamp(from, 0, static_cast<int>(f.size()));
+  return {f.begin() + from, f.end()};
+}
+
 double LivePlayer::target() const {
   std::lock_guard lock(s_->mutex);
   return s_->target;
@@ -546,15 +673,24 @@ template <typename Shared>
 PlaybackState snapshot(const Shared& s) {
   PlaybackState p;
   p.cursor = s.cursor;
-  p.frames = static_cast<int>(s.frames.size());
+  p.frames = s.reach();
   p.playing = s.playing;
-  p.finished = s.finished;
+  p.finished = s.all_finished();
   p.speed = s.speed;
   p.seed = s.seed;
   p.generation = s.generation;
   p.error = s.error;
-  p.busy = s.working || s.forward_requests > 0 || s.reconfigure || s.restart;
-  if (!s.frames.empty()) p.frame = s.frames[static_cast<std::size_t>(s.cursor)];
+  p.busy = s.working || s.forward_requests > 0 || s.reconfigure || s.restart ||
+           !s.fork_requests.empty() || !s.remove_requests.empty();
+  const auto at = [&](const std::vector<FramePtr>& f) {
+    return f.empty() ? nullptr
+                     : f[static_cast<std::size_t>(std::min<std::size_t>(
+                           static_cast<std::size_t>(s.cursor), f.size() - 1))];
+  };
+  p.frame = at(s.frames);
+  for (const auto& b : s.branches) p.branch_frames.push_back(at(b.frames));
+  p.branch_generation = s.branch_generation;
+  p.fork_error = s.fork_error;
   return p;
 }
 
@@ -616,10 +752,68 @@ void LivePlayer::run() {
         s.playing = false;
       }
       s.frames = s.player->frames();
-      s.cursor = restart ? 0 : std::min(cursor, static_cast<int>(s.frames.size()) - 1);
+      if (restart && !s.branches.empty()) {
+        s.branches.clear();  // forks of the episode that is gone
+        ++s.branch_generation;
+      }
+      s.cursor = restart ? 0 : std::min(cursor, s.reach() - 1);
       s.finished = s.player->finished();
       s.seed = s.player->seed();
       ++s.generation;
+      continue;
+    }
+    if (!s.remove_requests.empty()) {
+      for (const int b : s.remove_requests) {
+        if (b < 0) s.branches.clear();
+        if (b >= 0 && b < static_cast<int>(s.branches.size()))
+          s.branches.erase(s.branches.begin() + b);
+      }
+      s.remove_requests.clear();
+      s.cursor = std::min(s.cursor, s.reach() - 1);
+      ++s.branch_generation;
+      continue;
+    }
+    if (!s.fork_requests.empty()) {
+      auto request = std::move(s.fork_requests.front());
+      s.fork_requests.erase(s.fork_requests.begin());
+      s.working = true;
+      lock.unlock();
+      std::shared_ptr<EpisodePlayer> branch;
+      std::string error;
+      try {
+        const int at = std::clamp(request.step, 0, static_cast<int>(s.player->frames().size()) - 1);
+        if (request.other) {
+          request.other->continue_from(*s.player, at);
+          branch = std::move(request.other);
+        } else {
+          branch = s.player->fork(at);
+        }
+        const auto& kept = *branch->frames().back();
+        const auto& c = request.change;
+        std::vector<std::string> interventions =
+            c.clear_interventions ? std::vector<std::string>{} : kept.interventions;
+        interventions.insert(interventions.end(), c.interventions.begin(), c.interventions.end());
+        branch->branch(at, c.target.value_or(kept.target), c.zeroing.value_or(kept.zeroing),
+                       interventions);
+      } catch (const std::exception& e) {
+        error = request.change.label + ": " + e.what();
+        branch.reset();
+      }
+      lock.lock();
+      s.working = false;
+      s.fork_error = error;
+      if (branch) {
+        Shared::Branch b;
+        b.frames = branch->frames();
+        b.info.fork_step = static_cast<int>(b.frames.size()) - 1;
+        b.info.label = request.change.label;
+        b.info.checkpoint = request.change.checkpoint;
+        b.info.frames = static_cast<int>(b.frames.size());
+        b.info.finished = branch->finished();
+        b.player = std::move(branch);
+        s.branches.push_back(std::move(b));
+        ++s.branch_generation;
+      }
       continue;
     }
     const bool single = s.forward_requests > 0;
@@ -636,38 +830,53 @@ void LivePlayer::run() {
       }
     }
     if (single) --s.forward_requests;
-    const int last = static_cast<int>(s.frames.size()) - 1;
-    if (s.cursor < last) {
-      ++s.cursor;  // replaying kept frames
-    } else if (!s.finished) {
-      s.working = true;
-      lock.unlock();
-      bool ok = true;
-      std::string error;
-      try {
-        s.player->step();
-      } catch (const std::exception& e) {
-        ok = false;
-        error = e.what();
-      }
-      lock.lock();
-      s.working = false;
-      if (!ok) {
-        s.error = error;
-        s.playing = false;
-        continue;
-      }
-      // A request that arrived meanwhile may have moved the cursor; the new frame is shown
-      // only when it was at the end.
-      const bool at_end = s.cursor == last;
-      s.frames = s.player->frames();
-      if (at_end) s.cursor = static_cast<int>(s.frames.size()) - 1;
-      s.finished = s.player->finished();
-    } else {
-      s.playing = false;  // the episode has ended
+    // The next step of the clock: every run (the main one, each branch) whose newest frame is at
+    // the cursor and has not ended acts; the others have the next frame kept already, or ended.
+    const int from = s.cursor;
+    std::vector<EpisodePlayer*> acting;
+    const auto needs_step = [&](const std::vector<FramePtr>& f, bool finished) {
+      return !finished && static_cast<int>(f.size()) == from + 1;
+    };
+    if (needs_step(s.frames, s.finished)) acting.push_back(s.player.get());
+    for (auto& b : s.branches)
+      if (needs_step(b.frames, b.info.finished)) acting.push_back(b.player.get());
+    if (acting.empty()) {
+      if (from + 1 < s.reach())
+        ++s.cursor;  // replaying kept frames
+      else
+        s.playing = false;  // every run has ended
+      if (s.cursor == s.reach() - 1 && s.all_finished()) s.playing = false;
       continue;
     }
-    if (s.cursor == static_cast<int>(s.frames.size()) - 1 && s.finished) s.playing = false;
+    s.working = true;
+    lock.unlock();
+    std::string error;
+    for (auto* player : acting) {
+      try {
+        player->step();
+      } catch (const std::exception& e) {
+        error = e.what();
+        break;
+      }
+    }
+    lock.lock();
+    s.working = false;
+    s.frames = s.player->frames();
+    s.finished = s.player->finished();
+    for (auto& b : s.branches) {
+      b.frames = b.player->frames();
+      b.info.frames = static_cast<int>(b.frames.size());
+      b.info.finished = b.player->finished();
+    }
+    if (!error.empty()) {
+      s.error = error;
+      s.playing = false;
+      continue;
+    }
+    // A request that arrived meanwhile may have moved the cursor; the new frame is shown only
+    // when it was where the step began.
+    if (s.cursor == from) s.cursor = std::min(from + 1, s.reach() - 1);
+    if (s.cursor == s.reach() - 1 && s.all_finished()) s.playing = false;
     if (s.speed > 0.0) {
       const auto period =
           std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(dt_ / s.speed));

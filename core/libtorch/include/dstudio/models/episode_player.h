@@ -24,6 +24,7 @@
 #include "dstudio/data/dataset.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint.h"
+#include "dstudio/models/playback.h"
 #include "dstudio/models/variant_config.h"
 #include "dstudio/models/windows.h"
 
@@ -44,6 +45,9 @@ struct PlayerFrame {
 
   bool acted = false;  ///< the fields below are set
   std::vector<float> action;
+  /// What the policy would have done here with no intervention and no zeroing, when some were in
+  /// force (else empty): the effect of the surgery, joint by joint, is action minus this.
+  std::vector<float> action_without;
   double reward = 0.0;
   double entropy =
       std::numeric_limits<double>::quiet_NaN();  ///< first layer, mean over heads and real queries
@@ -107,6 +111,12 @@ class EpisodePlayer {
   /// fork with the same settings plays exactly what this player plays from `frame`. Only one
   /// thread may run the two at a time (they share the model).
   [[nodiscard]] std::unique_ptr<EpisodePlayer> fork(int frame) const;
+  /// Takes over `from`'s episode at `frame` with this player's own policy (another checkpoint of
+  /// the same task): frames [0, frame], the simulation state and the context are copied (the
+  /// context normalised with this checkpoint's statistics), the target and zeroing kept, the
+  /// interventions dropped (they belonged to the other model). From `frame` on this policy acts.
+  /// Throws UsageError for a replay or a player of another task.
+  void continue_from(const EpisodePlayer& from, int frame);
   /// Checks `interventions` as branch() does, against `config`, without playing.
   static void check_interventions(const std::vector<std::string>& interventions,
                                   const VariantConfig& config);
@@ -144,12 +154,27 @@ struct PlaybackState {
   FramePtr frame;                ///< the frame at the cursor
   std::string error;             ///< why the player stopped, when it failed
   bool busy = false;             ///< a step or a request is under way, or waits to be taken up
+  /// Each branch's frame at the cursor (its last, when it ended before), in branch order.
+  std::vector<FramePtr> branch_frames;
+  std::uint64_t branch_generation = 0;  ///< grows when a branch is made, removed or re-made
+  std::string fork_error;               ///< why the last fork could not be made, if it failed
   /// The episode has ended and its last frame is on screen: nothing follows to play or record.
   [[nodiscard]] bool at_end() const { return finished && cursor + 1 >= frames; }
 };
 
-/// An EpisodePlayer on its own thread. Every method may be called from any thread and returns
-/// at once; requests take effect between steps.
+/// One counterfactual branch beside a LivePlayer's main run.
+struct BranchInfo {
+  int fork_step = 0;       ///< the step it was forked at (rewinding goes back here)
+  std::string label;       ///< the change, as given ("target=1800", "head:2.1=zero")
+  std::string checkpoint;  ///< the policy playing it, when another checkpoint took over
+  int frames = 0;          ///< frames kept, the copied ones before the fork included
+  bool finished = false;   ///< its episode has ended
+};
+
+/// An EpisodePlayer on its own thread, with up to kMaxBranches counterfactual forks of it played on
+/// the same clock: every step of the cursor steps every branch that has not reached it (all on
+/// the player thread, which shares one model between the main run and its forks). Every method
+/// may be called from any thread and returns at once; requests take effect between steps.
 class LivePlayer {
  public:
   /// Takes the player, which only the player thread touches from now on (reset or not: a new
@@ -179,8 +204,23 @@ class LivePlayer {
   /// (EpisodePlayer::branch). Throws UsageError at once for a spec it refuses; one that fails
   /// later (a dataset that cannot be read for a mean) stops the player with its error.
   void set_interventions(const std::vector<std::string>& interventions);
-  /// A new episode with `seed`, keeping the target and zeroing.
+  /// A new episode with `seed`, keeping the target and zeroing. Its branches are dropped.
   void restart(std::uint64_t seed);
+
+  /// Forks the main run at `step` (clamped to its frames) with `change` (playback.h): the branch
+  /// copies the simulation state and context there and plays on the same clock. What can be
+  /// checked here is, at once: a change that does not fit (an intervention the model refuses, a
+  /// checkpoint that cannot be read or is of another task) or a fork beyond kMaxBranches throws
+  /// UsageError, CheckpointError or env::EnvError; the fork is then made between steps.
+  void fork(int step, const BranchChange& change);
+  /// Drops branch `branch` (0-based, in the order made); the others keep their places.
+  void remove_branch(int branch);
+  /// Drops every branch.
+  void clear_branches();
+  /// The branches as they are now.
+  [[nodiscard]] std::vector<BranchInfo> branches() const;
+  /// Frames [from, end) of branch `branch` (empty for a branch that does not exist).
+  [[nodiscard]] std::vector<FramePtr> branch_frames(int branch, int from = 0) const;
 
   [[nodiscard]] PlaybackState state() const;
   /// Blocks until `done` holds for the state (checked at once and after every change the player

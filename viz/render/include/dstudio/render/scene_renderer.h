@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dstudio/common/error.h"
+#include "dstudio/render/scene_layers.h"
 
 struct mjModel_;
 struct mjData_;
@@ -75,6 +76,9 @@ class SceneRenderer {
   Image render(const mjData_* data);
   /// The same for a state given by its generalised positions and velocities.
   Image render(std::span<const double> qpos, std::span<const double> qvel);
+  /// The same with ghost bodies and coloured limbs drawn in (scene_layers.h).
+  Image render(std::span<const double> qpos, std::span<const double> qvel,
+               const SceneLayers& layers);
 
   [[nodiscard]] int width() const;
   [[nodiscard]] int height() const;

@@ -1,0 +1,64 @@
+#pragma once
+/// \file
+/// What both viewers draw into a MuJoCo scene beside the body on screen: the ghost bodies of
+/// counterfactual branches (one model, one mjData per branch, their geoms added to the one scene,
+/// translucent in the branch's colour) and limbs coloured by a value per actuator (the effect of
+/// an intervention on each joint's action). Both act on a scene mjv_updateScene has just filled,
+/// before it is rendered, so the studio's Viewer tab (through SceneRenderer) and decision-viewer
+/// (its own window) draw the same picture.
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "dstudio/common/palette.h"
+
+struct mjModel_;
+struct mjvScene_;
+struct mjvOption_;
+
+namespace dstudio::render {
+
+/// A branch's body at one step.
+struct Ghost {
+  std::vector<double> qpos;
+  palette::Rgb colour;
+  float alpha = 0.35f;
+};
+
+/// Limbs coloured by `values[i]`, one per actuator: the geoms of the body actuator i's joint moves
+/// take palette::effect_colour(|values[i]| / scale). Empty values: nothing coloured.
+struct LimbColours {
+  std::vector<double> values;
+  double scale = 1.0;
+};
+
+/// What is added to a scene beyond the body on screen.
+struct SceneLayers {
+  std::vector<Ghost> ghosts;
+  LimbColours limbs;
+  [[nodiscard]] bool empty() const { return ghosts.empty() && limbs.values.empty(); }
+};
+
+/// Per actuator, the body its joint moves (-1 for an actuator not on a joint).
+std::vector<int> actuated_bodies(const mjModel_* model);
+
+/// Adds layers to scenes of one model. Keeps one mjData for the ghosts' poses.
+class SceneLayerPainter {
+ public:
+  explicit SceneLayerPainter(const mjModel_* model);
+  ~SceneLayerPainter();
+  SceneLayerPainter(const SceneLayerPainter&) = delete;
+  SceneLayerPainter& operator=(const SceneLayerPainter&) = delete;
+
+  /// Colours the limbs of the body already in `scene` (its geoms so far), then adds each ghost's
+  /// moving geoms (the floor and other static geoms are not repeated). A ghost whose qpos does not
+  /// fit the model is left out. The model must be the one the scene was updated with.
+  void paint(mjvScene_* scene, const mjvOption_* option, const SceneLayers& layers);
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace dstudio::render
