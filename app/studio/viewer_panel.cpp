@@ -58,13 +58,6 @@ constexpr qint64 kTimelineIntervalMs = 100;
 // Steps of entropy plotted inside the 3-D view.
 constexpr std::size_t kOverlaySteps = 150;
 
-struct SpeedChoice {
-  const char* label;
-  double speed;
-};
-constexpr SpeedChoice kSpeeds[] = {{"0.1x", 0.1}, {"0.25x", 0.25}, {"0.5x", 0.5}, {"1x", 1.0},
-                                   {"2x", 2.0},   {"4x", 4.0},     {"max", 0.0}};
-
 // The step readout always keeps room for two lines: its text changes every frame, and a line
 // more or less would resize the 3-D view above it while playing (and a recording's frames).
 class ReadoutLabel : public QLabel {
@@ -181,9 +174,11 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   play_->setToolTip(tr("Play or pause (Space)"));
   forward_->setIcon(style()->standardIcon(QStyle::SP_MediaSeekForward));
   forward_->setToolTip(tr("Single step: the policy acts once (Right or .)"));
-  for (const auto& s : kSpeeds) speed_->addItem(tr(s.label), s.speed);
-  speed_->setItemData(static_cast<int>(std::size(kSpeeds)) - 1, tr("As fast as the policy acts"),
-                      Qt::ToolTipRole);
+  // The speeds decision-viewer offers too (playback.h).
+  for (const double s : models::playback_speeds())
+    speed_->addItem(QString::fromStdString(models::speed_label(s)), s);
+  speed_->setItemData(static_cast<int>(models::playback_speeds().size()) - 1,
+                      tr("As fast as the policy acts"), Qt::ToolTipRole);
   speed_->setCurrentIndex(3);
   speed_->setToolTip(tr("Speed: times real time (the task's simulated seconds per step)"));
   speed_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
@@ -385,8 +380,9 @@ bool ViewerPanel::startRecording() {
   // the chosen speed, so the video plays at that speed whatever the machine managed.
   const double speed = speed_->currentData().toDouble();
   speed_before_ = speed;
-  steps_per_frame_ = (speed > 0 ? speed : 1.0) / (live_->dt() * record_fps_);
   record_first_ = shown_.cursor;
+  clip_log_ = std::make_unique<models::ClipLog>("decision-studio", title_.toStdString(),
+                                                shown_.seed, record_first_, record_fps_, speed);
   record_shown_ = -1;
   live_->set_speed(0.0);
   live_->play();
@@ -407,7 +403,10 @@ void ViewerPanel::recordNext() {
   if (!recording_) return;
   if (!live_) return stopRecording();
   const auto state = live_->state();
-  const int step = record_first_ + static_cast<int>(std::lround(recorded_ * steps_per_frame_));
+  // The step this frame shows: the episode's time at the recording's speed (the clock both viewers
+  // record by).
+  const int step =
+      models::recorded_step(record_first_, recorded_, record_fps_, speed_before_, live_->dt());
   if (step >= state.frames) {
     // The episode ended before this frame, or the policy has not reached it yet.
     if (state.finished || !state.error.empty()) {
@@ -446,6 +445,15 @@ void ViewerPanel::captureFrame() {
     return;
   }
   ++recorded_;
+  if (clip_log_ && shown_.frame) {
+    const auto& f = *shown_.frame;
+    clip_log_->add({record_shown_,
+                    f.return_so_far,
+                    f.target,
+                    models::to_string(f.zeroing),
+                    f.interventions,
+                    {}});
+  }
   record_->setText(tr("Stop (%1 s)").arg(static_cast<double>(recorded_) / record_fps_, 0, 'f', 1));
   QTimer::singleShot(0, this, &ViewerPanel::recordNext);
 }
@@ -466,9 +474,18 @@ void ViewerPanel::stopRecording() {
     live_->set_speed(speed_before_);
     if (record_shown_ >= 0) live_->seek(record_shown_);
   }
-  const bool ok = video_->finish();
-  const QString error = ok ? QString() : video_->error();
+  bool ok = video_->finish();
+  QString error = ok ? QString() : video_->error();
   recording_path_ = video_->path();
+  if (ok && clip_log_ && recorded_ > 0) {
+    try {
+      clip_log_->write(models::ClipLog::path_for(recording_path_.toStdString()));
+    } catch (const Error& e) {
+      ok = false;
+      error = QString::fromStdString(e.what());
+    }
+  }
+  clip_log_.reset();
   video_.reset();
   const QString ended = record_end_reason_.isEmpty()
                             ? QString()

@@ -181,9 +181,9 @@ class ViewerPanel : public QWidget {
   QString record_end_reason_;  // why the recording ended by itself (the episode ended), said with
                                // where it went
   std::unique_ptr<VideoWriter> video_;
-  int record_first_ = 0;          // the step the recording started at
-  double steps_per_frame_ = 1.0;  // episode steps a video frame
-  int record_shown_ = -1;         // the step the last frame showed
+  int record_first_ = 0;                       // the step the recording started at
+  std::unique_ptr<models::ClipLog> clip_log_;  // what each frame showed, written beside it
+  int record_shown_ = -1;                      // the step the last frame showed
   double speed_before_ = 1.0;
 };
 

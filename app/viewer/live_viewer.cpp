@@ -27,7 +27,10 @@
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/imgui/plots.h"
 #include "dstudio/models/checkpoint_info.h"
+#include "dstudio/models/interventions.h"
+#include "dstudio/models/playback.h"
 #include "dstudio/models/targets.h"
+#include "dstudio/render/scene_layers.h"
 #include "dstudio/render/video_file.h"
 
 namespace dstudio::viewer {
@@ -50,13 +53,32 @@ double quantile(std::vector<double> v, double q) {
 }
 
 std::string speed_text(double speed) {
-  if (speed <= 0.0) return "max";
-  char text[32];
-  std::snprintf(text, sizeof text, "%gx", speed);
-  return text;
+  return models::speed_label(speed);
 }
 
-constexpr double kSpeeds[] = {0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 0.0};
+ImU32 im_colour(palette::Rgb c, int alpha = 255) {
+  return IM_COL32(c.r, c.g, c.b, alpha);
+}
+
+ImVec4 im_vec(palette::Rgb c) {
+  return ImVec4(c.r / 255.0f, c.g / 255.0f, c.b / 255.0f, 1.0f);
+}
+
+// A round full scale for the limb colours' legend: 1, 2 or 5 times a power of ten at or above
+// `largest` (at least 0.01), so that the legend's numbers read at a glance and hold still.
+double round_scale(double largest) {
+  const double x = std::max(largest, 0.01);
+  const double decade = std::pow(10.0, std::floor(std::log10(x)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * decade >= x * (1.0 - 1e-9)) return m * decade;
+  return 10.0 * decade;
+}
+
+// The frame of `frames` (consecutive from step 0) at `step`, or its last when it ended before.
+models::FramePtr at_step(const std::vector<models::FramePtr>& frames, int step) {
+  if (frames.empty()) return nullptr;
+  return frames[static_cast<std::size_t>(std::clamp(step, 0, static_cast<int>(frames.size()) - 1))];
+}
 
 // One GLFW initialisation for the process; GLFW is not re-entrant across init/terminate.
 void init_glfw() {
@@ -109,6 +131,7 @@ struct LiveViewer::State {
   ImGuiStyle base_style;
 
   std::unique_ptr<models::LivePlayer> live;
+  std::unique_ptr<render::SceneLayerPainter> painter;  // ghosts and limb colours
   std::string title;
   std::vector<models::TargetChoice> targets;
 
@@ -140,6 +163,23 @@ struct LiveViewer::State {
       lag_by_step;  // the selection's profile of each step with a window
   bool lags_dirty = true;
   int pending_seek = -1;  // a step the policy has not reached yet
+  int display_step = 0;   // the clock's step on screen (the main run may have ended before it)
+  // Counterfactual forks: those asked for on the command line wait for the main run's step.
+  std::vector<models::ForkSpec> pending_forks;
+  std::vector<models::BranchInfo> branches;
+  std::vector<std::vector<models::FramePtr>> branch_frames;
+  bool fork_mode = false;  // changes of the conditioning fork the episode instead
+  float fork_target = 0.0f;
+  char fork_checkpoint[1024] = {};
+  int plot_joint = -1;  // under the scene with forks: -1 the action difference, else a joint
+  std::vector<std::pair<std::string, int>> joints;  // name, qpos address
+  // Interventions: the steering controls, and the limb colours.
+  char steer_file[1024] = {};
+  int steer_layer = 1;
+  float steer_alpha = 1.0f;
+  bool effects = false;
+  double effect_largest = 0.0;
+  std::size_t effect_counted = 0;  // main frames looked at for effect_largest
   double speed = 1.0;
   bool presentation = false;
   std::string message;
@@ -149,6 +189,7 @@ struct LiveViewer::State {
 
   // Recording: frame i shows the step reached after i / fps seconds of the episode at `speed`.
   std::unique_ptr<render::VideoFile> video;
+  std::unique_ptr<models::ClipLog> clip_log;  // what each recorded frame shows, beside the clip
   fs::path last_recording;
   int record_first_step = 0;
   double record_speed = 1.0;
@@ -178,6 +219,17 @@ struct LiveViewer::State {
   void draw_attention();
   void draw_overlay();
   void draw_traces();
+  void draw_interventions();
+  template <typename Target, typename Zeroing>
+  void draw_conditioning(const Target& apply_target, const Zeroing& apply_zeroing);
+  void draw_view_and_recording();
+  bool tabs_opened = false;  // the first tab shown has been chosen
+  void draw_forks();
+  /// Applies `specs` from the step on screen, or forks with them in fork mode; says why not.
+  void change_interventions(const std::vector<std::string>& specs);
+  void request_fork(const models::BranchChange& change);
+  [[nodiscard]] std::vector<double> effect_values() const;
+  [[nodiscard]] double effect_scale() const { return round_scale(effect_largest); }
   void record_step();
   bool start_recording(const fs::path& base, int fps);
   /// Ends the recording; `why` (the episode ended, an error) is said with where it went.
@@ -217,12 +269,38 @@ void LiveViewer::State::open_player() {
   if (options.target)
     targets.insert(targets.begin(),
                    {*options.target, "asked for " + fixed_number(*options.target, 0)});
-  if (!player->isReplay()) player->reset(options.seed, targets.front().value, options.zeroing);
+  if (!player->isReplay()) {
+    player->reset(options.seed, targets.front().value, options.zeroing);
+    if (!options.interventions.empty())
+      player->branch(0, targets.front().value, options.zeroing, options.interventions);
+  } else if (!options.interventions.empty() || !options.forks.empty()) {
+    throw UsageError("a dataset episode replays without a policy: nothing to intervene on or fork");
+  }
   live = std::make_unique<models::LivePlayer>(player);
   speed = options.speed;
   live->set_speed(speed);
   target_field = static_cast<float>(live->target());
+  fork_target = target_field;
   seed_field = static_cast<int>(options.seed);
+  effects = options.effects;
+  pending_forks = options.forks;
+  if (static_cast<int>(pending_forks.size()) > models::kMaxBranches)
+    throw UsageError("at most " + std::to_string(models::kMaxBranches) +
+                     " forks play beside the main run; " + std::to_string(pending_forks.size()) +
+                     " were asked for");
+  // Checked now, not when the main run gets there: a fork that cannot be made stops nothing
+  // halfway through a recording.
+  for (const auto& f : pending_forks) {
+    auto specs = f.change.clear_interventions || !f.change.checkpoint.empty()
+                     ? std::vector<std::string>{}
+                     : options.interventions;
+    specs.insert(specs.end(), f.change.interventions.begin(), f.change.interventions.end());
+    if (f.change.checkpoint.empty())
+      models::EpisodePlayer::check_interventions(specs, live->config());
+    else if (!fs::is_regular_file(f.change.checkpoint))
+      throw UsageError("--fork " + std::to_string(f.step) + ":" + f.change.label +
+                       ": no such checkpoint file");
+  }
 }
 
 void LiveViewer::State::make_window() {
@@ -252,6 +330,12 @@ void LiveViewer::State::make_window() {
   mjv_defaultOption(&vopt);
   mjr_defaultContext(&context);
   mjv_makeScene(model, &scene, 2000);
+  painter = std::make_unique<render::SceneLayerPainter>(model);
+  for (int j = 0; j < model->njnt; ++j)
+    if (model->jnt_type[j] == mjJNT_HINGE || model->jnt_type[j] == mjJNT_SLIDE) {
+      const char* name = mj_id2name(model, mjOBJ_JOINT, j);
+      joints.emplace_back(name ? name : "joint " + std::to_string(j), model->jnt_qposadr[j]);
+    }
   mjr_makeContext(model, &context, mjFONTSCALE_100);
   camera.type = mjCAMERA_FREE;
   const render::CameraView view;
@@ -298,6 +382,7 @@ void LiveViewer::State::refresh_frames() {
     rtg.clear(), ret.clear(), entropy.clear();
     lag_by_step.clear();
     lags_dirty = true;
+    effect_largest = 0.0, effect_counted = 0;
   } else {
     // New frames, and the newest one kept, which may have acted since it was read.
     const std::size_t from = frames.empty() ? 0 : frames.size() - 1;
@@ -315,6 +400,32 @@ void LiveViewer::State::refresh_frames() {
     ret.push_back(f.return_so_far);
     entropy.push_back(f.acted ? f.entropy : std::nan(""));
   }
+  // The largest action change the interventions made so far: the limb colours' full scale.
+  for (; effect_counted < frames.size() && frames[effect_counted]->acted; ++effect_counted) {
+    const auto& f = *frames[effect_counted];
+    for (std::size_t j = 0; j < f.action_without.size() && j < f.action.size(); ++j)
+      effect_largest = std::max(effect_largest,
+                                std::fabs(static_cast<double>(f.action[j] - f.action_without[j])));
+  }
+  // Forks asked for on the command line, once the main run has the step.
+  for (auto it = pending_forks.begin(); it != pending_forks.end();) {
+    if (it->step >= static_cast<int>(frames.size()) && !shown.finished) {
+      ++it;
+      continue;
+    }
+    try {
+      live->fork(it->step, it->change);
+    } catch (const Error& e) {
+      notice("fork at step " + std::to_string(it->step) + " (" + it->change.label +
+             "): " + e.what());
+    }
+    it = pending_forks.erase(it);
+  }
+  branches = live->branches();
+  branch_frames.resize(branches.size());
+  for (std::size_t b = 0; b < branches.size(); ++b)
+    branch_frames[b] = live->branch_frames(static_cast<int>(b));
+  if (!shown.fork_error.empty() && shown.fork_error != message) notice(shown.fork_error);
   // A seek beyond the steps taken: the policy runs at full speed until it gets there.
   if (pending_seek >= 0) {
     if (shown.frames > pending_seek + 1 ||
@@ -328,22 +439,33 @@ void LiveViewer::State::refresh_frames() {
     }
   }
   displayed = shown.frame;
+  display_step = shown.cursor;
   if (video) {
-    // The step this recorded frame shows: the episode's time at the recording's speed.
-    const double dt = live->dt();
-    const double seconds =
-        static_cast<double>(recorded) / record_fps * (record_speed > 0 ? record_speed : 1.0);
-    const int want = record_first_step + static_cast<int>(std::floor(seconds / dt + 1e-9));
+    // The step this recorded frame shows: the episode's time at the recording's speed (the clock
+    // both viewers record by).
+    const int want =
+        models::recorded_step(record_first_step, recorded, record_fps, record_speed, live->dt());
     record_frame_ready = false;
-    if (want < static_cast<int>(frames.size())) {
-      displayed = frames[static_cast<std::size_t>(want)];
+    // Every run must have the step (or have ended before it): the ghosts are in the clip too.
+    bool ready = want < shown.frames;
+    if (ready && !frames.empty() && !frames.back()->terminal &&
+        want >= static_cast<int>(frames.size()))
+      ready = false;
+    for (std::size_t b = 0; ready && b < branch_frames.size(); ++b) {
+      const auto& f = branch_frames[b];
+      if (!f.empty() && !f.back()->terminal && want >= static_cast<int>(f.size())) ready = false;
+    }
+    if (ready) {
+      displayed = at_step(frames, want);
+      display_step = want;
       record_frame_ready = true;
     } else if (shown.finished || !shown.error.empty()) {
       finish_recording(shown.finished
-                           ? "the episode ended at step " + std::to_string(frames.size() - 1)
+                           ? "the episode ended at step " + std::to_string(shown.frames - 1)
                            : shown.error);
     } else if (!frames.empty()) {
-      displayed = frames.back();
+      displayed = at_step(frames, std::min(want, static_cast<int>(frames.size()) - 1));
+      display_step = displayed->step;
     }
   }
 }
@@ -449,6 +571,14 @@ void LiveViewer::State::draw_scene(bool lean) {
     camera.lookat[2] = lookat_z + track_offset[2];
   }
   mjv_updateScene(model, data, &vopt, nullptr, &camera, mjCAT_ALL, &scene);
+  // The forks' ghosts at the same step of the clock, and the limbs coloured by the effect.
+  render::SceneLayers layers;
+  for (std::size_t b = 0; b < branch_frames.size(); ++b)
+    if (const auto f = at_step(branch_frames[b], display_step))
+      layers.ghosts.push_back(
+          {f->physics.qpos, palette::kBranches[b % palette::kBranches.size()].colour});
+  if (effects) layers.limbs = {effect_values(), effect_scale()};
+  if (!layers.empty()) painter->paint(&scene, &vopt, layers);
   // Shadows and reflections cost most under software OpenGL: off while playing, on when paused,
   // for screenshots and recordings.
   scene.flags[mjRND_SHADOW] = lean ? 0 : 1;
@@ -464,6 +594,18 @@ void LiveViewer::State::draw_scene(bool lean) {
   const auto t0 = Clock::now();
   mjr_render(viewport, &scene, &context);
   last_render_ms = ms_since(t0);
+}
+
+std::vector<double> LiveViewer::State::effect_values() const {
+  const auto A = static_cast<std::size_t>(std::max(0, model->nu));
+  std::vector<double> out(A, 0.0);
+  // The action that brought the body here (a frame that has not acted yet shows its parent's).
+  models::FramePtr f = displayed;
+  if (f && !f->acted && f->step > 0) f = at_step(frames, f->step - 1);
+  if (!f || !f->acted || f->action_without.size() != f->action.size()) return out;
+  for (std::size_t j = 0; j < A && j < f->action.size(); ++j)
+    out[j] = static_cast<double>(f->action[j]) - static_cast<double>(f->action_without[j]);
+  return out;
 }
 
 std::string LiveViewer::State::readout() const {
@@ -509,6 +651,42 @@ void LiveViewer::State::draw_overlay() {
     ImGui::TextDisabled("%s", status.c_str());
   if (!message.empty() && Clock::now() < notice_until)
     ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.4f, 1.0f), "%s", message.c_str());
+  // What was done, so that a screenshot or a clip says it.
+  if (displayed && !displayed->interventions.empty()) {
+    std::string list;
+    for (const auto& i : displayed->interventions) list += (list.empty() ? "" : ", ") + i;
+    ImGui::TextColored(ImVec4(0.95f, 0.75f, 0.45f, 1.0f), "interventions: %s", list.c_str());
+  }
+  for (std::size_t b = 0; b < branches.size(); ++b) {
+    const auto& style = palette::kBranches[b % palette::kBranches.size()];
+    std::string line = "fork " + std::to_string(b + 1) + " (" + std::string(style.colour_word) +
+                       ") at step " + std::to_string(branches[b].fork_step) + ": " +
+                       branches[b].label;
+    if (const auto f = at_step(branch_frames[b], display_step))
+      line += "  ·  return " + fixed_number(f->return_so_far, 1) +
+              (f->terminal && f->step < display_step ? " (ended)" : "");
+    ImGui::TextColored(im_vec(style.colour), "%s", line.c_str());
+  }
+  if (effects) {
+    // The legend of the limb colours: the colour scale from no change to the full scale.
+    ImGui::TextUnformatted("limb colour: action change on its joint");
+    const float w = std::min(220.0f, static_cast<float>(scene_w) * 0.3f),
+                h = ImGui::GetTextLineHeight() * 0.8f;
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    auto* draw = ImGui::GetWindowDrawList();
+    constexpr int kSteps = 24;
+    for (int i = 0; i < kSteps; ++i) {
+      const auto c = palette::effect_colour((i + 0.5) / kSteps);
+      draw->AddRectFilled(ImVec2(at.x + w * i / kSteps, at.y),
+                          ImVec2(at.x + w * (i + 1) / kSteps + 0.5f, at.y + h), im_colour(c));
+    }
+    ImGui::Dummy(ImVec2(w, h));
+    ImGui::Text("0");
+    ImGui::SameLine(
+        std::max(0.0f, w - ImGui::CalcTextSize("0.000").x + ImGui::GetStyle().WindowPadding.x));
+    ImGui::Text("%s", general_number(effect_scale()).c_str());
+    if (effect_largest == 0.0) ImGui::TextDisabled("(no intervention has changed an action yet)");
+  }
   ImGui::PopTextWrapPos();
   ImGui::End();
 }
@@ -529,7 +707,7 @@ void LiveViewer::State::draw_controls() {
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::CalcTextSize("0.125x").x + ImGui::GetFrameHeight() * 1.6f);
   if (ImGui::BeginCombo("speed", speed_text(speed).c_str())) {
-    for (double s : kSpeeds)
+    for (double s : models::playback_speeds())
       if (ImGui::Selectable(speed_text(s).c_str(), s == speed)) speed = s, live->set_speed(s);
     ImGui::EndCombo();
   }
@@ -542,32 +720,81 @@ void LiveViewer::State::draw_controls() {
   if (ImGui::SliderInt("step", &cursor, 0, std::max(0, shown.frames - 1))) live->seek(cursor);
   ImGui::EndDisabled();
 
-  // Conditioning: acts on the running policy from the step on screen (a replay has none).
+  // Conditioning: acts on the running policy from the step on screen (a replay has none), or in
+  // fork mode forks the episode there with the change.
+  const auto apply_target = [&](double target) {
+    if (!fork_mode) return live->set_target(target);
+    models::BranchChange change;
+    change.target = target;
+    change.label = "target=" + fixed_number(target, 0);
+    request_fork(change);
+  };
+  const auto apply_zeroing = [&](models::ModalityZeroing z) {
+    if (!fork_mode) return live->set_zeroing(z);
+    models::BranchChange change;
+    change.zeroing = z;
+    change.label = std::string("zeroing=") + models::to_string(z);
+    request_fork(change);
+  };
   ImGui::BeginDisabled(replay);
   ImGui::SetNextItemWidth(ImGui::CalcTextSize("000000").x + ImGui::GetFrameHeight() * 2);
   ImGui::InputInt("seed", &seed_field);
   ImGui::SameLine();
   if (ImGui::Button("New episode"))
     live->restart(static_cast<std::uint64_t>(std::max(0, seed_field)));
+  // What acts on the policy, a tab each, so that the attention map below keeps its room. The
+  // command line's interventions or forks open their tab first.
+  const auto first_open = [&](bool wanted) {
+    return wanted && !tabs_opened ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
+  };
+  const bool show_forks = !options.forks.empty(),
+             show_interventions = !show_forks && (!options.interventions.empty() || effects);
+  ImGui::Spacing();
+  if (!ImGui::BeginTabBar("##acting")) {
+    ImGui::EndDisabled();
+    return;
+  }
+  if (ImGui::BeginTabItem("Conditioning", nullptr,
+                          first_open(!show_forks && !show_interventions))) {
+    draw_conditioning(apply_target, apply_zeroing);
+    ImGui::EndTabItem();
+  }
+  if (!replay && ImGui::BeginTabItem("Interventions", nullptr, first_open(show_interventions))) {
+    draw_interventions();
+    ImGui::EndTabItem();
+  }
+  if (!replay && ImGui::BeginTabItem("Forks", nullptr, first_open(show_forks))) {
+    draw_forks();
+    ImGui::EndTabItem();
+  }
+  tabs_opened = true;
+  ImGui::EndTabBar();
+  ImGui::EndDisabled();
+  draw_view_and_recording();
+}
+
+template <typename Target, typename Zeroing>
+void LiveViewer::State::draw_conditioning(const Target& apply_target,
+                                          const Zeroing& apply_zeroing) {
   section("Target return");
   double top = 0.0;
   for (const auto& t : targets) top = std::max(top, t.value);
   const float hi = static_cast<float>(std::max(1000.0, 1.5 * top));
   ImGui::SetNextItemWidth(-1);
   ImGui::SliderFloat("##target", &target_field, 0.0f, hi, "target %.0f");
-  if (ImGui::IsItemDeactivatedAfterEdit()) live->set_target(target_field);
+  if (ImGui::IsItemDeactivatedAfterEdit()) apply_target(target_field);
   ImGui::SetNextItemWidth(ImGui::CalcTextSize("000000").x + ImGui::GetFrameHeight() * 2);
   if (ImGui::InputFloat("##target-field", &target_field, 100.0f, 1000.0f, "%.0f",
                         ImGuiInputTextFlags_EnterReturnsTrue))
-    live->set_target(target_field);
-  if (ImGui::IsItemDeactivatedAfterEdit()) live->set_target(target_field);
+    apply_target(target_field);
+  if (ImGui::IsItemDeactivatedAfterEdit()) apply_target(target_field);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(-1);
   if (ImGui::BeginCombo("##targets", "targets on offer")) {
     for (const auto& t : targets)
       if (ImGui::Selectable(t.label.c_str(), std::abs(t.value - live->target()) < 1e-9)) {
         target_field = static_cast<float>(t.value);
-        live->set_target(t.value);
+        apply_target(t.value);
       }
     ImGui::EndCombo();
   }
@@ -576,10 +803,11 @@ void LiveViewer::State::draw_controls() {
   for (std::size_t i = 0; i < models::kModalityZeroings.size(); ++i) {
     const auto z = models::kModalityZeroings[i];
     if (i > 0) ImGui::SameLine();
-    if (ImGui::RadioButton(models::zeroing_label(z), zeroing == z)) live->set_zeroing(z);
+    if (ImGui::RadioButton(models::zeroing_label(z), zeroing == z)) apply_zeroing(z);
   }
-  ImGui::EndDisabled();
+}
 
+void LiveViewer::State::draw_view_and_recording() {
   section("View");
   ImGui::Checkbox("track", &tracking);
   ImGui::SameLine();
@@ -621,6 +849,147 @@ void LiveViewer::State::draw_controls() {
   if (ImGui::Button("Screenshot"))
     screenshot_to = output_folder() / (title + "-step" + std::to_string(shown.cursor) + ".png");
   if (!message.empty()) ImGui::TextWrapped("%s", message.c_str());
+}
+
+void LiveViewer::State::change_interventions(const std::vector<std::string>& specs) {
+  try {
+    if (!fork_mode) return live->set_interventions(specs);
+    models::BranchChange change;
+    change.clear_interventions = true;
+    change.interventions = specs;
+    for (const auto& i : specs) change.label += (change.label.empty() ? "" : ", ") + i;
+    if (specs.empty()) change.label = "no interventions";
+    request_fork(change);
+  } catch (const Error& e) {
+    notice(e.what());
+  }
+}
+
+void LiveViewer::State::request_fork(const models::BranchChange& change) {
+  try {
+    live->fork(display_step, change);
+  } catch (const Error& e) {
+    notice(e.what());
+  }
+}
+
+void LiveViewer::State::draw_interventions() {
+  const auto& c = live->config();
+  const auto specs = live->interventions();
+  ImGui::TextDisabled("from the step on screen; a click cycles zero, mean, off");
+  const auto site_button = [&](const std::string& label, const std::string& site) {
+    const auto now = models::ablation_of(specs, site);
+    const bool on = !now.empty();
+    if (on)
+      ImGui::PushStyleColor(ImGuiCol_Button,
+                            now == "zero" ? im_vec(palette::kVermillion) : im_vec(palette::kBlue));
+    const bool clicked = ImGui::SmallButton((label + "##" + site).c_str());
+    if (on) ImGui::PopStyleColor();
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "%s: %s", site.c_str(),
+          on ? (now + "; click for the next").c_str() : "as trained; click to zero it");
+    if (clicked)
+      change_interventions(models::with_ablation(specs, site, models::next_ablation(now)));
+  };
+  for (int l = 1; l <= c.layers; ++l) {
+    ImGui::Text("L%d", l);
+    const int heads = models::layer_heads(c, l);
+    if (heads > 0) {
+      for (int h = 1; h <= heads; ++h) {
+        ImGui::SameLine();
+        // Built piece by piece: GCC 12 warns falsely (-Wrestrict) on "h" + std::to_string(h).
+        std::string label = std::to_string(h), site = "head:" + std::to_string(l) + ".";
+        site += label;
+        label.insert(0, 1, 'h');
+        site_button(label, site);
+      }
+    } else if (models::layer_mixer(c, l) != "none") {
+      ImGui::SameLine();
+      site_button(models::layer_mixer(c, l), "mixer:" + std::to_string(l));
+    }
+    ImGui::SameLine();
+    site_button("MLP", "mlp:" + std::to_string(l));
+  }
+  // The context: how far back every mixer may look.
+  const int K = c.context_length;
+  int steps_back = models::context_of(specs);
+  if (steps_back <= 0) steps_back = K;
+  ImGui::SetNextItemWidth(-ImGui::CalcTextSize("context").x -
+                          ImGui::GetStyle().ItemInnerSpacing.x * 2);
+  ImGui::SliderInt("context", &steps_back, 1, K, steps_back == K ? "all %d steps" : "%d steps");
+  if (ImGui::IsItemDeactivatedAfterEdit())
+    change_interventions(models::with_context(specs, steps_back >= K ? 0 : steps_back));
+  // Steering: ALPHA times a saved direction after a block.
+  ImGui::SetNextItemWidth(-ImGui::CalcTextSize("direction").x -
+                          ImGui::GetStyle().ItemInnerSpacing.x * 2);
+  ImGui::InputTextWithHint("direction", "direction_L2.json (dstudio analyze steering)", steer_file,
+                           sizeof steer_file);
+  ImGui::SetNextItemWidth(ImGui::GetFrameHeight() * 4);
+  ImGui::SliderInt("after block", &steer_layer, 1, std::max(1, c.layers));
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFrameHeight() * 5);
+  ImGui::SliderFloat("ALPHA", &steer_alpha, -4.0f, 4.0f, "%.2f");
+  ImGui::BeginDisabled(steer_file[0] == '\0');
+  if (ImGui::SmallButton("steer"))
+    change_interventions(models::with_steering(specs, steer_layer, steer_alpha, steer_file));
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  if (ImGui::SmallButton("off##steer"))
+    change_interventions(models::with_steering(specs, steer_layer, 0.0, {}));
+  if (ImGui::SmallButton("clear all")) change_interventions({});
+  ImGui::SameLine();
+  ImGui::Checkbox("colour the limbs by the change", &effects);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "Each actuated limb in the colour of how much the interventions in force "
+        "change its joint's action (legend over the scene)");
+}
+
+void LiveViewer::State::draw_forks() {
+  ImGui::Checkbox("changes above fork the episode", &fork_mode);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "On: a new target, zeroing or intervention set plays as a ghost beside the "
+        "episode from the step on screen, instead of changing it");
+  const bool full = static_cast<int>(branches.size()) >= models::kMaxBranches;
+  ImGui::BeginDisabled(full);
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("000000").x + ImGui::GetFrameHeight());
+  ImGui::InputFloat("##fork-target", &fork_target, 0.0f, 0.0f, "%.0f");
+  ImGui::SameLine();
+  if (ImGui::Button("fork with this target")) {
+    models::BranchChange change;
+    change.target = fork_target;
+    change.label = "target=" + fixed_number(fork_target, 0);
+    request_fork(change);
+  }
+  ImGui::SetNextItemWidth(-ImGui::CalcTextSize("fork with checkpoint").x -
+                          ImGui::GetStyle().ItemSpacing.x * 3);
+  ImGui::InputTextWithHint("##fork-checkpoint", "another checkpoint (.pt)", fork_checkpoint,
+                           sizeof fork_checkpoint);
+  ImGui::SameLine();
+  if (ImGui::Button("fork with checkpoint") && fork_checkpoint[0] != '\0') {
+    models::BranchChange change;
+    change.checkpoint = fork_checkpoint;
+    change.label = "checkpoint=" + fs::path(fork_checkpoint).filename().string();
+    request_fork(change);
+  }
+  ImGui::EndDisabled();
+  for (std::size_t b = 0; b < branches.size(); ++b) {
+    const auto& style = palette::kBranches[b % palette::kBranches.size()];
+    const float line = ImGui::GetTextLineHeight();
+    ImGui::ColorButton(("##swatch" + std::to_string(b)).c_str(), im_vec(style.colour),
+                       ImGuiColorEditFlags_NoTooltip, ImVec2(line, line));
+    ImGui::SameLine();
+    ImGui::Text("%zu  step %d: %s", b + 1, branches[b].fork_step, branches[b].label.c_str());
+    ImGui::SameLine();
+    if (ImGui::SmallButton(("rewind##" + std::to_string(b)).c_str()))
+      live->seek(branches[b].fork_step);
+    ImGui::SameLine();
+    if (ImGui::SmallButton(("remove##" + std::to_string(b)).c_str()))
+      live->remove_branch(static_cast<int>(b));
+  }
+  if (!branches.empty() && ImGui::SmallButton("remove every fork")) live->clear_branches();
 }
 
 void LiveViewer::State::draw_attention() {
@@ -687,8 +1056,79 @@ void LiveViewer::State::draw_attention() {
 }
 
 void LiveViewer::State::draw_traces() {
-  const int steps = static_cast<int>(frames.size());
-  const int cursor = displayed ? displayed->step : -1;
+  const int steps = std::max(static_cast<int>(frames.size()), shown.frames);
+  const int cursor = displayed ? display_step : -1;
+  const int span = std::max(steps, static_cast<int>(live->task().max_episode_steps));
+  if (!branches.empty()) {
+    // The forks against the main run on one timeline: their returns, and the action difference
+    // (or a joint) beside it, each with the cursor on the step on screen.
+    const auto by_step = [&](const std::vector<models::FramePtr>& f, auto value) {
+      std::vector<double> out(f.size(), std::nan(""));
+      for (std::size_t t = 0; t < f.size(); ++t) out[t] = value(t);
+      return out;
+    };
+    std::vector<std::vector<double>> returns, other;
+    returns.push_back(by_step(frames, [&](std::size_t t) { return frames[t]->return_so_far; }));
+    const int joint = plot_joint;
+    const auto joint_of = [&](const std::vector<models::FramePtr>& f) {
+      const int at = joints[static_cast<std::size_t>(joint)].second;
+      return by_step(f, [&](std::size_t t) {
+        const auto& q = f[t]->physics.qpos;
+        return at < static_cast<int>(q.size()) ? q[static_cast<std::size_t>(at)] : std::nan("");
+      });
+    };
+    if (joint >= 0) other.push_back(joint_of(frames));
+    for (const auto& f : branch_frames) {
+      returns.push_back(by_step(f, [&](std::size_t t) { return f[t]->return_so_far; }));
+      if (joint >= 0) {
+        other.push_back(joint_of(f));
+        continue;
+      }
+      other.push_back(by_step(f, [&](std::size_t t) {
+        if (t >= frames.size() || !f[t]->acted || !frames[t]->acted) return std::nan("");
+        double d = 0.0;
+        for (std::size_t j = 0; j < f[t]->action.size() && j < frames[t]->action.size(); ++j)
+          d += std::pow(static_cast<double>(f[t]->action[j] - frames[t]->action[j]), 2.0);
+        return std::sqrt(d);
+      }));
+    }
+    std::vector<imgui::Trace> left, right;
+    left.push_back({"main run", im_colour(palette::kMainRun), &returns[0], false, false});
+    std::size_t o = 0;
+    if (joint >= 0)
+      right.push_back({"main run", im_colour(palette::kMainRun), &other[o++], false, false});
+    for (std::size_t b = 0; b < branch_frames.size(); ++b) {
+      const auto c = im_colour(palette::kBranches[b % palette::kBranches.size()].colour);
+      const auto name = "fork " + std::to_string(b + 1);
+      left.push_back({name, c, &returns[b + 1], false, false});
+      right.push_back({name, c, &other[o++], false, false});
+    }
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float half = (avail.x - ImGui::GetStyle().ItemSpacing.x) * 0.5f;
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted("return so far");
+    int seek_to = imgui::traces("##returns", left, span, cursor,
+                                ImVec2(half, ImGui::GetContentRegionAvail().y));
+    ImGui::EndGroup();
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    ImGui::SetNextItemWidth(half);
+    const std::string what = joint < 0 ? "action difference from the main run (L2)"
+                                       : joints[static_cast<std::size_t>(joint)].first + " (qpos)";
+    if (ImGui::BeginCombo("##divergence", what.c_str())) {
+      if (ImGui::Selectable("action difference from the main run (L2)", joint < 0)) plot_joint = -1;
+      for (std::size_t j = 0; j < joints.size(); ++j)
+        if (ImGui::Selectable((joints[j].first + " (qpos)").c_str(), joint == static_cast<int>(j)))
+          plot_joint = static_cast<int>(j);
+      ImGui::EndCombo();
+    }
+    const int seek_right = imgui::traces("##divergence-plot", right, span, cursor,
+                                         ImVec2(half, ImGui::GetContentRegionAvail().y));
+    ImGui::EndGroup();
+    if (seek_right >= 0) seek_to = seek_right;
+    if (seek_to >= 0 && seek_to < steps && seek_to != shown.cursor) live->seek(seek_to);
+    return;
+  }
   // The studio's Viewer tab draws the same traces in the same colours (dstudio/common/palette.h).
   const auto colour = [](palette::Rgb c) { return IM_COL32(c.r, c.g, c.b, 255); };
   const std::vector<imgui::Trace> series = {
@@ -699,9 +1139,8 @@ void LiveViewer::State::draw_traces() {
       {std::string(palette::kEntropy.name) + " (right, nats)", colour(palette::kEntropy.colour),
        &entropy, true, palette::kEntropy.dashed},
   };
-  const int seek_to = imgui::traces(
-      "##traces", series, std::max(steps, static_cast<int>(live->task().max_episode_steps)), cursor,
-      ImGui::GetContentRegionAvail());
+  const int seek_to =
+      imgui::traces("##traces", series, span, cursor, ImGui::GetContentRegionAvail());
   if (seek_to >= 0 && seek_to < steps && seek_to != shown.cursor) live->seek(seek_to);
 }
 
@@ -739,13 +1178,10 @@ void LiveViewer::State::draw_panels() {
     if (ImGui::IsKeyPressed(GLFW_KEY_END, false)) live->seek(std::max(0, shown.frames - 1));
     if (ImGui::IsKeyPressed(GLFW_KEY_F11, false)) presentation = !presentation, apply_style();
     if (ImGui::IsKeyPressed(GLFW_KEY_T, false)) tracking = !tracking;
-    const auto at = std::find(std::begin(kSpeeds), std::end(kSpeeds), speed);
-    if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT_BRACKET, false) && at != std::end(kSpeeds) &&
-        at + 1 != std::end(kSpeeds))
-      speed = *(at + 1), live->set_speed(speed);
-    if (ImGui::IsKeyPressed(GLFW_KEY_LEFT_BRACKET, false) && at != std::begin(kSpeeds) &&
-        at != std::end(kSpeeds))
-      speed = *(at - 1), live->set_speed(speed);
+    if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT_BRACKET, false))
+      speed = models::next_speed(speed, true), live->set_speed(speed);
+    if (ImGui::IsKeyPressed(GLFW_KEY_LEFT_BRACKET, false))
+      speed = models::next_speed(speed, false), live->set_speed(speed);
   }
 }
 
@@ -772,6 +1208,19 @@ void LiveViewer::State::record_step() {
     return;
   }
   ++recorded;
+  if (clip_log && displayed) {
+    models::ClipLog::Frame f;
+    f.step = display_step;
+    f.return_so_far = displayed->return_so_far;
+    f.target = displayed->target;
+    f.zeroing = models::to_string(displayed->zeroing);
+    f.interventions = displayed->interventions;
+    for (std::size_t b = 0; b < branches.size() && b < branch_frames.size(); ++b)
+      if (const auto bf = at_step(branch_frames[b], display_step))
+        f.branches.push_back(
+            {branches[b].label, branches[b].fork_step, bf->step, bf->return_so_far});
+    clip_log->add(std::move(f));
+  }
 }
 
 bool LiveViewer::State::start_recording(const fs::path& base, int fps) {
@@ -794,6 +1243,11 @@ bool LiveViewer::State::start_recording(const fs::path& base, int fps) {
   record_first_step = shown.cursor;
   record_speed = speed > 0 ? speed : 1.0;
   recorded = 0;
+  clip_log = std::make_unique<models::ClipLog>(
+      "decision-viewer",
+      live->replay() ? options.dataset.string() + " episode " + std::to_string(options.episode)
+                     : options.checkpoint.string(),
+      shown.seed, record_first_step, record_fps, record_speed);
   // The policy runs ahead at full speed; each recorded frame waits for the step it shows.
   live->set_speed(0.0);
   live->play();
@@ -804,7 +1258,15 @@ bool LiveViewer::State::start_recording(const fs::path& base, int fps) {
 void LiveViewer::State::finish_recording(const std::string& why) {
   if (!video) return;
   last_recording = video->path();
-  const std::string prefix = why.empty() ? std::string() : "recording ended (" + why + "): ";
+  std::string prefix = why.empty() ? std::string() : "recording ended (" + why + "): ";
+  if (clip_log && video->frames() > 0) {
+    try {
+      clip_log->write(models::ClipLog::path_for(video->path()));
+    } catch (const Error& e) {
+      prefix += std::string(e.what()) + "; ";
+    }
+  }
+  clip_log.reset();
   if (video->finish())
     notice(prefix + "saved " + video->path().string() + " (" + std::to_string(video->frames()) +
            " frames, " + fixed_number(static_cast<double>(video->frames()) / record_fps, 1) +
@@ -1017,11 +1479,45 @@ void LiveViewer::set_zeroing(models::ModalityZeroing zeroing) {
 }
 
 void LiveViewer::wait_for_branch(std::uint64_t generation) {
-  // A branch only cuts the kept frames and re-conditions one: it is done within a policy step.
-  // Waiting for it means the next seek sees the frames that follow the new conditioning.
-  const auto start = Clock::now();
-  while (s_->live->state().generation == generation && ms_since(start) < 2000.0)
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  // A branch cuts the kept frames and re-conditions one (reading the dataset once for the first
+  // mean ablation). Waiting for it means the next seek sees the frames that follow the new
+  // conditioning.
+  s_->live->wait_until(
+      [generation](const models::PlaybackState& p) {
+        return p.generation != generation || !p.error.empty();
+      },
+      std::chrono::minutes(2));
+}
+
+void LiveViewer::set_interventions(const std::vector<std::string>& interventions) {
+  const auto generation = s_->live->state().generation;
+  s_->live->set_interventions(interventions);
+  wait_for_branch(generation);
+  const auto state = s_->live->state();
+  if (!state.error.empty()) throw Error(state.error);
+}
+
+void LiveViewer::fork(const models::BranchChange& change) {
+  auto& s = *s_;
+  const auto before = s.live->state().branch_generation;
+  s.live->fork(s.display_step, change);
+  const auto state = s.live->wait_until(
+      // Idle once the request (which keeps the player busy while it waits) has been taken up.
+      [before](const models::PlaybackState& p) { return p.branch_generation != before || !p.busy; },
+      std::chrono::minutes(2));
+  if (state.branch_generation == before)
+    throw Error(state.fork_error.empty() ? "the fork was not made within two minutes"
+                                         : state.fork_error);
+}
+
+void LiveViewer::set_effects(bool on) {
+  s_->effects = on;
+}
+bool LiveViewer::effects() const {
+  return s_->effects;
+}
+double LiveViewer::effect_scale() const {
+  return s_->effect_scale();
 }
 void LiveViewer::restart(std::uint64_t seed) {
   s_->live->restart(seed);

@@ -5,8 +5,12 @@
 /// ImGui panels sit beside it: transport, target return and modality zeroing acting on the
 /// running policy, the attention map of the window the policy acts on with the mixing weight by
 /// lag, and the return-to-go, return and entropy traces with a cursor on the step on screen.
-/// The policy acts on the player's own thread (models::LivePlayer); the loop here only reads its
-/// immutable frames, so drawing never waits for the model.
+/// Interventions inside the forward pass (a layer x head grid, MLP toggles, the context, steering)
+/// act from the step on screen too, and counterfactual forks play beside the main run on the same
+/// clock, drawn as translucent ghost bodies in their own colours with their returns, a joint and
+/// their action difference plotted under the scene; the limbs can be coloured by the action change
+/// of the interventions in force. The policy acts on the player's own thread (models::LivePlayer);
+/// the loop here only reads its immutable frames, so drawing never waits for the model.
 ///
 /// Everything the window does is also a method, so tests and `--screenshot`/`--bench` drive it
 /// exactly as the keyboard and mouse do.
@@ -18,9 +22,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dstudio/analysis/window_maps.h"
 #include "dstudio/models/episode_player.h"
+#include "dstudio/models/playback.h"
 #include "dstudio/render/scene_renderer.h"
 
 namespace dstudio::viewer {
@@ -44,6 +50,11 @@ struct ViewerOptions {
   std::filesystem::path
       record_folder;  ///< where recordings and screenshots go (default: the working folder)
   int record_fps = 30;
+  /// Interventions inside the forward pass from the first step (`dstudio predict`'s grammar).
+  std::vector<std::string> interventions;
+  /// Counterfactual forks, each made when the main run reaches its step.
+  std::vector<models::ForkSpec> forks;
+  bool effects = false;  ///< limbs coloured by the interventions' action change on their joint
 };
 
 /// What `--bench` measured.
@@ -99,6 +110,18 @@ class LiveViewer {
   /// The modality zeroing, from the step on screen on; returns once the player has branched there.
   void set_zeroing(models::ModalityZeroing zeroing);
   void restart(std::uint64_t seed);
+  /// Interventions inside the forward pass, from the step on screen on (as the target); returns
+  /// once the player has branched there. Throws UsageError for a spec it refuses.
+  void set_interventions(const std::vector<std::string>& interventions);
+  /// Forks the episode at the step on screen with `change` (LivePlayer::fork); returns once the
+  /// branch plays. Throws what LivePlayer::fork throws; a fork that failed on the player's thread
+  /// throws Error with its reason.
+  void fork(const models::BranchChange& change);
+  /// Colours the limbs by the action change of the interventions in force (off by default).
+  void set_effects(bool on);
+  [[nodiscard]] bool effects() const;
+  /// The full scale of the limb colours' legend (a round number above the largest change so far).
+  [[nodiscard]] double effect_scale() const;
   void set_presentation(bool on);
   [[nodiscard]] bool presentation() const;
   void set_tracking(bool on);

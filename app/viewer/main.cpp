@@ -11,6 +11,8 @@
 #include "dstudio/common/error.h"
 #include "dstudio/common/exit_code.h"
 #include "dstudio/common/system_info.h"
+#include "dstudio/models/interventions.h"
+#include "dstudio/models/playback.h"
 #include "dstudio/models/targets.h"
 #include "dstudio/plugins/loader.h"
 #include "dstudio/render/scene_renderer.h"
@@ -94,6 +96,22 @@ int main(int argc, char** argv) {
   app.add_option("--fps", o.record_fps, "Frames per second of recordings")
       ->check(dstudio::cli::whole_number(1, 120))
       ->default_val(30);
+  std::vector<std::string> forks;
+  app.add_option("--intervene", o.interventions,
+                 "An intervention inside the forward pass from the first step, in dstudio "
+                 "predict's grammar, e.g. head:2.1=zero, mlp:3=mean, context:3, "
+                 "steer:2=1.5*direction_L2.json (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--fork", forks,
+                 "Fork the episode when it reaches STEP and play the branch beside it as a ghost: "
+                 "STEP:CHANGE, CHANGE being target=NUMBER, zeroing=NAME, checkpoint=PATH, "
+                 "interventions=none or an intervention such as head:2.1=zero (repeatable, up "
+                 "to 4)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_flag("--effects", o.effects,
+               "Colour each actuated limb by how much the interventions change its joint's action");
   app.add_option("--bench", bench,
                  "Play for this many seconds, print frame times and the configuration, and exit")
       ->check(dstudio::cli::real_number(1.0, 3600.0));
@@ -111,6 +129,8 @@ int main(int argc, char** argv) {
   return run_reporting("decision-viewer", [&]() -> int {
     o.width = size.at(0), o.height = size.at(1);
     o.zeroing = models::zeroing_from_string(zeroing);
+    for (const auto& f : forks) o.forks.push_back(models::parse_fork(f));
+    for (const auto& i : o.interventions) models::parse_intervention(i);
     if (target_option->count()) o.target = target;
     if (!screenshot.empty() || record > 0) o.paused = true;
     if (!screenshot.empty() || bench > 0 || record > 0) o.mouse = false;

@@ -5,7 +5,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "dstudio/common/error.h"
+#include "h5_fixture.h"
 
 namespace dstudio::models {
 namespace {
@@ -75,6 +80,60 @@ TEST(Playback, AForkSaysWhenAndWhatItChanges) {
       EXPECT_THAT(e.what(), HasSubstr(message)) << spec;
     }
   }
+}
+
+// A click on a head in the viewers' grid cycles it: alone, zeroed, mean-ablated, alone again;
+// other specs stay where they were.
+TEST(Playback, LiveEditsTouchOneSiteAndLeaveTheRest) {
+  std::vector<std::string> specs{"context:4", "head:1.2=zero@step:3"};
+  EXPECT_EQ(ablation_of(specs, "head:1.2"), "") << "limited to a step: not the grid's";
+  auto a = with_ablation(specs, "head:2.1", next_ablation(ablation_of(specs, "head:2.1")));
+  EXPECT_EQ(a, (std::vector<std::string>{"context:4", "head:1.2=zero@step:3", "head:2.1=zero"}));
+  a = with_ablation(a, "head:2.1", next_ablation(ablation_of(a, "head:2.1")));
+  EXPECT_EQ(a.back(), "head:2.1=mean");
+  EXPECT_EQ(a.size(), 3u);
+  a = with_ablation(a, "head:2.1", next_ablation(ablation_of(a, "head:2.1")));
+  EXPECT_EQ(a, specs);
+  a = with_ablation(a, "mlp:3", "zero");
+  EXPECT_EQ(ablation_of(a, "mlp:3"), "zero");
+  EXPECT_EQ(ablation_of(a, "mlp:2"), "");
+  EXPECT_THROW(with_ablation(a, "mlp:3", "twice"), UsageError);
+
+  EXPECT_EQ(context_of(a), 4);
+  a = with_context(a, 2);
+  EXPECT_EQ(context_of(a), 2);
+  EXPECT_EQ(std::count(a.begin(), a.end(), "context:2"), 1);
+  EXPECT_EQ(context_of(with_context(a, 0)), 0);
+
+  a = with_steering({}, 2, 1.5, "direction_L2.json");
+  EXPECT_EQ(a, std::vector<std::string>{"steer:2=1.5*direction_L2.json"});
+  a = with_steering(a, 2, -0.25, "direction_L2.json");
+  EXPECT_EQ(a, std::vector<std::string>{"steer:2=-0.25*direction_L2.json"});
+  EXPECT_TRUE(with_steering(a, 2, 0.0, "direction_L2.json").empty());
+}
+
+// A clip's log says what each frame showed; read back with a standard JSON reader.
+TEST(Playback, AClipLogSaysWhatEachFrameShowedAndReadsBack) {
+  test::TempDir dir;
+  ClipLog log("decision-viewer", "dt.pt", 7, 120, 30, 0.5);
+  log.add({120, 285.5, 3600.0, "none", {}, {}});
+  log.add({122, 291.0, 3600.0, "none", {"head:2.1=zero"}, {{"target=1200", 60, 122, 280.25}}});
+  const auto path = ClipLog::path_for(dir / "clip.mp4");
+  EXPECT_EQ(path, dir / "clip.json");
+  EXPECT_EQ(ClipLog::path_for(dir / "frames"), dir / "frames.json");
+  log.write(path);
+  EXPECT_EQ(ClipLog::read_steps(path), (std::vector<int>{120, 122}));
+  const auto j = nlohmann::json::parse(std::ifstream(path));
+  EXPECT_EQ(j["seed"], 7);
+  EXPECT_EQ(j["speed"], 0.5);
+  EXPECT_EQ(j["frames"][1]["interventions"][0], "head:2.1=zero");
+  EXPECT_EQ(j["frames"][1]["forks"][0]["change"], "target=1200");
+  EXPECT_EQ(j["frames"][1]["forks"][0]["return"], 280.25);
+  EXPECT_FALSE(j["frames"][0].contains("forks"));
+  std::ofstream(dir / "other.json") << R"({"frames": [{"step": 1.5}]})";
+  EXPECT_THROW(ClipLog::read_steps(dir / "other.json"), Error);
+  std::ofstream(dir / "list.json") << "[1, 2]";
+  EXPECT_THROW(ClipLog::read_steps(dir / "list.json"), Error);
 }
 
 }  // namespace

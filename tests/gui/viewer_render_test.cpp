@@ -8,15 +8,21 @@
 #include <QFile>
 #include <QGuiApplication>
 #include <QImage>
+#include <QProcess>
+#include <QRegularExpression>
 #include <QScreen>
 #include <QSet>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "dstudio/env/environment.h"
+#include "dstudio/models/playback.h"
 #include "dstudio/viz/scene_view.h"
 #include "main_window.h"
 #include "test_application.h"
@@ -170,10 +176,10 @@ TEST_F(Render, TheViewerShowsTheRunningPolicyMidEpisode) {
   EXPECT_EQ(finished.front().at(2).toString(), "") << "no error";
   const int n = v->recordedFrames();
   EXPECT_GE(n, 30);
-  // The last frame showed the step 1x speed reaches after n - 1 frames at 30 per second.
+  // The last frame showed the step 1x speed has reached after n - 1 frames at 30 per second.
   v->sync();
   EXPECT_EQ(v->shown().cursor,
-            first + static_cast<int>(std::lround((n - 1) * v->stepsPerSecond() / 30.0)));
+            first + static_cast<int>(std::floor((n - 1) * v->stepsPerSecond() / 30.0 + 1e-9)));
   const QString path = finished.front().at(0).toString();
   if (VideoWriter::ffmpegAvailable()) {
     ASSERT_TRUE(path.endsWith(".mp4")) << path.toStdString();
@@ -187,6 +193,36 @@ TEST_F(Render, TheViewerShowsTheRunningPolicyMidEpisode) {
     EXPECT_EQ(QDir(path).entryList({"frame-*.png"}, QDir::Files).size(), n);
   }
 
+  // decision-viewer recording the same run (checkpoint, seed, target, first step, speed, rate)
+  // shows the same step in every frame: the two viewers play and record by one clock.
+  const auto log_path = models::ClipLog::path_for(path.toStdString());
+  ASSERT_TRUE(std::filesystem::exists(log_path)) << log_path;
+  const auto log = nlohmann::json::parse(std::ifstream(log_path));
+  ASSERT_EQ(log["frames"].size(), static_cast<std::size_t>(n));
+  EXPECT_EQ(log["first_step"], first);
+  EXPECT_EQ(log["fps"], 30);
+  const auto studio_steps = models::ClipLog::read_steps(log_path);
+  const QString other = QDir(folder).filePath("decision-viewer.mp4");
+  QProcess viewer;
+  viewer.setProcessChannelMode(QProcess::MergedChannels);
+  viewer.start(DSTUDIO_VIEWER,
+               {w.checkpointPath(), "--seed", QString::number(log["seed"].get<std::uint64_t>()),
+                "--target", QString::number(log["frames"][0]["target"].get<double>(), 'g', 17),
+                "--step", QString::number(first), "--speed", "1", "--fps", "30", "--record",
+                QString::number(n / 30.0, 'g', 17), "--out", other, "--size", "640", "480"});
+  ASSERT_TRUE(viewer.waitForFinished(300000));
+  ASSERT_EQ(viewer.exitCode(), 0) << viewer.readAll().toStdString();
+  const auto viewer_log = models::ClipLog::path_for(other.toStdString());
+  const auto viewer_steps = models::ClipLog::read_steps(viewer_log);
+  EXPECT_EQ(viewer_steps, studio_steps);
+  // The same run: the same return in every frame.
+  const auto vlog = nlohmann::json::parse(std::ifstream(viewer_log));
+  for (std::size_t i = 0; i < std::min(vlog["frames"].size(), log["frames"].size()); ++i)
+    ASSERT_EQ(vlog["frames"][i]["return"], log["frames"][i]["return"]) << "frame " << i;
+  std::filesystem::remove(viewer_log);
+  QFile::remove(other);
+  QDir(other.chopped(4)).removeRecursively();
+
   // The scene alone, into the same folder without asking again.
   v->setRecordArea(ViewerPanel::RecordArea::Scene);
   ASSERT_TRUE(v->startRecording());
@@ -199,8 +235,10 @@ TEST_F(Render, TheViewerShowsTheRunningPolicyMidEpisode) {
     EXPECT_EQ(probe.width, v->scene()->width() & ~1);
     EXPECT_EQ(probe.height, v->scene()->height() & ~1);
   }
-  EXPECT_EQ(QDir(folder).entryList(QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot).size(), 2)
-      << "a file of its own for each recording";
+  const auto entries = QDir(folder).entryList(QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot);
+  const auto logs = entries.filter(QRegularExpression(QStringLiteral("\\.json$")));
+  EXPECT_EQ(entries.size() - logs.size(), 2) << "a file of its own for each recording";
+  EXPECT_EQ(logs.size(), 2) << "each with the log of what its frames show";
 }
 
 }  // namespace

@@ -7,8 +7,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 
+#include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/read_file.h"
 #include "dstudio/models/interventions.h"
 
 namespace dstudio::models {
@@ -39,6 +42,69 @@ int recorded_step(int first_step, int frame, int fps, double speed, double dt) {
   // The allowance keeps a frame whose time lands on a step exactly on that step despite rounding
   // (frame 35 at 25 frames/s is 1.4 s, step 175 of 0.008 s steps, computed as 174.99999999999997).
   return first_step + static_cast<int>(std::floor(seconds / dt + 1e-9));
+}
+
+ClipLog::ClipLog(std::string viewer, std::string source, std::uint64_t seed, int first_step,
+                 int fps, double speed)
+    : viewer_(std::move(viewer)),
+      source_(std::move(source)),
+      seed_(seed),
+      first_step_(first_step),
+      fps_(fps),
+      speed_(speed) {}
+
+void ClipLog::add(Frame frame) {
+  frames_.push_back(std::move(frame));
+}
+
+std::string ClipLog::json() const {
+  nlohmann::ordered_json j = {{"viewer", viewer_},
+                              {"source", source_},
+                              {"seed", seed_},
+                              {"first_step", first_step_},
+                              {"fps", fps_},
+                              {"speed", speed_},
+                              {"frames", nlohmann::ordered_json::array()}};
+  for (const auto& f : frames_) {
+    nlohmann::ordered_json frame = {{"step", f.step},
+                                    {"return", f.return_so_far},
+                                    {"target", f.target},
+                                    {"zeroing", f.zeroing},
+                                    {"interventions", f.interventions}};
+    if (!f.branches.empty()) {
+      frame["forks"] = nlohmann::ordered_json::array();
+      for (const auto& b : f.branches)
+        frame["forks"].push_back({{"change", b.label},
+                                  {"fork_step", b.fork_step},
+                                  {"step", b.step},
+                                  {"return", b.return_so_far}});
+    }
+    j["frames"].push_back(std::move(frame));
+  }
+  return j.dump(1) + "\n";
+}
+
+void ClipLog::write(const std::filesystem::path& path) const {
+  write_text_atomically(path, json());
+}
+
+std::filesystem::path ClipLog::path_for(const std::filesystem::path& base) {
+  auto p = base;
+  if (p.extension() == ".mp4") p.replace_extension();
+  return p.string() + ".json";
+}
+
+std::vector<int> ClipLog::read_steps(const std::filesystem::path& path) {
+  const auto j = nlohmann::json::parse(read_regular_file(path, 64u << 20), nullptr, false);
+  if (!j.is_object() || !j.contains("frames") || !j["frames"].is_array())
+    throw Error(path.string() + ": not a clip log (no \"frames\" list)");
+  std::vector<int> steps;
+  for (const auto& f : j["frames"]) {
+    if (!f.is_object() || !f.contains("step") || !f["step"].is_number_integer())
+      throw Error(path.string() + ": a frame without a whole \"step\"");
+    steps.push_back(f["step"].get<int>());
+  }
+  return steps;
 }
 
 namespace {
@@ -98,6 +164,96 @@ ForkSpec parse_fork(const std::string& spec) {
   out.step = static_cast<int>(step);
   out.change = parse_branch_change(spec.substr(colon + 1));
   return out;
+}
+
+namespace {
+
+// The site of an unlimited ablation spec ("head:2.1", "mlp:3"), or "" for any other spec.
+std::string site_of(const std::string& spec) {
+  try {
+    const auto iv = parse_intervention(spec);
+    if (iv.limit.kind != TokenLimit::Kind::All) return {};
+    switch (iv.site) {
+      case InterventionSite::Head:
+        return "head:" + std::to_string(iv.layer) + "." + std::to_string(iv.head);
+      case InterventionSite::Mixer:
+        return "mixer:" + std::to_string(iv.layer);
+      case InterventionSite::Mlp:
+        return "mlp:" + std::to_string(iv.layer);
+      default:
+        return {};
+    }
+  } catch (const UsageError&) {
+    return {};
+  }
+}
+
+template <typename Match>
+std::vector<std::string> without(const std::vector<std::string>& specs, Match match) {
+  std::vector<std::string> out;
+  for (const auto& s : specs)
+    if (!match(s)) out.push_back(s);
+  return out;
+}
+
+bool is_context(const std::string& spec) {
+  return spec.rfind("context:", 0) == 0;
+}
+
+}  // namespace
+
+std::string ablation_of(const std::vector<std::string>& specs, const std::string& site) {
+  for (const auto& s : specs)
+    if (site_of(s) == site) return s.substr(s.find('=') + 1);
+  return {};
+}
+
+std::vector<std::string> with_ablation(const std::vector<std::string>& specs,
+                                       const std::string& site, const std::string& replacement) {
+  auto out = without(specs, [&](const std::string& s) { return site_of(s) == site; });
+  if (!replacement.empty()) {
+    const auto spec = site + "=" + replacement;
+    parse_intervention(spec);  // refuses a site or replacement that is not of the grammar
+    out.push_back(spec);
+  }
+  return out;
+}
+
+int context_of(const std::vector<std::string>& specs) {
+  for (const auto& s : specs)
+    if (is_context(s)) {
+      try {
+        return parse_intervention(s).context;
+      } catch (const UsageError&) {
+      }
+    }
+  return 0;
+}
+
+std::vector<std::string> with_context(const std::vector<std::string>& specs, int steps) {
+  auto out = without(specs, is_context);
+  if (steps > 0) out.push_back("context:" + std::to_string(steps));
+  return out;
+}
+
+std::vector<std::string> with_steering(const std::vector<std::string>& specs, int layer,
+                                       double alpha, const std::string& name) {
+  const auto prefix = "steer:" + std::to_string(layer) + "=";
+  auto out = without(specs, [&](const std::string& s) { return s.rfind(prefix, 0) == 0; });
+  if (!name.empty() && alpha != 0.0) {
+    char a[32];
+    std::snprintf(a, sizeof a, "%g", alpha);
+    const auto spec = prefix + a + "*" + name;
+    parse_intervention(spec);
+    out.push_back(spec);
+  }
+  return out;
+}
+
+std::string next_ablation(const std::string& current) {
+  if (current.empty()) return "zero";
+  if (current == "zero") return "mean";
+  return {};
 }
 
 }  // namespace dstudio::models

@@ -57,10 +57,12 @@ void SceneLayerPainter::paint(mjvScene_* scene, const mjvOption_* option,
       auto& g = scene->geoms[i];
       if (g.objtype != mjOBJ_GEOM || g.objid < 0 || g.objid >= m->ngeom) continue;
       const int body = m->geom_bodyid[g.objid];
+      if (body == 0) continue;  // the world: floor and walls keep their colours
+      // The rest of the body in the colour of no change, so that only the effect is coloured.
+      double value = 0.0;
       for (std::size_t a = 0; a < n; ++a)
-        if (s.bodies[a] == body)
-          set_colour(g, palette::effect_colour(std::fabs(layers.limbs.values[a]) / scale),
-                     g.rgba[3]);
+        if (s.bodies[a] == body) value = std::max(value, std::fabs(layers.limbs.values[a]));
+      set_colour(g, palette::effect_colour(value / scale), g.rgba[3]);
     }
   }
   for (const auto& ghost : layers.ghosts) {

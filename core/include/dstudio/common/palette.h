@@ -47,8 +47,8 @@ struct BranchStyle {
 inline constexpr std::array<BranchStyle, 4> kBranches{
     BranchStyle{kVermillion, "red"}, BranchStyle{kSkyBlue, "light blue"},
     BranchStyle{kReddishPurple, "purple"}, BranchStyle{kYellow, "yellow"}};
-/// The main run in the same plots.
-inline constexpr Rgb kMainRun{40, 40, 40};
+/// The main run in the same plots (a grey that reads on light and dark backgrounds).
+inline constexpr Rgb kMainRun{150, 150, 150};
 
 /// The colour of a limb whose joint's action changed by `fraction` of the legend's full scale
 /// (clamped to [0, 1]): light grey for none, through orange, to a dark red. Both viewers and the

@@ -5,6 +5,8 @@
 /// decision-viewer offer the same speeds and their recordings of the same run show the same steps.
 /// Also the change a counterfactual fork makes (`--fork STEP:CHANGE`), parsed once for both.
 
+#include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +27,51 @@ double next_speed(double speed, bool faster);
 /// `first_step` at `speed` times real time (`dt` simulated seconds per step; speed 0, as fast as
 /// the policy acts, records at 1x). Frames are taken at a fixed rate whatever the machine manages.
 int recorded_step(int first_step, int frame, int fps, double speed, double dt);
+
+/// What a recorded clip shows, frame by frame, written beside it (`<clip>.json`) by both viewers:
+/// so a clip says what was done (the target, zeroing and interventions in force, the forks beside
+/// the main run) and two recordings of the same run can be checked to show the same steps.
+class ClipLog {
+ public:
+  /// One fork on screen in a frame.
+  struct Branch {
+    std::string label;
+    int fork_step = 0;
+    int step = 0;  ///< the branch's frame drawn (its last, once it has ended)
+    double return_so_far = 0.0;
+  };
+  /// One recorded frame.
+  struct Frame {
+    int step = 0;
+    double return_so_far = 0.0;
+    double target = 0.0;
+    std::string zeroing;
+    std::vector<std::string> interventions;
+    std::vector<Branch> branches;
+  };
+  /// A clip of `source` (a checkpoint, or a dataset episode) from `first_step`, `fps` frames a
+  /// second at `speed` times real time (0 is recorded at 1x), `seed` its episode's.
+  ClipLog(std::string viewer, std::string source, std::uint64_t seed, int first_step, int fps,
+          double speed);
+  void add(Frame frame);
+  [[nodiscard]] const std::vector<Frame>& frames() const { return frames_; }
+  /// The log as JSON: {"viewer", "source", "seed", "first_step", "fps", "speed", "frames": [...]}.
+  [[nodiscard]] std::string json() const;
+  /// Writes json() to `path` atomically; throws Error naming it on failure.
+  void write(const std::filesystem::path& path) const;
+  /// Where the log of a clip goes: `base`.json beside base.mp4 (or the folder of PNG frames).
+  static std::filesystem::path path_for(const std::filesystem::path& base);
+  /// The steps of a written log's frames, in order; throws Error naming the file when it is not
+  /// a clip log.
+  static std::vector<int> read_steps(const std::filesystem::path& path);
+
+ private:
+  std::string viewer_, source_;
+  std::uint64_t seed_ = 0;
+  int first_step_ = 0, fps_ = 0;
+  double speed_ = 1.0;
+  std::vector<Frame> frames_;
+};
 
 /// What a fork changes from the step it is made at (the rest is copied: the simulation state, the
 /// context, the conditioning in force).
@@ -49,6 +96,25 @@ struct ForkSpec {
   BranchChange change;
 };
 ForkSpec parse_fork(const std::string& spec);
+
+/// The viewers' live edits of a set of intervention specs, so both toggle them alike: each site
+/// (`head:L.H`, `mixer:L`, `mlp:L`) is ablated at most once, there is at most one context limit
+/// and one steering per layer; other specs are kept as they are, in order.
+/// "zero", "mean" (or another replacement's name) for an ablated site, "" for one left alone.
+std::string ablation_of(const std::vector<std::string>& specs, const std::string& site);
+/// The specs with `site` ablated by `replacement` ("zero", "mean"), or no longer ablated ("").
+std::vector<std::string> with_ablation(const std::vector<std::string>& specs,
+                                       const std::string& site, const std::string& replacement);
+/// The context limit in force (steps; 0 for none).
+int context_of(const std::vector<std::string>& specs);
+/// The specs with the context limited to `steps` (0: no limit).
+std::vector<std::string> with_context(const std::vector<std::string>& specs, int steps);
+/// The specs with ALPHA times direction `name` added after block `layer` (replacing a steering of
+/// that layer), or none there when `name` is empty or ALPHA is 0.
+std::vector<std::string> with_steering(const std::vector<std::string>& specs, int layer,
+                                       double alpha, const std::string& name);
+/// The next replacement a click on a site cycles to: "" -> "zero" -> "mean" -> "".
+std::string next_ablation(const std::string& current);
 
 /// Branches a player keeps beside its main run.
 inline constexpr int kMaxBranches = 4;

@@ -776,12 +776,13 @@ void LivePlayer::run() {
     if (!s.fork_requests.empty()) {
       auto request = std::move(s.fork_requests.front());
       s.fork_requests.erase(s.fork_requests.begin());
+      const int catch_up_to = s.cursor;
       s.working = true;
       lock.unlock();
       std::shared_ptr<EpisodePlayer> branch;
       std::string error;
+      const int at = std::clamp(request.step, 0, static_cast<int>(s.player->frames().size()) - 1);
       try {
-        const int at = std::clamp(request.step, 0, static_cast<int>(s.player->frames().size()) - 1);
         if (request.other) {
           request.other->continue_from(*s.player, at);
           branch = std::move(request.other);
@@ -795,6 +796,10 @@ void LivePlayer::run() {
         interventions.insert(interventions.end(), c.interventions.begin(), c.interventions.end());
         branch->branch(at, c.target.value_or(kept.target), c.zeroing.value_or(kept.zeroing),
                        interventions);
+        // Forked behind the clock (the main run played on while the fork was asked for): the
+        // branch catches up, so that from here on every run steps together.
+        while (static_cast<int>(branch->frames().size()) <= catch_up_to && branch->step()) {
+        }
       } catch (const std::exception& e) {
         error = request.change.label + ": " + e.what();
         branch.reset();
@@ -805,7 +810,7 @@ void LivePlayer::run() {
       if (branch) {
         Shared::Branch b;
         b.frames = branch->frames();
-        b.info.fork_step = static_cast<int>(b.frames.size()) - 1;
+        b.info.fork_step = at;
         b.info.label = request.change.label;
         b.info.checkpoint = request.change.checkpoint;
         b.info.frames = static_cast<int>(b.frames.size());

@@ -27,7 +27,8 @@ struct Ghost {
 };
 
 /// Limbs coloured by `values[i]`, one per actuator: the geoms of the body actuator i's joint moves
-/// take palette::effect_colour(|values[i]| / scale). Empty values: nothing coloured.
+/// take palette::effect_colour(|values[i]| / scale), the body's other geoms the colour of no
+/// change (the floor and the world keep theirs). Empty values: nothing coloured.
 struct LimbColours {
   std::vector<double> values;
   double scale = 1.0;
