@@ -1510,6 +1510,13 @@ void LiveViewer::fork(const models::BranchChange& change) {
                                          : state.fork_error);
 }
 
+void LiveViewer::remove_forks() {
+  s_->pending_forks.clear();
+  s_->live->clear_branches();
+  s_->live->wait_until([](const models::PlaybackState& p) { return p.branch_frames.empty(); },
+                       std::chrono::minutes(2));
+}
+
 void LiveViewer::set_effects(bool on) {
   s_->effects = on;
 }

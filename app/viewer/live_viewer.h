@@ -117,6 +117,8 @@ class LiveViewer {
   /// branch plays. Throws what LivePlayer::fork throws; a fork that failed on the player's thread
   /// throws Error with its reason.
   void fork(const models::BranchChange& change);
+  /// Drops every fork; returns once they are gone.
+  void remove_forks();
   /// Colours the limbs by the action change of the interventions in force (off by default).
   void set_effects(bool on);
   [[nodiscard]] bool effects() const;

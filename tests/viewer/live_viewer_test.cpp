@@ -13,12 +13,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "dstudio/analysis/locality.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/episode_player.h"
+#include "dstudio/models/playback.h"
 #include "dstudio/render/video_file.h"
 #include "h5_fixture.h"
 
@@ -159,6 +161,87 @@ TEST(LiveViewer, TargetAndZeroingActOnThePolicyFromTheStepOnScreen) {
   const auto after = v.capture();
   EXPECT_GT(differing_pixels(before, after, {0, 0, after.width, after.height}), 0)
       << "the overlay names the new target";
+}
+
+// Interventions toggled live at the step on screen act as the same set given to a headless
+// player from that step; the limbs, coloured by the change, look different from uncoloured ones.
+TEST(LiveViewer, InterventionsToggledLiveActAsTheSameSetFromThatStepHeadless) {
+  const auto o = paused_at_start();
+  LiveViewer v(o);
+  v.seek(15);
+  ASSERT_TRUE(at_step(v, 15));
+  const std::vector<std::string> specs{"head:2.1=zero", "mlp:3=zero", "context:3"};
+  v.set_interventions(specs);
+  v.seek(40);
+  ASSERT_TRUE(at_step(v, 40));
+  const auto frames = v.player().frames();
+  ASSERT_GT(frames.size(), 40u);
+
+  models::EpisodePlayer reference(o.checkpoint);
+  reference.reset(o.seed, 3600.0);
+  while (static_cast<int>(reference.frames().size()) <= 15) reference.step();
+  reference.branch(15, 3600.0, models::ModalityZeroing::None, specs);
+  while (static_cast<int>(reference.frames().size()) <= 40) reference.step();
+  for (std::size_t t = 0; t < 40; ++t)
+    ASSERT_EQ(frames[t]->action, reference.frames()[t]->action) << "step " << t;
+  EXPECT_TRUE(frames[14]->interventions.empty());
+  EXPECT_EQ(frames[15]->interventions, specs);
+  EXPECT_EQ(v.player().interventions(), specs);
+  EXPECT_THROW(v.set_interventions({"head:4.1=zero"}), UsageError);
+
+  // The effect drawn on the body: off by default, one toggle.
+  EXPECT_FALSE(v.effects());
+  const auto plain = v.capture();
+  v.set_effects(true);
+  const auto coloured = v.capture();
+  EXPECT_GT(v.effect_scale(), 0.0);
+  EXPECT_GT(differing_pixels(plain, coloured, v.scene_rect()), 200);
+}
+
+// Forks asked for on the command line are made when the main run reaches their step and play
+// beside it on one clock, drawn as ghosts; a clip of them lists them frame by frame.
+TEST(LiveViewer, ForksPlayBesideTheMainRunAsGhostsAndAreListedInTheirClip) {
+  auto o = paused_at_start();
+  o.forks = {models::parse_fork("10:target=1200"), models::parse_fork("10:head:1.1=zero")};
+  LiveViewer v(o);
+  v.seek(60);
+  ASSERT_TRUE(at_step(v, 60));
+  const auto branches = v.player().branches();
+  ASSERT_EQ(branches.size(), 2u);
+  EXPECT_EQ(branches[0].fork_step, 10);
+  EXPECT_EQ(branches[1].label, "head:1.1=zero");
+  models::EpisodePlayer reference(o.checkpoint);
+  reference.reset(o.seed, 3600.0);
+  while (static_cast<int>(reference.frames().size()) <= 10) reference.step();
+  reference.branch(10, 1200.0, models::ModalityZeroing::None);
+  while (static_cast<int>(reference.frames().size()) <= 60) reference.step();
+  const auto lower = v.player().branch_frames(0);
+  ASSERT_GT(lower.size(), 59u);
+  for (std::size_t t = 0; t < 60; ++t)
+    ASSERT_EQ(lower[t]->action, reference.frames()[t]->action) << "step " << t;
+
+  const auto with_ghosts = v.capture();
+  v.remove_forks();
+  EXPECT_TRUE(v.player().branches().empty());
+  const auto without = v.capture();
+  EXPECT_GT(differing_pixels(with_ghosts, without, v.scene_rect()), 300) << "the ghosts are drawn";
+
+  if (!render::VideoFile::ffmpeg_available()) return;
+  test::TempDir dir;
+  v.fork(models::parse_branch_change("target=500"));
+  ASSERT_TRUE(v.start_recording(dir / "forked", 30));
+  ASSERT_TRUE(v.run_until([&](const models::PlaybackState&) { return v.recorded_frames() >= 10; },
+                          120.0));
+  v.stop_recording();
+  const auto log = models::ClipLog::path_for(dir / "forked.mp4");
+  ASSERT_TRUE(fs::exists(log));
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"change\": \"target=500\""), std::string::npos) << text.substr(0, 600);
+  EXPECT_NE(text.find("\"fork_step\": 60"), std::string::npos);
+  const auto steps = models::ClipLog::read_steps(log);
+  ASSERT_GE(steps.size(), 10u);
+  EXPECT_EQ(steps.front(), 60);
 }
 
 // While the policy plays, the newest step has not acted yet; every drawn frame still shows the
@@ -387,6 +470,31 @@ TEST(DecisionViewer, ScreenshotBenchAndBadInputFromTheCommandLine) {
   EXPECT_NE(out.find("not-a-checkpoint.pt"), std::string::npos) << out;
   out = run(exe + " " + kCheckpoint.string() + " --zeroing velocity");
   EXPECT_NE(out.find("[exit 2]"), std::string::npos) << out;
+
+  // Interventions and forks are checked before a window opens, naming what does not fit.
+  for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+           {"--intervene head:4.1=zero", "the model has 3 layers"},
+           {"--intervene head:1.1=resample", "needs a second input"},
+           {"--fork 250", "give STEP:CHANGE"},
+           {"--fork 10:speed=2", "a fork's change is"},
+           {"--fork 10:head:9.1=zero", "head:9.1"},
+           {"--fork 10:checkpoint=" + (dir / "gone.pt").string(), "gone.pt"},
+           {"--fork 1:target=1 --fork 2:target=2 --fork 3:target=3 --fork 4:target=4 --fork "
+            "5:target=5",
+            "at most 4 forks"}}) {
+    out = run(exe + " " + kCheckpoint.string() + " " + args + " --screenshot " +
+              (dir / "no.png").string());
+    EXPECT_NE(out.find("[exit 2]"), std::string::npos) << args << ": " << out;
+    EXPECT_NE(out.find(says), std::string::npos) << args << ": " << out;
+    EXPECT_FALSE(fs::exists(dir / "no.png")) << args;
+  }
+  // A scripted clip of a fork: the ghost and its curve in every frame, the fork in the log.
+  out = run(exe + " " + kCheckpoint.string() + " --step 20 --fork 5:target=1200 --intervene " +
+            "mlp:3=zero --effects --record 0.5 --fps 20 --out " + (dir / "fork.mp4").string());
+  EXPECT_NE(out.find("[exit 0]"), std::string::npos) << out;
+  const auto log = models::ClipLog::path_for(dir / "fork.mp4");
+  ASSERT_TRUE(fs::exists(log)) << out;
+  EXPECT_EQ(models::ClipLog::read_steps(log).size(), 10u);
 }
 
 // Every numeric option refuses what is not a finite number in its range, before a window opens:
