@@ -115,7 +115,11 @@ std::string BenchReport::text() const {
       << fixed_number(ui_ms_median, 2) << ", swap " << fixed_number(swap_ms_median, 2) << "\n"
       << "  policy: " << fixed_number(steps_per_second, 1) << " steps/s shown, "
       << fixed_number(steps_per_second_wanted, 1) << " wanted (real time at the speed set), "
-      << episodes << " episode(s)\n"
+      << episodes << " episode(s)";
+  if (forks > 0.0)
+    out << "; " << fixed_number(forks, 1)
+        << " forks on average beside the main run, each stepped with the same clock";
+  out << "\n"
       << "  attention map shown on " << fixed_number(100.0 * map_share, 1) << "% of drawn frames ("
       << frames_with_map << " of " << frames << ")\n"
       << "  configuration: " << configuration << "\n"
@@ -167,6 +171,7 @@ struct LiveViewer::State {
   // Counterfactual forks: those asked for on the command line wait for the main run's step.
   std::vector<models::ForkSpec> pending_forks;
   std::vector<models::BranchInfo> branches;
+  std::uint64_t branch_generation = ~0ull;  // of `branches` and `branch_frames`
   std::vector<std::vector<models::FramePtr>> branch_frames;
   bool fork_mode = false;  // changes of the conditioning fork the episode instead
   float fork_target = 0.0f;
@@ -283,6 +288,7 @@ void LiveViewer::State::open_player() {
   fork_target = target_field;
   seed_field = static_cast<int>(options.seed);
   effects = options.effects;
+  live->set_plain_actions(effects);  // the second pass a step only while the effect is drawn
   pending_forks = options.forks;
   if (static_cast<int>(pending_forks.size()) > models::kMaxBranches)
     throw UsageError("at most " + std::to_string(models::kMaxBranches) +
@@ -421,10 +427,25 @@ void LiveViewer::State::refresh_frames() {
     }
     it = pending_forks.erase(it);
   }
-  branches = live->branches();
-  branch_frames.resize(branches.size());
-  for (std::size_t b = 0; b < branches.size(); ++b)
-    branch_frames[b] = live->branch_frames(static_cast<int>(b));
+  // The forks' frames: all again when forks came or went, else only what is new (the newest kept
+  // one again, which may have acted since it was read).
+  if (shown.branch_generation != branch_generation ||
+      branches.size() != shown.branch_frames.size()) {
+    branch_generation = shown.branch_generation;
+    branches = live->branches();
+    branch_frames.assign(branches.size(), {});
+  }
+  for (std::size_t b = 0; b < branch_frames.size(); ++b) {
+    auto& f = branch_frames[b];
+    const auto& now = shown.branch_frames.size() > b ? shown.branch_frames[b] : nullptr;
+    if (!f.empty() && f.back() == now) continue;  // the newest read is the one at the cursor
+    const std::size_t from = f.empty() ? 0 : f.size() - 1;
+    auto fresh = live->branch_frames(static_cast<int>(b), static_cast<int>(from));
+    f.resize(from);
+    f.insert(f.end(), fresh.begin(), fresh.end());
+    branches[b].frames = static_cast<int>(f.size());
+    branches[b].finished = !f.empty() && f.back()->terminal;
+  }
   if (!shown.fork_error.empty() && shown.fork_error != message) notice(shown.fork_error);
   // A seek beyond the steps taken: the policy runs at full speed until it gets there.
   if (pending_seek >= 0) {
@@ -685,7 +706,8 @@ void LiveViewer::State::draw_overlay() {
     ImGui::SameLine(
         std::max(0.0f, w - ImGui::CalcTextSize("0.000").x + ImGui::GetStyle().WindowPadding.x));
     ImGui::Text("%s", general_number(effect_scale()).c_str());
-    if (effect_largest == 0.0) ImGui::TextDisabled("(no intervention has changed an action yet)");
+    if (effect_largest == 0.0)
+      ImGui::TextDisabled("(no intervention has changed an action since the colours came on)");
   }
   ImGui::PopTextWrapPos();
   ImGui::End();
@@ -939,7 +961,7 @@ void LiveViewer::State::draw_interventions() {
     change_interventions(models::with_steering(specs, steer_layer, 0.0, {}));
   if (ImGui::SmallButton("clear all")) change_interventions({});
   ImGui::SameLine();
-  ImGui::Checkbox("colour the limbs by the change", &effects);
+  if (ImGui::Checkbox("colour the limbs by the change", &effects)) live->set_plain_actions(effects);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
         "Each actuated limb in the colour of how much the interventions in force "
@@ -1382,7 +1404,7 @@ BenchReport LiveViewer::bench(double seconds) {
   while (ms_since(warm) < 1000.0) frame();
   std::vector<double> frame_ms, render_ms, ui_ms, swap_ms;
   std::uint64_t seed = s.shown.seed;
-  long steps_shown = 0;
+  long steps_shown = 0, forks_drawn = 0;
   int last_step = s.shown.frame ? s.shown.frame->step : 0;
   const auto start = Clock::now();
   auto previous = start;
@@ -1394,12 +1416,20 @@ BenchReport LiveViewer::bench(double seconds) {
     render_ms.push_back(s.last_render_ms), ui_ms.push_back(s.last_ui_ms),
         swap_ms.push_back(s.last_swap_ms);
     if (s.map.tokens > 0) ++r.frames_with_map;
+    forks_drawn += static_cast<long>(s.branches.size());
     const int step = s.shown.frame ? s.shown.frame->step : 0;
     if (step > last_step) steps_shown += step - last_step;
     last_step = step;
     if (s.shown.at_end()) {
       // Another episode: the bench measures a policy that keeps acting.
       s.live->restart(++seed);
+      if (!s.options.forks.empty()) {
+        // The new episode is forked as the first was, once it has begun (its forks made now
+        // would count against the old episode's, which it drops).
+        s.live->wait_until([seed](const models::PlaybackState& p) { return p.seed == seed; },
+                           std::chrono::minutes(1));
+        s.pending_forks = s.options.forks;
+      }
       s.live->play();
       ++r.episodes;
       last_step = 0;
@@ -1408,6 +1438,7 @@ BenchReport LiveViewer::bench(double seconds) {
   r.seconds = ms_since(start) / 1000.0;
   r.frames = static_cast<long>(frame_ms.size());
   r.fps = static_cast<double>(r.frames) / r.seconds;
+  r.forks = r.frames > 0 ? static_cast<double>(forks_drawn) / static_cast<double>(r.frames) : 0.0;
   r.map_share =
       r.frames > 0 ? static_cast<double>(r.frames_with_map) / static_cast<double>(r.frames) : 0.0;
   r.frame_ms_median = quantile(frame_ms, 0.5), r.frame_ms_p90 = quantile(frame_ms, 0.9);
@@ -1519,6 +1550,7 @@ void LiveViewer::remove_forks() {
 
 void LiveViewer::set_effects(bool on) {
   s_->effects = on;
+  s_->live->set_plain_actions(on);
 }
 bool LiveViewer::effects() const {
   return s_->effects;

@@ -69,6 +69,7 @@ struct BenchReport {
   double steps_per_second = 0.0;         ///< policy steps shown per second
   double steps_per_second_wanted = 0.0;  ///< real time at the speed asked
   int episodes = 0;
+  double forks = 0.0;  ///< forks playing beside the main run, on average over the frames drawn
   long frames_with_map = 0;  ///< drawn frames that showed an attention map
   double map_share = 0.0;    ///< frames_with_map / frames
   std::string renderer, blas, configuration;

@@ -268,6 +268,32 @@ TEST(EpisodePlayer, ComputesWhatARolloutComputes) {
   }
 }
 
+// Acting only (no mixing kept), a player computes what a rollout without entropy computes: the
+// last block at the action's row, batch of one, bit for bit.
+TEST(EpisodePlayer, ActingOnlyComputesWhatARolloutWithoutEntropyComputes) {
+  test::TempDir dir;
+  const auto ckpt = small_checkpoint(dir, "dt.pt");
+  RolloutConfig config;
+  config.targets = {3600.0};
+  config.episodes = 1;
+  config.seed = 8;
+  const auto reference = rollout(ckpt, config).episodes.front();
+  ASSERT_GT(reference.length, 4);
+  EpisodePlayer player(ckpt);
+  player.set_inspection(false);
+  player.reset(8, 3600.0);
+  const auto frames = play_to_end(player);
+  ASSERT_EQ(static_cast<int>(frames.size()), reference.length + 1);
+  for (int t = 0; t < reference.length; ++t) {
+    const auto& f = *frames[static_cast<std::size_t>(t)];
+    const std::vector<float> action(reference.actions.begin() + t * 3,
+                                    reference.actions.begin() + t * 3 + 3);
+    ASSERT_EQ(f.action, action) << "step " << t;
+    EXPECT_FALSE(f.inspection);
+    EXPECT_TRUE(std::isnan(f.entropy));
+  }
+}
+
 // The shipped DT, which keeps the hopper up for hundreds of steps.
 const std::filesystem::path shipped_dt =
     std::filesystem::path(DSTUDIO_RESOURCES_DIR) / "checkpoints/hopper-medium-expert-dt.pt";
@@ -537,15 +563,19 @@ TEST(LivePlayer, ForksPlayOnOneClockAsHeadlessEpisodesAndRewindToTheirState) {
   ASSERT_GE(static_cast<int>(lower.size()), reached + 1);
   ASSERT_GE(static_cast<int>(ablated.size()), reached + 1);
 
+  // The main run to the fork step, then, as forks of the same policy, acting only (their maps are
+  // not drawn).
   const auto headless = [&](double target, const std::vector<std::string>& interventions) {
     EpisodePlayer p(shipped_dt);
     p.reset(4, 3600.0);
     play_to_end(p, 10);
+    p.set_inspection(false);
     p.branch(10, target, ModalityZeroing::None, interventions);
     play_to_end(p, reached - 10);
     return p.frames();
   };
-  const auto lower_ref = headless(1200.0, {}), ablated_ref = headless(3600.0, {"head:1.1=zero"});
+  const auto lower_ref = headless(1200.0, {}), ablated_ref = headless(3600.0, {"head:1.1=zero"}),
+             plain_ref = headless(3600.0, {});
   for (int t = 0; t < reached; ++t) {
     const auto i = static_cast<std::size_t>(t);
     ASSERT_EQ(lower[i]->action, lower_ref[i]->action) << "target=1200, step " << t;
@@ -557,8 +587,11 @@ TEST(LivePlayer, ForksPlayOnOneClockAsHeadlessEpisodesAndRewindToTheirState) {
   EXPECT_EQ(lower[10]->target, 1200.0);
   EXPECT_EQ(ablated[12]->interventions, std::vector<std::string>{"head:1.1=zero"});
   // The effect on the body: what the plain policy would have done, beside what was done.
-  EXPECT_EQ(ablated[10]->action_without, main_before[10]->action);
+  EXPECT_EQ(ablated[10]->action_without, plain_ref[10]->action);
+  EXPECT_NE(ablated[10]->action, plain_ref[10]->action);
   EXPECT_TRUE(main_before[10]->action_without.empty());
+  EXPECT_FALSE(ablated[12]->inspection) << "a fork of the same policy only acts";
+  EXPECT_TRUE(main_before[12]->inspection);
 
   // Rewinding to the fork step shows each run's exact state there; playing on replays.
   live.seek(info[0].fork_step);

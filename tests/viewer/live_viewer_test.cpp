@@ -168,6 +168,8 @@ TEST(LiveViewer, TargetAndZeroingActOnThePolicyFromTheStepOnScreen) {
 TEST(LiveViewer, InterventionsToggledLiveActAsTheSameSetFromThatStepHeadless) {
   const auto o = paused_at_start();
   LiveViewer v(o);
+  EXPECT_FALSE(v.effects()) << "off by default";
+  v.set_effects(true);  // the plain action is computed beside the intervened one from now on
   v.seek(15);
   ASSERT_TRUE(at_step(v, 15));
   const std::vector<std::string> specs{"head:2.1=zero", "mlp:3=zero", "context:3"};
@@ -189,12 +191,14 @@ TEST(LiveViewer, InterventionsToggledLiveActAsTheSameSetFromThatStepHeadless) {
   EXPECT_EQ(v.player().interventions(), specs);
   EXPECT_THROW(v.set_interventions({"head:4.1=zero"}), UsageError);
 
-  // The effect drawn on the body: off by default, one toggle.
-  EXPECT_FALSE(v.effects());
-  const auto plain = v.capture();
-  v.set_effects(true);
-  const auto coloured = v.capture();
+  // The effect drawn on the body, one toggle: the plain actions were kept beside the others.
+  EXPECT_FALSE(frames[20]->action_without.empty());
+  EXPECT_NE(frames[20]->action_without, frames[20]->action);
+  EXPECT_TRUE(frames[10]->action_without.empty()) << "nothing to compare with before step 15";
   EXPECT_GT(v.effect_scale(), 0.0);
+  const auto coloured = v.capture();
+  v.set_effects(false);
+  const auto plain = v.capture();
   EXPECT_GT(differing_pixels(plain, coloured, v.scene_rect()), 200);
 }
 
@@ -213,6 +217,7 @@ TEST(LiveViewer, ForksPlayBesideTheMainRunAsGhostsAndAreListedInTheirClip) {
   models::EpisodePlayer reference(o.checkpoint);
   reference.reset(o.seed, 3600.0);
   while (static_cast<int>(reference.frames().size()) <= 10) reference.step();
+  reference.set_inspection(false);  // from the fork on, as forks of the same policy: acting only
   reference.branch(10, 1200.0, models::ModalityZeroing::None);
   while (static_cast<int>(reference.frames().size()) <= 60) reference.step();
   const auto lower = v.player().branch_frames(0);
@@ -230,8 +235,8 @@ TEST(LiveViewer, ForksPlayBesideTheMainRunAsGhostsAndAreListedInTheirClip) {
   test::TempDir dir;
   v.fork(models::parse_branch_change("target=500"));
   ASSERT_TRUE(v.start_recording(dir / "forked", 30));
-  ASSERT_TRUE(v.run_until([&](const models::PlaybackState&) { return v.recorded_frames() >= 10; },
-                          120.0));
+  ASSERT_TRUE(
+      v.run_until([&](const models::PlaybackState&) { return v.recorded_frames() >= 10; }, 120.0));
   v.stop_recording();
   const auto log = models::ClipLog::path_for(dir / "forked.mp4");
   ASSERT_TRUE(fs::exists(log));

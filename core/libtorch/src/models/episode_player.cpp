@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "dstudio/analysis/entropy.h"
@@ -34,7 +35,9 @@ struct EpisodePlayer::State {
   std::unique_ptr<InterventionPlan> plan;  // the interventions, ready to run; null for none
   Activations means;                       // the mean ablations' values, once needed
   bool replay = false;
-  VariantConfig no_model;  // what config() reports for a replay
+  bool plain_actions = true;  // compute action_without under interventions
+  bool inspect = true;        // keep each step's mixing (else act only)
+  VariantConfig no_model;     // what config() reports for a replay
 
   void push_state(const std::vector<float>& obs) {
     const auto S = obs.size();
@@ -190,30 +193,45 @@ bool EpisodePlayer::step() {
     torch::InferenceMode inference;
     ModelInputs in = empty_windows(1, K, S, A);
     fill_window_row(in, 0, s.states.data(), s.actions.data(), s.rtg.data(), t, c.max_ep_len);
-    Inspection inspection;
-    const auto all = s.plan ? s.plan->forward(*s.model, apply_zeroing(in, s.zeroing), &inspection)
-                            : s.model->forward(in, &inspection, s.zeroing);
-    const auto action = all.select(1, K - 1).contiguous();
-    acted->action.assign(action.data_ptr<float>(), action.data_ptr<float>() + A);
-    acted->action_without.clear();
-    if (s.plan || s.zeroing != ModalityZeroing::None) {
-      const auto plain = s.model->forward(in).select(1, K - 1).contiguous();
-      acted->action_without.assign(plain.data_ptr<float>(), plain.data_ptr<float>() + A);
-    }
+    if (!s.inspect) {
+      // Acting only: the last block at the action's row (DecisionModelImpl::act).
+      const auto action = (s.plan ? s.plan->act(*s.model, apply_zeroing(in, s.zeroing))
+                                  : s.model->act(in, s.zeroing))
+                              .contiguous();
+      acted->action.assign(action.data_ptr<float>(), action.data_ptr<float>() + A);
+      acted->entropy = std::numeric_limits<double>::quiet_NaN();
+      acted->inspection.reset();
+      acted->action_without.clear();
+      if (s.plain_actions && (s.plan || s.zeroing != ModalityZeroing::None)) {
+        const auto plain = s.model->act(in).contiguous();
+        acted->action_without.assign(plain.data_ptr<float>(), plain.data_ptr<float>() + A);
+      }
+    } else {
+      Inspection inspection;
+      const auto all = s.plan ? s.plan->forward(*s.model, apply_zeroing(in, s.zeroing), &inspection)
+                              : s.model->forward(in, &inspection, s.zeroing);
+      const auto action = all.select(1, K - 1).contiguous();
+      acted->action.assign(action.data_ptr<float>(), action.data_ptr<float>() + A);
+      acted->action_without.clear();
+      if (s.plain_actions && (s.plan || s.zeroing != ModalityZeroing::None)) {
+        const auto plain = s.model->forward(in).select(1, K - 1).contiguous();
+        acted->action_without.assign(plain.data_ptr<float>(), plain.data_ptr<float>() + A);
+      }
 
-    const int offset = K - std::min(t + 1, K);
-    const int T = K * per_step;
-    std::vector<char> valid(static_cast<std::size_t>(T));
-    for (int k = 0; k < T; ++k) valid[static_cast<std::size_t>(k)] = (k / per_step) >= offset;
-    const auto first = inspection.mixing.front().contiguous();
-    const auto heads = static_cast<int>(first.size(1));
-    acted->entropy = analysis::mean_head_entropy(
-        {first.data_ptr<float>(), static_cast<std::size_t>(first.numel())}, heads, T, valid);
-    const std::vector<float> mask(in.mask.data_ptr<float>(), in.mask.data_ptr<float>() + K);
-    const std::vector<std::int64_t> timesteps(in.timesteps.data_ptr<int64_t>(),
-                                              in.timesteps.data_ptr<int64_t>() + K);
-    acted->inspection = std::make_shared<const WindowInspection>(
-        inspection_row(inspection, 0, mask, timesteps, per_step, c.hidden, /*keep_tokens=*/false));
+      const int offset = K - std::min(t + 1, K);
+      const int T = K * per_step;
+      std::vector<char> valid(static_cast<std::size_t>(T));
+      for (int k = 0; k < T; ++k) valid[static_cast<std::size_t>(k)] = (k / per_step) >= offset;
+      const auto first = inspection.mixing.front().contiguous();
+      const auto heads = static_cast<int>(first.size(1));
+      acted->entropy = analysis::mean_head_entropy(
+          {first.data_ptr<float>(), static_cast<std::size_t>(first.numel())}, heads, T, valid);
+      const std::vector<float> mask(in.mask.data_ptr<float>(), in.mask.data_ptr<float>() + K);
+      const std::vector<std::int64_t> timesteps(in.timesteps.data_ptr<int64_t>(),
+                                                in.timesteps.data_ptr<int64_t>() + K);
+      acted->inspection = std::make_shared<const WindowInspection>(inspection_row(
+          inspection, 0, mask, timesteps, per_step, c.hidden, /*keep_tokens=*/false));
+    }
   }
 
   auto next = std::make_shared<PlayerFrame>();
@@ -277,6 +295,8 @@ std::unique_ptr<EpisodePlayer> EpisodePlayer::fork(int frame) const {
   if (s.plan) f.plan = std::make_unique<InterventionPlan>(*s.plan);
   f.means = s.means;
   f.replay = s.replay;
+  f.plain_actions = s.plain_actions;
+  f.inspect = s.inspect;
   out->frames_ = frames_;
   out->seed_ = seed_;
   if (s.replay) {
@@ -330,6 +350,14 @@ void EpisodePlayer::continue_from(const EpisodePlayer& from, int frame) {
   const auto& at = *frames_.back();
   // Re-conditions the frame (it has not acted for this policy) and restores its physics.
   branch(frame, at.target, at.zeroing);
+}
+
+void EpisodePlayer::set_inspection(bool on) {
+  s_->inspect = on;
+}
+
+void EpisodePlayer::set_plain_actions(bool on) {
+  s_->plain_actions = on;
 }
 
 void EpisodePlayer::check_interventions(const std::vector<std::string>& interventions,
@@ -456,7 +484,9 @@ struct LivePlayer::Shared {
     std::shared_ptr<EpisodePlayer> other;  // another checkpoint's player, opened by the caller
   };
   std::vector<ForkRequest> fork_requests;
-  std::vector<int> remove_requests;  // -1: all
+  std::vector<int> remove_requests;   // -1: all
+  std::optional<bool> plain_actions;  // asked for, not yet passed on to the players
+  bool plain_on = true;               // what the players were last told (player thread)
   std::uint64_t branch_generation = 0;
   std::string fork_error;
   std::thread thread;
@@ -624,6 +654,14 @@ void LivePlayer::fork(int step, const BranchChange& change) {
   s_->wake.notify_all();
 }
 
+void LivePlayer::set_plain_actions(bool on) {
+  {
+    std::lock_guard lock(s_->mutex);
+    s_->plain_actions = on;
+  }
+  s_->wake.notify_all();
+}
+
 void LivePlayer::remove_branch(int branch) {
   {
     std::lock_guard lock(s_->mutex);
@@ -762,6 +800,14 @@ void LivePlayer::run() {
       ++s.generation;
       continue;
     }
+    if (s.plain_actions) {
+      // Only the player thread touches the players; no step runs now.
+      s.plain_on = *s.plain_actions;
+      s.player->set_plain_actions(s.plain_on);
+      for (auto& b : s.branches) b.player->set_plain_actions(*s.plain_actions);
+      s.plain_actions.reset();
+      continue;
+    }
     if (!s.remove_requests.empty()) {
       for (const int b : s.remove_requests) {
         if (b < 0) s.branches.clear();
@@ -784,10 +830,12 @@ void LivePlayer::run() {
       const int at = std::clamp(request.step, 0, static_cast<int>(s.player->frames().size()) - 1);
       try {
         if (request.other) {
+          request.other->set_plain_actions(s.plain_on);
           request.other->continue_from(*s.player, at);
           branch = std::move(request.other);
         } else {
           branch = s.player->fork(at);
+          branch->set_inspection(false);  // a body beside the main run: it acts, unmapped
         }
         const auto& kept = *branch->frames().back();
         const auto& c = request.change;

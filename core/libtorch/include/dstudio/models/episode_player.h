@@ -117,6 +117,13 @@ class EpisodePlayer {
   /// interventions dropped (they belonged to the other model). From `frame` on this policy acts.
   /// Throws UsageError for a replay or a player of another task.
   void continue_from(const EpisodePlayer& from, int frame);
+  /// Whether steps keep the mixing of their window (inspection, entropy; on by default). Off, the
+  /// player only acts (DecisionModelImpl::act: the last block at the action's row), a third of
+  /// the work less; its actions then equal those of another player acting only.
+  void set_inspection(bool on);
+  /// Whether steps with interventions or zeroing in force also compute the plain action
+  /// (PlayerFrame::action_without: a second forward pass). On by default.
+  void set_plain_actions(bool on);
   /// Checks `interventions` as branch() does, against `config`, without playing.
   static void check_interventions(const std::vector<std::string>& interventions,
                                   const VariantConfig& config);
@@ -173,7 +180,9 @@ struct BranchInfo {
 
 /// An EpisodePlayer on its own thread, with up to kMaxBranches counterfactual forks of it played on
 /// the same clock: every step of the cursor steps every branch that has not reached it (all on
-/// the player thread, which shares one model between the main run and its forks). Every method
+/// the player thread, which shares one model between the main run and its forks). Forks of the
+/// same policy only act (EpisodePlayer::set_inspection(false)); a fork another checkpoint takes
+/// over keeps its mixing, to be shown beside the main run's. Every method
 /// may be called from any thread and returns at once; requests take effect between steps.
 class LivePlayer {
  public:
@@ -213,6 +222,10 @@ class LivePlayer {
   /// checkpoint that cannot be read or is of another task) or a fork beyond kMaxBranches throws
   /// UsageError, CheckpointError or env::EnvError; the fork is then made between steps.
   void fork(int step, const BranchChange& change);
+  /// Whether the main run and the branches compute the plain action beside an intervened one
+  /// (EpisodePlayer::set_plain_actions; on by default), from the next step on. A viewer turns it
+  /// on only while it draws the effect: it costs a second forward pass a step.
+  void set_plain_actions(bool on);
   /// Drops branch `branch` (0-based, in the order made); the others keep their places.
   void remove_branch(int branch);
   /// Drops every branch.
