@@ -34,12 +34,14 @@
 #include <QSplitter>
 #include <QStandardPaths>
 #include <QStyle>
+#include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
 
 #include "dstudio/common/error.h"
+#include "dstudio/common/palette.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/episode_timeline.h"
@@ -217,7 +219,7 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   transport->addWidget(record_);
   transport->addWidget(record_options_);
 
-  auto* conditioning = new QGroupBox(tr("Conditioning of the running policy"));
+  auto* conditioning = new QWidget;
   // Two rows, so that the target's source is read in full beside the scene, in large type too.
   auto* form = new QGridLayout(conditioning);
   form->addWidget(new QLabel(tr("Target return")), 0, 0);
@@ -243,7 +245,15 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   left_layout->setContentsMargins(0, 0, 0, 0);
   left_layout->addWidget(scene_, 3);
   left_layout->addLayout(transport);
-  left_layout->addWidget(conditioning);
+  // What acts on the running policy, a tab each: the conditioning, interventions inside the
+  // forward pass, counterfactual forks.
+  auto* acting = new QTabWidget;
+  acting->setDocumentMode(true);
+  acting->addTab(conditioning, tr("Conditioning"));
+  acting->addTab(buildInterventionsTab(), tr("Interventions"));
+  acting->addTab(buildForksTab(), tr("Forks"));
+  acting->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+  left_layout->addWidget(acting);
   left_layout->addWidget(timeline_, 2);
   left_layout->addWidget(readout_);
 
@@ -520,6 +530,7 @@ void ViewerPanel::clear(const QString& message) {
   map_caption_->setText(QString());
   readout_->setText(message);
   scene_->setOverlay({});
+  scene_->setLayers({});
   updateControls();
 }
 
@@ -545,6 +556,10 @@ void ViewerPanel::setPlayer(const QString& title, std::shared_ptr<models::Episod
     player->reset(static_cast<std::uint64_t>(seed_->value()), target_->value());
   live_ = std::make_unique<models::LivePlayer>(std::move(player));
   live_->set_speed(speed_->currentData().toDouble());
+  live_->set_plain_actions(effects_->isChecked());
+  fork_target_->setValue(target_->value());
+  effect_largest_ = 0.0;
+  rebuildHeadGrid();
   if (live_->replay()) {
     attention_->clear(
         tr("A dataset episode replayed from its recorded states: no policy acts, so there is no "
@@ -617,21 +632,27 @@ void ViewerPanel::poll() {
 }
 
 void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) {
-  const bool moved =
-      state.cursor != shown_.cursor || state.generation != shown_.generation || !shown_.frame;
+  const bool moved = state.cursor != shown_.cursor || state.generation != shown_.generation ||
+                     state.branch_generation != shown_.branch_generation || !shown_.frame;
   // New frames (or, after a branch or restart, all of them) go to the timeline.
   if (state.generation != timeline_generation_) {
     timeline_->clear();
     timeline_frames_ = 0;
     timeline_generation_ = state.generation;
+    effect_largest_ = 0.0;
   }
   if (state.frames != timeline_frames_) {
     // The last one has acted since; frames past state.frames (a recording's) wait their turn.
     const int from = std::max(0, timeline_frames_ - 1);
     const auto fresh = live_->frames(from);
-    for (std::size_t i = 0; i < fresh.size() && from + static_cast<int>(i) < state.frames; ++i)
-      timeline_->addStep(fresh[i]->step, fresh[i]->return_to_go, fresh[i]->return_so_far,
-                         fresh[i]->entropy);
+    for (std::size_t i = 0; i < fresh.size() && from + static_cast<int>(i) < state.frames; ++i) {
+      const auto& f = *fresh[i];
+      timeline_->addStep(f.step, f.return_to_go, f.return_so_far, f.entropy);
+      // The largest change the interventions made: the limb colours' full scale.
+      for (std::size_t j = 0; j < f.action_without.size() && j < f.action.size(); ++j)
+        effect_largest_ = std::max(
+            effect_largest_, std::fabs(static_cast<double>(f.action[j] - f.action_without[j])));
+    }
     timeline_frames_ = state.frames;
   }
   timeline_->setCursor(state.cursor);
@@ -646,6 +667,7 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
 
   if (state.frame && moved) {
     const auto& f = *state.frame;
+    scene_->setLayers(sceneLayers(state));
     scene_->setState(f.physics.qpos, f.physics.qvel);
     QStringList overlay;
     overlay << QStringLiteral("%1  step %2").arg(title_).arg(f.step);
@@ -665,7 +687,28 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
     if (f.terminal)
       overlay << (f.terminated ? tr("episode over: the body left its healthy range")
                                : tr("episode over: time limit"));
-    scene_->setOverlay(overlay);
+    // What was done, so that a screenshot or a clip says it: interventions, forks in colour.
+    std::vector<QColor> colours(static_cast<std::size_t>(overlay.size()));
+    if (!f.interventions.empty()) {
+      QStringList specs;
+      for (const auto& i : f.interventions) specs << QString::fromStdString(i);
+      overlay << tr("interventions: %1").arg(specs.join(QStringLiteral(", ")));
+      colours.emplace_back(242, 191, 115);
+    }
+    const auto branches = live_ ? live_->branches() : std::vector<models::BranchInfo>{};
+    for (std::size_t b = 0; b < branches.size() && b < state.branch_frames.size(); ++b) {
+      const auto& style = palette::kBranches[b % palette::kBranches.size()];
+      const auto& bf = state.branch_frames[b];
+      overlay << tr("fork %1 at step %2: %3   return %4%5")
+                     .arg(b + 1)
+                     .arg(branches[b].fork_step)
+                     .arg(QString::fromStdString(branches[b].label),
+                          viz::fixed_text(bf ? bf->return_so_far : 0.0, 1),
+                          bf && bf->terminal && bf->step < state.cursor ? tr(" (ended)")
+                                                                        : QString());
+      colours.emplace_back(style.colour.r, style.colour.g, style.colour.b);
+    }
+    scene_->setOverlay(overlay, colours);
     // The entropy of the last steps, inside the scene: what the policy attends to as it moves.
     const auto& entropy = timeline_->entropy();
     const auto end = std::min(entropy.size(), static_cast<std::size_t>(f.step) + 1);
@@ -716,6 +759,7 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
                   .arg(viz::fixed_text(f.reward, 3), viz::fixed_text(f.entropy, 3));
     if (state.error.empty()) readout_->setText(text);
   }
+  refreshSurgery();
   const bool controls_changed = state.playing != shown_.playing || state.frames != shown_.frames ||
                                 state.cursor != shown_.cursor || state.finished != shown_.finished;
   shown_ = state;
@@ -764,19 +808,23 @@ QString ViewerPanel::readout() const {
 QStringList ViewerPanel::liveViewerArguments() const {
   if (!live_ || live_->replay() || live_->info().path.empty()) return {};
   const auto zeroing = static_cast<models::ModalityZeroing>(zeroing_->currentData().toInt());
-  return {QString::fromStdString(live_->info().path),
-          QStringLiteral("--env"),
-          QString::fromStdString(live_->task().name),
-          QStringLiteral("--seed"),
-          QString::number(shown_.seed),
-          QStringLiteral("--target"),
-          QString::number(target_->value(), 'g', 10),
-          QStringLiteral("--zeroing"),
-          QString::fromLatin1(models::to_string(zeroing)),
-          QStringLiteral("--speed"),
-          QString::number(speed_->currentData().toDouble()),
-          QStringLiteral("--step"),
-          QString::number(shown_.cursor)};
+  QStringList arguments = {QString::fromStdString(live_->info().path),
+                           QStringLiteral("--env"),
+                           QString::fromStdString(live_->task().name),
+                           QStringLiteral("--seed"),
+                           QString::number(shown_.seed),
+                           QStringLiteral("--target"),
+                           QString::number(target_->value(), 'g', 10),
+                           QStringLiteral("--zeroing"),
+                           QString::fromLatin1(models::to_string(zeroing)),
+                           QStringLiteral("--speed"),
+                           QString::number(speed_->currentData().toDouble()),
+                           QStringLiteral("--step"),
+                           QString::number(shown_.cursor)};
+  // The interventions in force, from the start there (as the target in force is).
+  for (const auto& spec : live_->interventions())
+    arguments << QStringLiteral("--intervene") << QString::fromStdString(spec);
+  return arguments;
 }
 
 bool ViewerPanel::openInLiveViewer() {

@@ -4,7 +4,10 @@
 /// the window it acts on and the episode's timeline. Physics and policy run on the player's own
 /// thread (models::LivePlayer); this panel pulls a snapshot at 60 Hz, draws it, and turns the
 /// controls into requests: play, pause, step, step back, speed, seek on the slider or the plot,
-/// camera tracking, the target return and modality zeroing acting on the running policy.
+/// camera tracking, the target return and modality zeroing acting on the running policy;
+/// interventions inside the forward pass (a layer x head grid of buttons that cycle zero, mean and
+/// off, MLPs, the context, steering) from the step on screen; counterfactual forks drawn as ghost
+/// bodies in their own colours; the limbs coloured by the interventions' action change.
 
 #include <QStringList>
 #include <QWidget>
@@ -13,11 +16,13 @@
 #include "dstudio/common/workspace.h"
 #include "dstudio/models/episode_player.h"
 #include "dstudio/models/targets.h"
+#include "dstudio/render/scene_layers.h"
 
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QLineEdit;
 class QPushButton;
 class QSlider;
 class QSpinBox;
@@ -59,6 +64,20 @@ class ViewerPanel : public QWidget {
   void setSpeed(double speed);
   void setTarget(double target);
   void setZeroing(models::ModalityZeroing zeroing);
+  /// Interventions inside the forward pass from the step on screen (models::LivePlayer); throws
+  /// UsageError for a spec the model refuses.
+  void setInterventions(const std::vector<std::string>& specs);
+  [[nodiscard]] std::vector<std::string> interventions() const;
+  /// Forks the episode at the step on screen with `change`; throws what LivePlayer::fork throws.
+  void fork(const models::BranchChange& change);
+  void removeForks();
+  /// Limbs coloured by the action change of the interventions in force (off by default).
+  void setEffects(bool on);
+  [[nodiscard]] bool effects() const;
+  /// The main run's frames as the player keeps them now.
+  [[nodiscard]] std::vector<models::FramePtr> playerFrames() const {
+    return live_ ? live_->frames() : std::vector<models::FramePtr>{};
+  }
 
   /// What a recording shows: the whole panel (scene, transport, timeline and attention map) or
   /// the 3-D scene with its overlay alone.
@@ -134,12 +153,34 @@ class ViewerPanel : public QWidget {
   void showFrame(const models::PlaybackState& state, bool force_map);
   void updateControls();
   void fitReadouts();
+  // Interventions and forks (viewer_panel_surgery.cpp).
+  QWidget* buildInterventionsTab();
+  QWidget* buildForksTab();
+  void rebuildHeadGrid();
+  void refreshSurgery();
+  void applySpecs(const std::vector<std::string>& specs);
+  [[nodiscard]] render::SceneLayers sceneLayers(const models::PlaybackState& state) const;
 
  protected:
   void changeEvent(QEvent* event) override;
 
  private:
   std::unique_ptr<models::LivePlayer> live_;
+  // Interventions and forks.
+  QWidget* head_grid_ = nullptr;
+  QSpinBox* context_ = nullptr;
+  QLineEdit* steer_file_ = nullptr;
+  QSpinBox* steer_layer_ = nullptr;
+  QDoubleSpinBox* steer_alpha_ = nullptr;
+  QLineEdit* specs_ = nullptr;
+  QCheckBox* effects_ = nullptr;
+  QDoubleSpinBox* fork_target_ = nullptr;
+  QLabel* forks_ = nullptr;
+  QComboBox* fork_choice_ = nullptr;
+  std::vector<std::string> specs_shown_;
+  std::uint64_t forks_generation_ = ~0ull;
+  std::vector<models::BranchInfo> branches_;
+  double effect_largest_ = 0.0;
   QString title_;
   models::PlaybackState shown_;
   int timeline_frames_ = 0;

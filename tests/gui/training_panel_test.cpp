@@ -429,12 +429,12 @@ TEST_F(TrainingPanelTest, ComparesTwoSeedsAsTheirMeanWorkedOutByHand) {
 TEST_F(TrainingPanelTest, ComparesRunFoldersReadOffTheGuiThread) {
   QStringList dirs;
   for (const char* name : {"cell-0", "cell-1", "cell-2"}) {
-    const QString dir = QDir(runs()).filePath(name);
-    QDir().mkpath(dir);
+    const QString folder = QDir(runs()).filePath(name);
+    QDir().mkpath(folder);
     if (dirs.size() < 2)
-      std::ofstream(QDir(dir).filePath("metrics.csv").toStdString())
+      std::ofstream(QDir(folder).filePath("metrics.csv").toStdString())
           << "step,loss,learning_rate,steps_per_second\n10,0.8,1e-4,50\n";
-    dirs << dir;
+    dirs << folder;
   }
   QSignalSpy compared(panel.get(), &TrainingPanel::runFoldersCompared);
   panel->compareRunFolders(dirs, {"dt", "dc", "dc"});

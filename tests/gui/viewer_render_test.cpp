@@ -18,10 +18,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "dstudio/common/error.h"
 #include "dstudio/env/environment.h"
+#include "dstudio/models/episode_player.h"
 #include "dstudio/models/playback.h"
 #include "dstudio/viz/scene_view.h"
 #include "main_window.h"
@@ -239,6 +242,101 @@ TEST_F(Render, TheViewerShowsTheRunningPolicyMidEpisode) {
   const auto logs = entries.filter(QRegularExpression(QStringLiteral("\\.json$")));
   EXPECT_EQ(entries.size() - logs.size(), 2) << "a file of its own for each recording";
   EXPECT_EQ(logs.size(), 2) << "each with the log of what its frames show";
+}
+
+// The Viewer tab's surgery: interventions toggled at the step on screen act as the same set
+// given to a headless player from that step; a fork plays beside the episode as a ghost in its
+// colour; the limbs take the colour of the change. The window is saved as the user sees it.
+TEST_F(Render, InterventionsAndForksActFromTheStepOnScreenAndAreDrawnInTheScene) {
+  MainWindow w;
+  w.resize(1300, 850);
+  w.move(0, 0);
+  w.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+  QSignalSpy shown(&w, &MainWindow::checkpointShown);
+  w.openDefaultCheckpoint();
+  ASSERT_TRUE(shown.wait(180000));
+  auto* v = w.viewer();
+  w.showPage(v);
+  v->pause();
+  v->restart();
+  v->setSpeed(0.0);
+  const auto wait_for = [&](const std::function<bool()>& done) {
+    for (int i = 0; i < 6000 && !done(); ++i) QTest::qWait(5);
+    return done();
+  };
+  v->setEffects(true);
+  v->play();
+  ASSERT_TRUE(wait_for([&] { return v->shown().frames > 21; }));
+  v->pause();
+  v->seek(20);
+  v->sync();
+  ASSERT_EQ(v->shown().cursor, 20);
+  const std::vector<std::string> specs{"head:1.1=zero", "mlp:3=zero"};
+  v->setInterventions(specs);
+  EXPECT_THROW(v->setInterventions({"head:9.1=zero"}), UsageError);
+  // Taken up by the player: the frames after the step on screen dropped, the step re-conditioned.
+  ASSERT_TRUE(wait_for([&] {
+    v->sync();
+    return v->shown().frames == 21 && v->shown().frame->interventions == specs;
+  }));
+  v->play();
+  ASSERT_TRUE(wait_for([&] {
+    v->sync();
+    return v->shown().frames > 60;
+  }));
+  v->pause();
+  v->sync();
+
+  // The same set from step 20 of the same episode, headless.
+  const auto seed = v->shown().seed;
+  models::EpisodePlayer reference(w.checkpointPath().toStdString());
+  reference.reset(seed, v->settings().target.value_or(0.0));
+  while (static_cast<int>(reference.frames().size()) <= 20) reference.step();
+  reference.branch(20, v->settings().target.value_or(0.0), models::ModalityZeroing::None, specs);
+  while (static_cast<int>(reference.frames().size()) <= 60) reference.step();
+  const auto played = v->playerFrames();
+  ASSERT_GT(played.size(), 60u);
+  for (std::size_t t = 0; t < 60; ++t)
+    ASSERT_EQ(played[t]->action, reference.frames()[t]->action) << "step " << t;
+  EXPECT_EQ(played[25]->interventions, specs);
+  EXPECT_TRUE(played[19]->interventions.empty());
+
+  // A fork with a lower target from step 60, drawn as a ghost.
+  v->seek(60);
+  v->sync();
+  models::BranchChange lower;
+  lower.target = 500.0;
+  lower.label = "target=500";
+  v->fork(lower);
+  ASSERT_TRUE(wait_for([&] {
+    v->sync();
+    return v->shown().branch_frames.size() == 1;
+  }));
+  v->play();
+  ASSERT_TRUE(wait_for([&] { return v->shown().cursor >= 150; }));
+  v->pause();
+  v->seek(150);
+  v->sync();
+  QTest::qWait(200);  // the frame drawn after the last state is composed onto the screen
+  const QString shots = DSTUDIO_SCREENSHOT_DIR;
+  QDir().mkpath(shots);
+  on_screen(&w).save(QDir(shots).filePath("viewer-forks.png"));
+  const QImage with_fork = v->scene()->lastFrame();
+  v->removeForks();
+  ASSERT_TRUE(wait_for([&] {
+    v->sync();
+    return v->shown().branch_frames.empty();
+  }));
+  QTest::qWait(200);
+  const QImage without = v->scene()->lastFrame();
+  ASSERT_EQ(with_fork.size(), without.size());
+  long differing = 0;
+  for (int y = 0; y < without.height(); ++y)
+    for (int x = 0; x < without.width(); ++x)
+      differing += with_fork.pixel(x, y) != without.pixel(x, y);
+  EXPECT_GT(differing, 300) << "the ghost (and the fork's line in the overlay)";
+  v->setEffects(false);
 }
 
 }  // namespace

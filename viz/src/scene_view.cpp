@@ -56,8 +56,13 @@ class SceneCanvas : public QWidget {
     qvel_.assign(qvel.begin(), qvel.end());
     update();
   }
-  void setOverlay(const QStringList& lines) {
+  void setOverlay(const QStringList& lines, const std::vector<QColor>& colours) {
     overlay_ = lines;
+    overlay_colours_ = colours;
+    update();
+  }
+  void setLayers(render::SceneLayers layers) {
+    layers_ = std::move(layers);
     update();
   }
   void setOverlayPlot(const QString& label, std::vector<double> values) {
@@ -93,7 +98,7 @@ class SceneCanvas : public QWidget {
               model_.get(), w, h, view_,
               high_quality_ ? render::RenderQuality{} : render::RenderQuality::fast());
         }
-        const auto image = renderer_->render(qpos_, qvel_);
+        const auto image = renderer_->render(qpos_, qvel_, layers_);
         frame = QImage(image.rgb.data(), image.width, image.height, image.width * 3,
                        QImage::Format_RGB888)
                     .convertToFormat(QImage::Format_RGB32);
@@ -149,12 +154,40 @@ class SceneCanvas : public QWidget {
     const QRect box(8, 8, longest + 16,
                     metrics.lineSpacing() * static_cast<int>(overlay_.size()) + 10);
     painter.fillRect(box, QColor(0, 0, 0, 150));
-    painter.setPen(Qt::white);
-    for (int i = 0; i < overlay_.size(); ++i)
+    for (int i = 0; i < overlay_.size(); ++i) {
+      const auto at = static_cast<std::size_t>(i);
+      painter.setPen(at < overlay_colours_.size() && overlay_colours_[at].isValid()
+                         ? overlay_colours_[at]
+                         : QColor(Qt::white));
       painter.drawText(box.left() + 8, box.top() + 5 + metrics.ascent() + i * metrics.lineSpacing(),
                        overlay_[i]);
-    drawOverlayPlot(painter, QRect(box.left(), box.bottom() + 6, std::max(box.width(), 220), 64),
-                    metrics);
+    }
+    int below = box.bottom() + 6;
+    if (!layers_.limbs.values.empty()) below = drawLimbLegend(painter, box.left(), below, metrics);
+    drawOverlayPlot(painter, QRect(box.left(), below, std::max(box.width(), 220), 64), metrics);
+  }
+
+  // The legend of the limb colours: the scale from no change to its full value. Returns the y
+  // below it.
+  int drawLimbLegend(QPainter& painter, int x, int y, const QFontMetrics& metrics) const {
+    const int w = 220, bar = metrics.height() * 2 / 3;
+    const QRect box(x, y, w + 16, metrics.lineSpacing() * 2 + bar + 12);
+    painter.fillRect(box, QColor(0, 0, 0, 150));
+    painter.setPen(Qt::white);
+    painter.drawText(x + 8, y + 4 + metrics.ascent(),
+                     tr("limb colour: action change on its joint"));
+    const int top = y + 6 + metrics.lineSpacing();
+    constexpr int kSteps = 32;
+    for (int i = 0; i < kSteps; ++i) {
+      const auto c = palette::effect_colour((i + 0.5) / kSteps);
+      painter.fillRect(QRect(x + 8 + w * i / kSteps, top, w / kSteps + 1, bar),
+                       QColor(c.r, c.g, c.b));
+    }
+    const int text_y = top + bar + 2 + metrics.ascent();
+    painter.drawText(x + 8, text_y, QStringLiteral("0"));
+    const QString full = fixed_text(layers_.limbs.scale, layers_.limbs.scale < 0.1 ? 2 : 1);
+    painter.drawText(x + 8 + w - metrics.horizontalAdvance(full), text_y, full);
+    return box.bottom() + 6;
   }
 
   // The plot inside the scene: its values scaled to the box, the newest one marked.
@@ -254,6 +287,8 @@ class SceneCanvas : public QWidget {
   render::CameraView view_;
   std::vector<double> qpos_, qvel_;
   QStringList overlay_;
+  std::vector<QColor> overlay_colours_;
+  render::SceneLayers layers_;
   QString plot_label_;
   std::vector<double> plot_values_;
   QPointF last_mouse_;
@@ -300,8 +335,11 @@ void SceneView::setPhysicsModel(std::shared_ptr<const mjModel_> model) {
 void SceneView::setState(std::span<const double> qpos, std::span<const double> qvel) {
   if (canvas_) canvas_->setState(qpos, qvel);
 }
-void SceneView::setOverlay(const QStringList& lines) {
-  if (canvas_) canvas_->setOverlay(lines);
+void SceneView::setOverlay(const QStringList& lines, const std::vector<QColor>& colours) {
+  if (canvas_) canvas_->setOverlay(lines, colours);
+}
+void SceneView::setLayers(render::SceneLayers layers) {
+  if (canvas_) canvas_->setLayers(std::move(layers));
 }
 QString SceneView::overlayPlotCaption(const QString& label, const std::vector<double>& values) {
   const auto newest =

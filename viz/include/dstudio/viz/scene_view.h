@@ -6,12 +6,15 @@
 /// copy of a state and never touches a simulation, so physics can run on another thread. Where Qt
 /// has no OpenGL (the offscreen platform), it says so in place of the scene.
 
+#include <QColor>
 #include <QImage>
 #include <QStringList>
 #include <QWidget>
 #include <memory>
 #include <span>
 #include <vector>
+
+#include "dstudio/render/scene_layers.h"
 
 struct mjModel_;
 
@@ -32,8 +35,13 @@ class SceneView : public QWidget {
   void setPhysicsModel(std::shared_ptr<const mjModel_> model);
   /// The state to draw next (copied); schedules a repaint.
   void setState(std::span<const double> qpos, std::span<const double> qvel);
+  /// Ghost bodies and limb colours drawn with the next state (render/scene_layers.h); empty
+  /// layers draw the body alone. A legend of the limb colours is drawn when they are on.
+  void setLayers(render::SceneLayers layers);
+  /// Lines of text drawn over the scene's top-left corner, each in its colour when one is given
+  /// (`colours[i]`, else the overlay's own).
+  void setOverlay(const QStringList& lines, const std::vector<QColor>& colours = {});
   /// Lines of text drawn over the scene's top-left corner.
-  void setOverlay(const QStringList& lines);
   /// A small line plot drawn under the text (e.g. the attention entropy of the last steps), its
   /// last value marked; empty values hide it. NaNs are gaps.
   void setOverlayPlot(const QString& label, std::vector<double> values);

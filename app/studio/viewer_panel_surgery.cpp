@@ -1,0 +1,389 @@
+// The Viewer tab's interventions and forks: the tabs beside the conditioning, what they ask of the
+// player, and what is drawn of them (ghosts, limb colours, overlay lines). See viewer_panel.h.
+// The edits of a spec list are core's (models/playback.h), shared with decision-viewer.
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+#include "dstudio/common/error.h"
+#include "dstudio/common/palette.h"
+#include "dstudio/models/interventions.h"
+#include "dstudio/viz/number_text.h"
+#include "dstudio/viz/scene_view.h"
+#include "viewer_panel.h"
+
+namespace dstudio::studio {
+namespace {
+
+QColor colour_of(palette::Rgb c) {
+  return QColor(c.r, c.g, c.b);
+}
+
+QString joined(const std::vector<std::string>& specs) {
+  QStringList out;
+  for (const auto& s : specs) out << QString::fromStdString(s);
+  return out.join(QStringLiteral(", "));
+}
+
+std::vector<std::string> split_specs(const QString& text) {
+  std::vector<std::string> out;
+  for (const auto& part : text.split(QLatin1Char(','), Qt::SkipEmptyParts))
+    if (const auto t = part.trimmed(); !t.isEmpty()) out.push_back(t.toStdString());
+  return out;
+}
+
+// A round full scale for the limb colours' legend (1, 2 or 5 times a power of ten).
+double round_scale(double largest) {
+  const double x = std::max(largest, 0.01);
+  const double decade = std::pow(10.0, std::floor(std::log10(x)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * decade >= x * (1.0 - 1e-9)) return m * decade;
+  return 10.0 * decade;
+}
+
+}  // namespace
+
+QWidget* ViewerPanel::buildInterventionsTab() {
+  auto* tab = new QWidget;
+  auto* grid = new QGridLayout(tab);
+  head_grid_ = new QWidget;
+  head_grid_->setToolTip(
+      tr("Each head (or a mixer without heads) and each MLP of every layer: a click cycles "
+         "zeroed, mean-ablated, as trained, from the step on screen"));
+  grid->addWidget(head_grid_, 0, 0, 1, 6);
+
+  context_ = new QSpinBox;
+  context_->setSuffix(tr(" steps"));
+  context_->setToolTip(
+      tr("How far back every token mixer may look, the step of the query "
+         "included; the whole window is no limit"));
+  connect(context_, &QSpinBox::editingFinished, this, [this] {
+    if (!live_) return;
+    const int K = live_->config().context_length;
+    applySpecs(
+        models::with_context(interventions(), context_->value() >= K ? 0 : context_->value()));
+  });
+  grid->addWidget(new QLabel(tr("Context")), 1, 0);
+  grid->addWidget(context_, 1, 1);
+  effects_ = new QCheckBox(tr("Colour the limbs by the change"));
+  effects_->setToolTip(
+      tr("Each actuated limb in the colour of how much the interventions in "
+         "force change its joint's action (legend over the scene)"));
+  connect(effects_, &QCheckBox::toggled, this, &ViewerPanel::setEffects);
+  grid->addWidget(effects_, 1, 2, 1, 4);
+
+  steer_file_ = new QLineEdit;
+  steer_file_->setPlaceholderText(tr("direction_L2.json (dstudio analyze steering)"));
+  auto* browse = new QToolButton;
+  browse->setText(QStringLiteral("…"));
+  browse->setToolTip(tr("Choose a direction written by the steering analysis"));
+  connect(browse, &QToolButton::clicked, this, [this] {
+    const QString file =
+        QFileDialog::getOpenFileName(this, tr("Steering direction"), {}, tr("Directions (*.json)"));
+    if (!file.isEmpty()) steer_file_->setText(file);
+  });
+  steer_layer_ = new QSpinBox;
+  steer_layer_->setPrefix(tr("after block "));
+  steer_alpha_ = new QDoubleSpinBox;
+  steer_alpha_->setRange(-20.0, 20.0);
+  steer_alpha_->setSingleStep(0.25);
+  steer_alpha_->setValue(1.0);
+  steer_alpha_->setPrefix(QStringLiteral("ALPHA "));
+  auto* steer = new QPushButton(tr("Steer"));
+  connect(steer, &QPushButton::clicked, this, [this] {
+    if (steer_file_->text().trimmed().isEmpty()) return;
+    applySpecs(models::with_steering(interventions(), steer_layer_->value(), steer_alpha_->value(),
+                                     steer_file_->text().trimmed().toStdString()));
+  });
+  grid->addWidget(new QLabel(tr("Steer")), 2, 0);
+  grid->addWidget(steer_file_, 2, 1, 1, 2);
+  grid->addWidget(browse, 2, 3);
+  grid->addWidget(steer_layer_, 2, 4);
+  auto* alpha_row = new QHBoxLayout;
+  alpha_row->addWidget(steer_alpha_);
+  alpha_row->addWidget(steer);
+  grid->addLayout(alpha_row, 2, 5);
+
+  specs_ = new QLineEdit;
+  specs_->setPlaceholderText(tr("none: e.g. head:2.1=zero, mlp:3=mean, context:3"));
+  specs_->setToolTip(
+      tr("The interventions in force, in dstudio predict's grammar; edit and press "
+         "Enter to apply them from the step on screen"));
+  connect(specs_, &QLineEdit::returnPressed, this,
+          [this] { applySpecs(split_specs(specs_->text())); });
+  auto* clear = new QPushButton(tr("Clear"));
+  connect(clear, &QPushButton::clicked, this, [this] { applySpecs({}); });
+  grid->addWidget(new QLabel(tr("In force")), 3, 0);
+  grid->addWidget(specs_, 3, 1, 1, 4);
+  grid->addWidget(clear, 3, 5);
+  grid->setColumnStretch(1, 1);
+  return tab;
+}
+
+QWidget* ViewerPanel::buildForksTab() {
+  auto* tab = new QWidget;
+  auto* grid = new QGridLayout(tab);
+  fork_target_ = new QDoubleSpinBox;
+  fork_target_->setRange(-1e6, 1e6);
+  fork_target_->setDecimals(0);
+  fork_target_->setSingleStep(100);
+  auto* by_target = new QPushButton(tr("Fork with This Target"));
+  by_target->setToolTip(
+      tr("A ghost of the episode from the step on screen, aiming at this "
+         "target; it plays beside the episode on the same clock"));
+  connect(by_target, &QPushButton::clicked, this, [this] {
+    models::BranchChange change;
+    change.target = fork_target_->value();
+    change.label = "target=" + viz::fixed_text(fork_target_->value(), 0).toStdString();
+    try {
+      fork(change);
+    } catch (const Error& e) {
+      emit message(QString::fromStdString(e.what()));
+    }
+  });
+  auto* by_specs = new QPushButton(tr("Fork with the Interventions Typed"));
+  by_specs->setToolTip(
+      tr("A ghost of the episode from the step on screen with the "
+         "interventions in the Interventions tab's field instead of those in "
+         "force"));
+  connect(by_specs, &QPushButton::clicked, this, [this] {
+    models::BranchChange change;
+    change.clear_interventions = true;
+    change.interventions = split_specs(specs_->text());
+    change.label = change.interventions.empty() ? std::string("interventions=none")
+                                                : joined(change.interventions).toStdString();
+    try {
+      fork(change);
+    } catch (const Error& e) {
+      emit message(QString::fromStdString(e.what()));
+    }
+  });
+  auto* by_checkpoint = new QPushButton(tr("Fork with Another Checkpoint…"));
+  by_checkpoint->setToolTip(
+      tr("Another policy of the same task takes over from the step on "
+         "screen, beside this one (at step 0: the same seed, two models)"));
+  connect(by_checkpoint, &QPushButton::clicked, this, [this] {
+    const QString file = QFileDialog::getOpenFileName(this, tr("Checkpoint to fork with"), {},
+                                                      tr("Checkpoints (*.pt)"));
+    if (file.isEmpty()) return;
+    models::BranchChange change;
+    change.checkpoint = file.toStdString();
+    change.label = "checkpoint=" + QFileInfo(file).fileName().toStdString();
+    try {
+      fork(change);
+    } catch (const Error& e) {
+      emit message(QString::fromStdString(e.what()));
+    }
+  });
+  grid->addWidget(fork_target_, 0, 0);
+  grid->addWidget(by_target, 0, 1);
+  grid->addWidget(by_specs, 0, 2);
+  grid->addWidget(by_checkpoint, 0, 3);
+
+  forks_ = new QLabel(tr("No fork: the episode plays alone."));
+  forks_->setWordWrap(true);
+  fork_choice_ = new QComboBox;
+  auto* rewind = new QPushButton(tr("Rewind to Its Fork"));
+  connect(rewind, &QPushButton::clicked, this, [this] {
+    const int b = fork_choice_->currentIndex();
+    if (live_ && b >= 0 && b < static_cast<int>(branches_.size()))
+      seek(branches_[static_cast<std::size_t>(b)].fork_step);
+  });
+  auto* remove = new QPushButton(tr("Remove"));
+  connect(remove, &QPushButton::clicked, this, [this] {
+    const int b = fork_choice_->currentIndex();
+    if (live_ && b >= 0) live_->remove_branch(b);
+  });
+  auto* remove_all = new QPushButton(tr("Remove All"));
+  connect(remove_all, &QPushButton::clicked, this, &ViewerPanel::removeForks);
+  grid->addWidget(forks_, 1, 0, 1, 4);
+  auto* row = new QHBoxLayout;
+  row->addWidget(fork_choice_, 1);
+  row->addWidget(rewind);
+  row->addWidget(remove);
+  row->addWidget(remove_all);
+  grid->addLayout(row, 2, 0, 1, 4);
+  grid->setColumnStretch(3, 1);
+  return tab;
+}
+
+void ViewerPanel::rebuildHeadGrid() {
+  delete head_grid_->layout();
+  for (auto* child : head_grid_->findChildren<QWidget*>(Qt::FindDirectChildrenOnly)) delete child;
+  auto* grid = new QGridLayout(head_grid_);
+  grid->setContentsMargins(0, 0, 0, 0);
+  grid->setHorizontalSpacing(3);
+  if (!live_ || live_->replay()) {
+    grid->addWidget(new QLabel(tr("A dataset episode replays without a policy: nothing to "
+                                  "intervene on.")),
+                    0, 0);
+    return;
+  }
+  const auto& c = live_->config();
+  const auto button = [this](const QString& label, const std::string& site) {
+    auto* b = new QToolButton;
+    b->setText(label);
+    b->setObjectName(QString::fromStdString(site));
+    b->setAutoRaise(false);
+    connect(b, &QToolButton::clicked, this, [this, site] {
+      const auto specs = interventions();
+      applySpecs(models::with_ablation(specs, site,
+                                       models::next_ablation(models::ablation_of(specs, site))));
+    });
+    return b;
+  };
+  int widest = 0;
+  for (int l = 1; l <= c.layers; ++l) {
+    grid->addWidget(new QLabel(tr("L%1").arg(l)), l - 1, 0);
+    const int heads = models::layer_heads(c, l);
+    int col = 1;
+    if (heads > 0) {
+      for (int h = 1; h <= heads; ++h)
+        grid->addWidget(
+            button(tr("h%1").arg(h), "head:" + std::to_string(l) + "." + std::to_string(h)), l - 1,
+            col++);
+    } else if (models::layer_mixer(c, l) != "none") {
+      grid->addWidget(
+          button(QString::fromStdString(models::layer_mixer(c, l)), "mixer:" + std::to_string(l)),
+          l - 1, col++);
+    }
+    grid->addWidget(button(tr("MLP"), "mlp:" + std::to_string(l)), l - 1, col++);
+    widest = std::max(widest, col);
+  }
+  grid->setColumnStretch(widest, 1);
+  context_->setRange(1, c.context_length);
+  context_->setValue(c.context_length);
+  steer_layer_->setRange(1, std::max(1, c.layers));
+  specs_shown_ = {"\x01"};  // the grid's colours are set by the next refresh
+  forks_generation_ = ~0ull;
+}
+
+void ViewerPanel::refreshSurgery() {
+  if (!live_ || !head_grid_) return;
+  // The grid's buttons and the field follow the interventions in force.
+  const auto specs = interventions();
+  if (specs != specs_shown_) {
+    specs_shown_ = specs;
+    for (auto* b : head_grid_->findChildren<QToolButton*>()) {
+      const auto now = models::ablation_of(specs, b->objectName().toStdString());
+      const auto c = now == "zero"   ? palette::kVermillion
+                     : now == "mean" ? palette::kBlue
+                                     : palette::Rgb{};
+      b->setStyleSheet(now.empty() ? QString()
+                                   : QStringLiteral("QToolButton { background: %1; color: white; }")
+                                         .arg(colour_of(c).name()));
+      b->setToolTip(QStringLiteral("%1: %2").arg(
+          b->objectName(), now.empty()
+                               ? tr("as trained; a click zeroes it")
+                               : QString::fromStdString(now) + tr("; a click for the next")));
+    }
+    if (!specs_->hasFocus()) specs_->setText(joined(specs));
+    const int context = models::context_of(specs);
+    const QSignalBlocker block(context_);
+    context_->setValue(context > 0 ? context : live_->config().context_length);
+  }
+  const auto state = shown_;
+  if (state.branch_generation != forks_generation_) {
+    forks_generation_ = state.branch_generation;
+    branches_ = live_->branches();
+    const QSignalBlocker block(fork_choice_);
+    fork_choice_->clear();
+    QStringList lines;
+    for (std::size_t b = 0; b < branches_.size(); ++b) {
+      const auto& style = palette::kBranches[b % palette::kBranches.size()];
+      const QString line = tr("%1 (%2) at step %3: %4")
+                               .arg(b + 1)
+                               .arg(QString::fromUtf8(style.colour_word.data(),
+                                                      static_cast<int>(style.colour_word.size())))
+                               .arg(branches_[b].fork_step)
+                               .arg(QString::fromStdString(branches_[b].label));
+      fork_choice_->addItem(line);
+      fork_choice_->setItemData(static_cast<int>(b), colour_of(style.colour), Qt::DecorationRole);
+      lines << QStringLiteral("<span style=\"color:%1\">■</span> %2")
+                   .arg(colour_of(style.colour).name(), line.toHtmlEscaped());
+    }
+    forks_->setText(branches_.empty() ? tr("No fork: the episode plays alone.")
+                                      : lines.join(QStringLiteral("<br>")));
+  }
+}
+
+void ViewerPanel::applySpecs(const std::vector<std::string>& specs) {
+  try {
+    setInterventions(specs);
+  } catch (const Error& e) {
+    emit message(QString::fromStdString(e.what()));
+    specs_shown_ = {"\x01"};  // the field goes back to what is in force
+    refreshSurgery();
+  }
+}
+
+void ViewerPanel::setInterventions(const std::vector<std::string>& specs) {
+  if (!live_) return;
+  live_->set_interventions(specs);
+  refreshSurgery();
+}
+
+std::vector<std::string> ViewerPanel::interventions() const {
+  return live_ ? live_->interventions() : std::vector<std::string>{};
+}
+
+void ViewerPanel::fork(const models::BranchChange& change) {
+  if (!live_) return;
+  live_->fork(shown_.cursor, change);
+}
+
+void ViewerPanel::removeForks() {
+  if (live_) live_->clear_branches();
+}
+
+void ViewerPanel::setEffects(bool on) {
+  {
+    const QSignalBlocker block(effects_);
+    effects_->setChecked(on);
+  }
+  if (live_) live_->set_plain_actions(on);
+  shown_.frame.reset();  // drawn again with or without the colours
+  if (live_) showFrame(live_->state(), false);
+}
+
+bool ViewerPanel::effects() const {
+  return effects_->isChecked();
+}
+
+render::SceneLayers ViewerPanel::sceneLayers(const models::PlaybackState& state) const {
+  render::SceneLayers layers;
+  for (std::size_t b = 0; b < state.branch_frames.size(); ++b)
+    if (const auto& f = state.branch_frames[b])
+      layers.ghosts.push_back(
+          {f->physics.qpos, palette::kBranches[b % palette::kBranches.size()].colour});
+  if (effects_->isChecked() && state.frame && live_) {
+    // The action that brought the body here (a frame that has not acted yet shows its parent's).
+    models::FramePtr f = state.frame;
+    if (!f->acted && f->step > 0) {
+      const auto before = live_->frames(f->step - 1);
+      f = before.empty() ? nullptr : before.front();
+    }
+    const auto A = static_cast<std::size_t>(live_->task().act_dim);
+    layers.limbs.values.assign(A, 0.0);
+    if (f && f->acted && f->action_without.size() == f->action.size())
+      for (std::size_t j = 0; j < A && j < f->action.size(); ++j)
+        layers.limbs.values[j] = f->action[j] - f->action_without[j];
+    layers.limbs.scale = round_scale(effect_largest_);
+  }
+  return layers;
+}
+
+}  // namespace dstudio::studio
