@@ -661,6 +661,8 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
     last_timeline_ms_ = now;
     QElapsedTimer timer;
     timer.start();
+    if (!state.branch_frames.empty() || !timeline_->forks().empty())
+      timeline_->setForks(forkCurves(state));
     timeline_->replotIfChanged();
     timeline_ms_ = static_cast<double>(timer.nsecsElapsed()) / 1e6;
   }
@@ -857,6 +859,19 @@ WorkspaceViewer ViewerPanel::settings() const {
   o.speed = speed_->currentData().toDouble();
   o.track = track_->isChecked();
   o.step = shown_.cursor;
+  if (live_) {
+    o.interventions = live_->interventions();
+    // The forks whose change reads back (a typed list of interventions is several changes).
+    for (const auto& b : live_->branches()) {
+      const auto spec = std::to_string(b.fork_step) + ":" + b.label;
+      try {
+        models::parse_fork(spec);
+        o.forks.push_back(spec);
+      } catch (const UsageError&) {
+      }
+    }
+  }
+  if (effects()) o.effects = true;
   return o;
 }
 
@@ -867,11 +882,25 @@ void ViewerPanel::applySettings(const WorkspaceViewer& o) {
   }
   if (o.track) track_->setChecked(*o.track);
   if (o.seed) seed_->setValue(*o.seed);
+  setEffects(o.effects.value_or(false));
   if (!live_) return;
   live_->pause();
+  live_->clear_branches();
   live_->restart(static_cast<std::uint64_t>(seed_->value()));
   if (o.target) setTarget(*o.target);
   if (o.zeroing) setZeroing(*o.zeroing);
+  // Interventions from the first step; forks made when the episode reaches their steps. What does
+  // not fit this model is said, not applied.
+  try {
+    if (!live_->replay()) live_->set_interventions(o.interventions);
+    for (const auto& f : o.forks) {
+      const auto fork = models::parse_fork(f);
+      live_->fork(fork.step, fork.change);
+    }
+  } catch (const Error& e) {
+    emit message(tr("The workspace's viewer settings do not fit this model: %1")
+                     .arg(QString::fromStdString(e.what())));
+  }
   // The saved step is reached by playing there: the episode is recomputed, not stored.
   for (int i = 0; i < o.step.value_or(0); ++i) live_->step_forward();
 }

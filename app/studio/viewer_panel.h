@@ -17,6 +17,7 @@
 #include "dstudio/models/episode_player.h"
 #include "dstudio/models/targets.h"
 #include "dstudio/render/scene_layers.h"
+#include "dstudio/viz/episode_timeline.h"
 
 class QCheckBox;
 class QComboBox;
@@ -30,7 +31,6 @@ class QTimer;
 
 namespace dstudio::viz {
 class AttentionMapView;
-class EpisodeTimeline;
 class SceneView;
 class TargetChooser;
 }  // namespace dstudio::viz
@@ -160,6 +160,8 @@ class ViewerPanel : public QWidget {
   void refreshSurgery();
   void applySpecs(const std::vector<std::string>& specs);
   [[nodiscard]] render::SceneLayers sceneLayers(const models::PlaybackState& state) const;
+  [[nodiscard]] std::vector<viz::EpisodeTimeline::Fork> forkCurves(
+      const models::PlaybackState& state) const;
 
  protected:
   void changeEvent(QEvent* event) override;

@@ -181,7 +181,7 @@ QWidget* ViewerPanel::buildForksTab() {
     if (file.isEmpty()) return;
     models::BranchChange change;
     change.checkpoint = file.toStdString();
-    change.label = "checkpoint=" + QFileInfo(file).fileName().toStdString();
+    change.label = "checkpoint=" + file.toStdString();
     try {
       fork(change);
     } catch (const Error& e) {
@@ -384,6 +384,33 @@ render::SceneLayers ViewerPanel::sceneLayers(const models::PlaybackState& state)
     layers.limbs.scale = round_scale(effect_largest_);
   }
   return layers;
+}
+
+std::vector<viz::EpisodeTimeline::Fork> ViewerPanel::forkCurves(
+    const models::PlaybackState& state) const {
+  std::vector<viz::EpisodeTimeline::Fork> out;
+  if (!live_) return out;
+  const auto main = live_->frames();
+  for (std::size_t b = 0; b < state.branch_frames.size(); ++b) {
+    const auto frames = live_->branch_frames(static_cast<int>(b));
+    const auto& style = palette::kBranches[b % palette::kBranches.size()];
+    viz::EpisodeTimeline::Fork f;
+    f.name = tr("fork %1").arg(b + 1);
+    f.colour = colour_of(style.colour);
+    f.return_so_far.resize(frames.size());
+    f.action_difference.assign(frames.size(), std::nan(""));
+    for (std::size_t t = 0; t < frames.size(); ++t) {
+      f.return_so_far[t] = frames[t]->return_so_far;
+      if (t < main.size() && frames[t]->acted && main[t]->acted) {
+        double d = 0.0;
+        for (std::size_t j = 0; j < frames[t]->action.size() && j < main[t]->action.size(); ++j)
+          d += std::pow(static_cast<double>(frames[t]->action[j] - main[t]->action[j]), 2.0);
+        f.action_difference[t] = std::sqrt(d);
+      }
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
 }
 
 }  // namespace dstudio::studio

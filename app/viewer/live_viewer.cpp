@@ -993,7 +993,7 @@ void LiveViewer::State::draw_forks() {
   if (ImGui::Button("fork with checkpoint") && fork_checkpoint[0] != '\0') {
     models::BranchChange change;
     change.checkpoint = fork_checkpoint;
-    change.label = "checkpoint=" + fs::path(fork_checkpoint).filename().string();
+    change.label = std::string("checkpoint=") + fork_checkpoint;
     request_fork(change);
   }
   ImGui::EndDisabled();

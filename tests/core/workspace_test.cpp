@@ -36,6 +36,9 @@ Workspace every_key() {
   w.comparison = WorkspaceComparison::Difference;
   w.tab = "Viewer";
   w.viewer = WorkspaceViewer{1800.5, models::ModalityZeroing::PastStates, 42, 0.25, false, 180};
+  w.viewer->interventions = {"head:2.1=zero", "context:3"};
+  w.viewer->forks = {"100:target=1200", "100:checkpoint=/runs/gdt/checkpoint.pt"};
+  w.viewer->effects = true;
   w.attention = WorkspaceAttention{WorkspaceMap::Rollout, 3, 2};
   WorkspaceMarkovLab lab;
   lab.p = 0.15;
@@ -63,6 +66,8 @@ TEST(Workspace, EveryKeyRoundTrips) {
   const auto j = nlohmann::json::parse(to_json(w));
   EXPECT_EQ(j.size(), 14U);
   EXPECT_EQ(j["viewer"]["zeroing"], "states");
+  EXPECT_EQ(j["viewer"]["forks"][1], "100:checkpoint=/runs/gdt/checkpoint.pt");
+  EXPECT_EQ(j["viewer"]["interventions"][0], "head:2.1=zero");
   EXPECT_EQ(j["attention"]["map"], "rollout");
   EXPECT_EQ(j["markov_lab"]["mixer"], "conv");
   // Nothing set but the version: only the version is written.
@@ -227,6 +232,18 @@ TEST(Workspace, RefusesEveryWrongTypeAndRange) {
        "\"window_state\" must be base64 text"},
       // viewer
       {R"({"decision_studio_workspace": 1, "viewer": 3})", "\"viewer\" must be an object, not 3"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"interventions": "head:1.1=zero"}})",
+       "\"viewer.interventions\" must be a list of strings"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"interventions": ["head:1=zero"]}})",
+       "\"viewer.interventions\": head:1=zero"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"forks": ["100"]}})",
+       "\"viewer.forks\": --fork 100: give STEP:CHANGE"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"forks": [1]}})",
+       "\"viewer.forks\" must be a list of strings"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"forks": ["1:target=1", "2:target=2", "3:target=3", "4:target=4", "5:target=5"]}})",
+       "at most 4 play beside the main run"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"effects": "yes"}})",
+       "\"viewer.effects\" must be true or false"},
       {R"({"decision_studio_workspace": 1, "viewer": {"target": 1e7}})",
        "\"viewer.target\" must be in [-1000000.0, 1000000.0]"},
       {R"({"decision_studio_workspace": 1, "viewer": {"zeroing": "everything"}})",

@@ -21,7 +21,10 @@
 #include "dstudio/analysis/markov_chain.h"
 #include "dstudio/common/palette.h"
 #include "dstudio/common/workspace.h"
+#include "dstudio/models/checkpoint.h"
+#include "dstudio/models/episode_player.h"
 #include "dstudio/models/markov_lab_options.h"
+#include "dstudio/models/playback.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/markov_lab_view.h"
 #include "lesson_panel.h"
@@ -93,6 +96,24 @@ TEST_F(Lessons, EveryShippedLessonNamesShippedFilesRealTabsAndSettingsInRange) {
       EXPECT_TRUE(ws.dataset.empty() || ws.dataset == "default") << where;
       if (ws.markov_lab) {
         EXPECT_NO_THROW((void)ws.markov_lab->apply(models::MarkovLabOptions{})) << where;
+      }
+      // Interventions and forks fit the step's model (the viewer would refuse them).
+      if (ws.viewer && !ws.checkpoint.empty()) {
+        const auto config = models::read_checkpoint_info(ws.checkpoint).variant;
+        EXPECT_NO_THROW(
+            models::EpisodePlayer::check_interventions(ws.viewer->interventions, config))
+            << where;
+        for (const auto& spec : ws.viewer->forks) {
+          const auto fork = models::parse_fork(spec);
+          auto specs = fork.change.clear_interventions ? std::vector<std::string>{}
+                                                       : ws.viewer->interventions;
+          specs.insert(specs.end(), fork.change.interventions.begin(),
+                       fork.change.interventions.end());
+          EXPECT_NO_THROW(models::EpisodePlayer::check_interventions(specs, config))
+              << where << ": " << spec;
+          // A checkpoint in a fork is not resolved from "@resources/" as the step's are.
+          EXPECT_TRUE(fork.change.checkpoint.empty()) << where << ": " << spec;
+        }
       }
     }
   }

@@ -268,29 +268,26 @@ TEST(EpisodePlayer, ComputesWhatARolloutComputes) {
   }
 }
 
-// Acting only (no mixing kept), a player computes what a rollout without entropy computes: the
-// last block at the action's row, batch of one, bit for bit.
-TEST(EpisodePlayer, ActingOnlyComputesWhatARolloutWithoutEntropyComputes) {
+// Without the mixing kept, a player computes the same actions, bit for bit: a fork that changes
+// nothing must play the main run's episode, not drift from it by rounding.
+TEST(EpisodePlayer, KeepingNoMixingChangesNoAction) {
   test::TempDir dir;
   const auto ckpt = small_checkpoint(dir, "dt.pt");
-  RolloutConfig config;
-  config.targets = {3600.0};
-  config.episodes = 1;
-  config.seed = 8;
-  const auto reference = rollout(ckpt, config).episodes.front();
-  ASSERT_GT(reference.length, 4);
-  EpisodePlayer player(ckpt);
-  player.set_inspection(false);
-  player.reset(8, 3600.0);
-  const auto frames = play_to_end(player);
-  ASSERT_EQ(static_cast<int>(frames.size()), reference.length + 1);
-  for (int t = 0; t < reference.length; ++t) {
-    const auto& f = *frames[static_cast<std::size_t>(t)];
-    const std::vector<float> action(reference.actions.begin() + t * 3,
-                                    reference.actions.begin() + t * 3 + 3);
-    ASSERT_EQ(f.action, action) << "step " << t;
-    EXPECT_FALSE(f.inspection);
-    EXPECT_TRUE(std::isnan(f.entropy));
+  EpisodePlayer inspecting(ckpt), acting(ckpt);
+  acting.set_inspection(false);
+  for (auto* p : {&inspecting, &acting}) {
+    p->reset(8, 3600.0);
+    p->branch(0, 3600.0, ModalityZeroing::None, {"head:1.2=zero"});
+  }
+  const auto a = play_to_end(inspecting), b = play_to_end(acting);
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_GT(a.size(), 5u);
+  for (std::size_t t = 0; t + 1 < a.size(); ++t) {
+    ASSERT_EQ(a[t]->action, b[t]->action) << "step " << t;
+    ASSERT_EQ(a[t]->action_without, b[t]->action_without) << "step " << t;
+    EXPECT_TRUE(a[t]->inspection);
+    EXPECT_FALSE(b[t]->inspection);
+    EXPECT_TRUE(std::isnan(b[t]->entropy));
   }
 }
 
@@ -563,13 +560,11 @@ TEST(LivePlayer, ForksPlayOnOneClockAsHeadlessEpisodesAndRewindToTheirState) {
   ASSERT_GE(static_cast<int>(lower.size()), reached + 1);
   ASSERT_GE(static_cast<int>(ablated.size()), reached + 1);
 
-  // The main run to the fork step, then, as forks of the same policy, acting only (their maps are
-  // not drawn).
+  // An episode played to the fork step and re-conditioned there, headless.
   const auto headless = [&](double target, const std::vector<std::string>& interventions) {
     EpisodePlayer p(shipped_dt);
     p.reset(4, 3600.0);
     play_to_end(p, 10);
-    p.set_inspection(false);
     p.branch(10, target, ModalityZeroing::None, interventions);
     play_to_end(p, reached - 10);
     return p.frames();
@@ -590,7 +585,7 @@ TEST(LivePlayer, ForksPlayOnOneClockAsHeadlessEpisodesAndRewindToTheirState) {
   EXPECT_EQ(ablated[10]->action_without, plain_ref[10]->action);
   EXPECT_NE(ablated[10]->action, plain_ref[10]->action);
   EXPECT_TRUE(main_before[10]->action_without.empty());
-  EXPECT_FALSE(ablated[12]->inspection) << "a fork of the same policy only acts";
+  EXPECT_FALSE(ablated[12]->inspection) << "a fork of the same policy keeps no mixing";
   EXPECT_TRUE(main_before[12]->inspection);
 
   // Rewinding to the fork step shows each run's exact state there; playing on replays.
@@ -612,6 +607,37 @@ TEST(LivePlayer, ForksPlayOnOneClockAsHeadlessEpisodesAndRewindToTheirState) {
   live.restart(5);
   s = wait_for(live, [](const PlaybackState& p) { return p.seed == 5 && !p.busy; });
   EXPECT_TRUE(s.branch_frames.empty()) << "a new episode drops the forks of the old one";
+}
+
+// A fork asked for a step the main run has not reached is made when it gets there (a lesson or a
+// workspace forks at step 100 of an episode that starts at 0); meanwhile the player is idle.
+TEST(LivePlayer, AForkOfAStepNotYetReachedIsMadeWhenTheMainRunGetsThere) {
+  auto player = std::make_unique<EpisodePlayer>(shipped_dt);
+  player->reset(4, 3600.0);
+  LivePlayer live(std::move(player));
+  live.fork(15, parse_branch_change("target=1200"));
+  live.fork(5, parse_branch_change("target=3600"));  // nothing changed: the main run's episode
+  auto s = live.state();
+  EXPECT_FALSE(s.busy) << "waiting for step 15 is not work under way";
+  EXPECT_TRUE(s.branch_frames.empty());
+  live.set_speed(0.0);
+  live.play();
+  s = wait_for(live, [](const PlaybackState& p) { return p.cursor >= 25; });
+  live.pause();
+  s = wait_for(live, [](const PlaybackState& p) { return !p.playing && !p.busy; });
+  ASSERT_EQ(live.branches().size(), 2u);
+  EXPECT_EQ(live.branches()[1].fork_step, 15) << "made second, when the main run got there";
+  const auto same = live.branch_frames(0), main = live.frames();
+  ASSERT_EQ(same.size(), main.size());
+  for (std::size_t t = 0; t + 1 < main.size(); ++t) {
+    ASSERT_EQ(same[t]->action, main[t]->action) << "step " << t;
+    ASSERT_EQ(same[t]->physics.qpos, main[t]->physics.qpos) << "step " << t;
+  }
+  const auto f = live.branch_frames(1);
+  ASSERT_GT(f.size(), 20u);
+  EXPECT_EQ(f[14]->target, 3600.0);
+  EXPECT_EQ(f[15]->target, 1200.0);
+  EXPECT_EQ(f[15]->physics.qpos, live.frames()[15]->physics.qpos);
 }
 
 // Another checkpoint taking over from step 0 plays exactly its own episode from the same seed:

@@ -217,7 +217,6 @@ TEST(LiveViewer, ForksPlayBesideTheMainRunAsGhostsAndAreListedInTheirClip) {
   models::EpisodePlayer reference(o.checkpoint);
   reference.reset(o.seed, 3600.0);
   while (static_cast<int>(reference.frames().size()) <= 10) reference.step();
-  reference.set_inspection(false);  // from the fork on, as forks of the same policy: acting only
   reference.branch(10, 1200.0, models::ModalityZeroing::None);
   while (static_cast<int>(reference.frames().size()) <= 60) reference.step();
   const auto lower = v.player().branch_frames(0);

@@ -85,6 +85,36 @@ void EpisodeTimeline::addStep(int step, double return_to_go, double return_so_fa
   dirty_ = true;
 }
 
+void EpisodeTimeline::setForks(std::vector<Fork> forks) {
+  const bool same_set = forks.size() == forks_.size() &&
+                        std::equal(forks.begin(), forks.end(), forks_.begin(),
+                                   [](const Fork& a, const Fork& b) { return a.name == b.name; });
+  forks_ = std::move(forks);
+  dirty_ = true;
+  if (same_set) return;
+  for (auto* g : fork_graphs_) plot_->removeGraph(g);
+  fork_graphs_.clear();
+  for (const auto& f : forks_) {
+    auto* ret = plot_->addGraph();
+    ret->setName(f.name + tr(": return"));
+    ret->setPen(QPen(f.colour, 1.5, Qt::DotLine));
+    auto* diff = plot_->addGraph(plot_->xAxis, plot_->yAxis2);
+    diff->setName(f.name + tr(": action difference"));
+    diff->setPen(QPen(f.colour, 1.0));
+    fork_graphs_.push_back(ret);
+    fork_graphs_.push_back(diff);
+  }
+  // With forks the right axis is theirs; the entropy is the main run's alone.
+  const bool divergence = !forks_.empty();
+  plot_->graph(2)->setVisible(!divergence);
+  if (divergence)
+    plot_->graph(2)->removeFromLegend();
+  else
+    plot_->graph(2)->addToLegend();
+  plot_->yAxis2->setLabel(divergence ? tr("action difference from the main run (L2)")
+                                     : tr("attention entropy (nats)"));
+}
+
 void EpisodeTimeline::setCursor(int step) {
   if (step == cursor_) return;
   cursor_ = step;
@@ -101,18 +131,42 @@ void EpisodeTimeline::replotIfChanged() {
   plot_->graph(0)->setData(x, values(rtg_), true);
   plot_->graph(1)->setData(x, values(collected_), true);
   plot_->graph(2)->setData(x, values(entropy_), true);
+  int span = n;
+  for (std::size_t i = 0; i < forks_.size() && 2 * i + 1 < fork_graphs_.size(); ++i) {
+    const auto& f = forks_[i];
+    const auto along = [](const std::vector<double>& v) {
+      QVector<double> xs(static_cast<int>(v.size()));
+      for (int k = 0; k < xs.size(); ++k) xs[k] = k;
+      return xs;
+    };
+    fork_graphs_[2 * i]->setData(along(f.return_so_far), values(f.return_so_far), true);
+    fork_graphs_[2 * i + 1]->setData(along(f.action_difference), values(f.action_difference), true);
+    span = std::max(span, static_cast<int>(f.return_so_far.size()));
+  }
   // A window of at least 100 steps, so the first steps do not fill the width.
-  plot_->xAxis->setRange(0, std::max(100, n));
+  plot_->xAxis->setRange(0, std::max(100, span));
   bool found = false;
   QCPRange left = plot_->graph(0)->getValueRange(found);
   if (found) {
-    bool found2 = false;
-    const QCPRange other = plot_->graph(1)->getValueRange(found2);
-    if (found2) left.expand(other);
+    const auto widen = [&](QCPGraph* g) {
+      bool any = false;
+      const QCPRange other = g->getValueRange(any);
+      if (any) left.expand(other);
+    };
+    widen(plot_->graph(1));
+    for (std::size_t i = 0; i < fork_graphs_.size(); i += 2) widen(fork_graphs_[i]);
     if (left.size() < 1e-9) left = QCPRange(left.lower - 1, left.upper + 1);
     plot_->yAxis->setRange(left.lower - 0.05 * left.size(), left.upper + 0.08 * left.size());
   }
-  plot_->graph(2)->rescaleValueAxis(false, true);
+  if (forks_.empty()) {
+    plot_->graph(2)->rescaleValueAxis(false, true);
+  } else {
+    double top = 0.0;
+    for (const auto& f : forks_)
+      for (double d : f.action_difference)
+        if (std::isfinite(d)) top = std::max(top, d);
+    plot_->yAxis2->setRange(0.0, top > 0.0 ? 1.08 * top : 1.0);
+  }
   cursor_line_->point1->setCoords(cursor_, 0);
   cursor_line_->point2->setCoords(cursor_, 1);
   plot_->replot(QCustomPlot::rpQueuedReplot);

@@ -7,6 +7,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "dstudio/models/interventions.h"
+#include "dstudio/models/playback.h"
 #include "dstudio/models/targets.h"
 
 namespace dstudio {
@@ -168,6 +170,27 @@ WorkspaceViewer viewer_of(const json& o) {
       v.track = boolean(value, name);
     else if (key == "step")
       v.step = integer_in(value, name, 0, 100'000);
+    else if (key == "interventions" || key == "forks") {
+      if (!value.is_array()) wrong(name, "a list of strings", value);
+      auto& list = key == "forks" ? v.forks : v.interventions;
+      for (const auto& item : value) {
+        if (!item.is_string()) wrong(name, "a list of strings", value);
+        const auto spec = item.get<std::string>();
+        try {
+          if (key == "forks")
+            models::parse_fork(spec);
+          else
+            models::parse_intervention(spec);
+        } catch (const UsageError& e) {
+          fail("\"" + name + "\": " + e.what());
+        }
+        list.push_back(spec);
+      }
+      if (static_cast<int>(v.forks.size()) > models::kMaxBranches)
+        fail("\"" + name + "\" has " + std::to_string(v.forks.size()) + " forks; at most " +
+             std::to_string(models::kMaxBranches) + " play beside the main run");
+    } else if (key == "effects")
+      v.effects = boolean(value, name);
   }
   return v;
 }
@@ -303,6 +326,9 @@ std::string to_json(const Workspace& ws) {
     if (s.speed) v["speed"] = *s.speed;
     if (s.track) v["track"] = *s.track;
     if (s.step) v["step"] = *s.step;
+    if (!s.interventions.empty()) v["interventions"] = s.interventions;
+    if (!s.forks.empty()) v["forks"] = s.forks;
+    if (s.effects) v["effects"] = *s.effects;
     w["viewer"] = v;
   }
   if (ws.attention)

@@ -53,6 +53,11 @@ struct WorkspaceViewer {
   std::optional<double> speed;                     ///< one of kViewerSpeeds
   std::optional<bool> track;                       ///< camera tracking
   std::optional<int> step;                         ///< step reached by playing, in [0, 100000]
+  /// Interventions inside the forward pass from the first step (interventions.h specs).
+  std::vector<std::string> interventions;
+  /// Counterfactual forks, "STEP:CHANGE" as decision-viewer's --fork (playback.h), at most four.
+  std::vector<std::string> forks;
+  std::optional<bool> effects;  ///< limbs coloured by the interventions' action change
   bool operator==(const WorkspaceViewer&) const = default;
 };
 

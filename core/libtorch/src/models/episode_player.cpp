@@ -194,16 +194,17 @@ bool EpisodePlayer::step() {
     ModelInputs in = empty_windows(1, K, S, A);
     fill_window_row(in, 0, s.states.data(), s.actions.data(), s.rtg.data(), t, c.max_ep_len);
     if (!s.inspect) {
-      // Acting only: the last block at the action's row (DecisionModelImpl::act).
-      const auto action = (s.plan ? s.plan->act(*s.model, apply_zeroing(in, s.zeroing))
-                                  : s.model->act(in, s.zeroing))
-                              .contiguous();
+      // The same arithmetic as with inspection (the whole window, every block), so that a fork
+      // with nothing changed plays exactly what the main run plays; only the mixing is not kept.
+      const auto all = s.plan ? s.plan->forward(*s.model, apply_zeroing(in, s.zeroing))
+                              : s.model->forward(in, nullptr, s.zeroing);
+      const auto action = all.select(1, K - 1).contiguous();
       acted->action.assign(action.data_ptr<float>(), action.data_ptr<float>() + A);
       acted->entropy = std::numeric_limits<double>::quiet_NaN();
       acted->inspection.reset();
       acted->action_without.clear();
       if (s.plain_actions && (s.plan || s.zeroing != ModalityZeroing::None)) {
-        const auto plain = s.model->act(in).contiguous();
+        const auto plain = s.model->forward(in).select(1, K - 1).contiguous();
         acted->action_without.assign(plain.data_ptr<float>(), plain.data_ptr<float>() + A);
       }
     } else {
@@ -497,6 +498,9 @@ struct LivePlayer::Shared {
     for (const auto& b : branches) n = std::max(n, b.frames.size());
     return static_cast<int>(n);
   }
+  [[nodiscard]] bool fork_ready(const ForkRequest& r) const {
+    return r.step < static_cast<int>(frames.size()) || finished;
+  }
   [[nodiscard]] bool all_finished() const {
     return finished && std::all_of(branches.begin(), branches.end(),
                                    [](const Branch& b) { return b.info.finished; });
@@ -719,7 +723,9 @@ PlaybackState snapshot(const Shared& s) {
   p.generation = s.generation;
   p.error = s.error;
   p.busy = s.working || s.forward_requests > 0 || s.reconfigure || s.restart ||
-           !s.fork_requests.empty() || !s.remove_requests.empty();
+           !s.remove_requests.empty() ||
+           std::any_of(s.fork_requests.begin(), s.fork_requests.end(),
+                       [&](const auto& r) { return s.fork_ready(r); });
   const auto at = [&](const std::vector<FramePtr>& f) {
     return f.empty() ? nullptr
                      : f[static_cast<std::size_t>(std::min<std::size_t>(
@@ -776,9 +782,12 @@ void LivePlayer::run() {
       lock.unlock();
       std::string error;
       try {
-        if (restart)
+        if (restart) {
           s.player->reset(seed, target, zeroing);
-        else
+          // Interventions asked for with the restart (or before it) hold from the first step.
+          if (s.player->frames().back()->interventions != interventions)
+            s.player->branch(0, target, zeroing, interventions);
+        } else
           s.player->branch(cursor, target, zeroing, interventions);
       } catch (const std::exception& e) {
         error = e.what();
@@ -819,9 +828,12 @@ void LivePlayer::run() {
       ++s.branch_generation;
       continue;
     }
-    if (!s.fork_requests.empty()) {
-      auto request = std::move(s.fork_requests.front());
-      s.fork_requests.erase(s.fork_requests.begin());
+    // A fork of a step the main run has not reached waits for it.
+    const auto ready = std::find_if(s.fork_requests.begin(), s.fork_requests.end(),
+                                    [&](const Shared::ForkRequest& r) { return s.fork_ready(r); });
+    if (ready != s.fork_requests.end()) {
+      auto request = std::move(*ready);
+      s.fork_requests.erase(ready);
       const int catch_up_to = s.cursor;
       s.working = true;
       lock.unlock();

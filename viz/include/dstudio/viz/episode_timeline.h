@@ -3,13 +3,18 @@
 /// The timeline of a played episode: the return-to-go the policy is conditioned on and the
 /// return collected so far (left axis), the first layer's attention entropy (right axis), and a
 /// cursor at the step on screen. Clicking or dragging on the plot asks to move the cursor there,
-/// so the viewer, the attention map and this plot share one time.
+/// so the viewer, the attention map and this plot share one time. With counterfactual forks, each
+/// fork's return joins the left axis in its colour and the right axis shows each fork's action
+/// difference from the main run instead of the entropy: the runs' divergence on one timeline.
 
+#include <QColor>
+#include <QString>
 #include <QWidget>
 #include <vector>
 
 class QCustomPlot;
 class QCPItemStraightLine;
+class QCPGraph;
 
 namespace dstudio::viz {
 
@@ -23,6 +28,16 @@ class EpisodeTimeline : public QWidget {
   /// Appends step `step` (steps arrive in order; a step already drawn is replaced with the
   /// ones after it dropped).
   void addStep(int step, double return_to_go, double return_so_far, double entropy);
+  /// A fork beside the main run, by step from 0 (NaN where it has no value).
+  struct Fork {
+    QString name;
+    QColor colour;
+    std::vector<double> return_so_far;
+    std::vector<double> action_difference;  ///< ||a_fork - a_main|| where both acted
+  };
+  /// The forks drawn (none: the main run alone, with its entropy).
+  void setForks(std::vector<Fork> forks);
+  [[nodiscard]] const std::vector<Fork>& forks() const { return forks_; }
   /// Moves the cursor.
   void setCursor(int step);
   [[nodiscard]] int cursor() const { return cursor_; }
@@ -42,6 +57,8 @@ class EpisodeTimeline : public QWidget {
   QCustomPlot* plot_;
   QCPItemStraightLine* cursor_line_;
   std::vector<double> rtg_, collected_, entropy_;
+  std::vector<Fork> forks_;
+  std::vector<QCPGraph*> fork_graphs_;
   int cursor_ = 0;
   bool dirty_ = false;
   bool dragging_ = false;

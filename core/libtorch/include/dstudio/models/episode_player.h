@@ -118,8 +118,7 @@ class EpisodePlayer {
   /// Throws UsageError for a replay or a player of another task.
   void continue_from(const EpisodePlayer& from, int frame);
   /// Whether steps keep the mixing of their window (inspection, entropy; on by default). Off, the
-  /// player only acts (DecisionModelImpl::act: the last block at the action's row), a third of
-  /// the work less; its actions then equal those of another player acting only.
+  /// player computes the same actions, bit for bit, without copying the mixing out.
   void set_inspection(bool on);
   /// Whether steps with interventions or zeroing in force also compute the plain action
   /// (PlayerFrame::action_without: a second forward pass). On by default.
@@ -181,8 +180,9 @@ struct BranchInfo {
 /// An EpisodePlayer on its own thread, with up to kMaxBranches counterfactual forks of it played on
 /// the same clock: every step of the cursor steps every branch that has not reached it (all on
 /// the player thread, which shares one model between the main run and its forks). Forks of the
-/// same policy only act (EpisodePlayer::set_inspection(false)); a fork another checkpoint takes
-/// over keeps its mixing, to be shown beside the main run's. Every method
+/// same policy keep no mixing (EpisodePlayer::set_inspection(false)) but act exactly as the main
+/// run does: a fork that changes nothing plays the main run's episode; a fork another checkpoint
+/// takes over keeps its mixing, to be shown beside the main run's. Every method
 /// may be called from any thread and returns at once; requests take effect between steps.
 class LivePlayer {
  public:
@@ -216,8 +216,9 @@ class LivePlayer {
   /// A new episode with `seed`, keeping the target and zeroing. Its branches are dropped.
   void restart(std::uint64_t seed);
 
-  /// Forks the main run at `step` (clamped to its frames) with `change` (playback.h): the branch
-  /// copies the simulation state and context there and plays on the same clock. What can be
+  /// Forks the main run at `step` with `change` (playback.h): the branch copies the simulation
+  /// state and context there and plays on the same clock. A step the main run has not reached
+  /// yet is forked when it gets there (or at its last step, should it end before). What can be
   /// checked here is, at once: a change that does not fit (an intervention the model refuses, a
   /// checkpoint that cannot be read or is of another task) or a fork beyond kMaxBranches throws
   /// UsageError, CheckpointError or env::EnvError; the fork is then made between steps.
