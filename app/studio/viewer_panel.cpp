@@ -193,6 +193,7 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   track_->setToolTip(
       tr("Keep the camera on the torso as it moves; off, drag to orbit and scroll to zoom"));
 
+  target_->setObjectName(QStringLiteral("target"));
   target_->setRange(-1e6, 1e6);
   target_->setDecimals(0);
   target_->setSingleStep(100);
@@ -250,8 +251,10 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   auto* acting = new QTabWidget;
   acting->setDocumentMode(true);
   acting->addTab(conditioning, tr("Conditioning"));
-  acting->addTab(buildInterventionsTab(), tr("Interventions"));
-  acting->addTab(buildForksTab(), tr("Forks"));
+  interventions_tab_ = buildInterventionsTab();
+  forks_tab_ = buildForksTab();
+  acting->addTab(interventions_tab_, tr("Interventions"));
+  acting->addTab(forks_tab_, tr("Forks"));
   acting->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
   left_layout->addWidget(acting);
   left_layout->addWidget(timeline_, 2);
@@ -704,7 +707,7 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
       overlay << tr("fork %1 at step %2: %3   return %4%5")
                      .arg(b + 1)
                      .arg(branches[b].fork_step)
-                     .arg(QString::fromStdString(branches[b].label),
+                     .arg(QString::fromStdString(models::short_label(branches[b].label)),
                           viz::fixed_text(bf ? bf->return_so_far : 0.0, 1),
                           bf && bf->terminal && bf->step < state.cursor ? tr(" (ended)")
                                                                         : QString());
@@ -731,9 +734,37 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
   if (state.frame && (force_map || !state.playing || now - last_map_ms_ >= kMapIntervalMs)) {
     const models::FramePtr source =
         models::acted_window(live_->frames(state.cursor - 1), state.frame);
-    if (source && (source->step != map_step_ || state.generation != map_generation_)) {
+    if (source && (source->step != map_step_ || state.generation != map_generation_ ||
+                   state.branch_generation != map_branch_generation_)) {
       map_step_ = source->step;
       map_generation_ = state.generation;
+      map_branch_generation_ = state.branch_generation;
+      // A fork another checkpoint plays: its map beside this one's, for the same step.
+      const auto branches = live_->branches();
+      models::FramePtr other;
+      QString other_title;
+      for (std::size_t b = 0; b < branches.size() && b < state.branch_frames.size(); ++b) {
+        if (branches[b].checkpoint.empty() || !state.branch_frames[b]) continue;
+        const auto& shown_there = state.branch_frames[b];
+        if (shown_there->step == state.frame->step)
+          other = models::acted_window(live_->branch_frames(static_cast<int>(b), state.cursor - 1),
+                                       shown_there);
+        other_title =
+            tr("fork %1: %2")
+                .arg(b + 1)
+                .arg(QFileInfo(QString::fromStdString(branches[b].checkpoint)).completeBaseName());
+        break;
+      }
+      if (other) {
+        attention_->setComparable(true);
+        attention_->setComparison(QStringLiteral("%1, step %2").arg(other_title).arg(other->step),
+                                  {*other->inspection});
+        if (attention_->comparisonMode() == viz::AttentionMapView::Comparison::Alone)
+          attention_->setComparisonMode(viz::AttentionMapView::Comparison::SideBySide);
+      } else if (attention_->hasComparison()) {
+        attention_->clearComparison();
+        attention_->setComparable(false);
+      }
       last_map_ms_ = now;
       QElapsedTimer timer;
       timer.start();
@@ -788,7 +819,8 @@ void ViewerPanel::updateControls() {
     w->setEnabled(ready);
   // A replayed dataset episode has no policy to re-condition.
   const bool policy = ready && !live_->replay();
-  for (QWidget* w : std::initializer_list<QWidget*>{target_, zeroing_, seed_, live_viewer_})
+  for (QWidget* w : std::initializer_list<QWidget*>{target_, zeroing_, seed_, live_viewer_,
+                                                    interventions_tab_, forks_tab_})
     w->setEnabled(policy);
   restart_->setToolTip(policy ? tr("New episode with the seed on the right (Home)")
                               : tr("Back to the first step (Home)"));

@@ -169,6 +169,8 @@ class ViewerPanel : public QWidget {
  private:
   std::unique_ptr<models::LivePlayer> live_;
   // Interventions and forks.
+  QWidget* interventions_tab_ = nullptr;
+  QWidget* forks_tab_ = nullptr;
   QWidget* head_grid_ = nullptr;
   QSpinBox* context_ = nullptr;
   QLineEdit* steer_file_ = nullptr;
@@ -192,6 +194,7 @@ class ViewerPanel : public QWidget {
   double map_ms_ = 0.0, timeline_ms_ = 0.0;
   int map_step_ = -1;
   std::uint64_t map_generation_ = 0;
+  std::uint64_t map_branch_generation_ = 0;
   QString error_shown_;
 
   viz::SceneView* scene_;

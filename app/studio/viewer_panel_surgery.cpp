@@ -304,12 +304,13 @@ void ViewerPanel::refreshSurgery() {
     QStringList lines;
     for (std::size_t b = 0; b < branches_.size(); ++b) {
       const auto& style = palette::kBranches[b % palette::kBranches.size()];
-      const QString line = tr("%1 (%2) at step %3: %4")
-                               .arg(b + 1)
-                               .arg(QString::fromUtf8(style.colour_word.data(),
-                                                      static_cast<int>(style.colour_word.size())))
-                               .arg(branches_[b].fork_step)
-                               .arg(QString::fromStdString(branches_[b].label));
+      const QString line =
+          tr("%1 (%2) at step %3: %4")
+              .arg(b + 1)
+              .arg(QString::fromUtf8(style.colour_word.data(),
+                                     static_cast<int>(style.colour_word.size())))
+              .arg(branches_[b].fork_step)
+              .arg(QString::fromStdString(models::short_label(branches_[b].label)));
       fork_choice_->addItem(line);
       fork_choice_->setItemData(static_cast<int>(b), colour_of(style.colour), Qt::DecorationRole);
       lines << QStringLiteral("<span style=\"color:%1\">■</span> %2")

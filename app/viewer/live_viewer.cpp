@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <numeric>
 #include <sstream>
@@ -173,6 +174,9 @@ struct LiveViewer::State {
   std::vector<models::BranchInfo> branches;
   std::uint64_t branch_generation = ~0ull;  // of `branches` and `branch_frames`
   std::vector<std::vector<models::FramePtr>> branch_frames;
+  // The curves under the scene with forks, and what they were computed from.
+  std::vector<std::vector<double>> divergence_returns, divergence_other;
+  std::size_t divergence_key = 0;
   bool fork_mode = false;  // changes of the conditioning fork the episode instead
   float fork_target = 0.0f;
   char fork_checkpoint[1024] = {};
@@ -682,7 +686,7 @@ void LiveViewer::State::draw_overlay() {
     const auto& style = palette::kBranches[b % palette::kBranches.size()];
     std::string line = "fork " + std::to_string(b + 1) + " (" + std::string(style.colour_word) +
                        ") at step " + std::to_string(branches[b].fork_step) + ": " +
-                       branches[b].label;
+                       models::short_label(branches[b].label);
     if (const auto f = at_step(branch_frames[b], display_step))
       line += "  ·  return " + fixed_number(f->return_so_far, 1) +
               (f->terminal && f->step < display_step ? " (ended)" : "");
@@ -1003,7 +1007,8 @@ void LiveViewer::State::draw_forks() {
     ImGui::ColorButton(("##swatch" + std::to_string(b)).c_str(), im_vec(style.colour),
                        ImGuiColorEditFlags_NoTooltip, ImVec2(line, line));
     ImGui::SameLine();
-    ImGui::Text("%zu  step %d: %s", b + 1, branches[b].fork_step, branches[b].label.c_str());
+    ImGui::Text("%zu  step %d: %s", b + 1, branches[b].fork_step,
+                models::short_label(branches[b].label).c_str());
     ImGui::SameLine();
     if (ImGui::SmallButton(("rewind##" + std::to_string(b)).c_str()))
       live->seek(branches[b].fork_step);
@@ -1057,13 +1062,48 @@ void LiveViewer::State::draw_attention() {
   ImGui::EndDisabled();
   const float w = ImGui::GetContentRegionAvail().x;
   const float line = ImGui::GetTextLineHeightWithSpacing();
-  const float map_side =
-      std::max(60.0f, std::min(w, ImGui::GetContentRegionAvail().y - 5.5f * line));
   const models::PlayerFrame* source = map_source.get();
-  imgui::token_map("##attention", map,
-                   source ? source->inspection->token_types : std::vector<char>{},
-                   source ? source->inspection->token_steps : std::vector<int>{},
-                   source ? source->inspection->valid : std::vector<char>{}, ImVec2(w, map_side));
+  // A fork another checkpoint plays: its map beside this one's, for the same step and selection.
+  models::FramePtr other;
+  std::string other_name;
+  analysis::TokenMatrix other_map;
+  for (std::size_t b = 0; b < branches.size() && b < branch_frames.size(); ++b) {
+    if (branches[b].checkpoint.empty()) continue;
+    const auto& f = branch_frames[b];
+    const auto shown_there = at_step(f, display_step);
+    other = shown_there && shown_there->step == display_step ? models::acted_window(f, shown_there)
+                                                             : nullptr;
+    other_name =
+        "fork " + std::to_string(b + 1) + ": " + fs::path(branches[b].checkpoint).stem().string();
+    if (other) {
+      try {
+        other_map = analysis::select_window_map(*other->inspection, selection);
+      } catch (const Error& e) {
+        other_name += " (" + std::string(e.what()) + ")";
+      }
+    }
+    break;
+  }
+  const bool pair = !other_name.empty();
+  const float map_w = pair ? (w - ImGui::GetStyle().ItemSpacing.x) * 0.5f : w;
+  const float map_side =
+      std::max(60.0f, std::min(map_w, ImGui::GetContentRegionAvail().y - 5.5f * line));
+  if (pair) {
+    ImGui::TextUnformatted(title.c_str());
+    ImGui::SameLine(map_w + ImGui::GetStyle().ItemSpacing.x);
+    ImGui::TextUnformatted(other_name.c_str());
+  }
+  imgui::token_map(
+      "##attention", map, source ? source->inspection->token_types : std::vector<char>{},
+      source ? source->inspection->token_steps : std::vector<int>{},
+      source ? source->inspection->valid : std::vector<char>{}, ImVec2(map_w, map_side));
+  if (pair) {
+    ImGui::SameLine();
+    imgui::token_map(
+        "##attention-fork", other_map, other ? other->inspection->token_types : std::vector<char>{},
+        other ? other->inspection->token_steps : std::vector<int>{},
+        other ? other->inspection->valid : std::vector<char>{}, ImVec2(map_w, map_side));
+  }
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
   // The newest step has not acted yet: its map is the window acted on one step before.
   if (source && displayed && source->step != displayed->step)
@@ -1089,9 +1129,20 @@ void LiveViewer::State::draw_traces() {
       for (std::size_t t = 0; t < f.size(); ++t) out[t] = value(t);
       return out;
     };
-    std::vector<std::vector<double>> returns, other;
-    returns.push_back(by_step(frames, [&](std::size_t t) { return frames[t]->return_so_far; }));
     const int joint = plot_joint;
+    // Recomputed only when a run has new frames or the plot changed, not at every frame drawn.
+    std::size_t key = std::hash<const void*>{}(frames.empty() ? nullptr : frames.back().get()) ^
+                      (frames.size() * 1315423911u) ^ static_cast<std::size_t>(joint + 7) * 31u;
+    for (const auto& f : branch_frames)
+      key = key * 1099511628211u ^ std::hash<const void*>{}(f.empty() ? nullptr : f.back().get()) ^
+            f.size();
+    auto& returns = divergence_returns;
+    auto& other = divergence_other;
+    const bool fresh = key != divergence_key || returns.size() != branch_frames.size() + 1;
+    divergence_key = key;
+    if (fresh) returns.clear(), other.clear();
+    if (fresh)
+      returns.push_back(by_step(frames, [&](std::size_t t) { return frames[t]->return_so_far; }));
     const auto joint_of = [&](const std::vector<models::FramePtr>& f) {
       const int at = joints[static_cast<std::size_t>(joint)].second;
       return by_step(f, [&](std::size_t t) {
@@ -1099,8 +1150,9 @@ void LiveViewer::State::draw_traces() {
         return at < static_cast<int>(q.size()) ? q[static_cast<std::size_t>(at)] : std::nan("");
       });
     };
-    if (joint >= 0) other.push_back(joint_of(frames));
+    if (fresh && joint >= 0) other.push_back(joint_of(frames));
     for (const auto& f : branch_frames) {
+      if (!fresh) break;
       returns.push_back(by_step(f, [&](std::size_t t) { return f[t]->return_so_far; }));
       if (joint >= 0) {
         other.push_back(joint_of(f));

@@ -56,6 +56,9 @@ TEST(Playback, AForkSaysWhenAndWhatItChanges) {
   EXPECT_EQ(f.step, 0);
   EXPECT_EQ(f.change.checkpoint, "/a/b:c.pt") << "only the first colon splits";
 
+  EXPECT_EQ(short_label(f.change.label), "checkpoint=b:c.pt");
+  EXPECT_EQ(short_label("target=1800"), "target=1800");
+
   f = parse_fork("12:head:2.1=zero");
   EXPECT_EQ(f.change.interventions, std::vector<std::string>{"head:2.1=zero"});
   EXPECT_FALSE(f.change.target);

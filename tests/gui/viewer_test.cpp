@@ -397,7 +397,7 @@ TEST_F(Viewer, ReplaysADatasetEpisodeFromItsRecordedStates) {
   EXPECT_FLOAT_EQ(static_cast<float>(v->shown().frame->physics.qpos[1]),
                   qpos[static_cast<std::size_t>(episode.start) * 6 + 1]);
   // No policy: the conditioning controls are off, and playing runs through the recorded steps.
-  EXPECT_FALSE(v->findChild<QDoubleSpinBox*>()->isEnabled());
+  EXPECT_FALSE(v->findChild<QDoubleSpinBox*>("target")->isEnabled());
   v->setSpeed(0.0);
   v->play();
   ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.finished && !s.playing; }));

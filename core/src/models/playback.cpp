@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
@@ -150,6 +151,13 @@ BranchChange parse_branch_change(const std::string& change) {
     out.interventions.push_back(change);
   }
   return out;
+}
+
+std::string short_label(const std::string& label) {
+  constexpr std::string_view prefix = "checkpoint=";
+  if (label.rfind(prefix, 0) != 0) return label;
+  return std::string(prefix) +
+         std::filesystem::path(label.substr(prefix.size())).filename().string();
 }
 
 ForkSpec parse_fork(const std::string& spec) {

@@ -85,6 +85,9 @@ struct BranchChange {
   std::string label;
 };
 
+/// A change's label as a legend shows it: a checkpoint by its file name, the rest as given.
+std::string short_label(const std::string& label);
+
 /// Parses one CHANGE: `target=NUMBER`, `zeroing=none|rtg|states|actions`, `checkpoint=PATH`,
 /// `interventions=none`, or an intervention spec (interventions.h's grammar; checked against a
 /// model only when the fork is made). Throws UsageError naming what it takes.
