@@ -39,6 +39,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "dstudio/common/error.h"
 #include "dstudio/common/palette.h"
@@ -432,12 +433,29 @@ void ViewerPanel::recordNext() {
     return;
   }
   if (step == record_shown_) return captureFrame();  // slower than real time: the same step again
-  const auto frames = live_->frames(step);
-  if (frames.empty()) return stopRecording();
+  // Each run's frame at the step (its last, when it ended before: a fork may outlive the main run).
+  const auto at = [](std::vector<models::FramePtr> from_step,
+                     const std::function<std::vector<models::FramePtr>()>& all) {
+    if (!from_step.empty()) return from_step.front();
+    const auto every = all();
+    return every.empty() ? models::FramePtr{} : every.back();
+  };
+  auto main_from = live_->frames(step);
+  if (main_from.empty() && !live_->frames().back()->terminal) {
+    // A fork has the step, the main run not yet: wait for it.
+    QTimer::singleShot(2, this, &ViewerPanel::recordNext);
+    return;
+  }
   models::PlaybackState shown = state;
+  shown.frame = at(std::move(main_from), [this] { return live_->frames(); });
+  if (!shown.frame) return stopRecording();
+  for (std::size_t b = 0; b < shown.branch_frames.size(); ++b) {
+    const int branch = static_cast<int>(b);
+    shown.branch_frames[b] = at(live_->branch_frames(branch, step),
+                                [this, branch] { return live_->branch_frames(branch); });
+  }
   shown.cursor = step;
   shown.frames = step + 1;  // the timeline grows with the video
-  shown.frame = frames.front();
   shown.playing = false;
   record_shown_ = step;
   shown_.frame.reset();  // drawn even when it is the step already on screen
@@ -460,12 +478,13 @@ void ViewerPanel::captureFrame() {
   ++recorded_;
   if (clip_log_ && shown_.frame) {
     const auto& f = *shown_.frame;
-    clip_log_->add({record_shown_,
-                    f.return_so_far,
-                    f.target,
-                    models::to_string(f.zeroing),
-                    f.interventions,
-                    {}});
+    std::vector<models::ClipLog::Branch> forks;
+    const auto branches = live_ ? live_->branches() : std::vector<models::BranchInfo>{};
+    for (std::size_t b = 0; b < branches.size() && b < shown_.branch_frames.size(); ++b)
+      if (const auto& bf = shown_.branch_frames[b])
+        forks.push_back({branches[b].label, branches[b].fork_step, bf->step, bf->return_so_far});
+    clip_log_->add({record_shown_, f.return_so_far, f.target, models::to_string(f.zeroing),
+                    f.interventions, std::move(forks)});
   }
   record_->setText(tr("Stop (%1 s)").arg(static_cast<double>(recorded_) / record_fps_, 0, 'f', 1));
   QTimer::singleShot(0, this, &ViewerPanel::recordNext);

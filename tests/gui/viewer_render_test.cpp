@@ -316,6 +316,29 @@ TEST_F(Render, InterventionsAndForksActFromTheStepOnScreenAndAreDrawnInTheScene)
   v->play();
   ASSERT_TRUE(wait_for([&] { return v->shown().cursor >= 150; }));
   v->pause();
+  // A clip of the fork lists it in every frame, at the same step as the main run.
+  if (VideoWriter::ffmpegAvailable()) {
+    const QString folder = QDir(DSTUDIO_SCREENSHOT_DIR).filePath("fork-recordings");
+    QDir(folder).removeRecursively();
+    v->setRecordFolder(folder);
+    QSignalSpy finished(v, &ViewerPanel::recordingFinished);
+    ASSERT_TRUE(v->startRecording());
+    ASSERT_TRUE(wait_for([&] { return !v->isRecording() || v->recordedFrames() >= 5; }));
+    v->stopRecording();
+    ASSERT_EQ(finished.count(), 1);
+    const auto log = nlohmann::json::parse(
+        std::ifstream(models::ClipLog::path_for(finished.front().at(0).toString().toStdString())));
+    ASSERT_GE(log["frames"].size(), 5u);
+    EXPECT_EQ(log["frames"][0]["forks"][0]["step"], log["frames"][0]["step"]);
+    for (const auto& frame : log["frames"]) {
+      ASSERT_EQ(frame["forks"].size(), 1u) << frame.dump();
+      EXPECT_EQ(frame["forks"][0]["change"], "target=500");
+      EXPECT_EQ(frame["forks"][0]["fork_step"], 60);
+      // The fork's frame at the step (its last, had it fallen before).
+      EXPECT_LE(frame["forks"][0]["step"].get<int>(), frame["step"].get<int>());
+      EXPECT_EQ(frame["interventions"].size(), 2u);
+    }
+  }
   v->seek(150);
   v->sync();
   QTest::qWait(200);  // the frame drawn after the last state is composed onto the screen
