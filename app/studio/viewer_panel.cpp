@@ -46,6 +46,7 @@
 #include "dstudio/env/environment.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/episode_timeline.h"
+#include "dstudio/viz/export_dialog.h"
 #include "dstudio/viz/number_text.h"
 #include "dstudio/viz/scene_view.h"
 #include "dstudio/viz/target_chooser.h"
@@ -259,7 +260,21 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   acting->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
   left_layout->addWidget(acting);
   left_layout->addWidget(timeline_, 2);
-  left_layout->addWidget(readout_);
+  // The timeline as a figure: with forks, the divergence plot.
+  auto* timeline_export = new QPushButton(tr("Export Timeline…"));
+  timeline_export->setObjectName(QStringLiteral("exportTimeline"));
+  timeline_export->setFocusPolicy(Qt::NoFocus);
+  timeline_export->setToolTip(
+      tr("The timeline as a figure at a venue's size: the returns, and the entropy or, with "
+         "forks, each fork's action difference from the main run"));
+  auto* export_report = new QLabel;
+  export_report->setOpenExternalLinks(true);
+  viz::ExportDialog::attach(timeline_export, this, *timeline_, export_report);
+  auto* below = new QHBoxLayout;
+  below->addWidget(readout_, 1);
+  below->addWidget(export_report);
+  below->addWidget(timeline_export, 0, Qt::AlignTop);
+  left_layout->addLayout(below);
 
   auto* right = new QWidget;
   auto* right_layout = new QVBoxLayout(right);

@@ -96,6 +96,42 @@ TEST(SceneOverlay, TheCaptionShowsTheNewestEntropyThatIsANumber) {
   EXPECT_EQ(viz::SceneView::overlayPlotCaption("entropy, layer 1", {}), "entropy, layer 1  —");
 }
 
+// The timeline exports as a figure: the episode alone, or with forks the divergence plot (their
+// returns, and their action difference from the main run on the right axis), values in its CSV.
+TEST_F(Viewer, TheTimelineExportsWithForksAsTheDivergencePlotWithItsValues) {
+  viz::EpisodeTimeline timeline;
+  EXPECT_FALSE(timeline.hasFigure());
+  for (int t = 0; t < 4; ++t) timeline.addStep(t, 3600.0 - t, 3.0 * t, 2.0);
+  EXPECT_EQ(timeline.figureName(), "episode");
+  timeline.setForks(
+      {{"fork 1", QColor(213, 94, 0), {0.0, 3.0, 5.5, 7.0}, {std::nan(""), 0.0, 0.25, 0.5}}});
+  EXPECT_EQ(timeline.figureName(), "divergence");
+  ASSERT_TRUE(timeline.hasFigure());
+  const QString dir = QDir::temp().filePath(
+      QStringLiteral("dstudio-divergence-%1").arg(QCoreApplication::applicationPid()));
+  QDir(dir).removeRecursively();
+  QDir().mkpath(dir);
+  viz::FigureStyle style;
+  style.pdf = style.svg = false;
+  const auto written = timeline.exportFigure(QDir(dir).filePath("divergence").toStdString(), style);
+  ASSERT_FALSE(written.empty());
+  for (const auto& file : written) EXPECT_TRUE(QFileInfo::exists(QString::fromStdString(file)));
+  QFile csv(QDir(dir).filePath("divergence.csv"));
+  ASSERT_TRUE(csv.open(QIODevice::ReadOnly));
+  const QString text = QString::fromUtf8(csv.readAll());
+  EXPECT_TRUE(text.contains("fork 1: return")) << text.toStdString();
+  EXPECT_TRUE(text.contains("fork 1: action difference")) << text.toStdString();
+  EXPECT_TRUE(text.contains("5.5")) << text.toStdString();
+  EXPECT_TRUE(text.contains("0.25")) << text.toStdString();
+  const QString shots = DSTUDIO_SCREENSHOT_DIR;
+  QDir().mkpath(shots);
+  QFile::remove(QDir(shots).filePath("divergence.png"));
+  QFile::copy(QDir(dir).filePath("divergence.png"), QDir(shots).filePath("divergence.png"));
+  QDir(dir).removeRecursively();
+  timeline.setForks({});
+  EXPECT_EQ(timeline.figureName(), "episode");
+}
+
 // A checkpoint opens with its policy paused at step 0, not running on a tab out of sight.
 TEST_F(Viewer, ACheckpointOpensPausedAtStepZero) {
   MainWindow w;

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "colors.h"
+#include "dstudio/common/csv.h"
 #include "dstudio/viz/figures.h"
 
 namespace dstudio::viz {
@@ -170,6 +171,67 @@ void EpisodeTimeline::replotIfChanged() {
   cursor_line_->point1->setCoords(cursor_, 0);
   cursor_line_->point2->setCoords(cursor_, 1);
   plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString EpisodeTimeline::figureName() const {
+  return forks_.empty() ? QStringLiteral("episode") : QStringLiteral("divergence");
+}
+
+QString EpisodeTimeline::figureTitle() const {
+  return forks_.empty() ? tr("Viewer: the episode's timeline")
+                        : tr("Viewer: the forks against the main run");
+}
+
+FigureText EpisodeTimeline::figureText() const {
+  return {forks_.empty() ? tr("The episode") : tr("Counterfactual forks"), tr("step"),
+          tr("return")};
+}
+
+std::vector<std::string> EpisodeTimeline::exportFigure(const std::string& base,
+                                                       const FigureStyle& style) const {
+  if (!hasFigure()) return {};
+  const FigureStyle s = with_defaults(style, figureText());
+  const auto series_of = [](const QString& name, const std::vector<double>& v, bool right) {
+    Series out{name, {}, {}, {}, {}, right};
+    for (std::size_t t = 0; t < v.size(); ++t)
+      if (std::isfinite(v[t])) out.x.push_back(static_cast<double>(t)), out.y.push_back(v[t]);
+    return out;
+  };
+  // One column per curve, one row per step (empty where a run has no value), in a CSV beside it.
+  std::vector<std::pair<QString, const std::vector<double>*>> columns;
+  std::vector<Series> series;
+  if (forks_.empty()) {
+    columns = {{tr("return-to-go"), &rtg_},
+               {tr("return so far"), &collected_},
+               {tr("entropy, layer 1"), &entropy_}};
+  } else {
+    columns.emplace_back(tr("main run: return"), &collected_);
+    for (const auto& f : forks_) columns.emplace_back(f.name + tr(": return"), &f.return_so_far);
+    for (const auto& f : forks_)
+      columns.emplace_back(f.name + tr(": action difference"), &f.action_difference);
+  }
+  std::size_t steps = 0;
+  std::vector<std::string> header = {"step"};
+  for (const auto& [name, values] : columns) {
+    const bool right =
+        forks_.empty() ? values == &entropy_ : name.endsWith(tr(": action difference"));
+    series.push_back(series_of(name, *values, right));
+    header.push_back(name.toStdString());
+    steps = std::max(steps, values->size());
+  }
+  auto written =
+      save_lines(base, series, s.x_title, s.y_title, s,
+                 forks_.empty() ? tr("attention entropy (nats)") : tr("action difference (L2)"));
+  CsvWriter csv(header, 9);
+  for (std::size_t t = 0; t < steps; ++t) {
+    csv << t;
+    for (const auto& column : columns)
+      csv << (t < column.second->size() ? (*column.second)[t] : std::nan(""));
+    csv.end_row();
+  }
+  csv.write(base + ".csv");
+  written.push_back(base + ".csv");
+  return written;
 }
 
 void EpisodeTimeline::seekTo(double x) {

@@ -12,16 +12,27 @@
 #include <QWidget>
 #include <vector>
 
+#include "dstudio/viz/figures.h"
+
 class QCustomPlot;
 class QCPItemStraightLine;
 class QCPGraph;
 
 namespace dstudio::viz {
 
-class EpisodeTimeline : public QWidget {
+class EpisodeTimeline : public QWidget, public FigureSource {
   Q_OBJECT
  public:
   explicit EpisodeTimeline(QWidget* parent = nullptr);
+
+  /// As a figure ("episode", or "divergence" with forks): the returns on the left axis, the
+  /// entropy or the forks' action differences on the right, at a venue's size.
+  [[nodiscard]] QString figureName() const override;
+  [[nodiscard]] QString figureTitle() const override;
+  [[nodiscard]] bool hasFigure() const override { return !rtg_.empty(); }
+  [[nodiscard]] FigureText figureText() const override;
+  std::vector<std::string> exportFigure(const std::string& base,
+                                        const FigureStyle& style) const override;
 
   /// Drops every step.
   void clear();
