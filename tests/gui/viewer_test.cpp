@@ -107,16 +107,17 @@ TEST_F(Viewer, TheTimelineExportsWithForksAsTheDivergencePlotWithItsValues) {
       {{"fork 1", QColor(213, 94, 0), {0.0, 3.0, 5.5, 7.0}, {std::nan(""), 0.0, 0.25, 0.5}}});
   EXPECT_EQ(timeline.figureName(), "divergence");
   ASSERT_TRUE(timeline.hasFigure());
-  const QString dir = QDir::temp().filePath(
+  const QString folder = QDir::temp().filePath(
       QStringLiteral("dstudio-divergence-%1").arg(QCoreApplication::applicationPid()));
-  QDir(dir).removeRecursively();
-  QDir().mkpath(dir);
+  QDir(folder).removeRecursively();
+  QDir().mkpath(folder);
   viz::FigureStyle style;
   style.pdf = style.svg = false;
-  const auto written = timeline.exportFigure(QDir(dir).filePath("divergence").toStdString(), style);
+  const auto written =
+      timeline.exportFigure(QDir(folder).filePath("divergence").toStdString(), style);
   ASSERT_FALSE(written.empty());
   for (const auto& file : written) EXPECT_TRUE(QFileInfo::exists(QString::fromStdString(file)));
-  QFile csv(QDir(dir).filePath("divergence.csv"));
+  QFile csv(QDir(folder).filePath("divergence.csv"));
   ASSERT_TRUE(csv.open(QIODevice::ReadOnly));
   const QString text = QString::fromUtf8(csv.readAll());
   EXPECT_TRUE(text.contains("fork 1: return")) << text.toStdString();
@@ -126,8 +127,8 @@ TEST_F(Viewer, TheTimelineExportsWithForksAsTheDivergencePlotWithItsValues) {
   const QString shots = DSTUDIO_SCREENSHOT_DIR;
   QDir().mkpath(shots);
   QFile::remove(QDir(shots).filePath("divergence.png"));
-  QFile::copy(QDir(dir).filePath("divergence.png"), QDir(shots).filePath("divergence.png"));
-  QDir(dir).removeRecursively();
+  QFile::copy(QDir(folder).filePath("divergence.png"), QDir(shots).filePath("divergence.png"));
+  QDir(folder).removeRecursively();
   timeline.setForks({});
   EXPECT_EQ(timeline.figureName(), "episode");
 }
