@@ -173,6 +173,8 @@ class ViewerPanel : public QWidget {
   QWidget* forks_tab_ = nullptr;
   QWidget* head_grid_ = nullptr;
   QSpinBox* context_ = nullptr;
+  QComboBox* click_mode_ = nullptr;
+  QDoubleSpinBox* patch_target_ = nullptr;
   QLineEdit* steer_file_ = nullptr;
   QSpinBox* steer_layer_ = nullptr;
   QDoubleSpinBox* steer_alpha_ = nullptr;

@@ -63,7 +63,24 @@ QWidget* ViewerPanel::buildInterventionsTab() {
   head_grid_->setToolTip(
       tr("Each head (or a mixer without heads) and each MLP of every layer: a click cycles "
          "zeroed, mean-ablated, as trained, from the step on screen"));
-  grid->addWidget(head_grid_, 0, 0, 1, 6);
+  grid->addWidget(head_grid_, 0, 0, 1, 4);
+  // What a click on the grid does: ablate, or patch the site from the window at another target.
+  click_mode_ = new QComboBox;
+  click_mode_->addItem(tr("A click ablates (zero, mean, off)"));
+  click_mode_->addItem(tr("A click patches from target"));
+  click_mode_->setToolTip(
+      tr("Patching takes the site's value, at every step, from the same "
+         "window with the returns-to-go of another target"));
+  patch_target_ = new QDoubleSpinBox;
+  patch_target_->setRange(-1e6, 1e6);
+  patch_target_->setDecimals(0);
+  patch_target_->setSingleStep(100);
+  patch_target_->setValue(1200);
+  auto* mode = new QVBoxLayout;
+  mode->addWidget(click_mode_);
+  mode->addWidget(patch_target_);
+  mode->addStretch(1);
+  grid->addLayout(mode, 0, 4, 1, 2);
 
   context_ = new QSpinBox;
   context_->setSuffix(tr(" steps"));
@@ -240,7 +257,12 @@ void ViewerPanel::rebuildHeadGrid() {
     b->setAutoRaise(false);
     connect(b, &QToolButton::clicked, this, [this, site] {
       const auto specs = interventions();
-      applySpecs(models::with_ablation(specs, site,
+      const bool from_other = models::patched(specs, site);
+      if (click_mode_->currentIndex() == 1)
+        return applySpecs(models::with_patch(
+            specs, site,
+            from_other ? std::nullopt : std::optional<double>(patch_target_->value())));
+      applySpecs(models::with_ablation(models::with_patch(specs, site, std::nullopt), site,
                                        models::next_ablation(models::ablation_of(specs, site))));
     });
     return b;
@@ -278,10 +300,12 @@ void ViewerPanel::refreshSurgery() {
   if (specs != specs_shown_) {
     specs_shown_ = specs;
     for (auto* b : head_grid_->findChildren<QToolButton*>()) {
-      const auto now = models::ablation_of(specs, b->objectName().toStdString());
+      const auto site = b->objectName().toStdString();
+      auto now = models::ablation_of(specs, site);
+      if (models::patched(specs, site)) now = "patched from the other target";
       const auto c = now == "zero"   ? palette::kVermillion
                      : now == "mean" ? palette::kBlue
-                                     : palette::Rgb{};
+                                     : palette::kBluishGreen;
       b->setStyleSheet(now.empty() ? QString()
                                    : QStringLiteral("QToolButton { background: %1; color: white; }")
                                          .arg(colour_of(c).name()));

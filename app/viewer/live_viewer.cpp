@@ -184,6 +184,8 @@ struct LiveViewer::State {
   std::vector<std::pair<std::string, int>> joints;  // name, qpos address
   // Interventions: the steering controls, and the limb colours.
   char steer_file[1024] = {};
+  int click_patches = 0;  // a click on the grid: 0 ablates, 1 patches from patch_target
+  float patch_target = 1200.0f;
   int steer_layer = 1;
   float steer_alpha = 1.0f;
   bool effects = false;
@@ -903,20 +905,35 @@ void LiveViewer::State::draw_interventions() {
   const auto& c = live->config();
   const auto specs = live->interventions();
   ImGui::TextDisabled("from the step on screen; a click cycles zero, mean, off");
+  // Or a click patches the site from the window at another target.
+  ImGui::RadioButton("ablate", &click_patches, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("patch from target", &click_patches, 1);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("000000").x + ImGui::GetFrameHeight());
+  ImGui::InputFloat("##patch-target", &patch_target, 0.0f, 0.0f, "%.0f");
   const auto site_button = [&](const std::string& label, const std::string& site) {
     const auto now = models::ablation_of(specs, site);
-    const bool on = !now.empty();
+    const bool from_other = models::patched(specs, site);
+    const bool on = !now.empty() || from_other;
     if (on)
-      ImGui::PushStyleColor(ImGuiCol_Button,
-                            now == "zero" ? im_vec(palette::kVermillion) : im_vec(palette::kBlue));
+      ImGui::PushStyleColor(ImGuiCol_Button, from_other      ? im_vec(palette::kBluishGreen)
+                                             : now == "zero" ? im_vec(palette::kVermillion)
+                                                             : im_vec(palette::kBlue));
     const bool clicked = ImGui::SmallButton((label + "##" + site).c_str());
     if (on) ImGui::PopStyleColor();
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip(
-          "%s: %s", site.c_str(),
-          on ? (now + "; click for the next").c_str() : "as trained; click to zero it");
-    if (clicked)
-      change_interventions(models::with_ablation(specs, site, models::next_ablation(now)));
+      ImGui::SetTooltip("%s: %s", site.c_str(),
+                        from_other ? "patched from the other target; click to restore it"
+                        : on       ? (now + "; click for the next").c_str()
+                                   : "as trained; click to change it");
+    if (!clicked) return;
+    if (click_patches)
+      change_interventions(models::with_patch(
+          specs, site, from_other ? std::nullopt : std::optional<double>(patch_target)));
+    else
+      change_interventions(models::with_ablation(models::with_patch(specs, site, std::nullopt),
+                                                 site, models::next_ablation(now)));
   };
   for (int l = 1; l <= c.layers; ++l) {
     ImGui::Text("L%d", l);

@@ -100,7 +100,8 @@ int main(int argc, char** argv) {
   app.add_option("--intervene", o.interventions,
                  "An intervention inside the forward pass from the first step, in dstudio "
                  "predict's grammar, e.g. head:2.1=zero, mlp:3=mean, context:3, "
-                 "steer:2=1.5*direction_L2.json (repeatable)")
+                 "steer:2=1.5*direction_L2.json, or a patch from the window at another target, "
+                 "patch[1200]:head:1.1 (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--fork", forks,
@@ -130,7 +131,8 @@ int main(int argc, char** argv) {
     o.width = size.at(0), o.height = size.at(1);
     o.zeroing = models::zeroing_from_string(zeroing);
     for (const auto& f : forks) o.forks.push_back(models::parse_fork(f));
-    for (const auto& i : o.interventions) models::parse_intervention(i);
+    for (const auto& i : o.interventions)
+      if (!models::parse_live_patch(i)) models::parse_intervention(i);
     if (target_option->count()) o.target = target;
     if (!screenshot.empty() || record > 0) o.paused = true;
     if (!screenshot.empty() || bench > 0 || record > 0) o.mouse = false;

@@ -115,6 +115,25 @@ TEST(Playback, LiveEditsTouchOneSiteAndLeaveTheRest) {
   EXPECT_TRUE(with_steering(a, 2, 0.0, "direction_L2.json").empty());
 }
 
+TEST(Playback, APatchFromAnotherTargetIsOneSpecTheGridToggles) {
+  const auto p = parse_live_patch("patch[1200]:head:2.1");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->target, 1200.0);
+  EXPECT_EQ(p->site, "head:2.1");
+  EXPECT_FALSE(parse_live_patch("head:2.1=zero"));
+  EXPECT_THROW(parse_live_patch("patch[1200]head:2.1"), UsageError);
+  EXPECT_THROW(parse_live_patch("patch[1200]:head:2"), UsageError);
+  EXPECT_EQ(live_patch_spec(1200.0, "resid:2.14"), "patch[1200]:resid:2.14");
+  auto specs = with_patch({"head:2.1=zero", "context:3"}, "head:2.1", 1200.0);
+  EXPECT_EQ(specs, (std::vector<std::string>{"context:3", "patch[1200]:head:2.1"}));
+  EXPECT_TRUE(patched(specs, "head:2.1"));
+  EXPECT_FALSE(patched(specs, "head:1.1"));
+  specs = with_patch(specs, "head:2.1", 900.0);
+  EXPECT_EQ(specs.back(), "patch[900]:head:2.1");
+  EXPECT_EQ(specs.size(), 2u);
+  EXPECT_EQ(with_patch(specs, "head:2.1", std::nullopt), std::vector<std::string>{"context:3"});
+}
+
 // A clip's log says what each frame showed; read back with a standard JSON reader.
 TEST(Playback, AClipLogSaysWhatEachFrameShowedAndReadsBack) {
   test::TempDir dir;

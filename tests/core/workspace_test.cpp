@@ -120,7 +120,7 @@ TEST(Workspace, EveryShippedLessonParses) {
   const auto index = embedded_resource("lessons/index.json");
   ASSERT_TRUE(index);
   const auto lessons = nlohmann::json::parse(*index).at("lessons");
-  ASSERT_EQ(lessons.size(), 4U);
+  ASSERT_EQ(lessons.size(), 6U);
   int steps = 0;
   for (const auto& name : lessons) {
     const auto text = embedded_resource("lessons/" + name.get<std::string>());
@@ -143,7 +143,20 @@ TEST(Workspace, EveryShippedLessonParses) {
       }
     }
   }
-  EXPECT_EQ(steps, 12);
+  EXPECT_EQ(steps, 17);
+
+  // The surgery lessons' interventions and forks, value by value.
+  const auto heads =
+      nlohmann::json::parse(*embedded_resource("lessons/which-head-reads-the-return.json"));
+  const Workspace ablated = parse_workspace(heads["steps"][1]["workspace"].dump());
+  ASSERT_TRUE(ablated.viewer);
+  EXPECT_EQ(ablated.viewer->interventions, std::vector<std::string>{"head:1.1=zero"});
+  EXPECT_EQ(ablated.viewer->forks, std::vector<std::string>{"100:target=1200"});
+  const auto far = nlohmann::json::parse(*embedded_resource("lessons/what-the-far-past-does.json"));
+  const Workspace effects = parse_workspace(far["steps"][2]["workspace"].dump());
+  ASSERT_TRUE(effects.viewer);
+  EXPECT_EQ(effects.viewer->effects, true);
+  EXPECT_EQ(effects.viewer->interventions, std::vector<std::string>{"context:1"});
 
   // Two steps, value by value.
   const auto disperses =

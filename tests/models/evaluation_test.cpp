@@ -698,6 +698,54 @@ TEST(LivePlayer, AnotherCheckpointForkedAtTheStartPlaysItsOwnEpisodeFromTheSameS
   EXPECT_THROW(parse_branch_change("speed=2"), dstudio::UsageError);
 }
 
+// Patching live from another target: the stream after the last block at the action's token,
+// taken from the window at target 1200, is the whole of what that target does to the action; a
+// head patched moves the action part of the way; patches from two targets at once are refused.
+TEST(EpisodePlayer, PatchingFromAnotherTargetPlaysLive) {
+  EpisodePlayer low(shipped_dt), patched_run(shipped_dt), plain(shipped_dt);
+  low.reset(5, 1200.0);
+  plain.reset(5, 3600.0);
+  patched_run.reset(5, 3600.0);
+  patched_run.branch(0, 3600.0, ModalityZeroing::None, {"patch[1200]:resid:3.59"});
+  ASSERT_TRUE(low.step() && patched_run.step() && plain.step());
+  const auto& a = patched_run.frames()[0]->action;
+  const auto& b = low.frames()[0]->action;
+  ASSERT_EQ(a.size(), 3u);
+  for (std::size_t j = 0; j < 3; ++j) EXPECT_NEAR(a[j], b[j], 1e-5) << j;
+  EXPECT_NE(plain.frames()[0]->action, b) << "the target moves the action";
+  EXPECT_EQ(patched_run.frames()[0]->interventions,
+            std::vector<std::string>{"patch[1200]:resid:3.59"});
+  EXPECT_EQ(patched_run.frames()[0]->action_without, plain.frames()[0]->action);
+
+  // A head's output from the other window moves the action, not all the way.
+  EpisodePlayer head(shipped_dt);
+  head.reset(5, 3600.0);
+  head.branch(0, 3600.0, ModalityZeroing::None, {"patch[1200]:head:1.1"});
+  ASSERT_TRUE(head.step());
+  EXPECT_NE(head.frames()[0]->action, plain.frames()[0]->action);
+  // Playing on, every step patches from its own window.
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(patched_run.step());
+
+  const std::vector<std::pair<std::string, std::string>> refused{
+      {"patch[1200]:head:4.1", "the model has 3 layers"},
+      {"patch[12x]:head:1.1", "is not a number"},
+      {"patch[1200:head:1.1", "expected patch[T]:SITE"}};
+  for (const auto& [spec, message] : refused) {
+    try {
+      head.branch(1, 3600.0, ModalityZeroing::None, {spec});
+      ADD_FAILURE() << spec << " was taken";
+    } catch (const dstudio::UsageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(message)) << spec;
+    }
+  }
+  try {
+    head.branch(1, 3600.0, ModalityZeroing::None, {"patch[1200]:head:1.1", "patch[900]:mlp:2"});
+    ADD_FAILURE() << "two targets were taken";
+  } catch (const dstudio::UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("patch from one target at a time"));
+  }
+}
+
 // A dataset episode replayed from its simulator states: the recorded frames, the episode's own
 // returns-to-go, and no policy to re-condition.
 TEST(EpisodePlayer, ReplaysADatasetEpisodeFromItsStates) {

@@ -179,7 +179,7 @@ WorkspaceViewer viewer_of(const json& o) {
         try {
           if (key == "forks")
             models::parse_fork(spec);
-          else
+          else if (!models::parse_live_patch(spec))
             models::parse_intervention(spec);
         } catch (const UsageError& e) {
           fail("\"" + name + "\": " + e.what());

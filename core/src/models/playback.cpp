@@ -258,6 +258,46 @@ std::vector<std::string> with_steering(const std::vector<std::string>& specs, in
   return out;
 }
 
+std::optional<LivePatch> parse_live_patch(const std::string& spec) {
+  constexpr std::string_view prefix = "patch[";
+  if (spec.rfind(prefix, 0) != 0) return std::nullopt;
+  const auto close = spec.find("]:");
+  if (close == std::string::npos)
+    throw UsageError(spec + ": expected patch[T]:SITE, e.g. patch[1200]:head:1.1");
+  LivePatch out;
+  out.target = number_of(spec.substr(prefix.size(), close - prefix.size()), spec);
+  out.site = spec.substr(close + 2);
+  parse_patch(out.site);  // refuses a site that is not of the grammar, naming it
+  return out;
+}
+
+std::string live_patch_spec(double target, const std::string& site) {
+  char t[32];
+  std::snprintf(t, sizeof t, "%g", target);
+  return "patch[" + std::string(t) + "]:" + site;
+}
+
+bool patched(const std::vector<std::string>& specs, const std::string& site) {
+  for (const auto& s : specs)
+    if (const auto p = parse_live_patch(s); p && p->site == site) return true;
+  return false;
+}
+
+std::vector<std::string> with_patch(const std::vector<std::string>& specs, const std::string& site,
+                                    std::optional<double> target) {
+  std::vector<std::string> out;
+  for (const auto& s : with_ablation(specs, site, {})) {
+    const auto p = parse_live_patch(s);
+    if (!p || p->site != site) out.push_back(s);
+  }
+  if (target) {
+    const auto spec = live_patch_spec(*target, site);
+    parse_live_patch(spec);
+    out.push_back(spec);
+  }
+  return out;
+}
+
 std::string next_ablation(const std::string& current) {
   if (current.empty()) return "zero";
   if (current == "zero") return "mean";

@@ -119,6 +119,26 @@ std::vector<std::string> with_steering(const std::vector<std::string>& specs, in
 /// The next replacement a click on a site cycles to: "" -> "zero" -> "mean" -> "".
 std::string next_ablation(const std::string& current);
 
+/// Patching live from another target: `patch[T]:SITE`, SITE a patch spec of interventions.h
+/// (resid:L.T, head:L.H, mixer:L, mlp:L, with an optional limit): at every step the site's value
+/// is taken from the same window with the returns-to-go of target T. Every patch in force reads
+/// the same T.
+struct LivePatch {
+  double target = 0.0;
+  std::string site;
+};
+/// The patch `spec` stands for; nullopt when it is not of the form patch[T]:SITE. Throws
+/// UsageError for one that starts so but is malformed.
+std::optional<LivePatch> parse_live_patch(const std::string& spec);
+/// `patch[T]:SITE`, T written as general_number writes it.
+std::string live_patch_spec(double target, const std::string& site);
+/// Whether `site` ("head:2.1") is patched from another target in `specs`.
+bool patched(const std::vector<std::string>& specs, const std::string& site);
+/// The specs with `site` patched from `target` (replacing an ablation or a patch of it), or, with
+/// no target, neither patched nor ablated.
+std::vector<std::string> with_patch(const std::vector<std::string>& specs, const std::string& site,
+                                    std::optional<double> target);
+
 /// Branches a player keeps beside its main run.
 inline constexpr int kMaxBranches = 4;
 

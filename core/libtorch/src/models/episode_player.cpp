@@ -12,6 +12,7 @@
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
+#include "dstudio/common/text.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/intervene.h"
@@ -34,6 +35,11 @@ struct EpisodePlayer::State {
   std::vector<std::string> interventions;
   std::unique_ptr<InterventionPlan> plan;  // the interventions, ready to run; null for none
   Activations means;                       // the mean ablations' values, once needed
+  // Patching from another target: the plan is made at every step, with the patch source the
+  // same window at that target (its returns-to-go moved by the difference).
+  std::optional<double> patch_target;
+  std::vector<Intervention> items;
+  InterventionSources sources;
   bool replay = false;
   bool plain_actions = true;  // compute action_without under interventions
   bool inspect = true;        // keep each step's mixing (else act only)
@@ -193,28 +199,40 @@ bool EpisodePlayer::step() {
     torch::InferenceMode inference;
     ModelInputs in = empty_windows(1, K, S, A);
     fill_window_row(in, 0, s.states.data(), s.actions.data(), s.rtg.data(), t, c.max_ep_len);
+    // Patches from another target read this step's window at that target.
+    const InterventionPlan* plan = s.plan.get();
+    std::unique_ptr<InterventionPlan> step_plan;
+    if (s.patch_target) {
+      ModelInputs other = in;
+      const auto shift = static_cast<float>((*s.patch_target - s.target) / s.info.rtg_scale);
+      other.returns_to_go = in.returns_to_go + shift * in.mask.unsqueeze(-1);
+      InterventionSources sources = s.sources;
+      record_activations(*s.model, apply_zeroing(other, s.zeroing), sources.patch);
+      step_plan = std::make_unique<InterventionPlan>(s.items, c, std::move(sources));
+      plan = step_plan.get();
+    }
     if (!s.inspect) {
       // The same arithmetic as with inspection (the whole window, every block), so that a fork
       // with nothing changed plays exactly what the main run plays; only the mixing is not kept.
-      const auto all = s.plan ? s.plan->forward(*s.model, apply_zeroing(in, s.zeroing))
-                              : s.model->forward(in, nullptr, s.zeroing);
+      const auto all = plan ? plan->forward(*s.model, apply_zeroing(in, s.zeroing))
+                            : s.model->forward(in, nullptr, s.zeroing);
       const auto action = all.select(1, K - 1).contiguous();
       acted->action.assign(action.data_ptr<float>(), action.data_ptr<float>() + A);
       acted->entropy = std::numeric_limits<double>::quiet_NaN();
       acted->inspection.reset();
       acted->action_without.clear();
-      if (s.plain_actions && (s.plan || s.zeroing != ModalityZeroing::None)) {
+      if (s.plain_actions && (plan || s.zeroing != ModalityZeroing::None)) {
         const auto plain = s.model->forward(in).select(1, K - 1).contiguous();
         acted->action_without.assign(plain.data_ptr<float>(), plain.data_ptr<float>() + A);
       }
     } else {
       Inspection inspection;
-      const auto all = s.plan ? s.plan->forward(*s.model, apply_zeroing(in, s.zeroing), &inspection)
-                              : s.model->forward(in, &inspection, s.zeroing);
+      const auto all = plan ? plan->forward(*s.model, apply_zeroing(in, s.zeroing), &inspection)
+                            : s.model->forward(in, &inspection, s.zeroing);
       const auto action = all.select(1, K - 1).contiguous();
       acted->action.assign(action.data_ptr<float>(), action.data_ptr<float>() + A);
       acted->action_without.clear();
-      if (s.plain_actions && (s.plan || s.zeroing != ModalityZeroing::None)) {
+      if (s.plain_actions && (plan || s.zeroing != ModalityZeroing::None)) {
         const auto plain = s.model->forward(in).select(1, K - 1).contiguous();
         acted->action_without.assign(plain.data_ptr<float>(), plain.data_ptr<float>() + A);
       }
@@ -262,17 +280,34 @@ bool EpisodePlayer::step() {
 namespace {
 
 // The specs as interventions fitting `config`; refuses what a live player cannot source.
+// The specs as interventions fitting `config`; refuses what a live player cannot source. A
+// patch from another target (`patch[T]:SITE`, playback.h) sets `patch_target`: every patch of a
+// set reads the same second input.
 std::vector<Intervention> live_interventions(const std::vector<std::string>& specs,
-                                             const VariantConfig& config) {
+                                             const VariantConfig& config,
+                                             std::optional<double>* patch_target = nullptr) {
   std::vector<Intervention> out;
+  std::optional<double> target;
   for (const auto& spec : specs) {
+    if (const auto live = parse_live_patch(spec)) {
+      auto iv = parse_patch(live->site);
+      check_intervention(iv, config);
+      if (target && *target != live->target)
+        throw UsageError(spec + ": the patches in force read one second input, the window at " +
+                         "target " + general_number(*target) + "; patch from one target at a time");
+      target = live->target;
+      out.push_back(std::move(iv));
+      continue;
+    }
     auto iv = parse_intervention(spec);
     check_intervention(iv, config);
     if (iv.replacement == Replacement::Resample || iv.replacement == Replacement::Patch)
       throw UsageError(spec + ": needs a second input, which a playing policy does not have " +
-                       "(zero or mean ablations, context, modality and steering play live)");
+                       "(zero or mean ablations, context, modality, steering and patches from " +
+                       "another target, patch[T]:SITE, play live)");
     out.push_back(std::move(iv));
   }
+  if (patch_target) *patch_target = target;
   return out;
 }
 
@@ -294,6 +329,9 @@ std::unique_ptr<EpisodePlayer> EpisodePlayer::fork(int frame) const {
   f.zeroing = s.zeroing;
   f.interventions = s.interventions;
   if (s.plan) f.plan = std::make_unique<InterventionPlan>(*s.plan);
+  f.items = s.items;
+  f.sources = s.sources;
+  f.patch_target = s.patch_target;
   f.means = s.means;
   f.replay = s.replay;
   f.plain_actions = s.plain_actions;
@@ -346,6 +384,8 @@ void EpisodePlayer::continue_from(const EpisodePlayer& from, int frame) {
   s.rtg = std::move(rtg);
   s.interventions.clear();
   s.plan.reset();
+  s.items.clear();
+  s.patch_target.reset();
   frames_.assign(from.frames_.begin(), from.frames_.begin() + static_cast<std::ptrdiff_t>(n));
   seed_ = from.seed_;
   const auto& at = *frames_.back();
@@ -371,7 +411,8 @@ void EpisodePlayer::branch(int frame, double target, ModalityZeroing zeroing,
   auto& s = *s_;
   if (s.replay) return;  // the recorded episode is what it is
   const auto& c = s.model->config();
-  auto items = live_interventions(interventions, c);
+  std::optional<double> patch_target;
+  auto items = live_interventions(interventions, c, &patch_target);
   // The sources, gathered before anything changes: a failure leaves the player as it was.
   InterventionSources sources;
   for (const auto& iv : items) {
@@ -386,11 +427,21 @@ void EpisodePlayer::branch(int frame, double target, ModalityZeroing zeroing,
       sources.directions[iv.direction] = read_direction(iv.direction, c.hidden);
   }
   sources.mean = s.means;
-  auto plan = items.empty()
-                  ? nullptr
-                  : std::make_unique<InterventionPlan>(std::move(items), c, std::move(sources));
+  std::unique_ptr<InterventionPlan> plan;
+  if (!items.empty() && !patch_target) plan = std::make_unique<InterventionPlan>(items, c, sources);
+  if (patch_target) {
+    // Checked now with a stand-in second input (the window itself), made at each step.
+    torch::InferenceMode inference;
+    InterventionSources check = sources;
+    ModelInputs one = empty_windows(1, c.context_length, c.state_dim, c.act_dim);
+    record_activations(*s.model, one, check.patch);
+    InterventionPlan(items, c, check);
+  }
   s.interventions = interventions;
   s.plan = std::move(plan);
+  s.items = std::move(items);
+  s.sources = std::move(sources);
+  s.patch_target = patch_target;
   branch(frame, target, zeroing);
 }
 
