@@ -536,6 +536,7 @@ struct LivePlayer::Shared {
     std::shared_ptr<EpisodePlayer> other;  // another checkpoint's player, opened by the caller
   };
   std::vector<ForkRequest> fork_requests;
+  int forks_in_flight = 0;            // taken from fork_requests, not yet in branches
   std::vector<int> remove_requests;   // -1: all
   std::optional<bool> plain_actions;  // asked for, not yet passed on to the players
   bool plain_on = true;               // what the players were last told (player thread)
@@ -701,7 +702,8 @@ void LivePlayer::fork(int step, const BranchChange& change) {
   EpisodePlayer::check_interventions(interventions, other ? other->config() : config_);
   {
     std::lock_guard lock(s_->mutex);
-    if (static_cast<int>(s_->branches.size() + s_->fork_requests.size()) >= kMaxBranches)
+    if (static_cast<int>(s_->branches.size() + s_->fork_requests.size()) + s_->forks_in_flight >=
+        kMaxBranches)
       throw UsageError("at most " + std::to_string(kMaxBranches) +
                        " branches play beside the main run; remove one first");
     s_->fork_requests.push_back({step, change, std::move(other)});
@@ -885,6 +887,7 @@ void LivePlayer::run() {
     if (ready != s.fork_requests.end()) {
       auto request = std::move(*ready);
       s.fork_requests.erase(ready);
+      ++s.forks_in_flight;
       const int catch_up_to = s.cursor;
       s.working = true;
       lock.unlock();
@@ -917,6 +920,7 @@ void LivePlayer::run() {
       }
       lock.lock();
       s.working = false;
+      --s.forks_in_flight;
       s.fork_error = error;
       if (branch) {
         Shared::Branch b;
