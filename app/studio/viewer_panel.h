@@ -159,6 +159,8 @@ class ViewerPanel : public QWidget {
   void rebuildHeadGrid();
   void refreshSurgery();
   void applySpecs(const std::vector<std::string>& specs);
+  // fork(), its refusal said in the status bar (the Forks tab's buttons).
+  void forkSaying(const models::BranchChange& change);
   [[nodiscard]] render::SceneLayers sceneLayers(const models::PlaybackState& state) const;
   [[nodiscard]] std::vector<viz::EpisodeTimeline::Fork> forkCurves(
       const models::PlaybackState& state) const;

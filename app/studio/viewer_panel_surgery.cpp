@@ -45,15 +45,6 @@ std::vector<std::string> split_specs(const QString& text) {
   return out;
 }
 
-// A round full scale for the limb colours' legend (1, 2 or 5 times a power of ten).
-double round_scale(double largest) {
-  const double x = std::max(largest, 0.01);
-  const double decade = std::pow(10.0, std::floor(std::log10(x)));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * decade >= x * (1.0 - 1e-9)) return m * decade;
-  return 10.0 * decade;
-}
-
 }  // namespace
 
 QWidget* ViewerPanel::buildInterventionsTab() {
@@ -165,11 +156,7 @@ QWidget* ViewerPanel::buildForksTab() {
     models::BranchChange change;
     change.target = fork_target_->value();
     change.label = "target=" + viz::fixed_text(fork_target_->value(), 0).toStdString();
-    try {
-      fork(change);
-    } catch (const Error& e) {
-      emit message(QString::fromStdString(e.what()));
-    }
+    forkSaying(change);
   });
   auto* by_specs = new QPushButton(tr("Fork with the Interventions Typed"));
   by_specs->setToolTip(
@@ -182,11 +169,7 @@ QWidget* ViewerPanel::buildForksTab() {
     change.interventions = split_specs(specs_->text());
     change.label = change.interventions.empty() ? std::string("interventions=none")
                                                 : joined(change.interventions).toStdString();
-    try {
-      fork(change);
-    } catch (const Error& e) {
-      emit message(QString::fromStdString(e.what()));
-    }
+    forkSaying(change);
   });
   auto* by_checkpoint = new QPushButton(tr("Fork with Another Checkpoint…"));
   by_checkpoint->setToolTip(
@@ -199,11 +182,7 @@ QWidget* ViewerPanel::buildForksTab() {
     models::BranchChange change;
     change.checkpoint = file.toStdString();
     change.label = "checkpoint=" + file.toStdString();
-    try {
-      fork(change);
-    } catch (const Error& e) {
-      emit message(QString::fromStdString(e.what()));
-    }
+    forkSaying(change);
   });
   grid->addWidget(fork_target_, 0, 0);
   grid->addWidget(by_target, 0, 1);
@@ -370,6 +349,14 @@ void ViewerPanel::fork(const models::BranchChange& change) {
   live_->fork(shown_.cursor, change);
 }
 
+void ViewerPanel::forkSaying(const models::BranchChange& change) {
+  try {
+    fork(change);
+  } catch (const Error& e) {
+    emit message(QString::fromStdString(e.what()));
+  }
+}
+
 void ViewerPanel::removeForks() {
   if (live_) live_->clear_branches();
 }
@@ -401,12 +388,10 @@ render::SceneLayers ViewerPanel::sceneLayers(const models::PlaybackState& state)
       const auto before = live_->frames(f->step - 1);
       f = before.empty() ? nullptr : before.front();
     }
-    const auto A = static_cast<std::size_t>(live_->task().act_dim);
-    layers.limbs.values.assign(A, 0.0);
-    if (f && f->acted && f->action_without.size() == f->action.size())
-      for (std::size_t j = 0; j < A && j < f->action.size(); ++j)
-        layers.limbs.values[j] = f->action[j] - f->action_without[j];
-    layers.limbs.scale = round_scale(effect_largest_);
+    layers.limbs.values =
+        f ? models::action_change(*f, live_->task().act_dim)
+          : std::vector<double>(static_cast<std::size_t>(live_->task().act_dim), 0.0);
+    layers.limbs.scale = models::legend_scale(effect_largest_);
   }
   return layers;
 }
@@ -423,16 +408,8 @@ std::vector<viz::EpisodeTimeline::Fork> ViewerPanel::forkCurves(
     f.name = tr("fork %1").arg(b + 1);
     f.colour = colour_of(style.colour);
     f.return_so_far.resize(frames.size());
-    f.action_difference.assign(frames.size(), std::nan(""));
-    for (std::size_t t = 0; t < frames.size(); ++t) {
-      f.return_so_far[t] = frames[t]->return_so_far;
-      if (t < main.size() && frames[t]->acted && main[t]->acted) {
-        double d = 0.0;
-        for (std::size_t j = 0; j < frames[t]->action.size() && j < main[t]->action.size(); ++j)
-          d += std::pow(static_cast<double>(frames[t]->action[j] - main[t]->action[j]), 2.0);
-        f.action_difference[t] = std::sqrt(d);
-      }
-    }
+    for (std::size_t t = 0; t < frames.size(); ++t) f.return_so_far[t] = frames[t]->return_so_far;
+    f.action_difference = models::action_difference(frames, main);
     out.push_back(std::move(f));
   }
   return out;

@@ -65,16 +65,6 @@ ImVec4 im_vec(palette::Rgb c) {
   return ImVec4(c.r / 255.0f, c.g / 255.0f, c.b / 255.0f, 1.0f);
 }
 
-// A round full scale for the limb colours' legend: 1, 2 or 5 times a power of ten at or above
-// `largest` (at least 0.01), so that the legend's numbers read at a glance and hold still.
-double round_scale(double largest) {
-  const double x = std::max(largest, 0.01);
-  const double decade = std::pow(10.0, std::floor(std::log10(x)));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * decade >= x * (1.0 - 1e-9)) return m * decade;
-  return 10.0 * decade;
-}
-
 // The frame of `frames` (consecutive from step 0) at `step`, or its last when it ended before.
 models::FramePtr at_step(const std::vector<models::FramePtr>& frames, int step) {
   if (frames.empty()) return nullptr;
@@ -240,7 +230,7 @@ struct LiveViewer::State {
   void change_interventions(const std::vector<std::string>& specs);
   void request_fork(const models::BranchChange& change);
   [[nodiscard]] std::vector<double> effect_values() const;
-  [[nodiscard]] double effect_scale() const { return round_scale(effect_largest); }
+  [[nodiscard]] double effect_scale() const { return models::legend_scale(effect_largest); }
   void record_step();
   bool start_recording(const fs::path& base, int fps);
   /// Ends the recording; `why` (the episode ended, an error) is said with where it went.
@@ -624,15 +614,11 @@ void LiveViewer::State::draw_scene(bool lean) {
 }
 
 std::vector<double> LiveViewer::State::effect_values() const {
-  const auto A = static_cast<std::size_t>(std::max(0, model->nu));
-  std::vector<double> out(A, 0.0);
   // The action that brought the body here (a frame that has not acted yet shows its parent's).
   models::FramePtr f = displayed;
   if (f && !f->acted && f->step > 0) f = at_step(frames, f->step - 1);
-  if (!f || !f->acted || f->action_without.size() != f->action.size()) return out;
-  for (std::size_t j = 0; j < A && j < f->action.size(); ++j)
-    out[j] = static_cast<double>(f->action[j]) - static_cast<double>(f->action_without[j]);
-  return out;
+  return f ? models::action_change(*f, model->nu)
+           : std::vector<double>(static_cast<std::size_t>(std::max(0, model->nu)), 0.0);
 }
 
 std::string LiveViewer::State::readout() const {
@@ -1175,13 +1161,7 @@ void LiveViewer::State::draw_traces() {
         other.push_back(joint_of(f));
         continue;
       }
-      other.push_back(by_step(f, [&](std::size_t t) {
-        if (t >= frames.size() || !f[t]->acted || !frames[t]->acted) return std::nan("");
-        double d = 0.0;
-        for (std::size_t j = 0; j < f[t]->action.size() && j < frames[t]->action.size(); ++j)
-          d += std::pow(static_cast<double>(f[t]->action[j] - frames[t]->action[j]), 2.0);
-        return std::sqrt(d);
-      }));
+      other.push_back(models::action_difference(f, frames));
     }
     std::vector<imgui::Trace> left, right;
     left.push_back({"main run", im_colour(palette::kMainRun), &returns[0], false, false});

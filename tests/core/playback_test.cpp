@@ -134,6 +134,15 @@ TEST(Playback, APatchFromAnotherTargetIsOneSpecTheGridToggles) {
   EXPECT_EQ(with_patch(specs, "head:2.1", std::nullopt), std::vector<std::string>{"context:3"});
 }
 
+TEST(Playback, TheLegendsScaleIsARoundNumberAboveTheLargestChange) {
+  EXPECT_EQ(legend_scale(0.0), 0.01);
+  EXPECT_EQ(legend_scale(0.3), 0.5);
+  EXPECT_EQ(legend_scale(0.5), 0.5);
+  EXPECT_EQ(legend_scale(0.51), 1.0);
+  EXPECT_EQ(legend_scale(1.2), 2.0);
+  EXPECT_EQ(legend_scale(7.0), 10.0);
+}
+
 // A clip's log says what each frame showed; read back with a standard JSON reader.
 TEST(Playback, AClipLogSaysWhatEachFrameShowedAndReadsBack) {
   test::TempDir dir;

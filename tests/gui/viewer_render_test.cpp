@@ -47,6 +47,18 @@ class Render : public testing::Test {
   }
 };
 
+// The window at the screen's corner, exposed, with the shipped DT open in its Viewer tab.
+void show_viewer_on_screen(MainWindow& w) {
+  w.resize(1300, 850);
+  w.move(0, 0);
+  w.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+  QSignalSpy shown(&w, &MainWindow::checkpointShown);
+  w.openDefaultCheckpoint();
+  ASSERT_TRUE(shown.wait(180000));
+  w.showPage(w.viewer());
+}
+
 int distinct_colours(const QImage& image) {
   QSet<QRgb> colours;
   for (int y = 0; y < image.height(); y += 3)
@@ -103,15 +115,8 @@ TEST_F(Render, TheViewerTabsSceneIsOnTheScreenAsTheUserSeesIt) {
   if (QGuiApplication::platformName() != QLatin1String("xcb"))
     GTEST_SKIP() << "reads the X server's screen";
   MainWindow w;
-  w.resize(1300, 850);
-  w.move(0, 0);
-  w.show();
-  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
-  QSignalSpy shown(&w, &MainWindow::checkpointShown);
-  w.openDefaultCheckpoint();
-  ASSERT_TRUE(shown.wait(180000));
+  ASSERT_NO_FATAL_FAILURE(show_viewer_on_screen(w));
   auto* v = w.viewer();
-  w.showPage(v);
   v->play();
   for (int i = 0; i < 2000 && (v->shown().cursor < 40 || v->scene()->framesDrawn() <= 3); ++i)
     QTest::qWait(10);
@@ -249,15 +254,8 @@ TEST_F(Render, TheViewerShowsTheRunningPolicyMidEpisode) {
 // colour; the limbs take the colour of the change. The window is saved as the user sees it.
 TEST_F(Render, InterventionsAndForksActFromTheStepOnScreenAndAreDrawnInTheScene) {
   MainWindow w;
-  w.resize(1300, 850);
-  w.move(0, 0);
-  w.show();
-  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
-  QSignalSpy shown(&w, &MainWindow::checkpointShown);
-  w.openDefaultCheckpoint();
-  ASSERT_TRUE(shown.wait(180000));
+  ASSERT_NO_FATAL_FAILURE(show_viewer_on_screen(w));
   auto* v = w.viewer();
-  w.showPage(v);
   v->pause();
   v->restart();
   v->setSpeed(0.0);

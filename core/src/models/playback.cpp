@@ -298,6 +298,14 @@ std::vector<std::string> with_patch(const std::vector<std::string>& specs, const
   return out;
 }
 
+double legend_scale(double largest) {
+  const double x = std::max(largest, 0.01);
+  const double decade = std::pow(10.0, std::floor(std::log10(x)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * decade >= x * (1.0 - 1e-9)) return m * decade;
+  return 10.0 * decade;
+}
+
 std::string next_ablation(const std::string& current) {
   if (current.empty()) return "zero";
   if (current == "zero") return "mean";

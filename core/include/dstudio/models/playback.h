@@ -139,6 +139,10 @@ bool patched(const std::vector<std::string>& specs, const std::string& site);
 std::vector<std::string> with_patch(const std::vector<std::string>& specs, const std::string& site,
                                     std::optional<double> target);
 
+/// The full scale of the limb colours' legend: 1, 2 or 5 times a power of ten at or above
+/// `largest` (at least 0.01), so that its numbers read at a glance and hold still.
+double legend_scale(double largest);
+
 /// Branches a player keeps beside its main run.
 inline constexpr int kMaxBranches = 4;
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -482,6 +483,27 @@ void EpisodePlayer::branch(int frame, double target, ModalityZeroing zeroing) {
   }
   s.env->restore_state(kept->physics);
   frames_.back() = std::move(kept);
+}
+
+std::vector<double> action_change(const PlayerFrame& frame, int act_dim) {
+  std::vector<double> out(static_cast<std::size_t>(std::max(0, act_dim)), 0.0);
+  if (!frame.acted || frame.action_without.size() != frame.action.size()) return out;
+  for (std::size_t j = 0; j < out.size() && j < frame.action.size(); ++j)
+    out[j] = static_cast<double>(frame.action[j]) - static_cast<double>(frame.action_without[j]);
+  return out;
+}
+
+std::vector<double> action_difference(const std::vector<FramePtr>& fork,
+                                      const std::vector<FramePtr>& main) {
+  std::vector<double> out(fork.size(), std::numeric_limits<double>::quiet_NaN());
+  for (std::size_t t = 0; t < fork.size() && t < main.size(); ++t) {
+    if (!fork[t]->acted || !main[t]->acted) continue;
+    double d = 0.0;
+    for (std::size_t j = 0; j < fork[t]->action.size() && j < main[t]->action.size(); ++j)
+      d += std::pow(static_cast<double>(fork[t]->action[j] - main[t]->action[j]), 2.0);
+    out[t] = std::sqrt(d);
+  }
+  return out;
 }
 
 FramePtr acted_window(const std::vector<FramePtr>& frames, const FramePtr& shown) {

@@ -66,6 +66,14 @@ using FramePtr = std::shared_ptr<const PlayerFrame>;
 /// (LivePlayer::frames(from)) that hold the step before `shown`.
 [[nodiscard]] FramePtr acted_window(const std::vector<FramePtr>& frames, const FramePtr& shown);
 
+/// What the interventions in force changed in `frame`'s action, joint by joint (action minus
+/// action_without); `act_dim` zeros when it has not acted or kept no plain action.
+[[nodiscard]] std::vector<double> action_change(const PlayerFrame& frame, int act_dim);
+/// By step, the distance ||a_fork - a_main|| between two runs' actions, NaN where either has not
+/// acted (frames consecutive from step 0, `fork` as long as it is).
+[[nodiscard]] std::vector<double> action_difference(const std::vector<FramePtr>& fork,
+                                                    const std::vector<FramePtr>& main);
+
 struct LoadedCheckpoint;
 
 /// A policy playing one episode, on the calling thread.
