@@ -261,19 +261,19 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   left_layout->addWidget(acting);
   left_layout->addWidget(timeline_, 2);
   // The timeline as a figure: with forks, the divergence plot.
-  auto* timeline_export = new QPushButton(tr("Export Timeline…"));
-  timeline_export->setObjectName(QStringLiteral("exportTimeline"));
-  timeline_export->setFocusPolicy(Qt::NoFocus);
-  timeline_export->setToolTip(
-      tr("The timeline as a figure at a venue's size: the returns, and the entropy or, with "
-         "forks, each fork's action difference from the main run"));
+  timeline_export_ = new QPushButton(tr("Export Timeline…"));
+  timeline_export_->setObjectName(QStringLiteral("exportTimeline"));
+  timeline_export_->setFocusPolicy(Qt::NoFocus);
   auto* export_report = new QLabel;
   export_report->setOpenExternalLinks(true);
-  viz::ExportDialog::attach(timeline_export, this, *timeline_, export_report);
+  viz::ExportDialog::attach(timeline_export_, this, *timeline_, export_report);
+  timeline_export_->setToolTip(
+      tr("The timeline as a figure at a venue's size: the returns, and the entropy or, with "
+         "forks, each fork's action difference from the main run or a joint"));
   auto* below = new QHBoxLayout;
   below->addWidget(readout_, 1);
   below->addWidget(export_report);
-  below->addWidget(timeline_export, 0, Qt::AlignTop);
+  below->addWidget(timeline_export_, 0, Qt::AlignTop);
   left_layout->addLayout(below);
 
   auto* right = new QWidget;
@@ -597,6 +597,7 @@ void ViewerPanel::setPlayer(const QString& title, std::shared_ptr<models::Episod
   fork_target_->setValue(target_->value());
   effect_largest_ = 0.0;
   rebuildHeadGrid();
+  rebuildDivergenceChoice();
   if (live_->replay()) {
     attention_->clear(
         tr("A dataset episode replayed from its recorded states: no policy acts, so there is no "
@@ -698,9 +699,13 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
     last_timeline_ms_ = now;
     QElapsedTimer timer;
     timer.start();
-    if (!state.branch_frames.empty() || !timeline_->forks().empty())
+    if (!state.branch_frames.empty() || !timeline_->forks().empty()) {
       timeline_->setForks(forkCurves(state));
+      if (divergence_->currentIndex() > 0)
+        timeline_->setDivergence(divergence_->currentText(), mainDivergence());
+    }
     timeline_->replotIfChanged();
+    timeline_export_->setEnabled(timeline_->hasFigure());
     timeline_ms_ = static_cast<double>(timer.nsecsElapsed()) / 1e6;
   }
 

@@ -157,6 +157,7 @@ class ViewerPanel : public QWidget {
   QWidget* buildInterventionsTab();
   QWidget* buildForksTab();
   void rebuildHeadGrid();
+  void rebuildDivergenceChoice();  // the joints of the task played
   void refreshSurgery();
   void applySpecs(const std::vector<std::string>& specs);
   // fork(), its refusal said in the status bar (the Forks tab's buttons).
@@ -164,6 +165,8 @@ class ViewerPanel : public QWidget {
   [[nodiscard]] render::SceneLayers sceneLayers(const models::PlaybackState& state) const;
   [[nodiscard]] std::vector<viz::EpisodeTimeline::Fork> forkCurves(
       const models::PlaybackState& state) const;
+  /// The main run's values of the joint on the timeline's right axis (none for the difference).
+  [[nodiscard]] std::vector<double> mainDivergence() const;
 
  protected:
   void changeEvent(QEvent* event) override;
@@ -185,6 +188,9 @@ class ViewerPanel : public QWidget {
   QDoubleSpinBox* fork_target_ = nullptr;
   QLabel* forks_ = nullptr;
   QComboBox* fork_choice_ = nullptr;
+  QComboBox* divergence_ = nullptr;
+  QPushButton* timeline_export_ =
+      nullptr;  // the timeline's right axis with forks: -1 or a qpos index
   std::vector<std::string> specs_shown_;
   std::uint64_t forks_generation_ = ~0ull;
   std::vector<models::BranchInfo> branches_;

@@ -20,6 +20,7 @@
 
 #include "dstudio/common/error.h"
 #include "dstudio/common/palette.h"
+#include "dstudio/env/environment.h"
 #include "dstudio/models/interventions.h"
 #include "dstudio/viz/number_text.h"
 #include "dstudio/viz/scene_view.h"
@@ -212,8 +213,47 @@ QWidget* ViewerPanel::buildForksTab() {
   row->addWidget(remove);
   row->addWidget(remove_all);
   grid->addLayout(row, 2, 0, 1, 4);
+  // What the timeline's right axis shows for the forks, as decision-viewer offers it.
+  divergence_ = new QComboBox;
+  divergence_->setObjectName(QStringLiteral("divergence"));
+  divergence_->setToolTip(
+      tr("What the timeline's right axis shows with forks: each fork's action "
+         "difference from the main run, or one joint of every run"));
+  connect(divergence_, &QComboBox::currentIndexChanged, this, [this] {
+    if (!live_) return;
+    timeline_->setForks(forkCurves(live_->state()));
+    timeline_->setDivergence(
+        divergence_->currentIndex() <= 0 ? tr("action difference") : divergence_->currentText(),
+        mainDivergence());
+    timeline_->replotIfChanged();
+  });
+  auto* axis_row = new QHBoxLayout;
+  axis_row->addWidget(new QLabel(tr("Timeline's right axis:")));
+  axis_row->addWidget(divergence_, 1);
+  grid->addLayout(axis_row, 3, 0, 1, 4);
   grid->setColumnStretch(3, 1);
   return tab;
+}
+
+void ViewerPanel::rebuildDivergenceChoice() {
+  const QSignalBlocker block(divergence_);
+  divergence_->clear();
+  divergence_->addItem(tr("action difference from the main run (L2)"), -1);
+  if (!live_) return;
+  try {
+    const auto model = env::load_model(live_->task());
+    for (const auto& j : env::joint_coordinates(model.get()))
+      divergence_->addItem(QString::fromStdString(j.name) + tr(" (qpos)"), j.qpos_index);
+  } catch (const Error&) {
+    // A task whose model does not load has no joints to offer; the difference stays.
+  }
+  timeline_->setDivergence(tr("action difference"));
+}
+
+std::vector<double> ViewerPanel::mainDivergence() const {
+  const int at = divergence_ ? divergence_->currentData().toInt() : -1;
+  if (!live_ || at < 0) return {};
+  return models::joint_trace(live_->frames(), at);
 }
 
 void ViewerPanel::rebuildHeadGrid() {
@@ -409,7 +449,9 @@ std::vector<viz::EpisodeTimeline::Fork> ViewerPanel::forkCurves(
     f.colour = colour_of(style.colour);
     f.return_so_far.resize(frames.size());
     for (std::size_t t = 0; t < frames.size(); ++t) f.return_so_far[t] = frames[t]->return_so_far;
-    f.action_difference = models::action_difference(frames, main);
+    const int joint = divergence_ ? divergence_->currentData().toInt() : -1;
+    f.divergence =
+        joint < 0 ? models::action_difference(frames, main) : models::joint_trace(frames, joint);
     out.push_back(std::move(f));
   }
   return out;

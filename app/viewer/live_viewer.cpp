@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -118,6 +119,40 @@ std::string BenchReport::text() const {
   return out.str();
 }
 
+// A map's cells as one texture, uploaded only when they change: software OpenGL draws one image
+// far faster than a rectangle a cell (1,830 of them for a 60-token window).
+struct MapTexture {
+  GLuint id = 0;
+  int side = 0;
+  std::vector<ImU32> pixels;
+
+  ImTextureID upload(const analysis::TokenMatrix& map, const std::vector<char>& valid) {
+    if (map.tokens <= 0) return nullptr;
+    auto next = imgui::map_pixels(map, valid);
+    if (id == 0) {
+      glGenTextures(1, &id);
+      glBindTexture(GL_TEXTURE_2D, id);
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    }
+    if (next != pixels || side != map.tokens) {
+      pixels = std::move(next);
+      side = map.tokens;
+      glBindTexture(GL_TEXTURE_2D, id);
+      glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, side, side, 0, GL_RGBA, GL_UNSIGNED_BYTE,
+                   pixels.data());
+    }
+    return reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(id));
+  }
+  void release() {
+    if (id != 0) glDeleteTextures(1, &id);
+    id = 0;
+  }
+};
+
 struct LiveViewer::State {
   ViewerOptions options;
   GLFWwindow* window = nullptr;
@@ -127,6 +162,7 @@ struct LiveViewer::State {
 
   std::unique_ptr<models::LivePlayer> live;
   std::unique_ptr<render::SceneLayerPainter> painter;  // ghosts and limb colours
+  MapTexture map_cells, fork_map_cells;                // the attention maps' cells
   std::string title;
   std::vector<models::TargetChoice> targets;
 
@@ -171,7 +207,7 @@ struct LiveViewer::State {
   float fork_target = 0.0f;
   char fork_checkpoint[1024] = {};
   int plot_joint = -1;  // under the scene with forks: -1 the action difference, else a joint
-  std::vector<std::pair<std::string, int>> joints;  // name, qpos address
+  std::vector<env::JointCoordinate> joints;  // what the plot under the scene can show
   // Interventions: the steering controls, and the limb colours.
   char steer_file[1024] = {};
   int click_patches = 0;  // a click on the grid: 0 ablates, 1 patches from patch_target
@@ -333,11 +369,7 @@ void LiveViewer::State::make_window() {
   mjr_defaultContext(&context);
   mjv_makeScene(model, &scene, 2000);
   painter = std::make_unique<render::SceneLayerPainter>(model);
-  for (int j = 0; j < model->njnt; ++j)
-    if (model->jnt_type[j] == mjJNT_HINGE || model->jnt_type[j] == mjJNT_SLIDE) {
-      const char* name = mj_id2name(model, mjOBJ_JOINT, j);
-      joints.emplace_back(name ? name : "joint " + std::to_string(j), model->jnt_qposadr[j]);
-    }
+  joints = env::joint_coordinates(model);
   mjr_makeContext(model, &context, mjFONTSCALE_100);
   camera.type = mjCAMERA_FREE;
   const render::CameraView view;
@@ -1099,13 +1131,15 @@ void LiveViewer::State::draw_attention() {
   imgui::token_map(
       "##attention", map, source ? source->inspection->token_types : std::vector<char>{},
       source ? source->inspection->token_steps : std::vector<int>{},
-      source ? source->inspection->valid : std::vector<char>{}, ImVec2(map_w, map_side));
+      source ? source->inspection->valid : std::vector<char>{}, ImVec2(map_w, map_side),
+      map_cells.upload(map, source ? source->inspection->valid : std::vector<char>{}));
   if (pair) {
     ImGui::SameLine();
     imgui::token_map(
         "##attention-fork", other_map, other ? other->inspection->token_types : std::vector<char>{},
         other ? other->inspection->token_steps : std::vector<int>{},
-        other ? other->inspection->valid : std::vector<char>{}, ImVec2(map_w, map_side));
+        other ? other->inspection->valid : std::vector<char>{}, ImVec2(map_w, map_side),
+        fork_map_cells.upload(other_map, other ? other->inspection->valid : std::vector<char>{}));
   }
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
   // The newest step has not acted yet: its map is the window acted on one step before.
@@ -1147,11 +1181,7 @@ void LiveViewer::State::draw_traces() {
     if (fresh)
       returns.push_back(by_step(frames, [&](std::size_t t) { return frames[t]->return_so_far; }));
     const auto joint_of = [&](const std::vector<models::FramePtr>& f) {
-      const int at = joints[static_cast<std::size_t>(joint)].second;
-      return by_step(f, [&](std::size_t t) {
-        const auto& q = f[t]->physics.qpos;
-        return at < static_cast<int>(q.size()) ? q[static_cast<std::size_t>(at)] : std::nan("");
-      });
+      return models::joint_trace(f, joints[static_cast<std::size_t>(joint)].qpos_index);
     };
     if (fresh && joint >= 0) other.push_back(joint_of(frames));
     for (const auto& f : branch_frames) {
@@ -1185,11 +1215,11 @@ void LiveViewer::State::draw_traces() {
     ImGui::BeginGroup();
     ImGui::SetNextItemWidth(half);
     const std::string what = joint < 0 ? "action difference from the main run (L2)"
-                                       : joints[static_cast<std::size_t>(joint)].first + " (qpos)";
+                                       : joints[static_cast<std::size_t>(joint)].name + " (qpos)";
     if (ImGui::BeginCombo("##divergence", what.c_str())) {
       if (ImGui::Selectable("action difference from the main run (L2)", joint < 0)) plot_joint = -1;
       for (std::size_t j = 0; j < joints.size(); ++j)
-        if (ImGui::Selectable((joints[j].first + " (qpos)").c_str(), joint == static_cast<int>(j)))
+        if (ImGui::Selectable((joints[j].name + " (qpos)").c_str(), joint == static_cast<int>(j)))
           plot_joint = static_cast<int>(j);
       ImGui::EndCombo();
     }
@@ -1376,6 +1406,8 @@ LiveViewer::~LiveViewer() {
   }
   if (s.window) {
     glfwMakeContextCurrent(s.window);
+    s.map_cells.release();
+    s.fork_map_cells.release();
     mjr_freeContext(&s.context);
     mjv_freeScene(&s.scene);
     glfwDestroyWindow(s.window);

@@ -49,6 +49,20 @@ TEST(Environment, DimensionsMatchD4rl) {
   EXPECT_EQ(Environment("halfcheetah").model()->opt.integrator, mjINT_EULER);
 }
 
+// The coordinates a viewer can plot: every hinge and slide joint, where it sits in qpos.
+TEST(Environment, JointCoordinatesNameEachHingeAndSlideAtItsQposIndex) {
+  const auto hopper = joint_coordinates(Environment("hopper").model());
+  ASSERT_EQ(hopper.size(), 6u);
+  const char* names[] = {"rootx", "rootz", "rooty", "thigh_joint", "leg_joint", "foot_joint"};
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(hopper[static_cast<std::size_t>(i)].name, names[i]);
+    EXPECT_EQ(hopper[static_cast<std::size_t>(i)].qpos_index, i);
+  }
+  const auto walker = joint_coordinates(Environment("walker2d").model());
+  ASSERT_EQ(walker.size(), 9u);
+  EXPECT_EQ(walker.back().qpos_index, 8);
+}
+
 TEST(Environment, PartiallyObservedTasksSeeThePositionsOfTheSamePhysics) {
   for (const std::string name : {"hopper", "walker2d", "halfcheetah"}) {
     const auto& po = task(name + "-po");

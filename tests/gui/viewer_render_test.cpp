@@ -4,17 +4,20 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QGuiApplication>
 #include <QImage>
 #include <QProcess>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QScreen>
 #include <QSet>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -339,6 +342,28 @@ TEST_F(Render, InterventionsAndForksActFromTheStepOnScreenAndAreDrawnInTheScene)
   }
   v->seek(150);
   v->sync();
+  // The timeline's right axis on a joint: every run's thigh angle, the fork's the main run's
+  // until the fork, its own after.
+  auto* axis = v->findChild<QComboBox*>("divergence");
+  ASSERT_NE(axis, nullptr);
+  const int thigh = axis->findText("thigh_joint (qpos)");
+  ASSERT_GT(thigh, 0);
+  axis->setCurrentIndex(thigh);
+  v->sync();
+  ASSERT_EQ(v->timeline()->forks().size(), 1u);
+  EXPECT_EQ(v->timeline()->divergenceName(), "thigh_joint (qpos)");
+  auto* export_timeline = v->findChild<QPushButton*>("exportTimeline");
+  ASSERT_NE(export_timeline, nullptr);
+  EXPECT_TRUE(export_timeline->isEnabled()) << "a timeline with steps exports";
+  const auto main_run = v->playerFrames();
+  const auto& thigh_of_fork = v->timeline()->forks()[0].divergence;
+  ASSERT_GT(thigh_of_fork.size(), 100u);
+  for (std::size_t t = 0; t <= 60; ++t)
+    ASSERT_EQ(thigh_of_fork[t], main_run[t]->physics.qpos[3]) << "step " << t;
+  double apart = 0.0;
+  for (std::size_t t = 61; t < 150 && t < thigh_of_fork.size(); ++t)
+    apart = std::max(apart, std::abs(thigh_of_fork[t] - main_run[t]->physics.qpos[3]));
+  EXPECT_GT(apart, 1e-3) << "target 500 moves the thigh otherwise";
   QTest::qWait(200);  // the frame drawn after the last state is composed onto the screen
   const QString shots = DSTUDIO_SCREENSHOT_DIR;
   QDir().mkpath(shots);

@@ -4,6 +4,7 @@
 // viewer_render_test.cpp covers it under a virtual X server.
 
 #include <gtest/gtest.h>
+#include <qcustomplot.h>
 
 #include <QApplication>
 #include <QComboBox>
@@ -128,6 +129,20 @@ TEST_F(Viewer, TheTimelineExportsWithForksAsTheDivergencePlotWithItsValues) {
   QDir().mkpath(shots);
   QFile::remove(QDir(shots).filePath("divergence.png"));
   QFile::copy(QDir(folder).filePath("divergence.png"), QDir(shots).filePath("divergence.png"));
+  // A joint on the right axis: the main run's values beside the fork's, named by the joint.
+  timeline.setDivergence("thigh_joint (qpos)", {-0.5, -0.25, 0.125, 0.0625});
+  timeline.replotIfChanged();
+  const auto joint_files =
+      timeline.exportFigure(QDir(folder).filePath("joint").toStdString(), style);
+  ASSERT_FALSE(joint_files.empty());
+  QFile joint_csv(QDir(folder).filePath("joint.csv"));
+  ASSERT_TRUE(joint_csv.open(QIODevice::ReadOnly));
+  const QString joint_text = QString::fromUtf8(joint_csv.readAll());
+  EXPECT_TRUE(joint_text.contains("main run: thigh_joint (qpos)")) << joint_text.toStdString();
+  EXPECT_TRUE(joint_text.contains("fork 1: thigh_joint (qpos)")) << joint_text.toStdString();
+  EXPECT_FALSE(joint_text.contains("action difference")) << joint_text.toStdString();
+  EXPECT_TRUE(joint_text.contains("0.0625")) << joint_text.toStdString();
+  EXPECT_EQ(timeline.plot()->yAxis2->label(), "thigh_joint (qpos)");
   QDir(folder).removeRecursively();
   timeline.setForks({});
   EXPECT_EQ(timeline.figureName(), "episode");

@@ -7,6 +7,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "colors.h"
 #include "dstudio/common/csv.h"
@@ -33,6 +34,12 @@ EpisodeTimeline::EpisodeTimeline(QWidget* parent) : QWidget(parent), plot_(new Q
   trace(plot_->addGraph(), palette::kReturnToGo, 1.5);
   trace(plot_->addGraph(), palette::kReturnSoFar, 1.5);
   trace(plot_->addGraph(plot_->xAxis, plot_->yAxis2), palette::kEntropy, 1.2);
+  // The main run's joint, when the forks' right axis shows a joint.
+  divergence_name_ = tr("action difference");
+  main_divergence_graph_ = plot_->addGraph(plot_->xAxis, plot_->yAxis2);
+  main_divergence_graph_->setPen(QPen(colors::of(palette::kMainRun), 1.0));
+  main_divergence_graph_->setVisible(false);
+  main_divergence_graph_->removeFromLegend();
   plot_->legend->setVisible(true);
   plot_->legend->setFont(QFont(font().family(), 8));
   // The legend in a row of its own above the plot, so it never hides a curve.
@@ -100,11 +107,26 @@ void EpisodeTimeline::setForks(std::vector<Fork> forks) {
     ret->setName(f.name + tr(": return"));
     ret->setPen(QPen(f.colour, 1.5, Qt::DotLine));
     auto* diff = plot_->addGraph(plot_->xAxis, plot_->yAxis2);
-    diff->setName(f.name + tr(": action difference"));
     diff->setPen(QPen(f.colour, 1.0));
     fork_graphs_.push_back(ret);
     fork_graphs_.push_back(diff);
   }
+  showDivergence();
+}
+
+void EpisodeTimeline::setDivergence(const QString& name, std::vector<double> main_run) {
+  divergence_name_ = name;
+  main_divergence_ = std::move(main_run);
+  dirty_ = true;
+  showDivergence();
+}
+
+QString EpisodeTimeline::divergenceAxis() const {
+  return main_divergence_.empty() ? divergence_name_ + tr(" from the main run (L2)")
+                                  : divergence_name_;
+}
+
+void EpisodeTimeline::showDivergence() {
   // With forks the right axis is theirs; the entropy is the main run's alone.
   const bool divergence = !forks_.empty();
   plot_->graph(2)->setVisible(!divergence);
@@ -112,8 +134,16 @@ void EpisodeTimeline::setForks(std::vector<Fork> forks) {
     plot_->graph(2)->removeFromLegend();
   else
     plot_->graph(2)->addToLegend();
-  plot_->yAxis2->setLabel(divergence ? tr("action difference from the main run (L2)")
-                                     : tr("attention entropy (nats)"));
+  for (std::size_t i = 0; i < forks_.size() && 2 * i + 1 < fork_graphs_.size(); ++i)
+    fork_graphs_[2 * i + 1]->setName(forks_[i].name + ": " + divergence_name_);
+  const bool main_shown = divergence && !main_divergence_.empty();
+  main_divergence_graph_->setName(tr("main run: ") + divergence_name_);
+  main_divergence_graph_->setVisible(main_shown);
+  if (main_shown)
+    main_divergence_graph_->addToLegend();
+  else
+    main_divergence_graph_->removeFromLegend();
+  plot_->yAxis2->setLabel(divergence ? divergenceAxis() : tr("attention entropy (nats)"));
 }
 
 void EpisodeTimeline::setCursor(int step) {
@@ -132,6 +162,11 @@ void EpisodeTimeline::replotIfChanged() {
   plot_->graph(0)->setData(x, values(rtg_), true);
   plot_->graph(1)->setData(x, values(collected_), true);
   plot_->graph(2)->setData(x, values(entropy_), true);
+  {
+    QVector<double> xs(static_cast<int>(main_divergence_.size()));
+    for (int k = 0; k < xs.size(); ++k) xs[k] = k;
+    main_divergence_graph_->setData(xs, values(main_divergence_), true);
+  }
   int span = n;
   for (std::size_t i = 0; i < forks_.size() && 2 * i + 1 < fork_graphs_.size(); ++i) {
     const auto& f = forks_[i];
@@ -141,7 +176,7 @@ void EpisodeTimeline::replotIfChanged() {
       return xs;
     };
     fork_graphs_[2 * i]->setData(along(f.return_so_far), values(f.return_so_far), true);
-    fork_graphs_[2 * i + 1]->setData(along(f.action_difference), values(f.action_difference), true);
+    fork_graphs_[2 * i + 1]->setData(along(f.divergence), values(f.divergence), true);
     span = std::max(span, static_cast<int>(f.return_so_far.size()));
   }
   // A window of at least 100 steps, so the first steps do not fill the width.
@@ -161,12 +196,24 @@ void EpisodeTimeline::replotIfChanged() {
   }
   if (forks_.empty()) {
     plot_->graph(2)->rescaleValueAxis(false, true);
-  } else {
+  } else if (main_divergence_.empty()) {
     double top = 0.0;
     for (const auto& f : forks_)
-      for (double d : f.action_difference)
+      for (double d : f.divergence)
         if (std::isfinite(d)) top = std::max(top, d);
     plot_->yAxis2->setRange(0.0, top > 0.0 ? 1.08 * top : 1.0);
+  } else {
+    // A joint: every run's range.
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    const auto widen = [&](const std::vector<double>& v) {
+      for (double d : v)
+        if (std::isfinite(d)) lo = std::min(lo, d), hi = std::max(hi, d);
+    };
+    widen(main_divergence_);
+    for (const auto& f : forks_) widen(f.divergence);
+    if (!std::isfinite(lo)) lo = 0.0, hi = 1.0;
+    if (hi - lo < 1e-9) lo -= 0.5, hi += 0.5;
+    plot_->yAxis2->setRange(lo - 0.05 * (hi - lo), hi + 0.08 * (hi - lo));
   }
   cursor_line_->point1->setCoords(cursor_, 0);
   cursor_line_->point2->setCoords(cursor_, 1);
@@ -207,21 +254,22 @@ std::vector<std::string> EpisodeTimeline::exportFigure(const std::string& base,
   } else {
     columns.emplace_back(tr("main run: return"), &collected_);
     for (const auto& f : forks_) columns.emplace_back(f.name + tr(": return"), &f.return_so_far);
+    if (!main_divergence_.empty())
+      columns.emplace_back(tr("main run: ") + divergence_name_, &main_divergence_);
     for (const auto& f : forks_)
-      columns.emplace_back(f.name + tr(": action difference"), &f.action_difference);
+      columns.emplace_back(f.name + ": " + divergence_name_, &f.divergence);
   }
   std::size_t steps = 0;
   std::vector<std::string> header = {"step"};
   for (const auto& [name, values] : columns) {
     const bool right =
-        forks_.empty() ? values == &entropy_ : name.endsWith(tr(": action difference"));
+        forks_.empty() ? values == &entropy_ : name.endsWith(": " + divergence_name_);
     series.push_back(series_of(name, *values, right));
     header.push_back(name.toStdString());
     steps = std::max(steps, values->size());
   }
-  auto written =
-      save_lines(base, series, s.x_title, s.y_title, s,
-                 forks_.empty() ? tr("attention entropy (nats)") : tr("action difference (L2)"));
+  auto written = save_lines(base, series, s.x_title, s.y_title, s,
+                            forks_.empty() ? tr("attention entropy (nats)") : divergenceAxis());
   CsvWriter csv(header, 9);
   for (std::size_t t = 0; t < steps; ++t) {
     csv << t;

@@ -109,6 +109,16 @@ double normalized_score(const TaskSpec& spec, double episode_return) {
   return 100.0 * (episode_return - spec.ref_min_score) / (spec.ref_max_score - spec.ref_min_score);
 }
 
+std::vector<JointCoordinate> joint_coordinates(const mjModel* model) {
+  std::vector<JointCoordinate> out;
+  for (int j = 0; j < model->njnt; ++j)
+    if (model->jnt_type[j] == mjJNT_HINGE || model->jnt_type[j] == mjJNT_SLIDE) {
+      const char* name = mj_id2name(model, mjOBJ_JOINT, j);
+      out.push_back({name ? name : "joint " + std::to_string(j), model->jnt_qposadr[j]});
+    }
+  return out;
+}
+
 ModelPtr load_model(const TaskSpec& spec, const std::filesystem::path& mjcf) {
   char error[1024] = "";
   mjModel* m = nullptr;

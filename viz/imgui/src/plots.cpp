@@ -16,6 +16,7 @@ namespace {
 constexpr ImU32 kAxis = IM_COL32(150, 150, 150, 255);
 constexpr ImU32 kText = IM_COL32(230, 230, 230, 255);
 constexpr ImU32 kGrid = IM_COL32(80, 80, 80, 255);
+constexpr ImU32 kMaskedCell = IM_COL32(30, 30, 30, 255);
 
 std::string label_of(char type, int step) {
   if (step < 0) return "pad";
@@ -75,6 +76,26 @@ ImU32 token_colour(char type) {
   }
 }
 
+std::vector<ImU32> map_pixels(const analysis::TokenMatrix& map, const std::vector<char>& valid) {
+  const int T = map.tokens;
+  std::vector<ImU32> pixels(static_cast<std::size_t>(T) * static_cast<std::size_t>(T), kMaskedCell);
+  const auto real = [&](int i) {
+    return i < static_cast<int>(valid.size()) ? valid[static_cast<std::size_t>(i)] != 0 : true;
+  };
+  double top = 0.0;
+  for (int q = 0; q < T; ++q)
+    for (int k = 0; k <= q; ++k)
+      if (real(q) && real(k) && std::isfinite(map.at(q, k)))
+        top = std::max(top, std::abs(map.at(q, k)));
+  if (top <= 0.0) top = 1.0;
+  for (int q = 0; q < T; ++q)
+    for (int k = 0; k <= q; ++k)
+      if (real(q) && real(k))
+        pixels[static_cast<std::size_t>(q) * static_cast<std::size_t>(T) +
+               static_cast<std::size_t>(k)] = viridis(std::abs(map.at(q, k)) / top);
+  return pixels;
+}
+
 // A polyline drawn as dashes of `dash` pixels with gaps as long, measured along the line.
 static void dashed_polyline(ImDrawList* draw, const std::vector<ImVec2>& points, ImU32 colour,
                             float thickness, float dash) {
@@ -98,7 +119,8 @@ static void dashed_polyline(ImDrawList* draw, const std::vector<ImVec2>& points,
 }
 
 MapHover token_map(const char* id, const analysis::TokenMatrix& map, const std::vector<char>& types,
-                   const std::vector<int>& steps, const std::vector<char>& valid, ImVec2 size) {
+                   const std::vector<int>& steps, const std::vector<char>& valid, ImVec2 size,
+                   ImTextureID cells) {
   MapHover hover;
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -117,21 +139,18 @@ MapHover token_map(const char* id, const analysis::TokenMatrix& map, const std::
     return i < static_cast<int>(valid.size()) ? valid[static_cast<std::size_t>(i)] != 0 : true;
   };
 
-  double top = 0.0;
-  for (int q = 0; q < T; ++q)
-    for (int k = 0; k <= q; ++k)
-      if (real(q) && real(k) && std::isfinite(map.at(q, k)))
-        top = std::max(top, std::abs(map.at(q, k)));
-  if (top <= 0.0) top = 1.0;
-
-  draw->AddRectFilled(grid, ImVec2(grid.x + side, grid.y + side), IM_COL32(30, 30, 30, 255));
-  for (int q = 0; q < T; ++q) {
-    if (!real(q)) continue;
-    for (int k = 0; k <= q; ++k) {
-      if (!real(k)) continue;
-      const ImVec2 a(grid.x + k * cell, grid.y + q * cell);
-      draw->AddRectFilled(a, ImVec2(a.x + cell, a.y + cell), viridis(std::abs(map.at(q, k)) / top));
-    }
+  if (cells) {
+    draw->AddImage(cells, grid, ImVec2(grid.x + side, grid.y + side));
+  } else {
+    const auto pixels = map_pixels(map, valid);
+    for (int q = 0; q < T; ++q)
+      for (int k = 0; k <= q; ++k) {
+        const ImU32 c = pixels[static_cast<std::size_t>(q) * static_cast<std::size_t>(T) +
+                               static_cast<std::size_t>(k)];
+        if (c == kMaskedCell) continue;
+        const ImVec2 a(grid.x + k * cell, grid.y + q * cell);
+        draw->AddRectFilled(a, ImVec2(a.x + cell, a.y + cell), c);
+      }
   }
   draw->AddRect(grid, ImVec2(grid.x + side, grid.y + side), kAxis);
 
@@ -273,7 +292,7 @@ int traces(const char* id, const std::vector<Trace>& series, int steps, int curs
     run.reserve(count / stride + 1);
     const auto flush = [&] {
       if (run.size() >= 2 && !t.dashed)
-        draw->AddPolyline(run.data(), static_cast<int>(run.size()), t.colour, 0, 1.5f);
+        draw->AddPolyline(run.data(), static_cast<int>(run.size()), t.colour, 0, 2.0f);
       if (run.size() >= 2 && t.dashed) dashed_polyline(draw, run, t.colour, 1.5f, 6.0f);
       run.clear();
     };

@@ -76,6 +76,15 @@ using ModelPtr = std::shared_ptr<const mjModel_>;
 /// the task. Throws EnvError with MuJoCo's message when it does not compile.
 ModelPtr load_model(const TaskSpec& spec, const std::filesystem::path& mjcf = {});
 
+/// A joint with one coordinate (hinge or slide): its name and where that coordinate is in qpos.
+struct JointCoordinate {
+  std::string name;
+  int qpos_index = 0;
+};
+/// The model's hinge and slide joints in model order (the hopper: rootx, rootz, rooty,
+/// thigh_joint, leg_joint, foot_joint); an unnamed joint is called "joint N".
+std::vector<JointCoordinate> joint_coordinates(const mjModel_* model);
+
 /// What one step produced.
 struct StepResult {
   double reward = 0.0;

@@ -506,6 +506,16 @@ std::vector<double> action_difference(const std::vector<FramePtr>& fork,
   return out;
 }
 
+std::vector<double> joint_trace(const std::vector<FramePtr>& frames, int qpos_index) {
+  std::vector<double> out(frames.size(), std::numeric_limits<double>::quiet_NaN());
+  for (std::size_t t = 0; t < frames.size(); ++t) {
+    const auto& q = frames[t]->physics.qpos;
+    if (qpos_index >= 0 && static_cast<std::size_t>(qpos_index) < q.size())
+      out[t] = q[static_cast<std::size_t>(qpos_index)];
+  }
+  return out;
+}
+
 FramePtr acted_window(const std::vector<FramePtr>& frames, const FramePtr& shown) {
   if (!shown) return nullptr;
   if (shown->inspection) return shown;

@@ -5,7 +5,8 @@
 /// cursor at the step on screen. Clicking or dragging on the plot asks to move the cursor there,
 /// so the viewer, the attention map and this plot share one time. With counterfactual forks, each
 /// fork's return joins the left axis in its colour and the right axis shows each fork's action
-/// difference from the main run instead of the entropy: the runs' divergence on one timeline.
+/// difference from the main run (or a chosen joint of every run) instead of the entropy: the
+/// runs' divergence on one timeline.
 
 #include <QColor>
 #include <QString>
@@ -26,7 +27,8 @@ class EpisodeTimeline : public QWidget, public FigureSource {
   explicit EpisodeTimeline(QWidget* parent = nullptr);
 
   /// As a figure ("episode", or "divergence" with forks): the returns on the left axis, the
-  /// entropy or the forks' action differences on the right, at a venue's size.
+  /// entropy or the forks' divergence (action difference or a joint) on the right, at a venue's
+  /// size, with every curve's values in a CSV beside it.
   [[nodiscard]] QString figureName() const override;
   [[nodiscard]] QString figureTitle() const override;
   [[nodiscard]] bool hasFigure() const override { return !rtg_.empty(); }
@@ -44,11 +46,17 @@ class EpisodeTimeline : public QWidget, public FigureSource {
     QString name;
     QColor colour;
     std::vector<double> return_so_far;
-    std::vector<double> action_difference;  ///< ||a_fork - a_main|| where both acted
+    /// The right axis: ||a_fork - a_main|| where both acted, or the joint chosen (setDivergence).
+    std::vector<double> divergence;
   };
   /// The forks drawn (none: the main run alone, with its entropy).
   void setForks(std::vector<Fork> forks);
   [[nodiscard]] const std::vector<Fork>& forks() const { return forks_; }
+  /// What the forks' right axis shows: "action difference" (from the main run, the default) or a
+  /// joint, such as "thigh_joint (qpos)", with the main run's own values of it drawn beside the
+  /// forks' (`main_run`; none for a difference from the main run).
+  void setDivergence(const QString& name, std::vector<double> main_run = {});
+  [[nodiscard]] const QString& divergenceName() const { return divergence_name_; }
   /// Moves the cursor.
   void setCursor(int step);
   [[nodiscard]] int cursor() const { return cursor_; }
@@ -64,12 +72,17 @@ class EpisodeTimeline : public QWidget, public FigureSource {
 
  private:
   void seekTo(double x);
+  void showDivergence();  // the right axis, its curves' names and the legend, as set
+  [[nodiscard]] QString divergenceAxis() const;
 
   QCustomPlot* plot_;
   QCPItemStraightLine* cursor_line_;
   std::vector<double> rtg_, collected_, entropy_;
   std::vector<Fork> forks_;
   std::vector<QCPGraph*> fork_graphs_;
+  QString divergence_name_;
+  std::vector<double> main_divergence_;
+  QCPGraph* main_divergence_graph_ = nullptr;
   int cursor_ = 0;
   bool dirty_ = false;
   bool dragging_ = false;

@@ -73,6 +73,9 @@ using FramePtr = std::shared_ptr<const PlayerFrame>;
 /// acted (frames consecutive from step 0, `fork` as long as it is).
 [[nodiscard]] std::vector<double> action_difference(const std::vector<FramePtr>& fork,
                                                     const std::vector<FramePtr>& main);
+/// By step, one coordinate of the body (qpos[qpos_index], env::joint_coordinates), NaN where a
+/// frame has no such coordinate.
+[[nodiscard]] std::vector<double> joint_trace(const std::vector<FramePtr>& frames, int qpos_index);
 
 struct LoadedCheckpoint;
 

@@ -32,9 +32,17 @@ struct MapHover {
 /// `steps` (-1 for padding) label the tokens; `valid` marks real tokens. Colours run from 0 to
 /// the largest visible value. Labels are typed and coloured; when cells are smaller than a line
 /// only the state (or merged) token of every k-th step is labelled. A tooltip names the hovered
-/// cell's query, key and weight. Returns what the mouse is over.
+/// cell's query, key and weight. Returns what the mouse is over. `cells`, if given, is a texture
+/// holding `map_pixels(map, valid)` (T x T, nearest filtering): the cells are then drawn as one
+/// image rather than a rectangle each, which software OpenGL rasterises far faster.
 MapHover token_map(const char* id, const analysis::TokenMatrix& map, const std::vector<char>& types,
-                   const std::vector<int>& steps, const std::vector<char>& valid, ImVec2 size);
+                   const std::vector<int>& steps, const std::vector<char>& valid, ImVec2 size,
+                   ImTextureID cells = nullptr);
+
+/// The cells of a map as T x T pixels (row = query, column = key; RGBA bytes in memory), in the
+/// colours `token_map` draws: viridis from 0 to the largest visible value, the causal mask and
+/// padding dark grey.
+std::vector<ImU32> map_pixels(const analysis::TokenMatrix& map, const std::vector<char>& valid);
 
 /// One trace over the steps of an episode.
 struct Trace {
