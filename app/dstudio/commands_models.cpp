@@ -1,5 +1,5 @@
-// dstudio variants | import | predict: the model variants, importing checkpoints from other
-// code, and predictions of a checkpoint on windows from a file.
+// dstudio variants | import | export | predict: the model variants, importing checkpoints from
+// other code, and predictions of a checkpoint on windows from a file.
 
 #include <cmath>
 #include <cstdio>
@@ -14,6 +14,7 @@
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/checkpoint_integrity.h"
 #include "dstudio/models/config_fields.h"
+#include "dstudio/models/export.h"
 #include "dstudio/models/import.h"
 #include "dstudio/models/predict.h"
 #include "dstudio/models/variant_config.h"
@@ -99,9 +100,11 @@ void add_model_commands(CLI::App& app, int& exit_code) {
   import
       ->add_option(
           "--format", ia->format,
-          "corl-dt: a state_dict of CORL's Decision Transformer (algorithms/offline/dt.py)")
+          "corl-dt: a state_dict of CORL's Decision Transformer (algorithms/offline/dt.py); "
+          "state-dict: a state_dict `dstudio export --format state-dict` wrote, its description "
+          "in the .json beside it")
       ->required()
-      ->check(CLI::IsMember({"corl-dt"}));
+      ->check(CLI::IsMember({"corl-dt", "state-dict"}));
   import
       ->add_option("file", ia->file,
                    "The .pt file (torch.save of model.state_dict(), or CORL's checkpoint dict)")
@@ -126,13 +129,15 @@ void add_model_commands(CLI::App& app, int& exit_code) {
       ->check(known_environment());
   import->callback([run, ia] {
     run([&] {
-      const auto info = models::import_corl_dt(ia->file, ia->out, ia->options);
+      const auto info = ia->format == "state-dict"
+                            ? models::import_state_dict(ia->file, ia->out)
+                            : models::import_corl_dt(ia->file, ia->out, ia->options);
   const auto& c = info.variant;
   std::printf(
-      "imported %s -> %s\n  dt: state %d, action %d, K %d, %d layers x %d hidden, heads %d, "
+      "imported %s -> %s\n  %s: state %d, action %d, K %d, %d layers x %d hidden, heads %d, "
       "timesteps < %d\n",
-      ia->file.c_str(), ia->out.c_str(), c.state_dim, c.act_dim, c.context_length, c.layers,
-      c.hidden, c.heads, c.max_ep_len);
+      ia->file.c_str(), ia->out.c_str(), c.variant.c_str(), c.state_dim, c.act_dim,
+      c.context_length, c.layers, c.hidden, c.heads, c.max_ep_len);
   bool stats = false;
   for (float v : info.state_std) stats |= v != 1.0f;
   for (float v : info.state_mean) stats |= v != 0.0f;
@@ -141,6 +146,35 @@ void add_model_commands(CLI::App& app, int& exit_code) {
 });
 }  // namespace dstudio::cli
 );
+
+auto* exporter = app.add_subcommand(
+    "export", "Write a checkpoint's model as a state_dict that PyTorch code loads (torch.load)");
+struct ExportArgs {
+  std::string format, checkpoint, out;
+};
+auto ea = std::make_shared<ExportArgs>();
+exporter
+    ->add_option("--format", ea->format,
+                 "corl-dt: CORL's DecisionTransformer (algorithms/offline/dt.py) loads it with "
+                 "load_state_dict(strict=True), its constructor's arguments in the .json beside "
+                 "it; state-dict: any variant in the studio's names, its description beside it")
+    ->required()
+    ->check(CLI::IsMember({"corl-dt", "state-dict"}));
+exporter->add_option("--checkpoint", ea->checkpoint, "A Decision Studio checkpoint")
+    ->required()
+    ->check(CLI::ExistingFile);
+exporter->add_option("--out", ea->out, "The .pt file to write (and the .json beside it)")
+    ->required();
+exporter->callback([run, ea] {
+  run([&] {
+    if (ea->format == "corl-dt")
+      models::export_corl_dt(ea->checkpoint, ea->out);
+    else
+      models::export_state_dict(ea->checkpoint, ea->out);
+    std::printf("exported %s -> %s (%s), %s\n", ea->checkpoint.c_str(), ea->out.c_str(),
+                ea->format.c_str(), models::export_sidecar(ea->out).c_str());
+  });
+});
 
 auto* predict = app.add_subcommand(
     "predict", "Predict the actions of a checkpoint on windows from an HDF5 file");

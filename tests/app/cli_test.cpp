@@ -378,6 +378,46 @@ TEST_F(Cli, ImportAndPredictRunAsDocumented) {
   EXPECT_THAT(r.err, HasSubstr("legacy format"));
 }
 
+// Export as documented: CORL's layout for a DT CORL can express, the studio's names for any
+// variant, read back by import; a variant CORL cannot express exits 1 naming why, writing nothing.
+TEST_F(Cli, ExportWritesStateDictsThatImportReadsBack) {
+  const std::string data = DSTUDIO_TEST_DATA;
+  auto r = run("import --format corl-dt " + data + "/corl_dt/a_state_dict.pt --out " +
+                   (dir / "a.pt").string() + " --heads 2",
+               dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run("export --format corl-dt --checkpoint " + (dir / "a.pt").string() + " --out " +
+              (dir / "corl.pt").string(),
+          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("corl.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "corl.json"));
+  r = run("import --format corl-dt " + (dir / "corl.pt").string() + " --out " +
+              (dir / "back.pt").string() + " --heads 2",
+          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run("export --format state-dict --checkpoint " + (dir / "a.pt").string() + " --out " +
+              (dir / "sd.pt").string(),
+          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run("import --format state-dict " + (dir / "sd.pt").string() + " --out " +
+              (dir / "sd-back.pt").string(),
+          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("dt: state 11, action 3, K 5"));
+  const std::string shipped =
+      std::string(DSTUDIO_TEST_DATA) + "/../../resources/checkpoints/hopper-medium-expert-dt.pt";
+  r = run("export --format corl-dt --checkpoint " + shipped + " --out " + (dir / "no.pt").string(),
+          dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("its MLP uses relu; CORL's uses GELU"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "no.pt"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "no.json"));
+  r = run("export --format onnx --checkpoint " + shipped + " --out " + (dir / "no.pt").string(),
+          dir);
+  EXPECT_EQ(r.exit_code, 2);
+}
+
 }  // namespace
 
 namespace {

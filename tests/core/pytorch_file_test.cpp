@@ -1,6 +1,6 @@
-// The torch.save reader against files whose contents are known (tests/reference/
-// pytorch_file_fixtures.py writes them; the values below follow from its arange-based tensors),
-// and the files it must refuse with a clear message.
+// The torch.save reader (and the state_dict writer) against files whose contents are known
+// (tests/reference/ pytorch_file_fixtures.py writes them; the values below follow from its
+// arange-based tensors), and the files it must refuse with a clear message.
 
 #include "dstudio/models/pytorch_file.h"
 
@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "csv_check.h"
 #include "h5_fixture.h"
 
 namespace dstudio::models {
@@ -105,6 +106,77 @@ TEST(PyTorchFile, RefusesOtherFilesWithAClearMessage) {
     } catch (const PyTorchFileError&) {
     }
   }
+}
+
+// A state_dict written as torch.save writes one reads back exactly, and Python's standard zipfile
+// and pickle modules (not the project's reader) see the archive torch.load expects: CRCs that
+// check, every entry's bytes on a 64-byte boundary, an OrderedDict of _rebuild_tensor_v2 calls
+// on storages, and no global beyond the ones torch.load(weights_only=True) allows.
+TEST(PyTorchFile, AWrittenStateDictReadsBackExactlyAndAsPythonSeesIt) {
+  test::TempDir dir;
+  const std::vector<NamedTensor> tensors = {
+      {"layer.weight", {"float32", {2, 3}, {0.5f, -1.25f, 3.0f, 1e-7f, -0.0f, 65504.0f}}},
+      {"layer.bias", {"float32", {2}, {7.0f, -7.0f}}},
+      {"blocks.0.causal_mask", {"bool", {2, 2}, {0.0f, 1.0f, 0.0f, 0.0f}}},
+      {"scale", {"float32", {}, {2.5f}}}};
+  write_pytorch_state_dict(dir / "model.pt", tensors);
+  const auto back = read_pytorch_file(dir / "model.pt");
+  ASSERT_EQ(back.order.size(), tensors.size());
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const auto& [name, t] = tensors[i];
+    EXPECT_EQ(back.order[i], name);
+    EXPECT_EQ(back.tensors.at(name).dtype, t.dtype) << name;
+    EXPECT_EQ(back.tensors.at(name).shape, t.shape) << name;
+    EXPECT_EQ(back.tensors.at(name).values, t.values) << name;
+  }
+  static const char* script = R"PY(
+import pickle, struct, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+assert z.testzip() is None, 'a CRC does not check'
+names = z.namelist()
+assert all(n.startswith('model/') for n in names), names
+for info in z.infolist():
+    z.fp.seek(info.header_offset + 26)
+    n, m = struct.unpack('<HH', z.fp.read(4))
+    assert (info.header_offset + 30 + n + m) % 64 == 0, info.filename
+assert z.read('model/version') == b'3\n'
+class Storage:
+    def __init__(self, dtype): self.dtype = dtype
+allowed = {('collections', 'OrderedDict'), ('torch._utils', '_rebuild_tensor_v2'),
+           ('torch', 'FloatStorage'), ('torch', 'BoolStorage')}
+def rebuild(storage, offset, shape, stride, requires_grad, hooks):
+    kind, cls, key, location, numel = storage
+    raw = z.read('model/data/' + key)
+    values = (list(struct.unpack('<%df' % numel, raw)) if cls.dtype == 'float32'
+              else [float(b) for b in raw])
+    return (cls.dtype, tuple(shape), tuple(stride), requires_grad, location, values)
+class Reader(pickle.Unpickler):
+    def find_class(self, module, name):
+        assert (module, name) in allowed, (module, name)
+        if name == 'OrderedDict':
+            import collections; return collections.OrderedDict
+        if name == '_rebuild_tensor_v2': return rebuild
+        return Storage('float32' if name == 'FloatStorage' else 'bool')
+    def persistent_load(self, pid): return pid
+import io
+state = Reader(io.BytesIO(z.read('model/data.pkl'))).load()
+print(type(state).__name__)
+for name, (dtype, shape, stride, grad, location, values) in state.items():
+    print(name, dtype, list(shape), list(stride), grad, location, ' '.join(repr(v) for v in values))
+)PY";
+  const auto out = test::python_output(script, dir / "model.pt");
+  EXPECT_EQ(out,
+            "OrderedDict\n"
+            "layer.weight float32 [2, 3] [3, 1] False cpu 0.5 -1.25 3.0 1.0000000116860974e-07 "
+            "-0.0 65504.0\n"
+            "layer.bias float32 [2] [1] False cpu 7.0 -7.0\n"
+            "blocks.0.causal_mask bool [2, 2] [2, 1] False cpu 0.0 1.0 0.0 0.0\n"
+            "scale float32 [] [] False cpu 2.5\n");
+  EXPECT_THROW(write_pytorch_state_dict(dir / "bad.pt", {{"x", {"int64", {1}, {1.0f}}}}),
+               PyTorchFileError);
+  EXPECT_THROW(write_pytorch_state_dict(dir / "bad.pt", {{"x", {"float32", {3}, {1.0f}}}}),
+               PyTorchFileError);
+  EXPECT_FALSE(fs::exists(dir / "bad.pt"));
 }
 
 }  // namespace

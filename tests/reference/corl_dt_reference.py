@@ -17,7 +17,6 @@ import argparse
 import os
 from typing import Optional
 
-import h5py
 import numpy as np
 import torch
 import torch.nn as nn
@@ -164,6 +163,8 @@ def predict(model, inp, dtype=torch.float32) -> np.ndarray:
 
 
 def write_h5(path, data: dict):
+    import h5py  # only to write fixtures; loading a model needs torch alone
+
     with h5py.File(path, "w") as f:
         for name, arr in data.items():
             f.create_dataset(name, data=arr, track_times=False)

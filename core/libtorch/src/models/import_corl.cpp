@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "corl_names.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/import.h"
 #include "dstudio/models/pytorch_file.h"
@@ -22,32 +23,6 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   for (std::size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
   s << (shape.size() == 1 ? ",)" : ")");
   return s.str();
-}
-
-// The CORL name of one of our parameters.
-std::string corl_name(const std::string& ours) {
-  static const std::vector<std::pair<std::string, std::string>> prefixes = {
-      {"timestep.", "timestep_emb."}, {"embed_return.", "return_emb."},
-      {"embed_state.", "state_emb."}, {"embed_action.", "action_emb."},
-      {"embed_ln.", "emb_norm."},     {"final_ln.", "out_norm."},
-      {"head.", "action_head.0."}};
-  for (const auto& [a, b] : prefixes)
-    if (ours.rfind(a, 0) == 0) return b + ours.substr(a.size());
-  // blocks.N.<part>.<weight|bias>
-  static const std::vector<std::pair<std::string, std::string>> parts = {
-      {".ln1.", ".norm1."},
-      {".ln2.", ".norm2."},
-      {".fc1.", ".mlp.0."},
-      {".fc2.", ".mlp.2."},
-      {".mixer.proj.", ".attention.out_proj."}};
-  for (const auto& [a, b] : parts) {
-    const auto at = ours.find(a);
-    if (at != std::string::npos) return ours.substr(0, at) + b + ours.substr(at + a.size());
-  }
-  const auto at = ours.find(".mixer.qkv.");
-  if (at != std::string::npos)
-    return ours.substr(0, at) + ".attention.in_proj_" + ours.substr(at + 11);
-  return ours;
 }
 
 }  // namespace

@@ -133,8 +133,7 @@ void check_compatible(const CheckpointInfo& info, const data::Dataset& dataset) 
     throw CheckpointError(info.path + " does not fit " + dataset.path + ": " + problems);
 }
 
-void save_weights_checkpoint(const fs::path& path, DecisionModel& model, const CheckpointInfo& info,
-                             const std::string& origin) {
+std::string checkpoint_description(const CheckpointInfo& info, const std::string& origin) {
   ordered_json meta = {
       {"format", "dstudio-checkpoint-1"},
       {"variant", ordered_json::parse(to_json(info.variant))},
@@ -152,8 +151,13 @@ void save_weights_checkpoint(const fs::path& path, DecisionModel& model, const C
       {"software", software_versions()},
       {"origin", origin},
   };
+  return meta.dump();
+}
+
+void save_weights_checkpoint(const fs::path& path, DecisionModel& model, const CheckpointInfo& info,
+                             const std::string& origin) {
   torch::serialize::OutputArchive archive, weights;
-  archive.write("meta", c10::IValue(meta.dump()));
+  archive.write("meta", c10::IValue(checkpoint_description(info, origin)));
   model->save(weights);
   archive.write("model", weights);
   save_sealed_archive(archive, path);

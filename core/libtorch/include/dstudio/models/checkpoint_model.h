@@ -30,6 +30,10 @@ struct LoadedCheckpoint {
 
 // open_checkpoint and checkpoint_parse_count are declared in checkpoint.h (no LibTorch there).
 
+/// The description a checkpoint holds (its "meta" record, JSON), which
+/// checkpoint_info_from_description reads back; `origin` says where the weights came from.
+std::string checkpoint_description(const CheckpointInfo& info, const std::string& origin);
+
 /// Writes a checkpoint of weights and description only (no optimiser or random streams), e.g.
 /// for imported models; `origin` says where the weights came from. It can be loaded and
 /// evaluated, not resumed. Atomic; throws CheckpointError when the file cannot be written.
