@@ -5,9 +5,11 @@
 #include <QComboBox>
 #include <QEvent>
 #include <QHBoxLayout>
+#include <QJsonArray>
 #include <QLabel>
 #include <QPushButton>
 #include <QTextBrowser>
+#include <QUrl>
 #include <QVBoxLayout>
 #include <algorithm>
 
@@ -29,6 +31,15 @@ LessonPanel::LessonPanel(QVector<Lesson> lessons, QWidget* parent)
   heading_->setWordWrap(true);
   heading_->setTextFormat(Qt::RichText);
   text_->setOpenExternalLinks(false);
+  text_->setOpenLinks(false);
+  // The step's bookmarks are links "bookmark:STEP": a click takes the viewer there.
+  connect(text_, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
+    if (url.scheme() == QLatin1String("bookmark")) {
+      bool ok = false;
+      const int step = url.path().toInt(&ok);
+      if (ok) emit bookmarkChosen(step);
+    }
+  });
   text_->setFrameShape(QFrame::NoFrame);
   enlargeText();
   for (auto* b : {previous_, next_}) b->setFocusPolicy(Qt::NoFocus);
@@ -81,7 +92,24 @@ void LessonPanel::show_step() {
                         .arg(step_ + 1)
                         .arg(l.steps.size())
                         .arg(s.title.toHtmlEscaped()));
-  text_->setHtml(s.text);
+  // The step's bookmarks under its text, each a link to its step.
+  QString bookmarks;
+  for (const auto& item : s.workspace.value(QStringLiteral("bookmarks")).toArray()) {
+    const auto b = item.toObject();
+    if (b.value(QStringLiteral("on")).toString(QStringLiteral("viewer")) != QLatin1String("viewer"))
+      continue;
+    const int at = b.value(QStringLiteral("step")).toInt();
+    bookmarks += tr("<li><a href=\"bookmark:%1\">step %1 · %2</a>%3</li>")
+                     .arg(at)
+                     .arg(b.value(QStringLiteral("name")).toString().toHtmlEscaped())
+                     .arg(b.value(QStringLiteral("note")).toString().isEmpty()
+                              ? QString()
+                              : QStringLiteral(": ") +
+                                    b.value(QStringLiteral("note")).toString().toHtmlEscaped());
+  }
+  text_->setHtml(bookmarks.isEmpty()
+                     ? s.text
+                     : s.text + tr("<p><b>Bookmarks</b></p><ul>%1</ul>").arg(bookmarks));
   previous_->setEnabled(step_ > 0);
   next_->setEnabled(step_ + 1 < l.steps.size());
 }

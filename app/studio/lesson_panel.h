@@ -33,6 +33,8 @@ class LessonPanel : public QDockWidget {
  signals:
   /// The window should open this workspace (paths already resolved).
   void stepChosen(const QJsonObject& workspace);
+  /// A bookmark of the step was clicked: the viewer should go to `step`.
+  void bookmarkChosen(int step);
 
  protected:
   void changeEvent(QEvent* event) override;

@@ -175,6 +175,10 @@ MainWindow::MainWindow(QWidget* parent)
         !error.isEmpty())
       showError(tr("The lesson's step cannot open: %1").arg(error), ErrorOf::Workspace);
   });
+  connect(lessons_, &LessonPanel::bookmarkChosen, this, [this](int step) {
+    showPage(viewer_);
+    viewer_->seek(step);
+  });
   connect(workspace_view_, &viz::WorkspaceView::openRequested, this,
           &MainWindow::chooseWorkspaceToOpen);
   connect(training_, &TrainingPanel::runStarted, this, &MainWindow::refreshRuns);

@@ -84,6 +84,8 @@ Workspace MainWindow::workspace() const {
   if (viewer_->hasPlayer()) w.viewer = viewer_->settings();
   for (const QString& run : training_->runFolders()) w.runs.push_back(run.toStdString());
   w.sweep = sweep_->sweepDir().toStdString();
+  w.bookmarks = viewer_->bookmarks();
+  for (const auto& b : training_->runBookmarks()) w.bookmarks.push_back(b);
   w.window_geometry = saveGeometry().toBase64().toStdString();
   w.window_state = saveState().toBase64().toStdString();
   return w;
@@ -120,6 +122,9 @@ bool MainWindow::applyWorkspace(const Workspace& w, QString* error) {
   pending_compare_ = q(w.compare);
   pending_comparison_ = w.comparison;
   pending_run_ = w.run;
+  // The workspace's bookmarks replace the ones shown: they name steps of its episode and runs.
+  viewer_->setBookmarks(w.bookmarks);
+  training_->setRunBookmarks(w.bookmarks);
   if (!pending_compare_.isEmpty() && !QFileInfo::exists(pending_compare_))
     missing << pending_compare_, pending_compare_.clear();
   // "default": the default dataset, when no dataset is open yet.

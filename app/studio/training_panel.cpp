@@ -48,6 +48,7 @@
 #include <optional>
 #include <set>
 
+#include "bookmark_dialog.h"
 #include "dstudio/analysis/curves.h"
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
@@ -314,7 +315,25 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   auto* right_layout = new QVBoxLayout(right);
   right_layout->setContentsMargins(0, 0, 0, 0);
   right_layout->addWidget(progress_);
-  right_layout->addWidget(status_);
+  // A step of the run shown, named with a note: drawn on its curves, kept in the workspace.
+  auto* bookmark = new QPushButton(tr("Bookmark Step…"));
+  bookmark->setObjectName(QStringLiteral("bookmarkRunStep"));
+  bookmark->setToolTip(
+      tr("Name a step of the run shown, with a note: drawn on its curves and "
+         "kept in the workspace"));
+  connect(bookmark, &QPushButton::clicked, this, [this] {
+    const RunRow* row = selectedRun();
+    if (!row) return;
+    const auto step = static_cast<int>(std::min<std::int64_t>(row->run->step(), 1'000'000'000));
+    const auto total = static_cast<int>(
+        std::min<std::int64_t>(std::max(row->run->totalSteps(), row->run->step()), 1'000'000'000));
+    if (auto b = askBookmark(this, BookmarkPlace::Run, row->run->dir(), step, total))
+      addRunBookmark(*b);
+  });
+  auto* status_row = new QHBoxLayout;
+  status_row->addWidget(status_, 1);
+  status_row->addWidget(bookmark, 0, Qt::AlignTop);
+  right_layout->addLayout(status_row);
   right_layout->addWidget(right_split, 1);
 
   auto* split = new QSplitter(Qt::Horizontal);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "dstudio/analysis/curves.h"
+#include "dstudio/common/workspace.h"
 #include "dstudio/data/dataset.h"
 #include "dstudio/models/training.h"
 #include "dstudio/models/variant_config.h"
@@ -163,6 +164,12 @@ class TrainingPanel : public QWidget {
   [[nodiscard]] QString lastError() const { return last_error_; }
   /// The folder of each run in the list, in list order.
   [[nodiscard]] QStringList runFolders() const;
+  /// Bookmarks on runs' curves (those on the viewer are left out), drawn on the curves of the run
+  /// shown when they name its folder.
+  void setRunBookmarks(std::vector<Bookmark> bookmarks);
+  [[nodiscard]] const std::vector<Bookmark>& runBookmarks() const { return run_bookmarks_; }
+  /// Bookmarks `step` of the run shown; false when no run is shown.
+  bool addRunBookmark(Bookmark bookmark);
 
  signals:
   /// The run list's menu: open a run's checkpoint in the analysis views, or compare it with the
@@ -213,6 +220,8 @@ class TrainingPanel : public QWidget {
   void chooseRunFolder();
   void exportWithDialog();
   RunRow* selectedRun();
+  void drawRunBookmarks(const RunRow* row);
+  std::vector<Bookmark> run_bookmarks_;
   [[nodiscard]] analysis::Band band() const;
   // The checked runs' curves of the chosen metric, grouped, smoothed and spread (core).
   [[nodiscard]] std::vector<analysis::CurveGroup> comparedGroups() const;

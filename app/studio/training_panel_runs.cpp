@@ -2,6 +2,8 @@
 // the selected run's curves. See training_panel.h; the panel's construction and forms are in
 // training_panel.cpp.
 
+#include <qcustomplot.h>
+
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
@@ -43,6 +45,7 @@
 #include <optional>
 #include <set>
 
+#include "bookmark_dialog.h"
 #include "dstudio/analysis/curves.h"
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
@@ -56,6 +59,7 @@
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/number_text.h"
 #include "dstudio/viz/run_curves_view.h"
+#include "dstudio/viz/step_marks.h"
 #include "job.h"
 #include "training_panel.h"
 
@@ -302,9 +306,43 @@ void TrainingPanel::updateItem(RunRow& row) {
                       failed ? QColor(213, 94, 0) : runs_list_->palette().text().color());
 }
 
+void TrainingPanel::setRunBookmarks(std::vector<Bookmark> bookmarks) {
+  run_bookmarks_.clear();
+  for (auto& b : bookmarks)
+    if (b.on == BookmarkPlace::Run) run_bookmarks_.push_back(std::move(b));
+  std::stable_sort(run_bookmarks_.begin(), run_bookmarks_.end(),
+                   [](const Bookmark& a, const Bookmark& b) { return a.step < b.step; });
+  showRun(selectedRun());
+}
+
+bool TrainingPanel::addRunBookmark(Bookmark bookmark) {
+  const RunRow* row = selectedRun();
+  if (!row) return false;
+  bookmark.on = BookmarkPlace::Run;
+  bookmark.run = row->run->dir().toStdString();
+  auto all = run_bookmarks_;
+  all.push_back(std::move(bookmark));
+  setRunBookmarks(std::move(all));
+  return true;
+}
+
+void TrainingPanel::drawRunBookmarks(const RunRow* row) {
+  std::vector<viz::StepMark> marks;
+  if (row)
+    for (const auto& b : run_bookmarks_)
+      if (QFileInfo(QString::fromStdString(b.run)) == QFileInfo(row->run->dir()))
+        marks.push_back({static_cast<double>(b.step), QString::fromStdString(b.name)});
+  for (auto* plot : {live_->lossPlot(), live_->learningRatePlot(), live_->throughputPlot(),
+                     live_->evaluationPlot()}) {
+    viz::draw_step_marks(plot, marks);
+    plot->replot(QCustomPlot::rpQueuedReplot);
+  }
+}
+
 void TrainingPanel::showRun(const RunRow* row) {
   if (!row) {
     live_->clear();
+    drawRunBookmarks(nullptr);
     progress_->setRange(0, 1);
     progress_->setValue(0);
     progress_->setFormat(tr("no run"));
@@ -315,6 +353,7 @@ void TrainingPanel::showRun(const RunRow* row) {
   using State = TrainingRun::State;
   const std::int64_t step = run.step(), total = run.totalSteps();
   live_->setRun({}, run.metrics());  // the status line above names the run
+  drawRunBookmarks(row);
 
   if (total > 0 && total <= INT_MAX) {
     progress_->setRange(0, static_cast<int>(total));

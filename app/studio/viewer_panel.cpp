@@ -270,9 +270,12 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   timeline_export_->setToolTip(
       tr("The timeline as a figure at a venue's size: the returns, and the entropy or, with "
          "forks, each fork's action difference from the main run or a joint"));
+  buildBookmarkControls();
   auto* below = new QHBoxLayout;
   below->addWidget(readout_, 1);
   below->addWidget(export_report);
+  below->addWidget(bookmark_list_, 0, Qt::AlignTop);
+  below->addWidget(bookmark_add_, 0, Qt::AlignTop);
   below->addWidget(timeline_export_, 0, Qt::AlignTop);
   left_layout->addLayout(below);
 

@@ -121,6 +121,11 @@ class ViewerPanel : public QWidget {
   [[nodiscard]] viz::SceneView* scene() const { return scene_; }
   [[nodiscard]] viz::AttentionMapView* attention() const { return attention_; }
   [[nodiscard]] viz::EpisodeTimeline* timeline() const { return timeline_; }
+  /// The episode's bookmarks (named steps with notes), by step; those not on the viewer are
+  /// left out. Drawn on the timeline, listed to go to.
+  void setBookmarks(std::vector<Bookmark> bookmarks);
+  [[nodiscard]] const std::vector<Bookmark>& bookmarks() const { return bookmarks_; }
+  void addBookmark(Bookmark bookmark);
   [[nodiscard]] QSlider* slider() const { return slider_; }
   [[nodiscard]] QString readout() const;
   /// Milliseconds the last attention-map and timeline updates took on the GUI thread.
@@ -158,6 +163,8 @@ class ViewerPanel : public QWidget {
   QWidget* buildForksTab();
   void rebuildHeadGrid();
   void rebuildDivergenceChoice();  // the joints of the task played
+  void buildBookmarkControls();
+  void refreshBookmarks();
   void refreshSurgery();
   void applySpecs(const std::vector<std::string>& specs);
   // fork(), its refusal said in the status bar (the Forks tab's buttons).
@@ -188,9 +195,11 @@ class ViewerPanel : public QWidget {
   QDoubleSpinBox* fork_target_ = nullptr;
   QLabel* forks_ = nullptr;
   QComboBox* fork_choice_ = nullptr;
-  QComboBox* divergence_ = nullptr;
-  QPushButton* timeline_export_ =
-      nullptr;  // the timeline's right axis with forks: -1 or a qpos index
+  QComboBox* divergence_ = nullptr;  // the timeline's right axis with forks: -1 or a qpos index
+  QPushButton* timeline_export_ = nullptr;
+  std::vector<Bookmark> bookmarks_;
+  QComboBox* bookmark_list_ = nullptr;
+  QPushButton* bookmark_add_ = nullptr;
   std::vector<std::string> specs_shown_;
   std::uint64_t forks_generation_ = ~0ull;
   std::vector<models::BranchInfo> branches_;

@@ -53,6 +53,9 @@ Workspace every_key() {
   w.run = WorkspaceRun::Ablation;
   w.runs = {"/runs/a", "/runs/b b"};
   w.sweep = "/sweeps/table1";
+  w.bookmarks = {
+      {BookmarkPlace::Viewer, "", 283, "the ghost falls", "target 1200, head 1.1 zeroed"},
+      {BookmarkPlace::Run, "/runs/a", 40000, "loss plateau", ""}};
   w.window_geometry = "AdnQywADAAAAAAAAAAAAAA==";
   w.window_state = "AAAA/wAAAAD9AAAAAA==";
   return w;
@@ -64,7 +67,11 @@ TEST(Workspace, EveryKeyRoundTrips) {
   EXPECT_EQ(back, w);
   // The text is a JSON object with exactly the keys set.
   const auto j = nlohmann::json::parse(to_json(w));
-  EXPECT_EQ(j.size(), 14U);
+  EXPECT_EQ(j.size(), 15U);
+  EXPECT_EQ(j["bookmarks"][0]["on"], "viewer");
+  EXPECT_EQ(j["bookmarks"][0]["step"], 283);
+  EXPECT_EQ(j["bookmarks"][1]["run"], "/runs/a");
+  EXPECT_FALSE(j["bookmarks"][1].contains("note"));
   EXPECT_EQ(j["viewer"]["zeroing"], "states");
   EXPECT_EQ(j["viewer"]["forks"][1], "100:checkpoint=/runs/gdt/checkpoint.pt");
   EXPECT_EQ(j["viewer"]["interventions"][0], "head:2.1=zero");
@@ -219,6 +226,18 @@ TEST(Workspace, RefusesEveryWrongTypeAndRange) {
       {R"({"decision_studio_workspace": "1"})", "\"decision_studio_workspace\" must be an integer"},
       // paths and names
       {R"({"decision_studio_workspace": 1, "dataset": 5})", "\"dataset\" must be a string, not 5"},
+      // bookmarks
+      {R"({"decision_studio_workspace": 1, "bookmarks": {}})", "\"bookmarks\" must be an array"},
+      {R"({"decision_studio_workspace": 1, "bookmarks": [{"name": "x"}]})",
+       "\"bookmarks[0]\" has no \"step\""},
+      {R"({"decision_studio_workspace": 1, "bookmarks": [{"step": 1, "on": "sky"}]})",
+       "\"bookmarks[0].on\" must be \"viewer\" or \"run\""},
+      {R"({"decision_studio_workspace": 1, "bookmarks": [{"step": 200000}]})",
+       "\"bookmarks[0].step\" must be a step of an episode, 0 to 100000"},
+      {R"({"decision_studio_workspace": 1, "bookmarks": [{"step": 5, "on": "run"}]})",
+       "\"bookmarks[0]\" is on a run's curves but names no \"run\""},
+      {R"({"decision_studio_workspace": 1, "bookmarks": [{"step": -1}]})",
+       "\"bookmarks[0].step\" must be an integer"},
       {R"({"decision_studio_workspace": 1, "dataset": ""})",
        "\"dataset\" must be a non-empty string"},
       {R"({"decision_studio_workspace": 1, "checkpoint": null})",

@@ -27,10 +27,12 @@
 #include "dstudio/models/playback.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/markov_lab_view.h"
+#include "dstudio/viz/step_marks.h"
 #include "lesson_panel.h"
 #include "main_window.h"
 #include "markov_lab_job.h"
 #include "test_application.h"
+#include "viewer_panel.h"
 
 namespace dstudio::studio {
 namespace {
@@ -157,6 +159,28 @@ TEST_F(Lessons, AStepOpensItsCheckpointItsComparisonSideBySideAndItsText) {
   EXPECT_TRUE(shown.front().front().toString().endsWith("hopper-medium-expert-dc.pt"));
   EXPECT_FALSE(w.attentionView()->showingSideBySide());
   EXPECT_EQ(w.lessonPanel()->step(), 2);
+}
+
+// A lesson's bookmarks: listed under the step's text as links, on the viewer's timeline as marks;
+// a click on one takes the viewer to its step.
+TEST_F(Lessons, AStepsBookmarksAreListedDrawnAndTakeTheViewerThere) {
+  const auto lessons = shippedLessons();
+  int which = -1;
+  for (int i = 0; i < lessons.size(); ++i)
+    if (lessons[i].file == "which-head-reads-the-return.json") which = i;
+  ASSERT_GE(which, 0);
+  MainWindow w;
+  QSignalSpy shown(&w, &MainWindow::checkpointShown);
+  w.openLesson(which, 0);
+  EXPECT_TRUE(w.lessonPanel()->text().contains("step 283 · the ghost falls"))
+      << w.lessonPanel()->text().toStdString();
+  ASSERT_EQ(w.viewer()->bookmarks().size(), 2u);
+  EXPECT_EQ(w.viewer()->bookmarks()[1].step, 283);
+  EXPECT_EQ(viz::step_mark_count(w.viewer()->timeline()->plot()), 2);
+  ASSERT_TRUE(shown.wait(180000));
+  w.lessonPanel()->next();
+  EXPECT_EQ(w.viewer()->bookmarks()[1].step, 353) << "the next step's bookmarks replace them";
+  EXPECT_EQ(w.workspace().bookmarks, w.viewer()->bookmarks());
 }
 
 // At 1280 x 800 the lesson panel beside the tabs keeps the window on the screen, and every tab in

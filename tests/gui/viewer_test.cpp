@@ -44,7 +44,9 @@
 #include "dstudio/viz/entropy_reward_view.h"
 #include "dstudio/viz/episode_timeline.h"
 #include "dstudio/viz/return_analysis_view.h"
+#include "dstudio/viz/run_curves_view.h"
 #include "dstudio/viz/scene_view.h"
+#include "dstudio/viz/step_marks.h"
 #include "dstudio/viz/workspace_view.h"
 #include "h5_fixture.h"
 #include "main_window.h"
@@ -379,6 +381,45 @@ TEST_F(Viewer, AWorkspaceIsSavedAndRestoredInANewWindow) {
     return s.frame && s.frame->target == 4200.0 &&
            s.frame->zeroing == models::ModalityZeroing::Actions;
   }));
+}
+
+// Bookmarks: a workspace's named steps are listed in the Viewer tab and drawn on its timeline, a
+// run's on that run's curves; the workspace the window writes holds them again, equal.
+TEST_F(Viewer, BookmarksSurviveAWorkspaceRoundTripAndAreDrawnWhereTheyPoint) {
+  const QString run = QString::fromStdString((dir / "dt-seed2-20260101-000000").string());
+  QDir().mkpath(run);
+  std::ofstream((dir / "dt-seed2-20260101-000000" / "metrics.csv").string())
+      << "step,loss,learning_rate,steps_per_second\n10,0.8,1e-4,50\n20,0.4,1e-4,50\n";
+  MainWindow w;
+  ASSERT_TRUE(w.trainingPanel()->addRunFolder(run)) << w.trainingPanel()->lastError().toStdString();
+  Workspace ws;
+  ws.bookmarks = {{BookmarkPlace::Viewer, "", 40, "the hop", "both feet leave the floor"},
+                  {BookmarkPlace::Viewer, "", 12, "the start", ""},
+                  {BookmarkPlace::Run, run.toStdString(), 10, "loss plateau", "before decay"}};
+  QString error;
+  ASSERT_TRUE(w.applyWorkspace(ws, &error)) << error.toStdString();
+  auto* v = w.viewer();
+  ASSERT_EQ(v->bookmarks().size(), 2u);
+  EXPECT_EQ(v->bookmarks()[0].name, "the start") << "listed by step";
+  EXPECT_EQ(viz::step_mark_count(v->timeline()->plot()), 2);
+  auto* list = v->findChild<QComboBox*>("bookmarks");
+  ASSERT_NE(list, nullptr);
+  ASSERT_EQ(list->count(), 3);
+  EXPECT_EQ(list->itemText(2), "step 40 · the hop");
+  EXPECT_EQ(list->itemData(2, Qt::ToolTipRole).toString(), "both feet leave the floor");
+  ASSERT_EQ(w.trainingPanel()->runBookmarks().size(), 1u);
+  EXPECT_EQ(viz::step_mark_count(w.trainingPanel()->liveView()->lossPlot()), 1);
+
+  v->addBookmark({BookmarkPlace::Viewer, "", 25, "mid-air", "added in the window"});
+  const Workspace saved = w.workspace();
+  ASSERT_EQ(saved.bookmarks.size(), 4u);
+  EXPECT_EQ(saved.bookmarks[1].name, "mid-air");
+  EXPECT_EQ(saved.bookmarks[3], ws.bookmarks[2]);
+  EXPECT_EQ(parse_workspace(to_json(saved)), saved);
+  MainWindow again;
+  ASSERT_TRUE(again.applyWorkspaceText(QByteArray::fromStdString(to_json(saved)), &error))
+      << error.toStdString();
+  EXPECT_EQ(again.viewer()->bookmarks(), v->bookmarks());
 }
 
 // A workspace of an earlier studio names its tab by the title; it still opens there. What the

@@ -148,6 +148,35 @@ constexpr const char* kMaps[] = {"layer", "mean over layers", "rollout"};
 constexpr const char* kComparisons[] = {"side by side", "difference"};
 constexpr const char* kRuns[] = {"sweep", "ablation"};
 constexpr const char* kLabMixers[] = {"pooling", "attention", "conv"};
+constexpr const char* kBookmarkPlaces[] = {"viewer", "run"};
+
+Bookmark bookmark_of(const json& o, const std::string& where) {
+  Bookmark b;
+  bool has_step = false;
+  for (const auto& [key, value] : o.items()) {
+    const std::string name = where + "." + key;
+    if (key == "on")
+      b.on = static_cast<BookmarkPlace>(choice(value, name, kBookmarkPlaces));
+    else if (key == "run")
+      b.run = text(value, name);
+    else if (key == "step")
+      b.step = integer_in(value, name, 0, 1'000'000'000), has_step = true;
+    else if (key == "name") {
+      b.name = text(value, name);
+      if (b.name.size() > 200 || b.name.find('\n') != std::string::npos)
+        wrong(name, "one line of at most 200 characters", value);
+    } else if (key == "note") {
+      b.note = text(value, name);
+      if (b.note.size() > 4000) wrong(name, "at most 4000 characters", value);
+    }
+  }
+  if (!has_step) fail("\"" + where + "\" has no \"step\"");
+  if (b.on == BookmarkPlace::Viewer && b.step > 100'000)
+    wrong(where + ".step", "a step of an episode, 0 to 100000", o["step"]);
+  if (b.on == BookmarkPlace::Run && b.run.empty())
+    fail("\"" + where + "\" is on a run's curves but names no \"run\"");
+  return b;
+}
 
 WorkspaceViewer viewer_of(const json& o) {
   WorkspaceViewer v;
@@ -244,6 +273,9 @@ const char* to_string(WorkspaceComparison comparison) {
 const char* to_string(WorkspaceRun run) {
   return kRuns[static_cast<int>(run)];
 }
+const char* to_string(BookmarkPlace place) {
+  return kBookmarkPlaces[static_cast<int>(place)];
+}
 
 models::MarkovLabOptions WorkspaceMarkovLab::apply(models::MarkovLabOptions options) const {
   options.chain = analysis::MarkovChain::make(
@@ -301,7 +333,16 @@ Workspace parse_workspace(std::string_view json_text) {
         ws.runs.push_back(text(value[i], "runs[" + std::to_string(i) + "]"));
     } else if (key == "sweep")
       ws.sweep = text(value, key);
-    else if (key == "window_geometry")
+    else if (key == "bookmarks") {
+      if (!value.is_array()) wrong(key, "an array of bookmarks", value);
+      if (value.size() > static_cast<std::size_t>(kMaxBookmarks))
+        fail("has " + std::to_string(value.size()) + " bookmarks; at most " +
+             std::to_string(kMaxBookmarks));
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        const std::string where = "bookmarks[" + std::to_string(i) + "]";
+        ws.bookmarks.push_back(bookmark_of(object(value[i], where), where));
+      }
+    } else if (key == "window_geometry")
       ws.window_geometry = base64(value, key);
     else if (key == "window_state")
       ws.window_state = base64(value, key);
@@ -351,6 +392,18 @@ std::string to_json(const Workspace& ws) {
   if (ws.run) w["run"] = to_string(*ws.run);
   if (!ws.runs.empty()) w["runs"] = ws.runs;
   if (!ws.sweep.empty()) w["sweep"] = ws.sweep;
+  if (!ws.bookmarks.empty()) {
+    ordered_json list = ordered_json::array();
+    for (const auto& b : ws.bookmarks) {
+      ordered_json o = {{"on", to_string(b.on)}};
+      if (!b.run.empty()) o["run"] = b.run;
+      o["step"] = b.step;
+      o["name"] = b.name;
+      if (!b.note.empty()) o["note"] = b.note;
+      list.push_back(o);
+    }
+    w["bookmarks"] = list;
+  }
   if (!ws.window_geometry.empty()) w["window_geometry"] = ws.window_geometry;
   if (!ws.window_state.empty()) w["window_state"] = ws.window_state;
   return w.dump(4);

@@ -21,6 +21,8 @@
 ///     array of paths sweep                      path of the sweep folder open in the Sweep tab
 ///     (docs/sweeps.md) window_geometry, window_state  base64, as Qt's saveGeometry and saveState
 ///     give them
+///     bookmarks                  [{on: "viewer" | "run", run (a run folder, for "run"), step,
+///                                name, note}]
 
 #include <cstdint>
 #include <filesystem>
@@ -97,6 +99,24 @@ struct WorkspaceMarkovLab {
   [[nodiscard]] models::MarkovLabOptions apply(models::MarkovLabOptions options) const;
 };
 
+/// Where a bookmark is: on the viewer's timeline, or on a training run's curves.
+enum class BookmarkPlace { Viewer, Run };
+
+/// A named step with a note ("bookmarks"): a moment of the played episode worth coming back to,
+/// or a step of a training run's curves (its run folder in `run`). Kept in workspaces, shown by
+/// lessons, written into figure recipes.
+struct Bookmark {
+  BookmarkPlace on = BookmarkPlace::Viewer;
+  std::string run;   ///< the run folder, for a bookmark on a run's curves
+  int step = 0;      ///< in [0, 100000] on the viewer, [0, 1e9] on a run
+  std::string name;  ///< one line, at most 200 characters
+  std::string note;  ///< at most 4000 characters
+  bool operator==(const Bookmark&) const = default;
+};
+
+/// At most this many bookmarks a workspace.
+constexpr int kMaxBookmarks = 1000;
+
 /// A parsed workspace. Strings are empty and optionals unset where the file has no such key.
 struct Workspace {
   int version = kWorkspaceVersion;
@@ -110,7 +130,8 @@ struct Workspace {
   std::optional<WorkspaceMarkovLab> markov_lab;
   std::optional<WorkspaceRun> run;
   std::vector<std::string> runs;
-  std::string sweep;            ///< a sweep folder
+  std::string sweep;  ///< a sweep folder
+  std::vector<Bookmark> bookmarks;
   std::string window_geometry;  ///< base64
   std::string window_state;     ///< base64
   bool operator==(const Workspace&) const = default;
@@ -131,5 +152,6 @@ Workspace resolve_resources(Workspace workspace, const std::filesystem::path& re
 const char* to_string(WorkspaceMap map);
 const char* to_string(WorkspaceComparison comparison);
 const char* to_string(WorkspaceRun run);
+const char* to_string(BookmarkPlace place);
 
 }  // namespace dstudio

@@ -1,0 +1,75 @@
+// The Viewer tab's bookmarks: named steps of the episode, listed, jumped to and drawn on the
+// timeline. See viewer_panel.h.
+
+#include <qcustomplot.h>
+
+#include <QComboBox>
+#include <QPushButton>
+#include <algorithm>
+
+#include "bookmark_dialog.h"
+#include "dstudio/viz/episode_timeline.h"
+#include "dstudio/viz/step_marks.h"
+#include "viewer_panel.h"
+
+namespace dstudio::studio {
+
+void ViewerPanel::setBookmarks(std::vector<Bookmark> bookmarks) {
+  bookmarks_.clear();
+  for (auto& b : bookmarks)
+    if (b.on == BookmarkPlace::Viewer) bookmarks_.push_back(std::move(b));
+  std::stable_sort(bookmarks_.begin(), bookmarks_.end(),
+                   [](const Bookmark& a, const Bookmark& b) { return a.step < b.step; });
+  refreshBookmarks();
+}
+
+void ViewerPanel::addBookmark(Bookmark bookmark) {
+  auto all = bookmarks_;
+  all.push_back(std::move(bookmark));
+  setBookmarks(std::move(all));
+}
+
+void ViewerPanel::refreshBookmarks() {
+  {
+    const QSignalBlocker block(bookmark_list_);
+    bookmark_list_->clear();
+    bookmark_list_->addItem(bookmarks_.empty() ? tr("no bookmark") : tr("go to a bookmark…"), -1);
+    for (std::size_t i = 0; i < bookmarks_.size(); ++i) {
+      bookmark_list_->addItem(bookmarkLabel(bookmarks_[i]), static_cast<int>(i));
+      bookmark_list_->setItemData(bookmark_list_->count() - 1,
+                                  QString::fromStdString(bookmarks_[i].note), Qt::ToolTipRole);
+    }
+  }
+  std::vector<viz::StepMark> marks;
+  for (const auto& b : bookmarks_)
+    marks.push_back({static_cast<double>(b.step), QString::fromStdString(b.name)});
+  viz::draw_step_marks(timeline_->plot(), marks);
+  timeline_->plot()->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void ViewerPanel::buildBookmarkControls() {
+  bookmark_list_ = new QComboBox;
+  bookmark_list_->setObjectName(QStringLiteral("bookmarks"));
+  bookmark_list_->setToolTip(tr("The episode's bookmarks: choose one to go to its step"));
+  bookmark_list_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  connect(bookmark_list_, &QComboBox::activated, this, [this](int index) {
+    const int i = bookmark_list_->itemData(index).toInt();
+    if (i >= 0 && i < static_cast<int>(bookmarks_.size()) && live_)
+      seek(bookmarks_[static_cast<std::size_t>(i)].step);
+    const QSignalBlocker block(bookmark_list_);
+    bookmark_list_->setCurrentIndex(0);
+    setFocus();
+  });
+  bookmark_add_ = new QPushButton(tr("Bookmark…"));
+  bookmark_add_->setObjectName(QStringLiteral("addBookmark"));
+  bookmark_add_->setFocusPolicy(Qt::NoFocus);
+  bookmark_add_->setToolTip(
+      tr("Name the step on screen, with a note: kept in the workspace, drawn on the timeline"));
+  connect(bookmark_add_, &QPushButton::clicked, this, [this] {
+    const int step = live_ ? shown_.cursor : 0;
+    const int last = std::max(step, std::max(0, shown_.frames - 1));
+    if (auto b = askBookmark(this, BookmarkPlace::Viewer, {}, step, last)) addBookmark(*b);
+  });
+}
+
+}  // namespace dstudio::studio
