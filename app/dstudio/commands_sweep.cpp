@@ -726,12 +726,16 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
   });
 
   // collect
-  auto* collect = sweep_cmd->add_subcommand("collect",
-                                            "Final and best scores per cell and per group (mean, "
-                                            "std over seeds): CSV, JSON and a LaTeX table");
+  auto* collect = sweep_cmd->add_subcommand(
+      "collect",
+      "Final and best scores per cell and per group (mean, std, and the IQM with its stratified "
+      "bootstrap 95% interval over seeds), rliable's aggregates of each setting over its datasets, "
+      "performance profiles and the probability of improvement: CSV, JSON, LaTeX tables, figures");
   struct CollectArgs {
     std::string dir, out;
     bool json = false;
+    int resamples = 2000;
+    std::uint64_t seed = 0;
   };
   auto co = std::make_shared<CollectArgs>();
   collect->add_option("dir", co->dir, "The sweep folder")->required();
@@ -739,6 +743,13 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
                       "Where to write cells.csv, groups.csv, results.json, table.tex and the "
                       "figures (default: DIR/results)");
   collect->add_flag("--json", co->json, "Print results.json");
+  collect->add_option("--resamples", co->resamples, "Bootstrap resamples of every interval")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  collect
+      ->add_option("--bootstrap-seed", co->seed,
+                   "Seed of the bootstrap (the same seed gives the same intervals)")
+      ->capture_default_str();
 #ifdef DSTUDIO_HAVE_FIGURES
   // scores.* (and best_scores.*): the groups as bars, in the export dialog's styles.
   const auto figures = add_sweep_figure_options(collect);
@@ -774,13 +785,23 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
                               {"best_score", finite(cs.best_score)}});
       }
       for (const auto& w : warnings) std::fprintf(stderr, "dstudio: warning: %s\n", w.c_str());
-      const auto groups = sweep::collect_groups(s);
+      analysis::BootstrapOptions bootstrap;
+      bootstrap.resamples = co->resamples;
+      bootstrap.seed = co->seed;
+      const auto groups = sweep::collect_groups(s, nullptr, bootstrap);
       CsvWriter groups_csv({"group", "setting", "dataset", "cells", "finished", "score_mean",
-                            "score_std", "best_mean", "best_std"},
+                            "score_std", "best_mean", "best_std", "score_iqm", "score_iqm_low",
+                            "score_iqm_high", "best_iqm", "best_iqm_low", "best_iqm_high"},
                            6);
+      const auto interval_json = [&](const analysis::Interval& i) {
+        return nlohmann::ordered_json{
+            {"estimate", finite(i.estimate)}, {"low", finite(i.low)}, {"high", finite(i.high)}};
+      };
       for (const auto& g : groups) {
         groups_csv << g.group << g.setting << g.dataset << g.cells << g.finished << g.score_mean
-                   << g.score_std << g.best_mean << g.best_std;
+                   << g.score_std << g.best_mean << g.best_std << g.score_iqm.estimate
+                   << g.score_iqm.low << g.score_iqm.high << g.best_iqm.estimate << g.best_iqm.low
+                   << g.best_iqm.high;
         groups_csv.end_row();
         j["groups"].push_back({{"group", g.group},
                                {"setting", g.setting},
@@ -790,8 +811,65 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
                                {"score_mean", finite(g.score_mean)},
                                {"score_std", finite(g.score_std)},
                                {"best_mean", finite(g.best_mean)},
-                               {"best_std", finite(g.best_std)}});
+                               {"best_std", finite(g.best_std)},
+                               {"score_iqm", interval_json(g.score_iqm)},
+                               {"best_iqm", interval_json(g.best_iqm)}});
       }
+      // rliable's statistics of each setting over its datasets (tasks) and seeds (runs).
+      sweep::SweepStatistics stats;
+      stats.aggregates = sweep::aggregate_settings(groups, bootstrap);
+      stats.improvements = sweep::setting_improvements(groups, bootstrap);
+      stats.profiles = sweep::setting_profiles(groups, false, 101, bootstrap);
+      stats.best_profiles = sweep::setting_profiles(groups, true, 101, bootstrap);
+      CsvWriter aggregates_csv(
+          {"setting", "measure", "statistic", "estimate", "low", "high", "datasets", "runs"}, 6);
+      j["bootstrap"] = {{"resamples", bootstrap.resamples},
+                        {"confidence", bootstrap.confidence},
+                        {"seed", bootstrap.seed},
+                        {"method", "stratified bootstrap, percentile interval (rliable)"}};
+      j["aggregates"] = nlohmann::ordered_json::array();
+      for (const auto& a : stats.aggregates) {
+        nlohmann::ordered_json entry = {{"setting", a.setting}, {"datasets", a.datasets}};
+        for (const auto& [measure, summary] :
+             {std::pair{"final", &a.last}, std::pair{"best", &a.best}}) {
+          if (!*summary) continue;
+          nlohmann::ordered_json m = {{"runs", (*summary)->runs}};
+          for (const auto& [name, i] :
+               {std::pair{"iqm", &(*summary)->iqm}, std::pair{"median", &(*summary)->median},
+                std::pair{"mean", &(*summary)->mean},
+                std::pair{"optimality_gap", &(*summary)->optimality_gap}}) {
+            aggregates_csv << a.setting << measure << name << i->estimate << i->low << i->high
+                           << (*summary)->tasks << (*summary)->runs;
+            aggregates_csv.end_row();
+            m[name] = interval_json(*i);
+          }
+          entry[measure] = m;
+        }
+        j["aggregates"].push_back(entry);
+      }
+      CsvWriter improvement_csv({"x", "y", "measure", "probability", "low", "high", "datasets"}, 6);
+      j["improvements"] = nlohmann::ordered_json::array();
+      for (const auto& p : stats.improvements) {
+        nlohmann::ordered_json entry = {{"x", p.x}, {"y", p.y}, {"datasets", p.datasets}};
+        for (const auto& [measure, interval] :
+             {std::pair{"final", &p.last}, std::pair{"best", &p.best}}) {
+          if (!*interval) continue;
+          improvement_csv << p.x << p.y << measure << (*interval)->estimate << (*interval)->low
+                          << (*interval)->high << p.datasets.size();
+          improvement_csv.end_row();
+          entry[measure] = interval_json(**interval);
+        }
+        j["improvements"].push_back(entry);
+      }
+      CsvWriter profiles_csv({"setting", "measure", "tau", "fraction", "low", "high"}, 6);
+      for (const auto& [measure, profiles] :
+           {std::pair{"final", &stats.profiles}, std::pair{"best", &stats.best_profiles}})
+        for (const auto& p : *profiles)
+          for (const auto& point : p.points) {
+            profiles_csv << p.setting << measure << point.tau << point.fraction << point.low
+                         << point.high;
+            profiles_csv.end_row();
+          }
       std::error_code ec;
       fs::create_directories(out, ec);
       if (ec) throw Error(out.string() + ": " + ec.message());
@@ -799,19 +877,37 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       groups_csv.write(out / "groups.csv");
       write_text_atomically(out / "results.json", j.dump(2) + "\n");
       write_text_atomically(out / "table.tex", sweep::latex_table(groups));
+      write_text_atomically(out / "iqm.tex", sweep::latex_iqm_table(groups, stats.aggregates));
+      aggregates_csv.write(out / "aggregates.csv");
+      improvement_csv.write(out / "improvement.csv");
+      profiles_csv.write(out / "profiles.csv");
 #ifdef DSTUDIO_HAVE_FIGURES
-      const auto figure_files = write_sweep_figures(groups, out, *figures);
+      const auto figure_files = write_sweep_figures(groups, stats, out, *figures);
 #endif
       if (co->json) {
         std::printf("%s\n", j.dump(2).c_str());
         return;
       }
       for (const auto& g : groups)
-        std::printf("%-24s %-20s %d/%d finished  score %s +- %s  best %s\n", g.setting.c_str(),
-                    g.dataset.c_str(), g.finished, g.cells, fixed_number(g.score_mean, 1).c_str(),
-                    fixed_number(g.score_std, 1).c_str(), fixed_number(g.best_mean, 1).c_str());
-      std::printf("wrote %s (cells.csv, groups.csv, results.json, table.tex)\n",
-                  out.string().c_str());
+        std::printf("%-24s %-20s %d/%d finished  score %s +- %s  IQM %s  best %s  IQM %s\n",
+                    g.setting.c_str(), g.dataset.c_str(), g.finished, g.cells,
+                    fixed_number(g.score_mean, 1).c_str(), fixed_number(g.score_std, 1).c_str(),
+                    analysis::interval_text(g.score_iqm).c_str(),
+                    fixed_number(g.best_mean, 1).c_str(),
+                    analysis::interval_text(g.best_iqm).c_str());
+      for (const auto& a : stats.aggregates)
+        std::printf("%-24s over %zu dataset(s): IQM final %s, best %s\n", a.setting.c_str(),
+                    a.datasets.size(),
+                    a.last ? analysis::interval_text(a.last->iqm).c_str() : kMissingNumber.data(),
+                    a.best ? analysis::interval_text(a.best->iqm).c_str() : kMissingNumber.data());
+      for (const auto& p : stats.improvements)
+        if (p.last)
+          std::printf("P(%s > %s) = %s\n", p.x.c_str(), p.y.c_str(),
+                      analysis::interval_text(*p.last, 2).c_str());
+      std::printf(
+          "wrote %s (cells.csv, groups.csv, aggregates.csv, improvement.csv, profiles.csv, "
+          "results.json, table.tex, iqm.tex)\n",
+          out.string().c_str());
 #ifdef DSTUDIO_HAVE_FIGURES
       for (const auto& f : figure_files) std::printf("wrote %s\n", f.c_str());
 #endif

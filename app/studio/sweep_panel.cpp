@@ -43,12 +43,19 @@ struct SweepPanel::Snapshot {
   std::vector<sweep::CellStatus> status;  // one a cell, in the manifest's order
   std::vector<bool> has_metrics;
   std::vector<sweep::GroupResult> groups;
-  QStringList damaged;  // why a task.json could not be read, naming it
+  sweep::SweepStatistics statistics;  // rliable's, without the profiles
+  QStringList damaged;                // why a task.json could not be read, naming it
 };
 
 namespace {
 
 constexpr int kFractionRole = Qt::UserRole + 1;  // a progress cell's fraction in [0, 1]
+
+// "72.3 [70.1, 74.5]", or nothing where no seed has a score.
+QString interval_cell(const analysis::Interval& i, int decimals = 1) {
+  return std::isfinite(i.estimate) ? QString::fromStdString(analysis::interval_text(i, decimals))
+                                   : QString();
+}
 
 // The progress column: a bar with "step/total" on it.
 class ProgressDelegate : public QStyledItemDelegate {
@@ -120,6 +127,7 @@ SweepPanel::SweepPanel(QWidget* parent)
       summary_(new QLabel),
       message_(new QLabel),
       tree_(new QTreeWidget),
+      aggregates_(new QTreeWidget),
       results_(new viz::SweepResultsView),
       dataset_(new QComboBox),
       compare_(new QPushButton(tr("Compare Seeds in Training"))),
@@ -139,9 +147,10 @@ SweepPanel::SweepPanel(QWidget* parent)
   top->addWidget(reload);
   top->addWidget(path_, 1);
 
-  const QStringList headers = {tr("Setting / cell"), tr("Seed"),  tr("State"),
-                               tr("Progress"),       tr("Loss"),  tr("Score"),
-                               tr("Best eval."),     tr("Where"), tr("Restarts")};
+  const QStringList headers = {tr("Setting / cell"), tr("Seed"),         tr("State"),
+                               tr("Progress"),       tr("Loss"),         tr("Score"),
+                               tr("Best eval."),     tr("IQM [95% CI]"), tr("Best IQM [95% CI]"),
+                               tr("Where"),          tr("Restarts")};
   tree_->setHeaderLabels(headers);
   tree_->setColumnCount(ColumnCount);
   tree_->setItemDelegateForColumn(ColumnProgress, new ProgressDelegate(tree_));
@@ -156,12 +165,30 @@ SweepPanel::SweepPanel(QWidget* parent)
       tr("The best of the periodic evaluations (training.eval_every); a setting's mean ± std "
          "over its finished seeds"));
   tree_->headerItem()->setToolTip(
+      ColumnIqm, tr("A setting's interquartile mean of the final scores over its finished seeds, "
+                    "with its 95% stratified bootstrap interval (rliable)"));
+  tree_->headerItem()->setToolTip(ColumnBestIqm, tr("The same of the best periodic evaluations"));
+  tree_->headerItem()->setToolTip(
       ColumnWhere, tr("The host the cell's task ran on, and its Slurm job (<array job>_<task>)"));
   tree_->headerItem()->setToolTip(ColumnRestarts, tr("Times the cell resumed from its checkpoint"));
   tree_->header()->setSectionResizeMode(QHeaderView::Interactive);
   tree_->header()->setStretchLastSection(false);
   // Sized to show a cell's whole name and every column at the window's usual width, and grown
   // with the type (presentation mode) so that no header or "mean ± std" is cut.
+  // Each setting over every dataset it ran on: rliable's aggregates, final and best side by side,
+  // then the probability of improvement of each setting over another.
+  aggregates_->setObjectName(QStringLiteral("aggregates"));
+  aggregates_->setHeaderLabels({tr("Over its datasets and seeds"), tr("IQM"), tr("Median"),
+                                tr("Mean"), tr("Optimality gap")});
+  aggregates_->setRootIsDecorated(false);
+  aggregates_->setUniformRowHeights(true);
+  aggregates_->setToolTip(
+      tr("rliable (Agarwal et al., 2021): each setting's final scores (and best evaluations) over "
+         "every dataset it has finished seeds on, with 95% stratified bootstrap intervals "
+         "(2000 resamples); P(X > Y): the probability that a run of X scores above one of Y"));
+  aggregates_->setMaximumHeight(170);
+  aggregates_->header()->setStretchLastSection(false);
+  aggregates_->hide();
   base_point_size_ = std::max(1.0, font().pointSizeF());
   sizeColumns();
   tree_->setMinimumWidth(300);
@@ -198,6 +225,7 @@ SweepPanel::SweepPanel(QWidget* parent)
   left_layout->setContentsMargins(0, 0, 0, 0);
   left_layout->addWidget(summary_);
   left_layout->addWidget(tree_, 1);
+  left_layout->addWidget(aggregates_);
   left_layout->addWidget(message_);
   left_layout->addLayout(compare_row);
   auto* split = new QSplitter(Qt::Horizontal);
@@ -267,6 +295,7 @@ void SweepPanel::closeSweep() {
   dataset_->clear();
   compare_->setEnabled(false);
   results_->setGroups({});
+  showStatistics({});
   path_->clear();
   message_->hide();
 }
@@ -302,6 +331,8 @@ void SweepPanel::refresh() {
         }
         try {
           snap->groups = sweep::collect_groups(snap->sweep);
+          snap->statistics.aggregates = sweep::aggregate_settings(snap->groups);
+          snap->statistics.improvements = sweep::setting_improvements(snap->groups);
         } catch (const nlohmann::json::exception& e) {
           throw Error((fs::path(dir) / "sweep.json").string() +
                       " is damaged: a cell's overrides are not JSON (" + e.what() + ")");
@@ -328,6 +359,7 @@ void SweepPanel::showSnapshot(const Snapshot& snapshot) {
   if (rebuild) rebuildTree(snapshot);
   updateRows(snapshot);
   results_->setGroups(groups_, QFileInfo(dir_).fileName());
+  showStatistics(snapshot.statistics);
   if (rebuild) updateDatasets();
   if (snapshot.damaged.isEmpty()) {
     message_->clear();
@@ -455,8 +487,10 @@ void SweepPanel::updateRows(const Snapshot& snapshot) {
     item->setData(ColumnProgress, kFractionRole, fraction_of(t.step, t.total));
     item->setText(ColumnScore, mean_std(g.score_mean, g.score_std));
     item->setText(ColumnBest, mean_std(g.best_mean, g.best_std));
+    item->setText(ColumnIqm, interval_cell(g.score_iqm));
+    item->setText(ColumnBestIqm, interval_cell(g.best_iqm));
     item->setText(ColumnRestarts, t.restarts > 0 ? QString::number(t.restarts) : QString());
-    for (int c : {ColumnScore, ColumnBest, ColumnRestarts})
+    for (int c : {ColumnScore, ColumnBest, ColumnIqm, ColumnBestIqm, ColumnRestarts})
       item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
     set_row_tooltip(item,
                     tr("%1 on %2: %3 of %4 seeds finished.\nScore: mean ± std over the finished "
@@ -557,12 +591,42 @@ void SweepPanel::emitCompare(bool show) {
   emit compareRequested(dirs, comparedSettings(), show);
 }
 
+void SweepPanel::showStatistics(const sweep::SweepStatistics& statistics) {
+  aggregates_->clear();
+  const auto add = [this](const QString& name, const analysis::AggregateSummary& s) {
+    auto* item = new QTreeWidgetItem(aggregates_);
+    item->setText(0, name);
+    int c = 1;
+    for (const auto* i : {&s.iqm, &s.median, &s.mean, &s.optimality_gap}) {
+      item->setText(c, interval_cell(*i));
+      item->setTextAlignment(c++, Qt::AlignRight | Qt::AlignVCenter);
+    }
+    item->setToolTip(0, tr("%1 dataset(s), %2 run(s)").arg(s.tasks).arg(s.runs));
+  };
+  for (const auto& a : statistics.aggregates) {
+    const auto setting = QString::fromStdString(a.setting);
+    if (a.last) add(tr("%1, final").arg(setting), *a.last);
+    if (a.best) add(tr("%1, best").arg(setting), *a.best);
+  }
+  for (const auto& p : statistics.improvements) {
+    if (!p.last) continue;
+    auto* item = new QTreeWidgetItem(aggregates_);
+    item->setText(0,
+                  tr("P(%1 > %2)").arg(QString::fromStdString(p.x), QString::fromStdString(p.y)));
+    item->setText(1, tr("final %1").arg(interval_cell(*p.last, 2)));
+    if (p.best) item->setText(2, tr("best %1").arg(interval_cell(*p.best, 2)));
+    item->setFirstColumnSpanned(false);
+  }
+  aggregates_->setVisible(aggregates_->topLevelItemCount() > 0);
+  for (int c = 0; c < aggregates_->columnCount(); ++c) aggregates_->resizeColumnToContents(c);
+}
+
 void SweepPanel::sizeColumns() {
   const double scale = font().pointSizeF() > 0 ? font().pointSizeF() / base_point_size_ : 1.0;
   const std::pair<int, int> widths[] = {
-      {ColumnName, 285},    {ColumnSeed, 45},  {ColumnState, 105},
-      {ColumnProgress, 95}, {ColumnLoss, 60},  {ColumnScore, 80},
-      {ColumnBest, 75},     {ColumnWhere, 85}, {ColumnRestarts, 60}};
+      {ColumnName, 285},    {ColumnSeed, 45},  {ColumnState, 105},  {ColumnProgress, 95},
+      {ColumnLoss, 60},     {ColumnScore, 80}, {ColumnBest, 75},    {ColumnIqm, 120},
+      {ColumnBestIqm, 120}, {ColumnWhere, 85}, {ColumnRestarts, 60}};
   for (const auto& [column, width] : widths)
     tree_->setColumnWidth(column, static_cast<int>(std::lround(width * scale)));
 }

@@ -49,6 +49,8 @@ class SweepPanel : public QWidget {
     ColumnLoss,
     ColumnScore,
     ColumnBest,
+    ColumnIqm,
+    ColumnBestIqm,
     ColumnWhere,
     ColumnRestarts,
     ColumnCount
@@ -86,6 +88,9 @@ class SweepPanel : public QWidget {
   [[nodiscard]] QPushButton* compareButton() const { return compare_; }
   /// Where a bad folder or file is named; empty when all is well.
   [[nodiscard]] QLabel* messageLabel() const { return message_; }
+  /// Each setting over its datasets and seeds (rliable): its IQM, median, mean and optimality gap
+  /// with 95% intervals, final and best; and the probability of improvement of one over another.
+  [[nodiscard]] QTreeWidget* aggregatesTree() const { return aggregates_; }
   /// "12 cells: 4 finished, 2 running, 6 pending".
   [[nodiscard]] QLabel* summaryLabel() const { return summary_; }
   [[nodiscard]] Job* job() const { return job_; }
@@ -119,6 +124,7 @@ class SweepPanel : public QWidget {
   void rebuildTree(const Snapshot& snapshot);
   void updateRows(const Snapshot& snapshot);
   void updateDatasets();
+  void showStatistics(const sweep::SweepStatistics& statistics);
   void emitCompare(bool show);
 
   QString dir_;
@@ -136,6 +142,7 @@ class SweepPanel : public QWidget {
   QLabel* summary_;
   QLabel* message_;
   QTreeWidget* tree_;
+  QTreeWidget* aggregates_;
   viz::SweepResultsView* results_;
   QComboBox* dataset_;
   QPushButton* compare_;

@@ -212,10 +212,30 @@ TEST_F(SweepCli, CollectDrawsTheGroupsAsFigures) {
   // Every table parses with a standard reader; the groups, named with their JSON settings, whole.
   const auto report = dstudio::test::check_csv_files(results);
   EXPECT_TRUE(dstudio::test::all_ok(report)) << dstudio::test::joined(report);
-  EXPECT_EQ(report.size(), 4u) << dstudio::test::joined(report);
+  EXPECT_EQ(report.size(), 7u) << dstudio::test::joined(report);
   const auto groups = dstudio::test::read_csv_with_python(results / "groups.csv");
   ASSERT_EQ(groups.size(), 3u);
-  ASSERT_EQ(groups[0].size(), 9u);
+  ASSERT_EQ(groups[0].size(), 15u);
+  EXPECT_EQ(groups[0][9], "score_iqm");
+  EXPECT_EQ(groups[1][9], "42") << "the IQM of two seeds is their mean";
+  // rliable's statistics: each setting's aggregates with intervals, P(dt > dc), the profiles, as
+  // tables and figures, and the IQM table.
+  for (const char* file : {"aggregates.png", "aggregates_best.png", "profiles.png",
+                           "profiles_best.png", "improvement.png", "iqm.tex"})
+    EXPECT_TRUE(std::filesystem::exists(results / file)) << file;
+  const auto aggregates = dstudio::test::read_csv_with_python(results / "aggregates.csv");
+  ASSERT_GE(aggregates.size(), 2u);
+  EXPECT_EQ(aggregates[0], (std::vector<std::string>{"setting", "measure", "statistic", "estimate",
+                                                     "low", "high", "datasets", "runs"}));
+  EXPECT_EQ(aggregates[1][2], "iqm");
+  EXPECT_EQ(aggregates[1][3], "42");
+  const auto improvement = dstudio::test::read_csv_with_python(results / "improvement.csv");
+  ASSERT_GE(improvement.size(), 2u);
+  // dc's seeds (70, 71) beat both of dt's (40, 44): P(dt > dc) is 0, its interval too.
+  EXPECT_EQ(improvement[1][2], "final");
+  EXPECT_EQ(improvement[1][3], "0");
+  EXPECT_EQ(improvement[1][5], "0");
+  EXPECT_THAT(r.out, HasSubstr("IQM 42.0 ["));
   EXPECT_THAT(groups[1][0], HasSubstr(R"("hidden":16)"));
   EXPECT_EQ(groups[1][2], "random");
   EXPECT_EQ(groups[1][3], "2");

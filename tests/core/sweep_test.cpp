@@ -251,5 +251,80 @@ TEST_F(Sweeps, CollectPoolsSeedsIntoGroupsAndATable) {
   EXPECT_THAT(table, HasSubstr("\\bottomrule"));
 }
 
+// rliable's statistics of a sweep, worked by hand: each group's IQM over its seeds, each setting's
+// aggregates over its datasets and seeds, the probability of improvement of dt over dc, and
+// their performance profiles, each interval around its estimate.
+TEST_F(Sweeps, CollectGivesEachGroupsIqmAndEachSettingsRliableStatistics) {
+  const std::string grid =
+      R"({"variants": ["dt", "dc"], "datasets": ["hopper-a.hdf5", "walker-b.hdf5"], "seeds": [0, 1, 2, 3]})";
+  const auto sweep = create_sweep(dir_ / "rliable", parse(grid), grid);
+  ASSERT_EQ(sweep.cells.size(), 16u);
+  // Cells in the order variants x datasets x seeds: dt hopper-a 10..40 (best 5 more), dt walker-b
+  // 50..80, dc hopper-a 5..35, dc walker-b 45..75.
+  const double finals[] = {10, 20, 30, 40, 50, 60, 70, 80, 5, 15, 25, 35, 45, 55, 65, 75};
+  for (std::size_t k = 0; k < 16; ++k) {
+    CellStatus st;
+    st.state = CellState::Finished;
+    st.step = st.total = 30;
+    st.score = finals[k];
+    st.best_score = finals[k] + 5;
+    write_cell_status(sweep, sweep.cells[k], st);
+    std::ofstream(cell_dir(sweep, sweep.cells[k]) / "checkpoint.pt") << "a finished cell's";
+  }
+  const auto groups = collect_groups(sweep);
+  ASSERT_EQ(groups.size(), 4u);
+  // IQM of 10, 20, 30, 40: a quarter (one) cut from each end, the mean of 20 and 30.
+  EXPECT_DOUBLE_EQ(groups[0].score_iqm.estimate, 25.0);
+  EXPECT_DOUBLE_EQ(groups[0].best_iqm.estimate, 30.0);
+  for (const auto& g : groups) {
+    EXPECT_LE(g.score_iqm.low, g.score_iqm.estimate) << g.group;
+    EXPECT_GE(g.score_iqm.high, g.score_iqm.estimate) << g.group;
+    EXPECT_GE(g.score_iqm.low, g.scores.front()) << "no resample's IQM is below the lowest seed";
+    EXPECT_LE(g.score_iqm.high, g.scores.back());
+  }
+
+  const auto aggregates = aggregate_settings(groups);
+  ASSERT_EQ(aggregates.size(), 2u);
+  ASSERT_TRUE(aggregates[0].last && aggregates[0].best);
+  EXPECT_EQ(aggregates[0].datasets, (std::vector<std::string>{"hopper-a", "walker-b"}));
+  // dt's eight scores 10..80: two cut from each end, the mean of 30, 40, 50, 60.
+  EXPECT_DOUBLE_EQ(aggregates[0].last->iqm.estimate, 45.0);
+  // The mean and the median of the task means 25 and 65.
+  EXPECT_DOUBLE_EQ(aggregates[0].last->mean.estimate, 45.0);
+  EXPECT_DOUBLE_EQ(aggregates[0].last->median.estimate, 45.0);
+  // The shortfall below 100: 75 on hopper-a, 35 on walker-b.
+  EXPECT_DOUBLE_EQ(aggregates[0].last->optimality_gap.estimate, 55.0);
+  EXPECT_DOUBLE_EQ(aggregates[0].best->iqm.estimate, 50.0);
+  EXPECT_DOUBLE_EQ(aggregates[1].last->iqm.estimate, 40.0);  // 25, 35, 45, 55
+
+  const auto pairs = setting_improvements(groups);
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0].x, "dt");
+  EXPECT_EQ(pairs[0].y, "dc");
+  ASSERT_TRUE(pairs[0].last);
+  // On each dataset dt's seeds beat dc's in 1 + 2 + 3 + 4 of the 16 pairs.
+  EXPECT_DOUBLE_EQ(pairs[0].last->estimate, 0.625);
+  EXPECT_LE(pairs[0].last->low, 0.625);
+  EXPECT_GE(pairs[0].last->high, 0.625);
+  EXPECT_GE(pairs[0].last->low, 0.0);
+  EXPECT_LE(pairs[0].last->high, 1.0);
+
+  const auto profiles = setting_profiles(groups, false);
+  ASSERT_EQ(profiles.size(), 2u);
+  ASSERT_EQ(profiles[1].points.size(), 101u);
+  // At the lowest score, 5: all of dt's runs are above it; dc's 3 of 4 on hopper-a, 4 of 4 on
+  // walker-b.
+  EXPECT_DOUBLE_EQ(profiles[0].points.front().tau, 5.0);
+  EXPECT_DOUBLE_EQ(profiles[0].points.front().fraction, 1.0);
+  EXPECT_DOUBLE_EQ(profiles[1].points.front().fraction, 0.875);
+  EXPECT_DOUBLE_EQ(profiles[1].points.back().tau, 80.0);
+  EXPECT_DOUBLE_EQ(profiles[1].points.back().fraction, 0.0);
+
+  const auto table = latex_iqm_table(groups, aggregates);
+  EXPECT_THAT(table, HasSubstr("& \\multicolumn{2}{c}{dt} & \\multicolumn{2}{c}{dc} \\\\"));
+  EXPECT_THAT(table, HasSubstr("hopper-a & 25.0 ["));
+  EXPECT_THAT(table, HasSubstr("All & 45.0 ["));
+}
+
 }  // namespace
 }  // namespace dstudio::sweep

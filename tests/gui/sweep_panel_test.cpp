@@ -191,6 +191,21 @@ TEST_F(SweepPanelTest, GroupsCellsByDatasetAndSettingWithTheirMeansOverSeeds) {
   EXPECT_EQ(dc_walker->text(SweepPanel::ColumnScore), shown({50, 55, 57}));
   EXPECT_EQ(dc_walker->text(SweepPanel::ColumnBest), shown({60, 59}))
       << "a seed without periodic evaluations is left out of the best";
+  // The IQM over seeds with its bootstrap interval: three seeds keep all three (60, 64, 71).
+  EXPECT_TRUE(dt_hopper->text(SweepPanel::ColumnIqm).startsWith("65.0 ["))
+      << dt_hopper->text(SweepPanel::ColumnIqm).toStdString();
+  EXPECT_TRUE(dc_hopper->text(SweepPanel::ColumnIqm).startsWith("85.0 ["));
+  // Each setting over both datasets (rliable): dt's five finished scores 46, 52, 60, 64, 71 lose
+  // one from each end, IQM 58.7; P(dt > dc) is 0 on hopper and 1 of 6 pairs on walker.
+  auto* aggregates = panel.aggregatesTree();
+  ASSERT_GE(aggregates->topLevelItemCount(), 3);
+  EXPECT_EQ(aggregates->topLevelItem(0)->text(0), "dt, final");
+  EXPECT_TRUE(aggregates->topLevelItem(0)->text(1).startsWith("58.7 ["))
+      << aggregates->topLevelItem(0)->text(1).toStdString();
+  const auto* improvement = aggregates->topLevelItem(aggregates->topLevelItemCount() - 1);
+  EXPECT_EQ(improvement->text(0), "P(dt > dc)");
+  EXPECT_TRUE(improvement->text(1).startsWith("final 0.08 ["))
+      << improvement->text(1).toStdString();
   // A cell's row: state, progress, where it runs, restarts, and why it failed.
   auto* running = panel.cellItem(8);
   EXPECT_EQ(running->text(SweepPanel::ColumnState), "running");

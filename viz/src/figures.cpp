@@ -1365,6 +1365,14 @@ double clustered_bar_key(int cluster, int k, int count) {
          (static_cast<double>(k) + 0.5) * clustered_bar_width(count);
 }
 
+// How far a bar's whisker reaches below and above its top: its interval, or -/+ its spread.
+static std::pair<double, double> bar_whiskers(const Bar& bar) {
+  if (std::isfinite(bar.low) && std::isfinite(bar.high))
+    return {std::max(0.0, bar.mean - bar.low), std::max(0.0, bar.high - bar.mean)};
+  const double spread = std::isfinite(bar.spread) ? bar.spread : 0.0;
+  return {spread, spread};
+}
+
 void add_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters,
                         const std::vector<BarSeries>& series, double frame_width,
                         double whisker_width, const QFont& note_font) {
@@ -1388,19 +1396,20 @@ void add_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters,
       err->setPen(QPen(faint ? QColor(110, 110, 110) : QColor(Qt::black), whisker_width));
       err->setSymbolGap(0);
       err->removeFromLegend();
-      QVector<double> keys, values, errors;
+      QVector<double> keys, values, below, above;
       for (std::size_t c = 0; c < s.bars.size() && c < clusters.size(); ++c) {
         const bool is_faint = c < s.faint.size() && s.faint[c];
         if (is_faint != faint || !std::isfinite(s.bars[c].mean)) continue;
-        const double spread = std::isfinite(s.bars[c].spread) ? s.bars[c].spread : 0.0;
+        const auto [down, up] = bar_whiskers(s.bars[c]);
         keys << clustered_bar_key(static_cast<int>(c), k, count);
         values << s.bars[c].mean;
-        errors << spread;
-        top = std::max(top, s.bars[c].mean + spread);
-        bottom = std::min(bottom, s.bars[c].mean - spread);
+        below << down;
+        above << up;
+        top = std::max(top, s.bars[c].mean + up);
+        bottom = std::min(bottom, s.bars[c].mean - down);
       }
       b->setData(keys, values);
-      err->setData(errors);
+      err->setData(below, above);
       if (faint) b->removeFromLegend();
     }
   }
@@ -1409,7 +1418,7 @@ void add_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters,
     const auto& s = series[static_cast<std::size_t>(k)];
     for (std::size_t c = 0; c < s.bars.size() && c < s.notes.size() && c < clusters.size(); ++c) {
       if (s.notes[c].isEmpty() || !std::isfinite(s.bars[c].mean)) continue;
-      const double spread = std::isfinite(s.bars[c].spread) ? s.bars[c].spread : 0.0;
+      const double spread = bar_whiskers(s.bars[c]).second;
       auto* note = new QCPItemText(&plot);
       note->position->setCoords(clustered_bar_key(static_cast<int>(c), k, count),
                                 std::max(0.0, s.bars[c].mean) + spread);

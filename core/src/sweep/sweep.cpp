@@ -447,7 +447,8 @@ std::string latex_escaped(const std::string& text) {
 
 }  // namespace
 
-std::vector<GroupResult> collect_groups(const Sweep& sweep, std::vector<std::string>* warnings) {
+std::vector<GroupResult> collect_groups(const Sweep& sweep, std::vector<std::string>* warnings,
+                                        const analysis::BootstrapOptions& bootstrap) {
   // A column is named by its variant and the fields that vary over the sweep; the settings every
   // cell shares say nothing in a table.
   std::map<std::string, json> shared;
@@ -501,11 +502,151 @@ std::vector<GroupResult> collect_groups(const Sweep& sweep, std::vector<std::str
     if (std::isfinite(st.score)) scores[k].push_back(st.score);
     if (std::isfinite(st.best_score)) bests[k].push_back(st.best_score);
   }
+  const auto iqm = [&](const std::vector<double>& seeds) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    if (seeds.empty()) return analysis::Interval{nan, nan, nan};
+    return analysis::bootstrap_interval({seeds}, analysis::aggregate_iqm, bootstrap);
+  };
   for (std::size_t k = 0; k < groups.size(); ++k) {
     std::tie(groups[k].score_mean, groups[k].score_std) = mean_std(scores[k]);
     std::tie(groups[k].best_mean, groups[k].best_std) = mean_std(bests[k]);
+    groups[k].scores = scores[k];
+    groups[k].best_scores = bests[k];
+    groups[k].score_iqm = iqm(scores[k]);
+    groups[k].best_iqm = iqm(bests[k]);
   }
   return groups;
+}
+
+std::vector<std::string> settings_of(const std::vector<GroupResult>& groups) {
+  std::vector<std::string> out;
+  for (const auto& g : groups)
+    if (std::find(out.begin(), out.end(), g.setting) == out.end()) out.push_back(g.setting);
+  return out;
+}
+
+analysis::ScoreMatrix score_matrix(const std::vector<GroupResult>& groups,
+                                   const std::string& setting, bool best,
+                                   std::vector<std::string>* datasets) {
+  analysis::ScoreMatrix m;
+  if (datasets) datasets->clear();
+  for (const auto& g : groups) {
+    if (g.setting != setting) continue;
+    const auto& runs = best ? g.best_scores : g.scores;
+    if (runs.empty()) continue;
+    m.push_back(runs);
+    if (datasets) datasets->push_back(g.dataset);
+  }
+  return m;
+}
+
+std::vector<SettingAggregate> aggregate_settings(const std::vector<GroupResult>& groups,
+                                                 const analysis::BootstrapOptions& bootstrap) {
+  std::vector<SettingAggregate> out;
+  for (const auto& setting : settings_of(groups)) {
+    SettingAggregate a;
+    a.setting = setting;
+    const auto last = score_matrix(groups, setting, false, &a.datasets);
+    const auto best = score_matrix(groups, setting, true);
+    if (!last.empty()) a.last = analysis::aggregate_summary(last, bootstrap);
+    if (!best.empty()) a.best = analysis::aggregate_summary(best, bootstrap);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::vector<SettingImprovement> setting_improvements(const std::vector<GroupResult>& groups,
+                                                     const analysis::BootstrapOptions& bootstrap) {
+  const auto settings = settings_of(groups);
+  const auto runs_of = [&](const std::string& setting, const std::string& dataset, bool best) {
+    for (const auto& g : groups)
+      if (g.setting == setting && g.dataset == dataset) return best ? g.best_scores : g.scores;
+    return std::vector<double>{};
+  };
+  std::vector<SettingImprovement> out;
+  for (std::size_t i = 0; i < settings.size(); ++i)
+    for (std::size_t j = i + 1; j < settings.size(); ++j) {
+      SettingImprovement p;
+      p.x = settings[i];
+      p.y = settings[j];
+      for (const bool best : {false, true}) {
+        // The tasks both settings have scores on, in the order the groups list them.
+        analysis::ScoreMatrix x, y;
+        std::vector<std::string> shared;
+        for (const auto& g : groups) {
+          if (g.setting != p.x) continue;
+          const auto a = runs_of(p.x, g.dataset, best), b = runs_of(p.y, g.dataset, best);
+          if (a.empty() || b.empty()) continue;
+          x.push_back(a);
+          y.push_back(b);
+          shared.push_back(g.dataset);
+        }
+        if (x.empty()) continue;
+        (best ? p.best : p.last) = analysis::probability_of_improvement(x, y, bootstrap);
+        if (!best) p.datasets = shared;
+      }
+      out.push_back(std::move(p));
+    }
+  return out;
+}
+
+std::vector<SettingProfile> setting_profiles(const std::vector<GroupResult>& groups, bool best,
+                                             int points,
+                                             const analysis::BootstrapOptions& bootstrap) {
+  analysis::ScoreMatrix pooled;
+  for (const auto& setting : settings_of(groups))
+    for (auto& task : score_matrix(groups, setting, best)) pooled.push_back(std::move(task));
+  std::vector<SettingProfile> out;
+  if (pooled.empty()) return out;
+  const auto taus = analysis::profile_taus(pooled, points);
+  for (const auto& setting : settings_of(groups)) {
+    const auto m = score_matrix(groups, setting, best);
+    if (m.empty()) continue;
+    out.push_back({setting, analysis::performance_profile(m, taus, bootstrap)});
+  }
+  return out;
+}
+
+std::string latex_iqm_table(const std::vector<GroupResult>& groups,
+                            const std::vector<SettingAggregate>& aggregates) {
+  std::vector<std::string> rows;
+  for (const auto& g : groups)
+    if (std::find(rows.begin(), rows.end(), g.dataset) == rows.end()) rows.push_back(g.dataset);
+  const auto columns = settings_of(groups);
+  const auto cell = [](const analysis::Interval& i) {
+    return std::isfinite(i.estimate) ? analysis::interval_text(i, 1) : std::string("--");
+  };
+  std::ostringstream t;
+  t << "% Normalised scores: the interquartile mean over seeds [95% stratified bootstrap "
+       "interval],\n"
+       "% of the final policy and of the best periodic evaluation; All: over every dataset and "
+       "seed\n% (rliable; Agarwal et al., 2021).\n";
+  t << "\\begin{tabular}{l" << std::string(2 * columns.size(), 'c') << "}\n\\toprule\n";
+  for (const auto& c : columns) t << " & \\multicolumn{2}{c}{" << latex_escaped(c) << "}";
+  t << " \\\\\nDataset";
+  for (std::size_t k = 0; k < columns.size(); ++k) t << " & final & best";
+  t << " \\\\\n\\midrule\n";
+  for (const auto& r : rows) {
+    t << latex_escaped(r);
+    for (const auto& c : columns) {
+      const GroupResult* found = nullptr;
+      for (const auto& g : groups)
+        if (g.dataset == r && g.setting == c) found = &g;
+      t << " & " << (found ? cell(found->score_iqm) : "--") << " & "
+        << (found ? cell(found->best_iqm) : "--");
+    }
+    t << " \\\\\n";
+  }
+  t << "\\midrule\nAll";
+  for (const auto& c : columns) {
+    const SettingAggregate* a = nullptr;
+    for (const auto& x : aggregates)
+      if (x.setting == c) a = &x;
+    t << " & " << (a && a->last ? cell(a->last->iqm) : "--") << " & "
+      << (a && a->best ? cell(a->best->iqm) : "--");
+  }
+  t << " \\\\\n\\bottomrule\n\\end{tabular}\n";
+  return t.str();
 }
 
 std::string latex_table(const std::vector<GroupResult>& groups) {

@@ -10,8 +10,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "dstudio/analysis/aggregate.h"
 
 namespace dstudio::sweep {
 
@@ -112,13 +115,72 @@ struct GroupResult {
   double score_mean = 0.0,
          score_std =
              0.0;  ///< final scores of the finished cells (std over seeds, n - 1; 0 for one)
-  double best_mean = 0.0, best_std = 0.0;  ///< best periodic evaluations (NaN without any)
+  double best_mean = 0.0, best_std = 0.0;   ///< best periodic evaluations (NaN without any)
+  std::vector<double> scores, best_scores;  ///< the finished seeds' final and best scores
+  /// The interquartile mean over seeds with its stratified-bootstrap 95% interval (aggregate.h),
+  /// of the final and of the best scores; NaN where no seed has one.
+  analysis::Interval score_iqm, best_iqm;
 };
 
 /// Each group's results (from result_status), in the order the groups first appear; NaN means
 /// where no finished cell has a score. What could not be counted is added to `warnings`.
 std::vector<GroupResult> collect_groups(const Sweep& sweep,
-                                        std::vector<std::string>* warnings = nullptr);
+                                        std::vector<std::string>* warnings = nullptr,
+                                        const analysis::BootstrapOptions& bootstrap = {});
+
+/// The final (or best) scores of `setting` as rliable takes them: a task a dataset of `datasets`
+/// (in that order), its runs the finished seeds' scores. A dataset without one is left out.
+analysis::ScoreMatrix score_matrix(const std::vector<GroupResult>& groups,
+                                   const std::string& setting, bool best,
+                                   std::vector<std::string>* datasets = nullptr);
+
+/// The settings of `groups` in the order they first appear.
+std::vector<std::string> settings_of(const std::vector<GroupResult>& groups);
+
+/// One setting over every dataset it has finished seeds on: rliable's IQM, median, mean and
+/// optimality gap (gamma 100, D4RL-normalised scores) with stratified-bootstrap intervals, of the
+/// final scores and of the best periodic evaluations side by side (unset without any).
+struct SettingAggregate {
+  std::string setting;
+  std::vector<std::string> datasets;  ///< the tasks of `last`
+  std::optional<analysis::AggregateSummary> last, best;
+};
+std::vector<SettingAggregate> aggregate_settings(const std::vector<GroupResult>& groups,
+                                                 const analysis::BootstrapOptions& bootstrap = {});
+
+/// The probability that setting `x` scores above setting `y` (rliable), over the datasets both
+/// have finished seeds on, final and best scores; for each pair of settings in their order.
+struct SettingImprovement {
+  std::string x, y;
+  std::vector<std::string> datasets;
+  std::optional<analysis::Interval> last, best;
+};
+std::vector<SettingImprovement> setting_improvements(
+    const std::vector<GroupResult>& groups, const analysis::BootstrapOptions& bootstrap = {});
+
+/// A setting's performance profile (rliable's score distribution): the fraction of its runs above
+/// each threshold, averaged over its datasets, with bootstrap bands; every setting on the same
+/// thresholds, `points` of them from the lowest score of any setting to the highest.
+struct SettingProfile {
+  std::string setting;
+  std::vector<analysis::ProfilePoint> points;
+};
+std::vector<SettingProfile> setting_profiles(const std::vector<GroupResult>& groups, bool best,
+                                             int points = 101,
+                                             const analysis::BootstrapOptions& bootstrap = {});
+
+/// rliable's statistics of a sweep's settings, as `sweep collect` and the Sweep tab show them.
+struct SweepStatistics {
+  std::vector<SettingAggregate> aggregates;
+  std::vector<SettingImprovement> improvements;
+  std::vector<SettingProfile> profiles, best_profiles;
+};
+
+/// A paper's table of "IQM [low, high]" (booktabs): datasets as rows, each setting's final and
+/// best scores as columns (the IQM over seeds and its 95% interval), and a last row "All" with
+/// rliable's IQM over every dataset and seed of the setting; "--" where there is none.
+std::string latex_iqm_table(const std::vector<GroupResult>& groups,
+                            const std::vector<SettingAggregate>& aggregates);
 
 /// A paper's table: datasets as rows, settings as columns, "mean $\pm$ std" over seeds (booktabs),
 /// the best of each row in bold, "--" where a group has no finished cell, and "(n of N)" after a

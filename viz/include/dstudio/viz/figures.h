@@ -14,6 +14,7 @@
 #include <QImage>
 #include <QRectF>
 #include <QString>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -156,6 +157,10 @@ std::vector<std::string> save_lines(const std::string& base, const std::vector<S
 struct Bar {
   QString name;
   double mean = 0.0, spread = 0.0;
+  /// An interval around `mean` instead of -/+ spread, when both are finite (a bootstrap interval
+  /// is not symmetric).
+  double low = std::numeric_limits<double>::quiet_NaN();
+  double high = std::numeric_limits<double>::quiet_NaN();
 };
 /// Bars with error bars (mean -/+ spread).
 std::vector<std::string> save_bars(const std::string& base, const std::vector<Bar>& bars,
