@@ -44,7 +44,11 @@ nlohmann::ordered_json rollout_summary_json(const models::RolloutResult& r) {
                        {"mean_return", s.mean_return},
                        {"std_return", s.std_return},
                        {"mean", s.mean_score},
-                       {"std", s.std_score}});
+                       {"std", s.std_score},
+                       {"iqm",
+                        {{"estimate", s.iqm_score.estimate},
+                         {"low", s.iqm_score.low},
+                         {"high", s.iqm_score.high}}}});
   nlohmann::ordered_json episodes = nlohmann::ordered_json::array();
   for (const auto& e : r.episodes)
     episodes.push_back({{"target", e.target},
@@ -159,10 +163,12 @@ void add_eval_commands(CLI::App& app, int& exit_code) {
       } else {
         std::printf("%s, %zu episodes, %lld env steps in %.1f s\n", r.env_id.c_str(),
                     r.episodes.size(), static_cast<long long>(r.env_steps), r.seconds);
-        std::printf("%10s %10s %10s %12s %10s\n", "target", "return", "std", "normalised", "std");
+        std::printf("%10s %10s %10s %12s %10s  %s\n", "target", "return", "std", "normalised",
+                    "std", "IQM [95% CI]");
         for (const auto& s : r.summary)
-          std::printf("%10.0f %10.1f %10.1f %12.1f %10.1f\n", s.target, s.mean_return, s.std_return,
-                      s.mean_score, s.std_score);
+          std::printf("%10.0f %10.1f %10.1f %12.1f %10.1f  %s\n", s.target, s.mean_return,
+                      s.std_return, s.mean_score, s.std_score,
+                      analysis::interval_text(s.iqm_score).c_str());
       }
     });
   });

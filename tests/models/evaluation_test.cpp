@@ -165,6 +165,14 @@ TEST(Ablation, PoolsEachZeroingsRolloutsOverSeeds) {
     EXPECT_EQ(z.summary.episodes, 4);
     EXPECT_NEAR(z.summary.mean_score, (scores[0] + scores[1] + scores[2] + scores[3]) / 4.0, 1e-9);
     EXPECT_NEAR(z.std_over_seeds, std::abs(means[0] - means[1]) / 2.0, 1e-9);  // population std
+    // The IQM of four episodes: the middle two of the sorted scores, with its interval around it.
+    auto sorted = scores;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_NEAR(z.summary.iqm_score.estimate, (sorted[1] + sorted[2]) / 2.0, 1e-9);
+    EXPECT_LE(z.summary.iqm_score.low, z.summary.iqm_score.estimate);
+    EXPECT_GE(z.summary.iqm_score.high, z.summary.iqm_score.estimate);
+    EXPECT_GE(z.summary.iqm_score.low, sorted.front());
+    EXPECT_LE(z.summary.iqm_score.high, sorted.back());
   }
   // Zeroing the returns-to-go of a model that sees them changes what it does.
   EXPECT_NE(ablation.zeroings[0].summary.mean_return, ablation.zeroings[1].summary.mean_return);

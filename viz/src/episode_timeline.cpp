@@ -12,6 +12,7 @@
 #include "colors.h"
 #include "dstudio/common/csv.h"
 #include "dstudio/viz/figures.h"
+#include "dstudio/viz/step_marks.h"
 
 namespace dstudio::viz {
 
@@ -181,6 +182,7 @@ void EpisodeTimeline::replotIfChanged() {
   }
   // A window of at least 100 steps, so the first steps do not fill the width.
   plot_->xAxis->setRange(0, std::max(100, span));
+  align_step_marks(plot_);
   bool found = false;
   QCPRange left = plot_->graph(0)->getValueRange(found);
   if (found) {

@@ -32,6 +32,18 @@ void draw_step_marks(QCustomPlot* plot, const std::vector<StepMark>& marks) {
     label->setPadding(QMargins(3, 1, 3, 1));
     label->setClipToAxisRect(true);
   }
+  align_step_marks(plot);
+}
+
+void align_step_marks(QCustomPlot* plot) {
+  const QCPRange range = plot->xAxis->range();
+  for (int i = 0; i < plot->itemCount(); ++i) {
+    auto* label = qobject_cast<QCPItemText*>(plot->item(i));
+    if (!label || !label->property(kMarkProperty).toBool()) continue;
+    // Names in the right part of the plot read leftwards from their line, so none runs off it.
+    const bool left = label->position->coords().x() > range.lower + 0.6 * range.size();
+    label->setPositionAlignment((left ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
+  }
 }
 
 int step_mark_count(const QCustomPlot* plot) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dstudio/analysis/aggregate.h"
 #include "dstudio/models/variant_config.h"
 
 namespace dstudio::models {
@@ -59,6 +60,9 @@ struct TargetSummary {
   int episodes = 0;
   double mean_return = 0.0, std_return = 0.0;
   double mean_score = 0.0, std_score = 0.0;
+  /// The interquartile mean of the episodes' normalised scores with its 95% bootstrap interval
+  /// (rliable, aggregate.h; 2000 resamples, seed 0).
+  analysis::Interval iqm_score;
 };
 
 struct RolloutResult {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/common/error.h"
@@ -19,6 +21,15 @@ namespace dstudio::models {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The episodes' scores as one task of runs: their IQM with its bootstrap interval.
+analysis::Interval episode_iqm(const std::vector<double>& scores) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const double s : scores)
+    if (!std::isfinite(s)) return {nan, nan, nan};
+  if (scores.empty()) return {nan, nan, nan};
+  return analysis::bootstrap_interval({scores}, analysis::aggregate_iqm);
+}
 
 // Actions at the last position for rows [0, B) of `in`, split over `parts` threads; intervened by
 // `plan` when there is one.
@@ -224,7 +235,7 @@ RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info,
       scores.push_back(ep.score);
     }
     const auto r = analysis::mean_std(returns), s = analysis::mean_std(scores);
-    result.summary.push_back({targets[k], E, r.mean, r.std, s.mean, s.std});
+    result.summary.push_back({targets[k], E, r.mean, r.std, s.mean, s.std, episode_iqm(scores)});
   }
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
@@ -287,7 +298,9 @@ AblationResult zeroing_ablation(DecisionModel model, const CheckpointInfo& info,
       }
     }
     const auto r = analysis::mean_std(returns), sc = analysis::mean_std(scores);
-    z.summary = {result.target, static_cast<int>(scores.size()), r.mean, r.std, sc.mean, sc.std};
+    z.summary = {
+        result.target,      static_cast<int>(scores.size()), r.mean, r.std, sc.mean, sc.std,
+        episode_iqm(scores)};
     z.std_over_seeds = analysis::mean_std(seed_means).std;
     result.zeroings.push_back(std::move(z));
   }

@@ -31,6 +31,13 @@
 namespace dstudio::models {
 namespace {
 
+// An interval as the summaries write it (null where there is none).
+nlohmann::ordered_json interval_json(const analysis::Interval& i) {
+  using nlohmann::ordered_json;
+  const auto finite = [](double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(); };
+  return {{"estimate", finite(i.estimate)}, {"low", finite(i.low)}, {"high", finite(i.high)}};
+}
+
 using namespace analysis_parts;
 
 // ---------------------------------------------------------------------------------------------
@@ -420,6 +427,7 @@ AnalysisResult ablation(const AnalysisInputs& in, const Progress& progress) {
     }
     summary[key] = {{"mean", z.summary.mean_score},
                     {"std", z.summary.std_score},
+                    {"iqm", interval_json(z.summary.iqm_score)},
                     {"std_over_seeds", z.std_over_seeds},
                     {"episodes", z.summary.episodes}};
     bars.series.front().x.push_back(static_cast<double>(bars.categories.size()));
@@ -448,7 +456,10 @@ AnalysisResult rtg_sweep(const AnalysisInputs& in, const Progress& progress) {
                           {"env", spec.name},
                           {"base_target", base},
                           {"episodes", episodes}};
-  AnalysisTable table{"rtg_sweep", {"checkpoint", "target", "mean", "std", "mean_return"}, {}};
+  AnalysisTable table{
+      "rtg_sweep",
+      {"checkpoint", "target", "mean", "std", "mean_return", "iqm", "iqm_low", "iqm_high"},
+      {}};
   AnalysisFigure f;
   f.name = "rtg_sweep";
   f.title = "Returns as the target leaves the data";
@@ -476,9 +487,11 @@ AnalysisResult rtg_sweep(const AnalysisInputs& in, const Progress& progress) {
       points.push_back({{"target", s.target},
                         {"mean", s.mean_score},
                         {"std", s.std_score},
-                        {"mean_return", s.mean_return}});
-      table.rows.push_back(
-          {checkpoint_label(ckpt), s.target, s.mean_score, s.std_score, s.mean_return});
+                        {"mean_return", s.mean_return},
+                        {"iqm", interval_json(s.iqm_score)}});
+      table.rows.push_back({checkpoint_label(ckpt), s.target, s.mean_score, s.std_score,
+                            s.mean_return, s.iqm_score.estimate, s.iqm_score.low,
+                            s.iqm_score.high});
       line.x.push_back(s.target);
       line.y.push_back(s.mean_score);
       line.spread.push_back(s.std_score);

@@ -20,6 +20,10 @@ struct StepMark {
 /// Replaces the marks `plot` shows with `marks` (none: takes them all away). Does not replot.
 void draw_step_marks(QCustomPlot* plot, const std::vector<StepMark>& marks);
 
+/// Sets which side of its line each name is written on for the x range `plot` shows now (names
+/// in its right part read leftwards); call it after changing the range.
+void align_step_marks(QCustomPlot* plot);
+
 /// How many marks `plot` shows (what tests count).
 int step_mark_count(const QCustomPlot* plot);
 
