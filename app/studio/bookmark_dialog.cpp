@@ -7,12 +7,13 @@
 #include <QFormLayout>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QSpinBox>
 
 namespace dstudio::studio {
 
-std::optional<Bookmark> askBookmark(QWidget* parent, BookmarkPlace on, const QString& run, int step,
-                                    int max_step) {
+BookmarkAnswer askBookmark(QWidget* parent, BookmarkPlace on, const QString& run, int step,
+                           int max_step, const Bookmark* existing) {
   QDialog dialog(parent);
   dialog.setObjectName(QStringLiteral("bookmarkDialog"));
   dialog.setWindowTitle(on == BookmarkPlace::Viewer ? QObject::tr("Bookmark a Step of the Episode")
@@ -30,11 +31,25 @@ std::optional<Bookmark> askBookmark(QWidget* parent, BookmarkPlace on, const QSt
   form->addRow(QObject::tr("Step"), at);
   form->addRow(QObject::tr("Name"), name);
   form->addRow(QObject::tr("Note"), note);
+  if (existing) {
+    name->setText(QString::fromStdString(existing->name));
+    note->setPlainText(QString::fromStdString(existing->note));
+  }
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
   QObject::connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
   QObject::connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+  bool removed = false;
+  if (existing) {
+    auto* remove = buttons->addButton(QObject::tr("Remove"), QDialogButtonBox::DestructiveRole);
+    remove->setObjectName(QStringLiteral("removeBookmark"));
+    QObject::connect(remove, &QPushButton::clicked, &dialog, [&] {
+      removed = true;
+      dialog.accept();
+    });
+  }
   form->addRow(buttons);
-  if (dialog.exec() != QDialog::Accepted) return std::nullopt;
+  if (dialog.exec() != QDialog::Accepted) return {};
+  if (removed) return {BookmarkAnswer::Kind::Removed, *existing};
   Bookmark b;
   b.on = on;
   b.run = run.toStdString();
@@ -42,7 +57,7 @@ std::optional<Bookmark> askBookmark(QWidget* parent, BookmarkPlace on, const QSt
   const QString given = name->text().simplified();
   b.name = (given.isEmpty() ? QObject::tr("step %1").arg(b.step) : given).toStdString();
   b.note = note->toPlainText().left(4000).toStdString();
-  return b;
+  return {BookmarkAnswer::Kind::Saved, b};
 }
 
 QString bookmarkLabel(const Bookmark& bookmark) {

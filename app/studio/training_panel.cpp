@@ -327,8 +327,8 @@ TrainingPanel::TrainingPanel(QWidget* parent)
     const auto step = static_cast<int>(std::min<std::int64_t>(row->run->step(), 1'000'000'000));
     const auto total = static_cast<int>(
         std::min<std::int64_t>(std::max(row->run->totalSteps(), row->run->step()), 1'000'000'000));
-    if (auto b = askBookmark(this, BookmarkPlace::Run, row->run->dir(), step, total))
-      addRunBookmark(*b);
+    const auto answer = askBookmark(this, BookmarkPlace::Run, row->run->dir(), step, total);
+    if (answer.kind == BookmarkAnswer::Kind::Saved) addRunBookmark(answer.bookmark);
   });
   auto* status_row = new QHBoxLayout;
   status_row->addWidget(status_, 1);

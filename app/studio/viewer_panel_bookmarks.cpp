@@ -64,11 +64,21 @@ void ViewerPanel::buildBookmarkControls() {
   bookmark_add_->setObjectName(QStringLiteral("addBookmark"));
   bookmark_add_->setFocusPolicy(Qt::NoFocus);
   bookmark_add_->setToolTip(
-      tr("Name the step on screen, with a note: kept in the workspace, drawn on the timeline"));
+      tr("Name the step on screen, with a note: kept in the workspace, drawn on the timeline; on a "
+         "bookmarked step, edit or remove its bookmark"));
   connect(bookmark_add_, &QPushButton::clicked, this, [this] {
     const int step = live_ ? shown_.cursor : 0;
     const int last = std::max(step, std::max(0, shown_.frames - 1));
-    if (auto b = askBookmark(this, BookmarkPlace::Viewer, {}, step, last)) addBookmark(*b);
+    // On a bookmarked step the dialog edits that bookmark, or removes it.
+    const auto at = std::find_if(bookmarks_.begin(), bookmarks_.end(),
+                                 [step](const Bookmark& b) { return b.step == step; });
+    const auto answer = askBookmark(this, BookmarkPlace::Viewer, {}, step, last,
+                                    at == bookmarks_.end() ? nullptr : &*at);
+    if (answer.kind == BookmarkAnswer::Kind::Cancelled) return;
+    auto kept = bookmarks_;
+    if (at != bookmarks_.end()) kept.erase(kept.begin() + (at - bookmarks_.begin()));
+    if (answer.kind == BookmarkAnswer::Kind::Saved) kept.push_back(answer.bookmark);
+    setBookmarks(std::move(kept));
   });
 }
 

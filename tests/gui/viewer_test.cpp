@@ -420,6 +420,35 @@ TEST_F(Viewer, BookmarksSurviveAWorkspaceRoundTripAndAreDrawnWhereTheyPoint) {
   ASSERT_TRUE(again.applyWorkspaceText(QByteArray::fromStdString(to_json(saved)), &error))
       << error.toStdString();
   EXPECT_EQ(again.viewer()->bookmarks(), v->bookmarks());
+
+  // Through the dialog: a bookmark at the step on screen (0, nothing played), named; then, on
+  // that bookmarked step, the dialog offers to remove it.
+  auto* add = v->findChild<QPushButton*>("addBookmark");
+  ASSERT_NE(add, nullptr);
+  const auto answer_dialog = [](const std::function<void(QDialog*)>& answer) {
+    QTimer::singleShot(0, [answer] {
+      auto* dialog = qobject_cast<QDialog*>(QApplication::activeModalWidget());
+      ASSERT_NE(dialog, nullptr);
+      answer(dialog);
+    });
+  };
+  answer_dialog([](QDialog* d) {
+    d->findChild<QLineEdit*>()->setText("the first step");
+    d->accept();
+  });
+  add->click();
+  ASSERT_EQ(v->bookmarks().size(), 4u);
+  EXPECT_EQ(v->bookmarks()[0].step, 0);
+  EXPECT_EQ(v->bookmarks()[0].name, "the first step");
+  answer_dialog([](QDialog* d) {
+    EXPECT_EQ(d->findChild<QLineEdit*>()->text(), "the first step") << "filled in to be edited";
+    auto* remove = d->findChild<QPushButton*>("removeBookmark");
+    ASSERT_NE(remove, nullptr);
+    remove->click();
+  });
+  add->click();
+  ASSERT_EQ(v->bookmarks().size(), 3u);
+  EXPECT_EQ(v->bookmarks()[0].name, "the start");
 }
 
 // A workspace of an earlier studio names its tab by the title; it still opens there. What the
