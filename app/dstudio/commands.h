@@ -69,6 +69,8 @@ void add_sweep_commands(CLI::App& app, int& exit_code);
 void add_lab_commands(CLI::App& app, int& exit_code);
 /// `analyze`: only in builds with the GUI libraries, which draw its figures.
 void add_analyze_commands(CLI::App& app, int& exit_code);
+/// `figure render`: a figure `analyze` exported, drawn again from its recipe; GUI builds only too.
+void add_figure_commands(CLI::App& app, int& exit_code);
 /// Adds `train` and `act` to the existing `bench` subcommand.
 void add_model_bench_commands(CLI::App& app, int& exit_code);
 /// `argc`/`argv` are recorded in what `behaviour train` writes, so its output says what made it.

@@ -1,7 +1,8 @@
 // dstudio analyze <name>: every registered analysis (the papers' attention, entropy, tsne,
 // ablation, rtg-sweep and training, and those plugins add) from the command line, made from its
 // definition. Each writes summary.json, CSV files with every number behind its figures, and the
-// figures as PDF, SVG and PNG; with --json it also prints the summary on stdout; Ctrl-C cancels.
+// figures as PDF, SVG and PNG, each with <figure>.recipe.json beside it (what made it, for
+// `dstudio figure render`); with --json it also prints the summary on stdout; Ctrl-C cancels.
 // The figures take the studio export dialog's choices: a venue preset (viz::venue_presets()), then
 // size, fonts, line width, dpi, formats and titles.
 
@@ -20,6 +21,7 @@
 #include "dstudio/analysis/analysis_registry.h"
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/figure_recipe.h"
 #include "dstudio/viz/figures.h"
 #include "figure_options.h"
 #include "rollouts.h"
@@ -51,12 +53,19 @@ struct RegisteredArgs : Common {
 };
 
 void run_registered(const analysis::AnalysisDefinition& definition, const RegisteredArgs& a) {
-  const auto options = analysis::resolve_options(definition, a.given);
+  // The paths absolute, as the figures' recipes name them: a re-render sees the same names.
+  const AnalysisCall call = absolute_call(definition, a.checkpoint, a.dataset, a.given);
+  const auto options = analysis::resolve_options(definition, call.given);
   analysis::AnalysisResult result;
   run_interruptible(
       definition.title.empty() ? definition.name : definition.title, [&](const Progress& progress) {
-        result = analysis::run_analysis(definition, {a.checkpoint, a.dataset, options}, progress);
+        result =
+            analysis::run_analysis(definition, {call.checkpoint, call.dataset, options}, progress);
       });
+  // What every figure's recipe shares; the inputs are hashed once for all of them.
+  const FigureRecipe recipe = result.figures.empty()
+                                  ? FigureRecipe{}
+                                  : analysis_recipe(definition, call, a.figure, a.style);
   // The folder appears only once there is something to put in it, and goes again on a failure.
   OutputFolder out(a.out);
   auto files = analysis::write_result_files(result, a.out);
@@ -66,9 +75,19 @@ void run_registered(const analysis::AnalysisDefinition& definition, const Regist
     // A table of the figure's name holds its numbers already (entropy_reward.csv, ablation.csv).
     const bool tabled = std::any_of(result.tables.begin(), result.tables.end(),
                                     [&](const auto& t) { return t.name == figure.name; });
+    FigureRecipe figure_recipe = recipe;
+    figure_recipe.figure.name = figure.name;
     for (auto& f : viz::save_analysis_figure((fs::path(a.out) / figure.name).string(), figure,
-                                             a.style, !tabled))
+                                             a.style, !tabled)) {
+      figure_recipe.outputs.push_back(fs::path(f).filename().string());
       files.push_back(f);
+    }
+    if (tabled) figure_recipe.outputs.push_back(figure.name + ".csv");
+    // Beside the figure: <figure>.recipe.json, what `dstudio figure render` draws it again from.
+    figure_recipe.created = recipe_time_now();
+    const auto recipe_path = fs::path(a.out) / (figure.name + ".recipe.json");
+    write_figure_recipe(recipe_path, figure_recipe);
+    files.push_back(recipe_path.string());
   }
   ordered_json summary = {{"analysis", definition.name}, {"from", definition.origin.label()}};
   if (!a.checkpoint.empty()) summary["checkpoint"] = a.checkpoint;

@@ -1,13 +1,17 @@
 #pragma once
 // The figure options of the commands that draw figures (`analyze`, `sweep collect`): the studio
 // export dialog's choices on the command line. A venue preset (viz::venue_presets()), then size,
-// fonts, line width, dpi, formats and titles; options given explicitly override the preset.
-// Built only with the GUI libraries, which draw the figures.
+// fonts, line width, dpi, formats and titles; options given explicitly override the preset. And
+// the recipe of each figure `analyze` writes. Built only with the GUI libraries, which draw the
+// figures.
 
 #include <CLI/CLI.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "dstudio/analysis/analysis_registry.h"
+#include "dstudio/common/figure_recipe.h"
 #include "dstudio/viz/figures.h"
 
 namespace dstudio::cli {
@@ -32,5 +36,29 @@ struct FigureOptions {
 /// the parse. `always_written` names what --formats does not choose ("CSV and summary.json").
 void add_figure_options(CLI::App* cmd, FigureOptions& options,
                         const std::string& always_written = "CSV and summary.json");
+
+// Recipes (dstudio/common/figure_recipe.h): `analyze` writes one beside each figure, and `figure
+// render` (commands_figure.cpp) draws the figure again from it.
+
+/// What `analyze` runs an analysis on, its paths absolute: the analysis is given these, so that
+/// whatever it draws from a path (a run folder's name in a legend) is the same when a recipe is
+/// re-rendered from another folder.
+struct AnalysisCall {
+  std::string checkpoint, dataset;           ///< "" when not given
+  std::map<std::string, std::string> given;  ///< the options given; those naming a path absolute
+};
+
+/// `given` (option name without dashes -> text) with --checkpoint, --dataset and every text option
+/// naming an existing file or folder made absolute.
+AnalysisCall absolute_call(const analysis::AnalysisDefinition& definition,
+                           const std::string& checkpoint, const std::string& dataset,
+                           const std::map<std::string, std::string>& given);
+
+/// The recipe the figures of one run of `definition` share, without the figure's name, outputs
+/// and time: the options resolved (defaults included), each input's content hash and the
+/// dataset's fingerprint, the style in force. Throws as reading the inputs does.
+FigureRecipe analysis_recipe(const analysis::AnalysisDefinition& definition,
+                             const AnalysisCall& call, const FigureOptions& options,
+                             const viz::FigureStyle& style);
 
 }  // namespace dstudio::cli

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   add_lab_commands(app, exit_code);
 #ifdef DSTUDIO_HAVE_FIGURES
   add_analyze_commands(app, exit_code);
+  add_figure_commands(app, exit_code);
 #endif
   add_model_bench_commands(app, exit_code);
   add_behaviour_commands(app, exit_code, argc, argv);

@@ -27,6 +27,8 @@
 #include "dstudio/analysis/window_maps.h"
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/csv.h"
+#include "dstudio/common/error.h"
+#include "dstudio/common/read_file.h"
 #include "gradients.h"
 
 namespace dstudio::viz {
@@ -469,6 +471,25 @@ QImage raster(QCustomPlot& plot, const FigureStyle& s) {
   return image;
 }
 
+// Qt stamps a PDF with the second it was written (/CreationDate in the document information, the
+// file's first object), so one figure drawn twice would differ in those bytes alone. The entry is
+// overwritten with spaces of its length, which keeps every cross-reference offset valid: a figure
+// drawn again from its recipe is then the same PDF byte for byte (the recipe keeps the time).
+void remove_pdf_creation_date(const std::string& path) {
+  try {
+    std::string bytes = read_regular_file(path, std::uint64_t{1} << 30);
+    const auto at = bytes.find("/CreationDate (D:");
+    if (at == std::string::npos || at > 4096) return;
+    const auto end = bytes.find(')', at);
+    if (end == std::string::npos) return;
+    std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(at),
+              bytes.begin() + static_cast<std::ptrdiff_t>(end) + 1, ' ');
+    write_bytes_atomically(path, bytes);
+  } catch (const Error&) {
+    // The PDF as Qt wrote it is whole and valid; only its date stays in it.
+  }
+}
+
 std::vector<std::string> save_all(QCustomPlot& plot, const std::string& base,
                                   const FigureStyle& s) {
   const auto c = canvas(s);
@@ -480,8 +501,10 @@ std::vector<std::string> save_all(QCustomPlot& plot, const std::string& base,
   std::vector<std::string> written;
   // Qt's PDF engine embeds the TrueType fonts (as CID fonts); text is never drawn as Type 3.
   if (s.pdf &&
-      plot.savePdf(b + ".pdf", c.width, c.height, QCP::epNoCosmetic, "Decision Studio", title))
+      plot.savePdf(b + ".pdf", c.width, c.height, QCP::epNoCosmetic, "Decision Studio", title)) {
+    remove_pdf_creation_date(base + ".pdf");
     written.push_back(base + ".pdf");
+  }
   if (s.svg) {
     QSvgGenerator svg;
     svg.setFileName(b + ".svg");

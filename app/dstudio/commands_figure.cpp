@@ -1,0 +1,401 @@
+// dstudio figure render RECIPE --out FILE: a figure `dstudio analyze` exported, drawn again from
+// the recipe written beside it (dstudio/common/figure_recipe.h). The inputs are checked first (a
+// checkpoint or dataset that changed since is refused, naming the hash that differs), then the
+// analysis runs again with the recipe's options and seeds, and the figure is drawn in the recipe's
+// style to FILE, whose extension says the format (pdf, svg, png), with its numbers beside it as
+// CSV. On the same build the numbers and the PNG are byte for byte those `analyze` wrote.
+//
+// Also how `analyze` makes the recipes (figure_options.h), so that both directions of the mapping
+// between a run and its recipe sit side by side.
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "dstudio/analysis/analysis_registry.h"
+#include "dstudio/behaviour/default_datasets.h"
+#include "dstudio/common/atomic_file.h"
+#include "dstudio/common/csv.h"
+#include "dstudio/common/error.h"
+#include "dstudio/common/figure_recipe.h"
+#include "dstudio/common/system_info.h"
+#include "dstudio/data/dataset_io.h"
+#include "dstudio/models/checkpoint.h"
+#include "dstudio/viz/figures.h"
+#include "figure_options.h"
+#include "rollouts.h"
+
+namespace dstudio::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Type = analysis::AnalysisOption::Type;
+
+// Absolute and normal, without a trailing separator: "runs/dc/" and "./runs/dc" name one folder,
+// whose name a legend shows.
+std::string absolute_path(const std::string& path) {
+  fs::path p = fs::absolute(path).lexically_normal();
+  if (p.filename().empty() && p != p.root_path()) p = p.parent_path();
+  return p.string();
+}
+
+const analysis::AnalysisOption* option_of(const analysis::AnalysisDefinition& definition,
+                                          const std::string& key) {
+  for (const auto& o : definition.options)
+    if (o.key == key) return &o;
+  return nullptr;
+}
+
+bool has_option(const analysis::AnalysisDefinition& definition, const std::string& key, Type type) {
+  const auto* o = option_of(definition, key);
+  return o && o->type == type;
+}
+
+// The second checkpoint of an analysis that compares two: a recipe field of its own.
+bool is_compared_checkpoint(const analysis::AnalysisDefinition& definition,
+                            const std::string& key) {
+  return key == "compare" && definition.needs_checkpoint && has_option(definition, key, Type::Text);
+}
+
+// The options a recipe holds in fields of their own: the second checkpoint, the seed, the rollout
+// step and the target return.
+bool held_by_field(const analysis::AnalysisDefinition& definition, const std::string& key) {
+  return is_compared_checkpoint(definition, key) ||
+         ((key == "seed" || key == "step") && has_option(definition, key, Type::Integer)) ||
+         (key == "target" && has_option(definition, key, Type::Number));
+}
+
+// What the training curves read from a run folder (analysis::read_run_metrics): its log.
+std::string training_log(const fs::path& folder) {
+  std::error_code ec;
+  for (const char* name : {"metrics.jsonl", "metrics.csv"})
+    if (fs::is_regular_file(folder / name, ec)) return (folder / name).string();
+  return {};
+}
+
+std::string dataset_fingerprint(const std::string& path) {
+  data::LoadOptions options;
+  options.infos = false;   // not in the fingerprint
+  options.isolate = true;  // a file a user named: read in the reader process first
+  return data::load_dataset(path, options).fingerprint;
+}
+
+// The checkpoint's own dataset where the analyses find it (models::checkpoint_dataset), without
+// making a default dataset that is not on this machine: "" when it is not here.
+std::string own_dataset(const std::string& checkpoint) {
+  models::CheckpointInfo info;
+  try {
+    info = models::read_checkpoint_info(checkpoint);
+  } catch (const Error&) {
+    return {};  // a file a plugin's analysis reads, which names no dataset the studio knows
+  }
+  std::error_code ec;
+  if (!info.dataset_path.empty() && fs::exists(info.dataset_path, ec))
+    return absolute_path(info.dataset_path);
+  // A default dataset made on another machine: the same name in this machine's cache, if its
+  // content is the checkpoint's.
+  if (const auto d = behaviour::identify_default_dataset(info.dataset_path)) {
+    const auto path = behaviour::default_dataset_path(d->env, d->kind, d->algorithm);
+    try {
+      if (fs::exists(path, ec) && dataset_fingerprint(path.string()) == info.dataset_fingerprint)
+        return path.string();
+    } catch (const Error&) {
+      // Damaged: not the checkpoint's dataset.
+    }
+  }
+  return {};
+}
+
+// A number as the command line takes it, exactly: 17 significant digits read back the same.
+std::string number_text(double v) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
+
+}  // namespace
+
+AnalysisCall absolute_call(const analysis::AnalysisDefinition& definition,
+                           const std::string& checkpoint, const std::string& dataset,
+                           const std::map<std::string, std::string>& given) {
+  AnalysisCall call;
+  call.checkpoint = checkpoint.empty() ? checkpoint : absolute_path(checkpoint);
+  call.dataset = dataset.empty() ? dataset : absolute_path(dataset);
+  call.given = given;
+  std::error_code ec;
+  for (auto& [key, value] : call.given)
+    if (has_option(definition, key, Type::Text) && !value.empty() && fs::exists(value, ec))
+      value = absolute_path(value);
+  return call;
+}
+
+FigureRecipe analysis_recipe(const analysis::AnalysisDefinition& definition,
+                             const AnalysisCall& call, const FigureOptions& options,
+                             const viz::FigureStyle& style) {
+  FigureRecipe r;
+  r.analysis = definition.name;
+  // Every option in force, defaults included: a later default does not change the figure.
+  // The seeds, the rollout step, the target return and a second checkpoint have fields of their
+  // own; every other file an option names is hashed as a further input.
+  const auto resolved = analysis::resolve_options(definition, call.given);
+  std::error_code ec;
+  for (const auto& [key, value] : resolved.values()) {
+    if (value.empty()) continue;
+    if (is_compared_checkpoint(definition, key)) {
+      r.compare = value;
+      r.compare_hash = file_content_hash(value);
+    } else if (held_by_field(definition, key)) {
+      if (key == "seed") r.seeds = {resolved.integer(key)};
+      if (key == "step") r.step = resolved.integer(key);
+      if (key == "target") r.target = resolved.number(key);
+    } else {
+      r.options[key] = value;
+      if (!has_option(definition, key, Type::Text)) continue;
+      if (fs::is_regular_file(value, ec)) {
+        r.inputs.push_back({key, value, file_content_hash(value)});
+      } else if (const auto log = fs::is_directory(value, ec) ? training_log(value) : "";
+                 !log.empty()) {
+        r.inputs.push_back({key, log, file_content_hash(log)});
+      }
+    }
+  }
+  if (!call.checkpoint.empty()) {
+    r.checkpoint = call.checkpoint;
+    r.checkpoint_hash = file_content_hash(call.checkpoint);
+  }
+  if (!call.dataset.empty()) {
+    r.dataset = call.dataset;
+    r.dataset_given = true;
+  } else if (definition.needs_checkpoint && !call.checkpoint.empty()) {
+    r.dataset = own_dataset(call.checkpoint);
+  }
+  if (!r.dataset.empty()) {
+    try {
+      r.dataset_fingerprint = dataset_fingerprint(r.dataset);
+    } catch (const Error&) {
+      // An analysis that only draws a reference line from the data draws without it (rtg-sweep):
+      // the recipe names the dataset without a fingerprint, and a re-render wants it unreadable.
+    }
+  }
+  auto& f = r.figure;
+  f.preset = options.preset;
+  f.width = style.width;
+  f.height = style.height;
+  f.font = style.font;
+  f.axis_font = style.axis_font;
+  f.tick_font = style.tick_font;
+  f.line_width = style.line_width;
+  f.font_family = style.font_family.toStdString();
+  f.dpi = style.dpi;
+  if (style.pdf) f.formats.push_back("pdf");
+  if (style.svg) f.formats.push_back("svg");
+  if (style.png) f.formats.push_back("png");
+  f.show_title = style.show_title;
+  r.studio_version = studio_version();
+  return r;
+}
+
+namespace {
+
+// The recipe's style, values as recorded (not its preset's values today); formats chosen later.
+viz::FigureStyle style_of(const RecipeFigure& f) {
+  viz::FigureStyle s;
+  s.width = f.width;
+  s.height = f.height;
+  s.font = f.font;
+  s.axis_font = f.axis_font;
+  s.tick_font = f.tick_font;
+  s.line_width = f.line_width;
+  s.font_family = QString::fromStdString(f.font_family);
+  s.dpi = f.dpi;
+  s.show_title = f.show_title;
+  s.pdf = s.svg = s.png = false;
+  return s;
+}
+
+// The analysis's options from a recipe: its options, with the fields of their own put back.
+// Whatever the analysis cannot take is refused, naming the recipe's key.
+std::map<std::string, std::string> options_of(const FigureRecipe& r,
+                                              const analysis::AnalysisDefinition& definition,
+                                              const std::string& where) {
+  const auto refuse = [&](const std::string& key, const std::string& problem) {
+    throw FigureRecipeError(where + ": '" + key + "': " + problem);
+  };
+  const std::string takes = "the analysis '" + definition.name + "' takes no ";
+  std::map<std::string, std::string> given = r.options;
+  for (const auto& [key, value] : given)
+    if (held_by_field(definition, key))
+      refuse("options." + key, "a field of its own holds it, not the options");
+  if (!r.compare.empty()) {
+    if (!is_compared_checkpoint(definition, "compare")) refuse("compare", takes + "--compare");
+    given["compare"] = r.compare;
+  }
+  if (!r.seeds.empty()) {
+    if (!has_option(definition, "seed", Type::Integer)) refuse("seeds", takes + "--seed");
+    if (r.seeds.size() != 1)
+      refuse("seeds",
+             "the analysis takes one --seed, the recipe names " + std::to_string(r.seeds.size()));
+    given["seed"] = std::to_string(r.seeds.front());
+  }
+  if (r.step) {
+    if (!has_option(definition, "step", Type::Integer)) refuse("step", takes + "--step");
+    given["step"] = std::to_string(*r.step);
+  }
+  if (r.target) {
+    if (!has_option(definition, "target", Type::Number)) refuse("target", takes + "--target");
+    given["target"] = number_text(*r.target);
+  }
+  // What the viewer's recipes may hold and an analysis cannot do: refused, never dropped.
+  if (r.episode) refuse("episode", takes + "episode");
+  if (!r.zeroing.empty()) refuse("zeroing", takes + "zeroing");
+  if (!r.interventions.empty()) refuse("interventions", takes + "interventions");
+  if (!r.bookmarks.empty()) refuse("bookmarks", takes + "bookmarks");
+  return given;
+}
+
+// A table as analysis::write_result_files writes it.
+std::string table_csv(const analysis::AnalysisTable& t) {
+  CsvWriter csv(t.columns, 9);
+  for (const auto& row : t.rows) {
+    for (const auto& cell : row) {
+      if (const auto* text = std::get_if<std::string>(&cell))
+        csv << *text;
+      else
+        csv << std::get<double>(cell);
+    }
+    csv.end_row();
+  }
+  return csv.text();
+}
+
+void render(const std::string& recipe_path, const std::string& out) {
+  std::string format = fs::path(out).extension().string();
+  for (auto& c : format) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (format != ".pdf" && format != ".svg" && format != ".png")
+    throw UsageError("--out " + out + ": its extension says the format: .pdf, .svg or .png");
+  format.erase(0, 1);
+  const FigureRecipe recipe = read_figure_recipe(recipe_path);
+  const auto definition = analysis::analysis_registry().find(recipe.analysis);
+  if (!definition)
+    throw FigureRecipeError(recipe_path + ": 'analysis': this studio has no analysis '" +
+                            recipe.analysis + "' (it has " +
+                            analysis::analysis_registry().joined_names() + ")");
+  analysis::AnalysisOptions options;
+  try {
+    options = analysis::resolve_options(*definition, options_of(recipe, *definition, recipe_path));
+  } catch (const FigureRecipeError&) {
+    throw;
+  } catch (const UsageError& e) {
+    // The command line is right; the recipe asks for what this analysis does not take.
+    throw FigureRecipeError(recipe_path + ": 'options': " + e.what());
+  }
+  if (definition->needs_checkpoint && recipe.checkpoint.empty())
+    throw FigureRecipeError(recipe_path + ": 'checkpoint': missing; the analysis '" +
+                            definition->name + "' needs one");
+  if (!definition->needs_checkpoint && !recipe.checkpoint.empty())
+    throw FigureRecipeError(recipe_path + ": 'checkpoint': the analysis '" + definition->name +
+                            "' takes none");
+  check_inputs(recipe);
+  // The checkpoint's own dataset: the analysis finds it itself (an analysis that plays episodes
+  // only refuses a --dataset), so it must be the one the recipe checked.
+  std::string dataset = recipe.dataset_given ? recipe.dataset : std::string();
+  if (!recipe.dataset_given && !recipe.dataset.empty()) {
+    const std::string own = own_dataset(recipe.checkpoint);
+    if (own != recipe.dataset)
+      throw FigureRecipeError(recipe_path + ": 'dataset': the checkpoint's own dataset is " +
+                              (own.empty() ? std::string("not on this machine") : "now " + own) +
+                              ", the recipe was made from " + recipe.dataset);
+  }
+  if (recipe.studio_version != studio_version())
+    std::fprintf(stderr, "dstudio: warning: %s was made by %s, this is %s: the figure may differ\n",
+                 recipe_path.c_str(), recipe.studio_version.c_str(), studio_version().c_str());
+
+  analysis::AnalysisResult result;
+  run_interruptible(definition->title.empty() ? definition->name : definition->title,
+                    [&](const Progress& progress) {
+                      result = analysis::run_analysis(
+                          *definition, {recipe.checkpoint, dataset, options}, progress);
+                    });
+  const analysis::AnalysisFigure* figure = nullptr;
+  std::string drawn;
+  for (const auto& f : result.figures) {
+    if (f.name == recipe.figure.name) figure = &f;
+    drawn += (drawn.empty() ? "" : ", ") + f.name;
+  }
+  if (!figure)
+    throw FigureRecipeError(recipe_path + ": 'figure.name': the analysis drew no figure '" +
+                            recipe.figure.name + "' (it drew " +
+                            (drawn.empty() ? std::string("none") : drawn) + ")");
+
+  viz::FigureContext context;
+  viz::FigureStyle style = style_of(recipe.figure);
+  style.pdf = format == "pdf";
+  style.svg = format == "svg";
+  style.png = format == "png";
+  // The figure under a temporary name beside FILE, then renamed over it: written whole or not.
+  if (const auto folder = fs::path(out).parent_path(); !folder.empty()) {
+    std::error_code ec;
+    fs::create_directories(folder, ec);
+    if (ec) throw Error(folder.string() + ": cannot make the folder (" + ec.message() + ")");
+  }
+  write_file_atomically(out, [&](const fs::path& temp) {
+    const auto written = viz::save_analysis_figure(temp.string(), *figure, style, false);
+    const fs::path file = temp.string() + "." + format;
+    std::error_code ec;
+    if (written.empty()) {
+      fs::remove(file, ec);
+      throw Error(out + ": the figure could not be written");
+    }
+    fs::rename(file, temp, ec);
+    if (ec) {
+      fs::remove(file, ec);
+      throw Error(out + ": cannot be written (" + ec.message() + ")");
+    }
+  });
+  // Its numbers, as `analyze` wrote them: the table of the figure's name, else the figure's own.
+  const std::string csv = fs::path(out).replace_extension(".csv").string();
+  const auto table = std::find_if(result.tables.begin(), result.tables.end(),
+                                  [&](const auto& t) { return t.name == figure->name; });
+  if (table != result.tables.end()) {
+    write_text_atomically(csv, table_csv(*table));
+  } else {
+    viz::FigureStyle numbers_only = style;
+    numbers_only.pdf = numbers_only.svg = numbers_only.png = false;
+    (void)viz::save_analysis_figure(fs::path(csv).replace_extension().string(), *figure,
+                                    numbers_only, true);
+  }
+  std::fprintf(stderr, "wrote %s and %s\n", out.c_str(), csv.c_str());
+}
+
+}  // namespace
+
+void add_figure_commands(CLI::App& app, int& exit_code) {
+  auto* figure = app.add_subcommand(
+      "figure", "Figures exported by 'dstudio analyze', drawn again from their recipes");
+  figure->require_subcommand(1);
+  auto* render_cmd = figure->add_subcommand(
+      "render",
+      "Draws a figure again from the <figure>.recipe.json 'dstudio analyze' wrote beside it: the "
+      "checkpoint and dataset must be unchanged (their hashes are checked), the analysis runs "
+      "again with the recipe's options and seeds, and the figure's numbers go beside FILE as CSV");
+  auto recipe = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  render_cmd->add_option("recipe", *recipe, "A figure recipe (<figure>.recipe.json)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  render_cmd
+      ->add_option("--out", *out,
+                   "The figure file; its extension says the format (.pdf, .svg, .png). Its "
+                   "numbers are written beside it as .csv")
+      ->required();
+  render_cmd->callback(
+      [&exit_code, recipe, out] { exit_code = run_guarded([&] { render(*recipe, *out); }); });
+}
+
+}  // namespace dstudio::cli

@@ -1,0 +1,144 @@
+#pragma once
+/// \file
+/// Figure recipes: what made an exported figure, written beside it as <figure>.recipe.json, so
+/// that an author can trace a figure of a paper to its inputs and draw it again
+/// (`dstudio figure render RECIPE --out FILE`). A recipe names the analysis and its options, the
+/// checkpoint(s) and dataset with content hashes of what was read, the seeds, the figure's size and
+/// fonts in the export dialog's terms, and the files written. Re-rendering first checks that the
+/// inputs are still what the recipe was made from (check_inputs): a figure is never drawn again
+/// from a checkpoint or a dataset that changed.
+///
+/// The JSON is read strictly: every field's type is checked and a problem names its key; keys this
+/// version does not know are ignored (a later minor addition); a newer version is refused. No Qt,
+/// no LibTorch.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dstudio/common/error.h"
+#include "dstudio/common/progress.h"
+
+namespace dstudio {
+
+/// A recipe that cannot be read, or whose inputs are not what it was made from. The message names
+/// the file and the key, or the input and the hash that differs.
+class FigureRecipeError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// The "format" tag of every recipe.
+inline constexpr const char* kFigureRecipeFormat = "decision-studio-figure-recipe";
+/// The version written; recipes of a later version are refused.
+inline constexpr int kFigureRecipeVersion = 1;
+
+/// A step of an episode marked with a name and a note, as the studio's timeline keeps them.
+struct RecipeBookmark {
+  std::int64_t step = 0;
+  std::string name;
+  std::string note;
+  bool operator==(const RecipeBookmark&) const = default;
+};
+
+/// A further file the figure was computed from, with its content hash (a training run's
+/// metrics.jsonl for the training curves): `option` is the command-line option that named it.
+struct RecipeInput {
+  std::string option;  ///< "run", "compare": the option without its dashes
+  std::string path;    ///< absolute
+  std::string hash;    ///< file_content_hash(path) when the recipe was made
+  bool operator==(const RecipeInput&) const = default;
+};
+
+/// How the figure is drawn, in the export dialog's terms (viz::FigureStyle): inches, points, dpi.
+/// The values are those in force, a preset's included, so a later change of a venue preset does not
+/// change a re-rendered figure; `preset` says which venue they came from.
+struct RecipeFigure {
+  std::string name;         ///< the analysis's figure: its files are <name>.pdf/.svg/.png/.csv
+  std::string preset;       ///< the venue preset's slug or name as given; "" for none
+  double width = 3.25;      ///< inches
+  double height = 0.0;      ///< inches; 0: the width over the golden ratio
+  double font = 8.0;        ///< points: title, legend
+  double axis_font = 0.0;   ///< points: axis titles; 0: `font`
+  double tick_font = 0.0;   ///< points: tick labels; 0: 0.85 x `font`
+  double line_width = 1.2;  ///< points
+  std::string font_family = "DejaVu Sans";
+  int dpi = 300;                     ///< of the PNG
+  std::vector<std::string> formats;  ///< of "pdf", "svg", "png": the files written
+  bool show_title = true;
+  bool operator==(const RecipeFigure&) const = default;
+};
+
+/// Everything that made one exported figure.
+struct FigureRecipe {
+  std::string format = kFigureRecipeFormat;
+  int version = kFigureRecipeVersion;
+  std::string analysis;  ///< the analysis registry's name ("attention", "rtg-sweep")
+  /// The analysis's options in their command-line spelling ("max-tokens"), values as the command
+  /// line takes them, defaults included; except those held by the fields below (--compare of a
+  /// checkpoint, --seed, --step, --target).
+  std::map<std::string, std::string> options;
+  std::string checkpoint;       ///< absolute; "" when the analysis takes none
+  std::string checkpoint_hash;  ///< file_content_hash(checkpoint)
+  std::string compare;          ///< a second checkpoint (--compare), absolute; "" for none
+  std::string compare_hash;
+  /// The dataset the analysis was given (--dataset) or the checkpoint's own where it was found;
+  /// "" when there is none (the checkpoint's dataset is not on this machine).
+  std::string dataset;
+  /// data::Dataset::fingerprint, "xxh3-128:<hex>"; "" when the dataset could not be read (an
+  /// analysis that takes only a reference line from it draws without): it must still be unreadable.
+  std::string dataset_fingerprint;
+  /// True when --dataset named it; false for the checkpoint's own, which the analysis finds itself.
+  bool dataset_given = false;
+  std::vector<RecipeInput> inputs;  ///< further files read, each with its hash
+  std::vector<std::int64_t> seeds;  ///< --seed: episode e of a rollout resets with seed + e
+  std::optional<std::int64_t> episode;
+  std::optional<std::int64_t> step;
+  std::optional<double> target;  ///< the target return
+  std::string zeroing;           ///< a modality zeroed ("rtg", "states", "actions"); "" for none
+  std::vector<std::string> interventions;  ///< specs as `--intervene` takes them: "head:1.1=zero"
+  std::vector<RecipeBookmark> bookmarks;
+  RecipeFigure figure;
+  std::vector<std::string> outputs;  ///< the files written for the figure, relative to the recipe
+  std::string studio_version;        ///< studio_version() of the program that wrote it
+  /// When it was made, UTC ("2026-01-31T12:00:00Z"): the only field a re-render need not match.
+  std::string created;
+  bool operator==(const FigureRecipe&) const = default;
+};
+
+/// The recipe as JSON text (2-space indented, fields in the order above, absent optional fields as
+/// null).
+std::string to_json(const FigureRecipe& recipe);
+
+/// Reads a recipe's JSON. Throws FigureRecipeError "WHERE: 'key': problem" for text that is not
+/// JSON, a missing required key (format, version, analysis, figure, figure.name), a field of the
+/// wrong type, a hash that is not "xxh3-128:" and 32 hexadecimal digits, another format tag or a
+/// newer version. Unknown keys are ignored.
+FigureRecipe parse_figure_recipe(const std::string& text, const std::string& where);
+
+/// parse_figure_recipe of a file (a regular file of at most 16 MiB). Throws FigureRecipeError
+/// naming it.
+FigureRecipe read_figure_recipe(const std::filesystem::path& path);
+
+/// Writes to_json(recipe) to `path` atomically.
+void write_figure_recipe(const std::filesystem::path& path, const FigureRecipe& recipe);
+
+/// "xxh3-128:<32 hexadecimal digits>": XXH3's 128-bit hash of the file's bytes, the high half
+/// first (as `xxhsum -H2` prints it). Throws FigureRecipeError naming a file that is missing, is
+/// not a regular file or cannot be read.
+std::string file_content_hash(const std::filesystem::path& path);
+
+/// Checks that the recipe's inputs are what it was made from: the hash of the checkpoint, of the
+/// compared checkpoint and of every further input, and the dataset's fingerprint (the dataset is
+/// read in the reader process, data/reader_process.h). Throws FigureRecipeError naming every input
+/// that changed or is missing, e.g. "checkpoint /x/dt.pt changed: its hash is xxh3-128:aaaa, the
+/// recipe was made from xxh3-128:bbbb". Polls `progress` (throws Cancelled).
+void check_inputs(const FigureRecipe& recipe, const Progress& progress = {});
+
+/// The time now, UTC, as recipes record it: "2026-01-31T12:00:00Z".
+std::string recipe_time_now();
+
+}  // namespace dstudio

@@ -1,0 +1,301 @@
+// Figure recipes from the command line: every analysis `dstudio analyze` offers writes a recipe
+// beside each figure, and `dstudio figure render` draws the figure again from it, the PNG and its
+// CSV byte for byte; a checkpoint or dataset changed since is refused, naming what differs.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_run.h"
+#include "dstudio/common/figure_recipe.h"
+#include "h5_fixture.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using testing::HasSubstr;
+using testing::Not;
+using Result = dstudio::test::CliResult;
+
+std::string bytes_of(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The shipped DT of hopper-medium: the smallest shipped checkpoint with every kind of map.
+const std::string& shipped_checkpoint() {
+  static const std::string path =
+      fs::canonical(fs::path(DSTUDIO_TEST_DATA) / "../../resources/checkpoints/hopper-medium-dt.pt")
+          .string();
+  return path;
+}
+
+// The shipped DC of hopper-medium: the second checkpoint of a comparison.
+const std::string& compared_checkpoint() {
+  static const std::string path =
+      fs::canonical(fs::path(DSTUDIO_TEST_DATA) / "../../resources/checkpoints/hopper-medium-dc.pt")
+          .string();
+  return path;
+}
+
+// The cheapest options that still draw each studio analysis's figures: few windows, one short
+// episode. An analysis not listed (a new one, or a plugin's) runs with its defaults, so it is
+// covered too, only slower.
+const std::map<std::string, std::string>& cheap_options() {
+  static const std::map<std::string, std::string> options = {
+      {"attention", "--windows 2 --layer 1"},
+      {"entropy", "--episodes 1 --windows 2"},
+      {"tsne", "--windows 3 --perplexity 5 --iterations 250 --snapshot-every 0"},
+      {"ablation", "--episodes 1 --seeds 1"},
+      {"locality", "--windows 2"},
+      {"rtg-sweep", "--multiples 1 --episodes 1"},
+      // Without closed-loop episodes: one at each of K contexts, or for each head and MLP ablated,
+      // costs seconds. Their score figures are lines and bars as the others, and episodes played
+      // from a seed are drawn again byte for byte in ablation, rtg-sweep and steering.
+      {"knockout", "--windows 2 --episodes 0"},
+      {"heads", "--windows 2 --episodes 0"},
+      {"patching", "--windows 2"},
+      {"action-lens", "--windows 2"},
+      {"attribution", "--windows 2"},
+      {"probes", "--windows 8"},
+      // Directions of one block, and one episode at each of two alphas, so that it draws.
+      {"steering", "--windows 2 --episodes 1 --alphas 0,1 --layers 1"},
+  };
+  return options;
+}
+
+// A small hopper dataset of random actions for the analyses' windows (the shipped checkpoint's own
+// dataset is made on first use, which takes minutes), and a short training run for the curves.
+class FigureRecipes : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+#ifdef DSTUDIO_HAVE_FIGURES
+    dir_ = new dstudio::test::TempDir;
+    auto r = dstudio::test::run_cli(
+        "dataset generate --env hopper --kind random --transitions 4000 --seed 1 --out " +
+            dataset(),
+        *dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = dstudio::test::run_cli(
+        "train --variant dt --dataset " + dataset() +
+            " --steps 20 --threads 1 --config '{\"hidden\": 16, \"context_length\": 5}' --out " +
+            run_folder(),
+        *dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+#endif
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  void SetUp() override {
+#ifndef DSTUDIO_HAVE_FIGURES
+    GTEST_SKIP() << "dstudio analyze needs the GUI libraries (DSTUDIO_BUILD_GUI)";
+#endif
+  }
+
+  static std::string dataset() {
+    return (*dir_ / "random.hdf5").string();
+  }
+  static std::string run_folder() {
+    return (*dir_ / "run").string();
+  }
+  static Result run(const std::string& args) {
+    return dstudio::test::run_cli(args, *dir_);
+  }
+
+  // The command line of `analyze <name>` on the shipped checkpoint (the training curves on the
+  // run), writing into `out`.
+  static std::string analyze_command(const std::string& name, const fs::path& out) {
+    const auto cheap = cheap_options().find(name);
+    std::string command = "analyze " + name + " --out " + out.string() + " " +
+                          (cheap == cheap_options().end() ? "" : cheap->second);
+    if (name == "training") return command + " --run " + run_folder();
+    command += " --checkpoint " + shipped_checkpoint();
+    // One comparison, so that the recipe's second checkpoint is drawn again too.
+    if (name == "locality") command += " --compare " + compared_checkpoint();
+    // The zeroing ablation plays episodes only and refuses a dataset.
+    if (name != "ablation") command += " --dataset " + dataset();
+    return command;
+  }
+
+  static inline dstudio::test::TempDir* dir_ = nullptr;
+};
+
+// The analyses `dstudio analyze --help` lists, as a user finds them.
+std::vector<std::string> offered_analyses(const dstudio::test::TempDir& dir) {
+  const auto r = dstudio::test::run_cli("analyze --help", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> names;
+  std::istringstream lines(r.out.substr(r.out.find("Subcommands:")));
+  const std::regex entry(R"(^  ([a-z0-9][a-z0-9-]*)\s{2,}\S)");
+  for (std::string line; std::getline(lines, line);)
+    if (std::smatch m; std::regex_search(line, m, entry)) names.push_back(m[1]);
+  return names;
+}
+
+TEST_F(FigureRecipes, EveryAnalysisFigureIsDrawnAgainByteForByteFromItsRecipe) {
+  const auto analyses = offered_analyses(*dir_);
+  // The studio's own at least; plugins' come on top.
+  for (const auto& [name, options] : cheap_options())
+    EXPECT_THAT(analyses, testing::Contains(name)) << name << " is no longer offered";
+  EXPECT_THAT(analyses, testing::Contains("training"));
+  const std::string checkpoint_hash = dstudio::file_content_hash(shipped_checkpoint());
+
+  for (const auto& name : analyses) {
+    SCOPED_TRACE("analyze " + name);
+    const auto out = *dir_ / ("analyze-" + name);
+    auto r = run(analyze_command(name, out) + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto summary = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(summary.is_discarded()) << r.out;
+
+    // Every figure file written has a recipe of its name beside it that lists it.
+    std::set<std::string> figures, recipes;
+    for (const auto& entry : fs::directory_iterator(out)) {
+      const std::string file = entry.path().filename().string();
+      const auto ext = entry.path().extension().string();
+      if (file.ends_with(".recipe.json"))
+        recipes.insert(file.substr(0, file.size() - std::string(".recipe.json").size()));
+      else if (ext == ".pdf" || ext == ".svg" || ext == ".png")
+        figures.insert(entry.path().stem().string());
+    }
+    EXPECT_FALSE(figures.empty()) << "the cheap options drew no figure";
+    EXPECT_EQ(figures, recipes);
+    for (const auto& f : summary.at("files")) EXPECT_TRUE(fs::exists(f.get<std::string>())) << f;
+
+    for (const auto& figure : recipes) {
+      SCOPED_TRACE(figure);
+      const auto recipe_path = out / (figure + ".recipe.json");
+      const auto recipe = dstudio::read_figure_recipe(recipe_path);
+      EXPECT_EQ(recipe.analysis, name);
+      EXPECT_EQ(recipe.figure.name, figure);
+      EXPECT_EQ(recipe.figure.formats, (std::vector<std::string>{"pdf", "svg", "png"}));
+      for (const char* ext : {".pdf", ".svg", ".png", ".csv"})
+        EXPECT_THAT(recipe.outputs, testing::Contains(figure + ext));
+      if (name == "training") {
+        EXPECT_EQ(recipe.checkpoint, "");
+        ASSERT_EQ(recipe.inputs.size(), 1u);
+        EXPECT_EQ(recipe.inputs[0].path, (fs::path(run_folder()) / "metrics.jsonl").string());
+      } else {
+        EXPECT_EQ(recipe.checkpoint, shipped_checkpoint());
+        EXPECT_EQ(recipe.checkpoint_hash, checkpoint_hash);
+        EXPECT_EQ(recipe.seeds, (std::vector<std::int64_t>{0}));
+      }
+      if (name == "locality") {
+        EXPECT_EQ(recipe.compare, compared_checkpoint());
+        EXPECT_EQ(recipe.compare_hash, dstudio::file_content_hash(compared_checkpoint()));
+        EXPECT_EQ(recipe.options.count("compare"), 0u);  // a field of its own
+      }
+      if (name != "training" && name != "ablation") {
+        EXPECT_EQ(recipe.dataset, dataset());
+        EXPECT_TRUE(recipe.dataset_given);
+      }
+
+      // Drawn again, elsewhere: the same pixels and the same numbers.
+      const auto again = *dir_ / ("render-" + name) / (figure + ".png");
+      fs::create_directories(again.parent_path());
+      r = run("figure render " + recipe_path.string() + " --out " + again.string());
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_THAT(r.err, Not(HasSubstr("warning")));
+      const std::string png = bytes_of(again);
+      EXPECT_FALSE(png.empty());
+      EXPECT_TRUE(png == bytes_of(out / (figure + ".png")))
+          << again << " differs from the analysis's";
+      const std::string csv = bytes_of(fs::path(again).replace_extension(".csv"));
+      EXPECT_FALSE(csv.empty());
+      EXPECT_EQ(csv, bytes_of(out / (figure + ".csv")));
+    }
+  }
+}
+
+// The figure in question, made from a copy of the shipped checkpoint.
+fs::path recipe_on(const fs::path& checkpoint, const fs::path& dataset, const fs::path& out,
+                   const dstudio::test::TempDir& dir) {
+  const auto r = dstudio::test::run_cli("analyze attention --windows 2 --layer 1 --checkpoint " +
+                                            checkpoint.string() + " --dataset " + dataset.string() +
+                                            " --out " + out.string(),
+                                        dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return out / "attention_layer1.recipe.json";
+}
+
+TEST_F(FigureRecipes, AChangedCheckpointIsRefusedNamingTheHashThatDiffers) {
+  const auto copy = *dir_ / "flipped.pt";
+  fs::copy_file(shipped_checkpoint(), copy, fs::copy_options::overwrite_existing);
+  const auto recipe_path = recipe_on(copy, dataset(), *dir_ / "before-flip", *dir_);
+  const auto recipe = dstudio::read_figure_recipe(recipe_path);
+  ASSERT_EQ(recipe.checkpoint, copy.string());
+
+  // One bit of one byte in the middle of the weights.
+  std::string bytes = bytes_of(copy);
+  bytes[bytes.size() / 2] ^= 0x10;
+  std::ofstream(copy, std::ios::binary | std::ios::trunc) << bytes;
+  const std::string now = dstudio::file_content_hash(copy);
+  ASSERT_NE(now, recipe.checkpoint_hash);
+
+  const auto out = *dir_ / "flipped.png";
+  const auto r = run("figure render " + recipe_path.string() + " --out " + out.string());
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // bad input, as run_guarded reports it
+  EXPECT_THAT(r.err, HasSubstr("checkpoint " + copy.string() + " changed: its hash is " + now +
+                               ", the recipe was made from " + recipe.checkpoint_hash));
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(fs::path(out).replace_extension(".csv")));
+}
+
+TEST_F(FigureRecipes, AChangedDatasetIsRefusedNamingTheFingerprintThatDiffers) {
+  const auto data = *dir_ / "changing.hdf5";
+  fs::copy_file(dataset(), data, fs::copy_options::overwrite_existing);
+  const auto recipe_path = recipe_on(shipped_checkpoint(), data, *dir_ / "before-new-data", *dir_);
+  const auto recipe = dstudio::read_figure_recipe(recipe_path);
+  ASSERT_EQ(recipe.dataset, data.string());
+
+  // Other transitions of the same shapes under the same name.
+  auto r = run("dataset synth --transitions 2000 --out " + data.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto out = *dir_ / "new-data.png";
+  r = run("figure render " + recipe_path.string() + " --out " + out.string());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("dataset " + data.string() + " changed: its fingerprint is xxh3-128:"));
+  EXPECT_THAT(r.err, HasSubstr(", the recipe was made from " + recipe.dataset_fingerprint));
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// Every format is drawn again byte for byte, the PDF too: its creation date is left out.
+TEST_F(FigureRecipes, TheFormatComesFromTheFilesExtensionAndEachIsDrawnAgainByteForByte) {
+  const auto out = *dir_ / "formats";
+  const auto recipe_path = recipe_on(shipped_checkpoint(), dataset(), out, *dir_);
+  for (const char* ext : {".svg", ".pdf", ".png"}) {
+    const auto again = *dir_ / (std::string("again") + ext);
+    const auto r = run("figure render " + recipe_path.string() + " --out " + again.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string drawn = bytes_of(again);
+    EXPECT_TRUE(drawn == bytes_of(out / (std::string("attention_layer1") + ext))) << ext;
+    if (std::string(ext) == ".pdf") {
+      EXPECT_TRUE(drawn.starts_with("%PDF-"));
+      EXPECT_THAT(drawn, Not(HasSubstr("/CreationDate")));
+    }
+    if (std::string(ext) == ".svg") {
+      EXPECT_THAT(drawn, HasSubstr("<svg"));
+    }
+  }
+  const auto r =
+      run("figure render " + recipe_path.string() + " --out " + (*dir_ / "f.gif").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(".pdf, .svg or .png"));
+  EXPECT_FALSE(fs::exists(*dir_ / "f.gif"));
+}
+
+}  // namespace
