@@ -370,7 +370,7 @@ void render(const std::string& recipe_path, const std::string& out) {
     (void)viz::save_analysis_figure(fs::path(csv).replace_extension().string(), *figure,
                                     numbers_only, true);
   }
-  std::fprintf(stderr, "wrote %s and %s\n", out.c_str(), csv.c_str());
+  std::printf("wrote %s and %s\n", out.c_str(), csv.c_str());
 }
 
 }  // namespace
