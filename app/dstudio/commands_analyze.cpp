@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis_recipes.h"
 #include "commands.h"
 #include "dstudio/analysis/analysis_registry.h"
 #include "dstudio/common/atomic_file.h"
@@ -54,7 +55,7 @@ struct RegisteredArgs : Common {
 
 void run_registered(const analysis::AnalysisDefinition& definition, const RegisteredArgs& a) {
   // The paths absolute, as the figures' recipes name them: a re-render sees the same names.
-  const AnalysisCall call = absolute_call(definition, a.checkpoint, a.dataset, a.given);
+  const auto call = recipes::absolute_call(definition, a.checkpoint, a.dataset, a.given);
   const auto options = analysis::resolve_options(definition, call.given);
   analysis::AnalysisResult result;
   run_interruptible(
@@ -63,9 +64,9 @@ void run_registered(const analysis::AnalysisDefinition& definition, const Regist
             analysis::run_analysis(definition, {call.checkpoint, call.dataset, options}, progress);
       });
   // What every figure's recipe shares; the inputs are hashed once for all of them.
-  const FigureRecipe recipe = result.figures.empty()
-                                  ? FigureRecipe{}
-                                  : analysis_recipe(definition, call, a.figure, a.style);
+  const FigureRecipe recipe =
+      result.figures.empty() ? FigureRecipe{}
+                             : recipes::analysis_recipe(definition, call, a.figure.preset, a.style);
   // The folder appears only once there is something to put in it, and goes again on a failure.
   OutputFolder out(a.out);
   auto files = analysis::write_result_files(result, a.out);

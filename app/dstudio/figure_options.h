@@ -37,28 +37,4 @@ struct FigureOptions {
 void add_figure_options(CLI::App* cmd, FigureOptions& options,
                         const std::string& always_written = "CSV and summary.json");
 
-// Recipes (dstudio/common/figure_recipe.h): `analyze` writes one beside each figure, and `figure
-// render` (commands_figure.cpp) draws the figure again from it.
-
-/// What `analyze` runs an analysis on, its paths absolute: the analysis is given these, so that
-/// whatever it draws from a path (a run folder's name in a legend) is the same when a recipe is
-/// re-rendered from another folder.
-struct AnalysisCall {
-  std::string checkpoint, dataset;           ///< "" when not given
-  std::map<std::string, std::string> given;  ///< the options given; those naming a path absolute
-};
-
-/// `given` (option name without dashes -> text) with --checkpoint, --dataset and every text option
-/// naming an existing file or folder made absolute.
-AnalysisCall absolute_call(const analysis::AnalysisDefinition& definition,
-                           const std::string& checkpoint, const std::string& dataset,
-                           const std::map<std::string, std::string>& given);
-
-/// The recipe the figures of one run of `definition` share, without the figure's name, outputs
-/// and time: the options resolved (defaults included), each input's content hash and the
-/// dataset's fingerprint, the style in force. Throws as reading the inputs does.
-FigureRecipe analysis_recipe(const analysis::AnalysisDefinition& definition,
-                             const AnalysisCall& call, const FigureOptions& options,
-                             const viz::FigureStyle& style);
-
 }  // namespace dstudio::cli

@@ -9,6 +9,7 @@
 #include <QStackedWidget>
 #include <memory>
 
+#include "analysis_recipes.h"
 #include "dstudio/analysis/analysis_registry.h"
 #include "dstudio/viz/analysis_view.h"
 #include "job.h"
@@ -104,17 +105,26 @@ bool AnalysesPanel::run(const QString& name) {
     // With a checkpoint, windows of its own dataset (as on the command line); without, the open
     // one.
     const QString on = shared->needs_checkpoint ? checkpoint_ : dataset_;
-    analysis::AnalysisInputs inputs{
-        checkpoint_.toStdString(),
-        shared->needs_checkpoint ? std::string() : dataset_.toStdString(),
-        analysis::AnalysisOptions(view->options()), shared->needs_checkpoint ? opened_ : nullptr};
+    // The paths absolute, as `dstudio analyze` gives them: the figure's recipe names the same
+    // call, so `dstudio figure render` draws what this run drew.
+    const auto call = recipes::absolute_call(
+        *shared, checkpoint_.toStdString(),
+        shared->needs_checkpoint ? std::string() : dataset_.toStdString(), view->options());
+    analysis::AnalysisInputs inputs{call.checkpoint, call.dataset,
+                                    analysis::AnalysisOptions(call.given),
+                                    shared->needs_checkpoint ? opened_ : nullptr};
     view->setRunning(true);
     const QString model = shared->needs_checkpoint ? checkpoint_title_ : QString();
     jobs_[i]->start(
-        [view, shared, inputs, model](const Progress& progress) -> Job::Deliver {
+        [view, shared, inputs, model, call](const Progress& progress) -> Job::Deliver {
           auto result = std::make_shared<analysis::AnalysisResult>(
               analysis::run_analysis(*shared, inputs, progress));
-          return [view, result, model] { view->setResult(*result, model); };
+          return [view, result, model, shared, call] {
+            view->setRecipeMaker([shared, call](const viz::FigureStyle& style) {
+              return recipes::analysis_recipe(*shared, call, std::string(), style);
+            });
+            view->setResult(*result, model);
+          };
         },
         on);
     return true;

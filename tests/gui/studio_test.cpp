@@ -35,6 +35,7 @@
 #include "analyses_panel.h"
 #include "default_dataset.h"
 #include "dstudio/analysis/analysis_registry.h"
+#include "dstudio/common/figure_recipe.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/data/synthetic.h"
 #include "dstudio/models/checkpoint.h"
@@ -714,6 +715,33 @@ TEST_F(Studio, TheStudiosAnalysesRunFromTheirPanelsAsOnTheCommandLine) {
   view->showFigure(3);
   w.show();
   save_screenshot(w, "studio-analysis-panel.png");
+
+  // Exported from the panel, each figure has its recipe beside it, and `dstudio figure render`
+  // draws it again byte for byte; the figure on screen's recipe is what Copy Figure Recipe copies.
+  const auto recipe = parse_figure_recipe(view->figureRecipeText(), "clipboard");
+  EXPECT_EQ(recipe.analysis, "attention");
+  EXPECT_EQ(recipe.figure.name, "attention_mean_layers");
+  EXPECT_EQ(recipe.checkpoint_hash, file_content_hash(recipe.checkpoint));
+  const QString folder = QDir::temp().filePath(
+      QStringLiteral("dstudio-panel-recipes-%1").arg(QCoreApplication::applicationPid()));
+  QDir(folder).removeRecursively();
+  QDir().mkpath(folder);
+  viz::FigureStyle png;
+  png.pdf = png.svg = false;
+  const auto base = QDir(folder).filePath("analysis").toStdString();
+  const auto written = view->exportFigure(base, png);
+  const std::string figure = base + "_attention_mean_layers";
+  ASSERT_TRUE(std::find(written.begin(), written.end(), figure + ".recipe.json") != written.end());
+  const std::string again = QDir(folder).filePath("again.png").toStdString();
+  const std::string command = std::string(DSTUDIO_CLI) + " figure render '" + figure +
+                              ".recipe.json' --out '" + again + "' > /dev/null 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  const auto bytes = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(bytes(again), bytes(figure + ".png")) << "the PNG the panel exported, drawn again";
+  QDir(folder).removeRecursively();
 }
 
 // A second checkpoint never inherits the first one's results: the rollout, the zeroing and sweep,

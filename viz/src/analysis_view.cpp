@@ -3,10 +3,12 @@
 #include "dstudio/viz/analysis_view.h"
 
 #include <QCheckBox>
+#include <QClipboard>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QEvent>
 #include <QFormLayout>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonArray>
@@ -26,6 +28,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <filesystem>
 
 #include "dstudio/viz/number_text.h"
 
@@ -78,6 +81,7 @@ AnalysisView::AnalysisView(std::shared_ptr<const analysis::AnalysisDefinition> d
       summary_(new QTreeWidget),
       tables_(new QTabWidget),
       figure_choice_(new QComboBox),
+      copy_recipe_(new QPushButton(tr("Copy Figure Recipe"))),
       figure_(new QLabel) {
   const auto& d = *definition_;
   auto* heading = new QLabel(
@@ -186,8 +190,24 @@ AnalysisView::AnalysisView(std::shared_ptr<const analysis::AnalysisDefinition> d
   auto* figure_box = new QWidget;
   auto* figure_layout = new QVBoxLayout(figure_box);
   figure_layout->setContentsMargins(0, 0, 0, 0);
-  figure_layout->addWidget(figure_choice_);
+  auto* figure_row = new QHBoxLayout;
+  figure_row->addWidget(figure_choice_, 1);
+  figure_row->addWidget(copy_recipe_);
+  figure_layout->addLayout(figure_row);
   figure_layout->addWidget(figure_, 1);
+  copy_recipe_->setObjectName(QStringLiteral("copyFigureRecipe"));
+  copy_recipe_->setEnabled(false);
+  copy_recipe_->setToolTip(tr(
+      "The figure's recipe (the analysis, its options, the checkpoint's and dataset's hashes) "
+      "as JSON on the clipboard: `dstudio figure render RECIPE.json --out FILE` draws it again"));
+  connect(copy_recipe_, &QPushButton::clicked, this, [this] {
+    try {
+      QGuiApplication::clipboard()->setText(QString::fromStdString(figureRecipeText()));
+      status_->setText(tr("The figure's recipe is on the clipboard."));
+    } catch (const std::exception& e) {
+      status_->setText(tr("No recipe: %1").arg(QString::fromStdString(e.what())));
+    }
+  });
   right->addWidget(figure_box);
   right->addWidget(tables_);
   right->setStretchFactor(0, 3);
@@ -283,6 +303,7 @@ void AnalysisView::setProgress(double fraction, const QString& stage) {
 void AnalysisView::setResult(const analysis::AnalysisResult& result, const QString& model) {
   result_ = std::make_shared<const analysis::AnalysisResult>(result);
   model_ = model;
+  copy_recipe_->setEnabled(recipe_maker_ && !result.figures.empty());
   setRunning(false);
   summary_->clear();
   const auto summary =
@@ -338,6 +359,8 @@ void AnalysisView::setResult(const analysis::AnalysisResult& result, const QStri
 
 void AnalysisView::clearResult() {
   result_.reset();
+  recipe_maker_ = nullptr;
+  copy_recipe_->setEnabled(false);
   summary_->clear();
   while (tables_->count() > 0) {
     QWidget* page = tables_->widget(0);
@@ -422,10 +445,31 @@ std::vector<std::string> AnalysisView::exportFigure(const std::string& base,
     FigureStyle s = style;
     if (!one) s.title.clear(), s.x_title.clear(), s.y_title.clear();
     // <analysis>_<figure>: never the name of another view's file (attention.*, tsne.*).
-    for (auto& path : save_analysis_figure(base + "_" + f.name, f, s))
+    const std::string figure_base = base + "_" + f.name;
+    std::vector<std::string> outputs;
+    for (auto& path : save_analysis_figure(figure_base, f, s)) {
+      outputs.push_back(std::filesystem::path(path).filename().string());
       written.push_back(std::move(path));
+    }
+    if (!recipe_maker_) continue;
+    FigureRecipe recipe = recipe_maker_(s);
+    recipe.figure.name = f.name;
+    recipe.outputs = outputs;
+    recipe.created = recipe_time_now();
+    write_figure_recipe(figure_base + ".recipe.json", recipe);
+    written.push_back(figure_base + ".recipe.json");
   }
   return written;
+}
+
+std::string AnalysisView::figureRecipeText() const {
+  if (!result_ || !recipe_maker_ || result_->figures.empty()) return {};
+  const int shown =
+      std::clamp(figure_choice_->currentIndex(), 0, static_cast<int>(result_->figures.size()) - 1);
+  FigureRecipe recipe = recipe_maker_(FigureStyle{});
+  recipe.figure.name = result_->figures[static_cast<std::size_t>(shown)].name;
+  recipe.created = recipe_time_now();
+  return to_json(recipe);
 }
 
 }  // namespace dstudio::viz

@@ -8,12 +8,14 @@
 /// export like every other view's (FigureSource).
 
 #include <QWidget>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "dstudio/analysis/analysis_registry.h"
+#include "dstudio/common/figure_recipe.h"
 #include "dstudio/viz/figures.h"
 
 class QComboBox;
@@ -63,9 +65,19 @@ class AnalysisView : public QWidget, public FigureSource {
   [[nodiscard]] FigureText figureText() const override;
   [[nodiscard]] QString figureModel() const override { return result_ ? model_ : QString(); }
   /// Every figure of the result as base_<figure>.* (the figure's name as the command line writes
-  /// it, after the analysis's), each with its numbers as CSV.
+  /// it, after the analysis's), each with its numbers as CSV, and, when the result has a recipe
+  /// maker, base_<figure>.recipe.json beside it (what `dstudio figure render` draws it again from).
   std::vector<std::string> exportFigure(const std::string& base,
                                         const FigureStyle& style = {}) const override;
+
+  /// What made the result, as a recipe without the figure's name, outputs and time, for the style
+  /// given (dstudio/common/figure_recipe.h); set with the result by whoever ran it. It may throw
+  /// (an input that cannot be read), which the export reports.
+  using RecipeMaker = std::function<FigureRecipe(const FigureStyle&)>;
+  void setRecipeMaker(RecipeMaker maker) { recipe_maker_ = std::move(maker); }
+  /// The recipe of the figure on screen in the default style, as JSON text; empty without a
+  /// result or a recipe maker. What "Copy Figure Recipe" puts on the clipboard.
+  [[nodiscard]] std::string figureRecipeText() const;
 
  signals:
   void runRequested();
@@ -90,6 +102,8 @@ class AnalysisView : public QWidget, public FigureSource {
   QLabel* figure_;
   std::shared_ptr<const analysis::AnalysisResult> result_;
   QString model_;
+  RecipeMaker recipe_maker_;
+  QPushButton* copy_recipe_;
   bool ready_ = false;
 };
 
