@@ -72,6 +72,11 @@ TEST(Workspace, EveryKeyRoundTrips) {
   EXPECT_EQ(j["bookmarks"][0]["step"], 283);
   EXPECT_EQ(j["bookmarks"][1]["run"], "/runs/a");
   EXPECT_FALSE(j["bookmarks"][1].contains("note"));
+  // An empty note, as a person may write it, is a bookmark without one.
+  const auto empty_note = parse_workspace(
+      R"({"decision_studio_workspace": 1, "bookmarks": [{"step": 3, "name": "x", "note": ""}]})");
+  ASSERT_EQ(empty_note.bookmarks.size(), 1u);
+  EXPECT_EQ(empty_note.bookmarks[0].note, "");
   EXPECT_EQ(j["viewer"]["zeroing"], "states");
   EXPECT_EQ(j["viewer"]["forks"][1], "100:checkpoint=/runs/gdt/checkpoint.pt");
   EXPECT_EQ(j["viewer"]["interventions"][0], "head:2.1=zero");

@@ -166,7 +166,9 @@ Bookmark bookmark_of(const json& o, const std::string& where) {
       if (b.name.size() > 200 || b.name.find('\n') != std::string::npos)
         wrong(name, "one line of at most 200 characters", value);
     } else if (key == "note") {
-      b.note = text(value, name);
+      // A note may be empty (a bookmark named only); text() wants a non-empty string.
+      if (!value.is_string()) wrong(name, "a string", value);
+      b.note = value.get<std::string>().empty() ? std::string() : text(value, name);
       if (b.note.size() > 4000) wrong(name, "at most 4000 characters", value);
     }
   }
