@@ -28,9 +28,11 @@
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/models/checkpoint.h"
+#include "dstudio/sweep/sweep.h"
 #include "dstudio/viz/figures.h"
 #include "figure_options.h"
 #include "rollouts.h"
+#include "sweep_figures.h"
 
 namespace dstudio::cli {
 namespace {
@@ -122,6 +124,68 @@ std::string table_csv(const analysis::AnalysisTable& t) {
   return csv.text();
 }
 
+// A figure of `sweep collect`: the sweep read again (its manifest, every cell's task.json and
+// checkpoint checked against their hashes first), its groups and rliable's statistics computed with
+// the recipe's bootstrap, and the named figure drawn.
+void render_sweep(const FigureRecipe& recipe, const std::string& recipe_path,
+                  const std::string& out, const std::string& format) {
+  const auto option = [&](const char* key) {
+    const auto it = recipe.options.find(key);
+    if (it == recipe.options.end())
+      throw FigureRecipeError(recipe_path + ": 'options': a sweep figure's recipe names its '" +
+                              key + "'");
+    return it->second;
+  };
+  const std::string dir = option("sweep");
+  analysis::BootstrapOptions bootstrap;
+  try {
+    bootstrap.resamples = std::stoi(option("resamples"));
+    bootstrap.seed = std::stoull(option("bootstrap-seed"));
+  } catch (const std::logic_error&) {
+    throw FigureRecipeError(recipe_path + ": 'options': resamples and bootstrap-seed are numbers");
+  }
+  if (std::find(sweep_figure_names().begin(), sweep_figure_names().end(), recipe.figure.name) ==
+      sweep_figure_names().end())
+    throw FigureRecipeError(recipe_path + ": 'figure.name': sweep collect draws no figure '" +
+                            recipe.figure.name + "'");
+  check_inputs(recipe);
+  const auto s = sweep::read_sweep(dir);
+  sweep::SweepStatistics stats;
+  const auto groups = sweep::collect_groups(s, nullptr, bootstrap);
+  stats.aggregates = sweep::aggregate_settings(groups, bootstrap);
+  stats.improvements = sweep::setting_improvements(groups, bootstrap);
+  stats.profiles = sweep::setting_profiles(groups, false, 101, bootstrap);
+  stats.best_profiles = sweep::setting_profiles(groups, true, 101, bootstrap);
+  viz::FigureContext context;
+  viz::FigureStyle style = style_of(recipe.figure);
+  style.pdf = format == "pdf";
+  style.svg = format == "svg";
+  style.png = format == "png";
+  if (const auto folder = fs::path(out).parent_path(); !folder.empty()) {
+    std::error_code ec;
+    fs::create_directories(folder, ec);
+    if (ec) throw Error(folder.string() + ": cannot make the folder (" + ec.message() + ")");
+  }
+  write_file_atomically(out, [&](const fs::path& temp) {
+    const auto written =
+        write_sweep_figure(recipe.figure.name, groups, stats, temp.string(), style);
+    std::error_code ec;
+    for (const auto& w : written)  // the scores' CSV is not this file's
+      if (fs::path(w).extension() != "." + format) fs::remove(w, ec);
+    const fs::path file = temp.string() + "." + format;
+    if (written.empty()) {
+      fs::remove(file, ec);
+      throw Error(out + ": the sweep has nothing to draw as " + recipe.figure.name + " now");
+    }
+    fs::rename(file, temp, ec);
+    if (ec) {
+      fs::remove(file, ec);
+      throw Error(out + ": cannot be written (" + ec.message() + ")");
+    }
+  });
+  std::printf("wrote %s\n", out.c_str());
+}
+
 void render(const std::string& recipe_path, const std::string& out) {
   std::string format = fs::path(out).extension().string();
   for (auto& c : format) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -129,6 +193,7 @@ void render(const std::string& recipe_path, const std::string& out) {
     throw UsageError("--out " + out + ": its extension says the format: .pdf, .svg or .png");
   format.erase(0, 1);
   const FigureRecipe recipe = read_figure_recipe(recipe_path);
+  if (recipe.analysis == kSweepCollectRecipe) return render_sweep(recipe, recipe_path, out, format);
   const auto definition = analysis::analysis_registry().find(recipe.analysis);
   if (!definition)
     throw FigureRecipeError(recipe_path + ": 'analysis': this studio has no analysis '" +

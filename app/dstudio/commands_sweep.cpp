@@ -40,6 +40,7 @@
 #endif
 
 namespace dstudio::cli {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -883,6 +884,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       profiles_csv.write(out / "profiles.csv");
 #ifdef DSTUDIO_HAVE_FIGURES
       const auto figure_files = write_sweep_figures(groups, stats, out, *figures);
+      write_sweep_recipes(s, co->resamples, co->seed, *figures, figure_files, out);
 #endif
       if (co->json) {
         std::printf("%s\n", j.dump(2).c_str());

@@ -6,6 +6,10 @@
 #include <cmath>
 #include <limits>
 
+#include "analysis_recipes.h"
+#include "dstudio/common/error.h"
+#include "dstudio/common/figure_recipe.h"
+#include "dstudio/common/system_info.h"
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/sweep_results_view.h"
 #include "figure_options.h"
@@ -108,30 +112,78 @@ std::vector<std::string> save_improvement(const std::string& base,
 
 }  // namespace
 
+const std::vector<std::string>& sweep_figure_names() {
+  static const std::vector<std::string> names = {"scores",          "best_scores", "aggregates",
+                                                 "aggregates_best", "profiles",    "profiles_best",
+                                                 "improvement"};
+  return names;
+}
+
+std::vector<std::string> write_sweep_figure(const std::string& name,
+                                            const std::vector<sweep::GroupResult>& groups,
+                                            const sweep::SweepStatistics& statistics,
+                                            const std::string& base,
+                                            const viz::FigureStyle& style) {
+  const viz::FigureContext context;
+  if (name == "scores")
+    return viz::save_sweep_scores(base, groups, viz::SweepMeasure::Final, style);
+  if (name == "best_scores") {
+    const bool evaluated = std::any_of(groups.begin(), groups.end(),
+                                       [](const auto& g) { return std::isfinite(g.best_mean); });
+    return evaluated ? viz::save_sweep_scores(base, groups, viz::SweepMeasure::Best, style)
+                     : std::vector<std::string>{};
+  }
+  if (name == "aggregates") return save_aggregates(base, statistics.aggregates, false, style);
+  if (name == "aggregates_best") return save_aggregates(base, statistics.aggregates, true, style);
+  if (name == "profiles") return save_profiles(base, statistics.profiles, false, style);
+  if (name == "profiles_best") return save_profiles(base, statistics.best_profiles, true, style);
+  if (name == "improvement") return save_improvement(base, statistics.improvements, style);
+  throw UsageError("sweep collect draws no figure '" + name + "'");
+}
+
 std::vector<std::string> write_sweep_figures(const std::vector<sweep::GroupResult>& groups,
                                              const sweep::SweepStatistics& statistics,
                                              const std::filesystem::path& out,
                                              const FigureOptions& options) {
   const viz::FigureStyle style = options.resolve();
-  const viz::FigureContext context;
-  auto written =
-      viz::save_sweep_scores((out / "scores").string(), groups, viz::SweepMeasure::Final, style);
-  const bool evaluated = std::any_of(groups.begin(), groups.end(), [](const sweep::GroupResult& g) {
-    return std::isfinite(g.best_mean);
-  });
-  if (evaluated)
-    for (auto& f : viz::save_sweep_scores((out / "best_scores").string(), groups,
-                                          viz::SweepMeasure::Best, style))
+  std::vector<std::string> written;
+  for (const auto& name : sweep_figure_names())
+    for (auto& f : write_sweep_figure(name, groups, statistics, (out / name).string(), style))
       written.push_back(std::move(f));
-  const auto add = [&](std::vector<std::string> files) {
-    for (auto& f : files) written.push_back(std::move(f));
-  };
-  add(save_aggregates((out / "aggregates").string(), statistics.aggregates, false, style));
-  add(save_aggregates((out / "aggregates_best").string(), statistics.aggregates, true, style));
-  add(save_profiles((out / "profiles").string(), statistics.profiles, false, style));
-  add(save_profiles((out / "profiles_best").string(), statistics.best_profiles, true, style));
-  add(save_improvement((out / "improvement").string(), statistics.improvements, style));
   return written;
+}
+
+void write_sweep_recipes(const sweep::Sweep& s, int resamples, std::uint64_t seed,
+                         const FigureOptions& figures, const std::vector<std::string>& files,
+                         const std::filesystem::path& out) {
+  namespace fs = std::filesystem;
+  FigureRecipe base;
+  base.analysis = kSweepCollectRecipe;
+  base.options = {{"sweep", recipes::absolute_path(s.dir.string())},
+                  {"resamples", std::to_string(resamples)},
+                  {"bootstrap-seed", std::to_string(seed)}};
+  const auto input = [&](const char* option, const fs::path& path) {
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) return;
+    const auto absolute = recipes::absolute_path(path.string());
+    base.inputs.push_back({option, absolute, file_content_hash(absolute)});
+  };
+  input("sweep", s.dir / "sweep.json");
+  for (const auto& cell : s.cells) {
+    input("task", sweep::cell_dir(s, cell) / "task.json");
+    input("checkpoint", sweep::cell_dir(s, cell) / "checkpoint.pt");
+  }
+  base.figure = recipes::recipe_figure(figures.preset, figures.resolve());
+  base.studio_version = studio_version();
+  for (const auto& name : sweep_figure_names()) {
+    FigureRecipe r = base;
+    r.figure.name = name;
+    for (const auto& f : files)
+      if (fs::path(f).stem() == name) r.outputs.push_back(fs::path(f).filename().string());
+    if (r.outputs.empty()) continue;
+    r.created = recipe_time_now();
+    write_figure_recipe(out / (name + ".recipe.json"), r);
+  }
 }
 
 }  // namespace dstudio::cli

@@ -8,12 +8,17 @@
 // figures.
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "dstudio/sweep/sweep.h"
+
+namespace dstudio::viz {
+struct FigureStyle;
+}
 
 namespace dstudio::cli {
 
@@ -33,5 +38,27 @@ std::vector<std::string> write_sweep_figures(const std::vector<sweep::GroupResul
                                              const sweep::SweepStatistics& statistics,
                                              const std::filesystem::path& out,
                                              const FigureOptions& options);
+
+/// The `analysis` of a recipe of a figure `sweep collect` drew.
+inline constexpr const char* kSweepCollectRecipe = "sweep-collect";
+
+/// The figures `sweep collect` draws, by name, in the order it draws them.
+const std::vector<std::string>& sweep_figure_names();
+
+/// Draws the figure `name` (of sweep_figure_names) to base.{pdf,svg,png} as `style` asks (and, for
+/// scores, its numbers as base.csv); none when it has nothing to draw (no best evaluations, one
+/// setting for the improvement). Throws UsageError for another name. Needs a FigureContext.
+std::vector<std::string> write_sweep_figure(const std::string& name,
+                                            const std::vector<sweep::GroupResult>& groups,
+                                            const sweep::SweepStatistics& statistics,
+                                            const std::string& base, const viz::FigureStyle& style);
+
+/// Beside each figure `sweep collect` drew (`files`), out/<figure>.recipe.json: the sweep folder,
+/// the bootstrap's resamples and seed, the style, and the hashes of what was read (sweep.json,
+/// every cell's task.json and checkpoint), so that `dstudio figure render` draws it again, or
+/// refuses when a cell has changed since.
+void write_sweep_recipes(const sweep::Sweep& sweep, int resamples, std::uint64_t seed,
+                         const FigureOptions& figures, const std::vector<std::string>& files,
+                         const std::filesystem::path& out);
 
 }  // namespace dstudio::cli

@@ -90,6 +90,24 @@ std::string own_dataset(const std::string& checkpoint) {
   return {};
 }
 
+RecipeFigure recipe_figure(const std::string& preset, const viz::FigureStyle& style) {
+  RecipeFigure f;
+  f.preset = preset;
+  f.width = style.width;
+  f.height = style.height;
+  f.font = style.font;
+  f.axis_font = style.axis_font;
+  f.tick_font = style.tick_font;
+  f.line_width = style.line_width;
+  f.font_family = style.font_family.toStdString();
+  f.dpi = style.dpi;
+  if (style.pdf) f.formats.push_back("pdf");
+  if (style.svg) f.formats.push_back("svg");
+  if (style.png) f.formats.push_back("png");
+  f.show_title = style.show_title;
+  return f;
+}
+
 AnalysisCall absolute_call(const analysis::AnalysisDefinition& definition,
                            const std::string& checkpoint, const std::string& dataset,
                            const std::map<std::string, std::string>& given) {
@@ -152,20 +170,7 @@ FigureRecipe analysis_recipe(const analysis::AnalysisDefinition& definition,
       // the recipe names the dataset without a fingerprint, and a re-render wants it unreadable.
     }
   }
-  auto& f = r.figure;
-  f.preset = preset;
-  f.width = style.width;
-  f.height = style.height;
-  f.font = style.font;
-  f.axis_font = style.axis_font;
-  f.tick_font = style.tick_font;
-  f.line_width = style.line_width;
-  f.font_family = style.font_family.toStdString();
-  f.dpi = style.dpi;
-  if (style.pdf) f.formats.push_back("pdf");
-  if (style.svg) f.formats.push_back("svg");
-  if (style.png) f.formats.push_back("png");
-  f.show_title = style.show_title;
+  r.figure = recipe_figure(preset, style);
   r.studio_version = studio_version();
   return r;
 }

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "cli_background.h"
@@ -236,6 +237,28 @@ TEST_F(SweepCli, CollectDrawsTheGroupsAsFigures) {
   EXPECT_EQ(improvement[1][3], "0");
   EXPECT_EQ(improvement[1][5], "0");
   EXPECT_THAT(r.out, HasSubstr("IQM 42.0 ["));
+  // Each figure has its recipe: drawn again byte for byte, refused once a cell's task.json changed.
+  const auto bytes = [](const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  for (const char* name : {"scores", "aggregates", "improvement"}) {
+    const auto recipe = results / (std::string(name) + ".recipe.json");
+    ASSERT_TRUE(std::filesystem::exists(recipe)) << name;
+    const auto again = *dir_ / (std::string(name) + "-again.png");
+    r = run_cli("figure render " + recipe.string() + " --out " + again.string(), *dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(bytes(again), bytes(results / (std::string(name) + ".png"))) << name;
+  }
+  const auto edited = std::filesystem::path(sweep) / "cells" / cells[0]["name"].get<std::string>();
+  std::ofstream(edited / "task.json")
+      << R"({"state": "finished", "step": 30, "total": 30, "score": 99.0, "score_std": 1.0})";
+  r = run_cli("figure render " + (results / "scores.recipe.json").string() + " --out " +
+                  (*dir_ / "never.png").string(),
+              *dir_);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("task.json changed"));
+  EXPECT_FALSE(std::filesystem::exists(*dir_ / "never.png"));
   EXPECT_THAT(groups[1][0], HasSubstr(R"("hidden":16)"));
   EXPECT_EQ(groups[1][2], "random");
   EXPECT_EQ(groups[1][3], "2");
