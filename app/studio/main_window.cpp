@@ -177,7 +177,7 @@ MainWindow::MainWindow(QWidget* parent)
   });
   connect(lessons_, &LessonPanel::bookmarkChosen, this, [this](int step) {
     showPage(viewer_);
-    viewer_->seek(step);
+    viewer_->goToStep(step);
   });
   connect(workspace_view_, &viz::WorkspaceView::openRequested, this,
           &MainWindow::chooseWorkspaceToOpen);

@@ -126,6 +126,8 @@ class ViewerPanel : public QWidget {
   void setBookmarks(std::vector<Bookmark> bookmarks);
   [[nodiscard]] const std::vector<Bookmark>& bookmarks() const { return bookmarks_; }
   void addBookmark(Bookmark bookmark);
+  /// Shows `step`: the frame when it has been played, else the episode played on to it.
+  void goToStep(int step);
   [[nodiscard]] QSlider* slider() const { return slider_; }
   [[nodiscard]] QString readout() const;
   /// Milliseconds the last attention-map and timeline updates took on the GUI thread.

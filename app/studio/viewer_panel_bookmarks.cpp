@@ -47,6 +47,15 @@ void ViewerPanel::refreshBookmarks() {
   timeline_->plot()->replot(QCustomPlot::rpQueuedReplot);
 }
 
+void ViewerPanel::goToStep(int step) {
+  if (!live_) return;
+  const auto state = live_->state();
+  if (step < state.frames) return live_->seek(step);
+  // Not played that far yet: the episode is played there, as a workspace's step is reached.
+  live_->seek(std::max(0, state.frames - 1));
+  for (int i = std::max(0, state.frames - 1); i < step; ++i) live_->step_forward();
+}
+
 void ViewerPanel::buildBookmarkControls() {
   bookmark_list_ = new QComboBox;
   bookmark_list_->setObjectName(QStringLiteral("bookmarks"));
@@ -54,8 +63,8 @@ void ViewerPanel::buildBookmarkControls() {
   bookmark_list_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   connect(bookmark_list_, &QComboBox::activated, this, [this](int index) {
     const int i = bookmark_list_->itemData(index).toInt();
-    if (i >= 0 && i < static_cast<int>(bookmarks_.size()) && live_)
-      seek(bookmarks_[static_cast<std::size_t>(i)].step);
+    if (i >= 0 && i < static_cast<int>(bookmarks_.size()))
+      goToStep(bookmarks_[static_cast<std::size_t>(i)].step);
     const QSignalBlocker block(bookmark_list_);
     bookmark_list_->setCurrentIndex(0);
     setFocus();

@@ -178,6 +178,15 @@ TEST_F(Lessons, AStepsBookmarksAreListedDrawnAndTakeTheViewerThere) {
   EXPECT_EQ(w.viewer()->bookmarks()[1].step, 283);
   EXPECT_EQ(viz::step_mark_count(w.viewer()->timeline()->plot()), 2);
   ASSERT_TRUE(shown.wait(180000));
+  // A bookmark's link takes the viewer to its step, played there when it has not been yet.
+  emit w.lessonPanel()->bookmarkChosen(120);
+  EXPECT_EQ(w.currentPage(), static_cast<QWidget*>(w.viewer()));
+  ASSERT_TRUE(QTest::qWaitFor(
+      [&] {
+        w.viewer()->sync();
+        return w.viewer()->shown().cursor == 120;
+      },
+      120000));
   w.lessonPanel()->next();
   EXPECT_EQ(w.viewer()->bookmarks()[1].step, 353) << "the next step's bookmarks replace them";
   EXPECT_EQ(w.workspace().bookmarks, w.viewer()->bookmarks());
