@@ -181,6 +181,8 @@ MainWindow::MainWindow(QWidget* parent)
   });
   connect(workspace_view_, &viz::WorkspaceView::openRequested, this,
           &MainWindow::chooseWorkspaceToOpen);
+  connect(workspace_view_, &viz::WorkspaceView::addFigureRequested, this,
+          &MainWindow::chooseFigureRecipe);
   connect(training_, &TrainingPanel::runStarted, this, &MainWindow::refreshRuns);
   connect(training_, &TrainingPanel::runFinished, this, &MainWindow::refreshRuns);
   connect(training_, &TrainingPanel::openCheckpointRequested, this, &MainWindow::openCheckpoint);

@@ -220,6 +220,10 @@ class MainWindow : public QMainWindow {
   // A lesson's requests that wait for its checkpoint: the map, the comparison, a sweep or ablation.
   void applyPendingLesson();
   void refreshRuns();
+  // The figure recipes the workspace keeps, shown in the Workspace tab.
+  void refreshFigures();
+  void chooseFigureRecipe();
+  std::vector<std::string> figures_;
   void rebuildRecentMenu();
   // File, View and Help (main_window_menus.cpp).
   void createMenus();

@@ -41,6 +41,7 @@
 #include "default_dataset.h"
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/figure_recipe.h"
 #include "dstudio/common/read_file.h"
 #include "dstudio/common/resources.h"
 #include "dstudio/common/system_info.h"
@@ -84,6 +85,7 @@ Workspace MainWindow::workspace() const {
   if (viewer_->hasPlayer()) w.viewer = viewer_->settings();
   for (const QString& run : training_->runFolders()) w.runs.push_back(run.toStdString());
   w.sweep = sweep_->sweepDir().toStdString();
+  w.figures = figures_;
   w.bookmarks = viewer_->bookmarks();
   for (const auto& b : training_->runBookmarks()) w.bookmarks.push_back(b);
   w.window_geometry = saveGeometry().toBase64().toStdString();
@@ -124,6 +126,8 @@ bool MainWindow::applyWorkspace(const Workspace& w, QString* error) {
   pending_run_ = w.run;
   // The workspace's bookmarks replace the ones shown: they name steps of its episode and runs.
   viewer_->setBookmarks(w.bookmarks);
+  figures_ = w.figures;
+  refreshFigures();
   training_->setRunBookmarks(w.bookmarks);
   if (!pending_compare_.isEmpty() && !QFileInfo::exists(pending_compare_))
     missing << pending_compare_, pending_compare_.clear();
@@ -281,6 +285,40 @@ void MainWindow::chooseWorkspaceToOpen() {
     showError(error, ErrorOf::Workspace);
   else if (!error.isEmpty())
     status_->setText(error);
+}
+
+void MainWindow::refreshFigures() {
+  std::vector<viz::WorkspaceView::Figure> shown;
+  for (const auto& path : figures_) {
+    viz::WorkspaceView::Figure f;
+    f.recipe = QString::fromStdString(path);
+    try {
+      const auto recipe = read_figure_recipe(path);
+      f.figure = QString::fromStdString(recipe.figure.name);
+      f.analysis = QString::fromStdString(recipe.analysis);
+      f.checkpoint = QString::fromStdString(recipe.checkpoint);
+    } catch (const Error& e) {
+      f.problem = QString::fromStdString(e.what());
+    }
+    shown.push_back(f);
+  }
+  workspace_view_->setFigures(shown);
+}
+
+void MainWindow::chooseFigureRecipe() {
+  const QString file = QFileDialog::getOpenFileName(this, tr("Add a Figure's Recipe"), QString(),
+                                                    tr("Figure recipes (*.recipe.json *.json)"));
+  if (file.isEmpty()) return;
+  try {
+    read_figure_recipe(file.toStdString());  // refused here, not when the workspace reopens
+  } catch (const Error& e) {
+    showError(tr("This file is not a figure recipe: %1").arg(QString::fromStdString(e.what())),
+              ErrorOf::Workspace);
+    return;
+  }
+  const std::string path = QFileInfo(file).absoluteFilePath().toStdString();
+  if (std::find(figures_.begin(), figures_.end(), path) == figures_.end()) figures_.push_back(path);
+  refreshFigures();
 }
 
 }  // namespace dstudio::studio

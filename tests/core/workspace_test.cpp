@@ -53,6 +53,7 @@ Workspace every_key() {
   w.run = WorkspaceRun::Ablation;
   w.runs = {"/runs/a", "/runs/b b"};
   w.sweep = "/sweeps/table1";
+  w.figures = {"/paper/fig2/rtg_sweep.recipe.json", "/paper/fig3/scores.recipe.json"};
   w.bookmarks = {
       {BookmarkPlace::Viewer, "", 283, "the ghost falls", "target 1200, head 1.1 zeroed"},
       {BookmarkPlace::Run, "/runs/a", 40000, "loss plateau", ""}};
@@ -67,7 +68,8 @@ TEST(Workspace, EveryKeyRoundTrips) {
   EXPECT_EQ(back, w);
   // The text is a JSON object with exactly the keys set.
   const auto j = nlohmann::json::parse(to_json(w));
-  EXPECT_EQ(j.size(), 15U);
+  EXPECT_EQ(j.size(), 16U);
+  EXPECT_EQ(j["figures"][1], "/paper/fig3/scores.recipe.json");
   EXPECT_EQ(j["bookmarks"][0]["on"], "viewer");
   EXPECT_EQ(j["bookmarks"][0]["step"], 283);
   EXPECT_EQ(j["bookmarks"][1]["run"], "/runs/a");
@@ -231,6 +233,11 @@ TEST(Workspace, RefusesEveryWrongTypeAndRange) {
       {R"({"decision_studio_workspace": "1"})", "\"decision_studio_workspace\" must be an integer"},
       // paths and names
       {R"({"decision_studio_workspace": 1, "dataset": 5})", "\"dataset\" must be a string, not 5"},
+      // figures
+      {R"({"decision_studio_workspace": 1, "figures": "a.json"})",
+       "\"figures\" must be an array of paths"},
+      {R"({"decision_studio_workspace": 1, "figures": [""]})",
+       "\"figures[0]\" must be a non-empty string"},
       // bookmarks
       {R"({"decision_studio_workspace": 1, "bookmarks": {}})", "\"bookmarks\" must be an array"},
       {R"({"decision_studio_workspace": 1, "bookmarks": [{"name": "x"}]})",

@@ -931,9 +931,12 @@ TEST_F(Studio, ARegisteredAnalysisRunsFromItsPanel) {
   save_screenshot(w, "registered-analysis.png");
   // Its figure exports with the others.
   const auto written = viz::export_all(panel->figureSources(), (dir / "export").string(), {});
-  ASSERT_EQ(written.size(), 4u);  // pdf, svg, png, csv
+  ASSERT_EQ(written.size(), 5u);  // pdf, svg, png, csv and its recipe
   EXPECT_TRUE(std::any_of(written.begin(), written.end(), [](const auto& f) {
     return f.ends_with("/episode-lengths_lengths.png");
+  }));
+  EXPECT_TRUE(std::any_of(written.begin(), written.end(), [](const auto& f) {
+    return f.ends_with("/episode-lengths_lengths.recipe.json");
   }));
   for (const auto& f : written)
     if (f.ends_with(".csv")) {

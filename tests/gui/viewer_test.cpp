@@ -37,6 +37,7 @@
 #include <fstream>
 
 #include "default_dataset.h"
+#include "dstudio/common/figure_recipe.h"
 #include "dstudio/data/dataset.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/viz/attention_map_view.h"
@@ -449,6 +450,34 @@ TEST_F(Viewer, BookmarksSurviveAWorkspaceRoundTripAndAreDrawnWhereTheyPoint) {
   add->click();
   ASSERT_EQ(v->bookmarks().size(), 3u);
   EXPECT_EQ(v->bookmarks()[0].name, "the start");
+}
+
+// A paper's figures: the workspace keeps their recipes, the Workspace tab lists each with what drew
+// it (or why its recipe cannot be read), and the workspace the window writes holds them again.
+TEST_F(Viewer, AWorkspaceKeepsAPapersFigureRecipes) {
+  FigureRecipe recipe;
+  recipe.analysis = "rtg-sweep";
+  recipe.checkpoint = "/papers/runs/dt.pt";
+  recipe.checkpoint_hash = "xxh3-128:0123456789abcdef0123456789abcdef";
+  recipe.figure.name = "rtg_sweep";
+  const auto good = (dir / "rtg_sweep.recipe.json").string();
+  write_figure_recipe(good, recipe);
+  const auto broken = (dir / "broken.recipe.json").string();
+  std::ofstream(broken) << "{\"format\": \"something else\"}";
+  Workspace ws;
+  ws.figures = {good, broken};
+  MainWindow w;
+  QString error;
+  ASSERT_TRUE(w.applyWorkspace(ws, &error)) << error.toStdString();
+  auto* figures = w.workspaceView()->section("Figures");
+  ASSERT_NE(figures, nullptr);
+  ASSERT_EQ(figures->childCount(), 2);
+  EXPECT_EQ(figures->child(0)->text(0), "rtg_sweep");
+  EXPECT_EQ(figures->child(0)->text(1), "rtg-sweep of dt.pt");
+  EXPECT_EQ(figures->child(0)->toolTip(0).toStdString(), good);
+  EXPECT_TRUE(figures->child(1)->text(1).contains("broken.recipe.json"))
+      << figures->child(1)->text(1).toStdString();
+  EXPECT_EQ(w.workspace().figures, ws.figures);
 }
 
 // A workspace of an earlier studio names its tab by the title; it still opens there. What the

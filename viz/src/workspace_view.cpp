@@ -13,7 +13,8 @@
 
 namespace dstudio::viz {
 namespace {
-const char* const kSections[] = {"Dataset", "Checkpoint", "Compared with", "Training runs"};
+const char* const kSections[] = {"Dataset", "Checkpoint", "Compared with", "Training runs",
+                                 "Figures"};
 }
 
 WorkspaceView::WorkspaceView(QWidget* parent) : QWidget(parent), tree_(new QTreeWidget) {
@@ -29,6 +30,12 @@ WorkspaceView::WorkspaceView(QWidget* parent) : QWidget(parent), tree_(new QTree
   }
   auto* save = new QPushButton(tr("Save Workspace…"));
   auto* open = new QPushButton(tr("Open Workspace…"));
+  auto* add_figure = new QPushButton(tr("Add Figure Recipe…"));
+  add_figure->setObjectName(QStringLiteral("addFigureRecipe"));
+  add_figure->setToolTip(
+      tr("Keep a figure's recipe (<figure>.recipe.json) in the workspace: a "
+         "paper's figures, each drawn again by `dstudio figure render`"));
+  connect(add_figure, &QPushButton::clicked, this, &WorkspaceView::addFigureRequested);
   connect(save, &QPushButton::clicked, this, &WorkspaceView::saveRequested);
   connect(open, &QPushButton::clicked, this, &WorkspaceView::openRequested);
   auto* buttons = new QHBoxLayout;
@@ -37,6 +44,7 @@ WorkspaceView::WorkspaceView(QWidget* parent) : QWidget(parent), tree_(new QTree
                     "window's layout."));
   hint->setWordWrap(true);
   buttons->addWidget(hint, 1);
+  buttons->addWidget(add_figure);
   buttons->addWidget(open);
   buttons->addWidget(save);
   auto* layout = new QVBoxLayout(this);
@@ -115,6 +123,21 @@ void WorkspaceView::setRuns(const std::vector<Run>& runs) {
         item, {QFileInfo(r.folder).fileName(),
                r.loss.isEmpty() ? r.state : tr("%1, loss %2").arg(r.state, r.loss)});
     row->setToolTip(0, r.folder);
+  }
+  item->setExpanded(true);
+}
+
+void WorkspaceView::setFigures(const std::vector<Figure>& figures) {
+  auto* item = resetSection(tr("Figures"),
+                            figures.empty() ? tr("(none)") : tr("%1 recipes").arg(figures.size()));
+  for (const auto& f : figures) {
+    const QString what = f.problem.isEmpty()
+                             ? tr("%1 of %2").arg(f.analysis, QFileInfo(f.checkpoint).fileName())
+                             : f.problem;
+    auto* row = new QTreeWidgetItem(
+        item, {f.figure.isEmpty() ? QFileInfo(f.recipe).fileName() : f.figure, what});
+    row->setToolTip(0, f.recipe);
+    row->setToolTip(1, tr("dstudio figure render %1 --out FILE.pdf").arg(f.recipe));
   }
   item->setExpanded(true);
 }

@@ -335,7 +335,14 @@ Workspace parse_workspace(std::string_view json_text) {
         ws.runs.push_back(text(value[i], "runs[" + std::to_string(i) + "]"));
     } else if (key == "sweep")
       ws.sweep = text(value, key);
-    else if (key == "bookmarks") {
+    else if (key == "figures") {
+      if (!value.is_array()) wrong(key, "an array of paths", value);
+      if (value.size() > static_cast<std::size_t>(kMaxBookmarks))
+        fail("has " + std::to_string(value.size()) + " figures; at most " +
+             std::to_string(kMaxBookmarks));
+      for (std::size_t i = 0; i < value.size(); ++i)
+        ws.figures.push_back(text(value[i], "figures[" + std::to_string(i) + "]"));
+    } else if (key == "bookmarks") {
       if (!value.is_array()) wrong(key, "an array of bookmarks", value);
       if (value.size() > static_cast<std::size_t>(kMaxBookmarks))
         fail("has " + std::to_string(value.size()) + " bookmarks; at most " +
@@ -394,6 +401,7 @@ std::string to_json(const Workspace& ws) {
   if (ws.run) w["run"] = to_string(*ws.run);
   if (!ws.runs.empty()) w["runs"] = ws.runs;
   if (!ws.sweep.empty()) w["sweep"] = ws.sweep;
+  if (!ws.figures.empty()) w["figures"] = ws.figures;
   if (!ws.bookmarks.empty()) {
     ordered_json list = ordered_json::array();
     for (const auto& b : ws.bookmarks) {

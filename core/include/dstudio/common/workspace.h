@@ -23,6 +23,7 @@
 ///     give them
 ///     bookmarks                  [{on: "viewer" | "run", run (a run folder, for "run"), step,
 ///                                name, note}]
+///     figures                    an array of figure recipes' paths (a paper's figures)
 
 #include <cstdint>
 #include <filesystem>
@@ -132,6 +133,8 @@ struct Workspace {
   std::vector<std::string> runs;
   std::string sweep;  ///< a sweep folder
   std::vector<Bookmark> bookmarks;
+  /// Figure recipes (<figure>.recipe.json, figure_recipe.h): a paper's figures, kept together.
+  std::vector<std::string> figures;
   std::string window_geometry;  ///< base64
   std::string window_state;     ///< base64
   bool operator==(const Workspace&) const = default;

@@ -2,7 +2,8 @@
 /// \file
 /// The workspace at a glance: the open dataset, the checkpoint (and the one it is compared with)
 /// and the training runs, each with its summary as core describes it (data::summarize,
-/// models::summarize). Buttons ask the window to save or open a workspace file.
+/// models::summarize), and the figure recipes it keeps. Buttons ask the window to save or open a
+/// workspace file, or to add a figure's recipe.
 
 #include <QStringList>
 #include <QWidget>
@@ -30,14 +31,23 @@ class WorkspaceView : public QWidget {
     QString folder, state, loss;
   };
   void setRuns(const std::vector<Run>& runs);
+  /// Figure recipes the workspace keeps (a paper's figures): the recipe's file, the figure, what
+  /// drew it, and why it cannot be read (empty when it can).
+  struct Figure {
+    QString recipe, figure, analysis, checkpoint, problem;
+  };
+  void setFigures(const std::vector<Figure>& figures);
 
   [[nodiscard]] QTreeWidget* tree() const { return tree_; }
-  /// The item of a section ("Dataset", "Checkpoint", "Compared with", "Training runs").
+  /// The item of a section ("Dataset", "Checkpoint", "Compared with", "Training runs",
+  /// "Figures").
   [[nodiscard]] QTreeWidgetItem* section(const QString& name) const;
 
  signals:
   void saveRequested();
   void openRequested();
+  /// Add Figure Recipe… was pressed: the window asks for a recipe to keep.
+  void addFigureRequested();
 
  private:
   QTreeWidgetItem* resetSection(const QString& name, const QString& value);
