@@ -296,7 +296,11 @@ void MainWindow::refreshFigures() {
       const auto recipe = read_figure_recipe(path);
       f.figure = QString::fromStdString(recipe.figure.name);
       f.analysis = QString::fromStdString(recipe.analysis);
-      f.checkpoint = QString::fromStdString(recipe.checkpoint);
+      // What it drew from: the checkpoint, or the sweep of a `sweep collect` figure.
+      const auto sweep = recipe.options.find("sweep");
+      f.checkpoint = QString::fromStdString(
+          !recipe.checkpoint.empty() || sweep == recipe.options.end() ? recipe.checkpoint
+                                                                      : sweep->second);
     } catch (const Error& e) {
       f.problem = QString::fromStdString(e.what());
     }

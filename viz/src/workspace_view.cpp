@@ -131,9 +131,10 @@ void WorkspaceView::setFigures(const std::vector<Figure>& figures) {
   auto* item = resetSection(tr("Figures"),
                             figures.empty() ? tr("(none)") : tr("%1 recipes").arg(figures.size()));
   for (const auto& f : figures) {
-    const QString what = f.problem.isEmpty()
-                             ? tr("%1 of %2").arg(f.analysis, QFileInfo(f.checkpoint).fileName())
-                             : f.problem;
+    const QString what = !f.problem.isEmpty() ? f.problem
+                         : f.checkpoint.isEmpty()
+                             ? f.analysis
+                             : tr("%1 of %2").arg(f.analysis, QFileInfo(f.checkpoint).fileName());
     auto* row = new QTreeWidgetItem(
         item, {f.figure.isEmpty() ? QFileInfo(f.recipe).fileName() : f.figure, what});
     row->setToolTip(0, f.recipe);
