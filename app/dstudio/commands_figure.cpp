@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -49,24 +50,34 @@ std::string number_text(double v) {
   return text;
 }
 
-}  // namespace
-
-namespace {
-
-// The recipe's style, values as recorded (not its preset's values today); formats chosen later.
-viz::FigureStyle style_of(const RecipeFigure& f) {
-  viz::FigureStyle s;
-  s.width = f.width;
-  s.height = f.height;
-  s.font = f.font;
-  s.axis_font = f.axis_font;
-  s.tick_font = f.tick_font;
-  s.line_width = f.line_width;
-  s.font_family = QString::fromStdString(f.font_family);
-  s.dpi = f.dpi;
-  s.show_title = f.show_title;
-  s.pdf = s.svg = s.png = false;
-  return s;
+// `draw` writes the figure to base.<format> (and maybe other files, which are dropped) under a
+// temporary name beside `out`, then renamed over it: the file is written whole or not at all.
+void draw_atomically(const std::string& out, const std::string& format,
+                     const viz::FigureStyle& style,
+                     const std::function<std::vector<std::string>(const std::string&,
+                                                                  const viz::FigureStyle&)>& draw,
+                     const std::string& nothing_drawn) {
+  if (const auto folder = fs::path(out).parent_path(); !folder.empty()) {
+    std::error_code ec;
+    fs::create_directories(folder, ec);
+    if (ec) throw Error(folder.string() + ": cannot make the folder (" + ec.message() + ")");
+  }
+  write_file_atomically(out, [&](const fs::path& temp) {
+    const auto written = draw(temp.string(), style);
+    const fs::path file = temp.string() + "." + format;
+    std::error_code ec;
+    for (const auto& w : written)
+      if (fs::path(w) != file) fs::remove(w, ec);
+    if (written.empty()) {
+      fs::remove(file, ec);
+      throw Error(out + ": " + nothing_drawn);
+    }
+    fs::rename(file, temp, ec);
+    if (ec) {
+      fs::remove(file, ec);
+      throw Error(out + ": cannot be written (" + ec.message() + ")");
+    }
+  });
 }
 
 // The analysis's options from a recipe: its options, with the fields of their own put back.
@@ -109,21 +120,6 @@ std::map<std::string, std::string> options_of(const FigureRecipe& r,
   return given;
 }
 
-// A table as analysis::write_result_files writes it.
-std::string table_csv(const analysis::AnalysisTable& t) {
-  CsvWriter csv(t.columns, 9);
-  for (const auto& row : t.rows) {
-    for (const auto& cell : row) {
-      if (const auto* text = std::get_if<std::string>(&cell))
-        csv << *text;
-      else
-        csv << std::get<double>(cell);
-    }
-    csv.end_row();
-  }
-  return csv.text();
-}
-
 // A figure of `sweep collect`: the sweep read again (its manifest, every cell's task.json and
 // checkpoint checked against their hashes first), its groups and rliable's statistics computed with
 // the recipe's bootstrap, and the named figure drawn.
@@ -150,39 +146,15 @@ void render_sweep(const FigureRecipe& recipe, const std::string& recipe_path,
                             recipe.figure.name + "'");
   check_inputs(recipe);
   const auto s = sweep::read_sweep(dir);
-  sweep::SweepStatistics stats;
   const auto groups = sweep::collect_groups(s, nullptr, bootstrap);
-  stats.aggregates = sweep::aggregate_settings(groups, bootstrap);
-  stats.improvements = sweep::setting_improvements(groups, bootstrap);
-  stats.profiles = sweep::setting_profiles(groups, false, 101, bootstrap);
-  stats.best_profiles = sweep::setting_profiles(groups, true, 101, bootstrap);
+  const auto stats = sweep::sweep_statistics(groups, bootstrap);
   viz::FigureContext context;
-  viz::FigureStyle style = style_of(recipe.figure);
-  style.pdf = format == "pdf";
-  style.svg = format == "svg";
-  style.png = format == "png";
-  if (const auto folder = fs::path(out).parent_path(); !folder.empty()) {
-    std::error_code ec;
-    fs::create_directories(folder, ec);
-    if (ec) throw Error(folder.string() + ": cannot make the folder (" + ec.message() + ")");
-  }
-  write_file_atomically(out, [&](const fs::path& temp) {
-    const auto written =
-        write_sweep_figure(recipe.figure.name, groups, stats, temp.string(), style);
-    std::error_code ec;
-    for (const auto& w : written)  // the scores' CSV is not this file's
-      if (fs::path(w).extension() != "." + format) fs::remove(w, ec);
-    const fs::path file = temp.string() + "." + format;
-    if (written.empty()) {
-      fs::remove(file, ec);
-      throw Error(out + ": the sweep has nothing to draw as " + recipe.figure.name + " now");
-    }
-    fs::rename(file, temp, ec);
-    if (ec) {
-      fs::remove(file, ec);
-      throw Error(out + ": cannot be written (" + ec.message() + ")");
-    }
-  });
+  draw_atomically(
+      out, format, figure_style(recipe.figure, format),
+      [&](const std::string& base, const viz::FigureStyle& style) {
+        return write_sweep_figure(recipe.figure.name, groups, stats, base, style);
+      },
+      "the sweep has nothing to draw as " + recipe.figure.name + " now");
   std::printf("wrote %s\n", out.c_str());
 }
 
@@ -247,36 +219,19 @@ void render(const std::string& recipe_path, const std::string& out) {
                             (drawn.empty() ? std::string("none") : drawn) + ")");
 
   viz::FigureContext context;
-  viz::FigureStyle style = style_of(recipe.figure);
-  style.pdf = format == "pdf";
-  style.svg = format == "svg";
-  style.png = format == "png";
-  // The figure under a temporary name beside FILE, then renamed over it: written whole or not.
-  if (const auto folder = fs::path(out).parent_path(); !folder.empty()) {
-    std::error_code ec;
-    fs::create_directories(folder, ec);
-    if (ec) throw Error(folder.string() + ": cannot make the folder (" + ec.message() + ")");
-  }
-  write_file_atomically(out, [&](const fs::path& temp) {
-    const auto written = viz::save_analysis_figure(temp.string(), *figure, style, false);
-    const fs::path file = temp.string() + "." + format;
-    std::error_code ec;
-    if (written.empty()) {
-      fs::remove(file, ec);
-      throw Error(out + ": the figure could not be written");
-    }
-    fs::rename(file, temp, ec);
-    if (ec) {
-      fs::remove(file, ec);
-      throw Error(out + ": cannot be written (" + ec.message() + ")");
-    }
-  });
+  const viz::FigureStyle style = figure_style(recipe.figure, format);
+  draw_atomically(
+      out, format, style,
+      [&](const std::string& base, const viz::FigureStyle& s) {
+        return viz::save_analysis_figure(base, *figure, s, false);
+      },
+      "the figure could not be written");
   // Its numbers, as `analyze` wrote them: the table of the figure's name, else the figure's own.
   const std::string csv = fs::path(out).replace_extension(".csv").string();
   const auto table = std::find_if(result.tables.begin(), result.tables.end(),
                                   [&](const auto& t) { return t.name == figure->name; });
   if (table != result.tables.end()) {
-    write_text_atomically(csv, table_csv(*table));
+    write_text_atomically(csv, analysis::table_csv(*table));
   } else {
     viz::FigureStyle numbers_only = style;
     numbers_only.pdf = numbers_only.svg = numbers_only.png = false;

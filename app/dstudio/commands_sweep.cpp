@@ -817,11 +817,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
                                {"best_iqm", interval_json(g.best_iqm)}});
       }
       // rliable's statistics of each setting over its datasets (tasks) and seeds (runs).
-      sweep::SweepStatistics stats;
-      stats.aggregates = sweep::aggregate_settings(groups, bootstrap);
-      stats.improvements = sweep::setting_improvements(groups, bootstrap);
-      stats.profiles = sweep::setting_profiles(groups, false, 101, bootstrap);
-      stats.best_profiles = sweep::setting_profiles(groups, true, 101, bootstrap);
+      const auto stats = sweep::sweep_statistics(groups, bootstrap);
       CsvWriter aggregates_csv(
           {"setting", "measure", "statistic", "estimate", "low", "high", "datasets", "runs"}, 6);
       j["bootstrap"] = {{"resamples", bootstrap.resamples},

@@ -108,6 +108,23 @@ RecipeFigure recipe_figure(const std::string& preset, const viz::FigureStyle& st
   return f;
 }
 
+viz::FigureStyle figure_style(const RecipeFigure& f, const std::string& format) {
+  viz::FigureStyle s;
+  s.width = f.width;
+  s.height = f.height;
+  s.font = f.font;
+  s.axis_font = f.axis_font;
+  s.tick_font = f.tick_font;
+  s.line_width = f.line_width;
+  s.font_family = QString::fromStdString(f.font_family);
+  s.dpi = f.dpi;
+  s.show_title = f.show_title;
+  s.pdf = format == "pdf";
+  s.svg = format == "svg";
+  s.png = format == "png";
+  return s;
+}
+
 AnalysisCall absolute_call(const analysis::AnalysisDefinition& definition,
                            const std::string& checkpoint, const std::string& dataset,
                            const std::map<std::string, std::string>& given) {

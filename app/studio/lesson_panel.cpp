@@ -5,13 +5,16 @@
 #include <QComboBox>
 #include <QEvent>
 #include <QHBoxLayout>
-#include <QJsonArray>
+#include <QJsonDocument>
 #include <QLabel>
 #include <QPushButton>
 #include <QTextBrowser>
 #include <QUrl>
 #include <QVBoxLayout>
 #include <algorithm>
+
+#include "dstudio/common/error.h"
+#include "dstudio/common/workspace.h"
 
 namespace dstudio::studio {
 
@@ -94,19 +97,20 @@ void LessonPanel::show_step() {
                         .arg(s.title.toHtmlEscaped()));
   // The step's bookmarks under its text, each a link to its step.
   QString bookmarks;
-  for (const auto& item : s.workspace.value(QStringLiteral("bookmarks")).toArray()) {
-    const auto b = item.toObject();
-    if (b.value(QStringLiteral("on")).toString(QStringLiteral("viewer")) != QLatin1String("viewer"))
-      continue;
-    const int at = b.value(QStringLiteral("step")).toInt();
-    bookmarks += tr("<li><a href=\"bookmark:%1\">step %1 · %2</a>%3</li>")
-                     .arg(at)
-                     .arg(b.value(QStringLiteral("name")).toString().toHtmlEscaped())
-                     .arg(b.value(QStringLiteral("note")).toString().isEmpty()
-                              ? QString()
-                              : QStringLiteral(": ") +
-                                    b.value(QStringLiteral("note")).toString().toHtmlEscaped());
+  std::vector<Bookmark> marks;
+  try {
+    const auto text = QJsonDocument(s.workspace).toJson(QJsonDocument::Compact).toStdString();
+    marks = bookmarks_on(parse_workspace(text).bookmarks, BookmarkPlace::Viewer);
+  } catch (const Error&) {
+    // A step whose workspace does not parse was refused when the lessons were read.
   }
+  for (const auto& b : marks)
+    bookmarks += tr("<li><a href=\"bookmark:%1\">step %1 · %2</a>%3</li>")
+                     .arg(b.step)
+                     .arg(QString::fromStdString(b.name).toHtmlEscaped())
+                     .arg(b.note.empty() ? QString()
+                                         : QStringLiteral(": ") +
+                                               QString::fromStdString(b.note).toHtmlEscaped());
   text_->setHtml(bookmarks.isEmpty()
                      ? s.text
                      : s.text + tr("<p><b>Bookmarks</b></p><ul>%1</ul>").arg(bookmarks));

@@ -307,11 +307,7 @@ void TrainingPanel::updateItem(RunRow& row) {
 }
 
 void TrainingPanel::setRunBookmarks(std::vector<Bookmark> bookmarks) {
-  run_bookmarks_.clear();
-  for (auto& b : bookmarks)
-    if (b.on == BookmarkPlace::Run) run_bookmarks_.push_back(std::move(b));
-  std::stable_sort(run_bookmarks_.begin(), run_bookmarks_.end(),
-                   [](const Bookmark& a, const Bookmark& b) { return a.step < b.step; });
+  run_bookmarks_ = bookmarks_on(std::move(bookmarks), BookmarkPlace::Run);
   showRun(selectedRun());
 }
 

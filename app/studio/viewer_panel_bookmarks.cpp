@@ -15,11 +15,7 @@
 namespace dstudio::studio {
 
 void ViewerPanel::setBookmarks(std::vector<Bookmark> bookmarks) {
-  bookmarks_.clear();
-  for (auto& b : bookmarks)
-    if (b.on == BookmarkPlace::Viewer) bookmarks_.push_back(std::move(b));
-  std::stable_sort(bookmarks_.begin(), bookmarks_.end(),
-                   [](const Bookmark& a, const Bookmark& b) { return a.step < b.step; });
+  bookmarks_ = bookmarks_on(std::move(bookmarks), BookmarkPlace::Viewer);
   refreshBookmarks();
 }
 

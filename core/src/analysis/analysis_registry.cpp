@@ -206,6 +206,20 @@ AnalysisResult run_analysis(const AnalysisDefinition& definition, AnalysisInputs
   return result;
 }
 
+std::string table_csv(const AnalysisTable& table) {
+  CsvWriter csv(table.columns, 9);
+  for (const auto& row : table.rows) {
+    for (const auto& cell : row) {
+      if (const auto* text = std::get_if<std::string>(&cell))
+        csv << *text;
+      else
+        csv << std::get<double>(cell);
+    }
+    csv.end_row();
+  }
+  return csv.text();
+}
+
 std::vector<std::string> write_result_files(const AnalysisResult& result, const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -218,18 +232,8 @@ std::vector<std::string> write_result_files(const AnalysisResult& result, const 
                                      "\n");
   written.push_back(summary.string());
   for (const auto& t : result.tables) {
-    CsvWriter csv(t.columns, 9);
-    for (const auto& row : t.rows) {
-      for (const auto& cell : row) {
-        if (const auto* text = std::get_if<std::string>(&cell))
-          csv << *text;
-        else
-          csv << std::get<double>(cell);
-      }
-      csv.end_row();
-    }
     const fs::path path = fs::path(dir) / (t.name + ".csv");
-    csv.write(path);
+    write_text_atomically(path, table_csv(t));
     written.push_back(path.string());
   }
   for (const auto& [name, text] : result.documents) {

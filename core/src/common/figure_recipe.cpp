@@ -13,6 +13,7 @@
 
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/read_file.h"
+#include "dstudio/common/system_info.h"
 #include "dstudio/data/dataset_io.h"
 
 namespace dstudio {
@@ -432,12 +433,7 @@ void check_inputs(const FigureRecipe& recipe, const Progress& progress) {
 }
 
 std::string recipe_time_now() {
-  const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
+  return utc_time_now();
 }
 
 }  // namespace dstudio

@@ -2,6 +2,7 @@
 
 #include "dstudio/common/workspace.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -288,6 +289,13 @@ models::MarkovLabOptions WorkspaceMarkovLab::apply(models::MarkovLabOptions opti
   options.steps = steps.value_or(options.steps);
   options.check();
   return options;
+}
+
+std::vector<Bookmark> bookmarks_on(std::vector<Bookmark> bookmarks, BookmarkPlace place) {
+  std::erase_if(bookmarks, [place](const Bookmark& b) { return b.on != place; });
+  std::stable_sort(bookmarks.begin(), bookmarks.end(),
+                   [](const Bookmark& a, const Bookmark& b) { return a.step < b.step; });
+  return bookmarks;
 }
 
 Workspace parse_workspace(std::string_view json_text) {

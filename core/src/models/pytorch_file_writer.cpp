@@ -7,31 +7,19 @@
 // with weights_only=True. The zip stores (does not compress) its entries, each aligned to 64
 // bytes as PyTorch's own writer aligns them.
 
-#include <array>
 #include <cstdint>
 #include <cstring>
 #include <string>
 
+#include "../common/zip_archive.h"
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/models/pytorch_file.h"
 
 namespace dstudio::models {
 namespace {
 
-// CRC-32 (ISO-HDLC, as zip uses).
 std::uint32_t crc32(std::string_view bytes) {
-  static const auto table = [] {
-    std::array<std::uint32_t, 256> t{};
-    for (std::uint32_t i = 0; i < 256; ++i) {
-      std::uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
-  std::uint32_t c = 0xFFFFFFFFu;
-  for (const unsigned char b : bytes) c = table[(c ^ b) & 0xFF] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
+  return zip::crc32(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
 }
 
 void put16(std::string& out, std::uint32_t v) {

@@ -16,6 +16,7 @@
 
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/system_info.h"
 #include "dstudio/models/training_config.h"
 #include "dstudio/models/variant_config.h"
 
@@ -112,12 +113,7 @@ ordered_json cell_json(const Cell& c) {
 }  // namespace
 
 std::string utc_now() {
-  const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
+  return utc_time_now();
 }
 
 namespace {
@@ -605,6 +601,16 @@ std::vector<SettingProfile> setting_profiles(const std::vector<GroupResult>& gro
     out.push_back({setting, analysis::performance_profile(m, taus, bootstrap)});
   }
   return out;
+}
+
+SweepStatistics sweep_statistics(const std::vector<GroupResult>& groups,
+                                 const analysis::BootstrapOptions& bootstrap) {
+  SweepStatistics s;
+  s.aggregates = aggregate_settings(groups, bootstrap);
+  s.improvements = setting_improvements(groups, bootstrap);
+  s.profiles = setting_profiles(groups, false, 101, bootstrap);
+  s.best_profiles = setting_profiles(groups, true, 101, bootstrap);
+  return s;
 }
 
 std::string latex_iqm_table(const std::vector<GroupResult>& groups,

@@ -152,6 +152,9 @@ AnalysisOptions resolve_options(const AnalysisDefinition& definition,
 AnalysisResult run_analysis(const AnalysisDefinition& definition, AnalysisInputs inputs,
                             const Progress& progress = {});
 
+/// A table as CSV text (9 significant digits), as write_result_files writes each one.
+std::string table_csv(const AnalysisTable& table);
+
 /// Writes <dir>/summary.json and <dir>/<table>.csv for every table, each atomically (a temporary
 /// name, then a rename); numbers with 9 significant digits, NaN as an empty field. Returns the
 /// paths written.

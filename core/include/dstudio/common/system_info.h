@@ -45,4 +45,7 @@ int hardware_threads();
 /// "Decision Studio 0.1.0".
 std::string studio_version();
 
+/// The time now, UTC, ISO 8601 to the second ("2026-11-25T20:15:00Z"), as files record it.
+std::string utc_time_now();
+
 }  // namespace dstudio

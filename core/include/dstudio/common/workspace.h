@@ -115,6 +115,9 @@ struct Bookmark {
   bool operator==(const Bookmark&) const = default;
 };
 
+/// The bookmarks of `bookmarks` that are on `place`, by step (those of one step in their order).
+std::vector<Bookmark> bookmarks_on(std::vector<Bookmark> bookmarks, BookmarkPlace place);
+
 /// At most this many bookmarks a workspace.
 constexpr int kMaxBookmarks = 1000;
 

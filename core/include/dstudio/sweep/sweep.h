@@ -176,6 +176,10 @@ struct SweepStatistics {
   std::vector<SettingProfile> profiles, best_profiles;
 };
 
+/// All of SweepStatistics for `groups`: what `sweep collect` writes and draws.
+SweepStatistics sweep_statistics(const std::vector<GroupResult>& groups,
+                                 const analysis::BootstrapOptions& bootstrap = {});
+
 /// A paper's table of "IQM [low, high]" (booktabs): datasets as rows, each setting's final and
 /// best scores as columns (the IQM over seeds and its 95% interval), and a last row "All" with
 /// rliable's IQM over every dataset and seed of the setting; "--" where there is none.
