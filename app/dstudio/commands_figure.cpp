@@ -26,6 +26,7 @@
 #include "dstudio/common/csv.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/figure_recipe.h"
+#include "dstudio/common/read_file.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/models/checkpoint.h"
@@ -34,6 +35,7 @@
 #include "figure_options.h"
 #include "rollouts.h"
 #include "sweep_figures.h"
+#include "view_recipes.h"
 
 namespace dstudio::cli {
 namespace {
@@ -150,12 +152,61 @@ void render_sweep(const FigureRecipe& recipe, const std::string& recipe_path,
   const auto stats = sweep::sweep_statistics(groups, bootstrap);
   viz::FigureContext context;
   draw_atomically(
-      out, format, figure_style(recipe.figure, format),
+      out, format, viz::figure_style(recipe.figure, format),
       [&](const std::string& base, const viz::FigureStyle& style) {
         return write_sweep_figure(recipe.figure.name, groups, stats, base, style);
       },
       "the sweep has nothing to draw as " + recipe.figure.name + " now");
   std::printf("wrote %s\n", out.c_str());
+}
+
+// A figure of one of the studio's views: what the view was shown computed again, the view built
+// from it offscreen as the window built it, and exported as the window exported it; the figure
+// of the recipe's name kept (a view of two panels writes two), with its numbers.
+void render_view(const FigureRecipe& recipe, const std::string& recipe_path, const std::string& out,
+                 const std::string& format) {
+  check_inputs(recipe);
+  if (recipe.studio_version != studio_version())
+    std::fprintf(stderr, "dstudio: warning: %s was made by %s, this is %s: the figure may differ\n",
+                 recipe_path.c_str(), recipe.studio_version.c_str(), studio_version().c_str());
+  viz::FigureContext context;
+  ViewBuilder build;
+  run_interruptible(recipe.analysis, [&](const Progress& progress) {
+    build = compute_view(recipe, recipe_path, progress);
+  });
+  const auto view = build();
+  const std::string name = view->figureName().toStdString();
+  if (recipe.figure.name.compare(0, name.size(), name) != 0)
+    throw FigureRecipeError(recipe_path + ": 'figure.name': the view draws " + name + "*, not " +
+                            recipe.figure.name);
+  const std::string panel = recipe.figure.name.substr(name.size());
+  std::string numbers;
+  draw_atomically(
+      out, format, viz::figure_style(recipe.figure, format),
+      [&](const std::string& base, const viz::FigureStyle& style) {
+        auto written = view->exportFigure(base, style);
+        const fs::path drawn = base + panel + "." + format, file = base + "." + format;
+        std::error_code ec;
+        if (!fs::exists(drawn, ec)) return std::vector<std::string>{};
+        // The panel's numbers, or the view's where the panel has none of its own.
+        for (const auto& csv : {base + panel + ".csv", base + ".csv"})
+          if (numbers.empty() && fs::is_regular_file(csv, ec))
+            numbers = read_regular_file(csv, std::uint64_t{1} << 30);
+        if (drawn != file) {
+          fs::rename(drawn, file, ec);
+          if (ec) throw Error(out + ": cannot be written (" + ec.message() + ")");
+          written.push_back(file.string());
+        }
+        return written;
+      },
+      "the view drew no figure " + recipe.figure.name);
+  if (numbers.empty()) {
+    std::printf("wrote %s\n", out.c_str());
+    return;
+  }
+  const std::string csv = fs::path(out).replace_extension(".csv").string();
+  write_text_atomically(csv, numbers);
+  std::printf("wrote %s and %s\n", out.c_str(), csv.c_str());
 }
 
 void render(const std::string& recipe_path, const std::string& out) {
@@ -166,6 +217,7 @@ void render(const std::string& recipe_path, const std::string& out) {
   format.erase(0, 1);
   const FigureRecipe recipe = read_figure_recipe(recipe_path);
   if (recipe.analysis == kSweepCollectRecipe) return render_sweep(recipe, recipe_path, out, format);
+  if (is_view_recipe(recipe)) return render_view(recipe, recipe_path, out, format);
   const auto definition = analysis::analysis_registry().find(recipe.analysis);
   if (!definition)
     throw FigureRecipeError(recipe_path + ": 'analysis': this studio has no analysis '" +
@@ -219,7 +271,7 @@ void render(const std::string& recipe_path, const std::string& out) {
                             (drawn.empty() ? std::string("none") : drawn) + ")");
 
   viz::FigureContext context;
-  const viz::FigureStyle style = figure_style(recipe.figure, format);
+  const viz::FigureStyle style = viz::figure_style(recipe.figure, format);
   draw_atomically(
       out, format, style,
       [&](const std::string& base, const viz::FigureStyle& s) {

@@ -173,7 +173,7 @@ void write_sweep_recipes(const sweep::Sweep& s, int resamples, std::uint64_t see
     input("task", sweep::cell_dir(s, cell) / "task.json");
     input("checkpoint", sweep::cell_dir(s, cell) / "checkpoint.pt");
   }
-  base.figure = recipes::recipe_figure(figures.preset, figures.resolve());
+  base.figure = viz::recipe_figure(figures.preset, figures.resolve());
   base.studio_version = studio_version();
   for (const auto& name : sweep_figure_names()) {
     FigureRecipe r = base;

@@ -90,41 +90,6 @@ std::string own_dataset(const std::string& checkpoint) {
   return {};
 }
 
-RecipeFigure recipe_figure(const std::string& preset, const viz::FigureStyle& style) {
-  RecipeFigure f;
-  f.preset = preset;
-  f.width = style.width;
-  f.height = style.height;
-  f.font = style.font;
-  f.axis_font = style.axis_font;
-  f.tick_font = style.tick_font;
-  f.line_width = style.line_width;
-  f.font_family = style.font_family.toStdString();
-  f.dpi = style.dpi;
-  if (style.pdf) f.formats.push_back("pdf");
-  if (style.svg) f.formats.push_back("svg");
-  if (style.png) f.formats.push_back("png");
-  f.show_title = style.show_title;
-  return f;
-}
-
-viz::FigureStyle figure_style(const RecipeFigure& f, const std::string& format) {
-  viz::FigureStyle s;
-  s.width = f.width;
-  s.height = f.height;
-  s.font = f.font;
-  s.axis_font = f.axis_font;
-  s.tick_font = f.tick_font;
-  s.line_width = f.line_width;
-  s.font_family = QString::fromStdString(f.font_family);
-  s.dpi = f.dpi;
-  s.show_title = f.show_title;
-  s.pdf = format == "pdf";
-  s.svg = format == "svg";
-  s.png = format == "png";
-  return s;
-}
-
 AnalysisCall absolute_call(const analysis::AnalysisDefinition& definition,
                            const std::string& checkpoint, const std::string& dataset,
                            const std::map<std::string, std::string>& given) {
@@ -187,7 +152,7 @@ FigureRecipe analysis_recipe(const analysis::AnalysisDefinition& definition,
       // the recipe names the dataset without a fingerprint, and a re-render wants it unreadable.
     }
   }
-  r.figure = recipe_figure(preset, style);
+  r.figure = viz::recipe_figure(preset, style);
   r.studio_version = studio_version();
   return r;
 }

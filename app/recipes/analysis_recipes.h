@@ -35,13 +35,6 @@ std::string dataset_fingerprint(const std::string& path);
 /// The checkpoint's own dataset where the analyses find it, "" when it is not on this machine.
 std::string own_dataset(const std::string& checkpoint);
 
-/// A figure's style as a recipe records it: the values in force (`preset`: the venue they came
-/// from, "" for none), the formats written.
-RecipeFigure recipe_figure(const std::string& preset, const viz::FigureStyle& style);
-/// The inverse: the style a recipe records, its values as recorded (not its preset's values
-/// today), drawing `format` ("pdf", "svg" or "png") alone.
-viz::FigureStyle figure_style(const RecipeFigure& figure, const std::string& format);
-
 /// What an analysis runs on, its paths absolute: the analysis is given these, so that whatever it
 /// draws from a path (a run folder's name in a legend) is the same when a recipe is re-rendered
 /// from another folder.

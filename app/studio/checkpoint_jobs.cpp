@@ -9,8 +9,14 @@
 #include "dstudio/models/episode_player.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "job.h"
+#include "view_recipes.h"
 
 namespace dstudio::studio {
+
+namespace {
+// The command line's steps (dstudio analyze attention): 16 windows of the checkpoint's dataset.
+constexpr int kWindows = 16;
+}  // namespace
 
 CheckpointJobs::CheckpointJobs(viz::AttentionMapView* view, Job* open_job, Job* compare_job,
                                QObject* parent)
@@ -40,11 +46,15 @@ CheckpointJobs::CheckpointJobs(viz::AttentionMapView* view, Job* open_job, Job* 
       emit comparisonStopped(compare_job_->label(), false, error);
     }
   });
+  // An exported map says what it shows: the checkpoints, the windows, the layer and head chosen.
+  view_->setFigureRecipeMaker([this] {
+    return recipes::attention_recipe(path_.toStdString(), compared_.toStdString(), kWindows,
+                                     *view_);
+  });
 }
 
 QString CheckpointJobs::title(const QString& path, const models::CheckpointInfo& info) {
-  return QString::fromStdString(models::checkpoint_label(path.toStdString())) + " (" +
-         QString::fromStdString(info.variant.variant) + ")";
+  return recipes::model_title(path.toStdString(), info);
 }
 
 bool CheckpointJobs::isOpening() const {
@@ -60,13 +70,12 @@ void CheckpointJobs::open(const QString& path) {
   opening_ = path;
   open_job_->start(
       [this, path](const Progress& progress) -> Job::Deliver {
-        // The command line's steps (dstudio analyze attention): 16 windows of the checkpoint's
-        // dataset. The file is read once; the inspection, the player and the analyses share it.
+        // The file is read once; the inspection, the player and the analyses share it.
         progress.update(0.0, "reading the checkpoint");
         auto opened = std::make_shared<OpenedCheckpoint>();
         opened->path = path;
         opened->checkpoint = models::open_checkpoint(path.toStdString());
-        opened->inspected = models::inspect_on_dataset(*opened->checkpoint, 16, {}, progress);
+        opened->inspected = models::inspect_on_dataset(*opened->checkpoint, kWindows, {}, progress);
         opened->title = title(path, opened->inspected.info);
         try {
           opened->player = std::make_shared<models::EpisodePlayer>(opened->checkpoint);

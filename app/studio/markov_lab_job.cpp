@@ -5,6 +5,7 @@
 #include "dstudio/models/markov_lab.h"
 #include "dstudio/viz/markov_lab_view.h"
 #include "job.h"
+#include "view_recipes.h"
 
 namespace dstudio::studio {
 
@@ -14,6 +15,7 @@ MarkovLabJob::MarkovLabJob(viz::MarkovLabView* view, QObject* parent)
   connect(
       this, &MarkovLabJob::point, view,
       [view](const models::MarkovLabPoint& p) { view->addPoints({p}); }, Qt::QueuedConnection);
+  view->setFigureRecipeMaker([view] { return recipes::markov_lab_recipe(*view); });
   connect(view, &viz::MarkovLabView::trainRequested, this, &MarkovLabJob::start);
   connect(view, &viz::MarkovLabView::cancelRequested, this, &MarkovLabJob::cancel);
   connect(job_, &Job::stopped, this, [this] {

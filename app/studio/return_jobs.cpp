@@ -42,6 +42,11 @@ ReturnJobs::ReturnJobs(viz::EntropyRewardView* rollout_view, viz::ReturnAnalysis
   connect(returns_job_, &Job::finished, this, [this](Job::End end, const QString&) {
     if (end != Job::End::Done) emit stopped(tr("Stopped: %1"), returns_job_);
   });
+  rollout_view_->setFigureRecipeMaker([this] {
+    return recipes::entropy_reward_recipe(rollout_path_, rollout_config_, *rollout_view_);
+  });
+  returns_view_->setFigureRecipeMaker(
+      [this] { return recipes::returns_recipe(returns_path_, returns_shown_); });
   for (Job* job : {rollout_job_, returns_job_})
     connect(job, &Job::restarting, this, [this, job] {
       emit status(tr("%1: the earlier run stops, this one follows").arg(job->name()));
@@ -58,6 +63,7 @@ void ReturnJobs::setCheckpoint(std::shared_ptr<const models::LoadedCheckpoint> c
   label_ = label;
   best_score_ = best_score;
   compared_.clear();
+  returns_shown_ = {};
 }
 
 void ReturnJobs::setCompared(const QString& path) {
@@ -83,7 +89,9 @@ void ReturnJobs::runRollout(const models::RolloutConfig& config) {
       [this, checkpoint, config, title, context](const Progress& progress) -> Job::Deliver {
         auto result =
             std::make_shared<models::RolloutResult>(models::rollout(*checkpoint, config, progress));
-        return [this, result, title, context] {
+        return [this, result, title, context, config] {
+          rollout_path_ = path_.toStdString();
+          rollout_config_ = config;
           rollout_view_->setRollout(title, *result, context - 1);
           emit status(tr("Rollout: %1 episodes in %2 s")
                           .arg(result->episodes.size())
@@ -128,7 +136,11 @@ void ReturnJobs::startReturns(bool sweep) {
           config.target = base;
           for (const auto& z : models::zeroing_ablation(*checkpoint, config, progress).zeroings)
             mine->push_back(z.summary);
-          return [this, title, mine] {
+          return [this, title, mine, episodes, base] {
+            // A new checkpoint's first result: the other panel went with the previous one.
+            if (returns_path_ != path_.toStdString()) returns_shown_ = {};
+            returns_path_ = path_.toStdString();
+            returns_shown_.ablation = recipes::ReturnsShown::Ablation{episodes, base};
             returns_view_->setAblation(title, *mine);
             emit status(tr("Modality zeroing done"));
             emit returnsShown(false);
@@ -148,7 +160,11 @@ void ReturnJobs::startReturns(bool sweep) {
           auto& into = k == 1 ? *theirs : *mine;
           into.insert(into.end(), result.summary.begin(), result.summary.end());
         }
-        return [this, title, compared_title, mine, theirs] {
+        return [this, title, compared_title, mine, theirs, episodes, targets, compared] {
+          if (returns_path_ != path_.toStdString()) returns_shown_ = {};
+          returns_path_ = path_.toStdString();
+          returns_shown_.sweep =
+              recipes::ReturnsShown::Sweep{episodes, targets, compared, best_score_};
           returns_view_->setSweep(title, *mine, best_score_);
           if (!theirs->empty()) returns_view_->addSweep(compared_title, *theirs);
           emit status(tr("Target sweep done"));

@@ -13,6 +13,7 @@
 
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/rollout.h"
+#include "view_recipes.h"
 
 namespace dstudio::viz {
 class EntropyRewardView;
@@ -64,6 +65,10 @@ class ReturnJobs : public QObject {
   QString path_, label_, compared_;
   int context_ = 1;
   double best_score_ = 0.0;
+  // What the views show, for their figures' recipes: the checkpoint each ran on and how.
+  std::string rollout_path_, returns_path_;
+  models::RolloutConfig rollout_config_;
+  recipes::ReturnsShown returns_shown_;
 };
 
 }  // namespace dstudio::studio

@@ -18,6 +18,7 @@
 #include "dstudio/viz/analysis_view.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/dataset_view.h"
+#include "dstudio/viz/figures.h"
 #include "dstudio/viz/markov_lab_view.h"
 #include "dstudio/viz/return_analysis_view.h"
 #include "dstudio/viz/tsne_view.h"
@@ -225,6 +226,7 @@ void ScreenshotTour::showMarkovLab() {
               if (!lab->hasResult()) return fail("Markov lab: " + lab->summary()->text());
               QTimer::singleShot(300, this, [this, lab] {
                 save(window_.pageIndex(lab), "markov-lab.png");
+                exportFigures();
                 showPresentation();
               });
             },
@@ -233,6 +235,19 @@ void ScreenshotTour::showMarkovLab() {
       },
       Qt::SingleShotConnection);
   job->start();
+}
+
+void ScreenshotTour::exportFigures() {
+  // Every view filled: their figures as File ▸ Export All Views writes them in ICML's column,
+  // each with the recipe that draws it again.
+  const QString dir = QDir(dir_).filePath(QStringLiteral("figures"));
+  try {
+    for (const auto& path : viz::export_all(window_.figureSources(), dir.toStdString(),
+                                            *viz::venue_preset("icml"), "icml"))
+      figures_ << QString::fromStdString(path);
+  } catch (const std::exception& e) {
+    fail("exporting the figures: " + QString::fromStdString(e.what()));
+  }
 }
 
 void ScreenshotTour::showPresentation() {

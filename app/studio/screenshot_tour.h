@@ -3,7 +3,8 @@
 /// `decision-studio --screenshot-all DIR`: opens the default dataset and checkpoint, fills every
 /// view with real content (a rollout, the ablation, the sweep, a t-SNE of tokens, a short training
 /// run, the viewer mid-episode, the workspace, two runs of the Markov lab, and the Sweep tab when a
-/// sweep was opened with it), saves one PNG per view and reports when done. For tests and the user
+/// sweep was opened with it), saves one PNG per view, exports every view's figure with its recipe
+/// into DIR/figures as File ▸ Export All Views does, and reports when done. For tests and the user
 /// guide.
 
 #include <QObject>
@@ -21,6 +22,8 @@ class ScreenshotTour : public QObject {
   /// Starts the tour; `finished` follows.
   void start();
   [[nodiscard]] const QStringList& written() const { return written_; }
+  /// The files of the figures exported (DIR/figures), their recipes included.
+  [[nodiscard]] const QStringList& figures() const { return figures_; }
 
  signals:
   void finished(bool ok, const QString& message);
@@ -32,6 +35,7 @@ class ScreenshotTour : public QObject {
   void showTraining();
   void showViewer();
   void showMarkovLab();
+  void exportFigures();
   void showPresentation();
   void showLessons();
   void fail(const QString& why);
@@ -39,6 +43,7 @@ class ScreenshotTour : public QObject {
   MainWindow& window_;
   QString dir_;
   QStringList written_;
+  QStringList figures_;
   bool done_ = false;
 };
 

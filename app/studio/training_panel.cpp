@@ -64,6 +64,7 @@
 #include "dstudio/viz/run_curves_view.h"
 #include "job.h"
 #include "training_panel_figures.h"
+#include "view_recipes.h"
 
 namespace dstudio::studio {
 namespace {
@@ -117,9 +118,17 @@ TrainingPanel::TrainingPanel(QWidget* parent)
       smoothing_(new QSlider(Qt::Horizontal)),
       smoothing_label_(new QLabel),
       timer_(new QTimer(this)),
-      curves_figure_(std::make_unique<CurvesFigure>(*this)),
+      curves_figure_(std::make_unique<viz::RunCurvesFigure>(
+          [this] { return currentRun() ? currentRun()->name() : QString(); },
+          [this] { return currentRun() ? &currentRun()->metrics() : nullptr; })),
       comparison_figure_(std::make_unique<ComparisonFigure>(*this)),
       folders_job_(new Job(tr("Reading run folders"), this)) {
+  // A finished run's curves are its folder's log: their recipe names it (a live run's has none).
+  curves_figure_->setFigureRecipeMaker([this]() -> std::optional<FigureRecipe> {
+    const auto* run = currentRun();
+    if (!run || run->active()) return std::nullopt;
+    return recipes::training_curves_recipe(run->dir().toStdString(), run->name().toStdString());
+  });
   // Variant chooser: hier takes its merger and mixer.
   for (const auto& name : models::variant_names()) variant_->addItem(QString::fromStdString(name));
   for (const auto& m : models::hier_mergers()) merger_->addItem(QString::fromStdString(m));

@@ -50,6 +50,7 @@ class FigureSource;
 struct FigureStyle;
 class TrainingCurvesView;
 class RunComparisonView;
+class RunCurvesFigure;
 }  // namespace dstudio::viz
 
 namespace dstudio::studio {
@@ -187,7 +188,6 @@ class TrainingPanel : public QWidget {
   void changeEvent(QEvent* event) override;
 
  private:
-  class CurvesFigure;
   class ComparisonFigure;
   // The comparison plot in `style` and its numbers; throws on failure.
   std::vector<std::string> writeComparison(const std::string& base,
@@ -270,7 +270,7 @@ class TrainingPanel : public QWidget {
   QLabel* smoothing_label_;
   QTimer* timer_;
   QScrollArea* forms_scroll_ = nullptr;
-  std::unique_ptr<CurvesFigure> curves_figure_;
+  std::unique_ptr<viz::RunCurvesFigure> curves_figure_;
   std::unique_ptr<ComparisonFigure> comparison_figure_;
   Job* folders_job_ = nullptr;  // reads the folders compareRunFolders compares
 };

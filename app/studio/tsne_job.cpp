@@ -20,6 +20,10 @@ TsneJob::TsneJob(viz::TsneView* view, QObject* parent)
   // Emitted on the worker, delivered on the view's (GUI) thread.
   connect(this, &TsneJob::layout, view, &viz::TsneView::showLayout, Qt::QueuedConnection);
   connect(view, &viz::TsneView::runRequested, this, &TsneJob::startFromCheckpoint);
+  view->setFigureRecipeMaker([this]() -> std::optional<FigureRecipe> {
+    if (!shown_ || !view_) return std::nullopt;
+    return recipes::tsne_recipe(*shown_, *view_);
+  });
   connect(view, &viz::TsneView::cancelRequested, this, &TsneJob::cancel);
   // "Tokens from" in the view: the next Run's source.
   connect(view, &viz::TsneView::tokenSourceChanged, this,
@@ -134,7 +138,7 @@ void TsneJob::startFromCheckpoint(double perplexity, int iterations) {
                        : models::gather_tokens(path, source, {}, progress))
             .cloud;
       },
-      title_, config);
+      title_, config, recipes::TsneShown{path, source});
 }
 
 void TsneJob::start(const QString& title, models::TokenCloud tokens, analysis::TsneConfig config) {
@@ -142,10 +146,17 @@ void TsneJob::start(const QString& title, models::TokenCloud tokens, analysis::T
 }
 
 void TsneJob::run(std::function<models::TokenCloud(const Progress&)> gather, const QString& title,
-                  analysis::TsneConfig config) {
+                  analysis::TsneConfig config, std::optional<recipes::TsneShown> shown) {
   if (config.snapshot_every <= 0) config.snapshot_every = 10;
   // One core stays with the window on small machines.
   config.threads = std::max(1, QThread::idealThreadCount() - 1);
+  shown_ = std::move(shown);
+  if (shown_) {
+    shown_->perplexity = config.perplexity;
+    shown_->iterations = config.iterations;
+    shown_->snapshot_every = config.snapshot_every;
+    shown_->threads = config.threads;
+  }
   if (view_) {
     view_->setParameters(config.perplexity, config.iterations);
     view_->setRunning(true);

@@ -13,12 +13,14 @@
 #include <QString>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "dstudio/analysis/tsne.h"
 #include "dstudio/common/progress.h"
 #include "dstudio/models/token_cloud.h"
 #include "dstudio/models/windows.h"
+#include "view_recipes.h"
 
 namespace dstudio::viz {
 class TsneView;
@@ -79,7 +81,7 @@ class TsneJob : public QObject {
 
  private:
   void run(std::function<models::TokenCloud(const Progress&)> gather, const QString& title,
-           analysis::TsneConfig config);
+           analysis::TsneConfig config, std::optional<recipes::TsneShown> shown = std::nullopt);
 
   QPointer<viz::TsneView> view_;
   QString checkpoint_, title_;
@@ -87,6 +89,8 @@ class TsneJob : public QObject {
   models::TokenSource source_;
   Job* job_;
   TsneOutcome outcome_;
+  // What the view lays out, for its figure's recipe; none for tokens handed in (start).
+  std::optional<recipes::TsneShown> shown_;
 };
 
 }  // namespace dstudio::studio

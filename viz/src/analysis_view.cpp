@@ -81,8 +81,8 @@ AnalysisView::AnalysisView(std::shared_ptr<const analysis::AnalysisDefinition> d
       summary_(new QTreeWidget),
       tables_(new QTabWidget),
       figure_choice_(new QComboBox),
-      copy_recipe_(new QPushButton(tr("Copy Figure Recipe"))),
-      figure_(new QLabel) {
+      figure_(new QLabel),
+      copy_recipe_(new QPushButton(tr("Copy Figure Recipe"))) {
   const auto& d = *definition_;
   auto* heading = new QLabel(
       QStringLiteral("<b>%1</b> <span style='color:gray'>%2</span>")

@@ -356,6 +356,15 @@ void AttentionMapView::setLayer(int layer) {
 void AttentionMapView::setHead(int head) {
   head_->setCurrentIndex(head + 1);
 }
+AttentionMapView::Mode AttentionMapView::mode() const {
+  return static_cast<Mode>(std::clamp(mode_->currentIndex(), 0, 2));
+}
+int AttentionMapView::layer() const {
+  return std::max(0, layer_->currentIndex());
+}
+int AttentionMapView::head() const {
+  return std::max(-1, head_->currentIndex() - 1);
+}
 int AttentionMapView::layerCount() const {
   return windows_.empty() ? 0 : static_cast<int>(windows_.front().layers.size());
 }

@@ -227,6 +227,10 @@ void EntropyRewardView::drawEpisode() {
 
 namespace dstudio::viz {
 
+int EntropyRewardView::shownEpisode() const {
+  return episode_->currentIndex();
+}
+
 FigureText EntropyRewardView::figureText() const {
   QString title = title_;
   if (episode_->currentIndex() >= 0) title += tr(", episode %1").arg(episode_->currentIndex() + 1);

@@ -260,6 +260,14 @@ QString ExportDialog::presetName() const {
   return preset_->currentText();
 }
 
+std::string ExportDialog::presetSlug() const {
+  const auto presets = venue_presets();
+  const int index = preset_->currentIndex();
+  return index >= 0 && index < static_cast<int>(presets.size())
+             ? presets[static_cast<std::size_t>(index)].slug.toStdString()
+             : std::string();
+}
+
 void ExportDialog::applyPreset(int index) {
   const auto presets = venue_presets();
   if (index < 0 || index >= static_cast<int>(presets.size())) {
@@ -592,8 +600,10 @@ std::vector<std::string> ExportDialog::exportSource(QWidget* parent, const Figur
   if (folder.isEmpty()) folder = default_folder();
   dialog.setOutput(QDir(folder).filePath(source.figureName()));
   if (dialog.exec() != QDialog::Accepted) return {};
-  return reportingFailure(
-      parent, [&] { return source.exportFigure(dialog.output().toStdString(), dialog.style()); });
+  return reportingFailure(parent, [&] {
+    return export_with_recipes(source, dialog.output().toStdString(), dialog.style(),
+                               dialog.presetSlug());
+  });
 }
 
 std::vector<std::string> ExportDialog::reportingFailure(
@@ -634,7 +644,8 @@ std::vector<std::string> ExportDialog::exportSources(
   dialog.setSources(sources);
   if (dialog.exec() != QDialog::Accepted) return {};
   return reportingFailure(parent, [&] {
-    return export_all(dialog.chosenSources(), dialog.output().toStdString(), dialog.style());
+    return export_all(dialog.chosenSources(), dialog.output().toStdString(), dialog.style(),
+                      dialog.presetSlug());
   });
 }
 

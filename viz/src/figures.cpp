@@ -1620,15 +1620,100 @@ FigureStyle with_defaults(FigureStyle style, const FigureText& text) {
   return style;
 }
 
+std::optional<FigureRecipe> FigureSource::figureRecipe() const {
+  if (!figure_recipe_maker_ || !hasFigure()) return std::nullopt;
+  auto recipe = figure_recipe_maker_();
+  if (!recipe) return std::nullopt;
+  recipe->figure = recipe_figure({}, FigureStyle{});
+  recipe->figure.name = figureName().toStdString();
+  recipe->created = recipe_time_now();
+  return recipe;
+}
+
+RecipeFigure recipe_figure(const std::string& preset, const FigureStyle& style) {
+  RecipeFigure f;
+  f.preset = preset;
+  f.width = style.width;
+  f.height = style.height;
+  f.font = style.font;
+  f.axis_font = style.axis_font;
+  f.tick_font = style.tick_font;
+  f.line_width = style.line_width;
+  f.font_family = style.font_family.toStdString();
+  f.dpi = style.dpi;
+  if (style.pdf) f.formats.push_back("pdf");
+  if (style.svg) f.formats.push_back("svg");
+  if (style.png) f.formats.push_back("png");
+  f.show_title = style.show_title;
+  f.title = style.title.toStdString();
+  f.x_title = style.x_title.toStdString();
+  f.y_title = style.y_title.toStdString();
+  return f;
+}
+
+FigureStyle figure_style(const RecipeFigure& f, const std::string& format) {
+  FigureStyle s;
+  s.width = f.width;
+  s.height = f.height;
+  s.font = f.font;
+  s.axis_font = f.axis_font;
+  s.tick_font = f.tick_font;
+  s.line_width = f.line_width;
+  s.font_family = QString::fromStdString(f.font_family);
+  s.dpi = f.dpi;
+  s.show_title = f.show_title;
+  s.title = QString::fromStdString(f.title);
+  s.x_title = QString::fromStdString(f.x_title);
+  s.y_title = QString::fromStdString(f.y_title);
+  s.pdf = format == "pdf";
+  s.svg = format == "svg";
+  s.png = format == "png";
+  return s;
+}
+
+std::vector<std::string> export_with_recipes(const FigureSource& source, const std::string& base,
+                                             const FigureStyle& style, const std::string& preset) {
+  auto written = source.exportFigure(base, style);
+  const auto made = written.empty() ? std::nullopt : source.figureRecipe();
+  if (!made) return written;
+  // One recipe a figure: the stems of the drawings, each with every file of its stem.
+  namespace fs = std::filesystem;
+  std::vector<std::string> stems;
+  for (const auto& path : written) {
+    const auto ext = fs::path(path).extension().string();
+    if (ext != ".pdf" && ext != ".svg" && ext != ".png") continue;
+    const auto stem = fs::path(path).replace_extension().string();
+    if (std::find(stems.begin(), stems.end(), stem) == stems.end()) stems.push_back(stem);
+  }
+  const auto time = recipe_time_now();
+  for (const auto& stem : stems) {
+    FigureRecipe recipe = *made;
+    recipe.figure = recipe_figure(preset, style);
+    recipe.figure.name = source.figureName().toStdString() +
+                         (stem.size() > base.size() && stem.compare(0, base.size(), base) == 0
+                              ? stem.substr(base.size())
+                              : std::string());
+    for (const auto& path : written)
+      if (fs::path(path).replace_extension().string() == stem)
+        recipe.outputs.push_back(fs::path(path).filename().string());
+    recipe.created = time;
+    write_figure_recipe(stem + ".recipe.json", recipe);
+    written.push_back(stem + ".recipe.json");
+  }
+  return written;
+}
+
 std::vector<std::string> export_all(const std::vector<const FigureSource*>& sources,
-                                    const std::string& dir, const FigureStyle& style) {
+                                    const std::string& dir, const FigureStyle& style,
+                                    const std::string& preset) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   std::vector<std::string> written;
   for (const auto* source : sources) {
     if (!source || !source->hasFigure()) continue;
     const auto base = (std::filesystem::path(dir) / source->figureName().toStdString()).string();
-    for (auto& f : source->exportFigure(base, style)) written.push_back(std::move(f));
+    for (auto& f : export_with_recipes(*source, base, style, preset))
+      written.push_back(std::move(f));
   }
   return written;
 }

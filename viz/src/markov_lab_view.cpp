@@ -254,6 +254,7 @@ void MarkovLabView::beginRun() {
     // A copy: setData with the container itself would share it, and clearing one clears both.
     loss_->graph(2)->data()->set(*loss_->graph(0)->data());
     previous_name_ = runName(run_options_);
+    previous_options_ = run_options_;
     loss_->graph(2)->setName(tr("before: %1").arg(previous_name_));
     loss_->graph(2)->addToLegend();
   }
@@ -266,6 +267,15 @@ void MarkovLabView::beginRun() {
   loss_->graph(0)->setName(runName(run_options_));
   summary_->setText(tr("Training…"));
   drawFloor();
+}
+
+std::optional<models::MarkovLabOptions> MarkovLabView::previousOptions() const {
+  if (previous_name_.isEmpty() || loss_->graph(2)->dataCount() == 0) return std::nullopt;
+  return previous_options_;
+}
+
+int MarkovLabView::previousPoints() const {
+  return previousOptions() ? loss_->graph(2)->dataCount() : 0;
 }
 
 void MarkovLabView::addPoints(const std::vector<models::MarkovLabPoint>& points) {

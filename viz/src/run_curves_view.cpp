@@ -257,4 +257,50 @@ void RunComparisonView::setGroups(std::vector<CurveGroup> groups, const QString&
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
+QString RunCurvesFigure::figureTitle() const {
+  return QObject::tr("Training: the run's curves");
+}
+
+bool RunCurvesFigure::hasFigure() const {
+  const auto* m = metrics_();
+  if (!m) return false;
+  const auto loss = m->columns.find("loss");
+  return loss != m->columns.end() && !loss->second.y.empty();
+}
+
+FigureText RunCurvesFigure::figureText() const {
+  return {metrics_() ? name_() : QString(), QObject::tr("step"), {}};
+}
+
+std::vector<std::string> RunCurvesFigure::exportFigure(const std::string& base,
+                                                       const FigureStyle& style) const {
+  if (!hasFigure()) return {};
+  const auto& metrics = *metrics_();
+  const auto& columns = metrics.columns;
+  const auto series = [&](const char* key, const QString& name, bool right) {
+    const auto& c = columns.at(key);
+    return Series{name, c.x, c.y, {}, {}, right};
+  };
+  const QString name = figureText().title;
+  const QString step = QObject::tr("step"), loss = QObject::tr("loss (action MSE)");
+  std::vector<std::string> written =
+      save_lines(base + "_loss", {series("loss", QObject::tr("loss"), false)}, step, loss,
+                 with_defaults(style, {QObject::tr("%1: training loss").arg(name), step, loss}));
+  if (columns.count("eval_score")) {
+    const QString score = QObject::tr("normalised score");
+    const QString entropy_name = QObject::tr("attention entropy, layer 1");
+    std::vector<Series> eval = {series("eval_score", score, false)};
+    const bool entropy = columns.count("entropy_layer1") > 0;
+    if (entropy) eval.push_back(series("entropy_layer1", entropy_name, true));
+    for (auto& f :
+         save_lines(base + "_evaluation", eval, step, score,
+                    with_defaults(style, {QObject::tr("%1: evaluation").arg(name), step, score}),
+                    entropy ? entropy_name : QString()))
+      written.push_back(std::move(f));
+  }
+  analysis::write_run_metrics_csv(base + ".csv", metrics);
+  written.push_back(base + ".csv");
+  return written;
+}
+
 }  // namespace dstudio::viz

@@ -175,6 +175,9 @@ RecipeFigure parse_figure(const Fields& f) {
     out.formats.push_back(v.get<std::string>());
   });
   out.show_title = f.boolean("show_title").value_or(true);
+  out.title = f.text("title");
+  out.x_title = f.text("x_title");
+  out.y_title = f.text("y_title");
   return out;
 }
 
@@ -216,7 +219,10 @@ std::string to_json(const FigureRecipe& r) {
                                {"font_family", f.font_family},
                                {"dpi", f.dpi},
                                {"formats", f.formats},
-                               {"show_title", f.show_title}};
+                               {"show_title", f.show_title},
+                               {"title", text_or_null(f.title)},
+                               {"x_title", text_or_null(f.x_title)},
+                               {"y_title", text_or_null(f.y_title)}};
   const auto optional = [](const auto& v) { return v ? ordered_json(*v) : ordered_json(nullptr); };
   const ordered_json j = {{"format", r.format},
                           {"version", r.version},

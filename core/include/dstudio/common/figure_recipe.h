@@ -69,6 +69,8 @@ struct RecipeFigure {
   int dpi = 300;                     ///< of the PNG
   std::vector<std::string> formats;  ///< of "pdf", "svg", "png": the files written
   bool show_title = true;
+  /// The title and axis titles given in the export dialog; "" for the figure's own.
+  std::string title, x_title, y_title;
   bool operator==(const RecipeFigure&) const = default;
 };
 

@@ -71,6 +71,11 @@ class AttentionMapView : public QWidget, public FigureSource {
   void setLayer(int layer);
   /// -1: the mean over heads.
   void setHead(int head);
+  [[nodiscard]] Mode mode() const;
+  /// The layer shown, from 0.
+  [[nodiscard]] int layer() const;
+  /// The head shown, from 0; -1: the mean over heads.
+  [[nodiscard]] int head() const;
 
   [[nodiscard]] int layerCount() const;
   [[nodiscard]] int tokenCount() const { return matrix_.tokens; }

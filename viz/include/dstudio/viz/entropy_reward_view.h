@@ -39,6 +39,8 @@ class EntropyRewardView : public QWidget, public FigureSource {
   /// While a rollout runs: the Run button becomes Cancel.
   void setRunning(bool running);
   void showEpisode(int episode);
+  /// The episode on screen, from 0; -1 for none.
+  [[nodiscard]] int shownEpisode() const;
 
   /// What the controls ask for.
   [[nodiscard]] models::RolloutConfig request() const;

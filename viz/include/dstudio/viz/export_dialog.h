@@ -70,6 +70,8 @@ class ExportDialog : public QDialog {
   bool selectPreset(const QString& name);
   /// The preset the fields match, or "Custom".
   [[nodiscard]] QString presetName() const;
+  /// The slug of the preset the fields match ("icml"), "" for Custom: what a recipe records.
+  [[nodiscard]] std::string presetSlug() const;
 
   void setStyle(const FigureStyle& style);
   /// Everything the fields say.

@@ -14,6 +14,7 @@
 #include <QImage>
 #include <QRectF>
 #include <QString>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -23,6 +24,7 @@
 
 #include "dstudio/analysis/analysis_registry.h"
 #include "dstudio/analysis/attention_maps.h"
+#include "dstudio/common/figure_recipe.h"
 
 class QApplication;
 class QCustomPlot;
@@ -100,16 +102,46 @@ class FigureSource {
   /// write them as base_<panel>.*. Returns the paths written; nothing without a figure.
   virtual std::vector<std::string> exportFigure(const std::string& base,
                                                 const FigureStyle& style) const = 0;
+
+  /// What made the figure on screen, as its recipe (dstudio/common/figure_recipe.h) without the
+  /// figure's style, name, outputs and time, or nullopt when what is on screen has none: set by
+  /// whoever feeds the view. Without one, an export writes no recipe. It may throw (an input
+  /// unreadable now).
+  using FigureRecipeMaker = std::function<std::optional<FigureRecipe>()>;
+  void setFigureRecipeMaker(FigureRecipeMaker maker) { figure_recipe_maker_ = std::move(maker); }
+  /// The recipe of the figure on screen in the default style, its figure named figureName();
+  /// nullopt without a figure or a recipe.
+  [[nodiscard]] std::optional<FigureRecipe> figureRecipe() const;
+
+ private:
+  FigureRecipeMaker figure_recipe_maker_;
 };
+
+/// A figure's style as a recipe records it: the values in force (`preset`: the venue they came
+/// from, "" for none), the formats written, the titles given.
+RecipeFigure recipe_figure(const std::string& preset, const FigureStyle& style);
+/// The inverse: the style a recipe records, its values as recorded (not its preset's values
+/// today), drawing `format` ("pdf", "svg" or "png") alone.
+FigureStyle figure_style(const RecipeFigure& figure, const std::string& format);
+
+/// source.exportFigure(base, style), then, when the source has a recipe, <stem>.recipe.json
+/// beside each figure written (<stem>.pdf/.svg/.png; a view of two panels writes two), naming
+/// the figure figureName() followed by what the stem adds to `base` ("markov_lab_loss") and the
+/// files of that stem as its outputs. Returns every path written, the recipes included.
+std::vector<std::string> export_with_recipes(const FigureSource& source, const std::string& base,
+                                             const FigureStyle& style,
+                                             const std::string& preset = {});
 
 /// `style` with an empty title and axis titles taken from `text`, and no title when the style
 /// hides it: what the save_* functions below draw.
 FigureStyle with_defaults(FigureStyle style, const FigureText& text);
 
-/// Writes <dir>/<figureName>.* for every source that has a figure, skipping the others (and null
-/// pointers); makes `dir` if needed. Returns every path written.
+/// Writes <dir>/<figureName>.* for every source that has a figure, with their recipes
+/// (export_with_recipes), skipping the others (and null pointers); makes `dir` if needed.
+/// Returns every path written.
 std::vector<std::string> export_all(const std::vector<const FigureSource*>& sources,
-                                    const std::string& dir, const FigureStyle& style);
+                                    const std::string& dir, const FigureStyle& style,
+                                    const std::string& preset = {});
 
 /// Qt for figure export: makes a QApplication when none exists, on the offscreen platform when
 /// there is no display. Keep it alive while saving figures.

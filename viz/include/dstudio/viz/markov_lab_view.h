@@ -7,6 +7,7 @@
 /// handed in point by point.
 
 #include <QWidget>
+#include <optional>
 #include <vector>
 
 #include "dstudio/models/markov_lab_options.h"
@@ -53,6 +54,12 @@ class MarkovLabView : public QWidget, public FigureSource {
   [[nodiscard]] QPushButton* trainButton() const { return train_; }
   [[nodiscard]] QLabel* summary() const { return summary_; }
   [[nodiscard]] bool hasResult() const { return has_result_; }
+  /// The options of the run shown (not the controls', which may have changed since).
+  [[nodiscard]] const models::MarkovLabOptions& runOptions() const { return run_options_; }
+  /// The faint previous run's options and how many of its points are drawn (a cancelled run's
+  /// first ones); nullopt and 0 when there is none.
+  [[nodiscard]] std::optional<models::MarkovLabOptions> previousOptions() const;
+  [[nodiscard]] int previousPoints() const;
 
   // FigureSource: the loss against the floor, and the mixing matrix.
   [[nodiscard]] QString figureName() const override { return "markov_lab"; }
@@ -94,6 +101,7 @@ class MarkovLabView : public QWidget, public FigureSource {
   models::MarkovLabOptions run_options_;  // of the curve shown
   models::MarkovLabResult result_;
   QString previous_name_;
+  models::MarkovLabOptions previous_options_;  // of the faint curve, when previous_name_ is set
 };
 
 }  // namespace dstudio::viz

@@ -6,11 +6,13 @@
 /// `RunComparisonView` draws several groups of runs (e.g. the seeds of each variant) on one plot:
 /// each group's mean as a line over a faint band, with the unsmoothed mean faintly behind it.
 /// Both draw what they are given; the numbers come from core (analysis/curves.h).
+/// `RunCurvesFigure` is one run's curves as an exported figure.
 
 #include <QWidget>
 #include <vector>
 
 #include "dstudio/analysis/curves.h"
+#include "dstudio/viz/figures.h"
 
 class QCustomPlot;
 class QLabel;
@@ -67,6 +69,27 @@ class RunComparisonView : public QWidget {
   std::vector<CurveGroup> groups_;
   QString y_label_;
   QCustomPlot* plot_;
+};
+
+/// One run's curves as figures (the Training tab's export): its loss as <base>_loss.*, and its
+/// evaluations (normalised score, the first layer's attention entropy on a second axis) as
+/// <base>_evaluation.*, with every metric in <base>.csv.
+class RunCurvesFigure : public FigureSource {
+ public:
+  /// `metrics` of the run called `name`; both read when exporting (the run may still grow).
+  RunCurvesFigure(std::function<QString()> name,
+                  std::function<const analysis::RunMetrics*()> metrics)
+      : name_(std::move(name)), metrics_(std::move(metrics)) {}
+  [[nodiscard]] QString figureName() const override { return QStringLiteral("training_curves"); }
+  [[nodiscard]] QString figureTitle() const override;
+  [[nodiscard]] bool hasFigure() const override;
+  [[nodiscard]] FigureText figureText() const override;
+  std::vector<std::string> exportFigure(const std::string& base,
+                                        const FigureStyle& style) const override;
+
+ private:
+  std::function<QString()> name_;
+  std::function<const analysis::RunMetrics*()> metrics_;
 };
 
 }  // namespace dstudio::viz

@@ -1,0 +1,590 @@
+// The recipes of the studio's own views, both directions side by side (view_recipes.h): what the
+// window records of a view, and the view built again from it as the window built it (the same
+// core calls, the same setters, in the same order).
+
+#include "view_recipes.h"
+
+#include <QString>
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "analysis_recipes.h"
+#include "dstudio/common/error.h"
+#include "dstudio/common/system_info.h"
+#include "dstudio/models/checkpoint.h"
+#include "dstudio/models/checkpoint_info.h"
+#include "dstudio/models/evaluation.h"
+#include "dstudio/models/markov_lab.h"
+#include "dstudio/analysis/curves.h"
+#include "dstudio/analysis/tsne.h"
+#include "dstudio/models/windows.h"
+#include "dstudio/viz/attention_map_view.h"
+#include "dstudio/viz/entropy_reward_view.h"
+#include "dstudio/viz/markov_lab_view.h"
+#include "dstudio/viz/return_analysis_view.h"
+#include "dstudio/viz/run_curves_view.h"
+#include "dstudio/viz/tsne_view.h"
+
+namespace dstudio::recipes {
+
+namespace {
+
+// A number as text that reads back the same.
+std::string number(double v) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
+
+std::string numbers(const std::vector<double>& values) {
+  std::string text;
+  for (double v : values) {
+    if (!text.empty()) text += ',';
+    text += number(v);
+  }
+  return text;
+}
+
+// The recipe's options read back, each refusal naming the recipe and the key.
+class Options {
+ public:
+  Options(const FigureRecipe& recipe, std::string where)
+      : options_(recipe.options), where_(std::move(where)) {}
+  [[nodiscard]] bool has(const std::string& key) const { return options_.count(key) > 0; }
+  [[nodiscard]] std::string text(const std::string& key) const {
+    const auto it = options_.find(key);
+    if (it == options_.end()) fail(key, "missing");
+    return it->second;
+  }
+  [[nodiscard]] double real(const std::string& key) const {
+    const std::string t = text(key);
+    try {
+      std::size_t end = 0;
+      const double v = std::stod(t, &end);
+      if (end == t.size()) return v;
+    } catch (const std::logic_error&) {
+    }
+    fail(key, "\"" + t + "\" is not a number");
+  }
+  [[nodiscard]] long long integer(const std::string& key, long long low, long long high) const {
+    const std::string t = text(key);
+    try {
+      std::size_t end = 0;
+      const long long v = std::stoll(t, &end);
+      if (end == t.size() && v >= low && v <= high) return v;
+    } catch (const std::logic_error&) {
+    }
+    fail(key, "\"" + t + "\" is not a whole number in [" + std::to_string(low) + ", " +
+                  std::to_string(high) + "]");
+  }
+  [[nodiscard]] std::vector<double> reals(const std::string& key) const {
+    std::vector<double> out;
+    std::stringstream in(text(key));
+    for (std::string item; std::getline(in, item, ',');) {
+      try {
+        std::size_t end = 0;
+        out.push_back(std::stod(item, &end));
+        if (end != item.size()) throw std::invalid_argument(item);
+      } catch (const std::logic_error&) {
+        fail(key, "\"" + item + "\" is not a number");
+      }
+    }
+    return out;
+  }
+  [[noreturn]] void fail(const std::string& key, const std::string& problem) const {
+    throw FigureRecipeError(where_ + ": 'options." + key + "': " + problem);
+  }
+
+ private:
+  const std::map<std::string, std::string>& options_;
+  std::string where_;
+};
+
+// The checkpoint a view showed, its hash, its dataset and that dataset's fingerprint.
+FigureRecipe checkpoint_recipe(const char* analysis, const std::string& checkpoint) {
+  FigureRecipe r;
+  r.analysis = analysis;
+  r.checkpoint = absolute_path(checkpoint);
+  r.checkpoint_hash = file_content_hash(r.checkpoint);
+  r.dataset = own_dataset(r.checkpoint);
+  if (!r.dataset.empty()) {
+    try {
+      r.dataset_fingerprint = dataset_fingerprint(r.dataset);
+    } catch (const Error&) {
+      // Unreadable now, as a re-render must find it.
+    }
+  }
+  r.studio_version = studio_version();
+  return r;
+}
+
+void need_checkpoint(const FigureRecipe& r, const std::string& where) {
+  if (r.checkpoint.empty())
+    throw FigureRecipeError(where + ": 'checkpoint': missing; the view '" + r.analysis +
+                            "' shows a checkpoint");
+}
+
+QString label(const std::string& checkpoint) {
+  return QString::fromStdString(models::checkpoint_label(checkpoint));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attention
+
+const char* kModes[] = {"layer", "mean-over-layers", "rollout"};
+const char* kComparisons[] = {"alone", "side-by-side", "difference"};
+
+template <std::size_t N>
+int index_of(const char* const (&names)[N], const Options& o, const std::string& key) {
+  const std::string t = o.text(key);
+  for (std::size_t k = 0; k < N; ++k)
+    if (t == names[k]) return static_cast<int>(k);
+  std::string valid;
+  for (const char* n : names) valid += (valid.empty() ? "" : ", ") + std::string(n);
+  o.fail(key, "\"" + t + "\" is none of " + valid);
+}
+
+ViewBuilder compute_attention(const FigureRecipe& r, const std::string& where,
+                              const Progress& progress) {
+  need_checkpoint(r, where);
+  const Options o(r, where);
+  const int windows = static_cast<int>(o.integer("windows", 1, 100000));
+  const int mode = index_of(kModes, o, "mode");
+  const int layer = static_cast<int>(o.integer("layer", 0, 1000));
+  const int head = static_cast<int>(o.integer("head", -1, 1000));
+  const int comparison = index_of(kComparisons, o, "comparison");
+  auto inspected = std::make_shared<models::DatasetInspection>(models::inspect_on_dataset(
+      r.checkpoint, windows, {}, progress.part(0.0, r.compare.empty() ? 1.0 : 0.5)));
+  auto compared = std::make_shared<std::vector<models::WindowInspection>>();
+  models::CheckpointInfo compared_info;
+  if (!r.compare.empty()) {
+    compared_info = models::read_checkpoint_info(r.compare);
+    *compared = models::inspect_windows(r.compare, inspected->windows, models::ModalityZeroing::None,
+                                        progress.part(0.5, 1.0));
+  }
+  const std::string checkpoint = r.checkpoint, other = r.compare;
+  return [=]() -> std::unique_ptr<viz::FigureSource> {
+    auto view = std::make_unique<viz::AttentionMapView>();
+    view->setInspections(model_title(checkpoint, inspected->info), inspected->inspections);
+    if (!other.empty()) view->setComparison(model_title(other, compared_info), *compared);
+    view->setMode(static_cast<viz::AttentionMapView::Mode>(mode));
+    view->setLayer(layer);
+    view->setHead(head);
+    view->setComparisonMode(static_cast<viz::AttentionMapView::Comparison>(comparison));
+    return view;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rollouts: Entropy and reward
+
+void put_rollout(FigureRecipe& r, const models::RolloutConfig& c) {
+  r.options["targets"] = numbers(c.targets);
+  r.options["episodes"] = std::to_string(c.episodes);
+  r.seeds = {static_cast<std::int64_t>(c.seed)};
+  r.zeroing = c.zeroing == models::ModalityZeroing::None ? "" : models::to_string(c.zeroing);
+  r.options["max-steps"] = std::to_string(c.max_steps);
+  r.options["threads"] = std::to_string(c.threads);
+  r.options["entropy"] = c.entropy ? "true" : "false";
+  if (!c.env_id.empty()) r.options["env"] = c.env_id;
+}
+
+models::RolloutConfig rollout_of(const FigureRecipe& r, const Options& o,
+                                 const std::string& where) {
+  models::RolloutConfig c;
+  c.targets = o.reals("targets");
+  c.episodes = static_cast<int>(o.integer("episodes", 1, 100000));
+  if (r.seeds.size() != 1)
+    throw FigureRecipeError(where + ": 'seeds': a rollout has one seed, the recipe names " +
+                            std::to_string(r.seeds.size()));
+  c.seed = static_cast<std::uint64_t>(r.seeds.front());
+  try {
+    c.zeroing =
+        r.zeroing.empty() ? models::ModalityZeroing::None : models::zeroing_from_string(r.zeroing);
+  } catch (const Error& e) {
+    throw FigureRecipeError(where + ": 'zeroing': " + e.what());
+  }
+  c.max_steps = static_cast<int>(o.integer("max-steps", 0, 100000000));
+  c.threads = static_cast<int>(o.integer("threads", 1, 1024));
+  c.entropy = o.text("entropy") == "true";
+  if (o.has("env")) c.env_id = o.text("env");
+  return c;
+}
+
+ViewBuilder compute_entropy_reward(const FigureRecipe& r, const std::string& where,
+                                   const Progress& progress) {
+  need_checkpoint(r, where);
+  const Options o(r, where);
+  const auto config = rollout_of(r, o, where);
+  if (!r.episode || *r.episode < 0)
+    throw FigureRecipeError(where + ": 'episode': the view shows one episode, from 0");
+  const int episode = static_cast<int>(*r.episode);
+  const auto info = models::read_checkpoint_info(r.checkpoint);
+  auto result = std::make_shared<models::RolloutResult>(
+      models::rollout(r.checkpoint, config, progress));
+  const QString title = label(r.checkpoint);
+  const int skip = info.variant.context_length - 1;
+  return [=]() -> std::unique_ptr<viz::FigureSource> {
+    auto view = std::make_unique<viz::EntropyRewardView>();
+    view->setRollout(title, *result, skip);
+    view->showEpisode(episode);
+    return view;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rollouts: Zeroing and target sweep
+
+ViewBuilder compute_returns(const FigureRecipe& r, const std::string& where,
+                            const Progress& progress) {
+  need_checkpoint(r, where);
+  const Options o(r, where);
+  // Each panel is drawn from its own runs alone: only those of the recipe's figure are made.
+  const std::string& figure = r.figure.name;
+  const bool only_zeroing = figure == "returns_zeroing", only_sweep = figure == "returns_sweep";
+  const bool ablation = o.has("ablation-episodes") && !only_sweep;
+  const bool sweep = o.has("sweep-episodes") && !only_zeroing;
+  if (!ablation && !sweep)
+    o.fail(only_sweep ? "sweep-episodes" : "ablation-episodes",
+           "missing: the figure " + figure + " is drawn from it");
+  auto zeroings = std::make_shared<std::vector<models::TargetSummary>>();
+  auto mine = std::make_shared<std::vector<models::TargetSummary>>();
+  auto theirs = std::make_shared<std::vector<models::TargetSummary>>();
+  const std::string compared = sweep ? r.compare : std::string();
+  double best = 0.0;
+  const double parts = (ablation ? 1.0 : 0.0) + (sweep ? (compared.empty() ? 1.0 : 2.0) : 0.0);
+  double done = 0.0;
+  // As the window's jobs run them (return_jobs.cpp).
+  if (ablation) {
+    models::AblationConfig config;
+    config.episodes = static_cast<int>(o.integer("ablation-episodes", 1, 100000));
+    config.target = o.real("ablation-target");
+    for (const auto& z :
+         models::zeroing_ablation(r.checkpoint, config, progress.part(0.0, 1.0 / parts))
+             .zeroings)
+      zeroings->push_back(z.summary);
+    done = 1.0;
+  }
+  if (sweep) {
+    models::RolloutConfig config;
+    config.episodes = static_cast<int>(o.integer("sweep-episodes", 1, 100000));
+    config.traces = false;
+    config.targets = o.reals("sweep-targets");
+    best = o.real("sweep-best-score");
+    const auto a = models::rollout(r.checkpoint, config,
+                                   progress.part(done / parts, (done + 1.0) / parts));
+    mine->assign(a.summary.begin(), a.summary.end());
+    if (!compared.empty()) {
+      const auto b = models::rollout(compared, config, progress.part((done + 1.0) / parts, 1.0));
+      theirs->assign(b.summary.begin(), b.summary.end());
+    }
+  }
+  const QString title = label(r.checkpoint);
+  const QString compared_title = compared.empty() ? QString() : label(compared);
+  return [=]() -> std::unique_ptr<viz::FigureSource> {
+    auto view = std::make_unique<viz::ReturnAnalysisView>();
+    if (ablation) view->setAblation(title, *zeroings);
+    if (sweep) {
+      view->setSweep(title, *mine, best);
+      if (!theirs->empty()) view->addSweep(compared_title, *theirs);
+    }
+    return view;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Markov lab
+
+void put_lab(FigureRecipe& r, const std::string& prefix, const models::MarkovLabOptions& l) {
+  auto& o = r.options;
+  o[prefix + "states"] = std::to_string(l.chain.states);
+  o[prefix + "order"] = std::to_string(l.chain.order);
+  o[prefix + "p"] = number(l.chain.p);
+  o[prefix + "q"] = number(l.chain.q);
+  o[prefix + "mixer"] = models::to_string(l.mixer);
+  o[prefix + "window"] = std::to_string(l.window);
+  o[prefix + "steps"] = std::to_string(l.steps);
+  o[prefix + "batch"] = std::to_string(l.batch);
+  o[prefix + "length"] = std::to_string(l.length);
+  o[prefix + "embedding"] = std::to_string(l.embedding);
+  o[prefix + "ffn"] = std::to_string(l.ffn);
+  o[prefix + "learning-rate"] = number(l.learning_rate);
+  o[prefix + "seed"] = std::to_string(l.seed);
+  o[prefix + "eval-every"] = std::to_string(l.eval_every);
+}
+
+models::MarkovLabOptions lab_of(const Options& o, const std::string& prefix) {
+  models::MarkovLabOptions l;
+  try {
+    l.chain = analysis::MarkovChain::make(
+        o.real(prefix + "p"), o.real(prefix + "q"),
+        static_cast<int>(o.integer(prefix + "order", 1, 4)),
+        static_cast<int>(o.integer(prefix + "states", 2, 8)));
+    l.mixer = models::lab_mixer_from_string(o.text(prefix + "mixer"));
+    l.window = static_cast<int>(o.integer(prefix + "window", 1, 256));
+    l.steps = static_cast<int>(o.integer(prefix + "steps", 1, 100000));
+    l.batch = static_cast<int>(o.integer(prefix + "batch", 1, 1024));
+    l.length = static_cast<int>(o.integer(prefix + "length", 1, 256));
+    l.embedding = static_cast<int>(o.integer(prefix + "embedding", 2, 128));
+    l.ffn = static_cast<int>(o.integer(prefix + "ffn", 1, 512));
+    l.learning_rate = o.real(prefix + "learning-rate");
+    l.seed = static_cast<std::uint64_t>(
+        o.integer(prefix + "seed", 0, std::numeric_limits<long long>::max()));
+    l.eval_every = static_cast<int>(o.integer(prefix + "eval-every", 1, 100000));
+    l.check();
+  } catch (const FigureRecipeError&) {
+    throw;
+  } catch (const Error& e) {
+    o.fail(prefix + "p", std::string("the lab's run cannot be made: ") + e.what());
+  }
+  return l;
+}
+
+ViewBuilder compute_markov_lab(const FigureRecipe& r, const std::string& where,
+                               const Progress& progress) {
+  if (!r.checkpoint.empty())
+    throw FigureRecipeError(where + ": 'checkpoint': the Markov lab trains its own model");
+  const Options o(r, where);
+  const auto run = lab_of(o, "");
+  std::optional<models::MarkovLabOptions> previous;
+  int previous_points = 0;
+  auto before = std::make_shared<models::MarkovLabResult>();
+  if (o.has("previous-mixer")) {
+    previous = lab_of(o, "previous-");
+    previous_points = static_cast<int>(o.integer("previous-points", 1, 100000));
+    *before = models::run_markov_lab(*previous, progress.part(0.0, 0.5));
+    if (previous_points > static_cast<int>(before->curve.size()))
+      o.fail("previous-points", "the previous run drew " + std::to_string(before->curve.size()) +
+                                    " points, not " + std::to_string(previous_points));
+  }
+  auto result = std::make_shared<models::MarkovLabResult>(
+      models::run_markov_lab(run, progress.part(previous ? 0.5 : 0.0, 1.0)));
+  return [=]() -> std::unique_ptr<viz::FigureSource> {
+    // As the lab's job feeds it (markov_lab_job.cpp): a run begun, its points, its result.
+    auto view = std::make_unique<viz::MarkovLabView>();
+    if (previous) {
+      view->setOptions(*previous);
+      view->beginRun();
+      view->addPoints({before->curve.begin(), before->curve.begin() + previous_points});
+      if (previous_points == static_cast<int>(before->curve.size())) view->showResult(*before);
+    }
+    view->setOptions(run);
+    view->beginRun();
+    view->addPoints(result->curve);
+    view->showResult(*result);
+    return view;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Token t-SNE
+
+const char* kSources[] = {"windows", "episodes", "rollouts"};
+const char* kColours[] = {"modality", "timestep", "return-to-go"};
+
+ViewBuilder compute_tsne(const FigureRecipe& r, const std::string& where,
+                         const Progress& progress) {
+  need_checkpoint(r, where);
+  const Options o(r, where);
+  models::TokenSource source;
+  source.kind = static_cast<models::TokenSource::Kind>(index_of(kSources, o, "tokens-from"));
+  source.count = static_cast<int>(o.integer("count", 1, 100000000));
+  source.max_tokens = static_cast<int>(o.integer("max-tokens", 0, 1000000000));
+  source.target = o.real("target-return");
+  source.threads = static_cast<int>(o.integer("rollout-threads", 1, 1024));
+  if (r.seeds.size() != 1)
+    throw FigureRecipeError(where + ": 'seeds': the tokens have one seed, the recipe names " +
+                            std::to_string(r.seeds.size()));
+  source.seed = static_cast<std::uint64_t>(r.seeds.front());
+  analysis::TsneConfig config;
+  config.perplexity = o.real("perplexity");
+  config.iterations = static_cast<int>(o.integer("iterations", 1, 100000000));
+  config.snapshot_every = static_cast<int>(o.integer("snapshot-every", 1, 100000000));
+  config.threads = static_cast<int>(o.integer("threads", 1, 1024));
+  const int colour = index_of(kColours, o, "colour-by");
+  const int snapshot = static_cast<int>(o.integer("snapshot", 0, 100000000));
+  // As the window's job runs it (tsne_job.cpp): the tokens, then the layouts as they come.
+  const auto info = models::read_checkpoint_info(r.checkpoint);
+  auto tokens = std::make_shared<models::TokenCloud>(
+      models::gather_tokens(r.checkpoint, source, {}, progress.part(0.0, 0.2)).cloud);
+  struct Layout {
+    int iteration;
+    std::vector<double> xy;
+  };
+  auto layouts = std::make_shared<std::vector<Layout>>();
+  config.on_snapshot = [&](int iteration, const std::vector<double>& y) {
+    layouts->push_back({iteration, y});
+  };
+  config.keep_snapshots = false;
+  const auto result = analysis::tsne(tokens->points, tokens->count(), tokens->dims, config,
+                                     progress.part(0.2, 1.0));
+  tokens->points.clear();  // the view keeps only what colours them
+  tokens->points.shrink_to_fit();
+  const QString title = model_title(r.checkpoint, info);
+  const double perplexity = config.perplexity, kl = result.kl, seconds = result.seconds;
+  const int iterations = config.iterations;
+  return [=]() -> std::unique_ptr<viz::FigureSource> {
+    auto view = std::make_unique<viz::TsneView>();
+    view->setParameters(perplexity, iterations);
+    view->setRunning(true);
+    view->setTokens(title, *tokens);
+    for (const auto& l : *layouts) view->showLayout(l.iteration, l.xy);
+    view->finish(kl, seconds);
+    view->setColourBy(static_cast<viz::TsneView::ColourBy>(colour));
+    view->showSnapshot(snapshot);
+    return view;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Training curves
+
+// A figure of its own data: the run's curves read from its log (RunCurvesFigure reads through
+// functions, for a run that grows; these are fixed).
+class ReadCurves : public viz::RunCurvesFigure {
+ public:
+  ReadCurves(QString name, analysis::RunMetrics metrics)
+      : RunCurvesFigure([this] { return name_; }, [this] { return &metrics_; }),
+        name_(std::move(name)),
+        metrics_(std::move(metrics)) {}
+
+ private:
+  QString name_;
+  analysis::RunMetrics metrics_;
+};
+
+ViewBuilder compute_training_curves(const FigureRecipe& r, const std::string& where,
+                                    const Progress&) {
+  const Options o(r, where);
+  const std::string folder = o.text("run");
+  auto metrics = std::make_shared<analysis::RunMetrics>(analysis::read_run_metrics(folder));
+  const auto log = std::find_if(r.inputs.begin(), r.inputs.end(),
+                                [](const RecipeInput& i) { return i.option == "run"; });
+  if (log == r.inputs.end() || log->path != metrics->source)
+    throw FigureRecipeError(where + ": 'inputs': the run's log " + metrics->source +
+                            " is not among the recipe's inputs");
+  const QString name = QString::fromStdString(o.text("name"));
+  return [=]() -> std::unique_ptr<viz::FigureSource> {
+    return std::make_unique<ReadCurves>(name, *metrics);
+  };
+}
+
+}  // namespace
+
+QString model_title(const std::string& checkpoint, const models::CheckpointInfo& info) {
+  return label(checkpoint) + " (" + QString::fromStdString(info.variant.variant) + ")";
+}
+
+bool is_view_recipe(const FigureRecipe& recipe) {
+  return recipe.analysis.rfind("studio-", 0) == 0;
+}
+
+FigureRecipe attention_recipe(const std::string& checkpoint, const std::string& compared,
+                              int windows, const viz::AttentionMapView& view) {
+  FigureRecipe r = checkpoint_recipe(kAttentionView, checkpoint);
+  if (!compared.empty() && view.hasComparison()) {
+    r.compare = absolute_path(compared);
+    r.compare_hash = file_content_hash(r.compare);
+  }
+  r.options["windows"] = std::to_string(windows);
+  r.options["mode"] = kModes[static_cast<int>(view.mode())];
+  r.options["layer"] = std::to_string(view.layer());
+  r.options["head"] = std::to_string(view.head());
+  r.options["comparison"] = kComparisons[static_cast<int>(view.comparisonMode())];
+  return r;
+}
+
+FigureRecipe entropy_reward_recipe(const std::string& checkpoint,
+                                   const models::RolloutConfig& config,
+                                   const viz::EntropyRewardView& view) {
+  FigureRecipe r = checkpoint_recipe(kEntropyRewardView, checkpoint);
+  put_rollout(r, config);
+  r.episode = view.shownEpisode();
+  return r;
+}
+
+FigureRecipe returns_recipe(const std::string& checkpoint, const ReturnsShown& shown) {
+  FigureRecipe r = checkpoint_recipe(kReturnsView, checkpoint);
+  if (shown.ablation) {
+    r.options["ablation-episodes"] = std::to_string(shown.ablation->episodes);
+    r.options["ablation-target"] = number(shown.ablation->target);
+  }
+  if (shown.sweep) {
+    r.options["sweep-episodes"] = std::to_string(shown.sweep->episodes);
+    r.options["sweep-targets"] = numbers(shown.sweep->targets);
+    r.options["sweep-best-score"] = number(shown.sweep->best_score);
+    if (!shown.sweep->compared.empty()) {
+      r.compare = absolute_path(shown.sweep->compared);
+      r.compare_hash = file_content_hash(r.compare);
+    }
+  }
+  return r;
+}
+
+FigureRecipe markov_lab_recipe(const models::MarkovLabOptions& run,
+                               const std::optional<models::MarkovLabOptions>& previous,
+                               int previous_points) {
+  FigureRecipe r;
+  r.analysis = kMarkovLabView;
+  put_lab(r, "", run);
+  if (previous) {
+    put_lab(r, "previous-", *previous);
+    r.options["previous-points"] = std::to_string(previous_points);
+  }
+  r.studio_version = studio_version();
+  return r;
+}
+
+FigureRecipe markov_lab_recipe(const viz::MarkovLabView& view) {
+  return markov_lab_recipe(view.runOptions(), view.previousOptions(), view.previousPoints());
+}
+
+FigureRecipe tsne_recipe(const TsneShown& shown, const viz::TsneView& view) {
+  FigureRecipe r = checkpoint_recipe(kTsneView, shown.checkpoint);
+  const auto& s = shown.source;
+  r.options["tokens-from"] = kSources[static_cast<int>(s.kind)];
+  r.options["count"] = std::to_string(s.count);
+  r.options["max-tokens"] = std::to_string(s.max_tokens);
+  r.options["target-return"] = number(s.target);
+  r.options["rollout-threads"] = std::to_string(s.threads);
+  r.seeds = {static_cast<std::int64_t>(s.seed)};
+  r.options["perplexity"] = number(shown.perplexity);
+  r.options["iterations"] = std::to_string(shown.iterations);
+  r.options["snapshot-every"] = std::to_string(shown.snapshot_every);
+  r.options["threads"] = std::to_string(shown.threads);
+  r.options["colour-by"] = kColours[static_cast<int>(view.colourBy())];
+  r.options["snapshot"] = std::to_string(view.shownSnapshot());
+  return r;
+}
+
+FigureRecipe training_curves_recipe(const std::string& folder, const std::string& name) {
+  FigureRecipe r;
+  r.analysis = kTrainingCurvesView;
+  r.options["run"] = absolute_path(folder);
+  r.options["name"] = name;
+  const std::string log = training_log(r.options["run"]);
+  if (log.empty())
+    throw FigureRecipeError(folder + ": the run folder has no log (metrics.jsonl or metrics.csv)");
+  r.inputs.push_back({"run", log, file_content_hash(log)});
+  r.studio_version = studio_version();
+  return r;
+}
+
+ViewBuilder compute_view(const FigureRecipe& recipe, const std::string& where,
+                         const Progress& progress) {
+  const auto& a = recipe.analysis;
+  if (a == kAttentionView) return compute_attention(recipe, where, progress);
+  if (a == kEntropyRewardView) return compute_entropy_reward(recipe, where, progress);
+  if (a == kReturnsView) return compute_returns(recipe, where, progress);
+  if (a == kMarkovLabView) return compute_markov_lab(recipe, where, progress);
+  if (a == kTsneView) return compute_tsne(recipe, where, progress);
+  if (a == kTrainingCurvesView) return compute_training_curves(recipe, where, progress);
+  throw FigureRecipeError(where + ": 'analysis': this studio has no view '" + a + "' (it has " +
+                          kAttentionView + ", " + kEntropyRewardView + ", " + kReturnsView + ", " +
+                          kTsneView + ", " + kTrainingCurvesView + ", " + kMarkovLabView + ")");
+}
+
+}  // namespace dstudio::recipes

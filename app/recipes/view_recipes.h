@@ -1,0 +1,112 @@
+#pragma once
+/// \file
+/// The recipes of the studio's own views (the Attention, Entropy and reward, Zeroing and target
+/// sweep and Markov lab tabs): what the window records when one of them is exported
+/// (viz::FigureSource::setFigureRecipeMaker) and how `dstudio figure render` builds the same view
+/// again, headless, from a recipe, so that its export is the window's byte for byte. Each view's
+/// two directions sit side by side in view_recipes.cpp.
+///
+/// A view's recipe names the analysis "studio-<view>" and holds what the view was given: the
+/// checkpoint (and the compared one) with their hashes, the checkpoint's dataset and its
+/// fingerprint, the settings of the computation that fed it (windows, rollouts, the lab's run)
+/// and what was chosen on screen (layer, head, episode), in its options.
+
+#include <QString>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dstudio/common/figure_recipe.h"
+#include "dstudio/common/progress.h"
+#include "dstudio/models/checkpoint_info.h"
+#include "dstudio/models/markov_lab_options.h"
+#include "dstudio/models/rollout.h"
+#include "dstudio/models/windows.h"
+
+namespace dstudio::viz {
+class AttentionMapView;
+class EntropyRewardView;
+class FigureSource;
+class MarkovLabView;
+class TsneView;
+}  // namespace dstudio::viz
+
+namespace dstudio::recipes {
+
+/// The analysis names of the views' recipes.
+inline constexpr const char* kAttentionView = "studio-attention";
+inline constexpr const char* kEntropyRewardView = "studio-entropy-reward";
+inline constexpr const char* kReturnsView = "studio-returns";
+inline constexpr const char* kMarkovLabView = "studio-markov-lab";
+inline constexpr const char* kTsneView = "studio-tsne";
+inline constexpr const char* kTrainingCurvesView = "studio-training-curves";
+
+/// What the window calls a checkpoint's model: its label and variant, "hopper-medium-dt (dt)".
+QString model_title(const std::string& checkpoint, const models::CheckpointInfo& info);
+
+/// Whether `recipe` is one of a studio view's (analysis "studio-…").
+bool is_view_recipe(const FigureRecipe& recipe);
+
+/// The Attention tab: `windows` dataset windows of `checkpoint` inspected (and of `compared`, ""
+/// for none, on the same windows), shown as `view` shows them now.
+FigureRecipe attention_recipe(const std::string& checkpoint, const std::string& compared,
+                              int windows, const viz::AttentionMapView& view);
+
+/// The Entropy and reward tab: a rollout of `checkpoint` with `config`, the episode `view` shows.
+FigureRecipe entropy_reward_recipe(const std::string& checkpoint,
+                                   const models::RolloutConfig& config,
+                                   const viz::EntropyRewardView& view);
+
+/// What fed the Zeroing and target sweep tab: its last ablation and its last sweep, each when run.
+struct ReturnsShown {
+  struct Ablation {
+    int episodes = 0;
+    double target = 0.0;
+  };
+  struct Sweep {
+    int episodes = 0;
+    std::vector<double> targets;
+    std::string compared;  ///< swept beside the checkpoint; "" for none
+    double best_score = 0.0;
+  };
+  std::optional<Ablation> ablation;
+  std::optional<Sweep> sweep;
+};
+FigureRecipe returns_recipe(const std::string& checkpoint, const ReturnsShown& shown);
+
+/// The Markov lab: the run shown and the faint previous one (its first `previous_points`).
+FigureRecipe markov_lab_recipe(const models::MarkovLabOptions& run,
+                               const std::optional<models::MarkovLabOptions>& previous,
+                               int previous_points);
+/// markov_lab_recipe of what `view` shows.
+FigureRecipe markov_lab_recipe(const viz::MarkovLabView& view);
+
+/// What the Token t-SNE tab laid out: the checkpoint's tokens from `source`, with t-SNE's
+/// settings as the window's job ran it (the others at analysis::TsneConfig's defaults).
+struct TsneShown {
+  std::string checkpoint;
+  models::TokenSource source;
+  double perplexity = 30.0;
+  int iterations = 1000;
+  int snapshot_every = 10;
+  int threads = 1;
+};
+/// tsne's recipe of what `view` shows (the layout chosen on its slider, its colours) of `shown`.
+FigureRecipe tsne_recipe(const TsneShown& shown, const viz::TsneView& view);
+
+/// The Training tab's curves of the run in `folder` (its log, metrics.jsonl or metrics.csv, as a
+/// hashed input), called `name` on screen. Throws FigureRecipeError for a folder without a log.
+FigureRecipe training_curves_recipe(const std::string& folder, const std::string& name);
+
+/// Builds a view again from what was computed for it; on the thread that owns the QApplication.
+using ViewBuilder = std::function<std::unique_ptr<viz::FigureSource>()>;
+/// Computes what the view of `recipe` was shown (the long part: rollouts, inspections, training;
+/// polls `progress`), on any thread, and returns how to build the view from it. The inputs must
+/// have been checked (check_inputs). Throws FigureRecipeError naming `where` and the key for a
+/// recipe this studio cannot follow.
+ViewBuilder compute_view(const FigureRecipe& recipe, const std::string& where,
+                         const Progress& progress = {});
+
+}  // namespace dstudio::recipes
