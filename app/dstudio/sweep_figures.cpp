@@ -9,10 +9,10 @@
 #include "analysis_recipes.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/figure_recipe.h"
-#include "dstudio/common/system_info.h"
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/sweep_results_view.h"
 #include "figure_options.h"
+#include "view_recipes.h"
 
 namespace dstudio::cli {
 
@@ -157,24 +157,11 @@ void write_sweep_recipes(const sweep::Sweep& s, int resamples, std::uint64_t see
                          const FigureOptions& figures, const std::vector<std::string>& files,
                          const std::filesystem::path& out) {
   namespace fs = std::filesystem;
-  FigureRecipe base;
+  FigureRecipe base = recipes::sweep_inputs_recipe(s);
   base.analysis = kSweepCollectRecipe;
-  base.options = {{"sweep", recipes::absolute_path(s.dir.string())},
-                  {"resamples", std::to_string(resamples)},
-                  {"bootstrap-seed", std::to_string(seed)}};
-  const auto input = [&](const char* option, const fs::path& path) {
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) return;
-    const auto absolute = recipes::absolute_path(path.string());
-    base.inputs.push_back({option, absolute, file_content_hash(absolute)});
-  };
-  input("sweep", s.dir / "sweep.json");
-  for (const auto& cell : s.cells) {
-    input("task", sweep::cell_dir(s, cell) / "task.json");
-    input("checkpoint", sweep::cell_dir(s, cell) / "checkpoint.pt");
-  }
+  base.options["resamples"] = std::to_string(resamples);
+  base.options["bootstrap-seed"] = std::to_string(seed);
   base.figure = viz::recipe_figure(figures.preset, figures.resolve());
-  base.studio_version = studio_version();
   for (const auto& name : sweep_figure_names()) {
     FigureRecipe r = base;
     r.figure.name = name;

@@ -7,25 +7,27 @@
 #include <QString>
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <sstream>
 
 #include "analysis_recipes.h"
+#include "dstudio/analysis/curves.h"
+#include "dstudio/analysis/tsne.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/checkpoint_info.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/models/markov_lab.h"
-#include "dstudio/analysis/curves.h"
-#include "dstudio/analysis/tsne.h"
 #include "dstudio/models/windows.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
 #include "dstudio/viz/markov_lab_view.h"
 #include "dstudio/viz/return_analysis_view.h"
 #include "dstudio/viz/run_curves_view.h"
+#include "dstudio/viz/sweep_results_view.h"
 #include "dstudio/viz/tsne_view.h"
 
 namespace dstudio::recipes {
@@ -162,8 +164,8 @@ ViewBuilder compute_attention(const FigureRecipe& r, const std::string& where,
   models::CheckpointInfo compared_info;
   if (!r.compare.empty()) {
     compared_info = models::read_checkpoint_info(r.compare);
-    *compared = models::inspect_windows(r.compare, inspected->windows, models::ModalityZeroing::None,
-                                        progress.part(0.5, 1.0));
+    *compared = models::inspect_windows(r.compare, inspected->windows,
+                                        models::ModalityZeroing::None, progress.part(0.5, 1.0));
   }
   const std::string checkpoint = r.checkpoint, other = r.compare;
   return [=]() -> std::unique_ptr<viz::FigureSource> {
@@ -223,8 +225,8 @@ ViewBuilder compute_entropy_reward(const FigureRecipe& r, const std::string& whe
     throw FigureRecipeError(where + ": 'episode': the view shows one episode, from 0");
   const int episode = static_cast<int>(*r.episode);
   const auto info = models::read_checkpoint_info(r.checkpoint);
-  auto result = std::make_shared<models::RolloutResult>(
-      models::rollout(r.checkpoint, config, progress));
+  auto result =
+      std::make_shared<models::RolloutResult>(models::rollout(r.checkpoint, config, progress));
   const QString title = label(r.checkpoint);
   const int skip = info.variant.context_length - 1;
   return [=]() -> std::unique_ptr<viz::FigureSource> {
@@ -263,8 +265,7 @@ ViewBuilder compute_returns(const FigureRecipe& r, const std::string& where,
     config.episodes = static_cast<int>(o.integer("ablation-episodes", 1, 100000));
     config.target = o.real("ablation-target");
     for (const auto& z :
-         models::zeroing_ablation(r.checkpoint, config, progress.part(0.0, 1.0 / parts))
-             .zeroings)
+         models::zeroing_ablation(r.checkpoint, config, progress.part(0.0, 1.0 / parts)).zeroings)
       zeroings->push_back(z.summary);
     done = 1.0;
   }
@@ -274,8 +275,8 @@ ViewBuilder compute_returns(const FigureRecipe& r, const std::string& where,
     config.traces = false;
     config.targets = o.reals("sweep-targets");
     best = o.real("sweep-best-score");
-    const auto a = models::rollout(r.checkpoint, config,
-                                   progress.part(done / parts, (done + 1.0) / parts));
+    const auto a =
+        models::rollout(r.checkpoint, config, progress.part(done / parts, (done + 1.0) / parts));
     mine->assign(a.summary.begin(), a.summary.end());
     if (!compared.empty()) {
       const auto b = models::rollout(compared, config, progress.part((done + 1.0) / parts, 1.0));
@@ -319,10 +320,9 @@ void put_lab(FigureRecipe& r, const std::string& prefix, const models::MarkovLab
 models::MarkovLabOptions lab_of(const Options& o, const std::string& prefix) {
   models::MarkovLabOptions l;
   try {
-    l.chain = analysis::MarkovChain::make(
-        o.real(prefix + "p"), o.real(prefix + "q"),
-        static_cast<int>(o.integer(prefix + "order", 1, 4)),
-        static_cast<int>(o.integer(prefix + "states", 2, 8)));
+    l.chain = analysis::MarkovChain::make(o.real(prefix + "p"), o.real(prefix + "q"),
+                                          static_cast<int>(o.integer(prefix + "order", 1, 4)),
+                                          static_cast<int>(o.integer(prefix + "states", 2, 8)));
     l.mixer = models::lab_mixer_from_string(o.text(prefix + "mixer"));
     l.window = static_cast<int>(o.integer(prefix + "window", 1, 256));
     l.steps = static_cast<int>(o.integer(prefix + "steps", 1, 100000));
@@ -472,6 +472,93 @@ ViewBuilder compute_training_curves(const FigureRecipe& r, const std::string& wh
   };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Training runs compared
+
+class ReadComparison : public viz::FigureSource {
+ public:
+  ReadComparison(std::vector<analysis::CurveGroup> groups, QString y_label, double smoothing,
+                 analysis::Band band)
+      : groups_(std::move(groups)),
+        y_label_(std::move(y_label)),
+        smoothing_(smoothing),
+        band_(band) {}
+  [[nodiscard]] QString figureName() const override { return QStringLiteral("run_comparison"); }
+  [[nodiscard]] bool hasFigure() const override { return !groups_.empty(); }
+  [[nodiscard]] viz::FigureText figureText() const override {
+    return {{}, QObject::tr("step"), y_label_};
+  }
+  std::vector<std::string> exportFigure(const std::string& base,
+                                        const viz::FigureStyle& style) const override {
+    return viz::save_run_comparison(base, groups_, y_label_, smoothing_, band_,
+                                    viz::with_defaults(style, figureText()));
+  }
+
+ private:
+  std::vector<analysis::CurveGroup> groups_;
+  QString y_label_;
+  double smoothing_;
+  analysis::Band band_;
+};
+
+const char* kBands[] = {"min-max", "mean-std"};
+
+ViewBuilder compute_run_comparison(const FigureRecipe& r, const std::string& where,
+                                   const Progress&) {
+  const Options o(r, where);
+  const std::string metric = o.text("metric");
+  const double smoothing = o.real("smoothing");
+  const auto band = static_cast<analysis::Band>(index_of(kBands, o, "band"));
+  const int runs = static_cast<int>(o.integer("runs", 1, 100000));
+  // As the tab groups them (training_panel_comparison.cpp): the checked runs with the metric.
+  std::vector<analysis::RunMetrics> metrics;
+  std::vector<std::string> groups;
+  metrics.reserve(static_cast<std::size_t>(runs));
+  for (int i = 1; i <= runs; ++i) {
+    const std::string key = "run-" + std::to_string(i);
+    metrics.push_back(analysis::read_run_metrics(o.text(key)));
+    if (std::none_of(r.inputs.begin(), r.inputs.end(), [&](const RecipeInput& in) {
+          return in.option == key && in.path == metrics.back().source;
+        }))
+      throw FigureRecipeError(where + ": 'inputs': the log " + metrics.back().source + " of " +
+                              key + " is not among the recipe's inputs");
+    groups.push_back(o.text("group-" + std::to_string(i)));
+  }
+  std::vector<std::pair<std::string, const analysis::Curve*>> curves;
+  for (std::size_t i = 0; i < metrics.size(); ++i) {
+    const auto it = metrics[i].columns.find(metric);
+    if (it != metrics[i].columns.end() && !it->second.x.empty())
+      curves.emplace_back(groups[i], &it->second);
+  }
+  auto grouped = analysis::group_curves(curves, smoothing, band);
+  const QString label = QString::fromStdString(o.text("metric-label"));
+  return [=]() -> std::unique_ptr<viz::FigureSource> {
+    return std::make_unique<ReadComparison>(grouped, label, smoothing, band);
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Sweep tab's scores
+
+const char* kMeasures[] = {"final", "best"};
+
+ViewBuilder compute_sweep_scores(const FigureRecipe& r, const std::string& where,
+                                 const Progress& progress) {
+  const Options o(r, where);
+  const auto measure = static_cast<viz::SweepMeasure>(index_of(kMeasures, o, "measure"));
+  const QString title = QString::fromStdString(o.text("title"));
+  progress.update(0.0, "reading the sweep");
+  // As the tab reads it (sweep_panel.cpp).
+  const auto s = sweep::read_sweep(o.text("sweep"));
+  auto groups = std::make_shared<std::vector<sweep::GroupResult>>(sweep::collect_groups(s));
+  return [=]() -> std::unique_ptr<viz::FigureSource> {
+    auto view = std::make_unique<viz::SweepResultsView>();
+    view->setGroups(*groups, title);
+    view->setMeasure(measure);
+    return view;
+  };
+}
+
 }  // namespace
 
 QString model_title(const std::string& checkpoint, const models::CheckpointInfo& info) {
@@ -573,6 +660,58 @@ FigureRecipe training_curves_recipe(const std::string& folder, const std::string
   return r;
 }
 
+FigureRecipe run_comparison_recipe(const std::vector<ComparedRun>& runs, const std::string& metric,
+                                   const std::string& metric_label, double smoothing,
+                                   analysis::Band band) {
+  FigureRecipe r;
+  r.analysis = kRunComparisonView;
+  r.options["metric"] = metric;
+  r.options["metric-label"] = metric_label;
+  r.options["smoothing"] = number(smoothing);
+  r.options["band"] = kBands[static_cast<int>(band)];
+  r.options["runs"] = std::to_string(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const std::string n = std::to_string(i + 1), folder = absolute_path(runs[i].folder);
+    r.options["run-" + n] = folder;
+    r.options["group-" + n] = runs[i].group;
+    const std::string log = training_log(folder);
+    if (log.empty())
+      throw FigureRecipeError(folder +
+                              ": the run folder has no log (metrics.jsonl or metrics.csv)");
+    r.inputs.push_back({"run-" + n, log, file_content_hash(log)});
+  }
+  r.studio_version = studio_version();
+  return r;
+}
+
+FigureRecipe sweep_inputs_recipe(const sweep::Sweep& s) {
+  namespace fs = std::filesystem;
+  FigureRecipe r;
+  r.options["sweep"] = absolute_path(s.dir.string());
+  const auto input = [&](const char* option, const fs::path& path) {
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) return;
+    const auto absolute = absolute_path(path.string());
+    r.inputs.push_back({option, absolute, file_content_hash(absolute)});
+  };
+  input("sweep", s.dir / "sweep.json");
+  for (const auto& cell : s.cells) {
+    input("task", sweep::cell_dir(s, cell) / "task.json");
+    input("checkpoint", sweep::cell_dir(s, cell) / "checkpoint.pt");
+  }
+  r.studio_version = studio_version();
+  return r;
+}
+
+FigureRecipe sweep_scores_recipe(const sweep::Sweep& s, const std::string& title,
+                                 viz::SweepMeasure measure) {
+  FigureRecipe r = sweep_inputs_recipe(s);
+  r.analysis = kSweepScoresView;
+  r.options["title"] = title;
+  r.options["measure"] = kMeasures[static_cast<int>(measure)];
+  return r;
+}
+
 ViewBuilder compute_view(const FigureRecipe& recipe, const std::string& where,
                          const Progress& progress) {
   const auto& a = recipe.analysis;
@@ -582,9 +721,12 @@ ViewBuilder compute_view(const FigureRecipe& recipe, const std::string& where,
   if (a == kMarkovLabView) return compute_markov_lab(recipe, where, progress);
   if (a == kTsneView) return compute_tsne(recipe, where, progress);
   if (a == kTrainingCurvesView) return compute_training_curves(recipe, where, progress);
+  if (a == kRunComparisonView) return compute_run_comparison(recipe, where, progress);
+  if (a == kSweepScoresView) return compute_sweep_scores(recipe, where, progress);
   throw FigureRecipeError(where + ": 'analysis': this studio has no view '" + a + "' (it has " +
                           kAttentionView + ", " + kEntropyRewardView + ", " + kReturnsView + ", " +
-                          kTsneView + ", " + kTrainingCurvesView + ", " + kMarkovLabView + ")");
+                          kTsneView + ", " + kTrainingCurvesView + ", " + kRunComparisonView +
+                          ", " + kSweepScoresView + ", " + kMarkovLabView + ")");
 }
 
 }  // namespace dstudio::recipes

@@ -18,12 +18,14 @@
 #include <string>
 #include <vector>
 
+#include "dstudio/analysis/curves.h"
 #include "dstudio/common/figure_recipe.h"
 #include "dstudio/common/progress.h"
 #include "dstudio/models/checkpoint_info.h"
 #include "dstudio/models/markov_lab_options.h"
 #include "dstudio/models/rollout.h"
 #include "dstudio/models/windows.h"
+#include "dstudio/sweep/sweep.h"
 
 namespace dstudio::viz {
 class AttentionMapView;
@@ -31,6 +33,7 @@ class EntropyRewardView;
 class FigureSource;
 class MarkovLabView;
 class TsneView;
+enum class SweepMeasure;
 }  // namespace dstudio::viz
 
 namespace dstudio::recipes {
@@ -42,6 +45,8 @@ inline constexpr const char* kReturnsView = "studio-returns";
 inline constexpr const char* kMarkovLabView = "studio-markov-lab";
 inline constexpr const char* kTsneView = "studio-tsne";
 inline constexpr const char* kTrainingCurvesView = "studio-training-curves";
+inline constexpr const char* kRunComparisonView = "studio-run-comparison";
+inline constexpr const char* kSweepScoresView = "studio-sweep-scores";
 
 /// What the window calls a checkpoint's model: its label and variant, "hopper-medium-dt (dt)".
 QString model_title(const std::string& checkpoint, const models::CheckpointInfo& info);
@@ -99,6 +104,23 @@ FigureRecipe tsne_recipe(const TsneShown& shown, const viz::TsneView& view);
 /// The Training tab's curves of the run in `folder` (its log, metrics.jsonl or metrics.csv, as a
 /// hashed input), called `name` on screen. Throws FigureRecipeError for a folder without a log.
 FigureRecipe training_curves_recipe(const std::string& folder, const std::string& name);
+
+/// The Training tab's comparison: the runs checked (each its folder, whose log is a hashed input,
+/// and the group it is drawn in), the metric (its key and the label the plot shows) and how the
+/// groups are smoothed and banded.
+struct ComparedRun {
+  std::string folder, group;
+};
+FigureRecipe run_comparison_recipe(const std::vector<ComparedRun>& runs, const std::string& metric,
+                                   const std::string& metric_label, double smoothing,
+                                   analysis::Band band);
+
+/// What every figure of a sweep is drawn from, as a recipe's inputs: its folder (option "sweep"),
+/// and the hashes of sweep.json and of every cell's task.json and checkpoint.pt that exist.
+FigureRecipe sweep_inputs_recipe(const sweep::Sweep& sweep);
+/// The Sweep tab's scores of `sweep`, titled `title`, showing `measure`.
+FigureRecipe sweep_scores_recipe(const sweep::Sweep& sweep, const std::string& title,
+                                 viz::SweepMeasure measure);
 
 /// Builds a view again from what was computed for it; on the thread that owns the QApplication.
 using ViewBuilder = std::function<std::unique_ptr<viz::FigureSource>()>;

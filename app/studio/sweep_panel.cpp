@@ -31,6 +31,7 @@
 #include "dstudio/viz/number_text.h"
 #include "dstudio/viz/sweep_results_view.h"
 #include "job.h"
+#include "view_recipes.h"
 
 namespace dstudio::studio {
 namespace fs = std::filesystem;
@@ -133,6 +134,12 @@ SweepPanel::SweepPanel(QWidget* parent)
       compare_(new QPushButton(tr("Compare Seeds in Training"))),
       timer_(new QTimer(this)),
       job_(new Job(tr("Reading the sweep"), this)) {
+  // The scores drawn name the sweep read and every cell file they came from.
+  results_->setFigureRecipeMaker([this]() -> std::optional<FigureRecipe> {
+    if (!last_) return std::nullopt;
+    return recipes::sweep_scores_recipe(last_->sweep, QFileInfo(dir_).fileName().toStdString(),
+                                        results_->measure());
+  });
   auto* open = new QPushButton(tr("Open Sweep…"));
   open->setToolTip(
       tr("A sweep folder: the one `dstudio sweep create` wrote, with sweep.json and cells/"));

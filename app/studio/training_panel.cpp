@@ -129,6 +129,18 @@ TrainingPanel::TrainingPanel(QWidget* parent)
     if (!run || run->active()) return std::nullopt;
     return recipes::training_curves_recipe(run->dir().toStdString(), run->name().toStdString());
   });
+  // The checked runs' logs, once none of them is still training.
+  comparison_figure_->setFigureRecipeMaker([this]() -> std::optional<FigureRecipe> {
+    std::vector<recipes::ComparedRun> runs;
+    for (const auto& row : runs_) {
+      if (row.item->checkState(ColumnRun) != Qt::Checked) continue;
+      if (row.run->active()) return std::nullopt;
+      runs.push_back({row.run->dir().toStdString(), groupOf(*row.run).toStdString()});
+    }
+    return recipes::run_comparison_recipe(runs, metric_->currentData().toString().toStdString(),
+                                          compare_->yLabel().toStdString(),
+                                          smoothing_->value() / 100.0, band());
+  });
   // Variant chooser: hier takes its merger and mixer.
   for (const auto& name : models::variant_names()) variant_->addItem(QString::fromStdString(name));
   for (const auto& m : models::hier_mergers()) merger_->addItem(QString::fromStdString(m));

@@ -90,13 +90,7 @@ std::vector<analysis::CurveGroup> TrainingPanel::comparedGroups() const {
 
 void TrainingPanel::updateComparison() {
   smoothing_label_->setText(QString::number(smoothing_->value() / 100.0, 'f', 2));
-  std::vector<viz::CurveGroup> drawn;
-  for (const auto& g : comparedGroups()) {
-    const QString label = QString::fromStdString(g.label);
-    drawn.push_back({g.runs == 1 ? label : tr("%1 (%2 runs)").arg(label).arg(g.runs), g.x, g.mean,
-                     g.low, g.high, g.raw_x, g.raw_mean});
-  }
-  compare_->setGroups(std::move(drawn), metric_->currentText(),
+  compare_->setGroups(viz::drawn_groups(comparedGroups()), metric_->currentText(),
                       metric_->currentData().toString() == QLatin1String("loss"),
                       runs_.empty() ? tr("Start runs or add run folders to compare them.")
                                     : tr("No checked run has %1 yet.").arg(metric_->currentText()));
@@ -309,15 +303,8 @@ std::vector<const viz::FigureSource*> TrainingPanel::figureSources() const {
 
 std::vector<std::string> TrainingPanel::writeComparison(const std::string& base,
                                                         const viz::FigureStyle& style) const {
-  const auto groups = comparedGroups();
-  std::vector<viz::Series> series;
-  for (const auto& g : compare_->groups())
-    series.push_back({g.name, g.x, g.mean, g.low, g.high, false});
-  auto written = viz::save_lines(base, series, tr("step"), compare_->yLabel(), style);
-  // The numbers behind the figure, next to it.
-  analysis::write_curve_groups_csv(base + ".csv", groups, smoothing_->value() / 100.0, band());
-  written.push_back(base + ".csv");
-  return written;
+  return viz::save_run_comparison(base, comparedGroups(), compare_->yLabel(),
+                                  smoothing_->value() / 100.0, band(), style);
 }
 
 std::vector<std::string> TrainingPanel::exportComparison(const QString& base) {

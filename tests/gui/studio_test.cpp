@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "analyses_panel.h"
@@ -528,6 +529,57 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
     EXPECT_GE(image.width(), 1000) << name;
     QDir().mkpath(DSTUDIO_SCREENSHOT_DIR);
     image.save(QDir(DSTUDIO_SCREENSHOT_DIR).filePath(QString("tour-") + name));
+  }
+
+  // Every figure the tour exported (File ▸ Export All Views of every filled view) has its recipe
+  // beside it, and `dstudio figure render` draws it again from the recipe alone: the same PNG
+  // bytes and the same numbers.
+  const auto bytes = [](const QString& path) {
+    std::ifstream in(path.toStdString(), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const QDir figures(QDir(out).filePath("figures"));
+  const auto pngs = figures.entryList({"*.png"}, QDir::Files, QDir::Name);
+  std::set<std::string> analyses;
+  for (const auto& png : pngs) {
+    const QString stem = png.chopped(4);
+    const QString recipe_path = figures.filePath(stem + ".recipe.json");
+    ASSERT_TRUE(tour.figures().contains(recipe_path)) << png.toStdString() << " has no recipe";
+    const auto recipe = read_figure_recipe(recipe_path.toStdString());
+    analyses.insert(recipe.analysis);
+    const QString again = QDir(out).filePath("again-" + png);
+    const std::string command = std::string(DSTUDIO_CLI) + " figure render '" +
+                                recipe_path.toStdString() + "' --out '" + again.toStdString() +
+                                "' > /dev/null 2>&1";
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+    EXPECT_EQ(bytes(again), bytes(figures.filePath(png))) << png.toStdString() << " drawn again";
+    // Its numbers, where the panel has its own.
+    const QString csv = figures.filePath(stem + ".csv");
+    if (QFileInfo::exists(csv)) {
+      EXPECT_EQ(bytes(again.chopped(4) + ".csv"), bytes(csv)) << png.toStdString() << "'s numbers";
+    }
+  }
+  EXPECT_GE(pngs.size(), 16) << "the tour's views each exported";
+  for (const char* view :
+       {"studio-attention", "studio-entropy-reward", "studio-returns", "studio-tsne",
+        "studio-training-curves", "studio-run-comparison", "studio-markov-lab", "attention"})
+    EXPECT_TRUE(analyses.count(view)) << view << " among the recipes";
+  // A view's recipe whose checkpoint changed is refused, naming the hash that differs.
+  {
+    auto recipe = read_figure_recipe(figures.filePath("attention.recipe.json").toStdString());
+    const std::string made = recipe.checkpoint_hash;
+    recipe.checkpoint_hash = "xxh3-128:00000000000000000000000000000000";
+    const QString changed = QDir(out).filePath("changed.recipe.json");
+    write_figure_recipe(changed.toStdString(), recipe);
+    const QString log = QDir(out).filePath("changed.log");
+    const std::string command =
+        std::string(DSTUDIO_CLI) + " figure render '" + changed.toStdString() + "' --out '" +
+        QDir(out).filePath("changed.png").toStdString() + "' > '" + log.toStdString() + "' 2>&1";
+    EXPECT_NE(std::system(command.c_str()), 0);
+    const std::string said = bytes(log);
+    EXPECT_NE(said.find(made), std::string::npos) << said;
+    EXPECT_NE(said.find(recipe.checkpoint_hash), std::string::npos) << said;
+    EXPECT_FALSE(QFileInfo::exists(QDir(out).filePath("changed.png")));
   }
 
   // On a projector nothing is clipped: every plot's text stays on its plot, every button and

@@ -257,6 +257,30 @@ void RunComparisonView::setGroups(std::vector<CurveGroup> groups, const QString&
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
+std::vector<CurveGroup> drawn_groups(const std::vector<analysis::CurveGroup>& groups) {
+  std::vector<CurveGroup> drawn;
+  for (const auto& g : groups) {
+    const QString label = QString::fromStdString(g.label);
+    drawn.push_back({g.runs == 1 ? label : QObject::tr("%1 (%2 runs)").arg(label).arg(g.runs), g.x,
+                     g.mean, g.low, g.high, g.raw_x, g.raw_mean});
+  }
+  return drawn;
+}
+
+std::vector<std::string> save_run_comparison(const std::string& base,
+                                             const std::vector<analysis::CurveGroup>& groups,
+                                             const QString& y_label, double smoothing,
+                                             analysis::Band band, const FigureStyle& style) {
+  std::vector<Series> series;
+  for (const auto& g : drawn_groups(groups))
+    series.push_back({g.name, g.x, g.mean, g.low, g.high, false});
+  auto written = save_lines(base, series, QObject::tr("step"), y_label, style);
+  // The numbers behind the figure, next to it.
+  analysis::write_curve_groups_csv(base + ".csv", groups, smoothing, band);
+  written.push_back(base + ".csv");
+  return written;
+}
+
 QString RunCurvesFigure::figureTitle() const {
   return QObject::tr("Training: the run's curves");
 }

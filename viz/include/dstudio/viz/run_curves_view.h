@@ -71,6 +71,15 @@ class RunComparisonView : public QWidget {
   QCustomPlot* plot_;
 };
 
+/// Groups of runs as RunComparisonView draws them: named "dt (3 runs)" when of several.
+std::vector<CurveGroup> drawn_groups(const std::vector<analysis::CurveGroup>& groups);
+/// The comparison as a figure, base.* (each group's smoothed mean over its band, against the
+/// step, `y_label` up the side), and its numbers as base.csv (analysis::write_curve_groups_csv).
+std::vector<std::string> save_run_comparison(const std::string& base,
+                                             const std::vector<analysis::CurveGroup>& groups,
+                                             const QString& y_label, double smoothing,
+                                             analysis::Band band, const FigureStyle& style);
+
 /// One run's curves as figures (the Training tab's export): its loss as <base>_loss.*, and its
 /// evaluations (normalised score, the first layer's attention entropy on a second axis) as
 /// <base>_evaluation.*, with every metric in <base>.csv.
