@@ -67,6 +67,7 @@
 #include "dstudio/viz/sweep_results_view.h"
 #include "dstudio/viz/tsne_view.h"
 #include "dstudio/viz/workspace_view.h"
+#include "figure_render_job.h"
 #include "job.h"
 #include "lesson_panel.h"
 #include "lessons.h"
@@ -183,6 +184,36 @@ MainWindow::MainWindow(QWidget* parent)
           &MainWindow::chooseWorkspaceToOpen);
   connect(workspace_view_, &viz::WorkspaceView::addFigureRequested, this,
           &MainWindow::chooseFigureRecipe);
+  // A paper's figures drawn again from their recipes, one `dstudio figure render` each.
+  figure_render_ = new FigureRenderJob(this);
+  connect(workspace_view_, &viz::WorkspaceView::renderFiguresRequested, this, [this] {
+    const QString folder = QFileDialog::getExistingDirectory(this, tr("Draw the Figures Into"));
+    if (!folder.isEmpty()) renderFigures(folder);
+  });
+  connect(workspace_view_, &viz::WorkspaceView::cancelRenderRequested, figure_render_,
+          &FigureRenderJob::cancel);
+  connect(figure_render_, &FigureRenderJob::progressed, this,
+          [this](int index, int total, const QString& recipe) {
+            status_->setText(tr("Drawing figure %1 of %2 from %3…")
+                                 .arg(index + 1)
+                                 .arg(total)
+                                 .arg(QFileInfo(recipe).fileName()));
+          });
+  connect(figure_render_, &FigureRenderJob::rendered, this, [this](int index) {
+    const auto& r = figure_render_->results()[static_cast<std::size_t>(index)];
+    workspace_view_->setFigureResult(
+        index, r.ok ? tr("drawn: %1").arg(r.out) : tr("not drawn: %1").arg(r.message), r.ok);
+  });
+  connect(figure_render_, &FigureRenderJob::finished, this, [this](bool cancelled) {
+    workspace_view_->setRendering(false);
+    const auto& results = figure_render_->results();
+    const auto drawn = std::count_if(results.begin(), results.end(),
+                                     [](const FigureRenderJob::Result& r) { return r.ok; });
+    status_->setText(cancelled ? tr("Drawing the figures cancelled: %1 drawn.").arg(drawn)
+                               : tr("%1 of %2 figures drawn again from their recipes.")
+                                     .arg(drawn)
+                                     .arg(results.size()));
+  });
   connect(training_, &TrainingPanel::runStarted, this, &MainWindow::refreshRuns);
   connect(training_, &TrainingPanel::runFinished, this, &MainWindow::refreshRuns);
   connect(training_, &TrainingPanel::openCheckpointRequested, this, &MainWindow::openCheckpoint);

@@ -41,6 +41,7 @@ class QTabWidget;
 namespace dstudio::studio {
 
 class Job;
+class FigureRenderJob;
 class AnalysesPanel;
 class CheckpointJobs;
 struct OpenedCheckpoint;
@@ -115,6 +116,10 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] viz::MarkovLabView* markovLab() const { return markov_lab_; }
   [[nodiscard]] MarkovLabJob* markovLabJob() const { return markov_lab_job_; }
   [[nodiscard]] viz::WorkspaceView* workspaceView() const { return workspace_view_; }
+  /// Draws every figure recipe the workspace keeps again into `folder`, in the background
+  /// (Workspace tab ▸ Render Figures…); false when it cannot start (the status bar says why).
+  bool renderFigures(const QString& folder);
+  [[nodiscard]] FigureRenderJob* figureRenderJob() const { return figure_render_; }
   [[nodiscard]] TsneJob* tsneJob() const { return tsne_job_; }
   /// The panel of the registered analyses (those plugins add among them).
   [[nodiscard]] AnalysesPanel* analysesPanel() const { return analyses_; }
@@ -224,6 +229,7 @@ class MainWindow : public QMainWindow {
   void refreshFigures();
   void chooseFigureRecipe();
   std::vector<std::string> figures_;
+  FigureRenderJob* figure_render_ = nullptr;
   void rebuildRecentMenu();
   // File, View and Help (main_window_menus.cpp).
   void createMenus();

@@ -60,6 +60,7 @@
 #include "dstudio/viz/sweep_results_view.h"
 #include "dstudio/viz/tsne_view.h"
 #include "dstudio/viz/workspace_view.h"
+#include "figure_render_job.h"
 #include "job.h"
 #include "lesson_panel.h"
 #include "lessons.h"
@@ -307,6 +308,17 @@ void MainWindow::refreshFigures() {
     shown.push_back(f);
   }
   workspace_view_->setFigures(shown);
+}
+
+bool MainWindow::renderFigures(const QString& folder) {
+  QStringList recipes;
+  for (const auto& path : figures_) recipes << QString::fromStdString(path);
+  if (!figure_render_->start(recipes, folder)) {
+    status_->setText(figure_render_->lastError());
+    return false;
+  }
+  workspace_view_->setRendering(true);
+  return true;
 }
 
 void MainWindow::chooseFigureRecipe() {

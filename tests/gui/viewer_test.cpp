@@ -49,11 +49,13 @@
 #include "dstudio/viz/scene_view.h"
 #include "dstudio/viz/step_marks.h"
 #include "dstudio/viz/workspace_view.h"
+#include "figure_render_job.h"
 #include "h5_fixture.h"
 #include "main_window.h"
 #include "sweep_panel.h"
 #include "test_application.h"
 #include "training_panel.h"
+#include "view_recipes.h"
 #include "viewer_panel.h"
 
 namespace dstudio::studio {
@@ -478,6 +480,63 @@ TEST_F(Viewer, AWorkspaceKeepsAPapersFigureRecipes) {
   EXPECT_TRUE(figures->child(1)->text(1).contains("broken.recipe.json"))
       << figures->child(1)->text(1).toStdString();
   EXPECT_EQ(w.workspace().figures, ws.figures);
+}
+
+// Workspace tab ▸ Render Figures…: every recipe the workspace keeps is drawn again into a folder
+// by `dstudio figure render`, byte for byte what the command line draws; one whose input changed
+// is refused, saying which hash differs, and the others are still drawn.
+TEST_F(Viewer, AWorkspacesFiguresAreDrawnAgainFromTheWindow) {
+  models::MarkovLabOptions lab;
+  lab.steps = 40;
+  lab.eval_every = 20;
+  auto recipe = recipes::markov_lab_recipe(lab, std::nullopt, 0);
+  recipe.figure.name = "markov_lab_loss";
+  recipe.figure.formats = {"png"};
+  const auto good = (dir / "lab.recipe.json").string();
+  write_figure_recipe(good, recipe);
+  // The same figure, but made (it says) from a file whose content has changed since.
+  recipe.checkpoint = good;
+  recipe.checkpoint_hash = "xxh3-128:00000000000000000000000000000000";
+  const auto changed = (dir / "changed.recipe.json").string();
+  write_figure_recipe(changed, recipe);
+  const auto reference = (dir / "reference.png").string();
+  const std::string command = std::string(DSTUDIO_CLI) + " figure render '" + good + "' --out '" +
+                              reference + "' > /dev/null 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+
+  Workspace ws;
+  ws.figures = {good, changed};
+  MainWindow w;
+  QString error;
+  ASSERT_TRUE(w.applyWorkspace(ws, &error)) << error.toStdString();
+  EXPECT_TRUE(w.workspaceView()->renderButton()->isEnabled());
+  const QString out = QString::fromStdString((dir / "drawn").string());
+  QSignalSpy finished(w.figureRenderJob(), &FigureRenderJob::finished);
+  ASSERT_TRUE(w.renderFigures(out));
+  EXPECT_EQ(w.workspaceView()->renderButton()->text(), "Cancel Drawing");
+  ASSERT_TRUE(finished.wait(120000));
+  EXPECT_FALSE(finished.front().at(0).toBool()) << "not cancelled";
+  const auto& results = w.figureRenderJob()->results();
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_TRUE(results[0].ok) << results[0].message.toStdString();
+  EXPECT_EQ(results[0].out, QDir(out).filePath("markov_lab_loss.png"));
+  const auto bytes = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(bytes(results[0].out.toStdString()), bytes(reference));
+  EXPECT_FALSE(results[1].ok);
+  EXPECT_EQ(results[1].out, QDir(out).filePath("markov_lab_loss-2.png")) << "names kept apart";
+  EXPECT_TRUE(results[1].message.contains("xxh3-128:00000000000000000000000000000000"))
+      << results[1].message.toStdString();
+  EXPECT_FALSE(QFileInfo::exists(results[1].out));
+  auto* figures = w.workspaceView()->section("Figures");
+  ASSERT_EQ(figures->childCount(), 2);
+  EXPECT_TRUE(figures->child(0)->text(1).startsWith("drawn: "))
+      << figures->child(0)->text(1).toStdString();
+  EXPECT_TRUE(figures->child(1)->text(1).startsWith("not drawn: "))
+      << figures->child(1)->text(1).toStdString();
+  EXPECT_EQ(w.workspaceView()->renderButton()->text(), "Render Figures…");
 }
 
 // A workspace of an earlier studio names its tab by the title; it still opens there. What the

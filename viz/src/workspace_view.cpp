@@ -2,6 +2,7 @@
 
 #include "dstudio/viz/workspace_view.h"
 
+#include <QColor>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -17,7 +18,8 @@ const char* const kSections[] = {"Dataset", "Checkpoint", "Compared with", "Trai
                                  "Figures"};
 }
 
-WorkspaceView::WorkspaceView(QWidget* parent) : QWidget(parent), tree_(new QTreeWidget) {
+WorkspaceView::WorkspaceView(QWidget* parent)
+    : QWidget(parent), tree_(new QTreeWidget), render_(new QPushButton(tr("Render Figures…"))) {
   tree_->setColumnCount(2);
   tree_->setHeaderLabels({tr("Workspace"), tr("Value")});
   tree_->setAlternatingRowColors(true);
@@ -36,6 +38,17 @@ WorkspaceView::WorkspaceView(QWidget* parent) : QWidget(parent), tree_(new QTree
       tr("Keep a figure's recipe (<figure>.recipe.json) in the workspace: a "
          "paper's figures, each drawn again by `dstudio figure render`"));
   connect(add_figure, &QPushButton::clicked, this, &WorkspaceView::addFigureRequested);
+  render_->setObjectName(QStringLiteral("renderFigures"));
+  render_->setToolTip(
+      tr("Draw every recipe's figure again into a folder, as `dstudio figure "
+         "render` does: a recipe whose checkpoint or dataset changed says so"));
+  render_->setEnabled(false);
+  connect(render_, &QPushButton::clicked, this, [this] {
+    if (rendering_)
+      emit cancelRenderRequested();
+    else
+      emit renderFiguresRequested();
+  });
   connect(save, &QPushButton::clicked, this, &WorkspaceView::saveRequested);
   connect(open, &QPushButton::clicked, this, &WorkspaceView::openRequested);
   auto* buttons = new QHBoxLayout;
@@ -45,6 +58,7 @@ WorkspaceView::WorkspaceView(QWidget* parent) : QWidget(parent), tree_(new QTree
   hint->setWordWrap(true);
   buttons->addWidget(hint, 1);
   buttons->addWidget(add_figure);
+  buttons->addWidget(render_);
   buttons->addWidget(open);
   buttons->addWidget(save);
   auto* layout = new QVBoxLayout(this);
@@ -141,6 +155,23 @@ void WorkspaceView::setFigures(const std::vector<Figure>& figures) {
     row->setToolTip(1, tr("dstudio figure render %1 --out FILE.pdf").arg(f.recipe));
   }
   item->setExpanded(true);
+  render_->setEnabled(rendering_ || !figures.empty());
+}
+
+void WorkspaceView::setFigureResult(int index, const QString& text, bool ok) {
+  auto* item = section(tr("Figures"));
+  if (!item || index < 0 || index >= item->childCount()) return;
+  auto* row = item->child(index);
+  row->setText(1, text);
+  row->setToolTip(1, text);
+  row->setForeground(1, ok ? palette().color(QPalette::Text) : QColor(0xd5, 0x5e, 0x00));
+}
+
+void WorkspaceView::setRendering(bool on) {
+  rendering_ = on;
+  render_->setText(on ? tr("Cancel Drawing") : tr("Render Figures…"));
+  auto* item = section(tr("Figures"));
+  render_->setEnabled(on || (item && item->childCount() > 0));
 }
 
 }  // namespace dstudio::viz

@@ -3,10 +3,12 @@
 /// The workspace at a glance: the open dataset, the checkpoint (and the one it is compared with)
 /// and the training runs, each with its summary as core describes it (data::summarize,
 /// models::summarize), and the figure recipes it keeps. Buttons ask the window to save or open a
-/// workspace file, or to add a figure's recipe.
+/// workspace file, to add a figure's recipe, or to draw every recipe's figure again.
 
 #include <QStringList>
 #include <QWidget>
+
+class QPushButton;
 
 #include "dstudio/data/dataset.h"
 #include "dstudio/models/checkpoint_info.h"
@@ -37,6 +39,11 @@ class WorkspaceView : public QWidget {
     QString recipe, figure, analysis, checkpoint, problem;
   };
   void setFigures(const std::vector<Figure>& figures);
+  /// How drawing figure `index` again went: the file drawn, or why not (`ok` false).
+  void setFigureResult(int index, const QString& text, bool ok);
+  /// While the figures are drawn: Render Figures… reads Cancel.
+  void setRendering(bool on);
+  [[nodiscard]] QPushButton* renderButton() const { return render_; }
 
   [[nodiscard]] QTreeWidget* tree() const { return tree_; }
   /// The item of a section ("Dataset", "Checkpoint", "Compared with", "Training runs",
@@ -48,11 +55,17 @@ class WorkspaceView : public QWidget {
   void openRequested();
   /// Add Figure Recipe… was pressed: the window asks for a recipe to keep.
   void addFigureRequested();
+  /// Render Figures… was pressed: the window asks for a folder and draws every recipe there.
+  void renderFiguresRequested();
+  /// Cancel was pressed while they are drawn.
+  void cancelRenderRequested();
 
  private:
   QTreeWidgetItem* resetSection(const QString& name, const QString& value);
 
   QTreeWidget* tree_;
+  QPushButton* render_;
+  bool rendering_ = false;
 };
 
 }  // namespace dstudio::viz
