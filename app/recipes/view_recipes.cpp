@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "analysis_recipes.h"
@@ -19,11 +20,13 @@
 #include "dstudio/common/system_info.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/checkpoint_info.h"
+#include "dstudio/models/episode_player.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/models/markov_lab.h"
 #include "dstudio/models/windows.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
+#include "dstudio/viz/episode_timeline.h"
 #include "dstudio/viz/markov_lab_view.h"
 #include "dstudio/viz/return_analysis_view.h"
 #include "dstudio/viz/run_curves_view.h"
@@ -559,6 +562,92 @@ ViewBuilder compute_sweep_scores(const FigureRecipe& r, const std::string& where
   };
 }
 
+// ---------------------------------------------------------------------------------------------
+// The Viewer tab's timeline
+
+ViewBuilder compute_timeline(const FigureRecipe& r, const std::string& where,
+                             const Progress& progress) {
+  need_checkpoint(r, where);
+  const Options o(r, where);
+  if (r.seeds.size() != 1)
+    throw FigureRecipeError(where + ": 'seeds': an episode has one seed, the recipe names " +
+                            std::to_string(r.seeds.size()));
+  const int frames = static_cast<int>(o.integer("frames", 1, 100000000));
+  const int divergence = static_cast<int>(o.integer("divergence", -1, 100000));
+  std::vector<models::StepConditions> changes;
+  std::vector<TimelineShown::Fork> forks;
+  try {
+    for (const auto& c : nlohmann::json::parse(o.text("changes"))) {
+      models::StepConditions s;
+      s.step = c.at("step").get<int>();
+      s.target = c.at("target").get<double>();
+      s.zeroing = models::zeroing_from_string(c.at("zeroing").get<std::string>());
+      s.interventions = c.at("interventions").get<std::vector<std::string>>();
+      changes.push_back(std::move(s));
+    }
+    for (const auto& f : nlohmann::json::parse(o.text("forks")))
+      forks.push_back(
+          {f.at("step").get<int>(), f.at("change").get<std::string>(), f.at("frames").get<int>()});
+  } catch (const nlohmann::json::exception& e) {
+    o.fail("changes", std::string("not the conditioning and forks of a run: ") + e.what());
+  } catch (const Error& e) {
+    o.fail("changes", e.what());
+  }
+  // The main run as the viewer played it, re-conditioned where its user changed it.
+  models::EpisodePlayer main(r.checkpoint);
+  models::replay_conditions(main, static_cast<std::uint64_t>(r.seeds.front()), changes, frames,
+                            progress.part(0.0, forks.empty() ? 1.0 : 0.5));
+  auto main_frames = std::make_shared<std::vector<models::FramePtr>>(main.frames());
+  if (static_cast<int>(main_frames->size()) < frames)
+    o.fail("frames", "the episode ends after " + std::to_string(main_frames->size()) +
+                         " frames, the timeline drew " + std::to_string(frames));
+  main_frames->resize(static_cast<std::size_t>(frames));
+  // Each fork as LivePlayer made it, played to the frames drawn.
+  auto fork_frames = std::make_shared<std::vector<std::vector<models::FramePtr>>>();
+  for (std::size_t k = 0; k < forks.size(); ++k) {
+    progress.update(0.5 + 0.5 * static_cast<double>(k) / static_cast<double>(forks.size()),
+                    "playing the forks");
+    const auto change = models::parse_branch_change(forks[k].change);
+    std::shared_ptr<models::EpisodePlayer> other;
+    if (!change.checkpoint.empty())
+      other = std::make_shared<models::EpisodePlayer>(change.checkpoint);
+    auto branch = models::make_fork(main, forks[k].step, change, std::move(other));
+    while (static_cast<int>(branch->frames().size()) < forks[k].frames && branch->step()) {
+      progress.check();
+    }
+    auto f = branch->frames();
+    if (static_cast<int>(f.size()) > forks[k].frames)
+      f.resize(static_cast<std::size_t>(forks[k].frames));
+    fork_frames->push_back(std::move(f));
+  }
+  const QString label = QString::fromStdString(
+      o.has("divergence-label") ? o.text("divergence-label") : std::string());
+  return [=]() -> std::unique_ptr<viz::FigureSource> {
+    // As the Viewer tab feeds it (viewer_panel.cpp's showFrame and forkCurves).
+    auto timeline = std::make_unique<viz::EpisodeTimeline>();
+    for (const auto& f : *main_frames)
+      timeline->addStep(f->step, f->return_to_go, f->return_so_far, f->entropy);
+    if (!fork_frames->empty()) {
+      std::vector<viz::EpisodeTimeline::Fork> curves;
+      for (std::size_t b = 0; b < fork_frames->size(); ++b) {
+        const auto& frames_b = (*fork_frames)[b];
+        viz::EpisodeTimeline::Fork f;
+        f.name = QObject::tr("fork %1").arg(b + 1);
+        f.return_so_far.resize(frames_b.size());
+        for (std::size_t t = 0; t < frames_b.size(); ++t)
+          f.return_so_far[t] = frames_b[t]->return_so_far;
+        f.divergence = divergence < 0 ? models::action_difference(frames_b, *main_frames)
+                                      : models::joint_trace(frames_b, divergence);
+        curves.push_back(std::move(f));
+      }
+      timeline->setForks(std::move(curves));
+      if (divergence >= 0)
+        timeline->setDivergence(label, models::joint_trace(*main_frames, divergence));
+    }
+    return timeline;
+  };
+}
+
 }  // namespace
 
 QString model_title(const std::string& checkpoint, const models::CheckpointInfo& info) {
@@ -712,6 +801,42 @@ FigureRecipe sweep_scores_recipe(const sweep::Sweep& s, const std::string& title
   return r;
 }
 
+FigureRecipe timeline_recipe(const TimelineShown& shown) {
+  FigureRecipe r = checkpoint_recipe(kTimelineView, shown.checkpoint);
+  r.seeds = {static_cast<std::int64_t>(shown.seed)};
+  r.options["frames"] = std::to_string(shown.frames);
+  nlohmann::json changes = nlohmann::json::array(), forks = nlohmann::json::array();
+  for (const auto& c : shown.changes)
+    changes.push_back({{"step", c.step},
+                       {"target", c.target},
+                       {"zeroing", models::to_string(c.zeroing)},
+                       {"interventions", c.interventions}});
+  r.options["changes"] = changes.dump();
+  // The first conditioning in the recipe's own fields too, where a reader looks for it.
+  if (!shown.changes.empty()) {
+    const auto& first = shown.changes.front();
+    r.target = first.target;
+    if (first.zeroing != models::ModalityZeroing::None)
+      r.zeroing = models::to_string(first.zeroing);
+    r.interventions = first.interventions;
+  }
+  for (std::size_t k = 0; k < shown.forks.size(); ++k) {
+    const auto& f = shown.forks[k];
+    forks.push_back({{"step", f.step}, {"change", f.change}, {"frames", f.frames}});
+    // Another checkpoint taking a fork over is read too: hashed as an input.
+    const auto change = models::parse_branch_change(f.change);
+    if (!change.checkpoint.empty())
+      r.inputs.push_back({"fork-" + std::to_string(k + 1), absolute_path(change.checkpoint),
+                          file_content_hash(change.checkpoint)});
+  }
+  r.options["forks"] = forks.dump();
+  r.options["divergence"] = std::to_string(shown.divergence);
+  if (shown.divergence >= 0) r.options["divergence-label"] = shown.divergence_label;
+  r.step = shown.frames - 1;
+  r.bookmarks = shown.bookmarks;
+  return r;
+}
+
 ViewBuilder compute_view(const FigureRecipe& recipe, const std::string& where,
                          const Progress& progress) {
   const auto& a = recipe.analysis;
@@ -723,6 +848,7 @@ ViewBuilder compute_view(const FigureRecipe& recipe, const std::string& where,
   if (a == kTrainingCurvesView) return compute_training_curves(recipe, where, progress);
   if (a == kRunComparisonView) return compute_run_comparison(recipe, where, progress);
   if (a == kSweepScoresView) return compute_sweep_scores(recipe, where, progress);
+  if (a == kTimelineView) return compute_timeline(recipe, where, progress);
   throw FigureRecipeError(where + ": 'analysis': this studio has no view '" + a + "' (it has " +
                           kAttentionView + ", " + kEntropyRewardView + ", " + kReturnsView + ", " +
                           kTsneView + ", " + kTrainingCurvesView + ", " + kRunComparisonView +

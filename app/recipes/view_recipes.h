@@ -23,6 +23,7 @@
 #include "dstudio/common/progress.h"
 #include "dstudio/models/checkpoint_info.h"
 #include "dstudio/models/markov_lab_options.h"
+#include "dstudio/models/playback.h"
 #include "dstudio/models/rollout.h"
 #include "dstudio/models/windows.h"
 #include "dstudio/sweep/sweep.h"
@@ -33,6 +34,7 @@ class EntropyRewardView;
 class FigureSource;
 class MarkovLabView;
 class TsneView;
+class EpisodeTimeline;
 enum class SweepMeasure;
 }  // namespace dstudio::viz
 
@@ -47,6 +49,7 @@ inline constexpr const char* kTsneView = "studio-tsne";
 inline constexpr const char* kTrainingCurvesView = "studio-training-curves";
 inline constexpr const char* kRunComparisonView = "studio-run-comparison";
 inline constexpr const char* kSweepScoresView = "studio-sweep-scores";
+inline constexpr const char* kTimelineView = "studio-viewer-timeline";
 
 /// What the window calls a checkpoint's model: its label and variant, "hopper-medium-dt (dt)".
 QString model_title(const std::string& checkpoint, const models::CheckpointInfo& info);
@@ -121,6 +124,28 @@ FigureRecipe sweep_inputs_recipe(const sweep::Sweep& sweep);
 /// The Sweep tab's scores of `sweep`, titled `title`, showing `measure`.
 FigureRecipe sweep_scores_recipe(const sweep::Sweep& sweep, const std::string& title,
                                  viz::SweepMeasure measure);
+
+/// What the Viewer tab's timeline shows of a policy's episode: the checkpoint, the episode's seed,
+/// the conditioning from each step the user changed it (the first at step 0), the frames drawn,
+/// the forks beside the main run (each forked at a step with a change, drawn to its frames), what
+/// the forks' right axis shows (-1: the action difference, else a joint's qpos index, with its
+/// label) and the bookmarks on the timeline.
+struct TimelineShown {
+  struct Fork {
+    int step = 0;
+    std::string change;  ///< as LivePlayer labels it ("target=1800", "checkpoint=/x/gdt.pt")
+    int frames = 0;
+  };
+  std::string checkpoint;
+  std::uint64_t seed = 0;
+  std::vector<models::StepConditions> changes;
+  int frames = 0;
+  std::vector<Fork> forks;
+  int divergence = -1;
+  std::string divergence_label;
+  std::vector<RecipeBookmark> bookmarks;
+};
+FigureRecipe timeline_recipe(const TimelineShown& shown);
 
 /// Builds a view again from what was computed for it; on the thread that owns the QApplication.
 using ViewBuilder = std::function<std::unique_ptr<viz::FigureSource>()>;

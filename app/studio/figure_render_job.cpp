@@ -92,9 +92,8 @@ void FigureRenderJob::next() {
     return;
   }
   emit progressed(index, static_cast<int>(recipes_.size()), recipes_[index]);
-  process_->start(program(),
-                  {QStringLiteral("figure"), QStringLiteral("render"), recipes_[index],
-                   QStringLiteral("--out"), outs_[index]});
+  process_->start(program(), {QStringLiteral("figure"), QStringLiteral("render"), recipes_[index],
+                              QStringLiteral("--out"), outs_[index]});
 }
 
 void FigureRenderJob::done(int exit_code, QProcess::ExitStatus status) {
@@ -105,7 +104,7 @@ void FigureRenderJob::done(int exit_code, QProcess::ExitStatus status) {
   r.out = outs_[index];
   r.ok = !cancelled_ && status == QProcess::NormalExit && exit_code == 0;
   const QString said = QString::fromUtf8(process_->readAll()).trimmed();
-  r.message = cancelled_                             ? tr("cancelled")
+  r.message = cancelled_                                         ? tr("cancelled")
               : status == QProcess::CrashExit && exit_code == -1 ? process_->errorString()
               : said.isEmpty()                                   ? tr("exit code %1").arg(exit_code)
                                                                  : said.section('\n', -1);

@@ -707,6 +707,7 @@ std::vector<const viz::FigureSource*> MainWindow::figureSources() const {
                                                    tsne_view_};
   for (const auto* source : analyses_->figureSources())
     if (source->hasFigure()) sources.push_back(source);
+  sources.push_back(viewer_->timeline());
   for (const auto* source : training_->figureSources()) sources.push_back(source);
   sources.push_back(sweep_->resultsView());
   sources.push_back(markov_lab_);

@@ -267,6 +267,7 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   auto* export_report = new QLabel;
   export_report->setOpenExternalLinks(true);
   viz::ExportDialog::attach(timeline_export_, this, *timeline_, export_report);
+  timeline_->setFigureRecipeMaker([this] { return timelineRecipe(); });
   timeline_export_->setToolTip(
       tr("The timeline as a figure at a venue's size: the returns, and the entropy or, with "
          "forks, each fork's action difference from the main run or a joint"));

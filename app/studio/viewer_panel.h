@@ -12,6 +12,7 @@
 #include <QStringList>
 #include <QWidget>
 #include <memory>
+#include <optional>
 
 #include "dstudio/common/workspace.h"
 #include "dstudio/models/episode_player.h"
@@ -121,6 +122,9 @@ class ViewerPanel : public QWidget {
   [[nodiscard]] viz::SceneView* scene() const { return scene_; }
   [[nodiscard]] viz::AttentionMapView* attention() const { return attention_; }
   [[nodiscard]] viz::EpisodeTimeline* timeline() const { return timeline_; }
+  /// The recipe of the timeline on screen (view_recipes.h's TimelineShown): none for a dataset's
+  /// episode replayed or before a step is drawn.
+  [[nodiscard]] std::optional<FigureRecipe> timelineRecipe() const;
   /// The episode's bookmarks (named steps with notes), by step; those not on the viewer are
   /// left out. Drawn on the timeline, listed to go to.
   void setBookmarks(std::vector<Bookmark> bookmarks);

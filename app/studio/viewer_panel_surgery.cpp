@@ -24,6 +24,7 @@
 #include "dstudio/models/interventions.h"
 #include "dstudio/viz/number_text.h"
 #include "dstudio/viz/scene_view.h"
+#include "view_recipes.h"
 #include "viewer_panel.h"
 
 namespace dstudio::studio {
@@ -455,6 +456,33 @@ std::vector<viz::EpisodeTimeline::Fork> ViewerPanel::forkCurves(
     out.push_back(std::move(f));
   }
   return out;
+}
+
+std::optional<FigureRecipe> ViewerPanel::timelineRecipe() const {
+  // A policy's episode: the checkpoint and seed, the conditioning wherever it changed, the forks.
+  // A dataset's episode replayed has no policy to play it again.
+  if (!live_ || live_->replay() || !timeline_->hasFigure()) return std::nullopt;
+  recipes::TimelineShown shown;
+  shown.checkpoint = live_->info().path;
+  if (shown.checkpoint.empty()) return std::nullopt;
+  shown.seed = live_->state().seed;
+  shown.frames = timeline_->steps();
+  auto frames = live_->frames();
+  if (static_cast<int>(frames.size()) < shown.frames) return std::nullopt;
+  frames.resize(static_cast<std::size_t>(shown.frames));
+  shown.changes = models::condition_changes(frames);
+  const auto branches = live_->branches();
+  const auto& drawn = timeline_->forks();
+  for (std::size_t b = 0; b < drawn.size() && b < branches.size(); ++b)
+    shown.forks.push_back({branches[b].fork_step, branches[b].label,
+                           static_cast<int>(drawn[b].return_so_far.size())});
+  if (!drawn.empty() && divergence_ && divergence_->currentIndex() > 0) {
+    shown.divergence = divergence_->currentData().toInt();
+    shown.divergence_label = divergence_->currentText().toStdString();
+  }
+  for (const auto& b : bookmarks_on(bookmarks_, BookmarkPlace::Viewer))
+    shown.bookmarks.push_back({b.step, b.name, b.note});
+  return recipes::timeline_recipe(shown);
 }
 
 }  // namespace dstudio::studio

@@ -559,10 +559,10 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
       EXPECT_EQ(bytes(again.chopped(4) + ".csv"), bytes(csv)) << png.toStdString() << "'s numbers";
     }
   }
-  EXPECT_GE(pngs.size(), 16) << "the tour's views each exported";
-  for (const char* view :
-       {"studio-attention", "studio-entropy-reward", "studio-returns", "studio-tsne",
-        "studio-training-curves", "studio-run-comparison", "studio-markov-lab", "attention"})
+  EXPECT_GE(pngs.size(), 17) << "the tour's views each exported";
+  for (const char* view : {"studio-attention", "studio-entropy-reward", "studio-returns",
+                           "studio-tsne", "studio-training-curves", "studio-run-comparison",
+                           "studio-viewer-timeline", "studio-markov-lab", "attention"})
     EXPECT_TRUE(analyses.count(view)) << view << " among the recipes";
   // A view's recipe whose checkpoint changed is refused, naming the hash that differs.
   {

@@ -26,9 +26,11 @@
 #include <vector>
 
 #include "dstudio/common/error.h"
+#include "dstudio/common/figure_recipe.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/episode_player.h"
 #include "dstudio/models/playback.h"
+#include "dstudio/viz/figures.h"
 #include "dstudio/viz/scene_view.h"
 #include "main_window.h"
 #include "test_application.h"
@@ -364,6 +366,39 @@ TEST_F(Render, InterventionsAndForksActFromTheStepOnScreenAndAreDrawnInTheScene)
   for (std::size_t t = 61; t < 150 && t < thigh_of_fork.size(); ++t)
     apart = std::max(apart, std::abs(thigh_of_fork[t] - main_run[t]->physics.qpos[3]));
   EXPECT_GT(apart, 1e-3) << "target 500 moves the thigh otherwise";
+
+  // The timeline exported has its recipe (the conditioning changed at step 20, the fork at 60, the
+  // joint on the right axis, the bookmark), and `dstudio figure render` plays the episode and its
+  // fork again headless and draws the same PNG bytes and numbers.
+  v->addBookmark({BookmarkPlace::Viewer, {}, 40, "before the fork", "heads zeroed from 20"});
+  {
+    const QString folder = QDir(DSTUDIO_SCREENSHOT_DIR).filePath("timeline-recipe");
+    QDir(folder).removeRecursively();
+    QDir().mkpath(folder);
+    viz::FigureStyle png;
+    png.pdf = png.svg = false;
+    const auto base = QDir(folder).filePath("timeline").toStdString();
+    const auto written = viz::export_with_recipes(*v->timeline(), base, png);
+    ASSERT_TRUE(std::find(written.begin(), written.end(), base + ".recipe.json") != written.end());
+    const auto recipe = read_figure_recipe(base + ".recipe.json");
+    EXPECT_EQ(recipe.analysis, "studio-viewer-timeline");
+    EXPECT_EQ(recipe.figure.name, "divergence");
+    EXPECT_EQ(recipe.seeds, std::vector<std::int64_t>{static_cast<std::int64_t>(seed)});
+    ASSERT_EQ(recipe.bookmarks.size(), 1u);
+    EXPECT_EQ(recipe.bookmarks[0].step, 40);
+    EXPECT_NE(recipe.options.at("changes").find("mlp:3=zero"), std::string::npos);
+    EXPECT_NE(recipe.options.at("forks").find("target=500"), std::string::npos);
+    const std::string again = QDir(folder).filePath("again.png").toStdString();
+    const std::string command = std::string(DSTUDIO_CLI) + " figure render '" + base +
+                                ".recipe.json' --out '" + again + "' > /dev/null 2>&1";
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+    const auto bytes = [](const std::string& path) {
+      std::ifstream in(path, std::ios::binary);
+      return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    EXPECT_EQ(bytes(again), bytes(base + ".png")) << "the timeline drawn again from its recipe";
+    EXPECT_EQ(bytes(QDir(folder).filePath("again.csv").toStdString()), bytes(base + ".csv"));
+  }
   QTest::qWait(200);  // the frame drawn after the last state is composed onto the screen
   const QString shots = DSTUDIO_SCREENSHOT_DIR;
   QDir().mkpath(shots);

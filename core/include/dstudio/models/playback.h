@@ -93,6 +93,16 @@ std::string short_label(const std::string& label);
 /// model only when the fork is made). Throws UsageError naming what it takes.
 BranchChange parse_branch_change(const std::string& change);
 
+/// The conditioning of a played episode from one step on: what a viewer's user set there
+/// (episode_player.h's condition_changes and replay_conditions).
+struct StepConditions {
+  int step = 0;
+  double target = 0.0;
+  ModalityZeroing zeroing = ModalityZeroing::None;
+  std::vector<std::string> interventions;
+  bool operator==(const StepConditions&) const = default;
+};
+
 /// `STEP:CHANGE` as decision-viewer's --fork takes it (STEP a step of the episode, from 0).
 struct ForkSpec {
   int step = 0;

@@ -591,6 +591,62 @@ struct LivePlayer::Shared {
   }
 };
 
+std::shared_ptr<EpisodePlayer> make_fork(const EpisodePlayer& main, int at,
+                                         const BranchChange& change,
+                                         std::shared_ptr<EpisodePlayer> other) {
+  at = std::clamp(at, 0, static_cast<int>(main.frames().size()) - 1);
+  std::shared_ptr<EpisodePlayer> branch;
+  if (other) {
+    other->continue_from(main, at);
+    branch = std::move(other);
+  } else {
+    branch = main.fork(at);
+    branch->set_inspection(false);  // a body beside the main run: it acts, unmapped
+  }
+  const auto& kept = *branch->frames().back();
+  std::vector<std::string> interventions =
+      change.clear_interventions ? std::vector<std::string>{} : kept.interventions;
+  interventions.insert(interventions.end(), change.interventions.begin(),
+                       change.interventions.end());
+  branch->branch(at, change.target.value_or(kept.target), change.zeroing.value_or(kept.zeroing),
+                 interventions);
+  return branch;
+}
+
+std::vector<StepConditions> condition_changes(const std::vector<FramePtr>& frames) {
+  std::vector<StepConditions> changes;
+  for (const auto& f : frames) {
+    StepConditions c{f->step, f->target, f->zeroing, f->interventions};
+    if (changes.empty() || c.target != changes.back().target ||
+        c.zeroing != changes.back().zeroing || c.interventions != changes.back().interventions)
+      changes.push_back(std::move(c));
+  }
+  return changes;
+}
+
+void replay_conditions(EpisodePlayer& player, std::uint64_t seed,
+                       const std::vector<StepConditions>& changes, int frames,
+                       const Progress& progress) {
+  if (changes.empty() || changes.front().step != 0)
+    throw UsageError("a replayed run is conditioned from step 0");
+  const auto& first = changes.front();
+  player.reset(seed, first.target, first.zeroing);
+  if (!first.interventions.empty())
+    player.branch(0, first.target, first.zeroing, first.interventions);
+  std::size_t next = 1;
+  while (static_cast<int>(player.frames().size()) < frames) {
+    progress.update(static_cast<double>(player.frames().size()) / frames, "playing the run");
+    if (!player.step()) break;
+    // Re-conditioned where the recorded run was: at the newest frame, before it acts.
+    const int at = static_cast<int>(player.frames().size()) - 1;
+    while (next < changes.size() && changes[next].step < at) ++next;
+    if (next < changes.size() && changes[next].step == at) {
+      const auto& c = changes[next++];
+      player.branch(at, c.target, c.zeroing, c.interventions);
+    }
+  }
+}
+
 LivePlayer::LivePlayer(std::shared_ptr<EpisodePlayer> player) : s_(new Shared) {
   task_ = player->task();
   physics_model_ = player->physics_model();
@@ -927,21 +983,8 @@ void LivePlayer::run() {
       std::string error;
       const int at = std::clamp(request.step, 0, static_cast<int>(s.player->frames().size()) - 1);
       try {
-        if (request.other) {
-          request.other->set_plain_actions(s.plain_on);
-          request.other->continue_from(*s.player, at);
-          branch = std::move(request.other);
-        } else {
-          branch = s.player->fork(at);
-          branch->set_inspection(false);  // a body beside the main run: it acts, unmapped
-        }
-        const auto& kept = *branch->frames().back();
-        const auto& c = request.change;
-        std::vector<std::string> interventions =
-            c.clear_interventions ? std::vector<std::string>{} : kept.interventions;
-        interventions.insert(interventions.end(), c.interventions.begin(), c.interventions.end());
-        branch->branch(at, c.target.value_or(kept.target), c.zeroing.value_or(kept.zeroing),
-                       interventions);
+        if (request.other) request.other->set_plain_actions(s.plain_on);
+        branch = make_fork(*s.player, at, request.change, std::move(request.other));
         // Forked behind the clock (the main run played on while the fork was asked for): the
         // branch catches up, so that from here on every run steps together.
         while (static_cast<int>(branch->frames().size()) <= catch_up_to && branch->step()) {

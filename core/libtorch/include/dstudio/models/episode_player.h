@@ -159,6 +159,25 @@ class EpisodePlayer {
   std::uint64_t seed_ = 0;
 };
 
+/// A fork of `main`'s episode at frame `at` (clamped to its frames) with `change`, as LivePlayer
+/// makes its branches: `other` (another checkpoint's player, for a `checkpoint=` change) takes the
+/// episode over, else a copy of `main` that keeps no mixing; then the target, zeroing and
+/// interventions the change asks for apply from `at` on. Throws what the change's parts throw.
+std::shared_ptr<EpisodePlayer> make_fork(const EpisodePlayer& main, int at,
+                                         const BranchChange& change,
+                                         std::shared_ptr<EpisodePlayer> other = {});
+
+/// The steps of `frames` (consecutive from step 0) where the conditioning changed, the first
+/// frame's always: what replay_conditions plays again.
+std::vector<StepConditions> condition_changes(const std::vector<FramePtr>& frames);
+/// Plays a new episode of `player` with `seed`, conditioned from each step of `changes` (sorted,
+/// the first at step 0) as given, until it keeps `frames` frames or the episode ends. A run a
+/// viewer played, re-conditioned on the way (LivePlayer's set_target, set_zeroing and
+/// set_interventions at those steps), is played again exactly. Polls `progress`.
+void replay_conditions(EpisodePlayer& player, std::uint64_t seed,
+                       const std::vector<StepConditions>& changes, int frames,
+                       const Progress& progress = {});
+
 /// What a LivePlayer shows at one moment.
 struct PlaybackState {
   int cursor = 0;  ///< the frame on screen
