@@ -1,12 +1,10 @@
-// dstudio figure render RECIPE --out FILE: a figure `dstudio analyze` exported, drawn again from
-// the recipe written beside it (dstudio/common/figure_recipe.h). The inputs are checked first (a
-// checkpoint or dataset that changed since is refused, naming the hash that differs), then the
-// analysis runs again with the recipe's options and seeds, and the figure is drawn in the recipe's
-// style to FILE, whose extension says the format (pdf, svg, png), with its numbers beside it as
-// CSV. On the same build the numbers and the PNG are byte for byte those `analyze` wrote.
-//
-// Also how `analyze` makes the recipes (figure_options.h), so that both directions of the mapping
-// between a run and its recipe sit side by side.
+// dstudio figure render RECIPE --out FILE: a figure `dstudio analyze`, `sweep collect` or the
+// studio exported, drawn again from the recipe written beside it (dstudio/common/figure_recipe.h;
+// the studio's views: view_recipes.h). The inputs are checked first (a checkpoint or dataset that
+// changed since is refused, naming the hash that differs), then the analysis or the view is
+// computed again with the recipe's options and seeds, and the figure is drawn in the recipe's style
+// to FILE, whose extension says the format (pdf, svg, png), with its numbers beside it as CSV. On
+// the same build the numbers and the PNG are byte for byte those first written.
 
 #include <algorithm>
 #include <cctype>
@@ -28,6 +26,7 @@
 #include "dstudio/common/figure_recipe.h"
 #include "dstudio/common/read_file.h"
 #include "dstudio/common/system_info.h"
+#include "dstudio/common/text.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/sweep/sweep.h"
@@ -44,13 +43,6 @@ using namespace recipes;
 
 namespace fs = std::filesystem;
 using Type = analysis::AnalysisOption::Type;
-
-// A number as the command line takes it, exactly: 17 significant digits read back the same.
-std::string number_text(double v) {
-  char text[40];
-  std::snprintf(text, sizeof text, "%.17g", v);
-  return text;
-}
 
 // `draw` writes the figure to base.<format> (and maybe other files, which are dropped) under a
 // temporary name beside `out`, then renamed over it: the file is written whole or not at all.
@@ -112,7 +104,7 @@ std::map<std::string, std::string> options_of(const FigureRecipe& r,
   }
   if (r.target) {
     if (!has_option(definition, "target", Type::Number)) refuse("target", takes + "--target");
-    given["target"] = number_text(*r.target);
+    given["target"] = exact_number(*r.target);
   }
   // What the viewer's recipes may hold and an analysis cannot do: refused, never dropped.
   if (r.episode) refuse("episode", takes + "episode");
@@ -297,12 +289,15 @@ void render(const std::string& recipe_path, const std::string& out) {
 
 void add_figure_commands(CLI::App& app, int& exit_code) {
   auto* figure = app.add_subcommand(
-      "figure", "Figures exported by 'dstudio analyze', drawn again from their recipes");
+      "figure",
+      "Figures exported by 'dstudio analyze', 'sweep collect' or the studio, drawn again from "
+      "their recipes");
   figure->require_subcommand(1);
   auto* render_cmd = figure->add_subcommand(
       "render",
-      "Draws a figure again from the <figure>.recipe.json 'dstudio analyze' wrote beside it: the "
-      "checkpoint and dataset must be unchanged (their hashes are checked), the analysis runs "
+      "Draws a figure again from the <figure>.recipe.json written beside it (by 'dstudio "
+      "analyze', 'sweep collect' or the studio's export): the checkpoint, dataset and other "
+      "inputs must be unchanged (their hashes are checked), the analysis or view is computed "
       "again with the recipe's options and seeds, and the figure's numbers go beside FILE as CSV");
   auto recipe = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();

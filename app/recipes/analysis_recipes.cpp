@@ -3,6 +3,9 @@
 #include "analysis_recipes.h"
 
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/common/error.h"
@@ -58,10 +61,28 @@ std::string training_log(const fs::path& folder) {
 }
 
 std::string dataset_fingerprint(const std::string& path) {
+  // Read once per version of the file (its size and time): the window's Export All Views asks it
+  // of every view of the same checkpoint.
+  static std::mutex mutex;
+  static std::map<std::string, std::pair<std::string, std::string>> known;  // path -> stamp, fp
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  const auto time = ec ? 0 : fs::last_write_time(path, ec).time_since_epoch().count();
+  const std::string stamp = std::to_string(size) + "/" + std::to_string(time);
+  if (!ec) {
+    std::lock_guard lock(mutex);
+    if (const auto it = known.find(path); it != known.end() && it->second.first == stamp)
+      return it->second.second;
+  }
   data::LoadOptions options;
   options.infos = false;   // not in the fingerprint
   options.isolate = true;  // a file a user named: read in the reader process first
-  return data::load_dataset(path, options).fingerprint;
+  std::string fingerprint = data::load_dataset(path, options).fingerprint;
+  if (!ec) {
+    std::lock_guard lock(mutex);
+    known[path] = {stamp, fingerprint};
+  }
+  return fingerprint;
 }
 
 // The checkpoint's own dataset where the analyses find it (models::checkpoint_dataset), without

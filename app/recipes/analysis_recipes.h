@@ -30,7 +30,8 @@ bool is_compared_checkpoint(const analysis::AnalysisDefinition& definition, cons
 bool held_by_field(const analysis::AnalysisDefinition& definition, const std::string& key);
 /// A run folder's training log (metrics.jsonl or metrics.csv), "" when it has none.
 std::string training_log(const std::filesystem::path& folder);
-/// The content fingerprint of a dataset, read in the reader process.
+/// The content fingerprint of a dataset, read in the reader process (once per version of the
+/// file: its size and modification time).
 std::string dataset_fingerprint(const std::string& path);
 /// The checkpoint's own dataset where the analyses find it, "" when it is not on this machine.
 std::string own_dataset(const std::string& checkpoint);

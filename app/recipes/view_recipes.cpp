@@ -6,7 +6,6 @@
 
 #include <QString>
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -18,6 +17,7 @@
 #include "dstudio/analysis/tsne.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
+#include "dstudio/common/text.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/checkpoint_info.h"
 #include "dstudio/models/episode_player.h"
@@ -37,18 +37,11 @@ namespace dstudio::recipes {
 
 namespace {
 
-// A number as text that reads back the same.
-std::string number(double v) {
-  char text[40];
-  std::snprintf(text, sizeof text, "%.17g", v);
-  return text;
-}
-
 std::string numbers(const std::vector<double>& values) {
   std::string text;
   for (double v : values) {
     if (!text.empty()) text += ',';
-    text += number(v);
+    text += exact_number(v);
   }
   return text;
 }
@@ -306,8 +299,8 @@ void put_lab(FigureRecipe& r, const std::string& prefix, const models::MarkovLab
   auto& o = r.options;
   o[prefix + "states"] = std::to_string(l.chain.states);
   o[prefix + "order"] = std::to_string(l.chain.order);
-  o[prefix + "p"] = number(l.chain.p);
-  o[prefix + "q"] = number(l.chain.q);
+  o[prefix + "p"] = exact_number(l.chain.p);
+  o[prefix + "q"] = exact_number(l.chain.q);
   o[prefix + "mixer"] = models::to_string(l.mixer);
   o[prefix + "window"] = std::to_string(l.window);
   o[prefix + "steps"] = std::to_string(l.steps);
@@ -315,7 +308,7 @@ void put_lab(FigureRecipe& r, const std::string& prefix, const models::MarkovLab
   o[prefix + "length"] = std::to_string(l.length);
   o[prefix + "embedding"] = std::to_string(l.embedding);
   o[prefix + "ffn"] = std::to_string(l.ffn);
-  o[prefix + "learning-rate"] = number(l.learning_rate);
+  o[prefix + "learning-rate"] = exact_number(l.learning_rate);
   o[prefix + "seed"] = std::to_string(l.seed);
   o[prefix + "eval-every"] = std::to_string(l.eval_every);
 }
@@ -686,12 +679,12 @@ FigureRecipe returns_recipe(const std::string& checkpoint, const ReturnsShown& s
   FigureRecipe r = checkpoint_recipe(kReturnsView, checkpoint);
   if (shown.ablation) {
     r.options["ablation-episodes"] = std::to_string(shown.ablation->episodes);
-    r.options["ablation-target"] = number(shown.ablation->target);
+    r.options["ablation-target"] = exact_number(shown.ablation->target);
   }
   if (shown.sweep) {
     r.options["sweep-episodes"] = std::to_string(shown.sweep->episodes);
     r.options["sweep-targets"] = numbers(shown.sweep->targets);
-    r.options["sweep-best-score"] = number(shown.sweep->best_score);
+    r.options["sweep-best-score"] = exact_number(shown.sweep->best_score);
     if (!shown.sweep->compared.empty()) {
       r.compare = absolute_path(shown.sweep->compared);
       r.compare_hash = file_content_hash(r.compare);
@@ -724,10 +717,10 @@ FigureRecipe tsne_recipe(const TsneShown& shown, const viz::TsneView& view) {
   r.options["tokens-from"] = kSources[static_cast<int>(s.kind)];
   r.options["count"] = std::to_string(s.count);
   r.options["max-tokens"] = std::to_string(s.max_tokens);
-  r.options["target-return"] = number(s.target);
+  r.options["target-return"] = exact_number(s.target);
   r.options["rollout-threads"] = std::to_string(s.threads);
   r.seeds = {static_cast<std::int64_t>(s.seed)};
-  r.options["perplexity"] = number(shown.perplexity);
+  r.options["perplexity"] = exact_number(shown.perplexity);
   r.options["iterations"] = std::to_string(shown.iterations);
   r.options["snapshot-every"] = std::to_string(shown.snapshot_every);
   r.options["threads"] = std::to_string(shown.threads);
@@ -756,7 +749,7 @@ FigureRecipe run_comparison_recipe(const std::vector<ComparedRun>& runs, const s
   r.analysis = kRunComparisonView;
   r.options["metric"] = metric;
   r.options["metric-label"] = metric_label;
-  r.options["smoothing"] = number(smoothing);
+  r.options["smoothing"] = exact_number(smoothing);
   r.options["band"] = kBands[static_cast<int>(band)];
   r.options["runs"] = std::to_string(runs.size());
   for (std::size_t i = 0; i < runs.size(); ++i) {

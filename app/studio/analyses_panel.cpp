@@ -132,6 +132,10 @@ bool AnalysesPanel::run(const QString& name) {
   return false;
 }
 
+viz::AnalysisView* AnalysesPanel::currentView() const {
+  return qobject_cast<viz::AnalysisView*>(stack_->currentWidget());
+}
+
 viz::AnalysisView* AnalysesPanel::view(const QString& name) const {
   for (auto* v : views_)
     if (v->figureName() == name) return v;

@@ -43,6 +43,8 @@ class AnalysesPanel : public QWidget {
   bool run(const QString& name);
   /// The panel of the analysis called `name`, or null.
   [[nodiscard]] viz::AnalysisView* view(const QString& name) const;
+  /// The panel on screen, or null.
+  [[nodiscard]] viz::AnalysisView* currentView() const;
   [[nodiscard]] Job* job(const QString& name) const;
   /// Selects the analysis called `name` in the list.
   void select(const QString& name);

@@ -57,6 +57,7 @@
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/targets.h"
+#include "dstudio/viz/analysis_view.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
@@ -712,6 +713,44 @@ std::vector<const viz::FigureSource*> MainWindow::figureSources() const {
   sources.push_back(sweep_->resultsView());
   sources.push_back(markov_lab_);
   return sources;
+}
+
+std::string MainWindow::figureRecipeText(QString* why) const {
+  const auto say = [why](const QString& text) {
+    if (why) *why = text;
+    return std::string();
+  };
+  QWidget* shown = currentPage();
+  try {
+    if (shown == analyses_) {
+      const auto* view = analyses_->currentView();
+      const std::string text = view ? view->figureRecipeText() : std::string();
+      return text.empty() ? say(tr("The analysis on screen has no figure yet.")) : text;
+    }
+    // Each tab's figure, as Export All Views writes it.
+    const viz::FigureSource* source = nullptr;
+    if (shown == attention_) source = attention_;
+    if (shown == rollout_view_) source = rollout_view_;
+    if (shown == returns_view_) source = returns_view_;
+    if (shown == tsne_view_) source = tsne_view_;
+    if (shown == viewer_) source = viewer_->timeline();
+    if (shown == sweep_) source = sweep_->resultsView();
+    if (shown == markov_lab_) source = markov_lab_;
+    if (shown == training_) {
+      const auto sources = training_->figureSources();
+      if (!sources.empty()) source = sources.front();
+    }
+    if (!source) return say(tr("This tab draws no figure."));
+    if (!source->hasFigure()) return say(tr("This tab has no figure yet."));
+    const auto recipe = source->figureRecipe();
+    if (!recipe)
+      return say(
+          tr("This figure has no recipe: what it shows was not computed from files (a "
+             "replayed dataset episode, a run still training)."));
+    return to_json(*recipe);
+  } catch (const std::exception& e) {
+    return say(tr("No recipe: %1").arg(QString::fromStdString(e.what())));
+  }
 }
 
 void MainWindow::openFiles(const QStringList& paths) {

@@ -151,6 +151,9 @@ class MainWindow : public QMainWindow {
   /// What File ▸ Export All Views offers: each tab's figure once, in the tabs' order, and the
   /// Analyses tab's only where it has a result.
   [[nodiscard]] std::vector<const viz::FigureSource*> figureSources() const;
+  /// The recipe of the figure on the tab on screen as JSON (what Edit ▸ Copy Figure Recipe puts
+  /// on the clipboard), or empty with `why` set when it has none.
+  [[nodiscard]] std::string figureRecipeText(QString* why = nullptr) const;
 
   /// The workspace: the open dataset and checkpoint, the viewer's conditioning, the tab on
   /// screen (by its id) and the window's layout. core's to_json writes it.

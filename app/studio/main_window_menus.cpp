@@ -1,7 +1,9 @@
 // The main window's menus. See main_window.h; the window itself is in main_window.cpp.
 
 #include <QAction>
+#include <QClipboard>
 #include <QFileDialog>
+#include <QGuiApplication>
 #include <QKeySequence>
 #include <QLabel>
 #include <QMenuBar>
@@ -58,6 +60,20 @@ void MainWindow::createMenus() {
     if (!written.empty()) status_->setText(viz::ExportDialog::writtenReport(written));
   });
   export_all->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+  auto* copy_recipe = file_menu->addAction(tr("Copy Figure &Recipe"), this, [this] {
+    QString why;
+    const std::string text = figureRecipeText(&why);
+    if (text.empty()) {
+      status_->setText(why);
+      return;
+    }
+    QGuiApplication::clipboard()->setText(QString::fromStdString(text));
+    status_->setText(
+        tr("The figure's recipe is on the clipboard: `dstudio figure render "
+           "RECIPE.json --out FILE.pdf` draws it again."));
+  });
+  copy_recipe->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+  copy_recipe->setObjectName(QStringLiteral("copyFigureRecipe"));
   file_menu->addSeparator();
   auto* quit = file_menu->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);

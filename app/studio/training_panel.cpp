@@ -127,7 +127,12 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   curves_figure_->setFigureRecipeMaker([this]() -> std::optional<FigureRecipe> {
     const auto* run = currentRun();
     if (!run || run->active()) return std::nullopt;
-    return recipes::training_curves_recipe(run->dir().toStdString(), run->name().toStdString());
+    auto recipe =
+        recipes::training_curves_recipe(run->dir().toStdString(), run->name().toStdString());
+    // The run's bookmarks go with its curves.
+    for (const auto& b : run_bookmarks_)
+      if (b.run == run->dir().toStdString()) recipe.bookmarks.push_back({b.step, b.name, b.note});
+    return recipe;
   });
   // The checked runs' logs, once none of them is still training.
   comparison_figure_->setFigureRecipeMaker([this]() -> std::optional<FigureRecipe> {

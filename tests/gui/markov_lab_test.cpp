@@ -111,6 +111,15 @@ TEST_F(MarkovLabTab, ARunDrawsItsLossDownToTheFloorAndKeepsThePreviousOne) {
   for (const char* file : {"lab_loss.png", "lab_loss.csv", "lab_mixing.png", "lab_mixing.csv"})
     EXPECT_TRUE(std::filesystem::exists(dir / file)) << file;
   EXPECT_EQ(written.size(), 4u);
+
+  // Its recipe names both runs: the one shown and the faint one before it, whole.
+  const auto recipe = view.figureRecipe();
+  ASSERT_TRUE(recipe);
+  EXPECT_EQ(recipe->analysis, "studio-markov-lab");
+  EXPECT_EQ(recipe->options.at("window"), "2");
+  EXPECT_EQ(recipe->options.at("previous-window"), "1");
+  EXPECT_EQ(recipe->options.at("steps"), "300");
+  EXPECT_EQ(recipe->options.at("previous-points"), std::to_string(previous->dataCount()));
 }
 
 TEST_F(MarkovLabTab, CancelStopsTheRunAndKeepsItsCurve) {

@@ -47,10 +47,12 @@
 #include "dstudio/viz/entropy_reward_view.h"
 #include "dstudio/viz/export_dialog.h"
 #include "dstudio/viz/figures.h"
+#include "dstudio/viz/markov_lab_view.h"
 #include "dstudio/viz/return_analysis_view.h"
 #include "dstudio/viz/return_histogram.h"
 #include "dstudio/viz/target_chooser.h"
 #include "dstudio/viz/tsne_view.h"
+#include "dstudio/viz/workspace_view.h"
 #include "h5_fixture.h"
 #include "job.h"
 #include "main_window.h"
@@ -564,6 +566,17 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
                            "studio-tsne", "studio-training-curves", "studio-run-comparison",
                            "studio-viewer-timeline", "studio-markov-lab", "attention"})
     EXPECT_TRUE(analyses.count(view)) << view << " among the recipes";
+  // File ▸ Copy Figure Recipe: the recipe of the tab on screen, or why there is none.
+  {
+    QString why;
+    w.showPage(w.markovLab());
+    const std::string text = w.figureRecipeText(&why);
+    ASSERT_FALSE(text.empty()) << why.toStdString();
+    EXPECT_EQ(parse_figure_recipe(text, "clipboard").analysis, "studio-markov-lab");
+    w.showPage(w.workspaceView());
+    EXPECT_TRUE(w.figureRecipeText(&why).empty());
+    EXPECT_EQ(why, "This tab draws no figure.");
+  }
   // A view's recipe whose checkpoint changed is refused, naming the hash that differs.
   {
     auto recipe = read_figure_recipe(figures.filePath("attention.recipe.json").toStdString());
