@@ -152,15 +152,22 @@ void render_sweep(const FigureRecipe& recipe, const std::string& recipe_path,
   std::printf("wrote %s\n", out.c_str());
 }
 
+// Another build may draw the figure otherwise: said, and drawn.
+void warn_of_another_version(const FigureRecipe& recipe, const std::string& recipe_path) {
+  if (recipe.studio_version == studio_version()) return;
+  const std::string made = recipe.studio_version.empty() ? "a studio that did not say its version"
+                                                         : recipe.studio_version;
+  std::fprintf(stderr, "dstudio: warning: %s was made by %s, this is %s: the figure may differ\n",
+               recipe_path.c_str(), made.c_str(), studio_version().c_str());
+}
+
 // A figure of one of the studio's views: what the view was shown computed again, the view built
 // from it offscreen as the window built it, and exported as the window exported it; the figure
 // of the recipe's name kept (a view of two panels writes two), with its numbers.
 void render_view(const FigureRecipe& recipe, const std::string& recipe_path, const std::string& out,
                  const std::string& format) {
   check_inputs(recipe);
-  if (recipe.studio_version != studio_version())
-    std::fprintf(stderr, "dstudio: warning: %s was made by %s, this is %s: the figure may differ\n",
-                 recipe_path.c_str(), recipe.studio_version.c_str(), studio_version().c_str());
+  warn_of_another_version(recipe, recipe_path);
   viz::FigureContext context;
   ViewBuilder build;
   run_interruptible(recipe.analysis, [&](const Progress& progress) {
@@ -241,9 +248,7 @@ void render(const std::string& recipe_path, const std::string& out) {
                               (own.empty() ? std::string("not on this machine") : "now " + own) +
                               ", the recipe was made from " + recipe.dataset);
   }
-  if (recipe.studio_version != studio_version())
-    std::fprintf(stderr, "dstudio: warning: %s was made by %s, this is %s: the figure may differ\n",
-                 recipe_path.c_str(), recipe.studio_version.c_str(), studio_version().c_str());
+  warn_of_another_version(recipe, recipe_path);
 
   analysis::AnalysisResult result;
   run_interruptible(definition->title.empty() ? definition->name : definition->title,

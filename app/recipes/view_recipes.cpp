@@ -316,9 +316,11 @@ void put_lab(FigureRecipe& r, const std::string& prefix, const models::MarkovLab
 models::MarkovLabOptions lab_of(const Options& o, const std::string& prefix) {
   models::MarkovLabOptions l;
   try {
-    l.chain = analysis::MarkovChain::make(o.real(prefix + "p"), o.real(prefix + "q"),
-                                          static_cast<int>(o.integer(prefix + "order", 1, 4)),
-                                          static_cast<int>(o.integer(prefix + "states", 2, 8)));
+    // Read in this order, so that a refusal names the first key missing.
+    const double p = o.real(prefix + "p"), q = o.real(prefix + "q");
+    const auto order = static_cast<int>(o.integer(prefix + "order", 1, 4));
+    const auto states = static_cast<int>(o.integer(prefix + "states", 2, 8));
+    l.chain = analysis::MarkovChain::make(p, q, order, states);
     l.mixer = models::lab_mixer_from_string(o.text(prefix + "mixer"));
     l.window = static_cast<int>(o.integer(prefix + "window", 1, 256));
     l.steps = static_cast<int>(o.integer(prefix + "steps", 1, 100000));
@@ -832,20 +834,44 @@ FigureRecipe timeline_recipe(const TimelineShown& shown) {
 
 ViewBuilder compute_view(const FigureRecipe& recipe, const std::string& where,
                          const Progress& progress) {
-  const auto& a = recipe.analysis;
-  if (a == kAttentionView) return compute_attention(recipe, where, progress);
-  if (a == kEntropyRewardView) return compute_entropy_reward(recipe, where, progress);
-  if (a == kReturnsView) return compute_returns(recipe, where, progress);
-  if (a == kMarkovLabView) return compute_markov_lab(recipe, where, progress);
-  if (a == kTsneView) return compute_tsne(recipe, where, progress);
-  if (a == kTrainingCurvesView) return compute_training_curves(recipe, where, progress);
-  if (a == kRunComparisonView) return compute_run_comparison(recipe, where, progress);
-  if (a == kSweepScoresView) return compute_sweep_scores(recipe, where, progress);
-  if (a == kTimelineView) return compute_timeline(recipe, where, progress);
-  throw FigureRecipeError(where + ": 'analysis': this studio has no view '" + a + "' (it has " +
-                          kAttentionView + ", " + kEntropyRewardView + ", " + kReturnsView + ", " +
-                          kTsneView + ", " + kTrainingCurvesView + ", " + kRunComparisonView +
-                          ", " + kSweepScoresView + ", " + kMarkovLabView + ")");
+  using Compute = ViewBuilder (*)(const FigureRecipe&, const std::string&, const Progress&);
+  // Each view's recipe, the figures its export writes (<name> or <name>_<panel>) and what
+  // computes what it shows.
+  struct View {
+    const char* analysis;
+    std::vector<std::string> figures;
+    Compute compute;
+  };
+  static const View views[] = {
+      {kAttentionView, {"attention"}, compute_attention},
+      {kEntropyRewardView, {"entropy_reward"}, compute_entropy_reward},
+      {kReturnsView, {"returns"}, compute_returns},
+      {kTsneView, {"tsne"}, compute_tsne},
+      {kTimelineView, {"episode", "divergence"}, compute_timeline},
+      {kTrainingCurvesView, {"training_curves"}, compute_training_curves},
+      {kRunComparisonView, {"run_comparison"}, compute_run_comparison},
+      {kSweepScoresView, {"scores"}, compute_sweep_scores},
+      {kMarkovLabView, {"markov_lab"}, compute_markov_lab},
+  };
+  std::string known;
+  for (const auto& v : views) {
+    known += (known.empty() ? "" : ", ") + std::string(v.analysis);
+    if (recipe.analysis != v.analysis) continue;
+    // A figure the view does not draw is refused before anything is computed.
+    const auto& name = recipe.figure.name;
+    const bool drawn = std::any_of(v.figures.begin(), v.figures.end(), [&](const std::string& f) {
+      return name == f || name.rfind(f + "_", 0) == 0;
+    });
+    if (!drawn) {
+      std::string figures;
+      for (const auto& f : v.figures) figures += (figures.empty() ? "" : " or ") + f + "*";
+      throw FigureRecipeError(where + ": 'figure.name': the view '" + recipe.analysis + "' draws " +
+                              figures + ", not " + name);
+    }
+    return v.compute(recipe, where, progress);
+  }
+  throw FigureRecipeError(where + ": 'analysis': this studio has no view '" + recipe.analysis +
+                          "' (it has " + known + ")");
 }
 
 }  // namespace dstudio::recipes

@@ -273,6 +273,32 @@ TEST_F(FigureRecipes, AChangedDatasetIsRefusedNamingTheFingerprintThatDiffers) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// A recipe of one of the studio's views that this studio cannot follow is refused, naming the
+// key, before anything is computed; nothing is written.
+TEST_F(FigureRecipes, AViewsRecipeThatCannotBeFollowedIsRefusedNamingTheKey) {
+  const auto refused = [&](const std::string& analysis, const std::string& figure,
+                           const std::string& said) {
+    dstudio::FigureRecipe recipe;
+    recipe.analysis = analysis;
+    recipe.figure.name = figure;
+    const auto path = *dir_ / "view.recipe.json";
+    dstudio::write_figure_recipe(path, recipe);
+    const auto out = *dir_ / "view.png";
+    const auto r = run("figure render " + path.string() + " --out " + out.string());
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("error: " + path.string() + ": "));
+    EXPECT_THAT(r.err, HasSubstr(said));
+    EXPECT_FALSE(fs::exists(out));
+  };
+  refused("studio-nothing", "tsne",
+          "'analysis': this studio has no view 'studio-nothing' (it has studio-attention, ");
+  refused("studio-nothing", "tsne", "studio-viewer-timeline");
+  refused("studio-markov-lab", "tsne",
+          "'figure.name': the view 'studio-markov-lab' draws markov_lab*, not tsne");
+  refused("studio-markov-lab", "markov_lab_loss", "'options.p': missing");
+  refused("studio-viewer-timeline", "divergence", "'checkpoint': missing");
+}
+
 // Every format is drawn again byte for byte, the PDF too: its creation date is left out.
 TEST_F(FigureRecipes, TheFormatComesFromTheFilesExtensionAndEachIsDrawnAgainByteForByte) {
   const auto out = *dir_ / "formats";
