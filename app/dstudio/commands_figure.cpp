@@ -152,6 +152,17 @@ void render_sweep(const FigureRecipe& recipe, const std::string& recipe_path,
   std::printf("wrote %s\n", out.c_str());
 }
 
+// The checkpoint's own dataset: the analysis or view finds it itself (an analysis that plays
+// episodes only refuses a --dataset), so it must be the one the recipe checked.
+void check_own_dataset(const FigureRecipe& recipe, const std::string& recipe_path) {
+  if (recipe.dataset_given || recipe.dataset.empty() || recipe.checkpoint.empty()) return;
+  const std::string own = own_dataset(recipe.checkpoint);
+  if (own != recipe.dataset)
+    throw FigureRecipeError(recipe_path + ": 'dataset': the checkpoint's own dataset is " +
+                            (own.empty() ? std::string("not on this machine") : "now " + own) +
+                            ", the recipe was made from " + recipe.dataset);
+}
+
 // Another build may draw the figure otherwise: said, and drawn.
 void warn_of_another_version(const FigureRecipe& recipe, const std::string& recipe_path) {
   if (recipe.studio_version == studio_version()) return;
@@ -167,6 +178,7 @@ void warn_of_another_version(const FigureRecipe& recipe, const std::string& reci
 void render_view(const FigureRecipe& recipe, const std::string& recipe_path, const std::string& out,
                  const std::string& format) {
   check_inputs(recipe);
+  check_own_dataset(recipe, recipe_path);
   warn_of_another_version(recipe, recipe_path);
   viz::FigureContext context;
   ViewBuilder build;
@@ -238,16 +250,8 @@ void render(const std::string& recipe_path, const std::string& out) {
     throw FigureRecipeError(recipe_path + ": 'checkpoint': the analysis '" + definition->name +
                             "' takes none");
   check_inputs(recipe);
-  // The checkpoint's own dataset: the analysis finds it itself (an analysis that plays episodes
-  // only refuses a --dataset), so it must be the one the recipe checked.
-  std::string dataset = recipe.dataset_given ? recipe.dataset : std::string();
-  if (!recipe.dataset_given && !recipe.dataset.empty()) {
-    const std::string own = own_dataset(recipe.checkpoint);
-    if (own != recipe.dataset)
-      throw FigureRecipeError(recipe_path + ": 'dataset': the checkpoint's own dataset is " +
-                              (own.empty() ? std::string("not on this machine") : "now " + own) +
-                              ", the recipe was made from " + recipe.dataset);
-  }
+  check_own_dataset(recipe, recipe_path);
+  const std::string dataset = recipe.dataset_given ? recipe.dataset : std::string();
   warn_of_another_version(recipe, recipe_path);
 
   analysis::AnalysisResult result;
