@@ -256,6 +256,34 @@ TEST_F(FigureLayout, EveryFigureTypeAtEveryVenueKeepsItsTextApartAndOnThePage) {
   }
 }
 
+// A reference line's name stands above its line inside the data rectangle, even when the line is
+// at the top of the data (a target sweep that reaches the data's best episode): the value axis
+// makes room for it rather than cutting it.
+TEST_F(FigureLayout, AReferenceLinesNameAtTheTopOfTheDataIsWhole) {
+  const std::vector<double> targets = {1800, 3600, 7200, 18000, 36000, 72000};
+  Series dt{"dt", targets, {52.1, 96.8, 97.0, 97.2, 97.5, 97.6}, {}, {}, false};
+  Series gdt{"gdt", targets, {46.6, 96.5, 96.7, 96.9, 96.2, 96.9}, {}, {}, false};
+  for (auto& s : {&dt, &gdt})
+    for (double y : s->y) s->low.push_back(y - 12), s->high.push_back(y + 1);
+  for (const auto& venue : {"icml", "neurips", "ieee"}) {
+    TextLayoutLog log;
+    // A title of two lines, as the Zeroing and target sweep tab's: the data rectangle is short.
+    FigureStyle style = *venue_preset(venue);
+    style.title = "hopper-medium-expert-dt and hopper-medium-expert-gdt: target-return sweep";
+    save_lines((dir / venue).string(), {dt, gdt}, "target return", "normalised score", style, {},
+               {{"dataset's best episode", 100.2}}, true);
+    ASSERT_EQ(log.figures.size(), 1u);
+    const auto& layout = log.figures.front().second;
+    const auto label = std::find_if(layout.texts.begin(), layout.texts.end(), [](const auto& t) {
+      return t.text == "dataset's best episode";
+    });
+    ASSERT_NE(label, layout.texts.end()) << venue;
+    EXPECT_GE(label->box.top(), layout.plot_area.top() - 0.5) << venue << ": cut by the top";
+    EXPECT_LE(label->box.bottom(), layout.plot_area.bottom()) << venue;
+    EXPECT_EQ(report(log), "") << venue;
+  }
+}
+
 TEST_F(FigureLayout, ErrorWhiskersStandOutInsideTheirBars) {
   // One bar, 50 +/- 20: the whisker's lower half runs inside the bar and must contrast with its
   // fill (a dark fill hid a black whisker).

@@ -209,7 +209,13 @@ TEST(LiveViewer, ForksPlayBesideTheMainRunAsGhostsAndAreListedInTheirClip) {
   o.forks = {models::parse_fork("10:target=1200"), models::parse_fork("10:head:1.1=zero")};
   LiveViewer v(o);
   v.seek(60);
-  ASSERT_TRUE(at_step(v, 60));
+  // The viewer asks for each fork once the main run has its step; the player makes it between
+  // steps: both forks are there once the state says so.
+  ASSERT_TRUE(v.run_until(
+      [](const models::PlaybackState& s) {
+        return s.frame && s.frame->step == 60 && s.branch_frames.size() == 2 && !s.busy;
+      },
+      120.0));
   const auto branches = v.player().branches();
   ASSERT_EQ(branches.size(), 2u);
   EXPECT_EQ(branches[0].fork_step, 10);

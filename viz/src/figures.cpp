@@ -418,6 +418,28 @@ void fit_text(QCustomPlot& plot) {
         changed = true;
       }
     }
+    // A label standing on a value (a reference line's name, above its line) stays inside the
+    // axis rect that clips it: the value axis grows toward the side it would leave by.
+    for (int i = 0; i < plot.itemCount(); ++i) {
+      auto* text = qobject_cast<QCPItemText*>(plot.item(i));
+      if (!text || !text->clipToAxisRect() || !text->clipAxisRect() ||
+          text->position->typeY() != QCPItemPosition::ptPlotCoords || !text->position->valueAxis())
+        continue;
+      const QRect rect = text->clipAxisRect()->rect();
+      const double height = QFontMetricsF(text->font()).height() * (1 + text->text().count('\n')) +
+                            text->padding().top() + text->padding().bottom();
+      const double y = text->position->pixelPosition().y();
+      const double top = text->positionAlignment() & Qt::AlignBottom ? y - height
+                         : text->positionAlignment() & Qt::AlignTop  ? y
+                                                                     : y - height / 2;
+      if (top >= rect.top() || rect.height() <= 0) continue;
+      auto* axis = text->position->valueAxis();
+      if (axis->scaleType() != QCPAxis::stLinear || axis->rangeReversed()) continue;
+      // Its share of the rect, a little more: the next round measures again.
+      const auto r = axis->range();
+      axis->setRange(r.lower, r.upper + 1.2 * (rect.top() - top + 1.0) / rect.height() * r.size());
+      changed = true;
+    }
     if (!changed) {
       const TextLayout layout = text_layout(plot);
       const double w = layout.page.width(), h = layout.page.height();
