@@ -16,6 +16,7 @@
 #include "cli_background.h"
 #include "cli_run.h"
 #include "csv_check.h"
+#include "dstudio/common/read_file.h"
 #include "h5_fixture.h"
 
 namespace {
@@ -239,8 +240,7 @@ TEST_F(SweepCli, CollectDrawsTheGroupsAsFigures) {
   EXPECT_THAT(r.out, HasSubstr("IQM 42.0 ["));
   // Each figure has its recipe: drawn again byte for byte, refused once a cell's task.json changed.
   const auto bytes = [](const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
+    return dstudio::read_regular_file(path, std::uint64_t{1} << 30);
   };
   for (const char* name : {"scores", "aggregates", "improvement"}) {
     const auto recipe = results / (std::string(name) + ".recipe.json");

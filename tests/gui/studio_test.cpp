@@ -37,6 +37,7 @@
 #include "default_dataset.h"
 #include "dstudio/analysis/analysis_registry.h"
 #include "dstudio/common/figure_recipe.h"
+#include "dstudio/common/read_file.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/data/synthetic.h"
 #include "dstudio/models/checkpoint.h"
@@ -537,8 +538,7 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
   // beside it, and `dstudio figure render` draws it again from the recipe alone: the same PNG
   // bytes and the same numbers.
   const auto bytes = [](const QString& path) {
-    std::ifstream in(path.toStdString(), std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
+    return read_regular_file(path.toStdString(), std::uint64_t{1} << 30);
   };
   const QDir figures(QDir(out).filePath("figures"));
   const auto pngs = figures.entryList({"*.png"}, QDir::Files, QDir::Name);
@@ -802,8 +802,7 @@ TEST_F(Studio, TheStudiosAnalysesRunFromTheirPanelsAsOnTheCommandLine) {
                               ".recipe.json' --out '" + again + "' > /dev/null 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   const auto bytes = [](const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
+    return read_regular_file(path, std::uint64_t{1} << 30);
   };
   EXPECT_EQ(bytes(again), bytes(figure + ".png")) << "the PNG the panel exported, drawn again";
   QDir(folder).removeRecursively();

@@ -27,6 +27,7 @@
 
 #include "dstudio/common/error.h"
 #include "dstudio/common/figure_recipe.h"
+#include "dstudio/common/read_file.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/episode_player.h"
 #include "dstudio/models/playback.h"
@@ -393,8 +394,7 @@ TEST_F(Render, InterventionsAndForksActFromTheStepOnScreenAndAreDrawnInTheScene)
                                 ".recipe.json' --out '" + again + "' > /dev/null 2>&1";
     ASSERT_EQ(std::system(command.c_str()), 0) << command;
     const auto bytes = [](const std::string& path) {
-      std::ifstream in(path, std::ios::binary);
-      return std::string(std::istreambuf_iterator<char>(in), {});
+      return read_regular_file(path, std::uint64_t{1} << 30);
     };
     EXPECT_EQ(bytes(again), bytes(base + ".png")) << "the timeline drawn again from its recipe";
     EXPECT_EQ(bytes(QDir(folder).filePath("again.csv").toStdString()), bytes(base + ".csv"));

@@ -38,6 +38,7 @@
 
 #include "default_dataset.h"
 #include "dstudio/common/figure_recipe.h"
+#include "dstudio/common/read_file.h"
 #include "dstudio/data/dataset.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/viz/attention_map_view.h"
@@ -521,8 +522,7 @@ TEST_F(Viewer, AWorkspacesFiguresAreDrawnAgainFromTheWindow) {
   EXPECT_TRUE(results[0].ok) << results[0].message.toStdString();
   EXPECT_EQ(results[0].out, QDir(out).filePath("markov_lab_loss.png"));
   const auto bytes = [](const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
+    return read_regular_file(path, std::uint64_t{1} << 30);
   };
   EXPECT_EQ(bytes(results[0].out.toStdString()), bytes(reference));
   EXPECT_FALSE(results[1].ok);
