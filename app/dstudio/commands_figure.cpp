@@ -6,13 +6,17 @@
 // to FILE, whose extension says the format (pdf, svg, png), with its numbers beside it as CSV. On
 // the same build the numbers and the PNG are byte for byte those first written.
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -25,6 +29,8 @@
 #include "dstudio/common/error.h"
 #include "dstudio/common/figure_recipe.h"
 #include "dstudio/common/read_file.h"
+#include "dstudio/common/resources.h"
+#include "dstudio/common/subprocess.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/common/text.h"
 #include "dstudio/data/dataset_io.h"
@@ -220,13 +226,79 @@ void render_view(const FigureRecipe& recipe, const std::string& recipe_path, con
   std::printf("wrote %s and %s\n", out.c_str(), csv.c_str());
 }
 
+// Whether `program` is an executable file somewhere on PATH.
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');)
+    if (!dir.empty() && ::access((fs::path(dir) / program).c_str(), X_OK) == 0) return true;
+  return false;
+}
+
+// A Viewer tab recording: its inputs checked here, then drawn by the studio's own viewer panel
+// (decision-studio --render-clip, beside this program or on PATH), which needs a display: the
+// one there is, else a virtual one from xvfb-run.
+void render_clip(const FigureRecipe& recipe, const std::string& recipe_path,
+                 const std::string& out) {
+  if (fs::path(out).extension() != ".mp4")
+    throw UsageError("--out " + out + ": a viewer clip is drawn as an MP4 (.mp4)");
+  const auto clip = clip_shown(recipe, recipe_path);
+  check_inputs(recipe);
+  check_own_dataset(recipe, recipe_path);
+  warn_of_another_version(recipe, recipe_path);
+  if (const auto folder = fs::path(out).parent_path(); !folder.empty()) {
+    std::error_code ec;
+    fs::create_directories(folder, ec);
+    if (ec) throw Error(folder.string() + ": cannot make the folder (" + ec.message() + ")");
+  }
+  const fs::path beside = executable_path().parent_path() / "decision-studio";
+  const bool here = ::access(beside.c_str(), X_OK) == 0;
+  if (!here && !on_path("decision-studio"))
+    throw Error("drawing a clip needs decision-studio, which is neither beside " +
+                executable_path().string() + " nor on the PATH");
+  std::vector<std::string> argv = {here ? beside.string() : std::string("decision-studio"),
+                                   "--render-clip", recipe_path, "--out", out};
+  const auto has = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v && *v;
+  };
+  bool search = !here;
+  if (!has("DISPLAY") && !has("WAYLAND_DISPLAY")) {
+    if (!on_path("xvfb-run"))
+      throw Error("drawing a clip needs a display: set DISPLAY, or install xvfb (xvfb-run)");
+    const std::string screen = "-screen 0 " +
+                               std::to_string(std::max(1280, clip.panel_width + 64)) + "x" +
+                               std::to_string(std::max(1024, clip.panel_height + 64)) + "x24";
+    argv.insert(argv.begin(), {"xvfb-run", "-a", "-s", screen});
+    search = true;
+    ::setenv("QT_QPA_PLATFORM", "xcb", 1);
+  } else if (const char* qpa = std::getenv("QT_QPA_PLATFORM");
+             qpa && (std::string(qpa) == "offscreen" || std::string(qpa) == "minimal")) {
+    // A platform without OpenGL draws no scene; the display there is does.
+    ::setenv("QT_QPA_PLATFORM", has("DISPLAY") ? "xcb" : "wayland", 1);
+  }
+  SpawnOptions options;
+  options.search_path = search;
+  options.default_signals = true;
+  const int code = wait_for_exit(spawn_program(argv.front(), argv, options));
+  if (code != 0)
+    throw Error(out + ": the clip was not drawn (decision-studio " +
+                (code > 128 ? "ended by signal " + std::to_string(code - 128)
+                            : "exited with " + std::to_string(code)) +
+                ")");
+}
+
 void render(const std::string& recipe_path, const std::string& out) {
+  const FigureRecipe recipe = read_figure_recipe(recipe_path);
+  if (recipe.analysis == kClipView) return render_clip(recipe, recipe_path, out);
   std::string format = fs::path(out).extension().string();
   for (auto& c : format) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (format == ".mp4")
+    throw UsageError("--out " + out + ": only a viewer clip's recipe is drawn as an MP4; " +
+                     recipe_path + " is a figure's (" + recipe.analysis + ")");
   if (format != ".pdf" && format != ".svg" && format != ".png")
     throw UsageError("--out " + out + ": its extension says the format: .pdf, .svg or .png");
   format.erase(0, 1);
-  const FigureRecipe recipe = read_figure_recipe(recipe_path);
   if (recipe.analysis == kSweepCollectRecipe) return render_sweep(recipe, recipe_path, out, format);
   if (is_view_recipe(recipe)) return render_view(recipe, recipe_path, out, format);
   const auto definition = analysis::analysis_registry().find(recipe.analysis);
@@ -316,7 +388,9 @@ void add_figure_commands(CLI::App& app, int& exit_code) {
   render_cmd
       ->add_option("--out", *out,
                    "The figure file; its extension says the format (.pdf, .svg, .png). Its "
-                   "numbers are written beside it as .csv")
+                   "numbers are written beside it as .csv. A viewer clip's recipe draws an MP4 "
+                   "(.mp4) with its clip log beside it as .json (through decision-studio, on the "
+                   "display there is or under xvfb-run)")
       ->required();
   render_cmd->callback(
       [&exit_code, recipe, out] { exit_code = run_guarded([&] { render(*recipe, *out); }); });

@@ -560,17 +560,53 @@ ViewBuilder compute_sweep_scores(const FigureRecipe& r, const std::string& where
 // ---------------------------------------------------------------------------------------------
 // The Viewer tab's timeline
 
-ViewBuilder compute_timeline(const FigureRecipe& r, const std::string& where,
-                             const Progress& progress) {
+// A policy's run in the viewer (the timeline's and a clip's): the checkpoint, seed, conditioning
+// from each step it changed and the forks, written into the recipe and read back.
+void put_run(FigureRecipe& r, const TimelineShown& shown) {
+  r.seeds = {static_cast<std::int64_t>(shown.seed)};
+  nlohmann::json changes = nlohmann::json::array(), forks = nlohmann::json::array();
+  for (const auto& c : shown.changes)
+    changes.push_back({{"step", c.step},
+                       {"target", c.target},
+                       {"zeroing", models::to_string(c.zeroing)},
+                       {"interventions", c.interventions}});
+  r.options["changes"] = changes.dump();
+  // The first conditioning in the recipe's own fields too, where a reader looks for it.
+  if (!shown.changes.empty()) {
+    const auto& first = shown.changes.front();
+    r.target = first.target;
+    if (first.zeroing != models::ModalityZeroing::None)
+      r.zeroing = models::to_string(first.zeroing);
+    r.interventions = first.interventions;
+  }
+  for (std::size_t k = 0; k < shown.forks.size(); ++k) {
+    const auto& f = shown.forks[k];
+    forks.push_back({{"step", f.step}, {"change", f.change}, {"frames", f.frames}});
+    // Another checkpoint taking a fork over is read too: hashed as an input.
+    const auto change = models::parse_branch_change(f.change);
+    if (!change.checkpoint.empty())
+      r.inputs.push_back({"fork-" + std::to_string(k + 1), absolute_path(change.checkpoint),
+                          file_content_hash(change.checkpoint)});
+  }
+  r.options["forks"] = forks.dump();
+  r.options["divergence"] = std::to_string(shown.divergence);
+  if (shown.divergence >= 0) r.options["divergence-label"] = shown.divergence_label;
+  r.bookmarks = shown.bookmarks;
+}
+
+TimelineShown read_run(const FigureRecipe& r, const Options& o, const std::string& where) {
   need_checkpoint(r, where);
-  const Options o(r, where);
   if (r.seeds.size() != 1)
     throw FigureRecipeError(where + ": 'seeds': an episode has one seed, the recipe names " +
                             std::to_string(r.seeds.size()));
-  const int frames = static_cast<int>(o.integer("frames", 1, 100000000));
-  const int divergence = static_cast<int>(o.integer("divergence", -1, 100000));
-  std::vector<models::StepConditions> changes;
-  std::vector<TimelineShown::Fork> forks;
+  TimelineShown run;
+  run.checkpoint = r.checkpoint;
+  run.seed = static_cast<std::uint64_t>(r.seeds.front());
+  run.divergence = static_cast<int>(o.integer("divergence", -1, 100000));
+  if (o.has("divergence-label")) run.divergence_label = o.text("divergence-label");
+  run.bookmarks = r.bookmarks;
+  auto& changes = run.changes;
+  auto& forks = run.forks;
   try {
     for (const auto& c : nlohmann::json::parse(o.text("changes"))) {
       models::StepConditions s;
@@ -588,6 +624,19 @@ ViewBuilder compute_timeline(const FigureRecipe& r, const std::string& where,
   } catch (const Error& e) {
     o.fail("changes", e.what());
   }
+  if (changes.empty() || changes.front().step != 0)
+    o.fail("changes", "the conditioning of the first step is missing");
+  return run;
+}
+
+ViewBuilder compute_timeline(const FigureRecipe& r, const std::string& where,
+                             const Progress& progress) {
+  const Options o(r, where);
+  const TimelineShown run = read_run(r, o, where);
+  const int frames = static_cast<int>(o.integer("frames", 1, 100000000));
+  const int divergence = run.divergence;
+  const auto& changes = run.changes;
+  const auto& forks = run.forks;
   // The main run as the viewer played it, re-conditioned where its user changed it.
   models::EpisodePlayer main(r.checkpoint);
   models::replay_conditions(main, static_cast<std::uint64_t>(r.seeds.front()), changes, frames,
@@ -615,8 +664,7 @@ ViewBuilder compute_timeline(const FigureRecipe& r, const std::string& where,
       f.resize(static_cast<std::size_t>(forks[k].frames));
     fork_frames->push_back(std::move(f));
   }
-  const QString label = QString::fromStdString(
-      o.has("divergence-label") ? o.text("divergence-label") : std::string());
+  const QString label = QString::fromStdString(run.divergence_label);
   return [=]() -> std::unique_ptr<viz::FigureSource> {
     // As the Viewer tab feeds it (viewer_panel.cpp's showFrame and forkCurves).
     auto timeline = std::make_unique<viz::EpisodeTimeline>();
@@ -798,38 +846,125 @@ FigureRecipe sweep_scores_recipe(const sweep::Sweep& s, const std::string& title
 
 FigureRecipe timeline_recipe(const TimelineShown& shown) {
   FigureRecipe r = checkpoint_recipe(kTimelineView, shown.checkpoint);
-  r.seeds = {static_cast<std::int64_t>(shown.seed)};
   r.options["frames"] = std::to_string(shown.frames);
-  nlohmann::json changes = nlohmann::json::array(), forks = nlohmann::json::array();
-  for (const auto& c : shown.changes)
-    changes.push_back({{"step", c.step},
-                       {"target", c.target},
-                       {"zeroing", models::to_string(c.zeroing)},
-                       {"interventions", c.interventions}});
-  r.options["changes"] = changes.dump();
-  // The first conditioning in the recipe's own fields too, where a reader looks for it.
-  if (!shown.changes.empty()) {
-    const auto& first = shown.changes.front();
-    r.target = first.target;
-    if (first.zeroing != models::ModalityZeroing::None)
-      r.zeroing = models::to_string(first.zeroing);
-    r.interventions = first.interventions;
-  }
-  for (std::size_t k = 0; k < shown.forks.size(); ++k) {
-    const auto& f = shown.forks[k];
-    forks.push_back({{"step", f.step}, {"change", f.change}, {"frames", f.frames}});
-    // Another checkpoint taking a fork over is read too: hashed as an input.
-    const auto change = models::parse_branch_change(f.change);
-    if (!change.checkpoint.empty())
-      r.inputs.push_back({"fork-" + std::to_string(k + 1), absolute_path(change.checkpoint),
-                          file_content_hash(change.checkpoint)});
-  }
-  r.options["forks"] = forks.dump();
-  r.options["divergence"] = std::to_string(shown.divergence);
-  if (shown.divergence >= 0) r.options["divergence-label"] = shown.divergence_label;
+  put_run(r, shown);
   r.step = shown.frames - 1;
-  r.bookmarks = shown.bookmarks;
   return r;
+}
+
+// A recording of the Viewer tab: the run, and how it was recorded and looked.
+FigureRecipe clip_recipe(const ClipShown& shown) {
+  FigureRecipe r = checkpoint_recipe(kClipView, shown.run.checkpoint);
+  put_run(r, shown.run);
+  r.step = shown.first;
+  r.options["title"] = shown.title;
+  r.options["first"] = std::to_string(shown.first);
+  r.options["frames"] = std::to_string(shown.frames);
+  r.options["fps"] = std::to_string(shown.fps);
+  r.options["speed"] = exact_number(shown.speed);
+  r.options["area"] = shown.scene_only ? "scene" : "panel";
+  r.options["width"] = std::to_string(shown.width);
+  r.options["height"] = std::to_string(shown.height);
+  r.options["panel-width"] = std::to_string(shown.panel_width);
+  r.options["panel-height"] = std::to_string(shown.panel_height);
+  nlohmann::json targets = nlohmann::json::array();
+  for (const auto& t : shown.targets) targets.push_back({{"value", t.value}, {"label", t.label}});
+  r.options["targets"] = targets.dump();
+  const auto& c = shown.look.camera;
+  r.options["camera"] = nlohmann::json{{"track", c.track_body},
+                                       {"distance", c.distance},
+                                       {"azimuth", c.azimuth},
+                                       {"elevation", c.elevation},
+                                       {"lookat", {c.lookat_x, c.lookat_y, c.lookat_z}}}
+                            .dump();
+  const auto& l = shown.look;
+  r.options["look"] = nlohmann::json{
+      {"effects", l.effects},
+      {"tab", l.tab},
+      {"target", l.target_field},
+      {"zeroing", models::to_string(l.zeroing)},
+      {"seed", l.seed_field},
+      {"attention-mode", l.attention_mode},
+      {"attention-layer", l.attention_layer},
+      {"attention-head", l.attention_head},
+      {"fork-target", l.fork_target},
+      {"click", l.click_mode},
+      {"patch-target", l.patch_target},
+      {"font", l.font}}.dump();
+  r.figure.name = "clip";
+  r.figure.formats = {"mp4"};
+  return r;
+}
+
+ClipShown clip_shown(const FigureRecipe& r, const std::string& where) {
+  if (r.analysis != kClipView)
+    throw FigureRecipeError(where + ": 'analysis': " + r.analysis + " is not a viewer clip's");
+  const Options o(r, where);
+  ClipShown shown;
+  shown.run = read_run(r, o, where);
+  shown.title = o.text("title");
+  shown.first = static_cast<int>(o.integer("first", 0, 100000000));
+  shown.frames = static_cast<int>(o.integer("frames", 1, 100000000));
+  shown.fps = static_cast<int>(o.integer("fps", 1, 120));
+  shown.speed = o.real("speed");
+  if (!(shown.speed >= 0.0 && shown.speed <= 1000.0)) o.fail("speed", "not a speed in [0, 1000]");
+  const std::string area = o.text("area");
+  if (area != "scene" && area != "panel") o.fail("area", "\"" + area + "\" is not scene or panel");
+  shown.scene_only = area == "scene";
+  shown.width = static_cast<int>(o.integer("width", 2, 16384));
+  shown.height = static_cast<int>(o.integer("height", 2, 16384));
+  shown.panel_width = static_cast<int>(o.integer("panel-width", 2, 16384));
+  shown.panel_height = static_cast<int>(o.integer("panel-height", 2, 16384));
+  const auto json_of = [&](const std::string& key) {
+    try {
+      return nlohmann::json::parse(o.text(key));
+    } catch (const nlohmann::json::exception& e) {
+      o.fail(key, std::string("not JSON: ") + e.what());
+    }
+  };
+  try {
+    for (const auto& t : json_of("targets"))
+      shown.targets.push_back({t.at("value").get<double>(), t.at("label").get<std::string>()});
+  } catch (const nlohmann::json::exception& e) {
+    o.fail("targets", std::string("not a list of targets: ") + e.what());
+  }
+  auto& l = shown.look;
+  try {
+    const auto c = json_of("camera");
+    l.camera.track_body = c.at("track").get<int>();
+    l.camera.distance = c.at("distance").get<double>();
+    l.camera.azimuth = c.at("azimuth").get<double>();
+    l.camera.elevation = c.at("elevation").get<double>();
+    const auto at = c.at("lookat").get<std::vector<double>>();
+    if (at.size() != 3) throw std::invalid_argument("the point looked at has three coordinates");
+    l.camera.lookat_x = at[0];
+    l.camera.lookat_y = at[1];
+    l.camera.lookat_z = at[2];
+  } catch (const std::exception& e) {
+    o.fail("camera", std::string("not a camera: ") + e.what());
+  }
+  try {
+    const auto j = json_of("look");
+    l.effects = j.at("effects").get<bool>();
+    l.tab = j.at("tab").get<int>();
+    l.target_field = j.at("target").get<double>();
+    l.zeroing = models::zeroing_from_string(j.at("zeroing").get<std::string>());
+    l.seed_field = j.at("seed").get<int>();
+    l.attention_mode = j.at("attention-mode").get<int>();
+    l.attention_layer = j.at("attention-layer").get<int>();
+    l.attention_head = j.at("attention-head").get<int>();
+    l.fork_target = j.at("fork-target").get<double>();
+    l.click_mode = j.at("click").get<int>();
+    l.patch_target = j.at("patch-target").get<double>();
+    l.font = j.at("font").get<std::string>();
+  } catch (const std::exception& e) {
+    o.fail("look", std::string("not the panel's look: ") + e.what());
+  }
+  l.divergence = shown.run.divergence;
+  if (r.figure.name != "clip")
+    throw FigureRecipeError(where + ": 'figure.name': a viewer clip's is clip, not " +
+                            r.figure.name);
+  return shown;
 }
 
 ViewBuilder compute_view(const FigureRecipe& recipe, const std::string& where,

@@ -25,7 +25,9 @@
 #include "dstudio/models/markov_lab_options.h"
 #include "dstudio/models/playback.h"
 #include "dstudio/models/rollout.h"
+#include "dstudio/models/targets.h"
 #include "dstudio/models/windows.h"
+#include "dstudio/render/scene_renderer.h"
 #include "dstudio/sweep/sweep.h"
 
 namespace dstudio::viz {
@@ -50,6 +52,9 @@ inline constexpr const char* kTrainingCurvesView = "studio-training-curves";
 inline constexpr const char* kRunComparisonView = "studio-run-comparison";
 inline constexpr const char* kSweepScoresView = "studio-sweep-scores";
 inline constexpr const char* kTimelineView = "studio-viewer-timeline";
+/// A recording of the Viewer tab (an MP4 clip, not a figure: `figure render` draws it through
+/// decision-studio's --render-clip).
+inline constexpr const char* kClipView = "studio-viewer-clip";
 
 /// What the window calls a checkpoint's model: its label and variant, "hopper-medium-dt (dt)".
 QString model_title(const std::string& checkpoint, const models::CheckpointInfo& info);
@@ -146,6 +151,49 @@ struct TimelineShown {
   std::vector<RecipeBookmark> bookmarks;
 };
 FigureRecipe timeline_recipe(const TimelineShown& shown);
+
+/// How the Viewer tab looked while it recorded, beyond the run: where the camera was and what the
+/// panel's controls showed (a clip of the whole panel shows them).
+struct ClipLook {
+  render::CameraView camera;  ///< track_body 1 follows the torso, -1 is a free camera
+  bool effects = false;       ///< limbs coloured by the interventions' action change
+  int tab = 0;  ///< the tab on show under the scene: conditioning, interventions, forks
+  double target_field = 0.0;  ///< the values in the conditioning tab's fields
+  models::ModalityZeroing zeroing = models::ModalityZeroing::None;
+  int seed_field = 0;
+  int attention_mode = 0;  ///< viz::AttentionMapView::Mode, with its layer and head
+  int attention_layer = 0;
+  int attention_head = 0;
+  double fork_target = 0.0;  ///< the forks tab's target field
+  int click_mode = 0;        ///< the interventions tab's click: ablate (0) or patch (1)
+  double patch_target = 0.0;
+  int divergence = -1;  ///< the timeline's right axis (TimelineShown::divergence)
+  std::string font;     ///< the panel's type (QFont::toString: presentation mode's is larger)
+  bool operator==(const ClipLook&) const = default;
+};
+
+/// A recording of the Viewer tab: the run it shows (run.frames unused; each fork's frames unused),
+/// the model's title, the first step and the frames recorded at `fps` at `speed` times real time
+/// (0: as fast as the policy acts, recorded at 1x), the area recorded (the scene alone or the whole
+/// panel) at its size in pixels, the panel's size, the targets offered beside the target field and
+/// the panel's look.
+struct ClipShown {
+  TimelineShown run;
+  std::string title;
+  int first = 0;
+  int frames = 0;
+  int fps = 30;
+  double speed = 1.0;
+  bool scene_only = false;
+  int width = 0, height = 0;
+  int panel_width = 0, panel_height = 0;
+  std::vector<models::TargetChoice> targets;
+  ClipLook look;
+};
+FigureRecipe clip_recipe(const ClipShown& shown);
+/// clip_recipe read back. Throws FigureRecipeError naming `where` and the key for a recipe that is
+/// not a clip's or holds what a clip cannot be (no checkpoint, no frames, a size out of range).
+ClipShown clip_shown(const FigureRecipe& recipe, const std::string& where);
 
 /// Builds a view again from what was computed for it; on the thread that owns the QApplication.
 using ViewBuilder = std::function<std::unique_ptr<viz::FigureSource>()>;

@@ -2,8 +2,12 @@
 
 #include "figure_render_job.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <QCoreApplication>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QSet>
 #include <QStandardPaths>
@@ -15,6 +19,9 @@ namespace dstudio::studio {
 
 FigureRenderJob::FigureRenderJob(QObject* parent) : QObject(parent), process_(new QProcess(this)) {
   process_->setProcessChannelMode(QProcess::MergedChannels);
+  // A group of its own: a clip is drawn by a studio (and an encoder) the command line starts,
+  // which a cancel ends with it.
+  process_->setChildProcessModifier([] { ::setpgid(0, 0); });
   connect(process_, &QProcess::finished, this, &FigureRenderJob::done);
   connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
     if (e == QProcess::FailedToStart) done(-1, QProcess::CrashExit);
@@ -24,9 +31,14 @@ FigureRenderJob::FigureRenderJob(QObject* parent) : QObject(parent), process_(ne
 FigureRenderJob::~FigureRenderJob() {
   cancelled_ = true;
   if (process_->state() != QProcess::NotRunning) {
-    process_->kill();
+    killGroup();
     process_->waitForFinished(5000);
   }
+}
+
+void FigureRenderJob::killGroup() {
+  if (const qint64 pid = process_->processId(); pid > 0) ::kill(-static_cast<pid_t>(pid), SIGKILL);
+  process_->kill();
 }
 
 QString FigureRenderJob::program() {
@@ -80,8 +92,8 @@ void FigureRenderJob::cancel() {
   if (!running_) return;
   cancelled_ = true;
   // The command line writes its figure under a temporary name and renames it whole: killed, it
-  // leaves nothing behind.
-  process_->kill();
+  // leaves nothing behind (a clip's unfinished video is removed once it has ended).
+  killGroup();
 }
 
 void FigureRenderJob::next() {
@@ -103,6 +115,7 @@ void FigureRenderJob::done(int exit_code, QProcess::ExitStatus status) {
   r.recipe = recipes_[index];
   r.out = outs_[index];
   r.ok = !cancelled_ && status == QProcess::NormalExit && exit_code == 0;
+  if (cancelled_) QFile::remove(r.out + QStringLiteral(".part"));
   const QString said = QString::fromUtf8(process_->readAll()).trimmed();
   r.message = cancelled_                                         ? tr("cancelled")
               : status == QProcess::CrashExit && exit_code == -1 ? process_->errorString()

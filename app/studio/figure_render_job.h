@@ -52,6 +52,8 @@ class FigureRenderJob : public QObject {
  private:
   void next();
   void done(int exit_code, QProcess::ExitStatus status);
+  // Ends the command line and whatever it started (a clip's studio and encoder).
+  void killGroup();
 
   QProcess* process_;
   QStringList recipes_, outs_;

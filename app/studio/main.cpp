@@ -4,10 +4,15 @@
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QIcon>
+#include <QSettings>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QTimer>
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 
+#include "clip_render.h"
 #include "dstudio/common/exit_code.h"
 #include "dstudio/common/resources.h"
 #include "dstudio/common/system_info.h"
@@ -52,6 +57,14 @@ struct StudioOptions {
                                 "--screenshot, also save the window).",
                                 "tokens"};
 
+  QCommandLineOption render_clip{
+      "render-clip",
+      "Draw a Viewer tab recording again from its <recipe> (<clip>.recipe.json, written beside "
+      "it) into --out FILE.mp4, with its clip log beside it, and exit ('dstudio figure render' "
+      "runs this for a clip). Needs a display (or xvfb-run) and ffmpeg.",
+      "recipe"};
+  QCommandLineOption out{"out", "The file --render-clip writes (.mp4).", "file"};
+
   explicit StudioOptions(QCommandLineParser& parser) {
     parser.setApplicationDescription(
         "Decision Studio: inspect offline-RL datasets and sequence models.");
@@ -69,6 +82,8 @@ struct StudioOptions {
     parser.addOption(no_plugins);
     parser.addOption(bench_gui);
     parser.addOption(bench_tsne);
+    parser.addOption(render_clip);
+    parser.addOption(out);
   }
 };
 
@@ -112,6 +127,11 @@ int main(int argc, char** argv) {
         return dstudio::kExitUsage;
       }
     }
+    if (parser.isSet(options.render_clip) != parser.isSet(options.out)) {
+      std::fputs("decision-studio: error: --render-clip RECIPE and --out FILE.mp4 go together\n",
+                 stderr);
+      return dstudio::kExitUsage;
+    }
     if (parser.isSet(options.bench_tsne)) {
       bool ok = false;
       const int tokens = parser.value(options.bench_tsne).toInt(&ok);
@@ -134,6 +154,15 @@ int main(int argc, char** argv) {
                    r.error.c_str());
   QApplication app(argc, argv);
   name_application();
+  // Drawing a clip again touches none of the user's settings (the panel remembers its speed,
+  // recording area and rate): they go to a folder of its own, removed on exit.
+  QTemporaryDir render_settings;
+  if (std::any_of(argv, argv + argc, [](const char* a) {
+        return std::strcmp(a, "--render-clip") == 0 || std::strncmp(a, "--render-clip=", 14) == 0;
+      })) {
+    QSettings::setDefaultFormat(QSettings::IniFormat);
+    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, render_settings.path());
+  }
   QApplication::setApplicationDisplayName("Decision Studio");
   // The desktop entry and icon the package installs; a build tree holds the icon at the same place.
   QGuiApplication::setDesktopFileName(QStringLiteral("org.decisionstudio.DecisionStudio"));
@@ -150,6 +179,21 @@ int main(int argc, char** argv) {
   const auto& screenshot_all = options.screenshot_all;
   const auto& bench_gui = options.bench_gui;
 
+  if (parser.isSet(options.render_clip)) {
+    dstudio::studio::ClipRender render(parser.value(options.render_clip),
+                                       parser.value(options.out));
+    int code = 0;
+    QObject::connect(
+        &render, &dstudio::studio::ClipRender::finished, [&code](bool ok, const QString& message) {
+          std::fprintf(ok ? stdout : stderr, ok ? "%s\n" : "decision-studio: error: %s\n",
+                       qPrintable(message));
+          code = ok ? 0 : 1;
+          QApplication::exit(code);
+        });
+    render.start();
+    QApplication::exec();
+    return code;
+  }
   dstudio::studio::MainWindow window;
   if (parser.isSet(options.presentation)) window.setPresentationMode(true);
   const QString shot = parser.value(screenshot);

@@ -8,6 +8,8 @@
 
 #include "viewer_panel.h"
 
+#include <qcustomplot.h>
+
 #include <QActionGroup>
 #include <QCheckBox>
 #include <QComboBox>
@@ -51,6 +53,7 @@
 #include "dstudio/viz/scene_view.h"
 #include "dstudio/viz/target_chooser.h"
 #include "video_writer.h"
+#include "view_recipes.h"
 
 namespace dstudio::studio {
 namespace {
@@ -250,7 +253,8 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   left_layout->addLayout(transport);
   // What acts on the running policy, a tab each: the conditioning, interventions inside the
   // forward pass, counterfactual forks.
-  auto* acting = new QTabWidget;
+  acting_ = new QTabWidget;
+  auto* acting = acting_;
   acting->setDocumentMode(true);
   acting->addTab(conditioning, tr("Conditioning"));
   interventions_tab_ = buildInterventionsTab();
@@ -377,6 +381,10 @@ void ViewerPanel::chooseRecordFolder() {
 }
 
 bool ViewerPanel::startRecording() {
+  return startRecordingInto(QString(), 0);
+}
+
+bool ViewerPanel::startRecordingInto(const QString& base, int frames) {
   if (recording_) return true;
   if (!live_) {
     emit message(tr("Nothing to record: open a checkpoint first."));
@@ -393,19 +401,34 @@ bool ViewerPanel::startRecording() {
                      .arg(state.cursor));
     return false;
   }
-  if (record_folder_.isEmpty() || !QDir().mkpath(record_folder_)) {
-    emit message(
-        tr("Cannot record into \"%1\": choose a folder for recordings.").arg(record_folder_));
+  const QString folder = base.isEmpty() ? record_folder_ : QFileInfo(base).absolutePath();
+  if (folder.isEmpty() || !QDir().mkpath(folder)) {
+    emit message(tr("Cannot record into \"%1\": choose a folder for recordings.").arg(folder));
     return false;
   }
-  // <model>-<time>: a name of its own for every recording, safe on any file system.
-  QString name = title_;
-  name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("-"));
-  name = name.left(80);
-  while (name.endsWith('-')) name.chop(1);
-  name = (name.isEmpty() ? QStringLiteral("viewer") : name) + '-' +
-         QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss"));
-  video_ = std::make_unique<VideoWriter>(QDir(record_folder_).filePath(name), record_fps_);
+  QString path = base;
+  if (path.isEmpty()) {
+    // <model>-<time>: a name of its own for every recording, safe on any file system.
+    QString name = title_;
+    name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("-"));
+    name = name.left(80);
+    while (name.endsWith('-')) name.chop(1);
+    name = (name.isEmpty() ? QStringLiteral("viewer") : name) + '-' +
+           QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss"));
+    path = QDir(record_folder_).filePath(name);
+  }
+  video_ = std::make_unique<VideoWriter>(path, record_fps_);
+  record_limit_ = std::max(0, frames);
+  record_look_ = std::make_shared<const recipes::ClipLook>(clipLook());
+  record_panel_size_ = size();
+  record_frame_size_ = record_area_ == RecordArea::Scene ? scene_->size() : size();
+  // The timeline grows with the video from the first step recorded (whatever was drawn beyond it
+  // before): every frame shows the episode up to its step, the same however far it was played.
+  timeline_->clear();
+  timeline_frames_ = 0;
+  effect_largest_ = 0.0;
+  map_step_ = -1;  // and the first frame's map drawn, whatever was shown before
+  settleLayout();
   recording_path_ = video_->path();
   recorded_ = 0;
   recording_ = true;
@@ -451,6 +474,18 @@ void ViewerPanel::recordNext() {
     QTimer::singleShot(2, this, &ViewerPanel::recordNext);
     return;
   }
+  // A step is drawn once it has acted, in every run that has not ended before it: its attention
+  // map, entropy and the forks' ghosts are then those of the step, however far the policy got.
+  const auto acted = [step](int frames, bool finished) {
+    return frames > step + 1 || (finished && frames > 0);
+  };
+  bool waiting = !acted(state.frames, state.finished);
+  for (const auto& b : live_->branches()) waiting = waiting || !acted(b.frames, b.finished);
+  if (waiting) {
+    if (!state.playing) live_->play();
+    QTimer::singleShot(2, this, &ViewerPanel::recordNext);
+    return;
+  }
   if (step == record_shown_) return captureFrame();  // slower than real time: the same step again
   // Each run's frame at the step (its last, when it ended before: a fork may outlive the main run).
   const auto at = [](std::vector<models::FramePtr> from_step,
@@ -486,6 +521,11 @@ void ViewerPanel::recordNext() {
 
 void ViewerPanel::captureFrame() {
   if (!recording_) return;
+  // The plots (timeline, attention map) redraw on the next turn of the event loop; the frame
+  // shows them as they are for this step.
+  if (record_area_ == RecordArea::Panel)
+    for (auto* plot : findChildren<QCustomPlot*>())
+      if (plot->isVisible()) plot->replot(QCustomPlot::rpImmediateRefresh);
   // Grabbing draws the widgets, the 3-D scene included, as they are now: the step just shown.
   const QImage frame = (record_area_ == RecordArea::Scene ? scene_->grab() : grab()).toImage();
   if (!video_->add(frame)) {
@@ -506,6 +546,7 @@ void ViewerPanel::captureFrame() {
                     f.interventions, std::move(forks)});
   }
   record_->setText(tr("Stop (%1 s)").arg(static_cast<double>(recorded_) / record_fps_, 0, 'f', 1));
+  if (record_limit_ > 0 && recorded_ >= record_limit_) return stopRecording();
   QTimer::singleShot(0, this, &ViewerPanel::recordNext);
 }
 
@@ -525,17 +566,29 @@ void ViewerPanel::stopRecording() {
     live_->set_speed(speed_before_);
     if (record_shown_ >= 0) live_->seek(record_shown_);
   }
-  bool ok = video_->finish();
-  QString error = ok ? QString() : video_->error();
-  recording_path_ = video_->path();
+  // Abandoned (abandonRecording): no video, nothing beside it.
+  bool ok = video_ && video_->finish();
+  QString error = !video_ ? tr("the recording was abandoned") : ok ? QString() : video_->error();
+  if (video_) recording_path_ = video_->path();
+  QString no_recipe;
   if (ok && clip_log_ && recorded_ > 0) {
     try {
-      clip_log_->write(models::ClipLog::path_for(recording_path_.toStdString()));
+      const auto log = models::ClipLog::path_for(recording_path_.toStdString());
+      clip_log_->write(log);
+      // The recipe beside the log: <base>.recipe.json.
+      if (const auto recipe = clipRecipe(no_recipe)) {
+        auto written = *recipe;
+        written.outputs = {QFileInfo(recording_path_).fileName().toStdString(),
+                           log.filename().string()};
+        write_figure_recipe(log.parent_path() / (log.stem().string() + ".recipe.json"), written);
+      }
     } catch (const Error& e) {
       ok = false;
       error = QString::fromStdString(e.what());
     }
   }
+  record_limit_ = 0;
+  record_look_.reset();
   clip_log_.reset();
   video_.reset();
   const QString ended = record_end_reason_.isEmpty()
@@ -543,14 +596,31 @@ void ViewerPanel::stopRecording() {
                             : tr("Recording ended: %1. ").arg(record_end_reason_);
   record_end_reason_.clear();
   if (ok)
-    emit message(ended + tr("Recorded %1 frames (%2 s at %3 frames per second) into %4")
-                             .arg(recorded_)
-                             .arg(static_cast<double>(recorded_) / record_fps_, 0, 'f', 1)
-                             .arg(record_fps_)
-                             .arg(recording_path_));
+    emit message(ended +
+                 tr("Recorded %1 frames (%2 s at %3 frames per second) into %4")
+                     .arg(recorded_)
+                     .arg(static_cast<double>(recorded_) / record_fps_, 0, 'f', 1)
+                     .arg(record_fps_)
+                     .arg(recording_path_) +
+                 (no_recipe.isEmpty() ? QString() : tr(" (no recipe: %1)").arg(no_recipe)));
   else
     emit message(ended + tr("The recording could not be written: %1").arg(error));
   emit recordingFinished(recording_path_, recorded_, error);
+}
+
+void ViewerPanel::settleLayout() {
+  // A tab's page that changed while hidden leaves the sizes around it stale until something else
+  // moves: a recording's frames are laid out as the panel's contents say, not as its history left
+  // them.
+  for (auto* w : findChildren<QWidget*>()) w->updateGeometry();
+  QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+}
+
+void ViewerPanel::abandonRecording() {
+  if (!recording_) return;
+  video_.reset();  // its unfinished file removed
+  clip_log_.reset();
+  stopRecording();
 }
 
 void ViewerPanel::waitForRecording() {
@@ -664,7 +734,7 @@ void ViewerPanel::setZeroing(models::ModalityZeroing zeroing) {
 }
 
 void ViewerPanel::sync() {
-  if (!live_) return;
+  if (!live_ || recording_) return;  // a recording shows its frames itself
   showFrame(live_->state(), true);
 }
 
@@ -706,7 +776,8 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
     if (!state.branch_frames.empty() || !timeline_->forks().empty()) {
       timeline_->setForks(forkCurves(state));
       if (divergence_->currentIndex() > 0)
-        timeline_->setDivergence(divergence_->currentText(), mainDivergence());
+        timeline_->setDivergence(divergence_->currentText(),
+                                 mainDivergence(recording_ ? state.frames : -1));
     }
     timeline_->replotIfChanged();
     timeline_export_->setEnabled(timeline_->hasFigure());

@@ -28,7 +28,12 @@ class QLineEdit;
 class QPushButton;
 class QSlider;
 class QSpinBox;
+class QTabWidget;
 class QTimer;
+
+namespace dstudio::recipes {
+struct ClipLook;
+}
 
 namespace dstudio::viz {
 class AttentionMapView;
@@ -71,6 +76,8 @@ class ViewerPanel : public QWidget {
   [[nodiscard]] std::vector<std::string> interventions() const;
   /// Forks the episode at the step on screen with `change`; throws what LivePlayer::fork throws.
   void fork(const models::BranchChange& change);
+  /// The same at `step` (made when the episode gets there).
+  void forkAt(int step, const models::BranchChange& change);
   void removeForks();
   /// Limbs coloured by the action change of the interventions in force (off by default).
   void setEffects(bool on);
@@ -99,15 +106,32 @@ class ViewerPanel : public QWidget {
   /// folder of PNGs of that name. Returns false (with the reason in message()) when there is no
   /// policy, no 3-D view or no folder.
   bool startRecording();
-  /// Ends the recording and finishes its file; recordingFinished() says where it is.
+  /// The same into `base`.mp4 (or the folder `base`), ending after `frames` frames (or the
+  /// episode's end): a clip drawn again from its recipe.
+  bool startRecordingInto(const QString& base, int frames);
+  /// Ends the recording and finishes its file; recordingFinished() says where it is. Beside a
+  /// recording go its clip log (`base`.json) and, when the run can be played again as it was
+  /// recorded, its recipe (`base`.recipe.json, view_recipes.h's ClipShown; `dstudio figure render`
+  /// draws the clip again from it).
   void stopRecording();
   [[nodiscard]] bool isRecording() const { return recording_; }
   /// Frames written so far (or by the last recording).
   [[nodiscard]] int recordedFrames() const { return recorded_; }
   /// The video, or the folder of frames, being or last written.
   [[nodiscard]] QString recordingPath() const { return recording_path_; }
+  /// Ends the recording without finishing it: the unfinished video is removed, nothing is written
+  /// beside it, and recordingFinished() says it was abandoned.
+  void abandonRecording();
+  /// Lays every part out now as its contents say (a recording does so before its first frame).
+  void settleLayout();
   /// Waits (processing events) until the recording ends.
   void waitForRecording();
+  /// The camera and what the controls show, as a clip's recipe keeps them, and set again (the
+  /// forks tab's target, the interventions tab's click, the attention map's layer and head...).
+  [[nodiscard]] recipes::ClipLook clipLook() const;
+  void setClipLook(const recipes::ClipLook& look);
+  /// The targets offered beside the target field.
+  [[nodiscard]] std::vector<models::TargetChoice> targetChoices() const;
 
   /// The arguments that open decision-viewer on what this panel shows: the same checkpoint, seed,
   /// target, zeroing, speed and step (empty without a policy: a replay or nothing open).
@@ -116,7 +140,8 @@ class ViewerPanel : public QWidget {
   /// false, with the reason in message(), when there is nothing to open or it cannot start.
   bool openInLiveViewer();
 
-  /// What the panel last drew (updated by its timer; `sync()` forces an update now).
+  /// What the panel last drew (updated by its timer; `sync()` forces an update now, except while
+  /// it records: a recording draws its own frames).
   [[nodiscard]] models::PlaybackState shown() const { return shown_; }
   void sync();
   [[nodiscard]] viz::SceneView* scene() const { return scene_; }
@@ -178,8 +203,12 @@ class ViewerPanel : public QWidget {
   [[nodiscard]] render::SceneLayers sceneLayers(const models::PlaybackState& state) const;
   [[nodiscard]] std::vector<viz::EpisodeTimeline::Fork> forkCurves(
       const models::PlaybackState& state) const;
-  /// The main run's values of the joint on the timeline's right axis (none for the difference).
-  [[nodiscard]] std::vector<double> mainDivergence() const;
+  /// The main run's values of the joint on the timeline's right axis (none for the difference),
+  /// of its first `frames` frames (-1: all kept).
+  [[nodiscard]] std::vector<double> mainDivergence(int frames = -1) const;
+  // The recipe of the recording ending now (nullopt, with the reason in `why`, when the clip
+  // cannot be played again as it was recorded).
+  [[nodiscard]] std::optional<FigureRecipe> clipRecipe(QString& why) const;
 
  protected:
   void changeEvent(QEvent* event) override;
@@ -189,6 +218,7 @@ class ViewerPanel : public QWidget {
   // Interventions and forks.
   QWidget* interventions_tab_ = nullptr;
   QWidget* forks_tab_ = nullptr;
+  QTabWidget* acting_ = nullptr;
   QWidget* head_grid_ = nullptr;
   QSpinBox* context_ = nullptr;
   QComboBox* click_mode_ = nullptr;
@@ -255,6 +285,11 @@ class ViewerPanel : public QWidget {
   int record_first_ = 0;                       // the step the recording started at
   std::unique_ptr<models::ClipLog> clip_log_;  // what each frame showed, written beside it
   int record_shown_ = -1;                      // the step the last frame showed
+  int record_limit_ = 0;                       // frames to record; 0 until stopped or the end
+  // How the panel was when the recording started (its recipe's look and sizes): a recording
+  // during which they changed has no recipe.
+  std::shared_ptr<const recipes::ClipLook> record_look_;
+  QSize record_panel_size_, record_frame_size_;
   double speed_before_ = 1.0;
 };
 

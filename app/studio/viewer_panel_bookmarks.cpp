@@ -85,6 +85,7 @@ void ViewerPanel::buildBookmarkControls() {
     if (answer.kind == BookmarkAnswer::Kind::Saved) kept.push_back(answer.bookmark);
     setBookmarks(std::move(kept));
   });
+  refreshBookmarks();  // "no bookmark" from the start
 }
 
 }  // namespace dstudio::studio

@@ -22,8 +22,10 @@
 #include "dstudio/common/palette.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/interventions.h"
+#include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/number_text.h"
 #include "dstudio/viz/scene_view.h"
+#include "dstudio/viz/target_chooser.h"
 #include "view_recipes.h"
 #include "viewer_panel.h"
 
@@ -251,10 +253,13 @@ void ViewerPanel::rebuildDivergenceChoice() {
   timeline_->setDivergence(tr("action difference"));
 }
 
-std::vector<double> ViewerPanel::mainDivergence() const {
+std::vector<double> ViewerPanel::mainDivergence(int frames) const {
   const int at = divergence_ ? divergence_->currentData().toInt() : -1;
   if (!live_ || at < 0) return {};
-  return models::joint_trace(live_->frames(), at);
+  auto kept = live_->frames();
+  if (frames >= 0 && static_cast<int>(kept.size()) > frames)
+    kept.resize(static_cast<std::size_t>(frames));
+  return models::joint_trace(kept, at);
 }
 
 void ViewerPanel::rebuildHeadGrid() {
@@ -386,8 +391,12 @@ std::vector<std::string> ViewerPanel::interventions() const {
 }
 
 void ViewerPanel::fork(const models::BranchChange& change) {
+  forkAt(shown_.cursor, change);
+}
+
+void ViewerPanel::forkAt(int step, const models::BranchChange& change) {
   if (!live_) return;
-  live_->fork(shown_.cursor, change);
+  live_->fork(step, change);
 }
 
 void ViewerPanel::forkSaying(const models::BranchChange& change) {
@@ -443,7 +452,10 @@ std::vector<viz::EpisodeTimeline::Fork> ViewerPanel::forkCurves(
   if (!live_) return out;
   const auto main = live_->frames();
   for (std::size_t b = 0; b < state.branch_frames.size(); ++b) {
-    const auto frames = live_->branch_frames(static_cast<int>(b));
+    auto frames = live_->branch_frames(static_cast<int>(b));
+    // A recording's timeline grows with the video: each fork to the step recorded.
+    if (recording_ && static_cast<int>(frames.size()) > state.frames)
+      frames.resize(static_cast<std::size_t>(state.frames));
     const auto& style = palette::kBranches[b % palette::kBranches.size()];
     viz::EpisodeTimeline::Fork f;
     f.name = tr("fork %1").arg(b + 1);
@@ -483,6 +495,140 @@ std::optional<FigureRecipe> ViewerPanel::timelineRecipe() const {
   for (const auto& b : bookmarks_on(bookmarks_, BookmarkPlace::Viewer))
     shown.bookmarks.push_back({b.step, b.name, b.note});
   return recipes::timeline_recipe(shown);
+}
+
+}  // namespace dstudio::studio
+
+namespace dstudio::studio {
+
+recipes::ClipLook ViewerPanel::clipLook() const {
+  recipes::ClipLook l;
+  l.camera = scene_->cameraView();
+  // A camera following the torso looks wherever the body is: only a free one keeps its point.
+  if (l.camera.track_body >= 0) l.camera.lookat_x = l.camera.lookat_y = 0.0;
+  l.effects = effects_->isChecked();
+  l.tab = acting_->currentIndex();
+  l.target_field = target_->value();
+  l.zeroing = static_cast<models::ModalityZeroing>(zeroing_->currentData().toInt());
+  l.seed_field = seed_->value();
+  l.attention_mode = static_cast<int>(attention_->mode());
+  l.attention_layer = attention_->layer();
+  l.attention_head = attention_->head();
+  l.fork_target = fork_target_->value();
+  l.click_mode = click_mode_->currentIndex();
+  l.patch_target = patch_target_->value();
+  l.divergence = divergence_->currentIndex() > 0 ? divergence_->currentData().toInt() : -1;
+  l.font = font().toString().toStdString();
+  return l;
+}
+
+void ViewerPanel::setClipLook(const recipes::ClipLook& l) {
+  track_->setChecked(l.camera.track_body >= 0);
+  scene_->setCameraView(l.camera);
+  setEffects(l.effects);
+  acting_->setCurrentIndex(l.tab);
+  {
+    // The fields as they were, without re-conditioning the policy (the run is the recipe's).
+    const QSignalBlocker block_target(target_), block_zeroing(zeroing_);
+    target_->setValue(l.target_field);
+    target_from_->follow(l.target_field);
+    zeroing_->setCurrentIndex(std::max(0, zeroing_->findData(static_cast<int>(l.zeroing))));
+  }
+  seed_->setValue(l.seed_field);
+  attention_->setMode(static_cast<viz::AttentionMapView::Mode>(l.attention_mode));
+  attention_->setLayer(l.attention_layer);
+  attention_->setHead(l.attention_head);
+  fork_target_->setValue(l.fork_target);
+  click_mode_->setCurrentIndex(l.click_mode);
+  patch_target_->setValue(l.patch_target);
+  divergence_->setCurrentIndex(l.divergence < 0 ? 0
+                                                : std::max(0, divergence_->findData(l.divergence)));
+}
+
+std::vector<models::TargetChoice> ViewerPanel::targetChoices() const {
+  return target_from_->choices();
+}
+
+std::optional<FigureRecipe> ViewerPanel::clipRecipe(QString& why) const {
+  if (!live_ || !clip_log_ || clip_log_->frames().empty() || !record_look_) return std::nullopt;
+  if (live_->replay() || live_->info().path.empty()) {
+    why = tr("a dataset's episode is replayed, not played by a policy");
+    return std::nullopt;
+  }
+  if (size() != record_panel_size_ ||
+      (record_area_ == RecordArea::Scene ? scene_->size() : size()) != record_frame_size_) {
+    why = tr("the panel was resized while it recorded");
+    return std::nullopt;
+  }
+  if (clipLook() != *record_look_) {
+    why = tr("the camera or the panel's settings changed while it recorded");
+    return std::nullopt;
+  }
+  const auto& log = clip_log_->frames();
+  const auto frames = live_->frames();
+  const auto branches = live_->branches();
+  const auto in_range = [](const auto& v, int step) {
+    return step >= 0 && step < static_cast<int>(v.size());
+  };
+  // The run kept now must show what every frame showed: the conditioning from each step it
+  // changed, and the forks made from this run (not from one dropped since), on screen throughout.
+  for (std::size_t b = 0; b < branches.size(); ++b) {
+    const int at = branches[b].fork_step;
+    const auto copied = live_->branch_frames(static_cast<int>(b), at);
+    if (!in_range(frames, at) || copied.empty() ||
+        copied.front()->physics.qpos != frames[static_cast<std::size_t>(at)]->physics.qpos ||
+        copied.front()->physics.qvel != frames[static_cast<std::size_t>(at)]->physics.qvel) {
+      why = tr("fork %1 was made from the episode before it was re-conditioned").arg(b + 1);
+      return std::nullopt;
+    }
+  }
+  for (std::size_t i = 0; i < log.size(); ++i) {
+    const auto& shown = log[i];
+    if (!in_range(frames, shown.step)) return std::nullopt;
+    const auto& f = *frames[static_cast<std::size_t>(shown.step)];
+    models::ClipLog::Frame again{
+        shown.step, f.return_so_far, f.target, models::to_string(f.zeroing), f.interventions, {}};
+    for (std::size_t b = 0; b < branches.size(); ++b) {
+      auto at = live_->branch_frames(static_cast<int>(b), shown.step);
+      if (at.empty()) at = live_->branch_frames(static_cast<int>(b));
+      if (at.empty()) continue;
+      const auto& bf = at.front()->step == shown.step ? at.front() : at.back();
+      again.branches.push_back(
+          {branches[b].label, branches[b].fork_step, bf->step, bf->return_so_far});
+    }
+    if (!(again == shown)) {
+      why = tr("the episode or its forks changed while it was recorded (frame %1)").arg(i + 1);
+      return std::nullopt;
+    }
+  }
+  try {
+    recipes::ClipShown clip;
+    auto& run = clip.run;
+    run.checkpoint = live_->info().path;
+    run.seed = shown_.seed;
+    run.changes = models::condition_changes({frames.begin(), frames.begin() + log.back().step + 1});
+    for (const auto& b : branches) run.forks.push_back({b.fork_step, b.label, 0});
+    run.divergence = record_look_->divergence;
+    if (run.divergence >= 0) run.divergence_label = divergence_->currentText().toStdString();
+    for (const auto& b : bookmarks_on(bookmarks_, BookmarkPlace::Viewer))
+      run.bookmarks.push_back({b.step, b.name, b.note});
+    clip.title = title_.toStdString();
+    clip.first = record_first_;
+    clip.frames = static_cast<int>(log.size());
+    clip.fps = record_fps_;
+    clip.speed = speed_before_;
+    clip.scene_only = record_area_ == RecordArea::Scene;
+    clip.width = record_frame_size_.width();
+    clip.height = record_frame_size_.height();
+    clip.panel_width = record_panel_size_.width();
+    clip.panel_height = record_panel_size_.height();
+    clip.targets = targetChoices();
+    clip.look = *record_look_;
+    return recipes::clip_recipe(clip);
+  } catch (const Error& e) {
+    why = QString::fromStdString(e.what());
+    return std::nullopt;
+  }
 }
 
 }  // namespace dstudio::studio

@@ -299,6 +299,82 @@ TEST_F(FigureRecipes, AViewsRecipeThatCannotBeFollowedIsRefusedNamingTheKey) {
   refused("studio-viewer-timeline", "divergence", "'checkpoint': missing");
 }
 
+// A Viewer tab clip's recipe is checked here before the studio is asked to draw it: an MP4 it
+// must be, only a clip is one, what a clip needs is named when missing, and a changed checkpoint
+// is refused naming both hashes. Nothing is written. (Drawing clips: gui_render_tests.)
+TEST_F(FigureRecipes, AViewerClipsRecipeIsCheckedBeforeTheStudioDrawsIt) {
+  const auto copy = *dir_ / "clip-policy.pt";
+  fs::copy_file(shipped_checkpoint(), copy, fs::copy_options::overwrite_existing);
+  dstudio::FigureRecipe clip;
+  clip.analysis = "studio-viewer-clip";
+  clip.figure.name = "clip";
+  clip.figure.formats = {"mp4"};
+  clip.checkpoint = copy.string();
+  clip.checkpoint_hash = dstudio::file_content_hash(copy);
+  clip.seeds = {3};
+  clip.options = {
+      {"changes", R"([{"step":0,"target":3600.0,"zeroing":"none","interventions":[]}])"},
+      {"forks", "[]"},
+      {"divergence", "-1"},
+      {"title", "hopper-medium-dt (dt)"},
+      {"first", "0"},
+      {"frames", "4"},
+      {"fps", "30"},
+      {"speed", "1"},
+      {"area", "scene"},
+      {"width", "640"},
+      {"height", "480"},
+      {"panel-width", "1000"},
+      {"panel-height", "700"},
+      {"targets", R"([{"value":3600.0,"label":"task reference 3600"}])"},
+      {"camera",
+       R"({"track":1,"distance":4.0,"azimuth":90.0,"elevation":-10.0,"lookat":[0.0,0.0,1.0]})"},
+      {"look",
+       R"({"effects":false,"tab":0,"target":3600.0,"zeroing":"none","seed":3,"attention-mode":0,)"
+       R"("attention-layer":0,"attention-head":-1,"fork-target":3600.0,"click":0,)"
+       R"("patch-target":1200.0,"font":""})"},
+  };
+  const auto write = [&](const dstudio::FigureRecipe& recipe, const std::string& name) {
+    const auto path = *dir_ / (name + ".recipe.json");
+    dstudio::write_figure_recipe(path, recipe);
+    return path.string();
+  };
+  const auto refused = [&](const std::string& recipe, const std::string& out, int code,
+                           const std::string& said) {
+    const auto r = run("figure render " + recipe + " --out " + out);
+    EXPECT_EQ(r.exit_code, code) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(said));
+    EXPECT_FALSE(fs::exists(out)) << out;
+  };
+  const auto clip_path = write(clip, "clip");
+  EXPECT_EQ(dstudio::read_figure_recipe(clip_path), clip) << "an MP4 recipe reads back";
+  refused(clip_path, (*dir_ / "clip.png").string(), 2, "a viewer clip is drawn as an MP4 (.mp4)");
+  // A figure is not drawn as a video.
+  const auto figure = recipe_on(shipped_checkpoint(), dataset(), *dir_ / "not-a-clip", *dir_);
+  refused(figure.string(), (*dir_ / "figure.mp4").string(), 2,
+          "only a viewer clip's recipe is drawn as an MP4");
+  // What a clip needs, named.
+  for (const char* key : {"look", "camera", "first", "area"}) {
+    auto missing = clip;
+    missing.options.erase(key);
+    refused(write(missing, std::string("no-") + key), (*dir_ / "missing.mp4").string(), 1,
+            std::string("'options.") + key + "': missing");
+  }
+  auto wrong = clip;
+  wrong.options["area"] = "window";
+  refused(write(wrong, "wrong-area"), (*dir_ / "wrong.mp4").string(), 1,
+          "'options.area': \"window\" is not scene or panel");
+  // The policy changed since it was recorded.
+  std::string bytes = bytes_of(copy);
+  bytes[bytes.size() / 2] ^= 0x10;
+  std::ofstream(copy, std::ios::binary | std::ios::trunc) << bytes;
+  const std::string now = dstudio::file_content_hash(copy);
+  refused(clip_path, (*dir_ / "changed.mp4").string(), 1,
+          "checkpoint " + copy.string() + " changed: its hash is " + now +
+              ", the recipe was made from " + clip.checkpoint_hash);
+  EXPECT_FALSE(fs::exists(*dir_ / "changed.json"));
+}
+
 // Every format is drawn again byte for byte, the PDF too: its creation date is left out.
 TEST_F(FigureRecipes, TheFormatComesFromTheFilesExtensionAndEachIsDrawnAgainByteForByte) {
   const auto out = *dir_ / "formats";

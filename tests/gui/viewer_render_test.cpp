@@ -37,6 +37,7 @@
 #include "test_application.h"
 #include "video_probe.h"
 #include "video_writer.h"
+#include "view_recipes.h"
 #include "viewer_panel.h"
 
 namespace dstudio::studio {
@@ -250,9 +251,11 @@ TEST_F(Render, TheViewerShowsTheRunningPolicyMidEpisode) {
     EXPECT_EQ(probe.height, v->scene()->height() & ~1);
   }
   const auto entries = QDir(folder).entryList(QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot);
-  const auto logs = entries.filter(QRegularExpression(QStringLiteral("\\.json$")));
-  EXPECT_EQ(entries.size() - logs.size(), 2) << "a file of its own for each recording";
-  EXPECT_EQ(logs.size(), 2) << "each with the log of what its frames show";
+  const auto json = entries.filter(QRegularExpression(QStringLiteral("\\.json$")));
+  const auto recipes = entries.filter(QRegularExpression(QStringLiteral("\\.recipe\\.json$")));
+  EXPECT_EQ(entries.size() - json.size(), 2) << "a file of its own for each recording";
+  EXPECT_EQ(json.size() - recipes.size(), 2) << "each with the log of what its frames show";
+  EXPECT_EQ(recipes.size(), 2) << "and the recipe that draws it again";
 }
 
 // The Viewer tab's surgery: interventions toggled at the step on screen act as the same set
@@ -418,6 +421,163 @@ TEST_F(Render, InterventionsAndForksActFromTheStepOnScreenAndAreDrawnInTheScene)
       differing += with_fork.pixel(x, y) != without.pixel(x, y);
   EXPECT_GT(differing, 300) << "the ghost (and the fork's line in the overlay)";
   v->setEffects(false);
+}
+
+}  // namespace
+}  // namespace dstudio::studio
+
+namespace dstudio::studio {
+namespace {
+
+// What `ffmpeg -f framemd5` says of each decoded frame: its hash (the video's pictures, not how
+// the container holds them).
+std::vector<std::string> frame_hashes(const QString& video) {
+  QProcess ffmpeg;
+  ffmpeg.start(QStringLiteral("ffmpeg"), {"-v", "error", "-i", video, "-f", "framemd5", "-"});
+  EXPECT_TRUE(ffmpeg.waitForFinished(120000));
+  std::vector<std::string> hashes;
+  for (const auto& line : QString::fromUtf8(ffmpeg.readAllStandardOutput()).split('\n')) {
+    if (line.startsWith('#') || line.trimmed().isEmpty()) continue;
+    hashes.push_back(line.section(',', -1).trimmed().toStdString());
+  }
+  return hashes;
+}
+
+// A recording of the whole panel, with the target changed at step 30, a fork at 45, the camera
+// turned by hand and a joint on the timeline's right axis, has its recipe beside it; `dstudio
+// figure render` draws the clip again through the studio's own panel: the same steps, returns,
+// conditioning and forks in its log, the same pictures frame for frame.
+TEST_F(Render, AClipIsDrawnAgainFromItsRecipeFrameForFrame) {
+  if (!VideoWriter::ffmpegAvailable()) GTEST_SKIP() << "no ffmpeg with libx264";
+  MainWindow w;
+  ASSERT_NO_FATAL_FAILURE(show_viewer_on_screen(w));
+  auto* v = w.viewer();
+  const auto wait_for = [&](const std::function<bool()>& done) {
+    for (int i = 0; i < 6000 && !done(); ++i) {
+      QTest::qWait(5);
+      v->sync();
+    }
+    return done();
+  };
+  v->pause();
+  v->restart();
+  v->setSpeed(0.0);
+  v->play();
+  ASSERT_TRUE(wait_for([&] { return v->shown().frames > 31; }));
+  v->pause();
+  v->seek(30);
+  ASSERT_TRUE(wait_for([&] { return v->shown().cursor == 30; }));
+  v->setTarget(2000.0);
+  ASSERT_TRUE(
+      wait_for([&] { return v->shown().frames == 31 && v->shown().frame->target == 2000.0; }));
+  v->play();
+  ASSERT_TRUE(wait_for([&] { return v->shown().frames > 46; }));
+  v->pause();
+  v->seek(45);
+  ASSERT_TRUE(wait_for([&] { return v->shown().cursor == 45; }));
+  models::BranchChange lower;
+  lower.target = 500.0;
+  lower.label = "target=500";
+  v->fork(lower);
+  ASSERT_TRUE(wait_for([&] { return v->shown().branch_frames.size() == 1; }));
+  v->play();
+  ASSERT_TRUE(wait_for([&] { return v->shown().cursor >= 70; }));
+  v->pause();
+  v->seek(40);
+  ASSERT_TRUE(wait_for([&] { return v->shown().cursor == 40; }));
+  auto* axis = v->findChild<QComboBox*>("divergence");
+  ASSERT_NE(axis, nullptr);
+  axis->setCurrentIndex(axis->findText("thigh_joint (qpos)"));
+  auto camera = v->scene()->cameraView();
+  camera.track_body = -1;
+  camera.azimuth = 120.0;
+  camera.elevation = -20.0;
+  camera.distance = 5.0;
+  camera.lookat_x = 1.5;
+  v->setClipLook([&] {
+    auto look = v->clipLook();
+    look.camera = camera;
+    return look;
+  }());
+  EXPECT_EQ(v->clipLook().camera, camera);
+
+  const QString folder = QDir(DSTUDIO_SCREENSHOT_DIR).filePath("clip-recipe");
+  QDir(folder).removeRecursively();
+  QDir().mkpath(folder);
+  v->setRecordFolder(folder);
+  v->setRecordFrameRate(30);
+  v->setRecordArea(ViewerPanel::RecordArea::Panel);
+  v->setSpeed(1.0);
+  QSignalSpy finished(v, &ViewerPanel::recordingFinished);
+  ASSERT_TRUE(v->startRecording());
+  ASSERT_TRUE(wait_for([&] { return !v->isRecording() || v->recordedFrames() >= 12; }));
+  v->stopRecording();
+  ASSERT_EQ(finished.count(), 1);
+  ASSERT_EQ(finished.front().at(2).toString(), "");
+  const QString clip = finished.front().at(0).toString();
+  const std::string base = clip.chopped(4).toStdString();
+  const std::string recipe_path = base + ".recipe.json";
+  ASSERT_TRUE(std::filesystem::exists(recipe_path)) << "a recipe beside " << clip.toStdString();
+  const auto recipe = read_figure_recipe(recipe_path);
+  EXPECT_EQ(recipe.analysis, "studio-viewer-clip");
+  EXPECT_EQ(recipe.step, 40);
+  EXPECT_NE(recipe.options.at("changes").find("2000"), std::string::npos);
+  EXPECT_NE(recipe.options.at("forks").find("target=500"), std::string::npos);
+  EXPECT_EQ(recipe.options.at("area"), "panel");
+
+  const std::string again = QDir(folder).filePath("again.mp4").toStdString();
+  const std::string command =
+      std::string(DSTUDIO_CLI) + " figure render '" + recipe_path + "' --out '" + again + "' 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  // The log: every frame's step, return, target, zeroing, interventions and forks.
+  const auto log = [](const std::string& video) {
+    return nlohmann::json::parse(read_regular_file(
+        models::ClipLog::path_for(std::filesystem::path(video).replace_extension()),
+        std::uint64_t{1} << 26));
+  };
+  const auto first = log(clip.toStdString()), second = log(again);
+  ASSERT_EQ(first["frames"].size(), 12u);
+  EXPECT_EQ(second, first) << "the clip log drawn again";
+  EXPECT_EQ(first["frames"][0]["forks"][0]["change"], "target=500");
+  // The pictures.
+  const auto drawn = frame_hashes(clip), redrawn = frame_hashes(QString::fromStdString(again));
+  ASSERT_EQ(drawn.size(), 12u);
+  EXPECT_EQ(redrawn, drawn) << "the same pictures, frame for frame";
+  EXPECT_EQ(read_regular_file(again, std::uint64_t{1} << 30),
+            read_regular_file(clip.toStdString(), std::uint64_t{1} << 30))
+      << "x264 encodes the same pictures into the same bytes";
+  // And the clip drawn again has the same recipe (but for its files and time).
+  auto recipe_again = read_figure_recipe(QDir(folder).filePath("again.recipe.json").toStdString());
+  recipe_again.outputs = recipe.outputs;
+  recipe_again.created = recipe.created;
+  EXPECT_EQ(to_json(recipe_again), to_json(recipe));
+
+  // The scene alone, following the torso, at twice real time: drawn again as well.
+  v->setRecordArea(ViewerPanel::RecordArea::Scene);
+  v->setClipLook([&] {
+    auto look = v->clipLook();
+    look.camera.track_body = 1;
+    return look;
+  }());
+  v->setSpeed(2.0);
+  v->seek(50);
+  ASSERT_TRUE(wait_for([&] { return v->shown().cursor == 50; }));
+  ASSERT_TRUE(v->startRecording());
+  ASSERT_TRUE(wait_for([&] { return !v->isRecording() || v->recordedFrames() >= 6; }));
+  v->stopRecording();
+  ASSERT_EQ(finished.count(), 2);
+  ASSERT_EQ(finished.back().at(2).toString(), "");
+  const QString scene_clip = finished.back().at(0).toString();
+  const std::string scene_recipe = scene_clip.chopped(4).toStdString() + ".recipe.json";
+  EXPECT_EQ(read_figure_recipe(scene_recipe).options.at("area"), "scene");
+  const std::string scene_again = QDir(folder).filePath("scene-again.mp4").toStdString();
+  const std::string scene_command = std::string(DSTUDIO_CLI) + " figure render '" + scene_recipe +
+                                    "' --out '" + scene_again + "' 2>&1";
+  ASSERT_EQ(std::system(scene_command.c_str()), 0) << scene_command;
+  EXPECT_EQ(log(scene_again), log(scene_clip.toStdString()));
+  const auto scene_drawn = frame_hashes(scene_clip);
+  EXPECT_EQ(scene_drawn.size(), log(scene_again)["frames"].size());
+  EXPECT_EQ(frame_hashes(QString::fromStdString(scene_again)), scene_drawn);
 }
 
 }  // namespace

@@ -71,7 +71,15 @@ class SceneCanvas : public QWidget {
     update();
   }
   void setTracking(bool on) {
+    view_ = view();
     view_.track_body = on ? 1 : -1;
+    setView(view_);
+  }
+  // The renderer's camera once there is one: it knows where a tracking camera left the point
+  // looked at, which a free camera keeps.
+  [[nodiscard]] render::CameraView view() const { return renderer_ ? renderer_->view() : view_; }
+  void setView(const render::CameraView& view) {
+    view_ = view;
     if (renderer_) renderer_->set_view(view_);
     update();
   }
@@ -93,6 +101,7 @@ class SceneCanvas : public QWidget {
       try {
         makeContextCurrent();
         if (!renderer_ || renderer_->width() != w || renderer_->height() != h) {
+          view_ = view();  // a resized view keeps its camera
           renderer_.reset();
           renderer_ = std::make_unique<render::SceneRenderer>(
               model_.get(), w, h, view_,
@@ -234,16 +243,15 @@ class SceneCanvas : public QWidget {
   void mouseMoveEvent(QMouseEvent* event) override {
     const QPointF d = event->position() - last_mouse_;
     last_mouse_ = event->position();
-    view_.azimuth -= d.x() * 0.4;
-    view_.elevation = std::clamp(view_.elevation - d.y() * 0.4, -89.0, 89.0);
-    if (renderer_) renderer_->set_view(view_);
-    update();
+    auto v = view();
+    v.azimuth -= d.x() * 0.4;
+    v.elevation = std::clamp(v.elevation - d.y() * 0.4, -89.0, 89.0);
+    setView(v);
   }
   void wheelEvent(QWheelEvent* event) override {
-    view_.distance =
-        std::clamp(view_.distance * std::pow(0.999, event->angleDelta().y()), 0.5, 40.0);
-    if (renderer_) renderer_->set_view(view_);
-    update();
+    auto v = view();
+    v.distance = std::clamp(v.distance * std::pow(0.999, event->angleDelta().y()), 0.5, 40.0);
+    setView(v);
   }
 
  private:
@@ -356,6 +364,12 @@ void SceneView::setTracking(bool on) {
 }
 bool SceneView::tracking() const {
   return canvas_ ? canvas_->tracking() : true;
+}
+render::CameraView SceneView::cameraView() const {
+  return canvas_ ? canvas_->view() : render::CameraView{};
+}
+void SceneView::setCameraView(const render::CameraView& view) {
+  if (canvas_) canvas_->setView(view);
 }
 double SceneView::lastFrameMilliseconds() const {
   return canvas_ ? canvas_->last_ms : 0.0;

@@ -170,8 +170,9 @@ RecipeFigure parse_figure(const Fields& f) {
   if (dpi < 1 || dpi > 2400) f.fail("dpi", std::to_string(dpi) + " is outside [1, 2400]");
   out.dpi = static_cast<int>(dpi);
   f.list("formats", [&](const json& v, const std::string& key) {
-    if (!v.is_string() || (v != "pdf" && v != "svg" && v != "png"))
-      f.fail(key, "expected \"pdf\", \"svg\" or \"png\", found " + v.dump());
+    if (!v.is_string() || (v != "pdf" && v != "svg" && v != "png" && v != "mp4"))
+      f.fail(key,
+             "expected \"pdf\", \"svg\", \"png\" or (a viewer clip) \"mp4\", found " + v.dump());
     out.formats.push_back(v.get<std::string>());
   });
   out.show_title = f.boolean("show_title").value_or(true);

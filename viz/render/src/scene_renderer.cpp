@@ -75,6 +75,8 @@ SceneRenderer::SceneRenderer(const mjModel_* model, int width, int height, Camer
   s.camera.azimuth = view.azimuth;
   s.camera.elevation = view.elevation;
   s.lookat_z = view.lookat_z;
+  s.camera.lookat[0] = view.lookat_x;
+  s.camera.lookat[1] = view.lookat_y;
 }
 
 SceneRenderer::~SceneRenderer() {
@@ -102,7 +104,8 @@ int SceneRenderer::height() const {
 
 CameraView SceneRenderer::view() const {
   const auto& s = *state_;
-  return {s.track_body, s.camera.distance, s.camera.azimuth, s.camera.elevation, s.lookat_z};
+  return {s.track_body, s.camera.distance,  s.camera.azimuth,  s.camera.elevation,
+          s.lookat_z,   s.camera.lookat[0], s.camera.lookat[1]};
 }
 
 void SceneRenderer::set_view(const CameraView& view) {
@@ -112,6 +115,8 @@ void SceneRenderer::set_view(const CameraView& view) {
   s.camera.azimuth = view.azimuth;
   s.camera.elevation = view.elevation;
   s.lookat_z = view.lookat_z;
+  s.camera.lookat[0] = view.lookat_x;
+  s.camera.lookat[1] = view.lookat_y;
 }
 
 Image SceneRenderer::render(std::span<const double> qpos, std::span<const double> qvel) {

@@ -67,7 +67,7 @@ struct RecipeFigure {
   double line_width = 1.2;  ///< points
   std::string font_family = "DejaVu Sans";
   int dpi = 300;                     ///< of the PNG
-  std::vector<std::string> formats;  ///< of "pdf", "svg", "png": the files written
+  std::vector<std::string> formats;  ///< of "pdf", "svg", "png" (a viewer clip: "mp4")
   bool show_title = true;
   /// The title and axis titles given in the export dialog; "" for the figure's own.
   std::string title, x_title, y_title;

@@ -39,6 +39,7 @@ class ClipLog {
     int fork_step = 0;
     int step = 0;  ///< the branch's frame drawn (its last, once it has ended)
     double return_so_far = 0.0;
+    bool operator==(const Branch&) const = default;
   };
   /// One recorded frame.
   struct Frame {
@@ -48,6 +49,7 @@ class ClipLog {
     std::string zeroing;
     std::vector<std::string> interventions;
     std::vector<Branch> branches;
+    bool operator==(const Frame&) const = default;
   };
   /// A clip of `source` (a checkpoint, or a dataset episode) from `first_step`, `fps` frames a
   /// second at `speed` times real time (0 is recorded at 1x), `seed` its episode's.

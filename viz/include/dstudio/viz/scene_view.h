@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dstudio/render/scene_layers.h"
+#include "dstudio/render/scene_renderer.h"
 
 struct mjModel_;
 
@@ -52,6 +53,10 @@ class SceneView : public QWidget {
   /// Follow the torso (body 1) along the ground, or leave the camera where it is.
   void setTracking(bool on);
   [[nodiscard]] bool tracking() const;
+  /// The camera as it is now (tracking, distance, angles, the point looked at), and set again:
+  /// what a recording's recipe keeps to draw the clip from the same place.
+  [[nodiscard]] render::CameraView cameraView() const;
+  void setCameraView(const render::CameraView& view);
 
   /// The milliseconds the last frame took (scene, read-back and overlay). Multisampling, shadows
   /// and the floor's reflection are on, except on software OpenGL where they cost most of a frame.

@@ -23,10 +23,11 @@ class TargetChooser : public QComboBox {
   void setChoices(const std::vector<models::TargetChoice>& choices);
   /// What the field's value is: a choice's label, or "own value".
   [[nodiscard]] QString inUse() const;
-
- private:
+  [[nodiscard]] const std::vector<models::TargetChoice>& choices() const { return choices_; }
+  /// Shows which choice `value` is (the field's value, set with its signals blocked).
   void follow(double value);
 
+ private:
   QDoubleSpinBox* field_;
   std::vector<models::TargetChoice> choices_;
 };

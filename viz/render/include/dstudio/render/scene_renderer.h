@@ -51,6 +51,9 @@ struct CameraView {
   double azimuth = 90.0;
   double elevation = -10.0;
   double lookat_z = 1.0;  ///< height of the point looked at
+  /// Where a free camera looks along the ground (a tracking one looks at its body).
+  double lookat_x = 0.0, lookat_y = 0.0;
+  bool operator==(const CameraView&) const = default;
 };
 
 /// How much the picture costs. Software OpenGL (Mesa's llvmpipe) spends most of a frame on

@@ -1,0 +1,49 @@
+#pragma once
+/// \file
+/// A Viewer tab recording drawn again from its recipe (`decision-studio --render-clip RECIPE --out
+/// FILE.mp4`, which `dstudio figure render` runs for a clip): the recipe's inputs are checked, the
+/// episode is played again headless with the conditioning from every step the user changed it, and
+/// a viewer panel of the recorded size, not shown on screen, is given that run, the same forks,
+/// camera and controls, and records it frame by frame through the Record button's own path. On the
+/// same build the clip log written beside the video is the first one's, frame for frame.
+
+#include <QObject>
+#include <QString>
+#include <QWidget>
+#include <functional>
+#include <memory>
+
+namespace dstudio::studio {
+
+class ViewerPanel;
+
+class ClipRender : public QObject {
+  Q_OBJECT
+ public:
+  ClipRender(QString recipe, QString out, QObject* parent = nullptr);
+  ~ClipRender() override;
+
+  /// Starts drawing (from the event loop); finished() says how it ended.
+  void start();
+
+ signals:
+  /// `message` says where the clip went, or why it was not drawn (nothing is left at `out` then).
+  void finished(bool ok, const QString& message);
+
+ private:
+  void run();
+  // Calls `next` once `ready` holds (checked as the panel updates), or fails saying `waiting`.
+  void when(const std::function<bool()>& ready, const std::function<void()>& next,
+            const QString& waiting);
+  void fail(const QString& message);
+
+  QString recipe_path_, out_;
+  struct Plan;
+  std::unique_ptr<Plan> plan_;
+  std::unique_ptr<QWidget> window_;
+  ViewerPanel* panel_ = nullptr;  // in window_
+  QString said_;                  // the panel's last message (why a recording could not start)
+  bool done_ = false;
+};
+
+}  // namespace dstudio::studio
