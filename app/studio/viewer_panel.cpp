@@ -49,6 +49,7 @@
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/episode_timeline.h"
 #include "dstudio/viz/export_dialog.h"
+#include "dstudio/viz/figures.h"
 #include "dstudio/viz/number_text.h"
 #include "dstudio/viz/scene_view.h"
 #include "dstudio/viz/target_chooser.h"
@@ -521,11 +522,20 @@ void ViewerPanel::recordNext() {
 
 void ViewerPanel::captureFrame() {
   if (!recording_) return;
-  // The plots (timeline, attention map) redraw on the next turn of the event loop; the frame
-  // shows them as they are for this step.
-  if (record_area_ == RecordArea::Panel)
-    for (auto* plot : findChildren<QCustomPlot*>())
-      if (plot->isVisible()) plot->replot(QCustomPlot::rpImmediateRefresh);
+  // Labels resize and plots (timeline, attention map) redraw on the next turn of the event loop;
+  // the frame shows them as they are for this step.
+  if (record_area_ == RecordArea::Panel) {
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    for (auto* plot : findChildren<QCustomPlot*>()) {
+      if (!plot->isVisible()) continue;
+      // The first frame's ticks as they fit what it shows, not as the panel's history thinned
+      // them; each later frame's follow on from there.
+      if (recorded_ == 0)
+        viz::refit_text(plot);
+      else
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+    }
+  }
   // Grabbing draws the widgets, the 3-D scene included, as they are now: the step just shown.
   const QImage frame = (record_area_ == RecordArea::Scene ? scene_->grab() : grab()).toImage();
   if (!video_->add(frame)) {
@@ -683,6 +693,7 @@ void ViewerPanel::setPlayer(const QString& title, std::shared_ptr<models::Episod
   if (autoplay) live_->play();
   timer_->start();
   sync();
+  settleLayout();  // the grids and lists filled while their tabs were hidden take their room now
 }
 
 void ViewerPanel::play() {

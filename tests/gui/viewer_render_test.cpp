@@ -578,6 +578,27 @@ TEST_F(Render, AClipIsDrawnAgainFromItsRecipeFrameForFrame) {
   const auto scene_drawn = frame_hashes(scene_clip);
   EXPECT_EQ(scene_drawn.size(), log(scene_again)["frames"].size());
   EXPECT_EQ(frame_hashes(QString::fromStdString(scene_again)), scene_drawn);
+
+  // From a new episode's first step, as Record is pressed once a checkpoint is open: the first
+  // frame brings the map's caption and a single entropy value, laid out and scaled as again.
+  v->setRecordArea(ViewerPanel::RecordArea::Panel);
+  v->setSpeed(1.0);
+  v->restart();
+  ASSERT_TRUE(wait_for([&] { return v->shown().frames == 1 && v->shown().branch_frames.empty(); }));
+  ASSERT_TRUE(v->startRecording());
+  ASSERT_TRUE(wait_for([&] { return !v->isRecording() || v->recordedFrames() >= 4; }));
+  v->stopRecording();
+  ASSERT_EQ(finished.count(), 3);
+  ASSERT_EQ(finished.back().at(2).toString(), "");
+  const QString start_clip = finished.back().at(0).toString();
+  const std::string start_again = QDir(folder).filePath("start-again.mp4").toStdString();
+  const std::string start_command = std::string(DSTUDIO_CLI) + " figure render '" +
+                                    start_clip.chopped(4).toStdString() + ".recipe.json' --out '" +
+                                    start_again + "' 2>&1";
+  ASSERT_EQ(std::system(start_command.c_str()), 0) << start_command;
+  EXPECT_EQ(log(start_again)["frames"][0]["step"], 0);
+  EXPECT_EQ(log(start_again), log(start_clip.toStdString()));
+  EXPECT_EQ(frame_hashes(QString::fromStdString(start_again)), frame_hashes(start_clip));
 }
 
 }  // namespace

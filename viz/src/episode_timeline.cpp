@@ -197,7 +197,16 @@ void EpisodeTimeline::replotIfChanged() {
     plot_->yAxis->setRange(left.lower - 0.05 * left.size(), left.upper + 0.08 * left.size());
   }
   if (forks_.empty()) {
-    plot_->graph(2)->rescaleValueAxis(false, true);
+    // The entropy's range alone: a single value (the first step) gets a unit around it, where
+    // QCustomPlot would keep the previous range's width.
+    bool any = false;
+    QCPRange entropy = plot_->graph(2)->getValueRange(any);
+    if (any) {
+      if (entropy.size() < 1e-9) entropy = QCPRange(entropy.lower - 0.5, entropy.upper + 0.5);
+      plot_->yAxis2->setRange(entropy);
+    } else {
+      plot_->yAxis2->setRange(0.0, 1.0);  // no step has acted yet
+    }
   } else if (main_divergence_.empty()) {
     double top = 0.0;
     for (const auto& f : forks_)

@@ -827,6 +827,14 @@ void keep_text_fitted(QCustomPlot* plot) {
   });
 }
 
+void refit_text(QCustomPlot* plot) {
+  if (!plot->property("dstudio_keeps_text_fitted").toBool()) return;
+  for (auto* axis : all_axes(*plot))
+    if (!axis->ticker().dynamicCast<QCPAxisTickerText>()) axis->ticker()->setTickCount(5);
+  // Each layout fits one step further; five are more than any axis takes from five ticks.
+  for (int k = 0; k < 5; ++k) plot->replot(QCustomPlot::rpImmediateRefresh);
+}
+
 std::vector<std::string> TextLayout::problems(double margin) const {
   std::vector<std::string> out;
   const auto quoted = [](const QString& text) { return "\u00ab" + text.toStdString() + "\u00bb"; };

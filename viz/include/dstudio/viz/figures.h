@@ -280,6 +280,10 @@ TextLayout text_layout(QCustomPlot& plot);
 /// than its axis is broken into lines (whole again when there is room). Once per plot; calling
 /// again does nothing.
 void keep_text_fitted(QCustomPlot* plot);
+/// Puts the tick counts keep_text_fitted changed back to five and fits them again, as when the
+/// plot was first shown: from here on its ticks follow what it shows, not what it showed before
+/// (a recording's frames are the same however long the plot was on screen).
+void refit_text(QCustomPlot* plot);
 
 /// Draws every text of an on-screen plot (axis titles, tick labels, colour scales, legend,
 /// titles, notes) at `scale` times the size it was made with: presentation mode's large type for
