@@ -281,11 +281,15 @@ void render_clip(const FigureRecipe& recipe, const std::string& recipe_path,
   options.search_path = search;
   options.default_signals = true;
   const int code = wait_for_exit(spawn_program(argv.front(), argv, options));
-  if (code != 0)
+  if (code != 0) {
+    // Interrupted, it may leave its unfinished video under a temporary name: not kept.
+    std::error_code ec;
+    fs::remove(out + ".part", ec);
     throw Error(out + ": the clip was not drawn (decision-studio " +
                 (code > 128 ? "ended by signal " + std::to_string(code - 128)
                             : "exited with " + std::to_string(code)) +
                 ")");
+  }
 }
 
 void render(const std::string& recipe_path, const std::string& out) {

@@ -54,7 +54,8 @@ void ClipRender::when(const std::function<bool()>& ready, const std::function<vo
   auto clock = std::make_shared<QElapsedTimer>();
   clock->start();
   auto check = std::make_shared<std::function<void()>>();
-  *check = [this, ready, next, waiting, clock, check] {
+  // Each wait's timer holds the check; the check holds only itself weakly (no cycle).
+  *check = [this, ready, next, waiting, clock, self = std::weak_ptr(check)] {
     if (done_) return;
     panel_->sync();
     const auto state = panel_->shown();
@@ -62,7 +63,7 @@ void ClipRender::when(const std::function<bool()>& ready, const std::function<vo
     if (!state.fork_error.empty()) return fail(QString::fromStdString(state.fork_error));
     if (ready()) return next();
     if (clock->elapsed() > 600'000) return fail(tr("gave up %1").arg(waiting));
-    QTimer::singleShot(5, this, [check] { (*check)(); });
+    QTimer::singleShot(5, this, [again = self.lock()] { (*again)(); });
   };
   (*check)();
 }

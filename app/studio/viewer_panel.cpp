@@ -585,12 +585,15 @@ void ViewerPanel::stopRecording() {
     try {
       const auto log = models::ClipLog::path_for(recording_path_.toStdString());
       clip_log_->write(log);
-      // The recipe beside the log: <base>.recipe.json.
-      if (const auto recipe = clipRecipe(no_recipe)) {
-        auto written = *recipe;
-        written.outputs = {QFileInfo(recording_path_).fileName().toStdString(),
+      // The recipe beside the log: <base>.recipe.json (the clip stands without it).
+      if (auto recipe = clipRecipe(no_recipe)) {
+        recipe->outputs = {QFileInfo(recording_path_).fileName().toStdString(),
                            log.filename().string()};
-        write_figure_recipe(log.parent_path() / (log.stem().string() + ".recipe.json"), written);
+        try {
+          write_figure_recipe(log.parent_path() / (log.stem().string() + ".recipe.json"), *recipe);
+        } catch (const Error& e) {
+          no_recipe = QString::fromStdString(e.what());
+        }
       }
     } catch (const Error& e) {
       ok = false;

@@ -584,7 +584,10 @@ std::optional<FigureRecipe> ViewerPanel::clipRecipe(QString& why) const {
   }
   for (std::size_t i = 0; i < log.size(); ++i) {
     const auto& shown = log[i];
-    if (!in_range(frames, shown.step)) return std::nullopt;
+    if (!in_range(frames, shown.step)) {
+      why = tr("the episode no longer keeps step %1").arg(shown.step);
+      return std::nullopt;
+    }
     const auto& f = *frames[static_cast<std::size_t>(shown.step)];
     models::ClipLog::Frame again{
         shown.step, f.return_so_far, f.target, models::to_string(f.zeroing), f.interventions, {}};
