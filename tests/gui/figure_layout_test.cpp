@@ -16,6 +16,7 @@
 #include "dstudio/analysis/attention_maps.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
+#include "dstudio/viz/episode_timeline.h"
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/markov_lab_view.h"
 #include "dstudio/viz/return_analysis_view.h"
@@ -395,13 +396,27 @@ TEST_F(FigureLayout, EveryViewsExportAtIcmlNeuripsAndIeeeKeepsItsTextApartAndOnT
     result.mixing_by_lag = {0.5, 0.5};
     lab.showResult(result);
   }
+  // The Viewer's timeline with a fork, a joint on its right axis: a legend of two rows of long
+  // names under the plot.
+  EpisodeTimeline timeline;
+  std::vector<double> fork_return, fork_joint, main_joint;
+  for (int t = 0; t < 200; ++t) {
+    timeline.addStep(t, 3600.0 - 3 * t, 3.0 * t, 2.0 + 0.1 * std::sin(t * 0.1));
+    fork_return.push_back(2.8 * t);
+    fork_joint.push_back(-0.3 + 0.3 * std::sin(t * 0.07));
+    main_joint.push_back(-0.3 + 0.3 * std::cos(t * 0.05));
+  }
+  timeline.setForks({{"fork 1", QColor(213, 94, 0), fork_return, fork_joint}});
+  timeline.setDivergence("thigh_joint (qpos)", main_joint);
+  timeline.replotIfChanged();
   for (const char* venue : {"icml", "neurips", "ieee"}) {
     SCOPED_TRACE(venue);
     TextLayoutLog log;
     auto style = *venue_preset(venue);
     style.pdf = style.svg = style.png = false;
-    export_all({&attention, &returns, &rollout, &tsne, &lab}, (dir / venue).string(), style);
-    EXPECT_GE(log.figures.size(), 7u);
+    export_all({&attention, &returns, &rollout, &tsne, &lab, &timeline}, (dir / venue).string(),
+               style);
+    EXPECT_GE(log.figures.size(), 8u);
     EXPECT_EQ(report(log), "");
     // Every view's numbers: CSV a standard reader parses to each header's width.
     const auto csv_report = test::check_csv_files(dir / venue);

@@ -184,6 +184,9 @@ void legend_below(QCustomPlot& plot, const FigureStyle& s) {
   sub->setMinimumMargins(QMargins(2, 0, 2, 2));  // the legend's frame stays inside the page
   plot.legend->setColumnSpacing(6);
   plot.legend->setRowSpacing(0);
+  // Room for a name drawn past its whole screen pixels (fit_text), counted in what fits.
+  for (int i = 0; i < plot.legend->itemCount(); ++i)
+    if (auto* item = plot.legend->item(i)) item->setMargins(QMargins(0, 0, 1, 1));
   plot.legend->setFillOrder(QCPLegend::foColumnsFirst, false);
   std::vector<std::pair<QCPAbstractPlottable*, QString>> entries;
   for (int i = 0; i < plot.legend->itemCount(); ++i)
@@ -404,6 +407,25 @@ std::vector<QCPAxis*> all_axes(QCustomPlot& plot) {
 // Makes the drawn plot's text fit: tick labels thinned until neighbours keep apart, and margins
 // widened where a label at the end of an axis would reach past the page. A few rounds suffice.
 void fit_text(QCustomPlot& plot) {
+  // A legend's entry clips what it draws and is as wide and tall as its name in whole pixels at
+  // screen resolution: drawn at a figure's, the name's last letter and descenders reach a little
+  // further.
+  if (auto* legend = plot.legend; legend && legend->visible()) {
+    bool grown = false;
+    for (int i = 0; i < legend->itemCount(); ++i)
+      if (auto* item = legend->item(i);
+          item && (item->margins().bottom() < 1 || item->margins().right() < 1)) {
+        QMargins m = item->margins();
+        m.setBottom(std::max(1, m.bottom()));
+        m.setRight(std::max(1, m.right()));
+        item->setMargins(m);
+        grown = true;
+      }
+    // A legend held to its size (legend_below) takes the new one.
+    if (grown && legend->maximumSize() != QSize(QWIDGETSIZE_MAX, QWIDGETSIZE_MAX))
+      legend->setMaximumSize(legend->minimumOuterSizeHint());
+    if (grown) plot.replot();
+  }
   for (int round = 0; round < 12; ++round) {
     bool changed = false;
     for (auto* axis : all_axes(plot)) {
@@ -593,8 +615,11 @@ TextLayout text_layout(QCustomPlot& plot) {
         layout.ticks_inside = true;
   }
   if (plot.legend && plot.legend->visible() && plot.legend->itemCount() > 0 &&
-      plot.legend->layout())
+      plot.legend->layout()) {
     layout.legend = plot.legend->outerRect();
+    for (int i = 0; i < plot.legend->itemCount(); ++i)
+      if (auto* item = plot.legend->item(i)) layout.legend_entries.push_back(item->outerRect());
+  }
   for (int i = 0; i < plot.plottableCount(); ++i) {
     auto* plottable = plot.plottable(i);
     if (!plottable->visible() || !plottable->keyAxis() || !plottable->valueAxis()) continue;
@@ -853,6 +878,11 @@ std::vector<std::string> TextLayout::problems(double margin) const {
       if (both.width() > 0.3 && both.height() > 0.3)
         out.push_back(quoted(texts[i].text) + " overlaps " + quoted(texts[j].text));
     }
+  // A legend's entry clips what it draws: a name reaching past its box is cut (descenders first).
+  for (const auto& entry : legend_entries)
+    for (const auto& t : texts)
+      if (entry.contains(t.box.center()) && !entry.adjusted(-0.1, -0.1, 0.1, 0.1).contains(t.box))
+        out.push_back(quoted(t.text) + " is cut by its legend entry's edge");
   if (!legend.isEmpty()) {
     const QRectF both = legend.intersected(plot_area);
     if (both.width() > 1 && both.height() > 1) out.push_back("the legend covers the data");

@@ -254,8 +254,9 @@ struct TextLayout {
   };
   QSizeF page;
   std::vector<Text> texts;
-  QRectF plot_area;           ///< the data rectangle of the main axes
-  QRectF legend;              ///< empty without a visible legend
+  QRectF plot_area;                    ///< the data rectangle of the main axes
+  QRectF legend;                       ///< empty without a visible legend
+  std::vector<QRectF> legend_entries;  ///< each entry's box (it draws nothing outside it)
   bool ticks_inside = false;  ///< some tick mark of the main axes reaches into the data rectangle
   /// A data point's marker: its box and the series it belongs to.
   struct Marker {
@@ -267,8 +268,8 @@ struct TextLayout {
   /// What is wrong, in words, each naming the text concerned: text overlapping other text or an
   /// error bar's cap, text outside the page or closer than `margin` to its edge, text cut short
   /// with an ellipsis, a number alone on a title's line, a marker cut by the data's edge, a legend
-  /// over the data or taller than a fifth of the page, tick marks inside the data. Empty when the
-  /// layout is clean.
+  /// over the data or taller than a fifth of the page, a legend's name cut by its entry's box,
+  /// tick marks inside the data. Empty when the layout is clean.
   [[nodiscard]] std::vector<std::string> problems(double margin = 1.0) const;
 };
 /// The text layout of `plot` drawn at its current size (nothing is painted on screen).
