@@ -497,10 +497,6 @@ std::optional<FigureRecipe> ViewerPanel::timelineRecipe() const {
   return recipes::timeline_recipe(shown);
 }
 
-}  // namespace dstudio::studio
-
-namespace dstudio::studio {
-
 recipes::ClipLook ViewerPanel::clipLook() const {
   recipes::ClipLook l;
   l.camera = scene_->cameraView();
