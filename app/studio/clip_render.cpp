@@ -4,6 +4,7 @@
 
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QFileInfo>
 #include <QFont>
 #include <QTimer>
@@ -160,11 +161,15 @@ void ClipRender::run() {
                         [this](const QString& path, int frames, const QString& error) {
                           if (done_) return;
                           if (!error.isEmpty()) return fail(error);
-                          if (frames != plan_->clip.frames)
-                            return fail(tr("%1 frames drawn into %2, the clip has %3")
+                          if (frames != plan_->clip.frames) {
+                            // Not the clip: none of it stays.
+                            const QString base = out_.left(out_.size() - 4);
+                            for (const QString& f : {out_, base + ".json", base + ".recipe.json"})
+                              QFile::remove(f);
+                            return fail(tr("%1 frames drawn, the clip has %2")
                                             .arg(frames)
-                                            .arg(path)
                                             .arg(plan_->clip.frames));
+                          }
                           done_ = true;
                           emit finished(true, tr("wrote %1 (%2 frames)").arg(path).arg(frames));
                         });
