@@ -6,8 +6,6 @@
 // to FILE, whose extension says the format (pdf, svg, png), with its numbers beside it as CSV. On
 // the same build the numbers and the PNG are byte for byte those first written.
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -16,7 +14,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -226,18 +223,9 @@ void render_view(const FigureRecipe& recipe, const std::string& recipe_path, con
   std::printf("wrote %s and %s\n", out.c_str(), csv.c_str());
 }
 
-// Whether `program` is an executable file somewhere on PATH.
-bool on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');)
-    if (!dir.empty() && ::access((fs::path(dir) / program).c_str(), X_OK) == 0) return true;
-  return false;
-}
-
 // A Viewer tab recording: its inputs checked here, then drawn by the studio's own viewer panel
-// (decision-studio --render-clip, beside this program or on PATH), which needs a display: the
-// one there is, else a virtual one from xvfb-run.
+// (decision-studio --render-clip, installed beside this program), which needs a display: the one
+// there is, else a virtual one from xvfb-run.
 void render_clip(const FigureRecipe& recipe, const std::string& recipe_path,
                  const std::string& out) {
   if (fs::path(out).extension() != ".mp4")
@@ -251,26 +239,21 @@ void render_clip(const FigureRecipe& recipe, const std::string& recipe_path,
     fs::create_directories(folder, ec);
     if (ec) throw Error(folder.string() + ": cannot make the folder (" + ec.message() + ")");
   }
-  const fs::path beside = executable_path().parent_path() / "decision-studio";
-  const bool here = ::access(beside.c_str(), X_OK) == 0;
-  if (!here && !on_path("decision-studio"))
-    throw Error("drawing a clip needs decision-studio, which is neither beside " +
-                executable_path().string() + " nor on the PATH");
-  std::vector<std::string> argv = {here ? beside.string() : std::string("decision-studio"),
-                                   "--render-clip", recipe_path, "--out", out};
+  const fs::path studio = private_program("decision-studio");
+  if (studio.empty())
+    throw Error("drawing a clip needs decision-studio, which is not beside " +
+                executable_path().string() + ": the installation is incomplete");
+  std::vector<std::string> argv = {studio.string(), "--render-clip", recipe_path, "--out", out};
   const auto has = [](const char* name) {
     const char* v = std::getenv(name);
     return v && *v;
   };
-  bool search = !here;
-  if (!has("DISPLAY") && !has("WAYLAND_DISPLAY")) {
-    if (!on_path("xvfb-run"))
-      throw Error("drawing a clip needs a display: set DISPLAY, or install xvfb (xvfb-run)");
+  const bool virtual_display = !has("DISPLAY") && !has("WAYLAND_DISPLAY");
+  if (virtual_display) {
     const std::string screen = "-screen 0 " +
                                std::to_string(std::max(1280, clip.panel_width + 64)) + "x" +
                                std::to_string(std::max(1024, clip.panel_height + 64)) + "x24";
     argv.insert(argv.begin(), {"xvfb-run", "-a", "-s", screen});
-    search = true;
     ::setenv("QT_QPA_PLATFORM", "xcb", 1);
   } else if (const char* qpa = std::getenv("QT_QPA_PLATFORM");
              qpa && (std::string(qpa) == "offscreen" || std::string(qpa) == "minimal")) {
@@ -278,9 +261,17 @@ void render_clip(const FigureRecipe& recipe, const std::string& recipe_path,
     ::setenv("QT_QPA_PLATFORM", has("DISPLAY") ? "xcb" : "wayland", 1);
   }
   SpawnOptions options;
-  options.search_path = search;
+  options.search_path = virtual_display;  // xvfb-run, wherever PATH has it
   options.default_signals = true;
-  const int code = wait_for_exit(spawn_program(argv.front(), argv, options));
+  pid_t pid = 0;
+  try {
+    pid = spawn_program(argv.front(), argv, options);
+  } catch (const Error&) {
+    if (virtual_display)
+      throw Error("drawing a clip needs a display: set DISPLAY, or install xvfb (xvfb-run)");
+    throw;
+  }
+  const int code = wait_for_exit(pid);
   if (code != 0) {
     // Interrupted, it may leave its unfinished video under a temporary name: not kept.
     std::error_code ec;

@@ -54,6 +54,7 @@
 #include "dstudio/viz/target_chooser.h"
 #include "dstudio/viz/tsne_view.h"
 #include "dstudio/viz/workspace_view.h"
+#include "figure_render.h"
 #include "h5_fixture.h"
 #include "job.h"
 #include "main_window.h"
@@ -550,10 +551,8 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
     const auto recipe = read_figure_recipe(recipe_path.toStdString());
     analyses.insert(recipe.analysis);
     const QString again = QDir(out).filePath("again-" + png);
-    const std::string command = std::string(DSTUDIO_CLI) + " figure render '" +
-                                recipe_path.toStdString() + "' --out '" + again.toStdString() +
-                                "' > /dev/null 2>&1";
-    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+    ASSERT_EQ(test::figure_render(recipe_path.toStdString(), again.toStdString(), "/dev/null"), 0)
+        << recipe_path.toStdString();
     EXPECT_EQ(bytes(again), bytes(figures.filePath(png))) << png.toStdString() << " drawn again";
     // Its numbers, where the panel has its own.
     const QString csv = figures.filePath(stem + ".csv");
@@ -585,10 +584,10 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
     const QString changed = QDir(out).filePath("changed.recipe.json");
     write_figure_recipe(changed.toStdString(), recipe);
     const QString log = QDir(out).filePath("changed.log");
-    const std::string command =
-        std::string(DSTUDIO_CLI) + " figure render '" + changed.toStdString() + "' --out '" +
-        QDir(out).filePath("changed.png").toStdString() + "' > '" + log.toStdString() + "' 2>&1";
-    EXPECT_NE(std::system(command.c_str()), 0);
+    EXPECT_NE(
+        test::figure_render(changed.toStdString(), QDir(out).filePath("changed.png").toStdString(),
+                            log.toStdString()),
+        0);
     const std::string said = bytes(log);
     EXPECT_NE(said.find(made), std::string::npos) << said;
     EXPECT_NE(said.find(recipe.checkpoint_hash), std::string::npos) << said;
@@ -798,9 +797,7 @@ TEST_F(Studio, TheStudiosAnalysesRunFromTheirPanelsAsOnTheCommandLine) {
   const std::string figure = base + "_attention_mean_layers";
   ASSERT_TRUE(std::find(written.begin(), written.end(), figure + ".recipe.json") != written.end());
   const std::string again = QDir(folder).filePath("again.png").toStdString();
-  const std::string command = std::string(DSTUDIO_CLI) + " figure render '" + figure +
-                              ".recipe.json' --out '" + again + "' > /dev/null 2>&1";
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  ASSERT_EQ(test::figure_render(figure + ".recipe.json", again, "/dev/null"), 0) << figure;
   const auto bytes = [](const std::string& path) {
     return read_regular_file(path, std::uint64_t{1} << 30);
   };

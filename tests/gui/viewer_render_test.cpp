@@ -33,6 +33,7 @@
 #include "dstudio/models/playback.h"
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/scene_view.h"
+#include "figure_render.h"
 #include "main_window.h"
 #include "test_application.h"
 #include "video_probe.h"
@@ -393,9 +394,7 @@ TEST_F(Render, InterventionsAndForksActFromTheStepOnScreenAndAreDrawnInTheScene)
     EXPECT_NE(recipe.options.at("changes").find("mlp:3=zero"), std::string::npos);
     EXPECT_NE(recipe.options.at("forks").find("target=500"), std::string::npos);
     const std::string again = QDir(folder).filePath("again.png").toStdString();
-    const std::string command = std::string(DSTUDIO_CLI) + " figure render '" + base +
-                                ".recipe.json' --out '" + again + "' > /dev/null 2>&1";
-    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+    ASSERT_EQ(test::figure_render(base + ".recipe.json", again, "/dev/null"), 0) << base;
     const auto bytes = [](const std::string& path) {
       return read_regular_file(path, std::uint64_t{1} << 30);
     };
@@ -514,9 +513,12 @@ TEST_F(Render, AClipIsDrawnAgainFromItsRecipeFrameForFrame) {
   v->stopRecording();
   ASSERT_EQ(finished.count(), 1);
   ASSERT_EQ(finished.front().at(2).toString(), "");
+  // A clip's recipe: <clip>.recipe.json beside <clip>.mp4.
+  const auto recipe_of = [](const QString& video) {
+    return video.chopped(4).toStdString() + ".recipe.json";
+  };
   const QString clip = finished.front().at(0).toString();
-  const std::string base = clip.chopped(4).toStdString();
-  const std::string recipe_path = base + ".recipe.json";
+  const std::string recipe_path = recipe_of(clip);
   ASSERT_TRUE(std::filesystem::exists(recipe_path)) << "a recipe beside " << clip.toStdString();
   const auto recipe = read_figure_recipe(recipe_path);
   EXPECT_EQ(recipe.analysis, "studio-viewer-clip");
@@ -526,9 +528,7 @@ TEST_F(Render, AClipIsDrawnAgainFromItsRecipeFrameForFrame) {
   EXPECT_EQ(recipe.options.at("area"), "panel");
 
   const std::string again = QDir(folder).filePath("again.mp4").toStdString();
-  const std::string command =
-      std::string(DSTUDIO_CLI) + " figure render '" + recipe_path + "' --out '" + again + "' 2>&1";
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  ASSERT_EQ(test::figure_render(recipe_path, again), 0) << recipe_path;
   // The log: every frame's step, return, target, zeroing, interventions and forks.
   const auto log = [](const std::string& video) {
     return nlohmann::json::parse(read_regular_file(
@@ -568,12 +568,10 @@ TEST_F(Render, AClipIsDrawnAgainFromItsRecipeFrameForFrame) {
   ASSERT_EQ(finished.count(), 2);
   ASSERT_EQ(finished.back().at(2).toString(), "");
   const QString scene_clip = finished.back().at(0).toString();
-  const std::string scene_recipe = scene_clip.chopped(4).toStdString() + ".recipe.json";
+  const std::string scene_recipe = recipe_of(scene_clip);
   EXPECT_EQ(read_figure_recipe(scene_recipe).options.at("area"), "scene");
   const std::string scene_again = QDir(folder).filePath("scene-again.mp4").toStdString();
-  const std::string scene_command = std::string(DSTUDIO_CLI) + " figure render '" + scene_recipe +
-                                    "' --out '" + scene_again + "' 2>&1";
-  ASSERT_EQ(std::system(scene_command.c_str()), 0) << scene_command;
+  ASSERT_EQ(test::figure_render(scene_recipe, scene_again), 0) << scene_recipe;
   EXPECT_EQ(log(scene_again), log(scene_clip.toStdString()));
   const auto scene_drawn = frame_hashes(scene_clip);
   EXPECT_EQ(scene_drawn.size(), log(scene_again)["frames"].size());
@@ -592,10 +590,7 @@ TEST_F(Render, AClipIsDrawnAgainFromItsRecipeFrameForFrame) {
   ASSERT_EQ(finished.back().at(2).toString(), "");
   const QString start_clip = finished.back().at(0).toString();
   const std::string start_again = QDir(folder).filePath("start-again.mp4").toStdString();
-  const std::string start_command = std::string(DSTUDIO_CLI) + " figure render '" +
-                                    start_clip.chopped(4).toStdString() + ".recipe.json' --out '" +
-                                    start_again + "' 2>&1";
-  ASSERT_EQ(std::system(start_command.c_str()), 0) << start_command;
+  ASSERT_EQ(test::figure_render(recipe_of(start_clip), start_again), 0) << recipe_of(start_clip);
   EXPECT_EQ(log(start_again)["frames"][0]["step"], 0);
   EXPECT_EQ(log(start_again), log(start_clip.toStdString()));
   EXPECT_EQ(frame_hashes(QString::fromStdString(start_again)), frame_hashes(start_clip));

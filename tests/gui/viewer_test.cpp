@@ -50,6 +50,7 @@
 #include "dstudio/viz/scene_view.h"
 #include "dstudio/viz/step_marks.h"
 #include "dstudio/viz/workspace_view.h"
+#include "figure_render.h"
 #include "figure_render_job.h"
 #include "h5_fixture.h"
 #include "main_window.h"
@@ -501,9 +502,7 @@ TEST_F(Viewer, AWorkspacesFiguresAreDrawnAgainFromTheWindow) {
   const auto changed = (dir / "changed.recipe.json").string();
   write_figure_recipe(changed, recipe);
   const auto reference = (dir / "reference.png").string();
-  const std::string command = std::string(DSTUDIO_CLI) + " figure render '" + good + "' --out '" +
-                              reference + "' > /dev/null 2>&1";
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  ASSERT_EQ(test::figure_render(good, reference, "/dev/null"), 0) << good;
 
   Workspace ws;
   ws.figures = {good, changed};
