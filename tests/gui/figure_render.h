@@ -13,9 +13,8 @@ namespace dstudio::test {
 /// or to the test's own output when `log` is empty.
 inline int figure_render(const std::string& recipe, const std::string& out,
                          const std::string& log = {}) {
-  const std::string command = std::string(DSTUDIO_CLI) + " figure render '" + recipe +
-                              "' --out '" + out + "'" + (log.empty() ? "" : " > '" + log + "'") +
-                              " 2>&1";
+  const std::string command = std::string(DSTUDIO_CLI) + " figure render '" + recipe + "' --out '" +
+                              out + "'" + (log.empty() ? "" : " > '" + log + "'") + " 2>&1";
   return std::system(command.c_str());
 }
 
