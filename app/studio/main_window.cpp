@@ -56,6 +56,7 @@
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint.h"
+#include "dstudio/models/dataset_fit.h"
 #include "dstudio/models/targets.h"
 #include "dstudio/viz/analysis_view.h"
 #include "dstudio/viz/attention_map_view.h"
@@ -171,11 +172,34 @@ MainWindow::MainWindow(QWidget* parent)
   addDockWidget(Qt::RightDockWidgetArea, lessons_);
   lessons_->hide();
   connect(lessons_, &LessonPanel::stepChosen, this, [this](const QJsonObject& w) {
-    QString error;
-    if (!applyWorkspaceText(QJsonDocument(w).toJson(QJsonDocument::Compact), &error,
-                            QString::fromStdString(resources_dir().string())) &&
-        !error.isEmpty())
-      showError(tr("The lesson's step cannot open: %1").arg(error), ErrorOf::Workspace);
+    const QByteArray json = QJsonDocument(w).toJson(QJsonDocument::Compact);
+    const auto apply = [this, json] {
+      QString error;
+      if (!applyWorkspaceText(json, &error, QString::fromStdString(resources_dir().string())) &&
+          !error.isEmpty())
+        showError(tr("The lesson's step cannot open: %1").arg(error), ErrorOf::Workspace);
+    };
+    // A step that opens another checkpoint would take what was made on the open one with it:
+    // asked first, never silently.
+    const QString lost = lostToLesson(json);
+    if (lost.isEmpty()) {
+      apply();
+      return;
+    }
+    auto* box = new QMessageBox(
+        QMessageBox::Question, tr("Open the lesson?"),
+        tr("The lesson opens another checkpoint in place of %1.").arg(labelOf(checkpointPath())),
+        QMessageBox::Cancel, this);
+    box->setInformativeText(
+        tr("%1 would be lost. Export or save a workspace first to keep them.").arg(lost));
+    auto* open = box->addButton(tr("Open the Lesson"), QMessageBox::AcceptRole);
+    box->setDefaultButton(QMessageBox::Cancel);
+    box->setObjectName(QStringLiteral("lessonReplacesDialog"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    connect(box, &QMessageBox::buttonClicked, this, [open, apply](QAbstractButton* clicked) {
+      if (clicked == open) apply();
+    });
+    box->open();
   });
   connect(lessons_, &LessonPanel::bookmarkChosen, this, [this](int step) {
     showPage(viewer_);
@@ -408,8 +432,46 @@ QString MainWindow::openSummary() const {
   if (!checkpointPath().isEmpty()) open << tr("model %1").arg(labelOf(checkpointPath()));
   if (!checkpoints_->comparedPath().isEmpty())
     open << tr("compared with %1").arg(labelOf(checkpoints_->comparedPath()));
-  return open.isEmpty() ? tr("Open a D4RL or Minari dataset: File ▸ Open, or drop a file here.")
-                        : tr("Open: %1").arg(open.join(QStringLiteral(" · ")));
+  if (open.isEmpty()) return tr("Open a D4RL or Minari dataset: File ▸ Open, or drop a file here.");
+  const QString mismatch = datasetMismatch();
+  return tr("Open: %1").arg(open.join(QStringLiteral(" · "))) +
+         (mismatch.isEmpty() ? QString() : QStringLiteral(" — ") + mismatch);
+}
+
+QString MainWindow::lostToLesson(const QByteArray& step_json) const {
+  if (checkpointPath().isEmpty()) return {};
+  Workspace step;
+  try {
+    step =
+        resolve_resources(parse_workspace(std::string_view(
+                              step_json.constData(), static_cast<std::size_t>(step_json.size()))),
+                          resources_dir());
+  } catch (const std::exception&) {
+    return {};  // said when the step is applied
+  }
+  if (step.checkpoint.empty() ||
+      QFileInfo(QString::fromStdString(step.checkpoint)) == QFileInfo(checkpointPath()))
+    return {};
+  QStringList results;
+  for (const QString& name : analyses_->names())
+    if (const auto* view = analyses_->view(name); view && view->hasResult()) results << name;
+  return results.isEmpty()
+             ? QString()
+             : tr("The Analyses tab's results (%1)").arg(results.join(QStringLiteral(", ")));
+}
+
+QString MainWindow::datasetMismatch() const {
+  const auto& ds = view_->dataset();
+  if (!ds || shown_info_.path.empty()) return {};
+  std::string why;
+  try {
+    why = models::check_dataset_fits(shown_info_, *ds);
+  } catch (const models::CheckpointError& e) {
+    why = e.what();
+  }
+  if (why.empty()) return {};
+  return tr("Note: %1. The checkpoint's views use its own dataset.")
+      .arg(QString::fromStdString(why));
 }
 
 QString MainWindow::currentPath() const {
@@ -484,11 +546,13 @@ void MainWindow::showDataset(const QString& path,
            (info->story ? tr(" (the default dataset, the shipped checkpoints' data)") : QString()) +
            QStringLiteral(", ") + name;
   setWindowTitle(tr("%1 — Decision Studio").arg(name));
-  status_->setText(tr("%1: %2 transitions, %3 complete episodes, %4 tail steps")
-                       .arg(what)
-                       .arg(QLocale().toString(static_cast<qlonglong>(s.transitions)))
-                       .arg(s.episodes)
-                       .arg(s.tail_steps));
+  status_->setText(
+      tr("%1: %2 transitions, %3 complete episodes, %4 tail steps")
+          .arg(what)
+          .arg(QLocale().toString(static_cast<qlonglong>(s.transitions)))
+          .arg(s.episodes)
+          .arg(s.tail_steps) +
+      (datasetMismatch().isEmpty() ? QString() : QStringLiteral(" — ") + datasetMismatch()));
   rememberRecent(path);
   emit datasetOpened(path);
 }
@@ -870,8 +934,12 @@ void MainWindow::showCheckpoint(const OpenedCheckpoint& opened) {
       opened.checkpoint, info, label,
       info.env_id.empty() ? std::nan("")
                           : env::normalized_score(env::task(info.env_id), inspected.best_return));
+  shown_info_ = info;
+  shown_info_.path = path.toStdString();
+  const QString mismatch = datasetMismatch();
   status_->setText(
-      tr("%1: attention maps on %2 dataset windows").arg(title).arg(inspected.inspections.size()));
+      tr("%1: attention maps on %2 dataset windows").arg(title).arg(inspected.inspections.size()) +
+      (mismatch.isEmpty() ? QString() : QStringLiteral(" — ") + mismatch));
   applyPendingViewer();
   applyPendingLesson();
   emit checkpointShown(path);

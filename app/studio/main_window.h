@@ -207,6 +207,13 @@ class MainWindow : public QMainWindow {
   Job* addJob(const QString& name);
   Job* addJob(Job* job);
   void showDataset(const QString& path, const std::shared_ptr<const data::Dataset>& dataset);
+  // Says when the open dataset is not data the open checkpoint fits (its states or actions of
+  // another size, or another environment), naming both; the checkpoint's views use its own
+  // dataset. Empty when they agree or either is not open.
+  [[nodiscard]] QString datasetMismatch() const;
+  // What opening a lesson's step (its workspace JSON) would take away unasked: the Analyses tab's
+  // results when the step opens another checkpoint. Empty when nothing is lost.
+  [[nodiscard]] QString lostToLesson(const QByteArray& step_json) const;
   // An opened checkpoint goes to every view of the model; a comparison to those that show it.
   void showCheckpoint(const OpenedCheckpoint& opened);
   void showComparison(const QString& path, const models::CheckpointInfo& info);
@@ -279,6 +286,7 @@ class MainWindow : public QMainWindow {
   QFont base_font_;
   QMenu* recent_menu_;
   QLabel* status_;
+  models::CheckpointInfo shown_info_;  ///< the open checkpoint's description (path "": none)
   QProgressBar* progress_;
   QPushButton* cancel_button_;
 };

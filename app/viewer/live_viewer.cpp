@@ -18,6 +18,7 @@
 #include <functional>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -29,6 +30,7 @@
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/imgui/plots.h"
 #include "dstudio/models/checkpoint_info.h"
+#include "dstudio/models/dataset_fit.h"
 #include "dstudio/models/interventions.h"
 #include "dstudio/models/playback.h"
 #include "dstudio/models/targets.h"
@@ -285,8 +287,10 @@ struct LiveViewer::State {
 void LiveViewer::State::open_player() {
   std::shared_ptr<models::EpisodePlayer> player;
   std::vector<double> returns;
+  std::optional<data::Dataset> dataset_for_targets;
   if (!options.dataset.empty()) {
-    const auto dataset = data::load_dataset(options.dataset, {.isolate = true});
+    const auto& dataset =
+        dataset_for_targets.emplace(data::load_dataset(options.dataset, {.isolate = true}));
     for (const auto& w : dataset.warnings)
       std::fprintf(stderr, "decision-viewer: warning: %s: %s\n", dataset.path.c_str(), w.c_str());
     for (const auto& e : dataset.episodes)
@@ -301,6 +305,13 @@ void LiveViewer::State::open_player() {
       throw UsageError("nothing to play: give a checkpoint, or a dataset with --episode");
     player = std::make_shared<models::EpisodePlayer>(options.checkpoint, options.env_id);
     title = models::checkpoint_label(options.checkpoint);
+    // The dataset offers the targets: another body's returns would be no target for this policy.
+    if (dataset_for_targets)
+      if (const auto warning = models::check_dataset_fits(player->info(), *dataset_for_targets);
+          !warning.empty()) {
+        std::fprintf(stderr, "decision-viewer: warning: %s\n", warning.c_str());
+        notice(warning);
+      }
   }
   targets = models::target_choices(player->task(), returns);
   if (options.target)

@@ -896,6 +896,44 @@ TEST_F(Analyses, AttributionProbesAndSteeringKeepTheirIdentities) {
   EXPECT_FALSE(std::filesystem::exists(*dir_ / "refused.h5"));
 }
 
+// A dataset whose states have another size than the model's (walker2d's 17 for a hopper model):
+// every analysis that cuts windows from it, and predict's mean ablation, refuse it naming both
+// files and both sizes before a window reaches the model; nothing is written.
+TEST_F(Analyses, ADatasetOfAnotherSizeIsRefusedBeforeAnyWindowIsBuilt) {
+  dstudio::test::D4rlSpec spec;
+  spec.n = 400;
+  spec.obs_dim = 17;  // Walker2d's
+  spec.act_dim = 6;
+  spec.terminals.assign(400, 0);
+  for (int i = 99; i < 400; i += 100) spec.terminals[static_cast<std::size_t>(i)] = 1;
+  const auto walker = *dir_ / "walker-sized.hdf5";
+  dstudio::test::write_d4rl_fixture(walker, spec);
+  const std::string refusal = walker.string() + " does not fit " + checkpoint_ +
+                              ": its states have 17 values and its actions 6; the model (dt, "
+                              "hopper) takes 11 and 3";
+  for (const std::string analysis :
+       {"attention --windows 2", "locality --windows 2", "patching --windows 2",
+        "knockout --windows 2 --episodes 1", "heads --windows 2 --episodes 1",
+        "action-lens --windows 2", "attribution --windows 2", "probes --windows 8",
+        "steering --windows 2 --episodes 1", "tsne --windows 2 --iterations 250"}) {
+    const auto out = *dir_ / "misfit";
+    const auto r = run("analyze " + analysis + " --checkpoint " + checkpoint_ + " --dataset " +
+                           walker.string() + " --out " + out.string(),
+                       *dir_);
+    EXPECT_EQ(r.exit_code, 1) << analysis << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(refusal)) << analysis;
+    EXPECT_FALSE(std::filesystem::exists(out / "summary.json")) << analysis;
+  }
+  const auto r =
+      run("predict --checkpoint " + checkpoint_ + " --input " + std::string(DSTUDIO_TEST_DATA) +
+              "/corl_dt/a_inputs.h5 --output " + (*dir_ / "misfit.h5").string() +
+              " --intervene head:1.1=mean --dataset " + walker.string(),
+          *dir_);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(refusal));
+  EXPECT_FALSE(std::filesystem::exists(*dir_ / "misfit.h5"));
+}
+
 TEST_F(Analyses, LocalityWritesTheLagProfilePerLayer) {
   const auto j = analyze("locality --windows 4 --compare " + checkpoint_, "locality");
   ASSERT_EQ(j["layers"].size(), 3u);

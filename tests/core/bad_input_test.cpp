@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "dstudio/data/dataset_io.h"
+#include "dstudio/models/dataset_fit.h"
 #include "h5_fixture.h"
 
 namespace dstudio::data {
@@ -215,3 +216,35 @@ TEST_F(BadInput, MinariEpisodesThatDisagreeOnDims) {
 
 }  // namespace
 }  // namespace dstudio::data
+
+namespace dstudio::models {
+namespace {
+
+// A dataset read through a checkpoint's model: sizes that differ are refused naming both files and
+// both sizes; another environment of the same sizes (walker2d and halfcheetah) is said, naming
+// both; names of one task ("hopper-medium-v2", "hopper") agree.
+TEST(DatasetFit, SizesMustAgreeAndAnotherEnvironmentIsNamed) {
+  CheckpointInfo info;
+  info.path = "walker.pt";
+  info.variant.variant = "dt";
+  info.variant.state_dim = 17;
+  info.variant.act_dim = 6;
+  info.env_id = "walker2d";
+  EXPECT_EQ(check_dataset_fits(info, "w.hdf5", 17, 6, "walker2d-medium-v2"), "");
+  EXPECT_EQ(check_dataset_fits(info, "w.hdf5", 17, 6, ""), "");
+  EXPECT_EQ(check_dataset_fits(info, "c.hdf5", 17, 6, "halfcheetah"),
+            "c.hdf5 is halfcheetah data, but walker.pt was trained on walker2d: the model reads "
+            "states of another body");
+  try {
+    check_dataset_fits(info, "h.hdf5", 11, 3, "hopper");
+    ADD_FAILURE() << "a dataset of another size fitted";
+  } catch (const CheckpointError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "h.hdf5 does not fit walker.pt: its states have 11 values and its actions 3; the "
+              "model (dt, walker2d) takes 17 and 6");
+  }
+  EXPECT_THROW(check_dataset_fits(info, "a.hdf5", 17, 3, "walker2d"), CheckpointError);
+}
+
+}  // namespace
+}  // namespace dstudio::models

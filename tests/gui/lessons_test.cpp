@@ -10,6 +10,8 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QSettings>
 #include <QSignalSpy>
@@ -18,6 +20,7 @@
 #include <QTest>
 #include <algorithm>
 
+#include "analyses_panel.h"
 #include "dstudio/analysis/markov_chain.h"
 #include "dstudio/common/palette.h"
 #include "dstudio/common/workspace.h"
@@ -25,6 +28,7 @@
 #include "dstudio/models/episode_player.h"
 #include "dstudio/models/markov_lab_options.h"
 #include "dstudio/models/playback.h"
+#include "dstudio/viz/analysis_view.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/markov_lab_view.h"
 #include "dstudio/viz/step_marks.h"
@@ -159,6 +163,35 @@ TEST_F(Lessons, AStepOpensItsCheckpointItsComparisonSideBySideAndItsText) {
   EXPECT_TRUE(shown.front().front().toString().endsWith("hopper-medium-expert-dc.pt"));
   EXPECT_FALSE(w.attentionView()->showingSideBySide());
   EXPECT_EQ(w.lessonPanel()->step(), 2);
+
+  // With a result in the Analyses tab, a step that opens another checkpoint asks first: Cancel
+  // keeps the checkpoint and the result; Open the Lesson opens the step's.
+  auto* panel = w.analysesPanel();
+  QSignalSpy analysed(panel, &AnalysesPanel::resultShown);
+  ASSERT_TRUE(panel->view("attention")->setOption("windows", "2"));
+  ASSERT_TRUE(panel->run("attention"));
+  ASSERT_TRUE(analysed.wait(120000));
+  const auto answer = [&](const QString& button) {
+    QMessageBox* box = nullptr;
+    EXPECT_TRUE(test::wait_until(
+        [&] { return (box = w.findChild<QMessageBox*>("lessonReplacesDialog")) != nullptr; },
+        10000));
+    if (!box) return;
+    EXPECT_TRUE(box->informativeText().contains("The Analyses tab's results (attention)"))
+        << box->informativeText().toStdString();
+    for (auto* b : box->buttons())
+      if (b->text().remove('&') == button) b->click();
+  };
+  w.lessonPanel()->previous();
+  answer("Cancel");
+  EXPECT_TRUE(w.checkpointPath().endsWith("hopper-medium-expert-dc.pt"))
+      << w.checkpointPath().toStdString();
+  EXPECT_TRUE(panel->view("attention")->hasResult());
+  shown.clear();
+  w.lessonPanel()->previous();
+  answer("Open the Lesson");
+  ASSERT_TRUE(shown.wait(180000));
+  EXPECT_TRUE(shown.front().front().toString().endsWith("hopper-medium-expert-dt.pt"));
 }
 
 // A lesson's bookmarks: listed under the step's text as links, on the viewer's timeline as marks;

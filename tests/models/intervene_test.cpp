@@ -5,6 +5,7 @@
 
 #include "dstudio/models/intervene.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "dstudio/common/error.h"
+#include "dstudio/common/figure_recipe.h"
 #include "dstudio/models/decision_model.h"
 #include "dstudio/models/interventions.h"
 #include "dstudio/models/variant_registry.h"
@@ -353,15 +355,45 @@ TEST(InterventionPlan, SteeringAddsTheDirectionAtStateTokensAfterItsBlock) {
     for (int i = 0; i < 16; ++i) f << (i ? ", " : "") << i * 0.25;
     f << "]}";
   }
-  const auto read = read_direction(path, 16);
+  CheckpointInfo info;
+  info.variant.hidden = 16;
+  const auto read = read_direction(path, info);
   ASSERT_EQ(read.numel(), 16);
   EXPECT_FLOAT_EQ(read[5].item<float>(), 1.25f);
   try {
-    read_direction(path, 32);
+    info.variant.hidden = 32;
+    read_direction(path, info);
     ADD_FAILURE() << "a direction of the wrong width was read";
   } catch (const UsageError& e) {
     EXPECT_EQ(std::string(e.what()),
               path + ": the direction has 16 numbers, the model's stream 32");
+  }
+
+  // A direction records the checkpoint it was made for; another checkpoint of the same width
+  // refuses it, naming both files and hashes.
+  const std::string mine = testing::TempDir() + "/mine.pt",
+                    other = testing::TempDir() + "/other.pt";
+  std::ofstream(mine) << "the weights the direction was made from";
+  std::ofstream(other) << "another model's weights";
+  {
+    std::ofstream f(path);
+    f << R"({"direction": [)";
+    for (int i = 0; i < 16; ++i) f << (i ? ", " : "") << i * 0.25;
+    f << R"(], "checkpoint": ")" << mine << R"(", "checkpoint_hash": ")" << file_content_hash(mine)
+      << "\"}";
+  }
+  info.variant.hidden = 16;
+  info.path = mine;
+  EXPECT_EQ(read_direction(path, info).numel(), 16);
+  info.path = other;
+  try {
+    read_direction(path, info);
+    ADD_FAILURE() << "a direction made for another checkpoint was read";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(
+        std::string(e.what()),
+        testing::AllOf(testing::HasSubstr("made for " + mine + " (" + file_content_hash(mine)),
+                       testing::HasSubstr("not for " + other + " (" + file_content_hash(other))));
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "dstudio/common/error.h"
 #include "dstudio/data/dataset_io.h"
+#include "dstudio/models/dataset_fit.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/models/windows.h"
 #include "policy_window.h"
@@ -20,6 +21,9 @@ DatasetWindows dataset_windows(const LoadedCheckpoint& checkpoint, const std::st
   progress.update(0.0, "loading the dataset");
   const auto ds = data::load_dataset(out.dataset, {.isolate = true}, {{}, progress.cancel});
   out.warnings = ds.warnings;
+  // Before any window is cut: a state of another size must not reach the model's tensors.
+  if (auto warning = check_dataset_fits(checkpoint.info, ds); !warning.empty())
+    out.warnings.push_back(std::move(warning));
   out.windows = sample_windows(ds, count, checkpoint.info.variant.context_length);
   out.inputs = window_inputs(out.windows, checkpoint.model->config(), checkpoint.info);
   out.count = static_cast<int64_t>(out.windows.size());

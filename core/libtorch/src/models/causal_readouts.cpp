@@ -19,6 +19,7 @@
 #include "dstudio/analysis/causal_measures.h"
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/figure_recipe.h"
 #include "dstudio/common/text.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/models/intervene.h"
@@ -251,6 +252,8 @@ AnalysisResult steering(const AnalysisInputs& in, const Progress& progress) {
   InterventionSources sources;
   std::vector<std::pair<std::string, std::string>> documents;
   ordered_json directions = ordered_json::array();
+  // Read back by steer specs, which refuse a direction made for another checkpoint.
+  const std::string checkpoint_hash = file_content_hash(in.checkpoint);
   {
     torch::InferenceMode inference;
     Activations at_high, at_low;
@@ -272,8 +275,13 @@ AnalysisResult steering(const AnalysisInputs& in, const Progress& progress) {
       std::vector<double> v(direction.data_ptr<float>(),
                             direction.data_ptr<float>() + direction.numel());
       const double norm = direction.norm().item<double>();
-      ordered_json doc = {{"direction", v},    {"layer", l},   {"high_target", high},
-                          {"low_target", low}, {"norm", norm}, {"checkpoint", in.checkpoint}};
+      ordered_json doc = {{"direction", v},
+                          {"layer", l},
+                          {"high_target", high},
+                          {"low_target", low},
+                          {"norm", norm},
+                          {"checkpoint", in.checkpoint},
+                          {"checkpoint_hash", checkpoint_hash}};
       const std::string file = "direction_L" + std::to_string(l) + ".json";
       documents.push_back({file, doc.dump(2) + "\n"});
       directions.push_back({{"layer", l}, {"file", file}, {"norm", norm}});

@@ -425,7 +425,7 @@ void EpisodePlayer::branch(int frame, double target, ModalityZeroing zeroing,
       s.means = mean_over_windows(s.means);
     }
     if (iv.site == InterventionSite::Steer && !sources.directions.count(iv.direction))
-      sources.directions[iv.direction] = read_direction(iv.direction, c.hidden);
+      sources.directions[iv.direction] = read_direction(iv.direction, s.info);
   }
   sources.mean = s.means;
   std::unique_ptr<InterventionPlan> plan;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "dstudio/common/error.h"
+#include "dstudio/common/figure_recipe.h"
 #include "dstudio/common/read_file.h"
 
 namespace dstudio::models {
@@ -406,7 +407,8 @@ Attribution attribute_actions(DecisionModelImpl& model, const ModelInputs& input
   return out;
 }
 
-torch::Tensor read_direction(const std::string& path, int hidden) {
+torch::Tensor read_direction(const std::string& path, const CheckpointInfo& info) {
+  const int hidden = info.variant.hidden;
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(read_regular_file(path, 64 << 20));
@@ -424,6 +426,18 @@ torch::Tensor read_direction(const std::string& path, int hidden) {
   if (static_cast<int>(v.size()) != hidden)
     throw UsageError(path + ": the direction has " + std::to_string(v.size()) +
                      " numbers, the model's stream " + std::to_string(hidden));
+  // A direction is a difference of one model's streams: another model's numbers mean nothing here
+  // even when the widths agree.
+  if (const auto h = j.find("checkpoint_hash");
+      h != j.end() && h->is_string() && !info.path.empty()) {
+    const std::string made_for = j.value("checkpoint", std::string("another checkpoint"));
+    const std::string here = file_content_hash(info.path);
+    if (h->get<std::string>() != here)
+      throw UsageError(path + ": the direction was made for " + made_for + " (" +
+                       h->get<std::string>() + "), not for " + info.path + " (" + here +
+                       "); make one for it with dstudio analyze steering --checkpoint " +
+                       info.path);
+  }
   return torch::tensor(v);
 }
 

@@ -12,6 +12,7 @@
 #include "dstudio/data/arrays_h5.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/models/checkpoint_model.h"
+#include "dstudio/models/dataset_fit.h"
 #include "dstudio/models/intervene.h"
 #include "dstudio/models/predict_inputs.h"
 #include "dstudio/models/windows.h"
@@ -62,7 +63,7 @@ data::NdArray as_array(const torch::Tensor& t) {
 // steering directions.
 InterventionSources sources_for(const std::vector<Intervention>& items, DecisionModelImpl& model,
                                 const CheckpointInfo& info, const ModelInputs& in,
-                                const PredictOptions& options) {
+                                const PredictOptions& options, std::vector<std::string>& warnings) {
   InterventionSources s;
   bool mean = false, resample = false, patch = false;
   for (const auto& iv : items) {
@@ -70,13 +71,16 @@ InterventionSources sources_for(const std::vector<Intervention>& items, Decision
     resample |= iv.replacement == Replacement::Resample;
     patch |= iv.replacement == Replacement::Patch;
     if (iv.site == InterventionSite::Steer && !s.directions.count(iv.direction))
-      s.directions[iv.direction] = read_direction(iv.direction, info.variant.hidden);
+      s.directions[iv.direction] = read_direction(iv.direction, info);
   }
   const int K = static_cast<int>(in.states.size(1));
   const auto B = in.states.size(0);
   if (mean || resample) {
     const auto path = options.dataset.empty() ? checkpoint_dataset(info) : options.dataset;
     const auto ds = data::load_dataset(path, {.isolate = true});
+    // The means and resampled rows come from the dataset's windows: it must fit the model.
+    if (auto warning = check_dataset_fits(info, ds); !warning.empty())
+      warnings.push_back(std::move(warning));
     if (mean) {
       Activations all;
       record_activations(
@@ -134,7 +138,8 @@ PredictSummary predict_file(const fs::path& checkpoint, const fs::path& input,
   PredictSummary summary{B, K, c.act_dim, 0};
   std::map<std::string, data::NdArray> written;
   try {
-    const InterventionPlan plan(items, c, sources_for(items, *model, info, in, options));
+    const InterventionPlan plan(items, c,
+                                sources_for(items, *model, info, in, options, summary.warnings));
     written["actions"] = as_array(plan.empty() ? model->forward(in) : plan.forward(*model, in));
     if (options.action_lens) {
       const auto lens = action_lens(*model, in, &plan);

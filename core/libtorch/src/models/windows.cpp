@@ -11,6 +11,7 @@
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint_model.h"
+#include "dstudio/models/dataset_fit.h"
 #include "policy_window.h"
 
 namespace dstudio::models {
@@ -176,6 +177,19 @@ ModelInputs window_inputs(const std::vector<Window>& windows, const VariantConfi
   const int K = windows.empty() ? c.context_length : windows.front().steps, S = c.state_dim,
             A = c.act_dim;
   const auto B = static_cast<int64_t>(windows.size());
+  // Every window must have the model's sizes before anything is copied into the tensors: a state
+  // of another size would be written past them.
+  const auto n = [](int a, int b) {
+    return static_cast<std::size_t>(a) * static_cast<std::size_t>(b);
+  };
+  for (const auto& w : windows)
+    if (w.steps != K || w.state_dim != S || w.act_dim != A || w.states.size() != n(K, S) ||
+        w.actions.size() != n(K, A) || w.returns_to_go.size() != n(K, 1) ||
+        w.timesteps.size() != n(K, 1) || w.mask.size() != n(K, 1))
+      throw Error("the windows do not fit the model (" + std::to_string(K) + " steps of state " +
+                  std::to_string(S) + " and action " + std::to_string(A) + "; a window has " +
+                  std::to_string(w.steps) + " steps of state " + std::to_string(w.state_dim) +
+                  " and action " + std::to_string(w.act_dim) + ")");
   ModelInputs in = empty_windows(B, K, S, A);
   for (int64_t b = 0; b < B; ++b) {
     const auto& w = windows[static_cast<std::size_t>(b)];
@@ -256,6 +270,8 @@ DatasetInspection inspect_on_dataset(const LoadedCheckpoint& checkpoint, int cou
   progress.update(0.8, "loading the dataset");
   const auto ds = data::load_dataset(out.dataset, {.isolate = true}, {{}, progress.cancel});
   out.dataset_warnings = ds.warnings;
+  if (auto warning = check_dataset_fits(out.info, ds); !warning.empty())
+    out.dataset_warnings.push_back(std::move(warning));
   out.best_return = std::numeric_limits<double>::quiet_NaN();
   for (const auto& e : ds.episodes)
     if (e.complete()) {
@@ -372,10 +388,8 @@ GatheredTokens gather_tokens(const LoadedCheckpoint& checkpoint, const TokenSour
     progress.update(0.5, "loading the dataset");
     const auto ds = data::load_dataset(out.dataset, {.isolate = true}, {{}, progress.cancel});
     out.dataset_warnings = ds.warnings;
-    if (static_cast<int>(ds.data.obs_dim) != S || static_cast<int>(ds.data.act_dim) != A)
-      throw Error(out.dataset.string() + " has states of " + std::to_string(ds.data.obs_dim) +
-                  " and actions of " + std::to_string(ds.data.act_dim) +
-                  " values; the model takes " + std::to_string(S) + " and " + std::to_string(A));
+    if (auto warning = check_dataset_fits(out.info, ds); !warning.empty())
+      out.dataset_warnings.push_back(std::move(warning));
     if (source.kind == TokenSource::Kind::Windows) {
       windows = sample_windows(ds, source.count, K);
       first_new.assign(windows.size(), 0);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dstudio/common/progress.h"
+#include "dstudio/models/checkpoint_info.h"
 #include "dstudio/models/decision_model.h"
 #include "dstudio/models/interventions.h"
 
@@ -125,8 +126,10 @@ struct Attribution {
 };
 Attribution attribute_actions(DecisionModelImpl& model, const ModelInputs& inputs);
 
-/// A steering direction saved as JSON ({"direction": [...], ...}); throws UsageError naming the
-/// file when it cannot be read or is not a list of `hidden` finite numbers.
-torch::Tensor read_direction(const std::string& path, int hidden);
+/// A steering direction saved as JSON ({"direction": [...], ...}) for the checkpoint `info`
+/// describes; throws UsageError naming the file when it cannot be read, is not a list of the
+/// model's width of finite numbers, or was made for another checkpoint (its "checkpoint_hash" is
+/// not the hash of `info.path`; both files are named).
+torch::Tensor read_direction(const std::string& path, const CheckpointInfo& info);
 
 }  // namespace dstudio::models

@@ -34,6 +34,9 @@ struct PredictOptions {
 struct PredictSummary {
   std::int64_t batch = 0, steps = 0, act_dim = 0;
   int layers = 0;  ///< of the lens, when written
+  /// What a user should know that did not stop the work: a --dataset of another environment than
+  /// the checkpoint's.
+  std::vector<std::string> warnings;
 };
 
 /// Reads `input` (HDF5: states (B,K,S), actions (B,K,A), returns_to_go (B,K) or (B,K,1),
