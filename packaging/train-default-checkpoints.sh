@@ -13,7 +13,7 @@
 # after another with THREADS workers each (default 2): on two cores that is faster in total than
 # two one-thread runs side by side, and a run's numbers depend on its thread count.
 #
-#   bash packaging/train-default-checkpoints.sh                 # all six
+#   bash packaging/train-default-checkpoints.sh                 # all seven
 #   bash packaging/train-default-checkpoints.sh dt dc           # some of them
 #   MINUTES=120 bash packaging/train-default-checkpoints.sh dt           # at most two hours, then stop
 #   SEED=1 STEPS=10000 WARMUP=1000 OUT=build/seeds/seed-1 bash packaging/train-default-checkpoints.sh dt dc
@@ -37,12 +37,16 @@ NAME=$(basename "$DATA" | sed 's/-dstudio-.*//')  # e.g. hopper-medium-expert
 recipe() {
   case "$1" in
     dt) echo "--variant dt" ;;
+    # The reference architecture CORL's DecisionTransformer (algorithms/offline/dt.py) builds and
+    # trains: a GELU MLP and a timestep table of episode_len 1000 + seq_len 20 rows, so
+    # `dstudio export --format corl-dt` writes a file CORL's module loads strictly.
+    dt-corl) echo "--variant dt --config {\"activation\":\"gelu\",\"max_ep_len\":1020}" ;;
     dc) echo "--variant dc" ;;
     gdt) echo "--variant gdt" ;;
     dhi) echo "--variant dhi" ;;
     dt-merger) echo "--variant hier --merger conv --mixer attention" ;;
     udc) echo "--variant udc" ;;
-    *) echo "unknown default checkpoint: $1 (dt, dc, gdt, dhi, dt-merger, udc)" >&2; exit 2 ;;
+    *) echo "unknown default checkpoint: $1 (dt, dt-corl, dc, gdt, dhi, dt-merger, udc)" >&2; exit 2 ;;
   esac
 }
 
@@ -52,7 +56,7 @@ steps() {
   if [ -n "$STEPS" ]; then echo "$STEPS"; return; fi
   case "$1" in
     dc) echo 50000 ;;
-    dt) echo 30000 ;;
+    dt|dt-corl) echo 30000 ;;
     *) echo 20000 ;;
   esac
 }
@@ -67,7 +71,7 @@ training() {
 }
 
 names=("$@")
-[ ${#names[@]} -eq 0 ] && names=(dt dc gdt dhi dt-merger udc)
+[ ${#names[@]} -eq 0 ] && names=(dt dt-corl dc gdt dhi dt-merger udc)
 for name in "${names[@]}"; do
   args=$(recipe "$name")
   n=$(steps "$name")

@@ -95,6 +95,8 @@ void add_model_commands(CLI::App& app, int& exit_code) {
   struct ImportArgs {
     std::string format, file, out;
     models::CorlImportOptions options;
+    int heads = 1;
+    double rtg_scale = 1000;
   };
   auto ia = std::make_shared<ImportArgs>();
   import
@@ -111,39 +113,44 @@ void add_model_commands(CLI::App& app, int& exit_code) {
       ->required()
       ->check(CLI::ExistingFile);
   import->add_option("--out", ia->out, "The checkpoint to write")->required();
-  import->add_option("--heads", ia->options.heads, "Attention heads the model was trained with")
-      ->capture_default_str()
-      ->check(whole_number(1, 64));
+  auto* heads = import
+                    ->add_option("--heads", ia->heads,
+                                 "Attention heads the model was trained with (default: the "
+                                 ".json beside the file, else CORL's 1)")
+                    ->check(whole_number(1, 64));
   import
       ->add_option("--seq-len", ia->options.seq_len,
                    "Steps per window K (default: read from the causal mask)")
       ->check(whole_number(1, 10000));
-  import
-      ->add_option("--rtg-scale", ia->options.rtg_scale,
-                   "Returns-to-go are divided by this (1 / CORL's reward_scale)")
-      ->capture_default_str()
-      ->check(real_number(0, 1e9, true));
+  auto* rtg_scale = import
+                        ->add_option("--rtg-scale", ia->rtg_scale,
+                                     "Returns-to-go are divided by this (1 / CORL's reward_scale; "
+                                     "default: the .json beside the file, else 1000)")
+                        ->check(real_number(0, 1e9, true));
   import
       ->add_option("--env", ia->options.env_id,
                    "Environment the model acts in (hopper, walker2d, halfcheetah)")
       ->check(known_environment());
-  import->callback([run, ia] {
-    run([&] {
-      const auto info = ia->format == "state-dict"
-                            ? models::import_state_dict(ia->file, ia->out)
-                            : models::import_corl_dt(ia->file, ia->out, ia->options);
-  const auto& c = info.variant;
-  std::printf(
-      "imported %s -> %s\n  %s: state %d, action %d, K %d, %d layers x %d hidden, heads %d, "
-      "timesteps < %d\n",
-      ia->file.c_str(), ia->out.c_str(), c.variant.c_str(), c.state_dim, c.act_dim,
-      c.context_length, c.layers, c.hidden, c.heads, c.max_ep_len);
-  bool stats = false;
-  for (float v : info.state_std) stats |= v != 1.0f;
-  for (float v : info.state_mean) stats |= v != 0.0f;
-  std::printf("  state statistics: %s; rtg scale %g\n",
-              stats ? "from the file" : "none in the file (mean 0, std 1)", info.rtg_scale);
-});
+  import->callback([run, ia, heads, rtg_scale] {
+    if (heads->count()) ia->options.heads = ia->heads;
+  if (rtg_scale->count()) ia->options.rtg_scale = ia->rtg_scale;
+  run([&] {
+    const auto info = ia->format == "state-dict"
+                          ? models::import_state_dict(ia->file, ia->out)
+                          : models::import_corl_dt(ia->file, ia->out, ia->options);
+    const auto& c = info.variant;
+    std::printf(
+        "imported %s -> %s\n  %s: state %d, action %d, K %d, %d layers x %d hidden, heads %d, "
+        "timesteps < %d\n",
+        ia->file.c_str(), ia->out.c_str(), c.variant.c_str(), c.state_dim, c.act_dim,
+        c.context_length, c.layers, c.hidden, c.heads, c.max_ep_len);
+    bool stats = false;
+    for (float v : info.state_std) stats |= v != 1.0f;
+    for (float v : info.state_mean) stats |= v != 0.0f;
+    std::printf("  state statistics: %s; rtg scale %g\n",
+                stats ? "from the file or the .json beside it" : "none in the file (mean 0, std 1)",
+                info.rtg_scale);
+  });
 }  // namespace dstudio::cli
 );
 
@@ -240,6 +247,8 @@ predict->callback([run, pa] {
     options.dataset = pa->dataset;
     options.seed = pa->seed;
     const auto s = models::predict_file(pa->checkpoint, pa->input, pa->output, options);
+    for (const auto& w : s.warnings)
+      std::fprintf(stderr, "dstudio predict: warning: %s\n", w.c_str());
     std::printf("wrote %s: actions (%lld, %lld, %lld)", pa->output.c_str(),
                 static_cast<long long>(s.batch), static_cast<long long>(s.steps),
                 static_cast<long long>(s.act_dim));
@@ -361,6 +370,6 @@ slim->callback([run, slim_args] {
                 static_cast<long long>(std::filesystem::file_size(slim_args->second)));
   });
 });
-}
+}  // namespace dstudio::cli
 
 }  // namespace dstudio::cli

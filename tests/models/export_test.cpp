@@ -133,6 +133,83 @@ TEST(CorlExport, AVariantCorlCannotExpressIsRefusedByNameAndNothingIsWritten) {
               HasSubstr("'hier' model"));
 }
 
+// A model CORL's module takes, exported and imported again with no option given: the description
+// beside the file gives back its heads, state statistics, reward scale and environment, so it
+// acts bit for bit as before on normalised inputs. An option that disagrees with the description
+// is refused naming both.
+TEST(CorlExport, ExportThenImportGivesBackTheSameModelFromItsDescription) {
+  test::TempDir dir;
+  auto c = make_variant("dt");
+  c.activation = "gelu";
+  c.state_dim = 11;
+  c.act_dim = 3;
+  c.context_length = 4;
+  c.hidden = 16;
+  c.layers = 2;
+  c.heads = 4;
+  c.max_ep_len = 50;
+  ASSERT_EQ(corl_dt_refusal(c), "");
+  torch::manual_seed(11);
+  DecisionModel model(c);
+  model->eval();
+  CheckpointInfo info;
+  info.variant = c;
+  for (int i = 0; i < 11; ++i) {
+    info.state_mean.push_back(0.1f * static_cast<float>(i) - 0.3f);
+    info.state_std.push_back(0.5f + 0.25f * static_cast<float>(i));
+  }
+  info.rtg_scale = 500.0;
+  info.env_id = "hopper";
+  info.metrics = "{}";
+  save_weights_checkpoint(dir / "model.pt", model, info, "test");
+  export_corl_dt(dir / "model.pt", dir / "corl.pt");
+  const auto back = import_corl_dt(dir / "corl.pt", dir / "back.pt");
+  EXPECT_EQ(back.variant.heads, 4);
+  EXPECT_EQ(back.state_mean, info.state_mean);
+  EXPECT_EQ(back.state_std, info.state_std);
+  EXPECT_DOUBLE_EQ(back.rtg_scale, 500.0);
+  EXPECT_EQ(back.env_id, "hopper");
+
+  // Windows in the dataset's units: normalised with each checkpoint's own statistics.
+  torch::manual_seed(12);
+  const std::int64_t B = 3, K = 4;
+  const auto states = torch::randn({B, K, 11}) * 2 + 1;
+  const auto actions = torch::randn({B, K, 3}).tanh();
+  const auto rtg = torch::rand({B, K}) * 3000;
+  const auto timesteps = torch::arange(K).unsqueeze(0).repeat({B, 1}) + 9;
+  const auto as_array = [](const torch::Tensor& t) {
+    const auto d = t.to(torch::kDouble).contiguous();
+    data::NdArray a;
+    a.shape.assign(d.sizes().begin(), d.sizes().end());
+    a.values.assign(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
+    return a;
+  };
+  data::write_nd_arrays(dir / "in.h5", {{"states", as_array(states)},
+                                        {"actions", as_array(actions)},
+                                        {"returns_to_go", as_array(rtg)},
+                                        {"timesteps", as_array(timesteps)}});
+  predict_file(dir / "model.pt", dir / "in.h5", dir / "first.h5", {});
+  predict_file(dir / "back.pt", dir / "in.h5", dir / "second.h5", {});
+  EXPECT_EQ(data::read_nd_arrays(dir / "first.h5", {"actions"}).at("actions").values,
+            data::read_nd_arrays(dir / "second.h5", {"actions"}).at("actions").values);
+
+  CorlImportOptions other;
+  other.heads = 2;
+  EXPECT_THAT(export_error([&] { import_corl_dt(dir / "corl.pt", dir / "x.pt", other); }),
+              HasSubstr("--heads 2 disagrees with its description " + (dir / "corl.json").string() +
+                        " (num_heads 4)"));
+  other = {};
+  other.rtg_scale = 1000;
+  EXPECT_THAT(export_error([&] { import_corl_dt(dir / "corl.pt", dir / "x.pt", other); }),
+              HasSubstr("--rtg-scale 1000.000000 disagrees with its description"));
+  EXPECT_FALSE(fs::exists(dir / "x.pt"));
+  // Without its description, CORL's defaults: one head, statistics 0 and 1.
+  fs::remove(dir / "corl.json");
+  const auto bare = import_corl_dt(dir / "corl.pt", dir / "bare.pt");
+  EXPECT_EQ(bare.variant.heads, 1);
+  EXPECT_EQ(bare.state_std, std::vector<float>(11, 1.0f));
+}
+
 // Every variant: written as a state_dict in the studio's names with its description beside it,
 // imported again, it predicts bit for bit what it predicted.
 TEST(StateDictExport, EveryVariantRoundTripsToIdenticalPredictions) {

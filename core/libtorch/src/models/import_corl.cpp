@@ -5,10 +5,16 @@
 // the state tokens. See import.h.
 
 #include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "corl_names.h"
+#include "dstudio/common/read_file.h"
+#include "dstudio/common/text.h"
 #include "dstudio/models/checkpoint_model.h"
+#include "dstudio/models/export.h"
 #include "dstudio/models/import.h"
 #include "dstudio/models/pytorch_file.h"
 
@@ -23,6 +29,48 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   for (std::size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
   s << (shape.size() == 1 ? ",)" : ")");
   return s.str();
+}
+
+// The description beside an exported file (FILE.json), when it is one of a corl-dt export.
+struct Described {
+  bool found = false;
+  nlohmann::json json;
+};
+
+Described read_described(const fs::path& file) {
+  Described out;
+  const fs::path path = export_sidecar(file);
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return out;
+  auto j = nlohmann::json::parse(read_regular_file(path, 64u << 20), nullptr, false);
+  // Another program's JSON of the same name is not ours to read.
+  if (j.is_discarded() || !j.is_object() || j.value("format", std::string()) != "corl-dt")
+    return out;
+  if (!j.contains("constructor") || !j.at("constructor").is_object())
+    throw CheckpointError(file.string() + ": its description " + path.string() +
+                          " has no \"constructor\" object");
+  out.found = true;
+  out.json = std::move(j);
+  return out;
+}
+
+std::int64_t whole(const nlohmann::json& object, const char* key, const std::string& where) {
+  const auto& v = object.at(key);
+  if (!v.is_number_integer())
+    throw CheckpointError(where + ": \"" + key + "\" is not a whole number");
+  return v.get<std::int64_t>();
+}
+
+std::vector<float> numbers(const nlohmann::json& v, const char* key, const std::string& where) {
+  if (!v.is_array()) throw CheckpointError(where + ": \"" + key + "\" is not a list of numbers");
+  std::vector<float> out;
+  for (const auto& x : v) {
+    if (!x.is_number() || !std::isfinite(x.get<double>()))
+      throw CheckpointError(where + ": \"" + key +
+                            "\" holds something that is not a finite number");
+    out.push_back(x.get<float>());
+  }
+  return out;
 }
 
 }  // namespace
@@ -100,10 +148,40 @@ CheckpointInfo import_corl_dt(const fs::path& file, const fs::path& out,
   }
   if (seq_len <= 0) throw fail("does not say its seq_len (no causal_mask); give it with --seq-len");
   c.context_length = seq_len;
-  if (options.heads < 1 || c.hidden % options.heads != 0)
-    throw fail("--heads " + std::to_string(options.heads) +
+
+  // What the file does not say, from the description `dstudio export` wrote beside it: read, the
+  // round trip gives back the model that was exported, not one with CORL's defaults.
+  const Described described = read_described(file);
+  const std::string desc = export_sidecar(file).string();
+  const auto& d = described.json;
+  if (described.found) {
+    const auto& k = d.at("constructor");
+    const auto agree = [&](const char* key, std::int64_t ours) {
+      if (!k.contains(key)) return;
+      const auto theirs = whole(k, key, desc);
+      if (theirs != ours)
+        throw fail("its description " + desc + " is of another model: its " + key + " is " +
+                   std::to_string(theirs) + ", the file's " + std::to_string(ours));
+    };
+    agree("state_dim", c.state_dim);
+    agree("action_dim", c.act_dim);
+    agree("seq_len", c.context_length);
+    agree("episode_len", c.max_ep_len - c.context_length);
+    agree("embedding_dim", c.hidden);
+    agree("num_layers", c.layers);
+  }
+  const std::optional<std::int64_t> described_heads =
+      described.found && d.at("constructor").contains("num_heads")
+          ? std::optional(whole(d.at("constructor"), "num_heads", desc))
+          : std::nullopt;
+  if (options.heads && described_heads && *options.heads != *described_heads)
+    throw fail("--heads " + std::to_string(*options.heads) + " disagrees with its description " +
+               desc + " (num_heads " + std::to_string(*described_heads) + ")");
+  const std::int64_t heads = options.heads ? *options.heads : described_heads.value_or(1);
+  if (heads < 1 || c.hidden % heads != 0)
+    throw fail((options.heads ? "--heads " : "num_heads ") + std::to_string(heads) +
                " does not divide the embedding width " + std::to_string(c.hidden));
-  c.heads = options.heads;
+  c.heads = static_cast<int>(heads);
   try {
     c.validate();
   } catch (const std::exception& e) {
@@ -139,20 +217,53 @@ CheckpointInfo import_corl_dt(const fs::path& file, const fs::path& out,
 
   CheckpointInfo info;
   info.variant = c;
-  info.training.rtg_scale = options.rtg_scale;
-  info.rtg_scale = options.rtg_scale;
-  info.env_id = options.env_id;
+  // CORL divides rewards by reward_scale's inverse: rtg_scale = 1 / reward_scale.
+  std::optional<double> described_scale;
+  if (described.found && d.contains("reward_scale")) {
+    const auto r = d.at("reward_scale");
+    if (!r.is_number() || !(r.get<double>() > 0))
+      throw fail("its description " + desc + " has a reward_scale that is not a positive number");
+    described_scale = 1.0 / r.get<double>();
+  }
+  if (options.rtg_scale && described_scale &&
+      std::abs(*options.rtg_scale - *described_scale) > 1e-9 * *described_scale)
+    throw fail("--rtg-scale " + fixed_number(*options.rtg_scale, 6) +
+               " disagrees with its description " + desc + " (reward_scale " +
+               fixed_number(1.0 / *described_scale, 9) + ")");
+  info.rtg_scale = options.rtg_scale ? *options.rtg_scale : described_scale.value_or(1000.0);
+  info.training.rtg_scale = info.rtg_scale;
+  const std::string described_env = described.found && d.contains("env") && d.at("env").is_string()
+                                        ? d.at("env").get<std::string>()
+                                        : std::string();
+  if (!options.env_id.empty() && !described_env.empty() && options.env_id != described_env)
+    throw fail("--env " + options.env_id + " disagrees with its description " + desc + " (env " +
+               described_env + ")");
+  info.env_id = options.env_id.empty() ? described_env : options.env_id;
   info.state_mean.assign(static_cast<std::size_t>(c.state_dim), 0.0f);
   info.state_std.assign(static_cast<std::size_t>(c.state_dim), 1.0f);
-  // CORL keeps the statistics beside model_state, as arrays of shape (1, S).
+  // CORL keeps the statistics beside model_state, as arrays of shape (1, S); the export writes
+  // them in its description.
   for (const auto& [key, target] :
        {std::pair{"state_mean", &info.state_mean}, std::pair{"state_std", &info.state_std}}) {
-    auto it = contents.tensors.find(key);
-    if (it == contents.tensors.end()) continue;
-    if (it->second.numel() != c.state_dim)
-      throw fail(std::string(key) + " has " + std::to_string(it->second.numel()) +
-                 " values for a state of " + std::to_string(c.state_dim));
-    *target = it->second.values;
+    std::optional<std::vector<float>> in_file, in_description;
+    if (auto it = contents.tensors.find(key); it != contents.tensors.end()) {
+      if (it->second.numel() != c.state_dim)
+        throw fail(std::string(key) + " has " + std::to_string(it->second.numel()) +
+                   " values for a state of " + std::to_string(c.state_dim));
+      in_file = it->second.values;
+    }
+    if (described.found && d.contains(key)) {
+      in_description = numbers(d.at(key), key, desc);
+      if (static_cast<int>(in_description->size()) != c.state_dim)
+        throw fail("its description " + desc + " has " + std::to_string(in_description->size()) +
+                   " values of " + key + " for a state of " + std::to_string(c.state_dim));
+    }
+    if (in_file && in_description && *in_file != *in_description)
+      throw fail(std::string("its ") + key + " differs from the one in its description " + desc);
+    if (in_file)
+      *target = *in_file;
+    else if (in_description)
+      *target = *in_description;
   }
   info.metrics = "{}";
   save_weights_checkpoint(
