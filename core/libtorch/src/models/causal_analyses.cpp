@@ -73,11 +73,23 @@ AnalysisResult knockout(const AnalysisInputs& in, const Progress& progress) {
                         {"variant", info.variant.variant},
                         {"windows", windows.count}};
     std::vector<double> means;
+    const auto knocked_out = [&](int C) {
+      return InterventionPlan({parse_intervention("context:" + std::to_string(C))}, info.variant,
+                              {});
+    };
+    // Every open-loop action before any episode is played: the rollouts set the thread counts
+    // their own way, and a forward pass split otherwise sums in another order (C = K would then
+    // differ from the whole window in the 7th digit).
+    std::vector<double> action_errors;
     for (int C = 1; C <= K; ++C) {
       progress.check();
-      const InterventionPlan plan({parse_intervention("context:" + std::to_string(C))},
-                                  info.variant, {});
-      const double error = mean_distance(last_actions(model, windows.inputs, &plan), full);
+      const InterventionPlan plan = knocked_out(C);
+      action_errors.push_back(mean_distance(last_actions(model, windows.inputs, &plan), full));
+    }
+    for (int C = 1; C <= K; ++C) {
+      progress.check();
+      const InterventionPlan plan = knocked_out(C);
+      const double error = action_errors[static_cast<std::size_t>(C - 1)];
       analysis::MeanInterval score{std::nan(""), std::nan(""), std::nan(""), 0};
       if (episodes > 0)
         score = analysis::mean_interval_95(

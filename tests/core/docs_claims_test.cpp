@@ -1,0 +1,115 @@
+// What docs/findings.md says is exact is held to the numbers it was written from: each row of the
+// knockout table (the action errors at one, two and three steps of context, and the context from
+// which the actions are exactly the whole window's) against docs/findings/knockout-*/summary.json,
+// and the prose's "bit-for-bit from N" against the same data. A word that outruns its number
+// fails here.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dstudio/common/read_file.h"
+
+namespace dstudio {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kDocs = fs::path(DSTUDIO_TEST_DATA).parent_path().parent_path() / "docs";
+
+std::vector<double> action_errors(const std::string& folder, const std::string& label) {
+  const auto j = nlohmann::json::parse(
+      read_regular_file(kDocs / "findings" / folder / "summary.json", 1 << 24));
+  for (const auto& m : j.at("models"))
+    if (m.at("label") == label) return m.at("action_error").get<std::vector<double>>();
+  ADD_FAILURE() << folder << " has no model " << label;
+  return {};
+}
+
+// The smallest context from which every error is exactly 0 (K + 1 when none is).
+int exact_from(const std::vector<double>& errors) {
+  int from = static_cast<int>(errors.size()) + 1;
+  for (int c = static_cast<int>(errors.size());
+       c >= 1 && errors[static_cast<std::size_t>(c - 1)] == 0.0; --c)
+    from = c;
+  return from;
+}
+
+std::vector<std::string> cells(const std::string& row) {
+  std::vector<std::string> out;
+  std::stringstream in(row);
+  std::string cell;
+  std::getline(in, cell, '|');  // before the first bar
+  while (std::getline(in, cell, '|')) {
+    const auto a = cell.find_first_not_of(' '), b = cell.find_last_not_of(' ');
+    out.push_back(a == std::string::npos ? std::string() : cell.substr(a, b - a + 1));
+  }
+  return out;
+}
+
+struct Model {
+  std::string folder, label;
+};
+
+TEST(DocsClaims, TheKnockoutTableAndItsProseSayWhatTheirDataSay) {
+  const std::map<std::string, Model> models = {
+      {"DT", {"knockout-dt", "hopper-medium-expert-dt"}},
+      {"GDT", {"knockout-dt", "hopper-medium-expert-gdt"}},
+      {"DC", {"knockout-dc", "hopper-medium-expert-dc"}},
+      {"DHi", {"knockout-dc", "hopper-medium-expert-dhi"}}};
+  const std::string text = read_regular_file(kDocs / "findings.md", 1 << 24);
+  const auto table = text.find("| model | K | score, whole window | score, context 1");
+  ASSERT_NE(table, std::string::npos) << "the knockout table moved";
+  std::stringstream lines(text.substr(table));
+  std::string line;
+  std::getline(lines, line);  // header
+  std::getline(lines, line);  // rule
+  int rows = 0;
+  while (std::getline(lines, line) && line.rfind("| ", 0) == 0) {
+    const auto c = cells(line);
+    ASSERT_GE(c.size(), 6u) << line;
+    const auto it = models.find(c[0]);
+    ASSERT_NE(it, models.end()) << "a row of an unknown model: " << line;
+    SCOPED_TRACE(c[0]);
+    const auto errors = action_errors(it->second.folder, it->second.label);
+    ASSERT_GE(errors.size(), 3u);
+    // "0" only where the data are exactly 0; any other number within its rounding.
+    std::stringstream said(c[4]);
+    std::string number;
+    for (std::size_t k = 0; k < 3; ++k) {
+      ASSERT_TRUE(std::getline(said, number, ',')) << c[4];
+      number = number.substr(number.find_first_not_of(' '));
+      const double value = std::stod(number), data = errors[k];
+      if (value == 0.0) {
+        EXPECT_EQ(data, 0.0) << "context " << k + 1 << " is said to be exact";
+      } else {
+        EXPECT_NE(data, 0.0) << "context " << k + 1;
+        EXPECT_LT(std::abs(value - data), 0.06 * std::abs(data) + 5e-4 * (value >= 1e-3))
+            << "context " << k + 1 << ": said " << number << ", the data " << data;
+      }
+    }
+    EXPECT_EQ(std::stoi(c[5]), exact_from(errors)) << "the context from which actions are exact";
+    ++rows;
+  }
+  EXPECT_EQ(rows, 4);
+
+  // The prose: "bit-for-bit the whole window's from 3 (DC) or 2 (DHi)".
+  const std::regex claim(R"(bit-for-bit the whole\s+window's from (\d+) \(DC\) or (\d+) \(DHi\))");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text, m, claim)) << "the exactness sentence moved";
+  EXPECT_EQ(std::stoi(m[1]), exact_from(action_errors("knockout-dc", "hopper-medium-expert-dc")));
+  EXPECT_EQ(std::stoi(m[2]), exact_from(action_errors("knockout-dc", "hopper-medium-expert-dhi")));
+  const std::regex gdt(R"(exactly 0 only from (\d+))");
+  ASSERT_TRUE(std::regex_search(text, m, gdt));
+  EXPECT_EQ(std::stoi(m[1]), exact_from(action_errors("knockout-dt", "hopper-medium-expert-gdt")));
+}
+
+}  // namespace
+}  // namespace dstudio
