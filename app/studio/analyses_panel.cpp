@@ -2,11 +2,15 @@
 
 #include "analyses_panel.h"
 
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QDir>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
 #include <QStackedWidget>
+#include <QStandardPaths>
 #include <memory>
 
 #include "analysis_recipes.h"
@@ -54,6 +58,9 @@ AnalysesPanel::AnalysesPanel(QWidget* parent)
     none->setAlignment(Qt::AlignCenter);
     stack_->addWidget(none);
   }
+  // $XDG_DATA_HOME/decision-studio/analyses, as the Training tab keeps its runs.
+  results_dir_ = QDir(QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation))
+                     .filePath(QCoreApplication::applicationName() + QStringLiteral("/analyses"));
   list_->setMaximumWidth(220);
   connect(list_, &QListWidget::currentRowChanged, stack_, &QStackedWidget::setCurrentIndex);
   if (!views_.empty()) list_->setCurrentRow(0);
@@ -115,21 +122,50 @@ bool AnalysesPanel::run(const QString& name) {
                                     shared->needs_checkpoint ? opened_ : nullptr};
     view->setRunning(true);
     const QString model = shared->needs_checkpoint ? checkpoint_title_ : QString();
+    // Files other commands read back (a steering direction for the live viewer) are kept at once,
+    // with the summary and tables they belong to, in a folder of their own.
+    const QString folder =
+        QDir(results_dir_)
+            .filePath((checkpoint_.isEmpty()
+                           ? QString()
+                           : QFileInfo(checkpoint_).completeBaseName() + QLatin1Char('-')) +
+                      name + QLatin1Char('-') +
+                      QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
+    written_.erase(name);
     jobs_[i]->start(
-        [view, shared, inputs, model, call](const Progress& progress) -> Job::Deliver {
+        [this, view, shared, inputs, model, call, name,
+         folder](const Progress& progress) -> Job::Deliver {
           auto result = std::make_shared<analysis::AnalysisResult>(
               analysis::run_analysis(*shared, inputs, progress));
-          return [view, result, model, shared, call] {
+          std::vector<std::string> kept;
+          if (!result->documents.empty())
+            analysis::write_result_files(*result, folder.toStdString());
+          for (const auto& [file, text] : result->documents) kept.push_back(file);
+          return [this, view, result, model, shared, call, name, folder, kept] {
             view->setRecipeMaker([shared, call](const viz::FigureStyle& style) {
               return recipes::analysis_recipe(*shared, call, std::string(), style);
             });
             view->setResult(*result, model);
+            if (!kept.empty()) {
+              QStringList files;
+              for (const auto& f : kept) files << QString::fromStdString(f);
+              written_[name] = folder;
+              view->appendStatus(
+                  tr("%1 written to %2; the Viewer's Interventions tab steers with them.")
+                      .arg(files.join(QStringLiteral(", ")), folder));
+              emit resultsWritten(name, folder);
+            }
           };
         },
         on);
     return true;
   }
   return false;
+}
+
+QString AnalysesPanel::writtenFolder(const QString& name) const {
+  const auto it = written_.find(name);
+  return it == written_.end() ? QString() : it->second;
 }
 
 viz::AnalysisView* AnalysesPanel::currentView() const {

@@ -7,6 +7,7 @@
 /// second Run restarts it visibly.
 
 #include <QWidget>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -53,12 +54,21 @@ class AnalysesPanel : public QWidget {
   [[nodiscard]] int count() const { return static_cast<int>(views_.size()); }
   /// The analyses' names, in the list's order.
   [[nodiscard]] QStringList names() const;
+  /// Where an analysis whose result includes files other commands read back (the steering
+  /// analysis's directions) keeps its results: a folder per run, named after the checkpoint, the
+  /// analysis and the time. Default: $XDG_DATA_HOME/decision-studio/analyses.
+  void setResultsDirectory(const QString& dir) { results_dir_ = dir; }
+  [[nodiscard]] QString resultsDirectory() const { return results_dir_; }
+  /// The folder the last run of `name` wrote its results to; empty when it wrote none.
+  [[nodiscard]] QString writtenFolder(const QString& name) const;
 
  signals:
   /// A line for the status bar.
   void message(const QString& text);
   /// An analysis has shown its result.
   void resultShown(const QString& name);
+  /// An analysis wrote its results, with the files other commands read back, to `folder`.
+  void resultsWritten(const QString& name, const QString& folder);
 
  private:
   QListWidget* list_;
@@ -67,7 +77,8 @@ class AnalysesPanel : public QWidget {
   std::vector<viz::AnalysisView*> views_;
   std::vector<Job*> jobs_;
   void updateReady();
-  QString checkpoint_, checkpoint_title_, dataset_;
+  QString checkpoint_, checkpoint_title_, dataset_, results_dir_;
+  std::map<QString, QString> written_;  ///< analysis -> the folder its last run wrote
   std::shared_ptr<const models::LoadedCheckpoint> opened_;
 };
 

@@ -6,13 +6,17 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QDialogButtonBox>
 #include <QDir>
 #include <QFile>
 #include <QImage>
 #include <QLabel>
+#include <QMessageBox>
 #include <QProcess>
+#include <QPushButton>
 #include <QSettings>
 #include <QStandardPaths>
+#include <QTimer>
 #include <QUrl>
 #include <algorithm>
 #include <cmath>
@@ -445,6 +449,56 @@ TEST_F(Figures, ExportDialogChoosesViewsWarnsOfMixedModelsAndPreviewsAtTheChosen
   EXPECT_TRUE(report.contains(
       QUrl::fromLocalFile(QString::fromStdString((dir / "figs").string())).toString()))
       << report.toStdString();
+}
+
+// Exporting every view into a folder an earlier export filled asks first: Cancel keeps the dialog
+// open and the folder as it was; Replace removes the earlier figures, CSVs and recipes (and
+// nothing else) before the dialog accepts.
+TEST_F(Figures, ExportAllAsksBeforeReplacingAnEarlierExportsFigures) {
+  test::TempDir dir;
+  const QString folder = QString::fromStdString((dir / "figures").string());
+  QDir().mkpath(folder);
+  for (const char* name : {"tsne.pdf", "tsne.png", "tsne.csv", "tsne.recipe.json", "notes.txt"})
+    std::ofstream((dir / "figures" / name).string()) << "an earlier export";
+  EXPECT_EQ(ExportDialog::earlierFigures(folder),
+            (QStringList{"tsne.csv", "tsne.pdf", "tsne.png", "tsne.recipe.json"}));
+
+  CountingSource counting(true);
+  ExportDialog dialog(nullptr, true);
+  dialog.setSources({&counting});
+  dialog.setOutput(folder);
+  dialog.show();
+  auto* ok = dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Save);
+  ASSERT_NE(ok, nullptr);
+  ASSERT_TRUE(ok->isEnabled());
+  // The question is modal: answered from the event loop it runs.
+  const auto answer = [](const QString& button) {
+    QTimer::singleShot(0, [button] {
+      auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+      ASSERT_NE(box, nullptr);
+      EXPECT_EQ(box->objectName(), "replaceFiguresDialog");
+      EXPECT_TRUE(box->text().contains("holds 4 files of an earlier export"))
+          << box->text().toStdString();
+      bool clicked = false;
+      for (auto* b : box->buttons())
+        if (b->text().remove('&') == button) {
+          b->click();
+          clicked = true;
+        }
+      EXPECT_TRUE(clicked) << button.toStdString();
+    });
+  };
+  answer("Cancel");
+  ok->click();
+  EXPECT_EQ(dialog.result(), QDialog::Rejected) << "still open, nothing accepted";
+  EXPECT_TRUE(dialog.isVisible());
+  EXPECT_EQ(ExportDialog::earlierFigures(folder).size(), 4);
+
+  answer("Replace");
+  ok->click();
+  EXPECT_EQ(dialog.result(), QDialog::Accepted);
+  EXPECT_TRUE(ExportDialog::earlierFigures(folder).isEmpty());
+  EXPECT_TRUE(std::filesystem::exists(dir / "figures" / "notes.txt"));
 }
 
 TEST_F(Figures, ExportDialogRoundTripsItsSettings) {

@@ -357,6 +357,10 @@ void AnalysisView::setResult(const analysis::AnalysisResult& result, const QStri
                        .arg(figures == 1 ? tr("figure") : tr("figures")));
 }
 
+void AnalysisView::appendStatus(const QString& sentence) {
+  status_->setText(status_->text() + QLatin1Char(' ') + sentence);
+}
+
 void AnalysisView::clearResult() {
   result_.reset();
   recipe_maker_ = nullptr;

@@ -455,9 +455,10 @@ void AttentionMapView::refresh() {
   const QString who = diff   ? tr("%1 minus %2").arg(title_, other_title_)
                       : pair ? tr("%1 beside %2").arg(title_, other_title_)
                              : title_;
-  QString caption = tr("%1 — %2 windows. %3")
-                        .arg(who)
-                        .arg(windows_.size())
+  const QString windows =
+      windows_.size() == 1 ? tr("one window") : tr("%1 windows").arg(windows_.size());
+  QString caption = tr("%1 — %2. %3")
+                        .arg(who, windows)
                         .arg(QString::fromStdString(
                             mode_->currentIndex() == 0
                                 ? analysis::mixing_derivation(mixer)

@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QEvent>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -232,6 +233,34 @@ ExportDialog::ExportDialog(QWidget* parent, bool folder)
   connect(show_title_, &QCheckBox::toggled, title_, &QWidget::setEnabled);
   connect(browse_, &QPushButton::clicked, this, &ExportDialog::browse);
   connect(buttons_, &QDialogButtonBox::accepted, this, [this] {
+    // Exporting every view into a folder an earlier export filled would leave that export's
+    // figures (another model's, perhaps) beside the new ones: asked, never silently.
+    if (folder_) {
+      const QStringList earlier = earlierFigures(output());
+      if (!earlier.isEmpty()) {
+        QMessageBox box(QMessageBox::Question, tr("Replace the earlier figures?"),
+                        earlier.size() == 1
+                            ? tr("%1 holds a file of an earlier export.").arg(output())
+                            : tr("%1 holds %2 files of an earlier export.")
+                                  .arg(output(), QString::number(earlier.size())),
+                        QMessageBox::Cancel, this);
+        box.setObjectName(QStringLiteral("replaceFiguresDialog"));
+        box.setInformativeText(
+            tr("Replace removes them (%1) and writes this export's figures; other files in the "
+               "folder stay. Cancel goes back to choose another folder.")
+                .arg(earlier.mid(0, 4).join(QStringLiteral(", ")) +
+                     (earlier.size() > 4 ? QStringLiteral(", …") : QString())));
+        auto* replace = box.addButton(tr("Replace"), QMessageBox::DestructiveRole);
+        box.setDefaultButton(QMessageBox::Cancel);
+        box.exec();
+        if (box.clickedButton() != replace) return;
+        QString error;
+        if (!removeEarlierFigures(output(), &error)) {
+          QMessageBox::warning(this, tr("Cannot replace the earlier figures"), error);
+          return;
+        }
+      }
+    }
     remember();
     accept();
   });
@@ -590,6 +619,31 @@ void ExportDialog::remember() const {
   if (!output().isEmpty())
     settings.setValue(QStringLiteral("folder"),
                       folder_ ? output() : QFileInfo(output()).absolutePath());
+}
+
+QStringList ExportDialog::earlierFigures(const QString& folder) {
+  QStringList out;
+  const QDir dir(folder);
+  if (folder.isEmpty() || !dir.exists()) return out;
+  for (const QFileInfo& f : dir.entryInfoList(QDir::Files | QDir::Hidden, QDir::Name)) {
+    const QString name = f.fileName();
+    for (const char* ending : {".pdf", ".svg", ".png", ".csv", ".recipe.json"})
+      if (name.endsWith(QLatin1String(ending), Qt::CaseInsensitive)) {
+        out << name;
+        break;
+      }
+  }
+  return out;
+}
+
+bool ExportDialog::removeEarlierFigures(const QString& folder, QString* error) {
+  const QDir dir(folder);
+  for (const QString& name : earlierFigures(folder))
+    if (!QFile::remove(dir.filePath(name))) {
+      if (error) *error = tr("%1 cannot be removed").arg(dir.filePath(name));
+      return false;
+    }
+  return true;
 }
 
 std::vector<std::string> ExportDialog::exportSource(QWidget* parent, const FigureSource& source) {

@@ -53,6 +53,8 @@ class AnalysisView : public QWidget, public FigureSource {
   [[nodiscard]] bool hasResult() const { return result_ != nullptr; }
   [[nodiscard]] const analysis::AnalysisResult* result() const { return result_.get(); }
   [[nodiscard]] QString status() const;
+  /// Adds a sentence to the status line under the figure (what was written where).
+  void appendStatus(const QString& sentence);
   /// The figure on screen (index into the result's figures).
   void showFigure(int index);
   [[nodiscard]] QTabWidget* tables() const { return tables_; }

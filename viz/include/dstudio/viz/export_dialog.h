@@ -63,6 +63,13 @@ class ExportDialog : public QDialog {
 
   /// What was written, for a status line: how many files, and the folder as a link to open it.
   [[nodiscard]] static QString writtenReport(const std::vector<std::string>& written);
+  /// The files an earlier export left in `folder` (figures, their CSVs and recipes: .pdf, .svg,
+  /// .png, .csv, .recipe.json), sorted; other files are not an export's. Before the export-all
+  /// dialog writes into a folder that holds some, it asks whether to replace them, so another
+  /// model's figures are not left beside the new ones.
+  [[nodiscard]] static QStringList earlierFigures(const QString& folder);
+  /// Removes earlierFigures(folder); false, naming the first that stayed, when one cannot be.
+  static bool removeEarlierFigures(const QString& folder, QString* error = nullptr);
 
   /// The figure's own title and axis titles, shown greyed out in the empty fields.
   void setDefaultText(const FigureText& text);
