@@ -26,6 +26,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMenu>
+#include <QMessageBox>
 #include <QProcess>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -174,8 +175,9 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   });
   record_options_->setMenu(options);
   record_options_->setEnabled(viz::SceneView::openGlAvailable());
-  restart_->setIcon(style()->standardIcon(QStyle::SP_MediaSkipBackward));
-  restart_->setToolTip(tr("New episode with the seed on the right (Home)"));
+  // A new episode, not "go to start" (|<): it drops the episode's steps and its forks.
+  restart_->setIcon(style()->standardIcon(QStyle::SP_BrowserReload));
+  restart_->setToolTip(tr("New episode with the seed on the right (N)"));
   back_->setIcon(style()->standardIcon(QStyle::SP_MediaSeekBackward));
   back_->setToolTip(tr("Step back (Left or ,)"));
   play_->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
@@ -300,7 +302,7 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(split);
 
-  connect(restart_, &QPushButton::clicked, this, &ViewerPanel::restart);
+  connect(restart_, &QPushButton::clicked, this, &ViewerPanel::requestNewEpisode);
   connect(back_, &QPushButton::clicked, this, &ViewerPanel::stepBack);
   connect(play_, &QPushButton::clicked, this, &ViewerPanel::togglePlay);
   connect(forward_, &QPushButton::clicked, this, &ViewerPanel::stepForward);
@@ -335,7 +337,8 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   shortcut(Qt::Key_Period, &ViewerPanel::stepForward);
   shortcut(Qt::Key_Left, &ViewerPanel::stepBack);
   shortcut(Qt::Key_Comma, &ViewerPanel::stepBack);
-  shortcut(Qt::Key_Home, &ViewerPanel::restart);
+  shortcut(Qt::Key_N, &ViewerPanel::requestNewEpisode);
+  shortcut(Qt::Key_Home, &ViewerPanel::goToFirstStep);
 
   // Speed and camera tracking are remembered between sessions.
   {
@@ -724,6 +727,35 @@ void ViewerPanel::seek(int frame) {
 void ViewerPanel::restart() {
   if (live_) live_->restart(static_cast<std::uint64_t>(seed_->value()));
 }
+void ViewerPanel::goToFirstStep() {
+  seek(0);
+}
+void ViewerPanel::requestNewEpisode() {
+  if (!live_) return;
+  // A replayed dataset episode only goes back to its first step: nothing is lost.
+  const auto forks = live_->branches().size();
+  if (live_->replay() || forks == 0) {
+    restart();
+    return;
+  }
+  auto* box =
+      new QMessageBox(QMessageBox::Question, tr("Start a new episode?"),
+                      (forks == 1 ? tr("A new episode drops this one's %1 steps and its fork.")
+                                  : tr("A new episode drops this one's %1 steps and its %2 forks.")
+                                        .arg(QStringLiteral("%1"), QString::number(forks)))
+                          .arg(shown_.frames),
+                      QMessageBox::Cancel, this);
+  box->setInformativeText(
+      tr("Home goes back to the first step and keeps them; Export Timeline… keeps their curves."));
+  auto* start = box->addButton(tr("New Episode"), QMessageBox::AcceptRole);
+  box->setDefaultButton(QMessageBox::Cancel);
+  box->setObjectName(QStringLiteral("newEpisodeDialog"));
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  connect(box, &QMessageBox::buttonClicked, this, [this, start](QAbstractButton* clicked) {
+    if (clicked == start) restart();
+  });
+  box->open();
+}
 void ViewerPanel::setSpeed(double speed) {
   const int i = speed_->findData(speed);
   if (i >= 0 && i != speed_->currentIndex()) {
@@ -950,8 +982,8 @@ void ViewerPanel::updateControls() {
   for (QWidget* w : std::initializer_list<QWidget*>{target_, zeroing_, seed_, live_viewer_,
                                                     interventions_tab_, forks_tab_})
     w->setEnabled(policy);
-  restart_->setToolTip(policy ? tr("New episode with the seed on the right (Home)")
-                              : tr("Back to the first step (Home)"));
+  restart_->setToolTip(policy ? tr("New episode with the seed on the right (N)")
+                              : tr("Back to the first step (N or Home)"));
   play_->setIcon(
       style()->standardIcon(shown_.playing ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
   {

@@ -66,7 +66,13 @@ class ViewerPanel : public QWidget {
   void stepForward();
   void stepBack();
   void seek(int frame);
+  /// A new episode with the seed field's seed, at once (programs and tests call this).
   void restart();
+  /// What the New Episode button and N do: restart(), after asking when the episode has forks
+  /// that a new one would drop.
+  void requestNewEpisode();
+  /// Home: back to the episode's first step, keeping every step and fork.
+  void goToFirstStep();
   void setSpeed(double speed);
   void setTarget(double target);
   void setZeroing(models::ModalityZeroing zeroing);

@@ -253,6 +253,44 @@ TEST_F(Viewer, StepsStepsBackSeeksAndFollowsTheCursorEverywhere) {
   w.grab().save(QDir(shots).filePath("viewer-offscreen.png"));
 }
 
+// The New Episode button is not "go to start": with forks it asks before dropping the episode's
+// steps and forks (Cancel keeps them); Home goes back to the first step and keeps everything.
+TEST_F(Viewer, NewEpisodeAsksBeforeDroppingForksAndHomeKeepsThem) {
+  MainWindow w;
+  w.show();
+  openCheckpoint(w);
+  auto* v = w.viewer();
+  v->pause();
+  v->restart();
+  for (int i = 0; i < 10; ++i) v->stepForward();
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor == 10; }));
+  models::BranchChange lower;
+  lower.target = 500.0;
+  lower.label = "target=500";
+  v->fork(lower);
+  ASSERT_TRUE(
+      waitFor(v, [](const models::PlaybackState& s) { return s.branch_frames.size() == 1; }));
+  const auto answer = [&](const QString& button) {
+    QMessageBox* box = nullptr;
+    ASSERT_TRUE(test::wait_until(
+        [&] { return (box = v->findChild<QMessageBox*>("newEpisodeDialog")) != nullptr; }, 10000));
+    EXPECT_TRUE(box->text().contains("11 steps and its fork")) << box->text().toStdString();
+    for (auto* b : box->buttons())
+      if (b->text().remove('&') == button) b->click();
+  };
+  v->requestNewEpisode();
+  answer("Cancel");
+  QApplication::processEvents();
+  v->goToFirstStep();
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor == 0; }));
+  EXPECT_EQ(v->shown().frames, 11) << "Home keeps the steps";
+  EXPECT_EQ(v->shown().branch_frames.size(), 1u) << "and the fork";
+  v->requestNewEpisode();
+  answer("New Episode");
+  ASSERT_TRUE(waitFor(
+      v, [](const models::PlaybackState& s) { return s.frames == 1 && s.branch_frames.empty(); }));
+}
+
 TEST_F(Viewer, TargetAndZeroingActOnTheRunningPolicy) {
   MainWindow w;
   openCheckpoint(w);
