@@ -98,10 +98,13 @@ void run_registered(const analysis::AnalysisDefinition& definition, const Regist
   summary["options"] = given;
   const auto computed = ordered_json::parse(result.summary_json);
   for (const auto& [key, value] : computed.items()) summary[key] = value;
-  if (const auto w = computed.find("dataset_warnings"); w != computed.end() && w->is_array())
-    for (const auto& text : *w)
-      if (text.is_string())
-        std::fprintf(stderr, "dstudio: warning: %s\n", text.get<std::string>().c_str());
+  // What loading the dataset warned of, and what the analysis warns of its own numbers (intervals
+  // over too few episodes).
+  for (const char* key : {"dataset_warnings", "warnings"})
+    if (const auto w = computed.find(key); w != computed.end() && w->is_array())
+      for (const auto& text : *w)
+        if (text.is_string())
+          std::fprintf(stderr, "dstudio: warning: %s\n", text.get<std::string>().c_str());
   finish(a, summary, files);
   out.commit();
 }

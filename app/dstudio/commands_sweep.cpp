@@ -902,6 +902,15 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
         if (p.last)
           std::printf("P(%s > %s) = %s\n", p.x.c_str(), p.y.c_str(),
                       analysis::interval_text(*p.last, 2).c_str());
+      // What the signs mean, once: "+-" is always a standard deviation, [ ] always an interval.
+      std::vector<int> runs;
+      for (const auto& g : groups) runs.push_back(static_cast<int>(g.scores.size()));
+      for (const auto& a : stats.aggregates)
+        if (a.last) runs.push_back(a.last->runs);
+      std::printf(
+          "+-: one standard deviation over the finished seeds (n - 1); [low, high]: 95%% "
+          "stratified bootstrap interval.%s%s\n",
+          sweep::iqm_note(runs).empty() ? "" : " ", sweep::iqm_note(runs).c_str());
       std::printf(
           "wrote %s (cells.csv, groups.csv, aggregates.csv, improvement.csv, profiles.csv, "
           "results.json, table.tex, iqm.tex)\n",

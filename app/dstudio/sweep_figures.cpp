@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "analysis_recipes.h"
 #include "dstudio/common/error.h"
@@ -23,44 +22,6 @@ std::shared_ptr<FigureOptions> add_sweep_figure_options(CLI::App* cmd) {
 }
 
 namespace {
-
-const QString kStatistics[] = {QStringLiteral("IQM"), QStringLiteral("Median"),
-                               QStringLiteral("Mean"), QStringLiteral("Optimality gap")};
-
-viz::Bar interval_bar(const analysis::Interval& i) {
-  viz::Bar b;
-  b.mean = i.estimate;
-  b.low = i.low;
-  b.high = i.high;
-  return b;
-}
-
-// The four aggregates as clusters, one bar a setting with its interval.
-std::vector<std::string> save_aggregates(const std::string& base,
-                                         const std::vector<sweep::SettingAggregate>& aggregates,
-                                         bool best, const viz::FigureStyle& style) {
-  std::vector<viz::BarSeries> series;
-  for (const auto& a : aggregates) {
-    const auto& summary = best ? a.best : a.last;
-    if (!summary) continue;
-    viz::BarSeries s;
-    s.name = QString::fromStdString(a.setting);
-    for (const auto* i :
-         {&summary->iqm, &summary->median, &summary->mean, &summary->optimality_gap})
-      s.bars.push_back(interval_bar(*i));
-    s.notes.assign(4, QString());
-    s.notes[0] = QStringLiteral("n=%1").arg(summary->runs);
-    series.push_back(std::move(s));
-  }
-  if (series.empty()) return {};
-  viz::FigureStyle s = style;
-  if (s.title.isEmpty())
-    s.title = best ? QStringLiteral("Best evaluation: aggregates with 95% intervals")
-                   : QStringLiteral("Final score: aggregates with 95% intervals");
-  return viz::save_clustered_bars(
-      base, std::vector<QString>(std::begin(kStatistics), std::end(kStatistics)), series,
-      QStringLiteral("normalised score"), s);
-}
 
 std::vector<std::string> save_profiles(const std::string& base,
                                        const std::vector<sweep::SettingProfile>& profiles,
@@ -86,30 +47,6 @@ std::vector<std::string> save_profiles(const std::string& base,
                          QStringLiteral("fraction of runs with score > τ"), s);
 }
 
-std::vector<std::string> save_improvement(const std::string& base,
-                                          const std::vector<sweep::SettingImprovement>& pairs,
-                                          const viz::FigureStyle& style) {
-  std::vector<QString> clusters;
-  viz::BarSeries last, best;
-  last.name = QStringLiteral("final score");
-  best.name = QStringLiteral("best evaluation");
-  for (const auto& p : pairs) {
-    if (!p.last && !p.best) continue;
-    clusters.push_back(QString::fromStdString(p.x + " > " + p.y));
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    last.bars.push_back(p.last ? interval_bar(*p.last) : viz::Bar{{}, nan, 0.0});
-    best.bars.push_back(p.best ? interval_bar(*p.best) : viz::Bar{{}, nan, 0.0});
-  }
-  if (clusters.empty()) return {};
-  std::vector<viz::BarSeries> series{last};
-  if (std::any_of(best.bars.begin(), best.bars.end(),
-                  [](const viz::Bar& b) { return std::isfinite(b.mean); }))
-    series.push_back(best);
-  viz::FigureStyle s = style;
-  if (s.title.isEmpty()) s.title = QStringLiteral("Probability of improvement, 95% intervals");
-  return viz::save_clustered_bars(base, clusters, series, QStringLiteral("P(X > Y)"), s);
-}
-
 }  // namespace
 
 const std::vector<std::string>& sweep_figure_names() {
@@ -133,11 +70,14 @@ std::vector<std::string> write_sweep_figure(const std::string& name,
     return evaluated ? viz::save_sweep_scores(base, groups, viz::SweepMeasure::Best, style)
                      : std::vector<std::string>{};
   }
-  if (name == "aggregates") return save_aggregates(base, statistics.aggregates, false, style);
-  if (name == "aggregates_best") return save_aggregates(base, statistics.aggregates, true, style);
+  if (name == "aggregates")
+    return viz::save_sweep_aggregates(base, statistics.aggregates, false, style);
+  if (name == "aggregates_best")
+    return viz::save_sweep_aggregates(base, statistics.aggregates, true, style);
   if (name == "profiles") return save_profiles(base, statistics.profiles, false, style);
   if (name == "profiles_best") return save_profiles(base, statistics.best_profiles, true, style);
-  if (name == "improvement") return save_improvement(base, statistics.improvements, style);
+  if (name == "improvement")
+    return viz::save_sweep_improvement(base, statistics.improvements, style);
   throw UsageError("sweep collect draws no figure '" + name + "'");
 }
 

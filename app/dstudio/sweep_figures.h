@@ -30,9 +30,10 @@ std::shared_ptr<FigureOptions> add_sweep_figure_options(CLI::App* cmd);
 
 /// Writes `out`/scores.{pdf,svg,png,csv} and, when a group has a best periodic evaluation,
 /// `out`/best_scores.*; then aggregates.* (IQM, median, mean and optimality gap of each setting
-/// with their 95% intervals, final scores; aggregates_best.* for the best), profiles.* (and
-/// profiles_best.*), and, with two settings or more, improvement.* (P(X > Y) with its interval,
-/// final and best), in the style `options` ask for. Returns the paths written. Throws UsageError
+/// with their 95% intervals, a panel each as rliable draws them, final scores; aggregates_best.*
+/// for the best), profiles.* (and profiles_best.*), and, with two settings or more,
+/// improvement.* (P(X > Y) with its interval on 0 to 1, final and best), in the style `options`
+/// ask for. Returns the paths written. Throws UsageError
 /// for options that do not fit.
 std::vector<std::string> write_sweep_figures(const std::vector<sweep::GroupResult>& groups,
                                              const sweep::SweepStatistics& statistics,

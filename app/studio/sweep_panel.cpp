@@ -129,6 +129,8 @@ SweepPanel::SweepPanel(QWidget* parent)
       message_(new QLabel),
       tree_(new QTreeWidget),
       aggregates_(new QTreeWidget),
+      improvements_(new QTreeWidget),
+      footnote_(new QLabel),
       results_(new viz::SweepResultsView),
       dataset_(new QComboBox),
       compare_(new QPushButton(tr("Compare Seeds in Training"))),
@@ -192,10 +194,26 @@ SweepPanel::SweepPanel(QWidget* parent)
   aggregates_->setToolTip(
       tr("rliable (Agarwal et al., 2021): each setting's final scores (and best evaluations) over "
          "every dataset it has finished seeds on, with 95% stratified bootstrap intervals "
-         "(2000 resamples); P(X > Y): the probability that a run of X scores above one of Y"));
+         "(2000 resamples)"));
   aggregates_->setMaximumHeight(170);
   aggregates_->header()->setStretchLastSection(false);
   aggregates_->hide();
+  // P(X > Y) is a probability, not a score: a table of its own, not under the aggregates' names.
+  improvements_->setObjectName(QStringLiteral("improvements"));
+  improvements_->setHeaderLabels({tr("Probability of improvement"), tr("Final"), tr("Best")});
+  improvements_->setRootIsDecorated(false);
+  improvements_->setUniformRowHeights(true);
+  improvements_->setToolTip(
+      tr("P(X > Y): the probability that a run of X scores above a run of Y on the same dataset "
+         "(0.5: neither is better), over the datasets both have, with its 95% bootstrap interval"));
+  improvements_->setMaximumHeight(110);
+  improvements_->header()->setStretchLastSection(false);
+  improvements_->hide();
+  footnote_->setObjectName(QStringLiteral("footnote"));
+  footnote_->setWordWrap(true);
+  footnote_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  footnote_->setStyleSheet(QStringLiteral("color: #555555;"));
+  footnote_->hide();
   base_point_size_ = std::max(1.0, font().pointSizeF());
   sizeColumns();
   tree_->setMinimumWidth(300);
@@ -233,6 +251,8 @@ SweepPanel::SweepPanel(QWidget* parent)
   left_layout->addWidget(summary_);
   left_layout->addWidget(tree_, 1);
   left_layout->addWidget(aggregates_);
+  left_layout->addWidget(improvements_);
+  left_layout->addWidget(footnote_);
   left_layout->addWidget(message_);
   left_layout->addLayout(compare_row);
   auto* split = new QSplitter(Qt::Horizontal);
@@ -615,17 +635,41 @@ void SweepPanel::showStatistics(const sweep::SweepStatistics& statistics) {
     if (a.last) add(tr("%1, final").arg(setting), *a.last);
     if (a.best) add(tr("%1, best").arg(setting), *a.best);
   }
+  improvements_->clear();
   for (const auto& p : statistics.improvements) {
     if (!p.last) continue;
-    auto* item = new QTreeWidgetItem(aggregates_);
+    auto* item = new QTreeWidgetItem(improvements_);
     item->setText(0,
                   tr("P(%1 > %2)").arg(QString::fromStdString(p.x), QString::fromStdString(p.y)));
-    item->setText(1, tr("final %1").arg(interval_cell(*p.last, 2)));
-    if (p.best) item->setText(2, tr("best %1").arg(interval_cell(*p.best, 2)));
-    item->setFirstColumnSpanned(false);
+    item->setText(1, interval_cell(*p.last, 2));
+    if (p.best) item->setText(2, interval_cell(*p.best, 2));
+    for (int c : {1, 2}) item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
+    item->setToolTip(0, tr("over %1 dataset(s)").arg(p.datasets.size()));
   }
-  aggregates_->setVisible(aggregates_->topLevelItemCount() > 0);
-  for (int c = 0; c < aggregates_->columnCount(); ++c) aggregates_->resizeColumnToContents(c);
+  for (auto* tree : {aggregates_, improvements_}) {
+    tree->setVisible(tree->topLevelItemCount() > 0);
+    for (int c = 0; c < tree->columnCount(); ++c) tree->resizeColumnToContents(c);
+  }
+  // One meaning for each sign in every table here, said once under them; and what an IQM over so
+  // few runs that it trims nothing is.
+  std::vector<analysis::AggregateSummary> shown;
+  for (const auto& a : statistics.aggregates)
+    for (const auto& summary : {a.last, a.best})
+      if (summary) shown.push_back(*summary);
+  std::vector<int> seeds;
+  for (const auto& g : groups_)
+    seeds.insert(seeds.end(),
+                 {static_cast<int>(g.scores.size()), static_cast<int>(g.best_scores.size())});
+  QStringList notes;
+  if (!groups_.empty())
+    notes << tr(
+        "±: one standard deviation (over a setting's finished seeds, n − 1; over a cell's "
+        "evaluation episodes). [low, high]: 95% stratified bootstrap interval.");
+  const std::string iqm = sweep::iqm_note(seeds), aggregates = sweep::aggregates_note(shown);
+  if (!iqm.empty()) notes << tr("Setting rows: %1").arg(QString::fromStdString(iqm));
+  if (!aggregates.empty()) notes << tr("Aggregates: %1").arg(QString::fromStdString(aggregates));
+  footnote_->setText(notes.join(' '));
+  footnote_->setVisible(!notes.isEmpty());
 }
 
 void SweepPanel::sizeColumns() {

@@ -89,8 +89,14 @@ class SweepPanel : public QWidget {
   /// Where a bad folder or file is named; empty when all is well.
   [[nodiscard]] QLabel* messageLabel() const { return message_; }
   /// Each setting over its datasets and seeds (rliable): its IQM, median, mean and optimality gap
-  /// with 95% intervals, final and best; and the probability of improvement of one over another.
+  /// with 95% intervals, final and best.
   [[nodiscard]] QTreeWidget* aggregatesTree() const { return aggregates_; }
+  /// The probability of improvement of one setting over another, P(X > Y) with its interval,
+  /// final and best.
+  [[nodiscard]] QTreeWidget* improvementsTree() const { return improvements_; }
+  /// Under the tables, what their signs mean ("±" a standard deviation, [low, high] an interval)
+  /// and, where it applies, that an IQM over fewer than 4 runs is their mean.
+  [[nodiscard]] QLabel* footnoteLabel() const { return footnote_; }
   /// "12 cells: 4 finished, 2 running, 6 pending".
   [[nodiscard]] QLabel* summaryLabel() const { return summary_; }
   [[nodiscard]] Job* job() const { return job_; }
@@ -143,6 +149,8 @@ class SweepPanel : public QWidget {
   QLabel* message_;
   QTreeWidget* tree_;
   QTreeWidget* aggregates_;
+  QTreeWidget* improvements_;
+  QLabel* footnote_;
   viz::SweepResultsView* results_;
   QComboBox* dataset_;
   QPushButton* compare_;

@@ -776,6 +776,16 @@ TEST_F(Analyses, TheCausalAnalysesKeepTheirIdentities) {
   EXPECT_NEAR(model["score"][4].get<double>(), plain["none"]["mean"].get<double>(), 1e-9);
   EXPECT_LE(model["score_low"][4].get<double>(), model["score"][4].get<double>());
   EXPECT_GE(model["score_high"][4].get<double>(), model["score"][4].get<double>());
+  // The interval of two episodes is the two scores themselves (mean -/+ their population std),
+  // never Student's t over one degree of freedom, 12.7 times as wide, far past what a score can
+  // be; and so few episodes are warned of.
+  const double mean = plain["none"]["mean"].get<double>(), std = plain["none"]["std"].get<double>();
+  ASSERT_GT(std, 0.0) << "two episodes alike would say nothing of the interval";
+  EXPECT_NEAR(model["score_low"][4].get<double>(), mean - std, 1e-9);
+  EXPECT_NEAR(model["score_high"][4].get<double>(), mean + std, 1e-9);
+  ASSERT_TRUE(j.contains("warnings"));
+  EXPECT_THAT(j["warnings"][0].get<std::string>(),
+              HasSubstr("the 95% intervals rest on 2 episodes each"));
   EXPECT_TRUE(std::filesystem::exists(*dir_ / "knockout" / "knockout.csv"));
   EXPECT_TRUE(std::filesystem::exists(*dir_ / "knockout" / "knockout_score.png"));
 
@@ -839,11 +849,24 @@ TEST_F(Analyses, PatchingRecoversAllAtTheActionsTokenAndNothingAfterIt) {
     const auto report = dstudio::test::check_csv_files(*dir_ / ("patching-" + contrast));
     EXPECT_TRUE(dstudio::test::all_ok(report)) << dstudio::test::joined(report);
   }
-  const auto r = run("analyze patching --contrast nothing --checkpoint " + checkpoint_ + " --out " +
-                         (*dir_ / "patching-nothing").string(),
-                     *dir_);
+  auto r = run("analyze patching --contrast nothing --checkpoint " + checkpoint_ + " --out " +
+                   (*dir_ / "patching-nothing").string(),
+               *dir_);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("targets"));
+  // The same target twice moves no action: nothing to recover, said, exit 1, and no folder of
+  // blank figures; likewise a floor above every change.
+  for (const std::string options : {"--high 1000 --low 1000", "--high 20000 --low 0 --floor 1e6"}) {
+    SCOPED_TRACE(options);
+    const auto out = *dir_ / "patching-no-change";
+    r = run("analyze patching --windows 6 " + options + " --checkpoint " + checkpoint_ + " --out " +
+                out.string(),
+            *dir_);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("patching has nothing to recover"));
+    EXPECT_THAT(r.err, HasSubstr("--floor"));
+    EXPECT_FALSE(std::filesystem::exists(out));
+  }
 }
 
 // Attribution's parts add up to the action before the tanh; probes are fitted and tested on

@@ -202,10 +202,19 @@ TEST_F(SweepPanelTest, GroupsCellsByDatasetAndSettingWithTheirMeansOverSeeds) {
   EXPECT_EQ(aggregates->topLevelItem(0)->text(0), "dt, final");
   EXPECT_TRUE(aggregates->topLevelItem(0)->text(1).startsWith("58.7 ["))
       << aggregates->topLevelItem(0)->text(1).toStdString();
-  const auto* improvement = aggregates->topLevelItem(aggregates->topLevelItemCount() - 1);
+  // P(X > Y) is a probability in a table of its own, not under the aggregates' names.
+  for (int k = 0; k < aggregates->topLevelItemCount(); ++k)
+    EXPECT_FALSE(aggregates->topLevelItem(k)->text(0).startsWith("P("));
+  ASSERT_EQ(panel.improvementsTree()->topLevelItemCount(), 1);
+  const auto* improvement = panel.improvementsTree()->topLevelItem(0);
   EXPECT_EQ(improvement->text(0), "P(dt > dc)");
-  EXPECT_TRUE(improvement->text(1).startsWith("final 0.08 ["))
-      << improvement->text(1).toStdString();
+  EXPECT_TRUE(improvement->text(1).startsWith("0.08 [")) << improvement->text(1).toStdString();
+  // Under the tables, "±" means one thing, and an IQM over three seeds is said to be their mean
+  // (dt on hopper: 65.0, the mean of 60, 64, 71).
+  const auto footnote = panel.footnoteLabel()->text().toStdString();
+  EXPECT_THAT(footnote, HasSubstr("±: one standard deviation"));
+  EXPECT_THAT(footnote, HasSubstr("IQM over fewer than 4 runs trims nothing: over 2 or 3 it is "
+                                  "their mean"));
   // A cell's row: state, progress, where it runs, restarts, and why it failed.
   auto* running = panel.cellItem(8);
   EXPECT_EQ(running->text(SweepPanel::ColumnState), "running");
@@ -407,6 +416,77 @@ TEST_F(SweepPanelTest, TheWindowComparesTheSeedsBySettingAndRemembersTheSweep) {
       [&] { return again.findChild<QMessageBox*>("sweepErrorDialog") != nullptr; }, 10000));
   EXPECT_THAT(again.findChild<QMessageBox*>("sweepErrorDialog")->informativeText().toStdString(),
               HasSubstr("sweep.json"));
+}
+
+// rliable's aggregates as rliable draws them: a panel each, on a scale of its own, so an IQM near
+// 1.5 is not flattened beside an optimality gap near 98; P(X > Y) on 0 to 1 with 0.5 marked; and
+// the note that an IQM over three runs is their mean and a median over one dataset its mean.
+TEST(SweepFigures, AggregatesArePanelsOfTheirOwnScaleAndImprovementIsAProbability) {
+  test::ensure_application();
+  test::TempDir dir;
+  const auto summary = [](double centre, double gap) {
+    analysis::AggregateSummary a;
+    a.iqm = a.mean = a.median = {centre, centre - 0.4, centre + 0.4};
+    a.optimality_gap = {gap, gap - 0.4, gap + 0.4};
+    a.runs = 3;
+    a.tasks = 1;
+    return a;
+  };
+  std::vector<sweep::SettingAggregate> aggregates(2);
+  aggregates[0].setting = "dt";
+  aggregates[0].last = summary(1.5, 98.5);
+  aggregates[1].setting = "dc";
+  aggregates[1].last = summary(1.8, 98.2);
+  auto style = *viz::venue_preset("icml");
+  style.svg = style.pdf = style.png = false;
+  viz::TextLayoutLog log;
+  viz::save_sweep_aggregates((dir.path() / "aggregates").string(), aggregates, false, style);
+  ASSERT_EQ(log.figures.size(), 1u);
+  const auto& layout = log.figures.back().second;
+  EXPECT_EQ(layout.problems(), std::vector<std::string>{});
+  std::vector<std::string> drawn;
+  std::string all;
+  for (const auto& t : layout.texts) {
+    drawn.push_back(t.text.toStdString());
+    all += t.text.toStdString() + " ";
+  }
+  for (const char* title : {"IQM", "Median", "Mean", "Optimality gap", "dt", "dc"})
+    EXPECT_NE(std::find(drawn.begin(), drawn.end(), title), drawn.end()) << title << ": " << all;
+  // Tick labels from both ends: the IQM's panel reads 1 to 2, the gap's 98 or so.
+  const auto number_between = [&](double lo, double hi) {
+    return std::any_of(drawn.begin(), drawn.end(), [&](const std::string& t) {
+      try {
+        std::size_t used = 0;
+        const double v = std::stod(t, &used);
+        return used == t.size() && v >= lo && v <= hi;
+      } catch (const std::exception&) {
+        return false;
+      }
+    });
+  };
+  EXPECT_TRUE(number_between(1.0, 2.5)) << all;
+  EXPECT_TRUE(number_between(97.0, 99.9)) << all;
+  EXPECT_THAT(all, HasSubstr("trims nothing"));
+  EXPECT_THAT(all, HasSubstr("median over one dataset"));
+
+  std::vector<sweep::SettingImprovement> pairs(1);
+  pairs[0].x = "dt";
+  pairs[0].y = "dc";
+  pairs[0].last = analysis::Interval{0.3, 0.1, 0.6};
+  viz::save_sweep_improvement((dir.path() / "improvement").string(), pairs, style);
+  ASSERT_EQ(log.figures.size(), 2u);
+  EXPECT_EQ(log.figures.back().second.problems(), std::vector<std::string>{});
+  drawn.clear();
+  all.clear();
+  for (const auto& t : log.figures.back().second.texts) {
+    drawn.push_back(t.text.toStdString());
+    all += t.text.toStdString() + " ";
+  }
+  // The whole of 0 to 1, its middle marked, nothing beyond.
+  for (const char* tick : {"0", "0.5", "1"})
+    EXPECT_NE(std::find(drawn.begin(), drawn.end(), tick), drawn.end()) << tick << ": " << all;
+  EXPECT_FALSE(number_between(1.01, 1e9)) << all;
+  EXPECT_NE(std::find(drawn.begin(), drawn.end(), "dt > dc"), drawn.end()) << all;
 }
 
 }  // namespace

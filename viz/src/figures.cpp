@@ -255,6 +255,20 @@ void legend_below(QCustomPlot& plot, const FigureStyle& s) {
   plot.legend->setMaximumSize(plot.legend->minimumOuterSizeHint());
 }
 
+// A note under everything else (what a reader must know with the figure), in the tick labels'
+// type, broken into lines at the page's width.
+void add_note(QCustomPlot& plot, const FigureStyle& s, const QString& text) {
+  if (text.isEmpty()) return;
+  const QFont font = font_of(s, s.tickFont());
+  auto* note = new QCPTextElement(&plot, wrapped_text(text, font, canvas(s).width - 8), font);
+  note->setTextColor(QColor(170, 68, 0));  // Okabe-Ito's vermilion, darkened: read as a caveat
+  note->setMargins(QMargins(2, 2, 2, 2));
+  auto* layout = plot.plotLayout();
+  const int row = layout->rowCount();
+  layout->addElement(row, 0, note);
+  layout->setRowStretchFactor(row, 0.001);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Text fitting: where text went, tick labels thinned, margins grown
 
@@ -965,6 +979,12 @@ struct TokenTicks {
   bool by_step = false;
 };
 
+// A label that is a step's number alone ("12"): a column of steps rather than of tokens.
+bool is_step_number(const std::string& label) {
+  return !label.empty() && label.size() < 9 &&
+         std::all_of(label.begin(), label.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 // Ticks of a token axis whose tokens are `per_token` pixels apart. Every token labelled when the
 // labels fit (rotated on a horizontal axis); otherwise the steps: each k-th step's number at its
 // state token (or merged token), k in 1, 2, 5, 10, 20, ... as small as fits, minor ticks at the
@@ -982,13 +1002,15 @@ TokenTicks token_ticker(const std::vector<std::string>& labels, double per_token
     return out;
   }
   out.by_step = true;
-  // The state (or merged) token of each step, with the step's number.
+  // The state (or merged) token of each step, with the step's number; a column of a step
+  // (a bare number) is its own.
   std::vector<std::pair<int, int>> steps;  // token, step
   for (std::size_t k = 0; k < labels.size(); ++k) {
     const auto& l = labels[k];
-    if (l.size() < 2 || (l[0] != 's' && l[0] != 't')) continue;
+    const bool number = is_step_number(l);
+    if (!number && (l.size() < 2 || (l[0] != 's' && l[0] != 't'))) continue;
     try {
-      steps.push_back({static_cast<int>(k), std::stoi(l.substr(1))});
+      steps.push_back({static_cast<int>(k), std::stoi(number ? l : l.substr(1))});
     } catch (const std::exception&) {
     }
   }
@@ -1038,13 +1060,13 @@ std::vector<double> fill_token_map(QCPColorMap* map, const analysis::TokenMatrix
   return seen;
 }
 
-// The scale's colours for values in [lo, hi] of magnitudes `seen`. A few large weights (a first
-// query has one key) would flatten everything else: the range ends at the 99th percentile, and
-// the scale's label says so. A diverging map is centred at zero.
+// The scale's colours for values in [lo, hi] of magnitudes `seen`. On an attention map a few
+// large weights (a first query has one key) would flatten everything else: with `clip` the range
+// ends at the 99th percentile, and the scale's label says so. A diverging map is centred at zero.
 void set_map_range(QCPColorScale* scale, bool diverging_map, double lo, double hi,
-                   std::vector<double> seen, const QString& colour_label) {
+                   std::vector<double> seen, const QString& colour_label, bool clip = true) {
   QString label = colour_label;
-  if (seen.size() > 20) {
+  if (clip && seen.size() > 20) {
     std::sort(seen.begin(), seen.end());
     const double p99 = seen[seen.size() * 99 / 100];
     if (p99 < std::max(std::abs(lo), std::abs(hi)) && p99 > 0) {
@@ -1142,8 +1164,71 @@ FigureStyle plot_heatmap(QCustomPlot& plot, const analysis::TokenMatrix& m,
   return s;
 }
 
+// value^power with its sign: where a power scale puts a value.
+double powered(double v, double power) {
+  return power == 1.0 ? v : std::copysign(std::pow(std::abs(v), power), v);
+}
+
+// The colour bar of a power scale, labelled in the values themselves: 0 and round values (1, 2, 5
+// a decade) in [lo, hi], placed at value^power, the largest first, each at least `gap` of the
+// bar's length from the others.
+QSharedPointer<QCPAxisTickerText> power_ticker(double lo, double hi, double power, double gap) {
+  std::vector<double> kept, candidates;
+  if (lo <= 0.0 && hi >= 0.0) kept.push_back(0.0);
+  // The top itself, where no round value is (a ratio of 1.72): the bar's end has its number.
+  if (hi > 0.0) kept.push_back(hi);
+  const double most = std::max(std::abs(lo), std::abs(hi));
+  if (most > 0.0) {
+    const int top = static_cast<int>(std::ceil(std::log10(most)));
+    for (int e = top - 6; e <= top; ++e)
+      for (const double m : {1.0, 2.0, 5.0})
+        for (const double sign : {1.0, -1.0}) {
+          const double v = sign * m * std::pow(10.0, e);
+          if (v >= lo && v <= hi) candidates.push_back(v);
+        }
+  }
+  std::sort(candidates.begin(), candidates.end(), [power](double a, double b) {
+    return std::abs(powered(a, power)) > std::abs(powered(b, power));
+  });
+  const double apart = gap * (powered(hi, power) - powered(lo, power));
+  for (const double v : candidates) {
+    const double at = powered(v, power);
+    if (std::all_of(kept.begin(), kept.end(),
+                    [&](double k) { return std::abs(powered(k, power) - at) >= apart; }))
+      kept.push_back(v);
+  }
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  for (const double v : kept) ticker->addTick(powered(v, power), QString::number(v, 'g', 3));
+  return ticker;
+}
+
+// The share of a colour bar's length that one of its tick labels needs, with room around it.
+double tick_label_share(const QCPColorScale* scale) {
+  const double length = scale->axis()->axisRect()->height();
+  const double label = QFontMetricsF(scale->axis()->tickLabelFont()).height();
+  return length > 0.0 ? std::clamp(1.3 * label / length, 0.04, 0.5) : 0.09;
+}
+
+// Rows named "<group> <part>" ("L1 R", "L1 s", "L2 R"): the rows after which the group changes,
+// where a line keeps the groups apart. None unless every row has a group and some group has more
+// than one row.
+std::vector<int> row_group_ends(const std::vector<std::string>& rows) {
+  std::vector<std::string> groups;
+  for (const auto& r : rows) {
+    const auto space = r.find(' ');
+    if (space == std::string::npos || space == 0) return {};
+    groups.push_back(r.substr(0, space));
+  }
+  std::vector<int> ends;
+  for (std::size_t i = 1; i < groups.size(); ++i)
+    if (groups[i] != groups[i - 1]) ends.push_back(static_cast<int>(i) - 1);
+  if (ends.size() + 1 == groups.size()) return {};  // a group a row: nothing to keep apart
+  return ends;
+}
+
 // A grid of labelled rows and columns (layer x token, layer x head): blank where a cell is NaN,
-// the columns thinned to steps as a token axis is when they do not all fit.
+// the columns thinned to steps as a token axis is when they do not all fit. Each cell is a number
+// to read off, so the colours span every value (no clipping), on the figure's power scale.
 FigureStyle plot_grid(QCustomPlot& plot, const analysis::AnalysisFigure& f,
                       const FigureStyle& style) {
   FigureStyle s = style;
@@ -1157,12 +1242,13 @@ FigureStyle plot_grid(QCustomPlot& plot, const analysis::AnalysisFigure& f,
   map->data()->setSize(std::max(cols, 1), std::max(rows, 1));
   map->data()->setRange(QCPRange(0, std::max(cols - 1, 0)), QCPRange(0, std::max(rows - 1, 0)));
   map->setInterpolate(false);
+  const double power = f.colour_power > 0.0 && std::isfinite(f.colour_power) ? f.colour_power : 1.0;
   double lo = 0.0, hi = 0.0;
   std::vector<double> seen;
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < cols; ++j) {
       const double v = f.cells[static_cast<std::size_t>(i) * cols + j];
-      map->data()->setCell(j, i, v);
+      map->data()->setCell(j, i, powered(v, power));
       if (std::isnan(v)) continue;
       lo = std::min(lo, v), hi = std::max(hi, v);
       seen.push_back(std::abs(v));
@@ -1170,8 +1256,20 @@ FigureStyle plot_grid(QCustomPlot& plot, const analysis::AnalysisFigure& f,
   auto* scale = beside_scale(plot, s);
   map->setColorScale(scale);
   if (seen.empty()) hi = 1.0;  // every cell blank: a plain scale, not one 1e-12 wide
-  set_map_range(scale, f.diverging, lo, hi, std::move(seen),
-                QString::fromStdString(f.colour_label));
+  // A span the figure asks for (fractions: 0 to 1) holds every value too.
+  if (std::isfinite(f.colour_from)) lo = std::min(lo, f.colour_from);
+  if (std::isfinite(f.colour_to)) hi = std::max(hi, f.colour_to);
+  QString colour_label = QString::fromStdString(f.colour_label);
+  if (power != 1.0)
+    colour_label += power == 0.5 ? QStringLiteral("\n(square-root scale)")
+                                 : QStringLiteral("\n(colour by value^%1)").arg(power);
+  if (f.diverging) {
+    const double extent = std::max(std::abs(lo), std::abs(hi));
+    lo = -extent, hi = extent;
+  }
+  set_map_range(scale, f.diverging, powered(lo, power), powered(hi, power), std::move(seen),
+                colour_label, /*clip=*/false);
+  if (power != 1.0) scale->axis()->setTicker(power_ticker(lo, hi, power, 0.09));
   auto* rect = plot.axisRect();
   auto* x = rect->axis(QCPAxis::atBottom);
   auto* y = rect->axis(QCPAxis::atLeft);
@@ -1198,7 +1296,18 @@ FigureStyle plot_grid(QCustomPlot& plot, const analysis::AnalysisFigure& f,
     widest = std::max(widest, metrics.horizontalAdvance(QString::fromStdString(l)));
   const bool level = ticks.by_step || widest < 0.9 * per_column;
   x->setTickLabelRotation(level ? 0 : 90);
-  if (ticks.by_step && !x->label().isEmpty()) x->setLabel(x->label() + " (step)");
+  // Columns of tokens thinned to their steps say so; columns of steps already are.
+  const bool steps = std::all_of(f.labels.begin(), f.labels.end(), is_step_number);
+  if (ticks.by_step && !steps && !x->label().isEmpty()) x->setLabel(x->label() + " (step)");
+  // The colour bar's labels as many as its length holds, now that it has one.
+  if (power != 1.0) scale->axis()->setTicker(power_ticker(lo, hi, power, tick_label_share(scale)));
+  // A white line between groups of rows (a layer's R, s and a).
+  for (const int end : row_group_ends(f.row_labels)) {
+    auto* line = new QCPItemStraightLine(&plot);
+    line->point1->setCoords(0, end + 0.5);
+    line->point2->setCoords(1, end + 0.5);
+    line->setPen(QPen(Qt::white, 2.0 * frame_width(s)));
+  }
   lay_out(plot, canvas(s));
   return s;
 }
@@ -1383,6 +1492,14 @@ void plot_lines(QCustomPlot& plot, const std::vector<Series>& series, const QStr
   if (series.size() > 1) legend_below(plot, style);
 }
 
+// How far a bar's whisker reaches below and above its top: its interval, or -/+ its spread.
+std::pair<double, double> bar_whiskers(const Bar& bar) {
+  if (std::isfinite(bar.low) && std::isfinite(bar.high))
+    return {std::max(0.0, bar.mean - bar.low), std::max(0.0, bar.high - bar.mean)};
+  const double spread = std::isfinite(bar.spread) ? bar.spread : 0.0;
+  return {spread, spread};
+}
+
 void plot_bars(QCustomPlot& plot, const std::vector<Bar>& bars, const QString& y_label,
                const FigureStyle& style) {
   style_plot(plot, style);
@@ -1400,18 +1517,21 @@ void plot_bars(QCustomPlot& plot, const std::vector<Bar>& bars, const QString& y
   err->setPen(QPen(Qt::black, 0.67 * style.line_width));
   err->setSymbolGap(0);  // a whisker through the bar's top, not broken around it
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-  QVector<double> keys, values, errors;
+  QVector<double> keys, values, below, above;
   double top = 0.0, bottom = 0.0;
   for (std::size_t k = 0; k < bars.size(); ++k) {
+    const auto [down, up] = bar_whiskers(bars[k]);
     keys << static_cast<double>(k + 1);
     values << bars[k].mean;
-    errors << bars[k].spread;
+    below << down;
+    above << up;
     ticker->addTick(static_cast<double>(k + 1), bars[k].name);
-    top = std::max(top, bars[k].mean + bars[k].spread);
-    bottom = std::min(bottom, bars[k].mean - bars[k].spread);
+    if (!std::isfinite(bars[k].mean)) continue;
+    top = std::max(top, bars[k].mean + up);
+    bottom = std::min(bottom, bars[k].mean - down);
   }
   b->setData(keys, values);
-  err->setData(errors);
+  err->setData(below, above);
   plot.xAxis->setTicker(ticker);
   plot.xAxis->grid()->setVisible(false);
   plot.xAxis->setTickLength(0, 4);  // outside: a tick inside would stand in the bar
@@ -1446,14 +1566,6 @@ double clustered_bar_width(int count) {
 double clustered_bar_key(int cluster, int k, int count) {
   return static_cast<double>(cluster + 1) - 0.4 +
          (static_cast<double>(k) + 0.5) * clustered_bar_width(count);
-}
-
-// How far a bar's whisker reaches below and above its top: its interval, or -/+ its spread.
-static std::pair<double, double> bar_whiskers(const Bar& bar) {
-  if (std::isfinite(bar.low) && std::isfinite(bar.high))
-    return {std::max(0.0, bar.mean - bar.low), std::max(0.0, bar.high - bar.mean)};
-  const double spread = std::isfinite(bar.spread) ? bar.spread : 0.0;
-  return {spread, spread};
 }
 
 void add_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters,
@@ -1546,6 +1658,172 @@ std::vector<std::string> save_clustered_bars(const std::string& base,
   QCustomPlot plot;
   plot_clustered_bars(plot, clusters, series, y_label, style);
   return save_all(plot, base, style);
+}
+
+namespace {
+
+// One value axis's range for the intervals of `panel`: its fixed range, else the intervals' with a
+// tenth of their span on each side (a span of nothing: a tenth of the value, or 1).
+QCPRange interval_range(const IntervalPanel& panel) {
+  if (std::isfinite(panel.lowest) && std::isfinite(panel.highest)) {
+    const double pad = 0.04 * (panel.highest - panel.lowest);
+    return {panel.lowest - pad, panel.highest + pad};
+  }
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const auto& row : panel.rows)
+    for (const double v : {row.mean, row.low, row.high})
+      if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  if (std::isfinite(panel.reference)) lo = std::min(lo, panel.reference);
+  if (std::isfinite(panel.reference)) hi = std::max(hi, panel.reference);
+  if (!std::isfinite(lo)) return {0.0, 1.0};
+  double pad = 0.1 * (hi - lo);
+  if (pad <= 0.0) pad = std::max(0.1 * std::abs(lo), 1.0);
+  return {lo - pad, hi + pad};
+}
+
+FigureStyle plot_interval_panels(QCustomPlot& plot, const std::vector<QString>& names,
+                                 const std::vector<IntervalPanel>& panels, const QString& x_label,
+                                 const QString& note, const FigureStyle& style) {
+  FigureStyle s = style;
+  const int n = std::max(1, static_cast<int>(panels.size()));
+  const int per_row = std::min(n, s.width >= 5.0 ? 4 : 2);
+  const int grid_rows = (n + per_row - 1) / per_row;
+  const int count = std::max(1, static_cast<int>(names.size()));
+  // A row of panels as tall as its names need, and room for the titles and the axis title (grown
+  // below when the text needs more).
+  const bool free_height = s.height <= 0;
+  if (free_height)
+    s.height = std::clamp(0.45 + grid_rows * (0.45 + 0.15 * count) + (note.isEmpty() ? 0.0 : 0.25),
+                          0.35 * s.width, 1.2 * s.width);
+  style_plot(plot, s);
+  auto* layout = plot.plotLayout();
+  auto* first = plot.axisRect();
+  layout->take(first);
+  layout->simplify();
+  auto* grid = new QCPLayoutGrid;
+  layout->addElement(layout->rowCount(), 0, grid);
+  layout->setRowSpacing(0);  // the axis title close under the panels, as an axis's own would be
+  grid->setColumnSpacing(static_cast<int>(std::lround(0.8 * font_of(s, s.tickFont()).pixelSize())));
+  grid->setRowSpacing(2);
+  std::vector<QCPMarginGroup*> columns(static_cast<std::size_t>(per_row));
+  for (auto*& group : columns) group = new QCPMarginGroup(&plot);
+  std::vector<QCPAxisRect*> rects;
+  for (int p = 0; p < n; ++p) {
+    const auto& panel = panels[static_cast<std::size_t>(p)];
+    const int r = p / per_row, c = p % per_row;
+    auto* rect = p == 0 ? first : new QCPAxisRect(&plot);
+    rects.push_back(rect);
+    rect->setMinimumMargins(QMargins(3, 3, 8, 3));
+    // Room for the names' rows, no more: a rect's own 50 points a side would squeeze the text.
+    rect->setMinimumSize(QSize(20, 6 + 9 * count));
+    auto* title = new QCPTextElement(&plot, panel.title, font_of(s, s.axisFont()));
+    title->setMargins(QMargins(0, 1, 0, 0));
+    grid->addElement(2 * r, c, title);
+    grid->addElement(2 * r + 1, c, rect);
+    rect->setMarginGroup(QCP::msLeft | QCP::msRight, columns[static_cast<std::size_t>(c)]);
+    for (auto* axis : rect->axes()) style_axis(axis, s);
+    auto* x = rect->axis(QCPAxis::atBottom);
+    auto* y = rect->axis(QCPAxis::atLeft);
+    // The names top down, on the row's first panel only; no ticks across the values.
+    QSharedPointer<QCPAxisTickerText> row_ticks(new QCPAxisTickerText);
+    for (int k = 0; k < static_cast<int>(names.size()); ++k)
+      row_ticks->addTick(k, names[static_cast<std::size_t>(k)]);
+    y->setTicker(row_ticks);
+    y->setRange(-0.6, count - 0.4);
+    y->setRangeReversed(true);
+    y->setTickLength(0, 0);
+    y->setSubTicks(false);
+    y->grid()->setVisible(false);
+    y->setTickLabels(c == 0);
+    x->setRange(interval_range(panel));
+    if (std::isfinite(panel.lowest) && std::isfinite(panel.highest)) {
+      // A fixed range (a probability) reads at its ends and its middle, quarters between.
+      QSharedPointer<QCPAxisTickerText> ends(new QCPAxisTickerText);
+      for (const double v : {panel.lowest, (panel.lowest + panel.highest) / 2, panel.highest})
+        ends->addTick(v, QString::number(v, 'g', 3));
+      ends->setSubTickCount(1);
+      x->setTicker(ends);
+    } else {
+      x->ticker()->setTickCount(3);
+    }
+    for (std::size_t k = 0; k < panel.rows.size() && k < names.size(); ++k) {
+      const auto& row = panel.rows[k];
+      if (!std::isfinite(row.mean)) continue;
+      const QColor colour = categorical()[k % categorical().size()];
+      const double at = static_cast<double>(k);
+      if (std::isfinite(row.low) && std::isfinite(row.high)) {
+        auto* bar = new QCPItemRect(&plot);
+        bar->setClipAxisRect(rect);
+        for (auto* corner : {bar->topLeft, bar->bottomRight}) corner->setAxes(x, y);
+        bar->topLeft->setCoords(row.low, at - 0.3);
+        bar->bottomRight->setCoords(row.high, at + 0.3);
+        QColor fill = colour;
+        fill.setAlpha(200);
+        bar->setBrush(fill);
+        bar->setPen(QPen(colour.darker(130), frame_width(s)));
+      }
+      auto* estimate = new QCPItemLine(&plot);
+      estimate->setClipAxisRect(rect);
+      for (auto* end : {estimate->start, estimate->end}) end->setAxes(x, y);
+      estimate->start->setCoords(row.mean, at - 0.36);
+      estimate->end->setCoords(row.mean, at + 0.36);
+      estimate->setPen(QPen(Qt::black, s.line_width));
+    }
+    if (std::isfinite(panel.reference)) {
+      auto* line = new QCPItemStraightLine(&plot);
+      line->setClipAxisRect(rect);
+      for (auto* point : {line->point1, line->point2}) point->setAxes(x, y);
+      line->point1->setCoords(panel.reference, 0);
+      line->point2->setCoords(panel.reference, 1);
+      line->setPen(QPen(colors::kGrey, 0.8 * s.line_width, Qt::DashLine));
+    }
+  }
+  // The panels of a row share their top and bottom.
+  for (int r = 0; r < grid_rows; ++r) {
+    auto* group = new QCPMarginGroup(&plot);
+    for (int p = r * per_row; p < std::min(n, (r + 1) * per_row); ++p)
+      rects[static_cast<std::size_t>(p)]->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+  }
+  if (!x_label.isEmpty()) {
+    auto* title = new QCPTextElement(&plot, x_label, font_of(s, s.axisFont()));
+    title->setMargins(QMargins(0, 0, 0, 2));
+    const int row = layout->rowCount();
+    layout->addElement(row, 0, title);
+    layout->setRowStretchFactor(row, 0.001);
+  }
+  add_note(plot, s, note);
+  for (int r = 0; r < layout->rowCount(); ++r)
+    if (layout->element(r, 0) != grid) layout->setRowStretchFactor(r, 0.001);
+  // A height left to the figure holds every text whole.
+  lay_out(plot, canvas(s));
+  const double needed = layout->minimumOuterSizeHint().height() + 2.0;
+  if (free_height && needed > canvas(s).height) s.height = needed / 72.0;
+  // Panels equally wide inside their axes: the first column's names take room of their own.
+  lay_out(plot, canvas(s));
+  std::vector<double> margins(static_cast<std::size_t>(per_row), 0.0);
+  double inner = 0.0;
+  for (int c = 0; c < per_row; ++c) {
+    const auto m = rects[static_cast<std::size_t>(c)]->margins();
+    margins[static_cast<std::size_t>(c)] = m.left() + m.right();
+    inner += rects[static_cast<std::size_t>(c)]->width();
+  }
+  inner /= per_row;
+  QList<double> factors;
+  for (const double m : margins) factors << m + inner;
+  grid->setColumnStretchFactors(factors);
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> save_interval_panels(const std::string& base,
+                                              const std::vector<QString>& names,
+                                              const std::vector<IntervalPanel>& panels,
+                                              const QString& x_label, const QString& note,
+                                              const FigureStyle& style) {
+  QCustomPlot plot;
+  const FigureStyle s = plot_interval_panels(plot, names, panels, x_label, note, style);
+  return save_all(plot, base, s);
 }
 
 namespace {
@@ -1834,8 +2112,8 @@ std::optional<FigureStyle> venue_preset(const std::string& name) {
 namespace {
 
 // A registered analysis's figure on `plot`, in the style it returns.
-FigureStyle plot_analysis_figure(QCustomPlot& plot, const analysis::AnalysisFigure& figure,
-                                 const FigureStyle& s) {
+FigureStyle plot_figure_kind(QCustomPlot& plot, const analysis::AnalysisFigure& figure,
+                             const FigureStyle& s) {
   using Kind = analysis::AnalysisFigure::Kind;
   switch (figure.kind) {
     case Kind::Bars: {
@@ -1847,7 +2125,12 @@ FigureStyle plot_analysis_figure(QCustomPlot& plot, const analysis::AnalysisFigu
           const QString name = index < figure.categories.size()
                                    ? QString::fromStdString(figure.categories[index])
                                    : QString::number(k + 1);
-          bars.push_back({name, series.y[k], k < series.spread.size() ? series.spread[k] : 0.0});
+          Bar bar{name, series.y[k], k < series.spread.size() ? series.spread[k] : 0.0};
+          if (series.low.size() == series.y.size() && series.high.size() == series.y.size()) {
+            bar.low = series.low[k];
+            bar.high = series.high[k];
+          }
+          bars.push_back(bar);
         }
       }
       plot_bars(plot, bars, s.y_title, s);
@@ -1873,7 +2156,10 @@ FigureStyle plot_analysis_figure(QCustomPlot& plot, const analysis::AnalysisFigu
   std::vector<Series> lines;
   for (const auto& a : figure.series) {
     Series line{QString::fromStdString(a.name), a.x, a.y, {}, {}, a.right_axis};
-    if (a.spread.size() == a.y.size())
+    if (a.low.size() == a.y.size() && a.high.size() == a.y.size()) {
+      line.low = a.low;
+      line.high = a.high;
+    } else if (a.spread.size() == a.y.size())
       for (std::size_t k = 0; k < a.y.size(); ++k) {
         line.low.push_back(a.y[k] - a.spread[k]);
         line.high.push_back(a.y[k] + a.spread[k]);
@@ -1886,6 +2172,14 @@ FigureStyle plot_analysis_figure(QCustomPlot& plot, const analysis::AnalysisFigu
   plot_lines(plot, lines, s.x_title, s.y_title, s, QString::fromStdString(figure.right_label),
              references, figure.log_x);
   return s;
+}
+
+// A registered analysis's figure on `plot` with its note under it, in the style it returns.
+FigureStyle plot_analysis_figure(QCustomPlot& plot, const analysis::AnalysisFigure& figure,
+                                 const FigureStyle& s) {
+  const FigureStyle drawn = plot_figure_kind(plot, figure, s);
+  add_note(plot, drawn, QString::fromStdString(figure.note));
+  return drawn;
 }
 
 FigureStyle analysis_style(const analysis::AnalysisFigure& figure, const FigureStyle& style) {
@@ -1930,11 +2224,22 @@ std::vector<std::string> save_analysis_figure(const std::string& base,
     written.push_back(csv);
     return written;
   }
-  CsvWriter out({"series", "x", "y", "spread"}, 9);
+  // An interval that is not symmetric (a bootstrap's) adds its ends.
+  const bool intervals = std::any_of(figure.series.begin(), figure.series.end(), [](const auto& a) {
+    return !a.low.empty() && a.low.size() == a.y.size() && a.high.size() == a.y.size();
+  });
+  std::vector<std::string> header{"series", "x", "y", "spread"};
+  if (intervals) header.insert(header.end(), {"low", "high"});
+  CsvWriter out(header, 9);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
   for (const auto& a : figure.series)
     for (std::size_t k = 0; k < a.y.size(); ++k) {
+      const bool interval = a.low.size() == a.y.size() && a.high.size() == a.y.size();
       out << a.name << (k < a.x.size() ? a.x[k] : static_cast<double>(k)) << a.y[k]
-          << (k < a.spread.size() ? a.spread[k] : 0.0);
+          << (k < a.spread.size() ? a.spread[k]
+              : interval          ? (a.high[k] - a.low[k]) / 2
+                                  : 0.0);
+      if (intervals) out << (interval ? a.low[k] : nan) << (interval ? a.high[k] : nan);
       out.end_row();
     }
   out.write(csv);

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
+#include <limits>
 
 #include "dstudio/common/csv.h"
 
@@ -43,6 +45,18 @@ std::vector<BarSeries> series_of(const SweepBars& sb) {
     series.push_back(std::move(s));
   }
   return series;
+}
+
+// rliable's four aggregates, in the order its figures draw them.
+const QString kStatistics[] = {QStringLiteral("IQM"), QStringLiteral("Median"),
+                               QStringLiteral("Mean"), QStringLiteral("Optimality gap")};
+
+Bar interval_bar(const analysis::Interval& i) {
+  Bar b;
+  b.mean = i.estimate;
+  b.low = i.low;
+  b.high = i.high;
+  return b;
 }
 
 }  // namespace
@@ -88,6 +102,65 @@ std::vector<std::string> save_sweep_scores(const std::string& base,
   csv.write(base + ".csv");
   written.push_back(base + ".csv");
   return written;
+}
+
+// The four aggregates as rliable draws them: a panel each on a scale of its own (the optimality
+// gap, near 100, beside an IQM near 1 would flatten it), a row a setting with its interval.
+std::vector<std::string> save_sweep_aggregates(
+    const std::string& base, const std::vector<sweep::SettingAggregate>& aggregates, bool best,
+    const FigureStyle& style) {
+  std::vector<QString> names;
+  std::vector<IntervalPanel> panels(std::size(kStatistics));
+  for (std::size_t k = 0; k < panels.size(); ++k) panels[k].title = kStatistics[k];
+  std::vector<analysis::AggregateSummary> shown;
+  for (const auto& a : aggregates) {
+    const auto& summary = best ? a.best : a.last;
+    if (!summary) continue;
+    names.push_back(QString::fromStdString(a.setting));
+    std::size_t k = 0;
+    for (const auto* i :
+         {&summary->iqm, &summary->median, &summary->mean, &summary->optimality_gap})
+      panels[k++].rows.push_back(interval_bar(*i));
+    shown.push_back(*summary);
+  }
+  if (names.empty()) return {};
+  FigureStyle s = style;
+  if (s.title.isEmpty())
+    s.title = best ? QStringLiteral("Best evaluation: aggregates with 95% intervals")
+                   : QStringLiteral("Final score: aggregates with 95% intervals");
+  return save_interval_panels(base, names, panels, QStringLiteral("normalised score"),
+                              QString::fromStdString(sweep::aggregates_note(shown)), s);
+}
+
+// P(X > Y) as rliable draws it: a row a pair, on 0 to 1 with a line at 0.5 (neither better),
+// the final scores and the best evaluations in panels side by side.
+std::vector<std::string> save_sweep_improvement(const std::string& base,
+                                                const std::vector<sweep::SettingImprovement>& pairs,
+                                                const FigureStyle& style) {
+  std::vector<QString> names;
+  IntervalPanel last, best;
+  last.title = QStringLiteral("final score");
+  best.title = QStringLiteral("best evaluation");
+  for (auto* panel : {&last, &best}) {
+    panel->lowest = 0.0;
+    panel->highest = 1.0;
+    panel->reference = 0.5;
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const auto& p : pairs) {
+    if (!p.last && !p.best) continue;
+    names.push_back(QString::fromStdString(p.x + " > " + p.y));
+    last.rows.push_back(p.last ? interval_bar(*p.last) : Bar{{}, nan, 0.0});
+    best.rows.push_back(p.best ? interval_bar(*p.best) : Bar{{}, nan, 0.0});
+  }
+  if (names.empty()) return {};
+  std::vector<IntervalPanel> panels{last};
+  if (std::any_of(best.rows.begin(), best.rows.end(),
+                  [](const Bar& b) { return std::isfinite(b.mean); }))
+    panels.push_back(best);
+  FigureStyle s = style;
+  if (s.title.isEmpty()) s.title = QStringLiteral("Probability of improvement, 95% intervals");
+  return save_interval_panels(base, names, panels, QStringLiteral("P(X > Y)"), {}, s);
 }
 
 SweepResultsView::SweepResultsView(QWidget* parent)

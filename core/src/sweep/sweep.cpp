@@ -613,6 +613,32 @@ SweepStatistics sweep_statistics(const std::vector<GroupResult>& groups,
   return s;
 }
 
+std::string iqm_note(const std::vector<int>& runs) {
+  std::set<int> few;
+  for (const int n : runs)
+    if (n > 0 && n < 4) few.insert(n);
+  if (few.empty()) return {};
+  std::string counts;
+  std::size_t k = 0;
+  for (const int n : few)
+    counts += (k++ == 0 ? "" : k == few.size() ? " or " : ", ") + std::to_string(n);
+  return "IQM over fewer than 4 runs trims nothing: over " + counts + " it is their mean.";
+}
+
+std::string aggregates_note(const std::vector<analysis::AggregateSummary>& shown) {
+  std::vector<int> runs;
+  bool one_dataset = false;
+  for (const auto& a : shown) {
+    runs.push_back(a.runs);
+    one_dataset |= a.tasks == 1;
+  }
+  std::string note = iqm_note(runs);
+  if (one_dataset)
+    note += std::string(note.empty() ? "" : " ") +
+            "The median over one dataset is that dataset's mean.";
+  return note;
+}
+
 std::string latex_iqm_table(const std::vector<GroupResult>& groups,
                             const std::vector<SettingAggregate>& aggregates) {
   std::vector<std::string> rows;
@@ -627,6 +653,15 @@ std::string latex_iqm_table(const std::vector<GroupResult>& groups,
        "interval],\n"
        "% of the final policy and of the best periodic evaluation; All: over every dataset and "
        "seed\n% (rliable; Agarwal et al., 2021).\n";
+  // What the caption must say when an IQM here is over too few seeds to trim any.
+  std::vector<int> runs;
+  for (const auto& g : groups)
+    runs.insert(runs.end(),
+                {static_cast<int>(g.scores.size()), static_cast<int>(g.best_scores.size())});
+  for (const auto& a : aggregates)
+    for (const auto& summary : {a.last, a.best})
+      if (summary) runs.push_back(summary->runs);
+  if (const auto note = iqm_note(runs); !note.empty()) t << "% For the caption: " << note << "\n";
   t << "\\begin{tabular}{l" << std::string(2 * columns.size(), 'c') << "}\n\\toprule\n";
   for (const auto& c : columns) t << " & \\multicolumn{2}{c}{" << latex_escaped(c) << "}";
   t << " \\\\\nDataset";

@@ -87,6 +87,9 @@ struct AnalysisSeries {
   std::vector<double> x, y;
   std::vector<double> spread;  ///< optional: a band (lines) or error bars (bars) of +/- spread
   bool right_axis = false;     ///< Lines: drawn against a second y axis titled `right_label`
+  /// optional, instead of `spread`: a band or error bars from low to high (an interval that is
+  /// not symmetric about y, such as a bootstrap's)
+  std::vector<double> low, high;
 };
 
 /// A figure as data: lines over x, bars whose x are indices into `categories`, a token-by-token
@@ -111,6 +114,16 @@ struct AnalysisFigure {
   // the columns (token labels such as "R1", "s1" are thinned to steps as on a heatmap).
   std::vector<std::string> row_labels;
   std::vector<double> cells;
+  /// Grid: the colours follow value^colour_power, the colour bar labelled in the values
+  /// themselves. 1 is linear; 0.5, a square-root scale, tells values near 0 from 0 and still
+  /// keeps the largest apart (fractions from 0.01 to 1 on one map).
+  double colour_power = 1.0;
+  /// Grid: the colour scale spans at least [colour_from, colour_to], widened to every value (NaN:
+  /// the values' own range). Fractions of 0 to 1 so keep one scale on every figure.
+  double colour_from = std::numeric_limits<double>::quiet_NaN();
+  double colour_to = std::numeric_limits<double>::quiet_NaN();
+  /// What a reader must know with the figure, drawn under it (intervals over too few episodes).
+  std::string note;
 };
 
 /// What an analysis computed.

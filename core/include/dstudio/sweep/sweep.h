@@ -180,6 +180,17 @@ struct SweepStatistics {
 SweepStatistics sweep_statistics(const std::vector<GroupResult>& groups,
                                  const analysis::BootstrapOptions& bootstrap = {});
 
+/// What anything that shows IQMs over these numbers of runs must say with them: the IQM trims a
+/// quarter of the runs from each end, rounded down, so over fewer than 4 runs it trims nothing
+/// and is their plain mean: "IQM over fewer than 4 runs trims nothing: over 3 it is their mean."
+/// Empty when every count is 4 or more.
+std::string iqm_note(const std::vector<int>& runs);
+
+/// iqm_note of the aggregates' runs, and, when one of them is over a single dataset, that its
+/// median over datasets is that dataset's mean too: the footnote of the aggregates' figure and of
+/// the Sweep tab's table. Empty when neither applies.
+std::string aggregates_note(const std::vector<analysis::AggregateSummary>& shown);
+
 /// A paper's table of "IQM [low, high]" (booktabs): datasets as rows, each setting's final and
 /// best scores as columns (the IQM over seeds and its 95% interval), and a last row "All" with
 /// rliable's IQM over every dataset and seed of the setting; "--" where there is none.

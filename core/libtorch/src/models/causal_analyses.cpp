@@ -38,6 +38,7 @@ AnalysisResult knockout(const AnalysisInputs& in, const Progress& progress) {
   if (!compare.empty()) checkpoints.push_back(compare);
   const int count = static_cast<int>(o.integer("windows")),
             episodes = static_cast<int>(o.integer("episodes"));
+  const auto seed = static_cast<std::uint64_t>(o.integer("seed"));
   AnalysisTable table{
       "knockout", {"model", "context", "action_error", "score", "score_low", "score_high"}, {}};
   AnalysisFigure error_figure, score_figure;
@@ -49,6 +50,7 @@ AnalysisResult knockout(const AnalysisInputs& in, const Progress& progress) {
   score_figure.title = "Closed loop: the return without the far past";
   score_figure.x_label = error_figure.x_label;
   score_figure.y_label = "normalised score (95% interval)";
+  score_figure.note = few_episodes_note(episodes);
   ordered_json models = ordered_json::array();
   for (std::size_t m = 0; m < checkpoints.size(); ++m) {
     const auto part = [&](double a, double b) {
@@ -90,21 +92,23 @@ AnalysisResult knockout(const AnalysisInputs& in, const Progress& progress) {
       progress.check();
       const InterventionPlan plan = knocked_out(C);
       const double error = action_errors[static_cast<std::size_t>(C - 1)];
-      analysis::MeanInterval score{std::nan(""), std::nan(""), std::nan(""), 0};
+      analysis::Interval score{std::nan(""), std::nan(""), std::nan("")};
       if (episodes > 0)
-        score = analysis::mean_interval_95(
-            closed_loop_scores(model, info, plan, in, target, episodes,
-                               part(0.1 + 0.9 * (C - 1) / K, 0.1 + 0.9 * C / K)));
-      table.rows.push_back({who, static_cast<double>(C), error, score.mean, score.low, score.high});
+        score = score_interval(closed_loop_scores(model, info, plan, in, target, episodes,
+                                                  part(0.1 + 0.9 * (C - 1) / K, 0.1 + 0.9 * C / K)),
+                               seed);
+      table.rows.push_back(
+          {who, static_cast<double>(C), error, score.estimate, score.low, score.high});
       errors.x.push_back(C);
       errors.y.push_back(error);
       scores.x.push_back(C);
-      scores.y.push_back(score.mean);
-      scores.spread.push_back((score.high - score.low) / 2);
-      means.push_back(score.mean);
+      scores.y.push_back(score.estimate);
+      scores.low.push_back(score.low);
+      scores.high.push_back(score.high);
+      means.push_back(score.estimate);
       row["contexts"].push_back(C);
       row["action_error"].push_back(error);
-      row["score"].push_back(finite_or_null(score.mean));
+      row["score"].push_back(finite_or_null(score.estimate));
       row["score_low"].push_back(finite_or_null(score.low));
       row["score_high"].push_back(finite_or_null(score.high));
     }
@@ -127,6 +131,7 @@ AnalysisResult knockout(const AnalysisInputs& in, const Progress& progress) {
   result.figures.push_back(std::move(error_figure));
   if (episodes > 0) result.figures.push_back(std::move(score_figure));
   ordered_json summary = {{"episodes", episodes}, {"models", models}};
+  note_few_episodes(summary, episodes);
   result.summary_json = summary.dump();
   return result;
 }
@@ -173,30 +178,33 @@ AnalysisResult heads(const AnalysisInputs& in, const Progress& progress) {
     AnalysisFigure score = change;
     score.name = "heads_score_" + how;
     score.y_label = "normalised score (95% interval)";
+    score.note = few_episodes_note(episodes);
     AnalysisSeries changes{how, {}, {}, {}, false}, scores{how, {}, {}, {}, false};
     for (std::size_t k = 0; k < components.size(); ++k, ++run) {
       progress.check();
       const auto& component = components[k];
       const InterventionPlan plan({parse_intervention(component.spec + "=" + how)}, c, sources);
       const double moved = mean_distance(last_actions(model, windows.inputs, &plan), full);
-      analysis::MeanInterval s{std::nan(""), std::nan(""), std::nan(""), 0};
+      analysis::Interval s{std::nan(""), std::nan(""), std::nan("")};
       if (episodes > 0)
-        s = analysis::mean_interval_95(closed_loop_scores(
-            model, info, plan, in, target, episodes,
-            progress.part(0.1 + 0.9 * run / runs, 0.1 + 0.9 * (run + 1) / runs)));
-      table.rows.push_back({component.label, how, moved, s.mean, s.low, s.high});
+        s = score_interval(
+            closed_loop_scores(model, info, plan, in, target, episodes,
+                               progress.part(0.1 + 0.9 * run / runs, 0.1 + 0.9 * (run + 1) / runs)),
+            static_cast<std::uint64_t>(o.integer("seed")));
+      table.rows.push_back({component.label, how, moved, s.estimate, s.low, s.high});
       rows.push_back({{"component", component.label},
                       {"spec", component.spec + "=" + how},
                       {"action_change", moved},
-                      {"score", finite_or_null(s.mean)},
+                      {"score", finite_or_null(s.estimate)},
                       {"score_low", finite_or_null(s.low)},
                       {"score_high", finite_or_null(s.high)}});
       change.categories.push_back(component.label);
       changes.x.push_back(static_cast<double>(k));
       changes.y.push_back(moved);
       scores.x.push_back(static_cast<double>(k));
-      scores.y.push_back(s.mean);
-      scores.spread.push_back((s.high - s.low) / 2);
+      scores.y.push_back(s.estimate);
+      scores.low.push_back(s.low);
+      scores.high.push_back(s.high);
     }
     score.categories = change.categories;
     change.series.push_back(std::move(changes));
@@ -209,6 +217,7 @@ AnalysisResult heads(const AnalysisInputs& in, const Progress& progress) {
                           {"episodes", episodes},
                           {"target", target},
                           {"components", rows}};
+  note_few_episodes(summary, episodes);
   return causal_result({table}, std::move(result.figures), summary, windows);
 }
 
@@ -343,6 +352,17 @@ AnalysisResult patching(const AnalysisInputs& in, const Progress& progress) {
     summary["zeroed"] = o.text("zero");
     what = "from " + o.text("zero") + " zeroed";
   }
+  // Without a window whose action the other run moves, every fraction is 0/0: said before the
+  // sweep, so that no blank figure is drawn.
+  const auto actions_clean = last_actions(model, clean), actions_other = last_actions(model, other);
+  if (recovered({actions_clean, actions_other, {}, {}}, actions_other, floor).windows == 0)
+    throw Error(
+        "patching has nothing to recover: no window's action changes by --floor (" +
+        general_number(floor) + ") or more between the clean run and the other (" + what +
+        "; the largest change is " +
+        general_number((actions_other - actions_clean).norm(2, {1}).max().item<double>()) + "). " +
+        (contrast == "targets" ? "Choose --high and --low further apart, " : std::string()) +
+        "choose another --contrast, or a lower --floor");
   const auto sweep = patching_sweep(model, clean, other, true, progress.part(0.1, 1.0));
   const auto components = block_components(c);
   const int64_t T = sweep.stream.size(1);
@@ -364,13 +384,26 @@ AnalysisResult patching(const AnalysisInputs& in, const Progress& progress) {
   };
   std::vector<std::string> layers;
   for (int l = 1; l <= c.layers; ++l) layers.push_back("L" + std::to_string(l));
-  std::vector<double> stream_cells;
+  // The stream on a grid of steps (columns) by layer and token type (rows: "L1 R", "L1 s",
+  // "L1 a", "L2 R", ...): a window's 3K tokens are too many to name one a column at a column's
+  // width, and so every token keeps its R/s/a name and step, and each type's tokens line up
+  // along a row. A model of one token a step has a row a layer.
+  const int64_t per_step = c.tokenizer == Tokenizer::Triplet ? 3 : 1, steps = T / per_step;
+  std::vector<std::string> stream_rows, step_columns;
+  for (int l = 1; l <= c.layers; ++l)
+    for (int64_t k = 0; k < per_step; ++k)
+      stream_rows.push_back(per_step == 1 ? layers[static_cast<std::size_t>(l - 1)]
+                                          : layers[static_cast<std::size_t>(l - 1)] + " " +
+                                                std::string(1, "Rsa"[k]));
+  for (int64_t k = 1; k <= steps; ++k) step_columns.push_back(std::to_string(k));
+  std::vector<double> stream_cells(stream_rows.size() * step_columns.size(), std::nan(""));
   ordered_json best = ordered_json::array();
   std::vector<std::pair<double, std::string>> ranked;
   for (int l = 1; l <= c.layers; ++l)
     for (int64_t t = 0; t < T; ++t) {
       const auto r = recovered(sweep, sweep.stream[l - 1][t], floor);
-      stream_cells.push_back(r.norm);
+      const auto row = static_cast<std::size_t>((l - 1) * per_step + t % per_step);
+      stream_cells[row * step_columns.size() + static_cast<std::size_t>(t / per_step)] = r.norm;
       add_row("resid", l, labels[static_cast<std::size_t>(t)], r);
       if (std::isfinite(r.norm))
         ranked.push_back({r.norm, "resid:" + std::to_string(l) + "." + std::to_string(t + 1) +
@@ -415,14 +448,22 @@ AnalysisResult patching(const AnalysisInputs& in, const Progress& progress) {
   summary["mean_action_change"] = mean_distance(sweep.other, sweep.clean);
   summary["largest"] = best;
   summary["components"] = component_json;
-  return causal_result({table},
-                       {grid("patching_stream", who + ": stream patched, " + what, layers, labels,
-                             stream_cells, "token", "after block", colour),
-                        grid("patching_components", who + ": component patched, " + what, layers,
-                             component_columns, component_cells, "component", "layer", colour),
-                        grid("patching_joints", who + ": component patched, per joint",
-                             component_labels, joints, joint_cells, "joint", "component", colour)},
-                       summary, windows);
+  std::vector<AnalysisFigure> figures{
+      grid("patching_stream", who + ": stream patched, " + what, stream_rows, step_columns,
+           stream_cells, "step", per_step == 1 ? "after block" : "after block, token", colour),
+      grid("patching_components", who + ": component patched, " + what, layers, component_columns,
+           component_cells, "component", "layer", colour),
+      grid("patching_joints", who + ": component patched, per joint", component_labels, joints,
+           joint_cells, "joint", "component", colour)};
+  // Fractions run from about 0.01 (one past return token) to 1 (the last block at the action's
+  // token): on a square-root scale both ends read, 0.015 apart from 0 and 0.79 apart from 1.
+  // One scale, 0 to 1 (or past 1 where a patch overshoots), on every figure of every model.
+  for (auto& f : figures) {
+    f.colour_power = 0.5;
+    f.colour_from = 0.0;
+    f.colour_to = 1.0;
+  }
+  return causal_result({table}, std::move(figures), summary, windows);
 }
 
 // Registered after the studio's other analyses (this file links after studio_analyses.cpp).

@@ -3,6 +3,8 @@
 #include "causal_parts.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "dstudio/common/error.h"
 #include "dstudio/data/dataset_io.h"
@@ -99,6 +101,37 @@ std::vector<double> closed_loop_scores(DecisionModelImpl& model, const Checkpoin
   std::vector<double> scores;
   for (const auto& e : r.episodes) scores.push_back(e.score);
   return scores;
+}
+
+analysis::Interval score_interval(const std::vector<double>& scores, std::uint64_t seed) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (scores.empty() ||
+      !std::all_of(scores.begin(), scores.end(), [](double s) { return std::isfinite(s); }))
+    return {nan, nan, nan};
+  return analysis::bootstrap_interval({scores}, analysis::aggregate_mean,
+                                      {.resamples = 2000, .confidence = 0.95, .seed = seed});
+}
+
+std::string few_episodes_warning(int episodes) {
+  if (episodes <= 0 || episodes >= kEnoughEpisodes) return {};
+  return "the 95% intervals rest on " + std::to_string(episodes) + " episode" +
+         (episodes == 1 ? "" : "s") + " each: fewer than " + std::to_string(kEnoughEpisodes) +
+         " give an interval too rough to read (a bootstrap over so few understates the spread); "
+         "use --episodes " +
+         std::to_string(kEnoughEpisodes) + " or more";
+}
+
+std::string few_episodes_note(int episodes) {
+  if (episodes <= 0 || episodes >= kEnoughEpisodes) return {};
+  return "n = " + std::to_string(episodes) + " episode" + (episodes == 1 ? "" : "s") +
+         " each: intervals too rough to read (fewer than " + std::to_string(kEnoughEpisodes) + ")";
+}
+
+void note_few_episodes(nlohmann::ordered_json& summary, int episodes) {
+  const std::string warning = few_episodes_warning(episodes);
+  if (warning.empty()) return;
+  if (!summary.contains("warnings")) summary["warnings"] = nlohmann::ordered_json::array();
+  summary["warnings"].push_back(warning);
 }
 
 double median(std::vector<double> v) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis_parts.h"
+#include "dstudio/analysis/aggregate.h"
 #include "dstudio/common/progress.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/intervene.h"
@@ -72,6 +73,26 @@ std::vector<double> closed_loop_scores(DecisionModelImpl& model, const Checkpoin
                                        const InterventionPlan& plan,
                                        const analysis::AnalysisInputs& in, double target,
                                        int episodes, const Progress& progress);
+
+/// Closed-loop episodes fewer than this give a 95% interval too rough to read: the analyses warn
+/// (summary, stderr, figure) below it.
+inline constexpr int kEnoughEpisodes = 10;
+
+/// The mean of closed-loop scores with its 95% interval: the percentile interval of a bootstrap
+/// over the episodes (2000 resamples from Random(seed), as the sweep's statistics draw theirs).
+/// It never leaves the range of the scores played, where Student's t over two or three episodes
+/// runs hundreds of points past what a score can be. One score: the interval is that score; none:
+/// all NaN.
+analysis::Interval score_interval(const std::vector<double>& scores, std::uint64_t seed);
+
+/// When `episodes` (more than 0) is fewer than kEnoughEpisodes, what the summary's "warnings",
+/// stderr and the figures say of the intervals; empty otherwise.
+std::string few_episodes_warning(int episodes);
+/// The same as a figure's note: short enough to stand under a column-wide figure.
+std::string few_episodes_note(int episodes);
+/// few_episodes_warning(episodes) added to summary["warnings"] (which `dstudio analyze` prints on
+/// stderr), when there is one.
+void note_few_episodes(nlohmann::ordered_json& summary, int episodes);
 
 /// The median of `v` (not empty).
 double median(std::vector<double> v);

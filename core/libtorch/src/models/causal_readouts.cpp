@@ -295,6 +295,7 @@ AnalysisResult steering(const AnalysisInputs& in, const Progress& progress) {
   f.title = who + ": steered from " + fixed_number(low, 0) + " towards " + fixed_number(high, 0);
   f.x_label = "alpha";
   f.y_label = "normalised score (95% interval)";
+  f.note = few_episodes_note(episodes);
   ordered_json runs = ordered_json::array();
   if (episodes > 0) {
     const std::size_t total = (steered.size() + 1) * alphas.size();
@@ -302,24 +303,25 @@ AnalysisResult steering(const AnalysisInputs& in, const Progress& progress) {
     const auto run = [&](const InterventionPlan& plan, double target) {
       const auto part = progress.part(0.05 + 0.95 * done / total, 0.05 + 0.95 * (done + 1) / total);
       ++done;
-      return analysis::mean_interval_95(
-          closed_loop_scores(model, info, plan, in, target, episodes, part));
+      return score_interval(closed_loop_scores(model, info, plan, in, target, episodes, part),
+                            static_cast<std::uint64_t>(o.integer("seed")));
     };
     // The target changed instead: what the direction is meant to stand for.
     AnalysisSeries retarget{"target low + alpha (high - low)", {}, {}, {}, false};
     for (const double alpha : alphas) {
       const double target = low + alpha * (high - low);
       const auto s = run(InterventionPlan({}, c, {}), target);
-      table.rows.push_back({"target", std::nan(""), alpha, target, s.mean, s.low, s.high});
+      table.rows.push_back({"target", std::nan(""), alpha, target, s.estimate, s.low, s.high});
       runs.push_back({{"how", "target"},
                       {"alpha", alpha},
                       {"target", target},
-                      {"score", finite_or_null(s.mean)},
+                      {"score", finite_or_null(s.estimate)},
                       {"score_low", finite_or_null(s.low)},
                       {"score_high", finite_or_null(s.high)}});
       retarget.x.push_back(alpha);
-      retarget.y.push_back(s.mean);
-      retarget.spread.push_back((s.high - s.low) / 2);
+      retarget.y.push_back(s.estimate);
+      retarget.low.push_back(s.low);
+      retarget.high.push_back(s.high);
     }
     f.series.push_back(std::move(retarget));
     for (const int l : steered) {
@@ -329,17 +331,19 @@ AnalysisResult steering(const AnalysisInputs& in, const Progress& progress) {
         spec << "steer:" << l << "=" << alpha << "*L" << l;
         const InterventionPlan plan({parse_intervention(spec.str())}, c, sources);
         const auto s = run(plan, low);
-        table.rows.push_back({"steer", static_cast<double>(l), alpha, low, s.mean, s.low, s.high});
+        table.rows.push_back(
+            {"steer", static_cast<double>(l), alpha, low, s.estimate, s.low, s.high});
         runs.push_back({{"how", "steer"},
                         {"layer", l},
                         {"alpha", alpha},
                         {"target", low},
-                        {"score", finite_or_null(s.mean)},
+                        {"score", finite_or_null(s.estimate)},
                         {"score_low", finite_or_null(s.low)},
                         {"score_high", finite_or_null(s.high)}});
         line.x.push_back(alpha);
-        line.y.push_back(s.mean);
-        line.spread.push_back((s.high - s.low) / 2);
+        line.y.push_back(s.estimate);
+        line.low.push_back(s.low);
+        line.high.push_back(s.high);
       }
       f.series.push_back(std::move(line));
     }
@@ -348,6 +352,7 @@ AnalysisResult steering(const AnalysisInputs& in, const Progress& progress) {
                           {"high_target", high},  {"low_target", low},
                           {"episodes", episodes}, {"directions", directions},
                           {"runs", runs}};
+  note_few_episodes(summary, episodes);
   std::vector<AnalysisFigure> figures;
   if (episodes > 0) figures.push_back(std::move(f));
   auto result = causal_result({table}, std::move(figures), summary, windows);

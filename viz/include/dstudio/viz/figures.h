@@ -224,6 +224,28 @@ void add_clustered_bars(QCustomPlot& plot, const std::vector<QString>& clusters,
                         const std::vector<BarSeries>& series, double frame_width,
                         double whisker_width, const QFont& note_font);
 
+/// One panel of interval estimates as rliable's plot_interval_estimates draws one: a row a name
+/// (the figure's names, top down), the interval a bar from `low` to `high` in the name's colour
+/// and the estimate (`mean`) a line across it. Each panel has a value axis of its own.
+struct IntervalPanel {
+  QString title;          ///< above the panel ("IQM", "Optimality gap")
+  std::vector<Bar> rows;  ///< one per name, in the names' order; NaN mean: nothing in that row
+  /// A fixed range of the value axis (P(X > Y): 0 and 1); NaN: fitted to the intervals.
+  double lowest = std::numeric_limits<double>::quiet_NaN();
+  double highest = std::numeric_limits<double>::quiet_NaN();
+  /// A dashed line across the panel at this value (P(X > Y): 0.5, neither better); NaN: none.
+  double reference = std::numeric_limits<double>::quiet_NaN();
+};
+/// Panels of interval estimates side by side, as rliable draws its aggregates: four a row from
+/// 5 in wide, two a row below, the names on the left of each row's first panel, `x_label` once
+/// under the panels and `note` (what a reader must know) under everything. Returns the paths
+/// written.
+std::vector<std::string> save_interval_panels(const std::string& base,
+                                              const std::vector<QString>& names,
+                                              const std::vector<IntervalPanel>& panels,
+                                              const QString& x_label, const QString& note = {},
+                                              const FigureStyle& style = {});
+
 enum class Marker { Automatic, Disc, Triangle, Square, Diamond, Cross };
 struct ScatterGroup {
   QString name;

@@ -55,6 +55,23 @@ std::vector<std::string> save_sweep_scores(const std::string& base,
                                            const std::vector<sweep::GroupResult>& groups,
                                            SweepMeasure measure, const FigureStyle& style = {});
 
+/// rliable's aggregates of each setting (its final scores, or with `best` its best evaluations)
+/// as rliable draws them: a panel each for the IQM, median, mean and optimality gap, every one on
+/// a scale of its own (a gap near 100 beside an IQM near 1 would flatten it), a row a setting with
+/// its 95% interval; under them sweep::aggregates_note (an IQM that trims nothing is the mean).
+/// Writes base.{pdf,svg,png}; none when no setting has the measure. Needs a FigureContext.
+std::vector<std::string> save_sweep_aggregates(
+    const std::string& base, const std::vector<sweep::SettingAggregate>& aggregates, bool best,
+    const FigureStyle& style = {});
+
+/// The probability of improvement P(X > Y) of each pair of settings with its 95% interval, as
+/// rliable draws it: a row a pair on 0 to 1 with a dashed line at 0.5 (neither better), the final
+/// scores and the best evaluations (when there are any) in panels side by side. Writes
+/// base.{pdf,svg,png}; none without a pair. Needs a FigureContext.
+std::vector<std::string> save_sweep_improvement(const std::string& base,
+                                                const std::vector<sweep::SettingImprovement>& pairs,
+                                                const FigureStyle& style = {});
+
 class SweepResultsView : public QWidget, public FigureSource {
   Q_OBJECT
  public:
