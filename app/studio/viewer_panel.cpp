@@ -98,6 +98,7 @@ ViewerPanel::ViewerPanel(QWidget* parent)
       play_(new QPushButton),
       forward_(new QPushButton),
       speed_(new QComboBox),
+      rate_(new QLabel),
       slider_(new QSlider(Qt::Horizontal)),
       position_(new QLabel),
       track_(new QCheckBox(tr("Track torso"))),
@@ -190,6 +191,9 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   speed_->setCurrentIndex(3);
   speed_->setToolTip(tr("Speed: times real time (the task's simulated seconds per step)"));
   speed_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  rate_->setObjectName(QStringLiteral("realRate"));
+  rate_->setStyleSheet(QStringLiteral("QLabel { color: #c0392b; font-weight: bold; }"));
+  rate_->hide();
   slider_->setRange(0, 0);
   slider_->setMinimumWidth(60);
   position_->setToolTip(tr("The step on screen / the last step kept"));
@@ -220,6 +224,7 @@ ViewerPanel::ViewerPanel(QWidget* parent)
     transport->addWidget(b);
   }
   transport->addWidget(speed_);
+  transport->addWidget(rate_);
   transport->addWidget(slider_, 1);
   transport->addWidget(position_);
   transport->addWidget(track_);
@@ -427,7 +432,6 @@ bool ViewerPanel::startRecordingInto(const QString& base, int frames) {
   // before): every frame shows the episode up to its step, the same however far it was played.
   timeline_->clear();
   timeline_frames_ = 0;
-  effect_largest_ = 0.0;
   map_step_ = -1;  // and the first frame's map drawn, whatever was shown before
   settleLayout();
   recording_path_ = video_->path();
@@ -644,6 +648,7 @@ void ViewerPanel::clear(const QString& message) {
   stopRecording();  // a recording is of one episode of one policy
   timer_->stop();
   live_.reset();
+  rate_meter_.reset();
   shown_ = {};
   timeline_->clear();
   timeline_->replotIfChanged();
@@ -679,10 +684,10 @@ void ViewerPanel::setPlayer(const QString& title, std::shared_ptr<models::Episod
   if (player->frames().empty())
     player->reset(static_cast<std::uint64_t>(seed_->value()), target_->value());
   live_ = std::make_unique<models::LivePlayer>(std::move(player));
+  rate_meter_.emplace(live_->dt());
   live_->set_speed(speed_->currentData().toDouble());
   live_->set_plain_actions(effects_->isChecked());
   fork_target_->setValue(target_->value());
-  effect_largest_ = 0.0;
   rebuildHeadGrid();
   rebuildDivergenceChoice();
   if (live_->replay()) {
@@ -731,6 +736,7 @@ void ViewerPanel::setSpeed(double speed) {
     speed_->setCurrentIndex(i);
   }
   if (live_) live_->set_speed(speed);
+  if (rate_meter_) rate_meter_->reset();  // measured afresh at the new speed
 }
 void ViewerPanel::setTarget(double target) {
   {
@@ -757,7 +763,39 @@ void ViewerPanel::poll() {
   showFrame(live_->state(), false);
 }
 
+void ViewerPanel::showRate(const models::PlaybackState& state) {
+  // A recording plays its own clock (the player runs ahead as fast as it can): nothing to say.
+  if (!rate_meter_ || recording_ || !state.playing) {
+    if (rate_meter_) rate_meter_->reset();
+    rate_->hide();
+    return;
+  }
+  if (!clock_.isValid()) clock_.start();
+  rate_meter_->add(static_cast<double>(clock_.nsecsElapsed()) / 1e9, state.cursor);
+  const auto real = rate_meter_->rate();
+  const bool behind = models::falls_behind(state.speed, real) || (state.speed <= 0.0 && real);
+  if (behind) {
+    const QString rate = QString::fromStdString(models::rate_label(*real));
+    rate_->setText(tr("%1 real").arg(rate));
+    rate_->setToolTip(
+        state.speed > 0.0
+            ? tr("The episode plays at %1 real time, not the %2 asked for: the policy, the "
+                 "physics and the drawing of a step take longer than the step lasts on this "
+                 "machine. A recording still plays at the speed asked for.")
+                  .arg(rate, QString::fromStdString(models::speed_label(state.speed)))
+            : tr("As fast as the policy acts: %1 real time on this machine.").arg(rate));
+  }
+  rate_->setVisible(behind);
+}
+
+QString ViewerPanel::speedStatus() const {
+  if (!live_) return QString();
+  const auto real = rate_meter_ && shown_.playing ? rate_meter_->rate() : std::nullopt;
+  return QString::fromStdString(models::speed_status(shown_.speed, real));
+}
+
 void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) {
+  showRate(state);
   const bool moved = state.cursor != shown_.cursor || state.generation != shown_.generation ||
                      state.branch_generation != shown_.branch_generation || !shown_.frame;
   // New frames (or, after a branch or restart, all of them) go to the timeline.
@@ -765,7 +803,6 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
     timeline_->clear();
     timeline_frames_ = 0;
     timeline_generation_ = state.generation;
-    effect_largest_ = 0.0;
   }
   if (state.frames != timeline_frames_) {
     // The last one has acted since; frames past state.frames (a recording's) wait their turn.
@@ -774,10 +811,6 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
     for (std::size_t i = 0; i < fresh.size() && from + static_cast<int>(i) < state.frames; ++i) {
       const auto& f = *fresh[i];
       timeline_->addStep(f.step, f.return_to_go, f.return_so_far, f.entropy);
-      // The largest change the interventions made: the limb colours' full scale.
-      for (std::size_t j = 0; j < f.action_without.size() && j < f.action.size(); ++j)
-        effect_largest_ = std::max(
-            effect_largest_, std::fabs(static_cast<double>(f.action[j] - f.action_without[j])));
     }
     timeline_frames_ = state.frames;
   }
@@ -828,14 +861,20 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
       overlay << tr("interventions: %1").arg(specs.join(QStringLiteral(", ")));
       colours.emplace_back(242, 191, 115);
     }
+    // The forks' legend: what a ghost is, then each ghost by its colour's name and its change.
     const auto branches = live_ ? live_->branches() : std::vector<models::BranchInfo>{};
-    for (std::size_t b = 0; b < branches.size() && b < state.branch_frames.size(); ++b) {
+    const auto legend = std::min(branches.size(), state.branch_frames.size());
+    if (legend > 0) {
+      overlay << QString::fromUtf8(palette::kGhostMeaning.data(),
+                                   static_cast<int>(palette::kGhostMeaning.size()));
+      colours.emplace_back(200, 200, 200);
+    }
+    for (std::size_t b = 0; b < legend; ++b) {
       const auto& style = palette::kBranches[b % palette::kBranches.size()];
       const auto& bf = state.branch_frames[b];
-      overlay << tr("fork %1 at step %2: %3   return %4%5")
-                     .arg(b + 1)
-                     .arg(branches[b].fork_step)
-                     .arg(QString::fromStdString(models::short_label(branches[b].label)),
+      overlay << tr("■ %1   return %2%3")
+                     .arg(QString::fromStdString(models::fork_legend(
+                              static_cast<int>(b), branches[b].fork_step, branches[b].label)),
                           viz::fixed_text(bf ? bf->return_so_far : 0.0, 1),
                           bf && bf->terminal && bf->step < state.cursor ? tr(" (ended)")
                                                                         : QString());

@@ -218,6 +218,8 @@ struct LiveViewer::State {
   double effect_largest = 0.0;
   std::size_t effect_counted = 0;  // main frames looked at for effect_largest
   double speed = 1.0;
+  std::optional<models::PlaybackRate> rate;  // the real rate while playing
+  Clock::time_point rate_epoch = Clock::now();
   bool presentation = false;
   std::string message;
   Clock::time_point notice_until{};  // `message` also stands over the scene until then
@@ -266,7 +268,11 @@ struct LiveViewer::State {
   void change_interventions(const std::vector<std::string>& specs);
   void request_fork(const models::BranchChange& change);
   [[nodiscard]] std::vector<double> effect_values() const;
-  [[nodiscard]] double effect_scale() const { return models::legend_scale(effect_largest); }
+  // The body's own scale (render::limb_colour_scale): a colour means the same change in every run.
+  [[nodiscard]] double effect_scale() const { return render::limb_colour_scale(model); }
+  void measure_rate();
+  [[nodiscard]] std::string speed_status() const;
+  [[nodiscard]] std::vector<std::string> fork_legend() const;
   void record_step();
   bool start_recording(const fs::path& base, int fps);
   /// Ends the recording; `why` (the episode ended, an error) is said with where it went.
@@ -316,6 +322,7 @@ void LiveViewer::State::open_player() {
   live = std::make_unique<models::LivePlayer>(player);
   speed = options.speed;
   live->set_speed(speed);
+  rate.emplace(live->dt());
   target_field = static_cast<float>(live->target());
   fork_target = target_field;
   seed_field = static_cast<int>(options.seed);
@@ -669,6 +676,31 @@ std::string LiveViewer::State::readout() const {
   return text;
 }
 
+void LiveViewer::State::measure_rate() {
+  // While playing at the speed asked for: a recording and a seek play at full speed on purpose.
+  if (!shown.playing || video || pending_seek >= 0) return rate->reset();
+  rate->add(std::chrono::duration<double>(Clock::now() - rate_epoch).count(), shown.cursor);
+}
+
+std::string LiveViewer::State::speed_status() const {
+  return models::speed_status(speed, shown.playing && !video ? rate->rate() : std::nullopt);
+}
+
+std::vector<std::string> LiveViewer::State::fork_legend() const {
+  std::vector<std::string> lines;
+  if (branches.empty()) return lines;
+  lines.emplace_back(palette::kGhostMeaning);
+  for (std::size_t b = 0; b < branches.size(); ++b) {
+    std::string line =
+        models::fork_legend(static_cast<int>(b), branches[b].fork_step, branches[b].label);
+    if (const auto f = b < branch_frames.size() ? at_step(branch_frames[b], display_step) : nullptr)
+      line += "  ·  return " + fixed_number(f->return_so_far, 1) +
+              (f->terminal && f->step < display_step ? " (ended)" : "");
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
 void LiveViewer::State::draw_overlay() {
   ImGui::SetNextWindowPos(ImVec2(8, 8));
   ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(static_cast<float>(scene_w) - 16.0f,
@@ -687,7 +719,7 @@ void LiveViewer::State::draw_overlay() {
                                  " s (" + std::to_string(recorded) + " frames)"
                        : shown.playing ? "playing"
                                        : "paused";
-  status += "  ·  " + speed_text(speed);
+  status += "  ·  " + speed_status();
   if (pending_seek >= 0) status += "  ·  going to step " + std::to_string(pending_seek);
   if (!shown.error.empty()) status += "  ·  " + shown.error;
   if (video)
@@ -702,15 +734,22 @@ void LiveViewer::State::draw_overlay() {
     for (const auto& i : displayed->interventions) list += (list.empty() ? "" : ", ") + i;
     ImGui::TextColored(ImVec4(0.95f, 0.75f, 0.45f, 1.0f), "interventions: %s", list.c_str());
   }
-  for (std::size_t b = 0; b < branches.size(); ++b) {
-    const auto& style = palette::kBranches[b % palette::kBranches.size()];
-    std::string line = "fork " + std::to_string(b + 1) + " (" + std::string(style.colour_word) +
-                       ") at step " + std::to_string(branches[b].fork_step) + ": " +
-                       models::short_label(branches[b].label);
-    if (const auto f = at_step(branch_frames[b], display_step))
-      line += "  ·  return " + fixed_number(f->return_so_far, 1) +
-              (f->terminal && f->step < display_step ? " (ended)" : "");
-    ImGui::TextColored(im_vec(style.colour), "%s", line.c_str());
+  // The forks' legend: what a ghost is, then each ghost by its colour's name and its change.
+  const auto legend = fork_legend();
+  for (std::size_t i = 0; i < legend.size(); ++i) {
+    if (i == 0) {
+      ImGui::TextUnformatted(legend[0].c_str());
+      continue;
+    }
+    const auto& style = palette::kBranches[(i - 1) % palette::kBranches.size()];
+    const float side = ImGui::GetTextLineHeight();
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(at.x, at.y + 0.15f * side),
+                                              ImVec2(at.x + 0.7f * side, at.y + 0.85f * side),
+                                              im_colour(style.colour));
+    ImGui::Dummy(ImVec2(0.7f * side, side));
+    ImGui::SameLine();
+    ImGui::TextColored(im_vec(style.colour), "%s", legend[i].c_str());
   }
   if (effects) {
     // The legend of the limb colours: the colour scale from no change to the full scale.
@@ -754,8 +793,20 @@ void LiveViewer::State::draw_controls() {
   ImGui::SetNextItemWidth(ImGui::CalcTextSize("0.125x").x + ImGui::GetFrameHeight() * 1.6f);
   if (ImGui::BeginCombo("speed", speed_text(speed).c_str())) {
     for (double s : models::playback_speeds())
-      if (ImGui::Selectable(speed_text(s).c_str(), s == speed)) speed = s, live->set_speed(s);
+      if (ImGui::Selectable(speed_text(s).c_str(), s == speed))
+        speed = s, live->set_speed(s), rate->reset();
     ImGui::EndCombo();
+  }
+  // The machine behind the speed asked for: the rate it really plays at, beside it.
+  if (const auto status = speed_status(); status != speed_text(speed)) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.35f, 1.0f), "%s",
+                       status.substr(status.rfind(", ") + 2).c_str());
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "The episode plays at this rate of real time: the policy, the physics and the drawing "
+          "of a step take longer than the step lasts on this machine. A recording still plays "
+          "at the speed asked for.");
   }
   // While recording, the policy runs ahead of the frame recorded: the slider shows the frame on
   // screen, and holds still (a seek would cut the clip).
@@ -954,7 +1005,7 @@ void LiveViewer::State::draw_interventions() {
                                                  site, models::next_ablation(now)));
   };
   for (int l = 1; l <= c.layers; ++l) {
-    ImGui::Text("L%d", l);
+    ImGui::Text("layer %d", l);
     const int heads = models::layer_heads(c, l);
     if (heads > 0) {
       for (int h = 1; h <= heads; ++h) {
@@ -1042,8 +1093,8 @@ void LiveViewer::State::draw_forks() {
     ImGui::ColorButton(("##swatch" + std::to_string(b)).c_str(), im_vec(style.colour),
                        ImGuiColorEditFlags_NoTooltip, ImVec2(line, line));
     ImGui::SameLine();
-    ImGui::Text("%zu  step %d: %s", b + 1, branches[b].fork_step,
-                models::short_label(branches[b].label).c_str());
+    ImGui::TextUnformatted(
+        models::fork_legend(static_cast<int>(b), branches[b].fork_step, branches[b].label).c_str());
     ImGui::SameLine();
     if (ImGui::SmallButton(("rewind##" + std::to_string(b)).c_str()))
       live->seek(branches[b].fork_step);
@@ -1214,10 +1265,10 @@ void LiveViewer::State::draw_traces() {
     ImGui::SameLine();
     ImGui::BeginGroup();
     ImGui::SetNextItemWidth(half);
-    const std::string what = joint < 0 ? "action difference from the main run (L2)"
+    const std::string what = joint < 0 ? std::string(models::kActionDifferenceName)
                                        : joints[static_cast<std::size_t>(joint)].name + " (qpos)";
     if (ImGui::BeginCombo("##divergence", what.c_str())) {
-      if (ImGui::Selectable("action difference from the main run (L2)", joint < 0)) plot_joint = -1;
+      if (ImGui::Selectable(models::kActionDifferenceName, joint < 0)) plot_joint = -1;
       for (std::size_t j = 0; j < joints.size(); ++j)
         if (ImGui::Selectable((joints[j].name + " (qpos)").c_str(), joint == static_cast<int>(j)))
           plot_joint = static_cast<int>(j);
@@ -1280,9 +1331,9 @@ void LiveViewer::State::draw_panels() {
     if (ImGui::IsKeyPressed(GLFW_KEY_F11, false)) presentation = !presentation, apply_style();
     if (ImGui::IsKeyPressed(GLFW_KEY_T, false)) tracking = !tracking;
     if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT_BRACKET, false))
-      speed = models::next_speed(speed, true), live->set_speed(speed);
+      speed = models::next_speed(speed, true), live->set_speed(speed), rate->reset();
     if (ImGui::IsKeyPressed(GLFW_KEY_LEFT_BRACKET, false))
-      speed = models::next_speed(speed, false), live->set_speed(speed);
+      speed = models::next_speed(speed, false), live->set_speed(speed), rate->reset();
   }
 }
 
@@ -1343,6 +1394,9 @@ bool LiveViewer::State::start_recording(const fs::path& base, int fps) {
   video = std::make_unique<render::VideoFile>(base, record_fps);
   record_first_step = shown.cursor;
   record_speed = speed > 0 ? speed : 1.0;
+  // "max" has no clock to record by: the clip plays at 1x, and the user is told.
+  const std::string at_1x =
+      speed > 0 ? std::string() : " (at 1x: \"max\" plays as fast as the policy acts, no clock)";
   recorded = 0;
   clip_log = std::make_unique<models::ClipLog>(
       "decision-viewer",
@@ -1352,7 +1406,7 @@ bool LiveViewer::State::start_recording(const fs::path& base, int fps) {
   // The policy runs ahead at full speed; each recorded frame waits for the step it shows.
   live->set_speed(0.0);
   live->play();
-  message = "recording to " + video->path().string();
+  message = "recording to " + video->path().string() + at_1x;
   return true;
 }
 
@@ -1423,6 +1477,7 @@ bool LiveViewer::frame() {
   glfwPollEvents();
   s.refresh_frames();
   s.refresh_map();
+  s.measure_rate();
   int w = 0, h = 0;
   glfwGetWindowSize(s.window, &w, &h);
   s.layout(w, h);
@@ -1576,6 +1631,7 @@ void LiveViewer::seek(int step) {
 
 void LiveViewer::set_speed(double speed) {
   s_->speed = speed;  // a seek under way keeps full speed and returns to this once there
+  s_->rate->reset();
   if (s_->pending_seek < 0) s_->live->set_speed(speed);
 }
 void LiveViewer::set_target(double target) {
@@ -1707,6 +1763,12 @@ const analysis::TokenMatrix& LiveViewer::shown_map() const {
 }
 std::string LiveViewer::readout() const {
   return s_->readout();
+}
+std::string LiveViewer::speed_status() const {
+  return s_->speed_status();
+}
+std::vector<std::string> LiveViewer::fork_legend() const {
+  return s_->fork_legend();
 }
 std::string LiveViewer::message() const {
   return s_->message;

@@ -154,6 +154,13 @@ class LiveViewer {
   [[nodiscard]] const analysis::TokenMatrix& shown_map() const;
   /// The line over the scene: step, target, return-to-go, return, reward, entropy.
   [[nodiscard]] std::string readout() const;
+  /// The speed as the overlay shows it: the speed asked for, and the rate the episode really plays
+  /// at beside it when the machine falls behind (models::speed_status), measured over the last
+  /// seconds of playing.
+  [[nodiscard]] std::string speed_status() const;
+  /// The forks' legend over the scene: what a ghost is, then a line per fork naming its ghost's
+  /// colour, its step and its change, with its return (empty without forks).
+  [[nodiscard]] std::vector<std::string> fork_legend() const;
   /// The last thing the viewer wants the user to know (a recording saved, an error).
   [[nodiscard]] std::string message() const;
   /// The scene's rectangle in the window (x, y from the top left, width, height).

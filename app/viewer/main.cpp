@@ -69,7 +69,9 @@ int main(int argc, char** argv) {
   app.add_flag("--paused", o.paused, "Start paused");
   bool no_plugins = false;  // read before the plugins load (apply_no_plugins_option)
   app.add_flag("--no-plugins", no_plugins, "Load no plugin (also DSTUDIO_NO_PLUGINS=1)");
-  app.add_option("--speed", o.speed, "Times real time; 0 as fast as the policy goes")
+  app.add_option("--speed", o.speed,
+                 "Times real time; 0 as fast as the policy goes (not with --record: a clip needs "
+                 "a clock)")
       ->check(dstudio::cli::real_number(0.0, 64.0))
       ->default_val(1.0);
   std::vector<int> size{o.width, o.height};
@@ -125,6 +127,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "decision-viewer: error: give a checkpoint, or --dataset with --episode\nRun "
                  "'decision-viewer --help' for usage.\n");
+    return kExitUsage;
+  }
+  // A clip plays at a speed of real time; "as fast as the policy goes" has no clock to record by.
+  if (record > 0 && o.speed <= 0.0) {
+    std::fprintf(stderr,
+                 "decision-viewer: error: --record with --speed 0: a clip plays at a speed of real "
+                 "time, and 0 (as fast as the policy goes) has none; give --speed 1 (or 0.25, "
+                 "2...)\nRun 'decision-viewer --help' for usage.\n");
     return kExitUsage;
   }
   return run_reporting("decision-viewer", [&]() -> int {

@@ -10,6 +10,7 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QJsonObject>
 #include <QRegularExpression>
 #include <QSettings>
 #include <QSignalSpy>
@@ -44,15 +45,36 @@ class Lessons : public testing::Test {
 };
 
 // A colour a lesson names in parentheses ("the return-to-go (blue)") is the colour the viewers draw
-// that trace in; a colour named for anything else is not a trace the viewers draw.
+// that trace in; a ghost named by its colour ("the green ghost") is drawn in that colour, the
+// first ghost named being the step's first fork; the limb colours are named as effect_colour runs;
+// and no other colour is named, in a step's text or in its bookmarks' notes.
 TEST_F(Lessons, TheColoursALessonNamesAreTheColoursOnScreen) {
   const auto lessons = shippedLessons();
+  const QString colour_words = QStringLiteral(
+      "red|orange|yellow|green|blue|purple|pink|grey|gray|black|white|brown|vermill?ion|violet|"
+      "cyan|magenta|teal");
   const QRegularExpression named(QStringLiteral(
       R"(([\w\- ,]+?) \((dashed )?(blue|orange|green|red|vermillion|purple|pink|yellow|grey|gray|black|sky blue)\))"));
-  int checked = 0;
+  const QRegularExpression ghost(
+      QStringLiteral(R"(\b((?:light |sky |dark )?(?:%1)) ghost)").arg(colour_words),
+      QRegularExpression::CaseInsensitiveOption);
+  const QRegularExpression any(QStringLiteral(R"(\b(%1)\b)").arg(colour_words),
+                               QRegularExpression::CaseInsensitiveOption);
+  // The limb colours as the lessons describe them: grey for none, orange half way, dark red full.
+  const QString limbs = QStringLiteral("grey for nothing, through orange, to dark red");
+  const auto none = palette::effect_colour(0.0), half = palette::effect_colour(0.5),
+             full = palette::effect_colour(1.0);
+  ASSERT_TRUE(none.r == none.g && none.g == none.b) << "no change is grey";
+  ASSERT_EQ(half, palette::kOrange);
+  ASSERT_TRUE(full.r > 2 * full.g && full.r > 2 * full.b && full.r < 200) << "a dark red";
+  int traces = 0, ghosts = 0;
   for (const auto& lesson : lessons)
     for (const auto& step : lesson.steps) {
-      const QString text = QString(step.text).remove(QRegularExpression(QStringLiteral("<[^>]*>")));
+      QString text = QString(step.text).remove(QRegularExpression(QStringLiteral("<[^>]*>")));
+      for (const auto& b : QJsonDocument(step.workspace).object()["bookmarks"].toArray())
+        text += QLatin1Char(' ') + b.toObject()["note"].toString();
+      const auto where = (lesson.file + ": " + step.title).toStdString();
+      QString rest = text;  // what no check below accounts for
       for (auto it = named.globalMatch(text); it.hasNext();) {
         const auto m = it.next();
         const QString what = m.captured(1).trimmed();
@@ -61,16 +83,40 @@ TEST_F(Lessons, TheColoursALessonNamesAreTheColoursOnScreen) {
               return what.endsWith(
                   QString::fromUtf8(t.name.data(), static_cast<int>(t.name.size())));
             });
-        const auto where = (lesson.file + ": " + step.title + ": " + m.captured(0)).toStdString();
         ASSERT_NE(trace, palette::kEpisodeTraces.end())
-            << where << ": names the colour of no trace the viewers draw";
+            << where << ": " << m.captured(0).toStdString()
+            << ": names the colour of no trace the viewers draw";
         EXPECT_EQ(m.captured(3).toStdString(), std::string(trace->colour_word)) << where;
         EXPECT_EQ(!m.captured(2).isEmpty(), trace->dashed) << where;
-        ++checked;
+        rest.replace(m.captured(0), QString());
+        ++traces;
       }
+      // Ghosts in the order of the step's forks.
+      const auto forks = QJsonDocument(step.workspace).object()["viewer"].toObject()["forks"];
+      QStringList order;
+      for (auto it = ghost.globalMatch(text); it.hasNext();) {
+        const QString word = it.next().captured(1).toLower();
+        if (!order.contains(word)) order << word;
+      }
+      ASSERT_LE(order.size(), forks.toArray().size())
+          << where << ": names more ghosts than the step forks";
+      for (int i = 0; i < order.size(); ++i) {
+        const auto& style = palette::kBranches[static_cast<std::size_t>(i)];
+        EXPECT_EQ(order[i].toStdString(), std::string(style.colour_word))
+            << where << ": fork " << i + 1 << " is drawn in the colour called "
+            << style.colour_word;
+        ++ghosts;
+      }
+      rest.remove(ghost);
+      rest.remove(limbs);
+      const auto left = any.match(rest);
+      EXPECT_FALSE(left.hasMatch())
+          << where << ": names the colour \"" << left.captured(1).toStdString()
+          << "\" of nothing the viewers draw in it";
     }
-  EXPECT_GE(checked, 2)
+  EXPECT_GE(traces, 2)
       << "the return-conditioning lesson names the return-to-go and the return so far";
+  EXPECT_GE(ghosts, 3) << "the lessons with forks name their ghosts";
 }
 
 TEST_F(Lessons, EveryShippedLessonNamesShippedFilesRealTabsAndSettingsInRange) {

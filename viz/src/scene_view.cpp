@@ -232,9 +232,10 @@ class SceneCanvas : public QWidget {
       last = p;
     }
     painter.setRenderHint(QPainter::Antialiasing);
-    painter.setPen(QPen(QColor(86, 180, 233), 1.5));  // Okabe-Ito sky blue reads on the dark box
+    // White on the dark box: the colours are the ghosts' and the traces', and this is neither.
+    painter.setPen(QPen(QColor(235, 235, 235), 1.5));
     painter.drawPath(path);
-    painter.setBrush(QColor(230, 159, 0));
+    painter.setBrush(Qt::white);
     painter.setPen(Qt::NoPen);
     if (pen_down) painter.drawEllipse(last, 3.0, 3.0);
   }
@@ -344,6 +345,8 @@ void SceneView::setState(std::span<const double> qpos, std::span<const double> q
   if (canvas_) canvas_->setState(qpos, qvel);
 }
 void SceneView::setOverlay(const QStringList& lines, const std::vector<QColor>& colours) {
+  overlay_ = lines;
+  overlay_colours_ = colours;
   if (canvas_) canvas_->setOverlay(lines, colours);
 }
 void SceneView::setLayers(render::SceneLayers layers) {
