@@ -64,6 +64,7 @@
 #include "dstudio/viz/export_dialog.h"
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/markov_lab_view.h"
+#include "dstudio/viz/number_text.h"
 #include "dstudio/viz/return_analysis_view.h"
 #include "dstudio/viz/sweep_results_view.h"
 #include "dstudio/viz/tsne_view.h"
@@ -871,7 +872,9 @@ void MainWindow::showCheckpoint(const OpenedCheckpoint& opened) {
       info.env_id.empty() ? std::nan("")
                           : env::normalized_score(env::task(info.env_id), inspected.best_return));
   status_->setText(
-      tr("%1: attention maps on %2 dataset windows").arg(title).arg(inspected.inspections.size()));
+      tr("%1: attention maps on %2")
+          .arg(title, viz::count_text(static_cast<qint64>(inspected.inspections.size()),
+                                      tr("dataset window"), tr("dataset windows"))));
   applyPendingViewer();
   applyPendingLesson();
   emit checkpointShown(path);

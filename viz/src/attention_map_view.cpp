@@ -455,13 +455,14 @@ void AttentionMapView::refresh() {
   const QString who = diff   ? tr("%1 minus %2").arg(title_, other_title_)
                       : pair ? tr("%1 beside %2").arg(title_, other_title_)
                              : title_;
-  QString caption = tr("%1 — %2 windows. %3")
-                        .arg(who)
-                        .arg(windows_.size())
-                        .arg(QString::fromStdString(
-                            mode_->currentIndex() == 0
-                                ? analysis::mixing_derivation(mixer)
-                                : std::string("Rows are queries; blank cells are masked.")));
+  QString caption =
+      tr("%1 — %2. %3")
+          .arg(who)
+          .arg(count_text(static_cast<qint64>(windows_.size()), tr("window"), tr("windows")))
+          .arg(QString::fromStdString(
+              mode_->currentIndex() == 0
+                  ? analysis::mixing_derivation(mixer)
+                  : std::string("Rows are queries; blank cells are masked.")));
   if (!problem.isEmpty()) caption += tr(" (The compared model: %1.)").arg(problem);
   caption_->setText(caption);
   export_->setEnabled(true);

@@ -350,6 +350,7 @@ void SceneView::setOverlay(const QStringList& lines, const std::vector<QColor>& 
   if (canvas_) canvas_->setOverlay(lines, colours);
 }
 void SceneView::setLayers(render::SceneLayers layers) {
+  layers_ = layers;
   if (canvas_) canvas_->setLayers(std::move(layers));
 }
 QString SceneView::overlayPlotCaption(const QString& label, const std::vector<double>& values) {

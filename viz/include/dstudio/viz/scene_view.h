@@ -39,6 +39,8 @@ class SceneView : public QWidget {
   /// Ghost bodies and limb colours drawn with the next state (render/scene_layers.h); empty
   /// layers draw the body alone. A legend of the limb colours is drawn when they are on.
   void setLayers(render::SceneLayers layers);
+  /// The layers as last set (also where no scene is drawn).
+  [[nodiscard]] const render::SceneLayers& layers() const { return layers_; }
   /// Lines of text drawn over the scene's top-left corner, each in its colour when one is given
   /// (`colours[i]`, else the overlay's own).
   void setOverlay(const QStringList& lines, const std::vector<QColor>& colours = {});
@@ -80,6 +82,7 @@ class SceneView : public QWidget {
   SceneCanvas* canvas_ = nullptr;
   QStringList overlay_;
   std::vector<QColor> overlay_colours_;
+  render::SceneLayers layers_;
 };
 
 }  // namespace dstudio::viz
