@@ -268,6 +268,19 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   acting->addTab(interventions_tab_, tr("Interventions"));
   acting->addTab(forks_tab_, tr("Forks"));
   acting->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+  // The tabs take the room of the page shown, not of the largest one: the head grid and the
+  // Forks tab's buttons do not push the scene into a strip (in large type) or the panel wider
+  // than a laptop's screen beside a lesson while the conditioning is shown.
+  const auto fit_page = [acting] {
+    for (int i = 0; i < acting->count(); ++i) {
+      const auto policy =
+          i == acting->currentIndex() ? QSizePolicy::Preferred : QSizePolicy::Ignored;
+      acting->widget(i)->setSizePolicy(policy, policy);
+    }
+    acting->updateGeometry();
+  };
+  connect(acting, &QTabWidget::currentChanged, this, fit_page);
+  fit_page();
   left_layout->addWidget(acting);
   left_layout->addWidget(timeline_, 2);
   // The timeline as a figure: with forks, the divergence plot.

@@ -193,10 +193,14 @@ QWidget* ViewerPanel::buildForksTab() {
     change.label = "checkpoint=" + file.toStdString();
     forkSaying(change);
   });
-  grid->addWidget(fork_target_, 0, 0);
-  grid->addWidget(by_target, 0, 1);
-  grid->addWidget(by_specs, 0, 2);
-  grid->addWidget(by_checkpoint, 0, 3);
+  // Two rows of buttons, so that the tab is no wider than the panel beside a lesson.
+  auto* by_change = new QGridLayout;
+  by_change->addWidget(fork_target_, 0, 0);
+  by_change->addWidget(by_target, 0, 1);
+  by_change->addWidget(by_specs, 1, 0, 1, 2);
+  by_change->addWidget(by_checkpoint, 1, 2);
+  by_change->setColumnStretch(3, 1);
+  grid->addLayout(by_change, 0, 0, 1, 4);
 
   forks_ = new QLabel(tr("No fork: the episode plays alone."));
   forks_->setWordWrap(true);
@@ -367,10 +371,9 @@ void ViewerPanel::refreshSurgery() {
     }
     forks_->setText(branches_.empty()
                         ? tr("No fork: the episode plays alone.")
-                        : QString::fromUtf8(palette::kGhostMeaning.data(),
-                                            static_cast<int>(palette::kGhostMeaning.size()))
-                                  .toHtmlEscaped() +
-                              QStringLiteral(".<br>") + lines.join(QStringLiteral("<br>")));
+                        : tr("Each ghost is the episode forked at a step with one change, played "
+                             "beside it on the same clock.<br>") +
+                              lines.join(QStringLiteral("<br>")));
   }
 }
 

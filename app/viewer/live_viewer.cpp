@@ -94,6 +94,14 @@ void section(const char* title) {
 
 }  // namespace
 
+ScreenRect fit_to_work_area(int width, int height, const ScreenRect& work_area,
+                            const std::array<int, 4>& frame) {
+  const int room_w = work_area[2] - frame[0] - frame[2],
+            room_h = work_area[3] - frame[1] - frame[3];
+  return {work_area[0] + frame[0], work_area[1] + frame[1], std::max(320, std::min(width, room_w)),
+          std::max(240, std::min(height, room_h))};
+}
+
 std::string BenchReport::text() const {
   std::ostringstream out;
   out << "decision-viewer bench: " << fixed_number(seconds, 1) << " s, " << frames << " frames, "
@@ -356,9 +364,25 @@ void LiveViewer::State::make_window() {
   glfwDefaultWindowHints();
   glfwWindowHint(GLFW_SAMPLES, 0);
   glfwWindowHint(GLFW_VISIBLE, options.visible ? GLFW_TRUE : GLFW_FALSE);
+  // Fitted to the screen before it is shown: made hidden, its frame asked of the window manager.
+  glfwWindowHint(GLFW_VISIBLE, options.visible && !options.fit_screen ? GLFW_TRUE : GLFW_FALSE);
   window = glfwCreateWindow(options.width, options.height, ("decision-viewer: " + title).c_str(),
                             nullptr, nullptr);
   if (!window) throw render::RenderError("cannot open a window with OpenGL (is there a display?)");
+  if (options.fit_screen) {
+    if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) {
+      ScreenRect area{};
+      glfwGetMonitorWorkarea(monitor, &area[0], &area[1], &area[2], &area[3]);
+      std::array<int, 4> frame{};
+      glfwGetWindowFrameSize(window, &frame[0], &frame[1], &frame[2], &frame[3]);
+      if (area[2] > 0 && area[3] > 0) {
+        const auto fitted = fit_to_work_area(options.width, options.height, area, frame);
+        glfwSetWindowSize(window, fitted[2], fitted[3]);
+        glfwSetWindowPos(window, fitted[0], fitted[1]);
+      }
+    }
+    if (options.visible) glfwShowWindow(window);
+  }
   glfwMakeContextCurrent(window);
   glfwSwapInterval(
       0);  // paced by the loop, not the display: the frame rate is what the machine manages
@@ -1775,6 +1799,12 @@ std::string LiveViewer::message() const {
 }
 std::array<int, 4> LiveViewer::scene_rect() const {
   return {0, 0, s_->scene_w, s_->scene_h};
+}
+ScreenRect LiveViewer::window_rect() const {
+  ScreenRect r{};
+  glfwGetWindowPos(s_->window, &r[0], &r[1]);
+  glfwGetWindowSize(s_->window, &r[2], &r[3]);
+  return r;
 }
 
 }  // namespace dstudio::viewer

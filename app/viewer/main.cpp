@@ -75,10 +75,13 @@ int main(int argc, char** argv) {
       ->check(dstudio::cli::real_number(0.0, 64.0))
       ->default_val(1.0);
   std::vector<int> size{o.width, o.height};
-  app.add_option("--size", size, "Window size in pixels: width height")
-      ->expected(2)
-      ->check(dstudio::cli::whole_number(320, 8192))
-      ->default_str("1280 800");
+  auto* size_option = app.add_option("--size", size,
+                                     "Window size in pixels: width height (default 1280 800, made "
+                                     "smaller to fit the screen "
+                                     "with its frame)")
+                          ->expected(2)
+                          ->check(dstudio::cli::whole_number(320, 8192))
+                          ->default_str("1280 800");
   app.add_flag("--presentation", o.presentation,
                "Start in presentation mode (large type, controls hidden; F11 toggles)");
   app.add_option("--record-folder", o.record_folder,
@@ -146,6 +149,9 @@ int main(int argc, char** argv) {
     if (target_option->count()) o.target = target;
     if (!screenshot.empty() || record > 0) o.paused = true;
     if (!screenshot.empty() || bench > 0 || record > 0) o.mouse = false;
+    // The default size on a smaller screen: the window and its frame fit it. A size asked for,
+    // and the pictures a script takes, keep their size.
+    o.fit_screen = !size_option->count() && screenshot.empty() && bench <= 0 && record <= 0;
     viewer::LiveViewer viewer(o);
     if (bench > 0) {
       std::fputs(viewer.bench(bench).text().c_str(), stdout);

@@ -371,6 +371,21 @@ TEST(LiveViewer, AForkAtTheEndOfAnEndedEpisodeIsRefused) {
   EXPECT_EQ(v.player().branches().size(), 1u);
 }
 
+// The default 1280 x 800 on a laptop's 1280 x 800 screen with a panel and a title bar: the window
+// and its frame inside the work area, at its top left; on a larger screen, as asked.
+TEST(LiveViewer, TheDefaultWindowAndItsFrameFitTheScreensWorkArea) {
+  // Work area under a 28-pixel panel; a frame of 1 pixel with a 24-pixel title bar.
+  const auto fitted = fit_to_work_area(1280, 800, {0, 28, 1280, 772}, {1, 24, 1, 1});
+  EXPECT_EQ(fitted, (ScreenRect{1, 52, 1278, 747}));
+  EXPECT_LE(fitted[0] + fitted[2] + 1, 1280);
+  EXPECT_LE(fitted[1] + fitted[3] + 1, 800);
+  EXPECT_EQ(fit_to_work_area(1280, 800, {0, 0, 1920, 1080}, {1, 24, 1, 1}),
+            (ScreenRect{1, 24, 1280, 800}));
+  EXPECT_EQ(fit_to_work_area(1280, 800, {0, 0, 1280, 800}, {0, 0, 0, 0}),
+            (ScreenRect{0, 0, 1280, 800}))
+      << "no window manager: no frame";
+}
+
 TEST(LiveViewer, TheLagProfileIsTheCoreAnalysisOfTheWindowOnScreen) {
   LiveViewer v(paused_at_start());
   v.set_map({analysis::MapKind::Layer, 2, 0});
