@@ -703,6 +703,10 @@ void ViewerPanel::setPlayer(const QString& title, std::shared_ptr<models::Episod
   fork_target_->setValue(target_->value());
   rebuildHeadGrid();
   rebuildDivergenceChoice();
+  if (!live_->replay())
+    attention_->clear(
+        tr("No map yet: the policy has not acted. Play or step, and the map of the "
+           "window it acts on is drawn here."));
   if (live_->replay()) {
     attention_->clear(
         tr("A dataset episode replayed from its recorded states: no policy acts, so there is no "

@@ -12,8 +12,10 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRegularExpression>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTest>
@@ -28,6 +30,7 @@
 #include "dstudio/models/playback.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/markov_lab_view.h"
+#include "dstudio/viz/scene_view.h"
 #include "dstudio/viz/step_marks.h"
 #include "lesson_panel.h"
 #include "main_window.h"
@@ -262,6 +265,46 @@ TEST_F(Lessons, ThePanelBesideTheTabsKeepsTheWindowOnAScreenOf1280) {
   EXPECT_LE(w.minimumSizeHint().width(), 1280);
   EXPECT_LE(w.minimumSizeHint().height(), 800);
   EXPECT_EQ(w.size(), QSize(1280, 800));
+  w.setPresentationMode(false);
+}
+
+// The lesson about a ghost, on the Viewer tab of a 1280 x 800 window, in normal and in large
+// type: the window and its status bar (where exports say where they went) stay on the screen,
+// the tab does not scroll sideways, and the scene keeps a fair share of the height.
+TEST_F(Lessons, TheViewerBesideALessonFitsAScreenOf1280InLargeTypeToo) {
+  const auto lessons = shippedLessons();
+  int which = -1;
+  for (int i = 0; i < lessons.size(); ++i)
+    if (lessons[i].file == "which-head-reads-the-return.json") which = i;
+  ASSERT_GE(which, 0);
+  MainWindow w;
+  w.resize(1280, 800);
+  w.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+  QSignalSpy shown(&w, &MainWindow::checkpointShown);
+  w.openLesson(which, 0);
+  ASSERT_TRUE(shown.wait(180000));
+  ASSERT_EQ(w.currentPage(), static_cast<QWidget*>(w.viewer()));
+  const auto check = [&](const char* type) {
+    QApplication::processEvents();
+    w.resize(1280, 800);
+    QApplication::processEvents();
+    EXPECT_LE(w.minimumSizeHint().width(), 1280) << type;
+    EXPECT_LE(w.minimumSizeHint().height(), 800) << type;
+    EXPECT_EQ(w.size(), QSize(1280, 800)) << type;
+    const QRect status = w.statusBar()->geometry();
+    EXPECT_TRUE(w.rect().contains(status))
+        << type << ": the status bar at y " << status.y() << " to " << status.bottom();
+    auto* area = qobject_cast<QScrollArea*>(w.tabs()->currentWidget());
+    ASSERT_NE(area, nullptr);
+    EXPECT_LE(w.viewer()->minimumSizeHint().width(), area->viewport()->width())
+        << type << ": the Viewer tab scrolls sideways";
+    EXPECT_GE(w.viewer()->scene()->height(), 800 / 4) << type << ": the scene is a strip";
+    EXPECT_TRUE(w.lessonPanel()->isVisible()) << type;
+  };
+  check("normal type");
+  w.setPresentationMode(true);
+  check("large type");
   w.setPresentationMode(false);
 }
 

@@ -344,7 +344,20 @@ void AttentionMapView::clear(const QString& message) {
   entropy_->setRowCount(0);
   drawLocality();  // no windows: no curves
   caption_->setText(message);
+  showAxes(false);
   plot_->replot();
+}
+
+void AttentionMapView::showAxes(bool shown) {
+  // Without a window the map has no tokens: no numbers on its axes (QCustomPlot's 0 to 5 would
+  // pass for token positions), and no colour scale.
+  for (auto* axis : {plot_->xAxis, plot_->yAxis}) {
+    axis->setTickLabels(shown);
+    axis->setTicks(shown);
+  }
+  plot_->xAxis->setLabel(shown ? tr("key") : QString());
+  plot_->yAxis->setLabel(shown ? tr("query") : QString());
+  scale_->setVisible(shown);
 }
 
 void AttentionMapView::setMode(Mode mode) {
@@ -396,6 +409,7 @@ QString AttentionMapView::cellText(int query, int key) const {
 
 void AttentionMapView::refresh() {
   if (windows_.empty()) return;
+  showAxes(true);
   const int layer = std::max(0, layer_->currentIndex());
   QString problem;
   a_matrix_ = selection(windows_, nullptr);

@@ -129,6 +129,7 @@ class AttentionMapView : public QWidget, public FigureSource {
 
  private:
   void refresh();
+  void showAxes(bool shown);  // the map's axes and scale, off without a window
   void drawLocality();
   [[nodiscard]] analysis::MapSelection mapSelection() const;
   [[nodiscard]] analysis::TokenMatrix selection(
