@@ -30,6 +30,10 @@ LessonPanel::LessonPanel(QVector<Lesson> lessons, QWidget* parent)
               QDockWidget::DockWidgetFloatable);
   for (const auto& l : lessons_) choice_->addItem(l.title);
   choice_->setToolTip(tr("Every lesson opens its checkpoints, views and settings in one click"));
+  // Not as wide as the longest title: the panel beside the tabs leaves the views their room, in
+  // large type too (the list shows every title whole).
+  choice_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  choice_->setMinimumContentsLength(14);
   text_->setOpenExternalLinks(false);
   text_->setOpenLinks(false);
   // The step's bookmarks are links "bookmark:STEP": a click takes the viewer there.

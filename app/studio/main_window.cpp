@@ -584,6 +584,7 @@ void MainWindow::setPresentationMode(bool on) {
   QFont font = base_font_;
   if (on) font.setPointSizeF(base_font_.pointSizeF() * kPresentationScale);
   QApplication::setFont(font);
+  viewer_->setPresentation(on);
   fitTabBar();
   // Plots draw their text in fonts of their own: they are scaled alike.
   for (auto* plot : findChildren<QCustomPlot*>())

@@ -84,6 +84,35 @@ class ReadoutLabel : public QLabel {
   }
 };
 
+// Tabs as large as the page shown, not as the largest page: QTabWidget asks every page for its
+// size. The head grid and the Forks tab's buttons would otherwise hold the Conditioning tab as
+// tall, pushing the scene into a strip in large type, and as wide, past a laptop's screen beside
+// a lesson.
+class PageSizedTabs : public QTabWidget {
+ public:
+  QSize sizeHint() const override {
+    return fit(QTabWidget::sizeHint(), [](const QWidget* w) { return w->sizeHint(); });
+  }
+  QSize minimumSizeHint() const override {
+    return fit(QTabWidget::minimumSizeHint(),
+               [](const QWidget* w) { return w->minimumSizeHint().expandedTo(w->minimumSize()); });
+  }
+
+ private:
+  // `all` with the largest page's part of it replaced by the current page's.
+  template <typename Of>
+  QSize fit(QSize all, const Of& of) const {
+    const QWidget* shown = currentWidget();
+    if (!shown) return all;
+    QSize largest(0, 0);
+    for (int i = 0; i < count(); ++i) largest = largest.expandedTo(of(widget(i)));
+    const QSize page = of(shown);
+    return {
+        std::max(tabBar()->minimumSizeHint().width(), all.width() - largest.width() + page.width()),
+        all.height() - largest.height() + page.height()};
+  }
+};
+
 }  // namespace
 
 ViewerPanel::ViewerPanel(QWidget* parent)
@@ -227,9 +256,6 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   transport->addWidget(rate_);
   transport->addWidget(slider_, 1);
   transport->addWidget(position_);
-  transport->addWidget(track_);
-  transport->addWidget(record_);
-  transport->addWidget(record_options_);
 
   auto* conditioning = new QWidget;
   // Two rows, so that the target's source is read in full beside the scene, in large type too.
@@ -251,6 +277,8 @@ ViewerPanel::ViewerPanel(QWidget* parent)
 
   readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   readout_->setWordWrap(true);
+  // Wrapped (more lines when narrower) rather than hold the panel wide.
+  readout_->setMinimumWidth(readout_->fontMetrics().averageCharWidth() * 24);
 
   auto* left = new QWidget;
   auto* left_layout = new QVBoxLayout(left);
@@ -259,7 +287,7 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   left_layout->addLayout(transport);
   // What acts on the running policy, a tab each: the conditioning, interventions inside the
   // forward pass, counterfactual forks.
-  acting_ = new QTabWidget;
+  acting_ = new PageSizedTabs;
   auto* acting = acting_;
   acting->setDocumentMode(true);
   acting->addTab(conditioning, tr("Conditioning"));
@@ -267,20 +295,18 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   forks_tab_ = buildForksTab();
   acting->addTab(interventions_tab_, tr("Interventions"));
   acting->addTab(forks_tab_, tr("Forks"));
+  // The camera and the recording beside the tabs, on the row their bar leaves free: the transport
+  // above stays narrow enough for the panel beside a lesson, and in large type.
+  auto* corner = new QWidget;
+  auto* corner_layout = new QHBoxLayout(corner);
+  corner_layout->setContentsMargins(0, 0, 0, 2);
+  corner_layout->addWidget(track_);
+  corner_layout->addWidget(record_);
+  corner_layout->addWidget(record_options_);
+  acting->setCornerWidget(corner, Qt::TopRightCorner);
   acting->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
-  // The tabs take the room of the page shown, not of the largest one: the head grid and the
-  // Forks tab's buttons do not push the scene into a strip (in large type) or the panel wider
-  // than a laptop's screen beside a lesson while the conditioning is shown.
-  const auto fit_page = [acting] {
-    for (int i = 0; i < acting->count(); ++i) {
-      const auto policy =
-          i == acting->currentIndex() ? QSizePolicy::Preferred : QSizePolicy::Ignored;
-      acting->widget(i)->setSizePolicy(policy, policy);
-    }
-    acting->updateGeometry();
-  };
-  connect(acting, &QTabWidget::currentChanged, this, fit_page);
-  fit_page();
+  // Laid out again for the page chosen (PageSizedTabs).
+  connect(acting, &QTabWidget::currentChanged, acting, [acting] { acting->updateGeometry(); });
   left_layout->addWidget(acting);
   left_layout->addWidget(timeline_, 2);
   // The timeline as a figure: with forks, the divergence plot.
@@ -295,9 +321,11 @@ ViewerPanel::ViewerPanel(QWidget* parent)
       tr("The timeline as a figure at a venue's size: the returns, and the entropy or, with "
          "forks, each fork's action difference from the main run or a joint"));
   buildBookmarkControls();
+  // The readout on a row of its own, the whole width for its two lines (beside the buttons, in
+  // large type, it wrapped into seven); the bookmarks and the export under it.
+  left_layout->addWidget(readout_);
   auto* below = new QHBoxLayout;
-  below->addWidget(readout_, 1);
-  below->addWidget(export_report);
+  below->addWidget(export_report, 1);
   below->addWidget(bookmark_list_, 0, Qt::AlignTop);
   below->addWidget(bookmark_add_, 0, Qt::AlignTop);
   below->addWidget(timeline_export_, 0, Qt::AlignTop);
@@ -803,6 +831,11 @@ void ViewerPanel::showRate(const models::PlaybackState& state) {
             : tr("As fast as the policy acts: %1 real time on this machine.").arg(rate));
   }
   rate_->setVisible(behind);
+}
+
+void ViewerPanel::setPresentation(bool on) {
+  // The scene needs the room in large type: the map keeps its caption, not its choices and tables.
+  attention_->setControlsShown(!on);
 }
 
 QString ViewerPanel::speedStatus() const {

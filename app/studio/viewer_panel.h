@@ -164,6 +164,9 @@ class ViewerPanel : public QWidget {
   /// Milliseconds the last attention-map and timeline updates took on the GUI thread.
   [[nodiscard]] double lastMapMilliseconds() const { return map_ms_; }
   [[nodiscard]] double lastTimelineMilliseconds() const { return timeline_ms_; }
+  /// Presentation mode (large type): the attention map without its choices and tables beside the
+  /// scene, so that the panel fits a laptop's screen.
+  void setPresentation(bool on);
   /// The speed as the transport shows it: the speed asked for, and beside it the rate the episode
   /// really plays at when the machine falls behind (models::speed_status), measured over the last
   /// seconds of playing; the speed alone while it keeps up or is paused.

@@ -184,8 +184,8 @@ struct LiveViewer::State {
   int track_body = 1;
   bool tracking = true;
   double track_offset[3] = {0.0, 0.0, 0.0};
-  double lookat_z = 1.0;
-  int drag_button = -1;  // a mouse button pressed over the scene, until released
+  double lookat_z = 1.4;  // render::viewer_camera()'s
+  int drag_button = -1;   // a mouse button pressed over the scene, until released
 
   // What is on screen.
   models::PlaybackState shown;
@@ -403,7 +403,7 @@ void LiveViewer::State::make_window() {
   joints = env::joint_coordinates(model);
   mjr_makeContext(model, &context, mjFONTSCALE_100);
   camera.type = mjCAMERA_FREE;
-  const render::CameraView view;
+  const render::CameraView view = render::viewer_camera();
   track_body = view.track_body < model->nbody ? view.track_body : 0;
   camera.distance = view.distance;
   camera.azimuth = view.azimuth;
@@ -727,8 +727,9 @@ std::vector<std::string> LiveViewer::State::fork_legend() const {
 
 void LiveViewer::State::draw_overlay() {
   ImGui::SetNextWindowPos(ImVec2(8, 8));
+  // Over the sky: the bodies stand in the lower part of the scene (render::viewer_camera).
   ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(static_cast<float>(scene_w) - 16.0f,
-                                                           static_cast<float>(scene_h) * 0.5f));
+                                                           static_cast<float>(scene_h) * 0.42f));
   ImGui::SetNextWindowBgAlpha(0.55f);
   ImGui::Begin("##overlay", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
@@ -933,7 +934,7 @@ void LiveViewer::State::draw_view_and_recording() {
   ImGui::Checkbox("track", &tracking);
   ImGui::SameLine();
   if (ImGui::Button("reset camera")) {
-    const render::CameraView view;
+    const render::CameraView view = render::viewer_camera();
     camera.distance = view.distance, camera.azimuth = view.azimuth,
     camera.elevation = view.elevation;
     track_offset[0] = track_offset[1] = track_offset[2] = 0.0;
@@ -1111,20 +1112,22 @@ void LiveViewer::State::draw_forks() {
     request_fork(change);
   }
   ImGui::EndDisabled();
+  // Each fork: its buttons first, so that a long change cut at the panel's edge leaves them in
+  // reach; its line in the words of the legend over the scene.
   for (std::size_t b = 0; b < branches.size(); ++b) {
     const auto& style = palette::kBranches[b % palette::kBranches.size()];
     const float line = ImGui::GetTextLineHeight();
     ImGui::ColorButton(("##swatch" + std::to_string(b)).c_str(), im_vec(style.colour),
                        ImGuiColorEditFlags_NoTooltip, ImVec2(line, line));
     ImGui::SameLine();
-    ImGui::TextUnformatted(
-        models::fork_legend(static_cast<int>(b), branches[b].fork_step, branches[b].label).c_str());
-    ImGui::SameLine();
     if (ImGui::SmallButton(("rewind##" + std::to_string(b)).c_str()))
       live->seek(branches[b].fork_step);
     ImGui::SameLine();
     if (ImGui::SmallButton(("remove##" + std::to_string(b)).c_str()))
       live->remove_branch(static_cast<int>(b));
+    ImGui::SameLine();
+    ImGui::TextUnformatted(
+        models::fork_legend(static_cast<int>(b), branches[b].fork_step, branches[b].label).c_str());
   }
   if (!branches.empty() && ImGui::SmallButton("remove every fork")) live->clear_branches();
 }

@@ -169,10 +169,10 @@ TEST(Playback, TheRealRateIsMeasuredFromTheStepsShownAndSaidWhenItFallsBehind) {
 
 // A fork's legend says which ghost it is, in the word its colour is called by, and what changed.
 TEST(Playback, AForksLegendNamesItsGhostsColourAndItsChange) {
-  EXPECT_EQ(fork_legend(0, 100, "target=1200"), "fork 1, green ghost, from step 100: target=1200");
-  EXPECT_EQ(fork_legend(1, 100, "context:1"), "fork 2, violet ghost, from step 100: context:1");
+  EXPECT_EQ(fork_legend(0, 100, "target=1200"), "fork 1, green ghost: target=1200 from step 100");
+  EXPECT_EQ(fork_legend(1, 100, "context:1"), "fork 2, violet ghost: context:1 from step 100");
   EXPECT_EQ(fork_legend(2, 0, "checkpoint=/a/b/gdt.pt"),
-            "fork 3, yellow ghost, from step 0: checkpoint=gdt.pt");
+            "fork 3, yellow ghost: checkpoint=gdt.pt from step 0");
   EXPECT_EQ(std::string(kActionDifferenceName).find("L2"), std::string::npos)
       << "L2 names a layer beside it";
 }

@@ -276,7 +276,7 @@ TEST_F(Viewer, ForksAreNamedByTheirGhostsColoursAndAnEndedEpisodeIsNotForked) {
   ASSERT_GE(meaning, 0) << overlay.join(" | ").toStdString();
   ASSERT_GT(overlay.size(), meaning + 1);
   const QString line = overlay[meaning + 1];
-  EXPECT_TRUE(line.contains("fork 1, green ghost, from step 5: target=1200")) << line.toStdString();
+  EXPECT_TRUE(line.contains("fork 1, green ghost: target=1200 from step 5")) << line.toStdString();
   EXPECT_EQ(std::string(ghost.colour_word), "green");
   ASSERT_GT(v->scene()->overlayColours().size(), static_cast<std::size_t>(meaning + 1));
   EXPECT_EQ(v->scene()->overlayColours()[static_cast<std::size_t>(meaning + 1)], ghost_colour)

@@ -237,8 +237,8 @@ TEST(LiveViewer, ForksPlayBesideTheMainRunAsGhostsAndAreListedInTheirClip) {
   const auto legend = v.fork_legend();
   ASSERT_EQ(legend.size(), 3u);
   EXPECT_EQ(legend[0], std::string(palette::kGhostMeaning));
-  EXPECT_EQ(legend[1].rfind("fork 1, green ghost, from step 10: target=1200", 0), 0u) << legend[1];
-  EXPECT_EQ(legend[2].rfind("fork 2, violet ghost, from step 10: head:1.1=zero", 0), 0u)
+  EXPECT_EQ(legend[1].rfind("fork 1, green ghost: target=1200 from step 10", 0), 0u) << legend[1];
+  EXPECT_EQ(legend[2].rfind("fork 2, violet ghost: head:1.1=zero from step 10", 0), 0u)
       << legend[2];
 
   const auto with_ghosts = v.capture();

@@ -62,7 +62,9 @@ AttentionMapView::AttentionMapView(QWidget* parent)
     box->setMinimumContentsLength(box == layer_ ? 12 : box == mode_ ? 10 : 5);
     box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   }
-  auto* controls = new QHBoxLayout;
+  controls_ = new QWidget;
+  auto* controls = new QHBoxLayout(controls_);
+  controls->setContentsMargins(0, 0, 0, 0);
   controls->addWidget(mode_);
   controls->addWidget(new QLabel(tr("Layer")));
   controls->addWidget(layer_);
@@ -94,7 +96,7 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   ExportDialog::attach(export_, this, *this, caption_);
   caption_->setWordWrap(true);
   auto* layout = new QVBoxLayout(this);
-  layout->addLayout(controls);
+  layout->addWidget(controls_);
   layout->addLayout(below);
   split_ = new QSplitter(Qt::Horizontal);
   split_->addWidget(plot_);
@@ -257,9 +259,17 @@ void AttentionMapView::forgetComparison() {
   fillEntropy();
 }
 
+void AttentionMapView::setControlsShown(bool on) {
+  controls_shown_ = on;
+  for (QWidget* w : std::initializer_list<QWidget*>{controls_, export_, side_}) w->setVisible(on);
+  compare_->setVisible(on && comparable_);
+  comparison_->setVisible(on && comparable_);
+}
+
 void AttentionMapView::setComparable(bool on) {
-  compare_->setVisible(on);
-  comparison_->setVisible(on);
+  comparable_ = on;
+  compare_->setVisible(on && controls_shown_);
+  comparison_->setVisible(on && controls_shown_);
   if (!on && hasComparison()) clearComparison();
 }
 

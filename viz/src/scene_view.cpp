@@ -154,27 +154,27 @@ class SceneCanvas : public QWidget {
     QFont font(QStringLiteral("DejaVu Sans Mono"));
     font.setStyleHint(QFont::Monospace);
     // Grows with the window's type (presentation mode), from 9.5 pt at the type it started with;
-    // but keeps to the scene's top left, over at most 40% of its height and 60% of its width:
-    // smaller type where it would cover more, and a line too long for that cut with an ellipsis.
-    // The body and the ghosts are in the middle of the scene.
+    // but keeps to the scene's top left, its text over at most a third of its height and 60% of
+    // its width: smaller type where it would cover more, and a line too long for that cut with an
+    // ellipsis. The body and the ghosts stand below (render::viewer_camera).
     const double now = this->font().pointSizeF();
     const double largest = now > 0 ? 9.5 * now / base_point_size_ : 9.5;
     const int max_width = static_cast<int>(0.6 * width()) - 16;
-    const int max_height = static_cast<int>(0.4 * height()) - 10;
+    const int max_height = static_cast<int>(0.32 * height()) - 10;
     const auto longest_of = [this](const QFontMetrics& m) {
       int longest = 0;
       for (const auto& line : overlay_) longest = std::max(longest, m.horizontalAdvance(line));
       return longest;
     };
     double size = largest;
-    for (; size > 7.0; size -= 0.5) {
+    for (; size > 8.0; size -= 0.5) {
       font.setPointSizeF(size);
       const QFontMetrics m(font);
       if (m.lineSpacing() * static_cast<int>(overlay_.size()) <= max_height &&
           longest_of(m) <= max_width)
         break;
     }
-    font.setPointSizeF(std::max(size, 7.0));
+    font.setPointSizeF(std::max(size, 8.0));
     painter.setFont(font);
     const QFontMetrics metrics(font);
     QStringList lines;
@@ -194,8 +194,8 @@ class SceneCanvas : public QWidget {
                        lines[i]);
     }
     int below = box.bottom() + 6;
-    // The legend and the plot below it where there is room for them above the scene's middle.
-    const int room = static_cast<int>(0.6 * height());
+    // The legend and the plot below it where there is room for them above the bodies.
+    const int room = static_cast<int>(0.42 * height());
     if (!layers_.limbs.values.empty() &&
         below + metrics.lineSpacing() * 3 + metrics.height() <= room)
       below = drawLimbLegend(painter, box.left(), below, metrics);
@@ -326,7 +326,7 @@ class SceneCanvas : public QWidget {
   double base_point_size_ = 1.0;
   std::shared_ptr<const mjModel_> model_;
   std::unique_ptr<render::SceneRenderer> renderer_;
-  render::CameraView view_;
+  render::CameraView view_ = render::viewer_camera();
   std::vector<double> qpos_, qvel_;
   QStringList overlay_;
   std::vector<QColor> overlay_colours_;

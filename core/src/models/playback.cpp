@@ -210,7 +210,7 @@ std::string fork_legend(int index, int fork_step, const std::string& label) {
   const auto& style =
       palette::kBranches[static_cast<std::size_t>(std::max(0, index)) % palette::kBranches.size()];
   return "fork " + std::to_string(index + 1) + ", " + std::string(style.colour_word) +
-         " ghost, from step " + std::to_string(fork_step) + ": " + short_label(label);
+         " ghost: " + short_label(label) + " from step " + std::to_string(fork_step);
 }
 
 ForkSpec parse_fork(const std::string& spec) {

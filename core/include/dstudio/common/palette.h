@@ -57,7 +57,7 @@ inline constexpr std::array<BranchStyle, 4> kBranches{
     BranchStyle{kYellow, "yellow"}, BranchStyle{kSkyBlue, "sky blue"}};
 /// What a ghost is, as the legends over the scene say it.
 inline constexpr std::string_view kGhostMeaning =
-    "ghost: the episode forked at a step with one change";
+    "ghost = this episode forked at a step, one change";
 /// The main run in the same plots (a grey that reads on light and dark backgrounds).
 inline constexpr Rgb kMainRun{150, 150, 150};
 

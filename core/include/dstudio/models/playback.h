@@ -121,8 +121,8 @@ struct BranchChange {
 /// A change's label as a legend shows it: a checkpoint by its file name, the rest as given.
 std::string short_label(const std::string& label);
 /// Fork `index` (from 0) in the legends over the scene and in the Forks lists: its number, its
-/// ghost's colour as a person names it (palette.h) and what it changed, from which step
-/// ("fork 1, green ghost, from step 100: target=1200").
+/// ghost's colour as a person names it (palette.h), what it changed and from which step ("fork 1,
+/// green ghost: target=1200 from step 100"; a line cut short loses the step first).
 std::string fork_legend(int index, int fork_step, const std::string& label);
 /// How far a fork's actions are from the main run's at a step: the Euclidean norm of the
 /// difference, as the timelines' right axis names it.
