@@ -75,7 +75,7 @@ TEST_F(Lessons, TheColoursALessonNamesAreTheColoursOnScreen) {
   for (const auto& lesson : lessons)
     for (const auto& step : lesson.steps) {
       QString text = QString(step.text).remove(QRegularExpression(QStringLiteral("<[^>]*>")));
-      for (const auto& b : QJsonDocument(step.workspace).object()["bookmarks"].toArray())
+      for (const auto& b : step.workspace.value("bookmarks").toArray())
         text += QLatin1Char(' ') + b.toObject()["note"].toString();
       const auto where = (lesson.file + ": " + step.title).toStdString();
       QString rest = text;  // what no check below accounts for
@@ -96,14 +96,13 @@ TEST_F(Lessons, TheColoursALessonNamesAreTheColoursOnScreen) {
         ++traces;
       }
       // Ghosts in the order of the step's forks.
-      const auto forks = QJsonDocument(step.workspace).object()["viewer"].toObject()["forks"];
+      const QJsonArray forks = step.workspace.value("viewer").toObject().value("forks").toArray();
       QStringList order;
       for (auto it = ghost.globalMatch(text); it.hasNext();) {
         const QString word = it.next().captured(1).toLower();
         if (!order.contains(word)) order << word;
       }
-      ASSERT_LE(order.size(), forks.toArray().size())
-          << where << ": names more ghosts than the step forks";
+      ASSERT_LE(order.size(), forks.size()) << where << ": names more ghosts than the step forks";
       for (int i = 0; i < order.size(); ++i) {
         const auto& style = palette::kBranches[static_cast<std::size_t>(i)];
         EXPECT_EQ(order[i].toStdString(), std::string(style.colour_word))

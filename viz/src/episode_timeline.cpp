@@ -257,6 +257,21 @@ void EpisodeTimeline::replotIfChanged() {
   cursor_line_->point1->setCoords(cursor_, 0);
   cursor_line_->point2->setCoords(cursor_, 1);
   showEmpty(n == 0);
+  // As many names a row as the width holds whole (a fork adds two): narrow beside a lesson, the
+  // legend takes a second row rather than cut "return so far" short.
+  int widest = 0;
+  const QFontMetrics names(plot_->legend->font());
+  for (int i = 0; i < plot_->legend->itemCount(); ++i)
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot_->legend->item(i)))
+      widest = std::max(widest, names.horizontalAdvance(item->plottable()->name()) +
+                                    plot_->legend->iconSize().width() +
+                                    plot_->legend->iconTextPadding() + item->margins().left() +
+                                    item->margins().right());
+  const int per_row = widest > 0 ? std::max(1, (plot_->width() - 20) / widest) : 1;
+  if (plot_->legend->wrap() != per_row) {
+    plot_->legend->setWrap(per_row);
+    plot_->legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // the items laid out anew
+  }
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
