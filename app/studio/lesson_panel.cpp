@@ -22,7 +22,6 @@ LessonPanel::LessonPanel(QVector<Lesson> lessons, QWidget* parent)
     : QDockWidget(tr("Lesson"), parent),
       lessons_(std::move(lessons)),
       choice_(new QComboBox),
-      heading_(new QLabel),
       text_(new QTextBrowser),
       previous_(new QPushButton(tr("◀ Previous"))),
       next_(new QPushButton(tr("Next ▶"))) {
@@ -31,8 +30,10 @@ LessonPanel::LessonPanel(QVector<Lesson> lessons, QWidget* parent)
               QDockWidget::DockWidgetFloatable);
   for (const auto& l : lessons_) choice_->addItem(l.title);
   choice_->setToolTip(tr("Every lesson opens its checkpoints, views and settings in one click"));
-  heading_->setWordWrap(true);
-  heading_->setTextFormat(Qt::RichText);
+  // Not as wide as the longest title: the panel beside the tabs leaves the views their room, in
+  // large type too (the list shows every title whole).
+  choice_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  choice_->setMinimumContentsLength(14);
   text_->setOpenExternalLinks(false);
   text_->setOpenLinks(false);
   // The step's bookmarks are links "bookmark:STEP": a click takes the viewer there.
@@ -50,7 +51,6 @@ LessonPanel::LessonPanel(QVector<Lesson> lessons, QWidget* parent)
   auto* body = new QWidget;
   auto* layout = new QVBoxLayout(body);
   layout->addWidget(choice_);
-  layout->addWidget(heading_);
   layout->addWidget(text_, 1);
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(previous_);
@@ -83,18 +83,20 @@ void LessonPanel::previous() {
 }
 
 QString LessonPanel::text() const {
-  return heading_->text() + QLatin1Char('\n') + text_->toPlainText();
+  return text_->toPlainText();
 }
 
 void LessonPanel::show_step() {
   const Lesson& l = lessons_[lesson_];
   const LessonStep& s = l.steps[step_];
   choice_->setCurrentIndex(lesson_);
-  heading_->setText(tr("<h2>%1</h2><p><i>%2</i></p><h3>%3 of %4 · %5</h3>")
-                        .arg(l.title.toHtmlEscaped(), l.summary.toHtmlEscaped())
-                        .arg(step_ + 1)
-                        .arg(l.steps.size())
-                        .arg(s.title.toHtmlEscaped()));
+  // The heading scrolls with the text: in large type beside the tabs, a heading of its own would
+  // hold the window taller than the screen.
+  const QString heading = tr("<h2>%1</h2><p><i>%2</i></p><h3>%3 of %4 · %5</h3>")
+                              .arg(l.title.toHtmlEscaped(), l.summary.toHtmlEscaped())
+                              .arg(step_ + 1)
+                              .arg(l.steps.size())
+                              .arg(s.title.toHtmlEscaped());
   // The step's bookmarks under its text, each a link to its step.
   QString bookmarks;
   std::vector<Bookmark> marks;
@@ -111,9 +113,10 @@ void LessonPanel::show_step() {
                      .arg(b.note.empty() ? QString()
                                          : QStringLiteral(": ") +
                                                QString::fromStdString(b.note).toHtmlEscaped());
-  text_->setHtml(bookmarks.isEmpty()
-                     ? s.text
-                     : s.text + tr("<p><b>Bookmarks</b></p><ul>%1</ul>").arg(bookmarks));
+  text_->setHtml(heading +
+                 (bookmarks.isEmpty()
+                      ? s.text
+                      : s.text + tr("<p><b>Bookmarks</b></p><ul>%1</ul>").arg(bookmarks)));
   previous_->setEnabled(step_ > 0);
   next_->setEnabled(step_ + 1 < l.steps.size());
 }

@@ -27,7 +27,8 @@ class LessonPanel : public QDockWidget {
   void previous();
   [[nodiscard]] int lesson() const { return lesson_; }
   [[nodiscard]] int step() const { return step_; }
-  /// The text on screen, as plain text.
+  /// The text on screen (the lesson's title and summary, the step's number, title and text, its
+  /// bookmarks), as plain text.
   [[nodiscard]] QString text() const;
 
  signals:
@@ -46,7 +47,6 @@ class LessonPanel : public QDockWidget {
   QVector<Lesson> lessons_;
   int lesson_ = -1, step_ = 0;
   QComboBox* choice_;
-  QLabel* heading_;
   QTextBrowser* text_;
   QPushButton* previous_;
   QPushButton* next_;

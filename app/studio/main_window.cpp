@@ -26,10 +26,12 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QMoveEvent>
 #include <QPainter>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSaveFile>
+#include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
@@ -65,6 +67,7 @@
 #include "dstudio/viz/export_dialog.h"
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/markov_lab_view.h"
+#include "dstudio/viz/number_text.h"
 #include "dstudio/viz/return_analysis_view.h"
 #include "dstudio/viz/sweep_results_view.h"
 #include "dstudio/viz/tsne_view.h"
@@ -647,7 +650,9 @@ void MainWindow::setPresentationMode(bool on) {
   QFont font = base_font_;
   if (on) font.setPointSizeF(base_font_.pointSizeF() * kPresentationScale);
   QApplication::setFont(font);
+  viewer_->setPresentation(on);
   fitTabBar();
+  QTimer::singleShot(0, this, &MainWindow::fitToScreen);  // once the larger type is laid out
   // Plots draw their text in fonts of their own: they are scaled alike.
   for (auto* plot : findChildren<QCustomPlot*>())
     viz::set_plot_text_scale(plot, on ? kPresentationScale : 1.0);
@@ -709,6 +714,40 @@ void MainWindow::fitTabBar() {
     font.setPointSizeF(size);
     bar->setFont(font);
     if (bar->sizeHint().width() <= tabs_->width()) return;
+  }
+}
+
+void MainWindow::fitToScreen() {
+  // Qt's offscreen platform has a nominal screen and no window manager: nothing to fit.
+  if (isMaximized() || isFullScreen() || !screen() ||
+      QGuiApplication::platformName() == QLatin1String("offscreen"))
+    return;
+  const QRect available = screen()->availableGeometry();
+  const QRect frame = frameGeometry(), inside = geometry();
+  if (available.contains(frame)) return;
+  // The frame's edges as the window manager draws them (none before it has framed the window).
+  const int left = inside.left() - frame.left(), top = inside.top() - frame.top(),
+            right = frame.right() - inside.right(), bottom = frame.bottom() - inside.bottom();
+  resize(std::min(width(), available.width() - left - right),
+         std::min(height(), available.height() - top - bottom));
+  const QRect now = frameGeometry();
+  move(std::clamp(now.left(), available.left(),
+                  std::max(available.left(), available.right() - now.width() + 1)),
+       std::clamp(now.top(), available.top(),
+                  std::max(available.top(), available.bottom() - now.height() + 1)));
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+  QMainWindow::showEvent(event);
+  QTimer::singleShot(0, this, &MainWindow::fitToScreen);
+}
+
+void MainWindow::moveEvent(QMoveEvent* event) {
+  QMainWindow::moveEvent(event);
+  // The window manager has framed the window (its frame is known once it moved it there).
+  if (!framed_) {
+    framed_ = frameGeometry() != geometry();
+    if (framed_) QTimer::singleShot(0, this, &MainWindow::fitToScreen);
   }
 }
 
@@ -938,7 +977,9 @@ void MainWindow::showCheckpoint(const OpenedCheckpoint& opened) {
   shown_info_.path = path.toStdString();
   const QString mismatch = datasetMismatch();
   status_->setText(
-      tr("%1: attention maps on %2 dataset windows").arg(title).arg(inspected.inspections.size()) +
+      tr("%1: attention maps on %2")
+          .arg(title, viz::count_text(static_cast<qint64>(inspected.inspections.size()),
+                                      tr("dataset window"), tr("dataset windows"))) +
       (mismatch.isEmpty() ? QString() : QStringLiteral(" — ") + mismatch));
   applyPendingViewer();
   applyPendingLesson();

@@ -138,6 +138,10 @@ class MainWindow : public QMainWindow {
   /// Large type for a lecture hall: every widget's font, and every plot's text, at
   /// kPresentationScale times its size (remembered). Leaving restores the window's size.
   void setPresentationMode(bool on);
+  /// Makes the window, its frame included, fit the screen's available area (a laptop's 1280 x
+  /// 800 under a title bar and a panel): moved into it, and made smaller where it is larger.
+  /// Done when it is shown, once the window manager has framed it, and after presentation mode.
+  void fitToScreen();
   [[nodiscard]] bool presentationMode() const { return presentation_; }
   /// Replays episode `episode` of the open dataset in the viewer from its recorded states.
   bool replayEpisode(qint64 episode);
@@ -199,6 +203,8 @@ class MainWindow : public QMainWindow {
   void dropEvent(QDropEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
   bool eventFilter(QObject* watched, QEvent* event) override;
+  void showEvent(QShowEvent* event) override;
+  void moveEvent(QMoveEvent* event) override;
 
  private:
   // Runs resolve_path (which may make the file) and then the load on a worker thread.
@@ -281,6 +287,7 @@ class MainWindow : public QMainWindow {
   LessonPanel* lessons_;
   UserGuideDialog* user_guide_ = nullptr;
   bool presentation_ = false;
+  bool framed_ = false;  // the window manager has drawn the window's frame (fitToScreen)
   QByteArray geometry_before_presentation_;
   QSize size_before_presentation_;
   QFont base_font_;

@@ -9,6 +9,7 @@
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/windows.h"
+#include "dstudio/viz/number_text.h"
 #include "dstudio/viz/tsne_view.h"
 #include "job.h"
 
@@ -66,7 +67,8 @@ QString describe(const models::TokenSource& source) {
   QString what;
   switch (source.kind) {
     case models::TokenSource::Kind::Windows:
-      return QObject::tr("%L1 windows of its dataset").arg(source.count);
+      return QObject::tr("%1 of its dataset")
+          .arg(viz::count_text(source.count, QObject::tr("window"), QObject::tr("windows")));
     case models::TokenSource::Kind::Episodes:
       what = source.count == 1
                  ? QObject::tr("every step of the longest episode of its dataset")

@@ -85,6 +85,35 @@ class ReadoutLabel : public QLabel {
   }
 };
 
+// Tabs as large as the page shown, not as the largest page: QTabWidget asks every page for its
+// size. The head grid and the Forks tab's buttons would otherwise hold the Conditioning tab as
+// tall, pushing the scene into a strip in large type, and as wide, past a laptop's screen beside
+// a lesson.
+class PageSizedTabs : public QTabWidget {
+ public:
+  QSize sizeHint() const override {
+    return fit(QTabWidget::sizeHint(), [](const QWidget* w) { return w->sizeHint(); });
+  }
+  QSize minimumSizeHint() const override {
+    return fit(QTabWidget::minimumSizeHint(),
+               [](const QWidget* w) { return w->minimumSizeHint().expandedTo(w->minimumSize()); });
+  }
+
+ private:
+  // `all` with the largest page's part of it replaced by the current page's.
+  template <typename Of>
+  QSize fit(QSize all, const Of& of) const {
+    const QWidget* shown = currentWidget();
+    if (!shown) return all;
+    QSize largest(0, 0);
+    for (int i = 0; i < count(); ++i) largest = largest.expandedTo(of(widget(i)));
+    const QSize page = of(shown);
+    return {
+        std::max(tabBar()->minimumSizeHint().width(), all.width() - largest.width() + page.width()),
+        all.height() - largest.height() + page.height()};
+  }
+};
+
 }  // namespace
 
 ViewerPanel::ViewerPanel(QWidget* parent)
@@ -99,6 +128,7 @@ ViewerPanel::ViewerPanel(QWidget* parent)
       play_(new QPushButton),
       forward_(new QPushButton),
       speed_(new QComboBox),
+      rate_(new QLabel),
       slider_(new QSlider(Qt::Horizontal)),
       position_(new QLabel),
       track_(new QCheckBox(tr("Track torso"))),
@@ -192,6 +222,9 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   speed_->setCurrentIndex(3);
   speed_->setToolTip(tr("Speed: times real time (the task's simulated seconds per step)"));
   speed_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  rate_->setObjectName(QStringLiteral("realRate"));
+  rate_->setStyleSheet(QStringLiteral("QLabel { color: #c0392b; font-weight: bold; }"));
+  rate_->hide();
   slider_->setRange(0, 0);
   slider_->setMinimumWidth(60);
   position_->setToolTip(tr("The step on screen / the last step kept"));
@@ -222,11 +255,9 @@ ViewerPanel::ViewerPanel(QWidget* parent)
     transport->addWidget(b);
   }
   transport->addWidget(speed_);
+  transport->addWidget(rate_);
   transport->addWidget(slider_, 1);
   transport->addWidget(position_);
-  transport->addWidget(track_);
-  transport->addWidget(record_);
-  transport->addWidget(record_options_);
 
   auto* conditioning = new QWidget;
   // Two rows, so that the target's source is read in full beside the scene, in large type too.
@@ -248,6 +279,8 @@ ViewerPanel::ViewerPanel(QWidget* parent)
 
   readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   readout_->setWordWrap(true);
+  // Wrapped (more lines when narrower) rather than hold the panel wide.
+  readout_->setMinimumWidth(readout_->fontMetrics().averageCharWidth() * 24);
 
   auto* left = new QWidget;
   auto* left_layout = new QVBoxLayout(left);
@@ -256,7 +289,7 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   left_layout->addLayout(transport);
   // What acts on the running policy, a tab each: the conditioning, interventions inside the
   // forward pass, counterfactual forks.
-  acting_ = new QTabWidget;
+  acting_ = new PageSizedTabs;
   auto* acting = acting_;
   acting->setDocumentMode(true);
   acting->addTab(conditioning, tr("Conditioning"));
@@ -264,7 +297,18 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   forks_tab_ = buildForksTab();
   acting->addTab(interventions_tab_, tr("Interventions"));
   acting->addTab(forks_tab_, tr("Forks"));
+  // The camera and the recording beside the tabs, on the row their bar leaves free: the transport
+  // above stays narrow enough for the panel beside a lesson, and in large type.
+  auto* corner = new QWidget;
+  auto* corner_layout = new QHBoxLayout(corner);
+  corner_layout->setContentsMargins(0, 0, 0, 2);
+  corner_layout->addWidget(track_);
+  corner_layout->addWidget(record_);
+  corner_layout->addWidget(record_options_);
+  acting->setCornerWidget(corner, Qt::TopRightCorner);
   acting->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+  // Laid out again for the page chosen (PageSizedTabs).
+  connect(acting, &QTabWidget::currentChanged, acting, [acting] { acting->updateGeometry(); });
   left_layout->addWidget(acting);
   left_layout->addWidget(timeline_, 2);
   // The timeline as a figure: with forks, the divergence plot.
@@ -279,9 +323,11 @@ ViewerPanel::ViewerPanel(QWidget* parent)
       tr("The timeline as a figure at a venue's size: the returns, and the entropy or, with "
          "forks, each fork's action difference from the main run or a joint"));
   buildBookmarkControls();
+  // The readout on a row of its own, the whole width for its two lines (beside the buttons, in
+  // large type, it wrapped into seven); the bookmarks and the export under it.
+  left_layout->addWidget(readout_);
   auto* below = new QHBoxLayout;
-  below->addWidget(readout_, 1);
-  below->addWidget(export_report);
+  below->addWidget(export_report, 1);
   below->addWidget(bookmark_list_, 0, Qt::AlignTop);
   below->addWidget(bookmark_add_, 0, Qt::AlignTop);
   below->addWidget(timeline_export_, 0, Qt::AlignTop);
@@ -430,7 +476,6 @@ bool ViewerPanel::startRecordingInto(const QString& base, int frames) {
   // before): every frame shows the episode up to its step, the same however far it was played.
   timeline_->clear();
   timeline_frames_ = 0;
-  effect_largest_ = 0.0;
   map_step_ = -1;  // and the first frame's map drawn, whatever was shown before
   settleLayout();
   recording_path_ = video_->path();
@@ -647,6 +692,7 @@ void ViewerPanel::clear(const QString& message) {
   stopRecording();  // a recording is of one episode of one policy
   timer_->stop();
   live_.reset();
+  rate_meter_.reset();
   shown_ = {};
   timeline_->clear();
   timeline_->replotIfChanged();
@@ -682,12 +728,16 @@ void ViewerPanel::setPlayer(const QString& title, std::shared_ptr<models::Episod
   if (player->frames().empty())
     player->reset(static_cast<std::uint64_t>(seed_->value()), target_->value());
   live_ = std::make_unique<models::LivePlayer>(std::move(player));
+  rate_meter_.emplace(live_->dt());
   live_->set_speed(speed_->currentData().toDouble());
   live_->set_plain_actions(effects_->isChecked());
   fork_target_->setValue(target_->value());
-  effect_largest_ = 0.0;
   rebuildHeadGrid();
   rebuildDivergenceChoice();
+  if (!live_->replay())
+    attention_->clear(
+        tr("No map yet: the policy has not acted. Play or step, and the map of the "
+           "window it acts on is drawn here."));
   if (live_->replay()) {
     attention_->clear(
         tr("A dataset episode replayed from its recorded states: no policy acts, so there is no "
@@ -763,6 +813,7 @@ void ViewerPanel::setSpeed(double speed) {
     speed_->setCurrentIndex(i);
   }
   if (live_) live_->set_speed(speed);
+  if (rate_meter_) rate_meter_->reset();  // measured afresh at the new speed
 }
 void ViewerPanel::setTarget(double target) {
   {
@@ -789,7 +840,44 @@ void ViewerPanel::poll() {
   showFrame(live_->state(), false);
 }
 
+void ViewerPanel::showRate(const models::PlaybackState& state) {
+  // A recording plays its own clock (the player runs ahead as fast as it can): nothing to say.
+  if (!rate_meter_ || recording_ || !state.playing) {
+    if (rate_meter_) rate_meter_->reset();
+    rate_->hide();
+    return;
+  }
+  if (!clock_.isValid()) clock_.start();
+  rate_meter_->add(static_cast<double>(clock_.nsecsElapsed()) / 1e9, state.cursor);
+  const auto real = rate_meter_->rate();
+  const bool behind = models::falls_behind(state.speed, real) || (state.speed <= 0.0 && real);
+  if (behind) {
+    const QString rate = QString::fromStdString(models::rate_label(*real));
+    rate_->setText(tr("%1 real").arg(rate));
+    rate_->setToolTip(
+        state.speed > 0.0
+            ? tr("The episode plays at %1 real time, not the %2 asked for: the policy, the "
+                 "physics and the drawing of a step take longer than the step lasts on this "
+                 "machine. A recording still plays at the speed asked for.")
+                  .arg(rate, QString::fromStdString(models::speed_label(state.speed)))
+            : tr("As fast as the policy acts: %1 real time on this machine.").arg(rate));
+  }
+  rate_->setVisible(behind);
+}
+
+void ViewerPanel::setPresentation(bool on) {
+  // The scene needs the room in large type: the map keeps its caption, not its choices and tables.
+  attention_->setControlsShown(!on);
+}
+
+QString ViewerPanel::speedStatus() const {
+  if (!live_) return QString();
+  const auto real = rate_meter_ && shown_.playing ? rate_meter_->rate() : std::nullopt;
+  return QString::fromStdString(models::speed_status(shown_.speed, real));
+}
+
 void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) {
+  showRate(state);
   const bool moved = state.cursor != shown_.cursor || state.generation != shown_.generation ||
                      state.branch_generation != shown_.branch_generation || !shown_.frame;
   // New frames (or, after a branch or restart, all of them) go to the timeline.
@@ -797,7 +885,6 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
     timeline_->clear();
     timeline_frames_ = 0;
     timeline_generation_ = state.generation;
-    effect_largest_ = 0.0;
   }
   if (state.frames != timeline_frames_) {
     // The last one has acted since; frames past state.frames (a recording's) wait their turn.
@@ -806,10 +893,6 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
     for (std::size_t i = 0; i < fresh.size() && from + static_cast<int>(i) < state.frames; ++i) {
       const auto& f = *fresh[i];
       timeline_->addStep(f.step, f.return_to_go, f.return_so_far, f.entropy);
-      // The largest change the interventions made: the limb colours' full scale.
-      for (std::size_t j = 0; j < f.action_without.size() && j < f.action.size(); ++j)
-        effect_largest_ = std::max(
-            effect_largest_, std::fabs(static_cast<double>(f.action[j] - f.action_without[j])));
     }
     timeline_frames_ = state.frames;
   }
@@ -860,14 +943,20 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
       overlay << tr("interventions: %1").arg(specs.join(QStringLiteral(", ")));
       colours.emplace_back(242, 191, 115);
     }
+    // The forks' legend: what a ghost is, then each ghost by its colour's name and its change.
     const auto branches = live_ ? live_->branches() : std::vector<models::BranchInfo>{};
-    for (std::size_t b = 0; b < branches.size() && b < state.branch_frames.size(); ++b) {
+    const auto legend = std::min(branches.size(), state.branch_frames.size());
+    if (legend > 0) {
+      overlay << QString::fromUtf8(palette::kGhostMeaning.data(),
+                                   static_cast<int>(palette::kGhostMeaning.size()));
+      colours.emplace_back(200, 200, 200);
+    }
+    for (std::size_t b = 0; b < legend; ++b) {
       const auto& style = palette::kBranches[b % palette::kBranches.size()];
       const auto& bf = state.branch_frames[b];
-      overlay << tr("fork %1 at step %2: %3   return %4%5")
-                     .arg(b + 1)
-                     .arg(branches[b].fork_step)
-                     .arg(QString::fromStdString(models::short_label(branches[b].label)),
+      overlay << tr("■ %1   return %2%3")
+                     .arg(QString::fromStdString(models::fork_legend(
+                              static_cast<int>(b), branches[b].fork_step, branches[b].label)),
                           viz::fixed_text(bf ? bf->return_so_far : 0.0, 1),
                           bf && bf->terminal && bf->step < state.cursor ? tr(" (ended)")
                                                                         : QString());

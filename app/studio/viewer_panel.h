@@ -9,6 +9,7 @@
 /// off, MLPs, the context, steering) from the step on screen; counterfactual forks drawn as ghost
 /// bodies in their own colours; the limbs coloured by the interventions' action change.
 
+#include <QElapsedTimer>
 #include <QStringList>
 #include <QWidget>
 #include <memory>
@@ -16,6 +17,7 @@
 
 #include "dstudio/common/workspace.h"
 #include "dstudio/models/episode_player.h"
+#include "dstudio/models/playback.h"
 #include "dstudio/models/targets.h"
 #include "dstudio/render/scene_layers.h"
 #include "dstudio/viz/episode_timeline.h"
@@ -168,6 +170,13 @@ class ViewerPanel : public QWidget {
   /// Milliseconds the last attention-map and timeline updates took on the GUI thread.
   [[nodiscard]] double lastMapMilliseconds() const { return map_ms_; }
   [[nodiscard]] double lastTimelineMilliseconds() const { return timeline_ms_; }
+  /// Presentation mode (large type): the attention map without its choices and tables beside the
+  /// scene, so that the panel fits a laptop's screen.
+  void setPresentation(bool on);
+  /// The speed as the transport shows it: the speed asked for, and beside it the rate the episode
+  /// really plays at when the machine falls behind (models::speed_status), measured over the last
+  /// seconds of playing; the speed alone while it keeps up or is paused.
+  [[nodiscard]] QString speedStatus() const;
   /// Steps per second at 1x: the task's simulated seconds per step, inverted (0 without a player).
   [[nodiscard]] double stepsPerSecond() const { return live_ ? 1.0 / live_->dt() : 0.0; }
   /// The conditioning and playback settings (target, zeroing, seed, speed, camera tracking, the
@@ -193,6 +202,8 @@ class ViewerPanel : public QWidget {
   void captureFrame();
   void chooseRecordFolder();
   void showFrame(const models::PlaybackState& state, bool force_map);
+  // The real rate beside the speed: measured while playing, hidden while it keeps up.
+  void showRate(const models::PlaybackState& state);
   void updateControls();
   void fitReadouts();
   // Interventions and forks (viewer_panel_surgery.cpp).
@@ -245,7 +256,6 @@ class ViewerPanel : public QWidget {
   std::vector<std::string> specs_shown_;
   std::uint64_t forks_generation_ = ~0ull;
   std::vector<models::BranchInfo> branches_;
-  double effect_largest_ = 0.0;
   QString title_;
   models::PlaybackState shown_;
   int timeline_frames_ = 0;
@@ -268,6 +278,9 @@ class ViewerPanel : public QWidget {
   QPushButton* play_;
   QPushButton* forward_;
   QComboBox* speed_;
+  QLabel* rate_;  // the real rate, when the machine falls behind the speed
+  std::optional<models::PlaybackRate> rate_meter_;
+  QElapsedTimer clock_;
   QSlider* slider_;
   QLabel* position_;
   QCheckBox* track_;

@@ -71,6 +71,11 @@ QWidget* ViewerPanel::buildInterventionsTab() {
   patch_target_->setDecimals(0);
   patch_target_->setSingleStep(100);
   patch_target_->setValue(1200);
+  patch_target_->setObjectName(QStringLiteral("patchTarget"));
+  patch_target_->setPrefix(tr("from target "));
+  patch_target_->setToolTip(
+      tr("The target return whose window a click's patch takes the site's value from (with "
+         "\"A click patches from target\")"));
   auto* mode = new QVBoxLayout;
   mode->addWidget(click_mode_);
   mode->addWidget(patch_target_);
@@ -188,10 +193,14 @@ QWidget* ViewerPanel::buildForksTab() {
     change.label = "checkpoint=" + file.toStdString();
     forkSaying(change);
   });
-  grid->addWidget(fork_target_, 0, 0);
-  grid->addWidget(by_target, 0, 1);
-  grid->addWidget(by_specs, 0, 2);
-  grid->addWidget(by_checkpoint, 0, 3);
+  // Two rows of buttons, so that the tab is no wider than the panel beside a lesson.
+  auto* by_change = new QGridLayout;
+  by_change->addWidget(fork_target_, 0, 0);
+  by_change->addWidget(by_target, 0, 1);
+  by_change->addWidget(by_specs, 1, 0, 1, 2);
+  by_change->addWidget(by_checkpoint, 1, 2);
+  by_change->setColumnStretch(3, 1);
+  grid->addLayout(by_change, 0, 0, 1, 4);
 
   forks_ = new QLabel(tr("No fork: the episode plays alone."));
   forks_->setWordWrap(true);
@@ -241,7 +250,7 @@ QWidget* ViewerPanel::buildForksTab() {
 void ViewerPanel::rebuildDivergenceChoice() {
   const QSignalBlocker block(divergence_);
   divergence_->clear();
-  divergence_->addItem(tr("action difference from the main run (L2)"), -1);
+  divergence_->addItem(tr(models::kActionDifferenceName), -1);
   if (!live_) return;
   try {
     const auto model = env::load_model(live_->task());
@@ -294,7 +303,7 @@ void ViewerPanel::rebuildHeadGrid() {
   };
   int widest = 0;
   for (int l = 1; l <= c.layers; ++l) {
-    grid->addWidget(new QLabel(tr("L%1").arg(l)), l - 1, 0);
+    grid->addWidget(new QLabel(tr("layer %1").arg(l)), l - 1, 0);
     const int heads = models::layer_heads(c, l);
     int col = 1;
     if (heads > 0) {
@@ -353,20 +362,18 @@ void ViewerPanel::refreshSurgery() {
     QStringList lines;
     for (std::size_t b = 0; b < branches_.size(); ++b) {
       const auto& style = palette::kBranches[b % palette::kBranches.size()];
-      const QString line =
-          tr("%1 (%2) at step %3: %4")
-              .arg(b + 1)
-              .arg(QString::fromUtf8(style.colour_word.data(),
-                                     static_cast<int>(style.colour_word.size())))
-              .arg(branches_[b].fork_step)
-              .arg(QString::fromStdString(models::short_label(branches_[b].label)));
+      const QString line = QString::fromStdString(
+          models::fork_legend(static_cast<int>(b), branches_[b].fork_step, branches_[b].label));
       fork_choice_->addItem(line);
       fork_choice_->setItemData(static_cast<int>(b), colour_of(style.colour), Qt::DecorationRole);
       lines << QStringLiteral("<span style=\"color:%1\">■</span> %2")
                    .arg(colour_of(style.colour).name(), line.toHtmlEscaped());
     }
-    forks_->setText(branches_.empty() ? tr("No fork: the episode plays alone.")
-                                      : lines.join(QStringLiteral("<br>")));
+    forks_->setText(branches_.empty()
+                        ? tr("No fork: the episode plays alone.")
+                        : tr("Each ghost is the episode forked at a step with one change, played "
+                             "beside it on the same clock.<br>") +
+                              lines.join(QStringLiteral("<br>")));
   }
 }
 
@@ -441,7 +448,7 @@ render::SceneLayers ViewerPanel::sceneLayers(const models::PlaybackState& state)
     layers.limbs.values =
         f ? models::action_change(*f, live_->task().act_dim)
           : std::vector<double>(static_cast<std::size_t>(live_->task().act_dim), 0.0);
-    layers.limbs.scale = models::legend_scale(effect_largest_);
+    layers.limbs.scale = render::limb_colour_scale(live_->physics_model().get());
   }
   return layers;
 }

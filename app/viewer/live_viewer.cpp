@@ -96,6 +96,14 @@ void section(const char* title) {
 
 }  // namespace
 
+ScreenRect fit_to_work_area(int width, int height, const ScreenRect& work_area,
+                            const std::array<int, 4>& frame) {
+  const int room_w = work_area[2] - frame[0] - frame[2],
+            room_h = work_area[3] - frame[1] - frame[3];
+  return {work_area[0] + frame[0], work_area[1] + frame[1], std::max(320, std::min(width, room_w)),
+          std::max(240, std::min(height, room_h))};
+}
+
 std::string BenchReport::text() const {
   std::ostringstream out;
   out << "decision-viewer bench: " << fixed_number(seconds, 1) << " s, " << frames << " frames, "
@@ -178,8 +186,8 @@ struct LiveViewer::State {
   int track_body = 1;
   bool tracking = true;
   double track_offset[3] = {0.0, 0.0, 0.0};
-  double lookat_z = 1.0;
-  int drag_button = -1;  // a mouse button pressed over the scene, until released
+  double lookat_z = 1.4;  // render::viewer_camera()'s
+  int drag_button = -1;   // a mouse button pressed over the scene, until released
 
   // What is on screen.
   models::PlaybackState shown;
@@ -220,6 +228,8 @@ struct LiveViewer::State {
   double effect_largest = 0.0;
   std::size_t effect_counted = 0;  // main frames looked at for effect_largest
   double speed = 1.0;
+  std::optional<models::PlaybackRate> rate;  // the real rate while playing
+  Clock::time_point rate_epoch = Clock::now();
   bool presentation = false;
   std::string message;
   Clock::time_point notice_until{};  // `message` also stands over the scene until then
@@ -268,7 +278,11 @@ struct LiveViewer::State {
   void change_interventions(const std::vector<std::string>& specs);
   void request_fork(const models::BranchChange& change);
   [[nodiscard]] std::vector<double> effect_values() const;
-  [[nodiscard]] double effect_scale() const { return models::legend_scale(effect_largest); }
+  // The body's own scale (render::limb_colour_scale): a colour means the same change in every run.
+  [[nodiscard]] double effect_scale() const { return render::limb_colour_scale(model); }
+  void measure_rate();
+  [[nodiscard]] std::string speed_status() const;
+  [[nodiscard]] std::vector<std::string> fork_legend() const;
   void record_step();
   bool start_recording(const fs::path& base, int fps);
   /// Ends the recording; `why` (the episode ended, an error) is said with where it went.
@@ -327,6 +341,7 @@ void LiveViewer::State::open_player() {
   live = std::make_unique<models::LivePlayer>(player);
   speed = options.speed;
   live->set_speed(speed);
+  rate.emplace(live->dt());
   target_field = static_cast<float>(live->target());
   fork_target = target_field;
   seed_field = static_cast<int>(options.seed);
@@ -360,9 +375,25 @@ void LiveViewer::State::make_window() {
   glfwDefaultWindowHints();
   glfwWindowHint(GLFW_SAMPLES, 0);
   glfwWindowHint(GLFW_VISIBLE, options.visible ? GLFW_TRUE : GLFW_FALSE);
+  // Fitted to the screen before it is shown: made hidden, its frame asked of the window manager.
+  glfwWindowHint(GLFW_VISIBLE, options.visible && !options.fit_screen ? GLFW_TRUE : GLFW_FALSE);
   window = glfwCreateWindow(options.width, options.height, ("decision-viewer: " + title).c_str(),
                             nullptr, nullptr);
   if (!window) throw render::RenderError("cannot open a window with OpenGL (is there a display?)");
+  if (options.fit_screen) {
+    if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) {
+      ScreenRect area{};
+      glfwGetMonitorWorkarea(monitor, &area[0], &area[1], &area[2], &area[3]);
+      std::array<int, 4> frame{};
+      glfwGetWindowFrameSize(window, &frame[0], &frame[1], &frame[2], &frame[3]);
+      if (area[2] > 0 && area[3] > 0) {
+        const auto fitted = fit_to_work_area(options.width, options.height, area, frame);
+        glfwSetWindowSize(window, fitted[2], fitted[3]);
+        glfwSetWindowPos(window, fitted[0], fitted[1]);
+      }
+    }
+    if (options.visible) glfwShowWindow(window);
+  }
   glfwMakeContextCurrent(window);
   glfwSwapInterval(
       0);  // paced by the loop, not the display: the frame rate is what the machine manages
@@ -383,7 +414,7 @@ void LiveViewer::State::make_window() {
   joints = env::joint_coordinates(model);
   mjr_makeContext(model, &context, mjFONTSCALE_100);
   camera.type = mjCAMERA_FREE;
-  const render::CameraView view;
+  const render::CameraView view = render::viewer_camera();
   track_body = view.track_body < model->nbody ? view.track_body : 0;
   camera.distance = view.distance;
   camera.azimuth = view.azimuth;
@@ -680,10 +711,36 @@ std::string LiveViewer::State::readout() const {
   return text;
 }
 
+void LiveViewer::State::measure_rate() {
+  // While playing at the speed asked for: a recording and a seek play at full speed on purpose.
+  if (!shown.playing || video || pending_seek >= 0) return rate->reset();
+  rate->add(std::chrono::duration<double>(Clock::now() - rate_epoch).count(), shown.cursor);
+}
+
+std::string LiveViewer::State::speed_status() const {
+  return models::speed_status(speed, shown.playing && !video ? rate->rate() : std::nullopt);
+}
+
+std::vector<std::string> LiveViewer::State::fork_legend() const {
+  std::vector<std::string> lines;
+  if (branches.empty()) return lines;
+  lines.emplace_back(palette::kGhostMeaning);
+  for (std::size_t b = 0; b < branches.size(); ++b) {
+    std::string line =
+        models::fork_legend(static_cast<int>(b), branches[b].fork_step, branches[b].label);
+    if (const auto f = b < branch_frames.size() ? at_step(branch_frames[b], display_step) : nullptr)
+      line += "  ·  return " + fixed_number(f->return_so_far, 1) +
+              (f->terminal && f->step < display_step ? " (ended)" : "");
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
 void LiveViewer::State::draw_overlay() {
   ImGui::SetNextWindowPos(ImVec2(8, 8));
+  // Over the sky: the bodies stand in the lower part of the scene (render::viewer_camera).
   ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(static_cast<float>(scene_w) - 16.0f,
-                                                           static_cast<float>(scene_h) * 0.5f));
+                                                           static_cast<float>(scene_h) * 0.42f));
   ImGui::SetNextWindowBgAlpha(0.55f);
   ImGui::Begin("##overlay", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
@@ -698,7 +755,7 @@ void LiveViewer::State::draw_overlay() {
                                  " s (" + std::to_string(recorded) + " frames)"
                        : shown.playing ? "playing"
                                        : "paused";
-  status += "  ·  " + speed_text(speed);
+  status += "  ·  " + speed_status();
   if (pending_seek >= 0) status += "  ·  going to step " + std::to_string(pending_seek);
   if (!shown.error.empty()) status += "  ·  " + shown.error;
   if (video)
@@ -713,15 +770,22 @@ void LiveViewer::State::draw_overlay() {
     for (const auto& i : displayed->interventions) list += (list.empty() ? "" : ", ") + i;
     ImGui::TextColored(ImVec4(0.95f, 0.75f, 0.45f, 1.0f), "interventions: %s", list.c_str());
   }
-  for (std::size_t b = 0; b < branches.size(); ++b) {
-    const auto& style = palette::kBranches[b % palette::kBranches.size()];
-    std::string line = "fork " + std::to_string(b + 1) + " (" + std::string(style.colour_word) +
-                       ") at step " + std::to_string(branches[b].fork_step) + ": " +
-                       models::short_label(branches[b].label);
-    if (const auto f = at_step(branch_frames[b], display_step))
-      line += "  ·  return " + fixed_number(f->return_so_far, 1) +
-              (f->terminal && f->step < display_step ? " (ended)" : "");
-    ImGui::TextColored(im_vec(style.colour), "%s", line.c_str());
+  // The forks' legend: what a ghost is, then each ghost by its colour's name and its change.
+  const auto legend = fork_legend();
+  for (std::size_t i = 0; i < legend.size(); ++i) {
+    if (i == 0) {
+      ImGui::TextUnformatted(legend[0].c_str());
+      continue;
+    }
+    const auto& style = palette::kBranches[(i - 1) % palette::kBranches.size()];
+    const float side = ImGui::GetTextLineHeight();
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(at.x, at.y + 0.15f * side),
+                                              ImVec2(at.x + 0.7f * side, at.y + 0.85f * side),
+                                              im_colour(style.colour));
+    ImGui::Dummy(ImVec2(0.7f * side, side));
+    ImGui::SameLine();
+    ImGui::TextColored(im_vec(style.colour), "%s", legend[i].c_str());
   }
   if (effects) {
     // The legend of the limb colours: the colour scale from no change to the full scale.
@@ -765,8 +829,20 @@ void LiveViewer::State::draw_controls() {
   ImGui::SetNextItemWidth(ImGui::CalcTextSize("0.125x").x + ImGui::GetFrameHeight() * 1.6f);
   if (ImGui::BeginCombo("speed", speed_text(speed).c_str())) {
     for (double s : models::playback_speeds())
-      if (ImGui::Selectable(speed_text(s).c_str(), s == speed)) speed = s, live->set_speed(s);
+      if (ImGui::Selectable(speed_text(s).c_str(), s == speed))
+        speed = s, live->set_speed(s), rate->reset();
     ImGui::EndCombo();
+  }
+  // The machine behind the speed asked for: the rate it really plays at, beside it.
+  if (const auto status = speed_status(); status != speed_text(speed)) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.35f, 1.0f), "%s",
+                       status.substr(status.rfind(", ") + 2).c_str());
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "The episode plays at this rate of real time: the policy, the physics and the drawing "
+          "of a step take longer than the step lasts on this machine. A recording still plays "
+          "at the speed asked for.");
   }
   // While recording, the policy runs ahead of the frame recorded: the slider shows the frame on
   // screen, and holds still (a seek would cut the clip).
@@ -869,7 +945,7 @@ void LiveViewer::State::draw_view_and_recording() {
   ImGui::Checkbox("track", &tracking);
   ImGui::SameLine();
   if (ImGui::Button("reset camera")) {
-    const render::CameraView view;
+    const render::CameraView view = render::viewer_camera();
     camera.distance = view.distance, camera.azimuth = view.azimuth,
     camera.elevation = view.elevation;
     track_offset[0] = track_offset[1] = track_offset[2] = 0.0;
@@ -965,7 +1041,7 @@ void LiveViewer::State::draw_interventions() {
                                                  site, models::next_ablation(now)));
   };
   for (int l = 1; l <= c.layers; ++l) {
-    ImGui::Text("L%d", l);
+    ImGui::Text("layer %d", l);
     const int heads = models::layer_heads(c, l);
     if (heads > 0) {
       for (int h = 1; h <= heads; ++h) {
@@ -1047,20 +1123,22 @@ void LiveViewer::State::draw_forks() {
     request_fork(change);
   }
   ImGui::EndDisabled();
+  // Each fork: its buttons first, so that a long change cut at the panel's edge leaves them in
+  // reach; its line in the words of the legend over the scene.
   for (std::size_t b = 0; b < branches.size(); ++b) {
     const auto& style = palette::kBranches[b % palette::kBranches.size()];
     const float line = ImGui::GetTextLineHeight();
     ImGui::ColorButton(("##swatch" + std::to_string(b)).c_str(), im_vec(style.colour),
                        ImGuiColorEditFlags_NoTooltip, ImVec2(line, line));
     ImGui::SameLine();
-    ImGui::Text("%zu  step %d: %s", b + 1, branches[b].fork_step,
-                models::short_label(branches[b].label).c_str());
-    ImGui::SameLine();
     if (ImGui::SmallButton(("rewind##" + std::to_string(b)).c_str()))
       live->seek(branches[b].fork_step);
     ImGui::SameLine();
     if (ImGui::SmallButton(("remove##" + std::to_string(b)).c_str()))
       live->remove_branch(static_cast<int>(b));
+    ImGui::SameLine();
+    ImGui::TextUnformatted(
+        models::fork_legend(static_cast<int>(b), branches[b].fork_step, branches[b].label).c_str());
   }
   if (!branches.empty() && ImGui::SmallButton("remove every fork")) live->clear_branches();
 }
@@ -1225,10 +1303,10 @@ void LiveViewer::State::draw_traces() {
     ImGui::SameLine();
     ImGui::BeginGroup();
     ImGui::SetNextItemWidth(half);
-    const std::string what = joint < 0 ? "action difference from the main run (L2)"
+    const std::string what = joint < 0 ? std::string(models::kActionDifferenceName)
                                        : joints[static_cast<std::size_t>(joint)].name + " (qpos)";
     if (ImGui::BeginCombo("##divergence", what.c_str())) {
-      if (ImGui::Selectable("action difference from the main run (L2)", joint < 0)) plot_joint = -1;
+      if (ImGui::Selectable(models::kActionDifferenceName, joint < 0)) plot_joint = -1;
       for (std::size_t j = 0; j < joints.size(); ++j)
         if (ImGui::Selectable((joints[j].name + " (qpos)").c_str(), joint == static_cast<int>(j)))
           plot_joint = static_cast<int>(j);
@@ -1291,9 +1369,9 @@ void LiveViewer::State::draw_panels() {
     if (ImGui::IsKeyPressed(GLFW_KEY_F11, false)) presentation = !presentation, apply_style();
     if (ImGui::IsKeyPressed(GLFW_KEY_T, false)) tracking = !tracking;
     if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT_BRACKET, false))
-      speed = models::next_speed(speed, true), live->set_speed(speed);
+      speed = models::next_speed(speed, true), live->set_speed(speed), rate->reset();
     if (ImGui::IsKeyPressed(GLFW_KEY_LEFT_BRACKET, false))
-      speed = models::next_speed(speed, false), live->set_speed(speed);
+      speed = models::next_speed(speed, false), live->set_speed(speed), rate->reset();
   }
 }
 
@@ -1354,6 +1432,9 @@ bool LiveViewer::State::start_recording(const fs::path& base, int fps) {
   video = std::make_unique<render::VideoFile>(base, record_fps);
   record_first_step = shown.cursor;
   record_speed = speed > 0 ? speed : 1.0;
+  // "max" has no clock to record by: the clip plays at 1x, and the user is told.
+  const std::string at_1x =
+      speed > 0 ? std::string() : " (at 1x: \"max\" plays as fast as the policy acts, no clock)";
   recorded = 0;
   clip_log = std::make_unique<models::ClipLog>(
       "decision-viewer",
@@ -1363,7 +1444,7 @@ bool LiveViewer::State::start_recording(const fs::path& base, int fps) {
   // The policy runs ahead at full speed; each recorded frame waits for the step it shows.
   live->set_speed(0.0);
   live->play();
-  message = "recording to " + video->path().string();
+  message = "recording to " + video->path().string() + at_1x;
   return true;
 }
 
@@ -1434,6 +1515,7 @@ bool LiveViewer::frame() {
   glfwPollEvents();
   s.refresh_frames();
   s.refresh_map();
+  s.measure_rate();
   int w = 0, h = 0;
   glfwGetWindowSize(s.window, &w, &h);
   s.layout(w, h);
@@ -1587,6 +1669,7 @@ void LiveViewer::seek(int step) {
 
 void LiveViewer::set_speed(double speed) {
   s_->speed = speed;  // a seek under way keeps full speed and returns to this once there
+  s_->rate->reset();
   if (s_->pending_seek < 0) s_->live->set_speed(speed);
 }
 void LiveViewer::set_target(double target) {
@@ -1719,11 +1802,23 @@ const analysis::TokenMatrix& LiveViewer::shown_map() const {
 std::string LiveViewer::readout() const {
   return s_->readout();
 }
+std::string LiveViewer::speed_status() const {
+  return s_->speed_status();
+}
+std::vector<std::string> LiveViewer::fork_legend() const {
+  return s_->fork_legend();
+}
 std::string LiveViewer::message() const {
   return s_->message;
 }
 std::array<int, 4> LiveViewer::scene_rect() const {
   return {0, 0, s_->scene_w, s_->scene_h};
+}
+ScreenRect LiveViewer::window_rect() const {
+  ScreenRect r{};
+  glfwGetWindowPos(s_->window, &r[0], &r[1]);
+  glfwGetWindowSize(s_->window, &r[2], &r[3]);
+  return r;
 }
 
 }  // namespace dstudio::viewer

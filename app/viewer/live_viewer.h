@@ -44,6 +44,9 @@ struct ViewerOptions {
   bool paused = false;  ///< start paused (at `step`)
   double speed = 1.0;   ///< times real time; 0 as fast as the policy goes
   int width = 1280, height = 800;
+  /// Shrink the window, frame included, to the screen's work area when it would not fit (the
+  /// default size on a laptop's 1280 x 800; not a size asked for, nor a screenshot's or clip's).
+  bool fit_screen = false;
   bool presentation = false;
   bool visible = true;  ///< a hidden window still draws (tests)
   bool mouse = true;    ///< false: the pointer changes nothing (screenshots, benches, tests)
@@ -76,6 +79,14 @@ struct BenchReport {
   /// The report as printed: medians, percentiles and the configuration.
   [[nodiscard]] std::string text() const;
 };
+
+/// A rectangle on the screen: x, y from the top left, width, height.
+using ScreenRect = std::array<int, 4>;
+/// Where a window of `width` x `height` (its client area) goes so that it and its frame
+/// (`frame`: left, top, right, bottom, as the window manager draws them) lie inside `work_area`:
+/// at the work area's top left, shrunk where it is larger. Returns the client area's rectangle.
+ScreenRect fit_to_work_area(int width, int height, const ScreenRect& work_area,
+                            const std::array<int, 4>& frame);
 
 class LiveViewer {
  public:
@@ -154,10 +165,19 @@ class LiveViewer {
   [[nodiscard]] const analysis::TokenMatrix& shown_map() const;
   /// The line over the scene: step, target, return-to-go, return, reward, entropy.
   [[nodiscard]] std::string readout() const;
+  /// The speed as the overlay shows it: the speed asked for, and the rate the episode really plays
+  /// at beside it when the machine falls behind (models::speed_status), measured over the last
+  /// seconds of playing.
+  [[nodiscard]] std::string speed_status() const;
+  /// The forks' legend over the scene: what a ghost is, then a line per fork naming its ghost's
+  /// colour, its step and its change, with its return (empty without forks).
+  [[nodiscard]] std::vector<std::string> fork_legend() const;
   /// The last thing the viewer wants the user to know (a recording saved, an error).
   [[nodiscard]] std::string message() const;
   /// The scene's rectangle in the window (x, y from the top left, width, height).
   [[nodiscard]] std::array<int, 4> scene_rect() const;
+  /// The window's client area on the screen (x, y from the top left, width, height).
+  [[nodiscard]] ScreenRect window_rect() const;
 
  private:
   void wait_for_branch(std::uint64_t generation);

@@ -69,14 +69,19 @@ int main(int argc, char** argv) {
   app.add_flag("--paused", o.paused, "Start paused");
   bool no_plugins = false;  // read before the plugins load (apply_no_plugins_option)
   app.add_flag("--no-plugins", no_plugins, "Load no plugin (also DSTUDIO_NO_PLUGINS=1)");
-  app.add_option("--speed", o.speed, "Times real time; 0 as fast as the policy goes")
+  app.add_option("--speed", o.speed,
+                 "Times real time; 0 as fast as the policy goes (not with --record: a clip needs "
+                 "a clock)")
       ->check(dstudio::cli::real_number(0.0, 64.0))
       ->default_val(1.0);
   std::vector<int> size{o.width, o.height};
-  app.add_option("--size", size, "Window size in pixels: width height")
-      ->expected(2)
-      ->check(dstudio::cli::whole_number(320, 8192))
-      ->default_str("1280 800");
+  auto* size_option = app.add_option("--size", size,
+                                     "Window size in pixels: width height (default 1280 800, made "
+                                     "smaller to fit the screen "
+                                     "with its frame)")
+                          ->expected(2)
+                          ->check(dstudio::cli::whole_number(320, 8192))
+                          ->default_str("1280 800");
   app.add_flag("--presentation", o.presentation,
                "Start in presentation mode (large type, controls hidden; F11 toggles)");
   app.add_option("--record-folder", o.record_folder,
@@ -127,6 +132,14 @@ int main(int argc, char** argv) {
                  "'decision-viewer --help' for usage.\n");
     return kExitUsage;
   }
+  // A clip plays at a speed of real time; "as fast as the policy goes" has no clock to record by.
+  if (record > 0 && o.speed <= 0.0) {
+    std::fprintf(stderr,
+                 "decision-viewer: error: --record with --speed 0: a clip plays at a speed of real "
+                 "time, and 0 (as fast as the policy goes) has none; give --speed 1 (or 0.25, "
+                 "2...)\nRun 'decision-viewer --help' for usage.\n");
+    return kExitUsage;
+  }
   return run_reporting("decision-viewer", [&]() -> int {
     o.width = size.at(0), o.height = size.at(1);
     o.zeroing = models::zeroing_from_string(zeroing);
@@ -136,6 +149,9 @@ int main(int argc, char** argv) {
     if (target_option->count()) o.target = target;
     if (!screenshot.empty() || record > 0) o.paused = true;
     if (!screenshot.empty() || bench > 0 || record > 0) o.mouse = false;
+    // The default size on a smaller screen: the window and its frame fit it. A size asked for,
+    // and the pictures a script takes, keep their size.
+    o.fit_screen = !size_option->count() && screenshot.empty() && bench <= 0 && record <= 0;
     viewer::LiveViewer viewer(o);
     if (bench > 0) {
       std::fputs(viewer.bench(bench).text().c_str(), stdout);

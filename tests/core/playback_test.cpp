@@ -134,13 +134,47 @@ TEST(Playback, APatchFromAnotherTargetIsOneSpecTheGridToggles) {
   EXPECT_EQ(with_patch(specs, "head:2.1", std::nullopt), std::vector<std::string>{"context:3"});
 }
 
-TEST(Playback, TheLegendsScaleIsARoundNumberAboveTheLargestChange) {
-  EXPECT_EQ(legend_scale(0.0), 0.01);
-  EXPECT_EQ(legend_scale(0.3), 0.5);
-  EXPECT_EQ(legend_scale(0.5), 0.5);
-  EXPECT_EQ(legend_scale(0.51), 1.0);
-  EXPECT_EQ(legend_scale(1.2), 2.0);
-  EXPECT_EQ(legend_scale(7.0), 10.0);
+// Hopper steps are 0.008 s: 125 steps a second is 1x. A machine that shows 50 steps a second
+// plays at 0.4x; the label says so beside the speed asked for, and says nothing while it keeps up.
+TEST(Playback, TheRealRateIsMeasuredFromTheStepsShownAndSaidWhenItFallsBehind) {
+  PlaybackRate rate(0.008, 2.0);
+  EXPECT_FALSE(rate.rate()) << "nothing measured yet";
+  for (int i = 0; i <= 10; ++i) rate.add(100.0 + 0.05 * i, 2 * i);  // 0.5 s, 20 steps
+  EXPECT_FALSE(rate.rate()) << "half a second is too short to say";
+  for (int i = 11; i <= 60; ++i) rate.add(100.0 + 0.05 * i, 2 * i);  // 3 s at 40 steps/s
+  ASSERT_TRUE(rate.rate());
+  EXPECT_NEAR(*rate.rate(), 40 * 0.008, 1e-9);
+  // Faster from here: after a whole window, only the new pace counts.
+  for (int i = 1; i <= 60; ++i) rate.add(103.0 + 0.05 * i, 120 + 5 * i);  // 100 steps/s
+  EXPECT_NEAR(*rate.rate(), 0.8, 1e-9);
+  rate.add(106.1, 3);  // a seek back, or a new episode: measured afresh
+  EXPECT_FALSE(rate.rate());
+  rate.add(107.2, 3 + 125);
+  EXPECT_NEAR(*rate.rate(), 1.0 / 1.1, 1e-9);
+  rate.reset();
+  EXPECT_FALSE(rate.rate());
+
+  EXPECT_FALSE(falls_behind(1.0, std::nullopt));
+  EXPECT_FALSE(falls_behind(1.0, 0.95));
+  EXPECT_TRUE(falls_behind(1.0, 0.42));
+  EXPECT_FALSE(falls_behind(0.0, 0.42)) << "max is as fast as the policy acts: never behind";
+  EXPECT_EQ(speed_status(1.0, std::nullopt), "1x");
+  EXPECT_EQ(speed_status(1.0, 0.97), "1x");
+  EXPECT_EQ(speed_status(1.0, 0.4237), "1x asked, 0.42x real");
+  EXPECT_EQ(speed_status(4.0, 0.4), "4x asked, 0.4x real");
+  EXPECT_EQ(speed_status(0.25, 0.031), "0.25x asked, 0.031x real");
+  EXPECT_EQ(speed_status(0.0, 3.104), "max, 3.1x real");
+  EXPECT_EQ(speed_status(0.0, std::nullopt), "max");
+}
+
+// A fork's legend says which ghost it is, in the word its colour is called by, and what changed.
+TEST(Playback, AForksLegendNamesItsGhostsColourAndItsChange) {
+  EXPECT_EQ(fork_legend(0, 100, "target=1200"), "fork 1, green ghost: target=1200 from step 100");
+  EXPECT_EQ(fork_legend(1, 100, "context:1"), "fork 2, violet ghost: context:1 from step 100");
+  EXPECT_EQ(fork_legend(2, 0, "checkpoint=/a/b/gdt.pt"),
+            "fork 3, yellow ghost: checkpoint=gdt.pt from step 0");
+  EXPECT_EQ(std::string(kActionDifferenceName).find("L2"), std::string::npos)
+      << "L2 names a layer beside it";
 }
 
 // A clip's log says what each frame showed; read back with a standard JSON reader.

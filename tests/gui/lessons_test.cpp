@@ -12,9 +12,13 @@
 #include <QJsonDocument>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QJsonObject>
+#include <QMenuBar>
 #include <QRegularExpression>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTest>
@@ -31,6 +35,7 @@
 #include "dstudio/viz/analysis_view.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/markov_lab_view.h"
+#include "dstudio/viz/scene_view.h"
 #include "dstudio/viz/step_marks.h"
 #include "lesson_panel.h"
 #include "main_window.h"
@@ -48,15 +53,36 @@ class Lessons : public testing::Test {
 };
 
 // A colour a lesson names in parentheses ("the return-to-go (blue)") is the colour the viewers draw
-// that trace in; a colour named for anything else is not a trace the viewers draw.
+// that trace in; a ghost named by its colour ("the green ghost") is drawn in that colour, the
+// first ghost named being the step's first fork; the limb colours are named as effect_colour runs;
+// and no other colour is named, in a step's text or in its bookmarks' notes.
 TEST_F(Lessons, TheColoursALessonNamesAreTheColoursOnScreen) {
   const auto lessons = shippedLessons();
+  const QString colour_words = QStringLiteral(
+      "red|orange|yellow|green|blue|purple|pink|grey|gray|black|white|brown|vermill?ion|violet|"
+      "cyan|magenta|teal");
   const QRegularExpression named(QStringLiteral(
       R"(([\w\- ,]+?) \((dashed )?(blue|orange|green|red|vermillion|purple|pink|yellow|grey|gray|black|sky blue)\))"));
-  int checked = 0;
+  const QRegularExpression ghost(
+      QStringLiteral(R"(\b((?:light |sky |dark )?(?:%1)) ghost)").arg(colour_words),
+      QRegularExpression::CaseInsensitiveOption);
+  const QRegularExpression any(QStringLiteral(R"(\b(%1)\b)").arg(colour_words),
+                               QRegularExpression::CaseInsensitiveOption);
+  // The limb colours as the lessons describe them: grey for none, orange half way, dark red full.
+  const QString limbs = QStringLiteral("grey for nothing, through orange, to dark red");
+  const auto none = palette::effect_colour(0.0), half = palette::effect_colour(0.5),
+             full = palette::effect_colour(1.0);
+  ASSERT_TRUE(none.r == none.g && none.g == none.b) << "no change is grey";
+  ASSERT_EQ(half, palette::kOrange);
+  ASSERT_TRUE(full.r > 2 * full.g && full.r > 2 * full.b && full.r < 200) << "a dark red";
+  int traces = 0, ghosts = 0;
   for (const auto& lesson : lessons)
     for (const auto& step : lesson.steps) {
-      const QString text = QString(step.text).remove(QRegularExpression(QStringLiteral("<[^>]*>")));
+      QString text = QString(step.text).remove(QRegularExpression(QStringLiteral("<[^>]*>")));
+      for (const auto& b : step.workspace.value("bookmarks").toArray())
+        text += QLatin1Char(' ') + b.toObject()["note"].toString();
+      const auto where = (lesson.file + ": " + step.title).toStdString();
+      QString rest = text;  // what no check below accounts for
       for (auto it = named.globalMatch(text); it.hasNext();) {
         const auto m = it.next();
         const QString what = m.captured(1).trimmed();
@@ -65,16 +91,39 @@ TEST_F(Lessons, TheColoursALessonNamesAreTheColoursOnScreen) {
               return what.endsWith(
                   QString::fromUtf8(t.name.data(), static_cast<int>(t.name.size())));
             });
-        const auto where = (lesson.file + ": " + step.title + ": " + m.captured(0)).toStdString();
         ASSERT_NE(trace, palette::kEpisodeTraces.end())
-            << where << ": names the colour of no trace the viewers draw";
+            << where << ": " << m.captured(0).toStdString()
+            << ": names the colour of no trace the viewers draw";
         EXPECT_EQ(m.captured(3).toStdString(), std::string(trace->colour_word)) << where;
         EXPECT_EQ(!m.captured(2).isEmpty(), trace->dashed) << where;
-        ++checked;
+        rest.replace(m.captured(0), QString());
+        ++traces;
       }
+      // Ghosts in the order of the step's forks.
+      const QJsonArray forks = step.workspace.value("viewer").toObject().value("forks").toArray();
+      QStringList order;
+      for (auto it = ghost.globalMatch(text); it.hasNext();) {
+        const QString word = it.next().captured(1).toLower();
+        if (!order.contains(word)) order << word;
+      }
+      ASSERT_LE(order.size(), forks.size()) << where << ": names more ghosts than the step forks";
+      for (int i = 0; i < order.size(); ++i) {
+        const auto& style = palette::kBranches[static_cast<std::size_t>(i)];
+        EXPECT_EQ(order[i].toStdString(), std::string(style.colour_word))
+            << where << ": fork " << i + 1 << " is drawn in the colour called "
+            << style.colour_word;
+        ++ghosts;
+      }
+      rest.remove(ghost);
+      rest.remove(limbs);
+      const auto left = any.match(rest);
+      EXPECT_FALSE(left.hasMatch())
+          << where << ": names the colour \"" << left.captured(1).toStdString()
+          << "\" of nothing the viewers draw in it";
     }
-  EXPECT_GE(checked, 2)
+  EXPECT_GE(traces, 2)
       << "the return-conditioning lesson names the return-to-go and the return so far";
+  EXPECT_GE(ghosts, 3) << "the lessons with forks name their ghosts";
 }
 
 TEST_F(Lessons, EveryShippedLessonNamesShippedFilesRealTabsAndSettingsInRange) {
@@ -250,6 +299,58 @@ TEST_F(Lessons, ThePanelBesideTheTabsKeepsTheWindowOnAScreenOf1280) {
   EXPECT_LE(w.minimumSizeHint().height(), 800);
   EXPECT_EQ(w.size(), QSize(1280, 800));
   w.setPresentationMode(false);
+}
+
+// The lesson about a ghost, on the Viewer tab of a 1280 x 800 window: the window and its status
+// bar (where exports say where they went) stay on the screen under a title bar, the scene keeps a
+// fair share of the height, and the tab does not scroll sideways; in large type too, where the
+// lesson beside it leaves the tab too little width for its two columns, and without the lesson
+// the tab fits again, the map whole.
+TEST_F(Lessons, TheViewerBesideALessonFitsAScreenOf1280InLargeTypeToo) {
+  const auto lessons = shippedLessons();
+  int which = -1;
+  for (int i = 0; i < lessons.size(); ++i)
+    if (lessons[i].file == "which-head-reads-the-return.json") which = i;
+  ASSERT_GE(which, 0);
+  MainWindow w;
+  w.resize(1280, 800);
+  w.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+  QSignalSpy shown(&w, &MainWindow::checkpointShown);
+  w.openLesson(which, 0);
+  ASSERT_TRUE(shown.wait(180000));
+  ASSERT_EQ(w.currentPage(), static_cast<QWidget*>(w.viewer()));
+  const auto check = [&](const char* type, bool sideways_too) {
+    QApplication::processEvents();
+    w.resize(1280, 760);
+    QApplication::processEvents();
+    EXPECT_LE(w.minimumSizeHint().width(), 1280) << type;
+    // Under a title bar: the window's least height leaves it room.
+    EXPECT_LE(w.minimumSizeHint().height(), 760)
+        << type << ": menu bar " << w.menuBar()->minimumSizeHint().height() << ", tabs "
+        << w.tabs()->minimumSizeHint().height() << ", lesson "
+        << w.lessonPanel()->minimumSizeHint().height() << ", status bar "
+        << w.statusBar()->minimumSizeHint().height();
+    EXPECT_EQ(w.size(), QSize(1280, 760)) << type;
+    const QRect status = w.statusBar()->geometry();
+    EXPECT_TRUE(w.rect().contains(status))
+        << type << ": the status bar at y " << status.y() << " to " << status.bottom();
+    auto* area = qobject_cast<QScrollArea*>(w.tabs()->currentWidget());
+    ASSERT_NE(area, nullptr);
+    if (sideways_too) {
+      EXPECT_LE(w.viewer()->minimumSizeHint().width(), area->viewport()->width())
+          << type << ": the Viewer tab scrolls sideways";
+    }
+    EXPECT_GE(w.viewer()->scene()->height(), 760 / 4) << type << ": the scene is a strip";
+  };
+  check("normal type, beside the lesson", true);
+  w.setPresentationMode(true);
+  check("large type, beside the lesson", false);
+  w.lessonPanel()->hide();
+  check("large type", true);
+  EXPECT_FALSE(w.viewer()->attention()->controlsShown()) << "the map alone beside the scene";
+  w.setPresentationMode(false);
+  EXPECT_TRUE(w.viewer()->attention()->controlsShown());
 }
 
 TEST_F(Lessons, TheMarkovLessonSetsTheLabAndTrainsIt) {

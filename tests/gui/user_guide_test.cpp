@@ -14,6 +14,7 @@
 #include <QUrl>
 #include <cstdlib>
 
+#include "lessons.h"
 #include "main_window.h"
 #include "test_application.h"
 
@@ -60,6 +61,31 @@ TEST(UserGuide, OpensFromTheHelpMenuWithEveryPicture) {
     EXPECT_TRUE(image.isValid() && !image.isNull()) << name.toStdString();
   }
   EXPECT_GE(pictures, 6);
+}
+
+// The guide, the README and docs/studio.md name every lesson the studio ships, and the guide
+// counts them right.
+TEST(UserGuide, NamesEveryShippedLessonAndCountsThem) {
+  test::ensure_application();
+  const auto lessons = shippedLessons();
+  ASSERT_GE(lessons.size(), 6);
+  const QDir root(QStringLiteral(DSTUDIO_RESOURCES_DIR "/.."));
+  for (const char* doc : {"docs/user-guide.md", "README.md", "docs/studio.md"}) {
+    QFile file(root.filePath(QString::fromUtf8(doc)));
+    ASSERT_TRUE(file.open(QIODevice::ReadOnly)) << doc;
+    // Lines joined: a title may be broken over two lines of the Markdown.
+    const QString text = QString::fromUtf8(file.readAll()).simplified();
+    for (const auto& lesson : lessons)
+      EXPECT_TRUE(text.contains(lesson.title, Qt::CaseInsensitive))
+          << doc << " does not name the lesson \"" << lesson.title.toStdString() << "\"";
+    if (QString(doc) != QLatin1String("docs/user-guide.md")) continue;
+    const auto count =
+        QRegularExpression(QStringLiteral(R"(ships (\w+) lessons)")).match(text).captured(1);
+    const QStringList words = {"no",    "one",   "two",  "three", "four",   "five",  "six",
+                               "seven", "eight", "nine", "ten",   "eleven", "twelve"};
+    EXPECT_EQ(words.indexOf(count), lessons.size())
+        << "the guide says it ships " << count.toStdString();
+  }
 }
 
 TEST(UserGuide, AMissingGuideSaysWhereItLooked) {

@@ -20,6 +20,7 @@
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSignalSpy>
@@ -32,12 +33,15 @@
 #include <QTextBrowser>
 #include <QTimer>
 #include <QTreeWidget>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include "default_dataset.h"
+#include "dstudio/common/error.h"
 #include "dstudio/common/figure_recipe.h"
+#include "dstudio/common/palette.h"
 #include "dstudio/common/read_file.h"
 #include "dstudio/data/dataset.h"
 #include "dstudio/models/checkpoint.h"
@@ -202,6 +206,177 @@ TEST_F(Viewer, AChoiceInAListGivesTheKeyboardBackToThePanel) {
   QTest::keyClick(QApplication::focusWidget() ? QApplication::focusWidget() : v, Qt::Key_Down);
   QTest::keyClick(QApplication::focusWidget() ? QApplication::focusWidget() : v, Qt::Key_Up);
   EXPECT_EQ(speed->currentIndex(), 2);
+}
+
+// Before the first step the timeline has no numbers on its axes (QCustomPlot's 0 to 5 would pass
+// for values) and says what it will show; with a step, its axes and legend are back.
+TEST_F(Viewer, TheTimelineBeforeTheFirstStepSaysSoWithoutPlaceholderAxes) {
+  viz::EpisodeTimeline timeline;
+  timeline.replotIfChanged();
+  EXPECT_TRUE(timeline.placeholderShown());
+  for (auto* axis : {timeline.plot()->xAxis, timeline.plot()->yAxis, timeline.plot()->yAxis2})
+    EXPECT_FALSE(axis->tickLabels()) << axis->label().toStdString();
+  timeline.addStep(0, 3600.0, 0.0, 2.5);
+  timeline.replotIfChanged();
+  EXPECT_FALSE(timeline.placeholderShown());
+  EXPECT_TRUE(timeline.plot()->yAxis->tickLabels());
+  EXPECT_TRUE(timeline.plot()->legend->visible());
+  timeline.clear();
+  timeline.replotIfChanged();
+  EXPECT_TRUE(timeline.placeholderShown()) << "a new episode, before its first step";
+}
+
+// CIE 1976 colour difference of two colours (sRGB, D65).
+double delta_e(const QColor& a, const QColor& b) {
+  const auto lab = [](const QColor& c) {
+    const auto linear = [](double u) {
+      return u <= 0.04045 ? u / 12.92 : std::pow((u + 0.055) / 1.055, 2.4);
+    };
+    const double r = linear(c.redF()), g = linear(c.greenF()), bl = linear(c.blueF());
+    const double x = (0.4124 * r + 0.3576 * g + 0.1805 * bl) / 0.95047,
+                 y = 0.2126 * r + 0.7152 * g + 0.0722 * bl,
+                 z = (0.0193 * r + 0.1192 * g + 0.9505 * bl) / 1.08883;
+    const auto f = [](double t) { return t > 0.008856 ? std::cbrt(t) : 7.787 * t + 16.0 / 116.0; };
+    return std::array<double, 3>{116.0 * f(y) - 16.0, 500.0 * (f(x) - f(y)), 200.0 * (f(y) - f(z))};
+  };
+  const auto p = lab(a), q = lab(b);
+  return std::hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
+}
+
+// Forks as a class sees them: the legend over the scene says what a ghost is and names each fork
+// by the colour its ghost and its curves are drawn in, with what it changed; the timeline draws a
+// fork's return in a colour apart from the return so far's; the norm of the action difference is
+// not "L2" beside the grid's layers; the patch target is labelled; the attention map of the one
+// window acted on says "1 window"; a fork at the end of an ended episode is refused.
+TEST_F(Viewer, ForksAreNamedByTheirGhostsColoursAndAnEndedEpisodeIsNotForked) {
+  MainWindow w;
+  openCheckpoint(w);
+  auto* v = w.viewer();
+  v->pause();
+  v->restart();
+  ASSERT_TRUE(
+      waitFor(v, [](const models::PlaybackState& s) { return s.frames == 1 && s.cursor == 0; }));
+  models::BranchChange lower;
+  lower.target = 1200.0;
+  lower.label = "target=1200";
+  v->forkAt(5, lower);
+  v->setSpeed(0.0);
+  v->play();
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) {
+    return s.cursor >= 20 && s.branch_frames.size() == 1;
+  }));
+  v->pause();
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return !s.playing && !s.busy; }));
+  v->sync();
+  const auto& ghost = palette::kBranches[0];
+  const QColor ghost_colour(ghost.colour.r, ghost.colour.g, ghost.colour.b);
+  const QStringList overlay = v->scene()->overlay();
+  const int meaning = static_cast<int>(overlay.indexOf(QString::fromUtf8(
+      palette::kGhostMeaning.data(), static_cast<qsizetype>(palette::kGhostMeaning.size()))));
+  ASSERT_GE(meaning, 0) << overlay.join(" | ").toStdString();
+  ASSERT_GT(overlay.size(), meaning + 1);
+  const QString line = overlay[meaning + 1];
+  EXPECT_TRUE(line.contains("fork 1, green ghost: target=1200 from step 5")) << line.toStdString();
+  EXPECT_EQ(std::string(ghost.colour_word), "green");
+  ASSERT_GT(v->scene()->overlayColours().size(), static_cast<std::size_t>(meaning + 1));
+  EXPECT_EQ(v->scene()->overlayColours()[static_cast<std::size_t>(meaning + 1)], ghost_colour)
+      << "the line in its ghost's colour";
+  ASSERT_EQ(v->timeline()->forks().size(), 1u);
+  const QColor fork_curve = v->timeline()->forks()[0].colour;
+  EXPECT_EQ(fork_curve, ghost_colour);
+  const QColor return_so_far(palette::kReturnSoFar.colour.r, palette::kReturnSoFar.colour.g,
+                             palette::kReturnSoFar.colour.b);
+  EXPECT_GT(delta_e(fork_curve, return_so_far), 25.0)
+      << "the fork's return and the return so far in colours told apart";
+  EXPECT_FALSE(v->timeline()->plot()->yAxis2->label().contains("L2"))
+      << v->timeline()->plot()->yAxis2->label().toStdString();
+  auto* axis = v->findChild<QComboBox*>("divergence");
+  ASSERT_NE(axis, nullptr);
+  EXPECT_FALSE(axis->itemText(0).contains("L2")) << axis->itemText(0).toStdString();
+  QStringList layers;
+  for (auto* label : v->findChildren<QLabel*>()) {
+    EXPECT_FALSE(QRegularExpression(QStringLiteral("^L\\d+$")).match(label->text()).hasMatch())
+        << label->text().toStdString();
+    if (label->text().startsWith("layer ")) layers << label->text();
+  }
+  EXPECT_EQ(layers, (QStringList{"layer 1", "layer 2", "layer 3"}));
+  auto* patch = v->findChild<QDoubleSpinBox*>("patchTarget");
+  ASSERT_NE(patch, nullptr);
+  EXPECT_FALSE(patch->prefix().isEmpty()) << "the 1200 says what it is";
+  EXPECT_EQ(patch->value(), 1200.0);
+  QString caption;
+  for (auto* label : v->attention()->findChildren<QLabel*>())
+    if (label->text().contains(QStringLiteral(" — "))) caption = label->text();
+  EXPECT_TRUE(caption.contains("— 1 window.")) << caption.toStdString();
+
+  // An episode that ends (the hopper falls asked for 100): nothing follows its last step to fork.
+  v->removeForks();
+  v->setTarget(100.0);
+  v->play();
+  ASSERT_TRUE(QTest::qWaitFor(
+      [&] {
+        v->sync();
+        return v->shown().at_end();
+      },
+      240000));
+  const int last = v->shown().cursor;
+  try {
+    v->fork(lower);
+    ADD_FAILURE() << "a fork of the last step of an ended episode was taken";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("the episode ended at step " + std::to_string(last)),
+              std::string::npos)
+        << e.what();
+  }
+  v->seek(last - 10);
+  v->sync();
+  EXPECT_NO_THROW(v->fork(lower)) << "a step before the end still forks";
+}
+
+// No machine shows hopper's 8,000 steps a second of 64 times real time: the transport says the
+// rate it really plays at beside the speed, and says nothing once paused. The limb colours keep
+// the body's scale (half the action's range) whatever the interventions and the episode.
+TEST_F(Viewer, TheSpeedSaysTheRealRateAndTheLimbColoursKeepOneScale) {
+  MainWindow w;
+  openCheckpoint(w);
+  auto* v = w.viewer();
+  auto* rate = v->findChild<QLabel*>("realRate");
+  ASSERT_NE(rate, nullptr);
+  v->setSpeed(64.0);
+  v->play();
+  ASSERT_TRUE(QTest::qWaitFor(
+      [&] { return !rate->isHidden() && v->speedStatus().contains("real"); }, 60000))
+      << v->speedStatus().toStdString();
+  const QString status = v->speedStatus();
+  const auto real = QRegularExpression(QStringLiteral("asked, ([0-9.]+)x real"))
+                        .match(status)
+                        .captured(1)
+                        .toDouble();
+  EXPECT_GT(real, 0.0) << status.toStdString();
+  EXPECT_LT(real, 0.9 * 64.0) << status.toStdString();
+  EXPECT_TRUE(rate->text().endsWith("x real")) << rate->text().toStdString();
+  v->pause();
+  v->sync();
+  EXPECT_TRUE(rate->isHidden());
+  EXPECT_EQ(v->speedStatus(), "64x");
+
+  v->setSpeed(0.0);
+  v->setEffects(true);
+  v->setInterventions({"mlp:3=zero"});
+  v->play();
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor >= 30; }));
+  v->pause();
+  v->sync();
+  ASSERT_FALSE(v->scene()->layers().limbs.values.empty());
+  EXPECT_EQ(v->scene()->layers().limbs.scale, 1.0) << "hopper's actions are in [-1, 1]";
+  v->setInterventions({"context:1"});
+  v->restart();
+  v->play();
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor >= 30; }));
+  v->pause();
+  v->sync();
+  EXPECT_EQ(v->scene()->layers().limbs.scale, 1.0) << "another run, the same scale";
+  v->setEffects(false);
 }
 
 TEST_F(Viewer, StepsStepsBackSeeksAndFollowsTheCursorEverywhere) {

@@ -648,6 +648,35 @@ TEST(LivePlayer, AForkOfAStepNotYetReachedIsMadeWhenTheMainRunGetsThere) {
   EXPECT_EQ(f[15]->physics.qpos, live.frames()[15]->physics.qpos);
 }
 
+// An episode that has ended has nothing after its last state to fork: a fork there or later is
+// refused at once; one asked for a step the episode then ends before is not made, and the state
+// says why.
+TEST(LivePlayer, AForkAtOrAfterTheEndOfAnEndedEpisodeIsRefused) {
+  auto player = std::make_unique<EpisodePlayer>(shipped_dt);
+  player->reset(4, 100.0);  // asked for little, the hopper falls early
+  LivePlayer live(std::move(player));
+  live.fork(5000, parse_branch_change("target=1200"));  // beyond any episode's end
+  live.set_speed(0.0);
+  live.play();
+  auto s = wait_for(live, [](const PlaybackState& p) { return p.finished && !p.busy; });
+  ASSERT_TRUE(s.finished);
+  const int last = s.frames - 1;
+  EXPECT_TRUE(live.branches().empty());
+  EXPECT_THAT(s.fork_error, HasSubstr("the episode ended at step " + std::to_string(last) +
+                                      ", before step 5000"));
+  for (const int step : {last, last + 3}) {
+    try {
+      live.fork(step, parse_branch_change("target=1200"));
+      ADD_FAILURE() << "a fork at step " << step << " was taken";
+    } catch (const dstudio::UsageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("the episode ended at step " + std::to_string(last)));
+    }
+  }
+  live.fork(last - 1, parse_branch_change("target=1200"));
+  s = wait_for(live, [](const PlaybackState& p) { return p.branch_frames.size() == 1; });
+  EXPECT_EQ(live.branches().size(), 1u) << s.fork_error;
+}
+
 // Another checkpoint taking over from step 0 plays exactly its own episode from the same seed:
 // the comparison of two policies from one start. Forks that cannot be made say why at once.
 TEST(LivePlayer, AnotherCheckpointForkedAtTheStartPlaysItsOwnEpisodeFromTheSameSeed) {

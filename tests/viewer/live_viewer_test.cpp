@@ -17,6 +17,8 @@
 #include <string>
 
 #include "dstudio/analysis/locality.h"
+#include "dstudio/common/error.h"
+#include "dstudio/common/palette.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/episode_player.h"
@@ -169,6 +171,7 @@ TEST(LiveViewer, InterventionsToggledLiveActAsTheSameSetFromThatStepHeadless) {
   const auto o = paused_at_start();
   LiveViewer v(o);
   EXPECT_FALSE(v.effects()) << "off by default";
+  EXPECT_EQ(v.effect_scale(), 1.0) << "the body's scale, before any change";
   v.set_effects(true);  // the plain action is computed beside the intervened one from now on
   v.seek(15);
   ASSERT_TRUE(at_step(v, 15));
@@ -195,7 +198,7 @@ TEST(LiveViewer, InterventionsToggledLiveActAsTheSameSetFromThatStepHeadless) {
   EXPECT_FALSE(frames[20]->action_without.empty());
   EXPECT_NE(frames[20]->action_without, frames[20]->action);
   EXPECT_TRUE(frames[10]->action_without.empty()) << "nothing to compare with before step 15";
-  EXPECT_GT(v.effect_scale(), 0.0);
+  EXPECT_EQ(v.effect_scale(), 1.0) << "half of hopper's action range, [-1, 1]";
   const auto coloured = v.capture();
   v.set_effects(false);
   const auto plain = v.capture();
@@ -229,6 +232,14 @@ TEST(LiveViewer, ForksPlayBesideTheMainRunAsGhostsAndAreListedInTheirClip) {
   ASSERT_GT(lower.size(), 59u);
   for (std::size_t t = 0; t < 60; ++t)
     ASSERT_EQ(lower[t]->action, reference.frames()[t]->action) << "step " << t;
+
+  // The legend over the scene: what a ghost is, then each fork by its ghost's colour and change.
+  const auto legend = v.fork_legend();
+  ASSERT_EQ(legend.size(), 3u);
+  EXPECT_EQ(legend[0], std::string(palette::kGhostMeaning));
+  EXPECT_EQ(legend[1].rfind("fork 1, green ghost: target=1200 from step 10", 0), 0u) << legend[1];
+  EXPECT_EQ(legend[2].rfind("fork 2, violet ghost: head:1.1=zero from step 10", 0), 0u)
+      << legend[2];
 
   const auto with_ghosts = v.capture();
   v.remove_forks();
@@ -310,6 +321,69 @@ TEST(LiveViewer, RecordingSaysWhenTheEpisodeEndsItAndRefusesAnEndedEpisode) {
       << v.message();
   EXPECT_NE(v.message().find((dir / "end.mp4").string()), std::string::npos) << v.message();
   EXPECT_TRUE(fs::exists(dir / "end.mp4"));
+}
+
+// No machine shows hopper's 8,000 steps a second of 64 times real time: the overlay says the rate
+// the episode really plays at beside the speed asked for, and the speed alone once paused.
+TEST(LiveViewer, TheSpeedSaysTheRealRateWhenTheMachineFallsBehind) {
+  auto o = paused_at_start();
+  o.paused = false;
+  o.speed = 64.0;
+  LiveViewer v(o);
+  ASSERT_TRUE(v.run_until(
+      [&](const models::PlaybackState&) {
+        return v.speed_status().find(" real") != std::string::npos;
+      },
+      120.0))
+      << v.speed_status();
+  const auto status = v.speed_status();
+  ASSERT_EQ(status.rfind("64x asked, ", 0), 0u) << status;
+  const double real = std::stod(status.substr(std::string("64x asked, ").size()));
+  EXPECT_GT(real, 0.0) << status;
+  EXPECT_LT(real, 0.9 * 64.0) << status;
+  v.pause();
+  (void)v.capture();
+  EXPECT_EQ(v.speed_status(), "64x");
+}
+
+// An episode that has ended has nothing after its last step to fork: refused, saying so; a step
+// before the end still forks.
+TEST(LiveViewer, AForkAtTheEndOfAnEndedEpisodeIsRefused) {
+  auto o = paused_at_start();
+  o.target = 100.0;  // a short episode: the hopper falls
+  o.speed = 0.0;
+  LiveViewer v(o);
+  v.play();
+  ASSERT_TRUE(v.run_until([](const models::PlaybackState& s) { return s.at_end(); }, 300.0));
+  const int last = v.shown().cursor;
+  try {
+    v.fork(models::parse_branch_change("target=3600"));
+    ADD_FAILURE() << "a fork of the ended episode's last step was taken";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("the episode ended at step " + std::to_string(last)),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(v.player().branches().empty());
+  v.seek(last - 10);
+  ASSERT_TRUE(at_step(v, last - 10));
+  v.fork(models::parse_branch_change("target=3600"));
+  EXPECT_EQ(v.player().branches().size(), 1u);
+}
+
+// The default 1280 x 800 on a laptop's 1280 x 800 screen with a panel and a title bar: the window
+// and its frame inside the work area, at its top left; on a larger screen, as asked.
+TEST(LiveViewer, TheDefaultWindowAndItsFrameFitTheScreensWorkArea) {
+  // Work area under a 28-pixel panel; a frame of 1 pixel with a 24-pixel title bar.
+  const auto fitted = fit_to_work_area(1280, 800, {0, 28, 1280, 772}, {1, 24, 1, 1});
+  EXPECT_EQ(fitted, (ScreenRect{1, 52, 1278, 747}));
+  EXPECT_LE(fitted[0] + fitted[2] + 1, 1280);
+  EXPECT_LE(fitted[1] + fitted[3] + 1, 800);
+  EXPECT_EQ(fit_to_work_area(1280, 800, {0, 0, 1920, 1080}, {1, 24, 1, 1}),
+            (ScreenRect{1, 24, 1280, 800}));
+  EXPECT_EQ(fit_to_work_area(1280, 800, {0, 0, 1280, 800}, {0, 0, 0, 0}),
+            (ScreenRect{0, 0, 1280, 800}))
+      << "no window manager: no frame";
 }
 
 TEST(LiveViewer, TheLagProfileIsTheCoreAnalysisOfTheWindowOnScreen) {
@@ -470,6 +544,12 @@ TEST(DecisionViewer, ScreenshotBenchAndBadInputFromTheCommandLine) {
   }
   out = run(exe + " " + kCheckpoint.string() + " --record 1");
   EXPECT_NE(out.find("[exit 2]"), std::string::npos) << "--record needs --out: " << out;
+  // A clip plays at a speed of real time: "as fast as the policy goes" is refused, not taken as 1x.
+  out = run(exe + " " + kCheckpoint.string() + " --speed 0 --record 1 --out " +
+            (dir / "max.mp4").string());
+  EXPECT_NE(out.find("[exit 2]"), std::string::npos) << out;
+  EXPECT_NE(out.find("--speed 0"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(dir / "max.mp4"));
 
   out = run(exe + " " + (dir / "missing.pt").string());
   EXPECT_NE(out.find("[exit 2]"), std::string::npos) << out;

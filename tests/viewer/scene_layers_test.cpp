@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <numeric>
 
+#include "dstudio/env/environment.h"
 #include "dstudio/models/episode_player.h"
 #include "dstudio/render/scene_renderer.h"
 
@@ -150,6 +151,58 @@ TEST(SceneLayers, AGhostIsDrawnInItsColourWhereItsBodyIsAndNowhereElse) {
   const auto unfit = s.renderer->render(f.physics.qpos, f.physics.qvel,
                                         SceneLayers{{Ghost{{0.0, 1.0}, palette::kSkyBlue}}, {}});
   EXPECT_TRUE(differing(plain, unfit).empty());
+}
+
+// CIE 1976 colour difference of two sRGB colours (D65): about 2.3 is a just noticeable difference.
+double delta_e(palette::Rgb a, palette::Rgb b) {
+  const auto lab = [](palette::Rgb c) {
+    const auto linear = [](std::uint8_t v) {
+      const double u = v / 255.0;
+      return u <= 0.04045 ? u / 12.92 : std::pow((u + 0.055) / 1.055, 2.4);
+    };
+    const double r = linear(c.r), g = linear(c.g), bl = linear(c.b);
+    const double x = (0.4124 * r + 0.3576 * g + 0.1805 * bl) / 0.95047,
+                 y = 0.2126 * r + 0.7152 * g + 0.0722 * bl,
+                 z = (0.0193 * r + 0.1192 * g + 0.9505 * bl) / 1.08883;
+    const auto f = [](double t) { return t > 0.008856 ? std::cbrt(t) : 7.787 * t + 16.0 / 116.0; };
+    return std::array<double, 3>{116.0 * f(y) - 16.0, 500.0 * (f(x) - f(y)), 200.0 * (f(y) - f(z))};
+  };
+  const auto p = lab(a), q = lab(b);
+  return std::hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
+}
+
+// A ghost is told apart from what it is seen with: every body's own colours in the three tasks,
+// the limb colours of an intervention's effect, the timeline's return-to-go, return so far and
+// main run, and the other ghosts. The vermilion of the first fork was 7 from the effect scale's
+// orange-red and 33 from the return so far's orange.
+TEST(SceneLayers, GhostsAreColouredApartFromTheBodiesTheLimbColoursAndTheTraces) {
+  constexpr double kApart = 25.0;
+  std::vector<std::pair<std::string, palette::Rgb>> seen;
+  for (const char* task : {"hopper", "walker2d", "halfcheetah"}) {
+    const auto model = env::load_model(env::task(task));
+    for (int g = 0; g < model->ngeom; ++g) {
+      if (model->geom_bodyid[g] == 0) continue;  // the floor
+      const int mat = model->geom_matid[g];
+      const float* rgba = mat >= 0 ? model->mat_rgba + 4 * mat : model->geom_rgba + 4 * g;
+      const auto byte = [](float v) { return static_cast<std::uint8_t>(std::lround(255.0f * v)); };
+      seen.emplace_back(std::string(task) + " geom " + std::to_string(g),
+                        palette::Rgb{byte(rgba[0]), byte(rgba[1]), byte(rgba[2])});
+    }
+  }
+  for (int i = 0; i <= 50; ++i)
+    seen.emplace_back("limb colour at " + std::to_string(i * 2) + "%",
+                      palette::effect_colour(i / 50.0));
+  for (const auto& t : palette::kEpisodeTraces)
+    if (t.name != palette::kEntropy.name)  // not drawn beside the forks
+      seen.emplace_back(std::string(t.name), t.colour);
+  seen.emplace_back("main run", palette::kMainRun);
+  for (std::size_t b = 0; b < palette::kBranches.size(); ++b) {
+    const auto& ghost = palette::kBranches[b];
+    for (const auto& [what, colour] : seen)
+      EXPECT_GE(delta_e(ghost.colour, colour), kApart)
+          << "the " << ghost.colour_word << " ghost and " << what;
+    seen.emplace_back(std::string(ghost.colour_word) + " ghost", ghost.colour);
+  }
 }
 
 }  // namespace

@@ -62,7 +62,9 @@ AttentionMapView::AttentionMapView(QWidget* parent)
     box->setMinimumContentsLength(box == layer_ ? 12 : box == mode_ ? 10 : 5);
     box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   }
-  auto* controls = new QHBoxLayout;
+  controls_ = new QWidget;
+  auto* controls = new QHBoxLayout(controls_);
+  controls->setContentsMargins(0, 0, 0, 0);
   controls->addWidget(mode_);
   controls->addWidget(new QLabel(tr("Layer")));
   controls->addWidget(layer_);
@@ -94,7 +96,7 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   ExportDialog::attach(export_, this, *this, caption_);
   caption_->setWordWrap(true);
   auto* layout = new QVBoxLayout(this);
-  layout->addLayout(controls);
+  layout->addWidget(controls_);
   layout->addLayout(below);
   split_ = new QSplitter(Qt::Horizontal);
   split_->addWidget(plot_);
@@ -257,9 +259,17 @@ void AttentionMapView::forgetComparison() {
   fillEntropy();
 }
 
+void AttentionMapView::setControlsShown(bool on) {
+  controls_shown_ = on;
+  for (QWidget* w : std::initializer_list<QWidget*>{controls_, export_, side_}) w->setVisible(on);
+  compare_->setVisible(on && comparable_);
+  comparison_->setVisible(on && comparable_);
+}
+
 void AttentionMapView::setComparable(bool on) {
-  compare_->setVisible(on);
-  comparison_->setVisible(on);
+  comparable_ = on;
+  compare_->setVisible(on && controls_shown_);
+  comparison_->setVisible(on && controls_shown_);
   if (!on && hasComparison()) clearComparison();
 }
 
@@ -344,7 +354,20 @@ void AttentionMapView::clear(const QString& message) {
   entropy_->setRowCount(0);
   drawLocality();  // no windows: no curves
   caption_->setText(message);
+  showAxes(false);
   plot_->replot();
+}
+
+void AttentionMapView::showAxes(bool shown) {
+  // Without a window the map has no tokens: no numbers on its axes (QCustomPlot's 0 to 5 would
+  // pass for token positions), and no colour scale.
+  for (auto* axis : {plot_->xAxis, plot_->yAxis}) {
+    axis->setTickLabels(shown);
+    axis->setTicks(shown);
+  }
+  plot_->xAxis->setLabel(shown ? tr("key") : QString());
+  plot_->yAxis->setLabel(shown ? tr("query") : QString());
+  scale_->setVisible(shown);
 }
 
 void AttentionMapView::setMode(Mode mode) {
@@ -396,6 +419,7 @@ QString AttentionMapView::cellText(int query, int key) const {
 
 void AttentionMapView::refresh() {
   if (windows_.empty()) return;
+  showAxes(true);
   const int layer = std::max(0, layer_->currentIndex());
   QString problem;
   a_matrix_ = selection(windows_, nullptr);
@@ -455,14 +479,14 @@ void AttentionMapView::refresh() {
   const QString who = diff   ? tr("%1 minus %2").arg(title_, other_title_)
                       : pair ? tr("%1 beside %2").arg(title_, other_title_)
                              : title_;
-  const QString windows =
-      windows_.size() == 1 ? tr("one window") : tr("%1 windows").arg(windows_.size());
-  QString caption = tr("%1 — %2. %3")
-                        .arg(who, windows)
-                        .arg(QString::fromStdString(
-                            mode_->currentIndex() == 0
-                                ? analysis::mixing_derivation(mixer)
-                                : std::string("Rows are queries; blank cells are masked.")));
+  QString caption =
+      tr("%1 — %2. %3")
+          .arg(who)
+          .arg(count_text(static_cast<qint64>(windows_.size()), tr("window"), tr("windows")))
+          .arg(QString::fromStdString(
+              mode_->currentIndex() == 0
+                  ? analysis::mixing_derivation(mixer)
+                  : std::string("Rows are queries; blank cells are masked.")));
   if (!problem.isEmpty()) caption += tr(" (The compared model: %1.)").arg(problem);
   caption_->setText(caption);
   export_->setEnabled(true);

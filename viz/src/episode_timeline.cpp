@@ -50,10 +50,22 @@ EpisodeTimeline::EpisodeTimeline(QWidget* parent) : QWidget(parent), plot_(new Q
   plot_->legend->setBorderPen(Qt::NoPen);
   plot_->legend->setMargins(QMargins(4, 2, 4, 0));
   plot_->plotLayout()->setRowStretchFactor(0, 0.001);
+  // Before the first step the plot says what it will show, rather than draw empty axes.
+  placeholder_ = new QCPItemText(plot_);
+  placeholder_->setClipToAxisRect(false);
+  placeholder_->position->setType(QCPItemPosition::ptAxisRectRatio);
+  placeholder_->position->setCoords(0.5, 0.5);
+  placeholder_->setPositionAlignment(Qt::AlignCenter);
+  placeholder_->setTextAlignment(Qt::AlignCenter);
+  placeholder_->setColor(Qt::gray);
+  placeholder_->setText(
+      tr("No step played yet: the return-to-go, the return so far and the\n"
+         "attention entropy are drawn here as the episode plays."));
   cursor_line_ = new QCPItemStraightLine(plot_);
   cursor_line_->setPen(QPen(QColor(200, 30, 30), 1.2));
   cursor_line_->point1->setCoords(0, 0);
   cursor_line_->point2->setCoords(0, 1);
+  showEmpty(true);
   connect(plot_, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
     dragging_ = true;
     seekTo(plot_->xAxis->pixelToCoord(e->position().x()));
@@ -64,6 +76,21 @@ EpisodeTimeline::EpisodeTimeline(QWidget* parent) : QWidget(parent), plot_(new Q
   });
   connect(plot_, &QCustomPlot::mouseRelease, this, [this](QMouseEvent*) { dragging_ = false; });
   plot_->setToolTip(tr("Click or drag to move the episode's cursor"));
+}
+
+void EpisodeTimeline::showEmpty(bool empty) {
+  // No step: no numbers on the axes (QCustomPlot's 0 to 5 would pass for values), no cursor.
+  placeholder_->setVisible(empty);
+  cursor_line_->setVisible(!empty);
+  for (auto* axis : {plot_->xAxis, plot_->yAxis, plot_->yAxis2}) {
+    axis->setTickLabels(!empty);
+    axis->setTicks(!empty);
+  }
+  plot_->legend->setVisible(!empty);
+}
+
+bool EpisodeTimeline::placeholderShown() const {
+  return placeholder_->visible();
 }
 
 void EpisodeTimeline::clear() {
@@ -123,7 +150,8 @@ void EpisodeTimeline::setDivergence(const QString& name, std::vector<double> mai
 }
 
 QString EpisodeTimeline::divergenceAxis() const {
-  return main_divergence_.empty() ? divergence_name_ + tr(" from the main run (L2)")
+  // The norm spelt out: "L2" would read as layer 2 beside the Interventions tab's layers.
+  return main_divergence_.empty() ? divergence_name_ + tr(" from the main run (Euclidean norm)")
                                   : divergence_name_;
 }
 
@@ -228,6 +256,22 @@ void EpisodeTimeline::replotIfChanged() {
   }
   cursor_line_->point1->setCoords(cursor_, 0);
   cursor_line_->point2->setCoords(cursor_, 1);
+  showEmpty(n == 0);
+  // As many names a row as the width holds whole (a fork adds two): narrow beside a lesson, the
+  // legend takes a second row rather than cut "return so far" short.
+  int widest = 0;
+  const QFontMetrics names(plot_->legend->font());
+  for (int i = 0; i < plot_->legend->itemCount(); ++i)
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot_->legend->item(i)))
+      widest = std::max(widest, names.horizontalAdvance(item->plottable()->name()) +
+                                    plot_->legend->iconSize().width() +
+                                    plot_->legend->iconTextPadding() + item->margins().left() +
+                                    item->margins().right());
+  const int per_row = widest > 0 ? std::max(1, (plot_->width() - 20) / widest) : 1;
+  if (plot_->legend->wrap() != per_row) {
+    plot_->legend->setWrap(per_row);
+    plot_->legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // the items laid out anew
+  }
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -153,33 +153,66 @@ class SceneCanvas : public QWidget {
   void drawOverlay(QPainter& painter) const {
     QFont font(QStringLiteral("DejaVu Sans Mono"));
     font.setStyleHint(QFont::Monospace);
-    // Grows with the window's type (presentation mode), from 9.5 pt at the type it started with.
+    // Grows with the window's type (presentation mode), from 9.5 pt at the type it started with;
+    // but keeps to the scene's top left, its text over at most a third of its height and 60% of
+    // its width: smaller type where it would cover more, and a line too long for that cut with an
+    // ellipsis. The body and the ghosts stand below (render::viewer_camera).
     const double now = this->font().pointSizeF();
-    font.setPointSizeF(now > 0 ? 9.5 * now / base_point_size_ : 9.5);
+    const double largest = now > 0 ? 9.5 * now / base_point_size_ : 9.5;
+    const int max_width = static_cast<int>(0.6 * width()) - 16;
+    const int max_height = static_cast<int>(0.32 * height()) - 10;
+    const auto longest_of = [this](const QFontMetrics& m) {
+      int longest = 0;
+      for (const auto& line : overlay_) longest = std::max(longest, m.horizontalAdvance(line));
+      return longest;
+    };
+    double size = largest;
+    for (; size > 8.0; size -= 0.5) {
+      font.setPointSizeF(size);
+      const QFontMetrics m(font);
+      if (m.lineSpacing() * static_cast<int>(overlay_.size()) <= max_height &&
+          longest_of(m) <= max_width)
+        break;
+    }
+    font.setPointSizeF(std::max(size, 8.0));
     painter.setFont(font);
     const QFontMetrics metrics(font);
+    QStringList lines;
+    for (const auto& line : overlay_)
+      lines << metrics.elidedText(line, Qt::ElideRight, std::max(40, max_width));
     int longest = 0;
-    for (const auto& line : overlay_) longest = std::max(longest, metrics.horizontalAdvance(line));
+    for (const auto& line : lines) longest = std::max(longest, metrics.horizontalAdvance(line));
     const QRect box(8, 8, longest + 16,
-                    metrics.lineSpacing() * static_cast<int>(overlay_.size()) + 10);
+                    metrics.lineSpacing() * static_cast<int>(lines.size()) + 10);
     painter.fillRect(box, QColor(0, 0, 0, 150));
-    for (int i = 0; i < overlay_.size(); ++i) {
+    for (int i = 0; i < lines.size(); ++i) {
       const auto at = static_cast<std::size_t>(i);
       painter.setPen(at < overlay_colours_.size() && overlay_colours_[at].isValid()
                          ? overlay_colours_[at]
                          : QColor(Qt::white));
       painter.drawText(box.left() + 8, box.top() + 5 + metrics.ascent() + i * metrics.lineSpacing(),
-                       overlay_[i]);
+                       lines[i]);
     }
     int below = box.bottom() + 6;
-    if (!layers_.limbs.values.empty()) below = drawLimbLegend(painter, box.left(), below, metrics);
-    drawOverlayPlot(painter, QRect(box.left(), below, std::max(box.width(), 220), 64), metrics);
+    // The legend and the plot below it where there is room for them above the bodies.
+    const int room = static_cast<int>(0.42 * height());
+    if (!layers_.limbs.values.empty() &&
+        below + metrics.lineSpacing() * 3 + metrics.height() <= room)
+      below = drawLimbLegend(painter, box.left(), below, metrics);
+    const int plot_height = std::max(40, metrics.lineSpacing() * 4);
+    if (below + plot_height <= room)
+      drawOverlayPlot(painter,
+                      QRect(box.left(), below,
+                            std::max(box.width(), 15 * metrics.averageCharWidth()), plot_height),
+                      metrics);
   }
 
   // The legend of the limb colours: the scale from no change to its full value. Returns the y
   // below it.
   int drawLimbLegend(QPainter& painter, int x, int y, const QFontMetrics& metrics) const {
-    const int w = 220, bar = metrics.height() * 2 / 3;
+    const int w = std::max(
+                  120, metrics.horizontalAdvance(tr("limb colour: action change on its joint"))),
+              bar = metrics.height() * 2 / 3;
     const QRect box(x, y, w + 16, metrics.lineSpacing() * 2 + bar + 12);
     painter.fillRect(box, QColor(0, 0, 0, 150));
     painter.setPen(Qt::white);
@@ -232,9 +265,10 @@ class SceneCanvas : public QWidget {
       last = p;
     }
     painter.setRenderHint(QPainter::Antialiasing);
-    painter.setPen(QPen(QColor(86, 180, 233), 1.5));  // Okabe-Ito sky blue reads on the dark box
+    // White on the dark box: the colours are the ghosts' and the traces', and this is neither.
+    painter.setPen(QPen(QColor(235, 235, 235), 1.5));
     painter.drawPath(path);
-    painter.setBrush(QColor(230, 159, 0));
+    painter.setBrush(Qt::white);
     painter.setPen(Qt::NoPen);
     if (pen_down) painter.drawEllipse(last, 3.0, 3.0);
   }
@@ -292,7 +326,7 @@ class SceneCanvas : public QWidget {
   double base_point_size_ = 1.0;
   std::shared_ptr<const mjModel_> model_;
   std::unique_ptr<render::SceneRenderer> renderer_;
-  render::CameraView view_;
+  render::CameraView view_ = render::viewer_camera();
   std::vector<double> qpos_, qvel_;
   QStringList overlay_;
   std::vector<QColor> overlay_colours_;
@@ -344,9 +378,12 @@ void SceneView::setState(std::span<const double> qpos, std::span<const double> q
   if (canvas_) canvas_->setState(qpos, qvel);
 }
 void SceneView::setOverlay(const QStringList& lines, const std::vector<QColor>& colours) {
+  overlay_ = lines;
+  overlay_colours_ = colours;
   if (canvas_) canvas_->setOverlay(lines, colours);
 }
 void SceneView::setLayers(render::SceneLayers layers) {
+  layers_ = layers;
   if (canvas_) canvas_->setLayers(std::move(layers));
 }
 QString SceneView::overlayPlotCaption(const QString& label, const std::vector<double>& values) {

@@ -26,6 +26,7 @@
 #include "colors.h"
 #include "dstudio/common/csv.h"
 #include "dstudio/viz/export_dialog.h"
+#include "dstudio/viz/number_text.h"
 #include "gradients.h"
 #include "point_cloud_plottable.h"
 
@@ -295,10 +296,12 @@ void TsneView::setTokens(const QString& title, models::TokenCloud tokens) {
          "have no units.")
           .arg(title_)
           .arg(pointCount())
-          .arg(known ? (episodes.size() == 1
-                            ? tr("one episode (%L1 windows)").arg(windows)
-                            : tr("%L1 episodes (%L2 windows)").arg(episodes.size()).arg(windows))
-                     : tr("%L1 windows").arg(windows))
+          .arg(known ? tr("%1 (%2)").arg(episodes.size() == 1
+                                             ? tr("one episode")
+                                             : count_text(static_cast<qint64>(episodes.size()),
+                                                          tr("episode"), tr("episodes")),
+                                         count_text(windows, tr("window"), tr("windows")))
+                     : count_text(windows, tr("window"), tr("windows")))
           .arg(names.join(QStringLiteral(", "))));
   draw();
 }

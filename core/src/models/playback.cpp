@@ -12,6 +12,7 @@
 
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/palette.h"
 #include "dstudio/common/read_file.h"
 #include "dstudio/models/interventions.h"
 
@@ -43,6 +44,51 @@ int recorded_step(int first_step, int frame, int fps, double speed, double dt) {
   // The allowance keeps a frame whose time lands on a step exactly on that step despite rounding
   // (frame 35 at 25 frames/s is 1.4 s, step 175 of 0.008 s steps, computed as 174.99999999999997).
   return first_step + static_cast<int>(std::floor(seconds / dt + 1e-9));
+}
+
+PlaybackRate::PlaybackRate(double dt, double window_seconds)
+    : dt_(dt), window_(std::max(1.0, window_seconds)) {}
+
+void PlaybackRate::add(double seconds, int step) {
+  if (!samples_.empty() && (step < samples_.back().second || seconds < samples_.back().first))
+    samples_.clear();
+  samples_.emplace_back(seconds, step);
+  // The oldest kept is the last one at least a window before the newest: the rate spans the
+  // window whole.
+  while (samples_.size() > 2 && seconds - samples_[1].first >= window_) samples_.pop_front();
+}
+
+void PlaybackRate::reset() {
+  samples_.clear();
+}
+
+std::optional<double> PlaybackRate::rate() const {
+  if (samples_.size() < 2 || dt_ <= 0.0) return std::nullopt;
+  const auto& [t0, s0] = samples_.front();
+  const auto& [t1, s1] = samples_.back();
+  if (t1 - t0 < 1.0) return std::nullopt;
+  return static_cast<double>(s1 - s0) * dt_ / (t1 - t0);
+}
+
+bool falls_behind(double asked, std::optional<double> real) {
+  return asked > 0.0 && real && *real < 0.9 * asked;
+}
+
+std::string rate_label(double real) {
+  char rate[32];
+  std::snprintf(rate, sizeof rate, real < 0.095 ? "%.2g" : "%.2f", real);
+  std::string shown = rate;
+  if (shown.find('.') != std::string::npos && shown.find('e') == std::string::npos) {
+    while (shown.back() == '0') shown.pop_back();
+    if (shown.back() == '.') shown.pop_back();
+  }
+  return shown + 'x';
+}
+
+std::string speed_status(double asked, std::optional<double> real) {
+  std::string text = speed_label(asked);
+  if (!real || (asked > 0.0 && !falls_behind(asked, real))) return text;
+  return text + (asked > 0.0 ? " asked, " : ", ") + rate_label(*real) + " real";
 }
 
 ClipLog::ClipLog(std::string viewer, std::string source, std::uint64_t seed, int first_step,
@@ -158,6 +204,13 @@ std::string short_label(const std::string& label) {
   if (label.rfind(prefix, 0) != 0) return label;
   return std::string(prefix) +
          std::filesystem::path(label.substr(prefix.size())).filename().string();
+}
+
+std::string fork_legend(int index, int fork_step, const std::string& label) {
+  const auto& style =
+      palette::kBranches[static_cast<std::size_t>(std::max(0, index)) % palette::kBranches.size()];
+  return "fork " + std::to_string(index + 1) + ", " + std::string(style.colour_word) +
+         " ghost: " + short_label(label) + " from step " + std::to_string(fork_step);
 }
 
 ForkSpec parse_fork(const std::string& spec) {
@@ -296,14 +349,6 @@ std::vector<std::string> with_patch(const std::vector<std::string>& specs, const
     out.push_back(spec);
   }
   return out;
-}
-
-double legend_scale(double largest) {
-  const double x = std::max(largest, 0.01);
-  const double decade = std::pow(10.0, std::floor(std::log10(x)));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * decade >= x * (1.0 - 1e-9)) return m * decade;
-  return 10.0 * decade;
 }
 
 std::string next_ablation(const std::string& current) {

@@ -19,6 +19,15 @@ std::vector<int> actuated_bodies(const mjModel_* m) {
   return out;
 }
 
+double limb_colour_scale(const mjModel_* m) {
+  double half = 0.0;
+  for (int i = 0; i < m->nu; ++i)
+    if (m->actuator_ctrllimited[i])
+      half =
+          std::max(half, 0.5 * (m->actuator_ctrlrange[2 * i + 1] - m->actuator_ctrlrange[2 * i]));
+  return half > 0.0 ? half : 1.0;
+}
+
 struct SceneLayerPainter::State {
   const mjModel* model = nullptr;
   mjData* data = nullptr;

@@ -25,6 +25,9 @@ inline constexpr Rgb kOrange{230, 159, 0};
 inline constexpr Rgb kReddishPurple{204, 121, 167};
 inline constexpr Rgb kYellow{240, 228, 66};
 inline constexpr Rgb kGrey{120, 120, 120};
+/// Beyond Okabe & Ito: a blue violet, darker than sky blue and bluer than their reddish purple,
+/// which walker2d's left leg is close to.
+inline constexpr Rgb kViolet{120, 60, 230};
 
 /// A trace of a played episode as both viewers draw it.
 struct TraceStyle {
@@ -40,13 +43,21 @@ inline constexpr TraceStyle kEntropy{"entropy, layer 1", kBluishGreen, "green", 
 inline constexpr std::array<TraceStyle, 3> kEpisodeTraces{kReturnToGo, kReturnSoFar, kEntropy};
 
 /// A counterfactual branch beside the main run: its ghost body, its curves and its legend entry.
+/// Apart from everything a ghost is seen with: the bodies (tan; walker2d's left leg purple), the
+/// limb colours from grey through orange to dark red (effect_colour), the return-to-go's blue and
+/// the return so far's orange on the timeline, and the blue floor and sky (sky blue, the hardest
+/// to see against the sky, comes last). The words are what a person calls each colour on screen,
+/// as the legends and the lessons name it.
 struct BranchStyle {
   Rgb colour;
   std::string_view colour_word;
 };
 inline constexpr std::array<BranchStyle, 4> kBranches{
-    BranchStyle{kVermillion, "red"}, BranchStyle{kSkyBlue, "light blue"},
-    BranchStyle{kReddishPurple, "purple"}, BranchStyle{kYellow, "yellow"}};
+    BranchStyle{kBluishGreen, "green"}, BranchStyle{kViolet, "violet"},
+    BranchStyle{kYellow, "yellow"}, BranchStyle{kSkyBlue, "sky blue"}};
+/// What a ghost is, as the legends over the scene say it.
+inline constexpr std::string_view kGhostMeaning =
+    "ghost = this episode forked at a step, one change";
 /// The main run in the same plots (a grey that reads on light and dark backgrounds).
 inline constexpr Rgb kMainRun{150, 150, 150};
 

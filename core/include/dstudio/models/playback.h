@@ -6,6 +6,7 @@
 /// Also the change a counterfactual fork makes (`--fork STEP:CHANGE`), parsed once for both.
 
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -27,6 +28,36 @@ double next_speed(double speed, bool faster);
 /// `first_step` at `speed` times real time (`dt` simulated seconds per step; speed 0, as fast as
 /// the policy acts, records at 1x). Frames are taken at a fixed rate whatever the machine manages.
 int recorded_step(int first_step, int frame, int fps, double speed, double dt);
+
+/// The rate a viewer really plays at: times real time over the last `window_seconds` of playing,
+/// from the steps it showed and when (steps shown x `dt` / seconds). A viewer falls behind the
+/// speed asked for when the policy, the physics and the drawing of a step take longer than the
+/// step lasts; its speed label then says so (speed_status).
+class PlaybackRate {
+ public:
+  explicit PlaybackRate(double dt, double window_seconds = 2.0);
+  /// The step on screen at `seconds` (any steady clock) while playing. A step back (a seek, a new
+  /// episode) starts the measure again.
+  void add(double seconds, int step);
+  /// Forgets what was measured (paused, or the speed changed).
+  void reset();
+  /// Times real time over the window; none until it spans a second of playing.
+  [[nodiscard]] std::optional<double> rate() const;
+
+ private:
+  double dt_, window_;
+  std::deque<std::pair<double, int>> samples_;
+};
+/// Whether the rate measured is under nine tenths of the speed asked for (speed 0, as fast as the
+/// policy acts, is never behind).
+bool falls_behind(double asked, std::optional<double> real);
+/// A rate measured, as the speeds on offer are written: two decimals without trailing zeros
+/// ("0.42x", "3.1x"), two significant digits under 0.1 ("0.031x").
+std::string rate_label(double real);
+/// The speed as the viewers show it: speed_label(asked), and the real rate beside it when it
+/// falls behind ("1x asked, 0.42x real") or when it is as fast as the policy acts ("max, 3.1x
+/// real").
+std::string speed_status(double asked, std::optional<double> real);
 
 /// What a recorded clip shows, frame by frame, written beside it (`<clip>.json`) by both viewers:
 /// so a clip says what was done (the target, zeroing and interventions in force, the forks beside
@@ -89,6 +120,14 @@ struct BranchChange {
 
 /// A change's label as a legend shows it: a checkpoint by its file name, the rest as given.
 std::string short_label(const std::string& label);
+/// Fork `index` (from 0) in the legends over the scene and in the Forks lists: its number, its
+/// ghost's colour as a person names it (palette.h), what it changed and from which step ("fork 1,
+/// green ghost: target=1200 from step 100"; a line cut short loses the step first).
+std::string fork_legend(int index, int fork_step, const std::string& label);
+/// How far a fork's actions are from the main run's at a step: the Euclidean norm of the
+/// difference, as the timelines' right axis names it.
+inline constexpr const char* kActionDifferenceName =
+    "action difference from the main run (Euclidean norm)";
 
 /// Parses one CHANGE: `target=NUMBER`, `zeroing=none|rtg|states|actions`, `checkpoint=PATH`,
 /// `interventions=none`, or an intervention spec (interventions.h's grammar; checked against a
@@ -150,10 +189,6 @@ bool patched(const std::vector<std::string>& specs, const std::string& site);
 /// no target, neither patched nor ablated.
 std::vector<std::string> with_patch(const std::vector<std::string>& specs, const std::string& site,
                                     std::optional<double> target);
-
-/// The full scale of the limb colours' legend: 1, 2 or 5 times a power of ten at or above
-/// `largest` (at least 0.01), so that its numbers read at a glance and hold still.
-double legend_scale(double largest);
 
 /// Branches a player keeps beside its main run.
 inline constexpr int kMaxBranches = 4;

@@ -591,6 +591,18 @@ struct LivePlayer::Shared {
   }
 };
 
+namespace {
+
+// Why a fork at `step` of an episode that ended with `frames` frames is refused.
+std::string ended_before(int step, int frames) {
+  const int last = frames - 1;
+  return "the episode ended at step " + std::to_string(last) +
+         (step > last ? ", before step " + std::to_string(step) : std::string()) +
+         ": nothing follows to fork; fork at an earlier step, or start a new episode";
+}
+
+}  // namespace
+
 std::shared_ptr<EpisodePlayer> make_fork(const EpisodePlayer& main, int at,
                                          const BranchChange& change,
                                          std::shared_ptr<EpisodePlayer> other) {
@@ -790,6 +802,9 @@ void LivePlayer::fork(int step, const BranchChange& change) {
   EpisodePlayer::check_interventions(interventions, other ? other->config() : config_);
   {
     std::lock_guard lock(s_->mutex);
+    // A fork of the ended episode's last state, or of a step after it, would play nothing.
+    if (s_->finished && step >= static_cast<int>(s_->frames.size()) - 1)
+      throw UsageError(ended_before(step, static_cast<int>(s_->frames.size())));
     if (static_cast<int>(s_->branches.size() + s_->fork_requests.size()) + s_->forks_in_flight >=
         kMaxBranches)
       throw UsageError("at most " + std::to_string(kMaxBranches) +
@@ -983,6 +998,9 @@ void LivePlayer::run() {
       std::string error;
       const int at = std::clamp(request.step, 0, static_cast<int>(s.player->frames().size()) - 1);
       try {
+        // The episode ended before the step asked for, or at it: no state there acts again.
+        if (s.player->finished() && request.step >= static_cast<int>(s.player->frames().size()) - 1)
+          throw UsageError(ended_before(request.step, static_cast<int>(s.player->frames().size())));
         if (request.other) request.other->set_plain_actions(s.plain_on);
         branch = make_fork(*s.player, at, request.change, std::move(request.other));
         // Forked behind the clock (the main run played on while the fork was asked for): the

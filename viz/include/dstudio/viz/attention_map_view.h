@@ -52,6 +52,11 @@ class AttentionMapView : public QWidget, public FigureSource {
   void clearComparison();
   /// Shows or hides the Compare controls (a view of one live window has no use for them).
   void setComparable(bool on);
+  /// Whether the selection (map, layer, head), the comparison, the export and the entropy and
+  /// locality beside the map are shown (the default), or the map and its caption alone: the
+  /// Viewer tab's map in presentation mode, where the scene needs the room.
+  void setControlsShown(bool on);
+  [[nodiscard]] bool controlsShown() const { return controls_shown_; }
   /// Without a comparison the view shows this model alone whatever is asked.
   void setComparisonMode(Comparison mode);
   [[nodiscard]] Comparison comparisonMode() const;
@@ -129,6 +134,7 @@ class AttentionMapView : public QWidget, public FigureSource {
 
  private:
   void refresh();
+  void showAxes(bool shown);  // the map's axes and scale, off without a window
   void drawLocality();
   [[nodiscard]] analysis::MapSelection mapSelection() const;
   [[nodiscard]] analysis::TokenMatrix selection(
@@ -138,6 +144,9 @@ class AttentionMapView : public QWidget, public FigureSource {
   void arrangeSplit();
   [[nodiscard]] int entropyWidth() const;
   static constexpr int kMinimumMapWidth = 240;
+  QWidget* controls_ = nullptr;  // the map, layer and head choices
+  bool controls_shown_ = true;
+  bool comparable_ = true;
   // Drops the compared model without redrawing (the caller redraws).
   void forgetComparison();
   // Puts the compared model's map beside this one's (or takes it away), the scale on the right.

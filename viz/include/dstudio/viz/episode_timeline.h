@@ -17,6 +17,7 @@
 
 class QCustomPlot;
 class QCPItemStraightLine;
+class QCPItemText;
 class QCPGraph;
 
 namespace dstudio::viz {
@@ -36,8 +37,10 @@ class EpisodeTimeline : public QWidget, public FigureSource {
   std::vector<std::string> exportFigure(const std::string& base,
                                         const FigureStyle& style) const override;
 
-  /// Drops every step.
+  /// Drops every step. Without steps the plot has no numbers on its axes and says what it will
+  /// show (placeholderShown()).
   void clear();
+  [[nodiscard]] bool placeholderShown() const;
   /// Appends step `step` (steps arrive in order; a step already drawn is replaced with the
   /// ones after it dropped).
   void addStep(int step, double return_to_go, double return_so_far, double entropy);
@@ -72,11 +75,13 @@ class EpisodeTimeline : public QWidget, public FigureSource {
 
  private:
   void seekTo(double x);
-  void showDivergence();  // the right axis, its curves' names and the legend, as set
+  void showDivergence();
+  void showEmpty(bool empty);  // the right axis, its curves' names and the legend, as set
   [[nodiscard]] QString divergenceAxis() const;
 
   QCustomPlot* plot_;
   QCPItemStraightLine* cursor_line_;
+  QCPItemText* placeholder_;  // said before the first step
   std::vector<double> rtg_, collected_, entropy_;
   std::vector<Fork> forks_;
   std::vector<QCPGraph*> fork_graphs_;

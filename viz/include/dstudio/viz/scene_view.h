@@ -39,10 +39,14 @@ class SceneView : public QWidget {
   /// Ghost bodies and limb colours drawn with the next state (render/scene_layers.h); empty
   /// layers draw the body alone. A legend of the limb colours is drawn when they are on.
   void setLayers(render::SceneLayers layers);
+  /// The layers as last set (also where no scene is drawn).
+  [[nodiscard]] const render::SceneLayers& layers() const { return layers_; }
   /// Lines of text drawn over the scene's top-left corner, each in its colour when one is given
   /// (`colours[i]`, else the overlay's own).
   void setOverlay(const QStringList& lines, const std::vector<QColor>& colours = {});
-  /// Lines of text drawn over the scene's top-left corner.
+  /// The overlay's lines and their colours, as last set (also where no scene is drawn).
+  [[nodiscard]] const QStringList& overlay() const { return overlay_; }
+  [[nodiscard]] const std::vector<QColor>& overlayColours() const { return overlay_colours_; }
   /// A small line plot drawn under the text (e.g. the attention entropy of the last steps), its
   /// last value marked; empty values hide it. NaNs are gaps.
   void setOverlayPlot(const QString& label, std::vector<double> values);
@@ -76,6 +80,9 @@ class SceneView : public QWidget {
 
  private:
   SceneCanvas* canvas_ = nullptr;
+  QStringList overlay_;
+  std::vector<QColor> overlay_colours_;
+  render::SceneLayers layers_;
 };
 
 }  // namespace dstudio::viz

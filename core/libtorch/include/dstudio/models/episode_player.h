@@ -248,10 +248,12 @@ class LivePlayer {
 
   /// Forks the main run at `step` with `change` (playback.h): the branch copies the simulation
   /// state and context there and plays on the same clock. A step the main run has not reached
-  /// yet is forked when it gets there (or at its last step, should it end before). What can be
-  /// checked here is, at once: a change that does not fit (an intervention the model refuses, a
-  /// checkpoint that cannot be read or is of another task) or a fork beyond kMaxBranches throws
-  /// UsageError, CheckpointError or env::EnvError; the fork is then made between steps.
+  /// yet is forked when it gets there (should the episode end at or before it, the fork is not
+  /// made and fork_error says why). What can be checked here is, at once: a change that does not
+  /// fit (an intervention the model refuses, a checkpoint that cannot be read or is of another
+  /// task), a step at or after the end of an episode that has ended (nothing follows its last
+  /// state) or a fork beyond kMaxBranches throws UsageError, CheckpointError or env::EnvError;
+  /// the fork is then made between steps.
   void fork(int step, const BranchChange& change);
   /// Whether the main run and the branches compute the plain action beside an intervened one
   /// (EpisodePlayer::set_plain_actions; on by default), from the next step on. A viewer turns it

@@ -44,6 +44,11 @@ struct SceneLayers {
 /// Per actuator, the body its joint moves (-1 for an actuator not on a joint).
 std::vector<int> actuated_bodies(const mjModel_* model);
 
+/// The full scale of the limb colours for a model: half the widest control range of its
+/// actuators (1 for actions in [-1, 1]; 1 when none is limited). A property of the body, not of
+/// the changes seen so far, so that a colour means the same change in every run and episode.
+double limb_colour_scale(const mjModel_* model);
+
 /// Adds layers to scenes of one model. Keeps one mjData for the ghosts' poses.
 class SceneLayerPainter {
  public:

@@ -56,6 +56,15 @@ struct CameraView {
   bool operator==(const CameraView&) const = default;
 };
 
+/// The viewers' camera (the studio's Viewer tab and decision-viewer): CameraView's, looking 1.4 m
+/// above the ground instead of 1 m, so that the body and its ghosts stand in the lower part of
+/// the picture and the text over its top left covers none of them.
+inline CameraView viewer_camera() {
+  CameraView view;
+  view.lookat_z = 1.4;
+  return view;
+}
+
 /// How much the picture costs. Software OpenGL (Mesa's llvmpipe) spends most of a frame on
 /// multisampling, shadows and the floor's reflection; `fast()` drops them.
 struct RenderQuality {
