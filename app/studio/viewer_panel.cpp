@@ -1107,6 +1107,12 @@ QStringList ViewerPanel::liveViewerArguments() const {
   // The interventions in force, from the start there (as the target in force is).
   for (const auto& spec : live_->interventions())
     arguments << QStringLiteral("--intervene") << QString::fromStdString(spec);
+  // The forks on screen, each made again where it was made, with its change.
+  for (const auto& b : live_->branches())
+    arguments << QStringLiteral("--fork")
+              << QStringLiteral("%1:%2")
+                     .arg(b.fork_step)
+                     .arg(QString::fromStdString(models::change_text(b.change)));
   return arguments;
 }
 

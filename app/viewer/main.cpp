@@ -109,11 +109,13 @@ int main(int argc, char** argv) {
                  "patch[1200]:head:1.1 (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--fork", forks,
-                 "Fork the episode when it reaches STEP and play the branch beside it as a ghost: "
-                 "STEP:CHANGE, CHANGE being target=NUMBER, zeroing=NAME, checkpoint=PATH, "
-                 "interventions=none or an intervention such as head:2.1=zero (repeatable, up "
-                 "to 4)")
+  app.add_option(
+         "--fork", forks,
+         "Fork the episode when it reaches STEP and play the branch beside it as a ghost: "
+         "STEP:CHANGE, CHANGE being target=NUMBER, zeroing=NAME, checkpoint=PATH, "
+         "interventions=none, interventions=SPEC;SPEC (these in place of those in force) or an "
+         "intervention such as head:2.1=zero (repeatable, up "
+         "to 4)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_flag("--effects", o.effects,

@@ -64,6 +64,25 @@ TEST(Playback, AForkSaysWhenAndWhatItChanges) {
   EXPECT_FALSE(f.change.target);
   EXPECT_EQ(parse_fork("3:zeroing=states").change.zeroing, ModalityZeroing::PastStates);
   EXPECT_TRUE(parse_fork("3:interventions=none").change.clear_interventions);
+  f = parse_fork("4:interventions=head:2.1=zero;mlp:1=mean@step:2");
+  EXPECT_TRUE(f.change.clear_interventions) << "a list takes the place of those in force";
+  EXPECT_EQ(f.change.interventions,
+            (std::vector<std::string>{"head:2.1=zero", "mlp:1=mean@step:2"}));
+
+  // Every kind of change a fork on screen has is written so that it reads back the same: what the
+  // studio hands decision-viewer for its forks.
+  BranchChange typed;
+  typed.clear_interventions = true;
+  typed.interventions = {"head:1.1=zero", "context:3"};
+  BranchChange cleared;
+  cleared.clear_interventions = true;
+  for (const std::string spec : {"target=1800.5", "zeroing=states", "checkpoint=/a/b:c.pt",
+                                 "interventions=none", "head:2.1=zero"})
+    EXPECT_EQ(change_text(parse_branch_change(spec)), spec);
+  const auto again = parse_branch_change(change_text(typed));
+  EXPECT_TRUE(again.clear_interventions);
+  EXPECT_EQ(again.interventions, typed.interventions);
+  EXPECT_EQ(change_text(cleared), "interventions=none");
 
   const std::vector<std::pair<std::string, std::string>> refused{
       {"target=1800", "give STEP:CHANGE"},
@@ -74,6 +93,7 @@ TEST(Playback, AForkSaysWhenAndWhatItChanges) {
       {"5:zeroing=legs", "legs"},
       {"5:checkpoint=", "name the checkpoint"},
       {"5:interventions=some", "interventions=none clears them"},
+      {"5:interventions=head:1.1=zero;", "interventions=none clears them"},
       {"5:speed=2", "a fork's change is target=NUMBER"}};
   for (const auto& [spec, message] : refused) {
     try {

@@ -525,6 +525,28 @@ TEST_F(Viewer, OpenInLiveViewerPassesWhatThePanelShows) {
   EXPECT_EQ(value("--step"), "4");
   EXPECT_EQ(value("--env"), "hopper");
   EXPECT_EQ(value("--seed").toULongLong(), v->shown().seed);
+
+  // The forks on screen go too, each at its step with its change as decision-viewer reads it.
+  models::BranchChange lower;
+  lower.target = 500.0;
+  lower.label = "target=500";
+  v->fork(lower);
+  models::BranchChange typed;
+  typed.clear_interventions = true;
+  typed.interventions = {"head:1.1=zero", "mlp:2=mean"};
+  typed.label = "head:1.1=zero, mlp:2=mean";
+  v->fork(typed);
+  ASSERT_TRUE(
+      waitFor(v, [](const models::PlaybackState& s) { return s.branch_frames.size() == 2; }));
+  QStringList forks;
+  const QStringList b = v->liveViewerArguments();
+  for (int i = 0; i + 1 < b.size(); ++i)
+    if (b[i] == "--fork") forks << b[i + 1];
+  EXPECT_EQ(forks, (QStringList{"4:target=500", "4:interventions=head:1.1=zero;mlp:2=mean"}));
+  for (const auto& f : forks) {
+    const auto spec = models::parse_fork(f.toStdString());
+    EXPECT_EQ(spec.step, 4);
+  }
 }
 
 TEST_F(Viewer, AWorkspaceIsSavedAndRestoredInANewWindow) {

@@ -14,6 +14,7 @@
 #include "dstudio/common/error.h"
 #include "dstudio/common/palette.h"
 #include "dstudio/common/read_file.h"
+#include "dstudio/common/text.h"
 #include "dstudio/models/interventions.h"
 
 namespace dstudio::models {
@@ -181,11 +182,24 @@ BranchChange parse_branch_change(const std::string& change) {
     if (value.empty()) throw UsageError(change + ": name the checkpoint (checkpoint=PATH)");
     out.checkpoint = value;
   } else if (key == "interventions") {
-    if (value != "none")
-      throw UsageError(change +
-                       ": interventions=none clears them; give an intervention itself "
-                       "(e.g. head:2.1=zero) to add one");
+    // "none" clears those in force; a list (SPEC;SPEC) puts exactly these in their place.
     out.clear_interventions = true;
+    if (value != "none") {
+      std::size_t from = 0;
+      while (from <= value.size()) {
+        const auto end = std::min(value.find(';', from), value.size());
+        const std::string spec = value.substr(from, end - from);
+        try {
+          parse_intervention(spec);
+        } catch (const UsageError& e) {
+          throw UsageError(change + ": " + e.what() +
+                           " (interventions=none clears them; interventions=SPEC;SPEC puts "
+                           "these in their place)");
+        }
+        out.interventions.push_back(spec);
+        from = end + 1;
+      }
+    }
   } else {
     try {
       parse_intervention(change);
@@ -197,6 +211,19 @@ BranchChange parse_branch_change(const std::string& change) {
     out.interventions.push_back(change);
   }
   return out;
+}
+
+std::string change_text(const BranchChange& change) {
+  if (change.target) return "target=" + exact_number(*change.target);
+  if (change.zeroing) return std::string("zeroing=") + to_string(*change.zeroing);
+  if (!change.checkpoint.empty()) return "checkpoint=" + change.checkpoint;
+  if (change.clear_interventions) {
+    if (change.interventions.empty()) return "interventions=none";
+    std::string list;
+    for (const auto& spec : change.interventions) list += (list.empty() ? "" : ";") + spec;
+    return "interventions=" + list;
+  }
+  return change.interventions.empty() ? std::string() : change.interventions.front();
 }
 
 std::string short_label(const std::string& label) {

@@ -118,6 +118,11 @@ struct BranchChange {
   std::string label;
 };
 
+/// A change as parse_branch_change reads it back (`target=1800`, `interventions=SPEC;SPEC`): what
+/// the studio hands decision-viewer's --fork for a fork on screen. A change of one kind: the
+/// first that is set, in the order of BranchChange's fields.
+std::string change_text(const BranchChange& change);
+
 /// A change's label as a legend shows it: a checkpoint by its file name, the rest as given.
 std::string short_label(const std::string& label);
 /// Fork `index` (from 0) in the legends over the scene and in the Forks lists: its number, its
@@ -130,7 +135,8 @@ inline constexpr const char* kActionDifferenceName =
     "action difference from the main run (Euclidean norm)";
 
 /// Parses one CHANGE: `target=NUMBER`, `zeroing=none|rtg|states|actions`, `checkpoint=PATH`,
-/// `interventions=none`, or an intervention spec (interventions.h's grammar; checked against a
+/// `interventions=none` (those in force cleared), `interventions=SPEC;SPEC` (exactly these in
+/// their place), or an intervention spec (interventions.h's grammar; checked against a
 /// model only when the fork is made). Throws UsageError naming what it takes.
 BranchChange parse_branch_change(const std::string& change);
 

@@ -1020,6 +1020,7 @@ void LivePlayer::run() {
         b.frames = branch->frames();
         b.info.fork_step = at;
         b.info.label = request.change.label;
+        b.info.change = request.change;
         b.info.checkpoint = request.change.checkpoint;
         b.info.frames = static_cast<int>(b.frames.size());
         b.info.finished = branch->finished();

@@ -205,6 +205,7 @@ struct BranchInfo {
   std::string checkpoint;  ///< the policy playing it, when another checkpoint took over
   int frames = 0;          ///< frames kept, the copied ones before the fork included
   bool finished = false;   ///< its episode has ended
+  BranchChange change;     ///< the change itself (change_text writes it for --fork)
 };
 
 /// An EpisodePlayer on its own thread, with up to kMaxBranches counterfactual forks of it played on
