@@ -32,6 +32,7 @@
 #include "dstudio/common/text.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/models/checkpoint.h"
+#include "dstudio/models/device.h"
 #include "dstudio/sweep/sweep.h"
 #include "dstudio/viz/figures.h"
 #include "figure_options.h"
@@ -320,6 +321,8 @@ void say_where_found(const std::vector<RecipeInputFound>& found) {
 
 void render(const std::string& recipe_path, const std::string& out,
             const std::vector<std::string>& roots) {
+  // The threads the window, `analyze` and the viewer's player compute with.
+  models::compute_on_one_thread();
   std::vector<RecipeInputFound> found;
   const FigureRecipe recipe = read_figure_recipe(recipe_path, {roots.begin(), roots.end()}, &found);
   say_where_found(found);
