@@ -23,6 +23,7 @@
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/figure_recipe.h"
+#include "dstudio/models/device.h"
 #include "dstudio/viz/figures.h"
 #include "figure_options.h"
 #include "rollouts.h"
@@ -57,6 +58,8 @@ void run_registered(const analysis::AnalysisDefinition& definition, const Regist
   // The paths absolute, as the figures' recipes name them: a re-render sees the same names.
   const auto call = recipes::absolute_call(definition, a.checkpoint, a.dataset, a.given);
   const auto options = analysis::resolve_options(definition, call.given);
+  // As the window and `figure render` compute: the same numbers whatever the machine's cores.
+  models::compute_on_one_thread();
   analysis::AnalysisResult result;
   run_interruptible(
       definition.title.empty() ? definition.name : definition.title, [&](const Progress& progress) {

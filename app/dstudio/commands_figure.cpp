@@ -32,6 +32,7 @@
 #include "dstudio/common/text.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/models/checkpoint.h"
+#include "dstudio/models/device.h"
 #include "dstudio/sweep/sweep.h"
 #include "dstudio/viz/figures.h"
 #include "figure_options.h"
@@ -75,6 +76,21 @@ void draw_atomically(const std::string& out, const std::string& format,
       throw Error(out + ": cannot be written (" + ec.message() + ")");
     }
   });
+}
+
+// check_inputs, its refusal naming the recipe; inputs missing where the recipe names them may have
+// moved, which --root answers.
+void check_recipe_inputs(const FigureRecipe& recipe, const std::string& recipe_path) {
+  try {
+    check_inputs(recipe);
+  } catch (const RecipeInputsError& e) {
+    std::string message = recipe_path + ": " + e.what();
+    if (e.missing())
+      message +=
+          "\nWhere they moved, --root DIR looks for each under DIR by the end of its path and "
+          "takes it only with the hash recorded (inputs beside the recipe are read beside it).";
+    throw FigureRecipeError(message);
+  }
 }
 
 // The analysis's options from a recipe: its options, with the fields of their own put back.
@@ -141,7 +157,7 @@ void render_sweep(const FigureRecipe& recipe, const std::string& recipe_path,
       sweep_figure_names().end())
     throw FigureRecipeError(recipe_path + ": 'figure.name': sweep collect draws no figure '" +
                             recipe.figure.name + "'");
-  check_inputs(recipe);
+  check_recipe_inputs(recipe, recipe_path);
   const auto s = sweep::read_sweep(dir);
   const auto groups = sweep::collect_groups(s, nullptr, bootstrap);
   const auto stats = sweep::sweep_statistics(groups, bootstrap);
@@ -156,14 +172,22 @@ void render_sweep(const FigureRecipe& recipe, const std::string& recipe_path,
 }
 
 // The checkpoint's own dataset: the analysis or view finds it itself (an analysis that plays
-// episodes only refuses a --dataset), so it must be the one the recipe checked.
+// episodes only refuses a --dataset), so it must be the one the recipe checked, or (a folder moved
+// with its checkpoint, which names the dataset where it was) the same arrays elsewhere.
 void check_own_dataset(const FigureRecipe& recipe, const std::string& recipe_path) {
   if (recipe.dataset_given || recipe.dataset.empty() || recipe.checkpoint.empty()) return;
   const std::string own = own_dataset(recipe.checkpoint);
-  if (own != recipe.dataset)
-    throw FigureRecipeError(recipe_path + ": 'dataset': the checkpoint's own dataset is " +
-                            (own.empty() ? std::string("not on this machine") : "now " + own) +
-                            ", the recipe was made from " + recipe.dataset);
+  if (own == recipe.dataset) return;
+  if (!own.empty() && !recipe.dataset_fingerprint.empty()) {
+    try {
+      if (dataset_fingerprint(own) == recipe.dataset_fingerprint) return;
+    } catch (const Error&) {
+      // Unreadable: not the recipe's.
+    }
+  }
+  throw FigureRecipeError(recipe_path + ": 'dataset': the checkpoint's own dataset is " +
+                          (own.empty() ? std::string("not on this machine") : "now " + own) +
+                          ", the recipe was made from " + recipe.dataset);
 }
 
 // Another build may draw the figure otherwise: said, and drawn.
@@ -180,7 +204,7 @@ void warn_of_another_version(const FigureRecipe& recipe, const std::string& reci
 // of the recipe's name kept (a view of two panels writes two), with its numbers.
 void render_view(const FigureRecipe& recipe, const std::string& recipe_path, const std::string& out,
                  const std::string& format) {
-  check_inputs(recipe);
+  check_recipe_inputs(recipe, recipe_path);
   check_own_dataset(recipe, recipe_path);
   warn_of_another_version(recipe, recipe_path);
   viz::FigureContext context;
@@ -226,12 +250,12 @@ void render_view(const FigureRecipe& recipe, const std::string& recipe_path, con
 // A Viewer tab recording: its inputs checked here, then drawn by the studio's own viewer panel
 // (decision-studio --render-clip, installed beside this program), which needs a display: the one
 // there is, else a virtual one from xvfb-run.
-void render_clip(const FigureRecipe& recipe, const std::string& recipe_path,
-                 const std::string& out) {
+void render_clip(const FigureRecipe& recipe, const std::string& recipe_path, const std::string& out,
+                 const std::vector<std::string>& roots) {
   if (fs::path(out).extension() != ".mp4")
     throw UsageError("--out " + out + ": a viewer clip is drawn as an MP4 (.mp4)");
   const auto clip = clip_shown(recipe, recipe_path);
-  check_inputs(recipe);
+  check_recipe_inputs(recipe, recipe_path);
   check_own_dataset(recipe, recipe_path);
   warn_of_another_version(recipe, recipe_path);
   if (const auto folder = fs::path(out).parent_path(); !folder.empty()) {
@@ -244,6 +268,7 @@ void render_clip(const FigureRecipe& recipe, const std::string& recipe_path,
     throw Error("drawing a clip needs decision-studio, which is not beside " +
                 executable_path().string() + ": the installation is incomplete");
   std::vector<std::string> argv = {studio.string(), "--render-clip", recipe_path, "--out", out};
+  for (const auto& root : roots) argv.insert(argv.end(), {"--root", root});
   const auto has = [](const char* name) {
     const char* v = std::getenv(name);
     return v && *v;
@@ -283,9 +308,25 @@ void render_clip(const FigureRecipe& recipe, const std::string& recipe_path,
   }
 }
 
-void render(const std::string& recipe_path, const std::string& out) {
-  const FigureRecipe recipe = read_figure_recipe(recipe_path);
-  if (recipe.analysis == kClipView) return render_clip(recipe, recipe_path, out);
+// Says which inputs were read from another place than the recipe names (--root).
+void say_where_found(const std::vector<RecipeInputFound>& found) {
+  constexpr std::size_t kListed = 20;
+  for (std::size_t i = 0; i < found.size() && i < kListed; ++i)
+    std::fprintf(stderr, "dstudio: %s %s read from %s\n", found[i].what.c_str(),
+                 found[i].recorded.c_str(), found[i].found.c_str());
+  if (found.size() > kListed)
+    std::fprintf(stderr, "dstudio: ... and %zu more inputs read from under --root\n",
+                 found.size() - kListed);
+}
+
+void render(const std::string& recipe_path, const std::string& out,
+            const std::vector<std::string>& roots) {
+  // The threads the window, `analyze` and the viewer's player compute with.
+  models::compute_on_one_thread();
+  std::vector<RecipeInputFound> found;
+  const FigureRecipe recipe = read_figure_recipe(recipe_path, {roots.begin(), roots.end()}, &found);
+  say_where_found(found);
+  if (recipe.analysis == kClipView) return render_clip(recipe, recipe_path, out, roots);
   std::string format = fs::path(out).extension().string();
   for (auto& c : format) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (format == ".mp4")
@@ -316,7 +357,7 @@ void render(const std::string& recipe_path, const std::string& out) {
   if (!definition->needs_checkpoint && !recipe.checkpoint.empty())
     throw FigureRecipeError(recipe_path + ": 'checkpoint': the analysis '" + definition->name +
                             "' takes none");
-  check_inputs(recipe);
+  check_recipe_inputs(recipe, recipe_path);
   check_own_dataset(recipe, recipe_path);
   const std::string dataset = recipe.dataset_given ? recipe.dataset : std::string();
   warn_of_another_version(recipe, recipe_path);
@@ -377,6 +418,7 @@ void add_figure_commands(CLI::App& app, int& exit_code) {
       "again with the recipe's options and seeds, and the figure's numbers go beside FILE as CSV");
   auto recipe = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
+  auto roots = std::make_shared<std::vector<std::string>>();
   render_cmd->add_option("recipe", *recipe, "A figure recipe (<figure>.recipe.json)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -387,8 +429,18 @@ void add_figure_commands(CLI::App& app, int& exit_code) {
                    "(.mp4) with its clip log beside it as .json (through decision-studio, on the "
                    "display there is or under xvfb-run)")
       ->required();
-  render_cmd->callback(
-      [&exit_code, recipe, out] { exit_code = run_guarded([&] { render(*recipe, *out); }); });
+  render_cmd
+      ->add_option("--root", *roots,
+                   "A folder the recipe's inputs moved to (repeatable). Inputs the recipe names "
+                   "beside it are read beside it; each other input is looked for under DIR by "
+                   "the end of its path, longest first (/home/a/paper/ckpt/dt.pt: "
+                   "DIR/home/a/paper/ckpt/dt.pt, ..., DIR/ckpt/dt.pt, DIR/dt.pt), and read from "
+                   "there only when it has the hash the recipe recorded; an option naming its "
+                   "folder (a run's, a sweep's) follows it")
+      ->check(CLI::ExistingDirectory);
+  render_cmd->callback([&exit_code, recipe, out, roots] {
+    exit_code = run_guarded([&] { render(*recipe, *out, *roots); });
+  });
 }
 
 }  // namespace dstudio::cli

@@ -583,10 +583,11 @@ void put_run(FigureRecipe& r, const TimelineShown& shown) {
     const auto& f = shown.forks[k];
     forks.push_back({{"step", f.step}, {"change", f.change}, {"frames", f.frames}});
     // Another checkpoint taking a fork over is read too: hashed as an input.
-    const auto change = models::parse_branch_change(f.change);
-    if (!change.checkpoint.empty())
-      r.inputs.push_back({"fork-" + std::to_string(k + 1), absolute_path(change.checkpoint),
-                          file_content_hash(change.checkpoint)});
+    const std::string other =
+        f.checkpoint.empty() ? models::parse_branch_change(f.change).checkpoint : f.checkpoint;
+    if (!other.empty())
+      r.inputs.push_back(
+          {"fork-" + std::to_string(k + 1), absolute_path(other), file_content_hash(other)});
   }
   r.options["forks"] = forks.dump();
   r.options["divergence"] = std::to_string(shown.divergence);
@@ -619,6 +620,10 @@ TimelineShown read_run(const FigureRecipe& r, const Options& o, const std::strin
     for (const auto& f : nlohmann::json::parse(o.text("forks")))
       forks.push_back(
           {f.at("step").get<int>(), f.at("change").get<std::string>(), f.at("frames").get<int>()});
+    // Another checkpoint's fork plays the file the recipe checked, wherever it was found.
+    for (std::size_t k = 0; k < forks.size(); ++k)
+      for (const auto& in : r.inputs)
+        if (in.option == "fork-" + std::to_string(k + 1)) forks[k].checkpoint = in.path;
   } catch (const nlohmann::json::exception& e) {
     o.fail("changes", std::string("not the conditioning and forks of a run: ") + e.what());
   } catch (const Error& e) {
@@ -651,7 +656,8 @@ ViewBuilder compute_timeline(const FigureRecipe& r, const std::string& where,
   for (std::size_t k = 0; k < forks.size(); ++k) {
     progress.update(0.5 + 0.5 * static_cast<double>(k) / static_cast<double>(forks.size()),
                     "playing the forks");
-    const auto change = models::parse_branch_change(forks[k].change);
+    auto change = models::parse_branch_change(forks[k].change);
+    if (!forks[k].checkpoint.empty()) change.checkpoint = forks[k].checkpoint;
     std::shared_ptr<models::EpisodePlayer> other;
     if (!change.checkpoint.empty())
       other = std::make_shared<models::EpisodePlayer>(change.checkpoint);

@@ -140,6 +140,9 @@ struct TimelineShown {
     int step = 0;
     std::string change;  ///< as LivePlayer labels it ("target=1800", "checkpoint=/x/gdt.pt")
     int frames = 0;
+    /// The file another checkpoint's fork plays: "" for the label's (recorded); read back, the
+    /// recipe's input of the fork, wherever it was found.
+    std::string checkpoint;
   };
   std::string checkpoint;
   std::uint64_t seed = 0;

@@ -11,6 +11,8 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <vector>
 
 #include "dstudio/common/error.h"
 #include "dstudio/common/figure_recipe.h"
@@ -28,8 +30,11 @@ struct ClipRender::Plan {
   recipes::ClipShown clip;
 };
 
-ClipRender::ClipRender(QString recipe, QString out, QObject* parent)
-    : QObject(parent), recipe_path_(std::move(recipe)), out_(std::move(out)) {}
+ClipRender::ClipRender(QString recipe, QString out, QStringList roots, QObject* parent)
+    : QObject(parent),
+      recipe_path_(std::move(recipe)),
+      out_(std::move(out)),
+      roots_(std::move(roots)) {}
 
 ClipRender::~ClipRender() = default;
 
@@ -82,7 +87,9 @@ void ClipRender::run() {
       throw Error("drawing a clip needs OpenGL, which the Qt platform \"" +
                   QGuiApplication::platformName().toStdString() +
                   "\" does not have: run under a display or xvfb-run");
-    plan_->recipe = read_figure_recipe(where);
+    std::vector<std::filesystem::path> roots;
+    for (const auto& r : roots_) roots.emplace_back(r.toStdString());
+    plan_->recipe = read_figure_recipe(where, roots);
     plan_->clip = recipes::clip_shown(plan_->recipe, where);
     check_inputs(plan_->recipe);
     const auto& clip = plan_->clip;
@@ -129,6 +136,7 @@ void ClipRender::run() {
     for (const auto& f : clip.run.forks) {
       auto change = models::parse_branch_change(f.change);
       change.label = f.change;
+      if (!f.checkpoint.empty()) change.checkpoint = f.checkpoint;  // where it was found
       panel_->forkAt(f.step, change);
     }
   } catch (const std::exception& e) {

@@ -9,6 +9,7 @@
 
 #include <QObject>
 #include <QString>
+#include <QStringList>
 #include <QWidget>
 #include <functional>
 #include <memory>
@@ -20,7 +21,8 @@ class ViewerPanel;
 class ClipRender : public QObject {
   Q_OBJECT
  public:
-  ClipRender(QString recipe, QString out, QObject* parent = nullptr);
+  /// `roots`: folders the recipe's inputs moved to (read_figure_recipe).
+  ClipRender(QString recipe, QString out, QStringList roots = {}, QObject* parent = nullptr);
   ~ClipRender() override;
 
   /// Starts drawing (from the event loop); finished() says how it ended.
@@ -38,6 +40,7 @@ class ClipRender : public QObject {
   void fail(const QString& message);
 
   QString recipe_path_, out_;
+  QStringList roots_;
   struct Plan;
   std::unique_ptr<Plan> plan_;
   std::unique_ptr<QWidget> window_;

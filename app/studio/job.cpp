@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "dstudio/common/system_info.h"
+#include "dstudio/models/device.h"
 
 namespace dstudio::studio {
 
@@ -56,6 +57,9 @@ void Job::launch(Work work, const QString& label) {
   };
   watcher_.setFuture(QtConcurrent::run([work = std::move(work), progress] {
     lower_thread_priority();  // background work yields to the window
+    // With the threads the command line computes with: a figure drawn again from its recipe
+    // computes the numbers the window showed.
+    models::compute_on_one_thread();
     Outcome out;
     try {
       out.deliver = work(progress);

@@ -64,6 +64,10 @@ struct StudioOptions {
       "runs this for a clip). Needs a display (or xvfb-run) and ffmpeg.",
       "recipe"};
   QCommandLineOption out{"out", "The file --render-clip writes (.mp4).", "file"};
+  QCommandLineOption root{"root",
+                          "With --render-clip: a folder the recipe's inputs moved to, as 'dstudio "
+                          "figure render --root' takes it (repeatable).",
+                          "dir"};
 
   explicit StudioOptions(QCommandLineParser& parser) {
     parser.setApplicationDescription(
@@ -84,6 +88,7 @@ struct StudioOptions {
     parser.addOption(bench_tsne);
     parser.addOption(render_clip);
     parser.addOption(out);
+    parser.addOption(root);
   }
 };
 
@@ -180,8 +185,8 @@ int main(int argc, char** argv) {
   const auto& bench_gui = options.bench_gui;
 
   if (parser.isSet(options.render_clip)) {
-    dstudio::studio::ClipRender render(parser.value(options.render_clip),
-                                       parser.value(options.out));
+    dstudio::studio::ClipRender render(parser.value(options.render_clip), parser.value(options.out),
+                                       parser.values(options.root));
     int code = 0;
     QObject::connect(
         &render, &dstudio::studio::ClipRender::finished, [&code](bool ok, const QString& message) {

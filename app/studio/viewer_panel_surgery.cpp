@@ -494,7 +494,8 @@ std::optional<FigureRecipe> ViewerPanel::timelineRecipe() const {
   const auto& drawn = timeline_->forks();
   for (std::size_t b = 0; b < drawn.size() && b < branches.size(); ++b)
     shown.forks.push_back({branches[b].fork_step, branches[b].label,
-                           static_cast<int>(drawn[b].return_so_far.size())});
+                           static_cast<int>(drawn[b].return_so_far.size()),
+                           branches[b].checkpoint});
   if (!drawn.empty() && divergence_ && divergence_->currentIndex() > 0) {
     shown.divergence = divergence_->currentData().toInt();
     shown.divergence_label = divergence_->currentText().toStdString();
@@ -613,7 +614,7 @@ std::optional<FigureRecipe> ViewerPanel::clipRecipe(QString& why) const {
     run.checkpoint = live_->info().path;
     run.seed = shown_.seed;
     run.changes = models::condition_changes({frames.begin(), frames.begin() + log.back().step + 1});
-    for (const auto& b : branches) run.forks.push_back({b.fork_step, b.label, 0});
+    for (const auto& b : branches) run.forks.push_back({b.fork_step, b.label, 0, b.checkpoint});
     run.divergence = record_look_->divergence;
     if (run.divergence >= 0) run.divergence_label = divergence_->currentText().toStdString();
     for (const auto& b : bookmarks_on(bookmarks_, BookmarkPlace::Viewer))

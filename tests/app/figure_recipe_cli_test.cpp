@@ -273,6 +273,82 @@ TEST_F(FigureRecipes, AChangedDatasetIsRefusedNamingTheFingerprintThatDiffers) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// A folder of figures made with its checkpoint and dataset inside it names them relative to the
+// recipe: a copy of the folder is drawn again from the copy's inputs, whatever became of the
+// original's.
+TEST_F(FigureRecipes, ACopiedFolderIsDrawnAgainFromTheCopysInputs) {
+  const auto folder = *dir_ / "bundle";
+  fs::create_directories(folder / "data");
+  fs::copy_file(shipped_checkpoint(), folder / "dt.pt", fs::copy_options::overwrite_existing);
+  fs::copy_file(dataset(), folder / "data" / "random.hdf5", fs::copy_options::overwrite_existing);
+  const auto recipe_path =
+      recipe_on(folder / "dt.pt", folder / "data" / "random.hdf5", folder, *dir_);
+  const auto written = nlohmann::json::parse(bytes_of(recipe_path));
+  EXPECT_EQ(written.at("checkpoint"), "./dt.pt");
+  EXPECT_EQ(written.at("dataset"), "./data/random.hdf5");
+
+  const auto copy = *dir_ / "bundle-copy";
+  fs::remove_all(copy);
+  fs::copy(folder, copy, fs::copy_options::recursive);
+  // The original's checkpoint is now another model, its dataset gone.
+  fs::copy_file(compared_checkpoint(), folder / "dt.pt", fs::copy_options::overwrite_existing);
+  fs::remove_all(folder / "data");
+
+  const auto again = copy / "again.png";
+  auto r = run("figure render " + (copy / "attention_layer1.recipe.json").string() + " --out " +
+               again.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(bytes_of(again), bytes_of(copy / "attention_layer1.png"));
+  EXPECT_EQ(bytes_of(copy / "again.csv"), bytes_of(copy / "attention_layer1.csv"));
+  // The original's recipe is refused: its folder no longer holds what it was made from.
+  r = run("figure render " + recipe_path.string() + " --out " + (folder / "again.png").string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("checkpoint " + (folder / "dt.pt").string() + " changed"));
+}
+
+// Inputs named by absolute paths that moved since are missing, one a line, with how to find
+// them; --root finds each under another folder by the end of its path, only with the recorded
+// hash (a file of the same name and another content is passed over).
+TEST_F(FigureRecipes, InputsThatMovedAreListedAndFoundUnderRoot) {
+  const auto project = *dir_ / "project";
+  fs::remove_all(project);
+  fs::create_directories(project / "ckpt");
+  fs::copy_file(shipped_checkpoint(), project / "ckpt" / "dt.pt");
+  fs::copy_file(dataset(), project / "data.hdf5");
+  const auto figures = *dir_ / "moved-figures";
+  const auto recipe_path =
+      recipe_on(project / "ckpt" / "dt.pt", project / "data.hdf5", figures, *dir_);
+  const auto disk = *dir_ / "disk";
+  fs::remove_all(disk);
+  fs::create_directories(disk);
+  fs::rename(project, disk / "project");
+  const auto decoy = *dir_ / "decoy";
+  fs::create_directories(decoy / "ckpt");
+  fs::copy_file(compared_checkpoint(), decoy / "ckpt" / "dt.pt",
+                fs::copy_options::overwrite_existing);
+
+  const auto out = figures / "again.png";
+  auto r = run("figure render " + recipe_path.string() + " --out " + out.string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr(recipe_path.string() +
+                               ": 2 of the recipe's inputs are missing or not what it was made "
+                               "from:\n  checkpoint " +
+                               (project / "ckpt" / "dt.pt").string() + " is missing"));
+  EXPECT_THAT(r.err, HasSubstr("\n  dataset " + (project / "data.hdf5").string() + " is missing"));
+  EXPECT_THAT(r.err, HasSubstr("--root DIR"));
+  EXPECT_FALSE(fs::exists(out));
+
+  r = run("figure render " + recipe_path.string() + " --out " + out.string() + " --root " +
+          decoy.string() + " --root " + disk.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("checkpoint " + (project / "ckpt" / "dt.pt").string() +
+                               " read from " + (disk / "project" / "ckpt" / "dt.pt").string()));
+  EXPECT_THAT(r.err, HasSubstr("dataset " + (project / "data.hdf5").string() + " read from " +
+                               (disk / "project" / "data.hdf5").string()));
+  EXPECT_EQ(bytes_of(out), bytes_of(figures / "attention_layer1.png"));
+  EXPECT_EQ(bytes_of(figures / "again.csv"), bytes_of(figures / "attention_layer1.csv"));
+}
+
 // A recipe of one of the studio's views that this studio cannot follow is refused, naming the
 // key, before anything is computed; nothing is written.
 TEST_F(FigureRecipes, AViewsRecipeThatCannotBeFollowedIsRefusedNamingTheKey) {

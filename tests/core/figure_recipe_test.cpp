@@ -6,9 +6,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +29,13 @@ using testing::Not;
 void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary);
   out << bytes;
+}
+
+std::string read_file_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 // Every field away from its default, so that a field lost or mixed up on the way shows.
@@ -85,7 +94,7 @@ TEST(FigureRecipe, AnEmptyRecipeRoundTripsWithNullsForWhatIsAbsent) {
                           "target", "zeroing", "created"})
     EXPECT_TRUE(j.at(key).is_null()) << key;
   EXPECT_EQ(j.at("format"), "decision-studio-figure-recipe");
-  EXPECT_EQ(j.at("version"), 1);
+  EXPECT_EQ(j.at("version"), 2);
   EXPECT_EQ(parse_figure_recipe(text, "r.json"), r);
 }
 
@@ -182,10 +191,10 @@ TEST(FigureRecipe, AMissingRequiredKeyIsRefusedNamingIt) {
 
 TEST(FigureRecipe, ANewerVersionIsRefusedSayingWhatWroteIt) {
   json j = json::parse(to_json(full_recipe()));
-  j["version"] = 2;
+  j["version"] = 3;
   j["studio_version"] = "Decision Studio 9.0.0";
   const std::string message = refusal(j);
-  EXPECT_THAT(message, HasSubstr("'version': 2 is newer than this studio reads (1)"));
+  EXPECT_THAT(message, HasSubstr("'version': 3 is newer than this studio reads (2)"));
   EXPECT_THAT(message, HasSubstr("Decision Studio 9.0.0"));
   j["version"] = 0;
   EXPECT_THAT(refusal(j), HasSubstr("'version'"));
@@ -323,6 +332,161 @@ TEST(FigureRecipe, ADatasetThatCouldNotBeReadWhenTheRecipeWasMadeMustStillBeUnre
                                          " changed: the recipe was made when it could not be "
                                          "read, now its fingerprint is " +
                                          data::content_fingerprint(arrays));
+  }
+}
+
+// A recipe's inputs in its folder or below it are named relative to it; others stay absolute, and
+// every path reads back absolute where the recipe now is.
+TEST(FigureRecipe, InputsBesideTheRecipeAreNamedRelativeToItsFolder) {
+  test::TempDir dir;
+  const auto figures = dir / "paper" / "figures";
+  std::filesystem::create_directories(figures / "runs" / "dt");
+  std::filesystem::create_directories(dir / "elsewhere");
+  write_bytes(figures / "dt.pt", "the checkpoint");
+  write_bytes(dir / "elsewhere" / "dc.pt", "another checkpoint");
+  write_bytes(figures / "runs" / "dt" / "metrics.jsonl", "{\"step\": 1}\n");
+  FigureRecipe r;
+  r.analysis = "training";
+  r.figure.name = "training_loss";
+  r.checkpoint = (figures / "dt.pt").string();
+  r.checkpoint_hash = file_content_hash(figures / "dt.pt");
+  r.compare = (dir / "elsewhere" / "dc.pt").string();
+  r.compare_hash = file_content_hash(dir / "elsewhere" / "dc.pt");
+  r.dataset = (figures / "data" / "gone.hdf5").string();  // named beside it, though missing
+  r.inputs = {{"run", (figures / "runs" / "dt" / "metrics.jsonl").string(),
+               file_content_hash(figures / "runs" / "dt" / "metrics.jsonl")}};
+  r.options = {{"run", (figures / "runs" / "dt").string()},
+               {"here", figures.string()},
+               {"name", "/not/a/file"},
+               {"other", (dir / "elsewhere").string()}};
+  write_figure_recipe(figures / "f.recipe.json", r);
+  const json written = json::parse(read_file_text(figures / "f.recipe.json"));
+  EXPECT_EQ(written.at("version"), 2);
+  EXPECT_EQ(written.at("checkpoint"), "./dt.pt");
+  EXPECT_EQ(written.at("compare"), r.compare) << "not below the recipe: absolute";
+  EXPECT_EQ(written.at("dataset"), "./data/gone.hdf5");
+  EXPECT_EQ(written.at("inputs")[0].at("path"), "./runs/dt/metrics.jsonl");
+  EXPECT_EQ(written.at("options").at("run"), "./runs/dt");
+  EXPECT_EQ(written.at("options").at("here"), ".");
+  EXPECT_EQ(written.at("options").at("name"), "/not/a/file") << "no file: not a path";
+  EXPECT_EQ(written.at("options").at("other"), (dir / "elsewhere").string());
+  EXPECT_EQ(read_figure_recipe(figures / "f.recipe.json"), r) << "read back absolute";
+  r.dataset.clear();  // only its name was of interest
+  write_figure_recipe(figures / "f.recipe.json", r);
+  EXPECT_NO_THROW(check_inputs(read_figure_recipe(figures / "f.recipe.json")));
+
+  // The folder copied elsewhere reads the copy's files, not the original's.
+  const auto copy = dir / "copy";
+  std::filesystem::copy(dir / "paper", copy, std::filesystem::copy_options::recursive);
+  std::filesystem::remove_all(dir / "paper");
+  const auto moved = read_figure_recipe(copy / "figures" / "f.recipe.json");
+  EXPECT_EQ(moved.checkpoint, (copy / "figures" / "dt.pt").string());
+  EXPECT_EQ(moved.inputs[0].path, (copy / "figures" / "runs" / "dt" / "metrics.jsonl").string());
+  EXPECT_EQ(moved.options.at("run"), (copy / "figures" / "runs" / "dt").string());
+  EXPECT_EQ(moved.options.at("here"), (copy / "figures").string());
+  EXPECT_EQ(moved.compare, r.compare);
+  EXPECT_NO_THROW(check_inputs(moved));
+}
+
+TEST(FigureRecipe, AVersionOneRecipeKeepsItsAbsolutePaths) {
+  test::TempDir dir;
+  json j = json::parse(to_json(full_recipe()));
+  j["version"] = 1;
+  j["options"]["title"] = "./not/a/path";  // version 1 wrote no relative path
+  write_bytes(dir / "old.recipe.json", j.dump());
+  FigureRecipe expected = full_recipe();
+  expected.version = 1;
+  expected.options["title"] = "./not/a/path";
+  EXPECT_EQ(read_figure_recipe(dir / "old.recipe.json"), expected);
+}
+
+// Inputs named by absolute paths that moved are found under a root by the end of their path,
+// only with the recorded hash; an option naming their folder follows, and so does every input in
+// that folder.
+TEST(FigureRecipe, InputsThatMovedAreFoundUnderARootWithTheirHashes) {
+  test::TempDir dir;
+  const auto was = dir / "home" / "alice" / "paper";
+  std::filesystem::create_directories(was / "ckpt");
+  std::filesystem::create_directories(was / "runs" / "dt");
+  write_bytes(was / "ckpt" / "dt.pt", "the checkpoint");
+  write_bytes(was / "runs" / "dt" / "metrics.jsonl", "{\"step\": 1}\n");
+  write_bytes(was / "runs" / "dt" / "run.json", "{}\n");
+  FigureRecipe r;
+  r.analysis = "training";
+  r.figure.name = "training_loss";
+  r.checkpoint = (was / "ckpt" / "dt.pt").string();
+  r.checkpoint_hash = file_content_hash(was / "ckpt" / "dt.pt");
+  r.inputs = {{"run", (was / "runs" / "dt" / "metrics.jsonl").string(),
+               file_content_hash(was / "runs" / "dt" / "metrics.jsonl")},
+              {"run", (was / "runs" / "dt" / "run.json").string(),
+               file_content_hash(was / "runs" / "dt" / "run.json")}};
+  r.options = {{"run", (was / "runs" / "dt").string()}};
+  const auto figures = dir / "figures";
+  std::filesystem::create_directories(figures);
+  write_figure_recipe(figures / "f.recipe.json", r);
+
+  // The paper moved to another disk; a decoy of the same name and another content comes first.
+  const auto disk = dir / "disk";
+  std::filesystem::create_directories(disk);
+  std::filesystem::rename(dir / "home" / "alice" / "paper", disk / "paper");
+  std::filesystem::create_directories(dir / "decoy" / "ckpt");
+  write_bytes(dir / "decoy" / "ckpt" / "dt.pt", "another checkpoint");
+  try {
+    check_inputs(read_figure_recipe(figures / "f.recipe.json"));
+    ADD_FAILURE() << "inputs that moved passed";
+  } catch (const RecipeInputsError& e) {
+    EXPECT_TRUE(e.missing());
+    EXPECT_EQ(e.problems().size(), 3u);
+  }
+  std::vector<RecipeInputFound> found;
+  const auto again = read_figure_recipe(figures / "f.recipe.json", {dir / "decoy", disk}, &found);
+  EXPECT_EQ(again.checkpoint, (disk / "paper" / "ckpt" / "dt.pt").string());
+  EXPECT_EQ(again.inputs[0].path, (disk / "paper" / "runs" / "dt" / "metrics.jsonl").string());
+  EXPECT_EQ(again.options.at("run"), (disk / "paper" / "runs" / "dt").string());
+  EXPECT_NO_THROW(check_inputs(again));
+  ASSERT_GE(found.size(), 3u);
+  EXPECT_EQ(found[0], (RecipeInputFound{"checkpoint", r.checkpoint, again.checkpoint}));
+  EXPECT_TRUE(std::any_of(found.begin(), found.end(), [&](const RecipeInputFound& f) {
+    return f.what == "option --run" && f.found == again.options.at("run");
+  }));
+
+  // Where the run's log moved alone, the folder follows it, and the run.json left behind is
+  // looked for in the new folder too (and missed there): what the analysis reads is checked.
+  std::filesystem::create_directories(dir / "alone");
+  std::filesystem::rename(disk / "paper" / "runs" / "dt" / "metrics.jsonl",
+                          dir / "alone" / "metrics.jsonl");
+  const auto alone = read_figure_recipe(figures / "f.recipe.json", {dir / "alone"});
+  EXPECT_EQ(alone.options.at("run"), (dir / "alone").string());
+  EXPECT_EQ(alone.inputs[1].path, (dir / "alone" / "run.json").string());
+  EXPECT_THROW(check_inputs(alone), RecipeInputsError);
+}
+
+// Many inputs missing are a list, one a line, the first kMaxListedInputs of them and a count of
+// the rest: a moved sweep's recipe names every cell's files.
+TEST(FigureRecipe, MissingInputsAreListedOneALine) {
+  test::TempDir dir;
+  FigureRecipe r;
+  r.analysis = "sweep-collect";
+  r.figure.name = "scores";
+  for (int cell = 0; cell < 30; ++cell)
+    r.inputs.push_back({"task", (dir / ("cell-" + std::to_string(cell)) / "task.json").string(),
+                        "xxh3-128:0123456789abcdef0123456789abcdef"});
+  try {
+    check_inputs(r);
+    ADD_FAILURE() << "missing inputs passed";
+  } catch (const RecipeInputsError& e) {
+    const std::string message = e.what();
+    std::vector<std::string> lines;
+    std::istringstream in(message);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    ASSERT_EQ(lines.size(), 1 + kMaxListedInputs + 1) << message;
+    EXPECT_EQ(lines[0], "30 of the recipe's inputs are missing or not what it was made from:");
+    EXPECT_EQ(lines[1], "  --task input " + r.inputs[0].path +
+                            " is missing (the recipe was made from " + r.inputs[0].hash + ")");
+    EXPECT_EQ(lines.back(), "  ... and 10 more");
+    for (const auto& line : lines) EXPECT_LE(line.size(), 200u) << line;
+    EXPECT_EQ(e.problems().size(), 30u);
+    EXPECT_TRUE(e.missing());
   }
 }
 

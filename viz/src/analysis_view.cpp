@@ -30,6 +30,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "dstudio/common/atomic_file.h"
 #include "dstudio/viz/number_text.h"
 
 namespace dstudio::viz {
@@ -450,8 +451,18 @@ std::vector<std::string> AnalysisView::exportFigure(const std::string& base,
     if (!one) s.title.clear(), s.x_title.clear(), s.y_title.clear();
     // <analysis>_<figure>: never the name of another view's file (attention.*, tsne.*).
     const std::string figure_base = base + "_" + f.name;
+    // Its numbers as `dstudio analyze` and `figure render` write them: the table of the figure's
+    // name where there is one, else the figure's own.
+    const auto table = std::find_if(result_->tables.begin(), result_->tables.end(),
+                                    [&](const auto& t) { return t.name == f.name; });
+    const bool tabled = table != result_->tables.end();
     std::vector<std::string> outputs;
-    for (auto& path : save_analysis_figure(figure_base, f, s)) {
+    auto files = save_analysis_figure(figure_base, f, s, !tabled);
+    if (tabled && !files.empty()) {
+      write_text_atomically(figure_base + ".csv", analysis::table_csv(*table));
+      files.push_back(figure_base + ".csv");
+    }
+    for (auto& path : files) {
       outputs.push_back(std::filesystem::path(path).filename().string());
       written.push_back(std::move(path));
     }

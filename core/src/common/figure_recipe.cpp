@@ -4,10 +4,12 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -189,6 +191,153 @@ void paired(const Fields& f, const std::string& path_key, const std::string& pat
   if (path.empty() && !hash.empty()) f.fail(path_key, "missing for " + hash_key + " " + hash);
 }
 
+// Absolute and normal, without a trailing separator.
+fs::path normal_absolute(const fs::path& path) {
+  fs::path p = fs::absolute(path).lexically_normal();
+  if (p.filename().empty() && p != p.root_path()) p = p.parent_path();
+  return p;
+}
+
+// An absolute `path` as a recipe in `folder` names it: "./<tail>" in `folder` or below, "." for the
+// folder itself; any other path as it is.
+std::string written_path(const std::string& path, const fs::path& folder) {
+  if (path.empty() || !fs::path(path).is_absolute()) return path;
+  const fs::path rel = normal_absolute(path).lexically_relative(folder);
+  if (rel.empty() || *rel.begin() == "..") return path;
+  if (rel == ".") return ".";
+  return "./" + rel.generic_string();
+}
+
+// A recipe's `path` read in `folder`: a relative one made absolute there.
+std::string read_path(const std::string& path, const fs::path& folder) {
+  if (path.empty() || fs::path(path).is_absolute()) return path;
+  return normal_absolute(folder / path).string();
+}
+
+// Where an absolute `recorded` path may be under `root`: its tails, longest first.
+std::vector<fs::path> tails_under(const fs::path& root, const std::string& recorded) {
+  std::vector<fs::path> parts;
+  for (const auto& part : fs::path(recorded).relative_path()) parts.push_back(part);
+  std::vector<fs::path> out;
+  for (std::size_t first = 0; first < parts.size(); ++first) {
+    fs::path p = root;
+    for (std::size_t k = first; k < parts.size(); ++k) p /= parts[k];
+    out.push_back(normal_absolute(p));
+  }
+  return out;
+}
+
+std::string fingerprint_or_empty(const fs::path& path) {
+  data::LoadOptions options;
+  options.infos = false;
+  options.isolate = true;
+  try {
+    return data::load_dataset(path.string(), options).fingerprint;
+  } catch (const Error&) {
+    return {};
+  }
+}
+
+// `path` below the folder `folder` (or the folder itself): its tail there; empty when not below.
+std::optional<fs::path> tail_below(const fs::path& path, const fs::path& folder) {
+  const fs::path rel = path.lexically_relative(folder);
+  if (rel.empty() || *rel.begin() == "..") return std::nullopt;
+  return rel;
+}
+
+// `now` without its last components `tail`: the folder that holds it as `tail` ("." : `now`);
+// nullopt when `now` does not end with `tail`.
+std::optional<fs::path> without_tail(const fs::path& now, const fs::path& tail) {
+  fs::path p = now;
+  std::vector<fs::path> parts;
+  for (const auto& part : tail)
+    if (part != ".") parts.push_back(part);
+  for (auto part = parts.rbegin(); part != parts.rend(); ++part) {
+    if (p.filename() != *part) return std::nullopt;
+    p = p.parent_path();
+  }
+  return p;
+}
+
+// Every input `written` names by an absolute path, looked for under `roots` (read_figure_recipe):
+// `r` (the recipe read, its paths absolute) takes those found, and the options naming their
+// folders follow them.
+void look_under_roots(const FigureRecipe& written, FigureRecipe& r,
+                      const std::vector<fs::path>& roots, std::vector<RecipeInputFound>* found) {
+  struct Moved {
+    fs::path recorded, now;
+  };
+  std::vector<Moved> moved;
+  const auto note = [&](const std::string& what, const std::string& recorded,
+                        const std::string& now) {
+    if (found && recorded != now) found->push_back({what, recorded, now});
+  };
+  // The first candidate under a root that `fits`, or "" for none.
+  const auto look = [&](const std::string& recorded, const auto& fits) -> std::string {
+    if (recorded.empty() || !fs::path(recorded).is_absolute()) return {};
+    std::error_code ec;
+    for (const auto& root : roots)
+      for (const auto& candidate : tails_under(normal_absolute(root), recorded))
+        if (fs::is_regular_file(candidate, ec) && fits(candidate)) return candidate.string();
+    return {};
+  };
+  const auto with_hash = [&](const std::string& what, const std::string& recorded,
+                             std::string& path, const std::string& hash) {
+    const std::string there = look(recorded, [&](const fs::path& candidate) {
+      try {
+        return file_content_hash(candidate) == hash;
+      } catch (const FigureRecipeError&) {
+        return false;
+      }
+    });
+    if (there.empty()) return;
+    moved.push_back({normal_absolute(recorded), there});
+    note(what, recorded, there);
+    path = there;
+  };
+  with_hash("checkpoint", written.checkpoint, r.checkpoint, written.checkpoint_hash);
+  with_hash("compared checkpoint", written.compare, r.compare, written.compare_hash);
+  for (std::size_t i = 0; i < written.inputs.size(); ++i)
+    with_hash("--" + written.inputs[i].option + " input", written.inputs[i].path, r.inputs[i].path,
+              written.inputs[i].hash);
+  // A dataset unreadable when the recipe was made has no fingerprint to find it by.
+  if (!written.dataset_fingerprint.empty()) {
+    const std::string there = look(written.dataset, [&](const fs::path& candidate) {
+      return fingerprint_or_empty(candidate) == written.dataset_fingerprint;
+    });
+    if (!there.empty()) {
+      note("dataset", written.dataset, there);
+      r.dataset = there;
+    }
+  }
+  // An option naming a file found elsewhere, or a folder holding one, follows it; every input in
+  // that folder is then read from the new one, so that what the analysis reads there is checked.
+  for (auto& [key, value] : r.options) {
+    const auto it = written.options.find(key);
+    if (it == written.options.end() || !fs::path(it->second).is_absolute()) continue;
+    const fs::path recorded = normal_absolute(it->second);
+    for (const auto& m : moved) {
+      const auto tail = tail_below(m.recorded, recorded);
+      const auto folder = tail ? without_tail(m.now, *tail) : std::nullopt;
+      if (!folder) continue;
+      value = folder->string();
+      note("option --" + key, it->second, value);
+      for (std::size_t i = 0; i < written.inputs.size(); ++i) {
+        const auto& in = written.inputs[i].path;
+        if (!fs::path(in).is_absolute()) continue;
+        if (const auto below = tail_below(normal_absolute(in), recorded)) {
+          const std::string now = normal_absolute(*folder / *below).string();
+          if (now != r.inputs[i].path) {
+            note("--" + written.inputs[i].option + " input", in, now);
+            r.inputs[i].path = now;
+          }
+        }
+      }
+      break;
+    }
+  }
+}
+
 std::string digest_text(const XXH128_hash_t& h) {
   char text[64];
   std::snprintf(text, sizeof text, "xxh3-128:%016llx%016llx",
@@ -341,7 +490,32 @@ FigureRecipe parse_figure_recipe(const std::string& text, const std::string& whe
   return r;
 }
 
-FigureRecipe read_figure_recipe(const fs::path& path) {
+FigureRecipe relative_to_folder(const FigureRecipe& recipe, const fs::path& folder) {
+  const fs::path in = normal_absolute(folder);
+  FigureRecipe r = recipe;
+  r.version = kFigureRecipeVersion;  // the version that names paths so
+  for (auto* path : {&r.checkpoint, &r.compare, &r.dataset}) *path = written_path(*path, in);
+  for (auto& i : r.inputs) i.path = written_path(i.path, in);
+  std::error_code ec;
+  for (auto& [key, value] : r.options)
+    if (fs::path(value).is_absolute() && fs::exists(value, ec)) value = written_path(value, in);
+  return r;
+}
+
+FigureRecipe resolved_in_folder(const FigureRecipe& recipe, const fs::path& folder) {
+  const fs::path in = normal_absolute(folder);
+  FigureRecipe r = recipe;
+  for (auto* path : {&r.checkpoint, &r.compare, &r.dataset}) *path = read_path(*path, in);
+  for (auto& i : r.inputs) i.path = read_path(i.path, in);
+  // An option's text is a path only when the recipe wrote it as one beside itself (version 2 on).
+  if (r.version >= 2)
+    for (auto& [key, value] : r.options)
+      if (value == "." || value.starts_with("./")) value = read_path(value, in);
+  return r;
+}
+
+FigureRecipe read_figure_recipe(const fs::path& path, const std::vector<fs::path>& roots,
+                                std::vector<RecipeInputFound>* found) {
   std::string text;
   try {
     text = read_regular_file(path, kMaxRecipeBytes);
@@ -350,11 +524,15 @@ FigureRecipe read_figure_recipe(const fs::path& path) {
   } catch (const Error& e) {
     throw FigureRecipeError(e.what());
   }
-  return parse_figure_recipe(text, path.string());
+  const FigureRecipe written = parse_figure_recipe(text, path.string());
+  FigureRecipe r = resolved_in_folder(written, normal_absolute(path).parent_path());
+  if (!roots.empty()) look_under_roots(written, r, roots, found);
+  return r;
 }
 
 void write_figure_recipe(const fs::path& path, const FigureRecipe& recipe) {
-  write_text_atomically(path, to_json(recipe));
+  write_text_atomically(path,
+                        to_json(relative_to_folder(recipe, normal_absolute(path).parent_path())));
 }
 
 std::string file_content_hash(const fs::path& path) {
@@ -379,6 +557,7 @@ std::string file_content_hash(const fs::path& path) {
 
 void check_inputs(const FigureRecipe& recipe, const Progress& progress) {
   std::vector<std::string> problems;
+  bool missing = false;
   // A file named with its hash: missing, unreadable or changed is a problem naming it.
   const auto check_file = [&](const std::string& what, const std::string& path,
                               const std::string& made_from) {
@@ -388,6 +567,7 @@ void check_inputs(const FigureRecipe& recipe, const Progress& progress) {
     if (!fs::exists(path, ec)) {
       problems.push_back(what + " " + path + " is missing (the recipe was made from " + made_from +
                          ")");
+      missing = true;
       return;
     }
     std::string now;
@@ -407,8 +587,12 @@ void check_inputs(const FigureRecipe& recipe, const Progress& progress) {
   if (!recipe.dataset.empty()) {
     std::error_code ec;
     if (!fs::exists(recipe.dataset, ec)) {
-      problems.push_back("dataset " + recipe.dataset + " is missing (the recipe was made from " +
-                         recipe.dataset_fingerprint + ")");
+      problems.push_back("dataset " + recipe.dataset + " is missing (" +
+                         (recipe.dataset_fingerprint.empty()
+                              ? std::string("the recipe was made when it was there, unreadable")
+                              : "the recipe was made from " + recipe.dataset_fingerprint) +
+                         ")");
+      missing = true;
     } else {
       // Read as every command reads a dataset a user named: in the reader process, since a
       // damaged HDF5 file can crash the library. The fingerprint covers the arrays, not infos/.
@@ -434,9 +618,17 @@ void check_inputs(const FigureRecipe& recipe, const Progress& progress) {
     }
   }
   if (problems.empty()) return;
+  // One input a line: a sweep's recipe names every cell's files, and a moved sweep misses them all.
   std::string message = problems.front();
-  for (std::size_t i = 1; i < problems.size(); ++i) message += "; " + problems[i];
-  throw FigureRecipeError(message);
+  if (problems.size() > 1) {
+    message = std::to_string(problems.size()) +
+              " of the recipe's inputs are missing or not what it was made from:";
+    const std::size_t listed = std::min(problems.size(), kMaxListedInputs);
+    for (std::size_t i = 0; i < listed; ++i) message += "\n  " + problems[i];
+    if (listed < problems.size())
+      message += "\n  ... and " + std::to_string(problems.size() - listed) + " more";
+  }
+  throw RecipeInputsError(message, std::move(problems), missing);
 }
 
 std::string recipe_time_now() {

@@ -2,15 +2,22 @@
 
 #include "dstudio/models/device.h"
 
+#include <ATen/Parallel.h>
 #include <torch/cuda.h>
 #include <torch/version.h>
 
 #include "dstudio/common/error.h"
+#include "dstudio/common/system_info.h"
 
 namespace dstudio::models {
 
 bool cuda_usable() {
   return torch::cuda::is_available();
+}
+
+void compute_on_one_thread() {
+  at::set_num_threads(1);
+  set_blas_threads(1);
 }
 
 void require_device(const std::string& name) {
