@@ -207,6 +207,8 @@ TEST(WindowSteering, TheWindowsSteeringKeepsItsDirectionsForLiveSteering) {
   const auto direction =
       models::read_direction(QDir(folder).filePath("direction_L2.json").toStdString(), read);
   EXPECT_EQ(direction.numel(), 16);
+}
+
 // The stream's 3K tokens are too many to name one a column at a column's width: the grid has a
 // row a layer and token type (R, s, a) and a column a step, so every cell is named by its token,
 // and the cells are the patching table's.
