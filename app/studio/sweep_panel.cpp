@@ -195,7 +195,7 @@ SweepPanel::SweepPanel(QWidget* parent)
       tr("rliable (Agarwal et al., 2021): each setting's final scores (and best evaluations) over "
          "every dataset it has finished seeds on, with 95% stratified bootstrap intervals "
          "(2000 resamples)"));
-  aggregates_->setMaximumHeight(170);
+  aggregates_->setMaximumHeight(170);  // grown to its rows by showStatistics, up to this
   aggregates_->header()->setStretchLastSection(false);
   aggregates_->hide();
   // P(X > Y) is a probability, not a score: a table of its own, not under the aggregates' names.
@@ -206,7 +206,7 @@ SweepPanel::SweepPanel(QWidget* parent)
   improvements_->setToolTip(
       tr("P(X > Y): the probability that a run of X scores above a run of Y on the same dataset "
          "(0.5: neither is better), over the datasets both have, with its 95% bootstrap interval"));
-  improvements_->setMaximumHeight(110);
+  improvements_->setMaximumHeight(110);  // likewise
   improvements_->header()->setStretchLastSection(false);
   improvements_->hide();
   footnote_->setObjectName(QStringLiteral("footnote"));
@@ -665,11 +665,18 @@ void SweepPanel::showStatistics(const sweep::SweepStatistics& statistics) {
     notes << tr(
         "±: one standard deviation (over a setting's finished seeds, n − 1; over a cell's "
         "evaluation episodes). [low, high]: 95% stratified bootstrap interval.");
-  const std::string iqm = sweep::iqm_note(seeds), aggregates = sweep::aggregates_note(shown);
-  if (!iqm.empty()) notes << tr("Setting rows: %1").arg(QString::fromStdString(iqm));
-  if (!aggregates.empty()) notes << tr("Aggregates: %1").arg(QString::fromStdString(aggregates));
+  if (const auto note = sweep::aggregates_note(shown, seeds); !note.empty())
+    notes << QString::fromStdString(note);
   footnote_->setText(notes.join(' '));
   footnote_->setVisible(!notes.isEmpty());
+  // Each table as tall as its rows, up to its most: no empty rows under a pair or two.
+  for (auto* tree : {aggregates_, improvements_}) {
+    const int rows = tree->topLevelItemCount();
+    if (rows == 0) continue;
+    tree->setFixedHeight(std::min(tree == aggregates_ ? 170 : 110,
+                                  tree->header()->sizeHint().height() +
+                                      rows * tree->sizeHintForRow(0) + 2 * tree->frameWidth() + 2));
+  }
 }
 
 void SweepPanel::sizeColumns() {

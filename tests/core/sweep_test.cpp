@@ -322,8 +322,41 @@ TEST_F(Sweeps, CollectGivesEachGroupsIqmAndEachSettingsRliableStatistics) {
 
   const auto table = latex_iqm_table(groups, aggregates);
   EXPECT_THAT(table, HasSubstr("& \\multicolumn{2}{c}{dt} & \\multicolumn{2}{c}{dc} \\\\"));
+  // Four seeds a group: every IQM trims, and nothing needs saying of it.
+  EXPECT_THAT(table, testing::Not(HasSubstr("trims nothing")));
   EXPECT_THAT(table, HasSubstr("hopper-a & 25.0 ["));
   EXPECT_THAT(table, HasSubstr("All & 45.0 ["));
+}
+
+// The IQM trims floor(n / 4) runs from each end: below 4 runs it trims nothing and is their mean,
+// which whatever shows it says; a median over one dataset is that dataset's mean.
+TEST(SweepNotes, AnIqmOverFewerThanFourRunsIsSaidToBeTheirMean) {
+  EXPECT_EQ(iqm_note({4, 5, 12}), "");
+  EXPECT_EQ(iqm_note({3, 4}), "IQM over fewer than 4 runs trims nothing: over 3 it is their mean.");
+  EXPECT_EQ(iqm_note({0, 2, 3, 3}),
+            "IQM over fewer than 4 runs trims nothing: over 2 or 3 it is their mean.");
+  // The note is true: the IQM of three runs is their mean, of four it is not.
+  EXPECT_DOUBLE_EQ(analysis::aggregate_iqm({{1.0, 2.0, 9.0}}), 4.0);
+  EXPECT_DOUBLE_EQ(analysis::aggregate_iqm({{1.0, 2.0, 3.0, 10.0}}), 2.5);
+  analysis::AggregateSummary three, eight;
+  three.runs = 3;
+  three.tasks = 1;
+  eight.runs = 8;
+  eight.tasks = 2;
+  EXPECT_EQ(aggregates_note({eight}), "");
+  EXPECT_EQ(aggregates_note({eight, three}),
+            "IQM over fewer than 4 runs trims nothing: over 3 it is their mean. The median over "
+            "one dataset is that dataset's mean.");
+  // The IQM table tells its caption so when a group has three seeds.
+  GroupResult g;
+  g.group = "g";
+  g.dataset = "hopper";
+  g.setting = "dt";
+  g.scores = {60, 64, 71};
+  g.score_iqm = {65.0, 60.0, 71.0};
+  EXPECT_THAT(latex_iqm_table({g}, {}),
+              HasSubstr("% For the caption: IQM over fewer than 4 runs trims nothing: over 3 it "
+                        "is their mean."));
 }
 
 }  // namespace

@@ -120,7 +120,8 @@ TEST_F(CausalFigures, EveryCausalAnalysisAtIcmlNeuripsAndIeeeKeepsItsTextApartAn
       {"knockout", {{"windows", "8"}, {"episodes", "2"}}},
       {"heads", {{"windows", "8"}, {"episodes", "1"}}},
       {"action-lens", {{"windows", "8"}}},
-      {"patching", {{"windows", "8"}}},
+      // A random model hardly heeds its target: far apart, so that its action moves.
+      {"patching", {{"windows", "8"}, {"high", "20000"}, {"low", "0"}}},
       {"attribution", {{"windows", "8"}}},
       {"probes", {{"windows", "40"}}},
       {"steering", {{"windows", "8"}, {"episodes", "1"}, {"alphas", "0,1,2"}}}};
@@ -341,6 +342,7 @@ TEST_F(CausalFigures, ClosedLoopFiguresSayWhenTooFewEpisodesMakeTheirIntervals) 
   TextLayoutLog log;
   auto style = *venue_preset("icml");
   style.svg = style.pdf = style.png = false;
+  fs::create_directories(*dir_ / "few");
   const auto base = (*dir_ / "few" / "knockout_score").string();
   const auto written = save_analysis_figure(base, *score, style, true);
   ASSERT_EQ(log.figures.size(), 1u);
@@ -358,6 +360,12 @@ TEST_F(CausalFigures, ClosedLoopFiguresSayWhenTooFewEpisodesMakeTheirIntervals) 
   const auto enough = run("knockout", {{"windows", "2"}, {"episodes", "10"}});
   EXPECT_FALSE(nlohmann::json::parse(enough.summary_json).contains("warnings"));
   EXPECT_EQ(figure(enough, "knockout_score")->note, "");
+  // Left to their defaults, the closed-loop analyses play enough episodes to need no warning.
+  for (const char* name : {"knockout", "heads", "steering"}) {
+    const auto definition = analysis::analysis_registry().find(name);
+    ASSERT_NE(definition, nullptr) << name;
+    EXPECT_GE(analysis::resolve_options(*definition, {}).integer("episodes"), 10) << name;
+  }
 }
 
 }  // namespace

@@ -256,9 +256,9 @@ void legend_below(QCustomPlot& plot, const FigureStyle& s) {
 }
 
 // A note under everything else (what a reader must know with the figure), in the tick labels'
-// type, broken into lines at the page's width.
-void add_note(QCustomPlot& plot, const FigureStyle& s, const QString& text) {
-  if (text.isEmpty()) return;
+// type, broken into lines at the page's width. Returns the height it takes, in points.
+double add_note(QCustomPlot& plot, const FigureStyle& s, const QString& text) {
+  if (text.isEmpty()) return 0.0;
   const QFont font = font_of(s, s.tickFont());
   auto* note = new QCPTextElement(&plot, wrapped_text(text, font, canvas(s).width - 8), font);
   note->setTextColor(QColor(170, 68, 0));  // Okabe-Ito's vermilion, darkened: read as a caveat
@@ -267,6 +267,8 @@ void add_note(QCustomPlot& plot, const FigureStyle& s, const QString& text) {
   const int row = layout->rowCount();
   layout->addElement(row, 0, note);
   layout->setRowStretchFactor(row, 0.001);
+  const QCPLayoutElement* element = note;
+  return element->minimumOuterSizeHint().height() + layout->rowSpacing();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1169,9 +1171,9 @@ double powered(double v, double power) {
   return power == 1.0 ? v : std::copysign(std::pow(std::abs(v), power), v);
 }
 
-// The colour bar of a power scale, labelled in the values themselves: 0 and round values (1, 2, 5
-// a decade) in [lo, hi], placed at value^power, the largest first, each at least `gap` of the
-// bar's length from the others.
+// The colour bar of a power scale, labelled in the values themselves: 0, the top, and round
+// values in [lo, hi] (decades first, then 5 and 2 a decade, the largest first), placed at
+// value^power, each at least `gap` of the bar's length from the others.
 QSharedPointer<QCPAxisTickerText> power_ticker(double lo, double hi, double power, double gap) {
   std::vector<double> kept, candidates;
   if (lo <= 0.0 && hi >= 0.0) kept.push_back(0.0);
@@ -1187,8 +1189,14 @@ QSharedPointer<QCPAxisTickerText> power_ticker(double lo, double hi, double powe
           if (v >= lo && v <= hi) candidates.push_back(v);
         }
   }
-  std::sort(candidates.begin(), candidates.end(), [power](double a, double b) {
-    return std::abs(powered(a, power)) > std::abs(powered(b, power));
+  // Decades first, then fives, then twos; each the largest first.
+  const auto rank = [](double v) {
+    const double m = std::abs(v) / std::pow(10.0, std::floor(std::log10(std::abs(v)) + 1e-9));
+    return m < 1.5 ? 0 : m > 3.5 ? 1 : 2;
+  };
+  std::sort(candidates.begin(), candidates.end(), [&](double a, double b) {
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
+    return std::abs(a) > std::abs(b);
   });
   const double apart = gap * (powered(hi, power) - powered(lo, power));
   for (const double v : candidates) {
@@ -2177,8 +2185,10 @@ FigureStyle plot_figure_kind(QCustomPlot& plot, const analysis::AnalysisFigure& 
 // A registered analysis's figure on `plot` with its note under it, in the style it returns.
 FigureStyle plot_analysis_figure(QCustomPlot& plot, const analysis::AnalysisFigure& figure,
                                  const FigureStyle& s) {
-  const FigureStyle drawn = plot_figure_kind(plot, figure, s);
-  add_note(plot, drawn, QString::fromStdString(figure.note));
+  FigureStyle drawn = plot_figure_kind(plot, figure, s);
+  const double note = add_note(plot, drawn, QString::fromStdString(figure.note));
+  // A height left to the figure grows by the note's, so the data keep the room they had.
+  if (note > 0.0 && s.height <= 0.0) drawn.height = height_inches(drawn) + note / 72.0;
   return drawn;
 }
 

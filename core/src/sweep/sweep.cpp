@@ -625,8 +625,9 @@ std::string iqm_note(const std::vector<int>& runs) {
   return "IQM over fewer than 4 runs trims nothing: over " + counts + " it is their mean.";
 }
 
-std::string aggregates_note(const std::vector<analysis::AggregateSummary>& shown) {
-  std::vector<int> runs;
+std::string aggregates_note(const std::vector<analysis::AggregateSummary>& shown,
+                            const std::vector<int>& more_runs) {
+  std::vector<int> runs = more_runs;
   bool one_dataset = false;
   for (const auto& a : shown) {
     runs.push_back(a.runs);

@@ -186,10 +186,12 @@ SweepStatistics sweep_statistics(const std::vector<GroupResult>& groups,
 /// Empty when every count is 4 or more.
 std::string iqm_note(const std::vector<int>& runs);
 
-/// iqm_note of the aggregates' runs, and, when one of them is over a single dataset, that its
-/// median over datasets is that dataset's mean too: the footnote of the aggregates' figure and of
-/// the Sweep tab's table. Empty when neither applies.
-std::string aggregates_note(const std::vector<analysis::AggregateSummary>& shown);
+/// iqm_note of the aggregates' runs (and of `more_runs`, other IQMs shown beside them, such as
+/// each group's over its seeds), and, when an aggregate is over a single dataset, that its median
+/// over datasets is that dataset's mean too: the footnote of the aggregates' figure and of the
+/// Sweep tab's tables. Empty when neither applies.
+std::string aggregates_note(const std::vector<analysis::AggregateSummary>& shown,
+                            const std::vector<int>& more_runs = {});
 
 /// A paper's table of "IQM [low, high]" (booktabs): datasets as rows, each setting's final and
 /// best scores as columns (the IQM over seeds and its 95% interval), and a last row "All" with

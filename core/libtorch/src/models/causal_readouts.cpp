@@ -402,7 +402,7 @@ AnalysisResult steering(const AnalysisInputs& in, const Progress& progress) {
            {"episodes",
             "Episodes at each alpha (0: directions only)",
             Type::Integer,
-            "3",
+            "10",
             {},
             0,
             1000}}),
