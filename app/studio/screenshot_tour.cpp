@@ -21,6 +21,7 @@
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/markov_lab_view.h"
 #include "dstudio/viz/return_analysis_view.h"
+#include "dstudio/viz/scene_view.h"
 #include "dstudio/viz/tsne_view.h"
 #include "dstudio/viz/workspace_view.h"
 #include "job.h"
@@ -36,6 +37,7 @@
 namespace dstudio::studio {
 namespace {
 constexpr int kViewerStep = 180;  // where the viewer's screenshot stops the episode
+constexpr int kClipFrames = 6;    // the viewer's recording: a fifth of a second at 30 per second
 }  // namespace
 
 ScreenshotTour::ScreenshotTour(MainWindow& window, QString dir)
@@ -116,11 +118,11 @@ void ScreenshotTour::showTsne() {
 }
 
 void ScreenshotTour::showAnalyses() {
-  // The first analysis a plugin added, run on the open checkpoint; without plugins, the studio's
-  // attention maps with every option the command line has.
+  // The first analysis a plugin added, run on the open checkpoint; without plugins, activation
+  // patching with every option the command line has.
   auto* panel = window_.analysesPanel();
   const int tab = window_.pageIndex(panel);
-  QString name = QStringLiteral("attention");
+  QString name = QStringLiteral("patching");
   for (const auto& n : panel->names())
     if (!panel->view(n)->definition().has_own_view) {
       name = n;
@@ -144,6 +146,9 @@ void ScreenshotTour::showAnalyses() {
       Qt::SingleShotConnection);
   window_.showPage(panel);
   panel->select(name);
+  // Patching's 16 windows: its figures as the command line's default 64 draw them, in a quarter
+  // of the time, and each drawn again from its recipe.
+  if (name == QLatin1String("patching")) panel->view(name)->setOption("windows", "16");
   if (!panel->run(name)) fail(name + ": nothing to run on");
 }
 
@@ -227,7 +232,7 @@ void ScreenshotTour::showMarkovLab() {
               QTimer::singleShot(300, this, [this, lab] {
                 save(window_.pageIndex(lab), "markov-lab.png");
                 exportFigures();
-                showPresentation();
+                recordClip();
               });
             },
             Qt::SingleShotConnection);
@@ -248,6 +253,29 @@ void ScreenshotTour::exportFigures() {
   } catch (const std::exception& e) {
     fail("exporting the figures: " + QString::fromStdString(e.what()));
   }
+}
+
+void ScreenshotTour::recordClip() {
+  // A fifth of a second of the Viewer tab from the step on screen, as Record writes it, once
+  // every figure is exported (a recording's timeline grows from its first step).
+  auto* viewer = window_.viewer();
+  if (!viewer->scene()->hasScene()) return showPresentation();
+  window_.showPage(viewer);
+  connect(
+      viewer, &ViewerPanel::recordingFinished, this,
+      [this](const QString& path, int frames, const QString& error) {
+        if (!error.isEmpty()) return fail("recording the viewer: " + error);
+        if (frames != kClipFrames)
+          return fail(
+              QString("recording the viewer: %1 frames, not %2").arg(frames).arg(kClipFrames));
+        clip_ = path;
+        showPresentation();
+      },
+      Qt::SingleShotConnection);
+  const QString clips = QDir(dir_).filePath(QStringLiteral("clips"));
+  QDir(clips).removeRecursively();
+  if (!viewer->startRecordingInto(QDir(clips).filePath(QStringLiteral("viewer")), kClipFrames))
+    fail("the viewer's recording did not start");
 }
 
 void ScreenshotTour::showPresentation() {

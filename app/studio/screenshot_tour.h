@@ -1,11 +1,12 @@
 #pragma once
 /// \file
 /// `decision-studio --screenshot-all DIR`: opens the default dataset and checkpoint, fills every
-/// view with real content (a rollout, the ablation, the sweep, a t-SNE of tokens, a short training
-/// run, the viewer mid-episode, the workspace, two runs of the Markov lab, and the Sweep tab when a
-/// sweep was opened with it), saves one PNG per view, exports every view's figure with its recipe
-/// into DIR/figures as File ▸ Export All Views does, and reports when done. For tests and the user
-/// guide.
+/// view with real content (a rollout, the ablation, the sweep, a t-SNE of tokens, activation
+/// patching in the Analyses tab, a short training run, the viewer mid-episode, the workspace, two
+/// runs of the Markov lab, and the Sweep tab when a sweep was opened with it), saves one PNG per
+/// view, exports every view's figure with its recipe into DIR/figures as File ▸ Export All Views
+/// does, records a short clip of the Viewer tab with its recipe into DIR/clips (where there is
+/// OpenGL for its scene), and reports when done. For tests and the user guide.
 
 #include <QObject>
 #include <QString>
@@ -24,6 +25,9 @@ class ScreenshotTour : public QObject {
   [[nodiscard]] const QStringList& written() const { return written_; }
   /// The files of the figures exported (DIR/figures), their recipes included.
   [[nodiscard]] const QStringList& figures() const { return figures_; }
+  /// The Viewer tab's recording (DIR/clips/viewer.mp4, its log and recipe beside it); empty
+  /// where the scene has no OpenGL, which recording needs.
+  [[nodiscard]] const QString& clip() const { return clip_; }
 
  signals:
   void finished(bool ok, const QString& message);
@@ -36,6 +40,7 @@ class ScreenshotTour : public QObject {
   void showViewer();
   void showMarkovLab();
   void exportFigures();
+  void recordClip();
   void showPresentation();
   void showLessons();
   void fail(const QString& why);
@@ -44,6 +49,7 @@ class ScreenshotTour : public QObject {
   QString dir_;
   QStringList written_;
   QStringList figures_;
+  QString clip_;
   bool done_ = false;
 };
 

@@ -11,9 +11,11 @@
 #include <qcustomplot.h>
 
 #include <QActionGroup>
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QCoreApplication>
+#include <QCursor>
 #include <QDateTime>
 #include <QDir>
 #include <QDoubleSpinBox>
@@ -24,9 +26,11 @@
 #include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
+#include <QHoverEvent>
 #include <QLabel>
 #include <QMenu>
 #include <QMessageBox>
+#include <QPointer>
 #include <QProcess>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -43,6 +47,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <vector>
 
 #include "dstudio/common/error.h"
 #include "dstudio/common/palette.h"
@@ -66,6 +71,46 @@ constexpr qint64 kMapIntervalMs = 250;
 constexpr qint64 kTimelineIntervalMs = 100;
 // Steps of entropy plotted inside the 3-D view.
 constexpr std::size_t kOverlaySteps = 150;
+
+// The widgets of `area` under the mouse drawn as at rest for as long as it lives: a recording's
+// frame shows no hover highlight (a button, a tab, a field the hand rests on), as its recipe draws
+// the panel again without a mouse. Their hover comes back, where the mouse still is, afterwards.
+class HoverAway {
+ public:
+  explicit HoverAway(QWidget* area) {
+    if (area->testAttribute(Qt::WA_UnderMouse)) hovered_.emplace_back(area);
+    for (auto* w : area->findChildren<QWidget*>())
+      if (w->testAttribute(Qt::WA_UnderMouse)) hovered_.emplace_back(w);
+    // Styles read the attribute; tab bars, sliders and spin boxes keep their own hovered part,
+    // which a hover's end clears.
+    const QPointF away(-1.0, -1.0);
+    for (const auto& w : hovered_) {
+      w->setAttribute(Qt::WA_UnderMouse, false);
+      QHoverEvent leave(QEvent::HoverLeave, away, away, away);
+      QCoreApplication::sendEvent(w, &leave);
+    }
+  }
+  ~HoverAway() {
+    for (const auto& w : hovered_) {
+      if (!w) continue;
+      w->setAttribute(Qt::WA_UnderMouse, true);
+      const QPointF at = w->mapFromGlobal(QCursor::pos()), global = QCursor::pos();
+      QHoverEvent enter(QEvent::HoverEnter, at, global, QPointF(-1.0, -1.0));
+      QCoreApplication::sendEvent(w, &enter);
+    }
+  }
+  HoverAway(const HoverAway&) = delete;
+  HoverAway& operator=(const HoverAway&) = delete;
+
+ private:
+  std::vector<QPointer<QWidget>> hovered_;
+};
+
+// Whether the keyboard's focus is on a widget inside `area` (its highlight, a text cursor).
+bool focus_inside(const QWidget* area) {
+  const QWidget* f = QApplication::focusWidget();
+  return f && f != area && area->isAncestorOf(f);
+}
 
 // The step readout always keeps room for two lines: its text changes every frame, and a line
 // more or less would resize the 3-D view above it while playing (and a recording's frames).
@@ -467,6 +512,12 @@ bool ViewerPanel::startRecordingInto(const QString& base, int frames) {
            QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss"));
     path = QDir(record_folder_).filePath(name);
   }
+  // A field's focus (its highlight, a blinking cursor) is not the panel at rest: the focus leaves
+  // the area recorded, what was typed into a field and not entered is entered (as clicking
+  // elsewhere enters it), before anything of the clip is taken.
+  QWidget* area = record_area_ == RecordArea::Scene ? static_cast<QWidget*>(scene_) : this;
+  if (focus_inside(area)) setFocus(Qt::OtherFocusReason);
+  record_focus_shown_ = false;
   video_ = std::make_unique<VideoWriter>(path, record_fps_);
   record_limit_ = std::max(0, frames);
   record_look_ = std::make_shared<const recipes::ClipLook>(clipLook());
@@ -584,8 +635,16 @@ void ViewerPanel::captureFrame() {
         plot->replot(QCustomPlot::rpImmediateRefresh);
     }
   }
-  // Grabbing draws the widgets, the 3-D scene included, as they are now: the step just shown.
-  const QImage frame = (record_area_ == RecordArea::Scene ? scene_->grab() : grab()).toImage();
+  // Grabbing draws the widgets, the 3-D scene included, as they are now: the step just shown,
+  // without the hover of wherever the mouse rests. A field given the focus while recording shows
+  // it, and the clip then has no recipe (clipRecipe).
+  QWidget* area = record_area_ == RecordArea::Scene ? static_cast<QWidget*>(scene_) : this;
+  record_focus_shown_ = record_focus_shown_ || focus_inside(area);
+  QImage frame;
+  {
+    const HoverAway at_rest(area);
+    frame = area->grab().toImage();
+  }
   if (!video_->add(frame)) {
     const QString error = video_->error();
     stopRecording();

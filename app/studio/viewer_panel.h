@@ -305,6 +305,7 @@ class ViewerPanel : public QWidget {
   std::unique_ptr<models::ClipLog> clip_log_;  // what each frame showed, written beside it
   int record_shown_ = -1;                      // the step the last frame showed
   int record_limit_ = 0;                       // frames to record; 0 until stopped or the end
+  bool record_focus_shown_ = false;            // a frame showed a field's keyboard focus
   // How the panel was when the recording started (its recipe's look and sizes): a recording
   // during which they changed has no recipe.
   std::shared_ptr<const recipes::ClipLook> record_look_;

@@ -568,6 +568,12 @@ std::optional<FigureRecipe> ViewerPanel::clipRecipe(QString& why) const {
     why = tr("the camera or the panel's settings changed while it recorded");
     return std::nullopt;
   }
+  if (record_focus_shown_) {
+    why =
+        tr("a field had the keyboard's focus while it recorded, which a clip drawn again does "
+           "not show");
+    return std::nullopt;
+  }
   const auto& log = clip_log_->frames();
   const auto frames = live_->frames();
   const auto branches = live_->branches();

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <QAbstractSpinBox>
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
@@ -507,12 +508,27 @@ TEST_F(Render, AClipIsDrawnAgainFromItsRecipeFrameForFrame) {
   v->setRecordFrameRate(30);
   v->setRecordArea(ViewerPanel::RecordArea::Panel);
   v->setSpeed(1.0);
+  // Record is pressed with the target field holding the keyboard's focus and the hand then resting
+  // on a button: the frames show the panel at rest, as its recipe draws it again without a user.
+  auto* field = v->findChild<QAbstractSpinBox*>("target");
+  ASSERT_NE(field, nullptr);
+  w.activateWindow();
+  field->setFocus(Qt::MouseFocusReason);
+  ASSERT_TRUE(test::wait_until([&] { return field->hasFocus(); }, 10000));
+  QPushButton* resting = nullptr;
+  for (auto* b : v->findChildren<QPushButton*>())
+    if (b->isVisible() && b->text() == "Open in Live Viewer") resting = b;
+  ASSERT_NE(resting, nullptr);
+  QTest::mouseMove(resting, resting->rect().center());
+  ASSERT_TRUE(test::wait_until([&] { return resting->underMouse(); }, 10000));
   QSignalSpy finished(v, &ViewerPanel::recordingFinished);
   ASSERT_TRUE(v->startRecording());
   ASSERT_TRUE(wait_for([&] { return !v->isRecording() || v->recordedFrames() >= 12; }));
   v->stopRecording();
   ASSERT_EQ(finished.count(), 1);
   ASSERT_EQ(finished.front().at(2).toString(), "");
+  EXPECT_FALSE(field->hasFocus()) << "the focus left the panel's fields as it recorded";
+  EXPECT_TRUE(resting->underMouse()) << "the hover is the button's again";
   // A clip's recipe: <clip>.recipe.json beside <clip>.mp4.
   const auto recipe_of = [](const QString& video) {
     return video.chopped(4).toStdString() + ".recipe.json";
