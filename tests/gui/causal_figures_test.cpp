@@ -12,8 +12,8 @@
 #include <gtest/gtest.h>
 
 #include <QDir>
-#include <QSignalSpy>
 #include <QImage>
+#include <QSignalSpy>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
