@@ -306,6 +306,42 @@ TEST_F(FigureRecipes, ACopiedFolderIsDrawnAgainFromTheCopysInputs) {
   EXPECT_THAT(r.err, HasSubstr("checkpoint " + (folder / "dt.pt").string() + " changed"));
 }
 
+// A checkpoint names the dataset it was trained on where it was: a copy of a folder holding both
+// draws again while that dataset, the same arrays, is still there (the analysis reads it through
+// the checkpoint), and says the checkpoint's own dataset is not on this machine once it is gone.
+TEST_F(FigureRecipes, ACopiedCheckpointsOwnDatasetIsTheSameArraysWhereverItNamesIt) {
+  const auto folder = *dir_ / "trained-bundle";
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  fs::copy_file(dataset(), folder / "data.hdf5");
+  auto r = run("train --variant dt --dataset " + (folder / "data.hdf5").string() +
+               " --steps 5 --threads 1 --config '{\"hidden\": 16, \"context_length\": 5}' --out " +
+               (folder / "run").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run("analyze attention --windows 2 --layer 1 --checkpoint " +
+          (folder / "run" / "checkpoint.pt").string() + " --out " + folder.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto written = nlohmann::json::parse(bytes_of(folder / "attention_layer1.recipe.json"));
+  EXPECT_EQ(written.at("checkpoint"), "./run/checkpoint.pt");
+  EXPECT_EQ(written.at("dataset"), "./data.hdf5");
+  EXPECT_EQ(written.at("dataset_given"), false);
+
+  const auto copy = *dir_ / "trained-bundle-copy";
+  fs::remove_all(copy);
+  fs::copy(folder, copy, fs::copy_options::recursive);
+  const auto recipe = (copy / "attention_layer1.recipe.json").string();
+  r = run("figure render " + recipe + " --out " + (copy / "again.png").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(bytes_of(copy / "again.png"), bytes_of(copy / "attention_layer1.png"));
+  EXPECT_EQ(bytes_of(copy / "again.csv"), bytes_of(copy / "attention_layer1.csv"));
+
+  fs::remove(folder / "data.hdf5");
+  r = run("figure render " + recipe + " --out " + (copy / "gone.png").string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("'dataset': the checkpoint's own dataset is not on this machine"));
+  EXPECT_FALSE(fs::exists(copy / "gone.png"));
+}
+
 // Inputs named by absolute paths that moved since are missing, one a line, with how to find
 // them; --root finds each under another folder by the end of its path, only with the recorded
 // hash (a file of the same name and another content is passed over).
