@@ -301,6 +301,11 @@ void ScreenshotTour::showLessons() {
   // The tour's first stages answered every checkpoint and comparison shown; the lessons open
   // their own, so those answers go.
   disconnect(&window_, nullptr, this, nullptr);
+  // The Analyses tab's results were exported with the other views: they go as well, or a lesson
+  // that opens another checkpoint would first ask whether to replace them.
+  auto* analyses = window_.analysesPanel();
+  for (const QString& name : analyses->names())
+    if (auto* view = analyses->view(name)) view->clearResult();
   connect(&window_, &MainWindow::checkpointFailed, this, &ScreenshotTour::fail);
   connect(&window_, &MainWindow::comparisonFailed, this, &ScreenshotTour::fail);
   connect(
