@@ -74,6 +74,7 @@ class CausalFigures : public testing::Test {
     models::CheckpointInfo info;
     info.variant = c;
     info.env_id = "hopper";
+    info.dataset_path = dataset().string();  // the window's analyses use the checkpoint's own
     info.state_mean.assign(11, 0.0f);
     info.state_std.assign(11, 100.0f);
     info.metrics = "{}";
@@ -154,35 +155,9 @@ TEST_F(CausalFigures, EveryCausalAnalysisAtIcmlNeuripsAndIeeeKeepsItsTextApartAn
 // The steering analysis run in the window keeps its directions where the summary says, so the
 // live viewer can steer with them: each file is read back by the steer spec's reader for the same
 // checkpoint.
-TEST(WindowSteering, TheWindowsSteeringKeepsItsDirectionsForLiveSteering) {
-  test::ensure_application();
+TEST_F(CausalFigures, TheWindowsSteeringKeepsItsDirectionsForLiveSteering) {
   test::TempDir dir;
-  test::D4rlSpec spec;
-  spec.n = 300;
-  spec.obs_dim = 11;
-  spec.act_dim = 3;
-  spec.timeouts.assign(300, 0);
-  for (int k = 29; k < 300; k += 30) spec.timeouts[static_cast<std::size_t>(k)] = 1;
-  const auto dataset = dir / "data.hdf5";
-  test::write_d4rl_fixture(dataset, spec);
-  auto c = models::make_variant("dt");
-  c.state_dim = 11;
-  c.act_dim = 3;
-  c.hidden = 16;
-  c.layers = 2;
-  c.context_length = 5;
-  torch::manual_seed(4);
-  models::DecisionModel model(c);
-  models::CheckpointInfo info;
-  info.variant = c;
-  info.env_id = "hopper";
-  info.dataset_path = dataset.string();
-  info.state_mean.assign(11, 0.0f);
-  info.state_std.assign(11, 100.0f);
-  info.metrics = "{}";
-  const auto checkpoint = dir / "steered.pt";
-  models::save_weights_checkpoint(checkpoint, model, info, "test");
-
+  const auto checkpoint = small();
   studio::AnalysesPanel panel;
   panel.setResultsDirectory(QString::fromStdString((dir / "analyses").string()));
   panel.setCheckpoint(QString::fromStdString(checkpoint.string()), "steered");
@@ -202,12 +177,11 @@ TEST(WindowSteering, TheWindowsSteeringKeepsItsDirectionsForLiveSteering) {
   EXPECT_TRUE(view->status().contains(folder)) << view->status().toStdString();
   for (const char* file : {"direction_L1.json", "direction_L2.json", "summary.json"})
     EXPECT_TRUE(QFileInfo::exists(QDir(folder).filePath(file))) << file;
-  models::CheckpointInfo read;
+  auto read = models::read_checkpoint_info(checkpoint);
   read.path = checkpoint.string();
-  read.variant = c;
   const auto direction =
       models::read_direction(QDir(folder).filePath("direction_L2.json").toStdString(), read);
-  EXPECT_EQ(direction.numel(), 16);
+  EXPECT_EQ(direction.numel(), read.variant.hidden);
 }
 
 // The stream's 3K tokens are too many to name one a column at a column's width: the grid has a
