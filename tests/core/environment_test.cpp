@@ -10,6 +10,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "dstudio/env/action_names.h"
 #include "dstudio/env/compatibility.h"
 #include "h5_fixture.h"
 
@@ -61,6 +62,24 @@ TEST(Environment, JointCoordinatesNameEachHingeAndSlideAtItsQposIndex) {
   const auto walker = joint_coordinates(Environment("walker2d").model());
   ASSERT_EQ(walker.size(), 9u);
   EXPECT_EQ(walker.back().qpos_index, 8);
+}
+
+// Each action dimension is named by the joint its actuator drives, in actuator order (the words
+// Gym's documentation uses), so per-joint figures say "thigh", not "j1".
+TEST(Environment, ActionsAreNamedByTheJointsTheirActuatorsDrive) {
+  EXPECT_EQ(action_names("hopper"), (std::vector<std::string>{"thigh", "leg", "foot"}));
+  EXPECT_EQ(action_names("hopper-po"), action_names("hopper"));
+  EXPECT_EQ(
+      action_names("walker2d"),
+      (std::vector<std::string>{"thigh", "leg", "foot", "thigh_left", "leg_left", "foot_left"}));
+  EXPECT_EQ(action_names("halfcheetah"),
+            (std::vector<std::string>{"bthigh", "bshin", "bfoot", "fthigh", "fshin", "ffoot"}));
+  EXPECT_THROW(action_names("pendulum"), EnvError);
+  // A model of another environment, or of another action size, is numbered.
+  EXPECT_EQ(action_names_or_numbers("pendulum", 2),
+            (std::vector<std::string>{"joint 1", "joint 2"}));
+  EXPECT_EQ(action_names_or_numbers("hopper", 4).back(), "joint 4");
+  EXPECT_EQ(action_names_or_numbers("hopper", 3).front(), "thigh");
 }
 
 TEST(Environment, PartiallyObservedTasksSeeThePositionsOfTheSamePhysics) {

@@ -7,6 +7,7 @@
 #include <qcustomplot.h>
 
 #include <QApplication>
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -255,6 +256,32 @@ TEST_F(FigureLayout, EveryFigureTypeAtEveryVenueKeepsItsTextApartAndOnThePage) {
         EXPECT_FALSE(layout.ticks_inside) << base;
       }
   }
+}
+
+// Numbers are set as in print: negative tick labels with a minus sign (U+2212), not a hyphen, and
+// an axis whose data are whole numbers (layers 1 to 3) ticked at whole numbers only, where the
+// default ticker would write 1.5 and 2.5.
+TEST_F(FigureLayout, TicksOfWholeNumbersAreWholeAndNegativesHaveAMinusSign) {
+  Series errors{"error", {1, 2, 3}, {-0.4, 0.1, 0.3}, {}, {}, false};
+  TextLayoutLog log;
+  FigureStyle style = *venue_preset("icml");
+  style.pdf = style.svg = false;
+  save_lines((dir / "layers").string(), {errors}, "layer", "change", style);
+  ASSERT_EQ(log.figures.size(), 1u);
+  const auto& texts = log.figures.front().second.texts;
+  const QChar minus(0x2212);
+  bool negative = false;
+  for (const auto& t : texts) {
+    EXPECT_FALSE(t.text.startsWith('-')) << t.text.toStdString() << ": a hyphen for a minus";
+    EXPECT_NE(t.text, "1.5");
+    EXPECT_NE(t.text, "2.5");
+    negative = negative || t.text.startsWith(minus);
+  }
+  EXPECT_TRUE(negative) << "no negative tick label";
+  for (const char* whole : {"1", "2", "3"})
+    EXPECT_TRUE(std::any_of(texts.begin(), texts.end(), [&](const auto& t) {
+      return t.text == whole;
+    })) << whole;
 }
 
 // A reference line's name stands above its line inside the data rectangle, even when the line is

@@ -26,6 +26,7 @@
 #include <set>
 
 #include "csv_check.h"
+#include "dstudio/viz/analysis_view.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
 #include "dstudio/viz/export_dialog.h"
@@ -371,6 +372,46 @@ TEST_F(Figures, ExportAllWritesEveryViewWithAFigureAndSkipsTheEmptyOnes) {
   EXPECT_EQ(full.calls, 1);
   ASSERT_EQ(some.size(), 1u);
   EXPECT_EQ(fs::path(some.front()).filename(), "counting.pdf");
+}
+
+// The Analyses tab's figures go in a folder of their own, by the names `dstudio analyze` gives
+// them: an analysis called action-lens writes analyses/action_lens.*, never
+// action-lens_action_lens.*, and an earlier export's files there are found before replacing.
+TEST_F(Figures, ExportAllPutsTheAnalysesFiguresInTheirFolderByTheCommandLinesNames) {
+  auto definition = std::make_shared<analysis::AnalysisDefinition>();
+  definition->name = "action-lens";
+  definition->title = "Action lens";
+  AnalysisView view(definition);
+  analysis::AnalysisResult result;
+  result.summary_json = "{}";
+  analysis::AnalysisFigure lens;
+  lens.name = "action_lens";
+  lens.x_label = "layer";
+  lens.y_label = "error";
+  lens.series.push_back({"thigh", {1, 2, 3}, {0.3, 0.2, 0.0}, {}, false, {}, {}});
+  analysis::AnalysisFigure other = lens;
+  other.name = "spread";
+  result.figures = {lens, other};
+  view.setResult(result, "DT");
+  ASSERT_TRUE(view.hasFigure());
+  FigureStyle pdf_only;
+  pdf_only.svg = pdf_only.png = false;
+  const auto out = dir / "all";
+  export_all({&view}, out.string(), pdf_only);
+  EXPECT_TRUE(fs::exists(out / "analyses" / "action_lens.pdf"));
+  EXPECT_TRUE(fs::exists(out / "analyses" / "action-lens_spread.pdf"));
+  EXPECT_FALSE(fs::exists(out / "analyses" / "action-lens_action_lens.pdf"));
+  EXPECT_FALSE(fs::exists(out / "action_lens.pdf")) << "beside the other views' files";
+  EXPECT_EQ(AnalysisView::figure_file_base("/f/patching", "patching_stream"), "/f/patching_stream");
+  EXPECT_EQ(AnalysisView::figure_file_base("/f/steering", "steering"), "/f/steering");
+  EXPECT_EQ(AnalysisView::figure_file_base("/f/mine", "patching_stream"),
+            "/f/mine_patching_stream");
+  const QStringList earlier = ExportDialog::earlierFigures(QString::fromStdString(out.string()));
+  EXPECT_TRUE(earlier.contains("analyses/action_lens.pdf")) << earlier.join(' ').toStdString();
+  QString error;
+  ASSERT_TRUE(ExportDialog::removeEarlierFigures(QString::fromStdString(out.string()), &error))
+      << error.toStdString();
+  EXPECT_FALSE(fs::exists(out / "analyses" / "action_lens.pdf"));
 }
 
 // Exporting several views: the dialog lists them with their models, leaves out those with

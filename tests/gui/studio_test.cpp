@@ -547,7 +547,11 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
     return read_regular_file(path.toStdString(), std::uint64_t{1} << 30);
   };
   const QDir figures(QDir(out).filePath("figures"));
-  const auto pngs = figures.entryList({"*.png"}, QDir::Files, QDir::Name);
+  // The views' figures, then the Analyses tab's in their own folder, by `dstudio analyze`'s names.
+  auto pngs = figures.entryList({"*.png"}, QDir::Files, QDir::Name);
+  for (const auto& png : QDir(figures.filePath("analyses")).entryList({"*.png"}, QDir::Files))
+    pngs << "analyses/" + png;
+  EXPECT_TRUE(pngs.contains("analyses/patching_stream.png")) << pngs.join(' ').toStdString();
   std::set<std::string> analyses;
   int pdfs = 0;
   // A panel drawn from what another panel's drawing again computes anew (the rollout, the lab's

@@ -440,6 +440,19 @@ FigureText AnalysisView::figureText() const {
           QString::fromStdString(f.y_label)};
 }
 
+// An analysis's name has hyphens ("action-lens") where its figures' have underscores.
+std::string AnalysisView::figure_file_base(const std::string& base, const std::string& name) {
+  const std::filesystem::path path(base);
+  std::string stem = path.filename().string();
+  std::replace(stem.begin(), stem.end(), '-', '_');
+  if (name == stem || name.rfind(stem + "_", 0) == 0) return (path.parent_path() / name).string();
+  return base + "_" + name;
+}
+
+QString AnalysisView::exportFolder() const {
+  return QString::fromLatin1(kAnalysesExportFolder);
+}
+
 std::vector<std::string> AnalysisView::exportFigure(const std::string& base,
                                                     const FigureStyle& style) const {
   std::vector<std::string> written;
@@ -449,8 +462,7 @@ std::vector<std::string> AnalysisView::exportFigure(const std::string& base,
     // Each figure its own title: the style's applies only where it was set for this one.
     FigureStyle s = style;
     if (!one) s.title.clear(), s.x_title.clear(), s.y_title.clear();
-    // <analysis>_<figure>: never the name of another view's file (attention.*, tsne.*).
-    const std::string figure_base = base + "_" + f.name;
+    const std::string figure_base = figure_file_base(base, f.name);
     // Its numbers as `dstudio analyze` and `figure render` write them: the table of the figure's
     // name where there is one, else the figure's own.
     const auto table = std::find_if(result_->tables.begin(), result_->tables.end(),

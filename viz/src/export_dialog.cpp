@@ -29,6 +29,8 @@
 #include <cmath>
 #include <set>
 
+#include "dstudio/viz/analysis_view.h"
+
 namespace dstudio::viz {
 namespace {
 
@@ -623,15 +625,18 @@ void ExportDialog::remember() const {
 
 QStringList ExportDialog::earlierFigures(const QString& folder) {
   QStringList out;
-  const QDir dir(folder);
-  if (folder.isEmpty() || !dir.exists()) return out;
-  for (const QFileInfo& f : dir.entryInfoList(QDir::Files | QDir::Hidden, QDir::Name)) {
-    const QString name = f.fileName();
-    for (const char* ending : {".pdf", ".svg", ".png", ".csv", ".recipe.json"})
-      if (name.endsWith(QLatin1String(ending), Qt::CaseInsensitive)) {
-        out << name;
-        break;
-      }
+  if (folder.isEmpty() || !QDir(folder).exists()) return out;
+  // The folder's own files, then those of the Analyses tab's folder within it.
+  for (const QString& within : {QString(), QString::fromLatin1(kAnalysesExportFolder)}) {
+    const QDir dir(within.isEmpty() ? folder : QDir(folder).filePath(within));
+    for (const QFileInfo& f : dir.entryInfoList(QDir::Files | QDir::Hidden, QDir::Name)) {
+      const QString name = f.fileName();
+      for (const char* ending : {".pdf", ".svg", ".png", ".csv", ".recipe.json"})
+        if (name.endsWith(QLatin1String(ending), Qt::CaseInsensitive)) {
+          out << (within.isEmpty() ? name : within + QLatin1Char('/') + name);
+          break;
+        }
+    }
   }
   return out;
 }

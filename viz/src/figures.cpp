@@ -22,6 +22,7 @@
 #include <functional>
 #include <sstream>
 #include <stdexcept>
+#include <typeinfo>
 
 #include "colors.h"
 #include "dstudio/analysis/window_maps.h"
@@ -81,9 +82,76 @@ void style_axis(QCPAxis* axis, const FigureStyle& s) {
   axis->setLabelPadding(3);
 }
 
+// Tick labels set as numbers are in print: a minus sign (U+2212) where Qt writes a hyphen, and on
+// an axis whose data are whole numbers (layers, steps, context lengths, episodes) whole-number
+// ticks only, never "1.5 layers".
+class TypesetTicker : public QCPAxisTicker {
+ public:
+  explicit TypesetTicker(bool whole) : whole_(whole) {}
+
+ protected:
+  double getTickStep(const QCPRange& range) override {
+    const double step = QCPAxisTicker::getTickStep(range);
+    return whole_ ? std::max(1.0, std::floor(step)) : step;
+  }
+  int getSubTickCount(double step) override {
+    // Sub-ticks between whole numbers would mark values the data cannot take.
+    return whole_ && step < 10 ? std::max(0, static_cast<int>(std::lround(step)) - 1)
+                               : QCPAxisTicker::getSubTickCount(step);
+  }
+  QString getTickLabel(double tick, const QLocale& locale, QChar format, int precision) override {
+    return QCPAxisTicker::getTickLabel(tick, locale, format, precision)
+        .replace(QLatin1Char('-'), QChar(0x2212));
+  }
+
+ private:
+  bool whole_;
+};
+
+std::vector<QCPAxis*> all_axes(QCustomPlot& plot);
+
+// True when every value a plottable puts on `axis` is a whole number (and there is one).
+bool whole_numbers_on(QCustomPlot& plot, const QCPAxis* axis) {
+  int values = 0;
+  for (int i = 0; i < plot.plottableCount(); ++i) {
+    auto* p = plot.plottable(i);
+    if (qobject_cast<QCPErrorBars*>(p)) continue;  // its values are the errors' lengths
+    const bool key = p->keyAxis() == axis, value = p->valueAxis() == axis;
+    if (!key && !value) continue;
+    const auto* data = p->interface1D();
+    if (!data) return false;  // a colour map: its cells span the axis continuously
+    for (int k = 0; k < data->dataCount(); ++k) {
+      const double v = key ? data->dataMainKey(k) : data->dataMainValue(k);
+      if (std::isnan(v)) continue;
+      if (v != std::round(v)) return false;
+      ++values;
+    }
+  }
+  return values > 0;
+}
+
+// Every axis's numbers typeset (TypesetTicker); a text ticker's numeric labels get the minus sign.
+void typeset_ticks(QCustomPlot& plot) {
+  static const QRegularExpression negative(QStringLiteral(R"(^-(?=[\d.]))"));
+  for (auto* axis : all_axes(plot)) {
+    const auto ticker = axis->ticker();
+    if (auto text = ticker.dynamicCast<QCPAxisTickerText>()) {
+      for (auto& label : text->ticks()) label.replace(negative, QString(QChar(0x2212)));
+      continue;
+    }
+    if (!ticker || typeid(*ticker) != typeid(QCPAxisTicker)) continue;  // already set, or log
+    QSharedPointer<QCPAxisTicker> typeset(new TypesetTicker(whole_numbers_on(plot, axis)));
+    typeset->setTickCount(ticker->tickCount());
+    typeset->setTickOrigin(ticker->tickOrigin());
+    typeset->setTickStepStrategy(ticker->tickStepStrategy());
+    axis->setTicker(typeset);
+  }
+}
+
 // The plot laid out at the canvas's size. A hidden widget gets no resize event, so the viewport
 // is set as well: positions measured after this are those of the page.
 void lay_out(QCustomPlot& plot, Canvas c) {
+  typeset_ticks(plot);
   plot.resize(c.width, c.height);
   plot.setViewport(QRect(0, 0, c.width, c.height));
   plot.replot();
@@ -2057,7 +2125,9 @@ std::vector<std::string> export_all(const std::vector<const FigureSource*>& sour
   std::vector<std::string> written;
   for (const auto* source : sources) {
     if (!source || !source->hasFigure()) continue;
-    const auto base = (std::filesystem::path(dir) / source->figureName().toStdString()).string();
+    const auto folder = std::filesystem::path(dir) / source->exportFolder().toStdString();
+    std::filesystem::create_directories(folder, ec);
+    const auto base = (folder / source->figureName().toStdString()).string();
     for (auto& f : export_with_recipes(*source, base, style, preset))
       written.push_back(std::move(f));
   }

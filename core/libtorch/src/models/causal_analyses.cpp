@@ -247,6 +247,7 @@ AnalysisResult lens(const AnalysisInputs& in, const Progress& progress) {
   f.x_label = "layer";
   f.y_label = "mean |lens action - final action|";
   std::vector<AnalysisSeries> joints(static_cast<std::size_t>(c.act_dim));
+  const auto names = joint_names(checkpoint->info, c.act_dim);
   AnalysisSeries all{"every joint (distance)", {}, {}, {}, false};
   ordered_json layers = ordered_json::array();
   for (int l = 1; l <= c.layers; ++l) {
@@ -257,7 +258,7 @@ AnalysisResult lens(const AnalysisInputs& in, const Progress& progress) {
       const double e = per_joint[a].item<double>();
       table.rows.push_back({static_cast<double>(l), static_cast<double>(a + 1), e});
       auto& series = joints[static_cast<std::size_t>(a)];
-      series.name = "joint " + std::to_string(a + 1);
+      series.name = names[static_cast<std::size_t>(a)];
       series.x.push_back(l);
       series.y.push_back(e);
       joint_errors.push_back(e);
@@ -370,10 +371,12 @@ AnalysisResult patching(const AnalysisInputs& in, const Progress& progress) {
   const auto labels = token_labels(c, T);
   const std::string who = checkpoint_label(in.checkpoint);
   const std::string colour = "fraction recovered";
-  std::vector<std::string> joints;
-  for (int a = 1; a <= A; ++a) joints.push_back("j" + std::to_string(a));
+  const auto joints = joint_names(info, A);
   std::vector<std::string> columns{"site", "layer", "position", "fraction", "windows"};
-  for (const auto& j : joints) columns.push_back("fraction_" + j);
+  for (auto j : joints) {
+    std::replace(j.begin(), j.end(), ' ', '_');
+    columns.push_back("fraction_" + j);
+  }
   AnalysisTable table{"patching", columns, {}};
   const auto add_row = [&](const std::string& site, int layer, const std::string& position,
                            const analysis::Recovered& r) {

@@ -8,12 +8,17 @@
 
 #include "dstudio/common/error.h"
 #include "dstudio/data/dataset_io.h"
+#include "dstudio/env/action_names.h"
 #include "dstudio/models/dataset_fit.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/models/windows.h"
 #include "policy_window.h"
 
 namespace dstudio::models::causal_parts {
+
+std::vector<std::string> joint_names(const CheckpointInfo& info, int count) {
+  return env::action_names_or_numbers(info.env_id.empty() ? "hopper" : info.env_id, count);
+}
 
 DatasetWindows dataset_windows(const LoadedCheckpoint& checkpoint, const std::string& dataset,
                                int count, const Progress& progress) {

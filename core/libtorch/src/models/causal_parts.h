@@ -33,6 +33,10 @@ struct DatasetWindows {
 DatasetWindows dataset_windows(const LoadedCheckpoint& checkpoint, const std::string& dataset,
                                int count, const Progress& progress);
 
+/// The checkpoint's action dimensions named by their joints (thigh, leg, foot for the hopper;
+/// "joint N" for an environment the studio does not simulate): a figure's per-joint labels.
+std::vector<std::string> joint_names(const CheckpointInfo& info, int count);
+
 /// A causal analysis's checkpoint (opened()) with its model callable. A model that sees one step
 /// (mlp-bc) is refused: "<checkpoint>: the model (mlp-bc) has no <lacking>".
 struct ModelWithBlocks {

@@ -63,8 +63,7 @@ AnalysisResult attribution(const AnalysisInputs& in, const Progress& progress) {
     parts.push_back(
         {{"part", a.parts[static_cast<std::size_t>(p)]}, {"mean", m}, {"mean_abs", abs}});
   }
-  std::vector<std::string> joints;
-  for (int j = 1; j <= A; ++j) joints.push_back("j" + std::to_string(j));
+  const auto joints = joint_names(m.info(), A);
   const std::string who = checkpoint_label(in.checkpoint);
   AnalysisFigure size;
   size.kind = AnalysisFigure::Kind::Grid;

@@ -28,6 +28,9 @@ class QTreeWidget;
 
 namespace dstudio::viz {
 
+/// The folder of an export of every view that holds the Analyses tab's figures.
+inline constexpr char kAnalysesExportFolder[] = "analyses";
+
 class AnalysisView : public QWidget, public FigureSource {
   Q_OBJECT
  public:
@@ -66,11 +69,17 @@ class AnalysisView : public QWidget, public FigureSource {
   [[nodiscard]] bool hasFigure() const override;
   [[nodiscard]] FigureText figureText() const override;
   [[nodiscard]] QString figureModel() const override { return result_ ? model_ : QString(); }
-  /// Every figure of the result as base_<figure>.* (the figure's name as the command line writes
-  /// it, after the analysis's), each with its numbers as CSV, and, when the result has a recipe
-  /// maker, base_<figure>.recipe.json beside it (what `dstudio figure render` draws it again from).
+  /// kAnalysesExportFolder: an export of every view puts these figures in a folder of their own.
+  [[nodiscard]] QString exportFolder() const override;
+  /// Every figure of the result at figure_file_base(base, figure), each with its numbers as CSV,
+  /// and, when the result has a recipe maker, a .recipe.json beside it (what `dstudio figure
+  /// render` draws it again from).
   std::vector<std::string> exportFigure(const std::string& base,
                                         const FigureStyle& style = {}) const override;
+  /// Where the figure `name` of an export to `base` goes: the figure's own name, as `dstudio
+  /// analyze` writes it, beside `base` when base's file name is the analysis's ("patching" and
+  /// "patching_stream": patching_stream, never patching_patching_stream); else base_<name>.
+  static std::string figure_file_base(const std::string& base, const std::string& name);
 
   /// What made the result, as a recipe without the figure's name, outputs and time, for the style
   /// given (dstudio/common/figure_recipe.h); set with the result by whoever ran it. It may throw

@@ -63,8 +63,9 @@ class ExportDialog : public QDialog {
 
   /// What was written, for a status line: how many files, and the folder as a link to open it.
   [[nodiscard]] static QString writtenReport(const std::vector<std::string>& written);
-  /// The files an earlier export left in `folder` (figures, their CSVs and recipes: .pdf, .svg,
-  /// .png, .csv, .recipe.json), sorted; other files are not an export's. Before the export-all
+  /// The files an earlier export left in `folder` and its Analyses folder ("analyses/<file>"):
+  /// figures, their CSVs and recipes (.pdf, .svg, .png, .csv, .recipe.json), sorted; other files
+  /// are not an export's. Before the export-all
   /// dialog writes into a folder that holds some, it asks whether to replace them, so another
   /// model's figures are not left beside the new ones.
   [[nodiscard]] static QStringList earlierFigures(const QString& folder);

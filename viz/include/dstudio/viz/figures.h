@@ -89,6 +89,10 @@ class FigureSource {
   virtual ~FigureSource() = default;
   /// The figure's file name without extension ("attention"), also its name in the dialogs.
   [[nodiscard]] virtual QString figureName() const = 0;
+  /// The folder under an export of every view that its files go in ("" for that folder itself):
+  /// the Analyses tab's figures go in "analyses", by the names `dstudio analyze` gives them,
+  /// where they cannot take another view's name.
+  [[nodiscard]] virtual QString exportFolder() const { return {}; }
   /// What the dialogs list it as: the tab it is on and what it shows ("Zeroing and target sweep").
   [[nodiscard]] virtual QString figureTitle() const { return figureName(); }
   /// False while there is nothing to draw (no checkpoint, no rollout yet).
@@ -136,8 +140,8 @@ std::vector<std::string> export_with_recipes(const FigureSource& source, const s
 /// hides it: what the save_* functions below draw.
 FigureStyle with_defaults(FigureStyle style, const FigureText& text);
 
-/// Writes <dir>/<figureName>.* for every source that has a figure, with their recipes
-/// (export_with_recipes), skipping the others (and null pointers); makes `dir` if needed.
+/// Writes <dir>/<exportFolder>/<figureName>.* for every source that has a figure, with their
+/// recipes (export_with_recipes), skipping the others (and null pointers); makes `dir` if needed.
 /// Returns every path written.
 std::vector<std::string> export_all(const std::vector<const FigureSource*>& sources,
                                     const std::string& dir, const FigureStyle& style,
