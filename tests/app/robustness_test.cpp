@@ -153,6 +153,33 @@ TEST_F(Robustness, PredictRefusesWindowsLongerThanTheContext) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// Well formed but meaningless: states of 3e38 (finite float32) make the model's actions inf or nan
+// in window 1; predict names that window and writes no file of nan.
+TEST_F(Robustness, PredictRefusesAnActionThatIsNotAFiniteNumberNamingItsWindow) {
+  const auto input = *dir_ / "huge-states.h5";
+  {
+    dstudio::test::H5Writer file(input);
+    const hsize_t B = 3, K = 5, S = 11, A = 3;
+    std::vector<double> states(B * K * S, 0.1);
+    for (hsize_t i = K * S; i < 2 * K * S; ++i) states[i] = 3e38;  // window 1
+    file.numbers("states", states, {B, K, S}, H5T_IEEE_F32LE);
+    file.numbers("actions", std::vector<double>(B * K * A, 0.0), {B, K, A}, H5T_IEEE_F32LE);
+    file.numbers("returns_to_go", std::vector<double>(B * K, 1.0), {B, K}, H5T_IEEE_F32LE);
+    std::vector<double> steps;
+    for (hsize_t b = 0; b < B; ++b)
+      for (hsize_t k = 0; k < K; ++k) steps.push_back(static_cast<double>(k));
+    file.numbers("timesteps", steps, {B, K}, H5T_STD_I64LE);
+  }
+  const auto out = *dir_ / "predicted.h5";
+  const auto r = run_cli("predict --checkpoint " + checkpoint_ + " --input " + input.string() +
+                             " --output " + out.string() + " --no-normalize",
+                         *dir_);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("window 1 (counting from 0) of 3"));
+  EXPECT_THAT(r.err, HasSubstr("not a finite number"));
+  EXPECT_FALSE(fs::exists(out));
+}
+
 // Flipped bits and cut files: every command that loads the checkpoint exits 1 and names it.
 TEST_F(Robustness, DamagedCheckpointsAreRefusedByEveryCommand) {
   const std::string good = read_all(checkpoint_);

@@ -397,5 +397,38 @@ TEST(InterventionPlan, SteeringAddsTheDirectionAtStateTokensAfterItsBlock) {
   }
 }
 
+// Well formed but meaningless: a direction whose numbers overflow float32 (3e39 is a finite JSON
+// number, inf as float) is refused naming the entry, and so is an ALPHA whose product with a
+// finite direction leaves float32's range; nothing becomes an inf or nan action.
+TEST(InterventionPlan, SteeringRefusesWhatWouldPutInfInTheStream) {
+  const std::string path = testing::TempDir() + "/overflowing.json";
+  {
+    std::ofstream f(path);
+    f << R"({"direction": [)";
+    for (int i = 0; i < 16; ++i) f << (i ? ", " : "") << (i == 7 ? "3e39" : "0.5");
+    f << "]}";
+  }
+  CheckpointInfo info;
+  info.variant.hidden = 16;
+  try {
+    read_direction(path, info);
+    ADD_FAILURE() << "a direction beyond float32 was read";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(std::string(e.what()), testing::AllOf(testing::HasSubstr("\"direction\"[7]"),
+                                                      testing::HasSubstr("beyond float32")));
+  }
+
+  const auto c = small_variant("dt");
+  InterventionSources sources;
+  sources.directions["d"] = torch::full({16}, 1e10f);
+  EXPECT_NO_THROW(InterventionPlan({parse_intervention("steer:2=1e20*d")}, c, sources));
+  try {
+    InterventionPlan({parse_intervention("steer:2=1e30*d")}, c, sources);
+    ADD_FAILURE() << "an ALPHA that overflows the stream was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(std::string(e.what()), testing::HasSubstr("beyond float32"));
+  }
+}
+
 }  // namespace
 }  // namespace dstudio::models

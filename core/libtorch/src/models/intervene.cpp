@@ -4,12 +4,14 @@
 #include "dstudio/models/intervene.h"
 
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <utility>
 
 #include "dstudio/common/error.h"
 #include "dstudio/common/figure_recipe.h"
 #include "dstudio/common/read_file.h"
+#include "dstudio/common/text.h"
 
 namespace dstudio::models {
 namespace {
@@ -133,6 +135,14 @@ InterventionPlan::InterventionPlan(std::vector<Intervention> interventions,
       if (it->second.numel() != config_.hidden)
         throw UsageError(spec + ": the direction has " + std::to_string(it->second.numel()) +
                          " numbers, the model's stream " + std::to_string(config_.hidden));
+      // What is added to the stream, in the stream's float32: finite numbers whose product
+      // overflows would make every action inf or nan.
+      const auto added = iv.alpha * it->second.to(torch::kDouble);
+      const double largest = added.abs().max().item<double>();
+      if (!std::isfinite(largest) || largest > std::numeric_limits<float>::max())
+        throw UsageError(spec + ": ALPHA times the direction reaches " + general_number(largest) +
+                         ", beyond float32 (" + general_number(std::numeric_limits<float>::max()) +
+                         "); the stream would hold inf. Choose a smaller ALPHA");
     }
     if (iv.replacement != Replacement::Zero) {
       HookSite site;
@@ -421,6 +431,11 @@ torch::Tensor read_direction(const std::string& path, const CheckpointInfo& info
   for (const auto& x : j["direction"]) {
     if (!x.is_number() || !std::isfinite(x.get<double>()))
       throw UsageError(path + ": \"direction\" holds something that is not a finite number");
+    // The stream is float32: a number beyond its range would be read as inf.
+    if (std::abs(x.get<double>()) > std::numeric_limits<float>::max())
+      throw UsageError(path + ": \"direction\"[" + std::to_string(v.size()) + "] is " +
+                       general_number(x.get<double>()) + ", beyond float32's range (" +
+                       general_number(std::numeric_limits<float>::max()) + ")");
     v.push_back(x.get<float>());
   }
   if (static_cast<int>(v.size()) != hidden)

@@ -115,6 +115,18 @@ InterventionSources sources_for(const std::vector<Intervention>& items, Decision
   return s;
 }
 
+// A file of nan is no answer: the first window whose `what` is not finite is named.
+void refuse_non_finite(const torch::Tensor& values, const std::string& what) {
+  const auto bad = torch::isfinite(values).logical_not().flatten(1).any(1);
+  if (!bad.any().item<bool>()) return;
+  const auto first = bad.nonzero().min().item<int64_t>();
+  throw Error("window " + std::to_string(first) + " (counting from 0) of " +
+              std::to_string(values.size(0)) + ": the model's " + what +
+              " is not a finite number (" + std::to_string(bad.sum().item<int64_t>()) +
+              " windows are not); nothing was written. Check the window's inputs and any "
+              "steering or patching asked for");
+}
+
 }  // namespace
 
 PredictSummary predict_file(const fs::path& checkpoint, const fs::path& input,
@@ -140,9 +152,12 @@ PredictSummary predict_file(const fs::path& checkpoint, const fs::path& input,
   try {
     const InterventionPlan plan(items, c,
                                 sources_for(items, *model, info, in, options, summary.warnings));
-    written["actions"] = as_array(plan.empty() ? model->forward(in) : plan.forward(*model, in));
+    const auto actions = plan.empty() ? model->forward(in) : plan.forward(*model, in);
+    refuse_non_finite(actions, "action");
+    written["actions"] = as_array(actions);
     if (options.action_lens) {
       const auto lens = action_lens(*model, in, &plan);
+      refuse_non_finite(lens, "action lens");
       summary.layers = static_cast<int>(lens.size(2));
       written["lens"] = as_array(lens);
     }
