@@ -8,10 +8,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -49,33 +52,51 @@ namespace fs = std::filesystem;
 using Type = analysis::AnalysisOption::Type;
 
 // `draw` writes the figure to base.<format> (and maybe other files, which are dropped) under a
-// temporary name beside `out`, then renamed over it: the file is written whole or not at all.
-void draw_atomically(const std::string& out, const std::string& format,
-                     const viz::FigureStyle& style,
-                     const std::function<std::vector<std::string>(const std::string&,
-                                                                  const viz::FigureStyle&)>& draw,
-                     const std::string& nothing_drawn) {
+// temporary name beside `out`, which the group renames over it with the files drawn with it
+// (its numbers): all are written whole, or none is.
+void draw_into(AtomicFileGroup& group, const std::string& out, const std::string& format,
+               const viz::FigureStyle& style,
+               const std::function<std::vector<std::string>(const std::string&,
+                                                            const viz::FigureStyle&)>& draw,
+               const std::string& nothing_drawn) {
   if (const auto folder = fs::path(out).parent_path(); !folder.empty()) {
     std::error_code ec;
     fs::create_directories(folder, ec);
     if (ec) throw Error(folder.string() + ": cannot make the folder (" + ec.message() + ")");
   }
-  write_file_atomically(out, [&](const fs::path& temp) {
-    const auto written = draw(temp.string(), style);
-    const fs::path file = temp.string() + "." + format;
-    std::error_code ec;
+  const fs::path temp = group.add(out), file = temp.string() + "." + format;
+  std::vector<std::string> written;
+  std::error_code ec;
+  const auto drop = [&](const fs::path& keep) {
     for (const auto& w : written)
-      if (fs::path(w) != file) fs::remove(w, ec);
-    if (written.empty()) {
-      fs::remove(file, ec);
-      throw Error(out + ": " + nothing_drawn);
-    }
-    fs::rename(file, temp, ec);
-    if (ec) {
-      fs::remove(file, ec);
-      throw Error(out + ": cannot be written (" + ec.message() + ")");
-    }
-  });
+      if (fs::path(w) != keep) fs::remove(w, ec);
+  };
+  try {
+    written = draw(temp.string(), style);
+  } catch (...) {
+    for (const char* ext : {".pdf", ".svg", ".png", ".csv"}) fs::remove(temp.string() + ext, ec);
+    throw;
+  }
+  drop(file);
+  if (written.empty() || !fs::is_regular_file(file, ec)) {
+    fs::remove(file, ec);
+    throw Error(out + ": " + nothing_drawn);
+  }
+  fs::rename(file, temp, ec);
+  if (ec) {
+    const std::string why = ec.message();
+    fs::remove(file, ec);
+    throw Error(out + ": cannot be written (" + why + ")");
+  }
+}
+
+// The group's files renamed into place, then named: only what is there is said to be written.
+void commit_and_report(AtomicFileGroup& group) {
+  const auto written = group.commit();
+  std::string names;
+  for (std::size_t i = 0; i < written.size(); ++i)
+    names += (i == 0 ? "" : i + 1 == written.size() ? " and " : ", ") + written[i].string();
+  std::printf("wrote %s\n", names.c_str());
 }
 
 // check_inputs, its refusal naming the recipe; inputs missing where the recipe names them may have
@@ -146,13 +167,22 @@ void render_sweep(const FigureRecipe& recipe, const std::string& recipe_path,
     return it->second;
   };
   const std::string dir = option("sweep");
+  // As `sweep collect --resamples` and `--bootstrap-seed` take them: the whole text a whole number
+  // in the option's range.
+  const auto whole = [&](const char* key, std::uint64_t low, std::uint64_t high) {
+    const std::string text = option(key);
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < low ||
+        v > high)
+      throw FigureRecipeError(recipe_path + ": 'options." + key + "': \"" + text +
+                              "\" is not a whole number from " + std::to_string(low) + " to " +
+                              std::to_string(high) + ", as sweep collect --" + key + " takes");
+    return v;
+  };
   analysis::BootstrapOptions bootstrap;
-  try {
-    bootstrap.resamples = std::stoi(option("resamples"));
-    bootstrap.seed = std::stoull(option("bootstrap-seed"));
-  } catch (const std::logic_error&) {
-    throw FigureRecipeError(recipe_path + ": 'options': resamples and bootstrap-seed are numbers");
-  }
+  bootstrap.resamples = static_cast<int>(whole("resamples", 1, kMostResamples));
+  bootstrap.seed = whole("bootstrap-seed", 0, std::numeric_limits<std::uint64_t>::max());
   if (std::find(sweep_figure_names().begin(), sweep_figure_names().end(), recipe.figure.name) ==
       sweep_figure_names().end())
     throw FigureRecipeError(recipe_path + ": 'figure.name': sweep collect draws no figure '" +
@@ -162,13 +192,14 @@ void render_sweep(const FigureRecipe& recipe, const std::string& recipe_path,
   const auto groups = sweep::collect_groups(s, nullptr, bootstrap);
   const auto stats = sweep::sweep_statistics(groups, bootstrap);
   viz::FigureContext context;
-  draw_atomically(
-      out, format, viz::figure_style(recipe.figure, format),
+  AtomicFileGroup group;
+  draw_into(
+      group, out, format, viz::figure_style(recipe.figure, format),
       [&](const std::string& base, const viz::FigureStyle& style) {
         return write_sweep_figure(recipe.figure.name, groups, stats, base, style);
       },
       "the sweep has nothing to draw as " + recipe.figure.name + " now");
-  std::printf("wrote %s\n", out.c_str());
+  commit_and_report(group);
 }
 
 // The checkpoint's own dataset: the analysis or view finds it itself (an analysis that plays
@@ -219,8 +250,9 @@ void render_view(const FigureRecipe& recipe, const std::string& recipe_path, con
                             recipe.figure.name);
   const std::string panel = recipe.figure.name.substr(name.size());
   std::string numbers;
-  draw_atomically(
-      out, format, viz::figure_style(recipe.figure, format),
+  AtomicFileGroup group;
+  draw_into(
+      group, out, format, viz::figure_style(recipe.figure, format),
       [&](const std::string& base, const viz::FigureStyle& style) {
         auto written = view->exportFigure(base, style);
         const fs::path drawn = base + panel + "." + format, file = base + "." + format;
@@ -238,13 +270,9 @@ void render_view(const FigureRecipe& recipe, const std::string& recipe_path, con
         return written;
       },
       "the view drew no figure " + recipe.figure.name);
-  if (numbers.empty()) {
-    std::printf("wrote %s\n", out.c_str());
-    return;
-  }
-  const std::string csv = fs::path(out).replace_extension(".csv").string();
-  write_text_atomically(csv, numbers);
-  std::printf("wrote %s and %s\n", out.c_str(), csv.c_str());
+  if (!numbers.empty())
+    write_text_atomically(group.add(fs::path(out).replace_extension(".csv")), numbers);
+  commit_and_report(group);
 }
 
 // A Viewer tab recording: its inputs checked here, then drawn by the studio's own viewer panel
@@ -381,25 +409,20 @@ void render(const std::string& recipe_path, const std::string& out,
 
   viz::FigureContext context;
   const viz::FigureStyle style = viz::figure_style(recipe.figure, format);
-  draw_atomically(
-      out, format, style,
+  AtomicFileGroup group;
+  draw_into(
+      group, out, format, style,
       [&](const std::string& base, const viz::FigureStyle& s) {
         return viz::save_analysis_figure(base, *figure, s, false);
       },
       "the figure could not be written");
   // Its numbers, as `analyze` wrote them: the table of the figure's name, else the figure's own.
-  const std::string csv = fs::path(out).replace_extension(".csv").string();
   const auto table = std::find_if(result.tables.begin(), result.tables.end(),
                                   [&](const auto& t) { return t.name == figure->name; });
-  if (table != result.tables.end()) {
-    write_text_atomically(csv, analysis::table_csv(*table));
-  } else {
-    viz::FigureStyle numbers_only = style;
-    numbers_only.pdf = numbers_only.svg = numbers_only.png = false;
-    (void)viz::save_analysis_figure(fs::path(csv).replace_extension().string(), *figure,
-                                    numbers_only, true);
-  }
-  std::printf("wrote %s and %s\n", out.c_str(), csv.c_str());
+  write_text_atomically(group.add(fs::path(out).replace_extension(".csv")),
+                        table != result.tables.end() ? analysis::table_csv(*table)
+                                                     : viz::analysis_figure_csv(*figure));
+  commit_and_report(group);
 }
 
 }  // namespace

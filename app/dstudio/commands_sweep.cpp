@@ -746,7 +746,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
   collect->add_flag("--json", co->json, "Print results.json");
   collect->add_option("--resamples", co->resamples, "Bootstrap resamples of every interval")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000000));
+      ->check(CLI::Range(1, kMostResamples));
   collect
       ->add_option("--bootstrap-seed", co->seed,
                    "Seed of the bootstrap (the same seed gives the same intervals)")

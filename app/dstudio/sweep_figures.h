@@ -24,6 +24,9 @@ namespace dstudio::cli {
 
 struct FigureOptions;
 
+/// The most bootstrap resamples `sweep collect --resamples` and a sweep figure's recipe take.
+inline constexpr int kMostResamples = 1000000;
+
 /// The figure options of `sweep collect` (figure_options.h), registered on `cmd`; keep the
 /// result as long as the command line.
 std::shared_ptr<FigureOptions> add_sweep_figure_options(CLI::App* cmd);

@@ -254,6 +254,29 @@ TEST_F(FigureRecipes, AChangedCheckpointIsRefusedNamingTheHashThatDiffers) {
   EXPECT_FALSE(fs::exists(fs::path(out).replace_extension(".csv")));
 }
 
+// A figure and its numbers are written together or not at all: where the CSV cannot be written (a
+// folder has its name) neither is, no temporary stays, and nothing is said to be written; where it
+// can, both are, and both are named.
+TEST_F(FigureRecipes, AFigureAndItsNumbersAreWrittenTogetherOrNotAtAll) {
+  const auto recipe_path = recipe_on(shipped_checkpoint(), dataset(), *dir_ / "together", *dir_);
+  const auto folder = *dir_ / "together-out";
+  const auto out = folder / "sib.png", csv = folder / "sib.csv";
+  fs::create_directories(csv);
+  auto r = run("figure render " + recipe_path.string() + " --out " + out.string());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(csv.string() + ": cannot be written (a folder has that name)"));
+  EXPECT_THAT(r.out, Not(HasSubstr("wrote")));
+  EXPECT_FALSE(fs::exists(out));
+  for (const auto& entry : fs::directory_iterator(folder))
+    EXPECT_EQ(entry.path(), csv) << "left behind: " << entry.path();
+  fs::remove(csv);
+  r = run("figure render " + recipe_path.string() + " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("wrote " + out.string() + " and " + csv.string()));
+  EXPECT_TRUE(fs::is_regular_file(out));
+  EXPECT_TRUE(fs::is_regular_file(csv));
+}
+
 TEST_F(FigureRecipes, AChangedDatasetIsRefusedNamingTheFingerprintThatDiffers) {
   const auto data = *dir_ / "changing.hdf5";
   fs::copy_file(dataset(), data, fs::copy_options::overwrite_existing);

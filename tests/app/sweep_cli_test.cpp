@@ -250,6 +250,27 @@ TEST_F(SweepCli, CollectDrawsTheGroupsAsFigures) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(bytes(again), bytes(results / (std::string(name) + ".png"))) << name;
   }
+  // The recipe's numbers are read as the command line reads --resamples and --bootstrap-seed: the
+  // whole text a whole number in the option's range (12abc was read as 12, -1 and 1e3 accepted,
+  // 1e9 resamples ran for minutes).
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"resamples", "12abc"},
+                                                        {"resamples", "1000000000"},
+                                                        {"resamples", "0"},
+                                                        {"bootstrap-seed", "-1"},
+                                                        {"bootstrap-seed", "1e3"}}) {
+    auto j = nlohmann::json::parse(bytes(results / "scores.recipe.json"));
+    j["options"][key] = value;
+    const auto changed = results / "changed.recipe.json";
+    std::ofstream(changed) << j.dump();
+    const auto never = *dir_ / "changed.png";
+    r = run_cli("figure render " + changed.string() + " --out " + never.string(), *dir_);
+    EXPECT_EQ(r.exit_code, 1) << key << " " << value << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr("'options." + key + "': \"" + value + "\" is not a whole number"))
+        << key << " " << value;
+    EXPECT_FALSE(std::filesystem::exists(never));
+    std::filesystem::remove(changed);
+  }
   const auto edited = std::filesystem::path(sweep) / "cells" / cells[0]["name"].get<std::string>();
   std::ofstream(edited / "task.json")
       << R"({"state": "finished", "step": 30, "total": 30, "score": 99.0, "score_std": 1.0})";

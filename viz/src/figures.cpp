@@ -627,9 +627,16 @@ std::vector<std::string> save_all(QCustomPlot& plot, const std::string& base,
   const QString b = QString::fromStdString(base);
   const QString title = has_title(s) ? s.title : QString();
   std::vector<std::string> written;
+  // Every format asked for is written, or the export stops naming the file that was not.
+  const auto refused = [](const std::string& file) {
+    return Error(file +
+                 ": cannot be written (its folder is missing or not writable, a folder has "
+                 "its name, or the disk is full)");
+  };
   // Qt's PDF engine embeds the TrueType fonts (as CID fonts); text is never drawn as Type 3.
-  if (s.pdf &&
-      plot.savePdf(b + ".pdf", c.width, c.height, QCP::epNoCosmetic, "Decision Studio", title)) {
+  if (s.pdf) {
+    if (!plot.savePdf(b + ".pdf", c.width, c.height, QCP::epNoCosmetic, "Decision Studio", title))
+      throw refused(base + ".pdf");
     remove_pdf_creation_date(base + ".pdf");
     written.push_back(base + ".pdf");
   }
@@ -640,15 +647,15 @@ std::vector<std::string> save_all(QCustomPlot& plot, const std::string& base,
     svg.setViewBox(QRect(0, 0, c.width, c.height));
     svg.setTitle(title);
     QCPPainter painter;
-    if (painter.begin(&svg)) {
-      plot.toPainter(&painter, c.width, c.height);
-      painter.end();
-      written.push_back(base + ".svg");
-    }
+    if (!painter.begin(&svg)) throw refused(base + ".svg");
+    plot.toPainter(&painter, c.width, c.height);
+    painter.end();
+    written.push_back(base + ".svg");
   }
   if (s.png) {
     const QImage image = raster(plot, s);
-    if (!image.isNull() && image.save(b + ".png", "PNG")) written.push_back(base + ".png");
+    if (image.isNull() || !image.save(b + ".png", "PNG")) throw refused(base + ".png");
+    written.push_back(base + ".png");
   }
   return written;
 }
@@ -2276,18 +2283,9 @@ QImage render_analysis_figure(const analysis::AnalysisFigure& figure, const Figu
   return raster(plot, s);
 }
 
-std::vector<std::string> save_analysis_figure(const std::string& base,
-                                              const analysis::AnalysisFigure& figure,
-                                              const FigureStyle& style, bool with_csv) {
-  QCustomPlot plot;
-  const FigureStyle s = plot_analysis_figure(plot, figure, analysis_style(figure, style));
-  std::vector<std::string> written = save_all(plot, base, s);
-  if (!with_csv) return written;
-  const std::string csv = base + ".csv";
-  if (figure.kind == analysis::AnalysisFigure::Kind::Heatmap) {
-    if (analysis::write_map_csv(csv, figure.matrix, figure.labels)) written.push_back(csv);
-    return written;
-  }
+std::string analysis_figure_csv(const analysis::AnalysisFigure& figure) {
+  if (figure.kind == analysis::AnalysisFigure::Kind::Heatmap)
+    return analysis::map_csv(figure.matrix, figure.labels);
   if (figure.kind == analysis::AnalysisFigure::Kind::Grid) {
     // One row of the grid per line, its label first (under the rows' axis title); blank cells
     // are empty fields.
@@ -2300,9 +2298,7 @@ std::vector<std::string> save_analysis_figure(const std::string& base,
       for (std::size_t j = 0; j < cols; ++j) out << figure.cells[i * cols + j];
       out.end_row();
     }
-    out.write(csv);
-    written.push_back(csv);
-    return written;
+    return out.text();
   }
   // An interval that is not symmetric (a bootstrap's) adds its ends.
   const bool intervals = std::any_of(figure.series.begin(), figure.series.end(), [](const auto& a) {
@@ -2322,7 +2318,18 @@ std::vector<std::string> save_analysis_figure(const std::string& base,
       if (intervals) out << (interval ? a.low[k] : nan) << (interval ? a.high[k] : nan);
       out.end_row();
     }
-  out.write(csv);
+  return out.text();
+}
+
+std::vector<std::string> save_analysis_figure(const std::string& base,
+                                              const analysis::AnalysisFigure& figure,
+                                              const FigureStyle& style, bool with_csv) {
+  QCustomPlot plot;
+  const FigureStyle s = plot_analysis_figure(plot, figure, analysis_style(figure, style));
+  std::vector<std::string> written = save_all(plot, base, s);
+  if (!with_csv) return written;
+  const std::string csv = base + ".csv";
+  write_text_atomically(csv, analysis_figure_csv(figure));  // throws naming the file
   written.push_back(csv);
   return written;
 }

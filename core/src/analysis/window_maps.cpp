@@ -6,6 +6,7 @@
 #include <span>
 
 #include "dstudio/analysis/entropy.h"
+#include "dstudio/common/atomic_file.h"
 #include "dstudio/common/csv.h"
 #include "dstudio/common/error.h"
 
@@ -81,8 +82,7 @@ std::vector<std::string> window_labels(const std::vector<models::WindowInspectio
                              : relative_token_labels(first.token_types);
 }
 
-bool write_map_csv(const std::filesystem::path& path, const TokenMatrix& map,
-                   const std::vector<std::string>& labels) {
+std::string map_csv(const TokenMatrix& map, const std::vector<std::string>& labels) {
   std::vector<std::string> header = {"query"};
   header.insert(header.end(), labels.begin(), labels.end());
   CsvWriter out(header, 6);
@@ -91,8 +91,13 @@ bool write_map_csv(const std::filesystem::path& path, const TokenMatrix& map,
     for (int j = 0; j < map.tokens; ++j) out << map.at(i, j);
     out.end_row();
   }
+  return out.text();
+}
+
+bool write_map_csv(const std::filesystem::path& path, const TokenMatrix& map,
+                   const std::vector<std::string>& labels) {
   try {
-    out.write(path);
+    write_text_atomically(path, map_csv(map, labels));
   } catch (const Error&) {
     return false;
   }

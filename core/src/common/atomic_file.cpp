@@ -108,4 +108,55 @@ void write_text_atomically(const fs::path& path, std::string_view text) {
   write_bytes_atomically(path, text);
 }
 
+AtomicFileGroup::~AtomicFileGroup() {
+  if (committed_) return;
+  std::error_code ec;
+  for (const auto& [temp, target] : files_) fs::remove(temp, ec);
+}
+
+fs::path AtomicFileGroup::add(const fs::path& target) {
+  for (const auto& [temp, other] : files_)
+    if (fs::absolute(other).lexically_normal() == fs::absolute(target).lexically_normal())
+      throw UsageError(target.string() + ": named twice among the files written together");
+  // As write_file_atomically names its temporary, so that remove_stale_temporaries finds a killed
+  // writer's.
+  std::string name = ".";
+  name += target.filename().string();
+  name += ".partial-" + std::to_string(getpid());
+  const fs::path folder = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  remove_stale_temporaries(target);
+  files_.emplace_back(folder / name, target);
+  return files_.back().first;
+}
+
+std::vector<fs::path> AtomicFileGroup::commit() {
+  // Every check before any rename: a target that cannot take its file leaves all of them as
+  // they were.
+  std::error_code ec;
+  for (const auto& [temp, target] : files_) {
+    if (!fs::is_regular_file(temp, ec))
+      throw Error(target.string() + ": cannot be written (nothing was written for it)");
+    if (fs::is_directory(target, ec))
+      throw Error(target.string() + ": cannot be written (a folder has that name)");
+    const fs::path folder = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+    if (::access(folder.c_str(), W_OK) != 0)
+      throw Error(target.string() + ": cannot be written (" + reason(errno) + ")");
+    sync_to_disk(temp);
+  }
+  std::vector<fs::path> written;
+  for (const auto& [temp, target] : files_) {
+    fs::rename(temp, target, ec);
+    if (ec)
+      throw Error(target.string() + ": cannot be written (" + ec.message() + ")" +
+                  (written.empty() ? std::string()
+                                   : "; written before it: " + written.front().string() +
+                                         (written.size() > 1 ? " and others" : "")));
+    written.push_back(target);
+  }
+  committed_ = true;
+  for (const auto& [temp, target] : files_)
+    sync_to_disk(target.parent_path().empty() ? fs::path(".") : target.parent_path());
+  return written;
+}
+
 }  // namespace dstudio

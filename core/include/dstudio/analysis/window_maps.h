@@ -55,8 +55,9 @@ std::vector<HeadEntropy> head_entropies(const std::vector<models::WindowInspecti
 /// last step for several ("s-3").
 std::vector<std::string> window_labels(const std::vector<models::WindowInspection>& windows);
 
-/// Writes a map as CSV: a header "query,<keys...>", then a row a query. Returns false when the
-/// file cannot be written.
+/// A map as CSV text: a header "query,<keys...>", then a row a query.
+std::string map_csv(const TokenMatrix& map, const std::vector<std::string>& labels);
+/// Writes map_csv(map, labels) to `path`. Returns false when the file cannot be written.
 bool write_map_csv(const std::filesystem::path& path, const TokenMatrix& map,
                    const std::vector<std::string>& labels);
 

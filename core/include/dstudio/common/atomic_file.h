@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <functional>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace dstudio {
 
@@ -29,5 +31,31 @@ void sync_to_disk(const std::filesystem::path& path);
 
 /// `text` as the whole content of `path`, atomically. Throws Error naming `path` on failure.
 void write_text_atomically(const std::filesystem::path& path, std::string_view text);
+
+/// Several files written together or not at all (a figure, its CSV and its recipe): each is
+/// written under a temporary name beside its target (add()), and commit() renames them all once
+/// every one is there and every target can take it (none is a folder, each folder is writable).
+/// Destroyed without a commit, or when commit() throws, it removes its temporaries and every target
+/// is as it was.
+class AtomicFileGroup {
+ public:
+  AtomicFileGroup() = default;
+  ~AtomicFileGroup();
+  AtomicFileGroup(const AtomicFileGroup&) = delete;
+  AtomicFileGroup& operator=(const AtomicFileGroup&) = delete;
+
+  /// The temporary path to write `target`'s content to. Throws UsageError when `target` is
+  /// already in the group.
+  std::filesystem::path add(const std::filesystem::path& target);
+  /// Flushes every temporary and renames it over its target, after checking that every one was
+  /// written and every target can be replaced; returns the targets in the order added. Throws
+  /// Error naming the first file that cannot be written: a check that fails replaces none (a
+  /// rename the system refuses after them names those already replaced).
+  std::vector<std::filesystem::path> commit();
+
+ private:
+  std::vector<std::pair<std::filesystem::path, std::filesystem::path>> files_;  // temp, target
+  bool committed_ = false;
+};
 
 }  // namespace dstudio

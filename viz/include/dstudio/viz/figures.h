@@ -367,6 +367,9 @@ std::vector<std::string> save_analysis_figure(const std::string& base,
                                               const analysis::AnalysisFigure& figure,
                                               const FigureStyle& style = {}, bool with_csv = true);
 
+/// The numbers of an analysis's figure as save_analysis_figure writes them beside it (CSV text).
+std::string analysis_figure_csv(const analysis::AnalysisFigure& figure);
+
 /// The same figure as an image at the style's size and dpi (on screen: dpi 96 and the widget's
 /// width in inches).
 QImage render_analysis_figure(const analysis::AnalysisFigure& figure,
