@@ -286,6 +286,7 @@ void render_clip(const FigureRecipe& recipe, const std::string& recipe_path, con
   check_recipe_inputs(recipe, recipe_path);
   check_own_dataset(recipe, recipe_path);
   warn_of_another_version(recipe, recipe_path);
+  check_clip_within_episode(clip, recipe_path);
   if (const auto folder = fs::path(out).parent_path(); !folder.empty()) {
     std::error_code ec;
     fs::create_directories(folder, ec);

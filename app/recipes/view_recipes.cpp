@@ -18,11 +18,13 @@
 #include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/common/text.h"
+#include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/checkpoint_info.h"
 #include "dstudio/models/episode_player.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/models/markov_lab.h"
+#include "dstudio/models/playback.h"
 #include "dstudio/models/windows.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
@@ -900,6 +902,23 @@ FigureRecipe clip_recipe(const ClipShown& shown) {
   r.figure.name = "clip";
   r.figure.formats = {"mp4"};
   return r;
+}
+
+void check_clip_within_episode(const ClipShown& clip, const std::string& where) {
+  const auto info = models::read_checkpoint_info(clip.run.checkpoint);
+  const env::Environment environment(info.env_id.empty() ? "hopper" : info.env_id);
+  const int horizon = environment.spec().max_episode_steps;
+  const auto within = [&](const std::string& key, int step, const std::string& what) {
+    if (step > horizon)
+      throw FigureRecipeError(where + ": '" + key + "': " + what + " is step " +
+                              std::to_string(step) + ", past the end of the episode: " +
+                              environment.spec().name + " ends by step " + std::to_string(horizon));
+  };
+  within("options.first", clip.first, "the first frame");
+  within("options.frames",
+         models::recorded_step(clip.first, clip.frames - 1, clip.fps, clip.speed, environment.dt()),
+         "the last frame");
+  for (const auto& fork : clip.run.forks) within("options.forks", fork.step, "a fork");
 }
 
 ClipShown clip_shown(const FigureRecipe& r, const std::string& where) {

@@ -197,6 +197,10 @@ FigureRecipe clip_recipe(const ClipShown& shown);
 /// clip_recipe read back. Throws FigureRecipeError naming `where` and the key for a recipe that is
 /// not a clip's or holds what a clip cannot be (no checkpoint, no frames, a size out of range).
 ClipShown clip_shown(const FigureRecipe& recipe, const std::string& where);
+/// Throws FigureRecipeError naming `where` and the key when the clip's first or last frame, or a
+/// fork, is past the end of its checkpoint's episode (the task's horizon): such a clip would play
+/// for ever.
+void check_clip_within_episode(const ClipShown& clip, const std::string& where);
 
 /// Builds a view again from what was computed for it; on the thread that owns the QApplication.
 using ViewBuilder = std::function<std::unique_ptr<viz::FigureSource>()>;

@@ -92,6 +92,7 @@ void ClipRender::run() {
     plan_->recipe = read_figure_recipe(where, roots);
     plan_->clip = recipes::clip_shown(plan_->recipe, where);
     check_inputs(plan_->recipe);
+    recipes::check_clip_within_episode(plan_->clip, where);
     const auto& clip = plan_->clip;
     // The run played again, re-conditioned where the user changed it, to the last step recorded
     // (and the step after, which it acted at) and every fork's step.

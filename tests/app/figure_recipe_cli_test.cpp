@@ -499,6 +499,17 @@ TEST_F(FigureRecipes, AViewerClipsRecipeIsCheckedBeforeTheStudioDrawsIt) {
   wrong.options["area"] = "window";
   refused(write(wrong, "wrong-area"), (*dir_ / "wrong.mp4").string(), 1,
           "'options.area': \"window\" is not scene or panel");
+  // Steps past the end of the episode (hopper's ends by step 1000) are refused before anything
+  // plays: a first step of 100,000,000 played for ever.
+  auto far = clip;
+  far.options["first"] = "100000000";
+  refused(write(far, "far"), (*dir_ / "far.mp4").string(), 1,
+          "'options.first': the first frame is step 100000000, past the end of the episode: "
+          "hopper ends by step 1000");
+  auto longer = clip;
+  longer.options["frames"] = "100000000";
+  refused(write(longer, "longer"), (*dir_ / "longer.mp4").string(), 1,
+          "'options.frames': the last frame is step");
   // The policy changed since it was recorded.
   std::string bytes = bytes_of(copy);
   bytes[bytes.size() / 2] ^= 0x10;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
@@ -44,7 +45,10 @@ int recorded_step(int first_step, int frame, int fps, double speed, double dt) {
   const double seconds = static_cast<double>(frame) / fps * (speed > 0.0 ? speed : 1.0);
   // The allowance keeps a frame whose time lands on a step exactly on that step despite rounding
   // (frame 35 at 25 frames/s is 1.4 s, step 175 of 0.008 s steps, computed as 174.99999999999997).
-  return first_step + static_cast<int>(std::floor(seconds / dt + 1e-9));
+  // Held to what an int can say: a recording far longer than any episode ends at INT_MAX.
+  const double steps = std::floor(seconds / dt + 1e-9);
+  const double room = static_cast<double>(std::numeric_limits<int>::max() - first_step);
+  return first_step + static_cast<int>(std::clamp(steps, 0.0, room));
 }
 
 PlaybackRate::PlaybackRate(double dt, double window_seconds)
