@@ -622,14 +622,31 @@ TimelineShown read_run(const FigureRecipe& r, const Options& o, const std::strin
     for (const auto& f : nlohmann::json::parse(o.text("forks")))
       forks.push_back(
           {f.at("step").get<int>(), f.at("change").get<std::string>(), f.at("frames").get<int>()});
-    // Another checkpoint's fork plays the file the recipe checked, wherever it was found.
-    for (std::size_t k = 0; k < forks.size(); ++k)
+    // Another checkpoint's fork plays the file the recipe checked, wherever it was found; a fork
+    // whose checkpoint the recipe does not list with its hash plays nothing, since whatever file
+    // is at that path now may not be the one recorded.
+    for (std::size_t k = 0; k < forks.size(); ++k) {
+      const std::string option = "fork-" + std::to_string(k + 1);
       for (const auto& in : r.inputs)
-        if (in.option == "fork-" + std::to_string(k + 1)) forks[k].checkpoint = in.path;
+        if (in.option == option) forks[k].checkpoint = in.path;
+    }
   } catch (const nlohmann::json::exception& e) {
     o.fail("changes", std::string("not the conditioning and forks of a run: ") + e.what());
   } catch (const Error& e) {
     o.fail("changes", e.what());
+  }
+  for (std::size_t k = 0; k < forks.size(); ++k) {
+    std::string named;
+    try {
+      named = models::parse_branch_change(forks[k].change).checkpoint;
+    } catch (const Error& e) {
+      o.fail("forks", e.what());
+    }
+    if (!named.empty() && forks[k].checkpoint.empty())
+      throw FigureRecipeError(
+          where + ": 'inputs': fork " + std::to_string(k + 1) + " plays the checkpoint " + named +
+          ", which the recipe does not list with its hash (an input \"fork-" +
+          std::to_string(k + 1) + "\"); it cannot tell that file from the one recorded");
   }
   if (changes.empty() || changes.front().step != 0)
     o.fail("changes", "the conditioning of the first step is missing");

@@ -510,6 +510,14 @@ TEST_F(FigureRecipes, AViewerClipsRecipeIsCheckedBeforeTheStudioDrawsIt) {
   longer.options["frames"] = "100000000";
   refused(write(longer, "longer"), (*dir_ / "longer.mp4").string(), 1,
           "'options.frames': the last frame is step");
+  // A fork to another checkpoint plays only the file the recipe lists with its hash: with that
+  // input removed, whatever file is at the path now is not taken.
+  auto unlisted = clip;
+  unlisted.options["forks"] =
+      R"([{"step":2,"change":"checkpoint=)" + compared_checkpoint() + R"(","frames":4}])";
+  refused(write(unlisted, "unlisted"), (*dir_ / "unlisted.mp4").string(), 1,
+          "'inputs': fork 1 plays the checkpoint " + compared_checkpoint() +
+              ", which the recipe does not list with its hash");
   // The policy changed since it was recorded.
   std::string bytes = bytes_of(copy);
   bytes[bytes.size() / 2] ^= 0x10;
