@@ -2,10 +2,12 @@
 // intervened) and per patching sweep.
 
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -14,11 +16,13 @@
 #include "commands.h"
 #include "dstudio/common/resources.h"
 #include "dstudio/common/system_info.h"
+#include "dstudio/data/arrays_h5.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/decision_model.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/models/intervene.h"
+#include "dstudio/models/predict.h"
 #include "dstudio/models/train_step.h"
 
 namespace dstudio::cli {
@@ -394,6 +398,104 @@ int run_eval_bench(const ModelBenchArgs& a, const std::string& env_id, int targe
   return kOk;
 }
 
+struct PredictBenchArgs {
+  std::string checkpoint;
+  int windows = 20000, repeats = 3, threads = 2;
+  bool action_lens = false, json = false;
+};
+
+data::NdArray array_of(const torch::Tensor& t) {
+  const auto c = t.contiguous().to(torch::kDouble);
+  data::NdArray out;
+  out.shape.assign(c.sizes().begin(), c.sizes().end());
+  out.values.assign(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+  out.dtype = t.scalar_type() == torch::kLong ? "int64" : "float32";
+  return out;
+}
+
+// `dstudio predict` on a file of synthetic windows of the checkpoint's shapes, as the command runs
+// it (reading, the windows a part at a time, writing), beside one forward pass of every window at
+// once in memory (what predict did before it took them a part at a time), alternating.
+int run_predict_bench(const PredictBenchArgs& a) {
+  at::set_num_threads(a.threads);
+  set_blas_threads(a.threads);
+  const std::string path = a.checkpoint.empty()
+                               ? resource_file("checkpoints/hopper-medium-dt.pt").string()
+                               : a.checkpoint;
+  const auto checkpoint = models::open_checkpoint(path);
+  models::DecisionModel model = checkpoint->model;
+  const auto& c = model->config();
+  torch::manual_seed(0);
+  const auto in = synthetic_inputs(c, a.windows);
+  const auto folder = std::filesystem::temp_directory_path() /
+                      ("dstudio-bench-predict-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(folder);
+  struct Cleanup {
+    std::filesystem::path folder;
+    ~Cleanup() {
+      std::error_code ec;
+      std::filesystem::remove_all(folder, ec);
+    }
+  } cleanup{folder};
+  const auto input = folder / "windows.h5", output = folder / "predicted.h5";
+  data::write_nd_arrays(input, {{"states", array_of(in.states)},
+                                {"actions", array_of(in.actions)},
+                                {"returns_to_go", array_of(in.returns_to_go)},
+                                {"timesteps", array_of(in.timesteps)}});
+  models::PredictOptions options;
+  options.normalize = false;
+  options.threads = a.threads;
+  options.action_lens = a.action_lens;
+  std::vector<double> parted_s, whole_s;
+  for (int r = 0; r < a.repeats; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    models::predict_file(path, input, output, options);
+    auto t1 = std::chrono::steady_clock::now();
+    parted_s.push_back(std::chrono::duration<double>(t1 - t0).count());
+    torch::InferenceMode inference;
+    t0 = std::chrono::steady_clock::now();
+    auto actions = model->forward(in);
+    if (a.action_lens) actions = models::action_lens(*model, in);
+    (void)actions.data_ptr<float>();
+    t1 = std::chrono::steady_clock::now();
+    whole_s.push_back(std::chrono::duration<double>(t1 - t0).count());
+  }
+  const double parted = median(parted_s), whole = median(whole_s);
+  if (a.json) {
+    nlohmann::ordered_json j = {
+        {"benchmark", "predict"},
+        {"checkpoint", path},
+        {"variant", c.variant},
+        {"windows", a.windows},
+        {"context_length", c.context_length},
+        {"part", models::kPredictPart},
+        {"action_lens", a.action_lens},
+        {"predict_median_s", parted},
+        {"all_at_once_median_s", whole},
+        {"speedup", whole / parted},
+        {"repeats", a.repeats},
+        {"threads", a.threads},
+        {"blas", active_blas_name()},
+        {"peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20)}};
+    std::cout << j.dump(2) << std::endl;
+    return kOk;
+  }
+  std::printf("benchmark      predict (read the windows, run them %lld at a time, write)%s\n",
+              static_cast<long long>(models::kPredictPart),
+              a.action_lens ? " with the action lens" : "");
+  std::printf("configuration  %s (%s): K %d, %d windows\n", c.variant.c_str(), path.c_str(),
+              c.context_length, a.windows);
+  std::printf("threads        %d (LibTorch and BLAS)\n", a.threads);
+  std::printf("blas           %s (%s)\n", active_blas_name().c_str(), active_blas().c_str());
+  std::printf("predict        median %.2f s (%.2f ms a window)\n", parted,
+              1e3 * parted / a.windows);
+  std::printf("all at once    median %.2f s: one forward pass of every window in memory\n", whole);
+  std::printf("speedup        %.1fx over %d repeats, alternating\n", whole / parted, a.repeats);
+  std::printf("memory         peak rss %.0f MiB\n",
+              static_cast<double>(peak_rss_bytes()) / (1 << 20));
+  return kOk;
+}
+
 void add_model_bench_commands(CLI::App& app, int& exit_code) {
   auto* bench = app.get_subcommand("bench");
   {
@@ -460,6 +562,29 @@ void add_model_bench_commands(CLI::App& app, int& exit_code) {
     cmd->callback([&exit_code, a, training] {
       int measured = kOk;
       exit_code = run_guarded([&] { measured = run_model_bench(*a, training); });
+      if (exit_code == kOk) exit_code = measured;
+    });
+  }
+  {
+    auto* cmd = bench->add_subcommand(
+        "predict", "Seconds for dstudio predict on many windows, against all of them at once");
+    auto a = std::make_shared<PredictBenchArgs>();
+    cmd->add_option("--checkpoint", a->checkpoint, "Checkpoint (default: the shipped hopper DT)")
+        ->check(CLI::ExistingFile);
+    cmd->add_option("--windows", a->windows, "Windows")
+        ->check(whole_number(1, 200000))
+        ->capture_default_str();
+    cmd->add_flag("--action-lens", a->action_lens, "Also the action lens of every window");
+    cmd->add_option("--repeats", a->repeats, "Timed repeats")
+        ->check(whole_number(1, 100))
+        ->capture_default_str();
+    cmd->add_option("--threads", a->threads, "Threads")
+        ->check(whole_number(1, 64))
+        ->capture_default_str();
+    cmd->add_flag("--json", a->json, "Print one JSON object");
+    cmd->callback([&exit_code, a] {
+      int measured = kOk;
+      exit_code = run_guarded([&] { measured = run_predict_bench(*a); });
       if (exit_code == kOk) exit_code = measured;
     });
   }

@@ -19,6 +19,7 @@
 #include "dstudio/models/predict.h"
 #include "dstudio/models/variant_config.h"
 #include "dstudio/models/variant_registry.h"
+#include "rollouts.h"
 
 namespace dstudio::cli {
 
@@ -246,7 +247,10 @@ predict->callback([run, pa] {
     options.action_lens = pa->action_lens;
     options.dataset = pa->dataset;
     options.seed = pa->seed;
-    const auto s = models::predict_file(pa->checkpoint, pa->input, pa->output, options);
+    models::PredictSummary s;
+    run_interruptible("predicting", [&](const Progress& progress) {
+      s = models::predict_file(pa->checkpoint, pa->input, pa->output, options, progress);
+    });
     for (const auto& w : s.warnings)
       std::fprintf(stderr, "dstudio predict: warning: %s\n", w.c_str());
     std::printf("wrote %s: actions (%lld, %lld, %lld)", pa->output.c_str(),

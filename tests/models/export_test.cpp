@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "dstudio/data/arrays_h5.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/import.h"
+#include "dstudio/models/intervene.h"
 #include "dstudio/models/predict.h"
 #include "dstudio/models/pytorch_file.h"
 #include "h5_fixture.h"
@@ -208,6 +210,90 @@ TEST(CorlExport, ExportThenImportGivesBackTheSameModelFromItsDescription) {
   const auto bare = import_corl_dt(dir / "corl.pt", dir / "bare.pt");
   EXPECT_EQ(bare.variant.heads, 1);
   EXPECT_EQ(bare.state_std, std::vector<float>(11, 1.0f));
+}
+
+// predict runs many windows a part at a time (kPredictPart): the actions, the action lens and a
+// patch from a second input are those of every window at once; it reports its progress as it goes
+// and, cancelled, stops and writes nothing.
+TEST(PredictFile, ManyWindowsArePredictedAPartAtATimeAsAllAtOnce) {
+  test::TempDir dir;
+  auto c = make_variant("dt");
+  c.state_dim = 11;
+  c.act_dim = 3;
+  c.context_length = 4;
+  c.hidden = 16;
+  c.layers = 2;
+  c.max_ep_len = 50;
+  torch::manual_seed(21);
+  DecisionModel model(c);
+  model->eval();
+  CheckpointInfo info;
+  info.variant = c;
+  info.state_mean.assign(11, 0.0f);
+  info.state_std.assign(11, 1.0f);
+  info.rtg_scale = 1.0;
+  info.env_id = "hopper";
+  info.metrics = "{}";
+  save_weights_checkpoint(dir / "model.pt", model, info, "test");
+  const std::int64_t B = 2 * kPredictPart + 37, K = 4;  // three parts, the last short
+  const auto write_windows = [&](const fs::path& path) {
+    ModelInputs in;
+    in.states = torch::randn({B, K, 11});
+    in.actions = torch::randn({B, K, 3}).tanh();
+    in.returns_to_go = torch::rand({B, K, 1}) * 3;
+    in.timesteps = torch::randint(0, 40, {B, K});
+    const auto as_array = [](const torch::Tensor& t) {
+      const auto d = t.to(torch::kDouble).contiguous();
+      data::NdArray a;
+      a.shape.assign(d.sizes().begin(), d.sizes().end());
+      a.values.assign(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
+      return a;
+    };
+    data::write_nd_arrays(path, {{"states", as_array(in.states)},
+                                 {"actions", as_array(in.actions)},
+                                 {"returns_to_go", as_array(in.returns_to_go)},
+                                 {"timesteps", as_array(in.timesteps)}});
+    // As the file holds them (float32).
+    in.states = in.states.to(torch::kFloat);
+    return in;
+  };
+  const auto in = write_windows(dir / "in.h5"), other = write_windows(dir / "other.h5");
+  PredictOptions options;
+  options.normalize = false;
+  options.action_lens = true;
+  options.patch_from = dir / "other.h5";
+  options.patches = {"resid:1.5"};
+  std::vector<double> fractions;
+  Progress progress;
+  progress.report = [&](double f, std::string_view) { fractions.push_back(f); };
+  predict_file(dir / "model.pt", dir / "in.h5", dir / "out.h5", options, progress);
+  const auto read = data::read_nd_arrays(dir / "out.h5", {"actions", "lens"});
+  const auto tensor = [](const data::NdArray& a) {
+    return torch::tensor(a.values, torch::kDouble).reshape(a.shape);
+  };
+  // Every window at once, the patch recorded from every window of the second input.
+  torch::InferenceMode inference;
+  InterventionSources sources;
+  record_activations(*model, other, sources.patch);
+  const InterventionPlan plan({parse_patch("resid:1.5")}, c, sources);
+  const auto actions = plan.forward(*model, in).to(torch::kDouble);
+  const auto lens = action_lens(*model, in, &plan).to(torch::kDouble);
+  ASSERT_EQ(tensor(read.at("actions")).sizes(), actions.sizes());
+  EXPECT_LT((tensor(read.at("actions")) - actions).abs().max().item<double>(), 1e-6);
+  EXPECT_LT((tensor(read.at("lens")) - lens).abs().max().item<double>(), 1e-6);
+  // The lens's last block is the action itself, bit for bit: predict reads both from one pass.
+  const auto plain_lens = action_lens(*model, in);
+  EXPECT_TRUE(torch::equal(plain_lens.select(2, c.layers - 1), model->forward(in)));
+  // Three parts: a report before each, and the last at 1.
+  ASSERT_GE(fractions.size(), 4u);
+  EXPECT_TRUE(std::is_sorted(fractions.begin(), fractions.end()));
+  EXPECT_DOUBLE_EQ(fractions.back(), 1.0);
+
+  Progress cancelled;
+  cancelled.cancel.cancel();
+  EXPECT_THROW(predict_file(dir / "model.pt", dir / "in.h5", dir / "never.h5", options, cancelled),
+               Cancelled);
+  EXPECT_FALSE(fs::exists(dir / "never.h5"));
 }
 
 // Every variant: written as a state_dict in the studio's names with its description beside it,

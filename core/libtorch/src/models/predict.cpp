@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include "dstudio/common/error.h"
@@ -59,12 +60,43 @@ data::NdArray as_array(const torch::Tensor& t) {
   return out;
 }
 
+// Windows `start` to `start + count` of `in`.
+ModelInputs windows_of(const ModelInputs& in, int64_t start, int64_t count) {
+  ModelInputs out;
+  out.states = in.states.narrow(0, start, count);
+  out.actions = in.actions.narrow(0, start, count);
+  out.returns_to_go = in.returns_to_go.narrow(0, start, count);
+  out.timesteps = in.timesteps.narrow(0, start, count);
+  if (in.mask.defined()) out.mask = in.mask.narrow(0, start, count);
+  return out;
+}
+
+// What the specs replace with, for windows taken a part at a time: the mean and the steering
+// directions serve every window; a resampled window and the second input are one for each input
+// window, recorded with the part they serve (recorded for every window at once, they would hold
+// the whole stream of every window).
+struct PredictSources {
+  InterventionSources shared;
+  std::optional<ModelInputs> resample, patch;
+
+  // The sources of windows `start` to `start + count`.
+  InterventionSources part(DecisionModelImpl& model, int64_t start, int64_t count) const {
+    InterventionSources s;
+    s.mean = shared.mean;
+    s.directions = shared.directions;
+    if (resample) record_activations(model, windows_of(*resample, start, count), s.resample);
+    if (patch) record_activations(model, windows_of(*patch, start, count), s.patch);
+    return s;
+  }
+};
+
 // The sources the specs need: means over dataset windows, resampled windows, the second input,
 // steering directions.
-InterventionSources sources_for(const std::vector<Intervention>& items, DecisionModelImpl& model,
-                                const CheckpointInfo& info, const ModelInputs& in,
-                                const PredictOptions& options, std::vector<std::string>& warnings) {
-  InterventionSources s;
+PredictSources sources_for(const std::vector<Intervention>& items, DecisionModelImpl& model,
+                           const CheckpointInfo& info, const ModelInputs& in,
+                           const PredictOptions& options, std::vector<std::string>& warnings) {
+  PredictSources out;
+  auto& s = out.shared;
   bool mean = false, resample = false, patch = false;
   for (const auto& iv : items) {
     mean |= iv.replacement == Replacement::Mean;
@@ -98,7 +130,7 @@ InterventionSources sources_for(const std::vector<Intervention>& items, Decision
       std::vector<Window> drawn;
       for (int64_t b = 0; b < B; ++b)
         drawn.push_back(pool[order[static_cast<std::size_t>(b) % order.size()]]);
-      record_activations(model, window_inputs(drawn, info.variant, info), s.resample);
+      out.resample = window_inputs(drawn, info.variant, info);
     }
   }
   if (patch) {
@@ -110,9 +142,9 @@ InterventionSources sources_for(const std::vector<Intervention>& items, Decision
                        std::to_string(other.states.size(0)) + " x " +
                        std::to_string(other.states.size(1)) + " steps, the input's " +
                        std::to_string(B) + " x " + std::to_string(K));
-    record_activations(model, other, s.patch);
+    out.patch = other;
   }
-  return s;
+  return out;
 }
 
 // A file of nan is no answer: the first window whose `what` is not finite is named.
@@ -130,7 +162,8 @@ void refuse_non_finite(const torch::Tensor& values, const std::string& what) {
 }  // namespace
 
 PredictSummary predict_file(const fs::path& checkpoint, const fs::path& input,
-                            const fs::path& output, const PredictOptions& options) {
+                            const fs::path& output, const PredictOptions& options,
+                            const Progress& progress) {
   // The specs' grammar first: a typo is refused before anything is read.
   std::vector<Intervention> items;
   for (const auto& spec : options.interventions) items.push_back(parse_intervention(spec));
@@ -150,24 +183,46 @@ PredictSummary predict_file(const fs::path& checkpoint, const fs::path& input,
   PredictSummary summary{B, K, c.act_dim, 0};
   std::map<std::string, data::NdArray> written;
   try {
-    const InterventionPlan plan(items, c,
-                                sources_for(items, *model, info, in, options, summary.warnings));
-    const auto actions = plan.empty() ? model->forward(in) : plan.forward(*model, in);
-    refuse_non_finite(actions, "action");
-    written["actions"] = as_array(actions);
+    progress.update(0.0, "reading what the interventions need");
+    const auto sources = sources_for(items, *model, info, in, options, summary.warnings);
+    // A part of the windows at a time: progress is shown and a cancel heard between parts, and a
+    // patch or resample records one part's streams, not every window's (gigabytes for 20,000).
+    // Parts much smaller than kPredictPart cost more per window (each operation's overhead).
+    std::vector<torch::Tensor> actions, lenses;
+    for (std::int64_t start = 0; start < B; start += kPredictPart) {
+      const std::int64_t count = std::min(kPredictPart, B - start);
+      progress.update(static_cast<double>(start) / static_cast<double>(B),
+                      "window " + std::to_string(start) + " of " + std::to_string(B));
+      const auto part = windows_of(in, start, count);
+      const InterventionPlan plan(items, c, sources.part(*model, start, count));
+      if (options.action_lens) {
+        // The stream after the last block read out is the action, bit for bit: one pass gives
+        // both.
+        lenses.push_back(action_lens(*model, part, &plan));
+        actions.push_back(lenses.back().select(2, c.layers - 1));
+      } else {
+        actions.push_back(plan.empty() ? model->forward(part) : plan.forward(*model, part));
+      }
+    }
+    const auto all = torch::cat(actions);
+    refuse_non_finite(all, "action");
+    written["actions"] = as_array(all);
     if (options.action_lens) {
-      const auto lens = action_lens(*model, in, &plan);
+      const auto lens = torch::cat(lenses);
       refuse_non_finite(lens, "action lens");
       summary.layers = static_cast<int>(lens.size(2));
       written["lens"] = as_array(lens);
     }
   } catch (const Error&) {
     throw;
+  } catch (const Cancelled&) {
+    throw;
   } catch (const std::exception& e) {
     std::string why = e.what();
     throw CheckpointError(checkpoint.string() + ": the model could not run on " + input.string() +
                           " (" + why.substr(0, why.find('\n')) + ")");
   }
+  progress.update(1.0, "writing");
   data::write_nd_arrays(output, written);
   return summary;
 }

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "dstudio/common/progress.h"
+
 namespace dstudio::models {
 
 struct PredictOptions {
@@ -46,8 +48,14 @@ struct PredictSummary {
 /// fit the model (naming what is valid), data::DatasetError or CheckpointError naming the file,
 /// key and problem (shapes that do not fit the checkpoint, timesteps beyond its embedding, a mask
 /// that is not 0/1); writes nothing then.
+///
+/// The windows run kPredictPart at a time, reporting to `progress` after each part (and throwing
+/// Cancelled when it is cancelled; nothing is written then): the same numbers as all at once.
 PredictSummary predict_file(const std::filesystem::path& checkpoint,
                             const std::filesystem::path& input, const std::filesystem::path& output,
-                            const PredictOptions& options = {});
+                            const PredictOptions& options = {}, const Progress& progress = {});
+
+/// How many windows predict_file runs through the model at a time.
+inline constexpr std::int64_t kPredictPart = 1024;
 
 }  // namespace dstudio::models
