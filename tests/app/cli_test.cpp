@@ -310,6 +310,15 @@ TEST_F(Cli, BenchTrainAndActReportMediansFlopsThreadsAndBlas) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("act (one action, no gradient)"));
   EXPECT_EQ(run("bench train --variant nope", dir).exit_code, 2);
+  // predict on a file of windows, as the command runs it, beside every window at once.
+  r = run("bench predict --windows 40 --repeats 1 --action-lens --json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto p = nlohmann::json::parse(r.out);
+  EXPECT_EQ(p["benchmark"], "predict");
+  EXPECT_EQ(p["windows"], 40);
+  EXPECT_GT(p["predict_median_s"].get<double>(), 0.0);
+  EXPECT_GT(p["all_at_once_median_s"].get<double>(), 0.0);
+  EXPECT_TRUE(p.contains("blas"));
 }
 
 }  // namespace
