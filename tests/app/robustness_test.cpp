@@ -180,6 +180,68 @@ TEST_F(Robustness, PredictRefusesAnActionThatIsNotAFiniteNumberNamingItsWindow) 
   EXPECT_FALSE(fs::exists(out));
 }
 
+// The reliability campaign's cases on predict's interventions, as a table: each spec or steering
+// file, well formed or not, ends with its exit code and a message that names what is wrong, and
+// leaves no file. Well formed but meaningless numbers (a direction past float32, an ALPHA whose
+// product overflows the stream) are refused like malformed ones.
+TEST_F(Robustness, TheCampaignsInterventionCasesEndWithTheirCodeAndMessage) {
+  const auto direction = [&](const std::string& name, const std::string& entries) {
+    const auto path = *dir_ / name;
+    std::ofstream(path) << R"({"direction": [)" << entries << "]}";
+    return path.string();
+  };
+  std::string sixteen, overflowing, large;
+  for (int i = 0; i < 16; ++i) {
+    sixteen += (i ? ", " : "") + std::string("0.25");
+    overflowing += (i ? ", " : "") + std::string(i == 3 ? "3e39" : "0.25");
+    large += (i ? ", " : "") + std::string("1e10");
+  }
+  const auto ok = direction("ok.json", sixteen);
+  const auto past = direction("past-float32.json", overflowing);
+  const auto big = direction("big.json", large);
+  const auto text = direction("text.json", R"("x")");
+  const auto narrow = direction("narrow.json", "0.5, 0.5");
+  struct Case {
+    std::string args;
+    int exit_code;
+    std::string said;
+  };
+  const std::vector<Case> cases = {
+      {"--intervene steer:1=1*" + ok, 0, ""},
+      {"--intervene steer:1=1*" + past, 2, "\"direction\"[3] is 3e+39, beyond float32's range"},
+      {"--intervene steer:1=1e30*" + big, 2, "ALPHA times the direction reaches 1e+40"},
+      // Inside float32, but the stream's norm overflows: the actions are nan, and said to be.
+      {"--intervene steer:1=1e20*" + big, 1,
+       "window 0 (counting from 0) of 4: the model's action is not a finite number"},
+      {"--intervene steer:1=inf*" + ok, 2, "ALPHA must be a finite number"},
+      {"--intervene steer:1=nan*" + ok, 2, "ALPHA must be a finite number"},
+      {"--intervene steer:1=1*" + text, 2, "holds something that is not a finite number"},
+      {"--intervene steer:1=1*" + narrow, 2, "the direction has 2 numbers, the model's stream 16"},
+      {"--intervene steer:1=1*" + (*dir_ / "absent.json").string(), 2,
+       "absent.json: not a steering direction"},
+      {"--intervene steer:9=1*" + ok, 2, "steer:9="},
+      {"--intervene head:9.1=zero", 2, "head:9.1=zero: the model has"},
+      {"--intervene head:1=zero", 2, "expected head:L.H=zero|mean|resample"},
+      {"--intervene modality:x=zero", 2, "modality:x=zero"},
+      {"--patch resid:1.2", 2, "--patch needs --patch-from"},
+  };
+  const std::string inputs = std::string(DSTUDIO_TEST_DATA) + "/corl_dt/a_inputs.h5";
+  const auto out = *dir_ / "campaign.h5";
+  for (const auto& c : cases) {
+    fs::remove(out);
+    const auto r = run_cli("predict --checkpoint " + checkpoint_ + " --input " + inputs +
+                               " --no-normalize --output " + out.string() + " " + c.args,
+                           *dir_);
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.args << "\n" << r.err;
+    if (c.exit_code == 0) {
+      EXPECT_TRUE(fs::exists(out)) << c.args;
+      continue;
+    }
+    EXPECT_THAT(r.err, HasSubstr(c.said)) << c.args;
+    EXPECT_FALSE(fs::exists(out)) << c.args;
+  }
+}
+
 // Flipped bits and cut files: every command that loads the checkpoint exits 1 and names it.
 TEST_F(Robustness, DamagedCheckpointsAreRefusedByEveryCommand) {
   const std::string good = read_all(checkpoint_);
