@@ -6,6 +6,8 @@
 
 #include <QString>
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -59,38 +61,35 @@ class Options {
     if (it == options_.end()) fail(key, "missing");
     return it->second;
   }
+  // As the command line reads its options: the whole text one finite number, nothing before or
+  // after it ("12abc", " 3", "inf" and "nan" are not numbers).
   [[nodiscard]] double real(const std::string& key) const {
     const std::string t = text(key);
-    try {
-      std::size_t end = 0;
-      const double v = std::stod(t, &end);
-      if (end == t.size()) return v;
-    } catch (const std::logic_error&) {
-    }
-    fail(key, "\"" + t + "\" is not a number");
+    double v = 0.0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (t.empty() || ec != std::errc() || end != t.data() + t.size() || !std::isfinite(v))
+      fail(key, "\"" + t + "\" is not a number");
+    return v;
   }
   [[nodiscard]] long long integer(const std::string& key, long long low, long long high) const {
     const std::string t = text(key);
-    try {
-      std::size_t end = 0;
-      const long long v = std::stoll(t, &end);
-      if (end == t.size() && v >= low && v <= high) return v;
-    } catch (const std::logic_error&) {
-    }
-    fail(key, "\"" + t + "\" is not a whole number in [" + std::to_string(low) + ", " +
-                  std::to_string(high) + "]");
+    long long v = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (t.empty() || ec != std::errc() || end != t.data() + t.size() || v < low || v > high)
+      fail(key, "\"" + t + "\" is not a whole number in [" + std::to_string(low) + ", " +
+                    std::to_string(high) + "]");
+    return v;
   }
   [[nodiscard]] std::vector<double> reals(const std::string& key) const {
     std::vector<double> out;
     std::stringstream in(text(key));
     for (std::string item; std::getline(in, item, ',');) {
-      try {
-        std::size_t end = 0;
-        out.push_back(std::stod(item, &end));
-        if (end != item.size()) throw std::invalid_argument(item);
-      } catch (const std::logic_error&) {
+      double v = 0.0;
+      const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+      if (item.empty() || ec != std::errc() || end != item.data() + item.size() ||
+          !std::isfinite(v))
         fail(key, "\"" + item + "\" is not a number");
-      }
+      out.push_back(v);
     }
     return out;
   }

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli_run.h"
@@ -499,6 +500,19 @@ TEST_F(FigureRecipes, AViewerClipsRecipeIsCheckedBeforeTheStudioDrawsIt) {
   wrong.options["area"] = "window";
   refused(write(wrong, "wrong-area"), (*dir_ / "wrong.mp4").string(), 1,
           "'options.area': \"window\" is not scene or panel");
+  // Numbers read as the command line reads them: the whole text, finite, in range.
+  for (const auto& [key, value, said] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"first", "12abc", "is not a whole number in [0, 100000000]"},
+           {"first", " 3", "is not a whole number in [0, 100000000]"},
+           {"fps", "30.5", "is not a whole number in [1, 120]"},
+           {"speed", "nan", "is not a number"},
+           {"speed", "1x", "is not a number"}}) {
+    auto odd = clip;
+    odd.options[key] = value;
+    refused(write(odd, "odd-" + key), (*dir_ / "odd.mp4").string(), 1,
+            "'options." + key + "': \"" + value + "\" " + said);
+  }
   // Steps past the end of the episode (hopper's ends by step 1000) are refused before anything
   // plays: a first step of 100,000,000 played for ever.
   auto far = clip;
