@@ -25,6 +25,7 @@
 #include "dstudio/models/checkpoint_info.h"
 #include "dstudio/models/episode_player.h"
 #include "dstudio/models/evaluation.h"
+#include "dstudio/models/interventions.h"
 #include "dstudio/models/markov_lab.h"
 #include "dstudio/models/playback.h"
 #include "dstudio/models/windows.h"
@@ -561,6 +562,44 @@ ViewBuilder compute_sweep_scores(const FigureRecipe& r, const std::string& where
 // ---------------------------------------------------------------------------------------------
 // The Viewer tab's timeline
 
+// The steering directions a run's changes and forks read (steer:L=ALPHA*FILE), each once, in the
+// order they first appear: the recipe's inputs "steer-1", "steer-2", ... hash them.
+std::vector<std::string> steering_files(const std::vector<models::StepConditions>& changes,
+                                        const std::vector<TimelineShown::Fork>& forks) {
+  std::vector<std::string> out;
+  const auto add = [&](const std::vector<std::string>& specs) {
+    for (const auto& spec : specs) {
+      models::Intervention iv;
+      try {
+        iv = models::parse_intervention(spec);
+      } catch (const Error&) {
+        continue;  // refused where the run is played, naming the spec
+      }
+      if (iv.site == models::InterventionSite::Steer &&
+          std::find(out.begin(), out.end(), iv.direction) == out.end())
+        out.push_back(iv.direction);
+    }
+  };
+  for (const auto& c : changes) add(c.interventions);
+  for (const auto& f : forks) {
+    try {
+      add(models::parse_branch_change(f.change).interventions);
+    } catch (const Error&) {
+      // refused where the fork is played
+    }
+  }
+  return out;
+}
+
+// `text` with every "*<from>" (a steer spec's file) read as "*<to>".
+std::string with_direction_at(std::string text, const std::string& from, const std::string& to) {
+  const std::string old_file = "*" + from, new_file = "*" + to;
+  for (std::size_t at = text.find(old_file); at != std::string::npos;
+       at = text.find(old_file, at + new_file.size()))
+    text.replace(at, old_file.size(), new_file);
+  return text;
+}
+
 // A policy's run in the viewer (the timeline's and a clip's): the checkpoint, seed, conditioning
 // from each step it changed and the forks, written into the recipe and read back.
 void put_run(FigureRecipe& r, const TimelineShown& shown) {
@@ -591,6 +630,11 @@ void put_run(FigureRecipe& r, const TimelineShown& shown) {
           {"fork-" + std::to_string(k + 1), absolute_path(other), file_content_hash(other)});
   }
   r.options["forks"] = forks.dump();
+  // Each steering direction read is hashed as an input, as a fork's checkpoint is.
+  const auto directions = steering_files(shown.changes, shown.forks);
+  for (std::size_t k = 0; k < directions.size(); ++k)
+    r.inputs.push_back({"steer-" + std::to_string(k + 1), absolute_path(directions[k]),
+                        file_content_hash(directions[k])});
   r.options["divergence"] = std::to_string(shown.divergence);
   if (shown.divergence >= 0) r.options["divergence-label"] = shown.divergence_label;
   r.bookmarks = shown.bookmarks;
@@ -646,6 +690,22 @@ TimelineShown read_run(const FigureRecipe& r, const Options& o, const std::strin
           where + ": 'inputs': fork " + std::to_string(k + 1) + " plays the checkpoint " + named +
           ", which the recipe does not list with its hash (an input \"fork-" +
           std::to_string(k + 1) + "\"); it cannot tell that file from the one recorded");
+  }
+  // Each steering direction the run reads is the file the recipe hashed ("steer-<k>"), wherever
+  // it was found; one the recipe does not list is not read.
+  const auto directions = steering_files(changes, forks);
+  for (std::size_t k = 0; k < directions.size(); ++k) {
+    const std::string option = "steer-" + std::to_string(k + 1);
+    const auto in = std::find_if(r.inputs.begin(), r.inputs.end(),
+                                 [&](const auto& i) { return i.option == option; });
+    if (in == r.inputs.end())
+      throw FigureRecipeError(where + ": 'inputs': the run steers with " + directions[k] +
+                              ", which the recipe does not list with its hash (an input \"" +
+                              option + "\"); it cannot tell that file from the one recorded");
+    if (in->path == directions[k]) continue;
+    for (auto& c : changes)
+      for (auto& spec : c.interventions) spec = with_direction_at(spec, directions[k], in->path);
+    for (auto& f : forks) f.change = with_direction_at(f.change, directions[k], in->path);
   }
   if (changes.empty() || changes.front().step != 0)
     o.fail("changes", "the conditioning of the first step is missing");

@@ -532,6 +532,15 @@ TEST_F(FigureRecipes, AViewerClipsRecipeIsCheckedBeforeTheStudioDrawsIt) {
   refused(write(unlisted, "unlisted"), (*dir_ / "unlisted.mp4").string(), 1,
           "'inputs': fork 1 plays the checkpoint " + compared_checkpoint() +
               ", which the recipe does not list with its hash");
+  // So does a steering direction the run reads: one the recipe does not hash is not read.
+  auto steered = clip;
+  const auto direction = (*dir_ / "direction_L1.json").string();
+  steered.options["changes"] =
+      R"([{"step":0,"target":3600.0,"zeroing":"none","interventions":["steer:1=1*)" + direction +
+      R"("]}])";
+  refused(write(steered, "steered"), (*dir_ / "steered.mp4").string(), 1,
+          "'inputs': the run steers with " + direction +
+              ", which the recipe does not list with its hash");
   // The policy changed since it was recorded.
   std::string bytes = bytes_of(copy);
   bytes[bytes.size() / 2] ^= 0x10;

@@ -33,6 +33,7 @@
 #include <QTextBrowser>
 #include <QTimer>
 #include <QTreeWidget>
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
@@ -931,6 +932,49 @@ TEST_F(Viewer, StartsAndCancelsATrainingRunOnTheOpenDataset) {
 
 // Two checkpoints on the same windows: DT minus GDT on a diverging map (GDT fig. 4); a model
 // whose tokens differ (DHi merges each step into one token) is refused with the reason.
+// A recording's recipe hashes the steering directions its run reads (a change's and a fork's) as
+// inputs, and a copy of its folder steers with the copy's direction, the one the hash names.
+TEST_F(Viewer, AClipsRecipeHashesItsSteeringDirectionsAndReadsThemWhereverTheyMoved) {
+  test::TempDir dir;
+  const auto original = dir / "original";
+  std::filesystem::create_directories(original);
+  const auto direction = (original / "direction_L1.json").string();
+  std::ofstream(direction) << R"({"direction": [0.5, 0.25]})";
+  recipes::ClipShown clip;
+  clip.run.checkpoint = studio::defaultCheckpoint().toStdString();
+  clip.run.seed = 3;
+  models::StepConditions start;
+  start.target = 3600.0;
+  start.interventions = {"steer:1=0.5*" + direction};
+  clip.run.changes = {start};
+  clip.run.forks = {{2, "interventions=steer:1=1*" + direction + ";head:1.1=zero", 4, {}}};
+  clip.title = "steered";
+  clip.frames = 4;
+  clip.width = clip.height = 64;
+  clip.panel_width = clip.panel_height = 64;
+  const auto recipe = recipes::clip_recipe(clip);
+  const auto input = std::find_if(recipe.inputs.begin(), recipe.inputs.end(),
+                                  [](const auto& i) { return i.option == "steer-1"; });
+  ASSERT_NE(input, recipe.inputs.end());
+  EXPECT_EQ(input->hash, file_content_hash(direction));
+  EXPECT_EQ(std::count_if(recipe.inputs.begin(), recipe.inputs.end(),
+                          [](const auto& i) { return i.option.rfind("steer-", 0) == 0; }),
+            1)
+      << "one input for one file, however many specs read it";
+  write_figure_recipe(original / "clip.recipe.json", recipe);
+  // The folder copied and the original gone: the copy's direction is read.
+  const auto copy = dir / "copy";
+  std::filesystem::copy(original, copy);
+  std::filesystem::remove_all(original);
+  const auto back = recipes::clip_shown(read_figure_recipe(copy / "clip.recipe.json"), "clip");
+  const std::string moved = (copy / "direction_L1.json").string();
+  ASSERT_EQ(back.run.changes.size(), 1u);
+  EXPECT_EQ(back.run.changes.front().interventions,
+            std::vector<std::string>{"steer:1=0.5*" + moved});
+  ASSERT_EQ(back.run.forks.size(), 1u);
+  EXPECT_EQ(back.run.forks.front().change, "interventions=steer:1=1*" + moved + ";head:1.1=zero");
+}
+
 TEST_F(Viewer, ComparesTwoCheckpointsAsADifferenceOfTheirMaps) {
   MainWindow w;
   openCheckpoint(w);
