@@ -26,6 +26,7 @@
 #include <set>
 
 #include "csv_check.h"
+#include "dstudio/common/error.h"
 #include "dstudio/viz/analysis_view.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
@@ -363,6 +364,20 @@ TEST_F(Figures, ExportAllWritesEveryViewWithAFigureAndSkipsTheEmptyOnes) {
   const auto report = test::check_csv_files(out);
   EXPECT_TRUE(test::all_ok(report)) << test::joined(report);
   EXPECT_EQ(report.size(), 3u) << test::joined(report);
+
+  // Written together or not at all: where one file cannot be written (a folder has the name of
+  // tsne.csv), no view's new file is there, the earlier files are as they were, and no temporary
+  // is left.
+  const auto blocked = dir / "blocked";
+  fs::create_directories(blocked / "tsne.csv");
+  std::ofstream(blocked / "returns_zeroing.pdf") << "an earlier export";
+  EXPECT_THROW(export_all({&returns, &rollout, &tsne}, blocked.string(), FigureStyle{}), Error);
+  EXPECT_EQ(read(blocked / "returns_zeroing.pdf"), "an earlier export");
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(blocked))
+    left.push_back(entry.path().filename().string());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"returns_zeroing.pdf", "tsne.csv"}));
 
   // A view with data but only a PDF asked for.
   FigureStyle pdf_only;

@@ -2092,8 +2092,11 @@ FigureStyle figure_style(const RecipeFigure& f, const std::string& format) {
   return s;
 }
 
-std::vector<std::string> export_with_recipes(const FigureSource& source, const std::string& base,
-                                             const FigureStyle& style, const std::string& preset) {
+namespace {
+
+// export_with_recipes, writing where it is told.
+std::vector<std::string> export_in_place(const FigureSource& source, const std::string& base,
+                                         const FigureStyle& style, const std::string& preset) {
   auto written = source.exportFigure(base, style);
   const auto made = written.empty() ? std::nullopt : source.figureRecipe();
   if (!made) return written;
@@ -2124,21 +2127,74 @@ std::vector<std::string> export_with_recipes(const FigureSource& source, const s
   return written;
 }
 
+// Runs `write` on a hidden folder inside `dir`, then moves every file it wrote into `dir` by the
+// same relative path, all as one AtomicFileGroup: an export is written whole, or not at all and
+// the files it would have replaced are kept. A recipe is written again where it lands, so that its
+// paths are relative to its own folder (write_figure_recipe).
+std::vector<std::string> staged_in(
+    const std::filesystem::path& dir,
+    const std::function<std::vector<std::string>(const std::filesystem::path&)>& write) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(dir.string() + ": cannot make the folder (" + ec.message() + ")");
+  const fs::path staging = dir / (".dstudio-export-" + std::to_string(::getpid()));
+  fs::remove_all(staging, ec);
+  struct Removed {
+    fs::path folder;
+    ~Removed() {
+      std::error_code e;
+      fs::remove_all(folder, e);
+    }
+  } removed{staging};
+  fs::create_directories(staging, ec);
+  if (ec) throw Error(staging.string() + ": cannot make the folder (" + ec.message() + ")");
+  const auto written = write(staging);
+  AtomicFileGroup group;
+  std::vector<std::string> out;
+  for (const auto& file : written) {
+    const fs::path target = dir / fs::path(file).lexically_relative(staging);
+    fs::create_directories(target.parent_path(), ec);
+    const fs::path temp = group.add(target);
+    if (file.size() > 12 && file.compare(file.size() - 12, 12, ".recipe.json") == 0) {
+      write_figure_recipe(temp, read_figure_recipe(file));
+    } else {
+      fs::rename(file, temp, ec);
+      if (ec) throw Error(target.string() + ": cannot be written (" + ec.message() + ")");
+    }
+    out.push_back(target.string());
+  }
+  group.commit();
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> export_with_recipes(const FigureSource& source, const std::string& base,
+                                             const FigureStyle& style, const std::string& preset) {
+  const std::filesystem::path path(base);
+  return staged_in(path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path(),
+                   [&](const std::filesystem::path& staging) {
+                     return export_in_place(source, (staging / path.filename()).string(), style,
+                                            preset);
+                   });
+}
+
 std::vector<std::string> export_all(const std::vector<const FigureSource*>& sources,
                                     const std::string& dir, const FigureStyle& style,
                                     const std::string& preset) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  std::vector<std::string> written;
-  for (const auto* source : sources) {
-    if (!source || !source->hasFigure()) continue;
-    const auto folder = std::filesystem::path(dir) / source->exportFolder().toStdString();
-    std::filesystem::create_directories(folder, ec);
-    const auto base = (folder / source->figureName().toStdString()).string();
-    for (auto& f : export_with_recipes(*source, base, style, preset))
-      written.push_back(std::move(f));
-  }
-  return written;
+  return staged_in(dir, [&](const std::filesystem::path& staging) {
+    std::vector<std::string> written;
+    for (const auto* source : sources) {
+      if (!source || !source->hasFigure()) continue;
+      const auto folder = staging / source->exportFolder().toStdString();
+      std::error_code ec;
+      std::filesystem::create_directories(folder, ec);
+      const auto base = (folder / source->figureName().toStdString()).string();
+      for (auto& f : export_in_place(*source, base, style, preset)) written.push_back(std::move(f));
+    }
+    return written;
+  });
 }
 
 std::vector<FigurePreset> venue_presets() {

@@ -142,7 +142,8 @@ FigureStyle with_defaults(FigureStyle style, const FigureText& text);
 
 /// Writes <dir>/<exportFolder>/<figureName>.* for every source that has a figure, with their
 /// recipes (export_with_recipes), skipping the others (and null pointers); makes `dir` if needed.
-/// Returns every path written.
+/// Returns every path written. Every view's files are written together or none is, as
+/// export_with_recipes writes one view's.
 std::vector<std::string> export_all(const std::vector<const FigureSource*>& sources,
                                     const std::string& dir, const FigureStyle& style,
                                     const std::string& preset = {});
