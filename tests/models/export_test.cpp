@@ -410,5 +410,80 @@ TEST(CorlExport, CorlsModuleLoadsTheExportStrictlyAndPredictsTheSame) {
     if (mask[i / 3] != 0.0f) EXPECT_NEAR(theirs[i], ours.values[i], 1e-5) << i;
 }
 
+// The shipped CORL-ready DT (hopper-medium-expert-dt-corl.pt, trained as CORL trains it) exports,
+// and CORL's module loads the file strictly and predicts what the studio predicts.
+TEST(CorlExport, TheShippedCorlCheckpointIsTakenByCorlsModule) {
+  if (std::system("/usr/bin/python3 -c 'import torch' > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "/usr/bin/python3 has no torch here (Debian's python3-torch)";
+  test::TempDir dir;
+  const fs::path shipped =
+      fs::path(DSTUDIO_RESOURCES_DIR) / "checkpoints" / "hopper-medium-expert-dt-corl.pt";
+  export_corl_dt(shipped, dir / "corl.pt");
+  const auto description = nlohmann::json::parse(std::ifstream(dir / "corl.json"));
+  EXPECT_EQ(description["constructor"]["episode_len"], 1000);
+  EXPECT_EQ(description["constructor"]["seq_len"], 20);
+  // Two windows of 20 steps in the network's units (the statistics are CORL's to apply).
+  torch::manual_seed(4);
+  const std::int64_t B = 2, K = 20;
+  const auto states = torch::randn({B, K, 11}), actions = torch::rand({B, K, 3}) * 2 - 1;
+  const auto rtg = torch::rand({B, K}) * 3.6;
+  const auto timesteps = torch::arange(K).unsqueeze(0).repeat({B, 1}) + 100;
+  const auto nested = [](const torch::Tensor& t) {
+    const auto d = t.to(torch::kDouble).contiguous();
+    std::vector<double> flat(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
+    nlohmann::json out = nlohmann::json::array();
+    const std::int64_t per_window = d.numel() / d.size(0);
+    for (std::int64_t b = 0; b < d.size(0); ++b) {
+      nlohmann::json window = nlohmann::json::array();
+      const std::int64_t width = d.dim() == 3 ? d.size(2) : 1;
+      for (std::int64_t k = 0; k < d.size(1); ++k) {
+        const auto at = static_cast<std::size_t>(b * per_window + k * width);
+        if (d.dim() == 3)
+          window.push_back(
+              std::vector<double>(flat.begin() + static_cast<std::ptrdiff_t>(at),
+                                  flat.begin() + static_cast<std::ptrdiff_t>(at) + width));
+        else
+          window.push_back(flat[at]);
+      }
+      out.push_back(window);
+    }
+    return out;
+  };
+  nlohmann::json windows = {{"states", nested(states)},
+                            {"actions", nested(actions)},
+                            {"returns_to_go", nested(rtg)},
+                            {"timesteps", nested(timesteps)},
+                            {"mask", nested(torch::ones({B, K}))}};
+  std::ofstream(dir / "windows.json") << windows.dump();
+  const std::string command =
+      "/usr/bin/python3 '" + (kReference / "corl_dt_load.py").string() + "' '" +
+      (dir / "corl.pt").string() + "' '" + (dir / "corl.json").string() + "' '" +
+      (dir / "windows.json").string() + "' > '" + (dir / "out.json").string() + "' 2> '" +
+      (dir / "err.txt").string() + "'";
+  ASSERT_EQ(std::system(command.c_str()), 0) << std::ifstream(dir / "err.txt").rdbuf();
+  const auto out = nlohmann::json::parse(std::ifstream(dir / "out.json"));
+  const auto as_array = [](const torch::Tensor& t) {
+    const auto d = t.to(torch::kDouble).contiguous();
+    data::NdArray a;
+    a.shape.assign(d.sizes().begin(), d.sizes().end());
+    a.values.assign(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
+    return a;
+  };
+  data::write_nd_arrays(dir / "in.h5", {{"states", as_array(states)},
+                                        {"actions", as_array(actions)},
+                                        {"returns_to_go", as_array(rtg)},
+                                        {"timesteps", as_array(timesteps)}});
+  PredictOptions raw;
+  raw.normalize = false;
+  predict_file(shipped, dir / "in.h5", dir / "ours.h5", raw);
+  const auto ours = data::read_nd_arrays(dir / "ours.h5", {"actions"}).at("actions").values;
+  std::vector<double> theirs;
+  for (const auto& window : out["actions"])
+    for (const auto& step : window)
+      for (const auto& a : step) theirs.push_back(a.get<double>());
+  ASSERT_EQ(theirs.size(), ours.size());
+  for (std::size_t i = 0; i < theirs.size(); ++i) EXPECT_NEAR(theirs[i], ours[i], 1e-5) << i;
+}
+
 }  // namespace
 }  // namespace dstudio::models
