@@ -255,6 +255,52 @@ TEST_F(FigureRecipes, AChangedCheckpointIsRefusedNamingTheHashThatDiffers) {
   EXPECT_FALSE(fs::exists(fs::path(out).replace_extension(".csv")));
 }
 
+// The reliability campaign's recipe cases, as a table: an analysis's recipe with one value
+// changed (a JSON pointer and the value), drawn again, ends with its exit code and a message that
+// names the key; nothing is written. (A clip's and a sweep figure's cases are in their own tests.)
+TEST_F(FigureRecipes, TheCampaignsRecipeCasesEndWithTheirCodeAndMessage) {
+  const auto recipe_path = recipe_on(shipped_checkpoint(), dataset(), *dir_ / "campaign", *dir_);
+  const auto original = nlohmann::json::parse(bytes_of(recipe_path));
+  struct Case {
+    std::string pointer;
+    nlohmann::json value;
+    int exit_code;
+    std::string said;
+  };
+  const std::vector<Case> cases = {
+      {"/options/windows", "12abc", 1, "--windows of the analysis 'attention' needs a number"},
+      {"/options/windows", "1e9", 1, "--windows of the analysis 'attention' must be in [1, 10000]"},
+      {"/options/windows", "-1", 1, "must be in [1, 10000], not -1"},
+      {"/options/threads", "0", 1, "--threads of the analysis 'attention' must be in [1, 64]"},
+      {"/options/nosuch", "1", 1, "the analysis 'attention' has no option 'nosuch'"},
+      {"/options/layer", "9", 2, "--layer 9: the model has layers 1 to 3"},
+      {"/seeds", nlohmann::json::array({-1}), 1, "--seed of the analysis 'attention' must be in"},
+      {"/seeds", nlohmann::json::array({1e30}), 1, "'seeds[0]': expected an integer"},
+      {"/figure/dpi", 0, 1, "'figure.dpi': 0 is outside [1, 2400]"},
+      {"/figure/dpi", 100000, 1, "'figure.dpi': 100000 is outside [1, 2400]"},
+      {"/figure/width", -1, 1, "'figure.width': -1 is outside (0, 40]"},
+      {"/figure/line_width", 1e9, 1, "'figure.line_width': 1e+09 is outside (0, 20]"},
+      {"/figure/font", 0, 1, "'figure.font': 0 is outside (0, 72]"},
+      {"/figure/name", "nosuch", 1, "'figure.name': the analysis drew no figure 'nosuch'"},
+      {"/analysis", "nosuch", 1, "'analysis': this studio has no analysis 'nosuch'"},
+      {"/version", 99, 1, "'version': 99 is newer than this studio reads"},
+      {"/format", "other", 1, "'format': \"other\" is not \"decision-studio-figure-recipe\""},
+      {"/checkpoint_hash", "xxh3-128:00000000000000000000000000000000", 1, "changed: its hash is"},
+  };
+  const auto changed = recipe_path.parent_path() / "changed.recipe.json";
+  const auto out = *dir_ / "campaign-out" / "changed.png";
+  for (const auto& c : cases) {
+    auto j = original;
+    j[nlohmann::json::json_pointer(c.pointer)] = c.value;
+    std::ofstream(changed, std::ios::trunc) << j.dump();
+    const auto r = run("figure render " + changed.string() + " --out " + out.string());
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.pointer << " = " << c.value.dump() << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.said)) << c.pointer << " = " << c.value.dump();
+    EXPECT_FALSE(fs::exists(out)) << c.pointer;
+    EXPECT_FALSE(fs::exists(fs::path(out).replace_extension(".csv"))) << c.pointer;
+  }
+}
+
 // A figure and its numbers are written together or not at all: where the CSV cannot be written (a
 // folder has its name) neither is, no temporary stays, and nothing is said to be written; where it
 // can, both are, and both are named.
