@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dstudio/data/arrays_h5.h"
+#include "dstudio/models/checkpoint.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/import.h"
 #include "dstudio/models/intervene.h"
@@ -294,6 +295,29 @@ TEST(PredictFile, ManyWindowsArePredictedAPartAtATimeAsAllAtOnce) {
   EXPECT_THROW(predict_file(dir / "model.pt", dir / "in.h5", dir / "never.h5", options, cancelled),
                Cancelled);
   EXPECT_FALSE(fs::exists(dir / "never.h5"));
+}
+
+// predict reads the actions from the action lens's pass when the lens is asked: for every shipped
+// model, the lens's last block is the action bit for bit (docs/models.md says so).
+TEST(PredictFile, TheLensLastBlockIsTheActionOfEveryShippedModel) {
+  for (const auto& entry :
+       fs::directory_iterator(fs::path(DSTUDIO_RESOURCES_DIR) / "checkpoints")) {
+    const auto checkpoint = open_checkpoint(entry.path());
+    DecisionModel handle = checkpoint->model;  // the same module, callable
+    auto& model = *handle;
+    const auto& c = model.config();
+    torch::manual_seed(8);
+    const int64_t B = 16, K = c.context_length;
+    ModelInputs in;
+    in.states = torch::randn({B, K, c.state_dim});
+    in.actions = torch::rand({B, K, c.act_dim}) * 2 - 1;
+    in.returns_to_go = torch::rand({B, K, 1}) * 3.6;
+    in.timesteps = torch::randint(0, 900, {B, K});
+    in.mask = torch::ones({B, K});
+    torch::InferenceMode inference;
+    EXPECT_TRUE(torch::equal(action_lens(model, in).select(2, c.layers - 1), model.forward(in)))
+        << entry.path().filename();
+  }
 }
 
 // Every variant: written as a state_dict in the studio's names with its description beside it,
