@@ -592,17 +592,18 @@ std::vector<std::string> AttentionMapView::exportFigure(const std::string& base,
   if (mapsShown() == 2) {
     auto written = save_heatmap_pair(base, a_matrix_, other_matrix_, labels_, title_, other_title_,
                                      tr("weight"), with_defaults(style, figureText()));
-    if (analysis::write_map_csv(base + ".csv", a_matrix_, labels_))
-      written.push_back(base + ".csv");
-    if (analysis::write_map_csv(base + "_compared.csv", other_matrix_, labels_))
-      written.push_back(base + "_compared.csv");
+    analysis::write_map_csv(base + ".csv", a_matrix_, labels_);
+    written.push_back(base + ".csv");
+    analysis::write_map_csv(base + "_compared.csv", other_matrix_, labels_);
+    written.push_back(base + "_compared.csv");
     return written;
   }
   const bool diff = showingDifference();
   auto written =
       save_heatmap(base, matrix_, labels_, diff, diff ? tr("weight difference") : tr("weight"),
                    with_defaults(style, figureText()));
-  if (analysis::write_map_csv(base + ".csv", matrix_, labels_)) written.push_back(base + ".csv");
+  analysis::write_map_csv(base + ".csv", matrix_, labels_);
+  written.push_back(base + ".csv");
   return written;
 }
 

@@ -384,8 +384,8 @@ std::vector<std::string> MarkovLabView::exportFigure(const std::string& base,
   ms.y_title = tr("query position");
   for (const auto& path : save_heatmap(base + "_mixing", m, labels, false, tr("weight"), ms))
     written.push_back(path);
-  if (analysis::write_map_csv(base + "_mixing.csv", m, labels))
-    written.push_back(base + "_mixing.csv");
+  analysis::write_map_csv(base + "_mixing.csv", m, labels);
+  written.push_back(base + "_mixing.csv");
   return written;
 }
 

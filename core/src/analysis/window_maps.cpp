@@ -94,14 +94,9 @@ std::string map_csv(const TokenMatrix& map, const std::vector<std::string>& labe
   return out.text();
 }
 
-bool write_map_csv(const std::filesystem::path& path, const TokenMatrix& map,
+void write_map_csv(const std::filesystem::path& path, const TokenMatrix& map,
                    const std::vector<std::string>& labels) {
-  try {
-    write_text_atomically(path, map_csv(map, labels));
-  } catch (const Error&) {
-    return false;
-  }
-  return true;
+  write_text_atomically(path, map_csv(map, labels));
 }
 
 }  // namespace dstudio::analysis

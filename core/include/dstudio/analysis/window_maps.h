@@ -57,8 +57,9 @@ std::vector<std::string> window_labels(const std::vector<models::WindowInspectio
 
 /// A map as CSV text: a header "query,<keys...>", then a row a query.
 std::string map_csv(const TokenMatrix& map, const std::vector<std::string>& labels);
-/// Writes map_csv(map, labels) to `path`. Returns false when the file cannot be written.
-bool write_map_csv(const std::filesystem::path& path, const TokenMatrix& map,
+/// Writes map_csv(map, labels) to `path` atomically. Throws Error naming `path` when it cannot be
+/// written.
+void write_map_csv(const std::filesystem::path& path, const TokenMatrix& map,
                    const std::vector<std::string>& labels);
 
 }  // namespace dstudio::analysis
