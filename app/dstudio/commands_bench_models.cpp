@@ -236,10 +236,15 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
   return kOk;
 }
 
-struct PatchingBenchArgs {
+// The options of a benchmark that runs a checkpoint on many windows (patching, predict).
+struct CheckpointBenchArgs {
   std::string checkpoint;
-  int windows = 64, repeats = 5, threads = 2;
+  int windows = 0, repeats = 0, threads = 2;
   bool json = false;
+};
+
+struct PatchingBenchArgs : CheckpointBenchArgs {
+  PatchingBenchArgs() { windows = 64, repeats = 5; }
 };
 
 // The layer x token and layer x component patching sweep of a checkpoint, once with the clean
@@ -398,11 +403,40 @@ int run_eval_bench(const ModelBenchArgs& a, const std::string& env_id, int targe
   return kOk;
 }
 
-struct PredictBenchArgs {
-  std::string checkpoint;
-  int windows = 20000, repeats = 3, threads = 2;
-  bool action_lens = false, json = false;
+namespace {
+
+struct PredictBenchArgs : CheckpointBenchArgs {
+  PredictBenchArgs() { windows = 20000, repeats = 3; }
+  bool action_lens = false;
 };
+
+// `bench <name>`: a checkpoint benchmark's shared options (--checkpoint, --windows up to
+// `most_windows`, --repeats, --threads, --json), then `run` on them.
+template <typename Args>
+CLI::App* add_checkpoint_bench(CLI::App* bench, const std::string& name,
+                               const std::string& description, int most_windows,
+                               const std::shared_ptr<Args>& a, int (*run)(const Args&),
+                               int& exit_code) {
+  auto* cmd = bench->add_subcommand(name, description);
+  cmd->add_option("--checkpoint", a->checkpoint, "Checkpoint (default: the shipped hopper DT)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--windows", a->windows, "Windows")
+      ->check(whole_number(1, most_windows))
+      ->capture_default_str();
+  cmd->add_option("--repeats", a->repeats, "Timed repeats")
+      ->check(whole_number(1, 100))
+      ->capture_default_str();
+  cmd->add_option("--threads", a->threads, "Threads")
+      ->check(whole_number(1, 64))
+      ->capture_default_str();
+  cmd->add_flag("--json", a->json, "Print one JSON object");
+  cmd->callback([&exit_code, a, run] {
+    int measured = kOk;
+    exit_code = run_guarded([&] { measured = run(*a); });
+    if (exit_code == kOk) exit_code = measured;
+  });
+  return cmd;
+}
 
 data::NdArray array_of(const torch::Tensor& t) {
   const auto c = t.contiguous().to(torch::kDouble);
@@ -496,6 +530,8 @@ int run_predict_bench(const PredictBenchArgs& a) {
   return kOk;
 }
 
+}  // namespace
+
 void add_model_bench_commands(CLI::App& app, int& exit_code) {
   auto* bench = app.get_subcommand("bench");
   {
@@ -566,50 +602,15 @@ void add_model_bench_commands(CLI::App& app, int& exit_code) {
     });
   }
   {
-    auto* cmd = bench->add_subcommand(
-        "predict", "Seconds for dstudio predict on many windows, against all of them at once");
     auto a = std::make_shared<PredictBenchArgs>();
-    cmd->add_option("--checkpoint", a->checkpoint, "Checkpoint (default: the shipped hopper DT)")
-        ->check(CLI::ExistingFile);
-    cmd->add_option("--windows", a->windows, "Windows")
-        ->check(whole_number(1, 200000))
-        ->capture_default_str();
-    cmd->add_flag("--action-lens", a->action_lens, "Also the action lens of every window");
-    cmd->add_option("--repeats", a->repeats, "Timed repeats")
-        ->check(whole_number(1, 100))
-        ->capture_default_str();
-    cmd->add_option("--threads", a->threads, "Threads")
-        ->check(whole_number(1, 64))
-        ->capture_default_str();
-    cmd->add_flag("--json", a->json, "Print one JSON object");
-    cmd->callback([&exit_code, a] {
-      int measured = kOk;
-      exit_code = run_guarded([&] { measured = run_predict_bench(*a); });
-      if (exit_code == kOk) exit_code = measured;
-    });
+    add_checkpoint_bench(bench, "predict",
+                         "Seconds for dstudio predict on many windows, against all of them at once",
+                         200000, a, &run_predict_bench, exit_code)
+        ->add_flag("--action-lens", a->action_lens, "Also the action lens of every window");
   }
-  {
-    auto* cmd = bench->add_subcommand(
-        "patching", "Milliseconds for a whole patching sweep, reusing blocks against rerunning");
-    auto a = std::make_shared<PatchingBenchArgs>();
-    cmd->add_option("--checkpoint", a->checkpoint, "Checkpoint (default: the shipped hopper DT)")
-        ->check(CLI::ExistingFile);
-    cmd->add_option("--windows", a->windows, "Windows")
-        ->check(whole_number(1, 4096))
-        ->capture_default_str();
-    cmd->add_option("--repeats", a->repeats, "Timed repeats")
-        ->check(whole_number(1, 100))
-        ->capture_default_str();
-    cmd->add_option("--threads", a->threads, "Threads")
-        ->check(whole_number(1, 64))
-        ->capture_default_str();
-    cmd->add_flag("--json", a->json, "Print one JSON object");
-    cmd->callback([&exit_code, a] {
-      int measured = kOk;
-      exit_code = run_guarded([&] { measured = run_patching_bench(*a); });
-      if (exit_code == kOk) exit_code = measured;
-    });
-  }
+  add_checkpoint_bench(bench, "patching",
+                       "Milliseconds for a whole patching sweep, reusing blocks against rerunning",
+                       4096, std::make_shared<PatchingBenchArgs>(), &run_patching_bench, exit_code);
 }
 
 }  // namespace dstudio::cli

@@ -23,6 +23,15 @@ std::string reason(int error) {
   return error == ENOSPC ? "disk full: " + std::string(std::strerror(error)) : std::strerror(error);
 }
 
+// ".<name>.partial-<pid>" beside `path`: hidden, and named by the process, so that two writers of
+// one file never share a temporary and remove_stale_temporaries finds a killed writer's.
+fs::path temporary_beside(const fs::path& path) {
+  std::string name = ".";
+  name += path.filename().string();
+  name += ".partial-" + std::to_string(getpid());
+  return (path.parent_path().empty() ? fs::path(".") : path.parent_path()) / name;
+}
+
 }  // namespace
 
 void remove_stale_temporaries(const fs::path& path) {
@@ -58,12 +67,8 @@ void sync_to_disk(const fs::path& path) {
 
 void write_file_atomically(const fs::path& path,
                            const std::function<void(const fs::path& temp)>& write) {
-  // Hidden, and named by the process: two writers of one file never share a temporary.
-  std::string name = ".";
-  name += path.filename().string();
-  name += ".partial-" + std::to_string(getpid());
   const fs::path folder = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  const fs::path temp = folder / name;
+  const fs::path temp = temporary_beside(path);
   remove_stale_temporaries(path);
   std::error_code ec;
   try {
@@ -118,14 +123,8 @@ fs::path AtomicFileGroup::add(const fs::path& target) {
   for (const auto& [temp, other] : files_)
     if (fs::absolute(other).lexically_normal() == fs::absolute(target).lexically_normal())
       throw UsageError(target.string() + ": named twice among the files written together");
-  // As write_file_atomically names its temporary, so that remove_stale_temporaries finds a killed
-  // writer's.
-  std::string name = ".";
-  name += target.filename().string();
-  name += ".partial-" + std::to_string(getpid());
-  const fs::path folder = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   remove_stale_temporaries(target);
-  files_.emplace_back(folder / name, target);
+  files_.emplace_back(temporary_beside(target), target);
   return files_.back().first;
 }
 

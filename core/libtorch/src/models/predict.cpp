@@ -60,17 +60,6 @@ data::NdArray as_array(const torch::Tensor& t) {
   return out;
 }
 
-// Windows `start` to `start + count` of `in`.
-ModelInputs windows_of(const ModelInputs& in, int64_t start, int64_t count) {
-  ModelInputs out;
-  out.states = in.states.narrow(0, start, count);
-  out.actions = in.actions.narrow(0, start, count);
-  out.returns_to_go = in.returns_to_go.narrow(0, start, count);
-  out.timesteps = in.timesteps.narrow(0, start, count);
-  if (in.mask.defined()) out.mask = in.mask.narrow(0, start, count);
-  return out;
-}
-
 // What the specs replace with, for windows taken a part at a time: the mean and the steering
 // directions serve every window; a resampled window and the second input are one for each input
 // window, recorded with the part they serve (recorded for every window at once, they would hold
@@ -84,8 +73,8 @@ struct PredictSources {
     InterventionSources s;
     s.mean = shared.mean;
     s.directions = shared.directions;
-    if (resample) record_activations(model, windows_of(*resample, start, count), s.resample);
-    if (patch) record_activations(model, windows_of(*patch, start, count), s.patch);
+    if (resample) record_activations(model, rows_of(*resample, start, count), s.resample);
+    if (patch) record_activations(model, rows_of(*patch, start, count), s.patch);
     return s;
   }
 };
@@ -193,7 +182,7 @@ PredictSummary predict_file(const fs::path& checkpoint, const fs::path& input,
       const std::int64_t count = std::min(kPredictPart, B - start);
       progress.update(static_cast<double>(start) / static_cast<double>(B),
                       "window " + std::to_string(start) + " of " + std::to_string(B));
-      const auto part = windows_of(in, start, count);
+      const auto part = rows_of(in, start, count);
       const InterventionPlan plan(items, c, sources.part(*model, start, count));
       if (options.action_lens) {
         // The stream after the last block read out is the action, bit for bit: one pass gives
