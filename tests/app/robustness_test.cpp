@@ -128,21 +128,26 @@ TEST_F(Robustness, OptionsOutOfRangeExitTwoBeforeAnyWork) {
   }
 }
 
+// B windows of K hopper steps with the given states (B x K x 11) for predict: actions 0,
+// returns-to-go 1, timesteps 0 to K - 1.
+void write_windows(const fs::path& path, hsize_t B, hsize_t K, const std::vector<double>& states) {
+  const hsize_t S = 11, A = 3;
+  dstudio::test::H5Writer file(path);
+  file.numbers("states", states, {B, K, S}, H5T_IEEE_F32LE);
+  file.numbers("actions", std::vector<double>(B * K * A, 0.0), {B, K, A}, H5T_IEEE_F32LE);
+  file.numbers("returns_to_go", std::vector<double>(B * K, 1.0), {B, K}, H5T_IEEE_F32LE);
+  std::vector<double> steps;
+  for (hsize_t b = 0; b < B; ++b)
+    for (hsize_t k = 0; k < K; ++k) steps.push_back(static_cast<double>(k));
+  file.numbers("timesteps", steps, {B, K}, H5T_STD_I64LE);
+}
+
 // Windows longer than the model was built for are refused, naming the file and key; nothing is
 // written.
 TEST_F(Robustness, PredictRefusesWindowsLongerThanTheContext) {
   const auto input = *dir_ / "long-windows.h5";
-  {
-    dstudio::test::H5Writer file(input);
-    const hsize_t B = 2, K = 6, S = 11, A = 3;  // the checkpoint's K is 5
-    file.numbers("states", std::vector<double>(B * K * S, 0.1), {B, K, S}, H5T_IEEE_F32LE);
-    file.numbers("actions", std::vector<double>(B * K * A, 0.0), {B, K, A}, H5T_IEEE_F32LE);
-    file.numbers("returns_to_go", std::vector<double>(B * K, 1.0), {B, K}, H5T_IEEE_F32LE);
-    std::vector<double> steps;
-    for (hsize_t b = 0; b < B; ++b)
-      for (hsize_t k = 0; k < K; ++k) steps.push_back(static_cast<double>(k));
-    file.numbers("timesteps", steps, {B, K}, H5T_STD_I64LE);
-  }
+  const hsize_t B = 2, K = 6;  // the checkpoint's K is 5
+  write_windows(input, B, K, std::vector<double>(B * K * 11, 0.1));
   const auto out = *dir_ / "predicted.h5";
   const auto r = run_cli("predict --checkpoint " + checkpoint_ + " --input " + input.string() +
                              " --output " + out.string(),
@@ -157,19 +162,10 @@ TEST_F(Robustness, PredictRefusesWindowsLongerThanTheContext) {
 // in window 1; predict names that window and writes no file of nan.
 TEST_F(Robustness, PredictRefusesAnActionThatIsNotAFiniteNumberNamingItsWindow) {
   const auto input = *dir_ / "huge-states.h5";
-  {
-    dstudio::test::H5Writer file(input);
-    const hsize_t B = 3, K = 5, S = 11, A = 3;
-    std::vector<double> states(B * K * S, 0.1);
-    for (hsize_t i = K * S; i < 2 * K * S; ++i) states[i] = 3e38;  // window 1
-    file.numbers("states", states, {B, K, S}, H5T_IEEE_F32LE);
-    file.numbers("actions", std::vector<double>(B * K * A, 0.0), {B, K, A}, H5T_IEEE_F32LE);
-    file.numbers("returns_to_go", std::vector<double>(B * K, 1.0), {B, K}, H5T_IEEE_F32LE);
-    std::vector<double> steps;
-    for (hsize_t b = 0; b < B; ++b)
-      for (hsize_t k = 0; k < K; ++k) steps.push_back(static_cast<double>(k));
-    file.numbers("timesteps", steps, {B, K}, H5T_STD_I64LE);
-  }
+  const hsize_t B = 3, K = 5, S = 11;
+  std::vector<double> states(B * K * S, 0.1);
+  for (hsize_t i = K * S; i < 2 * K * S; ++i) states[i] = 3e38;  // window 1
+  write_windows(input, B, K, states);
   const auto out = *dir_ / "predicted.h5";
   const auto r = run_cli("predict --checkpoint " + checkpoint_ + " --input " + input.string() +
                              " --output " + out.string() + " --no-normalize",
@@ -192,9 +188,11 @@ TEST_F(Robustness, TheCampaignsInterventionCasesEndWithTheirCodeAndMessage) {
   };
   std::string sixteen, overflowing, large;
   for (int i = 0; i < 16; ++i) {
-    sixteen += (i ? ", " : "") + std::string("0.25");
-    overflowing += (i ? ", " : "") + std::string(i == 3 ? "3e39" : "0.25");
-    large += (i ? ", " : "") + std::string("1e10");
+    // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on chains of concatenation.
+    const char* comma = i ? ", " : "";
+    sixteen.append(comma).append("0.25");
+    overflowing.append(comma).append(i == 3 ? "3e39" : "0.25");
+    large.append(comma).append("1e10");
   }
   const auto ok = direction("ok.json", sixteen);
   const auto past = direction("past-float32.json", overflowing);

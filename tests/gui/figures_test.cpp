@@ -511,7 +511,6 @@ TEST_F(Figures, ExportDialogChoosesViewsWarnsOfMixedModelsAndPreviewsAtTheChosen
 // open and the folder as it was; Replace removes the earlier figures, CSVs and recipes (and
 // nothing else) before the dialog accepts.
 TEST_F(Figures, ExportAllAsksBeforeReplacingAnEarlierExportsFigures) {
-  test::TempDir dir;
   const QString folder = QString::fromStdString((dir / "figures").string());
   QDir().mkpath(folder);
   for (const char* name : {"tsne.pdf", "tsne.png", "tsne.csv", "tsne.recipe.json", "notes.txt"})

@@ -935,7 +935,6 @@ TEST_F(Viewer, StartsAndCancelsATrainingRunOnTheOpenDataset) {
 // A recording's recipe hashes the steering directions its run reads (a change's and a fork's) as
 // inputs, and a copy of its folder steers with the copy's direction, the one the hash names.
 TEST_F(Viewer, AClipsRecipeHashesItsSteeringDirectionsAndReadsThemWhereverTheyMoved) {
-  test::TempDir dir;
   const auto original = dir / "original";
   std::filesystem::create_directories(original);
   const auto direction = (original / "direction_L1.json").string();

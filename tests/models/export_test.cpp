@@ -32,6 +32,22 @@ namespace fs = std::filesystem;
 const fs::path kData = fs::path(DSTUDIO_TEST_DATA) / "corl_dt";
 const fs::path kReference = fs::path(DSTUDIO_TEST_DATA) / ".." / "reference";
 
+// Windows in a file as `dstudio predict` reads them.
+void write_windows(const fs::path& path, const torch::Tensor& states, const torch::Tensor& actions,
+                   const torch::Tensor& returns_to_go, const torch::Tensor& timesteps) {
+  const auto array = [](const torch::Tensor& t) {
+    const auto d = t.to(torch::kDouble).contiguous();
+    data::NdArray a;
+    a.shape.assign(d.sizes().begin(), d.sizes().end());
+    a.values.assign(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
+    return a;
+  };
+  data::write_nd_arrays(path, {{"states", array(states)},
+                               {"actions", array(actions)},
+                               {"returns_to_go", array(returns_to_go)},
+                               {"timesteps", array(timesteps)}});
+}
+
 std::string export_error(const std::function<void()>& body) {
   try {
     body();
@@ -180,17 +196,7 @@ TEST(CorlExport, ExportThenImportGivesBackTheSameModelFromItsDescription) {
   const auto actions = torch::randn({B, K, 3}).tanh();
   const auto rtg = torch::rand({B, K}) * 3000;
   const auto timesteps = torch::arange(K).unsqueeze(0).repeat({B, 1}) + 9;
-  const auto as_array = [](const torch::Tensor& t) {
-    const auto d = t.to(torch::kDouble).contiguous();
-    data::NdArray a;
-    a.shape.assign(d.sizes().begin(), d.sizes().end());
-    a.values.assign(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
-    return a;
-  };
-  data::write_nd_arrays(dir / "in.h5", {{"states", as_array(states)},
-                                        {"actions", as_array(actions)},
-                                        {"returns_to_go", as_array(rtg)},
-                                        {"timesteps", as_array(timesteps)}});
+  write_windows(dir / "in.h5", states, actions, rtg, timesteps);
   predict_file(dir / "model.pt", dir / "in.h5", dir / "first.h5", {});
   predict_file(dir / "back.pt", dir / "in.h5", dir / "second.h5", {});
   EXPECT_EQ(data::read_nd_arrays(dir / "first.h5", {"actions"}).at("actions").values,
@@ -237,28 +243,18 @@ TEST(PredictFile, ManyWindowsArePredictedAPartAtATimeAsAllAtOnce) {
   info.metrics = "{}";
   save_weights_checkpoint(dir / "model.pt", model, info, "test");
   const std::int64_t B = 2 * kPredictPart + 37, K = 4;  // three parts, the last short
-  const auto write_windows = [&](const fs::path& path) {
+  const auto random_windows = [&](const fs::path& path) {
     ModelInputs in;
     in.states = torch::randn({B, K, 11});
     in.actions = torch::randn({B, K, 3}).tanh();
     in.returns_to_go = torch::rand({B, K, 1}) * 3;
     in.timesteps = torch::randint(0, 40, {B, K});
-    const auto as_array = [](const torch::Tensor& t) {
-      const auto d = t.to(torch::kDouble).contiguous();
-      data::NdArray a;
-      a.shape.assign(d.sizes().begin(), d.sizes().end());
-      a.values.assign(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
-      return a;
-    };
-    data::write_nd_arrays(path, {{"states", as_array(in.states)},
-                                 {"actions", as_array(in.actions)},
-                                 {"returns_to_go", as_array(in.returns_to_go)},
-                                 {"timesteps", as_array(in.timesteps)}});
+    write_windows(path, in.states, in.actions, in.returns_to_go, in.timesteps);
     // As the file holds them (float32).
     in.states = in.states.to(torch::kFloat);
     return in;
   };
-  const auto in = write_windows(dir / "in.h5"), other = write_windows(dir / "other.h5");
+  const auto in = random_windows(dir / "in.h5"), other = random_windows(dir / "other.h5");
   PredictOptions options;
   options.normalize = false;
   options.action_lens = true;
@@ -430,8 +426,11 @@ TEST(CorlExport, CorlsModuleLoadsTheExportStrictlyAndPredictsTheSame) {
       for (const auto& a : step) theirs.push_back(a.get<double>());
   ASSERT_EQ(theirs.size(), ours.values.size());
   const auto mask = inputs.at("mask").values;
-  for (std::size_t i = 0; i < theirs.size(); ++i)
-    if (mask[i / 3] != 0.0f) EXPECT_NEAR(theirs[i], ours.values[i], 1e-5) << i;
+  for (std::size_t i = 0; i < theirs.size(); ++i) {
+    if (mask[i / 3] != 0.0f) {
+      EXPECT_NEAR(theirs[i], ours.values[i], 1e-5) << i;
+    }
+  }
 }
 
 // The shipped CORL-ready DT (hopper-medium-expert-dt-corl.pt, trained as CORL trains it) exports,
@@ -486,17 +485,7 @@ TEST(CorlExport, TheShippedCorlCheckpointIsTakenByCorlsModule) {
       (dir / "err.txt").string() + "'";
   ASSERT_EQ(std::system(command.c_str()), 0) << std::ifstream(dir / "err.txt").rdbuf();
   const auto out = nlohmann::json::parse(std::ifstream(dir / "out.json"));
-  const auto as_array = [](const torch::Tensor& t) {
-    const auto d = t.to(torch::kDouble).contiguous();
-    data::NdArray a;
-    a.shape.assign(d.sizes().begin(), d.sizes().end());
-    a.values.assign(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
-    return a;
-  };
-  data::write_nd_arrays(dir / "in.h5", {{"states", as_array(states)},
-                                        {"actions", as_array(actions)},
-                                        {"returns_to_go", as_array(rtg)},
-                                        {"timesteps", as_array(timesteps)}});
+  write_windows(dir / "in.h5", states, actions, rtg, timesteps);
   PredictOptions raw;
   raw.normalize = false;
   predict_file(shipped, dir / "in.h5", dir / "ours.h5", raw);
