@@ -23,6 +23,8 @@ inline constexpr int kUsage = kExitUsage;
 /// A task the studio simulates: hopper, walker2d, halfcheetah (and their -po forms, version
 /// suffixes allowed).
 CLI::Validator known_environment();
+/// A registered environment or the goal-reaching ant's open plane (behaviour::training_task).
+CLI::Validator known_training_environment();
 /// Text that parses as a JSON object (a --config or --training override).
 CLI::Validator json_object();
 
@@ -58,6 +60,8 @@ data::Dataset load_user_dataset(const std::string& path, data::LoadOptions optio
 void add_dataset_commands(CLI::App& app, int& exit_code);
 /// `plugins`: what plugins/loader.h found.
 void add_plugin_commands(CLI::App& app, int& exit_code);
+/// dstudio env list.
+void add_env_commands(CLI::App& app, int& exit_code);
 void add_bench_commands(CLI::App& app, int& exit_code);
 void add_render_commands(CLI::App& app, int& exit_code);
 void add_model_commands(CLI::App& app, int& exit_code);

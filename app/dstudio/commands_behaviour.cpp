@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "dstudio/behaviour/antmaze_data.h"
 #include "dstudio/behaviour/ars.h"
 #include "dstudio/behaviour/generate.h"
 #include "dstudio/behaviour/policy_set.h"
@@ -148,9 +149,10 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     std::int64_t chunk = 0;
   };
   auto sa = std::make_shared<SacArgs>();
-  sac->add_option("--env", sa->config.env, "hopper, walker2d or halfcheetah")
+  sac->add_option("--env", sa->config.env,
+                  "hopper, walker2d, halfcheetah, or ant-goal-reaching (the AntMaze goal-reacher)")
       ->required()
-      ->check(known_environment());
+      ->check(known_training_environment());
   sac->add_option("--out", sa->out,
                   "Run folder; an existing run there continues exactly where it stopped")
       ->required();
@@ -193,7 +195,7 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
       ->capture_default_str();
   const std::string sac_command = join_args(argc, argv);
   sac->callback([&exit_code, sa, sac_command] {
-    sa->config.env = env::task(sa->config.env).name;
+    sa->config.env = behaviour::training_task(sa->config.env).name;
     TerminalProgress bar("SAC " + sa->config.env);
     g_cancel = &bar.progress().cancel;
     auto previous_int = std::signal(SIGINT, on_interrupt);
@@ -298,7 +300,7 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
   auto e = std::make_shared<EvalArgs>();
   eval->add_option("--env", e->env, "hopper, walker2d or halfcheetah")
       ->required()
-      ->check(known_environment());
+      ->check(known_training_environment());
   eval->add_option("--algorithm", e->algorithm, "The shipped policies to evaluate: sac or ars")
       ->check(CLI::IsMember({"sac", "ars"}))
       ->capture_default_str();
@@ -319,9 +321,10 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
       ->check(whole_number(1, 64))
       ->capture_default_str();
   eval->callback([&exit_code, e] {
-    const auto set = load_set(env::task(e->env).name, e->algorithm, e->file, e->noise);
+    const auto set =
+        load_set(behaviour::training_task(e->env).name, e->algorithm, e->file, e->noise);
     const int i = pick_snapshot(set, e->snapshot);
-    const auto& spec = env::task(set.env);
+    const auto& spec = behaviour::training_task(set.env);
     const double sampled =
         behaviour::evaluate_snapshot(set, i, e->episodes, e->seed, true, e->threads);
     const double mean_action =
@@ -334,6 +337,50 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     std::printf("  with its mean action:              mean return %.1f, normalised score %.1f\n",
                 mean_action, env::normalized_score(spec, mean_action));
     exit_code = kOk;
+  });
+
+  // behaviour navigate: the AntMaze controller's success rate, as datasets record it.
+  auto* navigate = behaviour->add_subcommand(
+      "navigate",
+      "How often D4RL's navigator driving the goal-reacher (mean action, no noise) reaches an "
+      "antmaze task's evaluation goal within its horizon");
+  struct NavigateArgs {
+    std::string env, file;
+    int episodes = 100, threads = 2;
+    std::uint64_t seed = 1;
+  };
+  auto n = std::make_shared<NavigateArgs>();
+  navigate->add_option("--env", n->env, "An antmaze task, e.g. antmaze-umaze-v2")
+      ->required()
+      ->check(known_environment());
+  navigate->add_option("--policies", n->file,
+                       "The goal-reacher's policies (behaviour ship of an ant-goal-reaching run; "
+                       "default: the shipped one)");
+  navigate->add_option("--episodes", n->episodes, "Episodes")
+      ->check(whole_number(1, 100000))
+      ->capture_default_str();
+  navigate->add_option("--seed", n->seed, "Seed of the episodes")
+      ->capture_default_str()
+      ->check(seed_number());
+  navigate->add_option("--threads", n->threads, "Threads (the result does not depend on it)")
+      ->check(whole_number(1, 64))
+      ->capture_default_str();
+  navigate->callback([&exit_code, n] {
+    exit_code = run_guarded([&] {
+      const auto& spec = env::task(n->env);
+      if (spec.family != "antmaze") throw UsageError(n->env + " is not an antmaze task");
+      const auto set = load_set(behaviour::kGoalReacherTask, "sac", n->file, 0.0);
+      if (set.env != behaviour::kGoalReacherTask || set.expert < 0)
+        throw UsageError((n->file.empty() ? std::string("the shipped policies") : n->file) +
+                         ": not a goal-reacher's policies");
+      const auto& policy = std::get<behaviour::GaussianPolicy>(
+          set.snapshots[static_cast<std::size_t>(set.expert)].policy);
+      TerminalProgress bar("navigating");
+      const auto r = behaviour::navigation_success(spec.name, policy, n->episodes, n->seed,
+                                                   n->threads, bar.progress());
+      std::printf("%s: %s\n", spec.name.c_str(),
+                  behaviour::controller_success_text(spec.name, r).c_str());
+    });
   });
 }
 

@@ -1,4 +1,4 @@
-// dstudio dataset info | validate | synth
+// dstudio dataset info | validate | generate | default | hide-velocities | synth
 
 #include <cmath>
 #include <cstdio>
@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "dstudio/behaviour/antmaze_data.h"
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/behaviour/generate.h"
 #include "dstudio/behaviour/policy_set.h"
@@ -79,6 +80,7 @@ nlohmann::ordered_json to_json(const Dataset& ds, const DatasetSummary& s, doubl
       {"fingerprint", ds.fingerprint},
       {"warnings", ds.warnings},
       {"notes", ds.notes},
+      {"task_caveat", ds.task_caveat},
   };
 }
 
@@ -88,6 +90,7 @@ void print_text(const Dataset& ds, const DatasetSummary& s, double r2) {
               ds.format == data::DatasetFormat::Plugin ? ds.format_name.c_str()
                                                        : data::to_string(ds.format),
               ds.env_id.empty() ? "" : ("  (environment " + ds.env_id + ")").c_str());
+  if (!ds.task_caveat.empty()) std::printf("Task          %s\n", ds.task_caveat.c_str());
   std::printf("Transitions   %lld\n", static_cast<long long>(s.transitions));
   std::printf("Episodes      %lld complete: %lld terminal, %lld timeout%s\n",
               static_cast<long long>(s.episodes), static_cast<long long>(s.terminated),
@@ -140,6 +143,59 @@ std::unique_ptr<Dataset> load_or_report(const std::string& path) {
     std::fprintf(stderr, "dstudio: error: %s\n", e.what());
     return nullptr;
   }
+}
+
+struct GenerateArgs {
+  std::string env, kind, out, policies, algorithm = "sac";
+  double noise = behaviour::kBehaviourNoise;
+  bool mean_actions = false;
+  behaviour::GenerateConfig config;
+};
+
+behaviour::PolicySet read_policy_file(const std::string& file, double ars_noise) {
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error(file + ": cannot be read");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return behaviour::policy_set_from_text(text.str(), ars_noise);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(file + ": " + e.what());
+  }
+}
+
+// dataset generate for an antmaze task: D4RL's navigator and the goal-reacher (antmaze_data.h).
+void generate_antmaze(const GenerateArgs& g, bool noise_given) {
+  if (!g.kind.empty() && g.kind != "antmaze")
+    throw UsageError("--kind " + g.kind +
+                     ": an antmaze task's data has one kind, D4RL's; leave --kind out");
+  behaviour::AntMazeDataConfig config;
+  config.task = env::task(g.env).name;
+  if (g.config.transitions > 0) config.transitions = g.config.transitions;
+  if (noise_given) config.action_noise = g.noise;
+  config.sampled = !g.mean_actions;
+  config.seed = g.config.seed;
+  config.threads = g.config.threads;
+  behaviour::GaussianPolicy goal_reacher;
+  if (g.policies.empty()) {
+    goal_reacher = behaviour::shipped_goal_reacher();
+  } else {
+    const auto set = read_policy_file(g.policies, 0.0);
+    if (set.env != behaviour::kGoalReacherTask || set.expert < 0)
+      throw UsageError(g.policies + ": not a goal-reacher's policies (" + set.env +
+                       "); they come from dstudio behaviour sac --env ant-goal-reaching");
+    goal_reacher = std::get<behaviour::GaussianPolicy>(
+        set.snapshots[static_cast<std::size_t>(set.expert)].policy);
+  }
+  TerminalProgress bar("generating");
+  auto made =
+      behaviour::generate_antmaze_dataset(config, goal_reacher, bar.progress().part(0, 0.9));
+  const auto rate = behaviour::navigation_success(config.task, goal_reacher, 100, 1, config.threads,
+                                                  bar.progress().part(0.9, 1.0));
+  made.metadata["controller_success"] = behaviour::controller_success_text(config.task, rate);
+  data::write_d4rl(g.out, made.arrays, made.metadata);
+  std::printf("wrote %s\n%s: %s\n", g.out.c_str(), config.task.c_str(),
+              made.metadata["controller_success"].c_str());
 }
 
 }  // namespace
@@ -210,17 +266,15 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
   auto* generate = dataset->add_subcommand(
       "generate",
       "Make a dataset in the D4RL layout with the project's behaviour policies (D4RL's recipe)");
-  struct GenerateArgs {
-    std::string env, kind, out, policies, algorithm = "sac";
-    double noise = behaviour::kBehaviourNoise;
-    behaviour::GenerateConfig config;
-  };
   auto g = std::make_shared<GenerateArgs>();
-  generate->add_option("--env", g->env, "hopper, walker2d or halfcheetah")
+  generate
+      ->add_option("--env", g->env,
+                   "hopper, walker2d, halfcheetah, or an antmaze task (antmaze-umaze-v2, ...)")
       ->required()
       ->check(known_environment());
-  generate->add_option("--kind", g->kind, "random, medium, medium-replay, expert or medium-expert")
-      ->required();
+  generate->add_option("--kind", g->kind,
+                       "random, medium, medium-replay, expert or medium-expert (locomotion; an "
+                       "antmaze task's data has one kind, D4RL's)");
   generate
       ->add_option("--transitions", g->config.transitions,
                    "Number of transitions (default: D4RL's: 1M, medium-expert 2M, medium-replay "
@@ -235,9 +289,15 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
   generate->add_option("--seed", g->config.seed, "Random seed (same seed, same bytes)")
       ->capture_default_str()
       ->check(seed_number());
-  generate->add_option("--noise", g->noise, "Std of the Gaussian action noise of ARS policies")
-      ->check(real_number(0, 10))
-      ->capture_default_str();
+  auto* noise_option =
+      generate
+          ->add_option("--noise", g->noise,
+                       "Std of the Gaussian action noise of ARS policies (antmaze: of the "
+                       "goal-reacher's actions, default 0.2 as D4RL's)")
+          ->check(real_number(0, 10))
+          ->capture_default_str();
+  generate->add_flag("--mean-actions", g->mean_actions,
+                     "antmaze: the goal-reacher's mean action instead of a sample (D4RL samples)");
   generate
       ->add_option("--threads", g->config.threads,
                    "Rollout threads (the output does not depend on it)")
@@ -246,8 +306,13 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
   generate->add_option("--policies", g->policies,
                        "Behaviour-policy JSON (default: the shipped one)");
   generate->add_option("--out", g->out, "Output .hdf5 file")->required();
-  generate->callback([&exit_code, g] {
+  generate->callback([&exit_code, g, noise_option] {
     exit_code = run_guarded([&] {
+      if (env::task(g->env).family == "antmaze") {
+        generate_antmaze(*g, noise_option->count() > 0);
+        return;
+      }
+      if (g->kind.empty()) throw UsageError("--kind is required for " + g->env);
       g->config.env = env::task(g->env).name;
       g->config.kind = behaviour::parse_kind(g->kind);
       behaviour::PolicySet policies;
@@ -258,15 +323,7 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
           if (policies.algorithm == behaviour::PolicyAlgorithm::Ars)
             policies.action_noise = g->noise;
         } else {
-          std::ifstream in(g->policies);
-          if (!in) throw std::runtime_error(g->policies + ": cannot be read");
-          std::stringstream text;
-          text << in.rdbuf();
-          try {
-            policies = behaviour::policy_set_from_text(text.str(), g->noise);
-          } catch (const std::exception& e) {
-            throw std::runtime_error(g->policies + ": " + e.what());
-          }
+          policies = read_policy_file(g->policies, g->noise);
         }
       }
       TerminalProgress bar("generating");

@@ -53,6 +53,7 @@ void add_plugin_commands(CLI::App& app, int& exit_code) {
       list("token mixers", r.mixers);
       list("analyses", r.analyses);
       list("dataset formats", r.dataset_formats);
+      list("environments", r.environments);
     }
     exit_code = kOk;
   });

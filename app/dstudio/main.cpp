@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   int exit_code = kOk;
   add_dataset_commands(app, exit_code);
   add_plugin_commands(app, exit_code);
+  add_env_commands(app, exit_code);
   add_bench_commands(app, exit_code);
   add_render_commands(app, exit_code);
   add_model_commands(app, exit_code);

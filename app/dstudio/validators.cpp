@@ -4,6 +4,7 @@
 #include <string>
 
 #include "commands.h"
+#include "dstudio/behaviour/policy_set.h"
 #include "dstudio/env/environment.h"
 
 namespace dstudio::cli {
@@ -13,6 +14,19 @@ CLI::Validator known_environment() {
       [](std::string& text) -> std::string {
         try {
           (void)env::task(text);
+          return {};
+        } catch (const std::exception& e) {
+          return e.what();
+        }
+      },
+      "ENV");
+}
+
+CLI::Validator known_training_environment() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          (void)behaviour::training_task(text);
           return {};
         } catch (const std::exception& e) {
           return e.what();

@@ -11,7 +11,7 @@ mkdir -p "$out/plugins"
 cmake --install "$build" --prefix "$out/sdk" >"$out/install.log"
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-for plugin in diagonal-ssm token-distance; do
+for plugin in diagonal-ssm token-distance inverted-pendulum; do
   cmake -S "$source/plugins/$plugin" -B "$out/build-$plugin" -G Ninja -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_PREFIX_PATH="$out/sdk" "${launcher[@]}" >"$out/$plugin.log"
   cmake --build "$out/build-$plugin" >>"$out/$plugin.log"

@@ -19,6 +19,24 @@ assert records["diagonal-ssm"]["loaded"], records
 assert records["diagonal-ssm"]["variants"] == ["dssm"] and records["diagonal-ssm"]["mixers"] == ["diagonal-ssm"], records
 assert records["token-distance"]["loaded"] and records["token-distance"]["analyses"] == ["token-distance"], records
 PY
+# The environment plugin: a tenth environment in the registry, stepped through it.
+"$dstudio" env list --json >"$work/envs.json"
+python3 - "$work/envs.json" <<'PY'
+import json, sys
+envs = json.load(open(sys.argv[1]))
+names = [e["name"] for e in envs]
+assert len(names) == 10, names
+assert names[:3] == ["hopper", "walker2d", "halfcheetah"], names
+assert names[-1] == "inverted-pendulum", names
+ip = envs[-1]
+assert ip["origin"] == "inverted-pendulum 1.0.0" and ip["observation_dim"] == 4 and ip["action_dim"] == 1, ip
+assert ip["observation_names"] == ["cart", "angle", "v_cart", "v_angle"], ip
+PY
+"$dstudio" plugins --json | python3 -c 'import json,sys; r={x["name"]: x for x in json.load(sys.stdin)}; assert r["inverted-pendulum"]["environments"] == ["inverted-pendulum"], r'
+"$dstudio" bench env --env inverted-pendulum --steps 1000 --repeats 1 >"$work/bench-env.txt" 2>&1 \
+  || fail "bench env on the plugin's environment: $(tail -3 "$work/bench-env.txt")"
+grep -q "inverted-pendulum" "$work/bench-env.txt" || fail "bench env names no inverted-pendulum"
+
 "$dstudio" variants --json >"$work/variants.json"
 python3 - "$work/variants.json" <<'PY'
 import json, sys

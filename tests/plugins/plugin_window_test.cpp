@@ -43,7 +43,7 @@ class PluginWindow : public testing::Test {
     test::ensure_application();
     const auto records = plugins::load_plugins({DSTUDIO_EXAMPLE_PLUGINS});
     for (const auto& r : records) ASSERT_TRUE(r.loaded) << r.file << ": " << r.error;
-    ASSERT_EQ(records.size(), 2u);
+    ASSERT_EQ(records.size(), 3u);  // diagonal-ssm, token-distance, inverted-pendulum
   }
   static void save(QWidget& w, const QString& name) {
     QTest::qWait(200);  // laid out and drawn

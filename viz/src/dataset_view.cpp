@@ -230,6 +230,9 @@ void DatasetView::fillSummary() {
       row(meta, QString::fromStdString(k), QString::fromStdString(v));
   }
   QStringList warnings;
+  if (!ds.task_caveat.empty())
+    warnings << QStringLiteral("⚠ <b>%1</b> ").arg(tr("Another task:")) +
+                    QString::fromStdString(ds.task_caveat).toHtmlEscaped();
   for (const auto& w : ds.warnings)
     warnings << QStringLiteral("⚠ ") + QString::fromStdString(w).toHtmlEscaped();
   warnings_->setText(warnings.join("<br>"));

@@ -153,7 +153,7 @@ ArsRun train_ars(const ArsConfig& config, const Progress& progress) {
   if (config.directions < 1 || config.top_directions < 1 ||
       config.top_directions > config.directions)
     throw UsageError("ARS needs 1 <= top directions <= directions");
-  const env::TaskSpec& spec = env::task(config.env);
+  const env::EnvironmentDefinition& spec = env::task(config.env);
   const env::ModelPtr model = env::load_model(spec);
   std::vector<env::Environment> envs;
   for (int t = 0; t < std::max(1, config.threads); ++t) envs.emplace_back(spec, model);

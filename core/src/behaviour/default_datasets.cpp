@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "dstudio/behaviour/antmaze_data.h"
 #include "dstudio/common/resources.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
@@ -45,8 +46,47 @@ std::int64_t default_transitions(const std::string& env, DatasetKind kind,
   return d4rl_transitions(env, kind, kind == DatasetKind::Random ? nullptr : &policies);
 }
 
+namespace {
+
+std::string short_hash(const std::string& settings) {
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx",
+                static_cast<unsigned long long>(XXH3_64bits(settings.data(), settings.size())));
+  return std::string(hash, 8);
+}
+
+bool is_antmaze(const std::string& env_name) {
+  return env::task(env_name).family == "antmaze";
+}
+
+// Thousands separated, as the window prints counts; built piece by piece (GCC 12's -Wrestrict
+// misreads an insert here).
+std::string grouped(std::int64_t value) {
+  const std::string digits = std::to_string(value);
+  std::string count;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) count += ',';
+    count += digits[i];
+  }
+  return count;
+}
+
+}  // namespace
+
+std::filesystem::path antmaze_dataset_path(const std::string& task) {
+  const std::string name = env::task(task).name;
+  const auto policies =
+      embedded_resource(std::string("policies/") + kGoalReacherTask + "-sac.json");
+  const AntMazeDataConfig config;
+  const std::string settings = std::string(policies.value_or("")) + "|" + name + "|" +
+                               std::to_string(config.transitions) + "|seed0|noise" +
+                               std::to_string(config.action_noise) + "|antmaze-v1";
+  return cache_folder() / "datasets" / (name + "-dstudio-" + short_hash(settings) + ".hdf5");
+}
+
 std::filesystem::path default_dataset_path(const std::string& env_name, DatasetKind kind,
                                            PolicyAlgorithm algorithm) {
+  if (is_antmaze(env_name)) return antmaze_dataset_path(env_name);
   const std::string name = env::task(env_name).name;
   std::string settings;
   std::string file = name + "-" + to_string(kind) + "-dstudio-";
@@ -62,14 +102,21 @@ std::filesystem::path default_dataset_path(const std::string& env_name, DatasetK
                std::to_string(default_transitions(name, kind, algorithm)) + "|seed0|sac-v1";
     file += "sac-";
   }
-  char hash[17];
-  std::snprintf(hash, sizeof hash, "%016llx",
-                static_cast<unsigned long long>(XXH3_64bits(settings.data(), settings.size())));
-  return cache_folder() / "datasets" / (file + std::string(hash, 8) + ".hdf5");
+  return cache_folder() / "datasets" / (file + short_hash(settings) + ".hdf5");
 }
 
 std::optional<DefaultDatasetInfo> identify_default_dataset(const std::filesystem::path& path) {
   const auto name = path.filename();
+  for (const auto& task : env::task_names()) {
+    if (!is_antmaze(task) || name.string().rfind(task + "-dstudio-", 0) != 0) continue;
+    if (antmaze_dataset_path(task).filename() != name) continue;
+    DefaultDatasetInfo info;
+    info.env = task;
+    info.label = task + " (D4RL's recipe: the studio's goal-reaching ant and navigator, " +
+                 grouped(AntMazeDataConfig{}.transitions) + " transitions)";
+    info.command = "dstudio dataset default --env " + task;
+    return info;
+  }
   for (const char* env : {"hopper", "walker2d", "halfcheetah"})
     for (auto kind : {DatasetKind::Random, DatasetKind::Medium, DatasetKind::MediumReplay,
                       DatasetKind::Expert, DatasetKind::MediumExpert})
@@ -82,14 +129,7 @@ std::optional<DefaultDatasetInfo> identify_default_dataset(const std::filesystem
         info.env = env, info.kind = kind, info.algorithm = algorithm;
         info.story = env == std::string(kStoryDataset.env) && kind == kStoryDataset.kind &&
                      algorithm == kStoryDataset.algorithm;
-        // Thousands separated, as the window prints counts; built piece by piece (GCC 12's
-        // -Wrestrict misreads an insert here).
-        const std::string digits = std::to_string(default_transitions(env, kind, algorithm));
-        std::string count;
-        for (std::size_t i = 0; i < digits.size(); ++i) {
-          if (i > 0 && (digits.size() - i) % 3 == 0) count += ',';
-          count += digits[i];
-        }
+        const std::string count = grouped(default_transitions(env, kind, algorithm));
         info.label = std::string(env) + " " + to_string(kind) + " (" +
                      (kind == DatasetKind::Random
                           ? std::string("random actions")
@@ -150,6 +190,16 @@ std::filesystem::path ensure_default_dataset(const std::string& env_name, Datase
   std::filesystem::create_directories(path.parent_path());
   const MakingLock lock(path, progress);
   if (std::filesystem::exists(path)) return path;  // made by the process we waited for
+  if (is_antmaze(env_name)) {
+    AntMazeDataConfig config;
+    config.task = env::task(env_name).name;
+    auto made = generate_antmaze_dataset(config, shipped_goal_reacher(), progress.part(0, 0.95));
+    const auto rate = navigation_success(config.task, shipped_goal_reacher(), 100, 1, 2,
+                                         progress.part(0.95, 1.0));
+    made.metadata["controller_success"] = controller_success_text(config.task, rate);
+    data::write_d4rl(path, made.arrays, made.metadata);
+    return path;
+  }
   GenerateConfig config;
   config.env = env::task(env_name).name;
   config.kind = kind;

@@ -116,7 +116,7 @@ class Collector {
 
   [[nodiscard]] std::int64_t size() const { return out_.size(); }
   [[nodiscard]] std::int64_t episodes() const { return episode_; }
-  [[nodiscard]] const env::TaskSpec& spec() const { return spec_; }
+  [[nodiscard]] const env::EnvironmentDefinition& spec() const { return spec_; }
 
  private:
   void append(const EpisodeData& ep) {
@@ -133,7 +133,7 @@ class Collector {
 
   const GenerateConfig& config_;
   const Progress& progress_;
-  const env::TaskSpec& spec_;
+  const env::EnvironmentDefinition& spec_;
   std::vector<env::Environment> envs_;
   data::TransitionArrays out_;
   std::uint64_t episode_ = 0;

@@ -42,7 +42,7 @@ static std::int64_t bytes_of(const std::vector<T>& v) {
 std::int64_t TransitionArrays::memory_bytes() const {
   return bytes_of(observations) + bytes_of(next_observations) + bytes_of(actions) +
          bytes_of(rewards) + bytes_of(terminals) + bytes_of(timeouts) + bytes_of(qpos) +
-         bytes_of(qvel);
+         bytes_of(qvel) + bytes_of(goals);
 }
 
 std::int64_t Dataset::memory_bytes() const {
@@ -73,6 +73,63 @@ std::vector<Episode> segment_episodes(const std::vector<float>& rewards,
     episodes.push_back(current);
   }
   return episodes;
+}
+
+std::vector<Episode> segment_goal_episodes(const TransitionArrays& data, double jump) {
+  const std::int64_t n = data.size();
+  const auto S = static_cast<std::size_t>(data.obs_dim);
+  std::vector<Episode> episodes;
+  Episode current;
+  for (std::int64_t i = 0; i < n; ++i) {
+    current.ret += data.rewards[static_cast<std::size_t>(i)];
+    ++current.length;
+    const bool timeout = !data.timeouts.empty() && data.timeouts[static_cast<std::size_t>(i)];
+    bool teleport = false;
+    if (i + 1 < n && S >= 2) {
+      const float* a = &data.observations[static_cast<std::size_t>(i) * S];
+      const float* b = a + S;
+      teleport = std::hypot(double(b[0]) - a[0], double(b[1]) - a[1]) > jump;
+    }
+    if (timeout || teleport) {
+      current.end = EndReason::Timeout;
+      episodes.push_back(current);
+      current = Episode{.start = i + 1};
+    }
+  }
+  if (current.length > 0) {
+    current.end = EndReason::Unterminated;
+    episodes.push_back(current);
+  }
+  return episodes;
+}
+
+std::string d4rl_antmaze_task_of_file(const std::string& path) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  if (name.rfind("antmaze-", 0) == 0) {
+    const auto dot = name.rfind(".hdf5");
+    return dot == std::string::npos ? name : name.substr(0, dot);
+  }
+  // D4RL's download names: Ant_maze_<maze>_noisy_multistart_<bool>_multigoal_<bool>_sparse[_fixed]
+  struct Maze {
+    const char* file;
+    const char* task;
+  };
+  static const Maze mazes[] = {
+      {"u-maze", "umaze"}, {"big-maze", "medium"}, {"hardest-maze", "large"}};
+  if (name.rfind("Ant_maze_", 0) != 0) return {};
+  for (const auto& m : mazes) {
+    if (name.find(std::string("Ant_maze_") + m.file + "_") != 0) continue;
+    const bool multistart = name.find("multistart_True") != std::string::npos;
+    const bool multigoal = name.find("multigoal_True") != std::string::npos;
+    const bool fixed = name.find("_fixed") != std::string::npos;
+    std::string variant;
+    if (std::string(m.task) == "umaze")
+      variant = multistart ? "-diverse" : "";
+    else
+      variant = multigoal ? "-diverse" : "-play";
+    return std::string("antmaze-") + m.task + variant + (fixed ? "-v2" : "-v0");
+  }
+  return {};
 }
 
 void state_statistics(const TransitionArrays& data, const std::vector<Episode>& episodes,

@@ -156,6 +156,24 @@ void refuse_damaged_names(const Context& ctx, const std::vector<std::string>& ke
   }
 }
 
+// D4RL's AntMaze files name no environment; their file names do. Their terminals mark every step
+// near the goal without ending the episode (antmaze_data.h says how the data was made).
+void read_antmaze_episodes(Dataset& ds) {
+  if (ds.env_id.empty()) {
+    ds.env_id = d4rl_antmaze_task_of_file(ds.path);
+    if (!ds.env_id.empty())
+      ds.notes.push_back("the environment is " + ds.env_id + ", from D4RL's file name");
+  }
+  if (ds.env_id.rfind("antmaze-", 0) != 0 || ds.data.obs_dim < 2) return;
+  ds.episodes = segment_goal_episodes(ds.data);
+  std::int64_t goal_steps = 0;
+  for (const auto t : ds.data.terminals) goal_steps += t;
+  ds.notes.push_back("AntMaze: terminals (and rewards) are 1 on the " + std::to_string(goal_steps) +
+                     " steps within 0.5 of the evaluation goal and the ant goes on, so episodes "
+                     "end at timeouts (and where x, y jump, as D4RL's v0 files reset without "
+                     "one), not at terminals; an episode's return counts its steps at the goal");
+}
+
 void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& keys,
                const LoadOptions& options, const Progress& progress, Dataset& ds) {
   refuse_damaged_names(ctx, keys);
@@ -169,7 +187,7 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
   h5::require_vector(ctx, rew);
   Array term = h5::open_array(ctx, file, "terminals", "terminals");
   h5::require_vector(ctx, term);
-  std::optional<Array> tout, next_obs, qpos, qvel;
+  std::optional<Array> tout, next_obs, qpos, qvel, goal;
   if (h5::has_path(ctx, file, "timeouts", "timeouts")) {
     tout = h5::open_array(ctx, file, "timeouts", "timeouts");
     h5::require_vector(ctx, *tout);
@@ -185,13 +203,16 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
     qpos = h5::open_array(ctx, file, "infos/qpos", "infos/qpos");
   if (options.infos && h5::has_path(ctx, file, "infos/qvel", "infos/qvel"))
     qvel = h5::open_array(ctx, file, "infos/qvel", "infos/qvel");
+  if (options.infos && h5::has_path(ctx, file, "infos/goal", "infos/goal"))
+    goal = h5::open_array(ctx, file, "infos/goal", "infos/goal");
 
   // Every length must agree before anything is read.
   for (const Array* a : {&act, &rew, &term}) check_rows(ctx, *a, n, "observations");
-  for (const auto* a : {&tout, &next_obs, &qpos, &qvel})
+  for (const auto* a : {&tout, &next_obs, &qpos, &qvel, &goal})
     if (*a) check_rows(ctx, **a, n, "observations");
   const std::int64_t nq = qpos ? h5::matrix_cols(ctx, *qpos, false) : 0;
   const std::int64_t nv = qvel ? h5::matrix_cols(ctx, *qvel, false) : 0;
+  const std::int64_t ng = goal ? h5::matrix_cols(ctx, *goal, false) : 0;
 
   MemoryBudget budget{ctx, options.max_bytes > 0 ? options.max_bytes : physical_memory_bytes() / 2};
   budget.add("observations", n, obs_dim, 4);
@@ -202,6 +223,7 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
   if (next_obs && options.next_observations) budget.add("next_observations", n, obs_dim, 4);
   if (qpos) budget.add("infos/qpos", n, nq, 4);
   if (qvel) budget.add("infos/qvel", n, nv, 4);
+  if (goal) budget.add("infos/goal", n, ng, 4);
 
   // Before anything is allocated: every value of every array read is really in the file.
   h5::StorageMap storage;
@@ -210,6 +232,7 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
   if (next_obs && options.next_observations) h5::require_stored(ctx, *next_obs, storage);
   if (qpos) h5::require_stored(ctx, *qpos, storage);
   if (qvel) h5::require_stored(ctx, *qvel, storage);
+  if (goal) h5::require_stored(ctx, *goal, storage);
 
   for (const Array* a : {&obs, &act, &rew, &term}) ds.arrays.push_back(a->info());
   for (const auto* a : {&tout, &next_obs})
@@ -235,9 +258,10 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
   d.act_dim = act_dim;
   d.qpos_dim = nq;
   d.qvel_dim = nv;
+  d.goal_dim = ng;
   ReadProgress read{progress};
-  read.total =
-      n * (obs_dim + act_dim + 1 + nq + nv + (next_obs && options.next_observations ? obs_dim : 0));
+  read.total = n * (obs_dim + act_dim + 1 + nq + nv + ng +
+                    (next_obs && options.next_observations ? obs_dim : 0));
   d.observations.resize(n * obs_dim);
   h5::read_floats(ctx, obs, obs_dim, d.observations.data(),
                   read.counter(obs_dim, "reading observations"));
@@ -263,6 +287,10 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
   if (qvel) {
     d.qvel.resize(n * nv);
     h5::read_floats(ctx, *qvel, nv, d.qvel.data(), read.counter(nv, "reading infos/qvel"));
+  }
+  if (goal) {
+    d.goals.resize(n * ng);
+    h5::read_floats(ctx, *goal, ng, d.goals.data(), read.counter(ng, "reading infos/goal"));
   }
 
   if (options.metadata) {
@@ -297,6 +325,7 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
   if (!tout)
     ds.warnings.push_back("the file has no 'timeouts': episodes were cut every " +
                           std::to_string(options.max_episode_steps) + " steps, as D4RL does");
+  read_antmaze_episodes(ds);
 }
 
 // Minari: one group per episode; observations carry the reset observation (steps + 1 rows).
@@ -351,6 +380,15 @@ void read_minari(const Context& ctx, hid_t file,
     const auto spec = nlohmann::json::parse(it->second, nullptr, false);
     if (spec.is_object() && spec.contains("id") && spec["id"].is_string()) ds.env_id = spec["id"];
   }
+  // Minari's D4RL/antmaze re-made the data in Gymnasium-Robotics' AntMaze: a different task.
+  const auto dataset_id = ds.metadata.count("dataset_id") ? ds.metadata.at("dataset_id") : "";
+  if (ds.env_id.rfind("AntMaze_", 0) == 0 || dataset_id.rfind("D4RL/antmaze", 0) == 0)
+    ds.task_caveat =
+        "Minari's " + (dataset_id.empty() ? std::string("antmaze") : dataset_id) + " is " +
+        (ds.env_id.empty() ? std::string("Gymnasium-Robotics' AntMaze") : ds.env_id) +
+        ", not D4RL's antmaze: Gymnasium's ant (gear 150, timestep 0.01, 0.05 s a step), a goal "
+        "threshold of 0.45, rewards against each episode's own goal, dict observations. Its "
+        "scores are not comparable with D4RL antmaze scores.";
   for (const auto& key : keys)
     if (!episode_id(key))
       ds.warnings.push_back("the top-level key '" + printable_name(key) +
@@ -572,6 +610,7 @@ void make_texts_valid(Dataset& ds) {
   for (auto& w : ds.warnings) w = valid_utf8(w);
   for (auto& n : ds.notes) n = valid_utf8(n);
   ds.env_id = printable_name(ds.env_id);
+  ds.task_caveat = valid_utf8(ds.task_caveat);
 }
 
 // What every dataset gets, whichever format it came from.

@@ -104,10 +104,10 @@ bool write_result(int fd, const Dataset& ds) {
   w.u64(static_cast<std::uint64_t>(ds.format));
   w.text(ds.format_name);
   const auto& d = ds.data;
-  for (auto dim : {d.obs_dim, d.act_dim, d.qpos_dim, d.qvel_dim})
+  for (auto dim : {d.obs_dim, d.act_dim, d.qpos_dim, d.qvel_dim, d.goal_dim})
     w.u64(static_cast<std::uint64_t>(dim));
   for (const auto* v :
-       {&d.observations, &d.next_observations, &d.actions, &d.rewards, &d.qpos, &d.qvel})
+       {&d.observations, &d.next_observations, &d.actions, &d.rewards, &d.qpos, &d.qvel, &d.goals})
     w.values(*v);
   w.values(d.terminals);
   w.values(d.timeouts);
@@ -138,6 +138,7 @@ bool write_result(int fd, const Dataset& ds) {
   for (const auto& warning : ds.warnings) w.text(warning);
   w.u64(ds.notes.size());
   for (const auto& note : ds.notes) w.text(note);
+  w.text(ds.task_caveat);
   w.u64(kResultMagic);
   return w.ok;
 }
@@ -201,9 +202,10 @@ bool read_result(int fd, std::uint64_t size, Dataset& ds) {
   ds.format = static_cast<DatasetFormat>(format);
   ds.format_name = r.text();
   auto& d = ds.data;
-  for (auto* dim : {&d.obs_dim, &d.act_dim, &d.qpos_dim, &d.qvel_dim})
+  for (auto* dim : {&d.obs_dim, &d.act_dim, &d.qpos_dim, &d.qvel_dim, &d.goal_dim})
     *dim = static_cast<std::int64_t>(r.u64());
-  for (auto* v : {&d.observations, &d.next_observations, &d.actions, &d.rewards, &d.qpos, &d.qvel})
+  for (auto* v :
+       {&d.observations, &d.next_observations, &d.actions, &d.rewards, &d.qpos, &d.qvel, &d.goals})
     r.values(*v);
   r.values(d.terminals);
   r.values(d.timeouts);
@@ -235,6 +237,7 @@ bool read_result(int fd, std::uint64_t size, Dataset& ds) {
   for (auto& warning : ds.warnings) warning = r.text();
   ds.notes.resize(r.count(8));
   for (auto& note : ds.notes) note = r.text();
+  ds.task_caveat = r.text();
   return r.u64() == kResultMagic && r.ok;
 }
 

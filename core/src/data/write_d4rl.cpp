@@ -107,6 +107,7 @@ void check_arrays(const h5::Context& ctx, const TransitionArrays& d) {
   expect("next_observations", d.next_observations.size(), d.obs_dim, true);
   expect("infos/qpos", d.qpos.size(), d.qpos_dim, true);
   expect("infos/qvel", d.qvel.size(), d.qvel_dim, true);
+  expect("infos/goal", d.goals.size(), d.goal_dim, true);
 }
 
 }  // namespace
@@ -130,6 +131,7 @@ void write_d4rl(const std::filesystem::path& path, const TransitionArrays& data,
       w.floats("next_observations", data.next_observations, n, data.obs_dim, false);
     if (!data.qpos.empty()) w.floats("infos/qpos", data.qpos, n, data.qpos_dim, false);
     if (!data.qvel.empty()) w.floats("infos/qvel", data.qvel, n, data.qvel_dim, false);
+    if (!data.goals.empty()) w.floats("infos/goal", data.goals, n, data.goal_dim, false);
     for (const auto& [key, value] : metadata) w.text("metadata/" + key, value);
   });
 }

@@ -9,7 +9,7 @@
 namespace dstudio::env {
 
 std::vector<std::string> action_names(std::string_view task_name) {
-  const TaskSpec& spec = task(task_name);
+  const EnvironmentDefinition& spec = task(task_name);
   const ModelPtr model = load_model(spec);
   std::vector<std::string> out;
   for (int i = 0; i < model->nu; ++i) {

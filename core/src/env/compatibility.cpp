@@ -7,7 +7,7 @@
 
 namespace dstudio::env {
 
-void check_dataset_matches(const data::Dataset& dataset, const TaskSpec& spec) {
+void check_dataset_matches(const data::Dataset& dataset, const EnvironmentDefinition& spec) {
   std::string problems;
   auto compare = [&](const char* what, std::int64_t have, int want) {
     if (have == want) return;
@@ -28,12 +28,16 @@ PartialView hide_velocities(const data::Dataset& dataset) {
     throw EnvError(dataset.path +
                    " names no environment (metadata/env), so its velocities cannot be told from "
                    "its positions");
-  const TaskSpec& full = task(dataset.env_id);
+  const EnvironmentDefinition& full = task(dataset.env_id);
   if (full.positions_only)
     throw UsageError(dataset.path + " is partially observed already (" + full.name + ")");
   check_dataset_matches(dataset, full);
   PartialView view;
-  view.task = &task(full.name + "-po");
+  const auto partial = environments().find(full.name + "-po");
+  if (!partial)
+    throw UsageError(dataset.path + ": " + full.name +
+                     " has no partially observed view (only the locomotion tasks do)");
+  view.task = &task(partial->name);
   const auto S = static_cast<std::size_t>(full.obs_dim),
              P = static_cast<std::size_t>(view.task->obs_dim);
   view.data = dataset.data;

@@ -7,65 +7,15 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <utility>
 
+#include "builtin_environments.h"
 #include "dstudio/common/random.h"
 #include "dstudio/common/resources.h"
 
 namespace dstudio::env {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-std::vector<TaskSpec> make_tasks() {
-  TaskSpec hopper;
-  hopper.name = "hopper";
-  hopper.model_file = "environments/hopper.xml";
-  hopper.obs_dim = 11, hopper.act_dim = 3, hopper.nq = 6, hopper.nv = 6;
-  hopper.frame_skip = 4;
-  hopper.healthy_reward = 1.0, hopper.ctrl_cost = 1e-3;
-  hopper.clip_qvel = true, hopper.terminates = true;
-  hopper.min_z = 0.7, hopper.max_z = kInf, hopper.min_angle = -0.2, hopper.max_angle = 0.2;
-  hopper.state_bound = 100.0;
-  hopper.qpos_noise = 5e-3, hopper.qvel_noise = 5e-3;
-  hopper.ref_min_score = -20.272305, hopper.ref_max_score = 3234.3;
-  hopper.default_targets = {3600.0, 1800.0};
-
-  TaskSpec walker = hopper;
-  walker.name = "walker2d";
-  walker.model_file = "environments/walker2d.xml";
-  walker.obs_dim = 17, walker.act_dim = 6, walker.nq = 9, walker.nv = 9;
-  walker.min_z = 0.8, walker.max_z = 2.0, walker.min_angle = -1.0, walker.max_angle = 1.0;
-  walker.state_bound = 0.0;
-  walker.ref_min_score = 1.629008, walker.ref_max_score = 4592.3;
-  walker.default_targets = {5000.0, 2500.0};
-
-  TaskSpec cheetah;
-  cheetah.name = "halfcheetah";
-  cheetah.model_file = "environments/halfcheetah.xml";
-  cheetah.obs_dim = 17, cheetah.act_dim = 6, cheetah.nq = 9, cheetah.nv = 9;
-  cheetah.frame_skip = 5;
-  cheetah.healthy_reward = 0.0, cheetah.ctrl_cost = 0.1;
-  cheetah.clip_qvel = false, cheetah.terminates = false;
-  cheetah.qpos_noise = 0.1, cheetah.qvel_noise = 0.1, cheetah.normal_qvel_noise = true;
-  cheetah.ref_min_score = -280.178953, cheetah.ref_max_score = 12135.0;
-  cheetah.default_targets = {12000.0, 6000.0};
-  std::vector<TaskSpec> all = {hopper, walker, cheetah};
-  for (std::size_t i = 0, n = all.size(); i < n; ++i) {
-    all[i].base = all[i].name;
-    TaskSpec po = all[i];
-    po.name += "-po";
-    po.obs_dim = po.nq - 1;
-    po.positions_only = true;
-    all.push_back(po);
-  }
-  return all;
-}
-
-const std::vector<TaskSpec>& tasks() {
-  static const std::vector<TaskSpec> all = make_tasks();
-  return all;
-}
 
 std::string letters_and_digits(std::string_view name) {
   std::string out;
@@ -73,6 +23,16 @@ std::string letters_and_digits(std::string_view name) {
     if (std::isalnum(static_cast<unsigned char>(c)))
       out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+// letters_and_digits without a trailing version ("v2"), so that a dataset of an earlier version
+// of a task ("antmaze-umaze-v0") finds the task.
+std::string lookup_key(std::string_view name) {
+  std::string key = letters_and_digits(name);
+  std::size_t digits = key.size();
+  while (digits > 0 && std::isdigit(static_cast<unsigned char>(key[digits - 1]))) --digits;
+  if (digits < key.size() && digits > 0 && key[digits - 1] == 'v') key.resize(digits - 1);
+  return key;
 }
 
 void check_size(std::size_t have, int want, const char* what) {
@@ -83,30 +43,86 @@ void check_size(std::size_t have, int want, const char* what) {
 
 }  // namespace
 
-const TaskSpec& task(std::string_view name) {
+Registry<EnvironmentDefinition>& environments() {
+  static Registry<EnvironmentDefinition>* registry = [] {
+    auto* r = new Registry<EnvironmentDefinition>("environment");
+    for (auto* family : {locomotion_environments, antmaze_environments})
+      for (auto& d : family()) {
+        validate(d);
+        r->add(std::move(d));
+      }
+    return r;
+  }();
+  return *registry;
+}
+
+namespace {
+
+// Gymnasium-Robotics' AntMaze ("AntMaze_UMaze-v4", Minari's D4RL/antmaze) reads like D4RL's
+// names once reduced to letters but is another task (Gymnasium's ant, a 0.45 threshold).
+bool gymnasium_robotics_antmaze(std::string_view name) {
+  return name.rfind("AntMaze_", 0) == 0;
+}
+
+}  // namespace
+
+std::shared_ptr<const EnvironmentDefinition> find_task(std::string_view name) {
+  if (gymnasium_robotics_antmaze(name)) return nullptr;
   // Longest known name that prefixes the normalised name, so "hopper-medium-v2" is hopper.
-  const std::string key = letters_and_digits(name);
-  const TaskSpec* best = nullptr;
-  for (const auto& t : tasks())
-    if (key.rfind(letters_and_digits(t.name), 0) == 0 &&
-        (!best || t.name.size() > best->name.size()))
-      best = &t;
-  if (!best) {
-    std::string known;
-    for (const auto& n : task_names()) known += (known.empty() ? "" : ", ") + n;
-    throw EnvError("unknown environment '" + std::string(name) + "'; known environments: " + known);
+  const std::string key = lookup_key(name), plain = letters_and_digits(name);
+  std::shared_ptr<const EnvironmentDefinition> best;
+  std::size_t best_length = 0;
+  for (const auto& t : environments().all()) {
+    std::vector<std::string> names = t->aliases;
+    names.push_back(t->name);
+    for (const auto& n : names) {
+      const std::string candidate = lookup_key(n);
+      if (candidate.empty()) continue;
+      const bool match = key.rfind(candidate, 0) == 0 || plain.rfind(candidate, 0) == 0;
+      if (match && candidate.size() > best_length) best = t, best_length = candidate.size();
+    }
   }
-  return *best;
+  return best;
+}
+
+const EnvironmentDefinition& task(std::string_view name) {
+  const auto found = find_task(name);
+  if (!found && gymnasium_robotics_antmaze(name))
+    throw EnvError("'" + std::string(name) +
+                   "' is Gymnasium-Robotics' AntMaze (Minari's D4RL/antmaze), not D4RL's antmaze: "
+                   "Gymnasium's ant and a 0.45 goal threshold. The studio simulates D4RL's "
+                   "antmaze-*-v2 tasks only");
+  if (!found)
+    throw EnvError("unknown environment '" + std::string(name) +
+                   "'; known environments: " + environments().joined_names());
+  return *found;
 }
 
 std::vector<std::string> task_names() {
-  std::vector<std::string> names;
-  for (const auto& t : tasks()) names.push_back(t.name);
-  return names;
+  return environments().names();
 }
 
-double normalized_score(const TaskSpec& spec, double episode_return) {
+double normalized_score(const EnvironmentDefinition& spec, double episode_return) {
   return 100.0 * (episode_return - spec.ref_min_score) / (spec.ref_max_score - spec.ref_min_score);
+}
+
+void validate(const EnvironmentDefinition& d) {
+  const std::string who = "the environment '" + d.name + "'";
+  if (!d.reset || !d.observe || !d.outcome)
+    throw UsageError(who + " needs its reset, observe and outcome functions");
+  if (d.model_file.empty() && d.model_xml.empty())
+    throw UsageError(who + " needs a model (a file or MJCF text)");
+  if (d.obs_dim < 1 || d.act_dim < 1 || d.nq < 1 || d.nv < 1 || d.frame_skip < 1 ||
+      d.max_episode_steps < 1)
+    throw UsageError(who + " needs positive dimensions, frame skip and horizon");
+  if (static_cast<int>(d.observation_names.size()) != d.obs_dim)
+    throw UsageError(who + " names " + std::to_string(d.observation_names.size()) +
+                     " observation dimensions but has " + std::to_string(d.obs_dim));
+  if (d.first_velocity < 0 || d.first_velocity > d.obs_dim)
+    throw UsageError(who + ": first_velocity must lie within the observation");
+  if (!(d.ref_max_score != d.ref_min_score))
+    throw UsageError(who + " needs two different reference scores");
+  if (d.task_state_size < 0) throw UsageError(who + ": task_state_size must not be negative");
 }
 
 std::vector<JointCoordinate> joint_coordinates(const mjModel* model) {
@@ -119,24 +135,30 @@ std::vector<JointCoordinate> joint_coordinates(const mjModel* model) {
   return out;
 }
 
-ModelPtr load_model(const TaskSpec& spec, const std::filesystem::path& mjcf) {
+ModelPtr load_model(const EnvironmentDefinition& spec, const std::filesystem::path& mjcf) {
   char error[1024] = "";
   mjModel* m = nullptr;
   std::string source;
   if (mjcf.empty()) {
-    const auto text = embedded_resource(spec.model_file);
+    std::optional<std::string_view> text;
+    if (!spec.model_xml.empty())
+      text = spec.model_xml;
+    else
+      text = embedded_resource(spec.model_file);
     if (!text) throw EnvError("no embedded model '" + spec.model_file + "'");
     // MuJoCo reads embedded files through a virtual file system.
     auto vfs = std::make_unique<mjVFS>();
     mj_defaultVFS(vfs.get());
-    const std::string file = std::filesystem::path(spec.model_file).filename().string();
+    const std::string file = spec.model_xml.empty()
+                                 ? std::filesystem::path(spec.model_file).filename().string()
+                                 : spec.name + ".xml";
     if (mj_makeEmptyFileVFS(vfs.get(), file.c_str(), static_cast<int>(text->size())) != 0)
       throw EnvError("cannot stage the model '" + spec.model_file + "'");
     const int i = mj_findFileVFS(vfs.get(), file.c_str());
     std::memcpy(vfs->filedata[i], text->data(), text->size());
     m = mj_loadXML(file.c_str(), vfs.get(), error, sizeof error);
     mj_deleteVFS(vfs.get());
-    source = spec.model_file;
+    source = spec.model_xml.empty() ? spec.model_file : "the model of " + spec.name;
   } else {
     if (!std::filesystem::exists(mjcf)) throw EnvError(mjcf.string() + ": no such file");
     m = mj_loadXML(mjcf.c_str(), nullptr, error, sizeof error);
@@ -154,8 +176,10 @@ ModelPtr load_model(const TaskSpec& spec, const std::filesystem::path& mjcf) {
 
 Environment::Environment(std::string_view name) : Environment(task(name), load_model(task(name))) {}
 
-Environment::Environment(const TaskSpec& spec, ModelPtr model)
+Environment::Environment(const EnvironmentDefinition& spec, ModelPtr model)
     : spec_(spec), model_(std::move(model)) {
+  if (!spec_.reset || !spec_.observe || !spec_.outcome)
+    throw EnvError("the environment '" + spec_.name + "' has no reset, observe or outcome");
   data_ = mj_makeData(model_.get());
   if (!data_) throw EnvError("MuJoCo could not allocate the simulation state");
 }
@@ -168,7 +192,8 @@ Environment::Environment(Environment&& o) noexcept
     : spec_(std::move(o.spec_)),
       model_(std::move(o.model_)),
       data_(std::exchange(o.data_, nullptr)),
-      steps_(o.steps_) {}
+      steps_(o.steps_),
+      task_state_(std::move(o.task_state_)) {}
 
 Environment& Environment::operator=(Environment&& o) noexcept {
   if (this != &o) {
@@ -177,6 +202,7 @@ Environment& Environment::operator=(Environment&& o) noexcept {
     model_ = std::move(o.model_);
     data_ = std::exchange(o.data_, nullptr);
     steps_ = o.steps_;
+    task_state_ = std::move(o.task_state_);
   }
   return *this;
 }
@@ -192,15 +218,18 @@ std::span<const double> Environment::qvel() const {
   return {data_->qvel, static_cast<std::size_t>(model_->nv)};
 }
 
+Simulation Environment::simulation() const {
+  return Simulation{model_.get(), data_, const_cast<std::vector<double>*>(&task_state_)};
+}
+
 void Environment::reset(std::uint64_t seed, std::span<float> obs) {
   const mjModel* m = model_.get();
   mj_resetData(m, data_);
   Random random(seed);
-  for (int i = 0; i < m->nq; ++i)
-    data_->qpos[i] = m->qpos0[i] + random.uniform(-spec_.qpos_noise, spec_.qpos_noise);
-  for (int i = 0; i < m->nv; ++i)
-    data_->qvel[i] = spec_.normal_qvel_noise ? spec_.qvel_noise * random.normal()
-                                             : random.uniform(-spec_.qvel_noise, spec_.qvel_noise);
+  task_state_.assign(static_cast<std::size_t>(spec_.task_state_size), 0.0);
+  Simulation sim = simulation();
+  spec_.reset(sim, random);
+  check_size(task_state_.size(), spec_.task_state_size, "the task state the reset left");
   mj_forward(m, data_);
   steps_ = 0;
   observe(obs);
@@ -208,23 +237,22 @@ void Environment::reset(std::uint64_t seed, std::span<float> obs) {
 
 StepResult Environment::step(std::span<const float> action, std::span<float> obs) {
   check_size(action.size(), spec_.act_dim, "the action");
-  const mjModel* m = model_.get();
-  double control = 0.0;
-  for (int i = 0; i < spec_.act_dim; ++i) {
+  check_size(obs.size(), spec_.obs_dim, "the observation buffer");
+  for (int i = 0; i < spec_.act_dim; ++i)
     if (!std::isfinite(action[i]))
       throw EnvError("the action holds NaN or Inf at index " + std::to_string(i));
-    data_->ctrl[i] = action[i];  // MuJoCo clamps to ctrlrange; the cost uses the action as given
-    control += static_cast<double>(action[i]) * action[i];
-  }
-  const double x_before = data_->qpos[0];
+  const mjModel* m = model_.get();
+  Simulation sim = simulation();
+  if (spec_.apply_action)
+    spec_.apply_action(action, sim);
+  else
+    // MuJoCo clamps to ctrlrange; a cost uses the action as given.
+    for (int i = 0; i < spec_.act_dim; ++i) data_->ctrl[i] = action[i];
+  qpos_before_.assign(data_->qpos, data_->qpos + m->nq);
   for (int k = 0; k < spec_.frame_skip; ++k) mj_step(m, data_);
-  const double x_after = data_->qpos[0];
   ++steps_;
 
-  StepResult r;
-  r.reward = spec_.forward_weight * (x_after - x_before) / dt() + spec_.healthy_reward -
-             spec_.ctrl_cost * control;
-  r.terminated = spec_.terminates && !healthy();
+  StepResult r = spec_.outcome(sim, StepContext{action, qpos_before_, steps_});
   r.truncated = !r.terminated && steps_ >= spec_.max_episode_steps;
   observe(obs);
   return r;
@@ -232,14 +260,12 @@ StepResult Environment::step(std::span<const float> action, std::span<float> obs
 
 void Environment::observe(std::span<float> obs) const {
   check_size(obs.size(), spec_.obs_dim, "the observation buffer");
-  const mjModel* m = model_.get();
-  int k = 0;
-  for (int i = 1; i < m->nq; ++i) obs[k++] = static_cast<float>(data_->qpos[i]);
-  if (spec_.positions_only) return;
-  for (int i = 0; i < m->nv; ++i) {
-    const double v = data_->qvel[i];
-    obs[k++] = static_cast<float>(spec_.clip_qvel ? std::clamp(v, -10.0, 10.0) : v);
-  }
+  spec_.observe(simulation(), obs);
+}
+
+void Environment::set_task_state(std::span<const double> values) {
+  check_size(values.size(), spec_.task_state_size, "the task state");
+  task_state_.assign(values.begin(), values.end());
 }
 
 void Environment::set_state(std::span<const double> qpos, std::span<const double> qvel) {
@@ -259,6 +285,7 @@ PhysicsState Environment::save_state() const {
   s.ctrl.assign(data_->ctrl, data_->ctrl + m->nu);
   s.time = data_->time;
   s.elapsed_steps = steps_;
+  s.task_state = task_state_;
   return s;
 }
 
@@ -268,12 +295,14 @@ void Environment::restore_state(const PhysicsState& s) {
   check_size(s.qvel.size(), m->nv, "qvel");
   check_size(s.qacc_warmstart.size(), m->nv, "qacc_warmstart");
   check_size(s.ctrl.size(), m->nu, "ctrl");
+  check_size(s.task_state.size(), spec_.task_state_size, "the task state");
   std::copy(s.qpos.begin(), s.qpos.end(), data_->qpos);
   std::copy(s.qvel.begin(), s.qvel.end(), data_->qvel);
   std::copy(s.qacc_warmstart.begin(), s.qacc_warmstart.end(), data_->qacc_warmstart);
   std::copy(s.ctrl.begin(), s.ctrl.end(), data_->ctrl);
   data_->time = s.time;
   steps_ = s.elapsed_steps;
+  task_state_ = s.task_state;
   mj_forward(m, data_);
   // The constraint solver leaves its answer as the next warm start; the next step must start
   // from the saved one, as it did the first time.
@@ -281,22 +310,12 @@ void Environment::restore_state(const PhysicsState& s) {
 }
 
 bool Environment::healthy() const {
-  const double z = data_->qpos[1], angle = data_->qpos[2];
-  if (!(spec_.min_z < z && z < spec_.max_z)) return false;
-  if (!(spec_.min_angle < angle && angle < spec_.max_angle)) return false;
-  if (spec_.state_bound > 0.0) {
-    const double b = spec_.state_bound;
-    for (int i = 2; i < model_->nq; ++i)
-      if (!(-b < data_->qpos[i] && data_->qpos[i] < b)) return false;
-    for (int i = 0; i < model_->nv; ++i)
-      if (!(-b < data_->qvel[i] && data_->qvel[i] < b)) return false;
-  }
-  return true;
+  return !spec_.healthy || spec_.healthy(simulation());
 }
 
 BatchEnvironment::BatchEnvironment(std::string_view name, int copies) {
   if (copies < 1) throw EnvError("a batch needs at least one environment");
-  const TaskSpec& spec = task(name);
+  const EnvironmentDefinition& spec = task(name);
   const ModelPtr model = load_model(spec);
   envs_.reserve(static_cast<std::size_t>(copies));
   for (int i = 0; i < copies; ++i) envs_.emplace_back(spec, model);

@@ -25,7 +25,8 @@ double quantile(const std::vector<double>& sorted, double q) {
 
 }  // namespace
 
-std::vector<TargetChoice> target_choices(const env::TaskSpec& task, std::vector<double> returns) {
+std::vector<TargetChoice> target_choices(const env::EnvironmentDefinition& task,
+                                         std::vector<double> returns) {
   returns.erase(
       std::remove_if(returns.begin(), returns.end(), [](double v) { return !std::isfinite(v); }),
       returns.end());

@@ -41,8 +41,13 @@ std::filesystem::path default_dataset_path(const std::string& env = "hopper",
                                            DatasetKind kind = DatasetKind::Medium,
                                            PolicyAlgorithm algorithm = PolicyAlgorithm::Sac);
 
-/// Generates the default dataset if it is not cached yet and returns its path. Another process
-/// making the same dataset meanwhile is waited for (cancellably), not repeated.
+/// The cache path of an AntMaze task's default dataset (D4RL's recipe, 1M transitions, the
+/// shipped goal-reacher); the name carries a hash of the goal-reacher and the settings.
+std::filesystem::path antmaze_dataset_path(const std::string& task);
+
+/// Generates the default dataset if it is not cached yet and returns its path. For an antmaze
+/// task `kind` and `algorithm` do not apply: its data is made as D4RL made it (antmaze_data.h).
+/// Another process making the same dataset meanwhile is waited for (cancellably), not repeated.
 std::filesystem::path ensure_default_dataset(const std::string& env = "hopper",
                                              DatasetKind kind = DatasetKind::Medium,
                                              const Progress& progress = {},
@@ -57,7 +62,7 @@ std::filesystem::path cache_folder();
 /// One of the studio's default datasets, told apart by its file name (a checkpoint made on another
 /// machine names the same file in another cache folder).
 struct DefaultDatasetInfo {
-  std::string env;
+  std::string env;  ///< the task ("hopper", "antmaze-umaze-v2")
   DatasetKind kind = DatasetKind::Medium;
   PolicyAlgorithm algorithm = PolicyAlgorithm::Sac;
   bool story = false;  ///< the studio's default view and the shipped checkpoints' data

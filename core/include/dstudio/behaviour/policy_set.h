@@ -13,12 +13,14 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
 #include "dstudio/behaviour/ars.h"
 #include "dstudio/behaviour/gaussian_policy.h"
 #include "dstudio/common/random.h"
+#include "dstudio/env/environment.h"
 
 namespace dstudio::behaviour {
 
@@ -80,6 +82,10 @@ PolicySet shipped_policy_set(const std::string& env, PolicyAlgorithm algorithm);
 /// the result does not depend on the thread count.
 double evaluate_snapshot(const PolicySet& set, int index, int episodes, std::uint64_t seed,
                          bool sampled, int threads = 1);
+
+/// The task a behaviour policy acts in: a registered environment, or the open plane in which the
+/// goal-reaching ant learns ("ant-goal-reaching", env/antmaze.h). Throws EnvError.
+const env::EnvironmentDefinition& training_task(std::string_view name);
 
 /// Per-episode returns of one policy, acting through `act` with the episode's own random stream.
 std::vector<double> episode_returns(

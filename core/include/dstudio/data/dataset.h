@@ -56,6 +56,7 @@ struct TransitionArrays {
   std::int64_t act_dim = 0;
   std::int64_t qpos_dim = 0;  ///< 0 when there is no `infos/qpos`
   std::int64_t qvel_dim = 0;  ///< 0 when there is no `infos/qvel`
+  std::int64_t goal_dim = 0;  ///< 0 when there is no `infos/goal` (AntMaze's collection goal)
 
   std::vector<float> observations;       ///< (N, obs_dim)
   std::vector<float> next_observations;  ///< (N, obs_dim); optional
@@ -65,6 +66,7 @@ struct TransitionArrays {
   std::vector<std::uint8_t> timeouts;    ///< (N), 0 or 1
   std::vector<float> qpos;               ///< (N, qpos_dim); optional
   std::vector<float> qvel;               ///< (N, qvel_dim); optional
+  std::vector<float> goals;              ///< (N, goal_dim); optional
 
   /// Number of transitions (rows of `observations`).
   [[nodiscard]] std::int64_t size() const {
@@ -110,6 +112,10 @@ struct Dataset {
   /// D4RL file, left out as D4RL's reference code leaves it out): shown where a user asks about
   /// the dataset (`dataset info`, the Dataset tab), not repeated by every command that loads it.
   std::vector<std::string> notes;
+  /// Set when the dataset is of a task that shares a name with another and must not be compared
+  /// with it (Minari's D4RL/antmaze is Gymnasium-Robotics' AntMaze, not D4RL's): what differs.
+  /// Shown wherever the dataset or a score on it is.
+  std::string task_caveat;
 
   [[nodiscard]] std::int64_t transitions() const { return data.size(); }
   /// Bytes held in memory by this dataset (arrays, episodes, statistics).
@@ -157,6 +163,17 @@ std::vector<Episode> segment_episodes(const std::vector<float>& rewards,
                                       const std::vector<std::uint8_t>& terminals,
                                       const std::vector<std::uint8_t>& timeouts,
                                       std::int64_t cut_every = 0);
+
+/// D4RL's AntMaze episodes: `terminals` (and rewards) are 1 on every step within 0.5 of the goal
+/// and the ant goes on, so only `timeouts` end an episode, and a jump of more than `jump` in the
+/// first two observation columns (x, y) between rows, where D4RL's v0 files reset the ant without
+/// a timeout (D4RL#77). Such an end is a Timeout; returns are computed from `rewards`.
+std::vector<Episode> segment_goal_episodes(const TransitionArrays& data, double jump = 2.0);
+
+/// The D4RL antmaze task a file of D4RL's own is, by its name: the download names
+/// ("Ant_maze_big-maze_noisy_multistart_True_multigoal_False_sparse_fixed.hdf5" is
+/// antmaze-medium-play-v2) and "antmaze-<maze>-v<N>" file names. Empty when neither.
+std::string d4rl_antmaze_task_of_file(const std::string& path);
 
 /// Mean and population standard deviation of the states of the complete episodes, per dimension.
 void state_statistics(const TransitionArrays& data, const std::vector<Episode>& episodes,

@@ -42,7 +42,8 @@ class DatasetError : public Error {
 struct LoadOptions {
   /// Also load `next_observations` (D4RL only; the sequence models do not need them).
   bool next_observations = false;
-  /// Also load `infos/qpos` and `infos/qvel` when present (the viewer replays episodes from them).
+  /// Also load `infos/qpos`, `infos/qvel` and `infos/goal` when present (the viewer replays
+  /// episodes from them; AntMaze files hold the goal each episode was collected towards).
   bool infos = true;
   /// Refuse files whose arrays would need more memory than this, before allocating anything.
   /// 0 means half of the machine's physical memory.
@@ -79,10 +80,11 @@ struct WriteOptions {
 };
 
 /// Writes `data` in the D4RL layout: `observations`, `actions`, `rewards`, `terminals` and
-/// `timeouts` (bool), `next_observations` and `infos/qpos`, `infos/qvel` when present, and each
-/// `metadata` entry as a string dataset `metadata/<key>`. The file appears atomically: it is
-/// written beside `path` under a temporary name and renamed when complete, so a failure never
-/// leaves a half-written file. Throws `DatasetError` on inconsistent arrays or I/O failure.
+/// `timeouts` (bool), `next_observations` and `infos/qpos`, `infos/qvel`, `infos/goal` when
+/// present, and each `metadata` entry as a string dataset `metadata/<key>`. The file appears
+/// atomically: it is written beside `path` under a temporary name and renamed when complete, so a
+/// failure never leaves a half-written file. Throws `DatasetError` on inconsistent arrays or I/O
+/// failure.
 void write_d4rl(const std::filesystem::path& path, const TransitionArrays& data,
                 const std::map<std::string, std::string>& metadata = {},
                 const WriteOptions& options = {});

@@ -13,12 +13,12 @@ namespace dstudio::env {
 
 /// Throws EnvError naming every dimension that differs (observations, actions, and qpos/qvel when
 /// the dataset carries them) between `dataset` and `spec`.
-void check_dataset_matches(const data::Dataset& dataset, const TaskSpec& spec);
+void check_dataset_matches(const data::Dataset& dataset, const EnvironmentDefinition& spec);
 
-/// A dataset as its partially observed task sees it (TaskSpec::positions_only).
+/// A dataset as its partially observed task sees it (EnvironmentDefinition::positions_only).
 struct PartialView {
-  const TaskSpec* task = nullptr;  ///< the "-po" task
-  data::TransitionArrays data;     ///< observations and next observations cut to the positions
+  const EnvironmentDefinition* task = nullptr;  ///< the "-po" task
+  data::TransitionArrays data;  ///< observations and next observations cut to the positions
   std::map<std::string, std::string> metadata;  ///< the dataset's, with env set to the "-po" task
 };
 

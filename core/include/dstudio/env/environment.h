@@ -1,9 +1,10 @@
 #pragma once
 /// \file
-/// MuJoCo locomotion environments that match the tasks behind the D4RL datasets (Gym's Hopper-v3,
-/// Walker2d-v3 and HalfCheetah-v3): the same observation layout, action bounds, reward,
-/// termination, frame skip, reset noise and 1000-step timeout, so a policy trained on a D4RL
-/// file can be evaluated here. See docs/environments.md for the facts and where we differ.
+/// MuJoCo environments that match the tasks behind the D4RL datasets (Gym's Hopper-v3, Walker2d-v3
+/// and HalfCheetah-v3; D4RL's antmaze-*-v2): the same observation layout, action bounds, reward,
+/// termination, frame skip, reset noise and timeout, so a policy trained on a D4RL file can be
+/// evaluated here. Each task is an `EnvironmentDefinition` in the `environments()` registry. See
+/// docs/environments.md for the facts and where we differ.
 ///
 /// An `Environment` owns one `mjData` on a shared, immutable `mjModel`; `BatchEnvironment` steps
 /// many copies in lockstep for batched evaluation. Nothing here is thread-safe on its own: one
@@ -11,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -19,6 +21,8 @@
 #include <vector>
 
 #include "dstudio/common/error.h"
+#include "dstudio/common/random.h"
+#include "dstudio/common/registry.h"
 
 struct mjModel_;
 struct mjData_;
@@ -31,24 +35,65 @@ class EnvError : public Error {
   using Error::Error;
 };
 
-/// Everything that defines one task besides its MJCF model.
-struct TaskSpec {
-  std::string name;        ///< "hopper", "walker2d", "halfcheetah", or one of those with "-po"
-  std::string model_file;  ///< path under resources/, e.g. "environments/hopper.xml"
+/// A point the viewers draw beyond the model: a goal, a waypoint.
+struct Marker {
+  std::string label;  ///< "goal", "waypoint"
+  double x = 0.0, y = 0.0, z = 0.0;
+  double radius = 0.5;
+  float rgba[4] = {0.9f, 0.2f, 0.2f, 0.6f};
+};
+
+/// Where a viewer's camera starts: a free camera looking at `lookat` (or tracking the first body
+/// when `track` is set).
+struct CameraDefault {
+  double distance = 4.0, azimuth = 90.0, elevation = -20.0;
+  double lookat[3] = {0.0, 0.0, 0.5};
+  bool track = true;
+};
+
+/// What one step produced.
+struct StepResult {
+  double reward = 0.0;
+  bool terminated = false;  ///< the task ended it (a fall, or the goal reached)
+  bool truncated = false;   ///< reached max_episode_steps without terminating
+  bool success = false;     ///< the task's goal was reached at this step (goal-reaching tasks)
+};
+
+/// What a task's functions see of a simulation: the compiled model, its state, and the values
+/// of the episode beyond the physics (`task_state`: AntMaze's goal x, y).
+struct Simulation {
+  const mjModel_* model = nullptr;
+  mjData_* data = nullptr;
+  std::vector<double>* task_state = nullptr;
+};
+
+/// What a step's outcome is computed from besides the state after it.
+struct StepContext {
+  std::span<const float> action;        ///< as the policy gave it
+  std::span<const double> qpos_before;  ///< qpos before the frame_skip physics steps
+  int elapsed_steps = 0;                ///< steps of the episode, this one included
+};
+
+/// One environment of the studio: a task on a MuJoCo model, as D4RL defines it. The studio's own
+/// tasks are entries of `environments()` written the way a plugin writes one (env/locomotion.cpp,
+/// env/antmaze.cpp); a plugin adds one with Registrar::add_environment. The numbers say what every
+/// view needs to know without running it; the functions are the task.
+struct EnvironmentDefinition {
+  std::string name;  ///< "hopper", "antmaze-umaze-v2", or one of the locomotion tasks with "-po"
+  Origin origin;
+  std::string description;  ///< one line, for `dstudio env list`
+  std::string family;       ///< "locomotion", "antmaze", or a plugin's
+  /// Other names datasets use for this task ("antmaze-umaze-v0"); matched like `name`.
+  std::vector<std::string> aliases;
+  std::string model_file;  ///< an embedded resource, e.g. "environments/hopper.xml", or
+  std::string model_xml;   ///< the MJCF text itself (a generated maze); used when not empty
   int obs_dim = 0, act_dim = 0, nq = 0, nv = 0;
   int frame_skip = 1;
   int max_episode_steps = 1000;
-  /// reward = forward_weight * dx/dt + healthy_reward - ctrl_cost * |a|^2
-  double forward_weight = 1.0, healthy_reward = 0.0, ctrl_cost = 0.0;
-  bool clip_qvel = false;   ///< observations clip qvel to [-10, 10]
-  bool terminates = false;  ///< the episode ends when the state leaves the healthy set
-  /// Healthy set (open intervals): z = qpos[1], angle = qpos[2]; when `state_bound` > 0, also
-  /// every value of qpos[2:] and qvel inside (-state_bound, state_bound).
-  double min_z = -1e300, max_z = 1e300, min_angle = -1e300, max_angle = 1e300, state_bound = 0.0;
-  /// Reset: qpos0 + U(-qpos_noise, qpos_noise); qvel + U(-qvel_noise, qvel_noise), or
-  /// qvel_noise * N(0, 1) when `normal_qvel_noise`.
-  double qpos_noise = 0.0, qvel_noise = 0.0;
-  bool normal_qvel_noise = false;
+  /// A name per observation dimension ("z", "qw", "hip_1", "v_x" ...), obs_dim of them.
+  std::vector<std::string> observation_names;
+  /// Where the velocities begin in the observation (obs_dim when it holds none).
+  int first_velocity = 0;
   /// D4RL's reference returns for the normalised score.
   double ref_min_score = 0.0, ref_max_score = 1.0;
   /// The return-to-go scale and default target returns of the Decision Transformer papers.
@@ -60,21 +105,51 @@ struct TaskSpec {
   bool positions_only = false;
   /// The fully observed task this one is a view of ("hopper" for "hopper-po"; itself otherwise).
   std::string base;
+  /// Whether an episode's return says it reached a goal (a score is then a success rate).
+  bool goal_reaching = false;
+  /// Values per episode beyond the physics (AntMaze: the goal's x and y).
+  int task_state_size = 0;
+  CameraDefault camera;
+
+  /// Sets the episode's first state on `sim` (MuJoCo's data is reset to qpos0 before) and its
+  /// task state, drawing all noise from `random`. Required.
+  std::function<void(Simulation& sim, Random& random)> reset;
+  /// Writes the observation of the current state. Required.
+  std::function<void(const Simulation& sim, std::span<float> obs)> observe;
+  /// Turns the policy's action (checked finite, act_dim values) into controls. When empty the
+  /// action is copied into ctrl as it is (MuJoCo clamps it to ctrlrange).
+  std::function<void(std::span<const float> action, Simulation& sim)> apply_action;
+  /// Reward and termination of the step that led to `sim`'s state. Required.
+  std::function<StepResult(const Simulation& sim, const StepContext& step)> outcome;
+  /// Whether a state is inside the task's healthy set; empty: every state is.
+  std::function<bool(const Simulation& sim)> healthy;
+  /// What the viewers draw for an episode's task state (a goal); empty: nothing.
+  std::function<std::vector<Marker>(std::span<const double> task_state)> markers;
 };
 
-/// The task called `name` (case-insensitive; "HalfCheetah", "hopper-medium-v2" and
-/// "Hopper-v3" also resolve). Throws EnvError naming the known tasks.
-const TaskSpec& task(std::string_view name);
-/// Names of every task, in a fixed order.
+/// The environments the studio simulates: its own (registered on first use) and plugins'.
+Registry<EnvironmentDefinition>& environments();
+
+/// The task called `name` (case-insensitive; "HalfCheetah", "hopper-medium-v2", "Hopper-v3" and a
+/// definition's aliases also resolve: the longest name or alias that prefixes `name` once
+/// both are reduced to letters and digits and a trailing version is dropped). Throws EnvError
+/// naming the known tasks. The reference stays valid while the task is registered.
+const EnvironmentDefinition& task(std::string_view name);
+/// The task called `name`, or null.
+std::shared_ptr<const EnvironmentDefinition> find_task(std::string_view name);
+/// Names of every task, in the registry's order (views such as "hopper-po" included).
 std::vector<std::string> task_names();
 /// D4RL's normalised score: 100 * (return - ref_min) / (ref_max - ref_min).
-double normalized_score(const TaskSpec& spec, double episode_return);
+double normalized_score(const EnvironmentDefinition& spec, double episode_return);
+/// Checks a definition before it is registered: its functions, its dimensions, and its names of
+/// observation dimensions. Throws UsageError saying what is missing.
+void validate(const EnvironmentDefinition& definition);
 
 /// An immutable compiled MuJoCo model shared by any number of environments.
 using ModelPtr = std::shared_ptr<const mjModel_>;
 /// Compiles the task's embedded MJCF (or `mjcf` when given) and checks its dimensions against
 /// the task. Throws EnvError with MuJoCo's message when it does not compile.
-ModelPtr load_model(const TaskSpec& spec, const std::filesystem::path& mjcf = {});
+ModelPtr load_model(const EnvironmentDefinition& spec, const std::filesystem::path& mjcf = {});
 
 /// A joint with one coordinate (hinge or slide): its name and where that coordinate is in qpos.
 struct JointCoordinate {
@@ -85,17 +160,11 @@ struct JointCoordinate {
 /// thigh_joint, leg_joint, foot_joint); an unnamed joint is called "joint N".
 std::vector<JointCoordinate> joint_coordinates(const mjModel_* model);
 
-/// What one step produced.
-struct StepResult {
-  double reward = 0.0;
-  bool terminated = false;  ///< left the healthy set
-  bool truncated = false;   ///< reached max_episode_steps without terminating
-};
-
 /// Everything that determines how an environment continues: restoring it and stepping with the
 /// same actions reproduces the same trajectory bit for bit (the solver's warm start included).
 struct PhysicsState {
   std::vector<double> qpos, qvel, qacc_warmstart, ctrl;
+  std::vector<double> task_state;  ///< the episode's values beyond the physics (a goal)
   double time = 0.0;
   int elapsed_steps = 0;
 };
@@ -106,14 +175,14 @@ class Environment {
   /// The named task on its embedded model.
   explicit Environment(std::string_view name);
   /// `spec` on an already compiled model (several environments may share one).
-  Environment(const TaskSpec& spec, ModelPtr model);
+  Environment(const EnvironmentDefinition& spec, ModelPtr model);
   ~Environment();
   Environment(Environment&&) noexcept;
   Environment& operator=(Environment&&) noexcept;
   Environment(const Environment&) = delete;
   Environment& operator=(const Environment&) = delete;
 
-  [[nodiscard]] const TaskSpec& spec() const { return spec_; }
+  [[nodiscard]] const EnvironmentDefinition& spec() const { return spec_; }
   /// Seconds of simulated time per step (timestep x frame_skip).
   [[nodiscard]] double dt() const;
 
@@ -125,12 +194,16 @@ class Environment {
   void observe(std::span<float> obs) const;
   /// Sets qpos and qvel (e.g. from a dataset's infos) and recomputes derived quantities.
   void set_state(std::span<const double> qpos, std::span<const double> qvel);
+  /// The episode's values beyond the physics (AntMaze: the goal), task_state_size of them.
+  [[nodiscard]] std::span<const double> task_state() const { return task_state_; }
+  /// Sets them (a dataset episode's goal); throws EnvError on a size mismatch.
+  void set_task_state(std::span<const double> values);
   /// The full state, for stepping back and branching (see PhysicsState).
   [[nodiscard]] PhysicsState save_state() const;
   /// Restores a state saved from an environment of the same task; throws EnvError on a size
   /// mismatch.
   void restore_state(const PhysicsState& state);
-  /// Whether the current state is in the healthy set.
+  /// Whether the current state is in the task's healthy set (always, for a task without one).
   [[nodiscard]] bool healthy() const;
   [[nodiscard]] int elapsed_steps() const { return steps_; }
   [[nodiscard]] std::span<const double> qpos() const;
@@ -141,10 +214,14 @@ class Environment {
   [[nodiscard]] const ModelPtr& shared_model() const { return model_; }
 
  private:
-  TaskSpec spec_;
+  [[nodiscard]] Simulation simulation() const;
+
+  EnvironmentDefinition spec_;
   ModelPtr model_;
   mjData_* data_ = nullptr;
   int steps_ = 0;
+  std::vector<double> task_state_;
+  std::vector<double> qpos_before_;
 };
 
 /// Many copies of one task stepped in lockstep, for evaluation with one batched policy call per
@@ -154,7 +231,7 @@ class BatchEnvironment {
   BatchEnvironment(std::string_view name, int copies);
 
   [[nodiscard]] int size() const { return static_cast<int>(envs_.size()); }
-  [[nodiscard]] const TaskSpec& spec() const { return envs_.front().spec(); }
+  [[nodiscard]] const EnvironmentDefinition& spec() const { return envs_.front().spec(); }
   /// Resets copy i with seeds[i]; observations (copies x obs_dim) go to `obs`.
   void reset(std::span<const std::uint64_t> seeds, std::span<float> obs);
   /// Steps every running copy with its row of `actions` (copies x act_dim). Rewards of finished

@@ -27,6 +27,7 @@ struct TargetChoice {
 /// anything in the data asks for a return the model never saw. Then the other reference targets
 /// and the data's best, 90th percentile and median episode returns (those the data have), without
 /// repeats.
-std::vector<TargetChoice> target_choices(const env::TaskSpec& task, std::vector<double> returns);
+std::vector<TargetChoice> target_choices(const env::EnvironmentDefinition& task,
+                                         std::vector<double> returns);
 
 }  // namespace dstudio::models

@@ -1,8 +1,9 @@
 #pragma once
 /// \file
 /// The interface of a Decision Studio plugin: a shared library that adds model variants, token
-/// mixers, analyses and dataset formats to the studio's registries. A plugin includes this header,
-/// links `DecisionStudio::models` (find_package(DecisionStudio)), and defines its registration:
+/// mixers, analyses, dataset formats and environments to the studio's registries. A plugin includes
+/// this header, links `DecisionStudio::models` (find_package(DecisionStudio)), and defines its
+/// registration:
 ///
 ///     #include <dstudio/plugins/plugin.h>
 ///     DSTUDIO_PLUGIN("token-distance", "1.0.0", "Attention distance to the nearest state token") {
@@ -22,6 +23,7 @@
 
 #include "dstudio/analysis/analysis_registry.h"
 #include "dstudio/data/format_registry.h"
+#include "dstudio/env/environment.h"
 #include "dstudio/models/variant_registry.h"
 #include "dstudio/plugins/sdk_version.h"
 
@@ -57,6 +59,9 @@ class Registrar {
   virtual void add_analysis(analysis::AnalysisDefinition definition) = 0;
   /// A dataset format that `load_dataset` asks before the built-in ones.
   virtual void add_dataset_format(data::DatasetFormatDefinition definition) = 0;
+  /// An environment: evaluation, both viewers and `dstudio env list` take it like the studio's
+  /// own (env/environment.h says what a definition holds; env::validate checks it first).
+  virtual void add_environment(env::EnvironmentDefinition definition) = 0;
 };
 
 }  // namespace dstudio::plugins

@@ -170,10 +170,10 @@ class Sac {
   Sac(const SacConfig& config, const fs::path& folder)
       : c_(config),
         folder_(folder),
-        spec_(env::task(config.env)),
+        spec_(training_task(config.env)),
         S_(spec_.obs_dim),
         A_(spec_.act_dim),
-        env_(spec_.name),
+        env_(spec_, env::load_model(spec_)),
         buffer_(S_, A_, config.replay_size),
         act_random_(Random::derive(config.seed, 0xAC7)),
         batch_random_(Random::derive(config.seed, 0xBA7C)) {
@@ -237,6 +237,7 @@ class Sac {
     ps.ctrl = e.at("ctrl").get<std::vector<double>>();
     ps.time = e.at("time");
     ps.elapsed_steps = e.at("elapsed_steps");
+    ps.task_state = e.value("task_state", std::vector<double>{});
     env_.restore_state(ps);
     obs_ = j.at("obs").get<std::vector<float>>();
     run_.policies = policy_set_from_json(j.at("policies"), false);
@@ -290,8 +291,13 @@ class Sac {
     j["alpha"] = std::exp(log_alpha_.item<double>());
     j["act_random"] = random_json(act_random_);
     j["batch_random"] = random_json(batch_random_);
-    j["env_state"] = {{"qpos", ps.qpos}, {"qvel", ps.qvel}, {"qacc_warmstart", ps.qacc_warmstart},
-                      {"ctrl", ps.ctrl}, {"time", ps.time}, {"elapsed_steps", ps.elapsed_steps}};
+    j["env_state"] = {{"qpos", ps.qpos},
+                      {"qvel", ps.qvel},
+                      {"qacc_warmstart", ps.qacc_warmstart},
+                      {"ctrl", ps.ctrl},
+                      {"time", ps.time},
+                      {"elapsed_steps", ps.elapsed_steps},
+                      {"task_state", ps.task_state}};
     j["obs"] = obs_;
     j["policies"] = policy_set_to_json(run_.policies);
     write_file_atomically(folder_ / "state.json", [&](const fs::path& tmp) {
@@ -528,7 +534,7 @@ class Sac {
 
   SacConfig c_;
   fs::path folder_;
-  const env::TaskSpec& spec_;
+  const env::EnvironmentDefinition& spec_;
   int S_, A_;
   env::Environment env_;
   ReplayBuffer buffer_;

@@ -50,7 +50,7 @@ std::shared_ptr<const LoadedCheckpoint> opened(const AnalysisInputs& in) {
   return open_checkpoint(in.checkpoint);
 }
 
-const env::TaskSpec& task_of(const CheckpointInfo& info) {
+const env::EnvironmentDefinition& task_of(const CheckpointInfo& info) {
   return env::task(info.env_id.empty() ? "hopper" : info.env_id);
 }
 

@@ -42,7 +42,7 @@ std::string existing(const analysis::AnalysisOptions& o, const std::string& key)
 /// read here, once for the whole analysis.
 std::shared_ptr<const LoadedCheckpoint> opened(const analysis::AnalysisInputs& in);
 /// The checkpoint's task (hopper for a checkpoint that names none).
-const env::TaskSpec& task_of(const CheckpointInfo& info);
+const env::EnvironmentDefinition& task_of(const CheckpointInfo& info);
 /// The analysis's --target, else the task's first default target.
 double target_of(const AnalysisInputs& in, const CheckpointInfo& info);
 /// Options every analysis that acts or samples takes, as the command line always had them.

@@ -131,7 +131,7 @@ AnalysisResult probes(const AnalysisInputs& in, const Progress& progress) {
     std::vector<double> y;
   };
   std::vector<Target> targets{{"return-to-go", {}}, {"timestep", {}}};
-  const int first_velocity = task.positions_only ? S : task.nq - 1;
+  const int first_velocity = std::min(task.first_velocity, S);
   for (int v = first_velocity; v < S; ++v)
     targets.push_back({"qvel" + std::to_string(v - first_velocity + 1), {}});
   std::vector<std::pair<int64_t, int64_t>> steps;  // (window, step) of each row

@@ -25,7 +25,7 @@ namespace dstudio::models {
 struct EpisodePlayer::State {
   DecisionModel model{nullptr};
   CheckpointInfo info;
-  const env::TaskSpec* spec = nullptr;
+  const env::EnvironmentDefinition* spec = nullptr;
   env::ModelPtr physics;
   std::unique_ptr<env::Environment> env;
   // The histories windows are cut from, one row per frame, exactly as rollout keeps them:
@@ -151,7 +151,7 @@ const CheckpointInfo& EpisodePlayer::info() const {
 const VariantConfig& EpisodePlayer::config() const {
   return s_->replay ? s_->no_model : s_->model->config();
 }
-const env::TaskSpec& EpisodePlayer::task() const {
+const env::EnvironmentDefinition& EpisodePlayer::task() const {
   return *s_->spec;
 }
 const env::ModelPtr& EpisodePlayer::physics_model() const {

@@ -75,6 +75,16 @@ class RecordingRegistrar final : public Registrar {
     data::dataset_format_registry().add(std::move(d));
     record_.dataset_formats.push_back(name);
   }
+  void add_environment(env::EnvironmentDefinition d) override {
+    d.origin = origin_;
+    if (d.base.empty()) d.base = d.name;
+    const auto name = d.name;
+    env::validate(d);
+    // The model must compile and fit the definition before anything can use it.
+    (void)env::load_model(d);
+    env::environments().add(std::move(d));
+    record_.environments.push_back(name);
+  }
 
   // Takes out everything this plugin added.
   void undo() {
@@ -83,10 +93,12 @@ class RecordingRegistrar final : public Registrar {
     for (const auto& m : record_.mixers) models::unregister_token_mixer(m);
     analysis::analysis_registry().remove_plugin(origin_.plugin);
     data::dataset_format_registry().remove_plugin(origin_.plugin);
+    env::environments().remove_plugin(origin_.plugin);
     record_.variants.clear();
     record_.mixers.clear();
     record_.analyses.clear();
     record_.dataset_formats.clear();
+    record_.environments.clear();
   }
 
  private:
@@ -407,7 +419,8 @@ std::string records_json(const std::vector<PluginRecord>& records) {
                    {"variants", r.variants},
                    {"mixers", r.mixers},
                    {"analyses", r.analyses},
-                   {"dataset_formats", r.dataset_formats}});
+                   {"dataset_formats", r.dataset_formats},
+                   {"environments", r.environments}});
   return all.dump(2);
 }
 

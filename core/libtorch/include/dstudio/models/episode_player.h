@@ -145,7 +145,7 @@ class EpisodePlayer {
   [[nodiscard]] std::uint64_t seed() const { return seed_; }
   [[nodiscard]] const CheckpointInfo& info() const;
   [[nodiscard]] const VariantConfig& config() const;
-  [[nodiscard]] const env::TaskSpec& task() const;
+  [[nodiscard]] const env::EnvironmentDefinition& task() const;
   /// The compiled MuJoCo model, shared (e.g. with a renderer).
   [[nodiscard]] const env::ModelPtr& physics_model() const;
   /// Simulated seconds per step.
@@ -278,7 +278,7 @@ class LivePlayer {
   /// Frames [from, end) as they are now (shared, immutable).
   [[nodiscard]] std::vector<FramePtr> frames(int from = 0) const;
   /// The task, model and timing of the player (fixed for its life).
-  [[nodiscard]] const env::TaskSpec& task() const { return task_; }
+  [[nodiscard]] const env::EnvironmentDefinition& task() const { return task_; }
   [[nodiscard]] const env::ModelPtr& physics_model() const { return physics_model_; }
   [[nodiscard]] const CheckpointInfo& info() const { return info_; }
   [[nodiscard]] const VariantConfig& config() const { return config_; }
@@ -294,7 +294,7 @@ class LivePlayer {
   void run();
   struct Shared;
   std::unique_ptr<Shared> s_;
-  env::TaskSpec task_;
+  env::EnvironmentDefinition task_;
   env::ModelPtr physics_model_;
   CheckpointInfo info_;
   VariantConfig config_;

@@ -20,7 +20,7 @@ struct PluginRecord {
   bool loaded = false;
   std::string error;  ///< why it was refused (empty when loaded)
   /// What it added.
-  std::vector<std::string> variants, mixers, analyses, dataset_formats;
+  std::vector<std::string> variants, mixers, analyses, dataset_formats, environments;
 };
 
 /// Where plugins are looked for, in this order: the folders of DSTUDIO_PLUGIN_PATH (separated by

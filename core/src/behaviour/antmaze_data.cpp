@@ -1,0 +1,230 @@
+// AntMaze datasets as D4RL made them. See antmaze_data.h.
+
+#include "dstudio/behaviour/antmaze_data.h"
+
+#include <mujoco/mujoco.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "dstudio/behaviour/policy_set.h"
+#include "dstudio/common/error.h"
+#include "dstudio/common/random.h"
+#include "dstudio/common/system_info.h"
+#include "dstudio/env/antmaze.h"
+#include "dstudio/env/environment.h"
+
+namespace dstudio::behaviour {
+namespace {
+
+using env::antmaze::Point;
+
+constexpr std::uint64_t kNavigationSalt = 0xA11A3E0ULL;
+
+// Runs `work(k)` for k in [0, count) on up to `threads` threads, k = t, t + T, ...; the first
+// failure (a Cancelled included) is rethrown once every thread has stopped.
+void for_each_episode(std::int64_t count, int threads, const std::function<void(std::int64_t)>& work) {
+  const int T = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, count)));
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  std::atomic<bool> stop{false};
+  auto worker = [&](int t) {
+    try {
+      for (std::int64_t k = t; k < count && !stop; k += T) work(k);
+    } catch (...) {
+      std::lock_guard lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      stop = true;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < T; ++t) pool.emplace_back(worker, t);
+  worker(0);
+  for (auto& th : pool) th.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+// The goal-reacher's action towards `waypoint` from the environment's state.
+void reach(const GaussianPolicy& policy, const env::Environment& e, Point waypoint, bool sampled,
+           Random& random, std::span<float> input, std::span<float> action) {
+  env::antmaze::goal_reacher_input(e.qpos(), e.qvel(), waypoint, input);
+  if (sampled)
+    policy.sample(input, action, random);
+  else
+    policy.act(input, action);
+}
+
+Point xy_of(const env::Environment& e) {
+  return {e.qpos()[0], e.qpos()[1]};
+}
+
+}  // namespace
+
+GeneratedDataset generate_antmaze_dataset(const AntMazeDataConfig& config,
+                                          const GaussianPolicy& goal_reacher,
+                                          const Progress& progress) {
+  const auto& spec = env::task(config.task);
+  const auto maps = env::antmaze::task_maps(spec.name);
+  if (config.transitions < 1) throw UsageError("a dataset needs at least one transition");
+  if (config.max_episode_steps < 1) throw UsageError("an episode needs at least one step");
+  goal_reacher.validate();
+  if (goal_reacher.obs_dim != 29 || goal_reacher.act_dim != spec.act_dim)
+    throw Error("the goal-reacher takes " + std::to_string(goal_reacher.obs_dim) +
+                " inputs and gives " + std::to_string(goal_reacher.act_dim) +
+                " actions; AntMaze needs 29 and 8");
+  const Point evaluation_goal = env::antmaze::nominal_goal(*maps.evaluation);
+  const env::ModelPtr model = env::load_model(spec);
+
+  const std::int64_t n = config.transitions;
+  const std::int64_t per_episode = config.max_episode_steps + 1;  // ts = 0 .. 1000
+  const std::int64_t episodes = (n + per_episode - 1) / per_episode;
+  const std::int64_t S = spec.obs_dim, A = spec.act_dim, Q = spec.nq, V = spec.nv;
+  data::TransitionArrays d;
+  d.obs_dim = S, d.act_dim = A, d.qpos_dim = Q, d.qvel_dim = V, d.goal_dim = 2;
+  d.observations.resize(static_cast<std::size_t>(n * S));
+  d.next_observations.resize(static_cast<std::size_t>(n * S));
+  d.actions.resize(static_cast<std::size_t>(n * A));
+  d.rewards.resize(static_cast<std::size_t>(n));
+  d.terminals.resize(static_cast<std::size_t>(n));
+  d.timeouts.resize(static_cast<std::size_t>(n));
+  d.qpos.resize(static_cast<std::size_t>(n * Q));
+  d.qvel.resize(static_cast<std::size_t>(n * V));
+  d.goals.resize(static_cast<std::size_t>(n * 2));
+
+  std::atomic<std::int64_t> done{0};
+  std::mutex report_mutex;
+  for_each_episode(episodes, config.threads, [&](std::int64_t k) {
+    env::Environment e(spec, model);
+    Random random(Random::derive(config.seed, static_cast<std::uint64_t>(k)));
+    std::vector<float> obs(static_cast<std::size_t>(S)), next(obs.size()), input(29),
+        action(static_cast<std::size_t>(A));
+    // set_target_goal, then the reset; a multistart reset puts the ant on a random free cell.
+    const Point goal = env::antmaze::sample_goal(*maps.generation, random);
+    e.reset(random.next(), obs);
+    const std::vector<double> goal_state = {goal[0], goal[1]};
+    e.set_task_state(goal_state);
+    if (maps.multistart) {
+      const Point start = env::antmaze::sample_start(*maps.generation, random);
+      std::vector<double> qpos(e.qpos().begin(), e.qpos().end());
+      const std::vector<double> qvel(e.qvel().begin(), e.qvel().end());
+      qpos[0] = start[0], qpos[1] = start[1];
+      e.set_state(qpos, qvel);
+      e.observe(obs);
+    }
+    const std::int64_t first = k * per_episode;
+    const std::int64_t last = std::min(n, first + per_episode);
+    for (std::int64_t row = first; row < last; ++row) {
+      const auto waypoint = env::antmaze::navigate(*maps.generation, xy_of(e), goal, random);
+      reach(goal_reacher, e, waypoint.xy, config.sampled, random, input, action);
+      for (auto& a : action)
+        a = static_cast<float>(
+            std::clamp(static_cast<double>(a) + config.action_noise * random.normal(), -1.0, 1.0));
+      // infos/qpos and infos/qvel hold the state the observation was taken at (docs say how
+      // D4RL's own files differ).
+      std::copy(e.qpos().begin(), e.qpos().end(), d.qpos.begin() + row * Q);
+      std::copy(e.qvel().begin(), e.qvel().end(), d.qvel.begin() + row * V);
+      e.step(action, next);
+      std::copy(obs.begin(), obs.end(), d.observations.begin() + row * S);
+      std::copy(next.begin(), next.end(), d.next_observations.begin() + row * S);
+      std::copy(action.begin(), action.end(), d.actions.begin() + row * A);
+      d.goals[static_cast<std::size_t>(row * 2)] = static_cast<float>(goal[0]);
+      d.goals[static_cast<std::size_t>(row * 2 + 1)] = static_cast<float>(goal[1]);
+      // relabel_antmaze_rewards.py: the evaluation goal, at the next observation.
+      const bool reached = std::hypot(next[0] - evaluation_goal[0], next[1] - evaluation_goal[1]) <=
+                           env::antmaze::kGoalRadius;
+      d.rewards[static_cast<std::size_t>(row)] = reached ? 1.0f : 0.0f;
+      d.terminals[static_cast<std::size_t>(row)] = reached;
+      d.timeouts[static_cast<std::size_t>(row)] = row - first >= config.max_episode_steps;
+      obs = next;
+    }
+    const std::int64_t now = done += last - first;
+    std::lock_guard lock(report_mutex);
+    progress.update(static_cast<double>(now) / static_cast<double>(n),
+                    std::to_string(now) + " transitions");
+  });
+
+  GeneratedDataset out;
+  out.metadata = {
+      {"generator", "dstudio dataset generate"},
+      {"env_id", spec.name},
+      {"kind", "antmaze"},
+      {"seed", std::to_string(config.seed)},
+      {"transitions", std::to_string(n)},
+      {"behaviour_policy",
+       std::string("D4RL's navigator (breadth-first search over the maze's cells, waypoints with "
+                   "U(0, 1) noise) driving the studio's goal-reaching ant (SAC), actions ") +
+           (config.sampled ? "sampled" : "at the mean") + " plus N(0, " +
+           std::to_string(config.action_noise) + "^2) noise"},
+      {"behaviour_algorithm", "sac"},
+      {"action_noise_std", std::to_string(config.action_noise)},
+      {"collection_map", maps.generation->name},
+      {"evaluation_map", maps.evaluation->name},
+      {"multistart", maps.multistart ? "true" : "false"},
+      {"reward_goal", std::to_string(evaluation_goal[0]) + " " + std::to_string(evaluation_goal[1])},
+      {"rewards", "relabelled: 1 when the next observation's x, y is within 0.5 of the "
+                  "evaluation goal; terminals equal rewards; the episode goes on"},
+      {"software", studio_version() + ", MuJoCo " + mj_versionString()},
+  };
+  out.arrays = std::move(d);
+  return out;
+}
+
+NavigationResult navigation_success(const std::string& task, const GaussianPolicy& goal_reacher,
+                                    int episodes, std::uint64_t seed, int threads,
+                                    const Progress& progress) {
+  const auto& spec = env::task(task);
+  const auto maps = env::antmaze::task_maps(spec.name);
+  if (episodes < 1) throw UsageError("a success rate needs at least one episode");
+  goal_reacher.validate();
+  const env::ModelPtr model = env::load_model(spec);
+  std::vector<int> steps(static_cast<std::size_t>(episodes), 0);  // 0: not reached
+  std::atomic<int> finished{0};
+  std::mutex report_mutex;
+  for_each_episode(episodes, threads, [&](std::int64_t k) {
+    env::Environment e(spec, model);
+    std::vector<float> obs(29), input(29), action(8);
+    e.reset(Random::derive(seed, static_cast<std::uint64_t>(k)), obs);
+    Random random(Random::derive(seed ^ kNavigationSalt, static_cast<std::uint64_t>(k)));
+    const Point goal = {e.task_state()[0], e.task_state()[1]};
+    for (;;) {
+      const auto waypoint = env::antmaze::navigate(*maps.evaluation, xy_of(e), goal, random);
+      reach(goal_reacher, e, waypoint.xy, false, random, input, action);
+      const auto r = e.step(action, obs);
+      if (r.success) steps[static_cast<std::size_t>(k)] = e.elapsed_steps();
+      if (r.terminated || r.truncated) break;
+    }
+    const int now = ++finished;
+    std::lock_guard lock(report_mutex);
+    progress.update(static_cast<double>(now) / episodes,
+                    std::to_string(now) + " of " + std::to_string(episodes) + " episodes");
+  });
+  NavigationResult result;
+  result.episodes = episodes;
+  double total = 0.0;
+  for (const int s : steps)
+    if (s > 0) ++result.successes, total += s;
+  result.mean_steps_to_goal = result.successes ? total / result.successes : 0.0;
+  return result;
+}
+
+std::string controller_success_text(const std::string& task, const NavigationResult& r) {
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "%d of %d episodes reach the goal within %d steps (mean %.0f steps; the navigator "
+                "and the goal-reacher's mean action, no noise)",
+                r.successes, r.episodes, env::task(task).max_episode_steps, r.mean_steps_to_goal);
+  return text;
+}
+
+GaussianPolicy shipped_goal_reacher() {
+  const PolicySet set = shipped_policy_set(kGoalReacherTask, PolicyAlgorithm::Sac);
+  if (set.expert < 0) throw Error("the shipped goal-reacher policies name no expert snapshot");
+  return std::get<GaussianPolicy>(set.snapshots[static_cast<std::size_t>(set.expert)].policy);
+}
+
+}  // namespace dstudio::behaviour
