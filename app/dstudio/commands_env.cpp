@@ -70,8 +70,9 @@ void add_env_commands(CLI::App& app, int& exit_code) {
   auto* env = app.add_subcommand("env", "The environments the studio simulates");
   env->require_subcommand(1);
   auto* list = env->add_subcommand(
-      "list", "Every environment of the registry (the studio's own and the plugins'), its views, "
-              "dimensions and horizon");
+      "list",
+      "Every environment of the registry (the studio's own and the plugins'), its views, "
+      "dimensions and horizon");
   auto json = std::make_shared<bool>(false);
   list->add_flag("--json", *json,
                  "Print one JSON array: name, family, dimensions, horizon, references, views, the "

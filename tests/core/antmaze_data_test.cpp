@@ -49,8 +49,7 @@ TEST(AntMazeData, TheFileHasD4rlsKeysShapesTimeoutsAndRelabelledRewards) {
   EXPECT_EQ(d.qvel_dim, 14);
   EXPECT_EQ(d.goal_dim, 2);
   // D4RL's `ts >= 1000`: the 1001st transition of an episode is its timeout.
-  for (std::int64_t i = 0; i < d.size(); ++i)
-    EXPECT_EQ(d.timeouts[i], i == 1000 || i == 2001) << i;
+  for (std::int64_t i = 0; i < d.size(); ++i) EXPECT_EQ(d.timeouts[i], i == 1000 || i == 2001) << i;
   const auto goal = env::antmaze::nominal_goal(env::antmaze::maze("U_MAZE_TEST"));
   int near = 0;
   for (std::int64_t i = 0; i < d.size(); ++i) {
@@ -60,8 +59,7 @@ TEST(AntMazeData, TheFileHasD4rlsKeysShapesTimeoutsAndRelabelledRewards) {
     ASSERT_EQ(d.terminals[i], reached ? 1 : 0) << i;
     near += reached;
     // The observation is qpos[0:15] then qvel[0:14] of the state stored beside it.
-    for (int k = 0; k < 15; ++k)
-      ASSERT_EQ(d.observations[i * 29 + k], d.qpos[i * 15 + k]) << i;
+    for (int k = 0; k < 15; ++k) ASSERT_EQ(d.observations[i * 29 + k], d.qpos[i * 15 + k]) << i;
     for (int k = 0; k < 14; ++k)
       ASSERT_EQ(d.observations[i * 29 + 15 + k], d.qvel[i * 14 + k]) << i;
     // Within an episode the next observation is the next row's.
@@ -112,13 +110,16 @@ TEST(AntMazeData, TheFileHasD4rlsKeysShapesTimeoutsAndRelabelledRewards) {
 }
 
 TEST(AntMazeData, TheSameSeedGivesTheSameBytesAtAnyThreadCount) {
-  const auto one = generate_antmaze_dataset(small("antmaze-medium-play-v2", 1), small_goal_reacher());
-  const auto two = generate_antmaze_dataset(small("antmaze-medium-play-v2", 2), small_goal_reacher());
+  const auto one =
+      generate_antmaze_dataset(small("antmaze-medium-play-v2", 1), small_goal_reacher());
+  const auto two =
+      generate_antmaze_dataset(small("antmaze-medium-play-v2", 2), small_goal_reacher());
   EXPECT_TRUE(one.arrays == two.arrays);
   // Multistart: episodes start on free cells that are not goal cells, anywhere in the maze.
   const auto& m = env::antmaze::maze("BIG_MAZE");
   for (const std::int64_t start : {0, 1001, 2002}) {
-    const float x = one.arrays.observations[start * 29], y = one.arrays.observations[start * 29 + 1];
+    const float x = one.arrays.observations[start * 29],
+                y = one.arrays.observations[start * 29 + 1];
     // The start cell's centre is within (x - 1.1, y - 1.1) .. (x + 0.1, y + 0.1).
     bool on_free_cell = false;
     for (int r = 0; r < m.rows(); ++r)
@@ -144,9 +145,11 @@ TEST(AntMazeData, TheSameSeedGivesTheSameBytesAtAnyThreadCount) {
 }
 
 TEST(AntMazeData, AGoalReacherOfTheWrongShapeIsRefused) {
-  EXPECT_THAT([] { generate_antmaze_dataset(small("antmaze-umaze-v2", 1),
-                                            zero_gaussian_policy(27, 8, {8})); },
-              testing::ThrowsMessage<Error>(HasSubstr("needs 29 and 8")));
+  EXPECT_THAT(
+      [] {
+        generate_antmaze_dataset(small("antmaze-umaze-v2", 1), zero_gaussian_policy(27, 8, {8}));
+      },
+      testing::ThrowsMessage<Error>(HasSubstr("needs 29 and 8")));
   EXPECT_THAT([] { generate_antmaze_dataset(small("hopper", 1), small_goal_reacher()); },
               testing::Throws<env::EnvError>());
 }
@@ -179,7 +182,8 @@ void write_d4rl_antmaze(const std::filesystem::path& path, int n) {
 
 TEST(AntMazeData, D4rlsAntmazeFilesEndEpisodesAtTimeoutsAndJumpsNotAtTerminals) {
   test::TempDir dir;
-  const auto file = dir / "Ant_maze_u-maze_noisy_multistart_False_multigoal_False_sparse_fixed.hdf5";
+  const auto file =
+      dir / "Ant_maze_u-maze_noisy_multistart_False_multigoal_False_sparse_fixed.hdf5";
   write_d4rl_antmaze(file, 16);
   const auto ds = data::load_dataset(file);
   EXPECT_EQ(ds.env_id, "antmaze-umaze-v2");

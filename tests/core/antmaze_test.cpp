@@ -26,9 +26,9 @@ int count_walls(const Maze& m) {
 
 TEST(AntMaze, TheSixTasksAreD4rlsV2TasksWithTheirHorizons) {
   const std::pair<const char*, int> tasks[] = {
-      {"antmaze-umaze-v2", 700},         {"antmaze-umaze-diverse-v2", 700},
-      {"antmaze-medium-play-v2", 1000},  {"antmaze-medium-diverse-v2", 1000},
-      {"antmaze-large-play-v2", 1000},   {"antmaze-large-diverse-v2", 1000}};
+      {"antmaze-umaze-v2", 700},        {"antmaze-umaze-diverse-v2", 700},
+      {"antmaze-medium-play-v2", 1000}, {"antmaze-medium-diverse-v2", 1000},
+      {"antmaze-large-play-v2", 1000},  {"antmaze-large-diverse-v2", 1000}};
   for (const auto& [name, horizon] : tasks) {
     const auto& t = task(name);
     EXPECT_EQ(t.name, name);
@@ -243,8 +243,32 @@ TEST(AntMaze, TheNavigatorTakesD4rlsShortestPathAndItsHalfCellOffset) {
   EXPECT_EQ(last.xy, (Point{0.6, 8.4}));
   // A maze without a way through is an error, not a hang.
   Maze closed{"closed", {"#####", "#R#.#", "#####"}};
-  EXPECT_THAT([&] { next_cell(closed, {1, 1}, {1, 3}); },
-              testing::ThrowsMessage<EnvError>(HasSubstr("no path")));
+  EXPECT_THAT(
+      [&] {
+        next_cell(closed, {1, 1}, {1, 3});
+      },
+      testing::ThrowsMessage<EnvError>(HasSubstr("no path")));
+}
+
+// What the viewers draw: the goal, and the next cell's centre the navigator sends the ant to.
+TEST(AntMaze, TheViewersMarkTheGoalAndTheNavigatorsNextWaypoint) {
+  const auto& t = task("antmaze-umaze-v2");
+  ASSERT_TRUE(t.markers);
+  const std::vector<double> qpos = {0.3, -0.2, 0.75}, goal = {0.6, 8.4};
+  const auto marks = t.markers(qpos, goal);
+  ASSERT_EQ(marks.size(), 2u);
+  EXPECT_EQ(marks[0].label, "goal");
+  EXPECT_EQ(marks[0].x, 0.6);
+  EXPECT_EQ(marks[0].y, 8.4);
+  EXPECT_EQ(marks[0].radius, 0.5);
+  EXPECT_EQ(marks[1].label, "waypoint");
+  EXPECT_EQ(marks[1].x, 4.0);  // cell (1, 2)
+  EXPECT_EQ(marks[1].y, 0.0);
+  // In the goal's cell the waypoint is the goal itself.
+  const std::vector<double> near = {1.0, 8.2};
+  EXPECT_EQ(t.markers(near, goal)[1].x, 0.6);
+  // The locomotion tasks draw nothing beyond the body.
+  EXPECT_FALSE(task("hopper").markers);
 }
 
 TEST(AntMaze, TheGoalReachersInputIsTheStateWithTheGoalRescaledToLengthTen) {
@@ -258,19 +282,21 @@ TEST(AntMaze, TheGoalReachersInputIsTheStateWithTheGoalRescaledToLengthTen) {
   EXPECT_NEAR(input[27], 6.0, 1e-6);
   EXPECT_NEAR(input[28], 8.0, 1e-6);
 
-  // The open plane: goals within 10 of the origin, reward -distance, no end before 300 steps.
+  // The open plane: goals within 10 of the origin, seen relative to the torso as they are,
+  // reward -distance, no end before 300 steps.
   const auto d = goal_reaching_definition();
   Environment e(d, load_model(d));
   std::vector<float> obs(29), zero(8, 0.0f);
   for (std::uint64_t seed = 0; seed < 50; ++seed) {
     e.reset(seed, obs);
     EXPECT_LE(std::hypot(e.task_state()[0], e.task_state()[1]), 10.0);
-    EXPECT_NEAR(std::hypot(obs[27], obs[28]), 10.0, 1e-4);
+    EXPECT_FLOAT_EQ(obs[27], static_cast<float>(e.task_state()[0] - e.qpos()[0]));
+    EXPECT_FLOAT_EQ(obs[28], static_cast<float>(e.task_state()[1] - e.qpos()[1]));
+    for (int i = 0; i < 13; ++i) EXPECT_EQ(obs[i], static_cast<float>(e.qpos()[2 + i]));
   }
   const auto r = e.step(zero, obs);
   EXPECT_NEAR(r.reward,
-              -std::hypot(e.qpos()[0] - e.task_state()[0], e.qpos()[1] - e.task_state()[1]),
-              1e-12);
+              -std::hypot(e.qpos()[0] - e.task_state()[0], e.qpos()[1] - e.task_state()[1]), 1e-12);
   EXPECT_FALSE(r.terminated);
   EXPECT_EQ(d.max_episode_steps, 300);
 }

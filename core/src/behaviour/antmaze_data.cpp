@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -28,7 +28,8 @@ constexpr std::uint64_t kNavigationSalt = 0xA11A3E0ULL;
 
 // Runs `work(k)` for k in [0, count) on up to `threads` threads, k = t, t + T, ...; the first
 // failure (a Cancelled included) is rethrown once every thread has stopped.
-void for_each_episode(std::int64_t count, int threads, const std::function<void(std::int64_t)>& work) {
+void for_each_episode(std::int64_t count, int threads,
+                      const std::function<void(std::int64_t)>& work) {
   const int T = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, count)));
   std::exception_ptr failure;
   std::mutex failure_mutex;
@@ -165,9 +166,11 @@ GeneratedDataset generate_antmaze_dataset(const AntMazeDataConfig& config,
       {"collection_map", maps.generation->name},
       {"evaluation_map", maps.evaluation->name},
       {"multistart", maps.multistart ? "true" : "false"},
-      {"reward_goal", std::to_string(evaluation_goal[0]) + " " + std::to_string(evaluation_goal[1])},
-      {"rewards", "relabelled: 1 when the next observation's x, y is within 0.5 of the "
-                  "evaluation goal; terminals equal rewards; the episode goes on"},
+      {"reward_goal",
+       std::to_string(evaluation_goal[0]) + " " + std::to_string(evaluation_goal[1])},
+      {"rewards",
+       "relabelled: 1 when the next observation's x, y is within 0.5 of the "
+       "evaluation goal; terminals equal rewards; the episode goes on"},
       {"software", studio_version() + ", MuJoCo " + mj_versionString()},
   };
   out.arrays = std::move(d);

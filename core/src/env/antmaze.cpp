@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <numbers>
 
-#include "dstudio/common/resources.h"
 #include "builtin_environments.h"
+#include "dstudio/common/resources.h"
 
 namespace dstudio::env::antmaze {
 namespace {
@@ -90,14 +90,41 @@ double distance_to_goal(const Simulation& sim) {
   return std::hypot(sim.data->qpos[0] - goal[0], sim.data->qpos[1] - goal[1]);
 }
 
-std::vector<Marker> goal_marker(std::span<const double> task_state) {
-  if (task_state.size() < 2) return {};
+Marker goal_marker(std::span<const double> task_state) {
   Marker goal;
   goal.label = "goal";
   goal.x = task_state[0], goal.y = task_state[1], goal.z = 0.05;
   goal.radius = kGoalRadius;
   goal.rgba[0] = 0.95f, goal.rgba[1] = 0.3f, goal.rgba[2] = 0.2f, goal.rgba[3] = 0.7f;
-  return {goal};
+  return goal;
+}
+
+// The goal, and the centre of the next cell D4RL's navigator would send the ant to (without the
+// noise it adds to it; the goal itself in the goal's cell).
+std::function<std::vector<Marker>(std::span<const double>, std::span<const double>)> maze_markers(
+    const Maze& maze) {
+  return [&maze](std::span<const double> qpos, std::span<const double> task_state) {
+    std::vector<Marker> out;
+    if (task_state.size() < 2) return out;
+    out.push_back(goal_marker(task_state));
+    if (qpos.size() < 2) return out;
+    try {
+      const Point target = {task_state[0], task_state[1]};
+      const Cell target_cell = maze.navigator_cell(target);
+      const Cell next = next_cell(maze, maze.navigator_cell({qpos[0], qpos[1]}), target_cell);
+      const Point at = next == target_cell ? target : maze.centre(next);
+      Marker waypoint;
+      waypoint.label = "waypoint";
+      waypoint.x = at[0], waypoint.y = at[1], waypoint.z = 0.05;
+      waypoint.radius = 0.3;
+      waypoint.rgba[0] = 0.2f, waypoint.rgba[1] = 0.45f, waypoint.rgba[2] = 0.95f;
+      waypoint.rgba[3] = 0.7f;
+      out.push_back(waypoint);
+    } catch (const EnvError&) {
+      // No path from where the ant is (outside the maze): no waypoint to show.
+    }
+    return out;
+  };
 }
 
 std::string ant_xml() {
@@ -182,7 +209,7 @@ EnvironmentDefinition maze_task(const TaskRow& row) {
     r.terminated = r.success;
     return r;
   };
-  d.markers = goal_marker;
+  d.markers = maze_markers(evaluation);
   return d;
 }
 
@@ -298,8 +325,7 @@ Cell next_cell(const Maze& m, Cell current, Cell target) {
   while (!to_visit.empty()) {
     std::vector<Cell> next_visit;
     for (const Cell& c : to_visit) {
-      if (c.first >= 0 && c.first < m.rows() && c.second >= 0 && c.second < m.cols())
-        seen(c) = 1;
+      if (c.first >= 0 && c.first < m.rows() && c.second >= 0 && c.second < m.cols()) seen(c) = 1;
       const Cell around[] = {{c.first, c.second - 1},
                              {c.first, c.second + 1},
                              {c.first + 1, c.second},
@@ -313,10 +339,9 @@ Cell next_cell(const Maze& m, Cell current, Cell target) {
     }
     to_visit = std::move(next_visit);
   }
-  throw EnvError("no path in the maze " + m.name + " from cell (" +
-                 std::to_string(current.first) + ", " + std::to_string(current.second) +
-                 ") to cell (" + std::to_string(target.first) + ", " +
-                 std::to_string(target.second) + ")");
+  throw EnvError("no path in the maze " + m.name + " from cell (" + std::to_string(current.first) +
+                 ", " + std::to_string(current.second) + ") to cell (" +
+                 std::to_string(target.first) + ", " + std::to_string(target.second) + ")");
 }
 
 Waypoint navigate(const Maze& m, Point robot, Point target, Random& random) {
@@ -373,7 +398,11 @@ EnvironmentDefinition goal_reaching_definition() {
   };
   d.observe = [](const Simulation& sim, std::span<float> obs) {
     const auto& goal = *sim.task_state;
-    goal_reacher_input({sim.data->qpos, 15}, {sim.data->qvel, 14}, {goal[0], goal[1]}, obs);
+    int k = 0;
+    for (int i = 2; i < 15; ++i) obs[k++] = static_cast<float>(sim.data->qpos[i]);
+    for (int i = 0; i < 14; ++i) obs[k++] = static_cast<float>(sim.data->qvel[i]);
+    obs[k++] = static_cast<float>(goal[0] - sim.data->qpos[0]);
+    obs[k++] = static_cast<float>(goal[1] - sim.data->qpos[1]);
   };
   d.apply_action = apply_ant_action;
   d.outcome = [](const Simulation& sim, const StepContext&) {
@@ -383,7 +412,10 @@ EnvironmentDefinition goal_reaching_definition() {
     r.success = distance <= kGoalRadius;
     return r;
   };
-  d.markers = goal_marker;
+  d.markers = [](std::span<const double>, std::span<const double> task_state) {
+    return task_state.size() < 2 ? std::vector<Marker>{}
+                                 : std::vector<Marker>{goal_marker(task_state)};
+  };
   return d;
 }
 

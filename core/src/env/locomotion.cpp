@@ -60,8 +60,8 @@ EnvironmentDefinition define(const std::string& name, const std::string& descrip
   d.name = positions_only ? name + "-po" : name;
   d.base = name;
   d.family = "locomotion";
-  d.description = positions_only ? description + ", positions only (velocities hidden)"
-                                 : description;
+  d.description =
+      positions_only ? description + ", positions only (velocities hidden)" : description;
   d.model_file = "environments/" + name + ".xml";
   d.nq = d.nv = static_cast<int>(joints.size());
   d.obs_dim = positions_only ? d.nq - 1 : d.nq - 1 + d.nv;
@@ -125,12 +125,12 @@ std::vector<EnvironmentDefinition> locomotion_environments() {
   cheetah.ctrl_cost = 0.1;
   cheetah.qpos_noise = 0.1, cheetah.qvel_noise = 0.1, cheetah.normal_qvel_noise = true;
 
-  const std::vector<std::string> hopper_joints = {"rootx",     "rootz",    "rooty",
-                                                  "thigh", "leg", "foot"};
+  const std::vector<std::string> hopper_joints = {"rootx", "rootz", "rooty",
+                                                  "thigh", "leg",   "foot"};
   const std::vector<std::string> walker_joints = {
       "rootx", "rootz", "rooty", "thigh", "leg", "foot", "thigh_left", "leg_left", "foot_left"};
-  const std::vector<std::string> cheetah_joints = {"rootx",  "rootz", "rooty",  "bthigh", "bshin",
-                                                   "bfoot",  "fthigh", "fshin", "ffoot"};
+  const std::vector<std::string> cheetah_joints = {"rootx", "rootz",  "rooty", "bthigh", "bshin",
+                                                   "bfoot", "fthigh", "fshin", "ffoot"};
   std::vector<EnvironmentDefinition> all;
   for (const bool po : {false, true}) {
     all.push_back(define("hopper", "Gym's Hopper-v3: a one-legged hopper, forward speed",
@@ -138,8 +138,7 @@ std::vector<EnvironmentDefinition> locomotion_environments() {
     all.push_back(define("walker2d", "Gym's Walker2d-v3: a biped walker, forward speed",
                          walker_joints, 4, walker, 1.629008, 4592.3, {5000.0, 2500.0}, po));
     all.push_back(define("halfcheetah", "Gym's HalfCheetah-v3: a planar cheetah, forward speed",
-                         cheetah_joints, 5, cheetah, -280.178953, 12135.0, {12000.0, 6000.0},
-                         po));
+                         cheetah_joints, 5, cheetah, -280.178953, 12135.0, {12000.0, 6000.0}, po));
   }
   return all;
 }

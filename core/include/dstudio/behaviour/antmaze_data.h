@@ -20,8 +20,8 @@
 #include <cstdint>
 #include <string>
 
-#include "dstudio/behaviour/generate.h"
 #include "dstudio/behaviour/gaussian_policy.h"
+#include "dstudio/behaviour/generate.h"
 #include "dstudio/common/progress.h"
 
 namespace dstudio::behaviour {

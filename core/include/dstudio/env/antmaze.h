@@ -21,10 +21,10 @@
 
 namespace dstudio::env::antmaze {
 
-inline constexpr double kScaling = 4.0;      ///< maze_size_scaling: the side of a cell
-inline constexpr double kHeight = 0.5;       ///< maze_height, in cells: walls are 2 high
-inline constexpr double kGoalRadius = 0.5;   ///< the sparse reward's distance to the goal
-inline constexpr double kActionScale = 30.0; ///< NormalizedBoxEnv maps [-1, 1] onto +/-30
+inline constexpr double kScaling = 4.0;       ///< maze_size_scaling: the side of a cell
+inline constexpr double kHeight = 0.5;        ///< maze_height, in cells: walls are 2 high
+inline constexpr double kGoalRadius = 0.5;    ///< the sparse reward's distance to the goal
+inline constexpr double kActionScale = 30.0;  ///< NormalizedBoxEnv maps [-1, 1] onto +/-30
 /// The goal-reacher's input: the relative goal rescaled to this length (D4RL's script).
 inline constexpr double kGoalInputLength = 10.0;
 
@@ -96,7 +96,9 @@ void goal_reacher_input(std::span<const double> qpos, std::span<const double> qv
                         std::span<float> input);
 
 /// The open plane on which the goal-reacher learns ("ant-goal-reaching", not a registered task):
-/// D4RL's ant, observation goal_reacher_input (29-D), a goal from a disk of radius 10 about the
+/// D4RL's ant; the observation is qpos[2:15], qvel[0:14] and the goal relative to the torso as it
+/// is (GoalReachingEnv appends `goal - xy`; only the collection rescales it to length 10, to keep
+/// the waypoints within what the training goals were); a goal from a disk of radius 10 about the
 /// origin (disk_goal_sampler), dense reward -distance, 300 steps, no termination.
 EnvironmentDefinition goal_reaching_definition();
 

@@ -123,8 +123,12 @@ struct EnvironmentDefinition {
   std::function<StepResult(const Simulation& sim, const StepContext& step)> outcome;
   /// Whether a state is inside the task's healthy set; empty: every state is.
   std::function<bool(const Simulation& sim)> healthy;
-  /// What the viewers draw for an episode's task state (a goal); empty: nothing.
-  std::function<std::vector<Marker>(std::span<const double> task_state)> markers;
+  /// What the viewers draw at a state beyond the model: the episode's goal, and where a planner
+  /// would send the body next ("waypoint": AntMaze's navigator, drawn when a dataset episode is
+  /// replayed). Empty: nothing.
+  std::function<std::vector<Marker>(std::span<const double> qpos,
+                                    std::span<const double> task_state)>
+      markers;
 };
 
 /// The environments the studio simulates: its own (registered on first use) and plugins'.

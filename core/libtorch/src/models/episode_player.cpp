@@ -124,6 +124,13 @@ std::unique_ptr<EpisodePlayer> EpisodePlayer::replay(const data::Dataset& datase
     f->physics.qacc_warmstart.assign(V, 0.0);
     f->physics.ctrl.assign(A, 0.0);  // the task has one actuator per action dimension
     f->physics.elapsed_steps = static_cast<int>(k);
+    // The goal the episode was collected towards (AntMaze's infos/goal), for the viewers.
+    if (t.goal_dim == s.spec->task_state_size && t.goal_dim > 0)
+      f->physics.task_state.assign(
+          t.goals.begin() + static_cast<std::ptrdiff_t>(row * t.goal_dim),
+          t.goals.begin() + static_cast<std::ptrdiff_t>((row + 1) * t.goal_dim));
+    else
+      f->physics.task_state.assign(static_cast<std::size_t>(s.spec->task_state_size), 0.0);
     f->observation.assign(t.observations.begin() + static_cast<std::ptrdiff_t>(row * S),
                           t.observations.begin() + static_cast<std::ptrdiff_t>((row + 1) * S));
     f->action.assign(t.actions.begin() + static_cast<std::ptrdiff_t>(row * A),
