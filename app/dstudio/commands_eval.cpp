@@ -49,6 +49,11 @@ nlohmann::ordered_json rollout_summary_json(const models::RolloutResult& r) {
                         {{"estimate", s.iqm_score.estimate},
                          {"low", s.iqm_score.low},
                          {"high", s.iqm_score.high}}}});
+  if (r.goal_reaching)
+    for (std::size_t k = 0; k < r.summary.size(); ++k) {
+      targets[k]["successes"] = r.summary[k].successes;
+      targets[k]["success_rate"] = r.summary[k].success_rate();
+    }
   nlohmann::ordered_json episodes = nlohmann::ordered_json::array();
   for (const auto& e : r.episodes)
     episodes.push_back({{"target", e.target},
@@ -56,7 +61,8 @@ nlohmann::ordered_json rollout_summary_json(const models::RolloutResult& r) {
                         {"return", e.episode_return},
                         {"score", e.score},
                         {"length", e.length},
-                        {"terminated", e.terminated}});
+                        {"terminated", e.terminated},
+                        {"success", e.success}});
   return {{"env", r.env_id},
           {"targets", targets},
           {"episodes", episodes},
@@ -163,12 +169,16 @@ void add_eval_commands(CLI::App& app, int& exit_code) {
       } else {
         std::printf("%s, %zu episodes, %lld env steps in %.1f s\n", r.env_id.c_str(),
                     r.episodes.size(), static_cast<long long>(r.env_steps), r.seconds);
-        std::printf("%10s %10s %10s %12s %10s  %s\n", "target", "return", "std", "normalised",
-                    "std", "IQM [95% CI]");
-        for (const auto& s : r.summary)
-          std::printf("%10.0f %10.1f %10.1f %12.1f %10.1f  %s\n", s.target, s.mean_return,
+        std::printf("%10s %10s %10s %12s %10s  %s%s\n", "target", "return", "std", "normalised",
+                    "std", "IQM [95% CI]", r.goal_reaching ? "  success" : "");
+        for (const auto& s : r.summary) {
+          std::printf("%10.0f %10.1f %10.1f %12.1f %10.1f  %s", s.target, s.mean_return,
                       s.std_return, s.mean_score, s.std_score,
                       analysis::interval_text(s.iqm_score).c_str());
+          if (r.goal_reaching)
+            std::printf("  %d of %d (%.0f%%)", s.successes, s.episodes, 100.0 * s.success_rate());
+          std::printf("\n");
+        }
       }
     });
   });

@@ -167,6 +167,7 @@ int run_task(const sweep::Sweep& s, const sweep::Cell& cell, int threads) {
     auto variant = models::with_overrides(
         models::make_variant(cell.variant, cell.merger, cell.mixer), cell.config);
     auto training = models::training_from_json(cell.training);
+    models::apply_task_rtg_scale(training, dataset.env_id, cell.training);
     training.seed = cell.seed;
     // A thread count makes results reproducible only with itself: the grid's, else --threads.
     if (!nlohmann::json::parse(cell.training).contains("threads")) training.threads = threads;

@@ -170,6 +170,9 @@ void add_train_commands(CLI::App& app, int& exit_code) {
       if (!defaults.source.empty())
         std::printf("%s: hidden %d, learning rate %g (--config / --training override)\n",
                     defaults.source.c_str(), variant.hidden, training.learning_rate);
+      if (models::apply_task_rtg_scale(training, dataset.env_id, a->training))
+        std::printf("%s: returns-to-go scaled by %g, the task's (--training override)\n",
+                    dataset.env_id.c_str(), training.rtg_scale);
       if (a->eval_every > 0) training.eval_every = a->eval_every;
       models::Trainer trainer(
           dataset, variant, training, a->out,

@@ -52,6 +52,7 @@
 #include "dstudio/analysis/curves.h"
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
+#include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/config_fields.h"
 #include "dstudio/models/evaluation.h"
@@ -540,6 +541,16 @@ void TrainingPanel::applyDatasetDefaults() {
     if (lr && lr->value() == applied_lr_)
       setField("learning_rate", models::TrainingConfig{}.learning_rate);
     applied_lr_ = 0.0;
+  }
+  // The task's return-to-go scale (1000 for locomotion, 1 for AntMaze), unless the user changed
+  // the one shown.
+  double task_scale = models::TrainingConfig{}.rtg_scale;
+  if (dataset_)
+    if (const auto task = env::find_task(dataset_->env_id)) task_scale = task->rtg_scale;
+  if (const auto* scale = qobject_cast<const QDoubleSpinBox*>(field("rtg_scale"));
+      scale && scale->value() == applied_rtg_scale_ && task_scale != applied_rtg_scale_) {
+    setField("rtg_scale", task_scale);
+    applied_rtg_scale_ = task_scale;
   }
   defaults_note_->setText(d.source.empty() ? QString()
                                            : tr("%1: hidden %2, learning rate %3")

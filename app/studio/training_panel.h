@@ -238,6 +238,7 @@ class TrainingPanel : public QWidget {
   QString runs_dir_;
   QString last_error_;
   double applied_lr_ = 0.0;  // the learning rate the dataset's table put in the form
+  double applied_rtg_scale_ = 1000.0;  // the scale the dataset's task gave (1 for AntMaze)
   std::deque<RunRow> runs_;  // rows stay where they are as runs are added
 
   QComboBox* variant_;

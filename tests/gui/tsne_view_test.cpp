@@ -118,6 +118,41 @@ TEST_F(Tsne, TokenCloudGathersRealStepsBeforeAndAfterMerging) {
   EXPECT_THROW(models::token_cloud({win}, {}), dstudio::Error);
 }
 
+// A goal-reaching task's tokens carry their step's distance to the goal, and the view offers to
+// colour by it while the tokens have it.
+TEST_F(Tsne, GoalReachingTokensCanBeColouredByTheirDistanceToTheGoal) {
+  models::Window win;
+  win.steps = 2;
+  win.state_dim = 3;
+  win.mask = {1.0f, 1.0f};
+  win.timesteps = {4, 5};
+  win.returns_to_go = {1.0f, 1.0f};
+  win.states = {3.0f, 4.0f, 9.0f, 0.0f, 1.0f, 9.0f};  // x, y and a third value per step
+  models::WindowInspection ins;
+  ins.hidden = 1;
+  ins.token_types = {'t', 't'};
+  ins.tokens = {0.5f, 0.25f};
+  const auto distance = [](std::span<const float> s) { return std::hypot(s[0], s[1]); };
+  auto c = models::token_cloud({win}, {ins}, distance);
+  ASSERT_EQ(c.goal_distance, (std::vector<double>{5.0, 1.0}));
+  EXPECT_TRUE(models::token_cloud({win}, {ins}).goal_distance.empty());
+
+  viz::TsneView view;
+  auto cloud = clusters(6, 4, 2);
+  for (int i = 0; i < cloud.count(); ++i) cloud.goal_distance.push_back(0.1 * i);
+  view.setTokens("DT", cloud);
+  view.setColourBy(viz::TsneView::ColourBy::GoalDistance);
+  EXPECT_EQ(view.colourBy(), viz::TsneView::ColourBy::GoalDistance);
+  // The nearest and the farthest tokens take the two ends of the colour map.
+  EXPECT_NE(view.colourOf(0), view.colourOf(cloud.count() - 1));
+  EXPECT_EQ(view.figureText().title, QStringLiteral("DT: tokens by distance to goal"));
+  // Tokens of a task without a goal: the choice goes, the colouring falls back to modality.
+  view.setTokens("DT", clusters(6, 4, 2));
+  EXPECT_EQ(view.colourBy(), viz::TsneView::ColourBy::Modality);
+  view.setColourBy(viz::TsneView::ColourBy::GoalDistance);
+  EXPECT_NE(view.colourBy(), viz::TsneView::ColourBy::GoalDistance);
+}
+
 TEST_F(Tsne, ViewDrawsEveryPointOfEachLayoutAndReplaysThem) {
   viz::TsneView view;
   view.resize(900, 600);

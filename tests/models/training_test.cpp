@@ -114,6 +114,23 @@ TEST(Training, TheFieldsRangesAreWhereTheConfigurationIsRefused) {
   EXPECT_THROW(dstudio::models::training_from_json("{\"cosine_decay\": 1}"), dstudio::UsageError);
 }
 
+// Returns-to-go are scaled as the papers scale them for the dataset's task, unless asked.
+TEST(Training, TheReturnToGoScaleIsTheTasksUnlessGiven) {
+  TrainingConfig c;
+  EXPECT_TRUE(apply_task_rtg_scale(c, "antmaze-umaze-v2", R"({"steps": 10})"));
+  EXPECT_EQ(c.rtg_scale, 1.0);
+  TrainingConfig given;
+  EXPECT_FALSE(apply_task_rtg_scale(given, "antmaze-umaze-v2", R"({"rtg_scale": 5})"));
+  EXPECT_EQ(given.rtg_scale, 1000.0);
+  TrainingConfig locomotion;
+  EXPECT_FALSE(apply_task_rtg_scale(locomotion, "hopper-medium-v2", ""));
+  EXPECT_EQ(locomotion.rtg_scale, 1000.0);
+  TrainingConfig unknown;
+  EXPECT_FALSE(apply_task_rtg_scale(unknown, "pointmass", ""));
+  EXPECT_FALSE(apply_task_rtg_scale(unknown, "", ""));
+  EXPECT_EQ(unknown.rtg_scale, 1000.0);
+}
+
 TEST(Training, ShortRunsLowerTheLossForDtDcAndDhi) {
   const auto ds = tiny_dataset();
   for (const std::string name : {"dt", "dc", "dhi"}) {

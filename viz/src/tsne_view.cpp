@@ -249,6 +249,14 @@ void TsneView::setTokens(const QString& title, models::TokenCloud tokens) {
   if (episode_.size() != window_.size()) episode_.assign(window_.size(), -1);  // not known
   timestep_ = std::move(tokens.timestep);
   rtg_ = std::move(tokens.return_to_go);
+  goal_ = std::move(tokens.goal_distance);
+  if (goal_.size() != rtg_.size()) goal_.clear();
+  // "distance to goal" is offered while the tokens have it.
+  if (!goal_.empty() && colour_by_->count() < 4) colour_by_->addItem(tr("distance to goal"));
+  if (goal_.empty() && colour_by_->count() > 3) {
+    if (colourBy() == ColourBy::GoalDistance) setColourBy(ColourBy::Modality);
+    colour_by_->removeItem(3);
+  }
   modalities_.clear();
   modality_group_.clear();
   modality_group_.reserve(modality_.size());
@@ -267,6 +275,10 @@ void TsneView::setTokens(const QString& title, models::TokenCloud tokens) {
     timestep_band_[i] = band_of(timestep_[i], timestep_lo_, timestep_hi_);
   rtg_band_.resize(rtg_.size());
   for (std::size_t i = 0; i < rtg_.size(); ++i) rtg_band_[i] = band_of(rtg_[i], rtg_lo_, rtg_hi_);
+  std::tie(goal_lo_, goal_hi_) = extent(goal_);
+  goal_band_.resize(goal_.size());
+  for (std::size_t i = 0; i < goal_.size(); ++i)
+    goal_band_[i] = band_of(goal_[i], goal_lo_, goal_hi_);
   // A fixed seed: the same tokens in every frame of a run, and in every run of these tokens.
   live_subset_.clear();
   if (pointCount() > kLivePoints) {
@@ -324,11 +336,13 @@ void TsneView::clear(const QString& message) {
   modality_group_.clear();
   timestep_band_.clear();
   rtg_band_.clear();
+  goal_band_.clear();
   live_subset_.clear();
   window_.clear();
   episode_.clear();
   timestep_.clear();
   rtg_.clear();
+  goal_.clear();
   forgetLayouts();
   kl_ = -1.0;
   finished_ = false;
@@ -338,7 +352,8 @@ void TsneView::clear(const QString& message) {
 }
 
 void TsneView::setColourBy(ColourBy by) {
-  colour_by_->setCurrentIndex(static_cast<int>(by));
+  // Distance to goal is on offer only for tokens that have it.
+  if (static_cast<int>(by) < colour_by_->count()) colour_by_->setCurrentIndex(static_cast<int>(by));
 }
 TsneView::ColourBy TsneView::colourBy() const {
   return static_cast<ColourBy>(colour_by_->currentIndex());
@@ -504,7 +519,39 @@ void TsneView::updateStatus() {
 
 double TsneView::valueOf(int i) const {
   const auto at = static_cast<std::size_t>(i);
-  return colourBy() == ColourBy::Timestep ? static_cast<double>(timestep_[at]) : rtg_[at];
+  switch (colourBy()) {
+    case ColourBy::Timestep:
+      return static_cast<double>(timestep_[at]);
+    case ColourBy::GoalDistance:
+      return goal_[at];
+    default:
+      return rtg_[at];
+  }
+}
+
+std::pair<double, double> TsneView::valueRange() const {
+  switch (colourBy()) {
+    case ColourBy::Timestep:
+      return {timestep_lo_, timestep_hi_};
+    case ColourBy::GoalDistance:
+      return {goal_lo_, goal_hi_};
+    default:
+      return {rtg_lo_, rtg_hi_};
+  }
+}
+
+QString TsneView::valueLabel() const {
+  switch (colourBy()) {
+    case ColourBy::Modality:
+      return tr("modality");
+    case ColourBy::Timestep:
+      return tr("timestep");
+    case ColourBy::GoalDistance:
+      return tr("distance to goal");
+    case ColourBy::ReturnToGo:
+      break;
+  }
+  return tr("return-to-go");
 }
 
 bool TsneView::drawingLive() const {
@@ -517,6 +564,8 @@ const std::vector<std::uint16_t>& TsneView::groupOfPoint() const {
       return timestep_band_;
     case ColourBy::ReturnToGo:
       return rtg_band_;
+    case ColourBy::GoalDistance:
+      return goal_band_;
     case ColourBy::Modality:
       break;
   }
@@ -531,6 +580,8 @@ QColor TsneView::colourOf(int i) const {
       return band_colour(timestep_band_[at], timestep_lo_, timestep_hi_);
     case ColourBy::ReturnToGo:
       return band_colour(rtg_band_[at], rtg_lo_, rtg_hi_);
+    case ColourBy::GoalDistance:
+      return band_colour(goal_band_[at], goal_lo_, goal_hi_);
     case ColourBy::Modality:
       break;
   }
@@ -572,10 +623,9 @@ void TsneView::draw() {
                triangle ? 6.0 : 5.0});
         }
       } else {
-        const bool by_step = colourBy() == ColourBy::Timestep;
+        const auto [lo, hi] = valueRange();
         for (int b = 0; b < kBands; ++b) {
-          QColor c = by_step ? band_colour(b, timestep_lo_, timestep_hi_)
-                             : band_colour(b, rtg_lo_, rtg_hi_);
+          QColor c = band_colour(b, lo, hi);
           c.setAlpha(kAlpha);
           styles.push_back({c, PointCloudPlottable::Marker::Disc, 5.0});
         }
@@ -607,10 +657,9 @@ void TsneView::draw() {
     points_drawn_ = cloud_->orderSize();
     groups_drawn_ = cloud_->groupsInOrder();
     if (continuous) {
-      const bool by_step = colourBy() == ColourBy::Timestep;
-      scale_->setDataRange(by_step ? QCPRange(timestep_lo_, timestep_hi_)
-                                   : QCPRange(rtg_lo_, rtg_hi_));
-      scale_->axis()->setLabel(by_step ? tr("timestep") : tr("return-to-go"));
+      const auto [lo, hi] = valueRange();
+      scale_->setDataRange(QCPRange(lo, hi));
+      scale_->axis()->setLabel(valueLabel());
     } else {
       // One legend entry per modality: point-less graphs with the points' marker.
       for (std::size_t k = 0; k < modalities_.size(); ++k) {
@@ -635,10 +684,7 @@ bool TsneView::colourScaleShown() const {
 }
 
 FigureText TsneView::figureText() const {
-  const QString by = colourBy() == ColourBy::Modality   ? tr("modality")
-                     : colourBy() == ColourBy::Timestep ? tr("timestep")
-                                                        : tr("return-to-go");
-  return {tr("%1: tokens by %2").arg(title_, by), {}, {}};
+  return {tr("%1: tokens by %2").arg(title_, valueLabel()), {}, {}};
 }
 
 int TsneView::pointAt(const QPointF& pixel) const {
@@ -651,10 +697,12 @@ QString TsneView::describePoint(int i) const {
   const int episode = k < episode_.size() ? episode_[k] : -1;
   const QString where = episode >= 0 ? tr("episode %1").arg(episode)
                                      : tr("window %1").arg(k < window_.size() ? window_[k] : -1);
-  return tr("%1 token, %2, timestep %3\nreturn-to-go %4")
-      .arg(QString::fromStdString(modality_[k]), where)
-      .arg(k < timestep_.size() ? timestep_[k] : -1)
-      .arg(k < rtg_.size() ? rtg_[k] : 0.0, 0, 'f', 1);
+  QString text = tr("%1 token, %2, timestep %3\nreturn-to-go %4")
+                     .arg(QString::fromStdString(modality_[k]), where)
+                     .arg(k < timestep_.size() ? timestep_[k] : -1)
+                     .arg(k < rtg_.size() ? rtg_[k] : 0.0, 0, 'f', 1);
+  if (k < goal_.size()) text += tr(", %1 from the goal").arg(goal_[k], 0, 'f', 2);
+  return text;
 }
 
 std::vector<std::string> TsneView::exportFigure(const std::string& base,
@@ -685,16 +733,18 @@ std::vector<std::string> TsneView::exportFigure(const std::string& base,
       y.push_back(xy[static_cast<std::size_t>(i) * 2 + 1]);
       value.push_back(valueOf(i));
     }
-    written = save_value_scatter(
-        base, x, y, value, colourBy() == ColourBy::Timestep ? tr("timestep") : tr("return-to-go"),
-        s);
+    written = save_value_scatter(base, x, y, value, valueLabel(), s);
   }
   // The same columns as `dstudio analyze tsne`'s tsne.csv.
-  CsvWriter csv({"x", "y", "modality", "window", "episode", "timestep", "return_to_go"}, 6);
+  std::vector<std::string> columns = {"x",       "y",        "modality",    "window",
+                                      "episode", "timestep", "return_to_go"};
+  if (!goal_.empty()) columns.push_back("goal_distance");
+  CsvWriter csv(columns, 6);
   for (int i = 0; i < pointCount(); ++i) {
     const auto at = static_cast<std::size_t>(i);
     csv << xy[at * 2] << xy[at * 2 + 1] << modality_[at] << window_[at] << episode_[at]
         << timestep_[at] << rtg_[at];
+    if (!goal_.empty()) csv << goal_[at];
     csv.end_row();
   }
   csv.write(base + ".csv");

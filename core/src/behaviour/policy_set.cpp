@@ -61,7 +61,7 @@ std::string PolicySet::describe(int index) const {
 }
 
 void PolicySet::validate() const {
-  const auto& spec = env::task(env);
+  const auto& spec = training_task(env);
   const int n = static_cast<int>(snapshots.size());
   if (n == 0) throw Error("a policy set without snapshots");
   if (medium < 0 || medium >= n || expert < 0 || expert >= n)
@@ -169,7 +169,7 @@ PolicySet policy_set_from_text(const std::string& text, double ars_action_noise)
 }
 
 PolicySet shipped_policy_set(const std::string& env_name, PolicyAlgorithm algorithm) {
-  const std::string name = env::task(env_name).name;
+  const std::string name = training_task(env_name).name;
   if (algorithm == PolicyAlgorithm::Ars) return policy_set_from_ars(shipped_policies(name), 0.05);
   const auto text = embedded_resource("policies/" + name + "-sac.json");
   if (!text) throw std::runtime_error("no SAC behaviour policies ship for " + name);

@@ -178,11 +178,13 @@ EnvironmentDefinition maze_task(const TaskRow& row) {
   d.default_targets = {1.0};
   d.goal_reaching = true;
   d.task_state_size = 2;
-  // Over the maze, looking down at its middle.
-  const double span = std::max(evaluation.rows(), evaluation.cols()) * kScaling;
+  // Over the maze, looking down at its middle from far enough that the whole of it, its outer
+  // walls' tops included, fits a picture as wide as 4:3 or wider (the rows run up the picture,
+  // the columns across it) with a little room to spare.
+  const double span = std::max<double>(evaluation.rows(), 0.75 * evaluation.cols()) * kScaling;
   const Point first = evaluation.centre({0, 0});
   const Point last = evaluation.centre({evaluation.rows() - 1, evaluation.cols() - 1});
-  d.camera.distance = span * 1.15;
+  d.camera.distance = span * 1.45;
   d.camera.azimuth = 90.0;
   d.camera.elevation = -75.0;
   d.camera.lookat[0] = 0.5 * (first[0] + last[0]);
@@ -210,6 +212,9 @@ EnvironmentDefinition maze_task(const TaskRow& row) {
     return r;
   };
   d.markers = maze_markers(evaluation);
+  d.goal_distance = [goal = nominal_goal(evaluation)](std::span<const float> obs) {
+    return std::hypot(obs[0] - goal[0], obs[1] - goal[1]);
+  };
   return d;
 }
 

@@ -17,12 +17,14 @@ std::vector<std::string> TokenCloud::modalities() const {
 }
 
 TokenCloud token_cloud(const std::vector<Window>& windows,
-                       const std::vector<WindowInspection>& inspections) {
+                       const std::vector<WindowInspection>& inspections,
+                       const std::function<double(std::span<const float>)>& goal_distance) {
   if (windows.size() != inspections.size())
     throw Error("token_cloud: one inspection per window is needed");
   TokenCloud c;
-  const auto add = [&c](const std::vector<float>& source, int k, const std::string& modality, int w,
-                        const Window& win, int p) {
+  const auto add = [&c, &goal_distance](const std::vector<float>& source, int k,
+                                        const std::string& modality, int w, const Window& win,
+                                        int p) {
     const auto H = static_cast<std::ptrdiff_t>(c.dims);
     c.points.insert(c.points.end(), source.begin() + k * H, source.begin() + (k + 1) * H);
     c.modality.push_back(modality);
@@ -30,6 +32,11 @@ TokenCloud token_cloud(const std::vector<Window>& windows,
     c.episode.push_back(win.episode);
     c.timestep.push_back(static_cast<int>(win.timesteps[static_cast<std::size_t>(p)]));
     c.return_to_go.push_back(win.returns_to_go[static_cast<std::size_t>(p)]);
+    if (goal_distance) {
+      const auto S = static_cast<std::size_t>(win.state_dim);
+      c.goal_distance.push_back(
+          goal_distance(std::span<const float>(win.states).subspan(static_cast<std::size_t>(p) * S, S)));
+    }
   };
   for (std::size_t w = 0; w < windows.size(); ++w) {
     const auto& wi = inspections[w];

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dstudio/common/error.h"
+#include "dstudio/env/environment.h"
 #include "dstudio/models/config_fields.h"
 
 namespace dstudio::models {
@@ -117,6 +118,18 @@ TrainingConfig training_from_json(const std::string& text) {
     throw UsageError(std::string("a training key has the wrong type: ") + e.what());
   }
   return c;
+}
+
+bool apply_task_rtg_scale(TrainingConfig& config, const std::string& env_id,
+                          const std::string& training_json) {
+  if (!training_json.empty()) {
+    const auto j = nlohmann::json::parse(training_json, nullptr, false);
+    if (j.is_object() && j.contains("rtg_scale")) return false;
+  }
+  const auto task = env_id.empty() ? nullptr : env::find_task(env_id);
+  if (!task || task->rtg_scale == config.rtg_scale) return false;
+  config.rtg_scale = task->rtg_scale;
+  return true;
 }
 
 }  // namespace dstudio::models

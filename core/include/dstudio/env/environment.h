@@ -123,6 +123,9 @@ struct EnvironmentDefinition {
   std::function<StepResult(const Simulation& sim, const StepContext& step)> outcome;
   /// Whether a state is inside the task's healthy set; empty: every state is.
   std::function<bool(const Simulation& sim)> healthy;
+  /// How far an observation is from the task's goal (AntMaze: its x, y from the evaluation goal's
+  /// nominal centre), for views that colour by it; empty for a task without a goal.
+  std::function<double(std::span<const float> observation)> goal_distance;
   /// What the viewers draw at a state beyond the model: the episode's goal, and where a planner
   /// would send the body next ("waypoint": AntMaze's navigator, drawn when a dataset episode is
   /// replayed). Empty: nothing.

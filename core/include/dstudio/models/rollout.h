@@ -46,6 +46,7 @@ struct EpisodeTrace {
   double score = 0.0;  ///< D4RL's normalised score
   int length = 0;
   bool terminated = false;            ///< left the healthy set (else it ran to the time limit)
+  bool success = false;               ///< reached the task's goal (goal-reaching tasks: AntMaze)
   std::vector<float> states;          ///< length x S, as observed (not normalised)
   std::vector<float> actions;         ///< length x A
   std::vector<double> rewards;        ///< length
@@ -63,10 +64,14 @@ struct TargetSummary {
   /// The interquartile mean of the episodes' normalised scores with its 95% bootstrap interval
   /// (rliable, aggregate.h; 2000 resamples, seed 0).
   analysis::Interval iqm_score;
+  /// Goal-reaching tasks (EnvironmentDefinition::goal_reaching): episodes that reached the goal.
+  int successes = 0;
+  [[nodiscard]] double success_rate() const { return episodes ? double(successes) / episodes : 0; }
 };
 
 struct RolloutResult {
   std::string env_id;
+  bool goal_reaching = false;  ///< the task has a goal: summaries' success rates mean something
   std::vector<EpisodeTrace>
       episodes;  ///< target-major: episodes of targets[0], then targets[1], ...
   std::vector<TargetSummary> summary;  ///< one per target

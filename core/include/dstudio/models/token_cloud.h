@@ -5,6 +5,8 @@
 /// fig. 5), shared by `dstudio analyze tsne` and the studio's t-SNE view. Only real steps count;
 /// padding is left out. Free of LibTorch.
 
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,9 @@ struct TokenCloud {
       episode;  ///< the window's episode: in the dataset, or the rollout's (-1: not known)
   std::vector<int> timestep;         ///< the episode step
   std::vector<double> return_to_go;  ///< unscaled, at that step
+  /// The step's distance to the task's goal (EnvironmentDefinition::goal_distance); empty when
+  /// the task has none.
+  std::vector<double> goal_distance;
 
   [[nodiscard]] int count() const { return static_cast<int>(modality.size()); }
   /// The distinct modalities in order of first appearance.
@@ -33,7 +38,9 @@ struct TokenCloud {
 /// Gathers, for every window and its inspection (same order, same length), the R, s and a
 /// embeddings before merging (when the model has them) and then the tokens that enter the first
 /// block. Throws Error when the lists do not match.
+/// With `goal_distance`, each token also gets its step's distance to the goal.
 TokenCloud token_cloud(const std::vector<Window>& windows,
-                       const std::vector<WindowInspection>& inspections);
+                       const std::vector<WindowInspection>& inspections,
+                       const std::function<double(std::span<const float>)>& goal_distance = {});
 
 }  // namespace dstudio::models

@@ -43,6 +43,12 @@ std::string to_json(const TrainingConfig& config);
 /// (config_fields.h); throws UsageError naming the key and the range otherwise.
 TrainingConfig training_from_json(const std::string& text);
 
+/// The task's return-to-go scale (EnvironmentDefinition::rtg_scale: 1000 for locomotion, 1 for
+/// AntMaze, as the papers scale) unless `training_json` gives rtg_scale itself or `env_id` names
+/// no known task. Returns whether it changed `config`.
+bool apply_task_rtg_scale(TrainingConfig& config, const std::string& env_id,
+                          const std::string& training_json);
+
 /// One progress report.
 struct TrainingProgress {
   std::int64_t step = 0;  ///< steps done

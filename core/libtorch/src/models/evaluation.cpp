@@ -68,6 +68,7 @@ RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info,
     throw CheckpointError(info.path +
                           ": names no environment; say which one to act in (e.g. --env hopper)");
   const auto& spec = env::task(result.env_id);
+  result.goal_reaching = spec.goal_reaching;
   const auto& c = model.config();
   if (c.state_dim != spec.obs_dim || c.act_dim != spec.act_dim)
     throw env::EnvError(info.path + ": the model takes states of " + std::to_string(c.state_dim) +
@@ -216,8 +217,10 @@ RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info,
         ++e.length;
         if (envs.running(i))
           store_state(i, t + 1);
-        else
+        else {
           e.terminated = envs.last(i).terminated;
+          e.success = envs.last(i).success;
+        }
       }
     }
   } catch (...) {
@@ -236,6 +239,9 @@ RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info,
     }
     const auto r = analysis::mean_std(returns), s = analysis::mean_std(scores);
     result.summary.push_back({targets[k], E, r.mean, r.std, s.mean, s.std, episode_iqm(scores)});
+    for (int e = 0; e < E; ++e)
+      result.summary.back().successes +=
+          result.episodes[k * static_cast<std::size_t>(E) + static_cast<std::size_t>(e)].success;
   }
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
@@ -347,6 +353,7 @@ EvaluationHook evaluation_hook(const data::Dataset& dataset, double rtg_scale, i
       out["eval_score"] = r.summary.front().mean_score;
       out["eval_score_std"] = r.summary.front().std_score;
       out["eval_return"] = r.summary.front().mean_return;
+      if (r.goal_reaching) out["eval_success_rate"] = r.summary.front().success_rate();
     }
     if (sampled.empty()) sampled = sample_windows(dataset, windows, model.config().context_length);
     const auto ins = inspect_windows(model, info, sampled);

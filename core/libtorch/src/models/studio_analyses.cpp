@@ -299,14 +299,17 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
     return r.embedding[static_cast<std::size_t>(i) * 2 + static_cast<std::size_t>(k)];
   };
   AnalysisResult result;
+  const bool goal = cloud.goal_distance.size() == static_cast<std::size_t>(n);
   AnalysisTable points{
       "tsne", {"x", "y", "modality", "window", "episode", "timestep", "return_to_go"}, {}};
+  if (goal) points.columns.push_back("goal_distance");
   for (int i = 0; i < n; ++i) {
     const auto at = static_cast<std::size_t>(i);
     points.rows.push_back({xy(i, 0), xy(i, 1), cloud.modality[at],
                            static_cast<double>(cloud.window[at]),
                            static_cast<double>(cloud.episode[at]),
                            static_cast<double>(cloud.timestep[at]), cloud.return_to_go[at]});
+    if (goal) points.rows.back().push_back(cloud.goal_distance[at]);
   }
   AnalysisTable snapshots{"tsne_snapshots", {"iteration", "index", "x", "y"}, {}};
   for (std::size_t k = 0; k < r.snapshots.size(); ++k)
@@ -358,16 +361,34 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
   std::sort(rtgs.begin(), rtgs.end());
   const double q[5] = {rtgs.front(), rtgs[rtgs.size() / 4], rtgs[rtgs.size() / 2],
                        rtgs[rtgs.size() * 3 / 4], rtgs.back()};
+  // Whole numbers for locomotion's returns, three digits for small ones (AntMaze's 0 and 1).
+  const auto range_label = [](const char* what, double lo, double hi) {
+    char text[96];
+    if (std::abs(hi) >= 100 || std::abs(lo) >= 100)
+      std::snprintf(text, sizeof text, "%s %.0f-%.0f", what, lo, hi);
+    else
+      std::snprintf(text, sizeof text, "%s %.3g-%.3g", what, lo, hi);
+    return std::string(text);
+  };
   std::vector<std::string> ranges;
-  for (int k = 0; k < 4; ++k) {
-    char text[64];
-    std::snprintf(text, sizeof text, "RTG %.0f-%.0f", q[k], q[k + 1]);
-    ranges.push_back(text);
-  }
+  for (int k = 0; k < 4; ++k) ranges.push_back(range_label("RTG", q[k], q[k + 1]));
   scatter("tsne_rtg", "tokens by return-to-go", ranges, [&](int i) {
     const double v = cloud.return_to_go[static_cast<std::size_t>(i)];
     return v < q[1] ? 0 : v < q[2] ? 1 : v < q[3] ? 2 : 3;
   });
+  // By distance to the goal (goal-reaching tasks): quartiles of the distances seen.
+  if (goal) {
+    std::vector<double> d = cloud.goal_distance;
+    std::sort(d.begin(), d.end());
+    const double g[5] = {d.front(), d[d.size() / 4], d[d.size() / 2], d[d.size() * 3 / 4],
+                         d.back()};
+    std::vector<std::string> bands;
+    for (int k = 0; k < 4; ++k) bands.push_back(range_label("distance", g[k], g[k + 1]));
+    scatter("tsne_goal", "tokens by distance to the goal", bands, [&](int i) {
+      const double v = cloud.goal_distance[static_cast<std::size_t>(i)];
+      return v < g[1] ? 0 : v < g[2] ? 1 : v < g[3] ? 2 : 3;
+    });
+  }
   ordered_json summary = {{"variant", gathered.info.variant.variant},
                           {"source", from},
                           {"windows", gathered.windows},

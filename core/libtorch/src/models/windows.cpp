@@ -427,13 +427,17 @@ GatheredTokens gather_tokens(const LoadedCheckpoint& checkpoint, const TokenSour
   constexpr std::size_t kBatch = 128;
   auto& cloud = out.cloud;
   cloud.dims = cfg.hidden;
+  // Goal-reaching tasks colour their tokens by the step's distance to the goal too.
+  std::function<double(std::span<const float>)> goal_distance;
+  if (const auto task = env::find_task(out.info.env_id); task && task->obs_dim == cfg.state_dim)
+    goal_distance = task->goal_distance;
   for (std::size_t from = 0; from < windows.size(); from += kBatch) {
     progress.update(0.6 + 0.4 * static_cast<double>(from) / static_cast<double>(windows.size()),
                     "embedding the tokens");
     const std::size_t to = std::min(windows.size(), from + kBatch);
     const std::vector<Window> batch(windows.begin() + static_cast<std::ptrdiff_t>(from),
                                     windows.begin() + static_cast<std::ptrdiff_t>(to));
-    const auto part = token_cloud(batch, inspect_windows(*model, out.info, batch));
+    const auto part = token_cloud(batch, inspect_windows(*model, out.info, batch), goal_distance);
     const auto H = static_cast<std::size_t>(part.dims);
     for (int i = 0; i < part.count(); ++i) {
       const auto at = static_cast<std::size_t>(i);
@@ -447,6 +451,7 @@ GatheredTokens gather_tokens(const LoadedCheckpoint& checkpoint, const TokenSour
       cloud.episode.push_back(part.episode[at]);
       cloud.timestep.push_back(part.timestep[at]);
       cloud.return_to_go.push_back(part.return_to_go[at]);
+      if (!part.goal_distance.empty()) cloud.goal_distance.push_back(part.goal_distance[at]);
     }
   }
   if (cloud.count() == 0) throw Error("no tokens: the windows hold no real step");

@@ -14,6 +14,7 @@
 #include <QWidget>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "dstudio/models/token_cloud.h"
@@ -37,7 +38,8 @@ class PointCloudPlottable;
 class TsneView : public QWidget, public FigureSource {
   Q_OBJECT
  public:
-  enum class ColourBy { Modality, Timestep, ReturnToGo };
+  /// GoalDistance is offered for tokens of a goal-reaching task (TokenCloud::goal_distance).
+  enum class ColourBy { Modality, Timestep, ReturnToGo, GoalDistance };
   /// Where Run takes the tokens from (models::TokenSource::Kind): windows spread over the
   /// dataset, every step of its longest episodes, or every step of episodes the model plays.
   enum class Source { Windows, Episodes, Rollouts };
@@ -138,6 +140,9 @@ class TsneView : public QWidget, public FigureSource {
   void forgetLayouts();
   void stopPlayer();
   [[nodiscard]] double valueOf(int i) const;
+  /// The lowest and highest value of the continuous colouring in force, and what it is called.
+  [[nodiscard]] std::pair<double, double> valueRange() const;
+  [[nodiscard]] QString valueLabel() const;
   [[nodiscard]] bool drawingLive() const;
   [[nodiscard]] const std::vector<std::uint16_t>& groupOfPoint() const;
 
@@ -146,10 +151,11 @@ class TsneView : public QWidget, public FigureSource {
   std::vector<std::string> modalities_;  // distinct, in order of first appearance
   std::vector<int> window_, episode_, timestep_;
   std::vector<double> rtg_;
+  std::vector<double> goal_;  // distance to the goal; empty for a task without one
   // Per point, made once in setTokens: its modality, and its band of the colour map by timestep
   // and by return-to-go (between the lowest and highest value, which colourOf needs too).
-  std::vector<std::uint16_t> modality_group_, timestep_band_, rtg_band_;
-  double timestep_lo_ = 0, timestep_hi_ = 1, rtg_lo_ = 0, rtg_hi_ = 1;
+  std::vector<std::uint16_t> modality_group_, timestep_band_, rtg_band_, goal_band_;
+  double timestep_lo_ = 0, timestep_hi_ = 1, rtg_lo_ = 0, rtg_hi_ = 1, goal_lo_ = 0, goal_hi_ = 1;
   // The tokens drawn while live: the first kLivePoints of a fixed permutation, ascending.
   std::vector<int> live_subset_;
   std::vector<int> iterations_;
