@@ -91,6 +91,9 @@ void print_text(const Dataset& ds, const DatasetSummary& s, double r2) {
                                                        : data::to_string(ds.format),
               ds.env_id.empty() ? "" : ("  (environment " + ds.env_id + ")").c_str());
   if (!ds.task_caveat.empty()) std::printf("Task          %s\n", ds.task_caveat.c_str());
+  // AntMaze data made by the studio: how well its controller reaches the evaluation goal.
+  if (const auto it = ds.metadata.find("controller_success"); it != ds.metadata.end())
+    std::printf("Controller    %s\n", it->second.c_str());
   std::printf("Transitions   %lld\n", static_cast<long long>(s.transitions));
   std::printf("Episodes      %lld complete: %lld terminal, %lld timeout%s\n",
               static_cast<long long>(s.episodes), static_cast<long long>(s.terminated),

@@ -171,6 +171,13 @@ void write_d4rl_antmaze(const std::filesystem::path& path, int n) {
     tout.push_back(i == 7);
     goal.push_back(0.5), goal.push_back(8.5);
   }
+  // D4RL's infos/qpos and infos/qvel: the state after the step, i.e. the next row's observation.
+  std::vector<double> qpos, qvel;
+  for (int i = 0; i < n; ++i) {
+    const int next = std::min(i + 1, n - 1);
+    for (int k = 0; k < 15; ++k) qpos.push_back(obs[static_cast<std::size_t>(next * 29 + k)]);
+    for (int k = 0; k < 14; ++k) qvel.push_back(obs[static_cast<std::size_t>(next * 29 + 15 + k)]);
+  }
   const auto N = static_cast<hsize_t>(n);
   w.numbers("observations", obs, {N, 29}, H5T_IEEE_F32LE, true);
   w.numbers("actions", act, {N, 8}, H5T_IEEE_F32LE, true);
@@ -178,6 +185,8 @@ void write_d4rl_antmaze(const std::filesystem::path& path, int n) {
   w.bools("terminals", term, {N});
   w.bools("timeouts", tout, {N});
   w.numbers("infos/goal", goal, {N, 2}, H5T_IEEE_F32LE, true);
+  w.numbers("infos/qpos", qpos, {N, 15}, H5T_IEEE_F32LE, true);
+  w.numbers("infos/qvel", qvel, {N, 14}, H5T_IEEE_F32LE, true);
 }
 
 TEST(AntMazeData, D4rlsAntmazeFilesEndEpisodesAtTimeoutsAndJumpsNotAtTerminals) {
@@ -197,6 +206,12 @@ TEST(AntMazeData, D4rlsAntmazeFilesEndEpisodesAtTimeoutsAndJumpsNotAtTerminals) 
   EXPECT_FALSE(ds.episodes[2].complete());
   EXPECT_EQ(ds.data.goal_dim, 2);
   EXPECT_TRUE(ds.task_caveat.empty());
+  // The states replayed are the observations' (D4RL stored them one row late).
+  for (std::int64_t i = 0; i < ds.data.size(); ++i) {
+    for (int k = 0; k < 15; ++k) ASSERT_EQ(ds.data.qpos[i * 15 + k], ds.data.observations[i * 29 + k]);
+    for (int k = 0; k < 14; ++k)
+      ASSERT_EQ(ds.data.qvel[i * 14 + k], ds.data.observations[i * 29 + 15 + k]);
+  }
 
   // The names of D4RL's other files.
   EXPECT_EQ(data::d4rl_antmaze_task_of_file(

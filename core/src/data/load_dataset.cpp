@@ -166,6 +166,29 @@ void read_antmaze_episodes(Dataset& ds) {
   }
   if (ds.env_id.rfind("antmaze-", 0) != 0 || ds.data.obs_dim < 2) return;
   ds.episodes = segment_goal_episodes(ds.data);
+  // D4RL's script stored infos/qpos and infos/qvel after each step, one row late; an AntMaze
+  // observation is the whole state (qpos[0:15], qvel[0:14]), so the states are taken from it.
+  auto& d = ds.data;
+  const std::int64_t n = d.size();
+  if (d.obs_dim == 29 && d.qpos_dim == 15 && d.qvel_dim == 14 && n > 0) {
+    bool late = false;
+    for (std::int64_t i = 0; i < std::min<std::int64_t>(n, 16) && !late; ++i)
+      for (int k = 0; k < 15; ++k)
+        if (d.qpos[static_cast<std::size_t>(i * 15 + k)] !=
+            d.observations[static_cast<std::size_t>(i * 29 + k)])
+          late = true;
+    if (late) {
+      for (std::int64_t i = 0; i < n; ++i) {
+        const auto row = static_cast<std::size_t>(i);
+        std::copy_n(&d.observations[row * 29], 15, &d.qpos[row * 15]);
+        std::copy_n(&d.observations[row * 29 + 15], 14, &d.qvel[row * 14]);
+      }
+      ds.notes.push_back(
+          "AntMaze: infos/qpos and infos/qvel hold the state after each step (D4RL's script "
+          "stored them one row late); the states replayed are the observations', which hold the "
+          "whole state");
+    }
+  }
   std::int64_t goal_steps = 0;
   for (const auto t : ds.data.terminals) goal_steps += t;
   ds.notes.push_back("AntMaze: terminals (and rewards) are 1 on the " + std::to_string(goal_steps) +
