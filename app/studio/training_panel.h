@@ -237,9 +237,9 @@ class TrainingPanel : public QWidget {
   QString dataset_path_;
   QString runs_dir_;
   QString last_error_;
-  double applied_lr_ = 0.0;  // the learning rate the dataset's table put in the form
+  double applied_lr_ = 0.0;            // the learning rate the dataset's table put in the form
   double applied_rtg_scale_ = 1000.0;  // the scale the dataset's task gave (1 for AntMaze)
-  std::deque<RunRow> runs_;  // rows stay where they are as runs are added
+  std::deque<RunRow> runs_;            // rows stay where they are as runs are added
 
   QComboBox* variant_;
   QComboBox* merger_;

@@ -208,7 +208,8 @@ TEST(AntMazeData, D4rlsAntmazeFilesEndEpisodesAtTimeoutsAndJumpsNotAtTerminals) 
   EXPECT_TRUE(ds.task_caveat.empty());
   // The states replayed are the observations' (D4RL stored them one row late).
   for (std::int64_t i = 0; i < ds.data.size(); ++i) {
-    for (int k = 0; k < 15; ++k) ASSERT_EQ(ds.data.qpos[i * 15 + k], ds.data.observations[i * 29 + k]);
+    for (int k = 0; k < 15; ++k)
+      ASSERT_EQ(ds.data.qpos[i * 15 + k], ds.data.observations[i * 29 + k]);
     for (int k = 0; k < 14; ++k)
       ASSERT_EQ(ds.data.qvel[i * 14 + k], ds.data.observations[i * 29 + 15 + k]);
   }

@@ -34,8 +34,8 @@ TokenCloud token_cloud(const std::vector<Window>& windows,
     c.return_to_go.push_back(win.returns_to_go[static_cast<std::size_t>(p)]);
     if (goal_distance) {
       const auto S = static_cast<std::size_t>(win.state_dim);
-      c.goal_distance.push_back(
-          goal_distance(std::span<const float>(win.states).subspan(static_cast<std::size_t>(p) * S, S)));
+      c.goal_distance.push_back(goal_distance(
+          std::span<const float>(win.states).subspan(static_cast<std::size_t>(p) * S, S)));
     }
   };
   for (std::size_t w = 0; w < windows.size(); ++w) {
