@@ -8,12 +8,16 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <tuple>
 #include <vector>
 
 #include "commands.h"
 #include "dstudio/analysis/tsne.h"
+#include "dstudio/behaviour/antmaze_data.h"
+#include "dstudio/behaviour/policy_set.h"
 #include "dstudio/common/random.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/arrays_h5.h"
@@ -155,6 +159,62 @@ int run_env_bench(const std::vector<std::string>& names, int steps, int repeats)
   return kOk;
 }
 
+// AntMaze data as `dataset default` makes it, timed: transitions per second of collection and
+// relabelling, and what 1,000,000 transitions take at that rate.
+struct AntMazeDataBenchArgs {
+  std::vector<std::string> tasks = {"antmaze-umaze-v2", "antmaze-medium-play-v2",
+                                    "antmaze-large-play-v2"};
+  std::int64_t transitions = 50'000;
+  int repeats = 3, threads = 2;
+  std::string policies;
+};
+
+int run_antmaze_data_bench(const AntMazeDataBenchArgs& a) {
+  behaviour::GaussianPolicy goal_reacher;
+  std::string source = "the shipped goal-reacher";
+  if (a.policies.empty()) {
+    goal_reacher = behaviour::shipped_goal_reacher();
+  } else {
+    std::ifstream in(a.policies);
+    if (!in) throw std::runtime_error(a.policies + ": cannot be read");
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto set = behaviour::policy_set_from_text(text.str(), 0.0);
+    if (set.expert < 0) throw UsageError(a.policies + ": names no expert snapshot");
+    goal_reacher = std::get<behaviour::GaussianPolicy>(
+        set.snapshots[static_cast<std::size_t>(set.expert)].policy);
+    source = a.policies;
+  }
+  std::printf("benchmark      antmaze-data\n");
+  std::printf(
+      "configuration  %lld transitions per repeat, %d repeats, %s (%lld weights), MuJoCo %s\n",
+      static_cast<long long>(a.transitions), a.repeats, source.c_str(),
+      static_cast<long long>(goal_reacher.parameter_count()), mj_versionString());
+  std::printf("threads        %d rollout threads (%d hardware threads)\n", a.threads,
+              hardware_threads());
+  std::printf("blas           %s (not used: the goal-reacher is plain C++)\n",
+              active_blas_name().c_str());
+  for (const auto& task : a.tasks) {
+    behaviour::AntMazeDataConfig config;
+    config.task = env::task(task).name;
+    config.transitions = a.transitions;
+    config.threads = a.threads;
+    std::vector<double> rates;
+    for (int r = 0; r < a.repeats; ++r) {
+      config.seed = static_cast<std::uint64_t>(r);
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto made = behaviour::generate_antmaze_dataset(config, goal_reacher);
+      rates.push_back(static_cast<double>(made.arrays.size()) /
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(rates.begin(), rates.end());
+    const double median = rates[rates.size() / 2];
+    std::printf("%-26s median %8.0f transitions/s  (1,000,000 in %.0f s)  min %.0f  max %.0f\n",
+                config.task.c_str(), median, 1e6 / median, rates.front(), rates.back());
+  }
+  return kOk;
+}
+
 }  // namespace
 
 // Clustered points like token embeddings: `clusters` Gaussian blobs in `dims` dimensions, centres
@@ -268,6 +328,27 @@ void add_bench_commands(CLI::App& app, int& exit_code) {
     exit_code =
         run_env_bench(std::get<0>(*env_args), std::get<1>(*env_args), std::get<2>(*env_args));
   });
+
+  auto* antmaze = bench->add_subcommand("antmaze-data",
+                                        "AntMaze data as D4RL made it (navigator, goal-reacher, "
+                                        "relabelling): transitions per second");
+  auto am = std::make_shared<AntMazeDataBenchArgs>();
+  antmaze->add_option("--env", am->tasks, "AntMaze tasks")
+      ->capture_default_str()
+      ->check(known_environment());
+  antmaze->add_option("--transitions", am->transitions, "Transitions per repeat")
+      ->check(whole_number(1000, 10'000'000))
+      ->capture_default_str();
+  antmaze->add_option("--repeats", am->repeats, "Repeats")
+      ->check(whole_number(1, 100))
+      ->capture_default_str();
+  antmaze->add_option("--threads", am->threads, "Rollout threads")
+      ->check(whole_number(1, 64))
+      ->capture_default_str();
+  antmaze->add_option("--policies", am->policies,
+                      "The goal-reacher's policies (default: the shipped one)");
+  antmaze->callback(
+      [&exit_code, am] { exit_code = run_guarded([&] { run_antmaze_data_bench(*am); }); });
 
   auto* tsne =
       bench->add_subcommand("tsne", "Seconds and KL divergence of t-SNE on clustered points");
