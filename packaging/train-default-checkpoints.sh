@@ -75,7 +75,9 @@ names=("$@")
 for name in "${names[@]}"; do
   args=$(recipe "$name")
   n=$(steps "$name")
+  # The story's runs keep their folders; another dataset's are named by it (antmaze-umaze-v2-dt).
   run="$OUT/$name"
+  [ "$NAME" = "$(basename "$("$B/dstudio" dataset default --story)" | sed 's/-dstudio-.*//')" ] || run="$OUT/$NAME-$name"
   status=0
   # The newest of the periodic checkpoint.pt and the checkpoint-<step>.pt a stop leaves.
   latest=$(ls -t "$run"/checkpoint*.pt 2>/dev/null | head -n 1 || true)

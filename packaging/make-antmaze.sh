@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Makes what AntMaze ships, in stages that each resume where they stopped (a long stage is given at
+# most MINUTES minutes per call; run the same command again to continue):
+#
+#   goal-reacher   SAC on D4RL's ant in the open plane (dstudio behaviour sac --env
+#                  ant-goal-reaching), STEPS environment steps in chunks of CHUNK, in RUN
+#   ship           the goal-reacher's policies to resources/policies/ant-goal-reaching-sac.json, and
+#                  the controller's success rate on each maze (dstudio behaviour navigate)
+#   data           the default datasets of TASKS (dstudio dataset default --env ...), timed
+#   checkpoints    DT and DC on each of TASKS (packaging/train-default-checkpoints.sh with DATA)
+#
+#   bash packaging/make-antmaze.sh goal-reacher            # SAC for at most MINUTES minutes
+#   bash packaging/make-antmaze.sh ship data checkpoints
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=${B:-build/release/bin}
+RUN=${RUN:-build/antmaze/sac-ant-goal-reaching}
+STEPS=${STEPS:-3000000}
+CHUNK=${CHUNK:-50000}
+MINUTES=${MINUTES:-150}
+THREADS=${THREADS:-1}
+TASKS=${TASKS:-"antmaze-umaze-v2 antmaze-medium-play-v2"}
+POLICIES=resources/policies/ant-goal-reaching-sac.json
+
+stage_goal_reacher() {
+  local until
+  until=$(( $(date +%s) + MINUTES * 60 ))
+  while [ "$(date +%s)" -lt "$until" ]; do
+    if [ -f "$RUN/state.json" ] && python3 -c "import json,sys; sys.exit(0 if json.load(open('$RUN/state.json'))['steps'] >= $STEPS else 1)"; then
+      echo "== goal-reacher: $STEPS steps done"
+      return 0
+    fi
+    nice -n 10 "$B/dstudio" behaviour sac --env ant-goal-reaching --out "$RUN" --steps "$STEPS" \
+      --chunk "$CHUNK" --threads "$THREADS" --seed 0
+  done
+  echo "== goal-reacher: stopped for now; run this again to continue"
+}
+
+stage_ship() {
+  "$B/dstudio" behaviour ship --run "$RUN" --out "$POLICIES"
+  for task in antmaze-umaze-v2 antmaze-medium-play-v2 antmaze-large-play-v2; do
+    "$B/dstudio" behaviour navigate --env "$task" --policies "$POLICIES" --episodes 100
+  done
+  echo "== ship: rebuild (bash packaging/build.sh) so that the library embeds the new policies"
+}
+
+stage_data() {
+  for task in $TASKS; do
+    local start
+    start=$(date +%s)
+    "$B/dstudio" dataset default --env "$task"
+    echo "== data: $task in $(( $(date +%s) - start )) s"
+  done
+}
+
+stage_checkpoints() {
+  for task in $TASKS; do
+    DATA=$("$B/dstudio" dataset default --env "$task") MINUTES="$MINUTES" \
+      bash packaging/train-default-checkpoints.sh dt dc
+  done
+}
+
+[ $# -gt 0 ] || { sed -n '2,15p' "$0"; exit 2; }
+for stage in "$@"; do
+  case "$stage" in
+    goal-reacher) stage_goal_reacher ;;
+    ship) stage_ship ;;
+    data) stage_data ;;
+    checkpoints) stage_checkpoints ;;
+    *) echo "unknown stage: $stage (goal-reacher, ship, data, checkpoints)" >&2; exit 2 ;;
+  esac
+done
