@@ -34,6 +34,13 @@ double normalised(const Dataset& ds, double ret) {
   }
 }
 
+// Complete episodes whose return is above 0: of a goal-reaching task, those that reached the goal.
+std::int64_t goal_episodes(const Dataset& ds) {
+  std::int64_t n = 0;
+  for (const auto& e : ds.episodes) n += e.complete() && e.ret > 0.0;
+  return n;
+}
+
 nlohmann::ordered_json number_or_null(double v) {
   return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
 }
@@ -81,6 +88,7 @@ nlohmann::ordered_json to_json(const Dataset& ds, const DatasetSummary& s, doubl
       {"warnings", ds.warnings},
       {"notes", ds.notes},
       {"task_caveat", ds.task_caveat},
+      {"episodes_reaching_goal", goal_episodes(ds)},
   };
 }
 
@@ -109,8 +117,14 @@ void print_text(const Dataset& ds, const DatasetSummary& s, double r2) {
               s.return_mean, s.return_max, s.return_std);
   std::printf("              p10 %.1f  p25 %.1f  median %.1f  p75 %.1f  p90 %.1f", s.return_p10,
               s.return_p25, s.return_median, s.return_p75, s.return_p90);
-  if (const double n = normalised(ds, s.return_mean); std::isfinite(n))
+  const auto task = ds.env_id.empty() ? nullptr : env::find_task(ds.env_id);
+  if (task && task->goal_reaching) {
+    std::printf("\n");
+    std::printf("Goal          %lld of %lld complete episodes reach the goal (return above 0)",
+                static_cast<long long>(goal_episodes(ds)), static_cast<long long>(s.episodes));
+  } else if (const double n = normalised(ds, s.return_mean); std::isfinite(n)) {
     std::printf("  (normalised mean %.1f)", n);
+  }
   std::printf("\n");
   std::printf(
       "State->action linear R^2 %.3f (share of the action variance a linear function of the state "

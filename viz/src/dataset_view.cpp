@@ -182,12 +182,25 @@ void DatasetView::fillSummary() {
           .arg(number(s.return_p10), number(s.return_p25), number(s.return_median),
                number(s.return_p75), number(s.return_p90)));
   try {
-    if (!ds.env_id.empty())
+    const auto task = ds.env_id.empty() ? nullptr : env::find_task(ds.env_id);
+    if (task && task->goal_reaching) {
+      // A goal-reaching dataset's return counts steps at the goal: say how many episodes got there.
+      std::int64_t reached = 0;
+      for (const auto& e : ds.episodes) reached += e.complete() && e.ret > 0.0;
+      row(returns, tr("Episodes reaching the goal"),
+          tr("%1 of %2 (%3%)")
+              .arg(count(reached), count(s.episodes))
+              .arg(s.episodes ? 100.0 * static_cast<double>(reached) / s.episodes : 0.0, 0, 'f',
+                   1));
+    } else if (!ds.env_id.empty()) {
       row(returns, tr("Normalised mean (D4RL)"),
           number(env::normalized_score(env::task(ds.env_id), s.return_mean)));
+    }
   } catch (const env::EnvError&) {
     // An environment the studio does not simulate has no reference returns.
   }
+  if (const auto it = ds.metadata.find("controller_success"); it != ds.metadata.end())
+    row(returns, tr("Controller (no noise)"), QString::fromStdString(it->second));
 
   // How much of the action the state alone explains: a full pass over the data, so off the GUI
   // thread; the row fills in when it is done.
