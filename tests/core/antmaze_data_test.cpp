@@ -233,41 +233,7 @@ TEST(AntMazeData, D4rlsAntmazeFilesEndEpisodesAtTimeoutsAndJumpsNotAtTerminals) 
 TEST(AntMazeData, MinarisAntmazeLoadsAndIsNamedAsTheOtherTaskItIs) {
   test::TempDir dir;
   const auto file = dir / "D4RL" / "antmaze" / "umaze-v1" / "data" / "main_data.hdf5";
-  std::filesystem::create_directories(file.parent_path());
-  {
-    test::H5Writer w(file);
-    const int lengths[] = {5, 3};
-    for (int e = 0; e < 2; ++e) {
-      const std::string g = "episode_" + std::to_string(e);
-      const int T = lengths[e];
-      std::vector<double> achieved, desired, observation, act, rew;
-      for (int t = 0; t <= T; ++t) {
-        achieved.push_back(0.1 * t), achieved.push_back(0.2 * t);
-        desired.push_back(0.0), desired.push_back(8.0);
-        for (int j = 0; j < 27; ++j) observation.push_back(0.01 * j + t);
-      }
-      for (int t = 0; t < T; ++t) {
-        for (int k = 0; k < 8; ++k) act.push_back(0.0);
-        rew.push_back(t == T - 1 ? 1.0 : 0.0);
-      }
-      const auto steps = static_cast<hsize_t>(T);
-      w.numbers(g + "/observations/achieved_goal", achieved, {steps + 1, 2}, H5T_IEEE_F64LE);
-      w.numbers(g + "/observations/desired_goal", desired, {steps + 1, 2}, H5T_IEEE_F64LE);
-      w.numbers(g + "/observations/observation", observation, {steps + 1, 27}, H5T_IEEE_F64LE);
-      w.numbers(g + "/actions", act, {steps, 8}, H5T_IEEE_F32LE);
-      w.numbers(g + "/rewards", rew, {steps}, H5T_IEEE_F64LE);
-      std::vector<int> term(steps, 0), trunc(steps, 0);
-      (e == 0 ? term : trunc).back() = 1;
-      w.bools(g + "/terminations", term, {steps});
-      w.bools(g + "/truncations", trunc, {steps});
-      w.attribute(g, "id", static_cast<std::int64_t>(e));
-    }
-    w.attribute("/", "total_episodes", static_cast<std::int64_t>(2));
-    w.attribute("/", "total_steps", static_cast<std::int64_t>(8));
-    w.attribute("/", "dataset_id", std::string("D4RL/antmaze/umaze-v1"));
-    w.attribute("/", "env_spec",
-                std::string(R"({"id": "AntMaze_UMaze-v4", "max_episode_steps": 700})"));
-  }
+  test::write_minari_antmaze_fixture(file);
   const auto ds = data::load_dataset(file.parent_path().parent_path());
   EXPECT_EQ(ds.format, data::DatasetFormat::Minari);
   ASSERT_EQ(ds.episodes.size(), 2u);

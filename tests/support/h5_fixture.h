@@ -104,4 +104,9 @@ struct MinariEpisodeSpec {
 void write_minari_fixture(const std::filesystem::path& path,
                           const std::vector<MinariEpisodeSpec>& episodes);
 
+/// Writes Minari's D4RL/antmaze/umaze-v1 layout: Gymnasium-Robotics' AntMaze_UMaze-v4, dict
+/// observations (achieved_goal 2, desired_goal 2, observation 27), 8 actions; an episode of 5
+/// steps that terminates (reward 1 on its last step) and one of 3 that is truncated.
+void write_minari_antmaze_fixture(const std::filesystem::path& path);
+
 }  // namespace dstudio::test

@@ -179,7 +179,7 @@ GeneratedDataset generate_antmaze_dataset(const AntMazeDataConfig& config,
 
 NavigationResult navigation_success(const std::string& task, const GaussianPolicy& goal_reacher,
                                     int episodes, std::uint64_t seed, int threads,
-                                    const Progress& progress) {
+                                    const Progress& progress, bool sampled) {
   const auto& spec = env::task(task);
   const auto maps = env::antmaze::task_maps(spec.name);
   if (episodes < 1) throw UsageError("a success rate needs at least one episode");
@@ -196,7 +196,7 @@ NavigationResult navigation_success(const std::string& task, const GaussianPolic
     const Point goal = {e.task_state()[0], e.task_state()[1]};
     for (;;) {
       const auto waypoint = env::antmaze::navigate(*maps.evaluation, xy_of(e), goal, random);
-      reach(goal_reacher, e, waypoint.xy, false, random, input, action);
+      reach(goal_reacher, e, waypoint.xy, sampled, random, input, action);
       const auto r = e.step(action, obs);
       if (r.success) steps[static_cast<std::size_t>(k)] = e.elapsed_steps();
       if (r.terminated || r.truncated) break;
@@ -207,6 +207,7 @@ NavigationResult navigation_success(const std::string& task, const GaussianPolic
                     std::to_string(now) + " of " + std::to_string(episodes) + " episodes");
   });
   NavigationResult result;
+  result.sampled = sampled;
   result.episodes = episodes;
   double total = 0.0;
   for (const int s : steps)
@@ -219,8 +220,9 @@ std::string controller_success_text(const std::string& task, const NavigationRes
   char text[256];
   std::snprintf(text, sizeof text,
                 "%d of %d episodes reach the goal within %d steps (mean %.0f steps; the navigator "
-                "and the goal-reacher's mean action, no noise)",
-                r.successes, r.episodes, env::task(task).max_episode_steps, r.mean_steps_to_goal);
+                "and the goal-reacher's %s, without the collection's noise)",
+                r.successes, r.episodes, env::task(task).max_episode_steps, r.mean_steps_to_goal,
+                r.sampled ? "sampled actions" : "mean action");
   return text;
 }
 

@@ -44,9 +44,11 @@ GeneratedDataset generate_antmaze_dataset(const AntMazeDataConfig& config,
                                           const GaussianPolicy& goal_reacher,
                                           const Progress& progress = {});
 
-/// How often the navigator and goal-reacher, acting with the mean action and no noise, reach the
-/// evaluation goal of `task` (the task's own reset and v2 goal) within its horizon.
+/// How often the navigator and goal-reacher without the collection's noise reach the evaluation
+/// goal of `task` (the task's own reset and v2 goal) within its horizon: the goal-reacher's action
+/// sampled from its own distribution, as the data is made (`sampled`), or its mean action.
 struct NavigationResult {
+  bool sampled = true;
   int episodes = 0;
   int successes = 0;
   double mean_steps_to_goal = 0.0;  ///< over the successful episodes
@@ -54,9 +56,9 @@ struct NavigationResult {
 };
 NavigationResult navigation_success(const std::string& task, const GaussianPolicy& goal_reacher,
                                     int episodes, std::uint64_t seed, int threads = 2,
-                                    const Progress& progress = {});
+                                    const Progress& progress = {}, bool sampled = true);
 
-/// "93 of 100 episodes reach the goal within 700 steps (mean 312 steps; mean action, no noise)":
+/// "93 of 100 episodes reach the goal within 700 steps (mean 312 steps; ...)":
 /// what a dataset's metadata and `dataset info` say of its controller.
 std::string controller_success_text(const std::string& task, const NavigationResult& result);
 
