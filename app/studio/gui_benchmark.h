@@ -1,15 +1,19 @@
 #pragma once
 /// \file
 /// `decision-studio --bench-gui SECONDS`: how responsive the window stays under load. With the
-/// default dataset and checkpoint open and the viewer playing at real time on screen, it
-/// measures twice for SECONDS each: the viewer alone, then with a training run and a rollout
+/// default dataset and checkpoint open and the viewer playing on screen (at real time, or, for a
+/// task that steps fewer than 60 times a second, at the locomotion tasks' 125 steps a second), it
+/// measures for SECONDS each: the viewer alone, then with a training run and a rollout
 /// with entropy running too, then the same with the Training tab on screen instead. Each phase
 /// reports how late a 5 ms timer on the GUI thread fires (a stall is the delay beyond its interval)
 /// and how many frames the viewer draws per second, with the configuration (Qt platform, OpenGL,
-/// cores, BLAS), and the program exits.
+/// cores, BLAS), and the program exits. Given files (a dataset and a checkpoint of another task,
+/// e.g. an AntMaze dataset and a checkpoint trained on it), it opens those instead of the
+/// defaults and measures the same phases on them.
 
 #include <QObject>
 #include <QString>
+#include <QStringList>
 #include <vector>
 
 namespace dstudio::studio {
@@ -19,7 +23,7 @@ class MainWindow;
 class GuiBenchmark : public QObject {
   Q_OBJECT
  public:
-  GuiBenchmark(MainWindow& window, double seconds);
+  GuiBenchmark(MainWindow& window, double seconds, QStringList files = {});
   void start();
 
  signals:
@@ -43,8 +47,10 @@ class GuiBenchmark : public QObject {
 
   MainWindow& window_;
   double seconds_;
+  double speed_ = 1.0;  // the viewer's speed while measured
+  QStringList files_;
   bool done_ = false;
-  bool loaded_dataset_ = false, loaded_checkpoint_ = false;
+  bool loaded_dataset_ = false, loaded_checkpoint_ = false, began_ = false;
   std::vector<Phase> phases_;
   long restarts_ = 0;
   double last_map_ = 0.0, last_timeline_ = 0.0;

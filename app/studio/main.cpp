@@ -33,7 +33,9 @@ struct StudioOptions {
       "screenshot", "Open the dataset, save a PNG of the window to <file> and exit.", "file"};
   QCommandLineOption screenshot_all{"screenshot-all",
                                     "Open the default dataset and checkpoint, fill every view, "
-                                    "save one PNG per view into <dir> and exit.",
+                                    "save one PNG per view into <dir> and exit. An AntMaze "
+                                    "dataset given as a file is the maze view's (its first "
+                                    "episode replayed).",
                                     "dir"};
   QCommandLineOption sweep{
       "sweep",
@@ -48,7 +50,8 @@ struct StudioOptions {
       "bench-gui",
       "Measure how long the GUI thread stalls and how fast the viewer draws while a training run, "
       "a rollout "
-      "and the viewer run at once, for <seconds>; print the numbers and exit.",
+      "and the viewer run at once, for <seconds>; print the numbers and exit. Files given (a "
+      "dataset and a checkpoint) are measured instead of the defaults.",
       "seconds"};
   QCommandLineOption bench_tsne{"bench-tsne",
                                 "Lay out <tokens> tokens of the shipped DHi checkpoint in the "
@@ -255,6 +258,8 @@ int main(int argc, char** argv) {
   window.show();
   if (parser.isSet(screenshot_all)) {
     auto* tour = new dstudio::studio::ScreenshotTour(window, parser.value(screenshot_all));
+    if (const QStringList files = parser.positionalArguments(); !files.isEmpty())
+      tour->setMazeDataset(files.front());
     QObject::connect(
         tour, &dstudio::studio::ScreenshotTour::finished, [](bool ok, const QString& message) {
           std::fprintf(ok ? stdout : stderr, ok ? "%s\n" : "decision-studio: error: %s\n",
@@ -279,7 +284,7 @@ int main(int argc, char** argv) {
   }
   if (parser.isSet(bench_gui)) {
     const double seconds = parser.value(bench_gui).toDouble();
-    auto* bench = new dstudio::studio::GuiBenchmark(window, seconds);
+    auto* bench = new dstudio::studio::GuiBenchmark(window, seconds, parser.positionalArguments());
     QObject::connect(
         bench, &dstudio::studio::GuiBenchmark::finished, [](bool passed, const QString& report) {
           std::fprintf(passed ? stdout : stderr, passed ? "%s" : "decision-studio: error: %s\n",

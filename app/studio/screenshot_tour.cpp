@@ -6,6 +6,7 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QFileInfo>
 #include <QLabel>
 #include <QPushButton>
 #include <QTabWidget>
@@ -15,6 +16,8 @@
 
 #include "analyses_panel.h"
 #include "default_dataset.h"
+#include "dstudio/behaviour/antmaze_data.h"
+#include "dstudio/data/dataset_io.h"
 #include "dstudio/viz/analysis_view.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/dataset_view.h"
@@ -38,7 +41,15 @@ namespace dstudio::studio {
 namespace {
 constexpr int kViewerStep = 180;  // where the viewer's screenshot stops the episode
 constexpr int kClipFrames = 6;    // the viewer's recording: a fifth of a second at 30 per second
+constexpr int kMazeStep = 300;    // where the maze's screenshot stops the replayed episode
+// The maze made when none is given: one episode of D4RL's umaze data and the start of the next.
+constexpr const char* kMazeTask = "antmaze-umaze-v2";
+constexpr std::int64_t kMazeTransitions = 1200;
 }  // namespace
+
+void ScreenshotTour::setMazeDataset(const QString& path) {
+  maze_dataset_ = path;
+}
 
 ScreenshotTour::ScreenshotTour(MainWindow& window, QString dir)
     : window_(window), dir_(std::move(dir)) {
@@ -347,12 +358,7 @@ void ScreenshotTour::showLessons() {
                               fail("could not save " + path);
                             guide->close();
                           }
-                          if (!done_) {
-                            done_ = true;
-                            emit finished(
-                                true,
-                                QString("saved %1 views to %2").arg(written_.size()).arg(dir_));
-                          }
+                          showMaze();
                         });
                       },
                       Qt::SingleShotConnection);
@@ -365,6 +371,64 @@ void ScreenshotTour::showLessons() {
       },
       Qt::SingleShotConnection);
   window_.openLesson(0, 1);
+}
+
+void ScreenshotTour::showMaze() {
+  // A dataset episode of AntMaze replayed in the Viewer tab: the maze from above, the goal the
+  // episode was collected towards, the navigator's waypoint and the path so far. Without a
+  // dataset given, one episode is made as D4RL made its data, with the shipped goal-reacher.
+  if (!maze_dataset_.isEmpty()) return replayMaze(maze_dataset_);
+  const QString path = QDir(dir_).filePath(QStringLiteral("maze/%1.hdf5").arg(kMazeTask));
+  QDir().mkpath(QFileInfo(path).path());
+  maze_job_ = new Job(tr("Making an AntMaze episode"), this);
+  connect(maze_job_, &Job::finished, this, [this, path](Job::End end, const QString& error) {
+    if (end == Job::End::Done) return replayMaze(path);
+    // No goal-reacher ships with this build: the tour is complete without the maze, and says so.
+    skipped_ << QStringLiteral("the maze view (%1)").arg(error);
+    finish();
+  });
+  maze_job_->start(
+      [path](const Progress& progress) -> Job::Deliver {
+        behaviour::AntMazeDataConfig config;
+        config.task = kMazeTask;
+        config.transitions = kMazeTransitions;
+        config.threads = 1;
+        const auto made = behaviour::generate_antmaze_dataset(
+            config, behaviour::shipped_goal_reacher(), progress);
+        data::write_d4rl(path.toStdString(), made.arrays, made.metadata);
+        return [] {};
+      },
+      path);
+}
+
+void ScreenshotTour::replayMaze(const QString& path) {
+  connect(&window_, &MainWindow::loadFailed, this, &ScreenshotTour::fail);
+  connect(
+      &window_, &MainWindow::datasetOpened, this,
+      [this] {
+        auto* viewer = window_.viewer();
+        if (!window_.replayEpisode(0)) return fail("the maze's first episode did not replay");
+        viewer->pause();
+        viewer->seek(kMazeStep);
+        // The replay holds every frame from the start: the step is there at once.
+        QTimer::singleShot(300, this, [this, viewer] {
+          viewer->sync();
+          QTimer::singleShot(200, this, [this, viewer] {
+            save(window_.pageIndex(viewer), "viewer-maze.png");
+            finish();
+          });
+        });
+      },
+      Qt::SingleShotConnection);
+  window_.openDataset(path);
+}
+
+void ScreenshotTour::finish() {
+  if (done_) return;
+  done_ = true;
+  QString message = QString("saved %1 views to %2").arg(written_.size()).arg(dir_);
+  if (!skipped_.isEmpty()) message += "; left out " + skipped_.join("; ");
+  emit finished(true, message);
 }
 
 void ScreenshotTour::save(int tab, const QString& name) {

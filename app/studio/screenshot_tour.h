@@ -3,7 +3,8 @@
 /// `decision-studio --screenshot-all DIR`: opens the default dataset and checkpoint, fills every
 /// view with real content (a rollout, the ablation, the sweep, a t-SNE of tokens, activation
 /// patching in the Analyses tab, a short training run, the viewer mid-episode, the workspace, two
-/// runs of the Markov lab, and the Sweep tab when a sweep was opened with it), saves one PNG per
+/// runs of the Markov lab, an AntMaze episode replayed in the viewer, and the Sweep tab when a
+/// sweep was opened with it), saves one PNG per
 /// view, exports every view's figure with its recipe into DIR/figures as File ▸ Export All Views
 /// does, records a short clip of the Viewer tab with its recipe into DIR/clips (where there is
 /// OpenGL for its scene), and reports when done. For tests and the user guide.
@@ -20,6 +21,10 @@ class ScreenshotTour : public QObject {
   Q_OBJECT
  public:
   ScreenshotTour(MainWindow& window, QString dir);
+  /// The AntMaze dataset whose first episode the maze view replays (at step 300). Without one,
+  /// the tour makes an episode with the shipped goal-reacher (behaviour/antmaze_data.h), and
+  /// leaves the maze view out, saying why, when none ships.
+  void setMazeDataset(const QString& path);
   /// Starts the tour; `finished` follows.
   void start();
   [[nodiscard]] const QStringList& written() const { return written_; }
@@ -43,6 +48,9 @@ class ScreenshotTour : public QObject {
   void recordClip();
   void showPresentation();
   void showLessons();
+  void showMaze();
+  void replayMaze(const QString& path);
+  void finish();
   void fail(const QString& why);
 
   MainWindow& window_;
@@ -50,6 +58,9 @@ class ScreenshotTour : public QObject {
   QStringList written_;
   QStringList figures_;
   QString clip_;
+  QString maze_dataset_;
+  class Job* maze_job_ = nullptr;
+  QStringList skipped_;
   bool done_ = false;
 };
 

@@ -440,8 +440,10 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   }
   connect(speed_, &QComboBox::currentIndexChanged, this,
           [this] { QSettings().setValue("viewer/speed", speed_->currentData()); });
-  connect(track_, &QCheckBox::toggled, this,
-          [](bool on) { QSettings().setValue("viewer/track", on); });
+  // A maze's camera is its own: tracking there says nothing of how the user likes a runner seen.
+  connect(track_, &QCheckBox::toggled, this, [this](bool on) {
+    if (!free_camera_task_) QSettings().setValue("viewer/track", on);
+  });
 
   timer_->setInterval(16);  // about 60 frames per second
   connect(timer_, &QTimer::timeout, this, &ViewerPanel::poll);
@@ -771,8 +773,17 @@ void ViewerPanel::setPlayer(const QString& title, std::shared_ptr<models::Episod
   clear(QString());
   title_ = title;
   scene_->setPhysicsModel(player->physics_model());
-  scene_->setTracking(track_->isChecked());
   const auto& task = player->task();
+  // The task's camera: a maze is seen whole from above, untracked; the locomotion tasks follow
+  // the torso as the tracking setting says (from the usual place again after a maze).
+  scene_->setTaskCamera(task.camera);
+  {
+    const QSignalBlocker block(track_);  // the remembered setting is the user's, not the task's
+    track_->setChecked(task.camera.track && QSettings().value("viewer/track", true).toBool());
+  }
+  if (!task.camera.track || free_camera_task_) scene_->resetCamera();
+  free_camera_task_ = !task.camera.track;
+  if (task.camera.track) scene_->setTracking(track_->isChecked());
   {
     const QSignalBlocker block(target_);
     // Without the model's data (a replay), the task's reference targets.

@@ -179,6 +179,11 @@ class ViewerPanel : public QWidget {
   [[nodiscard]] QString speedStatus() const;
   /// Steps per second at 1x: the task's simulated seconds per step, inverted (0 without a player).
   [[nodiscard]] double stepsPerSecond() const { return live_ ? 1.0 / live_->dt() : 0.0; }
+  /// What plays (a checkpoint's name, or a dataset's episode) and in which task (empty without).
+  [[nodiscard]] QString playerTitle() const { return title_; }
+  [[nodiscard]] QString taskName() const {
+    return live_ ? QString::fromStdString(live_->task().name) : QString();
+  }
   /// The conditioning and playback settings (target, zeroing, seed, speed, camera tracking, the
   /// step on screen), for workspaces.
   [[nodiscard]] WorkspaceViewer settings() const;
@@ -218,6 +223,10 @@ class ViewerPanel : public QWidget {
   // fork(), its refusal said in the status bar (the Forks tab's buttons).
   void forkSaying(const models::BranchChange& change);
   [[nodiscard]] render::SceneLayers sceneLayers(const models::PlaybackState& state) const;
+  // The task's markers at the frame on screen and the paths over the ground (goal-reaching tasks).
+  void addTaskLayers(const models::PlaybackState& state, render::SceneLayers& layers) const;
+  // The open task is seen from a free camera of its own (a maze), not tracked.
+  bool free_camera_task_ = false;
   [[nodiscard]] std::vector<viz::EpisodeTimeline::Fork> forkCurves(
       const models::PlaybackState& state) const;
   /// The main run's values of the joint on the timeline's right axis (none for the difference),

@@ -450,7 +450,38 @@ render::SceneLayers ViewerPanel::sceneLayers(const models::PlaybackState& state)
           : std::vector<double>(static_cast<std::size_t>(live_->task().act_dim), 0.0);
     layers.limbs.scale = render::limb_colour_scale(live_->physics_model().get());
   }
+  if (state.frame && live_) addTaskLayers(state, layers);
   return layers;
+}
+
+void ViewerPanel::addTaskLayers(const models::PlaybackState& state,
+                                render::SceneLayers& layers) const {
+  const auto& task = live_->task();
+  const auto& f = *state.frame;
+  // The goal always; the navigator's waypoint only for a dataset's episode, which was collected
+  // following it (a policy is sent nowhere but the goal).
+  if (task.markers)
+    for (auto& m : task.markers(f.physics.qpos, f.physics.task_state))
+      if (m.label != "waypoint" || live_->replay()) layers.markers.push_back(std::move(m));
+  // The way the body went so far, where reaching a goal is the task; a fork's from its fork step
+  // (before it, it is the main run's) in its colour.
+  if (!task.goal_reaching) return;
+  const auto path_to = [&f](const std::vector<models::FramePtr>& run, int first) {
+    render::GroundPath path;
+    const int last = std::min(f.step, static_cast<int>(run.size()) - 1);
+    for (int i = std::max(0, first); i <= last; ++i) {
+      const auto& q = run[static_cast<std::size_t>(i)]->physics.qpos;
+      if (q.size() >= 2) path.points.push_back({q[0], q[1]});
+    }
+    return path;
+  };
+  layers.paths.push_back(path_to(live_->frames(), 0));
+  const auto branches = live_->branches();
+  for (std::size_t b = 0; b < branches.size() && b < state.branch_frames.size(); ++b) {
+    auto path = path_to(live_->branch_frames(static_cast<int>(b)), branches[b].fork_step);
+    path.colour = palette::kBranches[b % palette::kBranches.size()].colour;
+    layers.paths.push_back(std::move(path));
+  }
 }
 
 std::vector<viz::EpisodeTimeline::Fork> ViewerPanel::forkCurves(

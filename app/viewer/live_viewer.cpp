@@ -186,8 +186,9 @@ struct LiveViewer::State {
   int track_body = 1;
   bool tracking = true;
   double track_offset[3] = {0.0, 0.0, 0.0};
-  double lookat_z = 1.4;  // render::viewer_camera()'s
-  int drag_button = -1;   // a mouse button pressed over the scene, until released
+  double lookat_z = 1.4;   // render::viewer_camera()'s
+  bool show_path = false;  // the bodies' paths over the ground (on for goal-reaching tasks)
+  int drag_button = -1;    // a mouse button pressed over the scene, until released
 
   // What is on screen.
   models::PlaybackState shown;
@@ -262,6 +263,19 @@ struct LiveViewer::State {
   void refresh_map();
   void layout(int width, int height);
   void camera_input();
+  /// The camera as render::CameraView sees it, and set from one (tracking included).
+  [[nodiscard]] render::CameraView camera_view() const;
+  void set_camera_view(const render::CameraView& view);
+  /// Tracking on or off as the task wants it (render::tracking_camera). A task whose camera
+  /// tracks keeps the offset the mouse gave the point looked at, as it always did.
+  void apply_tracking(bool on) {
+    if (live->task().camera.track)
+      tracking = on;
+    else
+      set_camera_view(render::tracking_camera(live->task().camera, camera_view(), on));
+  }
+  /// What the task marks at the frame on screen, and the paths over the ground so far.
+  void add_task_layers(render::SceneLayers& layers) const;
   void draw_scene(bool lean);
   void draw_panels();
   void draw_controls();
@@ -414,12 +428,9 @@ void LiveViewer::State::make_window() {
   joints = env::joint_coordinates(model);
   mjr_makeContext(model, &context, mjFONTSCALE_100);
   camera.type = mjCAMERA_FREE;
-  const render::CameraView view = render::viewer_camera();
-  track_body = view.track_body < model->nbody ? view.track_body : 0;
-  camera.distance = view.distance;
-  camera.azimuth = view.azimuth;
-  camera.elevation = view.elevation;
-  lookat_z = view.lookat_z;
+  // The task's camera: the locomotion tasks follow the torso, a maze is seen from above.
+  set_camera_view(render::task_camera(live->task().camera));
+  show_path = live->task().goal_reaching;
 
   IMGUI_CHECKVERSION();
   imgui = ImGui::CreateContext();
@@ -640,6 +651,58 @@ void LiveViewer::State::camera_input() {
     mjv_moveCamera(model, mjMOUSE_ZOOM, 0.0, -0.05 * io.MouseWheel, &scene, &camera);
 }
 
+render::CameraView LiveViewer::State::camera_view() const {
+  render::CameraView v;
+  v.track_body = tracking ? track_body : -1;
+  v.distance = camera.distance;
+  v.azimuth = camera.azimuth;
+  v.elevation = camera.elevation;
+  v.lookat_z = lookat_z;
+  v.lookat_x = camera.lookat[0];
+  v.lookat_y = camera.lookat[1];
+  return v;
+}
+
+void LiveViewer::State::set_camera_view(const render::CameraView& view) {
+  tracking = view.track_body >= 0;
+  if (tracking) track_body = view.track_body < model->nbody ? view.track_body : 0;
+  camera.distance = view.distance;
+  camera.azimuth = view.azimuth;
+  camera.elevation = view.elevation;
+  lookat_z = view.lookat_z;
+  camera.lookat[0] = view.lookat_x;
+  camera.lookat[1] = view.lookat_y;
+  camera.lookat[2] = view.lookat_z;
+  track_offset[0] = track_offset[1] = track_offset[2] = 0.0;
+}
+
+void LiveViewer::State::add_task_layers(render::SceneLayers& layers) const {
+  const auto& task = live->task();
+  const auto& p = displayed->physics;
+  // The goal always; the navigator's waypoint only for a dataset's episode, which was collected
+  // following it (a policy is sent nowhere but the goal).
+  if (task.markers)
+    for (auto& m : task.markers(p.qpos, p.task_state))
+      if (m.label != "waypoint" || live->replay()) layers.markers.push_back(std::move(m));
+  if (!show_path) return;
+  const auto path_to = [this](const std::vector<models::FramePtr>& run, int first) {
+    render::GroundPath path;
+    const int last = std::min(display_step, static_cast<int>(run.size()) - 1);
+    for (int i = std::max(0, first); i <= last; ++i) {
+      const auto& q = run[static_cast<std::size_t>(i)]->physics.qpos;
+      if (q.size() >= 2) path.points.push_back({q[0], q[1]});
+    }
+    return path;
+  };
+  layers.paths.push_back(path_to(frames, 0));
+  // A fork's path from its fork step, in its colour (before it, it is the main run's).
+  for (std::size_t b = 0; b < branch_frames.size() && b < branches.size(); ++b) {
+    auto path = path_to(branch_frames[b], branches[b].fork_step);
+    path.colour = palette::kBranches[b % palette::kBranches.size()].colour;
+    layers.paths.push_back(std::move(path));
+  }
+}
+
 void LiveViewer::State::draw_scene(bool lean) {
   int fb_w = 0, fb_h = 0;
   glfwGetFramebufferSize(window, &fb_w, &fb_h);
@@ -669,6 +732,7 @@ void LiveViewer::State::draw_scene(bool lean) {
       layers.ghosts.push_back(
           {f->physics.qpos, palette::kBranches[b % palette::kBranches.size()].colour});
   if (effects) layers.limbs = {effect_values(), effect_scale()};
+  add_task_layers(layers);
   if (!layers.empty()) painter->paint(&scene, &vopt, layers);
   // Shadows and reflections cost most under software OpenGL: off while playing, on when paused,
   // for screenshots and recordings.
@@ -942,14 +1006,14 @@ void LiveViewer::State::draw_conditioning(const Target& apply_target,
 
 void LiveViewer::State::draw_view_and_recording() {
   section("View");
-  ImGui::Checkbox("track", &tracking);
+  if (bool on = tracking; ImGui::Checkbox("track", &on)) apply_tracking(on);
   ImGui::SameLine();
-  if (ImGui::Button("reset camera")) {
-    const render::CameraView view = render::viewer_camera();
-    camera.distance = view.distance, camera.azimuth = view.azimuth,
-    camera.elevation = view.elevation;
-    track_offset[0] = track_offset[1] = track_offset[2] = 0.0;
-    tracking = true;
+  // The task's own camera: following the torso, or over the whole maze.
+  if (ImGui::Button("reset camera")) set_camera_view(render::task_camera(live->task().camera));
+  // The way the body went, where that is what a task is about (reaching a goal).
+  if (live->task().goal_reaching) {
+    ImGui::SameLine();
+    ImGui::Checkbox("path", &show_path);
   }
   ImGui::SameLine();
   if (ImGui::Checkbox("presentation (F11)", &presentation)) apply_style();
@@ -1367,7 +1431,7 @@ void LiveViewer::State::draw_panels() {
     if (ImGui::IsKeyPressed(GLFW_KEY_HOME, false)) live->seek(0);
     if (ImGui::IsKeyPressed(GLFW_KEY_END, false)) live->seek(std::max(0, shown.frames - 1));
     if (ImGui::IsKeyPressed(GLFW_KEY_F11, false)) presentation = !presentation, apply_style();
-    if (ImGui::IsKeyPressed(GLFW_KEY_T, false)) tracking = !tracking;
+    if (ImGui::IsKeyPressed(GLFW_KEY_T, false)) apply_tracking(!tracking);
     if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT_BRACKET, false))
       speed = models::next_speed(speed, true), live->set_speed(speed), rate->reset();
     if (ImGui::IsKeyPressed(GLFW_KEY_LEFT_BRACKET, false))
@@ -1595,8 +1659,11 @@ BenchReport LiveViewer::bench(double seconds) {
     if (step > last_step) steps_shown += step - last_step;
     last_step = step;
     if (s.shown.at_end()) {
-      // Another episode: the bench measures a policy that keeps acting.
+      // Another episode: the bench measures a policy that keeps acting (a replay starts again).
+      // Taken up before the next frame, which would otherwise still see the end and restart again.
       s.live->restart(++seed);
+      s.live->wait_until([](const models::PlaybackState& p) { return !p.at_end(); },
+                         std::chrono::minutes(1));
       if (!s.options.forks.empty()) {
         // The new episode is forked as the first was, once it has begun (its forks made now
         // would count against the old episode's, which it drops).
@@ -1630,7 +1697,9 @@ BenchReport LiveViewer::bench(double seconds) {
   std::ostringstream c;
   c << w << "x" << h << " window, " << s.title << " (" << s.live->config().variant << ") on "
     << s.live->task().name << ", speed " << speed_text(s.speed) << ", scene " << s.scene_w << "x"
-    << s.scene_h << " without shadows or reflections while playing, no multisampling, no vsync; "
+    << s.scene_h << " without shadows or reflections while playing, no multisampling, no vsync, "
+    << s.scene.ngeom << " geoms in the last frame" << (s.show_path ? " (the path included)" : "")
+    << ", camera " << (s.tracking ? "following the body" : "free (the task's view)") << "; "
     << std::thread::hardware_concurrency() << " cores, policy on its own thread";
   const char* lp = std::getenv("LP_NUM_THREADS");
   if (lp) c << ", LP_NUM_THREADS=" << lp;
@@ -1745,7 +1814,7 @@ bool LiveViewer::presentation() const {
   return s_->presentation;
 }
 void LiveViewer::set_tracking(bool on) {
-  s_->tracking = on;
+  s_->apply_tracking(on);
 }
 bool LiveViewer::tracking() const {
   return s_->tracking;

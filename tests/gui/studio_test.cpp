@@ -60,6 +60,7 @@
 #include "h5_fixture.h"
 #include "job.h"
 #include "main_window.h"
+#include "maze_episode.h"
 #include "screenshot_tour.h"
 #include "test_application.h"
 #include "training_panel.h"
@@ -502,13 +503,17 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
   w.show();
   const QString out = QString::fromStdString((dir / "tour").string());
   ScreenshotTour tour(w, out);
+  // The maze view replays an AntMaze episode (made here: no goal-reacher needs to ship for it).
+  const auto maze = dir / "antmaze-umaze-v2.hdf5";
+  test::write_maze_episode(maze, 400);
+  tour.setMazeDataset(QString::fromStdString(maze.string()));
   QSignalSpy finished(&tour, &ScreenshotTour::finished);
   tour.start();
   // Within ctest's 1800 s for it: about two minutes on two quiet cores, several times that beside
   // another build.
   ASSERT_TRUE(finished.wait(1700000));
   ASSERT_TRUE(finished.front().at(0).toBool()) << finished.front().at(1).toString().toStdString();
-  ASSERT_EQ(tour.written().size(), 23);
+  ASSERT_EQ(tour.written().size(), 24);
   for (const auto& name : {"dataset.png",
                            "attention.png",
                            "attention-difference.png",
@@ -531,7 +536,8 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
                            "lesson-attention-disperses.png",
                            "lesson-markov-pooling-floor.png",
                            "lesson-what-the-model-relies-on.png",
-                           "user-guide.png"}) {
+                           "user-guide.png",
+                           "viewer-maze.png"}) {
     const QImage image(QDir(out).filePath(name));
     EXPECT_FALSE(image.isNull()) << name;
     EXPECT_GE(image.width(), 1000) << name;

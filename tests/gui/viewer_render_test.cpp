@@ -35,7 +35,9 @@
 #include "dstudio/viz/figures.h"
 #include "dstudio/viz/scene_view.h"
 #include "figure_render.h"
+#include "h5_fixture.h"
 #include "main_window.h"
+#include "maze_episode.h"
 #include "test_application.h"
 #include "video_probe.h"
 #include "video_writer.h"
@@ -143,6 +145,79 @@ TEST_F(Render, TheViewerTabsSceneIsOnTheScreenAsTheUserSeesIt) {
   for (int y = 0; y < screen.height(); y += 4)
     for (int x = 0; x < screen.width(); x += 4, ++all) dark += qGray(screen.pixel(x, y)) < 16;
   EXPECT_LT(dark * 3, all) << dark << " of " << all << " sampled pixels are black";
+}
+
+// AntMaze in the Viewer tab: a replayed episode seen from the maze's own camera, its goal and the
+// navigator's waypoint marked, the path up to the step on screen; tracking comes down over the ant
+// and goes back; a hopper opened after it is followed from the side as before, with no markers.
+TEST_F(Render, AMazeEpisodeIsSeenWholeWithItsGoalWaypointAndPath) {
+  test::TempDir dir;
+  const auto file = dir / "maze.hdf5";
+  test::write_maze_episode(file, 300);
+  MainWindow w;
+  w.resize(1300, 850);
+  w.show();
+  QSignalSpy opened(&w, &MainWindow::datasetOpened);
+  w.openDataset(QString::fromStdString(file.string()));
+  ASSERT_TRUE(opened.wait(60000));
+  ASSERT_TRUE(w.replayEpisode(0));
+  auto* v = w.viewer();
+  ASSERT_TRUE(v->scene()->hasScene());
+  constexpr int kStep = 150;
+  v->seek(kStep);
+  for (int i = 0; i < 2000 && (v->shown().cursor != kStep || !v->shown().frame); ++i)
+    QTest::qWait(10);
+  ASSERT_EQ(v->shown().cursor, kStep);
+  const auto& task = env::task("antmaze-umaze-v2");
+  EXPECT_EQ(v->scene()->cameraView(), render::task_camera(task.camera));
+  EXPECT_FALSE(v->scene()->tracking());
+
+  const auto& layers = v->scene()->layers();
+  ASSERT_EQ(layers.markers.size(), 2u);
+  EXPECT_EQ(layers.markers[0].label, "goal");
+  EXPECT_EQ(layers.markers[1].label, "waypoint");
+  const auto& frame = *v->shown().frame;
+  EXPECT_NEAR(layers.markers[0].x, frame.physics.task_state[0], 1e-9) << "the episode's goal";
+  EXPECT_NEAR(layers.markers[0].y, frame.physics.task_state[1], 1e-9);
+  ASSERT_EQ(layers.paths.size(), 1u);
+  const auto& path = layers.paths[0].points;
+  ASSERT_EQ(path.size(), static_cast<std::size_t>(kStep) + 1) << "every step up to the one shown";
+  EXPECT_EQ(path.back()[0], frame.physics.qpos[0]);
+  EXPECT_EQ(path.back()[1], frame.physics.qpos[1]);
+  QTest::qWait(200);  // the frame of the step is drawn
+  const QImage overview = v->scene()->lastFrame();
+  long goal = 0;
+  for (int y = 0; y < overview.height(); ++y)
+    for (int x = 0; x < overview.width(); ++x) {
+      const QColor c = overview.pixelColor(x, y);
+      goal += c.red() > 120 && 100 * c.green() < 65 * c.red() && 100 * c.blue() < 65 * c.red();
+    }
+  EXPECT_GT(goal, 20) << "the goal's disc in the picture";
+  const QString shots = DSTUDIO_SCREENSHOT_DIR;
+  QDir().mkpath(shots);
+  overview.save(QDir(shots).filePath("viewer-maze-replay.png"));
+
+  // Tracking on comes down over the ant; off goes back over the maze.
+  v->scene()->setTracking(true);
+  EXPECT_EQ(v->scene()->cameraView().track_body, 1);
+  EXPECT_LT(v->scene()->cameraView().distance, render::task_camera(task.camera).distance / 2);
+  v->scene()->setTracking(false);
+  EXPECT_EQ(v->scene()->cameraView(), render::task_camera(task.camera));
+
+  // A policy of a locomotion task next: no markers, no path, the camera that follows the torso.
+  QSignalSpy shown(&w, &MainWindow::checkpointShown);
+  w.openDefaultCheckpoint();
+  ASSERT_TRUE(shown.wait(180000));
+  for (int i = 0; i < 2000 && !v->shown().frame; ++i) QTest::qWait(10);
+  EXPECT_TRUE(v->scene()->layers().markers.empty());
+  EXPECT_TRUE(v->scene()->layers().paths.empty());
+  EXPECT_TRUE(v->scene()->tracking());
+  const auto expected = render::viewer_camera();
+  const auto camera = v->scene()->cameraView();
+  EXPECT_EQ(camera.distance, expected.distance);
+  EXPECT_EQ(camera.azimuth, expected.azimuth);
+  EXPECT_EQ(camera.elevation, expected.elevation);
+  EXPECT_EQ(camera.lookat_z, expected.lookat_z);
 }
 
 TEST_F(Render, TheViewerShowsTheRunningPolicyMidEpisode) {

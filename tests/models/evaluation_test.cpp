@@ -835,6 +835,21 @@ TEST(EpisodePlayer, ReplaysADatasetEpisodeFromItsStates) {
   EXPECT_EQ(replay->frames().size(), static_cast<std::size_t>(n))
       << "a replay cannot be re-conditioned";
 
+  // Played live, a replay keeps the speed asked for as a policy's steps do: at 1/100 of real time
+  // its 25 frames take 20 s, so the second frame on screen is far from the last.
+  {
+    LivePlayer live(EpisodePlayer::replay(ds, 0));
+    live.set_speed(0.01);
+    live.play();
+    const auto s = live.wait_until([](const PlaybackState& p) { return p.cursor >= 1; },
+                                   std::chrono::minutes(2));
+    EXPECT_LT(s.cursor, n - 2) << "a replay ran as fast as its loop turns";
+    live.set_speed(0.0);  // as fast as it goes: to the end
+    const auto end =
+        live.wait_until([](const PlaybackState& p) { return !p.playing; }, std::chrono::minutes(2));
+    EXPECT_EQ(end.cursor, n - 1);
+  }
+
   ds.data.qpos_dim = 0;
   try {
     EpisodePlayer::replay(ds, 0);

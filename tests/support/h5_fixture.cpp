@@ -256,7 +256,8 @@ void write_minari_antmaze_fixture(const std::filesystem::path& path) {
   w.attribute("/", "total_episodes", static_cast<std::int64_t>(2));
   w.attribute("/", "total_steps", static_cast<std::int64_t>(8));
   w.attribute("/", "dataset_id", std::string("D4RL/antmaze/umaze-v1"));
-  w.attribute("/", "env_spec", std::string(R"({"id": "AntMaze_UMaze-v4", "max_episode_steps": 700})"));
+  w.attribute("/", "env_spec",
+              std::string(R"({"id": "AntMaze_UMaze-v4", "max_episode_steps": 700})"));
 }
 
 void rename_link(const std::filesystem::path& path, const std::string& from,

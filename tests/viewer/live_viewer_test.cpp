@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +26,7 @@
 #include "dstudio/models/playback.h"
 #include "dstudio/render/video_file.h"
 #include "h5_fixture.h"
+#include "maze_episode.h"
 
 namespace dstudio::viewer {
 namespace {
@@ -485,6 +487,54 @@ TEST(LiveViewer, ReplaysADatasetEpisodeFromItsRecordedStates) {
                 d.qpos[static_cast<std::size_t>(middle * 6 + k)], 1e-6);
   EXPECT_EQ(v.shown_map().tokens, 0) << "no policy, no map";
   EXPECT_GT(differing_pixels(first, v.capture(), v.scene_rect()), 500);
+}
+
+// Pixels inside `rect` (x, y, w, h) for which `colour(r, g, b)` holds.
+template <typename Colour>
+long pixels_where(const render::Image& image, const std::array<int, 4>& rect, Colour colour) {
+  long n = 0;
+  for (int y = rect[1]; y < rect[1] + rect[3]; ++y)
+    for (int x = rect[0]; x < rect[0] + rect[2]; ++x) {
+      const std::size_t i = (static_cast<std::size_t>(y) * image.width + x) * 3;
+      if (colour(int{image.rgb[i]}, int{image.rgb[i + 1]}, int{image.rgb[i + 2]})) ++n;
+    }
+  return n;
+}
+
+// AntMaze: a replayed episode is seen from the maze's own camera, over the whole maze, with the
+// goal it was collected towards (red-orange) and the navigator's waypoint (blue) on the floor;
+// tracking comes down over the ant, and off goes back to the same picture.
+TEST(LiveViewer, AMazeEpisodeIsSeenWholeWithItsGoalAndWaypoint) {
+  test::TempDir dir;
+  const auto file = dir / "maze.hdf5";
+  test::write_maze_episode(file, 200);
+  ViewerOptions o;
+  o.dataset = file;
+  o.episode = 0;
+  o.paused = true;
+  o.width = 1024;
+  o.height = 640;
+  o.mouse = false;
+  LiveViewer v(o);
+  ASSERT_TRUE(at_step(v, 0));
+  EXPECT_FALSE(v.tracking()) << "a maze is not followed";
+  const auto scene = v.scene_rect();
+  const auto overview = v.capture();
+  // Lit, the goal (0.95, 0.3, 0.2) has green and blue under 60% of its red, the walls
+  // (0.7, 0.5, 0.3) and the ant's legs over 75%; the waypoint (0.2, 0.45, 0.95) is a light blue
+  // far bluer than red, the floor's dark blue and the ant's green are not.
+  const auto goal_red = [](int r, int g, int b) {
+    return r > 120 && 100 * g < 65 * r && 100 * b < 65 * r;
+  };
+  const auto waypoint_blue = [](int r, int, int b) { return b > r + 100; };
+  EXPECT_GT(pixels_where(overview, scene, goal_red), 30) << "the goal's disc";
+  EXPECT_GT(pixels_where(overview, scene, waypoint_blue), 10) << "the waypoint's disc";
+  v.set_tracking(true);
+  EXPECT_TRUE(v.tracking());
+  const auto close = v.capture();
+  EXPECT_GT(differing_pixels(overview, close, scene), scene[2] * scene[3] / 4);
+  v.set_tracking(false);
+  EXPECT_EQ(differing_pixels(overview, v.capture(), scene), 0) << "back over the whole maze";
 }
 
 TEST(VideoFile, PngFramesWithoutFfmpegAndNothingLeftOfAnAbandonedVideo) {

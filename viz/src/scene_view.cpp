@@ -70,11 +70,9 @@ class SceneCanvas : public QWidget {
     plot_values_ = std::move(values);
     update();
   }
-  void setTracking(bool on) {
-    view_ = view();
-    view_.track_body = on ? 1 : -1;
-    setView(view_);
-  }
+  void setTracking(bool on) { setView(render::tracking_camera(task_camera_, view(), on)); }
+  void setTaskCamera(const env::CameraDefault& camera) { task_camera_ = camera; }
+  void resetCamera() { setView(render::task_camera(task_camera_)); }
   // The renderer's camera once there is one: it knows where a tracking camera left the point
   // looked at, which a free camera keeps.
   [[nodiscard]] render::CameraView view() const { return renderer_ ? renderer_->view() : view_; }
@@ -327,6 +325,7 @@ class SceneCanvas : public QWidget {
   std::shared_ptr<const mjModel_> model_;
   std::unique_ptr<render::SceneRenderer> renderer_;
   render::CameraView view_ = render::viewer_camera();
+  env::CameraDefault task_camera_;  // the locomotion tasks' by default: tracking
   std::vector<double> qpos_, qvel_;
   QStringList overlay_;
   std::vector<QColor> overlay_colours_;
@@ -395,6 +394,12 @@ QString SceneView::overlayPlotCaption(const QString& label, const std::vector<do
 
 void SceneView::setOverlayPlot(const QString& label, std::vector<double> values) {
   if (canvas_) canvas_->setOverlayPlot(label, std::move(values));
+}
+void SceneView::setTaskCamera(const env::CameraDefault& camera) {
+  if (canvas_) canvas_->setTaskCamera(camera);
+}
+void SceneView::resetCamera() {
+  if (canvas_) canvas_->resetCamera();
 }
 void SceneView::setTracking(bool on) {
   if (canvas_) canvas_->setTracking(on);

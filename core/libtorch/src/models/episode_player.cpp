@@ -1063,10 +1063,15 @@ void LivePlayer::run() {
       if (needs_step(b.frames, b.info.finished)) acting.push_back(b.player.get());
     if (acting.empty()) {
       if (from + 1 < s.reach())
-        ++s.cursor;  // replaying kept frames
+        ++s.cursor;  // replaying kept frames, at the speed asked for as a played step
       else
         s.playing = false;  // every run has ended
       if (s.cursor == s.reach() - 1 && s.all_finished()) s.playing = false;
+      if (!single && s.speed > 0.0) {
+        const auto period = std::chrono::duration_cast<clock::duration>(
+            std::chrono::duration<double>(dt_ / s.speed));
+        next_step = std::max(next_step + period, clock::now() - period);
+      }
       continue;
     }
     s.working = true;

@@ -54,7 +54,14 @@ class SceneView : public QWidget {
   /// there is none). The step on screen has often not acted yet, so its own value is NaN.
   [[nodiscard]] static QString overlayPlotCaption(const QString& label,
                                                   const std::vector<double>& values);
-  /// Follow the torso (body 1) along the ground, or leave the camera where it is.
+  /// The task's camera (env::CameraDefault): where "reset camera" goes and what tracking does
+  /// (render::tracking_camera). Sets the camera only through resetCamera(). By default, a task
+  /// whose camera tracks its body.
+  void setTaskCamera(const env::CameraDefault& camera);
+  /// The task's own camera (render::task_camera): following the torso, or over a whole maze.
+  void resetCamera();
+  /// Follow the torso (body 1) along the ground, or leave the camera where it is (for a task seen
+  /// from a free camera, a maze: come down behind the body, or go back over the maze).
   void setTracking(bool on);
   [[nodiscard]] bool tracking() const;
   /// The camera as it is now (tracking, distance, angles, the point looked at), and set again:

@@ -65,6 +65,42 @@ inline CameraView viewer_camera() {
   return view;
 }
 
+/// Where the viewers' camera starts for a task (env::CameraDefault): viewer_camera() when the
+/// task's camera tracks its body (the locomotion tasks), else a free camera at the task's own
+/// place (AntMaze: high over the maze, looking down at its middle). "Reset camera" returns here.
+inline CameraView task_camera(const env::CameraDefault& task) {
+  if (task.track) return viewer_camera();
+  CameraView view;
+  view.track_body = -1;
+  view.distance = task.distance;
+  view.azimuth = task.azimuth;
+  view.elevation = task.elevation;
+  view.lookat_x = task.lookat[0];
+  view.lookat_y = task.lookat[1];
+  view.lookat_z = task.lookat[2];
+  return view;
+}
+
+/// The camera once tracking is switched on (`on`) or off from `now`. For a task whose camera
+/// tracks, today's behaviour: the camera follows body 1 from where it is, or stays where it is.
+/// For a task seen from a free camera (a maze), following the body from the whole maze's
+/// distance would show little of it: tracking on comes down over it at the body's scale (7 m,
+/// steeply enough, 65 degrees down, that the walls hide little of a corridor), and off goes back
+/// to the task's own view.
+inline CameraView tracking_camera(const env::CameraDefault& task, const CameraView& now, bool on) {
+  CameraView view = now;
+  if (task.track) {
+    view.track_body = on ? 1 : -1;
+    return view;
+  }
+  if (!on) return task_camera(task);
+  view.track_body = 1;
+  view.distance = 7.0;
+  view.elevation = -65.0;
+  view.lookat_z = 0.5;
+  return view;
+}
+
 /// How much the picture costs. Software OpenGL (Mesa's llvmpipe) spends most of a frame on
 /// multisampling, shadows and the floor's reflection; `fast()` drops them.
 struct RenderQuality {
