@@ -41,16 +41,7 @@ behaviour::PolicySet load_set(const std::string& env, const std::string& algorit
     if (set.algorithm == behaviour::PolicyAlgorithm::Ars) set.action_noise = noise;
     return set;
   }
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error(file + ": cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
-  behaviour::PolicySet set;
-  try {
-    set = behaviour::policy_set_from_text(text.str(), noise);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(file + ": " + e.what());
-  }
+  const auto set = behaviour::read_policy_set(file, noise);
   if (set.env != env)
     throw std::runtime_error(file + ": holds policies for " + set.env + ", not " + env);
   return set;
@@ -370,12 +361,7 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     exit_code = run_guarded([&] {
       const auto& spec = env::task(n->env);
       if (spec.family != "antmaze") throw UsageError(n->env + " is not an antmaze task");
-      const auto set = load_set(behaviour::kGoalReacherTask, "sac", n->file, 0.0);
-      if (set.env != behaviour::kGoalReacherTask || set.expert < 0)
-        throw UsageError((n->file.empty() ? std::string("the shipped policies") : n->file) +
-                         ": not a goal-reacher's policies");
-      const auto& policy = std::get<behaviour::GaussianPolicy>(
-          set.snapshots[static_cast<std::size_t>(set.expert)].policy);
+      const auto policy = behaviour::load_goal_reacher(n->file);
       TerminalProgress bar("navigating");
       // As the data is made (sampled actions), and with the mean action.
       const auto sampled = behaviour::navigation_success(

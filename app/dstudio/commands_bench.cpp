@@ -170,21 +170,8 @@ struct AntMazeDataBenchArgs {
 };
 
 int run_antmaze_data_bench(const AntMazeDataBenchArgs& a) {
-  behaviour::GaussianPolicy goal_reacher;
-  std::string source = "the shipped goal-reacher";
-  if (a.policies.empty()) {
-    goal_reacher = behaviour::shipped_goal_reacher();
-  } else {
-    std::ifstream in(a.policies);
-    if (!in) throw std::runtime_error(a.policies + ": cannot be read");
-    std::stringstream text;
-    text << in.rdbuf();
-    const auto set = behaviour::policy_set_from_text(text.str(), 0.0);
-    if (set.expert < 0) throw UsageError(a.policies + ": names no expert snapshot");
-    goal_reacher = std::get<behaviour::GaussianPolicy>(
-        set.snapshots[static_cast<std::size_t>(set.expert)].policy);
-    source = a.policies;
-  }
+  const auto goal_reacher = behaviour::load_goal_reacher(a.policies);
+  const std::string source = a.policies.empty() ? "the shipped goal-reacher" : a.policies;
   std::printf("benchmark      antmaze-data\n");
   std::printf(
       "configuration  %lld transitions per repeat, %d repeats, %s (%lld weights), MuJoCo %s\n",

@@ -169,18 +169,6 @@ struct GenerateArgs {
   behaviour::GenerateConfig config;
 };
 
-behaviour::PolicySet read_policy_file(const std::string& file, double ars_noise) {
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error(file + ": cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    return behaviour::policy_set_from_text(text.str(), ars_noise);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(file + ": " + e.what());
-  }
-}
-
 // dataset generate for an antmaze task: D4RL's navigator and the goal-reacher (antmaze_data.h).
 void generate_antmaze(const GenerateArgs& g, bool noise_given) {
   if (!g.kind.empty() && g.kind != "antmaze")
@@ -193,17 +181,7 @@ void generate_antmaze(const GenerateArgs& g, bool noise_given) {
   config.sampled = !g.mean_actions;
   config.seed = g.config.seed;
   config.threads = g.config.threads;
-  behaviour::GaussianPolicy goal_reacher;
-  if (g.policies.empty()) {
-    goal_reacher = behaviour::shipped_goal_reacher();
-  } else {
-    const auto set = read_policy_file(g.policies, 0.0);
-    if (set.env != behaviour::kGoalReacherTask || set.expert < 0)
-      throw UsageError(g.policies + ": not a goal-reacher's policies (" + set.env +
-                       "); they come from dstudio behaviour sac --env ant-goal-reaching");
-    goal_reacher = std::get<behaviour::GaussianPolicy>(
-        set.snapshots[static_cast<std::size_t>(set.expert)].policy);
-  }
+  const auto goal_reacher = behaviour::load_goal_reacher(g.policies);
   TerminalProgress bar("generating");
   auto made =
       behaviour::generate_antmaze_dataset(config, goal_reacher, bar.progress().part(0, 0.9));
@@ -340,7 +318,7 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
           if (policies.algorithm == behaviour::PolicyAlgorithm::Ars)
             policies.action_noise = g->noise;
         } else {
-          policies = read_policy_file(g->policies, g->noise);
+          policies = behaviour::read_policy_set(g->policies, g->noise);
         }
       }
       TerminalProgress bar("generating");

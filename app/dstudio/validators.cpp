@@ -9,11 +9,15 @@
 
 namespace dstudio::cli {
 
-CLI::Validator known_environment() {
+namespace {
+
+// An ENV validator whose message is what `lookup` throws for the text.
+template <class Lookup>
+CLI::Validator environment_validator(Lookup lookup) {
   return CLI::Validator(
-      [](std::string& text) -> std::string {
+      [lookup](std::string& text) -> std::string {
         try {
-          (void)env::task(text);
+          (void)lookup(text);
           return {};
         } catch (const std::exception& e) {
           return e.what();
@@ -22,17 +26,15 @@ CLI::Validator known_environment() {
       "ENV");
 }
 
+}  // namespace
+
+CLI::Validator known_environment() {
+  return environment_validator([](const std::string& text) { return &env::task(text); });
+}
+
 CLI::Validator known_training_environment() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        try {
-          (void)behaviour::training_task(text);
-          return {};
-        } catch (const std::exception& e) {
-          return e.what();
-        }
-      },
-      "ENV");
+  return environment_validator(
+      [](const std::string& text) { return &behaviour::training_task(text); });
 }
 
 CLI::Validator json_object() {

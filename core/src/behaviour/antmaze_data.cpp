@@ -226,10 +226,20 @@ std::string controller_success_text(const std::string& task, const NavigationRes
   return text;
 }
 
-GaussianPolicy shipped_goal_reacher() {
-  const PolicySet set = shipped_policy_set(kGoalReacherTask, PolicyAlgorithm::Sac);
-  if (set.expert < 0) throw Error("the shipped goal-reacher policies name no expert snapshot");
+GaussianPolicy load_goal_reacher(const std::string& path) {
+  const PolicySet set = path.empty() ? shipped_policy_set(kGoalReacherTask, PolicyAlgorithm::Sac)
+                                     : read_policy_set(path, 0.0);
+  const std::string where = path.empty() ? std::string("the shipped goal-reacher") : path;
+  if (set.env != kGoalReacherTask || set.expert < 0 ||
+      !std::holds_alternative<GaussianPolicy>(
+          set.snapshots[static_cast<std::size_t>(set.expert)].policy))
+    throw UsageError(where + ": not a goal-reacher's policies (" + set.env +
+                     "); they come from dstudio behaviour sac --env ant-goal-reaching");
   return std::get<GaussianPolicy>(set.snapshots[static_cast<std::size_t>(set.expert)].policy);
+}
+
+GaussianPolicy shipped_goal_reacher() {
+  return load_goal_reacher();
 }
 
 }  // namespace dstudio::behaviour

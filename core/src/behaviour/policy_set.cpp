@@ -2,9 +2,11 @@
 
 #include <cstdio>
 #include <exception>
+#include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -166,6 +168,18 @@ PolicySet policy_set_from_text(const std::string& text, double ars_action_noise)
         "not a behaviour-policy file (format is neither dstudio-sac-policies-1 nor "
         "dstudio-behaviour-policies-1)");
   return policy_set_from_json(j, true);
+}
+
+PolicySet read_policy_set(const std::string& path, double ars_action_noise) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot be read");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return policy_set_from_text(text.str(), ars_action_noise);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
 }
 
 PolicySet shipped_policy_set(const std::string& env_name, PolicyAlgorithm algorithm) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 namespace dstudio::data {
 
@@ -49,21 +50,20 @@ std::int64_t Dataset::memory_bytes() const {
   return data.memory_bytes() + bytes_of(episodes) + bytes_of(state_mean) + bytes_of(state_std);
 }
 
-std::vector<Episode> segment_episodes(const std::vector<float>& rewards,
-                                      const std::vector<std::uint8_t>& terminals,
-                                      const std::vector<std::uint8_t>& timeouts,
-                                      std::int64_t cut_every) {
+namespace {
+
+// Episodes of `rewards` cut where `end_at(i, length)` names an end reason for step i (length: the
+// steps of the episode so far, i included); steps after the last end form one Unterminated episode.
+template <class EndAt>
+std::vector<Episode> segment_by(const std::vector<float>& rewards, EndAt end_at) {
   const auto n = static_cast<std::int64_t>(rewards.size());
   std::vector<Episode> episodes;
   Episode current;
   for (std::int64_t i = 0; i < n; ++i) {
-    current.ret += rewards[i];
+    current.ret += rewards[static_cast<std::size_t>(i)];
     ++current.length;
-    const bool terminal = !terminals.empty() && terminals[i];
-    const bool timeout = !timeouts.empty() && timeouts[i];
-    const bool cut = cut_every > 0 && current.length == cut_every;
-    if (terminal || timeout || cut) {
-      current.end = terminal ? EndReason::Terminal : EndReason::Timeout;
+    if (const std::optional<EndReason> end = end_at(i, current.length)) {
+      current.end = *end;
       episodes.push_back(current);
       current = Episode{.start = i + 1};
     }
@@ -75,32 +75,36 @@ std::vector<Episode> segment_episodes(const std::vector<float>& rewards,
   return episodes;
 }
 
+}  // namespace
+
+std::vector<Episode> segment_episodes(const std::vector<float>& rewards,
+                                      const std::vector<std::uint8_t>& terminals,
+                                      const std::vector<std::uint8_t>& timeouts,
+                                      std::int64_t cut_every) {
+  return segment_by(rewards, [&](std::int64_t i, std::int64_t length) -> std::optional<EndReason> {
+    const auto at = static_cast<std::size_t>(i);
+    const bool terminal = !terminals.empty() && terminals[at];
+    const bool timeout = !timeouts.empty() && timeouts[at];
+    const bool cut = cut_every > 0 && length == cut_every;
+    if (terminal) return EndReason::Terminal;
+    if (timeout || cut) return EndReason::Timeout;
+    return std::nullopt;
+  });
+}
+
 std::vector<Episode> segment_goal_episodes(const TransitionArrays& data, double jump) {
   const std::int64_t n = data.size();
   const auto S = static_cast<std::size_t>(data.obs_dim);
-  std::vector<Episode> episodes;
-  Episode current;
-  for (std::int64_t i = 0; i < n; ++i) {
-    current.ret += data.rewards[static_cast<std::size_t>(i)];
-    ++current.length;
-    const bool timeout = !data.timeouts.empty() && data.timeouts[static_cast<std::size_t>(i)];
-    bool teleport = false;
+  return segment_by(data.rewards, [&](std::int64_t i, std::int64_t) -> std::optional<EndReason> {
+    const auto at = static_cast<std::size_t>(i);
+    if (!data.timeouts.empty() && data.timeouts[at]) return EndReason::Timeout;
     if (i + 1 < n && S >= 2) {
-      const float* a = &data.observations[static_cast<std::size_t>(i) * S];
+      const float* a = &data.observations[at * S];
       const float* b = a + S;
-      teleport = std::hypot(double(b[0]) - a[0], double(b[1]) - a[1]) > jump;
+      if (std::hypot(double(b[0]) - a[0], double(b[1]) - a[1]) > jump) return EndReason::Timeout;
     }
-    if (timeout || teleport) {
-      current.end = EndReason::Timeout;
-      episodes.push_back(current);
-      current = Episode{.start = i + 1};
-    }
-  }
-  if (current.length > 0) {
-    current.end = EndReason::Unterminated;
-    episodes.push_back(current);
-  }
-  return episodes;
+    return std::nullopt;
+  });
 }
 
 std::string d4rl_antmaze_task_of_file(const std::string& path) {

@@ -62,8 +62,12 @@ NavigationResult navigation_success(const std::string& task, const GaussianPolic
 /// what a dataset's metadata and `dataset info` say of its controller.
 std::string controller_success_text(const std::string& task, const NavigationResult& result);
 
-/// The shipped goal-reacher: the expert snapshot of resources/policies/ant-goal-reaching-sac.json.
-/// Throws Error when it does not ship.
+/// The goal-reacher of the policies in `path` (`behaviour ship` of an ant-goal-reaching run: its
+/// expert snapshot), or with an empty path the shipped one
+/// (resources/policies/ant-goal-reaching-sac.json). Throws Error naming the file when it cannot
+/// be read or holds another task's policies, or when none ships.
+GaussianPolicy load_goal_reacher(const std::string& path = {});
+/// load_goal_reacher() of the shipped policies.
 GaussianPolicy shipped_goal_reacher();
 
 }  // namespace dstudio::behaviour

@@ -73,6 +73,9 @@ PolicySet policy_set_from_ars(const ArsRun& run, double action_noise);
 std::string to_json(const PolicySet& set);
 PolicySet policy_set_from_text(const std::string& text, double ars_action_noise);
 
+/// policy_set_from_text of the file `path`; errors name the file.
+PolicySet read_policy_set(const std::string& path, double ars_action_noise);
+
 /// The policies shipped for `env` and `algorithm` (resources/policies). Throws std::runtime_error
 /// when none ship.
 PolicySet shipped_policy_set(const std::string& env, PolicyAlgorithm algorithm);
