@@ -29,6 +29,7 @@ nlohmann::ordered_json environment_json(const env::EnvironmentDefinition& d,
           {"ref_min_score", d.ref_min_score},
           {"ref_max_score", d.ref_max_score},
           {"goal_reaching", d.goal_reaching},
+          {"reports_success", d.goal_reaching || d.reports_success},
           {"views", views},
           {"observation_names", d.observation_names},
           {"origin", d.origin.label()}};

@@ -15,6 +15,7 @@
 #include "dstudio/common/error.h"
 #include "dstudio/models/device.h"
 #include "dstudio/models/evaluation.h"
+#include "dstudio/models/targets.h"
 #include "rollouts.h"
 #include "terminal_progress.h"
 
@@ -49,7 +50,7 @@ nlohmann::ordered_json rollout_summary_json(const models::RolloutResult& r) {
                         {{"estimate", s.iqm_score.estimate},
                          {"low", s.iqm_score.low},
                          {"high", s.iqm_score.high}}}});
-  if (r.goal_reaching)
+  if (r.reports_success)
     for (std::size_t k = 0; k < r.summary.size(); ++k) {
       targets[k]["successes"] = r.summary[k].successes;
       targets[k]["success_rate"] = r.summary[k].success_rate();
@@ -63,11 +64,14 @@ nlohmann::ordered_json rollout_summary_json(const models::RolloutResult& r) {
                         {"length", e.length},
                         {"terminated", e.terminated},
                         {"success", e.success}});
-  return {{"env", r.env_id},
-          {"targets", targets},
-          {"episodes", episodes},
-          {"seconds", r.seconds},
-          {"env_steps", r.env_steps}};
+  nlohmann::ordered_json out = {{"env", r.env_id},
+                                {"targets", targets},
+                                {"episodes", episodes},
+                                {"seconds", r.seconds},
+                                {"env_steps", r.env_steps}};
+  // Only a shifted model's targets are in other units than its returns.
+  if (r.reward_shift != 0.0) out["reward_shift"] = r.reward_shift;
+  return out;
 }
 
 void run_interruptible(const std::string& label, const std::function<void(const Progress&)>& work) {
@@ -169,13 +173,15 @@ void add_eval_commands(CLI::App& app, int& exit_code) {
       } else {
         std::printf("%s, %zu episodes, %lld env steps in %.1f s\n", r.env_id.c_str(),
                     r.episodes.size(), static_cast<long long>(r.env_steps), r.seconds);
+        if (r.reward_shift != 0.0)
+          std::printf("%s\n", models::reward_shift_note(r.reward_shift).c_str());
         std::printf("%10s %10s %10s %12s %10s  %s%s\n", "target", "return", "std", "normalised",
-                    "std", "IQM [95% CI]", r.goal_reaching ? "  success" : "");
+                    "std", "IQM [95% CI]", r.reports_success ? "  success" : "");
         for (const auto& s : r.summary) {
           std::printf("%10.0f %10.1f %10.1f %12.1f %10.1f  %s", s.target, s.mean_return,
                       s.std_return, s.mean_score, s.std_score,
                       analysis::interval_text(s.iqm_score).c_str());
-          if (r.goal_reaching)
+          if (r.reports_success)
             std::printf("  %d of %d (%.0f%%)", s.successes, s.episodes, 100.0 * s.success_rate());
           std::printf("\n");
         }

@@ -17,6 +17,7 @@
 #include "dstudio/models/export.h"
 #include "dstudio/models/import.h"
 #include "dstudio/models/predict.h"
+#include "dstudio/models/targets.h"
 #include "dstudio/models/variant_config.h"
 #include "dstudio/models/variant_registry.h"
 #include "rollouts.h"
@@ -304,6 +305,9 @@ info_cmd->callback([run, info_args] {
         info.dataset_path.empty() ? "(none)" : info.dataset_path.c_str(),
         info.dataset_fingerprint.empty() ? "no fingerprint" : info.dataset_fingerprint.c_str(),
         info.env_id.empty() ? "(none)" : info.env_id.c_str(), info.rtg_scale);
+    if (info.training.reward_shift != 0.0)
+      std::printf("            %s\n",
+                  models::reward_shift_note(info.training.reward_shift).c_str());
     std::printf("  size      %s parameters, file %s bytes\n", j["parameters"].dump().c_str(),
                 j["file_bytes"].dump().c_str());
     std::printf("  training  step %lld of %lld, metrics %s\n  software  %s\n",

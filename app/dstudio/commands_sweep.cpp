@@ -32,6 +32,7 @@
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/device.h"
 #include "dstudio/models/evaluation.h"
+#include "dstudio/models/targets.h"
 #include "dstudio/models/training.h"
 #include "dstudio/sweep/slurm.h"
 #include "dstudio/sweep/sweep.h"
@@ -176,8 +177,8 @@ int run_task(const sweep::Sweep& s, const sweep::Cell& cell, int threads) {
                                                 models::ExistingRun::Overwrite);
   }
   if (trainer->training().eval_every > 0)
-    trainer->on_evaluation(models::evaluation_hook(dataset, trainer->training().rtg_scale,
-                                                   std::max(1, s.eval_episodes)));
+    trainer->on_evaluation(
+        models::evaluation_hook(dataset, trainer->training(), std::max(1, s.eval_episodes)));
   status.state = CellState::Running;
   status.step = trainer->step();
   status.total = trainer->training().steps;
@@ -224,7 +225,7 @@ int run_task(const sweep::Sweep& s, const sweep::Cell& cell, int threads) {
   if (s.eval_episodes > 0) {
     models::RolloutConfig rc;
     const auto info = models::read_checkpoint_info(checkpoint);
-    rc.targets = {env::task(info.env_id.empty() ? "hopper" : info.env_id).default_targets.front()};
+    rc.targets = {models::default_target(info)};
     rc.episodes = s.eval_episodes;
     rc.seed = cell.seed;
     rc.traces = false;

@@ -16,6 +16,7 @@
 #include "dstudio/models/config_fields.h"
 #include "dstudio/models/device.h"
 #include "dstudio/models/evaluation.h"
+#include "dstudio/models/targets.h"
 #include "dstudio/models/training.h"
 #include "dstudio/models/variant_registry.h"
 #include "terminal_progress.h"
@@ -70,6 +71,7 @@ void add_train_commands(CLI::App& app, int& exit_code) {
                                                                  device = "cpu";
     std::int64_t steps = 0;
     std::uint64_t seed = 0;
+    double reward_shift = 0.0;
     int threads = 0, eval_every = 0, eval_episodes = 5;
     bool seed_given = false, overwrite = false;
   };
@@ -97,6 +99,11 @@ void add_train_commands(CLI::App& app, int& exit_code) {
                    "Training steps (default 100000; with --resume, the run's new end)")
       ->check(whole_number(1, models::kMaxTrainingSteps));
   train->add_option("--seed", a->seed, "Seed")->check(seed_number());
+  train
+      ->add_option("--reward-shift", a->reward_shift,
+                   "Add this to every reward before returns-to-go are counted: -1 on AntMaze as "
+                   "IQL and CORL train (recorded in the checkpoint; targets are then in its units)")
+      ->check(CLI::Range(-1e6, 1e6));
   train
       ->add_option("--threads", a->threads,
                    "Workers, each computing its part of every batch on its own core (default: the "
@@ -131,6 +138,8 @@ void add_train_commands(CLI::App& app, int& exit_code) {
         if (a->overwrite)
           throw UsageError(
               "--overwrite starts a run again; --resume continues one: give one of them");
+        if (train->count("--reward-shift"))
+          throw UsageError("--reward-shift is the run's from its start; --resume keeps it");
         const auto info = models::read_checkpoint_info(a->resume);
         // Claimed before the dataset loads: a second writer is refused at once.
         const FolderLock claim(a->out.empty() ? std::filesystem::path(a->resume).parent_path()
@@ -140,7 +149,7 @@ void add_train_commands(CLI::App& app, int& exit_code) {
         auto trainer = models::Trainer::resume(dataset, a->resume, a->out, a->steps);
         if (trainer->training().eval_every > 0)
           trainer->on_evaluation(
-              models::evaluation_hook(dataset, trainer->training().rtg_scale, a->eval_episodes));
+              models::evaluation_hook(dataset, trainer->training(), a->eval_episodes));
         trained = run_training(*trainer);
         return;
       }
@@ -153,6 +162,7 @@ void add_train_commands(CLI::App& app, int& exit_code) {
       if (!a->training.empty()) training = models::training_from_json(a->training);
       if (a->steps > 0) training.steps = a->steps;
       if (train->count("--seed")) training.seed = a->seed;
+      if (train->count("--reward-shift")) training.reward_shift = a->reward_shift;
       if (a->threads > 0)
         training.threads = a->threads;
       else if (a->training.empty() || !nlohmann::json::parse(a->training).contains("threads"))
@@ -174,12 +184,13 @@ void add_train_commands(CLI::App& app, int& exit_code) {
         std::printf("%s: returns-to-go scaled by %g, the task's (--training override)\n",
                     dataset.env_id.c_str(), training.rtg_scale);
       if (a->eval_every > 0) training.eval_every = a->eval_every;
+      if (training.reward_shift != 0.0)
+        std::printf("%s\n", models::reward_shift_note(training.reward_shift).c_str());
       models::Trainer trainer(
           dataset, variant, training, a->out,
           a->overwrite ? models::ExistingRun::Overwrite : models::ExistingRun::Refuse);
       if (training.eval_every > 0)
-        trainer.on_evaluation(
-            models::evaluation_hook(dataset, training.rtg_scale, a->eval_episodes));
+        trainer.on_evaluation(models::evaluation_hook(dataset, training, a->eval_episodes));
       trained = run_training(trainer);
     });
     if (exit_code == kOk) exit_code = trained;

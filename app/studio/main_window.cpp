@@ -951,7 +951,8 @@ void MainWindow::showCheckpoint(const OpenedCheckpoint& opened) {
   // Paused at step 0: the user starts the policy (Space) when the viewer is on screen.
   if (opened.player)
     viewer_->setPlayer(title, opened.player, /*autoplay=*/false,
-                       models::target_choices(opened.player->task(), inspected.episode_returns));
+                       models::target_choices(opened.player->task(), inspected.episode_returns,
+                                              info.training.reward_shift));
   else
     viewer_->clear(tr("This checkpoint cannot act in an environment: %1").arg(opened.player_error));
   workspace_view_->setCheckpoint(&info);
@@ -962,7 +963,8 @@ void MainWindow::showCheckpoint(const OpenedCheckpoint& opened) {
   const QString env = QString::fromStdString(info.env_id);
   try {
     if (!info.env_id.empty())
-      targets = models::target_choices(env::task(info.env_id), inspected.episode_returns);
+      targets = models::target_choices(env::task(info.env_id), inspected.episode_returns,
+                                       info.training.reward_shift);
   } catch (const std::exception&) {
   }
   const QString label = labelOf(path);

@@ -75,8 +75,7 @@ void TrainingRun::start(std::int64_t eval_every, int eval_episodes) {
     inbox_.push_back(p);
   });
   if (eval_every > 0) {
-    auto evaluate =
-        models::evaluation_hook(*dataset_, trainer_->training().rtg_scale, eval_episodes);
+    auto evaluate = models::evaluation_hook(*dataset_, trainer_->training(), eval_episodes);
     trainer_->on_evaluation([this, evaluate](models::DecisionModelImpl& model, std::int64_t step) {
       auto result = evaluate(model, step);
       std::lock_guard lock(inbox_mutex_);

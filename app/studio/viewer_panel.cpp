@@ -774,6 +774,7 @@ void ViewerPanel::setPlayer(const QString& title, std::shared_ptr<models::Episod
   title_ = title;
   scene_->setPhysicsModel(player->physics_model());
   const auto& task = player->task();
+  scene_->setModelConfiguration(task.configure_model);
   // The task's camera: a maze is seen whole from above, untracked; the locomotion tasks follow
   // the torso as the tracking setting says (from the usual place again after a maze).
   scene_->setTaskCamera(task.camera);
@@ -986,6 +987,7 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
   if (state.frame && moved) {
     const auto& f = *state.frame;
     scene_->setLayers(sceneLayers(state));
+    scene_->setTaskState(f.physics.task_state);
     scene_->setState(f.physics.qpos, f.physics.qvel);
     QStringList overlay;
     overlay << QStringLiteral("%1  step %2").arg(title_).arg(f.step);

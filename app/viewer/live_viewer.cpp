@@ -314,15 +314,12 @@ struct LiveViewer::State {
 
 void LiveViewer::State::open_player() {
   std::shared_ptr<models::EpisodePlayer> player;
-  std::vector<double> returns;
   std::optional<data::Dataset> dataset_for_targets;
   if (!options.dataset.empty()) {
     const auto& dataset =
         dataset_for_targets.emplace(data::load_dataset(options.dataset, {.isolate = true}));
     for (const auto& w : dataset.warnings)
       std::fprintf(stderr, "decision-viewer: warning: %s: %s\n", dataset.path.c_str(), w.c_str());
-    for (const auto& e : dataset.episodes)
-      if (e.complete()) returns.push_back(e.ret);
     if (options.episode >= 0) {
       player = models::EpisodePlayer::replay(dataset, options.episode);
       title = data::dataset_name(dataset) + ", episode " + std::to_string(options.episode);
@@ -341,7 +338,14 @@ void LiveViewer::State::open_player() {
         notice(warning);
       }
   }
-  targets = models::target_choices(player->task(), returns);
+  // The data's returns as the model counts them (with its reward shift, if it was trained with
+  // one).
+  const double shift = player->isReplay() ? 0.0 : player->info().training.reward_shift;
+  std::vector<double> returns;
+  if (dataset_for_targets)
+    for (const auto& e : dataset_for_targets->episodes)
+      if (e.complete()) returns.push_back(models::model_return(e.ret, e.length, shift));
+  targets = models::target_choices(player->task(), returns, shift);
   if (options.target)
     targets.insert(targets.begin(),
                    {*options.target, "asked for " + fixed_number(*options.target, 0)});
@@ -717,6 +721,10 @@ void LiveViewer::State::draw_scene(bool lean) {
   std::copy(p.qpos.begin(), p.qpos.end(), data->qpos);
   std::copy(p.qvel.begin(), p.qvel.end(), data->qvel);
   data->time = p.time;
+  // A task that keeps the episode in its model (the pen's target) configures the drawn copy.
+  if (const auto& task = live->task();
+      task.configure_model && p.task_state.size() == static_cast<std::size_t>(task.task_state_size))
+    task.configure_model(model, p.task_state);
   mj_forward(model, data);
   // Follow the body along x and y; the height stays, so hops and falls are visible.
   if (tracking && track_body >= 0) {

@@ -283,6 +283,24 @@ TEST_F(Cli, TrainWritesACheckpointAndResumes) {
   r = run("train --resume " + out + "/checkpoint.pt", dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;  // already at its last step: finishes at once
 
+  // A reward shift is recorded in the checkpoint and said wherever its returns are shown.
+  const auto shifted = (dir / "shifted").string();
+  r = run("train --variant mlp-bc --dataset " + data +
+              " --steps 10 --reward-shift -1 --config '{\"hidden\": 16}' "
+              "--training '{\"batch_size\": 8}' --out " +
+              shifted,
+          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("rewards shifted by -1"));
+  r = run("checkpoint info --json " + shifted + "/checkpoint.pt", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["training"]["reward_shift"], -1.0);
+  r = run("checkpoint info " + shifted + "/checkpoint.pt", dir);
+  EXPECT_THAT(r.out, HasSubstr("rewards shifted by -1 (returns-to-go and targets count r - 1"));
+  r = run("train --resume " + shifted + "/checkpoint.pt --reward-shift 0", dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--resume keeps it"));
+
   r = run("train --variant decision-mamba --dataset " + data + " --out " + out, dir);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("unknown variant 'decision-mamba'"));

@@ -1,5 +1,6 @@
 // Dataset names in the D4RL style, and the papers' dataset-dependent settings they select.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -92,6 +93,35 @@ TEST(TargetChoices, TheDefaultFollowsWhatTheDataReached) {
   ASSERT_EQ(c.size(), 2u);
   c = models::target_choices(hopper, {1800.0});
   EXPECT_EQ(c.size(), 2u);  // 3600, 1800 (best = 90th = median = 1800)
+}
+
+// A model trained with IQL's -1 shift counts returns in its own units: the references follow.
+TEST(TargetChoices, AShiftedModelsReferencesAreInItsUnits) {
+  const auto& umaze = env::task("antmaze-umaze-v2");  // reference 1: the goal
+  EXPECT_THAT(models::reference_targets(umaze, 0.0), testing::ElementsAre(1.0));
+  // The goal reached at the first step: 1 - 1.
+  EXPECT_THAT(models::reference_targets(umaze, -1.0), testing::ElementsAre(0.0));
+  // A full-length hopper episode of return 3600 counts 3600 - 1000 with the shift.
+  EXPECT_THAT(models::reference_targets(env::task("hopper"), -1.0),
+              testing::ElementsAre(2600.0, 800.0));
+  auto c = models::target_choices(umaze, {-400.0, -150.0}, -1.0);
+  ASSERT_FALSE(c.empty());
+  EXPECT_EQ(c[0].label, "data's best episode -150");  // the shifted reference 0 is not reached
+  EXPECT_TRUE(std::any_of(c.begin(), c.end(), [](const auto& t) { return t.value == 0.0; }));
+  EXPECT_DOUBLE_EQ(models::model_return(3.0, 10, -1.0), -7.0);
+  EXPECT_EQ(models::reward_shift_note(0.0), "");
+  EXPECT_EQ(models::reward_shift_note(-1.0),
+            "rewards shifted by -1 (returns-to-go and targets count r - 1 a step; scores are the "
+            "task's)");
+  models::CheckpointInfo info;
+  info.env_id = "antmaze-umaze-v2";
+  info.training.reward_shift = -1.0;
+  EXPECT_DOUBLE_EQ(models::default_target(info), 0.0);
+  bool shown = false;
+  for (const auto& row : models::summarize(info)) shown |= row.field == "Reward shift";
+  EXPECT_TRUE(shown);
+  info.training.reward_shift = 0.0;
+  for (const auto& row : models::summarize(info)) EXPECT_NE(row.field, "Reward shift");
 }
 
 TEST(CheckpointSummary, ListsModelDataTrainingAndSoftware) {

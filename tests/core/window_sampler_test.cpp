@@ -129,6 +129,28 @@ TEST(WindowSampler, PercentTrajectoriesKeepsTheBestEpisodes) {
     for (auto e : sampler.sample().episode) EXPECT_EQ(e, 0);
 }
 
+TEST(WindowSampler, ARewardShiftCountsEveryRewardPlusTheShift) {
+  const Dataset ds = two_episodes();
+  auto c = config(4);
+  c.reward_shift = -1.0;  // IQL's AntMaze shift: A's rewards become 0 1 2
+  WindowSampler sampler(ds, c);
+  WindowBatch b;
+  b.resize(1, 4, 1, 1);
+  sampler.fill_window(0, 1, b, 0);
+  EXPECT_THAT(b.returns_to_go, ElementsAre(0.0f, 0.0f, 3.0f, 2.0f, 0.0f));
+  sampler.fill_window(1, 0, b, 0);  // B's rewards of 1 become 0
+  EXPECT_THAT(b.returns_to_go, ElementsAre(0.0f, 0.0f, 0.0f, 0.0f, 0.0f));
+}
+
+TEST(WindowSampler, PercentTrajectoriesRanksEpisodesByTheirShiftedReturn) {
+  const Dataset ds = two_episodes();
+  auto c = config(2);
+  c.pct_traj = 0.5;
+  c.reward_shift = 1.0;  // A: 6 + 3 = 9, B: 5 + 5 = 10, so B is the best and the only one kept
+  WindowSampler sampler(ds, c);
+  EXPECT_THAT(sampler.sampled_episodes(), ElementsAre(1));
+}
+
 TEST(WindowSampler, SameSeedSameBatchesDifferentSeedDifferent) {
   const Dataset ds = two_episodes();
   auto c = config(3);

@@ -27,7 +27,7 @@ using testing::HasSubstr;
 // A small random hopper DT saved as a checkpoint; `ignore` names a modality whose input weights
 // are zeroed, so that the model does not see it.
 std::filesystem::path small_checkpoint(const test::TempDir& dir, const std::string& name,
-                                       const std::string& ignore = "") {
+                                       const std::string& ignore = "", double reward_shift = 0.0) {
   auto c = make_variant("dt");
   c.state_dim = 11;
   c.act_dim = 3;
@@ -49,6 +49,7 @@ std::filesystem::path small_checkpoint(const test::TempDir& dir, const std::stri
   info.env_id = "hopper";
   info.state_mean.assign(11, 0.0f);
   info.state_std.assign(11, 1.0f);
+  info.training.reward_shift = reward_shift;
   info.metrics = "{}";
   const auto path = dir / name;
   save_weights_checkpoint(path, model, info, "test");
@@ -335,6 +336,49 @@ TEST(EpisodePlayer, ANewTargetReconditionsTheCurrentStep) {
       << "the return-to-go reaches the policy";
   // Earlier frames keep what they were conditioned on.
   EXPECT_EQ(player.frames()[9]->return_to_go, original[9]->return_to_go);
+}
+
+// A model trained with IQL's -1 shift: every step costs it 1 on top of the reward it gets; its
+// default target is the task's in its units; returns and scores stay the task's.
+TEST(Rollout, AShiftedModelCountsEveryRewardWithItsShift) {
+  test::TempDir dir;
+  const auto ckpt = small_checkpoint(dir, "shifted.pt", "", -1.0);
+  RolloutConfig cfg;
+  cfg.episodes = 2;
+  cfg.max_steps = 40;
+  cfg.seed = 5;
+  const auto r = rollout(ckpt, cfg);
+  EXPECT_EQ(r.reward_shift, -1.0);
+  ASSERT_EQ(r.summary.size(), 2u);  // hopper's two references, each a full episode minus 1000
+  EXPECT_EQ(r.summary[0].target, 2600.0);
+  EXPECT_EQ(r.summary[1].target, 800.0);
+  for (const auto& e : r.episodes) {
+    double sum = 0.0;
+    for (int t = 0; t < e.length; ++t) {
+      sum += e.rewards[static_cast<std::size_t>(t)];
+      if (t + 1 < e.length) {
+        EXPECT_NEAR(e.returns_to_go[static_cast<std::size_t>(t) + 1],
+                    e.returns_to_go[static_cast<std::size_t>(t)] -
+                        (e.rewards[static_cast<std::size_t>(t)] - 1.0),
+                    1e-2);
+      }
+    }
+    EXPECT_NEAR(e.episode_return, sum, 1e-9);
+    EXPECT_NEAR(e.score, env::normalized_score(env::task("hopper"), sum), 1e-9);
+  }
+  // The player computes the same, and a new target is reconditioned in the model's units.
+  EpisodePlayer player(ckpt);
+  player.reset(5, 2600.0);
+  const auto frames = play_to_end(player, 12);
+  const auto& reference = r.episodes.front();
+  ASSERT_GE(frames.size(), 4u);
+  for (std::size_t t = 0; t < frames.size() && static_cast<int>(t) < reference.length; ++t)
+    EXPECT_EQ(frames[t]->return_to_go, reference.returns_to_go[t]) << "step " << t;
+  const int at = static_cast<int>(frames.size()) - 2;
+  player.branch(at, 500.0, ModalityZeroing::None);
+  const auto& kept = *player.frames().back();
+  EXPECT_NEAR(kept.return_to_go, 500.0 - (frames[static_cast<std::size_t>(at)]->return_so_far - at),
+              1e-2);
 }
 
 TEST(EpisodePlayer, ZeroingFromTheFirstStepEqualsZeroingFromTheStart) {

@@ -19,14 +19,15 @@ assert records["diagonal-ssm"]["loaded"], records
 assert records["diagonal-ssm"]["variants"] == ["dssm"] and records["diagonal-ssm"]["mixers"] == ["diagonal-ssm"], records
 assert records["token-distance"]["loaded"] and records["token-distance"]["analyses"] == ["token-distance"], records
 PY
-# The environment plugin: a tenth environment in the registry, stepped through it.
+# The environment plugin: one more environment in the registry, stepped through it.
 "$dstudio" env list --json >"$work/envs.json"
 python3 - "$work/envs.json" <<'PY'
 import json, sys
 envs = json.load(open(sys.argv[1]))
 names = [e["name"] for e in envs]
-assert len(names) == 10, names
+assert len(names) == 14, names  # the studio's thirteen and the plugin's
 assert names[:3] == ["hopper", "walker2d", "halfcheetah"], names
+assert "pen" in names and "antmaze-large-diverse-v2" in names, names
 assert names[-1] == "inverted-pendulum", names
 ip = envs[-1]
 assert ip["origin"] == "inverted-pendulum 1.0.0" and ip["observation_dim"] == 4 and ip["action_dim"] == 1, ip

@@ -38,7 +38,7 @@ EntropyRewardView::EntropyRewardView(QWidget* parent)
       caption_(new QLabel),
       series_(new QCustomPlot),
       scatter_(new QCustomPlot) {
-  target_->setRange(0.0, 1e6);
+  target_->setRange(-1e6, 1e6);  // a model trained with a reward shift has negative targets
   target_->setDecimals(0);
   target_->setSingleStep(100.0);
   target_->setToolTip(tr("The return the policy is asked for (its first return-to-go)"));

@@ -50,7 +50,7 @@ ReturnAnalysisView::ReturnAnalysisView(QWidget* parent)
   episodes_->setRange(1, 1000);
   episodes_->setValue(10);
   multiples_->setToolTip(tr("Targets of the sweep, as multiples of the base target"));
-  base_->setRange(0.0, 1e6);
+  base_->setRange(-1e6, 1e6);  // a model trained with a reward shift has negative targets
   base_->setDecimals(0);
   base_->setSingleStep(100.0);
   base_->setToolTip(tr("The target the ablation runs at and the sweep multiplies"));
@@ -96,7 +96,8 @@ ReturnAnalysisView::ReturnAnalysisView(QWidget* parent)
 void ReturnAnalysisView::setReady(const std::vector<models::TargetChoice>& targets,
                                   const QString& checkpoint) {
   base_from_->setChoices(targets);
-  const double base = targets.empty() ? 0.0 : targets.front().value;
+  // A model trained with a reward shift has targets of 0 and below: any target is one.
+  const bool ready = !targets.empty();
   // Another model: nothing of the previous one stays on screen or in an export.
   ablation_title_.clear();
   sweep_title_.clear();
@@ -111,13 +112,13 @@ void ReturnAnalysisView::setReady(const std::vector<models::TargetChoice>& targe
   export_->setEnabled(false);
   for (QWidget* w : std::initializer_list<QWidget*>{base_, base_from_, episodes_, multiples_,
                                                     ablation_button_, sweep_button_})
-    w->setEnabled(base > 0);
+    w->setEnabled(ready);
   const QString who = checkpoint.isEmpty() ? QString() : checkpoint + ": ";
   caption_->setText(
-      base > 0 ? who + tr("zero a modality at inference, or raise the target return beyond the "
-                          "data (target: %1).")
-                           .arg(base_from_->inUse())
-               : tr("Open a checkpoint to measure how its return depends on what it is given."));
+      ready ? who + tr("zero a modality at inference, or raise the target return beyond the "
+                       "data (target: %1).")
+                        .arg(base_from_->inUse())
+            : tr("Open a checkpoint to measure how its return depends on what it is given."));
   noteWhatIsEmpty();
 }
 

@@ -56,6 +56,16 @@ class SceneCanvas : public QWidget {
     qvel_.assign(qvel.begin(), qvel.end());
     update();
   }
+  void setModelConfiguration(std::function<void(mjModel_*, std::span<const double>)> configure) {
+    configure_ = std::move(configure);
+    configured_.clear();
+    update();
+  }
+  void setTaskState(std::span<const double> values) {
+    if (std::equal(values.begin(), values.end(), task_state_.begin(), task_state_.end())) return;
+    task_state_.assign(values.begin(), values.end());
+    update();
+  }
   void setOverlay(const QStringList& lines, const std::vector<QColor>& colours) {
     overlay_ = lines;
     overlay_colours_ = colours;
@@ -104,6 +114,12 @@ class SceneCanvas : public QWidget {
           renderer_ = std::make_unique<render::SceneRenderer>(
               model_.get(), w, h, view_,
               high_quality_ ? render::RenderQuality{} : render::RenderQuality::fast());
+          configured_.clear();
+        }
+        // The episode's values into the drawn model, once each time they change.
+        if (configure_ && !task_state_.empty() && configured_ != task_state_) {
+          renderer_->configure_model([this](mjModel_* m) { configure_(m, task_state_); });
+          configured_ = task_state_;
         }
         const auto image = renderer_->render(qpos_, qvel_, layers_);
         frame = QImage(image.rgb.data(), image.width, image.height, image.width * 3,
@@ -327,6 +343,8 @@ class SceneCanvas : public QWidget {
   render::CameraView view_ = render::viewer_camera();
   env::CameraDefault task_camera_;  // the locomotion tasks' by default: tracking
   std::vector<double> qpos_, qvel_;
+  std::function<void(mjModel_*, std::span<const double>)> configure_;  // the task's, if any
+  std::vector<double> task_state_, configured_;  // to draw, and last written into the model
   QStringList overlay_;
   std::vector<QColor> overlay_colours_;
   render::SceneLayers layers_;
@@ -375,6 +393,13 @@ void SceneView::setPhysicsModel(std::shared_ptr<const mjModel_> model) {
 }
 void SceneView::setState(std::span<const double> qpos, std::span<const double> qvel) {
   if (canvas_) canvas_->setState(qpos, qvel);
+}
+void SceneView::setModelConfiguration(
+    std::function<void(mjModel_*, std::span<const double>)> configure) {
+  if (canvas_) canvas_->setModelConfiguration(std::move(configure));
+}
+void SceneView::setTaskState(std::span<const double> values) {
+  if (canvas_) canvas_->setTaskState(values);
 }
 void SceneView::setOverlay(const QStringList& lines, const std::vector<QColor>& colours) {
   overlay_ = lines;

@@ -1,6 +1,7 @@
 #include "dstudio/data/window_sampler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <stdexcept>
 
@@ -30,6 +31,7 @@ WindowSampler::WindowSampler(const Dataset& dataset, const SamplerConfig& config
   if (!(config.pct_traj > 0.0 && config.pct_traj <= 1.0))
     throw UsageError("pct_traj must be in (0, 1]");
   if (!(config.rtg_scale > 0.0)) throw UsageError("rtg_scale must be positive");
+  if (!std::isfinite(config.reward_shift)) throw UsageError("reward_shift must be a number");
 
   // Complete episodes, sorted by return (stable, lowest first) as np.argsort does.
   std::vector<std::int64_t> order;
@@ -40,9 +42,12 @@ WindowSampler::WindowSampler(const Dataset& dataset, const SamplerConfig& config
     all_steps += dataset.episodes[i].length;
   }
   if (order.empty()) throw Error("the dataset has no complete episode to sample from");
-  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) {
-    return dataset.episodes[a].ret < dataset.episodes[b].ret;
-  });
+  const auto shifted_return = [&](std::int64_t e) {
+    const Episode& ep = dataset.episodes[static_cast<std::size_t>(e)];
+    return ep.ret + config.reward_shift * static_cast<double>(ep.length);
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](auto a, auto b) { return shifted_return(a) < shifted_return(b); });
 
   // %BC: keep the best episode, then the next best while the timestep budget allows.
   const std::int64_t budget = std::max<std::int64_t>(
@@ -65,7 +70,7 @@ WindowSampler::WindowSampler(const Dataset& dataset, const SamplerConfig& config
     const Episode& ep = dataset.episodes[e];
     double sum = 0.0;
     for (std::int64_t t = ep.start + ep.length - 1; t >= ep.start; --t) {
-      sum += dataset.data.rewards[t];
+      sum += dataset.data.rewards[t] + config.reward_shift;
       rtg_[t] = sum;
     }
   }

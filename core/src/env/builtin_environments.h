@@ -12,5 +12,7 @@ namespace dstudio::env {
 std::vector<EnvironmentDefinition> locomotion_environments();
 /// D4RL's six antmaze-*-v2 tasks (antmaze.cpp).
 std::vector<EnvironmentDefinition> antmaze_environments();
+/// D4RL's Adroit hand tasks (adroit.cpp).
+std::vector<EnvironmentDefinition> adroit_environments();
 
 }  // namespace dstudio::env

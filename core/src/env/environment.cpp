@@ -35,6 +35,19 @@ std::string lookup_key(std::string_view name) {
   return key;
 }
 
+// Whether the first `count` letters and digits of `name` end a word of it: at its end, before a
+// separator ("pen-human-v1", "hopper_medium") or where lower case turns upper ("HopperMedium"),
+// so that "pen" names "pen-expert-v1" but not "pendulum".
+bool ends_a_word(std::string_view name, std::size_t count) {
+  std::size_t seen = 0, i = 0;
+  for (; i < name.size() && seen < count; ++i)
+    if (std::isalnum(static_cast<unsigned char>(name[i]))) ++seen;
+  if (i >= name.size()) return true;
+  const auto next = static_cast<unsigned char>(name[i]),
+             last = static_cast<unsigned char>(name[i - 1]);
+  return !std::isalnum(next) || (std::islower(last) && std::isupper(next));
+}
+
 void check_size(std::size_t have, int want, const char* what) {
   if (have != static_cast<std::size_t>(want))
     throw EnvError(std::string(what) + " has " + std::to_string(have) +
@@ -46,7 +59,7 @@ void check_size(std::size_t have, int want, const char* what) {
 Registry<EnvironmentDefinition>& environments() {
   static Registry<EnvironmentDefinition>* registry = [] {
     auto* r = new Registry<EnvironmentDefinition>("environment");
-    for (auto* family : {locomotion_environments, antmaze_environments})
+    for (auto* family : {locomotion_environments, antmaze_environments, adroit_environments})
       for (auto& d : family()) {
         validate(d);
         r->add(std::move(d));
@@ -68,7 +81,8 @@ bool gymnasium_robotics_antmaze(std::string_view name) {
 
 std::shared_ptr<const EnvironmentDefinition> find_task(std::string_view name) {
   if (gymnasium_robotics_antmaze(name)) return nullptr;
-  // Longest known name that prefixes the normalised name, so "hopper-medium-v2" is hopper.
+  // Longest known name that prefixes the normalised name at a word's end, so "hopper-medium-v2"
+  // is hopper.
   const std::string key = lookup_key(name), plain = letters_and_digits(name);
   std::shared_ptr<const EnvironmentDefinition> best;
   std::size_t best_length = 0;
@@ -78,7 +92,8 @@ std::shared_ptr<const EnvironmentDefinition> find_task(std::string_view name) {
     for (const auto& n : names) {
       const std::string candidate = lookup_key(n);
       if (candidate.empty()) continue;
-      const bool match = key.rfind(candidate, 0) == 0 || plain.rfind(candidate, 0) == 0;
+      const bool match = (key.rfind(candidate, 0) == 0 || plain.rfind(candidate, 0) == 0) &&
+                         ends_a_word(name, candidate.size());
       if (match && candidate.size() > best_length) best = t, best_length = candidate.size();
     }
   }
@@ -152,10 +167,24 @@ ModelPtr load_model(const EnvironmentDefinition& spec, const std::filesystem::pa
     const std::string file = spec.model_xml.empty()
                                  ? std::filesystem::path(spec.model_file).filename().string()
                                  : spec.name + ".xml";
-    if (mj_makeEmptyFileVFS(vfs.get(), file.c_str(), static_cast<int>(text->size())) != 0)
-      throw EnvError("cannot stage the model '" + spec.model_file + "'");
-    const int i = mj_findFileVFS(vfs.get(), file.c_str());
-    std::memcpy(vfs->filedata[i], text->data(), text->size());
+    const auto stage = [&vfs, &spec](const std::string& name, std::string_view bytes) {
+      if (mj_makeEmptyFileVFS(vfs.get(), name.c_str(), static_cast<int>(bytes.size())) != 0)
+        throw EnvError("cannot stage '" + name + "' for the model of " + spec.name);
+      const int i = mj_findFileVFS(vfs.get(), name.c_str());
+      std::memcpy(vfs->filedata[i], bytes.data(), bytes.size());
+    };
+    try {
+      stage(file, *text);
+      for (const auto& asset : spec.model_assets) {
+        const auto bytes = embedded_resource(asset);
+        if (!bytes)
+          throw EnvError("no embedded file '" + asset + "' for the model of " + spec.name);
+        stage(std::filesystem::path(asset).filename().string(), *bytes);
+      }
+    } catch (...) {
+      mj_deleteVFS(vfs.get());
+      throw;
+    }
     m = mj_loadXML(file.c_str(), vfs.get(), error, sizeof error);
     mj_deleteVFS(vfs.get());
     source = spec.model_xml.empty() ? spec.model_file : "the model of " + spec.name;
@@ -180,6 +209,12 @@ Environment::Environment(const EnvironmentDefinition& spec, ModelPtr model)
     : spec_(spec), model_(std::move(model)) {
   if (!spec_.reset || !spec_.observe || !spec_.outcome)
     throw EnvError("the environment '" + spec_.name + "' has no reset, observe or outcome");
+  if (spec_.configure_model) {
+    own_model_ = mj_copyModel(nullptr, model_.get());
+    if (!own_model_) throw EnvError("MuJoCo could not copy the model of " + spec_.name);
+    model_ =
+        ModelPtr(own_model_, [](const mjModel* p) { mj_deleteModel(const_cast<mjModel*>(p)); });
+  }
   data_ = mj_makeData(model_.get());
   if (!data_) throw EnvError("MuJoCo could not allocate the simulation state");
 }
@@ -191,6 +226,7 @@ Environment::~Environment() {
 Environment::Environment(Environment&& o) noexcept
     : spec_(std::move(o.spec_)),
       model_(std::move(o.model_)),
+      own_model_(std::exchange(o.own_model_, nullptr)),
       data_(std::exchange(o.data_, nullptr)),
       steps_(o.steps_),
       task_state_(std::move(o.task_state_)) {}
@@ -200,6 +236,7 @@ Environment& Environment::operator=(Environment&& o) noexcept {
     if (data_) mj_deleteData(data_);
     spec_ = std::move(o.spec_);
     model_ = std::move(o.model_);
+    own_model_ = std::exchange(o.own_model_, nullptr);
     data_ = std::exchange(o.data_, nullptr);
     steps_ = o.steps_;
     task_state_ = std::move(o.task_state_);
@@ -218,6 +255,10 @@ std::span<const double> Environment::qvel() const {
   return {data_->qvel, static_cast<std::size_t>(model_->nv)};
 }
 
+void Environment::configure() {
+  if (own_model_) spec_.configure_model(own_model_, task_state_);
+}
+
 Simulation Environment::simulation() const {
   return Simulation{model_.get(), data_, const_cast<std::vector<double>*>(&task_state_)};
 }
@@ -230,6 +271,7 @@ void Environment::reset(std::uint64_t seed, std::span<float> obs) {
   Simulation sim = simulation();
   spec_.reset(sim, random);
   check_size(task_state_.size(), spec_.task_state_size, "the task state the reset left");
+  configure();
   mj_forward(m, data_);
   steps_ = 0;
   observe(obs);
@@ -266,6 +308,8 @@ void Environment::observe(std::span<float> obs) const {
 void Environment::set_task_state(std::span<const double> values) {
   check_size(values.size(), spec_.task_state_size, "the task state");
   task_state_.assign(values.begin(), values.end());
+  configure();
+  if (own_model_) mj_forward(own_model_, data_);
 }
 
 void Environment::set_state(std::span<const double> qpos, std::span<const double> qvel) {
@@ -303,6 +347,7 @@ void Environment::restore_state(const PhysicsState& s) {
   data_->time = s.time;
   steps_ = s.elapsed_steps;
   task_state_ = s.task_state;
+  configure();
   mj_forward(m, data_);
   // The constraint solver leaves its answer as the next warm start; the next step must start
   // from the saved one, as it did the first time.

@@ -8,6 +8,7 @@
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/common/text.h"
 #include "dstudio/models/checkpoint_info.h"
+#include "dstudio/models/targets.h"
 #include "dstudio/models/variant_registry.h"
 
 namespace dstudio::models {
@@ -107,6 +108,8 @@ std::vector<CheckpointSummaryRow> summarize(const CheckpointInfo& info) {
       info.dataset_fingerprint.empty() ? "(none)" : info.dataset_fingerprint);
   add("Data", "Environment", info.env_id.empty() ? "(none)" : info.env_id);
   add("Data", "Return-to-go scale", general_number(info.rtg_scale));
+  // Only a model trained with a shift says so: its returns-to-go and targets are in other units.
+  if (t.reward_shift != 0.0) add("Data", "Reward shift", reward_shift_note(t.reward_shift));
   add("Training", "Step", std::to_string(info.step) + " of " + std::to_string(t.steps));
   std::string optimiser = "AdamW, lr ";
   optimiser += general_number(t.learning_rate);

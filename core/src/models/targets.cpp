@@ -25,14 +25,41 @@ double quantile(const std::vector<double>& sorted, double q) {
 
 }  // namespace
 
+std::vector<double> reference_targets(const env::EnvironmentDefinition& task, double shift) {
+  std::vector<double> out;
+  const double steps = task.goal_reaching ? 1.0 : static_cast<double>(task.max_episode_steps);
+  for (double t : task.default_targets) out.push_back(t + shift * steps);
+  return out;
+}
+
+double first_reference_target(const env::EnvironmentDefinition& task, double shift) {
+  const auto targets = reference_targets(task, shift);
+  return targets.empty() ? 0.0 : targets.front();
+}
+
+double default_target(const CheckpointInfo& info) {
+  return first_reference_target(env::task(info.env_id.empty() ? "hopper" : info.env_id),
+                                info.training.reward_shift);
+}
+
+std::string reward_shift_note(double shift) {
+  if (shift == 0.0) return {};
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "rewards shifted by %g (returns-to-go and targets count r %s %g a step; scores are "
+                "the task's)",
+                shift, shift < 0 ? "-" : "+", std::abs(shift));
+  return text;
+}
+
 std::vector<TargetChoice> target_choices(const env::EnvironmentDefinition& task,
-                                         std::vector<double> returns) {
+                                         std::vector<double> returns, double shift) {
   returns.erase(
       std::remove_if(returns.begin(), returns.end(), [](double v) { return !std::isfinite(v); }),
       returns.end());
   std::sort(returns.begin(), returns.end());
   std::vector<TargetChoice> references, data;
-  for (double t : task.default_targets)
+  for (double t : reference_targets(task, shift))
     references.push_back({t, task.name + " reference " + rounded(t)});
   if (!returns.empty()) {
     data.push_back({returns.back(), "data's best episode " + rounded(returns.back())});

@@ -25,6 +25,7 @@ ordered_json training_json(const TrainingConfig& c) {
           {"cosine_decay", c.cosine_decay},
           {"grad_clip", c.grad_clip},
           {"rtg_scale", c.rtg_scale},
+          {"reward_shift", c.reward_shift},
           {"pct_traj", c.pct_traj},
           {"seed", c.seed},
           {"threads", c.threads},
@@ -108,6 +109,7 @@ TrainingConfig training_from_json(const std::string& text) {
     c.cosine_decay = j.value("cosine_decay", c.cosine_decay);
     c.grad_clip = j.value("grad_clip", c.grad_clip);
     c.rtg_scale = j.value("rtg_scale", c.rtg_scale);
+    c.reward_shift = j.value("reward_shift", c.reward_shift);
     c.pct_traj = j.value("pct_traj", c.pct_traj);
     c.seed = j.value("seed", c.seed);
     c.threads = j.value("threads", c.threads);

@@ -108,6 +108,10 @@ CameraView SceneRenderer::view() const {
           s.lookat_z,   s.camera.lookat[0], s.camera.lookat[1]};
 }
 
+void SceneRenderer::configure_model(const std::function<void(mjModel_*)>& edit) {
+  edit(state_->model);
+}
+
 void SceneRenderer::set_view(const CameraView& view) {
   auto& s = *state_;
   s.track_body = view.track_body;

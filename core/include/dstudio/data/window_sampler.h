@@ -4,12 +4,14 @@
 /// code (`get_batch` in their experiment.py):
 ///
 /// - an episode is chosen with probability proportional to its length, among the episodes kept by
-///   `pct_traj` (%BC: the top-returning episodes up to that fraction of all timesteps);
+///   `pct_traj` (%BC: the top-returning episodes, returns counted with the shift, up to that
+///   fraction of all timesteps);
 /// - the start is uniform over the episode's steps, and up to K steps are taken;
 /// - a short window is left-padded to K: states 0 (then normalised, so they become -mean/std),
 ///   actions -10, return-to-go 0, timesteps 0, mask 0;
 /// - return-to-go has K + 1 values per window, with 0 appended when the window reaches the end
-///   of its episode, divided by `rtg_scale`;
+///   of its episode, divided by `rtg_scale`, with `reward_shift` added to every reward (IQL's
+///   and CORL's -1 on AntMaze; 0 leaves the rewards as they are);
 /// - timesteps at or above `max_ep_len` are clipped to `max_ep_len - 1`;
 /// - states are normalised with the dataset's mean and (std + 1e-6).
 ///
@@ -30,6 +32,7 @@ struct SamplerConfig {
   int context_length = 20;  ///< K
   int batch_size = 64;
   double rtg_scale = 1000.0;  ///< 1000 for locomotion, 1 for antmaze
+  double reward_shift = 0.0;  ///< added to every reward (TrainingConfig::reward_shift)
   int max_ep_len = 1000;
   double pct_traj = 1.0;  ///< fraction of timesteps kept, best episodes first
   std::uint64_t seed = 0;

@@ -87,10 +87,15 @@ struct EnvironmentDefinition {
   std::vector<std::string> aliases;
   std::string model_file;  ///< an embedded resource, e.g. "environments/hopper.xml", or
   std::string model_xml;   ///< the MJCF text itself (a generated maze); used when not empty
+  /// Embedded files the model reads (included MJCF, meshes, textures), staged beside it by their
+  /// file names, as MuJoCo's virtual file system finds them.
+  std::vector<std::string> model_assets;
   int obs_dim = 0, act_dim = 0, nq = 0, nv = 0;
   int frame_skip = 1;
   int max_episode_steps = 1000;
-  /// A name per observation dimension ("z", "qw", "hip_1", "v_x" ...), obs_dim of them.
+  /// A name per observation dimension ("z", "qw", "hip_1", "v_x" ...), obs_dim of them; a
+  /// velocity's name starts with v_ (an angular velocity of a free body's with w_), which is how
+  /// the probes find the velocities.
   std::vector<std::string> observation_names;
   /// Where the velocities begin in the observation (obs_dim when it holds none).
   int first_velocity = 0;
@@ -107,6 +112,10 @@ struct EnvironmentDefinition {
   std::string base;
   /// Whether an episode's return says it reached a goal (a score is then a success rate).
   bool goal_reaching = false;
+  /// Whether an episode succeeds or fails beside its return, as StepResult::success says at its
+  /// end: AntMaze's goal reached, Adroit's goal achieved for more than 20 (pen) or 25 steps.
+  /// Every goal-reaching task does.
+  bool reports_success = false;
   /// Values per episode beyond the physics (AntMaze: the goal's x and y).
   int task_state_size = 0;
   CameraDefault camera;
@@ -126,6 +135,12 @@ struct EnvironmentDefinition {
   /// How far an observation is from the task's goal (AntMaze: its x, y from the evaluation goal's
   /// nominal centre), for views that colour by it; empty for a task without a goal.
   std::function<double(std::span<const float> observation)> goal_distance;
+  /// Writes the episode's values into the model, for a task that keeps them there as D4RL does
+  /// (Adroit: the pen's target orientation, the door's frame, the hammer's board, the object and
+  /// target of the relocation, moved per episode). An environment of such a task owns a copy of
+  /// the model, configured at every reset and whenever its task state is set or restored; a
+  /// viewer applies it to the model it draws. Empty: one model serves every episode.
+  std::function<void(mjModel_* model, std::span<const double> task_state)> configure_model;
   /// What the viewers draw at a state beyond the model: the episode's goal, and where a planner
   /// would send the body next ("waypoint": AntMaze's navigator, drawn when a dataset episode is
   /// replayed). Empty: nothing.
@@ -139,7 +154,8 @@ Registry<EnvironmentDefinition>& environments();
 
 /// The task called `name` (case-insensitive; "HalfCheetah", "hopper-medium-v2", "Hopper-v3" and a
 /// definition's aliases also resolve: the longest name or alias that prefixes `name` once
-/// both are reduced to letters and digits and a trailing version is dropped). Throws EnvError
+/// both are reduced to letters and digits and a trailing version is dropped, and that ends a
+/// word of `name`: "pen-expert-v1" is pen, "pendulum" is not). Throws EnvError
 /// naming the known tasks. The reference stays valid while the task is registered.
 const EnvironmentDefinition& task(std::string_view name);
 /// The task called `name`, or null.
@@ -181,7 +197,8 @@ class Environment {
  public:
   /// The named task on its embedded model.
   explicit Environment(std::string_view name);
-  /// `spec` on an already compiled model (several environments may share one).
+  /// `spec` on an already compiled model (several environments may share one; a task with
+  /// `configure_model` takes its own copy of it).
   Environment(const EnvironmentDefinition& spec, ModelPtr model);
   ~Environment();
   Environment(Environment&&) noexcept;
@@ -216,15 +233,20 @@ class Environment {
   [[nodiscard]] std::span<const double> qpos() const;
   [[nodiscard]] std::span<const double> qvel() const;
 
+  /// The model this environment steps: the shared one, or its own copy configured for the
+  /// episode (EnvironmentDefinition::configure_model).
   [[nodiscard]] const mjModel_* model() const { return model_.get(); }
   [[nodiscard]] const mjData_* data() const { return data_; }
   [[nodiscard]] const ModelPtr& shared_model() const { return model_; }
 
  private:
   [[nodiscard]] Simulation simulation() const;
+  // Writes the task state into the environment's own model, for a task that keeps it there.
+  void configure();
 
   EnvironmentDefinition spec_;
   ModelPtr model_;
+  mjModel_* own_model_ = nullptr;  // model_'s copy, when the task configures it per episode
   mjData_* data_ = nullptr;
   int steps_ = 0;
   std::vector<double> task_state_;

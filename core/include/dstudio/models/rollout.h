@@ -64,14 +64,19 @@ struct TargetSummary {
   /// The interquartile mean of the episodes' normalised scores with its 95% bootstrap interval
   /// (rliable, aggregate.h; 2000 resamples, seed 0).
   analysis::Interval iqm_score;
-  /// Goal-reaching tasks (EnvironmentDefinition::goal_reaching): episodes that reached the goal.
+  /// Tasks that report success (EnvironmentDefinition::reports_success): episodes that succeeded.
   int successes = 0;
   [[nodiscard]] double success_rate() const { return episodes ? double(successes) / episodes : 0; }
 };
 
 struct RolloutResult {
   std::string env_id;
-  bool goal_reaching = false;  ///< the task has a goal: summaries' success rates mean something
+  /// The task reports success (EnvironmentDefinition::reports_success): summaries' success rates
+  /// mean something.
+  bool reports_success = false;
+  /// The model's reward shift (TrainingConfig::reward_shift): targets and returns-to-go are in its
+  /// units; returns and scores are the task's.
+  double reward_shift = 0.0;
   std::vector<EpisodeTrace>
       episodes;  ///< target-major: episodes of targets[0], then targets[1], ...
   std::vector<TargetSummary> summary;  ///< one per target

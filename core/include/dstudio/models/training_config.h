@@ -30,6 +30,10 @@ struct TrainingConfig {
   bool cosine_decay = false;           ///< after warmup, decay to 0 along a half cosine
   double grad_clip = 0.25;             ///< gradient-norm clip
   double rtg_scale = 1000.0;
+  /// Added to every reward before returns-to-go are counted, in training and wherever the model
+  /// acts (reward_shift.h): IQL and CORL train on AntMaze with -1, so every step not at the goal
+  /// costs 1. Scores and successes stay the task's own.
+  double reward_shift = 0.0;
   double pct_traj = 1.0;
   std::uint64_t seed = 0;
   int threads = 1;  ///< workers: parts of each batch on their own threads (train_step.h)

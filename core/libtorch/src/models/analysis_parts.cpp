@@ -7,6 +7,7 @@
 
 #include "dstudio/common/error.h"
 #include "dstudio/models/checkpoint_model.h"
+#include "dstudio/models/targets.h"
 
 namespace dstudio::models::analysis_parts {
 
@@ -55,8 +56,7 @@ const env::EnvironmentDefinition& task_of(const CheckpointInfo& info) {
 }
 
 double target_of(const AnalysisInputs& in, const CheckpointInfo& info) {
-  return in.options.given("target") ? in.options.number("target")
-                                    : task_of(info).default_targets.front();
+  return in.options.given("target") ? in.options.number("target") : default_target(info);
 }
 
 // Options every analysis that acts or samples takes, as the command line always had them.

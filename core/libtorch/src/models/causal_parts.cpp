@@ -11,6 +11,7 @@
 #include "dstudio/env/action_names.h"
 #include "dstudio/models/dataset_fit.h"
 #include "dstudio/models/evaluation.h"
+#include "dstudio/models/targets.h"
 #include "dstudio/models/windows.h"
 #include "policy_window.h"
 
@@ -31,11 +32,12 @@ DatasetWindows dataset_windows(const LoadedCheckpoint& checkpoint, const std::st
   // Before any window is cut: a state of another size must not reach the model's tensors.
   if (auto warning = check_dataset_fits(checkpoint.info, ds); !warning.empty())
     out.warnings.push_back(std::move(warning));
-  out.windows = sample_windows(ds, count, checkpoint.info.variant.context_length);
+  const double shift = checkpoint.info.training.reward_shift;
+  out.windows = sample_windows(ds, count, checkpoint.info.variant.context_length, shift);
   out.inputs = window_inputs(out.windows, checkpoint.model->config(), checkpoint.info);
   out.count = static_cast<int64_t>(out.windows.size());
   for (const auto& e : ds.episodes)
-    if (e.complete()) out.episode_returns.push_back(e.ret);
+    if (e.complete()) out.episode_returns.push_back(model_return(e.ret, e.length, shift));
   return out;
 }
 

@@ -125,15 +125,20 @@ AnalysisResult probes(const AnalysisInputs& in, const Progress& progress) {
   const auto& task = task_of(info);
   const int K = c.context_length, H = c.hidden, S = c.state_dim;
   // What is probed, per real step of each window: its return-to-go, its timestep, and each
-  // velocity the observation holds (qvel after qpos[1:]; none when the velocities are hidden).
+  // velocity the observation holds (none when the velocities are hidden): the dimensions from
+  // first_velocity on that the task names as velocities, v_... or w_... (hopper's v_rootx ...,
+  // AntMaze's v_x ... w_z ...).
   struct Target {
     std::string name;
     std::vector<double> y;
+    int dimension = -1;  // of the observation; -1 for the return-to-go and the timestep
   };
   std::vector<Target> targets{{"return-to-go", {}}, {"timestep", {}}};
-  const int first_velocity = std::min(task.first_velocity, S);
-  for (int v = first_velocity; v < S; ++v)
-    targets.push_back({"qvel" + std::to_string(v - first_velocity + 1), {}});
+  for (int v = std::min(task.first_velocity, S); v < S; ++v)
+    if (static_cast<std::size_t>(v) < task.observation_names.size() &&
+        (task.observation_names[static_cast<std::size_t>(v)].starts_with("v_") ||
+         task.observation_names[static_cast<std::size_t>(v)].starts_with("w_")))
+      targets.push_back({task.observation_names[static_cast<std::size_t>(v)], {}, v});
   std::vector<std::pair<int64_t, int64_t>> steps;  // (window, step) of each row
   std::vector<int64_t> fit_rows, test_rows;
   for (std::size_t b = 0; b < windows.windows.size(); ++b) {
@@ -147,8 +152,8 @@ AnalysisResult probes(const AnalysisInputs& in, const Progress& progress) {
       targets[0].y.push_back(w.returns_to_go[static_cast<std::size_t>(k)]);
       targets[1].y.push_back(static_cast<double>(w.timesteps[static_cast<std::size_t>(k)]));
       for (std::size_t t = 2; t < targets.size(); ++t)
-        targets[t].y.push_back(
-            w.states[static_cast<std::size_t>(k) * S + first_velocity + (t - 2)]);
+        targets[t].y.push_back(w.states[static_cast<std::size_t>(k) * S +
+                                        static_cast<std::size_t>(targets[t].dimension)]);
     }
   }
   const bool triplet = c.tokenizer == Tokenizer::Triplet;

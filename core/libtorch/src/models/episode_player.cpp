@@ -17,6 +17,7 @@
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/intervene.h"
+#include "dstudio/models/targets.h"
 #include "dstudio/models/windows.h"
 #include "policy_window.h"
 
@@ -194,8 +195,7 @@ void EpisodePlayer::reset(std::uint64_t seed, double target, ModalityZeroing zer
 bool EpisodePlayer::step() {
   auto& s = *s_;
   if (s.replay) return false;
-  if (frames_.empty())
-    reset(0, s.spec->default_targets.empty() ? 0.0 : s.spec->default_targets.front());
+  if (frames_.empty()) reset(0, first_reference_target(*s.spec, s.info.training.reward_shift));
   if (finished()) return false;
   const auto& c = s.model->config();
   const int t = static_cast<int>(frames_.size()) - 1, K = c.context_length, S = c.state_dim,
@@ -271,7 +271,9 @@ bool EpisodePlayer::step() {
 
   next->step = t + 1;
   next->physics = s.env->save_state();
-  s.rtg.push_back(s.rtg.back() - static_cast<float>(result.reward / s.info.rtg_scale));
+  s.rtg.push_back(s.rtg.back() -
+                  static_cast<float>(model_reward(result.reward, s.info.training.reward_shift) /
+                                     s.info.rtg_scale));
   next->return_to_go = static_cast<double>(s.rtg.back()) * s.info.rtg_scale;
   next->return_so_far = acted->return_so_far + result.reward;
   next->target = s.target;
@@ -428,7 +430,10 @@ void EpisodePlayer::branch(int frame, double target, ModalityZeroing zeroing,
       torch::InferenceMode inference;
       const auto ds = data::load_dataset(checkpoint_dataset(s.info), {.isolate = true});
       record_activations(
-          *s.model, window_inputs(sample_windows(ds, 64, c.context_length), c, s.info), s.means);
+          *s.model,
+          window_inputs(sample_windows(ds, 64, c.context_length, s.info.training.reward_shift), c,
+                        s.info),
+          s.means);
       s.means = mean_over_windows(s.means);
     }
     if (iv.site == InterventionSite::Steer && !sources.directions.count(iv.direction))
@@ -474,7 +479,10 @@ void EpisodePlayer::branch(int frame, double target, ModalityZeroing zeroing) {
 
   auto kept = std::make_shared<PlayerFrame>(*frames_.back());
   if (kept->target != target) {
-    s.rtg.back() = static_cast<float>((target - kept->return_so_far) / s.info.rtg_scale);
+    // What is left of the new target after the model's return so far (its units: shifted).
+    const double so_far =
+        model_return(kept->return_so_far, kept->step, s.info.training.reward_shift);
+    s.rtg.back() = static_cast<float>((target - so_far) / s.info.rtg_scale);
     kept->return_to_go = static_cast<double>(s.rtg.back()) * s.info.rtg_scale;
   }
   kept->target = target;
@@ -674,7 +682,7 @@ LivePlayer::LivePlayer(std::shared_ptr<EpisodePlayer> player) : s_(new Shared) {
   dt_ = player->dt();
   replay_ = player->isReplay();
   if (player->frames().empty())
-    player->reset(0, task_.default_targets.empty() ? 0.0 : task_.default_targets.front());
+    player->reset(0, first_reference_target(task_, info_.training.reward_shift));
   const auto& first = *player->frames().front();
   s_->target = first.target;
   s_->zeroing = first.zeroing;

@@ -13,6 +13,7 @@
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/intervene.h"
+#include "dstudio/models/targets.h"
 #include "dstudio/models/windows.h"
 #include "parts.h"
 #include "policy_window.h"
@@ -68,7 +69,8 @@ RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info,
     throw CheckpointError(info.path +
                           ": names no environment; say which one to act in (e.g. --env hopper)");
   const auto& spec = env::task(result.env_id);
-  result.goal_reaching = spec.goal_reaching;
+  result.reports_success = spec.goal_reaching || spec.reports_success;
+  result.reward_shift = info.training.reward_shift;
   const auto& c = model.config();
   if (c.state_dim != spec.obs_dim || c.act_dim != spec.act_dim)
     throw env::EnvError(info.path + ": the model takes states of " + std::to_string(c.state_dim) +
@@ -76,12 +78,14 @@ RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info,
                         " has " + std::to_string(spec.obs_dim) + " and " +
                         std::to_string(spec.act_dim));
   if (cfg.episodes < 1) throw UsageError("a rollout needs at least one episode per target");
-  const std::vector<double> targets = cfg.targets.empty() ? spec.default_targets : cfg.targets;
+  const std::vector<double> targets =
+      cfg.targets.empty() ? reference_targets(spec, info.training.reward_shift) : cfg.targets;
   const int E = cfg.episodes, N = static_cast<int>(targets.size()) * E, K = c.context_length,
             S = c.state_dim, A = c.act_dim;
   const int max_steps =
       cfg.max_steps > 0 ? std::min(cfg.max_steps, spec.max_episode_steps) : spec.max_episode_steps;
   const double scale = info.rtg_scale;
+  const double shift = info.training.reward_shift;
   const bool triplet = c.tokenizer == Tokenizer::Triplet;
   const int per_step = triplet ? 3 : 1;
 
@@ -212,7 +216,7 @@ RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info,
                     &hist_actions[(si * steps1 + static_cast<std::size_t>(t)) * A]);
         hist_rtg[si * steps1 + static_cast<std::size_t>(t) + 1] =
             hist_rtg[si * steps1 + static_cast<std::size_t>(t)] -
-            static_cast<float>(reward / scale);
+            static_cast<float>(model_reward(reward, shift) / scale);
         e.episode_return += reward;
         ++e.length;
         if (envs.running(i))
@@ -267,10 +271,7 @@ namespace {
 AblationResult zeroing_ablation(DecisionModel model, const CheckpointInfo& info,
                                 const AblationConfig& config, const Progress& progress) {
   AblationResult result;
-  result.target =
-      config.target > 0
-          ? config.target
-          : env::task(info.env_id.empty() ? "hopper" : info.env_id).default_targets.front();
+  result.target = config.target != 0.0 ? config.target : default_target(info);
   const int parts = static_cast<int>(kModalityZeroings.size()) * config.seeds;
   int part = 0;
   for (const auto zeroing : kModalityZeroings) {
@@ -332,30 +333,33 @@ AblationResult zeroing_ablation(const LoadedCheckpoint& checkpoint, const Ablati
   return zeroing_ablation(checkpoint.model, checkpoint.info, config, progress);
 }
 
-EvaluationHook evaluation_hook(const data::Dataset& dataset, double rtg_scale, int episodes,
-                               int windows) {
+EvaluationHook evaluation_hook(const data::Dataset& dataset, const TrainingConfig& training,
+                               int episodes, int windows) {
   CheckpointInfo info;
   info.path = dataset.path;
   info.env_id = dataset.env_id;
   info.state_mean = dataset.state_mean;
   info.state_std = dataset.state_std;
-  info.rtg_scale = rtg_scale;
+  info.rtg_scale = training.rtg_scale;
+  info.training = training;
   info.dataset_path = dataset.path;
   return [&dataset, info, episodes, windows, sampled = std::vector<Window>{}](
              DecisionModelImpl& model, std::int64_t) mutable {
     EvaluationResult out;
     if (!info.env_id.empty()) {
       RolloutConfig rc;
-      rc.targets = {env::task(info.env_id).default_targets.front()};
+      rc.targets = {default_target(info)};
       rc.episodes = episodes;
       rc.traces = false;
       const auto r = rollout(model, info, rc);
       out["eval_score"] = r.summary.front().mean_score;
       out["eval_score_std"] = r.summary.front().std_score;
       out["eval_return"] = r.summary.front().mean_return;
-      if (r.goal_reaching) out["eval_success_rate"] = r.summary.front().success_rate();
+      if (r.reports_success) out["eval_success_rate"] = r.summary.front().success_rate();
     }
-    if (sampled.empty()) sampled = sample_windows(dataset, windows, model.config().context_length);
+    if (sampled.empty())
+      sampled = sample_windows(dataset, windows, model.config().context_length,
+                               info.training.reward_shift);
     const auto ins = inspect_windows(model, info, sampled);
     double entropy = 0.0;
     for (const auto& w : ins) {

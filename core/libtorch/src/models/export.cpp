@@ -158,6 +158,8 @@ void export_corl_dt(const fs::path& checkpoint, const fs::path& out) {
       {"env", info.env_id},
       {"exported_from", fs::absolute(checkpoint).string()},
   };
+  // CORL's name for it (IQL's reward_bias); its DT has none, so whoever evaluates must add it.
+  if (info.training.reward_shift != 0.0) sidecar["reward_bias"] = info.training.reward_shift;
   write_pair(out, sidecar.dump(2) + "\n", tensors);
 }
 

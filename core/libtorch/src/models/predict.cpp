@@ -105,13 +105,16 @@ PredictSources sources_for(const std::vector<Intervention>& items, DecisionModel
     if (mean) {
       Activations all;
       record_activations(
-          model, window_inputs(sample_windows(ds, options.mean_windows, K), info.variant, info),
+          model,
+          window_inputs(sample_windows(ds, options.mean_windows, K, info.training.reward_shift),
+                        info.variant, info),
           all);
       s.mean = mean_over_windows(all);
     }
     if (resample) {
       // One window a row, drawn without replacement among evenly spread ones.
-      auto pool = sample_windows(ds, std::max<int>(64, static_cast<int>(B)), K);
+      auto pool =
+          sample_windows(ds, std::max<int>(64, static_cast<int>(B)), K, info.training.reward_shift);
       std::vector<std::size_t> order(pool.size());
       std::iota(order.begin(), order.end(), std::size_t{0});
       std::mt19937_64 rng(options.seed);

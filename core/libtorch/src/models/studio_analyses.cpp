@@ -25,6 +25,7 @@
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/evaluation.h"
+#include "dstudio/models/targets.h"
 #include "dstudio/models/token_cloud.h"
 #include "dstudio/models/windows.h"
 
@@ -467,7 +468,7 @@ AnalysisResult rtg_sweep(const AnalysisInputs& in, const Progress& progress) {
   const auto& info = checkpoint->info;
   const auto& spec = task_of(info);
   std::vector<double> targets = o.numbers("targets");
-  const double base = o.given("base") ? o.number("base") : spec.default_targets.front();
+  const double base = o.given("base") ? o.number("base") : default_target(info);
   if (targets.empty())
     for (double m : o.numbers("multiples")) targets.push_back(base * m);
   if (targets.empty())

@@ -304,6 +304,7 @@ struct Trainer::State {
     sc.context_length = variant.context_length;
     sc.batch_size = training.batch_size;
     sc.rtg_scale = training.rtg_scale;
+    sc.reward_shift = training.reward_shift;
     sc.max_ep_len = variant.max_ep_len;
     sc.pct_traj = training.pct_traj;
     sc.seed = seed;

@@ -12,6 +12,7 @@
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/dataset_fit.h"
+#include "dstudio/models/targets.h"
 #include "policy_window.h"
 
 namespace dstudio::models {
@@ -50,30 +51,32 @@ Window cut_window(const float* states, const float* actions, const double* rtg, 
 }
 
 // Returns-to-go from each step of dataset episode `episode` to its end.
-std::vector<double> episode_returns_to_go(const data::Dataset& ds, int episode) {
+std::vector<double> episode_returns_to_go(const data::Dataset& ds, int episode, double shift) {
   const auto& e = ds.episodes.at(static_cast<std::size_t>(episode));
   std::vector<double> rtg(static_cast<std::size_t>(e.length) + 1, 0.0);
   for (std::int64_t t = e.length - 1; t >= 0; --t)
-    rtg[static_cast<std::size_t>(t)] = rtg[static_cast<std::size_t>(t) + 1] +
-                                       ds.data.rewards[static_cast<std::size_t>(e.start + t)];
+    rtg[static_cast<std::size_t>(t)] =
+        rtg[static_cast<std::size_t>(t) + 1] +
+        model_reward(ds.data.rewards[static_cast<std::size_t>(e.start + t)], shift);
   return rtg;
 }
 
 }  // namespace
 
-Window window_from_dataset(const data::Dataset& ds, int episode, int last_step, int K) {
+Window window_from_dataset(const data::Dataset& ds, int episode, int last_step, int K,
+                           double reward_shift) {
   const auto& e = ds.episodes.at(static_cast<std::size_t>(episode));
   if (last_step < 0 || last_step >= e.length)
     throw UsageError("step " + std::to_string(last_step) + " is outside episode " +
                      std::to_string(episode));
   const int S = static_cast<int>(ds.data.obs_dim), A = static_cast<int>(ds.data.act_dim);
-  const auto rtg = episode_returns_to_go(ds, episode);
+  const auto rtg = episode_returns_to_go(ds, episode, reward_shift);
   const auto row = static_cast<std::size_t>(e.start);
   return cut_window(&ds.data.observations[row * S], &ds.data.actions[row * A], rtg.data(), S, A,
                     episode, last_step, K);
 }
 
-std::vector<Window> sample_windows(const data::Dataset& ds, int count, int K) {
+std::vector<Window> sample_windows(const data::Dataset& ds, int count, int K, double reward_shift) {
   std::vector<int> episodes;
   for (std::size_t e = 0; e < ds.episodes.size(); ++e)
     if (ds.episodes[e].complete() && ds.episodes[e].length >= K)
@@ -99,7 +102,7 @@ std::vector<Window> sample_windows(const data::Dataset& ds, int count, int K) {
       const int last =
           K - 1 +
           static_cast<int>(static_cast<long long>(length - K) * (2 * slot + 1) / (2 * slots));
-      out.push_back(window_from_dataset(ds, e, last, K));
+      out.push_back(window_from_dataset(ds, e, last, K, reward_shift));
     }
   }
   return out;
@@ -273,13 +276,15 @@ DatasetInspection inspect_on_dataset(const LoadedCheckpoint& checkpoint, int cou
   if (auto warning = check_dataset_fits(out.info, ds); !warning.empty())
     out.dataset_warnings.push_back(std::move(warning));
   out.best_return = std::numeric_limits<double>::quiet_NaN();
+  const double shift = out.info.training.reward_shift;
   for (const auto& e : ds.episodes)
     if (e.complete()) {
-      out.episode_returns.push_back(e.ret);
-      if (std::isnan(out.best_return) || e.ret > out.best_return) out.best_return = e.ret;
+      const double ret = model_return(e.ret, e.length, shift);
+      out.episode_returns.push_back(ret);
+      if (std::isnan(out.best_return) || ret > out.best_return) out.best_return = ret;
     }
   progress.update(0.9, "inspecting windows");
-  out.windows = sample_windows(ds, count, out.info.variant.context_length);
+  out.windows = sample_windows(ds, count, out.info.variant.context_length, shift);
   DecisionModel model = checkpoint.model;  // the same module, callable
   out.inspections = inspect_windows(*model, out.info, out.windows);
   progress.update(1.0, "inspected");
@@ -365,10 +370,7 @@ GatheredTokens gather_tokens(const LoadedCheckpoint& checkpoint, const TokenSour
   if (source.kind == TokenSource::Kind::Rollouts) {
     RolloutConfig rc;
     rc.episodes = source.count;
-    rc.targets = {source.target > 0.0
-                      ? source.target
-                      : env::task(out.info.env_id.empty() ? "hopper" : out.info.env_id)
-                            .default_targets.front()};
+    rc.targets = {source.target != 0.0 ? source.target : default_target(out.info)};
     rc.seed = source.seed;
     rc.threads = source.threads;
     rc.traces = true;
@@ -391,7 +393,7 @@ GatheredTokens gather_tokens(const LoadedCheckpoint& checkpoint, const TokenSour
     if (auto warning = check_dataset_fits(out.info, ds); !warning.empty())
       out.dataset_warnings.push_back(std::move(warning));
     if (source.kind == TokenSource::Kind::Windows) {
-      windows = sample_windows(ds, source.count, K);
+      windows = sample_windows(ds, source.count, K, out.info.training.reward_shift);
       first_new.assign(windows.size(), 0);
       for (const auto& w : windows)
         if (std::find(episodes_used.begin(), episodes_used.end(), w.episode) == episodes_used.end())
@@ -412,7 +414,7 @@ GatheredTokens gather_tokens(const LoadedCheckpoint& checkpoint, const TokenSour
            ++k) {
         const int e = order[static_cast<std::size_t>(k)];
         const auto& ep = ds.episodes[static_cast<std::size_t>(e)];
-        const auto rtg = episode_returns_to_go(ds, e);
+        const auto rtg = episode_returns_to_go(ds, e, out.info.training.reward_shift);
         const auto row = static_cast<std::size_t>(ep.start);
         add_episode(&ds.data.observations[row * S], &ds.data.actions[row * A], rtg.data(), e,
                     static_cast<int>(ep.length));

@@ -10,6 +10,7 @@
 #include <QImage>
 #include <QStringList>
 #include <QWidget>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -36,6 +37,12 @@ class SceneView : public QWidget {
   void setPhysicsModel(std::shared_ptr<const mjModel_> model);
   /// The state to draw next (copied); schedules a repaint.
   void setState(std::span<const double> qpos, std::span<const double> qvel);
+  /// For a task that keeps an episode's values in its model (EnvironmentDefinition::
+  /// configure_model: the pen's target, the door's frame), how to write them into the drawn
+  /// model; empty for any other task.
+  void setModelConfiguration(std::function<void(mjModel_*, std::span<const double>)> configure);
+  /// The episode's values (PhysicsState::task_state) drawn with the next state.
+  void setTaskState(std::span<const double> values);
   /// Ghost bodies and limb colours drawn with the next state (render/scene_layers.h); empty
   /// layers draw the body alone. A legend of the limb colours is drawn when they are on.
   void setLayers(render::SceneLayers layers);

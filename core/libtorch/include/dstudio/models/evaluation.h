@@ -8,7 +8,8 @@
 /// The policy follows the Decision Transformer's evaluation: the window holds the last K steps
 /// (left-padded with mask 0 at the start of an episode); states are normalised with the
 /// checkpoint's mean and std; the return-to-go starts at the target divided by the rtg scale and
-/// drops by each reward (also scaled); the action slot of the current step is 0.
+/// drops by each reward (plus the training's reward shift, also scaled); the action slot of the
+/// current step is 0. Episode returns and scores are the task's, without the shift.
 
 #include <cstdint>
 #include <filesystem>
@@ -52,12 +53,13 @@ AblationResult zeroing_ablation(const std::filesystem::path& checkpoint,
 AblationResult zeroing_ablation(const LoadedCheckpoint& checkpoint, const AblationConfig& config,
                                 const Progress& progress = {});
 
-/// The trainer's periodic evaluation: `episodes` rollouts at the task's first default target
-/// (normalised with the dataset's statistics) and the first layer's attention entropy on
+/// The trainer's periodic evaluation: `episodes` rollouts at the task's first default target, in
+/// the units of the training's reward shift (normalised with the dataset's statistics,
+/// returns-to-go scaled and shifted as `training` says) and the first layer's attention entropy on
 /// `windows` fixed windows of the dataset. Reports eval_score, eval_score_std, eval_return and
 /// entropy_layer1 (mean over heads and real queries), which the trainer writes to metrics.jsonl:
 /// entropy over the course of training. The dataset must outlive the hook.
-EvaluationHook evaluation_hook(const data::Dataset& dataset, double rtg_scale, int episodes = 5,
-                               int windows = 16);
+EvaluationHook evaluation_hook(const data::Dataset& dataset, const TrainingConfig& training,
+                               int episodes = 5, int windows = 16);
 
 }  // namespace dstudio::models

@@ -25,12 +25,15 @@ class DecisionModelImpl;
 struct LoadedCheckpoint;
 
 /// The window ending at `last_step` of episode `episode` of the dataset; returns-to-go are the
-/// sums of the episode's rewards from each step on.
-Window window_from_dataset(const data::Dataset& dataset, int episode, int last_step, int K);
+/// sums of the episode's rewards from each step on, each reward plus `reward_shift` (the model's
+/// TrainingConfig::reward_shift).
+Window window_from_dataset(const data::Dataset& dataset, int episode, int last_step, int K,
+                           double reward_shift = 0.0);
 /// `count` windows spread over the dataset's complete episodes (longest first) and over their
 /// steps (evenly spaced, interleaved across episodes, never younger than K - 1 steps),
-/// deterministic.
-std::vector<Window> sample_windows(const data::Dataset& dataset, int count, int K);
+/// deterministic. Returns-to-go as window_from_dataset counts them.
+std::vector<Window> sample_windows(const data::Dataset& dataset, int count, int K,
+                                   double reward_shift = 0.0);
 /// The window the policy saw at `step` of a rollout (its trace must be kept).
 Window window_from_trace(const EpisodeTrace& trace, int step, int K, int state_dim, int act_dim);
 
@@ -58,9 +61,11 @@ std::filesystem::path checkpoint_dataset(const CheckpointInfo& info, const Progr
 /// start from, in the command line and the window alike.
 struct DatasetInspection {
   CheckpointInfo info;
-  std::filesystem::path dataset;        ///< where the windows come from
-  double best_return = 0.0;             ///< the dataset's best complete episode (NaN without one)
-  std::vector<double> episode_returns;  ///< every complete episode's return
+  std::filesystem::path dataset;  ///< where the windows come from
+  /// The dataset's best complete episode (NaN without one), in the model's units (model_return:
+  /// with its reward shift).
+  double best_return = 0.0;
+  std::vector<double> episode_returns;  ///< every complete episode's return, in the same units
   std::vector<Window> windows;
   std::vector<WindowInspection> inspections;
   std::vector<std::string>

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -133,6 +134,9 @@ class SceneRenderer {
   /// The camera; changes apply from the next frame.
   [[nodiscard]] CameraView view() const;
   void set_view(const CameraView& view);
+  /// Edits the renderer's copy of the model, for a task that keeps an episode's values there (the
+  /// pen's target: EnvironmentDefinition::configure_model); applies from the next frame.
+  void configure_model(const std::function<void(mjModel_*)>& edit);
 
  private:
   struct State;
