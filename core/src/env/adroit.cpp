@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -240,6 +241,22 @@ std::array<double, 3> body(const mjData* d, int id) {
   return {d->xpos[3 * id], d->xpos[3 * id + 1], d->xpos[3 * id + 2]};
 }
 
+// The sum of the squared joint velocities, which door's and hammer's rewards penalise.
+double squared_speed(const Simulation& sim) {
+  double sum = 0.0;
+  for (int i = 0; i < sim.model->nv; ++i) sum += sim.data->qvel[i] * sim.data->qvel[i];
+  return sum;
+}
+
+// The configure_model of a task whose episode moves one body: the hand's gains, then the body at
+// the task state's first three values.
+std::function<void(mjModel*, std::span<const double>)> move_body(const char* name) {
+  return [name](mjModel* m, std::span<const double> s) {
+    set_hand_gains(m);
+    std::copy_n(s.begin(), 3, m->body_pos + 3 * id_of(m, mjOBJ_BODY, name));
+  };
+}
+
 EnvironmentDefinition door() {
   auto d = adroit_task("door", "DAPG_door.xml",
                        "D4RL's Adroit door: undo the latch and swing the door open");
@@ -267,10 +284,7 @@ EnvironmentDefinition door() {
     s[2] = random.uniform(0.252, 0.35);
     s[3] = 0.0;
   };
-  d.configure_model = [](mjModel* m, std::span<const double> s) {
-    set_hand_gains(m);
-    std::copy_n(s.begin(), 3, m->body_pos + 3 * id_of(m, mjOBJ_BODY, "frame"));
-  };
+  d.configure_model = move_body("frame");
   d.observe = [](const Simulation& sim, std::span<float> obs) {
     const mjModel* m = sim.model;
     const mjData* data = sim.data;
@@ -292,8 +306,7 @@ EnvironmentDefinition door() {
     const auto palm = site(data, id_of(m, mjOBJ_SITE, "S_grasp"));
     const auto handle = site(data, id_of(m, mjOBJ_SITE, "S_handle"));
     const double hinge = data->qpos[28];
-    double qvel2 = 0.0;
-    for (int i = 0; i < m->nv; ++i) qvel2 += data->qvel[i] * data->qvel[i];
+    const double qvel2 = squared_speed(sim);
     StepResult r;
     r.reward =
         -0.1 * norm(minus(palm, handle)) - 0.1 * (hinge - 1.57) * (hinge - 1.57) - 1e-5 * qvel2;
@@ -372,10 +385,7 @@ EnvironmentDefinition hammer() {
     s[2] = random.uniform(0.1, 0.25);
     s[3] = 0.0;
   };
-  d.configure_model = [](mjModel* m, std::span<const double> s) {
-    set_hand_gains(m);
-    std::copy_n(s.begin(), 3, m->body_pos + 3 * id_of(m, mjOBJ_BODY, "nail_board"));
-  };
+  d.configure_model = move_body("nail_board");
   d.observe = [](const Simulation& sim, std::span<float> obs) {
     const mjModel* m = sim.model;
     const mjData* data = sim.data;
@@ -393,11 +403,8 @@ EnvironmentDefinition hammer() {
     obs[k++] = static_cast<float>(std::clamp(data->sensordata[m->sensor_adr[nail]], -1.0, 1.0));
   };
   d.outcome = [](const Simulation& sim, const StepContext&) {
-    const mjModel* m = sim.model;
-    const mjData* data = sim.data;
     const auto s = hammer_state(sim);
-    double qvel2 = 0.0;
-    for (int i = 0; i < m->nv; ++i) qvel2 += data->qvel[i] * data->qvel[i];
+    const double qvel2 = squared_speed(sim);
     const double nail = norm(minus(s.target_pos, s.goal_pos));
     StepResult r;
     r.reward = -0.1 * norm(minus(s.palm_pos, s.obj_pos)) - norm(minus(s.tool_pos, s.target_pos)) -
@@ -452,9 +459,8 @@ EnvironmentDefinition relocate() {
     s[5] = random.uniform(0.15, 0.35);
     s[6] = 0.0;
   };
-  d.configure_model = [](mjModel* m, std::span<const double> s) {
-    set_hand_gains(m);
-    std::copy_n(s.begin(), 3, m->body_pos + 3 * id_of(m, mjOBJ_BODY, "Object"));
+  d.configure_model = [ball = move_body("Object")](mjModel* m, std::span<const double> s) {
+    ball(m, s);
     std::copy_n(s.begin() + 3, 3, m->site_pos + 3 * id_of(m, mjOBJ_SITE, "target"));
   };
   d.observe = [](const Simulation& sim, std::span<float> obs) {
