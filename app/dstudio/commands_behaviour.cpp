@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 
@@ -232,9 +233,10 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
       "Choose the expert, medium and replay policies of a SAC run and write them as one file");
   struct ShipArgs {
     std::string run, out;
-    int episodes = 20, candidates = 8, replay = 4, threads = 2;
+    int episodes = 20, candidates = 8, replay = 4, threads = 2, navigation_episodes = 50;
     double fraction = 1.0 / 3.0;
     std::int64_t medium_after = 0;
+    std::string expert_by;
   };
   auto sh = std::make_shared<ShipArgs>();
   ship->add_option("--run", sh->run, "A SAC run folder")->required()->check(CLI::ExistingDirectory);
@@ -263,12 +265,40 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
                    "Evaluation threads (the result does not depend on it)")
       ->check(whole_number(1, 64))
       ->capture_default_str();
+  ship->add_option("--expert-by", sh->expert_by,
+                   "What ranks the expert's candidates: return (their fresh sampled return), or "
+                   "navigation (a goal-reacher's: how often D4RL's navigator driving its mean "
+                   "action reaches antmaze-umaze-v2's goal); default navigation for an "
+                   "ant-goal-reaching run, else return")
+      ->check(CLI::IsMember({"return", "navigation"}));
+  ship->add_option("--navigation-episodes", sh->navigation_episodes,
+                   "Episodes of antmaze-umaze-v2 per candidate with --expert-by navigation")
+      ->check(whole_number(1, 10000))
+      ->capture_default_str();
   ship->callback([&exit_code, sh] {
     const auto run = behaviour::read_sac_run(sh->run);
+    const bool goal_reacher = run.config.env == behaviour::kGoalReacherTask;
+    const std::string by =
+        sh->expert_by.empty() ? (goal_reacher ? "navigation" : "return") : sh->expert_by;
+    if (by == "navigation" && !goal_reacher)
+      throw UsageError("--expert-by navigation ranks a goal-reacher's snapshots; " + sh->run +
+                       " trains " + run.config.env);
+    std::function<double(const behaviour::PolicySet&, int)> navigation;
+    if (by == "navigation")
+      navigation = [sh](const behaviour::PolicySet& all, int k) {
+        const auto& snapshot = all.snapshots[static_cast<std::size_t>(k)];
+        const auto r = behaviour::navigation_success(
+            "antmaze-umaze-v2", std::get<behaviour::GaussianPolicy>(snapshot.policy),
+            sh->navigation_episodes, 1, sh->threads, {}, false);
+        std::fprintf(stderr, "candidate after %lld steps: %s\n",
+                     static_cast<long long>(snapshot.env_steps),
+                     behaviour::controller_success_text("antmaze-umaze-v2", r).c_str());
+        return r.rate();
+      };
     TerminalProgress bar("choosing policies");
-    const auto set = behaviour::choose_shipped_policies(run, sh->episodes, sh->candidates,
-                                                        sh->fraction, sh->replay, sh->threads,
-                                                        bar.progress(), sh->medium_after);
+    const auto set = behaviour::choose_shipped_policies(
+        run, sh->episodes, sh->candidates, sh->fraction, sh->replay, sh->threads, bar.progress(),
+        sh->medium_after, navigation);
     write_text_atomically(sh->out, behaviour::to_json(set) + "\n");
     for (std::size_t i = 0; i < set.snapshots.size(); ++i) {
       const int k = static_cast<int>(i);

@@ -219,6 +219,13 @@ TEST_F(Cli, BehaviourSacRunsInChunksStopsOnInterruptAndShips) {
 
   r = run("behaviour ship --run " + (dir / "nowhere").string() + " --out " + shipped, dir);
   EXPECT_EQ(r.exit_code, 2);
+  // Navigation ranks a goal-reacher's snapshots only; the file already written stays as it was.
+  const auto before = std::filesystem::last_write_time(shipped);
+  r = run("behaviour ship --run " + folder + " --expert-by navigation --out " + shipped, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--expert-by navigation ranks a goal-reacher's snapshots; " +
+                               folder + " trains hopper"));
+  EXPECT_EQ(std::filesystem::last_write_time(shipped), before);
   r = run("behaviour eval --env walker2d --policies " + shipped, dir);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("policies for hopper, not walker2d"));
@@ -914,7 +921,9 @@ TEST_F(Analyses, AttributionProbesAndSteeringKeepTheirIdentities) {
   for (const auto& layer : j["layers"])
     for (const auto& [type, scores] : layer["r2"].items())
       for (const auto& [target, r2] : scores.items())
-        if (r2.is_number()) EXPECT_LE(r2.get<double>(), 1.0) << type << " " << target;
+        if (r2.is_number()) {
+          EXPECT_LE(r2.get<double>(), 1.0) << type << " " << target;
+        }
   // The state token's embedding is a linear map of the state (then normalised): its velocities
   // read back well on held-out episodes.
   EXPECT_GT(j["layers"][0]["r2"]["s"]["velocities (mean)"].get<double>(), 0.5);

@@ -10,6 +10,7 @@
 #include <mujoco/mujoco.h>
 
 #include <cmath>
+#include <numbers>
 
 #include "dstudio/env/environment.h"
 
@@ -299,6 +300,37 @@ TEST(AntMaze, TheGoalReachersInputIsTheStateWithTheGoalRescaledToLengthTen) {
               -std::hypot(e.qpos()[0] - e.task_state()[0], e.qpos()[1] - e.task_state()[1]), 1e-12);
   EXPECT_FALSE(r.terminated);
   EXPECT_EQ(d.max_episode_steps, 300);
+
+  // Turned over, the ant's episode ends and it pays its distance for 100 more steps.
+  std::vector<double> qpos_upturned(e.qpos().begin(), e.qpos().end());
+  std::vector<double> qvel_still(14, 0.0);
+  qpos_upturned[2] = 0.3;
+  qpos_upturned[3] = 0.0, qpos_upturned[4] = 1.0, qpos_upturned[5] = 0.0, qpos_upturned[6] = 0.0;
+  e.set_state(qpos_upturned, qvel_still);
+  const auto upturned = e.step(zero, obs);
+  EXPECT_TRUE(upturned.terminated);
+  EXPECT_LT(torso_up(e.qpos()), 0.0);
+  EXPECT_NEAR(upturned.reward,
+              -101.0 * std::hypot(e.qpos()[0] - e.task_state()[0], e.qpos()[1] - e.task_state()[1]),
+              1e-9);
+}
+
+// The torso's up axis from its quaternion (w, x, y, z): upright 1, a quarter turn about x 0, half
+// a turn about x or y -1; a turn about z leaves it up; an unnormalised quaternion reads the same.
+TEST(AntMaze, TheTorsosUpAxisTellsAnUpturnedAnt) {
+  const double h = std::sqrt(0.5);
+  const auto up = [](double w, double x, double y, double z) {
+    return torso_up(std::vector<double>{0.0, 0.0, 0.75, w, x, y, z});
+  };
+  EXPECT_DOUBLE_EQ(up(1, 0, 0, 0), 1.0);
+  EXPECT_NEAR(up(h, h, 0, 0), 0.0, 1e-15);
+  EXPECT_DOUBLE_EQ(up(0, 1, 0, 0), -1.0);
+  EXPECT_DOUBLE_EQ(up(0, 0, 1, 0), -1.0);
+  EXPECT_DOUBLE_EQ(up(h, 0, 0, h), 1.0);
+  EXPECT_DOUBLE_EQ(up(2, 0, 0, 0), 1.0);
+  // 60 degrees about y: cos 60 = 0.5.
+  EXPECT_NEAR(up(std::cos(std::numbers::pi / 6), 0, std::sin(std::numbers::pi / 6), 0), 0.5, 1e-15);
+  EXPECT_THROW(torso_up(std::vector<double>{0.0, 0.0, 0.75}), EnvError);
 }
 
 }  // namespace

@@ -4,9 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "dstudio/data/dataset_io.h"
+#include "dstudio/models/checkpoint_info.h"
 #include "dstudio/models/dataset_fit.h"
+#include "dstudio/models/training_config.h"
+#include "dstudio/models/variant_config.h"
 #include "h5_fixture.h"
 
 namespace dstudio::data {
@@ -244,6 +248,53 @@ TEST(DatasetFit, SizesMustAgreeAndAnotherEnvironmentIsNamed) {
               "model (dt, walker2d) takes 17 and 6");
   }
   EXPECT_THROW(check_dataset_fits(info, "a.hdf5", 17, 3, "walker2d"), CheckpointError);
+}
+
+// A description's numbers are checked before they are converted: a step beyond any integer, a step
+// written with a fraction and a state mean beyond a float are refused by name, never converted.
+TEST(CheckpointDescription, NumbersOutsideTheirTypeAreRefused) {
+  VariantConfig variant;
+  variant.state_dim = 2;
+  variant.act_dim = 1;
+  auto description = nlohmann::json::object();
+  description["format"] = "dstudio-checkpoint-1";
+  description["variant"] = nlohmann::json::parse(to_json(variant));
+  description["training"] = nlohmann::json::parse(to_json(TrainingConfig{}));
+  description["dataset"] = {{"path", "d.hdf5"},
+                            {"fingerprint", "f"},
+                            {"env_id", "hopper"},
+                            {"state_mean", {0.5, -1.0}},
+                            {"state_std", {1.0, 2.0}}};
+  description["rtg_scale"] = 1000.0;
+  description["step"] = 40;
+  description["metrics"] = nlohmann::json::object();
+  description["software"] = "dstudio";
+  const CheckpointInfo info = checkpoint_info_from_description("c.pt", description.dump());
+  EXPECT_EQ(info.step, 40);
+  EXPECT_EQ(info.state_mean, (std::vector<float>{0.5F, -1.0F}));
+  const auto refused = [&](nlohmann::json changed, const std::string& message) {
+    try {
+      checkpoint_info_from_description("c.pt", changed.dump());
+      ADD_FAILURE() << "accepted " << changed.dump();
+    } catch (const CheckpointError& e) {
+      EXPECT_EQ(std::string(e.what()), "c.pt: its description is inconsistent: " + message);
+    }
+  };
+  auto big_step = description;
+  big_step["step"] = 1.08889e+82;
+  refused(big_step, "its step is not a whole number");
+  auto fraction = description;
+  fraction["step"] = 2.5;
+  refused(fraction, "its step is not a whole number");
+  auto huge_step = description;
+  huge_step["step"] = std::uint64_t{1} << 63U;
+  refused(huge_step, "its step is too large");
+  auto big_mean = description;
+  big_mean["dataset"]["state_mean"] = {1e300, 0.0};
+  refused(big_mean, "its state mean holds 1e+300, not a finite single-precision number");
+  auto text_std = description;
+  text_std["dataset"]["state_std"] = {1.0, "2"};
+  refused(text_std, "its state standard deviation holds a value that is not a number");
 }
 
 }  // namespace

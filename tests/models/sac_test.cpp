@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -134,6 +135,21 @@ TEST(Sac, ShippedChoiceFollowsTheCurve) {
   const auto later = choose_shipped_policies(run, 3, 6, 0.5, 2, 1, {}, medium_steps + 1);
   const auto& chosen = later.snapshots[static_cast<std::size_t>(later.medium)];
   EXPECT_TRUE(chosen.env_steps > medium_steps || later.medium == later.expert) << chosen.env_steps;
+  // Another score ranks the candidates instead of the return (a goal-reacher's navigation): here
+  // one that prefers the snapshot of 2000 steps; each candidate is scored once, and a tie goes to
+  // the better return.
+  std::vector<int> scored;
+  const auto by_score =
+      choose_shipped_policies(run, 3, 6, 0.5, 2, 1, {}, 0, [&](const PolicySet& all, int k) {
+        scored.push_back(k);
+        return all.snapshots[k].env_steps == 2000 ? 1.0 : 0.0;
+      });
+  EXPECT_EQ(by_score.snapshots[static_cast<std::size_t>(by_score.expert)].env_steps, 2000);
+  std::sort(scored.begin(), scored.end());
+  EXPECT_EQ(scored, (std::vector<int>{0, 1, 2, 3, 4, 5}));
+  const auto tie = choose_shipped_policies(run, 3, 6, 0.5, 2, 1, {}, 0,
+                                           [](const PolicySet&, int) { return 0.5; });
+  EXPECT_EQ(tie.snapshots[static_cast<std::size_t>(tie.expert)].env_steps, 1000 * (best_k + 1));
 }
 
 }  // namespace

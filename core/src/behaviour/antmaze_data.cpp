@@ -186,6 +186,7 @@ NavigationResult navigation_success(const std::string& task, const GaussianPolic
   goal_reacher.validate();
   const env::ModelPtr model = env::load_model(spec);
   std::vector<int> steps(static_cast<std::size_t>(episodes), 0);  // 0: not reached
+  std::vector<char> upturned(static_cast<std::size_t>(episodes), 0);
   std::atomic<int> finished{0};
   std::mutex report_mutex;
   for_each_episode(episodes, threads, [&](std::int64_t k) {
@@ -201,6 +202,7 @@ NavigationResult navigation_success(const std::string& task, const GaussianPolic
       if (r.success) steps[static_cast<std::size_t>(k)] = e.elapsed_steps();
       if (r.terminated || r.truncated) break;
     }
+    upturned[static_cast<std::size_t>(k)] = env::antmaze::torso_up(e.qpos()) < 0.0;
     const int now = ++finished;
     std::lock_guard lock(report_mutex);
     progress.update(static_cast<double>(now) / episodes,
@@ -210,20 +212,27 @@ NavigationResult navigation_success(const std::string& task, const GaussianPolic
   result.sampled = sampled;
   result.episodes = episodes;
   double total = 0.0;
-  for (const int s : steps)
-    if (s > 0) ++result.successes, total += s;
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    if (steps[k] > 0) ++result.successes, total += steps[k];
+    if (steps[k] == 0 && upturned[k]) ++result.upturned;
+  }
   result.mean_steps_to_goal = result.successes ? total / result.successes : 0.0;
   return result;
 }
 
 std::string controller_success_text(const std::string& task, const NavigationResult& r) {
-  char text[256];
+  char text[320];
   std::snprintf(text, sizeof text,
                 "%d of %d episodes reach the goal within %d steps (mean %.0f steps; the navigator "
                 "and the goal-reacher's %s, without the collection's noise)",
                 r.successes, r.episodes, env::task(task).max_episode_steps, r.mean_steps_to_goal,
                 r.sampled ? "sampled actions" : "mean action");
-  return text;
+  std::string out = text;
+  if (r.upturned > 0)
+    out += "; " + std::to_string(r.upturned) + " of the " +
+           std::to_string(r.episodes - r.successes) +
+           " that do not reach it end with the ant on its back";
+  return out;
 }
 
 GaussianPolicy load_goal_reacher(const std::string& path) {

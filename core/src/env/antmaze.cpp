@@ -359,6 +359,15 @@ Waypoint navigate(const Maze& m, Point robot, Point target, Random& random) {
   return {xy, next};
 }
 
+double torso_up(std::span<const double> qpos) {
+  if (qpos.size() < 7) throw EnvError("the torso's orientation needs qpos[3:7]");
+  // The third row, third column of the rotation of the unit quaternion (w, x, y, z); the
+  // quaternion of a simulation is normalised only up to rounding, hence the division.
+  const double w = qpos[3], x = qpos[4], y = qpos[5], z = qpos[6];
+  const double norm = w * w + x * x + y * y + z * z;
+  return norm > 0.0 ? (w * w - x * x - y * y + z * z) / norm : 1.0;
+}
+
 void goal_reacher_input(std::span<const double> qpos, std::span<const double> qvel, Point goal,
                         std::span<float> input) {
   if (qpos.size() < 15 || qvel.size() < 14 || input.size() != 29)
@@ -415,6 +424,10 @@ EnvironmentDefinition goal_reaching_definition() {
     const double distance = distance_to_goal(sim);
     r.reward = -distance;
     r.success = distance <= kGoalRadius;
+    if (torso_up({sim.data->qpos, 7}) < 0.0) {
+      r.terminated = true;
+      r.reward = -distance * (1.0 + kUpturnedPenaltySteps);
+    }
     return r;
   };
   d.markers = [](std::span<const double>, std::span<const double> task_state) {

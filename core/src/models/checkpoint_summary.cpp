@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "dstudio/behaviour/default_datasets.h"
@@ -12,7 +14,36 @@
 #include "dstudio/models/variant_registry.h"
 
 namespace dstudio::models {
-namespace {}  // namespace
+namespace {
+
+// A description's numbers are checked before they are converted: a double outside a float's or an
+// integer's range is undefined behaviour in the conversion, not merely a wrong value.
+std::vector<float> float_array(const nlohmann::json& value, const char* name) {
+  if (!value.is_array()) throw CheckpointError(std::string(name) + " is not an array");
+  std::vector<float> out;
+  out.reserve(value.size());
+  for (const auto& v : value) {
+    if (!v.is_number())
+      throw CheckpointError(std::string(name) + " holds a value that is not a number");
+    const double d = v.get<double>();
+    if (!(std::fabs(d) <= static_cast<double>(std::numeric_limits<float>::max())))
+      throw CheckpointError(std::string(name) + " holds " + general_number(d) +
+                            ", not a finite single-precision number");
+    out.push_back(static_cast<float>(d));
+  }
+  return out;
+}
+
+std::int64_t whole_step(const nlohmann::json& value) {
+  if (!value.is_number_integer()) throw CheckpointError("its step is not a whole number");
+  if (value.is_number_unsigned() &&
+      value.get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+    throw CheckpointError("its step is too large");
+  return value.get<std::int64_t>();
+}
+
+}  // namespace
 
 CheckpointInfo checkpoint_info_from_description(const std::string& where,
                                                 const std::string& json_text) {
@@ -28,14 +59,16 @@ CheckpointInfo checkpoint_info_from_description(const std::string& where,
     info.dataset_path = j.at("dataset").at("path");
     info.dataset_fingerprint = j.at("dataset").at("fingerprint");
     info.env_id = j.at("dataset").at("env_id");
-    info.state_mean = j.at("dataset").at("state_mean").get<std::vector<float>>();
-    info.state_std = j.at("dataset").at("state_std").get<std::vector<float>>();
-    info.rtg_scale = j.at("rtg_scale");
-    info.step = j.at("step");
+    info.state_mean = float_array(j.at("dataset").at("state_mean"), "its state mean");
+    info.state_std = float_array(j.at("dataset").at("state_std"), "its state standard deviation");
+    info.rtg_scale = j.at("rtg_scale").get<double>();
+    info.step = whole_step(j.at("step"));
     info.metrics = j.at("metrics").dump();
     info.software = j.at("software");
   } catch (const MissingPluginError& e) {
     throw CheckpointError(where + ": " + e.what());
+  } catch (const CheckpointError& e) {
+    throw CheckpointError(where + ": its description is inconsistent: " + e.what());
   } catch (const std::exception& e) {
     throw CheckpointError(where + ": its description is incomplete (" + e.what() + ")");
   }

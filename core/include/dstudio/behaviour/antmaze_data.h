@@ -52,6 +52,7 @@ struct NavigationResult {
   int episodes = 0;
   int successes = 0;
   double mean_steps_to_goal = 0.0;  ///< over the successful episodes
+  int upturned = 0;                 ///< failed episodes that ended with the ant on its back
   [[nodiscard]] double rate() const { return episodes ? double(successes) / episodes : 0.0; }
 };
 NavigationResult navigation_success(const std::string& task, const GaussianPolicy& goal_reacher,

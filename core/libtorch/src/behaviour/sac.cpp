@@ -587,9 +587,10 @@ SacRun read_sac_run(const fs::path& folder) {
   }
 }
 
-PolicySet choose_shipped_policies(const SacRun& run, int episodes, int candidates,
-                                  double medium_fraction, int replay_count, int threads,
-                                  const Progress& progress, std::int64_t medium_after) {
+PolicySet choose_shipped_policies(
+    const SacRun& run, int episodes, int candidates, double medium_fraction, int replay_count,
+    int threads, const Progress& progress, std::int64_t medium_after,
+    const std::function<double(const PolicySet&, int)>& expert_score) {
   const auto& all = run.policies;
   const int n = static_cast<int>(all.snapshots.size());
   if (n == 0) throw Error("the run has no snapshots yet");
@@ -603,14 +604,16 @@ PolicySet choose_shipped_policies(const SacRun& run, int episodes, int candidate
   order.resize(static_cast<std::size_t>(std::min(candidates, n)));
   const std::uint64_t fresh = Random::derive(run.config.seed, 0xF4E54);
   int expert = order.front();
-  double best = -1e300;
+  double best = -1e300, best_score = -1e300;
   std::vector<double> fresh_returns(static_cast<std::size_t>(n), 0.0);
   for (std::size_t k = 0; k < order.size(); ++k) {
     progress.update(static_cast<double>(k) / static_cast<double>(order.size()),
                     "choosing the expert");
     const double r = evaluate_snapshot(all, order[k], episodes, fresh, true, threads);
     fresh_returns[static_cast<std::size_t>(order[k])] = r;
-    if (r > best) best = r, expert = order[k];
+    const double score = expert_score ? expert_score(all, order[k]) : r;
+    if (score > best_score || (score == best_score && r > best))
+      best_score = score, best = r, expert = order[k];
   }
   // Medium: the first snapshot whose sampled return reaches the fraction of the expert's, confirmed
   // on fresh episodes (a short evaluation can be lucky early in training).

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "dstudio/behaviour/policy_set.h"
@@ -66,10 +67,13 @@ SacRun read_sac_run(const std::filesystem::path& folder);
 /// is the first snapshot from `medium_after` steps on whose sampled return reaches
 /// `medium_fraction` of the expert's (a curve can reach it early with a different gait, e.g. a
 /// hopper standing still for 1000 steps); replay holds `replay_count` snapshots spread evenly over
-/// the steps before medium, then medium.
-PolicySet choose_shipped_policies(const SacRun& run, int episodes = 20, int candidates = 8,
-                                  double medium_fraction = 1.0 / 3.0, int replay_count = 4,
-                                  int threads = 2, const Progress& progress = {},
-                                  std::int64_t medium_after = 0);
+/// the steps before medium, then medium. `expert_score`, when given, ranks the candidates instead
+/// of their fresh return (ties by the return): the goal-reacher's is how often it takes the ant
+/// through a maze, which its training return only hints at.
+PolicySet choose_shipped_policies(
+    const SacRun& run, int episodes = 20, int candidates = 8, double medium_fraction = 1.0 / 3.0,
+    int replay_count = 4, int threads = 2, const Progress& progress = {},
+    std::int64_t medium_after = 0,
+    const std::function<double(const PolicySet&, int)>& expert_score = {});
 
 }  // namespace dstudio::behaviour
