@@ -11,12 +11,14 @@
 #include <sstream>
 
 #include "commands.h"
+#include "dstudio/behaviour/adroit_data.h"
 #include "dstudio/behaviour/antmaze_data.h"
 #include "dstudio/behaviour/ars.h"
 #include "dstudio/behaviour/generate.h"
 #include "dstudio/behaviour/policy_set.h"
 #include "dstudio/behaviour/sac.h"
 #include "dstudio/common/atomic_file.h"
+#include "dstudio/common/read_file.h"
 #include "dstudio/env/environment.h"
 #include "terminal_progress.h"
 
@@ -401,6 +403,53 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
       for (const auto& r : {sampled, mean})
         std::printf("%s: %s\n", spec.name.c_str(),
                     behaviour::controller_success_text(spec.name, r).c_str());
+    });
+  });
+
+  // behaviour expert: D4RL's DAPG expert on an Adroit task, as its expert data plays it.
+  auto* expert = behaviour->add_subcommand(
+      "expert",
+      "Score D4RL's DAPG expert policy on an Adroit task: sampled actions (as D4RL's expert data "
+      "was made), then the mean action; the normalised score is D4RL's (100: its expert data)");
+  struct ExpertArgs {
+    std::string env, file;
+    int episodes = 100, threads = 2;
+    std::uint64_t seed = 0;
+  };
+  auto x = std::make_shared<ExpertArgs>();
+  expert->add_option("--env", x->env, "pen, door, hammer or relocate")
+      ->required()
+      ->check(known_environment());
+  expert->add_option("--policy", x->file,
+                     "A dstudio-mlp-policy-1 file (default: the shipped DAPG expert)");
+  expert->add_option("--episodes", x->episodes, "Episodes")
+      ->check(whole_number(1, 100000))
+      ->capture_default_str();
+  expert->add_option("--seed", x->seed, "Seed of the episodes")
+      ->capture_default_str()
+      ->check(seed_number());
+  expert->add_option("--threads", x->threads, "Threads (the result does not depend on it)")
+      ->check(whole_number(1, 64))
+      ->capture_default_str();
+  expert->callback([&exit_code, x] {
+    exit_code = run_guarded([&] {
+      const auto& spec = env::task(x->env);
+      if (spec.family != "adroit")
+        throw UsageError(x->env + " is not an Adroit task (pen, door, hammer, relocate)");
+      const auto policy = x->file.empty() ? behaviour::shipped_dapg_policy(spec.name)
+                                          : behaviour::mlp_policy_from_json_text(
+                                                read_regular_file(x->file, 64U << 20U), x->file);
+      TerminalProgress bar("scoring");
+      for (const bool sampled : {true, false}) {
+        const auto s = behaviour::score_adroit_expert(
+            spec.name, policy, x->episodes, sampled, x->seed, x->threads,
+            bar.progress().part(sampled ? 0.0 : 0.5, sampled ? 0.5 : 1.0));
+        std::printf(
+            "%s: DAPG expert, %s: mean return %.1f (sd %.1f), normalised score %.1f +/- %.1f "
+            "(95%%), %d of %d episodes succeed\n",
+            spec.name.c_str(), sampled ? "sampled actions (as D4RL's data)" : "mean action",
+            s.mean_return, s.std_return, s.mean_score, s.score_ci95, s.successes, s.episodes);
+      }
     });
   });
 }

@@ -9,10 +9,12 @@
 #include <sstream>
 
 #include "commands.h"
+#include "dstudio/behaviour/adroit_data.h"
 #include "dstudio/behaviour/antmaze_data.h"
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/behaviour/generate.h"
 #include "dstudio/behaviour/policy_set.h"
+#include "dstudio/common/read_file.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/data/synthetic.h"
 #include "dstudio/env/compatibility.h"
@@ -166,8 +168,44 @@ struct GenerateArgs {
   std::string env, kind, out, policies, algorithm = "sac";
   double noise = behaviour::kBehaviourNoise;
   bool mean_actions = false;
+  std::int64_t episodes = 0;
   behaviour::GenerateConfig config;
 };
+
+// An Adroit task's one kind a policy can make: the human demonstrations (and the cloned data
+// trained on them) are people's, so a user brings D4RL's files for those.
+void refuse_adroit_kind(const std::string& task, const std::string& kind) {
+  if (kind.empty() || kind == "expert") return;
+  throw UsageError("--kind " + kind + ": of " + task +
+                   " the studio makes the expert data (D4RL's DAPG expert policy); " +
+                   (kind == "human" || kind == "cloned"
+                        ? "the " + kind + " data come from people's demonstrations: open D4RL's " +
+                              task + "-" + kind + "-v1.hdf5"
+                        : std::string("leave --kind out or say expert")));
+}
+
+// dataset generate for an Adroit task: D4RL's DAPG expert played as D4RL's script plays it.
+void generate_adroit(const GenerateArgs& g) {
+  const std::string task = env::task(g.env).name;
+  refuse_adroit_kind(task, g.kind);
+  if (g.config.transitions > 0)
+    throw UsageError("--transitions: an Adroit expert dataset is counted in episodes (--episodes)");
+  behaviour::AdroitExpertConfig config;
+  config.task = task;
+  if (g.episodes > 0) config.episodes = g.episodes;
+  config.sampled = !g.mean_actions;
+  config.seed = g.config.seed;
+  config.threads = g.config.threads;
+  const auto expert = g.policies.empty()
+                          ? behaviour::shipped_dapg_policy(task)
+                          : behaviour::mlp_policy_from_json_text(
+                                read_regular_file(g.policies, 64U << 20U), g.policies);
+  TerminalProgress bar("generating");
+  auto made = behaviour::generate_adroit_expert_dataset(config, expert, bar.progress());
+  data::write_d4rl(g.out, made.arrays, made.metadata);
+  std::printf("wrote %s (%s transitions in %lld episodes)\n", g.out.c_str(),
+              made.metadata["transitions"].c_str(), static_cast<long long>(config.episodes));
+}
 
 // dataset generate for an antmaze task: D4RL's navigator and the goal-reacher (antmaze_data.h).
 void generate_antmaze(const GenerateArgs& g, bool noise_given) {
@@ -264,12 +302,13 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
   auto g = std::make_shared<GenerateArgs>();
   generate
       ->add_option("--env", g->env,
-                   "hopper, walker2d, halfcheetah, or an antmaze task (antmaze-umaze-v2, ...)")
+                   "hopper, walker2d, halfcheetah, an antmaze task (antmaze-umaze-v2, ...) or an "
+                   "Adroit task (pen, door, hammer, relocate: their expert data)")
       ->required()
       ->check(known_environment());
   generate->add_option("--kind", g->kind,
                        "random, medium, medium-replay, expert or medium-expert (locomotion; an "
-                       "antmaze task's data has one kind, D4RL's)");
+                       "antmaze task's data has one kind, D4RL's; an Adroit task's, expert)");
   generate
       ->add_option("--transitions", g->config.transitions,
                    "Number of transitions (default: D4RL's: 1M, medium-expert 2M, medium-replay "
@@ -292,7 +331,12 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
           ->check(real_number(0, 10))
           ->capture_default_str();
   generate->add_flag("--mean-actions", g->mean_actions,
-                     "antmaze: the goal-reacher's mean action instead of a sample (D4RL samples)");
+                     "antmaze and Adroit: the policy's mean action instead of a sample (D4RL "
+                     "samples)");
+  generate
+      ->add_option("--episodes", g->episodes,
+                   "Adroit: episodes of the expert (default D4RL's 5,000)")
+      ->check(whole_number(1, 1'000'000));
   generate
       ->add_option("--threads", g->config.threads,
                    "Rollout threads (the output does not depend on it)")
@@ -307,6 +351,11 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
         generate_antmaze(*g, noise_option->count() > 0);
         return;
       }
+      if (env::task(g->env).family == "adroit") {
+        generate_adroit(*g);
+        return;
+      }
+      if (g->episodes > 0) throw UsageError("--episodes is for an Adroit task's expert data");
       if (g->kind.empty()) throw UsageError("--kind is required for " + g->env);
       g->config.env = env::task(g->env).name;
       g->config.kind = behaviour::parse_kind(g->kind);
@@ -351,8 +400,11 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   fallback->add_flag("--story", d->story,
                      "The dataset of the shipped checkpoints and the studio's default view");
-  fallback->callback([&exit_code, d] {
+  auto* kind_option = fallback->get_option("--kind");
+  fallback->callback([&exit_code, d, kind_option] {
     try {
+      if (!d->story && env::task(d->env).family == "adroit")
+        refuse_adroit_kind(env::task(d->env).name, kind_option->count() > 0 ? d->kind : "");
       TerminalProgress bar("making the default dataset");
       const auto path = d->story ? behaviour::ensure_story_dataset(bar.progress())
                                  : behaviour::ensure_default_dataset(

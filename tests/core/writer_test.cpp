@@ -76,6 +76,41 @@ TEST(WriteD4rl, FailureLeavesThePreviousFileIntactAndNoPartialFile) {
     ++files;
   EXPECT_EQ(files, 1);
   EXPECT_THROW(write_d4rl(dir / "missing-folder" / "d.hdf5", arrays), DatasetError);
+  // A state array of the wrong length, or a name that is not one, is refused the same way.
+  auto short_info = arrays;
+  short_info.state_infos["door_body_pos"] = {3, std::vector<float>(3 * arrays.size() - 1, 0.0f)};
+  EXPECT_THROW(write_d4rl(dir / "d.hdf5", short_info), DatasetError);
+  auto nested = arrays;
+  nested.state_infos["a/b"] = {1, std::vector<float>(arrays.size(), 0.0f)};
+  EXPECT_THROW(write_d4rl(dir / "d.hdf5", nested), DatasetError);
+  EXPECT_EQ(bytes_of(dir / "d.hdf5"), before);
+}
+
+// The task's state arrays (D4RL's Adroit infos keys) go out and come back exactly; the loader reads
+// the state keys it knows, and leaves others (a policy's action_mean) in the file.
+TEST(WriteD4rl, StateInfosRoundTrip) {
+  test::TempDir dir;
+  auto arrays = make_synthetic(small_spec());
+  const auto n = static_cast<std::size_t>(arrays.size());
+  InfoColumns orien{4, std::vector<float>(4 * n)}, mean{3, std::vector<float>(3 * n, 0.5f)};
+  for (std::size_t i = 0; i < orien.values.size(); ++i) orien.values[i] = 0.001f * i;
+  arrays.state_infos["desired_orien"] = orien;
+  arrays.state_infos["action_mean"] = mean;
+  write_d4rl(dir / "d.hdf5", arrays);
+  LoadOptions options;
+  options.next_observations = true;
+  const Dataset ds = load_dataset(dir / "d.hdf5", options);
+  ASSERT_EQ(ds.data.state_infos.size(), 1u);
+  EXPECT_EQ(ds.data.state_infos.at("desired_orien"), orien);
+  bool listed = false;
+  for (const auto& a : ds.arrays) listed |= a.key == "infos/action_mean";
+  EXPECT_TRUE(listed);
+  arrays.state_infos.erase("action_mean");
+  EXPECT_TRUE(ds.data == arrays);
+  EXPECT_EQ(ds.data.memory_bytes(), arrays.memory_bytes());
+  EXPECT_GE(ds.data.memory_bytes(),
+            static_cast<std::int64_t>(sizeof(float) *
+                                      (orien.values.size() + arrays.observations.size())));
 }
 
 TEST(Synthetic, HasEveryEndReasonAndIsDeterministic) {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "dstudio/analysis/entropy.h"
+#include "dstudio/behaviour/adroit_data.h"
 #include "dstudio/common/error.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint_model.h"
@@ -902,6 +903,40 @@ TEST(EpisodePlayer, ReplaysADatasetEpisodeFromItsStates) {
     EXPECT_THAT(error.what(), HasSubstr("made-here.hdf5: has no infos/qpos"));
   }
   EXPECT_THROW(EpisodePlayer::replay(ds, 5), dstudio::UsageError);
+}
+
+// An Adroit episode replayed from a file: every frame carries the episode's own target (the ball's
+// resting place and the target of relocate, taken from the first step), so the viewers draw them
+// where the episode had them.
+TEST(EpisodePlayer, ReplaysAnAdroitEpisodeWithItsOwnTarget) {
+  behaviour::AdroitExpertConfig config;
+  config.task = "relocate";
+  config.episodes = 2;
+  config.threads = 1;
+  config.seed = 4;
+  const auto made =
+      behaviour::generate_adroit_expert_dataset(config, behaviour::shipped_dapg_policy("relocate"));
+  data::Dataset ds;
+  ds.path = "relocate-made-here.hdf5";
+  ds.env_id = "relocate";
+  ds.data = made.arrays;
+  ds.episodes = data::segment_episodes(ds.data.rewards, ds.data.terminals, ds.data.timeouts);
+  ASSERT_EQ(ds.episodes.size(), 2u);
+  // The episodes' own targets, from the recorded per-step values of their first steps.
+  const auto& target = ds.data.state_infos.at("target_pos").values;
+  for (int episode = 0; episode < 2; ++episode) {
+    const auto replay = EpisodePlayer::replay(ds, episode);
+    const auto first =
+        static_cast<std::size_t>(ds.episodes[static_cast<std::size_t>(episode)].start);
+    for (const auto& f : replay->frames()) {
+      ASSERT_EQ(f->physics.task_state.size(), 7u);
+      for (int k = 0; k < 3; ++k)
+        EXPECT_NEAR(f->physics.task_state[3 + static_cast<std::size_t>(k)],
+                    target[first * 3 + static_cast<std::size_t>(k)], 2e-6);
+    }
+  }
+  EXPECT_NE(EpisodePlayer::replay(ds, 0)->frames().front()->physics.task_state,
+            EpisodePlayer::replay(ds, 1)->frames().front()->physics.task_state);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "dstudio/common/system_info.h"
 #include "dstudio/env/antmaze.h"
 #include "dstudio/env/environment.h"
+#include "for_each_episode.h"
 
 namespace dstudio::behaviour {
 namespace {
@@ -25,30 +26,6 @@ namespace {
 using env::antmaze::Point;
 
 constexpr std::uint64_t kNavigationSalt = 0xA11A3E0ULL;
-
-// Runs `work(k)` for k in [0, count) on up to `threads` threads, k = t, t + T, ...; the first
-// failure (a Cancelled included) is rethrown once every thread has stopped.
-void for_each_episode(std::int64_t count, int threads,
-                      const std::function<void(std::int64_t)>& work) {
-  const int T = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, count)));
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  std::atomic<bool> stop{false};
-  auto worker = [&](int t) {
-    try {
-      for (std::int64_t k = t; k < count && !stop; k += T) work(k);
-    } catch (...) {
-      std::lock_guard lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
-      stop = true;
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < T; ++t) pool.emplace_back(worker, t);
-  worker(0);
-  for (auto& th : pool) th.join();
-  if (failure) std::rethrow_exception(failure);
-}
 
 // The goal-reacher's action towards `waypoint` from the environment's state.
 void reach(const GaussianPolicy& policy, const env::Environment& e, Point waypoint, bool sampled,

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "dstudio/behaviour/adroit_data.h"
 #include "dstudio/behaviour/antmaze_data.h"
 #include "dstudio/common/resources.h"
 #include "dstudio/data/dataset_io.h"
@@ -59,6 +60,10 @@ bool is_antmaze(const std::string& env_name) {
   return env::task(env_name).family == "antmaze";
 }
 
+bool is_adroit(const std::string& env_name) {
+  return env::task(env_name).family == "adroit";
+}
+
 // Thousands separated, as the window prints counts; built piece by piece (GCC 12's -Wrestrict
 // misreads an insert here).
 std::string grouped(std::int64_t value) {
@@ -84,9 +89,20 @@ std::filesystem::path antmaze_dataset_path(const std::string& task) {
   return cache_folder() / "datasets" / (name + "-dstudio-" + short_hash(settings) + ".hdf5");
 }
 
+std::filesystem::path adroit_expert_dataset_path(const std::string& task) {
+  const std::string name = env::task(task).name;
+  const auto policy = embedded_resource("policies/" + name + "-dapg.json");
+  const AdroitExpertConfig config;
+  const std::string settings = std::string(policy.value_or("")) + "|" + name + "|" +
+                               std::to_string(config.episodes) + "|seed0|sampled|adroit-v1";
+  return cache_folder() / "datasets" /
+         (name + "-expert-dstudio-dapg-" + short_hash(settings) + ".hdf5");
+}
+
 std::filesystem::path default_dataset_path(const std::string& env_name, DatasetKind kind,
                                            PolicyAlgorithm algorithm) {
   if (is_antmaze(env_name)) return antmaze_dataset_path(env_name);
+  if (is_adroit(env_name)) return adroit_expert_dataset_path(env_name);
   const std::string name = env::task(env_name).name;
   std::string settings;
   std::string file = name + "-" + to_string(kind) + "-dstudio-";
@@ -107,6 +123,17 @@ std::filesystem::path default_dataset_path(const std::string& env_name, DatasetK
 
 std::optional<DefaultDatasetInfo> identify_default_dataset(const std::filesystem::path& path) {
   const auto name = path.filename();
+  for (const auto& task : env::task_names()) {
+    if (!is_adroit(task) || adroit_expert_dataset_path(task).filename() != name) continue;
+    DefaultDatasetInfo info;
+    info.env = task;
+    info.kind = DatasetKind::Expert;
+    info.label = task + " expert (the studio's, made as D4RL made " + task +
+                 "-expert-v1: D4RL's DAPG expert policy, " +
+                 grouped(AdroitExpertConfig{}.episodes) + " episodes)";
+    info.command = "dstudio dataset default --env " + task;
+    return info;
+  }
   for (const auto& task : env::task_names()) {
     if (!is_antmaze(task) || name.string().rfind(task + "-dstudio-", 0) != 0) continue;
     if (antmaze_dataset_path(task).filename() != name) continue;
@@ -190,6 +217,14 @@ std::filesystem::path ensure_default_dataset(const std::string& env_name, Datase
   std::filesystem::create_directories(path.parent_path());
   const MakingLock lock(path, progress);
   if (std::filesystem::exists(path)) return path;  // made by the process we waited for
+  if (is_adroit(env_name)) {
+    AdroitExpertConfig config;
+    config.task = env::task(env_name).name;
+    const MlpPolicy expert = shipped_dapg_policy(config.task);
+    auto made = generate_adroit_expert_dataset(config, expert, progress);
+    data::write_d4rl(path, made.arrays, made.metadata);
+    return path;
+  }
   if (is_antmaze(env_name)) {
     AntMazeDataConfig config;
     config.task = env::task(env_name).name;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <numeric>
 #include <optional>
 
 namespace dstudio::data {
@@ -43,7 +44,10 @@ static std::int64_t bytes_of(const std::vector<T>& v) {
 std::int64_t TransitionArrays::memory_bytes() const {
   return bytes_of(observations) + bytes_of(next_observations) + bytes_of(actions) +
          bytes_of(rewards) + bytes_of(terminals) + bytes_of(timeouts) + bytes_of(qpos) +
-         bytes_of(qvel) + bytes_of(goals);
+         bytes_of(qvel) + bytes_of(goals) +
+         std::accumulate(
+             state_infos.begin(), state_infos.end(), std::int64_t{0},
+             [](std::int64_t sum, const auto& info) { return sum + bytes_of(info.second.values); });
 }
 
 std::int64_t Dataset::memory_bytes() const {
@@ -132,6 +136,24 @@ std::string d4rl_antmaze_task_of_file(const std::string& path) {
     else
       variant = multigoal ? "-diverse" : "-play";
     return std::string("antmaze-") + m.task + variant + (fixed ? "-v2" : "-v0");
+  }
+  return {};
+}
+
+std::string d4rl_adroit_task_of_file(const std::string& path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  if (const auto dot = name.rfind(".hdf5"); dot != std::string::npos && dot + 5 == name.size())
+    name.resize(dot);
+  for (const char* task : {"pen", "door", "hammer", "relocate"}) {
+    const std::string t = task;
+    if (name.rfind(t + "-", 0) != 0) continue;
+    const std::string rest = name.substr(t.size() + 1);
+    for (const char* kind : {"human", "cloned", "expert"})
+      for (const char* version : {"v0", "v1", "v2"})
+        if (rest == std::string(kind) + "-" + version) return name;
+    if (rest == "v0_demos_clipped") return t + "-human-v0";
+    if (rest == "demos-v0-bc-combined") return t + "-cloned-v0";
+    if (rest == "v0_expert_clipped") return t + "-expert-v0";
   }
   return {};
 }

@@ -197,6 +197,36 @@ void read_antmaze_episodes(Dataset& ds) {
                      "one), not at terminals; an episode's return counts its steps at the goal");
 }
 
+// D4RL's Adroit files name no environment either; their file names do. Relocate's get_env_state
+// hands out live views of the simulation's arrays, so its obj_pos, target_pos and palm_pos hold
+// one value for the whole file (D4RL#196): said, since a replay cannot put the ball back from them.
+void read_adroit_states(Dataset& ds) {
+  if (ds.env_id.empty()) {
+    ds.env_id = d4rl_adroit_task_of_file(ds.path);
+    if (!ds.env_id.empty())
+      ds.notes.push_back("the environment is " + ds.env_id + ", from D4RL's file name");
+  }
+  const auto& d = ds.data;
+  if (ds.env_id.rfind("relocate", 0) != 0) return;
+  std::vector<std::string> constant;
+  for (const auto& [key, info] : d.state_infos) {
+    const auto row = static_cast<std::size_t>(info.dim);
+    if (d.size() < 2 || row == 0) continue;
+    bool same = true;
+    for (std::size_t i = row; i < info.values.size() && same; ++i)
+      same = info.values[i] == info.values[i % row];
+    if (same) constant.push_back("infos/" + key);
+  }
+  if (constant.empty()) return;
+  std::string list;
+  for (std::size_t i = 0; i < constant.size(); ++i)
+    list += (i ? (i + 1 == constant.size() ? " and " : ", ") : "") + constant[i];
+  ds.notes.push_back(list + (constant.size() > 1 ? " hold" : " holds") +
+                     " one value in every row (D4RL's relocate recorded views of the simulation's "
+                     "arrays, not copies, so every row holds the last state); a replay takes the "
+                     "ball and the target from the observations instead");
+}
+
 void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& keys,
                const LoadOptions& options, const Progress& progress, Dataset& ds) {
   refuse_damaged_names(ctx, keys);
@@ -228,14 +258,28 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
     qvel = h5::open_array(ctx, file, "infos/qvel", "infos/qvel");
   if (options.infos && h5::has_path(ctx, file, "infos/goal", "infos/goal"))
     goal = h5::open_array(ctx, file, "infos/goal", "infos/goal");
+  // A task's state beyond qpos and qvel (D4RL's Adroit keys), read only when the file has them.
+  std::vector<std::pair<std::string, Array>> state_infos;
+  for (const char* key : kStateInfoKeys) {
+    const std::string path = std::string("infos/") + key;
+    if (options.infos && h5::has_path(ctx, file, path, path))
+      state_infos.emplace_back(key, h5::open_array(ctx, file, path, path));
+  }
 
   // Every length must agree before anything is read.
   for (const Array* a : {&act, &rew, &term}) check_rows(ctx, *a, n, "observations");
   for (const auto* a : {&tout, &next_obs, &qpos, &qvel, &goal})
     if (*a) check_rows(ctx, **a, n, "observations");
+  for (const auto& [key, a] : state_infos) check_rows(ctx, a, n, "observations");
   const std::int64_t nq = qpos ? h5::matrix_cols(ctx, *qpos, false) : 0;
   const std::int64_t nv = qvel ? h5::matrix_cols(ctx, *qvel, false) : 0;
   const std::int64_t ng = goal ? h5::matrix_cols(ctx, *goal, false) : 0;
+  std::vector<std::int64_t> state_info_dims;
+  std::int64_t state_info_cols = 0;
+  for (const auto& [key, a] : state_infos) {
+    state_info_dims.push_back(h5::matrix_cols(ctx, a, true));
+    state_info_cols += state_info_dims.back();
+  }
 
   MemoryBudget budget{ctx, options.max_bytes > 0 ? options.max_bytes : physical_memory_bytes() / 2};
   budget.add("observations", n, obs_dim, 4);
@@ -247,6 +291,8 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
   if (qpos) budget.add("infos/qpos", n, nq, 4);
   if (qvel) budget.add("infos/qvel", n, nv, 4);
   if (goal) budget.add("infos/goal", n, ng, 4);
+  for (std::size_t i = 0; i < state_infos.size(); ++i)
+    budget.add("infos/" + state_infos[i].first, n, state_info_dims[i], 4);
 
   // Before anything is allocated: every value of every array read is really in the file.
   h5::StorageMap storage;
@@ -256,6 +302,7 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
   if (qpos) h5::require_stored(ctx, *qpos, storage);
   if (qvel) h5::require_stored(ctx, *qvel, storage);
   if (goal) h5::require_stored(ctx, *goal, storage);
+  for (const auto& [key, a] : state_infos) h5::require_stored(ctx, a, storage);
 
   for (const Array* a : {&obs, &act, &rew, &term}) ds.arrays.push_back(a->info());
   for (const auto* a : {&tout, &next_obs})
@@ -283,7 +330,7 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
   d.qvel_dim = nv;
   d.goal_dim = ng;
   ReadProgress read{progress};
-  read.total = n * (obs_dim + act_dim + 1 + nq + nv + ng +
+  read.total = n * (obs_dim + act_dim + 1 + nq + nv + ng + state_info_cols +
                     (next_obs && options.next_observations ? obs_dim : 0));
   d.observations.resize(n * obs_dim);
   h5::read_floats(ctx, obs, obs_dim, d.observations.data(),
@@ -314,6 +361,14 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
   if (goal) {
     d.goals.resize(n * ng);
     h5::read_floats(ctx, *goal, ng, d.goals.data(), read.counter(ng, "reading infos/goal"));
+  }
+  for (std::size_t i = 0; i < state_infos.size(); ++i) {
+    const auto& [key, a] = state_infos[i];
+    auto& info = d.state_infos[key];
+    info.dim = state_info_dims[i];
+    info.values.resize(static_cast<std::size_t>(n * info.dim));
+    h5::read_floats(ctx, a, info.dim, info.values.data(),
+                    read.counter(info.dim, "reading infos/" + key));
   }
 
   if (options.metadata) {
@@ -349,6 +404,7 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
     ds.warnings.push_back("the file has no 'timeouts': episodes were cut every " +
                           std::to_string(options.max_episode_steps) + " steps, as D4RL does");
   read_antmaze_episodes(ds);
+  read_adroit_states(ds);
 }
 
 // Minari: one group per episode; observations carry the reset observation (steps + 1 rows).

@@ -111,6 +111,12 @@ bool write_result(int fd, const Dataset& ds) {
     w.values(*v);
   w.values(d.terminals);
   w.values(d.timeouts);
+  w.u64(d.state_infos.size());
+  for (const auto& [key, info] : d.state_infos) {
+    w.text(key);
+    w.u64(static_cast<std::uint64_t>(info.dim));
+    w.values(info.values);
+  }
   w.u64(ds.timeouts_synthesized);
   w.u64(ds.episodes.size());
   for (const auto& e : ds.episodes) {
@@ -209,6 +215,12 @@ bool read_result(int fd, std::uint64_t size, Dataset& ds) {
     r.values(*v);
   r.values(d.terminals);
   r.values(d.timeouts);
+  for (std::uint64_t k = 0, infos = r.count(24); k < infos; ++k) {
+    const std::string key = r.text();
+    auto& info = d.state_infos[key];
+    info.dim = static_cast<std::int64_t>(r.u64());
+    r.values(info.values);
+  }
   ds.timeouts_synthesized = r.u64() != 0;
   ds.episodes.resize(r.count(32));
   for (auto& e : ds.episodes) {

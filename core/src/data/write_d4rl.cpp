@@ -108,6 +108,11 @@ void check_arrays(const h5::Context& ctx, const TransitionArrays& d) {
   expect("infos/qpos", d.qpos.size(), d.qpos_dim, true);
   expect("infos/qvel", d.qvel.size(), d.qvel_dim, true);
   expect("infos/goal", d.goals.size(), d.goal_dim, true);
+  for (const auto& [key, info] : d.state_infos) {
+    if (key.empty() || key.find('/') != std::string::npos || info.dim < 1)
+      ctx.fail("infos/" + key, "is not a name and a width an infos array can have");
+    expect(("infos/" + key).c_str(), info.values.size(), info.dim, false);
+  }
 }
 
 }  // namespace
@@ -132,6 +137,8 @@ void write_d4rl(const std::filesystem::path& path, const TransitionArrays& data,
     if (!data.qpos.empty()) w.floats("infos/qpos", data.qpos, n, data.qpos_dim, false);
     if (!data.qvel.empty()) w.floats("infos/qvel", data.qvel, n, data.qvel_dim, false);
     if (!data.goals.empty()) w.floats("infos/goal", data.goals, n, data.goal_dim, false);
+    for (const auto& [key, info] : data.state_infos)
+      w.floats("infos/" + key, info.values, n, info.dim, false);
     for (const auto& [key, value] : metadata) w.text("metadata/" + key, value);
   });
 }

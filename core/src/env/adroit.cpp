@@ -8,6 +8,9 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -131,6 +134,32 @@ EnvironmentDefinition adroit_task(const std::string& name, const std::string& mo
   return d;
 }
 
+using RecordedInfos = std::map<std::string, std::span<const float>>;
+
+// The replay of a task whose task state is one recorded value (pen's desired_orien, door's
+// door_body_pos, hammer's board_pos) then the goal steps, which no file records (0). Without the
+// key, or with a row of another width, the model's own value: the XML's, so the scene stays whole.
+std::function<std::vector<double>(const mjModel*, std::span<const double>, std::span<const float>,
+                                  const RecordedInfos&)>
+replay_from_info(const char* key, std::size_t width,
+                 std::function<const double*(const mjModel*)> model_value) {
+  return [key, width, model_value](const mjModel* m, std::span<const double>,
+                                   std::span<const float>, const RecordedInfos& infos) {
+    std::vector<double> s(width + 1, 0.0);
+    const auto found = infos.find(key);
+    if (found != infos.end() && found->second.size() == width)
+      std::copy(found->second.begin(), found->second.end(), s.begin());
+    else
+      std::copy_n(model_value(m), width, s.begin());
+    return s;
+  };
+}
+
+// The first `count` values of the task state, for recorded_state.
+std::vector<double> first(const std::vector<double>& task_state, std::size_t count) {
+  return {task_state.begin(), task_state.begin() + static_cast<std::ptrdiff_t>(count)};
+}
+
 // ---- pen_v0.py ----------------------------------------------------------------------------------
 
 constexpr double kPenDropZ = 0.075;  // the pen's body below this height ends the episode
@@ -186,6 +215,12 @@ EnvironmentDefinition pen() {
     const int target = id_of(m, mjOBJ_BODY, "target");
     std::copy_n(s.begin(), 4, m->body_quat + 4 * target);
   };
+  d.recorded_state = [](const Simulation& sim) {
+    return std::map<std::string, std::vector<double>>{{"desired_orien", first(*sim.task_state, 4)}};
+  };
+  d.replayed_task_state = replay_from_info("desired_orien", 4, [](const mjModel* m) {
+    return m->body_quat + 4 * id_of(m, mjOBJ_BODY, "target");
+  });
   d.observe = [](const Simulation& sim, std::span<float> obs) {
     const auto s = pen_state(sim);
     const mjData* data = sim.data;
@@ -285,6 +320,12 @@ EnvironmentDefinition door() {
     s[3] = 0.0;
   };
   d.configure_model = move_body("frame");
+  d.recorded_state = [](const Simulation& sim) {
+    return std::map<std::string, std::vector<double>>{{"door_body_pos", first(*sim.task_state, 3)}};
+  };
+  d.replayed_task_state = replay_from_info("door_body_pos", 3, [](const mjModel* m) {
+    return m->body_pos + 3 * id_of(m, mjOBJ_BODY, "frame");
+  });
   d.observe = [](const Simulation& sim, std::span<float> obs) {
     const mjModel* m = sim.model;
     const mjData* data = sim.data;
@@ -386,6 +427,14 @@ EnvironmentDefinition hammer() {
     s[3] = 0.0;
   };
   d.configure_model = move_body("nail_board");
+  d.recorded_state = [](const Simulation& sim) {
+    const auto target = hammer_state(sim).target_pos;
+    return std::map<std::string, std::vector<double>>{
+        {"board_pos", first(*sim.task_state, 3)}, {"target_pos", {target.begin(), target.end()}}};
+  };
+  d.replayed_task_state = replay_from_info("board_pos", 3, [](const mjModel* m) {
+    return m->body_pos + 3 * id_of(m, mjOBJ_BODY, "nail_board");
+  });
   d.observe = [](const Simulation& sim, std::span<float> obs) {
     const mjModel* m = sim.model;
     const mjData* data = sim.data;
@@ -462,6 +511,38 @@ EnvironmentDefinition relocate() {
   d.configure_model = [ball = move_body("Object")](mjModel* m, std::span<const double> s) {
     ball(m, s);
     std::copy_n(s.begin() + 3, 3, m->site_pos + 3 * id_of(m, mjOBJ_SITE, "target"));
+  };
+  // Recorded per step, as D4RL meant: its own files hold one row repeated (views, not copies).
+  d.recorded_state = [](const Simulation& sim) {
+    const auto s = relocate_state(sim);
+    const auto values = [](const std::array<double, 3>& v) {
+      return std::vector<double>(v.begin(), v.end());
+    };
+    return std::map<std::string, std::vector<double>>{
+        {"hand_qpos", std::vector<double>(sim.data->qpos, sim.data->qpos + 30)},
+        {"obj_pos", values(s.obj_pos)},
+        {"target_pos", values(s.target_pos)},
+        {"palm_pos", values(s.palm_pos)}};
+  };
+  // From the episode's first observation, which D4RL's files hold correctly: the palm where qpos
+  // puts it, the ball and the target at their observed offsets from it, the ball's base its
+  // position less the displacement of its slide joints (qpos[30:33]).
+  d.replayed_task_state = [](const mjModel* m, std::span<const double> qpos,
+                             std::span<const float> obs, const RecordedInfos&) {
+    if (obs.size() < 36 || qpos.size() < 33)
+      throw EnvError("a relocate step is replayed from 39 observed values and 36 of qpos");
+    std::unique_ptr<mjData, void (*)(mjData*)> data(mj_makeData(m), mj_deleteData);
+    if (!data) throw EnvError("MuJoCo could not allocate the data of relocate's model");
+    std::copy_n(qpos.begin(), std::min<std::size_t>(qpos.size(), m->nq), data->qpos);
+    mj_kinematics(m, data.get());
+    const auto palm = site(data.get(), id_of(m, mjOBJ_SITE, "S_grasp"));
+    std::vector<double> s(7, 0.0);
+    for (std::size_t i = 0; i < 3; ++i) {
+      const double ball = palm[i] - obs[30 + i];
+      s[i] = ball - qpos[30 + i];
+      s[3 + i] = palm[i] - obs[33 + i];
+    }
+    return s;
   };
   d.observe = [](const Simulation& sim, std::span<float> obs) {
     const auto s = relocate_state(sim);

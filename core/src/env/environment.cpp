@@ -263,6 +263,11 @@ Simulation Environment::simulation() const {
   return Simulation{model_.get(), data_, const_cast<std::vector<double>*>(&task_state_)};
 }
 
+std::map<std::string, std::vector<double>> Environment::recorded_state() const {
+  return spec_.recorded_state ? spec_.recorded_state(simulation())
+                              : std::map<std::string, std::vector<double>>{};
+}
+
 void Environment::reset(std::uint64_t seed, std::span<float> obs) {
   const mjModel* m = model_.get();
   mj_resetData(m, data_);

@@ -45,8 +45,13 @@ std::filesystem::path default_dataset_path(const std::string& env = "hopper",
 /// shipped goal-reacher); the name carries a hash of the goal-reacher and the settings.
 std::filesystem::path antmaze_dataset_path(const std::string& task);
 
+/// The cache path of an Adroit task's expert dataset (D4RL's recipe, 5,000 episodes of the shipped
+/// DAPG expert); the name carries a hash of the policy and the settings.
+std::filesystem::path adroit_expert_dataset_path(const std::string& task);
+
 /// Generates the default dataset if it is not cached yet and returns its path. For an antmaze
-/// task `kind` and `algorithm` do not apply: its data is made as D4RL made it (antmaze_data.h).
+/// task `kind` and `algorithm` do not apply: its data is made as D4RL made it (antmaze_data.h);
+/// for an Adroit task the one kind a policy can make is made, expert (adroit_data.h).
 /// Another process making the same dataset meanwhile is waited for (cancellably), not repeated.
 std::filesystem::path ensure_default_dataset(const std::string& env = "hopper",
                                              DatasetKind kind = DatasetKind::Medium,

@@ -49,6 +49,19 @@ struct Episode {
   [[nodiscard]] bool complete() const { return end != EndReason::Unterminated; }
 };
 
+/// One `infos/` array of `dim` columns, row-major, one row per transition.
+struct InfoColumns {
+  std::int64_t dim = 0;
+  std::vector<float> values;
+  bool operator==(const InfoColumns&) const = default;
+};
+
+/// The `infos/` keys the loader reads into TransitionArrays::state_infos when a file holds them:
+/// D4RL's Adroit get_env_state() keys beyond qpos and qvel (hand_qpos, a copy of qpos's first
+/// values, is not among them).
+inline constexpr const char* kStateInfoKeys[] = {"desired_orien", "door_body_pos", "board_pos",
+                                                 "obj_pos",       "target_pos",    "palm_pos"};
+
 /// The transitions in the D4RL layout, as the writer takes them and the loader returns them.
 /// Arrays are row-major with one row per transition; optional arrays are empty when absent.
 struct TransitionArrays {
@@ -67,6 +80,10 @@ struct TransitionArrays {
   std::vector<float> qpos;               ///< (N, qpos_dim); optional
   std::vector<float> qvel;               ///< (N, qvel_dim); optional
   std::vector<float> goals;              ///< (N, goal_dim); optional
+  /// Further `infos/` arrays that hold a task's state beyond qpos and qvel, by key without the
+  /// "infos/" (D4RL's Adroit files: `desired_orien`, `door_body_pos`, `board_pos`, `obj_pos`,
+  /// `target_pos`, `palm_pos`; kStateInfoKeys): what a replay needs to put the scene back.
+  std::map<std::string, InfoColumns> state_infos;
 
   /// Number of transitions (rows of `observations`).
   [[nodiscard]] std::int64_t size() const {
@@ -174,6 +191,12 @@ std::vector<Episode> segment_goal_episodes(const TransitionArrays& data, double 
 /// ("Ant_maze_big-maze_noisy_multistart_True_multigoal_False_sparse_fixed.hdf5" is
 /// antmaze-medium-play-v2) and "antmaze-<maze>-v<N>" file names. Empty when neither.
 std::string d4rl_antmaze_task_of_file(const std::string& path);
+
+/// The D4RL Adroit task a file of D4RL's own is, by its name: v1 downloads
+/// ("door-expert-v1.hdf5") and v0 ones ("door-v0_demos_clipped.hdf5" is door-human-v0,
+/// "door-demos-v0-bc-combined.hdf5" door-cloned-v0, "door-v0_expert_clipped.hdf5"
+/// door-expert-v0). Empty when neither.
+std::string d4rl_adroit_task_of_file(const std::string& path);
 
 /// Mean and population standard deviation of the states of the complete episodes, per dimension.
 void state_statistics(const TransitionArrays& data, const std::vector<Episode>& episodes,

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -141,6 +142,20 @@ struct EnvironmentDefinition {
   /// the model, configured at every reset and whenever its task state is set or restored; a
   /// viewer applies it to the model it draws. Empty: one model serves every episode.
   std::function<void(mjModel_* model, std::span<const double> task_state)> configure_model;
+  /// D4RL's get_env_state() beyond qpos and qvel, by key (pen: "desired_orien"), as its datasets
+  /// record it under infos/ at every step: what a dataset the studio makes records too. Empty:
+  /// nothing beyond qpos and qvel.
+  std::function<std::map<std::string, std::vector<double>>(const Simulation& sim)> recorded_state;
+  /// The task state of a recorded episode, for replaying it: from its first step's qpos,
+  /// observation and recorded infos (by key without "infos/"; a key the file lacks is absent).
+  /// The first step, since an observation taken after the physics steps, without a forward pass,
+  /// holds positions one physics step behind its qpos; a reset's does not. Returns
+  /// task_state_size values, the episode's for every step. Empty: the task state is infos/goal
+  /// as it is (AntMaze), or zeros.
+  std::function<std::vector<double>(const mjModel_* model, std::span<const double> qpos,
+                                    std::span<const float> observation,
+                                    const std::map<std::string, std::span<const float>>& infos)>
+      replayed_task_state;
   /// What the viewers draw at a state beyond the model: the episode's goal, and where a planner
   /// would send the body next ("waypoint": AntMaze's navigator, drawn when a dataset episode is
   /// replayed). Empty: nothing.
@@ -232,6 +247,9 @@ class Environment {
   [[nodiscard]] int elapsed_steps() const { return steps_; }
   [[nodiscard]] std::span<const double> qpos() const;
   [[nodiscard]] std::span<const double> qvel() const;
+  /// What a D4RL file records of the current state beyond qpos and qvel
+  /// (EnvironmentDefinition::recorded_state); empty for a task that records nothing more.
+  [[nodiscard]] std::map<std::string, std::vector<double>> recorded_state() const;
 
   /// The model this environment steps: the shared one, or its own copy configured for the
   /// episode (EnvironmentDefinition::configure_model).

@@ -114,6 +114,19 @@ std::unique_ptr<EpisodePlayer> EpisodePlayer::replay(const data::Dataset& datase
   const auto S = static_cast<std::size_t>(t.obs_dim), A = static_cast<std::size_t>(t.act_dim);
   const auto Q = static_cast<std::size_t>(t.qpos_dim), V = static_cast<std::size_t>(t.qvel_dim);
   double to_go = e.ret, collected = 0.0;
+  std::vector<double> recorded_task_state;
+  if (s.spec->replayed_task_state && n > 0) {
+    std::map<std::string, std::span<const float>> infos;
+    for (const auto& [key, info] : t.state_infos)
+      infos.emplace(key, std::span<const float>(info.values)
+                             .subspan(first * static_cast<std::size_t>(info.dim),
+                                      static_cast<std::size_t>(info.dim)));
+    const std::vector<double> qpos(t.qpos.begin() + static_cast<std::ptrdiff_t>(first * Q),
+                                   t.qpos.begin() + static_cast<std::ptrdiff_t>((first + 1) * Q));
+    recorded_task_state = s.spec->replayed_task_state(
+        s.physics.get(), qpos, std::span<const float>(t.observations).subspan(first * S, S), infos);
+    recorded_task_state.resize(static_cast<std::size_t>(s.spec->task_state_size), 0.0);
+  }
   for (std::size_t k = 0; k < n; ++k) {
     const std::size_t row = first + k;
     auto f = std::make_shared<PlayerFrame>();
@@ -125,8 +138,11 @@ std::unique_ptr<EpisodePlayer> EpisodePlayer::replay(const data::Dataset& datase
     f->physics.qacc_warmstart.assign(V, 0.0);
     f->physics.ctrl.assign(A, 0.0);  // the task has one actuator per action dimension
     f->physics.elapsed_steps = static_cast<int>(k);
-    // The goal the episode was collected towards (AntMaze's infos/goal), for the viewers.
-    if (t.goal_dim == s.spec->task_state_size && t.goal_dim > 0)
+    // The task's state as the file recorded it (Adroit's infos, from the episode's first step),
+    // or the goal the episode was collected towards (AntMaze's infos/goal), for the viewers.
+    if (s.spec->replayed_task_state) {
+      f->physics.task_state = recorded_task_state;
+    } else if (t.goal_dim == s.spec->task_state_size && t.goal_dim > 0)
       f->physics.task_state.assign(
           t.goals.begin() + static_cast<std::ptrdiff_t>(row * t.goal_dim),
           t.goals.begin() + static_cast<std::ptrdiff_t>((row + 1) * t.goal_dim));
