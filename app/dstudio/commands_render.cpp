@@ -71,7 +71,10 @@ void add_render_commands(CLI::App& app, int& exit_code) {
       env::Environment e(name);
       const auto& spec = e.spec();
       render::OffscreenContext context;
+      // A task seen from its own place (a maze from above, a kitchen's counter) is rendered from
+      // there; a runner is followed from the side.
       render::CameraView view;
+      if (!spec.camera.track) view = render::task_camera(spec.camera);
       if (spec.name == "halfcheetah") view.lookat_z = 0.4, view.distance = 3.5;
       render::SceneRenderer renderer(e.model(), a->width, a->height, view);
 

@@ -25,9 +25,9 @@ python3 - "$work/envs.json" <<'PY'
 import json, sys
 envs = json.load(open(sys.argv[1]))
 names = [e["name"] for e in envs]
-assert len(names) == 14, names  # the studio's thirteen and the plugin's
+assert len(names) == 17, names  # the studio's sixteen and the plugin's
 assert names[:3] == ["hopper", "walker2d", "halfcheetah"], names
-assert "pen" in names and "antmaze-large-diverse-v2" in names, names
+assert "pen" in names and "antmaze-large-diverse-v2" in names and "kitchen-mixed-v0" in names, names
 assert names[-1] == "inverted-pendulum", names
 ip = envs[-1]
 assert ip["origin"] == "inverted-pendulum 1.0.0" and ip["observation_dim"] == 4 and ip["action_dim"] == 1, ip

@@ -14,5 +14,8 @@ std::vector<EnvironmentDefinition> locomotion_environments();
 std::vector<EnvironmentDefinition> antmaze_environments();
 /// D4RL's Adroit hand tasks (adroit.cpp).
 std::vector<EnvironmentDefinition> adroit_environments();
+/// D4RL's Franka Kitchen tasks: kitchen-complete-v0, kitchen-partial-v0, kitchen-mixed-v0
+/// (kitchen.cpp).
+std::vector<EnvironmentDefinition> kitchen_environments();
 
 }  // namespace dstudio::env

@@ -7,7 +7,10 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <optional>
+#include <regex>
+#include <set>
 #include <utility>
 
 #include "builtin_environments.h"
@@ -48,6 +51,103 @@ bool ends_a_word(std::string_view name, std::size_t count) {
   return !std::isalnum(next) || (std::islower(last) && std::isupper(next));
 }
 
+// MuJoCo 2.2's virtual file system keeps a file's name without its folders and finds a file by
+// that name alone, so two assets of one model that share a name (the Franka arm's
+// meshes/collision/link0.stl and meshes/visual/link0.stl) cannot both be staged by their names.
+// Each of those is staged under its path from the folder where the paths part, '/' read as '_'
+// ("visual_link0.stl"), and the model's references to it are rewritten to that name.
+struct VfsNames {
+  std::map<std::string, std::string> of;  // asset path -> the name it is staged under
+  std::map<std::string, std::vector<std::string>> renamed;  // a shared file name -> its assets
+};
+
+std::vector<std::string> path_parts(const std::string& path) {
+  std::vector<std::string> parts;
+  for (const auto& part : std::filesystem::path(path)) parts.push_back(part.string());
+  return parts;
+}
+
+VfsNames vfs_names(const std::vector<std::string>& assets, const std::string& task) {
+  VfsNames out;
+  std::map<std::string, std::vector<std::string>> by_name;
+  for (const auto& asset : assets)
+    by_name[std::filesystem::path(asset).filename().string()].push_back(asset);
+  std::set<std::string> taken;
+  for (const auto& [name, group] : by_name)
+    if (group.size() == 1) out.of[group.front()] = name, taken.insert(name);
+  for (const auto& [name, group] : by_name) {
+    if (group.size() == 1) continue;
+    if (std::set<std::string>(group.begin(), group.end()).size() != group.size())
+      throw EnvError("the model of " + task + " lists the file '" + group.front() + "' twice");
+    // The fewest trailing folders that tell the group's files apart.
+    for (std::size_t keep = 2;; ++keep) {
+      std::set<std::string> distinct;
+      std::map<std::string, std::string> staged;
+      for (const auto& asset : group) {
+        const auto parts = path_parts(asset);
+        std::string joined;
+        for (std::size_t i = parts.size() - std::min(keep, parts.size()); i < parts.size(); ++i)
+          joined += (joined.empty() ? "" : "_") + parts[i];
+        distinct.insert(joined);
+        staged[asset] = joined;
+      }
+      if (distinct.size() == group.size()) {
+        for (const auto& [asset, staged_name] : staged) {
+          if (!taken.insert(staged_name).second)
+            throw EnvError("the model of " + task +
+                           " has two files that would both be staged as '" + staged_name + "'");
+          out.of[asset] = staged_name;
+        }
+        break;
+      }
+    }
+    out.renamed[name] = group;
+  }
+  return out;
+}
+
+// `xml` with each file="..." attribute that names one of the renamed assets rewritten to its
+// staged name. A reference is that asset when the path it gives, read after its last "..", is how
+// the asset's path ends ("../../third_party/franka/meshes/visual/link0.stl").
+std::string with_vfs_names(std::string_view xml, const std::string& source, const VfsNames& names) {
+  static const std::regex attribute(R"((\bfile\s*=\s*)(["'])([^"']*)\2)");
+  std::string out;
+  auto last = xml.begin();
+  for (std::regex_iterator<std::string_view::const_iterator> it(xml.begin(), xml.end(), attribute),
+       end;
+       it != end; ++it) {
+    const auto& match = *it;
+    const std::string value = match[3].str();
+    const auto group = names.renamed.find(std::filesystem::path(value).filename().string());
+    if (group == names.renamed.end()) continue;
+    std::vector<std::string> wanted;
+    for (const auto& part : path_parts(value)) {
+      if (part == "..")
+        wanted.clear();
+      else if (part != ".")
+        wanted.push_back(part);
+    }
+    std::vector<std::string> fits;
+    for (const auto& asset : group->second) {
+      const auto parts = path_parts(asset);
+      if (parts.size() >= wanted.size() &&
+          std::equal(wanted.rbegin(), wanted.rend(), parts.rbegin()))
+        fits.push_back(asset);
+    }
+    // One that fits none is left to MuJoCo (it may sit in a comment); one that fits several
+    // cannot be told apart.
+    if (fits.empty()) continue;
+    if (fits.size() > 1)
+      throw EnvError(source + ": the file '" + value + "' could be any of " +
+                     std::to_string(fits.size()) + " of the model's files named " + group->first);
+    out.append(last, match[0].first);
+    out += match[1].str() + match[2].str() + names.of.at(fits.front()) + match[2].str();
+    last = match[0].second;
+  }
+  out.append(last, xml.end());
+  return out;
+}
+
 void check_size(std::size_t have, int want, const char* what) {
   if (have != static_cast<std::size_t>(want))
     throw EnvError(std::string(what) + " has " + std::to_string(have) +
@@ -59,7 +159,8 @@ void check_size(std::size_t have, int want, const char* what) {
 Registry<EnvironmentDefinition>& environments() {
   static Registry<EnvironmentDefinition>* registry = [] {
     auto* r = new Registry<EnvironmentDefinition>("environment");
-    for (auto* family : {locomotion_environments, antmaze_environments, adroit_environments})
+    for (auto* family :
+         {locomotion_environments, antmaze_environments, adroit_environments, kitchen_environments})
       for (auto& d : family()) {
         validate(d);
         r->add(std::move(d));
@@ -174,12 +275,21 @@ ModelPtr load_model(const EnvironmentDefinition& spec, const std::filesystem::pa
       std::memcpy(vfs->filedata[i], bytes.data(), bytes.size());
     };
     try {
-      stage(file, *text);
+      const auto names = vfs_names(spec.model_assets, spec.name);
+      if (names.renamed.empty()) {
+        stage(file, *text);
+      } else {
+        stage(file, with_vfs_names(*text, spec.model_file, names));
+      }
       for (const auto& asset : spec.model_assets) {
         const auto bytes = embedded_resource(asset);
         if (!bytes)
           throw EnvError("no embedded file '" + asset + "' for the model of " + spec.name);
-        stage(std::filesystem::path(asset).filename().string(), *bytes);
+        const std::string& name = names.of.at(asset);
+        if (!names.renamed.empty() && std::filesystem::path(asset).extension() == ".xml")
+          stage(name, with_vfs_names(*bytes, asset, names));
+        else
+          stage(name, *bytes);
       }
     } catch (...) {
       mj_deleteVFS(vfs.get());
