@@ -154,6 +154,40 @@ TEST_F(Cli, GenerateWritesTheD4rlLayoutAndRejectsUnknownNames) {
   EXPECT_THAT(r.err, HasSubstr("unknown dataset kind 'replay'"));
 }
 
+// Adroit's expert data: D4RL's DAPG expert as D4RL's script plays it, counted in episodes; the
+// human and cloned data are people's, and asking for them says so; the expert's score.
+TEST_F(Cli, AdroitExpertDataIsMadeAndHumanDataIsBrought) {
+  const auto out = (dir / "door-expert-small.hdf5").string();
+  auto r = run("dataset generate --env door --episodes 2 --seed 3 --out " + out, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("(400 transitions in 2 episodes)"));
+  const auto j = nlohmann::json::parse(run("dataset info --json " + out, dir).out);
+  EXPECT_EQ(j["transitions"], 400);
+  EXPECT_EQ(j["env_id"], "door");
+  EXPECT_EQ(j["metadata"]["algorithm"], "DAPG");
+  EXPECT_EQ(j["metadata"]["kind"], "expert");
+  r = run("dataset generate --env door --kind human --out " + out, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("the human data come from people's demonstrations: open D4RL's "
+                               "door-human-v1.hdf5"));
+  r = run("dataset default --env pen --kind cloned", dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("open D4RL's pen-cloned-v1.hdf5"));
+  r = run("dataset generate --env door --transitions 100 --out " + out, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("counted in episodes (--episodes)"));
+  r = run("dataset generate --env hopper --kind random --episodes 3 --out " + out, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  r = run("behaviour expert --env relocate --episodes 2", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("relocate: DAPG expert, sampled actions (as D4RL's data): mean "
+                               "return"));
+  EXPECT_THAT(r.out, HasSubstr("relocate: DAPG expert, mean action:"));
+  r = run("behaviour expert --env hopper", dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("hopper is not an Adroit task"));
+}
+
 // A tiny SAC run: it continues where a chunk stopped, Ctrl-C keeps a checkpoint, and its
 // policies can be chosen, shipped, evaluated and generated from.
 TEST_F(Cli, BehaviourSacRunsInChunksStopsOnInterruptAndShips) {

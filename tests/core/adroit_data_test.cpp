@@ -97,9 +97,9 @@ TEST(AdroitData, TheExpertDataIsRecordedAsD4rlsScriptRecordsIt) {
   const auto back = data::load_dataset(dir / "door.hdf5");
   std::vector<std::string> keys;
   for (const auto& a : back.arrays) keys.push_back(a.key);
-  for (const char* key : {"observations", "actions", "rewards", "terminals", "timeouts",
-                          "infos/qpos", "infos/qvel", "infos/door_body_pos", "infos/action_mean",
-                          "infos/action_log_std"})
+  for (const char* key :
+       {"observations", "actions", "rewards", "terminals", "timeouts", "infos/qpos", "infos/qvel",
+        "infos/door_body_pos", "infos/action_mean", "infos/action_log_std"})
     EXPECT_THAT(keys, Contains(std::string(key)));
   ASSERT_EQ(back.data.state_infos.size(), 1u);
   EXPECT_EQ(back.data.state_infos.at("door_body_pos"), frame);
@@ -127,8 +127,10 @@ TEST(AdroitData, PenEndsWhereThePenDropsAndRecordsItsTarget) {
   for (std::int64_t i = 0; i < d.size(); ++i) {
     const auto q = row(orien.values, i, 4);
     EXPECT_NEAR(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3], 1.0, 1e-5);
-    const bool end = d.terminals[static_cast<std::size_t>(i)] || d.timeouts[static_cast<std::size_t>(i)];
-    EXPECT_FALSE(d.terminals[static_cast<std::size_t>(i)] && d.timeouts[static_cast<std::size_t>(i)]);
+    const bool end =
+        d.terminals[static_cast<std::size_t>(i)] || d.timeouts[static_cast<std::size_t>(i)];
+    EXPECT_FALSE(d.terminals[static_cast<std::size_t>(i)] &&
+                 d.timeouts[static_cast<std::size_t>(i)]);
     if (d.timeouts[static_cast<std::size_t>(i)]) {
       EXPECT_EQ(i - start + 1, 100);
     }
@@ -194,7 +196,8 @@ TEST(AdroitData, D4rlsFilesAreNamedByTheirFileNameAndRelocatesQuirkIsSaid) {
   EXPECT_EQ(data::d4rl_adroit_task_of_file("pendulum-expert-v1.hdf5"), "");
   EXPECT_EQ(data::d4rl_adroit_task_of_file("door-medium-v1.hdf5"), "");
 
-  auto made = generate_adroit_expert_dataset(small("relocate", 2, 2), shipped_dapg_policy("relocate"));
+  auto made =
+      generate_adroit_expert_dataset(small("relocate", 2, 2), shipped_dapg_policy("relocate"));
   auto& d = made.arrays;
   d.state_infos.erase("action_mean");
   d.state_infos.erase("action_log_std");

@@ -61,8 +61,7 @@ void expert_action(const MlpPolicy& expert, std::span<const float> obs, bool sam
 }  // namespace
 
 GeneratedDataset generate_adroit_expert_dataset(const AdroitExpertConfig& config,
-                                                const MlpPolicy& expert,
-                                                const Progress& progress) {
+                                                const MlpPolicy& expert, const Progress& progress) {
   const auto& spec = adroit_task(config.task);
   check_fits(spec, expert);
   if (config.episodes < 1) throw UsageError("a dataset needs at least one episode");
@@ -206,9 +205,8 @@ ExpertScore score_adroit_expert(const std::string& task, const MlpPolicy& expert
   for (const double r : returns) squares += (r - s.mean_return) * (r - s.mean_return);
   s.std_return = std::sqrt(squares / episodes);
   s.mean_score = env::normalized_score(spec, s.mean_return);
-  const double score_std =
-      100.0 * (episodes > 1 ? std::sqrt(squares / (episodes - 1)) : 0.0) /
-      (spec.ref_max_score - spec.ref_min_score);
+  const double score_std = 100.0 * (episodes > 1 ? std::sqrt(squares / (episodes - 1)) : 0.0) /
+                           (spec.ref_max_score - spec.ref_min_score);
   s.score_ci95 = 1.96 * score_std / std::sqrt(static_cast<double>(episodes));
   for (const char ok : succeeded) s.successes += ok;
   return s;
