@@ -301,18 +301,17 @@ TEST(AntMaze, TheGoalReachersInputIsTheStateWithTheGoalRescaledToLengthTen) {
   EXPECT_FALSE(r.terminated);
   EXPECT_EQ(d.max_episode_steps, 300);
 
-  // Turned over, the ant's episode ends and it pays its distance for 100 more steps.
+  // Turned over, the ant goes on as D4RL's does (behaviour navigate counts the turned over).
   std::vector<double> qpos_upturned(e.qpos().begin(), e.qpos().end());
   std::vector<double> qvel_still(14, 0.0);
   qpos_upturned[2] = 0.3;
   qpos_upturned[3] = 0.0, qpos_upturned[4] = 1.0, qpos_upturned[5] = 0.0, qpos_upturned[6] = 0.0;
   e.set_state(qpos_upturned, qvel_still);
   const auto upturned = e.step(zero, obs);
-  EXPECT_TRUE(upturned.terminated);
+  EXPECT_FALSE(upturned.terminated);
   EXPECT_LT(torso_up(e.qpos()), 0.0);
   EXPECT_NEAR(upturned.reward,
-              -101.0 * std::hypot(e.qpos()[0] - e.task_state()[0], e.qpos()[1] - e.task_state()[1]),
-              1e-9);
+              -std::hypot(e.qpos()[0] - e.task_state()[0], e.qpos()[1] - e.task_state()[1]), 1e-12);
 }
 
 // The torso's up axis from its quaternion (w, x, y, z): upright 1, a quarter turn about x 0, half

@@ -424,10 +424,6 @@ EnvironmentDefinition goal_reaching_definition() {
     const double distance = distance_to_goal(sim);
     r.reward = -distance;
     r.success = distance <= kGoalRadius;
-    if (torso_up({sim.data->qpos, 7}) < 0.0) {
-      r.terminated = true;
-      r.reward = -distance * (1.0 + kUpturnedPenaltySteps);
-    }
     return r;
   };
   d.markers = [](std::span<const double>, std::span<const double> task_state) {

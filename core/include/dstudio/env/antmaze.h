@@ -27,10 +27,6 @@ inline constexpr double kGoalRadius = 0.5;    ///< the sparse reward's distance 
 inline constexpr double kActionScale = 30.0;  ///< NormalizedBoxEnv maps [-1, 1] onto +/-30
 /// The goal-reacher's input: the relative goal rescaled to this length (D4RL's script).
 inline constexpr double kGoalInputLength = 10.0;
-/// On the open plane an ant that turns over ends its episode paying its distance for this many
-/// more steps (about the discounted rest of an episode at SAC's discount 0.99), so that with a
-/// reward of -distance, ending an episode is never a way out of paying it.
-inline constexpr double kUpturnedPenaltySteps = 100.0;
 
 using Cell = std::pair<int, int>;  ///< (row, column)
 using Point = std::array<double, 2>;
@@ -107,9 +103,7 @@ void goal_reacher_input(std::span<const double> qpos, std::span<const double> qv
 /// D4RL's ant; the observation is qpos[2:15], qvel[0:14] and the goal relative to the torso as it
 /// is (GoalReachingEnv appends `goal - xy`; only the collection rescales it to length 10, to keep
 /// the waypoints within what the training goals were); a goal from a disk of radius 10 about the
-/// origin (disk_goal_sampler), dense reward -distance, 300 steps. D4RL's open plane has no
-/// termination; here an ant that turns over (torso_up < 0) ends the episode with the penalty of
-/// kUpturnedPenaltySteps, since turning over is how the maze's episodes fail.
+/// origin (disk_goal_sampler), dense reward -distance, 300 steps, no termination.
 EnvironmentDefinition goal_reaching_definition();
 
 /// What an antmaze task is built from.
