@@ -12,9 +12,11 @@
 #include "dstudio/behaviour/adroit_data.h"
 #include "dstudio/behaviour/antmaze_data.h"
 #include "dstudio/behaviour/default_datasets.h"
+#include "dstudio/behaviour/demonstrations.h"
 #include "dstudio/behaviour/generate.h"
 #include "dstudio/behaviour/policy_set.h"
 #include "dstudio/common/read_file.h"
+#include "dstudio/common/resources.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/data/synthetic.h"
 #include "dstudio/env/compatibility.h"
@@ -172,22 +174,56 @@ struct GenerateArgs {
   behaviour::GenerateConfig config;
 };
 
-// An Adroit task's one kind a policy can make: the human demonstrations (and the cloned data
-// trained on them) are people's, so a user brings D4RL's files for those.
+// Whether the studio can make an Adroit task's human data: only the door's demonstrations are
+// public (demonstrations.h).
+bool human_demonstrations_ship(const std::string& task) {
+  return embedded_resource("demonstrations/" + task + "-human.json").has_value();
+}
+
+// The kinds of an Adroit task the studio makes: expert (D4RL's DAPG expert policy) and, where the
+// demonstrations ship, human. The cloned data come from a policy trained on the demonstrations,
+// and the others' demonstrations are people's: a user brings D4RL's files for those.
 void refuse_adroit_kind(const std::string& task, const std::string& kind) {
   if (kind.empty() || kind == "expert") return;
-  throw UsageError("--kind " + kind + ": of " + task +
-                   " the studio makes the expert data (D4RL's DAPG expert policy); " +
-                   (kind == "human" || kind == "cloned"
-                        ? "the " + kind + " data come from people's demonstrations: open D4RL's " +
-                              task + "-" + kind + "-v1.hdf5"
-                        : std::string("leave --kind out or say expert")));
+  if (kind == "human" && human_demonstrations_ship(task)) return;
+  const std::string makes = human_demonstrations_ship(task)
+                                ? "the expert data (D4RL's DAPG expert policy) and the human "
+                                  "data (DAPG's demonstrations replayed)"
+                                : "the expert data (D4RL's DAPG expert policy)";
+  throw UsageError(
+      "--kind " + kind + ": of " + task + " the studio makes " + makes + "; " +
+      (kind == "human" || kind == "cloned"
+           ? "the " + kind + " data come from people's demonstrations" +
+                 (kind == "human" ? std::string(", not public for ") + task : std::string()) +
+                 ": open D4RL's " + task + "-" + kind + "-v1.hdf5"
+           : std::string("leave --kind out or say expert or human")));
+}
+
+// dataset generate --kind human: the demonstrations replayed as D4RL's hand_dapg_demos.py does.
+void generate_adroit_human(const GenerateArgs& g) {
+  const std::string task = env::task(g.env).name;
+  if (g.episodes > 0 || g.mean_actions || !g.policies.empty())
+    throw UsageError(
+        "--kind human replays the demonstrations as they are: leave out --episodes, "
+        "--mean-actions and --policies");
+  TerminalProgress bar("replaying");
+  behaviour::ReplayAgreement agreement;
+  auto made = behaviour::replay_demonstrations(behaviour::shipped_demonstrations(task),
+                                               bar.progress(), &agreement);
+  data::write_d4rl(g.out, made.arrays, made.metadata);
+  std::printf("wrote %s (%s transitions in %s demonstrations; %s)\n", g.out.c_str(),
+              made.metadata["transitions"].c_str(), made.metadata["episodes"].c_str(),
+              made.metadata["replay_agreement"].c_str());
 }
 
 // dataset generate for an Adroit task: D4RL's DAPG expert played as D4RL's script plays it.
 void generate_adroit(const GenerateArgs& g) {
   const std::string task = env::task(g.env).name;
   refuse_adroit_kind(task, g.kind);
+  if (g.kind == "human") {
+    generate_adroit_human(g);
+    return;
+  }
   if (g.config.transitions > 0)
     throw UsageError("--transitions: an Adroit expert dataset is counted in episodes (--episodes)");
   behaviour::AdroitExpertConfig config;
@@ -303,12 +339,15 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
   generate
       ->add_option("--env", g->env,
                    "hopper, walker2d, halfcheetah, an antmaze task (antmaze-umaze-v2, ...) or an "
-                   "Adroit task (pen, door, hammer, relocate: their expert data)")
+                   "Adroit task (pen, door, hammer, relocate: their expert data; the door's human "
+                   "data too)")
       ->required()
       ->check(known_environment());
-  generate->add_option("--kind", g->kind,
-                       "random, medium, medium-replay, expert or medium-expert (locomotion; an "
-                       "antmaze task's data has one kind, D4RL's; an Adroit task's, expert)");
+  generate->add_option(
+      "--kind", g->kind,
+      "random, medium, medium-replay, expert or medium-expert (locomotion; an "
+      "antmaze task's data has one kind, D4RL's; an Adroit task's, expert, and door's "
+      "also human: DAPG's demonstrations replayed)");
   generate
       ->add_option("--transitions", g->config.transitions,
                    "Number of transitions (default: D4RL's: 1M, medium-expert 2M, medium-replay "
@@ -406,7 +445,9 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
       if (!d->story && env::task(d->env).family == "adroit")
         refuse_adroit_kind(env::task(d->env).name, kind_option->count() > 0 ? d->kind : "");
       TerminalProgress bar("making the default dataset");
+      const bool human = !d->story && kind_option->count() > 0 && d->kind == "human";
       const auto path = d->story ? behaviour::ensure_story_dataset(bar.progress())
+                        : human  ? behaviour::ensure_adroit_human_dataset(d->env, bar.progress())
                                  : behaviour::ensure_default_dataset(
                                        d->env, behaviour::parse_kind(d->kind), bar.progress(),
                                        behaviour::parse_algorithm(d->algorithm));

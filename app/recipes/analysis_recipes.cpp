@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "dstudio/behaviour/default_datasets.h"
+#include "dstudio/behaviour/demonstrations.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/dataset_io.h"
@@ -100,7 +101,8 @@ std::string own_dataset(const std::string& checkpoint) {
   // A default dataset made on another machine: the same name in this machine's cache, if its
   // content is the checkpoint's.
   if (const auto d = behaviour::identify_default_dataset(info.dataset_path)) {
-    const auto path = behaviour::default_dataset_path(d->env, d->kind, d->algorithm);
+    const auto path = d->human ? behaviour::adroit_human_dataset_path(d->env)
+                               : behaviour::default_dataset_path(d->env, d->kind, d->algorithm);
     try {
       if (fs::exists(path, ec) && dataset_fingerprint(path.string()) == info.dataset_fingerprint)
         return path.string();

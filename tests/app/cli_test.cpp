@@ -155,7 +155,8 @@ TEST_F(Cli, GenerateWritesTheD4rlLayoutAndRejectsUnknownNames) {
 }
 
 // Adroit's expert data: D4RL's DAPG expert as D4RL's script plays it, counted in episodes; the
-// human and cloned data are people's, and asking for them says so; the expert's score.
+// door's human data, DAPG's demonstrations replayed; the other human data and the cloned data are
+// people's or made from them, and asking for them says so; the expert's score.
 TEST_F(Cli, AdroitExpertDataIsMadeAndHumanDataIsBrought) {
   const auto out = (dir / "door-expert-small.hdf5").string();
   auto r = run("dataset generate --env door --episodes 2 --seed 3 --out " + out, dir);
@@ -166,10 +167,21 @@ TEST_F(Cli, AdroitExpertDataIsMadeAndHumanDataIsBrought) {
   EXPECT_EQ(j["env_id"], "door");
   EXPECT_EQ(j["metadata"]["algorithm"], "DAPG");
   EXPECT_EQ(j["metadata"]["kind"], "expert");
-  r = run("dataset generate --env door --kind human --out " + out, dir);
+  const auto human = (dir / "door-human.hdf5").string();
+  r = run("dataset generate --env door --kind human --out " + human, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("(6729 transitions in 25 demonstrations; 15 of 25 demonstrations "
+                               "replay to within 1% of their recorded return"));
+  const auto h = nlohmann::json::parse(run("dataset info --json " + human, dir).out);
+  EXPECT_EQ(h["transitions"], 6729);
+  EXPECT_EQ(h["metadata"]["kind"], "human");
+  r = run("dataset generate --env pen --kind human --out " + out, dir);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("the human data come from people's demonstrations: open D4RL's "
-                               "door-human-v1.hdf5"));
+  EXPECT_THAT(r.err, HasSubstr("the human data come from people's demonstrations, not public for "
+                               "pen: open D4RL's pen-human-v1.hdf5"));
+  r = run("dataset generate --env door --kind cloned --out " + out, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("open D4RL's door-cloned-v1.hdf5"));
   r = run("dataset default --env pen --kind cloned", dir);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("open D4RL's pen-cloned-v1.hdf5"));

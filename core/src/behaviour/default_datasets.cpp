@@ -15,6 +15,7 @@
 
 #include "dstudio/behaviour/adroit_data.h"
 #include "dstudio/behaviour/antmaze_data.h"
+#include "dstudio/behaviour/demonstrations.h"
 #include "dstudio/common/resources.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
@@ -99,6 +100,15 @@ std::filesystem::path adroit_expert_dataset_path(const std::string& task) {
          (name + "-expert-dstudio-dapg-" + short_hash(settings) + ".hdf5");
 }
 
+std::filesystem::path adroit_human_dataset_path(const std::string& task) {
+  const std::string name = env::task(task).name;
+  const auto demos = embedded_resource("demonstrations/" + name + "-human.json");
+  const std::string settings =
+      std::string(demos.value_or("")) + "|" + name + "|clipped|adroit-human-v1";
+  return cache_folder() / "datasets" /
+         (name + "-human-dstudio-dapg-demos-" + short_hash(settings) + ".hdf5");
+}
+
 std::filesystem::path default_dataset_path(const std::string& env_name, DatasetKind kind,
                                            PolicyAlgorithm algorithm) {
   if (is_antmaze(env_name)) return antmaze_dataset_path(env_name);
@@ -123,6 +133,19 @@ std::filesystem::path default_dataset_path(const std::string& env_name, DatasetK
 
 std::optional<DefaultDatasetInfo> identify_default_dataset(const std::filesystem::path& path) {
   const auto name = path.filename();
+  for (const auto& task : env::task_names()) {
+    if (!is_adroit(task) || name.string().rfind(task + "-human-dstudio-", 0) != 0 ||
+        adroit_human_dataset_path(task).filename() != name)
+      continue;
+    DefaultDatasetInfo info;
+    info.env = task;
+    info.kind = DatasetKind::Expert;  // not a kind a policy makes; `human` tells it apart
+    info.human = true;
+    info.label = task + " human (the studio's, made as D4RL made " + task +
+                 "-human-v1: DAPG's 25 demonstrations replayed)";
+    info.command = "dstudio dataset default --env " + task + " --kind human";
+    return info;
+  }
   for (const auto& task : env::task_names()) {
     if (!is_adroit(task) || adroit_expert_dataset_path(task).filename() != name) continue;
     DefaultDatasetInfo info;
@@ -242,6 +265,19 @@ std::filesystem::path ensure_default_dataset(const std::string& env_name, Datase
   const PolicySet policies = default_policies(config.env, kind, algorithm);
   auto made = generate_dataset(config, policies, progress);
   data::write_d4rl(path, made.arrays, made.metadata);  // atomic: a crash leaves no partial file
+  return path;
+}
+
+std::filesystem::path ensure_adroit_human_dataset(const std::string& task,
+                                                  const Progress& progress) {
+  const auto demonstrations = shipped_demonstrations(task);  // refuses a task without
+  const auto path = adroit_human_dataset_path(task);
+  if (std::filesystem::exists(path)) return path;
+  std::filesystem::create_directories(path.parent_path());
+  const MakingLock lock(path, progress);
+  if (std::filesystem::exists(path)) return path;
+  auto made = replay_demonstrations(demonstrations, progress);
+  data::write_d4rl(path, made.arrays, made.metadata);
   return path;
 }
 

@@ -71,7 +71,10 @@ struct DefaultDatasetInfo {
   DatasetKind kind = DatasetKind::Medium;
   PolicyAlgorithm algorithm = PolicyAlgorithm::Sac;
   bool story = false;  ///< the studio's default view and the shipped checkpoints' data
-  std::string label;   ///< "hopper medium-expert (SAC behaviour policies, 2,000,000 transitions)"
+  /// An Adroit task's human data, replayed from people's demonstrations (demonstrations.h):
+  /// `kind` and `algorithm` do not apply.
+  bool human = false;
+  std::string label;  ///< "hopper medium-expert (SAC behaviour policies, 2,000,000 transitions)"
   std::string
       command;  ///< the command that makes it: "dstudio dataset default --kind medium-expert"
 };
