@@ -14,6 +14,7 @@
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/behaviour/demonstrations.h"
 #include "dstudio/behaviour/generate.h"
+#include "dstudio/behaviour/kitchen_demos.h"
 #include "dstudio/behaviour/policy_set.h"
 #include "dstudio/common/read_file.h"
 #include "dstudio/common/resources.h"
@@ -488,6 +489,46 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
       std::printf("wrote %s: %s, observations of %lld values (%lld before)\n", h->out.c_str(),
                   view.task->name.c_str(), static_cast<long long>(view.data.obs_dim),
                   static_cast<long long>(full.data.obs_dim));
+    });
+  });
+
+  // dataset import-mjl
+  auto* import_mjl = dataset->add_subcommand(
+      "import-mjl",
+      "Make D4RL's kitchen dataset from relay-policy-learning's demonstration logs (.mjl), "
+      "replayed in the studio's kitchen as D4RL's script replayed them");
+  struct ImportArgs {
+    std::vector<std::string> inputs;
+    std::string task = "kitchen-complete", out;
+    behaviour::KitchenImportConfig config;
+  };
+  auto imp = std::make_shared<ImportArgs>();
+  import_mjl
+      ->add_option("logs", imp->inputs,
+                   ".mjl files or folders of them (kitchen_demos_multitask or its sub-folders)")
+      ->required()
+      ->check(CLI::ExistingPath);
+  import_mjl
+      ->add_option("--task", imp->task,
+                   "kitchen-complete (only the *microwave_kettle_switch_slide folders of a folder "
+                   "of folders), kitchen-partial or kitchen-mixed")
+      ->capture_default_str();
+  import_mjl->add_option("--out", imp->out, "Output .hdf5 file")->required();
+  import_mjl->add_option("--seed", imp->config.seed, "Seed of the observation noise")
+      ->capture_default_str()
+      ->check(seed_number());
+  import_mjl->callback([&exit_code, imp] {
+    exit_code = run_guarded([&] {
+      imp->config.task = env::task(imp->task).name;
+      for (const auto& input : imp->inputs) imp->config.inputs.emplace_back(input);
+      TerminalProgress bar("replaying");
+      const auto made = behaviour::import_kitchen_demos(imp->config, bar.progress());
+      data::WriteOptions options;
+      options.write_timeouts = false;  // D4RL's kitchen files have none
+      data::write_d4rl(imp->out, made.arrays, made.metadata, options);
+      std::printf("wrote %s: %s, %zu demonstrations, %lld transitions\n", imp->out.c_str(),
+                  imp->config.task.c_str(), made.logs.size(),
+                  static_cast<long long>(made.arrays.size()));
     });
   });
 

@@ -158,6 +158,20 @@ std::string d4rl_adroit_task_of_file(const std::string& path) {
   return {};
 }
 
+std::string d4rl_kitchen_task_of_file(const std::string& path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  if (const auto dot = name.rfind(".hdf5"); dot != std::string::npos && dot + 5 == name.size())
+    name.resize(dot);
+  // The names D4RL's generation script saved the files under (kitchen/__init__.py's URLs).
+  if (name == "mini_kitchen_microwave_kettle_light_slider-v0") return "kitchen-complete-v0";
+  if (name == "kitchen_microwave_kettle_light_slider-v0") return "kitchen-partial-v0";
+  if (name == "kitchen_microwave_kettle_bottomburner_light-v0") return "kitchen-mixed-v0";
+  for (const char* kind : {"complete", "partial", "mixed"})
+    for (const char* version : {"v0", "v1", "v2"})
+      if (name == std::string("kitchen-") + kind + "-" + version) return name;
+  return {};
+}
+
 void state_statistics(const TransitionArrays& data, const std::vector<Episode>& episodes,
                       std::vector<float>& mean, std::vector<float>& std) {
   const auto dim = static_cast<std::size_t>(data.obs_dim);

@@ -227,6 +227,36 @@ void read_adroit_states(Dataset& ds) {
                      "ball and the target from the observations instead");
 }
 
+// D4RL's kitchen files: human demonstrations replayed and relabelled by D4RL's script, with a
+// terminal on each demonstration's last step and no timeouts; rewards count the task's elements
+// within 0.3 of their goals at every step (completed elements kept, a Markovian reward).
+void read_kitchen_episodes(Dataset& ds, bool has_timeouts) {
+  std::int64_t shortest = 0, longest = 0, complete = 0;
+  for (const auto& ep : ds.episodes) {
+    if (!ep.complete()) continue;
+    shortest = complete == 0 ? ep.length : std::min(shortest, ep.length);
+    longest = std::max(longest, ep.length);
+    ++complete;
+  }
+  if (!has_timeouts)
+    ds.notes.push_back(
+        "Kitchen: the file has no 'timeouts' (D4RL's kitchen files have none) and a terminal on "
+        "the last step of each demonstration, so each of the " +
+        std::to_string(complete) + " episodes is one demonstration (" + std::to_string(shortest) +
+        " to " + std::to_string(longest) +
+        " steps), not cut at 1,000 steps; a terminal marks a demonstration's end, not the task "
+        "done");
+  float most = 0.0f;
+  for (const float r : ds.data.rewards) most = std::max(most, r);
+  ds.notes.push_back(
+      "Kitchen: a reward counts the task's elements within 0.3 of their goals at that step (up to "
+      "4; the largest here is " +
+      std::to_string(static_cast<int>(most)) +
+      "), as D4RL relabelled the demonstrations with completed elements kept, so a "
+      "demonstration's return sums those counts over its steps, while an evaluation episode "
+      "counts each element once (0 to 4)");
+}
+
 void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& keys,
                const LoadOptions& options, const Progress& progress, Dataset& ds) {
   refuse_damaged_names(ctx, keys);
@@ -252,17 +282,21 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
                                         " columns but 'observations' has " +
                                         std::to_string(obs_dim));
   }
-  if (options.infos && h5::has_path(ctx, file, "infos/qpos", "infos/qpos"))
+  // D4RL's kitchen files hold 'infos' as one array (each step's demonstration index), not a
+  // group: nothing below it can be looked up.
+  const bool infos_group = h5::is_group(ctx, file, "infos", "infos");
+  const bool read_infos = options.infos && infos_group;
+  if (read_infos && h5::has_path(ctx, file, "infos/qpos", "infos/qpos"))
     qpos = h5::open_array(ctx, file, "infos/qpos", "infos/qpos");
-  if (options.infos && h5::has_path(ctx, file, "infos/qvel", "infos/qvel"))
+  if (read_infos && h5::has_path(ctx, file, "infos/qvel", "infos/qvel"))
     qvel = h5::open_array(ctx, file, "infos/qvel", "infos/qvel");
-  if (options.infos && h5::has_path(ctx, file, "infos/goal", "infos/goal"))
+  if (read_infos && h5::has_path(ctx, file, "infos/goal", "infos/goal"))
     goal = h5::open_array(ctx, file, "infos/goal", "infos/goal");
   // A task's state beyond qpos and qvel (D4RL's Adroit keys), read only when the file has them.
   std::vector<std::pair<std::string, Array>> state_infos;
   for (const char* key : kStateInfoKeys) {
     const std::string path = std::string("infos/") + key;
-    if (options.infos && h5::has_path(ctx, file, path, path))
+    if (read_infos && h5::has_path(ctx, file, path, path))
       state_infos.emplace_back(key, h5::open_array(ctx, file, path, path));
   }
 
@@ -307,7 +341,13 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
   for (const Array* a : {&obs, &act, &rew, &term}) ds.arrays.push_back(a->info());
   for (const auto* a : {&tout, &next_obs})
     if (*a) ds.arrays.push_back((*a)->info());
-  if (h5::is_group(ctx, file, "infos", "infos")) {
+  if (!infos_group && h5::has_link(ctx, file, "infos", "infos")) {
+    ds.arrays.push_back(h5::open_array(ctx, file, "infos", "infos").info());
+    ds.notes.push_back(
+        "'infos' is one array, not a group of states (D4RL's kitchen files: the index of each "
+        "step's demonstration within its folder): no state is replayed from it");
+  }
+  if (infos_group) {
     h5::Handle infos(H5Gopen2(file, "infos", H5P_DEFAULT), H5Gclose);
     if (!infos.valid()) ctx.fail_h5("infos", "cannot be opened as a group");
     const std::vector<std::string> members = h5::link_names(ctx, infos, "infos");
@@ -397,14 +437,39 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
       ds.env_id = it->second;
   }
 
-  ds.timeouts_synthesized = !tout;
-  ds.episodes =
-      segment_episodes(d.rewards, d.terminals, d.timeouts, tout ? 0 : options.max_episode_steps);
-  if (!tout)
+  // D4RL's kitchen files name no environment either; their file names do. They have no
+  // 'timeouts' by design: a terminal closes each demonstration, so nothing is cut.
+  if (ds.env_id.empty()) {
+    ds.env_id = d4rl_kitchen_task_of_file(ds.path);
+    if (!ds.env_id.empty())
+      ds.notes.push_back("the environment is " + ds.env_id + ", from D4RL's file name");
+  }
+  const bool kitchen = ds.env_id.rfind("kitchen-", 0) == 0;
+  ds.timeouts_synthesized = !tout && !kitchen;
+  ds.episodes = segment_episodes(d.rewards, d.terminals, d.timeouts,
+                                 tout || kitchen ? 0 : options.max_episode_steps);
+  if (!tout && !kitchen)
     ds.warnings.push_back("the file has no 'timeouts': episodes were cut every " +
                           std::to_string(options.max_episode_steps) + " steps, as D4RL does");
+  if (kitchen) read_kitchen_episodes(ds, tout.has_value());
   read_antmaze_episodes(ds);
   read_adroit_states(ds);
+}
+
+// The arrays of a dict observation, depth first in name order: Minari writes a Dict space as a
+// group and a Dict inside it (FrankaKitchen's achieved_goal and desired_goal, one array per task
+// element) as a group within.
+void dict_members(const Context& ctx, hid_t file, const std::string& path,
+                  std::vector<std::string>& out) {
+  h5::Handle g(H5Gopen2(file, path.c_str(), H5P_DEFAULT), H5Gclose);
+  if (!g.valid()) ctx.fail_h5(path, "cannot be opened as a group");
+  for (const auto& member : h5::link_names(ctx, g, path)) {
+    const std::string child = path + "/" + member;
+    if (h5::is_group(ctx, file, child, child))
+      dict_members(ctx, file, child, out);
+    else
+      out.push_back(child);
+  }
 }
 
 // Minari: one group per episode; observations carry the reset observation (steps + 1 rows).
@@ -435,6 +500,61 @@ std::optional<std::int64_t> declared_count(const Dataset& ds, const std::string&
   auto [ptr, ec] = std::from_chars(it->second.data(), end, value);
   if (ec != std::errc() || ptr != end) return std::nullopt;
   return value;
+}
+
+// Whether `env_id` is one of D4RL's Adroit tasks ("door-human-v2").
+bool find_adroit(const std::string& env_id) {
+  for (const char* adroit : {"pen-", "door-", "hammer-", "relocate-"})
+    if (env_id.rfind(adroit, 0) == 0) return true;
+  return false;
+}
+
+// A state array every episode of a Minari file holds (qpos, qvel, a D4RL state key), under the
+// episode's infos/ (recorded infos) or state/ (a step callback's env.get_env_state()).
+struct MinariState {
+  std::string where, key;
+  std::int64_t dim = 0;
+  std::vector<Array> arrays;  // one per episode
+};
+
+std::vector<MinariState> minari_states(const Context& ctx, hid_t file,
+                                       const std::vector<MinariEpisode>& episodes, Dataset& ds) {
+  std::vector<std::string> keys = {"qpos", "qvel"};
+  keys.insert(keys.end(), std::begin(kStateInfoKeys), std::end(kStateInfoKeys));
+  std::vector<MinariState> out;
+  for (const auto& key : keys)
+    for (const char* where : {"infos", "state"}) {
+      std::size_t held = 0;
+      for (const auto& e : episodes)
+        held += h5::has_path(ctx, file, e.name + "/" + where + "/" + key,
+                             e.name + "/" + where + "/" + key);
+      if (held == 0) continue;
+      if (held != episodes.size()) {
+        ds.warnings.push_back(std::to_string(episodes.size() - held) + " of " +
+                              std::to_string(episodes.size()) + " episodes have no '" + where +
+                              "/" + key + "': it was left out, and no episode replays from it");
+        continue;
+      }
+      MinariState st{where, key, -1, {}};
+      for (const auto& e : episodes) {
+        const std::string path = e.name + "/" + where + "/" + key;
+        Array a = h5::open_array(ctx, file, path, path);
+        const std::int64_t cols = h5::matrix_cols(ctx, a, true);
+        // With the reset's record (Minari's record_infos) a state has steps + 1 rows.
+        if (a.rows() != e.steps && a.rows() != e.steps + 1)
+          ctx.fail(path, "has " + std::to_string(a.rows()) + " rows; an episode of " +
+                             std::to_string(e.steps) + " steps needs " + std::to_string(e.steps) +
+                             " or " + std::to_string(e.steps + 1));
+        if (st.dim >= 0 && cols != st.dim)
+          ctx.fail(path, "has " + std::to_string(cols) + " columns but earlier episodes have " +
+                             std::to_string(st.dim));
+        st.dim = cols;
+        st.arrays.push_back(std::move(a));
+      }
+      out.push_back(std::move(st));
+      break;
+    }
+  return out;
 }
 
 void read_minari(const Context& ctx, hid_t file,
@@ -468,6 +588,34 @@ void read_minari(const Context& ctx, hid_t file,
         ", not D4RL's antmaze: Gymnasium's ant (gear 150, timestep 0.01, 0.05 s a step), a goal "
         "threshold of 0.45, rewards against each episode's own goal, dict observations. Its "
         "scores are not comparable with D4RL antmaze scores.";
+  // Minari's D4RL/kitchen replayed the demonstrations in Gymnasium-Robotics' FrankaKitchen: a
+  // different task too.
+  if (ds.env_id.rfind("FrankaKitchen", 0) == 0 || dataset_id.rfind("D4RL/kitchen", 0) == 0)
+    ds.task_caveat =
+        "Minari's " + (dataset_id.empty() ? std::string("kitchen") : dataset_id) + " is " +
+        (ds.env_id.empty() ? std::string("Gymnasium-Robotics' FrankaKitchen") : ds.env_id) +
+        ", not D4RL's kitchen: a dict observation (observation of 59 = the robot's 9 qpos and 9 "
+        "qvel, the objects' 21 qpos and 20 qvel; achieved_goal and desired_goal per task "
+        "element), observation noise 10x smaller, no 30-D goal block. A checkpoint trained on "
+        "D4RL's kitchen (60-D observations) does not read its states, and its scores are not "
+        "comparable with D4RL kitchen scores.";
+  // Minari's D4RL Adroit files re-ran D4RL's actions in Gymnasium-Robotics' AdroitHand*-v1 from
+  // D4RL's first states: D4RL's observations and actions, which the studio's task reads, with
+  // that environment's rewards.
+  for (const char* adroit : {"pen", "door", "hammer", "relocate"}) {
+    const std::string prefix = std::string("D4RL/") + adroit + "/";
+    if (dataset_id.rfind(prefix, 0) != 0) continue;
+    const std::string gr = ds.env_id;
+    ds.env_id = std::string(adroit) + "-" + dataset_id.substr(prefix.size());
+    ds.notes.push_back(
+        "Minari's " + dataset_id + " re-ran D4RL's " + adroit + " actions in " +
+        (gr.empty() ? std::string("Gymnasium-Robotics' Adroit") : gr) +
+        " from D4RL's first states: the observations and actions are D4RL's " + adroit +
+        " task's, simulated here as " + ds.env_id +
+        "; the rewards are that environment's (Gymnasium-Robotics' v1 door, hammer and relocate "
+        "rewards had a sign error in their dense term, and its pen never ends early), so "
+        "returns differ from D4RL's");
+  }
   for (const auto& key : keys)
     if (!episode_id(key))
       ds.warnings.push_back("the top-level key '" + printable_name(key) +
@@ -494,14 +642,18 @@ void read_minari(const Context& ctx, hid_t file,
     std::vector<std::string> obs_paths;
     if (h5::is_group(ctx, file, name + "/observations", name + "/observations")) {
       dict_observations = true;
-      h5::Handle g(H5Gopen2(file, (name + "/observations").c_str(), H5P_DEFAULT), H5Gclose);
-      if (!g.valid()) ctx.fail_h5(name + "/observations", "cannot be opened as a group");
-      for (const auto& member : h5::link_names(ctx, g, name + "/observations"))
-        obs_paths.push_back(name + "/observations/" + member);
+      dict_members(ctx, file, name + "/observations", obs_paths);
       if (obs_paths.empty()) ctx.fail(name + "/observations", "is an empty group");
     } else {
       obs_paths.push_back(name + "/observations");
     }
+    if (!episodes.empty() && episodes.front().observations.size() == obs_paths.size())
+      for (std::size_t k = 0; k < obs_paths.size(); ++k)
+        if (obs_paths[k].substr(name.size()) !=
+            episodes.front().observations[k].key.substr(episodes.front().name.size()))
+          ctx.fail(obs_paths[k], "is not the observation member '" +
+                                     episodes.front().observations[k].key + "' has in " +
+                                     episodes.front().name);
     std::int64_t o_dim = 0;
     for (const auto& path : obs_paths) {
       Array a = h5::open_array(ctx, file, path, path);
@@ -522,6 +674,18 @@ void read_minari(const Context& ctx, hid_t file,
     episodes.push_back(std::move(e));
   }
   if (total == 0) ctx.fail(names.front().second, "holds zero transitions (every episode is empty)");
+  const auto states =
+      options.infos ? minari_states(ctx, file, episodes, ds) : std::vector<MinariState>{};
+  if (!states.empty()) {
+    std::string list;
+    for (const auto& st : states) list += (list.empty() ? "" : ", ") + st.where + "/" + st.key;
+    ds.notes.push_back("each episode's states were read from " + list +
+                       " (the state at each step's observation): its episodes replay from them");
+  } else if (options.infos && find_adroit(ds.env_id)) {
+    ds.notes.push_back(
+        "the file holds no states (no qpos or qvel under an episode's infos/ or "
+        "state/): its episodes cannot be replayed from saved states");
+  }
   // The file's own totals: an episode group whose name was damaged is otherwise skipped unseen.
   const auto declared_episodes = declared_count(ds, "total_episodes");
   const auto declared_steps = declared_count(ds, "total_steps");
@@ -544,6 +708,7 @@ void read_minari(const Context& ctx, hid_t file,
   budget.add("actions", total, act_dim, 4);
   budget.add("rewards", total, 1, 4);
   budget.add("terminations", total, 2, 9);
+  for (const auto& st : states) budget.add(st.where + "/" + st.key, total, st.dim, 4);
 
   h5::StorageMap storage;
   for (const auto& e : episodes) {
@@ -551,6 +716,8 @@ void read_minari(const Context& ctx, hid_t file,
     for (const Array* a : {&e.actions, &e.rewards, &e.terminations, &e.truncations})
       h5::require_stored(ctx, *a, storage);
   }
+  for (const auto& st : states)
+    for (const auto& a : st.arrays) h5::require_stored(ctx, a, storage);
 
   auto& d = ds.data;
   d.obs_dim = obs_dim;
@@ -560,6 +727,15 @@ void read_minari(const Context& ctx, hid_t file,
   d.rewards.resize(total);
   d.terminals.resize(total);
   d.timeouts.resize(total);
+  for (const auto& st : states) {
+    const auto size = static_cast<std::size_t>(total * st.dim);
+    if (st.key == "qpos")
+      d.qpos_dim = st.dim, d.qpos.resize(size);
+    else if (st.key == "qvel")
+      d.qvel_dim = st.dim, d.qvel.resize(size);
+    else
+      d.state_infos[st.key] = {st.dim, std::vector<float>(size)};
+  }
   ReadProgress read{progress};
   read.total = total * (obs_dim + act_dim + 1);
   std::int64_t row = 0, early_flags = 0;
@@ -581,6 +757,16 @@ void read_minari(const Context& ctx, hid_t file,
     h5::read_floats(ctx, e.rewards, 1, &d.rewards[row], read.counter(1, "reading rewards"), 0);
     h5::read_flags(ctx, e.terminations, &d.terminals[row]);
     h5::read_flags(ctx, e.truncations, &d.timeouts[row]);
+    // States: the first `steps` rows, the state at each step's observation.
+    for (const auto& st : states) {
+      const Array& a = st.arrays[static_cast<std::size_t>(&e - episodes.data())];
+      block.resize(a.rows() * st.dim);
+      h5::read_floats(ctx, a, st.dim, block.data(), nullptr, 0);
+      std::vector<float>& out = st.key == "qpos"   ? d.qpos
+                                : st.key == "qvel" ? d.qvel
+                                                   : d.state_infos[st.key].values;
+      std::copy_n(block.begin(), e.steps * st.dim, out.begin() + row * st.dim);
+    }
     Episode ep{.start = row, .length = e.steps};
     for (std::int64_t t = row; t < row + e.steps; ++t) {
       ep.ret += d.rewards[t];
@@ -602,8 +788,20 @@ void read_minari(const Context& ctx, hid_t file,
   ds.arrays.push_back({"rewards", episodes.front().rewards.dtype, {total}});
   ds.arrays.push_back({"terminations", episodes.front().terminations.dtype, {total}});
   ds.arrays.push_back({"truncations", episodes.front().truncations.dtype, {total}});
-  if (dict_observations)
-    ds.warnings.push_back("observations are a dict: their members were concatenated in name order");
+  if (dict_observations) {
+    std::string columns;
+    std::int64_t col = 0;
+    for (const auto& a : episodes.front().observations) {
+      const std::int64_t cols = a.shape.size() == 2 ? a.shape[1] : 1;
+      columns += (columns.empty() ? "" : ", ") +
+                 a.key.substr(episodes.front().name.size() + std::string("/observations/").size()) +
+                 " " + std::to_string(col) + "-" + std::to_string(col + cols - 1);
+      col += cols;
+    }
+    ds.warnings.push_back(
+        "observations are a dict: their members were concatenated in name order (columns " +
+        columns + ")");
+  }
   if (early_flags > 0)
     ds.warnings.push_back(
         std::to_string(early_flags) +

@@ -178,10 +178,16 @@ bool gymnasium_robotics_antmaze(std::string_view name) {
   return name.rfind("AntMaze_", 0) == 0;
 }
 
+// Gymnasium-Robotics' FrankaKitchen ("FrankaKitchen-v1", Minari's D4RL/kitchen) is another
+// kitchen task: a 59-D dict observation and ten times less observation noise.
+bool gymnasium_robotics_kitchen(std::string_view name) {
+  return name.rfind("FrankaKitchen", 0) == 0;
+}
+
 }  // namespace
 
 std::shared_ptr<const EnvironmentDefinition> find_task(std::string_view name) {
-  if (gymnasium_robotics_antmaze(name)) return nullptr;
+  if (gymnasium_robotics_antmaze(name) || gymnasium_robotics_kitchen(name)) return nullptr;
   // Longest known name that prefixes the normalised name at a word's end, so "hopper-medium-v2"
   // is hopper.
   const std::string key = lookup_key(name), plain = letters_and_digits(name);
@@ -208,6 +214,12 @@ const EnvironmentDefinition& task(std::string_view name) {
                    "' is Gymnasium-Robotics' AntMaze (Minari's D4RL/antmaze), not D4RL's antmaze: "
                    "Gymnasium's ant and a 0.45 goal threshold. The studio simulates D4RL's "
                    "antmaze-*-v2 tasks only");
+  if (!found && gymnasium_robotics_kitchen(name))
+    throw EnvError("'" + std::string(name) +
+                   "' is Gymnasium-Robotics' FrankaKitchen (Minari's D4RL/kitchen), not D4RL's "
+                   "kitchen: a 59-D dict observation (robot and object qpos and qvel, goals per "
+                   "element) with ten times less noise. The studio simulates D4RL's "
+                   "kitchen-*-v0 tasks only");
   if (!found)
     throw EnvError("unknown environment '" + std::string(name) +
                    "'; known environments: " + environments().joined_names());

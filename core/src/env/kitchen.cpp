@@ -2,6 +2,8 @@
 // robot/franka_robot.py, robot/franka_config.xml), written as a plugin writes an environment. See
 // docs/environments.md.
 
+#include "dstudio/env/kitchen.h"
+
 #include <mujoco/mujoco.h>
 
 #include <algorithm>
@@ -114,9 +116,7 @@ void keep_noise_stream(const Random& random, std::vector<double>& s) {
 // vectors in turn: the robot's positions, its velocities, the objects' positions, their
 // velocities; the velocities are not observed, but their draws keep the stream's order. The noisy
 // qpos becomes the task state's last observation.
-void observe_noisy(const Simulation& sim, Random& random) {
-  auto& s = *sim.task_state;
-  const double* qpos = sim.data->qpos;
+void observe_noisy(const double* qpos, std::vector<double>& s, Random& random) {
   for (int i = 0; i < kRobot; ++i)
     s[i] = qpos[i] + kNoiseRatio * kPosNoiseAmp[i] * random.uniform(-1.0, 1.0);
   for (int i = 0; i < kRobot; ++i) random.uniform(-1.0, 1.0);
@@ -206,7 +206,7 @@ EnvironmentDefinition kitchen_task(const TaskRow& row) {
     std::copy(kInitQpos.begin(), kInitQpos.end(), sim.data->qpos);
     std::fill_n(sim.data->qvel, sim.model->nv, 0.0);
     mj_forward(sim.model, sim.data);
-    for (int k = 0; k < 6; ++k) observe_noisy(sim, random);
+    for (int k = 0; k < 6; ++k) observe_noisy(sim.data->qpos, *sim.task_state, random);
     std::fill_n(sim.task_state->begin() + kDone, kTaskElements, 0.0);
     keep_noise_stream(random, *sim.task_state);
   };
@@ -239,7 +239,7 @@ EnvironmentDefinition kitchen_task(const TaskRow& row) {
   d.outcome = [task](const Simulation& sim, const StepContext&) {
     auto& s = *sim.task_state;
     Random random = noise_stream(s);
-    observe_noisy(sim, random);
+    observe_noisy(sim.data->qpos, s, random);
     keep_noise_stream(random, s);
     StepResult r;
     int done = 0;
@@ -265,10 +265,8 @@ EnvironmentDefinition kitchen_task(const TaskRow& row) {
   return d;
 }
 
-}  // namespace
-
-std::vector<EnvironmentDefinition> kitchen_environments() {
-  const std::vector<TaskRow> rows = {
+const std::vector<TaskRow>& task_rows() {
+  static const std::vector<TaskRow> rows = {
       {"kitchen-complete-v0",
        {"microwave", "kettle", "light switch", "slide cabinet"},
        "D4RL's Franka Kitchen: open the microwave, move the kettle, switch the light on, slide "
@@ -281,9 +279,56 @@ std::vector<EnvironmentDefinition> kitchen_environments() {
        "D4RL's Franka Kitchen: open the microwave, move the kettle, turn the bottom burner, "
        "switch the light on; data: demonstrations that each do some of them"},
   };
+  return rows;
+}
+
+}  // namespace
+
+std::vector<EnvironmentDefinition> kitchen_environments() {
   std::vector<EnvironmentDefinition> all;
-  for (const auto& row : rows) all.push_back(kitchen_task(row));
+  for (const auto& row : task_rows()) all.push_back(kitchen_task(row));
   return all;
 }
+
+namespace kitchen {
+
+std::vector<std::string> task_elements(std::string_view name) {
+  const auto found = find_task(name);
+  if (found)
+    for (const auto& row : task_rows())
+      if (found->name == row.name) return row.elements;
+  throw EnvError("'" + std::string(name) +
+                 "' is not a kitchen task (kitchen-complete-v0, kitchen-partial-v0 or "
+                 "kitchen-mixed-v0)");
+}
+
+int elements_at_goal(std::string_view task, std::span<const float> observation) {
+  if (observation.size() < static_cast<std::size_t>(kQpos))
+    throw EnvError("a kitchen observation has 60 values, not " +
+                   std::to_string(observation.size()));
+  int count = 0;
+  for (const auto& name : task_elements(task)) {
+    const Element& e = element(name);
+    double squared = 0.0;
+    for (std::size_t j = 0; j < e.qpos.size(); ++j) {
+      const double d = observation[static_cast<std::size_t>(e.qpos[j])] - e.goal[j];
+      squared += d * d;
+    }
+    count += std::sqrt(squared) < kBonusThreshold;
+  }
+  return count;
+}
+
+void observe_again(Environment& env) {
+  if (env.spec().family != "kitchen" || env.task_state().size() != kTaskStateSize)
+    throw EnvError(env.spec().name + " is not a kitchen task");
+  std::vector<double> s(env.task_state().begin(), env.task_state().end());
+  Random random = noise_stream(s);
+  observe_noisy(env.qpos().data(), s, random);
+  keep_noise_stream(random, s);
+  env.set_task_state(s);
+}
+
+}  // namespace kitchen
 
 }  // namespace dstudio::env

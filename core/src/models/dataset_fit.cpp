@@ -37,8 +37,14 @@ std::string check_dataset_fits(const CheckpointInfo& info, const std::string& da
 }
 
 std::string check_dataset_fits(const CheckpointInfo& info, const data::Dataset& dataset) {
-  return check_dataset_fits(info, dataset.path, dataset.data.obs_dim, dataset.data.act_dim,
-                            dataset.env_id);
+  try {
+    return check_dataset_fits(info, dataset.path, dataset.data.obs_dim, dataset.data.act_dim,
+                              dataset.env_id);
+  } catch (const CheckpointError& e) {
+    // A dataset of another task under a shared name (Minari's D4RL/kitchen) says what it is.
+    if (dataset.task_caveat.empty()) throw;
+    throw CheckpointError(std::string(e.what()) + ". " + dataset.task_caveat);
+  }
 }
 
 }  // namespace dstudio::models

@@ -198,6 +198,13 @@ std::string d4rl_antmaze_task_of_file(const std::string& path);
 /// door-expert-v0). Empty when neither.
 std::string d4rl_adroit_task_of_file(const std::string& path);
 
+/// The D4RL kitchen task a file of D4RL's own is, by its name: the download names
+/// ("mini_kitchen_microwave_kettle_light_slider-v0.hdf5" is kitchen-complete-v0,
+/// "kitchen_microwave_kettle_light_slider-v0.hdf5" kitchen-partial-v0,
+/// "kitchen_microwave_kettle_bottomburner_light-v0.hdf5" kitchen-mixed-v0) and
+/// "kitchen-<task>-v<N>" file names. Empty when neither.
+std::string d4rl_kitchen_task_of_file(const std::string& path);
+
 /// Mean and population standard deviation of the states of the complete episodes, per dimension.
 void state_statistics(const TransitionArrays& data, const std::vector<Episode>& episodes,
                       std::vector<float>& mean, std::vector<float>& std);
