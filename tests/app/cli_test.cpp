@@ -200,6 +200,25 @@ TEST_F(Cli, AdroitExpertDataIsMadeAndHumanDataIsBrought) {
   EXPECT_THAT(r.err, HasSubstr("hopper is not an Adroit task"));
 }
 
+// import-mjl refuses a log it cannot read, naming the file and the byte where it ends, and writes
+// nothing (the replay itself is tested in kitchen_data_test.cpp).
+TEST_F(Cli, ImportMjlRefusesACutLogWritingNothing) {
+  std::ofstream(dir / "cut.mjl") << std::string(20, '\0');
+  const auto out = dir / "kitchen.hdf5";
+  auto r = run("dataset import-mjl " + (dir / "cut.mjl").string() +
+                   " --task kitchen-partial --out " + out.string(),
+               dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("cut.mjl"));
+  EXPECT_THAT(r.err, HasSubstr("byte offset 20"));
+  EXPECT_FALSE(std::filesystem::exists(out));
+  r = run(
+      "dataset import-mjl " + (dir / "cut.mjl").string() + " --task hopper --out " + out.string(),
+      dir);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
 // A tiny SAC run: it continues where a chunk stopped, Ctrl-C keeps a checkpoint, and its
 // policies can be chosen, shipped, evaluated and generated from.
 TEST_F(Cli, BehaviourSacRunsInChunksStopsOnInterruptAndShips) {

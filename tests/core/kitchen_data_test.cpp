@@ -151,8 +151,8 @@ TEST(KitchenData, MinarisKitchenLoadsItsNestedDictsAndIsNamedAsTheOtherTaskItIs)
   for (const auto& w : ds.warnings) warnings += w + "\n";
   EXPECT_THAT(warnings, HasSubstr("achieved_goal/kettle 0-6"));
   EXPECT_THAT(warnings, HasSubstr("observation 22-80"));
-  EXPECT_THAT([&] { env::task(ds.env_id); },
-              testing::ThrowsMessage<env::EnvError>(HasSubstr("Gymnasium-Robotics' FrankaKitchen")));
+  EXPECT_THAT([&] { env::task(ds.env_id); }, testing::ThrowsMessage<env::EnvError>(
+                                                 HasSubstr("Gymnasium-Robotics' FrankaKitchen")));
   data::LoadOptions isolated;
   isolated.isolate = true;
   EXPECT_EQ(data::load_dataset(file, isolated).task_caveat, ds.task_caveat);
@@ -306,20 +306,21 @@ RecordedLog record_log(int records, const Header& h = {}) {
 
 void save(const std::filesystem::path& path, const std::string& bytes) {
   std::filesystem::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 TEST(KitchenData, AnMjlLogReplaysIntoD4rlsLayoutAsD4rlsScriptReplayedIt) {
   test::TempDir dir;
-  const auto log = record_log(40 * 6 + 1);  // 7 kept records: 6 transitions
+  const auto log = record_log(40 * 6 + 1);      // 7 kept records: 6 transitions
   const auto shorter = record_log(40 * 3 + 5);  // 4 kept records: 3 transitions
   // A folder of folders: for kitchen-complete only the microwave_kettle_switch_slide ones.
   save(dir / "demos" / "friday_microwave_kettle_switch_slide" / "a.mjl", log.bytes);
   save(dir / "demos" / "friday_microwave_kettle_switch_slide" / "b.mjl", shorter.bytes);
   save(dir / "demos" / "friday_kettle_bottomknob_hinge_slide" / "c.mjl", log.bytes);
 
-  const auto read = behaviour::read_mjl(dir / "demos" / "friday_microwave_kettle_switch_slide" /
-                                        "a.mjl");
+  const auto read =
+      behaviour::read_mjl(dir / "demos" / "friday_microwave_kettle_switch_slide" / "a.mjl");
   EXPECT_EQ(read.records, 241);
   EXPECT_EQ(read.frames, 7);
   EXPECT_EQ(read.name, "franka_kitchen");
@@ -357,8 +358,8 @@ TEST(KitchenData, AnMjlLogReplaysIntoD4rlsLayoutAsD4rlsScriptReplayedIt) {
     // The action takes the servo target from the observed arm to the log's ctrl.
     for (int k = 0; k < 9; ++k) {
       const double want = std::clamp(
-          (src.ctrl[static_cast<std::size_t>(40 * t)][static_cast<std::size_t>(k)] - o[k]) /
-              0.08 / 2.0,
+          (src.ctrl[static_cast<std::size_t>(40 * t)][static_cast<std::size_t>(k)] - o[k]) / 0.08 /
+              2.0,
           -0.999, 0.999);
       EXPECT_NEAR(d.actions[static_cast<std::size_t>(i * 9 + k)], want, 1e-5) << i << " " << k;
     }
@@ -405,15 +406,14 @@ TEST(KitchenData, TruncatedWrongAndForeignLogsAreRefusedNamingTheFileAndTheOffse
   negative.nv = -3;
   save(dir / "negative.mjl", record_log(3, negative).bytes);
   EXPECT_THAT([&] { behaviour::read_mjl(dir / "negative.mjl"); },
-              testing::ThrowsMessage<data::DatasetError>(
-                  testing::AllOf(HasSubstr("negative.mjl"), HasSubstr("byte offset 4"),
-                                 HasSubstr("nv is -3"))));
+              testing::ThrowsMessage<data::DatasetError>(testing::AllOf(
+                  HasSubstr("negative.mjl"), HasSubstr("byte offset 4"), HasSubstr("nv is -3"))));
   // A whole log of another model: its counts say so.
   Header other;
   other.nq = 31;
   const auto foreign = record_log(81, other);  // records of nq 31 (one value more each)
-  save(dir / "other" / "foreign.mjl", foreign.bytes.substr(0, 28 + 14) +
-                                          std::string(static_cast<std::size_t>(81 * 77 * 4), '\0'));
+  save(dir / "other" / "foreign.mjl",
+       foreign.bytes.substr(0, 28 + 14) + std::string(static_cast<std::size_t>(81 * 77 * 4), '\0'));
   behaviour::KitchenImportConfig config;
   config.inputs = {dir / "other"};
   EXPECT_THAT([&] { behaviour::import_kitchen_demos(config); },

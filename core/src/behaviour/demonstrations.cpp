@@ -100,8 +100,10 @@ Demonstrations from_json(const nlohmann::json& j) {
     Demonstration demo;
     demo.steps = whole(e, "steps", kMaxSteps, within);
     const auto steps = static_cast<std::size_t>(demo.steps);
-    demo.qpos = decoded<double, std::uint64_t>(e, "qpos", static_cast<std::size_t>(spec.nq), within);
-    demo.qvel = decoded<double, std::uint64_t>(e, "qvel", static_cast<std::size_t>(spec.nv), within);
+    demo.qpos =
+        decoded<double, std::uint64_t>(e, "qpos", static_cast<std::size_t>(spec.nq), within);
+    demo.qvel =
+        decoded<double, std::uint64_t>(e, "qvel", static_cast<std::size_t>(spec.nv), within);
     demo.actions = decoded<float, std::uint32_t>(
         e, "actions", steps * static_cast<std::size_t>(d.act_dim), within);
     demo.recorded_rewards = decoded<float, std::uint32_t>(e, "recorded_rewards", steps, within);
@@ -137,8 +139,7 @@ void start_from(env::Environment& e, const Demonstration& demo, std::size_t k) {
     const auto found = demo.state.find(key);
     if (found == demo.state.end() || found->second.size() != values.size())
       throw Error("demonstration " + std::to_string(k) + " has no " + key + " of " +
-                  std::to_string(values.size()) + " values, which " + e.spec().name +
-                  " records");
+                  std::to_string(values.size()) + " values, which " + e.spec().name + " records");
     if (at + values.size() > task_state.size())
       throw Error(e.spec().name + "'s recorded state is larger than its task state");
     std::copy(found->second.begin(), found->second.end(), task_state.begin() + at);
@@ -151,8 +152,8 @@ void start_from(env::Environment& e, const Demonstration& demo, std::size_t k) {
   e.set_state(demo.qpos, demo.qvel);
   for (const auto& [key, values] : e.recorded_state())
     if (values != demo.state.at(key))
-      throw Error(e.spec().name + " cannot start from demonstration " + std::to_string(k) +
-                  "'s " + key);
+      throw Error(e.spec().name + " cannot start from demonstration " + std::to_string(k) + "'s " +
+                  key);
 }
 
 }  // namespace
@@ -237,9 +238,9 @@ GeneratedDataset replay_demonstrations(const Demonstrations& demonstrations,
     agree.replayed_return += replayed;
     agree.recorded_return += recorded;
     if (std::abs(replayed - recorded) <= kAgreement * std::abs(recorded)) ++agree.within;
-    progress.update(static_cast<double>(k + 1) / static_cast<double>(episodes.size()),
-                    std::to_string(k + 1) + " of " + std::to_string(episodes.size()) +
-                        " demonstrations");
+    progress.update(
+        static_cast<double>(k + 1) / static_cast<double>(episodes.size()),
+        std::to_string(k + 1) + " of " + std::to_string(episodes.size()) + " demonstrations");
   }
   if (agreement) *agreement = agree;
 

@@ -25,8 +25,9 @@ constexpr std::int32_t kMaxCount = 1 << 20;
 constexpr std::int32_t kMaxName = 1 << 16;
 
 [[noreturn]] void refuse(const fs::path& file, std::int64_t offset, const std::string& problem) {
-  throw data::DatasetError(file.string(), "", "at byte offset " + std::to_string(offset) + ": " +
-                                                  problem + " (not a whole .mjl log)");
+  throw data::DatasetError(
+      file.string(), "",
+      "at byte offset " + std::to_string(offset) + ": " + problem + " (not a whole .mjl log)");
 }
 
 std::int32_t int32_at(const std::vector<char>& bytes, std::int64_t offset) {
@@ -65,9 +66,8 @@ std::vector<fs::path> logs_of(const fs::path& input, bool complete_only) {
   const std::string suffix = "microwave_kettle_switch_slide";
   for (const auto& folder : folders) {
     const std::string name = folder.filename().string();
-    if (complete_only &&
-        (name.size() < suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(),
-                                                     suffix) != 0))
+    if (complete_only && (name.size() < suffix.size() ||
+                          name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0))
       continue;
     std::vector<fs::path> inner;
     for (const auto& entry : fs::directory_iterator(folder, ec))
@@ -121,9 +121,11 @@ MjlLog read_mjl(const fs::path& file, int skip) {
     const std::int64_t whole = body / record_bytes;
     refuse(file, first + whole * record_bytes,
            "the last record is cut short: it has " + std::to_string(body % record_bytes) +
-               " of its " + std::to_string(record_bytes) + " bytes (1 + nq + nv + nu + 7 nmocap "
-               "+ nsensordata + nuserdata = " + std::to_string(per_record) +
-               " float32 values) after " + std::to_string(whole) + " whole records");
+               " of its " + std::to_string(record_bytes) +
+               " bytes (1 + nq + nv + nu + 7 nmocap "
+               "+ nsensordata + nuserdata = " +
+               std::to_string(per_record) + " float32 values) after " + std::to_string(whole) +
+               " whole records");
   }
   log.records = body / record_bytes;
   if (log.records == 0) refuse(file, first, "the log holds no record after its header");
@@ -180,18 +182,17 @@ KitchenImport import_kitchen_demos(const KitchenImportConfig& config, const Prog
                     "replaying " + out.logs[i].filename().string());
     const MjlLog log = read_mjl(out.logs[i], config.skip);
     if (log.nq != nq || log.nv != nv || log.nu != A)
-      throw data::DatasetError(
-          out.logs[i].string(), "",
-          "at byte offset 0: the log was recorded on a model with nq " + std::to_string(log.nq) +
-              ", nv " + std::to_string(log.nv) + ", nu " + std::to_string(log.nu) + " ('" +
-              log.name + "'); D4RL's kitchen has nq " + std::to_string(nq) + ", nv " +
-              std::to_string(nv) + ", nu " + std::to_string(A));
+      throw data::DatasetError(out.logs[i].string(), "",
+                               "at byte offset 0: the log was recorded on a model with nq " +
+                                   std::to_string(log.nq) + ", nv " + std::to_string(log.nv) +
+                                   ", nu " + std::to_string(log.nu) + " ('" + log.name +
+                                   "'); D4RL's kitchen has nq " + std::to_string(nq) + ", nv " +
+                                   std::to_string(nv) + ", nu " + std::to_string(A));
     if (log.frames < 2)
       throw data::DatasetError(out.logs[i].string(), "",
                                "holds " + std::to_string(log.records) + " records, fewer than " +
-                                   std::to_string(config.skip + 1) +
-                                   ": no step once every " + std::to_string(config.skip) +
-                                   "th is kept");
+                                   std::to_string(config.skip + 1) + ": no step once every " +
+                                   std::to_string(config.skip) + "th is kept");
     // parse_demos.py: env.reset(), then the log's first state and a forward pass.
     e.reset(config.seed + i, obs);
     e.set_state({log.qpos.data(), static_cast<std::size_t>(nq)},

@@ -35,7 +35,8 @@ struct Demonstration {
   std::vector<double> qpos, qvel;  ///< the initial state, exactly as recorded
   /// The task's state keys of the initial state (door: door_body_pos), exactly as recorded.
   std::map<std::string, std::vector<double>> state;
-  /// steps x act_dim, as the person commanded them (not clipped; float32 as D4RL's file keeps them).
+  /// steps x act_dim, as the person commanded them (not clipped; float32 as D4RL's file keeps
+  /// them).
   std::vector<float> actions;
   /// The reward the recording got at every step (float32).
   std::vector<float> recorded_rewards;

@@ -46,8 +46,8 @@ struct KitchenImportConfig {
   /// kitchen-complete only those ending in "microwave_kettle_switch_slide", as D4RL's script
   /// chose them; a folder's logs in name order.
   std::vector<std::filesystem::path> inputs;
-  int skip = 40;               ///< records per step: 40 physics steps of 0.002 s
-  std::uint64_t seed = 0;      ///< the observation noise's stream
+  int skip = 40;           ///< records per step: 40 physics steps of 0.002 s
+  std::uint64_t seed = 0;  ///< the observation noise's stream
 };
 
 /// The imported dataset: D4RL's kitchen layout (observations with the task's goal block,
