@@ -129,7 +129,8 @@ EnvironmentDefinition adroit_task(const std::string& name, const std::string& mo
   d.reports_success = true;
   d.rtg_scale = 1000.0;
   d.camera.track = false;
-  d.camera.elevation = -45.0;  // mujoco-py's default, which D4RL's viewers keep
+  d.camera.followable = false;  // the hand works in place: the task's view is the whole scene
+  d.camera.elevation = -45.0;   // mujoco-py's default, which D4RL's viewers keep
   d.camera.lookat[0] = 0.0, d.camera.lookat[1] = -0.16, d.camera.lookat[2] = 0.2;
   return d;
 }
