@@ -861,8 +861,8 @@ void LiveViewer::State::draw_overlay() {
     if (e.done)
       ImGui::TextColored(ImVec4(0.45f, 0.85f, 0.45f, 1.0f), "[x] %s  done", e.name.c_str());
     else
-      ImGui::TextDisabled("[ ] %s  %s from its goal", e.name.c_str(),
-                          fixed_number(e.distance, 2).c_str());
+      ImGui::TextColored(ImVec4(0.85f, 0.85f, 0.85f, 1.0f), "[ ] %s  %s from its goal",
+                         e.name.c_str(), fixed_number(e.distance, 2).c_str());
   }
   // The forks' legend: what a ghost is, then each ghost by its colour's name and its change.
   const auto legend = fork_legend();
