@@ -1031,7 +1031,7 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
                         ? tr("☑ %1  done").arg(QString::fromStdString(e.name))
                         : tr("☐ %1  %2 from its goal")
                               .arg(QString::fromStdString(e.name), viz::fixed_text(e.distance, 2)));
-        colours.push_back(e.done ? QColor(115, 217, 115) : QColor(175, 175, 175));
+        colours.push_back(e.done ? QColor(115, 217, 115) : QColor(220, 220, 220));
       }
     }
     if (!f.interventions.empty()) {

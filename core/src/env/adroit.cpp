@@ -201,7 +201,10 @@ EnvironmentDefinition pen() {
   // The target's orientation (its body quaternion, D4RL's infos/desired_orien) and the steps the
   // goal has been achieved so far.
   d.task_state_size = 5;
-  d.camera.azimuth = -45.0, d.camera.distance = 1.0;
+  // Close enough that the pen in the hand and the target pen beside it (0.2 m along x) fill the
+  // picture, looking at the point between them.
+  d.camera.azimuth = -90.0, d.camera.distance = 0.6;
+  d.camera.lookat[0] = 0.1, d.camera.lookat[1] = -0.2, d.camera.lookat[2] = 0.25;
 
   d.reset = [](Simulation& sim, Random& random) {
     // qpos and qvel are the model's qpos0 and 0 (mj_resetData); the target turns by two draws.
