@@ -15,6 +15,13 @@
 #   bash packaging/bench-viewers.sh 30
 #   ANTMAZE_CHECKPOINT=runs/dt-umaze/checkpoint.pt ANTMAZE_DATASET=umaze.hdf5 \
 #     bash packaging/bench-viewers.sh 10
+#
+# The Adroit hand and the kitchen are measured when HAND_KITCHEN=1: both viewers replay the first
+# episode of a small dataset of each task (pen, door, hammer, relocate: DAPG's expert, 2 episodes;
+# kitchen-complete-v0: random actions, 280 steps), made here with `dstudio dataset generate`, from
+# the task's camera with its goals or its elements drawn. The studio trains on the dataset meanwhile.
+#
+#   HAND_KITCHEN=1 bash packaging/bench-viewers.sh 10
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${B:-build/release/bin}
@@ -33,6 +40,21 @@ echo "== decision-viewer --bench $SECONDS_EACH, four forks"
   --fork 0:target=1800 --fork 0:head:1.1=zero --fork 0:context:2 --fork 0:mlp:3=zero
 echo "== decision-studio --bench-gui $SECONDS_EACH"
 QT_QPA_PLATFORM=xcb "$B/decision-studio" --bench-gui "$SECONDS_EACH"
+if [ "${HAND_KITCHEN:-0}" = 1 ]; then
+  TASKS_DIR=$(mktemp -d)
+  trap 'rm -rf "$TASKS_DIR"' EXIT
+  for task in pen door hammer relocate; do
+    "$B/dstudio" dataset generate --env "$task" --episodes 2 --threads 1 --out "$TASKS_DIR/$task-expert.hdf5" >/dev/null
+  done
+  "$B/dstudio" dataset generate --env kitchen-complete-v0 --kind random --transitions 280 \
+    --threads 1 --out "$TASKS_DIR/kitchen-complete-v0.hdf5" >/dev/null
+  for file in "$TASKS_DIR"/*.hdf5; do
+    echo "== decision-viewer --bench $SECONDS_EACH, replaying $(basename "$file")"
+    "$B/decision-viewer" --dataset "$file" --episode 0 --size 1280 800 --bench "$SECONDS_EACH"
+    echo "== decision-studio --bench-gui $SECONDS_EACH, replaying $(basename "$file")"
+    QT_QPA_PLATFORM=xcb "$B/decision-studio" --bench-gui "$SECONDS_EACH" "$file"
+  done
+fi
 ANTMAZE_CHECKPOINT=${ANTMAZE_CHECKPOINT:-resources/checkpoints/antmaze-umaze-v2-dt.pt}
 if [ ! -f "$ANTMAZE_CHECKPOINT" ]; then
   echo "== AntMaze not measured: no $ANTMAZE_CHECKPOINT; give ANTMAZE_CHECKPOINT (a checkpoint of"

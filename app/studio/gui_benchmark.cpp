@@ -35,8 +35,17 @@ double percentile(std::vector<double> v, double p) {
 
 GuiBenchmark::GuiBenchmark(MainWindow& window, double seconds, QStringList files)
     : window_(window), seconds_(seconds), files_(std::move(files)) {
+  replay_ = !files_.isEmpty() && std::none_of(files_.begin(), files_.end(), [](const QString& f) {
+    return f.endsWith(QStringLiteral(".pt"), Qt::CaseInsensitive);
+  });
   connect(&window_, &MainWindow::datasetOpened, this, [this] {
     loaded_dataset_ = true;
+    if (replay_) {
+      // A dataset alone: its first episode replayed from its recorded states.
+      if (!window_.replayEpisode(0))
+        return fail(QStringLiteral("the dataset's first episode did not replay"));
+      return beginViewer();
+    }
     if (!loaded_checkpoint_ && files_.isEmpty()) window_.openDefaultCheckpoint();
     if (loaded_checkpoint_) beginViewer();
   });
@@ -83,6 +92,13 @@ void GuiBenchmark::startLoad() {
   if (!training->startTraining())
     return fail(QStringLiteral("the training run did not start: ") + training->lastError());
   start_ms_ = static_cast<double>(start.nsecsElapsed()) / 1e6;
+  if (replay_) {
+    // No checkpoint: nothing to roll out; the training run is the load.
+    QTimer::singleShot(1000, this, [this] {
+      measure(tr("viewer with a training run"), &GuiBenchmark::hideViewer);
+    });
+    return;
+  }
   auto config = window_.rolloutView()->request();
   config.episodes = 100;
   config.entropy = true;
@@ -95,8 +111,9 @@ void GuiBenchmark::startLoad() {
 void GuiBenchmark::hideViewer() {
   window_.showPage(window_.trainingPanel());
   QTimer::singleShot(500, this, [this] {
-    measure(tr("Training tab on screen, training run, rollout and the viewer's policy acting "
-               "behind it"),
+    measure(replay_ ? tr("Training tab on screen, training run and the viewer's replay behind it")
+                    : tr("Training tab on screen, training run, rollout and the viewer's policy "
+                         "acting behind it"),
             &GuiBenchmark::report);
   });
 }
@@ -198,9 +215,12 @@ void GuiBenchmark::report() {
   r += QStringLiteral("  starting the training run took %1 ms on the GUI thread\n")
            .arg(start_ms_, 0, 'f', 1);
   const auto& loaded = phases_.back();
-  r += QStringLiteral("  under load: training %1, rollout %2; episodes restarted %3\n")
+  r += QStringLiteral("  under load: training %1, rollout %2; %3 restarted %4\n")
            .arg(loaded.training_live ? "live to the end" : "ended early",
-                loaded.rollout_live ? "live to the end" : "ended early")
+                replay_               ? "none (a replay: no checkpoint)"
+                : loaded.rollout_live ? "live to the end"
+                                      : "ended early",
+                replay_ ? "replays" : "episodes")
            .arg(restarts_);
   window_.trainingPanel()->cancelAll();
   window_.cancelRollout();

@@ -9,7 +9,9 @@
 /// and how many frames the viewer draws per second, with the configuration (Qt platform, OpenGL,
 /// cores, BLAS), and the program exits. Given files (a dataset and a checkpoint of another task,
 /// e.g. an AntMaze dataset and a checkpoint trained on it), it opens those instead of the
-/// defaults and measures the same phases on them.
+/// defaults and measures the same phases on them. Given a dataset alone (an Adroit or kitchen
+/// one), the viewer replays its first episode from the recorded states, again and again, and the
+/// load is the training run alone (without a checkpoint there is nothing to roll out).
 
 #include <QObject>
 #include <QString>
@@ -50,6 +52,7 @@ class GuiBenchmark : public QObject {
   double speed_ = 1.0;  // the viewer's speed while measured
   QStringList files_;
   bool done_ = false;
+  bool replay_ = false;  // a dataset alone: its first episode replayed, no checkpoint
   bool loaded_dataset_ = false, loaded_checkpoint_ = false, began_ = false;
   std::vector<Phase> phases_;
   long restarts_ = 0;

@@ -51,7 +51,8 @@ struct StudioOptions {
       "Measure how long the GUI thread stalls and how fast the viewer draws while a training run, "
       "a rollout "
       "and the viewer run at once, for <seconds>; print the numbers and exit. Files given (a "
-      "dataset and a checkpoint) are measured instead of the defaults.",
+      "dataset and a checkpoint) are measured instead of the defaults; a dataset alone replays its "
+      "first episode in the viewer.",
       "seconds"};
   QCommandLineOption bench_tsne{"bench-tsne",
                                 "Lay out <tokens> tokens of the shipped DHi checkpoint in the "

@@ -16,7 +16,10 @@
 
 #include "analyses_panel.h"
 #include "default_dataset.h"
+#include "dstudio/behaviour/adroit_data.h"
 #include "dstudio/behaviour/antmaze_data.h"
+#include "dstudio/behaviour/generate.h"
+#include "dstudio/behaviour/mlp_policy.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/viz/analysis_view.h"
 #include "dstudio/viz/attention_map_view.h"
@@ -45,6 +48,14 @@ constexpr int kMazeStep = 300;    // where the maze's screenshot stops the repla
 // The maze made when none is given: one episode of D4RL's umaze data and the start of the next.
 constexpr const char* kMazeTask = "antmaze-umaze-v2";
 constexpr std::int64_t kMazeTransitions = 1200;
+// The hand: one episode of pen's expert data, made as D4RL made it with the shipped DAPG expert,
+// stopped when the pen has turned most of the way to its target.
+constexpr const char* kHandTask = "pen";
+constexpr int kHandStep = 40;
+// The kitchen: one episode of uniformly random actions (no policy of the studio's does the
+// kitchen's tasks), stopped halfway through its 280 steps.
+constexpr const char* kKitchenTask = "kitchen-complete-v0";
+constexpr int kKitchenStep = 140;
 }  // namespace
 
 void ScreenshotTour::setMazeDataset(const QString& path) {
@@ -385,7 +396,7 @@ void ScreenshotTour::showMaze() {
     if (end == Job::End::Done) return replayMaze(path);
     // No goal-reacher ships with this build: the tour is complete without the maze, and says so.
     skipped_ << QStringLiteral("the maze view (%1)").arg(error);
-    finish();
+    showHand();
   });
   maze_job_->start(
       [path](const Progress& progress) -> Job::Deliver {
@@ -403,24 +414,82 @@ void ScreenshotTour::showMaze() {
 
 void ScreenshotTour::replayMaze(const QString& path) {
   connect(&window_, &MainWindow::loadFailed, this, &ScreenshotTour::fail);
+  replay(path, kMazeStep, QStringLiteral("viewer-maze.png"), &ScreenshotTour::showHand);
+}
+
+void ScreenshotTour::replay(const QString& path, int step, const QString& name,
+                            void (ScreenshotTour::*next)()) {
   connect(
       &window_, &MainWindow::datasetOpened, this,
-      [this] {
+      [this, step, name, next] {
         auto* viewer = window_.viewer();
-        if (!window_.replayEpisode(0)) return fail("the maze's first episode did not replay");
+        if (!window_.replayEpisode(0))
+          return fail("the first episode of " + name + " did not replay");
         viewer->pause();
-        viewer->seek(kMazeStep);
+        viewer->seek(step);
         // The replay holds every frame from the start: the step is there at once.
-        QTimer::singleShot(300, this, [this, viewer] {
+        QTimer::singleShot(300, this, [this, viewer, name, next] {
           viewer->sync();
-          QTimer::singleShot(200, this, [this, viewer] {
-            save(window_.pageIndex(viewer), "viewer-maze.png");
-            finish();
+          QTimer::singleShot(200, this, [this, viewer, name, next] {
+            save(window_.pageIndex(viewer), name);
+            (this->*next)();
           });
         });
       },
       Qt::SingleShotConnection);
   window_.openDataset(path);
+}
+
+void ScreenshotTour::makeAndReplay(const QString& what, const QString& path,
+                                   std::function<void()> make, int step, const QString& name,
+                                   void (ScreenshotTour::*next)()) {
+  QDir().mkpath(QFileInfo(path).path());
+  auto* job = new Job(what, this);
+  connect(job, &Job::finished, this,
+          [this, path, step, name, next](Job::End end, const QString& error) {
+            if (end == Job::End::Done) return replay(path, step, name, next);
+            fail(name + ": " + error);
+          });
+  job->start(
+      [make = std::move(make)](const Progress&) -> Job::Deliver {
+        make();
+        return [] {};
+      },
+      path);
+}
+
+void ScreenshotTour::showHand() {
+  // The Adroit hand turning the pen: the target pen at the episode's goal orientation, beside it.
+  const QString path = QDir(dir_).filePath(QStringLiteral("hand/%1-expert.hdf5").arg(kHandTask));
+  makeAndReplay(
+      tr("Making a pen episode"), path,
+      [path] {
+        behaviour::AdroitExpertConfig config;
+        config.task = kHandTask;
+        config.episodes = 1;
+        config.threads = 1;
+        const auto made = behaviour::generate_adroit_expert_dataset(
+            config, behaviour::shipped_dapg_policy(kHandTask));
+        data::write_d4rl(path.toStdString(), made.arrays, made.metadata);
+      },
+      kHandStep, QStringLiteral("viewer-hand.png"), &ScreenshotTour::showKitchen);
+}
+
+void ScreenshotTour::showKitchen() {
+  // The kitchen from its camera, with the task's four elements listed over the scene.
+  const QString path = QDir(dir_).filePath(QStringLiteral("kitchen/%1.hdf5").arg(kKitchenTask));
+  makeAndReplay(
+      tr("Making a kitchen episode"), path,
+      [path] {
+        behaviour::GenerateConfig config;
+        config.env = kKitchenTask;
+        config.kind = behaviour::DatasetKind::Random;
+        config.transitions = 280;
+        config.threads = 1;
+        const auto made = behaviour::generate_dataset(config, {});
+        data::write_d4rl(path.toStdString(), made.arrays, made.metadata);
+      },
+      kKitchenStep, QStringLiteral("viewer-kitchen.png"), &ScreenshotTour::finish);
 }
 
 void ScreenshotTour::finish() {

@@ -3,8 +3,9 @@
 /// `decision-studio --screenshot-all DIR`: opens the default dataset and checkpoint, fills every
 /// view with real content (a rollout, the ablation, the sweep, a t-SNE of tokens, activation
 /// patching in the Analyses tab, a short training run, the viewer mid-episode, the workspace, two
-/// runs of the Markov lab, an AntMaze episode replayed in the viewer, and the Sweep tab when a
-/// sweep was opened with it), saves one PNG per
+/// runs of the Markov lab, an AntMaze episode, an episode of the Adroit pen (DAPG's expert) and
+/// one of the kitchen (random actions) replayed in the viewer, and the Sweep tab when a sweep was
+/// opened with it), saves one PNG per
 /// view, exports every view's figure with its recipe into DIR/figures as File ▸ Export All Views
 /// does, records a short clip of the Viewer tab with its recipe into DIR/clips (where there is
 /// OpenGL for its scene), and reports when done. For tests and the user guide.
@@ -12,6 +13,7 @@
 #include <QObject>
 #include <QString>
 #include <QStringList>
+#include <functional>
 
 namespace dstudio::studio {
 
@@ -50,6 +52,14 @@ class ScreenshotTour : public QObject {
   void showLessons();
   void showMaze();
   void replayMaze(const QString& path);
+  // Replays the first episode of the dataset at `path` in the Viewer tab, saves it at `step` as
+  // `name`, then goes on to `next`.
+  void replay(const QString& path, int step, const QString& name, void (ScreenshotTour::*next)());
+  // Makes a dataset at `path` with `make` on a worker, then replays it as `replay` does.
+  void makeAndReplay(const QString& what, const QString& path, std::function<void()> make, int step,
+                     const QString& name, void (ScreenshotTour::*next)());
+  void showHand();
+  void showKitchen();
   void finish();
   void fail(const QString& why);
 

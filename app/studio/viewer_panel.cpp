@@ -784,6 +784,13 @@ void ViewerPanel::setPlayer(const QString& title, std::shared_ptr<models::Episod
   }
   if (!task.camera.track || free_camera_task_) scene_->resetCamera();
   free_camera_task_ = !task.camera.track;
+  // A fixed workspace (the hand, the kitchen) has nothing to follow: the box is greyed out.
+  const bool followable = task.camera.track || task.camera.followable;
+  track_->setEnabled(followable);
+  track_->setToolTip(
+      followable
+          ? tr("Keep the camera on the torso as it moves; off, drag to orbit and scroll to zoom")
+          : tr("This task's camera stays on its workspace: drag to orbit and scroll to zoom"));
   if (task.camera.track) scene_->setTracking(track_->isChecked());
   {
     const QSignalBlocker block(target_);
@@ -1005,10 +1012,28 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
       overlay << tr("zeroed: %1")
                      .arg(zeroing_->itemText(zeroing_->findData(static_cast<int>(f.zeroing))));
     if (f.terminal)
-      overlay << (f.terminated ? tr("episode over: the body left its healthy range")
-                               : tr("episode over: time limit"));
+      overlay << (!f.terminated ? tr("episode over: time limit")
+                  : live_ && live_->task().subtasks
+                      ? tr("episode over: every element done")
+                      : tr("episode over: the body left its healthy range"));
     // What was done, so that a screenshot or a clip says it: interventions, forks in colour.
     std::vector<QColor> colours(static_cast<std::size_t>(overlay.size()));
+    // A task done in stages lists its elements, ticked off from the step each was first done.
+    if (live_ && live_->task().subtasks) {
+      const auto& task = live_->task();
+      std::vector<env::SubTask> so_far;
+      for (const auto& g : live_->frames()) {
+        if (g->step > f.step) break;
+        env::accumulate_subtasks(so_far, task.subtasks(g->observation, g->physics.task_state));
+      }
+      for (const auto& e : so_far) {
+        overlay << (e.done
+                        ? tr("☑ %1  done").arg(QString::fromStdString(e.name))
+                        : tr("☐ %1  %2 from its goal")
+                              .arg(QString::fromStdString(e.name), viz::fixed_text(e.distance, 2)));
+        colours.push_back(e.done ? QColor(115, 217, 115) : QColor(220, 220, 220));
+      }
+    }
     if (!f.interventions.empty()) {
       QStringList specs;
       for (const auto& i : f.interventions) specs << QString::fromStdString(i);

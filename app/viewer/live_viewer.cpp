@@ -276,6 +276,8 @@ struct LiveViewer::State {
   }
   /// What the task marks at the frame on screen, and the paths over the ground so far.
   void add_task_layers(render::SceneLayers& layers) const;
+  /// The task's elements at the step on screen, each done from the step it was first done.
+  [[nodiscard]] std::vector<env::SubTask> task_elements() const;
   void draw_scene(bool lean);
   void draw_panels();
   void draw_controls();
@@ -808,6 +810,18 @@ std::vector<std::string> LiveViewer::State::fork_legend() const {
   return lines;
 }
 
+std::vector<env::SubTask> LiveViewer::State::task_elements() const {
+  std::vector<env::SubTask> so_far;
+  const auto& task = live->task();
+  if (!task.subtasks || frames.empty()) return so_far;
+  const int last = std::min(display_step, static_cast<int>(frames.size()) - 1);
+  for (int i = 0; i <= last; ++i) {
+    const auto& f = *frames[static_cast<std::size_t>(i)];
+    env::accumulate_subtasks(so_far, task.subtasks(f.observation, f.physics.task_state));
+  }
+  return so_far;
+}
+
 void LiveViewer::State::draw_overlay() {
   ImGui::SetNextWindowPos(ImVec2(8, 8));
   // Over the sky: the bodies stand in the lower part of the scene (render::viewer_camera).
@@ -841,6 +855,14 @@ void LiveViewer::State::draw_overlay() {
     std::string list;
     for (const auto& i : displayed->interventions) list += (list.empty() ? "" : ", ") + i;
     ImGui::TextColored(ImVec4(0.95f, 0.75f, 0.45f, 1.0f), "interventions: %s", list.c_str());
+  }
+  // A task done in stages lists its elements, ticked off from the step each was first done.
+  for (const auto& e : task_elements()) {
+    if (e.done)
+      ImGui::TextColored(ImVec4(0.45f, 0.85f, 0.45f, 1.0f), "[x] %s  done", e.name.c_str());
+    else
+      ImGui::TextColored(ImVec4(0.85f, 0.85f, 0.85f, 1.0f), "[ ] %s  %s from its goal",
+                         e.name.c_str(), fixed_number(e.distance, 2).c_str());
   }
   // The forks' legend: what a ghost is, then each ghost by its colour's name and its change.
   const auto legend = fork_legend();
@@ -1014,7 +1036,13 @@ void LiveViewer::State::draw_conditioning(const Target& apply_target,
 
 void LiveViewer::State::draw_view_and_recording() {
   section("View");
+  // A fixed workspace (the hand, the kitchen) has nothing to follow: the box is greyed out.
+  const bool followable = live->task().camera.track || live->task().camera.followable;
+  ImGui::BeginDisabled(!followable);
   if (bool on = tracking; ImGui::Checkbox("track", &on)) apply_tracking(on);
+  ImGui::EndDisabled();
+  if (!followable && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("this task's camera stays on its workspace; drag to orbit, scroll to zoom");
   ImGui::SameLine();
   // The task's own camera: following the torso, or over the whole maze.
   if (ImGui::Button("reset camera")) set_camera_view(render::task_camera(live->task().camera));
@@ -1823,6 +1851,9 @@ bool LiveViewer::presentation() const {
 }
 void LiveViewer::set_tracking(bool on) {
   s_->apply_tracking(on);
+}
+std::vector<env::SubTask> LiveViewer::task_elements() const {
+  return s_->task_elements();
 }
 bool LiveViewer::tracking() const {
   return s_->tracking;

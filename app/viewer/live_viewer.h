@@ -140,6 +140,9 @@ class LiveViewer {
   [[nodiscard]] bool presentation() const;
   void set_tracking(bool on);
   [[nodiscard]] bool tracking() const;
+  /// The elements of a task done in stages (the kitchen's four) at the step on screen, as the
+  /// overlay lists them: each done from the step it was first done. Empty for other tasks.
+  [[nodiscard]] std::vector<env::SubTask> task_elements() const;
   void set_map(const analysis::MapSelection& selection);
   [[nodiscard]] analysis::MapSelection map() const;
 

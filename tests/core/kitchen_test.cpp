@@ -331,6 +331,73 @@ TEST(Kitchen, EachElementPaysOnceAndTheEpisodeEndsWhenAllFourAreDone) {
   EXPECT_EQ(env.elapsed_steps(), 7);
 }
 
+// The viewers' list of the task's four elements follows the reward: an element ticks off at the
+// step that pays it (its noisy observation within 0.3 of the goal) and stays done after it moves
+// away; a replayed episode, without a task state, ticks it off from its observations, and keeps
+// it done through accumulate_subtasks.
+TEST(Kitchen, TheFourElementsTickOffAsTheRewardPaysThem) {
+  Environment env("kitchen-complete-v0");
+  const auto& task = env.spec();
+  ASSERT_TRUE(static_cast<bool>(task.subtasks));
+  std::vector<float> obs(60);
+  env.reset(4, obs);
+  auto list = task.subtasks(obs, env.task_state());
+  ASSERT_EQ(list.size(), 4u);
+  const char* names[] = {"microwave", "kettle", "light switch", "slide cabinet"};
+  for (std::size_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(list[k].name, names[k]);
+    EXPECT_FALSE(list[k].done) << names[k];
+  }
+  // The microwave's distance is |qpos[22] + 0.75| as observed.
+  EXPECT_NEAR(list[0].distance, std::fabs(obs[22] + 0.75), 1e-6);
+  const std::vector<float> still(9, 0.0f);
+  auto qpos = qpos_of(env);
+  qpos[22] = -0.75 + 0.27;
+  env.set_state(qpos, zeros(29));
+  EXPECT_EQ(env.step(still, obs).reward, 1.0);
+  list = task.subtasks(obs, env.task_state());
+  EXPECT_TRUE(list[0].done);
+  EXPECT_FALSE(list[1].done || list[2].done || list[3].done);
+  // Closed again: still done in live play, whose task state remembers it was paid...
+  qpos = qpos_of(env);
+  qpos[22] = 0.0;
+  env.set_state(qpos, zeros(29));
+  env.step(still, obs);
+  list = task.subtasks(obs, env.task_state());
+  EXPECT_TRUE(list[0].done);
+  EXPECT_NEAR(list[0].distance, std::fabs(obs[22] + 0.75), 1e-6);
+  // ... not done from the observation alone (a replay's frame carries zeros) ...
+  const std::vector<double> replayed(static_cast<std::size_t>(task.task_state_size), 0.0);
+  auto later = task.subtasks(obs, replayed);
+  EXPECT_FALSE(later[0].done);
+  // ... and done again once accumulated over the episode's frames.
+  std::vector<SubTask> so_far;
+  std::vector<float> open_obs(obs);
+  open_obs[22] = -0.75f + 0.2f;
+  accumulate_subtasks(so_far, task.subtasks(obs, replayed));
+  EXPECT_FALSE(so_far[0].done);
+  accumulate_subtasks(so_far, task.subtasks(open_obs, replayed));
+  EXPECT_TRUE(so_far[0].done);
+  accumulate_subtasks(so_far, later);
+  EXPECT_TRUE(so_far[0].done) << "an element once done stays done";
+  EXPECT_NEAR(so_far[0].distance, later[0].distance, 1e-12) << "the distance is the frame's own";
+  EXPECT_FALSE(so_far[1].done);
+}
+
+// kitchen-mixed lists the bottom burner in its place; the locomotion tasks list nothing.
+TEST(Kitchen, MixedListsTheBottomBurner) {
+  const auto& mixed = task("kitchen-mixed-v0");
+  std::vector<float> obs(60, 0.0f);
+  obs[11] = -0.88f, obs[12] = -0.01f;
+  const auto list = mixed.subtasks(obs, {});
+  ASSERT_EQ(list.size(), 4u);
+  EXPECT_EQ(list[2].name, "bottom burner");
+  EXPECT_TRUE(list[2].done);
+  EXPECT_FALSE(list[0].done);
+  EXPECT_FALSE(static_cast<bool>(task("hopper").subtasks));
+  EXPECT_FALSE(static_cast<bool>(task("pen").subtasks));
+}
+
 // kitchen-mixed's bottom burner (knob 2 and its flame, qpos 11 and 12) counts there, and not
 // in kitchen-complete, which wants the slide cabinet instead.
 TEST(Kitchen, MixedWantsTheBottomBurner) {

@@ -513,7 +513,7 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
   // another build.
   ASSERT_TRUE(finished.wait(1700000));
   ASSERT_TRUE(finished.front().at(0).toBool()) << finished.front().at(1).toString().toStdString();
-  ASSERT_EQ(tour.written().size(), 24);
+  ASSERT_EQ(tour.written().size(), 26);
   for (const auto& name : {"dataset.png",
                            "attention.png",
                            "attention-difference.png",
@@ -537,7 +537,9 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
                            "lesson-markov-pooling-floor.png",
                            "lesson-what-the-model-relies-on.png",
                            "user-guide.png",
-                           "viewer-maze.png"}) {
+                           "viewer-maze.png",
+                           "viewer-hand.png",
+                           "viewer-kitchen.png"}) {
     const QImage image(QDir(out).filePath(name));
     EXPECT_FALSE(image.isNull()) << name;
     EXPECT_GE(image.width(), 1000) << name;

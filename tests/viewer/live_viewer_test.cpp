@@ -537,6 +537,145 @@ TEST(LiveViewer, AMazeEpisodeIsSeenWholeWithItsGoalAndWaypoint) {
   EXPECT_EQ(differing_pixels(overview, v.capture(), scene), 0) << "back over the whole maze";
 }
 
+// The pen: a replayed episode draws the target pen turned to the file's infos/desired_orien, the
+// episode's goal, at every step; the same states with another goal differ only there.
+TEST(LiveViewer, APenEpisodeDrawsItsTargetAtTheEpisodesGoal) {
+  test::TempDir dir;
+  const auto write = [&dir](const std::string& name, const std::vector<float>* goal) {
+    env::Environment e("pen");
+    data::TransitionArrays d;
+    d.obs_dim = 45, d.act_dim = 24, d.qpos_dim = 30, d.qvel_dim = 30;
+    std::vector<float> obs(45);
+    e.reset(5, obs);
+    auto& orien = d.state_infos["desired_orien"];
+    orien.dim = 4;
+    const std::vector<float> still(24, 0.0f);
+    for (int t = 0; t < 10; ++t) {
+      d.observations.insert(d.observations.end(), obs.begin(), obs.end());
+      d.qpos.insert(d.qpos.end(), e.qpos().begin(), e.qpos().end());
+      d.qvel.insert(d.qvel.end(), e.qvel().begin(), e.qvel().end());
+      const auto recorded = e.recorded_state().at("desired_orien");
+      if (goal)
+        orien.values.insert(orien.values.end(), goal->begin(), goal->end());
+      else
+        for (double q : recorded) orien.values.push_back(static_cast<float>(q));
+      const auto r = e.step(still, obs);
+      d.actions.insert(d.actions.end(), still.begin(), still.end());
+      d.rewards.push_back(static_cast<float>(r.reward));
+      d.terminals.push_back(0);
+      d.timeouts.push_back(t == 9 ? 1 : 0);
+    }
+    const auto file = dir / name;
+    data::write_d4rl(file, d, {{"env", "pen"}});
+    return file;
+  };
+  env::Environment reference("pen");
+  std::vector<float> obs(45);
+  reference.reset(5, obs);
+  struct Drawn {
+    render::Image image;
+    std::vector<double> task_state;
+    std::array<int, 4> scene;
+  };
+  const auto drawn = [](const std::filesystem::path& file, int step) {
+    ViewerOptions o;
+    o.dataset = file;
+    o.episode = 0;
+    o.paused = true;
+    o.width = 1024, o.height = 640;
+    o.mouse = false;
+    LiveViewer v(o);
+    EXPECT_TRUE(at_step(v, 0));
+    v.seek(step);
+    EXPECT_TRUE(at_step(v, step));
+    auto image = v.capture();
+    return Drawn{std::move(image), v.shown().frame->physics.task_state, v.scene_rect()};
+  };
+  const auto own = write("pen-own.hdf5", nullptr);
+  const std::vector<float> upright = {1.0f, 0.0f, 0.0f, 0.0f};
+  const auto other = write("pen-other.hdf5", &upright);
+  const auto first = drawn(own, 6);
+  ASSERT_GE(first.task_state.size(), 4u);
+  for (std::size_t k = 0; k < 4; ++k)
+    EXPECT_NEAR(first.task_state[k], reference.task_state()[k], 1e-6)
+        << "the episode's goal, replayed";
+  const auto again = drawn(own, 6);
+  const auto moved = drawn(other, 6);
+  EXPECT_EQ(moved.task_state[0], 1.0);
+  const auto rect = first.scene;
+  ASSERT_GT(rect[2] * rect[3], 0);
+  EXPECT_EQ(differing_pixels(first.image, again.image, rect), 0)
+      << "the same episode draws the same";
+  EXPECT_GT(differing_pixels(first.image, moved.image, rect), 200)
+      << "another goal turns the target pen";
+}
+
+// The kitchen: a replayed episode lists the task's four elements; the microwave, opened at step
+// 10 and shut again at step 20, is ticked off from step 11 (the first observation within 0.3 of
+// its goal) and stays ticked off, as D4RL pays it once; the camera cannot be made to follow.
+TEST(LiveViewer, AKitchenEpisodeTicksOffItsElementsAsTheyAreDone) {
+  test::TempDir dir;
+  env::Environment e("kitchen-complete-v0");
+  data::TransitionArrays d;
+  d.obs_dim = 60, d.act_dim = 9, d.qpos_dim = 30, d.qvel_dim = 29;
+  std::vector<float> obs(60);
+  e.reset(3, obs);
+  const std::vector<float> still(9, 0.0f);
+  const int n = 30;
+  for (int t = 0; t < n; ++t) {
+    d.observations.insert(d.observations.end(), obs.begin(), obs.end());
+    d.qpos.insert(d.qpos.end(), e.qpos().begin(), e.qpos().end());
+    d.qvel.insert(d.qvel.end(), e.qvel().begin(), e.qvel().end());
+    if (t == 10 || t == 20) {
+      std::vector<double> qpos(e.qpos().begin(), e.qpos().end());
+      qpos[22] = t == 10 ? -0.7 : 0.0;  // the microwave's hinge: open, then shut
+      e.set_state(qpos, std::vector<double>(29, 0.0));
+    }
+    const auto r = e.step(still, obs);
+    d.actions.insert(d.actions.end(), still.begin(), still.end());
+    d.rewards.push_back(static_cast<float>(r.reward));
+    d.terminals.push_back(0);
+    d.timeouts.push_back(t == n - 1 ? 1 : 0);
+  }
+  EXPECT_EQ(d.rewards[10], 1.0f) << "the step that opened it paid it";
+  const auto file = dir / "kitchen-complete-v0.hdf5";
+  data::write_d4rl(file, d, {{"env", "kitchen-complete-v0"}});
+  ViewerOptions o;
+  o.dataset = file;
+  o.episode = 0;
+  o.paused = true;
+  o.width = 1024, o.height = 640;
+  o.mouse = false;
+  LiveViewer v(o);
+  ASSERT_TRUE(v.player().replay());
+  ASSERT_TRUE(at_step(v, 0));
+  auto list = v.task_elements();
+  ASSERT_EQ(list.size(), 4u);
+  EXPECT_EQ(list[0].name, "microwave");
+  for (const auto& el : list) EXPECT_FALSE(el.done) << el.name;
+  v.seek(10);
+  ASSERT_TRUE(at_step(v, 10));
+  EXPECT_FALSE(v.task_elements()[0].done);
+  v.seek(11);
+  ASSERT_TRUE(at_step(v, 11));
+  EXPECT_TRUE(v.task_elements()[0].done);
+  EXPECT_NEAR(v.task_elements()[0].distance, std::fabs(d.observations[11 * 60 + 22] + 0.75), 1e-6);
+  v.seek(25);
+  ASSERT_TRUE(at_step(v, 25));
+  list = v.task_elements();
+  EXPECT_TRUE(list[0].done) << "shut again, still done";
+  EXPECT_GT(list[0].distance, 0.7);
+  for (std::size_t k = 1; k < 4; ++k) EXPECT_FALSE(list[k].done) << list[k].name;
+  v.seek(5);
+  ASSERT_TRUE(at_step(v, 5));
+  EXPECT_FALSE(v.task_elements()[0].done) << "back before it was opened";
+  EXPECT_FALSE(v.tracking());
+  const auto before = v.capture();
+  v.set_tracking(true);
+  EXPECT_FALSE(v.tracking()) << "the kitchen's camera stays on the counter";
+  EXPECT_EQ(differing_pixels(before, v.capture(), v.scene_rect()), 0);
+}
+
 TEST(VideoFile, PngFramesWithoutFfmpegAndNothingLeftOfAnAbandonedVideo) {
   test::TempDir dir;
   render::Image odd{5, 3, std::vector<std::uint8_t>(45, 200)};

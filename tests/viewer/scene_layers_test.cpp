@@ -423,6 +423,28 @@ TEST(SceneLayers, EachMazeIsSeenWholeFromItsCameraAndTheRunnersAreFollowedAsBefo
   }
 }
 
+// The hand and the kitchen are fixed workspaces seen from their task's camera: tracking asked
+// for keeps the view where it is, untracked (a maze's ant is still followed, above).
+TEST(SceneLayers, TheHandAndTheKitchenKeepTheirViewWhenTrackingIsAskedFor) {
+  for (const char* name : {"pen", "door", "hammer", "relocate", "kitchen-complete-v0",
+                           "kitchen-partial-v0", "kitchen-mixed-v0"}) {
+    const auto& camera = env::task(name).camera;
+    EXPECT_FALSE(camera.track) << name;
+    EXPECT_FALSE(camera.followable) << name;
+    const auto view = task_camera(camera);
+    EXPECT_EQ(view.track_body, -1) << name;
+    EXPECT_EQ(tracking_camera(camera, view, true), view) << name;
+    // Orbited by the mouse first: the view the user made stays too.
+    auto orbited = view;
+    orbited.azimuth += 30.0;
+    orbited.distance *= 0.8;
+    EXPECT_EQ(tracking_camera(camera, orbited, true), orbited) << name;
+    EXPECT_EQ(tracking_camera(camera, orbited, false), orbited) << name;
+  }
+  for (const auto& name : env::task_names())
+    if (env::task(name).family == "antmaze") EXPECT_TRUE(env::task(name).camera.followable) << name;
+}
+
 // Drawn: the goal's disc in its colour where the goal is seen, and the floor's colour there
 // without it; the path changes the picture only near where it runs.
 TEST(SceneLayers, TheGoalIsDrawnInItsColourWhereTheCameraSeesIt) {

@@ -129,7 +129,8 @@ EnvironmentDefinition adroit_task(const std::string& name, const std::string& mo
   d.reports_success = true;
   d.rtg_scale = 1000.0;
   d.camera.track = false;
-  d.camera.elevation = -45.0;  // mujoco-py's default, which D4RL's viewers keep
+  d.camera.followable = false;  // the hand works in place: the task's view is the whole scene
+  d.camera.elevation = -45.0;   // mujoco-py's default, which D4RL's viewers keep
   d.camera.lookat[0] = 0.0, d.camera.lookat[1] = -0.16, d.camera.lookat[2] = 0.2;
   return d;
 }
@@ -200,7 +201,10 @@ EnvironmentDefinition pen() {
   // The target's orientation (its body quaternion, D4RL's infos/desired_orien) and the steps the
   // goal has been achieved so far.
   d.task_state_size = 5;
-  d.camera.azimuth = -45.0, d.camera.distance = 1.0;
+  // Close enough that the pen in the hand and the target pen beside it (0.2 m along x) fill the
+  // picture, looking at the point between them.
+  d.camera.azimuth = -90.0, d.camera.distance = 0.6;
+  d.camera.lookat[0] = 0.1, d.camera.lookat[1] = -0.2, d.camera.lookat[2] = 0.25;
 
   d.reset = [](Simulation& sim, Random& random) {
     // qpos and qvel are the model's qpos0 and 0 (mj_resetData); the target turns by two draws.

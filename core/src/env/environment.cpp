@@ -230,6 +230,20 @@ std::vector<std::string> task_names() {
   return environments().names();
 }
 
+void accumulate_subtasks(std::vector<SubTask>& so_far, const std::vector<SubTask>& now) {
+  const bool same = so_far.size() == now.size() &&
+                    std::equal(so_far.begin(), so_far.end(), now.begin(),
+                               [](const SubTask& a, const SubTask& b) { return a.name == b.name; });
+  if (!same) {
+    so_far = now;
+    return;
+  }
+  for (std::size_t i = 0; i < now.size(); ++i) {
+    so_far[i].done = so_far[i].done || now[i].done;
+    so_far[i].distance = now[i].distance;
+  }
+}
+
 double normalized_score(const EnvironmentDefinition& spec, double episode_return) {
   return 100.0 * (episode_return - spec.ref_min_score) / (spec.ref_max_score - spec.ref_min_score);
 }

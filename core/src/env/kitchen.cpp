@@ -196,6 +196,7 @@ EnvironmentDefinition kitchen_task(const TaskRow& row) {
   // that the arm's base and the whole counter are in view: the stove, the microwave, the kettle,
   // the sink, the cabinets above.
   d.camera.track = false;
+  d.camera.followable = false;  // the arm is bolted to the counter: nothing to follow
   d.camera.distance = 2.8, d.camera.azimuth = 70.0, d.camera.elevation = -35.0;
   d.camera.lookat[0] = -0.2, d.camera.lookat[1] = 0.5, d.camera.lookat[2] = 2.0;
 
@@ -261,6 +262,24 @@ EnvironmentDefinition kitchen_task(const TaskRow& row) {
     r.terminated = done == kTaskElements;
     r.success = r.terminated;
     return r;
+  };
+  // The four elements as the reward sees them: done once paid, or now within the threshold of
+  // the goal in the (noisy) observation, which is what a dataset's episode holds.
+  d.subtasks = [task](std::span<const float> obs, std::span<const double> s) {
+    std::vector<SubTask> out;
+    for (int k = 0; k < kTaskElements; ++k) {
+      const Element& e = *task[static_cast<std::size_t>(k)];
+      double squared = 0.0;
+      for (std::size_t j = 0; j < e.qpos.size(); ++j) {
+        const auto i = static_cast<std::size_t>(e.qpos[j]);
+        const double q = i < obs.size() ? static_cast<double>(obs[i]) : 0.0;
+        squared += (q - e.goal[j]) * (q - e.goal[j]);
+      }
+      const double distance = std::sqrt(squared);
+      const bool paid = s.size() == static_cast<std::size_t>(kTaskStateSize) && s[kDone + k] != 0.0;
+      out.push_back({e.name, paid || distance < kBonusThreshold, distance});
+    }
+    return out;
   };
   return d;
 }

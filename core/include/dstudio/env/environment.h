@@ -50,6 +50,18 @@ struct CameraDefault {
   double distance = 4.0, azimuth = 90.0, elevation = -20.0;
   double lookat[3] = {0.0, 0.0, 0.5};
   bool track = true;
+  /// Whether a viewer may follow the first body on request when `track` is off (a maze's ant);
+  /// false for a scene that is one fixed workspace (the hand, the kitchen), where the viewers
+  /// keep the task's view and offer no tracking.
+  bool followable = true;
+};
+
+/// One element of a task done in stages (a kitchen task's microwave, kettle ...), as the viewers
+/// list it.
+struct SubTask {
+  std::string name;       ///< "microwave", "light switch"
+  bool done = false;      ///< completed at this state or before it in the episode
+  double distance = 0.0;  ///< how far the observed state is from the element's goal
 };
 
 /// What one step produced.
@@ -162,7 +174,20 @@ struct EnvironmentDefinition {
   std::function<std::vector<Marker>(std::span<const double> qpos,
                                     std::span<const double> task_state)>
       markers;
+  /// The task's elements at a state, in the task's order, for the viewers' list: each done when
+  /// the task state says it was completed earlier in the episode or the observation is within the
+  /// task's threshold of its goal now (the kitchen: 0.3). A replayed episode carries no task state,
+  /// so a viewer keeps an element done from the step it was first done (accumulate_subtasks).
+  /// Empty: a task of one stage.
+  std::function<std::vector<SubTask>(std::span<const float> observation,
+                                     std::span<const double> task_state)>
+      subtasks;
 };
+
+/// `so_far` with every element of `now` that is done marked done (an element once done stays
+/// done, as D4RL's kitchen pays each once), and `now`'s distances; `now` itself when `so_far`
+/// holds other elements.
+void accumulate_subtasks(std::vector<SubTask>& so_far, const std::vector<SubTask>& now);
 
 /// The environments the studio simulates: its own (registered on first use) and plugins'.
 Registry<EnvironmentDefinition>& environments();

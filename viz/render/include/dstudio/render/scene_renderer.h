@@ -87,11 +87,16 @@ inline CameraView task_camera(const env::CameraDefault& task) {
 /// For a task seen from a free camera (a maze), following the body from the whole maze's
 /// distance would show little of it: tracking on comes down over it at the body's scale (7 m,
 /// steeply enough, 65 degrees down, that the walls hide little of a corridor), and off goes back
-/// to the task's own view.
+/// to the task's own view. A task whose camera cannot follow (env::CameraDefault::followable: the
+/// hand, the kitchen) keeps `now`, untracked.
 inline CameraView tracking_camera(const env::CameraDefault& task, const CameraView& now, bool on) {
   CameraView view = now;
   if (task.track) {
     view.track_body = on ? 1 : -1;
+    return view;
+  }
+  if (!task.followable) {
+    view.track_body = -1;
     return view;
   }
   if (!on) return task_camera(task);
