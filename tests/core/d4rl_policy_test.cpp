@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 
+#include "adroit_expert_file.h"
 #include "dstudio/behaviour/adroit_data.h"
 #include "dstudio/common/error.h"
 #include "dstudio/data/dataset_io.h"
@@ -21,77 +22,9 @@ namespace {
 
 using testing::HasSubstr;
 
-std::vector<double> doubles(const std::vector<float>& v) { return {v.begin(), v.end()}; }
-
-// The named layers of a policy file: key below metadata/policy/ -> (shape, values).
-struct PolicyArrays {
-  std::map<std::string, std::pair<std::vector<hsize_t>, std::vector<float>>> arrays;
-  void layer(const std::string& name, const MlpLayer& l) {
-    arrays[name + "/weight"] = {{static_cast<hsize_t>(l.out), static_cast<hsize_t>(l.in)}, l.weight};
-    arrays[name + "/bias"] = {{static_cast<hsize_t>(l.out)}, l.bias};
-  }
-};
-
-// D4RL's extract_params in float32, as numpy computes it: fc0's weight times diag(1 / in_scale),
-// its bias minus that weight times in_shift; last_fc's weight times diag(out_scale) on the left,
-// its bias times out_scale plus out_shift; last_fc_log_std a copy of last_fc.
-PolicyArrays d4rl_fold(const MlpPolicy& p) {
-  EXPECT_EQ(p.layers.size(), 3u) << "D4RL's fold assumes two hidden layers";
-  MlpLayer fc0 = p.layers[0], fc1 = p.layers[1], last = p.layers[2];
-  for (int o = 0; o < fc0.out; ++o) {
-    double shifted = 0.0;
-    for (int i = 0; i < fc0.in; ++i) {
-      float& w = fc0.weight[static_cast<std::size_t>(o * fc0.in + i)];
-      w = w * (1.0f / p.in_scale[static_cast<std::size_t>(i)]);
-      shifted += static_cast<double>(w) * p.in_shift[static_cast<std::size_t>(i)];
-    }
-    fc0.bias[static_cast<std::size_t>(o)] -= static_cast<float>(shifted);
-  }
-  for (int o = 0; o < last.out; ++o) {
-    const float scale = p.out_scale[static_cast<std::size_t>(o)];
-    for (int i = 0; i < last.in; ++i) last.weight[static_cast<std::size_t>(o * last.in + i)] *= scale;
-    float& b = last.bias[static_cast<std::size_t>(o)];
-    b = b * scale;
-    b = b + p.out_shift[static_cast<std::size_t>(o)];
-  }
-  PolicyArrays out;
-  out.layer("fc0", fc0);
-  out.layer("fc1", fc1);
-  out.layer("last_fc", last);
-  out.layer("last_fc_log_std", last);
-  return out;
-}
-
-// A file in D4RL's Adroit expert layout: the transitions of `episodes` expert episodes, the task's
-// state keys, metadata/algorithm and metadata/policy/{nonlinearity, output_distribution, layers}.
-void write_expert_file(const std::filesystem::path& path, const std::string& task,
-                       const PolicyArrays& policy, int episodes = 1) {
-  AdroitExpertConfig c;
-  c.task = task;
-  c.episodes = episodes;
-  c.seed = 3;
-  c.threads = 1;
-  const auto made = generate_adroit_expert_dataset(c, shipped_dapg_policy(task));
-  const auto& d = made.arrays;
-  const auto n = static_cast<hsize_t>(d.size());
-  test::H5Writer w(path);
-  w.numbers("observations", doubles(d.observations), {n, static_cast<hsize_t>(d.obs_dim)},
-            H5T_IEEE_F32LE);
-  w.numbers("actions", doubles(d.actions), {n, static_cast<hsize_t>(d.act_dim)}, H5T_IEEE_F32LE);
-  w.numbers("rewards", doubles(d.rewards), {n}, H5T_IEEE_F32LE);
-  w.bools("terminals", {d.terminals.begin(), d.terminals.end()}, {n});
-  w.bools("timeouts", {d.timeouts.begin(), d.timeouts.end()}, {n});
-  w.numbers("infos/qpos", doubles(d.qpos), {n, static_cast<hsize_t>(d.qpos_dim)}, H5T_IEEE_F32LE);
-  w.numbers("infos/qvel", doubles(d.qvel), {n, static_cast<hsize_t>(d.qvel_dim)}, H5T_IEEE_F32LE);
-  for (const auto& [key, info] : d.state_infos)
-    w.numbers("infos/" + key, doubles(info.values), {n, static_cast<hsize_t>(info.dim)},
-              H5T_IEEE_F32LE);
-  w.text("metadata/algorithm", "DAPG");
-  w.text("metadata/policy/nonlinearity", "tanh");
-  w.text("metadata/policy/output_distribution", "gaussian");
-  for (const auto& [key, a] : policy.arrays)
-    w.numbers("metadata/policy/" + key, doubles(a.second), a.first, H5T_IEEE_F32LE);
-}
+using test::d4rl_fold;
+using test::PolicyArrays;
+using test::write_expert_file;
 
 PolicyArrays unfolded(const MlpPolicy& p) {
   PolicyArrays out;
@@ -126,7 +59,8 @@ TEST(D4rlPolicy, PensFilePolicyActsBitForBitAsTheShippedOne) {
   std::vector<float> a(24), b(24);
   ASSERT_GT(ds.data.size(), 10);
   for (std::int64_t i = 0; i < ds.data.size(); ++i) {
-    const auto obs = std::span<const float>(ds.data.observations).subspan(static_cast<std::size_t>(i * 45), 45);
+    const auto obs =
+        std::span<const float>(ds.data.observations).subspan(static_cast<std::size_t>(i * 45), 45);
     p.act(obs, a);
     shipped.act(obs, b);
     ASSERT_EQ(a, b) << "row " << i;
@@ -157,7 +91,8 @@ TEST(D4rlPolicy, DoorsFoldedPolicyIsReadExactlyAndActsAsTheShippedOne) {
   std::vector<float> a(28), b(28);
   double worst = 0.0;
   for (std::int64_t i = 0; i < ds.data.size(); ++i) {
-    const auto obs = std::span<const float>(ds.data.observations).subspan(static_cast<std::size_t>(i * 39), 39);
+    const auto obs =
+        std::span<const float>(ds.data.observations).subspan(static_cast<std::size_t>(i * 39), 39);
     p.act(obs, a);
     shipped.act(obs, b);
     for (int j = 0; j < 28; ++j)
@@ -204,7 +139,8 @@ TEST(D4rlPolicy, ADamagedPolicyIsRefusedNamingTheFileAndTheKey) {
   a = d4rl_fold(shipped);
   a.arrays.at("fc1/weight").first = {32, 31};
   a.arrays.at("fc1/weight").second.resize(32 * 31);
-  refused("fc1-shape", a, "'metadata/policy/fc1/weight': takes 31 inputs, but the layer before gives 32");
+  refused("fc1-shape", a,
+          "'metadata/policy/fc1/weight': takes 31 inputs, but the layer before gives 32");
   a = d4rl_fold(shipped);
   a.arrays.at("fc0/bias").first = {31};
   a.arrays.at("fc0/bias").second.resize(31);
