@@ -1038,6 +1038,11 @@ TEST(LivePlayer, TheExpertTakesOverACheckpointsEpisodeFromTheStepOnScreen) {
   for (std::size_t t = 20; t + 1 < taken.size() && t + 1 < ref.size(); ++t)
     ASSERT_EQ(taken[t]->action, ref[t]->action) << "step " << t;
   EXPECT_NE(taken[20]->action, main[20]->action) << "another policy acts";
+  // The fork made again from its change alone, as a recipe makes it: the policy it names acts.
+  auto remade = make_fork(checkpoint, 20, parse_branch_change("behaviour=dapg"), nullptr);
+  EXPECT_TRUE(remade->isBehaviour());
+  ASSERT_TRUE(remade->step());
+  EXPECT_EQ(remade->frames()[20]->action, ref[20]->action);
 
   // Refused before anything changes: an intervention on the expert, a policy of another task.
   EXPECT_THROW(live.fork(3, parse_branch_change("behaviour=no-such-file.hdf5")), UsageError);

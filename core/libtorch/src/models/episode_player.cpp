@@ -733,6 +733,11 @@ std::shared_ptr<EpisodePlayer> make_fork(const EpisodePlayer& main, int at,
                                          std::shared_ptr<EpisodePlayer> other) {
   at = std::clamp(at, 0, static_cast<int>(main.frames().size()) - 1);
   std::shared_ptr<EpisodePlayer> branch;
+  // A behaviour policy named by the change and not yet loaded (a recipe's fork played again).
+  if (!other && !change.behaviour.empty())
+    other = EpisodePlayer::behaviour(
+        behaviour::load_behaviour_policy(change.behaviour, main.task().name), main.task().name,
+        change.behaviour);
   if (other) {
     other->continue_from(main, at);
     branch = std::move(other);
