@@ -36,7 +36,8 @@ const data::MetadataArray& array(const data::Dataset& ds, const std::string& key
         refuse(ds, key, "cannot be read (" + w + ")");
     refuse(ds, key, "is not an array of floats");
   }
-  refuse(ds, key, "is missing; a D4RL policy has fc0, fc1, ... and last_fc, each a weight and a bias");
+  refuse(ds, key,
+         "is missing; a D4RL policy has fc0, fc1, ... and last_fc, each a weight and a bias");
 }
 
 MlpLayer layer(const data::Dataset& ds, const std::string& name, int in) {
@@ -72,12 +73,13 @@ bool has_d4rl_policy(const data::Dataset& dataset) {
 MlpPolicy d4rl_policy(const data::Dataset& ds) {
   if (!has_d4rl_policy(ds))
     throw Error(ds.path + ": has no behaviour policy (no metadata/policy/fc0/weight)");
-  const int obs_dim = static_cast<int>(ds.data.obs_dim), act_dim = static_cast<int>(ds.data.act_dim);
+  const int obs_dim = static_cast<int>(ds.data.obs_dim),
+            act_dim = static_cast<int>(ds.data.act_dim);
   MlpPolicy p;
   p.obs_dim = obs_dim;
   p.act_dim = act_dim;
   const auto task = ds.env_id.empty() ? std::shared_ptr<const env::EnvironmentDefinition>()
-                                       : env::find_task(ds.env_id);
+                                      : env::find_task(ds.env_id);
   p.task = task ? task->name : ds.env_id;
   const auto algorithm = ds.metadata.find("algorithm");
   p.source = std::filesystem::path(ds.path).filename().string() + "'s metadata/policy" +
@@ -86,7 +88,8 @@ MlpPolicy d4rl_policy(const data::Dataset& ds) {
   if (const auto it = ds.metadata.find("policy/nonlinearity"); it != ds.metadata.end())
     p.nonlinearity = it->second;
   if (p.nonlinearity != "tanh" && p.nonlinearity != "relu")
-    refuse(ds, "policy/nonlinearity", "is \"" + p.nonlinearity + "\"; the studio plays tanh or relu");
+    refuse(ds, "policy/nonlinearity",
+           "is \"" + p.nonlinearity + "\"; the studio plays tanh or relu");
   int width = obs_dim;
   for (int k = 0; k == 0 || listed(ds, "policy/fc" + std::to_string(k) + "/weight"); ++k) {
     p.layers.push_back(layer(ds, "fc" + std::to_string(k), width));

@@ -33,9 +33,9 @@ namespace dstudio::behaviour {
 struct D4rlPolicySummary {
   bool present = false;
   bool usable = false;
-  std::string sizes;      ///< "tanh MLP 39 -> 32 -> 32 -> 28"
-  std::string quirk;      ///< empty, or what last_fc_log_std holds
-  std::string refusal;    ///< why the policy cannot play, when !usable
+  std::string sizes;    ///< "tanh MLP 39 -> 32 -> 32 -> 28"
+  std::string quirk;    ///< empty, or what last_fc_log_std holds
+  std::string refusal;  ///< why the policy cannot play, when !usable
 };
 [[nodiscard]] D4rlPolicySummary summarize_d4rl_policy(const data::Dataset& dataset);
 
