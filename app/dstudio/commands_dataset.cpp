@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "dstudio/behaviour/adroit_data.h"
 #include "dstudio/behaviour/antmaze_data.h"
+#include "dstudio/behaviour/d4rl_policy.h"
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/behaviour/demonstrations.h"
 #include "dstudio/behaviour/generate.h"
@@ -48,6 +49,13 @@ std::int64_t goal_episodes(const Dataset& ds) {
 
 nlohmann::ordered_json number_or_null(double v) {
   return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+}
+
+// The behaviour policy the file carries in metadata/policy (D4RL's expert files), or null.
+nlohmann::ordered_json policy_json(const Dataset& ds) {
+  const auto p = behaviour::summarize_d4rl_policy(ds);
+  if (!p.present) return nullptr;
+  return {{"usable", p.usable}, {"sizes", p.sizes}, {"quirk", p.quirk}, {"refusal", p.refusal}};
 }
 
 nlohmann::ordered_json to_json(const Dataset& ds, const DatasetSummary& s, double r2) {
@@ -94,6 +102,7 @@ nlohmann::ordered_json to_json(const Dataset& ds, const DatasetSummary& s, doubl
       {"notes", ds.notes},
       {"task_caveat", ds.task_caveat},
       {"episodes_reaching_goal", goal_episodes(ds)},
+      {"behaviour_policy", policy_json(ds)},
   };
 }
 
@@ -150,6 +159,16 @@ void print_text(const Dataset& ds, const DatasetSummary& s, double r2) {
       const std::string shown = v.size() > 70 ? v.substr(0, 67) + "..." : v;
       std::printf("  %-24s %s\n", k.c_str(), shown.c_str());
     }
+  }
+  if (const auto p = behaviour::summarize_d4rl_policy(ds); p.present) {
+    if (p.usable)
+      std::printf(
+          "Policy        metadata/policy: a behaviour policy, %s; it plays in the "
+          "viewers (decision-viewer --behaviour FILE)\n",
+          p.sizes.c_str());
+    else
+      std::printf("Policy        metadata/policy cannot play: %s\n", p.refusal.c_str());
+    if (!p.quirk.empty()) std::printf("Note          %s\n", p.quirk.c_str());
   }
   std::printf("Fingerprint   %s\n", ds.fingerprint.c_str());
   for (const auto& w : ds.warnings) std::printf("Warning       %s\n", w.c_str());

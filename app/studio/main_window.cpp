@@ -50,6 +50,7 @@
 #include "analyses_panel.h"
 #include "checkpoint_jobs.h"
 #include "default_dataset.h"
+#include "dstudio/behaviour/d4rl_policy.h"
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/resources.h"
@@ -777,6 +778,50 @@ bool MainWindow::replayEpisode(qint64 episode) {
   } catch (const std::exception& e) {
     status_->setText(
         tr("Cannot replay episode %1: %2").arg(episode).arg(QString::fromStdString(e.what())));
+    return false;
+  }
+}
+
+bool MainWindow::playBehaviour(const QString& policy, const QString& task) {
+  const auto& dataset = view_->dataset();
+  try {
+    std::string env = task.toStdString();
+    if (env.empty() && dataset) env = dataset->env_id;
+    behaviour::MlpPolicy mlp;
+    std::string name;
+    if (policy == QLatin1String("dataset")) {
+      if (!dataset) throw UsageError("no dataset is open");
+      if (!behaviour::has_d4rl_policy(*dataset))
+        throw UsageError(dataset->path + " carries no behaviour policy (metadata/policy)");
+      mlp = behaviour::d4rl_policy(*dataset);
+      name = dataset->path;
+      if (env.empty()) env = mlp.task;
+      if (env.empty())
+        throw UsageError(dataset->path +
+                         " names no task its policy acts in (metadata/env, or "
+                         "D4RL's file name)");
+    } else {
+      if (env.empty())
+        throw UsageError(
+            "name the Adroit task its expert plays (pen, door, hammer or relocate), "
+            "or open one of its datasets");
+      mlp = behaviour::shipped_dapg_policy(env);
+      name = "dapg";
+    }
+    std::shared_ptr<models::EpisodePlayer> player =
+        models::EpisodePlayer::behaviour(mlp, env, name);
+    const QString task_name = QString::fromStdString(player->task().name);
+    const QString title =
+        name == "dapg" ? tr("%1: the DAPG expert (behaviour policy)").arg(task_name)
+                       : tr("%1: %2's metadata/policy (behaviour policy)")
+                             .arg(task_name, QFileInfo(QString::fromStdString(name)).fileName());
+    viewer_->setPlayer(title, player);
+    showPage(viewer_);
+    status_->setText(tr("Playing %1 in the viewer, with its mean action").arg(title));
+    return true;
+  } catch (const std::exception& e) {
+    status_->setText(
+        tr("Cannot play the behaviour policy: %1").arg(QString::fromStdString(e.what())));
     return false;
   }
 }

@@ -145,6 +145,11 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] bool presentationMode() const { return presentation_; }
   /// Replays episode `episode` of the open dataset in the viewer from its recorded states.
   bool replayEpisode(qint64 episode);
+  /// Plays a behaviour policy in the viewer, with its mean action (File > Play a Behaviour
+  /// Policy): `policy` "dapg" (the DAPG expert shipped for the Adroit task `task`, or for the open
+  /// dataset's task when `task` is empty) or "dataset" (the open dataset's metadata/policy, as
+  /// D4RL's expert files carry it). False, with the reason in the status bar, when there is none.
+  bool playBehaviour(const QString& policy, const QString& task = {});
   /// Opens a dataset, a checkpoint (.pt), a workspace (.dstudio or .json) or a sweep folder (one
   /// holding sweep.json), by its name.
   void openAny(const QString& path);

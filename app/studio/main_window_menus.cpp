@@ -6,11 +6,14 @@
 #include <QGuiApplication>
 #include <QKeySequence>
 #include <QLabel>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
 #include <QTabWidget>
 
+#include "dstudio/behaviour/d4rl_policy.h"
+#include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/export_dialog.h"
 #include "lesson_panel.h"
 #include "main_window.h"
@@ -33,6 +36,19 @@ void MainWindow::createMenus() {
   open_checkpoint->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
   file_menu->addAction(tr("Open Default C&heckpoint (DT)"), this,
                        &MainWindow::openDefaultCheckpoint);
+  // A behaviour policy in the viewer instead of a checkpoint: D4RL's Adroit experts.
+  auto* behaviour_menu = file_menu->addMenu(tr("Play a &Behaviour Policy"));
+  behaviour_menu->setObjectName(QStringLiteral("behaviourMenu"));
+  auto* from_dataset = behaviour_menu->addAction(tr("The Open Dataset's Policy (metadata/policy)"),
+                                                 this, [this] { playBehaviour("dataset"); });
+  connect(behaviour_menu, &QMenu::aboutToShow, this, [this, from_dataset] {
+    const auto& dataset = view_->dataset();
+    from_dataset->setEnabled(dataset && behaviour::has_d4rl_policy(*dataset));
+  });
+  behaviour_menu->addSeparator();
+  for (const char* task : {"pen", "door", "hammer", "relocate"})
+    behaviour_menu->addAction(tr("The DAPG Expert of %1").arg(QLatin1String(task)), this,
+                              [this, task] { playBehaviour("dapg", QLatin1String(task)); });
   file_menu->addSeparator();
   file_menu->addAction(tr("Open S&weep…"), this, [this] {
     const QString dir =

@@ -49,6 +49,7 @@
 #include <functional>
 #include <vector>
 
+#include "dstudio/behaviour/mlp_policy.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/palette.h"
 #include "dstudio/env/environment.h"
@@ -810,9 +811,20 @@ void ViewerPanel::setPlayer(const QString& title, std::shared_ptr<models::Episod
   live_->set_speed(speed_->currentData().toDouble());
   live_->set_plain_actions(effects_->isChecked());
   fork_target_->setValue(target_->value());
+  // The task's DAPG expert can take over (D4RL's Adroit tasks ship one).
+  expert_available_ = false;
+  try {
+    (void)behaviour::shipped_dapg_policy(task.name);
+    expert_available_ = true;
+  } catch (const Error&) {
+  }
   rebuildHeadGrid();
   rebuildDivergenceChoice();
-  if (!live_->replay())
+  if (live_->behaviour())
+    attention_->clear(
+        tr("A behaviour policy plays: an MLP acting on the observation alone, with its mean "
+           "action. It attends to no window, so there is no map."));
+  else if (!live_->replay())
     attention_->clear(
         tr("No map yet: the policy has not acted. Play or step, and the map of the "
            "window it acts on is drawn here."));
@@ -1000,6 +1012,8 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
     overlay << QStringLiteral("%1  step %2").arg(title_).arg(f.step);
     if (live_ && live_->replay())
       overlay << tr("dataset episode   return-to-go %1").arg(viz::fixed_text(f.return_to_go, 1));
+    else if (live_ && live_->behaviour())
+      overlay << tr("behaviour policy: its mean action (no target conditions it)");
     else
       overlay << tr("target %1   return-to-go %2")
                      .arg(viz::fixed_text(f.target, 0), viz::fixed_text(f.return_to_go, 1));
@@ -1165,9 +1179,13 @@ void ViewerPanel::updateControls() {
     w->setEnabled(ready);
   // A replayed dataset episode has no policy to re-condition.
   const bool policy = ready && !live_->replay();
-  for (QWidget* w : std::initializer_list<QWidget*>{target_, zeroing_, seed_, live_viewer_,
-                                                    interventions_tab_, forks_tab_})
+  for (QWidget* w : std::initializer_list<QWidget*>{seed_, live_viewer_, forks_tab_})
     w->setEnabled(policy);
+  // A behaviour policy is conditioned on nothing and has no model to intervene in.
+  const bool model = policy && !live_->behaviour();
+  for (QWidget* w : std::initializer_list<QWidget*>{target_, zeroing_, interventions_tab_})
+    w->setEnabled(model);
+  expert_fork_->setEnabled(policy && expert_available_);
   restart_->setToolTip(policy ? tr("New episode with the seed on the right (N)")
                               : tr("Back to the first step (N or Home)"));
   play_->setIcon(
@@ -1187,6 +1205,21 @@ QString ViewerPanel::readout() const {
 
 QStringList ViewerPanel::liveViewerArguments() const {
   if (!live_ || live_->replay() || live_->info().path.empty()) return {};
+  if (live_->behaviour()) {
+    // decision-viewer plays the same behaviour policy (info().path: "dapg" or its file).
+    QStringList arguments = {
+        QStringLiteral("--behaviour"), QString::fromStdString(live_->info().path),
+        QStringLiteral("--env"),       QString::fromStdString(live_->task().name),
+        QStringLiteral("--seed"),      QString::number(shown_.seed),
+        QStringLiteral("--speed"),     QString::number(speed_->currentData().toDouble()),
+        QStringLiteral("--step"),      QString::number(shown_.cursor)};
+    for (const auto& b : live_->branches())
+      arguments << QStringLiteral("--fork")
+                << QStringLiteral("%1:%2")
+                       .arg(b.fork_step)
+                       .arg(QString::fromStdString(models::change_text(b.change)));
+    return arguments;
+  }
   const auto zeroing = static_cast<models::ModalityZeroing>(zeroing_->currentData().toInt());
   QStringList arguments = {QString::fromStdString(live_->info().path),
                            QStringLiteral("--env"),
@@ -1276,7 +1309,7 @@ void ViewerPanel::applySettings(const WorkspaceViewer& o) {
   // Interventions from the first step; forks made when the episode reaches their steps. What does
   // not fit this model is said, not applied.
   try {
-    if (!live_->replay()) live_->set_interventions(o.interventions);
+    if (!live_->replay() && !live_->behaviour()) live_->set_interventions(o.interventions);
     for (const auto& f : o.forks) {
       const auto fork = models::parse_fork(f);
       live_->fork(fork.step, fork.change);

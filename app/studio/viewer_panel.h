@@ -7,7 +7,10 @@
 /// camera tracking, the target return and modality zeroing acting on the running policy;
 /// interventions inside the forward pass (a layer x head grid of buttons that cycle zero, mean and
 /// off, MLPs, the context, steering) from the step on screen; counterfactual forks drawn as ghost
-/// bodies in their own colours; the limbs coloured by the interventions' action change.
+/// bodies in their own colours; the limbs coloured by the interventions' action change. A
+/// behaviour policy (models::EpisodePlayer::behaviour: an Adroit task's DAPG expert, a D4RL file's
+/// metadata/policy) plays here too, with no map, target or interventions; on an Adroit task the
+/// Forks tab lets the expert take a checkpoint's episode over from the step on screen.
 
 #include <QElapsedTimer>
 #include <QStringList>
@@ -257,7 +260,9 @@ class ViewerPanel : public QWidget {
   QDoubleSpinBox* fork_target_ = nullptr;
   QLabel* forks_ = nullptr;
   QComboBox* fork_choice_ = nullptr;
-  QComboBox* divergence_ = nullptr;  // the timeline's right axis with forks: -1 or a qpos index
+  QPushButton* expert_fork_ = nullptr;  // "the expert takes over from here" (behaviour=dapg)
+  bool expert_available_ = false;       // the task ships a DAPG expert
+  QComboBox* divergence_ = nullptr;     // the timeline's right axis with forks: -1 or a qpos index
   QPushButton* timeline_export_ = nullptr;
   std::vector<Bookmark> bookmarks_;
   QComboBox* bookmark_list_ = nullptr;

@@ -193,12 +193,22 @@ QWidget* ViewerPanel::buildForksTab() {
     change.label = "checkpoint=" + file.toStdString();
     forkSaying(change);
   });
+  // D4RL's Adroit tasks ship the DAPG expert that made their expert data: it takes over from the
+  // step on screen, so that the model and the expert are seen from the same state.
+  expert_fork_ = new QPushButton(tr("The Expert Takes Over from Here"));
+  expert_fork_->setObjectName(QStringLiteral("expertFork"));
+  expert_fork_->setToolTip(
+      tr("The task's DAPG expert (the behaviour policy of D4RL's expert data, its mean action) "
+         "plays on from the step on screen, beside this run"));
+  connect(expert_fork_, &QPushButton::clicked, this,
+          [this] { forkSaying(models::parse_branch_change("behaviour=dapg")); });
   // Two rows of buttons, so that the tab is no wider than the panel beside a lesson.
   auto* by_change = new QGridLayout;
   by_change->addWidget(fork_target_, 0, 0);
   by_change->addWidget(by_target, 0, 1);
   by_change->addWidget(by_specs, 1, 0, 1, 2);
   by_change->addWidget(by_checkpoint, 1, 2);
+  by_change->addWidget(expert_fork_, 2, 0, 1, 2);
   by_change->setColumnStretch(3, 1);
   grid->addLayout(by_change, 0, 0, 1, 4);
 
@@ -280,6 +290,12 @@ void ViewerPanel::rebuildHeadGrid() {
   if (!live_ || live_->replay()) {
     grid->addWidget(new QLabel(tr("A dataset episode replays without a policy: nothing to "
                                   "intervene on.")),
+                    0, 0);
+    return;
+  }
+  if (live_->behaviour()) {
+    grid->addWidget(new QLabel(tr("A behaviour policy (an MLP) plays: it has no attention heads "
+                                  "to intervene on. Fork it in the Forks tab.")),
                     0, 0);
     return;
   }
@@ -511,7 +527,9 @@ std::vector<viz::EpisodeTimeline::Fork> ViewerPanel::forkCurves(
 std::optional<FigureRecipe> ViewerPanel::timelineRecipe() const {
   // A policy's episode: the checkpoint and seed, the conditioning wherever it changed, the forks.
   // A dataset's episode replayed has no policy to play it again.
-  if (!live_ || live_->replay() || !timeline_->hasFigure()) return std::nullopt;
+  // A behaviour policy's episode is not a checkpoint's: the recipe has none to play it again.
+  if (!live_ || live_->replay() || live_->behaviour() || !timeline_->hasFigure())
+    return std::nullopt;
   recipes::TimelineShown shown;
   shown.checkpoint = live_->info().path;
   if (shown.checkpoint.empty()) return std::nullopt;
@@ -588,6 +606,10 @@ std::optional<FigureRecipe> ViewerPanel::clipRecipe(QString& why) const {
   if (!live_ || !clip_log_ || clip_log_->frames().empty() || !record_look_) return std::nullopt;
   if (live_->replay() || live_->info().path.empty()) {
     why = tr("a dataset's episode is replayed, not played by a policy");
+    return std::nullopt;
+  }
+  if (live_->behaviour()) {
+    why = tr("a behaviour policy plays, not a checkpoint that a recipe could load");
     return std::nullopt;
   }
   if (size() != record_panel_size_ ||

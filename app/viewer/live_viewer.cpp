@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "dstudio/analysis/locality.h"
+#include "dstudio/behaviour/d4rl_policy.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/palette.h"
 #include "dstudio/common/system_info.h"
@@ -327,6 +328,18 @@ void LiveViewer::State::open_player() {
       title = data::dataset_name(dataset) + ", episode " + std::to_string(options.episode);
     }
   }
+  if (!player && !options.behaviour.empty()) {
+    // The task: asked for, the dataset's, or the policy file's own.
+    std::string task = options.env_id;
+    if (task.empty() && dataset_for_targets) task = dataset_for_targets->env_id;
+    if (task.empty() && options.behaviour != "dapg")
+      task = data::load_dataset(options.behaviour, {.isolate = true}).env_id;
+    if (task.empty())
+      throw UsageError("--behaviour " + options.behaviour + ": say which task it acts in (--env)");
+    player = models::EpisodePlayer::behaviour(
+        behaviour::load_behaviour_policy(options.behaviour, task), task, options.behaviour);
+    title = player->task().name + ", behaviour policy " + options.behaviour;
+  }
   if (!player) {
     if (options.checkpoint.empty())
       throw UsageError("nothing to play: give a checkpoint, or a dataset with --episode");
@@ -342,7 +355,8 @@ void LiveViewer::State::open_player() {
   }
   // The data's returns as the model counts them (with its reward shift, if it was trained with
   // one).
-  const double shift = player->isReplay() ? 0.0 : player->info().training.reward_shift;
+  const double shift =
+      player->isReplay() || player->isBehaviour() ? 0.0 : player->info().training.reward_shift;
   std::vector<double> returns;
   if (dataset_for_targets)
     for (const auto& e : dataset_for_targets->episodes)
@@ -379,7 +393,9 @@ void LiveViewer::State::open_player() {
                      ? std::vector<std::string>{}
                      : options.interventions;
     specs.insert(specs.end(), f.change.interventions.begin(), f.change.interventions.end());
-    if (f.change.checkpoint.empty())
+    if (!f.change.behaviour.empty())
+      (void)behaviour::load_behaviour_policy(f.change.behaviour, live->task().name);
+    else if (f.change.checkpoint.empty() && !live->behaviour())
       models::EpisodePlayer::check_interventions(specs, live->config());
     else if (!fs::is_regular_file(f.change.checkpoint))
       throw UsageError("--fork " + std::to_string(f.step) + ":" + f.change.label +
@@ -907,7 +923,7 @@ void LiveViewer::State::draw_overlay() {
 }
 
 void LiveViewer::State::draw_controls() {
-  const bool replay = live->replay();
+  const bool replay = live->replay() || live->behaviour();  // nothing to condition or intervene
   // Transport.
   if (ImGui::Button("|<")) live->seek(0);
   ImGui::SameLine();

@@ -37,6 +37,9 @@ struct ViewerOptions {
   std::filesystem::path dataset;     ///< with `episode`: replay that episode instead of a policy
   int episode = -1;
   std::string env_id;  ///< overrides the checkpoint's task (e.g. "hopper-po")
+  /// A behaviour policy plays instead of a checkpoint: "dapg" (the Adroit task's shipped DAPG
+  /// expert), a D4RL file with metadata/policy, or a policy JSON; its mean action, clipped.
+  std::string behaviour;
   std::uint64_t seed = 0;
   std::optional<double> target;  ///< default: the first of the task's targets on offer
   models::ModalityZeroing zeroing = models::ModalityZeroing::None;

@@ -53,6 +53,11 @@ int main(int argc, char** argv) {
   app.add_option("--episode", o.episode,
                  "Replay this episode of --dataset from its simulator states (no policy)")
       ->check(dstudio::cli::whole_number(0, std::numeric_limits<int>::max()));
+  app.add_option("--behaviour", o.behaviour,
+                 "Play a behaviour policy instead of a checkpoint, with its mean action: dapg (an "
+                 "Adroit task's DAPG expert, shipped), a D4RL expert file whose metadata/policy "
+                 "holds it, or a policy JSON. Beside a checkpoint, fork to it: --fork "
+                 "STEP:behaviour=dapg");
   app.add_option("--env", o.env_id,
                  "Act in this task instead of the checkpoint's (e.g. hopper-po)");
   app.add_option("--seed", o.seed, "The episode's seed")
@@ -109,13 +114,13 @@ int main(int argc, char** argv) {
                  "patch[1200]:head:1.1 (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option(
-         "--fork", forks,
-         "Fork the episode when it reaches STEP and play the branch beside it as a ghost: "
-         "STEP:CHANGE, CHANGE being target=NUMBER, zeroing=NAME, checkpoint=PATH, "
-         "interventions=none, interventions=SPEC;SPEC (these in place of those in force) or an "
-         "intervention such as head:2.1=zero (repeatable, up "
-         "to 4)")
+  app.add_option("--fork", forks,
+                 "Fork the episode when it reaches STEP and play the branch beside it as a ghost: "
+                 "STEP:CHANGE, CHANGE being target=NUMBER, zeroing=NAME, checkpoint=PATH, "
+                 "behaviour=dapg|FILE (a behaviour policy takes over), interventions=none, "
+                 "interventions=SPEC;SPEC (these in place of those in force) or an "
+                 "intervention such as head:2.1=zero (repeatable, up "
+                 "to 4)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_flag("--effects", o.effects,
@@ -128,10 +133,18 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
-  if (o.checkpoint.empty() && (o.dataset.empty() || o.episode < 0)) {
+  if (o.checkpoint.empty() && o.behaviour.empty() && (o.dataset.empty() || o.episode < 0)) {
     std::fprintf(stderr,
-                 "decision-viewer: error: give a checkpoint, or --dataset with --episode\nRun "
-                 "'decision-viewer --help' for usage.\n");
+                 "decision-viewer: error: give a checkpoint, --behaviour, or --dataset with "
+                 "--episode\nRun 'decision-viewer --help' for usage.\n");
+    return kExitUsage;
+  }
+  if (!o.behaviour.empty() && (!o.checkpoint.empty() || o.episode >= 0)) {
+    std::fprintf(stderr,
+                 "decision-viewer: error: --behaviour plays instead of a checkpoint or a replay; "
+                 "beside a checkpoint, fork to it: --fork STEP:behaviour=%s\nRun "
+                 "'decision-viewer --help' for usage.\n",
+                 o.behaviour.c_str());
     return kExitUsage;
   }
   // A clip plays at a speed of real time; "as fast as the policy goes" has no clock to record by.

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "adroit_expert_file.h"
 #include "cli_run.h"
 #include "csv_check.h"
 #include "h5_fixture.h"
@@ -80,6 +81,39 @@ TEST_F(Cli, InfoTextNamesTheTail) {
   EXPECT_THAT(validated.err,
               HasSubstr("note: " + (dir / "d.hdf5").string() + ": the last 7 steps end without"));
   EXPECT_THAT(validated.err, Not(HasSubstr("warning")));
+}
+
+// A D4RL Adroit expert file carries its behaviour policy in metadata/policy: info says so with
+// the policy's sizes and the known quirk of last_fc_log_std; the JSON has the same.
+TEST_F(Cli, InfoTextNamesAnExpertFilesPolicyAndItsQuirk) {
+  const auto door = dstudio::behaviour::shipped_dapg_policy("door");
+  const auto file = dir / "door-expert-v1.hdf5";
+  dstudio::test::write_expert_file(file, "door", dstudio::test::d4rl_fold(door));
+  const auto r = run("dataset info " + file.string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Policy        metadata/policy: a behaviour policy, tanh MLP 39 -> "
+                               "32 -> 32 -> 28; it plays in the viewers"));
+  EXPECT_THAT(r.out, HasSubstr("Note          metadata/policy/last_fc_log_std is a copy of "
+                               "last_fc (D4RL's extract_params), not the policy's log standard "
+                               "deviation"));
+  const auto j = nlohmann::json::parse(run("dataset info --json " + file.string(), dir).out);
+  ASSERT_TRUE(j["behaviour_policy"].is_object()) << j.dump();
+  EXPECT_EQ(j["behaviour_policy"]["usable"], true);
+  EXPECT_EQ(j["behaviour_policy"]["sizes"], "tanh MLP 39 -> 32 -> 32 -> 28");
+  EXPECT_THAT(j["behaviour_policy"]["quirk"].get<std::string>(),
+              HasSubstr("last_fc_log_std is a copy of last_fc"));
+
+  // A file without a policy says nothing of one.
+  dstudio::test::D4rlSpec spec;
+  spec.terminals = {0, 1};
+  dstudio::test::write_d4rl_fixture(dir / "plain.hdf5", spec);
+  const auto plain = run("dataset info " + (dir / "plain.hdf5").string(), dir);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_THAT(plain.out, Not(HasSubstr("Policy ")));
+  EXPECT_TRUE(
+      nlohmann::json::parse(
+          run("dataset info --json " + (dir / "plain.hdf5").string(), dir).out)["behaviour_policy"]
+          .is_null());
 }
 
 TEST_F(Cli, ValidateExitCodes) {

@@ -3,6 +3,10 @@
 // window. On Qt's offscreen platform the 3-D scene itself is not drawn (no OpenGL there);
 // viewer_render_test.cpp covers it under a virtual X server.
 
+// LibTorch before Qt: Qt's `slots` macro would otherwise rewrite LibTorch's headers.
+#include <torch/torch.h>
+
+// The rest.
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
 
@@ -18,6 +22,7 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -39,13 +44,17 @@
 #include <filesystem>
 #include <fstream>
 
+#include "adroit_expert_file.h"
 #include "default_dataset.h"
+#include "dstudio/behaviour/d4rl_policy.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/figure_recipe.h"
 #include "dstudio/common/palette.h"
 #include "dstudio/common/read_file.h"
 #include "dstudio/data/dataset.h"
 #include "dstudio/models/checkpoint.h"
+#include "dstudio/models/checkpoint_model.h"
+#include "dstudio/models/decision_model.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
@@ -1096,6 +1105,125 @@ TEST_F(Viewer, PresentationModeEnlargesEveryTextFitsTheTabsAndIsNotCarriedOver) 
   next.setPresentationMode(true);
   next.setPresentationMode(false);
   EXPECT_NEAR(QApplication::font().pointSizeF(), base, 1e-6);
+}
+
+// A behaviour policy plays in the Viewer tab: the shipped DAPG expert of door from the File menu's
+// action, then the open D4RL expert file's metadata/policy. Each acts with its mean action
+// (clipped), the frames advance, the title names the policy, and the controls of a model (target,
+// zeroing, interventions) are off; decision-viewer is opened on the same policy.
+TEST_F(Viewer, PlaysTheDapgExpertAndAnExpertFilesPolicy) {
+  MainWindow w;
+  // Without a task or a dataset there is nothing to play, and the reason is said.
+  EXPECT_FALSE(w.playBehaviour("dapg"));
+  EXPECT_TRUE(w.statusText().contains("name the Adroit task")) << w.statusText().toStdString();
+  EXPECT_FALSE(w.playBehaviour("dataset"));
+  EXPECT_FALSE(w.viewer()->hasPlayer());
+  EXPECT_FALSE(w.playBehaviour("dapg", "hopper"));
+  EXPECT_TRUE(w.statusText().contains("no DAPG expert policy ships for hopper"))
+      << w.statusText().toStdString();
+
+  // The menu's action, as a user chooses it.
+  auto* menu = w.findChild<QMenu*>("behaviourMenu");
+  ASSERT_NE(menu, nullptr);
+  QAction* door_expert = nullptr;
+  for (auto* a : menu->actions())
+    if (a->text() == "The DAPG Expert of door") door_expert = a;
+  ASSERT_NE(door_expert, nullptr);
+  door_expert->trigger();
+  auto* v = w.viewer();
+  ASSERT_TRUE(v->hasPlayer()) << w.statusText().toStdString();
+  EXPECT_EQ(w.currentPage(), v);
+  EXPECT_EQ(v->playerTitle(), "door: the DAPG expert (behaviour policy)");
+  EXPECT_EQ(v->taskName(), "door");
+  v->setSpeed(0.0);
+  v->play();
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor >= 10; }));
+  v->pause();
+  const auto expert = behaviour::shipped_dapg_policy("door");
+  const auto acts_as = [](const behaviour::MlpPolicy& p, const std::vector<models::FramePtr>& f) {
+    std::vector<float> mean(static_cast<std::size_t>(p.act_dim));
+    for (std::size_t t = 0; t + 1 < f.size(); ++t) {
+      p.act(f[t]->observation, mean);
+      for (auto& a : mean) a = std::clamp(a, -1.0f, 1.0f);
+      if (f[t]->action != mean) return false;
+    }
+    return f.size() > 10;
+  };
+  EXPECT_TRUE(acts_as(expert, v->playerFrames()));
+  EXPECT_FALSE(v->findChild<QDoubleSpinBox*>("target")->isEnabled());
+  EXPECT_TRUE(v->findChild<QPushButton*>("expertFork")->isEnabled());
+  EXPECT_THROW(v->setInterventions({"head:0.0=zero"}), UsageError);
+  const QStringList args = v->liveViewerArguments();
+  ASSERT_GE(args.size(), 4);
+  EXPECT_EQ(args.mid(0, 4), (QStringList{"--behaviour", "dapg", "--env", "door"}));
+
+  // A D4RL expert file's own policy, once the file is open.
+  const auto file = dir / "door-expert-v1.hdf5";
+  test::write_expert_file(file, "door", test::d4rl_fold(expert));
+  QSignalSpy opened(&w, &MainWindow::datasetOpened);
+  w.openDataset(QString::fromStdString(file.string()));
+  ASSERT_TRUE(opened.wait(60000));
+  ASSERT_TRUE(w.playBehaviour("dataset")) << w.statusText().toStdString();
+  EXPECT_EQ(v->playerTitle(), "door: door-expert-v1.hdf5's metadata/policy (behaviour policy)");
+  v->setSpeed(0.0);
+  v->play();
+  ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor >= 10; }));
+  v->pause();
+  EXPECT_TRUE(acts_as(behaviour::d4rl_policy(*w.datasetView()->dataset()), v->playerFrames()));
+  // The open dataset's task is the expert's without naming it.
+  ASSERT_TRUE(w.playBehaviour("dapg"));
+  EXPECT_EQ(v->playerTitle(), "door: the DAPG expert (behaviour policy)");
+}
+
+// Beside a checkpoint of an Adroit task, the Forks tab's "The Expert Takes Over from Here" forks
+// the episode at the step on screen to the DAPG expert; on a task without one it is off.
+TEST_F(Viewer, TheExpertTakesOverACheckpointsEpisodeFromTheForksTab) {
+  // A small DT of the task's sizes.
+  const auto save_dt = [&](const std::string& env, int S, int A) {
+    auto c = models::make_variant("dt");
+    c.state_dim = S;
+    c.act_dim = A;
+    c.hidden = 16;
+    c.layers = 1;
+    c.heads = 1;
+    c.context_length = 3;
+    torch::manual_seed(3);
+    models::DecisionModel model(c);
+    models::CheckpointInfo info;
+    info.variant = c;
+    info.env_id = env;
+    info.state_mean.assign(static_cast<std::size_t>(S), 0.0f);
+    info.state_std.assign(static_cast<std::size_t>(S), 1.0f);
+    info.metrics = "{}";
+    const auto path = dir / (env + "-dt.pt");
+    models::save_weights_checkpoint(path, model, info, "test");
+    return path;
+  };
+  const auto path = save_dt("door", 39, 28);
+  ViewerPanel v;
+  v.setPlayer("door-dt", std::make_shared<models::EpisodePlayer>(path), /*autoplay=*/false);
+  auto* expert = v.findChild<QPushButton*>("expertFork");
+  ASSERT_NE(expert, nullptr);
+  EXPECT_TRUE(expert->isEnabled());
+  for (int i = 0; i < 5; ++i) v.stepForward();
+  ASSERT_TRUE(waitFor(&v, [](const models::PlaybackState& s) { return s.cursor == 5; }));
+  expert->click();
+  v.setSpeed(0.0);
+  v.play();
+  ASSERT_TRUE(waitFor(&v, [](const models::PlaybackState& s) {
+    return s.cursor >= 20 && !s.branch_frames.empty();
+  }));
+  v.pause();
+  const auto state = v.shown();
+  ASSERT_EQ(state.branch_frames.size(), 1u);
+  EXPECT_TRUE(v.liveViewerArguments().join(' ').contains("--fork 5:behaviour=dapg"))
+      << v.liveViewerArguments().join(' ').toStdString();
+
+  // Hopper ships no expert: the button is off.
+  ViewerPanel hopper;
+  hopper.setPlayer("hopper-dt", std::make_shared<models::EpisodePlayer>(save_dt("hopper", 11, 3)),
+                   /*autoplay=*/false);
+  EXPECT_FALSE(hopper.findChild<QPushButton*>("expertFork")->isEnabled());
 }
 
 }  // namespace

@@ -941,3 +941,120 @@ TEST(EpisodePlayer, ReplaysAnAdroitEpisodeWithItsOwnTarget) {
 
 }  // namespace
 }  // namespace dstudio::models
+
+namespace dstudio::models {
+namespace {
+
+// A DT of door's sizes, for a checkpoint's episode a behaviour policy takes over.
+std::filesystem::path door_checkpoint(const test::TempDir& dir) {
+  auto c = make_variant("dt");
+  c.state_dim = 39;
+  c.act_dim = 28;
+  c.hidden = 16;
+  c.layers = 1;
+  c.heads = 1;
+  c.context_length = 3;
+  torch::manual_seed(3);
+  DecisionModel model(c);
+  CheckpointInfo info;
+  info.variant = c;
+  info.env_id = "door";
+  info.state_mean.assign(39, 0.0f);
+  info.state_std.assign(39, 1.0f);
+  info.metrics = "{}";
+  const auto path = dir / "door-dt.pt";
+  save_weights_checkpoint(path, model, info, "test");
+  return path;
+}
+
+// The DAPG expert played as a behaviour policy: its mean action, clipped, every frame kept without
+// mixing; its episode with a seed returns what score_adroit_expert's mean-action episode with that
+// seed returns, and ends at door's horizon. A fork of it refuses interventions.
+TEST(EpisodePlayer, ABehaviourPolicyPlaysAsTheExpertsScoreCountsIt) {
+  const auto expert = behaviour::shipped_dapg_policy("door");
+  auto player = EpisodePlayer::behaviour(expert, "door", "dapg");
+  EXPECT_TRUE(player->isBehaviour());
+  EXPECT_FALSE(player->isReplay());
+  EXPECT_EQ(player->task().name, "door");
+  constexpr std::uint64_t seed = 11;
+  // score_adroit_expert's episode 0 resets with the first draw of its derived generator.
+  player->reset(Random(Random::derive(seed, 0)).next(), 2880.0);
+  const auto frames = play_to_end(*player, 1000);
+  ASSERT_EQ(frames.size(), 201u) << "door's horizon is 200 steps";
+  double ret = 0.0;
+  std::vector<float> mean(28);
+  for (std::size_t t = 0; t + 1 < frames.size(); ++t) {
+    const auto& f = *frames[t];
+    ASSERT_TRUE(f.acted);
+    EXPECT_FALSE(f.inspection);
+    expert.act(f.observation, mean);
+    for (int j = 0; j < 28; ++j) ASSERT_EQ(f.action[j], std::clamp(mean[j], -1.0f, 1.0f)) << t;
+    ret += f.reward;
+  }
+  EXPECT_TRUE(frames.back()->terminal);
+  EXPECT_FALSE(frames.back()->terminated);
+  const auto score = behaviour::score_adroit_expert("door", expert, 1, /*sampled=*/false, seed, 1);
+  EXPECT_EQ(ret, score.mean_return);
+  EXPECT_GT(ret, 1000.0) << "the expert opens the door";
+  EXPECT_THROW(player->branch(5, 2880.0, ModalityZeroing::None, {"head:0.0=zero"}), UsageError);
+  // Branching with nothing changed plays the same episode again.
+  player->branch(50, 2880.0, ModalityZeroing::None);
+  const auto again = play_to_end(*player, 1000);
+  ASSERT_EQ(again.size(), frames.size());
+  for (std::size_t t = 0; t < frames.size(); ++t)
+    ASSERT_EQ(again[t]->physics.qpos, frames[t]->physics.qpos) << t;
+}
+
+// Beside a checkpoint: the expert takes over the checkpoint's episode from a step, from the same
+// state, and plays on as it would from that state; the checkpoint's run goes on as it was.
+TEST(LivePlayer, TheExpertTakesOverACheckpointsEpisodeFromTheStepOnScreen) {
+  test::TempDir dir;
+  const auto ckpt = door_checkpoint(dir);
+  auto player = std::make_unique<EpisodePlayer>(ckpt);
+  player->reset(4, 2880.0);
+  LivePlayer live(std::move(player));
+  live.fork(20, parse_branch_change("behaviour=dapg"));
+  live.set_speed(0.0);
+  live.play();
+  auto s = wait_for(live, [](const PlaybackState& p) { return p.cursor >= 60 || p.finished; });
+  live.pause();
+  s = wait_for(live, [](const PlaybackState& p) { return !p.playing && !p.busy; });
+  ASSERT_EQ(live.branches().size(), 1u) << s.fork_error;
+  EXPECT_EQ(live.branches()[0].label, "behaviour=dapg");
+  const auto main = live.frames();
+  const auto taken = live.branch_frames(0);
+  ASSERT_GT(taken.size(), 40u);
+  for (int t = 0; t < 20; ++t) ASSERT_EQ(taken[t]->action, main[t]->action) << t;
+  EXPECT_EQ(taken[20]->physics.qpos, main[20]->physics.qpos) << "the same state";
+  // From the same state alone, the expert plays what the branch played.
+  const auto expert = behaviour::shipped_dapg_policy("door");
+  EpisodePlayer checkpoint(ckpt);
+  checkpoint.reset(4, 2880.0);
+  for (int t = 0; t < 20; ++t) ASSERT_TRUE(checkpoint.step());
+  ASSERT_EQ(checkpoint.frames()[20]->physics.qpos, main[20]->physics.qpos);
+  auto alone = EpisodePlayer::behaviour(expert, "door", "dapg");
+  alone->continue_from(checkpoint, 20);
+  const auto ref = play_to_end(*alone, static_cast<int>(taken.size()) - 21);
+  for (std::size_t t = 20; t + 1 < taken.size() && t + 1 < ref.size(); ++t)
+    ASSERT_EQ(taken[t]->action, ref[t]->action) << "step " << t;
+  EXPECT_NE(taken[20]->action, main[20]->action) << "another policy acts";
+  // The fork made again from its change alone, as a recipe makes it: the policy it names acts.
+  auto remade = make_fork(checkpoint, 20, parse_branch_change("behaviour=dapg"), nullptr);
+  EXPECT_TRUE(remade->isBehaviour());
+  ASSERT_TRUE(remade->step());
+  EXPECT_EQ(remade->frames()[20]->action, ref[20]->action);
+
+  // Refused before anything changes: an intervention on the expert, a policy of another task.
+  EXPECT_THROW(live.fork(3, parse_branch_change("behaviour=no-such-file.hdf5")), UsageError);
+  try {
+    auto p = parse_branch_change("behaviour=dapg");
+    p.interventions = {"head:0.0=zero"};
+    live.fork(3, p);
+    ADD_FAILURE() << "an intervention on a behaviour policy was taken";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("no layers of a model"));
+  }
+}
+
+}  // namespace
+}  // namespace dstudio::models

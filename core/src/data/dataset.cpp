@@ -51,7 +51,10 @@ std::int64_t TransitionArrays::memory_bytes() const {
 }
 
 std::int64_t Dataset::memory_bytes() const {
-  return data.memory_bytes() + bytes_of(episodes) + bytes_of(state_mean) + bytes_of(state_std);
+  std::int64_t kept = 0;
+  for (const auto& [key, a] : metadata_arrays) kept += bytes_of(a.values);
+  return data.memory_bytes() + bytes_of(episodes) + bytes_of(state_mean) + bytes_of(state_std) +
+         kept;
 }
 
 namespace {

@@ -79,6 +79,31 @@ std::string without_file(const DatasetError& e) {
   return (e.key().empty() ? "" : "'" + e.key() + "' ") + e.problem();
 }
 
+// Layers of a behaviour policy are small; anything larger under metadata/policy is not one.
+constexpr std::int64_t kMaxPolicyValues = 1 << 22;
+
+// A float array of metadata/policy (a layer's weight or bias), kept for behaviour/d4rl_policy.h.
+void read_policy_array(const Context& ctx, const Array& a, const std::string& key, Dataset& ds) {
+  if (a.shape.size() > 2) ctx.fail(a.key, "has " + std::to_string(a.shape.size()) + " dimensions");
+  std::int64_t count = 1;
+  for (const auto d : a.shape) {
+    if (d < 0 || d > kMaxPolicyValues || count * std::max<std::int64_t>(d, 1) > kMaxPolicyValues)
+      ctx.fail(a.key, "holds more than " + std::to_string(kMaxPolicyValues) +
+                          " values, more than a policy's layer");
+    count *= d;
+  }
+  h5::StorageMap storage;
+  h5::require_standard_type(ctx, a);
+  h5::require_stored(ctx, a, storage);
+  MetadataArray out;
+  out.shape = a.shape;
+  out.values.resize(static_cast<std::size_t>(count));
+  if (count > 0)
+    h5::read_floats(ctx, a, a.shape.size() == 2 ? a.shape[1] : 1, out.values.data(),
+                    [](std::int64_t) {});
+  ds.metadata_arrays[key] = std::move(out);
+}
+
 // Scalars anywhere below `group` go to `metadata` as text; every array is listed in `arrays`.
 // Metadata is optional: what cannot be read costs a warning, not the dataset.
 void read_metadata(const Context& ctx, hid_t loc, const std::string& prefix, Dataset& ds) {
@@ -100,8 +125,11 @@ void read_metadata(const Context& ctx, hid_t loc, const std::string& prefix, Dat
       }
       Array a = h5::open_array(ctx, loc, name, path);
       ds.arrays.push_back(a.info());
+      const std::string key = path.substr(std::string("metadata/").size());
       if (const std::string text = h5::read_scalar_text(ctx, a); !text.empty())
-        ds.metadata[path.substr(std::string("metadata/").size())] = text;
+        ds.metadata[key] = text;
+      else if (key.starts_with("policy/") && a.kind == h5::Kind::Float && !a.shape.empty())
+        read_policy_array(ctx, a, key, ds);
     } catch (const DatasetError& e) {
       ds.warnings.push_back("metadata left out: " + without_file(e));
     }

@@ -145,6 +145,12 @@ bool write_result(int fd, const Dataset& ds) {
   w.u64(ds.notes.size());
   for (const auto& note : ds.notes) w.text(note);
   w.text(ds.task_caveat);
+  w.u64(ds.metadata_arrays.size());
+  for (const auto& [key, a] : ds.metadata_arrays) {
+    w.text(key);
+    w.values(a.shape);
+    w.values(a.values);
+  }
   w.u64(kResultMagic);
   return w.ok;
 }
@@ -250,6 +256,12 @@ bool read_result(int fd, std::uint64_t size, Dataset& ds) {
   ds.notes.resize(r.count(8));
   for (auto& note : ds.notes) note = r.text();
   ds.task_caveat = r.text();
+  for (std::uint64_t i = 0, n = r.count(24); i < n && r.ok; ++i) {
+    std::string key = r.text();
+    auto& a = ds.metadata_arrays[key];
+    r.values(a.shape);
+    r.values(a.values);
+  }
   return r.u64() == kResultMagic && r.ok;
 }
 

@@ -185,6 +185,11 @@ BranchChange parse_branch_change(const std::string& change) {
   } else if (key == "checkpoint") {
     if (value.empty()) throw UsageError(change + ": name the checkpoint (checkpoint=PATH)");
     out.checkpoint = value;
+  } else if (key == "behaviour") {
+    if (value.empty())
+      throw UsageError(change + ": name the behaviour policy (behaviour=dapg, or a D4RL file " +
+                       "with metadata/policy)");
+    out.behaviour = value;
   } else if (key == "interventions") {
     // "none" clears those in force; a list (SPEC;SPEC) puts exactly these in their place.
     out.clear_interventions = true;
@@ -208,9 +213,10 @@ BranchChange parse_branch_change(const std::string& change) {
     try {
       parse_intervention(change);
     } catch (const UsageError& e) {
-      throw UsageError(std::string(e.what()) +
-                       " (a fork's change is target=NUMBER, zeroing=NAME, checkpoint=PATH, "
-                       "interventions=none or an intervention such as head:2.1=zero)");
+      throw UsageError(
+          std::string(e.what()) +
+          " (a fork's change is target=NUMBER, zeroing=NAME, checkpoint=PATH, "
+          "behaviour=dapg|FILE, interventions=none or an intervention such as head:2.1=zero)");
     }
     out.interventions.push_back(change);
   }
@@ -221,6 +227,7 @@ std::string change_text(const BranchChange& change) {
   if (change.target) return "target=" + exact_number(*change.target);
   if (change.zeroing) return std::string("zeroing=") + to_string(*change.zeroing);
   if (!change.checkpoint.empty()) return "checkpoint=" + change.checkpoint;
+  if (!change.behaviour.empty()) return "behaviour=" + change.behaviour;
   if (change.clear_interventions) {
     if (change.interventions.empty()) return "interventions=none";
     std::string list;
@@ -231,10 +238,11 @@ std::string change_text(const BranchChange& change) {
 }
 
 std::string short_label(const std::string& label) {
-  constexpr std::string_view prefix = "checkpoint=";
-  if (label.rfind(prefix, 0) != 0) return label;
-  return std::string(prefix) +
-         std::filesystem::path(label.substr(prefix.size())).filename().string();
+  for (const std::string_view prefix : {"checkpoint=", "behaviour="})
+    if (label.rfind(prefix, 0) == 0)
+      return std::string(prefix) +
+             std::filesystem::path(label.substr(prefix.size())).filename().string();
+  return label;
 }
 
 std::string fork_legend(int index, int fork_step, const std::string& label) {

@@ -101,6 +101,14 @@ struct ArrayInfo {
   std::vector<std::int64_t> shape;
 };
 
+/// A numeric array kept from `metadata/policy/` (D4RL's expert files keep their behaviour
+/// policy's layers there), read as float32 with its shape.
+struct MetadataArray {
+  std::vector<std::int64_t> shape;
+  std::vector<float> values;  ///< row-major
+  bool operator==(const MetadataArray&) const = default;
+};
+
 /// A loaded dataset: transitions, episodes and the statistics the models need.
 struct Dataset {
   std::string path;
@@ -114,6 +122,9 @@ struct Dataset {
   std::vector<ArrayInfo> arrays;  ///< every array found, as stored
   /// Scalar entries of `metadata/` (D4RL) or root attributes (Minari), as text.
   std::map<std::string, std::string> metadata;
+  /// The numeric arrays below `metadata/policy/`, by their key below `metadata/` ("policy/fc0/
+  /// weight"); behaviour/d4rl_policy.h makes a policy of them.
+  std::map<std::string, MetadataArray> metadata_arrays;
   /// Environment id when the file names one (Minari `env_spec`, or `metadata/env`), else empty.
   std::string env_id;
 

@@ -112,6 +112,10 @@ struct BranchChange {
   std::optional<double> target;            ///< `target=1800`
   std::optional<ModalityZeroing> zeroing;  ///< `zeroing=states`
   std::string checkpoint;                  ///< `checkpoint=PATH`: another policy takes over
+  /// `behaviour=dapg|FILE`: a behaviour policy takes over, acting with its mean action (the
+  /// shipped DAPG expert of an Adroit task, or a D4RL file's metadata/policy or a policy JSON;
+  /// behaviour/d4rl_policy.h's load_behaviour_policy).
+  std::string behaviour;
   std::vector<std::string> interventions;  ///< specs added to those in force (`head:2.1=zero`)
   bool clear_interventions = false;        ///< `interventions=none`
   /// How the change is written back (the spec given), for legends and overlays.
@@ -123,7 +127,8 @@ struct BranchChange {
 /// first that is set, in the order of BranchChange's fields.
 std::string change_text(const BranchChange& change);
 
-/// A change's label as a legend shows it: a checkpoint by its file name, the rest as given.
+/// A change's label as a legend shows it: a checkpoint or a behaviour policy's file by its file
+/// name, the rest as given.
 std::string short_label(const std::string& label);
 /// Fork `index` (from 0) in the legends over the scene and in the Forks lists: its number, its
 /// ghost's colour as a person names it (palette.h), what it changed and from which step ("fork 1,
@@ -135,9 +140,9 @@ inline constexpr const char* kActionDifferenceName =
     "action difference from the main run (Euclidean norm)";
 
 /// Parses one CHANGE: `target=NUMBER`, `zeroing=none|rtg|states|actions`, `checkpoint=PATH`,
-/// `interventions=none` (those in force cleared), `interventions=SPEC;SPEC` (exactly these in
-/// their place), or an intervention spec (interventions.h's grammar; checked against a
-/// model only when the fork is made). Throws UsageError naming what it takes.
+/// `behaviour=dapg|FILE`, `interventions=none` (those in force cleared), `interventions=SPEC;SPEC`
+/// (exactly these in their place), or an intervention spec (interventions.h's grammar; checked
+/// against a model only when the fork is made). Throws UsageError naming what it takes.
 BranchChange parse_branch_change(const std::string& change);
 
 /// The conditioning of a played episode from one step on: what a viewer's user set there

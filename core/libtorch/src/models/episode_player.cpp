@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "dstudio/analysis/entropy.h"
+#include "dstudio/behaviour/d4rl_policy.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/common/text.h"
@@ -43,6 +44,8 @@ struct EpisodePlayer::State {
   std::vector<Intervention> items;
   InterventionSources sources;
   bool replay = false;
+  // A behaviour policy acting instead of a model (EpisodePlayer::behaviour); no context is kept.
+  std::shared_ptr<const behaviour::MlpPolicy> mlp;
   bool plain_actions = true;  // compute action_without under interventions
   bool inspect = true;        // keep each step's mixing (else act only)
   VariantConfig no_model;     // what config() reports for a replay
@@ -166,14 +169,39 @@ std::unique_ptr<EpisodePlayer> EpisodePlayer::replay(const data::Dataset& datase
   return player;
 }
 
+std::unique_ptr<EpisodePlayer> EpisodePlayer::behaviour(const behaviour::MlpPolicy& policy,
+                                                        const std::string& env_id,
+                                                        const std::string& name) {
+  std::unique_ptr<EpisodePlayer> player(new EpisodePlayer);
+  auto& s = *player->s_;
+  s.spec = &env::task(env_id);
+  policy.validate();
+  if (policy.obs_dim != s.spec->obs_dim || policy.act_dim != s.spec->act_dim)
+    throw Error(name + ": the behaviour policy takes " + std::to_string(policy.obs_dim) +
+                " observations and gives " + std::to_string(policy.act_dim) + " actions; " +
+                s.spec->name + " has " + std::to_string(s.spec->obs_dim) + " and " +
+                std::to_string(s.spec->act_dim));
+  s.mlp = std::make_shared<const behaviour::MlpPolicy>(policy);
+  s.inspect = false;
+  s.plain_actions = false;
+  s.physics = env::load_model(*s.spec);
+  s.env = std::make_unique<env::Environment>(*s.spec, s.physics);
+  s.info.env_id = s.spec->name;
+  s.info.path = name;
+  return player;
+}
+
 bool EpisodePlayer::isReplay() const {
   return s_->replay;
+}
+bool EpisodePlayer::isBehaviour() const {
+  return s_->mlp != nullptr;
 }
 const CheckpointInfo& EpisodePlayer::info() const {
   return s_->info;
 }
 const VariantConfig& EpisodePlayer::config() const {
-  return s_->replay ? s_->no_model : s_->model->config();
+  return s_->replay || s_->mlp ? s_->no_model : s_->model->config();
 }
 const env::EnvironmentDefinition& EpisodePlayer::task() const {
   return *s_->spec;
@@ -199,6 +227,13 @@ void EpisodePlayer::reset(std::uint64_t seed, double target, ModalityZeroing zer
   frame->observation.resize(static_cast<std::size_t>(s.spec->obs_dim));
   s.env->reset(seed, frame->observation);
   frame->physics = s.env->save_state();
+  if (s.mlp) {
+    // Nothing conditions a behaviour policy; the frame keeps the target a checkpoint taking the
+    // episode over would aim at.
+    frame->return_to_go = frame->target = target;
+    frames_.push_back(std::move(frame));
+    return;
+  }
   s.rtg.push_back(static_cast<float>(target / s.info.rtg_scale));
   frame->return_to_go = static_cast<double>(s.rtg.back()) * s.info.rtg_scale;
   frame->target = target;
@@ -213,6 +248,7 @@ bool EpisodePlayer::step() {
   if (s.replay) return false;
   if (frames_.empty()) reset(0, first_reference_target(*s.spec, s.info.training.reward_shift));
   if (finished()) return false;
+  if (s.mlp) return step_behaviour();
   const auto& c = s.model->config();
   const int t = static_cast<int>(frames_.size()) - 1, K = c.context_length, S = c.state_dim,
             A = c.act_dim;
@@ -303,6 +339,33 @@ bool EpisodePlayer::step() {
   return true;
 }
 
+bool EpisodePlayer::step_behaviour() {
+  auto& s = *s_;
+  auto acted = std::make_shared<PlayerFrame>(*frames_.back());
+  // The mean action, clipped as D4RL's expert script clips what it plays.
+  acted->action.resize(static_cast<std::size_t>(s.spec->act_dim));
+  s.mlp->act(acted->observation, acted->action);
+  for (auto& a : acted->action) a = std::clamp(a, -1.0f, 1.0f);
+  acted->action_without.clear();
+  acted->entropy = std::numeric_limits<double>::quiet_NaN();
+  acted->inspection.reset();
+  auto next = std::make_shared<PlayerFrame>();
+  next->observation.resize(static_cast<std::size_t>(s.spec->obs_dim));
+  const auto result = s.env->step(acted->action, next->observation);
+  acted->acted = true;
+  acted->reward = result.reward;
+  next->step = acted->step + 1;
+  next->physics = s.env->save_state();
+  next->return_so_far = acted->return_so_far + result.reward;
+  next->target = s.target;
+  next->return_to_go = s.target - next->return_so_far;
+  next->terminal = result.terminated || result.truncated;
+  next->terminated = result.terminated;
+  frames_.back() = std::move(acted);
+  frames_.push_back(std::move(next));
+  return true;
+}
+
 namespace {
 
 // The specs as interventions fitting `config`; refuses what a live player cannot source.
@@ -360,6 +423,7 @@ std::unique_ptr<EpisodePlayer> EpisodePlayer::fork(int frame) const {
   f.patch_target = s.patch_target;
   f.means = s.means;
   f.replay = s.replay;
+  f.mlp = s.mlp;
   f.plain_actions = s.plain_actions;
   f.inspect = s.inspect;
   out->frames_ = frames_;
@@ -390,6 +454,13 @@ void EpisodePlayer::continue_from(const EpisodePlayer& from, int frame) {
     throw UsageError(s.info.env_id + "'s policy cannot take over an episode of " + f.spec->name);
   frame = std::clamp(frame, 0, static_cast<int>(from.frames_.size()) - 1);
   const auto n = static_cast<std::size_t>(frame) + 1;
+  if (s.mlp) {
+    // A behaviour policy acts on the observation alone: the frames and the physics are all.
+    frames_.assign(from.frames_.begin(), from.frames_.begin() + static_cast<std::ptrdiff_t>(n));
+    seed_ = from.seed_;
+    branch(frame, frames_.back()->target, ModalityZeroing::None);
+    return;
+  }
   const auto A = static_cast<std::size_t>(s.spec->act_dim);
   // The context as this checkpoint normalises it, from what was observed, done and aimed at.
   std::vector<float> states, actions, rtg;
@@ -436,6 +507,13 @@ void EpisodePlayer::branch(int frame, double target, ModalityZeroing zeroing,
                            const std::vector<std::string>& interventions) {
   auto& s = *s_;
   if (s.replay) return;  // the recorded episode is what it is
+  if (s.mlp) {
+    if (!interventions.empty())
+      throw UsageError(interventions.front() + ": a behaviour policy has no layers of a model to " +
+                       "intervene on; fork a checkpoint's run instead");
+    branch(frame, target, zeroing);
+    return;
+  }
   const auto& c = s.model->config();
   std::optional<double> patch_target;
   auto items = live_interventions(interventions, c, &patch_target);
@@ -484,6 +562,22 @@ void EpisodePlayer::branch(int frame, double target, ModalityZeroing zeroing) {
   frame = std::clamp(frame, 0, static_cast<int>(frames_.size()) - 1);
   const auto n = static_cast<std::size_t>(frame) + 1;
   frames_.resize(n);
+  if (s.mlp) {
+    auto kept = std::make_shared<PlayerFrame>(*frames_.back());
+    kept->target = target;
+    kept->return_to_go = target - kept->return_so_far;
+    kept->zeroing = ModalityZeroing::None;
+    kept->interventions.clear();
+    if (!kept->terminal) {
+      kept->acted = false;
+      kept->action.clear();
+      kept->reward = 0.0;
+    }
+    s.target = target;
+    s.env->restore_state(kept->physics);
+    frames_.back() = std::move(kept);
+    return;
+  }
   const auto S = static_cast<std::size_t>(s.spec->obs_dim),
              A = static_cast<std::size_t>(s.spec->act_dim);
   s.states.resize(n * S);
@@ -639,6 +733,11 @@ std::shared_ptr<EpisodePlayer> make_fork(const EpisodePlayer& main, int at,
                                          std::shared_ptr<EpisodePlayer> other) {
   at = std::clamp(at, 0, static_cast<int>(main.frames().size()) - 1);
   std::shared_ptr<EpisodePlayer> branch;
+  // A behaviour policy named by the change and not yet loaded (a recipe's fork played again).
+  if (!other && !change.behaviour.empty())
+    other = EpisodePlayer::behaviour(
+        behaviour::load_behaviour_policy(change.behaviour, main.task().name), main.task().name,
+        change.behaviour);
   if (other) {
     other->continue_from(main, at);
     branch = std::move(other);
@@ -697,6 +796,7 @@ LivePlayer::LivePlayer(std::shared_ptr<EpisodePlayer> player) : s_(new Shared) {
   config_ = player->config();
   dt_ = player->dt();
   replay_ = player->isReplay();
+  behaviour_ = player->isBehaviour();
   if (player->frames().empty())
     player->reset(0, first_reference_target(task_, info_.training.reward_shift));
   const auto& first = *player->frames().front();
@@ -790,7 +890,10 @@ void LivePlayer::set_zeroing(ModalityZeroing zeroing) {
 }
 
 void LivePlayer::set_interventions(const std::vector<std::string>& interventions) {
-  if (!replay_) EpisodePlayer::check_interventions(interventions, config_);
+  if (behaviour_ && !interventions.empty())
+    throw UsageError(interventions.front() + ": a behaviour policy has no layers of a model to " +
+                     "intervene on");
+  if (!replay_ && !behaviour_) EpisodePlayer::check_interventions(interventions, config_);
   {
     std::lock_guard lock(s_->mutex);
     s_->interventions = interventions;
@@ -825,12 +928,22 @@ void LivePlayer::fork(int step, const BranchChange& change) {
       throw UsageError(change.checkpoint + ": a policy for " + env::task(info.env_id).name +
                        "; the episode is of " + task_.name);
     other = std::make_shared<EpisodePlayer>(change.checkpoint, task_.name);
+  } else if (!change.behaviour.empty()) {
+    if (!change.interventions.empty())
+      throw UsageError(change.label + ": a behaviour policy has no layers of a model to " +
+                       "intervene on");
+    other = EpisodePlayer::behaviour(behaviour::load_behaviour_policy(change.behaviour, task_.name),
+                                     task_.name, change.behaviour);
+  } else if (behaviour_) {
+    throw UsageError(change.label + ": a behaviour policy is conditioned on nothing; fork its " +
+                     "episode with checkpoint=PATH (a model takes over) or behaviour=dapg|FILE");
   }
   std::vector<std::string> interventions =
       change.clear_interventions || other ? std::vector<std::string>{} : this->interventions();
   interventions.insert(interventions.end(), change.interventions.begin(),
                        change.interventions.end());
-  EpisodePlayer::check_interventions(interventions, other ? other->config() : config_);
+  if (!(other && other->isBehaviour()))
+    EpisodePlayer::check_interventions(interventions, other ? other->config() : config_);
   {
     std::lock_guard lock(s_->mutex);
     // A fork of the ended episode's last state, or of a step after it, would play nothing.

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "dstudio/behaviour/mlp_policy.h"
 #include "dstudio/data/dataset.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint.h"
@@ -95,6 +96,15 @@ class EpisodePlayer {
   /// dataset has no simulator states, names no environment, or its states do not fit the
   /// environment, and UsageError for an episode it does not have.
   static std::unique_ptr<EpisodePlayer> replay(const data::Dataset& dataset, int episode);
+  /// A behaviour policy (behaviour/mlp_policy.h: the DAPG expert of an Adroit task, or a D4RL
+  /// file's metadata/policy) playing `env_id` with its mean action clipped to [-1, 1], as D4RL's
+  /// expert script's evaluation mode and score_adroit_expert with the mean play it. Every frame is
+  /// kept as for a checkpoint, without mixing to inspect (no attention); the target a frame carries
+  /// conditions nothing, and interventions are refused. `name` says which policy it is ("dapg",
+  /// the file) as info().path. Throws Error when the policy does not fit the task.
+  static std::unique_ptr<EpisodePlayer> behaviour(const behaviour::MlpPolicy& policy,
+                                                  const std::string& env_id,
+                                                  const std::string& name);
   ~EpisodePlayer();
   EpisodePlayer(const EpisodePlayer&) = delete;
   EpisodePlayer& operator=(const EpisodePlayer&) = delete;
@@ -123,10 +133,11 @@ class EpisodePlayer {
   /// thread may run the two at a time (they share the model).
   [[nodiscard]] std::unique_ptr<EpisodePlayer> fork(int frame) const;
   /// Takes over `from`'s episode at `frame` with this player's own policy (another checkpoint of
-  /// the same task): frames [0, frame], the simulation state and the context are copied (the
-  /// context normalised with this checkpoint's statistics), the target and zeroing kept, the
-  /// interventions dropped (they belonged to the other model). From `frame` on this policy acts.
-  /// Throws UsageError for a replay or a player of another task.
+  /// the same task, or a behaviour policy, which needs no context): frames [0, frame], the
+  /// simulation state and the context are copied (the context normalised with this checkpoint's
+  /// statistics), the target and zeroing kept, the interventions dropped (they belonged to the
+  /// other model). From `frame` on this policy acts. Throws UsageError for a replay or a player of
+  /// another task.
   void continue_from(const EpisodePlayer& from, int frame);
   /// Whether steps keep the mixing of their window (inspection, entropy; on by default). Off, the
   /// player computes the same actions, bit for bit, without copying the mixing out.
@@ -142,6 +153,8 @@ class EpisodePlayer {
   [[nodiscard]] bool finished() const { return !frames_.empty() && frames_.back()->terminal; }
   /// A dataset replay (no policy).
   [[nodiscard]] bool isReplay() const;
+  /// A behaviour policy plays (behaviour()), not a checkpoint.
+  [[nodiscard]] bool isBehaviour() const;
   [[nodiscard]] std::uint64_t seed() const { return seed_; }
   [[nodiscard]] const CheckpointInfo& info() const;
   [[nodiscard]] const VariantConfig& config() const;
@@ -153,6 +166,7 @@ class EpisodePlayer {
 
  private:
   EpisodePlayer();
+  bool step_behaviour();
   struct State;
   std::unique_ptr<State> s_;
   std::vector<FramePtr> frames_;
@@ -160,7 +174,8 @@ class EpisodePlayer {
 };
 
 /// A fork of `main`'s episode at frame `at` (clamped to its frames) with `change`, as LivePlayer
-/// makes its branches: `other` (another checkpoint's player, for a `checkpoint=` change) takes the
+/// makes its branches: `other` (another checkpoint's player, for a `checkpoint=` change, or a
+/// behaviour policy's, for a `behaviour=` change) takes the
 /// episode over, else a copy of `main` that keeps no mixing; then the target, zeroing and
 /// interventions the change asks for apply from `at` on. Throws what the change's parts throw.
 std::shared_ptr<EpisodePlayer> make_fork(const EpisodePlayer& main, int at,
@@ -285,6 +300,8 @@ class LivePlayer {
   [[nodiscard]] double dt() const { return dt_; }
   /// Whether it replays a dataset episode (no policy: target and zeroing do nothing).
   [[nodiscard]] bool replay() const { return replay_; }
+  /// Whether a behaviour policy plays (no model: target, zeroing and interventions do nothing).
+  [[nodiscard]] bool behaviour() const { return behaviour_; }
   /// Target return and zeroing in force for the next step.
   [[nodiscard]] double target() const;
   [[nodiscard]] ModalityZeroing zeroing() const;
@@ -300,6 +317,7 @@ class LivePlayer {
   VariantConfig config_;
   double dt_ = 0.0;
   bool replay_ = false;
+  bool behaviour_ = false;
 };
 
 }  // namespace dstudio::models
