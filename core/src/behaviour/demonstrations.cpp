@@ -107,9 +107,11 @@ Demonstrations from_json(const nlohmann::json& j) {
     demo.actions = decoded<float, std::uint32_t>(
         e, "actions", steps * static_cast<std::size_t>(d.act_dim), within);
     demo.recorded_rewards = decoded<float, std::uint32_t>(e, "recorded_rewards", steps, within);
-    for (const auto& [key, value] : e.items()) {
-      if (std::find_if(std::begin(kEpisodeFields), std::end(kEpisodeFields),
-                       [&](const char* f) { return key == f; }) != std::end(kEpisodeFields))
+    for (const auto& item : e.items()) {
+      const std::string& key = item.key();
+      const auto& value = item.value();
+      if (std::find(std::begin(kEpisodeFields), std::end(kEpisodeFields), key) !=
+          std::end(kEpisodeFields))
         continue;
       // A state key's width is what its bytes say; the replay checks it against the task.
       if (!value.is_string()) throw Error("\"" + key + "\"" + within + " is not base64 text");
