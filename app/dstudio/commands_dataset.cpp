@@ -222,10 +222,10 @@ void refuse_adroit_kind(const std::string& task, const std::string& kind) {
 // dataset generate --kind human: the demonstrations replayed as D4RL's hand_dapg_demos.py does.
 void generate_adroit_human(const GenerateArgs& g) {
   const std::string task = env::task(g.env).name;
-  if (g.episodes > 0 || g.mean_actions || !g.policies.empty())
+  if (g.episodes > 0 || g.config.transitions > 0 || g.mean_actions || !g.policies.empty())
     throw UsageError(
         "--kind human replays the demonstrations as they are: leave out --episodes, "
-        "--mean-actions and --policies");
+        "--transitions, --mean-actions and --policies");
   TerminalProgress bar("replaying");
   behaviour::ReplayAgreement agreement;
   auto made = behaviour::replay_demonstrations(behaviour::shipped_demonstrations(task),

@@ -209,6 +209,9 @@ TEST_F(Cli, AdroitExpertDataIsMadeAndHumanDataIsBrought) {
   const auto h = nlohmann::json::parse(run("dataset info --json " + human, dir).out);
   EXPECT_EQ(h["transitions"], 6729);
   EXPECT_EQ(h["metadata"]["kind"], "human");
+  r = run("dataset generate --env door --kind human --transitions 100 --out " + out, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("leave out --episodes, --transitions"));
   r = run("dataset generate --env pen --kind human --out " + out, dir);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("the human data come from people's demonstrations, not public for "
