@@ -26,25 +26,18 @@ import argparse
 import base64
 import json
 import pickle
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 
-HAND_DAPG = "aravindr93/hand_dapg"
-HAND_DAPG_COMMIT = "9a1de23df6574e1b94e1da742e3326eb1f61c013"  # master, 2019-11-18
+sys.dont_write_bytecode = True  # nothing left behind in the source tree
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hand_dapg_source import HAND_DAPG, HAND_DAPG_COMMIT, document_text, git_show, write_whole  # noqa: E402
+
 PATH = "dapg/demonstrations/door-v0_demos.pickle"
 FORMAT = "dstudio-demonstrations-1"
 OBS_DIM, ACT_DIM, NQ = 39, 28, 30  # D4RL's door (core/src/env/adroit.cpp)
-
-
-def git_show(clone, commit, path):
-    try:
-        return subprocess.run(["git", "-C", str(clone), "show", f"{commit}:{path}"],
-                              check=True, capture_output=True).stdout
-    except subprocess.CalledProcessError as e:
-        sys.exit(f"{clone}: cannot read {commit}:{path}: {e.stderr.decode().strip()}")
 
 
 def encoded(array, dtype):
@@ -84,18 +77,6 @@ def convert(demos):
     }
 
 
-def document_text(document):
-    # One key a line and one demonstration a line: a diff shows which part changed.
-    lines = []
-    for key, value in document.items():
-        if key == "episodes":
-            inner = ",\n".join("    " + json.dumps(e) for e in value)
-            lines.append(f'  "episodes": [\n{inner}\n  ]')
-        else:
-            lines.append(f"  {json.dumps(key)}: {json.dumps(value)}")
-    return "{\n" + ",\n".join(lines) + "\n}\n"
-
-
 def check_exact(text, demos):
     """What is written reads back as the pickle's numbers (the actions as their float32)."""
     document = json.loads(text)
@@ -119,13 +100,10 @@ def main():
     args = parser.parse_args()
 
     demos = pickle.loads(git_show(args.hand_dapg, HAND_DAPG_COMMIT, PATH))
-    text = document_text(convert(demos))
+    text = document_text(convert(demos), "episodes")
     check_exact(text, demos)
     target = args.out / "resources" / "demonstrations" / "door-human.json"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_suffix(".json.tmp")
-    temporary.write_text(text)
-    temporary.replace(target)
+    write_whole(target, text)
     steps = sum(len(d["actions"]) for d in demos)
     print(f"wrote {target}: {len(demos)} demonstrations, {steps} steps")
 

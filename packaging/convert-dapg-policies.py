@@ -27,7 +27,6 @@ import base64
 import io
 import json
 import pickle
-import subprocess
 import sys
 import types
 from pathlib import Path
@@ -35,8 +34,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-HAND_DAPG = "aravindr93/hand_dapg"
-HAND_DAPG_COMMIT = "9a1de23df6574e1b94e1da742e3326eb1f61c013"  # master, 2019-11-18
+sys.dont_write_bytecode = True  # nothing left behind in the source tree
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hand_dapg_source import HAND_DAPG, HAND_DAPG_COMMIT, document_text, git_show, write_whole  # noqa: E402
+
 MJRL = "aravindr93/mjrl"
 MJRL_COMMIT = "3871d93763d3b49c4741e6daeaebbc605fe140dc"  # master, 2021-06-18 (what D4RL installs)
 TASKS = ["pen", "door", "hammer", "relocate"]
@@ -44,14 +45,6 @@ TASKS = ["pen", "door", "hammer", "relocate"]
 SIZES = {"pen": (45, 24), "door": (39, 28), "hammer": (46, 26), "relocate": (39, 30)}
 GOLDEN_SEED = 20180626  # RSS 2018, where DAPG was presented
 FORMAT = "dstudio-mlp-policy-1"
-
-
-def git_show(clone, commit, path):
-    try:
-        return subprocess.run(["git", "-C", str(clone), "show", f"{commit}:{path}"],
-                              check=True, capture_output=True).stdout
-    except subprocess.CalledProcessError as e:
-        sys.exit(f"{clone}: cannot read {commit}:{path}: {e.stderr.decode().strip()}")
 
 
 def thnn_backend():
@@ -160,15 +153,7 @@ def convert(task, data):
 
 
 def policy_text(policy):
-    # One key a line, arrays on theirs: readable, and a diff shows which part changed.
-    lines = []
-    for key, value in policy.items():
-        if key == "layers":
-            inner = ",\n".join("    " + json.dumps(layer) for layer in value)
-            lines.append(f'  "layers": [\n{inner}\n  ]')
-        else:
-            lines.append(f"  {json.dumps(key)}: {json.dumps(value)}")
-    return "{\n" + ",\n".join(lines) + "\n}\n"
+    return document_text(policy, "layers")
 
 
 def decoded_layers(policy):
@@ -250,10 +235,7 @@ def main():
     written.append((args.out / "tests" / "data" / "dapg-golden.json", golden_text))
     # Everything is computed before anything is written: a failed check leaves no file changed.
     for target, text in written:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_suffix(".json.tmp")
-        temporary.write_text(text)
-        temporary.replace(target)
+        write_whole(target, text)
         print(f"wrote {target}")
 
 

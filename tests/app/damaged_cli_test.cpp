@@ -163,7 +163,7 @@ TEST(DamagedCheckpointCli, SpecialFilesAreRefusedAtOnceWithinAMemoryBound) {
   dstudio::test::TempDir dir;
   const auto fifo = dir / "policy.pt";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  for (const std::string file : {std::string("/dev/zero"), fifo.string()}) {
+  for (const auto& file : {std::string("/dev/zero"), fifo.string()}) {
     for (const std::string command :
          {"checkpoint info ", "checkpoint verify ", "train --resume "}) {
       const auto r = run_cli(command + file, dir);

@@ -25,36 +25,52 @@ namespace {
 
 using testing::HasSubstr;
 
-// A small random hopper DT saved as a checkpoint; `ignore` names a modality whose input weights
-// are zeroed, so that the model does not see it.
-std::filesystem::path small_checkpoint(const test::TempDir& dir, const std::string& name,
-                                       const std::string& ignore = "", double reward_shift = 0.0) {
+// The sizes and quirks of a small random DT saved as a checkpoint.
+struct SmallDt {
+  std::string env_id = "hopper";
+  int state_dim = 11, act_dim = 3, hidden = 32, layers = 2, heads = 2, context_length = 5;
+  int seed = 7;
+  // Larger weights than GPT-2's initialisation, so that inputs visibly move the actions.
+  double weight_scale = 10.0;
+  std::string
+      ignore;  // a modality whose input weights are zeroed, so that the model does not see it
+  double reward_shift = 0.0;
+};
+
+std::filesystem::path save_small_dt(const test::TempDir& dir, const std::string& name,
+                                    const SmallDt& s) {
   auto c = make_variant("dt");
-  c.state_dim = 11;
-  c.act_dim = 3;
-  c.hidden = 32;
-  c.layers = 2;
-  c.heads = 2;
-  c.context_length = 5;
-  torch::manual_seed(7);
+  c.state_dim = s.state_dim;
+  c.act_dim = s.act_dim;
+  c.hidden = s.hidden;
+  c.layers = s.layers;
+  c.heads = s.heads;
+  c.context_length = s.context_length;
+  torch::manual_seed(s.seed);
   DecisionModel model(c);
   {
     torch::NoGradGuard no_grad;
-    // Larger weights than GPT-2's initialisation, so that inputs visibly move the actions.
-    for (auto& p : model->parameters()) p.mul_(10.0);
+    for (auto& p : model->parameters()) p.mul_(s.weight_scale);
     for (auto& item : model->named_parameters())
-      if (!ignore.empty() && item.key() == "embed_" + ignore + ".weight") item.value().zero_();
+      if (!s.ignore.empty() && item.key() == "embed_" + s.ignore + ".weight") item.value().zero_();
   }
   CheckpointInfo info;
   info.variant = c;
-  info.env_id = "hopper";
-  info.state_mean.assign(11, 0.0f);
-  info.state_std.assign(11, 1.0f);
-  info.training.reward_shift = reward_shift;
+  info.env_id = s.env_id;
+  info.state_mean.assign(static_cast<std::size_t>(s.state_dim), 0.0f);
+  info.state_std.assign(static_cast<std::size_t>(s.state_dim), 1.0f);
+  info.training.reward_shift = s.reward_shift;
   info.metrics = "{}";
   const auto path = dir / name;
   save_weights_checkpoint(path, model, info, "test");
   return path;
+}
+
+// A small random hopper DT saved as a checkpoint; `ignore` names a modality whose input weights
+// are zeroed.
+std::filesystem::path small_checkpoint(const test::TempDir& dir, const std::string& name,
+                                       const std::string& ignore = "", double reward_shift = 0.0) {
+  return save_small_dt(dir, name, {.ignore = ignore, .reward_shift = reward_shift});
 }
 
 std::vector<double> returns_of(const RolloutResult& r) {
@@ -939,32 +955,18 @@ TEST(EpisodePlayer, ReplaysAnAdroitEpisodeWithItsOwnTarget) {
             EpisodePlayer::replay(ds, 1)->frames().front()->physics.task_state);
 }
 
-}  // namespace
-}  // namespace dstudio::models
-
-namespace dstudio::models {
-namespace {
-
 // A DT of door's sizes, for a checkpoint's episode a behaviour policy takes over.
 std::filesystem::path door_checkpoint(const test::TempDir& dir) {
-  auto c = make_variant("dt");
-  c.state_dim = 39;
-  c.act_dim = 28;
-  c.hidden = 16;
-  c.layers = 1;
-  c.heads = 1;
-  c.context_length = 3;
-  torch::manual_seed(3);
-  DecisionModel model(c);
-  CheckpointInfo info;
-  info.variant = c;
-  info.env_id = "door";
-  info.state_mean.assign(39, 0.0f);
-  info.state_std.assign(39, 1.0f);
-  info.metrics = "{}";
-  const auto path = dir / "door-dt.pt";
-  save_weights_checkpoint(path, model, info, "test");
-  return path;
+  return save_small_dt(dir, "door-dt.pt",
+                       {.env_id = "door",
+                        .state_dim = 39,
+                        .act_dim = 28,
+                        .hidden = 16,
+                        .layers = 1,
+                        .heads = 1,
+                        .context_length = 3,
+                        .seed = 3,
+                        .weight_scale = 1.0});
 }
 
 // The DAPG expert played as a behaviour policy: its mean action, clipped, every frame kept without

@@ -65,6 +65,34 @@ bool at_step(LiveViewer& v, int step) {
       [step](const models::PlaybackState& s) { return s.frame && s.frame->step == step; }, 120.0);
 }
 
+// Appends the state `e` is in, seen as `obs`, to `d`: a transition's start.
+void record_state(data::TransitionArrays& d, const env::Environment& e,
+                  const std::vector<float>& obs) {
+  d.observations.insert(d.observations.end(), obs.begin(), obs.end());
+  d.qpos.insert(d.qpos.end(), e.qpos().begin(), e.qpos().end());
+  d.qvel.insert(d.qvel.end(), e.qvel().begin(), e.qvel().end());
+}
+
+// Appends what the step taken with `action` did: a transition's end.
+void record_step(data::TransitionArrays& d, const std::vector<float>& action,
+                 const env::StepResult& r, bool timeout) {
+  d.actions.insert(d.actions.end(), action.begin(), action.end());
+  d.rewards.push_back(static_cast<float>(r.reward));
+  d.terminals.push_back(r.terminated ? 1 : 0);
+  d.timeouts.push_back(timeout ? 1 : 0);
+}
+
+// A window paused on the first episode of the dataset `file`, replayed.
+ViewerOptions replaying(const fs::path& file) {
+  ViewerOptions o;
+  o.dataset = file;
+  o.episode = 0;
+  o.paused = true;
+  o.width = 1024, o.height = 640;
+  o.mouse = false;
+  return o;
+}
+
 std::string run(const std::string& command) {
   std::string out;
   if (FILE* p = popen((command + " 2>&1").c_str(), "r")) {
@@ -452,26 +480,17 @@ TEST(LiveViewer, ReplaysADatasetEpisodeFromItsRecordedStates) {
   e.reset(7, obs);
   const int n = 60;
   for (int t = 0; t < n; ++t) {
-    d.observations.insert(d.observations.end(), obs.begin(), obs.end());
-    d.qpos.insert(d.qpos.end(), e.qpos().begin(), e.qpos().end());
-    d.qvel.insert(d.qvel.end(), e.qvel().begin(), e.qvel().end());
+    record_state(d, e, obs);
     const std::vector<float> action = {0.1f * std::sin(0.2f * static_cast<float>(t)), 0.05f,
                                        -0.05f};
     const auto r = e.step(action, obs);
-    d.actions.insert(d.actions.end(), action.begin(), action.end());
-    d.rewards.push_back(static_cast<float>(r.reward));
-    d.terminals.push_back(r.terminated ? 1 : 0);
-    d.timeouts.push_back(!r.terminated && t == n - 1 ? 1 : 0);
+    record_step(d, action, r, !r.terminated && t == n - 1);
     if (r.terminated) break;
   }
   const auto file = dir / "replay.hdf5";
   data::write_d4rl(file, d, {{"env", "hopper"}});
-  ViewerOptions o;
-  o.dataset = file;
-  o.episode = 0;
-  o.paused = true;
+  auto o = replaying(file);
   o.width = 800, o.height = 500;
-  o.mouse = false;
   LiveViewer v(o);
   EXPECT_TRUE(v.player().replay());
   ASSERT_TRUE(at_step(v, 0));
@@ -508,14 +527,7 @@ TEST(LiveViewer, AMazeEpisodeIsSeenWholeWithItsGoalAndWaypoint) {
   test::TempDir dir;
   const auto file = dir / "maze.hdf5";
   test::write_maze_episode(file, 200);
-  ViewerOptions o;
-  o.dataset = file;
-  o.episode = 0;
-  o.paused = true;
-  o.width = 1024;
-  o.height = 640;
-  o.mouse = false;
-  LiveViewer v(o);
+  LiveViewer v(replaying(file));
   ASSERT_TRUE(at_step(v, 0));
   EXPECT_FALSE(v.tracking()) << "a maze is not followed";
   const auto scene = v.scene_rect();
@@ -551,19 +563,13 @@ TEST(LiveViewer, APenEpisodeDrawsItsTargetAtTheEpisodesGoal) {
     orien.dim = 4;
     const std::vector<float> still(24, 0.0f);
     for (int t = 0; t < 10; ++t) {
-      d.observations.insert(d.observations.end(), obs.begin(), obs.end());
-      d.qpos.insert(d.qpos.end(), e.qpos().begin(), e.qpos().end());
-      d.qvel.insert(d.qvel.end(), e.qvel().begin(), e.qvel().end());
+      record_state(d, e, obs);
       const auto recorded = e.recorded_state().at("desired_orien");
       if (goal)
         orien.values.insert(orien.values.end(), goal->begin(), goal->end());
       else
         for (double q : recorded) orien.values.push_back(static_cast<float>(q));
-      const auto r = e.step(still, obs);
-      d.actions.insert(d.actions.end(), still.begin(), still.end());
-      d.rewards.push_back(static_cast<float>(r.reward));
-      d.terminals.push_back(0);
-      d.timeouts.push_back(t == 9 ? 1 : 0);
+      record_step(d, still, e.step(still, obs), t == 9);
     }
     const auto file = dir / name;
     data::write_d4rl(file, d, {{"env", "pen"}});
@@ -578,13 +584,7 @@ TEST(LiveViewer, APenEpisodeDrawsItsTargetAtTheEpisodesGoal) {
     std::array<int, 4> scene;
   };
   const auto drawn = [](const std::filesystem::path& file, int step) {
-    ViewerOptions o;
-    o.dataset = file;
-    o.episode = 0;
-    o.paused = true;
-    o.width = 1024, o.height = 640;
-    o.mouse = false;
-    LiveViewer v(o);
+    LiveViewer v(replaying(file));
     EXPECT_TRUE(at_step(v, 0));
     v.seek(step);
     EXPECT_TRUE(at_step(v, step));
@@ -623,30 +623,20 @@ TEST(LiveViewer, AKitchenEpisodeTicksOffItsElementsAsTheyAreDone) {
   const std::vector<float> still(9, 0.0f);
   const int n = 30;
   for (int t = 0; t < n; ++t) {
-    d.observations.insert(d.observations.end(), obs.begin(), obs.end());
-    d.qpos.insert(d.qpos.end(), e.qpos().begin(), e.qpos().end());
-    d.qvel.insert(d.qvel.end(), e.qvel().begin(), e.qvel().end());
+    record_state(d, e, obs);
     if (t == 10 || t == 20) {
       std::vector<double> qpos(e.qpos().begin(), e.qpos().end());
       qpos[22] = t == 10 ? -0.7 : 0.0;  // the microwave's hinge: open, then shut
       e.set_state(qpos, std::vector<double>(29, 0.0));
     }
     const auto r = e.step(still, obs);
-    d.actions.insert(d.actions.end(), still.begin(), still.end());
-    d.rewards.push_back(static_cast<float>(r.reward));
-    d.terminals.push_back(0);
-    d.timeouts.push_back(t == n - 1 ? 1 : 0);
+    EXPECT_FALSE(r.terminated) << "the kitchen ends an episode on its horizon only";
+    record_step(d, still, r, t == n - 1);
   }
   EXPECT_EQ(d.rewards[10], 1.0f) << "the step that opened it paid it";
   const auto file = dir / "kitchen-complete-v0.hdf5";
   data::write_d4rl(file, d, {{"env", "kitchen-complete-v0"}});
-  ViewerOptions o;
-  o.dataset = file;
-  o.episode = 0;
-  o.paused = true;
-  o.width = 1024, o.height = 640;
-  o.mouse = false;
-  LiveViewer v(o);
+  LiveViewer v(replaying(file));
   ASSERT_TRUE(v.player().replay());
   ASSERT_TRUE(at_step(v, 0));
   auto list = v.task_elements();

@@ -442,7 +442,9 @@ TEST(SceneLayers, TheHandAndTheKitchenKeepTheirViewWhenTrackingIsAskedFor) {
     EXPECT_EQ(tracking_camera(camera, orbited, false), orbited) << name;
   }
   for (const auto& name : env::task_names())
-    if (env::task(name).family == "antmaze") EXPECT_TRUE(env::task(name).camera.followable) << name;
+    if (env::task(name).family == "antmaze") {
+      EXPECT_TRUE(env::task(name).camera.followable) << name;
+    }
 }
 
 // Drawn: the goal's disc in its colour where the goal is seen, and the floor's colour there

@@ -50,18 +50,18 @@ AnalysisResult attribution(const AnalysisInputs& in, const Progress& progress) {
   std::vector<double> signed_cells, magnitude_cells;
   ordered_json parts = ordered_json::array();
   for (int64_t p = 0; p < P; ++p) {
-    ordered_json m = ordered_json::array(), abs = ordered_json::array();
+    ordered_json means = ordered_json::array(), abs = ordered_json::array();
     for (int j = 0; j < A; ++j) {
       const double v = mean[p][j].item<double>(), w = magnitude[p][j].item<double>();
       table.rows.push_back(
           {a.parts[static_cast<std::size_t>(p)], static_cast<double>(j + 1), v, w});
       signed_cells.push_back(v);
       magnitude_cells.push_back(w);
-      m.push_back(v);
+      means.push_back(v);
       abs.push_back(w);
     }
     parts.push_back(
-        {{"part", a.parts[static_cast<std::size_t>(p)]}, {"mean", m}, {"mean_abs", abs}});
+        {{"part", a.parts[static_cast<std::size_t>(p)]}, {"mean", means}, {"mean_abs", abs}});
   }
   const auto joints = joint_names(m.info(), A);
   const std::string who = checkpoint_label(in.checkpoint);
@@ -206,10 +206,10 @@ AnalysisResult probes(const AnalysisInputs& in, const Progress& progress) {
         }
       }
       if (velocities) {
-        const double m = velocity_count ? velocity_sum / velocity_count : std::nan("");
-        scores["velocities (mean)"] = finite_or_null(m);
+        const double mean_velocity = velocity_count ? velocity_sum / velocity_count : std::nan("");
+        scores["velocities (mean)"] = finite_or_null(mean_velocity);
         figures[2].series[ty].x.push_back(static_cast<double>(l));
-        figures[2].series[ty].y.push_back(m);
+        figures[2].series[ty].y.push_back(mean_velocity);
       }
       by_type[types[ty].first] = scores;
     }

@@ -274,7 +274,7 @@ struct Trainer::State {
   VariantConfig variant;
   TrainingConfig training;
   fs::path out_dir;
-  std::optional<FolderLock> lock;  // the folder is this run's while it lives
+  std::optional<FolderLock> folder_lock;  // the folder is this run's while it lives
   DecisionModel model{nullptr};
   std::unique_ptr<torch::optim::AdamW> optimiser;
   std::unique_ptr<data::WindowSampler> sampler;
@@ -477,7 +477,7 @@ Trainer::Trainer(const data::Dataset& dataset, VariantConfig variant, TrainingCo
   s_->variant = variant;
   s_->training = training;
   s_->out_dir = std::move(out_dir);
-  s_->lock.emplace(s_->out_dir);
+  s_->folder_lock.emplace(s_->out_dir);
   if (const auto held = run_outputs(s_->out_dir); !held.empty()) {
     if (existing == ExistingRun::Refuse)
       throw Error(s_->out_dir.string() + " holds a run already (" +
@@ -513,7 +513,7 @@ std::unique_ptr<Trainer> Trainer::resume(const data::Dataset& dataset, const fs:
   s.training = info.training;
   if (steps > 0) s.training.steps = steps;
   s.out_dir = out_dir.empty() ? checkpoint.parent_path() : std::move(out_dir);
-  s.lock.emplace(s.out_dir);
+  s.folder_lock.emplace(s.out_dir);
   const auto from = fs::weakly_canonical(fs::absolute(checkpoint).parent_path());
   if (fs::weakly_canonical(fs::absolute(s.out_dir)) != from) {
     if (const auto held = run_outputs(s.out_dir); !held.empty())
@@ -622,7 +622,7 @@ fs::path Trainer::save_checkpoint() {
 }
 void Trainer::release_folder() {
   if (s_->thread.joinable()) s_->thread.join();  // the loop no longer writes
-  s_->lock.reset();
+  s_->folder_lock.reset();
 }
 const VariantConfig& Trainer::variant() const {
   return s_->variant;
