@@ -53,6 +53,7 @@
 #include "dstudio/common/error.h"
 #include "dstudio/common/palette.h"
 #include "dstudio/env/environment.h"
+#include "dstudio/env/episode_end.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/episode_timeline.h"
 #include "dstudio/viz/export_dialog.h"
@@ -281,6 +282,7 @@ ViewerPanel::ViewerPanel(QWidget* parent)
       tr("Keep the camera on the torso as it moves; off, drag to orbit and scroll to zoom"));
 
   target_->setObjectName(QStringLiteral("target"));
+  target_from_->setObjectName(QStringLiteral("targetFrom"));
   target_->setRange(-1e6, 1e6);
   target_->setDecimals(0);
   target_->setSingleStep(100);
@@ -982,7 +984,9 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
     const auto fresh = live_->frames(from);
     for (std::size_t i = 0; i < fresh.size() && from + static_cast<int>(i) < state.frames; ++i) {
       const auto& f = *fresh[i];
-      timeline_->addStep(f.step, f.return_to_go, f.return_so_far, f.entropy);
+      // A behaviour policy's return-to-go answers no target it was given: left out.
+      timeline_->addStep(f.step, live_->behaviour() ? std::nan("") : f.return_to_go,
+                         f.return_so_far, f.entropy);
     }
     timeline_frames_ = state.frames;
   }
@@ -1026,10 +1030,11 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
       overlay << tr("zeroed: %1")
                      .arg(zeroing_->itemText(zeroing_->findData(static_cast<int>(f.zeroing))));
     if (f.terminal)
-      overlay << (!f.terminated ? tr("episode over: time limit")
-                  : live_ && live_->task().subtasks
-                      ? tr("episode over: every element done")
-                      : tr("episode over: the body left its healthy range"));
+      overlay << tr("episode over: %1")
+                     .arg(live_ ? QString::fromStdString(
+                                      env::episode_end_reason(live_->task(), f.terminated))
+                          : f.terminated ? tr("the task ended it")
+                                         : tr("time limit"));
     // What was done, so that a screenshot or a clip says it: interventions, forks in colour.
     std::vector<QColor> colours(static_cast<std::size_t>(overlay.size()));
     // A task done in stages lists its elements, ticked off from the step each was first done.
@@ -1142,14 +1147,15 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
 
   if (state.frame) {
     const auto& f = *state.frame;
-    QString text =
-        tr("Step %1 of %2 kept · return-to-go %3 · return %4")
-            .arg(f.step)
-            .arg(state.frames - 1)
-            .arg(viz::fixed_text(f.return_to_go, 1), viz::fixed_text(f.return_so_far, 1));
-    if (f.acted)
-      text += tr(" · reward %1 · entropy (layer 1) %2 nats")
-                  .arg(viz::fixed_text(f.reward, 3), viz::fixed_text(f.entropy, 3));
+    QString text = tr("Step %1 of %2 kept").arg(f.step).arg(state.frames - 1);
+    // A behaviour policy is conditioned on no return; a replay's is the recorded episode's rest.
+    // Neither has attention: its entropy is not a number.
+    if (!live_ || !live_->behaviour())
+      text += tr(" · return-to-go %1").arg(viz::fixed_text(f.return_to_go, 1));
+    text += tr(" · return %1").arg(viz::fixed_text(f.return_so_far, 1));
+    if (f.acted) text += tr(" · reward %1").arg(viz::fixed_text(f.reward, 3));
+    if (f.acted && std::isfinite(f.entropy))
+      text += tr(" · entropy (layer 1) %1 nats").arg(viz::fixed_text(f.entropy, 3));
     if (state.error.empty()) readout_->setText(text);
   }
   refreshSurgery();
@@ -1183,7 +1189,8 @@ void ViewerPanel::updateControls() {
     w->setEnabled(policy);
   // A behaviour policy is conditioned on nothing and has no model to intervene in.
   const bool model = policy && !live_->behaviour();
-  for (QWidget* w : std::initializer_list<QWidget*>{target_, zeroing_, interventions_tab_})
+  for (QWidget* w :
+       std::initializer_list<QWidget*>{target_, target_from_, zeroing_, interventions_tab_})
     w->setEnabled(model);
   expert_fork_->setEnabled(policy && expert_available_);
   restart_->setToolTip(policy ? tr("New episode with the seed on the right (N)")
@@ -1205,38 +1212,33 @@ QString ViewerPanel::readout() const {
 
 QStringList ViewerPanel::liveViewerArguments() const {
   if (!live_ || live_->replay() || live_->info().path.empty()) return {};
+  QStringList arguments;
   if (live_->behaviour()) {
     // decision-viewer plays the same behaviour policy (info().path: "dapg" or its file).
-    QStringList arguments = {
-        QStringLiteral("--behaviour"), QString::fromStdString(live_->info().path),
-        QStringLiteral("--env"),       QString::fromStdString(live_->task().name),
-        QStringLiteral("--seed"),      QString::number(shown_.seed),
-        QStringLiteral("--speed"),     QString::number(speed_->currentData().toDouble()),
-        QStringLiteral("--step"),      QString::number(shown_.cursor)};
-    for (const auto& b : live_->branches())
-      arguments << QStringLiteral("--fork")
-                << QStringLiteral("%1:%2")
-                       .arg(b.fork_step)
-                       .arg(QString::fromStdString(models::change_text(b.change)));
-    return arguments;
+    arguments = {QStringLiteral("--behaviour"), QString::fromStdString(live_->info().path),
+                 QStringLiteral("--env"),       QString::fromStdString(live_->task().name),
+                 QStringLiteral("--seed"),      QString::number(shown_.seed),
+                 QStringLiteral("--speed"),     QString::number(speed_->currentData().toDouble()),
+                 QStringLiteral("--step"),      QString::number(shown_.cursor)};
+  } else {
+    const auto zeroing = static_cast<models::ModalityZeroing>(zeroing_->currentData().toInt());
+    arguments = {QString::fromStdString(live_->info().path),
+                 QStringLiteral("--env"),
+                 QString::fromStdString(live_->task().name),
+                 QStringLiteral("--seed"),
+                 QString::number(shown_.seed),
+                 QStringLiteral("--target"),
+                 QString::number(target_->value(), 'g', 10),
+                 QStringLiteral("--zeroing"),
+                 QString::fromLatin1(models::to_string(zeroing)),
+                 QStringLiteral("--speed"),
+                 QString::number(speed_->currentData().toDouble()),
+                 QStringLiteral("--step"),
+                 QString::number(shown_.cursor)};
+    // The interventions in force, from the start there (as the target in force is).
+    for (const auto& spec : live_->interventions())
+      arguments << QStringLiteral("--intervene") << QString::fromStdString(spec);
   }
-  const auto zeroing = static_cast<models::ModalityZeroing>(zeroing_->currentData().toInt());
-  QStringList arguments = {QString::fromStdString(live_->info().path),
-                           QStringLiteral("--env"),
-                           QString::fromStdString(live_->task().name),
-                           QStringLiteral("--seed"),
-                           QString::number(shown_.seed),
-                           QStringLiteral("--target"),
-                           QString::number(target_->value(), 'g', 10),
-                           QStringLiteral("--zeroing"),
-                           QString::fromLatin1(models::to_string(zeroing)),
-                           QStringLiteral("--speed"),
-                           QString::number(speed_->currentData().toDouble()),
-                           QStringLiteral("--step"),
-                           QString::number(shown_.cursor)};
-  // The interventions in force, from the start there (as the target in force is).
-  for (const auto& spec : live_->interventions())
-    arguments << QStringLiteral("--intervene") << QString::fromStdString(spec);
   // The forks on screen, each made again where it was made, with its change.
   for (const auto& b : live_->branches())
     arguments << QStringLiteral("--fork")

@@ -29,6 +29,7 @@
 #include "dstudio/common/system_info.h"
 #include "dstudio/common/text.h"
 #include "dstudio/data/dataset_io.h"
+#include "dstudio/env/episode_end.h"
 #include "dstudio/imgui/plots.h"
 #include "dstudio/models/checkpoint_info.h"
 #include "dstudio/models/dataset_fit.h"
@@ -789,15 +790,17 @@ std::string LiveViewer::State::readout() const {
   if (!displayed) return shown.error.empty() ? "starting" : shown.error;
   const auto& f = *displayed;
   std::string text = "step " + std::to_string(f.step);
-  if (!live->replay()) text += "  ·  target " + fixed_number(f.target, 0);
-  text += "  ·  return-to-go " + fixed_number(f.return_to_go, 0) + "  ·  return " +
-          fixed_number(f.return_so_far, 1);
+  // A behaviour policy is conditioned on nothing; a replay's return-to-go is the recorded
+  // episode's rest, and it had no target.
+  if (!live->replay() && !live->behaviour()) text += "  ·  target " + fixed_number(f.target, 0);
+  if (!live->behaviour()) text += "  ·  return-to-go " + fixed_number(f.return_to_go, 0);
+  text += "  ·  return " + fixed_number(f.return_so_far, 1);
   if (f.acted) text += "  ·  reward " + fixed_number(f.reward, 2);
   if (f.acted && std::isfinite(f.entropy))
     text += "  ·  entropy " + fixed_number(f.entropy, 2) + " nats";
   if (f.zeroing != models::ModalityZeroing::None)
     text += std::string("  ·  zeroing ") + models::zeroing_label(f.zeroing);
-  if (f.terminal) text += f.terminated ? "  ·  fell" : "  ·  time limit";
+  if (f.terminal) text += "  ·  " + env::episode_end_reason(live->task(), f.terminated);
   return text;
 }
 
@@ -1437,7 +1440,7 @@ void LiveViewer::State::draw_traces() {
   }
   // The studio's Viewer tab draws the same traces in the same colours (dstudio/common/palette.h).
   const auto colour = [](palette::Rgb c) { return IM_COL32(c.r, c.g, c.b, 255); };
-  const std::vector<imgui::Trace> series = {
+  std::vector<imgui::Trace> series = {
       {std::string(palette::kReturnToGo.name), colour(palette::kReturnToGo.colour), &rtg, false,
        palette::kReturnToGo.dashed},
       {std::string(palette::kReturnSoFar.name), colour(palette::kReturnSoFar.colour), &ret, false,
@@ -1445,6 +1448,8 @@ void LiveViewer::State::draw_traces() {
       {std::string(palette::kEntropy.name) + " (right, nats)", colour(palette::kEntropy.colour),
        &entropy, true, palette::kEntropy.dashed},
   };
+  // A behaviour policy asks for no return and attends to nothing: its return alone.
+  if (live->behaviour()) series = {series[1]};
   const int seek_to =
       imgui::traces("##traces", series, span, cursor, ImGui::GetContentRegionAvail());
   if (seek_to >= 0 && seek_to < steps && seek_to != shown.cursor) live->seek(seek_to);

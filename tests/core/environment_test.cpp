@@ -12,6 +12,7 @@
 
 #include "dstudio/env/action_names.h"
 #include "dstudio/env/compatibility.h"
+#include "dstudio/env/episode_end.h"
 #include "h5_fixture.h"
 
 namespace dstudio::env {
@@ -381,6 +382,28 @@ TEST(Environment, RestoredStateReplaysExactly) {
   PhysicsState wrong = saved;
   wrong.qvel.pop_back();
   EXPECT_THROW(e.restore_state(wrong), EnvError);
+}
+
+// The viewers say what ended an episode in the task's own terms; a horizon is a time limit.
+TEST(EpisodeEnd, EachFamilySaysWhatEndsItsEpisodes) {
+  EXPECT_EQ(episode_end_reason(task("hopper"), true), "the body left its healthy range");
+  EXPECT_EQ(episode_end_reason(task("walker2d-po"), true), "the body left its healthy range");
+  EXPECT_EQ(episode_end_reason(task("antmaze-umaze-v2"), true), "goal reached");
+  EXPECT_EQ(episode_end_reason(task("pen"), true), "the pen dropped");
+  EXPECT_EQ(episode_end_reason(task("kitchen-mixed-v0"), true), "every element done");
+  for (const auto& name : task_names())
+    EXPECT_EQ(episode_end_reason(task(name), false), "time limit") << name;
+  // Pen's episode does end when the pen falls below the table's height: dropped from the start.
+  Environment pen("pen");
+  std::vector<float> obs(45);
+  pen.reset(0, obs);
+  std::vector<double> qpos(pen.qpos().begin(), pen.qpos().end());
+  // OBJTx, after the hand's 24 joints: the pen's body is turned about y (euler 0 1.57 0), so its
+  // x axis points down; a metre down is far below the table.
+  qpos[24] += 1.0;
+  pen.set_state(qpos, std::vector<double>(qpos.size(), 0.0));
+  const auto r = pen.step(std::vector<float>(24, 0.0f), obs);
+  EXPECT_TRUE(r.terminated) << "a dropped pen ends the episode: its height " << obs[26];
 }
 
 }  // namespace

@@ -852,6 +852,7 @@ TEST_F(Viewer, ReplaysADatasetEpisodeFromItsRecordedStates) {
                   qpos[static_cast<std::size_t>(episode.start) * 6 + 1]);
   // No policy: the conditioning controls are off, and playing runs through the recorded steps.
   EXPECT_FALSE(v->findChild<QDoubleSpinBox*>("target")->isEnabled());
+  EXPECT_FALSE(v->findChild<QWidget*>("targetFrom")->isEnabled()) << "nor the targets to choose";
   v->setSpeed(0.0);
   v->play();
   ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.finished && !s.playing; }));
@@ -1150,7 +1151,16 @@ TEST_F(Viewer, PlaysTheDapgExpertAndAnExpertFilesPolicy) {
     return f.size() > 10;
   };
   EXPECT_TRUE(acts_as(expert, v->playerFrames()));
+  // A step it acted at: its reward, and no return-to-go or attention entropy, which it has not.
+  v->seek(5);
+  v->sync();
+  const QString readout = v->readout();
+  EXPECT_TRUE(readout.startsWith("Step 5 of ")) << readout.toStdString();
+  EXPECT_TRUE(readout.contains("reward")) << readout.toStdString();
+  EXPECT_FALSE(readout.contains("return-to-go")) << readout.toStdString();
+  EXPECT_FALSE(readout.contains("entropy")) << readout.toStdString();
   EXPECT_FALSE(v->findChild<QDoubleSpinBox*>("target")->isEnabled());
+  EXPECT_FALSE(v->findChild<QWidget*>("targetFrom")->isEnabled()) << "nor the targets to choose";
   EXPECT_TRUE(v->findChild<QPushButton*>("expertFork")->isEnabled());
   EXPECT_THROW(v->setInterventions({"head:0.0=zero"}), UsageError);
   const QStringList args = v->liveViewerArguments();

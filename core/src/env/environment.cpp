@@ -16,6 +16,7 @@
 #include "builtin_environments.h"
 #include "dstudio/common/random.h"
 #include "dstudio/common/resources.h"
+#include "dstudio/env/episode_end.h"
 
 namespace dstudio::env {
 namespace {
@@ -537,6 +538,15 @@ int BatchEnvironment::step(std::span<const float> actions, std::span<float> obs,
     still += running_[i];
   }
   return still;
+}
+
+std::string episode_end_reason(const EnvironmentDefinition& task, bool terminated) {
+  if (!terminated) return "time limit";
+  if (task.subtasks) return "every element done";
+  if (task.family == "antmaze") return "goal reached";
+  if (task.family == "adroit" && task.base == "pen") return "the pen dropped";
+  if (task.family == "locomotion") return "the body left its healthy range";
+  return "the task ended it";
 }
 
 }  // namespace dstudio::env
