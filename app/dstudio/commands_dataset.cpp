@@ -194,15 +194,15 @@ struct GenerateArgs {
   behaviour::GenerateConfig config;
 };
 
-// Whether the studio can make an Adroit task's human data: only the door's demonstrations are
-// public (demonstrations.h).
+// Whether the studio can make an Adroit task's human data: it ships the door's demonstrations
+// alone (demonstrations.h).
 bool human_demonstrations_ship(const std::string& task) {
   return embedded_resource("demonstrations/" + task + "-human.json").has_value();
 }
 
 // The kinds of an Adroit task the studio makes: expert (D4RL's DAPG expert policy) and, where the
 // demonstrations ship, human. The cloned data come from a policy trained on the demonstrations,
-// and the others' demonstrations are people's: a user brings D4RL's files for those.
+// and the others' demonstrations are not shipped: a user brings D4RL's files for those.
 void refuse_adroit_kind(const std::string& task, const std::string& kind) {
   if (kind.empty() || kind == "expert") return;
   if (kind == "human" && human_demonstrations_ship(task)) return;
@@ -214,7 +214,8 @@ void refuse_adroit_kind(const std::string& task, const std::string& kind) {
       "--kind " + kind + ": of " + task + " the studio makes " + makes + "; " +
       (kind == "human" || kind == "cloned"
            ? "the " + kind + " data come from people's demonstrations" +
-                 (kind == "human" ? std::string(", not public for ") + task : std::string()) +
+                 (kind == "human" ? std::string(", not shipped with the studio for ") + task
+                                  : std::string()) +
                  ": open D4RL's " + task + "-" + kind + "-v1.hdf5"
            : std::string("leave --kind out or say expert or human")));
 }

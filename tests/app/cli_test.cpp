@@ -214,8 +214,8 @@ TEST_F(Cli, AdroitExpertDataIsMadeAndHumanDataIsBrought) {
   EXPECT_THAT(r.err, HasSubstr("leave out --episodes, --transitions"));
   r = run("dataset generate --env pen --kind human --out " + out, dir);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("the human data come from people's demonstrations, not public for "
-                               "pen: open D4RL's pen-human-v1.hdf5"));
+  EXPECT_THAT(r.err, HasSubstr("the human data come from people's demonstrations, not shipped with "
+                               "the studio for pen: open D4RL's pen-human-v1.hdf5"));
   r = run("dataset generate --env door --kind cloned --out " + out, dir);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("open D4RL's door-cloned-v1.hdf5"));

@@ -184,7 +184,7 @@ Demonstrations shipped_demonstrations(std::string_view task) {
   const auto text = embedded_resource(path);
   if (!text)
     throw Error("no human demonstrations of " + spec.name +
-                " ship (only the door's are public); open D4RL's " + spec.name +
+                " ship (the studio ships the door's alone); open D4RL's " + spec.name +
                 "-human-v1.hdf5 instead");
   auto demos = demonstrations_from_json_text(*text, "resources/" + path);
   if (demos.task != spec.name)

@@ -11,11 +11,12 @@
 /// timeout is set at each demonstration's last step, however long it is (the door's run 200 to 300
 /// steps, beyond the task's 200-step horizon).
 ///
-/// Of those demonstrations, only the door's are public (aravindr93/hand_dapg,
-/// dapg/demonstrations/door-v0_demos.pickle, Apache-2.0): they ship as
+/// Those demonstrations are aravindr93/hand_dapg's dapg/demonstrations/<task>-v0_demos.pickle
+/// (Apache-2.0). The studio ships the door's, converted from door-v0_demos.pickle, as
 /// resources/demonstrations/door-human.json (format dstudio-demonstrations-1, written by
 /// packaging/convert-dapg-demos.py), with the rewards each recorded, so that a replay can be
-/// compared with the recording. For pen, hammer and relocate a user brings D4RL's files.
+/// compared with the recording. The pen's, hammer's and relocate's are not converted:
+/// for those a user brings D4RL's files.
 
 #include <cstdint>
 #include <filesystem>
