@@ -252,8 +252,13 @@ void TrainingPanel::pull() {
     if (!row.run->active()) continue;
     if (!row.run->drain()) continue;
     changed_any = true;
-    if (!row.run->active())
-      finished.emplace_back(row.run->dir(), TrainingRun::stateName(row.run->state()));
+    if (!row.run->active()) {
+      const QString state = TrainingRun::stateName(row.run->state());
+      finished.emplace_back(row.run->dir(), state);
+      // "Started …" under Start would outlive the run it speaks of.
+      if (message_->text() == tr("Started %1.").arg(row.run->name()))
+        showMessage(tr("%1: %2.").arg(row.run->name(), state.toLower()), false);
+    }
     updateItem(row);
     if (&row == selected) showRun(&row);
   }

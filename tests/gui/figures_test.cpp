@@ -397,6 +397,9 @@ TEST_F(Figures, ExportAllPutsTheAnalysesFiguresInTheirFolderByTheCommandLinesNam
   definition->name = "action-lens";
   definition->title = "Action lens";
   AnalysisView view(definition);
+  auto* export_button = view.findChild<QPushButton*>("exportFigure");
+  ASSERT_NE(export_button, nullptr) << "every view exports its figure, the Analyses tab's too";
+  EXPECT_FALSE(export_button->isEnabled()) << "nothing to export before a result";
   analysis::AnalysisResult result;
   result.summary_json = "{}";
   analysis::AnalysisFigure lens;
@@ -409,6 +412,7 @@ TEST_F(Figures, ExportAllPutsTheAnalysesFiguresInTheirFolderByTheCommandLinesNam
   result.figures = {lens, other};
   view.setResult(result, "DT");
   ASSERT_TRUE(view.hasFigure());
+  EXPECT_TRUE(export_button->isEnabled());
   FigureStyle pdf_only;
   pdf_only.svg = pdf_only.png = false;
   const auto out = dir / "all";

@@ -246,6 +246,8 @@ TEST_F(TrainingPanelTest, RunsToTheEndWithLiveLossAndACheckpoint) {
   EXPECT_EQ(finished.at(0).at(0).toString(), run);
   EXPECT_EQ(finished.at(0).at(1).toString(), "Finished");
   EXPECT_FALSE(panel->isTraining());
+  EXPECT_EQ(panel->messageLabel()->text(), QFileInfo(run).fileName() + ": finished.")
+      << "not \"Started\" once it has finished";
   EXPECT_TRUE(QFile::exists(QDir(run).filePath("checkpoint.pt")));
   EXPECT_TRUE(QFile::exists(QDir(run).filePath("run.json")));
 

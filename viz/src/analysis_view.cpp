@@ -31,6 +31,7 @@
 #include <filesystem>
 
 #include "dstudio/common/atomic_file.h"
+#include "dstudio/viz/export_dialog.h"
 #include "dstudio/viz/number_text.h"
 
 namespace dstudio::viz {
@@ -83,7 +84,8 @@ AnalysisView::AnalysisView(std::shared_ptr<const analysis::AnalysisDefinition> d
       tables_(new QTabWidget),
       figure_choice_(new QComboBox),
       figure_(new QLabel),
-      copy_recipe_(new QPushButton(tr("Copy Figure Recipe"))) {
+      copy_recipe_(new QPushButton(tr("Copy Figure Recipe"))),
+      export_(new QPushButton(tr("Export figure…"))) {
   const auto& d = *definition_;
   auto* heading = new QLabel(
       QStringLiteral("<b>%1</b> <span style='color:gray'>%2</span>")
@@ -194,9 +196,12 @@ AnalysisView::AnalysisView(std::shared_ptr<const analysis::AnalysisDefinition> d
   auto* figure_row = new QHBoxLayout;
   figure_row->addWidget(figure_choice_, 1);
   figure_row->addWidget(copy_recipe_);
+  figure_row->addWidget(export_);
   figure_layout->addLayout(figure_row);
   figure_layout->addWidget(figure_, 1);
   copy_recipe_->setObjectName(QStringLiteral("copyFigureRecipe"));
+  export_->setObjectName(QStringLiteral("exportFigure"));
+  ExportDialog::attach(export_, this, *this, status_);
   copy_recipe_->setEnabled(false);
   copy_recipe_->setToolTip(tr(
       "The figure's recipe (the analysis, its options, the checkpoint's and dataset's hashes) "
@@ -305,6 +310,7 @@ void AnalysisView::setResult(const analysis::AnalysisResult& result, const QStri
   result_ = std::make_shared<const analysis::AnalysisResult>(result);
   model_ = model;
   copy_recipe_->setEnabled(recipe_maker_ && !result.figures.empty());
+  export_->setEnabled(!result.figures.empty());
   setRunning(false);
   summary_->clear();
   const auto summary =
@@ -366,6 +372,7 @@ void AnalysisView::clearResult() {
   result_.reset();
   recipe_maker_ = nullptr;
   copy_recipe_->setEnabled(false);
+  export_->setEnabled(false);
   summary_->clear();
   while (tables_->count() > 0) {
     QWidget* page = tables_->widget(0);

@@ -115,6 +115,7 @@ class AnalysisView : public QWidget, public FigureSource {
   QString model_;
   RecipeMaker recipe_maker_;
   QPushButton* copy_recipe_;
+  QPushButton* export_;
   bool ready_ = false;
 };
 
