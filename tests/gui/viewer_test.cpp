@@ -236,6 +236,17 @@ TEST_F(Viewer, TheTimelineBeforeTheFirstStepSaysSoWithoutPlaceholderAxes) {
   EXPECT_TRUE(timeline.placeholderShown()) << "a new episode, before its first step";
 }
 
+// A behaviour policy's timeline has no return-to-go: the returns' axis is the return so far's.
+TEST_F(Viewer, TheTimelineWithoutAReturnToGoScalesToTheReturnSoFar) {
+  viz::EpisodeTimeline timeline;
+  for (int t = 0; t < 50; ++t) timeline.addStep(t, std::nan(""), 20.0 * t, std::nan(""));
+  timeline.replotIfChanged();
+  const auto range = timeline.plot()->yAxis->range();
+  EXPECT_LE(range.lower, 0.0);
+  EXPECT_GE(range.upper, 20.0 * 49) << range.lower << " .. " << range.upper;
+  EXPECT_LT(range.upper, 1.2 * 20.0 * 49) << "not the axis of some other value";
+}
+
 // CIE 1976 colour difference of two colours (sRGB, D65).
 double delta_e(const QColor& a, const QColor& b) {
   const auto lab = [](const QColor& c) {

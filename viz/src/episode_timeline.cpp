@@ -211,16 +211,24 @@ void EpisodeTimeline::replotIfChanged() {
   // A window of at least 100 steps, so the first steps do not fill the width.
   plot_->xAxis->setRange(0, std::max(100, span));
   align_step_marks(plot_);
+  // The returns' range: the return-to-go's, the return so far's and the forks', whichever have
+  // values (a behaviour policy has no return-to-go).
   bool found = false;
-  QCPRange left = plot_->graph(0)->getValueRange(found);
+  QCPRange left;
+  const auto widen = [&](QCPGraph* g) {
+    bool any = false;
+    const QCPRange other = g->getValueRange(any);
+    if (!any) return;
+    if (found)
+      left.expand(other);
+    else
+      left = other;
+    found = true;
+  };
+  widen(plot_->graph(0));
+  widen(plot_->graph(1));
+  for (std::size_t i = 0; i < fork_graphs_.size(); i += 2) widen(fork_graphs_[i]);
   if (found) {
-    const auto widen = [&](QCPGraph* g) {
-      bool any = false;
-      const QCPRange other = g->getValueRange(any);
-      if (any) left.expand(other);
-    };
-    widen(plot_->graph(1));
-    for (std::size_t i = 0; i < fork_graphs_.size(); i += 2) widen(fork_graphs_[i]);
     if (left.size() < 1e-9) left = QCPRange(left.lower - 1, left.upper + 1);
     plot_->yAxis->setRange(left.lower - 0.05 * left.size(), left.upper + 0.08 * left.size());
   }
