@@ -846,7 +846,7 @@ void LiveViewer::State::draw_overlay() {
   // Over the sky: the bodies stand in the lower part of the scene (render::viewer_camera).
   ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(static_cast<float>(scene_w) - 16.0f,
                                                            static_cast<float>(scene_h) * 0.42f));
-  ImGui::SetNextWindowBgAlpha(0.55f);
+  ImGui::SetNextWindowBgAlpha(0.7f);
   ImGui::Begin("##overlay", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
                    ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoFocusOnAppearing |
@@ -863,10 +863,11 @@ void LiveViewer::State::draw_overlay() {
   status += "  ·  " + speed_status();
   if (pending_seek >= 0) status += "  ·  going to step " + std::to_string(pending_seek);
   if (!shown.error.empty()) status += "  ·  " + shown.error;
+  // Light grey, not ImGui's disabled grey, which vanished over the kitchen's bright cabinets.
   if (video)
     ImGui::TextColored(ImVec4(1.0f, 0.35f, 0.3f, 1.0f), "%s", status.c_str());
   else
-    ImGui::TextDisabled("%s", status.c_str());
+    ImGui::TextColored(ImVec4(0.72f, 0.72f, 0.72f, 1.0f), "%s", status.c_str());
   if (!message.empty() && Clock::now() < notice_until)
     ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.4f, 1.0f), "%s", message.c_str());
   // What was done, so that a screenshot or a clip says it.
