@@ -8,8 +8,12 @@
 # The seeds: DT and DC trained with seeds 0, 1 and 2 in shorter runs (SEEDS, made by
 # `SEED=s STEPS=10000 WARMUP=1000 OUT=build/seeds/seed-s bash packaging/train-default-checkpoints.sh dt dc`),
 # each scored at its best target of the sweep, then mean and standard deviation over the seeds.
+# Adroit: DT, DC and DHi trained on the door's and the pen's expert data (ADROIT, made by
+# `DATA=$(dstudio dataset default --env door) STEPS=10000 WARMUP=1000 OUT=build/adroit/door
+#  bash packaging/train-default-checkpoints.sh dt dc dhi`, and the same for pen), each knocked out
+# over 20 episodes; a model not trained yet is skipped and said so.
 #
-#   bash packaging/reproduce-findings.sh                  # all six (story, contrast, seeds, locality, causal, efficiency)
+#   bash packaging/reproduce-findings.sh                  # all seven (story, contrast, seeds, locality, causal, efficiency, adroit)
 #   bash packaging/reproduce-findings.sh story seeds      # some of them
 #   ONLY=rtg-sweep,attention-dt bash packaging/reproduce-findings.sh story   # just these folders
 set -euo pipefail
@@ -22,6 +26,7 @@ STORY=resources/checkpoints/$(basename "$("$B/dstudio" dataset default --story)"
 ARS=resources/checkpoints/hopper-medium
 SEEDS=${SEEDS:-build/seeds}
 PO=${PO:-build/po}
+ADROIT=${ADROIT:-build/adroit}
 
 run() {  # folder, then the analyze arguments
   local name=$1; shift
@@ -238,8 +243,30 @@ print("Medians of 15 training steps (batch 64) and 50 actions, one thread, BLAS 
 PY
 }
 
+# The papers' Adroit tasks: how much of the past each model trained on a task's expert data uses
+# (knockout), its score over 20 episodes at each context with a 95% interval, against the hopper's.
+adroit() {
+  local task m data ck
+  for task in door pen; do
+    if ! ls "$ADROIT/$task"/*/checkpoint.pt > /dev/null 2>&1; then
+      echo "== adroit/$task: skipped, no model is trained on it in $ADROIT/$task yet" >&2
+      continue
+    fi
+    data=$("$B/dstudio" dataset default --env "$task")
+    for m in dt dc dhi; do
+      ck=$ADROIT/$task/$task-expert-$m/checkpoint.pt
+      # A periodic checkpoint of a run still training is not the model: only a finished run's.
+      if [ -f "$ck" ] && ! "$B/dstudio" checkpoint info "$ck" | grep -Eq 'step ([0-9]+) of \1,'; then
+        echo "== adroit/knockout-$task-$m: skipped, $ck has not finished training" >&2
+        continue
+      fi
+      run adroit/knockout-$task-$m knockout --checkpoint "$ck" --dataset "$data" --episodes 20
+    done
+  done
+}
+
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(story contrast seeds locality causal efficiency)
+[ ${#parts[@]} -eq 0 ] && parts=(story contrast seeds locality causal efficiency adroit)
 for part in "${parts[@]}"; do
   case "$part" in
     story) story ;;
@@ -248,6 +275,7 @@ for part in "${parts[@]}"; do
     locality) locality ;;
     causal) causal ;;
     efficiency) efficiency ;;
-    *) echo "unknown part: $part (story, contrast, seeds, locality, causal, efficiency)" >&2; exit 2 ;;
+    adroit) adroit ;;
+    *) echo "unknown part: $part (story, contrast, seeds, locality, causal, efficiency, adroit)" >&2; exit 2 ;;
   esac
 done
