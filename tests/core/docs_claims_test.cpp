@@ -1,8 +1,8 @@
 // What docs/findings.md says is exact is held to the numbers it was written from: each row of the
 // knockout table (the action errors at one, two and three steps of context, and the context from
 // which the actions are exactly the whole window's) against docs/findings/knockout-*/summary.json,
-// and the prose's "bit-for-bit from N" against the same data. A word that outruns its number
-// fails here.
+// and the prose's "bit-for-bit from N" against the same data; the door's knockout table against
+// docs/findings/adroit/. A word that outruns its number fails here.
 
 #include <gtest/gtest.h>
 
@@ -109,6 +109,70 @@ TEST(DocsClaims, TheKnockoutTableAndItsProseSayWhatTheirDataSay) {
   const std::regex gdt(R"(exactly 0 only from (\d+))");
   ASSERT_TRUE(std::regex_search(text, m, gdt));
   EXPECT_EQ(std::stoi(m[1]), exact_from(action_errors("knockout-dt", "hopper-medium-expert-gdt")));
+}
+
+// The door's knockout table: each model's scores at the whole window and at contexts 1, 2, 5 and
+// 10, its action errors at 1, 2 and 3 steps, and the smallest context keeping 95% of the return,
+// against docs/findings/adroit/knockout-door-*/summary.json; a blank cell is a context the model
+// does not have.
+TEST(DocsClaims, TheDoorsKnockoutTableSaysWhatItsDataSay) {
+  const std::map<std::string, std::string> folders = {
+      {"DT, door expert", "knockout-door-dt"}, {"DC, door expert (K 8)", "knockout-door-dc"}};
+  const std::string text = read_regular_file(kDocs / "findings.md", 1 << 24);
+  const auto table = text.find(
+      "| model | score, whole window (95% interval) | context 1 | 2 | 5 | 10 | action error");
+  ASSERT_NE(table, std::string::npos) << "the door's knockout table moved";
+  std::stringstream lines(text.substr(table));
+  std::string line;
+  std::getline(lines, line);  // header
+  std::getline(lines, line);  // rule
+  int rows = 0;
+  while (std::getline(lines, line) && line.rfind("| ", 0) == 0) {
+    const auto c = cells(line);
+    ASSERT_GE(c.size(), 8u) << line;
+    const auto folder = folders.find(c[0]);
+    if (folder == folders.end()) continue;  // the hopper's row, held by the table above
+    SCOPED_TRACE(c[0]);
+    const auto j = nlohmann::json::parse(read_regular_file(
+        kDocs / "findings" / "adroit" / folder->second / "summary.json", 1 << 24));
+    const auto& m = j.at("models").at(0);
+    const auto score = m.at("score").get<std::vector<double>>();
+    const auto low = m.at("score_low").get<std::vector<double>>();
+    const auto high = m.at("score_high").get<std::vector<double>>();
+    ASSERT_FALSE(score.empty());
+    // "105.5 (105.4-105.7)": the whole window's score and interval, to a tenth.
+    const std::regex whole(R"(([\d.]+) \(([\d.]+)-([\d.]+)\))");
+    std::smatch w;
+    ASSERT_TRUE(std::regex_match(c[1], w, whole)) << c[1];
+    EXPECT_NEAR(std::stod(w[1]), score.back(), 0.05 + 1e-9);
+    EXPECT_NEAR(std::stod(w[2]), low.back(), 0.05 + 1e-9);
+    EXPECT_NEAR(std::stod(w[3]), high.back(), 0.05 + 1e-9);
+    const std::vector<std::size_t> contexts = {1, 2, 5, 10};
+    for (std::size_t k = 0; k < contexts.size(); ++k) {
+      if (contexts[k] > score.size()) {
+        EXPECT_TRUE(c[2 + k].empty()) << "context " << contexts[k] << " is beyond K";
+        continue;
+      }
+      if (contexts[k] == score.size()) continue;  // the whole window, said above (or blank)
+      ASSERT_FALSE(c[2 + k].empty()) << "context " << contexts[k];
+      EXPECT_NEAR(std::stod(c[2 + k]), score[contexts[k] - 1], 0.05 + 1e-9)
+          << "context " << contexts[k];
+    }
+    const auto errors = m.at("action_error").get<std::vector<double>>();
+    std::stringstream said(c[6]);
+    std::string number;
+    for (std::size_t k = 0; k < 3; ++k) {
+      ASSERT_TRUE(std::getline(said, number, ',')) << c[6];
+      const double value = std::stod(number.substr(number.find_first_not_of(' ')));
+      if (value == 0.0)
+        EXPECT_EQ(errors[k], 0.0) << "context " << k + 1 << " is said to be exact";
+      else
+        EXPECT_NEAR(value, errors[k], 5e-4 + 1e-9) << "context " << k + 1;
+    }
+    EXPECT_EQ(std::stoi(c[7]), m.at("smallest_context_keeping_95_percent").get<int>());
+    ++rows;
+  }
+  EXPECT_EQ(rows, static_cast<int>(folders.size()));
 }
 
 }  // namespace
