@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <mutex>
 #include <thread>
 
+#include "dstudio/analysis/analysis_registry.h"
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/behaviour/adroit_data.h"
 #include "dstudio/common/error.h"
@@ -1056,6 +1058,42 @@ TEST(LivePlayer, TheExpertTakesOverACheckpointsEpisodeFromTheStepOnScreen) {
   } catch (const UsageError& e) {
     EXPECT_THAT(e.what(), HasSubstr("no layers of a model"));
   }
+}
+
+// The knockout plays its episodes context after context, each rollout counting its steps from 0
+// again: its progress says which context it is at, so the stage never seems to go backwards.
+TEST(Knockout, ItsProgressSaysWhichContextTheEpisodesArePlayedAt) {
+  test::TempDir dir;
+  const auto ckpt = small_checkpoint(dir, "dt.pt");
+  test::D4rlSpec spec;
+  spec.n = 60, spec.obs_dim = 11, spec.act_dim = 3;
+  spec.timeouts.assign(60, 0);
+  for (int t = 19; t < 60; t += 20) spec.timeouts[static_cast<std::size_t>(t)] = 1;
+  const auto data = dir / "hopper-windows.hdf5";
+  test::write_d4rl_fixture(data, spec);
+  const auto def = analysis::analysis_registry().find("knockout");
+  ASSERT_NE(def, nullptr);
+  std::mutex lock;
+  std::vector<std::string> stages;
+  Progress progress;
+  progress.report = [&](double, std::string_view stage) {
+    const std::lock_guard hold(lock);
+    stages.emplace_back(stage);
+  };
+  const auto result = analysis::run_analysis(
+      *def,
+      {ckpt.string(), data.string(),
+       analysis::AnalysisOptions({{"windows", "2"}, {"episodes", "1"}, {"threads", "1"}}), nullptr},
+      progress);
+  ASSERT_FALSE(result.tables.empty());
+  std::vector<int> contexts;  // in the order their stages came
+  for (const auto& stage : stages)
+    if (stage.rfind("context ", 0) == 0) {
+      EXPECT_NE(stage.find(" of 5, "), std::string::npos) << stage;
+      const int c = std::stoi(stage.substr(8));
+      if (contexts.empty() || contexts.back() != c) contexts.push_back(c);
+    }
+  EXPECT_EQ(contexts, (std::vector<int>{1, 2, 3, 4, 5}));
 }
 
 }  // namespace

@@ -93,10 +93,17 @@ AnalysisResult knockout(const AnalysisInputs& in, const Progress& progress) {
       const InterventionPlan plan = knocked_out(C);
       const double error = action_errors[static_cast<std::size_t>(C - 1)];
       analysis::Interval score{std::nan(""), std::nan(""), std::nan("")};
-      if (episodes > 0)
-        score = score_interval(closed_loop_scores(model, info, plan, in, target, episodes,
-                                                  part(0.1 + 0.9 * (C - 1) / K, 0.1 + 0.9 * C / K)),
-                               seed);
+      if (episodes > 0) {
+        // The rollout's steps start again at each context: the stage says which one it is at.
+        Progress at_context = part(0.1 + 0.9 * (C - 1) / K, 0.1 + 0.9 * C / K);
+        if (at_context.report)
+          at_context.report = [report = at_context.report, C, K](double f, std::string_view stage) {
+            report(f, "context " + std::to_string(C) + " of " + std::to_string(K) + ", " +
+                          std::string(stage));
+          };
+        score = score_interval(
+            closed_loop_scores(model, info, plan, in, target, episodes, at_context), seed);
+      }
       table.rows.push_back(
           {who, static_cast<double>(C), error, score.estimate, score.low, score.high});
       errors.x.push_back(C);
