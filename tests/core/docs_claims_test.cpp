@@ -116,8 +116,9 @@ TEST(DocsClaims, TheKnockoutTableAndItsProseSayWhatTheirDataSay) {
 // against docs/findings/adroit/knockout-door-*/summary.json; a blank cell is a context the model
 // does not have.
 TEST(DocsClaims, TheDoorsKnockoutTableSaysWhatItsDataSay) {
-  const std::map<std::string, std::string> folders = {
-      {"DT, door expert", "knockout-door-dt"}, {"DC, door expert (K 8)", "knockout-door-dc"}};
+  const std::map<std::string, std::string> folders = {{"DT, door expert", "knockout-door-dt"},
+                                                      {"DC, door expert (K 8)", "knockout-door-dc"},
+                                                      {"DHi, door expert", "knockout-door-dhi"}};
   const std::string text = read_regular_file(kDocs / "findings.md", 1 << 24);
   const auto table = text.find(
       "| model | score, whole window (95% interval) | context 1 | 2 | 5 | 10 | action error");
