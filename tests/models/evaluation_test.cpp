@@ -34,8 +34,8 @@ struct SmallDt {
   int seed = 7;
   // Larger weights than GPT-2's initialisation, so that inputs visibly move the actions.
   double weight_scale = 10.0;
-  std::string
-      ignore;  // a modality whose input weights are zeroed, so that the model does not see it
+  // A modality whose input weights are zeroed, so that the model does not see it.
+  std::string ignore;
   double reward_shift = 0.0;
 };
 
