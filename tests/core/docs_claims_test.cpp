@@ -54,6 +54,21 @@ std::vector<std::string> cells(const std::string& row) {
   return out;
 }
 
+// The rows of the Markdown table whose header starts with `header`, each as its cells, the header
+// and the rule left out; none when no table has that header.
+std::vector<std::vector<std::string>> table_rows(const std::string& text,
+                                                 const std::string& header) {
+  std::vector<std::vector<std::string>> rows;
+  const auto table = text.find(header);
+  if (table == std::string::npos) return rows;
+  std::stringstream lines(text.substr(table));
+  std::string line;
+  std::getline(lines, line);  // header
+  std::getline(lines, line);  // rule
+  while (std::getline(lines, line) && line.rfind("| ", 0) == 0) rows.push_back(cells(line));
+  return rows;
+}
+
 struct Model {
   std::string folder, label;
 };
@@ -65,18 +80,13 @@ TEST(DocsClaims, TheKnockoutTableAndItsProseSayWhatTheirDataSay) {
       {"DC", {"knockout-dc", "hopper-medium-expert-dc"}},
       {"DHi", {"knockout-dc", "hopper-medium-expert-dhi"}}};
   const std::string text = read_regular_file(kDocs / "findings.md", 1 << 24);
-  const auto table = text.find("| model | K | score, whole window | score, context 1");
-  ASSERT_NE(table, std::string::npos) << "the knockout table moved";
-  std::stringstream lines(text.substr(table));
-  std::string line;
-  std::getline(lines, line);  // header
-  std::getline(lines, line);  // rule
+  const auto table = table_rows(text, "| model | K | score, whole window | score, context 1");
+  ASSERT_FALSE(table.empty()) << "the knockout table moved";
   int rows = 0;
-  while (std::getline(lines, line) && line.rfind("| ", 0) == 0) {
-    const auto c = cells(line);
-    ASSERT_GE(c.size(), 6u) << line;
+  for (const auto& c : table) {
+    ASSERT_GE(c.size(), 6u) << c[0];
     const auto it = models.find(c[0]);
-    ASSERT_NE(it, models.end()) << "a row of an unknown model: " << line;
+    ASSERT_NE(it, models.end()) << "a row of an unknown model: " << c[0];
     SCOPED_TRACE(c[0]);
     const auto errors = action_errors(it->second.folder, it->second.label);
     ASSERT_GE(errors.size(), 3u);
@@ -120,17 +130,12 @@ TEST(DocsClaims, TheDoorsKnockoutTableSaysWhatItsDataSay) {
                                                       {"DC, door expert (K 8)", "knockout-door-dc"},
                                                       {"DHi, door expert", "knockout-door-dhi"}};
   const std::string text = read_regular_file(kDocs / "findings.md", 1 << 24);
-  const auto table = text.find(
-      "| model | score, whole window (95% interval) | context 1 | 2 | 5 | 10 | action error");
-  ASSERT_NE(table, std::string::npos) << "the door's knockout table moved";
-  std::stringstream lines(text.substr(table));
-  std::string line;
-  std::getline(lines, line);  // header
-  std::getline(lines, line);  // rule
+  const auto table = table_rows(
+      text, "| model | score, whole window (95% interval) | context 1 | 2 | 5 | 10 | action error");
+  ASSERT_FALSE(table.empty()) << "the door's knockout table moved";
   int rows = 0;
-  while (std::getline(lines, line) && line.rfind("| ", 0) == 0) {
-    const auto c = cells(line);
-    ASSERT_GE(c.size(), 8u) << line;
+  for (const auto& c : table) {
+    ASSERT_GE(c.size(), 8u) << c[0];
     const auto folder = folders.find(c[0]);
     if (folder == folders.end()) continue;  // the hopper's row, held by the table above
     SCOPED_TRACE(c[0]);
