@@ -144,6 +144,7 @@ void GuiBenchmark::measure(const QString& name, void (GuiBenchmark::*next)()) {
     if (drawn > frames_at_start + phase.frames) {
       phase.frames = drawn - frames_at_start;
       phase.frame_ms.push_back(viewer->scene()->lastFrameMilliseconds());
+      phase.scales.push_back(viewer->scene()->lastScale());
     }
     if (viewer->lastMapMilliseconds() != last_map_)
       phase.map_ms.push_back(last_map_ = viewer->lastMapMilliseconds());
@@ -178,6 +179,10 @@ QString GuiBenchmark::describe(const Phase& p) const {
            .arg(p.seconds > 0 ? static_cast<double>(p.frames) / p.seconds : 0.0, 0, 'f', 1)
            .arg(p.frames)
            .arg(percentile(p.frame_ms, 0.5), 0, 'f', 2);
+  if (!p.scales.empty())
+    r += QStringLiteral("    scene drawn at %1 of its size (median; %2 at least)\n")
+             .arg(percentile(p.scales, 0.5), 0, 'f', 2)
+             .arg(*std::min_element(p.scales.begin(), p.scales.end()), 0, 'f', 2);
   if (!p.map_ms.empty() || !p.timeline_ms.empty())
     r += QStringLiteral(
              "    on the GUI thread: attention map update median %1 ms (max %2), timeline replot "

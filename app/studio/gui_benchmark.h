@@ -34,7 +34,7 @@ class GuiBenchmark : public QObject {
  private:
   struct Phase {
     QString name;
-    std::vector<double> gaps_ms, frame_ms, map_ms, timeline_ms;
+    std::vector<double> gaps_ms, frame_ms, map_ms, timeline_ms, scales;
     long frames = 0;
     double seconds = 0.0;
     bool training_live = false, rollout_live = false;

@@ -1053,6 +1053,15 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
         colours.push_back(e.done ? QColor(115, 217, 115) : QColor(220, 220, 220));
       }
     }
+    // A success counted over the episode (Adroit's goal-achieved steps); a replay's task state
+    // holds the episode's values, not the count.
+    if (live_ && !live_->replay() && live_->task().progress) {
+      const auto progress = live_->task().progress(f.physics.task_state);
+      if (!progress.text.empty()) {
+        overlay << QString::fromStdString(progress.text);
+        colours.push_back(progress.success ? QColor(115, 217, 115) : QColor(220, 220, 220));
+      }
+    }
     if (!f.interventions.empty()) {
       QStringList specs;
       for (const auto& i : f.interventions) specs << QString::fromStdString(i);
@@ -1159,6 +1168,8 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
     if (state.error.empty()) readout_->setText(text);
   }
   refreshSurgery();
+  // Lean while playing; a recording's frames and a paused picture in full.
+  scene_->setPlaying(state.playing && !recording_);
   const bool controls_changed = state.playing != shown_.playing || state.frames != shown_.frames ||
                                 state.cursor != shown_.cursor || state.finished != shown_.finished;
   shown_ = state;

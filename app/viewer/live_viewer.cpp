@@ -36,6 +36,7 @@
 #include "dstudio/models/interventions.h"
 #include "dstudio/models/playback.h"
 #include "dstudio/models/targets.h"
+#include "dstudio/render/lean_drawing.h"
 #include "dstudio/render/scene_layers.h"
 #include "dstudio/render/video_file.h"
 
@@ -45,8 +46,12 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+double ms_between(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
 double ms_since(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  return ms_between(t, Clock::now());
 }
 
 double quantile(std::vector<double> v, double q) {
@@ -117,6 +122,8 @@ std::string BenchReport::text() const {
       << fixed_number(frame_ms_p99, 2) << ", max " << fixed_number(frame_ms_max, 2) << "\n"
       << "  per frame (median ms): scene " << fixed_number(render_ms_median, 2) << ", panels "
       << fixed_number(ui_ms_median, 2) << ", swap " << fixed_number(swap_ms_median, 2) << "\n"
+      << "  scene drawn at " << fixed_number(scale_median, 2) << " of the window's size (median; "
+      << fixed_number(scale_min, 2) << " at least)\n"
       << "  policy: " << fixed_number(steps_per_second, 1) << " steps/s shown, "
       << fixed_number(steps_per_second_wanted, 1) << " wanted (real time at the speed set), "
       << episodes << " episode(s)";
@@ -185,6 +192,14 @@ struct LiveViewer::State {
   mjvCamera camera{};
   mjvOption vopt{};
   mjrContext context{};
+  // While playing: a lean copy of the model that only draws (render/lean_drawing.h), its own
+  // context, and the scale of the scene it is drawn at, into its offscreen buffer and blitted up.
+  mjModel* lean_model = nullptr;
+  mjrContext lean_context{};
+  render::LeanDrawing lean_drawing;
+  render::RenderScale render_scale;
+  Clock::time_point last_frame_start{};
+  bool was_playing = false;
   int track_body = 1;
   bool tracking = true;
   double track_offset[3] = {0.0, 0.0, 0.0};
@@ -281,6 +296,7 @@ struct LiveViewer::State {
   /// The task's elements at the step on screen, each done from the step it was first done.
   [[nodiscard]] std::vector<env::SubTask> task_elements() const;
   void draw_scene(bool lean);
+  void make_lean_context();
   void draw_panels();
   void draw_controls();
   void draw_attention();
@@ -450,6 +466,7 @@ void LiveViewer::State::make_window() {
   painter = std::make_unique<render::SceneLayerPainter>(model);
   joints = env::joint_coordinates(model);
   mjr_makeContext(model, &context, mjFONTSCALE_100);
+  make_lean_context();
   camera.type = mjCAMERA_FREE;
   // The task's camera: the locomotion tasks follow the torso, a maze is seen from above.
   set_camera_view(render::task_camera(live->task().camera));
@@ -772,10 +789,40 @@ void LiveViewer::State::draw_scene(bool lean) {
                sy = static_cast<double>(fb_h) / std::max(1, win_h);
   const mjrRect viewport{0, static_cast<int>((win_h - scene_h) * sy),
                          static_cast<int>(scene_w * sx), static_cast<int>(scene_h * sy)};
-  mjr_setBuffer(mjFB_WINDOW, &context);
   const auto t0 = Clock::now();
-  mjr_render(viewport, &scene, &context);
+  if (!lean) {
+    mjr_setBuffer(mjFB_WINDOW, &context);
+    mjr_render(viewport, &scene, &context);
+  } else if (const double f = render_scale.scale(); f >= 1.0) {
+    mjr_setBuffer(mjFB_WINDOW, &lean_context);
+    mjr_render(viewport, &scene, &lean_context);
+  } else {
+    // Drawn smaller offscreen and stretched onto the window (linear filtering).
+    const mjrRect small{
+        0, 0, std::clamp(static_cast<int>(viewport.width * f), 1, lean_context.offWidth),
+        std::clamp(static_cast<int>(viewport.height * f), 1, lean_context.offHeight)};
+    mjr_setBuffer(mjFB_OFFSCREEN, &lean_context);
+    mjr_render(small, &scene, &lean_context);
+    mjr_blitBuffer(small, viewport, 1, 0, &lean_context);
+    mjr_setBuffer(mjFB_WINDOW, &lean_context);
+  }
   last_render_ms = ms_since(t0);
+}
+
+void LiveViewer::State::make_lean_context() {
+  lean_model = mj_copyModel(nullptr, model);
+  lean_drawing = render::make_lean(lean_model);
+  // An offscreen buffer as large as the screen, one sample a pixel, for the scaled scene.
+  int screen_w = 1920, screen_h = 1200;
+  if (GLFWmonitor* monitor = glfwGetPrimaryMonitor())
+    if (const GLFWvidmode* mode = glfwGetVideoMode(monitor))
+      screen_w = std::max(screen_w, mode->width), screen_h = std::max(screen_h, mode->height);
+  lean_model->vis.global.offwidth = screen_w;
+  lean_model->vis.global.offheight = screen_h;
+  lean_model->vis.quality.offsamples = 0;
+  mjr_defaultContext(&lean_context);
+  mjr_makeContext(lean_model, &lean_context, mjFONTSCALE_100);
+  mjr_setBuffer(mjFB_WINDOW, &lean_context);
 }
 
 std::vector<double> LiveViewer::State::effect_values() const {
@@ -883,6 +930,15 @@ void LiveViewer::State::draw_overlay() {
     else
       ImGui::TextColored(ImVec4(0.85f, 0.85f, 0.85f, 1.0f), "[ ] %s  %s from its goal",
                          e.name.c_str(), fixed_number(e.distance, 2).c_str());
+  }
+  // A success counted over the episode (Adroit's goal-achieved steps); a replay's task state
+  // holds the episode's values, not the count.
+  if (displayed && !live->replay() && live->task().progress) {
+    const auto progress = live->task().progress(displayed->physics.task_state);
+    if (!progress.text.empty())
+      ImGui::TextColored(
+          progress.success ? ImVec4(0.45f, 0.85f, 0.45f, 1.0f) : ImVec4(0.85f, 0.85f, 0.85f, 1.0f),
+          "%s", progress.text.c_str());
   }
   // The forks' legend: what a ghost is, then each ghost by its colour's name and its change.
   const auto legend = fork_legend();
@@ -1268,6 +1324,11 @@ void LiveViewer::State::draw_attention() {
     ImGui::TextWrapped("A dataset episode replays without a policy: no mixing to show.");
     return;
   }
+  if (live->behaviour()) {
+    ImGui::TextWrapped(
+        "A behaviour policy acts on the current observation alone (an MLP): no mixing to show.");
+    return;
+  }
   // Which map: a layer (a head or the mean over heads), the mean over layers, or rollout.
   const int layers = live->config().layers, heads = live->config().heads;
   std::vector<std::string> maps;
@@ -1449,8 +1510,10 @@ void LiveViewer::State::draw_traces() {
       {std::string(palette::kEntropy.name) + " (right, nats)", colour(palette::kEntropy.colour),
        &entropy, true, palette::kEntropy.dashed},
   };
-  // A behaviour policy asks for no return and attends to nothing: its return alone.
+  // A behaviour policy asks for no return and attends to nothing: its return alone. A replay
+  // has its recorded return-to-go but no policy's attention.
   if (live->behaviour()) series = {series[1]};
+  if (live->replay()) series.pop_back();
   const int seek_to =
       imgui::traces("##traces", series, span, cursor, ImGui::GetContentRegionAvail());
   if (seek_to >= 0 && seek_to < steps && seek_to != shown.cursor) live->seek(seek_to);
@@ -1623,11 +1686,13 @@ LiveViewer::~LiveViewer() {
     s.map_cells.release();
     s.fork_map_cells.release();
     mjr_freeContext(&s.context);
+    mjr_freeContext(&s.lean_context);
     mjv_freeScene(&s.scene);
     glfwDestroyWindow(s.window);
   }
   if (s.data) mj_deleteData(s.data);
   if (s.model) mj_deleteModel(s.model);
+  if (s.lean_model) mj_deleteModel(s.lean_model);
 }
 
 bool LiveViewer::frame() {
@@ -1651,8 +1716,17 @@ bool LiveViewer::frame() {
   ImGui::Render();
   const double build_ms = ms_since(t_ui);
 
-  // Lean while playing; the full picture for pauses, screenshots and recordings.
-  s.draw_scene(s.shown.playing && !s.video);
+  // Lean while playing; the full picture for pauses, screenshots and recordings. The scale
+  // follows the time whole frames take, from one frame's start to the next.
+  const auto t_frame = Clock::now();
+  const bool playing = s.shown.playing && !s.video;
+  if (playing && s.was_playing)
+    s.render_scale.add_frame(ms_between(s.last_frame_start, t_frame));
+  else if (!playing)
+    s.render_scale.reset();
+  s.was_playing = playing;
+  s.last_frame_start = t_frame;
+  s.draw_scene(playing && s.screenshot_to.empty() && !s.capture_next);
   const auto t_draw = Clock::now();
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
   s.last_ui_ms = build_ms + ms_since(t_draw);
@@ -1698,7 +1772,7 @@ BenchReport LiveViewer::bench(double seconds) {
   s.live->play();
   const auto warm = Clock::now();
   while (ms_since(warm) < 1000.0) frame();
-  std::vector<double> frame_ms, render_ms, ui_ms, swap_ms;
+  std::vector<double> frame_ms, render_ms, ui_ms, swap_ms, scales;
   std::uint64_t seed = s.shown.seed;
   long steps_shown = 0, forks_drawn = 0;
   int last_step = s.shown.frame ? s.shown.frame->step : 0;
@@ -1711,6 +1785,7 @@ BenchReport LiveViewer::bench(double seconds) {
     previous = now;
     render_ms.push_back(s.last_render_ms), ui_ms.push_back(s.last_ui_ms),
         swap_ms.push_back(s.last_swap_ms);
+    scales.push_back(s.render_scale.scale());
     if (s.map.tokens > 0) ++r.frames_with_map;
     forks_drawn += static_cast<long>(s.branches.size());
     const int step = s.shown.frame ? s.shown.frame->step : 0;
@@ -1745,6 +1820,8 @@ BenchReport LiveViewer::bench(double seconds) {
   r.frame_ms_max = *std::max_element(frame_ms.begin(), frame_ms.end());
   r.render_ms_median = quantile(render_ms, 0.5), r.ui_ms_median = quantile(ui_ms, 0.5),
   r.swap_ms_median = quantile(swap_ms, 0.5);
+  r.scale_median = quantile(scales, 0.5);
+  r.scale_min = *std::min_element(scales.begin(), scales.end());
   r.steps_per_second = static_cast<double>(steps_shown) / r.seconds;
   r.steps_per_second_wanted = s.speed > 0 ? s.speed / s.live->dt() : 0.0;
   r.episodes += 1;
@@ -1756,6 +1833,9 @@ BenchReport LiveViewer::bench(double seconds) {
   c << w << "x" << h << " window, " << s.title << " (" << s.live->config().variant << ") on "
     << s.live->task().name << ", speed " << speed_text(s.speed) << ", scene " << s.scene_w << "x"
     << s.scene_h << " without shadows or reflections while playing, no multisampling, no vsync, "
+    << "drawn while playing from a lean copy (" << s.lean_drawing.meshes_simplified
+    << " meshes simplified, " << s.lean_drawing.triangles_before << " triangles to "
+    << s.lean_drawing.triangles_after << "; 12 slices) at a scale held to the 60 Hz budget, "
     << s.scene.ngeom << " geoms in the last frame" << (s.show_path ? " (the path included)" : "")
     << ", camera " << (s.tracking ? "following the body" : "free (the task's view)") << "; "
     << std::thread::hardware_concurrency() << " cores, policy on its own thread";

@@ -69,9 +69,11 @@ struct BenchReport {
   long frames = 0;
   double fps = 0.0;
   double frame_ms_median = 0.0, frame_ms_p90 = 0.0, frame_ms_p99 = 0.0, frame_ms_max = 0.0;
-  double render_ms_median = 0.0;         ///< MuJoCo's mjr_render alone
-  double ui_ms_median = 0.0;             ///< building and drawing the ImGui panels
-  double swap_ms_median = 0.0;           ///< handing the frame to the display
+  double render_ms_median = 0.0;  ///< MuJoCo's mjr_render alone
+  double ui_ms_median = 0.0;      ///< building and drawing the ImGui panels
+  double swap_ms_median = 0.0;    ///< handing the frame to the display
+  /// The scale of the window the scene was drawn at (render::RenderScale), median and least.
+  double scale_median = 1.0, scale_min = 1.0;
   double steps_per_second = 0.0;         ///< policy steps shown per second
   double steps_per_second_wanted = 0.0;  ///< real time at the speed asked
   int episodes = 0;

@@ -347,6 +347,42 @@ TEST(Environment, NormalisedScoreUsesD4rlReferences) {
               100.0 * (6000 + 280.178953) / (12135.0 + 280.178953), 1e-12);
 }
 
+// The viewers' success line for Adroit: the goal-achieved steps the task counts, against D4RL's
+// rule (more than 20 for pen, more than 25 for the others). The count the line reads is the one a
+// step's success is decided by.
+TEST(Progress, AdroitCountsItsGoalAchievedStepsAgainstD4rlsRule) {
+  for (const auto& [name, needed] : std::vector<std::pair<std::string, int>>{
+           {"pen", 20}, {"door", 25}, {"hammer", 25}, {"relocate", 25}}) {
+    const auto& t = task(name);
+    ASSERT_TRUE(t.progress) << name;
+    std::vector<double> state(static_cast<std::size_t>(t.task_state_size), 0.0);
+    state.back() = needed;
+    auto p = t.progress(state);
+    EXPECT_FALSE(p.success) << name;
+    EXPECT_EQ(p.text, "goal achieved on " + std::to_string(needed) + " steps; more than " +
+                          std::to_string(needed) + " is a success");
+    state.back() = needed + 1;
+    p = t.progress(state);
+    EXPECT_TRUE(p.success) << name;
+    EXPECT_EQ(p.text, "goal achieved on " + std::to_string(needed + 1) +
+                          " steps: a success (more than " + std::to_string(needed) + ")");
+    state.back() = 1;
+    EXPECT_EQ(t.progress(state).text.rfind("goal achieved on 1 step;", 0), 0u) << name;
+    // A step's success follows the same count: one more achieved step past the rule succeeds.
+    Environment e(name);
+    std::vector<float> obs(static_cast<std::size_t>(t.obs_dim));
+    e.reset(0, obs);
+    auto saved = e.save_state();
+    saved.task_state.back() = needed + 1;
+    e.restore_state(saved);
+    const auto r = e.step(std::vector<float>(static_cast<std::size_t>(t.act_dim), 0.0f), obs);
+    EXPECT_TRUE(r.success) << name;
+    EXPECT_TRUE(t.progress(e.save_state().task_state).success) << name;
+  }
+  EXPECT_FALSE(task("hopper").progress);
+  EXPECT_FALSE(task("kitchen-complete-v0").progress);
+}
+
 }  // namespace
 }  // namespace dstudio::env
 

@@ -245,6 +245,17 @@ TEST_F(Viewer, TheTimelineWithoutAReturnToGoScalesToTheReturnSoFar) {
   EXPECT_LE(range.lower, 0.0);
   EXPECT_GE(range.upper, 20.0 * 49) << range.lower << " .. " << range.upper;
   EXPECT_LT(range.upper, 1.2 * 20.0 * 49) << "not the axis of some other value";
+  // Its legend names the one curve there is.
+  ASSERT_EQ(timeline.plot()->legend->itemCount(), 1);
+  auto* item = qobject_cast<QCPPlottableLegendItem*>(timeline.plot()->legend->item(0));
+  ASSERT_NE(item, nullptr);
+  EXPECT_EQ(item->plottable()->name(), QStringLiteral("return so far"));
+  // A policy's timeline names all three once its entropy has values.
+  viz::EpisodeTimeline policy;
+  policy.addStep(0, 300.0, 0.0, std::nan(""));
+  for (int t = 1; t < 5; ++t) policy.addStep(t, 300.0 - t, 1.0 * t, 0.5);
+  policy.replotIfChanged();
+  EXPECT_EQ(policy.plot()->legend->itemCount(), 3);
 }
 
 // CIE 1976 colour difference of two colours (sRGB, D65).

@@ -191,6 +191,19 @@ void EpisodeTimeline::replotIfChanged() {
   plot_->graph(0)->setData(x, values(rtg_), true);
   plot_->graph(1)->setData(x, values(collected_), true);
   plot_->graph(2)->setData(x, values(entropy_), true);
+  // The legend names the curves there are: a behaviour policy has no return-to-go and neither it
+  // nor a dataset's replay an entropy (the first step has none yet for any policy).
+  const auto any_value = [](const std::vector<double>& v) {
+    return std::any_of(v.begin(), v.end(), [](double y) { return std::isfinite(y); });
+  };
+  const auto in_legend = [](QCPGraph* g, bool shown) {
+    if (shown)
+      g->addToLegend();
+    else
+      g->removeFromLegend();
+  };
+  in_legend(plot_->graph(0), n < 2 || any_value(rtg_));
+  if (forks_.empty()) in_legend(plot_->graph(2), n < 2 || any_value(entropy_));
   {
     QVector<double> xs(static_cast<int>(main_divergence_.size()));
     for (int k = 0; k < xs.size(); ++k) xs[k] = k;
@@ -252,12 +265,12 @@ void EpisodeTimeline::replotIfChanged() {
   } else {
     // A joint: every run's range.
     double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-    const auto widen = [&](const std::vector<double>& v) {
+    const auto widen_to = [&](const std::vector<double>& v) {
       for (double d : v)
         if (std::isfinite(d)) lo = std::min(lo, d), hi = std::max(hi, d);
     };
-    widen(main_divergence_);
-    for (const auto& f : forks_) widen(f.divergence);
+    widen_to(main_divergence_);
+    for (const auto& f : forks_) widen_to(f.divergence);
     if (!std::isfinite(lo)) lo = 0.0, hi = 1.0;
     if (hi - lo < 1e-9) lo -= 0.5, hi += 0.5;
     plot_->yAxis2->setRange(lo - 0.05 * (hi - lo), hi + 0.08 * (hi - lo));

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dstudio/render/lean_drawing.h"
 #include "dstudio/render/scene_renderer.h"
 #include "dstudio/viz/number_text.h"
 
@@ -80,6 +81,12 @@ class SceneCanvas : public QWidget {
     plot_values_ = std::move(values);
     update();
   }
+  void setPlaying(bool on) {
+    if (on == playing_) return;
+    playing_ = on;
+    render_scale_.reset();
+    update();
+  }
   void setTracking(bool on) { setView(render::tracking_camera(task_camera_, view(), on)); }
   void setTaskCamera(const env::CameraDefault& camera) { task_camera_ = camera; }
   void resetCamera() { setView(render::task_camera(task_camera_)); }
@@ -93,6 +100,7 @@ class SceneCanvas : public QWidget {
   }
   [[nodiscard]] bool tracking() const { return view_.track_body >= 0; }
   double last_ms = 0.0;
+  double last_scale = 1.0;
   long frames = 0;
   QImage last_frame_;
 
@@ -121,10 +129,18 @@ class SceneCanvas : public QWidget {
           renderer_->configure_model([this](mjModel_* m) { configure_(m, task_state_); });
           configured_ = task_state_;
         }
-        const auto image = renderer_->render(qpos_, qvel_, layers_);
+        // Lean while playing under software OpenGL (render/lean_drawing.h); the full picture
+        // for pauses, recordings and exports.
+        const bool lean = playing_ && !high_quality_;
+        last_scale = lean ? render_scale_.scale() : 1.0;
+        const auto image =
+            lean ? renderer_->render_playing(qpos_, qvel_, layers_, render_scale_.scale())
+                 : renderer_->render(qpos_, qvel_, layers_);
         frame = QImage(image.rgb.data(), image.width, image.height, image.width * 3,
                        QImage::Format_RGB888)
                     .convertToFormat(QImage::Format_RGB32);
+        if (frame.width() != w || frame.height() != h)
+          frame = frame.scaled(w, h, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
       } catch (const std::exception& e) {
         failure = QString::fromUtf8(e.what());
         renderer_.reset();
@@ -154,6 +170,7 @@ class SceneCanvas : public QWidget {
     if (!frame.isNull()) {
       ++frames;
       last_ms = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+      if (playing_ && !high_quality_) render_scale_.add_frame(last_ms);
       emit owner_->framePainted(last_frame_);
       if (first_frame_) {
         first_frame_ = false;
@@ -353,6 +370,10 @@ class SceneCanvas : public QWidget {
   QPointF last_mouse_;
   bool first_frame_ = true;
   bool high_quality_ = true;
+  bool playing_ = false;
+  // The scene's share of a 60 Hz frame: the timeline, the attention map and the rest of the
+  // window draw in the remainder.
+  render::RenderScale render_scale_{12.0};
 };
 
 SceneView::SceneView(QWidget* parent) : QWidget(parent) {
@@ -429,6 +450,9 @@ void SceneView::resetCamera() {
 void SceneView::setTracking(bool on) {
   if (canvas_) canvas_->setTracking(on);
 }
+void SceneView::setPlaying(bool on) {
+  if (canvas_) canvas_->setPlaying(on);
+}
 bool SceneView::tracking() const {
   return canvas_ ? canvas_->tracking() : true;
 }
@@ -443,6 +467,9 @@ double SceneView::lastFrameMilliseconds() const {
 }
 long SceneView::framesDrawn() const {
   return canvas_ ? canvas_->frames : 0;
+}
+double SceneView::lastScale() const {
+  return canvas_ ? canvas_->last_scale : 1.0;
 }
 QImage SceneView::lastFrame() const {
   return canvas_ ? canvas_->last_frame_ : QImage();

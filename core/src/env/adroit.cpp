@@ -182,6 +182,20 @@ PenState pen_state(const Simulation& sim) {
   return s;
 }
 
+// The viewers' line for a task whose goal-achieved steps are counted in its task state's last
+// value: how many so far, and the count past which the episode is a success.
+std::function<Progress(std::span<const double>)> goal_progress(int needed) {
+  return [needed](std::span<const double> task_state) -> Progress {
+    if (task_state.empty()) return {};
+    const auto steps = static_cast<long>(task_state.back());
+    const std::string count =
+        "goal achieved on " + std::to_string(steps) + (steps == 1 ? " step" : " steps");
+    if (steps > needed)
+      return {count + ": a success (more than " + std::to_string(needed) + ")", true};
+    return {count + "; more than " + std::to_string(needed) + " is a success", false};
+  };
+}
+
 EnvironmentDefinition pen() {
   auto d = adroit_task("pen", "DAPG_pen.xml",
                        "D4RL's Adroit pen: turn the pen to the target's orientation");
@@ -257,6 +271,7 @@ EnvironmentDefinition pen() {
     r.success = goal_steps > kPenGoalSteps;
     return r;
   };
+  d.progress = goal_progress(kPenGoalSteps);
   return d;
 }
 
@@ -361,6 +376,7 @@ EnvironmentDefinition door() {
     r.success = count_goal_step(sim, hinge >= 1.35, kGoalSteps);
     return r;
   };
+  d.progress = goal_progress(kGoalSteps);
   return d;
 }
 
@@ -468,6 +484,7 @@ EnvironmentDefinition hammer() {
     r.success = count_goal_step(sim, nail < 0.010, kGoalSteps);
     return r;
   };
+  d.progress = goal_progress(kGoalSteps);
   return d;
 }
 
@@ -571,6 +588,7 @@ EnvironmentDefinition relocate() {
     r.success = count_goal_step(sim, to_target < 0.1, kGoalSteps);
     return r;
   };
+  d.progress = goal_progress(kGoalSteps);
   return d;
 }
 

@@ -43,6 +43,10 @@ struct SceneRenderer::State {
   double lookat_z = 1.0;
   int track_body = -1;
   std::unique_ptr<SceneLayerPainter> painter;  // made when layers are first drawn
+  // What draws while playing (lean_drawing.h), made on the first render_playing.
+  mjModel* lean_model = nullptr;
+  mjrContext lean_context;
+  LeanDrawing lean;
 };
 
 SceneRenderer::SceneRenderer(const mjModel_* model, int width, int height, CameraView view,
@@ -83,6 +87,10 @@ SceneRenderer::~SceneRenderer() {
   auto& s = *state_;
   s.painter.reset();  // before the model it paints
   mjr_freeContext(&s.context);
+  if (s.lean_model) {
+    mjr_freeContext(&s.lean_context);
+    mj_deleteModel(s.lean_model);
+  }
   mjv_freeScene(&s.scene);
   mj_deleteData(s.data);
   mj_deleteModel(s.model);
@@ -110,6 +118,7 @@ CameraView SceneRenderer::view() const {
 
 void SceneRenderer::configure_model(const std::function<void(mjModel_*)>& edit) {
   edit(state_->model);
+  if (state_->lean_model) edit(state_->lean_model);
 }
 
 void SceneRenderer::set_view(const CameraView& view) {
@@ -129,6 +138,29 @@ Image SceneRenderer::render(std::span<const double> qpos, std::span<const double
 
 Image SceneRenderer::render(std::span<const double> qpos, std::span<const double> qvel,
                             const SceneLayers& layers) {
+  return draw(qpos, qvel, layers, false, 1.0);
+}
+
+Image SceneRenderer::render_playing(std::span<const double> qpos, std::span<const double> qvel,
+                                    const SceneLayers& layers, double scale) {
+  auto& s = *state_;
+  if (!s.lean_model) {
+    // The lean copy shares the drawn copy's offscreen size; one sample a pixel.
+    s.lean_model = mj_copyModel(nullptr, s.model);
+    s.lean = make_lean(s.lean_model);
+    s.lean_model->vis.quality.offsamples = 0;
+    mjr_defaultContext(&s.lean_context);
+    mjr_makeContext(s.lean_model, &s.lean_context, mjFONTSCALE_100);
+  }
+  return draw(qpos, qvel, layers, true, std::clamp(scale, 0.1, 1.0));
+}
+
+LeanDrawing SceneRenderer::lean_drawing() const {
+  return state_->lean;
+}
+
+Image SceneRenderer::draw(std::span<const double> qpos, std::span<const double> qvel,
+                          const SceneLayers& layers, bool lean, double scale) {
   auto& s = *state_;
   if (qpos.size() != static_cast<std::size_t>(s.model->nq) ||
       qvel.size() != static_cast<std::size_t>(s.model->nv))
@@ -149,19 +181,22 @@ Image SceneRenderer::render(std::span<const double> qpos, std::span<const double
     if (!s.painter) s.painter = std::make_unique<SceneLayerPainter>(s.model);
     s.painter->paint(&s.scene, &s.option, layers);
   }
-  mjr_setBuffer(mjFB_OFFSCREEN, &s.context);
-  const mjrRect viewport{0, 0, s.width, s.height};
-  mjr_render(viewport, &s.scene, &s.context);
+  mjrContext& context = lean ? s.lean_context : s.context;
+  const int width = std::max(1, static_cast<int>(s.width * scale)),
+            height = std::max(1, static_cast<int>(s.height * scale));
+  mjr_setBuffer(mjFB_OFFSCREEN, &context);
+  const mjrRect viewport{0, 0, width, height};
+  mjr_render(viewport, &s.scene, &context);
   Image image;
-  image.width = s.width;
-  image.height = s.height;
-  image.rgb.resize(static_cast<std::size_t>(3) * s.width * s.height);
+  image.width = width;
+  image.height = height;
+  image.rgb.resize(static_cast<std::size_t>(3) * width * height);
   std::vector<std::uint8_t> flipped(image.rgb.size());
-  mjr_readPixels(flipped.data(), nullptr, viewport, &s.context);
+  mjr_readPixels(flipped.data(), nullptr, viewport, &context);
   // OpenGL rows run bottom to top.
-  const std::size_t row = static_cast<std::size_t>(3) * s.width;
-  for (int y = 0; y < s.height; ++y)
-    std::memcpy(&image.rgb[y * row], &flipped[(s.height - 1 - y) * row], row);
+  const std::size_t row = static_cast<std::size_t>(3) * width;
+  for (int y = 0; y < height; ++y)
+    std::memcpy(&image.rgb[y * row], &flipped[(height - 1 - y) * row], row);
   return image;
 }
 

@@ -64,6 +64,12 @@ struct SubTask {
   double distance = 0.0;  ///< how far the observed state is from the element's goal
 };
 
+/// How far an episode is towards a success counted over its steps, as the viewers show it.
+struct Progress {
+  std::string text;  ///< "goal achieved on 14 steps; more than 20 is a success"
+  bool success = false;
+};
+
 /// What one step produced.
 struct StepResult {
   double reward = 0.0;
@@ -182,6 +188,10 @@ struct EnvironmentDefinition {
   std::function<std::vector<SubTask>(std::span<const float> observation,
                                      std::span<const double> task_state)>
       subtasks;
+  /// A line the viewers show for a task whose success is counted over the episode, from the
+  /// task state at a step (Adroit: "goal achieved on 14 steps; more than 20 is a success").
+  /// Empty: none.
+  std::function<Progress(std::span<const double> task_state)> progress;
 };
 
 /// `so_far` with every element of `now` that is done marked done (an element once done stays

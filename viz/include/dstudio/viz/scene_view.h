@@ -71,6 +71,10 @@ class SceneView : public QWidget {
   /// from a free camera, a maze: come down behind the body, or go back over the maze).
   void setTracking(bool on);
   [[nodiscard]] bool tracking() const;
+  /// Whether an episode is playing: under software OpenGL the scene is then drawn lean, at a
+  /// scale that keeps it within its share of a 60 Hz frame (render/lean_drawing.h), and in full
+  /// again once paused.
+  void setPlaying(bool on);
   /// The camera as it is now (tracking, distance, angles, the point looked at), and set again:
   /// what a recording's recipe keeps to draw the clip from the same place.
   [[nodiscard]] render::CameraView cameraView() const;
@@ -80,6 +84,8 @@ class SceneView : public QWidget {
   /// and the floor's reflection are on, except on software OpenGL where they cost most of a frame.
   [[nodiscard]] double lastFrameMilliseconds() const;
   [[nodiscard]] long framesDrawn() const;
+  /// The scale of the view's size the last frame was drawn at (1 unless drawn lean).
+  [[nodiscard]] double lastScale() const;
   /// Whether the scene is drawn (else the view shows why not).
   [[nodiscard]] bool hasScene() const { return canvas_ != nullptr; }
   /// The last frame drawn, overlay included (null before the first).

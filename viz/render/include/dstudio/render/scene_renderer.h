@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dstudio/common/error.h"
+#include "dstudio/render/lean_drawing.h"
 #include "dstudio/render/scene_layers.h"
 
 struct mjModel_;
@@ -134,6 +135,14 @@ class SceneRenderer {
   Image render(std::span<const double> qpos, std::span<const double> qvel,
                const SceneLayers& layers);
 
+  /// While an episode plays (lean_drawing.h): the same picture drawn from the lean copy of the
+  /// model at `scale` (0.1 to 1) of the buffer's width and height, read back at that size for
+  /// the caller to stretch. The lean copy is made on the first call.
+  Image render_playing(std::span<const double> qpos, std::span<const double> qvel,
+                       const SceneLayers& layers, double scale);
+  /// What the lean copy's meshes were simplified to (zeros before the first render_playing).
+  [[nodiscard]] LeanDrawing lean_drawing() const;
+
   [[nodiscard]] int width() const;
   [[nodiscard]] int height() const;
   /// The camera; changes apply from the next frame.
@@ -144,6 +153,8 @@ class SceneRenderer {
   void configure_model(const std::function<void(mjModel_*)>& edit);
 
  private:
+  Image draw(std::span<const double> qpos, std::span<const double> qvel, const SceneLayers& layers,
+             bool lean, double scale);
   struct State;
   std::unique_ptr<State> state_;
 };
