@@ -1057,12 +1057,20 @@ void LiveViewer::State::draw_controls() {
     ImGui::EndDisabled();
     return;
   }
+  // A behaviour policy (an MLP on the observation) has no target, no tokens to zero and no
+  // forward pass of mixers to intervene in; forks to a checkpoint still apply.
+  const bool behaviour = live->behaviour();
   if (ImGui::BeginTabItem("Conditioning", nullptr,
                           first_open(!show_forks && !show_interventions))) {
+    if (behaviour)
+      ImGui::TextWrapped("A behaviour policy is conditioned on nothing: no target, no tokens.");
+    ImGui::BeginDisabled(behaviour);
     draw_conditioning(apply_target, apply_zeroing);
+    ImGui::EndDisabled();
     ImGui::EndTabItem();
   }
-  if (!replay && ImGui::BeginTabItem("Interventions", nullptr, first_open(show_interventions))) {
+  if (!replay && !behaviour &&
+      ImGui::BeginTabItem("Interventions", nullptr, first_open(show_interventions))) {
     draw_interventions();
     ImGui::EndTabItem();
   }

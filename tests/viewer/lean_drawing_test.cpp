@@ -83,8 +83,8 @@ TEST(LeanDrawing, TheArmsMeshesKeepTheirShapeWithAFractionOfTheirTriangles) {
     for (int i = 0; i < 3 * lean->mesh_facenum[mesh]; ++i) {
       ASSERT_GE(face[i], 0);
       ASSERT_LT(face[i], lean->mesh_vertnum[mesh]);
-      const float* n = lean->mesh_normal + 3 * static_cast<std::size_t>(
-                                                   lean->mesh_vertadr[mesh] + face[i]);
+      const float* n =
+          lean->mesh_normal + 3 * static_cast<std::size_t>(lean->mesh_vertadr[mesh] + face[i]);
       ASSERT_NEAR(std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]), 1.0, 1e-4);
     }
   }

@@ -36,7 +36,8 @@ void recompute_normals(mjModel_* model, int mesh) {
       for (int d = 0; d < 3; ++d) sum[3 * static_cast<std::size_t>(v[k]) + d] += n[d];
   }
   for (std::size_t i = 0; i < sum.size(); i += 3) {
-    const float length = std::sqrt(sum[i] * sum[i] + sum[i + 1] * sum[i + 1] + sum[i + 2] * sum[i + 2]);
+    const float length =
+        std::sqrt(sum[i] * sum[i] + sum[i + 1] * sum[i + 1] + sum[i + 2] * sum[i + 2]);
     if (length > 0.0f)  // a vertex no face uses any more keeps its normal
       for (int d = 0; d < 3; ++d) normal[i + d] = sum[i + d] / length;
   }
@@ -59,10 +60,9 @@ LeanDrawing make_lean(mjModel_* model) {
     std::vector<unsigned> kept(indices.size());
     const float* positions = model->mesh_vert + 3 * static_cast<std::size_t>(first_vertex);
     const auto target = static_cast<std::size_t>(3 * static_cast<long>(faces * kTriangleShare));
-    const std::size_t count =
-        meshopt_simplify(kept.data(), indices.data(), indices.size(), positions,
-                         static_cast<std::size_t>(vertices), 3 * sizeof(float), target,
-                         kSurfaceError, 0, nullptr);
+    const std::size_t count = meshopt_simplify(
+        kept.data(), indices.data(), indices.size(), positions, static_cast<std::size_t>(vertices),
+        3 * sizeof(float), target, kSurfaceError, 0, nullptr);
     // The kept faces first, the count shortened: the model's arrays keep their sizes, and the
     // vertices their normals and texture coordinates.
     std::copy(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(count), face);
