@@ -250,12 +250,14 @@ TEST_F(Viewer, TheTimelineWithoutAReturnToGoScalesToTheReturnSoFar) {
   auto* item = qobject_cast<QCPPlottableLegendItem*>(timeline.plot()->legend->item(0));
   ASSERT_NE(item, nullptr);
   EXPECT_EQ(item->plottable()->name(), QStringLiteral("return so far"));
+  EXPECT_FALSE(timeline.plot()->yAxis2->visible()) << "no entropy: no entropy axis";
   // A policy's timeline names all three once its entropy has values.
   viz::EpisodeTimeline policy;
   policy.addStep(0, 300.0, 0.0, std::nan(""));
   for (int t = 1; t < 5; ++t) policy.addStep(t, 300.0 - t, 1.0 * t, 0.5);
   policy.replotIfChanged();
   EXPECT_EQ(policy.plot()->legend->itemCount(), 3);
+  EXPECT_TRUE(policy.plot()->yAxis2->visible());
 }
 
 // CIE 1976 colour difference of two colours (sRGB, D65).

@@ -203,7 +203,10 @@ void EpisodeTimeline::replotIfChanged() {
       g->removeFromLegend();
   };
   in_legend(plot_->graph(0), n < 2 || any_value(rtg_));
-  if (forks_.empty()) in_legend(plot_->graph(2), n < 2 || any_value(entropy_));
+  // The right axis is the entropy's, or the forks' divergence: without either, no axis.
+  const bool entropy_shown = n < 2 || any_value(entropy_);
+  if (forks_.empty()) in_legend(plot_->graph(2), entropy_shown);
+  plot_->yAxis2->setVisible(!forks_.empty() || entropy_shown);
   {
     QVector<double> xs(static_cast<int>(main_divergence_.size()));
     for (int k = 0; k < xs.size(); ++k) xs[k] = k;
