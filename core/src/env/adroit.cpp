@@ -184,8 +184,8 @@ PenState pen_state(const Simulation& sim) {
 
 // The viewers' line for a task whose goal-achieved steps are counted in its task state's last
 // value: how many so far, and the count past which the episode is a success.
-std::function<Progress(std::span<const double>)> goal_progress(int needed) {
-  return [needed](std::span<const double> task_state) -> Progress {
+std::function<SuccessProgress(std::span<const double>)> goal_progress(int needed) {
+  return [needed](std::span<const double> task_state) -> SuccessProgress {
     if (task_state.empty()) return {};
     const auto steps = static_cast<long>(task_state.back());
     const std::string count =

@@ -65,7 +65,7 @@ struct SubTask {
 };
 
 /// How far an episode is towards a success counted over its steps, as the viewers show it.
-struct Progress {
+struct SuccessProgress {
   std::string text;  ///< "goal achieved on 14 steps; more than 20 is a success"
   bool success = false;
 };
@@ -191,7 +191,7 @@ struct EnvironmentDefinition {
   /// A line the viewers show for a task whose success is counted over the episode, from the
   /// task state at a step (Adroit: "goal achieved on 14 steps; more than 20 is a success").
   /// Empty: none.
-  std::function<Progress(std::span<const double> task_state)> progress;
+  std::function<SuccessProgress(std::span<const double> task_state)> progress;
 };
 
 /// `so_far` with every element of `now` that is done marked done (an element once done stays
