@@ -24,10 +24,10 @@ struct LeanDrawing {
 };
 
 /// Makes `model` (a copy that only draws) lean: each mesh of more than 2,000 triangles is
-/// simplified (meshoptimizer, edges collapsed while the surface moves by at most 0.5% of the
-/// mesh's size) to at least a tenth of its triangles, its faces rewritten in place; spheres,
-/// capsules and cylinders get 12 slices and 6 stacks, boxes one quad a face. Call before
-/// mjr_makeContext, which uploads the meshes.
+/// simplified (meshoptimizer, edges collapsed while the surface moves by at most 1% of the
+/// mesh's size, to no fewer than 4% of its triangles), its faces rewritten in place and its
+/// normals made again from them; spheres, capsules and cylinders get 12 slices and 6 stacks,
+/// boxes one quad a face. Call before mjr_makeContext, which uploads the meshes.
 LeanDrawing make_lean(mjModel_* model);
 
 /// The scale of the window a playing scene is drawn at: lowered one step when the median of the
