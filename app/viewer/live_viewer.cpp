@@ -810,16 +810,12 @@ void LiveViewer::State::draw_scene(bool lean) {
 }
 
 void LiveViewer::State::make_lean_context() {
-  lean_model = mj_copyModel(nullptr, model);
-  lean_drawing = render::make_lean(lean_model);
-  // An offscreen buffer as large as the screen, one sample a pixel, for the scaled scene.
+  // An offscreen buffer as large as the screen, for the scaled scene.
   int screen_w = 1920, screen_h = 1200;
   if (GLFWmonitor* monitor = glfwGetPrimaryMonitor())
     if (const GLFWvidmode* mode = glfwGetVideoMode(monitor))
       screen_w = std::max(screen_w, mode->width), screen_h = std::max(screen_h, mode->height);
-  lean_model->vis.global.offwidth = screen_w;
-  lean_model->vis.global.offheight = screen_h;
-  lean_model->vis.quality.offsamples = 0;
+  lean_model = render::lean_copy(model, screen_w, screen_h, lean_drawing);
   mjr_defaultContext(&lean_context);
   mjr_makeContext(lean_model, &lean_context, mjFONTSCALE_100);
   mjr_setBuffer(mjFB_WINDOW, &lean_context);

@@ -77,6 +77,15 @@ LeanDrawing make_lean(mjModel_* model) {
   return done;
 }
 
+mjModel_* lean_copy(const mjModel_* model, int width, int height, LeanDrawing& done) {
+  mjModel* copy = mj_copyModel(nullptr, model);
+  done = make_lean(copy);
+  copy->vis.global.offwidth = width;
+  copy->vis.global.offheight = height;
+  copy->vis.quality.offsamples = 0;
+  return copy;
+}
+
 void RenderScale::add_frame(double frame_ms) {
   recent_.push_back(frame_ms);
   if (recent_.size() < kWindow) return;

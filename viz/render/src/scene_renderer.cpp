@@ -146,9 +146,8 @@ Image SceneRenderer::render_playing(std::span<const double> qpos, std::span<cons
   auto& s = *state_;
   if (!s.lean_model) {
     // The lean copy shares the drawn copy's offscreen size; one sample a pixel.
-    s.lean_model = mj_copyModel(nullptr, s.model);
-    s.lean = make_lean(s.lean_model);
-    s.lean_model->vis.quality.offsamples = 0;
+    s.lean_model =
+        lean_copy(s.model, s.model->vis.global.offwidth, s.model->vis.global.offheight, s.lean);
     mjr_defaultContext(&s.lean_context);
     mjr_makeContext(s.lean_model, &s.lean_context, mjFONTSCALE_100);
   }

@@ -30,6 +30,11 @@ struct LeanDrawing {
 /// boxes one quad a face. Call before mjr_makeContext, which uploads the meshes.
 LeanDrawing make_lean(mjModel_* model);
 
+/// A lean copy of `model` (make_lean) with an offscreen buffer of `width` x `height` and one
+/// sample a pixel, ready for mjr_makeContext; `done` says what was simplified. The caller deletes
+/// it (mj_deleteModel).
+mjModel_* lean_copy(const mjModel_* model, int width, int height, LeanDrawing& done);
+
 /// The scale of the window a playing scene is drawn at: lowered one step when the median of the
 /// last frames exceeds the frame budget, raised one when it is under 70% of it. The steps go
 /// from 1 down to 0.5 of the window's width and height.
