@@ -3,7 +3,9 @@
 # most MINUTES minutes per call; run the same command again to continue):
 #
 #   goal-reacher   SAC on D4RL's ant in the open plane (dstudio behaviour sac --env
-#                  ant-goal-reaching), STEPS environment steps in chunks of CHUNK, in RUN
+#                  ant-goal-reaching), STEPS environment steps in chunks of CHUNK, in RUN; after
+#                  each chunk the run's checkpoint and curve (not its replay buffer) are copied to
+#                  CARRY, in the source tree, and a RUN that is missing starts from CARRY
 #   ship           the goal-reacher's policies to resources/policies/ant-goal-reaching-sac.json, and
 #                  the controller's success rate on each maze (dstudio behaviour navigate)
 #   data           the default datasets of TASKS (dstudio dataset default --env ...), timed
@@ -20,18 +22,41 @@ CHUNK=${CHUNK:-50000}
 MINUTES=${MINUTES:-150}
 THREADS=${THREADS:-1}
 TASKS=${TASKS:-"antmaze-umaze-v2 antmaze-medium-play-v2"}
+EVAL_EVERY=${EVAL_EVERY:-50000}
+UPTURN_PENALTY=${UPTURN_PENALTY:-10}
+CARRY=${CARRY:-resources/training/ant-goal-reaching-sac}
 POLICIES=resources/policies/ant-goal-reaching-sac.json
+
+# The run's checkpoint and state, without the replay buffer (hundreds of megabytes): enough to
+# continue on another machine, from a buffer the actor refills.
+carry_out() {
+  mkdir -p "$CARRY"
+  for f in checkpoint.pt state.json; do
+    cp "$RUN/$f" "$CARRY/.$f.tmp" && mv "$CARRY/.$f.tmp" "$CARRY/$f"
+  done
+}
+
+carry_in() {
+  if [ ! -f "$RUN/state.json" ] && [ -f "$CARRY/state.json" ]; then
+    mkdir -p "$RUN"
+    cp "$CARRY/checkpoint.pt" "$CARRY/state.json" "$RUN/"
+    echo "== goal-reacher: continuing from $CARRY (the replay buffer refills first)"
+  fi
+}
 
 stage_goal_reacher() {
   local until
   until=$(( $(date +%s) + MINUTES * 60 ))
+  carry_in
   while [ "$(date +%s)" -lt "$until" ]; do
     if [ -f "$RUN/state.json" ] && python3 -c "import json,sys; sys.exit(0 if json.load(open('$RUN/state.json'))['steps'] >= $STEPS else 1)"; then
       echo "== goal-reacher: $STEPS steps done"
       return 0
     fi
     nice -n 10 "$B/dstudio" behaviour sac --env ant-goal-reaching --out "$RUN" --steps "$STEPS" \
-      --chunk "$CHUNK" --threads "$THREADS" --seed 0
+      --chunk "$CHUNK" --threads "$THREADS" --seed 0 --eval-every "$EVAL_EVERY" \
+      --upturn-penalty "$UPTURN_PENALTY"
+    carry_out
   done
   echo "== goal-reacher: stopped for now; run this again to continue"
 }

@@ -18,6 +18,7 @@
 #include "dstudio/behaviour/policy_set.h"
 #include "dstudio/behaviour/sac.h"
 #include "dstudio/common/atomic_file.h"
+#include "dstudio/common/error.h"
 #include "dstudio/common/read_file.h"
 #include "dstudio/env/environment.h"
 #include "terminal_progress.h"
@@ -46,7 +47,7 @@ behaviour::PolicySet load_set(const std::string& env, const std::string& algorit
   }
   const auto set = behaviour::read_policy_set(file, noise);
   if (set.env != env)
-    throw std::runtime_error(file + ": holds policies for " + set.env + ", not " + env);
+    throw dstudio::Error(file + ": holds policies for " + set.env + ", not " + env);
   return set;
 }
 
@@ -67,11 +68,10 @@ int pick_snapshot(const behaviour::PolicySet& set, const std::string& which) {
 
 }  // namespace
 
-void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv) {
-  auto* behaviour = app.add_subcommand(
-      "behaviour", "Train and evaluate the behaviour policies that generate datasets");
-  behaviour->require_subcommand(1);
+namespace {
 
+// dstudio behaviour train.
+void add_behaviour_train(CLI::App* behaviour, int& exit_code, int argc, char** argv) {
   auto* train = behaviour->add_subcommand(
       "train", "Train linear behaviour policies with Augmented Random Search");
   struct TrainArgs {
@@ -134,7 +134,10 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     std::printf("wrote %s (%zu snapshots)\n", t->out.c_str(), run.snapshots.size());
     exit_code = kOk;
   });
+}
 
+// dstudio behaviour sac.
+void add_behaviour_sac(CLI::App* behaviour, int& exit_code, int argc, char** argv) {
   auto* sac = behaviour->add_subcommand(
       "sac", "Train stochastic behaviour policies with Soft Actor-Critic, as D4RL did");
   struct SacArgs {
@@ -187,6 +190,11 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
   sac->add_option("--replay-size", sa->config.replay_size, "Replay buffer capacity")
       ->check(whole_number(1, 100'000'000))
       ->capture_default_str();
+  sac->add_option("--upturn-penalty", sa->config.upturn_penalty,
+                  "Subtracted from the reward on each step the ant lies on its back (antmaze "
+                  "goal-reacher only; 0: the task's own reward, -distance)")
+      ->check(CLI::Range(0.0, 1000.0))
+      ->capture_default_str();
   const std::string sac_command = join_args(argc, argv);
   sac->callback([&exit_code, sa, sac_command] {
     sa->config.env = behaviour::training_task(sa->config.env).name;
@@ -229,7 +237,10 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     std::printf("\n");
     exit_code = kOk;
   });
+}
 
+// dstudio behaviour ship.
+void add_behaviour_ship(CLI::App* behaviour, int& exit_code) {
   auto* ship = behaviour->add_subcommand(
       "ship",
       "Choose the expert, medium and replay policies of a SAC run and write them as one file");
@@ -310,7 +321,10 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
     std::printf("wrote %s\n", sh->out.c_str());
     exit_code = kOk;
   });
+}
 
+// dstudio behaviour eval.
+void add_behaviour_eval(CLI::App* behaviour, int& exit_code) {
   auto* eval = behaviour->add_subcommand("eval",
                                          "Evaluate a behaviour policy: mean return and normalised "
                                          "score, sampled and with its mean action");
@@ -361,7 +375,10 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
                 mean_action, env::normalized_score(spec, mean_action));
     exit_code = kOk;
   });
+}
 
+// dstudio behaviour navigate.
+void add_behaviour_navigate(CLI::App* behaviour, int& exit_code) {
   // behaviour navigate: the AntMaze controller's success rate, as datasets record it.
   auto* navigate =
       behaviour->add_subcommand("navigate",
@@ -405,7 +422,10 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
                     behaviour::controller_success_text(spec.name, r).c_str());
     });
   });
+}
 
+// dstudio behaviour expert.
+void add_behaviour_expert(CLI::App* behaviour, int& exit_code) {
   // behaviour expert: D4RL's DAPG expert on an Adroit task, as its expert data plays it.
   auto* expert = behaviour->add_subcommand(
       "expert",
@@ -452,6 +472,20 @@ void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv
       }
     });
   });
+}
+
+}  // namespace
+
+void add_behaviour_commands(CLI::App& app, int& exit_code, int argc, char** argv) {
+  auto* behaviour = app.add_subcommand(
+      "behaviour", "Train and evaluate the behaviour policies that generate datasets");
+  behaviour->require_subcommand(1);
+  add_behaviour_train(behaviour, exit_code, argc, argv);
+  add_behaviour_sac(behaviour, exit_code, argc, argv);
+  add_behaviour_ship(behaviour, exit_code);
+  add_behaviour_eval(behaviour, exit_code);
+  add_behaviour_navigate(behaviour, exit_code);
+  add_behaviour_expert(behaviour, exit_code);
 }
 
 }  // namespace dstudio::cli

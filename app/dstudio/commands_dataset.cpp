@@ -64,8 +64,7 @@ nlohmann::ordered_json to_json(const Dataset& ds, const DatasetSummary& s, doubl
     arrays.push_back({{"key", a.key}, {"dtype", a.dtype}, {"shape", a.shape}});
   return {
       {"path", ds.path},
-      {"format",
-       ds.format == data::DatasetFormat::Plugin ? ds.format_name : data::to_string(ds.format)},
+      {"format", ds.format},
       {"env_id", ds.env_id},
       {"transitions", s.transitions},
       {"episodes", s.episodes},
@@ -108,9 +107,7 @@ nlohmann::ordered_json to_json(const Dataset& ds, const DatasetSummary& s, doubl
 
 void print_text(const Dataset& ds, const DatasetSummary& s, double r2) {
   std::printf("File          %s\n", ds.path.c_str());
-  std::printf("Format        %s%s\n",
-              ds.format == data::DatasetFormat::Plugin ? ds.format_name.c_str()
-                                                       : data::to_string(ds.format),
+  std::printf("Format        %s%s\n", ds.format.c_str(),
               ds.env_id.empty() ? "" : ("  (environment " + ds.env_id + ")").c_str());
   if (!ds.task_caveat.empty()) std::printf("Task          %s\n", ds.task_caveat.c_str());
   // AntMaze data made by the studio: how well its controller reaches the evaluation goal.
@@ -299,10 +296,10 @@ data::Dataset load_user_dataset(const std::string& path, data::LoadOptions optio
   return ds;
 }
 
-void add_dataset_commands(CLI::App& app, int& exit_code) {
-  auto* dataset = app.add_subcommand("dataset", "Inspect, check and make offline-RL datasets");
-  dataset->require_subcommand(1);
+namespace {
 
+// dstudio dataset info.
+void add_dataset_info(CLI::App* dataset, int& exit_code) {
   // dataset info
   auto* info = dataset->add_subcommand("info", "Summarise a D4RL or Minari dataset");
   auto info_path = std::make_shared<std::string>();
@@ -324,7 +321,10 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
     else
       print_text(*ds, summary, r2);
   });
+}
 
+// dstudio dataset validate.
+void add_dataset_validate(CLI::App* dataset, int& exit_code) {
   // dataset validate
   auto* validate = dataset->add_subcommand(
       "validate", "Exit 0 when a dataset is usable for training, else print why and exit 1");
@@ -351,7 +351,10 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
                 static_cast<long long>(s.transitions), static_cast<long long>(s.episodes),
                 ds->fingerprint.c_str());
   });
+}
 
+// dstudio dataset generate.
+void add_dataset_generate(CLI::App* dataset, int& exit_code) {
   // dataset generate
   auto* generate = dataset->add_subcommand(
       "generate",
@@ -436,7 +439,10 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
       std::printf("wrote %s\n", g->out.c_str());
     });
   });
+}
 
+// dstudio dataset default.
+void add_dataset_fallback(CLI::App* dataset, int& exit_code) {
   // dataset default
   auto* fallback = dataset->add_subcommand(
       "default",
@@ -485,7 +491,10 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
       exit_code = kFailed;
     }
   });
+}
 
+// dstudio dataset hide-velocities.
+void add_dataset_hide_velocities(CLI::App* dataset, int& exit_code) {
   // dataset hide-velocities
   auto* hide =
       dataset->add_subcommand("hide-velocities",
@@ -511,7 +520,10 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
                   static_cast<long long>(full.data.obs_dim));
     });
   });
+}
 
+// dstudio dataset import-mjl.
+void add_dataset_import_mjl(CLI::App* dataset, int& exit_code) {
   // dataset import-mjl
   auto* import_mjl = dataset->add_subcommand(
       "import-mjl",
@@ -551,7 +563,10 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
                   static_cast<long long>(made.arrays.size()));
     });
   });
+}
 
+// dstudio dataset synth.
+void add_dataset_synth(CLI::App* dataset, int& exit_code) {
   // dataset synth
   auto* synth = dataset->add_subcommand(
       "synth",
@@ -587,6 +602,20 @@ void add_dataset_commands(CLI::App& app, int& exit_code) {
     }
     std::printf("wrote %s\n", args->out.c_str());
   });
+}
+
+}  // namespace
+
+void add_dataset_commands(CLI::App& app, int& exit_code) {
+  auto* dataset = app.add_subcommand("dataset", "Inspect, check and make offline-RL datasets");
+  dataset->require_subcommand(1);
+  add_dataset_info(dataset, exit_code);
+  add_dataset_validate(dataset, exit_code);
+  add_dataset_generate(dataset, exit_code);
+  add_dataset_fallback(dataset, exit_code);
+  add_dataset_hide_velocities(dataset, exit_code);
+  add_dataset_import_mjl(dataset, exit_code);
+  add_dataset_synth(dataset, exit_code);
 }
 
 }  // namespace dstudio::cli

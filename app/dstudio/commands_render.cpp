@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "dstudio/behaviour/policy_set.h"
+#include "dstudio/common/error.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/compatibility.h"
 #include "dstudio/env/environment.h"
@@ -64,9 +65,9 @@ void add_render_commands(CLI::App& app, int& exit_code) {
         if (!dataset->env_id.empty()) name = dataset->env_id;
         env::check_dataset_matches(*dataset, env::task(name));
         if (dataset->data.qpos.empty() || dataset->data.qvel.empty())
-          throw std::runtime_error(a->dataset + ": has no infos/qpos and infos/qvel to replay");
+          throw dstudio::Error(a->dataset + ": has no infos/qpos and infos/qvel to replay");
         if (a->episode < 0 || a->episode >= static_cast<std::int64_t>(dataset->episodes.size()))
-          throw std::runtime_error(a->dataset + ": has no episode " + std::to_string(a->episode));
+          throw dstudio::Error(a->dataset + ": has no episode " + std::to_string(a->episode));
       }
       env::Environment e(name);
       const auto& spec = e.spec();
@@ -103,8 +104,8 @@ void add_render_commands(CLI::App& app, int& exit_code) {
         const bool random = a->policy == "random";
         if (!random) {
           if (a->policy != "expert" && a->policy != "medium")
-            throw std::runtime_error("unknown policy '" + a->policy +
-                                     "'; known: expert, medium, random");
+            throw dstudio::UsageError("unknown policy '" + a->policy +
+                                      "'; known: expert, medium, random");
           set = behaviour::shipped_policy_set(spec.name, behaviour::parse_algorithm(a->algorithm));
           index = a->policy == "expert" ? set.expert : set.medium;
         }

@@ -309,13 +309,10 @@ void print_columns(const std::vector<std::vector<std::string>>& rows,
 
 }  // namespace
 
-void add_sweep_commands(CLI::App& app, int& exit_code) {
-  auto* sweep_cmd = app.add_subcommand(
-      "sweep",
-      "Grids of training runs (variants x datasets x seeds) as folders, run here or on Slurm");
-  sweep_cmd->require_subcommand(1);
+namespace {
 
-  // create
+// dstudio sweep create: write a sweep folder from a grid.
+void add_sweep_create(CLI::App* sweep_cmd, int& exit_code) {
   auto* create = sweep_cmd->add_subcommand(
       "create", "Write a sweep folder from a grid: its manifest and one folder per cell");
   struct CreateArgs {
@@ -358,8 +355,10 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
                   cells.size(), c->out.c_str());
     });
   });
+}
 
-  // task
+// dstudio sweep task: train one cell (what a Slurm array task runs).
+void add_sweep_task(CLI::App* sweep_cmd, int& exit_code) {
   auto* task = sweep_cmd->add_subcommand("task",
                                          "Train one cell of a sweep (from its checkpoint when it "
                                          "has one); what a Slurm array task runs");
@@ -404,8 +403,10 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
     });
     if (exit_code == kOk) exit_code = code;
   });
+}
 
-  // run
+// dstudio sweep run: train every unfinished cell on this machine.
+void add_sweep_run(CLI::App* sweep_cmd, int& exit_code) {
   auto* run = sweep_cmd->add_subcommand(
       "run",
       "Train every unfinished cell on this machine, a few at a time; interrupted ones resume");
@@ -477,8 +478,10 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
     if (exit_code == kOk && (failed > 0 || busy > 0)) exit_code = kFailed;
     if (exit_code == kOk && (stopped > 0 || g_stop)) exit_code = kInterrupted;
   });
+}
 
-  // submit
+// dstudio sweep submit: hand the sweep to Slurm as a job array.
+void add_sweep_submit(CLI::App* sweep_cmd, int& exit_code) {
   auto* submit =
       sweep_cmd->add_subcommand("submit",
                                 "Hand the unfinished cells to Slurm as one job array (sbatch); "
@@ -603,8 +606,10 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
           s.dir.string().c_str());
     });
   });
+}
 
-  // status
+// dstudio sweep status: where each cell stands.
+void add_sweep_status(CLI::App* sweep_cmd, int& exit_code) {
   auto* status_cmd = sweep_cmd->add_subcommand(
       "status", "Where each cell of a sweep stands: pending, running, finished or failed");
   struct StatusArgs {
@@ -727,8 +732,10 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
       }
     });
   });
+}
 
-  // collect
+// dstudio sweep collect: the scores of every cell, grouped, with intervals and figures.
+void add_sweep_collect(CLI::App* sweep_cmd, int& exit_code) {
   auto* collect = sweep_cmd->add_subcommand(
       "collect",
       "Final and best scores per cell and per group (mean, std, and the IQM with its stratified "
@@ -922,6 +929,21 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
 #endif
     });
   });
+}
+
+}  // namespace
+
+void add_sweep_commands(CLI::App& app, int& exit_code) {
+  auto* sweep_cmd = app.add_subcommand(
+      "sweep",
+      "Grids of training runs (variants x datasets x seeds) as folders, run here or on Slurm");
+  sweep_cmd->require_subcommand(1);
+  add_sweep_create(sweep_cmd, exit_code);
+  add_sweep_task(sweep_cmd, exit_code);
+  add_sweep_run(sweep_cmd, exit_code);
+  add_sweep_submit(sweep_cmd, exit_code);
+  add_sweep_status(sweep_cmd, exit_code);
+  add_sweep_collect(sweep_cmd, exit_code);
 }
 
 }  // namespace dstudio::cli

@@ -17,6 +17,7 @@
 #include "analysis_recipes.h"
 #include "dstudio/analysis/curves.h"
 #include "dstudio/analysis/tsne.h"
+#include "dstudio/common/enum_names.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/common/text.h"
@@ -134,17 +135,21 @@ QString label(const std::string& checkpoint) {
 // ---------------------------------------------------------------------------------------------
 // Attention
 
-const char* kModes[] = {"layer", "mean-over-layers", "rollout"};
-const char* kComparisons[] = {"alone", "side-by-side", "difference"};
+using AttentionMode = viz::AttentionMapView::Mode;
+using AttentionComparison = viz::AttentionMapView::Comparison;
+const EnumNames<AttentionMode> kModes{{AttentionMode::Layer, "layer"},
+                                      {AttentionMode::MeanOverLayers, "mean-over-layers"},
+                                      {AttentionMode::Rollout, "rollout"}};
+const EnumNames<AttentionComparison> kComparisons{{AttentionComparison::Alone, "alone"},
+                                                  {AttentionComparison::SideBySide, "side-by-side"},
+                                                  {AttentionComparison::Difference, "difference"}};
 
-template <std::size_t N>
-int index_of(const char* const (&names)[N], const Options& o, const std::string& key) {
+// The value `key` names in `names`; the message lists the names.
+template <class E>
+E named(const EnumNames<E>& names, const Options& o, const std::string& key) {
   const std::string t = o.text(key);
-  for (std::size_t k = 0; k < N; ++k)
-    if (t == names[k]) return static_cast<int>(k);
-  std::string valid;
-  for (const char* n : names) valid += (valid.empty() ? "" : ", ") + std::string(n);
-  o.fail(key, "\"" + t + "\" is none of " + valid);
+  if (const auto found = names.parse(t)) return *found;
+  o.fail(key, "\"" + t + "\" is none of " + names.joined());
 }
 
 ViewBuilder compute_attention(const FigureRecipe& r, const std::string& where,
@@ -152,10 +157,10 @@ ViewBuilder compute_attention(const FigureRecipe& r, const std::string& where,
   need_checkpoint(r, where);
   const Options o(r, where);
   const int windows = static_cast<int>(o.integer("windows", 1, 100000));
-  const int mode = index_of(kModes, o, "mode");
+  const auto mode = named(kModes, o, "mode");
   const int layer = static_cast<int>(o.integer("layer", 0, 1000));
   const int head = static_cast<int>(o.integer("head", -1, 1000));
-  const int comparison = index_of(kComparisons, o, "comparison");
+  const auto comparison = named(kComparisons, o, "comparison");
   auto inspected = std::make_shared<models::DatasetInspection>(models::inspect_on_dataset(
       r.checkpoint, windows, {}, progress.part(0.0, r.compare.empty() ? 1.0 : 0.5)));
   auto compared = std::make_shared<std::vector<models::WindowInspection>>();
@@ -170,10 +175,10 @@ ViewBuilder compute_attention(const FigureRecipe& r, const std::string& where,
     auto view = std::make_unique<viz::AttentionMapView>();
     view->setInspections(model_title(checkpoint, inspected->info), inspected->inspections);
     if (!other.empty()) view->setComparison(model_title(other, compared_info), *compared);
-    view->setMode(static_cast<viz::AttentionMapView::Mode>(mode));
+    view->setMode(mode);
     view->setLayer(layer);
     view->setHead(head);
-    view->setComparisonMode(static_cast<viz::AttentionMapView::Comparison>(comparison));
+    view->setComparisonMode(comparison);
     return view;
   };
 }
@@ -382,15 +387,22 @@ ViewBuilder compute_markov_lab(const FigureRecipe& r, const std::string& where,
 // ---------------------------------------------------------------------------------------------
 // Token t-SNE
 
-const char* kSources[] = {"windows", "episodes", "rollouts"};
-const char* kColours[] = {"modality", "timestep", "return-to-go"};
+using TokenKind = models::TokenSource::Kind;
+using ColourBy = viz::TsneView::ColourBy;
+const EnumNames<TokenKind> kSources{{TokenKind::Windows, "windows"},
+                                    {TokenKind::Episodes, "episodes"},
+                                    {TokenKind::Rollouts, "rollouts"}};
+const EnumNames<ColourBy> kColours{{ColourBy::Modality, "modality"},
+                                   {ColourBy::Timestep, "timestep"},
+                                   {ColourBy::ReturnToGo, "return-to-go"},
+                                   {ColourBy::GoalDistance, "goal-distance"}};
 
 ViewBuilder compute_tsne(const FigureRecipe& r, const std::string& where,
                          const Progress& progress) {
   need_checkpoint(r, where);
   const Options o(r, where);
   models::TokenSource source;
-  source.kind = static_cast<models::TokenSource::Kind>(index_of(kSources, o, "tokens-from"));
+  source.kind = named(kSources, o, "tokens-from");
   source.count = static_cast<int>(o.integer("count", 1, 100000000));
   source.max_tokens = static_cast<int>(o.integer("max-tokens", 0, 1000000000));
   source.target = o.real("target-return");
@@ -404,7 +416,7 @@ ViewBuilder compute_tsne(const FigureRecipe& r, const std::string& where,
   config.iterations = static_cast<int>(o.integer("iterations", 1, 100000000));
   config.snapshot_every = static_cast<int>(o.integer("snapshot-every", 1, 100000000));
   config.threads = static_cast<int>(o.integer("threads", 1, 1024));
-  const int colour = index_of(kColours, o, "colour-by");
+  const auto colour = named(kColours, o, "colour-by");
   const int snapshot = static_cast<int>(o.integer("snapshot", 0, 100000000));
   // As the window's job runs it (tsne_job.cpp): the tokens, then the layouts as they come.
   const auto info = models::read_checkpoint_info(r.checkpoint);
@@ -433,7 +445,7 @@ ViewBuilder compute_tsne(const FigureRecipe& r, const std::string& where,
     view->setTokens(title, *tokens);
     for (const auto& l : *layouts) view->showLayout(l.iteration, l.xy);
     view->finish(kl, seconds);
-    view->setColourBy(static_cast<viz::TsneView::ColourBy>(colour));
+    view->setColourBy(colour);
     view->showSnapshot(snapshot);
     return view;
   };
@@ -501,14 +513,15 @@ class ReadComparison : public viz::FigureSource {
   analysis::Band band_;
 };
 
-const char* kBands[] = {"min-max", "mean-std"};
+const EnumNames<analysis::Band> kBands{{analysis::Band::MinMax, "min-max"},
+                                       {analysis::Band::MeanStd, "mean-std"}};
 
 ViewBuilder compute_run_comparison(const FigureRecipe& r, const std::string& where,
                                    const Progress&) {
   const Options o(r, where);
   const std::string metric = o.text("metric");
   const double smoothing = o.real("smoothing");
-  const auto band = static_cast<analysis::Band>(index_of(kBands, o, "band"));
+  const auto band = named(kBands, o, "band");
   const int runs = static_cast<int>(o.integer("runs", 1, 100000));
   // As the tab groups them (training_panel_comparison.cpp): the checked runs with the metric.
   std::vector<analysis::RunMetrics> metrics;
@@ -540,12 +553,13 @@ ViewBuilder compute_run_comparison(const FigureRecipe& r, const std::string& whe
 // ---------------------------------------------------------------------------------------------
 // The Sweep tab's scores
 
-const char* kMeasures[] = {"final", "best"};
+const EnumNames<viz::SweepMeasure> kMeasures{{viz::SweepMeasure::Final, "final"},
+                                             {viz::SweepMeasure::Best, "best"}};
 
 ViewBuilder compute_sweep_scores(const FigureRecipe& r, const std::string& where,
                                  const Progress& progress) {
   const Options o(r, where);
-  const auto measure = static_cast<viz::SweepMeasure>(index_of(kMeasures, o, "measure"));
+  const auto measure = named(kMeasures, o, "measure");
   const QString title = QString::fromStdString(o.text("title"));
   progress.update(0.0, "reading the sweep");
   // As the tab reads it (sweep_panel.cpp).
@@ -793,10 +807,10 @@ FigureRecipe attention_recipe(const std::string& checkpoint, const std::string& 
     r.compare_hash = file_content_hash(r.compare);
   }
   r.options["windows"] = std::to_string(windows);
-  r.options["mode"] = kModes[static_cast<int>(view.mode())];
+  r.options["mode"] = kModes.name(view.mode());
   r.options["layer"] = std::to_string(view.layer());
   r.options["head"] = std::to_string(view.head());
-  r.options["comparison"] = kComparisons[static_cast<int>(view.comparisonMode())];
+  r.options["comparison"] = kComparisons.name(view.comparisonMode());
   return r;
 }
 
@@ -848,7 +862,7 @@ FigureRecipe markov_lab_recipe(const viz::MarkovLabView& view) {
 FigureRecipe tsne_recipe(const TsneShown& shown, const viz::TsneView& view) {
   FigureRecipe r = checkpoint_recipe(kTsneView, shown.checkpoint);
   const auto& s = shown.source;
-  r.options["tokens-from"] = kSources[static_cast<int>(s.kind)];
+  r.options["tokens-from"] = kSources.name(s.kind);
   r.options["count"] = std::to_string(s.count);
   r.options["max-tokens"] = std::to_string(s.max_tokens);
   r.options["target-return"] = exact_number(s.target);
@@ -858,7 +872,7 @@ FigureRecipe tsne_recipe(const TsneShown& shown, const viz::TsneView& view) {
   r.options["iterations"] = std::to_string(shown.iterations);
   r.options["snapshot-every"] = std::to_string(shown.snapshot_every);
   r.options["threads"] = std::to_string(shown.threads);
-  r.options["colour-by"] = kColours[static_cast<int>(view.colourBy())];
+  r.options["colour-by"] = kColours.name(view.colourBy());
   r.options["snapshot"] = std::to_string(view.shownSnapshot());
   return r;
 }
@@ -884,7 +898,7 @@ FigureRecipe run_comparison_recipe(const std::vector<ComparedRun>& runs, const s
   r.options["metric"] = metric;
   r.options["metric-label"] = metric_label;
   r.options["smoothing"] = exact_number(smoothing);
-  r.options["band"] = kBands[static_cast<int>(band)];
+  r.options["band"] = kBands.name(band);
   r.options["runs"] = std::to_string(runs.size());
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const std::string n = std::to_string(i + 1), folder = absolute_path(runs[i].folder);
@@ -924,7 +938,7 @@ FigureRecipe sweep_scores_recipe(const sweep::Sweep& s, const std::string& title
   FigureRecipe r = sweep_inputs_recipe(s);
   r.analysis = kSweepScoresView;
   r.options["title"] = title;
-  r.options["measure"] = kMeasures[static_cast<int>(measure)];
+  r.options["measure"] = kMeasures.name(measure);
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include <QFileInfo>
 #include <utility>
 
+#include "dstudio/analysis/analysis_registry.h"
 #include "dstudio/common/error.h"
 #include "dstudio/models/episode_player.h"
 #include "dstudio/viz/attention_map_view.h"
@@ -14,8 +15,8 @@
 namespace dstudio::studio {
 
 namespace {
-// The command line's steps (dstudio analyze attention): 16 windows of the checkpoint's dataset.
-constexpr int kWindows = 16;
+// The command line's steps (dstudio analyze attention): the analyses' windows of the dataset.
+constexpr int kWindows = analysis::kInspectionWindows;
 }  // namespace
 
 CheckpointJobs::CheckpointJobs(viz::AttentionMapView* view, Job* open_job, Job* compare_job,

@@ -1,12 +1,20 @@
 // The main window: the shell around the tabs and the wiring of their work. See main_window.h.
-//
-// Sections, in order: the window (tabs, status bar and the wiring of their controllers); jobs and
-// the status bar; datasets; errors, recent files, drag and drop; presentation mode and tabs;
-// opening files and sweeps; closing and help; checkpoints (what an opened or compared model
-// changes in the views); training runs. The menus are in main_window_menus.cpp, workspaces and
-// lessons in main_window_workspace.cpp. The tabs' work is done by their controllers:
-// checkpoint_jobs (Attention), return_jobs (Entropy and reward, Zeroing and target sweep),
-// tsne_job, markov_lab_job, analyses_panel, training_panel and sweep_panel.
+// The menus are in main_window_menus.cpp, workspaces and lessons in main_window_workspace.cpp.
+// The tabs' work is done by their controllers: checkpoint_jobs (Attention), return_jobs (Entropy
+// and reward, Zeroing and target sweep), tsne_job, markov_lab_job, analyses_panel,
+// training_panel and sweep_panel.
+
+// Index of this file:
+//   [SECTION] The window
+//   [SECTION] Jobs and the status bar
+//   [SECTION] Datasets
+//   [SECTION] Errors, recent files, drag and drop
+//   [SECTION] Presentation mode and tabs
+//   [SECTION] Opening files and sweeps
+//   [SECTION] The tab table and its figures
+//   [SECTION] Closing and help
+//   [SECTION] Checkpoints
+//   [SECTION] Training runs
 
 #include "main_window.h"
 
@@ -129,6 +137,9 @@ QString labelOf(const QString& checkpoint) {
 // ---------------------------------------------------------------------------------------------
 // The window: tabs, menus, status bar and the wiring of their jobs
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The window
+
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       view_(new viz::DatasetView),
@@ -155,17 +166,7 @@ MainWindow::MainWindow(QWidget* parent)
       progress_(new QProgressBar),
       cancel_button_(new QPushButton(tr("Cancel"))) {
   setWindowTitle(tr("Decision Studio"));
-  addPage(view_, tr("Dataset"), QStringLiteral("dataset"));
-  addPage(attention_, tr("Attention"), QStringLiteral("attention"));
-  addPage(rollout_view_, tr("Entropy and reward"), QStringLiteral("entropy-reward"));
-  addPage(returns_view_, tr("Zeroing and target sweep"), QStringLiteral("zeroing-sweep"));
-  addPage(tsne_view_, tr("Token t-SNE"), QStringLiteral("tsne"));
-  addPage(analyses_, tr("Analyses"), QStringLiteral("analyses"));
-  addPage(viewer_, tr("Viewer"), QStringLiteral("viewer"));
-  addPage(training_, tr("Training"), QStringLiteral("training"));
-  addPage(sweep_, tr("Sweep"), QStringLiteral("sweep"));
-  addPage(workspace_view_, tr("Workspace"), QStringLiteral("workspace"));
-  addPage(markov_lab_, tr("Markov lab"), QStringLiteral("markov-lab"));
+  for (const auto& tab : tabTable()) addPage(tab.page, tab.title, tab.id);
   connect(workspace_view_, &viz::WorkspaceView::saveRequested, this,
           &MainWindow::chooseWorkspaceToSave);
   // A lesson's step is a workspace; its files are the shipped ones.
@@ -377,6 +378,9 @@ MainWindow::~MainWindow() {
 // ---------------------------------------------------------------------------------------------
 // Jobs and the status bar
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Jobs and the status bar
+
 Job* MainWindow::addJob(const QString& name) {
   return addJob(new Job(name, this));
 }
@@ -478,6 +482,9 @@ QString MainWindow::datasetMismatch() const {
       .arg(QString::fromStdString(why));
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Datasets
+
 QString MainWindow::currentPath() const {
   const auto& ds = view_->dataset();
   return ds ? QString::fromStdString(ds->path) : QString();
@@ -566,6 +573,9 @@ void MainWindow::showDataset(const QString& path,
 // ---------------------------------------------------------------------------------------------
 // Errors, recent files, drag and drop
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Errors, recent files, drag and drop
+
 void MainWindow::showError(const QString& message, ErrorOf what) {
   // Window-modal and non-blocking: the event loop (and any test driving it) keeps running.
   const bool checkpoint = what == ErrorOf::Checkpoint, workspace = what == ErrorOf::Workspace,
@@ -640,6 +650,9 @@ void MainWindow::dropEvent(QDropEvent* event) {
 
 // ---------------------------------------------------------------------------------------------
 // Presentation mode and tabs
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Presentation mode and tabs
 
 void MainWindow::setPresentationMode(bool on) {
   if (on == presentation_) return;
@@ -762,6 +775,9 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
 // ---------------------------------------------------------------------------------------------
 // Opening files and sweeps
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Opening files and sweeps
+
 bool MainWindow::replayEpisode(qint64 episode) {
   const auto& dataset = view_->dataset();
   if (!dataset) return false;
@@ -851,17 +867,57 @@ void MainWindow::openAny(const QString& path) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The tab table and its figures
+
+std::vector<MainWindow::Tab> MainWindow::tabTable() const {
+  using Sources = std::vector<const viz::FigureSource*>;
+  const auto none = [] { return Sources{}; };
+  const auto one = [](const viz::FigureSource* source) {
+    return [source] { return Sources{source}; };
+  };
+  return {
+      {view_, tr("Dataset"), QStringLiteral("dataset"), none, {}},
+      {attention_, tr("Attention"), QStringLiteral("attention"), one(attention_), {}},
+      {rollout_view_,
+       tr("Entropy and reward"),
+       QStringLiteral("entropy-reward"),
+       one(rollout_view_),
+       {}},
+      {returns_view_,
+       tr("Zeroing and target sweep"),
+       QStringLiteral("zeroing-sweep"),
+       one(returns_view_),
+       {}},
+      {tsne_view_, tr("Token t-SNE"), QStringLiteral("tsne"), one(tsne_view_), {}},
+      // An analysis only when it has a result: the tabs before show the studio's own analyses.
+      {analyses_, tr("Analyses"), QStringLiteral("analyses"),
+       [this] {
+         Sources out;
+         for (const auto* source : analyses_->figureSources())
+           if (source->hasFigure()) out.push_back(source);
+         return out;
+       },
+       [this] {
+         const auto* view = analyses_->currentView();
+         return view ? view->figureRecipeText() : std::string();
+       }},
+      {viewer_, tr("Viewer"), QStringLiteral("viewer"), one(viewer_->timeline()), {}},
+      {training_,
+       tr("Training"),
+       QStringLiteral("training"),
+       [this] { return training_->figureSources(); },
+       {}},
+      {sweep_, tr("Sweep"), QStringLiteral("sweep"), one(sweep_->resultsView()), {}},
+      {workspace_view_, tr("Workspace"), QStringLiteral("workspace"), none, {}},
+      {markov_lab_, tr("Markov lab"), QStringLiteral("markov-lab"), one(markov_lab_), {}},
+  };
+}
+
 std::vector<const viz::FigureSource*> MainWindow::figureSources() const {
-  // Each tab once, in the tabs' order; an analysis run from the Analyses tab only when it has a
-  // result, since the tabs before it show the studio's own analyses.
-  std::vector<const viz::FigureSource*> sources = {attention_, rollout_view_, returns_view_,
-                                                   tsne_view_};
-  for (const auto* source : analyses_->figureSources())
-    if (source->hasFigure()) sources.push_back(source);
-  sources.push_back(viewer_->timeline());
-  for (const auto* source : training_->figureSources()) sources.push_back(source);
-  sources.push_back(sweep_->resultsView());
-  sources.push_back(markov_lab_);
+  std::vector<const viz::FigureSource*> sources;
+  for (const auto& tab : tabTable())
+    for (const auto* source : tab.figures()) sources.push_back(source);
   return sources;
 }
 
@@ -872,32 +928,25 @@ std::string MainWindow::figureRecipeText(QString* why) const {
   };
   QWidget* shown = currentPage();
   try {
-    if (shown == analyses_) {
-      const auto* view = analyses_->currentView();
-      const std::string text = view ? view->figureRecipeText() : std::string();
-      return text.empty() ? say(tr("The analysis on screen has no figure yet.")) : text;
+    for (const auto& tab : tabTable()) {
+      if (tab.page != shown) continue;
+      if (tab.shown_recipe) {
+        const std::string text = tab.shown_recipe();
+        return text.empty() ? say(tr("The analysis on screen has no figure yet.")) : text;
+      }
+      // The tab's figure, as Export All Views writes it.
+      const auto sources = tab.figures();
+      if (sources.empty()) return say(tr("This tab draws no figure."));
+      const auto* source = sources.front();
+      if (!source->hasFigure()) return say(tr("This tab has no figure yet."));
+      const auto recipe = source->figureRecipe();
+      if (!recipe)
+        return say(
+            tr("This figure has no recipe: what it shows was not computed from files (a "
+               "replayed dataset episode, a run still training)."));
+      return to_json(*recipe);
     }
-    // Each tab's figure, as Export All Views writes it.
-    const viz::FigureSource* source = nullptr;
-    if (shown == attention_) source = attention_;
-    if (shown == rollout_view_) source = rollout_view_;
-    if (shown == returns_view_) source = returns_view_;
-    if (shown == tsne_view_) source = tsne_view_;
-    if (shown == viewer_) source = viewer_->timeline();
-    if (shown == sweep_) source = sweep_->resultsView();
-    if (shown == markov_lab_) source = markov_lab_;
-    if (shown == training_) {
-      const auto sources = training_->figureSources();
-      if (!sources.empty()) source = sources.front();
-    }
-    if (!source) return say(tr("This tab draws no figure."));
-    if (!source->hasFigure()) return say(tr("This tab has no figure yet."));
-    const auto recipe = source->figureRecipe();
-    if (!recipe)
-      return say(
-          tr("This figure has no recipe: what it shows was not computed from files (a "
-             "replayed dataset episode, a run still training)."));
-    return to_json(*recipe);
+    return say(tr("This tab draws no figure."));
   } catch (const std::exception& e) {
     return say(tr("No recipe: %1").arg(QString::fromStdString(e.what())));
   }
@@ -930,6 +979,9 @@ void MainWindow::openFiles(const QStringList& paths) {
 // ---------------------------------------------------------------------------------------------
 // Closing, help
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Closing and help
+
 void MainWindow::closeEvent(QCloseEvent* event) {
   QSettings settings;
   settings.setValue("mainWindow/geometry", saveGeometry());
@@ -956,6 +1008,9 @@ void MainWindow::showAbout() {
 
 // ---------------------------------------------------------------------------------------------
 // Checkpoints: inspection, comparison, rollouts and their analyses (return_jobs.h)
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Checkpoints
 
 void MainWindow::chooseCheckpoint() {
   // The runs folder: where the window's own runs are.
@@ -1093,6 +1148,9 @@ void MainWindow::reportStopped(const QString& status, Job* job) {
 
 // ---------------------------------------------------------------------------------------------
 // Training runs
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Training runs
 
 void MainWindow::refreshRuns() {
   // The run list and the folders are in the same order: one row per run, as it was added.

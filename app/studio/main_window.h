@@ -7,6 +7,7 @@
 #include <QFont>
 #include <QMainWindow>
 #include <QSize>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -270,6 +271,18 @@ class MainWindow : public QMainWindow {
   void fitTabBar();
   /// Adds `page` as a tab, in a scroll area; `id` is what workspaces call it ("attention").
   void addPage(QWidget* page, const QString& title, const QString& id);
+  /// One tab: its page, its title, the id workspaces name it by, and its figures (what Export All
+  /// Views writes, in order; the first is what Copy Figure Recipe copies while the tab is on show,
+  /// unless `shown_recipe` says otherwise).
+  struct Tab {
+    QWidget* page;
+    QString title;
+    QString id;
+    std::function<std::vector<const viz::FigureSource*>()> figures;
+    std::function<std::string()> shown_recipe;  ///< the recipe of the figure on show, "" for none
+  };
+  /// Every tab, once, in the order they stand.
+  [[nodiscard]] std::vector<Tab> tabTable() const;
   viz::EntropyRewardView* rollout_view_;
   viz::ReturnAnalysisView* returns_view_;
   ReturnJobs* return_jobs_;  // their rollouts, ablation and sweep

@@ -95,6 +95,9 @@ DSTUDIO_PLUGIN("diagonal-ssm", "1.0.0",
                    0.0},
        1.0, true},
   };
+  mixer.derivation =
+      "diagonal recurrence: M[i][j] = (1 - lambda) lambda^(i-j) for j <= i, per channel, averaged "
+      "over channels (the gate is left out)";
   mixer.flops = [](const VariantConfig& c, double tokens) {
     const double H = c.hidden, T = c.tokens();
     const double projections = dstudio::models::mixer_option(c, "gate") != 0.0 ? 3.0 : 2.0;

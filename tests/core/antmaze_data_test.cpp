@@ -235,7 +235,7 @@ TEST(AntMazeData, MinarisAntmazeLoadsAndIsNamedAsTheOtherTaskItIs) {
   const auto file = dir / "D4RL" / "antmaze" / "umaze-v1" / "data" / "main_data.hdf5";
   test::write_minari_antmaze_fixture(file);
   const auto ds = data::load_dataset(file.parent_path().parent_path());
-  EXPECT_EQ(ds.format, data::DatasetFormat::Minari);
+  EXPECT_EQ(ds.format, "minari");
   ASSERT_EQ(ds.episodes.size(), 2u);
   EXPECT_EQ(ds.episodes[0].length, 5);
   EXPECT_EQ(ds.episodes[0].end, data::EndReason::Terminal);

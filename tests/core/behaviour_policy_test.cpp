@@ -18,11 +18,13 @@
 #include <mutex>
 #include <thread>
 
+#include "dstudio/behaviour/ars.h"
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/behaviour/gaussian_policy.h"
 #include "dstudio/behaviour/generate.h"
 #include "dstudio/behaviour/policy_set.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/resources.h"
 #include "dstudio/data/dataset.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
@@ -129,6 +131,28 @@ TEST(GaussianPolicy, LogStdIsClampedToItsBounds) {
   p.layers.back().bias = {0.3f, -50.0f};
   p.distribution(obs, mean, log_std);
   EXPECT_FLOAT_EQ(log_std[0], kLogStdMin);
+}
+
+// The shipped ARS files, written by an earlier release: each reads and writes back byte for byte.
+TEST(ArsRunFile, TheShippedFilesReadAndWriteBackUnchanged) {
+  for (const char* name :
+       {"policies/hopper.json", "policies/walker2d.json", "policies/halfcheetah.json"}) {
+    SCOPED_TRACE(name);
+    const auto text = embedded_resource(name);
+    ASSERT_TRUE(text);
+    const std::string file(*text);
+    const auto run = behaviour::ars_run_from_json(file);
+    EXPECT_FALSE(run.snapshots.empty());
+    EXPECT_EQ(behaviour::to_json(run) + "\n", file);
+  }
+  // A wrong value is named by its key, inside the nesting.
+  std::string text(*embedded_resource("policies/hopper.json"));
+  const auto at = text.find("\"directions\": ");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 14, "\"directions\": -");
+  EXPECT_THAT([&] { (void)behaviour::ars_run_from_json(text); },
+              testing::ThrowsMessage<dstudio::Error>(
+                  testing::HasSubstr("behaviour-policy file: ars: directions must be at least 1")));
 }
 
 TEST(GaussianPolicy, JsonRoundTripIsExactOnceRoundedToHalf) {

@@ -3,6 +3,7 @@
 
 #include "dstudio/models/config_fields.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -113,6 +114,10 @@ TEST(ConfigFields, EveryHierMergerAndMixerMakesAVariant) {
       EXPECT_NO_THROW(c.validate()) << merger << " + " << mixer;
       EXPECT_EQ(c.tokenizer, merger == "none" ? Tokenizer::Triplet : Tokenizer::Merged);
     }
+  // A variant's own mixer is not one of the grid's: hier refuses it by name.
+  EXPECT_THAT([] { (void)make_variant("hier", "conv", "gated-conv"); },
+              testing::ThrowsMessage<UsageError>(
+                  testing::HasSubstr("hier: the mixer 'gated-conv' is not one of its grid's")));
 }
 
 // A runs table's values: the variant, the fields it uses, every training field, as exact text.

@@ -44,7 +44,7 @@ TEST_P(D4rlQuirks, ReadsValuesEpisodesAndDtypesExactly) {
   LoadOptions options;
   options.next_observations = true;
   const Dataset ds = load_dataset(dir / "d.hdf5", options);
-  EXPECT_EQ(ds.format, DatasetFormat::D4RL);
+  EXPECT_EQ(ds.format, "d4rl");
   ASSERT_EQ(ds.transitions(), 12);
   ASSERT_EQ(ds.data.obs_dim, 3);
   ASSERT_EQ(ds.data.act_dim, 2);

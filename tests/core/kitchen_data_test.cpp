@@ -130,7 +130,7 @@ TEST(KitchenData, MinarisKitchenLoadsItsNestedDictsAndIsNamedAsTheOtherTaskItIs)
   const auto file = dir / "D4RL" / "kitchen" / "complete-v2" / "data" / "main_data.hdf5";
   write_minari_kitchen(file);
   const auto ds = data::load_dataset(file.parent_path().parent_path());
-  EXPECT_EQ(ds.format, data::DatasetFormat::Minari);
+  EXPECT_EQ(ds.format, "minari");
   EXPECT_EQ(ds.env_id, "FrankaKitchen-v1");
   // achieved_goal 11, desired_goal 11, observation 59.
   ASSERT_EQ(ds.data.obs_dim, 81);

@@ -16,7 +16,7 @@ TEST(MinariLoader, FlattensEpisodesAndDropsTheFinalObservation) {
 
   // The dataset folder resolves to data/main_data.hdf5.
   const Dataset ds = load_dataset(dir / "pointmass/test-v0");
-  EXPECT_EQ(ds.format, DatasetFormat::Minari);
+  EXPECT_EQ(ds.format, "minari");
   EXPECT_EQ(ds.path, file.string());
   EXPECT_EQ(ds.env_id, "PointMass-v0");
   EXPECT_EQ(ds.metadata.at("total_episodes"), "3");

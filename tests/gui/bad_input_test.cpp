@@ -72,7 +72,9 @@ class BadInput : public testing::Test {
       dialog->grab().save(QDir(DSTUDIO_SCREENSHOT_DIR).filePath(screenshot));
     }
     dialog->accept();
-    QTest::qWait(20);  // deleted on close
+    // Deleted on close: gone before the next dialog of the same name is looked for.
+    ASSERT_TRUE(
+        test::wait_until([&] { return w.findChild<QMessageBox*>(name) == nullptr; }, 10000));
   }
 
   test::TempDir dir;

@@ -143,7 +143,9 @@ TEST_F(JobTest, CancelAlsoDropsARequestWaitingBehindTheRun) {
   job.start([&](const Progress&) -> Job::Deliver { return [&] { delivered = true; }; }, "second");
   job.cancel();
   ASSERT_TRUE(finished.wait(10000));
-  QTest::qWait(50);
+  // The worker is done and every queued signal delivered: a second end would be here by now.
+  ASSERT_TRUE(test::wait_until([&] { return !job.isRunning(); }, 10000));
+  test::deliver_posted_events();
   EXPECT_EQ(finished.size(), 1);
   EXPECT_EQ(job.lastEnd(), Job::End::Cancelled);
   EXPECT_FALSE(delivered);

@@ -652,20 +652,20 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
   // Every tab laid out once, so that the window's size is one it can keep.
   for (int t = 0; t < w.tabs()->count(); ++t) {
     w.tabs()->setCurrentIndex(t);
-    QTest::qWait(50);
+    test::deliver_posted_events();
   }
   w.resize(w.size().expandedTo(w.minimumSizeHint()));
-  QTest::qWait(100);
+  test::deliver_posted_events();
   const QSize before = w.size();
   w.setPresentationMode(true);
   for (int t = 0; t < w.tabs()->count(); ++t) {
     w.tabs()->setCurrentIndex(t);
-    QTest::qWait(150);
+    test::deliver_posted_events();
     const std::string tab = w.tabs()->tabText(t).toStdString();
     for (auto* plot : w.page(t)->findChildren<QCustomPlot*>()) {
       if (!plot->isVisible() || plot->width() < 120 || plot->height() < 120) continue;
       plot->replot();
-      QTest::qWait(20);  // the replot queued by fitting the text
+      test::deliver_posted_events();  // the replot queued by fitting the text
       plot->replot();
       for (const auto& problem : viz::text_layout(*plot).problems(0))
         if (problem.find("edge") != std::string::npos) ADD_FAILURE() << tab << ": " << problem;
@@ -685,7 +685,7 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
     }
   }
   w.showPage(w.attentionView());
-  QTest::qWait(100);
+  test::deliver_posted_events();
   auto* table = w.attentionView()->entropyTable();
   for (int c = 0; c < table->columnCount(); ++c) {
     if (!table->isColumnHidden(c)) {
@@ -695,8 +695,8 @@ TEST_F(Studio, TheScreenshotTourSavesEveryView) {
     }
   }
   w.setPresentationMode(false);
-  QTest::qWait(100);
-  EXPECT_EQ(w.size(), before);
+  EXPECT_TRUE(test::wait_until([&] { return w.size() == before; }, 10000))
+      << w.size().width() << " x " << w.size().height();
 }
 
 // Every job the window runs in the background stops when asked: the comparison, the ablation,
@@ -905,7 +905,7 @@ TEST_F(Studio, OpeningAnotherCheckpointClearsEveryViewOfThePreviousOne) {
   EXPECT_EQ(w.checkpointPath(), defaultCheckpoint("dc"));
   ASSERT_TRUE(stopped.wait(60000));
   EXPECT_EQ(stopped.back().front().toString(), "cancelled");
-  QTest::qWait(100);
+  test::deliver_posted_events();  // anything a cancelled job had queued
   EXPECT_FALSE(w.rolloutView()->hasFigure());
   EXPECT_FALSE(w.returnsView()->hasFigure());
   EXPECT_FALSE(w.tsneView()->hasFigure());

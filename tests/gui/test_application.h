@@ -36,4 +36,13 @@ inline bool wait_until(const std::function<bool()>& done, int ms) {
   return true;
 }
 
+/// Delivers every event posted so far (queued signals, layout requests, queued replots) without
+/// waiting for time to pass: what a test does before it looks at what those events change.
+inline void deliver_posted_events() {
+  for (int round = 0; round < 3; ++round) {
+    QCoreApplication::sendPostedEvents();
+    QCoreApplication::processEvents(QEventLoop::AllEvents);
+  }
+}
+
 }  // namespace dstudio::test

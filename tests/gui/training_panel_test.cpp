@@ -120,7 +120,7 @@ class TrainingPanelTest : public testing::Test {
   }
 
   void save_screenshot(const QString& name) {
-    QTest::qWait(50);  // queued replots
+    test::deliver_posted_events();  // queued replots
     const QImage image = panel->grab().toImage();
     for (const QString& where : {QString(DSTUDIO_SCREENSHOT_DIR), QStringLiteral("/tmp/h-train")}) {
       QDir().mkpath(where);
@@ -327,8 +327,11 @@ TEST_F(TrainingPanelTest, PausesAndResumes) {
   panel->pauseTraining();
   ASSERT_TRUE(wait_until([&] { return state_of(0) == "Paused"; }, 10000))
       << state_of(0).toStdString();
+  // Paused means the worker has stopped taking steps: once what it sent before is delivered,
+  // nothing more arrives.
+  test::deliver_posted_events();
   const int paused_at = loss_points();
-  QTest::qWait(400);
+  test::deliver_posted_events();
   EXPECT_EQ(loss_points(), paused_at) << "nothing moves while paused";
   EXPECT_TRUE(panel->isTraining());
 

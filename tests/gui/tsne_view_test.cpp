@@ -426,7 +426,7 @@ TEST_F(Tsne, ViewDrawsASubsetOf100000TokensWhileItRunsAndAllOfThemAtTheEnd) {
   view.showLayout(20, many_points(cloud, 5.0));
   ASSERT_TRUE(wait_until(
       [&] { return view.snapshotCount() == 2 && view.status().startsWith("iteration 20"); }, 2000));
-  QTest::qWait(60);
+  test::deliver_posted_events();  // the replot it queued
   EXPECT_EQ(view.plot()->toPixmap().toImage(), first);
   // Hovering finds the drawn points while it runs too.
   const int hovered = view.pointAt(
@@ -518,7 +518,7 @@ TEST_F(Tsne, DISABLED_BenchmarkOf100000TokensArrivingFromAWorker) {
       },
       60000));
   worker.join();
-  QTest::qWait(100);
+  test::deliver_posted_events();  // what the worker sent last
   pulse.stop();
   const double live_replot_ms = static_cast<double>(longest_replot) / 1e6,
                delivery_ms = static_cast<double>(longest_delivery) / 1e6;
@@ -607,7 +607,7 @@ TEST_F(Tsne, JobAnimatesTheViewFromAWorkerAndCanBeCancelled) {
   EXPECT_TRUE(view.isRunning());
   // Mid-animation, while the worker iterates and the GUI thread keeps drawing.
   ASSERT_TRUE(wait_until([&] { return view.snapshotCount() >= 12; }, 60000));
-  QTest::qWait(50);
+  test::deliver_posted_events();
   view.grab().save(screenshot("tsne-mid-animation.png"));
   ASSERT_TRUE(wait_until([&] { return finished.count() == 1; }, 120000));
   EXPECT_FALSE(job.outcome().cancelled);

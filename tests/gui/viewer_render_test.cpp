@@ -98,16 +98,18 @@ TEST_F(Render, DrawsTheHopperAndFollowsItsState) {
   // The same state drawn with the torso tilted: the picture changes.
   std::vector<double> qpos(e.qpos().begin(), e.qpos().end());
   qpos[2] = 0.8;  // torso angle
+  const int before_tilt = view.framesDrawn();
   view.setState(qpos, e.qvel());
-  QTest::qWait(200);
+  ASSERT_TRUE(test::wait_until([&] { return view.framesDrawn() > before_tilt; }, 20000));
   const QImage tilted = view.lastFrame();
   EXPECT_NE(tilted, standing);
   EXPECT_GT(view.framesDrawn(), 1);
   EXPECT_GT(view.lastFrameMilliseconds(), 0.0);
 
   // The overlay darkens its corner.
+  const int before_overlay = view.framesDrawn();
   view.setOverlay({QStringLiteral("step 0"), QStringLiteral("target 3600")});
-  QTest::qWait(200);
+  ASSERT_TRUE(test::wait_until([&] { return view.framesDrawn() > before_overlay; }, 20000));
   const QImage overlaid = view.lastFrame();
   EXPECT_LT(qGray(overlaid.pixel(12, 12)), qGray(tilted.pixel(12, 12)));
 }
@@ -133,7 +135,8 @@ TEST_F(Render, TheViewerTabsSceneIsOnTheScreenAsTheUserSeesIt) {
     QTest::qWait(10);
   const auto* scene = v->scene();
   ASSERT_GT(scene->framesDrawn(), 3);
-  QTest::qWait(200);  // the frame drawn after the last state is composed onto the screen
+  // The frame drawn after the last state is composed onto the screen: the screen shows a scene.
+  EXPECT_TRUE(test::wait_until([&] { return distinct_colours(on_screen(scene)) > 50; }, 20000));
   const QImage screen = on_screen(scene);
   const QString shots = DSTUDIO_SCREENSHOT_DIR;
   QDir().mkpath(shots);
@@ -184,7 +187,10 @@ TEST_F(Render, AMazeEpisodeIsSeenWholeWithItsGoalWaypointAndPath) {
   ASSERT_EQ(path.size(), static_cast<std::size_t>(kStep) + 1) << "every step up to the one shown";
   EXPECT_EQ(path.back()[0], frame.physics.qpos[0]);
   EXPECT_EQ(path.back()[1], frame.physics.qpos[1]);
-  QTest::qWait(200);  // the frame of the step is drawn
+  // A frame drawn now shows the step.
+  const int before_overview = v->scene()->framesDrawn();
+  v->scene()->update();
+  ASSERT_TRUE(test::wait_until([&] { return v->scene()->framesDrawn() > before_overview; }, 20000));
   const QImage overview = v->scene()->lastFrame();
   long goal = 0;
   for (int y = 0; y < overview.height(); ++y)
@@ -238,12 +244,17 @@ TEST_F(Render, TheViewerShowsTheRunningPolicyMidEpisode) {
   for (int i = 0; i < 2000 && (v->shown().cursor < 120 || v->scene()->framesDrawn() <= 3); ++i)
     QTest::qWait(10);
   v->pause();
+  // A step is on screen once the panel shows it and a frame was drawn after it.
+  const auto shows = [&](int step) {
+    const int before = v->scene()->framesDrawn();
+    return test::wait_until([&] { return v->shown().cursor == step; }, 20000) &&
+           test::wait_until([&] { return v->scene()->framesDrawn() > before; }, 20000);
+  };
   v->seek(120);
-  QTest::qWait(300);
-  ASSERT_EQ(v->shown().cursor, 120);
+  ASSERT_TRUE(shows(120)) << v->shown().cursor;
   const QImage at120 = v->scene()->lastFrame();
   v->stepBack();
-  QTest::qWait(300);
+  ASSERT_TRUE(shows(119)) << v->shown().cursor;
   const QImage at119 = v->scene()->lastFrame();
   EXPECT_NE(at119, at120) << "stepping back redraws the scene";
   EXPECT_GT(v->scene()->framesDrawn(), 3);
@@ -477,7 +488,13 @@ TEST_F(Render, InterventionsAndForksActFromTheStepOnScreenAndAreDrawnInTheScene)
     EXPECT_EQ(bytes(again), bytes(base + ".png")) << "the timeline drawn again from its recipe";
     EXPECT_EQ(bytes(QDir(folder).filePath("again.csv").toStdString()), bytes(base + ".csv"));
   }
-  QTest::qWait(200);  // the frame drawn after the last state is composed onto the screen
+  // A frame drawn with the fork on screen, and one after it is gone.
+  const auto fresh_frame = [&] {
+    const int before = v->scene()->framesDrawn();
+    v->scene()->update();
+    return test::wait_until([&] { return v->scene()->framesDrawn() > before; }, 20000);
+  };
+  ASSERT_TRUE(fresh_frame());
   const QString shots = DSTUDIO_SCREENSHOT_DIR;
   QDir().mkpath(shots);
   on_screen(&w).save(QDir(shots).filePath("viewer-forks.png"));
@@ -487,7 +504,7 @@ TEST_F(Render, InterventionsAndForksActFromTheStepOnScreenAndAreDrawnInTheScene)
     v->sync();
     return v->shown().branch_frames.empty();
   }));
-  QTest::qWait(200);
+  ASSERT_TRUE(fresh_frame());
   const QImage without = v->scene()->lastFrame();
   ASSERT_EQ(with_fork.size(), without.size());
   long differing = 0;

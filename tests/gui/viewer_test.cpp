@@ -175,7 +175,7 @@ TEST_F(Viewer, ACheckpointOpensPausedAtStepZero) {
   openCheckpoint(w);
   auto* v = w.viewer();
   ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.frame != nullptr; }));
-  QTest::qWait(300);
+  test::deliver_posted_events();
   v->sync();
   EXPECT_FALSE(v->shown().playing);
   EXPECT_EQ(v->shown().cursor, 0);
@@ -925,7 +925,13 @@ TEST_F(Viewer, StartsAndCancelsATrainingRunOnTheOpenDataset) {
   ASSERT_TRUE(training->startTraining()) << training->lastError().toStdString();
   ASSERT_EQ(started.count(), 1);
   EXPECT_TRUE(training->isTraining());
-  QTest::qWait(300);  // the window keeps processing events while the run trains
+  // Cancelled once it trains, the window processing events meanwhile.
+  ASSERT_TRUE(test::wait_until(
+      [&] {
+        return training->runList()->topLevelItem(0)->text(TrainingPanel::ColumnState) ==
+               QLatin1String("Running");
+      },
+      60000));
   training->cancelTraining();
   ASSERT_TRUE(finished.wait(30000));
   EXPECT_EQ(finished.front().at(1).toString(), "Cancelled");

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -70,6 +71,59 @@ TEST(Sac, RefusesToContinueARunWithOtherSettings) {
   auto longer = tiny(1400);
   longer.threads = 2;
   EXPECT_EQ(train_sac(longer, dir / "run").steps, 1400);
+}
+
+TEST(Sac, ARunThatLostItsReplayBufferContinuesAndSaysWhere) {
+  test::TempDir dir;
+  train_sac(tiny(1800), dir / "run", 1300);
+  std::filesystem::remove(dir / "run" / "replay.bin");
+  const auto resumed = train_sac(tiny(1800), dir / "run");
+  EXPECT_EQ(resumed.steps, 1800);
+  const auto state = nlohmann::json::parse(text_of(dir / "run" / "state.json"));
+  EXPECT_EQ(state.at("replay_refilled_from"), nlohmann::json::array({1300}));
+  // The refilled buffer holds only what was taken after the loss.
+  std::ifstream in(dir / "run" / "replay.bin", std::ios::binary);
+  std::int64_t header[5] = {};
+  in.read(reinterpret_cast<char*>(header), sizeof header);
+  EXPECT_EQ(header[3], 500);
+}
+
+TEST(Sac, TheUpturnPenaltyIsTheAntsAndIsPartOfTheRun) {
+  test::TempDir dir;
+  auto hopper = tiny(700);
+  hopper.upturn_penalty = 5.0;
+  EXPECT_THROW(train_sac(hopper, dir / "hopper"), UsageError);
+  auto negative = tiny(700);
+  negative.env = "ant-goal-reaching";
+  negative.upturn_penalty = -1.0;
+  EXPECT_THROW(train_sac(negative, dir / "negative"), UsageError);
+
+  // Only a torso that faces down pays: qpos[3:7] is its quaternion (w, x, y, z).
+  auto ant = tiny(300);
+  ant.env = "ant-goal-reaching";
+  ant.upturn_penalty = 7.0;
+  std::vector<double> qpos(15, 0.0);
+  qpos[3] = 1.0;  // upright
+  EXPECT_EQ(learned_reward(ant, qpos, -2.5), -2.5);
+  qpos[3] = std::cos(1.2), qpos[4] = std::sin(1.2);  // tilted 137 degrees about x: on its back
+  EXPECT_EQ(learned_reward(ant, qpos, -2.5), -9.5);
+  qpos[3] = std::cos(0.7), qpos[4] = std::sin(0.7);  // 80 degrees: on its side, not its back
+  EXPECT_EQ(learned_reward(ant, qpos, -2.5), -2.5);
+  auto plain = ant;
+  plain.upturn_penalty = 0.0;
+  qpos[3] = 0.0, qpos[4] = 1.0;
+  EXPECT_EQ(learned_reward(plain, qpos, -2.5), -2.5);
+
+  // The penalty is part of the run: a run with it is not continued without it.
+  ant.random_steps = 300;
+  ant.eval_every = 300;
+  ant.checkpoint_every = 300;
+  ant.replay_size = 1000;
+  train_sac(ant, dir / "penalised");
+  EXPECT_EQ(read_sac_run(dir / "penalised").config.upturn_penalty, 7.0);
+  plain.total_steps = 600;
+  EXPECT_THAT([&] { train_sac(plain, dir / "penalised"); },
+              testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("upturn_penalty 7.0")));
 }
 
 TEST(Sac, SnapshotsAreThePolicyAsItShips) {

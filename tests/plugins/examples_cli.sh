@@ -69,6 +69,20 @@ PY
 # Its equivalent mixing matrix through the attention analysis: causal, rows of a decaying kernel.
 "$dstudio" analyze attention --checkpoint "$work/run/checkpoint.pt" --windows 4 --out "$work/attention" --formats png --json \
   >"$work/attention.json" 2>"$work/attention.err" || fail "attention: $(cat "$work/attention.err")"
+python3 - "$work/attention.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+text = "diagonal recurrence: M[i][j] = (1 - lambda) lambda^(i-j) for j <= i, per channel, averaged over channels (the gate is left out)"
+found = []
+def walk(v):
+    if isinstance(v, dict):
+        if "derivation" in v: found.append(v["derivation"])
+        for x in v.values(): walk(x)
+    elif isinstance(v, list):
+        for x in v: walk(x)
+walk(s)
+assert found and all(d == text for d in found), found  # captioned by the plugin's own text
+PY
 python3 - "$work/attention/attention_layer1.csv" <<'PY'
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1])))

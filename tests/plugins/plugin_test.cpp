@@ -1,6 +1,8 @@
 // Loading plugins: one that works adds a variant, an analysis and a dataset format that work; each
 // broken one is refused with a message naming its file, and leaves the registries as they were.
 
+#include "dstudio/plugins/plugin.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -76,8 +78,7 @@ TEST(Plugins, APluginDatasetFormatLoadsThroughLoadDatasetWithTheUsualStatistics)
     out << "3,4,-0.5,10,0,0\n4,5,-0.5,20,0,1\n";
   }
   const auto ds = data::load_dataset(file);
-  EXPECT_EQ(ds.format, data::DatasetFormat::Plugin);
-  EXPECT_EQ(ds.format_name, "csv-transitions");
+  EXPECT_EQ(ds.format, "csv-transitions");
   ASSERT_EQ(ds.episodes.size(), 2u);
   EXPECT_DOUBLE_EQ(ds.episodes[0].ret, 6.0);
   EXPECT_DOUBLE_EQ(ds.episodes[1].ret, 30.0);
@@ -90,8 +91,7 @@ TEST(Plugins, APluginDatasetFormatLoadsThroughLoadDatasetWithTheUsualStatistics)
   data::LoadOptions isolated;
   isolated.isolate = true;
   const auto read_apart = data::load_dataset(file, isolated);
-  EXPECT_EQ(read_apart.format, data::DatasetFormat::Plugin);
-  EXPECT_EQ(read_apart.format_name, "csv-transitions");
+  EXPECT_EQ(read_apart.format, "csv-transitions");
   EXPECT_EQ(read_apart.fingerprint, ds.fingerprint);
   EXPECT_EQ(read_apart.data.observations, ds.data.observations);
   EXPECT_EQ(read_apart.state_mean, ds.state_mean);
@@ -101,6 +101,66 @@ TEST(Plugins, APluginDatasetFormatLoadsThroughLoadDatasetWithTheUsualStatistics)
   // by the HDF5 loader, as before.
   std::ofstream(dir / "other.csv") << "1,2\n";
   EXPECT_THROW(data::load_dataset(dir / "other.csv"), data::DatasetError);
+  fs::remove_all(dir);
+}
+
+// The calls a plugin makes, used for entries that ship with the studio: a format and a variant
+// added through them are listed, read and made exactly as the studio's own are.
+TEST(Plugins, ABuiltInFormatAndVariantAddedThroughThePluginCallsWorkLikeTheShippedOnes) {
+  data::DatasetFormatDefinition format;
+  format.name = "steps-text";
+  format.description = "one transition a line: observation, action, reward, terminal, timeout";
+  format.detect = [](const fs::path& p) { return p.extension() == ".steps"; };
+  format.load = [](const fs::path& p, const data::LoadOptions&, const Progress&) {
+    std::ifstream in(p);
+    data::Dataset ds;
+    ds.path = p.string();
+    auto& d = ds.data;
+    d.obs_dim = 1, d.act_dim = 1;
+    for (double o, a, r, term, tout; in >> o >> a >> r >> term >> tout;) {
+      d.observations.push_back(static_cast<float>(o));
+      d.actions.push_back(static_cast<float>(a));
+      d.rewards.push_back(static_cast<float>(r));
+      d.terminals.push_back(term != 0.0);
+      d.timeouts.push_back(tout != 0.0);
+    }
+    ds.episodes = data::segment_episodes(d.rewards, d.terminals, d.timeouts);
+    return ds;
+  };
+  plugins::builtin_registrar().add_dataset_format(format);
+  models::VariantDefinition variant;
+  variant.name = "dt-one-layer";
+  variant.description = "DT with one block";
+  variant.defaults = [] {
+    auto c = models::make_variant("dt");
+    c.layers = 1;
+    return c;
+  };
+  plugins::builtin_registrar().add_variant(variant);
+
+  const auto entry = data::dataset_format_registry().find("steps-text");
+  ASSERT_TRUE(entry);
+  EXPECT_TRUE(entry->origin.builtin());
+  const auto dir = temp_dir("builtin-format");
+  {
+    std::ofstream out(dir / "two.steps");
+    out << "1 0.5 1 0 0\n3 0.5 2 1 0\n5 -0.5 4 0 1\n";
+  }
+  const auto ds = data::load_dataset(dir / "two.steps");
+  EXPECT_EQ(ds.format, "steps-text");
+  ASSERT_EQ(ds.episodes.size(), 2u);
+  EXPECT_DOUBLE_EQ(ds.episodes[0].ret, 3.0);
+  EXPECT_DOUBLE_EQ(ds.episodes[1].ret, 4.0);
+  ASSERT_EQ(ds.state_mean.size(), 1u);  // load_dataset's own statistics: mean of 1, 3, 5
+  EXPECT_FLOAT_EQ(ds.state_mean[0], 3.0f);
+  EXPECT_FALSE(ds.fingerprint.empty());
+
+  const auto names = models::variant_names();
+  EXPECT_TRUE(has(names, "dt-one-layer"));
+  const auto c = models::make_variant("dt-one-layer");
+  EXPECT_EQ(c.layers, 1);
+  EXPECT_TRUE(c.plugin.empty());  // built in: its configurations name no plugin
+  EXPECT_EQ(models::variant_from_json(models::to_json(c)), c);
   fs::remove_all(dir);
 }
 

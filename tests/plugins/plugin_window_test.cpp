@@ -125,7 +125,8 @@ TEST_F(PluginWindow, ThePluginMixerIsInTheTrainingFormWithItsOptionsAndTrains) {
   EXPECT_EQ(config.mixer_options.at("timescale_max"), 12.0);
   panel.show();
   // The mixer's options are at the form's end: scrolled into view for the picture.
-  QTest::qWait(200);
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&panel));
+  test::deliver_posted_events();
   for (QWidget* p = timescale->parentWidget(); p; p = p->parentWidget())
     if (auto* area = qobject_cast<QScrollArea*>(p)) area->ensureWidgetVisible(timescale);
   save(panel, "plugin-training-form.png");

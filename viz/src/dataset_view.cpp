@@ -156,7 +156,7 @@ void DatasetView::fillSummary() {
   auto* file = section(tr("File"));
   row(file, tr("Name"), QFileInfo(QString::fromStdString(ds.path)).fileName());
   row(file, tr("Folder"), QFileInfo(QString::fromStdString(ds.path)).absolutePath());
-  row(file, tr("Format"), QString(data::to_string(ds.format)).toUpper());
+  row(file, tr("Format"), QString::fromStdString(ds.format).toUpper());
   if (!ds.env_id.empty()) row(file, tr("Environment"), QString::fromStdString(ds.env_id));
   row(file, tr("Fingerprint"), QString::fromStdString(ds.fingerprint));
 

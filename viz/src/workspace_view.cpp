@@ -91,7 +91,7 @@ void WorkspaceView::setDataset(const data::Dataset* dataset) {
     new QTreeWidgetItem(item, {field, value});
   };
   add(tr("Path"), QString::fromStdString(dataset->path));
-  add(tr("Format"), QString::fromLatin1(data::to_string(dataset->format)));
+  add(tr("Format"), QString::fromStdString(dataset->format));
   add(tr("Environment"),
       dataset->env_id.empty() ? tr("(not named)") : QString::fromStdString(dataset->env_id));
   add(tr("Transitions"), locale.toString(static_cast<qlonglong>(s.transitions)));

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "dstudio/common/error.h"
+#include "dstudio/models/variant_registry.h"
 
 namespace dstudio::analysis {
 
@@ -115,22 +116,13 @@ std::vector<std::string> relative_token_labels(const std::vector<char>& types) {
 }
 
 std::string mixing_derivation(const std::string& mixer) {
-  if (mixer.rfind("conv (", 0) == 0)
-    return "convolution: row p holds the magnitudes of the type(p) filter's taps, averaged over "
-           "channels, at columns p, p-1, ..., p-L+1";
-  if (mixer == "pooling")
-    return "pooling: row i averages tokens max(0, i-P+1)..i (weights 1/count)";
-  if (mixer == "gated-conv")
-    return "gated convolution: the magnitudes of the depthwise convolution's taps, averaged over "
-           "channels (the input-dependent gate is left out)";
-  if (mixer == "none") return "no token mixer: the identity";
-  if (mixer == "linear-attention")
-    return "linear attention: phi(q).phi(k) normalised over the causal keys, phi = elu + 1";
-  if (mixer == "direct-attention")
-    return "direct attention: the learned matrix, row-softmaxed under the causal mask";
-  if (mixer == "gaussian-attention")
-    return "attention weights with the Gaussian bias -|w d^2 + b| added to the logits";
-  return "attention weights softmax(q k^T / sqrt(d)) under the causal and padding masks";
+  // A layer's mixer is named by its definition, with what varies in brackets: "conv (3 filters)".
+  const auto definition = models::mixer_registry().find(mixer.substr(0, mixer.find(" (")));
+  if (!definition) return mixer + ": no token mixer of that name is registered";
+  if (definition->derivation.empty())
+    return definition->name +
+           ": the mixing matrix its module returns (its definition says no more)";
+  return definition->derivation;
 }
 
 }  // namespace dstudio::analysis

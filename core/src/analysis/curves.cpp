@@ -144,7 +144,7 @@ void read_csv(const fs::path& file, RunMetrics& out) {
 
 RunMetrics read_run_metrics(const fs::path& dir) {
   RunMetrics out;
-  if (!fs::is_directory(dir)) throw std::runtime_error(dir.string() + ": no such folder");
+  if (!fs::is_directory(dir)) throw Error(dir.string() + ": no such folder");
   // The JSON lines hold the evaluation columns too; the CSV is the fallback.
   for (const char* name : {"metrics.jsonl", "metrics.csv"}) {
     const fs::path file = dir / name;
@@ -158,9 +158,8 @@ RunMetrics read_run_metrics(const fs::path& dir) {
       return out;
     }
   }
-  throw std::runtime_error(
-      dir.string() +
-      " holds no training metrics (metrics.jsonl or metrics.csv with a step column)");
+  throw Error(dir.string() +
+              " holds no training metrics (metrics.jsonl or metrics.csv with a step column)");
 }
 
 std::vector<CurveGroup> group_curves(

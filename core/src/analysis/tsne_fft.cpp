@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "dstudio/common/error.h"
 #include "tsne_internal.h"
 
 namespace dstudio::analysis::tsne_detail {
@@ -87,7 +88,7 @@ struct FftRepulsion::Grid {
     backward = fftwf_plan_dft_c2r_2d(padded, padded, product[0].get(),
                                      real[kKernels + kCharges].get(), FFTW_ESTIMATE);
     if (!forward || !backward)
-      throw std::runtime_error("FFTW could not plan a " + std::to_string(padded) + "^2 transform");
+      throw Error("FFTW could not plan a " + std::to_string(padded) + "^2 transform");
   }
   ~Grid() {
     const std::lock_guard lock(planner_mutex());

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "dstudio/common/error.h"
+#include "dstudio/common/json_fields.h"
 #include "dstudio/common/resources.h"
 #include "dstudio/env/environment.h"
 
@@ -263,93 +264,103 @@ void choose_medium_and_expert(ArsRun& run) {
 
 namespace {
 
-nlohmann::ordered_json policy_json(const LinearPolicy& p) {
-  return {{"obs_dim", p.obs_dim},
-          {"act_dim", p.act_dim},
-          {"weights", p.weights},
-          {"obs_mean", p.obs_mean},
-          {"obs_std", p.obs_std}};
+// The file's types, each field written once (a run's file: its configuration, its snapshots).
+const JsonFields<LinearPolicy>& policy_fields() {
+  static const auto fields = [] {
+    JsonFields<LinearPolicy> f;
+    f.field("obs_dim", &LinearPolicy::obs_dim, {1.0})
+        .field("act_dim", &LinearPolicy::act_dim, {1.0})
+        .field("weights", &LinearPolicy::weights)
+        .field("obs_mean", &LinearPolicy::obs_mean)
+        .field("obs_std", &LinearPolicy::obs_std);
+    return f;
+  }();
+  return fields;
 }
 
-LinearPolicy policy_from(const nlohmann::json& j) {
-  LinearPolicy p;
-  p.obs_dim = j.at("obs_dim");
-  p.act_dim = j.at("act_dim");
-  p.weights = j.at("weights").get<std::vector<double>>();
-  p.obs_mean = j.at("obs_mean").get<std::vector<double>>();
-  p.obs_std = j.at("obs_std").get<std::vector<double>>();
-  if (p.weights.size() != static_cast<std::size_t>(p.obs_dim * p.act_dim) ||
-      p.obs_mean.size() != static_cast<std::size_t>(p.obs_dim) ||
-      p.obs_std.size() != static_cast<std::size_t>(p.obs_dim))
-    throw std::runtime_error("a policy's arrays do not match its dimensions");
-  return p;
+// Every setting but the task, which the file names at its top.
+const JsonFields<ArsConfig>& config_fields() {
+  static const auto fields = [] {
+    JsonFields<ArsConfig> f;
+    f.field("directions", &ArsConfig::directions, {1.0})
+        .field("top_directions", &ArsConfig::top_directions, {1.0})
+        .field("step_size", &ArsConfig::step_size, {0.0, 1e9, true})
+        .field("exploration", &ArsConfig::exploration, {0.0, 1e9, true})
+        .field("reward_shift", &ArsConfig::reward_shift)
+        .field("max_iterations", &ArsConfig::max_iterations, {0.0})
+        .field("target_return", &ArsConfig::target_return)
+        .field("eval_every", &ArsConfig::eval_every, {1.0})
+        .field("eval_episodes", &ArsConfig::eval_episodes, {1.0})
+        .field("threads", &ArsConfig::threads, {1.0})
+        .field("seed", &ArsConfig::seed);
+    return f;
+  }();
+  return fields;
+}
+
+const JsonFields<Snapshot>& snapshot_fields() {
+  static const auto fields = [] {
+    JsonFields<Snapshot> f;
+    f.field("iteration", &Snapshot::iteration, {0.0})
+        .field("env_steps", &Snapshot::env_steps, {0.0})
+        .field("eval_return", &Snapshot::eval_return)
+        .object("policy", &Snapshot::policy, policy_fields());
+    return f;
+  }();
+  return fields;
+}
+
+const JsonFields<ArsRun>& run_fields() {
+  static const auto fields = [] {
+    JsonFields<ArsRun> f;
+    f.constant("format", "dstudio-behaviour-policies-1")
+        .computed(
+            "env", [](const ArsRun& r) { return nlohmann::ordered_json(r.config.env); },
+            [](ArsRun& r, const nlohmann::json& v, const std::string& where) {
+              if (!v.is_string()) throw Error(where + " is not a text");
+              r.config.env = v.get<std::string>();
+            })
+        .field("command", &ArsRun::command)
+        .computed(
+            "ars", [](const ArsRun& r) { return config_fields().write(r.config); },
+            [](ArsRun& r, const nlohmann::json& v, const std::string& where) {
+              r.config = config_fields().read(v, where, r.config);
+            })
+        .field("medium", &ArsRun::medium)
+        .field("expert", &ArsRun::expert)
+        .objects("snapshots", &ArsRun::snapshots, snapshot_fields());
+    return f;
+  }();
+  return fields;
 }
 
 }  // namespace
 
 std::string to_json(const ArsRun& run) {
-  const auto& c = run.config;
-  nlohmann::ordered_json j;
-  j["format"] = "dstudio-behaviour-policies-1";
-  j["env"] = c.env;
-  j["command"] = run.command;
-  j["ars"] = {{"directions", c.directions},
-              {"top_directions", c.top_directions},
-              {"step_size", c.step_size},
-              {"exploration", c.exploration},
-              {"reward_shift", c.reward_shift},
-              {"max_iterations", c.max_iterations},
-              {"target_return", c.target_return},
-              {"eval_every", c.eval_every},
-              {"eval_episodes", c.eval_episodes},
-              {"threads", c.threads},
-              {"seed", c.seed}};
-  j["medium"] = run.medium;
-  j["expert"] = run.expert;
-  auto& snaps = j["snapshots"] = nlohmann::ordered_json::array();
-  for (const auto& s : run.snapshots)
-    snaps.push_back({{"iteration", s.iteration},
-                     {"env_steps", s.env_steps},
-                     {"eval_return", s.eval_return},
-                     {"policy", policy_json(s.policy)}});
-  return j.dump(1);
+  return run_fields().write(run).dump(1);
 }
 
 ArsRun ars_run_from_json(const std::string& text) {
-  const auto j = nlohmann::json::parse(text);
-  if (j.value("format", "") != "dstudio-behaviour-policies-1")
-    throw std::runtime_error("not a behaviour-policy file");
-  ArsRun run;
-  auto& c = run.config;
-  c.env = j.at("env");
-  run.command = j.value("command", "");
-  const auto& a = j.at("ars");
-  c.directions = a.at("directions");
-  c.top_directions = a.at("top_directions");
-  c.step_size = a.at("step_size");
-  c.exploration = a.at("exploration");
-  c.reward_shift = a.at("reward_shift");
-  c.max_iterations = a.at("max_iterations");
-  c.target_return = a.at("target_return");
-  c.eval_every = a.at("eval_every");
-  c.eval_episodes = a.at("eval_episodes");
-  c.threads = a.at("threads");
-  c.seed = a.at("seed");
-  for (const auto& s : j.at("snapshots"))
-    run.snapshots.push_back(
-        {s.at("iteration"), s.at("env_steps"), s.at("eval_return"), policy_from(s.at("policy"))});
-  run.medium = j.at("medium");
-  run.expert = j.at("expert");
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) throw Error("not a behaviour-policy file (not JSON)");
+  ArsRun run = run_fields().read(j, "behaviour-policy file");
+  for (const auto& s : run.snapshots) {
+    const auto& p = s.policy;
+    if (p.weights.size() != static_cast<std::size_t>(p.obs_dim * p.act_dim) ||
+        p.obs_mean.size() != static_cast<std::size_t>(p.obs_dim) ||
+        p.obs_std.size() != static_cast<std::size_t>(p.obs_dim))
+      throw Error("a policy's arrays do not match its dimensions");
+  }
   const int n = static_cast<int>(run.snapshots.size());
   if (run.medium < 0 || run.medium >= n || run.expert < 0 || run.expert >= n)
-    throw std::runtime_error("medium or expert index outside the snapshots");
+    throw Error("medium or expert index outside the snapshots");
   return run;
 }
 
 ArsRun shipped_policies(const std::string& env_name) {
   const std::string name = env::task(env_name).name;
   const auto text = embedded_resource("policies/" + name + ".json");
-  if (!text) throw std::runtime_error("no behaviour policies ship for " + name);
+  if (!text) throw Error("no behaviour policies ship for " + name);
   return ars_run_from_json(std::string(*text));
 }
 

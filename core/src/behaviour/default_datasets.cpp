@@ -16,6 +16,7 @@
 #include "dstudio/behaviour/adroit_data.h"
 #include "dstudio/behaviour/antmaze_data.h"
 #include "dstudio/behaviour/demonstrations.h"
+#include "dstudio/common/error.h"
 #include "dstudio/common/resources.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
@@ -212,7 +213,7 @@ class MakingLock {
     while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       if (errno != EWOULDBLOCK && errno != EINTR) {
         ::close(fd_);
-        throw std::runtime_error(file + ": cannot lock: " + std::strerror(errno));
+        throw Error(file + ": cannot lock: " + std::strerror(errno));
       }
       if (!told)
         progress.update(0.0, "waiting for another process making " + dataset.filename().string());

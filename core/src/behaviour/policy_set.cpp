@@ -172,13 +172,13 @@ PolicySet policy_set_from_text(const std::string& text, double ars_action_noise)
 
 PolicySet read_policy_set(const std::string& path, double ars_action_noise) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot be read");
+  if (!in) throw Error(path + ": cannot be read");
   std::stringstream text;
   text << in.rdbuf();
   try {
     return policy_set_from_text(text.str(), ars_action_noise);
   } catch (const std::exception& e) {
-    throw std::runtime_error(path + ": " + e.what());
+    throw Error(path + ": " + e.what());
   }
 }
 
@@ -186,7 +186,7 @@ PolicySet shipped_policy_set(const std::string& env_name, PolicyAlgorithm algori
   const std::string name = training_task(env_name).name;
   if (algorithm == PolicyAlgorithm::Ars) return policy_set_from_ars(shipped_policies(name), 0.05);
   const auto text = embedded_resource("policies/" + name + "-sac.json");
-  if (!text) throw std::runtime_error("no SAC behaviour policies ship for " + name);
+  if (!text) throw Error("no SAC behaviour policies ship for " + name);
   return policy_set_from_text(std::string(*text), 0.0);
 }
 

@@ -104,18 +104,17 @@ std::string text(const json& value, const std::string& key) {
   return s;
 }
 
-// One of `names` (the index of the match); the message lists them.
-template <std::size_t N>
-std::size_t choice(const json& value, const std::string& key, const char* const (&names)[N]) {
+// One of the names of `names`; the message lists them.
+template <class E>
+E choice(const json& value, const std::string& key, const EnumNames<E>& names) {
   std::string listed;
-  for (std::size_t i = 0; i < N; ++i) {
-    if (i > 0) listed += i + 1 == N ? " or " : ", ";
-    listed.append(1, '"').append(names[i]).append(1, '"');
+  const auto& entries = names.entries();
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (i > 0) listed += i + 1 == entries.size() ? " or " : ", ";
+    listed.append(1, '"').append(entries[i].second).append(1, '"');
   }
   if (!value.is_string()) wrong(key, listed, value);
-  const auto s = value.get<std::string>();
-  for (std::size_t i = 0; i < N; ++i)
-    if (s == names[i]) return i;
+  if (const auto found = names.parse(value.get<std::string>())) return *found;
   wrong(key, listed, value);
 }
 
@@ -144,12 +143,15 @@ const json& object(const json& value, const std::string& key) {
   return value;
 }
 
-constexpr const char* kZeroings[] = {"none", "rtg", "states", "actions"};
-constexpr const char* kMaps[] = {"layer", "mean over layers", "rollout"};
-constexpr const char* kComparisons[] = {"side by side", "difference"};
-constexpr const char* kRuns[] = {"sweep", "ablation"};
-constexpr const char* kLabMixers[] = {"pooling", "attention", "conv"};
-constexpr const char* kBookmarkPlaces[] = {"viewer", "run"};
+const EnumNames<WorkspaceMap> kMaps{{WorkspaceMap::Layer, "layer"},
+                                    {WorkspaceMap::MeanOverLayers, "mean over layers"},
+                                    {WorkspaceMap::Rollout, "rollout"}};
+const EnumNames<WorkspaceComparison> kComparisons{{WorkspaceComparison::SideBySide, "side by side"},
+                                                  {WorkspaceComparison::Difference, "difference"}};
+const EnumNames<WorkspaceRun> kRuns{{WorkspaceRun::Sweep, "sweep"},
+                                    {WorkspaceRun::Ablation, "ablation"}};
+const EnumNames<BookmarkPlace> kBookmarkPlaces{{BookmarkPlace::Viewer, "viewer"},
+                                               {BookmarkPlace::Run, "run"}};
 
 Bookmark bookmark_of(const json& o, const std::string& where) {
   Bookmark b;
@@ -157,7 +159,7 @@ Bookmark bookmark_of(const json& o, const std::string& where) {
   for (const auto& [key, value] : o.items()) {
     const std::string name = where + "." + key;
     if (key == "on")
-      b.on = static_cast<BookmarkPlace>(choice(value, name, kBookmarkPlaces));
+      b.on = choice(value, name, kBookmarkPlaces);
     else if (key == "run")
       b.run = text(value, name);
     else if (key == "step")
@@ -188,7 +190,7 @@ WorkspaceViewer viewer_of(const json& o) {
     if (key == "target")
       v.target = number_in(value, name, -models::kMaxTargetReturn, models::kMaxTargetReturn);
     else if (key == "zeroing")
-      v.zeroing = models::kModalityZeroings[choice(value, name, kZeroings)];
+      v.zeroing = choice(value, name, models::modality_zeroing_names());
     else if (key == "seed")
       v.seed = integer_in(value, name, 0, 1'000'000);
     else if (key == "speed") {
@@ -232,7 +234,7 @@ WorkspaceAttention attention_of(const json& o) {
   for (const auto& [key, value] : o.items()) {
     const std::string name = "attention." + key;
     if (key == "map")
-      a.map = static_cast<WorkspaceMap>(choice(value, name, kMaps));
+      a.map = choice(value, name, kMaps);
     else if (key == "layer")
       a.layer = integer_in(value, name, 1, 1000);
     else if (key == "head")
@@ -254,7 +256,7 @@ WorkspaceMarkovLab markov_lab_of(const json& o) {
     else if (key == "states")
       m.states = integer_in(value, name, 2, 8);
     else if (key == "mixer")
-      m.mixer = static_cast<models::LabMixer>(choice(value, name, kLabMixers));
+      m.mixer = choice(value, name, models::lab_mixer_names());
     else if (key == "window")
       m.window = integer_in(value, name, 1, 256);
     else if (key == "steps")
@@ -268,16 +270,16 @@ WorkspaceMarkovLab markov_lab_of(const json& o) {
 }  // namespace
 
 const char* to_string(WorkspaceMap map) {
-  return kMaps[static_cast<int>(map)];
+  return kMaps.name(map);
 }
 const char* to_string(WorkspaceComparison comparison) {
-  return kComparisons[static_cast<int>(comparison)];
+  return kComparisons.name(comparison);
 }
 const char* to_string(WorkspaceRun run) {
-  return kRuns[static_cast<int>(run)];
+  return kRuns.name(run);
 }
 const char* to_string(BookmarkPlace place) {
-  return kBookmarkPlaces[static_cast<int>(place)];
+  return kBookmarkPlaces.name(place);
 }
 
 models::MarkovLabOptions WorkspaceMarkovLab::apply(models::MarkovLabOptions options) const {
@@ -326,7 +328,7 @@ Workspace parse_workspace(std::string_view json_text) {
     else if (key == "compare")
       ws.compare = text(value, key);
     else if (key == "comparison")
-      ws.comparison = static_cast<WorkspaceComparison>(choice(value, key, kComparisons));
+      ws.comparison = choice(value, key, kComparisons);
     else if (key == "tab")
       ws.tab = text(value, key);
     else if (key == "viewer")
@@ -336,7 +338,7 @@ Workspace parse_workspace(std::string_view json_text) {
     else if (key == "markov_lab")
       ws.markov_lab = markov_lab_of(object(value, key));
     else if (key == "run")
-      ws.run = static_cast<WorkspaceRun>(choice(value, key, kRuns));
+      ws.run = choice(value, key, kRuns);
     else if (key == "runs") {
       if (!value.is_array()) wrong(key, "an array of paths", value);
       for (std::size_t i = 0; i < value.size(); ++i)

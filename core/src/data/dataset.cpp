@@ -24,18 +24,6 @@ const char* to_string(EndReason reason) {
   return "?";
 }
 
-const char* to_string(DatasetFormat format) {
-  switch (format) {
-    case DatasetFormat::D4RL:
-      return "d4rl";
-    case DatasetFormat::Minari:
-      return "minari";
-    case DatasetFormat::Plugin:
-      return "plugin";
-  }
-  return "d4rl";
-}
-
 template <class T>
 static std::int64_t bytes_of(const std::vector<T>& v) {
   return static_cast<std::int64_t>(v.capacity() * sizeof(T));

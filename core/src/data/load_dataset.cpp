@@ -1,5 +1,17 @@
 // Reading D4RL and Minari files into a Dataset. See dataset_io.h for the contract.
 
+// Index of this file:
+//   [SECTION] Budgets, progress and metadata
+//   [SECTION] Names
+//   [SECTION] Episodes of AntMaze, Adroit and the kitchen
+//   [SECTION] The D4RL layout
+//   [SECTION] The Minari layout
+//   [SECTION] Opening an HDF5 file
+//   [SECTION] The two formats
+//   [SECTION] What every dataset gets
+//   [SECTION] The format registry
+//   [SECTION] Loading
+
 #include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
@@ -29,6 +41,9 @@ using h5::Context;
 
 // Dimensions beyond this are not an observation or action space; they are a corrupt header.
 constexpr std::int64_t kMaxDim = 1 << 20;
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Budgets, progress and metadata
 
 std::string gib(std::int64_t bytes) {
   char text[32];
@@ -136,6 +151,9 @@ void read_metadata(const Context& ctx, hid_t loc, const std::string& prefix, Dat
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Names
+
 // Top-level names a D4RL file may have; any other is reported, since a damaged name (a flipped
 // bit in "timeouts") would otherwise read as an absent array.
 bool known_d4rl_key(const std::string& name) {
@@ -183,6 +201,9 @@ void refuse_damaged_names(const Context& ctx, const std::vector<std::string>& ke
                            "rather than read without it");
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Episodes of AntMaze, Adroit and the kitchen
 
 // D4RL's AntMaze files name no environment; their file names do. Their terminals mark every step
 // near the goal without ending the episode (antmaze_data.h says how the data was made).
@@ -284,6 +305,9 @@ void read_kitchen_episodes(Dataset& ds, bool has_timeouts) {
       "demonstration's return sums those counts over its steps, while an evaluation episode "
       "counts each element once (0 to 4)");
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The D4RL layout
 
 void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& keys,
                const LoadOptions& options, const Progress& progress, Dataset& ds) {
@@ -483,6 +507,9 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
   read_antmaze_episodes(ds);
   read_adroit_states(ds);
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The Minari layout
 
 // The arrays of a dict observation, depth first in name order: Minari writes a Dict space as a
 // group and a Dict inside it (FrankaKitchen's achieved_goal and desired_goal, one array per task
@@ -841,6 +868,9 @@ void read_minari(const Context& ctx, hid_t file,
 
 namespace {
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Opening an HDF5 file
+
 // The HDF5 file to read: `path` itself, or a Minari dataset folder's main_data.hdf5.
 std::filesystem::path hdf5_file(const std::filesystem::path& path) {
   namespace fs = std::filesystem;
@@ -852,9 +882,17 @@ std::filesystem::path hdf5_file(const std::filesystem::path& path) {
                      "is a folder without data/main_data.hdf5 (not a Minari dataset)");
 }
 
-// The HDF5 layouts (D4RL, Minari): one open of the file decides which.
-Dataset load_hdf5(const std::filesystem::path& path, const LoadOptions& options,
-                  const Progress& progress) {
+// The keys at the top of an HDF5 file and, among them, Minari's episode groups in id order.
+struct TopLevel {
+  std::vector<std::string> keys;
+  std::vector<std::pair<std::int64_t, std::string>> minari_episodes;
+};
+
+// Opens `path` (a file, or a Minari folder's main_data.hdf5) with the checks every HDF5 layout
+// needs, hands `read` the open file and its top level, and closes it. Breadcrumbs name each step
+// for the reader process, which reports where libhdf5 crashed or hung on a damaged file.
+template <class Read>
+Dataset with_hdf5_file(const std::filesystem::path& path, const Progress& progress, Read&& read) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path file = hdf5_file(path);
@@ -868,42 +906,94 @@ Dataset load_hdf5(const std::filesystem::path& path, const LoadOptions& options,
 
   Dataset ds;
   ds.path = file.string();
-  {
-    std::lock_guard lock(h5::library_mutex());
-    h5::silence_library();
-    if (H5Fis_hdf5(file.c_str()) <= 0) {
-      H5Eclear2(H5E_DEFAULT);
-      ctx.fail("", "is not an HDF5 file");
-    }
-    h5::breadcrumb("opening the file");
-    h5::Handle fid(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-    if (!fid.valid()) ctx.fail_h5("", "cannot be opened: the file is truncated or corrupt");
-
-    std::vector<std::pair<std::int64_t, std::string>> minari_episodes;
-    std::vector<std::string> keys = h5::link_names(ctx, fid, "");
-    for (const auto& name : keys)
-      if (auto id = episode_id(name)) minari_episodes.emplace_back(*id, name);
-    std::sort(minari_episodes.begin(), minari_episodes.end());
-
-    if (h5::has_link(ctx, fid, "observations", "observations")) {
-      ds.format = DatasetFormat::D4RL;
-      read_d4rl(ctx, fid, keys, options, progress, ds);
-    } else if (!minari_episodes.empty()) {
-      ds.format = DatasetFormat::Minari;
-      read_minari(ctx, fid, minari_episodes, keys, options, progress, ds);
-    } else {
-      std::string found;
-      for (std::size_t i = 0; i < keys.size() && i < 8; ++i) found += (i ? ", " : "") + keys[i];
-      ctx.fail("",
-               "is neither a D4RL file (no 'observations') nor a Minari file (no 'episode_*' "
-               "groups); its top-level keys are: " +
-                   (found.empty() ? "none" : found));
-    }
-    h5::breadcrumb("closing the file");
-    if (!fid.close()) ctx.fail_h5("", "could not be closed: the file is corrupt");
+  std::lock_guard lock(h5::library_mutex());
+  h5::silence_library();
+  if (H5Fis_hdf5(file.c_str()) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    ctx.fail("", "is not an HDF5 file");
   }
+  h5::breadcrumb("opening the file");
+  h5::Handle fid(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!fid.valid()) ctx.fail_h5("", "cannot be opened: the file is truncated or corrupt");
+  TopLevel top;
+  top.keys = h5::link_names(ctx, fid, "");
+  for (const auto& name : top.keys)
+    if (auto id = episode_id(name)) top.minari_episodes.emplace_back(*id, name);
+  std::sort(top.minari_episodes.begin(), top.minari_episodes.end());
+  read(ctx, fid, top, ds);
+  h5::breadcrumb("closing the file");
+  if (!fid.close()) ctx.fail_h5("", "could not be closed: the file is corrupt");
   return ds;
 }
+
+// Steps of episodes that end with neither a terminal nor a timeout: a file's unterminated tail.
+std::pair<std::int64_t, std::int64_t> unterminated(const Dataset& ds) {
+  std::int64_t episodes = 0, steps = 0;
+  for (const auto& ep : ds.episodes)
+    if (!ep.complete()) ++episodes, steps += ep.length;
+  return {episodes, steps};
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The two formats
+
+// D4RL's layout: one array per field over all transitions.
+Dataset load_d4rl_file(const std::filesystem::path& path, const LoadOptions& options,
+                       const Progress& progress) {
+  Dataset ds = with_hdf5_file(
+      path, progress,
+      [&](const Context& ctx, const h5::Handle& fid, const TopLevel& top, Dataset& out) {
+        if (!h5::has_link(ctx, fid, "observations", "observations"))
+          ctx.fail("", "is not a D4RL file: it has no 'observations'");
+        read_d4rl(ctx, fid, top.keys, options, progress, out);
+      });
+  if (const auto [episodes, steps] = unterminated(ds); steps > 0)
+    ds.notes.push_back(
+        "the last " + std::to_string(steps) +
+        " steps end without a terminal or timeout: an unterminated tail, left out of "
+        "the statistics and of training windows, as in D4RL");
+  return ds;
+}
+
+// Minari's layout: one group per episode.
+Dataset load_minari_file(const std::filesystem::path& path, const LoadOptions& options,
+                         const Progress& progress) {
+  Dataset ds = with_hdf5_file(
+      path, progress,
+      [&](const Context& ctx, const h5::Handle& fid, const TopLevel& top, Dataset& out) {
+        if (top.minari_episodes.empty())
+          ctx.fail("", "is not a Minari file: it has no 'episode_*' groups");
+        read_minari(ctx, fid, top.minari_episodes, top.keys, options, progress, out);
+      });
+  if (const auto [episodes, steps] = unterminated(ds); episodes > 0)
+    ds.warnings.push_back(std::to_string(episodes) + " episodes (" + std::to_string(steps) +
+                          " steps) end with neither termination nor truncation: left out of the "
+                          "statistics and of training windows");
+  return ds;
+}
+
+// A file no format claims: why, in the words of the HDF5 layouts (not HDF5, damaged, or which
+// keys it has instead).
+[[noreturn]] void refuse_unclaimed(const std::filesystem::path& path) {
+  with_hdf5_file(
+      path, Progress{},
+      [](const Context& ctx, const h5::Handle& fid, const TopLevel& top, Dataset&) {
+        // As the D4RL layout's detect asks it, but letting a damaged link say what it is.
+        if (h5::has_link(ctx, fid, "observations", "observations"))
+          ctx.fail("observations", "is there, yet the D4RL layout could not read the file");
+        std::string found;
+        for (std::size_t i = 0; i < top.keys.size() && i < 8; ++i)
+          found += (i ? ", " : "") + top.keys[i];
+        ctx.fail("",
+                 "is neither a D4RL file (no 'observations') nor a Minari file (no 'episode_*' "
+                 "groups); its top-level keys are: " +
+                     (found.empty() ? "none" : found));
+      });
+  throw DatasetError(path.string(), "", "no dataset format reads it");
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] What every dataset gets
 
 // Names and texts read from the file, made valid UTF-8 before anything shows or stores them (a
 // damaged name holds any bytes; JSON writers and Qt labels need UTF-8).
@@ -921,34 +1011,17 @@ void make_texts_valid(Dataset& ds) {
 // What every dataset gets, whichever format it came from.
 void finish(Dataset& ds, const Progress& progress) {
   progress.update(0.92, "statistics");
-  std::int64_t tail = 0, unterminated = 0, complete = 0;
-  for (const auto& ep : ds.episodes) {
-    if (ep.complete())
-      ++complete;
-    else {
-      ++unterminated;
-      tail += ep.length;
-    }
-  }
-  if (ds.format == DatasetFormat::D4RL && tail > 0)
-    ds.notes.push_back(
-        "the last " + std::to_string(tail) +
-        " steps end without a terminal or timeout: an unterminated tail, left out of "
-        "the statistics and of training windows, as in D4RL");
-  if (ds.format == DatasetFormat::Minari && unterminated > 0)
-    ds.warnings.push_back(std::to_string(unterminated) + " episodes (" + std::to_string(tail) +
-                          " steps) end with neither termination nor truncation: left out of the "
-                          "statistics and of training windows");
-  if (complete == 0)
-    ds.warnings.push_back("no complete episode: nothing can be sampled for training");
+  bool complete = false;
+  for (const auto& ep : ds.episodes) complete = complete || ep.complete();
+  if (!complete) ds.warnings.push_back("no complete episode: nothing can be sampled for training");
   state_statistics(ds.data, ds.episodes, ds.state_mean, ds.state_std);
   progress.update(0.96, "fingerprint");
   ds.fingerprint = content_fingerprint(ds.data);
   progress.update(1.0, "done");
 }
 
-// A plugin format's result, checked before anything relies on it.
-void check_plugin_dataset(const Dataset& ds, const std::string& format) {
+// A format's result, checked before anything relies on it.
+void check_format_dataset(const Dataset& ds, const std::string& format) {
   const Context ctx{ds.path};
   const auto& d = ds.data;
   const std::int64_t n = d.size();
@@ -962,7 +1035,8 @@ void check_plugin_dataset(const Dataset& ds, const std::string& format) {
   rows(d.actions.size(), d.act_dim, "actions");
   rows(d.rewards.size(), 1, "rewards");
   rows(d.terminals.size(), 1, "terminals");
-  rows(d.timeouts.size(), 1, "timeouts");
+  // A file without timeouts has them made from the episodes' lengths instead (D4RL's old files).
+  if (!(ds.timeouts_synthesized && d.timeouts.empty())) rows(d.timeouts.size(), 1, "timeouts");
   std::int64_t next = 0;
   for (const auto& e : ds.episodes) {
     if (e.start != next || e.length < 1)
@@ -974,6 +1048,9 @@ void check_plugin_dataset(const Dataset& ds, const std::string& format) {
                      " of " + std::to_string(n) + " transitions");
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The format registry
+
 bool hdf5_with(const std::filesystem::path& file, bool minari) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec)) return false;
@@ -983,12 +1060,16 @@ bool hdf5_with(const std::filesystem::path& file, bool minari) {
     H5Eclear2(H5E_DEFAULT);
     return false;
   }
+  h5::breadcrumb("opening the file");
   h5::Handle fid(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!fid.valid()) return false;
   const Context ctx{file.string()};
   try {
+    // The steps the loaders take, in their order: the reader's breadcrumbs then name the same
+    // step whether a damaged file crashes libhdf5 here or in the loader.
+    const auto keys = h5::link_names(ctx, fid, "");
     if (!minari) return h5::has_link(ctx, fid, "observations", "observations");
-    for (const auto& name : h5::link_names(ctx, fid, ""))
+    for (const auto& name : keys)
       if (episode_id(name)) return true;
   } catch (const DatasetError&) {
     H5Eclear2(H5E_DEFAULT);  // a file whose links cannot be read is no format's to claim
@@ -1004,7 +1085,8 @@ Registry<DatasetFormatDefinition>& dataset_format_registry() {
     r->add({"d4rl",
             "D4RL HDF5: observations, actions, rewards, terminals, timeouts (infos/, metadata/)",
             [](const std::filesystem::path& p) { return hdf5_with(p, false); },
-            load_hdf5,
+            load_d4rl_file,
+            true,
             {}});
     r->add({"minari",
             "Minari: a dataset folder or its main_data.hdf5, one group per episode",
@@ -1015,7 +1097,8 @@ Registry<DatasetFormatDefinition>& dataset_format_registry() {
                        std::filesystem::exists(p / "main_data.hdf5", ec);
               return hdf5_with(p, true);
             },
-            load_hdf5,
+            load_minari_file,
+            true,
             {}});
     return r;
   }();
@@ -1023,6 +1106,9 @@ Registry<DatasetFormatDefinition>& dataset_format_registry() {
 }
 
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Loading
 
 // Whether `format` claims `path`; a format that cannot tell does not.
 bool claims(const DatasetFormatDefinition& format, const std::filesystem::path& path) {
@@ -1049,12 +1135,10 @@ Dataset load_with(const DatasetFormatDefinition& format, const std::filesystem::
         path.string(), "",
         "the " + format.name + " format (" + format.origin.label() + ") failed: " + e.what());
   }
-  if (!format.origin.builtin()) {
-    if (ds.path.empty()) ds.path = path.string();
-    ds.format = DatasetFormat::Plugin;
-    ds.format_name = format.name;
-    check_plugin_dataset(ds, format.name);
-  }
+  // Every format's result is checked alike, the studio's own as a plugin's.
+  ds.format = format.name;
+  if (ds.path.empty()) ds.path = path.string();
+  check_format_dataset(ds, format.name);
   finish(ds, progress);
   make_texts_valid(ds);
   return ds;
@@ -1064,32 +1148,42 @@ Dataset load_with(const DatasetFormatDefinition& format, const std::filesystem::
 
 Dataset load_dataset(const std::filesystem::path& path, const LoadOptions& options,
                      const Progress& progress) {
-  const auto formats = dataset_format_registry().all();
-  // Plugins' formats first: one may claim files the built-in layouts would refuse. Asking is
-  // cheap and happens here; reading happens in the reader process when isolated, so a plugin
-  // that crashes on a file takes only that process with it.
+  // Plugins' formats first: one may claim files the studio's own layouts would refuse.
+  std::vector<std::shared_ptr<const DatasetFormatDefinition>> formats;
+  for (const auto& format : dataset_format_registry().all())
+    if (!format->origin.builtin()) formats.push_back(format);
+  for (const auto& format : dataset_format_registry().all())
+    if (format->origin.builtin()) formats.push_back(format);
+
+  // Isolated, a format whose detect opens the file with libhdf5 is asked in the reader process
+  // (libhdf5 crashes and loops on some damaged files), where load_dataset asks it again; any
+  // other format is asked here, and its reading happens in the reader, so a format that crashes
+  // on a file takes only that process with it.
+  const DatasetFormatDefinition* ask_in_reader = nullptr;
   for (const auto& format : formats) {
-    if (format->origin.builtin() || !claims(*format, path)) continue;
+    if (options.isolate && format->detect_reads_hdf5) {
+      if (!ask_in_reader) ask_in_reader = format.get();
+      continue;
+    }
+    if (!claims(*format, path)) continue;
     if (!options.isolate) return load_with(*format, path, options, progress);
-    Dataset ds = load_in_reader_process(path, options, progress, format.get());
+    // A plugin's format is read by the reader that loads its plugin; the studio's own by the
+    // plain reader, which asks them again.
+    Dataset ds = load_in_reader_process(path, options, progress,
+                                        format->origin.builtin() ? nullptr : format.get());
     make_texts_valid(ds);
     return ds;
   }
-  // The built-in HDF5 layouts. Isolated, this process never opens the file: libhdf5 crashes and
-  // loops on some damaged files, so even telling the layouts apart happens in the reader.
-  if (options.isolate) {
-    const auto file = hdf5_file(path);
+  if (ask_in_reader) {
     std::error_code ec;
-    if (!std::filesystem::exists(file, ec))
-      (void)load_hdf5(path, options, progress);  // throws "no such file"
-    Dataset ds = load_in_reader_process(file, options, progress);
+    const auto file = hdf5_file(path);
+    if (!std::filesystem::exists(file, ec)) refuse_unclaimed(path);  // says "no such file"
+    Dataset ds = load_in_reader_process(file, options, progress,
+                                        ask_in_reader->origin.builtin() ? nullptr : ask_in_reader);
     make_texts_valid(ds);  // the reader's own warnings quote the step it was at
     return ds;
   }
-  // Both built-in layouts load with one loader that tells them apart in one open of the file, with
-  // breadcrumbs for the reader (their detect functions would open it first, without them), and
-  // says why a file is neither (not HDF5, no observations, ...).
-  return load_with(*dataset_format_registry().find("d4rl"), path, options, progress);
+  refuse_unclaimed(path);
 }
 
 }  // namespace dstudio::data

@@ -1,5 +1,14 @@
 // The dataset reader process: the child's main and the parent's side. See reader_process.h.
 
+// Index of this file:
+//   [SECTION] Talking to the parent
+//   [SECTION] Handing the dataset back
+//   [SECTION] Reading it back
+//   [SECTION] The reader program
+//   [SECTION] Running a reader
+//   [SECTION] What went wrong
+//   [SECTION] Loading in a reader
+
 #include "dstudio/data/reader_process.h"
 
 #include <fcntl.h>
@@ -22,6 +31,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "dstudio/common/error.h"
 #include "dstudio/common/resources.h"
 #include "dstudio/common/subprocess.h"
 #include "dstudio/common/system_info.h"
@@ -33,6 +43,9 @@ namespace dstudio::data {
 namespace fs = std::filesystem;
 
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Talking to the parent
 
 constexpr const char* kReaderProgram = "dstudio-probe";
 constexpr const char* kPluginReaderProgram = "dstudio-plugin-reader";
@@ -68,6 +81,9 @@ std::string one_field(std::string text) {
 // make it allocate more than the bytes it wrote.
 constexpr std::uint64_t kResultMagic = 0x3130534453445344ULL;  // "DSDSDS01"
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Handing the dataset back
+
 struct ResultWriter {
   int fd;
   bool ok = true;
@@ -101,8 +117,7 @@ bool write_result(int fd, const Dataset& ds) {
   ResultWriter w{fd};
   w.u64(kResultMagic);
   w.text(ds.path);
-  w.u64(static_cast<std::uint64_t>(ds.format));
-  w.text(ds.format_name);
+  w.text(ds.format);
   const auto& d = ds.data;
   for (auto dim : {d.obs_dim, d.act_dim, d.qpos_dim, d.qvel_dim, d.goal_dim})
     w.u64(static_cast<std::uint64_t>(dim));
@@ -154,6 +169,9 @@ bool write_result(int fd, const Dataset& ds) {
   w.u64(kResultMagic);
   return w.ok;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Reading it back
 
 struct ResultReader {
   int fd;
@@ -209,10 +227,7 @@ bool read_result(int fd, std::uint64_t size, Dataset& ds) {
   ResultReader r{fd, size};
   if (r.u64() != kResultMagic) return false;
   ds.path = r.text();
-  const std::uint64_t format = r.u64();
-  if (format > static_cast<std::uint64_t>(DatasetFormat::Plugin)) return false;
-  ds.format = static_cast<DatasetFormat>(format);
-  ds.format_name = r.text();
+  ds.format = r.text();
   auto& d = ds.data;
   for (auto* dim : {&d.obs_dim, &d.act_dim, &d.qpos_dim, &d.qvel_dim, &d.goal_dim})
     *dim = static_cast<std::int64_t>(r.u64());
@@ -280,6 +295,9 @@ constexpr bool kAddressSanitizer =
 #endif
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The reader program
 
 int reader_process_main(int argc, char** argv,
                         const std::function<void(const std::string& plugin)>& load_plugin) {
@@ -355,8 +373,7 @@ int reader_process_main(int argc, char** argv,
     }
     const Dataset ds = load_dataset(path, options, progress);
     if (result_fd >= 0 && !write_result(result_fd, ds))
-      throw std::runtime_error(std::string("cannot hand the dataset back: ") +
-                               std::strerror(errno));
+      throw Error(std::string("cannot hand the dataset back: ") + std::strerror(errno));
     send("ok");
   } catch (const DatasetError& e) {
     send("refused " + one_field(e.file()) + "\t" + one_field(e.key()) + "\t" +
@@ -374,6 +391,9 @@ int reader_process_main(int argc, char** argv,
 }
 
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Running a reader
 
 std::string gib(std::int64_t bytes) {
   char text[32];
@@ -537,6 +557,9 @@ Outcome run_reader(const fs::path& program, const std::vector<std::string>& extr
   return out;
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] What went wrong
+
 // What went wrong, as the end of a sentence about the file: the HDF5 library read it, or the
 // plugin format `plugin_format`.
 std::string describe(const Outcome& o, double timeout_s, std::int64_t memory_limit,
@@ -566,6 +589,9 @@ std::string describe(const Outcome& o, double timeout_s, std::int64_t memory_lim
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Loading in a reader
 
 Dataset load_in_reader_process(const fs::path& file, const LoadOptions& given,
                                const Progress& progress,

@@ -33,14 +33,20 @@ double attention_flops(const VariantConfig& c, double tokens) {
 // VariantConfig's fields).
 MixerDefinition definition(std::string name, std::string description,
                            std::function<bool(const VariantConfig&, const std::string&)> uses,
-                           std::function<double(const VariantConfig&, double)> flops) {
+                           std::function<double(const VariantConfig&, double)> flops,
+                           std::string derivation, bool in_hier_grid) {
   MixerDefinition d;
   d.name = std::move(name);
   d.description = std::move(description);
   d.uses_field = std::move(uses);
   d.flops = std::move(flops);
+  d.derivation = std::move(derivation);
+  d.in_hier_grid = in_hier_grid;
   return d;
 }
+
+// Decision HiFormer's Table 1 crosses its mergers with these mixers; the others are variants' own.
+constexpr bool kInHierGrid = true, kNotInHierGrid = false;
 
 // A mixer whose heads interventions address, `count` of them.
 MixerDefinition with_heads(MixerDefinition d, std::function<int(const VariantConfig&)> count) {
@@ -57,23 +63,33 @@ int configured_heads(const VariantConfig& c) {
 std::vector<MixerDefinition> builtin_mixers() {
   return {
       with_heads(definition("attention", "causal self-attention, GPT-2 style (DT)",
-                            reads({"heads", "attention_dropout"}), attention_flops),
+                            reads({"heads", "attention_dropout"}), attention_flops,
+                            "attention weights softmax(q k^T / sqrt(d)) under the causal and "
+                            "padding masks",
+                            kInHierGrid),
                  configured_heads),
       with_heads(definition("gaussian-attention",
                             "attention logits minus |w d^2 + b|, d the token distance (GDT)",
                             reads({"heads", "attention_dropout", "gaussian_w", "gaussian_b"}),
-                            attention_flops),
+                            attention_flops,
+                            "attention weights with the Gaussian bias -|w d^2 + b| added to the "
+                            "logits",
+                            kNotInHierGrid),
                  configured_heads),
       // One matrix: the heads field does not apply; its one matrix is one head.
-      with_heads(definition("direct-attention",
-                            "a learned lower-triangular matrix, row-softmaxed, shared by every "
-                            "input (DC fig. 3b)",
-                            reads({"attention_dropout"}),
-                            [](const VariantConfig& c, double tokens) {
-                              const double H = c.hidden, T = c.tokens();
-                              return 2.0 * tokens * H * 2 * H +
-                                     2.0 * tokens * T * H;  // value and out; the weighted sum
-                            }),
+      with_heads(definition(
+                     "direct-attention",
+                     "a learned lower-triangular matrix, row-softmaxed, shared by every "
+                     "input (DC fig. 3b)",
+                     reads({"attention_dropout"}),
+                     [](const VariantConfig& c, double tokens) {
+                       const double H = c.hidden, T = c.tokens();
+                       return 2.0 * tokens * H * 2 * H +
+                              2.0 * tokens * T * H;  // value and out; the weighted sum
+                     },
+                     "direct attention: the learned matrix, row-softmaxed under the causal "
+                     "mask",
+                     kNotInHierGrid),
                  [](const VariantConfig&) { return 1; }),
       // One filter per token type exists only for triplets: other tokens have one type.
       definition(
@@ -85,22 +101,36 @@ std::vector<MixerDefinition> builtin_mixers() {
           [](const VariantConfig& c, double tokens) {
             const double filters = c.single_filter || c.tokenizer != Tokenizer::Triplet ? 1 : 3;
             return 2.0 * tokens * c.hidden * c.conv_window * filters;
-          }),
+          },
+          "convolution: row p holds the magnitudes of the type(p) filter's taps, averaged over "
+          "channels, at columns p, p-1, ..., p-L+1",
+          kInHierGrid),
       with_heads(definition("linear-attention", "causal linear attention, feature map elu + 1",
-                            reads({"heads", "attention_dropout"}), attention_flops),
+                            reads({"heads", "attention_dropout"}), attention_flops,
+                            "linear attention: phi(q).phi(k) normalised over the causal keys, phi "
+                            "= elu + 1",
+                            kInHierGrid),
                  configured_heads),
-      definition("pooling", "the mean of the last P tokens, parameter-free (Decision HiFormer)",
-                 reads({"pool_size"}),
-                 [](const VariantConfig& c, double tokens) {
-                   return 2.0 * tokens * c.tokens() * c.hidden;
-                 }),
-      definition("gated-conv", "W_o(DWConv(P1 x) * SiLU(P2 x)) (UDC)", reads({"gated_kernel"}),
-                 [](const VariantConfig& c, double tokens) {
-                   const double H = c.hidden;
-                   return 2.0 * tokens * H * 3 * H + 2.0 * tokens * H * c.gated_kernel;
-                 }),
-      definition("none", "no mixing: each token through the MLP alone", reads({}),
-                 [](const VariantConfig&, double) { return 0.0; }),
+      definition(
+          "pooling", "the mean of the last P tokens, parameter-free (Decision HiFormer)",
+          reads({"pool_size"}),
+          [](const VariantConfig& c, double tokens) {
+            return 2.0 * tokens * c.tokens() * c.hidden;
+          },
+          "pooling: row i averages tokens max(0, i-P+1)..i (weights 1/count)", kInHierGrid),
+      definition(
+          "gated-conv", "W_o(DWConv(P1 x) * SiLU(P2 x)) (UDC)", reads({"gated_kernel"}),
+          [](const VariantConfig& c, double tokens) {
+            const double H = c.hidden;
+            return 2.0 * tokens * H * 3 * H + 2.0 * tokens * H * c.gated_kernel;
+          },
+          "gated convolution: the magnitudes of the depthwise convolution's taps, averaged "
+          "over channels (the input-dependent gate is left out)",
+          kNotInHierGrid),
+      definition(
+          "none", "no mixing: each token through the MLP alone", reads({}),
+          [](const VariantConfig&, double) { return 0.0; }, "no token mixer: the identity",
+          kInHierGrid),
   };
 }
 

@@ -178,11 +178,10 @@ std::vector<std::string> hier_mergers() {
   return out;
 }
 
-// The mixers of HiFormer's grid (its Table 1), then those of plugins.
 std::vector<std::string> hier_mixers() {
-  std::vector<std::string> out{"none", "attention", "linear-attention", "conv", "pooling"};
+  std::vector<std::string> out;
   for (const auto& m : mixer_registry().all())
-    if (!m->origin.builtin()) out.push_back(m->name);
+    if (m->in_hier_grid) out.push_back(m->name);
   return out;
 }
 

@@ -6,22 +6,20 @@
 
 namespace dstudio::models {
 
+const EnumNames<LabMixer>& lab_mixer_names() {
+  static const EnumNames<LabMixer> names{{LabMixer::Pooling, "pooling"},
+                                         {LabMixer::Attention, "attention"},
+                                         {LabMixer::Convolution, "conv"}};
+  return names;
+}
+
 std::string to_string(LabMixer mixer) {
-  switch (mixer) {
-    case LabMixer::Pooling:
-      return "pooling";
-    case LabMixer::Attention:
-      return "attention";
-    case LabMixer::Convolution:
-      return "conv";
-  }
-  return "pooling";
+  return lab_mixer_names().name(mixer);
 }
 
 LabMixer lab_mixer_from_string(const std::string& name) {
-  for (LabMixer m : {LabMixer::Pooling, LabMixer::Attention, LabMixer::Convolution})
-    if (to_string(m) == name) return m;
-  throw UsageError("unknown mixer '" + name + "' (pooling, attention, conv)");
+  if (const auto m = lab_mixer_names().parse(name)) return *m;
+  throw UsageError("unknown mixer '" + name + "' (" + lab_mixer_names().joined() + ")");
 }
 
 namespace {

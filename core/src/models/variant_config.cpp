@@ -171,56 +171,21 @@ double forward_flops(const VariantConfig& c, int batch) {
 
 namespace {
 
-// The studio's own variants, in the order `dstudio variants` lists them.
-constexpr std::pair<const char*, const char*> kBuiltinVariants[] = {
-    {"dt", "Decision Transformer: causal attention over (R, s, a) triplets"},
-    {"dc", "Decision ConvFormer: causal convolution, one filter per token type"},
-    {"dc-1filter", "Decision ConvFormer with one filter for every token type"},
-    {"dc-hybrid", "Decision ConvFormer whose last block attends"},
-    {"direct-attention", "DC fig. 3b: a learned attention matrix shared by every input"},
-    {"gdt", "Gaussian-biased Decision Transformer: attention minus |w d^2 + b|"},
-    {"udt", "Unified-token Decision Transformer: one token per step"},
-    {"udc", "Unified-token Decision ConvFormer: gated convolution"},
-    {"dhi", "Decision HiFormer: token merger + pooling"},
-    {"mlp-bc", "Behaviour cloning with an MLP (no sequence)"},
-    {"hier", "HiFormer's grid: any token merger with any token mixer"},
-};
+// Decision ConvFormer (Table 4): K 8, GELU, L 6; one filter per token type unless `single`.
+void decision_convformer(VariantConfig& c, bool single, bool hybrid) {
+  c.mixer = "conv";
+  c.context_length = 8;
+  c.activation = "gelu";
+  c.single_filter = single;
+  c.hybrid = hybrid;
+}
 
-VariantConfig builtin_variant(const std::string& name) {
-  VariantConfig c;
-  c.variant = name;
-  if (name == "dt") {
-    // Decision Transformer: 3 layers, 1 head, H 128, K 20, ReLU, dropout 0.1.
-  } else if (name == "dc" || name == "dc-1filter" || name == "dc-hybrid") {
-    // Decision ConvFormer (Table 4): K 8, GELU, L 6.
-    c.mixer = "conv";
-    c.context_length = 8;
-    c.activation = "gelu";
-    c.single_filter = name == "dc-1filter";
-    c.hybrid = name == "dc-hybrid";
-  } else if (name == "direct-attention") {
-    c.mixer = "direct-attention";
-  } else if (name == "gdt") {
-    // Gaussian-biased DT: 2 heads, w 0.1, b -0.05.
-    c.mixer = "gaussian-attention";
-    c.heads = 2;
-  } else if (name == "udt") {
-    c.tokenizer = Tokenizer::Unified;
-  } else if (name == "udc") {
-    c.tokenizer = Tokenizer::Unified;
-    c.mixer = "gated-conv";
-    c.activation = "gelu";
-  } else if (name == "dhi" || name == "hier") {
-    // Decision HiFormer: convolution merger + pooling P 2, GELU (Table S2).
-    c.activation = "gelu";
-    c.tokenizer = Tokenizer::Merged;
-    c.merger = Merger::Convolution;
-    c.mixer = "pooling";
-  } else if (name == "mlp-bc") {
-    c.tokenizer = Tokenizer::State;
-    c.mixer = "none";
-  }
-  return c;
+// Decision HiFormer: convolution merger + pooling P 2, GELU (Table S2).
+void decision_hiformer(VariantConfig& c) {
+  c.activation = "gelu";
+  c.tokenizer = Tokenizer::Merged;
+  c.merger = Merger::Convolution;
+  c.mixer = "pooling";
 }
 
 // hier: HiFormer's grid, any token merger ("none": DT's triplets) with any registered mixer.
@@ -230,6 +195,11 @@ void hier_grid(VariantConfig& c, const std::string& merger, const std::string& m
   else
     c.merger = parse(kMergers, merger, "merger");
   const auto d = parse_mixer(mixer);
+  if (!d->in_hier_grid) {
+    std::string grid;
+    for (const auto& m : hier_mixers()) grid += (grid.empty() ? "" : ", ") + m;
+    throw UsageError("hier: the mixer '" + mixer + "' is not one of its grid's (" + grid + ")");
+  }
   c.mixer = d->name;
   for (const auto& o : d->options) c.mixer_options[o.field.key] = o.value;
   if (!d->origin.builtin()) {
@@ -240,18 +210,67 @@ void hier_grid(VariantConfig& c, const std::string& merger, const std::string& m
   c.single_filter = c.tokenizer != Tokenizer::Triplet;
 }
 
+// The studio's own variants, in the order `dstudio variants` lists them: each a definition as a
+// plugin writes one, its defaults what it changes from VariantConfig's (which are DT's: 3 layers,
+// 1 head, H 128, K 20, ReLU, dropout 0.1).
+std::vector<VariantDefinition> builtin_variants() {
+  auto row = [](std::string name, std::string description,
+                std::function<void(VariantConfig&)> changes) {
+    VariantDefinition d;
+    d.name = name;
+    d.description = std::move(description);
+    d.defaults = [name, changes = std::move(changes)] {
+      VariantConfig c;
+      c.variant = name;
+      changes(c);
+      return c;
+    };
+    return d;
+  };
+  std::vector<VariantDefinition> rows = {
+      row("dt", "Decision Transformer: causal attention over (R, s, a) triplets",
+          [](VariantConfig&) {}),
+      row("dc", "Decision ConvFormer: causal convolution, one filter per token type",
+          [](VariantConfig& c) { decision_convformer(c, false, false); }),
+      row("dc-1filter", "Decision ConvFormer with one filter for every token type",
+          [](VariantConfig& c) { decision_convformer(c, true, false); }),
+      row("dc-hybrid", "Decision ConvFormer whose last block attends",
+          [](VariantConfig& c) { decision_convformer(c, false, true); }),
+      row("direct-attention", "DC fig. 3b: a learned attention matrix shared by every input",
+          [](VariantConfig& c) { c.mixer = "direct-attention"; }),
+      // Gaussian-biased DT: 2 heads, w 0.1, b -0.05 (VariantConfig's defaults).
+      row("gdt", "Gaussian-biased Decision Transformer: attention minus |w d^2 + b|",
+          [](VariantConfig& c) {
+            c.mixer = "gaussian-attention";
+            c.heads = 2;
+          }),
+      row("udt", "Unified-token Decision Transformer: one token per step",
+          [](VariantConfig& c) { c.tokenizer = Tokenizer::Unified; }),
+      row("udc", "Unified-token Decision ConvFormer: gated convolution",
+          [](VariantConfig& c) {
+            c.tokenizer = Tokenizer::Unified;
+            c.mixer = "gated-conv";
+            c.activation = "gelu";
+          }),
+      row("dhi", "Decision HiFormer: token merger + pooling", decision_hiformer),
+      row("mlp-bc", "Behaviour cloning with an MLP (no sequence)",
+          [](VariantConfig& c) {
+            c.tokenizer = Tokenizer::State;
+            c.mixer = "none";
+          }),
+      row("hier", "HiFormer's grid: any token merger with any token mixer", decision_hiformer),
+  };
+  rows.back().grid = hier_grid;
+  return rows;
+}
+
 }  // namespace
 
 Registry<VariantDefinition>& variant_registry() {
   // Never destroyed: plugins' definitions must not outlive their code at exit.
   static auto* registry = [] {
     auto* r = new Registry<VariantDefinition>("variant");
-    for (const auto& [name, description] : kBuiltinVariants) {
-      const std::string n = name;
-      VariantDefinition d{n, description, [n] { return builtin_variant(n); }, {}, {}};
-      if (n == "hier") d.grid = hier_grid;
-      r->add(std::move(d));
-    }
+    for (auto& d : builtin_variants()) r->add(std::move(d));
     return r;
   }();
   return *registry;
@@ -504,23 +523,20 @@ DatasetDefaults dataset_defaults(const std::string& variant, const std::string& 
   return d;
 }
 
+const EnumNames<ModalityZeroing>& modality_zeroing_names() {
+  static const EnumNames<ModalityZeroing> names{{ModalityZeroing::None, "none"},
+                                                {ModalityZeroing::ReturnsToGo, "rtg"},
+                                                {ModalityZeroing::PastStates, "states"},
+                                                {ModalityZeroing::Actions, "actions"}};
+  return names;
+}
+
 const char* to_string(ModalityZeroing z) {
-  switch (z) {
-    case ModalityZeroing::None:
-      return "none";
-    case ModalityZeroing::ReturnsToGo:
-      return "rtg";
-    case ModalityZeroing::PastStates:
-      return "states";
-    case ModalityZeroing::Actions:
-      return "actions";
-  }
-  return "none";
+  return modality_zeroing_names().name(z);
 }
 
 ModalityZeroing zeroing_from_string(const std::string& name) {
-  for (auto z : kModalityZeroings)
-    if (name == to_string(z)) return z;
+  if (const auto z = modality_zeroing_names().parse(name)) return *z;
   throw UsageError("zeroing " + name + ": expected none, rtg, states or actions");
 }
 

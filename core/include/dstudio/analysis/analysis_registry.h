@@ -28,6 +28,11 @@ struct LoadedCheckpoint;
 
 namespace dstudio::analysis {
 
+/// Dataset windows the studio's inspections average over unless told otherwise (attention maps,
+/// locality, the per-head entropies): the analyses' default and what the window inspects a
+/// checkpoint on.
+inline constexpr int kInspectionWindows = 16;
+
 /// One option of an analysis, as the command line and the option form show it.
 struct AnalysisOption {
   enum class Type { Integer, Number, Text, Choice, Flag, NumberList };

@@ -20,13 +20,6 @@
 
 namespace dstudio::data {
 
-/// Which on-disk layout a dataset came from.
-enum class DatasetFormat {
-  D4RL,
-  Minari,
-  Plugin,  ///< a format a plugin added (Dataset::format_name names it)
-};
-
 /// Why an episode ended.
 enum class EndReason {
   Terminal,      ///< `terminals` (Minari: `terminations`) set at its last step
@@ -36,8 +29,6 @@ enum class EndReason {
 
 /// "terminal", "timeout" or "unterminated".
 const char* to_string(EndReason reason);
-/// "d4rl", "minari" or "plugin".
-const char* to_string(DatasetFormat format);
 
 /// One episode: a contiguous run of transitions `[start, start + length)`.
 struct Episode {
@@ -112,8 +103,9 @@ struct MetadataArray {
 /// A loaded dataset: transitions, episodes and the statistics the models need.
 struct Dataset {
   std::string path;
-  DatasetFormat format = DatasetFormat::D4RL;
-  std::string format_name;  ///< the plugin format's name (format == Plugin)
+  /// The format that read it, by its name in data::dataset_format_registry(): "d4rl", "minari",
+  /// or a plugin's.
+  std::string format;
   TransitionArrays data;
   /// True when the file has no `timeouts` and episodes were cut every 1000 steps.
   bool timeouts_synthesized = false;

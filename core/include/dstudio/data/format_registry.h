@@ -28,11 +28,16 @@ struct DatasetFormatDefinition {
   std::function<Dataset(const std::filesystem::path& path, const LoadOptions& options,
                         const Progress& progress)>
       load;
+  /// Whether `detect` opens the file with libhdf5, which crashes or hangs on some damaged files:
+  /// when loading is isolated (LoadOptions::isolate), such a format is asked in the reader
+  /// process, not here (with its plugin loaded there, for the first such plugin format).
+  bool detect_reads_hdf5 = false;
   Origin origin;
 };
 
-/// Every format, the built-in ones first. `load_dataset` asks the plugins' formats before them,
-/// so a plugin can claim files the built-in layouts would refuse.
+/// Every format, the built-in ones first. `load_dataset` reads a path with the first format whose
+/// `detect` claims it, asking the plugins' formats before the built-in ones, so a plugin can claim
+/// files the built-in layouts would refuse.
 Registry<DatasetFormatDefinition>& dataset_format_registry();
 
 }  // namespace dstudio::data

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,14 @@ struct CheckpointInfo {
 /// positive rtg scale, a step that is not negative. Throws CheckpointError starting with `where`.
 CheckpointInfo checkpoint_info_from_description(const std::string& where,
                                                 const std::string& json_text);
+
+/// A checkpoint's description read without its weights: the zip directory at the file's end, then
+/// the one small record that holds the description, checked against its CRC-32; nothing else of
+/// the file is read or verified. For listings of many runs; whatever uses the weights reads the
+/// file whole and verifies it (checkpoint.h). Empty when the file is not laid out as the studio
+/// and LibTorch lay out checkpoints; throws CheckpointError when it cannot be opened or its
+/// description is wrong.
+std::optional<CheckpointInfo> read_checkpoint_header(const std::filesystem::path& path);
 
 /// What a checkpoint is called in captions, legends, titles, CSV columns and exported file names:
 /// its file's stem; for a run's checkpoint.pt its run folder's name, and for checkpoint-<step>.pt

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dstudio/analysis/markov_chain.h"
+#include "dstudio/common/enum_names.h"
 
 namespace dstudio::models {
 
@@ -17,6 +18,8 @@ namespace dstudio::models {
 enum class LabMixer { Pooling, Attention, Convolution };
 
 /// "pooling", "attention", "conv".
+/// The names the lab's mixers are written with: pooling, attention, conv.
+const EnumNames<LabMixer>& lab_mixer_names();
 std::string to_string(LabMixer mixer);
 /// The mixer of a name to_string gives; UsageError listing the names otherwise.
 LabMixer lab_mixer_from_string(const std::string& name);

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "dstudio/common/enum_names.h"
+
 namespace dstudio::models {
 
 /// How (R, s, a) become tokens.
@@ -139,6 +141,8 @@ std::vector<std::string> tokenizer_names();
 std::vector<std::string> merger_names();
 std::vector<std::string> mixer_names();
 /// "none", "rtg", "states" or "actions", as the command line names them.
+/// The names zeroings are written with: none, rtg, states, actions.
+const EnumNames<ModalityZeroing>& modality_zeroing_names();
 const char* to_string(ModalityZeroing z);
 /// The inverse of to_string; throws UsageError listing the names.
 ModalityZeroing zeroing_from_string(const std::string& name);

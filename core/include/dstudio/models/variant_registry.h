@@ -57,6 +57,12 @@ struct MixerDefinition {
   /// outputs before an output projection and hands them to MixerMasks::edit_heads. Unset: none;
   /// the mixer is addressed whole (mixer:L).
   std::function<int(const VariantConfig& config)> heads;
+  /// How its mixing matrix (token_mixer.h) comes from the module, in one line: what the Attention
+  /// tab and `analyze attention` print under the matrix. Empty: they say the definition gives none.
+  std::string derivation;
+  /// Whether `hier` takes it as the mixer of its grid (any token merger with any mixer, Decision
+  /// HiFormer's Table 1).
+  bool in_hier_grid = true;
   Origin origin;
 };
 

@@ -1,5 +1,15 @@
 // Soft Actor-Critic on LibTorch (part of the models library: this file pays for LibTorch).
 
+// Index of this file:
+//   [SECTION] Networks, batches and the replay buffer
+//   [SECTION] The settings of a run
+//   [SECTION] A run
+//   [SECTION] Checkpoints
+//   [SECTION] Training
+//   [SECTION] The replay file
+//   [SECTION] Training and reading a run folder
+//   [SECTION] Choosing what ships
+
 #include "dstudio/behaviour/sac.h"
 
 #include <torch/torch.h>
@@ -8,12 +18,15 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/json_fields.h"
 #include "dstudio/common/system_info.h"
+#include "dstudio/env/antmaze.h"
 #include "dstudio/env/environment.h"
 #include "dstudio/models/checkpoint_integrity.h"
 #include "dstudio/models/checkpoint_model.h"
@@ -25,6 +38,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using nlohmann::ordered_json;
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Networks, batches and the replay buffer
 
 constexpr std::int64_t kUpdateAfter = 1000;  // transitions in the buffer before learning
 constexpr std::uint64_t kEvalSeedSalt =
@@ -106,40 +122,42 @@ GaussianPolicy export_actor(Mlp& actor, int S, int A) {
   return p;
 }
 
-ordered_json config_json(const SacConfig& c) {
-  return {{"env", c.env},
-          {"total_steps", c.total_steps},
-          {"hidden", c.hidden},
-          {"batch", c.batch},
-          {"lr", c.lr},
-          {"gamma", c.gamma},
-          {"tau", c.tau},
-          {"random_steps", c.random_steps},
-          {"replay_size", c.replay_size},
-          {"eval_every", c.eval_every},
-          {"eval_episodes", c.eval_episodes},
-          {"checkpoint_every", c.checkpoint_every},
-          {"threads", c.threads},
-          {"seed", c.seed}};
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The settings of a run
+
+// SacConfig's fields, each written once: both directions of state.json's "config" and its checks.
+const JsonFields<SacConfig>& config_fields() {
+  static const auto fields = [] {
+    JsonFields<SacConfig> f;
+    const NumberRange positive{0.0, std::numeric_limits<double>::infinity(), true};
+    const NumberRange fraction{0.0, 1.0};
+    f.field("env", &SacConfig::env)
+        .field("total_steps", &SacConfig::total_steps, positive)
+        .field("hidden", &SacConfig::hidden, positive)
+        .field("batch", &SacConfig::batch, positive)
+        .field("lr", &SacConfig::lr, positive)
+        .field("gamma", &SacConfig::gamma, fraction)
+        .field("tau", &SacConfig::tau, fraction)
+        .field("random_steps", &SacConfig::random_steps, {0.0})
+        .field("replay_size", &SacConfig::replay_size, positive)
+        .field("eval_every", &SacConfig::eval_every, positive)
+        .field("eval_episodes", &SacConfig::eval_episodes, positive)
+        .field("checkpoint_every", &SacConfig::checkpoint_every, positive)
+        .field("threads", &SacConfig::threads, positive)
+        .field("seed", &SacConfig::seed)
+        // Runs from before the penalty have no key: 0, the task's own reward.
+        .field("upturn_penalty", &SacConfig::upturn_penalty, {0.0});
+    return f;
+  }();
+  return fields;
 }
 
-SacConfig config_from(const json& j) {
-  SacConfig c;
-  c.env = j.at("env").get<std::string>();
-  c.total_steps = j.at("total_steps");
-  c.hidden = j.at("hidden");
-  c.batch = j.at("batch");
-  c.lr = j.at("lr");
-  c.gamma = j.at("gamma");
-  c.tau = j.at("tau");
-  c.random_steps = j.at("random_steps");
-  c.replay_size = j.at("replay_size");
-  c.eval_every = j.at("eval_every");
-  c.eval_episodes = j.at("eval_episodes");
-  c.checkpoint_every = j.at("checkpoint_every");
-  c.threads = j.at("threads");
-  c.seed = j.at("seed");
-  return c;
+ordered_json config_json(const SacConfig& c) {
+  return config_fields().write(c);
+}
+
+SacConfig config_from(const json& j, const std::string& where) {
+  return config_fields().read(j, where + ": config");
 }
 
 // What may not change when a run continues (the length, threads and checkpoint interval may).
@@ -164,6 +182,9 @@ void restore_random(Random& r, const json& j) {
   r.restore({j.at("counter").get<std::uint64_t>(), j.at("spare").get<double>(),
              j.at("has_spare").get<bool>()});
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] A run
 
 class Sac {
  public:
@@ -210,18 +231,20 @@ class Sac {
     env_.reset(Random::derive(c_.seed, episode_), obs_);
   }
 
+  // [SECTION] Checkpoints
+
   bool has_checkpoint() const { return fs::exists(folder_ / "checkpoint.pt"); }
 
   void load(const std::string& command) {
     std::ifstream in(folder_ / "state.json");
-    if (!in) throw std::runtime_error((folder_ / "state.json").string() + ": cannot be read");
+    if (!in) throw Error((folder_ / "state.json").string() + ": cannot be read");
     json j;
     try {
       j = json::parse(in);
     } catch (const json::exception& e) {
-      throw std::runtime_error((folder_ / "state.json").string() + ": not JSON (" + e.what() + ")");
+      throw Error((folder_ / "state.json").string() + ": not JSON (" + e.what() + ")");
     }
-    const SacConfig saved = config_from(j.at("config"));
+    const SacConfig saved = config_from(j.at("config"), (folder_ / "state.json").string());
     if (const auto diff = learning_difference(saved, c_); !diff.empty())
       throw Error(folder_.string() + " holds a run with other settings: " + diff);
     steps_ = j.at("steps");
@@ -257,13 +280,18 @@ class Sac {
     archive.read("log_alpha", log_alpha);
     archive.read("steps", stamp);
     if (stamp.item<std::int64_t>() != steps_)
-      throw std::runtime_error(folder_.string() +
-                               ": checkpoint.pt and state.json are from different steps");
+      throw Error(folder_.string() + ": checkpoint.pt and state.json are from different steps");
     {
       torch::NoGradGuard guard;
       log_alpha_.copy_(log_alpha);
     }
-    load_buffer();
+    refilled_from_ = j.value("replay_refilled_from", std::vector<std::int64_t>{});
+    if (fs::exists(folder_ / "replay.bin")) {
+      load_buffer();
+    } else {
+      // The checkpoint outlived its buffer: learning waits until the actor has refilled it.
+      refilled_from_.push_back(steps_);
+    }
   }
 
   void save() {
@@ -299,13 +327,16 @@ class Sac {
                       {"elapsed_steps", ps.elapsed_steps},
                       {"task_state", ps.task_state}};
     j["obs"] = obs_;
+    if (!refilled_from_.empty()) j["replay_refilled_from"] = refilled_from_;
     j["policies"] = policy_set_to_json(run_.policies);
     write_file_atomically(folder_ / "state.json", [&](const fs::path& tmp) {
       std::ofstream out(tmp);
       out << j.dump(1) << "\n";
-      if (!out) throw std::runtime_error(tmp.string() + ": cannot be written");
+      if (!out) throw Error(tmp.string() + ": cannot be written");
     });
   }
+
+  // [SECTION] Training
 
   SacRun train(std::int64_t stop_at, const Progress& progress) {
     const std::int64_t end =
@@ -314,8 +345,9 @@ class Sac {
     while (steps_ < end) {
       act();
       const auto r = env_.step(action_, next_obs_);
-      buffer_.add(obs_, action_, static_cast<float>(r.reward), next_obs_, r.terminated);
-      episode_return_ += r.reward;
+      const double reward = learned_reward(c_, env_.qpos(), r.reward);
+      buffer_.add(obs_, action_, static_cast<float>(reward), next_obs_, r.terminated);
+      episode_return_ += reward;
       ++steps_;
       if (r.terminated || r.truncated) {
         last_returns_.push_back(episode_return_);
@@ -487,6 +519,8 @@ class Sac {
     run_.policies.snapshots.push_back(std::move(s));
   }
 
+  // [SECTION] The replay file
+
   void save_buffer(const fs::path& path) const {
     std::ofstream out(path, std::ios::binary);
     const std::int64_t header[5] = {0x31424C50534143LL /* "CASPLB1" */, S_, A_, buffer_.size,
@@ -502,7 +536,7 @@ class Sac {
     put(buffer_.act, A_);
     put(buffer_.rew, 1);
     put(buffer_.done, 1);
-    if (!out) throw std::runtime_error(path.string() + ": cannot be written");
+    if (!out) throw Error(path.string() + ": cannot be written");
   }
 
   void load_buffer() {
@@ -514,10 +548,10 @@ class Sac {
     if (!in || header[0] != 0x31424C50534143LL || header[1] != S_ || header[2] != A_ ||
         header[3] < 0 || header[3] > buffer_.capacity || header[4] < 0 ||
         header[4] >= buffer_.capacity)
-      throw std::runtime_error(path.string() + ": not this run's replay buffer");
+      throw Error(path.string() + ": not this run's replay buffer");
     if (steps != steps_)
-      throw std::runtime_error(path.string() + ": from step " + std::to_string(steps) +
-                               ", the checkpoint is at " + std::to_string(steps_));
+      throw Error(path.string() + ": from step " + std::to_string(steps) +
+                  ", the checkpoint is at " + std::to_string(steps_));
     buffer_.size = header[3];
     buffer_.next = header[4];
     auto get = [&](std::vector<float>& v, std::int64_t width) {
@@ -529,7 +563,7 @@ class Sac {
     get(buffer_.act, A_);
     get(buffer_.rew, 1);
     get(buffer_.done, 1);
-    if (!in) throw std::runtime_error(path.string() + ": cut short");
+    if (!in) throw Error(path.string() + ": cut short");
   }
 
   SacConfig c_;
@@ -547,11 +581,15 @@ class Sac {
   std::uint64_t episode_ = 0;
   double episode_return_ = 0;
   std::vector<double> last_returns_;
+  std::vector<std::int64_t> refilled_from_;  // steps where a lost replay buffer began again
   std::vector<float> obs_, next_obs_, action_;
   SacRun run_;
 };
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Training and reading a run folder
 
 SacRun train_sac(const SacConfig& config, const fs::path& folder, std::int64_t stop_at,
                  const Progress& progress, const std::string& command) {
@@ -560,6 +598,11 @@ SacRun train_sac(const SacConfig& config, const fs::path& folder, std::int64_t s
       config.replay_size < config.batch || config.threads < 1)
     throw UsageError(
         "SAC needs positive sizes, steps and intervals, and a replay buffer at least a batch long");
+  if (config.upturn_penalty < 0.0 || !std::isfinite(config.upturn_penalty))
+    throw UsageError("the upturn penalty is subtracted from the reward: it must be 0 or more");
+  if (config.upturn_penalty != 0.0 && training_task(config.env).family != "antmaze")
+    throw UsageError("the upturn penalty reads the ant's torso: " + config.env +
+                     " is not an antmaze task");
   at::set_num_threads(config.threads);
   set_blas_threads(config.threads);
   Sac sac(config, folder);
@@ -568,24 +611,33 @@ SacRun train_sac(const SacConfig& config, const fs::path& folder, std::int64_t s
   return sac.train(stop_at, progress);
 }
 
+double learned_reward(const SacConfig& config, std::span<const double> qpos, double reward) {
+  if (config.upturn_penalty != 0.0 && env::antmaze::torso_up(qpos) < 0.0)
+    return reward - config.upturn_penalty;
+  return reward;
+}
+
 SacRun read_sac_run(const fs::path& folder) {
   const fs::path path = folder / "state.json";
   std::ifstream in(path);
-  if (!in) throw std::runtime_error(path.string() + ": cannot be read (not a SAC run folder?)");
+  if (!in) throw Error(path.string() + ": cannot be read (not a SAC run folder?)");
   try {
     const json j = json::parse(in);
     if (j.value("format", "") != "dstudio-sac-run-1")
-      throw std::runtime_error(path.string() + ": not a SAC run");
+      throw Error(path.string() + ": not a SAC run");
     SacRun run;
-    run.config = config_from(j.at("config"));
+    run.config = config_from(j.at("config"), path.string());
     run.steps = j.at("steps");
     run.command = j.value("command", "");
     run.policies = policy_set_from_json(j.at("policies"), false);
     return run;
   } catch (const json::exception& e) {
-    throw std::runtime_error(path.string() + ": " + e.what());
+    throw Error(path.string() + ": " + e.what());
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Choosing what ships
 
 PolicySet choose_shipped_policies(
     const SacRun& run, int episodes, int candidates, double medium_fraction, int replay_count,

@@ -1,5 +1,15 @@
 // Every variant's tokenizer, token merger and token mixer. docs/models.md states the maths.
 
+// Index of this file:
+//   [SECTION] Dropout and the operators
+//   [SECTION] Masks
+//   [SECTION] The studio's token mixers
+//   [SECTION] Blocks
+//   [SECTION] Token mergers
+//   [SECTION] The model
+//   [SECTION] Acting from a point in the stream
+//   [SECTION] Registered mixer modules
+
 #include "dstudio/models/decision_model.h"
 
 #include <cmath>
@@ -15,6 +25,9 @@ namespace dstudio::models {
 namespace F = torch::nn::functional;
 
 namespace {
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Dropout and the operators
+
 // A depthwise 1-D convolution without padding (the caller pads on the left for causality).
 torch::Tensor depthwise(const torch::Tensor& x, const torch::Tensor& kernel,
                         const torch::Tensor& bias, int64_t groups) {
@@ -134,6 +147,9 @@ torch::Tensor activate(const torch::Tensor& x, const std::string& activation) {
 
 }  // namespace
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Masks
+
 struct Masks : MixerMasks {};
 
 // Whether `reach` leaves out any key within `taps` positions of its query (a causal filter of that
@@ -172,6 +188,9 @@ using MixerImpl = TokenMixer;
 
 // Softmax attention (plain, Gaussian-biased, direct) and linear attention.
 enum class AttentionKind { Plain, Gaussian, Direct, Linear };
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The studio's token mixers
 
 struct AttentionMixer : MixerImpl {
   AttentionMixer(const VariantConfig& c, AttentionKind kind)
@@ -406,6 +425,9 @@ struct GatedConvMixer : MixerImpl {
   return true;
 }();
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Blocks
+
 // One MetaFormer block: x += Mixer(LN(x)); x += MLP(LN(x)). The mixer "none" skips the first half.
 struct BlockImpl : torch::nn::Module {
   BlockImpl(const VariantConfig& c, const std::string& mixer)
@@ -421,42 +443,40 @@ struct BlockImpl : torch::nn::Module {
     drop_ = register_module("drop", Dropout(c.dropout));
   }
 
-  // With `hooks`, block `layer` (from 1) hands them its sites (ForwardHooks).
-  torch::Tensor forward(torch::Tensor x, const Masks& masks, torch::Tensor* matrix,
+  // Every position (B, T, H), with the mixing matrix when `matrix` is given.
+  torch::Tensor forward(const torch::Tensor& x, const Masks& masks, torch::Tensor* matrix,
                         const ForwardHooks* hooks = nullptr, int layer = 0) {
+    return run(x, masks, -1, matrix, hooks, layer);
+  }
+  // The output at one position (B, 1, H): what the last block computes when only the action at
+  // the last step is wanted.
+  torch::Tensor forward_row(const torch::Tensor& x, const Masks& masks, int64_t row,
+                            const ForwardHooks* hooks = nullptr, int layer = 0) {
+    return run(x, masks, row, nullptr, hooks, layer);
+  }
+  // The block at every position (row < 0) or at `row` only; with `hooks`, block `layer` (from 1)
+  // hands them its sites (ForwardHooks), in the one order both forms share.
+  torch::Tensor run(const torch::Tensor& x, const Masks& masks, int64_t row, torch::Tensor* matrix,
+                    const ForwardHooks* hooks, int layer) {
+    const bool one_row = row >= 0;
+    const int64_t first = one_row ? row : 0;
+    auto r = one_row ? x.narrow(1, row, 1) : x;
     if (mixer_) {
-      auto y = hooks ? mixer_->forward(ln1_->forward(x), hooked(masks, *hooks, layer), matrix)
-                     : mixer_->forward(ln1_->forward(x), masks, matrix);
+      const auto normed = ln1_->forward(x);
+      const MixerMasks m = hooks ? hooked(masks, *hooks, layer) : MixerMasks(masks);
+      auto y = one_row ? mixer_->forward_row(normed, m, row) : mixer_->forward(normed, m, matrix);
       if (proj_) y = proj_->forward(y);
       y = drop_->forward(y);
-      if (hooks) y = at(*hooks, layer, HookSite::Mixer, y, 0);
-      x = x + y;
+      if (hooks) y = at(*hooks, layer, HookSite::Mixer, y, first);
+      r = r + y;
     } else if (matrix) {
       const int64_t B = x.size(0), T = x.size(1);
       *matrix = torch::eye(T).view({1, 1, T, T}).expand({B, 1, T, T});
     }
-    auto h = drop_->forward(fc2_->forward(activate(fc1_->forward(ln2_->forward(x)), activation_)));
-    if (hooks) h = at(*hooks, layer, HookSite::Mlp, h, 0);
-    x = x + h;
-    return hooks ? at(*hooks, layer, HookSite::Resid, x, 0) : x;
-  }
-  // The block's output at one position (B, 1, H): what the last block computes when only the
-  // action at the last step is wanted.
-  torch::Tensor forward_row(const torch::Tensor& x, const Masks& masks, int64_t row,
-                            const ForwardHooks* hooks = nullptr, int layer = 0) {
-    auto r = x.narrow(1, row, 1);
-    if (mixer_) {
-      auto y = hooks ? mixer_->forward_row(ln1_->forward(x), hooked(masks, *hooks, layer), row)
-                     : mixer_->forward_row(ln1_->forward(x), masks, row);
-      if (proj_) y = proj_->forward(y);
-      y = drop_->forward(y);
-      if (hooks) y = at(*hooks, layer, HookSite::Mixer, y, row);
-      r = r + y;
-    }
     auto h = drop_->forward(fc2_->forward(activate(fc1_->forward(ln2_->forward(r)), activation_)));
-    if (hooks) h = at(*hooks, layer, HookSite::Mlp, h, row);
+    if (hooks) h = at(*hooks, layer, HookSite::Mlp, h, first);
     r = r + h;
-    return hooks ? at(*hooks, layer, HookSite::Resid, r, row) : r;
+    return hooks ? at(*hooks, layer, HookSite::Resid, r, first) : r;
   }
   // The hook's value at a site, or the value itself when it leaves it.
   static torch::Tensor at(const ForwardHooks& hooks, int layer, HookSite site,
@@ -488,6 +508,9 @@ struct BlockImpl : torch::nn::Module {
   torch::nn::Linear proj_{nullptr}, fc1_{nullptr}, fc2_{nullptr};
   Dropout drop_{nullptr};
 };
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Token mergers
 
 // DHi attention merger: self-attention within a step's three tokens, then their mean.
 struct AttentionMerger : torch::nn::Module {
@@ -533,6 +556,9 @@ void init_gpt2(torch::nn::Module& module) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The model
 
 DecisionModelImpl::DecisionModelImpl(const VariantConfig& config) : config_(config) {
   config_.validate();
@@ -705,6 +731,9 @@ torch::Tensor DecisionModelImpl::forward(const ModelInputs& raw, Inspection* ins
   return read_out(x);
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Acting from a point in the stream
+
 torch::Tensor DecisionModelImpl::act(const ModelInputs& raw, ModalityZeroing zeroing,
                                      const ForwardHooks* hooks) {
   const ModelInputs in = prepare(raw, zeroing);
@@ -770,6 +799,9 @@ int64_t DecisionModelImpl::action_token(int64_t step) const {
 }
 
 namespace {
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Registered mixer modules
+
 std::mutex& factories_mutex() {
   static std::mutex m;
   return m;

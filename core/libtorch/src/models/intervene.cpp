@@ -41,11 +41,12 @@ bool site_of(const Intervention& iv, HookSite& site) {
 
 // Which of the token positions first..first+rows-1 (0-based) the intervention touches, (rows,)
 // bool: its token (resid:L.T), its limit (@T, @step:k of the window), and for steering the state
-// tokens (every token when a step is one token).
-torch::Tensor touched(const Intervention& iv, const VariantConfig& c, int64_t first, int64_t rows) {
+// tokens (every token when a step is one token). On `device`, the activation's.
+torch::Tensor touched(const Intervention& iv, const VariantConfig& c, int64_t first, int64_t rows,
+                      const torch::Device& device) {
   const int64_t per_step = c.tokenizer == Tokenizer::Triplet ? 3 : 1;
-  const auto t = torch::arange(first, first + rows, torch::kLong);
-  auto keep = torch::ones({rows}, torch::kBool);
+  const auto t = torch::arange(first, first + rows, torch::dtype(torch::kLong).device(device));
+  auto keep = torch::ones({rows}, torch::dtype(torch::kBool).device(device));
   if (iv.site == InterventionSite::Resid) keep = keep & (t == iv.token - 1);
   if (iv.limit.kind == TokenLimit::Kind::Token) keep = keep & (t == iv.limit.index - 1);
   if (iv.limit.kind == TokenLimit::Kind::Step)
@@ -178,11 +179,12 @@ torch::Tensor InterventionPlan::apply(int layer, HookSite site, const torch::Ten
     const torch::Tensor& current = out.defined() ? out : value;
     // Token positions are dimension 2 of the heads' outputs (B, heads, T, hd), else 1.
     const int64_t dim = site == HookSite::Heads ? 2 : 1, rows = value.size(dim);
-    const auto keep = touched(iv, config_, first, rows);
+    const auto keep = touched(iv, config_, first, rows, value.device());
     if (iv.site == InterventionSite::Steer) {
       const auto& direction = sources_.directions.at(iv.direction);
-      out = current + keep.to(value.scalar_type()).view({1, rows, 1}) *
-                          (iv.alpha * direction.to(value.scalar_type()).view({1, 1, -1}));
+      out = current +
+            keep.to(value.scalar_type()).view({1, rows, 1}) *
+                (iv.alpha * direction.to(value.device(), value.scalar_type()).view({1, 1, -1}));
       continue;
     }
     torch::Tensor replacement;
@@ -194,11 +196,12 @@ torch::Tensor InterventionPlan::apply(int layer, HookSite site, const torch::Ten
         throw UsageError(to_spec(iv) + ": " + source_name(iv.replacement) + " has " +
                          std::to_string(recorded.size(0)) + " windows, the input " +
                          std::to_string(value.size(0)));
-      replacement = recorded.narrow(dim, first, rows).to(value.scalar_type());
+      replacement = recorded.narrow(dim, first, rows).to(value.device(), value.scalar_type());
     }
     torch::Tensor where;
     if (site == HookSite::Heads) {
-      auto head = torch::zeros({1, value.size(1), 1, 1}, torch::kBool);
+      auto head =
+          torch::zeros({1, value.size(1), 1, 1}, torch::dtype(torch::kBool).device(value.device()));
       head[0][iv.head - 1] = true;
       where = head & keep.view({1, 1, rows, 1});
     } else {
@@ -326,8 +329,10 @@ PatchingSweep patching_sweep(DecisionModelImpl& model, const ModelInputs& clean,
     for (int64_t t0 = 0; t0 < T; t0 += per_batch) {
       const int64_t n = std::min(per_batch, T - t0);
       // one_hot[k][t] is true where copy k takes token t0 + k from the other input.
-      const auto one_hot = (torch::arange(T).view({1, T}) == torch::arange(t0, t0 + n).view({n, 1}))
-                               .view({n, 1, T, 1});
+      const auto on = torch::dtype(torch::kLong).device(clean_stream.device());
+      const auto one_hot =
+          (torch::arange(T, on).view({1, T}) == torch::arange(t0, t0 + n, on).view({n, 1}))
+              .view({n, 1, T, 1});
       const auto stream =
           torch::where(one_hot, other_stream.unsqueeze(0), clean_stream.unsqueeze(0))
               .reshape({n * B, T, c.hidden});

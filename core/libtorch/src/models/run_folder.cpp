@@ -53,7 +53,9 @@ RunFolder read_run_folder(const fs::path& dir) {
   }
   if (run.complete) {
     try {
-      const auto info = read_checkpoint_info(run.dir / "checkpoint.pt");
+      // A listing needs the description only: the weights are read where they are used.
+      const auto header = read_checkpoint_header(run.dir / "checkpoint.pt");
+      const auto info = header ? *header : read_checkpoint_info(run.dir / "checkpoint.pt");
       run.label = info.variant.variant;
       run.seed = std::to_string(info.training.seed);
       run.total_steps = info.training.steps;

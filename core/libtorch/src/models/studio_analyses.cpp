@@ -4,6 +4,16 @@
 // computes its numbers once, here, with the same steps the views use (inspect_on_dataset,
 // select_map, head_entropies, token_cloud, zeroing_ablation, read_run_metrics).
 
+// Index of this file:
+//   [SECTION] Attention maps
+//   [SECTION] Entropy and reward
+//   [SECTION] Token t-SNE
+//   [SECTION] Modality zeroing
+//   [SECTION] Target-return sweep
+//   [SECTION] Training curves
+//   [SECTION] Locality
+//   [SECTION] The registrations
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -42,6 +52,7 @@ nlohmann::ordered_json interval_json(const analysis::Interval& i) {
 using namespace analysis_parts;
 
 // ---------------------------------------------------------------------------------------------
+// [SECTION] Attention maps
 
 AnalysisResult attention(const AnalysisInputs& in, const Progress& progress) {
   const auto& o = in.options;
@@ -163,6 +174,7 @@ AnalysisResult attention(const AnalysisInputs& in, const Progress& progress) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// [SECTION] Entropy and reward
 
 AnalysisResult entropy(const AnalysisInputs& in, const Progress& progress) {
   const auto& o = in.options;
@@ -260,6 +272,7 @@ AnalysisResult entropy(const AnalysisInputs& in, const Progress& progress) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// [SECTION] Token t-SNE
 
 AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
   const auto& o = in.options;
@@ -413,6 +426,7 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// [SECTION] Modality zeroing
 
 AnalysisResult ablation(const AnalysisInputs& in, const Progress& progress) {
   // Every score comes from episodes the model plays; a dataset given here would be ignored.
@@ -461,6 +475,7 @@ AnalysisResult ablation(const AnalysisInputs& in, const Progress& progress) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// [SECTION] Target-return sweep
 
 AnalysisResult rtg_sweep(const AnalysisInputs& in, const Progress& progress) {
   const auto& o = in.options;
@@ -544,6 +559,7 @@ AnalysisResult rtg_sweep(const AnalysisInputs& in, const Progress& progress) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// [SECTION] Training curves
 
 AnalysisResult training_curves(const AnalysisInputs& in, const Progress& progress) {
   const auto& o = in.options;
@@ -579,6 +595,7 @@ AnalysisResult training_curves(const AnalysisInputs& in, const Progress& progres
 }
 
 // ---------------------------------------------------------------------------------------------
+// [SECTION] Locality
 
 // Locality: the mixing weight by lag in timesteps, per layer, for one or two checkpoints, each on
 // windows of its own dataset (or the one given).
@@ -647,10 +664,12 @@ AnalysisResult locality(const AnalysisInputs& in, const Progress& progress) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// [SECTION] The registrations
 
 // Registered when the library is loaded, before any plugin: the studio's analyses come first.
 [[maybe_unused]] const bool registered = [] {
   auto& r = analysis::analysis_registry();
+  const std::string windows_default = std::to_string(analysis::kInspectionWindows);
   r.add(studio(
       "attention", "Attention maps",
       "Attention maps: per layer, mean over layers, rollout; --compare for a difference",
@@ -663,7 +682,7 @@ AnalysisResult locality(const AnalysisInputs& in, const Progress& progress) {
             Type::Choice,
             "dataset",
             {"dataset", "rollout"}},
-           {"windows", "Dataset windows averaged", Type::Integer, "16", {}, 1, 10000},
+           {"windows", "Dataset windows averaged", Type::Integer, windows_default, {}, 1, 10000},
            {"step", "Rollout step (default 2K)", Type::Integer, "", {}, 0, 100000},
            {"layer", "Only this layer (from 1; default all)", Type::Integer, "", {}, 1, 1000},
            {"head",
@@ -683,7 +702,7 @@ AnalysisResult locality(const AnalysisInputs& in, const Progress& progress) {
            {"windows",
             "Dataset windows for the per-head entropies",
             Type::Integer,
-            "16",
+            windows_default,
             {},
             1,
             10000},
@@ -771,8 +790,9 @@ AnalysisResult locality(const AnalysisInputs& in, const Progress& progress) {
   r.add(studio(
       "locality", "Locality",
       "Mixing weight by lag in timesteps, per layer; mean lag and the mass within one step",
-      with_common({{"compare", "A second checkpoint: its curves beside these", Type::Text, ""},
-                   {"windows", "Dataset windows averaged", Type::Integer, "16", {}, 1, 10000}}),
+      with_common(
+          {{"compare", "A second checkpoint: its curves beside these", Type::Text, ""},
+           {"windows", "Dataset windows averaged", Type::Integer, windows_default, {}, 1, 10000}}),
       locality));
   r.add(studio(
       "rtg-sweep", "Target-return sweep",

@@ -110,6 +110,11 @@ std::string text_of(const char* s) {
   return s ? std::string(s) : std::string();
 }
 
+PluginRecord& builtin_record() {
+  static PluginRecord record;
+  return record;
+}
+
 // The dynamic loader maps a library's segments as the headers describe them; a truncated file then
 // faults (SIGBUS) while it is being relocated, not with an error. So the headers are checked
 // against the file's size first. Returns why the file cannot be a library of this machine, or "".
@@ -422,6 +427,12 @@ std::string records_json(const std::vector<PluginRecord>& records) {
                    {"dataset_formats", r.dataset_formats},
                    {"environments", r.environments}});
   return all.dump(2);
+}
+
+Registrar& builtin_registrar() {
+  // Origin{} is "built in"; nothing built in is ever undone, so the record only accumulates.
+  static RecordingRegistrar registrar(Origin{}, builtin_record());
+  return registrar;
 }
 
 }  // namespace dstudio::plugins

@@ -9,7 +9,10 @@
 ///
 /// A run lives in a folder and can be stopped and resumed exactly: the networks, optimisers,
 /// replay buffer, environment state and every random stream go into a checkpoint there, so a
-/// resumed run takes the same steps as one that never stopped (for the same thread count). Every
+/// resumed run takes the same steps as one that never stopped (for the same thread count). A folder
+/// that kept its checkpoint but lost its replay buffer (replay.bin, the one large file) continues
+/// too, from an empty buffer that the actor refills before learning resumes; state.json records
+/// the steps where that happened, since such a run is no longer exactly reproducible. Every
 /// `eval_every` steps the actor is rounded to half precision, evaluated as it will ship (mean
 /// action and sampled), and kept as a snapshot of the learning curve.
 ///
@@ -18,6 +21,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <span>
 #include <string>
 
 #include "dstudio/behaviour/policy_set.h"
@@ -40,6 +44,10 @@ struct SacConfig {
   std::int64_t checkpoint_every = 25'000;
   int threads = 1;
   std::uint64_t seed = 0;
+  /// Subtracted from the reward on every step the ant's torso faces down (antmaze tasks only; 0:
+  /// the task's own reward). A penalty, not an ended episode: with a reward of -distance, ending
+  /// early would pay.
+  double upturn_penalty = 0.0;
   bool operator==(const SacConfig&) const = default;
 };
 
@@ -58,6 +66,10 @@ struct SacRun {
 SacRun train_sac(const SacConfig& config, const std::filesystem::path& folder,
                  std::int64_t stop_at = 0, const Progress& progress = {},
                  const std::string& command = {});
+
+/// The reward SAC learns from after a step that left the simulation at `qpos`: the task's
+/// `reward`, less `config.upturn_penalty` when the ant's torso faces down.
+double learned_reward(const SacConfig& config, std::span<const double> qpos, double reward);
 
 /// Reads the run in `folder` (its snapshots and configuration) without the networks.
 SacRun read_sac_run(const std::filesystem::path& folder);

@@ -51,6 +51,12 @@ PluginRecord load_plugin(const std::filesystem::path& file);
 /// Every plugin tried so far, loaded or refused, in the order tried.
 std::vector<PluginRecord> plugin_records();
 
+/// The registrar of definitions that ship with the studio: the calls a plugin's registration makes
+/// (plugins/plugin.h), with what they add marked built in. What is added through it is listed and
+/// used exactly as the studio's own entries are.
+class Registrar;
+Registrar& builtin_registrar();
+
 /// One JSON array of the records: what `dstudio plugins --json` prints.
 std::string records_json(const std::vector<PluginRecord>& records);
 

@@ -1,0 +1,92 @@
+// A checkpoint's description read without its weights: the same description the full read gives,
+// from a few kilobytes of the file; damaged weights do not stop it (they are not read), a damaged
+// description does; files laid out otherwise are left to the full read.
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "dstudio/models/checkpoint.h"
+#include "dstudio/models/checkpoint_info.h"
+#include "h5_fixture.h"
+
+namespace dstudio::models {
+namespace {
+
+const std::filesystem::path kShipped =
+    std::filesystem::path(DSTUDIO_RESOURCES_DIR) / "checkpoints" / "hopper-medium-dt.pt";
+
+std::string read_all(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_all(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Bytes this process has read through read(2) and pread(2) so far (Linux's /proc/self/io).
+long long bytes_read() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  long long value = 0;
+  while (io >> key >> value)
+    if (key == "rchar:") return value;
+  return -1;
+}
+
+TEST(CheckpointHeader, SaysWhatTheFullReadSaysFromAFewKilobytes) {
+  const auto before = bytes_read();
+  const auto header = read_checkpoint_header(kShipped);
+  const auto read = bytes_read() - before;
+  ASSERT_TRUE(header);
+  const auto full = read_checkpoint_info(kShipped);
+  EXPECT_EQ(header->variant, full.variant);
+  EXPECT_EQ(to_json(header->training), to_json(full.training));
+  EXPECT_EQ(header->step, full.step);
+  EXPECT_EQ(header->state_mean, full.state_mean);
+  EXPECT_EQ(header->state_std, full.state_std);
+  EXPECT_EQ(header->dataset_fingerprint, full.dataset_fingerprint);
+  EXPECT_EQ(header->env_id, full.env_id);
+  EXPECT_EQ(header->path, full.path);
+  // The file's last kilobyte (the directory's end), the directory and the pickle: not the
+  // weights, which are nearly all of the file.
+  const auto size = static_cast<long long>(std::filesystem::file_size(kShipped));
+  ASSERT_GE(before, 0);
+  EXPECT_LT(read, 40'000) << "of " << size;
+  EXPECT_GT(size, 800'000);
+}
+
+TEST(CheckpointHeader, DamagedWeightsAreNotReadADamagedDescriptionIsRefused) {
+  test::TempDir dir;
+  const auto bytes = read_all(kShipped);
+  // The first record is the first tensor's data (LibTorch writes data/0 first).
+  auto weights = bytes;
+  weights[1000] = static_cast<char>(weights[1000] ^ 0x10);
+  write_all(dir / "weights.pt", weights);
+  EXPECT_THROW((void)read_checkpoint_info(dir / "weights.pt"), CheckpointError);
+  const auto header = read_checkpoint_header(dir / "weights.pt");
+  ASSERT_TRUE(header);
+  EXPECT_EQ(header->variant.variant, "dt");
+
+  auto description = bytes;
+  const auto at = description.find("\"dstudio-checkpoint-1\"");
+  ASSERT_NE(at, std::string::npos);
+  description[at + 3] = 'X';  // within the pickle: its CRC-32 no longer matches
+  write_all(dir / "description.pt", description);
+  EXPECT_FALSE(read_checkpoint_header(dir / "description.pt"));
+
+  write_all(dir / "text.pt", "not a checkpoint at all");
+  EXPECT_FALSE(read_checkpoint_header(dir / "text.pt"));
+  write_all(dir / "truncated.pt", bytes.substr(0, bytes.size() / 2));
+  EXPECT_FALSE(read_checkpoint_header(dir / "truncated.pt"));
+  EXPECT_THROW((void)read_checkpoint_header(dir / "missing.pt"), CheckpointError);
+  EXPECT_THROW((void)read_checkpoint_header(dir.path()), CheckpointError);
+}
+
+}  // namespace
+}  // namespace dstudio::models
