@@ -1,6 +1,13 @@
 // dstudio bench train | act | patching: milliseconds per training step, per action (plain or
 // intervened) and per patching sweep.
 
+// Index of this file:
+//   [SECTION] Training and acting
+//   [SECTION] Patching
+//   [SECTION] A target-return sweep
+//   [SECTION] Predicting
+//   [SECTION] The bench commands
+
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -27,6 +34,9 @@
 
 namespace dstudio::cli {
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Training and acting
 
 struct ModelBenchArgs {
   std::string variant = "dt", merger = "conv", mixer = "pooling", config;
@@ -236,6 +246,9 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
   return kOk;
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Patching
+
 // The options of a benchmark that runs a checkpoint on many windows (patching, predict).
 struct CheckpointBenchArgs {
   std::string checkpoint;
@@ -339,6 +352,9 @@ int run_patching_bench(const PatchingBenchArgs& a) {
 
 }  // namespace
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] A target-return sweep
+
 // A target-return sweep as the analyses run it: targets x episodes in lockstep, on an environment
 // that never terminates early (halfcheetah), so that every episode runs its 1000 steps.
 int run_eval_bench(const ModelBenchArgs& a, const std::string& env_id, int targets, int episodes) {
@@ -402,6 +418,9 @@ int run_eval_bench(const ModelBenchArgs& a, const std::string& env_id, int targe
               static_cast<double>(peak_rss_bytes()) / (1 << 20));
   return kOk;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Predicting
 
 namespace {
 
@@ -531,6 +550,9 @@ int run_predict_bench(const PredictBenchArgs& a) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The bench commands
 
 void add_model_bench_commands(CLI::App& app, int& exit_code) {
   auto* bench = app.get_subcommand("bench");
