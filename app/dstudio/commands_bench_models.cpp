@@ -1,6 +1,13 @@
 // dstudio bench train | act | patching: milliseconds per training step, per action (plain or
 // intervened) and per patching sweep.
 
+// Index of this file:
+//   [SECTION] Training and acting
+//   [SECTION] Patching
+//   [SECTION] A target-return sweep
+//   [SECTION] Predicting
+//   [SECTION] The bench commands
+
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -30,6 +37,9 @@
 
 namespace dstudio::cli {
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Training and acting
 
 struct ModelBenchArgs {
   std::string variant = "dt", merger = "conv", mixer = "pooling", config;
@@ -239,6 +249,9 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
   return kOk;
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Patching
+
 // The options of a benchmark that runs a checkpoint on many windows (patching, predict).
 struct CheckpointBenchArgs {
   std::string checkpoint;
@@ -342,6 +355,9 @@ int run_patching_bench(const PatchingBenchArgs& a) {
 
 }  // namespace
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] A target-return sweep
+
 // A target-return sweep as the analyses run it: targets x episodes in lockstep, on an environment
 // that never terminates early (halfcheetah), so that every episode runs its 1000 steps.
 int run_eval_bench(const ModelBenchArgs& a, const std::string& env_id, int targets, int episodes) {
@@ -405,6 +421,9 @@ int run_eval_bench(const ModelBenchArgs& a, const std::string& env_id, int targe
               static_cast<double>(peak_rss_bytes()) / (1 << 20));
   return kOk;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Predicting
 
 namespace {
 
@@ -603,6 +622,9 @@ int run_listing_bench(const ListingBenchArgs& a) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The bench commands
 
 void add_model_bench_commands(CLI::App& app, int& exit_code) {
   auto* bench = app.get_subcommand("bench");

@@ -2,6 +2,13 @@
 // train every unfinished cell on this machine (run) or hand them to Slurm as a job array
 // (submit), and say where each stands (status, with squeue's word for a submitted sweep).
 
+// Index of this file:
+//   [SECTION] Stop signals
+//   [SECTION] Training a cell
+//   [SECTION] Checking and spawning cells
+//   [SECTION] Printing columns
+//   [SECTION] The sweep commands
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +54,9 @@ namespace {
 namespace fs = std::filesystem;
 using sweep::CellState;
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Stop signals
+
 // The exit code of a task stopped by a signal after saving its checkpoint: it resumes next time.
 constexpr int kInterrupted = 130;
 
@@ -80,6 +90,9 @@ struct StopSignals {
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 };
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Training a cell
 
 std::string host_name() {
   char name[256] = {0};
@@ -244,6 +257,9 @@ int run_task(const sweep::Sweep& s, const sweep::Cell& cell, int threads) {
   return kOk;
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Checking and spawning cells
+
 // Scored cells act in their dataset's task: each dataset must name one the studio simulates, or
 // every cell would train in full and then fail. Checked when the sweep is made.
 void check_cells_can_be_scored(const std::vector<sweep::Cell>& cells, int eval_episodes) {
@@ -273,6 +289,9 @@ pid_t spawn_task(const fs::path& dir, int index, int threads, const std::string&
                         "--threads", std::to_string(threads), "--device", device},
                        inherit);
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Printing columns
 
 std::string first_line(const std::string& text) {
   const auto end = text.find('\n');
@@ -308,6 +327,9 @@ void print_columns(const std::vector<std::vector<std::string>>& rows,
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The sweep commands
 
 namespace {
 

@@ -2,6 +2,21 @@
 // window records of a view, and the view built again from it as the window built it (the same
 // core calls, the same setters, in the same order).
 
+// Index of this file:
+//   [SECTION] Options and checkpoints
+//   [SECTION] Attention
+//   [SECTION] Rollouts: Entropy and reward
+//   [SECTION] Rollouts: Zeroing and target sweep
+//   [SECTION] Markov lab
+//   [SECTION] Token t-SNE
+//   [SECTION] Training curves
+//   [SECTION] Training runs compared
+//   [SECTION] The Sweep tab's scores
+//   [SECTION] The Viewer tab's timeline
+//   [SECTION] The recipes the window records
+//   [SECTION] Viewer clips
+//   [SECTION] Computing any view
+
 #include "view_recipes.h"
 
 #include <QString>
@@ -42,6 +57,9 @@
 namespace dstudio::recipes {
 
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Options and checkpoints
 
 std::string numbers(const std::vector<double>& values) {
   std::string text;
@@ -133,7 +151,7 @@ QString label(const std::string& checkpoint) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Attention
+// [SECTION] Attention
 
 using AttentionMode = viz::AttentionMapView::Mode;
 using AttentionComparison = viz::AttentionMapView::Comparison;
@@ -184,7 +202,7 @@ ViewBuilder compute_attention(const FigureRecipe& r, const std::string& where,
 }
 
 // ---------------------------------------------------------------------------------------------
-// Rollouts: Entropy and reward
+// [SECTION] Rollouts: Entropy and reward
 
 void put_rollout(FigureRecipe& r, const models::RolloutConfig& c) {
   r.options["targets"] = numbers(c.targets);
@@ -241,7 +259,7 @@ ViewBuilder compute_entropy_reward(const FigureRecipe& r, const std::string& whe
 }
 
 // ---------------------------------------------------------------------------------------------
-// Rollouts: Zeroing and target sweep
+// [SECTION] Rollouts: Zeroing and target sweep
 
 ViewBuilder compute_returns(const FigureRecipe& r, const std::string& where,
                             const Progress& progress) {
@@ -300,7 +318,7 @@ ViewBuilder compute_returns(const FigureRecipe& r, const std::string& where,
 }
 
 // ---------------------------------------------------------------------------------------------
-// Markov lab
+// [SECTION] Markov lab
 
 void put_lab(FigureRecipe& r, const std::string& prefix, const models::MarkovLabOptions& l) {
   auto& o = r.options;
@@ -385,7 +403,7 @@ ViewBuilder compute_markov_lab(const FigureRecipe& r, const std::string& where,
 }
 
 // ---------------------------------------------------------------------------------------------
-// Token t-SNE
+// [SECTION] Token t-SNE
 
 using TokenKind = models::TokenSource::Kind;
 using ColourBy = viz::TsneView::ColourBy;
@@ -452,7 +470,7 @@ ViewBuilder compute_tsne(const FigureRecipe& r, const std::string& where,
 }
 
 // ---------------------------------------------------------------------------------------------
-// Training curves
+// [SECTION] Training curves
 
 // A figure of its own data: the run's curves read from its log (RunCurvesFigure reads through
 // functions, for a run that grows; these are fixed).
@@ -485,7 +503,7 @@ ViewBuilder compute_training_curves(const FigureRecipe& r, const std::string& wh
 }
 
 // ---------------------------------------------------------------------------------------------
-// Training runs compared
+// [SECTION] Training runs compared
 
 class ReadComparison : public viz::FigureSource {
  public:
@@ -551,7 +569,7 @@ ViewBuilder compute_run_comparison(const FigureRecipe& r, const std::string& whe
 }
 
 // ---------------------------------------------------------------------------------------------
-// The Sweep tab's scores
+// [SECTION] The Sweep tab's scores
 
 const EnumNames<viz::SweepMeasure> kMeasures{{viz::SweepMeasure::Final, "final"},
                                              {viz::SweepMeasure::Best, "best"}};
@@ -574,7 +592,7 @@ ViewBuilder compute_sweep_scores(const FigureRecipe& r, const std::string& where
 }
 
 // ---------------------------------------------------------------------------------------------
-// The Viewer tab's timeline
+// [SECTION] The Viewer tab's timeline
 
 // The steering directions a run's changes and forks read (steer:L=ALPHA*FILE), each once, in the
 // order they first appear: the recipe's inputs "steer-1", "steer-2", ... hash them.
@@ -791,6 +809,9 @@ ViewBuilder compute_timeline(const FigureRecipe& r, const std::string& where,
 
 }  // namespace
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The recipes the window records
+
 QString model_title(const std::string& checkpoint, const models::CheckpointInfo& info) {
   return label(checkpoint) + " (" + QString::fromStdString(info.variant.variant) + ")";
 }
@@ -950,6 +971,9 @@ FigureRecipe timeline_recipe(const TimelineShown& shown) {
   return r;
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Viewer clips
+
 // A recording of the Viewer tab: the run, and how it was recorded and looked.
 FigureRecipe clip_recipe(const ClipShown& shown) {
   FigureRecipe r = checkpoint_recipe(kClipView, shown.run.checkpoint);
@@ -1081,6 +1105,9 @@ ClipShown clip_shown(const FigureRecipe& r, const std::string& where) {
                             r.figure.name);
   return shown;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Computing any view
 
 ViewBuilder compute_view(const FigureRecipe& recipe, const std::string& where,
                          const Progress& progress) {

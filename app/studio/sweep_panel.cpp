@@ -1,5 +1,15 @@
 // The Sweep tab. See sweep_panel.h.
 
+// Index of this file:
+//   [SECTION] A read of the sweep
+//   [SECTION] Cell text and colours
+//   [SECTION] Construction
+//   [SECTION] Opening and reading a sweep
+//   [SECTION] Showing a read
+//   [SECTION] Comparing runs
+//   [SECTION] Statistics
+//   [SECTION] Column widths
+
 #include "sweep_panel.h"
 
 #include <QApplication>
@@ -37,6 +47,9 @@ namespace dstudio::studio {
 namespace fs = std::filesystem;
 using sweep::CellState;
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] A read of the sweep
+
 // What one read of the sweep found: the manifest, every cell's task.json, which cells have
 // metrics yet, and the groups' results. Made on the worker, shown on the GUI thread.
 struct SweepPanel::Snapshot {
@@ -47,6 +60,9 @@ struct SweepPanel::Snapshot {
   sweep::SweepStatistics statistics;  // rliable's, without the profiles
   QStringList damaged;                // why a task.json could not be read, naming it
 };
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Cell text and colours
 
 namespace {
 
@@ -121,6 +137,9 @@ QString progress_text(std::int64_t step, std::int64_t total) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Construction
 
 SweepPanel::SweepPanel(QWidget* parent)
     : QWidget(parent),
@@ -292,6 +311,9 @@ SweepPanel::~SweepPanel() {
   job_->cancelAndWait();
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Opening and reading a sweep
+
 void SweepPanel::chooseSweepFolder() {
   const QString dir = QFileDialog::getExistingDirectory(this, tr("Open Sweep"), dir_);
   if (!dir.isEmpty()) openSweep(dir);
@@ -368,6 +390,9 @@ void SweepPanel::refresh() {
       },
       dir_);
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Showing a read
 
 void SweepPanel::showSnapshot(const Snapshot& snapshot) {
   const bool opened = std::exchange(opening_, false);
@@ -562,6 +587,9 @@ void SweepPanel::updateDatasets() {
   dataset_->setCurrentIndex(std::max(0, dataset_->findText(current)));
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Comparing runs
+
 QTreeWidgetItem* SweepPanel::groupItem(const QString& dataset, const QString& setting) const {
   for (const auto& g : groups_)
     if (QString::fromStdString(g.dataset) == dataset &&
@@ -617,6 +645,9 @@ void SweepPanel::emitCompare(bool show) {
   compared_state_ = state;
   emit compareRequested(dirs, comparedSettings(), show);
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Statistics
 
 void SweepPanel::showStatistics(const sweep::SweepStatistics& statistics) {
   aggregates_->clear();
@@ -678,6 +709,9 @@ void SweepPanel::showStatistics(const sweep::SweepStatistics& statistics) {
                                       rows * tree->sizeHintForRow(0) + 2 * tree->frameWidth() + 2));
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Column widths
 
 void SweepPanel::sizeColumns() {
   const double scale = font().pointSizeF() > 0 ? font().pointSizeF() / base_point_size_ : 1.0;

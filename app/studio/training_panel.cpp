@@ -5,6 +5,12 @@
 // figures in training_panel_comparison.cpp; a run's own state and its reading of the trainer's
 // reports in training_run.cpp.
 
+// Index of this file:
+//   [SECTION] Construction
+//   [SECTION] Type size and closing
+//   [SECTION] Forms
+//   [SECTION] Dataset and folders
+
 #include "training_panel.h"
 
 #include <QCheckBox>
@@ -68,6 +74,10 @@
 #include "view_recipes.h"
 
 namespace dstudio::studio {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Construction
+
 namespace {
 
 using nlohmann::ordered_json;
@@ -431,6 +441,9 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   updateComparison();
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Type size and closing
+
 TrainingPanel::~TrainingPanel() {
   folders_job_->cancelAndWait();  // its result refers to this panel
   cancelAll();
@@ -465,7 +478,7 @@ void TrainingPanel::cancelAll() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Forms
+// [SECTION] Forms
 
 QString TrainingPanel::variantLabel() const {
   const QString name = variant_->currentText();
@@ -601,7 +614,7 @@ void TrainingPanel::showMessage(const QString& text, bool error) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Dataset and folders
+// [SECTION] Dataset and folders
 
 void TrainingPanel::setDataset(std::shared_ptr<const data::Dataset> dataset, const QString& path) {
   dataset_ = std::move(dataset);

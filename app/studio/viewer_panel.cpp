@@ -1,10 +1,12 @@
 // The live viewer panel. See viewer_panel.h.
-//
-// Sections, in order: constants and the panel's construction (scene, map, timeline, controls and
-// their wiring); recording (area, rate, folder, frames, the encoder); the player (clear, set,
-// play, pause, step, seek, speed, target, zeroing); showing a frame (polling the player, the
-// scene, the map, the timeline and the readouts); the live viewer (its arguments, starting it);
-// workspace settings.
+
+// Index of this file:
+//   [SECTION] Construction
+//   [SECTION] Recording
+//   [SECTION] The player
+//   [SECTION] Showing a frame
+//   [SECTION] The live viewer
+//   [SECTION] Workspace settings
 
 #include "viewer_panel.h"
 
@@ -66,6 +68,9 @@
 
 namespace dstudio::studio {
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Construction
 
 // While playing, the attention map and the timeline are redrawn at most this often (their plots
 // cost milliseconds each, which software OpenGL needs for the scene); when paused, at once.
@@ -457,6 +462,9 @@ ViewerPanel::~ViewerPanel() {
   stopRecording();
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Recording
+
 void ViewerPanel::setRecordArea(RecordArea area) {
   record_area_ = area;
   QSettings().setValue("viewer/record_area", area == RecordArea::Scene ? "scene" : "panel");
@@ -752,6 +760,9 @@ void ViewerPanel::waitForRecording() {
   while (recording_) QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The player
+
 void ViewerPanel::clear(const QString& message) {
   stopRecording();  // a recording is of one episode of one policy
   timer_->stop();
@@ -921,6 +932,9 @@ void ViewerPanel::setZeroing(models::ModalityZeroing zeroing) {
   }
   if (live_) live_->set_zeroing(zeroing);
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Showing a frame
 
 void ViewerPanel::sync() {
   if (!live_ || recording_) return;  // a recording shows its frames itself
@@ -1221,6 +1235,9 @@ QString ViewerPanel::readout() const {
   return readout_->text();
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The live viewer
+
 QStringList ViewerPanel::liveViewerArguments() const {
   if (!live_ || live_->replay() || live_->info().path.empty()) return {};
   QStringList arguments;
@@ -1280,6 +1297,9 @@ bool ViewerPanel::openInLiveViewer() {
   emit message(tr("Opened %1 at step %2 in decision-viewer.").arg(title_).arg(shown_.cursor));
   return true;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Workspace settings
 
 WorkspaceViewer ViewerPanel::settings() const {
   WorkspaceViewer o;

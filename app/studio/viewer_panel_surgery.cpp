@@ -2,6 +2,15 @@
 // player, and what is drawn of them (ghosts, limb colours, overlay lines). See viewer_panel.h.
 // The edits of a spec list are core's (models/playback.h), shared with decision-viewer.
 
+// Index of this file:
+//   [SECTION] The Interventions tab
+//   [SECTION] The Forks tab
+//   [SECTION] Refreshing the tabs
+//   [SECTION] Asking the player
+//   [SECTION] Effects in the scene
+//   [SECTION] The timeline's forks and recipe
+//   [SECTION] Clips
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -50,6 +59,9 @@ std::vector<std::string> split_specs(const QString& text) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The Interventions tab
 
 QWidget* ViewerPanel::buildInterventionsTab() {
   auto* tab = new QWidget;
@@ -149,6 +161,9 @@ QWidget* ViewerPanel::buildInterventionsTab() {
   grid->setColumnStretch(1, 1);
   return tab;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The Forks tab
 
 QWidget* ViewerPanel::buildForksTab() {
   auto* tab = new QWidget;
@@ -281,6 +296,9 @@ std::vector<double> ViewerPanel::mainDivergence(int frames) const {
   return models::joint_trace(kept, at);
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Refreshing the tabs
+
 void ViewerPanel::rebuildHeadGrid() {
   delete head_grid_->layout();
   for (auto* child : head_grid_->findChildren<QWidget*>(Qt::FindDirectChildrenOnly)) delete child;
@@ -393,6 +411,9 @@ void ViewerPanel::refreshSurgery() {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Asking the player
+
 void ViewerPanel::applySpecs(const std::vector<std::string>& specs) {
   try {
     setInterventions(specs);
@@ -433,6 +454,9 @@ void ViewerPanel::forkSaying(const models::BranchChange& change) {
 void ViewerPanel::removeForks() {
   if (live_) live_->clear_branches();
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Effects in the scene
 
 void ViewerPanel::setEffects(bool on) {
   {
@@ -500,6 +524,9 @@ void ViewerPanel::addTaskLayers(const models::PlaybackState& state,
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The timeline's forks and recipe
+
 std::vector<viz::EpisodeTimeline::Fork> ViewerPanel::forkCurves(
     const models::PlaybackState& state) const {
   std::vector<viz::EpisodeTimeline::Fork> out;
@@ -553,6 +580,9 @@ std::optional<FigureRecipe> ViewerPanel::timelineRecipe() const {
     shown.bookmarks.push_back({b.step, b.name, b.note});
   return recipes::timeline_recipe(shown);
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Clips
 
 recipes::ClipLook ViewerPanel::clipLook() const {
   recipes::ClipLook l;

@@ -1,5 +1,21 @@
 // decision-viewer's window: GLFW, MuJoCo's renderer and Dear ImGui. See live_viewer.h.
 
+// Index of this file:
+//   [SECTION] Timing, colours and GLFW
+//   [SECTION] Window placement and bench reports
+//   [SECTION] The viewer's state
+//   [SECTION] Opening the player and the window
+//   [SECTION] Following the player
+//   [SECTION] Layout and the camera
+//   [SECTION] Drawing the scene
+//   [SECTION] Readouts and the overlay
+//   [SECTION] The side panel's controls
+//   [SECTION] Interventions and forks
+//   [SECTION] Attention, traces and the panels
+//   [SECTION] Recording
+//   [SECTION] Running the window
+//   [SECTION] Driving and reading the viewer
+
 #include "live_viewer.h"
 
 #include <GLFW/glfw3.h>
@@ -45,6 +61,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Timing, colours and GLFW
 
 double ms_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
@@ -103,6 +122,9 @@ void section(const char* title) {
 
 }  // namespace
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Window placement and bench reports
+
 ScreenRect fit_to_work_area(int width, int height, const ScreenRect& work_area,
                             const std::array<int, 4>& frame) {
   const int room_w = work_area[2] - frame[0] - frame[2],
@@ -137,6 +159,9 @@ std::string BenchReport::text() const {
       << "  OpenGL: " << renderer << "; BLAS: " << blas << "\n";
   return out.str();
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The viewer's state
 
 // A map's cells as one texture, uploaded only when they change: software OpenGL draws one image
 // far faster than a rectangle a cell (1,830 of them for a 60-token window).
@@ -332,6 +357,9 @@ struct LiveViewer::State {
   std::string readout() const;
 };
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Opening the player and the window
+
 void LiveViewer::State::open_player() {
   std::shared_ptr<models::EpisodePlayer> player;
   std::optional<data::Dataset> dataset_for_targets;
@@ -501,6 +529,9 @@ void LiveViewer::State::apply_style() {
   if (presentation) style.ScaleAllSizes(26.0f / 15.0f);
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Following the player
+
 void LiveViewer::State::refresh_frames() {
   shown = live->state();
   if (shown.generation != generation) {
@@ -655,6 +686,9 @@ void LiveViewer::State::refresh_map() {
   for (auto& w : lag_episode.weight) w /= std::max(1, count);
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Layout and the camera
+
 void LiveViewer::State::layout(int width, int height) {
   const float scale = presentation ? 26.0f / 15.0f : 1.0f;
   side_w = std::clamp(static_cast<int>(std::max(380.0f * scale, 0.32f * static_cast<float>(width))),
@@ -715,6 +749,9 @@ void LiveViewer::State::set_camera_view(const render::CameraView& view) {
   camera.lookat[2] = view.lookat_z;
   track_offset[0] = track_offset[1] = track_offset[2] = 0.0;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Drawing the scene
 
 void LiveViewer::State::add_task_layers(render::SceneLayers& layers) const {
   const auto& task = live->task();
@@ -820,6 +857,9 @@ void LiveViewer::State::make_lean_context() {
   mjr_makeContext(lean_model, &lean_context, mjFONTSCALE_100);
   mjr_setBuffer(mjFB_WINDOW, &lean_context);
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Readouts and the overlay
 
 std::vector<double> LiveViewer::State::effect_values() const {
   // The action that brought the body here (a frame that has not acted yet shows its parent's).
@@ -977,6 +1017,9 @@ void LiveViewer::State::draw_overlay() {
   ImGui::PopTextWrapPos();
   ImGui::End();
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The side panel's controls
 
 void LiveViewer::State::draw_controls() {
   const bool replay = live->replay() || live->behaviour();  // nothing to condition or intervene
@@ -1164,6 +1207,9 @@ void LiveViewer::State::draw_view_and_recording() {
   if (!message.empty()) ImGui::TextWrapped("%s", message.c_str());
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Interventions and forks
+
 void LiveViewer::State::change_interventions(const std::vector<std::string>& specs) {
   try {
     if (!fork_mode) return live->set_interventions(specs);
@@ -1322,6 +1368,9 @@ void LiveViewer::State::draw_forks() {
   }
   if (!branches.empty() && ImGui::SmallButton("remove every fork")) live->clear_branches();
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Attention, traces and the panels
 
 void LiveViewer::State::draw_attention() {
   if (live->replay()) {
@@ -1564,6 +1613,9 @@ void LiveViewer::State::draw_panels() {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Recording
+
 render::Image LiveViewer::State::read_pixels() const {
   int w = 0, h = 0;
   glfwGetFramebufferSize(window, &w, &h);
@@ -1659,6 +1711,9 @@ void LiveViewer::State::finish_recording(const std::string& why) {
   live->pause();
   live->set_speed(speed);
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Running the window
 
 LiveViewer::LiveViewer(ViewerOptions options) : s_(new State) {
   s_->options = std::move(options);
@@ -1848,6 +1903,9 @@ BenchReport LiveViewer::bench(double seconds) {
   r.configuration = c.str();
   return r;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Driving and reading the viewer
 
 void LiveViewer::play() {
   s_->live->play();

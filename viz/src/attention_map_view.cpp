@@ -1,5 +1,15 @@
 // The attention map view. See attention_map_view.h.
 
+// Index of this file:
+//   [SECTION] Construction
+//   [SECTION] The windows and the compared model
+//   [SECTION] Controls and side by side
+//   [SECTION] Clearing and choosing a map
+//   [SECTION] Drawing the map
+//   [SECTION] Figures
+//   [SECTION] The entropy table
+//   [SECTION] Resizing and tips
+
 #include "dstudio/viz/attention_map_view.h"
 
 #include <QComboBox>
@@ -31,6 +41,9 @@
 #include "gradients.h"
 
 namespace dstudio::viz {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Construction
 
 AttentionMapView::AttentionMapView(QWidget* parent)
     : QWidget(parent),
@@ -192,6 +205,9 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   clear(tr("Open a checkpoint to see how its tokens mix: File ▸ Open Checkpoint."));
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The windows and the compared model
+
 void AttentionMapView::setInspections(const QString& title,
                                       std::vector<models::WindowInspection> windows) {
   windows_ = std::move(windows);
@@ -258,6 +274,9 @@ void AttentionMapView::forgetComparison() {
   arrangeMaps(false);
   fillEntropy();
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Controls and side by side
 
 void AttentionMapView::setControlsShown(bool on) {
   controls_shown_ = on;
@@ -341,6 +360,9 @@ void AttentionMapView::arrangeMaps(bool side_by_side) {
   grid->addElement(0, grid->columnCount(), scale_);
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Clearing and choosing a map
+
 void AttentionMapView::clear(const QString& message) {
   forgetComparison();
   compare_->setEnabled(false);
@@ -416,6 +438,9 @@ QString AttentionMapView::cellText(int query, int key) const {
       .arg(QString::fromStdString(q), QString::fromStdString(k))
       .arg(matrix_.at(query, key), 0, 'g', 4);
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Drawing the map
 
 void AttentionMapView::refresh() {
   if (windows_.empty()) return;
@@ -570,6 +595,9 @@ void AttentionMapView::drawLocality() {
   locality_->replot(QCustomPlot::rpQueuedReplot);
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Figures
+
 FigureText AttentionMapView::figureText() const {
   // Side by side, each map is titled with its model: the figure's title says what is shown.
   QString title = showingDifference()   ? tr("%1 minus %2").arg(title_, other_title_)
@@ -606,6 +634,9 @@ std::vector<std::string> AttentionMapView::exportFigure(const std::string& base,
   written.push_back(base + ".csv");
   return written;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The entropy table
 
 void AttentionMapView::fillEntropy() {
   entropy_->setRowCount(0);
@@ -669,6 +700,9 @@ void AttentionMapView::arrangeSplit() {
   else
     split_->setSizes({std::max(1, height() * 4 / 5), std::max(1, height() / 5)});
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Resizing and tips
 
 void AttentionMapView::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);

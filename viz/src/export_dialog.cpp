@@ -1,5 +1,14 @@
 // The figure export dialog. See export_dialog.h.
 
+// Index of this file:
+//   [SECTION] Construction
+//   [SECTION] Presets and style
+//   [SECTION] The views exported
+//   [SECTION] The preview
+//   [SECTION] The folder and remembered settings
+//   [SECTION] Earlier figures
+//   [SECTION] Exporting
+
 #include "dstudio/viz/export_dialog.h"
 
 #include <QCheckBox>
@@ -76,6 +85,9 @@ QString default_folder() {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Construction
 
 ExportDialog::ExportDialog(QWidget* parent, bool folder)
     : QDialog(parent),
@@ -272,6 +284,9 @@ ExportDialog::ExportDialog(QWidget* parent, bool folder)
   restore();
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Presets and style
+
 void ExportDialog::setDefaultText(const FigureText& text) {
   title_->setPlaceholderText(
       text.title.isEmpty() ? tr("none") : QString(text.title).replace('\n', QStringLiteral(" / ")));
@@ -408,6 +423,9 @@ void ExportDialog::updatePresetName() {
   preview_timer_->start();
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The views exported
+
 ExportDialog::~ExportDialog() = default;
 
 void ExportDialog::setSource(const FigureSource* source) {
@@ -503,6 +521,9 @@ void ExportDialog::updateWarning() {
   warning_->setVisible(!warning.isEmpty());
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The preview
+
 const FigureSource* ExportDialog::previewed() const {
   if (source_) return source_;
   if (!views_ || views_->currentRow() < 0) return nullptr;
@@ -555,6 +576,9 @@ bool ExportDialog::eventFilter(QObject* watched, QEvent* event) {
   if (watched == preview_ && event->type() == QEvent::Resize) showPreview();
   return QDialog::eventFilter(watched, event);
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The folder and remembered settings
 
 QString ExportDialog::writtenReport(const std::vector<std::string>& written) {
   if (written.empty()) return tr("Nothing was written.");
@@ -623,6 +647,9 @@ void ExportDialog::remember() const {
                       folder_ ? output() : QFileInfo(output()).absolutePath());
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Earlier figures
+
 QStringList ExportDialog::earlierFigures(const QString& folder) {
   QStringList out;
   if (folder.isEmpty() || !QDir(folder).exists()) return out;
@@ -650,6 +677,9 @@ bool ExportDialog::removeEarlierFigures(const QString& folder, QString* error) {
     }
   return true;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Exporting
 
 std::vector<std::string> ExportDialog::exportSource(QWidget* parent, const FigureSource& source) {
   ExportDialog dialog(parent);

@@ -1,10 +1,18 @@
 // Figures for papers. See figures.h.
-//
-// Sections, in order: page and style (canvas sizes, fonts, axes, titles, legends); text fitting
-// (where text went, tick labels thinned and margins grown until it fits); writing a figure (PNG
-// at the dpi, PDF, SVG); the public text helpers; token maps (colour scales and token ticks);
-// the plot kinds (heatmaps, lines, bars, clustered bars, scatters) with their save_* functions;
-// export (every tab's figure, the venue presets).
+
+// Index of this file:
+//   [SECTION] Page and style
+//   [SECTION] Text fitting
+//   [SECTION] Writing a figure
+//   [SECTION] Public text helpers
+//   [SECTION] Token maps
+//   [SECTION] Heatmaps and grids
+//   [SECTION] Lines and bars
+//   [SECTION] Interval panels
+//   [SECTION] Scatters and saved maps
+//   [SECTION] Export
+//   [SECTION] Venue presets
+//   [SECTION] Analysis figures
 
 #include "dstudio/viz/figures.h"
 
@@ -38,7 +46,8 @@ namespace {
 using colors::categorical;
 
 // ---------------------------------------------------------------------------------------------
-// Page and style: canvas sizes, fonts, axes, titles, legends
+// [SECTION] Page and style
+// Canvas sizes, fonts, axes, titles, legends.
 
 // Sizes in points; the plot's pixels are points, so a font of N pixels prints at N points.
 struct Canvas {
@@ -340,7 +349,8 @@ double add_note(QCustomPlot& plot, const FigureStyle& s, const QString& text) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Text fitting: where text went, tick labels thinned, margins grown
+// [SECTION] Text fitting
+// Where text went, tick labels thinned, margins grown.
 
 // A paint device that draws nothing and remembers where text went: the ink bounding box of each
 // piece of text under the painter's transform (rotated tick labels included).
@@ -573,7 +583,8 @@ void fit_text(QCustomPlot& plot) {
 thread_local TextLayoutLog* layout_log = nullptr;
 
 // ---------------------------------------------------------------------------------------------
-// Writing a figure: PNG at the dpi, PDF and SVG
+// [SECTION] Writing a figure
+// PNG at the dpi, PDF and SVG.
 
 // The plot at the style's dpi. The canvas is whole points; the image has exactly inches x dpi
 // pixels (3.3 in at 600 dpi: 1980 px, not 238 pt x 600 / 72), scaled by less than a percent per
@@ -663,7 +674,8 @@ std::vector<std::string> save_all(QCustomPlot& plot, const std::string& base,
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// Public text helpers: layouts, wrapped text, notes, scaling
+// [SECTION] Public text helpers
+// Layouts, wrapped text, notes, scaling.
 
 FigureContext::FigureContext() {
   if (QApplication::instance()) return;
@@ -1025,7 +1037,8 @@ TextLayoutLog::~TextLayoutLog() {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// Token maps: colour scales, token ticks, the maps' axes
+// [SECTION] Token maps
+// Colour scales, token ticks, the maps' axes.
 
 // A colour scale right of the data, the title (when there is one) spanning both: the data and
 // the scale share a row of their own, the scale as narrow as its labels allow.
@@ -1218,7 +1231,7 @@ std::pair<bool, bool> set_token_ticks(QCPAxisRect* rect, const std::vector<std::
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// Plot kinds: heatmaps, lines, bars, clustered bars, scatters, and their save_* functions
+// [SECTION] Heatmaps and grids
 
 FigureStyle plot_heatmap(QCustomPlot& plot, const analysis::TokenMatrix& m,
                          const std::vector<std::string>& labels, bool diverging_map,
@@ -1477,6 +1490,9 @@ FigureStyle plot_heatmap_pair(QCustomPlot& plot, const analysis::TokenMatrix& a,
   }
   return s;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Lines and bars
 
 void plot_lines(QCustomPlot& plot, const std::vector<Series>& series, const QString& x_label,
                 const QString& y_label, const FigureStyle& style, const QString& right_label,
@@ -1743,6 +1759,9 @@ std::vector<std::string> save_clustered_bars(const std::string& base,
   return save_all(plot, base, style);
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Interval panels
+
 namespace {
 
 // One value axis's range for the intervals of `panel`: its fixed range, else the intervals' with a
@@ -1909,6 +1928,9 @@ std::vector<std::string> save_interval_panels(const std::string& base,
   return save_all(plot, base, s);
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Scatters and saved maps
+
 namespace {
 
 FigureStyle plot_scatter(QCustomPlot& plot, const std::vector<ScatterGroup>& groups,
@@ -2029,7 +2051,8 @@ std::vector<std::string> save_value_scatter(const std::string& base, const std::
 }
 
 // ---------------------------------------------------------------------------------------------
-// Export: every tab's figure, the venue presets
+// [SECTION] Export
+// Every tab's figure with its recipe, written whole or not at all.
 
 FigureStyle with_defaults(FigureStyle style, const FigureText& text) {
   if (!style.show_title)
@@ -2197,6 +2220,9 @@ std::vector<std::string> export_all(const std::vector<const FigureSource*>& sour
   });
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Venue presets
+
 std::vector<FigurePreset> venue_presets() {
   const auto preset = [](const char* slug, const char* name, double width, double height,
                          double font, double tick, const char* family, int dpi) {
@@ -2249,6 +2275,9 @@ std::optional<FigureStyle> venue_preset(const std::string& name) {
   if (index < 0) return std::nullopt;
   return venue_presets()[static_cast<std::size_t>(index)].style;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Analysis figures
 
 namespace {
 

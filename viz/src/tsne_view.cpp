@@ -1,5 +1,14 @@
 // The token t-SNE view. See tsne_view.h.
 
+// Index of this file:
+//   [SECTION] Colours and modalities
+//   [SECTION] Construction
+//   [SECTION] Tokens and parameters
+//   [SECTION] Running and the layouts
+//   [SECTION] Colouring points
+//   [SECTION] Drawing
+//   [SECTION] Points and figures
+
 #include "dstudio/viz/tsne_view.h"
 
 #include <qcustomplot.h>
@@ -32,6 +41,9 @@
 
 namespace dstudio::viz {
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Colours and modalities
 
 // Continuous colours are drawn in bands of the map: a few dozen stamps instead of one per point.
 constexpr int kBands = 32;
@@ -82,6 +94,9 @@ QString modality_name(const std::string& m) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Construction
 
 TsneView::TsneView(QWidget* parent)
     : QWidget(parent),
@@ -240,6 +255,9 @@ TsneView::TsneView(QWidget* parent)
   clear(tr("Open a checkpoint to lay its tokens out: File ▸ Open Checkpoint."));
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Tokens and parameters
+
 void TsneView::setTokens(const QString& title, models::TokenCloud tokens) {
   player_->stop();
   title_ = title;
@@ -385,6 +403,9 @@ int TsneView::tokenCount() const {
   return count_->value();
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Running and the layouts
+
 void TsneView::setRunning(bool running) {
   running_ = running;
   if (running) {
@@ -517,6 +538,9 @@ void TsneView::updateStatus() {
   iteration_->setText(text);
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Colouring points
+
 double TsneView::valueOf(int i) const {
   const auto at = static_cast<std::size_t>(i);
   switch (colourBy()) {
@@ -588,6 +612,9 @@ QColor TsneView::colourOf(int i) const {
   const auto k = modality_group_[at];
   return modality_colour(modalities_[k], k);
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Drawing
 
 void TsneView::draw() {
   plot_->clearGraphs();  // the legend's entries; the points are the plottable's
@@ -682,6 +709,9 @@ void TsneView::draw() {
 bool TsneView::colourScaleShown() const {
   return plot_->plotLayout()->element(0, 1) == scale_ && scale_->visible();
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Points and figures
 
 FigureText TsneView::figureText() const {
   return {tr("%1: tokens by %2").arg(title_, valueLabel()), {}, {}};

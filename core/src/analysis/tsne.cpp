@@ -2,6 +2,15 @@
 // and KL divergences are comparable with it; the neighbour search is in tsne_neighbours.cpp and
 // the FFT repulsion in tsne_fft.cpp.
 
+// Index of this file:
+//   [SECTION] Affinities
+//   [SECTION] The initial layout
+//   [SECTION] The quadtree
+//   [SECTION] Forces and divergence
+//   [SECTION] Methods and their names
+//   [SECTION] Repulsion by a chosen method
+//   [SECTION] The optimisation
+
 #include "dstudio/analysis/tsne.h"
 
 #include <algorithm>
@@ -22,6 +31,9 @@ namespace {
 using tsne_detail::at;
 using tsne_detail::parallel_for;
 using tsne_detail::run_parts;
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Affinities
 
 // p_{j|i} over the k neighbours, with the bandwidth that gives the perplexity (binary search on
 // the precision beta, as scikit-learn's _binary_search_perplexity).
@@ -115,6 +127,9 @@ Joint symmetrise(const std::vector<int>& index, const std::vector<double>& p, in
   return j;
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The initial layout
+
 // The first two principal components, scaled as scikit-learn does (std of the first 1e-4).
 std::vector<double> pca_init(const std::vector<float>& x, int n, int d, const Progress& progress) {
   tsne_detail::Pacer pacer(progress);
@@ -178,6 +193,9 @@ std::vector<double> pca_init(const std::vector<float>& x, int n, int d, const Pr
   for (auto& v : y) v *= scale;
   return y;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The quadtree
 
 // A quadtree over the layout for the repulsive forces.
 class QuadTree {
@@ -287,6 +305,9 @@ class QuadTree {
   std::vector<Node> nodes_;
 };
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Forces and divergence
+
 // Z = sum over i != j of 1 / (1 + |y_i - y_j|^2), every pair once.
 double exact_z(const std::vector<double>& y, int n, int threads) {
   const int parts = std::max(1, std::min(threads, n));
@@ -367,6 +388,9 @@ double barnes_hut_repulsion(const std::vector<double>& y, int n, double theta, i
   return std::accumulate(sum_q.begin(), sum_q.end(), 0.0);
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Methods and their names
+
 // The method Auto stands for, for n points.
 TsneMethod resolve(TsneMethod method, const TsneConfig& c, int n) {
   if (method != TsneMethod::Auto) return method;
@@ -419,6 +443,9 @@ TsneNeighbours tsne_neighbours_named(const std::string& name) {
   return TsneNeighbours::Auto;
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Repulsion by a chosen method
+
 Repulsion tsne_repulsion(const std::vector<double>& y, TsneMethod method, const TsneConfig& c) {
   const int n = static_cast<int>(y.size() / 2);
   Repulsion r;
@@ -447,6 +474,9 @@ double kl_grid_boxes_per_unit(double span) {
   // 2,600 nodes a side and 2 GB of FFT buffers for one number.
   return std::clamp(1024.0 / (5.0 * std::max(span, 1e-9)), 1.0, 2.0);
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The optimisation
 
 TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneConfig& c,
                 const Progress& progress) {

@@ -1,5 +1,12 @@
 // Figure recipes. See figure_recipe.h.
 
+// Index of this file:
+//   [SECTION] Reading JSON fields
+//   [SECTION] Paths beside the recipe
+//   [SECTION] Writing and parsing JSON
+//   [SECTION] Recipe files
+//   [SECTION] Checking inputs
+
 #include "dstudio/common/figure_recipe.h"
 
 #include <xxhash.h>
@@ -24,6 +31,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using nlohmann::ordered_json;
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Reading JSON fields
 
 constexpr std::string_view kHashPrefix = "xxh3-128:";
 // A recipe is a page of JSON; anything this large is not one.
@@ -191,6 +201,9 @@ void paired(const Fields& f, const std::string& path_key, const std::string& pat
   if (path.empty() && !hash.empty()) f.fail(path_key, "missing for " + hash_key + " " + hash);
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Paths beside the recipe
+
 // Absolute and normal, without a trailing separator.
 fs::path normal_absolute(const fs::path& path) {
   fs::path p = fs::absolute(path).lexically_normal();
@@ -348,6 +361,9 @@ std::string digest_text(const XXH128_hash_t& h) {
 
 }  // namespace
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Writing and parsing JSON
+
 std::string to_json(const FigureRecipe& r) {
   ordered_json options = ordered_json::object();
   for (const auto& [key, value] : r.options) options[key] = value;
@@ -490,6 +506,9 @@ FigureRecipe parse_figure_recipe(const std::string& text, const std::string& whe
   return r;
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Recipe files
+
 FigureRecipe relative_to_folder(const FigureRecipe& recipe, const fs::path& folder) {
   const fs::path in = normal_absolute(folder);
   FigureRecipe r = recipe;
@@ -534,6 +553,9 @@ void write_figure_recipe(const fs::path& path, const FigureRecipe& recipe) {
   write_text_atomically(path,
                         to_json(relative_to_folder(recipe, normal_absolute(path).parent_path())));
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Checking inputs
 
 std::string file_content_hash(const fs::path& path) {
   std::error_code ec;

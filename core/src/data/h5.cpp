@@ -1,3 +1,15 @@
+// Typed reads over HDF5's C API and files written whole, for the readers and the writer. See h5.h.
+
+// Index of this file:
+//   [SECTION] Locking and errors
+//   [SECTION] Breadcrumbs
+//   [SECTION] Links and groups
+//   [SECTION] Opening arrays
+//   [SECTION] Where an array is stored
+//   [SECTION] Reading arrays
+//   [SECTION] Scalars and attributes
+//   [SECTION] Writing a file
+
 #include "h5.h"
 
 #include <unistd.h>
@@ -13,6 +25,9 @@
 #include "dstudio/common/atomic_file.h"
 
 namespace dstudio::data::h5 {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Locking and errors
 
 std::mutex& library_mutex() {
   static std::mutex m;
@@ -49,6 +64,9 @@ void Context::fail_h5(const std::string& key, const std::string& what) const {
   fail(key, cause.empty() ? what : what + " (" + cause + ")");
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Breadcrumbs
+
 namespace {
 void (*g_breadcrumb_sink)(const std::string&, bool) = nullptr;
 }  // namespace
@@ -60,6 +78,9 @@ void set_breadcrumb_sink(void (*sink)(const std::string& what, bool optional)) {
 void breadcrumb(const std::string& what, bool optional) {
   if (g_breadcrumb_sink) g_breadcrumb_sink(what, optional);
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Links and groups
 
 static std::string named(const std::string& key) {
   return key.empty() ? "the file's top level" : "'" + key + "'";
@@ -102,6 +123,9 @@ std::vector<std::string> link_names(const Context& ctx, hid_t loc, const std::st
   if (status < 0) ctx.fail_h5(key, "cannot be listed: its list of links is damaged");
   return names;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Opening arrays
 
 static std::string describe_type(hid_t type, Kind& kind) {
   const std::size_t size = H5Tget_size(type);
@@ -174,6 +198,9 @@ void require_vector(const Context& ctx, const Array& a) {
   const bool ok = a.shape.size() == 1 || (a.shape.size() == 2 && a.shape[1] == 1);
   if (!ok) ctx.fail(a.key, "has shape " + shape_text(a.shape) + "; expected (N) or (N, 1)");
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Where an array is stored
 
 // Deflate cannot shrink data by more than about 1032:1; a compressed array claiming more values
 // than this many times the file's size has a damaged shape.
@@ -305,6 +332,9 @@ void require_stored(const Context& ctx, const Array& a, StorageMap& map) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Reading arrays
+
 // Rows per read: whole chunks, about 64k rows, so each compressed chunk is inflated exactly once.
 static std::int64_t block_rows(const Array& a) {
   std::int64_t chunk = 1;
@@ -431,6 +461,9 @@ void read_flags(const Context& ctx, const Array& a, std::uint8_t* out, std::int6
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Scalars and attributes
+
 // Reads a scalar value of any simple type as text; `read` does the H5Dread/H5Aread, `stored_length`
 // gives a variable-length string's length as the file declares it when it can be known before
 // HDF5 allocates that much (-1 when not).
@@ -552,6 +585,9 @@ std::vector<std::string> attribute_names(const Context& ctx, hid_t obj, const st
   if (status < 0) ctx.fail_h5(key, "has attributes that cannot be listed: their index is damaged");
   return names;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Writing a file
 
 void write_file_atomically(const Context& ctx, const std::filesystem::path& path, bool track_times,
                            const std::function<void(hid_t file)>& fill) {

@@ -1,6 +1,15 @@
 // D4RL's Adroit hand tasks (d4rl/hand_manipulation_suite), written as a plugin writes an
 // environment. See docs/environments.md.
 
+// Index of this file:
+//   [SECTION] The hand
+//   [SECTION] What the tasks share
+//   [SECTION] Pen (pen_v0.py)
+//   [SECTION] Door (door_v0.py)
+//   [SECTION] Hammer (hammer_v0.py)
+//   [SECTION] Relocate (relocate_v0.py)
+//   [SECTION] The list of tasks
+
 #include <mujoco/mujoco.h>
 
 #include <algorithm>
@@ -18,6 +27,9 @@
 
 namespace dstudio::env {
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The hand
 
 constexpr const char* kAssets = "environments/adroit/";
 
@@ -114,6 +126,9 @@ void add_xyz(std::vector<std::string>& names, const std::string& prefix) {
   for (const char* c : {"_x", "_y", "_z"}) names.push_back(prefix + c);
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] What the tasks share
+
 // What pen, door, hammer and relocate share.
 EnvironmentDefinition adroit_task(const std::string& name, const std::string& model,
                                   const std::string& description) {
@@ -161,7 +176,8 @@ std::vector<double> first(const std::vector<double>& task_state, std::size_t cou
   return {task_state.begin(), task_state.begin() + static_cast<std::ptrdiff_t>(count)};
 }
 
-// ---- pen_v0.py ----------------------------------------------------------------------------------
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Pen (pen_v0.py)
 
 constexpr double kPenDropZ = 0.075;  // the pen's body below this height ends the episode
 constexpr int kPenGoalSteps = 20;    // more goal-achieved steps than this: a success
@@ -275,7 +291,8 @@ EnvironmentDefinition pen() {
   return d;
 }
 
-// ---- door_v0.py ---------------------------------------------------------------------------------
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Door (door_v0.py)
 
 constexpr int kGoalSteps = 25;  // door, hammer, relocate: more goal-achieved steps, a success
 
@@ -380,7 +397,8 @@ EnvironmentDefinition door() {
   return d;
 }
 
-// ---- hammer_v0.py -------------------------------------------------------------------------------
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Hammer (hammer_v0.py)
 
 // d4rl/utils/quatmath.py's quat2euler (quat2mat, then mat2euler).
 std::array<double, 3> quat2euler(const double* q) {
@@ -488,7 +506,8 @@ EnvironmentDefinition hammer() {
   return d;
 }
 
-// ---- relocate_v0.py -----------------------------------------------------------------------------
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Relocate (relocate_v0.py)
 
 struct RelocateState {
   std::array<double, 3> obj_pos, palm_pos, target_pos;
@@ -593,6 +612,9 @@ EnvironmentDefinition relocate() {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The list of tasks
 
 std::vector<EnvironmentDefinition> adroit_environments() {
   std::vector<EnvironmentDefinition> all;

@@ -2,6 +2,15 @@
 // object graph as a pickle whose tensors point, through persistent ids, at `<prefix>/data/<key>`
 // storages. See pytorch_file.h.
 
+// Index of this file:
+//   [SECTION] The zip archive
+//   [SECTION] Pickled values
+//   [SECTION] The unpickler
+//   [SECTION] Reading the pickle's bytes
+//   [SECTION] The unpickler's stack
+//   [SECTION] Torch's storages and tensors
+//   [SECTION] Reading a file
+
 #include "dstudio/models/pytorch_file.h"
 
 #include <array>
@@ -27,7 +36,7 @@ std::int64_t StoredTensor::numel() const {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// Zip
+// [SECTION] The zip archive
 
 // The archive's bytes and directory; its errors are the reader's.
 class Zip {
@@ -68,7 +77,7 @@ class Zip {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Pickle
+// [SECTION] Pickled values
 
 struct Value;
 using Ref = std::shared_ptr<Value>;
@@ -181,6 +190,9 @@ float element(const unsigned char* p, const std::string& dtype, int size, bool b
   std::memcpy(&f, &bits, 4);
   return f;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The unpickler
 
 class Unpickler {
  public:
@@ -365,6 +377,8 @@ class Unpickler {
   }
 
  private:
+  // [SECTION] Reading the pickle's bytes
+
   [[noreturn]] void fail(const std::string& why, bool unsupported = false) const {
     zip_.fail(std::string(unsupported ? "cannot be read: its pickle " : "has a broken pickle: ") +
               why);
@@ -402,6 +416,8 @@ class Unpickler {
     for (unsigned char c = byte(); c != '\n'; c = byte()) s += static_cast<char>(c);
     return s;
   }
+
+  // [SECTION] The unpickler's stack
 
   void push(Ref v) { stack_.push_back(std::move(v)); }
   Ref pop() {
@@ -457,6 +473,8 @@ class Unpickler {
     stack_.resize(stack_.size() - n);
     return v;
   }
+
+  // [SECTION] Torch's storages and tensors
 
   static const Ref& arg(const Ref& args, std::size_t k) {
     static const Ref none = make(Value::Kind::None);
@@ -616,6 +634,9 @@ class Unpickler {
   std::vector<Ref> stack_;
   std::map<std::uint64_t, Ref> memo_;
 };
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Reading a file
 
 void flatten(const Ref& v, const std::string& name, PyTorchFile& out, int depth) {
   if (depth > 64) return;

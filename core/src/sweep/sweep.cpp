@@ -1,5 +1,14 @@
 // Sweeps: grids of training runs as folders. See sweep.h.
 
+// Index of this file:
+//   [SECTION] Cells
+//   [SECTION] Grids
+//   [SECTION] Sweep folders
+//   [SECTION] A cell's status
+//   [SECTION] Results by group
+//   [SECTION] Statistics over settings
+//   [SECTION] Notes and LaTeX tables
+
 #include "dstudio/sweep/sweep.h"
 
 #include <algorithm>
@@ -24,6 +33,9 @@ namespace dstudio::sweep {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using nlohmann::ordered_json;
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Cells
 
 namespace {
 
@@ -115,6 +127,9 @@ ordered_json cell_json(const Cell& c) {
 std::string utc_now() {
   return utc_time_now();
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Grids
 
 namespace {
 
@@ -246,6 +261,9 @@ std::vector<Cell> parse_grid(const std::string& text, const fs::path& relative_t
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Sweep folders
+
 Sweep create_sweep(const fs::path& dir, const std::vector<Cell>& cells, const std::string& grid) {
   Sweep s;
   s.dir = fs::absolute(dir).lexically_normal();
@@ -320,6 +338,9 @@ Sweep read_sweep(const fs::path& dir) {
 fs::path cell_dir(const Sweep& sweep, const Cell& cell) {
   return sweep.dir / "cells" / cell.name;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] A cell's status
 
 const char* to_string(CellState state) {
   switch (state) {
@@ -419,6 +440,9 @@ void write_cell_status(const Sweep& sweep, const Cell& cell, const CellStatus& s
   write_text_atomically(cell_dir(sweep, cell) / "task.json", j.dump(2) + "\n");
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Results by group
+
 namespace {
 
 // Mean and standard deviation over seeds (n - 1; 0 for one value); NaN for none.
@@ -513,6 +537,9 @@ std::vector<GroupResult> collect_groups(const Sweep& sweep, std::vector<std::str
   }
   return groups;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Statistics over settings
 
 std::vector<std::string> settings_of(const std::vector<GroupResult>& groups) {
   std::vector<std::string> out;
@@ -612,6 +639,9 @@ SweepStatistics sweep_statistics(const std::vector<GroupResult>& groups,
   s.best_profiles = setting_profiles(groups, true, 101, bootstrap);
   return s;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Notes and LaTeX tables
 
 std::string iqm_note(const std::vector<int>& runs) {
   std::set<int> few;

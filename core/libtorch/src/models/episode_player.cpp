@@ -1,5 +1,15 @@
 // One episode played step by step, and the same on a thread of its own. See episode_player.h.
 
+// Index of this file:
+//   [SECTION] Making a player
+//   [SECTION] Playing a step
+//   [SECTION] Interventions, forks and branches
+//   [SECTION] Traces of an episode
+//   [SECTION] The live player's shared state
+//   [SECTION] Controlling the live player
+//   [SECTION] What readers see
+//   [SECTION] The player thread
+
 #include "dstudio/models/episode_player.h"
 
 #include <algorithm>
@@ -23,6 +33,9 @@
 #include "policy_window.h"
 
 namespace dstudio::models {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Making a player
 
 struct EpisodePlayer::State {
   DecisionModel model{nullptr};
@@ -213,6 +226,9 @@ double EpisodePlayer::dt() const {
   return s_->env->dt();
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Playing a step
+
 void EpisodePlayer::reset(std::uint64_t seed, double target, ModalityZeroing zeroing) {
   auto& s = *s_;
   if (s.replay) return;
@@ -365,6 +381,9 @@ bool EpisodePlayer::step_behaviour() {
   frames_.push_back(std::move(next));
   return true;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Interventions, forks and branches
 
 namespace {
 
@@ -610,6 +629,9 @@ void EpisodePlayer::branch(int frame, double target, ModalityZeroing zeroing) {
   frames_.back() = std::move(kept);
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Traces of an episode
+
 std::vector<double> action_change(const PlayerFrame& frame, int act_dim) {
   std::vector<double> out(static_cast<std::size_t>(std::max(0, act_dim)), 0.0);
   if (!frame.acted || frame.action_without.size() != frame.action.size()) return out;
@@ -653,6 +675,7 @@ FramePtr acted_window(const std::vector<FramePtr>& frames, const FramePtr& shown
 }
 
 // ---------------------------------------------------------------------------------------------
+// [SECTION] The live player's shared state
 
 struct LivePlayer::Shared {
   std::shared_ptr<EpisodePlayer> player;  // touched by the player thread only
@@ -788,6 +811,9 @@ void replay_conditions(EpisodePlayer& player, std::uint64_t seed,
     }
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Controlling the live player
 
 LivePlayer::LivePlayer(std::shared_ptr<EpisodePlayer> player) : s_(new Shared) {
   task_ = player->task();
@@ -1008,6 +1034,9 @@ ModalityZeroing LivePlayer::zeroing() const {
   return s_->zeroing;
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] What readers see
+
 namespace {
 
 // What readers see, with the player's mutex held.
@@ -1059,6 +1088,9 @@ std::vector<FramePtr> LivePlayer::frames(int from) const {
   from = std::clamp(from, 0, static_cast<int>(s_->frames.size()));
   return {s_->frames.begin() + from, s_->frames.end()};
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The player thread
 
 void LivePlayer::run() {
   at::set_num_threads(1);

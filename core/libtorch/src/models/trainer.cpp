@@ -1,5 +1,13 @@
 // Training runs and checkpoints. See training.h and checkpoint.h.
 
+// Index of this file:
+//   [SECTION] Versions and the learning rate
+//   [SECTION] Checkpoints
+//   [SECTION] A run's folder and metrics
+//   [SECTION] The training thread
+//   [SECTION] Starting and resuming a run
+//   [SECTION] Controlling a run
+
 #include <mujoco/mujoco.h>
 #include <torch/version.h>
 #include <unistd.h>
@@ -32,6 +40,9 @@ namespace dstudio::models {
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Versions and the learning rate
+
 namespace {
 
 std::string software_versions() {
@@ -55,7 +66,7 @@ double learning_rate_at(const TrainingConfig& c, std::int64_t step) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// Checkpoints
+// [SECTION] Checkpoints
 
 // Serialised in memory, so a failing disk cannot leave LibTorch's writer half done; sealed; then
 // written whole or not at all, and flushed. A crash or a full disk leaves the previous file.
@@ -211,7 +222,7 @@ std::uint64_t checkpoint_parse_count() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Trainer
+// [SECTION] A run's folder and metrics
 
 namespace {
 
@@ -268,6 +279,9 @@ void drop_metrics_after(const fs::path& dir, std::int64_t step) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The training thread
 
 struct Trainer::State {
   const data::Dataset* dataset = nullptr;
@@ -464,6 +478,9 @@ void Trainer::State::loop() {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Starting and resuming a run
+
 Trainer::Trainer() : s_(std::make_unique<State>()) {}
 
 Trainer::Trainer(const data::Dataset& dataset, VariantConfig variant, TrainingConfig training,
@@ -558,6 +575,9 @@ std::unique_ptr<Trainer> Trainer::resume(const data::Dataset& dataset, const fs:
   s.model->train();
   return t;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Controlling a run
 
 Trainer::~Trainer() {
   if (s_ && s_->thread.joinable()) {
