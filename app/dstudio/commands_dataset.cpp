@@ -1,5 +1,12 @@
 // dstudio dataset info | validate | generate | default | hide-velocities | synth
 
+// Index of this file:
+//   [SECTION] What a dataset says
+//   [SECTION] Making datasets
+//   [SECTION] Reading what the user names
+//   [SECTION] The subcommands
+//   [SECTION] Registering them
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -30,6 +37,9 @@ namespace {
 
 using data::Dataset;
 using data::DatasetSummary;
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] What a dataset says
 
 // Normalised by D4RL's reference returns when the environment is known, else NaN.
 double normalised(const Dataset& ds, double ret) {
@@ -172,6 +182,9 @@ void print_text(const Dataset& ds, const DatasetSummary& s, double r2) {
   for (const auto& n : ds.notes) std::printf("Note          %s\n", n.c_str());
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Making datasets
+
 // Loads with a progress bar; prints the error and returns nullptr when the file is unusable.
 std::unique_ptr<Dataset> load_or_report(const std::string& path) {
   try {
@@ -287,6 +300,9 @@ void generate_antmaze(const GenerateArgs& g, bool noise_given) {
 
 }  // namespace
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Reading what the user names
+
 data::Dataset load_user_dataset(const std::string& path, data::LoadOptions options,
                                 const Progress& progress) {
   options.isolate = true;
@@ -297,6 +313,9 @@ data::Dataset load_user_dataset(const std::string& path, data::LoadOptions optio
 }
 
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The subcommands
 
 // dstudio dataset info.
 void add_dataset_info(CLI::App* dataset, int& exit_code) {
@@ -605,6 +624,9 @@ void add_dataset_synth(CLI::App* dataset, int& exit_code) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Registering them
 
 void add_dataset_commands(CLI::App& app, int& exit_code) {
   auto* dataset = app.add_subcommand("dataset", "Inspect, check and make offline-RL datasets");
