@@ -54,6 +54,87 @@ analysis::AnalysisResult lab_result(const models::MarkovLabResult& r,
   return result;
 }
 
+// What `dstudio lab markov` is given.
+struct MarkovLabArgs {
+  double p = 0.2, q = 0.3;
+  int order = 1, states = 2;
+  std::string mixer = "pooling";
+  models::MarkovLabOptions options;
+  bool json = false;
+  std::string out;
+#ifdef DSTUDIO_HAVE_FIGURES
+  FigureOptions figure;
+#endif
+};
+
+// Trains the lab's mixer on the chain and reports its loss against the chain's entropy rate.
+void run_markov_lab_command(const MarkovLabArgs& a) {
+  auto options = a.options;
+  options.chain = analysis::MarkovChain::make(a.p, a.q, a.order, a.states);
+  options.mixer = models::lab_mixer_from_string(a.mixer);
+  options.check();
+#ifdef DSTUDIO_HAVE_FIGURES
+  const auto style = a.figure.resolve();  // a bad preset is refused before the work
+#endif
+  models::MarkovLabResult r;
+  run_interruptible("lab", [&](const Progress& p) { r = models::run_markov_lab(options, p); });
+  {
+    nlohmann::ordered_json curve = nlohmann::ordered_json::array();
+    for (const auto& point : r.curve) {
+      nlohmann::ordered_json j{{"step", point.step}, {"loss", point.loss}};
+      if (point.step > 0) j["training_loss"] = point.training_loss;
+      curve.push_back(j);
+    }
+    nlohmann::ordered_json matrix = nlohmann::ordered_json::array();
+    for (int n = 0; n < r.length; ++n)
+      matrix.push_back(std::vector<double>(r.mixing_matrix.begin() + n * r.length,
+                                           r.mixing_matrix.begin() + (n + 1) * r.length));
+    const nlohmann::ordered_json out{{"chain",
+                                      {{"p", options.chain.p},
+                                       {"q", options.chain.q},
+                                       {"order", options.chain.order},
+                                       {"states", options.chain.states}}},
+                                     {"mixer", models::to_string(options.mixer)},
+                                     {"window", options.window},
+                                     {"steps", options.steps},
+                                     {"entropy_rate", r.entropy_rate},
+                                     {"final_loss", r.final_loss},
+                                     {"gap", r.gap},
+                                     {"relative_gap", r.gap / r.entropy_rate},
+                                     {"seconds", r.seconds},
+                                     {"mixing_by_lag", r.mixing_by_lag},
+                                     {"mixing_matrix", matrix},
+                                     {"curve", curve}};
+    if (!a.out.empty()) {
+      OutputFolder folder(a.out);
+      const auto result = lab_result(r, out.dump());
+      auto files = analysis::write_result_files(result, a.out);
+#ifdef DSTUDIO_HAVE_FIGURES
+      viz::FigureContext figures;
+      for (const auto& figure : result.figures)
+        for (auto& f :
+             viz::save_analysis_figure((std::filesystem::path(a.out) / figure.name).string(),
+                                       figure, style, figure.name != "loss"))
+          files.push_back(f);
+#endif
+      folder.commit();
+      if (!a.json) std::fprintf(stderr, "wrote %zu files to %s\n", files.size(), a.out.c_str());
+    }
+    if (a.json) std::cout << out.dump(2) << std::endl;
+  }
+  if (!a.json) {
+    std::printf("%s mixer, window %d, %d steps in %.1f s\n",
+                models::to_string(options.mixer).c_str(), options.window, options.steps, r.seconds);
+    std::printf(
+        "entropy rate  %.5f nats\nfinal loss    %.5f nats\ngap           %.5f nats (%.2f%% of "
+        "the floor)\n",
+        r.entropy_rate, r.final_loss, r.gap, 100.0 * r.gap / r.entropy_rate);
+    std::printf("mixing by lag");
+    for (double w : r.mixing_by_lag) std::printf(" %.3f", w);
+    std::printf("\n");
+  }
+}
+
 }  // namespace
 
 void add_lab_commands(CLI::App& app, int& exit_code) {
@@ -63,18 +144,7 @@ void add_lab_commands(CLI::App& app, int& exit_code) {
   auto* markov = lab->add_subcommand("markov",
                                      "Train a one-layer mixer on a Markov chain and compare its "
                                      "loss with the chain's entropy rate");
-  struct Args {
-    double p = 0.2, q = 0.3;
-    int order = 1, states = 2;
-    std::string mixer = "pooling";
-    models::MarkovLabOptions options;
-    bool json = false;
-    std::string out;
-#ifdef DSTUDIO_HAVE_FIGURES
-    FigureOptions figure;
-#endif
-  };
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<MarkovLabArgs>();
   auto& o = a->options;
   markov
       ->add_option("--p", a->p,
@@ -130,76 +200,8 @@ void add_lab_commands(CLI::App& app, int& exit_code) {
 #ifdef DSTUDIO_HAVE_FIGURES
   add_figure_options(markov, a->figure);
 #endif
-  markov->callback([&exit_code, a] {
-    exit_code = run_guarded([&] {
-      auto options = a->options;
-      options.chain = analysis::MarkovChain::make(a->p, a->q, a->order, a->states);
-      options.mixer = models::lab_mixer_from_string(a->mixer);
-      options.check();
-#ifdef DSTUDIO_HAVE_FIGURES
-      const auto style = a->figure.resolve();  // a bad preset is refused before the work
-#endif
-      models::MarkovLabResult r;
-      run_interruptible("lab", [&](const Progress& p) { r = models::run_markov_lab(options, p); });
-      {
-        nlohmann::ordered_json curve = nlohmann::ordered_json::array();
-        for (const auto& point : r.curve) {
-          nlohmann::ordered_json j{{"step", point.step}, {"loss", point.loss}};
-          if (point.step > 0) j["training_loss"] = point.training_loss;
-          curve.push_back(j);
-        }
-        nlohmann::ordered_json matrix = nlohmann::ordered_json::array();
-        for (int n = 0; n < r.length; ++n)
-          matrix.push_back(std::vector<double>(r.mixing_matrix.begin() + n * r.length,
-                                               r.mixing_matrix.begin() + (n + 1) * r.length));
-        const nlohmann::ordered_json out{{"chain",
-                                          {{"p", options.chain.p},
-                                           {"q", options.chain.q},
-                                           {"order", options.chain.order},
-                                           {"states", options.chain.states}}},
-                                         {"mixer", models::to_string(options.mixer)},
-                                         {"window", options.window},
-                                         {"steps", options.steps},
-                                         {"entropy_rate", r.entropy_rate},
-                                         {"final_loss", r.final_loss},
-                                         {"gap", r.gap},
-                                         {"relative_gap", r.gap / r.entropy_rate},
-                                         {"seconds", r.seconds},
-                                         {"mixing_by_lag", r.mixing_by_lag},
-                                         {"mixing_matrix", matrix},
-                                         {"curve", curve}};
-        if (!a->out.empty()) {
-          OutputFolder folder(a->out);
-          const auto result = lab_result(r, out.dump());
-          auto files = analysis::write_result_files(result, a->out);
-#ifdef DSTUDIO_HAVE_FIGURES
-          viz::FigureContext figures;
-          for (const auto& figure : result.figures)
-            for (auto& f :
-                 viz::save_analysis_figure((std::filesystem::path(a->out) / figure.name).string(),
-                                           figure, style, figure.name != "loss"))
-              files.push_back(f);
-#endif
-          folder.commit();
-          if (!a->json)
-            std::fprintf(stderr, "wrote %zu files to %s\n", files.size(), a->out.c_str());
-        }
-        if (a->json) std::cout << out.dump(2) << std::endl;
-      }
-      if (!a->json) {
-        std::printf("%s mixer, window %d, %d steps in %.1f s\n",
-                    models::to_string(options.mixer).c_str(), options.window, options.steps,
-                    r.seconds);
-        std::printf(
-            "entropy rate  %.5f nats\nfinal loss    %.5f nats\ngap           %.5f nats (%.2f%% of "
-            "the floor)\n",
-            r.entropy_rate, r.final_loss, r.gap, 100.0 * r.gap / r.entropy_rate);
-        std::printf("mixing by lag");
-        for (double w : r.mixing_by_lag) std::printf(" %.3f", w);
-        std::printf("\n");
-      }
-    });
-  });
+  markov->callback(
+      [&exit_code, a] { exit_code = run_guarded([&] { run_markov_lab_command(*a); }); });
 }
 
 }  // namespace dstudio::cli

@@ -62,20 +62,83 @@ int run_training(models::Trainer& trainer) {
   }
 }
 
+// What `dstudio train` is given.
+struct TrainArgs {
+  std::string variant, dataset, config, training, out, resume, merger = "conv", mixer = "pooling",
+                                                               device = "cpu";
+  std::int64_t steps = 0;
+  std::uint64_t seed = 0;
+  double reward_shift = 0.0;
+  int threads = 0, eval_every = 0, eval_episodes = 5;
+  bool seed_given = false, overwrite = false;
+};
+
+// Continues the run of `a.resume`: what run_training says (finished, stopped: 130, or failed).
+int resume_training(const TrainArgs& a, const CLI::App& train) {
+  if (a.overwrite)
+    throw UsageError("--overwrite starts a run again; --resume continues one: give one of them");
+  if (train.count("--reward-shift"))
+    throw UsageError("--reward-shift is the run's from its start; --resume keeps it");
+  const auto info = models::read_checkpoint_info(a.resume);
+  // Claimed before the dataset loads: a second writer is refused at once.
+  const FolderLock claim(a.out.empty() ? std::filesystem::path(a.resume).parent_path()
+                                       : std::filesystem::path(a.out));
+  const std::string path = a.dataset.empty() ? info.dataset_path : a.dataset;
+  const auto dataset = load_user_dataset(path);
+  auto trainer = models::Trainer::resume(dataset, a.resume, a.out, a.steps);
+  if (trainer->training().eval_every > 0)
+    trainer->on_evaluation(models::evaluation_hook(dataset, trainer->training(), a.eval_episodes));
+  return run_training(*trainer);
+}
+
+// Starts a run of `a.variant` on `a.dataset` in `a.out`, with the papers' dataset-dependent
+// settings unless given: what run_training says.
+int start_training(const TrainArgs& a, const CLI::App& train) {
+  if (a.variant.empty() || a.dataset.empty() || a.out.empty())
+    throw CLI::ValidationError("--variant, --dataset and --out are required (or --resume CKPT)");
+  auto variant = models::make_variant(a.variant, a.merger, a.mixer);
+  if (!a.config.empty()) variant = models::with_overrides(variant, a.config);
+  models::TrainingConfig training;
+  if (!a.training.empty()) training = models::training_from_json(a.training);
+  if (a.steps > 0) training.steps = a.steps;
+  if (train.count("--seed")) training.seed = a.seed;
+  if (train.count("--reward-shift")) training.reward_shift = a.reward_shift;
+  if (a.threads > 0)
+    training.threads = a.threads;
+  else if (a.training.empty() || !nlohmann::json::parse(a.training).contains("threads"))
+    training.threads = std::clamp(hardware_threads(), 1, 4);
+  const FolderLock claim(a.out);
+  const auto dataset = load_user_dataset(a.dataset);
+  // The papers' dataset-dependent settings, unless given explicitly.
+  const auto given = [](const std::string& json, const char* key) {
+    return !json.empty() && nlohmann::json::parse(json).contains(key);
+  };
+  const auto defaults = models::dataset_defaults(variant.variant, data::dataset_name(dataset));
+  if (defaults.hidden > 0 && !given(a.config, "hidden")) variant.hidden = defaults.hidden;
+  if (defaults.learning_rate > 0 && !given(a.training, "learning_rate"))
+    training.learning_rate = defaults.learning_rate;
+  if (!defaults.source.empty())
+    std::printf("%s: hidden %d, learning rate %g (--config / --training override)\n",
+                defaults.source.c_str(), variant.hidden, training.learning_rate);
+  if (models::apply_task_rtg_scale(training, dataset.env_id, a.training))
+    std::printf("%s: returns-to-go scaled by %g, the task's (--training override)\n",
+                dataset.env_id.c_str(), training.rtg_scale);
+  if (a.eval_every > 0) training.eval_every = a.eval_every;
+  if (training.reward_shift != 0.0)
+    std::printf("%s\n", models::reward_shift_note(training.reward_shift).c_str());
+  models::Trainer trainer(
+      dataset, variant, training, a.out,
+      a.overwrite ? models::ExistingRun::Overwrite : models::ExistingRun::Refuse);
+  if (training.eval_every > 0)
+    trainer.on_evaluation(models::evaluation_hook(dataset, training, a.eval_episodes));
+  return run_training(trainer);
+}
+
 }  // namespace
 
 void add_train_commands(CLI::App& app, int& exit_code) {
   auto* train = app.add_subcommand("train", "Train a model variant on a dataset, or resume a run");
-  struct Args {
-    std::string variant, dataset, config, training, out, resume, merger = "conv", mixer = "pooling",
-                                                                 device = "cpu";
-    std::int64_t steps = 0;
-    std::uint64_t seed = 0;
-    double reward_shift = 0.0;
-    int threads = 0, eval_every = 0, eval_episodes = 5;
-    bool seed_given = false, overwrite = false;
-  };
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<TrainArgs>();
   train->add_option(
       "--variant", a->variant,
       "The variant: " + models::variant_registry().joined_names() + " (dstudio variants)");
@@ -134,64 +197,7 @@ void add_train_commands(CLI::App& app, int& exit_code) {
     int trained = kOk;  // what run_training says: finished, stopped (130) or failed
     exit_code = run_guarded([&] {
       models::require_device(a->device);
-      if (!a->resume.empty()) {
-        if (a->overwrite)
-          throw UsageError(
-              "--overwrite starts a run again; --resume continues one: give one of them");
-        if (train->count("--reward-shift"))
-          throw UsageError("--reward-shift is the run's from its start; --resume keeps it");
-        const auto info = models::read_checkpoint_info(a->resume);
-        // Claimed before the dataset loads: a second writer is refused at once.
-        const FolderLock claim(a->out.empty() ? std::filesystem::path(a->resume).parent_path()
-                                              : std::filesystem::path(a->out));
-        const std::string path = a->dataset.empty() ? info.dataset_path : a->dataset;
-        const auto dataset = load_user_dataset(path);
-        auto trainer = models::Trainer::resume(dataset, a->resume, a->out, a->steps);
-        if (trainer->training().eval_every > 0)
-          trainer->on_evaluation(
-              models::evaluation_hook(dataset, trainer->training(), a->eval_episodes));
-        trained = run_training(*trainer);
-        return;
-      }
-      if (a->variant.empty() || a->dataset.empty() || a->out.empty())
-        throw CLI::ValidationError(
-            "--variant, --dataset and --out are required (or --resume CKPT)");
-      auto variant = models::make_variant(a->variant, a->merger, a->mixer);
-      if (!a->config.empty()) variant = models::with_overrides(variant, a->config);
-      models::TrainingConfig training;
-      if (!a->training.empty()) training = models::training_from_json(a->training);
-      if (a->steps > 0) training.steps = a->steps;
-      if (train->count("--seed")) training.seed = a->seed;
-      if (train->count("--reward-shift")) training.reward_shift = a->reward_shift;
-      if (a->threads > 0)
-        training.threads = a->threads;
-      else if (a->training.empty() || !nlohmann::json::parse(a->training).contains("threads"))
-        training.threads = std::clamp(hardware_threads(), 1, 4);
-      const FolderLock claim(a->out);
-      const auto dataset = load_user_dataset(a->dataset);
-      // The papers' dataset-dependent settings, unless given explicitly.
-      const auto given = [](const std::string& json, const char* key) {
-        return !json.empty() && nlohmann::json::parse(json).contains(key);
-      };
-      const auto defaults = models::dataset_defaults(variant.variant, data::dataset_name(dataset));
-      if (defaults.hidden > 0 && !given(a->config, "hidden")) variant.hidden = defaults.hidden;
-      if (defaults.learning_rate > 0 && !given(a->training, "learning_rate"))
-        training.learning_rate = defaults.learning_rate;
-      if (!defaults.source.empty())
-        std::printf("%s: hidden %d, learning rate %g (--config / --training override)\n",
-                    defaults.source.c_str(), variant.hidden, training.learning_rate);
-      if (models::apply_task_rtg_scale(training, dataset.env_id, a->training))
-        std::printf("%s: returns-to-go scaled by %g, the task's (--training override)\n",
-                    dataset.env_id.c_str(), training.rtg_scale);
-      if (a->eval_every > 0) training.eval_every = a->eval_every;
-      if (training.reward_shift != 0.0)
-        std::printf("%s\n", models::reward_shift_note(training.reward_shift).c_str());
-      models::Trainer trainer(
-          dataset, variant, training, a->out,
-          a->overwrite ? models::ExistingRun::Overwrite : models::ExistingRun::Refuse);
-      if (training.eval_every > 0)
-        trainer.on_evaluation(models::evaluation_hook(dataset, training, a->eval_episodes));
-      trained = run_training(trainer);
+      trained = a->resume.empty() ? start_training(*a, *train) : resume_training(*a, *train);
     });
     if (exit_code == kOk) exit_code = trained;
   });

@@ -67,9 +67,8 @@ TEST(JsonFields, WritesInTheTablesOrderAndReadsBackExactly) {
   s.values = {1.0f, -2.5f};
   s.inner.weight = 9.0;
   const auto j = fields().write(s);
-  EXPECT_EQ(j.dump(),
-            R"({"name":"b","count":7,"seed":18446744073709551615,"rate":0.1,"on":true,)"
-            R"("shape":"square","values":[1.0,-2.5],"inner":{"weight":9.0}})");
+  EXPECT_EQ(j.dump(), R"({"name":"b","count":7,"seed":18446744073709551615,"rate":0.1,"on":true,)"
+                      R"("shape":"square","values":[1.0,-2.5],"inner":{"weight":9.0}})");
   EXPECT_EQ(fields().read(nlohmann::json::parse(j.dump()), "f"), s);
   EXPECT_EQ(fields().keys().size(), 8u);
 }

@@ -189,7 +189,7 @@ TEST_F(Render, AMazeEpisodeIsSeenWholeWithItsGoalWaypointAndPath) {
   EXPECT_EQ(path.back()[1], frame.physics.qpos[1]);
   // A frame drawn now shows the step.
   const int before_overview = v->scene()->framesDrawn();
-  v->scene()->update();
+  v->scene()->redraw();
   ASSERT_TRUE(test::wait_until([&] { return v->scene()->framesDrawn() > before_overview; }, 20000));
   const QImage overview = v->scene()->lastFrame();
   long goal = 0;
@@ -491,7 +491,7 @@ TEST_F(Render, InterventionsAndForksActFromTheStepOnScreenAndAreDrawnInTheScene)
   // A frame drawn with the fork on screen, and one after it is gone.
   const auto fresh_frame = [&] {
     const int before = v->scene()->framesDrawn();
-    v->scene()->update();
+    v->scene()->redraw();
     return test::wait_until([&] { return v->scene()->framesDrawn() > before; }, 20000);
   };
   ASSERT_TRUE(fresh_frame());

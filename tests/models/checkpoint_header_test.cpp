@@ -9,6 +9,8 @@
 #include <fstream>
 #include <string>
 
+#include "dstudio/common/read_file.h"
+#include "dstudio/common/system_info.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/checkpoint_info.h"
 #include "h5_fixture.h"
@@ -19,30 +21,15 @@ namespace {
 const std::filesystem::path kShipped =
     std::filesystem::path(DSTUDIO_RESOURCES_DIR) / "checkpoints" / "hopper-medium-dt.pt";
 
-std::string read_all(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 void write_all(const std::filesystem::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc)
       .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-// Bytes this process has read through read(2) and pread(2) so far (Linux's /proc/self/io).
-long long bytes_read() {
-  std::ifstream io("/proc/self/io");
-  std::string key;
-  long long value = 0;
-  while (io >> key >> value)
-    if (key == "rchar:") return value;
-  return -1;
-}
-
 TEST(CheckpointHeader, SaysWhatTheFullReadSaysFromAFewKilobytes) {
-  const auto before = bytes_read();
+  const auto before = bytes_read_so_far();
   const auto header = read_checkpoint_header(kShipped);
-  const auto read = bytes_read() - before;
+  const auto read = bytes_read_so_far() - before;
   ASSERT_TRUE(header);
   const auto full = read_checkpoint_info(kShipped);
   EXPECT_EQ(header->variant, full.variant);
@@ -63,7 +50,7 @@ TEST(CheckpointHeader, SaysWhatTheFullReadSaysFromAFewKilobytes) {
 
 TEST(CheckpointHeader, DamagedWeightsAreNotReadADamagedDescriptionIsRefused) {
   test::TempDir dir;
-  const auto bytes = read_all(kShipped);
+  const auto bytes = read_regular_file(kShipped, 1 << 30);
   // The first record is the first tensor's data (LibTorch writes data/0 first).
   auto weights = bytes;
   weights[1000] = static_cast<char>(weights[1000] ^ 0x10);

@@ -84,8 +84,7 @@ TEST(MixerRegistry, EveryShippedDefinitionHasAModuleAndItsOwnDerivation) {
 // Mixes each token with the one before: M[p][p-1] = 1.
 class PreviousTokenMixer : public TokenMixer {
  public:
-  torch::Tensor forward(const torch::Tensor& x, const MixerMasks&,
-                        torch::Tensor* matrix) override {
+  torch::Tensor forward(const torch::Tensor& x, const MixerMasks&, torch::Tensor* matrix) override {
     const auto T = x.size(1);
     auto shifted = torch::zeros_like(x);
     shifted.narrow(1, 1, T - 1).copy_(x.narrow(1, 0, T - 1));

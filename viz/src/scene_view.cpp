@@ -468,6 +468,9 @@ double SceneView::lastFrameMilliseconds() const {
 long SceneView::framesDrawn() const {
   return canvas_ ? canvas_->frames : 0;
 }
+void SceneView::redraw() {
+  if (canvas_) canvas_->update();
+}
 double SceneView::lastScale() const {
   return canvas_ ? canvas_->last_scale : 1.0;
 }

@@ -110,6 +110,9 @@ int FftRepulsion::boxes() const {
   return grid_ ? grid_->boxes : 0;
 }
 
+// Long on purpose: FIt-SNE's interpolation read in its order (the grid, spreading the points'
+// charges onto it, the kernels' convolution by FFT, interpolating the potentials back, the forces),
+// each step commented; apart, every step would take the grid, the weights and the charges.
 double FftRepulsion::compute(const std::vector<double>& y, std::vector<double>& force) {
   const int n = static_cast<int>(y.size() / 2);
   const int p = p_;

@@ -1035,8 +1035,8 @@ void check_format_dataset(const Dataset& ds, const std::string& format) {
   rows(d.actions.size(), d.act_dim, "actions");
   rows(d.rewards.size(), 1, "rewards");
   rows(d.terminals.size(), 1, "terminals");
-  // A file without timeouts has them made from the episodes' lengths instead (D4RL's old files).
-  if (!(ds.timeouts_synthesized && d.timeouts.empty())) rows(d.timeouts.size(), 1, "timeouts");
+  // No timeouts at all is a file's right (D4RL's kitchen and its oldest files have none).
+  if (!d.timeouts.empty()) rows(d.timeouts.size(), 1, "timeouts");
   std::int64_t next = 0;
   for (const auto& e : ds.episodes) {
     if (e.start != next || e.length < 1)

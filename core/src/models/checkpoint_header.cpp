@@ -25,8 +25,8 @@ constexpr std::uint32_t kEndOfDirectory = 0x06054b50, kZip64End = 0x06064b50,
                         kLocalHeader = 0x04034b50;
 constexpr std::size_t kEndLength = 22, kMaxComment = 0xFFFF;
 // The directory and the pickle of a checkpoint are kilobytes; more means another kind of file.
-constexpr std::uint64_t kMaxDirectory = std::uint64_t{16} << 20, kMaxPickle = std::uint64_t{16}
-                                                                                << 20;
+constexpr std::uint64_t kMaxDirectory = std::uint64_t{16} << 20,
+                        kMaxPickle = std::uint64_t{16} << 20;
 constexpr std::string_view kDescriptionStart = "{\"format\":\"dstudio-checkpoint-";
 
 std::uint64_t le(std::string_view b, std::size_t at, int n) {
@@ -78,7 +78,8 @@ std::optional<Place> central_directory(const File& f, std::uint64_t size,
   const auto tail = f.read(size - tail_length, tail_length);
   if (!tail || tail->size() < kEndLength) return std::nullopt;
   for (std::size_t at = tail->size() - kEndLength + 1; at-- > 0;) {
-    if (le(*tail, at, 4) != kEndOfDirectory || at + kEndLength + le(*tail, at + 20, 2) != tail->size())
+    if (le(*tail, at, 4) != kEndOfDirectory ||
+        at + kEndLength + le(*tail, at + 20, 2) != tail->size())
       continue;
     Place cd{le(*tail, at + 16, 4), le(*tail, at + 12, 4)};
     if (cd.offset == 0xFFFFFFFF || cd.size == 0xFFFFFFFF) {
@@ -167,7 +168,8 @@ std::optional<CheckpointInfo> read_checkpoint_header(const std::filesystem::path
   const File f(path);
   std::uint64_t size = 0;
   if (!f.regular(size))
-    throw CheckpointError(path.string() + ": cannot be read as a file (missing, a folder or a device)");
+    throw CheckpointError(path.string() +
+                          ": cannot be read as a file (missing, a folder or a device)");
   const auto cd = central_directory(f, size);
   if (!cd) return std::nullopt;
   const auto pickle = pickle_record(f, size, *cd);

@@ -199,6 +199,8 @@ class Unpickler {
   Unpickler(const Zip& zip, std::string prefix, const unsigned char* data, std::size_t size)
       : zip_(zip), prefix_(std::move(prefix)), p_(data), end_(data + size) {}
 
+  // Long on purpose: one loop over the pickle's opcodes, as pickle.py's _Unpickler.load, a case an
+  // opcode. The cases share the stack, the marks and the memo; apart, each would take all three.
   Ref run() {
     while (true) {
       const unsigned char op = byte();

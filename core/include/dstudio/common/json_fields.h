@@ -43,71 +43,67 @@ class JsonFields {
   /// A number, a whole number, a flag, a text or a list of them; numbers within `range`.
   template <class M>
   JsonFields& field(const char* key, M T::*member, NumberRange range = {}) {
-    fields_.push_back({key,
-                       [member](const T& t, OrderedJson& out, const char* k) {
-                         out[k] = t.*member;
-                       },
-                       [member, range](T& t, const Json& value, const std::string& where) {
-                         t.*member = read_value<M>(value, where, range);
-                       }});
+    fields_.push_back(
+        {key, [member](const T& t, OrderedJson& out, const char* k) { out[k] = t.*member; },
+         [member, range](T& t, const Json& value, const std::string& where) {
+           t.*member = read_value<M>(value, where, range);
+         }});
     return *this;
   }
   /// An enum written by its name in `names` (which must outlive the table).
   template <class E>
   JsonFields& named(const char* key, E T::*member, const EnumNames<E>& names) {
-    fields_.push_back(
-        {key,
-         [member, &names](const T& t, OrderedJson& out, const char* k) {
-           out[k] = names.name(t.*member);
-         },
-         [member, &names](T& t, const Json& value, const std::string& where) {
-           if (!value.is_string()) throw Error(where + " is not a name (" + names.joined() + ")");
-           const auto parsed = names.parse(value.get<std::string>());
-           if (!parsed)
-             throw Error(where + " is '" + value.get<std::string>() + "', not one of " +
-                         names.joined());
-           t.*member = *parsed;
-         }});
+    fields_.push_back({key,
+                       [member, &names](const T& t, OrderedJson& out, const char* k) {
+                         out[k] = names.name(t.*member);
+                       },
+                       [member, &names](T& t, const Json& value, const std::string& where) {
+                         if (!value.is_string())
+                           throw Error(where + " is not a name (" + names.joined() + ")");
+                         const auto parsed = names.parse(value.get<std::string>());
+                         if (!parsed)
+                           throw Error(where + " is '" + value.get<std::string>() +
+                                       "', not one of " + names.joined());
+                         t.*member = *parsed;
+                       }});
     return *this;
   }
   /// A value of a type with a table of its own, as a nested JSON object.
   template <class M>
   JsonFields& object(const char* key, M T::*member, const JsonFields<M>& fields) {
-    fields_.push_back(
-        {key,
-         [member, &fields](const T& t, OrderedJson& out, const char* k) {
-           out[k] = fields.write(t.*member);
-         },
-         [member, &fields](T& t, const Json& value, const std::string& where) {
-           t.*member = fields.read(value, where, t.*member);
-         }});
+    fields_.push_back({key,
+                       [member, &fields](const T& t, OrderedJson& out, const char* k) {
+                         out[k] = fields.write(t.*member);
+                       },
+                       [member, &fields](T& t, const Json& value, const std::string& where) {
+                         t.*member = fields.read(value, where, t.*member);
+                       }});
     return *this;
   }
 
   /// A list of values of a type with a table of its own, as a JSON array of objects.
   template <class M>
   JsonFields& objects(const char* key, std::vector<M> T::*member, const JsonFields<M>& fields) {
-    fields_.push_back(
-        {key,
-         [member, &fields](const T& t, OrderedJson& out, const char* k) {
-           auto& list = out[k] = OrderedJson::array();
-           for (const auto& m : t.*member) list.push_back(fields.write(m));
-         },
-         [member, &fields](T& t, const Json& value, const std::string& where) {
-           if (!value.is_array()) throw Error(where + " is not a list");
-           std::vector<M> out;
-           for (std::size_t i = 0; i < value.size(); ++i)
-             out.push_back(fields.read(value[i], where + "[" + std::to_string(i) + "]"));
-           t.*member = std::move(out);
-         }});
+    fields_.push_back({key,
+                       [member, &fields](const T& t, OrderedJson& out, const char* k) {
+                         auto& list = out[k] = OrderedJson::array();
+                         for (const auto& m : t.*member) list.push_back(fields.write(m));
+                       },
+                       [member, &fields](T& t, const Json& value, const std::string& where) {
+                         if (!value.is_array()) throw Error(where + " is not a list");
+                         std::vector<M> out;
+                         for (std::size_t i = 0; i < value.size(); ++i)
+                           out.push_back(
+                               fields.read(value[i], where + "[" + std::to_string(i) + "]"));
+                         t.*member = std::move(out);
+                       }});
     return *this;
   }
   /// A text every file of the kind holds (its format's name): written as is; a file whose value
   /// differs, or that lacks it, is refused as not of this kind.
   JsonFields& constant(const char* key, std::string value) {
     required_.emplace_back(key, value);
-    fields_.push_back({key,
-                       [value](const T&, OrderedJson& out, const char* k) { out[k] = value; },
+    fields_.push_back({key, [value](const T&, OrderedJson& out, const char* k) { out[k] = value; },
                        [value](T&, const Json& found, const std::string& where) {
                          if (!found.is_string() || found.get<std::string>() != value)
                            throw Error(where + " is not '" + value + "'");
@@ -118,11 +114,10 @@ class JsonFields {
   /// what is written, `set` reads it (throwing Error for a wrong value; `where` names the key).
   JsonFields& computed(const char* key, std::function<OrderedJson(const T&)> get,
                        std::function<void(T&, const Json&, const std::string& where)> set) {
-    fields_.push_back({key,
-                       [get = std::move(get)](const T& t, OrderedJson& out, const char* k) {
-                         out[k] = get(t);
-                       },
-                       std::move(set)});
+    fields_.push_back(
+        {key,
+         [get = std::move(get)](const T& t, OrderedJson& out, const char* k) { out[k] = get(t); },
+         std::move(set)});
     return *this;
   }
 
@@ -139,8 +134,7 @@ class JsonFields {
     for (const auto& [key, value] : required_)
       if (!j.contains(key)) throw Error(where + ": no " + key + " (not a '" + value + "' file)");
     for (const auto& f : fields_)
-      if (const auto it = j.find(f.key); it != j.end())
-        f.read(start, *it, where + ": " + f.key);
+      if (const auto it = j.find(f.key); it != j.end()) f.read(start, *it, where + ": " + f.key);
     return start;
   }
   [[nodiscard]] T read(const OrderedJson& j, const std::string& where, T start = T{}) const {
@@ -178,9 +172,11 @@ class JsonFields {
           if (value.get<std::uint64_t>() >
               static_cast<std::uint64_t>(std::numeric_limits<M>::max()))
             throw Error(where + " is too large");
-        } else if (value.get<std::int64_t>() < static_cast<std::int64_t>(std::numeric_limits<M>::min()) ||
-                   (std::is_signed_v<M> && value.get<std::int64_t>() >
-                                               static_cast<std::int64_t>(std::numeric_limits<M>::max()))) {
+        } else if (value.get<std::int64_t>() <
+                       static_cast<std::int64_t>(std::numeric_limits<M>::min()) ||
+                   (std::is_signed_v<M> &&
+                    value.get<std::int64_t>() >
+                        static_cast<std::int64_t>(std::numeric_limits<M>::max()))) {
           throw Error(where + " is out of range");
         }
       }

@@ -35,6 +35,9 @@ std::int64_t peak_rss_bytes();
 
 /// Current resident set size of this process, in bytes (0 if unavailable).
 std::int64_t current_rss_bytes();
+/// Bytes this process has read through read(2) and pread(2) so far (/proc/self/io's rchar); -1
+/// where the kernel does not say. What benchmarks and tests of reading less compare.
+std::int64_t bytes_read_so_far();
 
 /// Physical memory of the machine, in bytes.
 std::int64_t physical_memory_bytes();

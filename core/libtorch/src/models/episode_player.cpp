@@ -1092,6 +1092,9 @@ std::vector<FramePtr> LivePlayer::frames(int from) const {
 // ---------------------------------------------------------------------------------------------
 // [SECTION] The player thread
 
+// Long on purpose: the player thread's one loop holds the state's lock between requests and lets go
+// of it around each piece of work (a restart, a fork, a step); those hand-offs can be checked only
+// where they are all in sight.
 void LivePlayer::run() {
   at::set_num_threads(1);
   set_blas_threads(1);

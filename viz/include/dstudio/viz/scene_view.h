@@ -84,6 +84,9 @@ class SceneView : public QWidget {
   /// and the floor's reflection are on, except on software OpenGL where they cost most of a frame.
   [[nodiscard]] double lastFrameMilliseconds() const;
   [[nodiscard]] long framesDrawn() const;
+  /// Draws what is set once more (framesDrawn() then grows): for a caller that needs a frame of
+  /// the state as it is now.
+  void redraw();
   /// The scale of the view's size the last frame was drawn at (1 unless drawn lean).
   [[nodiscard]] double lastScale() const;
   /// Whether the scene is drawn (else the view shows why not).
