@@ -78,12 +78,11 @@ void add_model_commands(CLI::App& app, int& exit_code) {
         std::printf("%-17s %-12s %-19s %-7d %d x %d, %d\n", name.c_str(), tokens.c_str(),
                     mixer.c_str(), c.context_length, c.layers, c.hidden, c.heads);
       }
-      std::string mixers;
+      std::string mergers, mixers;
+      for (const auto& m : models::hier_mergers()) mergers += (mergers.empty() ? "" : "|") + m;
       for (const auto& m : models::hier_mixers()) mixers += (mixers.empty() ? "" : "|") + m;
-      std::printf(
-          "\nhier takes --merger none|concat|attention|conv|pooling and --mixer %s (DHi = conv + "
-          "pooling).\n",
-          mixers.c_str());
+      std::printf("\nhier takes --merger %s and --mixer %s (DHi = conv + pooling).\n",
+                  mergers.c_str(), mixers.c_str());
       if (!from_plugins.empty()) std::printf("\nFrom plugins:%s\n", from_plugins.c_str());
     }
     exit_code = kOk;

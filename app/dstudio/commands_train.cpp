@@ -142,8 +142,9 @@ void add_train_commands(CLI::App& app, int& exit_code) {
   train->add_option(
       "--variant", a->variant,
       "The variant: " + models::variant_registry().joined_names() + " (dstudio variants)");
-  train->add_option("--merger", a->merger, "hier: none, concat, attention, conv, pooling")
-      ->capture_default_str();
+  std::string mergers;
+  for (const auto& m : models::hier_mergers()) mergers += (mergers.empty() ? "" : ", ") + m;
+  train->add_option("--merger", a->merger, "hier: " + mergers)->capture_default_str();
   std::string mixers;
   for (const auto& m : models::hier_mixers()) mixers += (mixers.empty() ? "" : ", ") + m;
   train->add_option("--mixer", a->mixer, "hier: " + mixers)->capture_default_str();
