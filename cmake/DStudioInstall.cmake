@@ -28,7 +28,10 @@ if(DSTUDIO_BUILD_GUI)
 endif()
 install(TARGETS ${_programs} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS dstudio-probe dstudio-plugin-reader RUNTIME DESTINATION ${DSTUDIO_INSTALL_PRIVATE_LIBDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/resources/ DESTINATION ${DSTUDIO_DATADIR})
+# Not the goal-reacher's training run (resources/training): it is carried for training to continue,
+# and nothing the studio runs reads it.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/resources/ DESTINATION ${DSTUDIO_DATADIR}
+        PATTERN "training" EXCLUDE)
 # The user guide (Help ▸ User Guide renders it), the documents it links to and their pictures.
 file(GLOB _docs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
 install(FILES ${_docs} DESTINATION ${DSTUDIO_DATADIR}/guide)
