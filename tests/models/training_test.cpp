@@ -293,9 +293,12 @@ TEST(Training, BackgroundRunPausesResumesAndCancels) {
   trainer.start();
   while (trainer.step() < 5) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   trainer.pause();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Paused is what the worker says once it has parked: from then on it takes no step.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (trainer.state() != TrainingState::Paused && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(trainer.state(), TrainingState::Paused);
   const auto paused_at = trainer.step();
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_EQ(trainer.state(), TrainingState::Paused);
   EXPECT_EQ(trainer.step(), paused_at);  // nothing moves while paused
   trainer.resume();

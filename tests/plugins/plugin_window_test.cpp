@@ -46,7 +46,7 @@ class PluginWindow : public testing::Test {
     ASSERT_EQ(records.size(), 3u);  // diagonal-ssm, token-distance, inverted-pendulum
   }
   static void save(QWidget& w, const QString& name) {
-    QTest::qWait(200);  // laid out and drawn
+    test::deliver_posted_events();  // laid out and drawn
     QDir().mkpath(DSTUDIO_SCREENSHOT_DIR);
     w.grab().save(QDir(DSTUDIO_SCREENSHOT_DIR).filePath(name));
   }
