@@ -137,9 +137,6 @@ class JsonFields {
       if (const auto it = j.find(f.key); it != j.end()) f.read(start, *it, where + ": " + f.key);
     return start;
   }
-  [[nodiscard]] T read(const OrderedJson& j, const std::string& where, T start = T{}) const {
-    return read(Json::parse(j.dump()), where, std::move(start));
-  }
   /// The keys, in order.
   [[nodiscard]] std::vector<std::string> keys() const {
     std::vector<std::string> out;
