@@ -415,7 +415,7 @@ TEST_F(Cli, TrainWritesACheckpointAndResumes) {
   EXPECT_THAT(r.err, HasSubstr("unknown variant 'decision-mamba'"));
   r = run("train --variant dt --dataset " + data + " --config '{\"hiden\": 3}' --out " + out, dir);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("unknown configuration key 'hiden'"));
+  EXPECT_THAT(r.err, HasSubstr("variant configuration: unknown key 'hiden'"));
   std::ofstream(dir / "junk.pt") << "junk";
   r = run("train --resume " + (dir / "junk.pt").string(), dir);
   EXPECT_EQ(r.exit_code, 1);

@@ -111,11 +111,120 @@ TEST(JsonFields, TheFirstWrongValueIsNamedByItsKey) {
   EXPECT_EQ(fails(R"([1])"), "run.json: not a JSON object");
 }
 
+struct Settings {
+  std::int64_t steps = 10;
+  double beta = 0.9;
+  std::string activation = "relu";
+  Shape shape = Shape::Round;
+  std::map<std::string, double> options;
+  std::string plugin;
+  bool operator==(const Settings&) const = default;
+};
+
+// A table of settings a user writes: unknown keys refused, usage errors, described fields.
+const JsonFields<Settings>& settings() {
+  static const auto f = [] {
+    JsonFields<Settings> t;
+    t.field("steps", &Settings::steps, {1.0, 1e9})
+        .says("optimiser steps")
+        .field("beta", &Settings::beta, {0.0, 1.0, false, /*below=*/true})
+        .says("a decay")
+        .field("activation", &Settings::activation)
+        .says("the nonlinearity")
+        .choices([] {
+          return std::vector<std::string>{"relu", "gelu"};
+        })
+        .named("shape", &Settings::shape, kShapes)
+        .says("its shape")
+        .field("options", &Settings::options, {0.0})
+        .written_if([](const Settings& s) { return !s.options.empty(); })
+        .field("plugin", &Settings::plugin)
+        .written_if([](const Settings& s) { return !s.plugin.empty(); })
+        .refuse_unknown_keys()
+        .errors_as<UsageError>();
+    return t;
+  }();
+  return f;
+}
+
+TEST(JsonFields, SettingsAUserWritesAreCheckedAsUsageErrors) {
+  const auto fails = [](const char* text) -> std::string {
+    try {
+      (void)settings().read(nlohmann::json::parse(text), "training configuration");
+    } catch (const UsageError& e) {
+      return e.what();
+    } catch (const Error& e) {
+      return std::string("(not a usage error) ") + e.what();
+    }
+    return "(read)";
+  };
+  EXPECT_EQ(fails(R"({"stepz": 3})"), "training configuration: unknown key 'stepz'");
+  EXPECT_EQ(fails(R"({"beta": 1})"), "training configuration: beta must be below 1 (is 1)");
+  EXPECT_EQ(fails(R"({"activation": "tanh"})"),
+            "training configuration: activation is 'tanh', not one of relu, gelu");
+  EXPECT_EQ(fails(R"({"steps": 2.5})"), "training configuration: steps is not a whole number");
+  EXPECT_EQ(fails(R"({"steps": 1e300})"), "training configuration: steps is too large");
+  EXPECT_EQ(fails(R"({"options": {"a": -1}})"),
+            "training configuration: options.a must be at least 0 (is -1)");
+  EXPECT_EQ(fails(R"({"options": [1]})"), "training configuration: options is not a JSON object");
+  // A whole number written with an exponent is one.
+  EXPECT_EQ(settings().read(nlohmann::json::parse(R"({"steps": 1e5})"), "t").steps, 100000);
+  EXPECT_EQ(settings().read(nlohmann::json::parse(R"({"beta": 0.5, "options": {"w": 2}})"), "t"),
+            (Settings{10, 0.5, "relu", Shape::Round, {{"w", 2.0}}, ""}));
+  // check() is a read of what write() gives: a value set in code is held to the same table.
+  Settings wrong;
+  wrong.activation = "tanh";
+  EXPECT_THROW(settings().check(wrong, "t"), UsageError);
+  EXPECT_NO_THROW(settings().check(Settings{}, "t"));
+}
+
+TEST(JsonFields, FieldsWrittenOnlyWhenSetAndTheDescribedOnesListed) {
+  Settings s;
+  EXPECT_EQ(settings().write(s).dump(),
+            R"({"steps":10,"beta":0.9,"activation":"relu","shape":"round"})");
+  s.plugin = "p";
+  s.options = {{"w", 1.5}};
+  const auto j = settings().write(s);
+  EXPECT_EQ(j.dump(), R"({"steps":10,"beta":0.9,"activation":"relu","shape":"round",)"
+                      R"("options":{"w":1.5},"plugin":"p"})");
+  EXPECT_EQ(settings().read(nlohmann::json::parse(j.dump()), "t"), s);
+  const auto described = settings().described();
+  ASSERT_EQ(described.size(), 4u);
+  EXPECT_EQ(described[0].key, "steps");
+  EXPECT_EQ(described[0].description, "optimiser steps");
+  EXPECT_EQ(described[0].range.min, 1.0);
+  EXPECT_TRUE(described[1].range.below);
+  EXPECT_EQ(described[2].choices, (std::vector<std::string>{"relu", "gelu"}));
+  EXPECT_EQ(described[3].choices, (std::vector<std::string>{"round", "square"}));
+  // A copied table checks its choices as the original does.
+  const JsonFields<Settings> copy = settings();
+  EXPECT_THROW((void)copy.read(nlohmann::json::parse(R"({"activation": "x"})"), "t"), UsageError);
+}
+
+struct Maybe {
+  std::optional<int> episode;
+  std::optional<std::string> title;
+  bool operator==(const Maybe&) const = default;
+};
+
+TEST(JsonFields, AnOptionalValueIsNullWhenItHoldsNothing) {
+  JsonFields<Maybe> t;
+  t.field("episode", &Maybe::episode, {0.0, 10.0}).field("title", &Maybe::title);
+  EXPECT_EQ(t.write(Maybe{}).dump(), R"({"episode":null,"title":null})");
+  const Maybe set{3, "x"};
+  EXPECT_EQ(t.write(set).dump(), R"({"episode":3,"title":"x"})");
+  EXPECT_EQ(t.read(nlohmann::json::parse(t.write(set).dump()), "f"), set);
+  EXPECT_EQ(t.read(nlohmann::json::parse(R"({"episode":null})"), "f", set),
+            (Maybe{std::nullopt, "x"}));
+  EXPECT_THROW((void)t.read(nlohmann::json::parse(R"({"episode":11})"), "f"), Error);
+}
+
 TEST(EnumNames, NamesParseAndList) {
   EXPECT_STREQ(kShapes.name(Shape::Square), "square");
   EXPECT_EQ(kShapes.parse("round"), Shape::Round);
   EXPECT_FALSE(kShapes.parse("Round"));
   EXPECT_EQ(kShapes.joined("|"), "round|square");
+  EXPECT_EQ(kShapes.names(), (std::vector<std::string>{"round", "square"}));
   EXPECT_THROW((void)kShapes.name(static_cast<Shape>(7)), Error);
 }
 

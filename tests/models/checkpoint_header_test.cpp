@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "dstudio/common/read_file.h"
@@ -73,6 +74,58 @@ TEST(CheckpointHeader, DamagedWeightsAreNotReadADamagedDescriptionIsRefused) {
   EXPECT_FALSE(read_checkpoint_header(dir / "truncated.pt"));
   EXPECT_THROW((void)read_checkpoint_header(dir / "missing.pt"), CheckpointError);
   EXPECT_THROW((void)read_checkpoint_header(dir.path()), CheckpointError);
+}
+
+// The keys of `again` that `written` has, in `again`'s order; the others must hold `defaults`'
+// values (fields added since `written` was made).
+nlohmann::ordered_json as_written(const nlohmann::ordered_json& again,
+                                  const nlohmann::ordered_json& written,
+                                  const nlohmann::ordered_json& defaults) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : again.items()) {
+    if (written.contains(key))
+      out[key] = value;
+    else
+      EXPECT_EQ(value, defaults.at(key)) << key << " is not the default of a later field";
+  }
+  return out;
+}
+
+// Every checkpoint the studio ships was written by an earlier release: the variant and training
+// configurations its description holds read back and write again as the same JSON, key for key,
+// in the same order, with numbers in the same text; a field added since writes its default.
+TEST(CheckpointHeader, TheShippedCheckpointsConfigurationsWriteBackAsTheyWereWritten) {
+  int seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(
+           std::filesystem::path(DSTUDIO_RESOURCES_DIR) / "checkpoints")) {
+    if (entry.path().extension() != ".pt") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto at = bytes.find(R"({"format":"dstudio-checkpoint-)");
+    ASSERT_NE(at, std::string::npos) << entry.path();
+    // A pickled text: its length in the four bytes before it, little-endian.
+    std::uint32_t length = 0;
+    for (int i = 0; i < 4; ++i)
+      length |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[at - 4 + i]))
+                << (8 * i);
+    const auto written = nlohmann::ordered_json::parse(bytes.substr(at, length));
+    const auto info = read_checkpoint_header(entry.path());
+    ASSERT_TRUE(info) << entry.path();
+    const auto again = [](const auto& config) {
+      return nlohmann::ordered_json::parse(to_json(config));
+    };
+    EXPECT_EQ(as_written(again(info->variant), written.at("variant"),
+                         again(make_variant(info->variant.variant)))
+                  .dump(),
+              written.at("variant").dump())
+        << entry.path();
+    EXPECT_EQ(
+        as_written(again(info->training), written.at("training"), again(TrainingConfig{})).dump(),
+        written.at("training").dump())
+        << entry.path();
+    ++seen;
+  }
+  EXPECT_GE(seen, 12);
 }
 
 }  // namespace

@@ -8,14 +8,11 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "dstudio/models/training_config.h"
-#include "dstudio/models/variant_config.h"
+#include "config_tables.h"
 #include "dstudio/models/variant_registry.h"
 
 namespace dstudio::models {
 namespace {
-constexpr double kAny = -std::numeric_limits<double>::infinity();
-
 // A JSON value as a table shows it: numbers in their shortest text that reads back the same.
 std::string value_text(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
@@ -50,6 +47,16 @@ std::vector<std::pair<std::string, std::string>> run_config_values(const Variant
   return out;
 }
 
+namespace {
+std::vector<ConfigField> config_fields(const std::vector<FieldDescription>& described) {
+  std::vector<ConfigField> out;
+  for (const auto& d : described)
+    out.push_back(
+        {d.key, d.description, d.choices, d.range.min, d.range.above, d.range.max, d.range.below});
+  return out;
+}
+}  // namespace
+
 const std::vector<ConfigField>& variant_fields() {
   // Rebuilt when plugins add mixers (they load at start-up, before anything shows a form).
   static std::mutex mutex;
@@ -58,84 +65,12 @@ const std::vector<ConfigField>& variant_fields() {
   std::lock_guard lock(mutex);
   if (!fields.empty() && mixers == mixer_names()) return fields;
   mixers = mixer_names();
-  fields = {
-      {"context_length", "K: steps in a window", {}, 1, false, 1000},
-      {"max_ep_len", "size of the timestep embedding", {}, 1, false, 1000000},
-      {"hidden", "H: width of every token", {}, 1, false, 8192},
-      {"layers", "N: MetaFormer blocks", {}, 1, false, 128},
-      {"heads", "attention heads (hidden must be a multiple)", {}, 1, false, 256},
-      {"mlp_ratio", "MLP inner width = mlp_ratio x H", {}, 1, false, 64},
-      {"activation",
-       "the MLP's nonlinearity: relu (DT) or gelu (DC, DHi, UDC)",
-       {"relu", "gelu"},
-       kAny},
-      {"dropout",
-       "embedding, residual and MLP dropout, in [0, 1)",
-       {},
-       0,
-       false,
-       1,
-       /*below=*/true},
-      {"attention_dropout",
-       "dropout of the attention weights, in [0, 1)",
-       {},
-       0,
-       false,
-       1,
-       /*below=*/true},
-      {"action_tanh", "squash predicted actions with tanh", {}, kAny},
-      {"tokenizer", "how (R, s, a) become tokens", tokenizer_names(), kAny},
-      {"merger", "DHi's token merger (merged tokenizer only)", merger_names(), kAny},
-      {"return_embedding", "UDT: width of sigmoid(Linear(1, w)(R))", {}, 1, false, 8192},
-      {"mixer", "how tokens exchange information", mixers, kAny},
-      {"hybrid", "DC hybrid: the last block uses causal attention", {}, kAny},
-      {"conv_window", "DC: filter length L in tokens", {}, 1, false, 3000},
-      {"single_filter", "DC 1-filter: one filter for every token type", {}, kAny},
-      {"mixer_projection", "DC's optional Linear(H, H) after the mixer", {}, kAny},
-      {"gaussian_w", "GDT: w >= 0", {}, 0, false, 1e6},
-      {"gaussian_b", "GDT: b <= 0 penalises the token itself", {}, -1e6, false, 1e6},
-      {"pool_size", "DHi: P, tokens pooled", {}, 1, false, 3000},
-      {"gated_kernel", "UDC: depthwise kernel size", {}, 1, false, 3000},
-  };
+  fields = config_fields(variant_table().described());
   return fields;
 }
 
 const std::vector<ConfigField>& training_fields() {
-  constexpr double kSteps = static_cast<double>(kMaxTrainingSteps);
-  static const std::vector<ConfigField> fields = {
-      {"steps", "optimiser steps", {}, 1, false, kSteps},
-      {"batch_size", "windows in a batch", {}, 1, false, 65536},
-      {"learning_rate", "peak learning rate of AdamW", {}, 0, /*above=*/true, 1},
-      {"weight_decay", "AdamW's decoupled weight decay", {}, 0, false, 10},
-      {"beta1", "AdamW's first-moment decay", {}, 0, false, 1, /*below=*/true},
-      {"beta2", "AdamW's second-moment decay", {}, 0, false, 1, /*below=*/true},
-      {"warmup_steps", "lr x min(1, (step + 1) / warmup)", {}, 0, false, kSteps},
-      {"cosine_decay", "after warmup, decay to 0 along a half cosine", {}, kAny},
-      {"grad_clip", "gradient-norm clip", {}, 0, /*above=*/true, 1e6},
-      {"rtg_scale", "returns-to-go are divided by this", {}, 0, /*above=*/true, 1e9},
-      {"reward_shift",
-       "added to every reward before returns-to-go are counted (IQL and CORL: -1 on AntMaze)",
-       {},
-       -1e6,
-       false,
-       1e6},
-      {"pct_traj", "fraction of the best trajectories sampled", {}, 0, /*above=*/true, 1},
-      {"seed",
-       "seeds the initial weights, the batches and dropout",
-       {},
-       0,
-       false,
-       9223372036854775807.0},
-      {"threads", "workers, each computing part of every batch on its own core", {}, 1, false, 64},
-      {"log_every", "steps per metrics row and per live point", {}, 1, false, kSteps},
-      {"checkpoint_every", "steps between checkpoints; 0: only at the end", {}, 0, false, kSteps},
-      {"eval_every",
-       "steps between evaluations (rollouts and attention entropy); 0: never",
-       {},
-       0,
-       false,
-       kSteps},
-  };
+  static const auto fields = config_fields(training_table().described());
   return fields;
 }
 

@@ -2,39 +2,61 @@
 
 #include "dstudio/models/training_config.h"
 
-#include <cmath>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
+#include "config_tables.h"
 #include "dstudio/common/error.h"
 #include "dstudio/env/environment.h"
-#include "dstudio/models/config_fields.h"
 
 namespace dstudio::models {
-namespace {
-using nlohmann::ordered_json;
 
-ordered_json training_json(const TrainingConfig& c) {
-  return {{"steps", c.steps},
-          {"batch_size", c.batch_size},
-          {"learning_rate", c.learning_rate},
-          {"weight_decay", c.weight_decay},
-          {"beta1", c.beta1},
-          {"beta2", c.beta2},
-          {"warmup_steps", c.warmup_steps},
-          {"cosine_decay", c.cosine_decay},
-          {"grad_clip", c.grad_clip},
-          {"rtg_scale", c.rtg_scale},
-          {"reward_shift", c.reward_shift},
-          {"pct_traj", c.pct_traj},
-          {"seed", c.seed},
-          {"threads", c.threads},
-          {"log_every", c.log_every},
-          {"checkpoint_every", c.checkpoint_every},
-          {"eval_every", c.eval_every}};
+const JsonFields<TrainingConfig>& training_table() {
+  using C = TrainingConfig;
+  constexpr double kSteps = static_cast<double>(kMaxTrainingSteps);
+  static const auto table = [&] {
+    JsonFields<C> t;
+    t.field("steps", &C::steps, {1, kSteps})
+        .says("optimiser steps")
+        .field("batch_size", &C::batch_size, {1, 65536})
+        .says("windows in a batch")
+        .field("learning_rate", &C::learning_rate, {0, 1, /*above=*/true})
+        .says("peak learning rate of AdamW")
+        .field("weight_decay", &C::weight_decay, {0, 10})
+        .says("AdamW's decoupled weight decay")
+        .field("beta1", &C::beta1, {0, 1, false, /*below=*/true})
+        .says("AdamW's first-moment decay")
+        .field("beta2", &C::beta2, {0, 1, false, /*below=*/true})
+        .says("AdamW's second-moment decay")
+        .field("warmup_steps", &C::warmup_steps, {0, kSteps})
+        .says("lr x min(1, (step + 1) / warmup)")
+        .field("cosine_decay", &C::cosine_decay)
+        .says("after warmup, decay to 0 along a half cosine")
+        .field("grad_clip", &C::grad_clip, {0, 1e6, /*above=*/true})
+        .says("gradient-norm clip")
+        .field("rtg_scale", &C::rtg_scale, {0, 1e9, /*above=*/true})
+        .says("returns-to-go are divided by this")
+        .field("reward_shift", &C::reward_shift, {-1e6, 1e6})
+        .says(
+            "added to every reward before returns-to-go are counted (IQL and CORL: -1 on AntMaze)")
+        .field("pct_traj", &C::pct_traj, {0, 1, /*above=*/true})
+        .says("fraction of the best trajectories sampled")
+        .field("seed", &C::seed, {0, static_cast<double>(kMaxSeed)})
+        .says("seeds the initial weights, the batches and dropout")
+        .field("threads", &C::threads, {1, 64})
+        .says("workers, each computing part of every batch on its own core")
+        .field("log_every", &C::log_every, {1, kSteps})
+        .says("steps per metrics row and per live point")
+        .field("checkpoint_every", &C::checkpoint_every, {0, kSteps})
+        .says("steps between checkpoints; 0: only at the end")
+        .field("eval_every", &C::eval_every, {0, kSteps})
+        .says("steps between evaluations (rollouts and attention entropy); 0: never")
+        .refuse_unknown_keys()
+        .errors_as<UsageError>();
+    return t;
+  }();
+  return table;
 }
-
-}  // namespace
 
 const char* to_string(TrainingState state) {
   switch (state) {
@@ -55,7 +77,7 @@ const char* to_string(TrainingState state) {
 }
 
 std::string to_json(const TrainingConfig& config) {
-  return training_json(config).dump(2);
+  return training_table().write(config).dump(2);
 }
 
 void check_seed(std::uint64_t seed, const std::string& where) {
@@ -66,60 +88,8 @@ void check_seed(std::uint64_t seed, const std::string& where) {
 
 TrainingConfig training_from_json(const std::string& text) {
   const auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    throw UsageError("the training configuration is not a JSON object");
-  TrainingConfig c;
-  const auto known = training_json(c);
-  for (const auto& [key, value] : j.items()) {
-    if (!known.contains(key)) throw UsageError("unknown training key '" + key + "'");
-    const auto& expected = known[key];
-    if (expected.is_boolean()) {
-      if (!value.is_boolean())
-        throw UsageError("training key '" + key + "' takes true or false, not " + value.dump());
-      continue;
-    }
-    const ConfigField* field = config_field(key);
-    const bool whole = expected.is_number_integer() || expected.is_number_unsigned();
-    // Integers are checked as written: nothing wraps (-1 as a seed) or truncates (2.5 steps).
-    const bool integral = value.is_number_integer() || value.is_number_unsigned();
-    if (!value.is_number() ||
-        (whole && !integral &&
-         !(value.is_number_float() && std::floor(value.get<double>()) == value.get<double>())))
-      throw UsageError("training key '" + key + "' takes " +
-                       (whole ? "a whole number" : "a number") + " in " + range_text(*field) +
-                       ", not " + value.dump());
-    const bool negative = value.is_number_integer() && value.get<std::int64_t>() < 0;
-    const double v = value.is_number_unsigned() ? static_cast<double>(value.get<std::uint64_t>())
-                                                : value.get<double>();
-    if (!std::isfinite(v) ||
-        !in_range(*field, negative ? static_cast<double>(value.get<std::int64_t>()) : v) ||
-        (value.is_number_unsigned() &&
-         value.get<std::uint64_t>() > static_cast<std::uint64_t>(field->maximum)))
-      throw UsageError("training key '" + key + "' must be in " + range_text(*field) + ", not " +
-                       value.dump());
-  }
-  try {
-    c.steps = j.value("steps", c.steps);
-    c.batch_size = j.value("batch_size", c.batch_size);
-    c.learning_rate = j.value("learning_rate", c.learning_rate);
-    c.weight_decay = j.value("weight_decay", c.weight_decay);
-    c.beta1 = j.value("beta1", c.beta1);
-    c.beta2 = j.value("beta2", c.beta2);
-    c.warmup_steps = j.value("warmup_steps", c.warmup_steps);
-    c.cosine_decay = j.value("cosine_decay", c.cosine_decay);
-    c.grad_clip = j.value("grad_clip", c.grad_clip);
-    c.rtg_scale = j.value("rtg_scale", c.rtg_scale);
-    c.reward_shift = j.value("reward_shift", c.reward_shift);
-    c.pct_traj = j.value("pct_traj", c.pct_traj);
-    c.seed = j.value("seed", c.seed);
-    c.threads = j.value("threads", c.threads);
-    c.log_every = j.value("log_every", c.log_every);
-    c.checkpoint_every = j.value("checkpoint_every", c.checkpoint_every);
-    c.eval_every = j.value("eval_every", c.eval_every);
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(std::string("a training key has the wrong type: ") + e.what());
-  }
-  return c;
+  if (j.is_discarded()) throw UsageError("the training configuration is not valid JSON");
+  return training_table().read(j, "training configuration");
 }
 
 bool apply_task_rtg_scale(TrainingConfig& config, const std::string& env_id,

@@ -2,8 +2,8 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 
+#include "config_tables.h"
 #include "dstudio/common/error.h"
 #include "dstudio/models/config_fields.h"
 #include "dstudio/models/variant_registry.h"
@@ -11,109 +11,135 @@
 namespace dstudio::models {
 namespace {
 
-template <class E>
-struct Names {
-  E value;
-  const char* name;
-};
-
-constexpr Names<Tokenizer> kTokenizers[] = {{Tokenizer::Triplet, "triplet"},
-                                            {Tokenizer::Unified, "unified"},
-                                            {Tokenizer::Merged, "merged"},
-                                            {Tokenizer::State, "state"}};
-constexpr Names<Merger> kMergers[] = {{Merger::Concat, "concat"},
-                                      {Merger::Attention, "attention"},
-                                      {Merger::Convolution, "conv"},
-                                      {Merger::Pooling, "pooling"}};
-
-template <class E, std::size_t N>
-const char* name_of(const Names<E> (&table)[N], E value) {
-  for (const auto& n : table)
-    if (n.value == value) return n.name;
-  return "?";
+const EnumNames<Tokenizer>& tokenizer_table() {
+  static const EnumNames<Tokenizer> names{{Tokenizer::Triplet, "triplet"},
+                                          {Tokenizer::Unified, "unified"},
+                                          {Tokenizer::Merged, "merged"},
+                                          {Tokenizer::State, "state"}};
+  return names;
+}
+const EnumNames<Merger>& merger_table() {
+  static const EnumNames<Merger> names{{Merger::Concat, "concat"},
+                                       {Merger::Attention, "attention"},
+                                       {Merger::Convolution, "conv"},
+                                       {Merger::Pooling, "pooling"}};
+  return names;
 }
 
-template <class E, std::size_t N>
-E parse(const Names<E> (&table)[N], const std::string& text, const char* what) {
-  std::string known;
-  for (const auto& n : table) {
-    if (text == n.name) return n.value;
-    known += (known.empty() ? "" : ", ") + std::string(n.name);
-  }
-  throw UsageError(std::string("unknown ") + what + " '" + text + "'; known: " + known);
-}
-
-}  // namespace
-
-const char* to_string(Tokenizer t) {
-  return name_of(kTokenizers, t);
-}
-const char* to_string(Merger m) {
-  return name_of(kMergers, m);
-}
-
-namespace {
 // The registered mixer `text` names; throws UsageError listing the known names.
 std::shared_ptr<const MixerDefinition> parse_mixer(const std::string& text) {
   if (auto d = mixer_registry().find(text)) return d;
   throw UsageError("unknown mixer '" + text + "'; known: " + mixer_registry().joined_names());
 }
-}  // namespace
 
-namespace {
-template <class E, std::size_t N>
-std::vector<std::string> names_of(const Names<E> (&table)[N]) {
-  std::vector<std::string> out;
-  for (const auto& n : table) out.emplace_back(n.name);
-  return out;
+Merger parse_merger(const std::string& text) {
+  if (const auto m = merger_table().parse(text)) return *m;
+  throw UsageError("unknown merger '" + text + "'; known: " + merger_table().joined());
 }
+
 }  // namespace
 
-namespace {
-nlohmann::ordered_json as_json(const VariantConfig& c);
-}  // namespace
-
+const char* to_string(Tokenizer t) {
+  return tokenizer_table().name(t);
+}
+const char* to_string(Merger m) {
+  return merger_table().name(m);
+}
 std::vector<std::string> tokenizer_names() {
-  return names_of(kTokenizers);
+  return tokenizer_table().names();
 }
 std::vector<std::string> merger_names() {
-  return names_of(kMergers);
+  return merger_table().names();
 }
 std::vector<std::string> mixer_names() {
   return mixer_registry().names();
+}
+
+const JsonFields<VariantConfig>& variant_table() {
+  using C = VariantConfig;
+  using Json = nlohmann::json;
+  static const auto table = [] {
+    JsonFields<C> t;
+    t.field("variant", &C::variant)
+        .field("state_dim", &C::state_dim, {0, 100000})
+        .field("act_dim", &C::act_dim, {0, 100000})
+        .field("context_length", &C::context_length, {1, 1000})
+        .says("K: steps in a window")
+        .field("max_ep_len", &C::max_ep_len, {1, 1000000})
+        .says("size of the timestep embedding")
+        .field("hidden", &C::hidden, {1, 8192})
+        .says("H: width of every token")
+        .field("layers", &C::layers, {1, 128})
+        .says("N: MetaFormer blocks")
+        .field("heads", &C::heads, {1, 256})
+        .says("attention heads (hidden must be a multiple)")
+        .field("mlp_ratio", &C::mlp_ratio, {1, 64})
+        .says("MLP inner width = mlp_ratio x H")
+        .field("activation", &C::activation)
+        .says("the MLP's nonlinearity: relu (DT) or gelu (DC, DHi, UDC)")
+        .choices([] {
+          return std::vector<std::string>{"relu", "gelu"};
+        })
+        .field("dropout", &C::dropout, {0, 1, false, /*below=*/true})
+        .says("embedding, residual and MLP dropout, in [0, 1)")
+        .field("attention_dropout", &C::attention_dropout, {0, 1, false, /*below=*/true})
+        .says("dropout of the attention weights, in [0, 1)")
+        .field("action_tanh", &C::action_tanh)
+        .says("squash predicted actions with tanh")
+        .named("tokenizer", &C::tokenizer, tokenizer_table())
+        .says("how (R, s, a) become tokens")
+        .named("merger", &C::merger, merger_table())
+        .says("DHi's token merger (merged tokenizer only)")
+        .field("return_embedding", &C::return_embedding, {1, 8192})
+        .says("UDT: width of sigmoid(Linear(1, w)(R))")
+        .computed(
+            "mixer", [](const C& c) { return nlohmann::ordered_json(c.mixer); },
+            [](C& c, const Json& value, const std::string& where) {
+              if (!value.is_string()) JsonFields<C>::refuse(where + " is not a text");
+              const auto d = mixer_registry().find(value.get<std::string>());
+              if (!d)
+                JsonFields<C>::refuse(where + " is '" + value.get<std::string>() +
+                                      "', not one of " + mixer_registry().joined_names());
+              c.mixer = d->name;
+              // Options belong to the mixer they were given for.
+              if (d->options.empty()) c.mixer_options.clear();
+            })
+        .says("how tokens exchange information")
+        .choices(mixer_names)
+        .field("hybrid", &C::hybrid)
+        .says("DC hybrid: the last block uses causal attention")
+        .field("conv_window", &C::conv_window, {1, 3000})
+        .says("DC: filter length L in tokens")
+        .field("single_filter", &C::single_filter)
+        .says("DC 1-filter: one filter for every token type")
+        .field("mixer_projection", &C::mixer_projection)
+        .says("DC's optional Linear(H, H) after the mixer")
+        .field("gaussian_w", &C::gaussian_w, {0, 1e6})
+        .says("GDT: w >= 0")
+        .field("gaussian_b", &C::gaussian_b, {-1e6, 1e6})
+        .says("GDT: b <= 0 penalises the token itself")
+        .field("pool_size", &C::pool_size, {1, 3000})
+        .says("DHi: P, tokens pooled")
+        .field("gated_kernel", &C::gated_kernel, {1, 3000})
+        .says("UDC: depthwise kernel size")
+        // What plugins add, written only when set: the studio's own variants write as before.
+        .field("mixer_options", &C::mixer_options)
+        .written_if([](const C& c) { return !c.mixer_options.empty(); })
+        .field("plugin", &C::plugin)
+        .written_if([](const C& c) { return !c.plugin.empty(); })
+        .field("plugin_version", &C::plugin_version)
+        .written_if([](const C& c) { return !c.plugin.empty(); })
+        .refuse_unknown_keys()
+        .errors_as<UsageError>();
+    return t;
+  }();
+  return table;
 }
 
 void VariantConfig::validate() const {
   auto require = [](bool ok, const std::string& what) {
     if (!ok) throw UsageError("variant configuration: " + what);
   };
-  require(context_length >= 1, "context_length must be at least 1");
-  require(max_ep_len >= 1, "max_ep_len must be at least 1");
-  require(hidden >= 1 && layers >= 1 && mlp_ratio >= 1,
-          "hidden, layers and mlp_ratio must be positive");
-  require(heads >= 1 && hidden % heads == 0, "hidden (" + std::to_string(hidden) +
-                                                 ") must be a multiple of heads (" +
-                                                 std::to_string(heads) + ")");
-  require(activation == "relu" || activation == "gelu",
-          "activation must be relu or gelu, not '" + activation + "'");
-  require(dropout >= 0 && dropout < 1 && attention_dropout >= 0 && attention_dropout < 1,
-          "dropout must be in [0, 1)");
-  require(conv_window >= 1, "conv_window must be at least 1");
-  require(gaussian_w >= 0, "gaussian_w must be >= 0");
-  require(pool_size >= 1, "pool_size must be at least 1");
-  require(gated_kernel >= 1, "gated_kernel must be at least 1");
-  require(return_embedding >= 1, "return_embedding must be at least 1");
-  require(state_dim >= 0 && state_dim <= 100000 && act_dim >= 0 && act_dim <= 100000,
-          "state_dim and act_dim must be in [0, 100000]");
-  require(std::isfinite(gaussian_w) && std::isfinite(gaussian_b) && std::isfinite(dropout) &&
-              std::isfinite(attention_dropout),
-          "numbers must be finite");
-  // Every number in its documented range (config_fields.h), upper bounds included.
-  const auto j = as_json(*this);
-  for (const auto& f : variant_fields())
-    if (f.choices.empty() && j.contains(f.key) && j[f.key].is_number() &&
-        !in_range(f, j[f.key].get<double>()))
-      require(false, f.key + " must be in " + range_text(f) + ", not " + j[f.key].dump());
   const auto definition = mixer_registry().find(mixer);
   if (!definition) {
     if (!plugin.empty())
@@ -121,6 +147,10 @@ void VariantConfig::validate() const {
     throw UsageError("variant configuration: unknown mixer '" + mixer +
                      "'; known: " + mixer_registry().joined_names());
   }
+  // Every field in its range (config_fields.h lists them), a text among its names.
+  variant_table().check(*this, "variant configuration");
+  require(hidden % heads == 0, "hidden (" + std::to_string(hidden) +
+                                   ") must be a multiple of heads (" + std::to_string(heads) + ")");
   if (definition->options.empty()) {
     require(mixer_options.empty(), "mixer_options are for a plugin's mixer, not '" + mixer + "'");
     return;
@@ -193,7 +223,7 @@ void hier_grid(VariantConfig& c, const std::string& merger, const std::string& m
   if (merger == "none")
     c.tokenizer = Tokenizer::Triplet;
   else
-    c.merger = parse(kMergers, merger, "merger");
+    c.merger = parse_merger(merger);
   const auto d = parse_mixer(mixer);
   if (!d->in_hier_grid) {
     std::string grid;
@@ -320,129 +350,6 @@ VariantConfig make_variant(const std::string& name, const std::string& merger,
   return c;
 }
 
-namespace {
-
-nlohmann::ordered_json as_json(const VariantConfig& c) {
-  nlohmann::ordered_json j = {{"variant", c.variant},
-                              {"state_dim", c.state_dim},
-                              {"act_dim", c.act_dim},
-                              {"context_length", c.context_length},
-                              {"max_ep_len", c.max_ep_len},
-                              {"hidden", c.hidden},
-                              {"layers", c.layers},
-                              {"heads", c.heads},
-                              {"mlp_ratio", c.mlp_ratio},
-                              {"activation", c.activation},
-                              {"dropout", c.dropout},
-                              {"attention_dropout", c.attention_dropout},
-                              {"action_tanh", c.action_tanh},
-                              {"tokenizer", to_string(c.tokenizer)},
-                              {"merger", to_string(c.merger)},
-                              {"return_embedding", c.return_embedding},
-                              {"mixer", c.mixer},
-                              {"hybrid", c.hybrid},
-                              {"conv_window", c.conv_window},
-                              {"single_filter", c.single_filter},
-                              {"mixer_projection", c.mixer_projection},
-                              {"gaussian_w", c.gaussian_w},
-                              {"gaussian_b", c.gaussian_b},
-                              {"pool_size", c.pool_size},
-                              {"gated_kernel", c.gated_kernel}};
-  if (!c.mixer_options.empty()) j["mixer_options"] = c.mixer_options;
-  if (!c.plugin.empty()) {
-    j["plugin"] = c.plugin;
-    j["plugin_version"] = c.plugin_version;
-  }
-  return j;
-}
-
-// A whole number that fits an int, as written: 2.5 or 1e12 hidden units are refused, not cut.
-int whole(const std::string& key, const nlohmann::json& value) {
-  const bool integral =
-      value.is_number_integer() || value.is_number_unsigned() ||
-      (value.is_number_float() && std::floor(value.get<double>()) == value.get<double>());
-  if (!integral)
-    throw UsageError("configuration key '" + key + "' takes a whole number, not " + value.dump());
-  const double v = value.get<double>();
-  if (v < -2147483648.0 || v > 2147483647.0)
-    throw UsageError("configuration key '" + key + "' is out of range: " + value.dump());
-  return static_cast<int>(v);
-}
-
-void apply(VariantConfig& c, const nlohmann::json& j) {
-  if (!j.is_object()) throw UsageError("a variant configuration must be a JSON object");
-  const auto known = as_json(c);
-  for (const auto& [key, value] : j.items()) {
-    const bool optional = key == "mixer_options" || key == "plugin" || key == "plugin_version";
-    if (!known.contains(key) && !optional)
-      throw UsageError("unknown configuration key '" + key + "'");
-    try {
-      if (key == "variant")
-        c.variant = value.get<std::string>();
-      else if (key == "state_dim")
-        c.state_dim = whole(key, value);
-      else if (key == "act_dim")
-        c.act_dim = whole(key, value);
-      else if (key == "context_length")
-        c.context_length = whole(key, value);
-      else if (key == "max_ep_len")
-        c.max_ep_len = whole(key, value);
-      else if (key == "hidden")
-        c.hidden = whole(key, value);
-      else if (key == "layers")
-        c.layers = whole(key, value);
-      else if (key == "heads")
-        c.heads = whole(key, value);
-      else if (key == "mlp_ratio")
-        c.mlp_ratio = whole(key, value);
-      else if (key == "activation")
-        c.activation = value.get<std::string>();
-      else if (key == "dropout")
-        c.dropout = value.get<double>();
-      else if (key == "attention_dropout")
-        c.attention_dropout = value.get<double>();
-      else if (key == "action_tanh")
-        c.action_tanh = value.get<bool>();
-      else if (key == "tokenizer")
-        c.tokenizer = parse(kTokenizers, value.get<std::string>(), "tokenizer");
-      else if (key == "merger")
-        c.merger = parse(kMergers, value.get<std::string>(), "merger");
-      else if (key == "return_embedding")
-        c.return_embedding = whole(key, value);
-      else if (key == "mixer") {
-        const auto d = parse_mixer(value.get<std::string>());
-        c.mixer = d->name;
-        if (d->options.empty()) c.mixer_options.clear();
-      } else if (key == "mixer_options")
-        c.mixer_options = value.get<std::map<std::string, double>>();
-      else if (key == "plugin")
-        c.plugin = value.get<std::string>();
-      else if (key == "plugin_version")
-        c.plugin_version = value.get<std::string>();
-      else if (key == "hybrid")
-        c.hybrid = value.get<bool>();
-      else if (key == "conv_window")
-        c.conv_window = whole(key, value);
-      else if (key == "single_filter")
-        c.single_filter = value.get<bool>();
-      else if (key == "mixer_projection")
-        c.mixer_projection = value.get<bool>();
-      else if (key == "gaussian_w")
-        c.gaussian_w = value.get<double>();
-      else if (key == "gaussian_b")
-        c.gaussian_b = value.get<double>();
-      else if (key == "pool_size")
-        c.pool_size = whole(key, value);
-      else if (key == "gated_kernel")
-        c.gated_kernel = whole(key, value);
-    } catch (const nlohmann::json::exception&) {
-      throw UsageError("configuration key '" + key + "' has the wrong type: " + value.dump());
-    }
-  }
-}
-
-}  // namespace
-
 bool uses_field(const VariantConfig& c, const std::string& key) {
   // Behaviour cloning maps a state to an action with an MLP: no tokens mix, in no block.
   if (c.tokenizer == Tokenizer::State)
@@ -469,13 +376,13 @@ bool uses_field(const VariantConfig& c, const std::string& key) {
 }
 
 std::string to_json(const VariantConfig& config) {
-  return as_json(config).dump(2);
+  return variant_table().write(config).dump(2);
 }
 
 VariantConfig variant_from_json(const std::string& text) {
   const auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) throw UsageError("the variant configuration is not valid JSON");
-  if (!j.is_object()) throw UsageError("a variant configuration must be a JSON object");
+  if (!j.is_object()) throw UsageError("variant configuration: not a JSON object");
   for (const char* key : {"variant", "plugin", "plugin_version"})
     if (j.contains(key) && !j[key].is_string())
       throw UsageError(std::string("configuration key '") + key + "' must be a string, not " +
@@ -496,8 +403,8 @@ VariantConfig variant_from_json(const std::string& text) {
       }
     }
   }
-  VariantConfig c = make_variant(j.value("variant", "dt"), "conv", "pooling");
-  apply(c, j);
+  auto c = variant_table().read(j, "variant configuration",
+                                make_variant(j.value("variant", "dt"), "conv", "pooling"));
   c.validate();
   return c;
 }
@@ -505,8 +412,7 @@ VariantConfig variant_from_json(const std::string& text) {
 VariantConfig with_overrides(const VariantConfig& config, const std::string& json_object) {
   const auto j = nlohmann::json::parse(json_object, nullptr, false);
   if (j.is_discarded()) throw UsageError("--config is not valid JSON: " + json_object);
-  VariantConfig c = config;
-  apply(c, j);
+  auto c = variant_table().read(j, "variant configuration", config);
   c.validate();
   return c;
 }

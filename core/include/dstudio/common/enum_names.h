@@ -38,6 +38,12 @@ class EnumNames {
     for (const auto& [v, n] : names_) out += (out.empty() ? "" : separator) + std::string(n);
     return out;
   }
+  /// The names, in the table's order.
+  [[nodiscard]] std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& [v, n] : names_) out.emplace_back(n);
+    return out;
+  }
   /// Every value with its name, in the table's order.
   [[nodiscard]] const std::vector<std::pair<E, const char*>>& entries() const { return names_; }
 

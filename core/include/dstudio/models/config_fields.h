@@ -1,10 +1,10 @@
 #pragma once
 /// \file
-/// What each field of a variant's and a training run's configuration is, said once for every
-/// place that shows or edits them (the studio's training form, help texts): its meaning in the
-/// papers' words, the names an enumeration takes, and the smallest value a number may take
-/// (VariantConfig::validate enforces the same). Also the token mergers and mixers of the `hier`
-/// variant. No LibTorch.
+/// What each field of a variant's and a training run's configuration is, for every place that
+/// shows or edits them (the studio's training form, help texts): its meaning in the papers' words,
+/// the names a text takes, and the range of a number. These lists are read off the field tables
+/// that also write and read the configurations' JSON, so each field is described once. Also the
+/// token mergers and mixers of the `hier` variant. No LibTorch.
 
 #include <limits>
 #include <string>
