@@ -104,117 +104,137 @@ double gemm_reference(const models::VariantConfig& c, int batch, int workers, in
   return flops / (median(ms) * 1e-3) / 1e9;
 }
 
-int run_model_bench(const ModelBenchArgs& a, bool training) {
-  at::set_num_threads(a.threads);
-  set_blas_threads(a.threads);
-  auto c = models::make_variant(a.variant, a.merger, a.mixer);
-  if (!a.config.empty()) c = models::with_overrides(c, a.config);
-  c.state_dim = a.state_dim;
-  c.act_dim = a.act_dim;
-  torch::manual_seed(0);
-  models::DecisionModel model(c);
-  const int batch = training ? a.batch : 1;
-  const auto in = synthetic_inputs(c, batch);
-  std::vector<double> ms, inspect_off_ms, inspect_on_ms, intervened_ms;
-  if (training) {
-    model->train();
-    torch::optim::AdamW optimiser(model->parameters(),
-                                  torch::optim::AdamWOptions(1e-4).weight_decay(1e-4));
-    // The trainer's own step: --threads workers, each with one LibTorch and BLAS thread.
-    at::set_num_threads(1);
-    set_blas_threads(1);
-    models::TrainStep step(model, optimiser, 0.25, a.threads, 0);
-    for (int i = 0; i < a.repeats + 3; ++i) {
+// What a model benchmark measured, in milliseconds after the warm-up.
+struct ModelTimings {
+  std::vector<double> ms;              ///< a training step, or a plain action
+  std::vector<double> inspect_off_ms;  ///< act: the full pass without inspection
+  std::vector<double> inspect_on_ms;   ///< act: the full pass with it
+  std::vector<double> intervened_ms;   ///< act: the intervened action (--intervene)
+};
+
+// The trainer's own step on `in`: --threads workers, each with one LibTorch and BLAS thread.
+std::vector<double> time_training_steps(models::DecisionModel& model, const models::ModelInputs& in,
+                                        const ModelBenchArgs& a) {
+  model->train();
+  torch::optim::AdamW optimiser(model->parameters(),
+                                torch::optim::AdamWOptions(1e-4).weight_decay(1e-4));
+  at::set_num_threads(1);
+  set_blas_threads(1);
+  models::TrainStep step(model, optimiser, 0.25, a.threads, 0);
+  std::vector<double> ms;
+  for (int i = 0; i < a.repeats + 3; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    step.run(in);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (i >= 3)
+      ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());  // after warm-up
+  }
+  return ms;
+}
+
+// One action on `in` (and the intervened one, with --intervene), then the full pass with
+// inspection off and on.
+ModelTimings time_acting(models::DecisionModel& model, const models::VariantConfig& c,
+                         const models::ModelInputs& in, const ModelBenchArgs& a) {
+  ModelTimings t;
+  model->eval();
+  torch::InferenceMode inference;
+  // With --intervene, the plain action and the intervened one alternate, so that both see the
+  // same machine and their difference is the intervention's cost.
+  std::vector<models::Intervention> specs;
+  for (const auto& spec : a.intervene) specs.push_back(models::parse_intervention(spec));
+  models::InterventionSources sources;
+  if (!specs.empty()) {
+    models::Activations recorded;
+    models::record_activations(*model, in, recorded);
+    sources.mean = models::mean_over_windows(recorded);
+    sources.resample = recorded;
+  }
+  const models::InterventionPlan plan(specs, c, std::move(sources));
+  for (int i = 0; i < a.repeats + 10; ++i) {
+    for (const bool intervened : {false, true}) {
+      if (intervened && plan.empty()) continue;
       const auto t0 = std::chrono::steady_clock::now();
-      step.run(in);
+      auto action = intervened ? plan.act(*model, in) : model->act(in);
+      (void)action.data_ptr<float>();
       const auto t1 = std::chrono::steady_clock::now();
-      if (i >= 3)
-        ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());  // after warm-up
-    }
-  } else {
-    model->eval();
-    torch::InferenceMode inference;
-    // With --intervene, the plain action and the intervened one alternate, so that both see the
-    // same machine and their difference is the intervention's cost.
-    std::vector<models::Intervention> specs;
-    for (const auto& spec : a.intervene) specs.push_back(models::parse_intervention(spec));
-    models::InterventionSources sources;
-    if (!specs.empty()) {
-      models::Activations recorded;
-      models::record_activations(*model, in, recorded);
-      sources.mean = models::mean_over_windows(recorded);
-      sources.resample = recorded;
-    }
-    const models::InterventionPlan plan(specs, c, std::move(sources));
-    for (int i = 0; i < a.repeats + 10; ++i) {
-      for (const bool intervened : {false, true}) {
-        if (intervened && plan.empty()) continue;
-        const auto t0 = std::chrono::steady_clock::now();
-        auto action = intervened ? plan.act(*model, in) : model->act(in);
-        (void)action.data_ptr<float>();
-        const auto t1 = std::chrono::steady_clock::now();
-        if (i >= 10)
-          (intervened ? intervened_ms : ms)
-              .push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-      }
-    }
-    // The full pass (every position) with inspection off and on, interleaved so that both see
-    // the same machine: off must cost what a pass without inspection costs, on shows its price.
-    models::Inspection inspection;
-    for (int i = 0; i < a.repeats + 10; ++i) {
-      for (const bool inspect : {false, true}) {
-        const auto t0 = std::chrono::steady_clock::now();
-        auto actions = model->forward(in, inspect ? &inspection : nullptr);
-        (void)actions.data_ptr<float>();
-        const auto t1 = std::chrono::steady_clock::now();
-        if (i >= 10)
-          (inspect ? inspect_on_ms : inspect_off_ms)
-              .push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-      }
+      if (i >= 10)
+        (intervened ? t.intervened_ms : t.ms)
+            .push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     }
   }
-  const double med = median(ms);
-  const double flops = models::forward_flops(c, batch) * (training ? 3.0 : 1.0);
-  const double gflops = flops / (med * 1e-3) / 1e9;
-  const double gemm =
-      training ? gemm_reference(c, batch, a.threads, std::max(5, a.repeats / 2)) : 0.0;
+  // The full pass (every position) with inspection off and on, interleaved so that both see
+  // the same machine: off must cost what a pass without inspection costs, on shows its price.
+  models::Inspection inspection;
+  for (int i = 0; i < a.repeats + 10; ++i) {
+    for (const bool inspect : {false, true}) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto actions = model->forward(in, inspect ? &inspection : nullptr);
+      (void)actions.data_ptr<float>();
+      const auto t1 = std::chrono::steady_clock::now();
+      if (i >= 10)
+        (inspect ? t.inspect_on_ms : t.inspect_off_ms)
+            .push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+  }
+  return t;
+}
+
+// A model benchmark's numbers as `bench train` and `bench act` report them.
+struct ModelBench {
+  bool training = false;
+  models::VariantConfig c;
+  int batch = 1;
   std::int64_t parameters = 0;
-  for (const auto& p : model->parameters()) parameters += p.numel();
-  if (a.json) {
-    nlohmann::ordered_json j = {
-        {"benchmark", training ? "train" : "act"},
-        {"variant", c.variant},
-        {"batch", batch},
-        {"context_length", c.context_length},
-        {"hidden", c.hidden},
-        {"layers", c.layers},
-        {"heads", c.heads},
-        {"parameters", parameters},
-        {"median_ms", med},
-        {"min_ms", *std::min_element(ms.begin(), ms.end())},
-        {"max_ms", *std::max_element(ms.begin(), ms.end())},
-        {"repeats", a.repeats},
-        {"gflop", flops / 1e9},
-        {"gflops_per_second", gflops},
-        {"threads", a.threads},
-        {"gemm_gflops_per_second", gemm},
-        {"share_of_gemm", training ? gflops / gemm : 0.0},
-        {"full_pass_inspection_off_ms", training ? 0.0 : median(inspect_off_ms)},
-        {"full_pass_inspection_on_ms", training ? 0.0 : median(inspect_on_ms)},
-        {"interventions", a.intervene},
-        {"intervened_median_ms", intervened_ms.empty() ? 0.0 : median(intervened_ms)},
-        {"blas", active_blas_name()},
-        {"peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20)}};
-    std::cout << j.dump(2) << std::endl;
-    return kOk;
-  }
+  ModelTimings t;
+  double med = 0.0;     ///< the median of t.ms
+  double flops = 0.0;   ///< of a step (forward and backward) or of an action's full pass
+  double gflops = 0.0;  ///< achieved
+  double gemm = 0.0;    ///< train: the machine's GEMM GFLOP/s at the step's shapes
+};
+
+void print_model_bench_json(const ModelBenchArgs& a, const ModelBench& b) {
+  const auto& c = b.c;
+  const auto& ms = b.t.ms;
+  nlohmann::ordered_json j = {
+      {"benchmark", b.training ? "train" : "act"},
+      {"variant", c.variant},
+      {"batch", b.batch},
+      {"context_length", c.context_length},
+      {"hidden", c.hidden},
+      {"layers", c.layers},
+      {"heads", c.heads},
+      {"parameters", b.parameters},
+      {"median_ms", b.med},
+      {"min_ms", *std::min_element(ms.begin(), ms.end())},
+      {"max_ms", *std::max_element(ms.begin(), ms.end())},
+      {"repeats", a.repeats},
+      {"gflop", b.flops / 1e9},
+      {"gflops_per_second", b.gflops},
+      {"threads", a.threads},
+      {"gemm_gflops_per_second", b.gemm},
+      {"share_of_gemm", b.training ? b.gflops / b.gemm : 0.0},
+      {"full_pass_inspection_off_ms", b.training ? 0.0 : median(b.t.inspect_off_ms)},
+      {"full_pass_inspection_on_ms", b.training ? 0.0 : median(b.t.inspect_on_ms)},
+      {"interventions", a.intervene},
+      {"intervened_median_ms", b.t.intervened_ms.empty() ? 0.0 : median(b.t.intervened_ms)},
+      {"blas", active_blas_name()},
+      {"peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20)}};
+  std::cout << j.dump(2) << std::endl;
+}
+
+void print_model_bench(const ModelBenchArgs& a, const ModelBench& b) {
+  const auto& c = b.c;
+  const auto& ms = b.t.ms;
+  const bool training = b.training;
+  const double med = b.med, flops = b.flops, gflops = b.gflops, gemm = b.gemm;
   std::printf("benchmark      %s\n", training ? "train (forward, backward, clip, AdamW step)"
                                               : "act (one action, no gradient)");
   std::printf(
       "configuration  %s: batch %d, K %d, H %d, %d layers, %d heads, state %d, action %d, %lld "
       "parameters\n",
-      c.variant.c_str(), batch, c.context_length, c.hidden, c.layers, c.heads, c.state_dim,
-      c.act_dim, static_cast<long long>(parameters));
+      c.variant.c_str(), b.batch, c.context_length, c.hidden, c.layers, c.heads, c.state_dim,
+      c.act_dim, static_cast<long long>(b.parameters));
   std::printf("threads        %d (%s)\n", a.threads,
               training
                   ? "workers, each on its own part of the batch with one LibTorch and BLAS thread"
@@ -233,19 +253,49 @@ int run_model_bench(const ModelBenchArgs& a, bool training) {
         "gemm           %.1f GFLOP/s at the step's shapes (%lld x %d x %d, forward and backward, "
         "%d worker%s): "
         "the step runs at %.0f%% of it\n",
-        gemm, static_cast<long long>(static_cast<int64_t>(batch) * c.tokens() / a.threads),
+        gemm, static_cast<long long>(static_cast<int64_t>(b.batch) * c.tokens() / a.threads),
         c.hidden, 4 * c.hidden, a.threads, a.threads == 1 ? "" : "s", 100.0 * gflops / gemm);
   if (!training)
     std::printf("full pass      every position: median %.2f ms with inspection off, %.2f ms on\n",
-                median(inspect_off_ms), median(inspect_on_ms));
-  if (!intervened_ms.empty()) {
+                median(b.t.inspect_off_ms), median(b.t.inspect_on_ms));
+  if (!b.t.intervened_ms.empty()) {
     std::string specs;
     for (const auto& spec : a.intervene) specs += (specs.empty() ? "" : " ") + spec;
     std::printf("intervened     %s: median %.3f ms, %+.3f ms against the plain action (%.3f ms)\n",
-                specs.c_str(), median(intervened_ms), median(intervened_ms) - med, med);
+                specs.c_str(), median(b.t.intervened_ms), median(b.t.intervened_ms) - med, med);
   }
   std::printf("memory         peak rss %.0f MiB\n",
               static_cast<double>(peak_rss_bytes()) / (1 << 20));
+}
+
+// `bench train` (training steps of batch --batch) or `bench act` (single actions): times a
+// freshly made model of the variant on synthetic inputs and reports it.
+int run_model_bench(const ModelBenchArgs& a, bool training) {
+  at::set_num_threads(a.threads);
+  set_blas_threads(a.threads);
+  ModelBench b;
+  b.training = training;
+  b.c = models::make_variant(a.variant, a.merger, a.mixer);
+  if (!a.config.empty()) b.c = models::with_overrides(b.c, a.config);
+  b.c.state_dim = a.state_dim;
+  b.c.act_dim = a.act_dim;
+  torch::manual_seed(0);
+  models::DecisionModel model(b.c);
+  b.batch = training ? a.batch : 1;
+  const auto in = synthetic_inputs(b.c, b.batch);
+  if (training)
+    b.t.ms = time_training_steps(model, in, a);
+  else
+    b.t = time_acting(model, b.c, in, a);
+  b.med = median(b.t.ms);
+  b.flops = models::forward_flops(b.c, b.batch) * (training ? 3.0 : 1.0);
+  b.gflops = b.flops / (b.med * 1e-3) / 1e9;
+  b.gemm = training ? gemm_reference(b.c, b.batch, a.threads, std::max(5, a.repeats / 2)) : 0.0;
+  for (const auto& p : model->parameters()) b.parameters += p.numel();
+  if (a.json)
+    print_model_bench_json(a, b);
+  else
+    print_model_bench(a, b);
   return kOk;
 }
 

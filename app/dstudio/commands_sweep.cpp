@@ -502,17 +502,109 @@ void add_sweep_run(CLI::App* sweep_cmd, int& exit_code) {
   });
 }
 
+// What `dstudio sweep submit` is given.
+struct SubmitArgs {
+  std::string dir;
+  bool slurm = false, dry_run = false;
+  sweep::SlurmOptions o;
+};
+
+// What Slurm says of the cells of the earlier submissions `jobs`, keyed by cell index; none
+// without any. A queue that cannot be asked stops the submission.
+std::map<int, sweep::SlurmTaskState> earlier_submissions(const std::vector<sweep::SlurmJob>& jobs) {
+  if (jobs.empty()) return {};
+  try {
+    return sweep::query_slurm_states(jobs);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) +
+                "; cannot tell which cells of the earlier submissions still run, so nothing "
+                "was submitted");
+  }
+}
+
+// Runs sbatch on the script at `path`: the job id it printed.
+std::string run_sbatch(const fs::path& path) {
+  const auto out = run_program({"sbatch", "--parsable", path.string()});
+  if (out.code == 127)
+    throw Error(
+        "sbatch is not on this machine's PATH: submit from a machine of the cluster (its login "
+        "node); the script is " +
+        path.string());
+  if (out.code != 0)
+    throw Error("sbatch " + path.string() + " failed (exit status " + std::to_string(out.code) +
+                "): " + first_line(out.text));
+  // --parsable prints "<job id>" or "<job id>;<cluster>", after any warnings.
+  std::string job;
+  std::istringstream lines(out.text);
+  for (std::string line; std::getline(lines, line);) {
+    const auto id = line.substr(0, line.find(';'));
+    if (!id.empty() &&
+        std::all_of(id.begin(), id.end(), [](unsigned char ch) { return std::isdigit(ch); }))
+      job = id;
+  }
+  if (job.empty()) throw Error("sbatch printed no job id: " + first_line(out.text));
+  return job;
+}
+
+// Hands the unfinished cells of `sb.dir` that no earlier submission still queues or runs to Slurm
+// as one job array (or prints its script, with --dry-run).
+void submit_sweep(const SubmitArgs& sb) {
+  sweep::check_slurm_options(sb.o);
+  const auto s = sweep::read_sweep(sb.dir);
+  const auto jobs = sweep::read_slurm_jobs(s);
+  // A cell still queued or running from an earlier submission is not submitted twice.
+  const auto queue = earlier_submissions(jobs);
+  std::vector<int> todo;
+  int finished = 0, live = 0;
+  for (const auto& cell : s.cells) {
+    if (sweep::result_status(s, cell).state == CellState::Finished) {
+      ++finished;
+      continue;
+    }
+    const auto q = queue.find(cell.index);
+    if (q != queue.end() && sweep::slurm_state_is_live(q->second.state)) {
+      ++live;
+      continue;
+    }
+    todo.push_back(cell.index);
+  }
+  if (todo.empty()) {
+    std::printf("nothing to submit: %d of %zu cells finished, %d queued or running\n", finished,
+                s.cells.size(), live);
+    return;
+  }
+  const auto dstudio = fs::read_symlink("/proc/self/exe");
+  const auto script = sweep::sbatch_script(s, todo, sb.o, dstudio);
+  if (sb.dry_run) {
+    std::printf("%s", script.c_str());
+    std::printf("# dry run: %zu cells, nothing written or submitted\n", todo.size());
+    return;
+  }
+  const auto dir = sweep::slurm_dir(s);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(dir.string() + ": " + ec.message());
+  const auto path = dir / ("submit-" + std::to_string(jobs.size() + 1) + ".sbatch");
+  write_text_atomically(path, script);
+  const auto job = run_sbatch(path);
+  sweep::add_slurm_job(s, {job, todo, path.string(), ""});
+  std::printf(
+      "submitted job %s: %zu cells as a job array (%s)%s; `dstudio sweep status %s` follows "
+      "it\n",
+      job.c_str(), todo.size(), sweep::array_spec(todo, sb.o.max_concurrent).c_str(),
+      finished + live > 0 ? (", leaving out " + std::to_string(finished) + " finished and " +
+                             std::to_string(live) + " queued or running")
+                                .c_str()
+                          : "",
+      s.dir.string().c_str());
+}
+
 // dstudio sweep submit: hand the sweep to Slurm as a job array.
 void add_sweep_submit(CLI::App* sweep_cmd, int& exit_code) {
   auto* submit =
       sweep_cmd->add_subcommand("submit",
                                 "Hand the unfinished cells to Slurm as one job array (sbatch); "
                                 "tasks checkpoint before the time limit and resume when requeued");
-  struct SubmitArgs {
-    std::string dir;
-    bool slurm = false, dry_run = false;
-    sweep::SlurmOptions o;
-  };
   auto sb = std::make_shared<SubmitArgs>();
   submit->add_option("dir", sb->dir, "The sweep folder (on a filesystem the cluster's nodes share)")
       ->required();
@@ -549,213 +641,379 @@ void add_sweep_submit(CLI::App* sweep_cmd, int& exit_code) {
                    "Another sbatch option, as --sbatch-arg=--qos=long (repeatable)")
       ->allow_extra_args(false);
   submit->add_flag("--dry-run", sb->dry_run, "Print the script and submit nothing");
-  submit->callback([&exit_code, sb] {
-    exit_code = run_guarded([&] {
-      sweep::check_slurm_options(sb->o);
-      const auto s = sweep::read_sweep(sb->dir);
-      const auto jobs = sweep::read_slurm_jobs(s);
-      // A cell still queued or running from an earlier submission is not submitted twice.
-      std::map<int, sweep::SlurmTaskState> queue;
-      if (!jobs.empty()) {
-        try {
-          queue = sweep::query_slurm_states(jobs);
-        } catch (const Error& e) {
-          throw Error(std::string(e.what()) +
-                      "; cannot tell which cells of the earlier submissions still run, so nothing "
-                      "was submitted");
-        }
-      }
-      std::vector<int> todo;
-      int finished = 0, live = 0;
-      for (const auto& cell : s.cells) {
-        if (sweep::result_status(s, cell).state == CellState::Finished) {
-          ++finished;
-          continue;
-        }
-        const auto q = queue.find(cell.index);
-        if (q != queue.end() && sweep::slurm_state_is_live(q->second.state)) {
-          ++live;
-          continue;
-        }
-        todo.push_back(cell.index);
-      }
-      if (todo.empty()) {
-        std::printf("nothing to submit: %d of %zu cells finished, %d queued or running\n", finished,
-                    s.cells.size(), live);
-        return;
-      }
-      const auto dstudio = fs::read_symlink("/proc/self/exe");
-      const auto script = sweep::sbatch_script(s, todo, sb->o, dstudio);
-      if (sb->dry_run) {
-        std::printf("%s", script.c_str());
-        std::printf("# dry run: %zu cells, nothing written or submitted\n", todo.size());
-        return;
-      }
-      const auto dir = sweep::slurm_dir(s);
-      std::error_code ec;
-      fs::create_directories(dir, ec);
-      if (ec) throw Error(dir.string() + ": " + ec.message());
-      const auto path = dir / ("submit-" + std::to_string(jobs.size() + 1) + ".sbatch");
-      write_text_atomically(path, script);
-      const auto out = run_program({"sbatch", "--parsable", path.string()});
-      if (out.code == 127)
-        throw Error(
-            "sbatch is not on this machine's PATH: submit from a machine of the cluster (its login "
-            "node); the script is " +
-            path.string());
-      if (out.code != 0)
-        throw Error("sbatch " + path.string() + " failed (exit status " + std::to_string(out.code) +
-                    "): " + first_line(out.text));
-      // --parsable prints "<job id>" or "<job id>;<cluster>", after any warnings.
-      std::string job;
-      std::istringstream lines(out.text);
-      for (std::string line; std::getline(lines, line);) {
-        const auto id = line.substr(0, line.find(';'));
-        if (!id.empty() &&
-            std::all_of(id.begin(), id.end(), [](unsigned char ch) { return std::isdigit(ch); }))
-          job = id;
-      }
-      if (job.empty()) throw Error("sbatch printed no job id: " + first_line(out.text));
-      sweep::add_slurm_job(s, {job, todo, path.string(), ""});
-      std::printf(
-          "submitted job %s: %zu cells as a job array (%s)%s; `dstudio sweep status %s` follows "
-          "it\n",
-          job.c_str(), todo.size(), sweep::array_spec(todo, sb->o.max_concurrent).c_str(),
-          finished + live > 0 ? (", leaving out " + std::to_string(finished) + " finished and " +
-                                 std::to_string(live) + " queued or running")
-                                    .c_str()
-                              : "",
-          s.dir.string().c_str());
-    });
-  });
+  submit->callback([&exit_code, sb] { exit_code = run_guarded([&] { submit_sweep(*sb); }); });
+}
+
+// A number in JSON; null for NaN and the infinities.
+nlohmann::ordered_json number_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+}
+
+// What `dstudio sweep status` is given.
+struct StatusArgs {
+  std::string dir;
+  bool json = false;
+};
+
+// The cell's status as its folder says it, corrected where its task says otherwise: a task that
+// wrote "running" and was killed, or whose Slurm task (in `queue`) ended, waits or has started.
+sweep::CellStatus status_now(const sweep::Sweep& s, const sweep::Cell& cell,
+                             const std::map<int, sweep::SlurmTaskState>& queue) {
+  auto cs = sweep::result_status(s, cell);
+  // A task that wrote "running" but no longer holds its cell (on any host), or whose process
+  // is gone on this host, was killed.
+  const auto dir = sweep::cell_dir(s, cell);
+  std::error_code ec;
+  const bool unheld = fs::exists(dir / kFolderLockFile, ec) && !folder_holder(dir);
+  const bool gone = cs.host == host_name() && cs.pid > 0 &&
+                    kill(static_cast<pid_t>(cs.pid), 0) != 0 && errno == ESRCH;
+  if (cs.state == CellState::Running && (unheld || gone)) {
+    cs.state = CellState::Pending;
+    cs.error = "its task stopped without a word (killed?); it resumes from its checkpoint";
+  }
+  const auto queued = queue.find(cell.index);
+  if (queued != queue.end()) {
+    const auto& q = queued->second;
+    if (cs.state == CellState::Running && !sweep::slurm_state_is_live(q.state)) {
+      cs.state = CellState::Pending;
+      cs.error = "its Slurm task ended (" + q.state +
+                 ") before the cell finished; it resumes from its checkpoint";
+    } else if (cs.state == CellState::Pending && !sweep::slurm_state_is_live(q.state)) {
+      // Its task will not run again by itself: say so rather than "pending" alone.
+      const std::string why = q.reason.empty() || q.reason == "None" ? "" : ", " + q.reason;
+      cs.error = (cs.error.empty() ? "" : cs.error + "; ") + "its Slurm task ended (" + q.state +
+                 why + "): sweep submit --slurm again resumes it";
+    } else if (cs.state == CellState::Pending && q.state == "RUNNING") {
+      cs.state = CellState::Running;  // started, not yet written its first status
+    } else if (cs.state == CellState::Running && (q.state == "PENDING" || q.state == "REQUEUED")) {
+      // Requeued after a kill that left no word in its folder.
+      cs.state = CellState::Pending;
+      cs.error = "requeued; it waits in the queue and resumes from its checkpoint";
+    }
+  }
+  return cs;
+}
+
+// The cell as `status --json` lists it; with what Slurm says of its task, when it knows it.
+nlohmann::ordered_json cell_status_json(const sweep::Cell& cell, const sweep::CellStatus& cs,
+                                        const sweep::SlurmTaskState* queued) {
+  nlohmann::ordered_json j = {{"index", cell.index},
+                              {"name", cell.name},
+                              {"group", cell.group},
+                              {"seed", cell.seed},
+                              {"state", sweep::to_string(cs.state)},
+                              {"step", cs.step},
+                              {"total", cs.total},
+                              {"loss", number_or_null(cs.loss)},
+                              {"score", number_or_null(cs.score)},
+                              {"score_std", number_or_null(cs.score_std)},
+                              {"best_score", number_or_null(cs.best_score)},
+                              {"host", cs.host},
+                              {"slurm_job", cs.slurm_job},
+                              {"restarts", cs.restarts},
+                              {"error", cs.error}};
+  if (queued)
+    j["slurm"] = {{"job", queued->job}, {"state", queued->state}, {"reason", queued->reason}};
+  return j;
+}
+
+// The cell's row of the status table: index, name, state, step, loss, score, and where it runs.
+std::vector<std::string> cell_status_row(const sweep::Cell& cell, const sweep::CellStatus& cs,
+                                         const sweep::SlurmTaskState* queued) {
+  const std::string step =
+      cs.total > 0 ? std::to_string(cs.step) + "/" + std::to_string(cs.total) : "-";
+  const std::string score = std::isfinite(cs.score)
+                                ? fixed_number(cs.score, 1) + " +- " + fixed_number(cs.score_std, 1)
+                                : std::string(kMissingNumber);
+  std::string where = cs.slurm_job.empty() ? cs.host : cs.host + " (" + cs.slurm_job + ")";
+  if (queued && sweep::slurm_state_is_live(queued->state)) {
+    const auto& q = *queued;
+    where = (cs.host.empty() ? "" : where + "  ") + "slurm " + q.job + " " + q.state;
+    if (q.state == "PENDING" && !q.reason.empty() && q.reason != "None")
+      where += " (" + q.reason + ")";
+  }
+  if (!cs.error.empty()) where += "  " + cs.error;
+  return {std::to_string(cell.index),
+          cell.name,
+          sweep::to_string(cs.state),
+          step,
+          fixed_number(cs.loss, 4),
+          score,
+          where};
+}
+
+// Prints where each cell of `st.dir` stands: a table with the counts of each state and the Slurm
+// jobs, or one JSON object.
+void show_sweep_status(const StatusArgs& st) {
+  const auto s = sweep::read_sweep(st.dir);
+  const auto jobs = sweep::read_slurm_jobs(s);
+  std::map<int, sweep::SlurmTaskState> queue;
+  try {
+    queue = sweep::query_slurm_states(jobs);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "dstudio: warning: %s; the states below are the cells' folders' alone\n",
+                 e.what());
+  }
+  std::map<std::string, int> counts;
+  nlohmann::ordered_json cells = nlohmann::ordered_json::array();
+  std::vector<std::vector<std::string>> table = {
+      {"cell", "name", "state", "step", "loss", "score", "where"}};
+  for (const auto& cell : s.cells) {
+    const auto cs = status_now(s, cell, queue);
+    const auto it = queue.find(cell.index);
+    const sweep::SlurmTaskState* queued = it != queue.end() ? &it->second : nullptr;
+    ++counts[sweep::to_string(cs.state)];
+    cells.push_back(cell_status_json(cell, cs, queued));
+    if (!st.json) table.push_back(cell_status_row(cell, cs, queued));
+  }
+  if (st.json) {
+    nlohmann::ordered_json j = {{"sweep", s.dir.string()}, {"cells", cells}, {"counts", counts}};
+    if (!jobs.empty()) {
+      j["slurm_jobs"] = nlohmann::ordered_json::array();
+      for (const auto& job : jobs)
+        j["slurm_jobs"].push_back(
+            {{"job", job.job}, {"cells", job.cells}, {"submitted", job.submitted}});
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    print_columns(table, {true, false, false, true, true, true, false});
+    std::printf("%zu cells:", s.cells.size());
+    for (const auto& [state, n] : counts) std::printf(" %d %s", n, state.c_str());
+    std::printf("\n");
+    for (const auto& job : jobs)
+      std::printf("slurm job %s: %zu cells (%s), submitted %s\n", job.job.c_str(), job.cells.size(),
+                  sweep::array_spec(job.cells, 0).c_str(), job.submitted.c_str());
+  }
 }
 
 // dstudio sweep status: where each cell stands.
 void add_sweep_status(CLI::App* sweep_cmd, int& exit_code) {
   auto* status_cmd = sweep_cmd->add_subcommand(
       "status", "Where each cell of a sweep stands: pending, running, finished or failed");
-  struct StatusArgs {
-    std::string dir;
-    bool json = false;
-  };
   auto st = std::make_shared<StatusArgs>();
   status_cmd->add_option("dir", st->dir, "The sweep folder")->required();
   status_cmd->add_flag("--json", st->json, "Print one JSON object");
-  status_cmd->callback([&exit_code, st] {
-    exit_code = run_guarded([&] {
-      const auto s = sweep::read_sweep(st->dir);
-      const auto jobs = sweep::read_slurm_jobs(s);
-      std::map<int, sweep::SlurmTaskState> queue;
-      try {
-        queue = sweep::query_slurm_states(jobs);
-      } catch (const Error& e) {
-        std::fprintf(stderr,
-                     "dstudio: warning: %s; the states below are the cells' folders' alone\n",
-                     e.what());
-      }
-      std::map<std::string, int> counts;
-      nlohmann::ordered_json cells = nlohmann::ordered_json::array();
-      std::vector<std::vector<std::string>> table = {
-          {"cell", "name", "state", "step", "loss", "score", "where"}};
-      for (const auto& cell : s.cells) {
-        auto cs = sweep::result_status(s, cell);
-        // A task that wrote "running" but no longer holds its cell (on any host), or whose process
-        // is gone on this host, was killed.
-        const auto dir = sweep::cell_dir(s, cell);
-        std::error_code ec;
-        const bool unheld = fs::exists(dir / kFolderLockFile, ec) && !folder_holder(dir);
-        const bool gone = cs.host == host_name() && cs.pid > 0 &&
-                          kill(static_cast<pid_t>(cs.pid), 0) != 0 && errno == ESRCH;
-        if (cs.state == CellState::Running && (unheld || gone)) {
-          cs.state = CellState::Pending;
-          cs.error = "its task stopped without a word (killed?); it resumes from its checkpoint";
-        }
-        const auto queued = queue.find(cell.index);
-        if (queued != queue.end()) {
-          const auto& q = queued->second;
-          if (cs.state == CellState::Running && !sweep::slurm_state_is_live(q.state)) {
-            cs.state = CellState::Pending;
-            cs.error = "its Slurm task ended (" + q.state +
-                       ") before the cell finished; it resumes from its checkpoint";
-          } else if (cs.state == CellState::Pending && !sweep::slurm_state_is_live(q.state)) {
-            // Its task will not run again by itself: say so rather than "pending" alone.
-            const std::string why = q.reason.empty() || q.reason == "None" ? "" : ", " + q.reason;
-            cs.error = (cs.error.empty() ? "" : cs.error + "; ") + "its Slurm task ended (" +
-                       q.state + why + "): sweep submit --slurm again resumes it";
-          } else if (cs.state == CellState::Pending && q.state == "RUNNING") {
-            cs.state = CellState::Running;  // started, not yet written its first status
-          } else if (cs.state == CellState::Running &&
-                     (q.state == "PENDING" || q.state == "REQUEUED")) {
-            // Requeued after a kill that left no word in its folder.
-            cs.state = CellState::Pending;
-            cs.error = "requeued; it waits in the queue and resumes from its checkpoint";
-          }
-        }
-        ++counts[sweep::to_string(cs.state)];
-        const auto finite = [](double v) {
-          return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
-        };
-        cells.push_back({{"index", cell.index},
-                         {"name", cell.name},
-                         {"group", cell.group},
-                         {"seed", cell.seed},
-                         {"state", sweep::to_string(cs.state)},
-                         {"step", cs.step},
-                         {"total", cs.total},
-                         {"loss", finite(cs.loss)},
-                         {"score", finite(cs.score)},
-                         {"score_std", finite(cs.score_std)},
-                         {"best_score", finite(cs.best_score)},
-                         {"host", cs.host},
-                         {"slurm_job", cs.slurm_job},
-                         {"restarts", cs.restarts},
-                         {"error", cs.error}});
-        if (queued != queue.end())
-          cells.back()["slurm"] = {{"job", queued->second.job},
-                                   {"state", queued->second.state},
-                                   {"reason", queued->second.reason}};
-        if (!st->json) {
-          const std::string step =
-              cs.total > 0 ? std::to_string(cs.step) + "/" + std::to_string(cs.total) : "-";
-          const std::string score = std::isfinite(cs.score) ? fixed_number(cs.score, 1) + " +- " +
-                                                                  fixed_number(cs.score_std, 1)
-                                                            : std::string(kMissingNumber);
-          std::string where = cs.slurm_job.empty() ? cs.host : cs.host + " (" + cs.slurm_job + ")";
-          if (queued != queue.end() && sweep::slurm_state_is_live(queued->second.state)) {
-            const auto& q = queued->second;
-            where = (cs.host.empty() ? "" : where + "  ") + "slurm " + q.job + " " + q.state;
-            if (q.state == "PENDING" && !q.reason.empty() && q.reason != "None")
-              where += " (" + q.reason + ")";
-          }
-          if (!cs.error.empty()) where += "  " + cs.error;
-          table.push_back({std::to_string(cell.index), cell.name, sweep::to_string(cs.state), step,
-                           fixed_number(cs.loss, 4), score, where});
-        }
-      }
-      if (st->json) {
-        nlohmann::ordered_json j = {
-            {"sweep", s.dir.string()}, {"cells", cells}, {"counts", counts}};
-        if (!jobs.empty()) {
-          j["slurm_jobs"] = nlohmann::ordered_json::array();
-          for (const auto& job : jobs)
-            j["slurm_jobs"].push_back(
-                {{"job", job.job}, {"cells", job.cells}, {"submitted", job.submitted}});
-        }
-        std::printf("%s\n", j.dump(2).c_str());
-      } else {
-        print_columns(table, {true, false, false, true, true, true, false});
-        std::printf("%zu cells:", s.cells.size());
-        for (const auto& [state, n] : counts) std::printf(" %d %s", n, state.c_str());
-        std::printf("\n");
-        for (const auto& job : jobs)
-          std::printf("slurm job %s: %zu cells (%s), submitted %s\n", job.job.c_str(),
-                      job.cells.size(), sweep::array_spec(job.cells, 0).c_str(),
-                      job.submitted.c_str());
-      }
-    });
-  });
+  status_cmd->callback(
+      [&exit_code, st] { exit_code = run_guarded([&] { show_sweep_status(*st); }); });
 }
 
+// What `dstudio sweep collect` is given.
+struct CollectArgs {
+  std::string dir, out;
+  bool json = false;
+  int resamples = 2000;
+  std::uint64_t seed = 0;
+};
+
+#ifdef DSTUDIO_HAVE_FIGURES
+using CollectFigures = std::shared_ptr<FigureOptions>;
+#else
+using CollectFigures = std::shared_ptr<void>;  // a build without the GUI libraries draws none
+#endif
+
+nlohmann::ordered_json interval_json(const analysis::Interval& i) {
+  return nlohmann::ordered_json{{"estimate", number_or_null(i.estimate)},
+                                {"low", number_or_null(i.low)},
+                                {"high", number_or_null(i.high)}};
+}
+
+// Every cell's scores: cells.csv, and the entries of results.json's "cells" in `cells`. What
+// could not be counted is said on stderr.
+CsvWriter cell_results(const sweep::Sweep& s, nlohmann::ordered_json& cells) {
+  CsvWriter cells_csv({"index", "name", "group", "seed", "state", "step", "total", "score",
+                       "score_std", "best_score"},
+                      6);
+  std::vector<std::string> warnings;
+  for (const auto& cell : s.cells) {
+    const auto cs = sweep::result_status(s, cell, &warnings);
+    cells_csv << cell.index << cell.name << cell.group << cell.seed << sweep::to_string(cs.state)
+              << cs.step << cs.total << cs.score << cs.score_std << cs.best_score;
+    cells_csv.end_row();
+    cells.push_back({{"index", cell.index},
+                     {"name", cell.name},
+                     {"group", cell.group},
+                     {"seed", cell.seed},
+                     {"state", sweep::to_string(cs.state)},
+                     {"score", number_or_null(cs.score)},
+                     {"best_score", number_or_null(cs.best_score)}});
+  }
+  for (const auto& w : warnings) std::fprintf(stderr, "dstudio: warning: %s\n", w.c_str());
+  return cells_csv;
+}
+
+// Each group's scores over its seeds: groups.csv, and the entries of results.json's "groups".
+CsvWriter group_results(const std::vector<sweep::GroupResult>& groups,
+                        nlohmann::ordered_json& entries) {
+  CsvWriter groups_csv({"group", "setting", "dataset", "cells", "finished", "score_mean",
+                        "score_std", "best_mean", "best_std", "score_iqm", "score_iqm_low",
+                        "score_iqm_high", "best_iqm", "best_iqm_low", "best_iqm_high"},
+                       6);
+  for (const auto& g : groups) {
+    groups_csv << g.group << g.setting << g.dataset << g.cells << g.finished << g.score_mean
+               << g.score_std << g.best_mean << g.best_std << g.score_iqm.estimate
+               << g.score_iqm.low << g.score_iqm.high << g.best_iqm.estimate << g.best_iqm.low
+               << g.best_iqm.high;
+    groups_csv.end_row();
+    entries.push_back({{"group", g.group},
+                       {"setting", g.setting},
+                       {"dataset", g.dataset},
+                       {"cells", g.cells},
+                       {"finished", g.finished},
+                       {"score_mean", number_or_null(g.score_mean)},
+                       {"score_std", number_or_null(g.score_std)},
+                       {"best_mean", number_or_null(g.best_mean)},
+                       {"best_std", number_or_null(g.best_std)},
+                       {"score_iqm", interval_json(g.score_iqm)},
+                       {"best_iqm", interval_json(g.best_iqm)}});
+  }
+  return groups_csv;
+}
+
+// rliable's aggregates of each setting (IQM, median, mean, optimality gap), final and best:
+// aggregates.csv, and results.json's "aggregates" in `entries`.
+CsvWriter aggregate_results(const sweep::SweepStatistics& stats, nlohmann::ordered_json& entries) {
+  CsvWriter aggregates_csv(
+      {"setting", "measure", "statistic", "estimate", "low", "high", "datasets", "runs"}, 6);
+  entries = nlohmann::ordered_json::array();
+  for (const auto& a : stats.aggregates) {
+    nlohmann::ordered_json entry = {{"setting", a.setting}, {"datasets", a.datasets}};
+    for (const auto& [measure, summary] :
+         {std::pair{"final", &a.last}, std::pair{"best", &a.best}}) {
+      if (!*summary) continue;
+      nlohmann::ordered_json m = {{"runs", (*summary)->runs}};
+      for (const auto& [name, i] :
+           {std::pair{"iqm", &(*summary)->iqm}, std::pair{"median", &(*summary)->median},
+            std::pair{"mean", &(*summary)->mean},
+            std::pair{"optimality_gap", &(*summary)->optimality_gap}}) {
+        aggregates_csv << a.setting << measure << name << i->estimate << i->low << i->high
+                       << (*summary)->tasks << (*summary)->runs;
+        aggregates_csv.end_row();
+        m[name] = interval_json(*i);
+      }
+      entry[measure] = m;
+    }
+    entries.push_back(entry);
+  }
+  return aggregates_csv;
+}
+
+// The probability that each setting improves on another, final and best: improvement.csv, and
+// results.json's "improvements" in `entries`.
+CsvWriter improvement_results(const sweep::SweepStatistics& stats,
+                              nlohmann::ordered_json& entries) {
+  CsvWriter improvement_csv({"x", "y", "measure", "probability", "low", "high", "datasets"}, 6);
+  entries = nlohmann::ordered_json::array();
+  for (const auto& p : stats.improvements) {
+    nlohmann::ordered_json entry = {{"x", p.x}, {"y", p.y}, {"datasets", p.datasets}};
+    for (const auto& [measure, interval] :
+         {std::pair{"final", &p.last}, std::pair{"best", &p.best}}) {
+      if (!*interval) continue;
+      improvement_csv << p.x << p.y << measure << (*interval)->estimate << (*interval)->low
+                      << (*interval)->high << p.datasets.size();
+      improvement_csv.end_row();
+      entry[measure] = interval_json(**interval);
+    }
+    entries.push_back(entry);
+  }
+  return improvement_csv;
+}
+
+// Each setting's performance profile, final and best: profiles.csv.
+CsvWriter profile_results(const sweep::SweepStatistics& stats) {
+  CsvWriter profiles_csv({"setting", "measure", "tau", "fraction", "low", "high"}, 6);
+  for (const auto& [measure, profiles] :
+       {std::pair{"final", &stats.profiles}, std::pair{"best", &stats.best_profiles}})
+    for (const auto& p : *profiles)
+      for (const auto& point : p.points) {
+        profiles_csv << p.setting << measure << point.tau << point.fraction << point.low
+                     << point.high;
+        profiles_csv.end_row();
+      }
+  return profiles_csv;
+}
+
+// The groups' scores, each setting's IQM over its datasets and the probabilities of improvement,
+// as `sweep collect` prints them, with what their signs mean.
+void print_results(const std::vector<sweep::GroupResult>& groups,
+                   const sweep::SweepStatistics& stats) {
+  for (const auto& g : groups)
+    std::printf("%-24s %-20s %d/%d finished  score %s +- %s  IQM %s  best %s  IQM %s\n",
+                g.setting.c_str(), g.dataset.c_str(), g.finished, g.cells,
+                fixed_number(g.score_mean, 1).c_str(), fixed_number(g.score_std, 1).c_str(),
+                analysis::interval_text(g.score_iqm).c_str(), fixed_number(g.best_mean, 1).c_str(),
+                analysis::interval_text(g.best_iqm).c_str());
+  for (const auto& a : stats.aggregates)
+    std::printf("%-24s over %zu dataset(s): IQM final %s, best %s\n", a.setting.c_str(),
+                a.datasets.size(),
+                a.last ? analysis::interval_text(a.last->iqm).c_str() : kMissingNumber.data(),
+                a.best ? analysis::interval_text(a.best->iqm).c_str() : kMissingNumber.data());
+  for (const auto& p : stats.improvements)
+    if (p.last)
+      std::printf("P(%s > %s) = %s\n", p.x.c_str(), p.y.c_str(),
+                  analysis::interval_text(*p.last, 2).c_str());
+  // What the signs mean, once: "+-" is always a standard deviation, [ ] always an interval.
+  std::vector<int> runs;
+  for (const auto& g : groups) runs.push_back(static_cast<int>(g.scores.size()));
+  for (const auto& a : stats.aggregates)
+    if (a.last) runs.push_back(a.last->runs);
+  std::printf(
+      "+-: one standard deviation over the finished seeds (n - 1); [low, high]: 95%% "
+      "stratified bootstrap interval.%s%s\n",
+      sweep::iqm_note(runs).empty() ? "" : " ", sweep::iqm_note(runs).c_str());
+}
+
+// Collects the scores of every cell of `co.dir`, grouped, with rliable's statistics: writes the
+// tables, results.json and the figures into the --out folder, and prints the results (or
+// results.json with --json).
+void collect_sweep(const CollectArgs& co, [[maybe_unused]] const CollectFigures& figures) {
+  const auto s = sweep::read_sweep(co.dir);
+  const fs::path out = co.out.empty() ? s.dir / "results" : fs::path(co.out);
+  nlohmann::ordered_json j = {{"sweep", s.dir.string()},
+                              {"cells", nlohmann::ordered_json::array()},
+                              {"groups", nlohmann::ordered_json::array()}};
+  const auto cells_csv = cell_results(s, j["cells"]);
+  analysis::BootstrapOptions bootstrap;
+  bootstrap.resamples = co.resamples;
+  bootstrap.seed = co.seed;
+  const auto groups = sweep::collect_groups(s, nullptr, bootstrap);
+  const auto groups_csv = group_results(groups, j["groups"]);
+  // rliable's statistics of each setting over its datasets (tasks) and seeds (runs).
+  const auto stats = sweep::sweep_statistics(groups, bootstrap);
+  j["bootstrap"] = {{"resamples", bootstrap.resamples},
+                    {"confidence", bootstrap.confidence},
+                    {"seed", bootstrap.seed},
+                    {"method", "stratified bootstrap, percentile interval (rliable)"}};
+  const auto aggregates_csv = aggregate_results(stats, j["aggregates"]);
+  const auto improvement_csv = improvement_results(stats, j["improvements"]);
+  const auto profiles_csv = profile_results(stats);
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) throw Error(out.string() + ": " + ec.message());
+  cells_csv.write(out / "cells.csv");
+  groups_csv.write(out / "groups.csv");
+  write_text_atomically(out / "results.json", j.dump(2) + "\n");
+  write_text_atomically(out / "table.tex", sweep::latex_table(groups));
+  write_text_atomically(out / "iqm.tex", sweep::latex_iqm_table(groups, stats.aggregates));
+  aggregates_csv.write(out / "aggregates.csv");
+  improvement_csv.write(out / "improvement.csv");
+  profiles_csv.write(out / "profiles.csv");
+#ifdef DSTUDIO_HAVE_FIGURES
+  const auto figure_files = write_sweep_figures(groups, stats, out, *figures);
+  write_sweep_recipes(s, co.resamples, co.seed, *figures, figure_files, out);
+#endif
+  if (co.json) {
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  print_results(groups, stats);
+  std::printf(
+      "wrote %s (cells.csv, groups.csv, aggregates.csv, improvement.csv, profiles.csv, "
+      "results.json, table.tex, iqm.tex)\n",
+      out.string().c_str());
+#ifdef DSTUDIO_HAVE_FIGURES
+  for (const auto& f : figure_files) std::printf("wrote %s\n", f.c_str());
+#endif
+}
 // dstudio sweep collect: the scores of every cell, grouped, with intervals and figures.
 void add_sweep_collect(CLI::App* sweep_cmd, int& exit_code) {
   auto* collect = sweep_cmd->add_subcommand(
@@ -763,12 +1021,6 @@ void add_sweep_collect(CLI::App* sweep_cmd, int& exit_code) {
       "Final and best scores per cell and per group (mean, std, and the IQM with its stratified "
       "bootstrap 95% interval over seeds), rliable's aggregates of each setting over its datasets, "
       "performance profiles and the probability of improvement: CSV, JSON, LaTeX tables, figures");
-  struct CollectArgs {
-    std::string dir, out;
-    bool json = false;
-    int resamples = 2000;
-    std::uint64_t seed = 0;
-  };
   auto co = std::make_shared<CollectArgs>();
   collect->add_option("dir", co->dir, "The sweep folder")->required();
   collect->add_option("--out", co->out,
@@ -788,169 +1040,8 @@ void add_sweep_collect(CLI::App* sweep_cmd, int& exit_code) {
 #else
   const std::shared_ptr<void> figures;
 #endif
-  collect->callback([&exit_code, co, figures] {
-    exit_code = run_guarded([&] {
-      const auto s = sweep::read_sweep(co->dir);
-      const fs::path out = co->out.empty() ? s.dir / "results" : fs::path(co->out);
-      const auto finite = [](double v) {
-        return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
-      };
-      CsvWriter cells_csv({"index", "name", "group", "seed", "state", "step", "total", "score",
-                           "score_std", "best_score"},
-                          6);
-      nlohmann::ordered_json j = {{"sweep", s.dir.string()},
-                                  {"cells", nlohmann::ordered_json::array()},
-                                  {"groups", nlohmann::ordered_json::array()}};
-      std::vector<std::string> warnings;
-      for (const auto& cell : s.cells) {
-        const auto cs = sweep::result_status(s, cell, &warnings);
-        cells_csv << cell.index << cell.name << cell.group << cell.seed
-                  << sweep::to_string(cs.state) << cs.step << cs.total << cs.score << cs.score_std
-                  << cs.best_score;
-        cells_csv.end_row();
-        j["cells"].push_back({{"index", cell.index},
-                              {"name", cell.name},
-                              {"group", cell.group},
-                              {"seed", cell.seed},
-                              {"state", sweep::to_string(cs.state)},
-                              {"score", finite(cs.score)},
-                              {"best_score", finite(cs.best_score)}});
-      }
-      for (const auto& w : warnings) std::fprintf(stderr, "dstudio: warning: %s\n", w.c_str());
-      analysis::BootstrapOptions bootstrap;
-      bootstrap.resamples = co->resamples;
-      bootstrap.seed = co->seed;
-      const auto groups = sweep::collect_groups(s, nullptr, bootstrap);
-      CsvWriter groups_csv({"group", "setting", "dataset", "cells", "finished", "score_mean",
-                            "score_std", "best_mean", "best_std", "score_iqm", "score_iqm_low",
-                            "score_iqm_high", "best_iqm", "best_iqm_low", "best_iqm_high"},
-                           6);
-      const auto interval_json = [&](const analysis::Interval& i) {
-        return nlohmann::ordered_json{
-            {"estimate", finite(i.estimate)}, {"low", finite(i.low)}, {"high", finite(i.high)}};
-      };
-      for (const auto& g : groups) {
-        groups_csv << g.group << g.setting << g.dataset << g.cells << g.finished << g.score_mean
-                   << g.score_std << g.best_mean << g.best_std << g.score_iqm.estimate
-                   << g.score_iqm.low << g.score_iqm.high << g.best_iqm.estimate << g.best_iqm.low
-                   << g.best_iqm.high;
-        groups_csv.end_row();
-        j["groups"].push_back({{"group", g.group},
-                               {"setting", g.setting},
-                               {"dataset", g.dataset},
-                               {"cells", g.cells},
-                               {"finished", g.finished},
-                               {"score_mean", finite(g.score_mean)},
-                               {"score_std", finite(g.score_std)},
-                               {"best_mean", finite(g.best_mean)},
-                               {"best_std", finite(g.best_std)},
-                               {"score_iqm", interval_json(g.score_iqm)},
-                               {"best_iqm", interval_json(g.best_iqm)}});
-      }
-      // rliable's statistics of each setting over its datasets (tasks) and seeds (runs).
-      const auto stats = sweep::sweep_statistics(groups, bootstrap);
-      CsvWriter aggregates_csv(
-          {"setting", "measure", "statistic", "estimate", "low", "high", "datasets", "runs"}, 6);
-      j["bootstrap"] = {{"resamples", bootstrap.resamples},
-                        {"confidence", bootstrap.confidence},
-                        {"seed", bootstrap.seed},
-                        {"method", "stratified bootstrap, percentile interval (rliable)"}};
-      j["aggregates"] = nlohmann::ordered_json::array();
-      for (const auto& a : stats.aggregates) {
-        nlohmann::ordered_json entry = {{"setting", a.setting}, {"datasets", a.datasets}};
-        for (const auto& [measure, summary] :
-             {std::pair{"final", &a.last}, std::pair{"best", &a.best}}) {
-          if (!*summary) continue;
-          nlohmann::ordered_json m = {{"runs", (*summary)->runs}};
-          for (const auto& [name, i] :
-               {std::pair{"iqm", &(*summary)->iqm}, std::pair{"median", &(*summary)->median},
-                std::pair{"mean", &(*summary)->mean},
-                std::pair{"optimality_gap", &(*summary)->optimality_gap}}) {
-            aggregates_csv << a.setting << measure << name << i->estimate << i->low << i->high
-                           << (*summary)->tasks << (*summary)->runs;
-            aggregates_csv.end_row();
-            m[name] = interval_json(*i);
-          }
-          entry[measure] = m;
-        }
-        j["aggregates"].push_back(entry);
-      }
-      CsvWriter improvement_csv({"x", "y", "measure", "probability", "low", "high", "datasets"}, 6);
-      j["improvements"] = nlohmann::ordered_json::array();
-      for (const auto& p : stats.improvements) {
-        nlohmann::ordered_json entry = {{"x", p.x}, {"y", p.y}, {"datasets", p.datasets}};
-        for (const auto& [measure, interval] :
-             {std::pair{"final", &p.last}, std::pair{"best", &p.best}}) {
-          if (!*interval) continue;
-          improvement_csv << p.x << p.y << measure << (*interval)->estimate << (*interval)->low
-                          << (*interval)->high << p.datasets.size();
-          improvement_csv.end_row();
-          entry[measure] = interval_json(**interval);
-        }
-        j["improvements"].push_back(entry);
-      }
-      CsvWriter profiles_csv({"setting", "measure", "tau", "fraction", "low", "high"}, 6);
-      for (const auto& [measure, profiles] :
-           {std::pair{"final", &stats.profiles}, std::pair{"best", &stats.best_profiles}})
-        for (const auto& p : *profiles)
-          for (const auto& point : p.points) {
-            profiles_csv << p.setting << measure << point.tau << point.fraction << point.low
-                         << point.high;
-            profiles_csv.end_row();
-          }
-      std::error_code ec;
-      fs::create_directories(out, ec);
-      if (ec) throw Error(out.string() + ": " + ec.message());
-      cells_csv.write(out / "cells.csv");
-      groups_csv.write(out / "groups.csv");
-      write_text_atomically(out / "results.json", j.dump(2) + "\n");
-      write_text_atomically(out / "table.tex", sweep::latex_table(groups));
-      write_text_atomically(out / "iqm.tex", sweep::latex_iqm_table(groups, stats.aggregates));
-      aggregates_csv.write(out / "aggregates.csv");
-      improvement_csv.write(out / "improvement.csv");
-      profiles_csv.write(out / "profiles.csv");
-#ifdef DSTUDIO_HAVE_FIGURES
-      const auto figure_files = write_sweep_figures(groups, stats, out, *figures);
-      write_sweep_recipes(s, co->resamples, co->seed, *figures, figure_files, out);
-#endif
-      if (co->json) {
-        std::printf("%s\n", j.dump(2).c_str());
-        return;
-      }
-      for (const auto& g : groups)
-        std::printf("%-24s %-20s %d/%d finished  score %s +- %s  IQM %s  best %s  IQM %s\n",
-                    g.setting.c_str(), g.dataset.c_str(), g.finished, g.cells,
-                    fixed_number(g.score_mean, 1).c_str(), fixed_number(g.score_std, 1).c_str(),
-                    analysis::interval_text(g.score_iqm).c_str(),
-                    fixed_number(g.best_mean, 1).c_str(),
-                    analysis::interval_text(g.best_iqm).c_str());
-      for (const auto& a : stats.aggregates)
-        std::printf("%-24s over %zu dataset(s): IQM final %s, best %s\n", a.setting.c_str(),
-                    a.datasets.size(),
-                    a.last ? analysis::interval_text(a.last->iqm).c_str() : kMissingNumber.data(),
-                    a.best ? analysis::interval_text(a.best->iqm).c_str() : kMissingNumber.data());
-      for (const auto& p : stats.improvements)
-        if (p.last)
-          std::printf("P(%s > %s) = %s\n", p.x.c_str(), p.y.c_str(),
-                      analysis::interval_text(*p.last, 2).c_str());
-      // What the signs mean, once: "+-" is always a standard deviation, [ ] always an interval.
-      std::vector<int> runs;
-      for (const auto& g : groups) runs.push_back(static_cast<int>(g.scores.size()));
-      for (const auto& a : stats.aggregates)
-        if (a.last) runs.push_back(a.last->runs);
-      std::printf(
-          "+-: one standard deviation over the finished seeds (n - 1); [low, high]: 95%% "
-          "stratified bootstrap interval.%s%s\n",
-          sweep::iqm_note(runs).empty() ? "" : " ", sweep::iqm_note(runs).c_str());
-      std::printf(
-          "wrote %s (cells.csv, groups.csv, aggregates.csv, improvement.csv, profiles.csv, "
-          "results.json, table.tex, iqm.tex)\n",
-          out.string().c_str());
-#ifdef DSTUDIO_HAVE_FIGURES
-      for (const auto& f : figure_files) std::printf("wrote %s\n", f.c_str());
-#endif
-    });
-  });
+  collect->callback(
+      [&exit_code, co, figures] { exit_code = run_guarded([&] { collect_sweep(*co, figures); }); });
 }
 
 }  // namespace

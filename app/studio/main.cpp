@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "clip_render.h"
 #include "dstudio/common/exit_code.h"
@@ -103,56 +104,190 @@ void name_application() {
   QCoreApplication::setApplicationVersion(DSTUDIO_VERSION);
 }
 
+// What the command line asks before any window system is: --help and --version answered, a wrong
+// option or a benchmark's number refused. The exit code when that ends the program.
+std::optional<int> answer_before_windows(int& argc, char** argv) {
+  QCoreApplication core(argc, argv);
+  name_application();
+  QCommandLineParser parser;
+  const StudioOptions options(parser);
+  if (!parser.parse(QCoreApplication::arguments())) {
+    std::fprintf(stderr, "decision-studio: error: %s\nRun 'decision-studio --help' for usage.\n",
+                 qPrintable(parser.errorText()));
+    return dstudio::kExitUsage;
+  }
+  if (parser.isSet(QStringLiteral("help"))) {
+    std::fputs(qPrintable(parser.helpText()), stdout);
+    return 0;
+  }
+  if (parser.isSet(QStringLiteral("version"))) {
+    std::printf("decision-studio (Decision Studio) %s\n", DSTUDIO_VERSION);
+    return 0;
+  }
+  // The benchmarks' numbers are checked before any window opens.
+  if (parser.isSet(options.bench_gui)) {
+    bool ok = false;
+    const double seconds = parser.value(options.bench_gui).toDouble(&ok);
+    if (!ok || !(seconds > 0 && seconds <= 3600)) {
+      std::fprintf(stderr,
+                   "decision-studio: error: --bench-gui takes seconds in (0, 3600], not \"%s\"\n",
+                   qPrintable(parser.value(options.bench_gui)));
+      return dstudio::kExitUsage;
+    }
+  }
+  if (parser.isSet(options.render_clip) != parser.isSet(options.out)) {
+    std::fputs("decision-studio: error: --render-clip RECIPE and --out FILE.mp4 go together\n",
+               stderr);
+    return dstudio::kExitUsage;
+  }
+  if (parser.isSet(options.bench_tsne)) {
+    bool ok = false;
+    const int tokens = parser.value(options.bench_tsne).toInt(&ok);
+    if (!ok || tokens < 100 || tokens > 10'000'000) {
+      std::fprintf(stderr,
+                   "decision-studio: error: --bench-tsne takes a number of tokens in [100, "
+                   "10000000], not \"%s\"\n",
+                   qPrintable(parser.value(options.bench_tsne)));
+      return dstudio::kExitUsage;
+    }
+  }
+  return std::nullopt;
+}
+
+// The name the windows show, and the desktop entry and icon the package installs; a build tree
+// holds the icon at the same place.
+void identify_windows() {
+  QApplication::setApplicationDisplayName("Decision Studio");
+  QGuiApplication::setDesktopFileName(QStringLiteral("org.decisionstudio.DecisionStudio"));
+  const auto exe = dstudio::executable_path();
+  const QString icon_file = QString::fromStdString(
+      (exe.parent_path().parent_path() / "share/icons/hicolor/scalable/apps/decision-studio.svg")
+          .string());
+  QApplication::setWindowIcon(
+      QIcon::fromTheme(QStringLiteral("decision-studio"), QIcon(icon_file)));
+}
+
+// --render-clip: draws the clip again from its recipe into --out, then says where (or why not).
+int render_clip(const QCommandLineParser& parser, const StudioOptions& options) {
+  dstudio::studio::ClipRender render(parser.value(options.render_clip), parser.value(options.out),
+                                     parser.values(options.root));
+  int code = 0;
+  QObject::connect(
+      &render, &dstudio::studio::ClipRender::finished, [&code](bool ok, const QString& message) {
+        std::fprintf(ok ? stdout : stderr, ok ? "%s\n" : "decision-studio: error: %s\n",
+                     qPrintable(message));
+        code = ok ? 0 : 1;
+        QApplication::exit(code);
+      });
+  render.start();
+  QApplication::exec();
+  return code;
+}
+
+// --screenshot with --sweep: the Sweep tab saved to `shot` once its cells are read (and the figure
+// and tree laid out), and the program ends.
+void save_sweep_screenshot(dstudio::studio::MainWindow& window, const QString& shot) {
+  QObject::connect(window.sweepPanel(), &dstudio::studio::SweepPanel::sweepOpened, [&window, shot] {
+    QTimer::singleShot(500, [&window, shot] {
+      const bool saved = window.grab().save(shot);
+      std::fprintf(saved ? stdout : stderr, saved ? "saved %s\n" : "could not save %s\n",
+                   qPrintable(shot));
+      QApplication::exit(saved ? 0 : 1);
+    });
+  });
+  QObject::connect(window.sweepPanel(), &dstudio::studio::SweepPanel::openFailed,
+                   [](const QString& message) {
+                     std::fprintf(stderr, "decision-studio: error: %s\n", qPrintable(message));
+                     QApplication::exit(1);
+                   });
+}
+
+// --screenshot (headless use: tests, documentation): the window shown with real content, saved
+// to `shot` once the dataset's summary is complete, and the program ends.
+void save_dataset_screenshot(dstudio::studio::MainWindow& window, QApplication& app,
+                             const QString& shot) {
+  auto save = [&window, shot] {
+    QTimer::singleShot(300, [&window, shot] {
+      const bool saved = window.grab().save(shot);
+      std::fprintf(saved ? stdout : stderr, saved ? "saved %s\n" : "could not save %s\n",
+                   qPrintable(shot));
+      QApplication::exit(saved ? 0 : 1);
+    });
+  };
+  QObject::connect(&window, &dstudio::studio::MainWindow::datasetOpened, [&window, save] {
+    auto* view = window.datasetView();
+    view->episodeTable()->selectRow(0);
+    // Rows computed after the dataset is shown (the R^2) belong in the picture too.
+    if (view->summaryComplete())
+      save();
+    else
+      QObject::connect(view, &dstudio::viz::DatasetView::summaryCompleted, view, save,
+                       Qt::SingleShotConnection);
+  });
+  QObject::connect(&window, &dstudio::studio::MainWindow::loadFailed, [](const QString& message) {
+    std::fprintf(stderr, "decision-studio: error: %s\n", qPrintable(message));
+    QApplication::exit(1);
+  });
+  // A workspace that cannot open, or opens without its files, gives no picture worth saving.
+  // Queued: a workspace is opened before the event loop runs, and exit() only ends a running one.
+  QObject::connect(
+      &window, &dstudio::studio::MainWindow::workspaceFailed, &app,
+      [](const QString& message) {
+        std::fprintf(stderr, "decision-studio: error: %s\n", qPrintable(message));
+        QApplication::exit(1);
+      },
+      Qt::QueuedConnection);
+}
+
+// --screenshot-all: every view filled and saved into `dir` (with the maze view's dataset among
+// `files`, and the sweep `sweep`'s tab), then the program ends.
+int take_screenshot_tour(dstudio::studio::MainWindow& window, const QString& dir,
+                         const QStringList& files, const QString& sweep) {
+  auto* tour = new dstudio::studio::ScreenshotTour(window, dir);
+  if (!files.isEmpty()) tour->setMazeDataset(files.front());
+  QObject::connect(
+      tour, &dstudio::studio::ScreenshotTour::finished, [](bool ok, const QString& message) {
+        std::fprintf(ok ? stdout : stderr, ok ? "%s\n" : "decision-studio: error: %s\n",
+                     qPrintable(message));
+        QApplication::exit(ok ? 0 : 1);
+      });
+  if (!sweep.isEmpty()) window.openSweep(sweep);  // the tour saves its tab too
+  tour->start();
+  return QApplication::exec();
+}
+
+// --bench-tsne: `tokens` laid out in the t-SNE view, the GUI thread's stalls measured meanwhile.
+int bench_tsne(dstudio::studio::MainWindow& window, int tokens, const QString& shot) {
+  auto* bench = new dstudio::studio::TsneBenchmark(window, tokens, shot);
+  QObject::connect(
+      bench, &dstudio::studio::TsneBenchmark::finished, [](bool passed, const QString& report) {
+        std::fprintf(passed ? stdout : stderr, passed ? "%s" : "decision-studio: error: %s\n",
+                     qPrintable(report));
+        QApplication::exit(passed ? 0 : 1);
+      });
+  bench->start();
+  return QApplication::exec();
+}
+
+// --bench-gui: the GUI thread's stalls and the viewer's drawing measured for `seconds` while a
+// training run, a rollout and the viewer run at once (on `files`, when given).
+int bench_gui(dstudio::studio::MainWindow& window, double seconds, const QStringList& files) {
+  auto* bench = new dstudio::studio::GuiBenchmark(window, seconds, files);
+  QObject::connect(
+      bench, &dstudio::studio::GuiBenchmark::finished, [](bool passed, const QString& report) {
+        std::fprintf(passed ? stdout : stderr, passed ? "%s" : "decision-studio: error: %s\n",
+                     qPrintable(report));
+        QApplication::exit(passed ? 0 : 1);
+      });
+  bench->start();
+  return QApplication::exec();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   dstudio::keep_freed_memory();
-  {
-    QCoreApplication core(argc, argv);
-    name_application();
-    QCommandLineParser parser;
-    const StudioOptions options(parser);
-    if (!parser.parse(QCoreApplication::arguments())) {
-      std::fprintf(stderr, "decision-studio: error: %s\nRun 'decision-studio --help' for usage.\n",
-                   qPrintable(parser.errorText()));
-      return dstudio::kExitUsage;
-    }
-    if (parser.isSet(QStringLiteral("help"))) {
-      std::fputs(qPrintable(parser.helpText()), stdout);
-      return 0;
-    }
-    if (parser.isSet(QStringLiteral("version"))) {
-      std::printf("decision-studio (Decision Studio) %s\n", DSTUDIO_VERSION);
-      return 0;
-    }
-    // The benchmarks' numbers are checked before any window opens.
-    if (parser.isSet(options.bench_gui)) {
-      bool ok = false;
-      const double seconds = parser.value(options.bench_gui).toDouble(&ok);
-      if (!ok || !(seconds > 0 && seconds <= 3600)) {
-        std::fprintf(stderr,
-                     "decision-studio: error: --bench-gui takes seconds in (0, 3600], not \"%s\"\n",
-                     qPrintable(parser.value(options.bench_gui)));
-        return dstudio::kExitUsage;
-      }
-    }
-    if (parser.isSet(options.render_clip) != parser.isSet(options.out)) {
-      std::fputs("decision-studio: error: --render-clip RECIPE and --out FILE.mp4 go together\n",
-                 stderr);
-      return dstudio::kExitUsage;
-    }
-    if (parser.isSet(options.bench_tsne)) {
-      bool ok = false;
-      const int tokens = parser.value(options.bench_tsne).toInt(&ok);
-      if (!ok || tokens < 100 || tokens > 10'000'000) {
-        std::fprintf(stderr,
-                     "decision-studio: error: --bench-tsne takes a number of tokens in [100, "
-                     "10000000], not \"%s\"\n",
-                     qPrintable(parser.value(options.bench_tsne)));
-        return dstudio::kExitUsage;
-      }
-    }
-  }
+  if (const auto code = answer_before_windows(argc, argv)) return *code;
   // Plugins before the window: their variants and analyses fill its forms. A refused one is named
   // on stderr and in Help ▸ Plugins; the studio carries on without it. Loaded (and first probed in
   // a child process) before the application object exists, while this process has one thread.
@@ -172,129 +307,29 @@ int main(int argc, char** argv) {
     QSettings::setDefaultFormat(QSettings::IniFormat);
     QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, render_settings.path());
   }
-  QApplication::setApplicationDisplayName("Decision Studio");
-  // The desktop entry and icon the package installs; a build tree holds the icon at the same place.
-  QGuiApplication::setDesktopFileName(QStringLiteral("org.decisionstudio.DecisionStudio"));
-  const auto exe = dstudio::executable_path();
-  const QString icon_file = QString::fromStdString(
-      (exe.parent_path().parent_path() / "share/icons/hicolor/scalable/apps/decision-studio.svg")
-          .string());
-  QApplication::setWindowIcon(
-      QIcon::fromTheme(QStringLiteral("decision-studio"), QIcon(icon_file)));
+  identify_windows();
   QCommandLineParser parser;
   const StudioOptions options(parser);
   parser.process(app);
-  const auto& screenshot = options.screenshot;
-  const auto& screenshot_all = options.screenshot_all;
-  const auto& bench_gui = options.bench_gui;
+  if (parser.isSet(options.render_clip)) return render_clip(parser, options);
 
-  if (parser.isSet(options.render_clip)) {
-    dstudio::studio::ClipRender render(parser.value(options.render_clip), parser.value(options.out),
-                                       parser.values(options.root));
-    int code = 0;
-    QObject::connect(
-        &render, &dstudio::studio::ClipRender::finished, [&code](bool ok, const QString& message) {
-          std::fprintf(ok ? stdout : stderr, ok ? "%s\n" : "decision-studio: error: %s\n",
-                       qPrintable(message));
-          code = ok ? 0 : 1;
-          QApplication::exit(code);
-        });
-    render.start();
-    QApplication::exec();
-    return code;
-  }
   dstudio::studio::MainWindow window;
   if (parser.isSet(options.presentation)) window.setPresentationMode(true);
-  const QString shot = parser.value(screenshot);
+  const QString shot = parser.value(options.screenshot);
   const QString sweep = parser.value(options.sweep);
-  if (!shot.isEmpty() && !sweep.isEmpty()) {
-    // The Sweep tab once its cells are read (and the figure and tree laid out).
-    QObject::connect(window.sweepPanel(), &dstudio::studio::SweepPanel::sweepOpened, [&] {
-      QTimer::singleShot(500, [&] {
-        const bool saved = window.grab().save(shot);
-        std::fprintf(saved ? stdout : stderr, saved ? "saved %s\n" : "could not save %s\n",
-                     qPrintable(shot));
-        QApplication::exit(saved ? 0 : 1);
-      });
-    });
-    QObject::connect(window.sweepPanel(), &dstudio::studio::SweepPanel::openFailed,
-                     [](const QString& message) {
-                       std::fprintf(stderr, "decision-studio: error: %s\n", qPrintable(message));
-                       QApplication::exit(1);
-                     });
-  } else if (!shot.isEmpty() && !parser.isSet(options.bench_tsne)) {
-    // Headless use (tests, documentation): show the window with real content, save it, exit.
-    auto save = [&] {
-      QTimer::singleShot(300, [&] {
-        const bool saved = window.grab().save(shot);
-        std::fprintf(saved ? stdout : stderr, saved ? "saved %s\n" : "could not save %s\n",
-                     qPrintable(shot));
-        QApplication::exit(saved ? 0 : 1);
-      });
-    };
-    QObject::connect(&window, &dstudio::studio::MainWindow::datasetOpened, [&, save] {
-      auto* view = window.datasetView();
-      view->episodeTable()->selectRow(0);
-      // Rows computed after the dataset is shown (the R^2) belong in the picture too.
-      if (view->summaryComplete())
-        save();
-      else
-        QObject::connect(view, &dstudio::viz::DatasetView::summaryCompleted, view, save,
-                         Qt::SingleShotConnection);
-    });
-    QObject::connect(&window, &dstudio::studio::MainWindow::loadFailed, [](const QString& message) {
-      std::fprintf(stderr, "decision-studio: error: %s\n", qPrintable(message));
-      QApplication::exit(1);
-    });
-    // A workspace that cannot open, or opens without its files, gives no picture worth saving.
-    // Queued: a workspace is opened before the event loop runs, and exit() only ends a running one.
-    QObject::connect(
-        &window, &dstudio::studio::MainWindow::workspaceFailed, &app,
-        [](const QString& message) {
-          std::fprintf(stderr, "decision-studio: error: %s\n", qPrintable(message));
-          QApplication::exit(1);
-        },
-        Qt::QueuedConnection);
-  }
+  if (!shot.isEmpty() && !sweep.isEmpty())
+    save_sweep_screenshot(window, shot);
+  else if (!shot.isEmpty() && !parser.isSet(options.bench_tsne))
+    save_dataset_screenshot(window, app, shot);
   window.show();
-  if (parser.isSet(screenshot_all)) {
-    auto* tour = new dstudio::studio::ScreenshotTour(window, parser.value(screenshot_all));
-    if (const QStringList files = parser.positionalArguments(); !files.isEmpty())
-      tour->setMazeDataset(files.front());
-    QObject::connect(
-        tour, &dstudio::studio::ScreenshotTour::finished, [](bool ok, const QString& message) {
-          std::fprintf(ok ? stdout : stderr, ok ? "%s\n" : "decision-studio: error: %s\n",
-                       qPrintable(message));
-          QApplication::exit(ok ? 0 : 1);
-        });
-    if (!sweep.isEmpty()) window.openSweep(sweep);  // the tour saves its tab too
-    tour->start();
-    return QApplication::exec();
-  }
-  if (parser.isSet(options.bench_tsne)) {
-    auto* bench =
-        new dstudio::studio::TsneBenchmark(window, parser.value(options.bench_tsne).toInt(), shot);
-    QObject::connect(
-        bench, &dstudio::studio::TsneBenchmark::finished, [](bool passed, const QString& report) {
-          std::fprintf(passed ? stdout : stderr, passed ? "%s" : "decision-studio: error: %s\n",
-                       qPrintable(report));
-          QApplication::exit(passed ? 0 : 1);
-        });
-    bench->start();
-    return QApplication::exec();
-  }
-  if (parser.isSet(bench_gui)) {
-    const double seconds = parser.value(bench_gui).toDouble();
-    auto* bench = new dstudio::studio::GuiBenchmark(window, seconds, parser.positionalArguments());
-    QObject::connect(
-        bench, &dstudio::studio::GuiBenchmark::finished, [](bool passed, const QString& report) {
-          std::fprintf(passed ? stdout : stderr, passed ? "%s" : "decision-studio: error: %s\n",
-                       qPrintable(report));
-          QApplication::exit(passed ? 0 : 1);
-        });
-    bench->start();
-    return QApplication::exec();
-  }
+  if (parser.isSet(options.screenshot_all))
+    return take_screenshot_tour(window, parser.value(options.screenshot_all),
+                                parser.positionalArguments(), sweep);
+  if (parser.isSet(options.bench_tsne))
+    return bench_tsne(window, parser.value(options.bench_tsne).toInt(), shot);
+  if (parser.isSet(options.bench_gui))
+    return bench_gui(window, parser.value(options.bench_gui).toDouble(),
+                     parser.positionalArguments());
   const QStringList args = parser.positionalArguments();
   if (args.isEmpty() && sweep.isEmpty())
     window.openDefaultDataset();

@@ -986,6 +986,32 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
   showRate(state);
   const bool moved = state.cursor != shown_.cursor || state.generation != shown_.generation ||
                      state.branch_generation != shown_.branch_generation || !shown_.frame;
+  addTimelineSteps(state);
+  timeline_->setCursor(state.cursor);
+  const qint64 now = QDateTime::currentMSecsSinceEpoch();
+  if (force_map || !state.playing || now - last_timeline_ms_ >= kTimelineIntervalMs) {
+    last_timeline_ms_ = now;
+    replotTimeline(state);
+  }
+  if (state.frame && moved) showScene(state);
+  if (!state.error.empty() && QString::fromStdString(state.error) != error_shown_) {
+    error_shown_ = QString::fromStdString(state.error);
+    readout_->setText(tr("The policy stopped: %1").arg(error_shown_));
+    emit failed(error_shown_);
+  }
+  if (state.frame && (force_map || !state.playing || now - last_map_ms_ >= kMapIntervalMs))
+    showAttentionMap(state, now);
+  if (state.frame) showReadout(state);
+  refreshSurgery();
+  // Lean while playing; a recording's frames and a paused picture in full.
+  scene_->setPlaying(state.playing && !recording_);
+  const bool controls_changed = state.playing != shown_.playing || state.frames != shown_.frames ||
+                                state.cursor != shown_.cursor || state.finished != shown_.finished;
+  shown_ = state;
+  if (controls_changed) updateControls();
+}
+
+void ViewerPanel::addTimelineSteps(const models::PlaybackState& state) {
   // New frames (or, after a branch or restart, all of them) go to the timeline.
   if (state.generation != timeline_generation_) {
     timeline_->clear();
@@ -1004,190 +1030,194 @@ void ViewerPanel::showFrame(const models::PlaybackState& state, bool force_map) 
     }
     timeline_frames_ = state.frames;
   }
-  timeline_->setCursor(state.cursor);
-  const qint64 now = QDateTime::currentMSecsSinceEpoch();
-  if (force_map || !state.playing || now - last_timeline_ms_ >= kTimelineIntervalMs) {
-    last_timeline_ms_ = now;
-    QElapsedTimer timer;
-    timer.start();
-    if (!state.branch_frames.empty() || !timeline_->forks().empty()) {
-      timeline_->setForks(forkCurves(state));
-      if (divergence_->currentIndex() > 0)
-        timeline_->setDivergence(divergence_->currentText(),
-                                 mainDivergence(recording_ ? state.frames : -1));
-    }
-    timeline_->replotIfChanged();
-    timeline_export_->setEnabled(timeline_->hasFigure());
-    timeline_ms_ = static_cast<double>(timer.nsecsElapsed()) / 1e6;
-  }
+}
 
-  if (state.frame && moved) {
-    const auto& f = *state.frame;
-    scene_->setLayers(sceneLayers(state));
-    scene_->setTaskState(f.physics.task_state);
-    scene_->setState(f.physics.qpos, f.physics.qvel);
-    QStringList overlay;
-    overlay << QStringLiteral("%1  step %2").arg(title_).arg(f.step);
-    if (live_ && live_->replay())
-      overlay << tr("dataset episode   return-to-go %1").arg(viz::fixed_text(f.return_to_go, 1));
-    else if (live_ && live_->behaviour())
-      overlay << tr("behaviour policy: its mean action (no target conditions it)");
-    else
-      overlay << tr("target %1   return-to-go %2")
-                     .arg(viz::fixed_text(f.target, 0), viz::fixed_text(f.return_to_go, 1));
-    overlay << tr("return %1   score %2")
-                   .arg(
-                       viz::fixed_text(f.return_so_far, 1),
-                       viz::fixed_text(
-                           live_ ? env::normalized_score(live_->task(), f.return_so_far) : 0.0, 1));
-    if (f.zeroing != models::ModalityZeroing::None)
-      overlay << tr("zeroed: %1")
-                     .arg(zeroing_->itemText(zeroing_->findData(static_cast<int>(f.zeroing))));
-    if (f.terminal)
-      overlay << tr("episode over: %1")
-                     .arg(live_ ? QString::fromStdString(
-                                      env::episode_end_reason(live_->task(), f.terminated))
-                          : f.terminated ? tr("the task ended it")
-                                         : tr("time limit"));
-    // What was done, so that a screenshot or a clip says it: interventions, forks in colour.
-    std::vector<QColor> colours(static_cast<std::size_t>(overlay.size()));
-    // A task done in stages lists its elements, ticked off from the step each was first done.
-    if (live_ && live_->task().subtasks) {
-      const auto& task = live_->task();
-      std::vector<env::SubTask> so_far;
-      for (const auto& g : live_->frames()) {
-        if (g->step > f.step) break;
-        env::accumulate_subtasks(so_far, task.subtasks(g->observation, g->physics.task_state));
-      }
-      for (const auto& e : so_far) {
-        overlay << (e.done
-                        ? tr("☑ %1  done").arg(QString::fromStdString(e.name))
-                        : tr("☐ %1  %2 from its goal")
-                              .arg(QString::fromStdString(e.name), viz::fixed_text(e.distance, 2)));
-        colours.push_back(e.done ? QColor(115, 217, 115) : QColor(220, 220, 220));
-      }
-    }
-    // A success counted over the episode (Adroit's goal-achieved steps); a replay's task state
-    // holds the episode's values, not the count.
-    if (live_ && !live_->replay() && live_->task().progress) {
-      const auto progress = live_->task().progress(f.physics.task_state);
-      if (!progress.text.empty()) {
-        overlay << QString::fromStdString(progress.text);
-        colours.push_back(progress.success ? QColor(115, 217, 115) : QColor(220, 220, 220));
-      }
-    }
-    if (!f.interventions.empty()) {
-      QStringList specs;
-      for (const auto& i : f.interventions) specs << QString::fromStdString(i);
-      overlay << tr("interventions: %1").arg(specs.join(QStringLiteral(", ")));
-      colours.emplace_back(242, 191, 115);
-    }
-    // The forks' legend: what a ghost is, then each ghost by its colour's name and its change.
-    const auto branches = live_ ? live_->branches() : std::vector<models::BranchInfo>{};
-    const auto legend = std::min(branches.size(), state.branch_frames.size());
-    if (legend > 0) {
-      overlay << QString::fromUtf8(palette::kGhostMeaning.data(),
-                                   static_cast<int>(palette::kGhostMeaning.size()));
-      colours.emplace_back(200, 200, 200);
-    }
-    for (std::size_t b = 0; b < legend; ++b) {
-      const auto& style = palette::kBranches[b % palette::kBranches.size()];
-      const auto& bf = state.branch_frames[b];
-      overlay << tr("■ %1   return %2%3")
-                     .arg(QString::fromStdString(models::fork_legend(
-                              static_cast<int>(b), branches[b].fork_step, branches[b].label)),
-                          viz::fixed_text(bf ? bf->return_so_far : 0.0, 1),
-                          bf && bf->terminal && bf->step < state.cursor ? tr(" (ended)")
-                                                                        : QString());
-      colours.emplace_back(style.colour.r, style.colour.g, style.colour.b);
-    }
-    scene_->setOverlay(overlay, colours);
-    // The entropy of the last steps, inside the scene: what the policy attends to as it moves.
-    const auto& entropy = timeline_->entropy();
-    const auto end = std::min(entropy.size(), static_cast<std::size_t>(f.step) + 1);
-    const auto begin = end > kOverlaySteps ? end - kOverlaySteps : 0;
-    scene_->setOverlayPlot(tr("entropy, layer 1"),
-                           std::vector<double>(entropy.begin() + static_cast<std::ptrdiff_t>(begin),
-                                               entropy.begin() + static_cast<std::ptrdiff_t>(end)));
-    emit cursorMoved(f.step);
+void ViewerPanel::replotTimeline(const models::PlaybackState& state) {
+  QElapsedTimer timer;
+  timer.start();
+  if (!state.branch_frames.empty() || !timeline_->forks().empty()) {
+    timeline_->setForks(forkCurves(state));
+    if (divergence_->currentIndex() > 0)
+      timeline_->setDivergence(divergence_->currentText(),
+                               mainDivergence(recording_ ? state.frames : -1));
   }
-  if (!state.error.empty() && QString::fromStdString(state.error) != error_shown_) {
-    error_shown_ = QString::fromStdString(state.error);
-    readout_->setText(tr("The policy stopped: %1").arg(error_shown_));
-    emit failed(error_shown_);
-  }
+  timeline_->replotIfChanged();
+  timeline_export_->setEnabled(timeline_->hasFigure());
+  timeline_ms_ = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+}
 
+void ViewerPanel::showScene(const models::PlaybackState& state) {
+  const auto& f = *state.frame;
+  scene_->setLayers(sceneLayers(state));
+  scene_->setTaskState(f.physics.task_state);
+  scene_->setState(f.physics.qpos, f.physics.qvel);
+  QStringList overlay = frameCaption(f);
+  // What was done, so that a screenshot or a clip says it: interventions, forks in colour.
+  std::vector<QColor> colours(static_cast<std::size_t>(overlay.size()));
+  addTaskLines(f, overlay, colours);
+  addActingLines(state, overlay, colours);
+  scene_->setOverlay(overlay, colours);
+  // The entropy of the last steps, inside the scene: what the policy attends to as it moves.
+  const auto& entropy = timeline_->entropy();
+  const auto end = std::min(entropy.size(), static_cast<std::size_t>(f.step) + 1);
+  const auto begin = end > kOverlaySteps ? end - kOverlaySteps : 0;
+  scene_->setOverlayPlot(tr("entropy, layer 1"),
+                         std::vector<double>(entropy.begin() + static_cast<std::ptrdiff_t>(begin),
+                                             entropy.begin() + static_cast<std::ptrdiff_t>(end)));
+  emit cursorMoved(f.step);
+}
+
+QStringList ViewerPanel::frameCaption(const models::PlayerFrame& f) const {
+  QStringList overlay;
+  overlay << QStringLiteral("%1  step %2").arg(title_).arg(f.step);
+  if (live_ && live_->replay())
+    overlay << tr("dataset episode   return-to-go %1").arg(viz::fixed_text(f.return_to_go, 1));
+  else if (live_ && live_->behaviour())
+    overlay << tr("behaviour policy: its mean action (no target conditions it)");
+  else
+    overlay << tr("target %1   return-to-go %2")
+                   .arg(viz::fixed_text(f.target, 0), viz::fixed_text(f.return_to_go, 1));
+  overlay << tr("return %1   score %2")
+                 .arg(viz::fixed_text(f.return_so_far, 1),
+                      viz::fixed_text(
+                          live_ ? env::normalized_score(live_->task(), f.return_so_far) : 0.0, 1));
+  if (f.zeroing != models::ModalityZeroing::None)
+    overlay << tr("zeroed: %1")
+                   .arg(zeroing_->itemText(zeroing_->findData(static_cast<int>(f.zeroing))));
+  if (f.terminal)
+    overlay << tr("episode over: %1")
+                   .arg(live_ ? QString::fromStdString(
+                                    env::episode_end_reason(live_->task(), f.terminated))
+                        : f.terminated ? tr("the task ended it")
+                                       : tr("time limit"));
+  return overlay;
+}
+
+void ViewerPanel::addTaskLines(const models::PlayerFrame& f, QStringList& overlay,
+                               std::vector<QColor>& colours) const {
+  // A task done in stages lists its elements, ticked off from the step each was first done.
+  if (live_ && live_->task().subtasks) {
+    const auto& task = live_->task();
+    std::vector<env::SubTask> so_far;
+    for (const auto& g : live_->frames()) {
+      if (g->step > f.step) break;
+      env::accumulate_subtasks(so_far, task.subtasks(g->observation, g->physics.task_state));
+    }
+    for (const auto& e : so_far) {
+      overlay << (e.done
+                      ? tr("☑ %1  done").arg(QString::fromStdString(e.name))
+                      : tr("☐ %1  %2 from its goal")
+                            .arg(QString::fromStdString(e.name), viz::fixed_text(e.distance, 2)));
+      colours.push_back(e.done ? QColor(115, 217, 115) : QColor(220, 220, 220));
+    }
+  }
+  // A success counted over the episode (Adroit's goal-achieved steps); a replay's task state
+  // holds the episode's values, not the count.
+  if (live_ && !live_->replay() && live_->task().progress) {
+    const auto progress = live_->task().progress(f.physics.task_state);
+    if (!progress.text.empty()) {
+      overlay << QString::fromStdString(progress.text);
+      colours.push_back(progress.success ? QColor(115, 217, 115) : QColor(220, 220, 220));
+    }
+  }
+}
+
+void ViewerPanel::addActingLines(const models::PlaybackState& state, QStringList& overlay,
+                                 std::vector<QColor>& colours) const {
+  const auto& f = *state.frame;
+  if (!f.interventions.empty()) {
+    QStringList specs;
+    for (const auto& i : f.interventions) specs << QString::fromStdString(i);
+    overlay << tr("interventions: %1").arg(specs.join(QStringLiteral(", ")));
+    colours.emplace_back(242, 191, 115);
+  }
+  // The forks' legend: what a ghost is, then each ghost by its colour's name and its change.
+  const auto branches = live_ ? live_->branches() : std::vector<models::BranchInfo>{};
+  const auto legend = std::min(branches.size(), state.branch_frames.size());
+  if (legend > 0) {
+    overlay << QString::fromUtf8(palette::kGhostMeaning.data(),
+                                 static_cast<int>(palette::kGhostMeaning.size()));
+    colours.emplace_back(200, 200, 200);
+  }
+  for (std::size_t b = 0; b < legend; ++b) {
+    const auto& style = palette::kBranches[b % palette::kBranches.size()];
+    const auto& bf = state.branch_frames[b];
+    overlay << tr("■ %1   return %2%3")
+                   .arg(QString::fromStdString(models::fork_legend(
+                            static_cast<int>(b), branches[b].fork_step, branches[b].label)),
+                        viz::fixed_text(bf ? bf->return_so_far : 0.0, 1),
+                        bf && bf->terminal && bf->step < state.cursor ? tr(" (ended)") : QString());
+    colours.emplace_back(style.colour.r, style.colour.g, style.colour.b);
+  }
+}
+
+void ViewerPanel::showAttentionMap(const models::PlaybackState& state, qint64 now) {
   // The attention map of the window the policy acted on at the step on screen; the newest step
   // has not acted yet, so it shows the one before.
-  if (state.frame && (force_map || !state.playing || now - last_map_ms_ >= kMapIntervalMs)) {
-    const models::FramePtr source =
-        models::acted_window(live_->frames(state.cursor - 1), state.frame);
-    if (source && (source->step != map_step_ || state.generation != map_generation_ ||
-                   state.branch_generation != map_branch_generation_)) {
-      map_step_ = source->step;
-      map_generation_ = state.generation;
-      map_branch_generation_ = state.branch_generation;
-      // A fork another checkpoint plays: its map beside this one's, for the same step.
-      const auto branches = live_->branches();
-      models::FramePtr other;
-      QString other_title;
-      for (std::size_t b = 0; b < branches.size() && b < state.branch_frames.size(); ++b) {
-        if (branches[b].checkpoint.empty() || !state.branch_frames[b]) continue;
-        const auto& shown_there = state.branch_frames[b];
-        if (shown_there->step == state.frame->step)
-          other = models::acted_window(live_->branch_frames(static_cast<int>(b), state.cursor - 1),
-                                       shown_there);
-        other_title =
-            tr("fork %1: %2")
-                .arg(b + 1)
-                .arg(QFileInfo(QString::fromStdString(branches[b].checkpoint)).completeBaseName());
-        break;
-      }
-      if (other) {
-        attention_->setComparable(true);
-        attention_->setComparison(QStringLiteral("%1, step %2").arg(other_title).arg(other->step),
-                                  {*other->inspection});
-        if (attention_->comparisonMode() == viz::AttentionMapView::Comparison::Alone)
-          attention_->setComparisonMode(viz::AttentionMapView::Comparison::SideBySide);
-      } else if (attention_->hasComparison()) {
-        attention_->clearComparison();
-        attention_->setComparable(false);
-      }
-      last_map_ms_ = now;
-      QElapsedTimer timer;
-      timer.start();
-      attention_->setInspections(QStringLiteral("%1, step %2").arg(title_).arg(source->step),
-                                 {*source->inspection});
-      map_ms_ = static_cast<double>(timer.nsecsElapsed()) / 1e6;
-      map_caption_->setText(
-          source->step == state.frame->step
-              ? tr("The window the policy acted on at step %1.").arg(source->step)
-              : tr("The window the policy acted on at step %1 (it has not acted at step %2 yet).")
-                    .arg(source->step)
-                    .arg(state.frame->step));
-    }
-  }
+  const models::FramePtr source =
+      models::acted_window(live_->frames(state.cursor - 1), state.frame);
+  if (!source || (source->step == map_step_ && state.generation == map_generation_ &&
+                  state.branch_generation == map_branch_generation_))
+    return;
+  map_step_ = source->step;
+  map_generation_ = state.generation;
+  map_branch_generation_ = state.branch_generation;
+  compareWithFork(state);
+  last_map_ms_ = now;
+  QElapsedTimer timer;
+  timer.start();
+  attention_->setInspections(QStringLiteral("%1, step %2").arg(title_).arg(source->step),
+                             {*source->inspection});
+  map_ms_ = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+  map_caption_->setText(
+      source->step == state.frame->step
+          ? tr("The window the policy acted on at step %1.").arg(source->step)
+          : tr("The window the policy acted on at step %1 (it has not acted at step %2 yet).")
+                .arg(source->step)
+                .arg(state.frame->step));
+}
 
-  if (state.frame) {
-    const auto& f = *state.frame;
-    QString text = tr("Step %1 of %2 kept").arg(f.step).arg(state.frames - 1);
-    // A behaviour policy is conditioned on no return; a replay's is the recorded episode's rest.
-    // Neither has attention: its entropy is not a number.
-    if (!live_ || !live_->behaviour())
-      text += tr(" · return-to-go %1").arg(viz::fixed_text(f.return_to_go, 1));
-    text += tr(" · return %1").arg(viz::fixed_text(f.return_so_far, 1));
-    if (f.acted) text += tr(" · reward %1").arg(viz::fixed_text(f.reward, 3));
-    if (f.acted && std::isfinite(f.entropy))
-      text += tr(" · entropy (layer 1) %1 nats").arg(viz::fixed_text(f.entropy, 3));
-    if (state.error.empty()) readout_->setText(text);
+void ViewerPanel::compareWithFork(const models::PlaybackState& state) {
+  // A fork another checkpoint plays: its map beside this one's, for the same step.
+  const auto branches = live_->branches();
+  models::FramePtr other;
+  QString other_title;
+  for (std::size_t b = 0; b < branches.size() && b < state.branch_frames.size(); ++b) {
+    if (branches[b].checkpoint.empty() || !state.branch_frames[b]) continue;
+    const auto& shown_there = state.branch_frames[b];
+    if (shown_there->step == state.frame->step)
+      other = models::acted_window(live_->branch_frames(static_cast<int>(b), state.cursor - 1),
+                                   shown_there);
+    other_title =
+        tr("fork %1: %2")
+            .arg(b + 1)
+            .arg(QFileInfo(QString::fromStdString(branches[b].checkpoint)).completeBaseName());
+    break;
   }
-  refreshSurgery();
-  // Lean while playing; a recording's frames and a paused picture in full.
-  scene_->setPlaying(state.playing && !recording_);
-  const bool controls_changed = state.playing != shown_.playing || state.frames != shown_.frames ||
-                                state.cursor != shown_.cursor || state.finished != shown_.finished;
-  shown_ = state;
-  if (controls_changed) updateControls();
+  if (other) {
+    attention_->setComparable(true);
+    attention_->setComparison(QStringLiteral("%1, step %2").arg(other_title).arg(other->step),
+                              {*other->inspection});
+    if (attention_->comparisonMode() == viz::AttentionMapView::Comparison::Alone)
+      attention_->setComparisonMode(viz::AttentionMapView::Comparison::SideBySide);
+  } else if (attention_->hasComparison()) {
+    attention_->clearComparison();
+    attention_->setComparable(false);
+  }
+}
+
+void ViewerPanel::showReadout(const models::PlaybackState& state) {
+  const auto& f = *state.frame;
+  QString text = tr("Step %1 of %2 kept").arg(f.step).arg(state.frames - 1);
+  // A behaviour policy is conditioned on no return; a replay's is the recorded episode's rest.
+  // Neither has attention: its entropy is not a number.
+  if (!live_ || !live_->behaviour())
+    text += tr(" · return-to-go %1").arg(viz::fixed_text(f.return_to_go, 1));
+  text += tr(" · return %1").arg(viz::fixed_text(f.return_so_far, 1));
+  if (f.acted) text += tr(" · reward %1").arg(viz::fixed_text(f.reward, 3));
+  if (f.acted && std::isfinite(f.entropy))
+    text += tr(" · entropy (layer 1) %1 nats").arg(viz::fixed_text(f.entropy, 3));
+  if (state.error.empty()) readout_->setText(text);
 }
 
 void ViewerPanel::fitReadouts() {

@@ -210,6 +210,20 @@ class ViewerPanel : public QWidget {
   void captureFrame();
   void chooseRecordFolder();
   void showFrame(const models::PlaybackState& state, bool force_map);
+  // What showFrame draws: the steps played since on the timeline, and its forks replotted; the
+  // scene at the frame with its overlay (the caption, the task's stages, what was done); the
+  // attention map of the window acted on (beside a fork's, another checkpoint's); the readout.
+  void addTimelineSteps(const models::PlaybackState& state);
+  void replotTimeline(const models::PlaybackState& state);
+  void showScene(const models::PlaybackState& state);
+  [[nodiscard]] QStringList frameCaption(const models::PlayerFrame& f) const;
+  void addTaskLines(const models::PlayerFrame& f, QStringList& overlay,
+                    std::vector<QColor>& colours) const;
+  void addActingLines(const models::PlaybackState& state, QStringList& overlay,
+                      std::vector<QColor>& colours) const;
+  void showAttentionMap(const models::PlaybackState& state, qint64 now);
+  void compareWithFork(const models::PlaybackState& state);
+  void showReadout(const models::PlaybackState& state);
   // The real rate beside the speed: measured while playing, hidden while it keeps up.
   void showRate(const models::PlaybackState& state);
   void updateControls();

@@ -21,6 +21,36 @@
 
 namespace dstudio::viz {
 
+namespace {
+
+// A bold heading of the summary, open.
+QTreeWidgetItem* add_section(QTreeWidget* summary, const QString& title) {
+  auto* item = new QTreeWidgetItem(summary, {title});
+  QFont bold = item->font(0);
+  bold.setBold(true);
+  item->setFont(0, bold);
+  item->setExpanded(true);
+  return item;
+}
+
+// A row of `parent`, its value also its tooltip.
+QTreeWidgetItem* add_row(QTreeWidgetItem* parent, const QString& key, const QString& value) {
+  auto* item = new QTreeWidgetItem(parent, {key, value});
+  item->setToolTip(1, value);
+  return item;
+}
+
+// A count in the locale's digit groups.
+QString locale_count(std::int64_t n) {
+  return QLocale().toString(static_cast<qlonglong>(n));
+}
+
+QString one_decimal(double v) {
+  return QString::number(v, 'f', 1);
+}
+
+}  // namespace
+
 DatasetView::DatasetView(QWidget* parent)
     : QWidget(parent),
       summary_(new QTreeWidget),
@@ -136,76 +166,80 @@ void DatasetView::fillSummary() {
   if (!dataset_) return;
   const auto& ds = *dataset_;
   const auto s = data::summarize(ds);
-  const QLocale locale;
-  auto section = [&](const QString& title) {
-    auto* item = new QTreeWidgetItem(summary_, {title});
-    QFont bold = item->font(0);
-    bold.setBold(true);
-    item->setFont(0, bold);
-    item->setExpanded(true);
-    return item;
-  };
-  auto row = [](QTreeWidgetItem* parent, const QString& key, const QString& value) {
-    auto* item = new QTreeWidgetItem(parent, {key, value});
-    item->setToolTip(1, value);
-    return item;
-  };
-  auto count = [&](std::int64_t n) { return locale.toString(static_cast<qlonglong>(n)); };
-  auto number = [](double v) { return QString::number(v, 'f', 1); };
+  addFileRows(ds);
+  addCountRows(ds, s);
+  addReturnRows(ds, s);
+  startActionR2();
+  addArrayRows(ds);
+  showWarningsAndNotes(ds);
+}
 
-  auto* file = section(tr("File"));
-  row(file, tr("Name"), QFileInfo(QString::fromStdString(ds.path)).fileName());
-  row(file, tr("Folder"), QFileInfo(QString::fromStdString(ds.path)).absolutePath());
-  row(file, tr("Format"), QString::fromStdString(ds.format).toUpper());
-  if (!ds.env_id.empty()) row(file, tr("Environment"), QString::fromStdString(ds.env_id));
-  row(file, tr("Fingerprint"), QString::fromStdString(ds.fingerprint));
+void DatasetView::addFileRows(const data::Dataset& ds) {
+  auto* file = add_section(summary_, tr("File"));
+  add_row(file, tr("Name"), QFileInfo(QString::fromStdString(ds.path)).fileName());
+  add_row(file, tr("Folder"), QFileInfo(QString::fromStdString(ds.path)).absolutePath());
+  add_row(file, tr("Format"), QString::fromStdString(ds.format).toUpper());
+  if (!ds.env_id.empty()) add_row(file, tr("Environment"), QString::fromStdString(ds.env_id));
+  add_row(file, tr("Fingerprint"), QString::fromStdString(ds.fingerprint));
+}
 
-  auto* counts = section(tr("Transitions and episodes"));
-  row(counts, tr("Transitions"), count(s.transitions));
-  row(counts, tr("Complete episodes"), count(s.episodes));
-  row(counts, tr("  ending in a terminal"), count(s.terminated));
-  row(counts, tr("  ending in a timeout"),
-      count(s.timed_out) + (ds.timeouts_synthesized ? tr(" (cut every 1000 steps)") : QString()));
-  auto* tail =
-      row(counts, tr("Unterminated tail"),
-          tr("%1 steps in %2 episode(s)").arg(count(s.tail_steps)).arg(s.unterminated_episodes));
+void DatasetView::addCountRows(const data::Dataset& ds, const data::DatasetSummary& s) {
+  auto* counts = add_section(summary_, tr("Transitions and episodes"));
+  add_row(counts, tr("Transitions"), locale_count(s.transitions));
+  add_row(counts, tr("Complete episodes"), locale_count(s.episodes));
+  add_row(counts, tr("  ending in a terminal"), locale_count(s.terminated));
+  add_row(counts, tr("  ending in a timeout"),
+          locale_count(s.timed_out) +
+              (ds.timeouts_synthesized ? tr(" (cut every 1000 steps)") : QString()));
+  auto* tail = add_row(
+      counts, tr("Unterminated tail"),
+      tr("%1 steps in %2 episode(s)").arg(locale_count(s.tail_steps)).arg(s.unterminated_episodes));
   if (s.tail_steps > 0) tail->setForeground(1, colors::kVermillion);
-  row(counts, tr("Episode length"),
-      tr("min %1, mean %2, max %3").arg(s.length_min).arg(number(s.length_mean)).arg(s.length_max));
+  add_row(counts, tr("Episode length"),
+          tr("min %1, mean %2, max %3")
+              .arg(s.length_min)
+              .arg(one_decimal(s.length_mean))
+              .arg(s.length_max));
+}
 
-  auto* returns = section(tr("Returns (complete episodes)"));
-  row(returns, tr("Minimum"), number(s.return_min));
-  row(returns, tr("Mean ± std"), number(s.return_mean) + " ± " + number(s.return_std));
-  row(returns, tr("Maximum"), number(s.return_max));
-  row(returns, tr("Quantiles 10 / 25 / 50 / 75 / 90 %"),
+void DatasetView::addReturnRows(const data::Dataset& ds, const data::DatasetSummary& s) {
+  auto* returns = add_section(summary_, tr("Returns (complete episodes)"));
+  add_row(returns, tr("Minimum"), one_decimal(s.return_min));
+  add_row(returns, tr("Mean ± std"),
+          one_decimal(s.return_mean) + " ± " + one_decimal(s.return_std));
+  add_row(returns, tr("Maximum"), one_decimal(s.return_max));
+  add_row(
+      returns, tr("Quantiles 10 / 25 / 50 / 75 / 90 %"),
       QStringLiteral("%1 / %2 / %3 / %4 / %5")
-          .arg(number(s.return_p10), number(s.return_p25), number(s.return_median),
-               number(s.return_p75), number(s.return_p90)));
+          .arg(one_decimal(s.return_p10), one_decimal(s.return_p25), one_decimal(s.return_median),
+               one_decimal(s.return_p75), one_decimal(s.return_p90)));
   try {
     const auto task = ds.env_id.empty() ? nullptr : env::find_task(ds.env_id);
     if (task && task->goal_reaching) {
       // A goal-reaching dataset's return counts steps at the goal: say how many episodes got there.
       std::int64_t reached = 0;
       for (const auto& e : ds.episodes) reached += e.complete() && e.ret > 0.0;
-      row(returns, tr("Episodes reaching the goal"),
-          tr("%1 of %2 (%3%)")
-              .arg(count(reached), count(s.episodes))
-              .arg(s.episodes ? 100.0 * static_cast<double>(reached) / s.episodes : 0.0, 0, 'f',
-                   1));
+      add_row(returns, tr("Episodes reaching the goal"),
+              tr("%1 of %2 (%3%)")
+                  .arg(locale_count(reached), locale_count(s.episodes))
+                  .arg(s.episodes ? 100.0 * static_cast<double>(reached) / s.episodes : 0.0, 0, 'f',
+                       1));
     } else if (!ds.env_id.empty()) {
-      row(returns, tr("Normalised mean (D4RL)"),
-          number(env::normalized_score(env::task(ds.env_id), s.return_mean)));
+      add_row(returns, tr("Normalised mean (D4RL)"),
+              one_decimal(env::normalized_score(env::task(ds.env_id), s.return_mean)));
     }
   } catch (const env::EnvError&) {
     // An environment the studio does not simulate has no reference returns.
   }
   if (const auto it = ds.metadata.find("controller_success"); it != ds.metadata.end())
-    row(returns, tr("Controller (no noise)"), QString::fromStdString(it->second));
+    add_row(returns, tr("Controller (no noise)"), QString::fromStdString(it->second));
+}
 
+void DatasetView::startActionR2() {
   // How much of the action the state alone explains: a full pass over the data, so off the GUI
   // thread; the row fills in when it is done.
-  auto* behaviour = section(tr("Behaviour"));
-  r2_row_ = row(behaviour, tr("State → action linear R²"), tr("computing…"));
+  auto* behaviour = add_section(summary_, tr("Behaviour"));
+  r2_row_ = add_row(behaviour, tr("State → action linear R²"), tr("computing…"));
   r2_row_->setToolTip(
       0,
       tr("Share of the action variance a linear function of the state explains. Near 1 the state "
@@ -222,26 +256,32 @@ void DatasetView::fillSummary() {
       return std::nan("");  // nobody waits for it: its row is gone
     }
   }));
+}
 
-  auto* dims = section(tr("Dimensions"));
-  row(dims, tr("Observation"), QString::number(ds.data.obs_dim));
-  row(dims, tr("Action"), QString::number(ds.data.act_dim));
+void DatasetView::addArrayRows(const data::Dataset& ds) {
+  auto* dims = add_section(summary_, tr("Dimensions"));
+  add_row(dims, tr("Observation"), QString::number(ds.data.obs_dim));
+  add_row(dims, tr("Action"), QString::number(ds.data.act_dim));
   if (ds.data.qpos_dim > 0)
-    row(dims, tr("qpos / qvel"), QString("%1 / %2").arg(ds.data.qpos_dim).arg(ds.data.qvel_dim));
+    add_row(dims, tr("qpos / qvel"),
+            QString("%1 / %2").arg(ds.data.qpos_dim).arg(ds.data.qvel_dim));
 
-  auto* arrays = section(tr("Arrays in the file"));
+  auto* arrays = add_section(summary_, tr("Arrays in the file"));
   arrays->setExpanded(false);
   for (const auto& a : ds.arrays) {
     QStringList shape;
     for (auto d : a.shape) shape << QString::number(d);
-    row(arrays, QString::fromStdString(a.key),
-        QString::fromStdString(a.dtype) + "  (" + shape.join(", ") + ")");
+    add_row(arrays, QString::fromStdString(a.key),
+            QString::fromStdString(a.dtype) + "  (" + shape.join(", ") + ")");
   }
   if (!ds.metadata.empty()) {
-    auto* meta = section(tr("Metadata"));
+    auto* meta = add_section(summary_, tr("Metadata"));
     for (const auto& [k, v] : ds.metadata)
-      row(meta, QString::fromStdString(k), QString::fromStdString(v));
+      add_row(meta, QString::fromStdString(k), QString::fromStdString(v));
   }
+}
+
+void DatasetView::showWarningsAndNotes(const data::Dataset& ds) {
   QStringList warnings;
   if (!ds.task_caveat.empty())
     warnings << QStringLiteral("⚠ <b>%1</b> ").arg(tr("Another task:")) +

@@ -1783,6 +1783,92 @@ QCPRange interval_range(const IntervalPanel& panel) {
   return {lo - pad, hi + pad};
 }
 
+// The axes of a panel: its rows' names on the left (labelled when `named`), its values below.
+void style_interval_axes(QCPAxisRect* rect, const IntervalPanel& panel,
+                         const std::vector<QString>& names, bool named, const FigureStyle& s) {
+  const int count = std::max(1, static_cast<int>(names.size()));
+  for (auto* axis : rect->axes()) style_axis(axis, s);
+  auto* x = rect->axis(QCPAxis::atBottom);
+  auto* y = rect->axis(QCPAxis::atLeft);
+  // The names top down, on the row's first panel only; no ticks across the values.
+  QSharedPointer<QCPAxisTickerText> row_ticks(new QCPAxisTickerText);
+  for (int k = 0; k < static_cast<int>(names.size()); ++k)
+    row_ticks->addTick(k, names[static_cast<std::size_t>(k)]);
+  y->setTicker(row_ticks);
+  y->setRange(-0.6, count - 0.4);
+  y->setRangeReversed(true);
+  y->setTickLength(0, 0);
+  y->setSubTicks(false);
+  y->grid()->setVisible(false);
+  y->setTickLabels(named);
+  x->setRange(interval_range(panel));
+  if (std::isfinite(panel.lowest) && std::isfinite(panel.highest)) {
+    // A fixed range (a probability) reads at its ends and its middle, quarters between.
+    QSharedPointer<QCPAxisTickerText> ends(new QCPAxisTickerText);
+    for (const double v : {panel.lowest, (panel.lowest + panel.highest) / 2, panel.highest})
+      ends->addTick(v, QString::number(v, 'g', 3));
+    ends->setSubTickCount(1);
+    x->setTicker(ends);
+  } else {
+    x->ticker()->setTickCount(3);
+  }
+}
+
+// The intervals of a panel's first `rows` rows, each a bar in its name's colour with its estimate
+// a line across, and the panel's reference value as a dashed line.
+void draw_intervals(QCustomPlot& plot, QCPAxisRect* rect, const IntervalPanel& panel,
+                    std::size_t rows, const FigureStyle& s) {
+  auto* x = rect->axis(QCPAxis::atBottom);
+  auto* y = rect->axis(QCPAxis::atLeft);
+  for (std::size_t k = 0; k < panel.rows.size() && k < rows; ++k) {
+    const auto& row = panel.rows[k];
+    if (!std::isfinite(row.mean)) continue;
+    const QColor colour = categorical()[k % categorical().size()];
+    const double at = static_cast<double>(k);
+    if (std::isfinite(row.low) && std::isfinite(row.high)) {
+      auto* bar = new QCPItemRect(&plot);
+      bar->setClipAxisRect(rect);
+      for (auto* corner : {bar->topLeft, bar->bottomRight}) corner->setAxes(x, y);
+      bar->topLeft->setCoords(row.low, at - 0.3);
+      bar->bottomRight->setCoords(row.high, at + 0.3);
+      QColor fill = colour;
+      fill.setAlpha(200);
+      bar->setBrush(fill);
+      bar->setPen(QPen(colour.darker(130), frame_width(s)));
+    }
+    auto* estimate = new QCPItemLine(&plot);
+    estimate->setClipAxisRect(rect);
+    for (auto* end : {estimate->start, estimate->end}) end->setAxes(x, y);
+    estimate->start->setCoords(row.mean, at - 0.36);
+    estimate->end->setCoords(row.mean, at + 0.36);
+    estimate->setPen(QPen(Qt::black, s.line_width));
+  }
+  if (std::isfinite(panel.reference)) {
+    auto* line = new QCPItemStraightLine(&plot);
+    line->setClipAxisRect(rect);
+    for (auto* point : {line->point1, line->point2}) point->setAxes(x, y);
+    line->point1->setCoords(panel.reference, 0);
+    line->point2->setCoords(panel.reference, 1);
+    line->setPen(QPen(colors::kGrey, 0.8 * s.line_width, Qt::DashLine));
+  }
+}
+
+// The columns of `grid` stretched by the width of their panels' margins, read from the plot as
+// laid out: every panel's axes as wide.
+void equal_panel_widths(QCPLayoutGrid* grid, const std::vector<QCPAxisRect*>& rects, int per_row) {
+  std::vector<double> margins(static_cast<std::size_t>(per_row), 0.0);
+  double inner = 0.0;
+  for (int c = 0; c < per_row; ++c) {
+    const auto m = rects[static_cast<std::size_t>(c)]->margins();
+    margins[static_cast<std::size_t>(c)] = m.left() + m.right();
+    inner += rects[static_cast<std::size_t>(c)]->width();
+  }
+  inner /= per_row;
+  QList<double> factors;
+  for (const double m : margins) factors << m + inner;
+  grid->setColumnStretchFactors(factors);
+}
+
 FigureStyle plot_interval_panels(QCustomPlot& plot, const std::vector<QString>& names,
                                  const std::vector<IntervalPanel>& panels, const QString& x_label,
                                  const QString& note, const FigureStyle& style) {
@@ -1823,62 +1909,8 @@ FigureStyle plot_interval_panels(QCustomPlot& plot, const std::vector<QString>& 
     grid->addElement(2 * r, c, title);
     grid->addElement(2 * r + 1, c, rect);
     rect->setMarginGroup(QCP::msLeft | QCP::msRight, columns[static_cast<std::size_t>(c)]);
-    for (auto* axis : rect->axes()) style_axis(axis, s);
-    auto* x = rect->axis(QCPAxis::atBottom);
-    auto* y = rect->axis(QCPAxis::atLeft);
-    // The names top down, on the row's first panel only; no ticks across the values.
-    QSharedPointer<QCPAxisTickerText> row_ticks(new QCPAxisTickerText);
-    for (int k = 0; k < static_cast<int>(names.size()); ++k)
-      row_ticks->addTick(k, names[static_cast<std::size_t>(k)]);
-    y->setTicker(row_ticks);
-    y->setRange(-0.6, count - 0.4);
-    y->setRangeReversed(true);
-    y->setTickLength(0, 0);
-    y->setSubTicks(false);
-    y->grid()->setVisible(false);
-    y->setTickLabels(c == 0);
-    x->setRange(interval_range(panel));
-    if (std::isfinite(panel.lowest) && std::isfinite(panel.highest)) {
-      // A fixed range (a probability) reads at its ends and its middle, quarters between.
-      QSharedPointer<QCPAxisTickerText> ends(new QCPAxisTickerText);
-      for (const double v : {panel.lowest, (panel.lowest + panel.highest) / 2, panel.highest})
-        ends->addTick(v, QString::number(v, 'g', 3));
-      ends->setSubTickCount(1);
-      x->setTicker(ends);
-    } else {
-      x->ticker()->setTickCount(3);
-    }
-    for (std::size_t k = 0; k < panel.rows.size() && k < names.size(); ++k) {
-      const auto& row = panel.rows[k];
-      if (!std::isfinite(row.mean)) continue;
-      const QColor colour = categorical()[k % categorical().size()];
-      const double at = static_cast<double>(k);
-      if (std::isfinite(row.low) && std::isfinite(row.high)) {
-        auto* bar = new QCPItemRect(&plot);
-        bar->setClipAxisRect(rect);
-        for (auto* corner : {bar->topLeft, bar->bottomRight}) corner->setAxes(x, y);
-        bar->topLeft->setCoords(row.low, at - 0.3);
-        bar->bottomRight->setCoords(row.high, at + 0.3);
-        QColor fill = colour;
-        fill.setAlpha(200);
-        bar->setBrush(fill);
-        bar->setPen(QPen(colour.darker(130), frame_width(s)));
-      }
-      auto* estimate = new QCPItemLine(&plot);
-      estimate->setClipAxisRect(rect);
-      for (auto* end : {estimate->start, estimate->end}) end->setAxes(x, y);
-      estimate->start->setCoords(row.mean, at - 0.36);
-      estimate->end->setCoords(row.mean, at + 0.36);
-      estimate->setPen(QPen(Qt::black, s.line_width));
-    }
-    if (std::isfinite(panel.reference)) {
-      auto* line = new QCPItemStraightLine(&plot);
-      line->setClipAxisRect(rect);
-      for (auto* point : {line->point1, line->point2}) point->setAxes(x, y);
-      line->point1->setCoords(panel.reference, 0);
-      line->point2->setCoords(panel.reference, 1);
-      line->setPen(QPen(colors::kGrey, 0.8 * s.line_width, Qt::DashLine));
-    }
+    style_interval_axes(rect, panel, names, c == 0, s);
+    draw_intervals(plot, rect, panel, names.size(), s);
   }
   // The panels of a row share their top and bottom.
   for (int r = 0; r < grid_rows; ++r) {
@@ -1902,17 +1934,7 @@ FigureStyle plot_interval_panels(QCustomPlot& plot, const std::vector<QString>& 
   if (free_height && needed > canvas(s).height) s.height = needed / 72.0;
   // Panels equally wide inside their axes: the first column's names take room of their own.
   lay_out(plot, canvas(s));
-  std::vector<double> margins(static_cast<std::size_t>(per_row), 0.0);
-  double inner = 0.0;
-  for (int c = 0; c < per_row; ++c) {
-    const auto m = rects[static_cast<std::size_t>(c)]->margins();
-    margins[static_cast<std::size_t>(c)] = m.left() + m.right();
-    inner += rects[static_cast<std::size_t>(c)]->width();
-  }
-  inner /= per_row;
-  QList<double> factors;
-  for (const double m : margins) factors << m + inner;
-  grid->setColumnStretchFactors(factors);
+  equal_panel_widths(grid, rects, per_row);
   return s;
 }
 

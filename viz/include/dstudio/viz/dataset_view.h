@@ -55,6 +55,15 @@ class DatasetView : public QWidget {
 
  private:
   void fillSummary();
+  // fillSummary's sections: the file, its transitions and episodes, their returns, the behaviour
+  // (the R² row, filled in by a pass started here), the dimensions, arrays and metadata, and the
+  // banners of warnings and notes.
+  void addFileRows(const data::Dataset& ds);
+  void addCountRows(const data::Dataset& ds, const data::DatasetSummary& s);
+  void addReturnRows(const data::Dataset& ds, const data::DatasetSummary& s);
+  void startActionR2();
+  void addArrayRows(const data::Dataset& ds);
+  void showWarningsAndNotes(const data::Dataset& ds);
   void onRowSelected();
   void showActionR2();
 
