@@ -219,6 +219,104 @@ TEST(JsonFields, AnOptionalValueIsNullWhenItHoldsNothing) {
   EXPECT_THROW((void)t.read(nlohmann::json::parse(R"({"episode":11})"), "f"), Error);
 }
 
+struct Note {
+  int version = 1;
+  std::optional<Shape> shape;
+  std::optional<Inner> inner;
+  std::string title;
+  std::vector<std::string> tags;
+  std::string place;
+  bool operator==(const Note&) const = default;
+};
+
+// A table of a file with rules beyond kinds and ranges: a required version checked first, keys
+// left out when empty, texts and lists of bounded size, a key that another one's value calls for.
+const JsonFields<Note>& notes() {
+  static const auto f = [] {
+    JsonFields<Note> t;
+    t.field("version", &Note::version, {1})
+        .required("not a note")
+        .checked([](const Note& n, const std::string& where) {
+          if (n.version > 2) JsonFields<Note>::refuse(where + " is newer");
+        })
+        .named("shape", &Note::shape, kShapes)
+        .omitted_when_empty()
+        .object("inner", &Note::inner, inner_fields())
+        .omitted_when_empty()
+        .field("title", &Note::title)
+        .text({1, 10, /*one_line=*/true})
+        .omitted_when_empty()
+        .field("tags", &Note::tags)
+        .at_most(2)
+        .text({1, 4})
+        .omitted_when_empty()
+        .field("place", &Note::place)
+        .required("a square note has a place",
+                  [](const Note& n) { return n.shape == Shape::Square; });
+    return t;
+  }();
+  return f;
+}
+
+TEST(JsonFields, RequiredKeysEmptyValuesLeftOutAndRulesOfTexts) {
+  const auto fails = [](const std::string& text) -> std::string {
+    try {
+      (void)notes().read(nlohmann::json::parse(text), "note");
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "(read)";
+  };
+  // Nothing empty is written, but what is not a list or a text (an object, a value) is.
+  EXPECT_EQ(notes().write(Note{}).dump(), R"({"version":1,"place":""})");
+  const Note full{2, Shape::Square, Inner{2.0}, "a title", {"x", "yz"}, "here"};
+  const auto j = notes().write(full);
+  EXPECT_EQ(j.dump(), R"({"version":2,"shape":"square","inner":{"weight":2.0},"title":"a title",)"
+                      R"("tags":["x","yz"],"place":"here"})");
+  EXPECT_EQ(notes().read(nlohmann::json::parse(j.dump()), "note"), full);
+  EXPECT_EQ(notes().read(nlohmann::json::parse(R"({"version": 1, "inner": {}})"), "note").inner,
+            Inner{});
+
+  EXPECT_EQ(fails(R"({"title": "t"})"), "note: no version (not a note)");
+  EXPECT_EQ(fails(R"({"version": 3, "title": 5})"), "note: version is newer");  // checked first
+  EXPECT_EQ(fails(R"({"version": 1, "shape": null})"), "note: shape is null");
+  EXPECT_EQ(fails(R"({"version": 1, "inner": null})"), "note: inner is null");
+  EXPECT_EQ(fails(R"({"version": 1, "title": ""})"), "note: title is empty");
+  EXPECT_EQ(fails(R"({"version": 1, "title": "eleven byte"})"),
+            "note: title is 11 bytes long, at most 10");
+  EXPECT_EQ(fails(R"({"version": 1, "title": "a\nb"})"), "note: title is more than one line");
+  EXPECT_EQ(fails(R"({"version": 1, "title": "a\u0000b"})"), "note: title holds a NUL character");
+  EXPECT_EQ(fails(R"({"version": 1, "title": 3})"), "note: title is not a text");
+  EXPECT_EQ(fails(R"({"version": 1, "tags": ["a", "b", "c"]})"),
+            "note: tags has 3 items, at most 2");
+  EXPECT_EQ(fails(R"({"version": 1, "tags": ["a", "bcdef"]})"),
+            "note: tags[1] is 5 bytes long, at most 4");
+  EXPECT_EQ(fails(R"({"version": 1, "shape": "square"})"),
+            "note: no place (a square note has a place)");
+  EXPECT_EQ(fails(R"({"version": 1, "shape": "round"})"), "(read)");
+  // A long value is cut in a message; a cut never splits a UTF-8 character.
+  std::string long_name;
+  for (int i = 0; i < 30; ++i) long_name += "\u00e9";
+  const auto message = fails(R"({"version": 1, "shape": ")" + long_name + "\"}");
+  EXPECT_THAT(message, HasSubstr("..."));
+  EXPECT_LT(message.size(), 120u);
+  EXPECT_NO_THROW((void)nlohmann::json(message).dump());
+}
+
+TEST(JsonFields, WholeNumbersInMessagesAreWrittenInFull) {
+  const auto message = [](const char* text) -> std::string {
+    try {
+      (void)settings().read(nlohmann::json::parse(text), "t");
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "(read)";
+  };
+  EXPECT_EQ(message(R"({"steps": 2000000000})"),
+            "t: steps must be at most 1000000000 (is 2000000000)");
+  EXPECT_EQ(message(R"({"beta": -0.5})"), "t: beta must be at least 0 (is -0.5)");
+}
+
 TEST(EnumNames, NamesParseAndList) {
   EXPECT_STREQ(kShapes.name(Shape::Square), "square");
   EXPECT_EQ(kShapes.parse("round"), Shape::Round);

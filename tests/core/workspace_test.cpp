@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -26,6 +28,19 @@ std::string message_of(const std::string& json_text) {
     return e.what();
   }
   return "(accepted)";
+}
+
+// `n` copies of `item`, separated by commas: a JSON list's items.
+std::string many(int n, const std::string& item) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += (i > 0 ? "," : "") + item;
+  return out;
+}
+
+std::string saved(const std::string& name) {
+  std::ifstream in(std::filesystem::path(DSTUDIO_TEST_DATA) / "saved" / "workspace" / name,
+                   std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
 }
 
 Workspace every_key() {
@@ -130,6 +145,79 @@ TEST(Workspace, ReadsWhatTheStudioWrites) {
   EXPECT_TRUE(w.compare.empty());
 }
 
+// The workspaces tests/data/saved/workspace/ holds, as the studio wrote them.
+Workspace saved_every_field() {
+  Workspace w;
+  w.dataset = "/data/d4rl/hopper_medium-v2.hdf5";
+  w.checkpoint = "/runs/dt-seed0/checkpoint.pt";
+  w.compare = "/runs/gdt-seed0/checkpoint.pt";
+  w.comparison = WorkspaceComparison::SideBySide;
+  w.tab = "attention";
+  w.viewer = WorkspaceViewer{3600.0, models::ModalityZeroing::ReturnsToGo, 7, 0.5, true, 180};
+  w.viewer->interventions = {"head:1.1=zero", "context:3"};
+  w.viewer->forks = {"100:target=1200", "150:checkpoint=/runs/gdt-seed0/checkpoint.pt"};
+  w.viewer->effects = false;
+  w.attention = WorkspaceAttention{WorkspaceMap::MeanOverLayers, 2, 3};
+  w.markov_lab = WorkspaceMarkovLab{0.2, 0.35, 2, 3, models::LabMixer::Convolution, 4, 600, true};
+  w.run = WorkspaceRun::Ablation;
+  w.runs = {"/runs/dt-seed0", "/runs/gdt seed0"};
+  w.sweep = "/sweeps/table1";
+  w.figures = {"/paper/fig2/rtg_sweep.recipe.json", "/paper/fig3/scores.recipe.json"};
+  w.bookmarks = {
+      {BookmarkPlace::Viewer, "", 283, "the hopper falls", "target 3600, head 1.1 zeroed"},
+      {BookmarkPlace::Run, "/runs/dt-seed0", 40000, "loss plateau", ""}};
+  w.window_geometry = "AdnQywADAAAAAAAAAAAAAAeHAAAEEAAAAAAAAAAA";
+  w.window_state = "AAAA/wAAAAD9AAAAAAAAB4AAAAP0AAAABAAAAAQAAAAIAAAACPwAAAAA";
+  return w;
+}
+
+Workspace saved_bookmarks() {
+  Workspace w;
+  w.checkpoint = "/runs/dt-seed0/checkpoint.pt";
+  w.runs = {"/runs/dt-seed0", "/runs/dc-seed0"};
+  w.bookmarks = {{BookmarkPlace::Viewer, "", 0, "the first step", ""},
+                 {BookmarkPlace::Viewer, "", 100000, "the last step", "an episode's longest"},
+                 {BookmarkPlace::Run, "/runs/dt-seed0", 1000000000, "the end of training",
+                  "line one\nline two, \"quoted\", tab\there, \u00e9 \u00fc \u2211"},
+                 {BookmarkPlace::Run, "/runs/dc-seed0", 25000, "warm-up ends", ""}};
+  return w;
+}
+
+Workspace saved_partial() {
+  Workspace w;
+  w.dataset = "default";
+  w.comparison = WorkspaceComparison::Difference;
+  w.viewer = WorkspaceViewer{};
+  w.viewer->target = -1e6;
+  w.viewer->speed = 0.0;
+  w.attention = WorkspaceAttention{};
+  w.markov_lab = WorkspaceMarkovLab{};
+  w.markov_lab->window = 256;
+  w.run = WorkspaceRun::Sweep;
+  return w;
+}
+
+TEST(Workspace, SavedFilesReadBackAndWriteTheSameBytes) {
+  const std::vector<std::pair<std::string, Workspace>> files = {
+      {"every-field.json", saved_every_field()},
+      {"minimal.json", Workspace{}},
+      {"bookmarks.json", saved_bookmarks()},
+      {"partial.json", saved_partial()}};
+  for (const auto& [name, expected] : files) {
+    const std::string text = saved(name);
+    ASSERT_FALSE(text.empty()) << name;
+    Workspace w;
+    ASSERT_NO_THROW(w = parse_workspace(text)) << name;
+    EXPECT_EQ(w, expected) << name;
+    EXPECT_EQ(to_json(w), text) << name;  // the studio writes what it wrote, byte for byte
+    EXPECT_EQ(to_json(expected), text) << name;
+  }
+  // The same workspace through other writers: Qt's (keys sorted, whole numbers without a
+  // fraction), and one that writes every number as a double (3.0 for 3).
+  EXPECT_EQ(parse_workspace(saved("every-field.qt.json")), saved_every_field());
+  EXPECT_EQ(parse_workspace(saved("every-field.doubles.json")), saved_every_field());
+}
+
 TEST(Workspace, EveryShippedLessonParses) {
   const auto index = embedded_resource("lessons/index.json");
   ASSERT_TRUE(index);
@@ -200,18 +288,20 @@ TEST(Workspace, EveryShippedLessonParses) {
   EXPECT_EQ(options.steps, 600);
 }
 
-TEST(Workspace, NamesTheKeyAndTheValueItRefuses) {
+TEST(Workspace, NamesTheKeyAndWhatIsWrong) {
   EXPECT_EQ(message_of(R"({"decision_studio_workspace": 1, "viewer": {"target": "abc"}})"),
-            R"(workspace: "viewer.target" must be a number, not "abc")");
+            "workspace: viewer: target is not a number");
   EXPECT_EQ(message_of(R"({"decision_studio_workspace": 1, "viewer": {"seed": -1}})"),
-            R"(workspace: "viewer.seed" must be an integer in [0, 1000000], not -1)");
-  EXPECT_EQ(
-      message_of(R"({"decision_studio_workspace": 1, "attention": {"map": "heads"}})"),
-      R"(workspace: "attention.map" must be "layer", "mean over layers" or "rollout", not "heads")");
+            "workspace: viewer: seed must be at least 0 (is -1)");
+  EXPECT_EQ(message_of(R"({"decision_studio_workspace": 1, "attention": {"map": "heads"}})"),
+            "workspace: attention: map is 'heads', not one of layer, mean over layers, rollout");
   EXPECT_EQ(message_of(R"({"decision_studio_workspace": 1, "runs": [1]})"),
-            R"(workspace: "runs[0]" must be a string, not 1)");
+            "workspace: runs[0] is not a text");
   EXPECT_EQ(message_of(R"({"decision_studio_workspace": 1, "viewer": [1, 2]})"),
-            R"(workspace: "viewer" must be an object, not an array)");
+            "workspace: viewer: not a JSON object");
+  EXPECT_EQ(
+      message_of(R"({"decision_studio_workspace": 1, "bookmarks": [{"step": 1, "on": "run"}]})"),
+      "workspace: bookmarks[0]: no run (a bookmark on a run's curves names its run folder)");
 }
 
 TEST(Workspace, RefusesEveryWrongTypeAndRange) {
@@ -222,119 +312,152 @@ TEST(Workspace, RefusesEveryWrongTypeAndRange) {
       {"[1]", "not a JSON object"},
       {R"({"decision_studio_workspace": 1, "viewer": {"target": 1e999}})",
        "not JSON"},  // beyond a double
-      {"{}", "no \"decision_studio_workspace\" key"},
-      {R"({"version": 1})", "no \"decision_studio_workspace\" key"},
+      {"{}", "no decision_studio_workspace (not a Decision Studio workspace)"},
+      {R"({"version": 1})", "no decision_studio_workspace"},
       {R"({"decision_studio_workspace": 2})",
-       "newer Decision Studio (workspace version 2, this one reads 1)"},
+       "decision_studio_workspace is 2: written by a newer Decision Studio (this one reads 1)"},
       {R"({"decision_studio_workspace": 1e9})", "newer Decision Studio"},
+      {R"({"decision_studio_workspace": 2.5})", "decision_studio_workspace is not a whole number"},
+      {R"({"decision_studio_workspace": 1e300})", "decision_studio_workspace is too large"},
+      {R"({"decision_studio_workspace": null})", "decision_studio_workspace is not a number"},
       {R"({"decision_studio_workspace": 0})",
-       "\"decision_studio_workspace\" must be an integer in [1, 1]"},
-      {R"({"decision_studio_workspace": 0.5})", "\"decision_studio_workspace\" must be an integer"},
-      {R"({"decision_studio_workspace": "1"})", "\"decision_studio_workspace\" must be an integer"},
+       "decision_studio_workspace must be at least 1 (is 0)"},
+      {R"({"decision_studio_workspace": 0.5})", "decision_studio_workspace is not a whole number"},
+      {R"({"decision_studio_workspace": "1"})", "decision_studio_workspace is not a number"},
       // paths and names
-      {R"({"decision_studio_workspace": 1, "dataset": 5})", "\"dataset\" must be a string, not 5"},
+      {R"({"decision_studio_workspace": 1, "dataset": 5})", "dataset is not a text"},
+      {R"({"decision_studio_workspace": 1, "dataset": ")" + std::string(4097, 'd') + "\"}",
+       "dataset is 4097 bytes long, at most 4096"},
       // figures
-      {R"({"decision_studio_workspace": 1, "figures": "a.json"})",
-       "\"figures\" must be an array of paths"},
-      {R"({"decision_studio_workspace": 1, "figures": [""]})",
-       "\"figures[0]\" must be a non-empty string"},
+      {R"({"decision_studio_workspace": 1, "figures": "a.json"})", "figures is not a list"},
+      {R"({"decision_studio_workspace": 1, "figures": [""]})", "figures[0] is empty"},
+      {R"({"decision_studio_workspace": 1, "figures": [)" + many(1001, "\"f.json\"") + "]}",
+       "figures has 1001 items, at most 1000"},
       // bookmarks
-      {R"({"decision_studio_workspace": 1, "bookmarks": {}})", "\"bookmarks\" must be an array"},
+      {R"({"decision_studio_workspace": 1, "bookmarks": [)" + many(1001, R"({"step": 1})") + "]}",
+       "bookmarks has 1001 items, at most 1000"},
+      {R"({"decision_studio_workspace": 1, "bookmarks": [3]})", "bookmarks[0]: not a JSON object"},
+      {R"({"decision_studio_workspace": 1, "bookmarks": [{"step": 1, "name": ""}]})",
+       "bookmarks[0]: name is empty"},
+      {R"({"decision_studio_workspace": 1, "bookmarks": [{"step": 1, "name": "a\nb"}]})",
+       "bookmarks[0]: name is more than one line"},
+      {R"({"decision_studio_workspace": 1, "bookmarks": [{"step": 1, "name": ")" +
+           std::string(201, 'n') + "\"}]}",
+       "bookmarks[0]: name is 201 bytes long, at most 200"},
+      {R"({"decision_studio_workspace": 1, "bookmarks": [{"step": 1, "note": ")" +
+           std::string(4001, 'n') + "\"}]}",
+       "bookmarks[0]: note is 4001 bytes long, at most 4000"},
+      {R"({"decision_studio_workspace": 1, "bookmarks": [{"step": 1, "note": "a\u0000"}]})",
+       "bookmarks[0]: note holds a NUL character"},
+      {R"({"decision_studio_workspace": 1, "bookmarks": [{"step": 1, "run": ""}]})",
+       "bookmarks[0]: run is empty"},
+      {R"({"decision_studio_workspace": 1, "bookmarks": [{"step": 1, "note": null}]})",
+       "bookmarks[0]: note is null"},
+      {R"({"decision_studio_workspace": 1, "bookmarks": {}})", "bookmarks is not a list"},
       {R"({"decision_studio_workspace": 1, "bookmarks": [{"name": "x"}]})",
-       "\"bookmarks[0]\" has no \"step\""},
+       "bookmarks[0]: no step"},
       {R"({"decision_studio_workspace": 1, "bookmarks": [{"step": 1, "on": "sky"}]})",
-       "\"bookmarks[0].on\" must be \"viewer\" or \"run\""},
+       "bookmarks[0]: on is 'sky', not one of viewer, run"},
       {R"({"decision_studio_workspace": 1, "bookmarks": [{"step": 200000}]})",
-       "\"bookmarks[0].step\" must be a step of an episode, 0 to 100000"},
+       "bookmarks[0]: step must be at most 100000 on the viewer, a step of an episode (is 200000)"},
       {R"({"decision_studio_workspace": 1, "bookmarks": [{"step": 5, "on": "run"}]})",
-       "\"bookmarks[0]\" is on a run's curves but names no \"run\""},
+       "bookmarks[0]: no run (a bookmark on a run's curves names its run folder)"},
       {R"({"decision_studio_workspace": 1, "bookmarks": [{"step": -1}]})",
-       "\"bookmarks[0].step\" must be an integer"},
-      {R"({"decision_studio_workspace": 1, "dataset": ""})",
-       "\"dataset\" must be a non-empty string"},
-      {R"({"decision_studio_workspace": 1, "checkpoint": null})",
-       "\"checkpoint\" must be a string, not null"},
+       "bookmarks[0]: step must be at least 0 (is -1)"},
+      {R"({"decision_studio_workspace": 1, "dataset": ""})", "dataset is empty"},
+      {R"({"decision_studio_workspace": 1, "checkpoint": null})", "checkpoint is null"},
       {R"({"decision_studio_workspace": 1, "compare": "a\u0000b"})",
-       "\"compare\" must be a string without NUL"},
-      {R"({"decision_studio_workspace": 1, "tab": true})", "\"tab\" must be a string, not true"},
+       "compare holds a NUL character"},
+      {R"({"decision_studio_workspace": 1, "tab": true})", "tab is not a text"},
       {R"({"decision_studio_workspace": 1, "comparison": "overlay"})",
-       "\"comparison\" must be \"side by side\" or \"difference\""},
+       "comparison is 'overlay', not one of side by side, difference"},
       {R"({"decision_studio_workspace": 1, "run": "train"})",
-       "\"run\" must be \"sweep\" or \"ablation\", not \"train\""},
-      {R"({"decision_studio_workspace": 1, "runs": "/runs/a"})",
-       "\"runs\" must be an array of paths"},
-      {R"({"decision_studio_workspace": 1, "sweep": 3})", "\"sweep\" must be a string, not 3"},
-      {R"({"decision_studio_workspace": 1, "runs": ["/a", ""]})",
-       "\"runs[1]\" must be a non-empty string"},
+       "run is 'train', not one of sweep, ablation"},
+      {R"({"decision_studio_workspace": 1, "runs": "/runs/a"})", "runs is not a list"},
+      {R"({"decision_studio_workspace": 1, "sweep": 3})", "sweep is not a text"},
+      {R"({"decision_studio_workspace": 1, "runs": ["/a", ""]})", "runs[1] is empty"},
       {R"({"decision_studio_workspace": 1, "window_geometry": "abc"})",
-       "\"window_geometry\" must be base64 text"},
+       "window_geometry is not base64 text"},
       {R"({"decision_studio_workspace": 1, "window_state": "ab=c"})",
-       "\"window_state\" must be base64 text"},
+       "window_state is not base64 text"},
       {R"({"decision_studio_workspace": 1, "window_state": "a!bc"})",
-       "\"window_state\" must be base64 text"},
-      {R"({"decision_studio_workspace": 1, "window_state": 12})",
-       "\"window_state\" must be base64 text"},
+       "window_state is not base64 text"},
+      {R"({"decision_studio_workspace": 1, "window_state": 12})", "window_state is not a text"},
+      {R"({"decision_studio_workspace": 1, "comparison": null})", "comparison is null"},
+      {R"({"decision_studio_workspace": 1, "window_state": null})", "window_state is null"},
       // viewer
-      {R"({"decision_studio_workspace": 1, "viewer": 3})", "\"viewer\" must be an object, not 3"},
+      {R"({"decision_studio_workspace": 1, "viewer": null})", "viewer is null"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"seed": null}})", "viewer: seed is null"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"zeroing": null}})",
+       "viewer: zeroing is null"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"interventions": [""]}})",
+       "viewer: interventions[0]: "},
+      {R"({"decision_studio_workspace": 1, "viewer": 3})", "viewer: not a JSON object"},
       {R"({"decision_studio_workspace": 1, "viewer": {"interventions": "head:1.1=zero"}})",
-       "\"viewer.interventions\" must be a list of strings"},
+       "viewer: interventions is not a list"},
       {R"({"decision_studio_workspace": 1, "viewer": {"interventions": ["head:1=zero"]}})",
-       "\"viewer.interventions\": head:1=zero"},
+       "viewer: interventions[0]: head:1=zero"},
       {R"({"decision_studio_workspace": 1, "viewer": {"forks": ["100"]}})",
-       "\"viewer.forks\": --fork 100: give STEP:CHANGE"},
+       "viewer: forks[0]: --fork 100: give STEP:CHANGE"},
       {R"({"decision_studio_workspace": 1, "viewer": {"forks": [1]}})",
-       "\"viewer.forks\" must be a list of strings"},
+       "viewer: forks[0] is not a text"},
       {R"({"decision_studio_workspace": 1, "viewer": {"forks": ["1:target=1", "2:target=2", "3:target=3", "4:target=4", "5:target=5"]}})",
-       "at most 4 play beside the main run"},
+       "viewer: forks has 5 forks, at most 4 play beside the main run"},
       {R"({"decision_studio_workspace": 1, "viewer": {"effects": "yes"}})",
-       "\"viewer.effects\" must be true or false"},
+       "viewer: effects is not true or false"},
       {R"({"decision_studio_workspace": 1, "viewer": {"target": 1e7}})",
-       "\"viewer.target\" must be in [-1000000.0, 1000000.0]"},
+       "viewer: target must be at most 1000000 (is 10000000)"},
       {R"({"decision_studio_workspace": 1, "viewer": {"zeroing": "everything"}})",
-       "\"viewer.zeroing\" must be \"none\", \"rtg\", \"states\" or \"actions\""},
+       "viewer: zeroing is 'everything', not one of none, rtg, states, actions"},
       {R"({"decision_studio_workspace": 1, "viewer": {"zeroing": 1}})",
-       "\"viewer.zeroing\" must be"},
+       "viewer: zeroing is not a name (none, rtg, states, actions)"},
       {R"({"decision_studio_workspace": 1, "viewer": {"seed": 1000001}})",
-       "\"viewer.seed\" must be an integer in [0, 1000000]"},
+       "viewer: seed must be at most 1000000 (is 1000001)"},
       {R"({"decision_studio_workspace": 1, "viewer": {"seed": 2.5}})",
-       "\"viewer.seed\" must be an integer"},
+       "viewer: seed is not a whole number"},
       {R"({"decision_studio_workspace": 1, "viewer": {"seed": 18446744073709551615}})",
-       "\"viewer.seed\" must be an integer"},
+       "viewer: seed is too large"},
       {R"({"decision_studio_workspace": 1, "viewer": {"speed": 3}})",
-       "\"viewer.speed\" must be one of 0.1, 0.25, 0.5, 1, 2, 4 or 0"},
+       "viewer: speed is 3, not one of 0.1, 0.25, 0.5, 1, 2, 4, 0 (0: as fast as the policy acts)"},
       {R"({"decision_studio_workspace": 1, "viewer": {"speed": "1x"}})",
-       "\"viewer.speed\" must be a number"},
+       "viewer: speed is not a number"},
       {R"({"decision_studio_workspace": 1, "viewer": {"track": 1}})",
-       "\"viewer.track\" must be true or false, not 1"},
+       "viewer: track is not true or false"},
       {R"({"decision_studio_workspace": 1, "viewer": {"step": 100001}})",
-       "\"viewer.step\" must be an integer in [0, 100000]"},
+       "viewer: step must be at most 100000 (is 100001)"},
       {R"({"decision_studio_workspace": 1, "viewer": {"step": -1}})",
-       "\"viewer.step\" must be an integer in [0, 100000]"},
+       "viewer: step must be at least 0 (is -1)"},
+      {R"({"decision_studio_workspace": 1, "viewer": {"speed": null}})", "viewer: speed is null"},
       // attention
       {R"({"decision_studio_workspace": 1, "attention": {"layer": 0}})",
-       "\"attention.layer\" must be an integer in [1, 1000]"},
+       "attention: layer must be at least 1 (is 0)"},
       {R"({"decision_studio_workspace": 1, "attention": {"head": -1}})",
-       "\"attention.head\" must be an integer in [0, 1000]"},
-      {R"({"decision_studio_workspace": 1, "attention": "layer"})",
-       "\"attention\" must be an object"},
+       "attention: head must be at least 0 (is -1)"},
+      {R"({"decision_studio_workspace": 1, "attention": "layer"})", "attention: not a JSON object"},
       // the Markov lab
       {R"({"decision_studio_workspace": 1, "markov_lab": {"p": 0}})",
-       "\"markov_lab.p\" must be in (0, 1), not 0"},
+       "markov_lab: p must be above 0 (is 0)"},
       {R"({"decision_studio_workspace": 1, "markov_lab": {"q": 1.0}})",
-       "\"markov_lab.q\" must be in (0, 1)"},
+       "markov_lab: q must be below 1 (is 1)"},
       {R"({"decision_studio_workspace": 1, "markov_lab": {"order": 4}})",
-       "\"markov_lab.order\" must be an integer in [1, 3]"},
+       "markov_lab: order must be at most 3 (is 4)"},
       {R"({"decision_studio_workspace": 1, "markov_lab": {"states": 9}})",
-       "\"markov_lab.states\" must be an integer in [2, 8]"},
+       "markov_lab: states must be at most 8 (is 9)"},
       {R"({"decision_studio_workspace": 1, "markov_lab": {"mixer": "gru"}})",
-       "\"markov_lab.mixer\" must be \"pooling\", \"attention\" or \"conv\""},
+       "markov_lab: mixer is 'gru', not one of pooling, attention, conv"},
       {R"({"decision_studio_workspace": 1, "markov_lab": {"window": 0}})",
-       "\"markov_lab.window\" must be an integer in [1, 256]"},
+       "markov_lab: window must be at least 1 (is 0)"},
       {R"({"decision_studio_workspace": 1, "markov_lab": {"steps": 0}})",
-       "\"markov_lab.steps\" must be an integer in [1, 100000]"},
+       "markov_lab: steps must be at least 1 (is 0)"},
+      {R"({"decision_studio_workspace": 1, "markov_lab": {"p": null}})", "markov_lab: p is null"},
+      {R"({"decision_studio_workspace": 1, "markov_lab": null})", "markov_lab is null"},
+      {R"({"decision_studio_workspace": 1, "attention": null})", "attention is null"},
       {R"({"decision_studio_workspace": 1, "markov_lab": {"train": "yes"}})",
-       "\"markov_lab.train\" must be true or false"},
+       "markov_lab: train is not true or false"},
   };
+  // A file beyond the size a workspace may have is refused before it is read.
+  EXPECT_NE(message_of(std::string(kMaxWorkspaceBytes + 1, ' ')).find("a workspace has at most"),
+            std::string::npos);
   for (const auto& [text, expected] : cases) {
     const std::string message = message_of(text);
     EXPECT_EQ(message.rfind("workspace: ", 0), 0U) << text << " -> " << message;

@@ -5,7 +5,8 @@
 /// (keys in the table's order), reads it back, checks every value and names the key of the first
 /// that is wrong. A key missing from a file keeps the member's default, so files written before a
 /// field existed still read. Enums are written by their names in an `EnumNames<E>` table
-/// (enum_names.h). No Qt, no LibTorch.
+/// (enum_names.h). Beyond kinds and ranges a field may be required, left out when empty, hold
+/// texts of a `TextRule` or at most so many items, or be checked by a function. No Qt, no LibTorch.
 
 #include <cmath>
 #include <cstdint>
@@ -34,6 +35,14 @@ struct NumberRange {
   double max = std::numeric_limits<double>::infinity();
   bool above = false;
   bool below = false;
+};
+
+/// What a text read from a file may be: from `min` to `max` bytes long, on one line when
+/// `one_line` (no '\n'), and never with a NUL character (no path or name holds one).
+struct TextRule {
+  std::size_t min = 0;
+  std::size_t max = std::numeric_limits<std::size_t>::max();
+  bool one_line = false;
 };
 
 /// What a table says of one field, for forms and help texts: its key, what it means, the names a
@@ -79,7 +88,8 @@ class JsonFields {
          range, choices});
     return *this;
   }
-  /// An enum written by its name in `names` (which must outlive the table).
+  /// An enum written by its name in `names` (which must outlive the table); a `std::optional` of
+  /// one is written as null when it holds nothing.
   template <class E>
   JsonFields& named(const char* key, E T::*member, const EnumNames<E>& names) {
     fields_.push_back({key,
@@ -87,13 +97,22 @@ class JsonFields {
                          out[k] = names.name(t.*member);
                        },
                        [member, &names](T& t, const Json& value, const std::string& where) {
-                         if (!value.is_string())
-                           refuse(where + " is not a name (" + names.joined() + ")");
-                         const auto parsed = names.parse(value.get<std::string>());
-                         if (!parsed)
-                           refuse(where + " is '" + value.get<std::string>() + "', not one of " +
-                                  names.joined());
-                         t.*member = *parsed;
+                         t.*member = name_of(value, where, names);
+                       }});
+    *fields_.back().choices = [&names] { return names.names(); };
+    return *this;
+  }
+  template <class E>
+  JsonFields& named(const char* key, std::optional<E> T::*member, const EnumNames<E>& names) {
+    fields_.push_back({key,
+                       [member, &names](const T& t, OrderedJson& out, const char* k) {
+                         const auto& v = t.*member;
+                         out[k] = v ? OrderedJson(names.name(*v)) : OrderedJson(nullptr);
+                       },
+                       [member, &names](T& t, const Json& value, const std::string& where) {
+                         t.*member = value.is_null()
+                                         ? std::optional<E>()
+                                         : std::optional<E>(name_of(value, where, names));
                        }});
     *fields_.back().choices = [&names] { return names.names(); };
     return *this;
@@ -107,6 +126,24 @@ class JsonFields {
                        },
                        [member, &fields](T& t, const Json& value, const std::string& where) {
                          t.*member = fields.read_fields(value, where, t.*member);
+                       }});
+    return *this;
+  }
+
+  /// A `std::optional` of a value with a table of its own: the object, or null when it holds
+  /// nothing. A file's object is read over the value held (the default when none).
+  template <class M>
+  JsonFields& object(const char* key, std::optional<M> T::*member, const JsonFields<M>& fields) {
+    fields_.push_back({key,
+                       [member, &fields](const T& t, OrderedJson& out, const char* k) {
+                         const auto& v = t.*member;
+                         out[k] = v ? fields.write(*v) : OrderedJson(nullptr);
+                       },
+                       [member, &fields](T& t, const Json& value, const std::string& where) {
+                         if (value.is_null())
+                           (t.*member).reset();
+                         else
+                           t.*member = fields.read_fields(value, where, (t.*member).value_or(M{}));
                        }});
     return *this;
   }
@@ -175,6 +212,46 @@ class JsonFields {
     refuse_unknown_ = true;
     return *this;
   }
+  /// The last field added is in every file: one without it is refused ("<where>: no <key>", with
+  /// `why` after it in brackets when given). Given `when`, only in a file whose values, once read,
+  /// make `when` hold (a key that one value of another calls for).
+  JsonFields& required(std::string why = {}, std::function<bool(const T&)> when = {}) {
+    fields_.back().required = std::move(why);
+    fields_.back().required_when = std::move(when);
+    return *this;
+  }
+  /// The last field added is written only when it holds something: a null (an empty optional),
+  /// an empty text or an empty list is left out (an object is always written). A file never
+  /// holds null for it, so a null read is refused.
+  JsonFields& omitted_when_empty() {
+    fields_.back().omitted_when_empty = true;
+    return before_read([](const Json& value, const std::string& where) {
+      if (value.is_null()) refuse(where + " is null");
+    });
+  }
+  /// The texts of the last field added (a text, or the texts of a list or a map) are of `rule`.
+  JsonFields& text(TextRule rule) {
+    return after_read([rule](T&, const Json& value, const std::string& where) {
+      check_texts(value, where, rule);
+    });
+  }
+  /// The last field added (a list) holds at most `n` items; a longer one is refused before any
+  /// item is read.
+  JsonFields& at_most(std::size_t n) {
+    return before_read([n](const Json& value, const std::string& where) {
+      if (value.is_array() && value.size() > n)
+        refuse(where + " has " + std::to_string(value.size()) + " items, at most " +
+               std::to_string(n));
+    });
+  }
+  /// After the last field added is read, `check` sees what is read so far (this field and those
+  /// before it) with the field's `where`, and calls `refuse` for a value that the kinds, ranges
+  /// and rules above do not describe: a text's pattern, one field against an earlier one.
+  JsonFields& checked(std::function<void(const T&, const std::string& where)> check) {
+    return after_read([check = std::move(check)](T& t, const Json&, const std::string& where) {
+      check(t, where);
+    });
+  }
   /// What `read` throws for a wrong value: `E` (constructed from the message) instead of Error.
   template <class E>
   JsonFields& errors_as() {
@@ -188,8 +265,11 @@ class JsonFields {
   /// `t` as a JSON object, keys in the table's order.
   [[nodiscard]] OrderedJson write(const T& t) const {
     OrderedJson out = OrderedJson::object();
-    for (const auto& f : fields_)
-      if (!f.written_if || f.written_if(t)) f.write(t, out, f.key);
+    for (const auto& f : fields_) {
+      if (f.written_if && !f.written_if(t)) continue;
+      f.write(t, out, f.key);
+      if (f.omitted_when_empty && holds_nothing(out[f.key])) out.erase(f.key);
+    }
     return out;
   }
   /// The object `j` read over `start` (whose values stay for keys `j` lacks). Keys the table does
@@ -235,18 +315,29 @@ class JsonFields {
     std::shared_ptr<Choices> choices = std::make_shared<Choices>();
     std::string description{};
     std::function<bool(const T&)> written_if{};
+    std::optional<std::string> required{};  // why, when the key must be in a file
+    std::function<bool(const T&)> required_when{};
+    bool omitted_when_empty = false;
   };
 
   [[nodiscard]] T read_fields(const Json& j, const std::string& where, T start = T{}) const {
     if (!j.is_object()) refuse(where + ": not a JSON object");
     for (const auto& [key, value] : required_)
       if (!j.contains(key)) refuse(where + ": no " + key + " (not a '" + value + "' file)");
+    for (const auto& f : fields_)
+      if (f.required && !f.required_when && !j.contains(f.key)) refuse(missing(f, where));
     if (refuse_unknown_)
       for (const auto& item : j.items())
         if (!has_key(item.key())) refuse(where + ": unknown key '" + item.key() + "'");
     for (const auto& f : fields_)
       if (const auto it = j.find(f.key); it != j.end()) f.read(start, *it, where + ": " + f.key);
+    for (const auto& f : fields_)
+      if (f.required_when && !j.contains(f.key) && f.required_when(start))
+        refuse(missing(f, where));
     return start;
+  }
+  static std::string missing(const Field& f, const std::string& where) {
+    return where + ": no " + f.key + (f.required->empty() ? "" : " (" + *f.required + ")");
   }
   [[nodiscard]] bool has_key(const std::string& key) const {
     for (const auto& f : fields_)
@@ -263,7 +354,67 @@ class JsonFields {
       if (n == value) return;
       known += (known.empty() ? "" : ", ") + n;
     }
-    refuse(where + " is '" + value + "', not one of " + known);
+    refuse(where + " is '" + shown(value) + "', not one of " + known);
+  }
+  template <class E>
+  static E name_of(const Json& value, const std::string& where, const EnumNames<E>& names) {
+    if (!value.is_string()) refuse(where + " is not a name (" + names.joined() + ")");
+    const auto parsed = names.parse(value.get<std::string>());
+    if (!parsed)
+      refuse(where + " is '" + shown(value.get<std::string>()) + "', not one of " + names.joined());
+    return *parsed;
+  }
+  // A text from a file as a message shows it: a long one is cut (at a UTF-8 character's start),
+  // so that a file cannot make a message too long to show.
+  static std::string shown(const std::string& text) {
+    constexpr std::size_t kShown = 40;
+    if (text.size() <= kShown) return text;
+    std::size_t cut = kShown;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) --cut;
+    return text.substr(0, cut) + "...";
+  }
+  static void check_texts(const Json& value, const std::string& where, const TextRule& rule) {
+    if (value.is_array()) {
+      for (std::size_t i = 0; i < value.size(); ++i)
+        check_texts(value[i], where + "[" + std::to_string(i) + "]", rule);
+    } else if (value.is_object()) {
+      for (const auto& [k, v] : value.items()) check_texts(v, where + "." + k, rule);
+    } else if (value.is_string()) {
+      const auto& text = value.get_ref<const std::string&>();
+      if (text.size() < rule.min)
+        refuse(where + (text.empty() ? std::string(" is empty")
+                                     : " is " + std::to_string(text.size()) +
+                                           " bytes long, at least " + std::to_string(rule.min)));
+      if (text.size() > rule.max)
+        refuse(where + " is " + std::to_string(text.size()) + " bytes long, at most " +
+               std::to_string(rule.max));
+      if (text.find('\0') != std::string::npos) refuse(where + " holds a NUL character");
+      if (rule.one_line && text.find('\n') != std::string::npos)
+        refuse(where + " is more than one line");
+    }
+  }
+  static bool holds_nothing(const OrderedJson& value) {
+    return value.is_null() || (value.is_string() && value.get_ref<const std::string&>().empty()) ||
+           (value.is_array() && value.empty());
+  }
+  // The last field's read, with a check of the file's value before it or of the result after it.
+  JsonFields& before_read(std::function<void(const Json&, const std::string&)> check) {
+    auto& slot = fields_.back().read;
+    slot = [check = std::move(check), inner = std::move(slot)](T& t, const Json& value,
+                                                               const std::string& where) {
+      check(value, where);
+      inner(t, value, where);
+    };
+    return *this;
+  }
+  JsonFields& after_read(std::function<void(T&, const Json&, const std::string&)> check) {
+    auto& slot = fields_.back().read;
+    slot = [check = std::move(check), inner = std::move(slot)](T& t, const Json& value,
+                                                               const std::string& where) {
+      inner(t, value, where);
+      check(t, value, where);
+    };
+    return *this;
   }
 
   template <class M>
@@ -335,7 +486,12 @@ class JsonFields {
       return out;
     }
   }
-  static std::string number_text(double d) { return exact_number(d); }
+  // Whole numbers in full ("1000000", not "1e+06"): a range's bounds are mostly counts.
+  static std::string number_text(double d) {
+    if (std::floor(d) == d && std::fabs(d) <= std::ldexp(1.0, 53))
+      return std::to_string(static_cast<std::int64_t>(d));
+    return exact_number(d);
+  }
   template <class M>
   struct is_optional : std::false_type {};
   template <class V>

@@ -4,26 +4,31 @@
 /// the window's layout, as File ▸ Save Workspace writes them; and the lessons' steps, which are
 /// workspaces naming shipped files with an "@resources/" prefix. Parsing checks every field's type
 /// and range, so the window only ever applies values it can show; keys it does not know are
-/// ignored (a newer studio may add some), a newer version is refused.
+/// ignored (a newer studio may add some), a newer version is refused. One field table lists the
+/// keys (workspace.cpp, json_fields.h): it writes them in its order and reads them back.
 ///
 /// The keys, all optional but the version:
 ///
 ///     decision_studio_workspace  integer, 1 .. kWorkspaceVersion
 ///     dataset, checkpoint        path ("default" as dataset: the default dataset)
-///     compare                    path of a checkpoint compared with the open one on the same
-///     windows comparison                 "side by side" or "difference" tab the tab shown, by its
-///     id ("attention", "markov-lab"; an earlier
-///                                studio wrote its title, which the window still takes)
-///     viewer                     {target, zeroing, seed, speed, track, step}
-///     attention                  {map: "layer" | "mean over layers" | "rollout", layer >= 1, head
-///     >= 0} markov_lab                 {p, q, order, states, mixer, window, steps, train} run
-///     "sweep" or "ablation", started once the checkpoint is open runs training run folders, an
-///     array of paths sweep                      path of the sweep folder open in the Sweep tab
-///     (docs/sweeps.md) window_geometry, window_state  base64, as Qt's saveGeometry and saveState
-///     give them
+///     compare                    path of a checkpoint compared with the open one
+///     comparison                 "side by side" or "difference"
+///     tab                        the tab shown, by its id ("attention", "markov-lab"; an
+///                                earlier studio wrote its title, which the window still takes)
+///     viewer                     {target, zeroing, seed, speed, track, step, interventions,
+///                                forks, effects}
+///     attention                  {map: "layer" | "mean over layers" | "rollout", layer, head}
+///     markov_lab                 {p, q, order, states, mixer, window, steps, train}
+///     run                        "sweep" or "ablation", started once the checkpoint is open
+///     runs                       training run folders, an array of paths
+///     sweep                      path of the sweep folder open in the Sweep tab (docs/sweeps.md)
+///     figures                    an array of figure recipes' paths (a paper's figures)
 ///     bookmarks                  [{on: "viewer" | "run", run (a run folder, for "run"), step,
 ///                                name, note}]
-///     figures                    an array of figure recipes' paths (a paper's figures)
+///     window_geometry            base64, as Qt's saveGeometry gives it
+///     window_state               base64, as Qt's saveState gives it
+///
+/// Paths and names are non-empty, without NUL characters and at most kMaxWorkspaceText bytes.
 
 #include <cstdint>
 #include <filesystem>
@@ -144,8 +149,8 @@ struct Workspace {
 };
 
 /// Parses a workspace's JSON text. Throws `dstudio::Error` whose message names the key and what is
-/// wrong with it: `workspace: "viewer.target" must be a number, not "abc"`; for text that is not a
-/// JSON object, a file without "decision_studio_workspace" and one of a newer version.
+/// wrong with it: `workspace: viewer: target is not a number`; for text that is not a JSON object,
+/// a file without "decision_studio_workspace" and one of a newer version.
 Workspace parse_workspace(std::string_view json_text);
 
 /// The JSON text of `workspace` (every key that is set), which parse_workspace reads back equal.
