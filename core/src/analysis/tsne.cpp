@@ -478,6 +478,123 @@ double kl_grid_boxes_per_unit(double span) {
 // ---------------------------------------------------------------------------------------------
 // [SECTION] The optimisation
 
+namespace {
+
+// The attraction along P's edges into `grad`, exaggerated, in double precision.
+void attraction(const Joint& p, const std::vector<double>& y, int n, double exaggeration,
+                int threads, std::vector<double>& grad) {
+  parallel_for(n, threads, [&](int begin, int end, int) {
+    for (int i = begin; i < end; ++i) {
+      double ax = 0.0, ay = 0.0;
+      for (int e = p.start[at(i)]; e < p.start[at(i) + 1]; ++e) {
+        const int j = p.col[at(e)];
+        const double dx = y[at(i) * 2] - y[at(j) * 2], dy = y[at(i) * 2 + 1] - y[at(j) * 2 + 1];
+        const double w = exaggeration * p.val[at(e)] / (1.0 + dx * dx + dy * dy);
+        ax += w * dx;
+        ay += w * dy;
+      }
+      grad[at(i) * 2] = ax;
+      grad[at(i) * 2 + 1] = ay;
+    }
+  });
+}
+
+// The same in blocks: the neighbours' offsets gathered, then the weights p_ij / (1 + d_ij^2) in
+// single precision, several at a time.
+void attraction_in_blocks(const Joint& p, const std::vector<double>& y, int n, double exaggeration,
+                          int threads, std::vector<double>& grad) {
+  parallel_for(n, threads, [&](int begin, int end, int) {
+    constexpr int kBlock = 64;
+    float dxs[kBlock], dys[kBlock], ws[kBlock];
+    for (int i = begin; i < end; ++i) {
+      double ax = 0.0, ay = 0.0;
+      const double xi = y[at(i) * 2], yi = y[at(i) * 2 + 1];
+      for (int e0 = p.start[at(i)]; e0 < p.start[at(i) + 1]; e0 += kBlock) {
+        const int len = std::min(kBlock, p.start[at(i) + 1] - e0);
+        for (int b = 0; b < len; ++b) {
+          const int j = p.col[at(e0 + b)];
+          dxs[b] = static_cast<float>(xi - y[at(j) * 2]);
+          dys[b] = static_cast<float>(yi - y[at(j) * 2 + 1]);
+        }
+        const float* pv = &p.val_single[at(e0)];
+        for (int b = 0; b < len; ++b) ws[b] = pv[b] / (1.0f + dxs[b] * dxs[b] + dys[b] * dys[b]);
+        float sx[4] = {0, 0, 0, 0}, sy[4] = {0, 0, 0, 0};
+        int b = 0;
+        for (; b + 4 <= len; b += 4)
+          for (int l = 0; l < 4; ++l) {
+            sx[l] += ws[b + l] * dxs[b + l];
+            sy[l] += ws[b + l] * dys[b + l];
+          }
+        for (; b < len; ++b) {
+          ax += static_cast<double>(ws[b]) * dxs[b];
+          ay += static_cast<double>(ws[b]) * dys[b];
+        }
+        ax += static_cast<double>(sx[0]) + sx[1] + sx[2] + sx[3];
+        ay += static_cast<double>(sy[0]) + sy[1] + sy[2] + sy[3];
+      }
+      grad[at(i) * 2] = exaggeration * ax;
+      grad[at(i) * 2 + 1] = exaggeration * ay;
+    }
+  });
+}
+
+// The repulsion into `neg` by the layout's method; returns Z, kept from 0.
+double repulsion(TsneMethod method, const std::vector<double>& y, int n, const TsneConfig& c,
+                 int threads, std::optional<tsne_detail::FftRepulsion>& fft,
+                 std::vector<double>& neg) {
+  double z = 0.0;
+  switch (method) {
+    case TsneMethod::Exact:
+      z = exact_repulsion(y, n, threads, neg);
+      break;
+    case TsneMethod::Fft:
+      z = fft->compute(y, neg);
+      break;
+    default:
+      z = barnes_hut_repulsion(y, n, c.theta, threads, neg);
+  }
+  return std::max(z, 1e-300);
+}
+
+// One step of the descent: the gradient 4 (attraction - repulsion / Z) into `update` with momentum
+// and gains, clipped to `max_step` a point when that is above 0, and added to the layout.
+void descend(std::vector<double>& y, const std::vector<double>& grad,
+             const std::vector<double>& neg, double z, int n, double momentum, double lr,
+             double max_step, std::vector<double>& gains, std::vector<double>& update) {
+  for (std::size_t q = 0; q < y.size(); ++q) {
+    const double g = 4.0 * (grad[q] - neg[q] / z);
+    // scikit-learn's gains: grow where the step keeps its direction, shrink where it flips.
+    gains[q] = (update[q] * g < 0.0) ? gains[q] + 0.2 : gains[q] * 0.8;
+    gains[q] = std::max(gains[q], 0.01);
+    update[q] = momentum * update[q] - lr * gains[q] * g;
+  }
+  // FIt-SNE's step clipping: no point moves more than max_step_norm in one iteration, so that
+  // the few that would fly off when the exaggeration ends do not stretch the FFT grid.
+  if (max_step > 0)
+    for (int i = 0; i < n; ++i) {
+      const double step = std::hypot(update[at(i) * 2], update[at(i) * 2 + 1]);
+      if (step > max_step) {
+        update[at(i) * 2] *= max_step / step;
+        update[at(i) * 2 + 1] *= max_step / step;
+      }
+    }
+  for (std::size_t q = 0; q < y.size(); ++q) y[q] += update[q];
+}
+
+// Z of the final layout for KL(P || Q): over every pair up to 20,000 points, else from a fine FFT
+// grid (and the result says it is not exact).
+double final_z(const std::vector<double>& y, int n, int threads, TsneResult& result) {
+  if (n <= 20000) return exact_z(y, n, threads);
+  const auto [lo, hi] = std::minmax_element(y.begin(), y.end());
+  tsne_detail::FftRepulsion fine(5, kl_grid_boxes_per_unit(*hi - *lo), threads);
+  std::vector<double> unused;
+  const double z = fine.compute(y, unused);
+  result.kl_exact = false;
+  return z;
+}
+
+}  // namespace
+
 TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneConfig& c,
                 const Progress& progress) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -523,90 +640,14 @@ TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneCon
     }
     const bool early = it < c.exaggeration_iterations;
     const double exaggeration = early ? c.early_exaggeration : 1.0, momentum = early ? 0.5 : 0.8;
-    // Attraction along P's edges. With the FFT (large N), in blocks: the neighbours' offsets
-    // gathered, then the weights p_ij / (1 + d_ij^2) in single precision, several at a time;
-    // otherwise in double precision, as before, so that small layouts do not change.
-    if (result.method != TsneMethod::Fft) {
-      parallel_for(n, threads, [&](int begin, int end, int) {
-        for (int i = begin; i < end; ++i) {
-          double ax = 0.0, ay = 0.0;
-          for (int e = p.start[at(i)]; e < p.start[at(i) + 1]; ++e) {
-            const int j = p.col[at(e)];
-            const double dx = y[at(i) * 2] - y[at(j) * 2], dy = y[at(i) * 2 + 1] - y[at(j) * 2 + 1];
-            const double w = exaggeration * p.val[at(e)] / (1.0 + dx * dx + dy * dy);
-            ax += w * dx;
-            ay += w * dy;
-          }
-          grad[at(i) * 2] = ax;
-          grad[at(i) * 2 + 1] = ay;
-        }
-      });
-    } else {
-      parallel_for(n, threads, [&](int begin, int end, int) {
-        constexpr int kBlock = 64;
-        float dxs[kBlock], dys[kBlock], ws[kBlock];
-        for (int i = begin; i < end; ++i) {
-          double ax = 0.0, ay = 0.0;
-          const double xi = y[at(i) * 2], yi = y[at(i) * 2 + 1];
-          for (int e0 = p.start[at(i)]; e0 < p.start[at(i) + 1]; e0 += kBlock) {
-            const int len = std::min(kBlock, p.start[at(i) + 1] - e0);
-            for (int b = 0; b < len; ++b) {
-              const int j = p.col[at(e0 + b)];
-              dxs[b] = static_cast<float>(xi - y[at(j) * 2]);
-              dys[b] = static_cast<float>(yi - y[at(j) * 2 + 1]);
-            }
-            const float* pv = &p.val_single[at(e0)];
-            for (int b = 0; b < len; ++b)
-              ws[b] = pv[b] / (1.0f + dxs[b] * dxs[b] + dys[b] * dys[b]);
-            float sx[4] = {0, 0, 0, 0}, sy[4] = {0, 0, 0, 0};
-            int b = 0;
-            for (; b + 4 <= len; b += 4)
-              for (int l = 0; l < 4; ++l) {
-                sx[l] += ws[b + l] * dxs[b + l];
-                sy[l] += ws[b + l] * dys[b + l];
-              }
-            for (; b < len; ++b) {
-              ax += static_cast<double>(ws[b]) * dxs[b];
-              ay += static_cast<double>(ws[b]) * dys[b];
-            }
-            ax += static_cast<double>(sx[0]) + sx[1] + sx[2] + sx[3];
-            ay += static_cast<double>(sy[0]) + sy[1] + sy[2] + sy[3];
-          }
-          grad[at(i) * 2] = exaggeration * ax;
-          grad[at(i) * 2 + 1] = exaggeration * ay;
-        }
-      });
-    }
-    double z = 0.0;
-    switch (result.method) {
-      case TsneMethod::Exact:
-        z = exact_repulsion(y, n, threads, neg);
-        break;
-      case TsneMethod::Fft:
-        z = fft->compute(y, neg);
-        break;
-      default:
-        z = barnes_hut_repulsion(y, n, c.theta, threads, neg);
-    }
-    z = std::max(z, 1e-300);
-    for (std::size_t q = 0; q < y.size(); ++q) {
-      const double g = 4.0 * (grad[q] - neg[q] / z);
-      // scikit-learn's gains: grow where the step keeps its direction, shrink where it flips.
-      gains[q] = (update[q] * g < 0.0) ? gains[q] + 0.2 : gains[q] * 0.8;
-      gains[q] = std::max(gains[q], 0.01);
-      update[q] = momentum * update[q] - lr * gains[q] * g;
-    }
-    // FIt-SNE's step clipping: no point moves more than max_step_norm in one iteration, so that
-    // the few that would fly off when the exaggeration ends do not stretch the FFT grid.
-    if (max_step > 0)
-      for (int i = 0; i < n; ++i) {
-        const double step = std::hypot(update[at(i) * 2], update[at(i) * 2 + 1]);
-        if (step > max_step) {
-          update[at(i) * 2] *= max_step / step;
-          update[at(i) * 2 + 1] *= max_step / step;
-        }
-      }
-    for (std::size_t q = 0; q < y.size(); ++q) y[q] += update[q];
+    // With the FFT (large N), the attraction in blocks in single precision; otherwise in double
+    // precision, as before, so that small layouts do not change.
+    if (result.method != TsneMethod::Fft)
+      attraction(p, y, n, exaggeration, threads, grad);
+    else
+      attraction_in_blocks(p, y, n, exaggeration, threads, grad);
+    const double z = repulsion(result.method, y, n, c, threads, fft, neg);
+    descend(y, grad, neg, z, n, momentum, lr, max_step, gains, update);
     if (c.snapshot_every > 0 && (it + 1) % c.snapshot_every == 0) {
       if (c.keep_snapshots) {
         result.snapshot_iterations.push_back(it + 1);
@@ -615,18 +656,8 @@ TsneResult tsne(const std::vector<float>& points, int n, int dims, const TsneCon
       if (c.on_snapshot) c.on_snapshot(it + 1, y);
     }
   }
-  // KL(P || Q): Z over every pair up to 20,000 points, else from a fine FFT grid.
   progress.update(0.99, "KL divergence");
-  double z = 0.0;
-  if (n <= 20000) {
-    z = exact_z(y, n, threads);
-  } else {
-    const auto [lo, hi] = std::minmax_element(y.begin(), y.end());
-    tsne_detail::FftRepulsion fine(5, kl_grid_boxes_per_unit(*hi - *lo), threads);
-    std::vector<double> unused;
-    z = fine.compute(y, unused);
-    result.kl_exact = false;
-  }
+  const double z = final_z(y, n, threads, result);
   progress.update(0.995, "KL divergence");
   result.kl = kl_divergence(p, y, n, std::max(z, 1e-300), threads);
   result.embedding = std::move(y);

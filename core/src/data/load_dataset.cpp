@@ -309,97 +309,112 @@ void read_kitchen_episodes(Dataset& ds, bool has_timeouts) {
 // ---------------------------------------------------------------------------------------------
 // [SECTION] The D4RL layout
 
-void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& keys,
-               const LoadOptions& options, const Progress& progress, Dataset& ds) {
-  refuse_damaged_names(ctx, keys);
-  Array obs = h5::open_array(ctx, file, "observations", "observations");
-  const std::int64_t obs_dim = h5::matrix_cols(ctx, obs, false);
-  const std::int64_t n = obs.rows();
-  if (n == 0) ctx.fail("observations", "holds zero transitions");
-  Array act = h5::open_array(ctx, file, "actions", "actions");
-  const std::int64_t act_dim = h5::matrix_cols(ctx, act, false);
-  Array rew = h5::open_array(ctx, file, "rewards", "rewards");
-  h5::require_vector(ctx, rew);
-  Array term = h5::open_array(ctx, file, "terminals", "terminals");
-  h5::require_vector(ctx, term);
+// The arrays of a D4RL file, opened (their shapes known) and not yet read.
+struct D4rlArrays {
+  Array obs, act, rew, term;
   std::optional<Array> tout, next_obs, qpos, qvel, goal;
-  if (h5::has_path(ctx, file, "timeouts", "timeouts")) {
-    tout = h5::open_array(ctx, file, "timeouts", "timeouts");
-    h5::require_vector(ctx, *tout);
-  }
-  if (h5::has_path(ctx, file, "next_observations", "next_observations")) {
-    next_obs = h5::open_array(ctx, file, "next_observations", "next_observations");
-    if (h5::matrix_cols(ctx, *next_obs, false) != obs_dim)
-      ctx.fail("next_observations", "has " + std::to_string(next_obs->shape[1]) +
-                                        " columns but 'observations' has " +
-                                        std::to_string(obs_dim));
-  }
-  // D4RL's kitchen files hold 'infos' as one array (each step's demonstration index), not a
-  // group: nothing below it can be looked up.
-  const bool infos_group = h5::is_group(ctx, file, "infos", "infos");
-  const bool read_infos = options.infos && infos_group;
-  if (read_infos && h5::has_path(ctx, file, "infos/qpos", "infos/qpos"))
-    qpos = h5::open_array(ctx, file, "infos/qpos", "infos/qpos");
-  if (read_infos && h5::has_path(ctx, file, "infos/qvel", "infos/qvel"))
-    qvel = h5::open_array(ctx, file, "infos/qvel", "infos/qvel");
-  if (read_infos && h5::has_path(ctx, file, "infos/goal", "infos/goal"))
-    goal = h5::open_array(ctx, file, "infos/goal", "infos/goal");
   // A task's state beyond qpos and qvel (D4RL's Adroit keys), read only when the file has them.
   std::vector<std::pair<std::string, Array>> state_infos;
+  std::int64_t n = 0, obs_dim = 0, act_dim = 0;
+  // D4RL's kitchen files hold 'infos' as one array (each step's demonstration index), not a
+  // group: nothing below it can be looked up.
+  bool infos_group = false;
+  // The widths of the infos arrays, known once every length agrees.
+  std::int64_t nq = 0, nv = 0, ng = 0;
+  std::vector<std::int64_t> state_info_dims;
+  std::int64_t state_info_cols = 0;
+};
+
+D4rlArrays open_d4rl_arrays(const Context& ctx, hid_t file, const LoadOptions& options) {
+  D4rlArrays f;
+  f.obs = h5::open_array(ctx, file, "observations", "observations");
+  f.obs_dim = h5::matrix_cols(ctx, f.obs, false);
+  f.n = f.obs.rows();
+  if (f.n == 0) ctx.fail("observations", "holds zero transitions");
+  f.act = h5::open_array(ctx, file, "actions", "actions");
+  f.act_dim = h5::matrix_cols(ctx, f.act, false);
+  f.rew = h5::open_array(ctx, file, "rewards", "rewards");
+  h5::require_vector(ctx, f.rew);
+  f.term = h5::open_array(ctx, file, "terminals", "terminals");
+  h5::require_vector(ctx, f.term);
+  if (h5::has_path(ctx, file, "timeouts", "timeouts")) {
+    f.tout = h5::open_array(ctx, file, "timeouts", "timeouts");
+    h5::require_vector(ctx, *f.tout);
+  }
+  if (h5::has_path(ctx, file, "next_observations", "next_observations")) {
+    f.next_obs = h5::open_array(ctx, file, "next_observations", "next_observations");
+    if (h5::matrix_cols(ctx, *f.next_obs, false) != f.obs_dim)
+      ctx.fail("next_observations", "has " + std::to_string(f.next_obs->shape[1]) +
+                                        " columns but 'observations' has " +
+                                        std::to_string(f.obs_dim));
+  }
+  f.infos_group = h5::is_group(ctx, file, "infos", "infos");
+  const bool read_infos = options.infos && f.infos_group;
+  if (read_infos && h5::has_path(ctx, file, "infos/qpos", "infos/qpos"))
+    f.qpos = h5::open_array(ctx, file, "infos/qpos", "infos/qpos");
+  if (read_infos && h5::has_path(ctx, file, "infos/qvel", "infos/qvel"))
+    f.qvel = h5::open_array(ctx, file, "infos/qvel", "infos/qvel");
+  if (read_infos && h5::has_path(ctx, file, "infos/goal", "infos/goal"))
+    f.goal = h5::open_array(ctx, file, "infos/goal", "infos/goal");
   for (const char* key : kStateInfoKeys) {
     const std::string path = std::string("infos/") + key;
     if (read_infos && h5::has_path(ctx, file, path, path))
-      state_infos.emplace_back(key, h5::open_array(ctx, file, path, path));
+      f.state_infos.emplace_back(key, h5::open_array(ctx, file, path, path));
   }
+  return f;
+}
 
-  // Every length must agree before anything is read.
-  for (const Array* a : {&act, &rew, &term}) check_rows(ctx, *a, n, "observations");
-  for (const auto* a : {&tout, &next_obs, &qpos, &qvel, &goal})
+// Every length must agree, the arrays fit the memory budget and every value be in the file before
+// anything is allocated or read.
+void check_d4rl_arrays(const Context& ctx, D4rlArrays& f, const LoadOptions& options) {
+  const std::int64_t n = f.n;
+  for (const Array* a : {&f.act, &f.rew, &f.term}) check_rows(ctx, *a, n, "observations");
+  for (const auto* a : {&f.tout, &f.next_obs, &f.qpos, &f.qvel, &f.goal})
     if (*a) check_rows(ctx, **a, n, "observations");
-  for (const auto& [key, a] : state_infos) check_rows(ctx, a, n, "observations");
-  const std::int64_t nq = qpos ? h5::matrix_cols(ctx, *qpos, false) : 0;
-  const std::int64_t nv = qvel ? h5::matrix_cols(ctx, *qvel, false) : 0;
-  const std::int64_t ng = goal ? h5::matrix_cols(ctx, *goal, false) : 0;
-  std::vector<std::int64_t> state_info_dims;
-  std::int64_t state_info_cols = 0;
-  for (const auto& [key, a] : state_infos) {
-    state_info_dims.push_back(h5::matrix_cols(ctx, a, true));
-    state_info_cols += state_info_dims.back();
+  for (const auto& [key, a] : f.state_infos) check_rows(ctx, a, n, "observations");
+  f.nq = f.qpos ? h5::matrix_cols(ctx, *f.qpos, false) : 0;
+  f.nv = f.qvel ? h5::matrix_cols(ctx, *f.qvel, false) : 0;
+  f.ng = f.goal ? h5::matrix_cols(ctx, *f.goal, false) : 0;
+  for (const auto& [key, a] : f.state_infos) {
+    f.state_info_dims.push_back(h5::matrix_cols(ctx, a, true));
+    f.state_info_cols += f.state_info_dims.back();
   }
 
   MemoryBudget budget{ctx, options.max_bytes > 0 ? options.max_bytes : physical_memory_bytes() / 2};
-  budget.add("observations", n, obs_dim, 4);
-  budget.add("actions", n, act_dim, 4);
+  budget.add("observations", n, f.obs_dim, 4);
+  budget.add("actions", n, f.act_dim, 4);
   budget.add("rewards", n, 1, 4);
   budget.add("terminals", n, 1, 9);  // flags pass through an 8-byte buffer
-  if (tout) budget.add("timeouts", n, 1, 9);
-  if (next_obs && options.next_observations) budget.add("next_observations", n, obs_dim, 4);
-  if (qpos) budget.add("infos/qpos", n, nq, 4);
-  if (qvel) budget.add("infos/qvel", n, nv, 4);
-  if (goal) budget.add("infos/goal", n, ng, 4);
-  for (std::size_t i = 0; i < state_infos.size(); ++i)
-    budget.add("infos/" + state_infos[i].first, n, state_info_dims[i], 4);
+  if (f.tout) budget.add("timeouts", n, 1, 9);
+  if (f.next_obs && options.next_observations) budget.add("next_observations", n, f.obs_dim, 4);
+  if (f.qpos) budget.add("infos/qpos", n, f.nq, 4);
+  if (f.qvel) budget.add("infos/qvel", n, f.nv, 4);
+  if (f.goal) budget.add("infos/goal", n, f.ng, 4);
+  for (std::size_t i = 0; i < f.state_infos.size(); ++i)
+    budget.add("infos/" + f.state_infos[i].first, n, f.state_info_dims[i], 4);
 
-  // Before anything is allocated: every value of every array read is really in the file.
   h5::StorageMap storage;
-  for (const Array* a : {&obs, &act, &rew, &term}) h5::require_stored(ctx, *a, storage);
-  if (tout) h5::require_stored(ctx, *tout, storage);
-  if (next_obs && options.next_observations) h5::require_stored(ctx, *next_obs, storage);
-  if (qpos) h5::require_stored(ctx, *qpos, storage);
-  if (qvel) h5::require_stored(ctx, *qvel, storage);
-  if (goal) h5::require_stored(ctx, *goal, storage);
-  for (const auto& [key, a] : state_infos) h5::require_stored(ctx, a, storage);
+  for (const Array* a : {&f.obs, &f.act, &f.rew, &f.term}) h5::require_stored(ctx, *a, storage);
+  if (f.tout) h5::require_stored(ctx, *f.tout, storage);
+  if (f.next_obs && options.next_observations) h5::require_stored(ctx, *f.next_obs, storage);
+  if (f.qpos) h5::require_stored(ctx, *f.qpos, storage);
+  if (f.qvel) h5::require_stored(ctx, *f.qvel, storage);
+  if (f.goal) h5::require_stored(ctx, *f.goal, storage);
+  for (const auto& [key, a] : f.state_infos) h5::require_stored(ctx, a, storage);
+}
 
-  for (const Array* a : {&obs, &act, &rew, &term}) ds.arrays.push_back(a->info());
-  for (const auto* a : {&tout, &next_obs})
+// The arrays the dataset lists: the transitions' and every array under infos, read or not.
+void list_d4rl_arrays(const Context& ctx, hid_t file, const D4rlArrays& f, Dataset& ds) {
+  for (const Array* a : {&f.obs, &f.act, &f.rew, &f.term}) ds.arrays.push_back(a->info());
+  for (const auto* a : {&f.tout, &f.next_obs})
     if (*a) ds.arrays.push_back((*a)->info());
-  if (!infos_group && h5::has_link(ctx, file, "infos", "infos")) {
+  if (!f.infos_group && h5::has_link(ctx, file, "infos", "infos")) {
     ds.arrays.push_back(h5::open_array(ctx, file, "infos", "infos").info());
     ds.notes.push_back(
         "'infos' is one array, not a group of states (D4RL's kitchen files: the index of each "
         "step's demonstration within its folder): no state is replayed from it");
   }
-  if (infos_group) {
+  if (f.infos_group) {
     h5::Handle infos(H5Gopen2(file, "infos", H5P_DEFAULT), H5Gclose);
     if (!infos.valid()) ctx.fail_h5("infos", "cannot be opened as a group");
     const std::vector<std::string> members = h5::link_names(ctx, infos, "infos");
@@ -414,7 +429,13 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
       ds.arrays.push_back(h5::open_array(ctx, infos, name, "infos/" + name).info());
     }
   }
+}
 
+void read_d4rl_arrays(const Context& ctx, const D4rlArrays& f, const LoadOptions& options,
+                      const Progress& progress, Dataset& ds) {
+  const std::int64_t n = f.n, obs_dim = f.obs_dim, act_dim = f.act_dim, nq = f.nq, nv = f.nv,
+                     ng = f.ng;
+  const auto& next_obs = f.next_obs;
   auto& d = ds.data;
   d.obs_dim = obs_dim;
   d.act_dim = act_dim;
@@ -422,47 +443,52 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
   d.qvel_dim = nv;
   d.goal_dim = ng;
   ReadProgress read{progress};
-  read.total = n * (obs_dim + act_dim + 1 + nq + nv + ng + state_info_cols +
+  read.total = n * (obs_dim + act_dim + 1 + nq + nv + ng + f.state_info_cols +
                     (next_obs && options.next_observations ? obs_dim : 0));
   d.observations.resize(n * obs_dim);
-  h5::read_floats(ctx, obs, obs_dim, d.observations.data(),
+  h5::read_floats(ctx, f.obs, obs_dim, d.observations.data(),
                   read.counter(obs_dim, "reading observations"));
   d.actions.resize(n * act_dim);
-  h5::read_floats(ctx, act, act_dim, d.actions.data(), read.counter(act_dim, "reading actions"));
+  h5::read_floats(ctx, f.act, act_dim, d.actions.data(), read.counter(act_dim, "reading actions"));
   d.rewards.resize(n);
-  h5::read_floats(ctx, rew, 1, d.rewards.data(), read.counter(1, "reading rewards"));
+  h5::read_floats(ctx, f.rew, 1, d.rewards.data(), read.counter(1, "reading rewards"));
   d.terminals.resize(n);
-  h5::read_flags(ctx, term, d.terminals.data());
-  if (tout) {
+  h5::read_flags(ctx, f.term, d.terminals.data());
+  if (f.tout) {
     d.timeouts.resize(n);
-    h5::read_flags(ctx, *tout, d.timeouts.data());
+    h5::read_flags(ctx, *f.tout, d.timeouts.data());
   }
   if (next_obs && options.next_observations) {
     d.next_observations.resize(n * obs_dim);
     h5::read_floats(ctx, *next_obs, obs_dim, d.next_observations.data(),
                     read.counter(obs_dim, "reading next_observations"));
   }
-  if (qpos) {
+  if (f.qpos) {
     d.qpos.resize(n * nq);
-    h5::read_floats(ctx, *qpos, nq, d.qpos.data(), read.counter(nq, "reading infos/qpos"));
+    h5::read_floats(ctx, *f.qpos, nq, d.qpos.data(), read.counter(nq, "reading infos/qpos"));
   }
-  if (qvel) {
+  if (f.qvel) {
     d.qvel.resize(n * nv);
-    h5::read_floats(ctx, *qvel, nv, d.qvel.data(), read.counter(nv, "reading infos/qvel"));
+    h5::read_floats(ctx, *f.qvel, nv, d.qvel.data(), read.counter(nv, "reading infos/qvel"));
   }
-  if (goal) {
+  if (f.goal) {
     d.goals.resize(n * ng);
-    h5::read_floats(ctx, *goal, ng, d.goals.data(), read.counter(ng, "reading infos/goal"));
+    h5::read_floats(ctx, *f.goal, ng, d.goals.data(), read.counter(ng, "reading infos/goal"));
   }
-  for (std::size_t i = 0; i < state_infos.size(); ++i) {
-    const auto& [key, a] = state_infos[i];
+  for (std::size_t i = 0; i < f.state_infos.size(); ++i) {
+    const auto& [key, a] = f.state_infos[i];
     auto& info = d.state_infos[key];
-    info.dim = state_info_dims[i];
+    info.dim = f.state_info_dims[i];
     info.values.resize(static_cast<std::size_t>(n * info.dim));
     h5::read_floats(ctx, a, info.dim, info.values.data(),
                     read.counter(info.dim, "reading infos/" + key));
   }
+}
 
+// The file's metadata group, whose failures cost a warning, not the dataset; then the top-level
+// keys the layout does not know, each reported.
+void read_d4rl_metadata(const Context& ctx, hid_t file, const std::vector<std::string>& keys,
+                        const LoadOptions& options, Dataset& ds) {
   if (options.metadata) {
     try {
       if (h5::is_group(ctx, file, "metadata", "metadata")) {
@@ -488,7 +514,11 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
     if (auto it = ds.metadata.find(key); it != ds.metadata.end() && ds.env_id.empty())
       ds.env_id = it->second;
   }
+}
 
+// The episodes: at the file's timeouts, or cut every max_episode_steps without them; then what
+// AntMaze, Adroit and the kitchen add.
+void read_d4rl_episodes(bool has_timeouts, const LoadOptions& options, Dataset& ds) {
   // D4RL's kitchen files name no environment either; their file names do. They have no
   // 'timeouts' by design: a terminal closes each demonstration, so nothing is cut.
   if (ds.env_id.empty()) {
@@ -496,16 +526,28 @@ void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& k
     if (!ds.env_id.empty())
       ds.notes.push_back("the environment is " + ds.env_id + ", from D4RL's file name");
   }
+  const auto& d = ds.data;
   const bool kitchen = ds.env_id.rfind("kitchen-", 0) == 0;
-  ds.timeouts_synthesized = !tout && !kitchen;
+  ds.timeouts_synthesized = !has_timeouts && !kitchen;
   ds.episodes = segment_episodes(d.rewards, d.terminals, d.timeouts,
-                                 tout || kitchen ? 0 : options.max_episode_steps);
-  if (!tout && !kitchen)
+                                 has_timeouts || kitchen ? 0 : options.max_episode_steps);
+  if (!has_timeouts && !kitchen)
     ds.warnings.push_back("the file has no 'timeouts': episodes were cut every " +
                           std::to_string(options.max_episode_steps) + " steps, as D4RL does");
-  if (kitchen) read_kitchen_episodes(ds, tout.has_value());
+  if (kitchen) read_kitchen_episodes(ds, has_timeouts);
   read_antmaze_episodes(ds);
   read_adroit_states(ds);
+}
+
+void read_d4rl(const Context& ctx, hid_t file, const std::vector<std::string>& keys,
+               const LoadOptions& options, const Progress& progress, Dataset& ds) {
+  refuse_damaged_names(ctx, keys);
+  D4rlArrays f = open_d4rl_arrays(ctx, file, options);
+  check_d4rl_arrays(ctx, f, options);
+  list_d4rl_arrays(ctx, file, f, ds);
+  read_d4rl_arrays(ctx, f, options, progress, ds);
+  read_d4rl_metadata(ctx, file, keys, options, ds);
+  read_d4rl_episodes(f.tout.has_value(), options, ds);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -612,24 +654,26 @@ std::vector<MinariState> minari_states(const Context& ctx, hid_t file,
   return out;
 }
 
-void read_minari(const Context& ctx, hid_t file,
-                 const std::vector<std::pair<std::int64_t, std::string>>& names,
-                 const std::vector<std::string>& keys, const LoadOptions& options,
-                 const Progress& progress, Dataset& ds) {
-  if (options.metadata) {
-    try {
-      for (const auto& attr : h5::attribute_names(ctx, file, "")) {
-        try {
-          if (auto text = h5::read_attribute_text(ctx, file, attr); !text.empty())
-            ds.metadata[attr] = text;
-        } catch (const DatasetError& e) {
-          ds.warnings.push_back("metadata left out: the attribute " + without_file(e));
-        }
+// The file's attributes as the dataset's metadata; one that cannot be read costs a warning.
+void read_minari_metadata(const Context& ctx, hid_t file, const LoadOptions& options, Dataset& ds) {
+  if (!options.metadata) return;
+  try {
+    for (const auto& attr : h5::attribute_names(ctx, file, "")) {
+      try {
+        if (auto text = h5::read_attribute_text(ctx, file, attr); !text.empty())
+          ds.metadata[attr] = text;
+      } catch (const DatasetError& e) {
+        ds.warnings.push_back("metadata left out: the attribute " + without_file(e));
       }
-    } catch (const DatasetError& e) {
-      ds.warnings.push_back("metadata left out: " + without_file(e));
     }
+  } catch (const DatasetError& e) {
+    ds.warnings.push_back("metadata left out: " + without_file(e));
   }
+}
+
+// The environment from the file's env_spec, and what Minari's remakes of D4RL's datasets are:
+// other tasks (AntMaze, the kitchen), or D4RL's Adroit tasks with other rewards.
+void read_minari_task(Dataset& ds) {
   if (auto it = ds.metadata.find("env_spec"); it != ds.metadata.end()) {
     const auto spec = nlohmann::json::parse(it->second, nullptr, false);
     if (spec.is_object() && spec.contains("id") && spec["id"].is_string()) ds.env_id = spec["id"];
@@ -671,66 +715,71 @@ void read_minari(const Context& ctx, hid_t file,
         "rewards had a sign error in their dense term, and its pen never ends early), so "
         "returns differ from D4RL's");
   }
-  for (const auto& key : keys)
-    if (!episode_id(key))
-      ds.warnings.push_back("the top-level key '" + printable_name(key) +
-                            "' is not an episode group and was ignored (a damaged name?)");
+}
 
+// The episode groups of a Minari file, opened and checked against each other, not yet read.
+struct MinariEpisodes {
   std::vector<MinariEpisode> episodes;
-  episodes.reserve(names.size());
   std::int64_t obs_dim = -1, act_dim = -1, total = 0;
   bool dict_observations = false;
-  for (const auto& [id, name] : names) {
-    MinariEpisode e;
-    e.name = name;
-    e.actions = h5::open_array(ctx, file, name + "/actions", name + "/actions");
-    e.steps = e.actions.rows();
-    const std::int64_t a_dim = h5::matrix_cols(ctx, e.actions, true);
-    e.rewards = h5::open_array(ctx, file, name + "/rewards", name + "/rewards");
-    e.terminations = h5::open_array(ctx, file, name + "/terminations", name + "/terminations");
-    e.truncations = h5::open_array(ctx, file, name + "/truncations", name + "/truncations");
-    for (Array* a : {&e.rewards, &e.terminations, &e.truncations}) {
-      h5::require_vector(ctx, *a);
-      check_rows(ctx, *a, e.steps, name + "/actions");
-    }
-    // A dict observation space (goal-conditioned tasks) is a group: concatenate its members.
-    std::vector<std::string> obs_paths;
-    if (h5::is_group(ctx, file, name + "/observations", name + "/observations")) {
-      dict_observations = true;
-      dict_members(ctx, file, name + "/observations", obs_paths);
-      if (obs_paths.empty()) ctx.fail(name + "/observations", "is an empty group");
-    } else {
-      obs_paths.push_back(name + "/observations");
-    }
-    if (!episodes.empty() && episodes.front().observations.size() == obs_paths.size())
-      for (std::size_t k = 0; k < obs_paths.size(); ++k)
-        if (obs_paths[k].substr(name.size()) !=
-            episodes.front().observations[k].key.substr(episodes.front().name.size()))
-          ctx.fail(obs_paths[k], "is not the observation member '" +
-                                     episodes.front().observations[k].key + "' has in " +
-                                     episodes.front().name);
-    std::int64_t o_dim = 0;
-    for (const auto& path : obs_paths) {
-      Array a = h5::open_array(ctx, file, path, path);
-      o_dim += h5::matrix_cols(ctx, a, true);
-      if (a.rows() != e.steps + 1)
-        ctx.fail(path, "has " + std::to_string(a.rows()) + " rows; a Minari episode of " +
-                           std::to_string(e.steps) + " steps needs steps + 1 = " +
-                           std::to_string(e.steps + 1) + " (the reset observation first)");
-      e.observations.push_back(std::move(a));
-    }
-    if (obs_dim >= 0 && (o_dim != obs_dim || a_dim != act_dim))
-      ctx.fail(name, "has observation/action dims " + std::to_string(o_dim) + "/" +
-                         std::to_string(a_dim) + " but earlier episodes have " +
-                         std::to_string(obs_dim) + "/" + std::to_string(act_dim));
-    obs_dim = o_dim;
-    act_dim = a_dim;
-    total += e.steps;
-    episodes.push_back(std::move(e));
+};
+
+// Opens the episode group `name` and checks its arrays against each other and against the
+// episodes opened before it.
+void open_minari_episode(const Context& ctx, hid_t file, const std::string& name,
+                         MinariEpisodes& all) {
+  const auto& episodes = all.episodes;
+  MinariEpisode e;
+  e.name = name;
+  e.actions = h5::open_array(ctx, file, name + "/actions", name + "/actions");
+  e.steps = e.actions.rows();
+  const std::int64_t a_dim = h5::matrix_cols(ctx, e.actions, true);
+  e.rewards = h5::open_array(ctx, file, name + "/rewards", name + "/rewards");
+  e.terminations = h5::open_array(ctx, file, name + "/terminations", name + "/terminations");
+  e.truncations = h5::open_array(ctx, file, name + "/truncations", name + "/truncations");
+  for (Array* a : {&e.rewards, &e.terminations, &e.truncations}) {
+    h5::require_vector(ctx, *a);
+    check_rows(ctx, *a, e.steps, name + "/actions");
   }
-  if (total == 0) ctx.fail(names.front().second, "holds zero transitions (every episode is empty)");
-  const auto states =
-      options.infos ? minari_states(ctx, file, episodes, ds) : std::vector<MinariState>{};
+  // A dict observation space (goal-conditioned tasks) is a group: concatenate its members.
+  std::vector<std::string> obs_paths;
+  if (h5::is_group(ctx, file, name + "/observations", name + "/observations")) {
+    all.dict_observations = true;
+    dict_members(ctx, file, name + "/observations", obs_paths);
+    if (obs_paths.empty()) ctx.fail(name + "/observations", "is an empty group");
+  } else {
+    obs_paths.push_back(name + "/observations");
+  }
+  if (!episodes.empty() && episodes.front().observations.size() == obs_paths.size())
+    for (std::size_t k = 0; k < obs_paths.size(); ++k)
+      if (obs_paths[k].substr(name.size()) !=
+          episodes.front().observations[k].key.substr(episodes.front().name.size()))
+        ctx.fail(obs_paths[k], "is not the observation member '" +
+                                   episodes.front().observations[k].key + "' has in " +
+                                   episodes.front().name);
+  std::int64_t o_dim = 0;
+  for (const auto& path : obs_paths) {
+    Array a = h5::open_array(ctx, file, path, path);
+    o_dim += h5::matrix_cols(ctx, a, true);
+    if (a.rows() != e.steps + 1)
+      ctx.fail(path, "has " + std::to_string(a.rows()) + " rows; a Minari episode of " +
+                         std::to_string(e.steps) + " steps needs steps + 1 = " +
+                         std::to_string(e.steps + 1) + " (the reset observation first)");
+    e.observations.push_back(std::move(a));
+  }
+  if (all.obs_dim >= 0 && (o_dim != all.obs_dim || a_dim != all.act_dim))
+    ctx.fail(name, "has observation/action dims " + std::to_string(o_dim) + "/" +
+                       std::to_string(a_dim) + " but earlier episodes have " +
+                       std::to_string(all.obs_dim) + "/" + std::to_string(all.act_dim));
+  all.obs_dim = o_dim;
+  all.act_dim = a_dim;
+  all.total += e.steps;
+  all.episodes.push_back(std::move(e));
+}
+
+// Where the episodes' states come from, or that there are none to replay from.
+void note_minari_states(const std::vector<MinariState>& states, const LoadOptions& options,
+                        Dataset& ds) {
   if (!states.empty()) {
     std::string list;
     for (const auto& st : states) list += (list.empty() ? "" : ", ") + st.where + "/" + st.key;
@@ -741,10 +790,13 @@ void read_minari(const Context& ctx, hid_t file,
         "the file holds no states (no qpos or qvel under an episode's infos/ or "
         "state/): its episodes cannot be replayed from saved states");
   }
-  // The file's own totals: an episode group whose name was damaged is otherwise skipped unseen.
+}
+
+// The file's own totals: an episode group whose name was damaged is otherwise skipped unseen.
+void check_minari_totals(const Context& ctx, std::int64_t held, std::int64_t total,
+                         const LoadOptions& options, Dataset& ds) {
   const auto declared_episodes = declared_count(ds, "total_episodes");
   const auto declared_steps = declared_count(ds, "total_steps");
-  const auto held = static_cast<std::int64_t>(names.size());
   if (declared_episodes && *declared_episodes != held)
     ctx.fail("", "declares " + std::to_string(*declared_episodes) +
                      " episodes (total_episodes) but holds " + std::to_string(held) +
@@ -757,28 +809,39 @@ void read_minari(const Context& ctx, hid_t file,
     ds.warnings.push_back(
         "the file's declared totals (total_episodes, total_steps) could not be read: "
         "whether every episode group was found is unchecked");
+}
 
+// The arrays must fit the memory budget and every value be in the file before anything is
+// allocated or read.
+void check_minari_storage(const Context& ctx, const MinariEpisodes& all,
+                          const std::vector<MinariState>& states, const LoadOptions& options) {
+  const std::int64_t total = all.total;
   MemoryBudget budget{ctx, options.max_bytes > 0 ? options.max_bytes : physical_memory_bytes() / 2};
-  budget.add("observations", total, obs_dim, 4);
-  budget.add("actions", total, act_dim, 4);
+  budget.add("observations", total, all.obs_dim, 4);
+  budget.add("actions", total, all.act_dim, 4);
   budget.add("rewards", total, 1, 4);
   budget.add("terminations", total, 2, 9);
   for (const auto& st : states) budget.add(st.where + "/" + st.key, total, st.dim, 4);
 
   h5::StorageMap storage;
-  for (const auto& e : episodes) {
+  for (const auto& e : all.episodes) {
     for (const auto& a : e.observations) h5::require_stored(ctx, a, storage);
     for (const Array* a : {&e.actions, &e.rewards, &e.terminations, &e.truncations})
       h5::require_stored(ctx, *a, storage);
   }
   for (const auto& st : states)
     for (const auto& a : st.arrays) h5::require_stored(ctx, a, storage);
+}
 
+// The dataset's arrays, sized for every episode's steps.
+void allocate_minari_data(const MinariEpisodes& all, const std::vector<MinariState>& states,
+                          Dataset& ds) {
+  const std::int64_t total = all.total;
   auto& d = ds.data;
-  d.obs_dim = obs_dim;
-  d.act_dim = act_dim;
-  d.observations.resize(total * obs_dim);
-  d.actions.resize(total * act_dim);
+  d.obs_dim = all.obs_dim;
+  d.act_dim = all.act_dim;
+  d.observations.resize(total * all.obs_dim);
+  d.actions.resize(total * all.act_dim);
   d.rewards.resize(total);
   d.terminals.resize(total);
   d.timeouts.resize(total);
@@ -791,11 +854,21 @@ void read_minari(const Context& ctx, hid_t file,
     else
       d.state_infos[st.key] = {st.dim, std::vector<float>(size)};
   }
+}
+
+// Reads every episode into the allocated arrays, one after the other, and lists the episodes.
+// Returns how many steps before an episode's last carry a termination or truncation flag.
+std::int64_t read_minari_episodes(const Context& ctx, const MinariEpisodes& all,
+                                  const std::vector<MinariState>& states, const Progress& progress,
+                                  Dataset& ds) {
+  const auto& episodes = all.episodes;
+  const std::int64_t obs_dim = all.obs_dim, act_dim = all.act_dim;
+  auto& d = ds.data;
   ReadProgress read{progress};
-  read.total = total * (obs_dim + act_dim + 1);
+  read.total = all.total * (obs_dim + act_dim + 1);
   std::int64_t row = 0, early_flags = 0;
   std::vector<float> block;
-  for (auto& e : episodes) {
+  for (const auto& e : episodes) {
     // Observations: copy the first `steps` rows of each member into its columns.
     std::int64_t col0 = 0;
     for (const auto& a : e.observations) {
@@ -836,6 +909,14 @@ void read_minari(const Context& ctx, hid_t file,
     }
     row += e.steps;
   }
+  return early_flags;
+}
+
+// The arrays the dataset lists, as if one episode followed the other, and a dict observation's
+// columns.
+void list_minari_arrays(const MinariEpisodes& all, Dataset& ds) {
+  const auto& episodes = all.episodes;
+  const std::int64_t total = all.total, obs_dim = all.obs_dim, act_dim = all.act_dim;
   ds.arrays.push_back({"observations",
                        episodes.front().observations.front().dtype,
                        {total + static_cast<std::int64_t>(episodes.size()), obs_dim}});
@@ -843,7 +924,7 @@ void read_minari(const Context& ctx, hid_t file,
   ds.arrays.push_back({"rewards", episodes.front().rewards.dtype, {total}});
   ds.arrays.push_back({"terminations", episodes.front().terminations.dtype, {total}});
   ds.arrays.push_back({"truncations", episodes.front().truncations.dtype, {total}});
-  if (dict_observations) {
+  if (all.dict_observations) {
     std::string columns;
     std::int64_t col = 0;
     for (const auto& a : episodes.front().observations) {
@@ -857,6 +938,33 @@ void read_minari(const Context& ctx, hid_t file,
         "observations are a dict: their members were concatenated in name order (columns " +
         columns + ")");
   }
+}
+
+void read_minari(const Context& ctx, hid_t file,
+                 const std::vector<std::pair<std::int64_t, std::string>>& names,
+                 const std::vector<std::string>& keys, const LoadOptions& options,
+                 const Progress& progress, Dataset& ds) {
+  read_minari_metadata(ctx, file, options, ds);
+  read_minari_task(ds);
+  for (const auto& key : keys)
+    if (!episode_id(key))
+      ds.warnings.push_back("the top-level key '" + printable_name(key) +
+                            "' is not an episode group and was ignored (a damaged name?)");
+
+  MinariEpisodes all;
+  all.episodes.reserve(names.size());
+  for (const auto& [id, name] : names) open_minari_episode(ctx, file, name, all);
+  if (all.total == 0)
+    ctx.fail(names.front().second, "holds zero transitions (every episode is empty)");
+  const auto states =
+      options.infos ? minari_states(ctx, file, all.episodes, ds) : std::vector<MinariState>{};
+  note_minari_states(states, options, ds);
+  check_minari_totals(ctx, static_cast<std::int64_t>(names.size()), all.total, options, ds);
+  check_minari_storage(ctx, all, states, options);
+
+  allocate_minari_data(all, states, ds);
+  const std::int64_t early_flags = read_minari_episodes(ctx, all, states, progress, ds);
+  list_minari_arrays(all, ds);
   if (early_flags > 0)
     ds.warnings.push_back(
         std::to_string(early_flags) +

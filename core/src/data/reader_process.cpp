@@ -430,10 +430,12 @@ struct Fd {
   }
 };
 
-// Runs the reader on `file`; on success the dataset is in `result_fd` (a memory file).
-Outcome run_reader(const fs::path& program, const std::vector<std::string>& extra_args,
-                   const fs::path& file, const LoadOptions& options, double timeout_s,
-                   std::int64_t memory_limit, int result_fd, const Progress& progress) {
+// The reader's command line: what to leave out or keep, the limits, the result's descriptor and
+// the file.
+std::vector<std::string> reader_arguments(const fs::path& program,
+                                          const std::vector<std::string>& extra_args,
+                                          const fs::path& file, const LoadOptions& options,
+                                          std::int64_t memory_limit) {
   std::vector<std::string> args{program.string()};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   if (!options.metadata) args.emplace_back("--no-metadata");
@@ -442,6 +444,95 @@ Outcome run_reader(const fs::path& program, const std::vector<std::string>& extr
   args.insert(args.end(), {"--max-bytes", std::to_string(options.max_bytes), "--max-episode-steps",
                            std::to_string(options.max_episode_steps), "--memory-limit",
                            std::to_string(memory_limit), "--result-fd", "3", file.string()});
+  return args;
+}
+
+// One line from the reader: a breadcrumb, progress (passed on, scaled to the reading's share), or
+// how it ended.
+void take_line(const std::string& line, const Progress& progress, Outcome& out) {
+  if (line.rfind("at ", 0) == 0 && line.size() >= 5) {
+    out.optional_step = line[3] == '1';
+    out.step = line.substr(5);
+  } else if (line.rfind("progress ", 0) == 0) {
+    const std::string rest = line.substr(9);
+    const auto space = rest.find(' ');
+    const double fraction = std::atof(rest.substr(0, space).c_str());
+    if (progress.report && std::isfinite(fraction))
+      progress.report(0.95 * fraction,
+                      space == std::string::npos ? std::string() : rest.substr(space + 1));
+  } else if (line == "ok") {
+    out.kind = Outcome::Kind::Ok;
+  } else if (line.rfind("refused ", 0) == 0) {
+    out.kind = Outcome::Kind::Refused;
+    const std::string rest = line.substr(8);
+    const auto a = rest.find('\t'), b = rest.find('\t', a == std::string::npos ? a : a + 1);
+    out.file = rest.substr(0, a);
+    out.key = a == std::string::npos ? "" : rest.substr(a + 1, b - a - 1);
+    out.problem = b == std::string::npos ? rest : rest.substr(b + 1);
+  } else if (line == "nomem") {
+    out.kind = Outcome::Kind::OutOfMemory;
+  } else if (line.rfind("failed ", 0) == 0) {
+    out.kind = Outcome::Kind::Failed;
+    out.detail = line.substr(7);
+  }
+}
+
+// When the reader must be done: now plus a timeout in seconds, as the steady clock counts.
+using Deadline = decltype(std::chrono::steady_clock::now() + std::chrono::duration<double>());
+
+// Takes the reader's lines from `fd` until its output ends; false when the deadline comes first.
+// Throws Cancelled.
+bool read_lines(int fd, Deadline deadline, const Progress& progress, Outcome& out) {
+  std::string buffer;
+  for (;;) {
+    if (progress.cancel.cancelled()) throw Cancelled();  // the Child guard kills the reader
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, 100);  // short: cancellation is noticed within 0.1 s
+    if (ready < 0 && errno != EINTR) return true;
+    if (ready <= 0) continue;
+    char chunk[4096];
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return true;  // end of output: the reader has exited or closed it
+    buffer.append(chunk, static_cast<std::size_t>(n));
+    for (std::size_t eol; (eol = buffer.find('\n')) != std::string::npos;) {
+      take_line(buffer.substr(0, eol), progress, out);
+      buffer.erase(0, eol + 1);
+    }
+    if (buffer.size() > (1 << 20))
+      buffer.clear();  // no line is this long; do not grow without bound
+  }
+}
+
+// How the reader ended by its exit status, against what its last line said.
+void judge_exit(int status, Outcome& out) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    out.kind = sig == SIGXCPU ? Outcome::Kind::TimedOut : Outcome::Kind::Crashed;
+    out.detail = std::string(strsignal(sig));
+  } else if (WIFEXITED(status)) {
+    const int code = WEXITSTATUS(status);
+    const bool as_said = (code == 0 && out.kind == Outcome::Kind::Ok) ||
+                         (code == kExitRefused && out.kind == Outcome::Kind::Refused) ||
+                         (code == kExitFailed && out.kind == Outcome::Kind::Failed);
+    if (code == kExitNoMemory) {
+      out.kind = Outcome::Kind::OutOfMemory;
+    } else if (!as_said) {
+      // An exit without its result line: something ended the reader from inside (a sanitizer's
+      // report, glibc's abort handler exiting): as good as a crash.
+      out.kind = Outcome::Kind::Crashed;
+      out.detail = "exit status " + std::to_string(code);
+    }
+  }
+}
+
+// Runs the reader on `file`; on success the dataset is in `result_fd` (a memory file).
+Outcome run_reader(const fs::path& program, const std::vector<std::string>& extra_args,
+                   const fs::path& file, const LoadOptions& options, double timeout_s,
+                   std::int64_t memory_limit, int result_fd, const Progress& progress) {
+  const std::vector<std::string> args =
+      reader_arguments(program, extra_args, file, options, memory_limit);
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0)
     throw Error(std::string("cannot start the dataset reader: ") + std::strerror(errno));
@@ -463,59 +554,8 @@ Outcome run_reader(const fs::path& program, const std::vector<std::string>& extr
   write_end.fd = -1;
 
   Outcome out;
-  std::string buffer;
-  auto take_line = [&](const std::string& line) {
-    if (line.rfind("at ", 0) == 0 && line.size() >= 5) {
-      out.optional_step = line[3] == '1';
-      out.step = line.substr(5);
-    } else if (line.rfind("progress ", 0) == 0) {
-      const std::string rest = line.substr(9);
-      const auto space = rest.find(' ');
-      const double fraction = std::atof(rest.substr(0, space).c_str());
-      if (progress.report && std::isfinite(fraction))
-        progress.report(0.95 * fraction,
-                        space == std::string::npos ? std::string() : rest.substr(space + 1));
-    } else if (line == "ok") {
-      out.kind = Outcome::Kind::Ok;
-    } else if (line.rfind("refused ", 0) == 0) {
-      out.kind = Outcome::Kind::Refused;
-      const std::string rest = line.substr(8);
-      const auto a = rest.find('\t'), b = rest.find('\t', a == std::string::npos ? a : a + 1);
-      out.file = rest.substr(0, a);
-      out.key = a == std::string::npos ? "" : rest.substr(a + 1, b - a - 1);
-      out.problem = b == std::string::npos ? rest : rest.substr(b + 1);
-    } else if (line == "nomem") {
-      out.kind = Outcome::Kind::OutOfMemory;
-    } else if (line.rfind("failed ", 0) == 0) {
-      out.kind = Outcome::Kind::Failed;
-      out.detail = line.substr(7);
-    }
-  };
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  bool timed_out = false;
-  for (;;) {
-    if (progress.cancel.cancelled()) throw Cancelled();  // the Child guard kills the reader
-    if (std::chrono::steady_clock::now() >= deadline) {
-      timed_out = true;
-      break;
-    }
-    pollfd p{read_end.fd, POLLIN, 0};
-    const int ready = ::poll(&p, 1, 100);  // short: cancellation is noticed within 0.1 s
-    if (ready < 0 && errno != EINTR) break;
-    if (ready <= 0) continue;
-    char chunk[4096];
-    const ssize_t n = ::read(read_end.fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // end of output: the reader has exited or closed it
-    buffer.append(chunk, static_cast<std::size_t>(n));
-    for (std::size_t eol; (eol = buffer.find('\n')) != std::string::npos;) {
-      take_line(buffer.substr(0, eol));
-      buffer.erase(0, eol + 1);
-    }
-    if (buffer.size() > (1 << 20))
-      buffer.clear();  // no line is this long; do not grow without bound
-  }
-  if (timed_out) {
+  if (!read_lines(read_end.fd, deadline, progress, out)) {
     out.kind = Outcome::Kind::TimedOut;
     return out;  // the Child guard kills and reaps it
   }
@@ -536,24 +576,7 @@ Outcome run_reader(const fs::path& program, const std::vector<std::string>& extr
     ::usleep(10000);
   }
   child.pid = -1;
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    out.kind = sig == SIGXCPU ? Outcome::Kind::TimedOut : Outcome::Kind::Crashed;
-    out.detail = std::string(strsignal(sig));
-  } else if (WIFEXITED(status)) {
-    const int code = WEXITSTATUS(status);
-    const bool as_said = (code == 0 && out.kind == Outcome::Kind::Ok) ||
-                         (code == kExitRefused && out.kind == Outcome::Kind::Refused) ||
-                         (code == kExitFailed && out.kind == Outcome::Kind::Failed);
-    if (code == kExitNoMemory) {
-      out.kind = Outcome::Kind::OutOfMemory;
-    } else if (!as_said) {
-      // An exit without its result line: something ended the reader from inside (a sanitizer's
-      // report, glibc's abort handler exiting): as good as a crash.
-      out.kind = Outcome::Kind::Crashed;
-      out.detail = "exit status " + std::to_string(code);
-    }
-  }
+  judge_exit(status, out);
   return out;
 }
 

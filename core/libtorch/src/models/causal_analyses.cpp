@@ -4,6 +4,13 @@
 // checkpoint's dataset as the attention views do (sample_windows), and plays episodes with the
 // intervened policy where it measures returns. docs/analyses.md defines each number.
 
+// Index of this file:
+//   [SECTION] Knockout
+//   [SECTION] Heads
+//   [SECTION] Action lens
+//   [SECTION] Patching
+//   [SECTION] The registrations
+
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -28,7 +35,8 @@ using namespace analysis_parts;
 using namespace causal_parts;
 
 // ---------------------------------------------------------------------------------------------
-// Knockout: context:C for C = 1..K.
+// [SECTION] Knockout
+// context:C for C = 1..K.
 
 AnalysisResult knockout(const AnalysisInputs& in, const Progress& progress) {
   torch::NoGradGuard no_grad;
@@ -144,7 +152,8 @@ AnalysisResult knockout(const AnalysisInputs& in, const Progress& progress) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Heads: every head (a mixer without heads whole) and every MLP ablated in turn.
+// [SECTION] Heads
+// Every head (a mixer without heads whole) and every MLP ablated in turn.
 
 AnalysisResult heads(const AnalysisInputs& in, const Progress& progress) {
   torch::NoGradGuard no_grad;
@@ -229,7 +238,8 @@ AnalysisResult heads(const AnalysisInputs& in, const Progress& progress) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Action lens: each block's stream read out as an action, against the final action.
+// [SECTION] Action lens
+// Each block's stream read out as an action, against the final action.
 
 AnalysisResult lens(const AnalysisInputs& in, const Progress& progress) {
   torch::NoGradGuard no_grad;
@@ -283,8 +293,8 @@ AnalysisResult lens(const AnalysisInputs& in, const Progress& progress) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Patching: the clean run with one site taken from the other, over layer x token and layer x
-// component.
+// [SECTION] Patching
+// The clean run with one site taken from the other, over layer x token and layer x component.
 
 // A Grid figure of `rows` x `columns` cells.
 AnalysisFigure grid(std::string name, std::string title, std::vector<std::string> rows,
@@ -313,6 +323,163 @@ analysis::Recovered recovered(const PatchingSweep& sweep, const torch::Tensor& p
                                       {p.data_ptr<float>(), n}, B, A, floor);
 }
 
+// The clean run and the other one whose sites are patched into it, and what the other is ("target
+// 3600 from 1800", "from another episode", "from R zeroed").
+struct PatchingRuns {
+  ModelInputs clean, other;
+  std::string what;
+};
+
+// Each window's other is the next window drawn from another episode.
+ModelInputs from_other_episodes(const DatasetWindows& windows, const ModelInputs& clean) {
+  const auto B = static_cast<int64_t>(windows.windows.size());
+  std::vector<int64_t> partner(static_cast<std::size_t>(B));
+  for (int64_t b = 0; b < B; ++b) {
+    int64_t j = (b + 1) % B;
+    while (j != b && windows.windows[static_cast<std::size_t>(j)].episode ==
+                         windows.windows[static_cast<std::size_t>(b)].episode)
+      j = (j + 1) % B;
+    if (j == b)
+      throw UsageError(windows.dataset.string() +
+                       ": every window comes from one episode; patching needs two");
+    partner[static_cast<std::size_t>(b)] = j;
+  }
+  const auto index = torch::tensor(partner, torch::kLong);
+  return {clean.states.index_select(0, index), clean.actions.index_select(0, index),
+          clean.returns_to_go.index_select(0, index), clean.timesteps.index_select(0, index),
+          clean.mask.defined() ? clean.mask.index_select(0, index) : torch::Tensor()};
+}
+
+// The runs --contrast asks for: the windows at a high and a low target, each window and one of
+// another episode, or the windows and the same with a modality zeroed; the summary says which.
+PatchingRuns patching_runs(const analysis::AnalysisOptions& o, const std::string& contrast,
+                           const DatasetWindows& windows, const CheckpointInfo& info,
+                           ordered_json& summary) {
+  PatchingRuns runs{windows.inputs, windows.inputs, {}};
+  if (contrast == "targets") {
+    const auto [high, low] = contrast_targets(o, windows);
+    runs.clean = at_target(windows.inputs, high, info.rtg_scale);
+    runs.other = at_target(windows.inputs, low, info.rtg_scale);
+    summary["clean_target"] = high;
+    summary["other_target"] = low;
+    runs.what = "target " + fixed_number(high, 0) + " from " + fixed_number(low, 0);
+  } else if (contrast == "episodes") {
+    runs.other = from_other_episodes(windows, runs.clean);
+    runs.what = "from another episode";
+  } else {
+    const auto zeroing = modality_zeroing(o.text("zero")[0]);
+    runs.other = apply_zeroing(runs.clean, zeroing);
+    summary["zeroed"] = o.text("zero");
+    runs.what = "from " + o.text("zero") + " zeroed";
+  }
+  return runs;
+}
+
+// Without a window whose action the other run moves, every fraction is 0/0: said before the
+// sweep, so that no blank figure is drawn.
+void require_something_to_recover(DecisionModelImpl& model, const PatchingRuns& runs, double floor,
+                                  const std::string& contrast) {
+  const auto actions_clean = last_actions(model, runs.clean),
+             actions_other = last_actions(model, runs.other);
+  if (recovered({actions_clean, actions_other, {}, {}}, actions_other, floor).windows == 0)
+    throw Error(
+        "patching has nothing to recover: no window's action changes by --floor (" +
+        general_number(floor) + ") or more between the clean run and the other (" + runs.what +
+        "; the largest change is " +
+        general_number((actions_other - actions_clean).norm(2, {1}).max().item<double>()) + "). " +
+        (contrast == "targets" ? "Choose --high and --low further apart, " : std::string()) +
+        "choose another --contrast, or a lower --floor");
+}
+
+// A row of the patching table: the site, its layer and position, the fraction recovered over
+// every joint, the windows it counts, and the fraction per joint.
+void add_patching_row(AnalysisTable& table, const std::string& site, int layer,
+                      const std::string& position, const analysis::Recovered& r) {
+  std::vector<analysis::AnalysisCell> row{site, static_cast<double>(layer), position, r.norm,
+                                          static_cast<double>(r.windows)};
+  for (const double v : r.per_dim) row.push_back(v);
+  table.rows.push_back(std::move(row));
+}
+
+// Patching sites ranked by the fraction they recover.
+using RankedSites = std::vector<std::pair<double, std::string>>;
+
+// A grid's row and column labels and its cells, row by row.
+struct PatchingGrid {
+  std::vector<std::string> rows, columns;
+  std::vector<double> cells;
+};
+
+// The stream patched at each layer and token, on a grid of steps (columns) by layer and token
+// type (rows: "L1 R", "L1 s", "L1 a", "L2 R", ...): a window's 3K tokens are too many to name one
+// a column at a column's width, and so every token keeps its R/s/a name and step, and each type's
+// tokens line up along a row. A model of one token a step has a row a layer.
+PatchingGrid patch_stream(const PatchingSweep& sweep, const VariantConfig& c, int64_t per_step,
+                          const std::vector<std::string>& layers,
+                          const std::vector<std::string>& labels, double floor,
+                          AnalysisTable& table, RankedSites& ranked) {
+  const int64_t T = sweep.stream.size(1), steps = T / per_step;
+  PatchingGrid out;
+  for (int l = 1; l <= c.layers; ++l)
+    for (int64_t k = 0; k < per_step; ++k)
+      out.rows.push_back(per_step == 1 ? layers[static_cast<std::size_t>(l - 1)]
+                                       : layers[static_cast<std::size_t>(l - 1)] + " " +
+                                             std::string(1, "Rsa"[k]));
+  for (int64_t k = 1; k <= steps; ++k) out.columns.push_back(std::to_string(k));
+  out.cells.assign(out.rows.size() * out.columns.size(), std::nan(""));
+  for (int l = 1; l <= c.layers; ++l)
+    for (int64_t t = 0; t < T; ++t) {
+      const auto r = recovered(sweep, sweep.stream[l - 1][t], floor);
+      const auto row = static_cast<std::size_t>((l - 1) * per_step + t % per_step);
+      out.cells[row * out.columns.size() + static_cast<std::size_t>(t / per_step)] = r.norm;
+      add_patching_row(table, "resid", l, labels[static_cast<std::size_t>(t)], r);
+      if (std::isfinite(r.norm))
+        ranked.push_back({r.norm, "resid:" + std::to_string(l) + "." + std::to_string(t + 1) +
+                                      " (" + labels[static_cast<std::size_t>(t)] + ")"});
+    }
+  return out;
+}
+
+// Each head, mixer and MLP patched: on a layer x column grid, blank where a layer has no such
+// component; per joint, a row a component; and as the summary lists them.
+struct ComponentPatches {
+  PatchingGrid grid;
+  std::vector<std::string> labels;  // the components, the rows of the joints' grid
+  std::vector<double> joint_cells;
+  ordered_json json = ordered_json::array();
+};
+
+ComponentPatches patch_components(const PatchingSweep& sweep,
+                                  const std::vector<BlockComponent>& components,
+                                  const std::vector<std::string>& layers, double floor,
+                                  AnalysisTable& table, RankedSites& ranked) {
+  ComponentPatches out;
+  auto& columns = out.grid.columns;
+  out.grid.rows = layers;
+  for (const auto& k : components)
+    if (std::find(columns.begin(), columns.end(), k.column) == columns.end())
+      columns.push_back(k.column);
+  out.grid.cells.assign(layers.size() * columns.size(), std::nan(""));
+  for (std::size_t k = 0; k < components.size(); ++k) {
+    const auto r = recovered(sweep, sweep.components[static_cast<int64_t>(k)], floor);
+    const auto& comp = components[k];
+    const auto column = static_cast<std::size_t>(
+        std::find(columns.begin(), columns.end(), comp.column) - columns.begin());
+    out.grid.cells[static_cast<std::size_t>(comp.layer - 1) * columns.size() + column] = r.norm;
+    out.joint_cells.insert(out.joint_cells.end(), r.per_dim.begin(), r.per_dim.end());
+    out.labels.push_back(comp.label);
+    add_patching_row(table, comp.spec.substr(0, comp.spec.find(':')), comp.layer, comp.label, r);
+    ordered_json per_dim = ordered_json::array();
+    for (const double v : r.per_dim) per_dim.push_back(finite_or_null(v));
+    out.json.push_back({{"component", comp.label},
+                        {"spec", comp.spec},
+                        {"fraction", finite_or_null(r.norm)},
+                        {"per_joint", per_dim}});
+    if (std::isfinite(r.norm)) ranked.push_back({r.norm, comp.spec + " (" + comp.label + ")"});
+  }
+  return out;
+}
+
 AnalysisResult patching(const AnalysisInputs& in, const Progress& progress) {
   torch::NoGradGuard no_grad;
   const auto& o = in.options;
@@ -324,54 +491,11 @@ AnalysisResult patching(const AnalysisInputs& in, const Progress& progress) {
       *m.checkpoint, in.dataset, static_cast<int>(o.integer("windows")), progress.part(0, 0.1));
   const std::string contrast = o.text("contrast");
   const double floor = o.number("floor");
-  ModelInputs clean = windows.inputs, other = windows.inputs;
   ordered_json summary = {
       {"variant", c.variant}, {"windows", windows.count}, {"contrast", contrast}};
-  std::string what;
-  if (contrast == "targets") {
-    const auto [high, low] = contrast_targets(o, windows);
-    clean = at_target(windows.inputs, high, info.rtg_scale);
-    other = at_target(windows.inputs, low, info.rtg_scale);
-    summary["clean_target"] = high;
-    summary["other_target"] = low;
-    what = "target " + fixed_number(high, 0) + " from " + fixed_number(low, 0);
-  } else if (contrast == "episodes") {
-    // Each window's other is the next window drawn from another episode.
-    const auto B = static_cast<int64_t>(windows.windows.size());
-    std::vector<int64_t> partner(static_cast<std::size_t>(B));
-    for (int64_t b = 0; b < B; ++b) {
-      int64_t j = (b + 1) % B;
-      while (j != b && windows.windows[static_cast<std::size_t>(j)].episode ==
-                           windows.windows[static_cast<std::size_t>(b)].episode)
-        j = (j + 1) % B;
-      if (j == b)
-        throw UsageError(windows.dataset.string() +
-                         ": every window comes from one episode; patching needs two");
-      partner[static_cast<std::size_t>(b)] = j;
-    }
-    const auto index = torch::tensor(partner, torch::kLong);
-    other = {clean.states.index_select(0, index), clean.actions.index_select(0, index),
-             clean.returns_to_go.index_select(0, index), clean.timesteps.index_select(0, index),
-             clean.mask.defined() ? clean.mask.index_select(0, index) : torch::Tensor()};
-    what = "from another episode";
-  } else {
-    const auto zeroing = modality_zeroing(o.text("zero")[0]);
-    other = apply_zeroing(clean, zeroing);
-    summary["zeroed"] = o.text("zero");
-    what = "from " + o.text("zero") + " zeroed";
-  }
-  // Without a window whose action the other run moves, every fraction is 0/0: said before the
-  // sweep, so that no blank figure is drawn.
-  const auto actions_clean = last_actions(model, clean), actions_other = last_actions(model, other);
-  if (recovered({actions_clean, actions_other, {}, {}}, actions_other, floor).windows == 0)
-    throw Error(
-        "patching has nothing to recover: no window's action changes by --floor (" +
-        general_number(floor) + ") or more between the clean run and the other (" + what +
-        "; the largest change is " +
-        general_number((actions_other - actions_clean).norm(2, {1}).max().item<double>()) + "). " +
-        (contrast == "targets" ? "Choose --high and --low further apart, " : std::string()) +
-        "choose another --contrast, or a lower --floor");
-  const auto sweep = patching_sweep(model, clean, other, true, progress.part(0.1, 1.0));
+  const PatchingRuns runs = patching_runs(o, contrast, windows, info, summary);
+  require_something_to_recover(model, runs, floor, contrast);
+  const auto sweep = patching_sweep(model, runs.clean, runs.other, true, progress.part(0.1, 1.0));
   const auto components = block_components(c);
   const int64_t T = sweep.stream.size(1);
   const int A = c.act_dim;
@@ -385,71 +509,15 @@ AnalysisResult patching(const AnalysisInputs& in, const Progress& progress) {
     columns.push_back("fraction_" + j);
   }
   AnalysisTable table{"patching", columns, {}};
-  const auto add_row = [&](const std::string& site, int layer, const std::string& position,
-                           const analysis::Recovered& r) {
-    std::vector<analysis::AnalysisCell> row{site, static_cast<double>(layer), position, r.norm,
-                                            static_cast<double>(r.windows)};
-    for (const double v : r.per_dim) row.push_back(v);
-    table.rows.push_back(std::move(row));
-  };
   std::vector<std::string> layers;
   for (int l = 1; l <= c.layers; ++l) layers.push_back("L" + std::to_string(l));
-  // The stream on a grid of steps (columns) by layer and token type (rows: "L1 R", "L1 s",
-  // "L1 a", "L2 R", ...): a window's 3K tokens are too many to name one a column at a column's
-  // width, and so every token keeps its R/s/a name and step, and each type's tokens line up
-  // along a row. A model of one token a step has a row a layer.
-  const int64_t per_step = c.tokenizer == Tokenizer::Triplet ? 3 : 1, steps = T / per_step;
-  std::vector<std::string> stream_rows, step_columns;
-  for (int l = 1; l <= c.layers; ++l)
-    for (int64_t k = 0; k < per_step; ++k)
-      stream_rows.push_back(per_step == 1 ? layers[static_cast<std::size_t>(l - 1)]
-                                          : layers[static_cast<std::size_t>(l - 1)] + " " +
-                                                std::string(1, "Rsa"[k]));
-  for (int64_t k = 1; k <= steps; ++k) step_columns.push_back(std::to_string(k));
-  std::vector<double> stream_cells(stream_rows.size() * step_columns.size(), std::nan(""));
-  ordered_json best = ordered_json::array();
-  std::vector<std::pair<double, std::string>> ranked;
-  for (int l = 1; l <= c.layers; ++l)
-    for (int64_t t = 0; t < T; ++t) {
-      const auto r = recovered(sweep, sweep.stream[l - 1][t], floor);
-      const auto row = static_cast<std::size_t>((l - 1) * per_step + t % per_step);
-      stream_cells[row * step_columns.size() + static_cast<std::size_t>(t / per_step)] = r.norm;
-      add_row("resid", l, labels[static_cast<std::size_t>(t)], r);
-      if (std::isfinite(r.norm))
-        ranked.push_back({r.norm, "resid:" + std::to_string(l) + "." + std::to_string(t + 1) +
-                                      " (" + labels[static_cast<std::size_t>(t)] + ")"});
-    }
-  // Components on a layer x column grid, blank where a layer has no such component.
-  std::vector<std::string> component_columns;
-  for (const auto& k : components)
-    if (std::find(component_columns.begin(), component_columns.end(), k.column) ==
-        component_columns.end())
-      component_columns.push_back(k.column);
-  std::vector<double> component_cells(layers.size() * component_columns.size(), std::nan(""));
-  std::vector<double> joint_cells;
-  std::vector<std::string> component_labels;
-  ordered_json component_json = ordered_json::array();
-  for (std::size_t k = 0; k < components.size(); ++k) {
-    const auto r = recovered(sweep, sweep.components[static_cast<int64_t>(k)], floor);
-    const auto& comp = components[k];
-    const auto column = static_cast<std::size_t>(
-        std::find(component_columns.begin(), component_columns.end(), comp.column) -
-        component_columns.begin());
-    component_cells[static_cast<std::size_t>(comp.layer - 1) * component_columns.size() + column] =
-        r.norm;
-    joint_cells.insert(joint_cells.end(), r.per_dim.begin(), r.per_dim.end());
-    component_labels.push_back(comp.label);
-    add_row(comp.spec.substr(0, comp.spec.find(':')), comp.layer, comp.label, r);
-    ordered_json per_dim = ordered_json::array();
-    for (const double v : r.per_dim) per_dim.push_back(finite_or_null(v));
-    component_json.push_back({{"component", comp.label},
-                              {"spec", comp.spec},
-                              {"fraction", finite_or_null(r.norm)},
-                              {"per_joint", per_dim}});
-    if (std::isfinite(r.norm)) ranked.push_back({r.norm, comp.spec + " (" + comp.label + ")"});
-  }
+  const int64_t per_step = c.tokenizer == Tokenizer::Triplet ? 3 : 1;
+  RankedSites ranked;
+  const auto stream = patch_stream(sweep, c, per_step, layers, labels, floor, table, ranked);
+  const auto parts = patch_components(sweep, components, layers, floor, table, ranked);
   std::sort(ranked.begin(), ranked.end(),
             [](const auto& a, const auto& b) { return a.first > b.first; });
+  ordered_json best = ordered_json::array();
   for (std::size_t k = 0; k < std::min<std::size_t>(8, ranked.size()); ++k)
     best.push_back({{"site", ranked[k].second}, {"fraction", ranked[k].first}});
   const auto whole = recovered(sweep, sweep.other, floor);
@@ -457,14 +525,14 @@ AnalysisResult patching(const AnalysisInputs& in, const Progress& progress) {
   summary["windows_under_floor"] = windows.count - whole.windows;
   summary["mean_action_change"] = mean_distance(sweep.other, sweep.clean);
   summary["largest"] = best;
-  summary["components"] = component_json;
+  summary["components"] = parts.json;
   std::vector<AnalysisFigure> figures{
-      grid("patching_stream", who + ": stream patched, " + what, stream_rows, step_columns,
-           stream_cells, "step", per_step == 1 ? "after block" : "after block, token", colour),
-      grid("patching_components", who + ": component patched, " + what, layers, component_columns,
-           component_cells, "component", "layer", colour),
-      grid("patching_joints", who + ": component patched, per joint", component_labels, joints,
-           joint_cells, "joint", "component", colour)};
+      grid("patching_stream", who + ": stream patched, " + runs.what, stream.rows, stream.columns,
+           stream.cells, "step", per_step == 1 ? "after block" : "after block, token", colour),
+      grid("patching_components", who + ": component patched, " + runs.what, parts.grid.rows,
+           parts.grid.columns, parts.grid.cells, "component", "layer", colour),
+      grid("patching_joints", who + ": component patched, per joint", parts.labels, joints,
+           parts.joint_cells, "joint", "component", colour)};
   // Fractions run from about 0.01 (one past return token) to 1 (the last block at the action's
   // token): on a square-root scale both ends read, 0.015 apart from 0 and 0.79 apart from 1.
   // One scale, 0 to 1 (or past 1 where a patch overshoots), on every figure of every model.
@@ -475,6 +543,9 @@ AnalysisResult patching(const AnalysisInputs& in, const Progress& progress) {
   }
   return causal_result({table}, std::move(figures), summary, windows);
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The registrations
 
 // Registered after the studio's other analyses (this file links after studio_analyses.cpp).
 [[maybe_unused]] const bool registered = [] {

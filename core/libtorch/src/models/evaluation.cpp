@@ -51,17 +51,201 @@ torch::Tensor act_in_parts(DecisionModelImpl& model, const ModelInputs& in, Moda
   return torch::cat(outs, 0);
 }
 
-}  // namespace
-
-RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info,
-                      const RolloutConfig& cfg, const Progress& progress,
-                      const InterventionPlan* plan) {
+// A rollout builds its windows as it plays: resample and patch take their values from another
+// batch of windows, which it does not have.
+void refuse_borrowed_values(const InterventionPlan* plan) {
   if (plan)
     for (const auto& iv : plan->interventions())
       if (iv.replacement == Replacement::Resample || iv.replacement == Replacement::Patch)
         throw UsageError(to_spec(iv) +
                          ": a rollout builds its windows as it plays; resample and patch take "
                          "their values from another batch of windows");
+}
+
+// A rollout as it plays: N episodes side by side in their environments, and the histories their
+// windows are cut from (normalised states, actions, scaled returns-to-go), max_steps + 1 each.
+struct RolloutPlay {
+  DecisionModelImpl& model;
+  const CheckpointInfo& info;
+  const RolloutConfig& cfg;
+  const InterventionPlan* plan;
+  env::BatchEnvironment& envs;
+  RolloutResult& result;
+  const int N, max_steps;
+  const VariantConfig& c = model.config();
+  const int K = c.context_length, S = c.state_dim, A = c.act_dim;
+  const int per_step = c.tokenizer == Tokenizer::Triplet ? 3 : 1;
+  const double scale = info.rtg_scale;
+  const double shift = info.training.reward_shift;
+  const std::size_t steps1 = static_cast<std::size_t>(max_steps + 1);
+  std::vector<float> obs = std::vector<float>(static_cast<std::size_t>(N) * S),
+                     step_actions = std::vector<float>(static_cast<std::size_t>(N) * A, 0.0f);
+  std::vector<double> rewards = std::vector<double>(static_cast<std::size_t>(N));
+  std::vector<float> hist_states = std::vector<float>(static_cast<std::size_t>(N) * steps1 * S),
+                     hist_actions =
+                         std::vector<float>(static_cast<std::size_t>(N) * steps1 * A, 0.0f),
+                     hist_rtg = std::vector<float>(static_cast<std::size_t>(N) * steps1, 0.0f),
+                     raw_states = std::vector<float>(static_cast<std::size_t>(N) * S);
+
+  void store_state(int i, int t) {
+    for (int k = 0; k < S; ++k) {
+      const float v = obs[static_cast<std::size_t>(i) * S + k];
+      raw_states[static_cast<std::size_t>(i) * S + k] = v;
+      hist_states[(static_cast<std::size_t>(i) * steps1 + t) * S + k] =
+          (v - info.state_mean[static_cast<std::size_t>(k)]) /
+          info.state_std[static_cast<std::size_t>(k)];
+    }
+  }
+
+  // Episode i plays towards targets[i / E] from seeds[i]; its first state is the reset's.
+  void start(const std::vector<double>& targets, const std::vector<std::uint64_t>& seeds, int E) {
+    result.episodes.resize(static_cast<std::size_t>(N));
+    for (int i = 0; i < N; ++i) {
+      auto& e = result.episodes[static_cast<std::size_t>(i)];
+      e.target = targets[static_cast<std::size_t>(i / E)];
+      e.seed = seeds[static_cast<std::size_t>(i)];
+      hist_rtg[static_cast<std::size_t>(i) * steps1] = static_cast<float>(e.target / scale);
+      store_state(i, 0);
+    }
+  }
+
+  // Plays step t of every episode still running; false when none is.
+  bool step(int t, const Progress& progress) {
+    progress.update(static_cast<double>(t) / max_steps,
+                    "step " + std::to_string(t + 1) + " of " + std::to_string(max_steps));
+    std::vector<int> active;
+    for (int i = 0; i < N; ++i)
+      if (envs.running(i)) active.push_back(i);
+    if (active.empty()) return false;
+    const auto B = static_cast<int64_t>(active.size());
+    // The window: the last K steps, left-padded.
+    ModelInputs in = empty_windows(B, K, S, A);
+    for (int64_t r = 0; r < B; ++r) {
+      const auto i = static_cast<std::size_t>(active[static_cast<std::size_t>(r)]);
+      fill_window_row(in, r, &hist_states[i * steps1 * S], &hist_actions[i * steps1 * A],
+                      &hist_rtg[i * steps1], t, c.max_ep_len);
+    }
+    const bool inspect =
+        std::find(cfg.inspect_steps.begin(), cfg.inspect_steps.end(), t) != cfg.inspect_steps.end();
+    torch::Tensor actions;
+    Inspection inspection;
+    if (cfg.entropy || inspect) {
+      actions = (plan ? plan->forward(model, apply_zeroing(in, cfg.zeroing), &inspection)
+                      : model.forward(in, &inspection, cfg.zeroing))
+                    .select(1, K - 1)
+                    .contiguous();
+    } else {
+      actions = act_in_parts(model, in, cfg.zeroing, cfg.threads, plan).contiguous();
+    }
+    const float* out = actions.data_ptr<float>();
+    std::fill(step_actions.begin(), step_actions.end(), 0.0f);
+    for (int64_t r = 0; r < B; ++r)
+      std::copy_n(out + r * A, A,
+                  &step_actions[static_cast<std::size_t>(active[static_cast<std::size_t>(r)]) * A]);
+    if (cfg.entropy || inspect) inspect_step(active, t, inspection, inspect);
+
+    envs.step(step_actions, obs, rewards);
+    result.env_steps += B;
+    record_step(active, t);
+    return true;
+  }
+
+  // The entropy and the inspection of step t's windows, for each active episode.
+  void inspect_step(const std::vector<int>& active, int t, const Inspection& inspection,
+                    bool inspect) {
+    const auto B = static_cast<int64_t>(active.size());
+    const int len = std::min(t + 1, K), offset = K - len;
+    const int64_t T = static_cast<int64_t>(K) * per_step;
+    std::vector<char> valid(static_cast<std::size_t>(T));
+    for (int64_t k = 0; k < T; ++k) valid[static_cast<std::size_t>(k)] = (k / per_step) >= offset;
+    const auto first = inspection.mixing.front().contiguous();
+    const int64_t heads = first.size(1);
+    for (int64_t r = 0; r < B; ++r) {
+      auto& e = result.episodes[static_cast<std::size_t>(active[static_cast<std::size_t>(r)])];
+      if (cfg.entropy) {
+        const float* m = first.data_ptr<float>() + r * heads * T * T;
+        e.entropy.push_back(
+            analysis::mean_head_entropy({m, static_cast<std::size_t>(heads * T * T)},
+                                        static_cast<int>(heads), static_cast<int>(T), valid));
+      }
+      if (inspect) {
+        StepInspection s;
+        s.step = t;
+        s.tokens = static_cast<int>(T);
+        s.token_types = inspection.token_types;
+        for (int64_t k = 0; k < T; ++k) {
+          const int64_t p = k / per_step;
+          s.token_steps.push_back(p >= offset ? static_cast<int>(t - (K - 1) + p) : -1);
+        }
+        s.mixers = inspection.mixers;
+        for (const auto& layer : inspection.mixing) {
+          const auto m = layer.select(0, r).contiguous();
+          s.heads.push_back(static_cast<int>(m.size(0)));
+          s.mixing.emplace_back(m.data_ptr<float>(), m.data_ptr<float>() + m.numel());
+        }
+        e.inspections.push_back(std::move(s));
+      }
+    }
+  }
+
+  // What step t did to each active episode: its trace, the action and the next return-to-go in
+  // its history, its return and length, and its next state or how it ended.
+  void record_step(const std::vector<int>& active, int t) {
+    const auto B = static_cast<int64_t>(active.size());
+    for (int64_t r = 0; r < B; ++r) {
+      const int i = active[static_cast<std::size_t>(r)];
+      const auto si = static_cast<std::size_t>(i);
+      auto& e = result.episodes[si];
+      const double reward = rewards[si];
+      if (cfg.traces) {
+        e.states.insert(e.states.end(), &raw_states[si * S], &raw_states[si * S] + S);
+        e.actions.insert(e.actions.end(), &step_actions[si * A], &step_actions[si * A] + A);
+        e.rewards.push_back(reward);
+        e.returns_to_go.push_back(
+            static_cast<double>(hist_rtg[si * steps1 + static_cast<std::size_t>(t)]) * scale);
+      }
+      std::copy_n(&step_actions[si * A], A,
+                  &hist_actions[(si * steps1 + static_cast<std::size_t>(t)) * A]);
+      hist_rtg[si * steps1 + static_cast<std::size_t>(t) + 1] =
+          hist_rtg[si * steps1 + static_cast<std::size_t>(t)] -
+          static_cast<float>(model_reward(reward, shift) / scale);
+      e.episode_return += reward;
+      ++e.length;
+      if (envs.running(i))
+        store_state(i, t + 1);
+      else {
+        e.terminated = envs.last(i).terminated;
+        e.success = envs.last(i).success;
+      }
+    }
+  }
+};
+
+// Each target's E episodes scored, and summarised: returns, scores, their IQM and successes.
+void summarise_targets(RolloutResult& result, const env::EnvironmentDefinition& spec,
+                       const std::vector<double>& targets, int E) {
+  for (std::size_t k = 0; k < targets.size(); ++k) {
+    std::vector<double> returns, scores;
+    for (int e = 0; e < E; ++e) {
+      auto& ep = result.episodes[k * static_cast<std::size_t>(E) + static_cast<std::size_t>(e)];
+      ep.score = env::normalized_score(spec, ep.episode_return);
+      returns.push_back(ep.episode_return);
+      scores.push_back(ep.score);
+    }
+    const auto r = analysis::mean_std(returns), s = analysis::mean_std(scores);
+    result.summary.push_back({targets[k], E, r.mean, r.std, s.mean, s.std, episode_iqm(scores)});
+    for (int e = 0; e < E; ++e)
+      result.summary.back().successes +=
+          result.episodes[k * static_cast<std::size_t>(E) + static_cast<std::size_t>(e)].success;
+  }
+}
+
+}  // namespace
+
+RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info,
+                      const RolloutConfig& cfg, const Progress& progress,
+                      const InterventionPlan* plan) {
+  refuse_borrowed_values(plan);
   const auto t_start = std::chrono::steady_clock::now();
   RolloutResult result;
   result.env_id = cfg.env_id.empty() ? info.env_id : cfg.env_id;
@@ -80,47 +264,17 @@ RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info,
   if (cfg.episodes < 1) throw UsageError("a rollout needs at least one episode per target");
   const std::vector<double> targets =
       cfg.targets.empty() ? reference_targets(spec, info.training.reward_shift) : cfg.targets;
-  const int E = cfg.episodes, N = static_cast<int>(targets.size()) * E, K = c.context_length,
-            S = c.state_dim, A = c.act_dim;
+  const int E = cfg.episodes, N = static_cast<int>(targets.size()) * E;
   const int max_steps =
       cfg.max_steps > 0 ? std::min(cfg.max_steps, spec.max_episode_steps) : spec.max_episode_steps;
-  const double scale = info.rtg_scale;
-  const double shift = info.training.reward_shift;
-  const bool triplet = c.tokenizer == Tokenizer::Triplet;
-  const int per_step = triplet ? 3 : 1;
 
   env::BatchEnvironment envs(result.env_id, N);
   std::vector<std::uint64_t> seeds(static_cast<std::size_t>(N));
   for (int i = 0; i < N; ++i)
     seeds[static_cast<std::size_t>(i)] = cfg.seed + static_cast<std::uint64_t>(i % E);
-  std::vector<float> obs(static_cast<std::size_t>(N) * S),
-      step_actions(static_cast<std::size_t>(N) * A, 0.0f);
-  std::vector<double> rewards(static_cast<std::size_t>(N));
-  envs.reset(seeds, obs);
-
-  // Histories the windows are cut from: normalised states, actions, scaled returns-to-go.
-  const auto steps1 = static_cast<std::size_t>(max_steps + 1);
-  std::vector<float> hist_states(static_cast<std::size_t>(N) * steps1 * S),
-      hist_actions(static_cast<std::size_t>(N) * steps1 * A, 0.0f),
-      hist_rtg(static_cast<std::size_t>(N) * steps1, 0.0f),
-      raw_states(static_cast<std::size_t>(N) * S);
-  auto store_state = [&](int i, int t) {
-    for (int k = 0; k < S; ++k) {
-      const float v = obs[static_cast<std::size_t>(i) * S + k];
-      raw_states[static_cast<std::size_t>(i) * S + k] = v;
-      hist_states[(static_cast<std::size_t>(i) * steps1 + t) * S + k] =
-          (v - info.state_mean[static_cast<std::size_t>(k)]) /
-          info.state_std[static_cast<std::size_t>(k)];
-    }
-  };
-  result.episodes.resize(static_cast<std::size_t>(N));
-  for (int i = 0; i < N; ++i) {
-    auto& e = result.episodes[static_cast<std::size_t>(i)];
-    e.target = targets[static_cast<std::size_t>(i / E)];
-    e.seed = seeds[static_cast<std::size_t>(i)];
-    hist_rtg[static_cast<std::size_t>(i) * steps1] = static_cast<float>(e.target / scale);
-    store_state(i, 0);
-  }
+  RolloutPlay play{model, info, cfg, plan, envs, result, N, max_steps};
+  envs.reset(seeds, play.obs);
+  play.start(targets, seeds, E);
 
   const bool was_training = model.is_training();
   model.eval();
@@ -128,125 +282,15 @@ RolloutResult rollout(DecisionModelImpl& model, const CheckpointInfo& info,
   set_blas_threads(1);
   torch::InferenceMode inference;
   try {
-    for (int t = 0; t < max_steps; ++t) {
-      progress.update(static_cast<double>(t) / max_steps,
-                      "step " + std::to_string(t + 1) + " of " + std::to_string(max_steps));
-      std::vector<int> active;
-      for (int i = 0; i < N; ++i)
-        if (envs.running(i)) active.push_back(i);
-      if (active.empty()) break;
-      const auto B = static_cast<int64_t>(active.size());
-      // The window: the last K steps, left-padded.
-      const int len = std::min(t + 1, K), offset = K - len;
-      ModelInputs in = empty_windows(B, K, S, A);
-      for (int64_t r = 0; r < B; ++r) {
-        const auto i = static_cast<std::size_t>(active[static_cast<std::size_t>(r)]);
-        fill_window_row(in, r, &hist_states[i * steps1 * S], &hist_actions[i * steps1 * A],
-                        &hist_rtg[i * steps1], t, c.max_ep_len);
-      }
-      const bool inspect = std::find(cfg.inspect_steps.begin(), cfg.inspect_steps.end(), t) !=
-                           cfg.inspect_steps.end();
-      torch::Tensor actions;
-      Inspection inspection;
-      if (cfg.entropy || inspect) {
-        actions = (plan ? plan->forward(model, apply_zeroing(in, cfg.zeroing), &inspection)
-                        : model.forward(in, &inspection, cfg.zeroing))
-                      .select(1, K - 1)
-                      .contiguous();
-      } else {
-        actions = act_in_parts(model, in, cfg.zeroing, cfg.threads, plan).contiguous();
-      }
-      const float* out = actions.data_ptr<float>();
-      std::fill(step_actions.begin(), step_actions.end(), 0.0f);
-      for (int64_t r = 0; r < B; ++r)
-        std::copy_n(
-            out + r * A, A,
-            &step_actions[static_cast<std::size_t>(active[static_cast<std::size_t>(r)]) * A]);
-
-      // Entropy and inspections of this step's windows.
-      const int64_t T = static_cast<int64_t>(K) * per_step;
-      std::vector<char> valid(static_cast<std::size_t>(T));
-      for (int64_t k = 0; k < T; ++k) valid[static_cast<std::size_t>(k)] = (k / per_step) >= offset;
-      if (cfg.entropy || inspect) {
-        const auto first = inspection.mixing.front().contiguous();
-        const int64_t heads = first.size(1);
-        for (int64_t r = 0; r < B; ++r) {
-          auto& e = result.episodes[static_cast<std::size_t>(active[static_cast<std::size_t>(r)])];
-          if (cfg.entropy) {
-            const float* m = first.data_ptr<float>() + r * heads * T * T;
-            e.entropy.push_back(
-                analysis::mean_head_entropy({m, static_cast<std::size_t>(heads * T * T)},
-                                            static_cast<int>(heads), static_cast<int>(T), valid));
-          }
-          if (inspect) {
-            StepInspection s;
-            s.step = t;
-            s.tokens = static_cast<int>(T);
-            s.token_types = inspection.token_types;
-            for (int64_t k = 0; k < T; ++k) {
-              const int64_t p = k / per_step;
-              s.token_steps.push_back(p >= offset ? static_cast<int>(t - (K - 1) + p) : -1);
-            }
-            s.mixers = inspection.mixers;
-            for (const auto& layer : inspection.mixing) {
-              const auto m = layer.select(0, r).contiguous();
-              s.heads.push_back(static_cast<int>(m.size(0)));
-              s.mixing.emplace_back(m.data_ptr<float>(), m.data_ptr<float>() + m.numel());
-            }
-            e.inspections.push_back(std::move(s));
-          }
-        }
-      }
-
-      envs.step(step_actions, obs, rewards);
-      result.env_steps += B;
-      for (int64_t r = 0; r < B; ++r) {
-        const int i = active[static_cast<std::size_t>(r)];
-        const auto si = static_cast<std::size_t>(i);
-        auto& e = result.episodes[si];
-        const double reward = rewards[si];
-        if (cfg.traces) {
-          e.states.insert(e.states.end(), &raw_states[si * S], &raw_states[si * S] + S);
-          e.actions.insert(e.actions.end(), &step_actions[si * A], &step_actions[si * A] + A);
-          e.rewards.push_back(reward);
-          e.returns_to_go.push_back(
-              static_cast<double>(hist_rtg[si * steps1 + static_cast<std::size_t>(t)]) * scale);
-        }
-        std::copy_n(&step_actions[si * A], A,
-                    &hist_actions[(si * steps1 + static_cast<std::size_t>(t)) * A]);
-        hist_rtg[si * steps1 + static_cast<std::size_t>(t) + 1] =
-            hist_rtg[si * steps1 + static_cast<std::size_t>(t)] -
-            static_cast<float>(model_reward(reward, shift) / scale);
-        e.episode_return += reward;
-        ++e.length;
-        if (envs.running(i))
-          store_state(i, t + 1);
-        else {
-          e.terminated = envs.last(i).terminated;
-          e.success = envs.last(i).success;
-        }
-      }
-    }
+    for (int t = 0; t < max_steps; ++t)
+      if (!play.step(t, progress)) break;
   } catch (...) {
     if (was_training) model.train();
     throw;
   }
   if (was_training) model.train();
 
-  for (std::size_t k = 0; k < targets.size(); ++k) {
-    std::vector<double> returns, scores;
-    for (int e = 0; e < E; ++e) {
-      auto& ep = result.episodes[k * static_cast<std::size_t>(E) + static_cast<std::size_t>(e)];
-      ep.score = env::normalized_score(spec, ep.episode_return);
-      returns.push_back(ep.episode_return);
-      scores.push_back(ep.score);
-    }
-    const auto r = analysis::mean_std(returns), s = analysis::mean_std(scores);
-    result.summary.push_back({targets[k], E, r.mean, r.std, s.mean, s.std, episode_iqm(scores)});
-    for (int e = 0; e < E; ++e)
-      result.summary.back().successes +=
-          result.episodes[k * static_cast<std::size_t>(E) + static_cast<std::size_t>(e)].success;
-  }
+  summarise_targets(result, spec, targets, E);
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   progress.update(1.0, "done");

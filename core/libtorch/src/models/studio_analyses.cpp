@@ -274,9 +274,9 @@ AnalysisResult entropy(const AnalysisInputs& in, const Progress& progress) {
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Token t-SNE
 
-AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
-  const auto& o = in.options;
-  // --episodes alone asks for every step of the dataset's episodes.
+// Where the tokens come from: --source, where --episodes alone asks for every step of the
+// dataset's episodes. The options another source takes are refused.
+std::string token_source_name(const analysis::AnalysisOptions& o) {
   std::string from = o.text("source");
   if (from == "windows" && o.given("episodes")) from = "episodes";
   if (from != "windows" && o.given("windows"))
@@ -285,6 +285,10 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
     throw UsageError("--max-tokens limits --source episodes or rollouts; choose fewer --windows");
   if (from != "rollouts" && o.given("target"))
     throw UsageError("--target is the rollouts' target return: give --source rollouts");
+  return from;
+}
+
+TokenSource token_source(const analysis::AnalysisOptions& o, const std::string& from) {
   TokenSource source;
   source.kind = from == "rollouts"   ? TokenSource::Kind::Rollouts
                 : from == "episodes" ? TokenSource::Kind::Episodes
@@ -297,10 +301,10 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
   source.target = o.given("target") ? o.number("target") : 0.0;
   source.seed = static_cast<std::uint64_t>(o.integer("seed"));
   source.threads = static_cast<int>(o.integer("threads"));
-  const auto gathered = gather_tokens(*opened(in), source, in.dataset, progress.part(0.0, 0.2));
-  // The same token cloud the window's t-SNE view shows.
-  const auto& cloud = gathered.cloud;
-  const int n = cloud.count(), H = cloud.dims;
+  return source;
+}
+
+analysis::TsneConfig token_tsne_config(const analysis::AnalysisOptions& o) {
   analysis::TsneConfig tc;
   tc.perplexity = o.number("perplexity");
   tc.iterations = static_cast<int>(o.integer("iterations"));
@@ -308,18 +312,25 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
   tc.threads = static_cast<int>(o.integer("threads"));
   tc.method = analysis::tsne_method_named(o.text("method"));
   tc.neighbours = analysis::tsne_neighbours_named(o.text("neighbours"));
-  const auto r = analysis::tsne(cloud.points, n, H, tc, progress.part(0.2, 1.0));
-  const auto xy = [&r](int i, int k) {
-    return r.embedding[static_cast<std::size_t>(i) * 2 + static_cast<std::size_t>(k)];
-  };
-  AnalysisResult result;
+  return tc;
+}
+
+// Token i's place in the layout: k = 0 for x, 1 for y.
+double layout_at(const analysis::TsneResult& r, int i, int k) {
+  return r.embedding[static_cast<std::size_t>(i) * 2 + static_cast<std::size_t>(k)];
+}
+
+// The layout's points with what each token is, and the snapshots of the layout as it formed.
+std::vector<AnalysisTable> token_tsne_tables(const TokenCloud& cloud,
+                                             const analysis::TsneResult& r) {
+  const int n = cloud.count();
   const bool goal = cloud.goal_distance.size() == static_cast<std::size_t>(n);
   AnalysisTable points{
       "tsne", {"x", "y", "modality", "window", "episode", "timestep", "return_to_go"}, {}};
   if (goal) points.columns.push_back("goal_distance");
   for (int i = 0; i < n; ++i) {
     const auto at = static_cast<std::size_t>(i);
-    points.rows.push_back({xy(i, 0), xy(i, 1), cloud.modality[at],
+    points.rows.push_back({layout_at(r, i, 0), layout_at(r, i, 1), cloud.modality[at],
                            static_cast<double>(cloud.window[at]),
                            static_cast<double>(cloud.episode[at]),
                            static_cast<double>(cloud.timestep[at]), cloud.return_to_go[at]});
@@ -332,33 +343,54 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
                                 static_cast<double>(i),
                                 r.snapshots[k][static_cast<std::size_t>(i) * 2],
                                 r.snapshots[k][static_cast<std::size_t>(i) * 2 + 1]});
-  result.tables = {points, snapshots};
+  return {points, snapshots};
+}
 
-  const std::string who = checkpoint_label(in.checkpoint);
-  const auto scatter = [&](std::string name, std::string title, std::vector<std::string> groups,
-                           const auto& group_of) {
-    AnalysisFigure f;
-    f.name = std::move(name);
-    f.title = who + ": " + title;
-    f.kind = AnalysisFigure::Kind::Scatter;
-    for (auto& g : groups) f.series.push_back({std::move(g), {}, {}, {}, false});
-    for (int i = 0; i < n; ++i) {
-      auto& s = f.series[static_cast<std::size_t>(group_of(i))];
-      s.x.push_back(xy(i, 0));
-      s.y.push_back(xy(i, 1));
-    }
-    result.figures.push_back(std::move(f));
-  };
+// The layout as a scatter of `groups`, token i in group `group_of(i)`.
+template <class GroupOf>
+AnalysisFigure token_scatter(std::string name, std::string title, std::vector<std::string> groups,
+                             const analysis::TsneResult& r, int n, const GroupOf& group_of) {
+  AnalysisFigure f;
+  f.name = std::move(name);
+  f.title = std::move(title);
+  f.kind = AnalysisFigure::Kind::Scatter;
+  for (auto& g : groups) f.series.push_back({std::move(g), {}, {}, {}, false});
+  for (int i = 0; i < n; ++i) {
+    auto& s = f.series[static_cast<std::size_t>(group_of(i))];
+    s.x.push_back(layout_at(r, i, 0));
+    s.y.push_back(layout_at(r, i, 1));
+  }
+  return f;
+}
+
+// Whole numbers for locomotion's returns, three digits for small ones (AntMaze's 0 and 1).
+std::string range_label(const char* what, double lo, double hi) {
+  char text[96];
+  if (std::abs(hi) >= 100 || std::abs(lo) >= 100)
+    std::snprintf(text, sizeof text, "%s %.0f-%.0f", what, lo, hi);
+  else
+    std::snprintf(text, sizeof text, "%s %.3g-%.3g", what, lo, hi);
+  return std::string(text);
+}
+
+// The layout's tokens by modality, by timestep, by return-to-go and, for goal-reaching tasks, by
+// distance to the goal.
+std::vector<AnalysisFigure> token_tsne_figures(const TokenCloud& cloud,
+                                               const analysis::TsneResult& r,
+                                               const std::string& who) {
+  const int n = cloud.count();
+  std::vector<AnalysisFigure> figures;
   // By modality, in the order the modalities first appear.
   std::vector<std::string> modalities;
   for (const auto& m : cloud.modality)
     if (std::find(modalities.begin(), modalities.end(), m) == modalities.end())
       modalities.push_back(m);
-  scatter("tsne_modality", "tokens by modality", modalities, [&](int i) {
-    return std::find(modalities.begin(), modalities.end(),
-                     cloud.modality[static_cast<std::size_t>(i)]) -
-           modalities.begin();
-  });
+  figures.push_back(
+      token_scatter("tsne_modality", who + ": tokens by modality", modalities, r, n, [&](int i) {
+        return std::find(modalities.begin(), modalities.end(),
+                         cloud.modality[static_cast<std::size_t>(i)]) -
+               modalities.begin();
+      }));
   // By timestep: up to four groups of equal width over the steps seen (fewer when fewer steps).
   const auto [lowest, highest] = std::minmax_element(cloud.timestep.begin(), cloud.timestep.end());
   const int first_step = *lowest, span = *highest - *lowest + 1, bins = std::min(4, span);
@@ -366,43 +398,53 @@ AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
   for (int q = 0; q < bins; ++q)
     quarters.push_back("steps " + std::to_string(first_step + q * span / bins) + "-" +
                        std::to_string(first_step + (q + 1) * span / bins - 1));
-  scatter("tsne_timestep", "tokens by timestep", quarters, [&](int i) {
-    return std::min(bins - 1,
-                    (cloud.timestep[static_cast<std::size_t>(i)] - first_step) * bins / span);
-  });
+  figures.push_back(
+      token_scatter("tsne_timestep", who + ": tokens by timestep", quarters, r, n, [&](int i) {
+        return std::min(bins - 1,
+                        (cloud.timestep[static_cast<std::size_t>(i)] - first_step) * bins / span);
+      }));
   // By return-to-go: quartiles of the values seen.
   std::vector<double> rtgs = cloud.return_to_go;
   std::sort(rtgs.begin(), rtgs.end());
   const double q[5] = {rtgs.front(), rtgs[rtgs.size() / 4], rtgs[rtgs.size() / 2],
                        rtgs[rtgs.size() * 3 / 4], rtgs.back()};
-  // Whole numbers for locomotion's returns, three digits for small ones (AntMaze's 0 and 1).
-  const auto range_label = [](const char* what, double lo, double hi) {
-    char text[96];
-    if (std::abs(hi) >= 100 || std::abs(lo) >= 100)
-      std::snprintf(text, sizeof text, "%s %.0f-%.0f", what, lo, hi);
-    else
-      std::snprintf(text, sizeof text, "%s %.3g-%.3g", what, lo, hi);
-    return std::string(text);
-  };
   std::vector<std::string> ranges;
   for (int k = 0; k < 4; ++k) ranges.push_back(range_label("RTG", q[k], q[k + 1]));
-  scatter("tsne_rtg", "tokens by return-to-go", ranges, [&](int i) {
-    const double v = cloud.return_to_go[static_cast<std::size_t>(i)];
-    return v < q[1] ? 0 : v < q[2] ? 1 : v < q[3] ? 2 : 3;
-  });
+  figures.push_back(
+      token_scatter("tsne_rtg", who + ": tokens by return-to-go", ranges, r, n, [&](int i) {
+        const double v = cloud.return_to_go[static_cast<std::size_t>(i)];
+        return v < q[1] ? 0 : v < q[2] ? 1 : v < q[3] ? 2 : 3;
+      }));
   // By distance to the goal (goal-reaching tasks): quartiles of the distances seen.
-  if (goal) {
+  if (cloud.goal_distance.size() == static_cast<std::size_t>(n)) {
     std::vector<double> d = cloud.goal_distance;
     std::sort(d.begin(), d.end());
     const double g[5] = {d.front(), d[d.size() / 4], d[d.size() / 2], d[d.size() * 3 / 4],
                          d.back()};
     std::vector<std::string> bands;
     for (int k = 0; k < 4; ++k) bands.push_back(range_label("distance", g[k], g[k + 1]));
-    scatter("tsne_goal", "tokens by distance to the goal", bands, [&](int i) {
-      const double v = cloud.goal_distance[static_cast<std::size_t>(i)];
-      return v < g[1] ? 0 : v < g[2] ? 1 : v < g[3] ? 2 : 3;
-    });
+    figures.push_back(token_scatter(
+        "tsne_goal", who + ": tokens by distance to the goal", bands, r, n, [&](int i) {
+          const double v = cloud.goal_distance[static_cast<std::size_t>(i)];
+          return v < g[1] ? 0 : v < g[2] ? 1 : v < g[3] ? 2 : 3;
+        }));
   }
+  return figures;
+}
+
+AnalysisResult token_tsne(const AnalysisInputs& in, const Progress& progress) {
+  const auto& o = in.options;
+  const std::string from = token_source_name(o);
+  const TokenSource source = token_source(o, from);
+  const auto gathered = gather_tokens(*opened(in), source, in.dataset, progress.part(0.0, 0.2));
+  // The same token cloud the window's t-SNE view shows.
+  const auto& cloud = gathered.cloud;
+  const int n = cloud.count(), H = cloud.dims;
+  const analysis::TsneConfig tc = token_tsne_config(o);
+  const auto r = analysis::tsne(cloud.points, n, H, tc, progress.part(0.2, 1.0));
+  AnalysisResult result;
+  result.tables = token_tsne_tables(cloud, r);
+  result.figures = token_tsne_figures(cloud, r, checkpoint_label(in.checkpoint));
   ordered_json summary = {{"variant", gathered.info.variant.variant},
                           {"source", from},
                           {"windows", gathered.windows},

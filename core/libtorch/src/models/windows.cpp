@@ -324,6 +324,131 @@ void check_token_source(const TokenSource& source) {
                      std::to_string(source.max_tokens));
 }
 
+// The windows whose tokens are gathered, in each the first step whose tokens are taken (those
+// before it are the window before's), and the episodes they come from.
+struct TokenWindows {
+  int K, S, A;
+  long long steps_left;  // the steps the most tokens leave room for; -1: no limit
+  std::vector<Window> windows;
+  std::vector<int> first_new;
+  std::vector<int> episodes_used;
+
+  // An episode's windows, each sharing its first step with the one before, as far as the most
+  // tokens allow; `rtg` is the return-to-go of each of its steps.
+  void add_episode(const float* states, const float* actions, const double* rtg, int episode,
+                   int length) {
+    if (steps_left >= 0) length = static_cast<int>(std::min<long long>(length, steps_left));
+    if (length <= 0) return;
+    for (const auto& [last, from] : episode_window_ends(length, K)) {
+      windows.push_back(cut_window(states, actions, rtg, S, A, episode, last, K));
+      first_new.push_back(from);
+    }
+    if (steps_left >= 0) steps_left -= length;
+    episodes_used.push_back(episode);
+  }
+};
+
+// Episodes played by the checkpoint's policy, with their returns, as windows.
+void windows_of_rollouts(DecisionModelImpl& model, const TokenSource& source,
+                         const Progress& progress, GatheredTokens& out, TokenWindows& run) {
+  RolloutConfig rc;
+  rc.episodes = source.count;
+  rc.targets = {source.target != 0.0 ? source.target : default_target(out.info)};
+  rc.seed = source.seed;
+  rc.threads = source.threads;
+  rc.traces = true;
+  const auto played = rollout(model, out.info, rc, progress.part(0.0, 0.6));
+  for (std::size_t e = 0; e < played.episodes.size(); ++e) {
+    const auto& trace = played.episodes[e];
+    out.episode_returns.push_back(trace.episode_return);
+    if (trace.states.size() < static_cast<std::size_t>(trace.length) * run.S ||
+        trace.actions.size() < static_cast<std::size_t>(trace.length) * run.A)
+      throw Error("the rollout kept no trace of episode " + std::to_string(e));
+    run.add_episode(trace.states.data(), trace.actions.data(), trace.returns_to_go.data(),
+                    static_cast<int>(e), trace.length);
+  }
+}
+
+// The dataset's windows as sample_windows draws them, or its longest complete episodes whole.
+void windows_of_dataset(const TokenSource& source, const fs::path& dataset,
+                        const Progress& progress, GatheredTokens& out, TokenWindows& run) {
+  const int S = run.S, A = run.A;
+  Progress finding = progress.part(0.0, 0.5);
+  out.dataset = dataset.empty() ? checkpoint_dataset(out.info, finding) : dataset;
+  progress.update(0.5, "loading the dataset");
+  const auto ds = data::load_dataset(out.dataset, {.isolate = true}, {{}, progress.cancel});
+  out.dataset_warnings = ds.warnings;
+  if (auto warning = check_dataset_fits(out.info, ds); !warning.empty())
+    out.dataset_warnings.push_back(std::move(warning));
+  if (source.kind == TokenSource::Kind::Windows) {
+    run.windows = sample_windows(ds, source.count, run.K, out.info.training.reward_shift);
+    run.first_new.assign(run.windows.size(), 0);
+    for (const auto& w : run.windows)
+      if (std::find(run.episodes_used.begin(), run.episodes_used.end(), w.episode) ==
+          run.episodes_used.end())
+        run.episodes_used.push_back(w.episode);
+    return;
+  }
+  // The longest complete episodes first, as sample_windows takes them.
+  std::vector<int> order;
+  for (std::size_t e = 0; e < ds.episodes.size(); ++e)
+    if (ds.episodes[e].complete() && ds.episodes[e].length > 0)
+      order.push_back(static_cast<int>(e));
+  if (order.empty()) throw Error(out.dataset.string() + " has no complete episode");
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return ds.episodes[static_cast<std::size_t>(a)].length >
+           ds.episodes[static_cast<std::size_t>(b)].length;
+  });
+  for (int k = 0;
+       k < std::min<int>(source.count, static_cast<int>(order.size())) && run.steps_left != 0;
+       ++k) {
+    const int e = order[static_cast<std::size_t>(k)];
+    const auto& ep = ds.episodes[static_cast<std::size_t>(e)];
+    const auto rtg = episode_returns_to_go(ds, e, out.info.training.reward_shift);
+    const auto row = static_cast<std::size_t>(ep.start);
+    run.add_episode(&ds.data.observations[row * S], &ds.data.actions[row * A], rtg.data(), e,
+                    static_cast<int>(ep.length));
+  }
+}
+
+// The windows' new tokens into the cloud, in batches of windows: each batch's inspection
+// (attention maps included) goes once its tokens are taken.
+void embed_tokens(DecisionModelImpl& model, const TokenWindows& run, const Progress& progress,
+                  GatheredTokens& out) {
+  const auto& windows = run.windows;
+  const auto& cfg = out.info.variant;
+  constexpr std::size_t kBatch = 128;
+  auto& cloud = out.cloud;
+  cloud.dims = cfg.hidden;
+  // Goal-reaching tasks colour their tokens by the step's distance to the goal too.
+  std::function<double(std::span<const float>)> goal_distance;
+  if (const auto task = env::find_task(out.info.env_id); task && task->obs_dim == cfg.state_dim)
+    goal_distance = task->goal_distance;
+  for (std::size_t from = 0; from < windows.size(); from += kBatch) {
+    progress.update(0.6 + 0.4 * static_cast<double>(from) / static_cast<double>(windows.size()),
+                    "embedding the tokens");
+    const std::size_t to = std::min(windows.size(), from + kBatch);
+    const std::vector<Window> batch(windows.begin() + static_cast<std::ptrdiff_t>(from),
+                                    windows.begin() + static_cast<std::ptrdiff_t>(to));
+    const auto part = token_cloud(batch, inspect_windows(model, out.info, batch), goal_distance);
+    const auto H = static_cast<std::size_t>(part.dims);
+    for (int i = 0; i < part.count(); ++i) {
+      const auto at = static_cast<std::size_t>(i);
+      const auto w = from + static_cast<std::size_t>(part.window[at]);
+      if (part.timestep[at] < run.first_new[w]) continue;  // shown by the window before
+      cloud.points.insert(cloud.points.end(),
+                          part.points.begin() + static_cast<std::ptrdiff_t>(at * H),
+                          part.points.begin() + static_cast<std::ptrdiff_t>((at + 1) * H));
+      cloud.modality.push_back(part.modality[at]);
+      cloud.window.push_back(static_cast<int>(w));
+      cloud.episode.push_back(part.episode[at]);
+      cloud.timestep.push_back(part.timestep[at]);
+      cloud.return_to_go.push_back(part.return_to_go[at]);
+      if (!part.goal_distance.empty()) cloud.goal_distance.push_back(part.goal_distance[at]);
+    }
+  }
+}
+
 }  // namespace
 
 GatheredTokens gather_tokens(const fs::path& checkpoint, const TokenSource& source,
@@ -343,120 +468,23 @@ GatheredTokens gather_tokens(const LoadedCheckpoint& checkpoint, const TokenSour
   if (cfg.tokenizer == Tokenizer::State)
     throw UsageError(checkpoint.path.string() + ": " + cfg.variant +
                      " acts from the state alone and has no tokens to lay out");
-  const int K = cfg.context_length, S = cfg.state_dim, A = cfg.act_dim;
   const int per_step = tokens_per_step(cfg);
-  long long steps_left = source.max_tokens > 0 ? source.max_tokens / per_step : -1;
-  if (steps_left == 0)
+  TokenWindows run{cfg.context_length, cfg.state_dim, cfg.act_dim,
+                   source.max_tokens > 0 ? source.max_tokens / per_step : -1};
+  if (run.steps_left == 0)
     throw UsageError("at most " + std::to_string(source.max_tokens) +
                      " tokens is less than one step of this model (" + std::to_string(per_step) +
                      " tokens)");
 
-  // The windows to run, and in each the first step whose tokens are taken.
-  std::vector<Window> windows;
-  std::vector<int> first_new;
-  std::vector<int> episodes_used;
-  const auto add_episode = [&](const float* states, const float* actions, const double* rtg,
-                               int episode, int length) {
-    if (steps_left >= 0) length = static_cast<int>(std::min<long long>(length, steps_left));
-    if (length <= 0) return;
-    for (const auto& [last, from] : episode_window_ends(length, K)) {
-      windows.push_back(cut_window(states, actions, rtg, S, A, episode, last, K));
-      first_new.push_back(from);
-    }
-    if (steps_left >= 0) steps_left -= length;
-    episodes_used.push_back(episode);
-  };
+  if (source.kind == TokenSource::Kind::Rollouts)
+    windows_of_rollouts(*model, source, progress, out, run);
+  else
+    windows_of_dataset(source, dataset, progress, out, run);
+  out.windows = static_cast<int>(run.windows.size());
+  out.episodes = static_cast<int>(run.episodes_used.size());
 
-  if (source.kind == TokenSource::Kind::Rollouts) {
-    RolloutConfig rc;
-    rc.episodes = source.count;
-    rc.targets = {source.target != 0.0 ? source.target : default_target(out.info)};
-    rc.seed = source.seed;
-    rc.threads = source.threads;
-    rc.traces = true;
-    const auto played = rollout(*model, out.info, rc, progress.part(0.0, 0.6));
-    for (std::size_t e = 0; e < played.episodes.size(); ++e) {
-      const auto& trace = played.episodes[e];
-      out.episode_returns.push_back(trace.episode_return);
-      if (trace.states.size() < static_cast<std::size_t>(trace.length) * S ||
-          trace.actions.size() < static_cast<std::size_t>(trace.length) * A)
-        throw Error("the rollout kept no trace of episode " + std::to_string(e));
-      add_episode(trace.states.data(), trace.actions.data(), trace.returns_to_go.data(),
-                  static_cast<int>(e), trace.length);
-    }
-  } else {
-    Progress finding = progress.part(0.0, 0.5);
-    out.dataset = dataset.empty() ? checkpoint_dataset(out.info, finding) : dataset;
-    progress.update(0.5, "loading the dataset");
-    const auto ds = data::load_dataset(out.dataset, {.isolate = true}, {{}, progress.cancel});
-    out.dataset_warnings = ds.warnings;
-    if (auto warning = check_dataset_fits(out.info, ds); !warning.empty())
-      out.dataset_warnings.push_back(std::move(warning));
-    if (source.kind == TokenSource::Kind::Windows) {
-      windows = sample_windows(ds, source.count, K, out.info.training.reward_shift);
-      first_new.assign(windows.size(), 0);
-      for (const auto& w : windows)
-        if (std::find(episodes_used.begin(), episodes_used.end(), w.episode) == episodes_used.end())
-          episodes_used.push_back(w.episode);
-    } else {
-      // The longest complete episodes first, as sample_windows takes them.
-      std::vector<int> order;
-      for (std::size_t e = 0; e < ds.episodes.size(); ++e)
-        if (ds.episodes[e].complete() && ds.episodes[e].length > 0)
-          order.push_back(static_cast<int>(e));
-      if (order.empty()) throw Error(out.dataset.string() + " has no complete episode");
-      std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-        return ds.episodes[static_cast<std::size_t>(a)].length >
-               ds.episodes[static_cast<std::size_t>(b)].length;
-      });
-      for (int k = 0;
-           k < std::min<int>(source.count, static_cast<int>(order.size())) && steps_left != 0;
-           ++k) {
-        const int e = order[static_cast<std::size_t>(k)];
-        const auto& ep = ds.episodes[static_cast<std::size_t>(e)];
-        const auto rtg = episode_returns_to_go(ds, e, out.info.training.reward_shift);
-        const auto row = static_cast<std::size_t>(ep.start);
-        add_episode(&ds.data.observations[row * S], &ds.data.actions[row * A], rtg.data(), e,
-                    static_cast<int>(ep.length));
-      }
-    }
-  }
-  out.windows = static_cast<int>(windows.size());
-  out.episodes = static_cast<int>(episodes_used.size());
-
-  // Batches of windows: each batch's inspection (attention maps included) goes once its tokens are
-  // taken.
-  constexpr std::size_t kBatch = 128;
-  auto& cloud = out.cloud;
-  cloud.dims = cfg.hidden;
-  // Goal-reaching tasks colour their tokens by the step's distance to the goal too.
-  std::function<double(std::span<const float>)> goal_distance;
-  if (const auto task = env::find_task(out.info.env_id); task && task->obs_dim == cfg.state_dim)
-    goal_distance = task->goal_distance;
-  for (std::size_t from = 0; from < windows.size(); from += kBatch) {
-    progress.update(0.6 + 0.4 * static_cast<double>(from) / static_cast<double>(windows.size()),
-                    "embedding the tokens");
-    const std::size_t to = std::min(windows.size(), from + kBatch);
-    const std::vector<Window> batch(windows.begin() + static_cast<std::ptrdiff_t>(from),
-                                    windows.begin() + static_cast<std::ptrdiff_t>(to));
-    const auto part = token_cloud(batch, inspect_windows(*model, out.info, batch), goal_distance);
-    const auto H = static_cast<std::size_t>(part.dims);
-    for (int i = 0; i < part.count(); ++i) {
-      const auto at = static_cast<std::size_t>(i);
-      const auto w = from + static_cast<std::size_t>(part.window[at]);
-      if (part.timestep[at] < first_new[w]) continue;  // shown by the window before
-      cloud.points.insert(cloud.points.end(),
-                          part.points.begin() + static_cast<std::ptrdiff_t>(at * H),
-                          part.points.begin() + static_cast<std::ptrdiff_t>((at + 1) * H));
-      cloud.modality.push_back(part.modality[at]);
-      cloud.window.push_back(static_cast<int>(w));
-      cloud.episode.push_back(part.episode[at]);
-      cloud.timestep.push_back(part.timestep[at]);
-      cloud.return_to_go.push_back(part.return_to_go[at]);
-      if (!part.goal_distance.empty()) cloud.goal_distance.push_back(part.goal_distance[at]);
-    }
-  }
-  if (cloud.count() == 0) throw Error("no tokens: the windows hold no real step");
+  embed_tokens(*model, run, progress, out);
+  if (out.cloud.count() == 0) throw Error("no tokens: the windows hold no real step");
   progress.update(1.0, "tokens gathered");
   return out;
 }
