@@ -79,34 +79,57 @@ void ClipRender::run() {
   plan_ = std::make_unique<Plan>();
   std::shared_ptr<models::EpisodePlayer> player;
   try {
-    if (!out_.endsWith(QLatin1String(".mp4")))
-      throw UsageError("--out " + out_.toStdString() + ": a clip is drawn as an MP4 (.mp4)");
-    if (!VideoWriter::ffmpegAvailable())
-      throw Error("drawing a clip needs ffmpeg with the libx264 encoder on the PATH");
-    if (!viz::SceneView::openGlAvailable())
-      throw Error("drawing a clip needs OpenGL, which the Qt platform \"" +
-                  QGuiApplication::platformName().toStdString() +
-                  "\" does not have: run under a display or xvfb-run");
-    std::vector<std::filesystem::path> roots;
-    for (const auto& r : roots_) roots.emplace_back(r.toStdString());
-    plan_->recipe = read_figure_recipe(where, roots);
-    plan_->clip = recipes::clip_shown(plan_->recipe, where);
-    check_inputs(plan_->recipe);
-    recipes::check_clip_within_episode(plan_->clip, where);
-    const auto& clip = plan_->clip;
-    // The run played again, re-conditioned where the user changed it, to the last step recorded
-    // (and the step after, which it acted at) and every fork's step.
-    player = std::make_shared<models::EpisodePlayer>(clip.run.checkpoint);
-    const int last =
-        models::recorded_step(clip.first, clip.frames - 1, clip.fps, clip.speed, player->dt());
-    int needed = last + 2;
-    for (const auto& f : clip.run.forks) needed = std::max(needed, f.step + 1);
-    std::fprintf(stderr, "playing steps 0 to %d of the episode (seed %llu)\n", needed - 1,
-                 static_cast<unsigned long long>(clip.run.seed));
-    models::replay_conditions(*player, clip.run.seed, clip.run.changes, needed);
+    player = replayedRun(where);
   } catch (const std::exception& e) {
     return fail(QString::fromUtf8(e.what()));
   }
+  showPanel(player);
+  const auto& clip = plan_->clip;
+  try {
+    for (const auto& f : clip.run.forks) {
+      auto change = models::parse_branch_change(f.change);
+      change.label = f.change;
+      if (!f.checkpoint.empty()) change.checkpoint = f.checkpoint;  // where it was found
+      panel_->forkAt(f.step, change);
+    }
+  } catch (const std::exception& e) {
+    return fail(QString::fromUtf8(e.what()));
+  }
+  const auto forks = clip.run.forks.size();
+  when([this, forks] { return panel_->shown().branch_frames.size() == forks; },
+       [this] { seekToFirst(); }, tr("waiting for the forks"));
+}
+
+std::shared_ptr<models::EpisodePlayer> ClipRender::replayedRun(const std::string& where) {
+  if (!out_.endsWith(QLatin1String(".mp4")))
+    throw UsageError("--out " + out_.toStdString() + ": a clip is drawn as an MP4 (.mp4)");
+  if (!VideoWriter::ffmpegAvailable())
+    throw Error("drawing a clip needs ffmpeg with the libx264 encoder on the PATH");
+  if (!viz::SceneView::openGlAvailable())
+    throw Error("drawing a clip needs OpenGL, which the Qt platform \"" +
+                QGuiApplication::platformName().toStdString() +
+                "\" does not have: run under a display or xvfb-run");
+  std::vector<std::filesystem::path> roots;
+  for (const auto& r : roots_) roots.emplace_back(r.toStdString());
+  plan_->recipe = read_figure_recipe(where, roots);
+  plan_->clip = recipes::clip_shown(plan_->recipe, where);
+  check_inputs(plan_->recipe);
+  recipes::check_clip_within_episode(plan_->clip, where);
+  const auto& clip = plan_->clip;
+  // The run played again, re-conditioned where the user changed it, to the last step recorded
+  // (and the step after, which it acted at) and every fork's step.
+  auto player = std::make_shared<models::EpisodePlayer>(clip.run.checkpoint);
+  const int last =
+      models::recorded_step(clip.first, clip.frames - 1, clip.fps, clip.speed, player->dt());
+  int needed = last + 2;
+  for (const auto& f : clip.run.forks) needed = std::max(needed, f.step + 1);
+  std::fprintf(stderr, "playing steps 0 to %d of the episode (seed %llu)\n", needed - 1,
+               static_cast<unsigned long long>(clip.run.seed));
+  models::replay_conditions(*player, clip.run.seed, clip.run.changes, needed);
+  return player;
+}
+
+void ClipRender::showPanel(const std::shared_ptr<models::EpisodePlayer>& player) {
   const auto& clip = plan_->clip;
   // The panel as it was: its type, size, clock and what it records, then the run and its look.
   if (!clip.look.font.empty()) {
@@ -133,62 +156,49 @@ void ClipRender::run() {
   panel_->setBookmarks(std::move(bookmarks));
   panel_->setPlayer(QString::fromStdString(clip.title), player, /*autoplay=*/false, clip.targets);
   window_->show();
-  try {
-    for (const auto& f : clip.run.forks) {
-      auto change = models::parse_branch_change(f.change);
-      change.label = f.change;
-      if (!f.checkpoint.empty()) change.checkpoint = f.checkpoint;  // where it was found
-      panel_->forkAt(f.step, change);
-    }
-  } catch (const std::exception& e) {
-    return fail(QString::fromUtf8(e.what()));
-  }
-  const auto forks = clip.run.forks.size();
-  when([this, forks] { return panel_->shown().branch_frames.size() == forks; },
-       [this] {
-         panel_->setClipLook(plan_->clip.look);
-         panel_->seek(plan_->clip.first);
-         when([this] { return panel_->shown().cursor == plan_->clip.first; },
-              [this] {
-                const auto& c = plan_->clip;
-                panel_->settleLayout();
-                const QSize panel(c.panel_width, c.panel_height), frame(c.width, c.height);
-                const QSize drawn = c.scene_only ? panel_->scene()->size() : panel_->size();
-                if (panel_->size() != panel || drawn != frame)
-                  return fail(tr("the panel came out %1x%2 (its %3 %4x%5), the clip was "
-                                 "recorded at %6x%7 (%8x%9)")
-                                  .arg(panel_->width())
-                                  .arg(panel_->height())
-                                  .arg(c.scene_only ? tr("scene") : tr("frames"))
-                                  .arg(drawn.width())
-                                  .arg(drawn.height())
-                                  .arg(panel.width())
-                                  .arg(panel.height())
-                                  .arg(frame.width())
-                                  .arg(frame.height()));
-                connect(panel_, &ViewerPanel::recordingFinished, this,
-                        [this](const QString& path, int frames, const QString& error) {
-                          if (done_) return;
-                          if (!error.isEmpty()) return fail(error);
-                          if (frames != plan_->clip.frames) {
-                            // Not the clip: none of it stays.
-                            const QString base = out_.left(out_.size() - 4);
-                            for (const QString& f : {out_, base + ".json", base + ".recipe.json"})
-                              QFile::remove(f);
-                            return fail(tr("%1 frames drawn, the clip has %2")
-                                            .arg(frames)
-                                            .arg(plan_->clip.frames));
-                          }
-                          done_ = true;
-                          emit finished(true, tr("wrote %1 (%2 frames)").arg(path).arg(frames));
-                        });
-                const QString base = out_.left(out_.size() - 4);
-                if (!panel_->startRecordingInto(base, c.frames))
-                  fail(tr("the recording could not start: %1").arg(said_));
-              },
-              tr("waiting for step %1").arg(plan_->clip.first));
-       },
-       tr("waiting for the forks"));
+}
+
+void ClipRender::seekToFirst() {
+  panel_->setClipLook(plan_->clip.look);
+  panel_->seek(plan_->clip.first);
+  when([this] { return panel_->shown().cursor == plan_->clip.first; }, [this] { recordClip(); },
+       tr("waiting for step %1").arg(plan_->clip.first));
+}
+
+void ClipRender::recordClip() {
+  const auto& c = plan_->clip;
+  panel_->settleLayout();
+  const QSize panel(c.panel_width, c.panel_height), frame(c.width, c.height);
+  const QSize drawn = c.scene_only ? panel_->scene()->size() : panel_->size();
+  if (panel_->size() != panel || drawn != frame)
+    return fail(tr("the panel came out %1x%2 (its %3 %4x%5), the clip was "
+                   "recorded at %6x%7 (%8x%9)")
+                    .arg(panel_->width())
+                    .arg(panel_->height())
+                    .arg(c.scene_only ? tr("scene") : tr("frames"))
+                    .arg(drawn.width())
+                    .arg(drawn.height())
+                    .arg(panel.width())
+                    .arg(panel.height())
+                    .arg(frame.width())
+                    .arg(frame.height()));
+  connect(
+      panel_, &ViewerPanel::recordingFinished, this,
+      [this](const QString& path, int frames, const QString& error) {
+        if (done_) return;
+        if (!error.isEmpty()) return fail(error);
+        if (frames != plan_->clip.frames) {
+          // Not the clip: none of it stays.
+          const QString base = out_.left(out_.size() - 4);
+          for (const QString& f : {out_, base + ".json", base + ".recipe.json"}) QFile::remove(f);
+          return fail(tr("%1 frames drawn, the clip has %2").arg(frames).arg(plan_->clip.frames));
+        }
+        done_ = true;
+        emit finished(true, tr("wrote %1 (%2 frames)").arg(path).arg(frames));
+      });
+  const QString base = out_.left(out_.size() - 4);
+  if (!panel_->startRecordingInto(base, c.frames))
+    fail(tr("the recording could not start: %1").arg(said_));
 }
 
 }  // namespace dstudio::studio

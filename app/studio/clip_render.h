@@ -13,6 +13,11 @@
 #include <QWidget>
 #include <functional>
 #include <memory>
+#include <string>
+
+namespace dstudio::models {
+class EpisodePlayer;
+}
 
 namespace dstudio::studio {
 
@@ -34,6 +39,14 @@ class ClipRender : public QObject {
 
  private:
   void run();
+  // run's steps: the recipe read and checked, and its run played again to the last step the
+  // clip needs (throws why it cannot be); the panel made as it was, given that run; once the
+  // forks are there, the clip's first step sought; there, the panel's size checked and the
+  // recording started.
+  std::shared_ptr<models::EpisodePlayer> replayedRun(const std::string& where);
+  void showPanel(const std::shared_ptr<models::EpisodePlayer>& player);
+  void seekToFirst();
+  void recordClip();
   // Calls `next` once `ready` holds (checked as the panel updates), or fails saying `waiting`.
   void when(const std::function<bool()>& ready, const std::function<void()>& next,
             const QString& waiting);

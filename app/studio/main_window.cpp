@@ -169,13 +169,54 @@ MainWindow::MainWindow(QWidget* parent)
   for (const auto& tab : tabTable()) addPage(tab.page, tab.title, tab.id);
   connect(workspace_view_, &viz::WorkspaceView::saveRequested, this,
           &MainWindow::chooseWorkspaceToSave);
-  // A lesson's step is a workspace; its files are the shipped ones.
   // The tabs never hold the window wider than the screen: scroll buttons are the last resort,
   // after fitTabBar() made the tabs' type smaller.
   tabs_->setUsesScrollButtons(true);
   tabs_->installEventFilter(this);
   addDockWidget(Qt::RightDockWidgetArea, lessons_);
   lessons_->hide();
+  connectLessons();
+  connectWorkspaceView();
+  connectTrainingAndSweeps();
+  tabs_->setMovable(true);
+  // A job's last words belong to the tab that ran it: another tab shows what is open instead.
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+    if (!shown_job_) status_->setText(openSummary());
+  });
+  connect(view_, &viz::DatasetView::replayRequested, this, &MainWindow::replayEpisode);
+  connect(viewer_, &ViewerPanel::message, status_, &QLabel::setText);
+  connect(return_jobs_, &ReturnJobs::status, status_, &QLabel::setText);
+  connect(return_jobs_, &ReturnJobs::stopped, this, &MainWindow::reportStopped);
+  connect(return_jobs_, &ReturnJobs::rolloutShown, this, &MainWindow::rolloutShown);
+  connect(return_jobs_, &ReturnJobs::returnsShown, this, &MainWindow::returnsShown);
+  addJob(tsne_job_->job());
+  addJob(markov_lab_job_->job());
+  for (Job* job : analyses_->jobs()) addJob(job);
+  setCentralWidget(tabs_);
+  setAcceptDrops(true);
+  resize(1280, 800);
+
+  createMenus();
+
+  setUpStatusBar();
+
+  connectLoadingAndCheckpoints();
+
+  QSettings settings;
+  restoreGeometry(settings.value("mainWindow/geometry").toByteArray());
+  rebuildRecentMenu();
+  // The font before any window enlarged it (once per process: windows share the application font).
+  static const QFont base = QApplication::font();
+  base_font_ = base;
+  // Every plot keeps its tick labels apart and its axis titles whole as it is resized or its
+  // type grows.
+  for (auto* plot : findChildren<QCustomPlot*>()) viz::keep_text_fitted(plot);
+  // A plain start is in normal type: presentation mode is asked for (F11, --presentation), not
+  // carried over from a lecture into the next day's work.
+}
+
+void MainWindow::connectLessons() {
+  // A lesson's step is a workspace; its files are the shipped ones.
   connect(lessons_, &LessonPanel::stepChosen, this, [this](const QJsonObject& w) {
     const QByteArray json = QJsonDocument(w).toJson(QJsonDocument::Compact);
     const auto apply = [this, json] {
@@ -210,6 +251,9 @@ MainWindow::MainWindow(QWidget* parent)
     showPage(viewer_);
     viewer_->goToStep(step);
   });
+}
+
+void MainWindow::connectWorkspaceView() {
   connect(workspace_view_, &viz::WorkspaceView::openRequested, this,
           &MainWindow::chooseWorkspaceToOpen);
   connect(workspace_view_, &viz::WorkspaceView::addFigureRequested, this,
@@ -244,6 +288,9 @@ MainWindow::MainWindow(QWidget* parent)
                                      .arg(drawn)
                                      .arg(results.size()));
   });
+}
+
+void MainWindow::connectTrainingAndSweeps() {
   connect(training_, &TrainingPanel::runStarted, this, &MainWindow::refreshRuns);
   connect(training_, &TrainingPanel::runFinished, this, &MainWindow::refreshRuns);
   connect(training_, &TrainingPanel::openCheckpointRequested, this, &MainWindow::openCheckpoint);
@@ -269,26 +316,9 @@ MainWindow::MainWindow(QWidget* parent)
     status_->setText(tr("Sweep %1 open; its cells are read again every two seconds.")
                          .arg(QFileInfo(dir).fileName()));
   });
-  tabs_->setMovable(true);
-  // A job's last words belong to the tab that ran it: another tab shows what is open instead.
-  connect(tabs_, &QTabWidget::currentChanged, this, [this] {
-    if (!shown_job_) status_->setText(openSummary());
-  });
-  connect(view_, &viz::DatasetView::replayRequested, this, &MainWindow::replayEpisode);
-  connect(viewer_, &ViewerPanel::message, status_, &QLabel::setText);
-  connect(return_jobs_, &ReturnJobs::status, status_, &QLabel::setText);
-  connect(return_jobs_, &ReturnJobs::stopped, this, &MainWindow::reportStopped);
-  connect(return_jobs_, &ReturnJobs::rolloutShown, this, &MainWindow::rolloutShown);
-  connect(return_jobs_, &ReturnJobs::returnsShown, this, &MainWindow::returnsShown);
-  addJob(tsne_job_->job());
-  addJob(markov_lab_job_->job());
-  for (Job* job : analyses_->jobs()) addJob(job);
-  setCentralWidget(tabs_);
-  setAcceptDrops(true);
-  resize(1280, 800);
+}
 
-  createMenus();
-
+void MainWindow::setUpStatusBar() {
   progress_->setRange(0, 1000);
   progress_->setMaximumWidth(420);
   // The share done and what is being done, on the bar itself: a first run makes the default
@@ -309,7 +339,9 @@ MainWindow::MainWindow(QWidget* parent)
   statusBar()->addPermanentWidget(progress_);
   statusBar()->addPermanentWidget(cancel_button_);
   status_->setText(tr("Open a D4RL or Minari dataset: File ▸ Open, or drop a file here."));
+}
 
+void MainWindow::connectLoadingAndCheckpoints() {
   connect(load_job_, &Job::finished, this, [this](Job::End end, const QString& error) {
     if (end == Job::End::Cancelled) {
       status_->setText(
@@ -352,18 +384,6 @@ MainWindow::MainWindow(QWidget* parent)
                                                       tr("Checkpoints (*.pt);;All files (*)"));
     if (!path.isEmpty()) compareCheckpoint(path);
   });
-
-  QSettings settings;
-  restoreGeometry(settings.value("mainWindow/geometry").toByteArray());
-  rebuildRecentMenu();
-  // The font before any window enlarged it (once per process: windows share the application font).
-  static const QFont base = QApplication::font();
-  base_font_ = base;
-  // Every plot keeps its tick labels apart and its axis titles whole as it is resized or its
-  // type grows.
-  for (auto* plot : findChildren<QCustomPlot*>()) viz::keep_text_fitted(plot);
-  // A plain start is in normal type: presentation mode is asked for (F11, --presentation), not
-  // carried over from a lecture into the next day's work.
 }
 
 MainWindow::~MainWindow() {

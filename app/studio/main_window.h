@@ -253,8 +253,21 @@ class MainWindow : public QMainWindow {
   std::vector<std::string> figures_;
   FigureRenderJob* figure_render_ = nullptr;
   void rebuildRecentMenu();
-  // File, View and Help (main_window_menus.cpp).
+  // The window's wiring, made by the constructor in this order: a lesson's steps and bookmarks;
+  // the Workspace tab's requests and the figures drawn again from their recipes; the Training
+  // and Sweep tabs' runs; then, after the menus, the status bar with its progress and Cancel;
+  // the dataset's loading, the checkpoints' opening and comparing, and the Analyses tab's
+  // messages.
+  void connectLessons();
+  void connectWorkspaceView();
+  void connectTrainingAndSweeps();
+  void setUpStatusBar();
+  void connectLoadingAndCheckpoints();
+  // File, View and Help (main_window_menus.cpp), a function each.
   void createMenus();
+  void createFileMenu();
+  void createViewMenu();
+  void createHelpMenu();
   void showAbout();
 
   viz::DatasetView* view_;

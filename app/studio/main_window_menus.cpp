@@ -25,6 +25,12 @@ namespace dstudio::studio {
 // File (datasets, checkpoints, sweeps, workspaces, export, quit), View (a tab each, presentation
 // mode) and Help (lessons, shortcuts, the guide, plugins, about).
 void MainWindow::createMenus() {
+  createFileMenu();
+  createViewMenu();
+  createHelpMenu();
+}
+
+void MainWindow::createFileMenu() {
   auto* file_menu = menuBar()->addMenu(tr("&File"));
   auto* open = file_menu->addAction(tr("&Open Dataset…"), this, &MainWindow::chooseFile);
   open->setShortcut(QKeySequence::Open);
@@ -93,6 +99,9 @@ void MainWindow::createMenus() {
   file_menu->addSeparator();
   auto* quit = file_menu->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);
+}
+
+void MainWindow::createViewMenu() {
   auto* view_menu = menuBar()->addMenu(tr("&View"));
   for (int i = 0; i < tabs_->count(); ++i) {
     QWidget* shown = page(i);
@@ -109,6 +118,10 @@ void MainWindow::createMenus() {
   presentation->setCheckable(true);
   presentation->setShortcut(QKeySequence(Qt::Key_F11));
   connect(presentation, &QAction::toggled, this, &MainWindow::setPresentationMode);
+  presentation_action_ = presentation;
+}
+
+void MainWindow::createHelpMenu() {
   auto* help_menu = menuBar()->addMenu(tr("&Help"));
   auto* lessons_menu = help_menu->addMenu(tr("&Lessons"));
   for (int i = 0; i < lessons_->lessons().size(); ++i)
@@ -140,7 +153,6 @@ void MainWindow::createMenus() {
     dialog.exec();
   });
   help_menu->addAction(tr("&About Decision Studio"), this, &MainWindow::showAbout);
-  presentation_action_ = presentation;
 }
 
 }  // namespace dstudio::studio

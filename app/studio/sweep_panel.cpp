@@ -161,6 +161,50 @@ SweepPanel::SweepPanel(QWidget* parent)
     return recipes::sweep_scores_recipe(last_->sweep, QFileInfo(dir_).fileName().toStdString(),
                                         results_->measure());
   });
+  QHBoxLayout* top = buildOpenRow();
+
+  setUpCellTree();
+  setUpStatistics();
+  // Sized to show a cell's whole name and every column at the window's usual width, and grown
+  // with the type (presentation mode) so that no header or "mean ± std" is cut.
+  base_point_size_ = std::max(1.0, font().pointSizeF());
+  sizeColumns();
+  tree_->setMinimumWidth(300);
+
+  QHBoxLayout* compare_row = buildCompareRow();
+
+  message_->setWordWrap(true);
+  message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  message_->setStyleSheet(QStringLiteral("color: #d55e00;"));
+  message_->hide();
+  auto* left = new QWidget;
+  auto* left_layout = new QVBoxLayout(left);
+  left_layout->setContentsMargins(0, 0, 0, 0);
+  left_layout->addWidget(summary_);
+  left_layout->addWidget(tree_, 1);
+  left_layout->addWidget(aggregates_);
+  left_layout->addWidget(improvements_);
+  left_layout->addWidget(footnote_);
+  left_layout->addWidget(message_);
+  left_layout->addLayout(compare_row);
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(left);
+  split->addWidget(results_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  split->setChildrenCollapsible(false);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(top);
+  layout->addWidget(split, 1);
+  summary_->setText(
+      tr("No sweep is open: File ▸ Open Sweep…, or decision-studio --sweep DIR. A sweep is made by "
+         "`dstudio sweep create` (docs/sweeps.md)."));
+  summary_->setWordWrap(true);
+
+  connectReading();
+}
+
+QHBoxLayout* SweepPanel::buildOpenRow() {
   auto* open = new QPushButton(tr("Open Sweep…"));
   open->setToolTip(
       tr("A sweep folder: the one `dstudio sweep create` wrote, with sweep.json and cells/"));
@@ -174,7 +218,10 @@ SweepPanel::SweepPanel(QWidget* parent)
   top->addWidget(open);
   top->addWidget(reload);
   top->addWidget(path_, 1);
+  return top;
+}
 
+void SweepPanel::setUpCellTree() {
   const QStringList headers = {tr("Setting / cell"), tr("Seed"),         tr("State"),
                                tr("Progress"),       tr("Loss"),         tr("Score"),
                                tr("Best eval."),     tr("IQM [95% CI]"), tr("Best IQM [95% CI]"),
@@ -201,8 +248,9 @@ SweepPanel::SweepPanel(QWidget* parent)
   tree_->headerItem()->setToolTip(ColumnRestarts, tr("Times the cell resumed from its checkpoint"));
   tree_->header()->setSectionResizeMode(QHeaderView::Interactive);
   tree_->header()->setStretchLastSection(false);
-  // Sized to show a cell's whole name and every column at the window's usual width, and grown
-  // with the type (presentation mode) so that no header or "mean ± std" is cut.
+}
+
+void SweepPanel::setUpStatistics() {
   // Each setting over every dataset it ran on: rliable's aggregates, final and best side by side,
   // then the probability of improvement of each setting over another.
   aggregates_->setObjectName(QStringLiteral("aggregates"));
@@ -233,10 +281,9 @@ SweepPanel::SweepPanel(QWidget* parent)
   footnote_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   footnote_->setStyleSheet(QStringLiteral("color: #555555;"));
   footnote_->hide();
-  base_point_size_ = std::max(1.0, font().pointSizeF());
-  sizeColumns();
-  tree_->setMinimumWidth(300);
+}
 
+QHBoxLayout* SweepPanel::buildCompareRow() {
   dataset_->setToolTip(tr("The dataset whose seeds the Training tab compares, grouped by setting"));
   dataset_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   dataset_->setMinimumContentsLength(14);
@@ -259,35 +306,10 @@ SweepPanel::SweepPanel(QWidget* parent)
       return;
     }
   });
+  return compare_row;
+}
 
-  message_->setWordWrap(true);
-  message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  message_->setStyleSheet(QStringLiteral("color: #d55e00;"));
-  message_->hide();
-  auto* left = new QWidget;
-  auto* left_layout = new QVBoxLayout(left);
-  left_layout->setContentsMargins(0, 0, 0, 0);
-  left_layout->addWidget(summary_);
-  left_layout->addWidget(tree_, 1);
-  left_layout->addWidget(aggregates_);
-  left_layout->addWidget(improvements_);
-  left_layout->addWidget(footnote_);
-  left_layout->addWidget(message_);
-  left_layout->addLayout(compare_row);
-  auto* split = new QSplitter(Qt::Horizontal);
-  split->addWidget(left);
-  split->addWidget(results_);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
-  split->setChildrenCollapsible(false);
-  auto* layout = new QVBoxLayout(this);
-  layout->addLayout(top);
-  layout->addWidget(split, 1);
-  summary_->setText(
-      tr("No sweep is open: File ▸ Open Sweep…, or decision-studio --sweep DIR. A sweep is made by "
-         "`dstudio sweep create` (docs/sweeps.md)."));
-  summary_->setWordWrap(true);
-
+void SweepPanel::connectReading() {
   connect(job_, &Job::finished, this, [this](Job::End end, const QString& error) {
     if (end != Job::End::Failed) return;
     message_->setText(error);
@@ -466,14 +488,23 @@ void SweepPanel::rebuildTree(const Snapshot& snapshot) {
     for (auto* top : dataset_items_) top->setExpanded(true);
 }
 
+struct SweepPanel::Tally {
+  std::int64_t step = 0, total = 0;
+  int restarts = 0;
+  std::map<CellState, int> states;
+  std::set<std::uint64_t> seeds;
+};
+
 void SweepPanel::updateRows(const Snapshot& snapshot) {
-  struct Tally {
-    std::int64_t step = 0, total = 0;
-    int restarts = 0;
-    std::map<CellState, int> states;
-    std::set<std::uint64_t> seeds;
-  };
   std::map<QString, Tally> by_group, by_dataset;
+  updateCellRows(snapshot, by_group, by_dataset);
+  updateGroupRows(snapshot, by_group);
+  updateDatasetRows(by_dataset);
+  showSummary(snapshot);
+}
+
+void SweepPanel::updateCellRows(const Snapshot& snapshot, std::map<QString, Tally>& by_group,
+                                std::map<QString, Tally>& by_dataset) {
   for (std::size_t i = 0; i < snapshot.sweep.cells.size(); ++i) {
     const auto& cell = snapshot.sweep.cells[i];
     const auto& st = snapshot.status[i];
@@ -511,17 +542,21 @@ void SweepPanel::updateRows(const Snapshot& snapshot) {
       t->seeds.insert(cell.seed);
     }
   }
-  const auto state_text = [](const Tally& t, int cells) {
-    QStringList parts;
-    parts << tr("%1/%2 finished")
-                 .arg(t.states.count(CellState::Finished) ? t.states.at(CellState::Finished) : 0)
-                 .arg(cells);
-    if (t.states.count(CellState::Running))
-      parts << tr("%1 running").arg(t.states.at(CellState::Running));
-    if (t.states.count(CellState::Failed))
-      parts << tr("%1 failed").arg(t.states.at(CellState::Failed));
-    return parts.join(QStringLiteral(", "));
-  };
+}
+
+QString SweepPanel::stateText(const Tally& t, int cells) {
+  QStringList parts;
+  parts << tr("%1/%2 finished")
+               .arg(t.states.count(CellState::Finished) ? t.states.at(CellState::Finished) : 0)
+               .arg(cells);
+  if (t.states.count(CellState::Running))
+    parts << tr("%1 running").arg(t.states.at(CellState::Running));
+  if (t.states.count(CellState::Failed))
+    parts << tr("%1 failed").arg(t.states.at(CellState::Failed));
+  return parts.join(QStringLiteral(", "));
+}
+
+void SweepPanel::updateGroupRows(const Snapshot& snapshot, std::map<QString, Tally>& by_group) {
   for (const auto& g : snapshot.groups) {
     auto* item = group_items_.value(QString::fromStdString(g.group));
     if (!item) continue;
@@ -529,7 +564,7 @@ void SweepPanel::updateRows(const Snapshot& snapshot) {
     QStringList seeds;
     for (auto s : t.seeds) seeds << QString::number(s);
     item->setText(ColumnSeed, seeds.join(QStringLiteral(", ")));
-    item->setText(ColumnState, state_text(t, g.cells));
+    item->setText(ColumnState, stateText(t, g.cells));
     item->setForeground(ColumnState,
                         state_colour(g.finished == g.cells                ? CellState::Finished
                                      : t.states.count(CellState::Failed)  ? CellState::Failed
@@ -553,14 +588,20 @@ void SweepPanel::updateRows(const Snapshot& snapshot) {
                         .arg(g.cells)
                         .arg(QString::fromStdString(g.group)));
   }
+}
+
+void SweepPanel::updateDatasetRows(std::map<QString, Tally>& by_dataset) {
   for (auto it = dataset_items_.begin(); it != dataset_items_.end(); ++it) {
     const Tally& t = by_dataset[it.key()];
     int cells = 0;
     for (const auto& [state, n] : t.states) cells += n;
-    it.value()->setText(ColumnState, state_text(t, cells));
+    it.value()->setText(ColumnState, stateText(t, cells));
     it.value()->setText(ColumnProgress, progress_text(t.step, t.total));
     it.value()->setData(ColumnProgress, kFractionRole, fraction_of(t.step, t.total));
   }
+}
+
+void SweepPanel::showSummary(const Snapshot& snapshot) {
   // The summary line: every state's count and when it was read.
   std::map<CellState, int> counts;
   for (const auto& st : snapshot.status) ++counts[st.state];

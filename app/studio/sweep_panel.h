@@ -17,12 +17,14 @@
 #include <QString>
 #include <QStringList>
 #include <QWidget>
+#include <map>
 #include <memory>
 #include <vector>
 
 #include "dstudio/sweep/sweep.h"
 
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QPushButton;
 class QTimer;
@@ -120,6 +122,14 @@ class SweepPanel : public QWidget {
   void changeEvent(QEvent* event) override;
 
  private:
+  // The panel's parts, built in this order by the constructor: the row that opens a sweep; the
+  // tree of cells; the statistics' tables under it; the row that compares a dataset's seeds;
+  // then the reads' failures and the timer that reads the sweep again.
+  QHBoxLayout* buildOpenRow();
+  void setUpCellTree();
+  void setUpStatistics();
+  QHBoxLayout* buildCompareRow();
+  void connectReading();
   /// The columns' widths at the panel's type.
   void sizeColumns();
   double base_point_size_ = 1.0;
@@ -129,6 +139,15 @@ class SweepPanel : public QWidget {
   void showSnapshot(const Snapshot& snapshot);
   void rebuildTree(const Snapshot& snapshot);
   void updateRows(const Snapshot& snapshot);
+  // updateRows' parts: each cell's row, tallied into its setting's and its dataset's; the
+  // settings' rows; the datasets' rows; the summary line above the tree.
+  struct Tally;  // a setting's or a dataset's cells: steps, restarts, states and seeds
+  void updateCellRows(const Snapshot& snapshot, std::map<QString, Tally>& by_group,
+                      std::map<QString, Tally>& by_dataset);
+  [[nodiscard]] static QString stateText(const Tally& t, int cells);
+  void updateGroupRows(const Snapshot& snapshot, std::map<QString, Tally>& by_group);
+  void updateDatasetRows(std::map<QString, Tally>& by_dataset);
+  void showSummary(const Snapshot& snapshot);
   void updateDatasets();
   void showStatistics(const sweep::SweepStatistics& statistics);
   void emitCompare(bool show);

@@ -134,6 +134,36 @@ TrainingPanel::TrainingPanel(QWidget* parent)
           [this] { return currentRun() ? &currentRun()->metrics() : nullptr; })),
       comparison_figure_(std::make_unique<ComparisonFigure>(*this)),
       folders_job_(new Job(tr("Reading run folders"), this)) {
+  setFigureRecipeMakers();
+  QWidget* left = buildRunControls(buildNextRunForms());
+  setUpProgress();
+  QWidget* list_box = buildRunList();
+  QWidget* compare_box = buildComparison();
+  QWidget* right = buildRunView(list_box, compare_box);
+
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(left);
+  split->addWidget(right);
+  split->setStretchFactor(0, 0);
+  split->setStretchFactor(1, 1);
+  auto* layout = new QHBoxLayout(this);
+  layout->addWidget(split);
+
+  connectSignals();
+
+  // $XDG_DATA_HOME/decision-studio/runs, whatever organisation the settings are filed under.
+  const QString fallback =
+      QDir(QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation))
+          .filePath(QCoreApplication::applicationName() + QStringLiteral("/runs"));
+  setRunsDirectory(QSettings().value("training/runs_dir", fallback).toString());
+  rebuildTrainingForm(models::TrainingConfig{});
+  rebuildVariantForm();
+  setDataset(nullptr, {});
+  updateComparison();
+}
+
+// The figures' recipes, which say how an exported figure is drawn again.
+void TrainingPanel::setFigureRecipeMakers() {
   // A finished run's curves are its folder's log: their recipe names it (a live run's has none).
   curves_figure_->setFigureRecipeMaker([this]() -> std::optional<FigureRecipe> {
     const auto* run = currentRun();
@@ -157,6 +187,9 @@ TrainingPanel::TrainingPanel(QWidget* parent)
                                           compare_->yLabel().toStdString(),
                                           smoothing_->value() / 100.0, band());
   });
+}
+
+QGroupBox* TrainingPanel::buildVariantChooser() {
   // Variant chooser: hier takes its merger and mixer.
   for (const auto& name : models::variant_names()) variant_->addItem(QString::fromStdString(name));
   for (const auto& m : models::hier_mergers()) merger_->addItem(QString::fromStdString(m));
@@ -178,14 +211,14 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   chooser->addRow(merger_label_, merger_);
   chooser->addRow(mixer_label_, mixer_);
   chooser->addRow(defaults_note_);
+  alignFormFields(chooser);
   // The forms hold the next run's settings; a run chosen in the list below names its own.
   auto* chooser_box = new QGroupBox(tr("Next run: variant"));
   chooser_box->setLayout(chooser);
+  return chooser_box;
+}
 
-  // Short titles: a group box is at least as wide as its title, in large type too.
-  auto* model_box = new QGroupBox(tr("Next run: model"));
-  model_box->setToolTip(tr("The variant's configuration for the next run"));
-  (new QVBoxLayout(model_box))->addWidget(variant_form_);
+QGroupBox* TrainingPanel::buildOptimisationBox() {
   auto* training_box = new QGroupBox(tr("Next run: optimisation"));
   training_box->setToolTip(tr("The training configuration for the next run"));
   auto* training_layout = new QVBoxLayout(training_box);
@@ -196,10 +229,22 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   eval_episodes_->setToolTip(tr("Episodes rolled out at each evaluation (eval_every > 0)"));
   eval_form->addRow(tr("evaluation episodes"), eval_episodes_);
   training_layout->addLayout(eval_form);
-  for (QFormLayout* f : {chooser, eval_form}) {
-    f->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-    f->setLabelAlignment(Qt::AlignRight);
-  }
+  alignFormFields(eval_form);
+  return training_box;
+}
+
+void TrainingPanel::alignFormFields(QFormLayout* form) {
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  form->setLabelAlignment(Qt::AlignRight);
+}
+
+QScrollArea* TrainingPanel::buildNextRunForms() {
+  QGroupBox* chooser_box = buildVariantChooser();
+  // Short titles: a group box is at least as wide as its title, in large type too.
+  auto* model_box = new QGroupBox(tr("Next run: model"));
+  model_box->setToolTip(tr("The variant's configuration for the next run"));
+  (new QVBoxLayout(model_box))->addWidget(variant_form_);
+  QGroupBox* training_box = buildOptimisationBox();
 
   auto* forms = new QWidget;
   auto* forms_layout = new QVBoxLayout(forms);
@@ -211,11 +256,20 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   scroll->setWidget(forms);
   scroll->setWidgetResizable(true);
   forms_scroll_ = scroll;
+  return scroll;
+}
 
+QWidget* TrainingPanel::buildRunControls(QScrollArea* forms) {
   // Runs folder and the run controls under the forms.
   auto* browse = new QPushButton(tr("…"));
   browse->setToolTip(tr("Choose the folder that receives a new folder per run"));
   browse->setFixedWidth(32);
+  connect(browse, &QPushButton::clicked, this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Runs folder"), runs_dir_);
+    if (dir.isEmpty()) return;
+    setRunsDirectory(dir);
+    QSettings().setValue("training/runs_dir", dir);
+  });
   auto* dir_row = new QHBoxLayout;
   dir_row->addWidget(new QLabel(tr("Runs folder")));
   dir_row->addWidget(runs_dir_edit_, 1);
@@ -231,19 +285,24 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   auto* left = new QWidget;
   auto* left_layout = new QVBoxLayout(left);
   left_layout->setContentsMargins(0, 0, 0, 0);
-  left_layout->addWidget(scroll, 1);
+  left_layout->addWidget(forms, 1);
   left_layout->addLayout(dir_row);
   left_layout->addLayout(buttons);
   left_layout->addWidget(message_);
+  return left;
+}
 
+void TrainingPanel::setUpProgress() {
   // Progress of the selected run above its live curves.
   progress_->setTextVisible(true);
   progress_->setFormat(tr("no run"));
   status_->setWordWrap(true);
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::LinksAccessibleByMouse);
   status_->setOpenExternalLinks(true);  // an export's folder
+}
 
-  // Run list and the comparison.
+QWidget* TrainingPanel::buildRunList() {
+  // Run list, with the buttons that add runs from disk under it.
   runs_list_->setColumnCount(ColumnCount);
   runs_list_->setHeaderLabels({tr("Run"), tr("State"), tr("Step"), tr("Loss"), tr("Score"),
                                tr("Entropy"), tr("Variant"), tr("Seed")});
@@ -277,6 +336,7 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   auto* add_folder = new QPushButton(tr("Add run folder…"));
   add_folder->setToolTip(
       tr("Compare a finished run from disk (a folder with metrics.jsonl or metrics.csv)"));
+  connect(add_folder, &QPushButton::clicked, this, &TrainingPanel::chooseRunFolder);
   auto* list_box = new QWidget;
   auto* list_layout = new QVBoxLayout(list_box);
   list_layout->setContentsMargins(0, 0, 0, 0);
@@ -295,7 +355,10 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   list_buttons->addWidget(continue_run);
   list_buttons->addStretch(1);
   list_layout->addLayout(list_buttons);
+  return list_box;
+}
 
+QWidget* TrainingPanel::buildComparison() {
   for (const auto& m : kMetrics) metric_->addItem(tr(m.label), QString::fromLatin1(m.key));
   group_by_->addItem(tr("variant"), QString());
   // Narrow lists (the popups show the long names), so the tab fits a laptop's screen.
@@ -316,6 +379,7 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   auto* export_button = new QPushButton(tr("Export…"));
   export_button->setToolTip(
       tr("Write the comparison as PDF, SVG and PNG, with its numbers as CSV"));
+  connect(export_button, &QPushButton::clicked, this, &TrainingPanel::exportWithDialog);
   // Three short rows of controls, so the tab fits a laptop screen, in large type too.
   auto* compare_controls = new QHBoxLayout;
   compare_controls->addWidget(new QLabel(tr("Compare")));
@@ -336,7 +400,10 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   compare_layout->addLayout(grouping_controls);
   compare_layout->addLayout(smoothing_controls);
   compare_layout->addWidget(compare_, 1);
+  return compare_box;
+}
 
+QWidget* TrainingPanel::buildRunView(QWidget* list_box, QWidget* compare_box) {
   auto* bottom = new QSplitter(Qt::Horizontal);
   bottom->addWidget(list_box);
   bottom->addWidget(compare_box);
@@ -372,16 +439,10 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   status_row->addWidget(bookmark, 0, Qt::AlignTop);
   right_layout->addLayout(status_row);
   right_layout->addWidget(right_split, 1);
+  return right;
+}
 
-  auto* split = new QSplitter(Qt::Horizontal);
-  split->addWidget(left);
-  split->addWidget(right);
-  split->setStretchFactor(0, 0);
-  split->setStretchFactor(1, 1);
-  auto* layout = new QHBoxLayout(this);
-  layout->addWidget(split);
-
-  // Wiring.
+void TrainingPanel::connectSignals() {
   connect(variant_, &QComboBox::currentTextChanged, this, [this] { rebuildVariantForm(); });
   connect(merger_, &QComboBox::currentTextChanged, this, [this] { rebuildVariantForm(); });
   connect(mixer_, &QComboBox::currentTextChanged, this, [this] { rebuildVariantForm(); });
@@ -395,16 +456,8 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   connect(pause_, &QPushButton::clicked, this, &TrainingPanel::pauseTraining);
   connect(resume_, &QPushButton::clicked, this, &TrainingPanel::resumeTraining);
   connect(cancel_, &QPushButton::clicked, this, &TrainingPanel::cancelTraining);
-  connect(browse, &QPushButton::clicked, this, [this] {
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Runs folder"), runs_dir_);
-    if (dir.isEmpty()) return;
-    setRunsDirectory(dir);
-    QSettings().setValue("training/runs_dir", dir);
-  });
   connect(runs_dir_edit_, &QLineEdit::editingFinished, this,
           [this] { runs_dir_ = runs_dir_edit_->text().trimmed(); });
-  connect(add_folder, &QPushButton::clicked, this, &TrainingPanel::chooseRunFolder);
-  connect(export_button, &QPushButton::clicked, this, &TrainingPanel::exportWithDialog);
   connect(runs_list_, &QTreeWidget::currentItemChanged, this, [this] {
     showRun(selectedRun());
     updateButtons();
@@ -429,16 +482,6 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   // The GUI pulls what the training threads pushed, ten times a second.
   timer_->setInterval(100);
   connect(timer_, &QTimer::timeout, this, &TrainingPanel::pull);
-
-  // $XDG_DATA_HOME/decision-studio/runs, whatever organisation the settings are filed under.
-  const QString fallback =
-      QDir(QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation))
-          .filePath(QCoreApplication::applicationName() + QStringLiteral("/runs"));
-  setRunsDirectory(QSettings().value("training/runs_dir", fallback).toString());
-  rebuildTrainingForm(models::TrainingConfig{});
-  rebuildVariantForm();
-  setDataset(nullptr, {});
-  updateComparison();
 }
 
 // ---------------------------------------------------------------------------------------------

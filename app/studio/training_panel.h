@@ -32,6 +32,7 @@
 class QCheckBox;
 class QComboBox;
 class QFormLayout;
+class QGroupBox;
 class QLabel;
 class QMenu;
 class QLineEdit;
@@ -189,6 +190,21 @@ class TrainingPanel : public QWidget {
 
  private:
   class ComparisonFigure;
+  // The panel's parts, built in this order by the constructor: the figures' recipes; the next
+  // run's forms (the variant chooser, the model form, the optimisation form with the evaluation
+  // episodes) scrolled above the runs folder and the run controls; the progress; the run list
+  // and the comparison under the live curves; then the wiring.
+  void setFigureRecipeMakers();
+  QGroupBox* buildVariantChooser();
+  QGroupBox* buildOptimisationBox();
+  static void alignFormFields(QFormLayout* form);
+  QScrollArea* buildNextRunForms();
+  QWidget* buildRunControls(QScrollArea* forms);
+  void setUpProgress();
+  QWidget* buildRunList();
+  QWidget* buildComparison();
+  QWidget* buildRunView(QWidget* list_box, QWidget* compare_box);
+  void connectSignals();
   // The comparison plot in `style` and its numbers; throws on failure.
   std::vector<std::string> writeComparison(const std::string& base,
                                            const viz::FigureStyle& style) const;

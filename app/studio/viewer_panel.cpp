@@ -193,6 +193,44 @@ ViewerPanel::ViewerPanel(QWidget* parent)
       record_options_(new QPushButton),
       live_viewer_(new QPushButton(tr("Open in Live Viewer"))) {
   attention_->setComparable(false);
+  setUpRecordButtons();
+  setUpTransport();
+  setUpConditioning();
+  QHBoxLayout* transport = buildTransportRow();
+  QWidget* conditioning = buildConditioningTab();
+
+  readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  readout_->setWordWrap(true);
+  // Wrapped (more lines when narrower) rather than hold the panel wide.
+  readout_->setMinimumWidth(readout_->fontMetrics().averageCharWidth() * 24);
+
+  QWidget* left = buildPlayerColumn(transport, conditioning);
+
+  auto* right = new QWidget;
+  auto* right_layout = new QVBoxLayout(right);
+  right_layout->setContentsMargins(0, 0, 0, 0);
+  map_caption_->setWordWrap(true);
+  right_layout->addWidget(map_caption_);
+  right_layout->addWidget(attention_, 1);
+
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(left);
+  split->addWidget(right);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(split);
+
+  connectControls();
+  addShortcuts();
+  restorePlaybackSettings();
+
+  timer_->setInterval(16);  // about 60 frames per second
+  connect(timer_, &QTimer::timeout, this, &ViewerPanel::poll);
+  clear(tr("Open a checkpoint (File ▸ Open Checkpoint) to watch its policy act."));
+}
+
+void ViewerPanel::setUpRecordButtons() {
   record_->setCheckable(true);
   record_->setFocusPolicy(Qt::NoFocus);
   record_->setToolTip(VideoWriter::ffmpegAvailable()
@@ -225,6 +263,11 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   record_options_->setToolTip(tr("What to record, at how many frames per second, and where"));
   record_options_->setFixedWidth(record_options_->fontMetrics().height() +
                                  16);  // the menu's arrow alone
+  record_options_->setMenu(buildRecordOptionsMenu());
+  record_options_->setEnabled(viz::SceneView::openGlAvailable());
+}
+
+QMenu* ViewerPanel::buildRecordOptionsMenu() {
   auto* options = new QMenu(this);
   auto* areas = new QActionGroup(options);
   for (const auto& [area, label] :
@@ -255,8 +298,10 @@ ViewerPanel::ViewerPanel(QWidget* parent)
     for (auto* a : rates->actions())
       a->setChecked(a->text().startsWith(QString::number(record_fps_) + ' '));
   });
-  record_options_->setMenu(options);
-  record_options_->setEnabled(viz::SceneView::openGlAvailable());
+  return options;
+}
+
+void ViewerPanel::setUpTransport() {
   // A new episode, not "go to start" (|<): it drops the episode's steps and its forks.
   restart_->setIcon(style()->standardIcon(QStyle::SP_BrowserReload));
   restart_->setToolTip(tr("New episode with the seed on the right (N)"));
@@ -285,7 +330,9 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   track_->setChecked(true);
   track_->setToolTip(
       tr("Keep the camera on the torso as it moves; off, drag to orbit and scroll to zoom"));
+}
 
+void ViewerPanel::setUpConditioning() {
   target_->setObjectName(QStringLiteral("target"));
   target_from_->setObjectName(QStringLiteral("targetFrom"));
   target_->setRange(-1e6, 1e6);
@@ -301,7 +348,9 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   seed_->setRange(0, 1'000'000);
   seed_->setToolTip(
       tr("Reset noise of the next new episode (the same seed as `dstudio eval --seed`)"));
+}
 
+QHBoxLayout* ViewerPanel::buildTransportRow() {
   auto* transport = new QHBoxLayout;
   for (auto* b : {restart_, back_, play_, forward_}) {
     b->setFocusPolicy(Qt::NoFocus);
@@ -311,7 +360,10 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   transport->addWidget(rate_);
   transport->addWidget(slider_, 1);
   transport->addWidget(position_);
+  return transport;
+}
 
+QWidget* ViewerPanel::buildConditioningTab() {
   auto* conditioning = new QWidget;
   // Two rows, so that the target's source is read in full beside the scene, in large type too.
   auto* form = new QGridLayout(conditioning);
@@ -329,40 +381,16 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   form->addWidget(new QLabel(tr("Seed")), 1, 3, Qt::AlignRight);
   form->addWidget(seed_, 1, 4);
   form->setColumnStretch(2, 1);
+  return conditioning;
+}
 
-  readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  readout_->setWordWrap(true);
-  // Wrapped (more lines when narrower) rather than hold the panel wide.
-  readout_->setMinimumWidth(readout_->fontMetrics().averageCharWidth() * 24);
-
+QWidget* ViewerPanel::buildPlayerColumn(QHBoxLayout* transport, QWidget* conditioning) {
   auto* left = new QWidget;
   auto* left_layout = new QVBoxLayout(left);
   left_layout->setContentsMargins(0, 0, 0, 0);
   left_layout->addWidget(scene_, 3);
   left_layout->addLayout(transport);
-  // What acts on the running policy, a tab each: the conditioning, interventions inside the
-  // forward pass, counterfactual forks.
-  acting_ = new PageSizedTabs;
-  auto* acting = acting_;
-  acting->setDocumentMode(true);
-  acting->addTab(conditioning, tr("Conditioning"));
-  interventions_tab_ = buildInterventionsTab();
-  forks_tab_ = buildForksTab();
-  acting->addTab(interventions_tab_, tr("Interventions"));
-  acting->addTab(forks_tab_, tr("Forks"));
-  // The camera and the recording beside the tabs, on the row their bar leaves free: the transport
-  // above stays narrow enough for the panel beside a lesson, and in large type.
-  auto* corner = new QWidget;
-  auto* corner_layout = new QHBoxLayout(corner);
-  corner_layout->setContentsMargins(0, 0, 0, 2);
-  corner_layout->addWidget(track_);
-  corner_layout->addWidget(record_);
-  corner_layout->addWidget(record_options_);
-  acting->setCornerWidget(corner, Qt::TopRightCorner);
-  acting->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
-  // Laid out again for the page chosen (PageSizedTabs).
-  connect(acting, &QTabWidget::currentChanged, acting, [acting] { acting->updateGeometry(); });
-  left_layout->addWidget(acting);
+  left_layout->addWidget(buildActingTabs(conditioning));
   left_layout->addWidget(timeline_, 2);
   // The timeline as a figure: with forks, the divergence plot.
   timeline_export_ = new QPushButton(tr("Export Timeline…"));
@@ -385,22 +413,36 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   below->addWidget(bookmark_add_, 0, Qt::AlignTop);
   below->addWidget(timeline_export_, 0, Qt::AlignTop);
   left_layout->addLayout(below);
+  return left;
+}
 
-  auto* right = new QWidget;
-  auto* right_layout = new QVBoxLayout(right);
-  right_layout->setContentsMargins(0, 0, 0, 0);
-  map_caption_->setWordWrap(true);
-  right_layout->addWidget(map_caption_);
-  right_layout->addWidget(attention_, 1);
+QTabWidget* ViewerPanel::buildActingTabs(QWidget* conditioning) {
+  // What acts on the running policy, a tab each: the conditioning, interventions inside the
+  // forward pass, counterfactual forks.
+  acting_ = new PageSizedTabs;
+  auto* acting = acting_;
+  acting->setDocumentMode(true);
+  acting->addTab(conditioning, tr("Conditioning"));
+  interventions_tab_ = buildInterventionsTab();
+  forks_tab_ = buildForksTab();
+  acting->addTab(interventions_tab_, tr("Interventions"));
+  acting->addTab(forks_tab_, tr("Forks"));
+  // The camera and the recording beside the tabs, on the row their bar leaves free: the transport
+  // above stays narrow enough for the panel beside a lesson, and in large type.
+  auto* corner = new QWidget;
+  auto* corner_layout = new QHBoxLayout(corner);
+  corner_layout->setContentsMargins(0, 0, 0, 2);
+  corner_layout->addWidget(track_);
+  corner_layout->addWidget(record_);
+  corner_layout->addWidget(record_options_);
+  acting->setCornerWidget(corner, Qt::TopRightCorner);
+  acting->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+  // Laid out again for the page chosen (PageSizedTabs).
+  connect(acting, &QTabWidget::currentChanged, acting, [acting] { acting->updateGeometry(); });
+  return acting;
+}
 
-  auto* split = new QSplitter(Qt::Horizontal);
-  split->addWidget(left);
-  split->addWidget(right);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
-  auto* layout = new QVBoxLayout(this);
-  layout->addWidget(split);
-
+void ViewerPanel::connectControls() {
   connect(restart_, &QPushButton::clicked, this, &ViewerPanel::requestNewEpisode);
   connect(back_, &QPushButton::clicked, this, &ViewerPanel::stepBack);
   connect(play_, &QPushButton::clicked, this, &ViewerPanel::togglePlay);
@@ -424,7 +466,9 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   setFocusPolicy(Qt::StrongFocus);
   for (auto* box : findChildren<QComboBox*>())
     connect(box, &QComboBox::activated, this, [this] { setFocus(Qt::OtherFocusReason); });
+}
 
+void ViewerPanel::addShortcuts() {
   // Shortcuts work anywhere in the panel except where a field needs the key.
   auto shortcut = [this](const QKeySequence& keys, void (ViewerPanel::*slot)()) {
     auto* s = new QShortcut(keys, this);
@@ -438,7 +482,9 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   shortcut(Qt::Key_Comma, &ViewerPanel::stepBack);
   shortcut(Qt::Key_N, &ViewerPanel::requestNewEpisode);
   shortcut(Qt::Key_Home, &ViewerPanel::goToFirstStep);
+}
 
+void ViewerPanel::restorePlaybackSettings() {
   // Speed and camera tracking are remembered between sessions.
   {
     QSettings settings;
@@ -452,10 +498,6 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   connect(track_, &QCheckBox::toggled, this, [this](bool on) {
     if (!free_camera_task_) QSettings().setValue("viewer/track", on);
   });
-
-  timer_->setInterval(16);  // about 60 frames per second
-  connect(timer_, &QTimer::timeout, this, &ViewerPanel::poll);
-  clear(tr("Open a checkpoint (File ▸ Open Checkpoint) to watch its policy act."));
 }
 
 ViewerPanel::~ViewerPanel() {

@@ -28,8 +28,11 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QGridLayout;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
+class QMenu;
 class QPushButton;
 class QSlider;
 class QSpinBox;
@@ -204,6 +207,23 @@ class ViewerPanel : public QWidget {
   void recordingFinished(const QString& path, int frames, const QString& error);
 
  private:
+  // The panel's parts, set up and built in this order by the constructor: the Record button and
+  // its menu of options; the transport's controls; the conditioning's fields; the transport row;
+  // the Conditioning tab; the player's column (the scene, the transport, the acting tabs with the
+  // camera and recording in their corner, the timeline, the readout, the bookmarks and the
+  // timeline's export); then the controls' signals, the keyboard shortcuts, and the speed and
+  // tracking remembered between sessions.
+  void setUpRecordButtons();
+  QMenu* buildRecordOptionsMenu();
+  void setUpTransport();
+  void setUpConditioning();
+  QHBoxLayout* buildTransportRow();
+  QWidget* buildConditioningTab();
+  QWidget* buildPlayerColumn(QHBoxLayout* transport, QWidget* conditioning);
+  QTabWidget* buildActingTabs(QWidget* conditioning);
+  void connectControls();
+  void addShortcuts();
+  void restorePlaybackSettings();
   void poll();
   // One frame of a recording: the next step shown, then taken.
   void recordNext();
@@ -231,6 +251,12 @@ class ViewerPanel : public QWidget {
   // Interventions and forks (viewer_panel_surgery.cpp).
   QWidget* buildInterventionsTab();
   QWidget* buildForksTab();
+  // The Forks tab's rows: the buttons that fork from the step on screen (with a target, the
+  // interventions typed, another checkpoint, the task's expert); the forks made, one chosen to
+  // rewind to or remove; what the timeline's right axis shows of them.
+  QGridLayout* buildForkButtons();
+  void addForkList(QGridLayout* grid);
+  QHBoxLayout* buildDivergenceRow();
   void rebuildHeadGrid();
   void rebuildDivergenceChoice();  // the joints of the task played
   void buildBookmarkControls();

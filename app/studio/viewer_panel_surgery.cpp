@@ -168,6 +168,15 @@ QWidget* ViewerPanel::buildInterventionsTab() {
 QWidget* ViewerPanel::buildForksTab() {
   auto* tab = new QWidget;
   auto* grid = new QGridLayout(tab);
+  grid->addLayout(buildForkButtons(), 0, 0, 1, 4);
+
+  addForkList(grid);
+  grid->addLayout(buildDivergenceRow(), 3, 0, 1, 4);
+  grid->setColumnStretch(3, 1);
+  return tab;
+}
+
+QGridLayout* ViewerPanel::buildForkButtons() {
   fork_target_ = new QDoubleSpinBox;
   fork_target_->setRange(-1e6, 1e6);
   fork_target_->setDecimals(0);
@@ -225,8 +234,10 @@ QWidget* ViewerPanel::buildForksTab() {
   by_change->addWidget(by_checkpoint, 1, 2);
   by_change->addWidget(expert_fork_, 2, 0, 1, 2);
   by_change->setColumnStretch(3, 1);
-  grid->addLayout(by_change, 0, 0, 1, 4);
+  return by_change;
+}
 
+void ViewerPanel::addForkList(QGridLayout* grid) {
   forks_ = new QLabel(tr("No fork: the episode plays alone."));
   forks_->setWordWrap(true);
   fork_choice_ = new QComboBox;
@@ -250,6 +261,9 @@ QWidget* ViewerPanel::buildForksTab() {
   row->addWidget(remove);
   row->addWidget(remove_all);
   grid->addLayout(row, 2, 0, 1, 4);
+}
+
+QHBoxLayout* ViewerPanel::buildDivergenceRow() {
   // What the timeline's right axis shows for the forks, as decision-viewer offers it.
   divergence_ = new QComboBox;
   divergence_->setObjectName(QStringLiteral("divergence"));
@@ -267,9 +281,7 @@ QWidget* ViewerPanel::buildForksTab() {
   auto* axis_row = new QHBoxLayout;
   axis_row->addWidget(new QLabel(tr("Timeline's right axis:")));
   axis_row->addWidget(divergence_, 1);
-  grid->addLayout(axis_row, 3, 0, 1, 4);
-  grid->setColumnStretch(3, 1);
-  return tab;
+  return axis_row;
 }
 
 void ViewerPanel::rebuildDivergenceChoice() {

@@ -95,79 +95,9 @@ AnalysisView::AnalysisView(std::shared_ptr<const analysis::AnalysisDefinition> d
   description->setWordWrap(true);
   note_->setWordWrap(true);
 
-  // The form: one field an option, typed as its schema says, holding its default.
-  auto* form_box = new QWidget;
-  auto* form = new QFormLayout(form_box);
-  form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
-  for (const auto& o : d.options) {
-    QWidget* field = nullptr;
-    switch (o.type) {
-      case Type::Integer: {
-        auto* box = new QSpinBox;
-        const int low = static_cast<int>(std::max<double>(o.minimum, INT_MIN + 1));
-        // An option without a default may be left out: one below the range, shown as "default".
-        const bool optional = o.default_value.empty();
-        box->setRange(optional ? low - 1 : low,
-                      static_cast<int>(std::min<double>(o.maximum, INT_MAX)));
-        if (optional) box->setSpecialValueText(tr("default"));
-        box->setValue(optional ? box->minimum() : QString::fromStdString(o.default_value).toInt());
-        field = box;
-        break;
-      }
-      case Type::Number: {
-        auto* box = new QDoubleSpinBox;
-        box->setDecimals(4);
-        const double low = std::isfinite(o.minimum) ? o.minimum : -1e12;
-        const bool optional = o.default_value.empty();
-        box->setRange(optional ? low - 1 : low, std::isfinite(o.maximum) ? o.maximum : 1e12);
-        if (optional) box->setSpecialValueText(tr("default"));
-        box->setValue(optional ? box->minimum()
-                               : QString::fromStdString(o.default_value).toDouble());
-        field = box;
-        break;
-      }
-      case Type::Text:
-      case Type::NumberList: {
-        auto* edit = new QLineEdit(QString::fromStdString(o.default_value));
-        if (o.type == Type::NumberList) edit->setPlaceholderText(tr("numbers separated by commas"));
-        field = edit;
-        break;
-      }
-      case Type::Choice: {
-        auto* combo = new QComboBox;
-        for (const auto& c : o.choices) combo->addItem(QString::fromStdString(c));
-        combo->setCurrentText(QString::fromStdString(o.default_value));
-        field = combo;
-        break;
-      }
-      case Type::Flag: {
-        auto* check = new QCheckBox;
-        check->setChecked(o.default_value == "true" || o.default_value == "1");
-        field = check;
-        break;
-      }
-    }
-    field->setToolTip(QString::fromStdString(o.description));
-    field->setObjectName(QString::fromStdString(o.key));
-    auto* label = new QLabel(QString::fromStdString(o.key));
-    label->setToolTip(QString::fromStdString(o.description));
-    form->addRow(label, field);
-    fields_[o.key] = field;
-  }
-  if (d.options.empty()) form->addRow(new QLabel(tr("This analysis has no options.")));
+  QWidget* form_box = buildOptionsForm();
 
-  auto* buttons = new QHBoxLayout;
-  buttons->addWidget(run_);
-  buttons->addWidget(cancel_);
-  buttons->addWidget(progress_, 1);
-  progress_->setRange(0, 1000);
-  progress_->setTextVisible(false);
-  progress_->hide();
-  cancel_->setEnabled(false);
-  run_->setEnabled(false);
-  status_->setWordWrap(true);
-  connect(run_, &QPushButton::clicked, this, &AnalysisView::runRequested);
-  connect(cancel_, &QPushButton::clicked, this, &AnalysisView::cancelRequested);
+  QHBoxLayout* buttons = buildRunRow();
 
   summary_->setColumnCount(2);
   summary_->setHeaderLabels({tr("Summary"), tr("Value")});
@@ -183,6 +113,105 @@ AnalysisView::AnalysisView(std::shared_ptr<const analysis::AnalysisDefinition> d
   left_layout->addWidget(status_);
   left_layout->addWidget(summary_, 1);
 
+  QSplitter* right = buildFigureSide();
+
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(left);
+  split->addWidget(right);
+  split->setStretchFactor(0, 2);
+  split->setStretchFactor(1, 3);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(split);
+  setReady(false);
+}
+
+QWidget* AnalysisView::buildOptionsForm() {
+  const auto& d = *definition_;
+  // The form: one field an option, typed as its schema says, holding its default.
+  auto* form_box = new QWidget;
+  auto* form = new QFormLayout(form_box);
+  form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
+  for (const auto& o : d.options) {
+    QWidget* field = optionField(o);
+    field->setToolTip(QString::fromStdString(o.description));
+    field->setObjectName(QString::fromStdString(o.key));
+    auto* label = new QLabel(QString::fromStdString(o.key));
+    label->setToolTip(QString::fromStdString(o.description));
+    form->addRow(label, field);
+    fields_[o.key] = field;
+  }
+  if (d.options.empty()) form->addRow(new QLabel(tr("This analysis has no options.")));
+  return form_box;
+}
+
+QWidget* AnalysisView::optionField(const analysis::AnalysisOption& o) {
+  QWidget* field = nullptr;
+  switch (o.type) {
+    case Type::Integer: {
+      auto* box = new QSpinBox;
+      const int low = static_cast<int>(std::max<double>(o.minimum, INT_MIN + 1));
+      // An option without a default may be left out: one below the range, shown as "default".
+      const bool optional = o.default_value.empty();
+      box->setRange(optional ? low - 1 : low,
+                    static_cast<int>(std::min<double>(o.maximum, INT_MAX)));
+      if (optional) box->setSpecialValueText(tr("default"));
+      box->setValue(optional ? box->minimum() : QString::fromStdString(o.default_value).toInt());
+      field = box;
+      break;
+    }
+    case Type::Number: {
+      auto* box = new QDoubleSpinBox;
+      box->setDecimals(4);
+      const double low = std::isfinite(o.minimum) ? o.minimum : -1e12;
+      const bool optional = o.default_value.empty();
+      box->setRange(optional ? low - 1 : low, std::isfinite(o.maximum) ? o.maximum : 1e12);
+      if (optional) box->setSpecialValueText(tr("default"));
+      box->setValue(optional ? box->minimum() : QString::fromStdString(o.default_value).toDouble());
+      field = box;
+      break;
+    }
+    case Type::Text:
+    case Type::NumberList: {
+      auto* edit = new QLineEdit(QString::fromStdString(o.default_value));
+      if (o.type == Type::NumberList) edit->setPlaceholderText(tr("numbers separated by commas"));
+      field = edit;
+      break;
+    }
+    case Type::Choice: {
+      auto* combo = new QComboBox;
+      for (const auto& c : o.choices) combo->addItem(QString::fromStdString(c));
+      combo->setCurrentText(QString::fromStdString(o.default_value));
+      field = combo;
+      break;
+    }
+    case Type::Flag: {
+      auto* check = new QCheckBox;
+      check->setChecked(o.default_value == "true" || o.default_value == "1");
+      field = check;
+      break;
+    }
+  }
+  return field;
+}
+
+QHBoxLayout* AnalysisView::buildRunRow() {
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(run_);
+  buttons->addWidget(cancel_);
+  buttons->addWidget(progress_, 1);
+  progress_->setRange(0, 1000);
+  progress_->setTextVisible(false);
+  progress_->hide();
+  cancel_->setEnabled(false);
+  run_->setEnabled(false);
+  status_->setWordWrap(true);
+  connect(run_, &QPushButton::clicked, this, &AnalysisView::runRequested);
+  connect(cancel_, &QPushButton::clicked, this, &AnalysisView::cancelRequested);
+  return buttons;
+}
+
+QSplitter* AnalysisView::buildFigureSide() {
   figure_->setAlignment(Qt::AlignCenter);
   figure_->setMinimumSize(320, 200);
   figure_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
@@ -218,16 +247,7 @@ AnalysisView::AnalysisView(std::shared_ptr<const analysis::AnalysisDefinition> d
   right->addWidget(tables_);
   right->setStretchFactor(0, 3);
   right->setStretchFactor(1, 2);
-
-  auto* split = new QSplitter(Qt::Horizontal);
-  split->addWidget(left);
-  split->addWidget(right);
-  split->setStretchFactor(0, 2);
-  split->setStretchFactor(1, 3);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(split);
-  setReady(false);
+  return right;
 }
 
 std::map<std::string, std::string> AnalysisView::options() const {

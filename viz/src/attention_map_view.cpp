@@ -59,6 +59,36 @@ AttentionMapView::AttentionMapView(QWidget* parent)
       plot_(new QCustomPlot),
       map_(new QCPColorMap(plot_->xAxis, plot_->yAxis)),
       scale_(new QCPColorScale(plot_)) {
+  setUpSelection();
+  QHBoxLayout* below = buildComparisonRow();
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(controls_);
+  layout->addLayout(below);
+  split_ = new QSplitter(Qt::Horizontal);
+  split_->addWidget(plot_);
+  // The entropy table and the locality curve share the side: both summarise the map.
+  side_ = new QTabWidget;
+  side_->setDocumentMode(true);
+  side_->addTab(entropy_, tr("Entropy"));
+  side_->addTab(locality_, tr("Locality"));
+  side_->setTabToolTip(
+      1, tr("The share of each query's weight on keys 0, 1, 2, … steps before its own: "
+            "Markov dynamics need only the current and the previous step"));
+  split_->addWidget(side_);
+  split_->setStretchFactor(0, 3);
+  split_->setStretchFactor(1, 1);
+  layout->addWidget(split_, 1);
+  setUpEntropyTable();
+
+  setUpMapPlot();
+
+  setUpLocalityPlot();
+
+  connectSelection();
+  clear(tr("Open a checkpoint to see how its tokens mix: File ▸ Open Checkpoint."));
+}
+
+void AttentionMapView::setUpSelection() {
   // Short names in the list, so that the row fits half a window in large type; figures and
   // tooltips use the whole ones.
   mode_->addItems({tr("One layer"), tr("Layer mean"), tr("Rollout")});
@@ -84,6 +114,9 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   controls->addWidget(new QLabel(tr("Head")));
   controls->addWidget(head_);
   controls->addStretch(1);
+}
+
+QHBoxLayout* AttentionMapView::buildComparisonRow() {
   // The comparison and the export beside the caption: the selection row stays narrow enough for
   // the viewer's half of the window, in large type too.
   auto* below = new QHBoxLayout;
@@ -108,23 +141,10 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   });
   ExportDialog::attach(export_, this, *this, caption_);
   caption_->setWordWrap(true);
-  auto* layout = new QVBoxLayout(this);
-  layout->addWidget(controls_);
-  layout->addLayout(below);
-  split_ = new QSplitter(Qt::Horizontal);
-  split_->addWidget(plot_);
-  // The entropy table and the locality curve share the side: both summarise the map.
-  side_ = new QTabWidget;
-  side_->setDocumentMode(true);
-  side_->addTab(entropy_, tr("Entropy"));
-  side_->addTab(locality_, tr("Locality"));
-  side_->setTabToolTip(
-      1, tr("The share of each query's weight on keys 0, 1, 2, … steps before its own: "
-            "Markov dynamics need only the current and the previous step"));
-  split_->addWidget(side_);
-  split_->setStretchFactor(0, 3);
-  split_->setStretchFactor(1, 1);
-  layout->addWidget(split_, 1);
+  return below;
+}
+
+void AttentionMapView::setUpEntropyTable() {
   entropy_->setColumnCount(6);
   entropy_->setHorizontalHeaderLabels(
       {tr("Model"), tr("Layer"), tr("Head"), tr("Entropy"), tr("Intra-step"), tr("Inter-step")});
@@ -135,7 +155,9 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   entropy_->setToolTip(tr(
       "Attention entropy (HiFormer eq. 3) over real queries and keys, averaged over the windows. "
       "Intra-step: within a step's R, s, a; inter-step: over steps. Lower is more focused."));
+}
 
+void AttentionMapView::setUpMapPlot() {
   plot_->plotLayout()->addElement(0, 1, scale_);
   scale_->setType(QCPAxis::atRight);
   scale_->axis()->setLabel(tr("weight"));
@@ -149,7 +171,9 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   plot_->yAxis->grid()->setVisible(false);
   plot_->xAxis->setTickLabelRotation(90);
   plot_->axisRect()->setBackground(QBrush(QColor(238, 238, 238)));  // the causal mask and padding
+}
 
+void AttentionMapView::setUpLocalityPlot() {
   locality_->setMinimumSize(160, 140);
   locality_->xAxis->setLabel(tr("lag (steps)"));
   locality_->yAxis->setLabel(tr("share of weight"));
@@ -164,7 +188,9 @@ AttentionMapView::AttentionMapView(QWidget* parent)
   legend_above(locality_);
   locality_->legend->setWrap(1);  // one model a row: the side is narrow
   keep_text_fitted(locality_);
+}
 
+void AttentionMapView::connectSelection() {
   connect(mode_, &QComboBox::currentIndexChanged, this, [this] {
     layer_->setEnabled(mode_->currentIndex() == 0);
     head_->setEnabled(mode_->currentIndex() == 0);
@@ -202,7 +228,6 @@ AttentionMapView::AttentionMapView(QWidget* parent)
     }
     if (changed) plot_->replot(QCustomPlot::rpQueuedReplot);
   });
-  clear(tr("Open a checkpoint to see how its tokens mix: File ▸ Open Checkpoint."));
 }
 
 // ---------------------------------------------------------------------------------------------

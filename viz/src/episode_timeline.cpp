@@ -185,6 +185,20 @@ void EpisodeTimeline::replotIfChanged() {
   if (!dirty_) return;
   dirty_ = false;
   const auto n = static_cast<int>(rtg_.size());
+  const int span = setCurves(n);
+  // A window of at least 100 steps, so the first steps do not fill the width.
+  plot_->xAxis->setRange(0, std::max(100, span));
+  align_step_marks(plot_);
+  fitReturnRange();
+  fitRightAxisRange();
+  cursor_line_->point1->setCoords(cursor_, 0);
+  cursor_line_->point2->setCoords(cursor_, 1);
+  showEmpty(n == 0);
+  fitLegendRows();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+int EpisodeTimeline::setCurves(int n) {
   QVector<double> x(n);
   for (int i = 0; i < n; ++i) x[i] = i;
   auto values = [](const std::vector<double>& v) { return QVector<double>(v.begin(), v.end()); };
@@ -224,9 +238,10 @@ void EpisodeTimeline::replotIfChanged() {
     fork_graphs_[2 * i + 1]->setData(along(f.divergence), values(f.divergence), true);
     span = std::max(span, static_cast<int>(f.return_so_far.size()));
   }
-  // A window of at least 100 steps, so the first steps do not fill the width.
-  plot_->xAxis->setRange(0, std::max(100, span));
-  align_step_marks(plot_);
+  return span;
+}
+
+void EpisodeTimeline::fitReturnRange() {
   // The returns' range: the return-to-go's, the return so far's and the forks', whichever have
   // values (a behaviour policy has no return-to-go).
   bool found = false;
@@ -248,6 +263,9 @@ void EpisodeTimeline::replotIfChanged() {
     if (left.size() < 1e-9) left = QCPRange(left.lower - 1, left.upper + 1);
     plot_->yAxis->setRange(left.lower - 0.05 * left.size(), left.upper + 0.08 * left.size());
   }
+}
+
+void EpisodeTimeline::fitRightAxisRange() {
   if (forks_.empty()) {
     // The entropy's range alone: a single value (the first step) gets a unit around it, where
     // QCustomPlot would keep the previous range's width.
@@ -278,9 +296,9 @@ void EpisodeTimeline::replotIfChanged() {
     if (hi - lo < 1e-9) lo -= 0.5, hi += 0.5;
     plot_->yAxis2->setRange(lo - 0.05 * (hi - lo), hi + 0.08 * (hi - lo));
   }
-  cursor_line_->point1->setCoords(cursor_, 0);
-  cursor_line_->point2->setCoords(cursor_, 1);
-  showEmpty(n == 0);
+}
+
+void EpisodeTimeline::fitLegendRows() {
   // As many names a row as the width holds whole (a fork adds two): narrow beside a lesson, the
   // legend takes a second row rather than cut "return so far" short.
   int widest = 0;
@@ -296,7 +314,6 @@ void EpisodeTimeline::replotIfChanged() {
     plot_->legend->setWrap(per_row);
     plot_->legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // the items laid out anew
   }
-  plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 QString EpisodeTimeline::figureName() const {

@@ -117,6 +117,19 @@ ExportDialog::ExportDialog(QWidget* parent, bool folder)
       preview_timer_(new QTimer(this)) {
   setWindowTitle(folder ? tr("Export all figures") : tr("Export figure"));
   setObjectName(QStringLiteral("exportDialog"));
+  setUpFields();
+
+  QGroupBox* size = buildSizeBox();
+  QGroupBox* text = buildTextBox();
+  QGroupBox* files = buildFilesBox();
+  layOut(size, text, files);
+  connectFields();
+
+  setStyle(venue_presets().front().style);  // ICML's column until a choice is remembered
+  restore();
+}
+
+void ExportDialog::setUpFields() {
   for (const auto& p : venue_presets()) preset_->addItem(p.name);
   preset_->addItem(tr("Custom"));
   preset_->setToolTip(
@@ -140,13 +153,18 @@ ExportDialog::ExportDialog(QWidget* parent, bool folder)
   x_title_->setClearButtonEnabled(true);
   y_title_->setClearButtonEnabled(true);
   title_->setClearButtonEnabled(true);
+}
 
+QGroupBox* ExportDialog::buildSizeBox() {
   auto* size = new QGroupBox(tr("Size"));
   auto* size_form = new QFormLayout(size);
   size_form->addRow(tr("Preset"), preset_);
   size_form->addRow(tr("Width"), width_);
   size_form->addRow(tr("Height"), height_);
+  return size;
+}
 
+QGroupBox* ExportDialog::buildTextBox() {
   auto* text = new QGroupBox(tr("Text and lines"));
   auto* text_form = new QFormLayout(text);
   text_form->addRow(tr("Font"), family_);
@@ -157,14 +175,17 @@ ExportDialog::ExportDialog(QWidget* parent, bool folder)
   text_form->addRow(show_title_, title_);
   text_form->addRow(tr("x axis title"), x_title_);
   text_form->addRow(tr("y axis title"), y_title_);
-  if (folder) {
+  if (folder_) {
     // Every view keeps its own titles; only whether to draw them is common.
     text_form->setRowVisible(x_title_, false);
     text_form->setRowVisible(y_title_, false);
     title_->hide();
     show_title_->setText(tr("Titles"));
   }
+  return text;
+}
 
+QGroupBox* ExportDialog::buildFilesBox() {
   auto* files = new QGroupBox(tr("Files"));
   auto* files_form = new QFormLayout(files);
   auto* formats = new QHBoxLayout;
@@ -177,19 +198,22 @@ ExportDialog::ExportDialog(QWidget* parent, bool folder)
   auto* where = new QHBoxLayout;
   where->addWidget(output_, 1);
   where->addWidget(browse_);
-  files_form->addRow(folder ? tr("Folder") : tr("Save as"), where);
+  files_form->addRow(folder_ ? tr("Folder") : tr("Save as"), where);
   output_->setToolTip(
-      folder ? tr("Each view is written as <name>.pdf, .svg, .png and .csv in this folder")
-             : tr("Without extension: each format and the CSV of the numbers are written next to "
-                  "each other"));
+      folder_ ? tr("Each view is written as <name>.pdf, .svg, .png and .csv in this folder")
+              : tr("Without extension: each format and the CSV of the numbers are written next to "
+                   "each other"));
   output_->setMinimumWidth(320);
   summary_->setWordWrap(true);
   summary_->setStyleSheet(QStringLiteral("color: palette(mid);"));
+  return files;
+}
 
+void ExportDialog::layOut(QGroupBox* size, QGroupBox* text, QGroupBox* files) {
   auto* layout = new QVBoxLayout(this);
   auto* columns = new QHBoxLayout;
   auto* left = new QVBoxLayout;
-  if (folder) {
+  if (folder_) {
     auto* chosen = new QGroupBox(tr("Views"));
     auto* chosen_layout = new QVBoxLayout(chosen);
     views_ = new QListWidget;
@@ -228,6 +252,9 @@ ExportDialog::ExportDialog(QWidget* parent, bool folder)
   layout->addWidget(warning_);
   layout->addWidget(summary_);
   layout->addWidget(buttons_);
+}
+
+void ExportDialog::connectFields() {
   // The preview follows the fields after a pause, so typing a title does not redraw per key.
   preview_timer_->setSingleShot(true);
   preview_timer_->setInterval(250);
@@ -279,9 +306,6 @@ ExportDialog::ExportDialog(QWidget* parent, bool folder)
     accept();
   });
   connect(buttons_, &QDialogButtonBox::rejected, this, &QDialog::reject);
-
-  setStyle(venue_presets().front().style);  // ICML's column until a choice is remembered
-  restore();
 }
 
 // ---------------------------------------------------------------------------------------------

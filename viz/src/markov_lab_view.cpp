@@ -72,36 +72,33 @@ MarkovLabView::MarkovLabView(QWidget* parent)
       summary_(new QLabel),
       loss_(new QCustomPlot),
       matrix_plot_(new QCustomPlot) {
-  const models::MarkovLabOptions defaults;
-  auto* chain_box = new QGroupBox(tr("Chain"));
-  auto* chain_form = new QFormLayout(chain_box);
-  chain_form->addRow(tr("p (0 → 1)"), probability_control(p_slider_, p_, defaults.chain.p));
-  chain_form->addRow(tr("q (1 → 0)"), probability_control(q_slider_, q_, defaults.chain.q));
-  order_->setRange(1, 3);
-  order_->setToolTip(
-      tr("The next symbol depends on this many past symbols (through how often each occurs)"));
-  chain_form->addRow(tr("Order m"), order_);
-  states_->setRange(2, 8);
-  states_->setToolTip(tr("Symbols; above 2 the chain switches with p to any other symbol alike"));
-  chain_form->addRow(tr("Symbols S"), states_);
-  floor_label_->setWordWrap(true);
-  chain_form->addRow(floor_label_);
+  QScrollArea* scroll = buildControls();
 
-  auto* model_box = new QGroupBox(tr("Model"));
-  auto* model_form = new QFormLayout(model_box);
-  mixer_->addItem(tr("pooling (average)"), static_cast<int>(models::LabMixer::Pooling));
-  mixer_->addItem(tr("attention"), static_cast<int>(models::LabMixer::Attention));
-  mixer_->addItem(tr("convolution"), static_cast<int>(models::LabMixer::Convolution));
-  model_form->addRow(tr("Mixer"), mixer_);
-  window_->setRange(1, 16);
-  window_->setValue(defaults.window);
-  window_->setToolTip(tr("k: the positions the mixer sees, the current one included"));
-  model_form->addRow(tr("Window k"), window_);
-  steps_->setRange(50, 20000);
-  steps_->setSingleStep(100);
-  steps_->setValue(defaults.steps);
-  model_form->addRow(tr("Steps"), steps_);
-  model_form->addRow(train_);
+  setUpLossPlot();
+
+  setUpMatrixPlot();
+
+  auto* plots = new QVBoxLayout;
+  plots->addWidget(loss_, 3);
+  plots->addWidget(matrix_plot_, 2);
+  auto* layout = new QHBoxLayout(this);
+  layout->addWidget(scroll);
+  layout->addLayout(plots, 1);
+
+  for (auto* spin : {order_, states_})
+    connect(spin, &QSpinBox::valueChanged, this, [this] { updateFloor(); });
+  for (auto* box : {p_, q_})
+    connect(box, &QDoubleSpinBox::valueChanged, this, [this] { updateFloor(); });
+  connect(train_, &QPushButton::clicked, this,
+          [this] { emit running_ ? cancelRequested() : trainRequested(); });
+  updateFloor();
+}
+
+QScrollArea* MarkovLabView::buildControls() {
+  const models::MarkovLabOptions defaults;
+  QGroupBox* chain_box = buildChainBox(defaults);
+
+  QGroupBox* model_box = buildModelBox(defaults);
 
   auto* story = new QLabel(
       tr("The best any model can do on this chain is its entropy rate: the floor. The loss is the "
@@ -126,7 +123,46 @@ MarkovLabView::MarkovLabView(QWidget* parent)
   scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   scroll->setMinimumWidth(320);
   scroll->setMaximumWidth(420);
+  return scroll;
+}
 
+QGroupBox* MarkovLabView::buildChainBox(const models::MarkovLabOptions& defaults) {
+  auto* chain_box = new QGroupBox(tr("Chain"));
+  auto* chain_form = new QFormLayout(chain_box);
+  chain_form->addRow(tr("p (0 → 1)"), probability_control(p_slider_, p_, defaults.chain.p));
+  chain_form->addRow(tr("q (1 → 0)"), probability_control(q_slider_, q_, defaults.chain.q));
+  order_->setRange(1, 3);
+  order_->setToolTip(
+      tr("The next symbol depends on this many past symbols (through how often each occurs)"));
+  chain_form->addRow(tr("Order m"), order_);
+  states_->setRange(2, 8);
+  states_->setToolTip(tr("Symbols; above 2 the chain switches with p to any other symbol alike"));
+  chain_form->addRow(tr("Symbols S"), states_);
+  floor_label_->setWordWrap(true);
+  chain_form->addRow(floor_label_);
+  return chain_box;
+}
+
+QGroupBox* MarkovLabView::buildModelBox(const models::MarkovLabOptions& defaults) {
+  auto* model_box = new QGroupBox(tr("Model"));
+  auto* model_form = new QFormLayout(model_box);
+  mixer_->addItem(tr("pooling (average)"), static_cast<int>(models::LabMixer::Pooling));
+  mixer_->addItem(tr("attention"), static_cast<int>(models::LabMixer::Attention));
+  mixer_->addItem(tr("convolution"), static_cast<int>(models::LabMixer::Convolution));
+  model_form->addRow(tr("Mixer"), mixer_);
+  window_->setRange(1, 16);
+  window_->setValue(defaults.window);
+  window_->setToolTip(tr("k: the positions the mixer sees, the current one included"));
+  model_form->addRow(tr("Window k"), window_);
+  steps_->setRange(50, 20000);
+  steps_->setSingleStep(100);
+  steps_->setValue(defaults.steps);
+  model_form->addRow(tr("Steps"), steps_);
+  model_form->addRow(train_);
+  return model_box;
+}
+
+void MarkovLabView::setUpLossPlot() {
   // The loss against the floor.
   loss_->xAxis->setLabel(tr("step"));
   loss_->yAxis->setLabel(tr("loss (nats)"));
@@ -153,7 +189,9 @@ MarkovLabView::MarkovLabView(QWidget* parent)
   loss_->legend->setVisible(true);
   legend_above(loss_);
   keep_text_fitted(loss_);
+}
 
+void MarkovLabView::setUpMatrixPlot() {
   // The learned mixing matrix.
   matrix_plot_->setMinimumSize(260, 220);
   matrix_plot_->xAxis->setLabel(tr("key position"));
@@ -171,21 +209,6 @@ MarkovLabView::MarkovLabView(QWidget* parent)
   scale->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
   set_centred_note(matrix_plot_, tr("Train to see the mixing the model learns"));
   keep_text_fitted(matrix_plot_);
-
-  auto* plots = new QVBoxLayout;
-  plots->addWidget(loss_, 3);
-  plots->addWidget(matrix_plot_, 2);
-  auto* layout = new QHBoxLayout(this);
-  layout->addWidget(scroll);
-  layout->addLayout(plots, 1);
-
-  for (auto* spin : {order_, states_})
-    connect(spin, &QSpinBox::valueChanged, this, [this] { updateFloor(); });
-  for (auto* box : {p_, q_})
-    connect(box, &QDoubleSpinBox::valueChanged, this, [this] { updateFloor(); });
-  connect(train_, &QPushButton::clicked, this,
-          [this] { emit running_ ? cancelRequested() : trainRequested(); });
-  updateFloor();
 }
 
 models::MarkovLabOptions MarkovLabView::options() const {

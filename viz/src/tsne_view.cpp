@@ -116,6 +116,16 @@ TsneView::TsneView(QWidget* parent)
       scale_(new QCPColorScale(plot_)),
       redraw_(new QTimer(this)),
       player_(new QTimer(this)) {
+  setUpParameters();
+  layOut();
+
+  setUpPlot();
+
+  connectControls();
+  clear(tr("Open a checkpoint to lay its tokens out: File ▸ Open Checkpoint."));
+}
+
+void TsneView::setUpParameters() {
   colour_by_->addItems({tr("modality"), tr("timestep"), tr("return-to-go")});
   source_->addItems({tr("windows"), tr("dataset episodes"), tr("rollouts")});
   source_->setToolTip(
@@ -147,6 +157,9 @@ TsneView::TsneView(QWidget* parent)
   play_->setToolTip(tr("Play the run again from its first layout"));
   export_->setToolTip(
       tr("PDF, SVG and PNG in a venue's size and fonts, with the coordinates as CSV"));
+}
+
+void TsneView::layOut() {
   auto* controls = new QHBoxLayout;
   controls->addWidget(new QLabel(tr("Tokens from")));
   controls->addWidget(count_);
@@ -173,7 +186,9 @@ TsneView::TsneView(QWidget* parent)
   layout->addLayout(replay);
   layout->addWidget(caption_);
   layout->addWidget(plot_, 1);
+}
 
+void TsneView::setUpPlot() {
   // The axes of an embedding carry no units.
   for (auto* axis : {plot_->xAxis, plot_->yAxis}) {
     axis->setTicks(false);
@@ -200,7 +215,9 @@ TsneView::TsneView(QWidget* parent)
   auto* margins = new QCPMarginGroup(plot_);
   plot_->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
   scale_->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+}
 
+void TsneView::connectControls() {
   redraw_->setSingleShot(true);
   redraw_->setInterval(30);
   connect(redraw_, &QTimer::timeout, this, &TsneView::draw);
@@ -252,7 +269,6 @@ TsneView::TsneView(QWidget* parent)
       emit runRequested(perplexity(), iterations());
   });
   connect(export_, &QPushButton::clicked, this, &TsneView::exportWithDialog);
-  clear(tr("Open a checkpoint to lay its tokens out: File ▸ Open Checkpoint."));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -216,34 +216,31 @@ MapHover token_map(const char* id, const analysis::TokenMatrix& map, const std::
   return hover;
 }
 
-int traces(const char* id, const std::vector<Trace>& series, int steps, int cursor, ImVec2 size) {
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  ImGui::InvisibleButton(id, size);
-  const float line = ImGui::GetTextLineHeight();
-  const float axis_w = ImGui::CalcTextSize("-0000").x + 6.0f;
-  // The legend along the top, each name in its trace's colour, in as many rows as it needs.
-  std::vector<ImVec2> legend;
-  {
-    float lx = origin.x + axis_w, ly = origin.y;
-    for (const auto& t : series) {
-      const float w = ImGui::CalcTextSize(t.name.c_str()).x;
-      if (lx > origin.x + axis_w && lx + w > origin.x + size.x) lx = origin.x + axis_w, ly += line;
-      legend.emplace_back(lx, ly);
-      lx += w + 14.0f;
-    }
-  }
-  const float legend_h = legend.empty() ? 0.0f : legend.back().y - origin.y + line;
-  const ImVec2 a(origin.x + axis_w, origin.y + legend_h + 2.0f),
-      b(origin.x + size.x - axis_w, origin.y + size.y - line - 2.0f);
-  if (b.x <= a.x + 10 || b.y <= a.y + 10) return -1;
-  draw->AddRect(a, b, kGrid);
-  const int n = std::max(steps, 2);
-  const auto x_of = [&](double step) {
-    return a.x + static_cast<float>(step / (n - 1)) * (b.x - a.x);
-  };
+namespace {
 
-  // Each axis's range over its traces.
+// Where each trace's name goes in the legend along the top of a plot at `origin` of `size`, in as
+// many rows as it needs.
+std::vector<ImVec2> legend_places(const std::vector<Trace>& series, ImVec2 origin, ImVec2 size,
+                                  float axis_w, float line) {
+  std::vector<ImVec2> legend;
+  float lx = origin.x + axis_w, ly = origin.y;
+  for (const auto& t : series) {
+    const float w = ImGui::CalcTextSize(t.name.c_str()).x;
+    if (lx > origin.x + axis_w && lx + w > origin.x + size.x) lx = origin.x + axis_w, ly += line;
+    legend.emplace_back(lx, ly);
+    lx += w + 14.0f;
+  }
+  return legend;
+}
+
+// The range of the left (0) and the right (1) axis over their traces: 0..1 without a number, at
+// least 1 wide.
+struct AxisRanges {
+  double lo[2];
+  double hi[2];
+};
+
+AxisRanges axis_ranges(const std::vector<Trace>& series) {
   double lo[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
   double hi[2] = {-lo[0], -lo[1]};
   for (const auto& t : series) {
@@ -256,8 +253,13 @@ int traces(const char* id, const std::vector<Trace>& series, int steps, int curs
     if (!std::isfinite(lo[side])) lo[side] = 0.0, hi[side] = 1.0;
     if (hi[side] - lo[side] < 1e-9) hi[side] = lo[side] + 1.0;
   }
-  for (std::size_t i = 0; i < series.size(); ++i)
-    draw->AddText(legend[i], series[i].colour, series[i].name.c_str());
+  return {{lo[0], lo[1]}, {hi[0], hi[1]}};
+}
+
+// The numbers at the ends of each axis in use, and the first and last step under the plot a..b.
+void draw_axis_ends(ImDrawList* draw, const std::vector<Trace>& series, const AxisRanges& ranges,
+                    ImVec2 a, ImVec2 b, int n, float line) {
+  const auto& [lo, hi] = ranges;
   for (int side = 0; side < 2; ++side) {
     // An axis shows only with a number on it (a replay has no entropy).
     const bool used = std::any_of(series.begin(), series.end(), [&](const Trace& t) {
@@ -276,42 +278,41 @@ int traces(const char* id, const std::vector<Trace>& series, int steps, int curs
   const std::string last = std::to_string(n - 1);
   draw->AddText(ImVec2(a.x, b.y + 1.0f), kAxis, "0");
   draw->AddText(ImVec2(b.x - ImGui::CalcTextSize(last.c_str()).x, b.y + 1.0f), kAxis, last.c_str());
+}
 
-  draw->PushClipRect(a, b, true);
-  for (const auto& t : series) {
-    if (!t.values || t.values->empty()) continue;
-    const int side = t.right_axis ? 1 : 0;
-    const auto y_of = [&](double v) {
-      return b.y - static_cast<float>((v - lo[side]) / (hi[side] - lo[side])) * (b.y - a.y);
-    };
-    // At most one point a pixel column: long episodes stay cheap to draw.
-    const std::size_t count = t.values->size();
-    const std::size_t stride =
-        std::max<std::size_t>(1, count / static_cast<std::size_t>(std::max(1.0f, b.x - a.x)));
-    std::vector<ImVec2> run;
-    run.reserve(count / stride + 1);
-    const auto flush = [&] {
-      if (run.size() >= 2 && !t.dashed)
-        draw->AddPolyline(run.data(), static_cast<int>(run.size()), t.colour, 0, 2.0f);
-      if (run.size() >= 2 && t.dashed) dashed_polyline(draw, run, t.colour, 1.5f, 6.0f);
-      run.clear();
-    };
-    for (std::size_t i = 0; i < count; i += stride) {
-      const double v = (*t.values)[i];
-      if (!std::isfinite(v)) {
-        flush();
-        continue;
-      }
-      run.emplace_back(x_of(static_cast<double>(i)), y_of(v));
+// A trace within the plot a..b on its axis's range lo..hi, at step x_of(i).
+template <typename XOf>
+void draw_trace(ImDrawList* draw, const Trace& t, ImVec2 a, ImVec2 b, double lo, double hi,
+                const XOf& x_of) {
+  const auto y_of = [&](double v) {
+    return b.y - static_cast<float>((v - lo) / (hi - lo)) * (b.y - a.y);
+  };
+  // At most one point a pixel column: long episodes stay cheap to draw.
+  const std::size_t count = t.values->size();
+  const std::size_t stride =
+      std::max<std::size_t>(1, count / static_cast<std::size_t>(std::max(1.0f, b.x - a.x)));
+  std::vector<ImVec2> run;
+  run.reserve(count / stride + 1);
+  const auto flush = [&] {
+    if (run.size() >= 2 && !t.dashed)
+      draw->AddPolyline(run.data(), static_cast<int>(run.size()), t.colour, 0, 2.0f);
+    if (run.size() >= 2 && t.dashed) dashed_polyline(draw, run, t.colour, 1.5f, 6.0f);
+    run.clear();
+  };
+  for (std::size_t i = 0; i < count; i += stride) {
+    const double v = (*t.values)[i];
+    if (!std::isfinite(v)) {
+      flush();
+      continue;
     }
-    flush();
+    run.emplace_back(x_of(static_cast<double>(i)), y_of(v));
   }
-  if (cursor >= 0) {
-    const float x = x_of(cursor);
-    draw->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), IM_COL32(255, 255, 255, 200), 1.5f);
-  }
-  draw->PopClipRect();
+  flush();
+}
 
+// The step under the mouse while the plot a..b is clicked or dragged (-1 otherwise); hovered, the
+// traces' values at the step under it as a tooltip.
+int step_under_mouse(const std::vector<Trace>& series, int steps, int n, ImVec2 a, ImVec2 b) {
   if (ImGui::IsItemActive() && ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
     const float mx = ImGui::GetIO().MousePos.x;
     const int step = static_cast<int>(std::lround((mx - a.x) / (b.x - a.x) * (n - 1)));
@@ -332,6 +333,47 @@ int traces(const char* id, const std::vector<Trace>& series, int steps, int curs
     }
   }
   return -1;
+}
+
+}  // namespace
+
+int traces(const char* id, const std::vector<Trace>& series, int steps, int cursor, ImVec2 size) {
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton(id, size);
+  const float line = ImGui::GetTextLineHeight();
+  const float axis_w = ImGui::CalcTextSize("-0000").x + 6.0f;
+  // The legend along the top, each name in its trace's colour, in as many rows as it needs.
+  const std::vector<ImVec2> legend = legend_places(series, origin, size, axis_w, line);
+  const float legend_h = legend.empty() ? 0.0f : legend.back().y - origin.y + line;
+  const ImVec2 a(origin.x + axis_w, origin.y + legend_h + 2.0f),
+      b(origin.x + size.x - axis_w, origin.y + size.y - line - 2.0f);
+  if (b.x <= a.x + 10 || b.y <= a.y + 10) return -1;
+  draw->AddRect(a, b, kGrid);
+  const int n = std::max(steps, 2);
+  const auto x_of = [&](double step) {
+    return a.x + static_cast<float>(step / (n - 1)) * (b.x - a.x);
+  };
+
+  // Each axis's range over its traces.
+  const AxisRanges ranges = axis_ranges(series);
+  for (std::size_t i = 0; i < series.size(); ++i)
+    draw->AddText(legend[i], series[i].colour, series[i].name.c_str());
+  draw_axis_ends(draw, series, ranges, a, b, n, line);
+
+  draw->PushClipRect(a, b, true);
+  for (const auto& t : series) {
+    if (!t.values || t.values->empty()) continue;
+    const int side = t.right_axis ? 1 : 0;
+    draw_trace(draw, t, a, b, ranges.lo[side], ranges.hi[side], x_of);
+  }
+  if (cursor >= 0) {
+    const float x = x_of(cursor);
+    draw->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), IM_COL32(255, 255, 255, 200), 1.5f);
+  }
+  draw->PopClipRect();
+
+  return step_under_mouse(series, steps, n, a, b);
 }
 
 void lag_bars(const char* id, const analysis::LagProfile& profile, ImVec2 size,

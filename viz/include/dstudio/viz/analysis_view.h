@@ -20,9 +20,11 @@
 
 class QComboBox;
 class QFormLayout;
+class QHBoxLayout;
 class QLabel;
 class QProgressBar;
 class QPushButton;
+class QSplitter;
 class QTabWidget;
 class QTreeWidget;
 
@@ -98,6 +100,14 @@ class AnalysisView : public QWidget, public FigureSource {
   bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
+  // The panel's parts, built in this order by the constructor between its heading and its
+  // summary: the option form, a field an option (typed as its schema says, holding its
+  // default); Run, Cancel and the progress; then the figure, its choice, recipe and export, over
+  // the tables.
+  QWidget* buildOptionsForm();
+  QWidget* optionField(const analysis::AnalysisOption& o);
+  QHBoxLayout* buildRunRow();
+  QSplitter* buildFigureSide();
   void redrawFigure();
 
   std::shared_ptr<const analysis::AnalysisDefinition> definition_;

@@ -23,6 +23,7 @@ class QCustomPlot;
 class QCPAxisRect;
 class QCPColorMap;
 class QCPColorScale;
+class QHBoxLayout;
 class QLabel;
 class QPushButton;
 class QSplitter;
@@ -133,6 +134,16 @@ class AttentionMapView : public QWidget, public FigureSource {
   void compareRequested();
 
  private:
+  // The view's parts, set up in this order by the constructor around its layout: the map, layer
+  // and head choices; the row of the caption, the comparison and the export; the entropy table;
+  // the map's plot and scale; the locality plot; then the choices' signals and the token labels
+  // fitted to the map's size.
+  void setUpSelection();
+  QHBoxLayout* buildComparisonRow();
+  void setUpEntropyTable();
+  void setUpMapPlot();
+  void setUpLocalityPlot();
+  void connectSelection();
   void refresh();
   void showAxes(bool shown);  // the map's axes and scale, off without a window
   void drawLocality();

@@ -74,6 +74,14 @@ class EpisodeTimeline : public QWidget, public FigureSource {
   void seekRequested(int step);
 
  private:
+  // replotIfChanged's steps: the episode's `n` steps and the forks put in their graphs, the
+  // legend naming the curves there are (returns the steps the longest run spans); the returns'
+  // range on the left axis; the entropy's or the divergence's on the right; as many legend names
+  // a row as the width holds whole.
+  int setCurves(int n);
+  void fitReturnRange();
+  void fitRightAxisRange();
+  void fitLegendRows();
   void seekTo(double x);
   void showDivergence();
   void showEmpty(bool empty);  // the right axis, its curves' names and the legend, as set

@@ -21,6 +21,7 @@ class QCheckBox;
 class QComboBox;
 class QDialogButtonBox;
 class QDoubleSpinBox;
+class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QListWidget;
@@ -111,6 +112,16 @@ class ExportDialog : public QDialog {
   bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
+  // The dialog's parts, built in this order by the constructor: the fields' ranges, items and
+  // tips; the Size, Text and lines, and Files boxes; the columns they are laid out in (with the
+  // views to write when exporting every view, and the preview); then the fields' signals (the
+  // preview's pause, the preset's name, Save).
+  void setUpFields();
+  QGroupBox* buildSizeBox();
+  QGroupBox* buildTextBox();
+  QGroupBox* buildFilesBox();
+  void layOut(QGroupBox* size, QGroupBox* text, QGroupBox* files);
+  void connectFields();
   /// The preview image scaled to the label as it is now, all of it in view.
   void showPreview();
   void applyPreset(int index);

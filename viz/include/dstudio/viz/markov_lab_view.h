@@ -17,8 +17,10 @@ class QComboBox;
 class QCustomPlot;
 class QCPColorMap;
 class QDoubleSpinBox;
+class QGroupBox;
 class QLabel;
 class QPushButton;
+class QScrollArea;
 class QSlider;
 class QSpinBox;
 
@@ -74,6 +76,14 @@ class MarkovLabView : public QWidget, public FigureSource {
   void cancelRequested();
 
  private:
+  // The tab's parts, built in this order by the constructor: the scrolled column of controls
+  // (the chain's box, the model's box with Train, the summary and the story of the floor); the
+  // loss against the floor; the learned mixing matrix.
+  QScrollArea* buildControls();
+  QGroupBox* buildChainBox(const models::MarkovLabOptions& defaults);
+  QGroupBox* buildModelBox(const models::MarkovLabOptions& defaults);
+  void setUpLossPlot();
+  void setUpMatrixPlot();
   void updateFloor();
   void drawFloor();
   [[nodiscard]] QString runName(const models::MarkovLabOptions& o) const;

@@ -134,6 +134,14 @@ class TsneView : public QWidget, public FigureSource {
   void tokenSourceChanged(dstudio::viz::TsneView::Source source, int count);
 
  private:
+  // The view's parts, set up in this order by the constructor: the token source's and the run's
+  // parameters; the rows of controls and the replay over the caption and the plot; the plot's
+  // axes, legend and colour scale; then the controls' signals, the replay's and the redraw's
+  // timers.
+  void setUpParameters();
+  void layOut();
+  void setUpPlot();
+  void connectControls();
   void draw();
   void updateStatus();
   void exportWithDialog();
