@@ -4,8 +4,10 @@
 /// with its key, its member and what values it takes; the table writes the type as a JSON object
 /// (keys in the table's order), reads it back, checks every value and names the key of the first
 /// that is wrong. A key missing from a file keeps the member's default, so files written before a
-/// field existed still read. Enums are written by their names in an `EnumNames<E>` table
-/// (enum_names.h). No Qt, no LibTorch.
+/// field existed still read (unless the table says the key is `required`). Objects are read in the
+/// file's order, so that a free-form object kept as text (a sweep cell's overrides) keeps the order
+/// of its keys. Enums are written by their names in an `EnumNames<E>` table (enum_names.h). No Qt,
+/// no LibTorch.
 
 #include <cmath>
 #include <cstdint>
@@ -58,7 +60,8 @@ struct FieldError : Error {
 template <class T>
 class JsonFields {
  public:
-  using Json = nlohmann::json;
+  // What is read is ordered too: a caller's nlohmann::json converts to it.
+  using Json = nlohmann::ordered_json;
   using OrderedJson = nlohmann::ordered_json;
 
   /// A number, a whole number, a flag, a text, a list of them or a map from names to them; numbers
@@ -169,6 +172,39 @@ class JsonFields {
     fields_.back().written_if = std::move(when);
     return *this;
   }
+  /// The last field added must be in every file (when `yes`): one without it is refused
+  /// ("<where>: <key> is missing").
+  JsonFields& required(bool yes = true) {
+    fields_.back().required = yes;
+    return *this;
+  }
+  /// The last field added (a text) is written as null when empty, and null reads as the empty
+  /// text: for files where null says "none".
+  JsonFields& empty_as_null() {
+    auto& f = fields_.back();
+    f.write = [write = std::move(f.write)](const T& t, OrderedJson& out, const char* k) {
+      write(t, out, k);
+      if (out[k] == "") out[k] = nullptr;
+    };
+    f.read = [read = std::move(f.read)](T& t, const Json& value, const std::string& where) {
+      read(t, value.is_null() ? Json("") : value, where);
+    };
+    return *this;
+  }
+  /// The last field added is checked by `check` once it is read, or found absent (so that two
+  /// fields may require each other: a path and its hash); `check` calls `refuse` for a wrong
+  /// value, and `where` names the key.
+  JsonFields& checked(std::function<void(const T&, const std::string& where)> check) {
+    fields_.back().check = std::move(check);
+    return *this;
+  }
+  /// The last field added is read before the others, whatever its place in the order written: a
+  /// value that another field's check names (the program that wrote a file, named when the file's
+  /// version is refused).
+  JsonFields& read_first() {
+    fields_.back().first = true;
+    return *this;
+  }
   /// A key the table does not know is refused ("<where>: unknown key 'k'") rather than left
   /// alone: for settings a user writes, where a misspelt key must not pass unnoticed.
   JsonFields& refuse_unknown_keys() {
@@ -235,6 +271,9 @@ class JsonFields {
     std::shared_ptr<Choices> choices = std::make_shared<Choices>();
     std::string description{};
     std::function<bool(const T&)> written_if{};
+    bool required = false;
+    bool first = false;
+    std::function<void(const T&, const std::string&)> check{};
   };
 
   [[nodiscard]] T read_fields(const Json& j, const std::string& where, T start = T{}) const {
@@ -244,8 +283,16 @@ class JsonFields {
     if (refuse_unknown_)
       for (const auto& item : j.items())
         if (!has_key(item.key())) refuse(where + ": unknown key '" + item.key() + "'");
-    for (const auto& f : fields_)
-      if (const auto it = j.find(f.key); it != j.end()) f.read(start, *it, where + ": " + f.key);
+    for (const bool first : {true, false})
+      for (const auto& f : fields_) {
+        if (f.first != first) continue;
+        const std::string at = where + ": " + f.key;
+        if (const auto it = j.find(f.key); it != j.end())
+          f.read(start, *it, at);
+        else if (f.required)
+          refuse(at + " is missing");
+        if (f.check) f.check(start, at);
+      }
     return start;
   }
   [[nodiscard]] bool has_key(const std::string& key) const {
