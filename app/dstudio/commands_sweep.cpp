@@ -353,8 +353,7 @@ void add_sweep_create(CLI::App* sweep_cmd, int& exit_code) {
       std::stringstream text;
       text << in.rdbuf();
       const auto cells = sweep::parse_grid(text.str(), fs::absolute(c->grid).parent_path());
-      check_cells_can_be_scored(cells,
-                                nlohmann::json::parse(text.str()).value("eval_episodes", 10));
+      check_cells_can_be_scored(cells, sweep::grid_eval_episodes(text.str()));
       if (!c->dry_run) sweep::create_sweep(c->out, cells, text.str());
       if (c->json) {
         nlohmann::ordered_json j = nlohmann::ordered_json::array();

@@ -232,9 +232,9 @@ TEST_F(TwoWriters, CollectLeavesOutHandEditedResultsWithAWarningAndMarksGroupsWi
   EXPECT_THAT(r.err, HasSubstr("cell 0 (" + cells[0]["name"].get<std::string>() +
                                "): said to be finished, but its checkpoint.pt is missing"));
   EXPECT_THAT(r.err, HasSubstr("cell 1 (" + cells[1]["name"].get<std::string>() +
-                               "): task.json: \"best_score\" is \"abc\", not a number"));
+                               "): task.json: best_score is \"abc\", not a number"));
   EXPECT_THAT(r.err, HasSubstr("cell 2 (" + cells[2]["name"].get<std::string>() +
-                               "): task.json: \"score\" is 1e+308"));
+                               "): task.json: score is 1e+308"));
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["groups"].size(), 1u);
   EXPECT_EQ(j["groups"][0]["finished"], 2);

@@ -117,40 +117,51 @@ std::string refusal(const json& j) {
 
 TEST(FigureRecipe, AFieldOfTheWrongTypeIsRefusedNamingItsKey) {
   const json good = json::parse(to_json(full_recipe()));
-  // (where the change is made, the value put there, the key the message must name)
+  // (where the change is made, the value put there, what the message says of the key)
   const std::vector<std::tuple<std::vector<std::string>, json, std::string>> cases = {
-      {{"analysis"}, 3, "'analysis'"},
-      {{"options"}, json::array(), "'options'"},
-      {{"options", "episodes"}, 2, "'options.episodes'"},
-      {{"checkpoint"}, false, "'checkpoint'"},
-      {{"checkpoint_hash"}, "xxh3-128:abc", "'checkpoint_hash'"},
-      {{"checkpoint_hash"}, "md5:0123456789abcdef0123456789abcdef", "'checkpoint_hash'"},
-      {{"compare_hash"}, nullptr, "'compare_hash'"},
-      {{"dataset_fingerprint"}, 12, "'dataset_fingerprint'"},
-      {{"dataset_given"}, "yes", "'dataset_given'"},
-      {{"seeds"}, 7, "'seeds'"},
-      {{"seeds", "1"}, 1.5, "'seeds[1]'"},
-      {{"episode"}, "3", "'episode'"},
-      {{"step"}, 2.5, "'step'"},
-      {{"target"}, "1800", "'target'"},
-      {{"zeroing"}, json::array(), "'zeroing'"},
-      {{"interventions", "0"}, 1, "'interventions[0]'"},
-      {{"bookmarks", "1", "step"}, "250", "'bookmarks[1].step'"},
-      {{"bookmarks", "0", "note"}, 5, "'bookmarks[0].note'"},
-      {{"inputs", "0", "hash"}, "xxh3-128:", "'inputs[0].hash'"},
-      {{"figure"}, "rtg_sweep", "'figure'"},
-      {{"figure", "name"}, nullptr, "'figure.name'"},
-      {{"figure", "name"}, "../elsewhere", "'figure.name'"},
-      {{"figure", "width"}, "3.3", "'figure.width'"},
-      {{"figure", "width"}, 0, "'figure.width'"},
-      {{"figure", "height"}, -1, "'figure.height'"},
-      {{"figure", "dpi"}, 300.5, "'figure.dpi'"},
-      {{"figure", "formats", "1"}, "gif", "'figure.formats[1]'"},
-      {{"figure", "show_title"}, 1, "'figure.show_title'"},
-      {{"outputs", "0"}, "/etc/passwd", "'outputs[0]'"},
-      {{"studio_version"}, 1, "'studio_version'"},
-      {{"created"}, 1700000000, "'created'"},
-      {{"format"}, "decision-studio-workspace", "'format'"},
+      {{"analysis"}, 3, "analysis is not a text"},
+      {{"analysis"}, "", "analysis is empty"},
+      {{"options"}, json::array(), "options is not a JSON object"},
+      {{"options", "episodes"}, 2, "options.episodes is not a text"},
+      {{"options", "--episodes"}, "2", "options names '--episodes'"},
+      {{"checkpoint"}, false, "checkpoint is not a text"},
+      {{"checkpoint_hash"},
+       "xxh3-128:abc",
+       "checkpoint_hash is 'xxh3-128:abc', not a content hash"},
+      {{"checkpoint_hash"}, "md5:0123456789abcdef0123456789abcdef", "checkpoint_hash is 'md5:"},
+      {{"compare_hash"}, nullptr, "compare_hash is missing for the compared checkpoint"},
+      {{"compare"}, nullptr, "compare_hash is given without a compared checkpoint"},
+      {{"dataset_fingerprint"}, 12, "dataset_fingerprint is not a text"},
+      {{"dataset"}, nullptr, "dataset_fingerprint is given without a dataset"},
+      {{"dataset_given"}, "yes", "dataset_given is not true or false"},
+      {{"seeds"}, 7, "seeds is not a list"},
+      {{"seeds", "1"}, 1.5, "seeds[1] is not a whole number"},
+      {{"episode"}, "3", "episode is not a number"},
+      {{"step"}, 2.5, "step is not a whole number"},
+      {{"target"}, "1800", "target is not a number"},
+      {{"zeroing"}, json::array(), "zeroing is not a text"},
+      {{"interventions", "0"}, 1, "interventions[0] is not a text"},
+      {{"bookmarks", "1", "step"}, "250", "bookmarks[1]: step is not a number"},
+      {{"bookmarks", "0", "note"}, 5, "bookmarks[0]: note is not a text"},
+      {{"inputs", "0", "hash"}, "xxh3-128:", "inputs[0]: hash is 'xxh3-128:', not a content hash"},
+      {{"inputs", "0", "path"}, "", "inputs[0]: path is empty"},
+      {{"figure"}, "rtg_sweep", "figure: not a JSON object"},
+      {{"figure", "name"}, nullptr, "figure: name is not a text"},
+      {{"figure", "name"}, "../elsewhere", "figure: name is '../elsewhere', not a file name"},
+      {{"figure", "width"}, "3.3", "figure: width is not a number"},
+      {{"figure", "width"}, 0, "figure: width must be above 0 (is 0)"},
+      {{"figure", "height"}, -1, "figure: height must be at least 0 (is -1)"},
+      {{"figure", "dpi"}, 300.5, "figure: dpi is not a whole number"},
+      {{"figure", "dpi"}, 2401, "figure: dpi must be at most 2400 (is 2401)"},
+      {{"figure", "font_family"}, 3, "figure: font_family is not a text"},
+      {{"figure", "formats", "1"}, "gif", "figure: formats[1] is 'gif', not pdf, svg, png"},
+      {{"figure", "show_title"}, 1, "figure: show_title is not true or false"},
+      {{"outputs", "0"}, "/etc/passwd", "outputs[0] is '/etc/passwd', not a file name beside"},
+      {{"studio_version"}, 1, "studio_version is not a text"},
+      {{"created"}, 1700000000, "created is not a text"},
+      {{"format"},
+       "decision-studio-workspace",
+       "format is 'decision-studio-workspace', not 'decision-studio-figure-recipe'"},
   };
   for (const auto& [where, value, key] : cases) {
     json j = good;
@@ -171,15 +182,23 @@ TEST(FigureRecipe, AMissingRequiredKeyIsRefusedNamingIt) {
   for (const char* key : {"format", "version", "analysis", "figure"}) {
     json j = good;
     j.erase(key);
-    EXPECT_THAT(refusal(j), HasSubstr(std::string("'") + key + "': missing")) << key;
+    EXPECT_THAT(refusal(j), HasSubstr(std::string(": no ") + key)) << key;
   }
   json j = good;
   j["figure"].erase("name");
-  EXPECT_THAT(refusal(j), HasSubstr("'figure.name': missing"));
+  EXPECT_THAT(refusal(j), HasSubstr("figure: no name"));
+  for (const char* key : {"option", "path", "hash"}) {
+    j = good;
+    j["inputs"][0].erase(key);
+    EXPECT_THAT(refusal(j), HasSubstr(std::string("inputs[0]: no ") + key)) << key;
+  }
+  j = good;
+  j["bookmarks"][0].erase("step");
+  EXPECT_THAT(refusal(j), HasSubstr("bookmarks[0]: no step"));
   // A path without its hash cannot be checked.
   j = good;
   j.erase("checkpoint_hash");
-  EXPECT_THAT(refusal(j), HasSubstr("'checkpoint_hash': missing for checkpoint"));
+  EXPECT_THAT(refusal(j), HasSubstr("checkpoint_hash is missing for the checkpoint"));
   EXPECT_THAT(refusal(json::array()), HasSubstr("not a figure recipe"));
   try {
     (void)parse_figure_recipe("{\"format\": ", "cut.json");
@@ -194,10 +213,59 @@ TEST(FigureRecipe, ANewerVersionIsRefusedSayingWhatWroteIt) {
   j["version"] = 3;
   j["studio_version"] = "Decision Studio 9.0.0";
   const std::string message = refusal(j);
-  EXPECT_THAT(message, HasSubstr("'version': 3 is newer than this studio reads (2)"));
-  EXPECT_THAT(message, HasSubstr("Decision Studio 9.0.0"));
+  EXPECT_THAT(message, HasSubstr("version is 3, newer than this studio reads (2); it was written "
+                                 "by Decision Studio 9.0.0"));
+  // Before any other field is read: a later version's fields may mean something else.
+  j["seeds"] = "all";
+  EXPECT_THAT(refusal(j), HasSubstr("version is 3, newer than this studio reads (2)"));
+  j.erase("studio_version");
+  EXPECT_THAT(refusal(j), HasSubstr("it was written by a later studio"));
   j["version"] = 0;
-  EXPECT_THAT(refusal(j), HasSubstr("'version'"));
+  EXPECT_THAT(refusal(j), HasSubstr("version must be at least 1 (is 0)"));
+}
+
+// Recipes as the studio writes them (tests/data/saved/figure-recipe; its README says how each was
+// made): each reads back and is written again byte for byte, through text and through a file.
+TEST(FigureRecipe, SavedRecipesReadBackAndAreWrittenAgainByteForByte) {
+  const auto saved = std::filesystem::path(DSTUDIO_TEST_DATA) / "saved" / "figure-recipe";
+  test::TempDir dir;
+  // The folder the full recipe's --run option names beside it, so that it stays a path there.
+  std::filesystem::create_directories(dir / "runs" / "dt");
+  for (const char* name : {"full.recipe.json", "minimal.recipe.json", "scores.recipe.json",
+                           "attention_difference.recipe.json", "attention_layer1.recipe.json"}) {
+    const std::string text = read_file_text(saved / name);
+    ASSERT_FALSE(text.empty()) << name;
+    EXPECT_EQ(to_json(parse_figure_recipe(text, name)), text) << name;
+    // Read where it lies (its paths absolute there), written again there.
+    std::filesystem::copy_file(saved / name, dir / name);
+    const auto read = read_figure_recipe(dir / name);
+    write_figure_recipe(dir / (std::string("again.") + name), read);
+    EXPECT_EQ(read_file_text(dir / (std::string("again.") + name)), text) << name;
+  }
+  // Every field of the full one, as it was made.
+  const auto full = read_figure_recipe(dir / "full.recipe.json");
+  EXPECT_EQ(full.analysis, "rtg-sweep");
+  EXPECT_EQ(full.options.at("run"), (dir / "runs" / "dt").string());
+  EXPECT_EQ(full.checkpoint, (dir / "ckpt" / "dt.pt").string());
+  EXPECT_EQ(full.compare, "/runs/dc/checkpoint-500.pt");
+  EXPECT_EQ(full.inputs.size(), 2u);
+  EXPECT_EQ(full.inputs[1].path, (dir / "runs" / "dt" / "run.json").string());
+  EXPECT_EQ(full.seeds, (std::vector<std::int64_t>{7, -3, 9007199254740993}));
+  EXPECT_EQ(full.episode, 3);
+  EXPECT_EQ(full.step, 250);
+  EXPECT_EQ(full.target, 1800.25);
+  EXPECT_EQ(full.zeroing, "states");
+  EXPECT_EQ(full.bookmarks.size(), 3u);
+  EXPECT_EQ(full.bookmarks[2], (RecipeBookmark{300, "", ""}));
+  EXPECT_EQ(full.figure.axis_font, 8.5);
+  EXPECT_EQ(full.figure.formats, (std::vector<std::string>{"pdf", "svg", "png"}));
+  EXPECT_EQ(full.figure.y_title, "normalised score");
+  EXPECT_EQ(full.created, "2026-01-31T12:00:00Z");
+  const auto minimal = parse_figure_recipe(read_file_text(saved / "minimal.recipe.json"), "m");
+  FigureRecipe expected;
+  expected.analysis = "training";
+  expected.figure.name = "training_loss";
+  EXPECT_EQ(minimal, expected);
 }
 
 // Expected values from `xxhsum -H2` (xxHash 0.8.1's command-line tool, an implementation

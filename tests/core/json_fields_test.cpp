@@ -258,6 +258,39 @@ const JsonFields<Note>& notes() {
   return f;
 }
 
+struct Made {
+  std::string path, hash, writer, title;
+  int version = 1;
+  bool operator==(const Made&) const = default;
+};
+
+// A file's own checks: a required key, a pair of fields that need each other, a text written as
+// null when empty, and a version refused naming the program that wrote the file.
+const JsonFields<Made>& made() {
+  static const auto f = [] {
+    JsonFields<Made> t;
+    t.field("version", &Made::version)
+        .required()
+        .checked([](const Made& m, const std::string& where) {
+          if (m.version > 2)
+            JsonFields<Made>::refuse(where + " is " + std::to_string(m.version) + ", written by " +
+                                     m.writer);
+        })
+        .field("path", &Made::path)
+        .field("hash", &Made::hash)
+        .checked([](const Made& m, const std::string& where) {
+          if (m.hash.empty() != m.path.empty())
+            JsonFields<Made>::refuse(where + " goes with a path");
+        })
+        .field("title", &Made::title)
+        .empty_as_null()
+        .field("writer", &Made::writer)
+        .read_first();
+    return t;
+  }();
+  return f;
+}
+
 TEST(JsonFields, RequiredKeysEmptyValuesLeftOutAndRulesOfTexts) {
   const auto fails = [](const std::string& text) -> std::string {
     try {
@@ -315,6 +348,60 @@ TEST(JsonFields, WholeNumbersInMessagesAreWrittenInFull) {
   EXPECT_EQ(message(R"({"steps": 2000000000})"),
             "t: steps must be at most 1000000000 (is 2000000000)");
   EXPECT_EQ(message(R"({"beta": -0.5})"), "t: beta must be at least 0 (is -0.5)");
+}
+
+TEST(JsonFields, RequiredKeysChecksNullTextsAndFieldsReadFirst) {
+  const auto fails = [](const char* text) -> std::string {
+    try {
+      (void)made().read(nlohmann::json::parse(text), "m.json");
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "(read)";
+  };
+  EXPECT_EQ(fails(R"({})"), "m.json: no version");
+  // A check runs when its key is absent too: a path without its hash is refused.
+  EXPECT_EQ(fails(R"({"version": 1, "path": "a"})"), "m.json: hash goes with a path");
+  EXPECT_EQ(fails(R"({"version": 1, "hash": "h"})"), "m.json: hash goes with a path");
+  // The writer is read before the version, whose check names it, though written after it; and
+  // the version is refused before a later field is read.
+  EXPECT_EQ(fails(R"({"version": 3, "writer": "w", "path": 5})"),
+            "m.json: version is 3, written by w");
+  EXPECT_EQ(fails(R"({"version": 1, "title": 4})"), "m.json: title is not a text");
+
+  Made m;
+  EXPECT_EQ(made().write(m).dump(),
+            R"({"version":1,"path":"","hash":"","title":null,"writer":""})");
+  EXPECT_EQ(made().read(nlohmann::json::parse(made().write(m).dump()), "m"), m);
+  m.title = "t";
+  m.path = "p";
+  m.hash = "h";
+  EXPECT_EQ(made().write(m).dump(),
+            R"({"version":1,"path":"p","hash":"h","title":"t","writer":""})");
+  EXPECT_EQ(made().read(nlohmann::json::parse(made().write(m).dump()), "m"), m);
+  // Null reads as the empty text; a title never given keeps the value read over.
+  EXPECT_EQ(made().read(nlohmann::json::parse(R"({"version": 1, "title": null})"), "m", m).title,
+            "");
+  EXPECT_EQ(made()
+                .read(nlohmann::json::parse(R"({"version": 1, "path": "p", "hash": "h"})"), "m", m)
+                .title,
+            "t");
+}
+
+struct Free {
+  std::string overrides = "{}";
+  bool operator==(const Free&) const = default;
+};
+
+TEST(JsonFields, AnObjectIsReadInTheFilesOrder) {
+  JsonFields<Free> t;
+  t.computed(
+      "overrides", [](const Free& f) { return nlohmann::ordered_json::parse(f.overrides); },
+      [](Free& f, const nlohmann::ordered_json& v, const std::string&) { f.overrides = v.dump(); });
+  const auto read =
+      t.read(nlohmann::ordered_json::parse(R"({"overrides": {"b": 1, "a": 2}})"), "f");
+  EXPECT_EQ(read.overrides, R"({"b":1,"a":2})");
+  EXPECT_EQ(t.write(read).dump(), R"({"overrides":{"b":1,"a":2}})");
 }
 
 TEST(EnumNames, NamesParseAndList) {

@@ -10,6 +10,10 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "dstudio/common/error.h"
 #include "h5_fixture.h"
@@ -176,10 +180,45 @@ TEST(SlurmArray, SubmissionsAreRecordedInOrder) {
     FAIL() << "a damaged record is refused";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("jobs.json"));
-    EXPECT_THAT(e.what(), HasSubstr("not a whole number"));
+    EXPECT_THAT(e.what(), HasSubstr("jobs[0]: cells[0] is not a number"));
   }
   std::ofstream(dir / "slurm" / "jobs.json") << "{\"jobs\": [";
   EXPECT_THROW(read_slurm_jobs(s), Error);
+  // Each refusal names the file and the key.
+  for (
+      const auto& [text, said] : std::vector<std::pair<std::string, std::string>>{
+          {R"({"jobs": []})", "jobs.json: no format (not a 'dstudio-sweep-slurm' file)"},
+          {R"({"format": "other", "jobs": []})", "jobs.json: format is not 'dstudio-sweep-slurm'"},
+          {R"({"format": "dstudio-sweep-slurm"})", "jobs.json: no jobs"},
+          {R"({"format": "dstudio-sweep-slurm", "jobs": [{"cells": [1]}]})",
+           "jobs.json: jobs[0]: no job"},
+          {R"({"format": "dstudio-sweep-slurm", "jobs": [{"job": "1", "cells": []}]})",
+           "jobs.json: jobs[0]: cells is empty"},
+          {R"({"format": "dstudio-sweep-slurm", "jobs": [{"job": "1", "cells": [1], "script": 2}]})",
+           "jobs.json: jobs[0]: script is not a text"}}) {
+    std::ofstream(dir / "slurm" / "jobs.json", std::ios::trunc) << text;
+    try {
+      read_slurm_jobs(s);
+      ADD_FAILURE() << text;
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr(said)) << text;
+    }
+  }
+}
+
+// A record of submissions as `dstudio sweep submit --slurm` writes it (tests/data/saved/sweep; its
+// README says how it was made) reads back and is written again byte for byte.
+TEST(SlurmArray, ASavedRecordOfSubmissionsReadsBackByteForByte) {
+  Sweep s;
+  s.dir = std::filesystem::path(DSTUDIO_TEST_DATA) / "saved" / "sweep" / "table1";
+  const auto jobs = read_slurm_jobs(s);
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].job, "1");
+  EXPECT_EQ(jobs[1].cells, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(jobs[1].submitted, "2026-11-30T06:23:17Z");
+  std::ifstream in(slurm_dir(s) / "jobs.json", std::ios::binary);
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_EQ(to_json(jobs), text);
 }
 
 TEST(SlurmArray, SqueueAndSacctAreReadPerCellNewestSubmissionFirst) {

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -88,14 +90,26 @@ TEST_F(Sweeps, AGridIsTheProductOfVariantsDatasetsAxesAndSeedsThenItsCells) {
 TEST_F(Sweeps, AGridIsRefusedNamingWhatIsWrong) {
   EXPECT_THAT(refusal("[1, 2]"), HasSubstr("JSON object"));
   EXPECT_THAT(refusal("{"), HasSubstr("not JSON"));
-  EXPECT_THAT(refusal(R"({"variant": ["dt"]})"), HasSubstr("no key \"variant\""));
-  EXPECT_THAT(refusal(R"({"variants": ["dt"]})"), HasSubstr("\"datasets\""));
+  EXPECT_THAT(refusal(R"({"variant": ["dt"]})"), HasSubstr("the grid: unknown key 'variant'"));
+  EXPECT_THAT(refusal(R"({"variants": ["dt"]})"),
+              HasSubstr("the grid: datasets must list at least one dataset for the variants"));
   EXPECT_THAT(refusal(R"({"variants": ["no-such"], "datasets": ["hopper-a.hdf5"]})"),
               HasSubstr("no-such"));
   EXPECT_THAT(refusal(R"({"variants": ["dt"], "datasets": ["missing.hdf5"]})"),
               HasSubstr("missing.hdf5: no such file"));
   EXPECT_THAT(refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "seeds": [-1]})"),
-              HasSubstr("whole number"));
+              HasSubstr("the grid: seeds[0] is -1, not a whole number in [0, 2^63 - 1]"));
+  EXPECT_THAT(refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "seeds": []})"),
+              HasSubstr("the grid: seeds must be a list of whole numbers"));
+  EXPECT_THAT(refusal(R"({"variants": [], "datasets": ["hopper-a.hdf5"]})"),
+              HasSubstr("the grid: variants must be a list of variants"));
+  EXPECT_THAT(refusal(R"({"variants": [7], "datasets": ["hopper-a.hdf5"]})"),
+              HasSubstr("the grid: variants[0] is 7, not a variant's name"));
+  EXPECT_THAT(refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "config": [1]})"),
+              HasSubstr("the grid: config is not a JSON object"));
+  EXPECT_THAT(
+      refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "eval_episodes": 1001})"),
+      HasSubstr("the grid: eval_episodes must be at most 1000 (is 1001)"));
   EXPECT_THAT(
       refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "config": {"hidden": -4}})"),
       HasSubstr("hidden"));
@@ -107,14 +121,24 @@ TEST_F(Sweeps, AGridIsRefusedNamingWhatIsWrong) {
       HasSubstr("\"seeds\""));
   EXPECT_THAT(
       refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "axes": {"hidden": [1]}})"),
-      HasSubstr("config.<field>"));
+      HasSubstr("the grid: axes: 'hidden' is not config.<field> or training.<field>"));
+  EXPECT_THAT(refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"],
+                          "axes": {"config.hidden": []}})"),
+              HasSubstr("the grid: axes.config.hidden must be a list of values"));
   EXPECT_THAT(refusal(R"({"variants": ["dt"], "datasets": ["hopper-a.hdf5"], "seeds": [1, 1]})"),
               HasSubstr("same run"));
-  EXPECT_THAT(refusal(R"({"cells": [{"variant": "dt"}]})"), HasSubstr("cells[0]"));
+  EXPECT_THAT(refusal(R"({"cells": [{"variant": "dt"}]})"),
+              HasSubstr("the grid: cells[0]: no dataset"));
+  EXPECT_THAT(refusal(R"({"cells": [{"variant": "dt", "dataset": "hopper-a.hdf5", "seed": 1.5}]})"),
+              HasSubstr("the grid: cells[0]: seed is 1.5, not a whole number"));
   EXPECT_THAT(refusal(R"({})"), HasSubstr("no cells"));
   EXPECT_THAT(
       refusal(R"({"variants": [{"variant": "hier", "merger": 3}], "datasets": ["hopper-a.hdf5"]})"),
-      HasSubstr("the grid"));
+      HasSubstr("the grid: variants[0]: merger is not a text"));
+  // Only the product needs seeds and datasets: explicit cells alone take an empty list of either.
+  EXPECT_EQ(refusal(R"({"cells": [{"variant": "dt", "dataset": "hopper-a.hdf5"}], "seeds": [],
+                        "datasets": [""]})"),
+            "");
 }
 
 TEST_F(Sweeps, TheManifestRoundTripsAndAFolderHoldsOneSweep) {
@@ -181,6 +205,130 @@ TEST_F(Sweeps, ACellsStatusRoundTripsAndIsPendingWithoutOne) {
   EXPECT_EQ(damaged.state, CellState::Failed);
   EXPECT_THAT(damaged.error, HasSubstr("task.json"));
   EXPECT_STREQ(to_string(CellState::Finished), "finished");
+}
+
+const std::filesystem::path kSaved = std::filesystem::path(DSTUDIO_TEST_DATA) / "saved" / "sweep";
+
+std::string text_of(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Sweep folders as the studio writes them (tests/data/saved/sweep; its README says how they were
+// made): the manifest and every cell's task.json read back and are written again byte for byte.
+TEST(SavedSweeps, ManifestsAndTaskFilesReadBackAndAreWrittenAgainByteForByte) {
+  for (const char* name : {"table1", "gone"}) {
+    const auto sweep = read_sweep(kSaved / name);
+    EXPECT_EQ(to_json(sweep), text_of(kSaved / name / "sweep.json")) << name;
+    int tasks = 0;
+    for (const auto& cell : sweep.cells) {
+      const auto path = cell_dir(sweep, cell) / "task.json";
+      if (!std::filesystem::exists(path)) continue;
+      ++tasks;
+      const auto st = read_cell_status(sweep, cell);
+      EXPECT_TRUE(st.problems.empty()) << path;
+      EXPECT_THAT(st.error, testing::Not(HasSubstr("damaged"))) << path;
+      EXPECT_EQ(to_json(st), text_of(path)) << path;
+    }
+    EXPECT_GT(tasks, 0) << name;
+  }
+  const auto table1 = read_sweep(kSaved / "table1");
+  ASSERT_EQ(table1.cells.size(), 9u);
+  EXPECT_EQ(table1.eval_episodes, 1);
+  EXPECT_EQ(table1.created, "2026-11-30T06:23:04Z");
+  // Overrides keep the order of the grid's keys.
+  EXPECT_EQ(table1.cells[8].config, R"({"layers":1,"hidden":16,"context_length":5,"heads":2})");
+  EXPECT_EQ(table1.cells[8].training,
+            R"({"steps":30,"batch_size":4,"log_every":10,"eval_every":20,"checkpoint_every":20})");
+  const auto finished = read_cell_status(table1, table1.cells[0]);
+  EXPECT_EQ(finished.state, CellState::Finished);
+  EXPECT_EQ(finished.step, 40);
+  EXPECT_EQ(finished.slurm_job, "2_0");
+  EXPECT_TRUE(std::isfinite(finished.score) && std::isfinite(finished.best_score));
+  const auto gone = read_sweep(kSaved / "gone");
+  ASSERT_EQ(gone.cells.size(), 1u);
+  EXPECT_EQ(gone.eval_episodes, 0);
+  const auto failed = read_cell_status(gone, gone.cells[0]);
+  EXPECT_EQ(failed.state, CellState::Failed);
+  EXPECT_TRUE(std::isnan(failed.loss));
+  EXPECT_TRUE(std::isnan(failed.score));
+  EXPECT_THAT(failed.error, HasSubstr("hopper-gone.hdf5: no such file"));
+}
+
+// The grid a saved sweep was made from gives its cells again (names, overrides in their order,
+// groups), and creating that sweep again where the saved manifest lies changes nothing.
+TEST(SavedSweeps, TheGridGivesTheSavedCellsAgain) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir / "data");
+  for (const char* name : {"hopper-random.hdf5", "hopper-random-b.hdf5"})
+    std::ofstream(dir / "data" / name) << "x";
+  const std::string grid = text_of(kSaved / "table1-grid.json");
+  EXPECT_EQ(grid_eval_episodes(grid), 1);
+  auto cells = parse_grid(grid, dir.path());
+  const auto saved = read_sweep(kSaved / "table1");
+  ASSERT_EQ(cells.size(), saved.cells.size());
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const auto &c = cells[i], &s = saved.cells[i];
+    EXPECT_EQ(c.index, s.index);
+    EXPECT_EQ(c.name, s.name);
+    EXPECT_EQ(c.variant, s.variant);
+    EXPECT_EQ(c.merger, s.merger);
+    EXPECT_EQ(c.mixer, s.mixer);
+    EXPECT_EQ(c.seed, s.seed);
+    EXPECT_EQ(c.config, s.config);
+    EXPECT_EQ(c.training, s.training);
+    EXPECT_EQ(c.group, s.group);
+    EXPECT_EQ(std::filesystem::path(c.dataset).filename(),
+              std::filesystem::path(s.dataset).filename());
+  }
+  // The datasets where the saved sweep was made, as they were found there.
+  for (std::size_t i = 0; i < cells.size(); ++i) cells[i].dataset = saved.cells[i].dataset;
+  std::filesystem::create_directories(dir / "again");
+  std::filesystem::copy_file(kSaved / "table1" / "sweep.json", dir / "again" / "sweep.json");
+  EXPECT_NO_THROW(create_sweep(dir / "again", cells, grid));
+  EXPECT_EQ(text_of(dir / "again" / "sweep.json"), text_of(kSaved / "table1" / "sweep.json"));
+}
+
+// A manifest keeps its grid as given: a key a later studio adds to grids is left alone there,
+// though a grid a user writes with it is refused; a grid that is wrong there is a damaged manifest.
+TEST(SavedSweeps, AManifestsGridIsReadAsKeptThere) {
+  test::TempDir dir;
+  auto m = nlohmann::ordered_json::parse(text_of(kSaved / "table1" / "sweep.json"));
+  m["grid"]["later"] = true;
+  std::ofstream(dir / "sweep.json") << m.dump(2);
+  const auto s = read_sweep(dir.path());
+  EXPECT_EQ(s.eval_episodes, 1);
+  EXPECT_EQ(s.cells.size(), 9u);
+  try {
+    (void)parse_grid(m["grid"].dump(), dir.path());
+    ADD_FAILURE() << "a grid with an unknown key was read";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the grid: unknown key 'later'"));
+  }
+  m["grid"]["eval_episodes"] = -1;
+  std::ofstream(dir / "sweep.json", std::ios::trunc) << m.dump(2);
+  try {
+    (void)read_sweep(dir.path());
+    ADD_FAILURE() << "a damaged manifest was read";
+  } catch (const UsageError& e) {
+    ADD_FAILURE() << "a damaged manifest is not a wrong request: " << e.what();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("sweep.json: grid: eval_episodes must be at least 0 (is -1)"));
+  }
+  // A cell out of its place is named.
+  m = nlohmann::ordered_json::parse(text_of(kSaved / "table1" / "sweep.json"));
+  m["cells"][1]["index"] = 5;
+  std::ofstream(dir / "sweep.json", std::ios::trunc) << m.dump(2);
+  EXPECT_THROW(
+      {
+        try {
+          (void)read_sweep(dir.path());
+        } catch (const Error& e) {
+          EXPECT_THAT(e.what(), HasSubstr("sweep.json: cells[1] is out of order or misnamed"));
+          throw;
+        }
+      },
+      Error);
 }
 
 // Collecting: each group's mean and spread over the seeds of its finished cells, and the paper's

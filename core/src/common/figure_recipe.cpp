@@ -1,7 +1,7 @@
 // Figure recipes. See figure_recipe.h.
 
 // Index of this file:
-//   [SECTION] Reading JSON fields
+//   [SECTION] The recipe's fields
 //   [SECTION] Paths beside the recipe
 //   [SECTION] Writing and parsing JSON
 //   [SECTION] Recipe files
@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dstudio/common/atomic_file.h"
+#include "dstudio/common/json_fields.h"
 #include "dstudio/common/read_file.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/dataset_io.h"
@@ -33,7 +34,7 @@ using nlohmann::json;
 using nlohmann::ordered_json;
 
 // ---------------------------------------------------------------------------------------------
-// [SECTION] Reading JSON fields
+// [SECTION] The recipe's fields
 
 constexpr std::string_view kHashPrefix = "xxh3-128:";
 // A recipe is a page of JSON; anything this large is not one.
@@ -48,157 +49,191 @@ bool is_hash(const std::string& text) {
   return true;
 }
 
-ordered_json text_or_null(const std::string& text) {
-  return text.empty() ? ordered_json(nullptr) : ordered_json(text);
+// What a field's check throws (every table throws the same).
+[[noreturn]] void refuse(const std::string& message) {
+  JsonFields<FigureRecipe>::refuse(message);
 }
 
-// What a JSON value is, for "expected a number, found a string".
-std::string kind_of(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::boolean:
-      return "a boolean";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-      return "an integer";
-    case json::value_t::number_float:
-      return "a number";
-    case json::value_t::string:
-      return "a string";
-    case json::value_t::array:
-      return "a list";
-    case json::value_t::object:
-      return "an object";
-    default:
-      return "something else";
-  }
+void check_hash(const std::string& hash, const std::string& where) {
+  if (!is_hash(hash))
+    refuse(where + " is '" + hash +
+           "', not a content hash (\"xxh3-128:\" and 32 hexadecimal digits)");
 }
 
-// Reads the fields of one JSON object, each problem naming the file and the key's full path.
-class Fields {
- public:
-  Fields(const json& object, std::string where, std::string prefix)
-      : object_(object), where_(std::move(where)), prefix_(std::move(prefix)) {}
-
-  [[noreturn]] void fail(const std::string& key, const std::string& problem) const {
-    throw FigureRecipeError(where_ + ": '" + prefix_ + key + "': " + problem);
-  }
-  [[nodiscard]] std::string path(const std::string& key) const { return prefix_ + key; }
-  [[nodiscard]] const std::string& where() const { return where_; }
-
-  // The value of `key`; null when it is absent and not required.
-  [[nodiscard]] const json& value(const std::string& key, bool required) const {
-    static const json null;
-    const auto it = object_.find(key);
-    if (it == object_.end()) {
-      if (required) fail(key, "missing");
-      return null;
-    }
-    return *it;
-  }
-
-  [[nodiscard]] std::string text(const std::string& key, bool required = false) const {
-    const json& v = value(key, required);
-    if (v.is_null() && !required) return {};
-    if (!v.is_string()) fail(key, "expected a string, found " + kind_of(v));
-    return v.get<std::string>();
-  }
-  // A content hash, or "" when absent.
-  [[nodiscard]] std::string hash(const std::string& key) const {
-    std::string h = text(key);
-    if (!h.empty() && !is_hash(h))
-      fail(key, "\"" + h + "\" is not a content hash (\"xxh3-128:\" and 32 hexadecimal digits)");
-    return h;
-  }
-  [[nodiscard]] std::optional<std::int64_t> integer(const std::string& key) const {
-    const json& v = value(key, false);
-    if (v.is_null()) return std::nullopt;
-    if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t{INT64_MAX})
-      fail(key, "too large");
-    if (!v.is_number_integer()) fail(key, "expected an integer, found " + kind_of(v));
-    return v.get<std::int64_t>();
-  }
-  [[nodiscard]] std::optional<double> number(const std::string& key) const {
-    const json& v = value(key, false);
-    if (v.is_null()) return std::nullopt;
-    if (!v.is_number()) fail(key, "expected a number, found " + kind_of(v));
-    return v.get<double>();
-  }
-  [[nodiscard]] std::optional<bool> boolean(const std::string& key) const {
-    const json& v = value(key, false);
-    if (v.is_null()) return std::nullopt;
-    if (!v.is_boolean()) fail(key, "expected true or false, found " + kind_of(v));
-    return v.get<bool>();
-  }
-  // A list (absent: empty); `each` reads one element, named "key[i]".
-  template <typename Each>
-  void list(const std::string& key, Each each) const {
-    const json& v = value(key, false);
-    if (v.is_null()) return;
-    if (!v.is_array()) fail(key, "expected a list, found " + kind_of(v));
-    for (std::size_t i = 0; i < v.size(); ++i) each(v[i], key + "[" + std::to_string(i) + "]");
-  }
-  [[nodiscard]] Fields object(const json& v, const std::string& key) const {
-    if (!v.is_object()) fail(key, "expected an object, found " + kind_of(v));
-    return {v, where_, prefix_ + key + "."};
-  }
-
- private:
-  const json& object_;
-  std::string where_, prefix_;
-};
-
-std::string number_text(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
+// The content hash of a file named by `path` (`what`): a hash when given, and given with the path.
+template <class T>
+auto hash_of(std::string T::*path, std::string T::*hash, const char* what) {
+  return [=](const T& t, const std::string& where) {
+    const std::string& h = t.*hash;
+    if (!h.empty()) check_hash(h, where);
+    if (h.empty() && !(t.*path).empty())
+      refuse(where + " is missing for the " + what + " " + t.*path);
+    if (!h.empty() && (t.*path).empty()) refuse(where + " is given without a " + what);
+  };
 }
 
-// A size in inches or points: finite and within what a page could hold.
-double measure(const Fields& f, const std::string& key, double fallback, double low, double high,
-               bool low_inclusive) {
-  const double v = f.number(key).value_or(fallback);
-  if (!std::isfinite(v) || v > high || (low_inclusive ? v < low : v <= low))
-    f.fail(key, number_text(v) + " is outside " + (low_inclusive ? "[" : "(") + number_text(low) +
-                    ", " + number_text(high) + "]");
-  return v;
+// A file name beside the recipe: a recipe cannot point at files elsewhere.
+bool is_file_name(const std::string& name) {
+  return !name.empty() && name.find('/') == std::string::npos && name != "." && name != "..";
 }
 
-RecipeFigure parse_figure(const Fields& f) {
-  RecipeFigure out;
-  out.name = f.text("name", true);
-  if (out.name.empty() || out.name.find('/') != std::string::npos || out.name.front() == '.')
-    f.fail("name", "\"" + out.name + "\" is not a file name");
-  out.preset = f.text("preset");
-  out.width = measure(f, "width", out.width, 0, 40, false);
-  out.height = measure(f, "height", out.height, 0, 40, true);
-  out.font = measure(f, "font", out.font, 0, 72, false);
-  out.axis_font = measure(f, "axis_font", out.axis_font, 0, 72, true);
-  out.tick_font = measure(f, "tick_font", out.tick_font, 0, 72, true);
-  out.line_width = measure(f, "line_width", out.line_width, 0, 20, false);
-  if (const auto family = f.text("font_family"); !family.empty()) out.font_family = family;
-  const auto dpi = f.integer("dpi").value_or(out.dpi);
-  if (dpi < 1 || dpi > 2400) f.fail("dpi", std::to_string(dpi) + " is outside [1, 2400]");
-  out.dpi = static_cast<int>(dpi);
-  f.list("formats", [&](const json& v, const std::string& key) {
-    if (!v.is_string() || (v != "pdf" && v != "svg" && v != "png" && v != "mp4"))
-      f.fail(key,
-             "expected \"pdf\", \"svg\", \"png\" or (a viewer clip) \"mp4\", found " + v.dump());
-    out.formats.push_back(v.get<std::string>());
-  });
-  out.show_title = f.boolean("show_title").value_or(true);
-  out.title = f.text("title");
-  out.x_title = f.text("x_title");
-  out.y_title = f.text("y_title");
-  return out;
+const JsonFields<RecipeInput>& input_fields() {
+  static const auto fields = [] {
+    using I = RecipeInput;
+    JsonFields<I> t;
+    t.field("option", &I::option)
+        .required()
+        .field("path", &I::path)
+        .required()
+        .checked([](const I& i, const std::string& where) {
+          if (i.path.empty()) refuse(where + " is empty");
+        })
+        .field("hash", &I::hash)
+        .required()
+        .checked([](const I& i, const std::string& where) { check_hash(i.hash, where); });
+    return t;
+  }();
+  return fields;
 }
 
-// A path named together with its hash: both or neither.
-void paired(const Fields& f, const std::string& path_key, const std::string& path,
-            const std::string& hash_key, const std::string& hash) {
-  if (!path.empty() && hash.empty()) f.fail(hash_key, "missing for " + path_key + " " + path);
-  if (path.empty() && !hash.empty()) f.fail(path_key, "missing for " + hash_key + " " + hash);
+const JsonFields<RecipeBookmark>& bookmark_fields() {
+  static const auto fields = [] {
+    using B = RecipeBookmark;
+    JsonFields<B> t;
+    t.field("step", &B::step).required().field("name", &B::name).field("note", &B::note);
+    return t;
+  }();
+  return fields;
+}
+
+// Sizes in inches and points, within what a page could hold.
+const JsonFields<RecipeFigure>& figure_fields() {
+  static const auto fields = [] {
+    using F = RecipeFigure;
+    JsonFields<F> t;
+    t.field("name", &F::name)
+        .required()
+        .checked([](const F& f, const std::string& where) {
+          // The figure's files are <name>.pdf and so on, beside the recipe.
+          if (!is_file_name(f.name) || f.name.front() == '.')
+            refuse(where + " is '" + f.name + "', not a file name");
+        })
+        .field("preset", &F::preset)
+        .empty_as_null()
+        .field("width", &F::width, {0, 40, /*above=*/true})
+        .field("height", &F::height, {0, 40})
+        .field("font", &F::font, {0, 72, /*above=*/true})
+        .field("axis_font", &F::axis_font, {0, 72})
+        .field("tick_font", &F::tick_font, {0, 72})
+        .field("line_width", &F::line_width, {0, 20, /*above=*/true})
+        .computed(
+            "font_family", [](const F& f) { return ordered_json(f.font_family); },
+            [](F& f, const ordered_json& v, const std::string& where) {
+              // None given (null or ""): the export dialog's own.
+              if (v.is_null()) return;
+              if (!v.is_string()) refuse(where + " is not a text");
+              if (const auto& family = v.get_ref<const std::string&>(); !family.empty())
+                f.font_family = family;
+            })
+        .field("dpi", &F::dpi, {1, 2400})
+        .field("formats", &F::formats)
+        .checked([](const F& f, const std::string& where) {
+          for (std::size_t i = 0; i < f.formats.size(); ++i)
+            if (const auto& x = f.formats[i]; x != "pdf" && x != "svg" && x != "png" && x != "mp4")
+              refuse(where + "[" + std::to_string(i) + "] is '" + x +
+                     "', not pdf, svg, png or (a viewer clip) mp4");
+        })
+        .field("show_title", &F::show_title)
+        .field("title", &F::title)
+        .empty_as_null()
+        .field("x_title", &F::x_title)
+        .empty_as_null()
+        .field("y_title", &F::y_title)
+        .empty_as_null();
+    return t;
+  }();
+  return fields;
+}
+
+const JsonFields<FigureRecipe>& recipe_fields() {
+  static const auto fields = [] {
+    using R = FigureRecipe;
+    JsonFields<R> t;
+    // What the file is, first: the format, then the version, which names the studio that wrote it.
+    t.field("format", &R::format)
+        .required()
+        .checked([](const R& r, const std::string& where) {
+          if (r.format != kFigureRecipeFormat)
+            refuse(where + " is '" + r.format + "', not '" + kFigureRecipeFormat + "'");
+        })
+        .read_first()
+        .field("version", &R::version, {1})
+        .required()
+        .checked([](const R& r, const std::string& where) {
+          // Before any other field: a later version's fields may mean something else.
+          if (r.version > kFigureRecipeVersion)
+            refuse(where + " is " + std::to_string(r.version) + ", newer than this studio reads (" +
+                   std::to_string(kFigureRecipeVersion) + "); it was written by " +
+                   (r.studio_version.empty() ? std::string("a later studio") : r.studio_version));
+        })
+        .field("analysis", &R::analysis)
+        .required()
+        .checked([](const R& r, const std::string& where) {
+          if (r.analysis.empty()) refuse(where + " is empty");
+        })
+        .field("options", &R::options)
+        .checked([](const R& r, const std::string& where) {
+          for (const auto& [name, value] : r.options)
+            if (name.empty() || name.starts_with("-"))
+              refuse(where + " names '" + name +
+                     "', which is not an option's name (without its dashes)");
+        })
+        .field("checkpoint", &R::checkpoint)
+        .empty_as_null()
+        .field("checkpoint_hash", &R::checkpoint_hash)
+        .empty_as_null()
+        .checked(hash_of(&R::checkpoint, &R::checkpoint_hash, "checkpoint"))
+        .field("compare", &R::compare)
+        .empty_as_null()
+        .field("compare_hash", &R::compare_hash)
+        .empty_as_null()
+        .checked(hash_of(&R::compare, &R::compare_hash, "compared checkpoint"))
+        .field("dataset", &R::dataset)
+        .empty_as_null()
+        .field("dataset_fingerprint", &R::dataset_fingerprint)
+        .empty_as_null()
+        .checked([](const R& r, const std::string& where) {
+          // A dataset without a fingerprint could not be read when the recipe was made.
+          if (!r.dataset_fingerprint.empty())
+            hash_of(&R::dataset, &R::dataset_fingerprint, "dataset")(r, where);
+        })
+        .field("dataset_given", &R::dataset_given)
+        .objects("inputs", &R::inputs, input_fields())
+        .field("seeds", &R::seeds)
+        .field("episode", &R::episode)
+        .field("step", &R::step)
+        .field("target", &R::target)
+        .field("zeroing", &R::zeroing)
+        .empty_as_null()
+        .field("interventions", &R::interventions)
+        .objects("bookmarks", &R::bookmarks, bookmark_fields())
+        .object("figure", &R::figure, figure_fields())
+        .required()
+        .field("outputs", &R::outputs)
+        .checked([](const R& r, const std::string& where) {
+          for (std::size_t i = 0; i < r.outputs.size(); ++i)
+            if (!is_file_name(r.outputs[i]))
+              refuse(where + "[" + std::to_string(i) + "] is '" + r.outputs[i] +
+                     "', not a file name beside the recipe");
+        })
+        .field("studio_version", &R::studio_version)
+        .read_first()
+        .field("created", &R::created)
+        .empty_as_null()
+        .errors_as<FigureRecipeError>();
+    return t;
+  }();
+  return fields;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -365,145 +400,18 @@ std::string digest_text(const XXH128_hash_t& h) {
 // [SECTION] Writing and parsing JSON
 
 std::string to_json(const FigureRecipe& r) {
-  ordered_json options = ordered_json::object();
-  for (const auto& [key, value] : r.options) options[key] = value;
-  ordered_json inputs = ordered_json::array();
-  for (const auto& i : r.inputs)
-    inputs.push_back({{"option", i.option}, {"path", i.path}, {"hash", i.hash}});
-  ordered_json bookmarks = ordered_json::array();
-  for (const auto& b : r.bookmarks)
-    bookmarks.push_back({{"step", b.step}, {"name", b.name}, {"note", b.note}});
-  const auto& f = r.figure;
-  const ordered_json figure = {{"name", f.name},
-                               {"preset", text_or_null(f.preset)},
-                               {"width", f.width},
-                               {"height", f.height},
-                               {"font", f.font},
-                               {"axis_font", f.axis_font},
-                               {"tick_font", f.tick_font},
-                               {"line_width", f.line_width},
-                               {"font_family", f.font_family},
-                               {"dpi", f.dpi},
-                               {"formats", f.formats},
-                               {"show_title", f.show_title},
-                               {"title", text_or_null(f.title)},
-                               {"x_title", text_or_null(f.x_title)},
-                               {"y_title", text_or_null(f.y_title)}};
-  const auto optional = [](const auto& v) { return v ? ordered_json(*v) : ordered_json(nullptr); };
-  const ordered_json j = {{"format", r.format},
-                          {"version", r.version},
-                          {"analysis", r.analysis},
-                          {"options", options},
-                          {"checkpoint", text_or_null(r.checkpoint)},
-                          {"checkpoint_hash", text_or_null(r.checkpoint_hash)},
-                          {"compare", text_or_null(r.compare)},
-                          {"compare_hash", text_or_null(r.compare_hash)},
-                          {"dataset", text_or_null(r.dataset)},
-                          {"dataset_fingerprint", text_or_null(r.dataset_fingerprint)},
-                          {"dataset_given", r.dataset_given},
-                          {"inputs", inputs},
-                          {"seeds", r.seeds},
-                          {"episode", optional(r.episode)},
-                          {"step", optional(r.step)},
-                          {"target", optional(r.target)},
-                          {"zeroing", text_or_null(r.zeroing)},
-                          {"interventions", r.interventions},
-                          {"bookmarks", bookmarks},
-                          {"figure", figure},
-                          {"outputs", r.outputs},
-                          {"studio_version", r.studio_version},
-                          {"created", text_or_null(r.created)}};
-  return j.dump(2) + "\n";
+  return recipe_fields().write(r).dump(2) + "\n";
 }
 
 FigureRecipe parse_figure_recipe(const std::string& text, const std::string& where) {
-  json j;
+  ordered_json j;
   try {
-    j = json::parse(text);
+    j = ordered_json::parse(text);
   } catch (const json::parse_error& e) {
     throw FigureRecipeError(where + ": not JSON (" + e.what() + ")");
   }
-  if (!j.is_object())
-    throw FigureRecipeError(where + ": not a figure recipe (a JSON object), found " + kind_of(j));
-  const Fields f(j, where, "");
-  FigureRecipe r;
-  // What the file is, first: a later version's fields may mean something else.
-  r.format = f.text("format", true);
-  if (r.format != kFigureRecipeFormat)
-    f.fail("format", "\"" + r.format + "\" is not \"" + kFigureRecipeFormat + "\"");
-  const auto version = f.integer("version");
-  if (!version) f.fail("version", "missing");
-  if (*version > kFigureRecipeVersion)
-    f.fail("version", std::to_string(*version) + " is newer than this studio reads (" +
-                          std::to_string(kFigureRecipeVersion) + "); it was written by " +
-                          (f.text("studio_version").empty() ? std::string("a later studio")
-                                                            : f.text("studio_version")));
-  if (*version < 1) f.fail("version", std::to_string(*version) + " is not a version");
-  r.version = static_cast<int>(*version);
-
-  r.analysis = f.text("analysis", true);
-  if (r.analysis.empty()) f.fail("analysis", "empty");
-  if (const json& o = f.value("options", false); !o.is_null()) {
-    if (!o.is_object()) f.fail("options", "expected an object, found " + kind_of(o));
-    for (const auto& [key, value] : o.items()) {
-      if (key.empty() || key.starts_with("-"))
-        f.fail("options", "\"" + key + "\" is not an option's name (without its dashes)");
-      if (!value.is_string())
-        f.fail("options." + key, "expected the value as text (\"16\"), found " + kind_of(value));
-      r.options[key] = value.get<std::string>();
-    }
-  }
-  r.checkpoint = f.text("checkpoint");
-  r.checkpoint_hash = f.hash("checkpoint_hash");
-  paired(f, "checkpoint", r.checkpoint, "checkpoint_hash", r.checkpoint_hash);
-  r.compare = f.text("compare");
-  r.compare_hash = f.hash("compare_hash");
-  paired(f, "compare", r.compare, "compare_hash", r.compare_hash);
-  r.dataset = f.text("dataset");
-  r.dataset_fingerprint = f.hash("dataset_fingerprint");
-  // A dataset without a fingerprint could not be read when the recipe was made.
-  if (r.dataset.empty() && !r.dataset_fingerprint.empty())
-    f.fail("dataset", "missing for dataset_fingerprint " + r.dataset_fingerprint);
-  r.dataset_given = f.boolean("dataset_given").value_or(false);
-  f.list("inputs", [&](const json& v, const std::string& key) {
-    const Fields i = f.object(v, key);
-    RecipeInput in{i.text("option", true), i.text("path", true), i.hash("hash")};
-    if (in.path.empty()) i.fail("path", "empty");
-    if (in.hash.empty()) i.fail("hash", "missing");
-    r.inputs.push_back(std::move(in));
-  });
-  f.list("seeds", [&](const json& v, const std::string& key) {
-    if (!v.is_number_integer() ||
-        (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t{INT64_MAX}))
-      f.fail(key, "expected an integer, found " + kind_of(v));
-    r.seeds.push_back(v.get<std::int64_t>());
-  });
-  r.episode = f.integer("episode");
-  r.step = f.integer("step");
-  r.target = f.number("target");
-  r.zeroing = f.text("zeroing");
-  f.list("interventions", [&](const json& v, const std::string& key) {
-    if (!v.is_string()) f.fail(key, "expected a string, found " + kind_of(v));
-    r.interventions.push_back(v.get<std::string>());
-  });
-  f.list("bookmarks", [&](const json& v, const std::string& key) {
-    const Fields b = f.object(v, key);
-    const auto step = b.integer("step");
-    if (!step) b.fail("step", "missing");
-    r.bookmarks.push_back({*step, b.text("name"), b.text("note")});
-  });
-  r.figure = parse_figure(f.object(f.value("figure", true), "figure"));
-  f.list("outputs", [&](const json& v, const std::string& key) {
-    if (!v.is_string()) f.fail(key, "expected a file name, found " + kind_of(v));
-    const std::string name = v.get<std::string>();
-    // Beside the recipe: a recipe cannot point at files elsewhere.
-    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
-      f.fail(key, "\"" + name + "\" is not a file name beside the recipe");
-    r.outputs.push_back(name);
-  });
-  r.studio_version = f.text("studio_version");
-  r.created = f.text("created");
-  return r;
+  if (!j.is_object()) throw FigureRecipeError(where + ": not a figure recipe (a JSON object)");
+  return recipe_fields().read(j, where);
 }
 
 // ---------------------------------------------------------------------------------------------

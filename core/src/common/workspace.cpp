@@ -77,6 +77,7 @@ const JsonFields<Viewer>& viewer_table() {
         .field("speed", &Viewer::speed)
         .omitted_when_empty()
         .checked([](const Viewer& v, const std::string& where) {
+          if (!v.speed) return;
           std::string listed;
           for (const double s : kViewerSpeeds) {
             if (*v.speed == s) return;

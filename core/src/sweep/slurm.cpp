@@ -11,11 +11,11 @@
 
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/json_fields.h"
 #include "dstudio/common/subprocess.h"
 
 namespace dstudio::sweep {
 namespace fs = std::filesystem;
-using nlohmann::json;
 using nlohmann::ordered_json;
 
 namespace {
@@ -156,51 +156,65 @@ fs::path slurm_dir(const Sweep& sweep) {
   return sweep.dir / "slurm";
 }
 
+namespace {
+
+// DIR/slurm/jobs.json: the submissions, oldest first.
+struct JobsFile {
+  std::vector<SlurmJob> jobs;
+};
+
+const JsonFields<JobsFile>& jobs_fields() {
+  static const auto fields = [] {
+    static const auto job_fields = [] {
+      JsonFields<SlurmJob> t;
+      t.field("job", &SlurmJob::job)
+          .required()
+          .field("cells", &SlurmJob::cells)
+          .required()
+          .checked([](const SlurmJob& j, const std::string& where) {
+            if (j.cells.empty()) JsonFields<SlurmJob>::refuse(where + " is empty");
+          })
+          .field("script", &SlurmJob::script)
+          .field("submitted", &SlurmJob::submitted);
+      return t;
+    }();
+    JsonFields<JobsFile> t;
+    // Version 1 is the only one: nothing reads it yet.
+    t.constant("format", kJobsFormat)
+        .computed(
+            "version", [](const JobsFile&) { return ordered_json(1); },
+            [](JobsFile&, const ordered_json&, const std::string&) {})
+        .objects("jobs", &JobsFile::jobs, job_fields)
+        .required();
+    return t;
+  }();
+  return fields;
+}
+
+}  // namespace
+
 std::vector<SlurmJob> read_slurm_jobs(const Sweep& sweep) {
   const auto path = slurm_dir(sweep) / "jobs.json";
   std::error_code ec;
   if (!fs::exists(path, ec)) return {};
   std::ifstream in(path);
-  const auto j = json::parse(in, nullptr, false);
-  const auto damaged = [&](const std::string& why) { return Error(path.string() + ": " + why); };
-  if (j.is_discarded() || !j.is_object()) throw damaged("not a JSON object (damaged?)");
-  if (j.value("format", "") != kJobsFormat)
-    throw damaged("not a sweep's Slurm record (format is not \"" + std::string(kJobsFormat) +
-                  "\")");
-  if (!j.contains("jobs") || !j["jobs"].is_array()) throw damaged("no \"jobs\" list");
-  std::vector<SlurmJob> jobs;
-  for (const auto& e : j["jobs"]) {
-    if (!e.is_object() || !e.contains("job") || !e["job"].is_string() || !e.contains("cells") ||
-        !e["cells"].is_array())
-      throw damaged("a job without \"job\" and \"cells\"");
-    SlurmJob job;
-    job.job = e["job"].get<std::string>();
-    for (const auto& c : e["cells"]) {
-      if (!c.is_number_integer())
-        throw damaged("job " + job.job + ": a cell that is not a whole number");
-      job.cells.push_back(c.get<int>());
-    }
-    if (job.cells.empty()) throw damaged("job " + job.job + " without cells");
-    job.script = e.value("script", "");
-    job.submitted = e.value("submitted", "");
-    jobs.push_back(std::move(job));
-  }
-  return jobs;
+  const auto j = ordered_json::parse(in, nullptr, false);
+  if (j.is_discarded()) throw Error(path.string() + ": not JSON (damaged?)");
+  return jobs_fields().read(j, path.string()).jobs;
+}
+
+std::string to_json(const std::vector<SlurmJob>& jobs) {
+  return jobs_fields().write({jobs}).dump(2) + "\n";
 }
 
 void add_slurm_job(const Sweep& sweep, const SlurmJob& job) {
   auto jobs = read_slurm_jobs(sweep);
   jobs.push_back(job);
   if (jobs.back().submitted.empty()) jobs.back().submitted = utc_now();
-  ordered_json list = ordered_json::array();
-  for (const auto& j : jobs)
-    list.push_back(
-        {{"job", j.job}, {"cells", j.cells}, {"script", j.script}, {"submitted", j.submitted}});
-  const ordered_json doc = {{"format", kJobsFormat}, {"version", 1}, {"jobs", list}};
   std::error_code ec;
   fs::create_directories(slurm_dir(sweep), ec);
   if (ec) throw Error(slurm_dir(sweep).string() + ": " + ec.message());
-  write_text_atomically(slurm_dir(sweep) / "jobs.json", doc.dump(2) + "\n");
+  write_text_atomically(slurm_dir(sweep) / "jobs.json", to_json(jobs));
 }
 
 std::map<int, SlurmTaskState> parse_job_states(const std::string& text,

@@ -25,6 +25,7 @@
 
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/json_fields.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/models/training_config.h"
 #include "dstudio/models/variant_config.h"
@@ -42,16 +43,15 @@ namespace {
 constexpr const char* kFormat = "dstudio-sweep";
 constexpr int kVersion = 1;
 
+// What a field's check throws (every table throws the same).
+[[noreturn]] void refuse(const std::string& message) {
+  JsonFields<Cell>::refuse(message);
+}
+
 // `over`'s keys on top of `base` (both objects).
 ordered_json merged(ordered_json base, const ordered_json& over) {
   for (auto it = over.begin(); it != over.end(); ++it) base[it.key()] = it.value();
   return base;
-}
-
-ordered_json object_at(const ordered_json& j, const char* key, const std::string& where) {
-  if (!j.contains(key)) return ordered_json::object();
-  if (!j[key].is_object()) throw UsageError(where + "\"" + key + "\" must be an object");
-  return j[key];
 }
 
 // Letters, digits, '-', '_' and '.' only, so the name is a folder name everywhere.
@@ -93,11 +93,9 @@ void finish_cell(Cell& c, int index, const std::string& where) {
   c.group = variant_label(c) + " on " + stem + overrides;
 }
 
-std::string dataset_path(const ordered_json& v, const fs::path& relative_to,
-                         const std::string& where) {
-  if (!v.is_string() || v.get<std::string>().empty())
-    throw UsageError(where + "a dataset is a path");
-  fs::path p = v.get<std::string>();
+// A grid's dataset, made absolute as from `relative_to`.
+std::string dataset_path(const std::string& path, const fs::path& relative_to) {
+  fs::path p = path;
   if (p.is_relative()) p = relative_to / p;
   return fs::absolute(p).lexically_normal().string();
 }
@@ -105,21 +103,61 @@ std::string dataset_path(const ordered_json& v, const fs::path& relative_to,
 std::uint64_t seed_of(const ordered_json& v, const std::string& where) {
   if ((!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) ||
       v.get<std::uint64_t>() > models::kMaxSeed)
-    throw UsageError(where + "a seed is a whole number in [0, 2^63 - 1], not " + v.dump());
+    refuse(where + " is " + v.dump() + ", not a whole number in [0, 2^63 - 1]");
   return v.get<std::uint64_t>();
 }
 
-ordered_json cell_json(const Cell& c) {
-  return {{"index", c.index},
-          {"name", c.name},
-          {"variant", c.variant},
-          {"merger", c.merger},
-          {"mixer", c.mixer},
-          {"dataset", c.dataset},
-          {"seed", c.seed},
-          {"config", ordered_json::parse(c.config)},
-          {"training", ordered_json::parse(c.training)},
-          {"group", c.group}};
+// A member holding a JSON object as text (a cell's overrides): in the file, the object itself.
+template <class T>
+void object_text(JsonFields<T>& t, const char* key, std::string T::*member) {
+  t.computed(
+      key, [member](const T& x) { return ordered_json::parse(x.*member); },
+      [member](T& x, const ordered_json& v, const std::string& where) {
+        if (!v.is_object()) refuse(where + " is not a JSON object");
+        x.*member = v.dump();
+      });
+}
+
+// Where a cell is written: the manifest holds every field; a grid lists cells by their variant,
+// dataset, seed and overrides, and variants by their variant, merger, mixer and configuration.
+enum class CellIn { Manifest, GridCells, GridVariants };
+
+JsonFields<Cell> cell_fields(CellIn in) {
+  const bool manifest = in == CellIn::Manifest, variant = in == CellIn::GridVariants;
+  JsonFields<Cell> t;
+  if (manifest) t.field("index", &Cell::index).required().field("name", &Cell::name).required();
+  t.field("variant", &Cell::variant)
+      .required()
+      .field("merger", &Cell::merger)
+      .required_if(manifest)
+      .field("mixer", &Cell::mixer)
+      .required_if(manifest);
+  if (!variant) {
+    t.field("dataset", &Cell::dataset).required();
+    if (!manifest)
+      t.checked([](const Cell& c, const std::string& where) {
+        if (c.dataset.empty()) refuse(where + " is empty, not a path");
+      });
+    t.computed(
+         "seed", [](const Cell& c) { return ordered_json(c.seed); },
+         [](Cell& c, const ordered_json& v, const std::string& where) {
+           c.seed = seed_of(v, where);
+         })
+        .required_if(manifest);
+  }
+  object_text(t, "config", &Cell::config);
+  t.required_if(manifest);
+  if (!variant) {
+    object_text(t, "training", &Cell::training);
+    t.required_if(manifest);
+  }
+  if (manifest) t.field("group", &Cell::group).required();
+  return t;
+}
+
+const JsonFields<Cell>& manifest_cell_fields() {
+  static const auto fields = cell_fields(CellIn::Manifest);
+  return fields;
 }
 
 }  // namespace
@@ -133,7 +171,104 @@ std::string utc_now() {
 
 namespace {
 
-std::vector<Cell> cells_of_grid(const std::string& text, const fs::path& relative_to) {
+// A grid as written, before its product is taken.
+struct Grid {
+  std::vector<Cell> variants;  // each with its variant, merger, mixer and configuration
+  std::vector<std::string> datasets;
+  std::vector<std::uint64_t> seeds{0};
+  std::string config = "{}", training = "{}";
+  std::vector<std::pair<std::string, ordered_json>> axes;  // "config.<field>": values, in order
+  std::vector<Cell> cells;
+  int eval_episodes = 10;
+};
+
+// A grid as a user writes it refuses a key it does not know (a misspelt one must not pass
+// unnoticed); as a manifest keeps it, a later studio's addition is left alone.
+JsonFields<Grid> grid_table(bool as_written) {
+  static const auto variant_fields = cell_fields(CellIn::GridVariants);
+  static const auto listed_fields = cell_fields(CellIn::GridCells);
+  JsonFields<Grid> t;
+  t.computed(
+       "variants",
+       [](const Grid& g) {
+         auto out = ordered_json::array();
+         for (const auto& v : g.variants) out.push_back(variant_fields.write(v));
+         return out;
+       },
+       [](Grid& g, const ordered_json& v, const std::string& where) {
+         if (!v.is_array() || v.empty()) refuse(where + " must be a list of variants");
+         for (std::size_t i = 0; i < v.size(); ++i) {
+           const auto at = where + "[" + std::to_string(i) + "]";
+           if (v[i].is_string()) {
+             Cell c;
+             c.variant = v[i].get<std::string>();
+             g.variants.push_back(std::move(c));
+           } else if (v[i].is_object()) {
+             try {
+               g.variants.push_back(variant_fields.read(v[i], at));
+             } catch (const Error& e) {
+               refuse(e.what());
+             }
+           } else {
+             refuse(at + " is " + v[i].dump() + ", not a variant's name or an object naming one");
+           }
+         }
+       })
+      // Datasets and seeds span the product with the variants; without them, nothing.
+      .field("datasets", &Grid::datasets)
+      .checked([](const Grid& g, const std::string& where) {
+        if (g.variants.empty()) return;
+        if (g.datasets.empty()) refuse(where + " must list at least one dataset for the variants");
+        for (std::size_t i = 0; i < g.datasets.size(); ++i)
+          if (g.datasets[i].empty())
+            refuse(where + "[" + std::to_string(i) + "] is empty, not a path");
+      })
+      .computed(
+          "seeds", [](const Grid& g) { return ordered_json(g.seeds); },
+          [](Grid& g, const ordered_json& v, const std::string& where) {
+            if (!v.is_array() || (v.empty() && !g.variants.empty()))
+              refuse(where + " must be a list of whole numbers");
+            g.seeds.clear();
+            for (std::size_t i = 0; i < v.size(); ++i)
+              g.seeds.push_back(seed_of(v[i], where + "[" + std::to_string(i) + "]"));
+          });
+  object_text(t, "config", &Grid::config);
+  object_text(t, "training", &Grid::training);
+  t.computed(
+       "axes",
+       [](const Grid& g) {
+         auto out = ordered_json::object();
+         for (const auto& [key, values] : g.axes) out[key] = values;
+         return out;
+       },
+       [](Grid& g, const ordered_json& v, const std::string& where) {
+         if (!v.is_object()) refuse(where + " is not a JSON object");
+         for (const auto& [key, values] : v.items()) {
+           if (!key.starts_with("config.") && !key.starts_with("training."))
+             refuse(where + ": '" + key + "' is not config.<field> or training.<field>");
+           if (!values.is_array() || values.empty())
+             refuse(where + "." + key + " must be a list of values");
+           g.axes.emplace_back(key, values);
+         }
+       })
+      .objects("cells", &Grid::cells, listed_fields)
+      .field("eval_episodes", &Grid::eval_episodes, {0, 1000})
+      .errors_as<UsageError>();
+  if (as_written) t.refuse_unknown_keys();
+  return t;
+}
+
+const JsonFields<Grid>& grid_fields() {
+  static const auto fields = grid_table(true);
+  return fields;
+}
+
+const JsonFields<Grid>& kept_grid_fields() {
+  static const auto fields = grid_table(false);
+  return fields;
+}
+
+Grid read_grid(const std::string& text) {
   ordered_json g;
   try {
     g = ordered_json::parse(text);
@@ -141,46 +276,20 @@ std::vector<Cell> cells_of_grid(const std::string& text, const fs::path& relativ
     throw UsageError(std::string("the grid is not JSON: ") + e.what());
   }
   if (!g.is_object()) throw UsageError("the grid must be a JSON object");
-  for (auto it = g.begin(); it != g.end(); ++it) {
-    static const char* known[] = {"variants", "datasets", "seeds", "config",
-                                  "training", "axes",     "cells", "eval_episodes"};
-    if (std::find_if(std::begin(known), std::end(known),
-                     [&](const char* k) { return it.key() == k; }) == std::end(known))
-      throw UsageError(
-          "the grid has no key \"" + it.key() +
-          "\"; its keys: variants, datasets, seeds, config, training, axes, cells, eval_episodes");
-  }
-  if (g.contains("eval_episodes") &&
-      !(g["eval_episodes"].is_number_integer() && g["eval_episodes"].get<int>() >= 0 &&
-        g["eval_episodes"].get<int>() <= 1000))
-    throw UsageError("\"eval_episodes\" must be a whole number in [0, 1000]");
-  const auto base_config = object_at(g, "config", "");
-  const auto base_training = object_at(g, "training", "");
-  std::vector<Cell> cells;
+  return grid_fields().read(g, "the grid");
+}
 
-  if (g.contains("variants")) {
-    if (!g["variants"].is_array() || g["variants"].empty())
-      throw UsageError("\"variants\" must be a list of variants");
-    if (!g.contains("datasets") || !g["datasets"].is_array() || g["datasets"].empty())
-      throw UsageError("\"datasets\" must list at least one dataset for the variants");
-    const ordered_json seeds = g.contains("seeds") ? g["seeds"] : ordered_json::array({0});
-    if (!seeds.is_array() || seeds.empty())
-      throw UsageError("\"seeds\" must be a list of whole numbers");
+std::vector<Cell> cells_of_grid(const Grid& g, const fs::path& relative_to) {
+  const auto base_config = ordered_json::parse(g.config);
+  const auto base_training = ordered_json::parse(g.training);
+  std::vector<Cell> cells;
+  if (!g.variants.empty()) {
     // Extra axes: every combination of their values, in the order given.
-    std::vector<std::pair<std::string, ordered_json>> axes;
-    const auto axes_given = object_at(g, "axes", "");
-    for (const auto& [key, values] : axes_given.items()) {
-      if (key.rfind("config.", 0) != 0 && key.rfind("training.", 0) != 0)
-        throw UsageError("axes: \"" + key + "\" must be config.<field> or training.<field>");
-      if (!values.is_array() || values.empty())
-        throw UsageError("axes: \"" + key + "\" must be a list of values");
-      axes.emplace_back(key, values);
-    }
     std::vector<std::pair<ordered_json, ordered_json>> settings{
         {ordered_json::object(), ordered_json::object()}};
-    for (const auto& [key, values] : axes) {
+    for (const auto& [key, values] : g.axes) {
       std::vector<std::pair<ordered_json, ordered_json>> next;
-      const bool config = key.rfind("config.", 0) == 0;
+      const bool config = key.starts_with("config.");
       const std::string field = key.substr(config ? 7 : 9);
       for (const auto& s : settings)
         for (const auto& v : values) {
@@ -190,26 +299,14 @@ std::vector<Cell> cells_of_grid(const std::string& text, const fs::path& relativ
         }
       settings = std::move(next);
     }
-    for (const auto& entry : g["variants"]) {
-      Cell base;
-      ordered_json config = base_config;
-      if (entry.is_string()) {
-        base.variant = entry.get<std::string>();
-      } else if (entry.is_object() && entry.contains("variant") && entry["variant"].is_string()) {
-        base.variant = entry["variant"].get<std::string>();
-        if (entry.contains("merger")) base.merger = entry["merger"].get<std::string>();
-        if (entry.contains("mixer")) base.mixer = entry["mixer"].get<std::string>();
-        config = merged(config, object_at(entry, "config", "variants: "));
-      } else {
-        throw UsageError("variants: each is a name or an object with \"variant\", not " +
-                         entry.dump());
-      }
-      for (const auto& d : g["datasets"])
+    for (const auto& base : g.variants) {
+      const ordered_json config = merged(base_config, ordered_json::parse(base.config));
+      for (const auto& d : g.datasets)
         for (const auto& [axis_config, axis_training] : settings)
-          for (const auto& s : seeds) {
+          for (const auto s : g.seeds) {
             Cell c = base;
-            c.dataset = dataset_path(d, relative_to, "datasets: ");
-            c.seed = seed_of(s, "seeds: ");
+            c.dataset = dataset_path(d, relative_to);
+            c.seed = s;
             c.config = merged(config, axis_config).dump();
             c.training = merged(base_training, axis_training).dump();
             finish_cell(c, static_cast<int>(cells.size()),
@@ -218,25 +315,13 @@ std::vector<Cell> cells_of_grid(const std::string& text, const fs::path& relativ
           }
     }
   }
-  if (g.contains("cells")) {
-    if (!g["cells"].is_array()) throw UsageError("\"cells\" must be a list of cells");
-    const auto& listed = g["cells"];
-    for (std::size_t k = 0; k < listed.size(); ++k) {
-      const auto& e = listed[k];
-      const std::string where = "cells[" + std::to_string(k) + "]: ";
-      if (!e.is_object() || !e.contains("variant") || !e.contains("dataset"))
-        throw UsageError(where + "a cell needs \"variant\" and \"dataset\"");
-      Cell c;
-      c.variant = e["variant"].get<std::string>();
-      if (e.contains("merger")) c.merger = e["merger"].get<std::string>();
-      if (e.contains("mixer")) c.mixer = e["mixer"].get<std::string>();
-      c.dataset = dataset_path(e["dataset"], relative_to, where);
-      c.seed = e.contains("seed") ? seed_of(e["seed"], where) : 0;
-      c.config = merged(base_config, object_at(e, "config", where)).dump();
-      c.training = merged(base_training, object_at(e, "training", where)).dump();
-      finish_cell(c, static_cast<int>(cells.size()), where);
-      cells.push_back(std::move(c));
-    }
+  for (std::size_t k = 0; k < g.cells.size(); ++k) {
+    Cell c = g.cells[k];
+    c.dataset = dataset_path(c.dataset, relative_to);
+    c.config = merged(base_config, ordered_json::parse(c.config)).dump();
+    c.training = merged(base_training, ordered_json::parse(c.training)).dump();
+    finish_cell(c, static_cast<int>(cells.size()), "cells[" + std::to_string(k) + "]: ");
+    cells.push_back(std::move(c));
   }
   if (cells.empty())
     throw UsageError("the grid has no cells: give \"variants\" and \"datasets\", or \"cells\"");
@@ -253,29 +338,76 @@ std::vector<Cell> cells_of_grid(const std::string& text, const fs::path& relativ
 }  // namespace
 
 std::vector<Cell> parse_grid(const std::string& text, const fs::path& relative_to) {
-  try {
-    return cells_of_grid(text, relative_to);
-  } catch (const json::exception& e) {
-    // A value of the wrong type somewhere ("merger": 3).
-    throw UsageError(std::string("the grid: ") + e.what());
-  }
+  return cells_of_grid(read_grid(text), relative_to);
+}
+
+int grid_eval_episodes(const std::string& text) {
+  return read_grid(text).eval_episodes;
 }
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Sweep folders
+
+namespace {
+
+const JsonFields<Sweep>& manifest_fields() {
+  static const auto fields = [] {
+    JsonFields<Sweep> t;
+    t.constant("format", kFormat)
+        .computed(
+            "version", [](const Sweep&) { return ordered_json(kVersion); },
+            [](Sweep&, const ordered_json& v, const std::string& where) {
+              if (!v.is_number()) refuse(where + " is not a number");
+              // Before the cells: a later version's may mean something else.
+              if (v > kVersion)
+                refuse(where + " is " + v.dump() + ": made by a newer Decision Studio");
+            })
+        .field("created", &Sweep::created)
+        .computed(
+            "grid", [](const Sweep& s) { return ordered_json::parse(s.grid); },
+            [](Sweep& s, const ordered_json& v, const std::string& where) {
+              try {
+                s.eval_episodes = kept_grid_fields().read(v, where).eval_episodes;
+              } catch (const Error& e) {
+                refuse(e.what());
+              }
+              s.grid = v.dump();
+            })
+        .required()
+        .objects("cells", &Sweep::cells, manifest_cell_fields())
+        .required()
+        .checked([](const Sweep& s, const std::string& where) {
+          for (std::size_t i = 0; i < s.cells.size(); ++i) {
+            const auto& c = s.cells[i];
+            if (c.index != static_cast<int>(i) || c.name.empty() ||
+                c.name.find('/') != std::string::npos || c.name == "." || c.name == "..")
+              refuse(where + "[" + std::to_string(i) + "] is out of order or misnamed");
+          }
+        });
+    return t;
+  }();
+  return fields;
+}
+
+}  // namespace
+
+std::string to_json(const Sweep& sweep) {
+  return manifest_fields().write(sweep).dump(2) + "\n";
+}
 
 Sweep create_sweep(const fs::path& dir, const std::vector<Cell>& cells, const std::string& grid) {
   Sweep s;
   s.dir = fs::absolute(dir).lexically_normal();
   s.cells = cells;
   s.grid = grid;
-  s.eval_episodes = json::parse(grid).value("eval_episodes", 10);
+  s.eval_episodes = grid_eval_episodes(grid);
   std::error_code ec;
   if (fs::exists(s.dir / "sweep.json", ec)) {
     const auto existing = read_sweep(s.dir);
     bool same = existing.cells.size() == cells.size();
     for (std::size_t i = 0; same && i < cells.size(); ++i)
-      same = cell_json(existing.cells[i]).dump() == cell_json(cells[i]).dump();
+      same =
+          manifest_cell_fields().write(existing.cells[i]) == manifest_cell_fields().write(cells[i]);
     if (!same) throw UsageError(s.dir.string() + " holds another sweep; choose a new folder");
     return existing;
   }
@@ -285,54 +417,30 @@ Sweep create_sweep(const fs::path& dir, const std::vector<Cell>& cells, const st
     fs::create_directories(cell_dir(s, c), ec);
     if (ec) throw Error(cell_dir(s, c).string() + ": " + ec.message());
   }
-  ordered_json manifest = {{"format", kFormat},
-                           {"version", kVersion},
-                           {"created", utc_now()},
-                           {"grid", ordered_json::parse(grid)},
-                           {"cells", ordered_json::array()}};
-  for (const auto& c : cells) manifest["cells"].push_back(cell_json(c));
-  write_text_atomically(s.dir / "sweep.json", manifest.dump(2) + "\n");
+  s.created = utc_now();
+  write_text_atomically(s.dir / "sweep.json", to_json(s));
   return s;
 }
 
 Sweep read_sweep(const fs::path& dir) {
-  Sweep s;
-  s.dir = fs::absolute(dir).lexically_normal();
-  const auto file = s.dir / "sweep.json";
+  const auto at = fs::absolute(dir).lexically_normal();
+  const auto file = at / "sweep.json";
   std::ifstream in(file);
   if (!in) throw Error(file.string() + ": no sweep here (dstudio sweep create makes one)");
   ordered_json m;
   try {
     m = ordered_json::parse(in);
-    if (m.value("format", "") != kFormat) throw Error("not a sweep manifest");
-    if (m.value("version", 0) > kVersion)
-      throw Error("made by a newer Decision Studio (version " +
-                  std::to_string(m.value("version", 0)) + ")");
-    s.grid = m.at("grid").dump();
-    s.eval_episodes = m.at("grid").value("eval_episodes", 10);
-    for (const auto& e : m.at("cells")) {
-      Cell c;
-      c.index = e.at("index").get<int>();
-      c.name = e.at("name").get<std::string>();
-      c.variant = e.at("variant").get<std::string>();
-      c.merger = e.at("merger").get<std::string>();
-      c.mixer = e.at("mixer").get<std::string>();
-      c.dataset = e.at("dataset").get<std::string>();
-      c.seed = seed_of(e.at("seed"), "cell " + std::to_string(s.cells.size()) + ": ");
-      c.config = e.at("config").dump();
-      c.training = e.at("training").dump();
-      c.group = e.at("group").get<std::string>();
-      if (c.index != static_cast<int>(s.cells.size()) || c.name.empty() ||
-          c.name.find('/') != std::string::npos)
-        throw Error("cell " + std::to_string(s.cells.size()) + " is out of order or misnamed");
-      s.cells.push_back(std::move(c));
-    }
   } catch (const json::exception& e) {
     throw Error(file.string() + ": damaged sweep manifest: " + e.what());
-  } catch (const Error& e) {
-    throw Error(file.string() + ": " + e.what());
   }
-  return s;
+  try {
+    Sweep s = manifest_fields().read(m, file.string());
+    s.dir = at;
+    return s;
+  } catch (const Error& e) {
+    // A grid refused in it is a damaged file, not a wrong request.
+    throw Error(e.what());
+  }
 }
 
 fs::path cell_dir(const Sweep& sweep, const Cell& cell) {
@@ -356,50 +464,91 @@ const char* to_string(CellState state) {
   return "pending";
 }
 
+namespace {
+
+// A number written as null when it is not finite (a loss before any step, a score not taken).
+ordered_json finite_or_null(double v) {
+  return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr);
+}
+
+// A score of the cell: task.json is a file anyone can edit, so a value that is not a number within
+// kMaxScore is left out (NaN) and said in `problems` rather than refused.
+void score(JsonFields<CellStatus>& t, const char* key, double CellStatus::*member) {
+  t.computed(
+      key, [member](const CellStatus& st) { return finite_or_null(st.*member); },
+      [key, member](CellStatus& st, const ordered_json& v, const std::string&) {
+        st.*member = std::numeric_limits<double>::quiet_NaN();
+        if (v.is_null()) return;
+        if (!v.is_number()) {
+          st.problems.push_back(std::string(key) + " is " + v.dump().substr(0, 40) +
+                                ", not a number");
+          return;
+        }
+        const double d = v.get<double>();
+        if (!std::isfinite(d) || std::abs(d) > kMaxScore) {
+          st.problems.push_back(std::string(key) + " is " + v.dump() +
+                                ", not a score within +-1e6");
+          return;
+        }
+        st.*member = d;
+      });
+}
+
+const JsonFields<CellStatus>& status_fields() {
+  static const auto fields = [] {
+    using S = CellStatus;
+    JsonFields<S> t;
+    t.computed(
+         "state", [](const S& st) { return ordered_json(to_string(st.state)); },
+         [](S& st, const ordered_json& v, const std::string& where) {
+           if (!v.is_string()) refuse(where + " is not a text");
+           // A state this studio does not know is one it has yet to start.
+           st.state = CellState::Pending;
+           for (const auto state : {CellState::Running, CellState::Finished, CellState::Failed})
+             if (v == to_string(state)) st.state = state;
+         })
+        .field("step", &S::step)
+        .field("total", &S::total)
+        .computed(
+            "loss", [](const S& st) { return finite_or_null(st.loss); },
+            [](S& st, const ordered_json& v, const std::string&) {
+              st.loss = v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN();
+            })
+        .field("host", &S::host)
+        .field("pid", &S::pid)
+        .field("slurm_job", &S::slurm_job)
+        .field("restarts", &S::restarts)
+        .field("error", &S::error)
+        .field("updated", &S::updated);
+    score(t, "score", &S::score);
+    score(t, "score_std", &S::score_std);
+    score(t, "best_score", &S::best_score);
+    return t;
+  }();
+  return fields;
+}
+
+}  // namespace
+
+std::string to_json(const CellStatus& status) {
+  return status_fields().write(status).dump(2) + "\n";
+}
+
 CellStatus read_cell_status(const Sweep& sweep, const Cell& cell) {
   CellStatus st;
   st.loss = st.score = st.score_std = st.best_score = std::numeric_limits<double>::quiet_NaN();
-  std::ifstream in(cell_dir(sweep, cell) / "task.json");
+  const auto path = cell_dir(sweep, cell) / "task.json";
+  std::ifstream in(path);
   if (!in) return st;
+  const std::string damaged = path.string() + " is damaged";
   try {
-    const auto j = json::parse(in);
-    const std::string state = j.value("state", "pending");
-    st.state = state == "running"    ? CellState::Running
-               : state == "finished" ? CellState::Finished
-               : state == "failed"   ? CellState::Failed
-                                     : CellState::Pending;
-    st.step = j.value("step", std::int64_t{0});
-    st.total = j.value("total", std::int64_t{0});
-    if (j.contains("loss") && j["loss"].is_number()) st.loss = j["loss"].get<double>();
-    st.host = j.value("host", "");
-    st.pid = j.value("pid", 0LL);
-    st.slurm_job = j.value("slurm_job", "");
-    st.restarts = j.value("restarts", 0);
-    st.error = j.value("error", "");
-    const auto number = [&](const char* key) {
-      const double nan = std::numeric_limits<double>::quiet_NaN();
-      if (!j.contains(key) || j[key].is_null()) return nan;
-      if (!j[key].is_number()) {
-        st.problems.push_back(std::string("\"") + key + "\" is " + j[key].dump().substr(0, 40) +
-                              ", not a number");
-        return nan;
-      }
-      const double v = j[key].get<double>();
-      if (!std::isfinite(v) || std::abs(v) > kMaxScore) {
-        st.problems.push_back(std::string("\"") + key + "\" is " + j[key].dump() +
-                              ", not a score within +-1e6");
-        return nan;
-      }
-      return v;
-    };
-    st.score = number("score");
-    st.score_std = number("score_std");
-    st.best_score = number("best_score");
-    st.updated = j.value("updated", "");
+    return status_fields().read(ordered_json::parse(in), damaged, st);
   } catch (const json::exception& e) {
-    st.state = CellState::Failed;
-    st.error = (cell_dir(sweep, cell) / "task.json").string() + " is damaged: " + e.what();
+    st.error = damaged + ": " + e.what();
+  } catch (const Error& e) {
+    st.error = e.what();
   }
+  st.state = CellState::Failed;
   return st;
 }
 
@@ -420,24 +569,9 @@ CellStatus result_status(const Sweep& sweep, const Cell& cell, std::vector<std::
 }
 
 void write_cell_status(const Sweep& sweep, const Cell& cell, const CellStatus& st) {
-  ordered_json j = {
-      {"state", to_string(st.state)},
-      {"step", st.step},
-      {"total", st.total},
-      {"loss", std::isfinite(st.loss) ? ordered_json(st.loss) : ordered_json(nullptr)},
-      {"host", st.host},
-      {"pid", st.pid},
-      {"slurm_job", st.slurm_job},
-      {"restarts", st.restarts},
-      {"error", st.error},
-      {"updated", utc_now()}};
-  const auto finite = [](double v) {
-    return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr);
-  };
-  j["score"] = finite(st.score);
-  j["score_std"] = finite(st.score_std);
-  j["best_score"] = finite(st.best_score);
-  write_text_atomically(cell_dir(sweep, cell) / "task.json", j.dump(2) + "\n");
+  CellStatus now = st;
+  now.updated = utc_now();
+  write_text_atomically(cell_dir(sweep, cell) / "task.json", to_json(now));
 }
 
 // ---------------------------------------------------------------------------------------------

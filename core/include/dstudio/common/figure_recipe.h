@@ -123,13 +123,14 @@ struct FigureRecipe {
   bool operator==(const FigureRecipe&) const = default;
 };
 
-/// The recipe as JSON text (2-space indented, fields in the order above, absent optional fields as
-/// null).
+/// The recipe as JSON text (2-space indented, fields in the order above; absent optional numbers,
+/// and the texts written as null when empty, as null).
 std::string to_json(const FigureRecipe& recipe);
 
-/// Reads a recipe's JSON. Throws FigureRecipeError "WHERE: 'key': problem" for text that is not
-/// JSON, a missing required key (format, version, analysis, figure, figure.name), a field of the
-/// wrong type, a hash that is not "xxh3-128:" and 32 hexadecimal digits, another format tag or a
+/// Reads a recipe's JSON. Throws FigureRecipeError "WHERE: key problem" ("r.json: figure: dpi must
+/// be at most 2400 (is 9000)") for text that is not JSON, a missing required key (format, version,
+/// analysis, figure, figure.name), a field of the wrong type or out of its range, a hash that is
+/// not "xxh3-128:" and 32 hexadecimal digits, a path without its hash, another format tag or a
 /// newer version. Unknown keys are ignored.
 FigureRecipe parse_figure_recipe(const std::string& text, const std::string& where);
 

@@ -4,9 +4,11 @@
 /// with its key, its member and what values it takes; the table writes the type as a JSON object
 /// (keys in the table's order), reads it back, checks every value and names the key of the first
 /// that is wrong. A key missing from a file keeps the member's default, so files written before a
-/// field existed still read. Enums are written by their names in an `EnumNames<E>` table
-/// (enum_names.h). Beyond kinds and ranges a field may be required, left out when empty, hold
-/// texts of a `TextRule` or at most so many items, or be checked by a function. No Qt, no LibTorch.
+/// field existed still read (unless the table says the key is required). Objects are read in the
+/// file's order, so that a free-form object kept as text (a sweep cell's overrides) keeps the order
+/// of its keys. Enums are written by their names in an `EnumNames<E>` table (enum_names.h). Beyond
+/// kinds and ranges a field may be required, left out when empty, hold texts of a `TextRule` or at
+/// most so many items, or be checked by a function. No Qt, no LibTorch.
 
 #include <cmath>
 #include <cstdint>
@@ -67,7 +69,8 @@ struct FieldError : Error {
 template <class T>
 class JsonFields {
  public:
-  using Json = nlohmann::json;
+  // What is read is ordered too: a caller's nlohmann::json converts to it.
+  using Json = nlohmann::ordered_json;
   using OrderedJson = nlohmann::ordered_json;
 
   /// A number, a whole number, a flag, a text, a list of them or a map from names to them; numbers
@@ -206,6 +209,26 @@ class JsonFields {
     fields_.back().written_if = std::move(when);
     return *this;
   }
+  /// The last field added (a text) is written as null when empty, and null reads as the empty
+  /// text: for files where null says "none".
+  JsonFields& empty_as_null() {
+    auto& f = fields_.back();
+    f.write = [write = std::move(f.write)](const T& t, OrderedJson& out, const char* k) {
+      write(t, out, k);
+      if (out[k] == "") out[k] = nullptr;
+    };
+    f.read = [read = std::move(f.read)](T& t, const Json& value, const std::string& where) {
+      read(t, value.is_null() ? Json("") : value, where);
+    };
+    return *this;
+  }
+  /// The last field added is read before the others, whatever its place in the order written: a
+  /// value that another field's check names (the program that wrote a file, named when the file's
+  /// version is refused).
+  JsonFields& read_first() {
+    fields_.back().first = true;
+    return *this;
+  }
   /// A key the table does not know is refused ("<where>: unknown key 'k'") rather than left
   /// alone: for settings a user writes, where a misspelt key must not pass unnoticed.
   JsonFields& refuse_unknown_keys() {
@@ -218,6 +241,12 @@ class JsonFields {
   JsonFields& required(std::string why = {}, std::function<bool(const T&)> when = {}) {
     fields_.back().required = std::move(why);
     fields_.back().required_when = std::move(when);
+    return *this;
+  }
+  /// The last field added is required (as `required()`) when `yes`: for tables made for several
+  /// kinds of file, of which only some must hold the key.
+  JsonFields& required_if(bool yes) {
+    if (yes) required();
     return *this;
   }
   /// The last field added is written only when it holds something: a null (an empty optional),
@@ -244,13 +273,20 @@ class JsonFields {
                std::to_string(n));
     });
   }
-  /// After the last field added is read, `check` sees what is read so far (this field and those
-  /// before it) with the field's `where`, and calls `refuse` for a value that the kinds, ranges
-  /// and rules above do not describe: a text's pattern, one field against an earlier one.
+  /// Once the last field added is read, or found absent, `check` sees what is read so far (this
+  /// field and those before it) with the field's `where`, and calls `refuse` for a value that the
+  /// kinds, ranges and rules above do not describe: a text's pattern, one field against an earlier
+  /// one, two fields that require each other (a path and its hash).
   JsonFields& checked(std::function<void(const T&, const std::string& where)> check) {
-    return after_read([check = std::move(check)](T& t, const Json&, const std::string& where) {
-      check(t, where);
-    });
+    auto& slot = fields_.back().check;
+    if (slot)
+      slot = [first = std::move(slot), then = std::move(check)](const T& t, const std::string& w) {
+        first(t, w);
+        then(t, w);
+      };
+    else
+      slot = std::move(check);
+    return *this;
   }
   /// What `read` throws for a wrong value: `E` (constructed from the message) instead of Error.
   template <class E>
@@ -318,6 +354,8 @@ class JsonFields {
     std::optional<std::string> required{};  // why, when the key must be in a file
     std::function<bool(const T&)> required_when{};
     bool omitted_when_empty = false;
+    bool first = false;
+    std::function<void(const T&, const std::string&)> check{};
   };
 
   [[nodiscard]] T read_fields(const Json& j, const std::string& where, T start = T{}) const {
@@ -329,8 +367,13 @@ class JsonFields {
     if (refuse_unknown_)
       for (const auto& item : j.items())
         if (!has_key(item.key())) refuse(where + ": unknown key '" + item.key() + "'");
-    for (const auto& f : fields_)
-      if (const auto it = j.find(f.key); it != j.end()) f.read(start, *it, where + ": " + f.key);
+    for (const bool first : {true, false})
+      for (const auto& f : fields_) {
+        if (f.first != first) continue;
+        const std::string at = where + ": " + f.key;
+        if (const auto it = j.find(f.key); it != j.end()) f.read(start, *it, at);
+        if (f.check) f.check(start, at);
+      }
     for (const auto& f : fields_)
       if (f.required_when && !j.contains(f.key) && f.required_when(start))
         refuse(missing(f, where));

@@ -60,6 +60,8 @@ struct SlurmJob {
 std::vector<SlurmJob> read_slurm_jobs(const Sweep& sweep);
 /// Appends a submission to DIR/slurm/jobs.json (atomically).
 void add_slurm_job(const Sweep& sweep, const SlurmJob& job);
+/// The text of DIR/slurm/jobs.json recording `jobs`, as add_slurm_job writes it.
+std::string to_json(const std::vector<SlurmJob>& jobs);
 /// Where the scripts and the tasks' output go: DIR/slurm.
 std::filesystem::path slurm_dir(const Sweep& sweep);
 

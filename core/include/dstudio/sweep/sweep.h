@@ -37,8 +37,9 @@ struct Sweep {
   std::filesystem::path dir;  ///< the sweep folder (absolute)
   std::vector<Cell> cells;
   std::string grid;  ///< the grid's JSON as given, kept in the manifest
-  int eval_episodes =
-      10;  ///< the grid's "eval_episodes": rollouts scoring a finished cell (0: none)
+  /// The grid's "eval_episodes": rollouts scoring a finished cell (0: none).
+  int eval_episodes = 10;
+  std::string created;  ///< when the manifest was written (UTC, ISO 8601)
 };
 
 /// Reads a grid (a JSON object):
@@ -50,8 +51,12 @@ struct Sweep {
 /// - "eval_episodes": rollouts that score each finished cell (default 10; 0: none).
 /// Relative dataset paths are taken from `relative_to`; every dataset must exist. Variant fields
 /// and training fields are checked as `dstudio train` checks them (ranges, types). Throws
-/// UsageError naming the key at fault.
+/// UsageError naming the key at fault; a key the grid does not know is refused.
 std::vector<Cell> parse_grid(const std::string& json, const std::filesystem::path& relative_to);
+
+/// The grid's "eval_episodes" (10 when it gives none). Throws UsageError for a grid that is not
+/// one, as parse_grid does, without looking at its datasets.
+int grid_eval_episodes(const std::string& json);
 
 /// Writes the manifest `dir`/sweep.json and an empty folder per cell, atomically. A folder that
 /// already holds a different sweep is refused (UsageError); the same sweep again changes nothing.
@@ -60,6 +65,10 @@ Sweep create_sweep(const std::filesystem::path& dir, const std::vector<Cell>& ce
 
 /// Reads `dir`/sweep.json. Throws Error naming the file when it is missing or damaged.
 Sweep read_sweep(const std::filesystem::path& dir);
+
+/// The manifest's text for `sweep`, as create_sweep writes it to sweep.json: its format and
+/// version, `created`, the grid and every cell (a cell's overrides as JSON objects).
+std::string to_json(const Sweep& sweep);
 
 /// A cell's folder.
 std::filesystem::path cell_dir(const Sweep& sweep, const Cell& cell);
@@ -94,10 +103,13 @@ inline constexpr double kMaxScore = 1e6;
 /// The time now, UTC, ISO 8601 ("2026-11-25T20:15:00Z"): what task.json and the Slurm record keep.
 std::string utc_now();
 
-/// Reads the cell's task.json; Pending when there is none.
+/// Reads the cell's task.json; Pending when there is none, Failed naming the file ("<path> is
+/// damaged: ...") when it cannot be read.
 CellStatus read_cell_status(const Sweep& sweep, const Cell& cell);
-/// Writes the cell's task.json atomically.
+/// Writes the cell's task.json atomically, `updated` the time now.
 void write_cell_status(const Sweep& sweep, const Cell& cell, const CellStatus& status);
+/// task.json's text for `status`, its `updated` as it is (NaNs as null; `problems` are not kept).
+std::string to_json(const CellStatus& status);
 
 /// A cell's status as results count it: read_cell_status, where a cell said to be finished whose
 /// checkpoint.pt is missing counts as failed, and every problem (CellStatus::problems, the missing
