@@ -8,6 +8,7 @@
 //   [SECTION] Checking and spawning cells
 //   [SECTION] Printing columns
 //   [SECTION] The sweep commands
+//   [SECTION] Benchmark: the status of a sweep
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,7 +33,10 @@
 #include "dstudio/common/csv.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/folder_lock.h"
+#include "dstudio/common/read_file.h"
+#include "dstudio/common/resources.h"
 #include "dstudio/common/subprocess.h"
+#include "dstudio/common/system_info.h"
 #include "dstudio/common/text.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
@@ -741,32 +745,52 @@ std::vector<std::string> cell_status_row(const sweep::Cell& cell, const sweep::C
           where};
 }
 
-// Prints where each cell of `st.dir` stands: a table with the counts of each state and the Slurm
-// jobs, or one JSON object.
-void show_sweep_status(const StatusArgs& st) {
-  const auto s = sweep::read_sweep(st.dir);
-  const auto jobs = sweep::read_slurm_jobs(s);
+// Where a sweep's cells stand, as `sweep status` reads it: the manifest, the Slurm record, each
+// cell's task.json and lock (never a checkpoint's contents), and squeue for a submitted sweep.
+struct SweepNow {
+  sweep::Sweep sweep;
+  std::vector<sweep::SlurmJob> jobs;
   std::map<int, sweep::SlurmTaskState> queue;
+  std::vector<sweep::CellStatus> cells;  // in the manifest's order
+  std::map<std::string, int> counts;     // cells in each state
+};
+
+SweepNow read_sweep_now(const std::string& dir) {
+  SweepNow now;
+  now.sweep = sweep::read_sweep(dir);
+  now.jobs = sweep::read_slurm_jobs(now.sweep);
   try {
-    queue = sweep::query_slurm_states(jobs);
+    now.queue = sweep::query_slurm_states(now.jobs);
   } catch (const Error& e) {
     std::fprintf(stderr, "dstudio: warning: %s; the states below are the cells' folders' alone\n",
                  e.what());
   }
-  std::map<std::string, int> counts;
+  for (const auto& cell : now.sweep.cells) {
+    now.cells.push_back(status_now(now.sweep, cell, now.queue));
+    ++now.counts[sweep::to_string(now.cells.back().state)];
+  }
+  return now;
+}
+
+// Prints where each cell of `st.dir` stands: a table with the counts of each state and the Slurm
+// jobs, or one JSON object.
+void show_sweep_status(const StatusArgs& st) {
+  const SweepNow now = read_sweep_now(st.dir);
+  const auto& s = now.sweep;
+  const auto& jobs = now.jobs;
   nlohmann::ordered_json cells = nlohmann::ordered_json::array();
   std::vector<std::vector<std::string>> table = {
       {"cell", "name", "state", "step", "loss", "score", "where"}};
-  for (const auto& cell : s.cells) {
-    const auto cs = status_now(s, cell, queue);
-    const auto it = queue.find(cell.index);
-    const sweep::SlurmTaskState* queued = it != queue.end() ? &it->second : nullptr;
-    ++counts[sweep::to_string(cs.state)];
-    cells.push_back(cell_status_json(cell, cs, queued));
-    if (!st.json) table.push_back(cell_status_row(cell, cs, queued));
+  for (std::size_t i = 0; i < s.cells.size(); ++i) {
+    const auto& cell = s.cells[i];
+    const auto it = now.queue.find(cell.index);
+    const sweep::SlurmTaskState* queued = it != now.queue.end() ? &it->second : nullptr;
+    cells.push_back(cell_status_json(cell, now.cells[i], queued));
+    if (!st.json) table.push_back(cell_status_row(cell, now.cells[i], queued));
   }
   if (st.json) {
-    nlohmann::ordered_json j = {{"sweep", s.dir.string()}, {"cells", cells}, {"counts", counts}};
+    nlohmann::ordered_json j = {
+        {"sweep", s.dir.string()}, {"cells", cells}, {"counts", now.counts}};
     if (!jobs.empty()) {
       j["slurm_jobs"] = nlohmann::ordered_json::array();
       for (const auto& job : jobs)
@@ -777,7 +801,7 @@ void show_sweep_status(const StatusArgs& st) {
   } else {
     print_columns(table, {true, false, false, true, true, true, false});
     std::printf("%zu cells:", s.cells.size());
-    for (const auto& [state, n] : counts) std::printf(" %d %s", n, state.c_str());
+    for (const auto& [state, n] : now.counts) std::printf(" %d %s", n, state.c_str());
     std::printf("\n");
     for (const auto& job : jobs)
       std::printf("slurm job %s: %zu cells (%s), submitted %s\n", job.job.c_str(), job.cells.size(),
@@ -1043,6 +1067,134 @@ void add_sweep_collect(CLI::App* sweep_cmd, int& exit_code) {
       [&exit_code, co, figures] { exit_code = run_guarded([&] { collect_sweep(*co, figures); }); });
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Benchmark: the status of a sweep
+
+struct StatusBenchArgs {
+  int cells = 100, repeats = 5;
+  std::string checkpoint;
+};
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// A sweep of finished cells, each holding a copy of `checkpoint` and the task.json a finished
+// task writes, under `dir`.
+sweep::Sweep finished_sweep(const fs::path& dir, int cells, const fs::path& checkpoint) {
+  std::vector<sweep::Cell> list;
+  for (int i = 0; i < cells; ++i) {
+    sweep::Cell c;
+    c.index = i;
+    c.variant = "dt";
+    c.dataset = (dir / "hopper-medium.hdf5").string();
+    c.seed = static_cast<std::uint64_t>(i);
+    c.group = "dt-hopper-medium";
+    char name[64];
+    std::snprintf(name, sizeof name, "%03d-dt-hopper-medium-s%d", i, i);
+    c.name = name;
+    list.push_back(std::move(c));
+  }
+  const auto s = sweep::create_sweep(dir / "sweep", list, "{}");
+  for (const auto& cell : s.cells) {
+    fs::copy_file(checkpoint, sweep::cell_dir(s, cell) / "checkpoint.pt");
+    sweep::CellStatus done;
+    done.state = CellState::Finished;
+    done.step = done.total = 100000;
+    done.loss = 0.01;
+    done.host = host_name();
+    done.score = 50.0;
+    done.best_score = 60.0;
+    done.updated = sweep::utc_now();
+    sweep::write_cell_status(s, cell, done);
+  }
+  return s;
+}
+
+// `sweep status` on a sweep of finished cells: what it reads (task.json and the manifest, never a
+// checkpoint), against the same status that also read each cell's checkpoint whole, as a status
+// showing each model's description from its weights file would. Time and bytes, alternating.
+int run_status_bench(const StatusBenchArgs& a) {
+  const fs::path source = a.checkpoint.empty() ? resource_file("checkpoints/hopper-medium-dt.pt")
+                                               : fs::path(a.checkpoint);
+  const fs::path root =
+      fs::temp_directory_path() / ("dstudio-status-bench-" + std::to_string(::getpid()));
+  fs::create_directories(root);
+  struct Removed {
+    fs::path dir;
+    ~Removed() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } removed{root};
+  const auto s = finished_sweep(root, a.cells, source);
+  std::vector<double> status_ms, weights_ms;
+  std::int64_t status_bytes = 0, weights_bytes = 0;
+  for (int r = 0; r < a.repeats; ++r) {
+    for (const bool weights : {false, true}) {
+      const auto bytes = bytes_read_so_far();
+      const auto start = std::chrono::steady_clock::now();
+      const auto now = read_sweep_now(s.dir.string());
+      if (now.counts.size() != 1 || now.counts.begin()->second != a.cells)
+        throw Error(s.dir.string() + ": the status did not find every cell finished");
+      if (weights)
+        for (const auto& cell : s.cells)
+          (void)models::read_checkpoint_info(sweep::cell_dir(s, cell) / "checkpoint.pt");
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
+      (weights ? weights_ms : status_ms).push_back(ms);
+      (weights ? weights_bytes : status_bytes) = bytes_read_so_far() - bytes;
+    }
+  }
+  const auto checkpoint_bytes = static_cast<std::int64_t>(fs::file_size(source));
+  const double status = median_of(status_ms), whole = median_of(weights_ms);
+  std::printf(
+      "configuration  a sweep of %d finished cells, each with task.json and a copy of %s "
+      "(%s)\n",
+      a.cells, source.filename().c_str(),
+      byte_size_text(static_cast<std::uint64_t>(checkpoint_bytes)).c_str());
+  std::printf("threads        1\n");
+  std::printf("blas           %s (unused)\n", active_blas_name().c_str());
+  std::printf("status         median %.1f ms (%.2f ms a cell), %s read\n", status, status / a.cells,
+              byte_size_text(static_cast<std::uint64_t>(status_bytes)).c_str());
+  std::printf("with weights   median %.1f ms (%.2f ms a cell), %s read\n", whole, whole / a.cells,
+              byte_size_text(static_cast<std::uint64_t>(weights_bytes)).c_str());
+  std::printf("ratio          %.1fx faster, %.0fx fewer bytes, over %d repeats, alternating\n",
+              whole / status,
+              static_cast<double>(weights_bytes) /
+                  static_cast<double>(std::max<std::int64_t>(1, status_bytes)),
+              a.repeats);
+  // Less than one checkpoint read for the whole sweep: no cell's weights were.
+  const bool none = status_bytes < checkpoint_bytes;
+  std::printf("checkpoints    %s\n",
+              none ? "the status read none" : "the status read at least one checkpoint's bytes");
+  return none ? kOk : kFailed;
+}
+
+void add_sweep_bench(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<StatusBenchArgs>();
+  auto* cmd = app.get_subcommand("bench")->add_subcommand(
+      "sweep-status",
+      "dstudio sweep status on a sweep of finished cells: time and bytes read, against the "
+      "same status reading each cell's checkpoint whole");
+  cmd->add_option("--cells", a->cells, "Cells of the sweep")
+      ->check(whole_number(1, 10000))
+      ->capture_default_str();
+  cmd->add_option("--repeats", a->repeats, "Timed repeats of each way")
+      ->check(whole_number(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--checkpoint", a->checkpoint,
+                  "The checkpoint each cell holds (default: the shipped hopper DT)")
+      ->check(CLI::ExistingFile);
+  cmd->callback([&exit_code, a] {
+    int measured = kOk;
+    exit_code = run_guarded([&] { measured = run_status_bench(*a); });
+    if (exit_code == kOk) exit_code = measured;
+  });
+}
+
 }  // namespace
 
 void add_sweep_commands(CLI::App& app, int& exit_code) {
@@ -1056,6 +1208,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
   add_sweep_submit(sweep_cmd, exit_code);
   add_sweep_status(sweep_cmd, exit_code);
   add_sweep_collect(sweep_cmd, exit_code);
+  add_sweep_bench(app, exit_code);
 }
 
 }  // namespace dstudio::cli

@@ -448,6 +448,18 @@ TEST_F(Cli, BenchTrainAndActReportMediansFlopsThreadsAndBlas) {
   EXPECT_TRUE(p.contains("blas"));
 }
 
+TEST_F(Cli, BenchSweepStatusReadsNoCheckpoint) {
+  // Three finished cells: the status reads their task.json files, tens of KiB, not the 887 KiB
+  // checkpoint each holds; the way that reads them whole reads at least three of them.
+  const auto r = run("bench sweep-status --cells 3 --repeats 1", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("a sweep of 3 finished cells"));
+  EXPECT_THAT(r.out, HasSubstr("checkpoints    the status read none"));
+  EXPECT_THAT(r.out, HasSubstr("with weights   median"));
+  EXPECT_THAT(r.out,
+              ::testing::ContainsRegex("with weights +median [0-9.]+ ms .*, 2\\.[0-9] MiB read"));
+}
+
 }  // namespace
 
 namespace {
