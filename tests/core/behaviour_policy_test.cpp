@@ -16,6 +16,7 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "dstudio/behaviour/ars.h"
@@ -230,6 +231,50 @@ TEST(PolicySet, JsonRoundTripIsExact) {
     EXPECT_TRUE(std::get<GaussianPolicy>(back.snapshots[i].policy) ==
                 std::get<GaussianPolicy>(set.snapshots[i].policy));
   }
+}
+
+TEST(PolicySet, TheShippedSacPoliciesWriteBackAsTheyWereWritten) {
+  for (const char* env : {"hopper", "halfcheetah", "walker2d", "ant-goal-reaching"}) {
+    const auto text = embedded_resource(std::string("policies/") + env + "-sac.json");
+    if (!text) continue;  // not every task ships SAC policies
+    std::string written(*text);
+    while (!written.empty() && written.back() == '\n') written.pop_back();
+    EXPECT_EQ(to_json(policy_set_from_text(written, 0.0)), written) << env;
+  }
+  EXPECT_TRUE(embedded_resource("policies/hopper-sac.json"));
+}
+
+TEST(PolicySet, AWrongFieldIsNamedByItsPath) {
+  auto set = constant_set();
+  for (auto& snapshot : set.snapshots) round_to_half(std::get<GaussianPolicy>(snapshot.policy));
+  const auto refusal = [](const nlohmann::json& j) -> std::string {
+    try {
+      (void)policy_set_from_text(j.dump(), 0.0);
+    } catch (const dstudio::Error& e) {
+      return e.what();
+    }
+    return "(read)";
+  };
+  const auto good = nlohmann::json::parse(to_json(set));
+  auto j = good;
+  j["snapshots"][1]["policy"]["layers"][0]["in"] = 0;
+  EXPECT_THAT(refusal(j),
+              testing::HasSubstr("snapshots[1]: policy: layers[0]: in must be at least 1"));
+  j = good;
+  j["snapshots"][0]["policy"]["layers"][0]["bias_f16"] = "AAAAAA==";
+  EXPECT_THAT(
+      refusal(j),
+      testing::HasSubstr("snapshots[0]: policy: layers[0]: bias_f16 holds 2 values, expected"));
+  j = good;
+  j["snapshots"][2].erase("env_steps");
+  EXPECT_THAT(refusal(j), testing::HasSubstr("snapshots[2]: no env_steps"));
+  j = good;
+  j["env"] = "hopperr";
+  EXPECT_THAT(refusal(j), testing::HasSubstr("env: "));
+  j = good;
+  j["medium"] = 1.5;
+  EXPECT_THAT(refusal(j), testing::HasSubstr("medium is not a whole number"));
+  EXPECT_EQ(refusal(good), "(read)");
 }
 
 TEST(PolicySet, RefusesSetsThatDoNotFitTheirEnvironment) {

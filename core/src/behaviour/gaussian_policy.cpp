@@ -9,6 +9,7 @@
 
 #include "dstudio/common/base64.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/json_fields.h"
 #include "policy_json.h"
 
 namespace dstudio::behaviour {
@@ -39,8 +40,8 @@ std::vector<float> from_halves(const std::string& text, std::size_t count,
                                const std::string& what) {
   const auto bytes = base64_decode(text);
   if (bytes.size() != 2 * count)
-    throw Error(what + " holds " + std::to_string(bytes.size() / 2) + " values, expected " +
-                std::to_string(count));
+    JsonFields<DenseLayer>::refuse(what + " holds " + std::to_string(bytes.size() / 2) +
+                                   " values, expected " + std::to_string(count));
   std::vector<float> out(count);
   for (std::size_t i = 0; i < count; ++i)
     out[i] = half_to_float(static_cast<std::uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8)));
@@ -173,39 +174,61 @@ void round_to_half(GaussianPolicy& policy) {
   }
 }
 
-nlohmann::ordered_json policy_to_json(const GaussianPolicy& policy) {
-  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
-  for (const auto& l : policy.layers)
-    layers.push_back({{"in", l.in},
-                      {"out", l.out},
-                      {"weight_f16", halves(l.weight)},
-                      {"bias_f16", halves(l.bias)}});
-  return {{"kind", "tanh-gaussian-mlp"},
-          {"obs_dim", policy.obs_dim},
-          {"act_dim", policy.act_dim},
-          {"layers", layers}};
+namespace {
+
+// A layer's weights and biases as half floats in base64, read once its shape is.
+const JsonFields<DenseLayer>& layer_fields() {
+  static const auto fields = [] {
+    using L = DenseLayer;
+    JsonFields<L> t;
+    t.field("in", &L::in, {1, 65536})
+        .required()
+        .field("out", &L::out, {1, 65536})
+        .required()
+        .computed(
+            "weight_f16", [](const L& l) { return nlohmann::ordered_json(halves(l.weight)); },
+            [](L& l, const nlohmann::ordered_json& v, const std::string& where) {
+              if (!v.is_string()) JsonFields<L>::refuse(where + " is not a text");
+              l.weight =
+                  from_halves(v.get<std::string>(), static_cast<std::size_t>(l.in) * l.out, where);
+            })
+        .required()
+        .computed(
+            "bias_f16", [](const L& l) { return nlohmann::ordered_json(halves(l.bias)); },
+            [](L& l, const nlohmann::ordered_json& v, const std::string& where) {
+              if (!v.is_string()) JsonFields<L>::refuse(where + " is not a text");
+              l.bias = from_halves(v.get<std::string>(), static_cast<std::size_t>(l.out), where);
+            })
+        .required();
+    return t;
+  }();
+  return fields;
 }
 
-GaussianPolicy policy_from_json(const nlohmann::json& j) {
-  if (j.value("kind", "") != "tanh-gaussian-mlp")
-    throw Error("not a tanh-Gaussian policy (kind is not tanh-gaussian-mlp)");
-  GaussianPolicy p;
-  p.obs_dim = j.at("obs_dim").get<int>();
-  p.act_dim = j.at("act_dim").get<int>();
-  for (const auto& l : j.at("layers")) {
-    DenseLayer layer;
-    layer.in = l.at("in").get<int>();
-    layer.out = l.at("out").get<int>();
-    if (layer.in < 1 || layer.out < 1 || layer.in > 65536 || layer.out > 65536)
-      throw Error("layer " + std::to_string(p.layers.size()) + " has an impossible shape");
-    const std::string name = "layer " + std::to_string(p.layers.size());
-    layer.weight =
-        from_halves(l.at("weight_f16").get<std::string>(),
-                    static_cast<std::size_t>(layer.in) * layer.out, name + " weight_f16");
-    layer.bias = from_halves(l.at("bias_f16").get<std::string>(),
-                             static_cast<std::size_t>(layer.out), name + " bias_f16");
-    p.layers.push_back(std::move(layer));
-  }
+const JsonFields<GaussianPolicy>& policy_fields() {
+  static const auto fields = [] {
+    using P = GaussianPolicy;
+    JsonFields<P> t;
+    t.constant("kind", "tanh-gaussian-mlp")
+        .field("obs_dim", &P::obs_dim, {1, 65536})
+        .required()
+        .field("act_dim", &P::act_dim, {1, 65536})
+        .required()
+        .objects("layers", &P::layers, layer_fields())
+        .required();
+    return t;
+  }();
+  return fields;
+}
+
+}  // namespace
+
+nlohmann::ordered_json policy_to_json(const GaussianPolicy& policy) {
+  return policy_fields().write(policy);
+}
+
+GaussianPolicy policy_from_json(const nlohmann::ordered_json& j, const std::string& where) {
+  auto p = policy_fields().read(j, where);
   p.validate();
   return p;
 }
@@ -216,7 +239,7 @@ std::string to_json_text(const GaussianPolicy& policy) {
 
 GaussianPolicy gaussian_policy_from_json_text(const std::string& text) {
   try {
-    return policy_from_json(nlohmann::json::parse(text));
+    return policy_from_json(nlohmann::ordered_json::parse(text), "policy");
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("not a policy: ") + e.what());
   }

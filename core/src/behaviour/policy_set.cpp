@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "dstudio/common/error.h"
+#include "dstudio/common/json_fields.h"
 #include "dstudio/common/resources.h"
 #include "dstudio/env/antmaze.h"
 #include "dstudio/env/environment.h"
@@ -101,52 +102,79 @@ PolicySet policy_set_from_ars(const ArsRun& run, double action_noise) {
   return set;
 }
 
+namespace {
+
+constexpr const char* kSacPoliciesFormat = "dstudio-sac-policies-1";
+
+const JsonFields<BehaviourSnapshot>& snapshot_fields() {
+  static const auto fields = [] {
+    using S = BehaviourSnapshot;
+    JsonFields<S> t;
+    t.field("env_steps", &S::env_steps, {0})
+        .required()
+        .field("deterministic_return", &S::deterministic_return)
+        .required()
+        .field("behaviour_return", &S::behaviour_return)
+        .required()
+        .computed(
+            "policy", [](const S& s) { return policy_to_json(std::get<GaussianPolicy>(s.policy)); },
+            [](S& s, const nlohmann::ordered_json& v, const std::string& where) {
+              s.policy = policy_from_json(v, where);
+            })
+        .required();
+    return t;
+  }();
+  return fields;
+}
+
+// A SAC run's policies: its curve of snapshots and the ones chosen from it.
+const JsonFields<PolicySet>& sac_set_fields() {
+  static const auto fields = [] {
+    using P = PolicySet;
+    JsonFields<P> t;
+    t.constant("format", kSacPoliciesFormat)
+        .computed(
+            "env", [](const P& p) { return nlohmann::ordered_json(p.env); },
+            [](P& p, const nlohmann::ordered_json& v, const std::string& where) {
+              if (!v.is_string()) JsonFields<P>::refuse(where + " is not a text");
+              try {
+                p.env = training_task(v.get<std::string>()).name;
+              } catch (const Error& e) {
+                JsonFields<P>::refuse(where + ": " + e.what());
+              }
+            })
+        .required()
+        .field("command", &P::command)
+        .field("random_steps", &P::random_steps, {0})
+        .field("medium", &P::medium, {-1})
+        .required()
+        .field("expert", &P::expert, {-1})
+        .required()
+        .field("replay", &P::replay, {0})
+        .required()
+        .objects("snapshots", &P::snapshots, snapshot_fields())
+        .required();
+    return t;
+  }();
+  return fields;
+}
+
+}  // namespace
+
 nlohmann::ordered_json policy_set_to_json(const PolicySet& set) {
   if (set.algorithm != PolicyAlgorithm::Sac)
     throw Error("ARS policies are written as ARS runs (behaviour::to_json(ArsRun))");
-  nlohmann::ordered_json j;
-  j["format"] = "dstudio-sac-policies-1";
-  j["env"] = set.env;
-  j["command"] = set.command;
-  j["random_steps"] = set.random_steps;
-  j["medium"] = set.medium;
-  j["expert"] = set.expert;
-  j["replay"] = set.replay;
-  auto& snaps = j["snapshots"] = nlohmann::ordered_json::array();
-  for (const auto& s : set.snapshots)
-    snaps.push_back({{"env_steps", s.env_steps},
-                     {"deterministic_return", s.deterministic_return},
-                     {"behaviour_return", s.behaviour_return},
-                     {"policy", policy_to_json(std::get<GaussianPolicy>(s.policy))}});
-  return j;
+  return sac_set_fields().write(set);
 }
 
-PolicySet policy_set_from_json(const nlohmann::json& j, bool chosen) {
-  if (!j.is_object() || j.value("format", "") != "dstudio-sac-policies-1")
-    throw Error("not a SAC behaviour-policy set (format is not dstudio-sac-policies-1)");
-  try {
-    PolicySet set;
-    set.algorithm = PolicyAlgorithm::Sac;
-    set.env = training_task(j.at("env").get<std::string>()).name;
-    set.command = j.value("command", "");
-    set.random_steps = j.value("random_steps", std::int64_t{0});
-    set.medium = j.at("medium").get<int>();
-    set.expert = j.at("expert").get<int>();
-    set.replay = j.at("replay").get<std::vector<int>>();
-    for (const auto& s : j.at("snapshots")) {
-      try {
-        set.snapshots.push_back(
-            {s.at("env_steps").get<std::int64_t>(), s.at("deterministic_return").get<double>(),
-             s.at("behaviour_return").get<double>(), policy_from_json(s.at("policy"))});
-      } catch (const std::exception& e) {
-        throw Error("snapshot " + std::to_string(set.snapshots.size()) + ": " + e.what());
-      }
-    }
-    if (chosen) set.validate();
-    return set;
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("a behaviour-policy file with a missing or wrong field: ") + e.what());
-  }
+PolicySet policy_set_from_json(const nlohmann::ordered_json& j, bool chosen) {
+  if (!j.is_object() || !j.contains("format") || j["format"] != kSacPoliciesFormat)
+    throw Error(std::string("not a SAC behaviour-policy set (format is not ") + kSacPoliciesFormat +
+                ")");
+  PolicySet set = sac_set_fields().read(j, "a behaviour-policy file with a missing or wrong field");
+  set.algorithm = PolicyAlgorithm::Sac;
+  if (chosen) set.validate();
+  return set;
 }
 
 std::string to_json(const PolicySet& set) {
@@ -154,9 +182,9 @@ std::string to_json(const PolicySet& set) {
 }
 
 PolicySet policy_set_from_text(const std::string& text, double ars_action_noise) {
-  nlohmann::json j;
+  nlohmann::ordered_json j;
   try {
-    j = nlohmann::json::parse(text);
+    j = nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("not JSON: ") + e.what());
   }
