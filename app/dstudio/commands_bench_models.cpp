@@ -63,6 +63,35 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+double peak_rss_mib() {
+  return static_cast<double>(peak_rss_bytes()) / (1 << 20);
+}
+
+// A benchmark's JSON report, ending as every one here does: the BLAS and the peak memory.
+void print_bench_json(nlohmann::ordered_json j) {
+  j["blas"] = active_blas_name();
+  j["peak_rss_mib"] = peak_rss_mib();
+  std::cout << j.dump(2) << std::endl;
+}
+
+// The same, with the timed repeats and the threads before those.
+void print_bench_json(nlohmann::ordered_json j, int repeats, int threads) {
+  j["repeats"] = repeats;
+  j["threads"] = threads;
+  print_bench_json(std::move(j));
+}
+
+// The threads (`how` they are used) and the BLAS lines of a benchmark's text report.
+void print_threads_and_blas(int threads, const char* how) {
+  std::printf("threads        %d (%s)\n", threads, how);
+  std::printf("blas           %s (%s)\n", active_blas_name().c_str(), active_blas().c_str());
+}
+
+// The last line of a benchmark's text report.
+void print_peak_memory() {
+  std::printf("memory         peak rss %.0f MiB\n", peak_rss_mib());
+}
+
 // The machine's GEMM throughput at a training step's shapes, measured in the same run so that the
 // step's share of it is a ratio of two numbers taken side by side: every worker runs, on its own
 // rows (N = batch x tokens / workers), a Linear(H, 4H) then Linear(4H, H) forward and backward,
@@ -217,10 +246,8 @@ void print_model_bench_json(const ModelBenchArgs& a, const ModelBench& b) {
       {"full_pass_inspection_off_ms", b.training ? 0.0 : median(b.t.inspect_off_ms)},
       {"full_pass_inspection_on_ms", b.training ? 0.0 : median(b.t.inspect_on_ms)},
       {"interventions", a.intervene},
-      {"intervened_median_ms", b.t.intervened_ms.empty() ? 0.0 : median(b.t.intervened_ms)},
-      {"blas", active_blas_name()},
-      {"peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20)}};
-  std::cout << j.dump(2) << std::endl;
+      {"intervened_median_ms", b.t.intervened_ms.empty() ? 0.0 : median(b.t.intervened_ms)}};
+  print_bench_json(std::move(j));
 }
 
 void print_model_bench(const ModelBenchArgs& a, const ModelBench& b) {
@@ -235,11 +262,10 @@ void print_model_bench(const ModelBenchArgs& a, const ModelBench& b) {
       "parameters\n",
       c.variant.c_str(), b.batch, c.context_length, c.hidden, c.layers, c.heads, c.state_dim,
       c.act_dim, static_cast<long long>(b.parameters));
-  std::printf("threads        %d (%s)\n", a.threads,
-              training
-                  ? "workers, each on its own part of the batch with one LibTorch and BLAS thread"
-                  : "LibTorch and BLAS");
-  std::printf("blas           %s (%s)\n", active_blas_name().c_str(), active_blas().c_str());
+  print_threads_and_blas(
+      a.threads,
+      training ? "workers, each on its own part of the batch with one LibTorch and BLAS thread"
+               : "LibTorch and BLAS");
   std::printf("time           median %.2f ms  min %.2f  max %.2f  over %d repeats\n", med,
               *std::min_element(ms.begin(), ms.end()), *std::max_element(ms.begin(), ms.end()),
               a.repeats);
@@ -264,8 +290,7 @@ void print_model_bench(const ModelBenchArgs& a, const ModelBench& b) {
     std::printf("intervened     %s: median %.3f ms, %+.3f ms against the plain action (%.3f ms)\n",
                 specs.c_str(), median(b.t.intervened_ms), median(b.t.intervened_ms) - med, med);
   }
-  std::printf("memory         peak rss %.0f MiB\n",
-              static_cast<double>(peak_rss_bytes()) / (1 << 20));
+  print_peak_memory();
 }
 
 // `bench train` (training steps of batch --batch) or `bench act` (single actions): times a
@@ -313,17 +338,42 @@ struct PatchingBenchArgs : CheckpointBenchArgs {
   PatchingBenchArgs() { windows = 64, repeats = 5; }
 };
 
+// The checkpoint a benchmark runs, --checkpoint or the shipped hopper DT, and its model, with
+// LibTorch and BLAS set to --threads threads.
+struct BenchCheckpoint {
+  std::string path;
+  models::DecisionModel model;
+};
+
+BenchCheckpoint open_bench_checkpoint(const CheckpointBenchArgs& a) {
+  at::set_num_threads(a.threads);
+  set_blas_threads(a.threads);
+  std::string path = a.checkpoint.empty()
+                         ? resource_file("checkpoints/hopper-medium-dt.pt").string()
+                         : a.checkpoint;
+  models::DecisionModel model = models::open_checkpoint(path)->model;
+  return {std::move(path), std::move(model)};
+}
+
+// A checkpoint benchmark's JSON report: which benchmark, the checkpoint and its windows, then
+// what it `measured`.
+void print_checkpoint_bench_json(const char* benchmark, const std::string& path,
+                                 const models::VariantConfig& c, const CheckpointBenchArgs& a,
+                                 const nlohmann::ordered_json& measured) {
+  nlohmann::ordered_json j = {{"benchmark", benchmark},
+                              {"checkpoint", path},
+                              {"variant", c.variant},
+                              {"windows", a.windows},
+                              {"context_length", c.context_length}};
+  for (const auto& [key, value] : measured.items()) j[key] = value;
+  print_bench_json(std::move(j), a.repeats, a.threads);
+}
+
 // The layer x token and layer x component patching sweep of a checkpoint, once with the clean
 // blocks before each patch reused and the patches batched, once as a whole forward pass per
 // patch, alternating so that both see the same machine.
 int run_patching_bench(const PatchingBenchArgs& a) {
-  at::set_num_threads(a.threads);
-  set_blas_threads(a.threads);
-  const std::string path = a.checkpoint.empty()
-                               ? resource_file("checkpoints/hopper-medium-dt.pt").string()
-                               : a.checkpoint;
-  const auto checkpoint = models::open_checkpoint(path);
-  models::DecisionModel model = checkpoint->model;
+  auto [path, model] = open_bench_checkpoint(a);
   const auto& c = model->config();
   // Synthetic windows of the checkpoint's shapes: a pass costs the same whatever the values.
   torch::manual_seed(0);
@@ -358,25 +408,15 @@ int run_patching_bench(const PatchingBenchArgs& a) {
   }
   const double reuse = median(reuse_ms), rerun = median(rerun_ms);
   if (a.json) {
-    nlohmann::ordered_json j = {
-        {"benchmark", "patching"},
-        {"checkpoint", path},
-        {"variant", c.variant},
-        {"windows", a.windows},
-        {"context_length", c.context_length},
-        {"layers", c.layers},
-        {"tokens", c.tokens()},
-        {"stream_patches", stream_patches},
-        {"patches", patches},
-        {"reuse_median_ms", reuse},
-        {"rerun_median_ms", rerun},
-        {"speedup", rerun / reuse},
-        {"largest_difference", difference},
-        {"repeats", a.repeats},
-        {"threads", a.threads},
-        {"blas", active_blas_name()},
-        {"peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20)}};
-    std::cout << j.dump(2) << std::endl;
+    print_checkpoint_bench_json("patching", path, c, a,
+                                {{"layers", c.layers},
+                                 {"tokens", c.tokens()},
+                                 {"stream_patches", stream_patches},
+                                 {"patches", patches},
+                                 {"reuse_median_ms", reuse},
+                                 {"rerun_median_ms", rerun},
+                                 {"speedup", rerun / reuse},
+                                 {"largest_difference", difference}});
     return kOk;
   }
   std::printf(
@@ -387,8 +427,7 @@ int run_patching_bench(const PatchingBenchArgs& a) {
       "stream)\n",
       c.variant.c_str(), path.c_str(), c.context_length, static_cast<long long>(c.tokens()),
       c.layers, a.windows, static_cast<long long>(patches), static_cast<long long>(stream_patches));
-  std::printf("threads        %d (LibTorch and BLAS)\n", a.threads);
-  std::printf("blas           %s (%s)\n", active_blas_name().c_str(), active_blas().c_str());
+  print_threads_and_blas(a.threads, "LibTorch and BLAS");
   std::printf(
       "reuse          median %.0f ms: the blocks before each patch reused, patches batched\n",
       reuse);
@@ -398,8 +437,7 @@ int run_patching_bench(const PatchingBenchArgs& a) {
       rerun, rerun / static_cast<double>(patches), median(forward_ms));
   std::printf("speedup        %.1fx over %d repeats, alternating; largest difference %.2g\n",
               rerun / reuse, a.repeats, difference);
-  std::printf("memory         peak rss %.0f MiB\n",
-              static_cast<double>(peak_rss_bytes()) / (1 << 20));
+  print_peak_memory();
   return kOk;
 }
 
@@ -437,20 +475,11 @@ int run_eval_bench(const ModelBenchArgs& a, const std::string& env_id, int targe
   }
   const double med = median(seconds);
   if (a.json) {
-    nlohmann::ordered_json j = {
-        {"benchmark", "eval"},
-        {"variant", c.variant},
-        {"env", spec.name},
-        {"targets", targets},
-        {"episodes", episodes},
-        {"context_length", c.context_length},
-        {"env_steps", steps},
-        {"median_seconds", med},
-        {"repeats", a.repeats},
-        {"threads", a.threads},
-        {"blas", active_blas_name()},
-        {"peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20)}};
-    std::cout << j.dump(2) << std::endl;
+    nlohmann::ordered_json j = {{"benchmark", "eval"},  {"variant", c.variant},
+                                {"env", spec.name},     {"targets", targets},
+                                {"episodes", episodes}, {"context_length", c.context_length},
+                                {"env_steps", steps},   {"median_seconds", med}};
+    print_bench_json(std::move(j), a.repeats, a.threads);
     return kOk;
   }
   std::printf(
@@ -460,15 +489,13 @@ int run_eval_bench(const ModelBenchArgs& a, const std::string& env_id, int targe
       "configuration  %s (K %d, H %d, %d layers) on %s: %d targets x %d episodes, %lld env steps\n",
       c.variant.c_str(), c.context_length, c.hidden, c.layers, spec.name.c_str(), targets, episodes,
       static_cast<long long>(steps));
-  std::printf("threads        %d (parts of the batch on their own cores)\n", a.threads);
-  std::printf("blas           %s (%s)\n", active_blas_name().c_str(), active_blas().c_str());
+  print_threads_and_blas(a.threads, "parts of the batch on their own cores");
   std::printf(
       "time           median %.1f s  min %.1f  max %.1f  over %d repeats; %.0f env steps/s\n", med,
       *std::min_element(seconds.begin(), seconds.end()),
       *std::max_element(seconds.begin(), seconds.end()), a.repeats,
       static_cast<double>(steps) / med);
-  std::printf("memory         peak rss %.0f MiB\n",
-              static_cast<double>(peak_rss_bytes()) / (1 << 20));
+  print_peak_memory();
   return kOk;
 }
 
@@ -481,6 +508,17 @@ struct PredictBenchArgs : CheckpointBenchArgs {
   PredictBenchArgs() { windows = 20000, repeats = 3; }
   bool action_lens = false;
 };
+
+// The options every benchmark here takes: --repeats (up to `most_repeats`), --threads, --json.
+void add_timing_options(CLI::App* cmd, int& repeats, int most_repeats, int& threads, bool& json) {
+  cmd->add_option("--repeats", repeats, "Timed repeats")
+      ->check(whole_number(1, most_repeats))
+      ->capture_default_str();
+  cmd->add_option("--threads", threads, "Threads")
+      ->check(whole_number(1, 64))
+      ->capture_default_str();
+  cmd->add_flag("--json", json, "Print one JSON object");
+}
 
 // `bench <name>`: a checkpoint benchmark's shared options (--checkpoint, --windows up to
 // `most_windows`, --repeats, --threads, --json), then `run` on them.
@@ -495,13 +533,7 @@ CLI::App* add_checkpoint_bench(CLI::App* bench, const std::string& name,
   cmd->add_option("--windows", a->windows, "Windows")
       ->check(whole_number(1, most_windows))
       ->capture_default_str();
-  cmd->add_option("--repeats", a->repeats, "Timed repeats")
-      ->check(whole_number(1, 100))
-      ->capture_default_str();
-  cmd->add_option("--threads", a->threads, "Threads")
-      ->check(whole_number(1, 64))
-      ->capture_default_str();
-  cmd->add_flag("--json", a->json, "Print one JSON object");
+  add_timing_options(cmd, a->repeats, 100, a->threads, a->json);
   cmd->callback([&exit_code, a, run] {
     int measured = kOk;
     exit_code = run_guarded([&] { measured = run(*a); });
@@ -523,13 +555,7 @@ data::NdArray array_of(const torch::Tensor& t) {
 // it (reading, the windows a part at a time, writing), beside one forward pass of every window at
 // once in memory (what predict did before it took them a part at a time), alternating.
 int run_predict_bench(const PredictBenchArgs& a) {
-  at::set_num_threads(a.threads);
-  set_blas_threads(a.threads);
-  const std::string path = a.checkpoint.empty()
-                               ? resource_file("checkpoints/hopper-medium-dt.pt").string()
-                               : a.checkpoint;
-  const auto checkpoint = models::open_checkpoint(path);
-  models::DecisionModel model = checkpoint->model;
+  auto [path, model] = open_bench_checkpoint(a);
   const auto& c = model->config();
   torch::manual_seed(0);
   const auto in = synthetic_inputs(c, a.windows);
@@ -568,22 +594,12 @@ int run_predict_bench(const PredictBenchArgs& a) {
   }
   const double parted = median(parted_s), whole = median(whole_s);
   if (a.json) {
-    nlohmann::ordered_json j = {
-        {"benchmark", "predict"},
-        {"checkpoint", path},
-        {"variant", c.variant},
-        {"windows", a.windows},
-        {"context_length", c.context_length},
-        {"part", models::kPredictPart},
-        {"action_lens", a.action_lens},
-        {"predict_median_s", parted},
-        {"all_at_once_median_s", whole},
-        {"speedup", whole / parted},
-        {"repeats", a.repeats},
-        {"threads", a.threads},
-        {"blas", active_blas_name()},
-        {"peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20)}};
-    std::cout << j.dump(2) << std::endl;
+    print_checkpoint_bench_json("predict", path, c, a,
+                                {{"part", models::kPredictPart},
+                                 {"action_lens", a.action_lens},
+                                 {"predict_median_s", parted},
+                                 {"all_at_once_median_s", whole},
+                                 {"speedup", whole / parted}});
     return kOk;
   }
   std::printf("benchmark      predict (read the windows, run them %lld at a time, write)%s\n",
@@ -591,14 +607,12 @@ int run_predict_bench(const PredictBenchArgs& a) {
               a.action_lens ? " with the action lens" : "");
   std::printf("configuration  %s (%s): K %d, %d windows\n", c.variant.c_str(), path.c_str(),
               c.context_length, a.windows);
-  std::printf("threads        %d (LibTorch and BLAS)\n", a.threads);
-  std::printf("blas           %s (%s)\n", active_blas_name().c_str(), active_blas().c_str());
+  print_threads_and_blas(a.threads, "LibTorch and BLAS");
   std::printf("predict        median %.2f s (%.2f ms a window)\n", parted,
               1e3 * parted / a.windows);
   std::printf("all at once    median %.2f s: one forward pass of every window in memory\n", whole);
   std::printf("speedup        %.1fx over %d repeats, alternating\n", whole / parted, a.repeats);
-  std::printf("memory         peak rss %.0f MiB\n",
-              static_cast<double>(peak_rss_bytes()) / (1 << 20));
+  print_peak_memory();
   return kOk;
 }
 
@@ -692,13 +706,7 @@ void add_model_bench_commands(CLI::App& app, int& exit_code) {
     cmd->add_option("--episodes", counts->second, "Episodes per target")
         ->capture_default_str()
         ->check(whole_number(1, 1000));
-    cmd->add_option("--repeats", a->repeats, "Timed repeats")
-        ->check(whole_number(1, 100))
-        ->capture_default_str();
-    cmd->add_option("--threads", a->threads, "Threads")
-        ->check(whole_number(1, 64))
-        ->capture_default_str();
-    cmd->add_flag("--json", a->json, "Print one JSON object");
+    add_timing_options(cmd, a->repeats, 100, a->threads, a->json);
     cmd->callback([&exit_code, a, env_id, counts] {
       try {
         exit_code = run_eval_bench(*a, *env_id, counts->first, counts->second);
@@ -722,13 +730,7 @@ void add_model_bench_commands(CLI::App& app, int& exit_code) {
       cmd->add_option("--batch", a->batch, "Batch size")
           ->check(whole_number(1, 4096))
           ->capture_default_str();
-    cmd->add_option("--repeats", a->repeats, "Timed repeats")
-        ->check(whole_number(1, 10000))
-        ->capture_default_str();
-    cmd->add_option("--threads", a->threads, "Threads")
-        ->check(whole_number(1, 64))
-        ->capture_default_str();
-    cmd->add_flag("--json", a->json, "Print one JSON object");
+    add_timing_options(cmd, a->repeats, 10000, a->threads, a->json);
     if (!training)
       cmd->add_option("--intervene", a->intervene,
                       "An intervention (repeatable): its action is timed beside the plain one");

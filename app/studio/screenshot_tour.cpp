@@ -441,8 +441,8 @@ void ScreenshotTour::replay(const QString& path, int step, const QString& name,
 }
 
 void ScreenshotTour::makeAndReplay(const QString& what, const QString& path,
-                                   std::function<void()> make, int step, const QString& name,
-                                   void (ScreenshotTour::*next)()) {
+                                   std::function<behaviour::GeneratedDataset()> make, int step,
+                                   const QString& name, void (ScreenshotTour::*next)()) {
   QDir().mkpath(QFileInfo(path).path());
   auto* job = new Job(what, this);
   connect(job, &Job::finished, this,
@@ -451,8 +451,9 @@ void ScreenshotTour::makeAndReplay(const QString& what, const QString& path,
             fail(name + ": " + error);
           });
   job->start(
-      [make = std::move(make)](const Progress&) -> Job::Deliver {
-        make();
+      [path, make = std::move(make)](const Progress&) -> Job::Deliver {
+        const auto made = make();
+        data::write_d4rl(path.toStdString(), made.arrays, made.metadata);
         return [] {};
       },
       path);
@@ -463,14 +464,13 @@ void ScreenshotTour::showHand() {
   const QString path = QDir(dir_).filePath(QStringLiteral("hand/%1-expert.hdf5").arg(kHandTask));
   makeAndReplay(
       tr("Making a pen episode"), path,
-      [path] {
+      [] {
         behaviour::AdroitExpertConfig config;
         config.task = kHandTask;
         config.episodes = 1;
         config.threads = 1;
-        const auto made = behaviour::generate_adroit_expert_dataset(
-            config, behaviour::shipped_dapg_policy(kHandTask));
-        data::write_d4rl(path.toStdString(), made.arrays, made.metadata);
+        return behaviour::generate_adroit_expert_dataset(config,
+                                                         behaviour::shipped_dapg_policy(kHandTask));
       },
       kHandStep, QStringLiteral("viewer-hand.png"), &ScreenshotTour::showKitchen);
 }
@@ -480,14 +480,13 @@ void ScreenshotTour::showKitchen() {
   const QString path = QDir(dir_).filePath(QStringLiteral("kitchen/%1.hdf5").arg(kKitchenTask));
   makeAndReplay(
       tr("Making a kitchen episode"), path,
-      [path] {
+      [] {
         behaviour::GenerateConfig config;
         config.env = kKitchenTask;
         config.kind = behaviour::DatasetKind::Random;
         config.transitions = 280;
         config.threads = 1;
-        const auto made = behaviour::generate_dataset(config, {});
-        data::write_d4rl(path.toStdString(), made.arrays, made.metadata);
+        return behaviour::generate_dataset(config, {});
       },
       kKitchenStep, QStringLiteral("viewer-kitchen.png"), &ScreenshotTour::finish);
 }

@@ -15,6 +15,10 @@
 #include <QStringList>
 #include <functional>
 
+namespace dstudio::behaviour {
+struct GeneratedDataset;
+}
+
 namespace dstudio::studio {
 
 class MainWindow;
@@ -55,8 +59,10 @@ class ScreenshotTour : public QObject {
   // Replays the first episode of the dataset at `path` in the Viewer tab, saves it at `step` as
   // `name`, then goes on to `next`.
   void replay(const QString& path, int step, const QString& name, void (ScreenshotTour::*next)());
-  // Makes a dataset at `path` with `make` on a worker, then replays it as `replay` does.
-  void makeAndReplay(const QString& what, const QString& path, std::function<void()> make, int step,
+  // Makes a dataset with `make` on a worker and writes it at `path`, then replays it as `replay`
+  // does.
+  void makeAndReplay(const QString& what, const QString& path,
+                     std::function<behaviour::GeneratedDataset()> make, int step,
                      const QString& name, void (ScreenshotTour::*next)());
   void showHand();
   void showKitchen();

@@ -23,7 +23,6 @@
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
-#include <QSplitter>
 #include <QStyledItemDelegate>
 #include <QTime>
 #include <QTimer>
@@ -41,6 +40,7 @@
 #include "dstudio/viz/number_text.h"
 #include "dstudio/viz/sweep_results_view.h"
 #include "job.h"
+#include "pane_splitter.h"
 #include "view_recipes.h"
 
 namespace dstudio::studio {
@@ -187,11 +187,7 @@ SweepPanel::SweepPanel(QWidget* parent)
   left_layout->addWidget(footnote_);
   left_layout->addWidget(message_);
   left_layout->addLayout(compare_row);
-  auto* split = new QSplitter(Qt::Horizontal);
-  split->addWidget(left);
-  split->addWidget(results_);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
+  auto* split = paneSplitter(Qt::Horizontal, left, results_, 3, 2);
   split->setChildrenCollapsible(false);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);

@@ -40,7 +40,6 @@
 #include <QShortcut>
 #include <QSlider>
 #include <QSpinBox>
-#include <QSplitter>
 #include <QStandardPaths>
 #include <QTimer>
 #include <QTreeWidget>
@@ -70,6 +69,7 @@
 #include "dstudio/viz/number_text.h"
 #include "dstudio/viz/run_curves_view.h"
 #include "job.h"
+#include "pane_splitter.h"
 #include "training_panel_figures.h"
 #include "view_recipes.h"
 
@@ -141,13 +141,8 @@ TrainingPanel::TrainingPanel(QWidget* parent)
   QWidget* compare_box = buildComparison();
   QWidget* right = buildRunView(list_box, compare_box);
 
-  auto* split = new QSplitter(Qt::Horizontal);
-  split->addWidget(left);
-  split->addWidget(right);
-  split->setStretchFactor(0, 0);
-  split->setStretchFactor(1, 1);
   auto* layout = new QHBoxLayout(this);
-  layout->addWidget(split);
+  layout->addWidget(paneSplitter(Qt::Horizontal, left, right, 0, 1));
 
   connectSignals();
 
@@ -404,17 +399,9 @@ QWidget* TrainingPanel::buildComparison() {
 }
 
 QWidget* TrainingPanel::buildRunView(QWidget* list_box, QWidget* compare_box) {
-  auto* bottom = new QSplitter(Qt::Horizontal);
-  bottom->addWidget(list_box);
-  bottom->addWidget(compare_box);
-  bottom->setStretchFactor(0, 1);
-  bottom->setStretchFactor(1, 1);
+  auto* bottom = paneSplitter(Qt::Horizontal, list_box, compare_box, 1, 1);
   bottom->setSizes({640, 560});  // the runs table's metrics and fields in view
-  auto* right_split = new QSplitter(Qt::Vertical);
-  right_split->addWidget(live_);
-  right_split->addWidget(bottom);
-  right_split->setStretchFactor(0, 1);
-  right_split->setStretchFactor(1, 1);
+  auto* right_split = paneSplitter(Qt::Vertical, live_, bottom, 1, 1);
   auto* right = new QWidget;
   auto* right_layout = new QVBoxLayout(right);
   right_layout->setContentsMargins(0, 0, 0, 0);

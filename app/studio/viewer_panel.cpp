@@ -40,7 +40,6 @@
 #include <QShortcut>
 #include <QSlider>
 #include <QSpinBox>
-#include <QSplitter>
 #include <QStandardPaths>
 #include <QStyle>
 #include <QTabWidget>
@@ -63,6 +62,7 @@
 #include "dstudio/viz/number_text.h"
 #include "dstudio/viz/scene_view.h"
 #include "dstudio/viz/target_chooser.h"
+#include "pane_splitter.h"
 #include "video_writer.h"
 #include "view_recipes.h"
 
@@ -213,13 +213,8 @@ ViewerPanel::ViewerPanel(QWidget* parent)
   right_layout->addWidget(map_caption_);
   right_layout->addWidget(attention_, 1);
 
-  auto* split = new QSplitter(Qt::Horizontal);
-  split->addWidget(left);
-  split->addWidget(right);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
   auto* layout = new QVBoxLayout(this);
-  layout->addWidget(split);
+  layout->addWidget(paneSplitter(Qt::Horizontal, left, right, 3, 2));
 
   connectControls();
   addShortcuts();

@@ -115,25 +115,31 @@ void add_window_options(CLI::App& app, CommandLine& c) {
       ->default_val(30);
 }
 
+// An option given once per value (--fork A --fork B), each use taking one.
+void add_repeatable_option(CLI::App& app, const std::string& name, std::vector<std::string>& values,
+                           const std::string& description) {
+  app.add_option(name, values, description)
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
 // Interventions, forks and the limb colours, and the bench.
 void add_intervention_options(CLI::App& app, CommandLine& c) {
   auto& o = c.o;
-  app.add_option("--intervene", o.interventions,
-                 "An intervention inside the forward pass from the first step, in dstudio "
-                 "predict's grammar, e.g. head:2.1=zero, mlp:3=mean, context:3, "
-                 "steer:2=1.5*direction_L2.json, or a patch from the window at another target, "
-                 "patch[1200]:head:1.1 (repeatable)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--fork", c.forks,
-                 "Fork the episode when it reaches STEP and play the branch beside it as a ghost: "
-                 "STEP:CHANGE, CHANGE being target=NUMBER, zeroing=NAME, checkpoint=PATH, "
-                 "behaviour=dapg|FILE (a behaviour policy takes over), interventions=none, "
-                 "interventions=SPEC;SPEC (these in place of those in force) or an "
-                 "intervention such as head:2.1=zero (repeatable, up "
-                 "to 4)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_repeatable_option(
+      app, "--intervene", o.interventions,
+      "An intervention inside the forward pass from the first step, in dstudio "
+      "predict's grammar, e.g. head:2.1=zero, mlp:3=mean, context:3, "
+      "steer:2=1.5*direction_L2.json, or a patch from the window at another target, "
+      "patch[1200]:head:1.1 (repeatable)");
+  add_repeatable_option(
+      app, "--fork", c.forks,
+      "Fork the episode when it reaches STEP and play the branch beside it as a ghost: "
+      "STEP:CHANGE, CHANGE being target=NUMBER, zeroing=NAME, checkpoint=PATH, "
+      "behaviour=dapg|FILE (a behaviour policy takes over), interventions=none, "
+      "interventions=SPEC;SPEC (these in place of those in force) or an "
+      "intervention such as head:2.1=zero (repeatable, up "
+      "to 4)");
   app.add_flag("--effects", o.effects,
                "Colour each actuated limb by how much the interventions change its joint's action");
   app.add_option("--bench", c.bench,
