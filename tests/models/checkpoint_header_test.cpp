@@ -13,6 +13,7 @@
 #include "dstudio/common/read_file.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/models/checkpoint.h"
+#include "dstudio/models/checkpoint_description.h"
 #include "dstudio/models/checkpoint_info.h"
 #include "h5_fixture.h"
 
@@ -123,6 +124,15 @@ TEST(CheckpointHeader, TheShippedCheckpointsConfigurationsWriteBackAsTheyWereWri
         as_written(again(info->training), written.at("training"), again(TrainingConfig{})).dump(),
         written.at("training").dump())
         << entry.path();
+    // The rest of the description (dataset, scale, step, the trainer's streams or the weights'
+    // origin, metrics, software) writes back as the same text, key for key.
+    const std::string text = bytes.substr(at, length);
+    const auto extras = description_extras(entry.path().string(), text);
+    auto again_whole = nlohmann::ordered_json::parse(
+        checkpoint_description_text(*info, extras.trainer, extras.origin));
+    again_whole["variant"] = written.at("variant");
+    again_whole["training"] = written.at("training");
+    EXPECT_EQ(again_whole.dump(), text) << entry.path();
     ++seen;
   }
   EXPECT_GE(seen, 12);

@@ -30,6 +30,7 @@
 #include "dstudio/common/folder_lock.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/data/window_sampler.h"
+#include "dstudio/models/checkpoint_description.h"
 #include "dstudio/models/checkpoint_integrity.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/train_step.h"
@@ -91,7 +92,7 @@ namespace {
 struct LoadedArchive {
   torch::serialize::InputArchive archive;
   CheckpointInfo info;
-  ordered_json meta;
+  DescriptionExtras extras;  // the trainer's streams, or the weights' origin
 };
 
 std::atomic<std::uint64_t> g_checkpoint_parses{0};
@@ -108,7 +109,7 @@ void load_archive(const fs::path& path, LoadedArchive& out) {
       throw CheckpointError(path.string() +
                             ": not a Decision Studio checkpoint (no description inside)");
     out.info = checkpoint_info_from_description(path.string(), meta.toStringRef());
-    out.meta = ordered_json::parse(meta.toStringRef());
+    out.extras = description_extras(path.string(), meta.toStringRef());
   } catch (const CheckpointError&) {
     throw;
   } catch (const std::exception& e) {
@@ -145,24 +146,9 @@ void check_compatible(const CheckpointInfo& info, const data::Dataset& dataset) 
 }
 
 std::string checkpoint_description(const CheckpointInfo& info, const std::string& origin) {
-  ordered_json meta = {
-      {"format", "dstudio-checkpoint-1"},
-      {"variant", ordered_json::parse(to_json(info.variant))},
-      {"training", ordered_json::parse(to_json(info.training))},
-      {"dataset",
-       {{"path", info.dataset_path},
-        {"fingerprint", info.dataset_fingerprint},
-        {"env_id", info.env_id},
-        {"state_mean", info.state_mean},
-        {"state_std", info.state_std}}},
-      {"rtg_scale", info.rtg_scale},
-      {"step", info.step},
-      {"metrics",
-       info.metrics.empty() ? ordered_json::object() : ordered_json::parse(info.metrics)},
-      {"software", software_versions()},
-      {"origin", origin},
-  };
-  return meta.dump();
+  CheckpointInfo described = info;
+  described.software = software_versions();
+  return checkpoint_description_text(described, std::nullopt, origin);
 }
 
 void save_weights_checkpoint(const fs::path& path, DecisionModel& model, const CheckpointInfo& info,
@@ -327,35 +313,25 @@ struct Trainer::State {
         std::make_unique<TrainStep>(model, *optimiser, training.grad_clip, training.threads, seed);
   }
 
-  ordered_json dropout_streams() const {
-    ordered_json streams = ordered_json::array();
-    for (const auto& r : stepper->streams())
-      streams.push_back({{"key", r.key}, {"counter", r.counter}});
-    return streams;
-  }
-
   fs::path write_checkpoint(const fs::path& path) {
     const auto rs = sampler->random().state();
-    ordered_json meta = {
-        {"format", "dstudio-checkpoint-1"},
-        {"variant", ordered_json::parse(to_json(variant))},
-        {"training", ordered_json::parse(to_json(training))},
-        {"dataset",
-         {{"path", dataset->path},
-          {"fingerprint", dataset->fingerprint},
-          {"env_id", dataset->env_id},
-          {"state_mean", dataset->state_mean},
-          {"state_std", dataset->state_std}}},
-        {"rtg_scale", training.rtg_scale},
-        {"step", step},
-        {"sampler_random",
-         {{"counter", rs.counter}, {"spare", rs.spare}, {"has_spare", rs.has_spare}}},
-        {"dropout_streams", dropout_streams()},
-        {"metrics", last_metrics},
-        {"software", software_versions()},
-    };
+    CheckpointInfo info;
+    info.variant = variant;
+    info.training = training;
+    info.dataset_path = dataset->path;
+    info.dataset_fingerprint = dataset->fingerprint;
+    info.env_id = dataset->env_id;
+    info.state_mean = dataset->state_mean;
+    info.state_std = dataset->state_std;
+    info.rtg_scale = training.rtg_scale;
+    info.step = step;
+    info.metrics = last_metrics.dump();
+    info.software = software_versions();
+    TrainerState state{{rs.counter, rs.spare, rs.has_spare}, std::vector<RandomStreamState>{}};
+    for (const auto& r : stepper->streams()) state.dropout_streams->push_back({r.key, r.counter});
+    const std::string meta = checkpoint_description_text(info, state, "");
     torch::serialize::OutputArchive archive, weights, optim;
-    archive.write("meta", c10::IValue(meta.dump()));
+    archive.write("meta", c10::IValue(meta));
     model->save(weights);
     archive.write("model", weights);
     optimiser->save(optim);
@@ -511,10 +487,11 @@ std::unique_ptr<Trainer> Trainer::resume(const data::Dataset& dataset, const fs:
   LoadedArchive loaded;
   load_archive(checkpoint, loaded);
   const auto& info = loaded.info;
-  if (!loaded.meta.contains("sampler_random"))
-    throw CheckpointError(checkpoint.string() + " holds weights only (" +
-                          loaded.meta.value("origin", std::string("no training state")) +
-                          "); it can be evaluated and used for predictions, not resumed");
+  if (!loaded.extras.trainer)
+    throw CheckpointError(
+        checkpoint.string() + " holds weights only (" +
+        (loaded.extras.origin.empty() ? std::string("no training state") : loaded.extras.origin) +
+        "); it can be evaluated and used for predictions, not resumed");
   check_compatible(info, dataset);
   if (steps > 0 && steps < info.step)
     throw UsageError(checkpoint.string() + " is at step " + std::to_string(info.step) +
@@ -554,23 +531,22 @@ std::unique_ptr<Trainer> Trainer::resume(const data::Dataset& dataset, const fs:
     throw CheckpointError(checkpoint.string() + ": cannot restore its state (" +
                           why.substr(0, why.find('\n')) + ")");
   }
-  const auto& r = loaded.meta.at("sampler_random");
-  s.sampler->random().restore({r.at("counter").get<std::uint64_t>(), r.at("spare").get<double>(),
-                               r.at("has_spare").get<bool>()});
-  if (!loaded.meta.contains("dropout_streams"))
+  const auto& trainer = *loaded.extras.trainer;
+  s.sampler->random().restore(
+      {trainer.sampler.counter, trainer.sampler.spare, trainer.sampler.has_spare});
+  if (!trainer.dropout_streams)
     throw CheckpointError(
         checkpoint.string() +
         ": was written by an earlier version without dropout streams; it cannot be resumed");
-  const auto& streams = loaded.meta.at("dropout_streams");
+  const auto& streams = *trainer.dropout_streams;
   if (streams.size() != s.stepper->streams().size())
     throw CheckpointError(checkpoint.string() + ": has " + std::to_string(streams.size()) +
                           " dropout streams for " + std::to_string(info.training.threads) +
                           " threads");
   for (std::size_t k = 0; k < streams.size(); ++k)
-    s.stepper->streams()[k] = {streams[k].at("key").get<std::uint64_t>(),
-                               streams[k].at("counter").get<std::uint64_t>()};
+    s.stepper->streams()[k] = {streams[k].key, streams[k].counter};
   s.step = info.step;
-  s.last_metrics = loaded.meta.at("metrics");
+  s.last_metrics = ordered_json::parse(info.metrics);
   drop_metrics_after(s.out_dir, s.step);
   s.model->train();
   return t;
