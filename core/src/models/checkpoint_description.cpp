@@ -117,8 +117,8 @@ const JsonFields<D>& description_fields() {
     t.computed(
          "dataset",
          [](const D& d) {
-           return dataset_fields().write({d.dataset_path, d.dataset_fingerprint, d.env_id,
-                                          d.state_mean, d.state_std});
+           return dataset_fields().write(
+               {d.dataset_path, d.dataset_fingerprint, d.env_id, d.state_mean, d.state_std});
          },
          [](D& d, const ordered_json& v, const std::string& where) {
            auto s = dataset_fields().read(v, where);

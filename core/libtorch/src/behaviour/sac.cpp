@@ -156,10 +156,6 @@ ordered_json config_json(const SacConfig& c) {
   return config_fields().write(c);
 }
 
-SacConfig config_from(const json& j, const std::string& where) {
-  return config_fields().read(j, where + ": config");
-}
-
 // What may not change when a run continues (the length, threads and checkpoint interval may).
 std::string learning_difference(const SacConfig& saved, const SacConfig& asked) {
   const auto a = config_json(saved), b = config_json(asked);
@@ -173,14 +169,113 @@ std::string learning_difference(const SacConfig& saved, const SacConfig& asked) 
   return diff;
 }
 
-ordered_json random_json(const Random& r) {
-  const auto s = r.state();
-  return {{"counter", s.counter}, {"spare", s.spare}, {"has_spare", s.has_spare}};
+const JsonFields<Random::State>& random_fields() {
+  static const auto fields = [] {
+    using R = Random::State;
+    JsonFields<R> f;
+    f.field("counter", &R::counter)
+        .required()
+        .field("spare", &R::spare)
+        .required()
+        .field("has_spare", &R::has_spare)
+        .required();
+    return f;
+  }();
+  return fields;
 }
 
-void restore_random(Random& r, const json& j) {
-  r.restore({j.at("counter").get<std::uint64_t>(), j.at("spare").get<double>(),
-             j.at("has_spare").get<bool>()});
+// The environment mid-episode, as a run stopped it.
+const JsonFields<env::PhysicsState>& physics_fields() {
+  static const auto fields = [] {
+    using P = env::PhysicsState;
+    JsonFields<P> f;
+    f.field("qpos", &P::qpos)
+        .required()
+        .field("qvel", &P::qvel)
+        .required()
+        .field("qacc_warmstart", &P::qacc_warmstart)
+        .required()
+        .field("ctrl", &P::ctrl)
+        .required()
+        .field("time", &P::time, {0.0})
+        .required()
+        .field("elapsed_steps", &P::elapsed_steps, {0})
+        .required()
+        // Runs from before tasks kept a state of their own (a goal) have none.
+        .field("task_state", &P::task_state);
+    return f;
+  }();
+  return fields;
+}
+
+// state.json: everything a run needs beside its checkpoint and replay buffer to continue exactly.
+struct RunState {
+  SacConfig config;
+  std::string command;
+  std::int64_t steps = 0;
+  std::uint64_t episode = 0;
+  double episode_return = 0.0;
+  double alpha = 0.0;  // for people reading the file: the checkpoint holds log alpha
+  Random::State act_random, batch_random;
+  env::PhysicsState env_state;
+  std::vector<float> obs;
+  std::vector<std::int64_t> replay_refilled_from;  // steps at which the buffer was refilled
+  PolicySet policies;
+};
+
+const JsonFields<RunState>& run_state_fields() {
+  static const auto fields = [] {
+    using R = RunState;
+    JsonFields<R> f;
+    f.constant("format", "dstudio-sac-run-1")
+        .object("config", &R::config, config_fields())
+        .required()
+        .field("command", &R::command)
+        .field("steps", &R::steps, {0})
+        .required()
+        .field("episode", &R::episode)
+        .required()
+        .field("episode_return", &R::episode_return)
+        .required()
+        .field("alpha", &R::alpha)
+        .object("act_random", &R::act_random, random_fields())
+        .required()
+        .object("batch_random", &R::batch_random, random_fields())
+        .required()
+        .object("env_state", &R::env_state, physics_fields())
+        .required()
+        .field("obs", &R::obs)
+        .required()
+        .field("replay_refilled_from", &R::replay_refilled_from, {0})
+        .omitted_when_empty()
+        .computed(
+            "policies", [](const R& r) { return policy_set_to_json(r.policies); },
+            [](R& r, const ordered_json& v, const std::string& where) {
+              try {
+                r.policies = policy_set_from_json(v, false);
+              } catch (const Error& e) {
+                JsonFields<R>::refuse(where + ": " + e.what());
+              }
+            })
+        .required();
+    return f;
+  }();
+  return fields;
+}
+
+// A run folder's state.json, read over `start` (whose command stays when the file has none).
+RunState read_run_state(const fs::path& path, RunState start = {}) {
+  std::ifstream in(path);
+  if (!in) throw Error(path.string() + ": cannot be read (not a SAC run folder?)");
+  ordered_json j;
+  try {
+    j = ordered_json::parse(in);
+  } catch (const ordered_json::exception& e) {
+    throw Error(path.string() + ": not JSON (" + e.what() + ")");
+  }
+  if (!j.is_object() || !j.contains("format") || j["format"] != "dstudio-sac-run-1")
+    throw Error(path.string() + ": not a SAC run");
+  return run_state_fields().read(j, path.string(), std::move(start));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -236,36 +331,21 @@ class Sac {
   bool has_checkpoint() const { return fs::exists(folder_ / "checkpoint.pt"); }
 
   void load(const std::string& command) {
-    std::ifstream in(folder_ / "state.json");
-    if (!in) throw Error((folder_ / "state.json").string() + ": cannot be read");
-    json j;
-    try {
-      j = json::parse(in);
-    } catch (const json::exception& e) {
-      throw Error((folder_ / "state.json").string() + ": not JSON (" + e.what() + ")");
-    }
-    const SacConfig saved = config_from(j.at("config"), (folder_ / "state.json").string());
-    if (const auto diff = learning_difference(saved, c_); !diff.empty())
+    RunState start;
+    start.command = command;
+    const RunState state = read_run_state(folder_ / "state.json", std::move(start));
+    if (const auto diff = learning_difference(state.config, c_); !diff.empty())
       throw Error(folder_.string() + " holds a run with other settings: " + diff);
-    steps_ = j.at("steps");
-    episode_ = j.at("episode");
-    episode_return_ = j.at("episode_return");
-    restore_random(act_random_, j.at("act_random"));
-    restore_random(batch_random_, j.at("batch_random"));
-    env::PhysicsState ps;
-    const auto& e = j.at("env_state");
-    ps.qpos = e.at("qpos").get<std::vector<double>>();
-    ps.qvel = e.at("qvel").get<std::vector<double>>();
-    ps.qacc_warmstart = e.at("qacc_warmstart").get<std::vector<double>>();
-    ps.ctrl = e.at("ctrl").get<std::vector<double>>();
-    ps.time = e.at("time");
-    ps.elapsed_steps = e.at("elapsed_steps");
-    ps.task_state = e.value("task_state", std::vector<double>{});
-    env_.restore_state(ps);
-    obs_ = j.at("obs").get<std::vector<float>>();
-    run_.policies = policy_set_from_json(j.at("policies"), false);
+    steps_ = state.steps;
+    episode_ = state.episode;
+    episode_return_ = state.episode_return;
+    act_random_.restore(state.act_random);
+    batch_random_.restore(state.batch_random);
+    env_.restore_state(state.env_state);
+    obs_ = state.obs;
+    run_.policies = state.policies;
     run_.steps = steps_;
-    run_.command = j.value("command", command);
+    run_.command = state.command;
 
     torch::serialize::InputArchive archive;
     const std::string bytes = models::read_verified_checkpoint(folder_ / "checkpoint.pt");
@@ -285,7 +365,7 @@ class Sac {
       torch::NoGradGuard guard;
       log_alpha_.copy_(log_alpha);
     }
-    refilled_from_ = j.value("replay_refilled_from", std::vector<std::int64_t>{});
+    refilled_from_ = state.replay_refilled_from;
     if (fs::exists(folder_ / "replay.bin")) {
       load_buffer();
     } else {
@@ -308,27 +388,20 @@ class Sac {
       models::save_sealed_archive(archive, folder_ / "checkpoint.pt");
     }
     write_file_atomically(folder_ / "replay.bin", [&](const fs::path& tmp) { save_buffer(tmp); });
-    const auto ps = env_.save_state();
-    ordered_json j;
-    j["format"] = "dstudio-sac-run-1";
-    j["config"] = config_json(c_);
-    j["command"] = run_.command;
-    j["steps"] = steps_;
-    j["episode"] = episode_;
-    j["episode_return"] = episode_return_;
-    j["alpha"] = std::exp(log_alpha_.item<double>());
-    j["act_random"] = random_json(act_random_);
-    j["batch_random"] = random_json(batch_random_);
-    j["env_state"] = {{"qpos", ps.qpos},
-                      {"qvel", ps.qvel},
-                      {"qacc_warmstart", ps.qacc_warmstart},
-                      {"ctrl", ps.ctrl},
-                      {"time", ps.time},
-                      {"elapsed_steps", ps.elapsed_steps},
-                      {"task_state", ps.task_state}};
-    j["obs"] = obs_;
-    if (!refilled_from_.empty()) j["replay_refilled_from"] = refilled_from_;
-    j["policies"] = policy_set_to_json(run_.policies);
+    RunState state;
+    state.config = c_;
+    state.command = run_.command;
+    state.steps = steps_;
+    state.episode = episode_;
+    state.episode_return = episode_return_;
+    state.alpha = std::exp(log_alpha_.item<double>());
+    state.act_random = act_random_.state();
+    state.batch_random = batch_random_.state();
+    state.env_state = env_.save_state();
+    state.obs = obs_;
+    state.replay_refilled_from = refilled_from_;
+    state.policies = run_.policies;
+    const ordered_json j = run_state_fields().write(state);
     write_file_atomically(folder_ / "state.json", [&](const fs::path& tmp) {
       std::ofstream out(tmp);
       out << j.dump(1) << "\n";
@@ -618,22 +691,13 @@ double learned_reward(const SacConfig& config, std::span<const double> qpos, dou
 }
 
 SacRun read_sac_run(const fs::path& folder) {
-  const fs::path path = folder / "state.json";
-  std::ifstream in(path);
-  if (!in) throw Error(path.string() + ": cannot be read (not a SAC run folder?)");
-  try {
-    const json j = json::parse(in);
-    if (j.value("format", "") != "dstudio-sac-run-1")
-      throw Error(path.string() + ": not a SAC run");
-    SacRun run;
-    run.config = config_from(j.at("config"), path.string());
-    run.steps = j.at("steps");
-    run.command = j.value("command", "");
-    run.policies = policy_set_from_json(j.at("policies"), false);
-    return run;
-  } catch (const json::exception& e) {
-    throw Error(path.string() + ": " + e.what());
-  }
+  RunState state = read_run_state(folder / "state.json");
+  SacRun run;
+  run.config = state.config;
+  run.steps = state.steps;
+  run.command = std::move(state.command);
+  run.policies = std::move(state.policies);
+  return run;
 }
 
 // ---------------------------------------------------------------------------------------------
