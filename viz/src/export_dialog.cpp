@@ -39,6 +39,7 @@
 #include <set>
 
 #include "dstudio/viz/analysis_view.h"
+#include "figure_style_fields.h"
 
 namespace dstudio::viz {
 namespace {
@@ -347,14 +348,8 @@ void ExportDialog::applyPreset(int index) {
   // A preset sets size, fonts, line width and resolution; titles, formats and output stay.
   FigureStyle s = style();
   const auto& p = presets[static_cast<std::size_t>(index)].style;
-  s.width = p.width;
-  s.height = p.height;
-  s.font = p.font;
-  s.axis_font = p.axis_font;
-  s.tick_font = p.tick_font;
-  s.line_width = p.line_width;
+  copy_size_and_fonts(s, p);
   s.font_family = p.font_family;
-  s.dpi = p.dpi;
   setStyle(s);
 }
 

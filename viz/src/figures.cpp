@@ -38,6 +38,7 @@
 #include "dstudio/common/csv.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/read_file.h"
+#include "figure_style_fields.h"
 #include "gradients.h"
 
 namespace dstudio::viz {
@@ -2099,14 +2100,8 @@ std::optional<FigureRecipe> FigureSource::figureRecipe() const {
 RecipeFigure recipe_figure(const std::string& preset, const FigureStyle& style) {
   RecipeFigure f;
   f.preset = preset;
-  f.width = style.width;
-  f.height = style.height;
-  f.font = style.font;
-  f.axis_font = style.axis_font;
-  f.tick_font = style.tick_font;
-  f.line_width = style.line_width;
+  copy_size_and_fonts(f, style);
   f.font_family = style.font_family.toStdString();
-  f.dpi = style.dpi;
   if (style.pdf) f.formats.push_back("pdf");
   if (style.svg) f.formats.push_back("svg");
   if (style.png) f.formats.push_back("png");
@@ -2119,14 +2114,8 @@ RecipeFigure recipe_figure(const std::string& preset, const FigureStyle& style) 
 
 FigureStyle figure_style(const RecipeFigure& f, const std::string& format) {
   FigureStyle s;
-  s.width = f.width;
-  s.height = f.height;
-  s.font = f.font;
-  s.axis_font = f.axis_font;
-  s.tick_font = f.tick_font;
-  s.line_width = f.line_width;
+  copy_size_and_fonts(s, f);
   s.font_family = QString::fromStdString(f.font_family);
-  s.dpi = f.dpi;
   s.show_title = f.show_title;
   s.title = QString::fromStdString(f.title);
   s.x_title = QString::fromStdString(f.x_title);

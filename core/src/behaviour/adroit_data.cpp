@@ -5,10 +5,8 @@
 #include <mujoco/mujoco.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <map>
-#include <mutex>
 
 #include "dstudio/common/error.h"
 #include "dstudio/common/random.h"
@@ -69,8 +67,7 @@ GeneratedDataset generate_adroit_expert_dataset(const AdroitExpertConfig& config
   const auto S = static_cast<std::size_t>(spec.obs_dim), A = static_cast<std::size_t>(spec.act_dim);
 
   std::vector<EpisodeRows> episodes(static_cast<std::size_t>(config.episodes));
-  std::atomic<std::int64_t> done{0};
-  std::mutex report_mutex;
+  EpisodesFinished finished(config.episodes, progress);
   for_each_episode(config.episodes, config.threads, [&](std::int64_t k) {
     progress.check();
     env::Environment e(spec, model);
@@ -104,10 +101,7 @@ GeneratedDataset generate_adroit_expert_dataset(const AdroitExpertConfig& config
       if (r.terminated || timeout) break;
       obs = next;
     }
-    const std::int64_t now = ++done;
-    std::lock_guard lock(report_mutex);
-    progress.update(static_cast<double>(now) / static_cast<double>(config.episodes),
-                    std::to_string(now) + " of " + std::to_string(config.episodes) + " episodes");
+    finished.count_one();
   });
 
   data::TransitionArrays d;
@@ -175,8 +169,7 @@ ExpertScore score_adroit_expert(const std::string& task, const MlpPolicy& expert
   const env::ModelPtr model = env::load_model(spec);
   std::vector<double> returns(static_cast<std::size_t>(episodes), 0.0);
   std::vector<char> succeeded(static_cast<std::size_t>(episodes), 0);
-  std::atomic<int> finished{0};
-  std::mutex report_mutex;
+  EpisodesFinished finished(episodes, progress);
   for_each_episode(episodes, threads, [&](std::int64_t k) {
     progress.check();
     env::Environment e(spec, model);
@@ -193,10 +186,7 @@ ExpertScore score_adroit_expert(const std::string& task, const MlpPolicy& expert
         break;
       }
     }
-    const int now = ++finished;
-    std::lock_guard lock(report_mutex);
-    progress.update(static_cast<double>(now) / episodes,
-                    std::to_string(now) + " of " + std::to_string(episodes) + " episodes");
+    finished.count_one();
   });
   ExpertScore s;
   s.episodes = episodes;

@@ -164,8 +164,7 @@ NavigationResult navigation_success(const std::string& task, const GaussianPolic
   const env::ModelPtr model = env::load_model(spec);
   std::vector<int> steps(static_cast<std::size_t>(episodes), 0);  // 0: not reached
   std::vector<char> upturned(static_cast<std::size_t>(episodes), 0);
-  std::atomic<int> finished{0};
-  std::mutex report_mutex;
+  EpisodesFinished finished(episodes, progress);
   for_each_episode(episodes, threads, [&](std::int64_t k) {
     env::Environment e(spec, model);
     std::vector<float> obs(29), input(29), action(8);
@@ -180,10 +179,7 @@ NavigationResult navigation_success(const std::string& task, const GaussianPolic
       if (r.terminated || r.truncated) break;
     }
     upturned[static_cast<std::size_t>(k)] = env::antmaze::torso_up(e.qpos()) < 0.0;
-    const int now = ++finished;
-    std::lock_guard lock(report_mutex);
-    progress.update(static_cast<double>(now) / episodes,
-                    std::to_string(now) + " of " + std::to_string(episodes) + " episodes");
+    finished.count_one();
   });
   NavigationResult result;
   result.sampled = sampled;

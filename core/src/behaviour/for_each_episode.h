@@ -1,6 +1,6 @@
 #pragma once
 // Episodes rolled out on several threads, each from its own seed, so that the result does not
-// depend on the thread count (antmaze_data.cpp, adroit_data.cpp).
+// depend on the thread count, and their progress (antmaze_data.cpp, adroit_data.cpp).
 
 #include <algorithm>
 #include <atomic>
@@ -8,8 +8,11 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
+
+#include "dstudio/common/progress.h"
 
 namespace dstudio::behaviour {
 
@@ -36,5 +39,24 @@ inline void for_each_episode(std::int64_t count, int threads,
   for (auto& th : pool) th.join();
   if (failure) std::rethrow_exception(failure);
 }
+
+/// Reports episodes as they finish, on whichever thread: "k of N episodes".
+class EpisodesFinished {
+ public:
+  EpisodesFinished(std::int64_t total, const Progress& progress)
+      : total_(total), progress_(progress) {}
+  void count_one() {
+    const std::int64_t now = ++finished_;
+    std::lock_guard lock(report_mutex_);
+    progress_.update(static_cast<double>(now) / static_cast<double>(total_),
+                     std::to_string(now) + " of " + std::to_string(total_) + " episodes");
+  }
+
+ private:
+  std::int64_t total_;
+  const Progress& progress_;
+  std::atomic<std::int64_t> finished_{0};
+  std::mutex report_mutex_;
+};
 
 }  // namespace dstudio::behaviour

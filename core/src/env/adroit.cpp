@@ -328,6 +328,18 @@ std::function<void(mjModel*, std::span<const double>)> move_body(const char* nam
   };
 }
 
+struct DoorState {
+  std::array<double, 3> palm, handle;
+  double hinge;
+};
+
+DoorState door_state(const Simulation& sim) {
+  const mjModel* m = sim.model;
+  const mjData* d = sim.data;
+  return {site(d, id_of(m, mjOBJ_SITE, "S_grasp")), site(d, id_of(m, mjOBJ_SITE, "S_handle")),
+          d->qpos[28]};
+}
+
 EnvironmentDefinition door() {
   auto d = adroit_task("door", "DAPG_door.xml",
                        "D4RL's Adroit door: undo the latch and swing the door open");
@@ -363,11 +375,8 @@ EnvironmentDefinition door() {
     return m->body_pos + 3 * id_of(m, mjOBJ_BODY, "frame");
   });
   d.observe = [](const Simulation& sim, std::span<float> obs) {
-    const mjModel* m = sim.model;
     const mjData* data = sim.data;
-    const auto palm = site(data, id_of(m, mjOBJ_SITE, "S_grasp"));
-    const auto handle = site(data, id_of(m, mjOBJ_SITE, "S_handle"));
-    const double hinge = data->qpos[28];
+    const auto [palm, handle, hinge] = door_state(sim);
     std::size_t k = 0;
     for (int i = 1; i < 28; ++i) obs[k++] = static_cast<float>(data->qpos[i]);
     obs[k++] = static_cast<float>(data->qpos[29]);
@@ -378,11 +387,7 @@ EnvironmentDefinition door() {
     obs[k++] = hinge > 1.0 ? 1.0f : -1.0f;
   };
   d.outcome = [](const Simulation& sim, const StepContext&) {
-    const mjModel* m = sim.model;
-    const mjData* data = sim.data;
-    const auto palm = site(data, id_of(m, mjOBJ_SITE, "S_grasp"));
-    const auto handle = site(data, id_of(m, mjOBJ_SITE, "S_handle"));
-    const double hinge = data->qpos[28];
+    const auto [palm, handle, hinge] = door_state(sim);
     const double qvel2 = squared_speed(sim);
     StepResult r;
     r.reward =

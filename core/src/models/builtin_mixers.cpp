@@ -58,24 +58,29 @@ int configured_heads(const VariantConfig& c) {
   return c.heads;
 }
 
+// A multi-head attention mixer: the configured heads, attention's cost, and `fields` read.
+MixerDefinition attention_kind(std::string name, std::string description,
+                               std::vector<std::string> fields, std::string derivation,
+                               bool in_hier_grid) {
+  return with_heads(definition(std::move(name), std::move(description), reads(std::move(fields)),
+                               attention_flops, std::move(derivation), in_hier_grid),
+                    configured_heads);
+}
+
 }  // namespace
 
 std::vector<MixerDefinition> builtin_mixers() {
   return {
-      with_heads(definition("attention", "causal self-attention, GPT-2 style (DT)",
-                            reads({"heads", "attention_dropout"}), attention_flops,
-                            "attention weights softmax(q k^T / sqrt(d)) under the causal and "
-                            "padding masks",
-                            kInHierGrid),
-                 configured_heads),
-      with_heads(definition("gaussian-attention",
-                            "attention logits minus |w d^2 + b|, d the token distance (GDT)",
-                            reads({"heads", "attention_dropout", "gaussian_w", "gaussian_b"}),
-                            attention_flops,
-                            "attention weights with the Gaussian bias -|w d^2 + b| added to the "
-                            "logits",
-                            kNotInHierGrid),
-                 configured_heads),
+      attention_kind("attention", "causal self-attention, GPT-2 style (DT)",
+                     {"heads", "attention_dropout"},
+                     "attention weights softmax(q k^T / sqrt(d)) under the causal and padding "
+                     "masks",
+                     kInHierGrid),
+      attention_kind("gaussian-attention",
+                     "attention logits minus |w d^2 + b|, d the token distance (GDT)",
+                     {"heads", "attention_dropout", "gaussian_w", "gaussian_b"},
+                     "attention weights with the Gaussian bias -|w d^2 + b| added to the logits",
+                     kNotInHierGrid),
       // One matrix: the heads field does not apply; its one matrix is one head.
       with_heads(definition(
                      "direct-attention",
@@ -105,12 +110,11 @@ std::vector<MixerDefinition> builtin_mixers() {
           "convolution: row p holds the magnitudes of the type(p) filter's taps, averaged over "
           "channels, at columns p, p-1, ..., p-L+1",
           kInHierGrid),
-      with_heads(definition("linear-attention", "causal linear attention, feature map elu + 1",
-                            reads({"heads", "attention_dropout"}), attention_flops,
-                            "linear attention: phi(q).phi(k) normalised over the causal keys, phi "
-                            "= elu + 1",
-                            kInHierGrid),
-                 configured_heads),
+      attention_kind("linear-attention", "causal linear attention, feature map elu + 1",
+                     {"heads", "attention_dropout"},
+                     "linear attention: phi(q).phi(k) normalised over the causal keys, phi = elu "
+                     "+ 1",
+                     kInHierGrid),
       definition(
           "pooling", "the mean of the last P tokens, parameter-free (Decision HiFormer)",
           reads({"pool_size"}),

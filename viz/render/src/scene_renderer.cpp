@@ -74,13 +74,7 @@ SceneRenderer::SceneRenderer(const mjModel_* model, int width, int height, Camer
   // A free camera moved onto the tracked body at every frame: MuJoCo's own tracking camera
   // low-pass filters its target and lags behind a fast runner when frames are far apart.
   s.camera.type = mjCAMERA_FREE;
-  s.track_body = view.track_body;
-  s.camera.distance = view.distance;
-  s.camera.azimuth = view.azimuth;
-  s.camera.elevation = view.elevation;
-  s.lookat_z = view.lookat_z;
-  s.camera.lookat[0] = view.lookat_x;
-  s.camera.lookat[1] = view.lookat_y;
+  set_view(view);
 }
 
 SceneRenderer::~SceneRenderer() {

@@ -82,6 +82,15 @@ struct ReplayBuffer {
     next = (next + 1) % capacity;
     size = std::min(size + 1, capacity);
   }
+  // The columns in the order the replay file holds them, each with its width.
+  template <class Buffer, class Visit>
+  static void each_column(Buffer& b, Visit&& visit) {
+    visit(b.obs, b.S);
+    visit(b.next_obs, b.S);
+    visit(b.act, b.A);
+    visit(b.rew, 1);
+    visit(b.done, 1);
+  }
 };
 
 struct Batch {
@@ -600,15 +609,10 @@ class Sac {
                                     buffer_.next};
     out.write(reinterpret_cast<const char*>(header), sizeof header);
     out.write(reinterpret_cast<const char*>(&steps_), sizeof steps_);
-    auto put = [&](const std::vector<float>& v, std::int64_t width) {
+    ReplayBuffer::each_column(buffer_, [&](const std::vector<float>& v, std::int64_t width) {
       out.write(reinterpret_cast<const char*>(v.data()),
                 static_cast<std::streamsize>(buffer_.size * width * sizeof(float)));
-    };
-    put(buffer_.obs, S_);
-    put(buffer_.next_obs, S_);
-    put(buffer_.act, A_);
-    put(buffer_.rew, 1);
-    put(buffer_.done, 1);
+    });
     if (!out) throw Error(path.string() + ": cannot be written");
   }
 
@@ -627,15 +631,10 @@ class Sac {
                   ", the checkpoint is at " + std::to_string(steps_));
     buffer_.size = header[3];
     buffer_.next = header[4];
-    auto get = [&](std::vector<float>& v, std::int64_t width) {
+    ReplayBuffer::each_column(buffer_, [&](std::vector<float>& v, std::int64_t width) {
       in.read(reinterpret_cast<char*>(v.data()),
               static_cast<std::streamsize>(buffer_.size * width * sizeof(float)));
-    };
-    get(buffer_.obs, S_);
-    get(buffer_.next_obs, S_);
-    get(buffer_.act, A_);
-    get(buffer_.rew, 1);
-    get(buffer_.done, 1);
+    });
     if (!in) throw Error(path.string() + ": cut short");
   }
 

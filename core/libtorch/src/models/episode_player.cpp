@@ -31,6 +31,7 @@
 #include "dstudio/models/targets.h"
 #include "dstudio/models/windows.h"
 #include "policy_window.h"
+#include "worker_request.h"
 
 namespace dstudio::models {
 
@@ -737,6 +738,11 @@ struct LivePlayer::Shared {
     return finished && std::all_of(branches.begin(), branches.end(),
                                    [](const Branch& b) { return b.info.finished; });
   }
+  // Under the lock: the model's settings changed at the frame on screen.
+  void reconfigure_here() {
+    reconfigure_at = reconfigure ? std::min(reconfigure_at, cursor) : cursor;
+    reconfigure = true;
+  }
 };
 
 namespace {
@@ -838,22 +844,16 @@ LivePlayer::LivePlayer(std::shared_ptr<EpisodePlayer> player) : s_(new Shared) {
 }
 
 LivePlayer::~LivePlayer() {
-  {
-    std::lock_guard lock(s_->mutex);
-    s_->stop = true;
-  }
-  s_->wake.notify_all();
+  request(*s_, [&] { s_->stop = true; });
   if (s_->thread.joinable()) s_->thread.join();
 }
 
 void LivePlayer::play() {
-  {
-    std::lock_guard lock(s_->mutex);
+  request(*s_, [&] {
     // Playing a finished episode from its end would do nothing: start from the beginning.
     if (s_->all_finished() && s_->cursor == s_->reach() - 1) s_->cursor = 0;
     s_->playing = true;
-  }
-  s_->wake.notify_all();
+  });
 }
 
 void LivePlayer::pause() {
@@ -863,12 +863,10 @@ void LivePlayer::pause() {
 }
 
 void LivePlayer::step_forward() {
-  {
-    std::lock_guard lock(s_->mutex);
+  request(*s_, [&] {
     s_->playing = false;
     ++s_->forward_requests;
-  }
-  s_->wake.notify_all();
+  });
 }
 
 void LivePlayer::step_back() {
@@ -888,31 +886,21 @@ void LivePlayer::seek(int frame) {
 }
 
 void LivePlayer::set_speed(double speed) {
-  {
-    std::lock_guard lock(s_->mutex);
-    s_->speed = std::max(0.0, speed);
-  }
-  s_->wake.notify_all();
+  request(*s_, [&] { s_->speed = std::max(0.0, speed); });
 }
 
 void LivePlayer::set_target(double target) {
-  {
-    std::lock_guard lock(s_->mutex);
+  request(*s_, [&] {
     s_->target = target;
-    s_->reconfigure_at = s_->reconfigure ? std::min(s_->reconfigure_at, s_->cursor) : s_->cursor;
-    s_->reconfigure = true;
-  }
-  s_->wake.notify_all();
+    s_->reconfigure_here();
+  });
 }
 
 void LivePlayer::set_zeroing(ModalityZeroing zeroing) {
-  {
-    std::lock_guard lock(s_->mutex);
+  request(*s_, [&] {
     s_->zeroing = zeroing;
-    s_->reconfigure_at = s_->reconfigure ? std::min(s_->reconfigure_at, s_->cursor) : s_->cursor;
-    s_->reconfigure = true;
-  }
-  s_->wake.notify_all();
+    s_->reconfigure_here();
+  });
 }
 
 void LivePlayer::set_interventions(const std::vector<std::string>& interventions) {
@@ -920,13 +908,10 @@ void LivePlayer::set_interventions(const std::vector<std::string>& interventions
     throw UsageError(interventions.front() + ": a behaviour policy has no layers of a model to " +
                      "intervene on");
   if (!replay_ && !behaviour_) EpisodePlayer::check_interventions(interventions, config_);
-  {
-    std::lock_guard lock(s_->mutex);
+  request(*s_, [&] {
     s_->interventions = interventions;
-    s_->reconfigure_at = s_->reconfigure ? std::min(s_->reconfigure_at, s_->cursor) : s_->cursor;
-    s_->reconfigure = true;
-  }
-  s_->wake.notify_all();
+    s_->reconfigure_here();
+  });
 }
 
 std::vector<std::string> LivePlayer::interventions() const {
@@ -935,12 +920,10 @@ std::vector<std::string> LivePlayer::interventions() const {
 }
 
 void LivePlayer::restart(std::uint64_t seed) {
-  {
-    std::lock_guard lock(s_->mutex);
+  request(*s_, [&] {
     s_->restart = true;
     s_->restart_seed = seed;
-  }
-  s_->wake.notify_all();
+  });
 }
 
 void LivePlayer::fork(int step, const BranchChange& change) {
@@ -970,8 +953,7 @@ void LivePlayer::fork(int step, const BranchChange& change) {
                        change.interventions.end());
   if (!(other && other->isBehaviour()))
     EpisodePlayer::check_interventions(interventions, other ? other->config() : config_);
-  {
-    std::lock_guard lock(s_->mutex);
+  request(*s_, [&] {
     // A fork of the ended episode's last state, or of a step after it, would play nothing.
     if (s_->finished && step >= static_cast<int>(s_->frames.size()) - 1)
       throw UsageError(ended_before(step, static_cast<int>(s_->frames.size())));
@@ -980,33 +962,22 @@ void LivePlayer::fork(int step, const BranchChange& change) {
       throw UsageError("at most " + std::to_string(kMaxBranches) +
                        " branches play beside the main run; remove one first");
     s_->fork_requests.push_back({step, change, std::move(other)});
-  }
-  s_->wake.notify_all();
+  });
 }
 
 void LivePlayer::set_plain_actions(bool on) {
-  {
-    std::lock_guard lock(s_->mutex);
-    s_->plain_actions = on;
-  }
-  s_->wake.notify_all();
+  request(*s_, [&] { s_->plain_actions = on; });
 }
 
 void LivePlayer::remove_branch(int branch) {
-  {
-    std::lock_guard lock(s_->mutex);
-    s_->remove_requests.push_back(std::max(0, branch));
-  }
-  s_->wake.notify_all();
+  request(*s_, [&] { s_->remove_requests.push_back(std::max(0, branch)); });
 }
 
 void LivePlayer::clear_branches() {
-  {
-    std::lock_guard lock(s_->mutex);
+  request(*s_, [&] {
     s_->fork_requests.clear();
     s_->remove_requests.push_back(-1);
-  }
-  s_->wake.notify_all();
+  });
 }
 
 std::vector<BranchInfo> LivePlayer::branches() const {

@@ -36,6 +36,7 @@
 #include "dstudio/models/train_step.h"
 #include "dstudio/models/training.h"
 #include "dstudio/models/variant_registry.h"
+#include "worker_request.h"
 
 namespace dstudio::models {
 namespace fs = std::filesystem;
@@ -583,18 +584,10 @@ void Trainer::pause() {
   s_->paused = true;
 }
 void Trainer::resume() {
-  {
-    std::lock_guard lock(s_->mutex);
-    s_->paused = false;
-  }
-  s_->wake.notify_all();
+  request(*s_, [&] { s_->paused = false; });
 }
 void Trainer::cancel() {
-  {
-    std::lock_guard lock(s_->mutex);
-    s_->cancel = true;
-  }
-  s_->wake.notify_all();
+  request(*s_, [&] { s_->cancel = true; });
 }
 void Trainer::wait() {
   if (s_->thread.joinable()) s_->thread.join();
