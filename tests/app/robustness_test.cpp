@@ -206,14 +206,14 @@ TEST_F(Robustness, TheCampaignsInterventionCasesEndWithTheirCodeAndMessage) {
   };
   const std::vector<Case> cases = {
       {"--intervene steer:1=1*" + ok, 0, ""},
-      {"--intervene steer:1=1*" + past, 2, "\"direction\"[3] is 3e+39, beyond float32's range"},
+      {"--intervene steer:1=1*" + past, 2, "direction[3] is 3e+39, beyond float32's range"},
       {"--intervene steer:1=1e30*" + big, 2, "ALPHA times the direction reaches 1e+40"},
       // Inside float32, but the stream's norm overflows: the actions are nan, and said to be.
       {"--intervene steer:1=1e20*" + big, 1,
        "window 0 (counting from 0) of 4: the model's action is not a finite number"},
       {"--intervene steer:1=inf*" + ok, 2, "ALPHA must be a finite number"},
       {"--intervene steer:1=nan*" + ok, 2, "ALPHA must be a finite number"},
-      {"--intervene steer:1=1*" + text, 2, "holds something that is not a finite number"},
+      {"--intervene steer:1=1*" + text, 2, "text.json: direction[0] is not a number"},
       {"--intervene steer:1=1*" + narrow, 2, "the direction has 2 numbers, the model's stream 16"},
       {"--intervene steer:1=1*" + (*dir_ / "absent.json").string(), 2,
        "absent.json: not a steering direction"},

@@ -18,6 +18,7 @@
 #include "dstudio/common/figure_recipe.h"
 #include "dstudio/models/decision_model.h"
 #include "dstudio/models/interventions.h"
+#include "dstudio/models/steering_direction.h"
 #include "dstudio/models/variant_registry.h"
 
 namespace dstudio::models {
@@ -108,6 +109,36 @@ class Intervened : public testing::TestWithParam<Named> {
   DecisionModel model{nullptr};
   torch::NoGradGuard no_grad;
 };
+
+TEST(SteeringDirectionFile, WritesAndReadsBackExactly) {
+  const SteeringDirectionFile file{{0.25, -1.5, 3e38}, 2, 3.6, 1.2, 3.0, "/a/dt.pt", "sha256:ab"};
+  const std::string text = steering_direction_text(file);
+  EXPECT_EQ(text.rfind(R"({
+  "direction": [
+    0.25,)",
+                       0),
+            0u);
+  const auto back = read_steering_direction(text, "d.json");
+  EXPECT_EQ(back.direction, file.direction);
+  EXPECT_EQ(back.layer, 2);
+  EXPECT_EQ(back.high_target, 3.6);
+  EXPECT_EQ(back.low_target, 1.2);
+  EXPECT_EQ(back.norm, 3.0);
+  EXPECT_EQ(back.checkpoint, "/a/dt.pt");
+  EXPECT_EQ(back.checkpoint_hash, "sha256:ab");
+  EXPECT_EQ(steering_direction_text(back), text);
+  // A file that gives only the direction (one written by hand) reads, saying nothing else.
+  const auto bare = read_steering_direction(R"({"direction": [1, 2]})", "d.json");
+  EXPECT_EQ(bare.direction, (std::vector<double>{1, 2}));
+  EXPECT_TRUE(bare.checkpoint_hash.empty());
+  EXPECT_THROW((void)read_steering_direction(R"({"norm": 1})", "d.json"), UsageError);
+  try {
+    (void)read_steering_direction(R"({"direction": [1], "layer": -1})", "d.json");
+    ADD_FAILURE() << "a negative layer was read";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "d.json: layer must be at least 0 (is -1)");
+  }
+}
 
 TEST_P(Intervened, NoInterventionAndContextOfTheWholeWindowChangeNothing) {
   const auto& c = GetParam().config;
@@ -414,7 +445,7 @@ TEST(InterventionPlan, SteeringRefusesWhatWouldPutInfInTheStream) {
     read_direction(path, info);
     ADD_FAILURE() << "a direction beyond float32 was read";
   } catch (const UsageError& e) {
-    EXPECT_THAT(std::string(e.what()), testing::AllOf(testing::HasSubstr("\"direction\"[7]"),
+    EXPECT_THAT(std::string(e.what()), testing::AllOf(testing::HasSubstr(": direction[7] is 3e+39"),
                                                       testing::HasSubstr("beyond float32")));
   }
 

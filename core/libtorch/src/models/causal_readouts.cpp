@@ -23,6 +23,7 @@
 #include "dstudio/common/text.h"
 #include "dstudio/models/evaluation.h"
 #include "dstudio/models/intervene.h"
+#include "dstudio/models/steering_direction.h"
 
 namespace dstudio::models {
 namespace {
@@ -327,15 +328,9 @@ SteeringDirections steering_directions(DecisionModelImpl& model, const AnalysisI
     std::vector<double> v(direction.data_ptr<float>(),
                           direction.data_ptr<float>() + direction.numel());
     const double norm = direction.norm().item<double>();
-    ordered_json doc = {{"direction", v},
-                        {"layer", l},
-                        {"high_target", high},
-                        {"low_target", low},
-                        {"norm", norm},
-                        {"checkpoint", in.checkpoint},
-                        {"checkpoint_hash", checkpoint_hash}};
     const std::string file = "direction_L" + std::to_string(l) + ".json";
-    out.documents.push_back({file, doc.dump(2) + "\n"});
+    out.documents.push_back(
+        {file, steering_direction_text({v, l, high, low, norm, in.checkpoint, checkpoint_hash})});
     out.list.push_back({{"layer", l}, {"file", file}, {"norm", norm}});
   }
   return out;

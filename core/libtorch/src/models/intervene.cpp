@@ -2,6 +2,7 @@
 // action lens. See intervene.h.
 
 #include "dstudio/models/intervene.h"
+#include "dstudio/models/steering_direction.h"
 
 #include <cmath>
 #include <limits>
@@ -424,37 +425,26 @@ Attribution attribute_actions(DecisionModelImpl& model, const ModelInputs& input
 
 torch::Tensor read_direction(const std::string& path, const CheckpointInfo& info) {
   const int hidden = info.variant.hidden;
-  nlohmann::json j;
+  std::string text;
   try {
-    j = nlohmann::json::parse(read_regular_file(path, 64 << 20));
+    text = read_regular_file(path, 64 << 20);
   } catch (const std::exception& e) {
     throw UsageError(path + ": not a steering direction (" + std::string(e.what()) + ")");
   }
-  if (!j.is_object() || !j.contains("direction") || !j["direction"].is_array())
-    throw UsageError(path + ": not a steering direction (no \"direction\" list)");
-  std::vector<float> v;
-  for (const auto& x : j["direction"]) {
-    if (!x.is_number() || !std::isfinite(x.get<double>()))
-      throw UsageError(path + ": \"direction\" holds something that is not a finite number");
-    // The stream is float32: a number beyond its range would be read as inf.
-    if (std::abs(x.get<double>()) > std::numeric_limits<float>::max())
-      throw UsageError(path + ": \"direction\"[" + std::to_string(v.size()) + "] is " +
-                       general_number(x.get<double>()) + ", beyond float32's range (" +
-                       general_number(std::numeric_limits<float>::max()) + ")");
-    v.push_back(x.get<float>());
-  }
+  const auto file = read_steering_direction(text, path);
+  const std::vector<float> v(file.direction.begin(), file.direction.end());
   if (static_cast<int>(v.size()) != hidden)
     throw UsageError(path + ": the direction has " + std::to_string(v.size()) +
                      " numbers, the model's stream " + std::to_string(hidden));
   // A direction is a difference of one model's streams: another model's numbers mean nothing here
   // even when the widths agree.
-  if (const auto h = j.find("checkpoint_hash");
-      h != j.end() && h->is_string() && !info.path.empty()) {
-    const std::string made_for = j.value("checkpoint", std::string("another checkpoint"));
+  if (!file.checkpoint_hash.empty() && !info.path.empty()) {
+    const std::string made_for =
+        file.checkpoint.empty() ? std::string("another checkpoint") : file.checkpoint;
     const std::string here = file_content_hash(info.path);
-    if (h->get<std::string>() != here)
+    if (file.checkpoint_hash != here)
       throw UsageError(path + ": the direction was made for " + made_for + " (" +
-                       h->get<std::string>() + "), not for " + info.path + " (" + here +
+                       file.checkpoint_hash + "), not for " + info.path + " (" + here +
                        "); make one for it with dstudio analyze steering --checkpoint " +
                        info.path);
   }
