@@ -12,6 +12,7 @@
 //   [SECTION] Training curves
 //   [SECTION] Training runs compared
 //   [SECTION] The Sweep tab's scores
+//   [SECTION] What a viewer's recipe records beyond its options
 //   [SECTION] The Viewer tab's timeline
 //   [SECTION] The recipes the window records
 //   [SECTION] Viewer clips
@@ -34,6 +35,7 @@
 #include "dstudio/analysis/tsne.h"
 #include "dstudio/common/enum_names.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/json_fields.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/common/text.h"
 #include "dstudio/env/environment.h"
@@ -44,6 +46,8 @@
 #include "dstudio/models/interventions.h"
 #include "dstudio/models/markov_lab.h"
 #include "dstudio/models/playback.h"
+#include "dstudio/models/targets.h"
+#include "dstudio/models/variant_config.h"
 #include "dstudio/models/windows.h"
 #include "dstudio/viz/attention_map_view.h"
 #include "dstudio/viz/entropy_reward_view.h"
@@ -592,6 +596,188 @@ ViewBuilder compute_sweep_scores(const FigureRecipe& r, const std::string& where
 }
 
 // ---------------------------------------------------------------------------------------------
+// [SECTION] What a viewer's recipe records beyond its options
+
+using nlohmann::ordered_json;
+
+// A step or a count of frames, as the options "first" and "frames" are read.
+constexpr int kMaxStep = 100'000'000;
+constexpr NumberRange kTargetRange{-models::kMaxTargetReturn, models::kMaxTargetReturn};
+
+// What the timeline's and a clip's recipes record under "view": the run's changes and forks, and
+// a clip's targets, camera and look. Recipes written before "view" held each as JSON text in the
+// option of its key, read with the same tables (read_view).
+struct ViewRecord {
+  std::vector<models::StepConditions> changes;
+  std::vector<TimelineShown::Fork> forks;  // each fork's checkpoint is an input, not written here
+  std::vector<models::TargetChoice> targets;
+  render::CameraView camera;
+  ClipLook look;  // its camera is `camera`, its divergence the run's
+};
+
+[[noreturn]] void refuse(const std::string& message) {
+  JsonFields<ViewRecord>::refuse(message);
+}
+
+const JsonFields<models::StepConditions>& change_fields() {
+  static const auto fields = [] {
+    using C = models::StepConditions;
+    JsonFields<C> t;
+    t.field("step", &C::step, {0, kMaxStep})
+        .required()
+        .field("target", &C::target, kTargetRange)
+        .required()
+        .named("zeroing", &C::zeroing, models::modality_zeroing_names())
+        .field("interventions", &C::interventions)
+        .text({.one_line = true});
+    return t;
+  }();
+  return fields;
+}
+
+const JsonFields<TimelineShown::Fork>& fork_fields() {
+  static const auto fields = [] {
+    using F = TimelineShown::Fork;
+    JsonFields<F> t;
+    t.field("step", &F::step, {0, kMaxStep})
+        .required()
+        .field("change", &F::change)
+        .required()
+        .checked([](const F& f, const std::string& where) {
+          try {
+            (void)models::parse_branch_change(f.change);
+          } catch (const Error& e) {
+            refuse(where + ": " + e.what());
+          }
+        })
+        // A clip's forks are played for as long as it records: their frames are unused (0).
+        .field("frames", &F::frames, {0, kMaxStep})
+        .required();
+    return t;
+  }();
+  return fields;
+}
+
+const JsonFields<models::TargetChoice>& target_fields() {
+  static const auto fields = [] {
+    using T = models::TargetChoice;
+    JsonFields<T> t;
+    t.field("value", &T::value, kTargetRange).required().field("label", &T::label);
+    return t;
+  }();
+  return fields;
+}
+
+const JsonFields<render::CameraView>& camera_fields() {
+  static const auto fields = [] {
+    using C = render::CameraView;
+    JsonFields<C> t;
+    t.field("track", &C::track_body, {-1})
+        .field("distance", &C::distance, {0, 1e6, /*above=*/true})
+        .field("azimuth", &C::azimuth)
+        .field("elevation", &C::elevation)
+        .computed(
+            "lookat",
+            [](const C& c) {
+              return ordered_json::array({c.lookat_x, c.lookat_y, c.lookat_z});
+            },
+            [](C& c, const ordered_json& v, const std::string& where) {
+              if (!v.is_array()) refuse(where + " is not a list");
+              if (v.size() != 3)
+                refuse(where + " has " + std::to_string(v.size()) + " items, not 3 (x, y, z)");
+              double* xyz[] = {&c.lookat_x, &c.lookat_y, &c.lookat_z};
+              for (std::size_t i = 0; i < 3; ++i) {
+                if (!v[i].is_number() || !std::isfinite(v[i].get<double>()))
+                  refuse(where + "[" + std::to_string(i) + "] is not a finite number");
+                *xyz[i] = v[i].get<double>();
+              }
+            });
+    return t;
+  }();
+  return fields;
+}
+
+// The panel's controls, in the ranges the panel's widgets take.
+const JsonFields<ClipLook>& look_fields() {
+  static const auto fields = [] {
+    using L = ClipLook;
+    JsonFields<L> t;
+    t.field("effects", &L::effects)
+        .field("tab", &L::tab, {0, 2})
+        .field("target", &L::target_field, kTargetRange)
+        .named("zeroing", &L::zeroing, models::modality_zeroing_names())
+        .field("seed", &L::seed_field, {0, 1'000'000})
+        .field("attention-mode", &L::attention_mode, {0, 2})
+        .field("attention-layer", &L::attention_layer, {0, 1000})
+        .field("attention-head", &L::attention_head, {-1, 1000})
+        .field("fork-target", &L::fork_target, kTargetRange)
+        .field("click", &L::click_mode, {0, 1})
+        .field("patch-target", &L::patch_target, kTargetRange)
+        .field("font", &L::font)
+        .text({.one_line = true});
+    return t;
+  }();
+  return fields;
+}
+
+// A run's record (the timeline's) or a clip's, which adds how the panel looked.
+JsonFields<ViewRecord> make_view_fields(bool clip) {
+  using V = ViewRecord;
+  JsonFields<V> t;
+  t.objects("changes", &V::changes, change_fields())
+      .required()
+      .checked([](const V& v, const std::string& where) {
+        if (v.changes.empty() || v.changes.front().step != 0)
+          refuse(where + ": the conditioning of the first step is missing");
+      })
+      .objects("forks", &V::forks, fork_fields());
+  if (clip)
+    t.objects("targets", &V::targets, target_fields())
+        .object("camera", &V::camera, camera_fields())
+        .required()
+        .object("look", &V::look, look_fields())
+        .required();
+  t.errors_as<FigureRecipeError>();
+  return t;
+}
+
+const JsonFields<ViewRecord>& view_fields(bool clip) {
+  static const auto run = make_view_fields(false), clip_fields = make_view_fields(true);
+  return clip ? clip_fields : run;
+}
+
+// The record of `r` (a clip's when it is a clip's recipe) under "view", or in a recipe written
+// before "view", each part from the option of its key. Throws FigureRecipeError naming `where`
+// and the path of the value at fault ("<where>: view: camera: lookat has 2 items, not 3 ...").
+ViewRecord read_view(const FigureRecipe& r, const Options& o, const std::string& where) {
+  const auto& fields = view_fields(r.analysis == kClipView);
+  if (!r.view.empty()) {
+    ordered_json j;
+    try {
+      j = ordered_json::parse(r.view);
+    } catch (const nlohmann::json::exception& e) {
+      throw FigureRecipeError(where + ": view: not JSON (" + e.what() + ")");
+    }
+    return fields.read(j, where + ": view");
+  }
+  // Every part was written, each a JSON text: one missing is named as the option it was.
+  ordered_json j = ordered_json::object();
+  for (const auto& key : fields.keys()) {
+    try {
+      j[key] = ordered_json::parse(o.text(key));
+    } catch (const nlohmann::json::exception& e) {
+      o.fail(key, std::string("not JSON: ") + e.what());
+    }
+  }
+  return fields.read(j, where + ": options");
+}
+
+// `record` as the recipe's "view": its changes and forks, and a clip's parts when `clip`.
+void put_view(FigureRecipe& r, const ViewRecord& record, bool clip) {
+  r.view = view_fields(clip).write(record).dump();
+}
+
+// ---------------------------------------------------------------------------------------------
 // [SECTION] The Viewer tab's timeline
 
 // The steering directions a run's changes and forks read (steer:L=ALPHA*FILE), each once, in the
@@ -633,16 +819,13 @@ std::string with_direction_at(std::string text, const std::string& from, const s
 }
 
 // A policy's run in the viewer (the timeline's and a clip's): the checkpoint, seed, conditioning
-// from each step it changed and the forks, written into the recipe and read back.
-void put_run(FigureRecipe& r, const TimelineShown& shown) {
+// from each step it changed and the forks, written into the recipe (the changes and forks into
+// the record returned, which the caller writes as "view") and read back.
+ViewRecord put_run(FigureRecipe& r, const TimelineShown& shown) {
   r.seeds = {static_cast<std::int64_t>(shown.seed)};
-  nlohmann::json changes = nlohmann::json::array(), forks = nlohmann::json::array();
-  for (const auto& c : shown.changes)
-    changes.push_back({{"step", c.step},
-                       {"target", c.target},
-                       {"zeroing", models::to_string(c.zeroing)},
-                       {"interventions", c.interventions}});
-  r.options["changes"] = changes.dump();
+  ViewRecord record;
+  record.changes = shown.changes;
+  record.forks = shown.forks;
   // The first conditioning in the recipe's own fields too, where a reader looks for it.
   if (!shown.changes.empty()) {
     const auto& first = shown.changes.front();
@@ -653,7 +836,6 @@ void put_run(FigureRecipe& r, const TimelineShown& shown) {
   }
   for (std::size_t k = 0; k < shown.forks.size(); ++k) {
     const auto& f = shown.forks[k];
-    forks.push_back({{"step", f.step}, {"change", f.change}, {"frames", f.frames}});
     // Another checkpoint taking a fork over is read too: hashed as an input.
     const std::string other =
         f.checkpoint.empty() ? models::parse_branch_change(f.change).checkpoint : f.checkpoint;
@@ -661,7 +843,6 @@ void put_run(FigureRecipe& r, const TimelineShown& shown) {
       r.inputs.push_back(
           {"fork-" + std::to_string(k + 1), absolute_path(other), file_content_hash(other)});
   }
-  r.options["forks"] = forks.dump();
   // Each steering direction read is hashed as an input, as a fork's checkpoint is.
   const auto directions = steering_files(shown.changes, shown.forks);
   for (std::size_t k = 0; k < directions.size(); ++k)
@@ -670,9 +851,12 @@ void put_run(FigureRecipe& r, const TimelineShown& shown) {
   r.options["divergence"] = std::to_string(shown.divergence);
   if (shown.divergence >= 0) r.options["divergence-label"] = shown.divergence_label;
   r.bookmarks = shown.bookmarks;
+  return record;
 }
 
-TimelineShown read_run(const FigureRecipe& r, const Options& o, const std::string& where) {
+// The run of `r`; `record` receives what the recipe records beyond its options.
+TimelineShown read_run(const FigureRecipe& r, const Options& o, const std::string& where,
+                       ViewRecord& record) {
   need_checkpoint(r, where);
   if (r.seeds.size() != 1)
     throw FigureRecipeError(where + ": 'seeds': an episode has one seed, the recipe names " +
@@ -683,40 +867,17 @@ TimelineShown read_run(const FigureRecipe& r, const Options& o, const std::strin
   run.divergence = static_cast<int>(o.integer("divergence", -1, 100000));
   if (o.has("divergence-label")) run.divergence_label = o.text("divergence-label");
   run.bookmarks = r.bookmarks;
-  auto& changes = run.changes;
-  auto& forks = run.forks;
-  try {
-    for (const auto& c : nlohmann::json::parse(o.text("changes"))) {
-      models::StepConditions s;
-      s.step = c.at("step").get<int>();
-      s.target = c.at("target").get<double>();
-      s.zeroing = models::zeroing_from_string(c.at("zeroing").get<std::string>());
-      s.interventions = c.at("interventions").get<std::vector<std::string>>();
-      changes.push_back(std::move(s));
-    }
-    for (const auto& f : nlohmann::json::parse(o.text("forks")))
-      forks.push_back(
-          {f.at("step").get<int>(), f.at("change").get<std::string>(), f.at("frames").get<int>()});
-    // Another checkpoint's fork plays the file the recipe checked, wherever it was found; a fork
-    // whose checkpoint the recipe does not list with its hash plays nothing, since whatever file
-    // is at that path now may not be the one recorded.
-    for (std::size_t k = 0; k < forks.size(); ++k) {
-      const std::string option = "fork-" + std::to_string(k + 1);
-      for (const auto& in : r.inputs)
-        if (in.option == option) forks[k].checkpoint = in.path;
-    }
-  } catch (const nlohmann::json::exception& e) {
-    o.fail("changes", std::string("not the conditioning and forks of a run: ") + e.what());
-  } catch (const Error& e) {
-    o.fail("changes", e.what());
-  }
+  record = read_view(r, o, where);
+  auto& changes = run.changes = record.changes;
+  auto& forks = run.forks = record.forks;
+  // Another checkpoint's fork plays the file the recipe checked, wherever it was found; a fork
+  // whose checkpoint the recipe does not list with its hash plays nothing, since whatever file
+  // is at that path now may not be the one recorded.
   for (std::size_t k = 0; k < forks.size(); ++k) {
-    std::string named;
-    try {
-      named = models::parse_branch_change(forks[k].change).checkpoint;
-    } catch (const Error& e) {
-      o.fail("forks", e.what());
-    }
+    const std::string option = "fork-" + std::to_string(k + 1);
+    for (const auto& in : r.inputs)
+      if (in.option == option) forks[k].checkpoint = in.path;
+    const std::string named = models::parse_branch_change(forks[k].change).checkpoint;
     if (!named.empty() && forks[k].checkpoint.empty())
       throw FigureRecipeError(
           where + ": 'inputs': fork " + std::to_string(k + 1) + " plays the checkpoint " + named +
@@ -739,16 +900,14 @@ TimelineShown read_run(const FigureRecipe& r, const Options& o, const std::strin
       for (auto& spec : c.interventions) spec = with_direction_at(spec, directions[k], in->path);
     for (auto& f : forks) f.change = with_direction_at(f.change, directions[k], in->path);
   }
-  if (changes.empty() || changes.front().step != 0)
-    o.fail("changes", "the conditioning of the first step is missing");
   return run;
 }
 
 ViewBuilder compute_timeline(const FigureRecipe& r, const std::string& where,
                              const Progress& progress) {
   const Options o(r, where);
-  const TimelineShown run = read_run(r, o, where);
-  const int frames = static_cast<int>(o.integer("frames", 1, 100000000));
+  const TimelineShown run = timeline_shown(r, where);
+  const int frames = run.frames;
   const int divergence = run.divergence;
   const auto& changes = run.changes;
   const auto& forks = run.forks;
@@ -966,9 +1125,19 @@ FigureRecipe sweep_scores_recipe(const sweep::Sweep& s, const std::string& title
 FigureRecipe timeline_recipe(const TimelineShown& shown) {
   FigureRecipe r = checkpoint_recipe(kTimelineView, shown.checkpoint);
   r.options["frames"] = std::to_string(shown.frames);
-  put_run(r, shown);
+  put_view(r, put_run(r, shown), false);
   r.step = shown.frames - 1;
   return r;
+}
+
+TimelineShown timeline_shown(const FigureRecipe& r, const std::string& where) {
+  if (r.analysis != kTimelineView)
+    throw FigureRecipeError(where + ": 'analysis': " + r.analysis + " is not a viewer timeline's");
+  const Options o(r, where);
+  ViewRecord record;
+  TimelineShown run = read_run(r, o, where, record);
+  run.frames = static_cast<int>(o.integer("frames", 1, kMaxStep));
+  return run;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -977,7 +1146,7 @@ FigureRecipe timeline_recipe(const TimelineShown& shown) {
 // A recording of the Viewer tab: the run, and how it was recorded and looked.
 FigureRecipe clip_recipe(const ClipShown& shown) {
   FigureRecipe r = checkpoint_recipe(kClipView, shown.run.checkpoint);
-  put_run(r, shown.run);
+  ViewRecord record = put_run(r, shown.run);
   r.step = shown.first;
   r.options["title"] = shown.title;
   r.options["first"] = std::to_string(shown.first);
@@ -989,30 +1158,10 @@ FigureRecipe clip_recipe(const ClipShown& shown) {
   r.options["height"] = std::to_string(shown.height);
   r.options["panel-width"] = std::to_string(shown.panel_width);
   r.options["panel-height"] = std::to_string(shown.panel_height);
-  nlohmann::json targets = nlohmann::json::array();
-  for (const auto& t : shown.targets) targets.push_back({{"value", t.value}, {"label", t.label}});
-  r.options["targets"] = targets.dump();
-  const auto& c = shown.look.camera;
-  r.options["camera"] = nlohmann::json{{"track", c.track_body},
-                                       {"distance", c.distance},
-                                       {"azimuth", c.azimuth},
-                                       {"elevation", c.elevation},
-                                       {"lookat", {c.lookat_x, c.lookat_y, c.lookat_z}}}
-                            .dump();
-  const auto& l = shown.look;
-  r.options["look"] = nlohmann::json{
-      {"effects", l.effects},
-      {"tab", l.tab},
-      {"target", l.target_field},
-      {"zeroing", models::to_string(l.zeroing)},
-      {"seed", l.seed_field},
-      {"attention-mode", l.attention_mode},
-      {"attention-layer", l.attention_layer},
-      {"attention-head", l.attention_head},
-      {"fork-target", l.fork_target},
-      {"click", l.click_mode},
-      {"patch-target", l.patch_target},
-      {"font", l.font}}.dump();
+  record.targets = shown.targets;
+  record.camera = shown.look.camera;
+  record.look = shown.look;
+  put_view(r, record, true);
   r.figure.name = "clip";
   r.figure.formats = {"mp4"};
   return r;
@@ -1032,7 +1181,8 @@ void check_clip_within_episode(const ClipShown& clip, const std::string& where) 
   within("options.frames",
          models::recorded_step(clip.first, clip.frames - 1, clip.fps, clip.speed, environment.dt()),
          "the last frame");
-  for (const auto& fork : clip.run.forks) within("options.forks", fork.step, "a fork");
+  for (std::size_t k = 0; k < clip.run.forks.size(); ++k)
+    within("forks[" + std::to_string(k) + "]", clip.run.forks[k].step, "a fork");
 }
 
 ClipShown clip_shown(const FigureRecipe& r, const std::string& where) {
@@ -1040,7 +1190,8 @@ ClipShown clip_shown(const FigureRecipe& r, const std::string& where) {
     throw FigureRecipeError(where + ": 'analysis': " + r.analysis + " is not a viewer clip's");
   const Options o(r, where);
   ClipShown shown;
-  shown.run = read_run(r, o, where);
+  ViewRecord record;
+  shown.run = read_run(r, o, where, record);
   shown.title = o.text("title");
   shown.first = static_cast<int>(o.integer("first", 0, 100000000));
   shown.frames = static_cast<int>(o.integer("frames", 1, 100000000));
@@ -1054,52 +1205,10 @@ ClipShown clip_shown(const FigureRecipe& r, const std::string& where) {
   shown.height = static_cast<int>(o.integer("height", 2, 16384));
   shown.panel_width = static_cast<int>(o.integer("panel-width", 2, 16384));
   shown.panel_height = static_cast<int>(o.integer("panel-height", 2, 16384));
-  const auto json_of = [&](const std::string& key) {
-    try {
-      return nlohmann::json::parse(o.text(key));
-    } catch (const nlohmann::json::exception& e) {
-      o.fail(key, std::string("not JSON: ") + e.what());
-    }
-  };
-  try {
-    for (const auto& t : json_of("targets"))
-      shown.targets.push_back({t.at("value").get<double>(), t.at("label").get<std::string>()});
-  } catch (const nlohmann::json::exception& e) {
-    o.fail("targets", std::string("not a list of targets: ") + e.what());
-  }
-  auto& l = shown.look;
-  try {
-    const auto c = json_of("camera");
-    l.camera.track_body = c.at("track").get<int>();
-    l.camera.distance = c.at("distance").get<double>();
-    l.camera.azimuth = c.at("azimuth").get<double>();
-    l.camera.elevation = c.at("elevation").get<double>();
-    const auto at = c.at("lookat").get<std::vector<double>>();
-    if (at.size() != 3) throw std::invalid_argument("the point looked at has three coordinates");
-    l.camera.lookat_x = at[0];
-    l.camera.lookat_y = at[1];
-    l.camera.lookat_z = at[2];
-  } catch (const std::exception& e) {
-    o.fail("camera", std::string("not a camera: ") + e.what());
-  }
-  try {
-    const auto j = json_of("look");
-    l.effects = j.at("effects").get<bool>();
-    l.tab = j.at("tab").get<int>();
-    l.target_field = j.at("target").get<double>();
-    l.zeroing = models::zeroing_from_string(j.at("zeroing").get<std::string>());
-    l.seed_field = j.at("seed").get<int>();
-    l.attention_mode = j.at("attention-mode").get<int>();
-    l.attention_layer = j.at("attention-layer").get<int>();
-    l.attention_head = j.at("attention-head").get<int>();
-    l.fork_target = j.at("fork-target").get<double>();
-    l.click_mode = j.at("click").get<int>();
-    l.patch_target = j.at("patch-target").get<double>();
-    l.font = j.at("font").get<std::string>();
-  } catch (const std::exception& e) {
-    o.fail("look", std::string("not the panel's look: ") + e.what());
-  }
-  l.divergence = shown.run.divergence;
+  shown.targets = record.targets;
+  shown.look = record.look;
+  shown.look.camera = record.camera;
+  shown.look.divergence = shown.run.divergence;
   if (r.figure.name != "clip")
     throw FigureRecipeError(where + ": 'figure.name': a viewer clip's is clip, not " +
                             r.figure.name);

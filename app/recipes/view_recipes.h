@@ -9,7 +9,10 @@
 /// A view's recipe names the analysis "studio-<view>" and holds what the view was given: the
 /// checkpoint (and the compared one) with their hashes, the checkpoint's dataset and its
 /// fingerprint, the settings of the computation that fed it (windows, rollouts, the lab's run)
-/// and what was chosen on screen (layer, head, episode), in its options.
+/// and what was chosen on screen (layer, head, episode), in its options. The Viewer tab's recipes
+/// keep what is not a single value (the run's changes and forks, a clip's targets, camera and
+/// look) as JSON objects in the recipe's `view`; recipes written before it kept each as JSON text
+/// in the option of its key, and still read.
 
 #include <QString>
 #include <functional>
@@ -154,6 +157,11 @@ struct TimelineShown {
   std::vector<RecipeBookmark> bookmarks;
 };
 FigureRecipe timeline_recipe(const TimelineShown& shown);
+/// timeline_recipe read back (each fork's checkpoint: the recipe's input of the fork, wherever it
+/// was found). Throws FigureRecipeError naming `where` and the key, or the path in the recipe's
+/// `view` ("<where>: view: changes[0]: step is not a number"), for a recipe that is not a
+/// timeline's or holds what a run cannot be.
+TimelineShown timeline_shown(const FigureRecipe& recipe, const std::string& where);
 
 /// How the Viewer tab looked while it recorded, beyond the run: where the camera was and what the
 /// panel's controls showed (a clip of the whole panel shows them).
@@ -194,8 +202,10 @@ struct ClipShown {
   ClipLook look;
 };
 FigureRecipe clip_recipe(const ClipShown& shown);
-/// clip_recipe read back. Throws FigureRecipeError naming `where` and the key for a recipe that is
-/// not a clip's or holds what a clip cannot be (no checkpoint, no frames, a size out of range).
+/// clip_recipe read back. Throws FigureRecipeError naming `where` and the key, or the path in the
+/// recipe's `view` ("<where>: view: camera: lookat has 2 items, not 3 (x, y, z)"), for a recipe
+/// that is not a clip's or holds what a clip cannot be (no checkpoint, no frames, a size out of
+/// range).
 ClipShown clip_shown(const FigureRecipe& recipe, const std::string& where);
 /// Throws FigureRecipeError naming `where` and the key when the clip's first or last frame, or a
 /// fork, is past the end of its checkpoint's episode (the task's horizon): such a clip would play

@@ -542,6 +542,19 @@ TEST_F(FigureRecipes, AViewerClipsRecipeIsCheckedBeforeTheStudioDrawsIt) {
     refused(write(missing, std::string("no-") + key), (*dir_ / "missing.mp4").string(), 1,
             std::string("'options.") + key + "': missing");
   }
+  // As this studio writes a clip: the run, targets, camera and look as objects under "view"; a
+  // wrong value there is named by its path.
+  auto nested = clip;
+  nlohmann::ordered_json view;
+  for (const char* key : {"changes", "forks", "targets", "camera", "look"}) {
+    view[key] = nlohmann::ordered_json::parse(nested.options.at(key));
+    nested.options.erase(key);
+  }
+  view["camera"]["lookat"] = {0.0, 1.0};
+  nested.view = view.dump();
+  const auto nested_path = write(nested, "nested");
+  refused(nested_path, (*dir_ / "nested.mp4").string(), 1,
+          "error: " + nested_path + ": view: camera: lookat has 2 items, not 3 (x, y, z)");
   auto wrong = clip;
   wrong.options["area"] = "window";
   refused(write(wrong, "wrong-area"), (*dir_ / "wrong.mp4").string(), 1,

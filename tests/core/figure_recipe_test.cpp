@@ -177,6 +177,57 @@ TEST(FigureRecipe, AFieldOfTheWrongTypeIsRefusedNamingItsKey) {
   }
 }
 
+// A view's record is the object itself in the file, after the options, its keys in their order;
+// a recipe without one (every analysis's) has no "view" key and writes as it always did.
+TEST(FigureRecipe, AViewsRecordIsANestedObjectLeftOutWhenEmpty) {
+  EXPECT_FALSE(json::parse(to_json(full_recipe())).contains("view"));
+  FigureRecipe r = full_recipe();
+  r.analysis = "studio-viewer-clip";
+  r.view = R"({"changes":[{"step":0,"target":3600.0}],"look":{"zeroing":"rtg","font":""},)"
+           R"("camera":{"lookat":[0.0,0.5,1.4]}})";
+  const std::string text = to_json(r);
+  const auto j = nlohmann::ordered_json::parse(text);
+  std::vector<std::string> keys;
+  for (const auto& item : j.items()) keys.push_back(item.key());
+  ASSERT_EQ(keys.at(3), "options");
+  EXPECT_EQ(keys.at(4), "view");
+  ASSERT_TRUE(j.at("view").is_object());
+  EXPECT_EQ(j["view"]["camera"]["lookat"][2], 1.4);
+  keys.clear();
+  for (const auto& item : j["view"].items()) keys.push_back(item.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"changes", "look", "camera"}));
+  EXPECT_THAT(text, HasSubstr("\n  \"view\": {\n    \"changes\": [\n"));
+  const FigureRecipe back = parse_figure_recipe(text, "r.json");
+  EXPECT_EQ(back.view, r.view);
+  EXPECT_EQ(back, r);
+  EXPECT_EQ(to_json(back), text);
+  json wrong = json::parse(text);
+  wrong["view"] = "{}";
+  EXPECT_THAT(refusal(wrong), HasSubstr("/papers/fig3.recipe.json: view is not a JSON object"));
+  wrong["view"] = nullptr;
+  EXPECT_THAT(refusal(wrong), HasSubstr("/papers/fig3.recipe.json: view is null"));
+  wrong.erase("view");
+  EXPECT_EQ(parse_figure_recipe(wrong.dump(), "r.json").view, "");
+}
+
+// The Viewer tab's recipes as studios wrote them before "view" (the run, camera and look as JSON
+// texts in options) read and are written again byte for byte: nothing moves them.
+TEST(FigureRecipe, ViewerRecipesSavedBeforeViewAreWrittenAgainByteForByte) {
+  const auto saved = std::filesystem::path(DSTUDIO_TEST_DATA) / "saved" / "figure-recipe";
+  test::TempDir dir;
+  for (const char* name : {"viewer_timeline.recipe.json", "viewer_clip.recipe.json"}) {
+    const std::string text = read_file_text(saved / name);
+    ASSERT_FALSE(text.empty()) << name;
+    const auto parsed = parse_figure_recipe(text, name);
+    EXPECT_EQ(parsed.view, "") << name;
+    EXPECT_EQ(parsed.options.count("changes"), 1u) << name;
+    EXPECT_EQ(to_json(parsed), text) << name;
+    std::filesystem::copy_file(saved / name, dir / name);
+    write_figure_recipe(dir / (std::string("again.") + name), read_figure_recipe(dir / name));
+    EXPECT_EQ(read_file_text(dir / (std::string("again.") + name)), text) << name;
+  }
+}
+
 TEST(FigureRecipe, AMissingRequiredKeyIsRefusedNamingIt) {
   const json good = json::parse(to_json(full_recipe()));
   for (const char* key : {"format", "version", "analysis", "figure"}) {

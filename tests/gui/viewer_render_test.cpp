@@ -478,8 +478,9 @@ TEST_F(Render, InterventionsAndForksActFromTheStepOnScreenAndAreDrawnInTheScene)
     EXPECT_EQ(recipe.seeds, std::vector<std::int64_t>{static_cast<std::int64_t>(seed)});
     ASSERT_EQ(recipe.bookmarks.size(), 1u);
     EXPECT_EQ(recipe.bookmarks[0].step, 40);
-    EXPECT_NE(recipe.options.at("changes").find("mlp:3=zero"), std::string::npos);
-    EXPECT_NE(recipe.options.at("forks").find("target=500"), std::string::npos);
+    const auto view = nlohmann::json::parse(recipe.view);
+    EXPECT_NE(view.at("changes").dump().find("mlp:3=zero"), std::string::npos);
+    EXPECT_NE(view.at("forks").dump().find("target=500"), std::string::npos);
     const std::string again = QDir(folder).filePath("again.png").toStdString();
     ASSERT_EQ(test::figure_render(base + ".recipe.json", again, "/dev/null"), 0) << base;
     const auto bytes = [](const std::string& path) {
@@ -631,8 +632,9 @@ TEST_F(Render, AClipIsDrawnAgainFromItsRecipeFrameForFrame) {
   const auto recipe = read_figure_recipe(recipe_path);
   EXPECT_EQ(recipe.analysis, "studio-viewer-clip");
   EXPECT_EQ(recipe.step, 40);
-  EXPECT_NE(recipe.options.at("changes").find("2000"), std::string::npos);
-  EXPECT_NE(recipe.options.at("forks").find("target=500"), std::string::npos);
+  const auto view = nlohmann::json::parse(recipe.view);
+  EXPECT_NE(view.at("changes").dump().find("2000"), std::string::npos);
+  EXPECT_NE(view.at("forks").dump().find("target=500"), std::string::npos);
   EXPECT_EQ(recipe.options.at("area"), "panel");
 
   const std::string again = QDir(folder).filePath("again.mp4").toStdString();

@@ -188,6 +188,18 @@ const JsonFields<FigureRecipe>& recipe_fields() {
               refuse(where + " names '" + name +
                      "', which is not an option's name (without its dashes)");
         })
+        // Kept as text (the views' recipes read it with tables of their own), written as the
+        // object it holds; none is left out, so that other recipes write as they always did.
+        .computed(
+            "view",
+            [](const R& r) {
+              return r.view.empty() ? ordered_json(nullptr) : ordered_json::parse(r.view);
+            },
+            [](R& r, const ordered_json& v, const std::string& where) {
+              if (!v.is_object()) refuse(where + " is not a JSON object");
+              r.view = v.dump();
+            })
+        .omitted_when_empty()
         .field("checkpoint", &R::checkpoint)
         .empty_as_null()
         .field("checkpoint_hash", &R::checkpoint_hash)

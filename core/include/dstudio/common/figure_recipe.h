@@ -92,6 +92,10 @@ struct FigureRecipe {
   /// line takes them, defaults included; except those held by the fields below (--compare of a
   /// checkpoint, --seed, --step, --target).
   std::map<std::string, std::string> options;
+  /// What a view recipe records beyond its options (a viewer run's changes and forks, a clip's
+  /// camera and look), a JSON object as text; in a file, the object itself under "view", left out
+  /// when this is "" (every analysis's recipe).
+  std::string view;
   /// Every path below is absolute in memory; in a file, one in the recipe's folder or below it is
   /// written relative to that folder ("./dt.pt"), and so is an option naming such a file or
   /// folder.
