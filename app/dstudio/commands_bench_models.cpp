@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "bench_two_ways.h"
 #include "commands.h"
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/read_file.h"
@@ -616,65 +617,40 @@ int run_predict_bench(const PredictBenchArgs& a) {
   return kOk;
 }
 
-struct ListingBenchArgs {
-  int runs = 100, repeats = 5;
-  std::string checkpoint;
-};
-
 // Listing run folders that hold only a checkpoint (a sweep's cells, `dstudio train --out`): the
 // description read from the checkpoint's header, as listings do, against the whole file read and
 // verified, as loading the weights does. Time and bytes read, alternating, in one run.
-int run_listing_bench(const ListingBenchArgs& a) {
+int run_listing_bench(const TwoWaysArgs& a) {
   namespace fs = std::filesystem;
-  const fs::path source = a.checkpoint.empty() ? resource_file("checkpoints/hopper-medium-dt.pt")
-                                               : fs::path(a.checkpoint);
+  const fs::path source = bench_checkpoint(a);
   const fs::path root =
       fs::temp_directory_path() / ("dstudio-listing-bench-" + std::to_string(::getpid()));
   fs::create_directories(root);
   std::vector<fs::path> dirs;
-  for (int i = 0; i < a.runs; ++i) {
+  for (int i = 0; i < a.count; ++i) {
     dirs.push_back(root / ("dt-seed" + std::to_string(i) + "-20260101-000000"));
     fs::create_directories(dirs.back());
     fs::copy_file(source, dirs.back() / "checkpoint.pt");
     // A run's log, one line: what a listing reads beside the checkpoint.
     write_text_atomically(dirs.back() / "metrics.jsonl", "{\"step\": 1, \"loss\": 0.5}\n");
   }
-  std::vector<double> header_ms, full_ms;
-  std::int64_t header_bytes = 0, full_bytes = 0;
-  for (int r = 0; r < a.repeats; ++r) {
-    for (const bool header : {true, false}) {
-      const auto bytes = bytes_read_so_far();
-      const auto start = std::chrono::steady_clock::now();
-      for (const auto& dir : dirs) {
-        if (header) {
+  const auto measured = time_two_ways(
+      a.repeats,
+      [&] {
+        for (const auto& dir : dirs)
           if (models::read_run_folder(dir).label != "dt")
             throw Error(dir.string() + ": the listing did not read the checkpoint's variant");
-        } else if (models::read_checkpoint_info(dir / "checkpoint.pt").variant.variant != "dt") {
-          throw Error(dir.string() + ": the full read did not give the checkpoint's variant");
-        }
-      }
-      const double ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count();
-      (header ? header_ms : full_ms).push_back(ms);
-      (header ? header_bytes : full_bytes) = bytes_read_so_far() - bytes;
-    }
-  }
+      },
+      [&] {
+        for (const auto& dir : dirs)
+          if (models::read_checkpoint_info(dir / "checkpoint.pt").variant.variant != "dt")
+            throw Error(dir.string() + ": the full read did not give the checkpoint's variant");
+      });
   fs::remove_all(root);
-  const double header = median(header_ms), full = median(full_ms);
-  std::printf("configuration  %d run folders, each a copy of %s (%s)\n", a.runs,
-              source.filename().c_str(), byte_size_text(fs::file_size(source)).c_str());
-  std::printf("threads        1\n");
-  std::printf("blas           %s (unused)\n", active_blas_name().c_str());
-  std::printf("header         median %.1f ms for the listing (%.2f ms a run), %s read\n", header,
-              header / a.runs, byte_size_text(static_cast<std::uint64_t>(header_bytes)).c_str());
-  std::printf("whole file     median %.1f ms (%.2f ms a run), %s read\n", full, full / a.runs,
-              byte_size_text(static_cast<std::uint64_t>(full_bytes)).c_str());
-  std::printf("ratio          %.1fx faster, %.0fx fewer bytes, over %d repeats, alternating\n",
-              full / header,
-              static_cast<double>(full_bytes) /
-                  static_cast<double>(std::max<std::int64_t>(1, header_bytes)),
-              a.repeats);
+  print_two_ways(std::to_string(a.count) + " run folders, each a copy of " +
+                     source.filename().string() + " (" + byte_size_text(fs::file_size(source)) +
+                     ")",
+                 "header", "whole file", "run", a.count, a.repeats, measured);
   return kOk;
 }
 
@@ -747,27 +723,10 @@ void add_model_bench_commands(CLI::App& app, int& exit_code) {
                          200000, a, &run_predict_bench, exit_code)
         ->add_flag("--action-lens", a->action_lens, "Also the action lens of every window");
   }
-  {
-    auto a = std::make_shared<ListingBenchArgs>();
-    auto* cmd = bench->add_subcommand(
-        "run-listing",
-        "Listing run folders: the checkpoints' descriptions read from their headers, against "
-        "whole files");
-    cmd->add_option("--runs", a->runs, "Run folders")
-        ->check(whole_number(1, 10000))
-        ->capture_default_str();
-    cmd->add_option("--repeats", a->repeats, "Timed repeats of each way")
-        ->check(whole_number(1, 1000))
-        ->capture_default_str();
-    cmd->add_option("--checkpoint", a->checkpoint,
-                    "The checkpoint each folder holds (default: the shipped hopper DT)")
-        ->check(CLI::ExistingFile);
-    cmd->callback([&exit_code, a] {
-      int measured = kOk;
-      exit_code = run_guarded([&] { measured = run_listing_bench(*a); });
-      if (exit_code == kOk) exit_code = measured;
-    });
-  }
+  add_two_ways_bench(bench, "run-listing",
+                     "Listing run folders: the checkpoints' descriptions read from their headers, "
+                     "against whole files",
+                     "--runs", "Run folders", "folder", &run_listing_bench, exit_code);
   add_checkpoint_bench(bench, "patching",
                        "Milliseconds for a whole patching sweep, reusing blocks against rerunning",
                        4096, std::make_shared<PatchingBenchArgs>(), &run_patching_bench, exit_code);

@@ -28,15 +28,14 @@
 #include <sstream>
 #include <thread>
 
+#include "bench_two_ways.h"
 #include "commands.h"
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/csv.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/folder_lock.h"
 #include "dstudio/common/read_file.h"
-#include "dstudio/common/resources.h"
 #include "dstudio/common/subprocess.h"
-#include "dstudio/common/system_info.h"
 #include "dstudio/common/text.h"
 #include "dstudio/data/dataset_io.h"
 #include "dstudio/env/environment.h"
@@ -1070,16 +1069,6 @@ void add_sweep_collect(CLI::App* sweep_cmd, int& exit_code) {
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Benchmark: the status of a sweep
 
-struct StatusBenchArgs {
-  int cells = 100, repeats = 5;
-  std::string checkpoint;
-};
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 // A sweep of finished cells, each holding a copy of `checkpoint` and the task.json a finished
 // task writes, under `dir`.
 sweep::Sweep finished_sweep(const fs::path& dir, int cells, const fs::path& checkpoint) {
@@ -1115,9 +1104,8 @@ sweep::Sweep finished_sweep(const fs::path& dir, int cells, const fs::path& chec
 // `sweep status` on a sweep of finished cells: what it reads (task.json and the manifest, never a
 // checkpoint), against the same status that also read each cell's checkpoint whole, as a status
 // showing each model's description from its weights file would. Time and bytes, alternating.
-int run_status_bench(const StatusBenchArgs& a) {
-  const fs::path source = a.checkpoint.empty() ? resource_file("checkpoints/hopper-medium-dt.pt")
-                                               : fs::path(a.checkpoint);
+int run_status_bench(const TwoWaysArgs& a) {
+  const fs::path source = bench_checkpoint(a);
   const fs::path root =
       fs::temp_directory_path() / ("dstudio-status-bench-" + std::to_string(::getpid()));
   fs::create_directories(root);
@@ -1128,71 +1116,35 @@ int run_status_bench(const StatusBenchArgs& a) {
       fs::remove_all(dir, ec);
     }
   } removed{root};
-  const auto s = finished_sweep(root, a.cells, source);
-  std::vector<double> status_ms, weights_ms;
-  std::int64_t status_bytes = 0, weights_bytes = 0;
-  for (int r = 0; r < a.repeats; ++r) {
-    for (const bool weights : {false, true}) {
-      const auto bytes = bytes_read_so_far();
-      const auto start = std::chrono::steady_clock::now();
-      const auto now = read_sweep_now(s.dir.string());
-      if (now.counts.size() != 1 || now.counts.begin()->second != a.cells)
-        throw Error(s.dir.string() + ": the status did not find every cell finished");
-      if (weights)
-        for (const auto& cell : s.cells)
-          (void)models::read_checkpoint_info(sweep::cell_dir(s, cell) / "checkpoint.pt");
-      const double ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count();
-      (weights ? weights_ms : status_ms).push_back(ms);
-      (weights ? weights_bytes : status_bytes) = bytes_read_so_far() - bytes;
-    }
-  }
+  const auto s = finished_sweep(root, a.count, source);
+  const auto status = [&] {
+    const auto now = read_sweep_now(s.dir.string());
+    if (now.counts.size() != 1 || now.counts.begin()->second != a.count)
+      throw Error(s.dir.string() + ": the status did not find every cell finished");
+  };
+  const auto measured = time_two_ways(a.repeats, status, [&] {
+    status();
+    for (const auto& cell : s.cells)
+      (void)models::read_checkpoint_info(sweep::cell_dir(s, cell) / "checkpoint.pt");
+  });
   const auto checkpoint_bytes = static_cast<std::int64_t>(fs::file_size(source));
-  const double status = median_of(status_ms), whole = median_of(weights_ms);
-  std::printf(
-      "configuration  a sweep of %d finished cells, each with task.json and a copy of %s "
-      "(%s)\n",
-      a.cells, source.filename().c_str(),
-      byte_size_text(static_cast<std::uint64_t>(checkpoint_bytes)).c_str());
-  std::printf("threads        1\n");
-  std::printf("blas           %s (unused)\n", active_blas_name().c_str());
-  std::printf("status         median %.1f ms (%.2f ms a cell), %s read\n", status, status / a.cells,
-              byte_size_text(static_cast<std::uint64_t>(status_bytes)).c_str());
-  std::printf("with weights   median %.1f ms (%.2f ms a cell), %s read\n", whole, whole / a.cells,
-              byte_size_text(static_cast<std::uint64_t>(weights_bytes)).c_str());
-  std::printf("ratio          %.1fx faster, %.0fx fewer bytes, over %d repeats, alternating\n",
-              whole / status,
-              static_cast<double>(weights_bytes) /
-                  static_cast<double>(std::max<std::int64_t>(1, status_bytes)),
-              a.repeats);
+  print_two_ways("a sweep of " + std::to_string(a.count) +
+                     " finished cells, each with task.json and a copy of " +
+                     source.filename().string() + " (" +
+                     byte_size_text(static_cast<std::uint64_t>(checkpoint_bytes)) + ")",
+                 "status", "with weights", "cell", a.count, a.repeats, measured);
   // Less than one checkpoint read for the whole sweep: no cell's weights were.
-  const bool none = status_bytes < checkpoint_bytes;
+  const bool none = measured.first.bytes < checkpoint_bytes;
   std::printf("checkpoints    %s\n",
               none ? "the status read none" : "the status read at least one checkpoint's bytes");
   return none ? kOk : kFailed;
 }
 
 void add_sweep_bench(CLI::App& app, int& exit_code) {
-  auto a = std::make_shared<StatusBenchArgs>();
-  auto* cmd = app.get_subcommand("bench")->add_subcommand(
-      "sweep-status",
-      "dstudio sweep status on a sweep of finished cells: time and bytes read, against the "
-      "same status reading each cell's checkpoint whole");
-  cmd->add_option("--cells", a->cells, "Cells of the sweep")
-      ->check(whole_number(1, 10000))
-      ->capture_default_str();
-  cmd->add_option("--repeats", a->repeats, "Timed repeats of each way")
-      ->check(whole_number(1, 1000))
-      ->capture_default_str();
-  cmd->add_option("--checkpoint", a->checkpoint,
-                  "The checkpoint each cell holds (default: the shipped hopper DT)")
-      ->check(CLI::ExistingFile);
-  cmd->callback([&exit_code, a] {
-    int measured = kOk;
-    exit_code = run_guarded([&] { measured = run_status_bench(*a); });
-    if (exit_code == kOk) exit_code = measured;
-  });
+  add_two_ways_bench(app.get_subcommand("bench"), "sweep-status",
+                     "dstudio sweep status on a sweep of finished cells: time and bytes read, "
+                     "against the same status reading each cell's checkpoint whole",
+                     "--cells", "Cells of the sweep", "cell", &run_status_bench, exit_code);
 }
 
 }  // namespace

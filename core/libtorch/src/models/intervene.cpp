@@ -2,7 +2,6 @@
 // action lens. See intervene.h.
 
 #include "dstudio/models/intervene.h"
-#include "dstudio/models/steering_direction.h"
 
 #include <cmath>
 #include <limits>
@@ -13,6 +12,7 @@
 #include "dstudio/common/figure_recipe.h"
 #include "dstudio/common/read_file.h"
 #include "dstudio/common/text.h"
+#include "dstudio/models/steering_direction.h"
 
 namespace dstudio::models {
 namespace {
