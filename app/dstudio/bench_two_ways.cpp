@@ -53,11 +53,11 @@ void print_two_ways(const std::string& configuration, const char* fast_label,
     std::printf("%-15smedian %.1f ms (%.2f ms a %s), %s read\n", label, way.median_ms,
                 way.median_ms / count, unit,
                 byte_size_text(static_cast<std::uint64_t>(way.bytes)).c_str());
-  std::printf("ratio          %.1fx faster, %.0fx fewer bytes, over %d repeats, alternating\n",
-              slow.median_ms / fast.median_ms,
-              static_cast<double>(slow.bytes) /
-                  static_cast<double>(std::max<std::int64_t>(1, fast.bytes)),
-              repeats);
+  std::printf(
+      "ratio          %.1fx faster, %.0fx fewer bytes, over %d repeats, alternating\n",
+      slow.median_ms / fast.median_ms,
+      static_cast<double>(slow.bytes) / static_cast<double>(std::max<std::int64_t>(1, fast.bytes)),
+      repeats);
 }
 
 void add_two_ways_bench(CLI::App* bench, const char* name, const char* description,
@@ -71,8 +71,9 @@ void add_two_ways_bench(CLI::App* bench, const char* name, const char* descripti
   cmd->add_option("--repeats", a->repeats, "Timed repeats of each way")
       ->check(whole_number(1, 1000))
       ->capture_default_str();
-  cmd->add_option("--checkpoint", a->checkpoint,
-                  std::string("The checkpoint each ") + holds + " holds (default: the shipped hopper DT)")
+  cmd->add_option(
+         "--checkpoint", a->checkpoint,
+         std::string("The checkpoint each ") + holds + " holds (default: the shipped hopper DT)")
       ->check(CLI::ExistingFile);
   cmd->callback([&exit_code, a, run = std::move(run)] {
     int measured = kOk;
