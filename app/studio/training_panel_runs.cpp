@@ -52,6 +52,7 @@
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/config_fields.h"
 #include "dstudio/models/evaluation.h"
+#include "dstudio/models/run_description.h"
 #include "dstudio/models/run_folder.h"
 #include "dstudio/models/variant_registry.h"
 #include "dstudio/viz/config_form.h"
@@ -149,14 +150,15 @@ bool TrainingPanel::startTraining() {
     return false;
   }
   // What produced the run, next to its metrics, so the folder can be compared later.
-  const ordered_json description = {
-      {"label", label.toStdString()},
-      {"variant", ordered_json::parse(models::to_json(trainer->variant()))},
-      {"training", ordered_json::parse(models::to_json(training))},
-      {"dataset", {{"path", dataset_path_.toStdString()}, {"fingerprint", dataset_->fingerprint}}},
-      {"evaluation_episodes", eval_episodes_->value()}};
+  models::RunDescription description;
+  description.label = label.toStdString();
+  description.variant = trainer->variant();
+  description.training = training;
+  description.dataset_path = dataset_path_.toStdString();
+  description.dataset_fingerprint = dataset_->fingerprint;
+  description.evaluation_episodes = eval_episodes_->value();
   try {
-    write_text_atomically(dir / "run.json", description.dump(2) + "\n");
+    write_text_atomically(dir / "run.json", models::run_description_text(description));
   } catch (const std::exception& e) {
     showMessage(tr("Not started: %1").arg(QString::fromStdString(e.what())), true);
     return false;

@@ -16,6 +16,7 @@
 #include "dstudio/data/synthetic.h"
 #include "dstudio/models/checkpoint_model.h"
 #include "dstudio/models/config_fields.h"
+#include "dstudio/models/run_description.h"
 #include "dstudio/models/run_folder.h"
 #include "dstudio/models/train_step.h"
 #include "h5_fixture.h"
@@ -375,6 +376,34 @@ TEST(Checkpoint, SaysWhatProducedItAndRejectsBadFiles) {
   data::Dataset other = ds;
   other.fingerprint = "xxh3-128:0";
   EXPECT_THROW(Trainer::resume(other, dir / "checkpoint.pt"), CheckpointError);
+}
+
+TEST(RunFolders, TheStudiosRunJsonReadsBackAndWritesTheSameBytes) {
+  // run.json as the Training tab wrote it before its table: the same text comes back.
+  auto variant = make_variant("dc");
+  variant.conv_window = 4;
+  TrainingConfig training;
+  training.seed = 7;
+  const nlohmann::ordered_json written = {
+      {"label", "dc"},
+      {"variant", nlohmann::ordered_json::parse(to_json(variant))},
+      {"training", nlohmann::ordered_json::parse(to_json(training))},
+      {"dataset", {{"path", "/data/hopper.hdf5"}, {"fingerprint", "abc"}}},
+      {"evaluation_episodes", 5}};
+  const std::string text = written.dump(2) + "\n";
+  const auto run = read_run_description(text, "run.json");
+  EXPECT_EQ(run.label, "dc");
+  ASSERT_TRUE(run.variant && run.training);
+  EXPECT_EQ(run.variant->conv_window, 4);
+  EXPECT_EQ(run.training->seed, 7u);
+  EXPECT_EQ(run.dataset_path, "/data/hopper.hdf5");
+  EXPECT_EQ(run.evaluation_episodes, 5);
+  EXPECT_EQ(run_description_text(run), text);
+  // Without a label it is not a run's description; a configuration that does not read is left out.
+  EXPECT_THROW((void)read_run_description(R"({"training": {}})", "run.json"), Error);
+  const auto odd = read_run_description(R"({"label": "dt", "variant": {"hidden": "wide"}})", "r");
+  EXPECT_FALSE(odd.variant);
+  EXPECT_FALSE(odd.training_given);
 }
 
 TEST(RunFolders, SayWhatMadeThemFromRunJsonOrTheirName) {

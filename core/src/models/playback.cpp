@@ -13,6 +13,7 @@
 
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/json_fields.h"
 #include "dstudio/common/palette.h"
 #include "dstudio/common/read_file.h"
 #include "dstudio/common/text.h"
@@ -109,31 +110,70 @@ void ClipLog::add(Frame frame) {
   frames_.push_back(std::move(frame));
 }
 
+namespace {
+
+// A clip log as its file holds it.
+struct ClipLogFile {
+  std::string viewer, source;
+  std::uint64_t seed = 0;
+  int first_step = 0, fps = 0;
+  double speed = 1.0;
+  std::vector<ClipLog::Frame> frames;
+};
+
+const JsonFields<ClipLog::Branch>& branch_fields() {
+  static const auto fields = [] {
+    using B = ClipLog::Branch;
+    JsonFields<B> t;
+    t.field("change", &B::label)
+        .field("fork_step", &B::fork_step, {0})
+        .field("step", &B::step, {0})
+        .required()
+        .field("return", &B::return_so_far);
+    return t;
+  }();
+  return fields;
+}
+
+const JsonFields<ClipLog::Frame>& frame_fields() {
+  static const auto fields = [] {
+    using F = ClipLog::Frame;
+    JsonFields<F> t;
+    t.field("step", &F::step, {0})
+        .required()
+        .field("return", &F::return_so_far)
+        .field("target", &F::target)
+        .field("zeroing", &F::zeroing)
+        .field("interventions", &F::interventions)
+        .objects("forks", &F::branches, branch_fields())
+        .omitted_when_empty();
+    return t;
+  }();
+  return fields;
+}
+
+const JsonFields<ClipLogFile>& log_fields() {
+  static const auto fields = [] {
+    using L = ClipLogFile;
+    JsonFields<L> t;
+    t.field("viewer", &L::viewer)
+        .field("source", &L::source)
+        .field("seed", &L::seed)
+        .field("first_step", &L::first_step, {0})
+        .field("fps", &L::fps, {0})
+        .field("speed", &L::speed, {0})
+        .objects("frames", &L::frames, frame_fields())
+        .required("not a clip log");
+    return t;
+  }();
+  return fields;
+}
+
+}  // namespace
+
 std::string ClipLog::json() const {
-  nlohmann::ordered_json j = {{"viewer", viewer_},
-                              {"source", source_},
-                              {"seed", seed_},
-                              {"first_step", first_step_},
-                              {"fps", fps_},
-                              {"speed", speed_},
-                              {"frames", nlohmann::ordered_json::array()}};
-  for (const auto& f : frames_) {
-    nlohmann::ordered_json frame = {{"step", f.step},
-                                    {"return", f.return_so_far},
-                                    {"target", f.target},
-                                    {"zeroing", f.zeroing},
-                                    {"interventions", f.interventions}};
-    if (!f.branches.empty()) {
-      frame["forks"] = nlohmann::ordered_json::array();
-      for (const auto& b : f.branches)
-        frame["forks"].push_back({{"change", b.label},
-                                  {"fork_step", b.fork_step},
-                                  {"step", b.step},
-                                  {"return", b.return_so_far}});
-    }
-    j["frames"].push_back(std::move(frame));
-  }
-  return j.dump(1) + "\n";
+  const ClipLogFile file{viewer_, source_, seed_, first_step_, fps_, speed_, frames_};
+  return log_fields().write(file).dump(1) + "\n";
 }
 
 void ClipLog::write(const std::filesystem::path& path) const {
@@ -147,15 +187,11 @@ std::filesystem::path ClipLog::path_for(const std::filesystem::path& base) {
 }
 
 std::vector<int> ClipLog::read_steps(const std::filesystem::path& path) {
-  const auto j = nlohmann::json::parse(read_regular_file(path, 64u << 20), nullptr, false);
-  if (!j.is_object() || !j.contains("frames") || !j["frames"].is_array())
-    throw Error(path.string() + ": not a clip log (no \"frames\" list)");
+  const auto j =
+      nlohmann::ordered_json::parse(read_regular_file(path, 64u << 20), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw Error(path.string() + ": not a clip log (not JSON)");
   std::vector<int> steps;
-  for (const auto& f : j["frames"]) {
-    if (!f.is_object() || !f.contains("step") || !f["step"].is_number_integer())
-      throw Error(path.string() + ": a frame without a whole \"step\"");
-    steps.push_back(f["step"].get<int>());
-  }
+  for (const auto& f : log_fields().read(j, path.string()).frames) steps.push_back(f.step);
   return steps;
 }
 

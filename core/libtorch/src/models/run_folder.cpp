@@ -3,12 +3,13 @@
 #include "dstudio/models/run_folder.h"
 
 #include <fstream>
-#include <nlohmann/json.hpp>
+#include <iterator>
 #include <regex>
 
 #include "dstudio/common/error.h"
 #include "dstudio/models/checkpoint.h"
 #include "dstudio/models/config_fields.h"
+#include "dstudio/models/run_description.h"
 #include "dstudio/models/training_config.h"
 #include "dstudio/models/variant_config.h"
 
@@ -25,30 +26,21 @@ RunFolder read_run_folder(const fs::path& dir) {
   run.complete = fs::exists(run.dir / "checkpoint.pt", ec);
   // What produced it: run.json (the studio's), else the checkpoint, else the folder's name.
   if (std::ifstream in(run.dir / "run.json"); in) {
-    const auto j = nlohmann::json::parse(in, nullptr, false);
-    if (!j.is_discarded() && j.is_object() && j.contains("label") && j["label"].is_string()) {
-      run.label = j["label"].get<std::string>();
-      // Only what has the expected type is read: a run.json edited by hand names the run all the
-      // same.
-      if (j.contains("training") && j["training"].is_object()) {
-        const auto& t = j["training"];
-        if (t.contains("seed") && t["seed"].is_number_unsigned())
-          run.seed = std::to_string(t["seed"].get<std::uint64_t>());
-        else if (t.contains("seed") && t["seed"].is_number_integer())
-          run.seed = std::to_string(t["seed"].get<std::int64_t>());
-        else
-          run.seed = "0";
-        if (t.contains("steps") && t["steps"].is_number_integer())
-          run.total_steps = t["steps"].get<std::int64_t>();
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    try {
+      const auto described = read_run_description(text, (run.dir / "run.json").string());
+      run.label = described.label;
+      if (described.training) {
+        run.seed = std::to_string(described.training->seed);
+        run.total_steps = described.training->steps;
+      } else if (described.training_given) {
+        run.seed = "0";  // a training object that does not read (edited by hand)
       }
-      try {
-        if (j.contains("variant") && j.contains("training"))
-          run.config = run_config_values(variant_from_json(j["variant"].dump()),
-                                         training_from_json(j["training"].dump()));
-      } catch (const std::exception&) {
-        // Named and labelled all the same; the table leaves its fields blank.
-      }
+      if (described.variant && described.training)
+        run.config = run_config_values(*described.variant, *described.training);
       return run;
+    } catch (const Error&) {
+      // Not a run.json the studio wrote: named by its checkpoint or its folder below.
     }
   }
   if (run.complete) {
