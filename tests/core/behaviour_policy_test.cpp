@@ -176,11 +176,11 @@ TEST(GaussianPolicy, BadFilesSayWhatIsWrong) {
   auto cut = text;
   cut.replace(cut.find("weight_f16\":\"") + 13, 4, "");  // four base64 characters fewer: 3 bytes
   EXPECT_THAT([&] { gaussian_policy_from_json_text(cut); },
-              testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("layer 0 weight_f16")));
+              testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("layers[0]: weight_f16 holds")));
   auto wrong = text;
   wrong.replace(wrong.find("\"in\":4"), 6, "\"in\":5");
   EXPECT_THAT([&] { gaussian_policy_from_json_text(wrong); },
-              testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("layer 1")));
+              testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("layers[1]: ")));
   auto bad_char = text;
   bad_char[bad_char.find("bias_f16\":\"") + 11] = '*';
   EXPECT_THAT([&] { gaussian_policy_from_json_text(bad_char); },
