@@ -175,8 +175,9 @@ TEST(GaussianPolicy, BadFilesSayWhatIsWrong) {
               testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("tanh-gaussian-mlp")));
   auto cut = text;
   cut.replace(cut.find("weight_f16\":\"") + 13, 4, "");  // four base64 characters fewer: 3 bytes
-  EXPECT_THAT([&] { gaussian_policy_from_json_text(cut); },
-              testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("layers[0]: weight_f16 holds")));
+  EXPECT_THAT(
+      [&] { gaussian_policy_from_json_text(cut); },
+      testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("layers[0]: weight_f16 holds")));
   auto wrong = text;
   wrong.replace(wrong.find("\"in\":4"), 6, "\"in\":5");
   EXPECT_THAT([&] { gaussian_policy_from_json_text(wrong); },

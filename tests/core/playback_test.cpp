@@ -227,25 +227,26 @@ TEST(Playback, AClipLogIsWrittenAsBeforeAndOldLogsRead) {
   ClipLog log("decision-studio", "dt (dt)", 3, 40, 30, 1.0);
   log.add({40, 100.5, 3600.0, "none", {}, {}});
   log.add({42, 104.25, 1800.0, "states", {"head:1.1=zero"}, {{"zeroing=states", 41, 42, 103.0}}});
-  nlohmann::ordered_json before = {{"viewer", "decision-studio"}, {"source", "dt (dt)"},
-                                   {"seed", 3},  {"first_step", 40},
-                                   {"fps", 30},  {"speed", 1.0},
+  nlohmann::ordered_json before = {{"viewer", "decision-studio"},
+                                   {"source", "dt (dt)"},
+                                   {"seed", 3},
+                                   {"first_step", 40},
+                                   {"fps", 30},
+                                   {"speed", 1.0},
                                    {"frames", nlohmann::ordered_json::array()}};
   before["frames"].push_back({{"step", 40},
                               {"return", 100.5},
                               {"target", 3600.0},
                               {"zeroing", "none"},
                               {"interventions", nlohmann::ordered_json::array()}});
-  before["frames"].push_back({{"step", 42},
-                              {"return", 104.25},
-                              {"target", 1800.0},
-                              {"zeroing", "states"},
-                              {"interventions", {"head:1.1=zero"}},
-                              {"forks",
-                               {{{"change", "zeroing=states"},
-                                 {"fork_step", 41},
-                                 {"step", 42},
-                                 {"return", 103.0}}}}});
+  before["frames"].push_back(
+      {{"step", 42},
+       {"return", 104.25},
+       {"target", 1800.0},
+       {"zeroing", "states"},
+       {"interventions", {"head:1.1=zero"}},
+       {"forks",
+        {{{"change", "zeroing=states"}, {"fork_step", 41}, {"step", 42}, {"return", 103.0}}}}});
   EXPECT_EQ(log.json(), before.dump(1) + "\n");
   const auto steps =
       ClipLog::read_steps(std::string(DSTUDIO_TEST_DATA) + "/saved/clip-log/viewer.json");

@@ -187,9 +187,9 @@ std::filesystem::path ClipLog::path_for(const std::filesystem::path& base) {
 }
 
 std::vector<int> ClipLog::read_steps(const std::filesystem::path& path) {
-  const auto j =
-      nlohmann::ordered_json::parse(read_regular_file(path, 64u << 20), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw Error(path.string() + ": not a clip log (not JSON)");
+  const auto j = nlohmann::ordered_json::parse(read_regular_file(path, 64u << 20), nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    throw Error(path.string() + ": not a clip log (not JSON)");
   std::vector<int> steps;
   for (const auto& f : log_fields().read(j, path.string()).frames) steps.push_back(f.step);
   return steps;

@@ -51,15 +51,15 @@ const JsonFields<R>& run_fields() {
     add_configuration<VariantConfig>(t, "variant", &R::variant, &to_json, &variant_from_json);
     add_configuration<TrainingConfig>(t, "training", &R::training, &to_json, &training_from_json);
     t.computed(
-            "dataset",
-            [](const R& r) {
-              return dataset_fields().write({r.dataset_path, r.dataset_fingerprint});
-            },
-            [](R& r, const ordered_json& v, const std::string& where) {
-              auto d = dataset_fields().read(v, where);
-              r.dataset_path = std::move(d.path);
-              r.dataset_fingerprint = std::move(d.fingerprint);
-            })
+         "dataset",
+         [](const R& r) {
+           return dataset_fields().write({r.dataset_path, r.dataset_fingerprint});
+         },
+         [](R& r, const ordered_json& v, const std::string& where) {
+           auto d = dataset_fields().read(v, where);
+           r.dataset_path = std::move(d.path);
+           r.dataset_fingerprint = std::move(d.fingerprint);
+         })
         .field("evaluation_episodes", &R::evaluation_episodes, {0});
     return t;
   }();
