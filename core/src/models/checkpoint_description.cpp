@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dstudio/common/json_fields.h"
+#include "dstudio/common/random_fields.h"
 #include "dstudio/models/variant_registry.h"
 
 namespace dstudio::models {
@@ -19,7 +20,7 @@ constexpr const char* kCheckpointFormat = "dstudio-checkpoint-1";
 // Everything a description says: the facts of CheckpointInfo (its members, flattened at the top
 // level as before), the trainer's streams or the weights' origin.
 struct Description : CheckpointInfo {
-  std::optional<NormalStreamState> sampler_random;
+  std::optional<Random::State> sampler_random;
   std::optional<std::vector<RandomStreamState>> dropout_streams;
   std::string origin;
 };
@@ -55,21 +56,6 @@ const JsonFields<DescribedDataset>& dataset_fields() {
         .field("state_mean", &S::state_mean, kFloats)
         .required()
         .field("state_std", &S::state_std, kFloats)
-        .required();
-    return t;
-  }();
-  return fields;
-}
-
-const JsonFields<NormalStreamState>& sampler_fields() {
-  static const auto fields = [] {
-    using S = NormalStreamState;
-    JsonFields<S> t;
-    t.field("counter", &S::counter)
-        .required()
-        .field("spare", &S::spare)
-        .required()
-        .field("has_spare", &S::has_spare)
         .required();
     return t;
   }();
@@ -133,7 +119,7 @@ const JsonFields<D>& description_fields() {
         .required()
         .field("step", in_info(&CheckpointInfo::step), {0})
         .required()
-        .object("sampler_random", &D::sampler_random, sampler_fields())
+        .object("sampler_random", &D::sampler_random, random_state_fields())
         .omitted_when_empty()
         .computed(
             "dropout_streams",

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "dstudio/common/random.h"
 #include "dstudio/models/checkpoint_info.h"
 
 namespace dstudio::models {
@@ -21,20 +22,11 @@ struct RandomStreamState {
   bool operator==(const RandomStreamState&) const = default;
 };
 
-/// The window sampler's normal stream: its counter and a spare normal draw, if one is held.
-struct NormalStreamState {
-  std::uint64_t counter = 0;
-  double spare = 0.0;
-  bool has_spare = false;
-  bool operator==(const NormalStreamState&) const = default;
-};
-
 /// What a training checkpoint keeps beside the weights to resume exactly.
 struct TrainerState {
-  NormalStreamState sampler;
+  Random::State sampler;  ///< the window sampler's normal stream
   /// One stream per dropout thread; none in checkpoints of versions before they were kept.
   std::optional<std::vector<RandomStreamState>> dropout_streams;
-  bool operator==(const TrainerState&) const = default;
 };
 
 /// The description of `info` as a checkpoint holds it (compact JSON, keys in a fixed order): with

@@ -25,6 +25,7 @@
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/json_fields.h"
+#include "dstudio/common/random_fields.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/env/antmaze.h"
 #include "dstudio/env/environment.h"
@@ -178,21 +179,6 @@ std::string learning_difference(const SacConfig& saved, const SacConfig& asked) 
   return diff;
 }
 
-const JsonFields<Random::State>& random_fields() {
-  static const auto fields = [] {
-    using R = Random::State;
-    JsonFields<R> f;
-    f.field("counter", &R::counter)
-        .required()
-        .field("spare", &R::spare)
-        .required()
-        .field("has_spare", &R::has_spare)
-        .required();
-    return f;
-  }();
-  return fields;
-}
-
 // The environment mid-episode, as a run stopped it.
 const JsonFields<env::PhysicsState>& physics_fields() {
   static const auto fields = [] {
@@ -247,9 +233,9 @@ const JsonFields<RunState>& run_state_fields() {
         .field("episode_return", &R::episode_return)
         .required()
         .field("alpha", &R::alpha)
-        .object("act_random", &R::act_random, random_fields())
+        .object("act_random", &R::act_random, random_state_fields())
         .required()
-        .object("batch_random", &R::batch_random, random_fields())
+        .object("batch_random", &R::batch_random, random_state_fields())
         .required()
         .object("env_state", &R::env_state, physics_fields())
         .required()

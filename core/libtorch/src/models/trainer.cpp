@@ -328,7 +328,7 @@ struct Trainer::State {
     info.step = step;
     info.metrics = last_metrics.dump();
     info.software = software_versions();
-    TrainerState state{{rs.counter, rs.spare, rs.has_spare}, std::vector<RandomStreamState>{}};
+    TrainerState state{rs, std::vector<RandomStreamState>{}};
     for (const auto& r : stepper->streams()) state.dropout_streams->push_back({r.key, r.counter});
     const std::string meta = checkpoint_description_text(info, state, "");
     torch::serialize::OutputArchive archive, weights, optim;
@@ -533,8 +533,7 @@ std::unique_ptr<Trainer> Trainer::resume(const data::Dataset& dataset, const fs:
                           why.substr(0, why.find('\n')) + ")");
   }
   const auto& trainer = *loaded.extras.trainer;
-  s.sampler->random().restore(
-      {trainer.sampler.counter, trainer.sampler.spare, trainer.sampler.has_spare});
+  s.sampler->random().restore(trainer.sampler);
   if (!trainer.dropout_streams)
     throw CheckpointError(
         checkpoint.string() +
