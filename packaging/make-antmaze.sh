@@ -5,7 +5,8 @@
 #   goal-reacher   SAC on D4RL's ant in the open plane (dstudio behaviour sac --env
 #                  ant-goal-reaching), STEPS environment steps in chunks of CHUNK, in RUN; after
 #                  each chunk the run's checkpoint and curve (not its replay buffer) are copied to
-#                  CARRY, in the source tree, and a RUN that is missing starts from CARRY
+#                  CARRY, in the source tree, while they stay under CARRY_MB (8) megabytes, and a
+#                  RUN that is missing starts from CARRY
 #   ship           the goal-reacher's policies to resources/policies/ant-goal-reaching-sac.json, and
 #                  the controller's success rate on each maze (dstudio behaviour navigate)
 #   data           the default datasets of TASKS (dstudio dataset default --env ...), timed
@@ -28,8 +29,18 @@ CARRY=${CARRY:-resources/training/ant-goal-reaching-sac}
 POLICIES=resources/policies/ant-goal-reaching-sac.json
 
 # The run's checkpoint and state, without the replay buffer (hundreds of megabytes): enough to
-# continue on another machine, from a buffer the actor refills.
+# continue on another machine, from a buffer the actor refills. The state holds every snapshot's
+# policy and grows by about 200 KB a snapshot: past CARRY_MB it stays in RUN, on this machine only,
+# and the carry is removed rather than left behind at an earlier step.
+CARRY_MB=${CARRY_MB:-8}
 carry_out() {
+  local size
+  size=$(stat -c %s "$RUN/state.json")
+  if (( size > CARRY_MB * 1024 * 1024 )); then
+    echo "== goal-reacher: state.json is $(( size / 1024 / 1024 )) MB, over the ${CARRY_MB} MB carried in the source tree; the run continues from $RUN only"
+    rm -rf "$CARRY"
+    return 0
+  fi
   mkdir -p "$CARRY"
   for f in checkpoint.pt state.json; do
     cp "$RUN/$f" "$CARRY/.$f.tmp" && mv "$CARRY/.$f.tmp" "$CARRY/$f"
