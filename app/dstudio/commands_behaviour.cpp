@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -195,6 +196,12 @@ void add_behaviour_sac(CLI::App* behaviour, int& exit_code, int argc, char** arg
                   "goal-reacher only; 0: the task's own reward, -distance)")
       ->check(CLI::Range(0.0, 1000.0))
       ->capture_default_str();
+  sac->add_flag("--upturn-ends", sa->config.upturn_ends,
+                "Turning over ends the episode, its last step paying what lying there would "
+                "(antmaze goal-reacher only)");
+  sac->add_option("--start-from", sa->config.start_from,
+                  "A SAC run folder whose networks, optimisers and temperature a new run starts "
+                  "from (same observation and action sizes)");
   const std::string sac_command = join_args(argc, argv);
   sac->callback([&exit_code, sa, sac_command] {
     sa->config.env = behaviour::training_task(sa->config.env).name;
@@ -281,16 +288,17 @@ void add_behaviour_ship(CLI::App* behaviour, int& exit_code) {
   ship->add_option("--expert-by", sh->expert_by,
                    "What ranks the expert's candidates: return (their fresh sampled return), or "
                    "navigation (a goal-reacher's: how often D4RL's navigator driving its mean "
-                   "action reaches antmaze-umaze-v2's goal); default navigation for an "
-                   "ant-goal-reaching run, else return")
+                   "action reaches the goal of antmaze-umaze-v2, -medium-play-v2 and "
+                   "-large-play-v2, each rate over its target of 90, 80 and 70%, the lowest "
+                   "counting); default navigation for a goal-reacher's run, else return")
       ->check(CLI::IsMember({"return", "navigation"}));
   ship->add_option("--navigation-episodes", sh->navigation_episodes,
-                   "Episodes of antmaze-umaze-v2 per candidate with --expert-by navigation")
+                   "Episodes of each maze per candidate with --expert-by navigation")
       ->check(whole_number(1, 10000))
       ->capture_default_str();
   ship->callback([&exit_code, sh] {
     const auto run = behaviour::read_sac_run(sh->run);
-    const bool goal_reacher = run.config.env == behaviour::kGoalReacherTask;
+    const bool goal_reacher = behaviour::is_goal_reacher_task(run.config.env);
     const std::string by =
         sh->expert_by.empty() ? (goal_reacher ? "navigation" : "return") : sh->expert_by;
     if (by == "navigation" && !goal_reacher)
@@ -300,13 +308,17 @@ void add_behaviour_ship(CLI::App* behaviour, int& exit_code) {
     if (by == "navigation")
       navigation = [sh](const behaviour::PolicySet& all, int k) {
         const auto& snapshot = all.snapshots[static_cast<std::size_t>(k)];
-        const auto r = behaviour::navigation_success(
-            "antmaze-umaze-v2", std::get<behaviour::GaussianPolicy>(snapshot.policy),
-            sh->navigation_episodes, 1, sh->threads, {}, false);
-        std::fprintf(stderr, "candidate after %lld steps: %s\n",
-                     static_cast<long long>(snapshot.env_steps),
-                     behaviour::controller_success_text("antmaze-umaze-v2", r).c_str());
-        return r.rate();
+        double score = std::numeric_limits<double>::infinity();
+        for (const auto& [task, target] : behaviour::kControllerTargets) {
+          const auto r = behaviour::navigation_success(
+              task, std::get<behaviour::GaussianPolicy>(snapshot.policy), sh->navigation_episodes,
+              1, sh->threads, {}, false);
+          std::fprintf(stderr, "candidate after %lld steps, %s: %s\n",
+                       static_cast<long long>(snapshot.env_steps), task,
+                       behaviour::controller_success_text(task, r).c_str());
+          score = std::min(score, r.rate() / target);
+        }
+        return score;
       };
     TerminalProgress bar("choosing policies");
     const auto set = behaviour::choose_shipped_policies(

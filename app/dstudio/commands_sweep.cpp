@@ -30,6 +30,7 @@
 
 #include "bench_two_ways.h"
 #include "commands.h"
+#include "dstudio/analysis/metrics_row.h"
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/csv.h"
 #include "dstudio/common/error.h"
@@ -116,11 +117,9 @@ double best_eval_score(const fs::path& dir) {
   double best = std::nan("");
   std::ifstream in(dir / "metrics.jsonl");
   for (std::string line; std::getline(in, line);) {
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object() && j.contains("eval_score") && j["eval_score"].is_number()) {
-      const double v = j["eval_score"].get<double>();
-      if (std::isnan(best) || v > best) best = v;
-    }
+    const auto row = analysis::metrics::read_metrics_row(line);
+    if (const auto v = row ? row->get(analysis::metrics::kEvalScore) : std::nullopt)
+      if (std::isnan(best) || *v > best) best = *v;
   }
   return best;
 }

@@ -55,6 +55,7 @@
 
 #include "bookmark_dialog.h"
 #include "dstudio/analysis/curves.h"
+#include "dstudio/analysis/metrics_row.h"
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
 #include "dstudio/env/environment.h"
@@ -86,11 +87,11 @@ struct MetricChoice {
   const char* key;
   const char* label;
 };
-const MetricChoice kMetrics[] = {{"loss", "loss (action MSE)"},
-                                 {"eval_score", "normalised score"},
-                                 {"entropy_layer1", "attention entropy, layer 1"},
-                                 {"learning_rate", "learning rate"},
-                                 {"steps_per_second", "steps per second"}};
+const MetricChoice kMetrics[] = {{analysis::metrics::kLoss, "loss (action MSE)"},
+                                 {analysis::metrics::kEvalScore, "normalised score"},
+                                 {analysis::metrics::kEntropyLayer1, "attention entropy, layer 1"},
+                                 {analysis::metrics::kLearningRate, "learning rate"},
+                                 {analysis::metrics::kStepsPerSecond, "steps per second"}};
 
 // A plugin mixer's options are edited one field each, "mixer_options.<name>", and read back into
 // the configuration's "mixer_options" object.

@@ -44,6 +44,7 @@
 #include <set>
 
 #include "dstudio/analysis/curves.h"
+#include "dstudio/analysis/metrics_row.h"
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
 #include "dstudio/models/checkpoint.h"
@@ -91,7 +92,7 @@ std::vector<analysis::CurveGroup> TrainingPanel::comparedGroups() const {
 void TrainingPanel::updateComparison() {
   smoothing_label_->setText(QString::number(smoothing_->value() / 100.0, 'f', 2));
   compare_->setGroups(viz::drawn_groups(comparedGroups()), metric_->currentText(),
-                      metric_->currentData().toString() == QLatin1String("loss"),
+                      metric_->currentData().toString() == QLatin1String(analysis::metrics::kLoss),
                       runs_.empty() ? tr("Start runs or add run folders to compare them.")
                                     : tr("No checked run has %1 yet.").arg(metric_->currentText()));
 }
@@ -173,9 +174,9 @@ void TrainingPanel::showComparedFolders(
   if (first) {
     const bool evaluated = std::any_of(runs_.begin(), runs_.end(), [&](const RunRow& row) {
       return compared.contains(row.run->dir()) &&
-             row.run->metrics().columns.count("eval_score") > 0;
+             row.run->metrics().columns.count(analysis::metrics::kEvalScore) > 0;
     });
-    const int score = metric_->findData(QStringLiteral("eval_score"));
+    const int score = metric_->findData(QString::fromLatin1(analysis::metrics::kEvalScore));
     if (evaluated && score >= 0) {
       const QSignalBlocker block(metric_);
       metric_->setCurrentIndex(score);

@@ -47,6 +47,7 @@
 
 #include "bookmark_dialog.h"
 #include "dstudio/analysis/curves.h"
+#include "dstudio/analysis/metrics_row.h"
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/error.h"
 #include "dstudio/models/checkpoint.h"
@@ -281,7 +282,7 @@ void TrainingPanel::updateItem(RunRow& row) {
   const QString state = TrainingRun::stateName(run.state());
   item->setText(ColumnState,
                 failed && !run.note().isEmpty() ? tr("Failed: %1").arg(run.note()) : state);
-  const auto loss = run.metrics().columns.find("loss");
+  const auto loss = run.metrics().columns.find(analysis::metrics::kLoss);
   const bool has_loss = loss != run.metrics().columns.end() && !loss->second.y.empty();
   const auto step = has_loss ? static_cast<std::int64_t>(loss->second.x.back()) : run.last().step;
   set_cell(
@@ -299,8 +300,8 @@ void TrainingPanel::updateItem(RunRow& row) {
              loss->second.y.back());
   else
     set_cell(item, ColumnLoss, QString());
-  number(ColumnScore, run.last("eval_score"), 1);
-  number(ColumnEntropy, run.last("entropy_layer1"), 3);
+  number(ColumnScore, run.last(analysis::metrics::kEvalScore), 1);
+  number(ColumnEntropy, run.last(analysis::metrics::kEntropyLayer1), 3);
   for (int k = 0; k < config_keys_.size(); ++k)
     set_cell(item, ColumnCount + k, run.configValue(config_keys_[k]));
   QString tip = run.dir();
@@ -373,7 +374,7 @@ void TrainingPanel::showRun(const RunRow* row) {
   }
   progress_->setFormat(format);
 
-  const auto loss = run.metrics().columns.find("loss");
+  const auto loss = run.metrics().columns.find(analysis::metrics::kLoss);
   const bool has_loss = loss != run.metrics().columns.end() && !loss->second.y.empty();
   const QString loss_text =
       has_loss ? QString::number(loss->second.y.back(), 'g', 4) : viz::missing_text();

@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QObject>
 
+#include "dstudio/analysis/metrics_row.h"
 #include "dstudio/models/config_fields.h"
 #include "dstudio/models/evaluation.h"
 
@@ -102,9 +103,9 @@ bool TrainingRun::drain() {
   auto& columns = metrics_.columns;
   for (const auto& p : progress) {
     const auto step = static_cast<double>(p.step);
-    append(columns["loss"], step, p.loss);
-    append(columns["learning_rate"], step, p.learning_rate);
-    append(columns["steps_per_second"], step, p.steps_per_second);
+    append(columns[analysis::metrics::kLoss], step, p.loss);
+    append(columns[analysis::metrics::kLearningRate], step, p.learning_rate);
+    append(columns[analysis::metrics::kStepsPerSecond], step, p.steps_per_second);
     last_ = p;
   }
   for (const auto& [step, result] : evaluations)
@@ -157,7 +158,7 @@ void TrainingRun::wait() {
 }
 
 std::int64_t TrainingRun::step() const {
-  const auto loss = metrics_.columns.find("loss");
+  const auto loss = metrics_.columns.find(analysis::metrics::kLoss);
   const bool has_loss = loss != metrics_.columns.end() && !loss->second.y.empty();
   return active_ || !has_loss ? last_.step : static_cast<std::int64_t>(loss->second.x.back());
 }

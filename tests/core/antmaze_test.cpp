@@ -314,6 +314,59 @@ TEST(AntMaze, TheGoalReachersInputIsTheStateWithTheGoalRescaledToLengthTen) {
               -std::hypot(e.qpos()[0] - e.task_state()[0], e.qpos()[1] - e.task_state()[1]), 1e-12);
 }
 
+// The goal sequence: the plane's first goal, then a new one 2 to 10 from the torso every 25 to
+// 100 steps, the step paid against the goal it was taken for; 1000 steps; the same episode for
+// the same seed, also after its state is saved and restored mid-way.
+TEST(AntMaze, TheGoalSequenceMovesTheGoalWhileTheAntRuns) {
+  const auto d = goal_sequence_definition();
+  EXPECT_EQ(d.max_episode_steps, 1000);
+  Environment e(d, load_model(d));
+  std::vector<float> obs(29), zero(8, 0.0f);
+  int changes = 0;
+  for (std::uint64_t seed = 0; seed < 4; ++seed) {
+    e.reset(seed, obs);
+    EXPECT_LE(std::hypot(e.task_state()[0], e.task_state()[1]), 10.0);
+    int last_change = 0;
+    for (int t = 1; t <= 400; ++t) {
+      const std::vector<double> before(e.task_state().begin(), e.task_state().end());
+      const auto r = e.step(zero, obs);
+      EXPECT_NEAR(r.reward, -std::hypot(e.qpos()[0] - before[0], e.qpos()[1] - before[1]), 1e-12);
+      if (e.task_state()[0] != before[0]) {
+        ++changes;
+        const int gap = t - last_change;
+        if (last_change == 0)
+          EXPECT_LE(gap, 100);
+        else
+          EXPECT_TRUE(gap >= 25 && gap <= 100) << gap;
+        last_change = t;
+        const double away =
+            std::hypot(e.task_state()[0] - e.qpos()[0], e.task_state()[1] - e.qpos()[1]);
+        EXPECT_GE(away, 2.0);
+        EXPECT_LE(away, 10.0);
+      }
+      EXPECT_FLOAT_EQ(obs[27], static_cast<float>(e.task_state()[0] - e.qpos()[0]));
+    }
+  }
+  EXPECT_GE(changes, 4 * 4);  // at least one every 100 steps
+
+  // Saved and restored mid-way, an episode draws the same goals as one that never stopped.
+  e.reset(9, obs);
+  for (int t = 0; t < 150; ++t) e.step(zero, obs);
+  const auto saved = e.save_state();
+  std::vector<double> goals_straight;
+  for (int t = 0; t < 300; ++t) {
+    e.step(zero, obs);
+    goals_straight.push_back(e.task_state()[0]);
+  }
+  Environment other(d, load_model(d));
+  other.reset(1, obs);
+  other.restore_state(saved);
+  for (int t = 0; t < 300; ++t) {
+    other.step(zero, obs);
+    EXPECT_EQ(other.task_state()[0], goals_straight[static_cast<std::size_t>(t)]);
+  }
+}
+
 // The torso's up axis from its quaternion (w, x, y, z): upright 1, a quarter turn about x 0, half
 // a turn about x or y -1; a turn about z leaves it up; an unnormalised quaternion reads the same.
 TEST(AntMaze, TheTorsosUpAxisTellsAnUpturnedAnt) {

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <limits>
 
+#include "dstudio/analysis/metrics_row.h"
 #include "dstudio/common/error.h"
 #include "h5_fixture.h"
 
@@ -90,6 +91,34 @@ TEST(Curves, ReadsARunFolderFromJsonLinesWithEvaluations) {
   EXPECT_THAT(m.columns.at("eval_score").x, testing::ElementsAre(10.0));
   EXPECT_THAT(m.columns.at("entropy_layer1").y, testing::ElementsAre(1.5));
   EXPECT_THAT(m.source, testing::EndsWith("metrics.jsonl"));
+}
+
+// The trainer's row as it was written before it had a type of its own (the line of a run made
+// then, byte for byte), read back whole; what is no row is said to be none.
+TEST(Curves, AMetricsRowWritesAsBeforeAndReadsBack) {
+  namespace m = dstudio::analysis::metrics;
+  const auto row = m::metrics_row_json(2500, 0.125, 1e-4, 37.5,
+                                       {{"eval_score", 61.25}, {"entropy_layer1", 1.75}});
+  EXPECT_EQ(row.dump(),
+            R"({"step":2500,"loss":0.125,"learning_rate":0.0001,"steps_per_second":37.5,)"
+            R"("entropy_layer1":1.75,"eval_score":61.25})");
+  const auto back = m::read_metrics_row(row.dump());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->step, 2500);
+  EXPECT_EQ(back->columns.size(), 5u);
+  EXPECT_EQ(back->get(m::kLearningRate), 1e-4);
+  EXPECT_EQ(back->get(m::kEvalScore), 61.25);
+  EXPECT_FALSE(back->get(m::kEvalReturn));
+  EXPECT_FALSE(m::read_metrics_row(R"({"step":25)"));             // cut short by a crash
+  EXPECT_FALSE(m::read_metrics_row(R"({"loss":0.5})"));           // no step
+  EXPECT_FALSE(m::read_metrics_row(R"({"step":2.5,"loss":1})"));  // not a whole step
+  EXPECT_FALSE(m::read_metrics_row("[1, 2]"));
+  // A column that is not a number (a later version's text) is not a curve.
+  EXPECT_EQ(m::read_metrics_row(R"({"step":1,"note":"x","loss":2})")->columns.size(), 1u);
+  // A checkpoint's metrics as another writer left them: the columns without a step.
+  EXPECT_EQ(m::read_metrics_columns(R"({"loss":0.5})"),
+            (std::map<std::string, double>{{"loss", 0.5}}));
+  EXPECT_TRUE(m::read_metrics_columns("").empty());
 }
 
 TEST(Curves, ReadsARunFolderFromCsvAndExplainsAnEmptyOne) {

@@ -103,16 +103,30 @@ TEST(Sac, TheUpturnPenaltyIsTheAntsAndIsPartOfTheRun) {
   ant.env = "ant-goal-reaching";
   ant.upturn_penalty = 7.0;
   std::vector<double> qpos(15, 0.0);
+  auto reward = [&](const SacConfig& c) { return learned_step(c, qpos, -2.5, false).reward; };
   qpos[3] = 1.0;  // upright
-  EXPECT_EQ(learned_reward(ant, qpos, -2.5), -2.5);
+  EXPECT_EQ(reward(ant), -2.5);
   qpos[3] = std::cos(1.2), qpos[4] = std::sin(1.2);  // tilted 137 degrees about x: on its back
-  EXPECT_EQ(learned_reward(ant, qpos, -2.5), -9.5);
+  EXPECT_EQ(reward(ant), -9.5);
+  EXPECT_FALSE(learned_step(ant, qpos, -2.5, false).terminal);
+  // Ended there, the step pays lying on its back for ever: -9.5 a step, discounted by 0.99.
+  auto ends = ant;
+  ends.upturn_ends = true;
+  EXPECT_NEAR(learned_step(ends, qpos, -2.5, false).reward, -950.0, 1e-9);
+  EXPECT_TRUE(learned_step(ends, qpos, -2.5, false).terminal);
   qpos[3] = std::cos(0.7), qpos[4] = std::sin(0.7);  // 80 degrees: on its side, not its back
-  EXPECT_EQ(learned_reward(ant, qpos, -2.5), -2.5);
+  EXPECT_EQ(reward(ant), -2.5);
+  EXPECT_EQ(reward(ends), -2.5);
+  EXPECT_FALSE(learned_step(ends, qpos, -2.5, false).terminal);
+  EXPECT_TRUE(learned_step(ends, qpos, -2.5, true).terminal);  // the task's own end stays
   auto plain = ant;
   plain.upturn_penalty = 0.0;
   qpos[3] = 0.0, qpos[4] = 1.0;
-  EXPECT_EQ(learned_reward(plain, qpos, -2.5), -2.5);
+  EXPECT_EQ(reward(plain), -2.5);
+  EXPECT_FALSE(learned_step(plain, qpos, -2.5, false).terminal);
+  auto hopper_ends = tiny(700);
+  hopper_ends.upturn_ends = true;
+  EXPECT_THROW(train_sac(hopper_ends, dir / "hopper_ends"), UsageError);
 
   // The penalty is part of the run: a run with it is not continued without it.
   ant.random_steps = 300;
@@ -142,6 +156,40 @@ TEST(Sac, SnapshotsAreThePolicyAsItShips) {
   EXPECT_DOUBLE_EQ(evaluate_snapshot(set, 1, 1, seed, false),
                    set.snapshots[1].deterministic_return);
   EXPECT_DOUBLE_EQ(evaluate_snapshot(set, 1, 1, seed, true), set.snapshots[1].behaviour_return);
+}
+
+// A run started from another begins with its networks: before its first update (after 1000
+// transitions) it acts with, and snapshots, the other run's last actor.
+TEST(Sac, ARunStartedFromAnotherBeginsWithItsNetworks) {
+  test::TempDir dir;
+  const auto first = train_sac(tiny(1200), dir / "first");
+  auto next = tiny(600);
+  next.random_steps = 0;
+  next.start_from = (dir / "first").string();
+  const auto second = train_sac(next, dir / "second");
+  ASSERT_EQ(second.policies.snapshots.size(), 1u);
+  EXPECT_TRUE(std::get<GaussianPolicy>(second.policies.snapshots[0].policy) ==
+              std::get<GaussianPolicy>(first.policies.snapshots[1].policy));
+  const auto state = nlohmann::json::parse(text_of(dir / "second" / "state.json"));
+  EXPECT_EQ(state.at("started_from_steps"), 1200);
+  EXPECT_EQ(state.at("config").at("start_from"), next.start_from);
+  EXPECT_EQ(read_sac_run(dir / "second").config.start_from, next.start_from);
+  // It continues as its own run; the source is not read again.
+  std::filesystem::remove_all(dir / "first");
+  next.total_steps = 700;
+  EXPECT_EQ(train_sac(next, dir / "second").steps, 700);
+
+  // A source of another shape, or none, is named.
+  train_sac(tiny(700), dir / "small");
+  auto wider = tiny(600);
+  wider.hidden = 32;
+  wider.start_from = (dir / "small").string();
+  EXPECT_THAT([&] { train_sac(wider, dir / "wider"); },
+              testing::ThrowsMessage<dstudio::Error>(testing::HasSubstr("do not fit hopper")));
+  auto missing = tiny(600);
+  missing.start_from = (dir / "nowhere").string();
+  EXPECT_THAT([&] { train_sac(missing, dir / "missing"); },
+              testing::ThrowsMessage<UsageError>(testing::HasSubstr("no checkpoint.pt")));
 }
 
 TEST(Sac, ShippedChoiceFollowsTheCurve) {

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "colors.h"
+#include "dstudio/analysis/metrics_row.h"
 #include "dstudio/viz/figures.h"
 
 namespace dstudio::viz {
@@ -171,13 +172,13 @@ void TrainingCurvesView::clear() {
 void TrainingCurvesView::setRun(const QString& title, const analysis::RunMetrics& metrics) {
   title_->setText(title);
   title_->setVisible(!title.isEmpty());
-  draw_curve(loss_->graph(0), column(metrics, "loss"));
-  draw_curve(lr_->graph(0), column(metrics, "learning_rate"));
-  draw_curve(rate_->graph(0), column(metrics, "steps_per_second"));
-  const auto* score = column(metrics, "eval_score");
+  draw_curve(loss_->graph(0), column(metrics, analysis::metrics::kLoss));
+  draw_curve(lr_->graph(0), column(metrics, analysis::metrics::kLearningRate));
+  draw_curve(rate_->graph(0), column(metrics, analysis::metrics::kStepsPerSecond));
+  const auto* score = column(metrics, analysis::metrics::kEvalScore);
   draw_curve(eval_->graph(0), score);
-  draw_curve(eval_->graph(1), column(metrics, "entropy_layer1"));
-  const auto* spread = column(metrics, "eval_score_std");
+  draw_curve(eval_->graph(1), column(metrics, analysis::metrics::kEntropyLayer1));
+  const auto* spread = column(metrics, analysis::metrics::kEvalScoreStd);
   if (score && spread && spread->y.size() == score->y.size()) {
     QVector<double> lo, hi;
     for (std::size_t i = 0; i < score->y.size(); ++i) {
@@ -288,7 +289,7 @@ QString RunCurvesFigure::figureTitle() const {
 bool RunCurvesFigure::hasFigure() const {
   const auto* m = metrics_();
   if (!m) return false;
-  const auto loss = m->columns.find("loss");
+  const auto loss = m->columns.find(analysis::metrics::kLoss);
   return loss != m->columns.end() && !loss->second.y.empty();
 }
 
@@ -307,15 +308,15 @@ std::vector<std::string> RunCurvesFigure::exportFigure(const std::string& base,
   };
   const QString name = figureText().title;
   const QString step = QObject::tr("step"), loss = QObject::tr("loss (action MSE)");
-  std::vector<std::string> written =
-      save_lines(base + "_loss", {series("loss", QObject::tr("loss"), false)}, step, loss,
-                 with_defaults(style, {QObject::tr("%1: training loss").arg(name), step, loss}));
-  if (columns.count("eval_score")) {
+  std::vector<std::string> written = save_lines(
+      base + "_loss", {series(analysis::metrics::kLoss, QObject::tr("loss"), false)}, step, loss,
+      with_defaults(style, {QObject::tr("%1: training loss").arg(name), step, loss}));
+  if (columns.count(analysis::metrics::kEvalScore)) {
     const QString score = QObject::tr("normalised score");
     const QString entropy_name = QObject::tr("attention entropy, layer 1");
-    std::vector<Series> eval = {series("eval_score", score, false)};
-    const bool entropy = columns.count("entropy_layer1") > 0;
-    if (entropy) eval.push_back(series("entropy_layer1", entropy_name, true));
+    std::vector<Series> eval = {series(analysis::metrics::kEvalScore, score, false)};
+    const bool entropy = columns.count(analysis::metrics::kEntropyLayer1) > 0;
+    if (entropy) eval.push_back(series(analysis::metrics::kEntropyLayer1, entropy_name, true));
     for (auto& f :
          save_lines(base + "_evaluation", eval, step, score,
                     with_defaults(style, {QObject::tr("%1: evaluation").arg(name), step, score}),

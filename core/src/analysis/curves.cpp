@@ -8,11 +8,11 @@
 #include <fstream>
 #include <iomanip>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
 #include "dstudio/analysis/analysis_registry.h"
+#include "dstudio/analysis/metrics_row.h"
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/csv.h"
 #include "dstudio/common/error.h"
@@ -96,15 +96,12 @@ void read_jsonl(const fs::path& file, RunMetrics& out) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
-    const auto row = nlohmann::json::parse(line, nullptr, false);
-    if (row.is_discarded() || !row.is_object() || !row.contains("step") || !row["step"].is_number())
-      continue;
-    const double step = row["step"].get<double>();
-    for (const auto& [key, value] : row.items()) {
-      if (key == "step" || !value.is_number()) continue;
+    const auto row = metrics::read_metrics_row(line);
+    if (!row) continue;
+    for (const auto& [key, value] : row->columns) {
       auto& curve = out.columns[key];
-      curve.x.push_back(step);
-      curve.y.push_back(value.get<double>());
+      curve.x.push_back(static_cast<double>(row->step));
+      curve.y.push_back(value);
     }
   }
 }
@@ -119,7 +116,7 @@ void read_csv(const fs::path& file, RunMetrics& out) {
     std::string cell;
     while (std::getline(cells, cell, ',')) header.push_back(cell);
   }
-  const auto step_column = std::find(header.begin(), header.end(), "step") - header.begin();
+  const auto step_column = std::find(header.begin(), header.end(), metrics::kStep) - header.begin();
   if (step_column == static_cast<std::ptrdiff_t>(header.size())) return;
   while (std::getline(in, line)) {
     // Every cell, the empty ones (a metric not logged at that step) included.

@@ -212,7 +212,7 @@ GaussianPolicy load_goal_reacher(const std::string& path) {
   const PolicySet set = path.empty() ? shipped_policy_set(kGoalReacherTask, PolicyAlgorithm::Sac)
                                      : read_policy_set(path, 0.0);
   const std::string where = path.empty() ? std::string("the shipped goal-reacher") : path;
-  if (set.env != kGoalReacherTask || set.expert < 0 ||
+  if (!is_goal_reacher_task(set.env) || set.expert < 0 ||
       !std::holds_alternative<GaussianPolicy>(
           set.snapshots[static_cast<std::size_t>(set.expert)].policy))
     throw UsageError(where + ": not a goal-reacher's policies (" + set.env +

@@ -220,7 +220,9 @@ PolicySet shipped_policy_set(const std::string& env_name, PolicyAlgorithm algori
 
 const env::EnvironmentDefinition& training_task(std::string_view name) {
   static const env::EnvironmentDefinition goal_reaching = env::antmaze::goal_reaching_definition();
+  static const env::EnvironmentDefinition goal_sequence = env::antmaze::goal_sequence_definition();
   if (name == goal_reaching.name) return goal_reaching;
+  if (name == goal_sequence.name) return goal_sequence;
   return env::task(name);
 }
 

@@ -90,6 +90,12 @@ double distance_to_goal(const Simulation& sim) {
   return std::hypot(sim.data->qpos[0] - goal[0], sim.data->qpos[1] - goal[1]);
 }
 
+// Steps until the goal sequence's next goal: 25 to 100, uniformly.
+int next_goal_after(Random& random) {
+  return kGoalSequenceShortest +
+         static_cast<int>(random.below(kGoalSequenceLongest - kGoalSequenceShortest + 1));
+}
+
 Marker goal_marker(std::span<const double> task_state) {
   Marker goal;
   goal.label = "goal";
@@ -429,6 +435,47 @@ EnvironmentDefinition goal_reaching_definition() {
   d.markers = [](std::span<const double>, std::span<const double> task_state) {
     return task_state.size() < 2 ? std::vector<Marker>{}
                                  : std::vector<Marker>{goal_marker(task_state)};
+  };
+  return d;
+}
+
+EnvironmentDefinition goal_sequence_definition() {
+  EnvironmentDefinition d = goal_reaching_definition();
+  d.name = "ant-goal-sequence";
+  d.base = d.name;
+  d.description = "D4RL's ant in the open plane, sent to a new goal every 25 to 100 steps";
+  d.max_episode_steps = kGoalSequenceSteps;
+  // The goal's x, y, the step of the next goal, and the seed the goals after the first come from
+  // (an outcome draws no noise of its own: the episode's goals follow from its reset).
+  d.task_state_size = 4;
+  d.reset = [](Simulation& sim, Random& random) {
+    auto& state = *sim.task_state;
+    const double angle = 2.0 * std::numbers::pi * random.uniform();
+    const double radius = kGoalInputLength * random.uniform();
+    state[0] = radius * std::cos(angle);
+    state[1] = radius * std::sin(angle);
+    state[2] = static_cast<double>(next_goal_after(random));
+    // 2^53 keeps the seed exact as a double.
+    state[3] = static_cast<double>(random.below(std::uint64_t{1} << 53));
+    reset_ant(sim, random);
+  };
+  d.outcome = [](const Simulation& sim, const StepContext& step) {
+    StepResult r;
+    const double distance = distance_to_goal(sim);
+    r.reward = -distance;
+    r.success = distance <= kGoalRadius;
+    auto& state = *sim.task_state;
+    if (step.elapsed_steps >= static_cast<int>(state[2])) {
+      // The step is paid against the goal it was taken for; the next observation shows the new.
+      Random random(Random::derive(static_cast<std::uint64_t>(state[3]),
+                                   static_cast<std::uint64_t>(step.elapsed_steps)));
+      const double angle = 2.0 * std::numbers::pi * random.uniform();
+      const double radius = random.uniform(kGoalSequenceNearest, kGoalInputLength);
+      state[0] = sim.data->qpos[0] + radius * std::cos(angle);
+      state[1] = sim.data->qpos[1] + radius * std::sin(angle);
+      state[2] += static_cast<double>(next_goal_after(random));
+    }
+    return r;
   };
   return d;
 }

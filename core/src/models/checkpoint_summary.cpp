@@ -1,12 +1,10 @@
 // A checkpoint's description for people. See checkpoint.h.
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <limits>
-#include <nlohmann/json.hpp>
 
+#include "dstudio/analysis/metrics_row.h"
 #include "dstudio/behaviour/default_datasets.h"
 #include "dstudio/common/text.h"
 #include "dstudio/models/checkpoint_info.h"
@@ -72,12 +70,8 @@ std::vector<CheckpointSummaryRow> summarize(const CheckpointInfo& info) {
   optimiser += std::to_string(t.warmup_steps);
   add("Training", "Optimiser", optimiser);
   add("Training", "Seed", std::to_string(t.seed));
-  const auto metrics =
-      nlohmann::json::parse(info.metrics.empty() ? "{}" : info.metrics, nullptr, false);
-  if (metrics.is_object())
-    for (const auto& [key, value] : metrics.items())
-      if (value.is_number() && key != "step")
-        add("Training", key.c_str(), general_number(value.get<double>()));
+  for (const auto& [key, value] : analysis::metrics::read_metrics_columns(info.metrics))
+    add("Training", key.c_str(), general_number(value));
   add("Software", "Written by", info.software.empty() ? "(not recorded)" : info.software);
   return rows;
 }

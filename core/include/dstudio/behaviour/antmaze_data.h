@@ -19,6 +19,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "dstudio/behaviour/gaussian_policy.h"
 #include "dstudio/behaviour/generate.h"
@@ -28,6 +30,18 @@ namespace dstudio::behaviour {
 
 /// The goal-reacher's training task (behaviour::training_task) and the name its policies ship as.
 inline constexpr const char* kGoalReacherTask = "ant-goal-reaching";
+/// The task it is refined on after that one (env::antmaze::goal_sequence_definition).
+inline constexpr const char* kGoalReacherRefinedTask = "ant-goal-sequence";
+
+/// Whether policies of `env` are a goal-reacher's (either of its tasks).
+inline bool is_goal_reacher_task(std::string_view env) {
+  return env == kGoalReacherTask || env == kGoalReacherRefinedTask;
+}
+
+/// The controller's targets: the share of episodes in which the navigator and the goal-reacher's
+/// mean action reach the evaluation goal, one maze of each size.
+inline constexpr std::pair<const char*, double> kControllerTargets[] = {
+    {"antmaze-umaze-v2", 0.9}, {"antmaze-medium-play-v2", 0.8}, {"antmaze-large-play-v2", 0.7}};
 
 struct AntMazeDataConfig {
   std::string task;                      ///< antmaze-umaze-v2, ...

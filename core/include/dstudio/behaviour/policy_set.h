@@ -87,7 +87,8 @@ double evaluate_snapshot(const PolicySet& set, int index, int episodes, std::uin
                          bool sampled, int threads = 1);
 
 /// The task a behaviour policy acts in: a registered environment, or the open plane in which the
-/// goal-reaching ant learns ("ant-goal-reaching", env/antmaze.h). Throws EnvError.
+/// goal-reaching ant learns ("ant-goal-reaching", then "ant-goal-sequence": env/antmaze.h).
+/// Throws EnvError.
 const env::EnvironmentDefinition& training_task(std::string_view name);
 
 /// Per-episode returns of one policy, acting through `act` with the episode's own random stream.

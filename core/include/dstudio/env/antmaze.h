@@ -106,6 +106,16 @@ void goal_reacher_input(std::span<const double> qpos, std::span<const double> qv
 /// origin (disk_goal_sampler), dense reward -distance, 300 steps, no termination.
 EnvironmentDefinition goal_reaching_definition();
 
+/// The goal sequence: the open plane of goal_reaching_definition(), its first goal as there, then
+/// every 25 to 100 steps a new goal 2 to 10 from the torso in a direction drawn uniformly, for
+/// 1000 steps. The goal-reacher is refined on it after D4RL's plane: the navigator's waypoint
+/// turns while the ant runs, and always reads 10 away, which the plane's goals, approached from
+/// rest, seldom show.
+inline constexpr int kGoalSequenceShortest = 25, kGoalSequenceLongest = 100;
+inline constexpr double kGoalSequenceNearest = 2.0;
+inline constexpr int kGoalSequenceSteps = 1000;
+EnvironmentDefinition goal_sequence_definition();
+
 /// What an antmaze task is built from.
 struct TaskMaps {
   const Maze* evaluation;  ///< the _TEST map the task draws goals from

@@ -37,7 +37,6 @@ namespace dstudio::behaviour {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 using nlohmann::ordered_json;
 
 // ---------------------------------------------------------------------------------------------
@@ -156,7 +155,12 @@ const JsonFields<SacConfig>& config_fields() {
         .field("threads", &SacConfig::threads, positive)
         .field("seed", &SacConfig::seed)
         // Runs from before the penalty have no key: 0, the task's own reward.
-        .field("upturn_penalty", &SacConfig::upturn_penalty, {0.0});
+        .field("upturn_penalty", &SacConfig::upturn_penalty, {0.0})
+        // Runs from before these have neither key, and write neither while they are off.
+        .field("upturn_ends", &SacConfig::upturn_ends)
+        .written_if([](const SacConfig& c) { return c.upturn_ends; })
+        .field("start_from", &SacConfig::start_from)
+        .omitted_when_empty();
     return f;
   }();
   return fields;
@@ -215,6 +219,7 @@ struct RunState {
   env::PhysicsState env_state;
   std::vector<float> obs;
   std::vector<std::int64_t> replay_refilled_from;  // steps at which the buffer was refilled
+  std::int64_t started_from_steps = -1;            // the steps of config.start_from's checkpoint
   PolicySet policies;
 };
 
@@ -243,6 +248,8 @@ const JsonFields<RunState>& run_state_fields() {
         .required()
         .field("replay_refilled_from", &R::replay_refilled_from, {0})
         .omitted_when_empty()
+        .field("started_from_steps", &R::started_from_steps, {0})
+        .written_if([](const R& r) { return r.started_from_steps >= 0; })
         .computed(
             "policies", [](const R& r) { return policy_set_to_json(r.policies); },
             [](R& r, const ordered_json& v, const std::string& where) {
@@ -361,12 +368,51 @@ class Sac {
       log_alpha_.copy_(log_alpha);
     }
     refilled_from_ = state.replay_refilled_from;
+    started_from_steps_ = state.started_from_steps;
     if (fs::exists(folder_ / "replay.bin")) {
       load_buffer();
     } else {
       // The checkpoint outlived its buffer: learning waits until the actor has refilled it.
       refilled_from_.push_back(steps_);
     }
+  }
+
+  // A new run's networks, optimisers and temperature from another run's checkpoint; the rest
+  // (steps, replay buffer, random streams, snapshots) begins afresh.
+  void start_from(const fs::path& source) {
+    const fs::path file = source / "checkpoint.pt";
+    if (!fs::exists(file))
+      throw UsageError(source.string() + ": no checkpoint.pt to start from (a SAC run folder)");
+    torch::serialize::InputArchive archive;
+    const std::string bytes = models::read_verified_checkpoint(file);
+    archive.load_from(bytes.data(), bytes.size());
+    // A module takes the shapes it reads, whatever they are: the shapes are compared after.
+    auto shapes = [&] {
+      std::vector<std::vector<std::int64_t>> out;
+      for (auto* m : {&actor_, &q1_, &q2_, &q1_target_, &q2_target_})
+        for (const auto& p : (*m)->parameters()) out.push_back(p.sizes().vec());
+      return out;
+    };
+    const auto expected = shapes();
+    const std::string fit = ": its networks do not fit " + spec_.name + " (" + std::to_string(S_) +
+                            " observations, " + std::to_string(A_) + " actions, " +
+                            std::to_string(c_.hidden) + " hidden units)";
+    try {
+      for_each_part([&](const char* name, auto& part) {
+        torch::serialize::InputArchive a;
+        archive.read(name, a);
+        part.load(a);
+      });
+    } catch (const c10::Error& e) {
+      throw Error(file.string() + fit + ": " + e.what_without_backtrace());
+    }
+    if (shapes() != expected) throw Error(file.string() + fit);
+    torch::Tensor log_alpha, stamp;
+    archive.read("log_alpha", log_alpha);
+    archive.read("steps", stamp);
+    torch::NoGradGuard guard;
+    log_alpha_.copy_(log_alpha);
+    started_from_steps_ = stamp.item<std::int64_t>();
   }
 
   void save() {
@@ -395,6 +441,7 @@ class Sac {
     state.env_state = env_.save_state();
     state.obs = obs_;
     state.replay_refilled_from = refilled_from_;
+    state.started_from_steps = started_from_steps_;
     state.policies = run_.policies;
     const ordered_json j = run_state_fields().write(state);
     write_file_atomically(folder_ / "state.json", [&](const fs::path& tmp) {
@@ -413,11 +460,11 @@ class Sac {
     while (steps_ < end) {
       act();
       const auto r = env_.step(action_, next_obs_);
-      const double reward = learned_reward(c_, env_.qpos(), r.reward);
-      buffer_.add(obs_, action_, static_cast<float>(reward), next_obs_, r.terminated);
-      episode_return_ += reward;
+      const auto learned = learned_step(c_, env_.qpos(), r.reward, r.terminated);
+      buffer_.add(obs_, action_, static_cast<float>(learned.reward), next_obs_, learned.terminal);
+      episode_return_ += learned.reward;
       ++steps_;
-      if (r.terminated || r.truncated) {
+      if (learned.terminal || r.truncated) {
         last_returns_.push_back(episode_return_);
         if (last_returns_.size() > 10) last_returns_.erase(last_returns_.begin());
         ++episode_;
@@ -640,6 +687,7 @@ class Sac {
   double episode_return_ = 0;
   std::vector<double> last_returns_;
   std::vector<std::int64_t> refilled_from_;  // steps where a lost replay buffer began again
+  std::int64_t started_from_steps_ = -1;
   std::vector<float> obs_, next_obs_, action_;
   SacRun run_;
 };
@@ -658,21 +706,32 @@ SacRun train_sac(const SacConfig& config, const fs::path& folder, std::int64_t s
         "SAC needs positive sizes, steps and intervals, and a replay buffer at least a batch long");
   if (config.upturn_penalty < 0.0 || !std::isfinite(config.upturn_penalty))
     throw UsageError("the upturn penalty is subtracted from the reward: it must be 0 or more");
-  if (config.upturn_penalty != 0.0 && training_task(config.env).family != "antmaze")
-    throw UsageError("the upturn penalty reads the ant's torso: " + config.env +
+  if ((config.upturn_penalty != 0.0 || config.upturn_ends) &&
+      training_task(config.env).family != "antmaze")
+    throw UsageError("the upturn penalty and end read the ant's torso: " + config.env +
                      " is not an antmaze task");
+  if (config.upturn_ends && config.gamma >= 1.0)
+    throw UsageError(
+        "an episode the upturn ends pays the value of staying down, which needs a "
+        "discount below 1");
   at::set_num_threads(config.threads);
   set_blas_threads(config.threads);
   Sac sac(config, folder);
-  if (sac.has_checkpoint()) sac.load(command);
+  if (sac.has_checkpoint())
+    sac.load(command);
+  else if (!config.start_from.empty())
+    sac.start_from(config.start_from);
   sac.set_command(command);
   return sac.train(stop_at, progress);
 }
 
-double learned_reward(const SacConfig& config, std::span<const double> qpos, double reward) {
-  if (config.upturn_penalty != 0.0 && env::antmaze::torso_up(qpos) < 0.0)
-    return reward - config.upturn_penalty;
-  return reward;
+LearnedStep learned_step(const SacConfig& config, std::span<const double> qpos, double reward,
+                         bool terminated) {
+  const bool antmaze = config.upturn_penalty != 0.0 || config.upturn_ends;
+  if (!antmaze || env::antmaze::torso_up(qpos) >= 0.0) return {reward, terminated};
+  const double penalised = reward - config.upturn_penalty;
+  if (config.upturn_ends) return {penalised / (1.0 - config.gamma), true};
+  return {penalised, terminated};
 }
 
 SacRun read_sac_run(const fs::path& folder) {

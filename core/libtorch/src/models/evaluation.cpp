@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "dstudio/analysis/entropy.h"
+#include "dstudio/analysis/metrics_row.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/system_info.h"
 #include "dstudio/env/environment.h"
@@ -396,10 +397,11 @@ EvaluationHook evaluation_hook(const data::Dataset& dataset, const TrainingConfi
       rc.episodes = episodes;
       rc.traces = false;
       const auto r = rollout(model, info, rc);
-      out["eval_score"] = r.summary.front().mean_score;
-      out["eval_score_std"] = r.summary.front().std_score;
-      out["eval_return"] = r.summary.front().mean_return;
-      if (r.reports_success) out["eval_success_rate"] = r.summary.front().success_rate();
+      out[analysis::metrics::kEvalScore] = r.summary.front().mean_score;
+      out[analysis::metrics::kEvalScoreStd] = r.summary.front().std_score;
+      out[analysis::metrics::kEvalReturn] = r.summary.front().mean_return;
+      if (r.reports_success)
+        out[analysis::metrics::kEvalSuccessRate] = r.summary.front().success_rate();
     }
     if (sampled.empty())
       sampled = sample_windows(dataset, windows, model.config().context_length,
@@ -411,7 +413,7 @@ EvaluationHook evaluation_hook(const data::Dataset& dataset, const TrainingConfi
       entropy += analysis::mean_head_entropy(l.values, l.heads, l.tokens, w.valid) /
                  static_cast<double>(ins.size());
     }
-    out["entropy_layer1"] = entropy;
+    out[analysis::metrics::kEntropyLayer1] = entropy;
     return out;
   };
 }

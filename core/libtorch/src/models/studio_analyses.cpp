@@ -27,6 +27,7 @@
 #include "dstudio/analysis/curves.h"
 #include "dstudio/analysis/entropy.h"
 #include "dstudio/analysis/locality.h"
+#include "dstudio/analysis/metrics_row.h"
 #include "dstudio/analysis/tsne.h"
 #include "dstudio/analysis/window_maps.h"
 #include "dstudio/common/error.h"
@@ -613,9 +614,10 @@ AnalysisResult training_curves(const AnalysisInputs& in, const Progress& progres
   progress.check();
   ordered_json summary = {{"run", run}};
   AnalysisResult result;
-  for (const auto& [key, label] : {std::pair{"loss", "training loss"},
-                                   std::pair{"entropy_layer1", "attention entropy, layer 1"},
-                                   std::pair{"eval_score", "normalised score"}}) {
+  for (const auto& [key, label] :
+       {std::pair{analysis::metrics::kLoss, "training loss"},
+        std::pair{analysis::metrics::kEntropyLayer1, "attention entropy, layer 1"},
+        std::pair{analysis::metrics::kEvalScore, "normalised score"}}) {
     AnalysisFigure f;
     f.name = std::string("training_") + key;
     f.title = label;

@@ -24,6 +24,7 @@
 #include <optional>
 #include <thread>
 
+#include "dstudio/analysis/metrics_row.h"
 #include "dstudio/common/atomic_file.h"
 #include "dstudio/common/csv.h"
 #include "dstudio/common/error.h"
@@ -235,10 +236,8 @@ std::int64_t step_of_csv(const std::string& line) {
   return ec == std::errc() && at == field.data() + field.size() ? step : -1;
 }
 std::int64_t step_of_json(const std::string& line) {
-  const auto j = nlohmann::json::parse(line, nullptr, false);
-  return j.is_object() && j.contains("step") && j["step"].is_number_integer()
-             ? j["step"].get<std::int64_t>()
-             : -1;
+  const auto row = analysis::metrics::read_metrics_row(line);
+  return row ? row->step : -1;
 }
 
 // Keeps the rows up to `step` (and the header): a run stopped between a metrics row and its next
@@ -345,11 +344,10 @@ struct Trainer::State {
   }
 
   void log_row(double loss, double lr, double rate, const EvaluationResult& eval) {
-    last_metrics = {
-        {"step", step}, {"loss", loss}, {"learning_rate", lr}, {"steps_per_second", rate}};
-    for (const auto& [k, v] : eval) last_metrics[k] = v;
+    last_metrics = analysis::metrics::metrics_row_json(step, loss, lr, rate, eval);
     const bool fresh = !fs::exists(out_dir / "metrics.csv");
-    CsvWriter row({"step", "loss", "learning_rate", "steps_per_second"}, 6, /*header_line=*/fresh);
+    const auto& columns = analysis::metrics::kTrainerColumns;
+    CsvWriter row({columns.begin(), columns.end()}, 6, /*header_line=*/fresh);
     row << step << loss << lr << rate;
     row.end_row();
     std::ofstream(out_dir / "metrics.csv", std::ios::app) << row.text();

@@ -48,6 +48,14 @@ struct SacConfig {
   /// the task's own reward). A penalty, not an ended episode: with a reward of -distance, ending
   /// early would pay.
   double upturn_penalty = 0.0;
+  /// Whether turning over ends the episode (antmaze tasks only). Its last step then pays what the
+  /// upturned ant would have earned from there on: (reward - upturn_penalty) / (1 - gamma), the
+  /// value of lying still at that distance, so ending is never the better way out.
+  bool upturn_ends = false;
+  /// A run folder whose networks, optimisers and temperature a new run starts from (its
+  /// checkpoint; not its replay buffer), e.g. the goal-reacher refined on another task with the
+  /// same observation and action. Empty: from scratch.
+  std::string start_from;
   bool operator==(const SacConfig&) const = default;
 };
 
@@ -67,9 +75,16 @@ SacRun train_sac(const SacConfig& config, const std::filesystem::path& folder,
                  std::int64_t stop_at = 0, const Progress& progress = {},
                  const std::string& command = {});
 
-/// The reward SAC learns from after a step that left the simulation at `qpos`: the task's
-/// `reward`, less `config.upturn_penalty` when the ant's torso faces down.
-double learned_reward(const SacConfig& config, std::span<const double> qpos, double reward);
+/// What SAC learns from a step that left the simulation at `qpos`.
+struct LearnedStep {
+  double reward = 0.0;
+  bool terminal = false;  ///< the return is cut here (no bootstrap from the next state)
+};
+
+/// The task's `reward` and end, less `config.upturn_penalty` when the ant's torso faces down, and
+/// with `config.upturn_ends` ended there with the value of staying down.
+LearnedStep learned_step(const SacConfig& config, std::span<const double> qpos, double reward,
+                         bool terminated);
 
 /// Reads the run in `folder` (its snapshots and configuration) without the networks.
 SacRun read_sac_run(const std::filesystem::path& folder);
