@@ -200,8 +200,8 @@ void add_behaviour_sac(CLI::App* behaviour, int& exit_code, int argc, char** arg
                 "Turning over ends the episode, its last step paying what lying there would "
                 "(antmaze goal-reacher only)");
   sac->add_option("--start-from", sa->config.start_from,
-                  "A SAC run folder whose networks, optimisers and temperature a new run starts "
-                  "from (same observation and action sizes)");
+                  "A SAC run folder whose networks, optimisers, temperature and replay buffer (if "
+                  "it has one) a new run starts from (same observation and action sizes)");
   const std::string sac_command = join_args(argc, argv);
   sac->callback([&exit_code, sa, sac_command] {
     sa->config.env = behaviour::training_task(sa->config.env).name;

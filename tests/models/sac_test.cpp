@@ -158,14 +158,23 @@ TEST(Sac, SnapshotsAreThePolicyAsItShips) {
   EXPECT_DOUBLE_EQ(evaluate_snapshot(set, 1, 1, seed, true), set.snapshots[1].behaviour_return);
 }
 
-// A run started from another begins with its networks: before its first update (after 1000
-// transitions) it acts with, and snapshots, the other run's last actor.
+// A run started from another begins with its networks and its replay buffer; without the buffer
+// it acts with, and snapshots, the other run's last actor until its first update (after 1000
+// transitions).
 TEST(Sac, ARunStartedFromAnotherBeginsWithItsNetworks) {
   test::TempDir dir;
   const auto first = train_sac(tiny(1200), dir / "first");
   auto next = tiny(600);
   next.random_steps = 0;
   next.start_from = (dir / "first").string();
+  train_sac(next, dir / "with_buffer");
+  {
+    std::ifstream in(dir / "with_buffer" / "replay.bin", std::ios::binary);
+    std::int64_t header[5] = {};
+    in.read(reinterpret_cast<char*>(header), sizeof header);
+    EXPECT_EQ(header[3], 1800);  // the first run's 1200 transitions, then its own 600
+  }
+  std::filesystem::remove(dir / "first" / "replay.bin");
   const auto second = train_sac(next, dir / "second");
   ASSERT_EQ(second.policies.snapshots.size(), 1u);
   EXPECT_TRUE(std::get<GaussianPolicy>(second.policies.snapshots[0].policy) ==

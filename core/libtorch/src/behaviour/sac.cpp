@@ -370,7 +370,7 @@ class Sac {
     refilled_from_ = state.replay_refilled_from;
     started_from_steps_ = state.started_from_steps;
     if (fs::exists(folder_ / "replay.bin")) {
-      load_buffer();
+      load_buffer(folder_ / "replay.bin", steps_);
     } else {
       // The checkpoint outlived its buffer: learning waits until the actor has refilled it.
       refilled_from_.push_back(steps_);
@@ -410,9 +410,14 @@ class Sac {
     torch::Tensor log_alpha, stamp;
     archive.read("log_alpha", log_alpha);
     archive.read("steps", stamp);
-    torch::NoGradGuard guard;
-    log_alpha_.copy_(log_alpha);
+    {
+      torch::NoGradGuard guard;
+      log_alpha_.copy_(log_alpha);
+    }
     started_from_steps_ = stamp.item<std::int64_t>();
+    // Its replay buffer too, when it still has one: critics updated on a few fresh transitions
+    // alone forget what they knew, and the actor with them.
+    if (fs::exists(source / "replay.bin")) load_buffer(source / "replay.bin", started_from_steps_);
   }
 
   void save() {
@@ -649,8 +654,7 @@ class Sac {
     if (!out) throw Error(path.string() + ": cannot be written");
   }
 
-  void load_buffer() {
-    const fs::path path = folder_ / "replay.bin";
+  void load_buffer(const fs::path& path, std::int64_t expected_steps) {
     std::ifstream in(path, std::ios::binary);
     std::int64_t header[5] = {}, steps = -1;
     in.read(reinterpret_cast<char*>(header), sizeof header);
@@ -659,9 +663,9 @@ class Sac {
         header[3] < 0 || header[3] > buffer_.capacity || header[4] < 0 ||
         header[4] >= buffer_.capacity)
       throw Error(path.string() + ": not this run's replay buffer");
-    if (steps != steps_)
+    if (steps != expected_steps)
       throw Error(path.string() + ": from step " + std::to_string(steps) +
-                  ", the checkpoint is at " + std::to_string(steps_));
+                  ", the checkpoint is at " + std::to_string(expected_steps));
     buffer_.size = header[3];
     buffer_.next = header[4];
     ReplayBuffer::each_column(buffer_, [&](std::vector<float>& v, std::int64_t width) {

@@ -52,9 +52,10 @@ struct SacConfig {
   /// upturned ant would have earned from there on: (reward - upturn_penalty) / (1 - gamma), the
   /// value of lying still at that distance, so ending is never the better way out.
   bool upturn_ends = false;
-  /// A run folder whose networks, optimisers and temperature a new run starts from (its
-  /// checkpoint; not its replay buffer), e.g. the goal-reacher refined on another task with the
-  /// same observation and action. Empty: from scratch.
+  /// A run folder whose networks, optimisers, temperature and, when it still has it, replay
+  /// buffer a new run starts from, e.g. the goal-reacher refined on another task with the same
+  /// observation and action (its buffer's transitions are still true ones of the new task's
+  /// physics). Empty: from scratch.
   std::string start_from;
   bool operator==(const SacConfig&) const = default;
 };
