@@ -8,9 +8,8 @@
 #                  CARRY, in the source tree, while they stay under CARRY_MB (8) megabytes, and a
 #                  RUN that is missing starts from CARRY
 #   refine         the goal-reacher refined on the goal sequence (--env ant-goal-sequence: a new goal
-#                  every 25 to 100 steps, turning over ends the episode), starting from the
-#                  goal-reacher's checkpoint, REFINE_STEPS steps in REFINED; carried like the first
-#                  to REFINED_CARRY
+#                  every 25 to 100 steps), starting from the goal-reacher's checkpoint and replay
+#                  buffer, REFINE_STEPS steps in REFINED; carried like the first to REFINED_CARRY
 #   ship           the refined goal-reacher's policies, the candidates ranked by how often the
 #                  navigator gets through each maze, to resources/policies/ant-goal-reaching-sac.json,
 #                  and the controller's success rate on each maze (dstudio behaviour navigate)
@@ -101,7 +100,7 @@ stage_refine() {
     nice -n 10 "$B/dstudio" behaviour sac --env ant-goal-sequence --out "$REFINED" \
       --start-from "$RUN" --random-steps 0 --steps "$REFINE_STEPS" --chunk "$CHUNK" \
       --threads "$THREADS" --seed 0 --eval-every "$REFINE_EVAL_EVERY" \
-      --upturn-penalty "$UPTURN_PENALTY" --upturn-ends
+      --upturn-penalty "$UPTURN_PENALTY"
     carry_out "$REFINED" "$REFINED_CARRY"
   done
   echo "== refine: stopped for now; run this again to continue"
@@ -131,7 +130,7 @@ stage_checkpoints() {
   done
 }
 
-[ $# -gt 0 ] || { sed -n '2,21p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,20p' "$0"; exit 2; }
 for stage in "$@"; do
   case "$stage" in
     goal-reacher) stage_goal_reacher ;;
