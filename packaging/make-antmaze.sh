@@ -107,7 +107,10 @@ stage_refine() {
 }
 
 stage_ship() {
-  "$B/dstudio" behaviour ship --run "$REFINED" --out "$POLICIES"
+  # The 12 snapshots of the best return are candidates, not ship's 8: the goal sequence's returns
+  # say little of how the ant gets through a maze.
+  "$B/dstudio" behaviour ship --run "$REFINED" --out "$POLICIES" \
+    --candidates "${SHIP_CANDIDATES:-12}" --navigation-episodes "${SHIP_EPISODES:-50}"
   for task in antmaze-umaze-v2 antmaze-medium-play-v2 antmaze-large-play-v2; do
     "$B/dstudio" behaviour navigate --env "$task" --policies "$POLICIES" --episodes 100
   done
