@@ -377,8 +377,8 @@ class Sac {
     }
   }
 
-  // A new run's networks, optimisers and temperature from another run's checkpoint; the rest
-  // (steps, replay buffer, random streams, snapshots) begins afresh.
+  // A new run's networks, optimisers, temperature and replay buffer from another run; the rest
+  // (steps, random streams, snapshots) begins afresh.
   void start_from(const fs::path& source) {
     const fs::path file = source / "checkpoint.pt";
     if (!fs::exists(file))
