@@ -1114,10 +1114,16 @@ QStringList ViewerPanel::frameCaption(const models::PlayerFrame& f) const {
   else
     overlay << tr("target %1   return-to-go %2")
                    .arg(viz::fixed_text(f.target, 0), viz::fixed_text(f.return_to_go, 1));
-  overlay << tr("return %1   score %2")
-                 .arg(viz::fixed_text(f.return_so_far, 1),
-                      viz::fixed_text(
-                          live_ ? env::normalized_score(live_->task(), f.return_so_far) : 0.0, 1));
+  if (live_ && live_->replay() && live_->task().goal_reaching)
+    // A dataset's goal-reaching episode goes on at the goal (AntMaze's data pays every step
+    // there), so its return counts steps, not the success an evaluation's score is.
+    overlay << tr("return %1   (steps at the goal)").arg(viz::fixed_text(f.return_so_far, 0));
+  else
+    overlay << tr("return %1   score %2")
+                   .arg(
+                       viz::fixed_text(f.return_so_far, 1),
+                       viz::fixed_text(
+                           live_ ? env::normalized_score(live_->task(), f.return_so_far) : 0.0, 1));
   if (f.zeroing != models::ModalityZeroing::None)
     overlay << tr("zeroed: %1")
                    .arg(zeroing_->itemText(zeroing_->findData(static_cast<int>(f.zeroing))));

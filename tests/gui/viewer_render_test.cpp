@@ -171,6 +171,10 @@ TEST_F(Render, AMazeEpisodeIsSeenWholeWithItsGoalWaypointAndPath) {
   for (int i = 0; i < 2000 && (v->shown().cursor != kStep || !v->shown().frame); ++i)
     QTest::qWait(10);
   ASSERT_EQ(v->shown().cursor, kStep);
+  // The caption counts a replayed episode's return as the steps at the goal, not as a score.
+  const QString caption = v->scene()->overlay().join(" | ");
+  EXPECT_TRUE(caption.contains("(steps at the goal)")) << caption.toStdString();
+  EXPECT_FALSE(caption.contains("score")) << caption.toStdString();
   const auto& task = env::task("antmaze-umaze-v2");
   EXPECT_EQ(v->scene()->cameraView(), render::task_camera(task.camera));
   EXPECT_FALSE(v->scene()->tracking());
