@@ -572,10 +572,7 @@ void MainWindow::showDataset(const QString& path,
   QString what = name;
   // The studio's own datasets by what they are, as `dstudio dataset default` names them.
   if (const auto info = behaviour::identify_default_dataset(path.toStdString()))
-    what = QStringLiteral("%1 %2").arg(QString::fromStdString(info->env),
-                                       info->human
-                                           ? QStringLiteral("human")
-                                           : QString::fromUtf8(behaviour::to_string(info->kind))) +
+    what = QString::fromStdString(info->name) +
            (info->story ? tr(" (the default dataset, the shipped checkpoints' data)") : QString()) +
            QStringLiteral(", ") + name;
   setWindowTitle(tr("%1 — Decision Studio").arg(name));

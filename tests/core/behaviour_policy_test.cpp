@@ -21,6 +21,7 @@
 
 #include "dstudio/behaviour/ars.h"
 #include "dstudio/behaviour/default_datasets.h"
+#include "dstudio/behaviour/demonstrations.h"
 #include "dstudio/behaviour/gaussian_policy.h"
 #include "dstudio/behaviour/generate.h"
 #include "dstudio/behaviour/policy_set.h"
@@ -576,6 +577,16 @@ TEST(DefaultDatasets, EachIsNamedWithTheCommandThatMakesIt) {
       default_dataset_path("walker2d", DatasetKind::Random, PolicyAlgorithm::Sac));
   ASSERT_TRUE(walker);
   EXPECT_EQ(walker->command, "dstudio dataset default --env walker2d --kind random");
+  EXPECT_EQ(walker->name, "walker2d random");
+  EXPECT_EQ(story->name, "hopper medium-expert");
+  // A task with one dataset is named by the task alone, not by a kind it does not have.
+  const auto maze = identify_default_dataset(antmaze_dataset_path("antmaze-umaze-v2"));
+  ASSERT_TRUE(maze);
+  EXPECT_EQ(maze->name, "antmaze-umaze-v2");
+  EXPECT_EQ(maze->command, "dstudio dataset default --env antmaze-umaze-v2");
+  const auto pen = identify_default_dataset(adroit_human_dataset_path("pen"));
+  ASSERT_TRUE(pen);
+  EXPECT_EQ(pen->name, "pen human");
   EXPECT_FALSE(identify_default_dataset("/data/hopper_medium-v2.hdf5"));
   EXPECT_FALSE(identify_default_dataset("hopper-medium-dstudio-sac-00000000.hdf5"))
       << "the right shape, no such settings";

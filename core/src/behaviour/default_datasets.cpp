@@ -142,6 +142,7 @@ std::optional<DefaultDatasetInfo> identify_default_dataset(const std::filesystem
     info.env = task;
     info.kind = DatasetKind::Expert;  // not a kind a policy makes; `human` tells it apart
     info.human = true;
+    info.name = task + " human";
     info.label = task + " human (the studio's, made as D4RL made " + task +
                  "-human-v1: DAPG's 25 demonstrations replayed)";
     info.command = "dstudio dataset default --env " + task + " --kind human";
@@ -152,6 +153,7 @@ std::optional<DefaultDatasetInfo> identify_default_dataset(const std::filesystem
     DefaultDatasetInfo info;
     info.env = task;
     info.kind = DatasetKind::Expert;
+    info.name = task + " expert";
     info.label = task + " expert (the studio's, made as D4RL made " + task +
                  "-expert-v1: D4RL's DAPG expert policy, " +
                  grouped(AdroitExpertConfig{}.episodes) + " episodes)";
@@ -163,6 +165,7 @@ std::optional<DefaultDatasetInfo> identify_default_dataset(const std::filesystem
     if (antmaze_dataset_path(task).filename() != name) continue;
     DefaultDatasetInfo info;
     info.env = task;
+    info.name = task;
     info.label = task + " (D4RL's recipe: the studio's goal-reaching ant and navigator, " +
                  grouped(AntMazeDataConfig{}.transitions) + " transitions)";
     info.command = "dstudio dataset default --env " + task;
@@ -180,6 +183,7 @@ std::optional<DefaultDatasetInfo> identify_default_dataset(const std::filesystem
         info.env = env, info.kind = kind, info.algorithm = algorithm;
         info.story = env == std::string(kStoryDataset.env) && kind == kStoryDataset.kind &&
                      algorithm == kStoryDataset.algorithm;
+        info.name = std::string(env) + " " + to_string(kind);
         const std::string count = grouped(default_transitions(env, kind, algorithm));
         info.label = std::string(env) + " " + to_string(kind) + " (" +
                      (kind == DatasetKind::Random

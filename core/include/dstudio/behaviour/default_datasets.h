@@ -74,6 +74,9 @@ struct DefaultDatasetInfo {
   /// An Adroit task's human data, replayed from people's demonstrations (demonstrations.h):
   /// `kind` and `algorithm` do not apply.
   bool human = false;
+  /// What it is in a few words: "hopper medium-expert", "pen human", "antmaze-umaze-v2" (a task
+  /// with one dataset has no kind).
+  std::string name;
   std::string label;  ///< "hopper medium-expert (SAC behaviour policies, 2,000,000 transitions)"
   std::string
       command;  ///< the command that makes it: "dstudio dataset default --kind medium-expert"
