@@ -232,7 +232,7 @@ void DatasetView::addReturnRows(const data::Dataset& ds, const data::DatasetSumm
     // An environment the studio does not simulate has no reference returns.
   }
   if (const auto it = ds.metadata.find("controller_success"); it != ds.metadata.end())
-    add_row(returns, tr("Controller (no noise)"), QString::fromStdString(it->second));
+    add_row(returns, tr("Controller (no added noise)"), QString::fromStdString(it->second));
 }
 
 void DatasetView::startActionR2() {
