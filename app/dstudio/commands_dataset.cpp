@@ -128,9 +128,10 @@ void print_text(const Dataset& ds, const DatasetSummary& s, double r2) {
               static_cast<long long>(s.episodes), static_cast<long long>(s.terminated),
               static_cast<long long>(s.timed_out),
               ds.timeouts_synthesized ? " (cut every 1000 steps: no 'timeouts' in the file)" : "");
-  std::printf("Tail          %lld steps in %lld unterminated episode(s)\n",
-              static_cast<long long>(s.tail_steps),
-              static_cast<long long>(s.unterminated_episodes));
+  std::printf("Tail          %lld step%s in %lld unterminated episode%s\n",
+              static_cast<long long>(s.tail_steps), s.tail_steps == 1 ? "" : "s",
+              static_cast<long long>(s.unterminated_episodes),
+              s.unterminated_episodes == 1 ? "" : "s");
   std::printf("Dims          obs %lld, act %lld, qpos %lld, qvel %lld\n",
               static_cast<long long>(s.obs_dim), static_cast<long long>(s.act_dim),
               static_cast<long long>(ds.data.qpos_dim), static_cast<long long>(ds.data.qvel_dim));

@@ -542,6 +542,29 @@ void MainWindow::openDefaultDataset() {
             .arg(QString::fromStdString(behaviour::cache_folder().string())));
 }
 
+void MainWindow::openTaskDataset(const QString& env) {
+  const std::string task = env.toStdString();
+  const auto path = behaviour::default_dataset_path(task, behaviour::DatasetKind::Expert);
+  const bool made = std::filesystem::exists(path);
+  startLoad(env, [task](const Progress& progress) {
+    Progress making = progress;
+    making.report = [&progress, &task](double f, std::string_view stage) {
+      if (progress.report)
+        progress.report(0.5 * f, "making " + task + "'s dataset: " + std::string(stage));
+    };
+    // The kind does not apply to these tasks: each has the one dataset its policy makes.
+    return QString::fromStdString(
+        behaviour::ensure_default_dataset(task, behaviour::DatasetKind::Expert, making).string());
+  });
+  if (made) return;
+  const auto info = behaviour::identify_default_dataset(path);
+  status_->setText(
+      tr("First use: making %1, a few minutes on two cores (the progress bar says how far; Cancel "
+         "stops it and leaves no file); it is kept in %2 for the next time.")
+          .arg(QString::fromStdString(info ? info->label : task),
+               QString::fromStdString(behaviour::cache_folder().string())));
+}
+
 void MainWindow::startLoad(const QString& label,
                            std::function<QString(const Progress&)> resolve_path) {
   status_->setText(tr("Loading %1 …").arg(label));

@@ -65,6 +65,9 @@ class MainWindow : public QMainWindow {
   void openDataset(const QString& path);
   /// Writes the embedded default dataset if needed, then opens it.
   void openDefaultDataset();
+  /// Makes a task's default dataset if needed (an AntMaze task's as D4RL made it, an Adroit
+  /// task's expert data), then opens it; the making is cancellable like any load.
+  void openTaskDataset(const QString& env);
   /// Asks the running load to stop; the previous dataset stays.
   void cancelLoad();
   /// Inspects a checkpoint on a worker thread (16 windows of its dataset) and shows its

@@ -13,6 +13,8 @@
 #include <QTabWidget>
 
 #include "dstudio/behaviour/d4rl_policy.h"
+#include "dstudio/behaviour/default_datasets.h"
+#include "dstudio/env/environment.h"
 #include "dstudio/viz/dataset_view.h"
 #include "dstudio/viz/export_dialog.h"
 #include "lesson_panel.h"
@@ -35,7 +37,25 @@ void MainWindow::createFileMenu() {
   auto* open = file_menu->addAction(tr("&Open Dataset…"), this, &MainWindow::chooseFile);
   open->setShortcut(QKeySequence::Open);
   recent_menu_ = file_menu->addMenu(tr("Open &Recent"));
-  file_menu->addAction(tr("Open &Default Dataset"), this, &MainWindow::openDefaultDataset);
+  // The story's data, then each task whose data a shipped policy makes: made on first use.
+  auto* defaults = file_menu->addMenu(tr("Open &Default Dataset"));
+  defaults->setObjectName(QStringLiteral("defaultDatasetMenu"));
+  defaults->addAction(
+      tr("%1 (the Studio's Story)")
+          .arg(QString::fromUtf8(behaviour::kStoryDataset.env) + QLatin1Char(' ') +
+               QString::fromUtf8(behaviour::to_string(behaviour::kStoryDataset.kind))),
+      this, &MainWindow::openDefaultDataset);
+  for (const char* family : {"antmaze", "adroit"}) {
+    defaults->addSeparator();
+    for (const auto& task : env::task_names()) {
+      if (env::task(task).family != family) continue;
+      const QString name = QString::fromStdString(task);
+      defaults->addAction(family == std::string("adroit")
+                              ? tr("%1 expert (made by the DAPG Expert)").arg(name)
+                              : name,
+                          this, [this, name] { openTaskDataset(name); });
+    }
+  }
   file_menu->addSeparator();
   auto* open_checkpoint =
       file_menu->addAction(tr("Open &Checkpoint…"), this, &MainWindow::chooseCheckpoint);

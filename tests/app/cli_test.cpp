@@ -73,7 +73,7 @@ TEST_F(Cli, InfoTextNamesTheTail) {
   dstudio::test::write_d4rl_fixture(dir / "d.hdf5", spec);
   const auto r = run("dataset info " + (dir / "d.hdf5").string(), dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("Tail          7 steps in 1 unterminated episode(s)"));
+  EXPECT_THAT(r.out, HasSubstr("Tail          7 steps in 1 unterminated episode\n"));
   EXPECT_THAT(r.out, HasSubstr("Note          the last 7 steps end without a terminal or timeout"));
   // Expected of a D4RL file, so not a warning: validate, which checks the file, notes it.
   const auto validated = run("dataset validate " + (dir / "d.hdf5").string(), dir);

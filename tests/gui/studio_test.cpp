@@ -18,6 +18,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
@@ -37,6 +38,9 @@
 #include "analyses_panel.h"
 #include "default_dataset.h"
 #include "dstudio/analysis/analysis_registry.h"
+#include "dstudio/behaviour/antmaze_data.h"
+#include "dstudio/behaviour/default_datasets.h"
+#include "dstudio/behaviour/gaussian_policy.h"
 #include "dstudio/common/figure_recipe.h"
 #include "dstudio/common/read_file.h"
 #include "dstudio/data/dataset_io.h"
@@ -127,7 +131,7 @@ TEST_F(Studio, OpensADatasetAndShowsSummaryEpisodesAndHistogram) {
   const auto tail =
       view->summary()->findItems("Unterminated tail", Qt::MatchRecursive | Qt::MatchExactly);
   ASSERT_EQ(tail.size(), 1);
-  EXPECT_EQ(tail.front()->text(1), "5 steps in 1 episode(s)");
+  EXPECT_EQ(tail.front()->text(1), "5 steps in 1 episode");
   // The tail is a note (expected of a D4RL file), shown quietly; nothing here is a warning.
   EXPECT_TRUE(view->notesLine()->isVisible());
   EXPECT_TRUE(view->notesLine()->text().contains("last 5 steps"));
@@ -221,6 +225,70 @@ TEST_F(Studio, OpensTheEmbeddedDefaultDataset) {
   EXPECT_TRUE(w.currentPath().contains("hopper-medium-expert-dstudio-sac"));
   EXPECT_EQ(data::summarize(*w.datasetView()->dataset()).transitions, 2000000);
   EXPECT_EQ(w.datasetView()->dataset()->env_id, "hopper");
+}
+
+// File ▸ Open Default Dataset lists every task whose data a shipped policy makes; a task's item
+// opens its cached file, and one not made yet starts making it, cancellably and leaving no file.
+TEST_F(Studio, OpensATasksDefaultDataFromTheMenuAndCancelsItsMaking) {
+  test::TempDir cache;
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = old ? old : "";
+  ::setenv("XDG_CACHE_HOME", cache.path().c_str(), 1);
+  struct Restore {
+    const char* old;
+    std::string saved;
+    ~Restore() {
+      old ? ::setenv("XDG_CACHE_HOME", saved.c_str(), 1) : ::unsetenv("XDG_CACHE_HOME");
+    }
+  } restore{old, saved};
+
+  // A small umaze file where the cache looks for the task's data (2,500 transitions of a
+  // small goal-reacher, not the shipped one's million).
+  behaviour::AntMazeDataConfig config;
+  config.task = "antmaze-umaze-v2";
+  config.transitions = 2500;
+  config.threads = 1;
+  auto reacher = behaviour::zero_gaussian_policy(29, 8, {16});
+  const auto made = behaviour::generate_antmaze_dataset(config, reacher);
+  const auto umaze = behaviour::default_dataset_path("antmaze-umaze-v2");
+  std::filesystem::create_directories(umaze.parent_path());
+  data::write_d4rl(umaze, made.arrays, made.metadata);
+
+  MainWindow w;
+  auto* menu = w.findChild<QMenu*>("defaultDatasetMenu");
+  ASSERT_NE(menu, nullptr);
+  std::map<QString, QAction*> items;
+  for (auto* action : menu->actions())
+    if (!action->isSeparator()) items[action->text()] = action;
+  EXPECT_EQ(items.size(), 11u);  // the story, six mazes and four Adroit tasks
+  EXPECT_TRUE(items.count("hopper medium-expert (the Studio's Story)"));
+  for (const char* task :
+       {"antmaze-umaze-v2", "antmaze-umaze-diverse-v2", "antmaze-medium-play-v2",
+        "antmaze-medium-diverse-v2", "antmaze-large-play-v2", "antmaze-large-diverse-v2"})
+    EXPECT_TRUE(items.count(task)) << task;
+  EXPECT_TRUE(items.count("door expert (made by the DAPG Expert)"));
+
+  QSignalSpy opened(&w, &MainWindow::datasetOpened);
+  items.at("antmaze-umaze-v2")->trigger();
+  ASSERT_TRUE(opened.wait(60000));
+  EXPECT_EQ(w.currentPath().toStdString(), umaze.string());
+  EXPECT_EQ(w.datasetView()->dataset()->env_id, "antmaze-umaze-v2");
+  EXPECT_EQ(data::summarize(*w.datasetView()->dataset()).transitions, 2500);
+
+  // Not made yet: the status bar says what is being made; Cancel stops it and nothing is left.
+  const auto large = behaviour::default_dataset_path("antmaze-large-play-v2");
+  QSignalSpy cancelled(&w, &MainWindow::loadCancelled);
+  items.at("antmaze-large-play-v2")->trigger();
+  EXPECT_TRUE(w.isLoading());
+  bool said = false;
+  for (auto* label : w.statusBar()->findChildren<QLabel*>())
+    said =
+        said || label->text().startsWith("First use: making antmaze-large-play-v2 (D4RL's recipe");
+  EXPECT_TRUE(said);
+  w.cancelLoad();
+  ASSERT_TRUE(cancelled.wait(60000));
+  EXPECT_FALSE(std::filesystem::exists(large));
+  EXPECT_EQ(w.currentPath().toStdString(), umaze.string());
 }
 
 // The shipped DT checkpoint: its attention maps on dataset windows, computed on a worker thread.

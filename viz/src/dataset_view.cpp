@@ -191,9 +191,12 @@ void DatasetView::addCountRows(const data::Dataset& ds, const data::DatasetSumma
   add_row(counts, tr("  ending in a timeout"),
           locale_count(s.timed_out) +
               (ds.timeouts_synthesized ? tr(" (cut every 1000 steps)") : QString()));
-  auto* tail = add_row(
-      counts, tr("Unterminated tail"),
-      tr("%1 steps in %2 episode(s)").arg(locale_count(s.tail_steps)).arg(s.unterminated_episodes));
+  auto* tail =
+      add_row(counts, tr("Unterminated tail"),
+              tr("%1 %2 in %3 %4")
+                  .arg(locale_count(s.tail_steps), s.tail_steps == 1 ? tr("step") : tr("steps"))
+                  .arg(s.unterminated_episodes)
+                  .arg(s.unterminated_episodes == 1 ? tr("episode") : tr("episodes")));
   if (s.tail_steps > 0) tail->setForeground(1, colors::kVermillion);
   add_row(counts, tr("Episode length"),
           tr("min %1, mean %2, max %3")
