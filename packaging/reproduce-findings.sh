@@ -13,7 +13,7 @@
 #  bash packaging/train-default-checkpoints.sh dt dc dhi`, and the same for pen), each knocked out
 # over 20 episodes; a model not trained yet is skipped and said so.
 #
-#   bash packaging/reproduce-findings.sh                  # all seven (story, contrast, seeds, locality, causal, efficiency, adroit)
+#   bash packaging/reproduce-findings.sh                  # all eight (story, contrast, seeds, locality, causal, efficiency, adroit, antmaze)
 #   bash packaging/reproduce-findings.sh story seeds      # some of them
 #   ONLY=rtg-sweep,attention-dt bash packaging/reproduce-findings.sh story   # just these folders
 set -euo pipefail
@@ -27,6 +27,8 @@ ARS=resources/checkpoints/hopper-medium
 SEEDS=${SEEDS:-build/seeds}
 PO=${PO:-build/po}
 ADROIT=${ADROIT:-build/adroit}
+ANTMAZE_SEEDS=${ANTMAZE_SEEDS:-build/antmaze/seeds}
+ANTMAZE_EPISODES=${ANTMAZE_EPISODES:-100}
 
 run() {  # folder, then the analyze arguments
   local name=$1; shift
@@ -265,8 +267,90 @@ adroit() {
   done
 }
 
+# AntMaze: the DT and DC trained on the studio's antmaze-umaze-v2 and antmaze-medium-play-v2 data
+# (`bash packaging/make-antmaze.sh checkpoints`, shipped as resources/checkpoints/<task>-<m>.pt),
+# each knocked out over ANTMAZE_EPISODES episodes a context (the whole window's point is its
+# success rate x 100 with a 95% interval), and the umaze DT's knockout beside the story DT's on
+# the hopper in one figure (EPISODES each). Over training seeds: DT and DC trained with seeds 0, 1
+# and 2 in shorter runs (ANTMAZE_SEEDS/seed-<s>/<task>-<m>, made by `SEED=s STEPS=10000
+# WARMUP=1000 OUT=build/antmaze/seeds/seed-s DATA=$(dstudio dataset default --env <task>) bash
+# packaging/train-default-checkpoints.sh dt dc`), each evaluated over ANTMAZE_EPISODES episodes.
+antmaze() {
+  local task m s data ck out
+  for task in antmaze-umaze-v2 antmaze-medium-play-v2; do
+    if ! ls resources/checkpoints/$task-*.pt > /dev/null 2>&1; then
+      echo "== antmaze/$task: skipped, no model is trained on it yet" >&2
+      continue
+    fi
+    data=$("$B/dstudio" dataset default --env "$task")
+    for m in dt dc; do
+      run antmaze/knockout-$task-$m knockout --checkpoint "resources/checkpoints/$task-$m.pt" \
+        --dataset "$data" --episodes "$ANTMAZE_EPISODES"
+    done
+  done
+  run antmaze/knockout-umaze-dt-and-hopper-dt knockout \
+    --checkpoint resources/checkpoints/antmaze-umaze-v2-dt.pt --compare $STORY-dt.pt --episodes "$EPISODES"
+  [[ -n ${ONLY:-} ]] && return 0
+  for task in antmaze-umaze-v2 antmaze-medium-play-v2; do
+    for m in dt dc; do
+      for s in 0 1 2; do
+        ck=$ANTMAZE_SEEDS/seed-$s/$task-$m/checkpoint.pt
+        out=antmaze/seeds/$task-$m-seed-$s
+        if [ ! -f "$ck" ] || ! "$B/dstudio" checkpoint info "$ck" | grep -Eq 'step ([0-9]+) of \1,'; then
+          echo "== $out: skipped, $ck has not finished training" >&2
+          continue
+        fi
+        echo "== $out: dstudio eval --checkpoint $ck --episodes $ANTMAZE_EPISODES"
+        "$B/dstudio" eval --checkpoint "$ck" --episodes "$ANTMAZE_EPISODES" --out "$OUT/$out" > /dev/null
+        mkdir -p "$DOCS/$out"
+        cp "$OUT/$out/summary.json" "$DOCS/$out/"
+      done
+    done
+  done
+  python3 - "$DOCS/antmaze" <<'PY' | tee "$DOCS/antmaze/summary.md"
+import json, statistics, sys
+from pathlib import Path
+root = Path(sys.argv[1])
+def load(path):
+    return json.loads(path.read_text()) if path.exists() else None
+print("| model | trained on | success, whole window (95% interval) | context 1 | 2 | 5 | 10 | action error at context 1, 2, 3 | smallest context keeping 95% |")
+print("|---|---|---|---|---|---|---|---|---|")
+for task in ("antmaze-umaze-v2", "antmaze-medium-play-v2"):
+    for m in ("dt", "dc"):
+        k = load(root / f"knockout-{task}-{m}" / "summary.json")
+        if not k:
+            continue
+        r = k["models"][0]
+        score = dict(zip(r["contexts"], r["score"]))
+        cell = lambda c: "%.0f" % score[c] if c in score else ""
+        last = len(r["contexts"]) - 1
+        print("| %s (K %d) | %s | %.0f (%.0f-%.0f) | %s | %s | %s | %s | %s | %s |" % (
+            m.upper(), r["contexts"][-1], task, r["score"][last], r["score_low"][last],
+            r["score_high"][last], cell(1), cell(2), cell(5), cell(10),
+            ", ".join("%.3g" % e for e in r["action_error"][:3]),
+            r.get("smallest_context_keeping_95_percent", "-")))
+print()
+print("Over training seeds (the shorter runs), success x 100 at the task's target:")
+print()
+print("| model | trained on | seed 0 | seed 1 | seed 2 | mean | std |")
+print("|---|---|---|---|---|---|---|")
+for task in ("antmaze-umaze-v2", "antmaze-medium-play-v2"):
+    for m in ("dt", "dc"):
+        scores = []
+        for s in (0, 1, 2):
+            e = load(root / "seeds" / f"{task}-{m}-seed-{s}" / "summary.json")
+            scores.append(e["targets"][0]["mean"] if e else None)
+        if all(v is None for v in scores):
+            continue
+        done = [v for v in scores if v is not None]
+        print("| %s | %s | %s | %.1f | %s |" % (
+            m.upper(), task, " | ".join("%.0f" % v if v is not None else "not trained" for v in scores),
+            statistics.mean(done), "%.1f" % statistics.stdev(done) if len(done) > 1 else "-"))
+PY
+}
+
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(story contrast seeds locality causal efficiency adroit)
+[ ${#parts[@]} -eq 0 ] && parts=(story contrast seeds locality causal efficiency adroit antmaze)
 for part in "${parts[@]}"; do
   case "$part" in
     story) story ;;
@@ -276,6 +360,7 @@ for part in "${parts[@]}"; do
     causal) causal ;;
     efficiency) efficiency ;;
     adroit) adroit ;;
-    *) echo "unknown part: $part (story, contrast, seeds, locality, causal, efficiency, adroit)" >&2; exit 2 ;;
+    antmaze) antmaze ;;
+    *) echo "unknown part: $part (story, contrast, seeds, locality, causal, efficiency, adroit, antmaze)" >&2; exit 2 ;;
   esac
 done

@@ -27,6 +27,7 @@
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFontMetrics>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
@@ -320,6 +321,7 @@ void MainWindow::connectTrainingAndSweeps() {
 
 void MainWindow::setUpStatusBar() {
   progress_->setRange(0, 1000);
+  progress_->setMinimumWidth(320);
   progress_->setMaximumWidth(420);
   // The share done and what is being done, on the bar itself: a first run makes the default
   // dataset for minutes, and a bar without words looks stuck.
@@ -418,7 +420,11 @@ Job* MainWindow::addJob(Job* job) {
     progress_->setValue(static_cast<int>(fraction * 1000));
     const QString what = stage.isEmpty() ? QFileInfo(job->label()).fileName() : stage;
     progress_->setToolTip(job->name() + ": " + what);
-    progress_->setFormat(QStringLiteral("%p% · ") + what);
+    // One line on the bar, however long the stage: the tooltip has all of it.
+    const QFontMetrics metrics = progress_->fontMetrics();
+    const int room = std::max(
+        40, progress_->width() - metrics.horizontalAdvance(QStringLiteral("100% · ")) - 16);
+    progress_->setFormat(QStringLiteral("%p% · ") + metrics.elidedText(what, Qt::ElideRight, room));
   });
   connect(job, &Job::stopped, this, &MainWindow::updateBusy);
   return job;
@@ -600,11 +606,12 @@ void MainWindow::showDataset(const QString& path,
            QStringLiteral(", ") + name;
   setWindowTitle(tr("%1 — Decision Studio").arg(name));
   status_->setText(
-      tr("%1: %2 transitions, %3 complete episodes, %4 tail steps")
+      tr("%1: %2 transitions, %3 complete episodes, %4 %5")
           .arg(what)
           .arg(QLocale().toString(static_cast<qlonglong>(s.transitions)))
           .arg(s.episodes)
-          .arg(s.tail_steps) +
+          .arg(s.tail_steps)
+          .arg(s.tail_steps == 1 ? tr("tail step") : tr("tail steps")) +
       (datasetMismatch().isEmpty() ? QString() : QStringLiteral(" — ") + datasetMismatch()));
   rememberRecent(path);
   emit datasetOpened(path);

@@ -176,6 +176,7 @@ void TsneJob::run(std::function<models::TokenCloud(const Progress&)> gather, con
         labels.episode = tokens.episode;
         labels.timestep = tokens.timestep;
         labels.return_to_go = tokens.return_to_go;
+        labels.goal_distance = tokens.goal_distance;
         QMetaObject::invokeMethod(
             this,
             [this, title, labels = std::move(labels)]() mutable {

@@ -30,6 +30,7 @@
 
 #include "default_dataset.h"
 #include "dstudio/common/error.h"
+#include "dstudio/common/resources.h"
 #include "dstudio/models/token_cloud.h"
 #include "h5_fixture.h"
 #include "test_application.h"
@@ -679,6 +680,33 @@ TEST_F(Tsne, JobLaysOutTheTokensOfACheckpoint) {
   view.grab().save(screenshot("tsne-dt-checkpoint.png"));
   view.setColourBy(viz::TsneView::ColourBy::ReturnToGo);
   view.grab().save(screenshot("tsne-dt-checkpoint-rtg.png"));
+}
+
+// A goal-reaching checkpoint's tokens reach the view with their distance to the goal: the shipped
+// AntMaze DT plays one episode, and the view offers that colouring with a value for every token.
+TEST_F(Tsne, JobBringsAnAntMazeCheckpointsDistancesToTheGoal) {
+  viz::TsneView view;
+  view.resize(1000, 650);
+  view.show();
+  TsneJob job(&view);
+  QSignalSpy finished(&job, &TsneJob::finished);
+  const QString checkpoint =
+      QString::fromStdString((resources_dir() / "checkpoints" / "antmaze-umaze-v2-dt.pt").string());
+  job.setCheckpoint(checkpoint, "DT on antmaze-umaze-v2");
+  models::TokenSource source;
+  source.kind = models::TokenSource::Kind::Rollouts;
+  source.count = 1;
+  source.max_tokens = 600;
+  job.setTokenSource(source);
+  job.startFromCheckpoint(30, 250);
+  ASSERT_TRUE(wait_until([&] { return finished.count() == 1; }, 180000));
+  ASSERT_TRUE(job.outcome().error.isEmpty()) << job.outcome().error.toStdString();
+  ASSERT_GT(view.pointCount(), 0);
+  view.setColourBy(viz::TsneView::ColourBy::GoalDistance);
+  EXPECT_EQ(view.colourBy(), viz::TsneView::ColourBy::GoalDistance);
+  EXPECT_EQ(view.figureText().title,
+            QStringLiteral("DT on antmaze-umaze-v2: tokens by distance to goal"));
+  view.grab().save(screenshot("tsne-antmaze-goal-distance.png"));
 }
 
 // "Tokens from": the view's choice reaches the job, the job's shows in the view, and Run lays out

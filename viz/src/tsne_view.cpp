@@ -127,6 +127,8 @@ TsneView::TsneView(QWidget* parent)
 
 void TsneView::setUpParameters() {
   colour_by_->addItems({tr("modality"), tr("timestep"), tr("return-to-go")});
+  // Wide enough for "distance to goal", which goal-reaching tokens add later.
+  colour_by_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   source_->addItems({tr("windows"), tr("dataset episodes"), tr("rollouts")});
   source_->setToolTip(
       tr("windows: spread over the dataset; dataset episodes: every step of its longest episodes "

@@ -1056,10 +1056,10 @@ Dataset load_d4rl_file(const std::filesystem::path& path, const LoadOptions& opt
         read_d4rl(ctx, fid, top.keys, options, progress, out);
       });
   if (const auto [episodes, steps] = unterminated(ds); steps > 0)
-    ds.notes.push_back(
-        "the last " + std::to_string(steps) +
-        " steps end without a terminal or timeout: an unterminated tail, left out of "
-        "the statistics and of training windows, as in D4RL");
+    ds.notes.push_back((steps == 1 ? std::string("the last step ends")
+                                   : "the last " + std::to_string(steps) + " steps end") +
+                       " without a terminal or timeout: an unterminated tail, left out of "
+                       "the statistics and of training windows, as in D4RL");
   return ds;
 }
 
