@@ -29,6 +29,7 @@ PO=${PO:-build/po}
 ADROIT=${ADROIT:-build/adroit}
 ANTMAZE_SEEDS=${ANTMAZE_SEEDS:-build/antmaze/seeds}
 ANTMAZE_EPISODES=${ANTMAZE_EPISODES:-100}
+ANTMAZE_COMPARE_EPISODES=${ANTMAZE_COMPARE_EPISODES:-20}
 
 run() {  # folder, then the analyze arguments
   local name=$1; shift
@@ -271,7 +272,7 @@ adroit() {
 # (`bash packaging/make-antmaze.sh checkpoints`, shipped as resources/checkpoints/<task>-<m>.pt),
 # each knocked out over ANTMAZE_EPISODES episodes a context (the whole window's point is its
 # success rate x 100 with a 95% interval), and the umaze DT's knockout beside the story DT's on
-# the hopper in one figure (EPISODES each). Over training seeds: DT and DC trained with seeds 0, 1
+# the hopper in one figure (ANTMAZE_COMPARE_EPISODES each). Over training seeds: DT and DC trained with seeds 0, 1
 # and 2 in shorter runs (ANTMAZE_SEEDS/seed-<s>/<task>-<m>, made by `SEED=s STEPS=10000
 # WARMUP=1000 OUT=build/antmaze/seeds/seed-s DATA=$(dstudio dataset default --env <task>) bash
 # packaging/train-default-checkpoints.sh dt dc`), each evaluated over ANTMAZE_EPISODES episodes.
@@ -289,7 +290,7 @@ antmaze() {
     done
   done
   run antmaze/knockout-umaze-dt-and-hopper-dt knockout \
-    --checkpoint resources/checkpoints/antmaze-umaze-v2-dt.pt --compare $STORY-dt.pt --episodes "$EPISODES"
+    --checkpoint resources/checkpoints/antmaze-umaze-v2-dt.pt --compare $STORY-dt.pt --episodes "$ANTMAZE_COMPARE_EPISODES"
   [[ -n ${ONLY:-} ]] && return 0
   for task in antmaze-umaze-v2 antmaze-medium-play-v2; do
     for m in dt dc; do

@@ -24,7 +24,8 @@
 namespace dstudio::cli {
 namespace {
 
-models::Trainer* g_running = nullptr;  // for Ctrl-C: stop at the next step and keep a checkpoint
+models::Trainer* g_running =
+    nullptr;  // for Ctrl-C and SIGTERM: stop at the next step, keep a checkpoint
 
 void on_interrupt(int) {
   if (g_running) g_running->cancel();
@@ -41,9 +42,12 @@ int run_training(models::Trainer& trainer) {
     bar.progress().report(static_cast<double>(p.step) / static_cast<double>(p.total), stage);
   });
   g_running = &trainer;
+  // SIGTERM as Ctrl-C: a batch system's time limit or a session's end keeps its checkpoint too.
   auto previous = std::signal(SIGINT, on_interrupt);
+  auto previous_term = std::signal(SIGTERM, on_interrupt);
   trainer.run();
   std::signal(SIGINT, previous);
+  std::signal(SIGTERM, previous_term);
   g_running = nullptr;
   switch (trainer.state()) {
     case models::TrainingState::Finished:

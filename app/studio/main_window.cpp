@@ -1067,8 +1067,24 @@ void MainWindow::chooseCheckpoint() {
   if (!path.isEmpty()) openCheckpoint(path);
 }
 
+QString MainWindow::shippedTaskOfDefaultCheckpoint() const {
+  const auto& dataset = view_->dataset();
+  if (!dataset || dataset->env_id.empty()) return {};
+  const auto dir = resources_dir();
+  if (dir.empty()) return {};
+  // The story's tasks have a DT per dataset kind (hopper-medium-expert-dt.pt), not per task.
+  return std::filesystem::exists(dir / "checkpoints" / (dataset->env_id + "-dt.pt"))
+             ? QString::fromStdString(dataset->env_id)
+             : QString();
+}
+
 void MainWindow::openDefaultCheckpoint() {
-  openCheckpoint(defaultCheckpoint());
+  const QString task = shippedTaskOfDefaultCheckpoint();
+  openCheckpoint(
+      task.isEmpty()
+          ? defaultCheckpoint()
+          : QString::fromStdString(
+                (resources_dir() / "checkpoints" / (task.toStdString() + "-dt.pt")).string()));
 }
 
 bool MainWindow::isInspecting() const {

@@ -75,8 +75,11 @@ class MainWindow : public QMainWindow {
   void openCheckpoint(const QString& path);
   /// Asks the running inspection to stop; the open checkpoint stays.
   void cancelInspection();
-  /// The shipped DT checkpoint.
+  /// The shipped DT checkpoint: the open dataset's task's own where one is shipped (AntMaze),
+  /// else the story's.
   void openDefaultCheckpoint();
+  /// The task whose shipped DT openDefaultCheckpoint opens, or empty for the story's DT.
+  [[nodiscard]] QString shippedTaskOfDefaultCheckpoint() const;
   /// Inspects another checkpoint on the open checkpoint's windows (worker thread) and shows the
   /// difference of the two attention maps.
   void compareCheckpoint(const QString& path);

@@ -60,8 +60,16 @@ void MainWindow::createFileMenu() {
   auto* open_checkpoint =
       file_menu->addAction(tr("Open &Checkpoint…"), this, &MainWindow::chooseCheckpoint);
   open_checkpoint->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
-  file_menu->addAction(tr("Open Default C&heckpoint (DT)"), this,
-                       &MainWindow::openDefaultCheckpoint);
+  auto* default_checkpoint = file_menu->addAction(tr("Open Default C&heckpoint (DT)"), this,
+                                                  &MainWindow::openDefaultCheckpoint);
+  default_checkpoint->setObjectName(QStringLiteral("defaultCheckpointAction"));
+  // With a task's data open that has a DT of its own shipped (AntMaze), the item opens that one.
+  connect(file_menu, &QMenu::aboutToShow, this, [this, default_checkpoint] {
+    const QString task = shippedTaskOfDefaultCheckpoint();
+    default_checkpoint->setText(task.isEmpty()
+                                    ? tr("Open Default C&heckpoint (DT)")
+                                    : tr("Open Default C&heckpoint (DT on %1)").arg(task));
+  });
   // A behaviour policy in the viewer instead of a checkpoint: D4RL's Adroit experts.
   auto* behaviour_menu = file_menu->addMenu(tr("Play a &Behaviour Policy"));
   behaviour_menu->setObjectName(QStringLiteral("behaviourMenu"));

@@ -111,6 +111,30 @@ TEST_F(TwoWriters, ASecondTrainingOfOneRunIsRefusedAndAKilledOneResumesWithOneMe
   EXPECT_EQ(csv_steps(run / "metrics.csv"), (std::vector<long long>{10, 20}));
 }
 
+// SIGTERM (a batch system's time limit, the end of a session) stops a training as Ctrl-C does:
+// at the next step, with a checkpoint at that step that --resume continues from.
+TEST_F(TwoWriters, ATrainingStoppedBySigtermKeepsACheckpointAtItsStep) {
+  dstudio::test::TempDir work;
+  const auto run = work / "run";
+  const pid_t pid = start_cli(train(run, 1'000'000), work.path(), "term");
+  ASSERT_TRUE(wait_for(pid, run, [&] { return !csv_steps(run / "metrics.csv").empty(); }))
+      << read_text(work / "term.err");
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "ended by the signal, not by itself";
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const std::string out = read_text(work / "term.out");
+  const auto at = out.find("stopped at step ");
+  ASSERT_NE(at, std::string::npos) << out;
+  const long long step = std::stoll(out.substr(at + 16));
+  EXPECT_GE(step, csv_steps(run / "metrics.csv").back());
+  const auto saved = run / ("checkpoint-" + std::to_string(step) + ".pt");
+  auto r = run_cli("checkpoint info " + saved.string() + " --json", work);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["step"].get<long long>(), step);
+}
+
 TEST_F(TwoWriters, ASecondTaskOnACellIsRefusedASecondSweepRunSkipsItAndAKilledTaskLeavesItUsable) {
   dstudio::test::TempDir work;
   const auto grid = work / "grid.json";

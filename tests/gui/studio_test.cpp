@@ -268,12 +268,20 @@ TEST_F(Studio, OpensATasksDefaultDataFromTheMenuAndCancelsItsMaking) {
     EXPECT_TRUE(items.count(task)) << task;
   EXPECT_TRUE(items.count("door expert (made by the DAPG Expert)"));
 
+  EXPECT_EQ(w.shippedTaskOfDefaultCheckpoint(), "") << "no data open: the story's DT";
   QSignalSpy opened(&w, &MainWindow::datasetOpened);
   items.at("antmaze-umaze-v2")->trigger();
   ASSERT_TRUE(opened.wait(60000));
   EXPECT_EQ(w.currentPath().toStdString(), umaze.string());
   EXPECT_EQ(w.datasetView()->dataset()->env_id, "antmaze-umaze-v2");
   EXPECT_EQ(data::summarize(*w.datasetView()->dataset()).transitions, 2500);
+  // The task has a DT of its own shipped: File ▸ Open Default Checkpoint names and opens it.
+  EXPECT_EQ(w.shippedTaskOfDefaultCheckpoint(), "antmaze-umaze-v2");
+  auto* file_menu = qobject_cast<QMenu*>(menu->parent());
+  ASSERT_NE(file_menu, nullptr);
+  emit file_menu->aboutToShow();
+  EXPECT_EQ(w.findChild<QAction*>("defaultCheckpointAction")->text(),
+            "Open Default C&heckpoint (DT on antmaze-umaze-v2)");
 
   // Not made yet: the status bar says what is being made; Cancel stops it and nothing is left.
   const auto large = behaviour::default_dataset_path("antmaze-large-play-v2");
@@ -289,6 +297,9 @@ TEST_F(Studio, OpensATasksDefaultDataFromTheMenuAndCancelsItsMaking) {
   ASSERT_TRUE(cancelled.wait(60000));
   EXPECT_FALSE(std::filesystem::exists(large));
   EXPECT_EQ(w.currentPath().toStdString(), umaze.string());
+  // Another task's data (no DT of its own shipped): the story's DT again.
+  ASSERT_TRUE(open(w, good));
+  EXPECT_EQ(w.shippedTaskOfDefaultCheckpoint(), "");
 }
 
 // The shipped DT checkpoint: its attention maps on dataset windows, computed on a worker thread.
