@@ -14,10 +14,13 @@
 #                  navigator gets through each maze, to resources/policies/ant-goal-reaching-sac.json,
 #                  and the controller's success rate on each maze (dstudio behaviour navigate)
 #   data           the default datasets of TASKS (dstudio dataset default --env ...), timed
-#   checkpoints    DT and DC on each of TASKS (packaging/train-default-checkpoints.sh with DATA)
+#   checkpoints    DT and DC on each of TASKS (packaging/train-default-checkpoints.sh with DATA),
+#                  each at its recipe's steps; the finished ones ship to resources/checkpoints/
+#   seeds          DT and DC on each of TASKS with seeds 0, 1 and 2 in the findings' shorter runs
+#                  (10,000 steps, 1,000 warm-up), in SEEDS_OUT/seed-<s>/<task>-<model>
 #
 #   bash packaging/make-antmaze.sh goal-reacher refine     # SAC for at most MINUTES minutes
-#   bash packaging/make-antmaze.sh ship data checkpoints
+#   bash packaging/make-antmaze.sh ship data checkpoints seeds
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${B:-build/release/bin}
@@ -35,6 +38,7 @@ REFINE_STEPS=${REFINE_STEPS:-350000}
 REFINE_EVAL_EVERY=${REFINE_EVAL_EVERY:-25000}
 REFINED_CARRY=${REFINED_CARRY:-resources/training/ant-goal-sequence-sac}
 POLICIES=resources/policies/ant-goal-reaching-sac.json
+SEEDS_OUT=${SEEDS_OUT:-build/antmaze/seeds}
 
 # The run's checkpoint and state, without the replay buffer (hundreds of megabytes): enough to
 # continue on another machine, from a buffer the actor refills. The state holds every snapshot's
@@ -126,14 +130,26 @@ stage_data() {
   done
 }
 
+# STEPS here is the SAC run's: the trainings get their own (empty: each model's recipe).
 stage_checkpoints() {
   for task in $TASKS; do
-    DATA=$("$B/dstudio" dataset default --env "$task") MINUTES="$MINUTES" \
+    STEPS='' DATA=$("$B/dstudio" dataset default --env "$task") MINUTES="$MINUTES" \
       bash packaging/train-default-checkpoints.sh dt dc
   done
 }
 
-[ $# -gt 0 ] || { sed -n '2,20p' "$0"; exit 2; }
+stage_seeds() {
+  local task s
+  for task in $TASKS; do
+    for s in 0 1 2; do
+      SEED=$s STEPS=10000 WARMUP=1000 OUT="$SEEDS_OUT/seed-$s" MINUTES="$MINUTES" \
+        DATA=$("$B/dstudio" dataset default --env "$task") \
+        bash packaging/train-default-checkpoints.sh dt dc
+    done
+  done
+}
+
+[ $# -gt 0 ] || { sed -n '2,23p' "$0"; exit 2; }
 for stage in "$@"; do
   case "$stage" in
     goal-reacher) stage_goal_reacher ;;
@@ -141,6 +157,7 @@ for stage in "$@"; do
     ship) stage_ship ;;
     data) stage_data ;;
     checkpoints) stage_checkpoints ;;
-    *) echo "unknown stage: $stage (goal-reacher, refine, ship, data, checkpoints)" >&2; exit 2 ;;
+    seeds) stage_seeds ;;
+    *) echo "unknown stage: $stage (goal-reacher, refine, ship, data, checkpoints, seeds)" >&2; exit 2 ;;
   esac
 done
