@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "default_dataset.h"
 #include "dstudio/common/error.h"
 #include "dstudio/common/figure_recipe.h"
 #include "dstudio/common/read_file.h"
@@ -214,9 +215,10 @@ TEST_F(Render, AMazeEpisodeIsSeenWholeWithItsGoalWaypointAndPath) {
   v->scene()->setTracking(false);
   EXPECT_EQ(v->scene()->cameraView(), render::task_camera(task.camera));
 
-  // A policy of a locomotion task next: no markers, no path, the camera that follows the torso.
+  // A policy of a locomotion task next (the story's DT: with maze data open the default would
+  // be the maze's own): no markers, no path, the camera that follows the torso.
   QSignalSpy shown(&w, &MainWindow::checkpointShown);
-  w.openDefaultCheckpoint();
+  w.openCheckpoint(defaultCheckpoint());
   ASSERT_TRUE(shown.wait(180000));
   for (int i = 0; i < 2000 && !v->shown().frame; ++i) QTest::qWait(10);
   EXPECT_TRUE(v->scene()->layers().markers.empty());
