@@ -330,11 +330,7 @@ for task in ("antmaze-umaze-v2", "antmaze-medium-play-v2"):
             r["score_high"][last], cell(1), cell(2), cell(5), cell(10),
             ", ".join("%.3g" % e for e in r["action_error"][:3]),
             r.get("smallest_context_keeping_95_percent", "-")))
-print()
-print("Over training seeds (the shorter runs), success x 100 at the task's target:")
-print()
-print("| model | trained on | seed 0 | seed 1 | seed 2 | mean | std |")
-print("|---|---|---|---|---|---|---|")
+rows = []
 for task in ("antmaze-umaze-v2", "antmaze-medium-play-v2"):
     for m in ("dt", "dc"):
         scores = []
@@ -344,9 +340,16 @@ for task in ("antmaze-umaze-v2", "antmaze-medium-play-v2"):
         if all(v is None for v in scores):
             continue
         done = [v for v in scores if v is not None]
-        print("| %s | %s | %s | %.1f | %s |" % (
+        rows.append("| %s | %s | %s | %.1f | %s |" % (
             m.upper(), task, " | ".join("%.0f" % v if v is not None else "not trained" for v in scores),
             statistics.mean(done), "%.1f" % statistics.stdev(done) if len(done) > 1 else "-"))
+if rows:
+    print()
+    print("Over training seeds (the shorter runs), success x 100 at the task's target:")
+    print()
+    print("| model | trained on | seed 0 | seed 1 | seed 2 | mean | std |")
+    print("|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
 PY
 }
 
