@@ -1069,7 +1069,8 @@ void MainWindow::chooseCheckpoint() {
 
 QString MainWindow::shippedTaskOfDefaultCheckpoint() const {
   const auto& dataset = view_->dataset();
-  if (!dataset || dataset->env_id.empty()) return {};
+  // Only a registered task's name: a file's env_id is the file's word, not a path to follow.
+  if (!dataset || !env::find_task(dataset->env_id)) return {};
   const auto dir = resources_dir();
   if (dir.empty()) return {};
   // The story's tasks have a DT per dataset kind (hopper-medium-expert-dt.pt), not per task.
