@@ -657,14 +657,22 @@ TEST_F(Tsne, JobAnimatesTheViewFromAWorkerAndCanBeCancelled) {
   EXPECT_TRUE(job.outcome().cancelled);
 }
 
+// A shown view at the tests' size, a job driving it, and its `finished` signals counted.
+struct JobOnAView {
+  JobOnAView() {
+    view.resize(1000, 650);
+    view.show();
+  }
+  viz::TsneView view;
+  TsneJob job{&view};
+  QSignalSpy finished{&job, &TsneJob::finished};
+};
+
 // The studio's path: a checkpoint's own tokens, gathered on the worker as the command line
 // gathers them, then laid out.
 TEST_F(Tsne, JobLaysOutTheTokensOfACheckpoint) {
-  viz::TsneView view;
-  view.resize(1000, 650);
-  view.show();
-  TsneJob job(&view);
-  QSignalSpy finished(&job, &TsneJob::finished);
+  JobOnAView on;
+  auto& [view, job, finished] = on;
   job.setCheckpoint(studio::defaultCheckpoint(), "DT", 6);
   view.setParameters(30, 250);
   emit view.runRequested(view.perplexity(), view.iterations());  // what Run does
@@ -685,11 +693,8 @@ TEST_F(Tsne, JobLaysOutTheTokensOfACheckpoint) {
 // A goal-reaching checkpoint's tokens reach the view with their distance to the goal: the shipped
 // AntMaze DT plays one episode, and the view offers that colouring with a value for every token.
 TEST_F(Tsne, JobBringsAnAntMazeCheckpointsDistancesToTheGoal) {
-  viz::TsneView view;
-  view.resize(1000, 650);
-  view.show();
-  TsneJob job(&view);
-  QSignalSpy finished(&job, &TsneJob::finished);
+  JobOnAView on;
+  auto& [view, job, finished] = on;
   const QString checkpoint =
       QString::fromStdString((resources_dir() / "checkpoints" / "antmaze-umaze-v2-dt.pt").string());
   job.setCheckpoint(checkpoint, "DT on antmaze-umaze-v2");
