@@ -441,10 +441,12 @@ void MainWindow::updateBusy() {
       if (job->isRunning()) shown_job_ = job;  // the last made of those running
   }
   const bool busy = shown_job_ != nullptr;
-  // Wide enough for the share and a stage such as "step 1000 of 1000" in the type of the moment.
+  // Wide enough for the share and a stage such as "step 1000 of 1000" in the type of the moment,
+  // and never under the bar's own minimum: the status text beside it stretches to take the rest.
   const QFontMetrics metrics = progress_->fontMetrics();
   const int wanted =
-      metrics.horizontalAdvance(QStringLiteral("100% · step 1000 of 1000")) + 2 * metrics.height();
+      std::max(320, metrics.horizontalAdvance(QStringLiteral("100% · step 1000 of 1000")) +
+                        2 * metrics.height());
   progress_->setMinimumWidth(wanted);
   progress_->setMaximumWidth(std::max(420, wanted));
   progress_->setVisible(busy);

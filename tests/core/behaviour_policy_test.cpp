@@ -542,6 +542,28 @@ TEST(DefaultDatasets, WaitsForAnotherProcessMakingTheSameFile) {
   std::ifstream in(path, std::ios::binary);
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()),
             "made by the other process");
+  // The lock file goes with the lock: the cache lists only datasets.
+  EXPECT_FALSE(std::filesystem::exists(path.string() + ".lock"));
+
+  // A holder that removes its lock file before releasing it (as the studio's own do): the waiter
+  // locks the path afresh, finds the file and leaves no lock file either.
+  std::filesystem::remove(path);
+  const int third = ::open((path.string() + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(third, 0);
+  ASSERT_EQ(::flock(third, LOCK_EX), 0);
+  Said waiting_third;
+  std::thread fourth([&] {
+    returned = ensure_default_dataset("hopper", DatasetKind::Random, waiting_third.progress(),
+                                      PolicyAlgorithm::Ars);
+  });
+  EXPECT_TRUE(waiting_third.wait());
+  { std::ofstream(path, std::ios::binary) << "made by a tidy process"; }
+  std::filesystem::remove(path.string() + ".lock");
+  ::close(third);
+  fourth.join();
+  EXPECT_EQ(returned, path);
+  EXPECT_EQ(std::filesystem::file_size(path), std::string("made by a tidy process").size());
+  EXPECT_FALSE(std::filesystem::exists(path.string() + ".lock"));
 
   if (old)
     ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);

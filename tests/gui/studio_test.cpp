@@ -14,6 +14,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
@@ -293,6 +294,10 @@ TEST_F(Studio, OpensATasksDefaultDataFromTheMenuAndCancelsItsMaking) {
     said =
         said || label->text().startsWith("First use: making antmaze-large-play-v2 (D4RL's recipe");
   EXPECT_TRUE(said);
+  // The bar beside that long text keeps its width, so the stage it names stays readable.
+  auto* bar = w.statusBar()->findChild<QProgressBar*>();
+  ASSERT_NE(bar, nullptr);
+  EXPECT_GE(bar->minimumWidth(), 320);
   w.cancelLoad();
   ASSERT_TRUE(cancelled.wait(60000));
   EXPECT_FALSE(std::filesystem::exists(large));

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -206,33 +207,52 @@ namespace {
 
 // An exclusive lock on `<dataset>.lock`, so that two processes asking for the same default dataset
 // (a studio and a command, or tests run in parallel) make it once: the second waits, cancellably,
-// and then finds the file.
+// and then finds the file. The holder removes the lock file before releasing it, so the cache
+// keeps only datasets; a waiter that then holds a lock on the removed file sees that its
+// descriptor no longer names the path and locks the path anew.
 class MakingLock {
  public:
-  MakingLock(const std::filesystem::path& dataset, const Progress& progress) {
-    const auto file = dataset.string() + ".lock";
-    fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) return;  // a read-only cache: make it without the lock, as before
+  MakingLock(const std::filesystem::path& dataset, const Progress& progress)
+      : file_(dataset.string() + ".lock") {
     bool told = false;
-    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      if (errno != EWOULDBLOCK && errno != EINTR) {
-        ::close(fd_);
-        throw Error(file + ": cannot lock: " + std::strerror(errno));
+    for (;;) {
+      fd_ = ::open(file_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      if (fd_ < 0) return;  // a read-only cache: make it without the lock, as before
+      while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+          const int error = errno;
+          ::close(fd_);
+          throw Error(file_ + ": cannot lock: " + std::strerror(error));
+        }
+        if (!told)
+          progress.update(0.0, "waiting for another process making " + dataset.filename().string());
+        told = true;
+        try {
+          progress.check();
+        } catch (...) {
+          ::close(fd_);
+          throw;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
       }
-      if (!told)
-        progress.update(0.0, "waiting for another process making " + dataset.filename().string());
-      told = true;
-      progress.check();
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      struct stat held {};
+      struct stat named {};
+      if (::fstat(fd_, &held) == 0 && ::stat(file_.c_str(), &named) == 0 &&
+          held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+        return;
+      ::close(fd_);  // the holder we waited for removed this file: lock the path's new one
     }
   }
   ~MakingLock() {
-    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+    if (fd_ < 0) return;
+    ::unlink(file_.c_str());  // still held: nobody can have locked the path's file meanwhile
+    ::close(fd_);             // closing releases the lock
   }
   MakingLock(const MakingLock&) = delete;
   MakingLock& operator=(const MakingLock&) = delete;
 
  private:
+  std::string file_;
   int fd_ = -1;
 };
 
