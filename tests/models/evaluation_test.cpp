@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "dstudio/analysis/analysis_registry.h"
@@ -1094,6 +1095,34 @@ TEST(Knockout, ItsProgressSaysWhichContextTheEpisodesArePlayedAt) {
       if (contexts.empty() || contexts.back() != c) contexts.push_back(c);
     }
   EXPECT_EQ(contexts, (std::vector<int>{1, 2, 3, 4, 5}));
+}
+
+// A model whose whole window never scores (a random DT in the umaze, which never reaches the
+// goal) has no score for a shorter context to keep: the knockout names no smallest context,
+// rather than calling one step enough.
+TEST(Knockout, NamesNoSmallestContextWhenTheWholeWindowScoresNothing) {
+  test::TempDir dir;
+  const auto ckpt = save_small_dt(
+      dir, "maze-dt.pt",
+      {.env_id = "antmaze-umaze-v2", .state_dim = 29, .act_dim = 8, .context_length = 3});
+  test::D4rlSpec spec;
+  spec.n = 40, spec.obs_dim = 29, spec.act_dim = 8;
+  spec.timeouts.assign(40, 0);
+  spec.timeouts[19] = spec.timeouts[39] = 1;
+  const auto data = dir / "antmaze-umaze-v2-windows.hdf5";
+  test::write_d4rl_fixture(data, spec);
+  const auto def = analysis::analysis_registry().find("knockout");
+  ASSERT_NE(def, nullptr);
+  const auto result = analysis::run_analysis(
+      *def,
+      {ckpt.string(), data.string(),
+       analysis::AnalysisOptions({{"windows", "2"}, {"episodes", "1"}, {"threads", "1"}}), nullptr},
+      {});
+  const auto summary = nlohmann::json::parse(result.summary_json);
+  const auto& row = summary.at("models").at(0);
+  ASSERT_EQ(row.at("score").size(), 3u);
+  for (const auto& score : row.at("score")) EXPECT_EQ(score.get<double>(), 0.0);
+  EXPECT_FALSE(row.contains("smallest_context_keeping_95_percent")) << row.dump();
 }
 
 }  // namespace

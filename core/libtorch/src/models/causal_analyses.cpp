@@ -127,8 +127,9 @@ AnalysisResult knockout(const AnalysisInputs& in, const Progress& progress) {
       row["score_low"].push_back(finite_or_null(score.low));
       row["score_high"].push_back(finite_or_null(score.high));
     }
-    if (episodes > 0) {
-      // The smallest context whose return keeps 95% of the full context's.
+    // The smallest context whose return keeps 95% of the full context's; a model whose whole
+    // window scores nothing (a DT that never reaches a maze's goal) has no score to keep.
+    if (episodes > 0 && means.back() > 0.0) {
       const double whole = means.back();
       for (int C = 1; C <= K; ++C)
         if (means[static_cast<std::size_t>(C - 1)] >= 0.95 * whole) {
