@@ -380,11 +380,16 @@ QWidget* ViewerPanel::buildConditioningTab() {
 }
 
 QWidget* ViewerPanel::buildPlayerColumn(QHBoxLayout* transport, QWidget* conditioning) {
+  // The scene with its transport above a divider, what acts on the policy and the timeline
+  // below: a maze or a hand wants more of the height than a hopper, and the user drags it.
+  auto* top = new QWidget;
+  auto* top_layout = new QVBoxLayout(top);
+  top_layout->setContentsMargins(0, 0, 0, 0);
+  top_layout->addWidget(scene_, 1);
+  top_layout->addLayout(transport);
   auto* left = new QWidget;
   auto* left_layout = new QVBoxLayout(left);
   left_layout->setContentsMargins(0, 0, 0, 0);
-  left_layout->addWidget(scene_, 3);
-  left_layout->addLayout(transport);
   left_layout->addWidget(buildActingTabs(conditioning));
   left_layout->addWidget(timeline_, 2);
   // The timeline as a figure: with forks, the divergence plot.
@@ -408,7 +413,10 @@ QWidget* ViewerPanel::buildPlayerColumn(QHBoxLayout* transport, QWidget* conditi
   below->addWidget(bookmark_add_, 0, Qt::AlignTop);
   below->addWidget(timeline_export_, 0, Qt::AlignTop);
   left_layout->addLayout(below);
-  return left;
+  QSplitter* column = paneSplitter(Qt::Vertical, top, left, 3, 2);
+  column->setObjectName(QStringLiteral("playerSplitter"));
+  column->setChildrenCollapsible(false);
+  return column;
 }
 
 QTabWidget* ViewerPanel::buildActingTabs(QWidget* conditioning) {

@@ -30,6 +30,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSlider>
+#include <QSplitter>
 #include <QStandardPaths>
 #include <QTabBar>
 #include <QTabWidget>
@@ -182,6 +183,27 @@ TEST_F(Viewer, ACheckpointOpensPausedAtStepZero) {
   EXPECT_EQ(v->shown().frames, 1);
   v->play();
   ASSERT_TRUE(waitFor(v, [](const models::PlaybackState& s) { return s.cursor >= 3; }));
+}
+
+// The scene and the panels under it share a divider: a maze wants more of the height than a
+// hopper, and dragging the divider gives it to the scene, never all of it.
+TEST_F(Viewer, TheSceneAndThePanelsBelowShareADividerTheUserDrags) {
+  ViewerPanel v;
+  v.resize(1280, 760);
+  v.show();
+  test::deliver_posted_events();
+  auto* split = v.findChild<QSplitter*>("playerSplitter");
+  ASSERT_NE(split, nullptr);
+  ASSERT_EQ(split->count(), 2);
+  EXPECT_TRUE(split->widget(0)->isAncestorOf(v.scene()));
+  EXPECT_FALSE(split->childrenCollapsible());
+  const int before = v.scene()->height();
+  auto sizes = split->sizes();
+  sizes[0] += 60;
+  sizes[1] -= 60;
+  split->setSizes(sizes);
+  test::deliver_posted_events();
+  EXPECT_GT(v.scene()->height(), before);
 }
 
 // A speed chosen from the list gives the keyboard back to the panel: after a dialog, the arrow
