@@ -292,6 +292,12 @@ antmaze() {
   done
   run antmaze/knockout-umaze-dt-and-hopper-dt knockout \
     --checkpoint resources/checkpoints/antmaze-umaze-v2-dt.pt --compare $STORY-dt.pt --episodes "$ANTMAZE_COMPARE_EPISODES"
+  # The medium-play DC scores more with one step of context than with its whole window: the same
+  # knockout on another 100 episodes (seeds 100 to 199) says whether that holds beyond the first.
+  run antmaze/knockout-antmaze-medium-play-v2-dc-episodes-100-199 knockout \
+    --checkpoint resources/checkpoints/antmaze-medium-play-v2-dc.pt \
+    --dataset "$("$B/dstudio" dataset default --env antmaze-medium-play-v2)" \
+    --episodes "$ANTMAZE_EPISODES" --seed 100
   # The longer route's DT beside the umaze's, open loop only (each on its own data's windows).
   run antmaze/knockout-umaze-dt-and-medium-dt knockout \
     --checkpoint resources/checkpoints/antmaze-umaze-v2-dt.pt \

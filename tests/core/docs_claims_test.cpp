@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -179,6 +180,168 @@ TEST(DocsClaims, TheDoorsKnockoutTableSaysWhatItsDataSay) {
     ++rows;
   }
   EXPECT_EQ(rows, static_cast<int>(folders.size()));
+}
+
+// A number as the page writes it: its value and half a unit of its last digit ("91" 0.5, "0.426"
+// 0.0005), so that a claim is held to the rounding it was written with.
+struct Written {
+  double value, rounding;
+};
+
+Written written(const std::string& text) {
+  const auto dot = text.find('.');
+  const int decimals = dot == std::string::npos ? 0 : static_cast<int>(text.size() - dot - 1);
+  return {std::stod(text), 0.5 * std::pow(10.0, -decimals)};
+}
+
+void expect_written(const std::string& text, double data, const std::string& what) {
+  const Written w = written(text);
+  if (w.value == 0.0 && w.rounding == 0.5) {
+    EXPECT_EQ(data, 0.0) << what << ": said 0";
+    return;
+  }
+  EXPECT_LE(std::abs(w.value - data), w.rounding + 1e-9)
+      << what << ": said " << text << ", the data " << data;
+}
+
+// One knockout of docs/findings/antmaze/: a model's scores, intervals and action errors.
+struct Knockout {
+  std::vector<double> score, low, high, errors;
+  int episodes = 0;
+  nlohmann::json model;
+};
+
+Knockout antmaze_knockout(const std::string& folder, const std::string& label) {
+  const auto j = nlohmann::json::parse(
+      read_regular_file(kDocs / "findings" / "antmaze" / folder / "summary.json", 1 << 24));
+  Knockout k;
+  k.episodes = j.at("episodes").get<int>();
+  for (const auto& m : j.at("models")) {
+    if (m.at("label") != label) continue;
+    k.model = m;
+    k.errors = m.at("action_error").get<std::vector<double>>();
+    if (k.episodes > 0) {
+      k.score = m.at("score").get<std::vector<double>>();
+      k.low = m.at("score_low").get<std::vector<double>>();
+      k.high = m.at("score_high").get<std::vector<double>>();
+    }
+    return k;
+  }
+  ADD_FAILURE() << folder << " has no model " << label;
+  return k;
+}
+
+// A score cell at context index i: "91", "91 (85-96)", "**9 (4-15)**", "0 of 100"; with `on`,
+// the cell speaks of every context from i to the whole window: "91 to 98" their lowest and
+// highest, a single number each of them.
+void expect_score_cell(std::string cell, const Knockout& k, std::size_t i, const std::string& what,
+                       bool on = false) {
+  cell.erase(std::remove(cell.begin(), cell.end(), '*'), cell.end());
+  ASSERT_LT(i, k.score.size()) << what;
+  std::smatch m;
+  if (std::regex_match(cell, m, std::regex(R"((\d+) of (\d+))"))) {
+    EXPECT_EQ(std::stoi(m[2]), k.episodes) << what;
+    EXPECT_EQ(std::stod(m[1]) * 100.0 / k.episodes, k.score[i]) << what;
+  } else if (std::regex_match(cell, m, std::regex(R"(([\d.]+) to ([\d.]+))"))) {
+    const auto from = k.score.begin() + static_cast<std::ptrdiff_t>(i);
+    expect_written(m[1], *std::min_element(from, k.score.end()), what + ", lowest");
+    expect_written(m[2], *std::max_element(from, k.score.end()), what + ", highest");
+  } else if (std::regex_match(cell, m, std::regex(R"(([\d.]+) \(([\d.]+)-([\d.]+)\))"))) {
+    expect_written(m[1], k.score[i], what);
+    expect_written(m[2], k.low[i], what + ", low");
+    expect_written(m[3], k.high[i], what + ", high");
+  } else {
+    ASSERT_TRUE(std::regex_match(cell, std::regex(R"([\d.]+)"))) << what << ": " << cell;
+    for (std::size_t j = i; j < (on ? k.score.size() : i + 1); ++j)
+      expect_written(cell, k.score[j], what + " (context " + std::to_string(j + 1) + ")");
+  }
+}
+
+void expect_errors_cell(const std::string& cell, const Knockout& k, const std::string& what) {
+  std::stringstream said(cell);
+  std::string number;
+  for (std::size_t c = 0; c < 3; ++c) {
+    ASSERT_TRUE(std::getline(said, number, ',')) << what << ": " << cell;
+    expect_written(number.substr(number.find_first_not_of(' ')), k.errors.at(c),
+                   what + ", action error at context " + std::to_string(c + 1));
+  }
+}
+
+// The AntMaze knockout tables: each row's scores at the contexts its columns name, its action
+// errors at 1, 2 and 3 steps and per action dimension at one (over sqrt of the action's size),
+// against docs/findings/antmaze/*/summary.json.
+TEST(DocsClaims, TheAntMazeKnockoutTablesSayWhatTheirDataSay) {
+  const std::string text = read_regular_file(kDocs / "findings.md", 1 << 24);
+  struct Row {
+    std::string folder, label;
+    int act_dim;
+  };
+  const std::string umaze_dt = "antmaze-umaze-v2-dt", umaze_dc = "antmaze-umaze-v2-dc",
+                    medium_dt = "antmaze-medium-play-v2-dt",
+                    medium_dc = "antmaze-medium-play-v2-dc";
+  const std::map<std::string, Row> umaze_rows = {
+      {"DT, antmaze-umaze-v2 (100 episodes)", {"knockout-" + umaze_dt, umaze_dt, 8}},
+      {"DC (K 8), antmaze-umaze-v2 (100 episodes)", {"knockout-" + umaze_dc, umaze_dc, 8}},
+      {"DT, hopper medium-expert (20 episodes)",
+       {"knockout-umaze-dt-and-hopper-dt", "hopper-medium-expert-dt", 3}}};
+  const auto umaze = table_rows(
+      text, "| model, trained on | score, whole window (95% interval) | context 1 | 2 | 5 | 10 |");
+  ASSERT_EQ(umaze.size(), umaze_rows.size()) << "the umaze knockout table moved";
+  for (const auto& c : umaze) {
+    const auto row = umaze_rows.find(c[0]);
+    ASSERT_NE(row, umaze_rows.end()) << "a row of an unknown model: " << c[0];
+    SCOPED_TRACE(c[0]);
+    ASSERT_GE(c.size(), 9u);
+    const auto k = antmaze_knockout(row->second.folder, row->second.label);
+    expect_score_cell(c[1], k, k.score.size() - 1, "the whole window");
+    const std::vector<std::size_t> contexts = {1, 2, 5, 10};
+    for (std::size_t i = 0; i < contexts.size(); ++i) {
+      if (contexts[i] > k.score.size())
+        EXPECT_TRUE(c[2 + i].empty()) << "context " << contexts[i] << " is beyond K";
+      else
+        expect_score_cell(c[2 + i], k, contexts[i] - 1, "context " + std::to_string(contexts[i]));
+    }
+    expect_errors_cell(c[6], k, c[0]);
+    expect_written(c[7], k.errors.at(0) / std::sqrt(row->second.act_dim), "per action dimension");
+    EXPECT_EQ(std::stoi(c[8]), k.model.at("smallest_context_keeping_95_percent").get<int>());
+  }
+
+  const std::map<std::string, Row> medium_rows = {
+      {"DT, antmaze-medium-play-v2 (episodes 0-99)", {"knockout-" + medium_dt, medium_dt, 8}},
+      {"DC (K 8), antmaze-medium-play-v2 (episodes 0-99)", {"knockout-" + medium_dc, medium_dc, 8}},
+      {"DC (K 8), the same model (episodes 100-199)",
+       {"knockout-" + medium_dc + "-episodes-100-199", medium_dc, 8}},
+      {"DT, antmaze-umaze-v2, for comparison", {"knockout-" + umaze_dt, umaze_dt, 8}}};
+  const auto medium = table_rows(
+      text,
+      "| model, trained on | success, whole window | context 1 | 2 | 3 to the whole window |");
+  ASSERT_EQ(medium.size(), medium_rows.size()) << "the medium-play knockout table moved";
+  for (const auto& c : medium) {
+    const auto row = medium_rows.find(c[0]);
+    ASSERT_NE(row, medium_rows.end()) << "a row of an unknown model: " << c[0];
+    SCOPED_TRACE(c[0]);
+    ASSERT_GE(c.size(), 7u);
+    const auto k = antmaze_knockout(row->second.folder, row->second.label);
+    expect_score_cell(c[1], k, k.score.size() - 1, "the whole window");
+    expect_score_cell(c[2], k, 0, "context 1");
+    expect_score_cell(c[3], k, 1, "context 2");
+    expect_score_cell(c[4], k, 2, "context 3 on", true);
+    expect_errors_cell(c[5], k, c[0]);
+    expect_written(c[6], k.errors.at(0) / std::sqrt(row->second.act_dim), "per action dimension");
+  }
+
+  // The open loop: "within 0.071 at every context" of the two maze DTs, side by side.
+  const auto a = antmaze_knockout("knockout-umaze-dt-and-medium-dt", umaze_dt);
+  const auto b = antmaze_knockout("knockout-umaze-dt-and-medium-dt", medium_dt);
+  ASSERT_EQ(a.errors.size(), b.errors.size());
+  double widest = 0.0;
+  for (std::size_t c = 0; c < a.errors.size(); ++c)
+    widest = std::max(widest, std::abs(a.errors[c] - b.errors[c]));
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(text, m, std::regex(R"(umaze DT's within ([\d.]+) at every context)")))
+      << "the open-loop sentence moved";
+  expect_written(m[1], widest, "the widest gap between the maze DTs' open-loop curves");
 }
 
 }  // namespace
