@@ -16,6 +16,7 @@
 #   bash packaging/reproduce-findings.sh                  # all eight (story, contrast, seeds, locality, causal, efficiency, adroit, antmaze)
 #   bash packaging/reproduce-findings.sh story seeds      # some of them
 #   ONLY=rtg-sweep,attention-dt bash packaging/reproduce-findings.sh story   # just these folders
+#   ONLY=antmaze/seeds bash packaging/reproduce-findings.sh antmaze   # the maze seeds' table alone
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${B:-build/release/bin}
@@ -302,7 +303,8 @@ antmaze() {
   run antmaze/knockout-umaze-dt-and-medium-dt knockout \
     --checkpoint resources/checkpoints/antmaze-umaze-v2-dt.pt \
     --compare resources/checkpoints/antmaze-medium-play-v2-dt.pt --episodes 0
-  [[ -n ${ONLY:-} ]] && return 0
+  # ONLY=antmaze/seeds: the seeds' evaluations and the summary without the knockouts.
+  [[ -n ${ONLY:-} && ,$ONLY, != *,antmaze/seeds,* ]] && return 0
   for task in antmaze-umaze-v2 antmaze-medium-play-v2; do
     for m in dt dc; do
       for s in 0 1 2; do
