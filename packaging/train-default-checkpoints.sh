@@ -30,6 +30,7 @@ THREADS=${THREADS:-2}
 MINUTES=${MINUTES:-150}
 EVAL_EVERY=${EVAL_EVERY:-5000}
 WARMUP=${WARMUP:-}  # learning-rate warm-up steps, if not the paper's 10,000
+CHECKPOINT_EVERY=${CHECKPOINT_EVERY:-}  # steps between periodic checkpoints, if not every 10,000
 DATA=${DATA:-$("$B/dstudio" dataset default --story)}  # another dataset for contrasts; only the story's ship
 NAME=$(basename "$DATA" | sed 's/-dstudio-.*//')  # e.g. hopper-medium-expert
 
@@ -66,6 +67,7 @@ training() {
   local fields=()
   [ "$1" = dhi ] && fields+=('"cosine_decay":true')
   [ -n "$WARMUP" ] && fields+=("\"warmup_steps\":$WARMUP")
+  [ -n "$CHECKPOINT_EVERY" ] && fields+=("\"checkpoint_every\":$CHECKPOINT_EVERY")
   local IFS=,
   echo "{${fields[*]}}"
 }
