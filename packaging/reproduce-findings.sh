@@ -272,12 +272,11 @@ adroit() {
 # AntMaze: the DT and DC trained on the studio's antmaze-umaze-v2 and antmaze-medium-play-v2 data
 # (`bash packaging/make-antmaze.sh checkpoints`, shipped as resources/checkpoints/<task>-<m>.pt),
 # each knocked out over ANTMAZE_EPISODES episodes a context (the whole window's point is its
-# success rate x 100 with a 95% interval), the umaze DT's knockout beside the story DT's on
-# the hopper in one figure (ANTMAZE_COMPARE_EPISODES each), and beside the medium-play DT's (open
-# loop). Over training seeds: DT and DC trained with seeds 0, 1
-# and 2 in shorter runs (ANTMAZE_SEEDS/seed-<s>/<task>-<m>, made by `SEED=s STEPS=10000
-# WARMUP=1000 OUT=build/antmaze/seeds/seed-s DATA=$(dstudio dataset default --env <task>) bash
-# packaging/train-default-checkpoints.sh dt dc`), each evaluated over ANTMAZE_EPISODES episodes.
+# success rate x 100 with a 95% interval), the umaze DT's knockout beside the story DT's on the
+# hopper in one figure (ANTMAZE_COMPARE_EPISODES each), and beside the medium-play DT's (open
+# loop). Over training seeds: DT and DC trained with seeds 0, 1 and 2 in shorter runs
+# (ANTMAZE_SEEDS/seed-<s>/<task>-<m>, made by `bash packaging/make-antmaze.sh seeds`: 10,000
+# steps, 1,000 warm-up), each evaluated over ANTMAZE_EPISODES episodes.
 antmaze() {
   local task m s data ck out
   for task in antmaze-umaze-v2 antmaze-medium-play-v2; do
