@@ -2,7 +2,8 @@
 // knockout table (the action errors at one, two and three steps of context, and the context from
 // which the actions are exactly the whole window's) against docs/findings/knockout-*/summary.json,
 // and the prose's "bit-for-bit from N" against the same data; the door's knockout table against
-// docs/findings/adroit/. A word that outruns its number fails here.
+// docs/findings/adroit/; the AntMaze tables against docs/findings/antmaze/. A word that outruns
+// its number fails here.
 
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -342,6 +344,62 @@ TEST(DocsClaims, TheAntMazeKnockoutTablesSayWhatTheirDataSay) {
       std::regex_search(text, m, std::regex(R"(umaze DT's within ([\d.]+) at every context)")))
       << "the open-loop sentence moved";
   expect_written(m[1], widest, "the widest gap between the maze DTs' open-loop curves");
+}
+
+// The maze seeds' table: each model's success at the task's target for training seeds 0, 1 and 2
+// against docs/findings/antmaze/seeds/<task>-<model>-seed-<s>/summary.json (each a count of
+// goals reached over 100 episodes), the mean and sample standard deviation over the seeds, and
+// the prose's goal counts over each model's 300 episodes.
+TEST(DocsClaims, TheAntMazeSeedsTableSaysWhatItsEvaluationsSay) {
+  const std::string text = read_regular_file(kDocs / "findings.md", 1 << 24);
+  const auto rows =
+      table_rows(text, "| model | trained on | seed 0 | seed 1 | seed 2 | mean | std |");
+  ASSERT_EQ(rows.size(), 4u) << "the maze seeds' table moved";
+  std::set<std::string> seen;
+  std::map<std::string, int> goals;  // over the three seeds, by model and task
+  for (const auto& c : rows) {
+    SCOPED_TRACE(c[0] + " on " + c[1]);
+    ASSERT_EQ(c.size(), 7u);
+    ASSERT_TRUE(c[0] == "DT" || c[0] == "DC") << c[0];
+    ASSERT_TRUE(c[1] == "antmaze-umaze-v2" || c[1] == "antmaze-medium-play-v2") << c[1];
+    seen.insert(c[0] + c[1]);
+    const std::string model = c[0] == "DT" ? "dt" : "dc";
+    std::vector<double> scores;
+    for (int s = 0; s < 3; ++s) {
+      const auto j = nlohmann::json::parse(read_regular_file(
+          kDocs / "findings" / "antmaze" / "seeds" /
+              (c[1] + "-" + model + "-seed-" + std::to_string(s)) / "summary.json",
+          1 << 24));
+      EXPECT_EQ(j.at("env"), c[1]);
+      const auto& t = j.at("targets").at(0);
+      const int episodes = t.at("episodes").get<int>();
+      EXPECT_EQ(episodes, 100);
+      // An episode scores 100 when the ant reaches the goal and 0 when it does not.
+      const double mean = t.at("mean").get<double>();
+      EXPECT_DOUBLE_EQ(mean, 100.0 * t.at("successes").get<int>() / episodes);
+      expect_written(c[2 + static_cast<std::size_t>(s)], mean, "seed " + std::to_string(s));
+      scores.push_back(mean);
+      goals[c[0] + " " + c[1]] += t.at("successes").get<int>();
+    }
+    const double mean = (scores[0] + scores[1] + scores[2]) / 3.0;
+    double squares = 0.0;
+    for (const double v : scores) squares += (v - mean) * (v - mean);
+    expect_written(c[5], mean, "the mean over seeds");
+    expect_written(c[6], std::sqrt(squares / 2.0), "the standard deviation over seeds");
+  }
+  EXPECT_EQ(seen.size(), 4u) << "a model and task appear twice";
+
+  // The prose's counts over the 300 episodes of each model's three seeds.
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(text, m, std::regex(R"(\((\d+) against (\d+) goals in 300 episodes\))")))
+      << "the umaze seeds' sentence moved";
+  EXPECT_EQ(std::stoi(m[1]), goals["DC antmaze-umaze-v2"]);
+  EXPECT_EQ(std::stoi(m[2]), goals["DT antmaze-umaze-v2"]);
+  ASSERT_TRUE(std::regex_search(text, m, std::regex(R"((\d+) of 300\s+against (\d+) of 300)")))
+      << "the medium-play seeds' sentence moved";
+  EXPECT_EQ(std::stoi(m[1]), goals["DC antmaze-medium-play-v2"]);
+  EXPECT_EQ(std::stoi(m[2]), goals["DT antmaze-medium-play-v2"]);
 }
 
 }  // namespace
