@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -269,68 +270,76 @@ void expect_errors_cell(const std::string& cell, const Knockout& k, const std::s
   }
 }
 
+// A row of an AntMaze knockout table: its knockout's folder and model label, and the action's size.
+struct KnockoutRow {
+  std::string folder, label;
+  int act_dim;
+};
+
+// Calls `check` on each row of the table under `header`, with that row's knockout; the table must
+// have as many rows as `rows` names, each one of them (by its first cell) with at least `columns`
+// cells.
+void check_knockout_rows(const std::string& text, const std::string& header,
+                         const std::map<std::string, KnockoutRow>& rows, std::size_t columns,
+                         const std::function<void(const std::vector<std::string>&, const Knockout&,
+                                                  const KnockoutRow&)>& check) {
+  const auto table = table_rows(text, header);
+  ASSERT_EQ(table.size(), rows.size()) << "the table moved: " << header;
+  for (const auto& c : table) {
+    const auto row = rows.find(c[0]);
+    ASSERT_NE(row, rows.end()) << "a row of an unknown model: " << c[0];
+    SCOPED_TRACE(c[0]);
+    ASSERT_GE(c.size(), columns);
+    check(c, antmaze_knockout(row->second.folder, row->second.label), row->second);
+  }
+}
+
 // The AntMaze knockout tables: each row's scores at the contexts its columns name, its action
 // errors at 1, 2 and 3 steps and per action dimension at one (over sqrt of the action's size),
 // against docs/findings/antmaze/*/summary.json.
 TEST(DocsClaims, TheAntMazeKnockoutTablesSayWhatTheirDataSay) {
   const std::string text = read_regular_file(kDocs / "findings.md", 1 << 24);
-  struct Row {
-    std::string folder, label;
-    int act_dim;
-  };
   const std::string umaze_dt = "antmaze-umaze-v2-dt", umaze_dc = "antmaze-umaze-v2-dc",
                     medium_dt = "antmaze-medium-play-v2-dt",
                     medium_dc = "antmaze-medium-play-v2-dc";
-  const std::map<std::string, Row> umaze_rows = {
+  const std::map<std::string, KnockoutRow> umaze_rows = {
       {"DT, antmaze-umaze-v2 (100 episodes)", {"knockout-" + umaze_dt, umaze_dt, 8}},
       {"DC (K 8), antmaze-umaze-v2 (100 episodes)", {"knockout-" + umaze_dc, umaze_dc, 8}},
       {"DT, hopper medium-expert (20 episodes)",
        {"knockout-umaze-dt-and-hopper-dt", "hopper-medium-expert-dt", 3}}};
-  const auto umaze = table_rows(
-      text, "| model, trained on | score, whole window (95% interval) | context 1 | 2 | 5 | 10 |");
-  ASSERT_EQ(umaze.size(), umaze_rows.size()) << "the umaze knockout table moved";
-  for (const auto& c : umaze) {
-    const auto row = umaze_rows.find(c[0]);
-    ASSERT_NE(row, umaze_rows.end()) << "a row of an unknown model: " << c[0];
-    SCOPED_TRACE(c[0]);
-    ASSERT_GE(c.size(), 9u);
-    const auto k = antmaze_knockout(row->second.folder, row->second.label);
-    expect_score_cell(c[1], k, k.score.size() - 1, "the whole window");
-    const std::vector<std::size_t> contexts = {1, 2, 5, 10};
-    for (std::size_t i = 0; i < contexts.size(); ++i) {
-      if (contexts[i] > k.score.size())
-        EXPECT_TRUE(c[2 + i].empty()) << "context " << contexts[i] << " is beyond K";
-      else
-        expect_score_cell(c[2 + i], k, contexts[i] - 1, "context " + std::to_string(contexts[i]));
-    }
-    expect_errors_cell(c[6], k, c[0]);
-    expect_written(c[7], k.errors.at(0) / std::sqrt(row->second.act_dim), "per action dimension");
-    EXPECT_EQ(std::stoi(c[8]), k.model.at("smallest_context_keeping_95_percent").get<int>());
-  }
+  check_knockout_rows(
+      text, "| model, trained on | score, whole window (95% interval) | context 1 | 2 | 5 | 10 |",
+      umaze_rows, 9, [](const auto& c, const Knockout& k, const KnockoutRow& row) {
+        expect_score_cell(c[1], k, k.score.size() - 1, "the whole window");
+        const std::vector<std::size_t> contexts = {1, 2, 5, 10};
+        for (std::size_t i = 0; i < contexts.size(); ++i) {
+          if (contexts[i] > k.score.size())
+            EXPECT_TRUE(c[2 + i].empty()) << "context " << contexts[i] << " is beyond K";
+          else
+            expect_score_cell(c[2 + i], k, contexts[i] - 1,
+                              "context " + std::to_string(contexts[i]));
+        }
+        expect_errors_cell(c[6], k, c[0]);
+        expect_written(c[7], k.errors.at(0) / std::sqrt(row.act_dim), "per action dimension");
+        EXPECT_EQ(std::stoi(c[8]), k.model.at("smallest_context_keeping_95_percent").get<int>());
+      });
 
-  const std::map<std::string, Row> medium_rows = {
+  const std::map<std::string, KnockoutRow> medium_rows = {
       {"DT, antmaze-medium-play-v2 (episodes 0-99)", {"knockout-" + medium_dt, medium_dt, 8}},
       {"DC (K 8), antmaze-medium-play-v2 (episodes 0-99)", {"knockout-" + medium_dc, medium_dc, 8}},
       {"DC (K 8), the same model (episodes 100-199)",
        {"knockout-" + medium_dc + "-episodes-100-199", medium_dc, 8}},
       {"DT, antmaze-umaze-v2, for comparison", {"knockout-" + umaze_dt, umaze_dt, 8}}};
-  const auto medium = table_rows(
-      text,
-      "| model, trained on | success, whole window | context 1 | 2 | 3 to the whole window |");
-  ASSERT_EQ(medium.size(), medium_rows.size()) << "the medium-play knockout table moved";
-  for (const auto& c : medium) {
-    const auto row = medium_rows.find(c[0]);
-    ASSERT_NE(row, medium_rows.end()) << "a row of an unknown model: " << c[0];
-    SCOPED_TRACE(c[0]);
-    ASSERT_GE(c.size(), 7u);
-    const auto k = antmaze_knockout(row->second.folder, row->second.label);
-    expect_score_cell(c[1], k, k.score.size() - 1, "the whole window");
-    expect_score_cell(c[2], k, 0, "context 1");
-    expect_score_cell(c[3], k, 1, "context 2");
-    expect_score_cell(c[4], k, 2, "context 3 on", true);
-    expect_errors_cell(c[5], k, c[0]);
-    expect_written(c[6], k.errors.at(0) / std::sqrt(row->second.act_dim), "per action dimension");
-  }
+  check_knockout_rows(
+      text, "| model, trained on | success, whole window | context 1 | 2 | 3 to the whole window |",
+      medium_rows, 7, [](const auto& c, const Knockout& k, const KnockoutRow& row) {
+        expect_score_cell(c[1], k, k.score.size() - 1, "the whole window");
+        expect_score_cell(c[2], k, 0, "context 1");
+        expect_score_cell(c[3], k, 1, "context 2");
+        expect_score_cell(c[4], k, 2, "context 3 on", true);
+        expect_errors_cell(c[5], k, c[0]);
+        expect_written(c[6], k.errors.at(0) / std::sqrt(row.act_dim), "per action dimension");
+      });
 
   // The open loop: "within 0.071 at every context" of the two maze DTs, side by side.
   const auto a = antmaze_knockout("knockout-umaze-dt-and-medium-dt", umaze_dt);
